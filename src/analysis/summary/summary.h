@@ -1,0 +1,64 @@
+// The figures `aiprof summary` reports: per-op duration statistics, per-device
+// busy time, steps, event counts and import diagnostics.
+//
+// Definitions (docs/summary-schema.md):
+//   - op: all slices with one (category, name); percentiles interpolate
+//     linearly between closest ranks (numpy's default);
+//   - busy: length of the union of device-activity intervals (kernels,
+//     copies, sets, collectives) per (rank, device); span: first start to
+//     last end of that activity; utilization = busy / span.
+#ifndef AIPROF_SRC_ANALYSIS_SUMMARY_SUMMARY_H_
+#define AIPROF_SRC_ANALYSIS_SUMMARY_SUMMARY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+struct OpStat {
+  StringId name, category;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t max_ns = 0;
+  double mean_ns = 0, p50_ns = 0, p99_ns = 0;
+};
+
+struct DeviceStat {
+  int32_t rank = kNoRank;
+  int32_t device = 0;
+  int64_t busy_ns = 0;
+  int64_t span_ns = 0;
+  double utilization = 0;  // busy / span, 0 when span is 0
+};
+
+struct StepStat {
+  StringId name;
+  int32_t rank = kNoRank;
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
+};
+
+struct Summary {
+  std::vector<OpStat> ops;  // by total time, largest first
+  std::vector<DeviceStat> devices;
+  std::vector<StepStat> steps;
+  std::map<std::string, uint64_t> events_by_category;  // slices + instants
+  uint64_t slice_count = 0, instant_count = 0, counter_count = 0, flow_count = 0, track_count = 0;
+};
+
+// Computes the summary in O(n log n) over slices.
+Summary ComputeSummary(const Trace& trace);
+
+// Linear-interpolated quantile of sorted values; q in [0, 1]. Visible for testing.
+double QuantileSorted(const int64_t* sorted, size_t n, double q);
+
+// Length of the union of [start, end) intervals (sorted by start in place).
+int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_SUMMARY_SUMMARY_H_

@@ -1,0 +1,71 @@
+#include "src/base/atomic_file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace aiprof {
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (file_) {
+    std::fclose(file_);
+    ::unlink(tmp_path_.c_str());
+  }
+}
+
+Status AtomicFileWriter::Open(const std::string& path) {
+  path_ = path;
+  tmp_path_ = path + ".tmp.XXXXXX";
+  std::vector<char> name(tmp_path_.begin(), tmp_path_.end());
+  name.push_back('\0');
+  int fd = ::mkstemp(name.data());
+  if (fd < 0) return ErrStatus(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+  tmp_path_.assign(name.data());
+  file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    ::close(fd);
+    ::unlink(tmp_path_.c_str());
+    return ErrStatus(path + ": fdopen failed: " + std::strerror(errno));
+  }
+  std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+  return OkStatus();
+}
+
+Status AtomicFileWriter::Write(const void* data, size_t n) {
+  if (failed_ || !file_) return ErrStatus(path_ + ": write after failure");
+  if (n > 0 && std::fwrite(data, 1, n, file_) != n) {
+    failed_ = true;
+    return ErrStatus(path_ + ": write failed: " + std::strerror(errno));
+  }
+  return OkStatus();
+}
+
+Status AtomicFileWriter::Commit() {
+  if (failed_ || !file_) return ErrStatus(path_ + ": nothing to commit");
+  bool ok = std::fflush(file_) == 0 && ::fsync(fileno(file_)) == 0;
+  int saved = errno;
+  ok = (std::fclose(file_) == 0) && ok;
+  file_ = nullptr;
+  if (!ok) {
+    ::unlink(tmp_path_.c_str());
+    return ErrStatus(path_ + ": cannot write: " + std::strerror(saved));
+  }
+  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+    saved = errno;
+    ::unlink(tmp_path_.c_str());
+    return ErrStatus(path_ + ": cannot rename into place: " + std::strerror(saved));
+  }
+  return OkStatus();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view content) {
+  AtomicFileWriter w;
+  RETURN_IF_ERROR(w.Open(path));
+  RETURN_IF_ERROR(w.Write(content));
+  return w.Commit();
+}
+
+}  // namespace aiprof

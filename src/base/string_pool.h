@@ -1,0 +1,58 @@
+// Interned strings: every name, category and string arg is stored once and
+// referred to by a 32-bit StringId. Bytes live in large arena blocks, so
+// interning a string seen before costs one hash lookup and no allocation.
+#ifndef AIPROF_SRC_BASE_STRING_POOL_H_
+#define AIPROF_SRC_BASE_STRING_POOL_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace aiprof {
+
+struct StringId {
+  uint32_t raw = 0;  // 0 is the empty string
+  bool empty() const { return raw == 0; }
+  friend bool operator==(StringId a, StringId b) { return a.raw == b.raw; }
+  friend bool operator!=(StringId a, StringId b) { return a.raw != b.raw; }
+  friend bool operator<(StringId a, StringId b) { return a.raw < b.raw; }
+};
+
+struct StringViewHash {
+  size_t operator()(std::string_view s) const;
+};
+
+class StringPool {
+ public:
+  StringPool();
+  StringPool(const StringPool&) = delete;
+  StringPool& operator=(const StringPool&) = delete;
+  StringPool(StringPool&&) = default;
+  StringPool& operator=(StringPool&&) = default;
+
+  // Returns the id of `s`, adding it if new.
+  StringId Intern(std::string_view s);
+  // Returns the id of `s` if present.
+  std::optional<StringId> Find(std::string_view s) const;
+  std::string_view Get(StringId id) const { return strings_[id.raw]; }
+  size_t size() const { return strings_.size(); }
+  // Bytes held by the arena (for memory accounting in benchmarks).
+  size_t arena_bytes() const { return arena_bytes_; }
+
+ private:
+  std::string_view CopyToArena(std::string_view s);
+
+  static constexpr size_t kBlockBytes = 1 << 20;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t block_used_ = kBlockBytes;
+  size_t arena_bytes_ = 0;
+  std::vector<std::string_view> strings_;
+  std::unordered_map<std::string_view, uint32_t, StringViewHash> index_;
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_BASE_STRING_POOL_H_

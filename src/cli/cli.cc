@@ -1,0 +1,46 @@
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "src/base/atomic_file.h"
+#include "src/cli/command.h"
+
+namespace aiprof {
+
+Status WriteOutput(const std::string& path, const std::string& content) {
+  if (path.empty() || path == "-") {
+    if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() || std::fflush(stdout) != 0) {
+      return ErrStatus("cannot write to standard output");
+    }
+    return OkStatus();
+  }
+  return WriteFileAtomically(path, content);
+}
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "aiprof 0.1.0");
+  std::vector<std::unique_ptr<Command>> commands = AllCommands();
+  std::vector<CLI::App*> subcommands;
+  for (auto& c : commands) subcommands.push_back(c->Register(&app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  for (size_t i = 0; i < commands.size(); ++i) {
+    if (!subcommands[i]->parsed()) continue;
+    Status status = commands[i]->Run();
+    if (!status.ok()) {
+      std::fprintf(stderr, "aiprof: error: %s\n", status.message().c_str());
+      return kExitError;
+    }
+    return kExitOk;
+  }
+  return kExitOk;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,40 @@
+// One subcommand of the aiprof CLI: registers its flags, then runs.
+#ifndef AIPROF_SRC_CLI_COMMAND_H_
+#define AIPROF_SRC_CLI_COMMAND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/base/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace aiprof {
+
+// Exit statuses (documented in README.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;  // unusable input, failed output
+inline constexpr int kExitUsage = 2;  // bad command line
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  // Adds the subcommand and its flags to `app`; returns the subcommand.
+  virtual CLI::App* Register(CLI::App* app) = 0;
+  virtual Status Run() = 0;
+};
+
+std::vector<std::unique_ptr<Command>> AllCommands();
+
+// Writes `content` to `path` atomically, or to stdout when path is empty or "-".
+Status WriteOutput(const std::string& path, const std::string& content);
+
+// Entry point used by main().
+int RunCli(int argc, char** argv);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_CLI_COMMAND_H_

@@ -1,0 +1,16 @@
+#include "src/cli/command.h"
+
+namespace aiprof {
+
+std::unique_ptr<Command> NewImportCommand();
+std::unique_ptr<Command> NewSummaryCommand();
+
+// Every subcommand, in the order `aiprof --help` lists them.
+std::vector<std::unique_ptr<Command>> AllCommands() {
+  std::vector<std::unique_ptr<Command>> out;
+  out.push_back(NewImportCommand());
+  out.push_back(NewSummaryCommand());
+  return out;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,38 @@
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "src/cli/command.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+
+namespace aiprof {
+namespace {
+
+class ImportCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("import", "Convert any supported input to a native .aiprof file");
+    sub->add_option("input", input_, "Trace file to import")->required();
+    sub->add_option("-o,--output", output_, "The .aiprof file to write")->required();
+    return sub;
+  }
+
+  Status Run() override {
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    RETURN_IF_ERROR(WriteNativeFile(*trace, output_));
+    std::fprintf(stderr, "aiprof: wrote %s (%zu slices, %zu tracks, %llu diagnostics)\n", output_.c_str(),
+                 trace->slices.size(), trace->tracks.size(),
+                 static_cast<unsigned long long>(trace->diagnostics.Total()));
+    return OkStatus();
+  }
+
+ private:
+  std::string input_, output_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewImportCommand() { return std::make_unique<ImportCommand>(); }
+
+}  // namespace aiprof

@@ -1,0 +1,43 @@
+#include <CLI/CLI.hpp>
+
+#include "src/analysis/summary/summary.h"
+#include "src/cli/command.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/report/summary_report.h"
+
+namespace aiprof {
+namespace {
+
+class SummaryCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("summary", "Op, device, step and import figures of a trace");
+    sub->add_option("input", input_, "Trace file (Chrome/Kineto JSON, .gz, .zst) or .aiprof")->required();
+    sub->add_option("--format", format_, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+    sub->add_option("--top", top_, "Ops to list, by total time (0 = all)");
+    sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    return sub;
+  }
+
+  Status Run() override {
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    Summary summary = ComputeSummary(*trace);
+    SummaryReportOptions options;
+    options.top_n = top_;
+    std::string text = format_ == "json" ? SummaryToJson(*trace, summary, options)
+                       : format_ == "csv" ? SummaryToCsv(*trace, summary, options)
+                                          : SummaryToText(*trace, summary, options);
+    return WriteOutput(output_, text);
+  }
+
+ private:
+  std::string input_, output_;
+  std::string format_ = "text";
+  size_t top_ = 20;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewSummaryCommand() { return std::make_unique<SummaryCommand>(); }
+
+}  // namespace aiprof

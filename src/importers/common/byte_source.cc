@@ -1,0 +1,182 @@
+#include "src/importers/common/byte_source.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace aiprof {
+namespace {
+
+constexpr size_t kCompressedChunkBytes = 1 << 20;
+
+class FileHandle {
+ public:
+  explicit FileHandle(int fd) : fd_(fd) {}
+  ~FileHandle() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FileHandle(const FileHandle&) = delete;
+  FileHandle& operator=(const FileHandle&) = delete;
+  StatusOr<size_t> Read(char* dst, size_t n, const std::string& path) {
+    for (;;) {
+      ssize_t r = ::read(fd_, dst, n);
+      if (r >= 0) {
+        bytes_read_ += static_cast<uint64_t>(r);
+        return static_cast<size_t>(r);
+      }
+      if (errno == EINTR) continue;
+      return ErrStatus(path + ": read failed: " + std::strerror(errno));
+    }
+  }
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  int fd_;
+  uint64_t bytes_read_ = 0;
+};
+
+class PlainSource : public ByteSource {
+ public:
+  PlainSource(std::string path, int fd) : file_(fd) { path_ = std::move(path); }
+  StatusOr<size_t> Read(char* dst, size_t n) override { return file_.Read(dst, n, path_); }
+  uint64_t file_bytes_read() const override { return file_.bytes_read(); }
+  const char* compression() const override { return "none"; }
+
+ private:
+  FileHandle file_;
+};
+
+class GzipSource : public ByteSource {
+ public:
+  GzipSource(std::string path, int fd) : file_(fd), in_(kCompressedChunkBytes) {
+    path_ = std::move(path);
+    std::memset(&zs_, 0, sizeof(zs_));
+    ok_ = inflateInit2(&zs_, 15 + 32) == Z_OK;  // +32: gzip or zlib header
+  }
+  ~GzipSource() override { inflateEnd(&zs_); }
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    if (!ok_) return ErrStatus(path_ + ": cannot initialise zlib");
+    zs_.next_out = reinterpret_cast<Bytef*>(dst);
+    zs_.avail_out = static_cast<uInt>(n);
+    while (zs_.avail_out == n && !done_) {
+      if (zs_.avail_in == 0) {
+        ASSIGN_OR_RETURN(size_t got, file_.Read(in_.data(), in_.size(), path_));
+        if (got == 0) {
+          return ErrStatus(path_ + ": gzip stream truncated at compressed byte " +
+                           std::to_string(file_.bytes_read()));
+        }
+        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        zs_.avail_in = static_cast<uInt>(got);
+      }
+      int rc = inflate(&zs_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        // Concatenated gzip members continue; anything else ends the stream.
+        if (zs_.avail_in > 0 && zs_.next_in[0] == 0x1f) {
+          inflateReset(&zs_);
+        } else {
+          done_ = true;
+        }
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return ErrStatus(path_ + ": corrupt gzip stream near compressed byte " +
+                         std::to_string(file_.bytes_read() - zs_.avail_in) + ": " +
+                         (zs_.msg ? zs_.msg : "inflate error"));
+      }
+    }
+    return n - zs_.avail_out;
+  }
+  uint64_t file_bytes_read() const override { return file_.bytes_read(); }
+  const char* compression() const override { return "gzip"; }
+
+ private:
+  FileHandle file_;
+  std::vector<char> in_;
+  z_stream zs_;
+  bool ok_ = false;
+  bool done_ = false;
+};
+
+class ZstdSource : public ByteSource {
+ public:
+  ZstdSource(std::string path, int fd) : file_(fd), in_(kCompressedChunkBytes) {
+    path_ = std::move(path);
+    ds_ = ZSTD_createDStream();
+  }
+  ~ZstdSource() override { ZSTD_freeDStream(ds_); }
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    ZSTD_outBuffer out{dst, n, 0};
+    while (out.pos == 0) {
+      if (input_.pos == input_.size) {
+        ASSIGN_OR_RETURN(size_t got, file_.Read(in_.data(), in_.size(), path_));
+        if (got == 0) {
+          if (last_ret_ != 0) {
+            return ErrStatus(path_ + ": zstd stream truncated at compressed byte " +
+                             std::to_string(file_.bytes_read()));
+          }
+          return size_t{0};
+        }
+        input_ = ZSTD_inBuffer{in_.data(), got, 0};
+      }
+      last_ret_ = ZSTD_decompressStream(ds_, &out, &input_);
+      if (ZSTD_isError(last_ret_)) {
+        return ErrStatus(path_ + ": corrupt zstd stream near compressed byte " +
+                         std::to_string(file_.bytes_read() - (input_.size - input_.pos)) + ": " +
+                         ZSTD_getErrorName(last_ret_));
+      }
+    }
+    return out.pos;
+  }
+  uint64_t file_bytes_read() const override { return file_.bytes_read(); }
+  const char* compression() const override { return "zstd"; }
+
+ private:
+  FileHandle file_;
+  std::vector<char> in_;
+  ZSTD_DStream* ds_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  size_t last_ret_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  unsigned char magic[4] = {0, 0, 0, 0};
+  ssize_t got = ::pread(fd, magic, sizeof(magic), 0);
+  if (got < 0) {
+    close(fd);
+    return ErrStatus(path + ": cannot read: " + std::strerror(errno));
+  }
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+    return std::unique_ptr<ByteSource>(new GzipSource(path, fd));
+  }
+  if (got >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd) {
+    return std::unique_ptr<ByteSource>(new ZstdSource(path, fd));
+  }
+  return std::unique_ptr<ByteSource>(new PlainSource(path, fd));
+}
+
+StatusOr<std::string> ReadPrefix(const std::string& path, size_t n) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, ByteSource::Open(path));
+  std::string out(n, '\0');
+  size_t have = 0;
+  while (have < n) {
+    StatusOr<size_t> got = src->Read(out.data() + have, n - have);
+    if (!got.ok()) {
+      if (have > 0) break;  // a short prefix is still useful for detection
+      return got.status();
+    }
+    if (got.value() == 0) break;
+    have += got.value();
+  }
+  out.resize(have);
+  return out;
+}
+
+}  // namespace aiprof

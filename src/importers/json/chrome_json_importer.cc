@@ -1,0 +1,29 @@
+#include "src/importers/json/chrome_json_importer.h"
+
+#include "src/importers/common/byte_source.h"
+#include "src/importers/json/chrome_json_parser.h"
+#include "src/importers/json/chrome_json_tokenizer.h"
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+
+bool DetectChromeJson(std::string_view prefix) {
+  if (prefix.substr(0, 3) == "\xEF\xBB\xBF") prefix.remove_prefix(3);
+  for (char c : prefix) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path));
+  ChromeJsonParser parser(path, builder);
+  ChromeJsonTokenizer tokenizer(source.get(), &parser);
+  RETURN_IF_ERROR(tokenizer.Run());
+  builder->trace()->metadata["source_format"] = "chrome_json";
+  builder->trace()->metadata["compression"] = source->compression();
+  return OkStatus();
+}
+
+}  // namespace aiprof

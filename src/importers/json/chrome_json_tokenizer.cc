@@ -1,0 +1,227 @@
+#include "src/importers/json/chrome_json_tokenizer.h"
+
+#include <cstring>
+
+#include "src/importers/common/byte_source.h"
+
+namespace aiprof {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+std::string Printable(char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
+  char buf[8];
+  std::snprintf(buf, sizeof(buf), "0x%02x", static_cast<unsigned char>(c));
+  return buf;
+}
+
+}  // namespace
+
+ChromeJsonTokenizer::ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink)
+    : source_(source), sink_(sink), capacity_(kInitialBufferBytes) {
+  buffer_.resize(capacity_ + kPaddingBytes);
+}
+
+void ChromeJsonTokenizer::SetBufferLimitsForTesting(size_t initial_bytes, size_t max_value_bytes) {
+  capacity_ = initial_bytes;
+  buffer_.assign(capacity_ + kPaddingBytes, 0);
+  max_value_bytes_ = max_value_bytes;
+}
+
+Status ChromeJsonTokenizer::Unexpected(char c, const char* expected) const {
+  return ErrStatus(source_->path() + ": invalid JSON at byte " + std::to_string(Offset(begin_)) +
+                   ": expected " + expected + ", found " + Printable(c));
+}
+
+// Makes room and reads more bytes after end_. Keeps [begin_, end_).
+Status ChromeJsonTokenizer::Fill(bool* eof) {
+  if (begin_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    buffer_file_offset_ += begin_;
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == capacity_) {
+    // One value fills the buffer: grow up to the limit, then skip it.
+    if (capacity_ * 2 <= max_value_bytes_) {
+      capacity_ *= 2;
+      buffer_.resize(capacity_ + kPaddingBytes);
+    } else {
+      if (!skipping_) {
+        skipping_ = true;
+        skip_start_offset_ = buffer_file_offset_;
+        skipped_bytes_ = 0;
+      }
+      skipped_bytes_ += end_;
+      buffer_file_offset_ += end_;
+      end_ = 0;
+      scanned_ = 0;
+    }
+  }
+  ASSIGN_OR_RETURN(size_t got, source_->Read(buffer_.data() + end_, capacity_ - end_));
+  end_ += got;
+  *eof = got == 0;
+  return OkStatus();
+}
+
+Status ChromeJsonTokenizer::Run() {
+  bool eof = false;
+  for (;;) {
+    bool need_more = false;
+    while (!need_more && mode_ != Mode::kDone) RETURN_IF_ERROR(Step(eof, &need_more));
+    if (mode_ == Mode::kDone) {
+      // Only whitespace may follow the root value.
+      for (;;) {
+        for (; begin_ < end_; ++begin_) {
+          if (!IsSpace(buffer_[begin_])) {
+            return ErrStatus(source_->path() + ": unexpected data after the end of the JSON at byte " +
+                             std::to_string(Offset(begin_)));
+          }
+        }
+        if (eof) break;
+        RETURN_IF_ERROR(Fill(&eof));
+      }
+      break;
+    }
+    if (eof) {
+      std::string where = mode_ == Mode::kExpectRoot ? "the file is empty"
+                          : (mode_ == Mode::kEventOrEnd || mode_ == Mode::kEventCommaOrEnd)
+                              ? "inside traceEvents after " + std::to_string(events_seen_) + " events"
+                              : "inside the top-level object";
+      return ErrStatus(source_->path() + ": truncated JSON: input ends at byte " +
+                       std::to_string(Offset(end_)) + " (" + where + ")");
+    }
+    RETURN_IF_ERROR(Fill(&eof));
+  }
+  if (!bare_array_ && !saw_trace_events_) {
+    return ErrStatus(source_->path() + ": not a Chrome trace: the top-level object has no traceEvents array");
+  }
+  return OkStatus();
+}
+
+Status ChromeJsonTokenizer::Step(bool eof, bool* need_more) {
+  if (in_value_) return StepValue(eof, need_more);
+  while (begin_ < end_ && IsSpace(buffer_[begin_])) ++begin_;
+  if (begin_ == end_) {
+    *need_more = true;
+    return OkStatus();
+  }
+  char c = buffer_[begin_];
+  auto start_value = [&](bool is_key) {
+    in_value_ = true;
+    current_is_key_ = is_key;
+    scanned_ = 0;
+    scanner_.Start(c);
+  };
+  switch (mode_) {
+    case Mode::kExpectRoot:
+      if (mode_ == Mode::kExpectRoot && begin_ + 3 <= end_ &&
+          std::memcmp(buffer_.data() + begin_, "\xEF\xBB\xBF", 3) == 0) {
+        begin_ += 3;  // UTF-8 byte order mark
+        return OkStatus();
+      }
+      if (c == '[') {
+        bare_array_ = true;
+        mode_ = Mode::kEventOrEnd;
+      } else if (c == '{') {
+        mode_ = Mode::kRootKeyOrEnd;
+      } else {
+        return Unexpected(c, "'{' or '[' at the start of a Chrome trace");
+      }
+      ++begin_;
+      return OkStatus();
+    case Mode::kRootKeyOrEnd:
+      if (c == '}') {
+        ++begin_;
+        mode_ = Mode::kDone;
+        return OkStatus();
+      }
+      if (c != '"') return Unexpected(c, "a key string");
+      start_value(true);
+      return OkStatus();
+    case Mode::kRootColon:
+      if (c != ':') return Unexpected(c, "':'");
+      ++begin_;
+      mode_ = Mode::kRootValue;
+      return OkStatus();
+    case Mode::kRootValue:
+      if (current_key_ == "traceEvents") {
+        if (c != '[') return Unexpected(c, "'[' after \"traceEvents\":");
+        ++begin_;
+        saw_trace_events_ = true;
+        mode_ = Mode::kEventOrEnd;
+        return OkStatus();
+      }
+      start_value(false);
+      return OkStatus();
+    case Mode::kRootCommaOrEnd:
+      if (c == ',') mode_ = Mode::kRootKeyOrEnd;
+      else if (c == '}') mode_ = Mode::kDone;
+      else return Unexpected(c, "',' or '}' in the top-level object");
+      ++begin_;
+      return OkStatus();
+    case Mode::kEventOrEnd:
+    case Mode::kEventCommaOrEnd:
+      if (c == ']') {
+        ++begin_;
+        mode_ = bare_array_ ? Mode::kDone : Mode::kRootCommaOrEnd;
+        return OkStatus();
+      }
+      if (mode_ == Mode::kEventCommaOrEnd) {
+        if (c != ',') return Unexpected(c, "',' or ']' between events");
+        ++begin_;
+        mode_ = Mode::kEventOrEnd;  // a trailing comma before ']' is tolerated
+        return OkStatus();
+      }
+      start_value(false);
+      return OkStatus();
+    case Mode::kDone:
+      return OkStatus();
+  }
+  return OkStatus();
+}
+
+Status ChromeJsonTokenizer::StepValue(bool eof, bool* need_more) {
+  size_t avail = end_ - begin_;
+  size_t r = scanner_.Feed(buffer_.data() + begin_ + scanned_, avail - scanned_);
+  if (r == JsonValueScanner::kInvalid) {
+    return ErrStatus(source_->path() + ": invalid JSON near byte " +
+                     std::to_string(Offset(begin_ + scanned_)) + ": unbalanced brackets");
+  }
+  if (r == JsonValueScanner::kNotDone) {
+    if (eof && scanner_.CanEndAtEof()) return FinishValue(avail);
+    scanned_ = avail;
+    *need_more = true;
+    return OkStatus();
+  }
+  return FinishValue(scanned_ + r);
+}
+
+Status ChromeJsonTokenizer::FinishValue(size_t len) {
+  const char* data = buffer_.data() + begin_;
+  size_t capacity = capacity_ + kPaddingBytes - begin_;
+  uint64_t offset = Offset(begin_);
+  in_value_ = false;
+  if (current_is_key_) {
+    if (skipping_ || len < 2) return ErrStatus(source_->path() + ": invalid top-level key at byte " + std::to_string(offset));
+    current_key_.assign(data + 1, len - 2);
+    mode_ = Mode::kRootColon;
+  } else if (skipping_) {
+    skipping_ = false;
+    sink_->OnSkippedValue(mode_ == Mode::kEventOrEnd ? "traceEvents" : current_key_, skip_start_offset_,
+                          skipped_bytes_ + len);
+    mode_ = mode_ == Mode::kEventOrEnd ? Mode::kEventCommaOrEnd : Mode::kRootCommaOrEnd;
+  } else if (mode_ == Mode::kEventOrEnd) {
+    ++events_seen_;
+    sink_->OnEvent(data, len, capacity, offset);
+    mode_ = Mode::kEventCommaOrEnd;
+  } else {
+    sink_->OnTopLevelValue(current_key_, data, len, capacity, offset);
+    mode_ = Mode::kRootCommaOrEnd;
+  }
+  begin_ += len;
+  return OkStatus();
+}
+
+}  // namespace aiprof

@@ -1,0 +1,48 @@
+// Finds where one JSON value ends in a byte stream that arrives in chunks.
+//
+// The scanner only tracks nesting depth and string/escape state; it does not
+// validate (simdjson does that for each event). It resumes where the last
+// chunk stopped, so a value split across reads is scanned once.
+#ifndef AIPROF_SRC_IMPORTERS_JSON_JSON_VALUE_SCANNER_H_
+#define AIPROF_SRC_IMPORTERS_JSON_JSON_VALUE_SCANNER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace aiprof {
+
+class JsonValueScanner {
+ public:
+  static constexpr size_t kNotDone = SIZE_MAX;
+  static constexpr size_t kInvalid = SIZE_MAX - 1;
+
+  // Starts a value whose first (non-space) byte is `first`.
+  void Start(char first);
+  // Scans data[0, n) continuing the current value. Returns the number of
+  // bytes up to and including the value's last byte, kNotDone when more
+  // input is needed, or kInvalid on a bracket mismatch. For a scalar the
+  // value ends before the delimiter, which is not consumed.
+  size_t Feed(const char* data, size_t n);
+  // At end of input: a scalar may end there, nothing else may.
+  bool CanEndAtEof() const { return scalar_; }
+  uint32_t depth() const { return depth_; }
+
+ private:
+  size_t FeedContainer(const char* data, size_t n);
+  size_t FeedScalar(const char* data, size_t n);
+
+  uint32_t depth_ = 0;
+  bool in_string_ = false;
+  bool escape_ = false;
+  bool scalar_ = false;
+  bool top_string_ = false;  // the value itself is a string
+};
+
+// Bytes of `data` up to the first '"' or '\\' (n if none). Visible for testing.
+size_t FindQuoteOrBackslash(const char* data, size_t n);
+// Bytes up to the first '"', '{', '}', '[' or ']' (n if none). Visible for testing.
+size_t FindStructural(const char* data, size_t n);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_IMPORTERS_JSON_JSON_VALUE_SCANNER_H_

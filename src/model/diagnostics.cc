@@ -1,0 +1,20 @@
+#include "src/model/diagnostics.h"
+
+namespace aiprof {
+
+void Diagnostics::Add(const std::string& kind, const std::string& where,
+                      const std::string& description) {
+  DiagnosticEntry& e = entries_[kind];
+  if (e.count++ == 0) {
+    e.first_where = where;
+    e.description = description;
+  }
+}
+
+uint64_t Diagnostics::Total() const {
+  uint64_t total = 0;
+  for (const auto& [kind, e] : entries_) total += e.count;
+  return total;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,33 @@
+// Import diagnostics: malformed records are counted by kind, with the first
+// place each kind was seen, and import goes on (see docs/summary-schema.md).
+#ifndef AIPROF_SRC_MODEL_DIAGNOSTICS_H_
+#define AIPROF_SRC_MODEL_DIAGNOSTICS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace aiprof {
+
+struct DiagnosticEntry {
+  uint64_t count = 0;
+  std::string first_where;  // "file:byte 1234" or "file:line 17"
+  std::string description;
+};
+
+class Diagnostics {
+ public:
+  // Counts one occurrence of `kind`; `where` and `description` are kept for the first.
+  void Add(const std::string& kind, const std::string& where, const std::string& description);
+  const std::map<std::string, DiagnosticEntry>& entries() const { return entries_; }
+  std::map<std::string, DiagnosticEntry>& mutable_entries() { return entries_; }
+  uint64_t Total() const;
+  bool empty() const { return entries_.empty(); }
+
+ private:
+  std::map<std::string, DiagnosticEntry> entries_;
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MODEL_DIAGNOSTICS_H_

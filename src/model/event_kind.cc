@@ -1,0 +1,66 @@
+#include "src/model/event_kind.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace aiprof {
+namespace {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool Contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+bool IsCollectiveKernelName(std::string_view name) {
+  return Contains(name, "nccl") || Contains(name, "rccl") || Contains(name, "hccl") ||
+         Contains(name, "Nccl") || Contains(name, "Hccl") || Contains(name, "hcom_");
+}
+
+}  // namespace
+
+const char* EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kOther: return "other";
+    case EventKind::kCpuOp: return "cpu_op";
+    case EventKind::kPythonFunction: return "python_function";
+    case EventKind::kUserAnnotation: return "user_annotation";
+    case EventKind::kGpuUserAnnotation: return "gpu_user_annotation";
+    case EventKind::kRuntime: return "runtime";
+    case EventKind::kDriver: return "driver";
+    case EventKind::kKernel: return "kernel";
+    case EventKind::kMemcpy: return "memcpy";
+    case EventKind::kMemset: return "memset";
+    case EventKind::kCollective: return "collective";
+    case EventKind::kSync: return "sync";
+    case EventKind::kTraceSpan: return "trace_span";
+  }
+  return "other";
+}
+
+EventKind ClassifyEvent(std::string_view category, std::string_view name) {
+  if (category == "cpu_op" || EqualsIgnoreCase(category, "operator")) return EventKind::kCpuOp;
+  if (category == "python_function") return EventKind::kPythonFunction;
+  if (category == "user_annotation") return EventKind::kUserAnnotation;
+  if (category == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
+  if (category == "cuda_runtime" || category == "Runtime" || category == "cuda_profiler_range") {
+    if (Contains(name, "Synchronize") || Contains(name, "StreamWaitEvent")) return EventKind::kSync;
+    return EventKind::kRuntime;
+  }
+  if (category == "cuda_driver") return EventKind::kDriver;
+  if (category == "cuda_sync") return EventKind::kSync;
+  if (EqualsIgnoreCase(category, "kernel")) {
+    return IsCollectiveKernelName(name) ? EventKind::kCollective : EventKind::kKernel;
+  }
+  if (category == "gpu_memcpy" || category == "Memcpy") return EventKind::kMemcpy;
+  if (category == "gpu_memset" || category == "Memset") return EventKind::kMemset;
+  if (category == "Trace") return EventKind::kTraceSpan;
+  return EventKind::kOther;
+}
+
+}  // namespace aiprof

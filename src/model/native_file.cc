@@ -1,0 +1,256 @@
+#include "src/model/native_file.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "src/base/atomic_file.h"
+
+namespace aiprof {
+namespace {
+
+constexpr std::string_view kEndMagic = "AIPROFEND";
+
+class NativeWriter {
+ public:
+  explicit NativeWriter(AtomicFileWriter* w) : w_(w) {}
+  Status U64(uint64_t v) { return w_->Write(&v, sizeof(v)); }
+  Status Str(std::string_view s) {
+    RETURN_IF_ERROR(U64(s.size()));
+    return w_->Write(s);
+  }
+  template <typename T>
+  Status Column(const ChunkedVector<T>& c) {
+    RETURN_IF_ERROR(U64(c.size()));
+    for (size_t b = 0; b < c.block_count(); ++b) RETURN_IF_ERROR(w_->Write(c.block(b), c.block_items(b) * sizeof(T)));
+    return OkStatus();
+  }
+
+ private:
+  AtomicFileWriter* w_;
+};
+
+class NativeReader {
+ public:
+  NativeReader(FILE* f, std::string path, uint64_t file_size) : f_(f), path_(std::move(path)), size_(file_size) {}
+  Status Bytes(void* dst, uint64_t n) {
+    if (n > size_ - pos_) return Corrupt("a section runs past the end of the file");
+    if (n > 0 && std::fread(dst, 1, n, f_) != n) return Corrupt("read failed");
+    pos_ += n;
+    return OkStatus();
+  }
+  Status U64(uint64_t* v) { return Bytes(v, sizeof(*v)); }
+  Status Str(std::string* s) {
+    uint64_t n;
+    RETURN_IF_ERROR(U64(&n));
+    if (n > size_ - pos_) return Corrupt("a string runs past the end of the file");
+    s->resize(n);
+    return Bytes(s->data(), n);
+  }
+  template <typename T>
+  Status Column(ChunkedVector<T>* c, uint64_t expected = UINT64_MAX) {
+    uint64_t n;
+    RETURN_IF_ERROR(U64(&n));
+    if (n > (size_ - pos_) / sizeof(T)) return Corrupt("a column is longer than the file");
+    if (expected != UINT64_MAX && n != expected) return Corrupt("columns of one table differ in length");
+    c->resize(n);
+    for (size_t b = 0; b < c->block_count(); ++b) RETURN_IF_ERROR(Bytes(c->block(b), c->block_items(b) * sizeof(T)));
+    return OkStatus();
+  }
+  Status Corrupt(const std::string& what) const {
+    return ErrStatus(path_ + ": corrupt .aiprof file at byte " + std::to_string(pos_) + ": " + what);
+  }
+  uint64_t pos() const { return pos_; }
+
+ private:
+  FILE* f_;
+  std::string path_;
+  uint64_t size_;
+  uint64_t pos_ = 0;
+};
+
+Status WriteAll(const Trace& t, NativeWriter& w) {
+  RETURN_IF_ERROR(w.U64(t.strings.size()));
+  for (size_t i = 0; i < t.strings.size(); ++i) RETURN_IF_ERROR(w.Str(t.strings.Get(StringId{static_cast<uint32_t>(i)})));
+  const TrackTable& k = t.tracks;
+  RETURN_IF_ERROR(w.Column(k.kind)); RETURN_IF_ERROR(w.Column(k.layer)); RETURN_IF_ERROR(w.Column(k.pid));
+  RETURN_IF_ERROR(w.Column(k.tid)); RETURN_IF_ERROR(w.Column(k.pid_label)); RETURN_IF_ERROR(w.Column(k.tid_label));
+  RETURN_IF_ERROR(w.Column(k.name)); RETURN_IF_ERROR(w.Column(k.process_name)); RETURN_IF_ERROR(w.Column(k.rank));
+  RETURN_IF_ERROR(w.Column(k.device));
+  const SliceTable& s = t.slices;
+  RETURN_IF_ERROR(w.Column(s.ts_ns)); RETURN_IF_ERROR(w.Column(s.dur_ns)); RETURN_IF_ERROR(w.Column(s.name));
+  RETURN_IF_ERROR(w.Column(s.category)); RETURN_IF_ERROR(w.Column(s.kind)); RETURN_IF_ERROR(w.Column(s.track));
+  RETURN_IF_ERROR(w.Column(s.depth)); RETURN_IF_ERROR(w.Column(s.correlation)); RETURN_IF_ERROR(w.Column(s.arg_begin));
+  RETURN_IF_ERROR(w.Column(s.arg_count));
+  RETURN_IF_ERROR(w.Column(t.args));
+  const InstantTable& in = t.instants;
+  RETURN_IF_ERROR(w.Column(in.ts_ns)); RETURN_IF_ERROR(w.Column(in.name)); RETURN_IF_ERROR(w.Column(in.category));
+  RETURN_IF_ERROR(w.Column(in.track)); RETURN_IF_ERROR(w.Column(in.scope)); RETURN_IF_ERROR(w.Column(in.arg_begin));
+  RETURN_IF_ERROR(w.Column(in.arg_count));
+  RETURN_IF_ERROR(w.Column(t.counters.ts_ns)); RETURN_IF_ERROR(w.Column(t.counters.track));
+  RETURN_IF_ERROR(w.Column(t.counters.value));
+  const FlowTable& f = t.flows;
+  RETURN_IF_ERROR(w.Column(f.from_slice)); RETURN_IF_ERROR(w.Column(f.to_slice)); RETURN_IF_ERROR(w.Column(f.flow_id));
+  RETURN_IF_ERROR(w.Column(f.category));
+  const StepTable& st = t.steps;
+  RETURN_IF_ERROR(w.Column(st.name)); RETURN_IF_ERROR(w.Column(st.number)); RETURN_IF_ERROR(w.Column(st.ts_ns));
+  RETURN_IF_ERROR(w.Column(st.dur_ns)); RETURN_IF_ERROR(w.Column(st.track)); RETURN_IF_ERROR(w.Column(st.rank));
+  RETURN_IF_ERROR(w.U64(t.metadata.size()));
+  for (const auto& [key, value] : t.metadata) {
+    RETURN_IF_ERROR(w.Str(key));
+    RETURN_IF_ERROR(w.Str(value));
+  }
+  const auto& diags = t.diagnostics.entries();
+  RETURN_IF_ERROR(w.U64(diags.size()));
+  for (const auto& [kind, e] : diags) {
+    RETURN_IF_ERROR(w.Str(kind)); RETURN_IF_ERROR(w.U64(e.count));
+    RETURN_IF_ERROR(w.Str(e.first_where)); RETURN_IF_ERROR(w.Str(e.description));
+  }
+  return OkStatus();
+}
+
+Status ReadAll(NativeReader& r, Trace* t) {
+  uint64_t n;
+  RETURN_IF_ERROR(r.U64(&n));
+  std::string s;
+  for (uint64_t i = 0; i < n; ++i) {
+    RETURN_IF_ERROR(r.Str(&s));
+    if (i == 0) continue;  // id 0 is the empty string, present in every pool
+    if (t->strings.Intern(s).raw != i) return r.Corrupt("duplicate string in the string table");
+  }
+  TrackTable& k = t->tracks;
+  RETURN_IF_ERROR(r.Column(&k.kind)); uint64_t tn = k.kind.size();
+  RETURN_IF_ERROR(r.Column(&k.layer, tn)); RETURN_IF_ERROR(r.Column(&k.pid, tn)); RETURN_IF_ERROR(r.Column(&k.tid, tn));
+  RETURN_IF_ERROR(r.Column(&k.pid_label, tn)); RETURN_IF_ERROR(r.Column(&k.tid_label, tn));
+  RETURN_IF_ERROR(r.Column(&k.name, tn)); RETURN_IF_ERROR(r.Column(&k.process_name, tn));
+  RETURN_IF_ERROR(r.Column(&k.rank, tn)); RETURN_IF_ERROR(r.Column(&k.device, tn));
+  SliceTable& sl = t->slices;
+  RETURN_IF_ERROR(r.Column(&sl.ts_ns)); uint64_t sn = sl.ts_ns.size();
+  RETURN_IF_ERROR(r.Column(&sl.dur_ns, sn)); RETURN_IF_ERROR(r.Column(&sl.name, sn));
+  RETURN_IF_ERROR(r.Column(&sl.category, sn)); RETURN_IF_ERROR(r.Column(&sl.kind, sn));
+  RETURN_IF_ERROR(r.Column(&sl.track, sn)); RETURN_IF_ERROR(r.Column(&sl.depth, sn));
+  RETURN_IF_ERROR(r.Column(&sl.correlation, sn)); RETURN_IF_ERROR(r.Column(&sl.arg_begin, sn));
+  RETURN_IF_ERROR(r.Column(&sl.arg_count, sn));
+  RETURN_IF_ERROR(r.Column(&t->args));
+  InstantTable& in = t->instants;
+  RETURN_IF_ERROR(r.Column(&in.ts_ns)); uint64_t inn = in.ts_ns.size();
+  RETURN_IF_ERROR(r.Column(&in.name, inn)); RETURN_IF_ERROR(r.Column(&in.category, inn));
+  RETURN_IF_ERROR(r.Column(&in.track, inn)); RETURN_IF_ERROR(r.Column(&in.scope, inn));
+  RETURN_IF_ERROR(r.Column(&in.arg_begin, inn)); RETURN_IF_ERROR(r.Column(&in.arg_count, inn));
+  RETURN_IF_ERROR(r.Column(&t->counters.ts_ns)); uint64_t cn = t->counters.ts_ns.size();
+  RETURN_IF_ERROR(r.Column(&t->counters.track, cn)); RETURN_IF_ERROR(r.Column(&t->counters.value, cn));
+  FlowTable& f = t->flows;
+  RETURN_IF_ERROR(r.Column(&f.from_slice)); uint64_t fn = f.from_slice.size();
+  RETURN_IF_ERROR(r.Column(&f.to_slice, fn)); RETURN_IF_ERROR(r.Column(&f.flow_id, fn));
+  RETURN_IF_ERROR(r.Column(&f.category, fn));
+  StepTable& st = t->steps;
+  RETURN_IF_ERROR(r.Column(&st.name)); uint64_t stn = st.name.size();
+  RETURN_IF_ERROR(r.Column(&st.number, stn)); RETURN_IF_ERROR(r.Column(&st.ts_ns, stn));
+  RETURN_IF_ERROR(r.Column(&st.dur_ns, stn)); RETURN_IF_ERROR(r.Column(&st.track, stn));
+  RETURN_IF_ERROR(r.Column(&st.rank, stn));
+  RETURN_IF_ERROR(r.U64(&n));
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string key, value;
+    RETURN_IF_ERROR(r.Str(&key)); RETURN_IF_ERROR(r.Str(&value));
+    t->metadata[key] = value;
+  }
+  RETURN_IF_ERROR(r.U64(&n));
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string kind;
+    DiagnosticEntry e;
+    RETURN_IF_ERROR(r.Str(&kind)); RETURN_IF_ERROR(r.U64(&e.count));
+    RETURN_IF_ERROR(r.Str(&e.first_where)); RETURN_IF_ERROR(r.Str(&e.description));
+    t->diagnostics.mutable_entries()[kind] = e;
+  }
+  return OkStatus();
+}
+
+// Ids stored in columns must point into their tables.
+Status Validate(const Trace& t, const NativeReader& r) {
+  uint32_t strings = static_cast<uint32_t>(t.strings.size());
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    if (t.slices.track[i] >= t.tracks.size() || t.slices.name[i].raw >= strings ||
+        t.slices.category[i].raw >= strings ||
+        t.slices.arg_begin[i] + t.slices.arg_count[i] > t.args.size()) {
+      return r.Corrupt("slice " + std::to_string(i) + " refers outside its tables");
+    }
+  }
+  for (size_t i = 0; i < t.args.size(); ++i) {
+    ArgType ty = t.args[i].type;
+    if (t.args[i].key.raw >= strings || static_cast<uint8_t>(ty) > static_cast<uint8_t>(ArgType::kNull) ||
+        ((ty == ArgType::kString || ty == ArgType::kJson) && t.args[i].str >= strings)) {
+      return r.Corrupt("arg " + std::to_string(i) + " refers outside the string table");
+    }
+  }
+  for (size_t i = 0; i < t.tracks.size(); ++i) {
+    if (t.tracks.name[i].raw >= strings || t.tracks.process_name[i].raw >= strings ||
+        t.tracks.pid_label[i].raw >= strings || t.tracks.tid_label[i].raw >= strings) {
+      return r.Corrupt("track " + std::to_string(i) + " refers outside the string table");
+    }
+  }
+  for (size_t i = 0; i < t.instants.size(); ++i) {
+    if (t.instants.track[i] >= t.tracks.size() || t.instants.name[i].raw >= strings ||
+        t.instants.category[i].raw >= strings || t.instants.arg_begin[i] + t.instants.arg_count[i] > t.args.size()) {
+      return r.Corrupt("instant " + std::to_string(i) + " refers outside its tables");
+    }
+  }
+  for (size_t i = 0; i < t.counters.size(); ++i) {
+    if (t.counters.track[i] >= t.tracks.size()) return r.Corrupt("counter refers to a missing track");
+  }
+  for (size_t i = 0; i < t.flows.size(); ++i) {
+    if (t.flows.from_slice[i] >= t.slices.size() || t.flows.to_slice[i] >= t.slices.size() ||
+        t.flows.category[i].raw >= strings) {
+      return r.Corrupt("flow refers to a missing slice");
+    }
+  }
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    if (t.steps.track[i] >= t.tracks.size() || t.steps.name[i].raw >= strings) return r.Corrupt("step refers to a missing track");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status WriteNativeFile(const Trace& trace, const std::string& path) {
+  AtomicFileWriter file;
+  RETURN_IF_ERROR(file.Open(path));
+  RETURN_IF_ERROR(file.Write(kNativeMagic));
+  uint32_t version = kNativeVersion;
+  RETURN_IF_ERROR(file.Write(&version, sizeof(version)));
+  NativeWriter w(&file);
+  RETURN_IF_ERROR(WriteAll(trace, w));
+  RETURN_IF_ERROR(file.Write(kEndMagic));
+  return file.Commit();
+}
+
+StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0) {
+    std::fclose(f);
+    return ErrStatus(path + ": cannot stat");
+  }
+  std::unique_ptr<FILE, int (*)(FILE*)> closer(f, std::fclose);
+  NativeReader r(f, path, static_cast<uint64_t>(st.st_size));
+  char magic[8];
+  uint32_t version = 0;
+  RETURN_IF_ERROR(r.Bytes(magic, sizeof(magic)));
+  if (std::string_view(magic, 8) != kNativeMagic) return r.Corrupt("not an .aiprof file");
+  RETURN_IF_ERROR(r.Bytes(&version, sizeof(version)));
+  if (version != kNativeVersion) {
+    return ErrStatus(path + ": .aiprof version " + std::to_string(version) + " is not supported (this build reads " +
+                     std::to_string(kNativeVersion) + "); re-import the original trace");
+  }
+  auto trace = std::make_unique<Trace>();
+  RETURN_IF_ERROR(ReadAll(r, trace.get()));
+  char end[9];
+  RETURN_IF_ERROR(r.Bytes(end, sizeof(end)));
+  if (std::string_view(end, 9) != kEndMagic) return r.Corrupt("missing end marker (truncated?)");
+  RETURN_IF_ERROR(Validate(*trace, r));
+  return trace;
+}
+
+}  // namespace aiprof

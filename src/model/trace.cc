@@ -1,0 +1,26 @@
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+const char* LayerName(Layer layer) {
+  switch (layer) {
+    case Layer::kUnknown: return "unknown";
+    case Layer::kApplication: return "application";
+    case Layer::kFramework: return "framework";
+    case Layer::kRuntime: return "runtime";
+    case Layer::kDevice: return "device";
+    case Layer::kCommunication: return "communication";
+    case Layer::kHost: return "host";
+  }
+  return "unknown";
+}
+
+const Arg* Trace::FindSliceArg(uint32_t slice, StringId key) const {
+  uint64_t begin = slices.arg_begin[slice];
+  for (uint64_t i = begin; i < begin + slices.arg_count[slice]; ++i) {
+    if (args[i].key == key) return &args[i];
+  }
+  return nullptr;
+}
+
+}  // namespace aiprof

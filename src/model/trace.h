@@ -1,0 +1,143 @@
+// The normalized trace model every command reads.
+//
+// Columnar tables (one ChunkedVector per field), interned strings and typed
+// row indices. Importers never write here directly: they go through
+// TraceBuilder (trace_builder.h), which also sorts and links in Finalize().
+// After Finalize():
+//   - slices are ordered by (track, start, longest first) and carry depth;
+//   - all timestamps are absolute integer nanoseconds;
+//   - flows link host launches to device activity (correlation ids and
+//     s/t/f flow events), steps come from ProfilerStep#N style markers.
+#ifndef AIPROF_SRC_MODEL_TRACE_H_
+#define AIPROF_SRC_MODEL_TRACE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/base/chunked_vector.h"
+#include "src/base/string_pool.h"
+#include "src/model/diagnostics.h"
+#include "src/model/event_kind.h"
+
+namespace aiprof {
+
+inline constexpr uint32_t kNoTrack = UINT32_MAX;
+inline constexpr uint32_t kNoSlice = UINT32_MAX;
+inline constexpr int64_t kNoCorrelation = -1;
+inline constexpr int32_t kNoRank = -1;
+inline constexpr int32_t kHostDevice = -1;
+
+enum class Layer : uint8_t {
+  kUnknown = 0,
+  kApplication,
+  kFramework,
+  kRuntime,
+  kDevice,
+  kCommunication,
+  kHost,
+};
+const char* LayerName(Layer layer);
+
+enum class TrackKind : uint8_t { kThread = 0, kDeviceStream, kCounter, kSpans };
+
+struct TrackTable {
+  ChunkedVector<TrackKind> kind;
+  ChunkedVector<Layer> layer;
+  ChunkedVector<int64_t> pid;         // numeric pid (device index on GPU tracks)
+  ChunkedVector<int64_t> tid;         // numeric tid (stream on GPU tracks)
+  ChunkedVector<StringId> pid_label;  // textual pid as written when not numeric
+  ChunkedVector<StringId> tid_label;
+  ChunkedVector<StringId> name;          // thread_name / "stream 7" / counter name
+  ChunkedVector<StringId> process_name;  // process_name metadata
+  ChunkedVector<int32_t> rank;           // kNoRank when unknown
+  ChunkedVector<int32_t> device;         // kHostDevice for host tracks
+  size_t size() const { return kind.size(); }
+};
+
+// A typed argument value; strings and nested JSON are interned.
+enum class ArgType : uint8_t { kInt = 0, kUint, kDouble, kString, kJson, kBool, kNull };
+struct Arg {
+  StringId key;
+  ArgType type;
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+    uint32_t str;  // StringId.raw for kString / kJson
+  };
+};
+static_assert(sizeof(Arg) == 16, "args are 16 bytes each");
+
+struct SliceTable {
+  ChunkedVector<int64_t> ts_ns;
+  ChunkedVector<int64_t> dur_ns;
+  ChunkedVector<StringId> name;
+  ChunkedVector<StringId> category;
+  ChunkedVector<EventKind> kind;
+  ChunkedVector<uint32_t> track;
+  ChunkedVector<uint16_t> depth;
+  ChunkedVector<int64_t> correlation;  // launch↔device correlation, or kNoCorrelation
+  ChunkedVector<uint64_t> arg_begin;   // into Trace::args
+  ChunkedVector<uint16_t> arg_count;
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct InstantTable {
+  ChunkedVector<int64_t> ts_ns;
+  ChunkedVector<StringId> name;
+  ChunkedVector<StringId> category;
+  ChunkedVector<uint32_t> track;
+  ChunkedVector<char> scope;  // 't' thread, 'p' process, 'g' global
+  ChunkedVector<uint64_t> arg_begin;
+  ChunkedVector<uint16_t> arg_count;
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct CounterTable {
+  ChunkedVector<int64_t> ts_ns;
+  ChunkedVector<uint32_t> track;  // a kCounter track
+  ChunkedVector<double> value;
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct FlowTable {
+  ChunkedVector<uint32_t> from_slice;
+  ChunkedVector<uint32_t> to_slice;
+  ChunkedVector<uint64_t> flow_id;  // exact, may exceed 2^53
+  ChunkedVector<StringId> category;  // "ac2g", "correlation", "fwdbwd", ...
+  size_t size() const { return from_slice.size(); }
+};
+
+struct StepTable {
+  ChunkedVector<StringId> name;
+  ChunkedVector<int64_t> number;  // N of ProfilerStep#N, or -1
+  ChunkedVector<int64_t> ts_ns;
+  ChunkedVector<int64_t> dur_ns;
+  ChunkedVector<uint32_t> track;
+  ChunkedVector<int32_t> rank;
+  size_t size() const { return ts_ns.size(); }
+};
+
+struct Trace {
+  StringPool strings;
+  TrackTable tracks;
+  SliceTable slices;
+  InstantTable instants;
+  CounterTable counters;
+  FlowTable flows;
+  StepTable steps;
+  ChunkedVector<Arg> args;
+  // Free-form facts about the run: rank, world_size, device names, source format.
+  std::map<std::string, std::string> metadata;
+  Diagnostics diagnostics;
+
+  std::string_view Str(StringId id) const { return strings.Get(id); }
+  // Args of slice `s`, as [begin, begin+count) into `args`.
+  const Arg* FindSliceArg(uint32_t slice, StringId key) const;
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MODEL_TRACE_H_

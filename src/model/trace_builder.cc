@@ -1,0 +1,406 @@
+#include "src/model/trace_builder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_set>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace aiprof {
+
+size_t TraceBuilder::TrackKeyHash::operator()(const TrackKey& k) const {
+  int64_t words[3] = {k.pid, k.tid, (k.pid_is_string ? 1 : 0) | (k.tid_is_string ? 2 : 0)};
+  return static_cast<size_t>(XXH3_64bits(words, sizeof(words)));
+}
+
+TraceBuilder::TraceBuilder(Trace* trace) : trace_(trace) {}
+
+uint32_t TraceBuilder::NewTrack(TrackKind kind, IdValue pid, IdValue tid) {
+  TrackTable& t = trace_->tracks;
+  uint32_t id = static_cast<uint32_t>(t.size());
+  t.kind.push_back(kind);
+  t.layer.push_back(Layer::kUnknown);
+  t.pid.push_back(pid.is_string ? -1 : pid.num);
+  t.tid.push_back(tid.is_string ? -1 : tid.num);
+  t.pid_label.push_back(pid.is_string ? pid.str : StringId{});
+  t.tid_label.push_back(tid.is_string ? tid.str : StringId{});
+  t.name.push_back(StringId{});
+  t.process_name.push_back(StringId{});
+  t.rank.push_back(kNoRank);
+  t.device.push_back(kHostDevice);
+  role_fixed_.push_back(false);
+  return id;
+}
+
+uint32_t TraceBuilder::ThreadTrack(IdValue pid, IdValue tid) {
+  TrackKey key{pid.is_string, tid.is_string, pid.is_string ? pid.str.raw : pid.num,
+               tid.is_string ? tid.str.raw : tid.num};
+  if (last_track_ != kNoTrack && key == last_key_) return last_track_;
+  auto [it, inserted] = thread_tracks_.emplace(key, 0);
+  if (inserted) it->second = NewTrack(TrackKind::kThread, pid, tid);
+  last_key_ = key;
+  last_track_ = it->second;
+  return it->second;
+}
+
+uint32_t TraceBuilder::CounterTrack(IdValue pid, StringId name, int32_t device) {
+  TrackKey key{pid.is_string, true, pid.is_string ? pid.str.raw : pid.num, name.raw};
+  auto [it, inserted] = counter_tracks_.emplace(key, 0);
+  if (inserted) {
+    it->second = NewTrack(TrackKind::kCounter, pid, IdValue::Str(name));
+    trace_->tracks.name[it->second] = name;
+    trace_->tracks.device[it->second] = device;
+    trace_->tracks.layer[it->second] = device == kHostDevice ? Layer::kHost : Layer::kDevice;
+  }
+  return it->second;
+}
+
+void TraceBuilder::SetProcessName(IdValue pid, StringId name) {
+  TrackKey key{pid.is_string, false, pid.is_string ? pid.str.raw : pid.num, 0};
+  process_names_.emplace_back(key, name);
+}
+
+void TraceBuilder::SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int32_t device) {
+  trace_->tracks.kind[track] = kind;
+  trace_->tracks.layer[track] = layer;
+  trace_->tracks.device[track] = device;
+  role_fixed_[track] = true;
+}
+
+void TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name,
+                            StringId category, int64_t correlation, uint64_t arg_begin,
+                            uint16_t arg_count) {
+  SliceTable& s = trace_->slices;
+  s.ts_ns.push_back(ts_ns);
+  s.dur_ns.push_back(dur_ns);
+  s.name.push_back(name);
+  s.category.push_back(category);
+  s.kind.push_back(EventKind::kOther);
+  s.track.push_back(track);
+  s.depth.push_back(0);
+  s.correlation.push_back(correlation);
+  s.arg_begin.push_back(arg_begin);
+  s.arg_count.push_back(arg_count);
+}
+
+void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
+                            uint64_t arg_begin, uint16_t arg_count) {
+  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), true, name,
+                        category, arg_begin, arg_count});
+}
+
+void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns) {
+  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, {}, {}, 0, 0});
+}
+
+void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category,
+                              char scope, uint64_t arg_begin, uint16_t arg_count) {
+  InstantTable& t = trace_->instants;
+  t.ts_ns.push_back(ts_ns);
+  t.name.push_back(name);
+  t.category.push_back(category);
+  t.track.push_back(track);
+  t.scope.push_back(scope);
+  t.arg_begin.push_back(arg_begin);
+  t.arg_count.push_back(arg_count);
+}
+
+void TraceBuilder::AddCounter(uint32_t track, int64_t ts_ns, double value) {
+  trace_->counters.ts_ns.push_back(ts_ns);
+  trace_->counters.track.push_back(track);
+  trace_->counters.value.push_back(value);
+}
+
+void TraceBuilder::AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns,
+                                bool bind_enclosing, StringId category) {
+  flow_events_.push_back({id, ts_ns, track, phase, bind_enclosing, category});
+}
+
+Status TraceBuilder::Finalize() {
+  ApplyTimeBase();
+  MatchBeginEnd();
+  SortSlices();
+  ComputeDepthAndKinds();
+  InferTracks();
+  LinkCorrelationFlows();
+  LinkFlowEvents();
+  ExtractSteps();
+  return OkStatus();
+}
+
+void TraceBuilder::ApplyTimeBase() {
+  if (time_base_ns_ == 0) return;
+  for (size_t i = 0; i < trace_->slices.size(); ++i) trace_->slices.ts_ns[i] += time_base_ns_;
+  for (size_t i = 0; i < trace_->instants.size(); ++i) trace_->instants.ts_ns[i] += time_base_ns_;
+  for (size_t i = 0; i < trace_->counters.size(); ++i) trace_->counters.ts_ns[i] += time_base_ns_;
+  for (PendingBeginEnd& e : begin_end_) e.ts_ns += time_base_ns_;
+  for (PendingFlow& f : flow_events_) f.ts_ns += time_base_ns_;
+  trace_->metadata["time_base_ns"] = std::to_string(time_base_ns_);
+}
+
+// Pairs B with E per track in time order (input order breaks ties), the way
+// a stack of open slices would see them.
+void TraceBuilder::MatchBeginEnd() {
+  std::sort(begin_end_.begin(), begin_end_.end(), [](const auto& a, const auto& b) {
+    if (a.track != b.track) return a.track < b.track;
+    if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+    return a.seq < b.seq;
+  });
+  std::vector<const PendingBeginEnd*> open;
+  uint32_t current_track = kNoTrack;
+  auto flush_open = [&]() {
+    for (const PendingBeginEnd* b : open) {
+      Diagnose("unterminated_begin", "B event at ts_ns " + std::to_string(b->ts_ns),
+               "a B event has no matching E; the slice was dropped");
+    }
+    open.clear();
+  };
+  for (const PendingBeginEnd& e : begin_end_) {
+    if (e.track != current_track) {
+      flush_open();
+      current_track = e.track;
+    }
+    if (e.is_begin) {
+      open.push_back(&e);
+      continue;
+    }
+    if (open.empty()) {
+      Diagnose("unmatched_end", "E event at ts_ns " + std::to_string(e.ts_ns),
+               "an E event has no open B on its thread; it was ignored");
+      continue;
+    }
+    const PendingBeginEnd* b = open.back();
+    open.pop_back();
+    AddSlice(b->track, b->ts_ns, e.ts_ns - b->ts_ns, b->name, b->category, kNoCorrelation,
+             b->arg_begin, b->arg_count);
+  }
+  flush_open();
+  begin_end_.clear();
+  begin_end_.shrink_to_fit();
+}
+
+void TraceBuilder::SortSlices() {
+  SliceTable& s = trace_->slices;
+  std::vector<uint32_t> order(s.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&s](uint32_t a, uint32_t b) {
+    if (s.track[a] != s.track[b]) return s.track[a] < s.track[b];
+    if (s.ts_ns[a] != s.ts_ns[b]) return s.ts_ns[a] < s.ts_ns[b];
+    if (s.dur_ns[a] != s.dur_ns[b]) return s.dur_ns[a] > s.dur_ns[b];
+    return a < b;
+  });
+  bool sorted = true;
+  for (uint32_t i = 0; i < order.size() && sorted; ++i) sorted = order[i] == i;
+  if (!sorted) {
+    s.ts_ns.Permute(order);
+    s.dur_ns.Permute(order);
+    s.name.Permute(order);
+    s.category.Permute(order);
+    s.kind.Permute(order);
+    s.track.Permute(order);
+    s.depth.Permute(order);
+    s.correlation.Permute(order);
+    s.arg_begin.Permute(order);
+    s.arg_count.Permute(order);
+  }
+  track_slice_begin_.assign(trace_->tracks.size() + 1, static_cast<uint32_t>(s.size()));
+  for (size_t i = s.size(); i-- > 0;) track_slice_begin_[s.track[i]] = static_cast<uint32_t>(i);
+  for (size_t t = trace_->tracks.size(); t-- > 0;) {
+    track_slice_begin_[t] = std::min(track_slice_begin_[t], track_slice_begin_[t + 1]);
+  }
+}
+
+void TraceBuilder::ComputeDepthAndKinds() {
+  SliceTable& s = trace_->slices;
+  std::unordered_map<uint64_t, EventKind> kind_cache;
+  std::vector<int64_t> open_ends;
+  uint32_t current_track = kNoTrack;
+  for (size_t i = 0; i < s.size(); ++i) {
+    uint64_t key = (uint64_t{s.category[i].raw} << 32) | s.name[i].raw;
+    auto it = kind_cache.find(key);
+    if (it == kind_cache.end()) {
+      it = kind_cache.emplace(key, ClassifyEvent(trace_->Str(s.category[i]), trace_->Str(s.name[i]))).first;
+    }
+    s.kind[i] = it->second;
+    if (s.track[i] != current_track) {
+      open_ends.clear();
+      current_track = s.track[i];
+    }
+    while (!open_ends.empty() && open_ends.back() <= s.ts_ns[i]) open_ends.pop_back();
+    s.depth[i] = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), UINT16_MAX));
+    open_ends.push_back(s.ts_ns[i] + s.dur_ns[i]);
+  }
+}
+
+// A thread track holding device activity is a device stream: pid is the
+// device index and tid the stream, as PyTorch's profiler writes GPU events.
+void TraceBuilder::InferTracks() {
+  TrackTable& t = trace_->tracks;
+  std::vector<uint8_t> has_device(t.size(), 0), has_python(t.size(), 0), has_other(t.size(), 0);
+  const SliceTable& s = trace_->slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    EventKind k = s.kind[i];
+    if (IsDeviceActivity(k) || k == EventKind::kGpuUserAnnotation) {
+      has_device[s.track[i]] = 1;
+    } else if (k == EventKind::kPythonFunction || k == EventKind::kUserAnnotation) {
+      has_python[s.track[i]] = 1;
+    } else {
+      has_other[s.track[i]] = 1;
+    }
+  }
+  for (const auto& [key, name] : process_names_) {
+    for (size_t i = 0; i < t.size(); ++i) {
+      bool pid_is_string = !t.pid_label[i].empty();
+      int64_t pid = pid_is_string ? t.pid_label[i].raw : t.pid[i];
+      if (pid_is_string == key.pid_is_string && pid == key.pid) t.process_name[i] = name;
+    }
+  }
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (default_rank_ != kNoRank && t.rank[i] == kNoRank) t.rank[i] = default_rank_;
+    if (role_fixed_[i] || t.kind[i] == TrackKind::kCounter) continue;
+    if (has_device[i]) {
+      t.kind[i] = TrackKind::kDeviceStream;
+      t.layer[i] = Layer::kDevice;
+      t.device[i] = static_cast<int32_t>(t.pid[i]);
+      if (t.name[i].empty() && t.tid[i] >= 0) t.name[i] = Intern("stream " + std::to_string(t.tid[i]));
+    } else if (!t.pid_label[i].empty()) {
+      t.kind[i] = TrackKind::kSpans;
+      t.layer[i] = Layer::kApplication;
+    } else if (has_python[i] && !has_other[i]) {
+      t.layer[i] = Layer::kApplication;
+    } else {
+      t.layer[i] = Layer::kFramework;
+    }
+  }
+}
+
+// Kineto writes the same `correlation` arg on a runtime call and on the
+// device activity it launched; that pair is a flow even without ac2g events.
+void TraceBuilder::LinkCorrelationFlows() {
+  const SliceTable& s = trace_->slices;
+  const TrackTable& t = trace_->tracks;
+  std::unordered_map<int64_t, uint32_t> host_by_corr;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.correlation[i] == kNoCorrelation || t.kind[s.track[i]] == TrackKind::kDeviceStream) continue;
+    EventKind k = s.kind[i];
+    if (k == EventKind::kRuntime || k == EventKind::kDriver || k == EventKind::kSync) {
+      host_by_corr.emplace(s.correlation[i], static_cast<uint32_t>(i));
+    }
+  }
+  StringId cat = Intern("correlation");
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.correlation[i] == kNoCorrelation || !IsDeviceActivity(s.kind[i])) continue;
+    auto it = host_by_corr.find(s.correlation[i]);
+    if (it == host_by_corr.end()) continue;
+    trace_->flows.from_slice.push_back(it->second);
+    trace_->flows.to_slice.push_back(static_cast<uint32_t>(i));
+    trace_->flows.flow_id.push_back(static_cast<uint64_t>(s.correlation[i]));
+    trace_->flows.category.push_back(cat);
+  }
+}
+
+uint32_t TraceBuilder::EnclosingSlice(uint32_t track, int64_t ts_ns) const {
+  const SliceTable& s = trace_->slices;
+  uint32_t lo = track_slice_begin_[track], hi = track_slice_begin_[track + 1];
+  // Last slice starting at or before ts.
+  uint32_t a = lo, b = hi;
+  while (a < b) {
+    uint32_t mid = a + (b - a) / 2;
+    if (s.ts_ns[mid] <= ts_ns) a = mid + 1; else b = mid;
+  }
+  // Among slices containing ts the latest-starting one is the deepest.
+  constexpr int kMaxWalk = 256;
+  for (int steps = 0; a > lo && steps < kMaxWalk; ++steps) {
+    --a;
+    if (ts_ns < s.ts_ns[a] + std::max<int64_t>(s.dur_ns[a], 1)) return a;
+  }
+  return kNoSlice;
+}
+
+uint32_t TraceBuilder::NextSlice(uint32_t track, int64_t ts_ns) const {
+  const SliceTable& s = trace_->slices;
+  uint32_t a = track_slice_begin_[track], b = track_slice_begin_[track + 1];
+  while (a < b) {
+    uint32_t mid = a + (b - a) / 2;
+    if (s.ts_ns[mid] < ts_ns) a = mid + 1; else b = mid;
+  }
+  return a < track_slice_begin_[track + 1] ? a : kNoSlice;
+}
+
+// Binds s/t/f events to slices (Chrome's flow v1 rules: s binds to the
+// enclosing slice; f binds to the enclosing slice with bp "e", else to the
+// next slice) and links consecutive ends of each flow id.
+void TraceBuilder::LinkFlowEvents() {
+  if (flow_events_.empty()) return;
+  std::stable_sort(flow_events_.begin(), flow_events_.end(), [](const auto& a, const auto& b) {
+    if (a.id != b.id) return a.id < b.id;
+    if (a.category != b.category) return a.category < b.category;
+    return a.ts_ns < b.ts_ns;
+  });
+  std::unordered_set<uint64_t> existing;
+  for (size_t i = 0; i < trace_->flows.size(); ++i) {
+    existing.insert((uint64_t{trace_->flows.from_slice[i]} << 32) | trace_->flows.to_slice[i]);
+  }
+  uint32_t previous = kNoSlice;
+  for (size_t i = 0; i < flow_events_.size(); ++i) {
+    const PendingFlow& f = flow_events_[i];
+    bool new_flow = i == 0 || f.id != flow_events_[i - 1].id || f.category != flow_events_[i - 1].category;
+    if (new_flow) previous = kNoSlice;
+    uint32_t slice = (f.phase == 'f' && !f.bind_enclosing) ? NextSlice(f.track, f.ts_ns)
+                                                          : EnclosingSlice(f.track, f.ts_ns);
+    if (slice == kNoSlice) {
+      Diagnose("flow_unbound", "flow id " + std::to_string(f.id),
+               "a flow event has no slice to bind to on its thread");
+      continue;
+    }
+    if (previous != kNoSlice && previous != slice) {
+      uint64_t key = (uint64_t{previous} << 32) | slice;
+      if (existing.insert(key).second) {
+        trace_->flows.from_slice.push_back(previous);
+        trace_->flows.to_slice.push_back(slice);
+        trace_->flows.flow_id.push_back(f.id);
+        trace_->flows.category.push_back(f.category);
+      }
+    }
+    previous = slice;
+  }
+  flow_events_.clear();
+  flow_events_.shrink_to_fit();
+}
+
+// ProfilerStep#N slices on host tracks become steps, in time order.
+void TraceBuilder::ExtractSteps() {
+  const SliceTable& s = trace_->slices;
+  const TrackTable& t = trace_->tracks;
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  std::unordered_map<uint32_t, int64_t> step_number_by_name;
+  std::vector<uint32_t> found;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.kind[s.track[i]] == TrackKind::kDeviceStream) continue;
+    auto it = step_number_by_name.find(s.name[i].raw);
+    if (it == step_number_by_name.end()) {
+      std::string_view name = trace_->Str(s.name[i]);
+      int64_t number = -2;  // not a step
+      if (name.substr(0, kPrefix.size()) == kPrefix) {
+        std::string_view digits = name.substr(kPrefix.size());
+        int64_t n = 0;
+        auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+        number = (ec == std::errc() && p == digits.data() + digits.size()) ? n : -1;
+      }
+      it = step_number_by_name.emplace(s.name[i].raw, number).first;
+    }
+    if (it->second != -2) found.push_back(static_cast<uint32_t>(i));
+  }
+  std::sort(found.begin(), found.end(), [&s](uint32_t a, uint32_t b) { return s.ts_ns[a] < s.ts_ns[b]; });
+  for (uint32_t i : found) {
+    trace_->steps.name.push_back(s.name[i]);
+    trace_->steps.number.push_back(step_number_by_name[s.name[i].raw]);
+    trace_->steps.ts_ns.push_back(s.ts_ns[i]);
+    trace_->steps.dur_ns.push_back(s.dur_ns[i]);
+    trace_->steps.track.push_back(s.track[i]);
+    trace_->steps.rank.push_back(t.rank[s.track[i]]);
+  }
+}
+
+}  // namespace aiprof

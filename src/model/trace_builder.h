@@ -1,0 +1,130 @@
+// TraceBuilder: the only writer of Trace tables during import.
+//
+// Importers hand it neutral events in any order; Finalize() applies the time
+// base, matches B/E pairs, sorts slices per track, computes depth, classifies
+// events and tracks into layers, links flows and extracts steps.
+#ifndef AIPROF_SRC_MODEL_TRACE_BUILDER_H_
+#define AIPROF_SRC_MODEL_TRACE_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/base/status.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+// A pid or tid as written: a number, or a string such as "Spans".
+struct IdValue {
+  bool is_string = false;
+  int64_t num = 0;
+  StringId str;
+  static IdValue Num(int64_t n) { return IdValue{false, n, StringId{}}; }
+  static IdValue Str(StringId s) { return IdValue{true, 0, s}; }
+};
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(Trace* trace);
+
+  StringId Intern(std::string_view s) { return trace_->strings.Intern(s); }
+  Trace* trace() { return trace_; }
+
+  // Track for (pid, tid); created on first use.
+  uint32_t ThreadTrack(IdValue pid, IdValue tid);
+  // Counter track named `name` in process `pid`.
+  uint32_t CounterTrack(IdValue pid, StringId name, int32_t device);
+  // Metadata: names apply to every track of the process / that thread.
+  void SetProcessName(IdValue pid, StringId name);
+  void SetThreadName(uint32_t track, StringId name) { trace_->tracks.name[track] = name; }
+  // Fixes a track's kind and layer so Finalize() does not infer them.
+  void SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int32_t device);
+  void SetTrackRank(uint32_t track, int32_t rank) { trace_->tracks.rank[track] = rank; }
+
+  // Args: append with AddArg, then pass [begin, count) to the event.
+  uint64_t ArgCursor() const { return trace_->args.size(); }
+  void AddArg(const Arg& arg) { trace_->args.push_back(arg); }
+
+  void AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
+                int64_t correlation, uint64_t arg_begin, uint16_t arg_count);
+  void AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
+                uint64_t arg_begin, uint16_t arg_count);
+  void AddEnd(uint32_t track, int64_t ts_ns);
+  void AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category, char scope,
+                  uint64_t arg_begin, uint16_t arg_count);
+  void AddCounter(uint32_t track, int64_t ts_ns, double value);
+  // One end of a flow: phase 's' (start), 't' (step) or 'f' (finish).
+  void AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing,
+                    StringId category);
+
+  // Offset added to every timestamp at Finalize (Kineto's baseTimeNanoseconds).
+  void SetTimeBaseNs(int64_t base_ns) { time_base_ns_ = base_ns; }
+  // Rank for every track that has none (Kineto's distributedInfo).
+  void SetDefaultRank(int32_t rank) { default_rank_ = rank; }
+
+  // Counts a malformed record; see Diagnostics.
+  void Diagnose(const std::string& kind, const std::string& where, const std::string& what) {
+    trace_->diagnostics.Add(kind, where, what);
+  }
+
+  Status Finalize();
+
+ private:
+  struct TrackKey {
+    bool pid_is_string, tid_is_string;
+    int64_t pid, tid;
+    bool operator==(const TrackKey&) const = default;
+  };
+  struct TrackKeyHash {
+    size_t operator()(const TrackKey& k) const;
+  };
+  struct PendingBeginEnd {
+    int64_t ts_ns;
+    uint32_t track;
+    uint32_t seq;
+    bool is_begin;
+    StringId name, category;
+    uint64_t arg_begin;
+    uint16_t arg_count;
+  };
+  struct PendingFlow {
+    uint64_t id;
+    int64_t ts_ns;
+    uint32_t track;
+    char phase;
+    bool bind_enclosing;
+    StringId category;
+  };
+
+  uint32_t NewTrack(TrackKind kind, IdValue pid, IdValue tid);
+  void ApplyTimeBase();
+  void MatchBeginEnd();
+  void SortSlices();
+  void ComputeDepthAndKinds();
+  void InferTracks();
+  void LinkCorrelationFlows();
+  void LinkFlowEvents();
+  void ExtractSteps();
+  uint32_t EnclosingSlice(uint32_t track, int64_t ts_ns) const;
+  uint32_t NextSlice(uint32_t track, int64_t ts_ns) const;
+
+  Trace* trace_;
+  std::unordered_map<TrackKey, uint32_t, TrackKeyHash> thread_tracks_;
+  std::unordered_map<TrackKey, uint32_t, TrackKeyHash> counter_tracks_;
+  TrackKey last_key_{};
+  uint32_t last_track_ = kNoTrack;
+  std::vector<std::pair<TrackKey, StringId>> process_names_;
+  std::vector<bool> role_fixed_;
+  std::vector<PendingBeginEnd> begin_end_;
+  std::vector<PendingFlow> flow_events_;
+  std::vector<uint32_t> track_slice_begin_;  // after SortSlices: per track, first slice
+  int64_t time_base_ns_ = 0;
+  int32_t default_rank_ = kNoRank;
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MODEL_TRACE_BUILDER_H_

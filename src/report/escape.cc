@@ -1,0 +1,108 @@
+#include "src/report/escape.h"
+
+#include <cstdio>
+
+namespace aiprof {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t len;
+  uint32_t min;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; }
+  else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; }
+  else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; }
+  else return 0;
+  if (i + len > s.size()) return 0;
+  uint32_t cp = c & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) {
+    unsigned char cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+}  // namespace
+
+void AppendJsonEscaped(std::string* out, std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      size_t len = Utf8SequenceLength(s, i);
+      if (len == 0) {
+        out->append("\\ufffd");
+        ++i;
+      } else {
+        out->append(s.substr(i, len));
+        i += len;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      case '<': out->append("\\u003c"); break;  // safe to embed in HTML <script>
+      case '>': out->append("\\u003e"); break;
+      case '&': out->append("\\u0026"); break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out->append(buf);
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+    ++i;
+  }
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  AppendJsonEscaped(&out, s);
+  out.push_back('"');
+  return out;
+}
+
+std::string CsvField(std::string_view s) {
+  std::string body;
+  if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r')) {
+    body.push_back('\'');
+  }
+  body.append(s);
+  if (body.find_first_of(",\"\n\r") == std::string::npos && body == s) return body;
+  std::string out = "\"";
+  for (char c : body) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string TerminalSafe(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = c >= 0x80 ? Utf8SequenceLength(s, i) : 1;
+    if (len == 0 || c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out.append(buf);
+      ++i;
+      continue;
+    }
+    out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,134 @@
+#include "src/report/summary_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cinttypes>
+
+#include "src/report/escape.h"
+#include "src/report/units.h"
+
+namespace aiprof {
+namespace {
+
+size_t OpLimit(const Summary& s, const SummaryReportOptions& o) {
+  return o.top_n == 0 ? s.ops.size() : std::min(o.top_n, s.ops.size());
+}
+
+std::string Truncated(std::string_view s, size_t max_chars) {
+  std::string safe = TerminalSafe(s);
+  if (safe.size() <= max_chars) return safe;
+  size_t cut = max_chars - 3;
+  while (cut > 0 && (static_cast<unsigned char>(safe[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+  return safe.substr(0, cut) + "...";
+}
+
+}  // namespace
+
+std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
+  std::string out;
+  auto it = trace.metadata.find("source_path");
+  out += fmt::format("aiprof summary: {}\n", TerminalSafe(it == trace.metadata.end() ? "" : it->second));
+  out += fmt::format("{} slices, {} instants, {} counter samples, {} flows, {} tracks\n\n", s.slice_count,
+                     s.instant_count, s.counter_count, s.flow_count, s.track_count);
+  size_t n = OpLimit(s, o);
+  out += fmt::format("Top {} ops by total time (of {}):\n", n, s.ops.size());
+  out += fmt::format("{:>8} {:>12} {:>10} {:>10} {:>10} {:>10}  {:<16} {}\n", "count", "total_us", "mean_us",
+                     "p50_us", "p99_us", "max_us", "category", "name");
+  for (size_t i = 0; i < n; ++i) {
+    const OpStat& op = s.ops[i];
+    out += fmt::format("{:>8} {:>12} {:>10.3f} {:>10.3f} {:>10.3f} {:>10}  {:<16} {}\n", op.count,
+                       NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3,
+                       NsToUsText(op.max_ns), Truncated(trace.Str(op.category), 16),
+                       Truncated(trace.Str(op.name), 90));
+  }
+  out += "\nDevices:\n";
+  if (s.devices.empty()) out += "  (no device activity in this trace: kernels, copies, sets, collectives)\n";
+  for (const DeviceStat& d : s.devices) {
+    out += fmt::format("  rank {:>3} device {:>3}: busy {} us of {} us span, utilization {:.1f}%\n",
+                       d.rank, d.device, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization * 100);
+  }
+  out += fmt::format("\nSteps ({}):\n", s.steps.size());
+  for (const StepStat& st : s.steps) {
+    out += fmt::format("  {:<24} rank {:>3} start {} us, {} us\n", Truncated(trace.Str(st.name), 24), st.rank,
+                       NsToUsText(st.start_ns), NsToUsText(st.dur_ns));
+  }
+  out += "\nEvents by category:\n";
+  for (const auto& [cat, count] : s.events_by_category) {
+    out += fmt::format("  {:<24} {}\n", cat.empty() ? "(none)" : Truncated(cat, 24), count);
+  }
+  out += "\nImport diagnostics:";
+  if (trace.diagnostics.empty()) out += " none\n";
+  else out += "\n";
+  for (const auto& [kind, e] : trace.diagnostics.entries()) {
+    out += fmt::format("  {:<24} {:>8}  first at {}: {}\n", kind, e.count, TerminalSafe(e.first_where),
+                       TerminalSafe(e.description));
+  }
+  return out;
+}
+
+std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
+  std::string out = "{\n  \"schema\": \"aiprof.summary/1\",\n";
+  auto it = trace.metadata.find("source_path");
+  out += fmt::format("  \"source\": {},\n", JsonString(it == trace.metadata.end() ? "" : it->second));
+  out += fmt::format(
+      "  \"totals\": {{\"slices\": {}, \"instants\": {}, \"counter_samples\": {}, \"flows\": {}, \"tracks\": {}, "
+      "\"ops\": {}}},\n",
+      s.slice_count, s.instant_count, s.counter_count, s.flow_count, s.track_count, s.ops.size());
+  out += "  \"ops\": [";
+  size_t n = OpLimit(s, o);
+  for (size_t i = 0; i < n; ++i) {
+    const OpStat& op = s.ops[i];
+    out += fmt::format(
+        "{}\n    {{\"name\": {}, \"category\": {}, \"count\": {}, \"total_us\": {}, \"mean_us\": {}, "
+        "\"p50_us\": {}, \"p99_us\": {}, \"max_us\": {}}}",
+        i ? "," : "", JsonString(trace.Str(op.name)), JsonString(trace.Str(op.category)), op.count,
+        NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
+  }
+  out += n ? "\n  ],\n" : "],\n";
+  out += "  \"devices\": [";
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceStat& d = s.devices[i];
+    out += fmt::format("{}\n    {{\"device\": {}, \"rank\": {}, \"busy_us\": {}, \"span_us\": {}, \"utilization\": {}}}",
+                       i ? "," : "", d.device, d.rank, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization);
+  }
+  out += s.devices.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"steps\": [";
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const StepStat& st = s.steps[i];
+    out += fmt::format("{}\n    {{\"name\": {}, \"rank\": {}, \"start_us\": {}, \"dur_us\": {}, \"start_ns\": {}}}",
+                       i ? "," : "", JsonString(trace.Str(st.name)), st.rank, NsToUsText(st.start_ns),
+                       NsToUsText(st.dur_ns), st.start_ns);
+  }
+  out += s.steps.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"events_by_category\": {";
+  bool first = true;
+  for (const auto& [cat, count] : s.events_by_category) {
+    out += fmt::format("{}\n    {}: {}", first ? "" : ",", JsonString(cat), count);
+    first = false;
+  }
+  out += first ? "},\n" : "\n  },\n";
+  out += "  \"diagnostics\": {";
+  first = true;
+  for (const auto& [kind, e] : trace.diagnostics.entries()) {
+    out += fmt::format("{}\n    {}: {{\"count\": {}, \"first_at\": {}, \"description\": {}}}", first ? "" : ",",
+                       JsonString(kind), e.count, JsonString(e.first_where), JsonString(e.description));
+    first = false;
+  }
+  out += first ? "}\n}\n" : "\n  }\n}\n";
+  return out;
+}
+
+std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
+  std::string out = "name,category,count,total_us,mean_us,p50_us,p99_us,max_us\n";
+  size_t n = OpLimit(s, o);
+  for (size_t i = 0; i < n; ++i) {
+    const OpStat& op = s.ops[i];
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", CsvField(trace.Str(op.name)), CsvField(trace.Str(op.category)),
+                       op.count, NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3,
+                       NsToUsText(op.max_ns));
+  }
+  return out;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,22 @@
+// Renders a Summary as text, JSON (schema: docs/summary-schema.md) or CSV.
+#ifndef AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
+#define AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
+
+#include <string>
+
+#include "src/analysis/summary/summary.h"
+
+namespace aiprof {
+
+struct SummaryReportOptions {
+  size_t top_n = 20;  // ops listed; 0 = all
+};
+
+std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
+std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
+// CSV holds the op table only (one row per op).
+std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
