@@ -58,9 +58,6 @@ std::optional<int64_t> ParseDecimalScaled(std::string_view text, int scale_pow10
   int64_t int_len = static_cast<int64_t>(parts->int_digits.size());
   int64_t total_len = int_len + static_cast<int64_t>(parts->frac_digits.size());
   int64_t keep = int_len + shift;  // digits (from the left) that stay integral
-  if (keep > total_len + 20 && acc == 0) {
-    // Still fine: trailing zeros added below; overflow check catches huge values.
-  }
   for (int64_t k = 0; k < total_len; ++k) {
     char c = k < int_len ? parts->int_digits[k] : parts->frac_digits[k - int_len];
     if (k < keep) {
@@ -70,9 +67,9 @@ std::optional<int64_t> ParseDecimalScaled(std::string_view text, int scale_pow10
       break;
     }
   }
-  for (int64_t k = total_len; k < keep; ++k) {
-    if (acc != 0 && !push_digit(0)) return std::nullopt;
-    if (k - total_len > 40) return std::nullopt;
+  // Trailing zeros the exponent adds; zero stays zero however many.
+  for (int64_t k = total_len; k < keep && acc != 0; ++k) {
+    if (!push_digit(0)) return std::nullopt;
   }
   if (round_digit >= 5) ++acc;
   if (parts->negative) {

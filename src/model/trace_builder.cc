@@ -263,7 +263,9 @@ void TraceBuilder::InferTracks() {
       t.kind[i] = TrackKind::kDeviceStream;
       t.layer[i] = Layer::kDevice;
       t.device[i] = static_cast<int32_t>(t.pid[i]);
-      if (t.name[i].empty() && t.tid[i] >= 0) t.name[i] = Intern("stream " + std::to_string(t.tid[i]));
+      if (t.name[i].empty()) {
+        t.name[i] = !t.tid_label[i].empty() ? t.tid_label[i] : Intern("stream " + std::to_string(t.tid[i]));
+      }
     } else if (!t.pid_label[i].empty()) {
       t.kind[i] = TrackKind::kSpans;
       t.layer[i] = Layer::kApplication;

@@ -88,7 +88,12 @@ struct ChromeJsonParser::Impl {
     if (type == od::json_type::string) {
       std::string_view s;
       if (v.get_string().get(s)) return false;
-      *out = IdValue::Str(builder->Intern(s));
+      // Older PyTorch writes "tid": "25738" on slices and 25738 on flows.
+      if (std::optional<int64_t> n = ParseInt64(s)) {
+        *out = IdValue::Num(*n);
+      } else {
+        *out = IdValue::Str(builder->Intern(s));
+      }
       return true;
     }
     if (type != od::json_type::number) return false;

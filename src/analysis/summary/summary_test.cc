@@ -1,0 +1,66 @@
+#include "src/analysis/summary/summary.h"
+
+#include <gtest/gtest.h>
+
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+namespace {
+
+TEST(SummaryTest, QuantilesInterpolateLikeNumpy) {
+  int64_t v[] = {10, 20, 30, 40};
+  EXPECT_DOUBLE_EQ(QuantileSorted(v, 4, 0.5), 25);    // numpy.percentile([10,20,30,40], 50)
+  EXPECT_DOUBLE_EQ(QuantileSorted(v, 4, 0.99), 39.7); // pos 2.97
+  EXPECT_DOUBLE_EQ(QuantileSorted(v, 1, 0.99), 10);
+  EXPECT_DOUBLE_EQ(QuantileSorted(v, 0, 0.5), 0);
+}
+
+TEST(SummaryTest, UnionOfOverlappingIntervals) {
+  std::vector<std::pair<int64_t, int64_t>> iv = {{10, 20}, {0, 5}, {15, 30}, {30, 31}, {40, 40}};
+  EXPECT_EQ(UnionLengthNs(&iv), 5 + 20 + 1);  // [0,5) [10,31) [40,40)
+  std::vector<std::pair<int64_t, int64_t>> empty;
+  EXPECT_EQ(UnionLengthNs(&empty), 0);
+}
+
+// Hand-worked: two streams on device 0 overlap; a gpu_user_annotation on the
+// same stream is a label, not activity, and must not count as busy time.
+TEST(SummaryTest, DeviceBusyIsTheUnionAcrossStreams) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t s7 = b.ThreadTrack(IdValue::Num(0), IdValue::Num(7));
+  uint32_t s8 = b.ThreadTrack(IdValue::Num(0), IdValue::Num(8));
+  StringId kernel = b.Intern("kernel"), memcpy = b.Intern("gpu_memcpy"), ann = b.Intern("gpu_user_annotation");
+  b.AddSlice(s7, 1000, 1000, b.Intern("k1"), kernel, kNoCorrelation, 0, 0);   // [1000, 2000)
+  b.AddSlice(s8, 1500, 1000, b.Intern("c1"), memcpy, kNoCorrelation, 0, 0);   // [1500, 2500)
+  b.AddSlice(s7, 4000, 1000, b.Intern("k1"), kernel, kNoCorrelation, 0, 0);   // [4000, 5000)
+  b.AddSlice(s7, 0, 10000, b.Intern("step"), ann, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  Summary s = ComputeSummary(t);
+  ASSERT_EQ(s.devices.size(), 1u);
+  EXPECT_EQ(s.devices[0].busy_ns, 2500);
+  EXPECT_EQ(s.devices[0].span_ns, 4000);
+  EXPECT_DOUBLE_EQ(s.devices[0].utilization, 0.625);
+  ASSERT_EQ(s.ops.size(), 3u);
+  EXPECT_EQ(t.Str(s.ops[0].name), "step");
+  EXPECT_EQ(t.Str(s.ops[1].name), "k1");
+  EXPECT_EQ(s.ops[1].count, 2u);
+  EXPECT_EQ(s.ops[1].total_ns, 2000);
+  EXPECT_EQ(s.events_by_category.at("kernel"), 2u);
+}
+
+TEST(SummaryTest, EmptyTraceHasNoDevicesAndNoDivisionByZero) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t s7 = b.ThreadTrack(IdValue::Num(0), IdValue::Num(7));
+  b.AddSlice(s7, 5, 0, b.Intern("k"), b.Intern("kernel"), kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  Summary s = ComputeSummary(t);
+  ASSERT_EQ(s.devices.size(), 1u);
+  EXPECT_EQ(s.devices[0].span_ns, 0);
+  EXPECT_EQ(s.devices[0].utilization, 0);
+  Trace empty;
+  EXPECT_TRUE(ComputeSummary(empty).ops.empty());
+}
+
+}  // namespace
+}  // namespace aiprof

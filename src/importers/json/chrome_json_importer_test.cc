@@ -1,0 +1,283 @@
+// Importer tests on small hand-made traces (labelled as such: each is written
+// here to exercise one format variant or one kind of bad input).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <random>
+#include <string>
+
+#include "src/importers/common/importer_registry.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+using testing::TempDir;
+
+std::unique_ptr<Trace> MustImport(const std::string& path) {
+  auto r = ImportTrace(path);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+std::string ImportError(const std::string& path) {
+  auto r = ImportTrace(path);
+  EXPECT_FALSE(r.ok());
+  return r.ok() ? "" : r.status().message();
+}
+
+uint64_t DiagCount(const Trace& t, const std::string& kind) {
+  auto it = t.diagnostics.entries().find(kind);
+  return it == t.diagnostics.entries().end() ? 0 : it->second.count;
+}
+
+TEST(ChromeJsonImporterTest, KinetoLayoutWithBaseTimeAtTheEnd) {
+  TempDir dir;
+  std::string path = dir.Write("t.json", R"({
+  "schemaVersion": 1,
+  "traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11,
+   "ts": 100.5, "dur": 2.25, "args": {"correlation": 7, "External id": 3}},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 103.001, "dur": "4.000",
+   "args": {"correlation": 7, "stream": 7}},
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 10, "tid": 11, "ts": 100, "dur": 10},
+  {"ph": "s", "id": 7, "pid": 10, "tid": 11, "ts": 100.5, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "f", "id": 7, "pid": 0, "tid": 7, "ts": 103.001, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "M", "name": "thread_name", "pid": 10, "tid": 11, "args": {"name": "main"}},
+  {"ph": "M", "name": "process_name", "pid": 10, "tid": 0, "args": {"name": "python"}}
+  ],
+  "distributedInfo": {"backend": "nccl", "rank": 3, "world_size": 8},
+  "baseTimeNanoseconds": 1711964646000000000
+})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->slices.size(), 3u);
+  // Sorted by track, then start; the runtime call's track was created first.
+  int64_t base = 1711964646000000000;
+  EXPECT_EQ(t->slices.ts_ns[0], base + 100000);   // ProfilerStep#4 (longest first at track start)
+  EXPECT_EQ(t->slices.ts_ns[1], base + 100500);
+  EXPECT_EQ(t->slices.dur_ns[1], 2250);
+  EXPECT_EQ(t->slices.depth[1], 1);
+  EXPECT_EQ(t->slices.ts_ns[2], base + 103001);
+  EXPECT_EQ(t->slices.dur_ns[2], 4000);
+  EXPECT_EQ(t->slices.kind[2], EventKind::kKernel);
+  uint32_t kernel_track = t->slices.track[2];
+  EXPECT_EQ(t->tracks.kind[kernel_track], TrackKind::kDeviceStream);
+  EXPECT_EQ(t->tracks.device[kernel_track], 0);
+  EXPECT_EQ(t->tracks.rank[kernel_track], 3);
+  EXPECT_EQ(t->Str(t->tracks.name[t->slices.track[1]]), "main");
+  EXPECT_EQ(t->Str(t->tracks.process_name[t->slices.track[1]]), "python");
+  // One flow: correlation and ac2g describe the same launch.
+  ASSERT_EQ(t->flows.size(), 1u);
+  EXPECT_EQ(t->flows.from_slice[0], 1u);
+  EXPECT_EQ(t->flows.to_slice[0], 2u);
+  ASSERT_EQ(t->steps.size(), 1u);
+  EXPECT_EQ(t->steps.number[0], 4);
+  EXPECT_EQ(t->steps.dur_ns[0], 10000);
+  EXPECT_EQ(t->metadata["world_size"], "8");
+  EXPECT_TRUE(t->diagnostics.empty());
+}
+
+TEST(ChromeJsonImporterTest, BareArrayLegacyFloatsAndBeginEnd) {
+  TempDir dir;
+  std::string path = dir.Write("legacy.json", R"([
+{"name": "aten::conv2d", "ph": "X", "ts": 237.481, "dur": 25.118000000000052, "tid": 1, "pid": "CPU functions", "args": {}},
+{"name": "outer", "ph": "B", "ts": 300, "tid": 1, "pid": "CPU functions"},
+{"name": "inner", "ph": "B", "ts": 301, "tid": 1, "pid": "CPU functions"},
+{"ph": "E", "ts": 302, "tid": 1, "pid": "CPU functions"},
+{"ph": "E", "ts": 310, "tid": 1, "pid": "CPU functions"}
+])");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->slices.size(), 3u);
+  EXPECT_EQ(t->slices.ts_ns[0], 237481);
+  EXPECT_EQ(t->slices.dur_ns[0], 25118);
+  EXPECT_EQ(t->Str(t->slices.name[1]), "outer");
+  EXPECT_EQ(t->slices.dur_ns[1], 10000);
+  EXPECT_EQ(t->Str(t->slices.name[2]), "inner");
+  EXPECT_EQ(t->slices.dur_ns[2], 1000);
+  EXPECT_EQ(t->slices.depth[2], 1);
+}
+
+TEST(ChromeJsonImporterTest, EventsInAnyOrderGiveTheSameModel) {
+  TempDir dir;
+  std::string a = dir.Write("a.json", R"([
+{"ph":"X","name":"p","pid":1,"tid":1,"ts":0,"dur":10},
+{"ph":"X","name":"c","pid":1,"tid":1,"ts":2,"dur":3},
+{"ph":"X","name":"d","pid":1,"tid":1,"ts":6,"dur":1}])");
+  std::string b = dir.Write("b.json", R"([
+{"ph":"X","name":"d","pid":1,"tid":1,"ts":6,"dur":1},
+{"ph":"X","name":"c","pid":1,"tid":1,"ts":2,"dur":3},
+{"ph":"X","name":"p","pid":1,"tid":1,"ts":0,"dur":10}])");
+  auto ta = MustImport(a), tb = MustImport(b);
+  ASSERT_TRUE(ta && tb);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(ta->Str(ta->slices.name[i]), tb->Str(tb->slices.name[i]));
+    EXPECT_EQ(ta->slices.depth[i], tb->slices.depth[i]);
+  }
+  EXPECT_EQ(ta->slices.depth[1], 1);
+  EXPECT_EQ(ta->slices.depth[2], 1);
+}
+
+TEST(ChromeJsonImporterTest, MemoryEventsBecomeInstantsAndCounters) {
+  TempDir dir;
+  std::string path = dir.Write("m.json", R"({"traceEvents": [
+{"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 10,
+ "args": {"Device Type": 1, "Device Id": 2, "Addr": 123, "Bytes": 4096, "Total Allocated": 8192, "Total Reserved": 20000}},
+{"ph": "C", "name": "util", "pid": 5, "ts": 11, "args": {"value": 0.5}}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->instants.size(), 1u);
+  EXPECT_EQ(t->instants.arg_count[0], 6);
+  ASSERT_EQ(t->counters.size(), 3u);
+  EXPECT_EQ(t->counters.value[0], 8192);
+  EXPECT_EQ(t->Str(t->tracks.name[t->counters.track[0]]), "Total Allocated (device 2)");
+  EXPECT_EQ(t->counters.value[2], 0.5);
+}
+
+TEST(ChromeJsonImporterTest, MalformedRecordsAreCountedAndImportGoesOn) {
+  TempDir dir;
+  std::string path = dir.Write("bad.json", R"({"traceEvents": [
+{"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+{"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": 1, "dur": -5},
+{"ph": "X", "name": "nots", "pid": 1, "tid": 1, "dur": 5},
+{"ph": "X", "name": "badts", "pid": 1, "tid": 1, "ts": "soon", "dur": 5},
+{"ph": "Q", "name": "unknown", "pid": 1, "tid": 1, "ts": 1},
+{"ph": "E", "pid": 1, "tid": 2, "ts": 1},
+{"ph": "B", "name": "open", "pid": 1, "tid": 3, "ts": 1},
+{"ph": "X", "name": "bad utf8 )" "\xff\xfe" R"(", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+{"ph": "X", "name": 12, "pid": 1, "tid": 1, "ts": 2, "dur": 1},
+{"ph": "X", "name": "wrong types", "pid": 1, "tid": 1, "ts": [1], "dur": {}},
+"not an object",
+{"ph": "X", "name": "ok2", "pid": 1, "tid": 1, "ts": 3, "dur": 1}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 3u);  // ok, ok2 and the unnamed one
+  EXPECT_EQ(DiagCount(*t, "negative_duration"), 1u);
+  EXPECT_EQ(DiagCount(*t, "missing_ts"), 1u);
+  EXPECT_EQ(DiagCount(*t, "bad_ts"), 2u);
+  EXPECT_EQ(DiagCount(*t, "unsupported_phase"), 1u);
+  EXPECT_EQ(DiagCount(*t, "unmatched_end"), 1u);
+  EXPECT_EQ(DiagCount(*t, "unterminated_begin"), 1u);
+  EXPECT_EQ(DiagCount(*t, "invalid_event_json"), 2u);  // invalid UTF-8, not an object
+  EXPECT_EQ(DiagCount(*t, "name_not_string"), 1u);
+  EXPECT_NE(t->diagnostics.entries().at("negative_duration").first_where.find("bad.json:byte "), std::string::npos);
+}
+
+// The scanner keeps no recursion stack, and simdjson's On-Demand API does not
+// descend into an arg it only copies, so 100k levels import as one JSON arg.
+TEST(ChromeJsonImporterTest, DeeplyNestedArgsImportWithoutRecursion) {
+  TempDir dir;
+  std::string nested(100000, '[');
+  nested += std::string(100000, ']');
+  std::string path = dir.Write("deep.json", "[{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"x\":" +
+                                                nested + "}},{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":1}]");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->slices.size(), 2u);
+  ASSERT_EQ(t->slices.arg_count[0], 1);
+  const Arg& arg = t->args[t->slices.arg_begin[0]];
+  EXPECT_EQ(arg.type, ArgType::kJson);
+  EXPECT_EQ(t->Str(StringId{arg.str}), nested);
+  EXPECT_TRUE(t->diagnostics.empty());
+}
+
+TEST(ChromeJsonImporterTest, HugeStringInsideAnEventIsSkippedAndCounted) {
+  TempDir dir;
+  std::string huge(70 << 20, 'x');  // over the 64 MiB per-event limit
+  std::string path = dir.Write("huge.json", "[{\"ph\":\"X\",\"name\":\"" + huge +
+                                                "\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+                                                "{\"ph\":\"X\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":1}]");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 1u);
+  EXPECT_EQ(DiagCount(*t, "value_too_large"), 1u);
+}
+
+TEST(ChromeJsonImporterTest, UnusableFilesAreErrorsNamingFileAndPosition) {
+  TempDir dir;
+  EXPECT_NE(ImportError(dir.Write("empty.json", "")).find("empty"), std::string::npos);
+  EXPECT_NE(ImportError(dir.Write("spaces.json", "   \n")).find("unrecognised format"), std::string::npos);
+  EXPECT_NE(ImportError(dir.Write("text.json", "hello world")).find("unrecognised format"), std::string::npos);
+  std::string e = ImportError(dir.Write("noevents.json", R"({"schemaVersion": 1})"));
+  EXPECT_NE(e.find("no traceEvents"), std::string::npos) << e;
+  e = ImportError(dir.Write("trailing.json", R"([{"ph":"X","ts":1,"dur":1}] garbage)"));
+  EXPECT_NE(e.find("trailing.json: unexpected data after the end of the JSON at byte 28"), std::string::npos) << e;
+  e = ImportError(dir.Write("wrongtype.json", R"({"traceEvents": 5})"));
+  EXPECT_NE(e.find("expected '['"), std::string::npos) << e;
+  e = ImportError(dir.Path("missing.json"));
+  EXPECT_NE(e.find("missing.json"), std::string::npos) << e;
+}
+
+TEST(ChromeJsonImporterTest, TruncationAtEveryByteIsAnErrorOrCountedNeverACrash) {
+  TempDir dir;
+  std::string full = R"({"traceEvents": [{"ph": "X", "name": "a\"b", "pid": 1, "tid": 1, "ts": 1.5, "dur": 2, "args": {"k": [1, {"z": "}"}]}}, {"ph": "i", "name": "m", "pid": 1, "tid": 1, "ts": 3}], "baseTimeNanoseconds": 1000})";
+  for (size_t cut = 0; cut < full.size(); ++cut) {
+    std::string path = dir.Write("cut.json", full.substr(0, cut));
+    auto r = ImportTrace(path);
+    ASSERT_FALSE(r.ok()) << "cut at " << cut;
+    EXPECT_NE(r.status().message().find("cut.json"), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(ImportTrace(dir.Write("full.json", full)).ok());
+}
+
+TEST(ChromeJsonImporterTest, RandomBytesNeverCrash) {
+  TempDir dir;
+  std::mt19937 rng(42);
+  std::string alphabet = "{}[]\":,0123456789.eE-+ abcXBEphtsdur\\\n";
+  for (int i = 0; i < 300; ++i) {
+    std::string s = i % 2 ? "[" : "{\"traceEvents\":[";
+    size_t n = rng() % 200;
+    for (size_t k = 0; k < n; ++k) s.push_back(alphabet[rng() % alphabet.size()]);
+    auto r = ImportTrace(dir.Write("r.json", s));
+    (void)r;  // either outcome is fine; the process must survive (ASan checks the rest)
+  }
+}
+
+std::string Gzip(const std::string& data) {
+  z_stream zs{};
+  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  zs.avail_in = static_cast<uInt>(data.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST(ChromeJsonImporterTest, GzipIsDetectedByContentAndCorruptionIsAnError) {
+  TempDir dir;
+  std::string json = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}])";
+  std::string gz = Gzip(json);
+  auto t = MustImport(dir.Write("no_extension", gz));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 1u);
+  std::string corrupt = gz;
+  corrupt[corrupt.size() / 2] ^= 0x5a;
+  corrupt[corrupt.size() / 2 + 1] ^= 0x33;
+  std::string e = ImportError(dir.Write("corrupt.json.gz", corrupt));
+  EXPECT_NE(e.find("corrupt.json.gz"), std::string::npos) << e;
+  e = ImportError(dir.Write("short.json.gz", gz.substr(0, gz.size() - 12)));
+  EXPECT_NE(e.find("short.json.gz"), std::string::npos) << e;
+}
+
+TEST(ChromeJsonImporterTest, FlowIdsBeyond2Pow53StayExact) {
+  TempDir dir;
+  std::string path = dir.Write("f.json", R"([
+{"ph":"X","name":"host","pid":1,"tid":1,"ts":1,"dur":5},
+{"ph":"X","name":"dev","pid":1,"tid":2,"ts":7,"dur":5},
+{"ph":"s","id":18446744073709551557,"pid":1,"tid":1,"ts":2,"cat":"async_npu","name":"x"},
+{"ph":"f","id":"18446744073709551557","pid":1,"tid":2,"ts":7,"cat":"async_npu","name":"x","bp":"e"}])");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->flows.size(), 1u);
+  EXPECT_EQ(t->flows.flow_id[0], 18446744073709551557ull);
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,41 @@
+#include "src/report/escape.h"
+
+#include <gtest/gtest.h>
+
+#include "src/report/units.h"
+
+namespace aiprof {
+namespace {
+
+TEST(EscapeTest, Json) {
+  EXPECT_EQ(JsonString("a\"b\\c\n</script>"), "\"a\\\"b\\\\c\\n\\u003c/script\\u003e\"");
+  EXPECT_EQ(JsonString(std::string("x\x01y", 3)), "\"x\\u0001y\"");
+  EXPECT_EQ(JsonString("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  EXPECT_EQ(JsonString("bad\xff"), "\"bad\\ufffd\"");
+  EXPECT_EQ(JsonString("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // a UTF-16 surrogate is not UTF-8
+}
+
+TEST(EscapeTest, Csv) {
+  EXPECT_EQ(CsvField("aten::conv2d"), "aten::conv2d");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(CsvField("=HYPERLINK(1)"), "\"'=HYPERLINK(1)\"");
+  EXPECT_EQ(CsvField("-1+2"), "\"'-1+2\"");
+}
+
+TEST(EscapeTest, TerminalStripsControlSequences) {
+  EXPECT_EQ(TerminalSafe("a\x1b[31mred"), "a\\x1b[31mred");
+  EXPECT_EQ(TerminalSafe("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
+}
+
+TEST(UnitsTest, NanosecondsAsExactMicroseconds) {
+  EXPECT_EQ(NsToUsText(1736408883704643212), "1736408883704643.212");
+  EXPECT_EQ(NsToUsText(5000), "5");
+  EXPECT_EQ(NsToUsText(1500), "1.5");
+  EXPECT_EQ(NsToUsText(7), "0.007");
+  EXPECT_EQ(NsToUsText(-1500), "-1.5");
+  EXPECT_EQ(NsToUsText(INT64_MIN), "-9223372036854775.808");
+}
+
+}  // namespace
+}  // namespace aiprof
