@@ -1,5 +1,6 @@
 #include "src/base/atomic_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +25,10 @@ Status AtomicFileWriter::Open(const std::string& path) {
   int fd = ::mkstemp(name.data());
   if (fd < 0) return ErrStatus(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
   tmp_path_.assign(name.data());
+  // mkstemp creates 0600; give the file the mode a plain create would.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
     ::close(fd);

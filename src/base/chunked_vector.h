@@ -52,7 +52,9 @@ class ChunkedVector {
   }
   size_t bytes_reserved() const { return blocks_.size() * kBlockSize * sizeof(T); }
 
-  // Reorders so that new[i] = old[order[i]]. Uses one block-chunked temporary.
+  // Reorders so that new[i] = old[order[i]]. The new column is written
+  // sequentially; the old one is freed right after, so a table of many
+  // columns never holds more than one extra column at a time.
   void Permute(const std::vector<uint32_t>& order) {
     ChunkedVector<T> out;
     out.resize(size_);

@@ -41,9 +41,45 @@ std::optional<DecimalParts> SplitDecimal(std::string_view s) {
   return p;
 }
 
+// Fast path for the common shape "digits[.digits]" with at most 15 integer
+// digits: exact in uint64 without the general machinery.
+std::optional<int64_t> ParseSimpleDecimal(std::string_view text, int scale_pow10) {
+  size_t i = 0, n = text.size();
+  uint64_t value = 0;
+  size_t int_digits = 0;
+  while (i < n && IsDigit(text[i])) {
+    value = value * 10 + static_cast<uint64_t>(text[i++] - '0');
+    ++int_digits;
+  }
+  if (int_digits == 0 || int_digits > 15) return std::nullopt;
+  int kept = 0;
+  int round_digit = 0;
+  if (i < n && text[i] == '.') {
+    ++i;
+    size_t frac_start = i;
+    while (i < n && IsDigit(text[i])) {
+      if (kept < scale_pow10) {
+        value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+        ++kept;
+      } else if (i == frac_start + static_cast<size_t>(scale_pow10)) {
+        round_digit = text[i] - '0';
+      }
+      ++i;
+    }
+    if (i == frac_start) return std::nullopt;
+  }
+  if (i != n) return std::nullopt;  // exponent or junk: general path
+  for (; kept < scale_pow10; ++kept) value *= 10;
+  if (round_digit >= 5) ++value;
+  return static_cast<int64_t>(value);
+}
+
 }  // namespace
 
 std::optional<int64_t> ParseDecimalScaled(std::string_view text, int scale_pow10) {
+  if (scale_pow10 >= 0 && scale_pow10 <= 3 && !text.empty() && IsDigit(text[0])) {
+    if (std::optional<int64_t> v = ParseSimpleDecimal(text, scale_pow10)) return v;
+  }
   std::optional<DecimalParts> parts = SplitDecimal(text);
   if (!parts) return std::nullopt;
   // The decimal point moves right by `shift` places; digits past it round.

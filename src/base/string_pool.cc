@@ -10,13 +10,23 @@
 
 namespace aiprof {
 
-size_t StringViewHash::operator()(std::string_view s) const {
-  return static_cast<size_t>(XXH3_64bits(s.data(), s.size()));
-}
-
 StringPool::StringPool() {
   strings_.push_back(std::string_view());
-  index_.emplace(std::string_view(), 0);
+  slots_.assign(1024, Slot{0, 0});
+  mask_ = slots_.size() - 1;
+}
+
+void StringPool::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.size() * 2, Slot{0, 0});
+  mask_ = slots_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.id_plus_one == 0) continue;
+    uint64_t h = XXH3_64bits(strings_[s.id_plus_one - 1].data(), strings_[s.id_plus_one - 1].size());
+    size_t pos = h & mask_;
+    while (slots_[pos].id_plus_one != 0) pos = (pos + 1) & mask_;
+    slots_[pos] = s;
+  }
 }
 
 std::string_view StringPool::CopyToArena(std::string_view s) {
@@ -41,20 +51,32 @@ std::string_view StringPool::CopyToArena(std::string_view s) {
 }
 
 StringId StringPool::Intern(std::string_view s) {
-  auto it = index_.find(s);
-  if (it != index_.end()) return StringId{it->second};
-  std::string_view stored = CopyToArena(s);
-  AIPROF_CHECK(strings_.size() < UINT32_MAX);
+  if (s.empty()) return StringId{0};
+  uint64_t h = XXH3_64bits(s.data(), s.size());
+  uint32_t tag = static_cast<uint32_t>(h >> 32);
+  size_t pos = h & mask_;
+  for (;; pos = (pos + 1) & mask_) {
+    Slot& slot = slots_[pos];
+    if (slot.id_plus_one == 0) break;
+    if (slot.hash_tag == tag && strings_[slot.id_plus_one - 1] == s) return StringId{slot.id_plus_one - 1};
+  }
+  AIPROF_CHECK(strings_.size() < UINT32_MAX - 1);
   uint32_t id = static_cast<uint32_t>(strings_.size());
-  strings_.push_back(stored);
-  index_.emplace(stored, id);
+  strings_.push_back(CopyToArena(s));
+  slots_[pos] = Slot{id + 1, tag};
+  if (strings_.size() * 2 > slots_.size()) Grow();  // load factor <= 1/2
   return StringId{id};
 }
 
 std::optional<StringId> StringPool::Find(std::string_view s) const {
-  auto it = index_.find(s);
-  if (it == index_.end()) return std::nullopt;
-  return StringId{it->second};
+  if (s.empty()) return StringId{0};
+  uint64_t h = XXH3_64bits(s.data(), s.size());
+  uint32_t tag = static_cast<uint32_t>(h >> 32);
+  for (size_t pos = h & mask_;; pos = (pos + 1) & mask_) {
+    const Slot& slot = slots_[pos];
+    if (slot.id_plus_one == 0) return std::nullopt;
+    if (slot.hash_tag == tag && strings_[slot.id_plus_one - 1] == s) return StringId{slot.id_plus_one - 1};
+  }
 }
 
 }  // namespace aiprof

@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace aiprof {
@@ -19,10 +18,6 @@ struct StringId {
   friend bool operator==(StringId a, StringId b) { return a.raw == b.raw; }
   friend bool operator!=(StringId a, StringId b) { return a.raw != b.raw; }
   friend bool operator<(StringId a, StringId b) { return a.raw < b.raw; }
-};
-
-struct StringViewHash {
-  size_t operator()(std::string_view s) const;
 };
 
 class StringPool {
@@ -49,8 +44,17 @@ class StringPool {
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = kBlockBytes;
   size_t arena_bytes_ = 0;
+  void Grow();
+
   std::vector<std::string_view> strings_;
-  std::unordered_map<std::string_view, uint32_t, StringViewHash> index_;
+  // Open addressing with linear probing: each slot holds id + 1 (0 = empty)
+  // and the hash's upper 32 bits, so most misses never touch string bytes.
+  struct Slot {
+    uint32_t id_plus_one;
+    uint32_t hash_tag;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
 };
 
 }  // namespace aiprof

@@ -2,6 +2,7 @@
 
 #include "src/analysis/summary/summary.h"
 #include "src/cli/command.h"
+#include "src/cli/phase_timer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/report/summary_report.h"
 
@@ -16,24 +17,31 @@ class SummaryCommand : public Command {
     sub->add_option("--format", format_, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
     sub->add_option("--top", top_, "Ops to list, by total time (0 = all)");
     sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    sub->add_flag("--timing", timing_, "Print the time of each phase to standard error");
     return sub;
   }
 
   Status Run() override {
+    PhaseTimer timer(timing_);
     ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    timer.Mark("import");
     Summary summary = ComputeSummary(*trace);
+    timer.Mark("analyse");
     SummaryReportOptions options;
     options.top_n = top_;
     std::string text = format_ == "json" ? SummaryToJson(*trace, summary, options)
                        : format_ == "csv" ? SummaryToCsv(*trace, summary, options)
                                           : SummaryToText(*trace, summary, options);
-    return WriteOutput(output_, text);
+    RETURN_IF_ERROR(WriteOutput(output_, text));
+    timer.Mark("render+write");
+    return OkStatus();
   }
 
  private:
   std::string input_, output_;
   std::string format_ = "text";
   size_t top_ = 20;
+  bool timing_ = false;
 };
 
 }  // namespace

@@ -182,16 +182,28 @@ void TraceBuilder::MatchBeginEnd() {
 
 void TraceBuilder::SortSlices() {
   SliceTable& s = trace_->slices;
-  std::vector<uint32_t> order(s.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&s](uint32_t a, uint32_t b) {
-    if (s.track[a] != s.track[b]) return s.track[a] < s.track[b];
-    if (s.ts_ns[a] != s.ts_ns[b]) return s.ts_ns[a] < s.ts_ns[b];
-    if (s.dur_ns[a] != s.dur_ns[b]) return s.dur_ns[a] > s.dur_ns[b];
-    return a < b;
-  });
-  bool sorted = true;
-  for (uint32_t i = 0; i < order.size() && sorted; ++i) sorted = order[i] == i;
+  // Sort compact keys rather than indices into the columns: one cache line
+  // holds several keys, so the sort never chases column blocks.
+  struct Key {
+    int64_t ts_ns;
+    int64_t neg_dur_ns;
+    uint32_t track;
+    uint32_t index;
+  };
+  std::vector<Key> keys(s.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {s.ts_ns[i], -s.dur_ns[i], s.track[i], i};
+  auto less = [](const Key& a, const Key& b) {
+    if (a.track != b.track) return a.track < b.track;
+    if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+    if (a.neg_dur_ns != b.neg_dur_ns) return a.neg_dur_ns < b.neg_dur_ns;
+    return a.index < b.index;
+  };
+  bool sorted = std::is_sorted(keys.begin(), keys.end(), less);
+  if (!sorted) std::sort(keys.begin(), keys.end(), less);
+  std::vector<uint32_t> order(sorted ? 0 : keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = keys[i].index;
+  keys.clear();
+  keys.shrink_to_fit();
   if (!sorted) {
     s.ts_ns.Permute(order);
     s.dur_ns.Permute(order);

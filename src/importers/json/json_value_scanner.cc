@@ -3,6 +3,11 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#include <cstring>
 
 namespace aiprof {
 
@@ -74,7 +79,97 @@ size_t JsonValueScanner::FeedScalar(const char* data, size_t n) {
   return kNotDone;
 }
 
+namespace {
+
+// Bit k set where p[k] == c, for 64 bytes.
+inline uint64_t EqMask64(const char* p, char c) {
+#if defined(__AVX2__)
+  const __m256i v = _mm256_set1_epi8(c);
+  uint32_t lo = static_cast<uint32_t>(_mm256_movemask_epi8(
+      _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), v)));
+  uint32_t hi = static_cast<uint32_t>(_mm256_movemask_epi8(
+      _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), v)));
+  return uint64_t{lo} | (uint64_t{hi} << 32);
+#else
+  uint64_t m = 0;
+  for (int k = 0; k < 64; ++k) m |= uint64_t{p[k] == c} << k;
+  return m;
+#endif
+}
+
+// Bit k set where p[k] | 0x20 == c: '{' also finds '[', '}' also finds ']'.
+inline uint64_t FoldEqMask64(const char* p, char c) {
+#if defined(__AVX2__)
+  const __m256i v = _mm256_set1_epi8(c);
+  const __m256i lower = _mm256_set1_epi8(0x20);
+  uint32_t lo = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+      _mm256_or_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), lower), v)));
+  uint32_t hi = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+      _mm256_or_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), lower), v)));
+  return uint64_t{lo} | (uint64_t{hi} << 32);
+#else
+  uint64_t m = 0;
+  for (int k = 0; k < 64; ++k) m |= uint64_t{(p[k] | 0x20) == c} << k;
+  return m;
+#endif
+}
+
+// Bit k = xor of bits 0..k: marks bytes from an opening quote up to (not
+// including) its closing quote.
+inline uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+}  // namespace
+
+// Scans 64 bytes at a time: quotes give the in-string mask, brackets outside
+// strings move the depth. A block holding a backslash (rare in traces) goes
+// byte by byte so escapes are exact.
 size_t JsonValueScanner::FeedContainer(const char* data, size_t n) {
+  if (top_string_ || (depth_ == 0 && in_string_)) return FeedBytes(data, n);  // a top-level string
+  size_t i = 0;
+  char tail[64];
+  while (i < n) {
+    size_t len = n - i < 64 ? n - i : 64;
+    const char* p = data + i;
+    if (len < 64) {
+      std::memset(tail, ' ', sizeof(tail));
+      std::memcpy(tail, p, len);
+      p = tail;
+    }
+    if (escape_ || EqMask64(p, '\\') != 0) {
+      size_t r = FeedBytes(p, len);
+      if (r != kNotDone) return r >= kInvalid ? r : i + r;
+      i += len;
+      continue;
+    }
+    uint64_t quotes = EqMask64(p, '"');
+    uint64_t inside = PrefixXor(quotes) ^ (in_string_ ? ~uint64_t{0} : 0);
+    uint64_t opens = FoldEqMask64(p, '{') & ~inside;
+    uint64_t brackets = (opens | FoldEqMask64(p, '}')) & ~inside;
+    while (brackets != 0) {
+      int k = __builtin_ctzll(brackets);
+      if ((opens >> k) & 1) {
+        ++depth_;
+      } else {
+        if (depth_ == 0) return kInvalid;
+        if (--depth_ == 0) return i + static_cast<size_t>(k) + 1;
+      }
+      brackets &= brackets - 1;
+    }
+    in_string_ = (inside >> 63) & 1;
+    i += len;
+  }
+  return kNotDone;
+}
+
+size_t JsonValueScanner::FeedBytes(const char* data, size_t n) {
   size_t i = 0;
   if (top_string_ && depth_ == 0 && !in_string_) {
     // First byte is the opening quote of a top-level string.

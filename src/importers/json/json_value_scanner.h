@@ -30,6 +30,7 @@ class JsonValueScanner {
  private:
   size_t FeedContainer(const char* data, size_t n);
   size_t FeedScalar(const char* data, size_t n);
+  size_t FeedBytes(const char* data, size_t n);  // byte-wise, handles escapes
 
   uint32_t depth_ = 0;
   bool in_string_ = false;

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""CLI contract: exit statuses, stray arguments, atomic outputs, escaping,
+and the native .aiprof round trip. Traces here are hand-made (labelled) or
+real fixtures."""
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+CHECKS = [0]
+
+
+def check(cond, what):
+    CHECKS[0] += 1
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def run(aiprof, *args):
+    p = subprocess.run([aiprof, *args], capture_output=True, timeout=120)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    ap.add_argument("--fixtures", required=True)
+    a = ap.parse_args()
+    exe = a.aiprof
+    tmp = tempfile.mkdtemp(prefix="aiprof_cli_")
+
+    # Usage errors exit 2.
+    check(run(exe)[0] == 2, "no subcommand exits 2")
+    check(run(exe, "summary")[0] == 2, "missing input exits 2")
+    real = os.path.join(a.fixtures, "torch-cpu", "convnet_bs8_contiguous.kineto.json")
+    check(run(exe, "summary", real, "--format", "xml")[0] == 2, "bad --format exits 2")
+    check(run(exe, "summary", real, "stray")[0] == 2, "stray argument exits 2")
+
+    # Unusable input exits 1 and names the file.
+    rc, _, err = run(exe, "summary", os.path.join(tmp, "missing.json"))
+    check(rc == 1 and "missing.json" in err, "missing file exits 1 naming it: %r" % err)
+    bad = os.path.join(tmp, "bad.json")
+    open(bad, "w").write('{"traceEvents": [{"ph": "X", "ts": 1, "dur": 2}')
+    rc, _, err = run(exe, "summary", bad)
+    check(rc == 1 and "bad.json" in err and "byte" in err, "truncated file exits 1 with a position: %r" % err)
+
+    # Outputs are atomic: a failed run leaves an existing output untouched.
+    out = os.path.join(tmp, "out.json")
+    open(out, "w").write("previous")
+    rc, _, _ = run(exe, "summary", bad, "-o", out)
+    check(rc == 1 and open(out).read() == "previous", "failed run keeps the old output")
+    rc, _, _ = run(exe, "summary", real, "--format", "json", "-o", out)
+    check(rc == 0 and json.load(open(out))["schema"] == "aiprof.summary/1", "-o writes the report")
+    check(not [f for f in os.listdir(tmp) if ".tmp." in f], "no temporary files left behind")
+    rc, _, err = run(exe, "summary", real, "-o", os.path.join(tmp, "no", "such", "dir", "x.txt"))
+    check(rc == 1, "unwritable output exits 1")
+
+    # Untrusted names (hand-made trace): JSON stays valid, CSV quotes and
+    # defuses formulas, text has no raw escape sequences.
+    evil_names = ['<script>alert(1)</script>', '=HYPERLINK("http://x")', 'a,b"c', 'line\nbreak', 'esc\x1b[31m']
+    events = [{"ph": "X", "name": n, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5}
+              for i, n in enumerate(evil_names)]
+    evil = os.path.join(tmp, "evil.json")
+    json.dump({"traceEvents": events}, open(evil, "w"))
+    rc, js, _ = run(exe, "summary", evil, "--format", "json", "--top", "0")
+    names = {op["name"] for op in json.loads(js)["ops"]}
+    check(rc == 0 and names == set(evil_names), "JSON round-trips hostile names")
+    check("<script>" not in js, "JSON escapes < and >")
+    rc, cs, _ = run(exe, "summary", evil, "--format", "csv", "--top", "0")
+    rows = list(csv.DictReader(io.StringIO(cs)))
+    check(len(rows) == len(evil_names), "CSV has one row per op")
+    check(all(not r["name"].startswith("=") for r in rows), "CSV defuses formulas")
+    check("a,b\"c" in {r["name"] for r in rows}, "CSV quotes commas and quotes")
+    rc, txt, _ = run(exe, "summary", evil, "--top", "0")
+    check("\x1b" not in txt, "text output has no raw escape character")
+
+    # Native file: summary of the .aiprof equals summary of the source.
+    for src in [real, os.path.join(a.fixtures, "kineto",
+                "HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz")]:
+        native = os.path.join(tmp, "t.aiprof")
+        rc, _, err = run(exe, "import", src, "-o", native)
+        check(rc == 0 and os.path.exists(native), "import writes .aiprof: " + err)
+        r1 = json.loads(run(exe, "summary", src, "--format", "json", "--top", "0")[1])
+        r2 = json.loads(run(exe, "summary", native, "--format", "json", "--top", "0")[1])
+        r1.pop("source"); r2.pop("source")
+        check(r1 == r2, "summary of .aiprof equals summary of " + os.path.basename(src))
+        truncated = os.path.join(tmp, "cut.aiprof")
+        data = open(native, "rb").read()
+        open(truncated, "wb").write(data[: len(data) // 2])
+        rc, _, err = run(exe, "summary", truncated)
+        check(rc == 1 and "cut.aiprof" in err, "truncated .aiprof exits 1: " + err)
+
+    print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
