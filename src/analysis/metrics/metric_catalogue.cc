@@ -1,0 +1,53 @@
+// The catalogue of metrics (name, unit, meaning). Keep sorted by name.
+// Analyses publish these into a MetricSet; diagnosis rules may only name
+// metrics listed here. docs/metrics.md documents the same list.
+#include "src/analysis/metrics/metric_set.h"
+
+#include <algorithm>
+
+namespace aiprof {
+
+const std::vector<MetricInfo>& MetricCatalogue() {
+  using U = MetricUnit;
+  static const std::vector<MetricInfo> kCatalogue = [] {
+    std::vector<MetricInfo> v = {
+        {"comm_exposed_ratio", U::kRatio, "communication time not hidden behind compute, share of the step"},
+        {"comm_overlap_ratio", U::kRatio, "share of communication time overlapped by compute"},
+        {"comm_ratio", U::kRatio, "communication (collectives) time, share of device busy time"},
+        {"compute_ratio", U::kRatio, "compute (kernel) time, share of the device span"},
+        {"data_loading_ratio", U::kRatio, "device idle time overlapped by data loading, share of the span"},
+        {"device_idle_ratio", U::kRatio, "idle time between device activities, share of the device span"},
+        {"device_util", U::kRatio, "device busy time / device span (CPU traces: main thread op time / span)"},
+        {"fusion_candidate_ratio", U::kRatio, "time in the top fusion-candidate sequences, share of op time"},
+        {"fusion_candidate_occurrences_per_step", U::kCount, "occurrences per step of the top fusion candidate"},
+        {"idle_host_bound_ratio", U::kRatio, "idle time whose launching call began after the device went idle, share of span"},
+        {"idle_sync_ratio", U::kRatio, "idle time overlapped by a synchronization call, share of span"},
+        {"launch_delay_p50_ns", U::kNanoseconds, "median device start minus launching runtime call end"},
+        {"launches_per_step", U::kCount, "kernel/task launches per step"},
+        {"layout_conversion_count_per_step", U::kCount, "layout/format conversion ops per step"},
+        {"layout_conversion_ratio", U::kRatio, "layout/format conversion time, share of device (or CPU op) time"},
+        {"long_tail_ratio", U::kRatio, "largest share of an op's total time spent in instances beyond 3x its median"},
+        {"memcpy_ratio", U::kRatio, "memory copy time, share of device busy time"},
+        {"memory_bandwidth_util", U::kRatio, "achieved bytes/s over the device peak, time-weighted over ops"},
+        {"memory_bound_time_ratio", U::kRatio, "time in memory-bound ops, share of op time with a roofline"},
+        {"memory_peak_allocated_bytes", U::kBytes, "peak allocated memory"},
+        {"memory_peak_reserved_bytes", U::kBytes, "peak reserved memory"},
+        {"memory_peak_util", U::kRatio, "peak reserved (or allocated) memory over device memory capacity"},
+        {"pageable_memcpy_count", U::kCount, "copies from or to pageable host memory"},
+        {"pipeline_top_stage_share", U::kRatio, "latency share of the slowest pipeline stage"},
+        {"short_kernel_ratio", U::kRatio, "share of kernels shorter than the launch cost"},
+        {"slow_rank_excess_ratio", U::kRatio, "slowest rank's step time over the median rank's, minus 1"},
+        {"small_op_ratio", U::kRatio, "share of op time in ops shorter than the small-op threshold"},
+        {"step_time_cv", U::kRatio, "step time standard deviation / mean"},
+        {"step_time_mean_ns", U::kNanoseconds, "mean step time"},
+        {"step_time_p99_ns", U::kNanoseconds, "99th percentile step time"},
+        {"steps", U::kCount, "number of steps found"},
+        {"compute_util", U::kRatio, "achieved FLOP/s over the device peak, time-weighted over ops"},
+    };
+    std::sort(v.begin(), v.end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });
+    return v;
+  }();
+  return kCatalogue;
+}
+
+}  // namespace aiprof
