@@ -1,5 +1,7 @@
 #include "src/importers/json/chrome_json_importer.h"
 
+#include <thread>
+
 #include "src/importers/common/byte_source.h"
 #include "src/importers/json/chrome_json_parser.h"
 #include "src/importers/json/chrome_json_tokenizer.h"
@@ -19,7 +21,9 @@ bool DetectChromeJson(std::string_view prefix) {
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path));
   ChromeJsonParser parser(path, builder);
-  ChromeJsonTokenizer tokenizer(source.get(), &parser);
+  // Reading and cutting run beside parsing when a second core is there.
+  bool threaded = std::thread::hardware_concurrency() > 1;
+  ChromeJsonTokenizer tokenizer(source.get(), &parser, threaded);
   RETURN_IF_ERROR(tokenizer.Run());
   builder->trace()->metadata["source_format"] = "chrome_json";
   builder->trace()->metadata["compression"] = source->compression();

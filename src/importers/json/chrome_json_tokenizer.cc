@@ -18,14 +18,11 @@ std::string Printable(char c) {
 
 }  // namespace
 
-ChromeJsonTokenizer::ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink)
-    : source_(source), sink_(sink), capacity_(kInitialBufferBytes) {
-  buffer_.resize(capacity_ + kPaddingBytes);
-}
+ChromeJsonTokenizer::ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink, bool threaded)
+    : source_(source), sink_(sink), threaded_(threaded), capacity_(kInitialBufferBytes) {}
 
 void ChromeJsonTokenizer::SetBufferLimitsForTesting(size_t initial_bytes, size_t max_value_bytes) {
   capacity_ = initial_bytes;
-  buffer_.assign(capacity_ + kPaddingBytes, 0);
   max_value_bytes_ = max_value_bytes;
 }
 
@@ -34,19 +31,30 @@ Status ChromeJsonTokenizer::Unexpected(char c, const char* expected) const {
                    ": expected " + expected + ", found " + Printable(c));
 }
 
-// Makes room and reads more bytes after end_. Keeps [begin_, end_).
+// Makes room and reads more bytes after end_. Keeps [begin_, end_): when
+// cut items still point into the buffer it is handed on and the unfinished
+// bytes move to a fresh one; otherwise they move to the front in place.
 Status ChromeJsonTokenizer::Fill(bool* eof) {
   if (begin_ > 0) {
-    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    size_t keep = end_ - begin_;
+    if (!cur_->items.empty()) {
+      std::unique_ptr<TokenBatch> next = pipeline_->Acquire();
+      if (next->buffer.size() < capacity_ + kPaddingBytes) next->buffer.resize(capacity_ + kPaddingBytes);
+      std::memcpy(next->buffer.data(), data() + begin_, keep);
+      pipeline_->Submit(std::move(cur_));
+      cur_ = std::move(next);
+    } else {
+      std::memmove(data(), data() + begin_, keep);
+    }
     buffer_file_offset_ += begin_;
-    end_ -= begin_;
+    end_ = keep;
     begin_ = 0;
   }
   if (end_ == capacity_) {
     // One value fills the buffer: grow up to the limit, then skip it.
     if (capacity_ * 2 <= max_value_bytes_) {
       capacity_ *= 2;
-      buffer_.resize(capacity_ + kPaddingBytes);
+      cur_->buffer.resize(capacity_ + kPaddingBytes);
     } else {
       if (!skipping_) {
         skipping_ = true;
@@ -59,13 +67,26 @@ Status ChromeJsonTokenizer::Fill(bool* eof) {
       scanned_ = 0;
     }
   }
-  ASSIGN_OR_RETURN(size_t got, source_->Read(buffer_.data() + end_, capacity_ - end_));
+  ASSIGN_OR_RETURN(size_t got, source_->Read(data() + end_, capacity_ - end_));
   end_ += got;
   *eof = got == 0;
   return OkStatus();
 }
 
 Status ChromeJsonTokenizer::Run() {
+  // Three buffers: one being filled, one being parsed, one spare.
+  TokenBatchPipeline pipeline(sink_, threaded_, 3);
+  pipeline_ = &pipeline;
+  cur_ = pipeline.Acquire();
+  cur_->buffer.resize(capacity_ + kPaddingBytes);
+  Status status = Run(&pipeline);
+  pipeline.Submit(std::move(cur_));
+  pipeline.Finish();
+  pipeline_ = nullptr;
+  return status;
+}
+
+Status ChromeJsonTokenizer::Run(TokenBatchPipeline* pipeline) {
   bool eof = false;
   for (;;) {
     bool need_more = false;
@@ -74,7 +95,7 @@ Status ChromeJsonTokenizer::Run() {
       // Only whitespace may follow the root value.
       for (;;) {
         for (; begin_ < end_; ++begin_) {
-          if (!IsSpace(buffer_[begin_])) {
+          if (!IsSpace(data()[begin_])) {
             return ErrStatus(source_->path() + ": unexpected data after the end of the JSON at byte " +
                              std::to_string(Offset(begin_)));
           }
@@ -102,12 +123,12 @@ Status ChromeJsonTokenizer::Run() {
 
 Status ChromeJsonTokenizer::Step(bool eof, bool* need_more) {
   if (in_value_) return StepValue(eof, need_more);
-  while (begin_ < end_ && IsSpace(buffer_[begin_])) ++begin_;
+  while (begin_ < end_ && IsSpace(data()[begin_])) ++begin_;
   if (begin_ == end_) {
     *need_more = true;
     return OkStatus();
   }
-  char c = buffer_[begin_];
+  char c = data()[begin_];
   auto start_value = [&](bool is_key) {
     in_value_ = true;
     current_is_key_ = is_key;
@@ -117,7 +138,7 @@ Status ChromeJsonTokenizer::Step(bool eof, bool* need_more) {
   switch (mode_) {
     case Mode::kExpectRoot:
       if (mode_ == Mode::kExpectRoot && begin_ + 3 <= end_ &&
-          std::memcmp(buffer_.data() + begin_, "\xEF\xBB\xBF", 3) == 0) {
+          std::memcmp(data() + begin_, "\xEF\xBB\xBF", 3) == 0) {
         begin_ += 3;  // UTF-8 byte order mark
         return OkStatus();
       }
@@ -184,7 +205,7 @@ Status ChromeJsonTokenizer::Step(bool eof, bool* need_more) {
 
 Status ChromeJsonTokenizer::StepValue(bool eof, bool* need_more) {
   size_t avail = end_ - begin_;
-  size_t r = scanner_.Feed(buffer_.data() + begin_ + scanned_, avail - scanned_);
+  size_t r = scanner_.Feed(data() + begin_ + scanned_, avail - scanned_);
   if (r == JsonValueScanner::kInvalid) {
     return ErrStatus(source_->path() + ": invalid JSON near byte " +
                      std::to_string(Offset(begin_ + scanned_)) + ": unbalanced brackets");
@@ -199,25 +220,27 @@ Status ChromeJsonTokenizer::StepValue(bool eof, bool* need_more) {
 }
 
 Status ChromeJsonTokenizer::FinishValue(size_t len) {
-  const char* data = buffer_.data() + begin_;
-  size_t capacity = capacity_ + kPaddingBytes - begin_;
   uint64_t offset = Offset(begin_);
   in_value_ = false;
+  auto add_key = [this]() {
+    cur_->keys.push_back(current_key_);
+    return static_cast<uint32_t>(cur_->keys.size() - 1);
+  };
   if (current_is_key_) {
     if (skipping_ || len < 2) return ErrStatus(source_->path() + ": invalid top-level key at byte " + std::to_string(offset));
-    current_key_.assign(data + 1, len - 2);
+    current_key_.assign(data() + begin_ + 1, len - 2);
     mode_ = Mode::kRootColon;
   } else if (skipping_) {
     skipping_ = false;
-    sink_->OnSkippedValue(mode_ == Mode::kEventOrEnd ? "traceEvents" : current_key_, skip_start_offset_,
-                          skipped_bytes_ + len);
+    if (mode_ == Mode::kEventOrEnd) current_key_ = "traceEvents";
+    cur_->items.push_back({TokenItem::Kind::kSkipped, add_key(), 0, skipped_bytes_ + len, skip_start_offset_});
     mode_ = mode_ == Mode::kEventOrEnd ? Mode::kEventCommaOrEnd : Mode::kRootCommaOrEnd;
   } else if (mode_ == Mode::kEventOrEnd) {
     ++events_seen_;
-    sink_->OnEvent(data, len, capacity, offset);
+    cur_->items.push_back({TokenItem::Kind::kEvent, 0, begin_, len, offset});
     mode_ = Mode::kEventCommaOrEnd;
   } else {
-    sink_->OnTopLevelValue(current_key_, data, len, capacity, offset);
+    cur_->items.push_back({TokenItem::Kind::kTopLevel, add_key(), begin_, len, offset});
     mode_ = Mode::kRootCommaOrEnd;
   }
   begin_ += len;

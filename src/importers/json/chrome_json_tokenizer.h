@@ -16,6 +16,7 @@
 
 #include "src/base/status.h"
 #include "src/importers/json/json_value_scanner.h"
+#include "src/importers/json/token_batch.h"
 
 namespace aiprof {
 
@@ -38,7 +39,8 @@ class ChromeJsonTokenizer {
   static constexpr size_t kInitialBufferBytes = 4 << 20;
   static constexpr size_t kMaxValueBytes = 64 << 20;
 
-  ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink);
+  // With `threaded`, events are parsed on a second thread while this one reads and cuts.
+  ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink, bool threaded = false);
   // Reads the whole stream; a malformed structure or truncation is an error
   // naming the file and byte offset.
   Status Run();
@@ -58,7 +60,9 @@ class ChromeJsonTokenizer {
     kDone,
   };
 
+  Status Run(TokenBatchPipeline* pipeline);
   Status Fill(bool* eof);
+  char* data() { return cur_->buffer.data(); }
   Status Step(bool eof, bool* need_more);
   Status StepValue(bool eof, bool* need_more);
   Status FinishValue(size_t len);
@@ -67,8 +71,10 @@ class ChromeJsonTokenizer {
 
   ByteSource* source_;
   ChromeJsonSink* sink_;
-  std::vector<char> buffer_;
-  size_t capacity_;  // usable bytes; buffer_.size() == capacity_ + kPaddingBytes
+  bool threaded_;
+  TokenBatchPipeline* pipeline_ = nullptr;
+  std::unique_ptr<TokenBatch> cur_;  // the buffer being filled and its cut items
+  size_t capacity_;  // usable bytes of buffers; cur_->buffer.size() == capacity_ + kPaddingBytes
   size_t max_value_bytes_ = kMaxValueBytes;
   size_t begin_ = 0, end_ = 0;
   uint64_t buffer_file_offset_ = 0;

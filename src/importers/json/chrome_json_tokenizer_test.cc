@@ -1,0 +1,79 @@
+#include "src/importers/json/chrome_json_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "src/importers/common/byte_source.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+// Records what the tokenizer cuts, as text.
+class RecordingSink : public ChromeJsonSink {
+ public:
+  void OnEvent(const char* data, size_t len, size_t capacity, uint64_t offset) override {
+    EXPECT_GE(capacity, len + ChromeJsonTokenizer::kPaddingBytes);
+    seen.push_back("E@" + std::to_string(offset) + ":" + std::string(data, len));
+  }
+  void OnTopLevelValue(std::string_view key, const char* data, size_t len, size_t capacity,
+                       uint64_t offset) override {
+    seen.push_back("T:" + std::string(key) + "=" + std::string(data, len));
+  }
+  void OnSkippedValue(std::string_view key, uint64_t offset, uint64_t bytes) override {
+    seen.push_back("S:" + std::string(key) + "@" + std::to_string(offset) + "+" + std::to_string(bytes));
+  }
+  std::vector<std::string> seen;
+};
+
+std::vector<std::string> Cut(const std::string& path, bool threaded, size_t buffer, size_t max_value,
+                             Status* status) {
+  auto src = ByteSource::Open(path);
+  EXPECT_TRUE(src.ok());
+  RecordingSink sink;
+  ChromeJsonTokenizer tokenizer(src.value().get(), &sink, threaded);
+  tokenizer.SetBufferLimitsForTesting(buffer, max_value);
+  *status = tokenizer.Run();
+  return sink.seen;
+}
+
+TEST(ChromeJsonTokenizerTest, SameCutsWhateverTheBufferSizeOrThreading) {
+  testing::TempDir dir;
+  std::string json = R"({"a": {"x": "]"}, "traceEvents": [{"n": "1"}, {"n": "two \"}\""}, )";
+  for (int i = 0; i < 200; ++i) json += R"({"i": )" + std::to_string(i) + R"(, "s": "}}}{{{"}, )";
+  json += R"({"last": [1, [2]]}], "baseTimeNanoseconds": 1711964646000000000, "z": "end"})";
+  std::string path = dir.Write("t.json", json);
+  Status st;
+  std::vector<std::string> reference = Cut(path, false, 1 << 20, 1 << 20, &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(reference.size(), 206u);
+  EXPECT_EQ(reference[0], R"(T:a={"x": "]"})");
+  EXPECT_EQ(reference[1], "E@34:" + std::string(R"({"n": "1"})"));
+  EXPECT_EQ(reference.back(), R"(T:z="end")");
+  for (size_t buffer : {64, 100, 257, 4096}) {
+    for (bool threaded : {false, true}) {
+      EXPECT_EQ(Cut(path, threaded, buffer, 1 << 20, &st), reference) << buffer << " " << threaded;
+      EXPECT_TRUE(st.ok());
+    }
+  }
+}
+
+TEST(ChromeJsonTokenizerTest, OversizedValuesAreSkippedWithTheirSize) {
+  testing::TempDir dir;
+  std::string big = "{\"name\": \"" + std::string(5000, 'x') + "\"}";
+  std::string path = dir.Write("t.json", "[{\"a\": 1}, " + big + ", {\"b\": 2}]");
+  for (bool threaded : {false, true}) {
+    Status st;
+    std::vector<std::string> seen = Cut(path, threaded, 64, 1024, &st);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_EQ(seen.size(), 3u);
+    EXPECT_EQ(seen[0], "E@1:{\"a\": 1}");
+    EXPECT_EQ(seen[1], "S:traceEvents@11+" + std::to_string(big.size()));
+    EXPECT_EQ(seen[2], "E@" + std::to_string(13 + big.size()) + ":{\"b\": 2}");
+  }
+}
+
+}  // namespace
+}  // namespace aiprof
