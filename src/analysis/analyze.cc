@@ -1,0 +1,28 @@
+#include "src/analysis/analyze.h"
+
+#include <algorithm>
+
+#include "src/analysis/steps/step_stats.h"
+
+namespace aiprof {
+
+const std::vector<std::string_view>& AnalysisNames() {
+  static const std::vector<std::string_view> kNames = {
+      "breakdown", "launches", "memcpy", "layout", "fusion", "long_tail", "steps",
+      "communication", "memory", "pipeline", "roofline",
+  };
+  return kNames;
+}
+
+bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
+  return options.only.empty() ||
+         std::find(options.only.begin(), options.only.end(), name) != options.only.end();
+}
+
+MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {
+  MetricSet metrics;
+  if (AnalysisSelected(options, "steps")) PublishStepStats(trace, ComputeStepStats(trace), &metrics);
+  return metrics;
+}
+
+}  // namespace aiprof

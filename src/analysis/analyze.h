@@ -1,0 +1,43 @@
+// `aiprof analyze`: runs every analysis over a trace and publishes their
+// figures into one MetricSet (src/analysis/metrics/metric_set.h), which the
+// diagnosis rules read. Each analysis lives in its own directory under
+// src/analysis/ and can also be run alone; this file only wires them.
+//
+// A metric the trace cannot support is recorded as unavailable with the
+// reason (MetricSet::SetUnavailable), never as zero.
+#ifndef AIPROF_SRC_ANALYSIS_ANALYZE_H_
+#define AIPROF_SRC_ANALYSIS_ANALYZE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+struct AnalyzeOptions {
+  // Analyses to run, by name (AnalysisNames()); empty runs all of them.
+  std::vector<std::string> only;
+  // Roofline: device whose peaks to use (a name in the devices file, e.g.
+  // "A100-SXM4-80GB", "cpu-local"); empty = from trace metadata if it names a
+  // known device, otherwise roofline utilization metrics are unavailable.
+  std::string device;
+  // Roofline: devices file; empty = AIPROF_DEVICES env var, then data/devices.yaml.
+  std::string devices_file;
+};
+
+// Names accepted by AnalyzeOptions::only, in the order analyses run.
+const std::vector<std::string_view>& AnalysisNames();
+
+// True if `name` is selected by `options` (empty `only` selects everything).
+bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name);
+
+// Runs the selected analyses and returns the metrics and evidence they
+// publish. Linear (or n log n) in the number of events.
+MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_ANALYZE_H_

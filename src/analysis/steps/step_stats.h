@@ -1,0 +1,55 @@
+// Steps: per-step time statistics and what differs in the slowest steps.
+//
+// Steps come from Trace::steps (ProfilerStep#N and similar markers found by
+// TraceBuilder). Definitions:
+//   - mean and population standard deviation (numpy's np.std, ddof=0) of step
+//     durations; cv = stddev / mean (0 when mean is 0);
+//   - p50/p99 interpolate linearly between closest ranks (QuantileSorted);
+//   - for each of the slowest steps, the host ops (kCpuOp slices on the
+//     step's track that start inside it) whose summed duration exceeds that
+//     op's median per-step total by the most: "what differs".
+#ifndef AIPROF_SRC_ANALYSIS_STEPS_STEP_STATS_H_
+#define AIPROF_SRC_ANALYSIS_STEPS_STEP_STATS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+
+// How many slowest steps to explain, and how many differing ops for each.
+inline constexpr size_t kSlowStepsReported = 3;
+inline constexpr size_t kStepDiffOpsReported = 3;
+
+struct StepDiffOp {
+  StringId name;
+  int64_t step_total_ns = 0;  // this op's summed time in the slow step
+  double median_total_ns = 0;  // its median per-step total over all steps
+};
+
+struct SlowStep {
+  uint32_t step = 0;  // row in Trace::steps
+  int64_t dur_ns = 0;
+  std::vector<StepDiffOp> differing_ops;  // largest excess first
+};
+
+struct StepStats {
+  size_t count = 0;
+  double mean_ns = 0, stddev_ns = 0, cv = 0;
+  double p50_ns = 0, p99_ns = 0;
+  int64_t min_ns = 0, max_ns = 0;
+  std::vector<SlowStep> slowest;  // slowest first
+};
+
+// O(n log n) in slices + steps.
+StepStats ComputeStepStats(const Trace& trace);
+
+// Publishes steps, step_time_mean_ns, step_time_cv, step_time_p99_ns.
+void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* metrics);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_STEPS_STEP_STATS_H_

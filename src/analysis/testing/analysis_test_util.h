@@ -1,0 +1,54 @@
+// Test helpers for analyses: import a hand-made JSON trace written inline in
+// a test, or a real fixture from ../shared/fixtures (AIPROF_FIXTURES
+// overrides). Visible for testing.
+#ifndef AIPROF_SRC_ANALYSIS_TESTING_ANALYSIS_TEST_UTIL_H_
+#define AIPROF_SRC_ANALYSIS_TESTING_ANALYSIS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "src/importers/common/importer_registry.h"
+#include "src/model/trace.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof::testing {
+
+// Folder of the real fixtures: $AIPROF_FIXTURES, else <repo>/../shared/fixtures.
+inline std::string FixturesDir() {
+  if (const char* env = std::getenv("AIPROF_FIXTURES")) return env;
+  std::filesystem::path here(__FILE__);  // <repo>/src/analysis/testing/...
+  return (here.parent_path() / "../../../../shared/fixtures").lexically_normal().string();
+}
+
+// Imports fixture `relative` (e.g. "torch-cpu/convnet_bs8_mixed.kineto.json");
+// nullptr (and a test failure) if it cannot be read.
+inline std::unique_ptr<Trace> ImportFixture(const std::string& relative) {
+  std::string path = FixturesDir() + "/" + relative;
+  auto r = ImportTrace(path);
+  if (!r.ok()) {
+    ADD_FAILURE() << "cannot import " << path << ": " << r.status().message();
+    return nullptr;
+  }
+  return std::move(r).value();
+}
+
+// Imports a hand-made trace given as JSON text.
+inline std::unique_ptr<Trace> ImportJsonText(std::string_view json) {
+  TempDir dir;
+  std::string path = dir.Write("trace.json", json);
+  auto r = ImportTrace(path);
+  if (!r.ok()) {
+    ADD_FAILURE() << "cannot import hand-made trace: " << r.status().message();
+    return nullptr;
+  }
+  return std::move(r).value();
+}
+
+}  // namespace aiprof::testing
+
+#endif  // AIPROF_SRC_ANALYSIS_TESTING_ANALYSIS_TEST_UTIL_H_
