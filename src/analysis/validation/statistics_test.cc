@@ -1,0 +1,137 @@
+#include "src/analysis/validation/statistics.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "src/analysis/validation/validation_test_util.h"
+
+namespace aiprof {
+namespace {
+
+struct ScipyCase {
+  std::string name;
+  std::vector<double> a, b;
+  double welch_t, welch_df, welch_p, mwu_u, mwu_p, skew_a, p50_a, p99_a;
+};
+
+std::vector<ScipyCase> LoadScipyCases() {
+  std::string path = (testing::RepoRoot() / "test/data/validation/scipy_pvalues.json").string();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.load(path);
+  std::vector<ScipyCase> out;
+  for (simdjson::dom::element c : doc["cases"].get_array()) {
+    ScipyCase k;
+    k.name = std::string(std::string_view(c["name"]));
+    for (simdjson::dom::element v : c["a"].get_array()) k.a.push_back(double(v));
+    for (simdjson::dom::element v : c["b"].get_array()) k.b.push_back(double(v));
+    k.welch_t = double(c["welch_t"]);
+    k.welch_df = double(c["welch_df"]);
+    k.welch_p = double(c["welch_p"]);
+    k.mwu_u = double(c["mwu_u"]);
+    k.mwu_p = double(c["mwu_p"]);
+    k.skew_a = double(c["skew_a"]);
+    k.p50_a = double(c["p50_a"]);
+    k.p99_a = double(c["p99_a"]);
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+void ExpectRelNear(double got, double want, double rel, const std::string& what) {
+  EXPECT_LE(std::fabs(got - want), rel * std::fabs(want) + 1e-300) << what << ": got " << got << " want " << want;
+}
+
+// The fixture holds SciPy 1.10's values (gen_scipy_pvalues.py); 1e-6 relative.
+TEST(StatisticsTest, PValuesMatchScipyFixtures) {
+  std::vector<ScipyCase> cases = LoadScipyCases();
+  ASSERT_GE(cases.size(), 10u);
+  size_t exact_cases = 0, tie_cases = 0;
+  for (const ScipyCase& c : cases) {
+    TestResult w = WelchTTest(c.a, c.b);
+    ExpectRelNear(w.statistic, c.welch_t, 1e-9, c.name + " welch t");
+    ExpectRelNear(w.df, c.welch_df, 1e-9, c.name + " welch df");
+    ExpectRelNear(w.p_value, c.welch_p, 1e-6, c.name + " welch p");
+    TestResult m = MannWhitneyU(c.a, c.b);
+    EXPECT_EQ(m.statistic, c.mwu_u) << c.name;
+    ExpectRelNear(m.p_value, c.mwu_p, 1e-6, c.name + " mann-whitney p");
+    exact_cases += m.exact;
+    tie_cases += c.name.find("ties") != std::string::npos;
+    ExpectRelNear(SampleSkewness(c.a), c.skew_a, 1e-9, c.name + " skew");
+    ExpectRelNear(Quantile(c.a, 0.5), c.p50_a, 1e-12, c.name + " p50");
+    ExpectRelNear(Quantile(c.a, 0.99), c.p99_a, 1e-12, c.name + " p99");
+  }
+  EXPECT_EQ(exact_cases, 3u);  // 5/6, 8/8 and 3/20 have no ties: SciPy's exact path
+  EXPECT_EQ(tie_cases, 2u);
+}
+
+TEST(StatisticsTest, WelchDegenerateInputs) {
+  std::vector<double> one = {1.0}, same = {2, 2, 2}, other = {3, 3, 3};
+  EXPECT_EQ(WelchTTest(one, same).p_value, 1);  // too few values: no evidence
+  EXPECT_EQ(WelchTTest(same, same).p_value, 1);
+  EXPECT_EQ(WelchTTest(same, other).p_value, 0);
+  EXPECT_TRUE(std::isinf(WelchTTest(same, other).statistic));
+}
+
+TEST(StatisticsTest, MannWhitneyAllEqualIsNoEvidence) {
+  std::vector<double> a(20, 5.0), b(25, 5.0);
+  EXPECT_EQ(MannWhitneyU(a, b).p_value, 1);
+  EXPECT_EQ(MannWhitneyU({}, b).p_value, 1);
+}
+
+// Hand-worked: a = {1,2,3,4}, b = {3,4,5,6}. Means 2.5 and 4.5, both
+// variances 5/3, pooled sd 1.29099; d = 1.54919; J = 1 - 3/(4*8-9) = 0.869565.
+TEST(StatisticsTest, EffectSizesHandWorked) {
+  std::vector<double> a = {1, 2, 3, 4}, b = {3, 4, 5, 6};
+  EXPECT_NEAR(HedgesG(a, b), 1.549193 * (1 - 3.0 / 23), 1e-6);
+  // Pairs b>a: 3:{1,2}=2, 4:{1,2,3}=3, 5:4, 6:4 -> 13; b<a: 3<4 -> 1; ties 2. (13-1)/16.
+  EXPECT_NEAR(CliffsDelta(a, b), 12.0 / 16, 1e-12);
+  EXPECT_EQ(HedgesG(std::vector<double>{1, 1}, std::vector<double>{1, 1}), 0);  // zero spread guarded
+}
+
+TEST(StatisticsTest, BoundedIndexIsInRangeAndCoversIt) {
+  std::mt19937_64 rng(7);
+  std::vector<int> seen(7, 0);
+  for (int i = 0; i < 7000; ++i) {
+    uint64_t k = BoundedIndex(&rng, 7);
+    ASSERT_LT(k, 7u);
+    ++seen[k];
+  }
+  for (int c : seen) EXPECT_NEAR(c, 1000, 150);
+}
+
+TEST(StatisticsTest, BootstrapIsReproducibleAndBracketsTheShift) {
+  std::mt19937_64 gen(11);
+  std::normal_distribution<double> noise(0, 1);  // only to make data; results read from the seeded bootstrap
+  std::vector<double> a, b;
+  for (int i = 0; i < 40; ++i) a.push_back(100 + noise(gen));
+  for (int i = 0; i < 40; ++i) b.push_back(110 + noise(gen));
+  BootstrapOptions o;
+  o.resamples = 2000;
+  o.seed = 123;
+  auto mean = [](std::span<const double> s) { return Mean(s); };
+  BootstrapInterval x = BootstrapDifference(a, b, mean, o);
+  BootstrapInterval y = BootstrapDifference(a, b, mean, o);
+  EXPECT_EQ(x.low, y.low);
+  EXPECT_EQ(x.high, y.high);
+  EXPECT_NEAR(x.estimate, Mean(b) - Mean(a), 1e-12);
+  EXPECT_LT(x.low, x.estimate);
+  EXPECT_GT(x.high, x.estimate);
+  EXPECT_GT(x.low, 9);  // shift 10, sd 1, n 40: the interval is about +-0.45 wide
+  EXPECT_LT(x.high, 11);
+  EXPECT_NEAR(x.rel_estimate, Mean(b) / Mean(a) - 1, 1e-12);
+  EXPECT_EQ(x.p_value, 0);
+  o.seed = 124;
+  BootstrapInterval z = BootstrapDifference(a, b, mean, o);
+  EXPECT_NE(z.low, x.low);  // the seed matters
+  BootstrapInterval same = BootstrapDifference(a, a, mean, o);
+  EXPECT_LT(same.low, 0);
+  EXPECT_GT(same.high, 0);
+  EXPECT_GT(same.p_value, 0.5);
+}
+
+}  // namespace
+}  // namespace aiprof
