@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/steps/step_stats.h"
 
 namespace aiprof {
@@ -21,6 +22,7 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
 
 MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {
   MetricSet metrics;
+  if (AnalysisSelected(options, "breakdown")) PublishGaps(trace, ComputeGaps(trace), &metrics);
   if (AnalysisSelected(options, "steps")) PublishStepStats(trace, ComputeStepStats(trace), &metrics);
   return metrics;
 }

@@ -1,0 +1,21 @@
+// Plain-text formatting of figures for evidence lines (reports escape them).
+#ifndef AIPROF_SRC_ANALYSIS_COMMON_TEXT_FORMAT_H_
+#define AIPROF_SRC_ANALYSIS_COMMON_TEXT_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+namespace aiprof {
+
+// 1234 → "1.23 µs" style: ns, µs, ms or s with 3 significant-ish digits.
+std::string FormatDurationNs(double ns);
+// 0.3812 → "38.1%".
+std::string FormatPercent(double ratio);
+// 1536 → "1.50 KiB"; bytes, KiB, MiB, GiB.
+std::string FormatBytes(double bytes);
+// Fixed-point with `digits` decimals.
+std::string FormatFixed(double v, int digits);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_COMMON_TEXT_FORMAT_H_

@@ -1,0 +1,63 @@
+#include "src/analysis/common/trace_index.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace aiprof {
+
+std::vector<uint32_t> LaunchingCalls(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<uint32_t> out(s.size(), kNoSlice);
+  for (size_t i = 0; i < trace.flows.size(); ++i) {
+    uint32_t from = trace.flows.from_slice[i], to = trace.flows.to_slice[i];
+    if (from >= s.size() || to >= s.size()) continue;
+    EventKind fk = s.kind[from];
+    if (!IsDeviceActivity(s.kind[to])) continue;
+    if (fk != EventKind::kRuntime && fk != EventKind::kDriver) continue;
+    if (out[to] == kNoSlice) out[to] = from;
+  }
+  return out;
+}
+
+std::vector<uint32_t> ParentSlices(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<uint32_t> out(s.size(), kNoSlice);
+  std::vector<uint32_t> stack;  // open slices of the current track, by depth
+  uint32_t track = kNoTrack;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.track[i] != track) {
+      stack.clear();
+      track = s.track[i];
+    }
+    int64_t start = s.ts_ns[i], end = start + s.dur_ns[i];
+    while (!stack.empty()) {
+      uint32_t top = stack.back();
+      if (s.ts_ns[top] + s.dur_ns[top] >= end && s.ts_ns[top] <= start) break;
+      stack.pop_back();
+    }
+    out[i] = stack.empty() ? kNoSlice : stack.back();
+    stack.push_back(i);
+  }
+  return out;
+}
+
+namespace {
+
+bool ContainsIgnoreCase(std::string_view hay, std::string_view needle) {
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+  return it != hay.end();
+}
+
+}  // namespace
+
+bool IsBlockingSyncName(std::string_view name) {
+  if (ContainsIgnoreCase(name, "wait")) return false;
+  return ContainsIgnoreCase(name, "synchronize") || name == "Stream Sync" || name == "Context Sync" ||
+         name == "Event Sync" || ContainsIgnoreCase(name, "aclrtSynchronize");
+}
+
+bool IsDataLoaderName(std::string_view name) { return ContainsIgnoreCase(name, "dataloader"); }
+
+}  // namespace aiprof

@@ -1,0 +1,36 @@
+// Shared per-trace lookups for analyses, each built once in linear time:
+// which runtime call launched each device activity, which slice encloses
+// which (parent), and name predicates shared by several analyses.
+#ifndef AIPROF_SRC_ANALYSIS_COMMON_TRACE_INDEX_H_
+#define AIPROF_SRC_ANALYSIS_COMMON_TRACE_INDEX_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+// For every slice, the host runtime/driver slice that launched it (from
+// Trace::flows whose target is device activity), or kNoSlice.
+std::vector<uint32_t> LaunchingCalls(const Trace& trace);
+
+// For every slice, the innermost slice on the same track that encloses it
+// (start ≤ child start, child end ≤ end), or kNoSlice. Uses the
+// (track, ts, longest first) order and depth set by TraceBuilder.
+std::vector<uint32_t> ParentSlices(const Trace& trace);
+
+// True for blocking synchronization calls and device sync records
+// (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,
+// aclrtSynchronizeStream, CUPTI "Stream Sync"/"Context Sync"/"Event Sync").
+// cudaStreamWaitEvent / "Stream Wait Event" are not blocking and excluded.
+bool IsBlockingSyncName(std::string_view name);
+
+// True for data-loader spans (any name containing "dataloader", any case,
+// e.g. "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__").
+bool IsDataLoaderName(std::string_view name);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_COMMON_TRACE_INDEX_H_

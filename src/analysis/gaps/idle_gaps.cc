@@ -1,0 +1,296 @@
+#include "src/analysis/gaps/idle_gaps.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "src/analysis/common/trace_index.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/common/text_format.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kSource[] = "breakdown";
+
+enum class ActivityClass : uint8_t { kCompute, kComm, kMemcpy };
+
+struct Activity {
+  int64_t start_ns, end_ns;
+  uint32_t slice;
+  ActivityClass cls;
+};
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+// Sorted, disjoint union of `iv`.
+Intervals MergeIntervals(Intervals iv) {
+  std::sort(iv.begin(), iv.end());
+  Intervals out;
+  for (const auto& [a, b] : iv) {
+    if (!out.empty() && a <= out.back().second) {
+      out.back().second = std::max(out.back().second, b);
+    } else {
+      out.emplace_back(a, b);
+    }
+  }
+  return out;
+}
+
+int64_t LengthOf(const Intervals& merged) {
+  int64_t n = 0;
+  for (const auto& [a, b] : merged) n += b - a;
+  return n;
+}
+
+// Walks sorted gaps against a sorted disjoint interval list: overlap test in
+// amortized O(1) per gap.
+class OverlapCursor {
+ public:
+  explicit OverlapCursor(const Intervals* iv) : iv_(iv) {}
+  bool Overlaps(int64_t start, int64_t end) {
+    if (iv_ == nullptr) return false;
+    while (pos_ < iv_->size() && (*iv_)[pos_].second <= start) ++pos_;
+    return pos_ < iv_->size() && (*iv_)[pos_].first < end;
+  }
+
+ private:
+  const Intervals* iv_;
+  size_t pos_ = 0;
+};
+
+struct RankContext {
+  Intervals sync, data_loading;  // merged
+};
+
+std::map<int32_t, RankContext> CollectRankContexts(const Trace& trace) {
+  std::map<int32_t, std::pair<Intervals, Intervals>> raw;
+  const SliceTable& s = trace.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    std::string_view name = trace.Str(s.name[i]);
+    int32_t rank = trace.tracks.rank[s.track[i]];
+    std::pair<int64_t, int64_t> iv{s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]};
+    if ((s.kind[i] == EventKind::kSync || s.kind[i] == EventKind::kRuntime) && IsBlockingSyncName(name)) {
+      raw[rank].first.push_back(iv);
+    } else if (!IsDeviceActivity(s.kind[i]) && IsDataLoaderName(name)) {
+      raw[rank].second.push_back(iv);
+    }
+  }
+  std::map<int32_t, RankContext> out;
+  for (auto& [rank, p] : raw) out[rank] = {MergeIntervals(std::move(p.first)), MergeIntervals(std::move(p.second))};
+  return out;
+}
+
+size_t BucketOf(int64_t len_ns) {
+  for (size_t b = 0; b < kGapBucketUpperNs.size(); ++b) {
+    if (len_ns < kGapBucketUpperNs[b]) return b;
+  }
+  return kGapBucketUpperNs.size();
+}
+
+void AddGap(const Gap& gap, TimelineBreakdown* tl) {
+  int64_t len = gap.end_ns - gap.start_ns;
+  ++tl->gap_count;
+  size_t b = BucketOf(len);
+  ++tl->gap_hist_count[b];
+  tl->gap_hist_ns[b] += len;
+  tl->idle_by_cause_ns[static_cast<size_t>(gap.cause)] += len;
+  auto longer = [](const Gap& a, const Gap& c) {
+    int64_t la = a.end_ns - a.start_ns, lc = c.end_ns - c.start_ns;
+    return la != lc ? la > lc : a.start_ns < c.start_ns;
+  };
+  auto& top = tl->largest_gaps;
+  if (top.size() < kLargestGapsKept || longer(gap, top.back())) {
+    top.insert(std::upper_bound(top.begin(), top.end(), gap, longer), gap);
+    if (top.size() > kLargestGapsKept) top.pop_back();
+  }
+}
+
+// Fills busy/idle/gaps of one timeline from its activities (sorted by start).
+void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const std::vector<uint32_t>& launcher,
+                   const RankContext* ctx, TimelineBreakdown* tl) {
+  Intervals compute, comm, memcpy;
+  for (const Activity& a : acts) {
+    Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
+    dst.emplace_back(a.start_ns, a.end_ns);
+  }
+  tl->compute_ns = LengthOf(MergeIntervals(std::move(compute)));
+  tl->comm_ns = LengthOf(MergeIntervals(std::move(comm)));
+  tl->memcpy_ns = LengthOf(MergeIntervals(std::move(memcpy)));
+  OverlapCursor sync(ctx ? &ctx->sync : nullptr), loading(ctx ? &ctx->data_loading : nullptr);
+  int64_t cur_start = acts.front().start_ns, cur_end = acts.front().end_ns;
+  tl->span_start_ns = cur_start;
+  for (size_t i = 1; i <= acts.size(); ++i) {
+    if (i < acts.size() && acts[i].start_ns <= cur_end) {
+      cur_end = std::max(cur_end, acts[i].end_ns);
+      continue;
+    }
+    tl->busy_ns += cur_end - cur_start;
+    if (i == acts.size()) break;
+    Gap gap{cur_end, acts[i].start_ns, GapCause::kOther, acts[i].slice};
+    uint32_t call = launcher.empty() ? kNoSlice : launcher[acts[i].slice];
+    if (loading.Overlaps(gap.start_ns, gap.end_ns)) {
+      gap.cause = GapCause::kDataLoading;
+    } else if (sync.Overlaps(gap.start_ns, gap.end_ns)) {
+      gap.cause = GapCause::kSync;
+    } else if (call != kNoSlice && trace.slices.ts_ns[call] >= gap.start_ns) {
+      gap.cause = GapCause::kHostBound;
+    }
+    AddGap(gap, tl);
+    cur_start = acts[i].start_ns;
+    cur_end = acts[i].end_ns;
+  }
+  tl->span_ns = cur_end - tl->span_start_ns;
+  tl->idle_ns = tl->span_ns - tl->busy_ns;
+}
+
+ActivityClass ClassOf(EventKind k) {
+  if (k == EventKind::kCollective) return ActivityClass::kComm;
+  if (k == EventKind::kMemcpy || k == EventKind::kMemset) return ActivityClass::kMemcpy;
+  return ActivityClass::kCompute;
+}
+
+// CPU-only: per rank, the thread track with the most cpu_op union time.
+std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> CpuMainThreads(const Trace& trace) {
+  std::map<uint32_t, std::vector<Activity>> by_track;
+  const SliceTable& s = trace.slices;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != EventKind::kCpuOp) continue;
+    by_track[s.track[i]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], i, ActivityClass::kCompute});
+  }
+  std::map<int32_t, std::pair<int64_t, uint32_t>> best;  // rank -> (union ns, track)
+  for (auto& [track, acts] : by_track) {
+    Intervals iv;
+    for (const Activity& a : acts) iv.emplace_back(a.start_ns, a.end_ns);
+    int64_t len = LengthOf(MergeIntervals(std::move(iv)));
+    int32_t rank = trace.tracks.rank[track];
+    auto it = best.find(rank);
+    if (it == best.end() || len > it->second.first) best[rank] = {len, track};
+  }
+  std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> out;
+  for (auto& [rank, b] : best) out[{rank, kHostDevice}] = {b.second, std::move(by_track[b.second])};
+  return out;
+}
+
+}  // namespace
+
+const char* GapCauseName(GapCause cause) {
+  switch (cause) {
+    case GapCause::kDataLoading: return "data_loading";
+    case GapCause::kSync: return "sync";
+    case GapCause::kHostBound: return "host_bound";
+    case GapCause::kOther: return "other";
+  }
+  return "other";
+}
+
+GapsResult ComputeGaps(const Trace& trace) {
+  GapsResult result;
+  std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> timelines;
+  const SliceTable& s = trace.slices;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!IsDeviceActivity(s.kind[i])) continue;
+    uint32_t t = s.track[i];
+    auto& tl = timelines[{trace.tracks.rank[t], trace.tracks.device[t]}];
+    tl.first = kNoTrack;
+    tl.second.push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], i, ClassOf(s.kind[i])});
+  }
+  std::vector<uint32_t> launcher;
+  if (timelines.empty()) {
+    result.cpu_only = true;
+    timelines = CpuMainThreads(trace);
+  } else {
+    launcher = LaunchingCalls(trace);
+    for (const auto& [key, tl] : timelines) {
+      for (const Activity& a : tl.second) result.has_launch_links |= launcher[a.slice] != kNoSlice;
+    }
+  }
+  std::map<int32_t, RankContext> contexts = CollectRankContexts(trace);
+  for (auto& [key, tl] : timelines) {
+    auto& acts = tl.second;
+    if (acts.empty()) continue;
+    std::sort(acts.begin(), acts.end(), [](const Activity& a, const Activity& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.end_ns > b.end_ns;
+    });
+    TimelineBreakdown out;
+    out.rank = key.first;
+    out.device = key.second;
+    out.track = tl.first;
+    auto ctx = contexts.find(key.first);
+    BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, &out);
+    result.timelines.push_back(std::move(out));
+  }
+  return result;
+}
+
+namespace {
+
+double Ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0; }
+
+std::string GapLine(const Trace& trace, const TimelineBreakdown& tl, const Gap& g) {
+  std::string where = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
+  if (tl.rank != kNoRank) where = "rank " + std::to_string(tl.rank) + " " + where;
+  std::string line = where + ": gap of " + FormatDurationNs(g.end_ns - g.start_ns) + " at +" +
+                     FormatDurationNs(g.start_ns - tl.span_start_ns) + " (ts " + std::to_string(g.start_ns) +
+                     " ns), cause " + GapCauseName(g.cause);
+  if (g.next_slice != kNoSlice) line += ", before " + std::string(trace.Str(trace.slices.name[g.next_slice]));
+  return line;
+}
+
+}  // namespace
+
+void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metrics) {
+  if (result.timelines.empty()) {
+    const char* why = "no device activity and no cpu_op slices in the trace";
+    for (const char* m : {"device_util", "device_idle_ratio", "compute_ratio", "comm_ratio", "memcpy_ratio",
+                          "idle_host_bound_ratio", "idle_sync_ratio", "data_loading_ratio"}) {
+      metrics->SetUnavailable(m, why);
+    }
+    return;
+  }
+  int64_t span = 0, busy = 0, idle = 0, compute = 0, comm = 0, memcpy = 0;
+  std::array<int64_t, kGapCauseCount> cause{};
+  for (const TimelineBreakdown& tl : result.timelines) {
+    span += tl.span_ns;
+    busy += tl.busy_ns;
+    idle += tl.idle_ns;
+    compute += tl.compute_ns;
+    comm += tl.comm_ns;
+    memcpy += tl.memcpy_ns;
+    for (size_t c = 0; c < kGapCauseCount; ++c) cause[c] += tl.idle_by_cause_ns[c];
+  }
+  metrics->Set("device_util", Ratio(busy, span), kSource);
+  metrics->Set("device_idle_ratio", Ratio(idle, span), kSource);
+  metrics->Set("compute_ratio", Ratio(compute, span), kSource);
+  metrics->Set("data_loading_ratio", Ratio(cause[size_t(GapCause::kDataLoading)], span), kSource);
+  if (result.cpu_only) {
+    const char* why = "CPU-only trace: no device, so no device copies, collectives, launches or sync waits";
+    metrics->SetUnavailable("comm_ratio", why);
+    metrics->SetUnavailable("memcpy_ratio", why);
+    metrics->SetUnavailable("idle_host_bound_ratio", why);
+    metrics->SetUnavailable("idle_sync_ratio", why);
+  } else {
+    metrics->Set("comm_ratio", Ratio(comm, busy), kSource);
+    metrics->Set("memcpy_ratio", Ratio(memcpy, busy), kSource);
+    metrics->Set("idle_sync_ratio", Ratio(cause[size_t(GapCause::kSync)], span), kSource);
+    if (result.has_launch_links) {
+      metrics->Set("idle_host_bound_ratio", Ratio(cause[size_t(GapCause::kHostBound)], span), kSource);
+    } else {
+      metrics->SetUnavailable("idle_host_bound_ratio",
+                              "no device activity is linked to its launching runtime call (no correlation/flows)");
+    }
+  }
+  for (const TimelineBreakdown& tl : result.timelines) {
+    for (const Gap& g : tl.largest_gaps) {
+      const char* topic = g.cause == GapCause::kHostBound ? "host_bound"
+                          : g.cause == GapCause::kSync    ? "sync_bound"
+                          : g.cause == GapCause::kDataLoading ? "data_loading"
+                                                              : nullptr;
+      if (topic) metrics->AddEvidence(topic, GapLine(trace, tl, g));
+    }
+  }
+}
+
+std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g) { return GapLine(trace, tl, g); }
+
+}  // namespace aiprof

@@ -1,0 +1,85 @@
+// Temporal breakdown and idle gaps, per device (or, on CPU-only traces, per
+// rank's main thread).
+//
+// Device timeline of one (rank, device): all device activity (kernels,
+// copies, sets, collectives). With unions of intervals (Holistic Trace
+// Analysis's temporal breakdown):
+//   busy = |∪ all|, compute = |∪ kernels|, comm = |∪ collectives|,
+//   memcpy = |∪ copies and sets|, span = first start .. last end,
+//   idle = span − busy.
+// A gap is a maximal interval inside the span with no activity. Its cause, in
+// this order of precedence (the first that holds wins):
+//   1. data_loading: a data-loader span (IsDataLoaderName) of the same rank
+//      overlaps the gap;
+//   2. sync: a blocking sync call or record (IsBlockingSyncName) of the same
+//      rank overlaps the gap;
+//   3. host_bound: the runtime call that launched the activity ending the gap
+//      began at or after the gap's start (the device waited for the host);
+//   4. other.
+// CPU-only traces: the timeline is the thread with the most cpu_op time in
+// each rank ("main thread"); busy = |∪ cpu_op| (top-level op time); only
+// data_loading and other apply.
+#ifndef AIPROF_SRC_ANALYSIS_GAPS_IDLE_GAPS_H_
+#define AIPROF_SRC_ANALYSIS_GAPS_IDLE_GAPS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+
+enum class GapCause : uint8_t { kDataLoading = 0, kSync, kHostBound, kOther };
+inline constexpr size_t kGapCauseCount = 4;
+const char* GapCauseName(GapCause cause);
+
+// Gap histogram bucket upper bounds (exclusive), ns; the last bucket is open.
+inline constexpr std::array<int64_t, 5> kGapBucketUpperNs = {1'000, 10'000, 100'000, 1'000'000, 10'000'000};
+inline constexpr size_t kGapBucketCount = kGapBucketUpperNs.size() + 1;
+// How many of the largest gaps each timeline keeps.
+inline constexpr size_t kLargestGapsKept = 5;
+
+struct Gap {
+  int64_t start_ns = 0, end_ns = 0;
+  GapCause cause = GapCause::kOther;
+  uint32_t next_slice = kNoSlice;  // activity that ends the gap
+};
+
+struct TimelineBreakdown {
+  int32_t rank = kNoRank;
+  int32_t device = kHostDevice;  // kHostDevice: a CPU main thread
+  uint32_t track = kNoTrack;     // CPU main thread's track; kNoTrack for devices
+  int64_t span_start_ns = 0, span_ns = 0;
+  int64_t busy_ns = 0, compute_ns = 0, comm_ns = 0, memcpy_ns = 0, idle_ns = 0;
+  std::array<int64_t, kGapCauseCount> idle_by_cause_ns{};
+  uint64_t gap_count = 0;
+  std::array<uint64_t, kGapBucketCount> gap_hist_count{};
+  std::array<int64_t, kGapBucketCount> gap_hist_ns{};
+  std::vector<Gap> largest_gaps;  // longest first
+};
+
+struct GapsResult {
+  bool cpu_only = false;        // no device activity: CPU main-thread timelines
+  bool has_launch_links = false;  // some device activity has a known launching call
+  std::vector<TimelineBreakdown> timelines;  // by (rank, device)
+};
+
+// O(n log n) in slices.
+GapsResult ComputeGaps(const Trace& trace);
+
+// Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
+// memcpy_ratio, idle_host_bound_ratio, idle_sync_ratio, data_loading_ratio
+// (sums over all timelines, i.e. time-weighted) and host_bound / sync_bound
+// / data_loading evidence.
+void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metrics);
+
+// One plain-text line describing gap `g` of timeline `tl`.
+std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_GAPS_IDLE_GAPS_H_

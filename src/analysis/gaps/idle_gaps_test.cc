@@ -1,0 +1,155 @@
+#include "src/analysis/gaps/idle_gaps.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/testing/analysis_test_util.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+int64_t Cause(const TimelineBreakdown& tl, GapCause c) { return tl.idle_by_cause_ns[static_cast<size_t>(c)]; }
+
+// Expected figures from src/analysis/testing/oracles/gaps_oracle.py over the
+// same file (an independent reading of the JSON with Python).
+TEST(IdleGapsTest, AlexnetA100MatchesOracle) {
+  auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  EXPECT_FALSE(r.cpu_only);
+  EXPECT_TRUE(r.has_launch_links);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(tl.span_ns, 12920244000);
+  EXPECT_EQ(tl.busy_ns, 66141000);
+  EXPECT_EQ(tl.gap_count, 95u);
+  EXPECT_EQ(tl.compute_ns, 10630000);
+  EXPECT_EQ(tl.memcpy_ns, 55511000);
+  EXPECT_EQ(tl.comm_ns, 0);
+  EXPECT_EQ(Cause(tl, GapCause::kHostBound), 11952487000);
+  EXPECT_EQ(Cause(tl, GapCause::kSync), 901523000);
+  EXPECT_EQ(Cause(tl, GapCause::kOther), 93000);
+  EXPECT_EQ(Cause(tl, GapCause::kDataLoading), 0);
+  uint64_t hist = 0;
+  for (uint64_t c : tl.gap_hist_count) hist += c;
+  EXPECT_EQ(hist, 95u);
+  ASSERT_EQ(tl.largest_gaps.size(), kLargestGapsKept);
+  EXPECT_GE(tl.largest_gaps[0].end_ns - tl.largest_gaps[0].start_ns,
+            tl.largest_gaps[1].end_ns - tl.largest_gaps[1].start_ns);
+}
+
+TEST(IdleGapsTest, NcclTraceMatchesOracle) {
+  auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz");
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(tl.span_ns, 660551005);
+  EXPECT_EQ(tl.busy_ns, 157500014);
+  EXPECT_EQ(tl.gap_count, 3480u);
+  EXPECT_EQ(tl.compute_ns, 115655847);
+  EXPECT_EQ(tl.comm_ns, 46876493);
+  EXPECT_EQ(tl.memcpy_ns, 2653498);
+  EXPECT_EQ(Cause(tl, GapCause::kHostBound), 488566065);
+  EXPECT_EQ(Cause(tl, GapCause::kSync), 12484792);
+  EXPECT_EQ(Cause(tl, GapCause::kOther), 2000134);
+  MetricSet m;
+  PublishGaps(*t, r, &m);
+  EXPECT_NEAR(m.Get("comm_ratio")->value, 46876493.0 / 157500014.0, 1e-12);
+  EXPECT_NEAR(m.Get("device_util")->value, 157500014.0 / 660551005.0, 1e-12);
+  EXPECT_NEAR(m.Get("idle_host_bound_ratio")->value, 488566065.0 / 660551005.0, 1e-12);
+}
+
+TEST(IdleGapsTest, CpuOnlyUsesMainThreadOps) {
+  auto t = ImportFixture("torch-cpu/convnet_bs8_contiguous.kineto.json");
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  EXPECT_TRUE(r.cpu_only);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  EXPECT_EQ(r.timelines[0].span_ns, 179169000);
+  EXPECT_EQ(r.timelines[0].busy_ns, 171274000);
+  EXPECT_EQ(r.timelines[0].gap_count, 215u);
+  EXPECT_EQ(r.timelines[0].idle_by_cause_ns[static_cast<size_t>(GapCause::kOther)], 7895000);
+  MetricSet m;
+  PublishGaps(*t, r, &m);
+  EXPECT_NEAR(m.Get("device_util")->value, 171274000.0 / 179169000.0, 1e-12);
+  EXPECT_EQ(m.Get("idle_host_bound_ratio"), nullptr);
+  EXPECT_TRUE(m.UnavailableReason("idle_host_bound_ratio").has_value());
+  EXPECT_TRUE(m.UnavailableReason("memcpy_ratio").has_value());
+}
+
+// Hand-made: kernels K1 [0,10) K2 [20,30) K3 [40,50) K4 [60,70) µs on one
+// device. Gap 1 (10..20): launch of K2 at 12 ≥ 10 → host_bound. Gap 2
+// (30..40): launch of K3 at 29 < 30 and a cudaStreamSynchronize at 31..39
+// overlaps → sync. Gap 3 (50..60): launch at 49 < 50, no sync → other
+// (one µs before the gap start: the other side of the host-bound test).
+// Gap 4 (60..?) none. A DataLoader span overlapping gap 1 would win: tested
+// separately below.
+constexpr char kFourKernels[] = R"({"traceEvents":[
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":29,"dur":1,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":31,"dur":8,"args":{}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":49,"dur":1,"args":{"correlation":4}},
+  DL
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":0,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":20,"dur":10,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K3","pid":0,"tid":7,"ts":40,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"K4","pid":0,"tid":7,"ts":60,"dur":10,"args":{"device":0,"stream":7,"correlation":4}}
+]})";
+
+std::string WithDataLoader(bool on) {
+  std::string s = kFourKernels;
+  std::string dl = on ? R"({"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":14,"dur":2},)"
+                      : "";
+  return s.replace(s.find("DL"), 2, dl);
+}
+
+TEST(IdleGapsTest, HandMadeCausesBothSidesOfEachTest) {
+  auto t = ImportJsonText(WithDataLoader(false));
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(tl.gap_count, 3u);
+  EXPECT_EQ(tl.span_ns, 70000);
+  EXPECT_EQ(tl.busy_ns, 40000);
+  EXPECT_EQ(Cause(tl, GapCause::kHostBound), 10000);
+  EXPECT_EQ(Cause(tl, GapCause::kSync), 10000);
+  EXPECT_EQ(Cause(tl, GapCause::kOther), 10000);
+  EXPECT_EQ(Cause(tl, GapCause::kDataLoading), 0);
+  EXPECT_EQ(tl.gap_hist_count[2], 3u);  // 10 µs gaps land in [10 µs, 100 µs)
+  MetricSet m;
+  PublishGaps(*t, r, &m);
+  EXPECT_NEAR(m.Get("idle_host_bound_ratio")->value, 10.0 / 70, 1e-12);
+  EXPECT_NEAR(m.Get("idle_sync_ratio")->value, 10.0 / 70, 1e-12);
+  EXPECT_NEAR(m.Get("data_loading_ratio")->value, 0, 1e-12);
+  EXPECT_FALSE(m.Evidence("host_bound").empty());
+}
+
+TEST(IdleGapsTest, HandMadeDataLoaderTakesPrecedence) {
+  auto t = ImportJsonText(WithDataLoader(true));
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(Cause(tl, GapCause::kDataLoading), 10000);
+  EXPECT_EQ(Cause(tl, GapCause::kHostBound), 0);
+}
+
+TEST(IdleGapsTest, NoLaunchLinksMakesHostBoundUnavailable) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":0,"dur":10,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":20,"dur":10,"args":{"device":0,"stream":7}}]})");
+  ASSERT_NE(t, nullptr);
+  MetricSet m;
+  PublishGaps(*t, ComputeGaps(*t), &m);
+  EXPECT_EQ(m.Get("idle_host_bound_ratio"), nullptr);
+  EXPECT_TRUE(m.UnavailableReason("idle_host_bound_ratio").has_value());
+  EXPECT_NEAR(m.Get("device_idle_ratio")->value, 10.0 / 30, 1e-12);
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Independent oracle for src/analysis/gaps: reads the trace JSON directly.
+
+Prints busy/idle/compute/memcpy ns and idle ns per gap cause for each device
+(or, for CPU-only traces, the main thread). Definitions: docs/analyses.md.
+Usage: gaps_oracle.py TRACE.json[.gz]
+"""
+import gzip, json, sys
+from decimal import Decimal
+from collections import defaultdict
+
+
+def load(path):
+    op = gzip.open if path.endswith('.gz') else open
+    d = json.load(op(path), parse_float=Decimal)
+    return d['traceEvents'] if isinstance(d, dict) else d
+
+
+def merge(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def length(m):
+    return sum(b - a for a, b in m)
+
+
+def overlaps(merged, a, b):
+    return any(x < b and y > a for x, y in merged)
+
+
+def is_sync(name):
+    n = name.lower()
+    if 'wait' in n:
+        return False
+    return 'synchronize' in n or name in ('Stream Sync', 'Context Sync', 'Event Sync')
+
+
+def main():
+    ev = [e for e in load(sys.argv[1]) if e.get('ph') == 'X']
+    ns = lambda v: int(Decimal(v) * 1000)
+    dev_cats = {'kernel': 'compute', 'gpu_memcpy': 'memcpy', 'gpu_memset': 'memcpy', 'Kernel': 'compute',
+                'Memcpy': 'memcpy', 'Memset': 'memcpy'}
+    acts = defaultdict(list)
+    launch_ts = {}
+    for e in ev:
+        c = e.get('cat')
+        if c in ('cuda_runtime', 'Runtime', 'cuda_driver') and 'correlation' in e.get('args', {}):
+            launch_ts[e['args']['correlation']] = ns(e['ts'])
+    for e in ev:
+        c = e.get('cat')
+        if c in dev_cats:
+            cls = dev_cats[c]
+            if cls == 'compute' and any(k in e['name'] for k in ('nccl', 'Nccl', 'hccl', 'rccl')):
+                cls = 'comm'
+            acts[e['args'].get('device', e['pid'])].append((ns(e['ts']), ns(e['ts']) + ns(e['dur']), cls, e))
+    sync = merge([[ns(e['ts']), ns(e['ts']) + ns(e['dur'])] for e in ev
+                  if e.get('cat') in ('cuda_runtime', 'Runtime', 'cuda_sync') and is_sync(e['name'])])
+    loading = merge([[ns(e['ts']), ns(e['ts']) + ns(e['dur'])] for e in ev if 'dataloader' in e['name'].lower()
+                     and e.get('cat') not in dev_cats])
+    cpu_only = not acts
+    if cpu_only:
+        by_tid = defaultdict(list)
+        for e in ev:
+            if e.get('cat') == 'cpu_op':
+                by_tid[(e['pid'], e['tid'])].append((ns(e['ts']), ns(e['ts']) + ns(e['dur']), 'compute', e))
+        main_tid = max(by_tid, key=lambda k: length(merge([[a, b] for a, b, _, _ in by_tid[k]])))
+        acts = {'main': by_tid[main_tid]}
+    for dev, a in sorted(acts.items(), key=lambda kv: str(kv[0])):
+        m = merge([[x, y] for x, y, _, _ in a])
+        starts = sorted(a, key=lambda t: (t[0], -t[1]))
+        span = m[-1][1] - m[0][0]
+        causes = defaultdict(int)
+        for (a0, a1), (b0, b1) in zip(m, m[1:]):
+            nxt = next(t for t in starts if t[0] == b0)
+            corr = nxt[3].get('args', {}).get('correlation')
+            if overlaps(loading, a1, b0):
+                causes['data_loading'] += b0 - a1
+            elif not cpu_only and overlaps(sync, a1, b0):
+                causes['sync'] += b0 - a1
+            elif not cpu_only and corr in launch_ts and launch_ts[corr] >= a1:
+                causes['host_bound'] += b0 - a1
+            else:
+                causes['other'] += b0 - a1
+        per = {k: length(merge([[x, y] for x, y, c, _ in a if c == k])) for k in ('compute', 'comm', 'memcpy')}
+        print(json.dumps({'device': str(dev), 'span_ns': span, 'busy_ns': length(m), 'gaps': len(m) - 1,
+                          **{k + '_ns': v for k, v in per.items()},
+                          **{'idle_' + k + '_ns': v for k, v in sorted(causes.items())}}))
+
+
+if __name__ == '__main__':
+    main()
