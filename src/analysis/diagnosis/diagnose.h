@@ -1,0 +1,87 @@
+// Diagnosis in four steps: feature extraction (the MetricSet from the
+// analyses), pattern matching (each rule's indicators), root cause (causes
+// ranked by their own conditions and evidence) and impact (time attributable,
+// and the most removing it could gain by Amdahl's law).
+#ifndef AIPROF_SRC_ANALYSIS_DIAGNOSIS_DIAGNOSE_H_
+#define AIPROF_SRC_ANALYSIS_DIAGNOSIS_DIAGNOSE_H_
+
+#include <string>
+#include <vector>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/rules/rule.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+// Where the trace came from, for picking suggestions.
+struct Platform {
+  bool pytorch = false;  // PyTorch profiler categories present
+  bool cuda = false;     // CUDA runtime or GPU kernels present
+  bool ascend = false;   // torch_npu / msprof tracks present
+  bool cpu_only = true;  // no device activity at all
+  bool Matches(const std::string& platform) const;
+  std::string Describe() const;
+};
+Platform DetectPlatform(const Trace& trace);
+
+struct RankedCause {
+  std::string id;
+  std::string text;
+  std::vector<std::string> evidence;
+  std::string why;  // "condition holds: ...", or "general cause"
+};
+
+struct Impact {
+  double share = 0;          // fraction of the basis time attributable
+  double time_ns = 0;        // share × basis
+  double basis_ns = 0;       // the time the share is of
+  std::string basis;         // "mean step time" or "trace span"
+  double max_speedup = 1;    // 1 / (1 - share)
+};
+
+enum class Priority { kLow = 0, kMedium = 1, kHigh = 2 };
+const char* PriorityName(Priority p);
+
+struct Finding {
+  const Rule* rule = nullptr;
+  Confidence confidence = Confidence::kLow;
+  std::string confidence_reason;
+  std::vector<ComparisonOutcome> indicators;
+  std::vector<RankedCause> causes;
+  Impact impact;
+  Priority priority = Priority::kLow;
+};
+
+struct NotEvaluated {
+  const Rule* rule = nullptr;
+  // Metrics the trace lacks, with the analyses' reasons.
+  std::vector<std::pair<std::string, std::string>> missing;
+};
+
+struct Diagnosis {
+  Platform platform;
+  std::vector<Finding> findings;  // highest priority, then largest impact first
+  std::vector<NotEvaluated> not_evaluated;
+  std::vector<const Rule*> not_fired;  // evaluated, indicators false
+};
+
+// Thresholds of the confidence and priority rules (docs/rules.md).
+inline constexpr double kHighMargin = 1.0;    // value at least 2x past the threshold
+inline constexpr double kMediumMargin = 0.3;  // value at least 30% past it
+inline constexpr double kHighPriorityScore = 0.10;
+inline constexpr double kMediumPriorityScore = 0.03;
+
+// Applies `rules` to `metrics`. `rules` must outlive the result.
+Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vector<Rule>& rules);
+
+// Confidence from a rule's own levels, else from the margin past the
+// threshold; estimated metrics lower it one level. Visible for testing.
+Confidence DecideConfidence(const Rule& rule, const MetricSet& metrics, const EvalResult& when,
+                            std::string* reason);
+// Priority from impact share and confidence. Visible for testing.
+Priority DecidePriority(double share, Confidence confidence);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_DIAGNOSIS_DIAGNOSE_H_

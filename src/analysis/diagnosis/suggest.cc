@@ -1,0 +1,158 @@
+#include "src/analysis/diagnosis/suggest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace aiprof {
+namespace {
+
+int EffortRank(const std::string& effort) { return effort == "low" ? 0 : effort == "medium" ? 1 : 2; }
+
+bool Holds(double v, const std::string& op, double limit) {
+  if (op == "<") return v < limit;
+  if (op == "<=") return v <= limit;
+  if (op == ">") return v > limit;
+  return v >= limit;
+}
+
+StatusOr<double> ParseQuantity(const std::string& name, std::string text, const std::string& whole) {
+  if (name == "effort") {
+    if (text == "low" || text == "medium" || text == "high") return static_cast<double>(EffortRank(text));
+    return ErrStatus("constraint '" + whole + "': effort must be low, medium or high");
+  }
+  struct Suffix {
+    const char* s;
+    double scale;
+    bool bytes;
+  };
+  static const Suffix kSuffixes[] = {{"GiB", 1073741824.0, true}, {"MiB", 1048576.0, true}, {"KiB", 1024.0, true},
+                                     {"GB", 1e9, true}, {"MB", 1e6, true}, {"KB", 1e3, true}, {"B", 1, true},
+                                     {"%", 0.01, false}};
+  double scale = 1;
+  bool bytes = false, percent = false;
+  for (const Suffix& s : kSuffixes) {
+    std::string suf = s.s;
+    if (text.size() > suf.size() && text.compare(text.size() - suf.size(), suf.size(), suf) == 0) {
+      text.resize(text.size() - suf.size());
+      scale = s.scale;
+      bytes = s.bytes;
+      percent = !s.bytes;
+      break;
+    }
+  }
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    return ErrStatus("constraint '" + whole + "': '" + text + "' is not a number");
+  }
+  if (name == "memory" && !bytes) return ErrStatus("constraint '" + whole + "': memory needs a unit (GB, MiB, ...)");
+  if (name != "memory" && bytes) return ErrStatus("constraint '" + whole + "': " + name + " is not in bytes");
+  if ((name == "precision_loss" || name == "memory_increase") && !percent && v > 1) {
+    return ErrStatus("constraint '" + whole + "': write " + name + " as a percentage (e.g. 1%)");
+  }
+  return v * scale;
+}
+
+std::string Percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2g%%", f * 100);
+  return buf;
+}
+
+// Why `s` breaks a constraint, or empty if it keeps them all.
+std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, const std::vector<Constraint>& cs) {
+  for (const Constraint& c : cs) {
+    if (c.name == "precision_loss" && !Holds(s.risk.precision_loss, c.op, c.value)) {
+      return "expected precision loss " + Percent(s.risk.precision_loss) + " breaks " + c.text;
+    }
+    if (c.name == "memory_increase" && !Holds(s.risk.memory_increase, c.op, c.value)) {
+      return "expected memory increase " + Percent(s.risk.memory_increase) + " breaks " + c.text;
+    }
+    if (c.name == "effort" && !Holds(EffortRank(s.risk.effort), c.op, c.value)) {
+      return "effort " + s.risk.effort + " breaks " + c.text;
+    }
+    if (c.name == "memory") {
+      const MetricValue* peak = metrics.Get("memory_peak_reserved_bytes");
+      if (!peak) peak = metrics.Get("memory_peak_allocated_bytes");
+      if (!peak) {
+        if (s.risk.memory_increase > 0) {
+          return "raises memory by " + Percent(s.risk.memory_increase) +
+                 " and the trace has no memory figures to check " + c.text;
+        }
+        continue;
+      }
+      double predicted = peak->value * (1 + s.risk.memory_increase);
+      if (!Holds(predicted, c.op, c.value)) {
+        char buf[160];
+        std::snprintf(buf, sizeof(buf), "predicted peak memory %.2f GB (peak %.2f GB + %s) breaks ", predicted / 1e9,
+                      peak->value / 1e9, Percent(s.risk.memory_increase).c_str());
+        return buf + c.text;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+StatusOr<std::vector<Constraint>> ParseConstraints(const std::string& text) {
+  std::vector<Constraint> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    part.erase(std::remove_if(part.begin(), part.end(), [](char c) { return c == ' ' || c == '\t'; }), part.end());
+    if (!part.empty()) {
+      size_t op_pos = part.find_first_of("<>");
+      if (op_pos == std::string::npos || op_pos == 0) {
+        return ErrStatus("constraint '" + part + "': expected NAME<VALUE, NAME<=VALUE, NAME>VALUE or NAME>=VALUE");
+      }
+      Constraint c;
+      c.name = part.substr(0, op_pos);
+      c.op = part.substr(op_pos, (op_pos + 1 < part.size() && part[op_pos + 1] == '=') ? 2 : 1);
+      c.text = part;
+      if (c.name != "memory" && c.name != "memory_increase" && c.name != "precision_loss" && c.name != "effort") {
+        return ErrStatus("constraint '" + part + "': unknown name '" + c.name +
+                         "' (known: memory, memory_increase, precision_loss, effort)");
+      }
+      ASSIGN_OR_RETURN(c.value, ParseQuantity(c.name, part.substr(op_pos + c.op.size()), part));
+      out.push_back(c);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, const SuggestOptions& options) {
+  SuggestResult result;
+  for (const Finding& f : diagnosis.findings) {
+    for (const Suggestion& s : f.rule->suggestions) {
+      if (!diagnosis.platform.Matches(s.platform)) continue;  // advice for another platform
+      SuggestionOutcome o;
+      o.finding = &f;
+      o.suggestion = &s;
+      o.gain_min = f.impact.share * s.efficacy_min;
+      o.gain_max = f.impact.share * s.efficacy_max;
+      o.speedup_min = 1.0 / (1.0 - std::min(o.gain_min, 0.999));
+      o.speedup_max = 1.0 / (1.0 - std::min(o.gain_max, 0.999));
+      if (std::find(s.targets.begin(), s.targets.end(), options.target) == s.targets.end()) {
+        o.excluded = true;
+        o.exclusion_reason = "does not serve the target '" + options.target + "'";
+      } else if (std::string why = CheckConstraints(s, metrics, options.constraints); !why.empty()) {
+        o.excluded = true;
+        o.exclusion_reason = why;
+      }
+      (o.excluded ? result.excluded : result.kept).push_back(o);
+    }
+  }
+  std::stable_sort(result.kept.begin(), result.kept.end(), [](const SuggestionOutcome& a, const SuggestionOutcome& b) {
+    if (a.finding->priority != b.finding->priority) return a.finding->priority > b.finding->priority;
+    return a.gain_max > b.gain_max;
+  });
+  return result;
+}
+
+}  // namespace aiprof

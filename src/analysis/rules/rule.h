@@ -1,0 +1,58 @@
+// A diagnosis rule as loaded from YAML (docs/rules.md describes the format).
+#ifndef AIPROF_SRC_ANALYSIS_RULES_RULE_H_
+#define AIPROF_SRC_ANALYSIS_RULES_RULE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/analysis/rules/expression.h"
+
+namespace aiprof {
+
+enum class Confidence { kLow = 0, kMedium = 1, kHigh = 2 };
+const char* ConfidenceName(Confidence c);
+
+struct RootCause {
+  std::string id;
+  std::string text;
+  std::string evidence_topic;       // MetricSet evidence shown with it
+  std::optional<Expression> when;   // if set, the cause applies only when true
+};
+
+// What a suggestion may cost. Fractions: 0.01 = 1%.
+struct SuggestionRisk {
+  double precision_loss = 0;   // expected accuracy/precision loss
+  double memory_increase = 0;  // relative increase of peak memory
+  std::string effort = "low";  // low | medium | high
+  std::string note;            // free text shown to the user
+};
+
+struct Suggestion {
+  std::string id;
+  std::string title;
+  std::string platform;             // generic | pytorch | cuda | cpu | ascend
+  std::string action;               // what to do, concretely
+  double efficacy_min = 0;          // fraction of the attributable time removed
+  double efficacy_max = 0;
+  std::vector<std::string> targets;  // latency | throughput | memory
+  SuggestionRisk risk;
+};
+
+struct Rule {
+  std::string id;
+  std::string bottleneck;  // bottleneck type, e.g. layout_conversion
+  std::string title;
+  std::string description;
+  Expression when;                       // the indicators
+  std::optional<Expression> high_when;   // confidence high if true
+  std::optional<Expression> medium_when; // confidence medium if true
+  std::string impact_metric;             // ratio of step time attributable
+  std::vector<RootCause> root_causes;
+  std::vector<Suggestion> suggestions;
+  std::string source;                    // "file:line" it came from
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_RULES_RULE_H_
