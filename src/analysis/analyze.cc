@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/layout/layout_conversions.h"
 #include "src/analysis/steps/step_stats.h"
 
 namespace aiprof {
@@ -23,6 +24,9 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
 MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {
   MetricSet metrics;
   if (AnalysisSelected(options, "breakdown")) PublishGaps(trace, ComputeGaps(trace), &metrics);
+  if (AnalysisSelected(options, "layout")) {
+    PublishLayoutConversions(trace, ComputeLayoutConversions(trace), &metrics);
+  }
   if (AnalysisSelected(options, "steps")) PublishStepStats(trace, ComputeStepStats(trace), &metrics);
   return metrics;
 }

@@ -1,0 +1,51 @@
+// Reading PyTorch op args ("Input Dims", "Input type") from a slice. The
+// importer keeps nested JSON as text (ArgType::kJson); these parse it.
+#ifndef AIPROF_SRC_ANALYSIS_COMMON_OP_ARGS_H_
+#define AIPROF_SRC_ANALYSIS_COMMON_OP_ARGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+using Dims = std::vector<int64_t>;
+
+// "[[8, 3, 64, 64], [], [2]]" → {{8,3,64,64},{},{2}}; nullopt if malformed.
+std::optional<std::vector<Dims>> ParseDimsList(std::string_view text);
+// "[\"float\", \"\", \"Scalar\"]" → {"float", "", "Scalar"}; nullopt if malformed.
+std::optional<std::vector<std::string>> ParseStringList(std::string_view text);
+
+// Looks up keys once per trace.
+class OpArgReader {
+ public:
+  explicit OpArgReader(const Trace& trace);
+  // Input Dims / Input type of slice `s`, or nullopt when absent or malformed.
+  std::optional<std::vector<Dims>> InputDims(uint32_t s) const;
+  std::optional<std::vector<std::string>> InputTypes(uint32_t s) const;
+  // A numeric arg (int, uint or double) named `key`, or nullopt.
+  std::optional<double> Number(uint32_t s, std::string_view key) const;
+  // A string arg named `key`, or nullopt.
+  std::optional<std::string_view> String(uint32_t s, std::string_view key) const;
+
+ private:
+  const Trace& trace_;
+  std::optional<StringId> dims_key_, types_key_;
+  std::optional<std::string_view> Text(uint32_t s, std::optional<StringId> key) const;
+  std::optional<StringId> Key(std::string_view name) const;
+};
+
+// Bytes per element of a PyTorch dtype name ("float" 4, "c10::Half" 2,
+// "double" 8, "long int" 8, ...); 0 when unknown or not a tensor.
+int BytesPerElement(std::string_view dtype);
+
+// Product of dims (1 for a 0-dim tensor).
+int64_t NumElements(const Dims& d);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_COMMON_OP_ARGS_H_

@@ -1,0 +1,195 @@
+#include "src/analysis/layout/layout_conversions.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "src/analysis/common/op_args.h"
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
+#include "src/analysis/metrics/metric_set.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kSource[] = "layout";
+
+bool HasIgnoreCase(std::string_view hay, std::string_view needle) {
+  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         }) != hay.end();
+}
+
+bool IsNamedConversion(std::string_view name, bool device_kernel) {
+  return HasIgnoreCase(name, "transdata") || HasIgnoreCase(name, "nchwtonhwc") ||
+         HasIgnoreCase(name, "nhwctonchw") || HasIgnoreCase(name, "format_cast") ||
+         HasIgnoreCase(name, "formatcast") || (device_kernel && HasIgnoreCase(name, "transpose"));
+}
+
+bool IsConversionName(std::string_view n) {
+  return n == "aten::to" || n == "aten::_to_copy" || n == "aten::contiguous" || n == "aten::clone";
+}
+
+bool IsCloneCaller(std::string_view n) {
+  return n == "aten::contiguous" || n == "aten::flatten" || n == "aten::reshape";
+}
+
+class Finder {
+ public:
+  explicit Finder(const Trace& t) : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(LaunchingCalls(t)) {}
+
+  LayoutResult Run() {
+    const SliceTable& s = t_.slices;
+    MarkMemcpyLaunchers();
+    std::vector<char> counted(s.size(), 0);
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (IsDeviceActivity(s.kind[i])) {
+        result_.device = true;
+        continue;
+      }
+      if (s.kind[i] != EventKind::kCpuOp) continue;
+      uint32_t outer = kNoSlice;
+      if (IsNamedConversion(Name(i), false)) outer = i;
+      else if (Name(i) == "aten::copy_" && !launches_memcpy_[i]) outer = OuterConversion(i);
+      if (outer == kNoSlice || counted[outer]) continue;
+      counted[outer] = 1;
+      host_conversions_.push_back(outer);
+    }
+    if (result_.device) DeviceShare(); else CpuShare();
+    std::sort(result_.groups.begin(), result_.groups.end(), [](const ConversionGroup& a, const ConversionGroup& b) {
+      return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.op < b.op;
+    });
+    return std::move(result_);
+  }
+
+ private:
+  std::string_view Name(uint32_t i) const { return t_.Str(t_.slices.name[i]); }
+
+  // Host ops that (transitively) launch a device memcpy.
+  void MarkMemcpyLaunchers() {
+    launches_memcpy_.assign(t_.slices.size(), 0);
+    for (uint32_t i = 0; i < t_.slices.size(); ++i) {
+      if (t_.slices.kind[i] != EventKind::kMemcpy || launcher_[i] == kNoSlice) continue;
+      for (uint32_t p = launcher_[i]; p != kNoSlice && !launches_memcpy_[p]; p = parent_[p]) launches_memcpy_[p] = 1;
+    }
+  }
+
+  // For a same-shape same-dtype copy_ under a conversion chain, the outermost
+  // conversion op; else kNoSlice.
+  uint32_t OuterConversion(uint32_t copy) const {
+    auto dims = args_.InputDims(copy);
+    auto types = args_.InputTypes(copy);
+    if (!dims || !types || dims->size() < 2 || types->size() < 2) return kNoSlice;
+    if ((*dims)[0].size() < 2 || (*dims)[0] != (*dims)[1] || (*types)[0] != (*types)[1]) return kNoSlice;
+    uint32_t outer = kNoSlice;
+    for (uint32_t p = parent_[copy]; p != kNoSlice && IsConversionName(Name(p)); p = parent_[p]) {
+      if (Name(p) == "aten::clone") {
+        uint32_t caller = parent_[p];
+        if (caller == kNoSlice || !IsCloneCaller(Name(caller))) break;
+      }
+      outer = p;
+    }
+    return outer;
+  }
+
+  // Enclosing op name; "ProfilerStep#7" style suffixes become "#*" so
+  // every step's instances group together.
+  std::string Trigger(uint32_t op) const {
+    uint32_t p = parent_[op];
+    if (p == kNoSlice) return "";
+    std::string name(Name(p));
+    size_t hash = name.rfind('#');
+    if (hash != std::string::npos && hash + 1 < name.size() &&
+        std::all_of(name.begin() + hash + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      name.replace(hash + 1, std::string::npos, "*");
+    }
+    return name;
+  }
+
+  void Add(std::string op, std::string trigger, int64_t ns) {
+    auto key = std::make_pair(op, trigger);
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+      it = index_.emplace(key, result_.groups.size()).first;
+      result_.groups.push_back({std::move(op), std::move(trigger), 0, 0});
+    }
+    ConversionGroup& g = result_.groups[it->second];
+    ++g.count;
+    g.total_ns += ns;
+    ++result_.count;
+    result_.conversion_ns += ns;
+  }
+
+  void CpuShare() {
+    const SliceTable& s = t_.slices;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.kind[i] != EventKind::kCpuOp) continue;
+      bool top = true;
+      for (uint32_t p = parent_[i]; p != kNoSlice && top; p = parent_[p]) top = s.kind[p] != EventKind::kCpuOp;
+      if (top) result_.denominator_ns += s.dur_ns[i];
+    }
+    for (uint32_t op : host_conversions_) Add(std::string(Name(op)), Trigger(op), s.dur_ns[op]);
+  }
+
+  // Kernels that are named conversions or launched inside a host conversion.
+  void DeviceShare() {
+    const SliceTable& s = t_.slices;
+    std::vector<char> in_conversion(s.size(), 0);
+    for (uint32_t op : host_conversions_) in_conversion[op] = 1;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.kind[i] != EventKind::kKernel) continue;
+      result_.denominator_ns += s.dur_ns[i];
+      uint32_t host = kNoSlice;  // enclosing host conversion op, if any
+      uint32_t first_op = kNoSlice;
+      for (uint32_t p = launcher_[i]; p != kNoSlice; p = parent_[p]) {
+        if (first_op == kNoSlice && s.kind[p] == EventKind::kCpuOp) first_op = p;
+        if (in_conversion[p]) { host = p; break; }
+      }
+      if (IsNamedConversion(Name(i), true)) {
+        Add(std::string(Name(i)), first_op == kNoSlice ? "" : std::string(Name(first_op)), s.dur_ns[i]);
+      } else if (host != kNoSlice) {
+        Add(std::string(Name(host)), Trigger(host), s.dur_ns[i]);
+      }
+    }
+  }
+
+  const Trace& t_;
+  OpArgReader args_;
+  std::vector<uint32_t> parent_, launcher_;
+  std::vector<char> launches_memcpy_;
+  std::vector<uint32_t> host_conversions_;
+  std::map<std::pair<std::string, std::string>, size_t> index_;
+  LayoutResult result_;
+};
+
+}  // namespace
+
+LayoutResult ComputeLayoutConversions(const Trace& trace) { return Finder(trace).Run(); }
+
+void PublishLayoutConversions(const Trace& trace, const LayoutResult& r, MetricSet* metrics) {
+  if (r.denominator_ns <= 0) {
+    const char* why = r.device ? "no kernel time in the trace" : "no cpu_op time in the trace";
+    metrics->SetUnavailable("layout_conversion_ratio", why);
+  } else {
+    metrics->Set("layout_conversion_ratio",
+                 static_cast<double>(r.conversion_ns) / static_cast<double>(r.denominator_ns), kSource);
+  }
+  if (trace.steps.size() == 0) {
+    metrics->SetUnavailable("layout_conversion_count_per_step", "no steps in the trace");
+  } else {
+    metrics->Set("layout_conversion_count_per_step",
+                 static_cast<double>(r.count) / static_cast<double>(trace.steps.size()), kSource);
+  }
+  for (size_t i = 0; i < std::min(kLayoutTopReported, r.groups.size()); ++i) {
+    const ConversionGroup& g = r.groups[i];
+    std::string share = r.denominator_ns > 0
+                            ? FormatPercent(static_cast<double>(g.total_ns) / static_cast<double>(r.denominator_ns))
+                            : "n/a";
+    metrics->AddEvidence("layout_conversion",
+                         g.op + " x" + std::to_string(g.count) + ", " + FormatDurationNs(g.total_ns) + " (" + share +
+                             " of " + (r.device ? "kernel" : "CPU op") + " time), triggered by " +
+                             (g.trigger.empty() ? "(top level)" : g.trigger));
+  }
+}
+
+}  // namespace aiprof
