@@ -62,8 +62,8 @@ std::string Percent(double f) {
 }
 
 // Why `s` breaks a constraint, or empty if it keeps them all.
-std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, const std::vector<Constraint>& cs) {
-  for (const Constraint& c : cs) {
+std::string CheckConstraint(const Suggestion& s, const MetricSet& metrics, const Constraint& c) {
+  {
     if (c.name == "precision_loss" && !Holds(s.risk.precision_loss, c.op, c.value)) {
       return "expected precision loss " + Percent(s.risk.precision_loss) + " breaks " + c.text;
     }
@@ -81,7 +81,7 @@ std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, cons
           return "raises memory by " + Percent(s.risk.memory_increase) +
                  " and the trace has no memory figures to check " + c.text;
         }
-        continue;
+        return "";
       }
       double predicted = peak->value * (1 + s.risk.memory_increase);
       if (!Holds(predicted, c.op, c.value)) {
@@ -93,6 +93,16 @@ std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, cons
     }
   }
   return "";
+}
+
+// Every constraint `s` breaks, joined; empty if it keeps them all.
+std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, const std::vector<Constraint>& cs) {
+  std::string out;
+  for (const Constraint& c : cs) {
+    std::string why = CheckConstraint(s, metrics, c);
+    if (!why.empty()) out += (out.empty() ? "" : "; ") + why;
+  }
+  return out;
 }
 
 }  // namespace

@@ -1,0 +1,188 @@
+#include "src/analysis/diagnosis/diagnose.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/diagnosis/suggest.h"
+#include "src/analysis/rules/rule_loader.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kRules[] = R"(rules:
+  - id: layout
+    bottleneck: layout_conversion
+    title: Conversions
+    when: "layout_conversion_ratio > 5%"
+    confidence:
+      high: "layout_conversion_ratio > 20%"
+      medium: "layout_conversion_ratio > 10%"
+    impact: layout_conversion_ratio
+    root_causes:
+      - id: general
+        text: general
+      - id: per_step
+        text: every step
+        evidence: layout_conversion
+        when: "layout_conversion_count_per_step >= 1"
+      - id: never
+        text: never applies
+        when: "layout_conversion_count_per_step > 100"
+    suggestions:
+      - id: cheap
+        title: cheap
+        platform: pytorch
+        action: a
+        efficacy: [0.5, 1.0]
+        targets: [latency]
+      - id: lossy
+        title: lossy
+        platform: generic
+        action: b
+        efficacy: [0.2, 0.4]
+        targets: [latency, throughput]
+        risk: {precision_loss: 2%, memory_increase: 50%}
+      - id: npu_only
+        title: npu
+        platform: ascend
+        action: c
+        efficacy: [0.1, 0.2]
+        targets: [latency]
+  - id: comm
+    bottleneck: communication_bound
+    title: Comm
+    when: "comm_exposed_ratio > 10%"
+    impact: comm_exposed_ratio
+  - id: margin_only
+    bottleneck: host_bound
+    title: margin
+    when: "idle_host_bound_ratio > 10%"
+    impact: idle_host_bound_ratio
+)";
+
+struct Fixture {
+  Trace trace;  // empty: platform from metrics only
+  std::vector<Rule> rules;
+  MetricSet metrics;
+  Fixture() {
+    auto r = ParseRules(kRules, "test.yaml");
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    rules = std::move(r).value();
+    metrics.Set("step_time_mean_ns", 10e6, "test");
+    metrics.SetUnavailable("comm_exposed_ratio", "no collectives in this trace");
+  }
+};
+
+TEST(DiagnoseTest, FindingHasConfidenceCausesAndImpact) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.25, "test");
+  f.metrics.Set("layout_conversion_count_per_step", 3, "test");
+  f.metrics.AddEvidence("layout_conversion", "aten::copy_ 2.1 ms/step");
+  f.metrics.Set("idle_host_bound_ratio", 0.05, "test");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_EQ(d.findings.size(), 1u);
+  const Finding& x = d.findings[0];
+  EXPECT_EQ(x.rule->id, "layout");
+  EXPECT_EQ(x.confidence, Confidence::kHigh);
+  EXPECT_EQ(x.priority, Priority::kHigh);
+  EXPECT_DOUBLE_EQ(x.impact.share, 0.25);
+  EXPECT_DOUBLE_EQ(x.impact.time_ns, 2.5e6);
+  EXPECT_EQ(x.impact.basis, "mean step time");
+  EXPECT_NEAR(x.impact.max_speedup, 1 / 0.75, 1e-12);
+  ASSERT_EQ(x.causes.size(), 2u);  // "never" is dropped
+  EXPECT_EQ(x.causes[0].id, "per_step");
+  EXPECT_EQ(x.causes[0].evidence.size(), 1u);
+  EXPECT_EQ(x.causes[1].id, "general");
+  ASSERT_EQ(d.not_evaluated.size(), 1u);
+  EXPECT_EQ(d.not_evaluated[0].rule->id, "comm");
+  EXPECT_EQ(d.not_evaluated[0].missing[0].second, "no collectives in this trace");
+  ASSERT_EQ(d.not_fired.size(), 1u);
+  EXPECT_EQ(d.not_fired[0]->id, "margin_only");
+}
+
+TEST(DiagnoseTest, ConfidenceLevelsOnBothSidesOfEachThreshold) {
+  for (auto [value, expected] : std::vector<std::pair<double, Confidence>>{
+           {0.051, Confidence::kLow}, {0.10, Confidence::kLow}, {0.101, Confidence::kMedium},
+           {0.20, Confidence::kMedium}, {0.201, Confidence::kHigh}}) {
+    Fixture f;
+    f.metrics.Set("layout_conversion_ratio", value, "test");
+    Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+    ASSERT_EQ(d.findings.size(), 1u) << value;
+    EXPECT_EQ(d.findings[0].confidence, expected) << value;
+  }
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.05, "test");  // not past 5%
+  EXPECT_TRUE(Diagnose(f.trace, f.metrics, f.rules).findings.empty());
+}
+
+TEST(DiagnoseTest, MarginConfidenceAndEstimatedMetricsLowerIt) {
+  for (auto [value, measured, expected] : std::vector<std::tuple<double, bool, Confidence>>{
+           {0.129, true, Confidence::kLow}, {0.131, true, Confidence::kMedium},
+           {0.199, true, Confidence::kMedium}, {0.201, true, Confidence::kHigh},
+           {0.201, false, Confidence::kMedium}}) {
+    Fixture f;
+    f.metrics.Set("idle_host_bound_ratio", value, "test", measured);
+    Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+    ASSERT_EQ(d.findings.size(), 1u);
+    EXPECT_EQ(d.findings[0].confidence, expected) << value << " " << measured;
+  }
+}
+
+TEST(DiagnoseTest, PriorityThresholds) {
+  EXPECT_EQ(DecidePriority(0.10, Confidence::kHigh), Priority::kHigh);
+  EXPECT_EQ(DecidePriority(0.099, Confidence::kHigh), Priority::kMedium);
+  EXPECT_EQ(DecidePriority(0.05, Confidence::kMedium), Priority::kMedium);  // 0.03
+  EXPECT_EQ(DecidePriority(0.049, Confidence::kMedium), Priority::kLow);
+  EXPECT_EQ(DecidePriority(0.5, Confidence::kLow), Priority::kHigh);
+}
+
+TEST(SuggestTest, ConstraintsTargetsAndPlatformFilter) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.30, "test");
+  f.metrics.Set("memory_peak_reserved_bytes", 2.5e9, "test");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  d.platform.pytorch = true;
+  auto cs = ParseConstraints("memory<3GB, precision_loss<1%");
+  ASSERT_TRUE(cs.ok()) << cs.status().message();
+  SuggestOptions o;
+  o.constraints = cs.value();
+  SuggestResult r = Suggest(d, f.metrics, o);
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0].suggestion->id, "cheap");
+  EXPECT_DOUBLE_EQ(r.kept[0].gain_min, 0.15);
+  EXPECT_DOUBLE_EQ(r.kept[0].gain_max, 0.30);
+  EXPECT_NEAR(r.kept[0].speedup_max, 1 / 0.7, 1e-12);
+  ASSERT_EQ(r.excluded.size(), 1u);  // npu_only is another platform: not listed at all
+  EXPECT_EQ(r.excluded[0].suggestion->id, "lossy");
+  EXPECT_NE(r.excluded[0].exclusion_reason.find("precision loss 2% breaks precision_loss<1%"), std::string::npos)
+      << r.excluded[0].exclusion_reason;
+  // Loosen precision: now memory decides (2.5 GB * 1.5 = 3.75 GB > 3 GB).
+  o.constraints = ParseConstraints("memory<3GB,precision_loss<=2%").value();
+  r = Suggest(d, f.metrics, o);
+  ASSERT_EQ(r.excluded.size(), 1u);
+  EXPECT_NE(r.excluded[0].exclusion_reason.find("predicted peak memory 3.75 GB"), std::string::npos);
+  o.constraints = ParseConstraints("memory<4GB,precision_loss<=2%").value();
+  EXPECT_EQ(Suggest(d, f.metrics, o).kept.size(), 2u);
+  o.target = "throughput";
+  r = Suggest(d, f.metrics, o);
+  ASSERT_EQ(r.kept.size(), 1u);
+  EXPECT_EQ(r.kept[0].suggestion->id, "lossy");
+  EXPECT_NE(r.excluded[0].exclusion_reason.find("target 'throughput'"), std::string::npos);
+}
+
+TEST(SuggestTest, ConstraintParsing) {
+  auto c = ParseConstraints("memory<3GB,precision_loss<1%,effort<=medium,memory_increase<10%");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->size(), 4u);
+  EXPECT_DOUBLE_EQ((*c)[0].value, 3e9);
+  EXPECT_DOUBLE_EQ((*c)[1].value, 0.01);
+  EXPECT_EQ((*c)[2].op, "<=");
+  EXPECT_DOUBLE_EQ((*c)[2].value, 1);
+  EXPECT_FALSE(ParseConstraints("memory<3").ok());
+  EXPECT_FALSE(ParseConstraints("speed<3").ok());
+  EXPECT_FALSE(ParseConstraints("precision_loss<5").ok());
+  EXPECT_FALSE(ParseConstraints("memory=3GB").ok());
+  EXPECT_TRUE(ParseConstraints("").ok());
+}
+
+}  // namespace
+}  // namespace aiprof

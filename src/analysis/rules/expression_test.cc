@@ -1,0 +1,84 @@
+#include "src/analysis/rules/expression.h"
+
+#include <gtest/gtest.h>
+
+namespace aiprof {
+namespace {
+
+MetricSet Metrics() {
+  MetricSet m;
+  m.Set("device_util", 0.55, "test");
+  m.Set("launches_per_step", 1217, "test");
+  m.Set("step_time_mean_ns", 2.5e6, "test");
+  m.Set("memory_peak_reserved_bytes", 3.5e9, "test");
+  m.SetUnavailable("comm_ratio", "no collectives in this trace");
+  return m;
+}
+
+Truth Eval(const std::string& text) {
+  auto e = Expression::Parse(text);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  return e.ok() ? e->Evaluate(Metrics()).truth : Truth::kUnknown;
+}
+
+TEST(ExpressionTest, ComparisonsWithUnitsOnBothSidesOfTheThreshold) {
+  EXPECT_EQ(Eval("device_util < 60%"), Truth::kTrue);
+  EXPECT_EQ(Eval("device_util < 55%"), Truth::kFalse);  // 0.55 is not < 0.55
+  EXPECT_EQ(Eval("device_util <= 55%"), Truth::kTrue);
+  EXPECT_EQ(Eval("device_util < 0.56"), Truth::kTrue);
+  EXPECT_EQ(Eval("launches_per_step > 1216"), Truth::kTrue);
+  EXPECT_EQ(Eval("launches_per_step > 1217"), Truth::kFalse);
+  EXPECT_EQ(Eval("step_time_mean_ns >= 2.5ms"), Truth::kTrue);
+  EXPECT_EQ(Eval("step_time_mean_ns > 2500us"), Truth::kFalse);
+  EXPECT_EQ(Eval("memory_peak_reserved_bytes > 3GB"), Truth::kTrue);
+  EXPECT_EQ(Eval("memory_peak_reserved_bytes > 3.5GB"), Truth::kFalse);
+  EXPECT_EQ(Eval("memory_peak_reserved_bytes < 3.3GiB"), Truth::kTrue);  // 3.54e9 bytes
+  EXPECT_EQ(Eval("60% > device_util"), Truth::kTrue);  // number on the left
+}
+
+TEST(ExpressionTest, BooleanLogicIsThreeValued) {
+  EXPECT_EQ(Eval("device_util < 60% and launches_per_step > 1000"), Truth::kTrue);
+  EXPECT_EQ(Eval("device_util < 50% or launches_per_step > 1000"), Truth::kTrue);
+  EXPECT_EQ(Eval("not (device_util < 60%)"), Truth::kFalse);
+  EXPECT_EQ(Eval("comm_ratio > 10%"), Truth::kUnknown);
+  EXPECT_EQ(Eval("comm_ratio > 10% and device_util > 90%"), Truth::kFalse);  // false wins
+  EXPECT_EQ(Eval("comm_ratio > 10% or device_util < 90%"), Truth::kTrue);    // true wins
+  EXPECT_EQ(Eval("comm_ratio > 10% and device_util < 90%"), Truth::kUnknown);
+  EXPECT_EQ(Eval("not comm_ratio > 10%"), Truth::kUnknown);
+}
+
+TEST(ExpressionTest, MarginAndMissingMetricsAreReported) {
+  auto e = Expression::Parse("device_util < 50% or launches_per_step > 1000 or comm_ratio > 1%");
+  ASSERT_TRUE(e.ok());
+  EvalResult r = e->Evaluate(Metrics());
+  EXPECT_EQ(r.truth, Truth::kTrue);
+  ASSERT_EQ(r.comparisons.size(), 2u);
+  EXPECT_FALSE(r.comparisons[0].holds);
+  EXPECT_TRUE(r.comparisons[1].holds);
+  EXPECT_NEAR(r.comparisons[1].margin, 0.217, 1e-9);
+  EXPECT_EQ(r.missing_metrics, std::set<std::string>{"comm_ratio"});
+  EXPECT_EQ(e->Metrics(), (std::set<std::string>{"comm_ratio", "device_util", "launches_per_step"}));
+}
+
+TEST(ExpressionTest, ErrorsNameTheProblemAndColumn) {
+  auto err = [](const std::string& text) {
+    auto e = Expression::Parse(text);
+    EXPECT_FALSE(e.ok()) << text;
+    return e.ok() ? "" : e.status().message();
+  };
+  EXPECT_NE(err("gpu_utilisation < 60%").find("unknown metric 'gpu_utilisation'"), std::string::npos);
+  EXPECT_NE(err("device_util < 60ms").find("does not fit"), std::string::npos);
+  EXPECT_NE(err("step_time_mean_ns > 5").find("needs a unit"), std::string::npos);
+  EXPECT_NE(err("device_util < 60 %% and").find("column"), std::string::npos);
+  EXPECT_NE(err("device_util 60%").find("expected a comparison"), std::string::npos);
+  EXPECT_NE(err("device_util < 60% and").find("ends too early"), std::string::npos);
+  EXPECT_NE(err("(device_util < 60%").find("expected ')'"), std::string::npos);
+  EXPECT_NE(err("device_util < launches_per_step").find("one metric and one number"), std::string::npos);
+  EXPECT_NE(err("device_util = 1").find("comparison"), std::string::npos);
+  EXPECT_NE(err("device_util < 5parsecs").find("unknown unit"), std::string::npos);
+  EXPECT_NE(err(std::string(100, '(') + "device_util < 1" + std::string(100, ')')).find("nested too deeply"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof
