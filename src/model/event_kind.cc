@@ -48,7 +48,8 @@ EventKind ClassifyEvent(std::string_view category, std::string_view name) {
   if (category == "python_function") return EventKind::kPythonFunction;
   if (category == "user_annotation") return EventKind::kUserAnnotation;
   if (category == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
-  if (category == "cuda_runtime" || category == "Runtime" || category == "cuda_profiler_range") {
+  if (category == "cuda_runtime" || category == "Runtime" || category == "cuda_profiler_range" ||
+      category == "cann") {
     if (Contains(name, "Synchronize") || Contains(name, "StreamWaitEvent")) return EventKind::kSync;
     return EventKind::kRuntime;
   }
@@ -57,6 +58,7 @@ EventKind ClassifyEvent(std::string_view category, std::string_view name) {
   if (EqualsIgnoreCase(category, "kernel")) {
     return IsCollectiveKernelName(name) ? EventKind::kCollective : EventKind::kKernel;
   }
+  if (category == "hccl") return EventKind::kCollective;  // Ascend collective (HCCL group track)
   if (category == "gpu_memcpy" || category == "Memcpy") return EventKind::kMemcpy;
   if (category == "gpu_memset" || category == "Memset") return EventKind::kMemset;
   if (category == "Trace") return EventKind::kTraceSpan;

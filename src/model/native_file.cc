@@ -97,6 +97,13 @@ Status WriteAll(const Trace& t, NativeWriter& w) {
   const StepTable& st = t.steps;
   RETURN_IF_ERROR(w.Column(st.name)); RETURN_IF_ERROR(w.Column(st.number)); RETURN_IF_ERROR(w.Column(st.ts_ns));
   RETURN_IF_ERROR(w.Column(st.dur_ns)); RETURN_IF_ERROR(w.Column(st.track)); RETURN_IF_ERROR(w.Column(st.rank));
+  const OpMetricTable& om = t.op_metrics;
+  RETURN_IF_ERROR(w.Column(om.slice)); RETURN_IF_ERROR(w.Column(om.rank)); RETURN_IF_ERROR(w.Column(om.source));
+  RETURN_IF_ERROR(w.Column(om.op)); RETURN_IF_ERROR(w.Column(om.key)); RETURN_IF_ERROR(w.Column(om.value));
+  RETURN_IF_ERROR(w.Column(om.text));
+  const StepBreakdownTable& sb = t.step_breakdown;
+  RETURN_IF_ERROR(w.Column(sb.rank)); RETURN_IF_ERROR(w.Column(sb.step)); RETURN_IF_ERROR(w.Column(sb.source));
+  RETURN_IF_ERROR(w.Column(sb.key)); RETURN_IF_ERROR(w.Column(sb.value_ns));
   RETURN_IF_ERROR(w.U64(t.metadata.size()));
   for (const auto& [key, value] : t.metadata) {
     RETURN_IF_ERROR(w.Str(key));
@@ -150,6 +157,15 @@ Status ReadAll(NativeReader& r, Trace* t) {
   RETURN_IF_ERROR(r.Column(&st.number, stn)); RETURN_IF_ERROR(r.Column(&st.ts_ns, stn));
   RETURN_IF_ERROR(r.Column(&st.dur_ns, stn)); RETURN_IF_ERROR(r.Column(&st.track, stn));
   RETURN_IF_ERROR(r.Column(&st.rank, stn));
+  OpMetricTable& om = t->op_metrics;
+  RETURN_IF_ERROR(r.Column(&om.slice)); uint64_t omn = om.slice.size();
+  RETURN_IF_ERROR(r.Column(&om.rank, omn)); RETURN_IF_ERROR(r.Column(&om.source, omn));
+  RETURN_IF_ERROR(r.Column(&om.op, omn)); RETURN_IF_ERROR(r.Column(&om.key, omn));
+  RETURN_IF_ERROR(r.Column(&om.value, omn)); RETURN_IF_ERROR(r.Column(&om.text, omn));
+  StepBreakdownTable& sb = t->step_breakdown;
+  RETURN_IF_ERROR(r.Column(&sb.rank)); uint64_t sbn = sb.rank.size();
+  RETURN_IF_ERROR(r.Column(&sb.step, sbn)); RETURN_IF_ERROR(r.Column(&sb.source, sbn));
+  RETURN_IF_ERROR(r.Column(&sb.key, sbn)); RETURN_IF_ERROR(r.Column(&sb.value_ns, sbn));
   RETURN_IF_ERROR(r.U64(&n));
   for (uint64_t i = 0; i < n; ++i) {
     std::string key, value;
@@ -207,6 +223,19 @@ Status Validate(const Trace& t, const NativeReader& r) {
   }
   for (size_t i = 0; i < t.steps.size(); ++i) {
     if (t.steps.track[i] >= t.tracks.size() || t.steps.name[i].raw >= strings) return r.Corrupt("step refers to a missing track");
+  }
+  const OpMetricTable& om = t.op_metrics;
+  for (size_t i = 0; i < om.size(); ++i) {
+    if ((om.slice[i] != kNoSlice && om.slice[i] >= t.slices.size()) || om.source[i].raw >= strings ||
+        om.op[i].raw >= strings || om.key[i].raw >= strings || om.text[i].raw >= strings) {
+      return r.Corrupt("op metric " + std::to_string(i) + " refers outside its tables");
+    }
+  }
+  const StepBreakdownTable& sb = t.step_breakdown;
+  for (size_t i = 0; i < sb.size(); ++i) {
+    if (sb.source[i].raw >= strings || sb.key[i].raw >= strings) {
+      return r.Corrupt("step breakdown " + std::to_string(i) + " refers outside the string table");
+    }
   }
   return OkStatus();
 }

@@ -120,6 +120,33 @@ struct StepTable {
   size_t size() const { return ts_ns.size(); }
 };
 
+// Per-op figures that are not timeline events: PMU columns of Ascend's
+// kernel_details.csv / op_summary, op_statistic rows, communication.json
+// times. One row per (op, key); `slice` is the finalized slice the row was
+// joined to, or kNoSlice for aggregate rows (op_statistic, communication).
+struct OpMetricTable {
+  ChunkedVector<uint32_t> slice;
+  ChunkedVector<int32_t> rank;
+  ChunkedVector<StringId> source;  // file the row came from, e.g. "kernel_details.csv"
+  ChunkedVector<StringId> op;      // op name (or op type for aggregate rows)
+  ChunkedVector<StringId> key;     // column name as written, e.g. "aic_mac_ratio"
+  ChunkedVector<double> value;     // numeric value; NaN when the value is text
+  ChunkedVector<StringId> text;    // text value, empty when numeric
+  size_t size() const { return slice.size(); }
+};
+
+// A step's time breakdown as a profiler wrote it (Ascend step_trace_time.csv:
+// Computing, Communication(Not Overlapped), Overlapped, Free, Preparing...),
+// one row per (rank, step, key).
+struct StepBreakdownTable {
+  ChunkedVector<int32_t> rank;
+  ChunkedVector<int64_t> step;     // step number, -1 when unknown
+  ChunkedVector<StringId> source;  // file name
+  ChunkedVector<StringId> key;     // column name as written
+  ChunkedVector<int64_t> value_ns;
+  size_t size() const { return rank.size(); }
+};
+
 struct Trace {
   StringPool strings;
   TrackTable tracks;
@@ -128,6 +155,8 @@ struct Trace {
   CounterTable counters;
   FlowTable flows;
   StepTable steps;
+  OpMetricTable op_metrics;
+  StepBreakdownTable step_breakdown;
   ChunkedVector<Arg> args;
   // Free-form facts about the run: rank, world_size, device names, source format.
   std::map<std::string, std::string> metadata;

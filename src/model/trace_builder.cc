@@ -112,6 +112,27 @@ void TraceBuilder::AddCounter(uint32_t track, int64_t ts_ns, double value) {
   trace_->counters.value.push_back(value);
 }
 
+void TraceBuilder::AddOpMetric(uint32_t slice, int32_t rank, StringId source, StringId op, StringId key,
+                               double value, StringId text) {
+  OpMetricTable& m = trace_->op_metrics;
+  m.slice.push_back(slice);
+  m.rank.push_back(rank);
+  m.source.push_back(source);
+  m.op.push_back(op);
+  m.key.push_back(key);
+  m.value.push_back(value);
+  m.text.push_back(text);
+}
+
+void TraceBuilder::AddStepBreakdown(int32_t rank, int64_t step, StringId source, StringId key, int64_t value_ns) {
+  StepBreakdownTable& b = trace_->step_breakdown;
+  b.rank.push_back(rank);
+  b.step.push_back(step);
+  b.source.push_back(source);
+  b.key.push_back(key);
+  b.value_ns.push_back(value_ns);
+}
+
 void TraceBuilder::AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns,
                                 bool bind_enclosing, StringId category) {
   flow_events_.push_back({id, ts_ns, track, phase, bind_enclosing, category});

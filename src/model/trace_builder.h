@@ -56,6 +56,15 @@ class TraceBuilder {
   void AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category, char scope,
                   uint64_t arg_begin, uint16_t arg_count);
   void AddCounter(uint32_t track, int64_t ts_ns, double value);
+  // Replaces the category of slice `slice` (an index in insertion order, so
+  // before Finalize); for formats whose category lives in an arg.
+  void SetSliceCategory(uint32_t slice, StringId category) { trace_->slices.category[slice] = category; }
+  // A per-op figure. `slice` is kNoSlice, or a slice index after Finalize()
+  // (Finalize reorders slices, so joins to slices happen after it).
+  void AddOpMetric(uint32_t slice, int32_t rank, StringId source, StringId op, StringId key, double value,
+                   StringId text);
+  // One (rank, step, key) value of a step breakdown written by a profiler.
+  void AddStepBreakdown(int32_t rank, int64_t step, StringId source, StringId key, int64_t value_ns);
   // One end of a flow: phase 's' (start), 't' (step) or 'f' (finish).
   void AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing,
                     StringId category);

@@ -1,6 +1,7 @@
 #include "src/report/summary_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -21,6 +22,65 @@ std::string Truncated(std::string_view s, size_t max_chars) {
   size_t cut = max_chars - 3;
   while (cut > 0 && (static_cast<unsigned char>(safe[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
   return safe.substr(0, cut) + "...";
+}
+
+std::string ValuesUsJson(const std::map<std::string, int64_t>& values_ns) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, ns] : values_ns) {
+    out += fmt::format("{}{}: {}", first ? "" : ", ", JsonString(key), NsToUsText(ns));
+    first = false;
+  }
+  return out + "}";
+}
+
+// Additive sections for multi-rank and Ascend inputs: ranks, step breakdowns, op types.
+void RanksAndBreakdownsToJson(const Trace& trace, const Summary& s, std::string* out) {
+  *out += "  \"ranks\": [";
+  for (size_t i = 0; i < s.ranks.size(); ++i) {
+    const RankStat& r = s.ranks[i];
+    *out += fmt::format("{}\n    {{\"rank\": {}, \"tracks\": {}, \"slices\": {}, \"steps\": {}, \"device_busy_us\": {}, "
+                        "\"devices\": [{}]}}",
+                        i ? "," : "", r.rank, r.tracks, r.slices, r.steps, NsToUsText(r.device_busy_ns),
+                        fmt::join(r.devices, ", "));
+  }
+  *out += s.ranks.empty() ? "],\n" : "\n  ],\n";
+  *out += "  \"step_breakdown\": [";
+  for (size_t i = 0; i < s.step_breakdowns.size(); ++i) {
+    const StepBreakdown& b = s.step_breakdowns[i];
+    *out += fmt::format("{}\n    {{\"rank\": {}, \"step\": {}, \"source\": {}, \"method\": {}, \"values_us\": {}}}",
+                        i ? "," : "", b.rank, b.step, JsonString(b.source), JsonString(b.method), ValuesUsJson(b.values_ns));
+  }
+  *out += s.step_breakdowns.empty() ? "],\n" : "\n  ],\n";
+  *out += "  \"op_types\": [";
+  for (size_t i = 0; i < s.op_types.size(); ++i) {
+    const OpTypeStat& t = s.op_types[i];
+    *out += fmt::format("{}\n    {{\"rank\": {}, \"type\": {}, \"count\": {}, \"total_us\": {}}}", i ? "," : "", t.rank,
+                        JsonString(trace.Str(t.type)), t.count, NsToUsText(t.total_ns));
+  }
+  *out += s.op_types.empty() ? "],\n" : "\n  ],\n";
+}
+
+void RanksAndBreakdownsToText(const Trace& trace, const Summary& s, std::string* out) {
+  if (s.ranks.size() > 1 || (s.ranks.size() == 1 && s.ranks[0].rank != kNoRank)) {
+    *out += "\nRanks:\n";
+    for (const RankStat& r : s.ranks) {
+      *out += fmt::format("  rank {:>3}: {} tracks, {} slices, {} steps, device busy {} us\n", r.rank, r.tracks, r.slices,
+                          r.steps, NsToUsText(r.device_busy_ns));
+    }
+  }
+  if (!s.step_breakdowns.empty()) *out += "\nStep breakdown (us):\n";
+  for (const StepBreakdown& b : s.step_breakdowns) {
+    *out += fmt::format("  rank {:>3} step {:>4} {:<24}", b.rank, b.step,
+                        Truncated(b.source + (b.method.empty() ? "" : " (" + b.method + ")"), 40));
+    for (const auto& [key, ns] : b.values_ns) *out += fmt::format(" {}={}", TerminalSafe(key), NsToUsText(ns));
+    *out += "\n";
+  }
+  if (!s.op_types.empty()) *out += "\nDevice time by op type (joined from kernel_details / op_summary):\n";
+  for (const OpTypeStat& t : s.op_types) {
+    *out += fmt::format("  rank {:>3} {:>6} x {:>12} us  {}\n", t.rank, t.count, NsToUsText(t.total_ns),
+                        Truncated(trace.Str(t.type), 60));
+  }
 }
 
 }  // namespace
@@ -53,6 +113,7 @@ std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryRep
     out += fmt::format("  {:<24} rank {:>3} start {} us, {} us\n", Truncated(trace.Str(st.name), 24), st.rank,
                        NsToUsText(st.start_ns), NsToUsText(st.dur_ns));
   }
+  RanksAndBreakdownsToText(trace, s, &out);
   out += "\nEvents by category:\n";
   for (const auto& [cat, count] : s.events_by_category) {
     out += fmt::format("  {:<24} {}\n", cat.empty() ? "(none)" : Truncated(cat, 24), count);
@@ -101,6 +162,7 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
                        NsToUsText(st.dur_ns), st.start_ns);
   }
   out += s.steps.empty() ? "],\n" : "\n  ],\n";
+  RanksAndBreakdownsToJson(trace, s, &out);
   out += "  \"events_by_category\": {";
   bool first = true;
   for (const auto& [cat, count] : s.events_by_category) {

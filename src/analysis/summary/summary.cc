@@ -116,6 +116,9 @@ Summary ComputeSummary(const Trace& trace) {
   for (size_t i = 0; i < trace.slices.size(); ++i) ++by_cat[trace.slices.category[i].raw];
   for (size_t i = 0; i < trace.instants.size(); ++i) ++by_cat[trace.instants.category[i].raw];
   for (const auto& [cat, n] : by_cat) sum.events_by_category[std::string(trace.Str(StringId{cat}))] += n;
+  sum.ranks = ComputeRankStats(trace);
+  sum.step_breakdowns = ComputeStepBreakdowns(trace);
+  sum.op_types = ComputeOpTypeStats(trace);
   sum.slice_count = trace.slices.size();
   sum.instant_count = trace.instants.size();
   sum.counter_count = trace.counters.size();

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/summary/step_breakdown.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -47,6 +48,9 @@ struct Summary {
   std::vector<DeviceStat> devices;
   std::vector<StepStat> steps;
   std::map<std::string, uint64_t> events_by_category;  // slices + instants
+  std::vector<RankStat> ranks;                // per rank (kNoRank included when present)
+  std::vector<StepBreakdown> step_breakdowns;  // timeline-computed, then as the profiler wrote them
+  std::vector<OpTypeStat> op_types;            // device slices by joined op type
   uint64_t slice_count = 0, instant_count = 0, counter_count = 0, flow_count = 0, track_count = 0;
 };
 

@@ -2,26 +2,36 @@
 
 #include <sys/stat.h>
 
+#include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/byte_source.h"
+#include "src/importers/common/folder_importer.h"
 #include "src/importers/json/chrome_json_importer.h"
+#include "src/importers/nsys/nsys_sqlite_importer.h"
 #include "src/model/native_file.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
 namespace {
 
+// Order matters: the first entry whose detect() accepts the prefix imports.
+// ascend_timeline (bare array, ts as strings) precedes the general chrome_json.
 constexpr ImporterEntry kImporters[] = {
+    {"nsys_sqlite", &DetectNsysSqlite, &ImportNsysSqlite},
+    {"ascend_timeline", &DetectAscendTimeline, &ImportAscendTimelineFile},
     {"chrome_json", &DetectChromeJson, &ImportChromeJson},
 };
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return ErrStatus(path + ": no such file or folder");
-  if (S_ISDIR(st.st_mode)) {
-    return ErrStatus(path + ": is a folder; folder inputs (torch_npu, msprof, multi-rank) are not supported yet");
+bool IsImportableFilePrefix(std::string_view prefix) {
+  if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) return true;
+  for (const ImporterEntry& importer : kImporters) {
+    if (importer.detect(prefix)) return true;
   }
+  return false;
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 4096));
   if (prefix.empty()) return ErrStatus(path + ": the file is empty");
   if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) return ReadNativeFile(path);
@@ -34,8 +44,17 @@ StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
     trace->metadata["source_path"] = path;
     return trace;
   }
-  return ErrStatus(path + ": unrecognised format (expected Chrome/Kineto trace JSON, optionally gzip or zstd "
-                   "compressed, or an .aiprof file)");
+  return ErrStatus(path + ": unrecognised format (expected Chrome/Kineto or Ascend trace JSON, optionally gzip "
+                   "or zstd compressed, an Nsight Systems SQLite export, an .aiprof file, or a profiler folder)");
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrStatus(path + ": no such file or folder");
+  if (!S_ISDIR(st.st_mode)) return ImportTraceFile(path);
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportFolder(path));
+  trace->metadata["source_path"] = path;
+  return trace;
 }
 
 }  // namespace aiprof

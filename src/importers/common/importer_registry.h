@@ -1,6 +1,8 @@
-// Opens any supported input into a Trace. Formats are told apart by content
-// (magic bytes, first JSON byte), never by file name. A new format adds one
-// entry to kImporters in importer_registry.cc.
+// Opens any supported input into a Trace. File formats are told apart by
+// content (magic bytes, first JSON bytes), never by file name; a folder is a
+// torch_npu or msprof output, or a folder of several ranks' outputs
+// (folder_importer.h). A new file format adds one entry to kImporters in
+// importer_registry.cc.
 #ifndef AIPROF_SRC_IMPORTERS_COMMON_IMPORTER_REGISTRY_H_
 #define AIPROF_SRC_IMPORTERS_COMMON_IMPORTER_REGISTRY_H_
 
@@ -22,8 +24,14 @@ struct ImporterEntry {
   Status (*import)(const std::string& path, TraceBuilder* builder);
 };
 
-// Imports `path` (a trace file in any known format, or a native .aiprof).
+// Imports `path`: a trace file in any known format, a native .aiprof, or a folder.
 StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path);
+
+// Imports one file (never a folder).
+StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path);
+
+// True if a file starting with `prefix` is a format ImportTraceFile reads.
+bool IsImportableFilePrefix(std::string_view prefix);
 
 }  // namespace aiprof
 

@@ -1,0 +1,200 @@
+#include "src/analysis/summary/step_breakdown.h"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "src/analysis/summary/summary.h"
+
+namespace aiprof {
+namespace {
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+struct Window {
+  int64_t begin, end;
+  int64_t step;
+};
+
+// Per track, [first, last) slice indices (slices are sorted by track).
+std::vector<std::pair<uint32_t, uint32_t>> TrackRanges(const Trace& trace) {
+  std::vector<std::pair<uint32_t, uint32_t>> r(trace.tracks.size(), {0, 0});
+  const SliceTable& s = trace.slices;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    auto& range = r[s.track[i]];
+    if (range.first == range.second) range.first = i;
+    range.second = i + 1;
+  }
+  return r;
+}
+
+std::map<int32_t, std::vector<Window>> StepWindows(const Trace& trace) {
+  std::map<int32_t, std::vector<Window>> by_rank;
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    by_rank[trace.steps.rank[i]].push_back({trace.steps.ts_ns[i], INT64_MAX, trace.steps.number[i]});
+  }
+  for (auto& [rank, w] : by_rank) {
+    std::sort(w.begin(), w.end(), [](const Window& a, const Window& b) { return a.begin < b.begin; });
+    for (size_t i = 0; i + 1 < w.size(); ++i) w[i].end = w[i + 1].begin;
+  }
+  return by_rank;
+}
+
+// Clips `s` to the window; false if nothing is left.
+bool Clip(int64_t start, int64_t dur, const Window& w, std::pair<int64_t, int64_t>* out) {
+  int64_t a = std::max(start, w.begin), b = std::min(start + dur, w.end);
+  if (b <= a && !(dur == 0 && start >= w.begin && start < w.end)) return false;
+  *out = {a, std::max(a, b)};
+  return true;
+}
+
+void AddDerived(StepBreakdown* b, int64_t first, int64_t last, const Window& w) {
+  auto& v = b->values_ns;
+  v["Overlapped"] = v["Communication"] - v["Communication(Not Overlapped)"];
+  v["Stage"] = last - first;
+  v["Preparing"] = std::max<int64_t>(0, first - w.begin);
+}
+
+class Breakdowns {
+ public:
+  explicit Breakdowns(const Trace& trace) : trace_(trace), ranges_(TrackRanges(trace)) {}
+
+  void Rank(int32_t rank, const std::vector<Window>& windows, std::vector<StepBreakdown>* out) {
+    std::vector<uint32_t> overlap, device;
+    for (uint32_t t = 0; t < trace_.tracks.size(); ++t) {
+      if (trace_.tracks.rank[t] != rank) continue;
+      if (trace_.Str(trace_.tracks.process_name[t]) == "Overlap Analysis") overlap.push_back(t);
+      if (trace_.tracks.kind[t] == TrackKind::kDeviceStream) device.push_back(t);
+    }
+    for (const Window& w : windows) {
+      StepBreakdown b{rank, w.step, "timeline", overlap.empty() ? "device_activity" : "overlap_analysis", {}};
+      bool found = overlap.empty() ? FromDevice(device, w, &b) : FromOverlap(overlap, w, &b);
+      if (found) out->push_back(std::move(b));
+    }
+  }
+
+ private:
+  bool FromOverlap(const std::vector<uint32_t>& tracks, const Window& w, StepBreakdown* b) {
+    const SliceTable& s = trace_.slices;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (uint32_t t : tracks) {
+      std::string key(trace_.Str(trace_.tracks.name[t]));
+      int64_t& total = b->values_ns[key];
+      for (uint32_t i = ranges_[t].first; i < ranges_[t].second; ++i) {
+        std::pair<int64_t, int64_t> c;
+        if (!Clip(s.ts_ns[i], s.dur_ns[i], w, &c)) continue;
+        total += c.second - c.first;
+        first = std::min(first, c.first);
+        last = std::max(last, c.second);
+      }
+    }
+    if (first == INT64_MAX) return false;
+    AddDerived(b, first, last, w);
+    return true;
+  }
+
+  bool FromDevice(const std::vector<uint32_t>& tracks, const Window& w, StepBreakdown* b) {
+    const SliceTable& s = trace_.slices;
+    Intervals compute, comm, all;
+    for (uint32_t t : tracks) {
+      for (uint32_t i = ranges_[t].first; i < ranges_[t].second; ++i) {
+        if (!IsDeviceActivity(s.kind[i])) continue;
+        std::pair<int64_t, int64_t> c;
+        if (!Clip(s.ts_ns[i], s.dur_ns[i], w, &c)) continue;
+        (s.kind[i] == EventKind::kCollective ? comm : compute).push_back(c);
+        all.push_back(c);
+      }
+    }
+    if (all.empty()) return false;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const auto& [a, e] : all) first = std::min(first, a), last = std::max(last, e);
+    int64_t c = UnionLengthNs(&compute), m = UnionLengthNs(&comm), u = UnionLengthNs(&all);
+    int64_t overlapped = c + m - u;
+    auto& v = b->values_ns;
+    v["Computing"] = c;
+    v["Communication"] = m;
+    v["Communication(Not Overlapped)"] = m - overlapped;
+    v["Free"] = (last - first) - u;
+    AddDerived(b, first, last, w);
+    return true;
+  }
+
+  const Trace& trace_;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges_;
+};
+
+void AddFileBreakdowns(const Trace& trace, std::vector<StepBreakdown>* out) {
+  const StepBreakdownTable& t = trace.step_breakdown;
+  std::map<std::tuple<int32_t, int64_t, uint32_t>, StepBreakdown> by_step;
+  for (size_t i = 0; i < t.size(); ++i) {
+    StepBreakdown& b = by_step[{t.rank[i], t.step[i], t.source[i].raw}];
+    b.rank = t.rank[i];
+    b.step = t.step[i];
+    b.source = std::string(trace.Str(t.source[i]));
+    b.values_ns[std::string(trace.Str(t.key[i]))] = t.value_ns[i];
+  }
+  for (auto& [key, b] : by_step) out->push_back(std::move(b));
+}
+
+}  // namespace
+
+std::vector<StepBreakdown> ComputeStepBreakdowns(const Trace& trace) {
+  std::vector<StepBreakdown> out;
+  Breakdowns breakdowns(trace);
+  for (const auto& [rank, windows] : StepWindows(trace)) breakdowns.Rank(rank, windows, &out);
+  AddFileBreakdowns(trace, &out);
+  return out;
+}
+
+std::vector<RankStat> ComputeRankStats(const Trace& trace) {
+  std::map<int32_t, RankStat> by_rank;
+  std::map<std::pair<int32_t, int32_t>, Intervals> busy;
+  for (size_t t = 0; t < trace.tracks.size(); ++t) ++by_rank[trace.tracks.rank[t]].tracks;
+  const SliceTable& s = trace.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int32_t rank = trace.tracks.rank[s.track[i]];
+    ++by_rank[rank].slices;
+    if (IsDeviceActivity(s.kind[i])) {
+      busy[{rank, trace.tracks.device[s.track[i]]}].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    }
+  }
+  for (size_t i = 0; i < trace.steps.size(); ++i) ++by_rank[trace.steps.rank[i]].steps;
+  for (auto& [key, intervals] : busy) {
+    RankStat& r = by_rank[key.first];
+    r.device_busy_ns += UnionLengthNs(&intervals);
+    r.devices.push_back(key.second);
+  }
+  std::vector<RankStat> out;
+  for (auto& [rank, stat] : by_rank) {
+    stat.rank = rank;
+    out.push_back(stat);
+  }
+  return out;
+}
+
+std::vector<OpTypeStat> ComputeOpTypeStats(const Trace& trace) {
+  const OpMetricTable& m = trace.op_metrics;
+  std::optional<StringId> type_key = trace.strings.Find("Type"), op_type_key = trace.strings.Find("OP Type");
+  std::map<std::pair<int32_t, uint32_t>, OpTypeStat> by_type;
+  std::vector<bool> seen(trace.slices.size(), false);
+  for (size_t i = 0; i < m.size(); ++i) {
+    uint32_t slice = m.slice[i];
+    bool is_type = (type_key && m.key[i] == *type_key) || (op_type_key && m.key[i] == *op_type_key);
+    if (slice == kNoSlice || !is_type || m.text[i].empty() || seen[slice]) continue;
+    seen[slice] = true;
+    int32_t rank = trace.tracks.rank[trace.slices.track[slice]];
+    OpTypeStat& st = by_type[{rank, m.text[i].raw}];
+    st.rank = rank;
+    st.type = m.text[i];
+    ++st.count;
+    st.total_ns += trace.slices.dur_ns[slice];
+  }
+  std::vector<OpTypeStat> out;
+  for (auto& [key, st] : by_type) out.push_back(st);
+  std::sort(out.begin(), out.end(), [](const OpTypeStat& a, const OpTypeStat& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.total_ns > b.total_ns;
+  });
+  return out;
+}
+
+}  // namespace aiprof

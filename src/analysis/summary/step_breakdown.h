@@ -1,0 +1,60 @@
+// Per-step time breakdown computed from the timeline, in the terms of
+// Ascend's step_trace_time.csv, and per-rank / per-op-type figures for
+// multi-rank and Ascend inputs.
+//
+// Breakdown of step i of a rank covers [start_i, start_{i+1}) (the last step
+// runs to the end of the trace), because device work of a step often ends
+// after its host-side ProfilerStep slice. Two methods:
+//   - "overlap_analysis": where the rank has torch_npu's Overlap Analysis
+//     tracks, their slices (Computing, Communication, Communication(Not
+//     Overlapped), Free) are summed, clipped to the window;
+//   - "device_activity": otherwise Computing is the union of kernels, copies
+//     and sets, Communication the union of collectives, Overlapped their
+//     intersection, Free the gaps inside the first-to-last activity span.
+// Then Overlapped = Communication - Communication(Not Overlapped), Stage =
+// last end - first start of that activity, Preparing = first start - step start.
+#ifndef AIPROF_SRC_ANALYSIS_SUMMARY_STEP_BREAKDOWN_H_
+#define AIPROF_SRC_ANALYSIS_SUMMARY_STEP_BREAKDOWN_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+struct StepBreakdown {
+  int32_t rank = kNoRank;
+  int64_t step = -1;
+  std::string source;                      // "timeline" or the file it was read from
+  std::string method;                      // for "timeline": overlap_analysis / device_activity
+  std::map<std::string, int64_t> values_ns;  // key as in step_trace_time.csv
+};
+
+// Breakdowns computed from the timeline (one per step with device activity)
+// followed by those the profiler wrote (Trace::step_breakdown).
+std::vector<StepBreakdown> ComputeStepBreakdowns(const Trace& trace);
+
+struct RankStat {
+  int32_t rank = kNoRank;
+  uint64_t tracks = 0, slices = 0, steps = 0;
+  int64_t device_busy_ns = 0;  // sum over the rank's devices of busy time
+  std::vector<int32_t> devices;
+};
+std::vector<RankStat> ComputeRankStats(const Trace& trace);
+
+// Device slices grouped by the op type joined to them (kernel_details "Type",
+// op_summary "OP Type"), per rank: the timeline's counterpart of op_statistic.
+struct OpTypeStat {
+  int32_t rank = kNoRank;
+  StringId type;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+};
+std::vector<OpTypeStat> ComputeOpTypeStats(const Trace& trace);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_SUMMARY_STEP_BREAKDOWN_H_

@@ -1,0 +1,158 @@
+#include "src/importers/ascend/csv_table.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "src/base/decimal.h"
+
+namespace aiprof {
+namespace {
+
+std::string_view Trim(std::string_view v) {
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.remove_suffix(1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  return v;
+}
+
+}  // namespace
+
+bool IsMissingValue(std::string_view v) {
+  return v.empty() || v == "N/A" || v == "NA" || v == "-" || v == "None" || v == "\"N/A\"";
+}
+
+std::string_view StripQuotes(std::string_view v) {
+  while (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  return v;
+}
+
+StatusOr<CsvTable> CsvTable::Open(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return FromText(path, std::move(buf).str());
+}
+
+StatusOr<CsvTable> CsvTable::FromText(std::string path, std::string text) {
+  CsvTable t;
+  t.path_ = std::move(path);
+  t.text_ = std::move(text);
+  if (t.text_.substr(0, 3) == "\xEF\xBB\xBF") t.pos_ = 3;
+  ASSIGN_OR_RETURN(bool has_header, t.ReadRecord());
+  if (!has_header || (t.fields_used_ == 1 && Trim(t.fields_[0]).empty())) {
+    return ErrStatus(t.path_ + ":line 1: the CSV file is empty (no header row)");
+  }
+  for (size_t i = 0; i < t.fields_used_; ++i) t.header_.emplace_back(Trim(t.fields_[i]));
+  return t;
+}
+
+int CsvTable::Column(std::string_view name) const {
+  for (size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Status CsvTable::Require(std::initializer_list<std::string_view> names) const {
+  for (std::string_view name : names) {
+    if (Column(name) >= 0) continue;
+    std::string have;
+    for (const std::string& h : header_) have += (have.empty() ? "" : ", ") + h;
+    return ErrStatus(path_ + ":line 1: missing column \"" + std::string(name) + "\" (the header has: " + have + ")");
+  }
+  return OkStatus();
+}
+
+StatusOr<bool> CsvTable::ReadRecord() {
+  fields_used_ = 0;
+  if (pos_ >= text_.size()) return false;
+  row_line_ = line_;
+  auto field = [this]() -> std::string& {
+    if (fields_used_ == fields_.size()) fields_.emplace_back();
+    std::string& f = fields_[fields_used_++];
+    f.clear();
+    return f;
+  };
+  std::string* cur = &field();
+  bool in_quotes = false;
+  while (pos_ < text_.size()) {
+    char c = text_[pos_++];
+    if (in_quotes) {
+      if (c == '"') {
+        if (pos_ < text_.size() && text_[pos_] == '"') {
+          cur->push_back('"');
+          ++pos_;
+        } else {
+          in_quotes = false;
+        }
+      } else {
+        if (c == '\n') ++line_;
+        cur->push_back(c);
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_quotes = true;
+    } else if (c == ',') {
+      cur = &field();
+    } else if (c == '\n') {
+      ++line_;
+      last_had_newline_ = true;
+      return true;
+    } else if (c != '\r') {
+      cur->push_back(c);
+    }
+  }
+  if (in_quotes) {
+    return ErrStatus(path_ + ":line " + std::to_string(row_line_) +
+                     ": the file ends inside a quoted value (truncated CSV)");
+  }
+  last_had_newline_ = false;
+  return true;
+}
+
+StatusOr<bool> CsvTable::Next() {
+  while (true) {
+    ASSIGN_OR_RETURN(bool more, ReadRecord());
+    if (!more) return false;
+    if (fields_used_ == 1 && Trim(fields_[0]).empty()) continue;  // blank line
+    if (!last_had_newline_ && fields_used_ < header_.size()) {
+      return ErrStatus(Where() + ": the last row has " + std::to_string(fields_used_) + " of " +
+                       std::to_string(header_.size()) + " columns (truncated CSV)");
+    }
+    return true;
+  }
+}
+
+std::string_view CsvTable::Field(int col) const {
+  if (col < 0 || static_cast<size_t>(col) >= fields_used_) return {};
+  return Trim(fields_[col]);
+}
+
+std::optional<double> CsvTable::Number(int col) const {
+  std::string_view v = StripQuotes(Field(col));
+  if (IsMissingValue(v)) return std::nullopt;
+  double d = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+  if (ec != std::errc() || p != v.data() + v.size()) return std::nullopt;
+  return d;
+}
+
+std::optional<int64_t> CsvTable::MicrosToNanos(int col) const {
+  std::string_view v = StripQuotes(Field(col));
+  if (IsMissingValue(v)) return std::nullopt;
+  return ParseMicrosToNanos(v);
+}
+
+std::optional<int64_t> CsvTable::Integer(int col) const {
+  std::string_view v = StripQuotes(Field(col));
+  if (IsMissingValue(v)) return std::nullopt;
+  return ParseInt64(v);
+}
+
+std::string CsvTable::Where() const { return path_ + ":line " + std::to_string(row_line_); }
+
+}  // namespace aiprof

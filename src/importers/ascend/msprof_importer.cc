@@ -1,0 +1,134 @@
+#include "src/importers/ascend/msprof_importer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <vector>
+
+#include "src/importers/ascend/op_table.h"
+#include "src/importers/ascend/trace_view_importer.h"
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kOutputDir = "mindstudio_profiler_output";
+
+// One folder of msprof output files and the device they describe.
+struct OutputDir {
+  std::vector<fs::path> dirs;  // summary/ and timeline/ in the older layout
+  int32_t device;
+};
+
+std::vector<fs::path> Matching(const std::vector<fs::path>& dirs, const std::regex& pattern) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::path& dir : dirs) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (e.is_regular_file(ec) && std::regex_match(e.path().filename().string(), pattern)) out.push_back(e.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool HasMsprofFiles(const fs::path& dir) {
+  static const std::regex kAny(R"((msprof_.*\.json|op_summary_.*\.csv|op_statistic_.*\.csv|step_trace_.*\.csv))");
+  return !Matching({dir}, kAny).empty();
+}
+
+std::vector<OutputDir> FindOutputDirs(const fs::path& dir) {
+  std::error_code ec;
+  if (dir.filename() == kOutputDir || HasMsprofFiles(dir)) return {{{dir}, 0}};
+  if (fs::is_directory(dir / kOutputDir, ec)) return {{{dir / kOutputDir}, 0}};
+  static const std::regex kDevice(R"(device_(\d+))");
+  std::vector<OutputDir> out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::smatch m;
+    std::string name = e.path().filename().string();
+    if (!e.is_directory(ec) || !std::regex_match(name, m, kDevice)) continue;
+    OutputDir o{{}, std::stoi(m[1].str())};
+    for (const char* sub : {"summary", "timeline"}) {
+      if (fs::is_directory(e.path() / sub, ec)) o.dirs.push_back(e.path() / sub);
+    }
+    if (!o.dirs.empty()) out.push_back(o);
+  }
+  std::sort(out.begin(), out.end(), [](const OutputDir& a, const OutputDir& b) { return a.device < b.device; });
+  return out;
+}
+
+Status ImportBeforeFinalize(const OutputDir& o, int32_t rank, bool* has_timeline, TraceBuilder* builder) {
+  static const std::regex kTimeline(R"(msprof_.*\.json)"), kOpSummary(R"(op_summary_.*\.csv)");
+  static const std::regex kOpStat(R"(op_statistic_.*\.csv)"), kApiStat(R"(api_statistic_.*\.csv)");
+  static const std::regex kStep(R"(step_trace_.*\.csv)");
+  std::vector<fs::path> timelines = Matching(o.dirs, kTimeline);
+  for (const fs::path& p : timelines) RETURN_IF_ERROR(ImportAscendTimeline(p.string(), rank, o.device, builder));
+  *has_timeline = !timelines.empty();
+  if (!*has_timeline) {
+    for (const fs::path& p : Matching(o.dirs, kOpSummary)) {
+      RETURN_IF_ERROR(AddOpTableSlices(p.string(), kOpSummarySpec, rank, o.device, builder));
+    }
+  }
+  for (const fs::path& p : Matching(o.dirs, kOpStat)) RETURN_IF_ERROR(ImportOpStatistic(p.string(), rank, builder));
+  for (const fs::path& p : Matching(o.dirs, kApiStat)) {
+    RETURN_IF_ERROR(ImportAggregateCsv(p.string(), rank, "API Name", {"Time(us)", "Count"}, builder));
+  }
+  for (const fs::path& p : Matching(o.dirs, kStep)) RETURN_IF_ERROR(ImportStepTraceTime(p.string(), rank, builder));
+  return OkStatus();
+}
+
+Status JoinAfterFinalize(const OutputDir& o, int32_t rank, TraceBuilder* builder) {
+  static const std::regex kOpSummary(R"(op_summary_.*\.csv)"), kTaskTime(R"(task_time_.*\.csv)");
+  for (const fs::path& p : Matching(o.dirs, kOpSummary)) RETURN_IF_ERROR(JoinOpTable(p.string(), kOpSummarySpec, rank, builder));
+  for (const fs::path& p : Matching(o.dirs, kTaskTime)) RETURN_IF_ERROR(JoinOpTable(p.string(), kTaskTimeSpec, rank, builder));
+  return OkStatus();
+}
+
+int32_t RankFromFolderName(const fs::path& dir) {
+  static const std::regex kRank(R"((?:^|[^A-Za-z])rank[-_]?(\d+))", std::regex::icase);
+  std::smatch m;
+  std::string name = dir.filename().string();
+  return std::regex_search(name, m, kRank) ? std::stoi(m[1].str()) : kNoRank;
+}
+
+}  // namespace
+
+bool IsMsprofFolder(const std::string& dir) {
+  fs::path p(dir);
+  if (p.filename().empty()) p = p.parent_path();
+  if (p.filename() == kOutputDir) return true;
+  std::error_code ec;
+  if (fs::is_directory(p / kOutputDir, ec)) return true;
+  return p.filename().string().rfind("PROF_", 0) == 0 && !FindOutputDirs(p).empty();
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportMsprofFolder(const std::string& dir) {
+  fs::path p(dir);
+  if (p.filename().empty()) p = p.parent_path();
+  std::vector<OutputDir> outputs = FindOutputDirs(p);
+  if (outputs.empty()) {
+    return ErrStatus(dir + ": an msprof folder without mindstudio_profiler_output/ or device_N/summary|timeline");
+  }
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder builder(trace.get());
+  int32_t rank = RankFromFolderName(p.filename() == kOutputDir ? p.parent_path() : p);
+  bool any = false;
+  for (const OutputDir& o : outputs) {
+    bool has_timeline = false;
+    RETURN_IF_ERROR(ImportBeforeFinalize(o, rank, &has_timeline, &builder));
+    any = any || has_timeline || trace->slices.size() > 0 || trace->op_metrics.size() > 0 || trace->step_breakdown.size() > 0;
+  }
+  if (!any) {
+    return ErrStatus(dir + ": no msprof_*.json, op_summary_*.csv, op_statistic_*.csv or step_trace_*.csv found");
+  }
+  if (rank != kNoRank) builder.SetDefaultRank(rank);
+  RETURN_IF_ERROR(builder.Finalize());
+  for (const OutputDir& o : outputs) RETURN_IF_ERROR(JoinAfterFinalize(o, rank, &builder));
+  trace->metadata["source_format"] = "msprof";
+  if (rank != kNoRank) trace->metadata["rank"] = std::to_string(rank);
+  return trace;
+}
+
+}  // namespace aiprof

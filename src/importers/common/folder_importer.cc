@@ -1,0 +1,166 @@
+#include "src/importers/common/folder_importer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <thread>
+
+#include "src/importers/ascend/ascend_pt_importer.h"
+#include "src/importers/ascend/msprof_importer.h"
+#include "src/importers/common/byte_source.h"
+#include "src/importers/common/folder_merge.h"
+#include "src/importers/common/importer_registry.h"
+
+namespace aiprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kNothingRecognizable =
+    ": nothing recognizable in this folder (expected a torch_npu *_ascend_pt folder or its "
+    "ASCEND_PROFILER_OUTPUT, an msprof PROF_* folder, or a folder of those or of trace files: "
+    "Kineto/Chrome JSON (.json, .json.gz, .json.zst), Nsight Systems SQLite exports)";
+
+bool IsTraceFile(const fs::path& p) {
+  std::string name = p.filename().string();
+  if (name.rfind("profiler_info", 0) == 0 || name == "profiler_metadata.json" || name.find(".meta.json") != std::string::npos) {
+    return false;
+  }
+  StatusOr<std::string> prefix = ReadPrefix(p.string(), 4096);
+  return prefix.ok() && IsImportableFilePrefix(*prefix);
+}
+
+std::optional<FolderUnitKind> FolderKind(const std::string& dir) {
+  if (IsAscendPtFolder(dir)) return FolderUnitKind::kTorchNpu;
+  if (IsMsprofFolder(dir)) return FolderUnitKind::kMsprof;
+  return std::nullopt;
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportUnit(const FolderUnit& unit) {
+  switch (unit.kind) {
+    case FolderUnitKind::kTorchNpu: return ImportAscendPtFolder(unit.path);
+    case FolderUnitKind::kMsprof: return ImportMsprofFolder(unit.path);
+    case FolderUnitKind::kFile: return ImportTraceFile(unit.path);
+  }
+  return ErrStatus(unit.path + ": unknown folder unit");
+}
+
+// Imports units on up to hardware_concurrency threads; results in unit order.
+std::vector<StatusOr<std::unique_ptr<Trace>>> ImportAll(const std::vector<FolderUnit>& units) {
+  std::vector<std::optional<StatusOr<std::unique_ptr<Trace>>>> results(units.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < units.size();) results[i].emplace(ImportUnit(units[i]));
+  };
+  size_t n = std::min<size_t>(units.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (std::thread& t : threads) t.join();
+  std::vector<StatusOr<std::unique_ptr<Trace>>> out;
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+int32_t PartRank(const Trace& t) {
+  auto it = t.metadata.find("rank");
+  if (it == t.metadata.end()) return kNoRank;
+  return static_cast<int32_t>(std::strtol(it->second.c_str(), nullptr, 10));
+}
+
+// Gives every rank-less row of `t` the rank `rank`.
+void StampRank(Trace* t, int32_t rank) {
+  for (size_t i = 0; i < t->tracks.size(); ++i) {
+    if (t->tracks.rank[i] == kNoRank) t->tracks.rank[i] = rank;
+  }
+  for (size_t i = 0; i < t->steps.size(); ++i) {
+    if (t->steps.rank[i] == kNoRank) t->steps.rank[i] = rank;
+  }
+  for (size_t i = 0; i < t->op_metrics.size(); ++i) {
+    if (t->op_metrics.rank[i] == kNoRank) t->op_metrics.rank[i] = rank;
+  }
+  for (size_t i = 0; i < t->step_breakdown.size(); ++i) {
+    if (t->step_breakdown.rank[i] == kNoRank) t->step_breakdown.rank[i] = rank;
+  }
+  t->metadata["rank"] = std::to_string(rank);
+}
+
+// Every part gets a rank, distinct across parts.
+Status AssignRanks(const std::vector<FolderUnit>& units, std::vector<std::unique_ptr<Trace>>* parts) {
+  std::map<int32_t, size_t> seen;
+  for (size_t i = 0; i < parts->size(); ++i) {
+    Trace* t = (*parts)[i].get();
+    int32_t rank = PartRank(*t);
+    if (rank == kNoRank) rank = RankFromName(units[i].path);
+    if (rank == kNoRank && parts->size() > 1) {
+      return ErrStatus(units[i].path + ": cannot tell this input's rank (no profiler_info rank_id or "
+                       "distributedInfo, and no rankN in its name)");
+    }
+    if (rank == kNoRank) continue;
+    StampRank(t, rank);
+    auto [it, inserted] = seen.emplace(rank, i);
+    if (!inserted) {
+      return ErrStatus("mixed ranks: " + units[it->second].path + " and " + units[i].path + " both hold rank " +
+                       std::to_string(rank));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+int32_t RankFromName(const std::string& path) {
+  static const std::regex kRank(R"((?:^|[^A-Za-z])rank[-_]?(\d+))", std::regex::icase);
+  std::string name = fs::path(path).filename().string();
+  if (name.empty()) name = fs::path(path).parent_path().filename().string();
+  std::smatch m;
+  if (std::regex_search(name, m, kRank)) return static_cast<int32_t>(std::stol(m[1].str()));
+  return kNoRank;
+}
+
+StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir) {
+  if (std::optional<FolderUnitKind> kind = FolderKind(dir)) return std::vector<FolderUnit>{{dir, *kind}};
+  std::error_code ec;
+  std::vector<fs::path> children;
+  for (const auto& e : fs::directory_iterator(dir, ec)) children.push_back(e.path());
+  if (ec) return ErrStatus(dir + ": cannot list the folder: " + ec.message());
+  std::sort(children.begin(), children.end());
+  std::vector<FolderUnit> units;
+  for (const fs::path& child : children) {
+    if (fs::is_directory(child, ec)) {
+      if (std::optional<FolderUnitKind> kind = FolderKind(child.string())) units.push_back({child.string(), *kind});
+    } else if (fs::is_regular_file(child, ec) && IsTraceFile(child)) {
+      units.push_back({child.string(), FolderUnitKind::kFile});
+    }
+  }
+  if (units.empty()) return ErrStatus(dir + kNothingRecognizable);
+  return units;
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir) {
+  ASSIGN_OR_RETURN(std::vector<FolderUnit> units, ListFolderUnits(dir));
+  std::vector<StatusOr<std::unique_ptr<Trace>>> results = ImportAll(units);
+  std::vector<std::unique_ptr<Trace>> parts;
+  for (auto& r : results) {
+    if (!r.ok()) return r.status();
+    parts.push_back(std::move(r).value());
+  }
+  RETURN_IF_ERROR(AssignRanks(units, &parts));
+  if (parts.size() == 1) return std::move(parts.front());
+  std::string ranks, formats;
+  for (const auto& p : parts) {
+    ranks += (ranks.empty() ? "" : ",") + p->metadata["rank"];
+    std::string f = p->metadata["source_format"];
+    if (formats.find(f) == std::string::npos) formats += (formats.empty() ? "" : ",") + f;
+  }
+  size_t world = parts.size();
+  std::unique_ptr<Trace> merged = MergeTraces(std::move(parts));
+  merged->metadata["source_format"] = "multi_rank(" + formats + ")";
+  merged->metadata["ranks"] = ranks;
+  merged->metadata["rank_count"] = std::to_string(world);
+  return merged;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,42 @@
+// Folder inputs: a torch_npu rank folder, an msprof PROF_* folder, or a
+// folder holding several ranks' outputs (those folders, Kineto/Chrome trace
+// files, nsys SQLite exports) that loads as one model with a rank on every
+// track.
+//
+// Each unit is imported and finalized on its own thread, then the parts are
+// merged in path order (folder_merge.h). A unit's rank comes from its own
+// data (profiler_info rank_id, Kineto distributedInfo), else from "rankN" /
+// "rank-N" / "rank_N" in its name; two units with one rank, or a unit with
+// no rank among several, is an error naming the paths.
+#ifndef AIPROF_SRC_IMPORTERS_COMMON_FOLDER_IMPORTER_H_
+#define AIPROF_SRC_IMPORTERS_COMMON_FOLDER_IMPORTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/base/status.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+enum class FolderUnitKind { kTorchNpu, kMsprof, kFile };
+
+struct FolderUnit {
+  std::string path;
+  FolderUnitKind kind;
+};
+
+// The importable units of `dir`, in path order; an error when there are none.
+StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir);
+
+// Imports every unit of `dir` in parallel and merges them.
+StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir);
+
+// Rank written in a path's last component ("rank1_ascend_pt", "rank-3.pt.trace.json"),
+// or kNoRank. Visible for testing.
+int32_t RankFromName(const std::string& path);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_IMPORTERS_COMMON_FOLDER_IMPORTER_H_
