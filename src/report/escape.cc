@@ -87,6 +87,75 @@ std::string CsvField(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Valid UTF-8 of `s`, with U+FFFD for each invalid byte.
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    size_t len = Utf8SequenceLength(s, i);
+    if (len == 0) {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view raw) {
+  std::string s = ValidUtf8(raw);
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out.append("&amp;"); break;
+      case '<': out.append("&lt;"); break;
+      case '>': out.append("&gt;"); break;
+      case '"': out.append("&quot;"); break;
+      case '\'': out.append("&#39;"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') {
+          out.append("&#xFFFD;");
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::string MarkdownEscape(std::string_view raw) {
+  std::string s = ValidUtf8(raw);
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out.append("&amp;"); break;
+      case '<': out.append("&lt;"); break;
+      case '>': out.append("&gt;"); break;
+      case '\n':
+      case '\r': out.push_back(' '); break;
+      case '\\': case '`': case '*': case '_': case '{': case '}': case '[': case ']': case '(': case ')':
+      case '#': case '+': case '-': case '.': case '!': case '|': case '~':
+        out.push_back('\\');
+        out.push_back(c);
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out.push_back(' ');
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  return out;
+}
+
 std::string TerminalSafe(std::string_view s) {
   std::string out;
   for (size_t i = 0; i < s.size();) {

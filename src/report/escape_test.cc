@@ -23,6 +23,14 @@ TEST(EscapeTest, Csv) {
   EXPECT_EQ(CsvField("-1+2"), "\"'-1+2\"");
 }
 
+TEST(EscapeTest, HtmlAndMarkdown) {
+  EXPECT_EQ(HtmlEscape("<img src=x onerror='a'>&\""), "&lt;img src=x onerror=&#39;a&#39;&gt;&amp;&quot;");
+  EXPECT_EQ(HtmlEscape("bad\xff"), "bad\xEF\xBF\xBD");
+  EXPECT_EQ(MarkdownEscape("[x](javascript:alert(1)) *b* <s>"),
+            "\\[x\\]\\(javascript:alert\\(1\\)\\) \\*b\\* &lt;s&gt;");
+  EXPECT_EQ(MarkdownEscape("a|b\nc"), "a\\|b c");
+}
+
 TEST(EscapeTest, TerminalStripsControlSequences) {
   EXPECT_EQ(TerminalSafe("a\x1b[31mred"), "a\\x1b[31mred");
   EXPECT_EQ(TerminalSafe("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
