@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/layout/layout_conversions.h"
 #include "src/analysis/steps/step_stats.h"
@@ -27,6 +28,7 @@ MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {
   if (AnalysisSelected(options, "layout")) {
     PublishLayoutConversions(trace, ComputeLayoutConversions(trace), &metrics);
   }
+  if (AnalysisSelected(options, "fusion")) PublishFusionCandidates(trace, ComputeFusionCandidates(trace), &metrics);
   if (AnalysisSelected(options, "steps")) PublishStepStats(trace, ComputeStepStats(trace), &metrics);
   return metrics;
 }

@@ -19,6 +19,7 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"device_idle_ratio", U::kRatio, "idle time between device activities, share of the device span"},
         {"device_util", U::kRatio, "device busy time / device span (CPU traces: main thread op time / span)"},
         {"fusion_candidate_ratio", U::kRatio, "time in the top fusion-candidate sequences, share of op time"},
+        {"fusion_candidate_boundaries_per_step", U::kCount, "op boundaries (launches/dispatches) per step that fusing the top candidate removes"},
         {"fusion_candidate_occurrences_per_step", U::kCount, "occurrences per step of the top fusion candidate"},
         {"idle_host_bound_ratio", U::kRatio, "idle time whose launching call began after the device went idle, share of span"},
         {"idle_sync_ratio", U::kRatio, "idle time overlapped by a synchronization call, share of span"},

@@ -1,0 +1,238 @@
+#include "src/analysis/fusion/fusion_candidates.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "src/analysis/common/op_args.h"
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
+#include "src/analysis/metrics/metric_set.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kSource[] = "fusion";
+
+uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Ops of all timelines, flattened, with runs of consecutive short ops.
+struct FlatOps {
+  std::vector<uint32_t> slice;
+  std::vector<int64_t> dur_prefix{0}, gap_prefix{0};  // gap_prefix[k+1]: gap before op k (0 at a run start)
+  std::vector<double> bytes_prefix{0};                 // input bytes of op k (boundary into k)
+  std::vector<char> has_bytes;
+  std::vector<std::pair<size_t, size_t>> runs;
+};
+
+struct Acc {
+  uint64_t occurrences = 0;
+  int64_t total_ns = 0, gap_ns = 0;
+  double bytes = 0;
+  bool shapes = true;
+  size_t first = 0, next_free = 0;
+  uint8_t len = 0;
+};
+
+double FirstInputBytes(const OpArgReader& args, uint32_t s, bool* ok) {
+  auto dims = args.InputDims(s);
+  auto types = args.InputTypes(s);
+  if (!dims || !types || dims->empty() || types->empty() || (*dims)[0].empty()) return *ok = false, 0;
+  int b = BytesPerElement((*types)[0]);
+  if (b == 0) return *ok = false, 0;
+  *ok = true;
+  return static_cast<double>(NumElements((*dims)[0])) * b;
+}
+
+class Finder {
+ public:
+  explicit Finder(const Trace& t) : t_(t), args_(t) {}
+
+  FusionResult Run() {
+    CollectTimelines();
+    std::unordered_map<uint64_t, Acc> acc;
+    acc.reserve(flat_.slice.size() * 2);
+    ForEachWindow([&](uint64_t key, size_t i, size_t len) { Count(&acc[key], i, len); });
+    std::vector<std::pair<uint64_t, const Acc*>> ranked;
+    for (const auto& [key, a] : acc) {
+      if (a.occurrences >= kFusionMinOccurrences) ranked.emplace_back(key, &a);
+    }
+    auto score = [](const Acc& a) { return a.occurrences * (a.len - 1u); };
+    std::sort(ranked.begin(), ranked.end(), [&](const auto& x, const auto& y) {
+      if (score(*x.second) != score(*y.second)) return score(*x.second) > score(*y.second);
+      if (x.second->total_ns != y.second->total_ns) return x.second->total_ns > y.second->total_ns;
+      return x.second->first < y.second->first;
+    });
+    if (ranked.size() > kFusionTopReported) ranked.resize(kFusionTopReported);
+    std::unordered_map<uint64_t, size_t> top_keys;
+    for (const auto& [key, a] : ranked) {
+      FusionCandidate c;
+      for (size_t k = 0; k < a->len; ++k) c.ops.push_back(t_.slices.name[flat_.slice[a->first + k]]);
+      c.occurrences = a->occurrences;
+      c.total_ns = a->total_ns;
+      c.gap_ns = a->gap_ns;
+      c.boundaries_removed = score(*a);
+      c.has_shapes = a->shapes && a->len > 1;
+      c.intermediate_bytes = c.has_shapes ? 2 * a->bytes : 0;
+      top_keys[key] = result_.top.size();
+      result_.top.push_back(std::move(c));
+    }
+    MarkCoverage(top_keys);
+    return std::move(result_);
+  }
+
+ private:
+  void AddTimeline(const std::vector<uint32_t>& ops, int64_t short_ns) {
+    const SliceTable& s = t_.slices;
+    bool in_run = false;
+    int64_t prev_end = 0;
+    for (uint32_t i : ops) {
+      ++result_.op_count;
+      result_.op_time_ns += s.dur_ns[i];
+      if (s.dur_ns[i] >= short_ns) {
+        if (in_run) flat_.runs.back().second = flat_.slice.size();
+        in_run = false;
+        continue;
+      }
+      result_.short_op_ns += s.dur_ns[i];
+      if (!in_run) flat_.runs.emplace_back(flat_.slice.size(), flat_.slice.size());
+      int64_t gap = in_run ? std::max<int64_t>(0, s.ts_ns[i] - prev_end) : 0;
+      bool ok = false;
+      double bytes = FirstInputBytes(args_, i, &ok);
+      flat_.slice.push_back(i);
+      flat_.dur_prefix.push_back(flat_.dur_prefix.back() + s.dur_ns[i]);
+      flat_.gap_prefix.push_back(flat_.gap_prefix.back() + gap);
+      flat_.bytes_prefix.push_back(flat_.bytes_prefix.back() + bytes);
+      flat_.has_bytes.push_back(ok);
+      prev_end = s.ts_ns[i] + s.dur_ns[i];
+      in_run = true;
+    }
+    if (in_run) flat_.runs.back().second = flat_.slice.size();
+  }
+
+  void CollectTimelines() {
+    const SliceTable& s = t_.slices;
+    for (size_t i = 0; i < s.size() && !result_.device; ++i) result_.device = s.kind[i] == EventKind::kKernel;
+    std::vector<uint32_t> parent;
+    if (!result_.device) parent = ParentSlices(t_);
+    std::vector<uint32_t> ops;
+    uint32_t track = kNoTrack;
+    int64_t short_ns = result_.device ? kFusionShortKernelNs : kFusionShortCpuOpNs;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.track[i] != track) {
+        AddTimeline(ops, short_ns);
+        ops.clear();
+        track = s.track[i];
+      }
+      if (result_.device ? s.kind[i] != EventKind::kKernel : s.kind[i] != EventKind::kCpuOp) continue;
+      if (!result_.device) {
+        bool top = true;
+        for (uint32_t p = parent[i]; p != kNoSlice && top; p = parent[p]) top = s.kind[p] != EventKind::kCpuOp;
+        if (!top) continue;
+      }
+      ops.push_back(i);
+    }
+    AddTimeline(ops, short_ns);
+  }
+
+  template <typename F>
+  void ForEachWindow(F&& f) const {
+    for (const auto& [b, e] : flat_.runs) {
+      for (size_t i = b; i < e; ++i) {
+        uint64_t h = 0x243f6a8885a308d3ULL;
+        for (size_t len = 1; len <= kFusionMaxLength && i + len <= e; ++len) {
+          h = Mix(h ^ (t_.slices.name[flat_.slice[i + len - 1]].raw + 0x9e3779b97f4a7c15ULL));
+          if (len >= kFusionMinLength) f(Mix(h + len), i, len);
+        }
+      }
+    }
+  }
+
+  void Count(Acc* a, size_t i, size_t len) {
+    if (a->len == 0) {
+      a->len = static_cast<uint8_t>(len);
+      a->first = i;
+    }
+    if (i < a->next_free && a->occurrences > 0) return;
+    ++a->occurrences;
+    a->total_ns += flat_.dur_prefix[i + len] - flat_.dur_prefix[i];
+    a->gap_ns += flat_.gap_prefix[i + len] - flat_.gap_prefix[i + 1];
+    a->bytes += flat_.bytes_prefix[i + len] - flat_.bytes_prefix[i + 1];
+    for (size_t k = i + 1; k < i + len; ++k) a->shapes = a->shapes && flat_.has_bytes[k];
+    a->next_free = i + len;
+  }
+
+  void MarkCoverage(const std::unordered_map<uint64_t, size_t>& top_keys) {
+    std::vector<char> covered(flat_.slice.size(), 0);
+    std::vector<size_t> next_free(top_keys.size(), 0);
+    ForEachWindow([&](uint64_t key, size_t i, size_t len) {
+      auto it = top_keys.find(key);
+      if (it == top_keys.end() || i < next_free[it->second]) return;
+      next_free[it->second] = i + len;
+      for (size_t k = i; k < i + len; ++k) covered[k] = 1;
+    });
+    for (size_t k = 0; k < covered.size(); ++k) {
+      if (covered[k]) result_.covered_ns += t_.slices.dur_ns[flat_.slice[k]];
+    }
+  }
+
+  const Trace& t_;
+  OpArgReader args_;
+  FlatOps flat_;
+  FusionResult result_;
+};
+
+double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+}  // namespace
+
+FusionResult ComputeFusionCandidates(const Trace& trace) { return Finder(trace).Run(); }
+
+std::string DescribeSequence(const Trace& trace, const FusionCandidate& c) {
+  std::string out;
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    if (i) out += " -> ";
+    out += trace.Str(c.ops[i]);
+  }
+  return out;
+}
+
+void PublishFusionCandidates(const Trace& trace, const FusionResult& r, MetricSet* metrics) {
+  if (r.op_time_ns <= 0) {
+    const char* why = "no kernels or cpu_op slices with duration in the trace";
+    metrics->SetUnavailable("fusion_candidate_ratio", why);
+    metrics->SetUnavailable("small_op_ratio", why);
+    metrics->SetUnavailable("fusion_candidate_occurrences_per_step", why);
+    metrics->SetUnavailable("fusion_candidate_boundaries_per_step", why);
+    return;
+  }
+  metrics->Set("fusion_candidate_ratio", Ratio(r.covered_ns, r.op_time_ns), kSource);
+  metrics->Set("small_op_ratio", Ratio(r.short_op_ns, r.op_time_ns), kSource);
+  if (trace.steps.size() == 0) {
+    metrics->SetUnavailable("fusion_candidate_occurrences_per_step", "no steps in the trace");
+    metrics->SetUnavailable("fusion_candidate_boundaries_per_step", "no steps in the trace");
+  } else {
+    double steps = static_cast<double>(trace.steps.size());
+    double occ = r.top.empty() ? 0 : static_cast<double>(r.top[0].occurrences);
+    double cut = r.top.empty() ? 0 : static_cast<double>(r.top[0].boundaries_removed);
+    metrics->Set("fusion_candidate_occurrences_per_step", occ / steps, kSource);
+    metrics->Set("fusion_candidate_boundaries_per_step", cut / steps, kSource);
+  }
+  for (const FusionCandidate& c : r.top) {
+    std::string line = DescribeSequence(trace, c) + ": " + std::to_string(c.occurrences) + " occurrences, " +
+                       FormatDurationNs(static_cast<double>(c.total_ns)) + " op time; fusing removes " +
+                       std::to_string(c.boundaries_removed) + (r.device ? " launches" : " op dispatches") + ", " +
+                       FormatDurationNs(static_cast<double>(c.gap_ns)) + " of gaps between them";
+    line += c.has_shapes ? ", ~" + FormatBytes(c.intermediate_bytes) + " of intermediate memory traffic (from shapes)"
+                         : ", intermediate traffic unknown (no shapes)";
+    metrics->AddEvidence("fusion_missing", line);
+  }
+}
+
+}  // namespace aiprof

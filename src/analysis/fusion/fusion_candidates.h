@@ -1,0 +1,68 @@
+// Fusion candidates: frequent back-to-back sequences of short ops on one
+// stream (device kernels) or thread (top-level cpu_ops on CPU-only traces).
+//
+// Algorithm (linear in ops): per timeline, ops in time order are cut into
+// runs of consecutive short ops (a long op ends a run). Every window of
+// length kFusionMinLength..kFusionMaxLength inside a run is keyed by a 64-bit
+// hash of its op names; occurrences of one key are counted greedily without
+// overlap. A candidate needs kFusionMinOccurrences occurrences. Ranked by
+// op boundaries removed, occurrences × (length − 1), then total time.
+// For each candidate, what fusing would remove:
+//   - launches (device) or op dispatches (CPU): occurrences × (length − 1);
+//   - idle gap time between the ops of each occurrence (measured);
+//   - intermediate memory traffic: for each internal boundary, the next op's
+//     first input written and read once (2 × elements × dtype bytes, from
+//     "Input Dims"/"Input type"; an estimate, absent without shapes).
+#ifndef AIPROF_SRC_ANALYSIS_FUSION_FUSION_CANDIDATES_H_
+#define AIPROF_SRC_ANALYSIS_FUSION_FUSION_CANDIDATES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+
+// An op is short below this duration: device kernels, host ops.
+inline constexpr int64_t kFusionShortKernelNs = 20'000;
+inline constexpr int64_t kFusionShortCpuOpNs = 500'000;
+inline constexpr size_t kFusionMinLength = 2;
+inline constexpr size_t kFusionMaxLength = 8;
+inline constexpr uint64_t kFusionMinOccurrences = 3;
+// Candidates reported (and counted in fusion_candidate_ratio).
+inline constexpr size_t kFusionTopReported = 5;
+
+struct FusionCandidate {
+  std::vector<StringId> ops;  // the sequence
+  uint64_t occurrences = 0;
+  int64_t total_ns = 0;        // op time inside the occurrences
+  int64_t gap_ns = 0;          // idle time between their ops
+  uint64_t boundaries_removed = 0;  // occurrences × (length − 1)
+  double intermediate_bytes = 0;    // estimate; 0 if no shapes
+  bool has_shapes = false;
+};
+
+struct FusionResult {
+  bool device = false;  // kernels (else CPU top-level ops)
+  int64_t op_time_ns = 0;      // all op time on the timelines considered
+  int64_t covered_ns = 0;      // op time inside occurrences of the top candidates
+  int64_t short_op_ns = 0;     // op time in short ops (small_op_ratio)
+  uint64_t op_count = 0;
+  std::vector<FusionCandidate> top;  // best first
+};
+
+FusionResult ComputeFusionCandidates(const Trace& trace);
+
+// Publishes fusion_candidate_ratio, fusion_candidate_occurrences_per_step,
+// small_op_ratio and "fusion_missing" evidence.
+void PublishFusionCandidates(const Trace& trace, const FusionResult& result, MetricSet* metrics);
+
+// "aten::mul -> aten::add -> ..." for reports.
+std::string DescribeSequence(const Trace& trace, const FusionCandidate& c);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_FUSION_FUSION_CANDIDATES_H_
