@@ -89,3 +89,18 @@ TEST(RuleLoaderTest, ShippedRulesLoadAndUserRulesOverrideById) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// docs/rules.md's worked example must load as written.
+TEST(RuleLoaderTest, DocumentedExampleLoads) {
+  auto rules = LoadRules(AIPROF_TEST_DATA_DIR "/rules/python_overhead.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  ASSERT_EQ(rules->size(), 1u);
+  EXPECT_EQ((*rules)[0].id, "python_overhead");
+  EXPECT_EQ((*rules)[0].suggestions.size(), 1u);
+}
+
+}  // namespace
+}  // namespace aiprof
