@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Diagnosis on real traces: what each fixture is known to show (see
+../shared/fixtures/torch-cpu/README.md), checked through `aiprof diagnose`.
+
+- convnet channels_last and mixed convert layouts every step: a
+  layout_conversion finding; contiguous has no conversion: none.
+- elementwise unfused: fusion_missing ranked first; fused: no fusion finding.
+- no trace here may carry a high-confidence finding for a bottleneck it does
+  not have (a clean trace gets no high-confidence finding).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+FAILURES = []
+CHECKS = [0]
+
+
+def check(cond, what):
+    CHECKS[0] += 1
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+def diagnose(aiprof, path, *extra):
+    p = subprocess.run([aiprof, "diagnose", path, "--format", "json", *extra], capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode != 0:
+        raise SystemExit("aiprof diagnose %s failed: %s" % (path, p.stderr))
+    return json.loads(p.stdout)
+
+
+def bottlenecks(d):
+    return [f["bottleneck"] for f in d["findings"]]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    ap.add_argument("--fixtures", required=True)
+    a = ap.parse_args()
+    cpu = os.path.join(a.fixtures, "torch-cpu")
+    d = {name: diagnose(a.aiprof, os.path.join(cpu, name + ".kineto.json"))
+         for name in ["convnet_bs8_contiguous", "convnet_bs8_channels_last", "convnet_bs8_mixed",
+                      "elementwise_bs4_unfused", "elementwise_bs4_fused"]}
+
+    check("layout_conversion" in bottlenecks(d["convnet_bs8_channels_last"]), "channels_last: layout conversion found")
+    check("layout_conversion" in bottlenecks(d["convnet_bs8_mixed"]), "mixed: layout conversion found")
+    check("layout_conversion" not in bottlenecks(d["convnet_bs8_contiguous"]), "contiguous: no layout conversion")
+    for name in ["convnet_bs8_channels_last", "convnet_bs8_mixed"]:
+        f = [x for x in d[name]["findings"] if x["bottleneck"] == "layout_conversion"]
+        if f:
+            ev = [e for c in f[0]["root_causes"] for e in c["evidence"]]
+            check(any("copy" in e or "clone" in e or "contiguous" in e or "_to_copy" in e for e in ev),
+                  name + ": layout evidence names the converting ops: %r" % ev[:3])
+            check(0 < f[0]["impact"]["share"] < 0.5, name + ": layout impact share is plausible")
+
+    un = bottlenecks(d["elementwise_bs4_unfused"])
+    check(un[:1] == ["fusion_missing"], "unfused: fusion_missing ranked first (got %r)" % un)
+    check("fusion_missing" not in bottlenecks(d["elementwise_bs4_fused"]), "fused: no fusion finding")
+
+    # Every finding carries its reason, and unevaluated rules name missing metrics.
+    for name, diag in d.items():
+        for f in diag["findings"]:
+            check(f["confidence_reason"] != "", name + ": confidence has a reason")
+            check(f["impact"]["basis"] in ("mean step time", "trace span"), name + ": impact has a basis")
+        for ne in diag["not_evaluated"]:
+            check(all(m["reason"] for m in ne["missing"]), name + ": not-evaluated rules say why")
+
+    # A trace without the bottleneck gets no high-confidence finding of it.
+    for name, wrong in [("convnet_bs8_contiguous", "layout_conversion"), ("elementwise_bs4_fused", "fusion_missing"),
+                        ("convnet_bs8_channels_last", "fusion_missing")]:
+        check(not [f for f in d[name]["findings"] if f["bottleneck"] == wrong and f["confidence"] == "high"],
+              name + ": no high-confidence " + wrong)
+
+    # suggest: target and constraints filter, and the report formats are well-formed.
+    p = subprocess.run([a.aiprof, "suggest", os.path.join(cpu, "convnet_bs8_channels_last.kineto.json"),
+                        "--target", "latency", "--constraints", "precision_loss<0.1%", "--format", "json"],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, "suggest runs: " + p.stderr)
+    s = json.loads(p.stdout)
+    kept = [x for f in s["findings"] for x in f["suggestions"]]
+    check(all(x["risk"]["precision_loss"] < 0.001 for x in kept), "suggest keeps only suggestions within the constraint")
+    check(all(x["expected_gain"]["min"] <= x["expected_gain"]["max"] for x in kept), "gain ranges are ordered")
+    print("diagnose fixtures: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
