@@ -1,0 +1,132 @@
+// Verdicts on real before/after pairs: the torch-cpu traces in
+// ../shared/fixtures/torch-cpu (README.md there says what each run shows).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/trace_samples.h"
+#include "src/analysis/validation/validation_test_util.h"
+#include "src/importers/common/importer_registry.h"
+
+namespace aiprof {
+namespace {
+
+RunSamples Load(const std::string& name, const std::string& unit = "step") {
+  std::string path = (testing::TorchCpuFixtures() / name).string();
+  StatusOr<std::unique_ptr<Trace>> trace = ImportTrace(path);
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  if (!trace.ok()) return {};
+  TraceSampleOptions o;
+  o.unit = unit;
+  StatusOr<RunSamples> s = SamplesFromTrace(**trace, path, o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : RunSamples{};
+}
+
+const MetricComparison& Metric(const ValidationResult& r, const std::string& name) {
+  for (const MetricComparison& m : r.metrics) {
+    if (m.metric == name) return m;
+  }
+  ADD_FAILURE() << "no metric " << name;
+  static MetricComparison none;
+  return none;
+}
+
+ValidationResult Compare(const RunSamples& a, const RunSamples& b) { return Validate(a, b, ValidationOptions{}); }
+
+TEST(CompareFixtureTest, StepSamplesMatchTheReadme) {
+  RunSamples s = Load("convnet_bs8_contiguous.kineto.json");
+  ASSERT_EQ(s.latency_ns.size(), 12u);  // 12 recorded steps
+  EXPECT_NEAR(Quantile(s.latency_ns, 0.5) / 1e6, 11.3, 0.05);  // README: median 11.3 ms
+  EXPECT_NEAR(*std::max_element(s.latency_ns.begin(), s.latency_ns.end()) / 1e6, 44.8, 0.05);
+  EXPECT_TRUE(s.device_util.empty());  // a CPU-only trace
+  EXPECT_GT(s.op_dur_ns.at("aten::conv2d").size(), 0u);
+  RunSamples fwd = Load("convnet_bs8_contiguous.kineto.json", "## forward ##");
+  EXPECT_EQ(fwd.latency_ns.size(), 12u);
+  RunSamples legacy = Load("convnet_bs8_contiguous.legacy.json");
+  EXPECT_EQ(legacy.latency_ns.size(), 12u);
+}
+
+TEST(CompareFixtureTest, ElementwiseFusedIsASignificantLatencyImprovement) {
+  ValidationResult r = Compare(Load("elementwise_bs4_unfused.kineto.json"), Load("elementwise_bs4_fused.kineto.json"));
+  const MetricComparison& lat = Metric(r, "latency");
+  EXPECT_EQ(lat.verdict, Verdict::kImproved) << lat.reason;
+  EXPECT_LT(lat.p_value, 1e-4);
+  EXPECT_NEAR(lat.change_rel, 130.4 / 159.3 - 1, 0.01);  // README medians: 159.3 -> 130.4 ms
+  EXPECT_LT(lat.ci.high, 0);  // the whole interval of the difference is a gain
+  EXPECT_EQ(Metric(r, "p50").verdict, Verdict::kImproved);
+  EXPECT_EQ(Metric(r, "throughput").verdict, Verdict::kImproved);
+  EXPECT_EQ(Metric(r, "p99").verdict, Verdict::kInsufficientData);  // 12 steps are not enough for a p99
+  EXPECT_EQ(Metric(r, "device_util").verdict, Verdict::kInsufficientData);
+  EXPECT_EQ(r.overall, Verdict::kImproved);
+  EXPECT_EQ(r.diagnosis, "");
+  // And the other way round it is a regression, in a few ops (the fused ones), not environmental.
+  ValidationResult back = Compare(Load("elementwise_bs4_fused.kineto.json"), Load("elementwise_bs4_unfused.kineto.json"));
+  EXPECT_EQ(Metric(back, "latency").verdict, Verdict::kRegressed);
+  EXPECT_EQ(back.overall, Verdict::kRegressed);
+  EXPECT_NE(back.diagnosis, "environmental");
+}
+
+TEST(CompareFixtureTest, AATraceAgainstItselfIsNoChange) {
+  RunSamples a = Load("convnet_bs8_contiguous.kineto.json");
+  ValidationResult r = Compare(a, a);
+  for (const MetricComparison& m : r.metrics) {
+    EXPECT_TRUE(m.verdict == Verdict::kNoChange || m.verdict == Verdict::kInsufficientData) << m.metric;
+  }
+  EXPECT_EQ(Metric(r, "latency").verdict, Verdict::kNoChange);
+  EXPECT_EQ(Metric(r, "p50").verdict, Verdict::kNoChange);
+  EXPECT_EQ(r.overall, Verdict::kNoChange);
+}
+
+TEST(CompareFixtureTest, ChannelsLastIsFasterThanContiguous) {
+  ValidationResult r = Compare(Load("convnet_bs8_contiguous.kineto.json"), Load("convnet_bs8_channels_last.kineto.json"));
+  const MetricComparison& lat = Metric(r, "latency");
+  EXPECT_EQ(lat.test, "mannwhitney");  // the 44.8 ms outlier step makes the before sample skewed
+  EXPECT_EQ(lat.verdict, Verdict::kImproved) << lat.reason;
+  EXPECT_NEAR(lat.change_rel, 10.2 / 11.3 - 1, 0.01);  // medians
+  EXPECT_EQ(r.overall, Verdict::kImproved);
+}
+
+// malloc_noisy: same code, default glibc malloc settings; every op slows.
+TEST(CompareFixtureTest, MallocNoisyIsAnEnvironmentalSlowdownSpreadOverAllOps) {
+  ValidationResult r =
+      Compare(Load("convnet_bs8_contiguous.kineto.json"), Load("convnet_bs8_contiguous_malloc_noisy.kineto.json"));
+  EXPECT_EQ(Metric(r, "latency").verdict, Verdict::kRegressed);
+  EXPECT_EQ(r.overall, Verdict::kRegressed);
+  EXPECT_TRUE(r.op_shift.broad);
+  EXPECT_TRUE(r.op_shift.same_op_mix);
+  EXPECT_GE(r.op_shift.slowed, r.op_shift.compared * 9 / 10);  // 25 of 27 by the independent count in docs
+  EXPECT_EQ(r.diagnosis, "environmental");
+  EXPECT_NE(r.diagnosis_text.find("not in one op"), std::string::npos);
+  // A real code change that is slower is not called environmental.
+  ValidationResult code =
+      Compare(Load("convnet_bs8_channels_last.kineto.json"), Load("convnet_bs8_contiguous.kineto.json"));
+  EXPECT_EQ(Metric(code, "latency").verdict, Verdict::kRegressed);
+  EXPECT_FALSE(code.op_shift.broad);
+  EXPECT_EQ(code.diagnosis, "localized");
+}
+
+TEST(CompareFixtureTest, MissingUnitIsAClearError) {
+  std::string path = (testing::TorchCpuFixtures() / "convnet_bs8_contiguous.kineto.json").string();
+  StatusOr<std::unique_ptr<Trace>> trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok());
+  TraceSampleOptions o;
+  o.unit = "request";
+  StatusOr<RunSamples> s = SamplesFromTrace(**trace, path, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find(path), std::string::npos);
+  EXPECT_NE(s.status().message().find("request"), std::string::npos);
+}
+
+TEST(CompareFixtureTest, SpanNameMatching) {
+  EXPECT_TRUE(SpanNameMatchesUnit("request", "request"));
+  EXPECT_TRUE(SpanNameMatchesUnit("request#3", "request"));
+  EXPECT_TRUE(SpanNameMatchesUnit("request 17", "request"));
+  EXPECT_FALSE(SpanNameMatchesUnit("requests", "request"));
+  EXPECT_FALSE(SpanNameMatchesUnit("req", "request"));
+  EXPECT_FALSE(SpanNameMatchesUnit("x", ""));
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,130 @@
+#include "src/analysis/validation/trace_samples.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "src/analysis/summary/summary.h"
+
+namespace aiprof {
+namespace {
+
+using Interval = std::pair<int64_t, int64_t>;
+
+// Device activity per rank, merged into disjoint sorted intervals.
+std::map<int32_t, std::vector<Interval>> MergedDeviceActivity(const Trace& trace) {
+  std::map<int32_t, std::vector<Interval>> by_rank;
+  const SliceTable& s = trace.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!IsDeviceActivity(s.kind[i])) continue;
+    by_rank[trace.tracks.rank[s.track[i]]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+  }
+  for (auto& [rank, iv] : by_rank) {
+    std::sort(iv.begin(), iv.end());
+    std::vector<Interval> merged;
+    for (const Interval& x : iv) {
+      if (!merged.empty() && x.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, x.second);
+      } else {
+        merged.push_back(x);
+      }
+    }
+    iv = std::move(merged);
+  }
+  return by_rank;
+}
+
+// Length of [start, end) covered by disjoint sorted intervals.
+int64_t CoveredNs(const std::vector<Interval>& merged, int64_t start, int64_t end) {
+  // Disjoint and sorted, so ends are sorted too: skip those ending before `start`.
+  auto it = std::partition_point(merged.begin(), merged.end(), [start](const Interval& x) { return x.second <= start; });
+  int64_t covered = 0;
+  for (; it != merged.end() && it->first < end; ++it) {
+    int64_t lo = std::max(start, it->first), hi = std::min(end, it->second);
+    if (hi > lo) covered += hi - lo;
+  }
+  return covered;
+}
+
+void AddDeviceUtilization(const Trace& trace, RunSamples* out) {
+  std::map<int32_t, std::vector<Interval>> activity = MergedDeviceActivity(trace);
+  if (activity.empty()) {
+    out->device_util_missing = "the trace has no device activity (kernels, copies, collectives)";
+    return;
+  }
+  if (trace.steps.size() == 0) {
+    out->device_util_missing = "the trace has no steps to measure utilization per step";
+    return;
+  }
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    int64_t start = trace.steps.ts_ns[i], dur = trace.steps.dur_ns[i];
+    if (dur <= 0) continue;
+    auto it = activity.find(trace.steps.rank[i]);
+    if (it == activity.end()) it = activity.begin();  // single-rank traces may leave the step rank unset
+    out->device_util.push_back(static_cast<double>(CoveredNs(it->second, start, start + dur)) / static_cast<double>(dur));
+  }
+}
+
+void AddQuality(const Trace& trace, RunSamples* out) {
+  for (const auto& [key, value] : trace.metadata) {
+    bool wanted = key.rfind("quality.", 0) == 0;
+    for (std::string_view k : kQualityMetadataKeys) wanted = wanted || key == k;
+    if (!wanted) continue;
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(v)) continue;
+    std::string name = key.rfind("quality.", 0) == 0 ? key.substr(8) : key;
+    out->quality[name].push_back(v);
+  }
+}
+
+void AddOps(const Trace& trace, RunSamples* out) {
+  const SliceTable& s = trace.slices;
+  bool has_cpu_ops = false;
+  for (size_t i = 0; i < s.size() && !has_cpu_ops; ++i) has_cpu_ops = s.kind[i] == EventKind::kCpuOp;
+  for (size_t i = 0; i < s.size(); ++i) {
+    EventKind k = s.kind[i];
+    // Traces without categories (torch's legacy export) classify ops as kOther.
+    bool op = has_cpu_ops ? k == EventKind::kCpuOp : (k == EventKind::kOther || k == EventKind::kCpuOp);
+    if (!op) continue;
+    std::string_view name = trace.Str(s.name[i]);
+    if (SpanNameMatchesUnit(name, "ProfilerStep")) continue;
+    out->op_dur_ns[std::string(name)].push_back(static_cast<double>(s.dur_ns[i]));
+  }
+}
+
+}  // namespace
+
+bool SpanNameMatchesUnit(std::string_view name, std::string_view unit) {
+  if (unit.empty() || name.size() < unit.size() || name.substr(0, unit.size()) != unit) return false;
+  if (name.size() == unit.size()) return true;
+  char c = name[unit.size()];
+  return c == '#' || c == ' ' || c == '_' || c == ':' || c == '-' || c == '/';
+}
+
+StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& label, const TraceSampleOptions& options) {
+  RunSamples out;
+  out.label = label;
+  out.source_kind = "trace";
+  out.items_per_sample = options.items_per_sample;
+  if (options.unit == "step") {
+    out.unit = "step";
+    for (size_t i = 0; i < trace.steps.size(); ++i) out.latency_ns.push_back(static_cast<double>(trace.steps.dur_ns[i]));
+    if (out.latency_ns.empty()) {
+      return ErrStatus(label + ": no steps (ProfilerStep#N or similar markers) in the trace; choose spans with --unit NAME");
+    }
+  } else {
+    out.unit = "span '" + options.unit + "'";
+    const SliceTable& s = trace.slices;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (SpanNameMatchesUnit(trace.Str(s.name[i]), options.unit)) out.latency_ns.push_back(static_cast<double>(s.dur_ns[i]));
+    }
+    if (out.latency_ns.empty()) return ErrStatus(label + ": no span named '" + options.unit + "' (--unit) in the trace");
+  }
+  AddDeviceUtilization(trace, &out);
+  AddQuality(trace, &out);
+  AddOps(trace, &out);
+  return out;
+}
+
+}  // namespace aiprof
