@@ -1,12 +1,16 @@
 // Append-only column stored in fixed-size blocks.
 //
 // Growing never copies old elements, so peak memory stays at the data size
-// (a std::vector briefly holds twice its size while it reallocates).
+// (a std::vector briefly holds twice its size while it reallocates). A column
+// can also adopt memory it does not own (a mapped .aiprof file): its blocks
+// then point into that memory, and the first append copies the partial last
+// block so the adopted memory is never written past its end.
 #ifndef AIPROF_SRC_BASE_CHUNKED_VECTOR_H_
 #define AIPROF_SRC_BASE_CHUNKED_VECTOR_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -22,9 +26,17 @@ class ChunkedVector {
   static constexpr size_t kBlockSize = size_t{1} << kShift;
   static constexpr size_t kMask = kBlockSize - 1;
 
+  ChunkedVector() = default;
+  ChunkedVector(ChunkedVector&&) noexcept = default;
+  ChunkedVector& operator=(ChunkedVector&&) noexcept = default;
+  ChunkedVector(const ChunkedVector&) = delete;
+  ChunkedVector& operator=(const ChunkedVector&) = delete;
+
   void push_back(const T& v) {
     if ((size_ & kMask) == 0 && (size_ >> kShift) == blocks_.size()) {
-      blocks_.push_back(std::unique_ptr<T[]>(new T[kBlockSize]));
+      AddOwnedBlock();
+    } else if (external_tail_) {
+      OwnTail();
     }
     blocks_[size_ >> kShift][size_ & kMask] = v;
     ++size_;
@@ -36,21 +48,32 @@ class ChunkedVector {
   bool empty() const { return size_ == 0; }
   void clear() {
     blocks_.clear();
+    owned_.clear();
     size_ = 0;
+    external_tail_ = false;
   }
+  // Grows with uninitialised values, or shrinks (keeping the blocks).
   void resize(size_t n) {
-    while (blocks_.size() * kBlockSize < n) blocks_.push_back(std::unique_ptr<T[]>(new T[kBlockSize]));
+    if (n > size_ && external_tail_) OwnTail();
+    while (blocks_.size() * kBlockSize < n) AddOwnedBlock();
     size_ = n;
+  }
+  // Uses `n` values at `data` in place; `data` must outlive this column.
+  void AdoptExternal(T* data, size_t n) {
+    clear();
+    for (size_t start = 0; start < n; start += kBlockSize) blocks_.push_back(data + start);
+    size_ = n;
+    external_tail_ = n > 0;
   }
   // Contiguous runs, for bulk I/O: block b holds min(kBlockSize, size-b*kBlockSize) items.
   size_t block_count() const { return (size_ + kMask) >> kShift; }
-  T* block(size_t b) { return blocks_[b].get(); }
-  const T* block(size_t b) const { return blocks_[b].get(); }
+  T* block(size_t b) { return blocks_[b]; }
+  const T* block(size_t b) const { return blocks_[b]; }
   size_t block_items(size_t b) const {
     size_t start = b << kShift;
     return size_ - start < kBlockSize ? size_ - start : kBlockSize;
   }
-  size_t bytes_reserved() const { return blocks_.size() * kBlockSize * sizeof(T); }
+  size_t bytes_reserved() const { return owned_.size() * kBlockSize * sizeof(T); }
 
   // Reorders so that new[i] = old[order[i]]. The new column is written
   // sequentially; the old one is freed right after, so a table of many
@@ -63,8 +86,25 @@ class ChunkedVector {
   }
 
  private:
-  std::vector<std::unique_ptr<T[]>> blocks_;
+  void AddOwnedBlock() {
+    external_tail_ = false;  // the last block is now an owned one
+    owned_.push_back(std::unique_ptr<T[]>(new T[kBlockSize]));
+    blocks_.push_back(owned_.back().get());
+  }
+  // Copies the adopted last block into owned memory before it grows.
+  void OwnTail() {
+    external_tail_ = false;
+    if (blocks_.empty()) return;
+    size_t b = blocks_.size() - 1;
+    owned_.push_back(std::unique_ptr<T[]>(new T[kBlockSize]));
+    std::memcpy(static_cast<void*>(owned_.back().get()), blocks_[b], block_items(b) * sizeof(T));
+    blocks_[b] = owned_.back().get();
+  }
+
+  std::vector<T*> blocks_;
+  std::vector<std::unique_ptr<T[]>> owned_;
   size_t size_ = 0;
+  bool external_tail_ = false;
 };
 
 }  // namespace aiprof

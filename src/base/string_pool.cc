@@ -50,8 +50,30 @@ std::string_view StringPool::CopyToArena(std::string_view s) {
   return std::string_view(dst, s.size());
 }
 
+void StringPool::AdoptExternal(std::vector<std::string_view> strings) {
+  AIPROF_CHECK(!strings.empty() && strings[0].empty());
+  strings_ = std::move(strings);
+  index_stale_ = true;
+}
+
+void StringPool::EnsureIndex() const {
+  if (!index_stale_) return;
+  index_stale_ = false;
+  size_t capacity = 1024;
+  while (capacity < strings_.size() * 2 + 2) capacity *= 2;
+  slots_.assign(capacity, Slot{0, 0});
+  mask_ = capacity - 1;
+  for (size_t id = 1; id < strings_.size(); ++id) {
+    uint64_t h = XXH3_64bits(strings_[id].data(), strings_[id].size());
+    size_t pos = h & mask_;
+    while (slots_[pos].id_plus_one != 0) pos = (pos + 1) & mask_;
+    slots_[pos] = Slot{static_cast<uint32_t>(id + 1), static_cast<uint32_t>(h >> 32)};
+  }
+}
+
 StringId StringPool::Intern(std::string_view s) {
   if (s.empty()) return StringId{0};
+  EnsureIndex();
   uint64_t h = XXH3_64bits(s.data(), s.size());
   uint32_t tag = static_cast<uint32_t>(h >> 32);
   size_t pos = h & mask_;
@@ -70,6 +92,7 @@ StringId StringPool::Intern(std::string_view s) {
 
 std::optional<StringId> StringPool::Find(std::string_view s) const {
   if (s.empty()) return StringId{0};
+  EnsureIndex();
   uint64_t h = XXH3_64bits(s.data(), s.size());
   uint32_t tag = static_cast<uint32_t>(h >> 32);
   for (size_t pos = h & mask_;; pos = (pos + 1) & mask_) {

@@ -33,6 +33,10 @@ class StringPool {
   // Returns the id of `s` if present.
   std::optional<StringId> Find(std::string_view s) const;
   std::string_view Get(StringId id) const { return strings_[id.raw]; }
+  // Replaces the pool with `strings` (ids = positions; [0] must be empty),
+  // whose bytes live elsewhere and must outlive the pool. The lookup index
+  // is built on the first Intern/Find, so loading costs no hashing.
+  void AdoptExternal(std::vector<std::string_view> strings);
   size_t size() const { return strings_.size(); }
   // Bytes held by the arena (for memory accounting in benchmarks).
   size_t arena_bytes() const { return arena_bytes_; }
@@ -45,6 +49,7 @@ class StringPool {
   size_t block_used_ = kBlockBytes;
   size_t arena_bytes_ = 0;
   void Grow();
+  void EnsureIndex() const;
 
   std::vector<std::string_view> strings_;
   // Open addressing with linear probing: each slot holds id + 1 (0 = empty)
@@ -53,8 +58,9 @@ class StringPool {
     uint32_t id_plus_one;
     uint32_t hash_tag;
   };
-  std::vector<Slot> slots_;
-  size_t mask_ = 0;
+  mutable std::vector<Slot> slots_;
+  mutable size_t mask_ = 0;
+  mutable bool index_stale_ = false;
 };
 
 }  // namespace aiprof

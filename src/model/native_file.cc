@@ -1,6 +1,9 @@
 #include "src/model/native_file.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,50 +16,73 @@ namespace {
 
 constexpr std::string_view kEndMagic = "AIPROFEND";
 
+// Columns start at 8-byte aligned offsets so a mapped file can be used in
+// place (kColumnAlignment); the writer pads with zeros.
+constexpr uint64_t kColumnAlignment = 8;
+
 class NativeWriter {
  public:
-  explicit NativeWriter(AtomicFileWriter* w) : w_(w) {}
-  Status U64(uint64_t v) { return w_->Write(&v, sizeof(v)); }
+  NativeWriter(AtomicFileWriter* w, uint64_t start) : w_(w), pos_(start) {}
+  Status Write(const void* data, size_t n) {
+    pos_ += n;
+    return w_->Write(data, n);
+  }
+  Status U64(uint64_t v) { return Write(&v, sizeof(v)); }
   Status Str(std::string_view s) {
     RETURN_IF_ERROR(U64(s.size()));
-    return w_->Write(s);
+    return Write(s.data(), s.size());
   }
   template <typename T>
   Status Column(const ChunkedVector<T>& c) {
     RETURN_IF_ERROR(U64(c.size()));
-    for (size_t b = 0; b < c.block_count(); ++b) RETURN_IF_ERROR(w_->Write(c.block(b), c.block_items(b) * sizeof(T)));
+    static const char kZeros[kColumnAlignment] = {};
+    RETURN_IF_ERROR(Write(kZeros, (kColumnAlignment - pos_ % kColumnAlignment) % kColumnAlignment));
+    for (size_t b = 0; b < c.block_count(); ++b) RETURN_IF_ERROR(Write(c.block(b), c.block_items(b) * sizeof(T)));
     return OkStatus();
   }
 
  private:
   AtomicFileWriter* w_;
+  uint64_t pos_;
 };
 
+// Reads from the whole file mapped into memory: columns are used in place
+// (no copy), strings are views into the mapping.
 class NativeReader {
  public:
-  NativeReader(FILE* f, std::string path, uint64_t file_size) : f_(f), path_(std::move(path)), size_(file_size) {}
+  NativeReader(const char* base, uint64_t size, std::string path) : base_(base), size_(size), path_(std::move(path)) {}
   Status Bytes(void* dst, uint64_t n) {
     if (n > size_ - pos_) return Corrupt("a section runs past the end of the file");
-    if (n > 0 && std::fread(dst, 1, n, f_) != n) return Corrupt("read failed");
+    if (n > 0) std::memcpy(dst, base_ + pos_, n);
     pos_ += n;
     return OkStatus();
   }
   Status U64(uint64_t* v) { return Bytes(v, sizeof(*v)); }
-  Status Str(std::string* s) {
+  Status View(std::string_view* s) {
     uint64_t n;
     RETURN_IF_ERROR(U64(&n));
     if (n > size_ - pos_) return Corrupt("a string runs past the end of the file");
-    s->resize(n);
-    return Bytes(s->data(), n);
+    *s = std::string_view(base_ + pos_, n);
+    pos_ += n;
+    return OkStatus();
+  }
+  Status Str(std::string* s) {
+    std::string_view v;
+    RETURN_IF_ERROR(View(&v));
+    s->assign(v);
+    return OkStatus();
   }
   template <typename T>
   Status Column(ChunkedVector<T>* c, uint64_t expected = UINT64_MAX) {
     uint64_t n;
     RETURN_IF_ERROR(U64(&n));
+    uint64_t pad = (kColumnAlignment - pos_ % kColumnAlignment) % kColumnAlignment;
+    if (pad > size_ - pos_) return Corrupt("a column runs past the end of the file");
+    pos_ += pad;
     if (n > (size_ - pos_) / sizeof(T)) return Corrupt("a column is longer than the file");
     if (expected != UINT64_MAX && n != expected) return Corrupt("columns of one table differ in length");
-    c->resize(n);
-    for (size_t b = 0; b < c->block_count(); ++b) RETURN_IF_ERROR(Bytes(c->block(b), c->block_items(b) * sizeof(T)));
+    c->AdoptExternal(reinterpret_cast<T*>(const_cast<char*>(base_ + pos_)), n);
+    pos_ += n * sizeof(T);
     return OkStatus();
   }
   Status Corrupt(const std::string& what) const {
@@ -65,9 +91,9 @@ class NativeReader {
   uint64_t pos() const { return pos_; }
 
  private:
-  FILE* f_;
-  std::string path_;
+  const char* base_;
   uint64_t size_;
+  std::string path_;
   uint64_t pos_ = 0;
 };
 
@@ -121,12 +147,15 @@ Status WriteAll(const Trace& t, NativeWriter& w) {
 Status ReadAll(NativeReader& r, Trace* t) {
   uint64_t n;
   RETURN_IF_ERROR(r.U64(&n));
-  std::string s;
+  if (n == 0 || n > UINT32_MAX) return r.Corrupt("bad string count");
+  std::vector<std::string_view> strings;
   for (uint64_t i = 0; i < n; ++i) {
-    RETURN_IF_ERROR(r.Str(&s));
-    if (i == 0) continue;  // id 0 is the empty string, present in every pool
-    if (t->strings.Intern(s).raw != i) return r.Corrupt("duplicate string in the string table");
+    std::string_view s;
+    RETURN_IF_ERROR(r.View(&s));
+    if (i == 0 && !s.empty()) return r.Corrupt("string 0 must be empty");
+    strings.push_back(s);
   }
+  t->strings.AdoptExternal(std::move(strings));
   TrackTable& k = t->tracks;
   RETURN_IF_ERROR(r.Column(&k.kind)); uint64_t tn = k.kind.size();
   RETURN_IF_ERROR(r.Column(&k.layer, tn)); RETURN_IF_ERROR(r.Column(&k.pid, tn)); RETURN_IF_ERROR(r.Column(&k.tid, tn));
@@ -248,22 +277,29 @@ Status WriteNativeFile(const Trace& trace, const std::string& path) {
   RETURN_IF_ERROR(file.Write(kNativeMagic));
   uint32_t version = kNativeVersion;
   RETURN_IF_ERROR(file.Write(&version, sizeof(version)));
-  NativeWriter w(&file);
+  NativeWriter w(&file, kNativeMagic.size() + sizeof(version));
   RETURN_IF_ERROR(WriteAll(trace, w));
   RETURN_IF_ERROR(file.Write(kEndMagic));
   return file.Commit();
 }
 
 StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0) {
-    std::fclose(f);
-    return ErrStatus(path + ": cannot stat");
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return ErrStatus(path + ": not a regular file");
   }
-  std::unique_ptr<FILE, int (*)(FILE*)> closer(f, std::fclose);
-  NativeReader r(f, path, static_cast<uint64_t>(st.st_size));
+  size_t size = static_cast<size_t>(st.st_size);
+  void* base = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) return ErrStatus(path + ": cannot map: " + std::strerror(errno));
+  // The trace's columns point into the mapping, so the trace owns it.
+  std::shared_ptr<void> mapping(base, [size](void* p) {
+    if (p) ::munmap(p, size);
+  });
+  NativeReader r(static_cast<const char*>(base), size, path);
   char magic[8];
   uint32_t version = 0;
   RETURN_IF_ERROR(r.Bytes(magic, sizeof(magic)));
@@ -274,6 +310,7 @@ StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
                      std::to_string(kNativeVersion) + "); re-import the original trace");
   }
   auto trace = std::make_unique<Trace>();
+  trace->backing = std::move(mapping);
   RETURN_IF_ERROR(ReadAll(r, trace.get()));
   char end[9];
   RETURN_IF_ERROR(r.Bytes(end, sizeof(end)));

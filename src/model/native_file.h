@@ -19,7 +19,7 @@
 namespace aiprof {
 
 inline constexpr std::string_view kNativeMagic("AIPROF\0\n", 8);
-inline constexpr uint32_t kNativeVersion = 2;
+inline constexpr uint32_t kNativeVersion = 3;  // 3: columns 8-byte aligned for mapping
 
 // Writes `trace` to `path` atomically.
 Status WriteNativeFile(const Trace& trace, const std::string& path);

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,9 @@ struct StepBreakdownTable {
 };
 
 struct Trace {
+  // Memory the columns and strings may point into (a mapped .aiprof file);
+  // declared first so it is destroyed last.
+  std::shared_ptr<void> backing;
   StringPool strings;
   TrackTable tracks;
   SliceTable slices;
