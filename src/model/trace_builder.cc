@@ -363,6 +363,24 @@ uint32_t TraceBuilder::NextSlice(uint32_t track, int64_t ts_ns) const {
   return a < track_slice_begin_[track + 1] ? a : kNoSlice;
 }
 
+// A flow's one 's' event comes first even when a clock skew puts an end
+// before it (torch_npu: a device task a few us before its host launch).
+// Groups with several 's' (a reused id) keep their time order.
+void TraceBuilder::StartFlowsFirst() {
+  for (size_t begin = 0; begin < flow_events_.size();) {
+    size_t end = begin, starts = 0, start_at = 0;
+    while (end < flow_events_.size() && flow_events_[end].id == flow_events_[begin].id &&
+           flow_events_[end].category == flow_events_[begin].category) {
+      if (flow_events_[end].phase == 's') ++starts, start_at = end;
+      ++end;
+    }
+    if (starts == 1 && start_at != begin) {
+      std::rotate(flow_events_.begin() + begin, flow_events_.begin() + start_at, flow_events_.begin() + start_at + 1);
+    }
+    begin = end;
+  }
+}
+
 // Binds s/t/f events to slices (Chrome's flow v1 rules: s binds to the
 // enclosing slice; f binds to the enclosing slice with bp "e", else to the
 // next slice) and links consecutive ends of each flow id.
@@ -373,6 +391,7 @@ void TraceBuilder::LinkFlowEvents() {
     if (a.category != b.category) return a.category < b.category;
     return a.ts_ns < b.ts_ns;
   });
+  StartFlowsFirst();
   std::unordered_set<uint64_t> existing;
   for (size_t i = 0; i < trace_->flows.size(); ++i) {
     existing.insert((uint64_t{trace_->flows.from_slice[i]} << 32) | trace_->flows.to_slice[i]);

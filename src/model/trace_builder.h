@@ -116,6 +116,7 @@ class TraceBuilder {
   void InferTracks();
   void LinkCorrelationFlows();
   void LinkFlowEvents();
+  void StartFlowsFirst();
   void ExtractSteps();
   uint32_t EnclosingSlice(uint32_t track, int64_t ts_ns) const;
   uint32_t NextSlice(uint32_t track, int64_t ts_ns) const;

@@ -139,7 +139,7 @@ StatusOr<std::unique_ptr<Trace>> ImportAscendPtFolder(const std::string& dir) {
   RETURN_IF_ERROR(ImportSideFiles(out, rank, &builder));
   if (rank != kNoRank) builder.SetDefaultRank(rank);
   RETURN_IF_ERROR(builder.Finalize());
-  if (Exists(kernels)) RETURN_IF_ERROR(JoinOpTable(kernels.string(), kKernelDetailsSpec, rank, &builder));
+  if (Exists(kernels)) RETURN_IF_ERROR(JoinOpTable(kernels.string(), kKernelDetailsSpec, rank, !has_timeline, &builder));
   trace->metadata["source_format"] = "torch_npu";
   if (rank != kNoRank) trace->metadata["rank"] = std::to_string(rank);
   return trace;

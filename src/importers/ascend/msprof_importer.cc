@@ -79,10 +79,10 @@ Status ImportBeforeFinalize(const OutputDir& o, int32_t rank, bool* has_timeline
   return OkStatus();
 }
 
-Status JoinAfterFinalize(const OutputDir& o, int32_t rank, TraceBuilder* builder) {
+Status JoinAfterFinalize(const OutputDir& o, int32_t rank, bool has_timeline, TraceBuilder* builder) {
   static const std::regex kOpSummary(R"(op_summary_.*\.csv)"), kTaskTime(R"(task_time_.*\.csv)");
-  for (const fs::path& p : Matching(o.dirs, kOpSummary)) RETURN_IF_ERROR(JoinOpTable(p.string(), kOpSummarySpec, rank, builder));
-  for (const fs::path& p : Matching(o.dirs, kTaskTime)) RETURN_IF_ERROR(JoinOpTable(p.string(), kTaskTimeSpec, rank, builder));
+  for (const fs::path& p : Matching(o.dirs, kOpSummary)) RETURN_IF_ERROR(JoinOpTable(p.string(), kOpSummarySpec, rank, !has_timeline, builder));
+  for (const fs::path& p : Matching(o.dirs, kTaskTime)) RETURN_IF_ERROR(JoinOpTable(p.string(), kTaskTimeSpec, rank, false, builder));
   return OkStatus();
 }
 
@@ -115,17 +115,20 @@ StatusOr<std::unique_ptr<Trace>> ImportMsprofFolder(const std::string& dir) {
   TraceBuilder builder(trace.get());
   int32_t rank = RankFromFolderName(p.filename() == kOutputDir ? p.parent_path() : p);
   bool any = false;
-  for (const OutputDir& o : outputs) {
-    bool has_timeline = false;
-    RETURN_IF_ERROR(ImportBeforeFinalize(o, rank, &has_timeline, &builder));
-    any = any || has_timeline || trace->slices.size() > 0 || trace->op_metrics.size() > 0 || trace->step_breakdown.size() > 0;
+  std::vector<bool> has_timeline(outputs.size(), false);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const OutputDir& o = outputs[i];
+    bool timeline = false;
+    RETURN_IF_ERROR(ImportBeforeFinalize(o, rank, &timeline, &builder));
+    has_timeline[i] = timeline;
+    any = any || timeline || trace->slices.size() > 0 || trace->op_metrics.size() > 0 || trace->step_breakdown.size() > 0;
   }
   if (!any) {
     return ErrStatus(dir + ": no msprof_*.json, op_summary_*.csv, op_statistic_*.csv or step_trace_*.csv found");
   }
   if (rank != kNoRank) builder.SetDefaultRank(rank);
   RETURN_IF_ERROR(builder.Finalize());
-  for (const OutputDir& o : outputs) RETURN_IF_ERROR(JoinAfterFinalize(o, rank, &builder));
+  for (size_t i = 0; i < outputs.size(); ++i) RETURN_IF_ERROR(JoinAfterFinalize(outputs[i], rank, has_timeline[i], &builder));
   trace->metadata["source_format"] = "msprof";
   if (rank != kNoRank) trace->metadata["rank"] = std::to_string(rank);
   return trace;

@@ -133,7 +133,8 @@ Status AddOpTableSlices(const std::string& path, const OpTableSpec& spec, int32_
   return OkStatus();
 }
 
-Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t rank, TraceBuilder* builder) {
+Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t rank, bool rows_checked,
+                   TraceBuilder* builder) {
   ASSIGN_OR_RETURN(CsvTable csv, CsvTable::Open(path));
   ASSIGN_OR_RETURN(Columns c, RequireSpec(csv, spec));
   SliceIndex index(*builder->trace(), rank);
@@ -144,7 +145,9 @@ Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t ran
     if (!more) break;
     std::optional<int64_t> ts = csv.MicrosToNanos(c.start);
     if (!csv.row_ok() || !ts) {
-      builder->Diagnose("bad_op_row", csv.Where(), "a row has a wrong column count or no usable start time; skipped");
+      if (!rows_checked) {
+        builder->Diagnose("bad_op_row", csv.Where(), "a row has a wrong column count or no usable start time; skipped");
+      }
       continue;
     }
     uint32_t slice = index.Find(csv.Field(c.name), *ts);

@@ -40,8 +40,10 @@ inline constexpr int64_t kJoinToleranceNs = 1000;
 Status AddOpTableSlices(const std::string& path, const OpTableSpec& spec, int32_t rank, int32_t device,
                         TraceBuilder* builder);
 // Joins rows to the finalized device slices of `rank`; unmatched rows are
-// counted as the diagnostic "op_row_unmatched".
-Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t rank, TraceBuilder* builder);
+// counted as the diagnostic "op_row_unmatched". `rows_checked`: the rows
+// were already read by AddOpTableSlices, so bad rows are not counted twice.
+Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t rank, bool rows_checked,
+                   TraceBuilder* builder);
 
 // A table of aggregate rows keyed by `op_column` (op_statistic by "OP Type",
 // api_statistic by "API Name"): every other column becomes an op metric.

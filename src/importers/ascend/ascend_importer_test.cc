@@ -1,0 +1,315 @@
+// torch_npu folders: the real two-rank runs in ../shared/fixtures/ascend-pt
+// and the single files in ../shared/fixtures/ascend, plus hand-made inputs
+// (labelled) for header variants and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "src/importers/ascend/trace_view_importer.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+const std::string kFixtures = AIPROF_FIXTURES_DIR;
+const std::string kLevel1 = kFixtures + "/ascend-pt/level1";
+const std::string kOldTraceView =
+    kFixtures + "/ascend/Ascend__msprof-analyze__test__ut__advisor__timeline_advice__trace_view.json";
+
+std::unique_ptr<Trace> MustImport(const std::string& path) {
+  auto r = ImportTrace(path);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+std::string ImportError(const std::string& path) {
+  auto r = ImportTrace(path);
+  EXPECT_FALSE(r.ok()) << path;
+  return r.ok() ? "" : r.status().message();
+}
+
+// The value of metric `key` for op `op` from `source` (rank `rank`); NaN if absent.
+double Metric(const Trace& t, int32_t rank, std::string_view source, std::string_view op, std::string_view key,
+              std::string* text = nullptr) {
+  const OpMetricTable& m = t.op_metrics;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m.rank[i] == rank && t.Str(m.source[i]) == source && t.Str(m.op[i]) == op && t.Str(m.key[i]) == key) {
+      if (text) *text = std::string(t.Str(m.text[i]));
+      return m.value[i];
+    }
+  }
+  return std::nan("");
+}
+
+uint32_t FindSlice(const Trace& t, int32_t rank, std::string_view name) {
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (t.tracks.rank[t.slices.track[i]] == rank && t.Str(t.slices.name[i]) == name) return i;
+  }
+  return kNoSlice;
+}
+
+uint64_t DiagCount(const Trace& t, const std::string& kind) {
+  auto it = t.diagnostics.entries().find(kind);
+  return it == t.diagnostics.entries().end() ? 0 : it->second.count;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(AscendImporterTest, Level1RunOpensBothRanksWithRoles) {
+  auto t = MustImport(kLevel1);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->metadata["ranks"], "0,1");
+  EXPECT_EQ(t->metadata["rank0.profiler_level"], "Level1");
+  EXPECT_EQ(t->metadata["rank1.aic_metrics"], "ACL_AICORE_PIPE_UTILIZATION");
+  EXPECT_TRUE(t->metadata.count("rank0.env.HCCL_RDMA_TC"));
+  int hardware = 0, hccl = 0, cann = 0;
+  for (size_t i = 0; i < t->tracks.size(); ++i) {
+    EXPECT_NE(t->tracks.rank[i], kNoRank) << "every track has a rank";
+    std::string_view process = t->Str(t->tracks.process_name[i]);
+    if (process == "Ascend Hardware") {
+      ++hardware;
+      EXPECT_EQ(t->tracks.kind[i], TrackKind::kDeviceStream);
+      EXPECT_EQ(t->tracks.device[i], t->tracks.rank[i]) << "pid bits give device = rank in this run";
+    }
+    if (process == "HCCL" && t->Str(t->tracks.name[i]) == "Group 0 Communication") {
+      ++hccl;
+      EXPECT_EQ(t->tracks.layer[i], Layer::kCommunication);
+    }
+    if (process == "CANN") {
+      ++cann;
+      EXPECT_EQ(t->tracks.layer[i], Layer::kRuntime);
+    }
+  }
+  EXPECT_EQ(hardware, 8);  // Stream 0, 2, 3, 4 on each rank
+  EXPECT_EQ(hccl, 2);
+  EXPECT_GT(cann, 0);
+  EXPECT_EQ(DiagCount(*t, "op_row_unmatched"), 0u);
+  EXPECT_EQ(DiagCount(*t, "flow_without_id"), 0u) << "HostToDevice ids beyond 2^64 are kept linked";
+}
+
+TEST(AscendImporterTest, FlowsLinkHostOpsToDeviceTasks) {
+  auto t = MustImport(kLevel1 + "/rank0_ascend_pt");
+  ASSERT_TRUE(t);
+  std::map<std::string, int> by_category;
+  for (size_t i = 0; i < t->flows.size(); ++i) {
+    std::string cat(t->Str(t->flows.category[i]));
+    ++by_category[cat];
+    if (cat == "async_npu" || cat == "HostToDevice") {
+      uint32_t to = t->flows.to_slice[i];
+      EXPECT_EQ(t->tracks.kind[t->slices.track[to]], TrackKind::kDeviceStream) << cat;
+    }
+  }
+  // Counts of s/f pairs in the file: 210 async_npu, 210 HostToDevice, 159 async_task_queue, 27 fwdbwd;
+  // 34 HostToDevice device ends are stamped before their host start (clock skew).
+  EXPECT_GE(by_category["async_npu"], 200);
+  EXPECT_GE(by_category["HostToDevice"], 200);
+  EXPECT_EQ(by_category["async_task_queue"], 159);
+  EXPECT_EQ(by_category["fwdbwd"], 27);
+}
+
+TEST(AscendImporterTest, KernelDetailsJoinedAsMetrics) {
+  auto t = MustImport(kLevel1);
+  ASSERT_TRUE(t);
+  // Row 2 of rank0's kernel_details.csv (PipeUtilization).
+  uint32_t slice = FindSlice(*t, 0, "trans_TransData_0");
+  ASSERT_NE(slice, kNoSlice);
+  EXPECT_EQ(t->slices.dur_ns[slice], 53741);  // 53.741 us in kernel_details, 53.74103125 in trace_view
+  std::string text;
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "kernel_details.csv", "trans_TransData_0", "aiv_vec_ratio"), 0.186);
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "kernel_details.csv", "trans_TransData_0", "Block Dim"), 32);
+  Metric(*t, 0, "kernel_details.csv", "trans_TransData_0", "Input Shapes", &text);
+  EXPECT_EQ(text, "32,3,224,224");
+  Metric(*t, 0, "kernel_details.csv", "trans_TransData_0", "OP State", &text);
+  EXPECT_EQ(text, "dynamic");
+  EXPECT_TRUE(std::isnan(Metric(*t, 0, "kernel_details.csv", "trans_TransData_0", "Model ID")))
+      << "Model ID 4294967295 means none";
+  size_t joined = 0;
+  for (size_t i = 0; i < t->op_metrics.size(); ++i) {
+    if (t->Str(t->op_metrics.key[i]) == "Type" && t->op_metrics.slice[i] != kNoSlice) ++joined;
+  }
+  EXPECT_EQ(joined, 2u * 191u);  // every row of both ranks
+}
+
+TEST(AscendImporterTest, CommunicationAndStatisticsFiles) {
+  auto t = MustImport(kLevel1 + "/rank0_ascend_pt");
+  ASSERT_TRUE(t);
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "communication.json", "step50/hcom_allReduce__586_0_1@17522688603477080586",
+                          "Communication Time Info/Wait Time(ms)"),
+                   5.64663284375);
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "communication.json", "step50/hcom_allReduce__586_0_1@17522688603477080586",
+                          "Communication Bandwidth Info/HCCS/Bandwidth(GB/s)"),
+                   15.7676);
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "communication_matrix.json", "step50/allreduce-top1@17522688603477080586/0-1",
+                          "Bandwidth(GB/s)"),
+                   17.5452);
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "op_statistic.csv", "TransData", "Total Time(us)"), 1423.208);
+  bool found = false;
+  for (size_t i = 0; i < t->step_breakdown.size(); ++i) {
+    if (t->Str(t->step_breakdown.key[i]) == "Preparing") {
+      found = true;
+      EXPECT_EQ(t->step_breakdown.step[i], 50);
+      EXPECT_EQ(t->step_breakdown.value_ns[i], 17902500);
+    }
+  }
+  EXPECT_TRUE(found);
+  int memory_tracks = 0;
+  for (size_t i = 0; i < t->tracks.size(); ++i) {
+    if (t->Str(t->tracks.name[i]) == "PTA+GE Total Allocated(MB) NPU:0") {
+      ++memory_tracks;
+      EXPECT_EQ(t->tracks.device[i], 0);
+    }
+  }
+  EXPECT_EQ(memory_tracks, 1);
+}
+
+TEST(AscendImporterTest, NativeFileKeepsMetricsAndBreakdown) {
+  auto t = MustImport(kLevel1);
+  ASSERT_TRUE(t);
+  TempDir dir;
+  ASSERT_TRUE(WriteNativeFile(*t, dir.Path("t.aiprof")).ok());
+  auto back = MustImport(dir.Path("t.aiprof"));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->op_metrics.size(), t->op_metrics.size());
+  EXPECT_EQ(back->step_breakdown.size(), t->step_breakdown.size());
+  EXPECT_DOUBLE_EQ(Metric(*back, 0, "kernel_details.csv", "trans_TransData_0", "aiv_vec_ratio"), 0.186);
+}
+
+TEST(AscendImporterTest, OlderTraceViewWithConcatenatedPids) {
+  auto t = MustImport(kOldTraceView);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->metadata["source_format"], "ascend_trace_view");
+  int streams = 0;
+  for (size_t i = 0; i < t->tracks.size(); ++i) {
+    std::string_view process = t->Str(t->tracks.process_name[i]);
+    if (process == "Ascend Hardware") {
+      ++streams;
+      EXPECT_EQ(t->tracks.kind[i], TrackKind::kDeviceStream);
+      EXPECT_EQ(t->tracks.pid[i], 800);
+      EXPECT_EQ(t->tracks.device[i], 0);  // the concatenated pid carries no device bits
+    }
+    if (process == "CANN") {
+      EXPECT_EQ(t->tracks.layer[i], Layer::kRuntime);
+    }
+  }
+  EXPECT_EQ(streams, 1);
+  size_t kernels = 0;
+  for (size_t i = 0; i < t->slices.size(); ++i) kernels += t->slices.kind[i] == EventKind::kKernel;
+  EXPECT_EQ(kernels, 274u);  // 276 tasks less 2 MEMCPY_ASYNC (Task Type "Other" in this file)
+}
+
+TEST(AscendImporterTest, DeviceFromPidAndTaskCategory) {
+  EXPECT_EQ(AscendDeviceFromPid((3096504LL << 10) | (13 << 5) | 5, 3096504, 0), 5);
+  EXPECT_EQ(AscendDeviceFromPid(800, 437675, 3), 3);
+  EXPECT_EQ(AscendTaskCategory("AI_CORE", "Conv2D1"), "kernel");
+  EXPECT_EQ(AscendTaskCategory("PCIE_DMA_SQE", "MEMCPY_ASYNC"), "Memcpy");
+  EXPECT_EQ(AscendTaskCategory("EVENT_WAIT_SQE", "EVENT_WAIT"), "npu_sync");
+  EXPECT_EQ(AscendTaskCategory("Notify Wait", "Notify Wait"), "npu_sync");
+  EXPECT_EQ(AscendTaskCategory("HCCL", "hcom_allReduce__586_0_1"), "hccl");
+}
+
+// Hand-made: bit-packed pids, device 3, a flow id beyond 2^64 and one beyond 2^53.
+TEST(AscendImporterTest, InlineTraceViewPackedPidsAndHugeFlowIds) {
+  TempDir dir;
+  std::string path = dir.Write("trace_view.json", R"([
+{"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "Python"}},
+{"ph": "M", "name": "process_name", "pid": 102499, "tid": 0, "args": {"name": "Ascend Hardware"}},
+{"ph": "M", "name": "thread_name", "pid": 102499, "tid": 7, "args": {"name": "Stream 7"}},
+{"ph": "M", "name": "process_name", "pid": 102435, "tid": 0, "args": {"name": "CANN"}},
+{"ph": "X", "name": "aten::add", "pid": 100, "tid": 100, "ts": "1000.000", "dur": 10, "cat": "cpu_op"},
+{"ph": "X", "name": "AscendCL@aclnnAdd", "pid": 102435, "tid": 100, "ts": "1001.000", "dur": 5},
+{"ph": "X", "name": "Add", "pid": 102499, "tid": 7, "ts": "1020.125", "dur": 3.5, "args": {"Task Type": "AI_CORE"}},
+{"ph": "s", "name": "torch_to_npu", "id": 9007199254740993, "pid": 100, "tid": 100, "ts": "1000.500", "cat": "async_npu", "bp": "e"},
+{"ph": "f", "name": "torch_to_npu", "id": 9007199254740993, "pid": 102499, "tid": 7, "ts": "1020.125", "cat": "async_npu", "bp": "e"},
+{"ph": "s", "name": "HostToDevice1", "id": "40004068119343529983", "pid": 102435, "tid": 100, "ts": "1001.000", "cat": "HostToDevice"},
+{"ph": "f", "name": "HostToDevice1", "id": "40004068119343529983", "pid": 102499, "tid": 7, "ts": "1020.125", "cat": "HostToDevice", "bp": "e"}
+])");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  uint32_t add = FindSlice(*t, kNoRank, "Add");
+  ASSERT_NE(add, kNoSlice);
+  EXPECT_EQ(t->slices.ts_ns[add], 1020125);
+  EXPECT_EQ(t->slices.kind[add], EventKind::kKernel);
+  uint32_t track = t->slices.track[add];
+  EXPECT_EQ(t->tracks.device[track], 3);  // 102499 = (100 << 10) | (1 << 5) | 3
+  EXPECT_EQ(t->tracks.kind[track], TrackKind::kDeviceStream);
+  ASSERT_EQ(t->flows.size(), 2u);
+  bool exact = false;
+  for (size_t i = 0; i < t->flows.size(); ++i) {
+    EXPECT_EQ(t->flows.to_slice[i], add);
+    exact = exact || t->flows.flow_id[i] == 9007199254740993ULL;
+  }
+  EXPECT_TRUE(exact) << "ids beyond 2^53 are kept exact";
+  EXPECT_EQ(t->slices.kind[FindSlice(*t, kNoRank, "AscendCL@aclnnAdd")], EventKind::kRuntime);
+}
+
+// Hand-made rank folders with only kernel_details.csv, one per header variant.
+void WriteRank(const TempDir& dir, const std::string& name, const std::string& kernel_details) {
+  fs::create_directories(dir.Path(name + "/ASCEND_PROFILER_OUTPUT"));
+  dir.Write(name + "/ASCEND_PROFILER_OUTPUT/kernel_details.csv", kernel_details);
+}
+
+TEST(AscendImporterTest, KernelDetailsHeaderVariantsWithoutTimeline) {
+  TempDir dir;
+  // Level0 (no stream/task columns), Block Num + Device_id + MemoryUB columns, and no OP State.
+  WriteRank(dir, "rank0_ascend_pt",
+            "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim\n"
+            "1,MatMul_1,MatMul,AI_CORE,100.000\t,5.5,0,8\n");
+  WriteRank(dir, "rank1_ascend_pt",
+            "Device_id,Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),Duration(us),"
+            "Wait Time(us),Block Num,Mix Block Num,aiv_ub_read_bw_vector(GB/s),aiv_ub_write_bw_vector(GB/s)\n"
+            "1,1,4294967295,12,5,Add_3,Add,AI_VECTOR_CORE,200.25,2.25,0.5,40,N/A,123.5,N/A\n"
+            "1,1,4294967295,N/A,N/A,hcom_allReduce__1_0_1,hcom_allReduce_,HCCL,210,30,0,0,N/A,N/A,N/A\n");
+  auto t = MustImport(dir.path());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->metadata["ranks"], "0,1");
+  uint32_t add = FindSlice(*t, 1, "Add_3");
+  ASSERT_NE(add, kNoSlice);
+  EXPECT_EQ(t->slices.dur_ns[add], 2250);
+  EXPECT_EQ(t->Str(t->tracks.name[t->slices.track[add]]), "Stream 5");
+  EXPECT_DOUBLE_EQ(Metric(*t, 1, "kernel_details.csv", "Add_3", "aiv_ub_read_bw_vector(GB/s)"), 123.5);
+  EXPECT_DOUBLE_EQ(Metric(*t, 1, "kernel_details.csv", "Add_3", "Block Num"), 40);
+  EXPECT_EQ(t->slices.kind[FindSlice(*t, 1, "hcom_allReduce__1_0_1")], EventKind::kCollective);
+  EXPECT_EQ(t->slices.dur_ns[FindSlice(*t, 0, "MatMul_1")], 5500);
+}
+
+TEST(AscendImporterTest, RenamedColumnIsAnErrorNamingFileAndLine) {
+  TempDir dir;
+  WriteRank(dir, "rank0_ascend_pt", "Name,Type,Start Time(us),Duration\nx,y,1,2\n");
+  std::string err = ImportError(dir.path());
+  EXPECT_NE(err.find("kernel_details.csv:line 1: missing column \"Duration(us)\""), std::string::npos) << err;
+}
+
+TEST(AscendImporterTest, TruncatedKernelDetailsIsAnErrorNamingFileAndLine) {
+  TempDir dir;
+  std::string real = ReadAll(kLevel1 + "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+  WriteRank(dir, "rank0_ascend_pt", real.substr(0, real.size() / 2));
+  std::string err = ImportError(dir.path());
+  EXPECT_NE(err.find("kernel_details.csv:line "), std::string::npos) << err;
+  EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+}
+
+TEST(AscendImporterTest, TruncatedTraceViewIsAnErrorNamingFileAndByte) {
+  TempDir dir;
+  std::string real = ReadAll(kLevel1 + "/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+  fs::create_directories(dir.Path("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+  dir.Write("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", real.substr(0, 100000));
+  std::string err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("trace_view.json"), std::string::npos) << err;
+  EXPECT_NE(err.find("byte"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace aiprof

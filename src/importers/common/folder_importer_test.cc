@@ -1,0 +1,104 @@
+// Multi-rank folders on hand-made Kineto traces (labelled: each written here
+// for one case), and the folder errors.
+#include "src/importers/common/folder_importer.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "src/importers/common/importer_registry.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+using testing::TempDir;
+
+std::string Kineto(int rank, bool with_rank, const std::string& kernel) {
+  std::string info = with_rank ? R"("distributedInfo": {"rank": )" + std::to_string(rank) + R"(, "world_size": 2},)" : "";
+  return "{" + info + R"("traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "args": {"correlation": 9}},
+  {"ph": "X", "cat": "kernel", "name": ")" + kernel + R"(", "pid": 0, "tid": 7, "ts": 20, "dur": 30, "args": {"correlation": 9}}
+]})";
+}
+
+TEST(FolderImporterTest, KinetoRankFilesMergeWithRanks) {
+  TempDir dir;
+  dir.Write("rank1.pt.trace.json", Kineto(1, false, "gemm_b"));
+  dir.Write("rank0.pt.trace.json", Kineto(0, false, "gemm_a"));
+  dir.Write("README.txt", "not a trace");
+  auto r = ImportTrace(dir.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  EXPECT_EQ(t.metadata.at("ranks"), "0,1");
+  EXPECT_EQ(t.slices.size(), 6u);
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    int32_t rank = t.tracks.rank[t.slices.track[i]];
+    std::string_view name = t.Str(t.slices.name[i]);
+    if (name.substr(0, 4) == "gemm") {
+      EXPECT_EQ(name, rank == 0 ? "gemm_a" : "gemm_b");
+    }
+    if (i > 0 && t.slices.track[i] == t.slices.track[i - 1]) {
+      EXPECT_LE(t.slices.ts_ns[i - 1], t.slices.ts_ns[i]) << "merged slices stay sorted per track";
+    }
+  }
+  ASSERT_EQ(t.flows.size(), 2u);
+  for (size_t i = 0; i < t.flows.size(); ++i) {
+    EXPECT_EQ(t.tracks.rank[t.slices.track[t.flows.from_slice[i]]], t.tracks.rank[t.slices.track[t.flows.to_slice[i]]]);
+    EXPECT_EQ(t.slices.kind[t.flows.to_slice[i]], EventKind::kKernel);
+  }
+  ASSERT_EQ(t.steps.size(), 2u);
+  std::set<int32_t> step_ranks = {t.steps.rank[0], t.steps.rank[1]};
+  EXPECT_EQ(step_ranks, (std::set<int32_t>{0, 1}));
+}
+
+TEST(FolderImporterTest, MixedRanksAreAnError) {
+  TempDir dir;
+  dir.Write("a.json", Kineto(0, true, "k"));
+  dir.Write("b.json", Kineto(0, true, "k"));
+  auto r = ImportTrace(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("mixed ranks"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("b.json"), std::string::npos);
+}
+
+TEST(FolderImporterTest, RanklessFilesAreAnError) {
+  TempDir dir;
+  dir.Write("a.json", Kineto(0, false, "k"));
+  dir.Write("b.json", Kineto(0, false, "k"));
+  auto r = ImportTrace(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("a.json: cannot tell this input's rank"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(FolderImporterTest, NothingRecognizable) {
+  TempDir dir;
+  dir.Write("notes.txt", "hello");
+  auto r = ImportTrace(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(dir.path() + ": nothing recognizable"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(FolderImporterTest, BadUnitFailsNamingItsFile) {
+  TempDir dir;
+  dir.Write("rank0.json", Kineto(0, false, "k"));
+  dir.Write("rank1.json", R"({"traceEvents": [{"ph": "X", "ts": 1)");
+  auto r = ImportTrace(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("rank1.json"), std::string::npos) << r.status().message();
+}
+
+TEST(FolderImporterTest, RankFromName) {
+  EXPECT_EQ(RankFromName("/x/rank1_ascend_pt"), 1);
+  EXPECT_EQ(RankFromName("/x/rank-12.Jul_15.pt.trace.json"), 12);
+  EXPECT_EQ(RankFromName("/x/worker_rank_3.json"), 3);
+  EXPECT_EQ(RankFromName("/x/rank3_ascend_pt/"), 3);
+  EXPECT_EQ(RankFromName("/x/frank7.json"), kNoRank);
+  EXPECT_EQ(RankFromName("/x/trace.json"), kNoRank);
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,146 @@
+// Nsight Systems SQLite import. The databases are synthetic: built here with
+// SQLite's C API from the table layout `nsys export --type sqlite` documents
+// (only the columns the importer reads, plus a few it must ignore).
+#include "src/importers/nsys/nsys_sqlite_importer.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "src/importers/common/importer_registry.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+using testing::TempDir;
+
+constexpr int64_t kPid = 4242, kTid = 4243;
+constexpr int64_t kGlobalTid = (kPid << 24) | kTid;
+
+void Exec(sqlite3* db, const std::string& sql) {
+  char* err = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << "\n" << sql;
+}
+
+std::string MakeDb(const TempDir& dir, const std::string& name, const std::string& sql) {
+  std::string path = dir.Path(name);
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  Exec(db, sql);
+  sqlite3_close(db);
+  return path;
+}
+
+const std::string kSchema = R"(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, busLocation TEXT, totalMemory INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER, returnValue INTEGER, callchainId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER,
+  gridX INTEGER, blockX INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, value INTEGER, bytes INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, syncType INTEGER, eventId INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, rangeId INTEGER, category INTEGER,
+  color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+)";
+
+std::string Rows() {
+  std::string g = std::to_string(kGlobalTid);
+  return "INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'void gemm<float>(float*)'), (3, 'gemm'),"
+         " (4, 'cudaMemcpyAsync'), (5, 'ProfilerStep#3');"
+         "INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3', '0000:18:00.0', 85899345920);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 1500, 0, " + g + ", 11, 1, 0, 0),"
+         " (1600, 1700, 0, " + g + ", 12, 4, 0, 0);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 5000, 0, 1, 7, 11, 0, 2, 3, 1, 128);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (5100, 5400, 0, 1, 7, 12, 0, 4096, 1);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (5500, 5600, 0, 1, 7, 13, 0, 0, 64);"
+         "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES (5600, 5700, 0, 1, 7, 14, 0, 3, 0);"
+         "INSERT INTO NVTX_EVENTS VALUES (900, 6000, 59, 0, 0, 0, NULL, " + g + ", NULL, 5, 0),"
+         " (950, 1900, 59, 0, 0, 0, 'forward', " + g + ", NULL, NULL, 0),"
+         " (1200, NULL, 34, 0, 0, 0, 'mark', " + g + ", NULL, NULL, 0);";
+}
+
+uint32_t FindSlice(const Trace& t, std::string_view name) {
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (t.Str(t.slices.name[i]) == name) return i;
+  }
+  return kNoSlice;
+}
+
+TEST(NsysSqliteImporterTest, AllTablesBecomeTheModel) {
+  TempDir dir;
+  auto r = ImportTrace(MakeDb(dir, "report.sqlite", kSchema + Rows()));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  EXPECT_EQ(t.metadata.at("source_format"), "nsys_sqlite");
+  EXPECT_EQ(t.metadata.at("gpu.0.name"), "NVIDIA H100 80GB HBM3");
+  uint32_t kernel = FindSlice(t, "void gemm<float>(float*)");
+  ASSERT_NE(kernel, kNoSlice);
+  EXPECT_EQ(t.slices.ts_ns[kernel], 2000);
+  EXPECT_EQ(t.slices.dur_ns[kernel], 3000);
+  EXPECT_EQ(t.slices.kind[kernel], EventKind::kKernel);
+  uint32_t track = t.slices.track[kernel];
+  EXPECT_EQ(t.tracks.kind[track], TrackKind::kDeviceStream);
+  EXPECT_EQ(t.tracks.device[track], 0);
+  EXPECT_EQ(t.tracks.tid[track], 7);
+  uint32_t launch = FindSlice(t, "cudaLaunchKernel");
+  ASSERT_NE(launch, kNoSlice);
+  EXPECT_EQ(t.tracks.pid[t.slices.track[launch]], kPid);
+  EXPECT_EQ(t.tracks.tid[t.slices.track[launch]], kTid);
+  EXPECT_EQ(t.slices.kind[FindSlice(t, "Memcpy HtoD")], EventKind::kMemcpy);
+  EXPECT_EQ(t.slices.kind[FindSlice(t, "Memset")], EventKind::kMemset);
+  EXPECT_EQ(t.slices.kind[FindSlice(t, "Stream synchronize")], EventKind::kSync);
+  // Correlation ids 11 and 12 link launch → kernel and memcpy call → copy.
+  ASSERT_EQ(t.flows.size(), 2u);
+  EXPECT_EQ(t.flows.from_slice[0], launch);
+  EXPECT_EQ(t.flows.to_slice[0], kernel);
+  // NVTX: textId and text both give names; the step range becomes a step.
+  EXPECT_NE(FindSlice(t, "forward"), kNoSlice);
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps.dur_ns[0], 5100);
+  ASSERT_EQ(t.instants.size(), 1u);
+  EXPECT_EQ(t.Str(t.instants.name[0]), "mark");
+}
+
+TEST(NsysSqliteImporterTest, AbsentTablesAreFine) {
+  TempDir dir;
+  std::string sql = "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+                    " streamId INTEGER, correlationId INTEGER, shortName INTEGER);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 1, 3, 1, 99);";
+  auto r = ImportTrace(MakeDb(dir, "k.sqlite", sql));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ((*r)->slices.size(), 1u);
+  EXPECT_EQ((*r)->Str((*r)->slices.name[0]), "<string 99>");  // no StringIds table
+  EXPECT_EQ((*r)->tracks.device[(*r)->slices.track[0]], 1);
+}
+
+TEST(NsysSqliteImporterTest, OtherDatabasesAndBadRowsAreReported) {
+  TempDir dir;
+  auto r = ImportTrace(MakeDb(dir, "other.db", "CREATE TABLE t (x INTEGER);"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("other.db: an SQLite database without Nsight Systems tables"),
+            std::string::npos) << r.status().message();
+  std::string sql = "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+                    " streamId INTEGER, correlationId INTEGER, shortName INTEGER);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (30, 20, 0, 1, 1, 1);";
+  auto bad = ImportTrace(MakeDb(dir, "neg.sqlite", sql));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ((*bad)->diagnostics.entries().at("negative_duration").count, 1u);
+  // A kernel table without its required columns: an SQLite error naming the file.
+  auto missing = ImportTrace(MakeDb(dir, "cols.sqlite", "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER);"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cols.sqlite: SQLite error"), std::string::npos);
+}
+
+TEST(NsysSqliteImporterTest, GlobalTidBits) {
+  EXPECT_EQ(NsysPid(kGlobalTid), kPid);
+  EXPECT_EQ(NsysTid(kGlobalTid), kTid);
+}
+
+}  // namespace
+}  // namespace aiprof
