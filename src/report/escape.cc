@@ -141,8 +141,13 @@ std::string MarkdownEscape(std::string_view raw) {
       case '\n':
       case '\r': out.push_back(' '); break;
       case '\\': case '`': case '*': case '_': case '{': case '}': case '[': case ']': case '(': case ')':
-      case '#': case '+': case '-': case '.': case '!': case '|': case '~':
+      case '|': case '~':
         out.push_back('\\');
+        out.push_back(c);
+        break;
+      case '#': case '+': case '-': case '.': case '!':
+        // Block markers (heading, list, numbered list) only matter first.
+        if (out.empty()) out.push_back('\\');
         out.push_back(c);
         break;
       default:

@@ -29,6 +29,8 @@ TEST(EscapeTest, HtmlAndMarkdown) {
   EXPECT_EQ(MarkdownEscape("[x](javascript:alert(1)) *b* <s>"),
             "\\[x\\]\\(javascript:alert\\(1\\)\\) \\*b\\* &lt;s&gt;");
   EXPECT_EQ(MarkdownEscape("a|b\nc"), "a\\|b c");
+  EXPECT_EQ(MarkdownEscape("- 1. x-y 2.5"), "\\- 1. x-y 2.5");
+  EXPECT_EQ(MarkdownEscape("# h"), "\\# h");
 }
 
 TEST(EscapeTest, TerminalStripsControlSequences) {

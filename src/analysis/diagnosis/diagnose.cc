@@ -138,6 +138,7 @@ Platform DetectPlatform(const Trace& trace) {
   }
   auto it = trace.metadata.find("source_format");
   if (it != trace.metadata.end() && (it->second.find("npu") != std::string::npos ||
+                                     it->second.find("ascend") != std::string::npos ||
                                      it->second.find("msprof") != std::string::npos)) {
     p.ascend = true;
   }
@@ -211,6 +212,10 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.indicators = r.comparisons;
     f.causes = RankCauses(rule, metrics);
     f.impact = basis;
+    if (rule.impact_on_memory) {
+      f.impact.basis = "device memory";
+      f.impact.basis_ns = 0;
+    }
     if (const MetricValue* share = metrics.Get(rule.impact_metric)) {
       f.impact.share = std::clamp(share->value, 0.0, 1.0);
       f.confidence_reason += "; impact from " + rule.impact_metric;
@@ -218,7 +223,7 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
       f.confidence_reason += "; impact unknown (" + rule.impact_metric + " unavailable)";
     }
     f.impact.time_ns = f.impact.share * f.impact.basis_ns;
-    f.impact.max_speedup = f.impact.share < 1 ? 1.0 / (1.0 - f.impact.share) : INFINITY;
+    f.impact.max_speedup = rule.impact_on_memory ? 1.0 : f.impact.share < 1 ? 1.0 / (1.0 - f.impact.share) : INFINITY;
     f.priority = DecidePriority(f.impact.share, f.confidence);
     d.findings.push_back(std::move(f));
   }

@@ -144,6 +144,7 @@ SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, cons
       SuggestionOutcome o;
       o.finding = &f;
       o.suggestion = &s;
+      // For memory findings the gain is a share of device memory, not time.
       o.gain_min = f.impact.share * s.efficacy_min;
       o.gain_max = f.impact.share * s.efficacy_max;
       o.speedup_min = 1.0 / (1.0 - std::min(o.gain_min, 0.999));

@@ -47,7 +47,8 @@ struct Rule {
   Expression when;                       // the indicators
   std::optional<Expression> high_when;   // confidence high if true
   std::optional<Expression> medium_when; // confidence medium if true
-  std::string impact_metric;             // ratio of step time attributable
+  std::string impact_metric;             // ratio attributable (of step time, or of memory)
+  bool impact_on_memory = false;         // impact_of: memory — a share of device memory, not time
   std::vector<RootCause> root_causes;
   std::vector<Suggestion> suggestions;
   std::string source;                    // "file:line" it came from

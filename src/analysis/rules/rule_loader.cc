@@ -148,6 +148,11 @@ class RuleReader {
     if (impact->unit != MetricUnit::kRatio) {
       return Fail(n["impact"], "'impact' must name a ratio metric (share of step time)");
     }
+    ASSIGN_OR_RETURN(std::string impact_of, String(n, "impact_of", false));
+    if (!impact_of.empty() && impact_of != "time" && impact_of != "memory") {
+      return Fail(n["impact_of"], "'impact_of' must be time or memory");
+    }
+    r.impact_on_memory = impact_of == "memory";
     if (YAML::Node causes = n["root_causes"]) {
       if (!causes.IsSequence()) return Fail(causes, "'root_causes' must be a list");
       for (const auto& c : causes) {

@@ -30,6 +30,9 @@ std::string Indicator(const ComparisonOutcome& c) {
 }
 
 std::string GainText(const SuggestionOutcome& o) {
+  if (o.finding->rule->impact_on_memory) {
+    return fmt::format("{}-{} of device memory", Pct(o.gain_min), Pct(o.gain_max));
+  }
   return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f})", Pct(o.gain_min), Pct(o.gain_max), o.finding->impact.basis,
                      o.speedup_min, o.speedup_max);
 }
@@ -39,6 +42,14 @@ std::string RiskText(const SuggestionRisk& r) {
                                 r.memory_increase * 100, r.effort);
   if (!r.note.empty()) out += "; " + r.note;
   return out;
+}
+
+// "2.5 ms per step = 25.0% of 10.0 ms (mean step time); at most x1.33 if removed".
+std::string ImpactText(const Finding& f) {
+  if (f.rule->impact_on_memory) return Pct(f.impact.share) + " of device memory";
+  return fmt::format("{} per {} = {} of {} ({}); at most x{:.2f} if removed", Ms(f.impact.time_ns),
+                     f.impact.basis == "mean step time" ? "step" : "trace", Pct(f.impact.share), Ms(f.impact.basis_ns),
+                     f.impact.basis, f.impact.max_speedup);
 }
 
 std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Finding& f) {
@@ -83,9 +94,7 @@ std::string DiagnosisToText(const DiagnosisReport& r, bool color) {
                        c.reset);
     out += fmt::format("   bottleneck: {}   confidence: {} ({})\n", f.rule->bottleneck, ConfidenceName(f.confidence),
                        TerminalSafe(f.confidence_reason));
-    out += fmt::format("   impact: {} per {} = {} of {}; removing it entirely gives at most x{:.2f}\n",
-                       Ms(f.impact.time_ns), f.impact.basis == "mean step time" ? "step" : "trace", Pct(f.impact.share),
-                       Ms(f.impact.basis_ns), f.impact.max_speedup);
+    out += "   impact: " + ImpactText(f) + "\n";
     out += "   evidence:\n";
     for (const auto& ind : f.indicators) out += "     - " + TerminalSafe(Indicator(ind)) + "\n";
     out += "   root causes (most likely first):\n";
@@ -146,10 +155,7 @@ std::string DiagnosisToMarkdown(const DiagnosisReport& r) {
     out += "| | |\n|---|---|\n";
     out += fmt::format("| Bottleneck | `{}` |\n", f.rule->bottleneck);
     out += fmt::format("| Confidence | {} — {} |\n", ConfidenceName(f.confidence), MarkdownEscape(f.confidence_reason));
-    out += fmt::format("| Impact | {} per {} ({} of {}) |\n", MarkdownEscape(Ms(f.impact.time_ns)),
-                       f.impact.basis == "mean step time" ? "step" : "trace", MarkdownEscape(Pct(f.impact.share)),
-                       MarkdownEscape(f.impact.basis));
-    out += fmt::format("| Most it could gain | x{:.2f} (Amdahl) |\n\n", f.impact.max_speedup);
+    out += "| Impact | " + MarkdownEscape(ImpactText(f)) + " |\n\n";
     if (!f.rule->description.empty()) out += "**Problem.** " + MarkdownEscape(f.rule->description) + "\n\n";
     out += "**Evidence.**\n\n";
     for (const auto& ind : f.indicators) out += "- " + MarkdownEscape(Indicator(ind)) + "\n";
@@ -310,9 +316,7 @@ std::string DiagnosisToHtml(const DiagnosisReport& r) {
                        "<span class=\"tag\">{}</span></p>\n",
                        PriorityName(f.priority), ConfidenceName(f.confidence), HtmlEscape(f.rule->bottleneck));
     out += "<table><tr><td>Problem</td><td>" + HtmlEscape(f.rule->description) + "</td></tr>";
-    out += fmt::format("<tr><td>Impact</td><td>{} per {} ({} of {}); at most x{:.2f} if removed</td></tr>",
-                       HtmlEscape(Ms(f.impact.time_ns)), f.impact.basis == "mean step time" ? "step" : "trace",
-                       HtmlEscape(Pct(f.impact.share)), HtmlEscape(f.impact.basis), f.impact.max_speedup);
+    out += "<tr><td>Impact</td><td>" + HtmlEscape(ImpactText(f)) + "</td></tr>";
     out += "<tr><td>Confidence</td><td>" + HtmlEscape(f.confidence_reason) + "</td></tr><tr><td>Evidence</td><td>";
     for (const auto& ind : f.indicators) out += "<div class=\"ev\">" + HtmlEscape(Indicator(ind)) + "</div>";
     out += "</td></tr><tr><td>Root cause</td><td><ol>";
