@@ -2,12 +2,150 @@
 
 #include <algorithm>
 
+#include "src/analysis/common/text_format.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/layout/layout_conversions.h"
+#include "src/analysis/long_tail/op_tails.h"
+#include "src/analysis/memcpy/memcpy_stats.h"
+#include "src/analysis/memory/memory_peaks.h"
 #include "src/analysis/steps/step_stats.h"
 
 namespace aiprof {
+namespace {
+
+std::string Ns(double ns) { return FormatDurationNs(ns); }
+double Share(int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0; }
+
+std::vector<std::string> DescribeBreakdown(const Trace& trace, const GapsResult& r) {
+  std::vector<std::string> out;
+  if (r.cpu_only) out.push_back("CPU-only trace: timeline = main thread's cpu_op time");
+  for (const TimelineBreakdown& tl : r.timelines) {
+    std::string who = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
+    if (tl.rank != kNoRank) who = "rank " + std::to_string(tl.rank) + " " + who;
+    out.push_back(who + ": span " + Ns(tl.span_ns) + ", busy " + FormatPercent(Share(tl.busy_ns, tl.span_ns)) +
+                  " (compute " + FormatPercent(Share(tl.compute_ns, tl.span_ns)) + ", communication " +
+                  FormatPercent(Share(tl.comm_ns, tl.span_ns)) + ", memory copy " +
+                  FormatPercent(Share(tl.memcpy_ns, tl.span_ns)) + "), idle " +
+                  FormatPercent(Share(tl.idle_ns, tl.span_ns)));
+    std::string causes = "  idle by cause:";
+    for (size_t c = 0; c < kGapCauseCount; ++c) {
+      causes += std::string(" ") + GapCauseName(static_cast<GapCause>(c)) + " " + Ns(tl.idle_by_cause_ns[c]);
+    }
+    out.push_back(causes);
+    std::string hist = "  gaps: " + std::to_string(tl.gap_count) + "; histogram";
+    const char* labels[kGapBucketCount] = {"<1us", "1-10us", "10-100us", "0.1-1ms", "1-10ms", ">=10ms"};
+    for (size_t b = 0; b < kGapBucketCount; ++b) {
+      hist += std::string(" ") + labels[b] + ":" + std::to_string(tl.gap_hist_count[b]) + "/" + Ns(tl.gap_hist_ns[b]);
+    }
+    out.push_back(hist);
+    for (const Gap& g : tl.largest_gaps) out.push_back("  " + DescribeGap(trace, tl, g));
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeLaunches(const Trace& trace, const LaunchStats& st) {
+  if (st.kernels == 0) return {"no device kernels (CPU-only trace)"};
+  std::vector<std::string> out = {
+      std::to_string(st.kernels) + " kernels, " + std::to_string(st.launches) + " linked to a launch call, " +
+          std::to_string(st.launches_in_steps) + " launched inside steps",
+      "launch delay p50 " + Ns(st.delay_p50_ns) + ", p90 " + Ns(st.delay_p90_ns) + ", max " +
+          Ns(static_cast<double>(st.delay_max_ns)),
+      "launch cost (median launch call) " + Ns(st.launch_cost_ns) + "; kernels shorter than that: " +
+          std::to_string(st.short_kernels)};
+  for (const RuntimeOutlier& o : st.outliers) {
+    out.push_back("outlier: " + std::string(trace.Str(trace.slices.name[o.slice])) + " " +
+                  Ns(static_cast<double>(trace.slices.dur_ns[o.slice])) + " vs median " + Ns(o.median_ns) + " at ts " +
+                  std::to_string(trace.slices.ts_ns[o.slice]));
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeMemcpy(const MemcpyStats& st) {
+  std::vector<std::string> out;
+  for (size_t d = 0; d < kCopyDirectionCount; ++d) {
+    const CopyTotals& t = st.by_direction[d];
+    if (t.count == 0) continue;
+    out.push_back(std::string(CopyDirectionName(static_cast<CopyDirection>(d))) + ": " + std::to_string(t.count) +
+                  " copies, " + Ns(static_cast<double>(t.time_ns)) + ", " +
+                  (t.with_bytes ? FormatBytes(t.bytes) : std::string("bytes unknown")));
+  }
+  out.push_back(std::to_string(st.total) + " copies; pageable " + std::to_string(st.pageable) + ", synchronous " +
+                std::to_string(st.synchronous) + "; share of step time " +
+                (st.step_time_ns > 0 ? FormatPercent(Share(st.in_steps_ns, st.step_time_ns)) : std::string("n/a")));
+  return out;
+}
+
+std::vector<std::string> DescribeLayout(const LayoutResult& r) {
+  std::vector<std::string> out = {std::to_string(r.count) + " conversions, " + Ns(static_cast<double>(r.conversion_ns)) +
+                                  " = " + FormatPercent(Share(r.conversion_ns, r.denominator_ns)) + " of " +
+                                  (r.device ? "kernel" : "top-level CPU op") + " time"};
+  for (const ConversionGroup& g : r.groups) {
+    out.push_back("  " + g.op + " x" + std::to_string(g.count) + " " + Ns(static_cast<double>(g.total_ns)) +
+                  ", triggered by " + (g.trigger.empty() ? "(top level)" : g.trigger));
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeFusion(const Trace& trace, const FusionResult& r) {
+  std::vector<std::string> out = {std::string(r.device ? "kernels" : "top-level CPU ops") + ": " +
+                                  std::to_string(r.op_count) + " ops, " + Ns(static_cast<double>(r.op_time_ns)) +
+                                  "; short ops " + FormatPercent(Share(r.short_op_ns, r.op_time_ns)) +
+                                  "; top candidates cover " + FormatPercent(Share(r.covered_ns, r.op_time_ns))};
+  for (const FusionCandidate& c : r.top) {
+    out.push_back("  " + DescribeSequence(trace, c) + ": x" + std::to_string(c.occurrences) + ", " +
+                  Ns(static_cast<double>(c.total_ns)) + ", removes " + std::to_string(c.boundaries_removed) +
+                  " launches/dispatches and " + Ns(static_cast<double>(c.gap_ns)) + " of gaps" +
+                  (c.has_shapes ? ", ~" + FormatBytes(c.intermediate_bytes) + " traffic" : std::string()));
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeLongTail(const Trace& trace, const LongTailResult& r) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < std::min<size_t>(10, r.ops.size()); ++i) {
+    const OpTail& op = r.ops[i];
+    out.push_back(std::string(trace.Str(op.name)) + ": n=" + std::to_string(op.count) + " p50 " + Ns(op.p50_ns) +
+                  " p90 " + Ns(op.p90_ns) + " p99 " + Ns(op.p99_ns) + " max " + Ns(static_cast<double>(op.max_ns)) +
+                  "; beyond 3x median: " + std::to_string(op.tail_count) + " (" + FormatPercent(op.tail_share) +
+                  " of its time)" + (op.tail_share > kTailDominatedShare ? " tail-dominated" : "") +
+                  (op.qualifies ? "" : " [below count/time minimums]"));
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeSteps(const Trace& trace, const StepStats& s) {
+  if (s.count == 0) return {"no steps"};
+  std::vector<std::string> out = {std::to_string(s.count) + " steps: mean " + Ns(s.mean_ns) + ", stddev " +
+                                  Ns(s.stddev_ns) + ", p50 " + Ns(s.p50_ns) + ", p99 " + Ns(s.p99_ns) + ", min " +
+                                  Ns(static_cast<double>(s.min_ns)) + ", max " + Ns(static_cast<double>(s.max_ns))};
+  for (const SlowStep& slow : s.slowest) {
+    std::string line = "  slow: " + std::string(trace.Str(trace.steps.name[slow.step])) + " " +
+                       Ns(static_cast<double>(slow.dur_ns));
+    for (const StepDiffOp& d : slow.differing_ops) {
+      line += "; " + std::string(trace.Str(d.name)) + " " + Ns(static_cast<double>(d.step_total_ns)) + " vs median " +
+              Ns(d.median_total_ns);
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeMemory(const Trace& trace, const MemoryResult& r) {
+  if (r.devices.empty()) return {"no [memory] events"};
+  std::vector<std::string> out;
+  for (const MemoryPeak& p : r.devices) {
+    out.push_back("device type " + std::to_string(p.device_type) + " id " + std::to_string(p.device_id) +
+                  ": peak allocated " + FormatBytes(p.peak_allocated) + " at ts " +
+                  std::to_string(p.peak_allocated_ts_ns) + (p.peak_allocated_op == kNoSlice ? std::string() :
+                  " during " + std::string(trace.Str(trace.slices.name[p.peak_allocated_op]))) +
+                  ", peak reserved " + FormatBytes(p.peak_reserved) + ", " + std::to_string(p.events) + " events");
+  }
+  return out;
+}
+
+}  // namespace
 
 const std::vector<std::string_view>& AnalysisNames() {
   static const std::vector<std::string_view> kNames = {
@@ -22,15 +160,70 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
          std::find(options.only.begin(), options.only.end(), name) != options.only.end();
 }
 
-MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {
-  MetricSet metrics;
-  if (AnalysisSelected(options, "breakdown")) PublishGaps(trace, ComputeGaps(trace), &metrics);
-  if (AnalysisSelected(options, "layout")) {
-    PublishLayoutConversions(trace, ComputeLayoutConversions(trace), &metrics);
+AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
+  AnalysisReport rep;
+  MetricSet* m = &rep.metrics;
+  auto section = [&](const char* name, std::vector<std::string> lines) {
+    rep.sections.push_back({name, std::move(lines)});
+  };
+  if (AnalysisSelected(options, "breakdown")) {
+    GapsResult r = ComputeGaps(trace);
+    PublishGaps(trace, r, m);
+    section("breakdown", DescribeBreakdown(trace, r));
   }
-  if (AnalysisSelected(options, "fusion")) PublishFusionCandidates(trace, ComputeFusionCandidates(trace), &metrics);
-  if (AnalysisSelected(options, "steps")) PublishStepStats(trace, ComputeStepStats(trace), &metrics);
-  return metrics;
+  if (AnalysisSelected(options, "launches")) {
+    LaunchStats r = ComputeLaunchStats(trace);
+    PublishLaunchStats(trace, r, m);
+    section("launches", DescribeLaunches(trace, r));
+  }
+  if (AnalysisSelected(options, "memcpy")) {
+    MemcpyStats r = ComputeMemcpyStats(trace);
+    PublishMemcpyStats(trace, r, m);
+    section("memcpy", DescribeMemcpy(r));
+  }
+  if (AnalysisSelected(options, "layout")) {
+    LayoutResult r = ComputeLayoutConversions(trace);
+    PublishLayoutConversions(trace, r, m);
+    section("layout", DescribeLayout(r));
+  }
+  if (AnalysisSelected(options, "fusion")) {
+    FusionResult r = ComputeFusionCandidates(trace);
+    PublishFusionCandidates(trace, r, m);
+    section("fusion", DescribeFusion(trace, r));
+  }
+  if (AnalysisSelected(options, "long_tail")) {
+    LongTailResult r = ComputeLongTails(trace);
+    PublishLongTails(trace, r, m);
+    section("long_tail", DescribeLongTail(trace, r));
+  }
+  if (AnalysisSelected(options, "steps")) {
+    StepStats r = ComputeStepStats(trace);
+    PublishStepStats(trace, r, m);
+    section("steps", DescribeSteps(trace, r));
+  }
+  if (AnalysisSelected(options, "memory")) {
+    MemoryResult r = ComputeMemoryPeaks(trace);
+    PublishMemoryPeaks(trace, r, m);
+    section("memory", DescribeMemory(trace, r));
+  }
+  const char* not_done = "not implemented yet in this version of aiprof";
+  if (AnalysisSelected(options, "communication")) {
+    for (const char* n : {"comm_overlap_ratio", "comm_exposed_ratio", "slow_rank_excess_ratio"}) m->SetUnavailable(n, not_done);
+    section("communication", {"not implemented yet (comm_ratio comes from the breakdown)"});
+  }
+  if (AnalysisSelected(options, "pipeline")) {
+    m->SetUnavailable("pipeline_top_stage_share", not_done);
+    section("pipeline", {"not implemented yet"});
+  }
+  if (AnalysisSelected(options, "roofline")) {
+    for (const char* n : {"compute_util", "memory_bandwidth_util", "memory_bound_time_ratio"}) m->SetUnavailable(n, not_done);
+    section("roofline", {"not implemented yet"});
+  }
+  return rep;
+}
+
+MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {
+  return std::move(RunAnalyses(trace, options).metrics);
 }
 
 }  // namespace aiprof

@@ -34,6 +34,21 @@ const std::vector<std::string_view>& AnalysisNames();
 // True if `name` is selected by `options` (empty `only` selects everything).
 bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name);
 
+// Per-analysis details for `aiprof analyze` (per-device tables, histograms,
+// largest gaps, top lists) as plain-text lines; reports escape them.
+struct AnalysisSection {
+  std::string name;  // one of AnalysisNames()
+  std::vector<std::string> lines;
+};
+
+struct AnalysisReport {
+  MetricSet metrics;
+  std::vector<AnalysisSection> sections;  // in AnalysisNames() order
+};
+
+// Runs the selected analyses: metrics, evidence and details.
+AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options);
+
 // Runs the selected analyses and returns the metrics and evidence they
 // publish. Linear (or n log n) in the number of events.
 MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options);

@@ -29,6 +29,7 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"layout_conversion_ratio", U::kRatio, "layout/format conversion time, share of device (or CPU op) time"},
         {"long_tail_ratio", U::kRatio, "largest share of an op's total time spent in instances beyond 3x its median"},
         {"memcpy_ratio", U::kRatio, "memory copy time, share of device busy time"},
+        {"memcpy_step_ratio", U::kRatio, "memory copy time inside steps, share of total step time"},
         {"memory_bandwidth_util", U::kRatio, "achieved bytes/s over the device peak, time-weighted over ops"},
         {"memory_bound_time_ratio", U::kRatio, "time in memory-bound ops, share of op time with a roofline"},
         {"memory_peak_allocated_bytes", U::kBytes, "peak allocated memory"},
