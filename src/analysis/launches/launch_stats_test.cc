@@ -1,0 +1,93 @@
+#include "src/analysis/launches/launch_stats.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/testing/analysis_test_util.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+constexpr char kAlexnet[] =
+    "kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz";
+constexpr char kResnet50[] =
+    "kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+
+// Expected figures from src/analysis/testing/oracles/launch_memcpy_memory_oracle.py.
+TEST(LaunchStatsTest, AlexnetMatchesOracle) {
+  auto t = ImportFixture(kAlexnet);
+  ASSERT_NE(t, nullptr);
+  LaunchStats st = ComputeLaunchStats(*t);
+  EXPECT_EQ(st.kernels, 79u);
+  EXPECT_EQ(st.launches, 79u);
+  EXPECT_NEAR(st.delay_p50_ns, 343000, 1e-6);
+  EXPECT_NEAR(st.launch_cost_ns, 9000, 1e-6);
+  EXPECT_EQ(st.short_kernels, 14u);
+  MetricSet m;
+  PublishLaunchStats(*t, st, &m);
+  EXPECT_NEAR(m.Get("short_kernel_ratio")->value, 14.0 / 79, 1e-12);
+  EXPECT_NEAR(m.Get("launch_delay_p50_ns")->value, 343000, 1e-6);
+}
+
+TEST(LaunchStatsTest, Resnet50MatchesOracle) {
+  auto t = ImportFixture(kResnet50);
+  ASSERT_NE(t, nullptr);
+  LaunchStats st = ComputeLaunchStats(*t);
+  EXPECT_EQ(st.kernels, 8772u);
+  EXPECT_EQ(st.launches, 8772u);
+  EXPECT_NEAR(st.delay_p50_ns, 9754000, 1e-6);
+  EXPECT_EQ(st.short_kernels, 5419u);
+  MetricSet m;
+  PublishLaunchStats(*t, st, &m);
+  ASSERT_NE(m.Get("launches_per_step"), nullptr);
+  EXPECT_GT(m.Get("launches_per_step")->value, 0);
+}
+
+TEST(LaunchStatsTest, CpuOnlyIsUnavailable) {
+  auto t = ImportFixture("torch-cpu/convnet_bs8_contiguous.kineto.json");
+  ASSERT_NE(t, nullptr);
+  MetricSet m;
+  PublishLaunchStats(*t, ComputeLaunchStats(*t), &m);
+  EXPECT_TRUE(m.UnavailableReason("launches_per_step").has_value());
+  EXPECT_TRUE(m.UnavailableReason("short_kernel_ratio").has_value());
+}
+
+// Hand-made: launch calls of 5 µs (cost 5 µs); kernels of 4 µs (short, just
+// below) and 5 µs (not short, equal). One step holds the first launch only.
+// Delays: 10 − 5 = 5 µs and 30 − 25 = 5 µs. Six cudaMalloc calls of 1 µs and
+// one of 11 µs (> 10 × median 1 µs) → one runtime outlier; 10 µs would not be.
+TEST(LaunchStatsTest, HandMadeThresholds) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":15},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5,"args":{"correlation":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":40,"dur":1},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":42,"dur":1},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":44,"dur":1},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":46,"dur":1},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":48,"dur":1},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":50,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMalloc","pid":1,"tid":1,"ts":70,"dur":11},
+    {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":10,"dur":4,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":30,"dur":5,"args":{"device":0,"stream":7,"correlation":2}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  LaunchStats st = ComputeLaunchStats(*t);
+  EXPECT_EQ(st.launches, 2u);
+  EXPECT_EQ(st.launches_in_steps, 1u);
+  EXPECT_NEAR(st.launch_cost_ns, 5000, 1e-9);
+  EXPECT_EQ(st.short_kernels, 1u);
+  EXPECT_NEAR(st.delay_p50_ns, 5000, 1e-9);
+  ASSERT_EQ(st.outliers.size(), 1u);
+  EXPECT_EQ(t->slices.dur_ns[st.outliers[0].slice], 11000);
+  MetricSet m;
+  PublishLaunchStats(*t, st, &m);
+  EXPECT_EQ(m.Get("launches_per_step")->value, 1);
+  EXPECT_EQ(m.Get("short_kernel_ratio")->value, 0.5);
+}
+
+}  // namespace
+}  // namespace aiprof

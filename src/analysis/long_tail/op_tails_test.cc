@@ -1,0 +1,63 @@
+#include "src/analysis/long_tail/op_tails.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/testing/analysis_test_util.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+// Expected figures from src/analysis/testing/oracles/launch_memcpy_memory_oracle.py.
+TEST(OpTailsTest, Resnet18CpuMatchesOracle) {
+  auto t = ImportFixture("torch-cpu/resnet18_bs1_full.kineto.json");
+  ASSERT_NE(t, nullptr);
+  MetricSet m;
+  PublishLongTails(*t, ComputeLongTails(*t), &m);
+  ASSERT_NE(m.Get("long_tail_ratio"), nullptr);
+  EXPECT_NEAR(m.Get("long_tail_ratio")->value, 0.20065654162264182, 1e-12);
+}
+
+TEST(OpTailsTest, AlexnetMatchesOracle) {
+  auto t = ImportFixture(
+      "kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  LongTailResult r = ComputeLongTails(*t);
+  EXPECT_TRUE(r.device);
+  MetricSet m;
+  PublishLongTails(*t, r, &m);
+  EXPECT_NEAR(m.Get("long_tail_ratio")->value, 0.9995675909410302, 1e-12);
+}
+
+// Hand-made: op A has 5 instances 10,10,10,30,31 µs (median 10): 31 > 3x10 is
+// tail, 30 is not (equal). Tail share = 31/91. Op B has 4 instances (below
+// the 5-instance minimum) with a huge outlier that must not decide the metric.
+TEST(OpTailsTest, HandMadeBothSidesOfFactorAndMinimumCount) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":100,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":200,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":300,"dur":30},
+    {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":400,"dur":31},
+    {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":500,"dur":1},
+    {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":600,"dur":1},
+    {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":700,"dur":1},
+    {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":800,"dur":90}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  LongTailResult r = ComputeLongTails(*t);
+  ASSERT_EQ(r.ops.size(), 2u);
+  EXPECT_EQ(t->Str(r.ops[0].name), "A");
+  EXPECT_EQ(r.ops[0].tail_count, 1u);
+  EXPECT_NEAR(r.ops[0].tail_share, 31.0 / 91, 1e-12);
+  EXPECT_FALSE(r.ops[1].qualifies);
+  MetricSet m;
+  PublishLongTails(*t, r, &m);
+  EXPECT_NEAR(m.Get("long_tail_ratio")->value, 31.0 / 91, 1e-12);
+}
+
+}  // namespace
+}  // namespace aiprof

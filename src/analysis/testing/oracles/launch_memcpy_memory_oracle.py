@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Independent oracle for src/analysis/{launches,memcpy,memory,long_tail}.
+
+Reads the trace JSON directly; correlation args link runtime calls to device
+activity. Prints kernels, launches, launch-delay p50, launch cost, short
+kernels, copies per direction, pageable count, memory peaks and, per op
+name, p50/p99/tail share (3x median). Definitions: docs/analyses.md.
+"""
+import gzip, json, sys
+from collections import defaultdict
+from decimal import Decimal
+
+
+def q(v, p):
+    v = sorted(v)
+    if not v:
+        return 0
+    pos = p * (len(v) - 1)
+    lo = int(pos)
+    return float(v[-1]) if lo + 1 >= len(v) else v[lo] + (v[lo + 1] - v[lo]) * (pos - lo)
+
+
+def main():
+    path = sys.argv[1]
+    d = json.load((gzip.open if path.endswith('.gz') else open)(path), parse_float=Decimal)
+    ev = d['traceEvents'] if isinstance(d, dict) else d
+    ns = lambda v: int(Decimal(v) * 1000)
+    X = [e for e in ev if e.get('ph') == 'X']
+    calls = {e['args']['correlation']: e for e in X
+             if e.get('cat') in ('cuda_runtime', 'Runtime', 'cuda_driver') and 'correlation' in e.get('args', {})}
+    kernels = [e for e in X if e.get('cat') in ('kernel', 'Kernel')]
+    delays, costs = [], []
+    for k in kernels:
+        c = calls.get(k['args'].get('correlation'))
+        if c:
+            delays.append(ns(k['ts']) - ns(c['ts']) - ns(c['dur']))
+            costs.append(ns(c['dur']))
+    cost = q(costs, 0.5)
+    out = {'kernels': len(kernels), 'launches': len(delays), 'delay_p50': q(delays, 0.5), 'launch_cost': cost,
+           'short': sum(1 for k in kernels if ns(k['dur']) < cost) if costs else 0}
+    copies = defaultdict(lambda: [0, 0, 0])
+    for e in X:
+        if e.get('cat') in ('gpu_memcpy', 'Memcpy'):
+            n = e['name']
+            dr = next((x for x in ('HtoD', 'DtoH', 'DtoD', 'PtoP') if x in n), 'other')
+            copies[dr][0] += 1
+            copies[dr][1] += e.get('args', {}).get('bytes', 0)
+            copies[dr][2] += ns(e['dur'])
+    out['copies'] = dict(copies)
+    out['pageable'] = sum(1 for e in X if e.get('cat') in ('gpu_memcpy', 'Memcpy') and 'Pageable' in e['name'])
+    peaks = {}
+    for e in ev:
+        a = e.get('args', {})
+        if e.get('ph') == 'i' and 'Total Allocated' in a:
+            k = (a.get('Device Type', 0), a.get('Device Id', -1))
+            p = peaks.setdefault(k, [None, 0, 0])
+            if p[0] is None or a['Total Allocated'] > p[0]:
+                p[0], p[1] = a['Total Allocated'], ns(e['ts'])
+            p[2] = max(p[2], a.get('Total Reserved', 0))
+    out['memory'] = {str(k): v for k, v in peaks.items()}
+    dev = [e for e in X if e.get('cat') in ('kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset', 'Memset')]
+    ops = dev if dev else [e for e in X if e.get('cat') == 'cpu_op']
+    by = defaultdict(list)
+    for e in ops:
+        by[e['name']].append(ns(e['dur']))
+    total = sum(sum(v) for v in by.values())
+    best = None
+    for n, v in by.items():
+        med = q(v, 0.5)
+        tail = sum(x for x in v if x > 3 * med)
+        share = tail / sum(v) if sum(v) else 0
+        if len(v) >= 5 and sum(v) >= 0.01 * total and (best is None or share > best[1]):
+            best = (n, share)
+    out['long_tail'] = best
+    print(json.dumps(out, default=str))
+
+
+if __name__ == '__main__':
+    main()
