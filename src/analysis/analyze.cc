@@ -28,7 +28,8 @@ std::vector<std::string> DescribeBreakdown(const Trace& trace, const GapsResult&
                   " (compute " + FormatPercent(Share(tl.compute_ns, tl.span_ns)) + ", communication " +
                   FormatPercent(Share(tl.comm_ns, tl.span_ns)) + ", memory copy " +
                   FormatPercent(Share(tl.memcpy_ns, tl.span_ns)) + "), idle " +
-                  FormatPercent(Share(tl.idle_ns, tl.span_ns)));
+                  FormatPercent(Share(tl.idle_ns, tl.span_ns)) + "; communication hidden behind compute " +
+                  (tl.comm_ns > 0 ? FormatPercent(Share(tl.comm_overlap_ns, tl.comm_ns)) : std::string("n/a")));
     std::string causes = "  idle by cause:";
     for (size_t c = 0; c < kGapCauseCount; ++c) {
       causes += std::string(" ") + GapCauseName(static_cast<GapCause>(c)) + " " + Ns(tl.idle_by_cause_ns[c]);
@@ -208,8 +209,9 @@ AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
   }
   const char* not_done = "not implemented yet in this version of aiprof";
   if (AnalysisSelected(options, "communication")) {
-    for (const char* n : {"comm_overlap_ratio", "comm_exposed_ratio", "slow_rank_excess_ratio"}) m->SetUnavailable(n, not_done);
-    section("communication", {"not implemented yet (comm_ratio comes from the breakdown)"});
+    m->SetUnavailable("slow_rank_excess_ratio", "cross-rank analysis (slow rank, wait vs transit) not implemented yet");
+    section("communication", {"per-collective and cross-rank analysis not implemented yet; comm_ratio, "
+                              "comm_overlap_ratio and comm_exposed_ratio come from the breakdown"});
   }
   if (AnalysisSelected(options, "pipeline")) {
     m->SetUnavailable("pipeline_top_stage_share", not_done);

@@ -37,6 +37,18 @@ Intervals MergeIntervals(Intervals iv) {
   return out;
 }
 
+// Length of the intersection of two sorted disjoint interval lists.
+int64_t IntersectionLength(const Intervals& a, const Intervals& b) {
+  int64_t n = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    if (a[i].second < b[j].second) ++i; else ++j;
+  }
+  return n;
+}
+
 int64_t LengthOf(const Intervals& merged) {
   int64_t n = 0;
   for (const auto& [a, b] : merged) n += b - a;
@@ -114,8 +126,10 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
     dst.emplace_back(a.start_ns, a.end_ns);
   }
-  tl->compute_ns = LengthOf(MergeIntervals(std::move(compute)));
-  tl->comm_ns = LengthOf(MergeIntervals(std::move(comm)));
+  Intervals compute_u = MergeIntervals(std::move(compute)), comm_u = MergeIntervals(std::move(comm));
+  tl->compute_ns = LengthOf(compute_u);
+  tl->comm_ns = LengthOf(comm_u);
+  tl->comm_overlap_ns = IntersectionLength(compute_u, comm_u);
   tl->memcpy_ns = LengthOf(MergeIntervals(std::move(memcpy)));
   OverlapCursor sync(ctx ? &ctx->sync : nullptr), loading(ctx ? &ctx->data_loading : nullptr);
   int64_t cur_start = acts.front().start_ns, cur_end = acts.front().end_ns;
@@ -243,12 +257,13 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
   if (result.timelines.empty()) {
     const char* why = "no device activity and no cpu_op slices in the trace";
     for (const char* m : {"device_util", "device_idle_ratio", "compute_ratio", "comm_ratio", "memcpy_ratio",
+                          "comm_overlap_ratio", "comm_exposed_ratio",
                           "idle_host_bound_ratio", "idle_sync_ratio", "data_loading_ratio"}) {
       metrics->SetUnavailable(m, why);
     }
     return;
   }
-  int64_t span = 0, busy = 0, idle = 0, compute = 0, comm = 0, memcpy = 0;
+  int64_t span = 0, busy = 0, idle = 0, compute = 0, comm = 0, memcpy = 0, overlap = 0;
   std::array<int64_t, kGapCauseCount> cause{};
   for (const TimelineBreakdown& tl : result.timelines) {
     span += tl.span_ns;
@@ -256,6 +271,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     idle += tl.idle_ns;
     compute += tl.compute_ns;
     comm += tl.comm_ns;
+    overlap += tl.comm_overlap_ns;
     memcpy += tl.memcpy_ns;
     for (size_t c = 0; c < kGapCauseCount; ++c) cause[c] += tl.idle_by_cause_ns[c];
   }
@@ -269,7 +285,16 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     metrics->SetUnavailable("memcpy_ratio", why);
     metrics->SetUnavailable("idle_host_bound_ratio", why);
     metrics->SetUnavailable("idle_sync_ratio", why);
+    metrics->SetUnavailable("comm_overlap_ratio", why);
+    metrics->SetUnavailable("comm_exposed_ratio", why);
   } else {
+    if (comm > 0) {
+      metrics->Set("comm_overlap_ratio", Ratio(overlap, comm), kSource);
+      metrics->Set("comm_exposed_ratio", Ratio(comm - overlap, span), kSource);
+    } else {
+      metrics->SetUnavailable("comm_overlap_ratio", "no collectives on the device timeline");
+      metrics->Set("comm_exposed_ratio", 0, kSource);
+    }
     metrics->Set("comm_ratio", Ratio(comm, busy), kSource);
     metrics->Set("memcpy_ratio", Ratio(memcpy, busy), kSource);
     metrics->Set("idle_sync_ratio", Ratio(cause[size_t(GapCause::kSync)], span), kSource);

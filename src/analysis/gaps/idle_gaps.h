@@ -55,6 +55,7 @@ struct TimelineBreakdown {
   uint32_t track = kNoTrack;     // CPU main thread's track; kNoTrack for devices
   int64_t span_start_ns = 0, span_ns = 0;
   int64_t busy_ns = 0, compute_ns = 0, comm_ns = 0, memcpy_ns = 0, idle_ns = 0;
+  int64_t comm_overlap_ns = 0;  // |∪ collectives ∩ ∪ kernels|: communication hidden behind compute
   std::array<int64_t, kGapCauseCount> idle_by_cause_ns{};
   uint64_t gap_count = 0;
   std::array<uint64_t, kGapBucketCount> gap_hist_count{};
@@ -72,6 +73,8 @@ struct GapsResult {
 GapsResult ComputeGaps(const Trace& trace);
 
 // Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
+// comm_overlap_ratio (overlap / comm), comm_exposed_ratio ((comm − overlap) /
+// span),
 // memcpy_ratio, idle_host_bound_ratio, idle_sync_ratio, data_loading_ratio
 // (sums over all timelines, i.e. time-weighted) and host_bound / sync_bound
 // / data_loading evidence.

@@ -61,6 +61,27 @@ TEST(IdleGapsTest, NcclTraceMatchesOracle) {
   EXPECT_NEAR(m.Get("comm_ratio")->value, 46876493.0 / 157500014.0, 1e-12);
   EXPECT_NEAR(m.Get("device_util")->value, 157500014.0 / 660551005.0, 1e-12);
   EXPECT_NEAR(m.Get("idle_host_bound_ratio")->value, 488566065.0 / 660551005.0, 1e-12);
+  EXPECT_EQ(tl.comm_overlap_ns, 7317025);
+  EXPECT_NEAR(m.Get("comm_overlap_ratio")->value, 7317025.0 / 46876493.0, 1e-12);
+  EXPECT_NEAR(m.Get("comm_exposed_ratio")->value, (46876493.0 - 7317025.0) / 660551005.0, 1e-12);
+}
+
+// Hand-made: an NCCL kernel [0,10) µs on stream 8 overlapping a compute
+// kernel [5,20) on stream 7: half the communication is hidden.
+TEST(IdleGapsTest, HandMadeCommunicationOverlap) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":8,"ts":0,"dur":10,"args":{"device":0,"stream":8}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7}}]})");
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  EXPECT_EQ(r.timelines[0].comm_ns, 10000);
+  EXPECT_EQ(r.timelines[0].comm_overlap_ns, 5000);
+  MetricSet m;
+  PublishGaps(*t, r, &m);
+  EXPECT_NEAR(m.Get("comm_overlap_ratio")->value, 0.5, 1e-12);
+  EXPECT_NEAR(m.Get("comm_exposed_ratio")->value, 5.0 / 20, 1e-12);
+  EXPECT_NEAR(m.Get("comm_ratio")->value, 10.0 / 20, 1e-12);
 }
 
 TEST(IdleGapsTest, CpuOnlyUsesMainThreadOps) {

@@ -88,6 +88,9 @@ def main():
             else:
                 causes['other'] += b0 - a1
         per = {k: length(merge([[x, y] for x, y, c, _ in a if c == k])) for k in ('compute', 'comm', 'memcpy')}
+        cu = merge([[x, y] for x, y, c, _ in a if c == 'compute'])
+        mu = merge([[x, y] for x, y, c, _ in a if c == 'comm'])
+        per['comm_overlap'] = sum(max(0, min(y1, y2) - max(x1, x2)) for x1, y1 in cu for x2, y2 in mu)
         print(json.dumps({'device': str(dev), 'span_ns': span, 'busy_ns': length(m), 'gaps': len(m) - 1,
                           **{k + '_ns': v for k, v in per.items()},
                           **{'idle_' + k + '_ns': v for k, v in sorted(causes.items())}}))
