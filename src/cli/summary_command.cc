@@ -13,7 +13,7 @@ class SummaryCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("summary", "Op, device, step and import figures of a trace");
-    sub->add_option("input", input_, "Trace file (Chrome/Kineto JSON, .gz, .zst) or .aiprof")->required();
+    sub->add_option("input", input_, "Trace file (Chrome/Kineto or Ascend JSON, .gz, .zst; nsys SQLite) or .aiprof, or a folder (torch_npu *_ascend_pt, msprof PROF_*, several ranks)")->required();
     sub->add_option("--format", format_, "text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
     sub->add_option("--top", top_, "Ops to list, by total time (0 = all)");
     sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");

@@ -156,6 +156,7 @@ TEST(AscendImporterTest, CommunicationAndStatisticsFiles) {
                           "Bandwidth(GB/s)"),
                    17.5452);
   EXPECT_DOUBLE_EQ(Metric(*t, 0, "op_statistic.csv", "TransData", "Total Time(us)"), 1423.208);
+  EXPECT_DOUBLE_EQ(Metric(*t, 0, "api_statistic.csv", "Launch_Ffts", "Time(us)"), 474.41);
   bool found = false;
   for (size_t i = 0; i < t->step_breakdown.size(); ++i) {
     if (t->Str(t->step_breakdown.key[i]) == "Preparing") {

@@ -75,6 +75,9 @@ Status ImportSideFiles(const fs::path& out, int32_t rank, TraceBuilder* builder)
   if (Exists(out / "npu_module_mem.csv")) RETURN_IF_ERROR(ImportMemoryRecord((out / "npu_module_mem.csv").string(), rank, builder));
   if (Exists(out / "step_trace_time.csv")) RETURN_IF_ERROR(ImportStepTraceTime((out / "step_trace_time.csv").string(), rank, builder));
   if (Exists(out / "op_statistic.csv")) RETURN_IF_ERROR(ImportOpStatistic((out / "op_statistic.csv").string(), rank, builder));
+  if (Exists(out / "api_statistic.csv")) {
+    RETURN_IF_ERROR(ImportAggregateCsv((out / "api_statistic.csv").string(), rank, "API Name", {"Time(us)", "Count"}, builder));
+  }
   if (Exists(out / "communication.json")) {
     RETURN_IF_ERROR(ImportCommunicationJson((out / "communication.json").string(), rank, false, builder));
   }

@@ -7,6 +7,7 @@
 //     kernel_details.csv          per-task PMU columns          → op metrics joined to device slices
 //                                 (the device slices themselves when there is no trace_view.json)
 //     op_statistic.csv            per-op-type totals            → aggregate op metrics
+//     api_statistic.csv           per-API totals                → aggregate op metrics
 //     step_trace_time.csv         step breakdown                → step breakdown table
 //     communication(_matrix).json per-op comm times, links      → aggregate op metrics
 //     memory_record.csv, npu_module_mem.csv                     → counters
