@@ -59,7 +59,7 @@ class NativeReader {
   }
   Status U64(uint64_t* v) { return Bytes(v, sizeof(*v)); }
   Status View(std::string_view* s) {
-    uint64_t n;
+    uint64_t n = 0;
     RETURN_IF_ERROR(U64(&n));
     if (n > size_ - pos_) return Corrupt("a string runs past the end of the file");
     *s = std::string_view(base_ + pos_, n);
@@ -74,7 +74,7 @@ class NativeReader {
   }
   template <typename T>
   Status Column(ChunkedVector<T>* c, uint64_t expected = UINT64_MAX) {
-    uint64_t n;
+    uint64_t n = 0;
     RETURN_IF_ERROR(U64(&n));
     uint64_t pad = (kColumnAlignment - pos_ % kColumnAlignment) % kColumnAlignment;
     if (pad > size_ - pos_) return Corrupt("a column runs past the end of the file");
@@ -145,7 +145,7 @@ Status WriteAll(const Trace& t, NativeWriter& w) {
 }
 
 Status ReadAll(NativeReader& r, Trace* t) {
-  uint64_t n;
+  uint64_t n = 0;
   RETURN_IF_ERROR(r.U64(&n));
   if (n == 0 || n > UINT32_MAX) return r.Corrupt("bad string count");
   std::vector<std::string_view> strings;
