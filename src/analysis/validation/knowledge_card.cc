@@ -1,0 +1,50 @@
+#include "src/analysis/validation/knowledge_card.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/analysis/validation/statistics.h"
+
+namespace aiprof {
+
+StatusOr<std::vector<KnowledgeCard>> FindCards(BaselineStore* store, std::string_view bottleneck) {
+  return store->Cards(bottleneck);
+}
+
+StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::string_view bottleneck) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db_path));
+  return store->Cards(bottleneck);
+}
+
+ExpectedGain EstimateGain(const std::vector<KnowledgeCard>& cards) {
+  ExpectedGain g;
+  if (cards.empty()) return g;
+  g.metric = cards[0].metric;
+  g.confidence = cards[0].confidence;
+  std::vector<double> changes;
+  bool first = true;
+  for (const KnowledgeCard& c : cards) {
+    if (c.metric != g.metric) continue;
+    changes.push_back(c.change_rel);
+    g.lowest_ci_rel = first ? c.ci_low_rel : std::min(g.lowest_ci_rel, c.ci_low_rel);
+    g.highest_ci_rel = first ? c.ci_high_rel : std::max(g.highest_ci_rel, c.ci_high_rel);
+    first = false;
+  }
+  g.cards = changes.size();
+  g.median_change_rel = Quantile(changes, 0.5);
+  return g;
+}
+
+std::string DescribeExpectedGain(const ExpectedGain& g) {
+  if (g.cards == 0) return "No measured history for this bottleneck.";
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                "Expected from measured history (%zu knowledge card%s): %s %+.1f%% (median; %.0f%% confidence "
+                "intervals span %+.1f%% .. %+.1f%%).",
+                g.cards, g.cards == 1 ? "" : "s", g.metric.c_str(), 100 * g.median_change_rel, 100 * g.confidence,
+                100 * g.lowest_ci_rel, 100 * g.highest_ci_rel);
+  return buf;
+}
+
+}  // namespace aiprof

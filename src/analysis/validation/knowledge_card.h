@@ -1,0 +1,72 @@
+// Knowledge cards: what one optimisation measurably did. A card holds the
+// scene (workload and setting), the core bottleneck it addressed, the fix,
+// and the measured gain with its confidence interval, from `aiprof card`.
+//
+// Use from other commands (e.g. `suggest`), where a finding has a bottleneck type:
+//
+//   StatusOr<std::vector<KnowledgeCard>> cards = FindCards(DefaultBaselineDbPath(), "layout_conversion");
+//   if (cards.ok() && !cards->empty()) {
+//     ExpectedGain g = EstimateGain(*cards);
+//     // "Expected gain from 3 measured fixes: latency -9.8% (range of 95% CIs -12.1% .. -7.0%)"
+//     std::string line = DescribeExpectedGain(g);
+//   }
+//
+// Bottleneck types are free strings matched exactly (case-insensitive); use
+// the rule or finding id the finding already has.
+#ifndef AIPROF_SRC_ANALYSIS_VALIDATION_KNOWLEDGE_CARD_H_
+#define AIPROF_SRC_ANALYSIS_VALIDATION_KNOWLEDGE_CARD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/base/status.h"
+
+namespace aiprof {
+
+struct KnowledgeCard {
+  int64_t id = 0;  // 0 until stored
+  int64_t created_unix_ms = 0;
+  std::string scene;       // workload and setting, e.g. "convnet bs8 64x64, CPU, torch 1.13"
+  std::string bottleneck;  // core bottleneck type, e.g. "layout_conversion"
+  std::string fix;         // the effective fix, e.g. "channels_last model and input"
+  std::string metric;      // the metric measured, e.g. "latency"
+  std::string statistic;   // "mean" or "median"
+  std::string unit;        // of before/after: "ns", "items/s", ...
+  bool higher_is_better = false;
+  std::string before_label, after_label;
+  size_t n_before = 0, n_after = 0;
+  double before = 0, after = 0;
+  double change_rel = 0;                 // after / before - 1
+  double ci_low_rel = 0, ci_high_rel = 0;  // bootstrap interval of change_rel
+  double confidence = 0.95;
+  double p_value = 1;
+  std::string test;     // the test that decided
+  std::string verdict;  // VerdictId of the metric: "improved", ...
+};
+
+// What stored cards for one bottleneck say a fix should gain.
+struct ExpectedGain {
+  size_t cards = 0;
+  std::string metric;
+  double median_change_rel = 0;  // median over cards of change_rel
+  double lowest_ci_rel = 0, highest_ci_rel = 0;  // envelope of the cards' intervals
+  double confidence = 0.95;
+};
+
+class BaselineStore;
+
+// Cards whose bottleneck equals `bottleneck` (case-insensitive), newest first.
+StatusOr<std::vector<KnowledgeCard>> FindCards(BaselineStore* store, std::string_view bottleneck);
+// The same, opening the database at `db_path` read-write (it is created if missing).
+StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::string_view bottleneck);
+
+// Summarises cards measured on one metric (the first card's; others are skipped).
+ExpectedGain EstimateGain(const std::vector<KnowledgeCard>& cards);
+// One sentence saying that the figure comes from measured history.
+std::string DescribeExpectedGain(const ExpectedGain& gain);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_VALIDATION_KNOWLEDGE_CARD_H_
