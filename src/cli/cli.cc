@@ -38,7 +38,7 @@ int RunCli(int argc, char** argv) {
       std::fprintf(stderr, "aiprof: error: %s\n", status.message().c_str());
       return kExitError;
     }
-    return kExitOk;
+    return commands[i]->SuccessExitCode();
   }
   return kExitOk;
 }

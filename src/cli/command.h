@@ -18,6 +18,7 @@ namespace aiprof {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // unusable input, failed output
 inline constexpr int kExitUsage = 2;  // bad command line
+inline constexpr int kExitRegression = 3;  // validate --alert-on-regression found a significant regression
 
 class Command {
  public:
@@ -25,6 +26,8 @@ class Command {
   // Adds the subcommand and its flags to `app`; returns the subcommand.
   virtual CLI::App* Register(CLI::App* app) = 0;
   virtual Status Run() = 0;
+  // Exit status after Run() succeeded (kExitOk unless the command reports an outcome, e.g. kExitRegression).
+  virtual int SuccessExitCode() const { return kExitOk; }
 };
 
 std::vector<std::unique_ptr<Command>> AllCommands();

@@ -7,6 +7,10 @@ std::unique_ptr<Command> NewSummaryCommand();
 std::unique_ptr<Command> NewAnalyzeCommand();
 std::unique_ptr<Command> NewDiagnoseCommand();
 std::unique_ptr<Command> NewSuggestCommand();
+std::unique_ptr<Command> NewValidateCommand();
+std::unique_ptr<Command> NewSetBaselineCommand();
+std::unique_ptr<Command> NewHistoryCommand();
+std::unique_ptr<Command> NewCardCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -16,6 +20,10 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewAnalyzeCommand());
   out.push_back(NewDiagnoseCommand());
   out.push_back(NewSuggestCommand());
+  out.push_back(NewValidateCommand());
+  out.push_back(NewSetBaselineCommand());
+  out.push_back(NewHistoryCommand());
+  out.push_back(NewCardCommand());
   return out;
 }
 

@@ -1,0 +1,88 @@
+// aiprof set-baseline and aiprof history: baselines and kept validations in
+// the SQLite store (docs/validation.md, "Database").
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/cli/command.h"
+#include "src/report/validation/validation_report.h"
+
+namespace aiprof {
+
+// Defined in validate_command.cc.
+StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
+                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json);
+
+namespace {
+
+StatusOr<std::unique_ptr<BaselineStore>> OpenStoreAt(const std::string& db) {
+  std::string path = db;
+  if (path.empty()) {
+    ASSIGN_OR_RETURN(path, DefaultBaselineDbPath());
+  }
+  return BaselineStore::Open(path);
+}
+
+class SetBaselineCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("set-baseline", "Store a run's samples and trace summary as a service's baseline");
+    sub->add_option("--service", service_, "Service name")->required();
+    sub->add_option("--trace", input_, "Trace or benchmark result file")->required();
+    sub->add_option("--db", db_, "Baseline database (default $XDG_DATA_HOME/aiprof/baselines.db)");
+    sub->add_option("--unit", unit_, "Traces: 'step' or the name of the spans that are samples");
+    sub->add_option("--batch-size", batch_size_, "Items per sample, for throughput")->check(CLI::PositiveNumber);
+    sub->add_option("--bench", bench_, "Benchmark files: which benchmark");
+    sub->add_option("--sample-unit", sample_unit_, "Benchmark files: unit of bare numbers")->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+    return sub;
+  }
+
+  Status Run() override {
+    if (service_.empty()) return ErrStatus("--service must not be empty");
+    std::string summary;
+    ASSIGN_OR_RETURN(RunSamples samples, LoadRunSamples(input_, unit_, batch_size_, bench_, sample_unit_, &summary));
+    ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStoreAt(db_));
+    ASSIGN_OR_RETURN(int64_t id, store->SaveBaseline(service_, samples, summary));
+    std::string line = "stored baseline #" + std::to_string(id) + " for service " + service_ + ": " +
+                       std::to_string(samples.latency_ns.size()) + " samples (" + samples.unit + ") from " + input_ +
+                       " in " + store->path() + "\n";
+    return WriteOutput("", line);
+  }
+
+ private:
+  std::string service_, input_, db_, bench_;
+  std::string unit_ = "step", sample_unit_ = "ms";
+  double batch_size_ = 0;
+};
+
+class HistoryCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("history", "List the validations kept for a service, newest first");
+    sub->add_option("--service", service_, "Service name")->required();
+    sub->add_option("--db", db_, "Baseline database (default $XDG_DATA_HOME/aiprof/baselines.db)");
+    sub->add_option("--limit", limit_, "Most recent N (0 = all)");
+    sub->add_option("--format", format_, "text or json")->check(CLI::IsMember({"text", "json"}));
+    sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    return sub;
+  }
+
+  Status Run() override {
+    ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStoreAt(db_));
+    ASSIGN_OR_RETURN(std::vector<ValidationRecord> records, store->History(service_, limit_));
+    return WriteOutput(output_, format_ == "json" ? HistoryToJson(records) : HistoryToText(records));
+  }
+
+ private:
+  std::string service_, db_, output_;
+  std::string format_ = "text";
+  size_t limit_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewSetBaselineCommand() { return std::make_unique<SetBaselineCommand>(); }
+std::unique_ptr<Command> NewHistoryCommand() { return std::make_unique<HistoryCommand>(); }
+
+}  // namespace aiprof

@@ -1,0 +1,324 @@
+#include "src/report/validation/validation_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "src/report/escape.h"
+
+namespace aiprof {
+namespace {
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%.10g", v);
+  return buf;
+}
+
+std::string Pct(double rel) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%+.2f%%", 100 * rel);
+  return buf;
+}
+
+std::string PValue(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), p < 1e-4 ? "%.2e" : "%.4f", p);
+  return buf;
+}
+
+std::string Date(int64_t unix_ms) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+const MetricComparison* Deciding(const ValidationResult& r) {
+  for (const MetricComparison& m : r.metrics) {
+    if (m.verdict == r.overall) return &m;
+  }
+  return r.metrics.empty() ? nullptr : &r.metrics[0];
+}
+
+std::string CiText(const MetricComparison& m) {
+  if (!m.ci_available) return "-";
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%.0f%% CI %s .. %s", 100 * m.confidence, Pct(m.ci.rel_low).c_str(), Pct(m.ci.rel_high).c_str());
+  return buf;
+}
+
+void AppendMetricJson(const MetricComparison& m, std::string* o) {
+  *o += "    {\"metric\": " + JsonString(m.metric) + ", \"unit\": " + JsonString(m.unit) +
+        ", \"higher_is_better\": " + (m.higher_is_better ? "true" : "false") + ", \"statistic\": " +
+        JsonString(m.statistic_name) + ", \"n_before\": " + std::to_string(m.n_before) +
+        ", \"n_after\": " + std::to_string(m.n_after) + ", \"before\": " + Num(m.before) + ", \"after\": " + Num(m.after) +
+        ", \"change_rel\": " + Num(m.change_rel) + ",\n     \"test\": " + (m.test.empty() ? "null" : JsonString(m.test)) +
+        ", \"test_statistic\": " + (m.test.empty() || m.test == "bootstrap" ? "null" : Num(m.test_statistic)) +
+        ", \"p_value\": " + (m.test.empty() ? "null" : Num(m.p_value)) + ", \"df\": " + (m.test == "welch" ? Num(m.df) : "null") +
+        ", \"hedges_g\": " + Num(m.hedges_g) + ", \"cliffs_delta\": " + Num(m.cliffs_delta) + ",\n     \"ci\": ";
+  if (m.ci_available) {
+    *o += "{\"confidence\": " + Num(m.confidence) + ", \"diff\": " + Num(m.ci.estimate) + ", \"diff_low\": " + Num(m.ci.low) +
+          ", \"diff_high\": " + Num(m.ci.high) + ", \"rel_low\": " + Num(m.ci.rel_low) + ", \"rel_high\": " + Num(m.ci.rel_high) + "}";
+  } else {
+    *o += "null";
+  }
+  *o += ",\n     \"verdict\": " + JsonString(VerdictId(m.verdict)) + ", \"reason\": " + JsonString(m.reason) + "}";
+}
+
+void AppendOpShiftJson(const OpShiftAnalysis& s, std::string* o) {
+  if (!s.available) {
+    *o += "null";
+    return;
+  }
+  *o += "{\"compared\": " + std::to_string(s.compared) + ", \"slowed\": " + std::to_string(s.slowed) +
+        ", \"faster\": " + std::to_string(s.faster) + ", \"slowed_time_share\": " + Num(s.slowed_time_share) +
+        ", \"median_ratio\": " + Num(s.median_ratio) + ", \"same_op_mix\": " + (s.same_op_mix ? "true" : "false") +
+        ", \"broad\": " + (s.broad ? "true" : "false") + ",\n   \"ops\": [";
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    const OpShift& op = s.ops[i];
+    *o += std::string(i ? "," : "") + "\n    {\"name\": " + JsonString(op.name) + ", \"count_before\": " +
+          std::to_string(op.count_before) + ", \"count_after\": " + std::to_string(op.count_after) +
+          ", \"mean_before_ns\": " + Num(op.mean_before_ns) + ", \"mean_after_ns\": " + Num(op.mean_after_ns) +
+          ", \"ratio\": " + Num(op.ratio) + ", \"added_per_sample_ns\": " + Num(op.added_per_sample_ns) + "}";
+  }
+  *o += "]}";
+}
+
+// Rows of the metric table as plain (unescaped) cells.
+// Rows of the metric table as plain (unescaped) cells.
+std::vector<std::vector<std::string>> MetricRows(const ValidationResult& r) {
+  std::vector<std::vector<std::string>> rows;
+  for (const MetricComparison& m : r.metrics) {
+    bool measured = m.n_before > 0 || m.n_after > 0;
+    bool tested = !m.test.empty();
+    std::string p = "-";
+    if (tested) {
+      // A bootstrap p of 0 means no resample crossed zero: below 1 / resamples, not zero.
+      p = m.test == "bootstrap" && m.p_value == 0 ? "< " + PValue(1.0 / r.options.bootstrap_resamples) : PValue(m.p_value);
+    }
+    bool location = tested && m.statistic_name != m.metric;  // effect sizes are for mean/median comparisons
+    char g[32];
+    std::snprintf(g, sizeof(g), "%.2f", m.hedges_g);
+    rows.push_back({m.metric, measured ? m.statistic_name : "-", measured ? FormatValue(m.before, m.unit) : "-",
+                    measured ? FormatValue(m.after, m.unit) : "-", measured ? Pct(m.change_rel) : "-", CiText(m),
+                    tested ? m.test : "-", p, location ? g : "-",
+                    std::to_string(m.n_before) + " / " + std::to_string(m.n_after), VerdictText(m.verdict), m.reason});
+  }
+  return rows;
+}
+
+const std::vector<std::string>& MetricHeader() {
+  static const std::vector<std::string> h = {"metric", "statistic", "before", "after", "change", "interval of change", "test",
+                                             "p", "Hedges g", "n before / after", "verdict", "why"};
+  return h;
+}
+
+std::vector<std::vector<std::string>> OpRows(const OpShiftAnalysis& s) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < s.ops.size() && i < kReportOps; ++i) {
+    const OpShift& op = s.ops[i];
+    char ratio[32];
+    std::snprintf(ratio, sizeof(ratio), "x%.2f", op.ratio);
+    rows.push_back({op.name, std::to_string(op.count_before) + " / " + std::to_string(op.count_after),
+                    FormatValue(op.mean_before_ns, "ns"), FormatValue(op.mean_after_ns, "ns"), ratio,
+                    op.ratio >= kOpSlowedRatio ? "slower" : op.ratio > 0 && op.ratio <= 1 / kOpSlowedRatio ? "faster" : "same"});
+  }
+  return rows;
+}
+
+const std::vector<std::string>& OpHeader() {
+  static const std::vector<std::string> h = {"op", "calls before / after", "mean before", "mean after", "ratio", ""};
+  return h;
+}
+
+std::string MdTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string o = "|";
+  for (const std::string& h : header) o += " " + MarkdownEscape(h) + " |";
+  o += "\n|";
+  for (size_t i = 0; i < header.size(); ++i) o += "---|";
+  o += "\n";
+  for (const auto& row : rows) {
+    o += "|";
+    for (const std::string& c : row) o += " " + MarkdownEscape(c) + " |";
+    o += "\n";
+  }
+  return o;
+}
+
+std::string HtmlTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::string o = "<table>\n<tr>";
+  for (const std::string& h : header) o += "<th>" + HtmlEscape(h) + "</th>";
+  o += "</tr>\n";
+  for (const auto& row : rows) {
+    o += "<tr>";
+    for (const std::string& c : row) o += "<td>" + HtmlEscape(c) + "</td>";
+    o += "</tr>\n";
+  }
+  return o + "</table>\n";
+}
+
+std::string OptionsLine(const ValidationResult& r) {
+  char buf[200];
+  std::snprintf(buf, sizeof(buf), "test %s, alpha %g, min-effect %g%%, %d bootstrap resamples, seed %llu",
+                TestKindName(r.options.test), r.options.alpha, 100 * r.options.min_effect, r.options.bootstrap_resamples,
+                static_cast<unsigned long long>(r.options.seed));
+  return buf;
+}
+
+std::string OpSummary(const OpShiftAnalysis& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf),
+                "%zu ops compared (at least %zu calls on both sides): %zu at least %.0f%% slower (%.0f%% of their before "
+                "time), %zu faster; median ratio x%.2f; op mix %s.",
+                s.compared, kOpMinCount, s.slowed, 100 * (kOpSlowedRatio - 1), 100 * s.slowed_time_share, s.faster,
+                s.median_ratio, s.same_op_mix ? "unchanged" : "changed");
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatValue(double v, const std::string& unit) {
+  char buf[64];
+  if (unit == "ns") {
+    double a = std::fabs(v);
+    if (a >= 1e9) std::snprintf(buf, sizeof(buf), "%.4g s", v / 1e9);
+    else if (a >= 1e6) std::snprintf(buf, sizeof(buf), "%.4g ms", v / 1e6);
+    else if (a >= 1e3) std::snprintf(buf, sizeof(buf), "%.4g us", v / 1e3);
+    else std::snprintf(buf, sizeof(buf), "%.4g ns", v);
+    return buf;
+  }
+  if (unit == "fraction") {
+    std::snprintf(buf, sizeof(buf), "%.2f%%", 100 * v);
+    return buf;
+  }
+  std::snprintf(buf, sizeof(buf), "%.4g", v);
+  std::string s = buf;
+  if (unit != "value" && !unit.empty()) s += " " + unit;
+  return s;
+}
+
+std::string ValidationHeadline(const ValidationResult& r) {
+  std::string verdict = VerdictText(r.overall);
+  for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string o = "aiprof: " + verdict;
+  const MetricComparison* m = Deciding(r);
+  if (m && r.overall != Verdict::kInsufficientData) {
+    o += ": " + m->metric + " " + Pct(m->change_rel) + " (" + m->statistic_name;
+    if (!m->test.empty()) o += "; " + m->test + " p = " + PValue(m->p_value);
+    if (m->ci_available) o += "; " + CiText(*m);
+    o += "; n = " + std::to_string(m->n_before) + " / " + std::to_string(m->n_after);
+    o += ")";
+  }
+  if (r.diagnosis == "environmental") o += "; broad slowdown across ops: likely environmental";
+  o += "; before " + TerminalSafe(r.before_label) + ", after " + TerminalSafe(r.after_label);
+  return o;
+}
+
+std::string ValidationToJson(const ValidationResult& r) {
+  std::string o = "{\n  \"schema\": \"aiprof.validation/1\",\n";
+  o += "  \"before\": {\"label\": " + JsonString(r.before_label) + ", \"kind\": " + JsonString(r.before_kind) + "},\n";
+  o += "  \"after\": {\"label\": " + JsonString(r.after_label) + ", \"kind\": " + JsonString(r.after_kind) + "},\n";
+  o += "  \"unit\": " + JsonString(r.unit) + ",\n";
+  o += "  \"options\": {\"test\": " + JsonString(TestKindName(r.options.test)) + ", \"alpha\": " + Num(r.options.alpha) +
+       ", \"min_effect\": " + Num(r.options.min_effect) + ", \"bootstrap_resamples\": " +
+       std::to_string(r.options.bootstrap_resamples) + ", \"seed\": " + std::to_string(r.options.seed) + "},\n";
+  o += "  \"overall\": " + JsonString(VerdictId(r.overall)) + ",\n";
+  o += "  \"regression\": " + std::string(r.overall == Verdict::kRegressed ? "true" : "false") + ",\n";
+  o += "  \"headline\": " + JsonString(ValidationHeadline(r)) + ",\n";
+  o += "  \"metrics\": [\n";
+  for (size_t i = 0; i < r.metrics.size(); ++i) {
+    AppendMetricJson(r.metrics[i], &o);
+    o += i + 1 < r.metrics.size() ? ",\n" : "\n";
+  }
+  o += "  ],\n  \"op_shift\": ";
+  AppendOpShiftJson(r.op_shift, &o);
+  o += ",\n  \"diagnosis\": ";
+  o += r.diagnosis.empty() ? "null" : "{\"kind\": " + JsonString(r.diagnosis) + ", \"text\": " + JsonString(r.diagnosis_text) + "}";
+  o += "\n}\n";
+  return o;
+}
+
+std::string ValidationToMarkdown(const ValidationResult& r) {
+  std::string o = "# Validation: " + MarkdownEscape(VerdictText(r.overall)) + "\n\n";
+  o += "- **Before:** " + MarkdownEscape(r.before_label) + " (" + MarkdownEscape(r.before_kind) + ")\n";
+  o += "- **After:** " + MarkdownEscape(r.after_label) + " (" + MarkdownEscape(r.after_kind) + ")\n";
+  o += "- **Sample:** one " + MarkdownEscape(r.unit) + "\n";
+  o += "- **Method:** " + MarkdownEscape(OptionsLine(r)) + "\n\n";
+  o += "## Metrics\n\n" + MdTable(MetricHeader(), MetricRows(r));
+  if (!r.diagnosis.empty()) {
+    o += "\n## Diagnosis: " + MarkdownEscape(r.diagnosis) + "\n\n" + MarkdownEscape(r.diagnosis_text) + "\n";
+  }
+  if (r.op_shift.available) {
+    o += "\n## Per-op before/after\n\n" + MarkdownEscape(OpSummary(r.op_shift)) + " Largest ops by before time:\n\n";
+    o += MdTable(OpHeader(), OpRows(r.op_shift));
+  }
+  o += "\nVerdict rules, tests and calibration: docs/validation.md.\n";
+  return o;
+}
+
+std::string ValidationToHtml(const ValidationResult& r) {
+  std::string o =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>aiprof validation</title>\n"
+      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+      "padding:4px 8px;text-align:left}</style></head><body>\n";
+  o += "<h1>Validation: " + HtmlEscape(VerdictText(r.overall)) + "</h1>\n<ul>\n";
+  o += "<li><b>Before:</b> " + HtmlEscape(r.before_label) + " (" + HtmlEscape(r.before_kind) + ")</li>\n";
+  o += "<li><b>After:</b> " + HtmlEscape(r.after_label) + " (" + HtmlEscape(r.after_kind) + ")</li>\n";
+  o += "<li><b>Sample:</b> one " + HtmlEscape(r.unit) + "</li>\n";
+  o += "<li><b>Method:</b> " + HtmlEscape(OptionsLine(r)) + "</li>\n</ul>\n";
+  o += "<h2>Metrics</h2>\n" + HtmlTable(MetricHeader(), MetricRows(r));
+  if (!r.diagnosis.empty()) {
+    o += "<h2>Diagnosis: " + HtmlEscape(r.diagnosis) + "</h2>\n<p>" + HtmlEscape(r.diagnosis_text) + "</p>\n";
+  }
+  if (r.op_shift.available) {
+    o += "<h2>Per-op before/after</h2>\n<p>" + HtmlEscape(OpSummary(r.op_shift)) + "</p>\n" + HtmlTable(OpHeader(), OpRows(r.op_shift));
+  }
+  o += "</body></html>\n";
+  return o;
+}
+
+std::string HistoryToText(const std::vector<ValidationRecord>& records) {
+  if (records.empty()) return "no validations stored\n";
+  std::string o;
+  for (const ValidationRecord& r : records) {
+    o += "#" + std::to_string(r.id) + "  " + Date(r.created_unix_ms) + "  " + r.overall + (r.alert ? "  ALERT" : "") + "  " +
+         TerminalSafe(r.headline) + "\n";
+  }
+  return o;
+}
+
+std::string HistoryToJson(const std::vector<ValidationRecord>& records) {
+  std::string o = "[";
+  for (size_t i = 0; i < records.size(); ++i) {
+    const ValidationRecord& r = records[i];
+    o += std::string(i ? "," : "") + "\n  {\"id\": " + std::to_string(r.id) + ", \"service\": " + JsonString(r.service) +
+         ", \"baseline_id\": " + (r.baseline_id ? std::to_string(r.baseline_id) : "null") + ", \"created\": " +
+         JsonString(Date(r.created_unix_ms)) + ", \"before\": " + JsonString(r.before_label) + ", \"after\": " +
+         JsonString(r.after_label) + ", \"overall\": " + JsonString(r.overall) + ", \"alert\": " + (r.alert ? "true" : "false") +
+         ", \"headline\": " + JsonString(r.headline) + "}";
+  }
+  return o + (records.empty() ? "]\n" : "\n]\n");
+}
+
+std::string CardToMarkdown(const KnowledgeCard& c) {
+  char gain[400];
+  std::snprintf(gain, sizeof(gain), "%s %s (%s %s -> %s; %.0f%% CI %s .. %s; %s p = %s; n = %zu before, %zu after)",
+                c.metric.c_str(), Pct(c.change_rel).c_str(), c.statistic.c_str(), FormatValue(c.before, c.unit).c_str(),
+                FormatValue(c.after, c.unit).c_str(), 100 * c.confidence, Pct(c.ci_low_rel).c_str(),
+                Pct(c.ci_high_rel).c_str(), c.test.c_str(), PValue(c.p_value).c_str(), c.n_before, c.n_after);
+  std::string o = "# Knowledge card" + (c.id ? " #" + std::to_string(c.id) : std::string()) + "\n\n";
+  o += "- **Scene:** " + MarkdownEscape(c.scene) + "\n";
+  o += "- **Core bottleneck:** " + MarkdownEscape(c.bottleneck) + "\n";
+  o += "- **Effective fix:** " + MarkdownEscape(c.fix) + "\n";
+  o += "- **Measured gain:** " + MarkdownEscape(gain) + "\n";
+  o += "- **Verdict:** " + MarkdownEscape(c.verdict) + "\n";
+  o += "- **Evidence:** before " + MarkdownEscape(c.before_label) + ", after " + MarkdownEscape(c.after_label) +
+       (c.created_unix_ms ? ", measured " + Date(c.created_unix_ms) : std::string()) + "\n";
+  return o;
+}
+
+}  // namespace aiprof
