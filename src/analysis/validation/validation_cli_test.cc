@@ -1,0 +1,213 @@
+// The validation commands end to end, in process: exit statuses, the alert
+// line, reports, the baseline database with several concurrent processes.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/analysis/validation/validation_test_util.h"
+#include "src/cli/command.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+std::string Fixture(const std::string& name) { return (testing::TorchCpuFixtures() / name).string(); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs the CLI with standard error captured into *err.
+int Cli(std::vector<std::string> args, std::string* err = nullptr) {
+  args.insert(args.begin(), "aiprof");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::fflush(stderr);
+  char tmpl[] = "/tmp/aiprof_stderr_XXXXXX";
+  int fd = mkstemp(tmpl);
+  int saved = dup(2);
+  dup2(fd, 2);
+  int rc = RunCli(static_cast<int>(argv.size()), argv.data());
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  close(fd);
+  if (err) *err = ReadFile(tmpl);
+  unlink(tmpl);
+  return rc;
+}
+
+TEST(ValidationCliTest, ElementwiseFusedImprovesAndTheReportSaysSo) {
+  testing::TempDir dir;
+  std::string out = dir.Path("report.json");
+  ASSERT_EQ(Cli({"validate", "--before", Fixture("elementwise_bs4_unfused.kineto.json"), "--after",
+                 Fixture("elementwise_bs4_fused.kineto.json"), "--metrics", "latency,p50,p99,throughput,device_util",
+                 "--test", "welch", "--alert-on-regression", "-o", out}),
+            kExitOk);
+  std::string json = ReadFile(out);
+  EXPECT_NE(json.find("\"overall\": \"improved\""), std::string::npos);
+  EXPECT_NE(json.find("\"metric\": \"latency\""), std::string::npos);
+  EXPECT_NE(json.find("\"test\": \"welch\""), std::string::npos);
+  std::string md = dir.Path("report.md"), html = dir.Path("report.html");
+  ASSERT_EQ(Cli({"validate", "--before", Fixture("elementwise_bs4_unfused.kineto.json"), "--after",
+                 Fixture("elementwise_bs4_fused.kineto.json"), "-o", md}),
+            kExitOk);
+  EXPECT_EQ(ReadFile(md).rfind("# Validation: improved", 0), 0u);
+  ASSERT_EQ(Cli({"validate", "--before", Fixture("elementwise_bs4_unfused.kineto.json"), "--after",
+                 Fixture("elementwise_bs4_fused.kineto.json"), "-o", html}),
+            kExitOk);
+  EXPECT_NE(ReadFile(html).find("<h1>Validation: improved</h1>"), std::string::npos);
+}
+
+TEST(ValidationCliTest, AlertExitsThreeWithOneLineOnlyOnRegression) {
+  testing::TempDir dir;
+  std::string err;
+  std::string before = Fixture("convnet_bs8_contiguous.kineto.json");
+  std::string noisy = Fixture("convnet_bs8_contiguous_malloc_noisy.kineto.json");
+  EXPECT_EQ(Cli({"validate", "--before", before, "--after", noisy, "--alert-on-regression", "-o", dir.Path("r.json")}, &err),
+            kExitRegression);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(err.rfind("aiprof: REGRESSED: latency", 0), 0u) << err;
+  EXPECT_NE(err.find("likely environmental"), std::string::npos) << err;
+  EXPECT_NE(ReadFile(dir.Path("r.json")).find("\"kind\": \"environmental\""), std::string::npos);
+  // Without the flag the same regression is reported but the exit status is 0.
+  EXPECT_EQ(Cli({"validate", "--before", before, "--after", noisy, "-o", dir.Path("r2.json")}, &err), kExitOk);
+  EXPECT_EQ(err, "");
+  // A/A: a file against itself is no change, so no alert.
+  EXPECT_EQ(Cli({"validate", "--before", before, "--after", before, "--alert-on-regression", "-o", dir.Path("aa.json")}, &err),
+            kExitOk);
+  EXPECT_NE(ReadFile(dir.Path("aa.json")).find("\"overall\": \"no_change\""), std::string::npos);
+  // An improvement is not an alert either.
+  EXPECT_EQ(Cli({"validate", "--before", before, "--after", Fixture("convnet_bs8_channels_last.kineto.json"),
+                 "--alert-on-regression", "-o", dir.Path("cl.json")}),
+            kExitOk);
+}
+
+TEST(ValidationCliTest, BaselineThenValidateThenHistory) {
+  testing::TempDir dir;
+  std::string db = dir.Path("data/baselines.db");
+  ASSERT_EQ(Cli({"set-baseline", "--service", "convnet", "--trace", Fixture("convnet_bs8_contiguous.kineto.json"), "--db", db}),
+            kExitOk);
+  std::string err;
+  EXPECT_EQ(Cli({"validate", "--baseline", "convnet", "--after", Fixture("convnet_bs8_contiguous_malloc_noisy.kineto.json"),
+                 "--db", db, "--alert-on-regression", "-o", dir.Path("r.md")},
+                &err),
+            kExitRegression);
+  EXPECT_NE(err.find("service convnet"), std::string::npos) << err;
+  EXPECT_EQ(Cli({"validate", "--baseline", "convnet", "--after", Fixture("convnet_bs8_channels_last.kineto.json"), "--db", db,
+                 "--alert-on-regression", "-o", dir.Path("r2.md")}),
+            kExitOk);
+  ASSERT_EQ(Cli({"history", "--service", "convnet", "--db", db, "--format", "json", "-o", dir.Path("h.json")}), kExitOk);
+  std::string h = ReadFile(dir.Path("h.json"));
+  EXPECT_EQ(h.find("\"overall\": \"improved\""), h.find("\"overall\"")) << h;  // newest first
+  EXPECT_NE(h.find("\"overall\": \"regressed\", \"alert\": true"), std::string::npos) << h;
+  EXPECT_NE(h.find("\"baseline_id\": 1"), std::string::npos);
+  // Every validation is kept: the stored JSON report is complete.
+  auto store = BaselineStore::Open(db);
+  ASSERT_TRUE(store.ok());
+  auto records = (*store)->History("convnet", 0);
+  ASSERT_EQ(records->size(), 2u);
+  EXPECT_NE((*records)[1].report_json.find("\"schema\": \"aiprof.validation/1\""), std::string::npos);
+  // An unknown service is an error naming it.
+  EXPECT_EQ(Cli({"validate", "--baseline", "nope", "--after", Fixture("convnet_bs8_contiguous.kineto.json"), "--db", db}, &err),
+            kExitError);
+  EXPECT_NE(err.find("no baseline for service 'nope'"), std::string::npos) << err;
+}
+
+// Several aiprof processes store baselines and validations into one new database at once.
+TEST(ValidationCliTest, ConcurrentProcessesShareOneDatabase) {
+  testing::TempDir dir;
+  std::string db = dir.Path("shared.db");
+  std::string samples = dir.Write("s.csv", "latency_ms\n10\n11\n10.5\n10.2\n10.8\n10.1\n");
+  constexpr int kProcesses = 6;
+  std::vector<pid_t> pids;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int devnull = open("/dev/null", O_WRONLY);
+      dup2(devnull, 1);
+      dup2(devnull, 2);
+      int bad = 0;
+      for (int i = 0; i < 5; ++i) {
+        std::vector<std::string> set = {"aiprof", "set-baseline", "--service", "svc", "--trace", samples, "--db", db};
+        std::vector<std::string> val = {"aiprof", "validate", "--baseline", "svc", "--after", samples, "--db", db,
+                                        "--resamples", "200", "-o", dir.Path("r" + std::to_string(p) + ".json")};
+        for (auto* args : {&set, &val}) {
+          std::vector<char*> argv;
+          for (std::string& a : *args) argv.push_back(a.data());
+          bad += RunCli(static_cast<int>(argv.size()), argv.data()) != kExitOk;
+        }
+      }
+      _exit(bad);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "failed runs: " << WEXITSTATUS(status);
+  }
+  auto store = BaselineStore::Open(db);
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->History("svc", 0)->size(), static_cast<size_t>(kProcesses * 5));
+}
+
+TEST(ValidationCliTest, BenchmarkFilesAndCards) {
+  testing::TempDir dir;
+  std::string a = dir.Write("a.json", R"({"results": [{"command": "run", "times": [0.159, 0.158, 0.160, 0.159, 0.161, 0.158]}]})");
+  std::string b = dir.Write("b.json", R"({"results": [{"command": "run", "times": [0.130, 0.131, 0.130, 0.129, 0.132, 0.130]}]})");
+  ASSERT_EQ(Cli({"validate", "--before", a, "--after", b, "--metrics", "latency", "-o", dir.Path("r.json")}), kExitOk);
+  std::string json = ReadFile(dir.Path("r.json"));
+  EXPECT_NE(json.find("\"kind\": \"hyperfine\""), std::string::npos);
+  EXPECT_NE(json.find("\"overall\": \"improved\""), std::string::npos);
+  std::string db = dir.Path("b.db");
+  ASSERT_EQ(Cli({"card", "--before", Fixture("convnet_bs8_contiguous.kineto.json"), "--after",
+                 Fixture("convnet_bs8_channels_last.kineto.json"), "--scene", "convnet bs8 CPU", "--bottleneck",
+                 "layout_conversion", "--fix", "channels_last", "--db", db, "-o", dir.Path("card.md")}),
+            kExitOk);
+  std::string card = ReadFile(dir.Path("card.md"));
+  EXPECT_NE(card.find("**Core bottleneck:** layout\\_conversion"), std::string::npos) << card;
+  EXPECT_NE(card.find("**Measured gain:** latency -"), std::string::npos) << card;
+  auto cards = FindCards(db, "layout_conversion");
+  ASSERT_TRUE(cards.ok());
+  ASSERT_EQ(cards->size(), 1u);
+  EXPECT_EQ((*cards)[0].verdict, "improved");
+  EXPECT_LT((*cards)[0].ci_high_rel, 0);
+  EXPECT_NEAR((*cards)[0].change_rel, 10.2 / 11.3 - 1, 0.01);
+}
+
+TEST(ValidationCliTest, BadInputAndUsage) {
+  testing::TempDir dir;
+  std::string err;
+  std::string ok = Fixture("convnet_bs8_contiguous.kineto.json");
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--after", dir.Path("missing.json")}, &err), kExitError);
+  EXPECT_NE(err.find("missing.json: no such file"), std::string::npos) << err;
+  std::string broken = dir.Write("broken.json", "{\"latencies\": [1, 2,\n 3,, 4]}");
+  EXPECT_EQ(Cli({"validate", "--before", broken, "--after", ok}, &err), kExitError);
+  EXPECT_NE(err.find("broken.json:2:"), std::string::npos) << err;
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "--metrics", "latncy"}, &err), kExitError);
+  EXPECT_NE(err.find("unknown metric 'latncy'"), std::string::npos) << err;
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "--min-effect", "lots"}, &err), kExitUsage);
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--baseline", "x", "--after", ok}, &err), kExitUsage);
+  EXPECT_EQ(Cli({"validate", "--after", ok}, &err), kExitUsage);
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "--alpha", "2"}, &err), kExitUsage);
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "-o", dir.Path("r.txt")}, &err), kExitError);
+  EXPECT_NE(err.find("r.txt: cannot tell the report format"), std::string::npos) << err;
+  EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "--unit", "request"}, &err), kExitError);
+  EXPECT_NE(err.find("no span named 'request'"), std::string::npos) << err;
+  std::string junk = dir.Write("junk.db", std::string(5000, 'j'));
+  EXPECT_EQ(Cli({"set-baseline", "--service", "s", "--trace", ok, "--db", junk}, &err), kExitError);
+  EXPECT_NE(err.find("junk.db"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace aiprof
