@@ -41,6 +41,7 @@ LongTailResult ComputeLongTails(const Trace& trace) {
       if (static_cast<double>(d) > kLongTailFactor * op.p50_ns) {
         ++op.tail_count;
         op.tail_ns += d;
+        op.tail_excess_ns += static_cast<double>(d) - op.p50_ns;
       }
     }
     op.tail_share = op.total_ns > 0 ? static_cast<double>(op.tail_ns) / static_cast<double>(op.total_ns) : 0;
@@ -64,9 +65,19 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   }
   if (best < 0) {
     metrics->SetUnavailable("long_tail_ratio", "no op has at least 5 instances and 1% of op time");
+    metrics->SetUnavailable("long_tail_time_ratio", "no op has at least 5 instances and 1% of op time");
     return;
   }
   metrics->Set("long_tail_ratio", best, kSource);
+  // The time the tails cost: what their instances take beyond the median,
+  // over all op time. This is the share of time that would vanish if every
+  // tail instance ran at its op's median (the impact of a long-tail finding).
+  double excess_ns = 0;
+  for (const OpTail& op : r.ops) {
+    if (op.qualifies) excess_ns += op.tail_excess_ns;
+  }
+  metrics->Set("long_tail_time_ratio",
+               r.op_time_ns > 0 ? excess_ns / static_cast<double>(r.op_time_ns) : 0, kSource);
   for (size_t i = 0; i < std::min(kLongTailReported, r.ops.size()); ++i) {
     const OpTail& op = r.ops[i];
     if (!op.qualifies || op.tail_count == 0) break;

@@ -34,6 +34,7 @@ struct OpTail {
   double p50_ns = 0, p90_ns = 0, p99_ns = 0;
   uint64_t tail_count = 0;
   int64_t tail_ns = 0;
+  double tail_excess_ns = 0;  // sum over tail instances of (duration - p50)
   double tail_share = 0;
   bool qualifies = false;  // count and time-share minimums met
 };

@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "src/analysis/common/text_format.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
 
@@ -114,11 +115,31 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
     metrics->SetUnavailable("step_time_mean_ns", why);
     metrics->SetUnavailable("step_time_cv", why);
     metrics->SetUnavailable("step_time_p99_ns", why);
+    metrics->SetUnavailable("step_time_excess_ratio", why);
     return;
   }
   metrics->Set("step_time_mean_ns", stats.mean_ns, kSource);
   metrics->Set("step_time_cv", stats.cv, kSource);
   metrics->Set("step_time_p99_ns", stats.p99_ns, kSource);
+  // Share of the mean step lost to steps slower than the median: what the
+  // slow steps cost, the impact of an unstable-steps finding.
+  if (stats.count < kMinStepsForExcess) {
+    metrics->SetUnavailable("step_time_excess_ratio", "fewer than 3 steps: no typical step to compare with");
+  } else {
+    metrics->Set("step_time_excess_ratio",
+                 stats.mean_ns > 0 ? std::max(0.0, (stats.mean_ns - stats.p50_ns) / stats.mean_ns) : 0, kSource);
+  }
+  for (const SlowStep& slow : stats.slowest) {
+    if (stats.p50_ns <= 0 || static_cast<double>(slow.dur_ns) < 1.5 * stats.p50_ns) continue;
+    std::string line = std::string(trace.Str(trace.steps.name[slow.step])) + ": " +
+                       FormatDurationNs(static_cast<double>(slow.dur_ns)) + " vs median " +
+                       FormatDurationNs(stats.p50_ns);
+    for (const StepDiffOp& op : slow.differing_ops) {
+      line += "; " + std::string(trace.Str(op.name)) + " " + FormatDurationNs(static_cast<double>(op.step_total_ns)) +
+              " (median " + FormatDurationNs(op.median_total_ns) + ")";
+    }
+    metrics->AddEvidence("step_variance", line);
+  }
 }
 
 }  // namespace aiprof

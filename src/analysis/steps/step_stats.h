@@ -23,6 +23,8 @@ class MetricSet;
 // How many slowest steps to explain, and how many differing ops for each.
 inline constexpr size_t kSlowStepsReported = 3;
 inline constexpr size_t kStepDiffOpsReported = 3;
+// step_time_excess_ratio needs a typical (median) step to compare with.
+inline constexpr size_t kMinStepsForExcess = 3;
 
 struct StepDiffOp {
   StringId name;
