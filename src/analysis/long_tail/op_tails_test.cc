@@ -57,6 +57,10 @@ TEST(OpTailsTest, HandMadeBothSidesOfFactorAndMinimumCount) {
   MetricSet m;
   PublishLongTails(*t, r, &m);
   EXPECT_NEAR(m.Get("long_tail_ratio")->value, 31.0 / 91, 1e-12);
+  // The 31 µs instance costs 31 - 10 (median) = 21 µs beyond A's median; all
+  // op time is 91 + 93 = 184 µs (B counts in op time but not as a tail).
+  EXPECT_NEAR(r.ops[0].tail_excess_ns, 21000, 1e-9);
+  EXPECT_NEAR(m.Get("long_tail_time_ratio")->value, 21.0 / 184, 1e-12);
 }
 
 }  // namespace

@@ -63,6 +63,38 @@ TEST(StepStatsTest, HandMadeSlowStepNamesTheDifferingOp) {
   EXPECT_EQ(s.slowest[0].differing_ops[0].median_total_ns, 0);
 }
 
+// Same hand-made trace: median 10 µs, mean 20 µs, so half the mean step is
+// lost to the slow step; its evidence names the step and the differing op.
+TEST(StepStatsTest, ExcessRatioAndSlowStepEvidence) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":40},
+    {"ph":"X","cat":"cpu_op","name":"aten::slow","pid":1,"tid":1,"ts":30,"dur":25}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  MetricSet m;
+  PublishStepStats(*t, ComputeStepStats(*t), &m);
+  ASSERT_NE(m.Get("step_time_excess_ratio"), nullptr);
+  EXPECT_DOUBLE_EQ(m.Get("step_time_excess_ratio")->value, 0.5);
+  ASSERT_EQ(m.Evidence("step_variance").size(), 1u);  // only the 40 µs step is >= 1.5x median
+  EXPECT_NE(m.Evidence("step_variance")[0].find("ProfilerStep#3"), std::string::npos);
+  EXPECT_NE(m.Evidence("step_variance")[0].find("aten::slow"), std::string::npos);
+}
+
+// Two steps are too few for a typical step: unavailable, not zero.
+TEST(StepStatsTest, ExcessRatioNeedsThreeSteps) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":30}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  MetricSet m;
+  PublishStepStats(*t, ComputeStepStats(*t), &m);
+  EXPECT_EQ(m.Get("step_time_excess_ratio"), nullptr);
+  EXPECT_TRUE(m.UnavailableReason("step_time_excess_ratio").has_value());
+}
+
 TEST(StepStatsTest, NoStepsMakesStepTimesUnavailableNotZero) {
   auto t = ImportJsonText(R"({"traceEvents":[
     {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5}]})");
