@@ -1,5 +1,12 @@
 #include <CLI/CLI.hpp>
 
+#include <map>
+#include <optional>
+
+#include <sys/stat.h>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/analysis/validation/knowledge_card.h"
 #include "src/cli/command.h"
 #include "src/cli/diagnosis_pipeline.h"
 #include "src/report/diagnosis/diagnosis_report.h"
@@ -12,6 +19,30 @@ std::string Render(const std::string& format, const DiagnosisReport& report, boo
   if (format == "json") return DiagnosisToJson(report);
   if (format == "html") return DiagnosisToHtml(report);
   return DiagnosisToText(report, color);
+}
+
+// Attaches what stored knowledge cards measured for each finding's
+// bottleneck. Reads the database only if it exists (suggest never creates it).
+Status AttachHistory(const std::string& db_path, SuggestResult* result) {
+  struct stat st;
+  if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
+  std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
+  for (SuggestionOutcome& o : result->kept) {
+    const std::string& bottleneck = o.finding->rule->bottleneck;
+    auto it = by_bottleneck.find(bottleneck);
+    if (it == by_bottleneck.end()) {
+      ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, FindCards(db_path, bottleneck));
+      std::optional<HistoricalGain> h;
+      if (!cards.empty()) {
+        ExpectedGain g = EstimateGain(cards);
+        // Cards store after/before - 1 (negative = faster); gains are reductions.
+        h = HistoricalGain{-g.median_change_rel, -g.highest_ci_rel, -g.lowest_ci_rel, DescribeExpectedGain(g)};
+      }
+      it = by_bottleneck.emplace(bottleneck, h).first;
+    }
+    o.history = it->second;
+  }
+  return OkStatus();
 }
 
 class DiagnoseCommand : public Command {
@@ -41,6 +72,7 @@ class SuggestCommand : public Command {
     sub->add_option("--target", options_.target, "latency, throughput or memory")
         ->check(CLI::IsMember({"latency", "throughput", "memory"}));
     sub->add_option("--constraints", constraints_, "e.g. \"memory<3GB,precision_loss<1%,effort<=medium\"");
+    sub->add_option("--db", db_, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;
   }
 
@@ -49,6 +81,12 @@ class SuggestCommand : public Command {
     ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
     SuggestResult suggestions = Suggest(run->diagnosis, run->metrics, options_);
+    std::string db = db_;
+    if (db.empty()) {
+      StatusOr<std::string> default_db = DefaultBaselineDbPath();
+      if (default_db.ok()) db = default_db.value();
+    }
+    RETURN_IF_ERROR(AttachHistory(db, &suggestions));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, &suggestions, &options_};
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }
@@ -57,6 +95,7 @@ class SuggestCommand : public Command {
   DiagnosisInputs in_;
   SuggestOptions options_;
   std::string constraints_;
+  std::string db_;
 };
 
 }  // namespace

@@ -27,7 +27,7 @@ StatusOr<std::vector<Constraint>> ParseConstraints(const std::string& text);
 struct HistoricalGain {
   double gain_fraction = 0;  // measured reduction of latency
   double ci_low = 0, ci_high = 0;
-  std::string card;          // which card
+  std::string card;          // a sentence describing the cards it comes from
 };
 
 struct SuggestionOutcome {

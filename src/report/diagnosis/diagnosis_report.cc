@@ -61,10 +61,8 @@ std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Fi
   return out;
 }
 
-std::string HistoryText(const HistoricalGain& h) {
-  return fmt::format("measured before: {} (95% CI {} to {}) in card {}", Pct(h.gain_fraction), Pct(h.ci_low),
-                     Pct(h.ci_high), h.card);
-}
+// The card store's own sentence, which states the figures and that they are measured.
+std::string HistoryText(const HistoricalGain& h) { return "measured history: " + h.card; }
 
 // ---------------------------------------------------------------- text
 
