@@ -85,6 +85,25 @@ def main():
     kept = [x for f in s["findings"] for x in f["suggestions"]]
     check(all(x["risk"]["precision_loss"] < 0.001 for x in kept), "suggest keeps only suggestions within the constraint")
     check(all(x["expected_gain"]["min"] <= x["expected_gain"]["max"] for x in kept), "gain ranges are ordered")
+    # A stored knowledge card for the finding's bottleneck gives suggest a measured expectation.
+    import tempfile
+    db = os.path.join(tempfile.mkdtemp(prefix="aiprof_cards_"), "cards.db")
+    p = subprocess.run([a.aiprof, "card", "--before", os.path.join(cpu, "convnet_bs8_contiguous.kineto.json"),
+                        "--after", os.path.join(cpu, "convnet_bs8_channels_last.kineto.json"),
+                        "--bottleneck", "layout_conversion", "--fix", "channels_last", "--db", db, "-o",
+                        os.path.join(os.path.dirname(db), "card.md")], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, "card stores a card: " + p.stderr)
+    p = subprocess.run([a.aiprof, "suggest", os.path.join(cpu, "convnet_bs8_channels_last.kineto.json"),
+                        "--target", "latency", "--db", db, "--format", "json"], capture_output=True, text=True,
+                       timeout=300)
+    s = json.loads(p.stdout)
+    hist = [x.get("history") for f in s["findings"] if f["bottleneck"] == "layout_conversion" for x in f["suggestions"]]
+    check(hist and all(h and "measured history" in h["card"] for h in hist), "suggest states the measured history")
+    check(hist and hist[0] and hist[0]["gain"] > 0, "contiguous -> channels_last was a measured gain")
+    p = subprocess.run([a.aiprof, "suggest", os.path.join(cpu, "convnet_bs8_channels_last.kineto.json"),
+                        "--target", "latency", "--db", os.path.join(os.path.dirname(db), "none.db"), "--format",
+                        "json"], capture_output=True, text=True, timeout=300)
+    check(not os.path.exists(os.path.join(os.path.dirname(db), "none.db")), "suggest does not create a database")
     print("diagnose fixtures: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 
