@@ -10,6 +10,7 @@
 #include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/memcpy/memcpy_stats.h"
 #include "src/analysis/memory/memory_peaks.h"
+#include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
 
 namespace aiprof {
@@ -146,6 +147,31 @@ std::vector<std::string> DescribeMemory(const Trace& trace, const MemoryResult& 
   return out;
 }
 
+std::vector<std::string> DescribeRoofline(const RooflineResult& r, const std::string& device_problem) {
+  std::vector<std::string> out;
+  out.push_back(std::to_string(r.ops) + " tensor ops with a FLOP model (" + std::to_string(r.ops_without_shapes) +
+                " without usable shapes" + (r.device_time ? ", " + std::to_string(r.ops_without_time) +
+                " that launched no kernel" : std::string()) + "); time from " +
+                (r.device_time ? "device kernels" : "host ops") + "; FLOPs and bytes are estimates from shapes");
+  out.push_back(r.device ? "device " + r.device->name + ": memory bandwidth " +
+                               FormatBytes(r.device->memory_bandwidth_bytes_per_second) + "/s"
+                         : "no device peaks: " + device_problem);
+  const DevicePeaks* d = r.device ? &*r.device : nullptr;
+  for (size_t i = 0; i < std::min<size_t>(10, r.rows.size()); ++i) {
+    const RooflineRow& row = r.rows[i];
+    RooflinePoint p = EvaluateRow(row, d);
+    auto opt = [](const std::optional<double>& v, double scale, int digits) {
+      return v ? FormatFixed(*v * scale, digits) : std::string("n/a");
+    };
+    out.push_back("  " + row.name + " " + PrecisionName(row.precision) + " x" + std::to_string(row.count) + " " +
+                  Ns(static_cast<double>(row.time_ns)) + ": AI " + opt(p.arithmetic_intensity_flops_per_byte, 1, 2) +
+                  " FLOP/B, " + opt(p.achieved_flops_per_second, 1e-9, 2) + " GFLOP/s, " +
+                  opt(p.achieved_bytes_per_second, 1e-9, 2) + " GB/s, " + BoundName(p.bound) + "-bound, " +
+                  (p.ai_utilization ? FormatPercent(*p.ai_utilization) : std::string("n/a")) + " of attainable");
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string_view>& AnalysisNames() {
@@ -218,8 +244,11 @@ AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
     section("pipeline", {"not implemented yet"});
   }
   if (AnalysisSelected(options, "roofline")) {
-    for (const char* n : {"compute_util", "memory_bandwidth_util", "memory_bound_time_ratio"}) m->SetUnavailable(n, not_done);
-    section("roofline", {"not implemented yet"});
+    std::string problem;
+    std::optional<DevicePeaks> device = ResolveDevice(trace, options.device, options.devices_file, &problem);
+    RooflineResult r = ComputeRoofline(trace, device ? &*device : nullptr);
+    PublishRoofline(r, problem, m);
+    section("roofline", DescribeRoofline(r, problem));
   }
   return rep;
 }

@@ -16,7 +16,7 @@ class AnalyzeCommand : public Command {
     sub->add_option("input", input_, "Trace file (Chrome/Kineto JSON, .gz, .zst) or .aiprof")->required();
     sub->add_option("--format", format_, "text or json")->check(CLI::IsMember({"text", "json"}));
     sub->add_option("--only", only_, "Analyses to run, comma-separated")->delimiter(',');
-    sub->add_option("--device", device_, "Device peaks for the roofline (roofline not implemented yet: accepted, unused)");
+    sub->add_option("--device", device_, "Device peaks for the roofline (a name in data/devices.yaml; default: from the trace, or cpu-local from `aiprof calibrate`)");
     sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
     sub->add_flag("--timing", timing_, "Print the time of each phase to standard error");
     return sub;

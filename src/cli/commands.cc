@@ -11,6 +11,8 @@ std::unique_ptr<Command> NewValidateCommand();
 std::unique_ptr<Command> NewSetBaselineCommand();
 std::unique_ptr<Command> NewHistoryCommand();
 std::unique_ptr<Command> NewCardCommand();
+std::unique_ptr<Command> NewRooflineCommand();
+std::unique_ptr<Command> NewCalibrateCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -24,6 +26,8 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewSetBaselineCommand());
   out.push_back(NewHistoryCommand());
   out.push_back(NewCardCommand());
+  out.push_back(NewRooflineCommand());
+  out.push_back(NewCalibrateCommand());
   return out;
 }
 

@@ -1,0 +1,112 @@
+// Roofline per op: FLOPs and bytes of each tensor op (op_cost.h), its time,
+// and where it sits against a device's peaks (device_peaks.h).
+//
+// Which ops: host ops (cpu_op) whose name has a FLOP model and whose shapes
+// were recorded ("Input Dims"/"Input type", record_shapes=True). Only the
+// outermost modelled op of a call chain is counted (aten::conv2d, not the
+// aten::convolution → aten::_convolution → aten::mkldnn_convolution inside
+// it; aten::linear, not its aten::addmm), so nothing is counted twice.
+// FLOPs: the profiler's own `flops` arg of the op or of the outermost ops
+// inside it that carry one (with_flops=True), else the estimate of
+// op_cost.h. A convolution's output size is the first 4-D (N-D) input of
+// the next op on the same thread with the same N and Cout; without one it
+// is assumed equal to the input size (flagged).
+// Time: on traces with device kernels, the kernels launched under the op
+// (launch flows, then enclosing host slices); ops that launched none are
+// left out. On CPU-only traces, the op's own duration.
+// Per instance: arithmetic intensity AI = FLOPs / bytes; with a device, the
+// peak P for the op's precision and bandwidth B give the ridge point P / B:
+// memory-bound when AI < P / B, otherwise compute-bound; attainable FLOP/s =
+// min(P, AI · B). Linear in slices (× nesting depth).
+#ifndef AIPROF_SRC_ANALYSIS_ROOFLINE_OPS_TO_ROOFLINE_H_
+#define AIPROF_SRC_ANALYSIS_ROOFLINE_OPS_TO_ROOFLINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/analysis/roofline/device_peaks.h"
+#include "src/analysis/roofline/op_cost.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+
+// Rows reported in evidence lines per bound.
+inline constexpr size_t kRooflineEvidenceRows = 3;
+
+struct RooflineRow {
+  std::string name;
+  OpFamily family = OpFamily::kNone;
+  Precision precision = Precision::kOther;
+  uint64_t count = 0;
+  int64_t time_ns = 0;
+  double flops = 0;
+  double bytes = 0;
+  uint64_t flops_from_trace = 0;  // instances whose FLOPs are the profiler's `flops` arg
+  uint64_t output_assumed = 0;    // conv instances whose output size was assumed
+  int64_t memory_bound_time_ns = 0;  // instances below the ridge point (needs a device)
+};
+
+enum class Bound { kUnknown = 0, kCompute, kMemory };
+const char* BoundName(Bound b);
+
+// A row placed on a device's roofline; figures are nullopt when a
+// denominator is zero or the device has no peak for the precision.
+struct RooflinePoint {
+  std::optional<double> arithmetic_intensity_flops_per_byte;
+  std::optional<double> achieved_flops_per_second;
+  std::optional<double> achieved_bytes_per_second;
+  std::optional<double> attainable_flops_per_second;  // min(P, AI·B)
+  std::optional<double> ai_utilization;       // achieved / attainable
+  std::optional<double> compute_utilization;  // achieved / P
+  std::optional<double> bandwidth_utilization;  // achieved bytes/s / B
+  Bound bound = Bound::kUnknown;
+};
+RooflinePoint EvaluateRow(const RooflineRow& row, const DevicePeaks* device);
+
+struct RooflineResult {
+  bool device_time = false;  // times are device kernel times
+  std::optional<DevicePeaks> device;
+  std::vector<RooflineRow> rows;  // by time, largest first
+  uint64_t ops = 0;               // instances counted
+  uint64_t ops_without_shapes = 0;  // modelled ops left out: shapes missing or not fitting
+  uint64_t ops_without_time = 0;    // device traces: modelled ops that launched no kernel
+  int64_t time_ns = 0;
+  double flops = 0, bytes = 0;
+  bool any_flops_estimated = false;  // some FLOPs from op_cost.h, not the profiler
+  // Over instances whose precision has a peak on the device:
+  int64_t time_with_peak_ns = 0;
+  double flops_with_peak = 0;
+  double peak_flop_ns = 0;  // Σ time_ns · peak FLOP/s, for time-weighted utilization
+  int64_t memory_bound_time_ns = 0;
+};
+
+// The device whose peaks apply: `name` from the devices file(s) (LoadDevices
+// with `devices_file`); empty `name` = the device named in the trace
+// metadata, else, on CPU-only traces, the calibrated entry "cpu-local".
+// nullopt with `problem` saying why when none applies.
+std::optional<DevicePeaks> ResolveDevice(const Trace& trace, const std::string& name,
+                                         const std::string& devices_file, std::string* problem);
+
+// `device` may be null: the per-op FLOPs, bytes, AI and achieved rates are
+// still computed; bounds and utilizations need it.
+RooflineResult ComputeRoofline(const Trace& trace, const DevicePeaks* device);
+
+// The shape-based cost of one slice (ignoring its `flops` arg), with the
+// convolution output taken from its consumer. Visible for testing.
+std::optional<OpCost> ShapeCostOfSlice(const Trace& trace, uint32_t slice);
+
+// Publishes compute_util (Σ FLOPs / Σ time·peak), memory_bandwidth_util
+// (Σ bytes / (Σ time · B)) and memory_bound_time_ratio (time of memory-bound
+// instances / time), all measured=false (shapes, not counters), with
+// "memory_bound" / "compute_bound" evidence; unavailable with the reason when
+// there is no device or no modelled op. `device_problem` (may be empty) says
+// why there is no device.
+void PublishRoofline(const RooflineResult& result, const std::string& device_problem, MetricSet* metrics);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_ROOFLINE_OPS_TO_ROOFLINE_H_

@@ -1,0 +1,73 @@
+// `aiprof calibrate [--name NAME] [--devices FILE]`: measures this machine's
+// CPU peak FLOP/s and memory bandwidth (src/analysis/roofline/cpu_calibration.h)
+// and saves them as a devices-file entry, so CPU traces get a real roofline.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "src/analysis/roofline/cpu_calibration.h"
+#include "src/analysis/roofline/device_peaks.h"
+#include "src/base/atomic_file.h"
+#include "src/cli/command.h"
+
+namespace aiprof {
+namespace {
+
+class CalibrateCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("calibrate", "Measure this CPU's peak FLOP/s and memory bandwidth; save them as a roofline device");
+    sub->add_option("--name", name_, "Device name to save (default cpu-local, which CPU traces use when no --device is given)");
+    sub->add_option("--devices", file_, "Devices file to update (default: $AIPROF_DEVICES, else ~/.config/aiprof/devices.yaml)");
+    sub->add_option("--seconds", seconds_, "Seconds per FLOP/s measurement (fp32, fp64)")->check(CLI::Range(0.05, 5.0));
+    sub->add_flag("--no-save", no_save_, "Print the figures only");
+    return sub;
+  }
+
+  Status Run() override {
+    CpuCalibration c = CalibrateCpu(seconds_);
+    DevicePeaks d = CalibrationToDevice(c, name_);
+    std::printf("%s: fp32 peak %.1f GFLOP/s, fp64 peak %.1f GFLOP/s (%s, %u threads); memory bandwidth %.2f GB/s "
+                "(triad, 3 x %zu MiB); memory %.1f GiB; measured in %.1f s\n",
+                name_.c_str(), c.fp32_flops_per_second * 1e-9, c.fp64_flops_per_second * 1e-9, c.method.c_str(),
+                c.threads, c.memory_bandwidth_bytes_per_second * 1e-9, c.triad_array_bytes >> 20,
+                c.memory_capacity_bytes / (1024.0 * 1024 * 1024), c.seconds);
+    if (!(c.fp32_flops_per_second > 0) || !(c.memory_bandwidth_bytes_per_second > 0)) {
+      return ErrStatus("calibration measured zero; nothing saved");
+    }
+    if (no_save_) return OkStatus();
+    std::string path = file_;
+    if (path.empty()) {
+      const char* env = std::getenv("AIPROF_DEVICES");
+      path = env != nullptr && *env ? env : UserDevicesFile();
+    }
+    if (path.empty()) return ErrStatus("no devices file: pass --devices FILE (HOME is not set)");
+    std::vector<DevicePeaks> devices;
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      ASSIGN_OR_RETURN(devices, ReadDevicesFile(path));
+    } else if (std::filesystem::path parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
+      std::filesystem::create_directories(parent, ec);
+      if (ec) return ErrStatus("cannot create " + parent.string() + ": " + ec.message());
+    }
+    UpsertDevice(std::move(d), &devices);
+    RETURN_IF_ERROR(WriteFileAtomically(path, "# Written by `aiprof calibrate` (comments are not kept).\n" +
+                                                  DevicesToYaml(devices)));
+    std::printf("saved as '%s' in %s\n", name_.c_str(), path.c_str());
+    return OkStatus();
+  }
+
+ private:
+  std::string name_ = kCalibratedCpuName;
+  std::string file_;
+  double seconds_ = 0.5;
+  bool no_save_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewCalibrateCommand() { return std::make_unique<CalibrateCommand>(); }
+
+}  // namespace aiprof

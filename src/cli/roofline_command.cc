@@ -1,0 +1,98 @@
+// `aiprof roofline TRACE [--device NAME] [--devices FILE] [-o summary.csv]`:
+// per-op roofline (src/analysis/roofline/ops_to_roofline.h) as CSV, one row
+// per (op name, precision), the seed's four columns first.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "src/analysis/roofline/ops_to_roofline.h"
+#include "src/cli/command.h"
+#include "src/cli/phase_timer.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/report/escape.h"
+
+namespace aiprof {
+namespace {
+
+std::string Num(const std::optional<double>& v, double scale, const char* fmt = "%.6g") {
+  if (!v) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), fmt, *v * scale);
+  return buf;
+}
+
+std::string FlopsSource(const RooflineRow& row) {
+  if (row.flops_from_trace == row.count) return "profiler";
+  return row.flops_from_trace == 0 ? "shapes" : "mixed";
+}
+
+}  // namespace
+
+// Visible for testing.
+std::string RooflineToCsv(const RooflineResult& r) {
+  std::string out =
+      "Operator,Arithmetic_Intensity,AI_Utilization,Memory_Bound,Precision,Family,Count,Total_Time_us,FLOPs,Bytes,"
+      "Achieved_GFLOPS,Achieved_GBps,Compute_Utilization,Bandwidth_Utilization,Bound,Estimated,FLOPs_Source,"
+      "Output_Assumed\n";
+  const DevicePeaks* d = r.device ? &*r.device : nullptr;
+  for (const RooflineRow& row : r.rows) {
+    RooflinePoint p = EvaluateRow(row, d);
+    std::string mem = p.bound == Bound::kUnknown ? "" : p.bound == Bound::kMemory ? "Yes" : "No";
+    std::string ai_util = p.ai_utilization ? Num(p.ai_utilization, 100, "%.1f") + "%" : "";
+    // FLOPs from shapes and all bytes are estimates; only profiler FLOPs are not ours.
+    std::string estimated = row.flops_from_trace == row.count ? "bytes" : "flops+bytes";
+    out += CsvField(row.name) + "," + Num(p.arithmetic_intensity_flops_per_byte, 1, "%.4g") + "," + ai_util + "," +
+           mem + "," + PrecisionName(row.precision) + "," + OpFamilyName(row.family) + "," +
+           std::to_string(row.count) + "," + Num(static_cast<double>(row.time_ns), 1e-3, "%.3f") + "," +
+           Num(row.flops, 1, "%.0f") + "," + Num(row.bytes, 1, "%.0f") + "," +
+           Num(p.achieved_flops_per_second, 1e-9, "%.4g") + "," + Num(p.achieved_bytes_per_second, 1e-9, "%.4g") +
+           "," + Num(p.compute_utilization, 1, "%.4g") + "," + Num(p.bandwidth_utilization, 1, "%.4g") + "," +
+           BoundName(p.bound) + "," + estimated + "," + FlopsSource(row) + "," + std::to_string(row.output_assumed) +
+           "\n";
+  }
+  return out;
+}
+
+namespace {
+
+class RooflineCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("roofline", "Per-op roofline: FLOPs, bytes, arithmetic intensity, bound (CSV)");
+    sub->add_option("input", input_, "Trace file or .aiprof (recorded with shapes: record_shapes=True)")->required();
+    sub->add_option("--device", device_, "Device peaks to use (name or alias in data/devices.yaml; default: from the trace, or cpu-local from `aiprof calibrate` for CPU traces)");
+    sub->add_option("--devices", devices_file_, "Devices file (default: $AIPROF_DEVICES, then data/devices.yaml, plus ~/.config/aiprof/devices.yaml)");
+    sub->add_option("-o,--output", output_, "Write the CSV here (atomically) instead of standard output");
+    sub->add_flag("--timing", timing_, "Print the time of each phase to standard error");
+    return sub;
+  }
+
+  Status Run() override {
+    PhaseTimer timer(timing_);
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    timer.Mark("import");
+    std::string problem;
+    std::optional<DevicePeaks> device = ResolveDevice(*trace, device_, devices_file_, &problem);
+    if (!device && !device_.empty()) return ErrStatus(problem);
+    if (!device) std::fprintf(stderr, "aiprof: %s; bounds and utilizations left empty\n", problem.c_str());
+    RooflineResult r = ComputeRoofline(*trace, device ? &*device : nullptr);
+    if (r.ops == 0) {
+      std::fprintf(stderr, "aiprof: no tensor op with a FLOP model and recorded shapes (%llu without usable shapes)\n",
+                   static_cast<unsigned long long>(r.ops_without_shapes));
+    }
+    timer.Mark("analyse");
+    RETURN_IF_ERROR(WriteOutput(output_, RooflineToCsv(r)));
+    timer.Mark("render+write");
+    return OkStatus();
+  }
+
+ private:
+  std::string input_, output_, device_, devices_file_;
+  bool timing_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewRooflineCommand() { return std::make_unique<RooflineCommand>(); }
+
+}  // namespace aiprof
