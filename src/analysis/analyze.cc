@@ -10,6 +10,7 @@
 #include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/memcpy/memcpy_stats.h"
 #include "src/analysis/memory/memory_peaks.h"
+#include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
 
@@ -233,15 +234,22 @@ AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
     PublishMemoryPeaks(trace, r, m);
     section("memory", DescribeMemory(trace, r));
   }
-  const char* not_done = "not implemented yet in this version of aiprof";
   if (AnalysisSelected(options, "communication")) {
     m->SetUnavailable("slow_rank_excess_ratio", "cross-rank analysis (slow rank, wait vs transit) not implemented yet");
     section("communication", {"per-collective and cross-rank analysis not implemented yet; comm_ratio, "
                               "comm_overlap_ratio and comm_exposed_ratio come from the breakdown"});
   }
   if (AnalysisSelected(options, "pipeline")) {
-    m->SetUnavailable("pipeline_top_stage_share", not_done);
-    section("pipeline", {"not implemented yet"});
+    PipelineResult r = ComputePipelineStages(trace);
+    PublishPipelineStages(r, m);
+    std::vector<std::string> lines;
+    if (r.stages.empty()) lines.push_back("no stage spans (stage:<name>, node:<name>, pipeline/<name>)");
+    for (const PipelineStage& st : r.stages) {
+      lines.push_back(st.name + ": " + FormatPercent(st.latency_share) + " of pipeline time, x" +
+                      std::to_string(st.instances) + ", waiting " +
+                      FormatPercent(Share(st.waiting_ns, st.total_ns)) + ", mean work " + Ns(st.MeanWorkingNs()));
+    }
+    section("pipeline", lines);
   }
   if (AnalysisSelected(options, "roofline")) {
     std::string problem;

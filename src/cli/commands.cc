@@ -13,6 +13,7 @@ std::unique_ptr<Command> NewHistoryCommand();
 std::unique_ptr<Command> NewCardCommand();
 std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
+std::unique_ptr<Command> NewNodeBottleneckCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -28,6 +29,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewCardCommand());
   out.push_back(NewRooflineCommand());
   out.push_back(NewCalibrateCommand());
+  out.push_back(NewNodeBottleneckCommand());
   return out;
 }
 
