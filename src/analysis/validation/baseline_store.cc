@@ -1,11 +1,13 @@
 #include "src/analysis/validation/baseline_store.h"
 
+
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 namespace aiprof {
 namespace {
@@ -191,7 +193,17 @@ Status BaselineStore::Exec(const char* sql) {
 
 Status BaselineStore::InitSchema() {
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
-  RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+  // Switching a new database to WAL needs an exclusive lock, and SQLite does
+  // not always call the busy handler for it: when several processes open a
+  // fresh database at once, retry here until the busy timeout.
+  for (int waited_ms = 0;; waited_ms += 5) {
+    int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) break;
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= kBusyTimeoutMs) {
+      return ErrStatus(path_ + ": cannot switch to WAL: " + sqlite3_errmsg(db_));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
   RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON"));
   Transaction tx(db_);
