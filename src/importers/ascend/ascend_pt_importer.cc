@@ -7,6 +7,7 @@
 
 #include "src/importers/ascend/communication_importer.h"
 #include "src/importers/ascend/op_table.h"
+#include "src/importers/ascend/operator_memory.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/model/trace_builder.h"
 
@@ -73,6 +74,7 @@ void ReadProfilerMetadata(const fs::path& root, Trace* trace) {
 Status ImportSideFiles(const fs::path& out, int32_t rank, TraceBuilder* builder) {
   if (Exists(out / "memory_record.csv")) RETURN_IF_ERROR(ImportMemoryRecord((out / "memory_record.csv").string(), rank, builder));
   if (Exists(out / "npu_module_mem.csv")) RETURN_IF_ERROR(ImportMemoryRecord((out / "npu_module_mem.csv").string(), rank, builder));
+  if (Exists(out / "operator_memory.csv")) RETURN_IF_ERROR(ImportOperatorMemory((out / "operator_memory.csv").string(), rank, builder));
   if (Exists(out / "step_trace_time.csv")) RETURN_IF_ERROR(ImportStepTraceTime((out / "step_trace_time.csv").string(), rank, builder));
   if (Exists(out / "op_statistic.csv")) RETURN_IF_ERROR(ImportOpStatistic((out / "op_statistic.csv").string(), rank, builder));
   if (Exists(out / "api_statistic.csv")) {
@@ -143,6 +145,7 @@ StatusOr<std::unique_ptr<Trace>> ImportAscendPtFolder(const std::string& dir) {
   if (rank != kNoRank) builder.SetDefaultRank(rank);
   RETURN_IF_ERROR(builder.Finalize());
   if (Exists(kernels)) RETURN_IF_ERROR(JoinOpTable(kernels.string(), kKernelDetailsSpec, rank, !has_timeline, &builder));
+  if (Exists(out / "l2_cache.csv")) RETURN_IF_ERROR(JoinL2Cache((out / "l2_cache.csv").string(), rank, &builder));
   trace->metadata["source_format"] = "torch_npu";
   if (rank != kNoRank) trace->metadata["rank"] = std::to_string(rank);
   return trace;

@@ -1,6 +1,8 @@
 #include "src/importers/ascend/csv_table.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -151,6 +153,39 @@ std::optional<int64_t> CsvTable::Integer(int col) const {
   std::string_view v = StripQuotes(Field(col));
   if (IsMissingValue(v)) return std::nullopt;
   return ParseInt64(v);
+}
+
+std::optional<int64_t> CsvTable::Scaled(int col, int64_t unit) const {
+  std::string_view v = StripQuotes(Field(col));
+  if (IsMissingValue(v)) return std::nullopt;
+  return ParseDecimalTimes(v, unit);
+}
+
+std::optional<int64_t> ParseDecimalTimes(std::string_view text, int64_t unit) {
+  constexpr size_t kMaxFractionDigits = 30;  // 10^30 × 2^31 still fits in 128 bits
+  bool negative = !text.empty() && text[0] == '-';
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
+  size_t dot = text.find('.');
+  std::string_view whole = text.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
+  if ((whole.empty() && frac.empty()) || unit <= 0 || unit > INT32_MAX) return std::nullopt;
+  auto all_digits = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!all_digits(whole) || !all_digits(frac)) return std::nullopt;
+  __int128 int_part = 0, frac_num = 0, frac_den = 1;
+  for (char c : whole) {
+    int_part = int_part * 10 + (c - '0');
+    if (int_part > INT64_MAX) return std::nullopt;
+  }
+  for (size_t i = 0; i < std::min(frac.size(), kMaxFractionDigits); ++i) {
+    frac_num = frac_num * 10 + (frac[i] - '0');
+    frac_den *= 10;
+  }
+  __int128 scaled = frac_num * unit;
+  __int128 result = int_part * unit + scaled / frac_den + ((scaled % frac_den) * 2 >= frac_den ? 1 : 0);
+  if (result > INT64_MAX) return std::nullopt;
+  return static_cast<int64_t>(negative ? -result : result);
 }
 
 std::string CsvTable::Where() const { return path_ + ":line " + std::to_string(row_line_); }

@@ -50,6 +50,8 @@ class CsvTable {
   // Field as decimal microseconds → integer nanoseconds (exact).
   std::optional<int64_t> MicrosToNanos(int col) const;
   std::optional<int64_t> Integer(int col) const;
+  // Field as decimal text times `unit` (e.g. KB → bytes: 1024), exact.
+  std::optional<int64_t> Scaled(int col, int64_t unit) const;
 
   const std::vector<std::string>& header() const { return header_; }
   const std::string& path() const { return path_; }
@@ -72,6 +74,13 @@ class CsvTable {
   std::vector<std::string> fields_;
   size_t fields_used_ = 0;
 };
+
+// Plain decimal text ("18816.5", "-954.37060546875"; no exponent) times
+// `unit`, rounded half away from zero, computed on integers so no digit is
+// lost: "954.37060546875" MB × 1048576 = 1000730112 bytes exactly. nullopt
+// for other text or an int64 overflow. Fraction digits past the 30th are
+// ignored.
+std::optional<int64_t> ParseDecimalTimes(std::string_view text, int64_t unit);
 
 // "N/A", "NA", "-", "" and "None" mean "no value" in Ascend files.
 bool IsMissingValue(std::string_view v);
