@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <cmath>
+#include <optional>
+#include <regex>
 #include <tuple>
 
 #include "src/analysis/common/text_format.h"
@@ -60,22 +63,26 @@ uint32_t EnclosingSlice(const Trace& t, const std::vector<uint32_t>& parent,
   return kNoSlice;
 }
 
-}  // namespace
-
-MemoryResult ComputeMemoryPeaks(const Trace& trace) {
-  MemoryResult r;
-  auto key = [&](const char* k) { return trace.strings.Find(k); };
-  auto alloc_key = key("Total Allocated"), reserved_key = key("Total Reserved");
-  auto type_key = key("Device Type"), id_key = key("Device Id");
-  if (!alloc_key) return r;
-  std::vector<uint32_t> parent = ParentSlices(trace);
+// Per-track [begin, end) of the finalized slices (sorted by track).
+std::vector<std::pair<uint32_t, uint32_t>> TrackRanges(const Trace& trace) {
   std::vector<std::pair<uint32_t, uint32_t>> track_range(trace.tracks.size(), {0, 0});
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     uint32_t t = trace.slices.track[i];
     if (track_range[t].second == 0) track_range[t].first = i;
     track_range[t].second = i + 1;
   }
-  std::map<std::tuple<int32_t, int64_t, int64_t>, MemoryPeak> peaks;
+  return track_range;
+}
+
+using PeakKey = std::tuple<int32_t, int64_t, int64_t>;  // rank, device type, device id
+
+void PeaksFromMemoryEvents(const Trace& trace, const std::vector<uint32_t>& parent,
+                           const std::vector<std::pair<uint32_t, uint32_t>>& track_range,
+                           std::map<PeakKey, MemoryPeak>* peaks) {
+  auto key = [&](const char* k) { return trace.strings.Find(k); };
+  auto alloc_key = key("Total Allocated"), reserved_key = key("Total Reserved");
+  auto type_key = key("Device Type"), id_key = key("Device Id");
+  if (!alloc_key) return;
   const InstantTable& in = trace.instants;
   for (uint32_t i = 0; i < in.size(); ++i) {
     auto alloc = ArgNumber(trace, in.arg_begin[i], in.arg_count[i], alloc_key);
@@ -83,7 +90,7 @@ MemoryResult ComputeMemoryPeaks(const Trace& trace) {
     int64_t type = static_cast<int64_t>(ArgNumber(trace, in.arg_begin[i], in.arg_count[i], type_key).value_or(0));
     int64_t id = static_cast<int64_t>(ArgNumber(trace, in.arg_begin[i], in.arg_count[i], id_key).value_or(-1));
     int32_t rank = trace.tracks.rank[in.track[i]];
-    MemoryPeak& p = peaks[{rank, type, id}];
+    MemoryPeak& p = (*peaks)[{rank, type, id}];
     p.rank = rank, p.device_type = type, p.device_id = id;
     ++p.events;
     if (*alloc > p.peak_allocated || p.events == 1) {
@@ -93,6 +100,138 @@ MemoryResult ComputeMemoryPeaks(const Trace& trace) {
     }
     p.peak_reserved = std::max(p.peak_reserved, ArgNumber(trace, in.arg_begin[i], in.arg_count[i], reserved_key).value_or(0));
   }
+}
+
+// A memory_record.csv counter track: "<Component> Total <What>(MB) NPU:<n>".
+struct RecordTrack {
+  int component_rank;  // 0 PTA+GE, 1 PTA, 2 GE
+  std::string component;
+  bool allocated;  // else reserved
+  int64_t npu;
+};
+
+std::optional<RecordTrack> ParseRecordTrack(const Trace& trace, uint32_t track) {
+  static const std::regex kName(R"(^(PTA\+GE|PTA|GE) Total (Allocated|Reserved)\(MB\) NPU:(\d+)$)");
+  if (trace.tracks.kind[track] != TrackKind::kCounter ||
+      trace.Str(trace.tracks.pid_label[track]) != "memory (memory_record.csv)") {
+    return std::nullopt;
+  }
+  std::string name(trace.Str(trace.tracks.name[track]));
+  std::smatch m;
+  if (!std::regex_match(name, m, kName)) return std::nullopt;
+  int component_rank = m[1] == "PTA+GE" ? 0 : m[1] == "PTA" ? 1 : 2;
+  return RecordTrack{component_rank, m[1].str(), m[2] == "Allocated", std::stoll(m[3].str())};
+}
+
+// The operator_memory allocation on NPU `npu` of `rank` made at `ts`, else
+// the last one before it.
+uint32_t AllocationAt(const Trace& trace, int32_t rank, int64_t npu, int64_t ts) {
+  std::optional<StringId> category = trace.strings.Find("operator_memory");
+  if (!category) return kNoInstant;
+  const InstantTable& in = trace.instants;
+  uint32_t best = kNoInstant;
+  for (uint32_t i = 0; i < in.size(); ++i) {
+    uint32_t t = in.track[i];
+    if (in.category[i] != *category || trace.tracks.rank[t] != rank || trace.tracks.device[t] != npu) continue;
+    if (in.ts_ns[i] > ts) continue;
+    if (best == kNoInstant || in.ts_ns[i] > in.ts_ns[best]) best = i;
+  }
+  return best;
+}
+
+// Innermost slice on a host thread track of `rank` enclosing `ts`.
+uint32_t HostOpAt(const Trace& trace, const std::vector<uint32_t>& parent,
+                  const std::vector<std::pair<uint32_t, uint32_t>>& track_range, int32_t rank, int64_t ts) {
+  uint32_t best = kNoSlice;
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+    if (trace.tracks.kind[t] != TrackKind::kThread || trace.tracks.device[t] != kHostDevice ||
+        trace.tracks.rank[t] != rank) {
+      continue;
+    }
+    uint32_t s = EnclosingSlice(trace, parent, track_range, t, ts);
+    if (s == kNoSlice) continue;
+    if (best == kNoSlice || trace.slices.depth[s] > trace.slices.depth[best] ||
+        (trace.slices.depth[s] == trace.slices.depth[best] && trace.slices.dur_ns[s] < trace.slices.dur_ns[best])) {
+      best = s;
+    }
+  }
+  return best;
+}
+
+void PeaksFromMemoryRecord(const Trace& trace, const std::vector<uint32_t>& parent,
+                           const std::vector<std::pair<uint32_t, uint32_t>>& track_range,
+                           std::map<PeakKey, MemoryPeak>* peaks) {
+  std::vector<std::optional<RecordTrack>> parsed(trace.tracks.size());
+  std::map<PeakKey, int> best_component;  // per device: lowest component_rank seen with Allocated
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+    parsed[t] = ParseRecordTrack(trace, t);
+    if (!parsed[t] || !parsed[t]->allocated) continue;
+    PeakKey k{trace.tracks.rank[t], kNpuDeviceType, parsed[t]->npu};
+    auto [it, inserted] = best_component.emplace(k, parsed[t]->component_rank);
+    if (!inserted) it->second = std::min(it->second, parsed[t]->component_rank);
+  }
+  if (best_component.empty()) return;
+  std::map<PeakKey, MemoryPeak> found;
+  const CounterTable& c = trace.counters;
+  for (uint32_t i = 0; i < c.size(); ++i) {
+    const std::optional<RecordTrack>& r = parsed[c.track[i]];
+    if (!r) continue;
+    PeakKey k{trace.tracks.rank[c.track[i]], kNpuDeviceType, r->npu};
+    auto best = best_component.find(k);
+    if (best == best_component.end() || best->second != r->component_rank) continue;
+    MemoryPeak& p = found[k];
+    p.rank = std::get<0>(k), p.device_type = kNpuDeviceType, p.device_id = r->npu, p.component = r->component;
+    double bytes = std::round(c.value[i] * 1048576.0);
+    if (!r->allocated) {
+      p.peak_reserved = std::max(p.peak_reserved, bytes);
+      continue;
+    }
+    ++p.events;
+    if (bytes > p.peak_allocated || p.events == 1 ||
+        (bytes == p.peak_allocated && c.ts_ns[i] < p.peak_allocated_ts_ns)) {
+      p.peak_allocated = bytes;
+      p.peak_allocated_ts_ns = c.ts_ns[i];
+    }
+  }
+  for (auto& [k, p] : found) {
+    if (p.events == 0) continue;
+    p.peak_allocation = AllocationAt(trace, p.rank, p.device_id, p.peak_allocated_ts_ns);
+    p.peak_allocated_op = HostOpAt(trace, parent, track_range, p.rank, p.peak_allocated_ts_ns);
+    (*peaks)[k] = p;
+  }
+}
+
+}  // namespace
+
+std::string DescribePeak(const Trace& trace, const MemoryPeak& p) {
+  std::string device = p.device_type == kNpuDeviceType ? "NPU:" + std::to_string(p.device_id)
+                                                       : "device type " + std::to_string(p.device_type) + " id " +
+                                                             std::to_string(p.device_id);
+  std::string line = "peak allocated " + FormatBytes(p.peak_allocated) + " on " + device;
+  if (p.rank != kNoRank) line += " (rank " + std::to_string(p.rank) + ")";
+  if (!p.component.empty()) line += " (memory_record.csv " + p.component + ")";
+  line += " at ts " + std::to_string(p.peak_allocated_ts_ns) + " ns";
+  if (p.peak_allocation != kNoInstant) {
+    const InstantTable& in = trace.instants;
+    std::optional<StringId> size_key = trace.strings.Find("size_bytes");
+    std::optional<double> size =
+        ArgNumber(trace, in.arg_begin[p.peak_allocation], in.arg_count[p.peak_allocation], size_key);
+    line += ", last allocation " + std::string(trace.Str(in.name[p.peak_allocation])) +
+            (size ? " (" + FormatBytes(*size) + ")" : std::string()) + " at ts " +
+            std::to_string(in.ts_ns[p.peak_allocation]) + " ns";
+  }
+  line += p.peak_allocated_op == kNoSlice ? ", no enclosing op"
+                                          : ", during " + std::string(trace.Str(trace.slices.name[p.peak_allocated_op]));
+  return line;
+}
+
+MemoryResult ComputeMemoryPeaks(const Trace& trace) {
+  MemoryResult r;
+  std::vector<uint32_t> parent = ParentSlices(trace);
+  std::vector<std::pair<uint32_t, uint32_t>> track_range = TrackRanges(trace);
+  std::map<PeakKey, MemoryPeak> peaks;
+  PeaksFromMemoryEvents(trace, parent, track_range, &peaks);
+  PeaksFromMemoryRecord(trace, parent, track_range, &peaks);
   for (auto& [k, p] : peaks) {
     if (p.device_type != 0) p.capacity_bytes = CapacityFromProperties(trace, p.device_id);
     r.devices.push_back(p);
@@ -102,7 +241,9 @@ MemoryResult ComputeMemoryPeaks(const Trace& trace) {
 
 void PublishMemoryPeaks(const Trace& trace, const MemoryResult& r, MetricSet* metrics) {
   if (r.devices.empty()) {
-    const char* why = "no [memory] events with Total Allocated in the trace (profile_memory off?)";
+    const char* why =
+        "no [memory] events with Total Allocated and no memory_record.csv allocator rows in the trace "
+        "(profile_memory off?)";
     for (const char* m : {"memory_peak_allocated_bytes", "memory_peak_reserved_bytes", "memory_peak_util"}) {
       metrics->SetUnavailable(m, why);
     }
@@ -129,11 +270,7 @@ void PublishMemoryPeaks(const Trace& trace, const MemoryResult& r, MetricSet* me
   } else {
     metrics->SetUnavailable("memory_peak_util", "device memory capacity unknown (no totalGlobalMem in deviceProperties)");
   }
-  std::string op = top->peak_allocated_op == kNoSlice ? "no enclosing op"
-                                                      : "during " + std::string(trace.Str(trace.slices.name[top->peak_allocated_op]));
-  metrics->AddEvidence("memory_pressure", "peak allocated " + FormatBytes(top->peak_allocated) + " on device type " +
-                                              std::to_string(top->device_type) + " id " + std::to_string(top->device_id) +
-                                              " at ts " + std::to_string(top->peak_allocated_ts_ns) + " ns, " + op);
+  metrics->AddEvidence("memory_pressure", DescribePeak(trace, *top));
 }
 
 }  // namespace aiprof

@@ -65,5 +65,77 @@ TEST(MemoryPeaksTest, HandMadeGpuPeakAndUtil) {
   EXPECT_EQ(t->Str(t->slices.name[gpu->peak_allocated_op]), "aten::empty");
 }
 
+// torch_npu runs: figures from
+// src/analysis/testing/oracles/ascend_memory_steps_oracle.py (Python csv +
+// Decimal over memory_record.csv and operator_memory.csv):
+//   level1/rank0: PTA+GE peak 1261.04296875 MB = 1322299392 bytes at
+//   1736408883743396.450 us, made by cann::Conv2DBackpropFilter10 (256 KB)
+//   allocated at that time; PTA+GE reserved peak 1526.75 MB = 1600913408.
+//   level0/rank0: 1245819904 bytes first reached at 1736405443921184.280 us,
+//   aten::_foreach_add (1 KB) allocated then.
+struct AscendCase {
+  const char* folder;
+  double peak_bytes;
+  int64_t peak_ts_ns;
+  const char* allocation;
+  int64_t allocation_bytes;
+};
+
+class AscendMemoryPeaksTest : public ::testing::TestWithParam<AscendCase> {};
+
+TEST_P(AscendMemoryPeaksTest, PeakFromMemoryRecordAndOperatorMemory) {
+  const AscendCase& c = GetParam();
+  auto t = ImportFixture(c.folder);
+  ASSERT_NE(t, nullptr);
+  MemoryResult r = ComputeMemoryPeaks(*t);
+  ASSERT_EQ(r.devices.size(), 1u);
+  const MemoryPeak& p = r.devices[0];
+  EXPECT_EQ(p.device_type, kNpuDeviceType);
+  EXPECT_EQ(p.device_id, 0);
+  EXPECT_EQ(p.rank, 0);
+  EXPECT_EQ(p.component, "PTA+GE");
+  EXPECT_EQ(p.events, 495u);  // PTA+GE rows with Total Allocated
+  EXPECT_EQ(p.peak_allocated, c.peak_bytes);
+  EXPECT_EQ(p.peak_allocated_ts_ns, c.peak_ts_ns);
+  EXPECT_EQ(p.peak_reserved, 1600913408);
+  ASSERT_NE(p.peak_allocation, kNoInstant);
+  EXPECT_EQ(t->Str(t->instants.name[p.peak_allocation]), c.allocation);
+  EXPECT_EQ(t->instants.ts_ns[p.peak_allocation], c.peak_ts_ns);
+  ASSERT_NE(p.peak_allocated_op, kNoSlice);  // the host op running then
+  const SliceTable& s = t->slices;
+  EXPECT_LE(s.ts_ns[p.peak_allocated_op], c.peak_ts_ns);
+  EXPECT_GE(s.ts_ns[p.peak_allocated_op] + s.dur_ns[p.peak_allocated_op], c.peak_ts_ns);
+  MetricSet m;
+  PublishMemoryPeaks(*t, r, &m);
+  EXPECT_EQ(m.Get("memory_peak_allocated_bytes")->value, c.peak_bytes);
+  EXPECT_EQ(m.Get("memory_peak_reserved_bytes")->value, 1600913408);
+  EXPECT_TRUE(m.UnavailableReason("memory_peak_util").has_value());  // no NPU capacity in the files
+  ASSERT_FALSE(m.Evidence("memory_pressure").empty());
+  std::string line = DescribePeak(*t, p);
+  EXPECT_NE(line.find(c.allocation), std::string::npos) << line;
+  EXPECT_NE(line.find("NPU:0"), std::string::npos) << line;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, AscendMemoryPeaksTest,
+    ::testing::Values(AscendCase{"ascend-pt/level1/rank0_ascend_pt", 1322299392, 1736408883743396450,
+                                 "cann::Conv2DBackpropFilter10", 262144},
+                      AscendCase{"ascend-pt/level0/rank0_ascend_pt", 1245819904, 1736405443921184280,
+                                 "aten::_foreach_add", 1024}));
+
+// Two ranks in one folder: one peak per rank, the same figures per rank as
+// the oracle gives for each rank folder (rank1 peak at 1736408883749732.560 us).
+TEST(MemoryPeaksTest, AscendMultiRankFolderOnePeakPerRank) {
+  auto t = ImportFixture("ascend-pt/level1");
+  ASSERT_NE(t, nullptr);
+  MemoryResult r = ComputeMemoryPeaks(*t);
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].rank, 0);
+  EXPECT_EQ(r.devices[1].rank, 1);
+  EXPECT_EQ(r.devices[1].device_id, 1);
+  EXPECT_EQ(r.devices[1].peak_allocated, 1322299392);
+  EXPECT_EQ(r.devices[1].peak_allocated_ts_ns, 1736408883749732560);
+}
+
 }  // namespace
 }  // namespace aiprof
