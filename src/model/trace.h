@@ -7,7 +7,8 @@
 //   - slices are ordered by (track, start, longest first) and carry depth;
 //   - all timestamps are absolute integer nanoseconds;
 //   - flows link host launches to device activity (correlation ids and
-//     s/t/f flow events), steps come from ProfilerStep#N style markers.
+//     s/t/f flow events), steps come from ProfilerStep#N markers (else from
+//     "## step N ##" / "step N" annotations).
 #ifndef AIPROF_SRC_MODEL_TRACE_H_
 #define AIPROF_SRC_MODEL_TRACE_H_
 
@@ -113,7 +114,7 @@ struct FlowTable {
 
 struct StepTable {
   ChunkedVector<StringId> name;
-  ChunkedVector<int64_t> number;  // N of ProfilerStep#N, or -1
+  ChunkedVector<int64_t> number;  // N of ProfilerStep#N / "## step N ##", or -1
   ChunkedVector<int64_t> ts_ns;
   ChunkedVector<int64_t> dur_ns;
   ChunkedVector<uint32_t> track;

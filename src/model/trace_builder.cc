@@ -423,33 +423,60 @@ void TraceBuilder::LinkFlowEvents() {
   flow_events_.shrink_to_fit();
 }
 
-// ProfilerStep#N slices on host tracks become steps, in time order.
+namespace {
+
+constexpr int64_t kNotStep = -2;
+
+// N of "ProfilerStep#N" (-1 when N is not a number); kNotStep otherwise.
+int64_t ProfilerStepNumber(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return kNotStep;
+  std::string_view digits = name.substr(kPrefix.size());
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return (ec == std::errc() && p == digits.data() + digits.size()) ? n : -1;
+}
+
+// N of a step annotation "step N" / "Step N" / "## step N ##" (the legacy
+// autograd profiler's record_function("## step N ##")); kNotStep otherwise.
+int64_t AnnotatedStepNumber(std::string_view name) {
+  if (name.size() > 6 && name.substr(0, 3) == "## " && name.substr(name.size() - 3) == " ##") {
+    name = name.substr(3, name.size() - 6);
+  }
+  if (name.size() < 6 || (name[0] != 's' && name[0] != 'S') || name.substr(1, 4) != "tep ") return kNotStep;
+  std::string_view digits = name.substr(5);
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return (ec == std::errc() && p == digits.data() + digits.size() && n >= 0) ? n : kNotStep;
+}
+
+}  // namespace
+
+// ProfilerStep#N slices on host tracks become steps, in time order; without
+// any, step annotations ("## step N ##", "step N") do.
 void TraceBuilder::ExtractSteps() {
   const SliceTable& s = trace_->slices;
   const TrackTable& t = trace_->tracks;
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  std::unordered_map<uint32_t, int64_t> step_number_by_name;
-  std::vector<uint32_t> found;
+  // Per name: (ProfilerStep number, annotation number), kNotStep when not one.
+  std::unordered_map<uint32_t, std::pair<int64_t, int64_t>> number_by_name;
+  std::vector<std::pair<uint32_t, int64_t>> profiler_steps, annotated_steps;
   for (size_t i = 0; i < s.size(); ++i) {
     if (t.kind[s.track[i]] == TrackKind::kDeviceStream) continue;
-    auto it = step_number_by_name.find(s.name[i].raw);
-    if (it == step_number_by_name.end()) {
+    auto it = number_by_name.find(s.name[i].raw);
+    if (it == number_by_name.end()) {
       std::string_view name = trace_->Str(s.name[i]);
-      int64_t number = -2;  // not a step
-      if (name.substr(0, kPrefix.size()) == kPrefix) {
-        std::string_view digits = name.substr(kPrefix.size());
-        int64_t n = 0;
-        auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-        number = (ec == std::errc() && p == digits.data() + digits.size()) ? n : -1;
-      }
-      it = step_number_by_name.emplace(s.name[i].raw, number).first;
+      it = number_by_name.emplace(s.name[i].raw, std::make_pair(ProfilerStepNumber(name), AnnotatedStepNumber(name)))
+               .first;
     }
-    if (it->second != -2) found.push_back(static_cast<uint32_t>(i));
+    auto [profiler, annotated] = it->second;
+    if (profiler != kNotStep) profiler_steps.emplace_back(static_cast<uint32_t>(i), profiler);
+    if (annotated != kNotStep) annotated_steps.emplace_back(static_cast<uint32_t>(i), annotated);
   }
-  std::sort(found.begin(), found.end(), [&s](uint32_t a, uint32_t b) { return s.ts_ns[a] < s.ts_ns[b]; });
-  for (uint32_t i : found) {
+  std::vector<std::pair<uint32_t, int64_t>>& found = profiler_steps.empty() ? annotated_steps : profiler_steps;
+  std::sort(found.begin(), found.end(), [&s](const auto& a, const auto& b) { return s.ts_ns[a.first] < s.ts_ns[b.first]; });
+  for (auto [i, number] : found) {
     trace_->steps.name.push_back(s.name[i]);
-    trace_->steps.number.push_back(step_number_by_name[s.name[i].raw]);
+    trace_->steps.number.push_back(number);
     trace_->steps.ts_ns.push_back(s.ts_ns[i]);
     trace_->steps.dur_ns.push_back(s.dur_ns[i]);
     trace_->steps.track.push_back(s.track[i]);

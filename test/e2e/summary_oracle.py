@@ -29,7 +29,8 @@ Definitions (kept in step with the aiprof spec):
     exactly "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"); device = pid,
     rank = top-level distributedInfo.rank or -1; busy = union length,
     span = max end - min start, utilization = busy/span (0 if span 0).
-  * steps: slices named "ProfilerStep#..." not on a device track (a (pid,tid)
+  * steps: slices named "ProfilerStep#..." (without any: "## step N ##" or
+    "step N" annotations) not on a device track (a (pid,tid)
     holding a device-activity or gpu_user_annotation slice), sorted by start.
   * events_by_category: per cat ("" if absent), slices + instants (ph i/I).
 """
@@ -39,6 +40,7 @@ import decimal
 import gzip
 import json
 import math
+import re
 import sys
 from fractions import Fraction
 
@@ -51,6 +53,7 @@ _ONE = decimal.Decimal(1)
 DEVICE_CATS_EXACT = frozenset(["gpu_memcpy", "Memcpy", "gpu_memset", "Memset"])
 GPU_USER_ANNOTATION = "gpu_user_annotation"
 STEP_PREFIX = "ProfilerStep#"
+STEP_ANNOTATION = re.compile(r"^(## [Ss]tep \d+ ##|[Ss]tep \d+)$")
 
 REL_TOL = 1e-6
 ABS_TOL_US = 0.001
@@ -322,6 +325,9 @@ def compute(doc, events):
     # steps
     step_slices = [s for s in slices
                    if s.name.startswith(STEP_PREFIX) and s.track not in device_tracks]
+    if not step_slices:  # step annotations count only without ProfilerStep#N
+        step_slices = [s for s in slices
+                       if STEP_ANNOTATION.match(s.name) and s.track not in device_tracks]
     step_slices.sort(key=lambda s: (s.ts, s.order))
     steps = [{"name": s.name, "start_us": ns_us(s.ts), "dur_us": ns_us(s.dur),
               "_start_ns": s.ts} for s in step_slices]

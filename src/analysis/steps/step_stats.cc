@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <unordered_map>
 
@@ -73,34 +74,78 @@ void ExplainSlowSteps(const Trace& trace, StepStats* stats) {
   }
 }
 
+// Mean, stddev, cv, quantiles, min and max of `durs` (sorted here).
+void SetDistribution(std::vector<int64_t> durs, StepStats* stats) {
+  stats->count = durs.size();
+  if (durs.empty()) return;
+  double sum = 0;
+  for (int64_t d : durs) sum += static_cast<double>(d);
+  stats->mean_ns = sum / static_cast<double>(durs.size());
+  double sq = 0;
+  for (int64_t d : durs) sq += (static_cast<double>(d) - stats->mean_ns) * (static_cast<double>(d) - stats->mean_ns);
+  stats->stddev_ns = std::sqrt(sq / static_cast<double>(durs.size()));
+  stats->cv = stats->mean_ns > 0 ? stats->stddev_ns / stats->mean_ns : 0;
+  std::sort(durs.begin(), durs.end());
+  stats->p50_ns = QuantileSorted(durs.data(), durs.size(), 0.5);
+  stats->p99_ns = QuantileSorted(durs.data(), durs.size(), 0.99);
+  stats->min_ns = durs.front();
+  stats->max_ns = durs.back();
+}
+
+// Steps of the step breakdown table, by (rank, step); steps without a
+// usable duration are left out.
+std::vector<BreakdownStep> BreakdownSteps(const Trace& trace, std::string* source) {
+  const StepBreakdownTable& b = trace.step_breakdown;
+  struct Values {
+    int64_t computing = -1, comm = -1, free = -1, stage = -1, iteration = -1;
+  };
+  std::map<std::pair<int32_t, int64_t>, Values> by_step;
+  for (size_t i = 0; i < b.size(); ++i) {
+    std::string_view key = trace.Str(b.key[i]);
+    Values& v = by_step[{b.rank[i], b.step[i]}];
+    if (key == "Computing") v.computing = b.value_ns[i];
+    if (key == "Communication(Not Overlapped)") v.comm = b.value_ns[i];
+    if (key == "Free") v.free = b.value_ns[i];
+    if (key == "Stage") v.stage = b.value_ns[i];
+    if (key == "Iteration Time(us)") v.iteration = b.value_ns[i];
+    if (source->empty()) *source = std::string(trace.Str(b.source[i]));
+  }
+  std::vector<BreakdownStep> steps;
+  for (const auto& [k, v] : by_step) {
+    int64_t dur = v.computing >= 0 && v.comm >= 0 && v.free >= 0 ? v.computing + v.comm + v.free
+                  : v.stage >= 0                                  ? v.stage
+                                                                  : v.iteration;
+    if (dur < 0) continue;
+    steps.push_back({k.first, k.second, dur, v.computing, v.comm, v.free});
+  }
+  return steps;
+}
+
+StepStats ComputeBreakdownStepStats(const Trace& trace) {
+  StepStats stats;
+  stats.breakdown_steps = BreakdownSteps(trace, &stats.source);
+  std::vector<int64_t> durs;
+  for (const BreakdownStep& s : stats.breakdown_steps) durs.push_back(s.dur_ns);
+  SetDistribution(std::move(durs), &stats);
+  if (stats.count == 0) stats.source.clear();
+  return stats;
+}
+
 }  // namespace
 
 StepStats ComputeStepStats(const Trace& trace) {
-  StepStats stats;
   const StepTable& st = trace.steps;
-  stats.count = st.size();
-  if (stats.count == 0) return stats;
+  if (st.size() == 0) return ComputeBreakdownStepStats(trace);
+  StepStats stats;
+  stats.source = "timeline";
   std::vector<int64_t> durs(st.size());
-  double sum = 0;
-  for (size_t i = 0; i < st.size(); ++i) {
-    durs[i] = st.dur_ns[i];
-    sum += static_cast<double>(durs[i]);
-  }
-  stats.mean_ns = sum / static_cast<double>(durs.size());
-  double sq = 0;
-  for (int64_t d : durs) sq += (static_cast<double>(d) - stats.mean_ns) * (static_cast<double>(d) - stats.mean_ns);
-  stats.stddev_ns = std::sqrt(sq / static_cast<double>(durs.size()));
-  stats.cv = stats.mean_ns > 0 ? stats.stddev_ns / stats.mean_ns : 0;
+  for (size_t i = 0; i < st.size(); ++i) durs[i] = st.dur_ns[i];
+  SetDistribution(std::move(durs), &stats);
   std::vector<uint32_t> order(st.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return st.dur_ns[a] != st.dur_ns[b] ? st.dur_ns[a] > st.dur_ns[b] : a < b;
   });
-  std::sort(durs.begin(), durs.end());
-  stats.p50_ns = QuantileSorted(durs.data(), durs.size(), 0.5);
-  stats.p99_ns = QuantileSorted(durs.data(), durs.size(), 0.99);
-  stats.min_ns = durs.front();
-  stats.max_ns = durs.back();
   for (size_t k = 0; k < std::min(kSlowStepsReported, order.size()); ++k) {
     stats.slowest.push_back({order[k], st.dur_ns[order[k]], {}});
   }
@@ -111,7 +156,7 @@ StepStats ComputeStepStats(const Trace& trace) {
 void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* metrics) {
   metrics->Set("steps", static_cast<double>(stats.count), kSource);
   if (stats.count == 0) {
-    const char* why = "no steps in the trace (no ProfilerStep#N or step markers)";
+    const char* why = "no steps in the trace (no ProfilerStep#N, step annotations or step_trace_time.csv)";
     metrics->SetUnavailable("step_time_mean_ns", why);
     metrics->SetUnavailable("step_time_cv", why);
     metrics->SetUnavailable("step_time_p99_ns", why);
@@ -128,6 +173,17 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
   } else {
     metrics->Set("step_time_excess_ratio",
                  stats.mean_ns > 0 ? std::max(0.0, (stats.mean_ns - stats.p50_ns) / stats.mean_ns) : 0, kSource);
+  }
+  for (const BreakdownStep& b : stats.breakdown_steps) {
+    if (stats.p50_ns <= 0 || static_cast<double>(b.dur_ns) < 1.5 * stats.p50_ns) continue;
+    std::string line = "step " + std::to_string(b.number) + (b.rank == kNoRank ? "" : " rank " + std::to_string(b.rank)) +
+                       " (" + stats.source + "): " + FormatDurationNs(static_cast<double>(b.dur_ns)) + " vs median " +
+                       FormatDurationNs(stats.p50_ns);
+    for (auto [label, ns] : {std::pair<const char*, int64_t>{"Computing", b.computing_ns},
+                             {"Communication(Not Overlapped)", b.communication_not_overlapped_ns}, {"Free", b.free_ns}}) {
+      if (ns >= 0) line += "; " + std::string(label) + " " + FormatDurationNs(static_cast<double>(ns));
+    }
+    metrics->AddEvidence("step_variance", line);
   }
   for (const SlowStep& slow : stats.slowest) {
     if (stats.p50_ns <= 0 || static_cast<double>(slow.dur_ns) < 1.5 * stats.p50_ns) continue;

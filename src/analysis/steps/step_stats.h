@@ -1,7 +1,15 @@
 // Steps: per-step time statistics and what differs in the slowest steps.
 //
-// Steps come from Trace::steps (ProfilerStep#N and similar markers found by
-// TraceBuilder). Definitions:
+// Steps come from Trace::steps (ProfilerStep#N markers, else "## step N ##"
+// / "step N" annotations, found by TraceBuilder). A trace without any but
+// with a profiler-written step breakdown (torch_npu step_trace_time.csv,
+// Trace::step_breakdown) uses one step per (rank, step) row there, lasting
+//   Computing + Communication(Not Overlapped) + Free
+// (the device-side step time: compute, exposed communication and idle time;
+// torch_npu's Stage column is the same sum written rounded, so it is the
+// fallback, then msprof's "Iteration Time(us)"). Such steps have no start
+// time, so the slow ones are explained by their breakdown columns instead of
+// by host ops. Definitions:
 //   - mean and population standard deviation (numpy's np.std, ddof=0) of step
 //     durations; cv = stddev / mean (0 when mean is 0);
 //   - p50/p99 interpolate linearly between closest ranks (QuantileSorted);
@@ -12,6 +20,7 @@
 #define AIPROF_SRC_ANALYSIS_STEPS_STEP_STATS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -38,12 +47,24 @@ struct SlowStep {
   std::vector<StepDiffOp> differing_ops;  // largest excess first
 };
 
+// One step of the step breakdown table; times in ns, -1 when not written.
+struct BreakdownStep {
+  int32_t rank = kNoRank;
+  int64_t number = -1;
+  int64_t dur_ns = 0;
+  int64_t computing_ns = -1, communication_not_overlapped_ns = -1, free_ns = -1;
+};
+
 struct StepStats {
   size_t count = 0;
+  // Where the steps came from: "timeline" (Trace::steps) or the breakdown
+  // file ("step_trace_time.csv"); empty when there are none.
+  std::string source;
   double mean_ns = 0, stddev_ns = 0, cv = 0;
   double p50_ns = 0, p99_ns = 0;
   int64_t min_ns = 0, max_ns = 0;
-  std::vector<SlowStep> slowest;  // slowest first
+  std::vector<SlowStep> slowest;  // slowest first; timeline steps only
+  std::vector<BreakdownStep> breakdown_steps;  // by (rank, step); breakdown steps only
 };
 
 // O(n log n) in slices + steps.

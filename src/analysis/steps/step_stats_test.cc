@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include "src/analysis/metrics/metric_set.h"
+#include "src/importers/common/importer_registry.h"
 #include "src/analysis/testing/analysis_test_util.h"
 
 namespace aiprof {
@@ -105,6 +110,114 @@ TEST(StepStatsTest, NoStepsMakesStepTimesUnavailableNotZero) {
   EXPECT_EQ(m.Get("steps")->value, 0);
   EXPECT_EQ(m.Get("step_time_mean_ns"), nullptr);
   EXPECT_TRUE(m.UnavailableReason("step_time_mean_ns").has_value());
+}
+
+// The legacy autograd profiler's record_function("## step N ##") ranges
+// become steps: "## step 2 ##" .. "## step 4 ##" of durations 72705.29699999999,
+// 96189.943 and 94643.59799999997 us in the JSON → 72705297, 96189943,
+// 94643598 ns; Python statistics.fmean = 87846279.333, pstdev/mean = 0.122087.
+TEST(StepStatsTest, LegacyStepAnnotationsAreSteps) {
+  auto t = ImportFixture("torch-cpu/resnet18_bs1_autograd_legacy.profiler_legacy.json");
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->steps.size(), 3u);
+  EXPECT_EQ(t->Str(t->steps.name[0]), "## step 2 ##");
+  EXPECT_EQ(t->steps.number[0], 2);
+  EXPECT_EQ(t->steps.number[2], 4);
+  EXPECT_EQ(t->steps.dur_ns[0], 72705297);
+  StepStats s = ComputeStepStats(*t);
+  EXPECT_EQ(s.source, "timeline");
+  EXPECT_EQ(s.count, 3u);
+  EXPECT_NEAR(s.mean_ns, 87846279.33333333, 1e-3);
+  EXPECT_NEAR(s.cv, 0.12208698182422476, 1e-9);
+  EXPECT_EQ(s.max_ns, 96189943);
+}
+
+// Hand-made: annotations "step 1"/"Step 2"; "stepper 3" and "step x" are not
+// steps; with a ProfilerStep#N present the annotations are ignored.
+TEST(StepStatsTest, HandMadeAnnotationsAndProfilerStepPrecedence) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"step 1","pid":1,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"user_annotation","name":"Step 2","pid":1,"tid":1,"ts":10,"dur":30},
+    {"ph":"X","cat":"user_annotation","name":"stepper 3","pid":1,"tid":1,"ts":40,"dur":5},
+    {"ph":"X","cat":"user_annotation","name":"step x","pid":1,"tid":1,"ts":50,"dur":5}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  StepStats s = ComputeStepStats(*t);
+  ASSERT_EQ(s.count, 2u);
+  EXPECT_NEAR(s.mean_ns, 20000, 1e-6);
+  EXPECT_EQ(t->steps.number[1], 2);
+  auto p = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#7","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"user_annotation","name":"## step 7 ##","pid":1,"tid":1,"ts":1,"dur":10}
+  ]})");
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->steps.size(), 1u);
+  EXPECT_EQ(p->Str(p->steps.name[0]), "ProfilerStep#7");
+}
+
+// Imports a torch_npu folder holding only the given files, as written.
+std::unique_ptr<Trace> ImportNpuFolder(const ::aiprof::testing::TempDir& dir,
+                                       const std::vector<std::pair<std::string, std::string>>& files) {
+  std::filesystem::create_directories(dir.Path("r_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+  for (const auto& [name, text] : files) dir.Write("r_ascend_pt/ASCEND_PROFILER_OUTPUT/" + name, text);
+  auto r = ImportTrace(dir.Path("r_ascend_pt"));
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A torch_npu folder without trace_view.json (so no ProfilerStep#N): the
+// step comes from step_trace_time.csv. level1/rank0 step 50: Computing
+// 8873.756000000001 + Communication(Not Overlapped) 101963.203 + Free
+// 25744.050000000003 us = 136581009 ns (Python Decimal, oracle
+// ascend_memory_steps_oracle.py; Stage is written rounded: 136581.0).
+TEST(StepStatsTest, StepTraceTimeStepsWhenNoTimelineSteps) {
+  std::string out = testing::FixturesDir() + "/ascend-pt/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/";
+  ::aiprof::testing::TempDir dir;
+  auto t = ImportNpuFolder(dir, {{"kernel_details.csv", ReadFile(out + "kernel_details.csv")},
+                                 {"step_trace_time.csv", ReadFile(out + "step_trace_time.csv")}});
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->steps.size(), 0u);
+  StepStats s = ComputeStepStats(*t);
+  EXPECT_EQ(s.source, "step_trace_time.csv");
+  ASSERT_EQ(s.count, 1u);
+  EXPECT_EQ(s.mean_ns, 136581009);
+  ASSERT_EQ(s.breakdown_steps.size(), 1u);
+  EXPECT_EQ(s.breakdown_steps[0].number, 50);
+  EXPECT_EQ(s.breakdown_steps[0].computing_ns, 8873756);
+  EXPECT_TRUE(s.slowest.empty());  // no start times: nothing to index in Trace::steps
+  MetricSet m;
+  PublishStepStats(*t, s, &m);
+  EXPECT_EQ(m.Get("steps")->value, 1);
+  EXPECT_EQ(m.Get("step_time_mean_ns")->value, 136581009);
+  EXPECT_TRUE(m.UnavailableReason("step_time_excess_ratio").has_value());  // fewer than 3 steps
+}
+
+// Hand-made step_trace_time.csv: steps of 10, 10 and 40 ms; step 3 has no
+// Free column value, so its Stage (40 ms) is used. Median 10 ms, so step 3
+// (≥ 1.5× median) is explained by its breakdown.
+TEST(StepStatsTest, HandMadeStepTraceTimeStageFallbackAndEvidence) {
+  ::aiprof::testing::TempDir dir;
+  auto t = ImportNpuFolder(dir, {{"kernel_details.csv",
+                                  "Name,Type,Accelerator Core,Start Time(us),Duration(us)\nMatMul1,MatMul,AI_CORE,1,2\n"},
+                                 {"step_trace_time.csv",
+                                  "Step,Computing,Communication(Not Overlapped),Free,Stage\n"
+                                  "1,6000,3000,1000,10000\n2,5000,4000,1000,10000\n3,30000,9000,N/A,40000\n"}});
+  ASSERT_NE(t, nullptr);
+  StepStats s = ComputeStepStats(*t);
+  ASSERT_EQ(s.count, 3u);
+  EXPECT_NEAR(s.mean_ns, 20e6, 1e-6);
+  EXPECT_EQ(s.max_ns, 40000000);
+  EXPECT_EQ(s.breakdown_steps[2].free_ns, -1);
+  MetricSet m;
+  PublishStepStats(*t, s, &m);
+  EXPECT_NEAR(m.Get("step_time_excess_ratio")->value, 0.5, 1e-12);  // (20 - 10) / 20
+  ASSERT_EQ(m.Evidence("step_variance").size(), 1u);
+  EXPECT_NE(m.Evidence("step_variance")[0].find("step 3"), std::string::npos) << m.Evidence("step_variance")[0];
 }
 
 }  // namespace
