@@ -9,7 +9,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAIPROF_WERROR=ON
 cmake --build build -j "$JOBS"
 ctest --test-dir build --output-on-failure -j "$JOBS"
 if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAIPROF_SANITIZE=address,undefined \
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+        -DAIPROF_SANITIZE=address,undefined \
         -DAIPROF_BUILD_BENCHMARKS=OFF
   cmake --build build-asan -j "$JOBS"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
