@@ -48,10 +48,14 @@ std::optional<int64_t> ParseSimpleDecimal(std::string_view text, int scale_pow10
   uint64_t value = 0;
   size_t int_digits = 0;
   while (i < n && IsDigit(text[i])) {
-    value = value * 10 + static_cast<uint64_t>(text[i++] - '0');
-    ++int_digits;
+    if (++int_digits > 19) return std::nullopt;
+    if (__builtin_mul_overflow(value, uint64_t{10}, &value) ||
+        __builtin_add_overflow(value, static_cast<uint64_t>(text[i] - '0'), &value)) {
+      return std::nullopt;
+    }
+    ++i;
   }
-  if (int_digits == 0 || int_digits > 15) return std::nullopt;
+  if (int_digits == 0) return std::nullopt;
   int kept = 0;
   int round_digit = 0;
   if (i < n && text[i] == '.') {
@@ -59,7 +63,7 @@ std::optional<int64_t> ParseSimpleDecimal(std::string_view text, int scale_pow10
     size_t frac_start = i;
     while (i < n && IsDigit(text[i])) {
       if (kept < scale_pow10) {
-        value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+        value = value * 10 + static_cast<uint64_t>(text[i] - '0');  // checked below
         ++kept;
       } else if (i == frac_start + static_cast<size_t>(scale_pow10)) {
         round_digit = text[i] - '0';
@@ -69,8 +73,14 @@ std::optional<int64_t> ParseSimpleDecimal(std::string_view text, int scale_pow10
     if (i == frac_start) return std::nullopt;
   }
   if (i != n) return std::nullopt;  // exponent or junk: general path
-  for (; kept < scale_pow10; ++kept) value *= 10;
+  for (; kept < scale_pow10; ++kept) {
+    if (__builtin_mul_overflow(value, uint64_t{10}, &value)) return std::nullopt;
+  }
   if (round_digit >= 5) ++value;
+  // 19 integer digits scaled by 1000 can wrap; the general path then decides.
+  if (value > static_cast<uint64_t>(INT64_MAX) || int_digits + static_cast<size_t>(scale_pow10) > 19) {
+    return std::nullopt;
+  }
   return static_cast<int64_t>(value);
 }
 

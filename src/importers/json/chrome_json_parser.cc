@@ -177,6 +177,20 @@ struct ChromeJsonParser::Impl {
     return true;
   }
 
+  // Arg keys repeat on every event ("External id", "Input Dims", ...): a
+  // small direct-mapped cache answers them without hashing the pool.
+  StringId InternKey(std::string_view key) {
+    if (key.empty()) return StringId{};
+    size_t slot = (key.size() * 31 + static_cast<unsigned char>(key[0]) * 7 +
+                   static_cast<unsigned char>(key.back())) & (kKeyCacheSize - 1);
+    KeyCacheEntry& entry = key_cache[slot];
+    if (entry.text != key) {
+      entry.text.assign(key);
+      entry.id = builder->Intern(key);
+    }
+    return entry.id;
+  }
+
   bool ParseArgs(od::value v, const char* event_end, Event* e, uint64_t offset) {
     od::object obj;
     if (v.get_object().get(obj)) {
@@ -187,7 +201,7 @@ struct ChromeJsonParser::Impl {
       od::field field;
       std::string_view key;
       if (std::move(field_r).get(field) || field.unescaped_key().get(key)) return false;
-      if (!ParseArgValue(builder->Intern(key), field.value(), event_end, e)) return false;
+      if (!ParseArgValue(InternKey(key), field.value(), event_end, e)) return false;
     }
     if (e->arg_count == UINT16_MAX) Diag("too_many_args", offset, "more than 65535 args; the rest dropped");
     return true;
@@ -431,6 +445,13 @@ struct ChromeJsonParser::Impl {
       builder->trace()->metadata[std::string(key)] = std::string(data, len);
     }
   }
+
+  struct KeyCacheEntry {
+    std::string text;
+    StringId id;
+  };
+  static constexpr size_t kKeyCacheSize = 64;
+  KeyCacheEntry key_cache[kKeyCacheSize];
 
   std::string path;
   TraceBuilder* builder;
