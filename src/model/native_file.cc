@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -213,22 +214,74 @@ Status ReadAll(NativeReader& r, Trace* t) {
 }
 
 // Ids stored in columns must point into their tables.
+// Fast whole-column checks (branch-free block loops the compiler vectorises)
+// for the two big tables; only a file that fails them is walked row by row
+// to name the first bad row.
+template <typename T, typename F>
+uint64_t ColumnMax(const ChunkedVector<T>& c, F value) {
+  uint64_t m = 0;
+  for (size_t b = 0; b < c.block_count(); ++b) {
+    const T* p = c.block(b);
+    size_t n = c.block_items(b);
+    for (size_t i = 0; i < n; ++i) m = std::max<uint64_t>(m, value(p[i]));
+  }
+  return m;
+}
+
+bool SlicesLookValid(const Trace& t, uint32_t strings) {
+  const SliceTable& s = t.slices;
+  auto id = [](StringId x) { return uint64_t{x.raw}; };
+  if (s.size() == 0) return true;
+  if (ColumnMax(s.track, [](uint32_t x) { return uint64_t{x}; }) >= t.tracks.size()) return false;
+  if (ColumnMax(s.name, id) >= strings || ColumnMax(s.category, id) >= strings) return false;
+  uint64_t arg_end = 0;
+  for (size_t b = 0; b < s.arg_begin.block_count(); ++b) {
+    const uint64_t* begin = s.arg_begin.block(b);
+    const uint16_t* count = s.arg_count.block(b);
+    size_t n = s.arg_begin.block_items(b);
+    for (size_t i = 0; i < n; ++i) {
+      // A begin past the args table also fails the sum test unless it wraps.
+      arg_end = std::max(arg_end, begin[i] > t.args.size() ? UINT64_MAX : begin[i] + count[i]);
+    }
+  }
+  return arg_end <= t.args.size();
+}
+
+bool ArgsLookValid(const Trace& t, uint32_t strings) {
+  uint32_t bad = 0;
+  for (size_t b = 0; b < t.args.block_count(); ++b) {
+    const Arg* a = t.args.block(b);
+    size_t n = t.args.block_items(b);
+    for (size_t i = 0; i < n; ++i) {
+      uint8_t type = static_cast<uint8_t>(a[i].type);
+      bool has_string = a[i].type == ArgType::kString || a[i].type == ArgType::kJson;
+      bad |= (a[i].key.raw >= strings) | (type > static_cast<uint8_t>(ArgType::kNull)) |
+             (has_string & (a[i].str >= strings));
+    }
+  }
+  return bad == 0;
+}
+
 Status Validate(const Trace& t, const NativeReader& r) {
   uint32_t strings = static_cast<uint32_t>(t.strings.size());
-  for (size_t i = 0; i < t.slices.size(); ++i) {
+  const bool slices_ok = SlicesLookValid(t, strings);
+  for (size_t i = 0; !slices_ok && i < t.slices.size(); ++i) {
     if (t.slices.track[i] >= t.tracks.size() || t.slices.name[i].raw >= strings ||
         t.slices.category[i].raw >= strings ||
         t.slices.arg_begin[i] + t.slices.arg_count[i] > t.args.size()) {
       return r.Corrupt("slice " + std::to_string(i) + " refers outside its tables");
     }
   }
-  for (size_t i = 0; i < t.args.size(); ++i) {
+  if (!slices_ok) return r.Corrupt("slices refer outside their tables");
+  const bool args_ok = ArgsLookValid(t, strings);
+  for (size_t i = 0; !args_ok && i < t.args.size(); ++i) {
     ArgType ty = t.args[i].type;
     if (t.args[i].key.raw >= strings || static_cast<uint8_t>(ty) > static_cast<uint8_t>(ArgType::kNull) ||
         ((ty == ArgType::kString || ty == ArgType::kJson) && t.args[i].str >= strings)) {
       return r.Corrupt("arg " + std::to_string(i) + " refers outside the string table");
     }
   }
+  if (!args_ok) return r.Corrupt("args refer outside the string table");
   for (size_t i = 0; i < t.tracks.size(); ++i) {
     if (t.tracks.name[i].raw >= strings || t.tracks.process_name[i].raw >= strings ||
         t.tracks.pid_label[i].raw >= strings || t.tracks.tid_label[i].raw >= strings) {
@@ -292,9 +345,17 @@ StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
     return ErrStatus(path + ": not a regular file");
   }
   size_t size = static_cast<size_t>(st.st_size);
-  void* base = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  // Populate read-only (sharing the page cache, no copy), then allow writes:
+  // a column someone modifies is copied page by page on first write only.
+  // (Populating a writable private mapping would copy the whole file.)
+  void* base = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED) return ErrStatus(path + ": cannot map: " + std::strerror(errno));
+  if (base && ::mprotect(base, size, PROT_READ | PROT_WRITE) != 0) {
+    int saved = errno;
+    ::munmap(base, size);
+    return ErrStatus(path + ": cannot map: " + std::strerror(saved));
+  }
   // The trace's columns point into the mapping, so the trace owns it.
   std::shared_ptr<void> mapping(base, [size](void* p) {
     if (p) ::munmap(p, size);
