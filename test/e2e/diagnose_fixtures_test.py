@@ -85,6 +85,29 @@ def main():
     kept = [x for f in s["findings"] for x in f["suggestions"]]
     check(all(x["risk"]["precision_loss"] < 0.001 for x in kept), "suggest keeps only suggestions within the constraint")
     check(all(x["expected_gain"]["min"] <= x["expected_gain"]["max"] for x in kept), "gain ranges are ordered")
+    # Real GPU and NPU traces: what each is known to show (read from their numbers).
+    kin = os.path.join(a.fixtures, "kineto")
+    r50 = diagnose(a.aiprof, os.path.join(kin, "kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"))
+    check(bottlenecks(r50)[:1] == ["data_loading"],
+          "resnet50 with num_workers=0: data loading ranked first (got %r)" % bottlenecks(r50))
+    advisor = diagnose(a.aiprof, os.path.join(a.fixtures, "ascend",
+                       "Ascend__msprof-analyze__test__ut__advisor__timeline_advice__trace_view.json"))
+    check("host_bound" in bottlenecks(advisor), "msprof-analyze advisor timeline: host-bound found")
+    check(advisor["platform"].find("ascend") >= 0, "Ascend trace recognised as Ascend")
+    npu = diagnose(a.aiprof, os.path.join(a.fixtures, "ascend-pt", "level1"))
+    lay = [f for f in npu["findings"] if f["bottleneck"] == "layout_conversion"]
+    check(bool(lay) and any("TransData" in e for c in lay[0]["root_causes"] for e in c["evidence"]),
+          "torch_npu level1: TransData conversions found with evidence")
+    nccl = diagnose(a.aiprof, os.path.join(kin, "HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz"))
+    lay = [f for f in nccl["findings"] if f["bottleneck"] == "layout_conversion"]
+    check(bool(lay) and any("nchwToNhwc" in e or "nhwcToNchw" in e for c in lay[0]["root_causes"] for e in c["evidence"]),
+          "nccl A100 trace: cuDNN nchwToNhwc/nhwcToNchw conversions found")
+    # Clean traces: no high-confidence finding at all.
+    for name in ["convnet_bs8_channels_last", "elementwise_bs4_fused", "mlp_train_bs32", "transformer_enc_bs2"]:
+        clean = d.get(name) or diagnose(a.aiprof, os.path.join(cpu, name + ".kineto.json"))
+        check(not [f for f in clean["findings"] if f["confidence"] == "high"],
+              name + ": a clean trace gets no high-confidence finding")
+
     # A stored knowledge card for the finding's bottleneck gives suggest a measured expectation.
     import tempfile
     db = os.path.join(tempfile.mkdtemp(prefix="aiprof_cards_"), "cards.db")
