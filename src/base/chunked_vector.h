@@ -73,7 +73,6 @@ class ChunkedVector {
     size_t start = b << kShift;
     return size_ - start < kBlockSize ? size_ - start : kBlockSize;
   }
-  size_t bytes_reserved() const { return owned_.size() * kBlockSize * sizeof(T); }
 
   // Reorders so that new[i] = old[order[i]]. The new column is written
   // sequentially; the old one is freed right after, so a table of many

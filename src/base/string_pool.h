@@ -38,8 +38,6 @@ class StringPool {
   // is built on the first Intern/Find, so loading costs no hashing.
   void AdoptExternal(std::vector<std::string_view> strings);
   size_t size() const { return strings_.size(); }
-  // Bytes held by the arena (for memory accounting in benchmarks).
-  size_t arena_bytes() const { return arena_bytes_; }
 
  private:
   std::string_view CopyToArena(std::string_view s);
@@ -47,7 +45,6 @@ class StringPool {
   static constexpr size_t kBlockBytes = 1 << 20;
   std::vector<std::unique_ptr<char[]>> blocks_;
   size_t block_used_ = kBlockBytes;
-  size_t arena_bytes_ = 0;
   void Grow();
   void EnsureIndex() const;
 

@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <optional>
+#include <unordered_map>
 
 #include "src/base/decimal.h"
 
@@ -67,6 +69,7 @@ struct ChromeJsonParser::Impl {
     name_memory = b->Intern("[memory]");
     str_process_name = b->Intern("process_name");
     str_thread_name = b->Intern("thread_name");
+    key_correlation = b->Intern("correlation");
   }
 
   std::string Where(uint64_t offset) const { return path + ":byte " + std::to_string(offset); }
@@ -363,12 +366,8 @@ struct ChromeJsonParser::Impl {
     IdValue pid = e.has_pid ? e.pid : IdValue::Num(0);
     for (StringId key : {key_total_allocated, key_total_reserved}) {
       const Arg* a = FindArg(e, key);
-      if (!a) continue;
-      double v = a->type == ArgType::kDouble ? a->d : a->type == ArgType::kUint ? static_cast<double>(a->u)
-                                                                               : static_cast<double>(a->i);
-      std::string name = std::string(builder->trace()->Str(key)) +
-                         (device == kHostDevice ? " (CPU)" : " (device " + std::to_string(device) + ")");
-      builder->AddCounter(builder->CounterTrack(pid, builder->Intern(name), device), e.ts_ns, v);
+      std::optional<double> v = a ? NumericValue(*a) : std::nullopt;
+      if (v) builder->AddCounter(CounterTrackFor(pid, name_memory, key, device), e.ts_ns, *v);
     }
   }
 
@@ -377,18 +376,40 @@ struct ChromeJsonParser::Impl {
     IdValue pid = e.has_pid ? e.pid : IdValue::Num(0);
     const auto& args = builder->trace()->args;
     for (uint64_t i = e.arg_begin; i < e.arg_begin + e.arg_count; ++i) {
-      const Arg& a = args[i];
-      double v;
-      if (a.type == ArgType::kDouble) v = a.d;
-      else if (a.type == ArgType::kInt) v = static_cast<double>(a.i);
-      else if (a.type == ArgType::kUint) v = static_cast<double>(a.u);
-      else continue;
-      std::string_view key = builder->trace()->Str(a.key);
-      std::string name(builder->trace()->Str(e.name));
-      if (key != "value" && e.arg_count > 1) name += " " + std::string(key);
-      builder->AddCounter(builder->CounterTrack(pid, builder->Intern(name), kHostDevice), e.ts_ns, v);
+      std::optional<double> v = NumericValue(args[i]);
+      // One track per series; a lone or "value" series is named after the event.
+      StringId series = e.arg_count > 1 && builder->trace()->Str(args[i].key) != "value" ? args[i].key : StringId{};
+      if (v) builder->AddCounter(CounterTrackFor(pid, e.name, series, kHostDevice), e.ts_ns, *v);
     }
     DropArgs(e);
+  }
+
+  static std::optional<double> NumericValue(const Arg& a) {
+    switch (a.type) {
+      case ArgType::kDouble: return a.d;
+      case ArgType::kInt: return static_cast<double>(a.i);
+      case ArgType::kUint: return static_cast<double>(a.u);
+      default: return std::nullopt;
+    }
+  }
+
+  // The counter track of (process, event, series, device). Cached, so the
+  // name is built and interned once per track, not once per sample.
+  uint32_t CounterTrackFor(IdValue pid, StringId event, StringId series, int32_t device) {
+    CounterKey k{pid.is_string, pid.is_string ? pid.str.raw : pid.num, event.raw, series.raw, device};
+    auto it = counter_tracks.find(k);
+    if (it != counter_tracks.end()) return it->second;
+    std::string name;
+    if (event == name_memory) {  // "Total Allocated (device 0)"
+      name = std::string(builder->trace()->Str(series)) +
+             (device == kHostDevice ? " (CPU)" : " (device " + std::to_string(device) + ")");
+    } else {
+      name = std::string(builder->trace()->Str(event));
+      if (!series.empty()) name += " " + std::string(builder->trace()->Str(series));
+    }
+    uint32_t track = builder->CounterTrack(pid, builder->Intern(name), device);
+    counter_tracks.emplace(k, track);
+    return track;
   }
 
   void OnMetadata(Event& e) {
@@ -446,6 +467,21 @@ struct ChromeJsonParser::Impl {
     }
   }
 
+  struct CounterKey {
+    bool pid_is_string;
+    int64_t pid;
+    uint32_t event, series;
+    int32_t device;
+    bool operator==(const CounterKey&) const = default;
+  };
+  struct CounterKeyHash {
+    size_t operator()(const CounterKey& k) const {
+      return std::hash<int64_t>()(k.pid) ^ (size_t{k.event} * 0x9E3779B97F4A7C15ull) ^
+             (size_t{k.series} << 17) ^ (static_cast<size_t>(k.device) << 40) ^ k.pid_is_string;
+    }
+  };
+  std::unordered_map<CounterKey, uint32_t, CounterKeyHash> counter_tracks;
+
   struct KeyCacheEntry {
     std::string text;
     StringId id;
@@ -457,14 +493,12 @@ struct ChromeJsonParser::Impl {
   TraceBuilder* builder;
   od::parser parser;
   StringId key_name, key_total_allocated, key_total_reserved, key_device_id, key_device_type;
-  StringId key_correlation{UINT32_MAX};
+  StringId key_correlation;
   StringId name_memory, str_process_name, str_thread_name;
 };
 
 ChromeJsonParser::ChromeJsonParser(std::string path, TraceBuilder* builder)
-    : impl_(std::make_unique<Impl>(std::move(path), builder)) {
-  impl_->key_correlation = builder->Intern("correlation");
-}
+    : impl_(std::make_unique<Impl>(std::move(path), builder)) {}
 
 ChromeJsonParser::~ChromeJsonParser() = default;
 

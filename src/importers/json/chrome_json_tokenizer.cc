@@ -79,14 +79,14 @@ Status ChromeJsonTokenizer::Run() {
   pipeline_ = &pipeline;
   cur_ = pipeline.Acquire();
   cur_->buffer.resize(capacity_ + kPaddingBytes);
-  Status status = Run(&pipeline);
+  Status status = RunStateMachine();
   pipeline.Submit(std::move(cur_));
   pipeline.Finish();
   pipeline_ = nullptr;
   return status;
 }
 
-Status ChromeJsonTokenizer::Run(TokenBatchPipeline* pipeline) {
+Status ChromeJsonTokenizer::RunStateMachine() {
   bool eof = false;
   for (;;) {
     bool need_more = false;

@@ -44,7 +44,6 @@ class ChromeJsonTokenizer {
   // Reads the whole stream; a malformed structure or truncation is an error
   // naming the file and byte offset.
   Status Run();
-  uint64_t events_seen() const { return events_seen_; }
   // Visible for testing: shrinks the buffer and value limit.
   void SetBufferLimitsForTesting(size_t initial_bytes, size_t max_value_bytes);
 
@@ -60,7 +59,7 @@ class ChromeJsonTokenizer {
     kDone,
   };
 
-  Status Run(TokenBatchPipeline* pipeline);
+  Status RunStateMachine();
   Status Fill(bool* eof);
   char* data() { return cur_->buffer.data(); }
   Status Step(bool eof, bool* need_more);
