@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/launches/launch_stats.h"
@@ -235,9 +236,9 @@ AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
     section("memory", DescribeMemory(trace, r));
   }
   if (AnalysisSelected(options, "communication")) {
-    m->SetUnavailable("slow_rank_excess_ratio", "cross-rank analysis (slow rank, wait vs transit) not implemented yet");
-    section("communication", {"per-collective and cross-rank analysis not implemented yet; comm_ratio, "
-                              "comm_overlap_ratio and comm_exposed_ratio come from the breakdown"});
+    CommunicationResult r = ComputeCommunication(trace);
+    PublishCommunication(r, m);
+    section("communication", DescribeCommunication(r));
   }
   if (AnalysisSelected(options, "pipeline")) {
     PipelineResult r = ComputePipelineStages(trace);

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/common/text_format.h"
@@ -20,40 +21,6 @@ struct Activity {
   uint32_t slice;
   ActivityClass cls;
 };
-
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
-
-// Sorted, disjoint union of `iv`.
-Intervals MergeIntervals(Intervals iv) {
-  std::sort(iv.begin(), iv.end());
-  Intervals out;
-  for (const auto& [a, b] : iv) {
-    if (!out.empty() && a <= out.back().second) {
-      out.back().second = std::max(out.back().second, b);
-    } else {
-      out.emplace_back(a, b);
-    }
-  }
-  return out;
-}
-
-// Length of the intersection of two sorted disjoint interval lists.
-int64_t IntersectionLength(const Intervals& a, const Intervals& b) {
-  int64_t n = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) n += hi - lo;
-    if (a[i].second < b[j].second) ++i; else ++j;
-  }
-  return n;
-}
-
-int64_t LengthOf(const Intervals& merged) {
-  int64_t n = 0;
-  for (const auto& [a, b] : merged) n += b - a;
-  return n;
-}
 
 // Walks sorted gaps against a sorted disjoint interval list: overlap test in
 // amortized O(1) per gap.

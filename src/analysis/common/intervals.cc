@@ -1,0 +1,68 @@
+#include "src/analysis/common/intervals.h"
+
+#include <algorithm>
+
+namespace aiprof {
+
+Intervals MergeIntervals(Intervals iv) {
+  std::sort(iv.begin(), iv.end());
+  Intervals out;
+  for (const auto& [a, b] : iv) {
+    if (!out.empty() && a <= out.back().second) {
+      out.back().second = std::max(out.back().second, b);
+    } else {
+      out.emplace_back(a, b);
+    }
+  }
+  return out;
+}
+
+Intervals IntersectIntervals(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) out.emplace_back(lo, hi);
+    if (a[i].second < b[j].second) ++i; else ++j;
+  }
+  return out;
+}
+
+int64_t IntersectionLength(const Intervals& a, const Intervals& b) {
+  int64_t n = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    if (a[i].second < b[j].second) ++i; else ++j;
+  }
+  return n;
+}
+
+int64_t LengthOf(const Intervals& merged) {
+  int64_t n = 0;
+  for (const auto& [a, b] : merged) n += b - a;
+  return n;
+}
+
+CoveredTime::CoveredTime(Intervals merged) : iv_(std::move(merged)) {
+  prefix_ns_.reserve(iv_.size() + 1);
+  prefix_ns_.push_back(0);
+  for (const auto& [a, b] : iv_) prefix_ns_.push_back(prefix_ns_.back() + (b - a));
+}
+
+int64_t CoveredTime::Before(int64_t t) const {
+  // First interval starting at or after t; the one before may straddle t.
+  auto it = std::lower_bound(iv_.begin(), iv_.end(), t, [](const auto& iv, int64_t x) { return iv.first < x; });
+  size_t k = static_cast<size_t>(it - iv_.begin());
+  if (k == 0) return 0;
+  const auto& prev = iv_[k - 1];
+  return prefix_ns_[k - 1] + (std::min(prev.second, t) - prev.first);
+}
+
+int64_t CoveredTime::Within(int64_t start_ns, int64_t end_ns) const {
+  if (end_ns <= start_ns) return 0;
+  return Before(end_ns) - Before(start_ns);
+}
+
+}  // namespace aiprof

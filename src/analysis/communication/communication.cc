@@ -1,0 +1,130 @@
+#include "src/analysis/communication/communication.h"
+
+#include <cmath>
+#include <map>
+
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/metrics/metric_set.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kSource[] = "communication";
+
+std::string Ns(int64_t ns) { return FormatDurationNs(static_cast<double>(ns)); }
+std::string RankName(int32_t rank) { return rank == kNoRank ? "rank ?" : "rank " + std::to_string(rank); }
+std::string GBps(double bytes_per_second) { return FormatFixed(bytes_per_second * 1e-9, 2) + " GB/s"; }
+double Share(int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0; }
+
+std::string ClocksDisagree(const CrossRankResult& c) {
+  return "the ranks' ends of matched collectives differ by a median " + Ns(c.end_spread_p50_ns) + " (" +
+         FormatPercent(c.end_spread_share) +
+         " of a mean collective): clocks not aligned or collectives not paired one to one, so arrival times "
+         "cannot be compared";
+}
+
+bool AllRanksHaveProfilerSplit(const CrossRankResult& c) {
+  if (c.ranks.empty()) return false;
+  for (const RankCommunication& r : c.ranks) {
+    if (r.profiler_elapse_ns <= 0 || r.profiler_wait_ns < 0) return false;
+  }
+  return true;
+}
+
+void PublishWaitRatio(const CrossRankResult& c, MetricSet* m) {
+  int64_t wait = 0, total = 0;
+  if (AllRanksHaveProfilerSplit(c)) {
+    for (const RankCommunication& r : c.ranks) wait += r.profiler_wait_ns, total += r.profiler_elapse_ns;
+    m->Set("comm_wait_ratio", Share(wait, total), "communication.json");
+    return;
+  }
+  for (const RankCommunication& r : c.ranks) wait += r.wait_ns, total += r.comm_ns;
+  if (c.matched == 0 || total == 0) {
+    m->SetUnavailable("comm_wait_ratio",
+                      "needs collectives matched across 2 or more ranks, or torch_npu communication.json");
+    return;
+  }
+  if (!c.clocks_agree) {
+    m->SetUnavailable("comm_wait_ratio", ClocksDisagree(c));
+    return;
+  }
+  m->Set("comm_wait_ratio", Share(wait, total), kSource);
+}
+
+void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
+  const CrossRankResult& c = r.cross;
+  if (!c.slow_rank) {
+    const char* why = r.collective_slices == 0
+                          ? "no collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)"
+                          : "collectives of only one rank: cross-rank analysis needs the traces of 2 or more ranks "
+                            "(import their folder)";
+    m->SetUnavailable("slow_rank_excess_ratio", why);
+    m->SetUnavailable("slow_ranks", why);
+    return;
+  }
+  if (!c.clocks_agree) {
+    m->SetUnavailable("slow_rank_excess_ratio", ClocksDisagree(c));
+    m->SetUnavailable("slow_ranks", ClocksDisagree(c));
+    return;
+  }
+  const SlowRank& s = *c.slow_rank;
+  m->Set("slow_rank_excess_ratio", s.excess_ratio, kSource);
+  if (s.test.test == OutlierTest::kNone) {
+    m->SetUnavailable("slow_ranks", "2 ranks: too few for an outlier test (Dixon's Q needs 3)");
+  } else {
+    m->Set("slow_ranks", s.test.outlier ? 1 : 0, kSource);
+  }
+  m->AddEvidence("slow_rank", RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
+                                  " later than the median of the other ranks in total (" +
+                                  FormatPercent(s.excess_ratio) + " of its device span)");
+}
+
+void PublishLinks(const CrossRankResult& c, MetricSet* m) {
+  size_t judged = 0, slow = 0;
+  for (const LinkBandwidth& l : c.links) {
+    judged += l.judged;
+    if (!l.slow) continue;
+    ++slow;
+    m->AddEvidence("slow_link", RankName(l.rank) + " link " + l.link + " (" + l.transport + "): " +
+                                    GBps(l.bandwidth_bytes_per_second) + " vs " + l.transport + " median " +
+                                    GBps(l.transport_median_bytes_per_second) + ", " + FormatBytes(l.bytes) +
+                                    " moved");
+  }
+  if (judged == 0) {
+    m->SetUnavailable("slow_link_count", c.links.empty()
+                                             ? "no per-link data (torch_npu communication_matrix.json)"
+                                             : "fewer than 3 links of one transport moved 1 MB or more");
+    return;
+  }
+  m->Set("slow_link_count", static_cast<double>(slow), kSource);
+}
+
+void PublishExposedSteps(const CollectiveStats& st, MetricSet* m) {
+  for (const StepCommunication& s : st.steps) {
+    if (s.exposed_ns < 0 || Share(s.exposed_ns, s.step_ns) < kExposedStepEvidenceShare) continue;
+    m->AddEvidence("communication_bound", RankName(s.rank) + " step " + std::to_string(s.number) + ": " +
+                                              Ns(s.exposed_ns) + " of " + Ns(s.comm_ns) +
+                                              " communication exposed (" +
+                                              FormatPercent(Share(s.exposed_ns, s.step_ns)) + " of the step)");
+  }
+}
+
+}  // namespace
+
+CommunicationResult ComputeCommunication(const Trace& trace) {
+  CommunicationResult r;
+  std::vector<CollectiveSlice> collectives = CollectCollectives(trace);
+  r.collective_slices = collectives.size();
+  r.stats = ComputeCollectiveStats(trace, collectives);
+  r.cross = ComputeCrossRank(trace, collectives);
+  return r;
+}
+
+void PublishCommunication(const CommunicationResult& result, MetricSet* metrics) {
+  PublishWaitRatio(result.cross, metrics);
+  PublishSlowRank(result, metrics);
+  PublishLinks(result.cross, metrics);
+  PublishExposedSteps(result.stats, metrics);
+}
+
+}  // namespace aiprof
