@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "src/importers/common/importer_registry.h"
 #include "src/model/trace.h"
@@ -44,6 +46,19 @@ inline std::unique_ptr<Trace> ImportJsonText(std::string_view json) {
   auto r = ImportTrace(path);
   if (!r.ok()) {
     ADD_FAILURE() << "cannot import hand-made trace: " << r.status().message();
+    return nullptr;
+  }
+  return std::move(r).value();
+}
+
+// Imports hand-made per-rank traces (file name → JSON text) written into one
+// folder, as `aiprof analyze <folder>` would.
+inline std::unique_ptr<Trace> ImportJsonFolder(const std::vector<std::pair<std::string, std::string>>& files) {
+  TempDir dir;
+  for (const auto& [name, json] : files) dir.Write(name, json);
+  auto r = ImportTrace(dir.path());
+  if (!r.ok()) {
+    ADD_FAILURE() << "cannot import hand-made folder: " << r.status().message();
     return nullptr;
   }
   return std::move(r).value();
