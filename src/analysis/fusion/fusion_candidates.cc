@@ -1,6 +1,7 @@
 #include "src/analysis/fusion/fusion_candidates.h"
 
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -30,6 +31,8 @@ struct FlatOps {
   std::vector<char> has_bytes;
   std::vector<std::pair<size_t, size_t>> runs;
 };
+
+using Window = std::pair<int64_t, int64_t>;  // [start, end) ns
 
 struct Acc {
   uint64_t occurrences = 0;
@@ -69,11 +72,20 @@ class Finder {
       if (x.second->total_ns != y.second->total_ns) return x.second->total_ns > y.second->total_ns;
       return x.second->first < y.second->first;
     });
-    if (ranked.size() > kFusionTopReported) ranked.resize(kFusionTopReported);
     std::unordered_map<uint64_t, size_t> top_keys;
-    for (const auto& [key, a] : ranked) {
+    std::vector<std::pair<std::vector<StringId>, uint64_t>> examined;  // (ops, occurrences), better first
+    for (size_t n = 0; n < ranked.size() && n < kFusionMaxExamined && result_.top.size() < kFusionTopReported; ++n) {
+      const auto& [key, a] = ranked[n];
+      std::vector<StringId> ops;
+      for (size_t k = 0; k < a->len; ++k) ops.push_back(t_.slices.name[flat_.slice[a->first + k]]);
+      bool redundant = false;
+      for (const auto& [better, better_occurrences] : examined) {
+        redundant = redundant || (3 * better_occurrences >= 2 * a->occurrences && SequencesOverlap(ops, better));
+      }
+      examined.emplace_back(ops, a->occurrences);
+      if (redundant) continue;
       FusionCandidate c;
-      for (size_t k = 0; k < a->len; ++k) c.ops.push_back(t_.slices.name[flat_.slice[a->first + k]]);
+      c.ops = std::move(ops);
       c.occurrences = a->occurrences;
       c.total_ns = a->total_ns;
       c.gap_ns = a->gap_ns;
@@ -88,13 +100,31 @@ class Finder {
   }
 
  private:
-  void AddTimeline(const std::vector<uint32_t>& ops, int64_t short_ns) {
+  // Ops of one timeline in time order. `steps` (sorted windows of the
+  // timeline's rank, possibly none) split runs: a run never holds ops of two
+  // steps, and ops outside every step (the profiler's own step() work) break
+  // runs when the rank has steps.
+  void AddTimeline(const std::vector<uint32_t>& ops, int64_t short_ns, const std::vector<Window>& steps) {
     const SliceTable& s = t_.slices;
     bool in_run = false;
     int64_t prev_end = 0;
+    size_t step = 0;
+    size_t prev_step = SIZE_MAX;
     for (uint32_t i : ops) {
       ++result_.op_count;
       result_.op_time_ns += s.dur_ns[i];
+      while (step < steps.size() && steps[step].second <= s.ts_ns[i]) ++step;
+      const bool inside = step < steps.size() && steps[step].first <= s.ts_ns[i];
+      const size_t this_step = inside ? step : SIZE_MAX - 1;
+      if (in_run && this_step != prev_step) {
+        flat_.runs.back().second = flat_.slice.size();
+        in_run = false;
+      }
+      prev_step = this_step;
+      if (!inside && !steps.empty()) {
+        if (s.dur_ns[i] < short_ns) result_.short_op_ns += s.dur_ns[i];
+        continue;
+      }
       if (s.dur_ns[i] >= short_ns) {
         if (in_run) flat_.runs.back().second = flat_.slice.size();
         in_run = false;
@@ -124,9 +154,15 @@ class Finder {
     std::vector<uint32_t> ops;
     uint32_t track = kNoTrack;
     int64_t short_ns = result_.device ? kFusionShortKernelNs : kFusionShortCpuOpNs;
+    const std::map<int32_t, std::vector<Window>> step_windows = result_.device ? decltype(step_windows){} : StepWindows();
+    static const std::vector<Window> kNoSteps;
+    auto cuts_of = [&](uint32_t tr) -> const std::vector<Window>& {
+      auto it = tr == kNoTrack ? step_windows.end() : step_windows.find(t_.tracks.rank[tr]);
+      return it == step_windows.end() ? kNoSteps : it->second;
+    };
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.track[i] != track) {
-        AddTimeline(ops, short_ns);
+        AddTimeline(ops, short_ns, cuts_of(track));
         ops.clear();
         track = s.track[i];
       }
@@ -138,7 +174,17 @@ class Finder {
       }
       ops.push_back(i);
     }
-    AddTimeline(ops, short_ns);
+    AddTimeline(ops, short_ns, cuts_of(track));
+  }
+
+  // Step windows [start, end) per rank, sorted by start.
+  std::map<int32_t, std::vector<Window>> StepWindows() const {
+    std::map<int32_t, std::vector<Window>> out;
+    for (size_t k = 0; k < t_.steps.size(); ++k) {
+      out[t_.steps.rank[k]].emplace_back(t_.steps.ts_ns[k], t_.steps.ts_ns[k] + t_.steps.dur_ns[k]);
+    }
+    for (auto& [rank, v] : out) std::sort(v.begin(), v.end());
+    return out;
   }
 
   template <typename F>
@@ -193,6 +239,20 @@ double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 }  // namespace
 
 FusionResult ComputeFusionCandidates(const Trace& trace) { return Finder(trace).Run(); }
+
+bool SequencesOverlap(const std::vector<StringId>& x, const std::vector<StringId>& y) {
+  const long nx = static_cast<long>(x.size()), ny = static_cast<long>(y.size());
+  const long need = std::min(nx, ny) - 1;
+  // x placed at offset `shift` of y; the aligned stretch [lo, hi) of y.
+  for (long shift = -(nx - 1); shift <= ny - 1; ++shift) {
+    const long lo = std::max(0L, shift), hi = std::min(ny, shift + nx);
+    if (hi - lo < std::max(1L, need)) continue;
+    bool agree = true;
+    for (long k = lo; k < hi && agree; ++k) agree = y[static_cast<size_t>(k)] == x[static_cast<size_t>(k - shift)];
+    if (agree) return true;
+  }
+  return false;
+}
 
 std::string DescribeSequence(const Trace& trace, const FusionCandidate& c) {
   std::string out;

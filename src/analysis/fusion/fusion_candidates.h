@@ -2,11 +2,17 @@
 // stream (device kernels) or thread (top-level cpu_ops on CPU-only traces).
 //
 // Algorithm (linear in ops): per timeline, ops in time order are cut into
-// runs of consecutive short ops (a long op ends a run). Every window of
+// runs of consecutive short ops (a long op ends a run; on CPU timelines of a
+// rank with steps, so do step boundaries and ops outside every step — the
+// profiler's own step() work —: a sequence never spans two steps). Every window of
 // length kFusionMinLength..kFusionMaxLength inside a run is keyed by a 64-bit
 // hash of its op names; occurrences of one key are counted greedily without
 // overlap. A candidate needs kFusionMinOccurrences occurrences. Ranked by
 // op boundaries removed, occurrences × (length − 1), then total time.
+// Overlapping windows of one longer repeating pattern are reported once: a
+// candidate is skipped when a better-ranked one (reported or skipped)
+// overlaps it — contains it, or shares all but one op of the shorter of the
+// two, shifted — and has at least 2/3 of its occurrences.
 // For each candidate, what fusing would remove:
 //   - launches (device) or op dispatches (CPU): occurrences × (length − 1);
 //   - idle gap time between the ops of each occurrence (measured);
@@ -34,6 +40,8 @@ inline constexpr size_t kFusionMaxLength = 8;
 inline constexpr uint64_t kFusionMinOccurrences = 3;
 // Candidates reported (and counted in fusion_candidate_ratio).
 inline constexpr size_t kFusionTopReported = 5;
+// Ranked candidates examined for overlap before giving up on filling the top.
+inline constexpr size_t kFusionMaxExamined = 2000;
 
 struct FusionCandidate {
   std::vector<StringId> ops;  // the sequence
@@ -59,6 +67,12 @@ FusionResult ComputeFusionCandidates(const Trace& trace);
 // Publishes fusion_candidate_ratio, fusion_candidate_occurrences_per_step,
 // small_op_ratio and "fusion_missing" evidence.
 void PublishFusionCandidates(const Trace& trace, const FusionResult& result, MetricSet* metrics);
+
+// True when sequence `x` overlaps `y` as windows of one longer sequence: the
+// longest aligned stretch where they agree, reaching an end of each (one
+// inside the other, or a suffix of one = a prefix of the other), is at least
+// min(|x|, |y|) − 1 ops long. Visible for testing.
+bool SequencesOverlap(const std::vector<StringId>& x, const std::vector<StringId>& y);
 
 // "aten::mul -> aten::add -> ..." for reports.
 std::string DescribeSequence(const Trace& trace, const FusionCandidate& c);

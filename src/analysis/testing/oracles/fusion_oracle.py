@@ -4,8 +4,12 @@
 Top-level cpu_ops per thread in time order, runs of ops shorter than
 500 us, windows of 2..8 op names (tuples, no hashing) counted greedily
 without overlap; candidates with >= 3 occurrences ranked by
-occurrences*(len-1), then total time. Prints op time, short-op time, the
-top 5 and the op time they cover.
+occurrences*(len-1), then total time. When the file has ProfilerStep#N
+windows, runs never span two of them and ops outside all of them break
+runs. A candidate overlapping a better-ranked one (containment, or a shifted
+overlap of all but one op of the shorter) with at least 2/3 of its
+occurrences is skipped. Prints op time, short-op time, the top 5 and the op
+time they cover.
 """
 import json, sys
 from collections import defaultdict
@@ -21,6 +25,14 @@ def main():
     by_tid = defaultdict(list)
     for e in ev:
         by_tid[(str(e['pid']), str(e['tid']))].append(e)
+    steps = sorted((ns(e['ts']), ns(e['ts']) + ns(e['dur'])) for e in ev if e['name'].startswith('ProfilerStep#'))
+
+    def step_of(t):
+        for k, (a, b) in enumerate(steps):
+            if a <= t < b:
+                return k
+        return None
+
     runs, op_time, short_time = [], 0, 0
     for key in sorted(by_tid, key=lambda k: min(ns(e['ts']) for e in by_tid[k])):
         evs = sorted(by_tid[key], key=lambda e: (ns(e['ts']), -ns(e['dur'])))
@@ -32,9 +44,17 @@ def main():
             if e.get('cat') == 'cpu_op' and not any(p.get('cat') == 'cpu_op' for p in stack):
                 tops.append(e)
             stack.append(e)
-        run = []
+        run, prev_step = [], 'start'
         for e in tops:
             op_time += ns(e['dur'])
+            st = step_of(ns(e['ts']))
+            if st != prev_step and run:
+                runs.append(run)
+                run = []
+            prev_step = st
+            if steps and st is None:
+                short_time += ns(e['dur']) if ns(e['dur']) < SHORT_NS else 0
+                continue
             if ns(e['dur']) >= SHORT_NS:
                 if run: runs.append(run)
                 run = []
@@ -55,8 +75,24 @@ def main():
                 a['total'] += sum(ns(e['dur']) for e in run[i:i + L])
                 a['next'], a['run'] = i + L, run
         order += len(run)
-    ranked = sorted((k for k in acc if acc[k]['occ'] >= MINOCC),
-                    key=lambda k: (-acc[k]['occ'] * (len(k) - 1), -acc[k]['total'], acc[k]['first']))[:TOP]
+    ordered = sorted((k for k in acc if acc[k]['occ'] >= MINOCC),
+                     key=lambda k: (-acc[k]['occ'] * (len(k) - 1), -acc[k]['total'], acc[k]['first']))
+
+    def overlap(x, y):
+        need = max(1, min(len(x), len(y)) - 1)
+        for shift in range(-(len(x) - 1), len(y)):
+            lo, hi = max(0, shift), min(len(y), shift + len(x))
+            if hi - lo >= need and all(y[k] == x[k - shift] for k in range(lo, hi)):
+                return True
+        return False
+
+    ranked, seen = [], []
+    for k in ordered:
+        if len(ranked) == TOP:
+            break
+        if not any(3 * acc[b]['occ'] >= 2 * acc[k]['occ'] and overlap(k, b) for b in seen):
+            ranked.append(k)
+        seen.append(k)
     covered = set()
     for k in ranked:
         for run in runs:
