@@ -149,31 +149,6 @@ std::vector<std::string> DescribeMemory(const Trace& trace, const MemoryResult& 
   return out;
 }
 
-std::vector<std::string> DescribeRoofline(const RooflineResult& r, const std::string& device_problem) {
-  std::vector<std::string> out;
-  out.push_back(std::to_string(r.ops) + " tensor ops with a FLOP model (" + std::to_string(r.ops_without_shapes) +
-                " without usable shapes" + (r.device_time ? ", " + std::to_string(r.ops_without_time) +
-                " that launched no kernel" : std::string()) + "); time from " +
-                (r.device_time ? "device kernels" : "host ops") + "; FLOPs and bytes are estimates from shapes");
-  out.push_back(r.device ? "device " + r.device->name + ": memory bandwidth " +
-                               FormatBytes(r.device->memory_bandwidth_bytes_per_second) + "/s"
-                         : "no device peaks: " + device_problem);
-  const DevicePeaks* d = r.device ? &*r.device : nullptr;
-  for (size_t i = 0; i < std::min<size_t>(10, r.rows.size()); ++i) {
-    const RooflineRow& row = r.rows[i];
-    RooflinePoint p = EvaluateRow(row, d);
-    auto opt = [](const std::optional<double>& v, double scale, int digits) {
-      return v ? FormatFixed(*v * scale, digits) : std::string("n/a");
-    };
-    out.push_back("  " + row.name + " " + PrecisionName(row.precision) + " x" + std::to_string(row.count) + " " +
-                  Ns(static_cast<double>(row.time_ns)) + ": AI " + opt(p.arithmetic_intensity_flops_per_byte, 1, 2) +
-                  " FLOP/B, " + opt(p.achieved_flops_per_second, 1e-9, 2) + " GFLOP/s, " +
-                  opt(p.achieved_bytes_per_second, 1e-9, 2) + " GB/s, " + BoundName(p.bound) + "-bound, " +
-                  (p.ai_utilization ? FormatPercent(*p.ai_utilization) : std::string("n/a")) + " of attainable");
-  }
-  return out;
-}
-
 }  // namespace
 
 const std::vector<std::string_view>& AnalysisNames() {

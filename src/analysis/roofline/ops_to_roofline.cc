@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "src/analysis/common/op_args.h"
@@ -102,40 +103,119 @@ struct Scan {
 
 };
 
-// Device time per root: kernels attributed through their launching call.
-std::vector<int64_t> DeviceTimes(const Trace& trace, const Scan& scan, bool* any_kernel) {
+// Device time per root: kernels attributed through their launching call,
+// except kernels already placed as device tasks (`placed`), whose roots are
+// marked in `*covered` instead.
+std::vector<int64_t> DeviceTimes(const Trace& trace, const Scan& scan, const std::vector<uint8_t>& placed,
+                                 std::vector<uint8_t>* covered, bool* any_kernel) {
   const SliceTable& s = trace.slices;
   std::vector<int64_t> t(s.size(), 0);
+  covered->assign(s.size(), 0);
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
   *any_kernel = false;
   for (uint32_t k = 0; k < s.size(); ++k) {
     if (s.kind[k] != EventKind::kKernel) continue;
     *any_kernel = true;
     uint32_t r = launcher[k] == kNoSlice ? kNoSlice : scan.RootOf(launcher[k]);
-    if (r != kNoSlice) t[r] += s.dur_ns[k];
+    if (r == kNoSlice) continue;
+    if (placed[k]) {
+      (*covered)[r] = 1;
+    } else {
+      t[r] += s.dur_ns[k];
+    }
   }
   return t;
 }
 
-void AddInstance(const OpCost& c, int64_t t_ns, const DevicePeaks* device, RooflineRow* row, RooflineResult* r) {
+// One op instance to place.
+struct Instance {
+  std::optional<double> flops;  // nullopt: unknown
+  double bytes = 0;
+  BytesSource bytes_source = BytesSource::kShapes;
+  Precision precision = Precision::kOther;
+  int64_t time_ns = 0;
+};
+
+void AddBound(const Instance& x, const DevicePeaks& device, RooflineRow* row, RooflineResult* r) {
+  std::optional<double> peak = device.PeakFlops(x.precision);
+  if (!x.flops || !peak) return;
+  r->time_with_peak_ns += x.time_ns;
+  r->flops_with_peak += *x.flops;
+  r->peak_flop_ns += static_cast<double>(x.time_ns) * *peak;
+  if (!(x.bytes > 0) || !(device.memory_bandwidth_bytes_per_second > 0)) return;
+  r->time_bound_known_ns += x.time_ns;
+  if (*x.flops / x.bytes < *peak / device.memory_bandwidth_bytes_per_second) {
+    row->memory_bound_time_ns += x.time_ns;
+    r->memory_bound_time_ns += x.time_ns;
+  }
+}
+
+void AddInstance(const Instance& x, const DevicePeaks* device, RooflineRow* row, RooflineResult* r) {
   row->count++;
-  row->time_ns += t_ns;
-  row->flops += c.flops;
-  row->bytes += c.bytes;
+  row->time_ns += x.time_ns;
+  row->bytes += x.bytes;
   r->ops++;
-  r->time_ns += t_ns;
-  r->flops += c.flops;
-  r->bytes += c.bytes;
-  if (device == nullptr) return;
-  std::optional<double> peak = device->PeakFlops(c.precision);
-  if (!peak) return;
-  r->time_with_peak_ns += t_ns;
-  r->flops_with_peak += c.flops;
-  r->peak_flop_ns += static_cast<double>(t_ns) * *peak;
-  double ridge = Div(*peak, device->memory_bandwidth_bytes_per_second);
-  if (Div(c.flops, c.bytes) < ridge) {
-    row->memory_bound_time_ns += t_ns;
-    r->memory_bound_time_ns += t_ns;
+  r->time_ns += x.time_ns;
+  r->bytes += x.bytes;
+  if (x.bytes_source == BytesSource::kPmu) {
+    r->pmu_bytes += x.bytes;
+    r->time_with_pmu_bytes_ns += x.time_ns;
+  }
+  if (x.flops) {
+    row->flops += *x.flops;
+    r->flops += *x.flops;
+    r->time_with_flops_ns += x.time_ns;
+  }
+  if (device != nullptr) AddBound(x, *device, row, r);
+}
+
+// Rows by (name, precision, bytes source, FLOPs known, device task).
+class RowIndex {
+ public:
+  RooflineRow& Get(const Trace& trace, StringId name, OpFamily family, const Instance& x, bool device_task,
+                   RooflineResult* r) {
+    int flags = static_cast<int>(x.bytes_source) * 4 + (x.flops ? 2 : 0) + (device_task ? 1 : 0);
+    auto key = std::make_tuple(name.raw, static_cast<int>(x.precision), flags);
+    auto [it, added] = index_.emplace(key, r->rows.size());
+    if (added) {
+      RooflineRow row{std::string(trace.Str(name)), family, x.precision};
+      row.bytes_source = x.bytes_source;
+      row.flops_known = x.flops.has_value();
+      row.device_task = device_task;
+      r->rows.push_back(std::move(row));
+    }
+    return r->rows[it->second];
+  }
+
+ private:
+  std::map<std::tuple<uint32_t, int, int>, size_t> index_;
+};
+
+void CountDeviceTask(const DeviceTaskCost& c, RooflineResult* r) {
+  r->device_tasks++;
+  r->device_tasks_with_flops += c.flops.has_value();
+  r->device_tasks_pmu_bytes += c.bytes && c.bytes_source == BytesSource::kPmu;
+  r->device_tasks_shape_bytes += c.bytes && c.bytes_source == BytesSource::kShapes;
+  r->device_tasks_onchip_pmu_only += c.onchip_pmu_only;
+}
+
+// Places the device tasks that have FLOPs or bytes; marks them in `*placed`.
+void AddDeviceTasks(const Trace& trace, const DevicePeaks* device, RowIndex* rows, std::vector<uint8_t>* placed,
+                    RooflineResult* r) {
+  DeviceTaskScan scan = ScanDeviceTasks(trace);
+  r->onchip_pmu_columns = std::move(scan.onchip_pmu_columns);
+  for (const DeviceTaskCost& c : scan.tasks) {
+    CountDeviceTask(c, r);
+    if (!c.flops && !c.bytes) continue;
+    int64_t t_ns = trace.slices.dur_ns[c.slice];
+    if (t_ns <= 0) {
+      r->device_tasks_without_time++;
+      continue;
+    }
+    (*placed)[c.slice] = 1;
+    r->device_ops++;
+    Instance x{c.flops, c.bytes.value_or(0), c.bytes_source, c.precision, t_ns};
+    AddInstance(x, device, &rows->Get(trace, trace.slices.name[c.slice], c.family, x, true, r), r);
   }
 }
 
@@ -186,18 +266,16 @@ const char* BoundName(Bound b) {
 RooflinePoint EvaluateRow(const RooflineRow& row, const DevicePeaks* device) {
   RooflinePoint p;
   double secs = static_cast<double>(row.time_ns) * 1e-9;
-  if (row.bytes > 0) p.arithmetic_intensity_flops_per_byte = row.flops / row.bytes;
-  if (secs > 0) {
-    p.achieved_flops_per_second = row.flops / secs;
-    p.achieved_bytes_per_second = row.bytes / secs;
-  }
+  if (secs > 0) p.achieved_bytes_per_second = row.bytes / secs;
+  if (row.flops_known && row.bytes > 0) p.arithmetic_intensity_flops_per_byte = row.flops / row.bytes;
+  if (row.flops_known && secs > 0) p.achieved_flops_per_second = row.flops / secs;
   if (device == nullptr) return p;
-  std::optional<double> peak = device->PeakFlops(row.precision);
   double bw = device->memory_bandwidth_bytes_per_second;
-  if (!peak || !(bw > 0)) return p;
-  if (p.achieved_bytes_per_second) p.bandwidth_utilization = *p.achieved_bytes_per_second / bw;
+  if (bw > 0 && p.achieved_bytes_per_second) p.bandwidth_utilization = *p.achieved_bytes_per_second / bw;
+  std::optional<double> peak = device->PeakFlops(row.precision);
+  if (!peak) return p;
   if (p.achieved_flops_per_second) p.compute_utilization = *p.achieved_flops_per_second / *peak;
-  if (!p.arithmetic_intensity_flops_per_byte) return p;
+  if (!p.arithmetic_intensity_flops_per_byte || !(bw > 0)) return p;
   double ai = *p.arithmetic_intensity_flops_per_byte;
   p.bound = ai < *peak / bw ? Bound::kMemory : Bound::kCompute;
   p.attainable_flops_per_second = std::min(*peak, ai * bw);
@@ -210,20 +288,26 @@ RooflinePoint EvaluateRow(const RooflineRow& row, const DevicePeaks* device) {
 RooflineResult ComputeRoofline(const Trace& trace, const DevicePeaks* device) {
   RooflineResult r;
   if (device != nullptr) r.device = *device;
+  const SliceTable& s = trace.slices;
+  RowIndex rows;
+  std::vector<uint8_t> placed(s.size(), 0);
+  AddDeviceTasks(trace, device, &rows, &placed, &r);
   Scan scan(trace);
   scan.MarkRoots();
   scan.CollectTraceFlops();
   bool any_kernel = false;
-  std::vector<int64_t> device_ns = DeviceTimes(trace, scan, &any_kernel);
+  std::vector<uint8_t> covered;
+  std::vector<int64_t> device_ns = DeviceTimes(trace, scan, placed, &covered, &any_kernel);
   r.device_time = any_kernel;
-  const SliceTable& s = trace.slices;
-  std::map<std::pair<uint32_t, int>, size_t> row_of;  // (name, precision) → row
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!scan.root[i]) continue;
-    std::string_view name = trace.Str(s.name[i]);
     std::optional<OpCost> cost = ShapeCost(trace, scan.args, i);
     if (!cost) {
       r.ops_without_shapes++;
+      continue;
+    }
+    if (covered[i]) {
+      r.ops_on_device_tasks++;
       continue;
     }
     int64_t t_ns = any_kernel ? device_ns[i] : s.dur_ns[i];
@@ -234,40 +318,29 @@ RooflineResult ComputeRoofline(const Trace& trace, const DevicePeaks* device) {
     bool from_trace = scan.trace_flops[i] > 0;
     if (from_trace) cost->flops = scan.trace_flops[i];
     r.any_flops_estimated |= !from_trace;
-    auto key = std::make_pair(s.name[i].raw, static_cast<int>(cost->precision));
-    auto [it, added] = row_of.emplace(key, r.rows.size());
-    if (added) {
-      r.rows.push_back(RooflineRow{std::string(name), ClassifyOp(name), cost->precision});
-    }
-    RooflineRow& row = r.rows[it->second];
+    Instance x{cost->flops, cost->bytes, BytesSource::kShapes, cost->precision, t_ns};
+    std::string_view name = trace.Str(s.name[i]);
+    RooflineRow& row = rows.Get(trace, s.name[i], ClassifyOp(name), x, false, &r);
     row.flops_from_trace += from_trace;
     row.output_assumed += !from_trace && cost->output_assumed;
-    AddInstance(*cost, t_ns, device, &row, &r);
+    AddInstance(x, device, &row, &r);
   }
+  r.any_flops_estimated |= r.device_tasks_with_flops > 0;
   std::stable_sort(r.rows.begin(), r.rows.end(),
                    [](const RooflineRow& a, const RooflineRow& b) { return a.time_ns > b.time_ns; });
   return r;
 }
 
-void PublishRoofline(const RooflineResult& r, const std::string& device_problem, MetricSet* m) {
-  const char* kSource = "roofline";
-  const char* names[] = {"compute_util", "memory_bandwidth_util", "memory_bound_time_ratio"};
-  auto unavailable = [&](const std::string& why) {
-    for (const char* n : names) m->SetUnavailable(n, why);
-  };
-  if (r.ops == 0 || r.time_ns <= 0) {
-    return unavailable("no timed tensor op with a FLOP model and recorded shapes (profile with record_shapes=True)");
-  }
-  if (!r.device) return unavailable(device_problem.empty() ? "no device peaks" : device_problem);
-  if (r.time_with_peak_ns <= 0 || r.peak_flop_ns <= 0) {
-    return unavailable("device " + r.device->name + " gives no peak for the precisions of these ops");
-  }
-  m->Set("compute_util", r.flops_with_peak / (r.peak_flop_ns * 1e-9), kSource, false);
-  double bw = r.device->memory_bandwidth_bytes_per_second;
-  m->Set("memory_bandwidth_util", Div(r.bytes, static_cast<double>(r.time_ns) * 1e-9 * bw), kSource, false);
-  m->Set("memory_bound_time_ratio",
-         static_cast<double>(r.memory_bound_time_ns) / static_cast<double>(r.time_with_peak_ns), kSource, false);
+namespace {
+
+const char* SourceNote(const RooflineRow& row) {
+  if (row.bytes_source == BytesSource::kShapes) return "estimate from shapes";
+  return row.flops_from_trace == row.count ? "bytes measured by the PMU" : "FLOPs from shapes, bytes measured by the PMU";
+}
+
+void AddBoundEvidence(const RooflineResult& r, MetricSet* m) {
   size_t mem = 0, comp = 0;
+  double bw = r.device->memory_bandwidth_bytes_per_second;
   for (const RooflineRow& row : r.rows) {
     RooflinePoint p = EvaluateRow(row, &*r.device);
     if (p.bound == Bound::kUnknown) continue;
@@ -278,9 +351,108 @@ void PublishRoofline(const RooflineResult& r, const std::string& device_problem,
                        FormatDurationNs(static_cast<double>(row.time_ns)) + "): " +
                        FormatFixed(p.arithmetic_intensity_flops_per_byte.value_or(0), 2) + " FLOP/byte vs ridge " +
                        FormatFixed(Div(*r.device->PeakFlops(row.precision), bw), 2) + " on " + r.device->name +
-                       "; " + FormatPercent(p.ai_utilization.value_or(0)) + " of attainable (estimate from shapes)";
+                       "; " + FormatPercent(p.ai_utilization.value_or(0)) + " of attainable (" + SourceNote(row) + ")";
     m->AddEvidence(is_mem ? "memory_bound" : "compute_bound", line);
   }
+}
+
+// Why FLOP-based figures are unavailable although some op was placed.
+std::string NoFlopsReason(const RooflineResult& r) {
+  if (r.time_with_flops_ns <= 0) {
+    return "no placed op has a FLOP model (device tasks: op types/shapes/formats without a sound model)";
+  }
+  return "device " + r.device->name + " gives no peak for the precisions of these ops";
+}
+
+}  // namespace
+
+void PublishRoofline(const RooflineResult& r, const std::string& device_problem, MetricSet* m) {
+  const char* kSource = "roofline";
+  const char* names[] = {"compute_util", "memory_bandwidth_util", "memory_bound_time_ratio"};
+  auto unavailable = [&](const std::string& why) {
+    for (const char* n : names) m->SetUnavailable(n, why);
+  };
+  if (r.ops == 0 || r.time_ns <= 0) {
+    return unavailable(
+        "no timed tensor op with a FLOP model and recorded shapes (profile with record_shapes=True), and no device "
+        "task with main-memory PMU bandwidth (aic_metrics=Memory)");
+  }
+  if (!r.device) return unavailable(device_problem.empty() ? "no device peaks" : device_problem);
+  double bw = r.device->memory_bandwidth_bytes_per_second;
+  bool all_pmu = r.time_with_pmu_bytes_ns == r.time_ns;
+  m->Set("memory_bandwidth_util", Div(r.bytes, static_cast<double>(r.time_ns) * 1e-9 * bw), kSource, all_pmu);
+  if (r.time_with_peak_ns <= 0 || r.peak_flop_ns <= 0) {
+    m->SetUnavailable("compute_util", NoFlopsReason(r));
+  } else {
+    m->Set("compute_util", r.flops_with_peak / (r.peak_flop_ns * 1e-9), kSource, false);
+  }
+  if (r.time_bound_known_ns <= 0) {
+    m->SetUnavailable("memory_bound_time_ratio", r.time_with_peak_ns <= 0 ? NoFlopsReason(r) : "no placed op moved a byte");
+  } else {
+    m->Set("memory_bound_time_ratio",
+           static_cast<double>(r.memory_bound_time_ns) / static_cast<double>(r.time_bound_known_ns), kSource, false);
+  }
+  AddBoundEvidence(r, m);
+}
+
+namespace {
+
+std::string Count(uint64_t n) { return std::to_string(n); }
+
+}  // namespace
+
+std::vector<std::string> DescribeDeviceTasks(const RooflineResult& r) {
+  if (r.device_tasks == 0) return {};
+  std::vector<std::string> out = {
+      Count(r.device_tasks) + " device tasks with a kernel_details/op_summary row, " + Count(r.device_ops) +
+      " placed: FLOPs from shapes for " + Count(r.device_tasks_with_flops) + " (others: no sound model for the op " +
+      "type/shapes/formats, unavailable); main-memory bytes from the PMU for " + Count(r.device_tasks_pmu_bytes) +
+      ", from shapes for " + Count(r.device_tasks_shape_bytes) + ", unavailable for " +
+      Count(r.device_tasks - r.device_tasks_pmu_bytes - r.device_tasks_shape_bytes)};
+  if (r.device_tasks_onchip_pmu_only > 0) {
+    std::string cols;
+    for (const std::string& c : r.onchip_pmu_columns) cols += (cols.empty() ? "" : ", ") + c;
+    out.push_back("  " + Count(r.device_tasks_onchip_pmu_only) +
+                  " tasks have PMU bandwidth of on-chip levels only (" + cols +
+                  "): not main-memory traffic, so their DRAM bytes are unavailable (profile with aic_metrics=Memory)");
+  }
+  return out;
+}
+
+namespace {
+
+std::string DescribeRow(const RooflineRow& row, const DevicePeaks* d) {
+  RooflinePoint p = EvaluateRow(row, d);
+  auto opt = [](const std::optional<double>& v, double scale, int digits) {
+    return v ? FormatFixed(*v * scale, digits) : std::string("n/a");
+  };
+  return "  " + row.name + " " + PrecisionName(row.precision) + " x" + std::to_string(row.count) + " " +
+         FormatDurationNs(static_cast<double>(row.time_ns)) + ": AI " +
+         opt(p.arithmetic_intensity_flops_per_byte, 1, 2) + " FLOP/B, " + opt(p.achieved_flops_per_second, 1e-9, 2) +
+         " GFLOP/s, " + opt(p.achieved_bytes_per_second, 1e-9, 2) + " GB/s (bytes from " +
+         BytesSourceName(row.bytes_source) + "), " + BoundName(p.bound) + "-bound, " +
+         (p.ai_utilization ? FormatPercent(*p.ai_utilization) : std::string("n/a")) + " of attainable";
+}
+
+}  // namespace
+
+std::vector<std::string> DescribeRoofline(const RooflineResult& r, const std::string& device_problem) {
+  uint64_t host_ops = r.ops - r.device_ops;
+  std::vector<std::string> out;
+  out.push_back(Count(host_ops) + " host tensor ops with a FLOP model (" + Count(r.ops_without_shapes) +
+                " without usable shapes" +
+                (r.device_time ? ", " + Count(r.ops_without_time) + " that launched no kernel, " +
+                                     Count(r.ops_on_device_tasks) + " counted as their device tasks"
+                               : std::string()) +
+                "); host time from " + (r.device_time ? "device kernels" : "host ops") +
+                "; host FLOPs and bytes are estimates from shapes");
+  for (std::string& line : DescribeDeviceTasks(r)) out.push_back(std::move(line));
+  out.push_back(r.device ? "device " + r.device->name + ": memory bandwidth " +
+                               FormatBytes(r.device->memory_bandwidth_bytes_per_second) + "/s"
+                         : "no device peaks: " + device_problem);
+  const DevicePeaks* d = r.device ? &*r.device : nullptr;
+  for (size_t i = 0; i < std::min<size_t>(10, r.rows.size()); ++i) out.push_back(DescribeRow(r.rows[i], d));
+  return out;
 }
 
 }  // namespace aiprof

@@ -2,14 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/testing/analysis_test_util.h"
 
 namespace aiprof {
 namespace {
 
+using testing::FixturesDir;
 using testing::ImportFixture;
 using testing::ImportJsonText;
+using testing::TempDir;
 
 // Hand-made CPU trace (labelled: not from a profiler). One thread:
 //   aten::mm     0..100 µs  [64,64]·[64,64]        F = 2·64³ = 524288, B = 3·4096·4 = 49152, AI 10.67
@@ -174,6 +180,218 @@ TEST(RooflineTest, Resnet18FixtureUsesProfilerFlops) {
   // Σ of the 60 conv2d `flops` args (python3 over the JSON): 3 steps × 3.627 GFLOP,
   // i.e. resnet18's 1.81 G multiply-adds per 224x224 image.
   EXPECT_DOUBLE_EQ(conv->flops, 10881368064.0);
+}
+
+// ---- Ascend device tasks (kernel_details.csv rows) ----
+
+// Imports a rank folder holding only this kernel_details.csv (no timeline:
+// the rows become the device slices, every other column an op metric).
+std::unique_ptr<Trace> ImportKernelDetails(const TempDir& dir, std::string_view csv) {
+  std::filesystem::create_directories(dir.Path("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+  dir.Write("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", csv);
+  auto r = ImportTrace(dir.path());
+  if (!r.ok()) {
+    ADD_FAILURE() << r.status().message();
+    return nullptr;
+  }
+  return std::move(r).value();
+}
+
+// Hand-made kernel_details.csv (labelled: not from a profiler), recorded with
+// aic_metrics=Memory. Bytes = (read + write GB/s) · 1e9 · core time µs · 1e-6:
+//   MatMulV2_1 bf16 [1024,1024]·[1024,1024], 10 µs: FLOPs 2·1024³ = 2147483648;
+//              cube (400 + 100) GB/s × 8 µs = 4e6 bytes (pmu); AI 536.870912
+//   Add_1      fp32 [1024,1024]+[1024,1024], 5 µs: FLOPs 1048576;
+//              vector (1000 + 500) GB/s × 4 µs = 6e6 bytes (pmu); AI 0.174763
+//   ZerosLike_1  2 µs: no FLOP model; vector (0 + 500) GB/s × 2 µs = 1e6 bytes (pmu)
+//   Cast_1     3 µs: no FLOP model, no PMU values: not placed
+//   MatMulV2_2 fp16 [16,16]·[16,16], 1 µs, aicore_time 0: PMU unusable →
+//              bytes from shapes 3·256·2 = 1536; FLOPs 2·16³ = 8192; AI 5.33
+//   Add_2      fp32 [4,4]+[4,4], 1 µs: vector 0 GB/s × 2 µs = 0 bytes (a
+//              measured zero): FLOPs 16, AI unknown
+constexpr char kKernelDetailsHeader[] =
+    "Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),"
+    "Block Dim,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,Output Formats,"
+    "aicore_time(us),aic_total_cycles,aic_main_mem_read_bw(GB/s),aic_main_mem_write_bw(GB/s),aiv_time(us),"
+    "aiv_total_cycles,aiv_main_mem_read_bw(GB/s),aiv_main_mem_write_bw(GB/s)\n";
+constexpr char kMemoryRows[] =
+    "1,4294967295,1,2,MatMulV2_1,MatMulV2,AI_CORE,100,10,0,20,\"1024,1024;1024,1024\",DT_BF16;DT_BF16,"
+    "FORMAT_ND;FORMAT_ND,\"1024,1024\",DT_BF16,FORMAT_ND,8,100,400,100,N/A,N/A,N/A,N/A\n"
+    "1,4294967295,2,2,Add_1,Add,AI_VECTOR_CORE,200,5,0,40,\"1024,1024;1024,1024\",FLOAT;FLOAT,"
+    "FORMAT_ND;FORMAT_ND,\"1024,1024\",FLOAT,FORMAT_ND,0,0,N/A,N/A,4,100,1000,500\n"
+    "1,4294967295,3,2,ZerosLike_1,ZerosLike,AI_VECTOR_CORE,300,2,0,40,\"1024\",FLOAT,FORMAT_ND,\"1024\",FLOAT,"
+    "FORMAT_ND,0,0,N/A,N/A,2,100,0,500\n"
+    "1,4294967295,4,2,Cast_1,Cast,AI_CORE,400,3,0,8,\"2,8193\",INT64,FORMAT_ND,\"2,8193\",INT32,FORMAT_ND,"
+    "N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A\n"
+    "1,4294967295,5,2,MatMulV2_2,MatMulV2,AI_CORE,500,1,0,1,\"16,16;16,16\",FLOAT16;FLOAT16,ND;ND,\"16,16\","
+    "FLOAT16,ND,0,0,100,100,N/A,N/A,N/A,N/A\n"
+    "1,4294967295,6,2,Add_2,Add,AI_VECTOR_CORE,600,1,0,1,\"4,4;4,4\",FLOAT;FLOAT,ND;ND,\"4,4\",FLOAT,ND,"
+    "0,0,N/A,N/A,2,100,0,0\n";
+
+DevicePeaks NpuDevice(double peak_16bit) {
+  DevicePeaks d;
+  d.name = "test-npu";
+  d.peak_flops_per_second = {{"bf16", peak_16bit}, {"fp16", peak_16bit}, {"fp32", 1e13}};
+  d.memory_bandwidth_bytes_per_second = 1e12;
+  return d;
+}
+
+TEST(RooflineAscendTest, PmuBytesAndShapeFlopsPerDeviceTask) {
+  TempDir dir;
+  auto t = ImportKernelDetails(dir, std::string(kKernelDetailsHeader) + kMemoryRows);
+  ASSERT_TRUE(t);
+  DevicePeaks dev = NpuDevice(5.0e14);  // 16-bit ridge 5e14 / 1e12 = 500 FLOP/byte; fp32 ridge 10
+  RooflineResult r = ComputeRoofline(*t, &dev);
+  EXPECT_EQ(r.device_tasks, 6u);
+  EXPECT_EQ(r.device_ops, 5u);  // all but Cast_1
+  EXPECT_EQ(r.device_tasks_with_flops, 4u);
+  EXPECT_EQ(r.device_tasks_pmu_bytes, 4u);
+  EXPECT_EQ(r.device_tasks_shape_bytes, 1u);
+  EXPECT_EQ(r.device_tasks_onchip_pmu_only, 0u);
+  EXPECT_EQ(r.ops, 5u);
+  EXPECT_EQ(r.time_ns, 19'000);  // 10 + 5 + 2 + 1 + 1 µs
+  EXPECT_DOUBLE_EQ(r.bytes, 4e6 + 6e6 + 1e6 + 1536 + 0);
+
+  const RooflineRow* mm = Row(r, "MatMulV2_1");
+  ASSERT_NE(mm, nullptr);
+  EXPECT_TRUE(mm->device_task);
+  EXPECT_EQ(mm->bytes_source, BytesSource::kPmu);
+  EXPECT_EQ(mm->precision, Precision::kBf16);
+  EXPECT_DOUBLE_EQ(mm->flops, 2147483648.0);
+  EXPECT_NEAR(mm->bytes, 4e6, 1e-6);
+  RooflinePoint p = EvaluateRow(*mm, &dev);
+  EXPECT_NEAR(*p.arithmetic_intensity_flops_per_byte, 536.870912, 1e-6);
+  EXPECT_NEAR(*p.achieved_flops_per_second, 2147483648.0 / 10e-6, 1);     // 2.147e14 FLOP/s
+  EXPECT_NEAR(*p.achieved_bytes_per_second, 4e11, 1e-3);                  // 4e6 B / 10 µs
+  EXPECT_NEAR(*p.compute_utilization, 2147483648.0 / 10e-6 / 5e14, 1e-12);  // 0.4295
+  EXPECT_NEAR(*p.bandwidth_utilization, 0.4, 1e-12);                      // 4e11 / 1e12
+  EXPECT_EQ(p.bound, Bound::kCompute);  // 536.87 ≥ ridge 500
+
+  const RooflineRow* zeros = Row(r, "ZerosLike_1");
+  ASSERT_NE(zeros, nullptr);
+  EXPECT_FALSE(zeros->flops_known);
+  EXPECT_EQ(zeros->bytes_source, BytesSource::kPmu);
+  RooflinePoint zp = EvaluateRow(*zeros, &dev);
+  EXPECT_FALSE(zp.arithmetic_intensity_flops_per_byte);  // FLOPs unknown, not zero
+  EXPECT_FALSE(zp.achieved_flops_per_second);
+  EXPECT_EQ(zp.bound, Bound::kUnknown);
+  EXPECT_NEAR(*zp.bandwidth_utilization, 0.5, 1e-12);  // 1e6 B / 2 µs = 5e11 B/s of 1e12
+
+  const RooflineRow* small = Row(r, "MatMulV2_2");
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->bytes_source, BytesSource::kShapes);  // aicore_time 0: PMU bytes unusable
+  EXPECT_DOUBLE_EQ(small->bytes, 1536);
+  const RooflineRow* add0 = Row(r, "Add_2");
+  ASSERT_NE(add0, nullptr);
+  EXPECT_EQ(add0->bytes_source, BytesSource::kPmu);
+  EXPECT_EQ(add0->bytes, 0);
+  EXPECT_FALSE(EvaluateRow(*add0, &dev).arithmetic_intensity_flops_per_byte);  // 16 FLOPs / 0 bytes: guarded
+  EXPECT_EQ(EvaluateRow(*add0, &dev).bound, Bound::kUnknown);
+  EXPECT_EQ(Row(r, "Cast_1"), nullptr);
+
+  MetricSet m;
+  PublishRoofline(r, "", &m);
+  // Bound known for MatMulV2_1 (10 µs, compute), Add_1 (5, memory: 0.17 < 10),
+  // MatMulV2_2 (1, memory: 5.33 < 500); Add_2 moved 0 bytes and is left out.
+  EXPECT_NEAR(m.Get("memory_bound_time_ratio")->value, 6.0 / 16, 1e-12);
+  // Σ bytes / (Σ time · B) = 11001536 / (19e-6 · 1e12); one row's bytes are from shapes.
+  EXPECT_NEAR(m.Get("memory_bandwidth_util")->value, 11001536 / (19e-6 * 1e12), 1e-12);
+  EXPECT_FALSE(m.Get("memory_bandwidth_util")->measured);
+  // Σ FLOPs with a peak / Σ time·peak = (2147483648 + 1048576 + 8192 + 16) /
+  // (10e-6·5e14 + 5e-6·1e13 + 1e-6·5e14 + 1e-6·1e13) = 2148540432 / 5.56e9.
+  EXPECT_NEAR(m.Get("compute_util")->value, 2148540432 / 5.56e9, 1e-12);
+  EXPECT_FALSE(m.Get("compute_util")->measured);
+  ASSERT_FALSE(m.Evidence("compute_bound").empty());
+  EXPECT_NE(m.Evidence("compute_bound")[0].find("bytes measured by the PMU"), std::string::npos);
+
+  std::vector<std::string> lines = DescribeRoofline(r, "");
+  bool pmu_line = false;
+  for (const std::string& l : lines) pmu_line |= l.find("MatMulV2_1") != std::string::npos && l.find("bytes from pmu") != std::string::npos;
+  EXPECT_TRUE(pmu_line);
+}
+
+TEST(RooflineAscendTest, RidgePointBothSidesWithPmuBytes) {
+  TempDir dir;
+  auto t = ImportKernelDetails(dir, std::string(kKernelDetailsHeader) + kMemoryRows);
+  ASSERT_TRUE(t);
+  // MatMulV2_1 has AI 536.87: compute-bound under ridge 500, memory-bound under 550.
+  DevicePeaks low = NpuDevice(5.0e14), high = NpuDevice(5.5e14);
+  EXPECT_EQ(EvaluateRow(*Row(ComputeRoofline(*t, &low), "MatMulV2_1"), &low).bound, Bound::kCompute);
+  RooflineResult r = ComputeRoofline(*t, &high);
+  EXPECT_EQ(EvaluateRow(*Row(r, "MatMulV2_1"), &high).bound, Bound::kMemory);
+  MetricSet m;
+  PublishRoofline(r, "", &m);
+  EXPECT_DOUBLE_EQ(m.Get("memory_bound_time_ratio")->value, 1.0);  // all 16 µs memory-bound
+}
+
+TEST(RooflineAscendTest, AllBytesFromPmuAreMeasured) {
+  TempDir dir;
+  std::string rows = kMemoryRows;
+  auto t = ImportKernelDetails(dir, std::string(kKernelDetailsHeader) + rows.substr(0, rows.find("1,4294967295,2,")));
+  ASSERT_TRUE(t);
+  DevicePeaks dev = NpuDevice(5.0e14);
+  RooflineResult r = ComputeRoofline(*t, &dev);
+  ASSERT_EQ(r.ops, 1u);
+  MetricSet m;
+  PublishRoofline(r, "", &m);
+  EXPECT_NEAR(m.Get("memory_bandwidth_util")->value, 0.4, 1e-12);  // 4e6 B / (10 µs · 1e12 B/s)
+  EXPECT_TRUE(m.Get("memory_bandwidth_util")->measured);
+}
+
+TEST(RooflineAscendTest, BytesOnlyTasksLeaveFlopMetricsUnavailable) {
+  TempDir dir;
+  std::string rows = kMemoryRows;
+  size_t zeros = rows.find("1,4294967295,3,");
+  auto t = ImportKernelDetails(dir, std::string(kKernelDetailsHeader) + rows.substr(zeros, rows.find("1,4294967295,4,") - zeros));
+  ASSERT_TRUE(t);
+  DevicePeaks dev = NpuDevice(5.0e14);
+  RooflineResult r = ComputeRoofline(*t, &dev);
+  ASSERT_EQ(r.ops, 1u);
+  MetricSet m;
+  PublishRoofline(r, "", &m);
+  EXPECT_NEAR(m.Get("memory_bandwidth_util")->value, 0.5, 1e-12);
+  EXPECT_NE(m.UnavailableReason("compute_util").value_or("").find("FLOP model"), std::string::npos);
+  EXPECT_TRUE(m.UnavailableReason("memory_bound_time_ratio").has_value());
+}
+
+// The real MemoryL0 kernel_details.csv of msinsight's test data: its PMU
+// bandwidth columns are L0A/L0B/L0C levels only, and none of its op types
+// (ZerosLike, Cast, Slice, DSAStatelessGenBitMask, FlashAttentionScore,
+// NonZero) has a sound FLOP model, so nothing is placed and the reasons are said.
+TEST(RooflineAscendTest, RealMemoryL0FixtureReportsWhatIsMissing) {
+  std::ifstream in(FixturesDir() +
+                   "/ascend/Ascend__msinsight__server__src__test__test_data__test_rank_0__ASCEND_PROFILER_OUTPUT__"
+                   "kernel_details.csv");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  TempDir dir;
+  auto t = ImportKernelDetails(dir, text.str());
+  ASSERT_TRUE(t);
+  DevicePeaks dev = NpuDevice(313e12);
+  RooflineResult r = ComputeRoofline(*t, &dev);
+  // 21 rows: 4 HCCL (not kernels), 1 short row (bad_op_row), 16 device tasks
+  // (python3 csv over the file); 12 of them carry L0 bandwidth values.
+  EXPECT_EQ(r.device_tasks, 16u);
+  EXPECT_EQ(r.device_ops, 0u);
+  EXPECT_EQ(r.device_tasks_with_flops, 0u);
+  EXPECT_EQ(r.device_tasks_pmu_bytes, 0u);
+  EXPECT_EQ(r.device_tasks_onchip_pmu_only, 12u);
+  EXPECT_EQ(r.onchip_pmu_columns,
+            (std::vector<std::string>{"aic_l0a_read_bw(GB/s)", "aic_l0a_write_bw(GB/s)", "aic_l0b_read_bw(GB/s)",
+                                      "aic_l0b_write_bw(GB/s)", "aic_l0c_read_bw_cube(GB/s)",
+                                      "aic_l0c_write_bw_cube(GB/s)", "aiv_l0c_read_bw(GB/s)",
+                                      "aiv_l0c_write_bw(GB/s)"}));
+  EXPECT_TRUE(r.rows.empty());
+  MetricSet m;
+  PublishRoofline(r, "", &m);
+  EXPECT_TRUE(m.UnavailableReason("memory_bandwidth_util").has_value());
+  std::vector<std::string> lines = DescribeDeviceTasks(r);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("16 device tasks"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("12 tasks have PMU bandwidth of on-chip levels only (aic_l0a_read_bw(GB/s)"),
+            std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("DRAM bytes are unavailable"), std::string::npos);
 }
 
 }  // namespace
