@@ -12,7 +12,9 @@ Each replica k = 0..R-1 is a copy of every timed event of the source with
   * args "External id"      -> id + k*maxExternalId   (0 = none, kept 0);
   * args "Python id" / "Python parent id" -> id + k*maxPythonId (null kept);
   * args "Profiler Event Index" / "Ev Idx" -> idx + k*(maxIdx+1);
-  * flow events (ph s/t/f) "id" -> id + k*maxFlowId.
+  * flow events (ph s/t/f) "id" and args "correlation" -> + k*maxId, with
+    maxId the largest of both (Kineto's ac2g flow id is the correlation id,
+    so launches and kernels of a GPU source stay paired within a replica).
 Addresses, sizes, shapes, stacks, "Python module id" are kept as they are.
 
 Session-wide events are written once, not replicated: metadata (ph "M"), the
@@ -122,8 +124,10 @@ class Source(object):
                              for k in ("Python id", "Python parent id"))
         self.max_idx = max_of(int_arg(ev.get("args"), k) for ev in events
                               for k in ("Profiler Event Index", "Ev Idx"))
-        self.max_flow = max_of(ev.get("id") if isinstance(ev.get("id"), int) else None
-                               for ev in self.replicated if ev.get("ph") in ("s", "t", "f"))
+        self.max_flow = max(
+            max_of(ev.get("id") if isinstance(ev.get("id"), int) else None
+                   for ev in self.replicated if ev.get("ph") in ("s", "t", "f")),
+            max_of(int_arg(ev.get("args"), "correlation") for ev in self.replicated))
 
 
 def replica_event(ev, k, shift, src):
@@ -146,7 +150,7 @@ def replica_event(ev, k, shift, src):
     if isinstance(args, dict):
         a = None
         for key, inc in (("External id", src.max_ext), ("Python id", src.max_py),
-                         ("Python parent id", src.max_py),
+                         ("Python parent id", src.max_py), ("correlation", src.max_flow),
                          ("Profiler Event Index", src.max_idx + 1), ("Ev Idx", src.max_idx + 1)):
             v = args.get(key)
             if isinstance(v, int) and not isinstance(v, bool):

@@ -1,6 +1,7 @@
 #include "src/analysis/analyze.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/communication/communication.h"
@@ -167,8 +168,13 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
 AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
   AnalysisReport rep;
   MetricSet* m = &rep.metrics;
+  // Each analysis ends with section(): its time runs from the previous one.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point last = Clock::now();
   auto section = [&](const char* name, std::vector<std::string> lines) {
-    rep.sections.push_back({name, std::move(lines)});
+    const Clock::time_point now = Clock::now();
+    rep.sections.push_back({name, std::move(lines), std::chrono::duration<double, std::milli>(now - last).count()});
+    last = now;
   };
   if (AnalysisSelected(options, "breakdown")) {
     GapsResult r = ComputeGaps(trace);

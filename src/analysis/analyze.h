@@ -39,6 +39,7 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name);
 struct AnalysisSection {
   std::string name;  // one of AnalysisNames()
   std::vector<std::string> lines;
+  double elapsed_ms = 0;  // wall time of the analysis (compute, publish, describe)
 };
 
 struct AnalysisReport {

@@ -1,5 +1,8 @@
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "src/analysis/analyze.h"
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
@@ -39,6 +42,9 @@ class AnalyzeCommand : public Command {
     options.device = device_;
     AnalysisReport report = RunAnalyses(*trace, options);
     timer.Mark("analyse");
+    if (timing_) {
+      for (const AnalysisSection& s : report.sections) std::fprintf(stderr, "aiprof:   %-12s %9.1f ms\n", s.name.c_str(), s.elapsed_ms);
+    }
     RETURN_IF_ERROR(WriteOutput(output_, format_ == "json" ? AnalysisToJson(report) : AnalysisToText(report)));
     timer.Mark("render+write");
     return OkStatus();

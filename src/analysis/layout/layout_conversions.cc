@@ -36,7 +36,8 @@ bool IsCloneCaller(std::string_view n) {
 
 class Finder {
  public:
-  explicit Finder(const Trace& t) : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(LaunchingCalls(t)) {}
+  explicit Finder(const Trace& t)
+      : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(LaunchingCalls(t)), named_(t.strings.size(), kUnknown) {}
 
   LayoutResult Run() {
     const SliceTable& s = t_.slices;
@@ -49,7 +50,7 @@ class Finder {
       }
       if (s.kind[i] != EventKind::kCpuOp) continue;
       uint32_t outer = kNoSlice;
-      if (IsNamedConversion(Name(i), false)) outer = i;
+      if (Named(i, false)) outer = i;
       else if (Name(i) == "aten::copy_" && !launches_memcpy_[i]) outer = OuterConversion(i);
       if (outer == kNoSlice || counted[outer]) continue;
       counted[outer] = 1;
@@ -64,6 +65,16 @@ class Finder {
 
  private:
   std::string_view Name(uint32_t i) const { return t_.Str(t_.slices.name[i]); }
+
+  // IsNamedConversion of slice i's name, computed once per distinct name
+  // (names repeat: case-insensitive searches per slice cost more than the
+  // rest of the analysis on long kernel names).
+  bool Named(uint32_t i, bool device_kernel) {
+    int8_t& c = named_[t_.slices.name[i].raw];
+    const int8_t bit = device_kernel ? 2 : 1, known = device_kernel ? 8 : 4;
+    if (!(c & known)) c = static_cast<int8_t>(c | known | (IsNamedConversion(Name(i), device_kernel) ? bit : 0));
+    return c & bit;
+  }
 
   // Host ops that (transitively) launch a device memcpy.
   void MarkMemcpyLaunchers() {
@@ -145,7 +156,7 @@ class Finder {
         if (first_op == kNoSlice && s.kind[p] == EventKind::kCpuOp) first_op = p;
         if (in_conversion[p]) { host = p; break; }
       }
-      if (IsNamedConversion(Name(i), true)) {
+      if (Named(i, true)) {
         Add(std::string(Name(i)), first_op == kNoSlice ? "" : std::string(Name(first_op)), s.dur_ns[i]);
       } else if (host != kNoSlice) {
         Add(std::string(Name(host)), Trigger(host), s.dur_ns[i]);
@@ -159,6 +170,8 @@ class Finder {
   std::vector<char> launches_memcpy_;
   std::vector<uint32_t> host_conversions_;
   std::map<std::pair<std::string, std::string>, size_t> index_;
+  static constexpr int8_t kUnknown = 0;
+  std::vector<int8_t> named_;  // per StringId: bits 1/2 = named (host/device), 4/8 = computed
   LayoutResult result_;
 };
 
