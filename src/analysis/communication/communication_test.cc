@@ -283,7 +283,9 @@ TEST(CommunicationTest, HandMadeMatrixSlowLinkBothSidesOfTheLimit) {
   size_t judged = 0, slow = 0;
   for (const LinkBandwidth& l : links) {
     judged += l.judged, slow += l.slow;
-    if (l.link == "0-1") EXPECT_NEAR(l.bandwidth_bytes_per_second, 20e9, 1);  // the top1 row left out
+    if (l.link == "0-1") {
+      EXPECT_NEAR(l.bandwidth_bytes_per_second, 20e9, 1);  // the top1 row left out
+    }
   }
   EXPECT_EQ(judged, 5u);
   EXPECT_EQ(slow, 1u);

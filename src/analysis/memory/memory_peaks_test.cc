@@ -121,7 +121,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(AscendCase{"ascend-pt/level1/rank0_ascend_pt", 1322299392, 1736408883743396450,
                                  "cann::Conv2DBackpropFilter10", 262144},
                       AscendCase{"ascend-pt/level0/rank0_ascend_pt", 1245819904, 1736405443921184280,
-                                 "aten::_foreach_add", 1024}));
+                                 "aten::_foreach_add", 1024}),
+    [](const ::testing::TestParamInfo<AscendCase>& info) {
+      return std::string(info.param.folder).find("level1") != std::string::npos ? "Level1Rank0" : "Level0Rank0";
+    });
 
 // Two ranks in one folder: one peak per rank, the same figures per rank as
 // the oracle gives for each rank folder (rank1 peak at 1736408883749732.560 us).
