@@ -80,6 +80,7 @@ struct AscendCase {
   const char* allocation;
   int64_t allocation_bytes;
 };
+void PrintTo(const AscendCase& c, std::ostream* os) { *os << c.folder; }
 
 class AscendMemoryPeaksTest : public ::testing::TestWithParam<AscendCase> {};
 
