@@ -4,6 +4,7 @@
 #include <map>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/communication/text_helpers.h"
 #include "src/analysis/metrics/metric_set.h"
 
 namespace aiprof {
@@ -11,10 +12,10 @@ namespace {
 
 constexpr char kSource[] = "communication";
 
-std::string Ns(int64_t ns) { return FormatDurationNs(static_cast<double>(ns)); }
-std::string RankName(int32_t rank) { return rank == kNoRank ? "rank ?" : "rank " + std::to_string(rank); }
-std::string GBps(double bytes_per_second) { return FormatFixed(bytes_per_second * 1e-9, 2) + " GB/s"; }
-double Share(int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0; }
+using comm_text::GBps;
+using comm_text::Ns;
+using comm_text::RankName;
+using comm_text::Share;
 
 std::string ClocksDisagree(const CrossRankResult& c) {
   return "the ranks' ends of matched collectives differ by a median " + Ns(c.end_spread_p50_ns) + " (" +

@@ -3,14 +3,15 @@
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/communication/communication.h"
+#include "src/analysis/communication/text_helpers.h"
 
 namespace aiprof {
 namespace {
 
-std::string Ns(int64_t ns) { return FormatDurationNs(static_cast<double>(ns)); }
-std::string RankName(int32_t rank) { return rank == kNoRank ? "rank ?" : "rank " + std::to_string(rank); }
-std::string GBps(double bytes_per_second) { return FormatFixed(bytes_per_second * 1e-9, 2) + " GB/s"; }
-double Share(int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0; }
+using comm_text::GBps;
+using comm_text::Ns;
+using comm_text::RankName;
+using comm_text::Share;
 
 void DescribeTypes(const CollectiveStats& st, std::vector<std::string>* out) {
   for (const CollectiveTypeStats& t : st.by_type) {
