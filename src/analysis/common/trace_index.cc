@@ -19,6 +19,17 @@ std::vector<uint32_t> LaunchingCalls(const Trace& trace) {
   return out;
 }
 
+std::vector<uint32_t> LaunchingOps(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<uint32_t> out(s.size(), kNoSlice);
+  for (size_t i = 0; i < trace.flows.size(); ++i) {
+    uint32_t from = trace.flows.from_slice[i], to = trace.flows.to_slice[i];
+    if (from >= s.size() || to >= s.size()) continue;
+    if (IsDeviceActivity(s.kind[to]) && s.kind[from] == EventKind::kCpuOp && out[to] == kNoSlice) out[to] = from;
+  }
+  return out;
+}
+
 std::vector<uint32_t> ParentSlices(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> out(s.size(), kNoSlice);

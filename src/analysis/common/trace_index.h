@@ -16,6 +16,11 @@ namespace aiprof {
 // Trace::flows whose target is device activity), or kNoSlice.
 std::vector<uint32_t> LaunchingCalls(const Trace& trace);
 
+// For every slice, the host op (cpu_op) at the start of a flow into it when
+// it is device activity (torch_npu's async_npu / torch_to_npu flows link the
+// framework op itself, not a runtime call), or kNoSlice.
+std::vector<uint32_t> LaunchingOps(const Trace& trace);
+
 // For every slice, the innermost slice on the same track that encloses it
 // (start ≤ child start, child end ≤ end), or kNoSlice. Uses the
 // (track, ts, longest first) order and depth set by TraceBuilder.

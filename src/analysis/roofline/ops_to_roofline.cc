@@ -103,7 +103,8 @@ struct Scan {
 
 };
 
-// Device time per root: kernels attributed through their launching call,
+// Device time per root: kernels attributed through their launching call
+// (or, without one, the host op a flow links them to: torch_npu),
 // except kernels already placed as device tasks (`placed`), whose roots are
 // marked in `*covered` instead.
 std::vector<int64_t> DeviceTimes(const Trace& trace, const Scan& scan, const std::vector<uint8_t>& placed,
@@ -112,11 +113,13 @@ std::vector<int64_t> DeviceTimes(const Trace& trace, const Scan& scan, const std
   std::vector<int64_t> t(s.size(), 0);
   covered->assign(s.size(), 0);
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
+  const std::vector<uint32_t> launching_op = LaunchingOps(trace);
   *any_kernel = false;
   for (uint32_t k = 0; k < s.size(); ++k) {
     if (s.kind[k] != EventKind::kKernel) continue;
     *any_kernel = true;
-    uint32_t r = launcher[k] == kNoSlice ? kNoSlice : scan.RootOf(launcher[k]);
+    const uint32_t from = launcher[k] != kNoSlice ? launcher[k] : launching_op[k];
+    uint32_t r = from == kNoSlice ? kNoSlice : scan.RootOf(from);
     if (r == kNoSlice) continue;
     if (placed[k]) {
       (*covered)[r] = 1;

@@ -394,5 +394,55 @@ TEST(RooflineAscendTest, RealMemoryL0FixtureReportsWhatIsMissing) {
   EXPECT_NE(lines[1].find("DRAM bytes are unavailable"), std::string::npos);
 }
 
+// Hand-made torch_npu folder (labelled: not profiler output): two host
+// aten::mm ops with shapes, each launching one device task through an
+// async_npu flow. MatMulV2_1 has a kernel_details row with PMU bytes, so it
+// is placed as a device task and its host op is left out (no double
+// counting); MatMulV2_9 has no row, so its host op is placed with the
+// task's time (10 µs) and shape bytes 3·1024²·2 = 6291456.
+TEST(RooflineAscendTest, HostOpOfAPlacedDeviceTaskIsNotCountedTwice) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.Path("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT"));
+  dir.Write("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", R"([
+{"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "Python"}},
+{"ph": "M", "name": "process_name", "pid": 102402, "tid": 0, "args": {"name": "Ascend Hardware"}},
+{"ph": "M", "name": "thread_name", "pid": 102402, "tid": 2, "args": {"name": "Stream 2"}},
+{"ph": "X", "name": "aten::mm", "pid": 100, "tid": 100, "ts": "1000.000", "dur": 10, "cat": "cpu_op",
+ "args": {"Input Dims": [[1024, 1024], [1024, 1024]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+{"ph": "X", "name": "aten::mm", "pid": 100, "tid": 100, "ts": "2000.000", "dur": 10, "cat": "cpu_op",
+ "args": {"Input Dims": [[1024, 1024], [1024, 1024]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+{"ph": "X", "name": "MatMulV2_1", "pid": 102402, "tid": 2, "ts": "1100.000", "dur": 10, "args": {"Task Type": "AI_CORE"}},
+{"ph": "X", "name": "MatMulV2_9", "pid": 102402, "tid": 2, "ts": "2100.000", "dur": 10, "args": {"Task Type": "AI_CORE"}},
+{"ph": "s", "name": "torch_to_npu", "id": 1, "pid": 100, "tid": 100, "ts": "1000.500", "cat": "async_npu", "bp": "e"},
+{"ph": "f", "name": "torch_to_npu", "id": 1, "pid": 102402, "tid": 2, "ts": "1100.000", "cat": "async_npu", "bp": "e"},
+{"ph": "s", "name": "torch_to_npu", "id": 2, "pid": 100, "tid": 100, "ts": "2000.500", "cat": "async_npu", "bp": "e"},
+{"ph": "f", "name": "torch_to_npu", "id": 2, "pid": 102402, "tid": 2, "ts": "2100.000", "cat": "async_npu", "bp": "e"}
+])");
+  dir.Write("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+            std::string(kKernelDetailsHeader) +
+                "1,4294967295,1,2,MatMulV2_1,MatMulV2,AI_CORE,1100,10,0,20,\"1024,1024;1024,1024\",DT_BF16;DT_BF16,"
+                "FORMAT_ND;FORMAT_ND,\"1024,1024\",DT_BF16,FORMAT_ND,8,100,400,100,N/A,N/A,N/A,N/A\n");
+  auto imported = ImportTrace(dir.path());
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const Trace& t = **imported;
+  DevicePeaks dev = NpuDevice(5.0e14);
+  RooflineResult r = ComputeRoofline(t, &dev);
+  EXPECT_EQ(r.device_tasks, 1u);
+  EXPECT_EQ(r.device_ops, 1u);
+  EXPECT_EQ(r.ops_on_device_tasks, 1u);
+  const RooflineRow* task = Row(r, "MatMulV2_1");
+  ASSERT_NE(task, nullptr);
+  EXPECT_TRUE(task->device_task);
+  EXPECT_NEAR(task->bytes, 4e6, 1e-6);  // (400 + 100) GB/s × 8 µs
+  const RooflineRow* host = Row(r, "aten::mm");
+  ASSERT_NE(host, nullptr);
+  EXPECT_FALSE(host->device_task);
+  EXPECT_EQ(host->count, 1u);
+  EXPECT_EQ(host->time_ns, 10'000);
+  EXPECT_DOUBLE_EQ(host->flops, 2147483648.0);
+  EXPECT_DOUBLE_EQ(host->bytes, 6291456.0);
+  EXPECT_EQ(r.ops, 2u);
+}
+
 }  // namespace
 }  // namespace aiprof
