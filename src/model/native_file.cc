@@ -98,39 +98,43 @@ class NativeReader {
   uint64_t pos_ = 0;
 };
 
+// A table's columns in Table::Columns order; on reading, every column after
+// the first must have the first's length.
+template <typename Table>
+Status WriteTable(const Table& table, NativeWriter& w) {
+  Status status = OkStatus();
+  Table::Columns(table, [&](const auto& column) {
+    if (status.ok()) status = w.Column(column);
+  });
+  return status;
+}
+
+template <typename Table>
+Status ReadTable(NativeReader& r, Table* table) {
+  Status status = OkStatus();
+  bool first = true;
+  uint64_t rows = 0;
+  Table::Columns(*table, [&](auto& column) {
+    if (!status.ok()) return;
+    status = first ? r.Column(&column) : r.Column(&column, rows);
+    if (first) rows = column.size();
+    first = false;
+  });
+  return status;
+}
+
 Status WriteAll(const Trace& t, NativeWriter& w) {
   RETURN_IF_ERROR(w.U64(t.strings.size()));
   for (size_t i = 0; i < t.strings.size(); ++i) RETURN_IF_ERROR(w.Str(t.strings.Get(StringId{static_cast<uint32_t>(i)})));
-  const TrackTable& k = t.tracks;
-  RETURN_IF_ERROR(w.Column(k.kind)); RETURN_IF_ERROR(w.Column(k.layer)); RETURN_IF_ERROR(w.Column(k.pid));
-  RETURN_IF_ERROR(w.Column(k.tid)); RETURN_IF_ERROR(w.Column(k.pid_label)); RETURN_IF_ERROR(w.Column(k.tid_label));
-  RETURN_IF_ERROR(w.Column(k.name)); RETURN_IF_ERROR(w.Column(k.process_name)); RETURN_IF_ERROR(w.Column(k.rank));
-  RETURN_IF_ERROR(w.Column(k.device));
-  const SliceTable& s = t.slices;
-  RETURN_IF_ERROR(w.Column(s.ts_ns)); RETURN_IF_ERROR(w.Column(s.dur_ns)); RETURN_IF_ERROR(w.Column(s.name));
-  RETURN_IF_ERROR(w.Column(s.category)); RETURN_IF_ERROR(w.Column(s.kind)); RETURN_IF_ERROR(w.Column(s.track));
-  RETURN_IF_ERROR(w.Column(s.depth)); RETURN_IF_ERROR(w.Column(s.correlation)); RETURN_IF_ERROR(w.Column(s.arg_begin));
-  RETURN_IF_ERROR(w.Column(s.arg_count));
+  RETURN_IF_ERROR(WriteTable(t.tracks, w));
+  RETURN_IF_ERROR(WriteTable(t.slices, w));
   RETURN_IF_ERROR(w.Column(t.args));
-  const InstantTable& in = t.instants;
-  RETURN_IF_ERROR(w.Column(in.ts_ns)); RETURN_IF_ERROR(w.Column(in.name)); RETURN_IF_ERROR(w.Column(in.category));
-  RETURN_IF_ERROR(w.Column(in.track)); RETURN_IF_ERROR(w.Column(in.scope)); RETURN_IF_ERROR(w.Column(in.arg_begin));
-  RETURN_IF_ERROR(w.Column(in.arg_count));
-  RETURN_IF_ERROR(w.Column(t.counters.ts_ns)); RETURN_IF_ERROR(w.Column(t.counters.track));
-  RETURN_IF_ERROR(w.Column(t.counters.value));
-  const FlowTable& f = t.flows;
-  RETURN_IF_ERROR(w.Column(f.from_slice)); RETURN_IF_ERROR(w.Column(f.to_slice)); RETURN_IF_ERROR(w.Column(f.flow_id));
-  RETURN_IF_ERROR(w.Column(f.category));
-  const StepTable& st = t.steps;
-  RETURN_IF_ERROR(w.Column(st.name)); RETURN_IF_ERROR(w.Column(st.number)); RETURN_IF_ERROR(w.Column(st.ts_ns));
-  RETURN_IF_ERROR(w.Column(st.dur_ns)); RETURN_IF_ERROR(w.Column(st.track)); RETURN_IF_ERROR(w.Column(st.rank));
-  const OpMetricTable& om = t.op_metrics;
-  RETURN_IF_ERROR(w.Column(om.slice)); RETURN_IF_ERROR(w.Column(om.rank)); RETURN_IF_ERROR(w.Column(om.source));
-  RETURN_IF_ERROR(w.Column(om.op)); RETURN_IF_ERROR(w.Column(om.key)); RETURN_IF_ERROR(w.Column(om.value));
-  RETURN_IF_ERROR(w.Column(om.text));
-  const StepBreakdownTable& sb = t.step_breakdown;
-  RETURN_IF_ERROR(w.Column(sb.rank)); RETURN_IF_ERROR(w.Column(sb.step)); RETURN_IF_ERROR(w.Column(sb.source));
-  RETURN_IF_ERROR(w.Column(sb.key)); RETURN_IF_ERROR(w.Column(sb.value_ns));
+  RETURN_IF_ERROR(WriteTable(t.instants, w));
+  RETURN_IF_ERROR(WriteTable(t.counters, w));
+  RETURN_IF_ERROR(WriteTable(t.flows, w));
+  RETURN_IF_ERROR(WriteTable(t.steps, w));
+  RETURN_IF_ERROR(WriteTable(t.op_metrics, w));
+  RETURN_IF_ERROR(WriteTable(t.step_breakdown, w));
   RETURN_IF_ERROR(w.U64(t.metadata.size()));
   for (const auto& [key, value] : t.metadata) {
     RETURN_IF_ERROR(w.Str(key));
@@ -157,45 +161,15 @@ Status ReadAll(NativeReader& r, Trace* t) {
     strings.push_back(s);
   }
   t->strings.AdoptExternal(std::move(strings));
-  TrackTable& k = t->tracks;
-  RETURN_IF_ERROR(r.Column(&k.kind)); uint64_t tn = k.kind.size();
-  RETURN_IF_ERROR(r.Column(&k.layer, tn)); RETURN_IF_ERROR(r.Column(&k.pid, tn)); RETURN_IF_ERROR(r.Column(&k.tid, tn));
-  RETURN_IF_ERROR(r.Column(&k.pid_label, tn)); RETURN_IF_ERROR(r.Column(&k.tid_label, tn));
-  RETURN_IF_ERROR(r.Column(&k.name, tn)); RETURN_IF_ERROR(r.Column(&k.process_name, tn));
-  RETURN_IF_ERROR(r.Column(&k.rank, tn)); RETURN_IF_ERROR(r.Column(&k.device, tn));
-  SliceTable& sl = t->slices;
-  RETURN_IF_ERROR(r.Column(&sl.ts_ns)); uint64_t sn = sl.ts_ns.size();
-  RETURN_IF_ERROR(r.Column(&sl.dur_ns, sn)); RETURN_IF_ERROR(r.Column(&sl.name, sn));
-  RETURN_IF_ERROR(r.Column(&sl.category, sn)); RETURN_IF_ERROR(r.Column(&sl.kind, sn));
-  RETURN_IF_ERROR(r.Column(&sl.track, sn)); RETURN_IF_ERROR(r.Column(&sl.depth, sn));
-  RETURN_IF_ERROR(r.Column(&sl.correlation, sn)); RETURN_IF_ERROR(r.Column(&sl.arg_begin, sn));
-  RETURN_IF_ERROR(r.Column(&sl.arg_count, sn));
+  RETURN_IF_ERROR(ReadTable(r, &t->tracks));
+  RETURN_IF_ERROR(ReadTable(r, &t->slices));
   RETURN_IF_ERROR(r.Column(&t->args));
-  InstantTable& in = t->instants;
-  RETURN_IF_ERROR(r.Column(&in.ts_ns)); uint64_t inn = in.ts_ns.size();
-  RETURN_IF_ERROR(r.Column(&in.name, inn)); RETURN_IF_ERROR(r.Column(&in.category, inn));
-  RETURN_IF_ERROR(r.Column(&in.track, inn)); RETURN_IF_ERROR(r.Column(&in.scope, inn));
-  RETURN_IF_ERROR(r.Column(&in.arg_begin, inn)); RETURN_IF_ERROR(r.Column(&in.arg_count, inn));
-  RETURN_IF_ERROR(r.Column(&t->counters.ts_ns)); uint64_t cn = t->counters.ts_ns.size();
-  RETURN_IF_ERROR(r.Column(&t->counters.track, cn)); RETURN_IF_ERROR(r.Column(&t->counters.value, cn));
-  FlowTable& f = t->flows;
-  RETURN_IF_ERROR(r.Column(&f.from_slice)); uint64_t fn = f.from_slice.size();
-  RETURN_IF_ERROR(r.Column(&f.to_slice, fn)); RETURN_IF_ERROR(r.Column(&f.flow_id, fn));
-  RETURN_IF_ERROR(r.Column(&f.category, fn));
-  StepTable& st = t->steps;
-  RETURN_IF_ERROR(r.Column(&st.name)); uint64_t stn = st.name.size();
-  RETURN_IF_ERROR(r.Column(&st.number, stn)); RETURN_IF_ERROR(r.Column(&st.ts_ns, stn));
-  RETURN_IF_ERROR(r.Column(&st.dur_ns, stn)); RETURN_IF_ERROR(r.Column(&st.track, stn));
-  RETURN_IF_ERROR(r.Column(&st.rank, stn));
-  OpMetricTable& om = t->op_metrics;
-  RETURN_IF_ERROR(r.Column(&om.slice)); uint64_t omn = om.slice.size();
-  RETURN_IF_ERROR(r.Column(&om.rank, omn)); RETURN_IF_ERROR(r.Column(&om.source, omn));
-  RETURN_IF_ERROR(r.Column(&om.op, omn)); RETURN_IF_ERROR(r.Column(&om.key, omn));
-  RETURN_IF_ERROR(r.Column(&om.value, omn)); RETURN_IF_ERROR(r.Column(&om.text, omn));
-  StepBreakdownTable& sb = t->step_breakdown;
-  RETURN_IF_ERROR(r.Column(&sb.rank)); uint64_t sbn = sb.rank.size();
-  RETURN_IF_ERROR(r.Column(&sb.step, sbn)); RETURN_IF_ERROR(r.Column(&sb.source, sbn));
-  RETURN_IF_ERROR(r.Column(&sb.key, sbn)); RETURN_IF_ERROR(r.Column(&sb.value_ns, sbn));
+  RETURN_IF_ERROR(ReadTable(r, &t->instants));
+  RETURN_IF_ERROR(ReadTable(r, &t->counters));
+  RETURN_IF_ERROR(ReadTable(r, &t->flows));
+  RETURN_IF_ERROR(ReadTable(r, &t->steps));
+  RETURN_IF_ERROR(ReadTable(r, &t->op_metrics));
+  RETURN_IF_ERROR(ReadTable(r, &t->step_breakdown));
   RETURN_IF_ERROR(r.U64(&n));
   for (uint64_t i = 0; i < n; ++i) {
     std::string key, value;

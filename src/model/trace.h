@@ -55,6 +55,13 @@ struct TrackTable {
   ChunkedVector<StringId> process_name;  // process_name metadata
   ChunkedVector<int32_t> rank;           // kNoRank when unknown
   ChunkedVector<int32_t> device;         // kHostDevice for host tracks
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.kind); f(t.layer); f(t.pid); f(t.tid); f(t.pid_label); f(t.tid_label); f(t.name); f(t.process_name);
+    f(t.rank); f(t.device);
+  }
   size_t size() const { return kind.size(); }
 };
 
@@ -83,6 +90,13 @@ struct SliceTable {
   ChunkedVector<int64_t> correlation;  // launch↔device correlation, or kNoCorrelation
   ChunkedVector<uint64_t> arg_begin;   // into Trace::args
   ChunkedVector<uint16_t> arg_count;
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.ts_ns); f(t.dur_ns); f(t.name); f(t.category); f(t.kind); f(t.track); f(t.depth); f(t.correlation);
+    f(t.arg_begin); f(t.arg_count);
+  }
   size_t size() const { return ts_ns.size(); }
 };
 
@@ -94,6 +108,12 @@ struct InstantTable {
   ChunkedVector<char> scope;  // 't' thread, 'p' process, 'g' global
   ChunkedVector<uint64_t> arg_begin;
   ChunkedVector<uint16_t> arg_count;
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.ts_ns); f(t.name); f(t.category); f(t.track); f(t.scope); f(t.arg_begin); f(t.arg_count);
+  }
   size_t size() const { return ts_ns.size(); }
 };
 
@@ -101,6 +121,12 @@ struct CounterTable {
   ChunkedVector<int64_t> ts_ns;
   ChunkedVector<uint32_t> track;  // a kCounter track
   ChunkedVector<double> value;
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.ts_ns); f(t.track); f(t.value);
+  }
   size_t size() const { return ts_ns.size(); }
 };
 
@@ -109,6 +135,12 @@ struct FlowTable {
   ChunkedVector<uint32_t> to_slice;
   ChunkedVector<uint64_t> flow_id;  // exact, may exceed 2^53
   ChunkedVector<StringId> category;  // "ac2g", "correlation", "fwdbwd", ...
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.from_slice); f(t.to_slice); f(t.flow_id); f(t.category);
+  }
   size_t size() const { return from_slice.size(); }
 };
 
@@ -119,6 +151,12 @@ struct StepTable {
   ChunkedVector<int64_t> dur_ns;
   ChunkedVector<uint32_t> track;
   ChunkedVector<int32_t> rank;
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.name); f(t.number); f(t.ts_ns); f(t.dur_ns); f(t.track); f(t.rank);
+  }
   size_t size() const { return ts_ns.size(); }
 };
 
@@ -134,6 +172,12 @@ struct OpMetricTable {
   ChunkedVector<StringId> key;     // column name as written, e.g. "aic_mac_ratio"
   ChunkedVector<double> value;     // numeric value; NaN when the value is text
   ChunkedVector<StringId> text;    // text value, empty when numeric
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.slice); f(t.rank); f(t.source); f(t.op); f(t.key); f(t.value); f(t.text);
+  }
   size_t size() const { return slice.size(); }
 };
 
@@ -146,6 +190,12 @@ struct StepBreakdownTable {
   ChunkedVector<StringId> source;  // file name
   ChunkedVector<StringId> key;     // column name as written
   ChunkedVector<int64_t> value_ns;
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.rank); f(t.step); f(t.source); f(t.key); f(t.value_ns);
+  }
   size_t size() const { return rank.size(); }
 };
 

@@ -1,6 +1,8 @@
 #include "src/importers/common/folder_merge.h"
 
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace aiprof {
 namespace {
@@ -16,34 +18,59 @@ class PartMerger {
   }
 
   void Run() {
-    Tracks();
+    Append(in_.tracks, &out_->tracks);
     Args();
-    Slices();
-    Instants();
-    Counters();
-    Flows();
-    Steps();
-    OpMetrics();
-    StepBreakdown();
+    const size_t slices = Append(in_.slices, &out_->slices);
+    Offset(&out_->slices.track, slices, track_base_);
+    Offset(&out_->slices.arg_begin, slices, arg_base_);
+    const size_t instants = Append(in_.instants, &out_->instants);
+    Offset(&out_->instants.track, instants, track_base_);
+    Offset(&out_->instants.arg_begin, instants, arg_base_);
+    Offset(&out_->counters.track, Append(in_.counters, &out_->counters), track_base_);
+    const size_t flows = Append(in_.flows, &out_->flows);
+    Offset(&out_->flows.from_slice, flows, slice_base_);
+    Offset(&out_->flows.to_slice, flows, slice_base_);
+    Offset(&out_->steps.track, Append(in_.steps, &out_->steps), track_base_);
+    Offset(&out_->op_metrics.slice, Append(in_.op_metrics, &out_->op_metrics), slice_base_);
+    Append(in_.step_breakdown, &out_->step_breakdown);
   }
 
  private:
   StringId S(StringId id) const { return strings_[id.raw]; }
+  template <typename T>
+  T Remap(const T& v) const {
+    if constexpr (std::is_same_v<T, StringId>) {
+      return S(v);
+    } else {
+      return v;
+    }
+  }
 
-  void Tracks() {
-    const TrackTable& a = in_.tracks;
-    TrackTable& b = out_->tracks;
-    for (size_t i = 0; i < a.size(); ++i) {
-      b.kind.push_back(a.kind[i]);
-      b.layer.push_back(a.layer[i]);
-      b.pid.push_back(a.pid[i]);
-      b.tid.push_back(a.tid[i]);
-      b.pid_label.push_back(S(a.pid_label[i]));
-      b.tid_label.push_back(S(a.tid_label[i]));
-      b.name.push_back(S(a.name[i]));
-      b.process_name.push_back(S(a.process_name[i]));
-      b.rank.push_back(a.rank[i]);
-      b.device.push_back(a.device[i]);
+  // Appends every column of `in` to the same column of `*out`, string ids
+  // re-interned (references to other tables are offset by the caller);
+  // returns the first appended row.
+  template <typename Table>
+  size_t Append(const Table& in, Table* out) {
+    const size_t first = out->size();
+    std::vector<void*> columns;
+    Table::Columns(*out, [&](auto& column) { columns.push_back(&column); });
+    size_t k = 0;
+    Table::Columns(in, [&](const auto& column) {
+      auto* to = static_cast<std::remove_cvref_t<decltype(column)>*>(columns[k++]);
+      for (size_t i = 0; i < column.size(); ++i) to->push_back(Remap(column[i]));
+    });
+    return first;
+  }
+
+  // Adds `base` to rows [first, end) of a column of ids into another table
+  // (kNoSlice / kNoTrack, both UINT32_MAX, stay as they are).
+  template <typename T, typename B>
+  static void Offset(ChunkedVector<T>* column, size_t first, B base) {
+    for (size_t i = first; i < column->size(); ++i) {
+      if constexpr (std::is_same_v<T, uint32_t>) {
+        if ((*column)[i] == kNoSlice) continue;
+      }
+      (*column)[i] = static_cast<T>((*column)[i] + base);
     }
   }
 
@@ -53,95 +80,6 @@ class PartMerger {
       arg.key = S(arg.key);
       if (arg.type == ArgType::kString || arg.type == ArgType::kJson) arg.str = S(StringId{arg.str}).raw;
       out_->args.push_back(arg);
-    }
-  }
-
-  void Slices() {
-    const SliceTable& a = in_.slices;
-    SliceTable& b = out_->slices;
-    for (size_t i = 0; i < a.size(); ++i) {
-      b.ts_ns.push_back(a.ts_ns[i]);
-      b.dur_ns.push_back(a.dur_ns[i]);
-      b.name.push_back(S(a.name[i]));
-      b.category.push_back(S(a.category[i]));
-      b.kind.push_back(a.kind[i]);
-      b.track.push_back(a.track[i] + track_base_);
-      b.depth.push_back(a.depth[i]);
-      b.correlation.push_back(a.correlation[i]);
-      b.arg_begin.push_back(a.arg_begin[i] + arg_base_);
-      b.arg_count.push_back(a.arg_count[i]);
-    }
-  }
-
-  void Instants() {
-    const InstantTable& a = in_.instants;
-    InstantTable& b = out_->instants;
-    for (size_t i = 0; i < a.size(); ++i) {
-      b.ts_ns.push_back(a.ts_ns[i]);
-      b.name.push_back(S(a.name[i]));
-      b.category.push_back(S(a.category[i]));
-      b.track.push_back(a.track[i] + track_base_);
-      b.scope.push_back(a.scope[i]);
-      b.arg_begin.push_back(a.arg_begin[i] + arg_base_);
-      b.arg_count.push_back(a.arg_count[i]);
-    }
-  }
-
-  void Counters() {
-    const CounterTable& a = in_.counters;
-    for (size_t i = 0; i < a.size(); ++i) {
-      out_->counters.ts_ns.push_back(a.ts_ns[i]);
-      out_->counters.track.push_back(a.track[i] + track_base_);
-      out_->counters.value.push_back(a.value[i]);
-    }
-  }
-
-  void Flows() {
-    const FlowTable& a = in_.flows;
-    for (size_t i = 0; i < a.size(); ++i) {
-      out_->flows.from_slice.push_back(a.from_slice[i] + slice_base_);
-      out_->flows.to_slice.push_back(a.to_slice[i] + slice_base_);
-      out_->flows.flow_id.push_back(a.flow_id[i]);
-      out_->flows.category.push_back(S(a.category[i]));
-    }
-  }
-
-  void Steps() {
-    const StepTable& a = in_.steps;
-    StepTable& b = out_->steps;
-    for (size_t i = 0; i < a.size(); ++i) {
-      b.name.push_back(S(a.name[i]));
-      b.number.push_back(a.number[i]);
-      b.ts_ns.push_back(a.ts_ns[i]);
-      b.dur_ns.push_back(a.dur_ns[i]);
-      b.track.push_back(a.track[i] + track_base_);
-      b.rank.push_back(a.rank[i]);
-    }
-  }
-
-  void OpMetrics() {
-    const OpMetricTable& a = in_.op_metrics;
-    OpMetricTable& b = out_->op_metrics;
-    for (size_t i = 0; i < a.size(); ++i) {
-      b.slice.push_back(a.slice[i] == kNoSlice ? kNoSlice : a.slice[i] + slice_base_);
-      b.rank.push_back(a.rank[i]);
-      b.source.push_back(S(a.source[i]));
-      b.op.push_back(S(a.op[i]));
-      b.key.push_back(S(a.key[i]));
-      b.value.push_back(a.value[i]);
-      b.text.push_back(S(a.text[i]));
-    }
-  }
-
-  void StepBreakdown() {
-    const StepBreakdownTable& a = in_.step_breakdown;
-    StepBreakdownTable& b = out_->step_breakdown;
-    for (size_t i = 0; i < a.size(); ++i) {
-      b.rank.push_back(a.rank[i]);
-      b.step.push_back(a.step[i]);
-      b.source.push_back(S(a.source[i]));
-      b.key.push_back(S(a.key[i]));
-      b.value_ns.push_back(a.value_ns[i]);
     }
   }
 
