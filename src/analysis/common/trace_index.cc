@@ -5,29 +5,31 @@
 
 namespace aiprof {
 
-std::vector<uint32_t> LaunchingCalls(const Trace& trace) {
+namespace {
+
+// For every device-activity slice, the first flow source whose kind passes
+// `source_kind`, or kNoSlice.
+template <typename Pred>
+std::vector<uint32_t> FlowSourcesOfDeviceActivity(const Trace& trace, Pred source_kind) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> out(s.size(), kNoSlice);
   for (size_t i = 0; i < trace.flows.size(); ++i) {
     uint32_t from = trace.flows.from_slice[i], to = trace.flows.to_slice[i];
     if (from >= s.size() || to >= s.size()) continue;
-    EventKind fk = s.kind[from];
-    if (!IsDeviceActivity(s.kind[to])) continue;
-    if (fk != EventKind::kRuntime && fk != EventKind::kDriver) continue;
-    if (out[to] == kNoSlice) out[to] = from;
+    if (IsDeviceActivity(s.kind[to]) && source_kind(s.kind[from]) && out[to] == kNoSlice) out[to] = from;
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<uint32_t> LaunchingCalls(const Trace& trace) {
+  return FlowSourcesOfDeviceActivity(
+      trace, [](EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; });
+}
+
 std::vector<uint32_t> LaunchingOps(const Trace& trace) {
-  const SliceTable& s = trace.slices;
-  std::vector<uint32_t> out(s.size(), kNoSlice);
-  for (size_t i = 0; i < trace.flows.size(); ++i) {
-    uint32_t from = trace.flows.from_slice[i], to = trace.flows.to_slice[i];
-    if (from >= s.size() || to >= s.size()) continue;
-    if (IsDeviceActivity(s.kind[to]) && s.kind[from] == EventKind::kCpuOp && out[to] == kNoSlice) out[to] = from;
-  }
-  return out;
+  return FlowSourcesOfDeviceActivity(trace, [](EventKind k) { return k == EventKind::kCpuOp; });
 }
 
 std::vector<uint32_t> ParentSlices(const Trace& trace) {
