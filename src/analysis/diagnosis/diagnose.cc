@@ -71,7 +71,14 @@ std::vector<RankedCause> RankCauses(const Rule& rule, const MetricSet& metrics) 
         }
       } else {
         s.tier = 2;
-        s.cause.why = "not checked: the trace lacks the metrics for its condition";
+        s.cause.why = "not checked: the trace lacks";
+        const char* separator = " ";
+        for (const std::string& name : r.missing_metrics) {
+          std::optional<std::string> reason = metrics.UnavailableReason(name);
+          s.cause.why += separator + name + (reason ? " (" + *reason + ")" : "");
+          separator = "; ";
+        }
+        if (r.missing_metrics.empty()) s.cause.why += " the metrics for its condition";
       }
     } else {
       s.cause.why = "general cause of this bottleneck";

@@ -99,6 +99,20 @@ TEST(DiagnoseTest, FindingHasConfidenceCausesAndImpact) {
   EXPECT_EQ(d.not_fired[0]->id, "margin_only");
 }
 
+// A cause whose metric is unavailable is listed last, with the reason.
+TEST(DiagnoseTest, UncheckedCauseSaysWhyItsMetricIsMissing) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.25, "test");
+  f.metrics.SetUnavailable("layout_conversion_count_per_step", "no steps in the trace");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_EQ(d.findings.size(), 1u);
+  const Finding& x = d.findings[0];
+  ASSERT_EQ(x.causes.size(), 3u);  // general, then per_step and never (unknown)
+  EXPECT_EQ(x.causes[0].id, "general");
+  EXPECT_EQ(x.causes[1].why,
+            "not checked: the trace lacks layout_conversion_count_per_step (no steps in the trace)");
+}
+
 TEST(DiagnoseTest, ConfidenceLevelsOnBothSidesOfEachThreshold) {
   for (auto [value, expected] : std::vector<std::pair<double, Confidence>>{
            {0.051, Confidence::kLow}, {0.10, Confidence::kLow}, {0.101, Confidence::kMedium},
