@@ -39,15 +39,19 @@ StringId GroupOf(const Trace& trace, std::optional<StringId> pg_key, uint32_t s)
   return StringId{};
 }
 
-}  // namespace
+bool IsHostCollectiveSpan(const Trace& trace, uint32_t s) {
+  if (trace.slices.kind[s] != EventKind::kUserAnnotation) return false;
+  std::string_view name = trace.Str(trace.slices.name[s]);
+  return name.starts_with("gloo:");
+}
 
-std::vector<CollectiveSlice> CollectCollectives(const Trace& trace) {
+std::vector<CollectiveSlice> Collect(const Trace& trace, bool host_spans) {
   std::vector<CollectiveSlice> out;
   OpArgReader args(trace);
   const std::optional<StringId> pg_key = trace.strings.Find("Process Group Name");
   const std::optional<StringId> name_key = trace.strings.Find("Collective name");
   for (uint32_t s = 0; s < trace.slices.size(); ++s) {
-    if (trace.slices.kind[s] != EventKind::kCollective) continue;
+    if (host_spans ? !IsHostCollectiveSpan(trace, s) : trace.slices.kind[s] != EventKind::kCollective) continue;
     CollectiveSlice c;
     c.slice = s;
     const uint32_t track = trace.slices.track[s];
@@ -65,6 +69,13 @@ std::vector<CollectiveSlice> CollectCollectives(const Trace& trace) {
     out.push_back(c);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<CollectiveSlice> CollectCollectives(const Trace& trace) {
+  std::vector<CollectiveSlice> device = Collect(trace, /*host_spans=*/false);
+  return device.empty() ? Collect(trace, /*host_spans=*/true) : device;
 }
 
 }  // namespace aiprof

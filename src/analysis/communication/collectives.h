@@ -1,6 +1,11 @@
 // The communication slices of a trace, read once: every device slice whose
 // kind is kCollective (NCCL/RCCL kernels, HCCL group tasks), with its rank,
-// device, type, group and message size.
+// device, type, group and message size. A trace without any (CPU-only
+// training with the gloo backend) uses the host spans PyTorch records around
+// each collective instead: user annotations named "gloo:<op>", on the host
+// (device kHostDevice), where gloo runs the collective; the c10d:: ops
+// enclosing them are not counted again. ("nccl:<op>" spans only time the
+// launch, so they are never used.)
 //
 // Group: the "Process Group Name" arg (Kineto), else the track name for
 // HCCL ("Group 0 Communication"), else empty. Message size: the larger of

@@ -134,6 +134,27 @@ TEST(CommunicationTest, NcclKernelsPerTypeWithBandwidth) {
   EXPECT_TRUE(m.UnavailableReason("comm_wait_ratio").has_value());
 }
 
+// CPU-only gloo run (rank 34 of 300): no device collectives, so the
+// "gloo:all_reduce" host spans are the collectives. Oracle (gloo mode): 10
+// spans, 2,135,455,918 ns, longest 380,583,378 ns; 178,777,427 ns inside
+// ProfilerStep#551 (210,109,162 ns), all exposed (no kernels to hide it).
+TEST(CommunicationTest, GlooHostSpansOnACpuOnlyTrace) {
+  auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  CommunicationResult r = ComputeCommunication(*t);
+  EXPECT_EQ(r.collective_slices, 10u);
+  ASSERT_EQ(r.stats.by_type.size(), 1u);
+  EXPECT_EQ(r.stats.by_type[0].rank, 34);
+  EXPECT_EQ(r.stats.by_type[0].type, CollectiveType::kAllReduce);
+  EXPECT_EQ(r.stats.by_type[0].total_ns, 2135455918);
+  EXPECT_EQ(r.stats.by_type[0].max_ns, 380583378);
+  ASSERT_EQ(r.stats.steps.size(), 1u);
+  EXPECT_EQ(r.stats.steps[0].number, 551);
+  EXPECT_EQ(r.stats.steps[0].step_ns, 210109162);
+  EXPECT_EQ(r.stats.steps[0].comm_ns, 178777427);
+  EXPECT_EQ(r.stats.steps[0].exposed_ns, 178777427);
+}
+
 // The HTA sampled pair (ranks 0 and 1 of 128): SendRecv kernels whose ends
 // differ by a median 21 ms, 55% of a mean kernel: arrival times cannot be
 // compared, so wait and slow rank are unavailable, not guessed.

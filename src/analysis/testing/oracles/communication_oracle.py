@@ -8,6 +8,9 @@
   communication_oracle.py nccl KINETO.json.gz
       Kineto NCCL kernels: per collective name count, total ns, bytes
       (max(In, Out msg nelems) x dtype size), algbw GB/s.
+  communication_oracle.py gloo KINETO.json.gz
+      CPU-only (gloo) traces: "gloo:*" host spans: count, total and
+      longest ns, and their time inside each ProfilerStep.
 Timestamps are parsed as Decimal (exact) and converted to integer ns.
 """
 import gzip, json, sys
@@ -68,5 +71,23 @@ def nccl(path):
         print(f"{name} count={count} total_ns={dur} bytes={nbytes} algbw_GBps={nbytes / dur:.6f}")
 
 
+def gloo(path):
+    ev = [e for e in load(path) if e.get('ph') == 'X']
+    spans = sorted((ns(e['ts']), ns(e['ts']) + ns(e['dur'])) for e in ev if e['name'].startswith('gloo:'))
+    print(f"gloo count={len(spans)} total_ns={sum(b - a for a, b in spans)} max_ns={max(b - a for a, b in spans)}")
+    merged = []
+    for a, b in spans:
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    for e in ev:
+        if e['name'].startswith('ProfilerStep#'):
+            s0, s1 = ns(e['ts']), ns(e['ts']) + ns(e['dur'])
+            inside = sum(max(0, min(b, s1) - max(a, s0)) for a, b in merged)
+            print(f"{e['name']} step_ns={s1 - s0} comm_ns={inside}")
+
+
 if __name__ == '__main__':
-    {'ascend': lambda: ascend(sys.argv[2:]), 'nccl': lambda: nccl(sys.argv[2])}[sys.argv[1]]()
+    {'ascend': lambda: ascend(sys.argv[2:]), 'nccl': lambda: nccl(sys.argv[2]),
+     'gloo': lambda: gloo(sys.argv[2])}[sys.argv[1]]()
