@@ -150,13 +150,105 @@ std::vector<std::string> DescribeMemory(const Trace& trace, const MemoryResult& 
   return out;
 }
 
+// One entry per analysis: compute, publish its metrics, describe it.
+using SectionLines = std::vector<std::string>;
+
+SectionLines RunBreakdown(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  GapsResult r = ComputeGaps(trace);
+  PublishGaps(trace, r, m);
+  return DescribeBreakdown(trace, r);
+}
+
+SectionLines RunLaunches(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  LaunchStats r = ComputeLaunchStats(trace);
+  PublishLaunchStats(trace, r, m);
+  return DescribeLaunches(trace, r);
+}
+
+SectionLines RunMemcpy(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  MemcpyStats r = ComputeMemcpyStats(trace);
+  PublishMemcpyStats(trace, r, m);
+  return DescribeMemcpy(r);
+}
+
+SectionLines RunLayout(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  LayoutResult r = ComputeLayoutConversions(trace);
+  PublishLayoutConversions(trace, r, m);
+  return DescribeLayout(r);
+}
+
+SectionLines RunFusion(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  FusionResult r = ComputeFusionCandidates(trace);
+  PublishFusionCandidates(trace, r, m);
+  return DescribeFusion(trace, r);
+}
+
+SectionLines RunLongTail(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  LongTailResult r = ComputeLongTails(trace);
+  PublishLongTails(trace, r, m);
+  return DescribeLongTail(trace, r);
+}
+
+SectionLines RunSteps(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  StepStats r = ComputeStepStats(trace);
+  PublishStepStats(trace, r, m);
+  return DescribeSteps(trace, r);
+}
+
+SectionLines RunMemory(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  MemoryResult r = ComputeMemoryPeaks(trace);
+  PublishMemoryPeaks(trace, r, m);
+  return DescribeMemory(trace, r);
+}
+
+SectionLines RunCommunication(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  CommunicationResult r = ComputeCommunication(trace);
+  PublishCommunication(r, m);
+  return DescribeCommunication(r);
+}
+
+SectionLines RunPipeline(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+  PipelineResult r = ComputePipelineStages(trace);
+  PublishPipelineStages(r, m);
+  SectionLines lines;
+  if (r.stages.empty()) lines.push_back("no stage spans (stage:<name>, node:<name>, pipeline/<name>)");
+  for (const PipelineStage& st : r.stages) {
+    lines.push_back(st.name + ": " + FormatPercent(st.latency_share) + " of pipeline time, x" +
+                    std::to_string(st.instances) + ", waiting " + FormatPercent(Share(st.waiting_ns, st.total_ns)) +
+                    ", mean work " + Ns(st.MeanWorkingNs()));
+  }
+  return lines;
+}
+
+SectionLines RunRoofline(const Trace& trace, const AnalyzeOptions& options, MetricSet* m) {
+  std::string problem;
+  std::optional<DevicePeaks> device = ResolveDevice(trace, options.device, options.devices_file, &problem);
+  RooflineResult r = ComputeRoofline(trace, device ? &*device : nullptr);
+  PublishRoofline(r, problem, m);
+  return DescribeRoofline(r, problem);
+}
+
+struct AnalysisEntry {
+  std::string_view name;
+  SectionLines (*run)(const Trace&, const AnalyzeOptions&, MetricSet*);
+};
+
+// Every analysis, in the order they run (and their sections appear).
+constexpr AnalysisEntry kAnalyses[] = {
+    {"breakdown", RunBreakdown}, {"launches", RunLaunches},   {"memcpy", RunMemcpy},
+    {"layout", RunLayout},       {"fusion", RunFusion},       {"long_tail", RunLongTail},
+    {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
+    {"pipeline", RunPipeline},   {"roofline", RunRoofline},
+};
+
 }  // namespace
 
 const std::vector<std::string_view>& AnalysisNames() {
-  static const std::vector<std::string_view> kNames = {
-      "breakdown", "launches", "memcpy", "layout", "fusion", "long_tail", "steps",
-      "communication", "memory", "pipeline", "roofline",
-  };
+  static const std::vector<std::string_view> kNames = [] {
+    std::vector<std::string_view> names;
+    for (const AnalysisEntry& a : kAnalyses) names.push_back(a.name);
+    return names;
+  }();
   return kNames;
 }
 
@@ -166,79 +258,14 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
 }
 
 AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
-  AnalysisReport rep;
-  MetricSet* m = &rep.metrics;
-  // Each analysis ends with section(): its time runs from the previous one.
   using Clock = std::chrono::steady_clock;
-  Clock::time_point last = Clock::now();
-  auto section = [&](const char* name, std::vector<std::string> lines) {
-    const Clock::time_point now = Clock::now();
-    rep.sections.push_back({name, std::move(lines), std::chrono::duration<double, std::milli>(now - last).count()});
-    last = now;
-  };
-  if (AnalysisSelected(options, "breakdown")) {
-    GapsResult r = ComputeGaps(trace);
-    PublishGaps(trace, r, m);
-    section("breakdown", DescribeBreakdown(trace, r));
-  }
-  if (AnalysisSelected(options, "launches")) {
-    LaunchStats r = ComputeLaunchStats(trace);
-    PublishLaunchStats(trace, r, m);
-    section("launches", DescribeLaunches(trace, r));
-  }
-  if (AnalysisSelected(options, "memcpy")) {
-    MemcpyStats r = ComputeMemcpyStats(trace);
-    PublishMemcpyStats(trace, r, m);
-    section("memcpy", DescribeMemcpy(r));
-  }
-  if (AnalysisSelected(options, "layout")) {
-    LayoutResult r = ComputeLayoutConversions(trace);
-    PublishLayoutConversions(trace, r, m);
-    section("layout", DescribeLayout(r));
-  }
-  if (AnalysisSelected(options, "fusion")) {
-    FusionResult r = ComputeFusionCandidates(trace);
-    PublishFusionCandidates(trace, r, m);
-    section("fusion", DescribeFusion(trace, r));
-  }
-  if (AnalysisSelected(options, "long_tail")) {
-    LongTailResult r = ComputeLongTails(trace);
-    PublishLongTails(trace, r, m);
-    section("long_tail", DescribeLongTail(trace, r));
-  }
-  if (AnalysisSelected(options, "steps")) {
-    StepStats r = ComputeStepStats(trace);
-    PublishStepStats(trace, r, m);
-    section("steps", DescribeSteps(trace, r));
-  }
-  if (AnalysisSelected(options, "memory")) {
-    MemoryResult r = ComputeMemoryPeaks(trace);
-    PublishMemoryPeaks(trace, r, m);
-    section("memory", DescribeMemory(trace, r));
-  }
-  if (AnalysisSelected(options, "communication")) {
-    CommunicationResult r = ComputeCommunication(trace);
-    PublishCommunication(r, m);
-    section("communication", DescribeCommunication(r));
-  }
-  if (AnalysisSelected(options, "pipeline")) {
-    PipelineResult r = ComputePipelineStages(trace);
-    PublishPipelineStages(r, m);
-    std::vector<std::string> lines;
-    if (r.stages.empty()) lines.push_back("no stage spans (stage:<name>, node:<name>, pipeline/<name>)");
-    for (const PipelineStage& st : r.stages) {
-      lines.push_back(st.name + ": " + FormatPercent(st.latency_share) + " of pipeline time, x" +
-                      std::to_string(st.instances) + ", waiting " +
-                      FormatPercent(Share(st.waiting_ns, st.total_ns)) + ", mean work " + Ns(st.MeanWorkingNs()));
-    }
-    section("pipeline", lines);
-  }
-  if (AnalysisSelected(options, "roofline")) {
-    std::string problem;
-    std::optional<DevicePeaks> device = ResolveDevice(trace, options.device, options.devices_file, &problem);
-    RooflineResult r = ComputeRoofline(trace, device ? &*device : nullptr);
-    PublishRoofline(r, problem, m);
-    section("roofline", DescribeRoofline(r, problem));
+  AnalysisReport rep;
+  for (const AnalysisEntry& a : kAnalyses) {
+    if (!AnalysisSelected(options, a.name)) continue;
+    const Clock::time_point start = Clock::now();
+    SectionLines lines = a.run(trace, options, &rep.metrics);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    rep.sections.push_back({std::string(a.name), std::move(lines), ms});
   }
   return rep;
 }

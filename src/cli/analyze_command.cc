@@ -43,7 +43,9 @@ class AnalyzeCommand : public Command {
     AnalysisReport report = RunAnalyses(*trace, options);
     timer.Mark("analyse");
     if (timing_) {
-      for (const AnalysisSection& s : report.sections) std::fprintf(stderr, "aiprof:   %-12s %9.1f ms\n", s.name.c_str(), s.elapsed_ms);
+      for (const AnalysisSection& s : report.sections) {
+        std::fprintf(stderr, "aiprof:   %-14s %7.1f ms\n", s.name.c_str(), s.elapsed_ms);
+      }
     }
     RETURN_IF_ERROR(WriteOutput(output_, format_ == "json" ? AnalysisToJson(report) : AnalysisToText(report)));
     timer.Mark("render+write");
