@@ -35,11 +35,17 @@ bool AllRanksHaveProfilerSplit(const CrossRankResult& c) {
 void PublishWaitRatio(const CrossRankResult& c, MetricSet* m) {
   int64_t wait = 0, total = 0;
   if (AllRanksHaveProfilerSplit(c)) {
-    for (const RankCommunication& r : c.ranks) wait += r.profiler_wait_ns, total += r.profiler_elapse_ns;
+    for (const RankCommunication& r : c.ranks) {
+      wait += r.profiler_wait_ns;
+      total += r.profiler_elapse_ns;
+    }
     m->Set("comm_wait_ratio", Share(wait, total), "communication.json");
     return;
   }
-  for (const RankCommunication& r : c.ranks) wait += r.wait_ns, total += r.comm_ns;
+  for (const RankCommunication& r : c.ranks) {
+    wait += r.wait_ns;
+    total += r.comm_ns;
+  }
   if (c.matched == 0 || total == 0) {
     m->SetUnavailable("comm_wait_ratio",
                       "needs collectives matched across 2 or more ranks, or torch_npu communication.json");

@@ -96,7 +96,10 @@ void DescribeSlowRank(const CrossRankResult& c, std::vector<std::string>* out) {
 void DescribeLinks(const CrossRankResult& c, std::vector<std::string>* out) {
   if (c.links.empty()) return;
   size_t judged = 0, slow = 0;
-  for (const LinkBandwidth& l : c.links) judged += l.judged, slow += l.slow;
+  for (const LinkBandwidth& l : c.links) {
+    judged += l.judged;
+    slow += l.slow;
+  }
   out->push_back("links: " + std::to_string(c.links.size()) + " (rank, link) pairs, " + std::to_string(judged) +
                  " judged, " + std::to_string(slow) + " slow (below 80% of their transport's median)");
   size_t listed = 0;

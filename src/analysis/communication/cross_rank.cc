@@ -12,14 +12,6 @@ struct Window {
   int64_t start_ns, end_ns;
 };
 
-template <typename T>
-double Median(std::vector<T> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? static_cast<double>(v[n / 2]) : (static_cast<double>(v[n / 2 - 1]) + static_cast<double>(v[n / 2])) / 2;
-}
-
 // First-to-last device activity per rank.
 std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
   std::map<int32_t, Window> w;
@@ -45,7 +37,7 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
     seq[{c.group.raw, c.type}][c.rank].push_back({ts, ts + trace.slices.dur_ns[c.slice]});
     (*ranks)[c.rank].rank = c.rank;
   }
-  std::vector<int64_t> end_spreads;
+  std::vector<double> end_spreads;
   for (auto& [key, by_rank] : seq) {
     size_t n = SIZE_MAX;
     for (auto& [rank, w] : by_rank) {
@@ -70,7 +62,7 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
         rc.lateness_ns += w[i].start_ns - first;
         rc.transfer_ns += std::max<int64_t>(0, w[i].end_ns - last);
       }
-      end_spreads.push_back(end_hi - end_lo);
+      end_spreads.push_back(static_cast<double>(end_hi - end_lo));
       ++r->matched;
     }
   }
@@ -113,9 +105,9 @@ std::optional<SlowRank> FindSlowRank(const std::vector<RankCommunication>& ranks
   s.test = TestLargestForOutlier(lateness);
   const RankCommunication& slow = *matched[s.test.index];
   s.rank = slow.rank;
-  std::vector<int64_t> others;
+  std::vector<double> others;
   for (const RankCommunication* rc : matched) {
-    if (rc != &slow) others.push_back(rc->lateness_ns);
+    if (rc != &slow) others.push_back(static_cast<double>(rc->lateness_ns));
   }
   s.excess_ns = std::max<int64_t>(0, slow.lateness_ns - static_cast<int64_t>(std::llround(Median(others))));
   s.excess_ratio = slow.span_ns > 0 ? static_cast<double>(s.excess_ns) / static_cast<double>(slow.span_ns) : 0;
@@ -137,7 +129,10 @@ CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<Collectiv
   }
   int64_t comm_ns = 0;
   uint64_t instances = 0;
-  for (const RankCommunication& rc : r.ranks) comm_ns += rc.comm_ns, instances += rc.matched;
+  for (const RankCommunication& rc : r.ranks) {
+    comm_ns += rc.comm_ns;
+    instances += rc.matched;
+  }
   if (instances > 0 && comm_ns > 0) {
     r.end_spread_share = static_cast<double>(r.end_spread_p50_ns) / (static_cast<double>(comm_ns) / static_cast<double>(instances));
     r.clocks_agree = r.end_spread_share <= kMaxEndSpreadShare;

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "src/analysis/communication/rank_outlier.h"
+
 namespace aiprof {
 namespace {
 
@@ -68,9 +70,7 @@ void JudgeLinks(std::vector<LinkBandwidth>* links) {
   std::map<std::string, double> medians;
   for (auto& [transport, bw] : by_transport) {
     if (bw.size() < kMinLinksToCompare) continue;
-    std::sort(bw.begin(), bw.end());
-    const size_t n = bw.size();
-    medians[transport] = n % 2 ? bw[n / 2] : (bw[n / 2 - 1] + bw[n / 2]) / 2;
+    medians[transport] = Median(std::move(bw));
   }
   for (LinkBandwidth& l : *links) {
     auto it = medians.find(l.transport);
