@@ -7,6 +7,15 @@ PKGS=(g++ cmake ninja-build pkg-config python3
       libsimdjson-dev libfmt-dev libcli11-dev libxxhash-dev zlib1g-dev libzstd-dev
       libsqlite3-dev libyaml-cpp-dev libboost-math-dev
       libgtest-dev libgmock-dev libbenchmark-dev)
+# Each part of aiprof that needs more packages lists them, one a line, in
+# scripts/deps/<part>.txt ('#' starts a comment).
+for f in "$(dirname "$0")"/deps/*.txt; do
+  [ -e "$f" ] || continue
+  while read -r p _; do
+    case "$p" in ''|'#'*) continue ;; esac
+    PKGS+=("$p")
+  done < "$f"
+done
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
