@@ -135,6 +135,8 @@ Status WriteAll(const Trace& t, NativeWriter& w) {
   RETURN_IF_ERROR(WriteTable(t.steps, w));
   RETURN_IF_ERROR(WriteTable(t.op_metrics, w));
   RETURN_IF_ERROR(WriteTable(t.step_breakdown, w));
+  RETURN_IF_ERROR(WriteTable(t.callsites, w));
+  RETURN_IF_ERROR(WriteTable(t.samples, w));
   RETURN_IF_ERROR(w.U64(t.metadata.size()));
   for (const auto& [key, value] : t.metadata) {
     RETURN_IF_ERROR(w.Str(key));
@@ -170,6 +172,8 @@ Status ReadAll(NativeReader& r, Trace* t) {
   RETURN_IF_ERROR(ReadTable(r, &t->steps));
   RETURN_IF_ERROR(ReadTable(r, &t->op_metrics));
   RETURN_IF_ERROR(ReadTable(r, &t->step_breakdown));
+  RETURN_IF_ERROR(ReadTable(r, &t->callsites));
+  RETURN_IF_ERROR(ReadTable(r, &t->samples));
   RETURN_IF_ERROR(r.U64(&n));
   for (uint64_t i = 0; i < n; ++i) {
     std::string key, value;
@@ -291,6 +295,19 @@ Status Validate(const Trace& t, const NativeReader& r) {
   for (size_t i = 0; i < sb.size(); ++i) {
     if (sb.source[i].raw >= strings || sb.key[i].raw >= strings) {
       return r.Corrupt("step breakdown " + std::to_string(i) + " refers outside the string table");
+    }
+  }
+  const CallsiteTable& cs = t.callsites;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    if ((cs.parent[i] != kNoCallsite && cs.parent[i] >= i) || cs.frame[i].raw >= strings ||
+        cs.module[i].raw >= strings || static_cast<uint8_t>(cs.kind[i]) > static_cast<uint8_t>(FrameKind::kKernel)) {
+      return r.Corrupt("callsite " + std::to_string(i) + " refers outside its tables");
+    }
+  }
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    if (t.samples.track[i] >= t.tracks.size() ||
+        (t.samples.callsite[i] != kNoCallsite && t.samples.callsite[i] >= cs.size())) {
+      return r.Corrupt("stack sample " + std::to_string(i) + " refers outside its tables");
     }
   }
   return OkStatus();

@@ -84,5 +84,40 @@ TEST(NativeFileTest, TruncatedOrCorruptFilesAreErrorsNotCrashes) {
   EXPECT_NE(r.status().message().find("version 99"), std::string::npos);
 }
 
+
+// Stack samples and their callsite tree survive the file; the builder
+// shares call sites between samples and orders samples by (track, ts).
+TEST(NativeFileTest, RoundTripsStackSamples) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t th = b.ThreadTrack(IdValue::Num(10), IdValue::Num(11));
+  StringId exe = b.Intern("/usr/bin/app");
+  uint32_t main_cs = b.InternCallsite(kNoCallsite, b.Intern("main"), exe, FrameKind::kNative);
+  uint32_t work = b.InternCallsite(main_cs, b.Intern("work"), exe, FrameKind::kNative);
+  EXPECT_EQ(b.InternCallsite(main_cs, b.Intern("work"), exe, FrameKind::kNative), work);
+  uint32_t py = b.InternCallsite(work, b.Intern("forward"), b.Intern("[python]"), FrameKind::kPython);
+  b.AddStackSample(th, 3000, py, 1000);
+  b.AddStackSample(th, 1000, work, 1000);
+  b.AddStackSample(th, 2000, kNoCallsite, 1000);
+  ASSERT_TRUE(b.Finalize().ok());
+  ASSERT_EQ(t.callsites.size(), 3u);
+  EXPECT_EQ(t.callsites.depth[py], 2u);
+  testing::TempDir dir;
+  std::string path = dir.Path("s.aiprof");
+  ASSERT_TRUE(WriteNativeFile(t, path).ok());
+  auto r = ReadNativeFile(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& u = *r.value();
+  ASSERT_EQ(u.samples.size(), 3u);
+  EXPECT_EQ(u.samples.ts_ns[0], 1000);
+  EXPECT_EQ(u.samples.callsite[0], work);
+  EXPECT_EQ(u.samples.callsite[1], kNoCallsite);
+  EXPECT_EQ(u.samples.callsite[2], py);
+  EXPECT_EQ(u.callsites.parent[py], work);
+  EXPECT_EQ(u.Str(u.callsites.frame[py]), "forward");
+  EXPECT_EQ(u.callsites.kind[py], FrameKind::kPython);
+  EXPECT_EQ(u.Str(u.callsites.module[main_cs]), "/usr/bin/app");
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -30,6 +30,7 @@ inline constexpr uint32_t kNoSlice = UINT32_MAX;
 inline constexpr int64_t kNoCorrelation = -1;
 inline constexpr int32_t kNoRank = -1;
 inline constexpr int32_t kHostDevice = -1;
+inline constexpr uint32_t kNoCallsite = UINT32_MAX;
 
 enum class Layer : uint8_t {
   kUnknown = 0,
@@ -199,6 +200,45 @@ struct StepBreakdownTable {
   size_t size() const { return rank.size(); }
 };
 
+// What a stack frame is: native code, an interpreter's frame (Python), a
+// kernel-mode frame, or unknown (an address that did not symbolise).
+enum class FrameKind : uint8_t { kUnknown = 0, kNative, kPython, kKernel };
+
+// The call-site tree of stack samples (Perfetto's stack_profile_callsite):
+// one row per distinct (parent, frame, module); a sample names its leaf, and
+// the stack is the chain of parents to a root (parent == kNoCallsite).
+// Parents always precede their children.
+struct CallsiteTable {
+  ChunkedVector<uint32_t> parent;  // kNoCallsite for a root frame
+  ChunkedVector<uint32_t> depth;   // 0 for a root
+  ChunkedVector<StringId> frame;   // function name, or "0x7f..." when unsymbolised
+  ChunkedVector<StringId> module;  // binary or library path, "[python]", "[kernel]"
+  ChunkedVector<FrameKind> kind;
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.parent); f(t.depth); f(t.frame); f(t.module); f(t.kind);
+  }
+  size_t size() const { return parent.size(); }
+};
+
+// Stack samples (perf_event CPU samples, Nsight Systems' sampling call
+// chains): one row per sample, ordered by (track, ts) after Finalize().
+struct StackSampleTable {
+  ChunkedVector<int64_t> ts_ns;
+  ChunkedVector<uint32_t> track;     // the sampled thread's track
+  ChunkedVector<uint32_t> callsite;  // leaf frame in CallsiteTable (kNoCallsite: no stack)
+  ChunkedVector<int64_t> weight_ns;  // time the sample stands for (the sampling period)
+  // Every column, in declaration order (the .aiprof file's order too):
+  // Columns(table, f) calls f(column) for each; `Self` may be const.
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.ts_ns); f(t.track); f(t.callsite); f(t.weight_ns);
+  }
+  size_t size() const { return ts_ns.size(); }
+};
+
 struct Trace {
   // Memory the columns and strings may point into (a mapped .aiprof file);
   // declared first so it is destroyed last.
@@ -212,6 +252,8 @@ struct Trace {
   StepTable steps;
   OpMetricTable op_metrics;
   StepBreakdownTable step_breakdown;
+  CallsiteTable callsites;
+  StackSampleTable samples;
   ChunkedVector<Arg> args;
   // Free-form facts about the run: rank, world_size, device names, source format.
   std::map<std::string, std::string> metadata;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <unordered_set>
 
+#include "src/base/check.h"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -147,7 +149,62 @@ Status TraceBuilder::Finalize() {
   LinkCorrelationFlows();
   LinkFlowEvents();
   ExtractSteps();
+  SortSamples();
   return OkStatus();
+}
+
+size_t TraceBuilder::CallsiteKeyHash::operator()(const CallsiteKey& k) const {
+  uint64_t h = (uint64_t{k.parent} << 32) ^ (uint64_t{k.frame} * 0x9E3779B97F4A7C15ull) ^
+               (uint64_t{k.module} << 7) ^ static_cast<uint64_t>(k.kind);
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+uint32_t TraceBuilder::InternCallsite(uint32_t parent, StringId frame, StringId module, FrameKind kind) {
+  CallsiteTable& cs = trace_->callsites;
+  AIPROF_CHECK(parent == kNoCallsite || parent < cs.size());
+  auto [it, inserted] = callsites_.try_emplace(CallsiteKey{parent, frame.raw, module.raw, kind},
+                                               static_cast<uint32_t>(cs.size()));
+  if (inserted) {
+    cs.parent.push_back(parent);
+    cs.depth.push_back(parent == kNoCallsite ? 0 : cs.depth[parent] + 1);
+    cs.frame.push_back(frame);
+    cs.module.push_back(module);
+    cs.kind.push_back(kind);
+  }
+  return it->second;
+}
+
+void TraceBuilder::AddStackSample(uint32_t track, int64_t ts_ns, uint32_t callsite, int64_t weight_ns) {
+  StackSampleTable& s = trace_->samples;
+  s.ts_ns.push_back(ts_ns);
+  s.track.push_back(track);
+  s.callsite.push_back(callsite);
+  s.weight_ns.push_back(weight_ns);
+}
+
+// Samples ordered by (track, ts); sources deliver them per CPU or interleaved.
+void TraceBuilder::SortSamples() {
+  StackSampleTable& s = trace_->samples;
+  const size_t n = s.size();
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i) {
+    sorted = s.track[i - 1] < s.track[i] || (s.track[i - 1] == s.track[i] && s.ts_ns[i - 1] <= s.ts_ns[i]);
+  }
+  if (sorted) return;
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (s.track[a] != s.track[b]) return s.track[a] < s.track[b];
+    return s.ts_ns[a] < s.ts_ns[b];
+  });
+  StackSampleTable out;
+  for (uint32_t i : order) {
+    out.ts_ns.push_back(s.ts_ns[i]);
+    out.track.push_back(s.track[i]);
+    out.callsite.push_back(s.callsite[i]);
+    out.weight_ns.push_back(s.weight_ns[i]);
+  }
+  s = std::move(out);
 }
 
 void TraceBuilder::ApplyTimeBase() {
@@ -155,6 +212,7 @@ void TraceBuilder::ApplyTimeBase() {
   for (size_t i = 0; i < trace_->slices.size(); ++i) trace_->slices.ts_ns[i] += time_base_ns_;
   for (size_t i = 0; i < trace_->instants.size(); ++i) trace_->instants.ts_ns[i] += time_base_ns_;
   for (size_t i = 0; i < trace_->counters.size(); ++i) trace_->counters.ts_ns[i] += time_base_ns_;
+  for (size_t i = 0; i < trace_->samples.size(); ++i) trace_->samples.ts_ns[i] += time_base_ns_;
   for (PendingBeginEnd& e : begin_end_) e.ts_ns += time_base_ns_;
   for (PendingFlow& f : flow_events_) f.ts_ns += time_base_ns_;
   trace_->metadata["time_base_ns"] = std::to_string(time_base_ns_);

@@ -65,6 +65,11 @@ class TraceBuilder {
                    StringId text);
   // One (rank, step, key) value of a step breakdown written by a profiler.
   void AddStepBreakdown(int32_t rank, int64_t step, StringId source, StringId key, int64_t value_ns);
+  // The call site (parent, frame, module) of the callsite tree, added on
+  // first use; parent is kNoCallsite for a root frame.
+  uint32_t InternCallsite(uint32_t parent, StringId frame, StringId module, FrameKind kind);
+  // One stack sample of thread track `track`; `callsite` is its leaf frame.
+  void AddStackSample(uint32_t track, int64_t ts_ns, uint32_t callsite, int64_t weight_ns);
   // One end of a flow: phase 's' (start), 't' (step) or 'f' (finish).
   void AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing,
                     StringId category);
@@ -89,6 +94,15 @@ class TraceBuilder {
   };
   struct TrackKeyHash {
     size_t operator()(const TrackKey& k) const;
+  };
+  struct CallsiteKey {
+    uint32_t parent;
+    uint32_t frame, module;
+    FrameKind kind;
+    bool operator==(const CallsiteKey&) const = default;
+  };
+  struct CallsiteKeyHash {
+    size_t operator()(const CallsiteKey& k) const;
   };
   struct PendingBeginEnd {
     int64_t ts_ns;
@@ -118,12 +132,14 @@ class TraceBuilder {
   void LinkFlowEvents();
   void StartFlowsFirst();
   void ExtractSteps();
+  void SortSamples();
   uint32_t EnclosingSlice(uint32_t track, int64_t ts_ns) const;
   uint32_t NextSlice(uint32_t track, int64_t ts_ns) const;
 
   Trace* trace_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> thread_tracks_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> counter_tracks_;
+  std::unordered_map<CallsiteKey, uint32_t, CallsiteKeyHash> callsites_;
   TrackKey last_key_{};
   uint32_t last_track_ = kNoTrack;
   std::vector<std::pair<TrackKey, StringId>> process_names_;

@@ -33,6 +33,11 @@ class PartMerger {
     Offset(&out_->steps.track, Append(in_.steps, &out_->steps), track_base_);
     Offset(&out_->op_metrics.slice, Append(in_.op_metrics, &out_->op_metrics), slice_base_);
     Append(in_.step_breakdown, &out_->step_breakdown);
+    const uint32_t callsite_base = static_cast<uint32_t>(out_->callsites.size());
+    Offset(&out_->callsites.parent, Append(in_.callsites, &out_->callsites), callsite_base);
+    const size_t samples = Append(in_.samples, &out_->samples);
+    Offset(&out_->samples.track, samples, track_base_);
+    Offset(&out_->samples.callsite, samples, callsite_base);
   }
 
  private:
