@@ -23,8 +23,7 @@ namespace aiprof::testing {
 // Folder of the real fixtures: $AIPROF_FIXTURES, else <repo>/../shared/fixtures.
 inline std::string FixturesDir() {
   if (const char* env = std::getenv("AIPROF_FIXTURES")) return env;
-  std::filesystem::path here(__FILE__);  // <repo>/src/analysis/testing/...
-  return (here.parent_path() / "../../../../shared/fixtures").lexically_normal().string();
+  return AIPROF_FIXTURES_DIR;  // set by test/CMakeLists.txt (../shared/fixtures beside the repo)
 }
 
 // Imports fixture `relative` (e.g. "torch-cpu/convnet_bs8_mixed.kineto.json");

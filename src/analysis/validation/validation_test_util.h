@@ -9,15 +9,14 @@
 
 namespace aiprof::testing {
 
-// The repository root, found from this header's own path.
-inline std::filesystem::path RepoRoot() {
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
-}
+// The repository root (set by test/CMakeLists.txt; __FILE__ may be relative
+// when ccache rewrites paths).
+inline std::filesystem::path RepoRoot() { return AIPROF_SOURCE_DIR; }
 
 // The real torch-cpu traces: $AIPROF_FIXTURES/torch-cpu, else ../shared/fixtures/torch-cpu beside the repository.
 inline std::filesystem::path TorchCpuFixtures() {
   if (const char* env = std::getenv("AIPROF_FIXTURES"); env && *env) return std::filesystem::path(env) / "torch-cpu";
-  return RepoRoot().parent_path() / "shared" / "fixtures" / "torch-cpu";
+  return std::filesystem::path(AIPROF_FIXTURES_DIR) / "torch-cpu";
 }
 
 }  // namespace aiprof::testing
