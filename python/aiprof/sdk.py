@@ -1,0 +1,97 @@
+"""Recording from Python: the C runtime of include/aiprof/aiprof.h.
+
+    import aiprof
+
+    @aiprof.span("preprocess")            # decorator
+    def preprocess(x): ...
+
+    for batch in loader:
+        with aiprof.step():               # iteration_start() / iteration_end()
+            with aiprof.span("forward"):  # context manager
+                model(batch)
+            aiprof.counter("queue_depth", len(queue))
+
+    with aiprof.request("infer"):         # or r = aiprof.request("infer"); ...; r.end()
+        handle(req)
+
+Spans, nodes and steps nest per thread (like the C API); a request may end on
+another thread. The file (AIPROF_OUTPUT, default aiprof-<pid>.aiprof) is
+written at exit and on flush(); configuration is the C runtime's
+(AIPROF_MODE, AIPROF_RING_MB, AIPROF_ENABLE=0, docs/sdk.md). Names are
+interned once per distinct string, so building them per call is correct,
+but a decorator or a span object made once and reused is cheapest.
+"""
+
+import functools
+
+from . import _aiprof
+
+Request = _aiprof.Request
+counter = _aiprof.counter
+flush = _aiprof.flush
+flush_to = _aiprof.flush_to
+enabled = _aiprof.enabled
+clock_ns = _aiprof.clock_ns
+output_path = _aiprof.output_path
+mark = _aiprof.mark
+thread_name = _aiprof.thread_name
+iteration_start = _aiprof.iteration_start
+iteration_end = _aiprof.iteration_end
+
+
+class _Scoped(_aiprof.Span):
+    """A span (or node) usable as `with` block and as decorator."""
+
+    __slots__ = ()
+
+    def __call__(self, func):
+        begin, end = self.begin, self.end
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            begin()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                end()
+        return wrapper
+
+
+def span(name):
+    """A span named `name` on the calling thread: `with span("x"):` or `@span("x")`.
+    `@span` without a name uses the function's qualified name."""
+    if callable(name):
+        return _Scoped(name.__qualname__)(name)
+    return _Scoped(name)
+
+
+def node(name):
+    """A pipeline node (stage) span, written as "node:<name>" for `aiprof node-bottleneck`;
+    `with node("tokenize"):` or `@node("tokenize")`."""
+    return _Scoped(name, True)
+
+
+class _Step:
+    __slots__ = ()
+
+    def __enter__(self):
+        iteration_start()
+        return self
+
+    def __exit__(self, *exc):
+        iteration_end()
+        return False
+
+
+_STEP = _Step()
+
+
+def step():
+    """One step (iteration_start() ... iteration_end()) as a `with` block."""
+    return _STEP
+
+
+def request(name):
+    """Begins a request named `name` now and returns it; `.end()` it from any thread,
+    or use `with request(name):`."""
+    return Request(name)
