@@ -110,7 +110,13 @@ AIPROF_API void aiprof_thread_name(const char* name);
  * success, -1 on failure (errno set). Recording goes on. */
 AIPROF_API int aiprof_flush_to(const char* path);
 
-/* 1 while recording, 0 when disabled (AIPROF_ENABLE=0, AIPROF_MODE=off). */
+/* Pauses (0) or resumes (non-zero) recording in every thread; while paused
+ * every call is a no-op, as with AIPROF_ENABLE=0 (spans open across a pause
+ * lose their end and are left out). A process started with AIPROF_ENABLE=0
+ * or AIPROF_MODE=off stays off. */
+AIPROF_API void aiprof_set_enabled(int on);
+
+/* 1 while recording, 0 when disabled or paused. */
 AIPROF_API int aiprof_enabled(void);
 
 /* The SDK's clock: CLOCK_MONOTONIC nanoseconds, as written in the file. */

@@ -811,6 +811,11 @@ void aiprof_thread_name(const char* name) {
   tb->name_fixed = true;
 }
 
+void aiprof_set_enabled(int on) {
+  pthread_once(&g_once, &Init);
+  if (g_config.mode != Mode::kOff) g_enabled.store(on != 0, std::memory_order_relaxed);
+}
+
 int aiprof_enabled(void) {
   pthread_once(&g_once, &Init);
   return g_enabled.load(std::memory_order_relaxed) ? 1 : 0;
