@@ -128,8 +128,31 @@ AIPROF_API const char* aiprof_output_path(void);
 /* AIPROF_SDK_ABI_VERSION of the loaded runtime. */
 AIPROF_API int aiprof_sdk_abi_version(void);
 
+/* Non-zero while recording (read by the inline checks below; not part of
+ * the API: use aiprof_enabled()). */
+AIPROF_API extern unsigned char aiprof_active_;
+
 #ifdef __cplusplus
 } /* extern "C" */
+#endif
+
+/* With GCC and Clang the recording calls test aiprof_active_ inline, so a
+ * disabled call costs one load and branch and no function call. The
+ * functions themselves stay real symbols (for dlsym, bindings, function
+ * pointers: `&aiprof_span_begin` is not expanded). Define
+ * AIPROF_NO_INLINE_CHECK before including to call the functions directly. */
+#if !defined(AIPROF_NO_INLINE_CHECK) && (defined(__GNUC__) || defined(__clang__))
+#define AIPROF_ACTIVE_() __builtin_expect(__atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED), 1)
+#define aiprof_span_begin(name) (AIPROF_ACTIVE_() ? (aiprof_span_begin)(name) : (void)0)
+#define aiprof_span_end() (AIPROF_ACTIVE_() ? (aiprof_span_end)() : (void)0)
+#define aiprof_iteration_start() (AIPROF_ACTIVE_() ? (aiprof_iteration_start)() : (void)0)
+#define aiprof_iteration_end() (AIPROF_ACTIVE_() ? (aiprof_iteration_end)() : (void)0)
+#define aiprof_node_begin(node) (AIPROF_ACTIVE_() ? (aiprof_node_begin)(node) : (void)0)
+#define aiprof_node_end() (AIPROF_ACTIVE_() ? (aiprof_node_end)() : (void)0)
+#define aiprof_request_begin(name) (AIPROF_ACTIVE_() ? (aiprof_request_begin)(name) : (uint64_t)0)
+#define aiprof_request_end(id) (AIPROF_ACTIVE_() ? (aiprof_request_end)(id) : (void)0)
+#define aiprof_counter(name, value) (AIPROF_ACTIVE_() ? (aiprof_counter)((name), (value)) : (void)0)
+#define aiprof_mark(name) (AIPROF_ACTIVE_() ? (aiprof_mark)(name) : (void)0)
 #endif
 
 #endif /* AIPROF_AIPROF_H_ */

@@ -90,7 +90,7 @@ inline void Flush() noexcept { aiprof_flush(); }
 // A step until the end of the enclosing block.
 #define AIPROF_ITERATION() ::aiprof::sdk::IterationScope AIPROF_CONCAT_(aiprof_iteration_, __LINE__)
 // A counter sample.
-#define AIPROF_COUNTER(name, value) ::aiprof_counter((name), (value))
+#define AIPROF_COUNTER(name, value) aiprof_counter((name), (value))
 #else
 #define AIPROF_SCOPE(name) static_cast<void>(0)
 #define AIPROF_FUNCTION() static_cast<void>(0)

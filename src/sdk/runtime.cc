@@ -40,8 +40,14 @@
 #define AIPROF_HAVE_TSC 1
 #endif
 
+#define AIPROF_NO_INLINE_CHECK  // this file defines the functions
 #include "aiprof/aiprof.h"
 #include "src/sdk/sdk_internal.h"
+
+// Starts non-zero so that a call before initialisation reaches the slow path,
+// which initialises; after Init() it is the single hot-path check (also
+// tested inline by the header's macros). Written with relaxed atomics.
+unsigned char aiprof_active_ = 1;
 
 namespace aiprof::sdkrt {
 namespace {
@@ -92,9 +98,6 @@ struct Config {
   int32_t rank = -1;
 };
 
-// Starts true so that a call before initialisation reaches the slow path,
-// which initialises; after Init() it is the single hot-path check.
-std::atomic<bool> g_enabled{true};
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 Config g_config;
 ClockParams g_clock;
@@ -365,7 +368,7 @@ void Init();
 
 __attribute__((noinline)) ThreadBuffer* RegisterThread() {
   pthread_once(&g_once, &Init);
-  if (!g_enabled.load(std::memory_order_relaxed)) return nullptr;
+  if (!__atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED)) return nullptr;
   ThreadBuffer* tb = static_cast<ThreadBuffer*>(calloc(1, sizeof(ThreadBuffer)));
   if (!tb) return nullptr;
   new (tb) ThreadBuffer();
@@ -405,8 +408,10 @@ __attribute__((noinline)) ThreadBuffer* RegisterThread() {
   return tb;
 }
 
+inline bool Enabled() { return __atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED); }
+
+// The calling thread's buffer, registering the thread on its first event.
 inline ThreadBuffer* Buffer() {
-  if (!g_enabled.load(std::memory_order_relaxed)) return nullptr;
   ThreadBuffer* tb = t_buffer;
   if (__builtin_expect(tb == nullptr, 0)) tb = RegisterThread();
   return tb;
@@ -418,7 +423,9 @@ inline Event* Slot(ThreadBuffer* tb) {
   return e;
 }
 
-inline void Emit(uint8_t type, uint64_t payload) {
+// The entry points test Enabled() themselves and tail-call these, so the
+// disabled path is a load, a test and a return with no stack frame.
+__attribute__((noinline)) void Emit(uint8_t type, uint64_t payload) {
   ThreadBuffer* tb = Buffer();
   if (!tb) return;
   Event* e = Slot(tb);
@@ -430,7 +437,7 @@ inline void Emit(uint8_t type, uint64_t payload) {
 }
 
 // An event followed by its name: both committed at once.
-inline void EmitNamed(uint8_t type, uint64_t payload, const char* name) {
+__attribute__((noinline)) void EmitNamed(uint8_t type, uint64_t payload, const char* name) {
   ThreadBuffer* tb = Buffer();
   if (!tb) return;
   Event* e = Slot(tb);
@@ -444,10 +451,12 @@ inline void EmitNamed(uint8_t type, uint64_t payload, const char* name) {
     return;
   }
   x->head = kExtName;
-  x->payload = reinterpret_cast<uintptr_t>(name);
+  x->payload = reinterpret_cast<uintptr_t>(name ? name : "");
   tb->cur = x + 1;
   tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 2, std::memory_order_release);
 }
+
+inline uint64_t NamePayload(const char* name) { return reinterpret_cast<uintptr_t>(name ? name : ""); }
 
 // --- Writing ------------------------------------------------------------------
 
@@ -662,7 +671,7 @@ void ForkChild() {
 void Init() {
   ReadConfig();
   if (g_config.mode == Mode::kOff) {
-    g_enabled.store(false, std::memory_order_relaxed);
+    __atomic_store_n(&aiprof_active_, 0, __ATOMIC_RELAXED);
     return;
   }
 #if AIPROF_HAVE_TSC
@@ -723,36 +732,48 @@ using namespace aiprof::sdkrt;  // NOLINT: the C entry points below
 
 extern "C" {
 
-void aiprof_span_begin(const char* name) { Emit(kSpanBegin, reinterpret_cast<uintptr_t>(name ? name : "")); }
-void aiprof_span_end(void) { Emit(kSpanEnd, 0); }
+void aiprof_span_begin(const char* name) {
+  if (Enabled()) Emit(kSpanBegin, NamePayload(name));
+}
+void aiprof_span_end(void) {
+  if (Enabled()) Emit(kSpanEnd, 0);
+}
 
 void aiprof_iteration_start(void) {
-  if (!g_enabled.load(std::memory_order_relaxed)) return;
-  Emit(kIterStart, g_next_step.fetch_add(1, std::memory_order_relaxed));
+  if (Enabled()) Emit(kIterStart, g_next_step.fetch_add(1, std::memory_order_relaxed));
 }
-void aiprof_iteration_end(void) { Emit(kIterEnd, 0); }
+void aiprof_iteration_end(void) {
+  if (Enabled()) Emit(kIterEnd, 0);
+}
 
-void aiprof_node_begin(const char* node) { Emit(kNodeBegin, reinterpret_cast<uintptr_t>(node ? node : "")); }
-void aiprof_node_end(void) { Emit(kNodeEnd, 0); }
+void aiprof_node_begin(const char* node) {
+  if (Enabled()) Emit(kNodeBegin, NamePayload(node));
+}
+void aiprof_node_end(void) {
+  if (Enabled()) Emit(kNodeEnd, 0);
+}
 
 uint64_t aiprof_request_begin(const char* name) {
-  if (!g_enabled.load(std::memory_order_relaxed)) return 0;
+  if (!Enabled()) return 0;
   uint64_t id = g_next_request.fetch_add(1, std::memory_order_relaxed);
-  EmitNamed(kRequestBegin, id, name ? name : "");
+  EmitNamed(kRequestBegin, id, name);
   return id;
 }
 
 void aiprof_request_end(uint64_t id) {
-  if (id != 0) Emit(kRequestEnd, id);
+  if (id != 0 && Enabled()) Emit(kRequestEnd, id);
 }
 
 void aiprof_counter(const char* name, double value) {
+  if (!Enabled()) return;
   uint64_t bits;
   memcpy(&bits, &value, sizeof(bits));
-  EmitNamed(kCounter, bits, name ? name : "");
+  EmitNamed(kCounter, bits, name);
 }
 
-void aiprof_mark(const char* name) { Emit(kMark, reinterpret_cast<uintptr_t>(name ? name : "")); }
+void aiprof_mark(const char* name) {
+  if (Enabled()) Emit(kMark, NamePayload(name));
+}
 
 void aiprof_flush(void) {
   pthread_once(&g_once, &Init);
@@ -805,7 +826,7 @@ const char* aiprof_intern(const char* s) {
 }
 
 void aiprof_thread_name(const char* name) {
-  ThreadBuffer* tb = Buffer();
+  ThreadBuffer* tb = Enabled() ? Buffer() : nullptr;
   if (!tb || !name) return;
   snprintf(tb->name, sizeof(tb->name), "%s", name);
   tb->name_fixed = true;
@@ -813,12 +834,12 @@ void aiprof_thread_name(const char* name) {
 
 void aiprof_set_enabled(int on) {
   pthread_once(&g_once, &Init);
-  if (g_config.mode != Mode::kOff) g_enabled.store(on != 0, std::memory_order_relaxed);
+  if (g_config.mode != Mode::kOff) __atomic_store_n(&aiprof_active_, on != 0 ? 1 : 0, __ATOMIC_RELAXED);
 }
 
 int aiprof_enabled(void) {
   pthread_once(&g_once, &Init);
-  return g_enabled.load(std::memory_order_relaxed) ? 1 : 0;
+  return __atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED) != 0 ? 1 : 0;
 }
 
 int64_t aiprof_clock_ns(void) { return MonotonicNs(); }

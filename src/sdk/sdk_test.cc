@@ -428,6 +428,22 @@ void CheckApi(const char* program) {
   }
 }
 
+// AIPROF_FLUSH_SIGNAL=USR2: the signal makes the runtime write its file
+// while the program runs (what `aiprof monitor` sends); exit writes it again.
+TEST(SdkFile, FlushSignalWritesTheFile) {
+  TempDir dir;
+  std::string file = dir.path() + "/signal.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"signal"},
+                        {{"AIPROF_OUTPUT", file}, {"AIPROF_FLUSH_SIGNAL", "USR2"}, {"AIPROF_MODE", "ring"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto signalled = Load(file + ".signal");
+  auto final_file = Load(file);
+  ASSERT_NE(signalled, nullptr);
+  ASSERT_NE(final_file, nullptr);
+  EXPECT_EQ(CountsByName(*signalled), (std::map<std::string, uint64_t>{{"before", 5}}));
+  EXPECT_EQ(CountsByName(*final_file), (std::map<std::string, uint64_t>{{"after", 3}, {"before", 5}}));
+}
+
 TEST(SdkFile, CApiShared) { CheckApi(AIPROF_SDK_TEST_PROGRAM); }
 TEST(SdkFile, CApiStaticCLinker) { CheckApi(AIPROF_SDK_TEST_PROGRAM_STATIC); }
 

@@ -10,10 +10,13 @@
  *   sdk_test_program ring N        N spans on the main thread, 10 on a worker
  *   sdk_test_program fork          spans in a parent and a forked child
  *   sdk_test_program api           every other call of the C API
+ *   sdk_test_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
  */
 #define _POSIX_C_SOURCE 200809L
 #include <aiprof/aiprof.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +215,31 @@ static int Api(const char* flush_path) {
   return 0;
 }
 
+/* Records "before", signals itself as an outside process would, waits for
+ * the runtime's flush thread to write the file and moves it aside to
+ * <output>.signal, then records "after" (in the file written at exit). */
+static int Signal(void) {
+  for (int i = 0; i < 5; ++i) {
+    aiprof_span_begin("before");
+    aiprof_span_end();
+  }
+  const char* out = aiprof_output_path();
+  unlink(out);
+  kill(getpid(), SIGUSR2);
+  struct stat st;
+  struct timespec pause = {0, 10000000};
+  for (int i = 0; i < 500 && stat(out, &st) != 0; ++i) nanosleep(&pause, NULL);
+  char moved[4200];
+  snprintf(moved, sizeof(moved), "%s.signal", out);
+  if (rename(out, moved) != 0) return 4;
+  for (int i = 0; i < 3; ++i) {
+    aiprof_span_begin("after");
+    aiprof_span_end();
+  }
+  printf("signal_file %s\n", moved);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* s = argv[1];
@@ -222,6 +250,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "ring") == 0 && argc == 3) return Ring(atol(argv[2]));
   if (strcmp(s, "fork") == 0) return Fork();
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
+  if (strcmp(s, "signal") == 0) return Signal();
   fprintf(stderr, "unknown scenario %s\n", s);
   return 2;
 }
