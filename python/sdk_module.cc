@@ -123,6 +123,7 @@ void DefineSdk(py::module_& m) {
     }
   });
   m.def("enabled", [] { return aiprof_enabled() != 0; });
+  m.def("set_enabled", [](bool on) { aiprof_set_enabled(on ? 1 : 0); }, py::arg("on"));
   m.def("clock_ns", [] { return aiprof_clock_ns(); });
   m.def("output_path", [] { return std::string(aiprof_output_path()); });
 }

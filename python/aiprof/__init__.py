@@ -19,8 +19,8 @@ __all__ = ["Error", "Trace", "analysis_names", "load", "validate"]
 
 if _aiprof.has_sdk:
     from .sdk import (Request, clock_ns, counter, enabled, flush, flush_to, iteration_end, iteration_start, mark,
-                      node, output_path, request, span, step, thread_name)
+                      node, output_path, request, set_enabled, span, step, thread_name)
     __all__ += ["Request", "clock_ns", "counter", "enabled", "flush", "flush_to", "iteration_end",
-                "iteration_start", "mark", "node", "output_path", "request", "span", "step", "thread_name"]
+                "iteration_start", "mark", "node", "output_path", "request", "set_enabled", "span", "step", "thread_name"]
 
 __version__ = "0.1.0"

@@ -31,6 +31,7 @@ counter = _aiprof.counter
 flush = _aiprof.flush
 flush_to = _aiprof.flush_to
 enabled = _aiprof.enabled
+set_enabled = _aiprof.set_enabled
 clock_ns = _aiprof.clock_ns
 output_path = _aiprof.output_path
 mark = _aiprof.mark

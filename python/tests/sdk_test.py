@@ -54,15 +54,18 @@ THREADED = textwrap.dedent("""
                 while time.perf_counter() < end:
                     pass
 
-    # A request begun here and ended on another thread after a 5 ms busy-wait.
-    r = aiprof.request("request")
+    # A request begun here (inside "receive") and ended on another thread
+    # (inside "reply") after a 5 ms busy-wait: a flow links the two spans.
     t0 = aiprof.clock_ns()
+    with aiprof.span("receive"):
+        r = aiprof.request("request")
     def finish():
         end = time.perf_counter() + 0.005
         while time.perf_counter() < end:
             pass
-        r.end()
-        r.end()  # a second end is ignored
+        with aiprof.span("reply"):
+            r.end()
+            r.end()  # a second end is ignored
     t = threading.Thread(target=finish); t.start(); t.join()
     t1 = aiprof.clock_ns()
     with aiprof.request("request"):
@@ -138,7 +141,10 @@ class ThreadedScript(unittest.TestCase):
         # Same clock as aiprof.clock_ns(): the request lies between the two readings.
         self.assertGreaterEqual(first.ts_ns, self.t0 - 1_000_000)
         self.assertLessEqual(first.ts_ns + first.dur_ns, self.t1)
-        self.assertGreaterEqual(len(self.trace.flows()["from_slice"]), 1)
+        flows = self.trace.flows()
+        self.assertEqual(len(flows), 1)
+        names = self.slices.name.astype(str).values
+        self.assertEqual((names[flows.from_slice.iloc[0]], names[flows.to_slice.iloc[0]]), ("receive", "reply"))
 
     def test_counters(self):
         c = self.trace.counters()
@@ -149,6 +155,7 @@ class ThreadedScript(unittest.TestCase):
         # The SDK's file feeds validate with requests as samples.
         r = aiprof.validate(self.trace, self.out, metrics=["latency"], unit="request")
         self.assertEqual(r["metrics"][0]["metric"], "latency")
+        self.assertEqual(r["metrics"][0]["n_before"], 2)
 
 
 class Disabled(unittest.TestCase):
