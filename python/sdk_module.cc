@@ -6,9 +6,8 @@
 // be reused, so every name goes through aiprof_intern() once (a copy kept
 // until exit); the bindings cache str -> interned pointer so the runtime's
 // lock is taken once per distinct name, not per event.
-#include "python/sdk_module.h"
-
 #include <aiprof/aiprof.h>
+#include <pybind11/pybind11.h>
 
 #include <cstring>
 #include <mutex>
@@ -80,8 +79,6 @@ class Request {
   uint64_t id_;
 };
 
-}  // namespace
-
 void DefineSdk(py::module_& m) {
   py::class_<Span>(m, "Span")
       .def(py::init<const py::str&, bool>(), py::arg("name"), py::arg("node") = false)
@@ -128,4 +125,10 @@ void DefineSdk(py::module_& m) {
   m.def("output_path", [] { return std::string(aiprof_output_path()); });
 }
 
+}  // namespace
 }  // namespace aiprof::python
+
+PYBIND11_MODULE(_sdk, m) {
+  m.doc() = "aiprof tracing SDK (use the aiprof package, not this module)";
+  aiprof::python::DefineSdk(m);
+}

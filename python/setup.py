@@ -37,12 +37,16 @@ class CMakeBuild(build_ext):
                                    "-DPython3_EXECUTABLE=" + sys.executable])
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", "2")
         subprocess.check_call(["cmake", "--build", build_dir, "--target", "aiprof_python", "-j", jobs])
-        built = glob.glob(os.path.join(build_dir, "python", "aiprof", "_aiprof*.so"))
+        package = os.path.join(build_dir, "python", "aiprof")
+        built = glob.glob(os.path.join(package, "_aiprof*.so"))
         if len(built) != 1:
-            raise RuntimeError("expected one _aiprof extension under %s/python/aiprof, found %r" % (build_dir, built))
+            raise RuntimeError("expected one _aiprof extension in %s, found %r" % (package, built))
         target = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(built[0], target)
+        # The SDK extension and the runtime it loads through its $ORIGIN runpath.
+        for lib in glob.glob(os.path.join(package, "_sdk*.so")) + glob.glob(os.path.join(package, "libaiprof_sdk.so*")):
+            shutil.copyfile(lib, os.path.join(os.path.dirname(target), os.path.basename(lib)))
 
 
 setup(ext_modules=[CMakeExtension("aiprof._aiprof")], cmdclass={"build_ext": CMakeBuild})

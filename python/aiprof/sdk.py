@@ -24,23 +24,23 @@ but a decorator or a span object made once and reused is cheapest.
 
 import functools
 
-from . import _aiprof
+from . import _sdk
 
-Request = _aiprof.Request
-counter = _aiprof.counter
-flush = _aiprof.flush
-flush_to = _aiprof.flush_to
-enabled = _aiprof.enabled
-set_enabled = _aiprof.set_enabled
-clock_ns = _aiprof.clock_ns
-output_path = _aiprof.output_path
-mark = _aiprof.mark
-thread_name = _aiprof.thread_name
-iteration_start = _aiprof.iteration_start
-iteration_end = _aiprof.iteration_end
+Request = _sdk.Request
+counter = _sdk.counter
+flush = _sdk.flush
+flush_to = _sdk.flush_to
+enabled = _sdk.enabled
+set_enabled = _sdk.set_enabled
+clock_ns = _sdk.clock_ns
+output_path = _sdk.output_path
+mark = _sdk.mark
+thread_name = _sdk.thread_name
+iteration_start = _sdk.iteration_start
+iteration_end = _sdk.iteration_end
 
 
-class _Scoped(_aiprof.Span):
+class _Scoped(_sdk.Span):
     """A span (or node) usable as `with` block and as decorator."""
 
     __slots__ = ()

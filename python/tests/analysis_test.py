@@ -195,6 +195,17 @@ class WithoutPandas(unittest.TestCase):
         self.assertEqual(int(out.stdout), len(aiprof.load(SAMPLE).slices()))
 
 
+class AnalysisAloneRecordsNothing(unittest.TestCase):
+    def test_no_sdk_runtime_and_no_file(self):
+        """`import aiprof` for analysis does not start the SDK runtime (which writes a file at exit)."""
+        code = ("import sys, aiprof\n"
+                "aiprof.load(sys.argv[1]).ops()\n"
+                "assert 'aiprof._sdk' not in sys.modules\n")
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([sys.executable, "-c", code, SAMPLE], check=True, cwd=d)
+            self.assertEqual(os.listdir(d), [])
+
+
 class AnalyzeDiagnoseValidate(unittest.TestCase):
     def test_analyze_matches_cli(self):
         ours = aiprof.load(SAMPLE).analyze()
