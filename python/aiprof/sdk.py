@@ -58,33 +58,34 @@ class _Scoped(_sdk.Span):
         return wrapper
 
 
+# Span objects hold only their interned name, so one per name serves every
+# thread; span() and node() hand out the cached one (names should be a
+# bounded set, as the runtime keeps each distinct name until exit).
+_spans = {}
+_nodes = {}
+
+
 def span(name):
     """A span named `name` on the calling thread: `with span("x"):` or `@span("x")`.
     `@span` without a name uses the function's qualified name."""
-    if callable(name):
-        return _Scoped(name.__qualname__)(name)
-    return _Scoped(name)
+    s = _spans.get(name)
+    if s is None:
+        if callable(name):
+            return span(name.__qualname__)(name)
+        s = _spans.setdefault(name, _Scoped(name))
+    return s
 
 
 def node(name):
     """A pipeline node (stage) span, written as "node:<name>" for `aiprof node-bottleneck`;
     `with node("tokenize"):` or `@node("tokenize")`."""
-    return _Scoped(name, True)
+    s = _nodes.get(name)
+    if s is None:
+        s = _nodes.setdefault(name, _Scoped(name, True))
+    return s
 
 
-class _Step:
-    __slots__ = ()
-
-    def __enter__(self):
-        iteration_start()
-        return self
-
-    def __exit__(self, *exc):
-        iteration_end()
-        return False
-
-
-_STEP = _Step()
+_STEP = _sdk.Step()  # holds no state: one serves every thread
 
 
 def step():
@@ -92,7 +93,6 @@ def step():
     return _STEP
 
 
-def request(name):
-    """Begins a request named `name` now and returns it; `.end()` it from any thread,
-    or use `with request(name):`."""
-    return Request(name)
+# request(name) begins a request now and returns it; `.end()` it from any
+# thread, or use `with request(name):`. (The class itself: no extra call.)
+request = Request

@@ -199,10 +199,15 @@ class Api(unittest.TestCase):
                     aiprof.span("bad\\0name")
                 except ValueError:
                     print("nul rejected")
+                try:
+                    aiprof.counter(3, 1.0)
+                except TypeError:
+                    print("non-str rejected")
                 aiprof.flush()
             """)
             proc = run_child(script, {"AIPROF_OUTPUT": out})
             self.assertIn("nul rejected", proc.stdout)
+            self.assertIn("non-str rejected", proc.stdout)
             s = aiprof.load(out).slices()
             self.assertEqual(sorted(set(s.name)), ["after", "named_by_qualname", "raises"])
             # "after" is not nested in "raises": the exception closed it.
