@@ -346,7 +346,7 @@ py::bytes AnalyzeJson(PyTrace& self, const std::vector<std::string>& only, const
 // Diagnosis plus the suggestions that fit `target` and `constraints`, as
 // `aiprof suggest --format json` writes them (without knowledge-card history).
 py::bytes DiagnoseJson(PyTrace& self, const std::string& target, const std::string& constraints,
-                         const std::vector<std::string>& rule_paths, bool builtin_rules, const std::string& device) {
+                       const std::vector<std::string>& rule_paths, bool builtin_rules, const std::string& device) {
   if (target != "latency" && target != "throughput" && target != "memory") {
     throw py::value_error("target must be 'latency', 'throughput' or 'memory', not '" + target + "'");
   }
@@ -398,9 +398,9 @@ RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch
 }
 
 py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
-                         const std::string& test, double alpha, double min_effect, const std::string& unit,
-                         double batch_size, const std::string& bench, const std::string& sample_unit,
-                         int resamples, uint64_t seed) {
+                       const std::string& test, double alpha, double min_effect, const std::string& unit,
+                       double batch_size, const std::string& bench, const std::string& sample_unit,
+                       int resamples, uint64_t seed) {
   ValidationOptions options;
   if (!metrics.empty()) options.metrics = metrics;
   ThrowIfError(CheckMetricNames(options.metrics));
