@@ -46,7 +46,7 @@ Result RunProgram(const std::string& program, const std::vector<std::string>& ar
   if (pid == 0) {
     dup2(out_fd, 1);
     for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_RING_MB", "AIPROF_ENABLE", "AIPROF_CLOCK",
-                          "AIPROF_FLUSH_SIGNAL"}) {
+                          "AIPROF_FLUSH_SIGNAL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
       unsetenv(v);
     }
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
@@ -390,7 +390,8 @@ TEST(SdkFile, ForkedChildWritesItsOwnFile) {
 void CheckApi(const char* program) {
   TempDir dir;
   std::string explicit_path = dir.path() + "/explicit.aiprof";
-  Result r = RunProgram(program, {"api", explicit_path}, {{"AIPROF_OUTPUT", dir.path() + "/run-%p.aiprof"}});
+  Result r = RunProgram(program, {"api", explicit_path},
+                        {{"AIPROF_OUTPUT", dir.path() + "/run-%p.aiprof"}, {"RANK", "3"}});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* line : {"enabled 1", "abi 1", "intern_same 1", "request_id_nonzero 1", "flush_to 0",
                            "clock_ns_positive 1"}) {
@@ -425,6 +426,8 @@ void CheckApi(const char* program) {
     EXPECT_TRUE(named);
     EXPECT_EQ(Meta(*trace, "source_format"), "aiprof_sdk");
     EXPECT_EQ(Meta(*trace, "sdk.bytes_per_event"), "16");
+    EXPECT_EQ(Meta(*trace, "rank"), "3");  // from RANK, as torch.distributed sets it
+    for (size_t i = 0; i < trace->tracks.size(); ++i) EXPECT_EQ(trace->tracks.rank[i], 3);
   }
 }
 
@@ -442,6 +445,35 @@ TEST(SdkFile, FlushSignalWritesTheFile) {
   ASSERT_NE(final_file, nullptr);
   EXPECT_EQ(CountsByName(*signalled), (std::map<std::string, uint64_t>{{"before", 5}}));
   EXPECT_EQ(CountsByName(*final_file), (std::map<std::string, uint64_t>{{"after", 3}, {"before", 5}}));
+}
+
+// Misuse is repaired or dropped, counted as diagnostics, never a broken file.
+TEST(SdkFile, MisuseIsCountedNotFatal) {
+  TempDir dir;
+  std::string file = dir.path() + "/misuse.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"misuse"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  const auto& d = trace->diagnostics.entries();
+  ASSERT_TRUE(d.count("sdk_unmatched_end"));
+  EXPECT_EQ(d.at("sdk_unmatched_end").count, 2u);
+  ASSERT_TRUE(d.count("sdk_unclosed_span"));
+  EXPECT_EQ(d.at("sdk_unclosed_span").count, 1u);
+  ASSERT_TRUE(d.count("sdk_request_unmatched_end"));
+  EXPECT_EQ(d.at("sdk_request_unmatched_end").count, 1u);
+  ASSERT_TRUE(d.count("sdk_request_duplicate_end"));
+  EXPECT_EQ(d.at("sdk_request_duplicate_end").count, 1u);
+  EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "1");
+  auto counts = CountsByName(*trace);
+  EXPECT_EQ(counts["ProfilerStep#0"], 1u);
+  EXPECT_EQ(counts["leaked"], 1u);  // ended with its step
+  EXPECT_EQ(counts["request"], 1u);
+  EXPECT_EQ(counts.count("in_flight"), 0u);
+  std::vector<uint32_t> leaked = SlicesNamed(*trace, "leaked");
+  ASSERT_EQ(trace->steps.size(), 1u);
+  EXPECT_EQ(trace->slices.ts_ns[leaked[0]] + trace->slices.dur_ns[leaked[0]],
+            trace->steps.ts_ns[0] + trace->steps.dur_ns[0]);
 }
 
 TEST(SdkFile, CApiShared) { CheckApi(AIPROF_SDK_TEST_PROGRAM); }
