@@ -317,6 +317,16 @@ TEST(SdkFile, CrossThreadRequests) {
   }
   EXPECT_TRUE(flow_edge);
   EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "0");
+
+  // The CLI reads the requests as latency samples.
+  std::string report = dir.path() + "/validate.json";
+  std::string cmd = std::string(AIPROF_CLI) + " validate --before " + file + " --after " + file +
+                    " --unit request --metrics latency -o " + report + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(report);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("span 'request'"), std::string::npos) << text.str().substr(0, 2000);
 }
 
 // AIPROF_RING_MB=1: 65536 events of 16 bytes per thread. The main thread
