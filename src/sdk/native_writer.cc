@@ -667,16 +667,34 @@ void WriteSlices(FileWriter& w, const Decoded& d, const Layout& l, uint64_t n, u
   ForEachSlice(d, l, [&](uint32_t, int64_t, int64_t, uint32_t, uint32_t arg) { w.Value<uint16_t>(arg ? 1 : 0); });
 }
 
-void Meta(FileWriter& w, const char* key, const char* value) {
-  w.Str(key);
-  w.Str(value);
-}
+// Metadata entries, collected first because the file gives their count first.
+class MetaList {
+ public:
+  void Add(const char* key, const char* value) {
+    if (n_ == kMax) return;
+    keys_[n_] = key;
+    snprintf(values_[n_], sizeof(values_[n_]), "%s", value);
+    ++n_;
+  }
+  void AddU64(const char* key, uint64_t v) {
+    char text[32];
+    snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(v));
+    Add(key, text);
+  }
+  void Write(FileWriter& w) const {
+    w.U64(n_);
+    for (size_t i = 0; i < n_; ++i) {
+      w.Str(keys_[i]);
+      w.Str(values_[i]);
+    }
+  }
 
-void MetaU64(FileWriter& w, const char* key, uint64_t v) {
-  char text[32];
-  snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(v));
-  Meta(w, key, text);
-}
+ private:
+  static constexpr size_t kMax = 32;
+  const char* keys_[kMax];
+  char values_[kMax][80];
+  size_t n_ = 0;
+};
 
 void WriteTail(FileWriter& w, const WriteRequest& req, const Decoded& d) {
   uint64_t recorded = 0, held = 0, overwritten = 0;
@@ -687,28 +705,28 @@ void WriteTail(FileWriter& w, const WriteRequest& req, const Decoded& d) {
   }
   char text[64];
   const Counts& c = d.counts;
-  int entries = 17 + (req.rank >= 0 ? 1 : 0);
-  w.U64(static_cast<uint64_t>(entries));
-  Meta(w, "source_format", "aiprof_sdk");
-  Meta(w, "clock_domain", "CLOCK_MONOTONIC");
-  Meta(w, "process_name", req.process_name);
-  MetaU64(w, "pid", static_cast<uint64_t>(req.pid));
-  if (req.rank >= 0) MetaU64(w, "rank", static_cast<uint64_t>(req.rank));
-  MetaU64(w, "sdk.abi_version", 1);
-  Meta(w, "sdk.mode", req.mode);
+  MetaList meta;
+  meta.Add("source_format", "aiprof_sdk");
+  meta.Add("clock_domain", "CLOCK_MONOTONIC");
+  meta.Add("process_name", req.process_name);
+  meta.AddU64("pid", static_cast<uint64_t>(req.pid));
+  if (req.rank >= 0) meta.AddU64("rank", static_cast<uint64_t>(req.rank));
+  meta.AddU64("sdk.abi_version", 1);
+  meta.Add("sdk.mode", req.mode);
   snprintf(text, sizeof(text), "%g", req.ring_mb);
-  Meta(w, "sdk.ring_mb", text);
-  Meta(w, "sdk.clock", req.clock.tsc ? "tsc" : "monotonic");
+  meta.Add("sdk.ring_mb", text);
+  meta.Add("sdk.clock", req.clock.tsc ? "tsc" : "monotonic");
   snprintf(text, sizeof(text), "%.9f", req.clock.ns_per_tick);
-  Meta(w, "sdk.ns_per_tick", text);
-  MetaU64(w, "sdk.bytes_per_event", sizeof(Event));
-  MetaU64(w, "sdk.threads", req.thread_count);
-  MetaU64(w, "sdk.events_recorded", recorded);
-  MetaU64(w, "sdk.events_written", held);
-  MetaU64(w, "sdk.events_overwritten", overwritten);
-  MetaU64(w, "sdk.open_spans", c.open_at_write);
-  MetaU64(w, "sdk.requests_in_flight", c.requests_in_flight);
-  MetaU64(w, "sdk.ring_partial", c.ring_partial + c.orphan_names);
+  meta.Add("sdk.ns_per_tick", text);
+  meta.AddU64("sdk.bytes_per_event", sizeof(Event));
+  meta.AddU64("sdk.threads", req.thread_count);
+  meta.AddU64("sdk.events_recorded", recorded);
+  meta.AddU64("sdk.events_written", held);
+  meta.AddU64("sdk.events_overwritten", overwritten);
+  meta.AddU64("sdk.open_spans", c.open_at_write);
+  meta.AddU64("sdk.requests_in_flight", c.requests_in_flight);
+  meta.AddU64("sdk.ring_partial", c.ring_partial + c.orphan_names);
+  meta.Write(w);
   // Diagnostics: misuse the writer repaired or dropped.
   struct Diag {
     const char* kind;

@@ -291,8 +291,14 @@ void ReadConfig() {
   }
   g_config.ring_capacity = static_cast<uint64_t>(g_config.ring_mb * 1048576.0) / sizeof(Event);
   if (g_config.ring_capacity < 2) g_config.ring_capacity = 2;
-  if (const char* out = getenv("AIPROF_OUTPUT")) {
-    snprintf(g_config.output_template, sizeof(g_config.output_template), "%s", out);
+  // A relative AIPROF_OUTPUT is taken from the working directory at start.
+  if (const char* out = getenv("AIPROF_OUTPUT"); out && *out) {
+    char cwd[2048];
+    if (out[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+      snprintf(g_config.output_template, sizeof(g_config.output_template), "%s/%s", cwd, out);
+    } else {
+      snprintf(g_config.output_template, sizeof(g_config.output_template), "%s", out);
+    }
   }
   g_config.flush_signal = ParseSignal(getenv("AIPROF_FLUSH_SIGNAL"));
   const char* rank = getenv("RANK");

@@ -1,5 +1,5 @@
-// End-to-end tests of the tracing SDK: src/sdk/sdk_test_program.c (a C
-// program, compiled as C) records known patterns under a given environment;
+// End-to-end tests of the tracing SDK: src/sdk/test_programs/c_api_program.c
+// (a C program, compiled as C) and cpp_api_program.cc record known patterns under a given environment;
 // these tests read the .aiprof files it writes with the model's own reader
 // (and `aiprof summary --format json`) and check every figure against what
 // the program measured with CLOCK_MONOTONIC on its own.
@@ -46,7 +46,7 @@ Result RunProgram(const std::string& program, const std::vector<std::string>& ar
   if (pid == 0) {
     dup2(out_fd, 1);
     for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_RING_MB", "AIPROF_ENABLE", "AIPROF_CLOCK",
-                          "AIPROF_FLUSH_SIGNAL"}) {
+                          "AIPROF_FLUSH_SIGNAL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
       unsetenv(v);
     }
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
@@ -317,6 +317,16 @@ TEST(SdkFile, CrossThreadRequests) {
   }
   EXPECT_TRUE(flow_edge);
   EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "0");
+
+  // The CLI reads the requests as latency samples.
+  std::string report = dir.path() + "/validate.json";
+  std::string cmd = std::string(AIPROF_CLI) + " validate --before " + file + " --after " + file +
+                    " --unit request --metrics latency -o " + report + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(report);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("span 'request'"), std::string::npos) << text.str().substr(0, 2000);
 }
 
 // AIPROF_RING_MB=1: 65536 events of 16 bytes per thread. The main thread
@@ -390,7 +400,8 @@ TEST(SdkFile, ForkedChildWritesItsOwnFile) {
 void CheckApi(const char* program) {
   TempDir dir;
   std::string explicit_path = dir.path() + "/explicit.aiprof";
-  Result r = RunProgram(program, {"api", explicit_path}, {{"AIPROF_OUTPUT", dir.path() + "/run-%p.aiprof"}});
+  Result r = RunProgram(program, {"api", explicit_path},
+                        {{"AIPROF_OUTPUT", dir.path() + "/run-%p.aiprof"}, {"RANK", "3"}});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* line : {"enabled 1", "abi 1", "intern_same 1", "request_id_nonzero 1", "flush_to 0",
                            "clock_ns_positive 1"}) {
@@ -425,6 +436,8 @@ void CheckApi(const char* program) {
     EXPECT_TRUE(named);
     EXPECT_EQ(Meta(*trace, "source_format"), "aiprof_sdk");
     EXPECT_EQ(Meta(*trace, "sdk.bytes_per_event"), "16");
+    EXPECT_EQ(Meta(*trace, "rank"), "3");  // from RANK, as torch.distributed sets it
+    for (size_t i = 0; i < trace->tracks.size(); ++i) EXPECT_EQ(trace->tracks.rank[i], 3);
   }
 }
 
@@ -442,6 +455,64 @@ TEST(SdkFile, FlushSignalWritesTheFile) {
   ASSERT_NE(final_file, nullptr);
   EXPECT_EQ(CountsByName(*signalled), (std::map<std::string, uint64_t>{{"before", 5}}));
   EXPECT_EQ(CountsByName(*final_file), (std::map<std::string, uint64_t>{{"after", 3}, {"before", 5}}));
+}
+
+// Misuse is repaired or dropped, counted as diagnostics, never a broken file.
+TEST(SdkFile, MisuseIsCountedNotFatal) {
+  TempDir dir;
+  std::string file = dir.path() + "/misuse.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"misuse"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  const auto& d = trace->diagnostics.entries();
+  ASSERT_TRUE(d.count("sdk_unmatched_end"));
+  EXPECT_EQ(d.at("sdk_unmatched_end").count, 2u);
+  ASSERT_TRUE(d.count("sdk_unclosed_span"));
+  EXPECT_EQ(d.at("sdk_unclosed_span").count, 1u);
+  ASSERT_TRUE(d.count("sdk_request_unmatched_end"));
+  EXPECT_EQ(d.at("sdk_request_unmatched_end").count, 1u);
+  ASSERT_TRUE(d.count("sdk_request_duplicate_end"));
+  EXPECT_EQ(d.at("sdk_request_duplicate_end").count, 1u);
+  EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "1");
+  auto counts = CountsByName(*trace);
+  EXPECT_EQ(counts["ProfilerStep#0"], 1u);
+  EXPECT_EQ(counts["leaked"], 1u);  // ended with its step
+  EXPECT_EQ(counts["request"], 1u);
+  EXPECT_EQ(counts.count("in_flight"), 0u);
+  std::vector<uint32_t> leaked = SlicesNamed(*trace, "leaked");
+  ASSERT_EQ(trace->steps.size(), 1u);
+  EXPECT_EQ(trace->slices.ts_ns[leaked[0]] + trace->slices.dur_ns[leaked[0]],
+            trace->steps.ts_ns[0] + trace->steps.dur_ns[0]);
+}
+
+// The C++ header: scopes, AIPROF_FUNCTION's name, a step, a node, a counter,
+// and a Request moved to another thread; with -DAIPROF_DISABLE, nothing.
+TEST(SdkFile, CppApi) {
+  TempDir dir;
+  std::string file = dir.path() + "/cpp.aiprof";
+  Result r = RunProgram(AIPROF_SDK_CPP_PROGRAM, {}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(CountsByName(*trace), (std::map<std::string, uint64_t>{{"Handle", 3},
+                                                                   {"ProfilerStep#0", 1},
+                                                                   {"cpp_request", 1},
+                                                                   {"cpp_scope", 3},
+                                                                   {"node:cpp_node", 1},
+                                                                   {"serve", 1},
+                                                                   {"submit", 1}}));
+  for (uint32_t s : SlicesNamed(*trace, "cpp_scope")) EXPECT_EQ(trace->slices.depth[s], 3);  // step > node > Handle
+  ASSERT_EQ(trace->counters.size(), 1u);
+  EXPECT_EQ(trace->counters.value[0], 6.0);
+  ASSERT_EQ(trace->flows.size(), 1u);
+  EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.from_slice[0]]), "submit");
+  EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.to_slice[0]]), "serve");
+
+  TempDir off;
+  Result d = RunProgram(AIPROF_SDK_CPP_PROGRAM_DISABLED, {}, {{"AIPROF_OUTPUT", off.path() + "/"}});
+  ASSERT_EQ(d.exit_code, 0);
+  EXPECT_TRUE(off.Files().empty());
 }
 
 TEST(SdkFile, CApiShared) { CheckApi(AIPROF_SDK_TEST_PROGRAM); }

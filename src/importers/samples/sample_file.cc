@@ -405,7 +405,7 @@ double NanosecondsPerUnit(std::string_view unit) {
 bool LooksLikeSampleFile(const std::string& path) {
   StatusOr<std::string> prefix = ReadPrefix(path, 4096);
   if (!prefix.ok()) return false;
-  // A native .aiprof file (the SDK's output) starts with a letter too.
+  // A native .aiprof file starts with a letter too ("AIPROF\0\n").
   if (std::string_view(*prefix).substr(0, kNativeMagic.size()) == kNativeMagic) return false;
   std::string_view p = Trim(*prefix);
   if (p.empty()) return false;

@@ -3,14 +3,15 @@
  * the test checks the written .aiprof file against (measured here with
  * CLOCK_MONOTONIC, independently of the SDK).
  *
- *   sdk_test_program threads N M   N threads x M spans "work"
- *   sdk_test_program busy          nested spans around busy-waits
- *   sdk_test_program steps K       K iterations with a "forward" span each
- *   sdk_test_program requests K    K requests begun on one thread, ended on another
- *   sdk_test_program ring N        N spans on the main thread, 10 on a worker
- *   sdk_test_program fork          spans in a parent and a forked child
- *   sdk_test_program api           every other call of the C API
- *   sdk_test_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
+ *   c_api_program threads N M   N threads x M spans "work"
+ *   c_api_program busy          nested spans around busy-waits
+ *   c_api_program steps K       K iterations with a "forward" span each
+ *   c_api_program requests K    K requests begun on one thread, ended on another
+ *   c_api_program ring N        N spans on the main thread, 10 on a worker
+ *   c_api_program fork          spans in a parent and a forked child
+ *   c_api_program api           every other call of the C API
+ *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
+ *   c_api_program misuse        ends without begins, a span left open in a step
  */
 #define _POSIX_C_SOURCE 200809L
 #include <aiprof/aiprof.h>
@@ -240,6 +241,20 @@ static int Signal(void) {
   return 0;
 }
 
+static int Misuse(void) {
+  aiprof_span_end(); /* nothing open */
+  aiprof_node_end(); /* nothing open */
+  aiprof_iteration_start();
+  aiprof_span_begin("leaked"); /* closed by the step's end */
+  aiprof_iteration_end();
+  aiprof_request_end(999999); /* never begun */
+  uint64_t id = aiprof_request_begin("request");
+  aiprof_request_end(id);
+  aiprof_request_end(id); /* twice */
+  (void)aiprof_request_begin("in_flight");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* s = argv[1];
@@ -251,6 +266,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "fork") == 0) return Fork();
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
+  if (strcmp(s, "misuse") == 0) return Misuse();
   fprintf(stderr, "unknown scenario %s\n", s);
   return 2;
 }
