@@ -318,6 +318,19 @@ class RealFixtures(unittest.TestCase):
                 self.assertEqual(list(zip(ops.name, ops.category, ops["count"])),
                                  [(o["name"], o["category"], o["count"]) for o in cli["ops"]])
 
+    def test_nsys_and_torch_npu_inputs(self):
+        """Other importers through the same load: Nsight Systems SQLite and a torch_npu folder."""
+        for path in (os.path.join(FIXTURES, "nsys", "perlmutter-cloverleaf-cuda.sqlite"),
+                     os.path.join(FIXTURES, "ascend-pt", "level0", "rank0_ascend_pt")):
+            with self.subTest(path):
+                cli = cli_json("summary", path, "--format", "json", "--top", "0")
+                t = aiprof.load(path)
+                ops = t.ops()
+                self.assertGreater(len(ops), 10)
+                self.assertEqual(list(zip(ops.name, ops.category, ops["count"])),
+                                 [(o["name"], o["category"], o["count"]) for o in cli["ops"]])
+                self.assertEqual(len(t.devices()), len(cli["devices"]))
+
 
 if __name__ == "__main__":
     unittest.main()
