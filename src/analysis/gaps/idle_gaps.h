@@ -61,6 +61,7 @@ struct TimelineBreakdown {
   std::array<uint64_t, kGapBucketCount> gap_hist_count{};
   std::array<int64_t, kGapBucketCount> gap_hist_ns{};
   std::vector<Gap> largest_gaps;  // longest first
+  std::vector<Gap> gaps;          // every gap in time order; only with GapsOptions::keep_all_gaps
 };
 
 struct GapsResult {
@@ -69,8 +70,13 @@ struct GapsResult {
   std::vector<TimelineBreakdown> timelines;  // by (rank, device)
 };
 
+struct GapsOptions {
+  // Also keep every gap (TimelineBreakdown::gaps), e.g. for the timeline view.
+  bool keep_all_gaps = false;
+};
+
 // O(n log n) in slices.
-GapsResult ComputeGaps(const Trace& trace);
+GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options = {});
 
 // Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
 // comm_overlap_ratio (overlap / comm), comm_exposed_ratio ((comm − overlap) /
