@@ -101,9 +101,10 @@ void ComputeSpan(const Trace& t, TimelineModel* m) {
 // Rows in display order: (rank, layer, slices before counters, pid, tid, name).
 std::vector<TimelineRow> MakeRows(const Trace& t, const std::vector<TrackRange>& ranges,
                                   const std::vector<uint64_t>& counters_per_track,
-                                  const std::vector<uint64_t>& samples_per_track) {
+                                  const std::vector<uint64_t>& samples_per_track, const std::vector<uint8_t>& shown) {
   std::vector<uint32_t> order;
   for (uint32_t k = 0; k < t.tracks.size(); ++k) {
+    if (!shown.empty() && !shown[k]) continue;
     bool has = t.tracks.kind[k] == TrackKind::kCounter ? counters_per_track[k] > 0
                                                         : ranges[k].count > 0 || samples_per_track[k] > 0;
     if (has) order.push_back(k);
@@ -148,15 +149,17 @@ std::vector<TrackRange> SliceRanges(const Trace& t) {
 std::vector<uint8_t> PickDetailed(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   std::array<uint64_t, kBucketCount> hist{};
   const SliceTable& s = t.slices;
-  for (size_t i = 0; i < s.size(); ++i) ++hist[DurationBucket(s.dur_ns[i])];
+  auto shown = [&](size_t i) { return o.track_shown.empty() || o.track_shown[s.track[i]]; };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (shown(i)) ++hist[DurationBucket(s.dur_ns[i])], ++m->slice_count;
+  }
   int bmin = PickThresholdBucket(hist, o.max_detailed_slices);
   m->detail_threshold_ns = bmin == 0 ? 0 : bmin >= kBucketCount ? kInf : BucketLowerBound(bmin);
   std::vector<uint8_t> detailed(s.size());
   for (size_t i = 0; i < s.size(); ++i) {
-    detailed[i] = DurationBucket(s.dur_ns[i]) >= bmin;
+    detailed[i] = shown(i) && DurationBucket(s.dur_ns[i]) >= bmin;
     m->detailed_count += detailed[i];
   }
-  m->slice_count = s.size();
   return detailed;
 }
 
@@ -396,6 +399,18 @@ void FillMarkers(const Trace& t, const TimelineInputs& in, TimelineModel* m) {
   }
 }
 
+// With a track filter: gaps, steps and markers only of the ranks shown.
+void KeepShownRanks(TimelineModel* m, const Trace& t) {
+  std::vector<int32_t> ranks;
+  for (const TimelineRow& r : m->rows) ranks.push_back(r.rank);
+  auto shown = [&](int32_t rank) { return std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); };
+  std::erase_if(m->gap_rows, [&](const GapRow& g) { return !shown(g.rank); });
+  std::erase_if(m->steps, [&](uint32_t s) { return !shown(t.steps.rank[s]); });
+  std::erase_if(m->markers, [&](const TimelineMarker& k) { return k.rank != kNoRank && !shown(k.rank); });
+  m->gaps_kept = 0;
+  for (const GapRow& g : m->gap_rows) m->gaps_kept += g.gaps.size();
+}
+
 }  // namespace
 
 int DurationBucket(int64_t dur_ns) {
@@ -435,7 +450,7 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   std::vector<uint64_t> counters(t.tracks.size()), samples(t.tracks.size());
   for (size_t i = 0; i < t.counters.size(); ++i) ++counters[t.counters.track[i]];
   for (size_t i = 0; i < t.samples.size(); ++i) ++samples[t.samples.track[i]];
-  m.rows = MakeRows(t, ranges, counters, samples);
+  m.rows = MakeRows(t, ranges, counters, samples, o.track_shown);
   std::vector<uint8_t> detailed = PickDetailed(t, o, &m);
   FillDetailed(t, ranges, detailed, &m);
   BuildDensity(t, ranges, detailed, o, &m);
@@ -444,6 +459,7 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   FillGaps(t, in, o, &m);
   for (uint32_t s = 0; s < t.steps.size(); ++s) m.steps.push_back(s);
   FillMarkers(t, in, &m);
+  if (!o.track_shown.empty()) KeepShownRanks(&m, t);
   return m;
 }
 

@@ -51,6 +51,9 @@ struct TimelineOptions {
   size_t max_counter_points = 300'000;  // over all counter rows
   size_t max_samples = 300'000;
   std::string title;                    // page title (the input's name)
+  // Tracks to show (index = Trace track); empty shows all. Budgets apply to
+  // the shown tracks; gaps, steps and findings are kept for their ranks.
+  std::vector<uint8_t> track_shown;
 };
 
 // Analyses' results the view shows; any may be null.

@@ -1,5 +1,6 @@
 #include "src/view/timeline/timeline_view.h"
 
+#include <cstdlib>
 #include <vector>
 
 #include "src/analysis/analyze.h"
@@ -33,6 +34,43 @@ Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options
   TimelineModel model = BuildTimelineModel(trace, inputs, options.layout);
   AppendTimelineHtml(trace, model, options.layout, out);
   return OkStatus();
+}
+
+namespace {
+
+Status RenderTimelineView(const ViewContext& context, ViewSink* sink) {
+  const Trace& trace = context.trace;
+  RETURN_IF_ERROR(CheckFiltersMatch(trace, context.options));
+  TimelineViewOptions options;
+  options.layout.title = context.options.title;
+  // Budget of slices in full detail (tuning and tests; default in TimelineOptions).
+  if (const char* env = std::getenv("AIPROF_VIEW_MAX_SLICES")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0') return ErrStatus(std::string("AIPROF_VIEW_MAX_SLICES: not a number: ") + env);
+    options.layout.max_detailed_slices = v;
+  }
+  if (!context.options.thread.empty() || context.options.rank >= 0) {
+    options.layout.track_shown.resize(trace.tracks.size());
+    for (uint32_t k = 0; k < trace.tracks.size(); ++k) {
+      options.layout.track_shown[k] = TrackSelected(trace, k, context.options);
+    }
+  }
+  std::string page;
+  RETURN_IF_ERROR(RenderTimelinePage(trace, options, &page));
+  return sink->Append(page);
+}
+
+}  // namespace
+
+ViewSpec TimelineViewSpec() {
+  ViewSpec spec;
+  spec.name = "timeline";
+  spec.help = "Timeline of tracks by rank, layer and thread/stream: slices, counters, steps, idle gaps by cause, "
+              "flows and diagnose's findings (self-contained HTML)";
+  spec.formats = {{"html", {".html", ".htm"}}};
+  spec.render = RenderTimelineView;
+  return spec;
 }
 
 }  // namespace aiprof

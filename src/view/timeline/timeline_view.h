@@ -9,6 +9,7 @@
 #include "src/base/status.h"
 #include "src/model/trace.h"
 #include "src/view/timeline/timeline_model.h"
+#include "src/view/view_registry.h"
 
 namespace aiprof {
 
@@ -20,6 +21,9 @@ struct TimelineViewOptions {
 
 // Appends the self-contained HTML page for `trace` to `out`.
 Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options, std::string* out);
+
+// The registry entry: `aiprof view IN --timeline -o timeline.html` (--rank, --thread filter tracks).
+ViewSpec TimelineViewSpec();
 
 }  // namespace aiprof
 
