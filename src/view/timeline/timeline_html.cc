@@ -266,12 +266,20 @@ void WriteMarkers(const TimelineModel& m, JsonOut* j) {
   });
 }
 
-// Count and total time of each name in `names`, over every slice.
-void WriteNames(const Trace& t, const NameTable& names, JsonOut* j) {
-  std::vector<int64_t> count(names.ids().size()), total(names.ids().size());
+// Count and total time of each name over every slice of the shown tracks,
+// merged ones included, so search counts them too. Names of merged slices
+// join the table up to kMaxNames; slices of names beyond it are "other".
+constexpr size_t kMaxNames = 200'000;
+void WriteNames(const Trace& t, const TimelineOptions& o, NameTable* names, JsonOut* j) {
+  auto shown = [&](size_t i) { return o.track_shown.empty() || o.track_shown[t.slices.track[i]]; };
+  for (size_t i = 0; i < t.slices.size() && names->ids().size() < kMaxNames; ++i) {
+    if (shown(i)) names->Add(t.slices.name[i]);
+  }
+  std::vector<int64_t> count(names->ids().size()), total(names->ids().size());
   int64_t other_count = 0, other_total = 0;
   for (size_t i = 0; i < t.slices.size(); ++i) {
-    int32_t k = names.Find(t.slices.name[i]);
+    if (!shown(i)) continue;
+    int32_t k = names->Find(t.slices.name[i]);
     if (k < 0) {
       ++other_count, other_total += t.slices.dur_ns[i];
       continue;
@@ -280,7 +288,7 @@ void WriteNames(const Trace& t, const NameTable& names, JsonOut* j) {
     total[k] += t.slices.dur_ns[i];
   }
   j->Key("names");
-  j->Array(names.ids().size(), [&](size_t i) { j->Str(t.Str(names.ids()[i])); });
+  j->Array(names->ids().size(), [&](size_t i) { j->Str(t.Str(names->ids()[i])); });
   j->Raw(",");
   j->Key("name_count");
   j->Array(count.size(), [&](size_t i) { j->Int(count[i]); });
@@ -352,7 +360,7 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
   j.Key("cats");
   j.Array(cats.ids().size(), [&](size_t i) { j.Str(t.Str(cats.ids()[i])); });
   j.Raw(",");
-  WriteNames(t, names, &j);
+  WriteNames(t, o, &names, &j);
   j.Raw("}");
 }
 
