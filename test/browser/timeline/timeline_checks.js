@@ -21,7 +21,9 @@ module.exports = async (t) => {
     const r = document.getElementById('range').dataset;
     return {start: Number(r.start), end: Number(r.end)};
   });
-  const pixels = () => page.evaluate(() => document.getElementById('canvas').toDataURL());
+  // The canvas after the next animation frame (input redraws once per frame).
+  const pixels = () => page.evaluate(() => new Promise((ok) =>
+    requestAnimationFrame(() => requestAnimationFrame(() => ok(document.getElementById('canvas').toDataURL())))));
   const box = await (await page.$('#canvas')).boundingBox();
   const lanes = await page.evaluate(() => window.aiprofTimeline.lanes());
   const mainLane = lanes.find((l) => l.label === 'python3: main (1)');
