@@ -15,6 +15,7 @@ std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
 std::unique_ptr<Command> NewViewCommand();
+std::unique_ptr<Command> NewReportCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -24,6 +25,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewAnalyzeCommand());
   out.push_back(NewDiagnoseCommand());
   out.push_back(NewSuggestCommand());
+  out.push_back(NewReportCommand());
   out.push_back(NewValidateCommand());
   out.push_back(NewSetBaselineCommand());
   out.push_back(NewHistoryCommand());
