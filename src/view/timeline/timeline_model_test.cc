@@ -8,6 +8,7 @@
 #include <string>
 
 #include "src/analysis/testing/analysis_test_util.h"
+#include "src/model/trace_builder.h"
 #include "src/view/timeline/timeline_html.h"
 #include "src/view/timeline/timeline_view.h"
 
@@ -204,7 +205,7 @@ TEST(TimelineModelTest, DensityBudgetKeepsCoarseLevels) {
 void CheckConservation(const Trace& t, size_t budget) {
   TimelineOptions o;
   o.max_detailed_slices = budget;
-  o.max_density_bins = 50'000'000;
+  o.max_density_bins = 300'000;
   TimelineModel m = BuildTimelineModel(t, {}, o);
   EXPECT_LE(m.detailed_count, budget);
   uint64_t detailed = 0;
@@ -339,6 +340,43 @@ TEST(TimelineViewTest, AlexnetHasGapsAndFindingMarkers) {
   std::string page;
   ASSERT_TRUE(RenderTimelinePage(trace, {}, &page).ok());
   EXPECT_NE(page.find("\"markers\":[{"), std::string::npos);
+}
+
+// Hand-made with TraceBuilder: stack samples become ticks on their thread's
+// row, thinned by a stride over the budget; a track filter keeps only the
+// chosen rows and counts only their slices.
+TEST(TimelineModelTest, HandMadeSamplesAndTrackFilter) {
+  Trace t;
+  TraceBuilder b(&t);
+  const StringId cat = b.Intern("cpu_op"), op = b.Intern("op");
+  const uint32_t t1 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const uint32_t t2 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  b.AddSlice(t1, 0, 1'000'000, op, cat, -1, 0, 0);
+  b.AddSlice(t2, 0, 500'000, op, cat, -1, 0, 0);
+  b.AddSlice(t2, 600'000, 100'000, op, cat, -1, 0, 0);
+  const uint32_t leaf = b.InternCallsite(kNoCallsite, b.Intern("main"), b.Intern("a.out"), FrameKind::kNative);
+  for (int i = 0; i < 10; ++i) b.AddStackSample(t1, i * 100'000, leaf, 100'000);
+  ASSERT_TRUE(b.Finalize().ok());
+  TimelineModel m = BuildTimelineModel(t, {}, {});
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].samples.size(), 10u);
+  EXPECT_EQ(m.rows[0].sample_total, 10u);
+  EXPECT_TRUE(m.rows[1].samples.empty());
+  EXPECT_EQ(m.sample_stride, 1u);
+  TimelineOptions o;
+  o.max_samples = 4;
+  TimelineModel thin = BuildTimelineModel(t, {}, o);
+  EXPECT_EQ(thin.sample_stride, 3u);  // ceil(10 / 4)
+  ASSERT_EQ(thin.rows[0].samples.size(), 4u);  // samples 0, 3, 6, 9
+  EXPECT_EQ(t.samples.ts_ns[thin.rows[0].samples[3]], 900'000);
+  o = {};
+  o.track_shown.assign(t.tracks.size(), 0);
+  o.track_shown[t2] = 1;
+  TimelineModel only2 = BuildTimelineModel(t, {}, o);
+  ASSERT_EQ(only2.rows.size(), 1u);
+  EXPECT_EQ(only2.rows[0].track, t2);
+  EXPECT_EQ(only2.slice_count, 2u);
+  EXPECT_EQ(only2.detailed_count, 2u);
 }
 
 }  // namespace
