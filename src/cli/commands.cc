@@ -14,8 +14,8 @@ std::unique_ptr<Command> NewCardCommand();
 std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
-std::unique_ptr<Command> NewViewCommand();
 std::unique_ptr<Command> NewReportCommand();
+std::unique_ptr<Command> NewViewCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
