@@ -6,16 +6,12 @@
 #include <string_view>
 
 #include "src/report/escape.h"
+#include "src/view/timeline/timeline.css.h"
+#include "src/view/timeline/timeline.js.h"
 
 namespace aiprof {
 namespace {
 
-constexpr std::string_view kStyle =
-#include "src/view/timeline/timeline_style.inc"
-    ;
-constexpr std::string_view kScript =
-#include "src/view/timeline/timeline_script.inc"
-    ;
 
 // Appends JSON to a string: numbers without locale, strings escaped.
 class JsonOut {
@@ -368,7 +364,7 @@ void AppendTimelineHtml(const Trace& t, const TimelineModel& m, const TimelineOp
   out->append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
   out->append(HtmlEscape(o.title.empty() ? "aiprof timeline" : "aiprof timeline: " + o.title));
   out->append("</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<style>");
-  out->append(kStyle);
+  out->append(embedded::kTimelineCss);
   out->append("</style>\n</head><body>\n");
   out->append(
       "<div id=\"bar\"><b>aiprof timeline</b> <span id=\"title\"></span>"
@@ -382,7 +378,7 @@ void AppendTimelineHtml(const Trace& t, const TimelineModel& m, const TimelineOp
       "<script type=\"application/json\" id=\"aiprof-data\">");
   AppendTimelineJson(t, m, o, out);
   out->append("</script>\n<script>");
-  out->append(kScript);
+  out->append(embedded::kTimelineJs);
   out->append("</script>\n</body></html>\n");
 }
 

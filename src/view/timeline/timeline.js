@@ -1,4 +1,3 @@
-R"AIPROF_JS(
 'use strict';
 (function () {
   // Data written by aiprof (src/view/timeline/timeline_html.cc). Times are
@@ -688,4 +687,3 @@ R"AIPROF_JS(
   window.aiprofReadyMs = performance.now();
   document.body.dataset.ready = '1';
 })();
-)AIPROF_JS"
