@@ -199,8 +199,12 @@ void BuildDensity(const Trace& t, const std::vector<TrackRange>& ranges, const s
   if (m->detailed_count == m->slice_count) return;
   int64_t span = m->end_ns - m->start_ns;
   int64_t w0 = std::max<int64_t>(1, (span + int64_t(o.overview_bins) - 1) / int64_t(std::max<size_t>(1, o.overview_bins)));
+  // Finer than a sixteenth of the threshold is no use: a merged slice is
+  // shorter than the threshold, so its outline is already 16 bins wide.
+  int64_t finest = std::max<int64_t>(1, m->detail_threshold_ns == kInf ? 1 : m->detail_threshold_ns / kLodFinestFraction);
   std::vector<int64_t> widths;
-  for (int64_t w = w0; w >= 1 && widths.size() < kMaxLodLevels; w /= 4) widths.push_back(w);
+  for (int64_t w = w0; w >= finest && widths.size() < kMaxLodLevels; w /= 4) widths.push_back(w);
+  if (widths.empty()) widths.push_back(w0);
   // Pass 1: bins per level, to keep the levels that fit the budget.
   std::vector<uint64_t> per_level(widths.size());
   WalkMerged(t, ranges, detailed, *m, widths,

@@ -17,7 +17,8 @@
 //     (row, depth), the sparse list of bins that merged slices touch, with the
 //     number of slices starting in the bin and the time they cover inside it.
 //     Counts and covered time are exact sums. Levels are kept from coarse to
-//     fine while the total number of bins fits `max_density_bins`.
+//     fine while the total number of bins fits `max_density_bins`, and stop
+//     at a width of T / 16 (a merged slice's outline is then 16 bins wide).
 // Gaps, counter points and samples have their own budgets (longest gaps
 // kept; counters thinned to the first/min/max/last point per fine bin;
 // samples thinned by a stride), and the model says how many were left out.
@@ -42,6 +43,8 @@ struct LayoutResult;
 struct FusionResult;
 
 inline constexpr size_t kMaxLodLevels = 12;
+// Levels stop at a bin width of threshold / kLodFinestFraction.
+inline constexpr int64_t kLodFinestFraction = 16;
 
 struct TimelineOptions {
   size_t max_detailed_slices = 400'000;

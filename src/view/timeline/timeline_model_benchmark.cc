@@ -1,7 +1,7 @@
 // The timeline's model and page on synthetic traces: 4 threads, each a
 // repeated tree of one 1 ms op holding 8 ops of 100 µs, each holding 4 ops
-// of 5 µs (41 slices per tree), with the default budgets (so the larger sizes
-// merge slices into density bins). Google Benchmark fits the time against the
+// of 5 µs (41 slices per tree), with a detail budget of a tenth of the slices
+// (so every size merges most slices into density bins, as large traces do). Google Benchmark fits the time against the
 // slice count (Complexity): the view is meant to be linear. Figures in
 // README.md.
 #include <benchmark/benchmark.h>
@@ -36,8 +36,10 @@ std::unique_ptr<Trace> SyntheticThreads(int64_t trees_per_thread) {
 
 void BM_BuildTimelineModel(benchmark::State& state) {
   std::unique_ptr<Trace> trace = SyntheticThreads(state.range(0));
+  TimelineOptions options;
+  options.max_detailed_slices = trace->slices.size() / 10;
   for (auto _ : state) {
-    TimelineModel m = BuildTimelineModel(*trace, {}, {});
+    TimelineModel m = BuildTimelineModel(*trace, {}, options);
     benchmark::DoNotOptimize(m.density_bin_count);
   }
   const int64_t slices = static_cast<int64_t>(trace->slices.size());
@@ -49,6 +51,7 @@ BENCHMARK(BM_BuildTimelineModel)->RangeMultiplier(4)->Range(1 << 8, 1 << 14)->Co
 void BM_WriteTimelinePage(benchmark::State& state) {
   std::unique_ptr<Trace> trace = SyntheticThreads(state.range(0));
   TimelineOptions options;
+  options.max_detailed_slices = trace->slices.size() / 10;
   TimelineModel m = BuildTimelineModel(*trace, {}, options);
   size_t bytes = 0;
   for (auto _ : state) {

@@ -135,9 +135,8 @@ TEST(TimelineModelTest, HandMadeLodMergeCountsAreExact) {
   ASSERT_NE(main, nullptr);
   EXPECT_EQ(DetailedNames(*t, *main), (std::vector<std::string>{"A", "B", "C", "B2"}));
   EXPECT_EQ(m.flows.size(), 1u);  // C and D both detailed
-  // w0 = ceil(2'091'000 / 2048) = 1021, then /4 per level down to 1 ns.
-  ASSERT_FALSE(m.level_bin_ns.empty());
-  EXPECT_EQ(m.level_bin_ns[0], 1021);
+  // w0 = ceil(2'091'000 / 2048) = 1021, then /4 per level down to 1024 / 16.
+  ASSERT_EQ(m.level_bin_ns, (std::vector<int64_t>{1021, 255}));
   for (size_t l = 1; l < m.level_bin_ns.size(); ++l) EXPECT_EQ(m.level_bin_ns[l], m.level_bin_ns[l - 1] / 4);
   std::vector<std::pair<int64_t, int64_t>> small;
   for (int k = 0; k < 10; ++k) small.push_back({2'000'000 + 10'000 * k, 2'001'000 + 10'000 * k});
@@ -190,12 +189,12 @@ TEST(TimelineModelTest, DensityBudgetKeepsCoarseLevels) {
   TimelineOptions o;
   o.max_detailed_slices = 5;
   TimelineModel all = BuildTimelineModel(*t, {}, o);
-  ASSERT_GE(all.level_bin_ns.size(), 3u);
-  uint64_t first_two = all.rows[0].density[0][0].bin.size() + all.rows[0].density[1][0].bin.size();
-  o.max_density_bins = first_two;
-  TimelineModel two = BuildTimelineModel(*t, {}, o);
-  EXPECT_EQ(two.level_bin_ns.size(), 2u);
-  EXPECT_EQ(two.density_bin_count, first_two);
+  ASSERT_EQ(all.level_bin_ns.size(), 2u);
+  uint64_t first = all.rows[0].density[0][0].bin.size();
+  o.max_density_bins = first + all.rows[0].density[1][0].bin.size() - 1;
+  TimelineModel one = BuildTimelineModel(*t, {}, o);
+  EXPECT_EQ(one.level_bin_ns.size(), 1u);
+  EXPECT_EQ(one.density_bin_count, first);
   o.max_density_bins = 0;
   EXPECT_TRUE(BuildTimelineModel(*t, {}, o).level_bin_ns.empty());
 }
