@@ -1,5 +1,7 @@
 #include "src/view/timeline/timeline_view.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -13,7 +15,28 @@
 
 namespace aiprof {
 
+namespace {
+
+// AIPROF_VIEW_TIMING=1 prints the time of each part to standard error.
+class PartTimer {
+ public:
+  PartTimer() : on_(std::getenv("AIPROF_VIEW_TIMING") != nullptr), last_(std::chrono::steady_clock::now()) {}
+  void Mark(const char* what) {
+    auto now = std::chrono::steady_clock::now();
+    if (on_) std::fprintf(stderr, "aiprof: timeline %-22s %8.1f ms\n", what,
+                          std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace
+
 Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options, std::string* out) {
+  PartTimer timer;
   GapsOptions gap_options;
   gap_options.keep_all_gaps = true;
   GapsResult gaps = ComputeGaps(trace, gap_options);
@@ -23,6 +46,7 @@ Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options
   std::vector<Rule> rules;
   Diagnosis diagnosis;
   TimelineInputs inputs{&gaps, nullptr, &steps, &layout, &fusion};
+  timer.Mark("gaps/steps/layout/fusion");
   if (options.findings) {
     ASSIGN_OR_RETURN(rules, LoadBuiltinRules());
     AnalyzeOptions analyze;
@@ -30,9 +54,12 @@ Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options
     MetricSet metrics = ComputeAllMetrics(trace, analyze);
     diagnosis = Diagnose(trace, metrics, rules);
     inputs.diagnosis = &diagnosis;
+    timer.Mark("diagnose");
   }
   TimelineModel model = BuildTimelineModel(trace, inputs, options.layout);
+  timer.Mark("model (LOD)");
   AppendTimelineHtml(trace, model, options.layout, out);
+  timer.Mark("page (JSON+HTML)");
   return OkStatus();
 }
 
