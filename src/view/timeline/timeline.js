@@ -398,7 +398,9 @@
           const w = D.levels[level], b = Math.floor(t / w);
           for (const db of row.lod[level]) {
             if (db.d !== d) continue;
-            const k = db.b.indexOf(b);
+            let lo = 0, hi = db.b.length;
+            while (lo < hi) { const mid = (lo + hi) >> 1; if (db.b[mid] < b) lo = mid + 1; else hi = mid; }
+            const k = lo < db.b.length && db.b[lo] === b ? lo : -1;
             if (k >= 0) return { lane, bin: { w, b, n: db.n[k], t: db.t[k], d } };
           }
         }
