@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <simdjson.h>
@@ -249,11 +250,16 @@ TEST(TimelineModelTest, AlexnetSampleConservesCountsAtEveryBudget) {
   }
 }
 
+// Every Kineto fixture, a torch_npu rank, an Nsight Systems database and a
+// CPU trace with python stacks.
 TEST(TimelineModelTest, RealFixturesConserveCounts) {
-  for (const char* f : {"kineto/HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz",
-                        "kineto/HolisticTraceAnalysis__tests__data__cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-                        "kineto/HolisticTraceAnalysis__tests__data__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-                        "ascend-pt/level1/rank0_ascend_pt", "torch-cpu/resnet18_bs1_full.kineto.json"}) {
+  std::vector<std::string> files = {"ascend-pt/level1/rank0_ascend_pt", "ascend-pt/level0/rank1_ascend_pt",
+                                    "nsys/perlmutter-cloverleaf-cuda.sqlite", "torch-cpu/resnet18_bs1_full.kineto.json"};
+  for (const auto& e : std::filesystem::directory_iterator(testing::FixturesDir() + "/kineto")) {
+    if (e.path().extension() == ".gz") files.push_back("kineto/" + e.path().filename().string());
+  }
+  ASSERT_GE(files.size(), 14u);
+  for (const std::string& f : files) {
     SCOPED_TRACE(f);
     auto t = ImportFixture(f);
     ASSERT_NE(t, nullptr);
