@@ -10,6 +10,9 @@
   const LABEL_W = 280, ROW_H = 16, HEADER_H = 18, STEP_H = 18, GAP_H = 14, COUNTER_H = 36, SAMPLE_H = 6, MARK_H = 18;
 
   const names = D.names;
+  const RUN_FILL = 'hsl(215,22%,58%)', RUN_MATCH = '#d10', RUN_DIM = 'hsla(215,20%,80%,0.35)';
+  const DENSITY_FILL = [];
+  for (let i = 0; i <= 7; i++) DENSITY_FILL.push('rgba(70,90,140,' + (0.35 + 0.65 * i / 7).toFixed(3) + ')');
   const hue = new Float32Array(names.length);
   for (let i = 0; i < names.length; i++) {
     let h = 2166136261;
@@ -38,7 +41,12 @@
       for (const v of row.cv) if (v !== null) { row.vmax = Math.max(row.vmax, v); row.vmin = Math.min(row.vmin, v); }
     }
   });
-  D.gaps.forEach((g) => undelta(g.ts));
+  D.gaps.forEach((g) => {
+    undelta(g.ts);
+    g.end = new Float64Array(g.ts.length);
+    let m = -Infinity;
+    g.ts.forEach((t, k) => { m = Math.max(m, t + g.dur[k]); g.end[k] = m; });
+  });
   const flowsOf = new Map();
   for (let i = 0; i < D.flows.length; i += 2) {
     for (const id of [D.flows[i], D.flows[i + 1]]) {
@@ -140,8 +148,9 @@
     const c = colorCache[dim ? 1 : 0];
     return c[n] || (c[n] = 'hsla(' + hue[n] + ',55%,' + (dim ? '82%,0.35)' : '62%,1)'));
   }
-  function firstVisible(endMax, t) {
-    let lo = 0, hi = endMax.length;
+  // First index k >= from with endMax[k] > t (endMax is non-decreasing).
+  function firstVisible(endMax, t, from) {
+    let lo = from || 0, hi = endMax.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (endMax[mid] <= t) lo = mid + 1; else hi = mid; }
     return lo;
   }
@@ -161,14 +170,33 @@
         let k = 0, hi = db.b.length;
         const first = Math.floor(v0 / w) - 1;
         while (k < hi) { const mid = (k + hi) >> 1; if (db.b[mid] < first) k = mid + 1; else hi = mid; }
+        // Bins narrower than a pixel merge into it (the darkest wins); touching
+        // pixels of the same shade are drawn as one rectangle.
+        let rx = -1, rw = 0, rshade = -1;  // pending run
+        let px = -1, pw = 0, pocc = 0;     // pending pixel
+        const flushRun = () => {
+          if (rshade >= 0) { ctx.fillStyle = DENSITY_FILL[rshade]; ctx.fillRect(rx, y + 1, rw, ROW_H - 2); }
+          rshade = -1;
+        };
+        const flushPixel = () => {
+          if (px < 0) return;
+          const shade = Math.round(pocc * (DENSITY_FILL.length - 1));
+          if (shade === rshade && Math.abs(rx + rw - px) < 0.5) rw = px + pw - rx;
+          else { flushRun(); rx = px; rw = pw; rshade = shade; }
+          px = -1;
+        };
         for (; k < db.b.length; k++) {
           const b0 = db.b[k] * w;
           if (b0 > v1) break;
           const x = xOf(b0), x2 = xOf(b0 + w);
           const occ = Math.min(1, db.t[k] / w);
-          ctx.fillStyle = 'rgba(70,90,140,' + (0.35 + 0.65 * occ).toFixed(3) + ')';
-          ctx.fillRect(x, y + 1, Math.max(1, x2 - x), ROW_H - 2);
+          const fx = Math.floor(x);
+          if (x2 - x < 1 && fx === px) { pocc = Math.max(pocc, occ); continue; }
+          flushPixel();
+          px = x2 - x < 1 ? fx : x; pw = x2 - x < 1 ? 1 : x2 - x; pocc = occ;
         }
+        flushPixel();
+        flushRun();
       }
     }
     ctx.font = '11px system-ui, sans-serif';
@@ -176,19 +204,46 @@
     for (let d = 0; d < row.depth; d++) {
       const idx = row.byDepth[d];
       const y = top + 2 + d * ROW_H;
-      let lastPx = -1;
+      // Slices thinner than a pixel that follow each other within a pixel are
+      // drawn as one run (Perfetto does the same): in the slice's own colour
+      // when the run holds one slice, else in a neutral colour (highlighted
+      // when a search matches one of them).
+      let run = null;
+      const flushRun = () => {
+        if (!run) return;
+        ctx.fillStyle = run.n === 1 ? sliceColor(run.first, match !== null && !match[run.first])
+          : match !== null ? (run.match ? RUN_MATCH : RUN_DIM) : RUN_FILL;
+        ctx.fillRect(run.x0, y, Math.max(1, run.x1 - run.x0), ROW_H - 1);
+        run = null;
+      };
       for (let k = firstVisible(row.endMax[d], v0); k < idx.length; k++) {
         const i = idx[k];
         const ts = row.ts[i];
         if (ts > v1) break;
         const dur = row.dur[i];
         const x = xOf(ts), x2 = xOf(ts + dur);
-        if (x2 - x < 1 && Math.floor(x) <= lastPx) continue;  // same pixel as the last one drawn
-        lastPx = Math.floor(x2 - x < 1 ? x : x2);
         const n = row.n[i];
+        if (x2 - x < 1) {
+          if (run && x <= run.x1 + 1) {
+            run.x1 = Math.max(run.x1, x2);
+            run.n++;
+            if (match !== null && match[n]) run.match = true;
+            if (match === null) {
+              // Skip what ends inside the run's last pixel: it adds nothing to draw.
+              const k2 = firstVisible(row.endMax[d], tOf(Math.floor(run.x1) + 1), k + 1);
+              run.n += k2 - k - 1;
+              k = k2 - 1;
+            }
+          } else {
+            flushRun();
+            run = { x0: x, x1: Math.max(x2, x + 1), n: 1, first: n, match: match !== null && match[n] === 1 };
+          }
+          continue;
+        }
+        flushRun();
         const dim = match !== null && !match[n];
         ctx.fillStyle = sliceColor(n, dim);
-        const w = Math.max(1, x2 - x);
+        const w = x2 - x;
         ctx.fillRect(x, y, w, ROW_H - 1);
         if (selected && selected.r === lane.r && selected.i === i) {
           ctx.strokeStyle = '#000'; ctx.lineWidth = 2; ctx.strokeRect(x, y, w, ROW_H - 1);
@@ -203,6 +258,7 @@
           }
         }
       }
+      flushRun();
     }
     if (row.sts.length) {
       const y = top + 2 + row.depth * ROW_H;
@@ -264,13 +320,15 @@
   function drawGaps(lane, top) {
     const g = lane.gap;
     let last = -1;
-    for (let k = 0; k < g.ts.length; k++) {
+    for (let k = firstVisible(g.end, v0); k < g.ts.length; k++) {
       const ts = g.ts[k];
       if (ts > v1) break;
-      if (ts + g.dur[k] < v0) continue;
       const x = xOf(ts), x2 = xOf(ts + g.dur[k]);
-      if (x2 - x < 1 && Math.floor(x) === last) continue;
-      last = Math.floor(x);
+      if (x2 - x < 1 && Math.floor(x) <= last) {
+        k = firstVisible(g.end, tOf(last + 1), k + 1) - 1;  // gaps do not overlap: skip the drawn pixel
+        continue;
+      }
+      last = Math.floor(x2 - x < 1 ? x : x2);
       ctx.fillStyle = CAUSE_COLORS[g.cause[k]];
       ctx.fillRect(x, top + 2, Math.max(1, x2 - x), lane.h - 4);
     }
