@@ -10,7 +10,7 @@
   const LABEL_W = 280, ROW_H = 16, HEADER_H = 18, STEP_H = 18, GAP_H = 14, COUNTER_H = 36, SAMPLE_H = 6, MARK_H = 18;
 
   const names = D.names;
-  const RUN_FILL = 'hsl(215,22%,58%)', RUN_MATCH = '#d10', RUN_DIM = 'hsla(215,20%,80%,0.35)';
+  const RUN_FILL = 'hsl(35,10%,60%)', RUN_MATCH = '#d10', RUN_DIM = 'hsla(35,10%,82%,0.35)';
   const DENSITY_FILL = [];
   for (let i = 0; i <= 7; i++) DENSITY_FILL.push('rgba(70,90,140,' + (0.35 + 0.65 * i / 7).toFixed(3) + ')');
   const hue = new Float32Array(names.length);
@@ -725,7 +725,8 @@
   });
   legend.appendChild(gl);
   const notes = document.createElement('div');
-  notes.textContent = 'Density bars (blue-grey): merged slices; darker = more of the bin covered. Green ticks: stack samples' +
+  notes.textContent = 'Density bars (blue-grey): slices merged by aiprof; darker = more of the bin covered. ' +
+    'Warm grey: several slices each thinner than a pixel (zoom in). Green ticks: stack samples' +
     (c.sample_stride > 1 ? ' (1 in ' + c.sample_stride + ')' : '') + '. Gaps shown: ' + c.gaps_shown + ' of ' + c.gaps +
     '. Flows shown for the selected slice: ' + c.flows_shown + ' of ' + c.flows + ' have both ends in full detail.';
   legend.appendChild(notes);
