@@ -67,7 +67,8 @@ size_t BucketOf(int64_t len_ns) {
   return kGapBucketUpperNs.size();
 }
 
-void AddGap(const Gap& gap, TimelineBreakdown* tl) {
+void AddGap(const Gap& gap, bool keep_all, TimelineBreakdown* tl) {
+  if (keep_all) tl->gaps.push_back(gap);
   int64_t len = gap.end_ns - gap.start_ns;
   ++tl->gap_count;
   size_t b = BucketOf(len);
@@ -88,7 +89,7 @@ void AddGap(const Gap& gap, TimelineBreakdown* tl) {
 
 // Fills busy/idle/gaps of one timeline from its activities (sorted by start).
 void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const std::vector<uint32_t>& launcher,
-                   const RankContext* ctx, TimelineBreakdown* tl) {
+                   const RankContext* ctx, bool keep_all, TimelineBreakdown* tl) {
   Intervals compute, comm, memcpy;
   for (const Activity& a : acts) {
     Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
@@ -118,7 +119,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     } else if (call != kNoSlice && trace.slices.ts_ns[call] >= gap.start_ns) {
       gap.cause = GapCause::kHostBound;
     }
-    AddGap(gap, tl);
+    AddGap(gap, keep_all, tl);
     cur_start = acts[i].start_ns;
     cur_end = acts[i].end_ns;
   }
@@ -166,7 +167,7 @@ const char* GapCauseName(GapCause cause) {
   return "other";
 }
 
-GapsResult ComputeGaps(const Trace& trace) {
+GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
   GapsResult result;
   std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> timelines;
   const SliceTable& s = trace.slices;
@@ -199,7 +200,8 @@ GapsResult ComputeGaps(const Trace& trace) {
     out.device = key.second;
     out.track = tl.first;
     auto ctx = contexts.find(key.first);
-    BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, &out);
+    BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, options.keep_all_gaps,
+                  &out);
     result.timelines.push_back(std::move(out));
   }
   return result;

@@ -62,6 +62,7 @@ struct TimelineBreakdown {
   std::array<int64_t, kGapBucketCount> gap_hist_ns{};
   std::array<std::array<int64_t, kGapCauseCount>, kGapBucketCount> gap_hist_ns_by_cause{};  // [bucket][cause]
   std::vector<Gap> largest_gaps;  // longest first
+  std::vector<Gap> gaps;          // every gap in time order; only with GapsOptions::keep_all_gaps
 };
 
 struct GapsResult {
@@ -70,8 +71,13 @@ struct GapsResult {
   std::vector<TimelineBreakdown> timelines;  // by (rank, device)
 };
 
+struct GapsOptions {
+  // Also keep every gap (TimelineBreakdown::gaps), e.g. for the timeline view.
+  bool keep_all_gaps = false;
+};
+
 // O(n log n) in slices.
-GapsResult ComputeGaps(const Trace& trace);
+GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options = {});
 
 // Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
 // comm_overlap_ratio (overlap / comm), comm_exposed_ratio ((comm − overlap) /

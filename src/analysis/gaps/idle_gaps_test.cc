@@ -172,5 +172,30 @@ TEST(IdleGapsTest, NoLaunchLinksMakesHostBoundUnavailable) {
   EXPECT_NEAR(m.Get("device_idle_ratio")->value, 10.0 / 30, 1e-12);
 }
 
+// keep_all_gaps: every gap, in time order, whose lengths and causes sum to
+// the timeline's totals; without it none are kept.
+TEST(IdleGapsTest, KeepAllGapsListsEveryGap) {
+  auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(ComputeGaps(*t).timelines[0].gaps.empty());
+  GapsOptions options;
+  options.keep_all_gaps = true;
+  GapsResult r = ComputeGaps(*t, options);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  ASSERT_EQ(tl.gaps.size(), tl.gap_count);
+  std::array<int64_t, kGapCauseCount> by_cause{};
+  int64_t total = 0;
+  for (size_t i = 0; i < tl.gaps.size(); ++i) {
+    if (i > 0) {
+      EXPECT_GE(tl.gaps[i].start_ns, tl.gaps[i - 1].end_ns);
+    }
+    by_cause[static_cast<size_t>(tl.gaps[i].cause)] += tl.gaps[i].end_ns - tl.gaps[i].start_ns;
+    total += tl.gaps[i].end_ns - tl.gaps[i].start_ns;
+  }
+  EXPECT_EQ(total, tl.idle_ns);
+  EXPECT_EQ(by_cause, tl.idle_by_cause_ns);
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -1,0 +1,146 @@
+// The timeline view's data: which rows the page shows, in which order, and
+// what each row carries, computed once from the Trace and the analyses'
+// structured results (gaps, steps, diagnosis). timeline_html.cc only writes
+// this out; the page's script only draws it.
+//
+// Rows are grouped by rank, then layer (application, framework, runtime,
+// device, communication, host, unknown), then thread or stream (by pid, tid).
+//
+// Level of detail. A page cannot hold every slice of a 600 MB trace, so:
+//   * Full detail for at most `max_detailed_slices`: the longest ones. A
+//     duration threshold T is picked from a histogram of durations (buckets
+//     of a quarter power of two); a slice is detailed iff its bucket is at or
+//     above T's. A child is never longer than its parent, so the detailed set
+//     holds every ancestor of a detailed slice: nesting stays whole.
+//   * Every other slice is merged into density bins: for each zoom level L
+//     (bin width w_L = w_0 / 4^L, w_0 = span / overview_bins) and each
+//     (row, depth), the sparse list of bins that merged slices touch, with the
+//     number of slices starting in the bin and the time they cover inside it.
+//     Counts and covered time are exact sums. Levels are kept from coarse to
+//     fine while the total number of bins fits `max_density_bins`, and stop
+//     at a width of T / 16 (a merged slice's outline is then 16 bins wide).
+// Gaps, counter points and samples have their own budgets (longest gaps
+// kept; counters thinned to the first/min/max/last point per fine bin;
+// samples thinned by a stride), and the model says how many were left out.
+//
+// Linear in slices × levels (levels ≤ kMaxLodLevels), plus sorting rows.
+#ifndef AIPROF_SRC_VIEW_TIMELINE_TIMELINE_MODEL_H_
+#define AIPROF_SRC_VIEW_TIMELINE_TIMELINE_MODEL_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/analysis/gaps/idle_gaps.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+struct Diagnosis;
+struct StepStats;
+struct LayoutResult;
+struct FusionResult;
+
+inline constexpr size_t kMaxLodLevels = 12;
+// Levels stop at a bin width of threshold / kLodFinestFraction.
+inline constexpr int64_t kLodFinestFraction = 16;
+
+struct TimelineOptions {
+  size_t max_detailed_slices = 400'000;
+  size_t max_density_bins = 1'500'000;  // over all rows, depths and levels
+  size_t overview_bins = 2048;          // level-0 bins across the whole span
+  size_t max_gaps = 100'000;            // longest kept
+  size_t max_counter_points = 300'000;  // over all counter rows
+  size_t max_samples = 300'000;
+  std::string title;                    // page title (the input's name)
+  // Tracks to show (index = Trace track); empty shows all. Budgets apply to
+  // the shown tracks; gaps, steps and findings are kept for their ranks.
+  std::vector<uint8_t> track_shown;
+};
+
+// Analyses' results the view shows; any may be null.
+struct TimelineInputs {
+  const GapsResult* gaps = nullptr;  // computed with keep_all_gaps
+  const Diagnosis* diagnosis = nullptr;
+  const StepStats* steps = nullptr;
+  const LayoutResult* layout = nullptr;
+  const FusionResult* fusion = nullptr;
+};
+
+// Merged slices of one (row, depth) at one level: sparse bins, ascending.
+struct DensityBins {
+  uint16_t depth = 0;
+  std::vector<int64_t> bin;       // index: (ts - model start) / bin_ns
+  std::vector<uint32_t> count;    // slices starting in the bin
+  std::vector<int64_t> busy_ns;   // time those slices (and earlier ones spilling in) cover in the bin
+};
+
+enum class TimelineRowKind : uint8_t { kSlices = 0, kCounter };
+
+struct TimelineRow {
+  TimelineRowKind kind = TimelineRowKind::kSlices;
+  uint32_t track = kNoTrack;  // Trace track
+  int32_t rank = kNoRank;
+  Layer layer = Layer::kUnknown;
+  std::string label;
+  uint16_t depth_count = 0;          // rows of nesting (max depth + 1)
+  std::vector<uint32_t> detailed;    // slice rows shown in full, in Trace order
+  uint64_t slice_count = 0;          // all slices of the track
+  // density[L] for level L (TimelineModel::level_bin_ns), one entry per depth that has merged slices.
+  std::vector<std::vector<DensityBins>> density;
+  std::vector<uint32_t> counter_points;  // rows of Trace::counters shown, in time order
+  uint64_t counter_total = 0;
+  std::vector<uint32_t> samples;     // rows of Trace::samples shown (ticks)
+  uint64_t sample_total = 0;
+};
+
+struct GapRow {
+  int32_t rank = kNoRank;
+  int32_t device = kHostDevice;  // kHostDevice: the CPU main thread
+  uint32_t track = kNoTrack;     // the main thread's track (CPU-only traces)
+  std::string label;
+  std::vector<Gap> gaps;         // kept gaps, in time order
+  uint64_t total = 0;            // all gaps of the timeline
+  std::array<int64_t, kGapCauseCount> idle_by_cause_ns{};
+};
+
+// A finding of `diagnose`, placed on the timeline.
+struct TimelineMarker {
+  std::string rule_id, title, bottleneck, priority, confidence;
+  std::string where;        // why it is here: "gap (host_bound)", "slowest step #5", ...
+  std::string impact;       // "12.3% of mean step time"
+  std::string search;       // representative op name to search for, or ""
+  int32_t rank = kNoRank;
+  int64_t ts_ns = 0, dur_ns = 0;
+};
+
+struct TimelineModel {
+  int64_t start_ns = 0, end_ns = 0;  // over slices, counters, samples, steps
+  int64_t detail_threshold_ns = 0;   // slices shorter than this are merged (0: none)
+  uint64_t slice_count = 0, detailed_count = 0;
+  std::vector<int64_t> level_bin_ns;  // bin width of each kept level, coarse to fine
+  uint64_t density_bin_count = 0;
+  std::vector<TimelineRow> rows;      // display order
+  std::vector<GapRow> gap_rows;
+  uint64_t gaps_total = 0, gaps_kept = 0;
+  std::vector<uint32_t> steps;        // rows of Trace::steps
+  std::vector<uint32_t> flows;        // rows of Trace::flows whose both ends are detailed
+  uint64_t flows_total = 0;
+  std::vector<TimelineMarker> markers;
+  uint32_t sample_stride = 1;         // every sample_stride-th sample of a thread is shown
+};
+
+// Quarter-power-of-two bucket of a duration (monotone). Visible for testing.
+int DurationBucket(int64_t dur_ns);
+// The smallest duration in bucket `b`. Visible for testing.
+int64_t BucketLowerBound(int bucket);
+
+TimelineModel BuildTimelineModel(const Trace& trace, const TimelineInputs& inputs, const TimelineOptions& options);
+
+// "rank 0", "rank ?" (no rank). Visible for testing.
+std::string RowLabel(const Trace& trace, uint32_t track);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_VIEW_TIMELINE_TIMELINE_MODEL_H_

@@ -1,0 +1,388 @@
+#include "src/view/timeline/timeline_model.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <simdjson.h>
+#include <string>
+
+#include "src/analysis/testing/analysis_test_util.h"
+#include "src/model/trace_builder.h"
+#include "src/view/timeline/timeline_html.h"
+#include "src/view/timeline/timeline_view.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+// Hand-made: thread 1 holds A ⊃ {B ⊃ C, B2} and ten 1 µs slices; thread 2
+// holds D; a flow runs from C to D; one counter with three points.
+constexpr char kHandMade[] = R"({"traceEvents":[
+  {"ph":"M","name":"process_name","pid":1,"args":{"name":"app"}},
+  {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},
+  {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"worker"}},
+  {"ph":"X","name":"A","cat":"user_annotation","pid":1,"tid":1,"ts":0,"dur":1000},
+  {"ph":"X","name":"B","cat":"cpu_op","pid":1,"tid":1,"ts":100,"dur":300},
+  {"ph":"X","name":"C","cat":"cpu_op","pid":1,"tid":1,"ts":150,"dur":10},
+  {"ph":"X","name":"B2","cat":"cpu_op","pid":1,"tid":1,"ts":500,"dur":400},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2000,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2010,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2020,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2030,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2040,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2050,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2060,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2070,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2080,"dur":1},
+  {"ph":"X","name":"small","cat":"cpu_op","pid":1,"tid":1,"ts":2090,"dur":1},
+  {"ph":"X","name":"D","cat":"cpu_op","pid":1,"tid":2,"ts":200,"dur":50},
+  {"ph":"s","name":"f","cat":"fwdbwd","id":7,"pid":1,"tid":1,"ts":155},
+  {"ph":"f","name":"f","cat":"fwdbwd","id":7,"pid":1,"tid":2,"ts":210,"bp":"e"},
+  {"ph":"C","name":"mem","pid":1,"ts":0,"args":{"bytes":10}},
+  {"ph":"C","name":"mem","pid":1,"ts":500,"args":{"bytes":30}},
+  {"ph":"C","name":"mem","pid":1,"ts":1500,"args":{"bytes":20}}
+]})";
+
+const TimelineRow* FindRow(const Trace& t, const TimelineModel& m, std::string_view label_part) {
+  for (const TimelineRow& r : m.rows) {
+    if (r.label.find(label_part) != std::string::npos) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> DetailedNames(const Trace& t, const TimelineRow& r) {
+  std::vector<std::string> out;
+  for (uint32_t s : r.detailed) out.emplace_back(t.Str(t.slices.name[s]));
+  return out;
+}
+
+TEST(TimelineModelTest, DurationBucketsAreMonotoneQuarterPowers) {
+  int prev = 0;
+  for (int64_t d = 0; d < 5000; ++d) {
+    int b = DurationBucket(d);
+    EXPECT_GE(b, prev) << d;
+    EXPECT_LE(BucketLowerBound(b), d) << d;
+    EXPECT_GT(BucketLowerBound(b + 1), d) << d;
+    prev = b;
+  }
+  EXPECT_EQ(BucketLowerBound(DurationBucket(10'000)), 8192);
+  EXPECT_EQ(BucketLowerBound(DurationBucket(int64_t{1} << 62)), int64_t{1} << 62);
+}
+
+// Hand-made: rows, positions and nesting when everything fits.
+TEST(TimelineModelTest, HandMadeAllDetailedPositionsAndNesting) {
+  auto t = ImportJsonText(kHandMade);
+  ASSERT_NE(t, nullptr);
+  TimelineModel m = BuildTimelineModel(*t, {}, {});
+  EXPECT_EQ(m.slice_count, 15u);
+  EXPECT_EQ(m.detailed_count, 15u);
+  EXPECT_EQ(m.detail_threshold_ns, 0);
+  EXPECT_TRUE(m.level_bin_ns.empty());
+  EXPECT_EQ(m.start_ns, t->slices.ts_ns[0]);
+  EXPECT_EQ(m.end_ns - m.start_ns, 2'091'000);  // last "small" ends at 2091 µs
+  ASSERT_EQ(m.rows.size(), 3u);                // main, worker, then the counter
+  EXPECT_EQ(m.rows[0].label, "app: main (1)");
+  EXPECT_EQ(m.rows[1].label, "app: worker (2)");
+  EXPECT_EQ(m.rows[2].kind, TimelineRowKind::kCounter);
+  EXPECT_EQ(m.rows[2].label, "app: mem");
+  const TimelineRow& main = m.rows[0];
+  EXPECT_EQ(main.depth_count, 3);
+  std::vector<std::string> expect = {"A", "B", "C", "B2", "small", "small", "small", "small", "small",
+                                     "small", "small", "small", "small", "small"};
+  EXPECT_EQ(DetailedNames(*t, main), expect);
+  std::map<std::string, std::pair<int64_t, int>> pos;  // name -> (start rel. ns, depth)
+  for (uint32_t s : main.detailed) pos[std::string(t->Str(t->slices.name[s]))] = {t->slices.ts_ns[s] - m.start_ns, t->slices.depth[s]};
+  EXPECT_EQ(pos["A"], std::make_pair(int64_t{0}, 0));
+  EXPECT_EQ(pos["B"], std::make_pair(int64_t{100'000}, 1));
+  EXPECT_EQ(pos["C"], std::make_pair(int64_t{150'000}, 2));
+  EXPECT_EQ(pos["B2"], std::make_pair(int64_t{500'000}, 1));
+  ASSERT_EQ(m.flows.size(), 1u);
+  EXPECT_EQ(t->Str(t->slices.name[t->flows.from_slice[m.flows[0]]]), "C");
+  EXPECT_EQ(t->Str(t->slices.name[t->flows.to_slice[m.flows[0]]]), "D");
+  EXPECT_EQ(m.rows[2].counter_points.size(), 3u);
+}
+
+// Brute-force oracle: per bin of width w, the merged slices starting in it and
+// the time they cover inside it.
+std::map<int64_t, std::pair<uint32_t, int64_t>> OracleBins(const std::vector<std::pair<int64_t, int64_t>>& slices,
+                                                         int64_t w) {
+  std::map<int64_t, std::pair<uint32_t, int64_t>> out;
+  for (auto [a, b] : slices) {
+    ++out[a / w].first;
+    for (int64_t bin = a / w; bin * w < b; ++bin) {
+      int64_t lo = std::max(a, bin * w), hi = std::min(b, (bin + 1) * w);
+      if (hi > lo) out[bin].second += hi - lo;
+    }
+  }
+  return out;
+}
+
+// Hand-made: a budget of 5 keeps A, B2, B, D, C; the ten 1 µs slices are
+// merged, and every level's bins match the brute-force oracle exactly.
+TEST(TimelineModelTest, HandMadeLodMergeCountsAreExact) {
+  auto t = ImportJsonText(kHandMade);
+  ASSERT_NE(t, nullptr);
+  TimelineOptions o;
+  o.max_detailed_slices = 5;
+  TimelineModel m = BuildTimelineModel(*t, {}, o);
+  EXPECT_EQ(m.detailed_count, 5u);
+  // The 1 µs slices' bucket [896, 1024) is the first over the budget.
+  EXPECT_EQ(m.detail_threshold_ns, 1024);
+  const TimelineRow* main = FindRow(*t, m, "main");
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(DetailedNames(*t, *main), (std::vector<std::string>{"A", "B", "C", "B2"}));
+  EXPECT_EQ(m.flows.size(), 1u);  // C and D both detailed
+  // w0 = ceil(2'091'000 / 2048) = 1021, then /4 per level down to 1024 / 16.
+  ASSERT_EQ(m.level_bin_ns, (std::vector<int64_t>{1021, 255}));
+  for (size_t l = 1; l < m.level_bin_ns.size(); ++l) EXPECT_EQ(m.level_bin_ns[l], m.level_bin_ns[l - 1] / 4);
+  std::vector<std::pair<int64_t, int64_t>> small;
+  for (int k = 0; k < 10; ++k) small.push_back({2'000'000 + 10'000 * k, 2'001'000 + 10'000 * k});
+  uint64_t bins = 0;
+  for (size_t l = 0; l < m.level_bin_ns.size(); ++l) {
+    ASSERT_EQ(main->density[l].size(), 1u) << "level " << l;
+    const DensityBins& db = main->density[l][0];
+    EXPECT_EQ(db.depth, 0);
+    auto oracle = OracleBins(small, m.level_bin_ns[l]);
+    ASSERT_EQ(db.bin.size(), oracle.size()) << "level " << l;
+    size_t i = 0;
+    for (const auto& [bin, cb] : oracle) {
+      EXPECT_EQ(db.bin[i], bin) << "level " << l;
+      EXPECT_EQ(db.count[i], cb.first) << "level " << l << " bin " << bin;
+      EXPECT_EQ(db.busy_ns[i], cb.second) << "level " << l << " bin " << bin;
+      ++i;
+    }
+    bins += db.bin.size();
+  }
+  EXPECT_EQ(m.density_bin_count, bins);
+  // Budget 4: C is merged too (at depth 2), and the flow C -> D is not shown.
+  o.max_detailed_slices = 4;
+  TimelineModel m4 = BuildTimelineModel(*t, {}, o);
+  EXPECT_EQ(m4.detailed_count, 4u);
+  EXPECT_TRUE(m4.flows.empty());
+  EXPECT_EQ(m4.flows_total, 1u);
+  const TimelineRow* main4 = FindRow(*t, m4, "main");
+  ASSERT_EQ(main4->density[0].size(), 2u);
+  EXPECT_EQ(main4->density[0][1].depth, 2);
+  // C (150..160 µs) spans eleven 1021 ns bins: counted once, covered time split.
+  auto oracle = OracleBins({{150'000, 160'000}}, 1021);
+  const DensityBins& c = main4->density[0][1];
+  ASSERT_EQ(c.bin.size(), oracle.size());
+  size_t i = 0;
+  int64_t covered = 0;
+  for (const auto& [bin, cb] : oracle) {
+    EXPECT_EQ(c.bin[i], bin);
+    EXPECT_EQ(c.count[i], cb.first);
+    EXPECT_EQ(c.busy_ns[i], cb.second);
+    covered += c.busy_ns[i++];
+  }
+  EXPECT_EQ(covered, 10'000);
+  EXPECT_EQ(c.count[0], 1u);
+}
+
+// The bin budget keeps whole levels from the coarse end.
+TEST(TimelineModelTest, DensityBudgetKeepsCoarseLevels) {
+  auto t = ImportJsonText(kHandMade);
+  ASSERT_NE(t, nullptr);
+  TimelineOptions o;
+  o.max_detailed_slices = 5;
+  TimelineModel all = BuildTimelineModel(*t, {}, o);
+  ASSERT_EQ(all.level_bin_ns.size(), 2u);
+  uint64_t first = all.rows[0].density[0][0].bin.size();
+  o.max_density_bins = first + all.rows[0].density[1][0].bin.size() - 1;
+  TimelineModel one = BuildTimelineModel(*t, {}, o);
+  EXPECT_EQ(one.level_bin_ns.size(), 1u);
+  EXPECT_EQ(one.density_bin_count, first);
+  o.max_density_bins = 0;
+  EXPECT_TRUE(BuildTimelineModel(*t, {}, o).level_bin_ns.empty());
+}
+
+// Real fixture: every slice is either detailed or counted in the density
+// bins exactly once per level, whatever the budget; busy time is conserved.
+void CheckConservation(const Trace& t, size_t budget) {
+  TimelineOptions o;
+  o.max_detailed_slices = budget;
+  o.max_density_bins = 300'000;
+  TimelineModel m = BuildTimelineModel(t, {}, o);
+  EXPECT_LE(m.detailed_count, budget);
+  uint64_t detailed = 0;
+  int64_t detailed_ns = 0, all_ns = 0;
+  for (size_t i = 0; i < t.slices.size(); ++i) all_ns += t.slices.dur_ns[i];
+  for (const TimelineRow& r : m.rows) {
+    detailed += r.detailed.size();
+    for (uint32_t s : r.detailed) {
+      detailed_ns += t.slices.dur_ns[s];
+      EXPECT_GE(t.slices.dur_ns[s], m.detail_threshold_ns);
+    }
+  }
+  EXPECT_EQ(detailed, m.detailed_count);
+  for (size_t l = 0; l < m.level_bin_ns.size(); ++l) {
+    uint64_t merged = 0;
+    int64_t busy = 0;
+    for (const TimelineRow& r : m.rows) {
+      if (r.density.empty()) continue;
+      for (const DensityBins& db : r.density[l]) {
+        for (size_t i = 0; i < db.bin.size(); ++i) {
+          merged += db.count[i];
+          busy += db.busy_ns[i];
+          EXPECT_LE(db.busy_ns[i], m.level_bin_ns[l] * int64_t(db.count[i] + 1) + m.level_bin_ns[l]);
+          if (i) {
+            EXPECT_LT(db.bin[i - 1], db.bin[i]);
+          }
+        }
+      }
+    }
+    EXPECT_EQ(merged, m.slice_count - m.detailed_count) << "level " << l;
+    EXPECT_EQ(busy, all_ns - detailed_ns) << "level " << l;
+  }
+}
+
+TEST(TimelineModelTest, AlexnetSampleConservesCountsAtEveryBudget) {
+  auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/alexnet_a100_kineto.json.gz");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& trace = **r;
+  for (size_t budget : {size_t{0}, size_t{50}, size_t{1000}, size_t{1'000'000}}) {
+    SCOPED_TRACE(budget);
+    CheckConservation(trace, budget);
+  }
+}
+
+// Every Kineto fixture, a torch_npu rank, an Nsight Systems database and a
+// CPU trace with python stacks.
+TEST(TimelineModelTest, RealFixturesConserveCounts) {
+  std::vector<std::string> files = {"ascend-pt/level1/rank0_ascend_pt", "ascend-pt/level0/rank1_ascend_pt",
+                                    "nsys/perlmutter-cloverleaf-cuda.sqlite", "torch-cpu/resnet18_bs1_full.kineto.json"};
+  for (const auto& e : std::filesystem::directory_iterator(testing::FixturesDir() + "/kineto")) {
+    if (e.path().extension() == ".gz") files.push_back("kineto/" + e.path().filename().string());
+  }
+  ASSERT_GE(files.size(), 14u);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    auto t = ImportFixture(f);
+    ASSERT_NE(t, nullptr);
+    CheckConservation(*t, 2000);
+  }
+}
+
+// Rows are grouped by rank, then layer in the model's order.
+TEST(TimelineModelTest, TwoRankAscendRowsGroupByRankThenLayer) {
+  auto t = ImportFixture("ascend-pt/level1");
+  ASSERT_NE(t, nullptr);
+  TimelineModel m = BuildTimelineModel(*t, {}, {});
+  ASSERT_FALSE(m.rows.empty());
+  auto order = [](Layer l) { return l == Layer::kUnknown ? 100 : int(l); };
+  std::set<int32_t> ranks;
+  for (size_t i = 1; i < m.rows.size(); ++i) {
+    const TimelineRow &a = m.rows[i - 1], &b = m.rows[i];
+    ranks.insert(b.rank);
+    ASSERT_LE(a.rank, b.rank);
+    if (a.rank == b.rank) {
+      EXPECT_LE(order(a.layer), order(b.layer)) << a.label << " / " << b.label;
+    }
+  }
+  EXPECT_EQ(ranks, (std::set<int32_t>{0, 1}));
+}
+
+// The page embeds valid JSON, and a hostile name never becomes markup.
+TEST(TimelineHtmlTest, HostileNameStaysText) {
+  std::string hostile = R"(</script><img src=x onerror=alert(1)>)";
+  std::string json = std::string(kHandMade);
+  json.replace(json.find(R"("name":"B2")"), 11, R"("name":"</script><img src=x onerror=alert(1)>")");
+  auto t = ImportJsonText(json);
+  ASSERT_NE(t, nullptr);
+  TimelineViewOptions o;
+  o.layout.title = hostile;
+  std::string page;
+  ASSERT_TRUE(RenderTimelinePage(*t, o, &page).ok());
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("onerror=alert(1)>"), std::string::npos);
+  size_t open = page.find(R"(<script type="application/json" id="aiprof-data">)");
+  ASSERT_NE(open, std::string::npos);
+  open = page.find('>', open) + 1;
+  size_t close = page.find("</script>", open);
+  std::string data = page.substr(open, close - open);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(data).get(doc), simdjson::SUCCESS);
+  std::string_view title;
+  ASSERT_EQ(doc["title"].get(title), simdjson::SUCCESS);
+  EXPECT_EQ(title, hostile);
+  bool found = false;
+  for (auto n : doc["names"].get_array()) found |= std::string_view(n.get_string()) == hostile;
+  EXPECT_TRUE(found);
+  // Only the page's own two script elements open.
+  size_t scripts = 0;
+  for (size_t p = page.find("<script"); p != std::string::npos; p = page.find("<script", p + 1)) ++scripts;
+  EXPECT_EQ(scripts, 2u);
+}
+
+// Real fixture with device activity: gaps by cause and diagnose's findings.
+TEST(TimelineViewTest, AlexnetHasGapsAndFindingMarkers) {
+  auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/alexnet_a100_kineto.json.gz");
+  ASSERT_TRUE(r.ok());
+  const Trace& trace = **r;
+  GapsOptions go;
+  go.keep_all_gaps = true;
+  GapsResult gaps = ComputeGaps(trace, go);
+  TimelineInputs in;
+  in.gaps = &gaps;
+  TimelineModel m = BuildTimelineModel(trace, in, {});
+  ASSERT_EQ(m.gap_rows.size(), gaps.timelines.size());
+  uint64_t total = 0;
+  for (const GapRow& g : m.gap_rows) {
+    total += g.gaps.size();
+    EXPECT_EQ(g.gaps.size(), g.total);  // all fit the default budget
+  }
+  EXPECT_EQ(total, m.gaps_kept);
+  TimelineOptions small;
+  small.max_gaps = 10;
+  TimelineModel m10 = BuildTimelineModel(trace, in, small);
+  EXPECT_LE(m10.gaps_kept, 10u);
+  EXPECT_GT(m10.gaps_kept, 0u);
+  std::string page;
+  ASSERT_TRUE(RenderTimelinePage(trace, {}, &page).ok());
+  EXPECT_NE(page.find("\"markers\":[{"), std::string::npos);
+}
+
+// Hand-made with TraceBuilder: stack samples become ticks on their thread's
+// row, thinned by a stride over the budget; a track filter keeps only the
+// chosen rows and counts only their slices.
+TEST(TimelineModelTest, HandMadeSamplesAndTrackFilter) {
+  Trace t;
+  TraceBuilder b(&t);
+  const StringId cat = b.Intern("cpu_op"), op = b.Intern("op");
+  const uint32_t t1 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const uint32_t t2 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  b.AddSlice(t1, 0, 1'000'000, op, cat, -1, 0, 0);
+  b.AddSlice(t2, 0, 500'000, op, cat, -1, 0, 0);
+  b.AddSlice(t2, 600'000, 100'000, op, cat, -1, 0, 0);
+  const uint32_t leaf = b.InternCallsite(kNoCallsite, b.Intern("main"), b.Intern("a.out"), FrameKind::kNative);
+  for (int i = 0; i < 10; ++i) b.AddStackSample(t1, i * 100'000, leaf, 100'000);
+  ASSERT_TRUE(b.Finalize().ok());
+  TimelineModel m = BuildTimelineModel(t, {}, {});
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].samples.size(), 10u);
+  EXPECT_EQ(m.rows[0].sample_total, 10u);
+  EXPECT_TRUE(m.rows[1].samples.empty());
+  EXPECT_EQ(m.sample_stride, 1u);
+  TimelineOptions o;
+  o.max_samples = 4;
+  TimelineModel thin = BuildTimelineModel(t, {}, o);
+  EXPECT_EQ(thin.sample_stride, 3u);  // ceil(10 / 4)
+  ASSERT_EQ(thin.rows[0].samples.size(), 4u);  // samples 0, 3, 6, 9
+  EXPECT_EQ(t.samples.ts_ns[thin.rows[0].samples[3]], 900'000);
+  o = {};
+  o.track_shown.assign(t.tracks.size(), 0);
+  o.track_shown[t2] = 1;
+  TimelineModel only2 = BuildTimelineModel(t, {}, o);
+  ASSERT_EQ(only2.rows.size(), 1u);
+  EXPECT_EQ(only2.rows[0].track, t2);
+  EXPECT_EQ(only2.slice_count, 2u);
+  EXPECT_EQ(only2.detailed_count, 2u);
+}
+
+}  // namespace
+}  // namespace aiprof

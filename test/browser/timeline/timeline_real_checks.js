@@ -1,0 +1,76 @@
+// Checks of `aiprof view --timeline` on a real trace (the shipped AlexNet
+// Kineto trace) and on the shared hostile-names trace: the page draws with no
+// error, has its lanes, and search, zoom and a selection change what is shown.
+// Expected counts come from the page's own embedded data only where noted.
+'use strict';
+const fs = require('node:fs');
+
+const LABEL_W = 280;
+
+module.exports = async (t) => {
+  const {page, assert} = t;
+  const pixels = () => page.evaluate(() => new Promise((ok) =>
+    requestAnimationFrame(() => requestAnimationFrame(() => ok(document.getElementById('canvas').toDataURL())))));
+  const box = await (await page.$('#canvas')).boundingBox();
+  const lanes = await page.evaluate(() => window.aiprofTimeline.lanes());
+  const data = await page.evaluate(() => {
+    const D = window.aiprofTimeline.data;
+    return {names: D.names, counts: D.counts, gaps: D.gaps.length, markers: D.markers.length, rows: D.rows.length};
+  });
+
+  await t.check('page is ready with lanes for every row', async () => {
+    assert.equal(await page.evaluate(() => document.body.dataset.ready), '1');
+    assert.equal(lanes.filter((l) => l.type === 'slices' || l.type === 'counter').length, data.rows);
+    assert.ok(data.rows > 0);
+  });
+
+  await t.check('no trace text became markup', async () => {
+    assert.equal(await page.evaluate(() => document.querySelectorAll('img, svg, iframe').length), 0);
+    // Every lane label is drawn on the canvas; the DOM holds only the page's own elements.
+    const tags = await page.evaluate(() => [...document.body.querySelectorAll('*')].map((e) => e.tagName));
+    for (const tag of tags) assert.ok(['DIV', 'B', 'SPAN', 'INPUT', 'BUTTON', 'CANVAS', 'SCRIPT', 'H3', 'TABLE', 'TR', 'TD', 'TH', 'TBODY'].includes(tag), tag);
+  });
+
+  await t.check('search counts every slice of the matching names', async () => {
+    const q = data.names.find((n) => n.length > 3) || data.names[0];
+    const expected = await page.evaluate((q) => {
+      const D = window.aiprofTimeline.data;
+      let n = 0;
+      D.names.forEach((name, i) => { if (name.toLowerCase().includes(q.toLowerCase())) n += D.name_count[i]; });
+      return n;
+    }, q);
+    const before = await pixels();
+    await page.type('#search', q);
+    assert.equal(await page.$eval('#search-count', (e) => e.dataset.count), String(expected));
+    assert.ok(expected > 0);
+    assert.notEqual(await pixels(), before);
+    await page.click('#search', {clickCount: 3});
+    await page.keyboard.press('Backspace');
+  });
+
+  await t.check('zoom and keyboard change the view', async () => {
+    const range = () => page.$eval('#range', (e) => Number(e.dataset.end) - Number(e.dataset.start));
+    const w0 = await range(), p0 = await pixels();
+    await page.mouse.move(box.x + LABEL_W + (box.width - LABEL_W) * 0.7, box.y + box.height / 2);
+    await page.mouse.wheel({deltaY: -600});
+    assert.ok(await range() < w0 * 0.5);
+    assert.notEqual(await pixels(), p0);
+    await page.focus('#canvas');
+    const w1 = await range();
+    await page.keyboard.press('s');
+    assert.ok(await range() > w1);
+    await page.keyboard.press('0');
+  });
+
+  await t.check('a selection over all lanes shows totals', async () => {
+    await page.keyboard.down('Shift');
+    await page.mouse.move(box.x + LABEL_W + 5, box.y + 25);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width - 5, box.y + box.height - 5, {steps: 6});
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    const count = await page.$eval('#selection', (e) => e.dataset.count);
+    assert.ok(Number(count) > 0, 'selection counted nothing');
+    await t.screenshot(`timeline_${data.rows}_rows_selection.png`);
+  });
+};
