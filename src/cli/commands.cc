@@ -15,6 +15,7 @@ std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
 std::unique_ptr<Command> NewExportCommand();
+std::unique_ptr<Command> NewViewCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -32,6 +33,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewCalibrateCommand());
   out.push_back(NewNodeBottleneckCommand());
   out.push_back(NewExportCommand());
+  out.push_back(NewViewCommand());
   return out;
 }
 

@@ -6,7 +6,7 @@
 #include "src/cli/phase_timer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/view/export/chrome_json_export.h"
-#include "src/view/export/output_sink.h"
+#include "src/view/view_sink.h"
 #include "src/view/export/perfetto_export.h"
 
 namespace aiprof {
@@ -30,7 +30,7 @@ class ExportCommand : public Command {
     PhaseTimer timer(timing_);
     ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
     timer.Mark("import");
-    FileSink sink;
+    FileViewSink sink;
     RETURN_IF_ERROR(sink.Open(output_));
     if (format_ == "perfetto") {
       PerfettoExportStats stats;

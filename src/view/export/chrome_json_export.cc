@@ -42,7 +42,7 @@ bool IsMemoryCounterName(std::string_view name) {
 
 class ChromeJsonWriter {
  public:
-  ChromeJsonWriter(const Trace& trace, OutputSink* out, ChromeJsonExportStats* stats)
+  ChromeJsonWriter(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats)
       : trace_(trace), out_(out), stats_(stats) {
     key_correlation_ = FindString("correlation");
   }
@@ -271,13 +271,13 @@ class ChromeJsonWriter {
   }
 
   Status Flush() {
-    RETURN_IF_ERROR(out_->Write(buffer_));
+    RETURN_IF_ERROR(out_->Append(buffer_));
     buffer_.clear();
     return OkStatus();
   }
 
   const Trace& trace_;
-  OutputSink* out_;
+  ViewSink* out_;
   ChromeJsonExportStats* stats_;
   std::string buffer_;
   bool first_ = true;
@@ -287,7 +287,7 @@ class ChromeJsonWriter {
 
 }  // namespace
 
-Status ExportChromeJson(const Trace& trace, OutputSink* out, ChromeJsonExportStats* stats) {
+Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats) {
   ChromeJsonExportStats local;
   ChromeJsonWriter writer(trace, out, stats ? stats : &local);
   return writer.Run();

@@ -22,7 +22,7 @@
 
 #include "src/base/status.h"
 #include "src/model/trace.h"
-#include "src/view/export/output_sink.h"
+#include "src/view/view_sink.h"
 
 namespace aiprof {
 
@@ -32,7 +32,7 @@ struct ChromeJsonExportStats {
   uint64_t skipped_memory_counters = 0;  // rebuilt from "[memory]" instants on import
 };
 
-Status ExportChromeJson(const Trace& trace, OutputSink* out, ChromeJsonExportStats* stats = nullptr);
+Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats = nullptr);
 
 // "1234.567" for 1234567 ns (µs with three decimals; exact).
 void AppendMicros(std::string* out, int64_t ns);

@@ -43,7 +43,7 @@ struct TrackPlan {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Trace& trace, OutputSink* out, PerfettoExportStats* stats)
+  PerfettoWriter(const Trace& trace, ViewSink* out, PerfettoExportStats* stats)
       : trace_(trace), out_(out), stats_(stats),
         name_sent_(trace.strings.size(), false), category_sent_(trace.strings.size(), false),
         arg_name_sent_(trace.strings.size(), false) {}
@@ -400,13 +400,13 @@ class PerfettoWriter {
   }
 
   Status Flush() {
-    RETURN_IF_ERROR(out_->Write(buffer_));
+    RETURN_IF_ERROR(out_->Append(buffer_));
     buffer_.clear();
     return OkStatus();
   }
 
   const Trace& trace_;
-  OutputSink* out_;
+  ViewSink* out_;
   PerfettoExportStats* stats_;
   pb::TracePacket packet_;
   std::string buffer_;
@@ -422,7 +422,7 @@ class PerfettoWriter {
 
 }  // namespace
 
-Status ExportPerfetto(const Trace& trace, OutputSink* out, PerfettoExportStats* stats) {
+Status ExportPerfetto(const Trace& trace, ViewSink* out, PerfettoExportStats* stats) {
   PerfettoExportStats local;
   PerfettoWriter writer(trace, out, stats ? stats : &local);
   return writer.Run();

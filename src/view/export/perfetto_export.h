@@ -31,7 +31,7 @@
 
 #include "src/base/status.h"
 #include "src/model/trace.h"
-#include "src/view/export/output_sink.h"
+#include "src/view/view_sink.h"
 
 namespace aiprof {
 
@@ -50,7 +50,7 @@ struct PerfettoExportStats {
 // The Perfetto clock id every packet's timestamp is on (BUILTIN_CLOCK_BOOTTIME).
 inline constexpr uint32_t kPerfettoTraceClockId = 6;
 
-Status ExportPerfetto(const Trace& trace, OutputSink* out, PerfettoExportStats* stats = nullptr);
+Status ExportPerfetto(const Trace& trace, ViewSink* out, PerfettoExportStats* stats = nullptr);
 
 }  // namespace aiprof
 

@@ -35,7 +35,7 @@ constexpr char kTrace[] = R"({"traceEvents":[
 ]})";
 
 pb::Trace ExportAndParse(const Trace& t, PerfettoExportStats* stats) {
-  StringSink sink;
+  StringViewSink sink;
   EXPECT_TRUE(ExportPerfetto(t, &sink, stats).ok());
   pb::Trace parsed;
   EXPECT_TRUE(parsed.ParseFromString(sink.str()));
@@ -135,7 +135,7 @@ TEST(ChromeJsonExportTest, MicrosAreExact) {
 TEST(ChromeJsonExportTest, HandMadeTraceRoundTrips) {
   auto t = ImportJsonText(kTrace);
   ASSERT_NE(t, nullptr);
-  StringSink sink;
+  StringViewSink sink;
   ChromeJsonExportStats stats;
   ASSERT_TRUE(ExportChromeJson(*t, &sink, &stats).ok());
   EXPECT_EQ(stats.slices, 5u);
