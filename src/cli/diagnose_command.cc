@@ -9,6 +9,7 @@
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/cli/command.h"
 #include "src/cli/diagnosis_pipeline.h"
+#include "src/report/suggestions/suggestions_doc.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 
 namespace aiprof {
@@ -55,6 +56,9 @@ class DiagnoseCommand : public Command {
 
   Status Run() override {
     ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
+    if (format == "yaml" || format == "suggestions-json") {
+      return ErrStatus("--format " + format + " is the machine-readable suggestion file: use `aiprof suggest`");
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, nullptr, nullptr};
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
@@ -88,6 +92,8 @@ class SuggestCommand : public Command {
     }
     RETURN_IF_ERROR(AttachHistory(db, &suggestions));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, &suggestions, &options_};
+    if (format == "yaml") return WriteOutput(in_.output, SuggestionsToYaml(report));
+    if (format == "suggestions-json") return WriteOutput(in_.output, SuggestionsToJson(report));
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }
 

@@ -16,8 +16,10 @@ void AddDiagnosisFlags(CLI::App* sub, DiagnosisInputs* in) {
   sub->add_option("--rules", in->rule_paths, "Extra rule file or folder (repeatable); same id overrides a shipped rule");
   sub->add_flag("--no-builtin-rules", in->no_builtin_rules, "Use only the --rules given");
   sub->add_option("--device", in->device, "Device whose peaks the roofline uses (see data/devices.yaml)");
-  sub->add_option("--format", in->format, "text, md, json or html (default: from -o, else text)")
-      ->check(CLI::IsMember({"text", "md", "json", "html"}));
+  sub->add_option("--format", in->format,
+                  "text, md, json or html; for suggest also yaml / suggestions-json (machine-readable "
+                  "suggestions, docs/suggestions-schema.md) (default: from -o, else text)")
+      ->check(CLI::IsMember({"text", "md", "json", "html", "yaml", "suggestions-json"}));
   sub->add_option("-o,--output", in->output, "Write the report here (atomically)");
 }
 
@@ -49,6 +51,7 @@ StatusOr<std::string> ReportFormat(const DiagnosisInputs& in) {
   if (ends(".md")) return std::string("md");
   if (ends(".json")) return std::string("json");
   if (ends(".html") || ends(".htm")) return std::string("html");
+  if (ends(".yaml") || ends(".yml")) return std::string("yaml");
   return ErrStatus(in.output + ": cannot tell the report format from the extension; use --format");
 }
 
