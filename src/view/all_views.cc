@@ -1,6 +1,7 @@
 // The list of views. A new view: its folder under src/view/, a function
 // returning its ViewSpec, and one line here.
 #include "src/view/flame/flame_view.h"
+#include "src/view/topology/topology_view.h"
 #include "src/view/view_registry.h"
 
 namespace aiprof {
@@ -8,6 +9,7 @@ namespace aiprof {
 const std::vector<ViewSpec>& AllViews() {
   static const std::vector<ViewSpec> views = {
       FlameViewSpec(),
+      TopologyViewSpec(),
   };
   return views;
 }
