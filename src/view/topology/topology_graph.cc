@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <climits>
 #include <functional>
 #include <string_view>
 
@@ -95,14 +96,57 @@ class Builder {
 
  private:
   // ---- per track: busy time (Σ top-level slices), slice count
+  // Host tracks: Σ top-level slices. Device tracks: |∪ device activity| on
+  // the track (kernels, copies, collectives at any depth: a cuda_sync slice
+  // may enclose a kernel; torch_npu's "Overlap Analysis" rows such as "Free"
+  // are not work), linear since a track's slices are ordered by start.
   void MeasureTracks() {
     busy_ns_.assign(t_.tracks.size(), 0);
     slices_.assign(t_.tracks.size(), 0);
     const SliceTable& s = t_.slices;
+    int64_t open_start = 0, open_end = INT64_MIN;
+    uint32_t current = kNoTrack;
+    auto close = [&]() {
+      if (current == kNoTrack || open_end == INT64_MIN) return;
+      busy_ns_[current] += open_end - open_start;
+      device_intervals_[t_.tracks.rank[current]].emplace_back(open_start, open_end);
+    };
     for (size_t i = 0; i < s.size(); ++i) {
-      ++slices_[s.track[i]];
-      if (s.depth[i] == 0) busy_ns_[s.track[i]] += s.dur_ns[i];
+      const uint32_t track = s.track[i];
+      ++slices_[track];
+      if (!IsDeviceTrack(t_, track)) {
+        if (s.depth[i] == 0) busy_ns_[track] += s.dur_ns[i];
+        continue;
+      }
+      if (!IsDeviceActivity(s.kind[i])) continue;
+      const int64_t a = s.ts_ns[i], b = a + s.dur_ns[i];
+      if (track != current || a > open_end) {
+        close();
+        current = track;
+        open_start = a;
+        open_end = b;
+      } else {
+        open_end = std::max(open_end, b);
+      }
     }
+    close();
+  }
+
+  // |∪ intervals|: how long at least one device of the rank was busy.
+  static int64_t UnionLength(std::vector<std::pair<int64_t, int64_t>>* intervals) {
+    std::sort(intervals->begin(), intervals->end());
+    int64_t total = 0, open_start = 0, open_end = INT64_MIN;
+    for (const auto& [a, b] : *intervals) {
+      if (a > open_end) {
+        if (open_end != INT64_MIN) total += open_end - open_start;
+        open_start = a;
+        open_end = b;
+      } else {
+        open_end = std::max(open_end, b);
+      }
+    }
+    if (open_end != INT64_MIN) total += open_end - open_start;
+    return total;
   }
 
   uint32_t AddNode(TopoNode node) {
@@ -190,7 +234,9 @@ class Builder {
       n.time_ns = busy_ns_[i];
       n.details = {{"layer", LayerName(tr.layer[i])},
                    {"slices", std::to_string(slices_[i])},
-                   {"busy (sum of top-level slices)", Duration(static_cast<double>(busy_ns_[i]))}};
+                   {n.kind == TopoNodeKind::kStream ? "busy (union of device activity)"
+                                                    : "busy (sum of top-level slices)",
+                    Duration(static_cast<double>(busy_ns_[i]))}};
       track_node_[i] = AddNode(std::move(n));
       g_.nodes[g_.nodes[track_node_[i]].parent].time_ns += busy_ns_[i];
     }
@@ -369,14 +415,12 @@ class Builder {
   void Highlight() {
     // Per rank: device busy time (size of the rank node) and the analysis' figures.
     std::map<int32_t, int64_t> device_busy;
-    for (uint32_t i = 0; i < t_.tracks.size(); ++i) {
-      if (track_node_[i] != kNoTopoNode && IsDeviceTrack(t_, i)) device_busy[t_.tracks.rank[i]] += busy_ns_[i];
-    }
+    for (auto& [rank, intervals] : device_intervals_) device_busy[rank] = UnionLength(&intervals);
     for (auto& [rank, node] : rank_node_) {
       TopoNode& n = g_.nodes[node];
       if (n.external) continue;
       n.time_ns = device_busy[rank];
-      n.details = {{"device busy (sum of top-level device slices)", Duration(static_cast<double>(n.time_ns))}};
+      n.details = {{"device busy (union of device activity)", Duration(static_cast<double>(n.time_ns))}};
       for (const RankCommunication& rc : comm_.cross.ranks) {
         if (rc.rank != rank) continue;
         n.details.emplace_back("matched collectives", std::to_string(rc.matched));
@@ -386,18 +430,19 @@ class Builder {
     }
     int32_t slow = kNoRank;
     std::string why;
-    if (comm_.cross.slow_rank && rank_cluster_.count(comm_.cross.slow_rank->rank)) {
-      slow = comm_.cross.slow_rank->rank;
-      why = "slowest rank: the others wait longest for it at collectives";
-      if (!comm_.cross.slow_rank->test.outlier) why += " (not a statistical outlier)";
-      if (!comm_.cross.clocks_agree) why += "; rank clocks do not agree, so this is uncertain";
+    const auto& sr = comm_.cross.slow_rank;
+    if (sr && comm_.cross.clocks_agree && rank_cluster_.count(sr->rank)) {
+      slow = sr->rank;
+      why = "slowest rank: arrives last at collectives, the others wait for it";
+      if (!sr->test.outlier) why += " (not a statistical outlier)";
     } else if (rank_cluster_.size() > 1) {
-      int64_t best = -1;
+      int64_t best = 0;
       for (auto& [rank, busy] : device_busy) {
         if (rank != kNoRank && busy > best) best = busy, slow = rank;
       }
-      if (best <= 0) slow = kNoRank;
-      why = "slowest rank: longest device busy time (no cross-rank collectives to compare)";
+      why = std::string("slowest rank: longest device busy time (") +
+            (sr ? "arrival times not comparable: the ranks' clocks do not agree" : "no collectives matched across ranks") +
+            ")";
     }
     if (slow != kNoRank) {
       for (uint32_t node : {rank_node_.at(slow), rank_cluster_.at(slow)}) {
@@ -414,6 +459,7 @@ class Builder {
   const PipelineResult& pipeline_;
   Topology g_;
   std::vector<int64_t> busy_ns_;
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> device_intervals_;
   std::vector<uint64_t> slices_;
   std::vector<uint32_t> track_node_;
   std::map<int32_t, uint32_t> rank_node_, rank_cluster_;

@@ -2,11 +2,14 @@
 //
 // Nodes (clusters hold others):
 //   rank cluster      "rank N" (traces with ranks), holding a rank node (the
-//                     endpoint of rank-to-rank links; size = device busy time)
+//                     endpoint of rank-to-rank links; size = device busy time,
+//                     the union of the rank's top-level device activity)
 //   process cluster   (rank, pid) of host tracks, holding thread nodes
 //   device cluster    (rank, device) of device tracks, holding stream nodes
 //   thread / stream   one per model track with slices; size = busy time,
-//                     Σ durations of its top-level (depth 0) slices
+//                     Σ durations of its top-level (depth 0) slices; on
+//                     device tracks |∪ device activity| (kernels, copies,
+//                     collectives)
 //   stage             a pipeline stage (src/analysis/pipeline); size = total time
 //   comm group        a communication group (src/analysis/communication:
 //                     the "Process Group Name" arg, the HCCL group track name)

@@ -229,6 +229,13 @@ void AppendDetailsJson(std::string* out, const std::vector<std::pair<std::string
   out->push_back(']');
 }
 
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v) || v < 0) return "null";  // unknown
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
 std::string GraphJson(const Topology& t) {
   std::string out = "{\"nodes\":[";
   for (size_t i = 0; i < t.nodes.size(); ++i) {
@@ -250,6 +257,8 @@ std::string GraphJson(const Topology& t) {
     out += "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"" + TopoEdgeKindName(e.kind) + "\",\"from\":\"n" +
            std::to_string(e.from) + "\",\"to\":\"n" + std::to_string(e.to) + "\",\"label\":" + JsonString(e.label) +
            ",\"count\":" + std::to_string(e.count) + ",\"time_ns\":" + std::to_string(e.time_ns) +
+           ",\"host_time_ns\":" + std::to_string(e.host_time_ns) + ",\"bytes\":" + JsonNumber(e.bytes) +
+           ",\"bandwidth_bytes_per_second\":" + JsonNumber(e.bandwidth_bytes_per_second) +
            ",\"highlight\":" + (e.highlight ? "true" : "false") + ",\"details\":";
     AppendDetailsJson(&out, e.details);
     out += "}";
