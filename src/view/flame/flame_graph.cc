@@ -35,6 +35,51 @@ std::string FrameTree::PathOf(uint32_t frame, std::string_view sep) const {
   return out;
 }
 
+// Slices that are frames of a thread's stack: not the profiler's own span,
+// not labels of device tracks, and long enough to hold time.
+bool IsStackSlice(const Trace& trace, uint32_t s) {
+  EventKind k = trace.slices.kind[s];
+  return k != EventKind::kTraceSpan && k != EventKind::kGpuUserAnnotation && trace.slices.dur_ns[s] > 0;
+}
+
+std::string ThreadLabel(const Trace& trace, uint32_t track, bool multi_rank) {
+  const TrackTable& t = trace.tracks;
+  std::string label(trace.Str(t.name[track]));
+  if (label.empty()) {
+    label = "thread " + (t.tid_label[track].empty() ? std::to_string(t.tid[track]) : std::string(trace.Str(t.tid_label[track])));
+  }
+  if (multi_rank && t.rank[track] >= 0) label = "rank " + std::to_string(t.rank[track]) + " / " + label;
+  return label;
+}
+
+bool IsMultiRank(const Trace& trace) {
+  int32_t first = kNoRank;
+  for (uint32_t i = 0; i < trace.tracks.size(); ++i) {
+    int32_t r = trace.tracks.rank[i];
+    if (r < 0) continue;
+    if (first == kNoRank) first = r;
+    else if (r != first) return true;
+  }
+  return false;
+}
+
+// Host thread tracks that pass the filters.
+std::vector<bool> SelectedThreads(const Trace& trace, const ViewOptions& options) {
+  std::vector<bool> selected(trace.tracks.size(), false);
+  for (uint32_t i = 0; i < trace.tracks.size(); ++i) {
+    selected[i] = trace.tracks.kind[i] == TrackKind::kThread && TrackSelected(trace, i, options);
+  }
+  return selected;
+}
+
+bool HasSamples(const Trace& trace, const std::vector<bool>& selected) {
+  for (uint32_t i = 0; i < trace.samples.size(); ++i) {
+    uint32_t t = trace.samples.track[i];
+    if (t < selected.size() && selected[t]) return true;
+  }
+  return false;
+}
+
 namespace {
 
 FrameClass ClassOfSlice(EventKind kind) {
@@ -58,18 +103,12 @@ FrameClass ClassOfFrame(FrameKind kind) {
   }
 }
 
-// Slices that are frames of a thread's stack: not the profiler's own span,
-// not labels of device tracks, and long enough to hold time.
-bool IsStackSlice(const Trace& trace, uint32_t s) {
-  EventKind k = trace.slices.kind[s];
-  return k != EventKind::kTraceSpan && k != EventKind::kGpuUserAnnotation && trace.slices.dur_ns[s] > 0;
-}
-
 // Builds rows and interns names; one instance per BuildFrameTree call.
 class TreeBuilder {
  public:
   TreeBuilder(const Trace& trace, FrameTree* tree) : trace_(trace), tree_(tree) {
     name_of_string_.assign(trace.strings.size(), kNoName);
+    slice_name_of_string_.assign(trace.strings.size(), kNoName);
     tree_->names.push_back("");
     AddRow(kNoFrame, OwnedName("all"), 0, FrameClass::kRoot);
     children_.reserve(1024);
@@ -81,6 +120,14 @@ class TreeBuilder {
       slot = static_cast<uint32_t>(tree_->names.size());
       tree_->names.push_back(trace_.Str(id));
     }
+    return slot;
+  }
+  // A slice's frame name: its name, except that step markers
+  // ("ProfilerStep#12") merge into one frame "ProfilerStep#*", so the steps'
+  // stacks add up instead of standing side by side once per step.
+  uint32_t SliceNameOf(StringId id) {
+    uint32_t& slot = slice_name_of_string_[id.raw];
+    if (slot == kNoName) slot = IsStepMarker(trace_.Str(id)) ? OwnedName("ProfilerStep#*") : NameOf(id);
     return slot;
   }
   uint32_t OwnedName(std::string s) {
@@ -103,6 +150,11 @@ class TreeBuilder {
 
  private:
   static constexpr uint32_t kNoName = UINT32_MAX;
+  static bool IsStepMarker(std::string_view name) {
+    constexpr std::string_view kPrefix = "ProfilerStep#";
+    if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix) return false;
+    return std::all_of(name.begin() + kPrefix.size(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  }
   uint32_t AddRow(uint32_t parent, uint32_t name, uint32_t module, FrameClass kind) {
     FrameTree& t = *tree_;
     t.parent.push_back(parent);
@@ -117,40 +169,10 @@ class TreeBuilder {
 
   const Trace& trace_;
   FrameTree* tree_;
-  std::vector<uint32_t> name_of_string_;
+  std::vector<uint32_t> name_of_string_, slice_name_of_string_;
   std::unordered_map<std::string, uint32_t> owned_index_;
   std::unordered_map<uint64_t, uint32_t> children_;
 };
-
-std::string ThreadLabel(const Trace& trace, uint32_t track, bool multi_rank) {
-  const TrackTable& t = trace.tracks;
-  std::string label(trace.Str(t.name[track]));
-  if (label.empty()) {
-    label = "thread " + (t.tid_label[track].empty() ? std::to_string(t.tid[track]) : std::string(trace.Str(t.tid_label[track])));
-  }
-  if (multi_rank && t.rank[track] >= 0) label = "rank " + std::to_string(t.rank[track]) + " / " + label;
-  return label;
-}
-
-bool IsMultiRank(const Trace& trace) {
-  int32_t first = kNoRank;
-  for (uint32_t i = 0; i < trace.tracks.size(); ++i) {
-    int32_t r = trace.tracks.rank[i];
-    if (r < 0) continue;
-    if (first == kNoRank) first = r;
-    else if (r != first) return true;
-  }
-  return false;
-}
-
-// Tracks that pass the filters and are host threads.
-std::vector<bool> SelectedThreads(const Trace& trace, const ViewOptions& options) {
-  std::vector<bool> selected(trace.tracks.size(), false);
-  for (uint32_t i = 0; i < trace.tracks.size(); ++i) {
-    selected[i] = trace.tracks.kind[i] == TrackKind::kThread && TrackSelected(trace, i, options);
-  }
-  return selected;
-}
 
 void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool multi_rank, TreeBuilder* b,
                    FrameTree* tree) {
@@ -181,7 +203,7 @@ void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool m
         ++tree->clipped_events;
       }
     }
-    uint32_t frame = b->Child(parent, b->NameOf(s.name[i]), 0, ClassOfSlice(s.kind[i]));
+    uint32_t frame = b->Child(parent, b->SliceNameOf(s.name[i]), 0, ClassOfSlice(s.kind[i]));
     tree->total_ns[frame] += end - ts;
     if (parent == thread_frame) tree->total_ns[thread_frame] += end - ts;
     stack.push_back({end, frame});
@@ -246,14 +268,6 @@ void AddSampleStacks(const Trace& trace, const std::vector<bool>& selected, bool
   tree->threads = static_cast<uint32_t>(threads.size());
   for (size_t f = 0; f < tree->size(); ++f) tree->total_ns[f] = tree->self_ns[f];
   for (size_t f = tree->size(); f-- > 1;) tree->total_ns[tree->parent[f]] += tree->total_ns[f];
-}
-
-bool HasSamples(const Trace& trace, const std::vector<bool>& selected) {
-  for (uint32_t i = 0; i < trace.samples.size(); ++i) {
-    uint32_t t = trace.samples.track[i];
-    if (t < selected.size() && selected[t]) return true;
-  }
-  return false;
 }
 
 }  // namespace

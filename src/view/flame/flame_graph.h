@@ -7,7 +7,8 @@
 //   - otherwise the nesting of slices on each host thread track (python
 //     functions, cpu ops, user annotations, runtime calls, SDK spans): a
 //     slice's frame gets its duration (clipped to its parent's end) as total
-//     time, and self time is total minus the children's totals.
+//     time, and self time is total minus the children's totals. Step
+//     markers ProfilerStep#N merge into one frame "ProfilerStep#*".
 // Row 0 is the root ("all"); each selected thread is a child of the root,
 // labelled by its name ("rank R / " first in multi-rank traces). A parent's
 // row precedes its children's, so totals fold bottom-up in one reverse pass.
@@ -88,6 +89,15 @@ std::string FoldedStacks(const FrameTree& tree, const FrameTree* baseline = null
                          const std::vector<uint32_t>* match = nullptr);
 // One frame name escaped as in FoldedStacks. Visible for testing.
 std::string FoldedName(std::string_view name);
+
+// Shared by the flame writers that read the model directly (speedscope):
+// the host thread tracks passing --thread/--rank, whether any has stack
+// samples, a thread's frame label, and which slices are stack frames.
+std::vector<bool> SelectedThreads(const Trace& trace, const ViewOptions& options);
+bool HasSamples(const Trace& trace, const std::vector<bool>& selected);
+bool IsMultiRank(const Trace& trace);
+std::string ThreadLabel(const Trace& trace, uint32_t track, bool multi_rank);
+bool IsStackSlice(const Trace& trace, uint32_t slice);
 
 }  // namespace aiprof
 
