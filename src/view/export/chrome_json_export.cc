@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "src/report/escape.h"
 
@@ -15,7 +16,9 @@ namespace aiprof {
 void AppendMicros(std::string* out, int64_t ns) {
   uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
   if (ns < 0) out->push_back('-');
-  out->append(std::to_string(magnitude / 1000));
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), magnitude / 1000);
+  out->append(digits, end);
   char frac[4] = {static_cast<char>('0' + magnitude % 1000 / 100), static_cast<char>('0' + magnitude % 100 / 10),
                   static_cast<char>('0' + magnitude % 10), 0};
   out->push_back('.');
@@ -32,6 +35,19 @@ void AppendDouble(std::string* out, double v) {
     return;
   }
   char buf[32];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, p);
+}
+
+void AppendQuoted(std::string* out, std::string_view s) {
+  out->push_back('"');
+  AppendJsonEscaped(out, s);
+  out->push_back('"');
+}
+
+template <typename Int>
+void AppendInt(std::string* out, Int v) {
+  char buf[24];
   auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, p);
 }
@@ -89,26 +105,31 @@ class ChromeJsonWriter {
     }
   }
 
-  // "pid":…,"tid":… of a track.
+  // "pid":…,"tid":… of a track, built once per track.
   void AppendIds(size_t track) {
-    const TrackTable& t = trace_.tracks;
-    buffer_ += "\"pid\":";
-    if (multi_rank_) {
-      std::string label = "rank " + std::to_string(t.rank[track]) + " pid " +
-                          (t.pid_label[track].empty() ? std::to_string(t.pid[track])
-                                                      : std::string(trace_.Str(t.pid_label[track])));
-      buffer_ += JsonString(label);
-    } else if (!t.pid_label[track].empty()) {
-      buffer_ += JsonString(trace_.Str(t.pid_label[track]));
-    } else {
-      buffer_ += std::to_string(t.pid[track]);
+    if (ids_.empty()) ids_.resize(trace_.tracks.size());
+    std::string& ids = ids_[track];
+    if (ids.empty()) {
+      const TrackTable& t = trace_.tracks;
+      ids = "\"pid\":";
+      if (multi_rank_) {
+        std::string label = "rank " + std::to_string(t.rank[track]) + " pid " +
+                            (t.pid_label[track].empty() ? std::to_string(t.pid[track])
+                                                        : std::string(trace_.Str(t.pid_label[track])));
+        AppendQuoted(&ids, label);
+      } else if (!t.pid_label[track].empty()) {
+        AppendQuoted(&ids, trace_.Str(t.pid_label[track]));
+      } else {
+        AppendInt(&ids, t.pid[track]);
+      }
+      ids += ",\"tid\":";
+      if (!t.tid_label[track].empty()) {
+        AppendQuoted(&ids, trace_.Str(t.tid_label[track]));
+      } else {
+        AppendInt(&ids, t.tid[track]);
+      }
     }
-    buffer_ += ",\"tid\":";
-    if (!t.tid_label[track].empty()) {
-      buffer_ += JsonString(trace_.Str(t.tid_label[track]));
-    } else {
-      buffer_ += std::to_string(t.tid[track]);
-    }
+    buffer_ += ids;
   }
 
   Status BeginEvent() {
@@ -157,14 +178,13 @@ class ChromeJsonWriter {
     for (uint64_t a = begin; a < begin + count; ++a) {
       const Arg& arg = trace_.args[a];
       if (a != begin) buffer_ += ',';
-      buffer_ += '"';
-      AppendJsonEscaped(&buffer_, trace_.Str(arg.key));
-      buffer_ += "\":";
+      AppendQuoted(&buffer_, trace_.Str(arg.key));
+      buffer_ += ':';
       switch (arg.type) {
-        case ArgType::kInt: buffer_ += std::to_string(arg.i); break;
-        case ArgType::kUint: buffer_ += std::to_string(arg.u); break;
+        case ArgType::kInt: AppendInt(&buffer_, arg.i); break;
+        case ArgType::kUint: AppendInt(&buffer_, arg.u); break;
         case ArgType::kDouble: AppendDouble(&buffer_, arg.d); break;
-        case ArgType::kString: buffer_ += JsonString(trace_.Str(StringId{arg.str})); break;
+        case ArgType::kString: AppendQuoted(&buffer_, trace_.Str(StringId{arg.str})); break;
         case ArgType::kJson: buffer_ += trace_.Str(StringId{arg.str}); break;  // parsed as JSON on import
         case ArgType::kBool: buffer_ += arg.i != 0 ? "true" : "false"; break;
         case ArgType::kNull: buffer_ += "null"; break;
@@ -172,7 +192,8 @@ class ChromeJsonWriter {
     }
     if (add_correlation) {
       if (count > 0) buffer_ += ',';
-      buffer_ += "\"correlation\":" + std::to_string(correlation);
+      buffer_ += "\"correlation\":";
+      AppendInt(&buffer_, correlation);
     }
     buffer_ += '}';
   }
@@ -230,7 +251,7 @@ class ChromeJsonWriter {
       }
       RETURN_IF_ERROR(BeginEvent());
       buffer_ += "\"ph\":\"C\",\"name\":";
-      buffer_ += JsonString(name);
+      AppendQuoted(&buffer_, name);
       buffer_ += ',';
       AppendIds(c.track[i]);
       buffer_ += ",\"ts\":";
@@ -257,8 +278,10 @@ class ChromeJsonWriter {
         uint32_t slice = end == 0 ? f.from_slice[i] : f.to_slice[i];
         RETURN_IF_ERROR(BeginEvent());
         buffer_ += end == 0 ? "\"ph\":\"s\"," : "\"ph\":\"f\",\"bp\":\"e\",";
-        buffer_ += "\"id\":" + std::to_string(id) + ",\"name\":\"flow\",\"cat\":";
-        buffer_ += JsonString(trace_.Str(f.category[i]));
+        buffer_ += "\"id\":";
+        AppendInt(&buffer_, id);
+        buffer_ += ",\"name\":\"flow\",\"cat\":";
+        AppendQuoted(&buffer_, trace_.Str(f.category[i]));
         buffer_ += ',';
         AppendIds(s.track[slice]);
         buffer_ += ",\"ts\":";
@@ -283,6 +306,7 @@ class ChromeJsonWriter {
   bool first_ = true;
   bool multi_rank_ = false;
   StringId key_correlation_;
+  std::vector<std::string> ids_;
 };
 
 }  // namespace

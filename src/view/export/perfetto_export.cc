@@ -46,7 +46,7 @@ class PerfettoWriter {
   PerfettoWriter(const Trace& trace, ViewSink* out, PerfettoExportStats* stats)
       : trace_(trace), out_(out), stats_(stats),
         name_sent_(trace.strings.size(), false), category_sent_(trace.strings.size(), false),
-        arg_name_sent_(trace.strings.size(), false) {}
+        arg_name_sent_(trace.strings.size(), false), arg_value_sent_(trace.strings.size(), false) {}
 
   Status Run() {
     ComputeShift();
@@ -268,7 +268,18 @@ class PerfettoWriter {
         case ArgType::kInt: d->set_int_value(arg.i); break;
         case ArgType::kUint: d->set_uint_value(arg.u); break;
         case ArgType::kDouble: d->set_double_value(arg.d); break;
-        case ArgType::kString: d->set_string_value(std::string(trace_.Str(StringId{arg.str}))); break;
+        case ArgType::kString: {
+          // Arg strings repeat (shapes, call stacks): interned like names.
+          const uint32_t raw = arg.str;
+          d->set_string_value_iid(uint64_t{raw} + 1);
+          if (!arg_value_sent_[raw]) {
+            arg_value_sent_[raw] = true;
+            pb::InternedString* v = packet_.mutable_interned_data()->add_debug_annotation_string_values();
+            v->set_iid(uint64_t{raw} + 1);
+            v->set_str(std::string(trace_.Str(StringId{raw})));
+          }
+          break;
+        }
         case ArgType::kJson: d->set_legacy_json_value(std::string(trace_.Str(StringId{arg.str}))); break;
         case ArgType::kBool: d->set_bool_value(arg.i != 0); break;
         case ArgType::kNull: d->set_legacy_json_value("null"); break;
@@ -410,7 +421,7 @@ class PerfettoWriter {
   PerfettoExportStats* stats_;
   pb::TracePacket packet_;
   std::string buffer_;
-  std::vector<bool> name_sent_, category_sent_, arg_name_sent_;
+  std::vector<bool> name_sent_, category_sent_, arg_name_sent_, arg_value_sent_;
   bool multi_rank_ = false;
   std::map<int32_t, uint64_t> rank_uuids_;
   std::vector<Group> groups_;

@@ -19,8 +19,9 @@
 //      TYPE_COUNTER on counter tracks; Trace::flows as flow_ids on the source
 //      slice's BEGIN and terminating_flow_ids on the target's (id = flow row
 //      + 1, unique in the file); args as debug annotations. Event names,
-//      categories and arg names are interned (InternedData, incremental
-//      state on the sequence), each sent once, the first time it is used.
+//      categories, arg names and string arg values are interned
+//      (InternedData, incremental state on the sequence), each sent once,
+//      the first time it is used.
 // Packets are written as they are built; memory is the model plus O(tracks +
 // nesting depth). A timestamp before 0 shifts the whole trace so the first
 // event is at 0 (PerfettoExportStats::shift_ns says by how much).

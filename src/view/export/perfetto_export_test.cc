@@ -64,8 +64,10 @@ TEST(PerfettoExportTest, SlicesNestOverlapsGoToSiblingTracks) {
   EXPECT_EQ(first.trace_packet_defaults().timestamp_clock_id(), kPerfettoTraceClockId);
   EXPECT_EQ(first.sequence_flags(), pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
   uint64_t flow_from = 0, flow_to = 0;
+  std::map<uint64_t, std::string> arg_strings;
   for (const pb::TracePacket& p : trace.packet()) {
     for (const pb::EventName& n : p.interned_data().event_names()) names[n.iid()] = n.name();
+    for (const pb::InternedString& v : p.interned_data().debug_annotation_string_values()) arg_strings[v.iid()] = v.str();
     if (p.has_track_descriptor()) tracks[p.track_descriptor().uuid()] = p.track_descriptor();
     if (!p.has_track_event()) continue;
     const pb::TrackEvent& e = p.track_event();
@@ -80,7 +82,7 @@ TEST(PerfettoExportTest, SlicesNestOverlapsGoToSiblingTracks) {
       if (name == "A") {
         ASSERT_EQ(e.debug_annotations_size(), 2);
         EXPECT_EQ(e.debug_annotations(0).int_value(), 7);
-        EXPECT_EQ(e.debug_annotations(1).string_value(), "x");
+        EXPECT_EQ(arg_strings[e.debug_annotations(1).string_value_iid()], "x");
       }
     } else if (e.type() == pb::TrackEvent::TYPE_SLICE_END) {
       ends.emplace_back(e.track_uuid(), p.timestamp());
