@@ -22,30 +22,6 @@ std::string Render(const std::string& format, const DiagnosisReport& report, boo
   return DiagnosisToText(report, color);
 }
 
-// Attaches what stored knowledge cards measured for each finding's
-// bottleneck. Reads the database only if it exists (suggest never creates it).
-Status AttachHistory(const std::string& db_path, SuggestResult* result) {
-  struct stat st;
-  if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
-  std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
-  for (SuggestionOutcome& o : result->kept) {
-    const std::string& bottleneck = o.finding->rule->bottleneck;
-    auto it = by_bottleneck.find(bottleneck);
-    if (it == by_bottleneck.end()) {
-      ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, FindCards(db_path, bottleneck));
-      std::optional<HistoricalGain> h;
-      if (!cards.empty()) {
-        ExpectedGain g = EstimateGain(cards);
-        // Cards store after/before - 1 (negative = faster); gains are reductions.
-        h = HistoricalGain{-g.median_change_rel, -g.highest_ci_rel, -g.lowest_ci_rel, DescribeExpectedGain(g)};
-      }
-      it = by_bottleneck.emplace(bottleneck, h).first;
-    }
-    o.history = it->second;
-  }
-  return OkStatus();
-}
-
 class DiagnoseCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
