@@ -75,6 +75,45 @@ TEST(TopologyTest, LaunchEdgesAndStages) {
   EXPECT_NE(g.highlight_summary.find("stage infer"), std::string::npos);
 }
 
+// Hand-made: request spans on the SDK's "requests" track, each linked by a
+// flow to a worker thread's span (3 µs and 5 µs after it starts), and one
+// other flow between two worker threads.
+TEST(TopologyTest, RequestPathsAndFlows) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"M","name":"thread_name","pid":1,"tid":9,"args":{"name":"requests"}},
+    {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"worker"}},
+    {"ph":"M","name":"thread_name","pid":1,"tid":3,"args":{"name":"other"}},
+    {"ph":"X","name":"request","ts":0,"dur":20,"pid":1,"tid":9},
+    {"ph":"X","name":"request","ts":30,"dur":20,"pid":1,"tid":9},
+    {"ph":"X","name":"handle","ts":3,"dur":5,"pid":1,"tid":2},
+    {"ph":"X","name":"handle","ts":35,"dur":5,"pid":1,"tid":2},
+    {"ph":"X","name":"post","ts":60,"dur":1,"pid":1,"tid":3},
+    {"ph":"s","id":1,"name":"r","cat":"request","ts":0,"pid":1,"tid":9},
+    {"ph":"f","id":1,"bp":"e","name":"r","cat":"request","ts":3,"pid":1,"tid":2},
+    {"ph":"s","id":2,"name":"r","cat":"request","ts":30,"pid":1,"tid":9},
+    {"ph":"f","id":2,"bp":"e","name":"r","cat":"request","ts":35,"pid":1,"tid":2},
+    {"ph":"s","id":3,"name":"q","cat":"queue","ts":36,"pid":1,"tid":2},
+    {"ph":"f","id":3,"bp":"e","name":"q","cat":"queue","ts":60,"pid":1,"tid":3}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  Topology g = TopologyOf(*t);
+  const TopoEdge* request = nullptr;
+  const TopoEdge* flow = nullptr;
+  for (const TopoEdge& e : g.edges) {
+    if (e.kind == TopoEdgeKind::kRequest) request = &e;
+    if (e.kind == TopoEdgeKind::kFlow) flow = &e;
+  }
+  ASSERT_NE(request, nullptr);
+  EXPECT_EQ(g.nodes[request->from].label, "requests");
+  EXPECT_EQ(g.nodes[request->to].label, "worker");
+  EXPECT_EQ(request->count, 2u);
+  EXPECT_EQ(request->time_ns, 3000 + 5000);  // Σ start-to-start
+  ASSERT_NE(flow, nullptr);
+  EXPECT_EQ(flow->label, "queue");
+  EXPECT_EQ(flow->count, 1u);
+  EXPECT_EQ(g.nodes[flow->to].label, "other");
+}
+
 TEST(TopologyTest, DotTextCannotEndAStringOrEscape) {
   EXPECT_EQ(DotText("a\"b"), "a&quot;b");
   EXPECT_EQ(DotText("a\\N"), "a\\\\N");
