@@ -9,6 +9,7 @@
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/cli/command.h"
 #include "src/cli/diagnosis_pipeline.h"
+#include "src/report/pdf/html_to_pdf.h"
 #include "src/report/suggestions/suggestions_doc.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 
@@ -35,8 +36,10 @@ class DiagnoseCommand : public Command {
     if (format == "yaml" || format == "suggestions-json") {
       return ErrStatus("--format " + format + " is the machine-readable suggestion file: use `aiprof suggest`");
     }
+    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, nullptr, nullptr};
+    if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }
 
@@ -58,6 +61,7 @@ class SuggestCommand : public Command {
 
   Status Run() override {
     ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
+    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
     SuggestResult suggestions = Suggest(run->diagnosis, run->metrics, options_);
@@ -69,6 +73,7 @@ class SuggestCommand : public Command {
     RETURN_IF_ERROR(AttachHistory(db, &suggestions));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, &suggestions, &options_};
     if (format == "yaml") return WriteOutput(in_.output, SuggestionsToYaml(report));
+    if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
     if (format == "suggestions-json") return WriteOutput(in_.output, SuggestionsToJson(report));
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }

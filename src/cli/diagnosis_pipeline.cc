@@ -22,9 +22,9 @@ void AddDiagnosisFlags(CLI::App* sub, DiagnosisInputs* in) {
   sub->add_flag("--no-builtin-rules", in->no_builtin_rules, "Use only the --rules given");
   sub->add_option("--device", in->device, "Device whose peaks the roofline uses (see data/devices.yaml)");
   sub->add_option("--format", in->format,
-                  "text, md, json or html; for suggest also yaml / suggestions-json (machine-readable "
+                  "text, md, json, html or pdf; for suggest also yaml / suggestions-json (machine-readable "
                   "suggestions, docs/suggestions-schema.md) (default: from -o, else text)")
-      ->check(CLI::IsMember({"text", "md", "json", "html", "yaml", "suggestions-json"}));
+      ->check(CLI::IsMember({"text", "md", "json", "html", "pdf", "yaml", "suggestions-json"}));
   sub->add_option("-o,--output", in->output, "Write the report here (atomically)");
 }
 
@@ -57,6 +57,7 @@ StatusOr<std::string> ReportFormat(const DiagnosisInputs& in) {
   if (ends(".json")) return std::string("json");
   if (ends(".html") || ends(".htm")) return std::string("html");
   if (ends(".yaml") || ends(".yml")) return std::string("yaml");
+  if (ends(".pdf")) return std::string("pdf");
   return ErrStatus(in.output + ": cannot tell the report format from the extension; use --format");
 }
 

@@ -10,6 +10,7 @@
 #include "src/cli/diagnosis_pipeline.h"
 #include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
+#include "src/view/view_registry.h"
 
 namespace aiprof {
 
@@ -18,6 +19,44 @@ StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& 
                                     const std::string& bench, const std::string& sample_unit, std::string* summary_json);
 
 namespace {
+
+// The interactive views embedded in the HTML report, and the one drawn in
+// print (the flame graph's SVG; a page cannot print a canvas timeline).
+struct EmbeddedView {
+  const char* view;
+  const char* title;
+  const char* format;
+};
+constexpr EmbeddedView kEmbeddedViews[] = {
+    {"flame", "Flame graph", "html"},
+    {"timeline", "Timeline overview", "html"},
+};
+
+// Renders each embedded view that exists; a view that fails is named in the
+// report instead of failing the whole report.
+void EmbedViews(const Trace& trace, const std::string& title, bool pdf, ReportData* data) {
+  for (const EmbeddedView& e : kEmbeddedViews) {
+    const ViewSpec* spec = FindView(e.view);
+    const char* format = pdf && std::string_view(e.view) == "flame" ? "svg" : e.format;
+    if (!spec || !HasFormat(*spec, format)) continue;
+    if (pdf && std::string_view(format) != "svg") continue;
+    ViewOptions options;
+    options.format = format;
+    options.title = title;
+    ViewContext context{trace, nullptr, options};
+    StringViewSink sink;
+    Status status = spec->render(context, &sink);
+    if (!status.ok()) {
+      data->view_errors.emplace_back(e.title, status.message());
+      continue;
+    }
+    if (std::string_view(format) == "svg") {
+      data->embedded_svgs.emplace_back(e.title, sink.str());
+    } else {
+      data->embedded_views.emplace_back(e.title, sink.str());
+    }
+  }
+}
 
 bool EndsWith(const std::string& s, const std::string& e) {
   return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
@@ -74,6 +113,7 @@ class ReportCommand : public Command {
     inputs.validation = validation ? &*validation : nullptr;
     inputs.device = in_.device;
     ReportData data = BuildReport(inputs);
+    if (!EndsWith(out, ".md")) EmbedViews(*run->trace, in_.input, pdf, &data);
     if (EndsWith(out, ".md")) return WriteOutput(out, ReportToMarkdown(data));
     std::string html = ReportToHtml(data);
     if (pdf) return HtmlToPdf(html, out);

@@ -29,6 +29,23 @@ const char* DeviceTypeName(int64_t type) {
 }
 
 void Downsample(MemorySeries* s, size_t max_points) {
+  if (s->deltas) {
+    // Running sum in time order (instants are ordered by track, not time).
+    std::vector<size_t> order(s->ts_ns.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s->ts_ns[a] < s->ts_ns[b]; });
+    std::vector<int64_t> ts;
+    std::vector<double> v;
+    double sum = 0;
+    for (size_t i : order) {
+      sum += s->bytes[i];
+      ts.push_back(s->ts_ns[i]);
+      v.push_back(sum);
+    }
+    s->ts_ns = std::move(ts);
+    s->bytes = std::move(v);
+    s->deltas = false;
+  }
   std::vector<size_t> order(s->ts_ns.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s->ts_ns[a] < s->ts_ns[b]; });
@@ -68,13 +85,18 @@ void Downsample(MemorySeries* s, size_t max_points) {
 std::vector<MemorySeries> ComputeMemorySeries(const Trace& trace, size_t max_points) {
   std::map<std::tuple<int32_t, int64_t, int64_t>, MemorySeries> by_device;
   auto alloc_key = trace.strings.Find("Total Allocated");
+  auto bytes_key = trace.strings.Find("Bytes");
   auto type_key = trace.strings.Find("Device Type");
   auto id_key = trace.strings.Find("Device Id");
-  if (alloc_key) {
+  if (alloc_key || bytes_key) {
     const InstantTable& in = trace.instants;
     for (uint32_t i = 0; i < in.size(); ++i) {
-      auto alloc = Number(trace, in.arg_begin[i], in.arg_count[i], *alloc_key);
-      if (!alloc) continue;
+      std::optional<double> alloc = alloc_key ? Number(trace, in.arg_begin[i], in.arg_count[i], *alloc_key) : std::nullopt;
+      // Older traces (2021 Kineto) carry only each event's signed Bytes: the
+      // series is then the running sum, i.e. net allocated since the trace began.
+      std::optional<double> delta;
+      if (!alloc && bytes_key) delta = Number(trace, in.arg_begin[i], in.arg_count[i], *bytes_key);
+      if (!alloc && !delta) continue;
       int64_t type = type_key ? static_cast<int64_t>(Number(trace, in.arg_begin[i], in.arg_count[i], *type_key).value_or(0)) : 0;
       int64_t id = id_key ? static_cast<int64_t>(Number(trace, in.arg_begin[i], in.arg_count[i], *id_key).value_or(-1)) : -1;
       int32_t rank = trace.tracks.rank[in.track[i]];
@@ -82,9 +104,11 @@ std::vector<MemorySeries> ComputeMemorySeries(const Trace& trace, size_t max_poi
       if (s.label.empty()) {
         s.label = (rank != kNoRank ? "rank " + std::to_string(rank) + " " : std::string()) + DeviceTypeName(type) +
                   (id >= 0 ? ":" + std::to_string(id) : std::string());
+        if (delta) s.label += " (net since trace start)";
       }
       s.ts_ns.push_back(in.ts_ns[i]);
-      s.bytes.push_back(*alloc);
+      s.bytes.push_back(alloc ? *alloc : *delta);
+      s.deltas = !alloc;
     }
   }
   std::vector<MemorySeries> out;

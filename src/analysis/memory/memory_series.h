@@ -19,6 +19,7 @@ struct MemorySeries {
   std::vector<int64_t> ts_ns;      // ascending
   std::vector<double> bytes;       // allocated at ts_ns[i]
   double peak_bytes = 0;           // over all samples, before down-sampling
+  bool deltas = false;             // while building: bytes are signed per-event sizes
 };
 
 // Linear in instants + counters (one sort per series).

@@ -105,6 +105,10 @@ struct ReportData {
   // Other views (flame graph, timeline overview) as self-contained HTML
   // documents, embedded in frames; filled by the caller when available.
   std::vector<std::pair<std::string, std::string>> embedded_views;  // title, html
+  // Static forms (SVG) drawn inline, for print and PDF: title, <svg> markup
+  // written and escaped by the view itself.
+  std::vector<std::pair<std::string, std::string>> embedded_svgs;
+  std::vector<std::pair<std::string, std::string>> view_errors;  // title, why it is missing
 };
 
 ReportData BuildReport(const ReportInputs& in);

@@ -38,7 +38,7 @@ th{background:#f3f3f3;cursor:pointer;user-select:none}td.n{text-align:right;font
 .finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}.finding.high{border-color:#d62728}.finding.medium{border-color:#ff7f0e}
 .tag{display:inline-block;font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;margin-right:4px}
 code{font-size:12px;background:#f3f3f3;padding:0 3px;border-radius:3px}svg.chart{max-width:100%;height:auto;margin:6px 0}
-iframe.view{width:100%;height:480px;border:1px solid #ddd}
+iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}
 .verdict-improved{color:#2ca02c;font-weight:600}.verdict-regressed{color:#d62728;font-weight:600}
 @media print{body{max-width:none;margin:0}h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}iframe.view{display:none}.noprint{display:none}}
 )CSS";
@@ -383,6 +383,15 @@ std::string ReportToHtml(const ReportData& r) {
     out += fmt::format("<section class=\"view\"><h2>{}</h2><iframe class=\"view\" sandbox=\"allow-scripts\" title=\"{}\" "
                        "srcdoc=\"{}\"></iframe></section>",
                        E(title), E(title), E(html));
+  }
+  for (const auto& [title, svg] : r.embedded_svgs) {
+    // The view wrote and escaped this SVG itself; drop any XML prolog.
+    std::string_view body(svg);
+    if (size_t at = body.find("<svg"); at != std::string_view::npos) body = body.substr(at);
+    out += fmt::format("<section class=\"view-static\"><h2>{}</h2><div class=\"svg-view\">{}</div></section>", E(title), body);
+  }
+  for (const auto& [title, why] : r.view_errors) {
+    out += fmt::format("<section><h2>{}</h2><p class=\"muted\">Not drawn: {}</p></section>", E(title), E(why));
   }
   out += ValidationHtml(r);
   out += Evidence(r);
