@@ -57,6 +57,21 @@ async function run(t, opts) {
     assert.ok(info.startsWith(`Matched: ${expected} of all`), `'${info}' but expected ${expected}`);
   });
 
+  await t.check('a /regex/ search (flags g and y ignored) finds the same frames; a bad one says so', async () => {
+    const substring = await page.$$eval('#flame .frame.match', (els) => els.map((e) => e.dataset.f).join());
+    const retype = async (text) => {
+      await page.click('#search', {clickCount: 3});
+      await page.keyboard.press('Backspace');
+      await page.type('#search', text);
+    };
+    await retype(`/${query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/g`);
+    const regex = await page.$$eval('#flame .frame.match', (els) => els.map((e) => e.dataset.f).join());
+    assert.equal(regex, substring);
+    await retype('/(/');
+    assert.equal(await page.$eval('#match-info', (e) => e.textContent), 'invalid pattern');
+    await retype(query);
+  });
+
   let zoomed;
   await t.check('clicking a frame zooms into it', async () => {
     const before = await frameCount(page);

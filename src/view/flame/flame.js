@@ -219,12 +219,15 @@
     });
   }
 
-  // Search: names matching a substring (case-insensitive) or /regex/flags;
+  // Search: names matching a substring or /regex/flags (both case-insensitive);
   // the share counts each matched frame once (nested matches not again).
   function compileQuery(q) {
     if (!q) return null;
     const m = /^\/(.*)\/([a-z]*)$/.exec(q);
-    if (m) return new RegExp(m[1], m[2].includes('i') ? m[2] : m[2] + 'i');
+    if (m) {  // without 'g'/'y': test() would keep state between names
+      const flags = m[2].replace(/[gy]/g, '');
+      return new RegExp(m[1], flags.includes('i') ? flags : flags + 'i');
+    }
     const lower = q.toLowerCase();
     return {test: (s) => s.toLowerCase().includes(lower)};
   }

@@ -19,8 +19,9 @@ Status RenderFlame(const ViewContext& context, ViewSink* sink) {
   FrameTree baseline;
   std::vector<uint32_t> match;
   if (context.baseline) {
-    ViewOptions base_options = options;
-    ASSIGN_OR_RETURN(baseline, BuildFrameTree(*context.baseline, base_options));
+    StatusOr<FrameTree> built = BuildFrameTree(*context.baseline, options);
+    if (!built.ok()) return ErrStatus("--diff " + options.baseline_title + ": " + built.status().message());
+    baseline = std::move(built).value();
     match = MatchFrames(tree, baseline);
   }
   const FrameTree* base = context.baseline ? &baseline : nullptr;
