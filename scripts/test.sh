@@ -19,6 +19,7 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # Tests labelled 'heavy' (browser, mpirun, torch end-to-end runs) drive
   # whole programs; the release run above covers them, the sanitizer run
   # covers everything else.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  # scripts/lsan.supp: leaks inside Graphviz and its font libraries (theirs).
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
     ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$JOBS" -LE heavy
 fi

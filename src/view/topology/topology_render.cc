@@ -362,14 +362,19 @@ std::string TopologyToDot(const Topology& topology, std::string_view title) {
 }
 
 StatusOr<std::string> LayoutSvg(const std::string& dot) {
-  // Graphviz keeps global state (error callback, plugin tables): one layout at a time.
+  // Graphviz keeps global state (error callback, plugin tables, a text-size
+  // cache): one layout at a time, and one context for the whole process,
+  // never freed. Graphviz 2.42 reads freed memory in its text-size cache
+  // when a second context is created after the first was freed (found by
+  // AddressSanitizer), so the context is made once and reused.
   static std::mutex mu;
+  static GVC_t* gvc = nullptr;
   std::lock_guard<std::mutex> lock(mu);
   std::string errors;
   g_graphviz_errors = &errors;
   agseterr(AGERR);
   agseterrf(&CollectGraphvizError);
-  GVC_t* gvc = gvContext();
+  if (!gvc) gvc = gvContext();
   Agraph_t* g = gvc ? agmemread(dot.c_str()) : nullptr;
   std::string svg;
   Status status = OkStatus();
@@ -391,7 +396,6 @@ StatusOr<std::string> LayoutSvg(const std::string& dot) {
     gvFreeLayout(gvc, g);
   }
   if (g) agclose(g);
-  if (gvc) gvFreeContext(gvc);
   agseterrf(nullptr);
   g_graphviz_errors = nullptr;
   if (!status.ok()) return status;
