@@ -20,6 +20,7 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # whole programs; the release run above covers them, the sanitizer run
   # covers everything else. The Python extension is not built here: an
   # instrumented module cannot load into an uninstrumented interpreter.
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  # scripts/lsan.supp: leaks inside Graphviz and its font libraries (theirs).
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
     ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$JOBS" -LE heavy
 fi

@@ -14,6 +14,7 @@ std::unique_ptr<Command> NewCardCommand();
 std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
+std::unique_ptr<Command> NewExportCommand();
 std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
 
@@ -33,6 +34,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewRooflineCommand());
   out.push_back(NewCalibrateCommand());
   out.push_back(NewNodeBottleneckCommand());
+  out.push_back(NewExportCommand());
   out.push_back(NewViewCommand());
   return out;
 }

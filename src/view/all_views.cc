@@ -2,6 +2,7 @@
 // returning its ViewSpec, and one line here.
 #include "src/view/flame/flame_view.h"
 #include "src/view/timeline/timeline_view.h"
+#include "src/view/topology/topology_view.h"
 #include "src/view/view_registry.h"
 
 namespace aiprof {
@@ -10,6 +11,7 @@ const std::vector<ViewSpec>& AllViews() {
   static const std::vector<ViewSpec> views = {
       FlameViewSpec(),
       TimelineViewSpec(),
+      TopologyViewSpec(),
   };
   return views;
 }

@@ -1,0 +1,42 @@
+// Exports the model as Chrome trace JSON (chrome://tracing, Perfetto's JSON
+// importer, speedscope, and aiprof itself read it back).
+//
+// {"displayTimeUnit":"ns","distributedInfo":{...},"deviceProperties":[...],
+//  "traceEvents":[...]}: process_name / thread_name metadata per track, one
+// "X" per slice (ts and dur in µs with three decimals, so the model's
+// integer ns survive exactly), "i" per instant, "C" per counter sample
+// (series "value"), args as written (typed), and each flow that is not a
+// launch↔device correlation as an "s"/"f" pair ("bp":"e") at the two
+// slices' starts; correlation flows are rebuilt on import from the
+// "correlation" arg, which every correlated slice carries. Counters that
+// aiprof derives from PyTorch's "[memory]" instants ("Total Allocated (…)",
+// "Total Reserved (…)") are not written again: the instants are, and the
+// import derives them once more. A multi-rank model has no single-file
+// Chrome form: each (rank, pid) becomes a process labelled "rank R pid P"
+// and the rank itself is not kept. Strings go through AppendJsonEscaped.
+// Streamed: memory is the model plus a 1 MiB buffer.
+#ifndef AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
+#define AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
+
+#include <cstdint>
+
+#include "src/base/status.h"
+#include "src/model/trace.h"
+#include "src/view/view_sink.h"
+
+namespace aiprof {
+
+struct ChromeJsonExportStats {
+  uint64_t events = 0;
+  uint64_t slices = 0, instants = 0, counter_values = 0, flows = 0;
+  uint64_t skipped_memory_counters = 0;  // rebuilt from "[memory]" instants on import
+};
+
+Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats = nullptr);
+
+// "1234.567" for 1234567 ns (µs with three decimals; exact).
+void AppendMicros(std::string* out, int64_t ns);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
