@@ -14,10 +14,12 @@ std::unique_ptr<Command> NewCardCommand();
 std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
+std::unique_ptr<Command> NewTraceCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
   std::vector<std::unique_ptr<Command>> out;
+  out.push_back(NewTraceCommand());
   out.push_back(NewImportCommand());
   out.push_back(NewSummaryCommand());
   out.push_back(NewAnalyzeCommand());
