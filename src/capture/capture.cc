@@ -321,7 +321,8 @@ class Session {
       PerfData& perf = sampler_->data();
       perf.mappings.insert(perf.mappings.end(), attach_maps_.begin(), attach_maps_.end());
       for (const auto& [tid, name] : attach_names_) {
-        if (!name.empty()) perf.thread_names[tid] = name;
+        // Names given later (PERF_RECORD_COMM) win over those read at attach.
+        if (!name.empty()) perf.thread_names.try_emplace(tid, name);
       }
       BuildHostTrace(perf, o_.unwind, &b, stats);
       if (perf.lost_records > 0) {

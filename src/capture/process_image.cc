@@ -180,6 +180,29 @@ bool ProcessImage::UnwindDwarf(int32_t tid, const uint64_t* regs, const uint8_t*
   return !pcs->empty();
 }
 
+// libdwfl's address lookup scans the whole symbol table on every call
+// (dwfl_module_addrinfo), which is slow for libraries like libtorch_cpu; the
+// function symbols are read once per module and searched by bisection.
+const std::vector<ProcessImage::Symbol>& ProcessImage::SymbolsOf(Dwfl_Module* mod) {
+  auto [it, inserted] = symbols_.try_emplace(mod);
+  if (!inserted) return it->second;
+  std::vector<Symbol>& out = it->second;
+  const int n = dwfl_module_getsymtab(mod);
+  for (int i = 1; i < n; ++i) {
+    GElf_Sym sym;
+    GElf_Addr addr = 0;
+    const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
+    const int type = GELF_ST_TYPE(sym.st_info);
+    if (name == nullptr || *name == '\0' || addr == 0 || (type != STT_FUNC && type != STT_GNU_IFUNC)) continue;
+    out.push_back(Symbol{addr, addr + (sym.st_size > 0 ? sym.st_size : 1), name});
+  }
+  // By start; among aliases of one address, the global (first seen) name is kept.
+  std::stable_sort(out.begin(), out.end(), [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  out.erase(std::unique(out.begin(), out.end(), [](const Symbol& a, const Symbol& b) { return a.start == b.start; }),
+            out.end());
+  return out;
+}
+
 const SymbolisedFrame& ProcessImage::Symbolise(uint64_t pc, bool is_return) {
   const uint64_t lookup = is_return && pc > 0 ? pc - 1 : pc;
   auto [it, inserted] = cache_.try_emplace(lookup);
@@ -189,11 +212,11 @@ const SymbolisedFrame& ProcessImage::Symbolise(uint64_t pc, bool is_return) {
   if (mod != nullptr) {
     const char* module_name = dwfl_module_info(mod, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
     f.module = module_name != nullptr ? module_name : "[unknown]";
-    GElf_Off offset = 0;
-    GElf_Sym sym;
-    const char* name = dwfl_module_addrinfo(mod, lookup, &offset, &sym, nullptr, nullptr, nullptr);
-    if (name != nullptr) {
-      f.name = Demangle(name);
+    const std::vector<Symbol>& table = SymbolsOf(mod);
+    auto sym = std::upper_bound(table.begin(), table.end(), lookup,
+                                [](uint64_t v, const Symbol& e) { return v < e.start; });
+    if (sym != table.begin() && lookup < std::prev(sym)->end) {
+      f.name = Demangle(std::prev(sym)->name);
       f.known = true;
     } else {
       Dwarf_Addr low = 0;

@@ -14,6 +14,7 @@
 #include "src/capture/perf_sampler.h"
 
 struct Dwfl;
+struct Dwfl_Module;
 
 namespace aiprof {
 
@@ -46,6 +47,11 @@ class ProcessImage {
     uint64_t start, end;
     std::string name;
   };
+  struct Symbol {
+    uint64_t start, end;
+    const char* name;  // owned by libdwfl
+  };
+  const std::vector<Symbol>& SymbolsOf(Dwfl_Module* mod);
   void ReportMappings(const std::vector<Mapping>& mappings);
   void LoadPerfMap();
 
@@ -55,6 +61,7 @@ class ProcessImage {
   size_t modules_ = 0;
   std::vector<PerfMapEntry> perf_map_;
   std::unordered_map<uint64_t, SymbolisedFrame> cache_;
+  std::unordered_map<Dwfl_Module*, std::vector<Symbol>> symbols_;
 
  public:
   // State read by the libdwfl callbacks during one UnwindDwarf call.
