@@ -1,0 +1,102 @@
+// aiprof tracing SDK: C++ scopes over the C API (include/aiprof/aiprof.h).
+//
+//   #include <aiprof/aiprof.hpp>
+//   void Decode() {
+//     AIPROF_FUNCTION();                 // span named "Decode" until return
+//     { AIPROF_SCOPE("dequant"); Dequant(); }
+//   }
+//   aiprof::sdk::Request r("request");   // movable; ends when destroyed or End()
+//
+// Compile with -DAIPROF_DISABLE to make every macro compile to nothing.
+#ifndef AIPROF_AIPROF_HPP_
+#define AIPROF_AIPROF_HPP_
+
+#include <cstdint>
+
+#include "aiprof/aiprof.h"
+
+namespace aiprof::sdk {
+
+// A span from construction to destruction on the constructing thread.
+class Scope {
+ public:
+  explicit Scope(const char* name) noexcept { aiprof_span_begin(name); }
+  ~Scope() { aiprof_span_end(); }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+};
+
+// A pipeline node ("node:<name>") from construction to destruction.
+class NodeScope {
+ public:
+  explicit NodeScope(const char* node) noexcept { aiprof_node_begin(node); }
+  ~NodeScope() { aiprof_node_end(); }
+  NodeScope(const NodeScope&) = delete;
+  NodeScope& operator=(const NodeScope&) = delete;
+};
+
+// One step (iteration) from construction to destruction.
+class IterationScope {
+ public:
+  IterationScope() noexcept { aiprof_iteration_start(); }
+  ~IterationScope() { aiprof_iteration_end(); }
+  IterationScope(const IterationScope&) = delete;
+  IterationScope& operator=(const IterationScope&) = delete;
+};
+
+// A request: begins at construction, ends at End() or destruction, on
+// whichever thread holds it then (move it between threads).
+class Request {
+ public:
+  explicit Request(const char* name) noexcept : id_(aiprof_request_begin(name)) {}
+  Request(Request&& other) noexcept : id_(other.id_) { other.id_ = 0; }
+  Request& operator=(Request&& other) noexcept {
+    if (this != &other) {
+      End();
+      id_ = other.id_;
+      other.id_ = 0;
+    }
+    return *this;
+  }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  ~Request() { End(); }
+  void End() noexcept {
+    aiprof_request_end(id_);
+    id_ = 0;
+  }
+  uint64_t id() const { return id_; }
+
+ private:
+  uint64_t id_;
+};
+
+inline void Counter(const char* name, double value) noexcept { aiprof_counter(name, value); }
+inline void Mark(const char* name) noexcept { aiprof_mark(name); }
+inline void Flush() noexcept { aiprof_flush(); }
+
+}  // namespace aiprof::sdk
+
+#define AIPROF_CONCAT_INNER_(a, b) a##b
+#define AIPROF_CONCAT_(a, b) AIPROF_CONCAT_INNER_(a, b)
+
+#ifndef AIPROF_DISABLE
+// A span named `name` (a string literal) until the end of the enclosing block.
+#define AIPROF_SCOPE(name) ::aiprof::sdk::Scope AIPROF_CONCAT_(aiprof_scope_, __LINE__)(name)
+// A span named after the enclosing function (__func__) until it returns.
+#define AIPROF_FUNCTION() AIPROF_SCOPE(__func__)
+// A pipeline node until the end of the enclosing block.
+#define AIPROF_NODE(name) ::aiprof::sdk::NodeScope AIPROF_CONCAT_(aiprof_node_, __LINE__)(name)
+// A step until the end of the enclosing block.
+#define AIPROF_ITERATION() ::aiprof::sdk::IterationScope AIPROF_CONCAT_(aiprof_iteration_, __LINE__)
+// A counter sample.
+#define AIPROF_COUNTER(name, value) aiprof_counter((name), (value))
+#else
+#define AIPROF_SCOPE(name) static_cast<void>(0)
+#define AIPROF_FUNCTION() static_cast<void>(0)
+#define AIPROF_NODE(name) static_cast<void>(0)
+#define AIPROF_ITERATION() static_cast<void>(0)
+#define AIPROF_COUNTER(name, value) static_cast<void>(0)
+#endif
+
+#endif  // AIPROF_AIPROF_HPP_
