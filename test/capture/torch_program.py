@@ -1,6 +1,6 @@
 """Test program (hand-made) for aiprof trace --scope full_stack: a small MLP
 on CPU PyTorch; with AIPROF_TEST_SDK_LIB set, each iteration is an SDK step
-holding one application span "forward" around 5 forward passes (the SDK's
+holding one application span "forward" around 2 forward passes (the SDK's
 C API through ctypes)."""
 import ctypes
 import os
@@ -24,7 +24,7 @@ with torch.no_grad():
         if lib:
             lib.aiprof_iteration_start()
             lib.aiprof_span_begin(forward)
-        for _ in range(5):
+        for _ in range(2):
             y = model(x)
         if lib:
             lib.aiprof_span_end()
