@@ -5,6 +5,8 @@
 //   workload threads     threads "worker_a" (SpinA) and "worker_b" (SpinB), 0.6 s each
 //   workload fork        parent SpinA, forked child SpinB, 0.5 s each
 //   workload crash       SpinA 0.2 s, then SIGSEGV
+//   workload work N      fixed work: N x 10^8 loop iterations in SpinFixed; prints
+//                        its own run time and CPU time on stderr
 //   workload wait S      prints "ready", SpinA for S seconds; a thread "late" starts
 //                        after 0.8 s and runs SpinB for 1 s (for --pid)
 #include <pthread.h>
@@ -59,6 +61,25 @@ __attribute__((noinline)) void SpinB(double seconds) {
     for (int i = 0; i < 100000; ++i) x *= 1.0000001;
   }
   g_sink = x;
+}
+
+__attribute__((noinline)) double SpinFixed(long iterations) {
+  double x = 0;
+  for (long i = 0; i < iterations; ++i) x += static_cast<double>(i) * 0.5;
+  return x;
+}
+
+double CpuS() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+int Work(double hundred_millions) {
+  const double t0 = NowS(), c0 = CpuS();
+  g_sink = SpinFixed(static_cast<long>(hundred_millions * 1e8));
+  std::fprintf(stderr, "workload_elapsed_s %.6f workload_cpu_s %.6f\n", NowS() - t0, CpuS() - c0);
+  return 0;
 }
 
 int Spans(int n) {
@@ -129,6 +150,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "threads") == 0) return Threads();
   if (std::strcmp(mode, "fork") == 0) return Fork();
   if (std::strcmp(mode, "crash") == 0) return Crash();
+  if (std::strcmp(mode, "work") == 0) return Work(argc > 2 ? std::atof(argv[2]) : 30);
   if (std::strcmp(mode, "wait") == 0) return Wait(argc > 2 ? std::atof(argv[2]) : 5.0);
   std::fprintf(stderr, "workload: unknown mode %s\n", mode);
   return 2;
