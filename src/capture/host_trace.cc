@@ -75,7 +75,10 @@ class HostTraceBuilder {
     if (mode_ != UnwindMode::kFramePointer && s.regs_index != UINT32_MAX && s.stack_len > 0) {
       image->UnwindDwarf(s.tid, &perf_.regs[static_cast<size_t>(s.regs_index) * kDwarfRegs],
                          perf_.stack.data() + s.stack_begin, s.stack_len, &pcs_);
-      dwarf = mode_ == UnwindMode::kDwarf || pcs_.size() > s.chain_len;
+      // auto: the chain with more frames in known code (a frame-pointer walk
+      // through code without frame pointers follows stack garbage).
+      dwarf = mode_ == UnwindMode::kDwarf || image->CountInModules(pcs_.data(), pcs_.size()) >=
+                                                 image->CountInModules(&perf_.chain[s.chain_begin], s.chain_len);
     }
     if (!dwarf) pcs_.assign(perf_.chain.begin() + s.chain_begin, perf_.chain.begin() + s.chain_begin + s.chain_len);
     ++(dwarf ? stats_->dwarf_stacks : stats_->fp_stacks);

@@ -14,9 +14,10 @@ namespace aiprof {
 
 class TraceBuilder;
 
-// kAuto: per sample, the longer of the frame-pointer chain and the DWARF
-// unwind of the copied stack (frame pointers are cut short by code built
-// without them, e.g. Debian's glibc and libpython).
+// kAuto: per sample, of the frame-pointer chain and the DWARF unwind of the
+// copied stack, the one with more frames in known code (frame pointers are
+// cut short, or follow stack garbage, through code built without them, e.g.
+// Debian's glibc and libpython; DWARF stops where CFI is missing).
 enum class UnwindMode : uint8_t { kFramePointer, kDwarf, kAuto };
 
 struct HostStats {

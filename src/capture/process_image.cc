@@ -194,13 +194,32 @@ const std::vector<ProcessImage::Symbol>& ProcessImage::SymbolsOf(Dwfl_Module* mo
     const char* name = dwfl_module_getsym_info(mod, i, &sym, &addr, nullptr, nullptr, nullptr);
     const int type = GELF_ST_TYPE(sym.st_info);
     if (name == nullptr || *name == '\0' || addr == 0 || (type != STT_FUNC && type != STT_GNU_IFUNC)) continue;
-    out.push_back(Symbol{addr, addr + (sym.st_size > 0 ? sym.st_size : 1), name});
+    const bool global = GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+    out.push_back(Symbol{addr, addr + (sym.st_size > 0 ? sym.st_size : 1), name, global});
   }
-  // By start; among aliases of one address, the global (first seen) name is kept.
-  std::stable_sort(out.begin(), out.end(), [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  // By start; among aliases of one address a global name wins over a local
+  // one (glibc's "__libc_start_main_alias_2" is a local alias).
+  std::stable_sort(out.begin(), out.end(), [](const Symbol& a, const Symbol& b) {
+    return a.start != b.start ? a.start < b.start : a.global > b.global;
+  });
   out.erase(std::unique(out.begin(), out.end(), [](const Symbol& a, const Symbol& b) { return a.start == b.start; }),
             out.end());
   return out;
+}
+
+size_t ProcessImage::CountInModules(const uint64_t* pcs, size_t n) {
+  size_t in = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t pc = i > 0 && pcs[i] > 0 ? pcs[i] - 1 : pcs[i];
+    if (dwfl_ != nullptr && dwfl_addrmodule(dwfl_, pc) != nullptr) {
+      ++in;
+    } else if (!perf_map_.empty()) {
+      auto pm = std::upper_bound(perf_map_.begin(), perf_map_.end(), pc,
+                                 [](uint64_t v, const PerfMapEntry& e) { return v < e.start; });
+      in += pm != perf_map_.begin() && pc < std::prev(pm)->end;
+    }
+  }
+  return in;
 }
 
 const SymbolisedFrame& ProcessImage::Symbolise(uint64_t pc, bool is_return) {

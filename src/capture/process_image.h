@@ -41,6 +41,8 @@ class ProcessImage {
   // Names the code at `pc`; `is_return` looks up pc-1 (a return address).
   const SymbolisedFrame& Symbolise(uint64_t pc, bool is_return);
   size_t module_count() const { return modules_; }
+  // How many of `pcs` (leaf first) lie in a known module or perf-map entry.
+  size_t CountInModules(const uint64_t* pcs, size_t n);
 
  private:
   struct PerfMapEntry {
@@ -50,6 +52,7 @@ class ProcessImage {
   struct Symbol {
     uint64_t start, end;
     const char* name;  // owned by libdwfl
+    bool global;
   };
   const std::vector<Symbol>& SymbolsOf(Dwfl_Module* mod);
   void ReportMappings(const std::vector<Mapping>& mappings);

@@ -68,7 +68,7 @@ class TraceCommand : public Command {
     sub->add_option("--sampling-rate", sampling_rate_, "Share of top-level application spans kept (100%, 25%)");
     sub->add_option("--cpu-hz", cpu_hz_, "Host CPU sampling frequency in Hz; 0 turns host samples off")
         ->check(CLI::Range(0, 20000));
-    sub->add_option("--unwind", unwind_, "Call stacks: auto (longer of frame pointers and DWARF), fp, dwarf")
+    sub->add_option("--unwind", unwind_, "Call stacks: auto (of frame pointers and DWARF, the one with more frames in known code), fp, dwarf")
         ->check(CLI::IsMember({"auto", "fp", "dwarf"}));
     sub->add_option("--target", target_, "Name of the traced service (recorded in the trace)");
     sub->add_option("--pid", pid_, "Attach to this running process and all its threads")->check(CLI::PositiveNumber);

@@ -133,10 +133,10 @@ def case_pid(args):
     check(all(d['tracks'][s['track']]['pid'] == target.pid for s in d['sample']), 'pid: every sample of the target')
     main = by_thread.get('main', [])
     late = by_thread.get('late', [])
-    check(len(main) > 20 and share(main, lambda s: any('SpinA' in n for n in names(s))) >= 0.9,
-          'pid: main thread sampled in SpinA (%d samples)' % len(main))
-    check(len(late) > 20 and share(late, lambda s: any('SpinB' in n for n in names(s))) >= 0.9,
-          'pid: thread created after the attach followed, in SpinB (%d samples)' % len(late))
+    check(len(main) > 20 and share(main, lambda s: any('SpinWallA' in n for n in names(s))) >= 0.9,
+          'pid: main thread sampled in SpinWallA (%d samples)' % len(main))
+    check(len(late) > 20 and share(late, lambda s: any('SpinWallB' in n for n in names(s))) >= 0.9,
+          'pid: thread created after the attach followed, in SpinWallB (%d samples)' % len(late))
 
 
 def case_sigint(args):

@@ -1,14 +1,15 @@
 // Test program for aiprof trace (hand-made, built by the test suite twice:
 // with and without frame pointers). Spends known shares of time in named
 // functions, inside SDK spans when built with the SDK (AIPROF_WITH_SDK).
-//   workload spans N     N x (span "phase_a": SpinA 40 ms, span "phase_b": SpinB 20 ms)
-//   workload threads     threads "worker_a" (SpinA) and "worker_b" (SpinB), 0.6 s each
-//   workload fork        parent SpinA, forked child SpinB, 0.5 s each
+// Spins last a fixed CPU time (so sample counts do not depend on load):
+//   workload spans N     N x (span "phase_a": SpinA 20 ms, span "phase_b": SpinB 10 ms)
+//   workload threads     threads "worker_a" (SpinA) and "worker_b" (SpinB), 0.3 s each
+//   workload fork        parent SpinA, forked child SpinB, 0.3 s each
 //   workload crash       SpinA 0.2 s, then SIGSEGV
 //   workload work N      fixed work: N x 10^8 loop iterations in SpinFixed; prints
 //                        its own run time and CPU time on stderr
-//   workload wait S      prints "ready", SpinA for S seconds; a thread "late" starts
-//                        after 0.8 s and runs SpinB for 1 s (for --pid)
+//   workload wait S      prints "ready", SpinWallA for S wall seconds; a thread "late"
+//                        starts after 0.8 s and runs SpinWallB for 1 s (for --pid)
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -41,11 +42,38 @@ double NowS() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+// CPU time of the calling thread: spins last a fixed amount of CPU, so the
+// number of cpu-clock samples does not depend on the machine's load.
+double ThreadCpuS() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 volatile double g_sink;
 
-// The clock is read once per ~100k iterations, so nearly every sample's leaf
-// is the spinning function itself.
+// `seconds` of this thread's CPU time. The clock is read once per ~100k
+// iterations, so nearly every sample's leaf is the spinning function itself.
 __attribute__((noinline)) void SpinA(double seconds) {
+  const double end = ThreadCpuS() + seconds;
+  double x = 0;
+  while (ThreadCpuS() < end) {
+    for (int i = 0; i < 100000; ++i) x += static_cast<double>(i) * 0.5;
+  }
+  g_sink = x;
+}
+
+__attribute__((noinline)) void SpinB(double seconds) {
+  const double end = ThreadCpuS() + seconds;
+  double x = 1;
+  while (ThreadCpuS() < end) {
+    for (int i = 0; i < 100000; ++i) x *= 1.0000001;
+  }
+  g_sink = x;
+}
+
+// Wall-clock variants (the --pid test needs the target alive for a known time).
+__attribute__((noinline)) void SpinWallA(double seconds) {
   const double end = NowS() + seconds;
   double x = 0;
   while (NowS() < end) {
@@ -54,7 +82,7 @@ __attribute__((noinline)) void SpinA(double seconds) {
   g_sink = x;
 }
 
-__attribute__((noinline)) void SpinB(double seconds) {
+__attribute__((noinline)) void SpinWallB(double seconds) {
   const double end = NowS() + seconds;
   double x = 1;
   while (NowS() < end) {
@@ -86,10 +114,10 @@ int Spans(int n) {
   for (int i = 0; i < n; ++i) {
     ITER_BEGIN();
     SPAN_BEGIN("phase_a");
-    SpinA(0.040);
+    SpinA(0.020);
     SPAN_END();
     SPAN_BEGIN("phase_b");
-    SpinB(0.020);
+    SpinB(0.010);
     SPAN_END();
     ITER_END();
   }
@@ -99,11 +127,11 @@ int Spans(int n) {
 int Threads() {
   std::thread a([] {
     pthread_setname_np(pthread_self(), "worker_a");
-    SpinA(0.6);
+    SpinA(0.3);
   });
   std::thread b([] {
     pthread_setname_np(pthread_self(), "worker_b");
-    SpinB(0.6);
+    SpinB(0.3);
   });
   a.join();
   b.join();
@@ -113,10 +141,10 @@ int Threads() {
 int Fork() {
   pid_t child = fork();
   if (child == 0) {
-    SpinB(0.5);
+    SpinB(0.3);
     _exit(0);
   }
-  SpinA(0.5);
+  SpinA(0.3);
   int status = 0;
   waitpid(child, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
@@ -132,12 +160,12 @@ int Crash() {
 int Wait(double seconds) {
   std::printf("ready %d\n", static_cast<int>(getpid()));
   std::fflush(stdout);
-  SpinA(0.8);
+  SpinWallA(0.8);
   std::thread late([] {
     pthread_setname_np(pthread_self(), "late");
-    SpinB(1.0);
+    SpinWallB(1.0);
   });
-  SpinA(seconds - 0.8);
+  SpinWallA(seconds - 0.8);
   late.join();
   return 0;
 }
