@@ -2,11 +2,15 @@
 // (src/capture/capture.h; docs/capture.md).
 #include <CLI/CLI.hpp>
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <fstream>
+#include <vector>
 
 #include "src/capture/capture.h"
 #include "src/cli/command.h"
@@ -55,6 +59,30 @@ std::string DefaultOutput() {
   return buf;
 }
 
+// The one running process whose name (comm) or program (argv[0]'s base name)
+// is `name`, other than this one.
+StatusOr<int> FindProcess(const std::string& name) {
+  std::vector<int> found;
+  if (DIR* d = opendir("/proc")) {
+    while (dirent* e = readdir(d)) {
+      const int pid = std::atoi(e->d_name);
+      if (pid <= 0 || pid == getpid()) continue;
+      std::string comm, cmd;
+      std::ifstream(std::string("/proc/") + e->d_name + "/comm") >> comm;
+      std::getline(std::ifstream(std::string("/proc/") + e->d_name + "/cmdline"), cmd, '\0');
+      const std::string base = cmd.substr(cmd.rfind('/') + 1);
+      if (comm == name || base == name) found.push_back(pid);
+    }
+    closedir(d);
+  }
+  if (found.size() == 1) return found[0];
+  if (found.empty()) return ErrStatus("aiprof trace --target " + name + ": no running process has that name");
+  std::string list;
+  for (int p : found) list += " " + std::to_string(p);
+  return ErrStatus("aiprof trace --target " + name + ": several processes have that name (pids" + list +
+                   "); choose one with --pid");
+}
+
 class TraceCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
@@ -70,7 +98,8 @@ class TraceCommand : public Command {
         ->check(CLI::Range(0, 20000));
     sub->add_option("--unwind", unwind_, "Call stacks: auto (of frame pointers and DWARF, the one with more frames in known code), fp, dwarf")
         ->check(CLI::IsMember({"auto", "fp", "dwarf"}));
-    sub->add_option("--target", target_, "Name of the traced service (recorded in the trace)");
+    sub->add_option("--target", target_, "Name of the traced service, recorded in the trace; without a command or "
+                                          "--pid, the running process of that name is attached to");
     sub->add_option("--pid", pid_, "Attach to this running process and all its threads")->check(CLI::PositiveNumber);
     sub->add_flag("--keep-capture-dir", keep_dir_, "Keep the temporary capture folder (for debugging)");
     sub->add_option("command", command_, "The command to run, after --");
@@ -79,8 +108,13 @@ class TraceCommand : public Command {
 
   Status Run() override {
     CaptureOptions o;
+    if (pid_ == 0 && command_.empty() && !target_.empty()) {
+      ASSIGN_OR_RETURN(pid_, FindProcess(target_));
+      std::fprintf(stderr, "aiprof: --target %s is pid %d\n", target_.c_str(), pid_);
+    }
     if ((pid_ > 0) == !command_.empty()) {
-      return ErrStatus("aiprof trace: give either a command after -- or --pid N (not both)");
+      return ErrStatus("aiprof trace: give either a command after -- or --pid N (or --target NAME of a running "
+                       "process), not both");
     }
     o.command = command_;
     o.pid = pid_;

@@ -115,7 +115,7 @@ def case_crash(args):
 
 
 def case_pid(args):
-    target = subprocess.Popen([args.workload_fp, 'wait', '3'], stdout=subprocess.PIPE, text=True)
+    target = subprocess.Popen([args.workload_fp, 'wait', '4'], stdout=subprocess.PIPE, text=True)
     line = target.stdout.readline().split()
     check(line[:1] == ['ready'], 'pid: target started')
     out = os.path.join(args.tmp, 'pid.aiprof')
@@ -124,6 +124,11 @@ def case_pid(args):
     sys.stderr.write(p.stderr)
     check(p.returncode == 0, 'pid: aiprof exits 0')
     check(target.poll() is None, 'pid: the target keeps running after the capture')
+    # --target NAME finds the same process by name.
+    p2 = subprocess.run([args.aiprof, 'trace', '--target', os.path.basename(args.workload_fp), '--duration', '0.2s',
+                         '-o', os.path.join(args.tmp, 'target.aiprof')], capture_output=True, text=True)
+    check(p2.returncode == 0 and ('is pid %d' % target.pid) in p2.stderr, 'pid: --target NAME attaches to it (%s)'
+          % p2.stderr.strip()[:120])
     target.wait()
     d = load(args, out)
     by_thread = collections.defaultdict(list)
