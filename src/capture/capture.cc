@@ -114,8 +114,10 @@ class Session {
     InstallSigint();
     Status st = o_.pid > 0 ? Attach() : Launch();
     if (st.ok()) st = Record();
-    RestoreSigint();
+    // SIGINT stays caught (and ignored) while the file is being made: a
+    // second Ctrl-C must not lose the recording.
     if (!st.ok()) {
+      RestoreSigint();
       Cleanup();
       return st;
     }
