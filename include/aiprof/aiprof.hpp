@@ -7,7 +7,8 @@
 //   }
 //   aiprof::sdk::Request r("request");   // movable; ends when destroyed or End()
 //
-// Compile with -DAIPROF_DISABLE to make every macro compile to nothing.
+// Compile with -DAIPROF_DISABLE to make every macro, class and helper here
+// compile to nothing (the C functions of aiprof.h stay callable).
 #ifndef AIPROF_AIPROF_HPP_
 #define AIPROF_AIPROF_HPP_
 
@@ -15,13 +16,19 @@
 
 #include "aiprof/aiprof.h"
 
+#ifndef AIPROF_DISABLE
+#define AIPROF_CALL_(call) call
+#else
+#define AIPROF_CALL_(call) static_cast<void>(0)
+#endif
+
 namespace aiprof::sdk {
 
 // A span from construction to destruction on the constructing thread.
 class Scope {
  public:
-  explicit Scope(const char* name) noexcept { aiprof_span_begin(name); }
-  ~Scope() { aiprof_span_end(); }
+  explicit Scope(const char* name) noexcept { (void)name; AIPROF_CALL_(aiprof_span_begin(name)); }
+  ~Scope() { AIPROF_CALL_(aiprof_span_end()); }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 };
@@ -29,8 +36,8 @@ class Scope {
 // A pipeline node ("node:<name>") from construction to destruction.
 class NodeScope {
  public:
-  explicit NodeScope(const char* node) noexcept { aiprof_node_begin(node); }
-  ~NodeScope() { aiprof_node_end(); }
+  explicit NodeScope(const char* node) noexcept { (void)node; AIPROF_CALL_(aiprof_node_begin(node)); }
+  ~NodeScope() { AIPROF_CALL_(aiprof_node_end()); }
   NodeScope(const NodeScope&) = delete;
   NodeScope& operator=(const NodeScope&) = delete;
 };
@@ -38,8 +45,8 @@ class NodeScope {
 // One step (iteration) from construction to destruction.
 class IterationScope {
  public:
-  IterationScope() noexcept { aiprof_iteration_start(); }
-  ~IterationScope() { aiprof_iteration_end(); }
+  IterationScope() noexcept { AIPROF_CALL_(aiprof_iteration_start()); }
+  ~IterationScope() { AIPROF_CALL_(aiprof_iteration_end()); }
   IterationScope(const IterationScope&) = delete;
   IterationScope& operator=(const IterationScope&) = delete;
 };
@@ -48,7 +55,10 @@ class IterationScope {
 // whichever thread holds it then (move it between threads).
 class Request {
  public:
-  explicit Request(const char* name) noexcept : id_(aiprof_request_begin(name)) {}
+  explicit Request(const char* name) noexcept {
+    (void)name;
+    AIPROF_CALL_(id_ = aiprof_request_begin(name));
+  }
   Request(Request&& other) noexcept : id_(other.id_) { other.id_ = 0; }
   Request& operator=(Request&& other) noexcept {
     if (this != &other) {
@@ -62,18 +72,24 @@ class Request {
   Request& operator=(const Request&) = delete;
   ~Request() { End(); }
   void End() noexcept {
-    aiprof_request_end(id_);
+    AIPROF_CALL_(aiprof_request_end(id_));
     id_ = 0;
   }
   uint64_t id() const { return id_; }
 
  private:
-  uint64_t id_;
+  uint64_t id_ = 0;
 };
 
-inline void Counter(const char* name, double value) noexcept { aiprof_counter(name, value); }
-inline void Mark(const char* name) noexcept { aiprof_mark(name); }
-inline void Flush() noexcept { aiprof_flush(); }
+inline void Counter(const char* name, double value) noexcept {
+  (void)name, (void)value;
+  AIPROF_CALL_(aiprof_counter(name, value));
+}
+inline void Mark(const char* name) noexcept {
+  (void)name;
+  AIPROF_CALL_(aiprof_mark(name));
+}
+inline void Flush() noexcept { AIPROF_CALL_(aiprof_flush()); }
 
 }  // namespace aiprof::sdk
 

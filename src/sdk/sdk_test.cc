@@ -1,5 +1,5 @@
-// End-to-end tests of the tracing SDK: src/sdk/sdk_test_program.c (a C
-// program, compiled as C) records known patterns under a given environment;
+// End-to-end tests of the tracing SDK: src/sdk/test_programs/c_api_program.c
+// (a C program, compiled as C) and cpp_api_program.cc record known patterns under a given environment;
 // these tests read the .aiprof files it writes with the model's own reader
 // (and `aiprof summary --format json`) and check every figure against what
 // the program measured with CLOCK_MONOTONIC on its own.
@@ -317,6 +317,16 @@ TEST(SdkFile, CrossThreadRequests) {
   }
   EXPECT_TRUE(flow_edge);
   EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "0");
+
+  // The CLI reads the requests as latency samples.
+  std::string report = dir.path() + "/validate.json";
+  std::string cmd = std::string(AIPROF_CLI) + " validate --before " + file + " --after " + file +
+                    " --unit request --metrics latency -o " + report + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(report);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("span 'request'"), std::string::npos) << text.str().substr(0, 2000);
 }
 
 // AIPROF_RING_MB=1: 65536 events of 16 bytes per thread. The main thread
@@ -474,6 +484,35 @@ TEST(SdkFile, MisuseIsCountedNotFatal) {
   ASSERT_EQ(trace->steps.size(), 1u);
   EXPECT_EQ(trace->slices.ts_ns[leaked[0]] + trace->slices.dur_ns[leaked[0]],
             trace->steps.ts_ns[0] + trace->steps.dur_ns[0]);
+}
+
+// The C++ header: scopes, AIPROF_FUNCTION's name, a step, a node, a counter,
+// and a Request moved to another thread; with -DAIPROF_DISABLE, nothing.
+TEST(SdkFile, CppApi) {
+  TempDir dir;
+  std::string file = dir.path() + "/cpp.aiprof";
+  Result r = RunProgram(AIPROF_SDK_CPP_PROGRAM, {}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(CountsByName(*trace), (std::map<std::string, uint64_t>{{"Handle", 3},
+                                                                   {"ProfilerStep#0", 1},
+                                                                   {"cpp_request", 1},
+                                                                   {"cpp_scope", 3},
+                                                                   {"node:cpp_node", 1},
+                                                                   {"serve", 1},
+                                                                   {"submit", 1}}));
+  for (uint32_t s : SlicesNamed(*trace, "cpp_scope")) EXPECT_EQ(trace->slices.depth[s], 3);  // step > node > Handle
+  ASSERT_EQ(trace->counters.size(), 1u);
+  EXPECT_EQ(trace->counters.value[0], 6.0);
+  ASSERT_EQ(trace->flows.size(), 1u);
+  EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.from_slice[0]]), "submit");
+  EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.to_slice[0]]), "serve");
+
+  TempDir off;
+  Result d = RunProgram(AIPROF_SDK_CPP_PROGRAM_DISABLED, {}, {{"AIPROF_OUTPUT", off.path() + "/"}});
+  ASSERT_EQ(d.exit_code, 0);
+  EXPECT_TRUE(off.Files().empty());
 }
 
 TEST(SdkFile, CApiShared) { CheckApi(AIPROF_SDK_TEST_PROGRAM); }

@@ -3,15 +3,15 @@
  * the test checks the written .aiprof file against (measured here with
  * CLOCK_MONOTONIC, independently of the SDK).
  *
- *   sdk_test_program threads N M   N threads x M spans "work"
- *   sdk_test_program busy          nested spans around busy-waits
- *   sdk_test_program steps K       K iterations with a "forward" span each
- *   sdk_test_program requests K    K requests begun on one thread, ended on another
- *   sdk_test_program ring N        N spans on the main thread, 10 on a worker
- *   sdk_test_program fork          spans in a parent and a forked child
- *   sdk_test_program api           every other call of the C API
- *   sdk_test_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
- *   sdk_test_program misuse        ends without begins, a span left open in a step
+ *   c_api_program threads N M   N threads x M spans "work"
+ *   c_api_program busy          nested spans around busy-waits
+ *   c_api_program steps K       K iterations with a "forward" span each
+ *   c_api_program requests K    K requests begun on one thread, ended on another
+ *   c_api_program ring N        N spans on the main thread, 10 on a worker
+ *   c_api_program fork          spans in a parent and a forked child
+ *   c_api_program api           every other call of the C API
+ *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
+ *   c_api_program misuse        ends without begins, a span left open in a step
  */
 #define _POSIX_C_SOURCE 200809L
 #include <aiprof/aiprof.h>
