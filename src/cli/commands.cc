@@ -15,12 +15,14 @@ std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
 std::unique_ptr<Command> NewExportCommand();
+std::unique_ptr<Command> NewTraceCommand();
 std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
   std::vector<std::unique_ptr<Command>> out;
+  out.push_back(NewTraceCommand());
   out.push_back(NewImportCommand());
   out.push_back(NewSummaryCommand());
   out.push_back(NewAnalyzeCommand());

@@ -110,7 +110,10 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     }
     tl->busy_ns += cur_end - cur_start;
     if (i == acts.size()) break;
-    Gap gap{cur_end, acts[i].start_ns, GapCause::kOther, acts[i].slice};
+    Gap gap;
+    gap.start_ns = cur_end;
+    gap.end_ns = acts[i].start_ns;
+    gap.next_slice = acts[i].slice;
     uint32_t call = launcher.empty() ? kNoSlice : launcher[acts[i].slice];
     if (loading.Overlaps(gap.start_ns, gap.end_ns)) {
       gap.cause = GapCause::kDataLoading;
@@ -204,7 +207,45 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
                   &out);
     result.timelines.push_back(std::move(out));
   }
+  AttachHostSamples(trace, &result);
   return result;
+}
+
+void AttachHostSamples(const Trace& trace, GapsResult* result) {
+  const StackSampleTable& s = trace.samples;
+  if (s.size() == 0) return;
+  // Samples are ordered by (track, ts): one [begin, end) range per track.
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t i = 0; i < s.size();) {
+    size_t j = i;
+    while (j < s.size() && s.track[j] == s.track[i]) ++j;
+    ranges.emplace_back(i, j);
+    i = j;
+  }
+  for (TimelineBreakdown& tl : result->timelines) {
+    for (Gap& g : tl.largest_gaps) {
+      std::map<uint32_t, uint64_t> by_frame;  // frame StringId.raw -> samples
+      for (auto [begin, end] : ranges) {
+        if (trace.tracks.rank[s.track[begin]] != tl.rank) continue;
+        size_t lo = begin, hi = end;
+        while (lo < hi) {  // first sample at or after the gap's start
+          size_t mid = (lo + hi) / 2;
+          if (s.ts_ns[mid] < g.start_ns) lo = mid + 1; else hi = mid;
+        }
+        for (size_t i = lo; i < end && s.ts_ns[i] < g.end_ns; ++i) {
+          ++g.host_samples;
+          if (s.callsite[i] != kNoCallsite) ++by_frame[trace.callsites.frame[s.callsite[i]].raw];
+        }
+      }
+      std::vector<std::pair<StringId, uint64_t>> frames;
+      for (auto [frame, n] : by_frame) frames.emplace_back(StringId{frame}, n);
+      std::sort(frames.begin(), frames.end(), [&](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second > b.second : trace.Str(a.first) < trace.Str(b.first);
+      });
+      if (frames.size() > kGapHostFramesKept) frames.resize(kGapHostFramesKept);
+      g.top_host_frames = std::move(frames);
+    }
+  }
 }
 
 namespace {
@@ -218,6 +259,14 @@ std::string GapLine(const Trace& trace, const TimelineBreakdown& tl, const Gap& 
                      FormatDurationNs(g.start_ns - tl.span_start_ns) + " (ts " + std::to_string(g.start_ns) +
                      " ns), cause " + GapCauseName(g.cause);
   if (g.next_slice != kNoSlice) line += ", before " + std::string(trace.Str(trace.slices.name[g.next_slice]));
+  if (g.host_samples > 0) {
+    line += "; " + std::to_string(g.host_samples) + " host samples in the gap, top leaf frames:";
+    for (size_t i = 0; i < g.top_host_frames.size(); ++i) {
+      const auto& [frame, n] = g.top_host_frames[i];
+      line += (i ? ", " : " ") + std::string(trace.Str(frame)) + " (" +
+              std::to_string(100 * n / g.host_samples) + "%)";
+    }
+  }
   return line;
 }
 
@@ -282,6 +331,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
                           : g.cause == GapCause::kDataLoading ? "data_loading"
                                                               : nullptr;
       if (topic) metrics->AddEvidence(topic, GapLine(trace, tl, g));
+      if (g.host_samples > 0) metrics->AddEvidence("host_samples_in_gaps", GapLine(trace, tl, g));
     }
   }
 }

@@ -16,6 +16,9 @@
 //   3. host_bound: the runtime call that launched the activity ending the gap
 //      began at or after the gap's start (the device waited for the host);
 //   4. other.
+// Host CPU samples inside the largest gaps are their evidence: the leaf frames
+// the host ran while the device was idle (AttachHostSamples; published under
+// the evidence topic "host_samples_in_gaps").
 // CPU-only traces: the timeline is the thread with the most cpu_op time in
 // each rank ("main thread"); busy = |∪ cpu_op| (top-level op time); only
 // data_loading and other apply.
@@ -43,10 +46,18 @@ inline constexpr size_t kGapBucketCount = kGapBucketUpperNs.size() + 1;
 // How many of the largest gaps each timeline keeps.
 inline constexpr size_t kLargestGapsKept = 5;
 
+// How many leaf frames a gap's host-sample evidence names.
+inline constexpr size_t kGapHostFramesKept = 3;
+
 struct Gap {
   int64_t start_ns = 0, end_ns = 0;
   GapCause cause = GapCause::kOther;
   uint32_t next_slice = kNoSlice;  // activity that ends the gap
+  // Host CPU samples (perf / Nsight Systems) of the same rank inside the gap,
+  // filled for the largest gaps only: what the host was running while the
+  // device idled. Leaf frames, most samples first.
+  uint64_t host_samples = 0;
+  std::vector<std::pair<StringId, uint64_t>> top_host_frames;
 };
 
 struct TimelineBreakdown {
@@ -86,6 +97,9 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options = {});
 // (sums over all timelines, i.e. time-weighted) and host_bound / sync_bound
 // / data_loading evidence.
 void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metrics);
+
+// Fills host_samples / top_host_frames of every timeline's largest gaps.
+void AttachHostSamples(const Trace& trace, GapsResult* result);
 
 // One plain-text line describing gap `g` of timeline `tl`.
 std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g);

@@ -4,6 +4,7 @@
 
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/testing/analysis_test_util.h"
+#include "src/model/trace_builder.h"
 
 namespace aiprof {
 namespace {
@@ -195,6 +196,56 @@ TEST(IdleGapsTest, KeepAllGapsListsEveryGap) {
   }
   EXPECT_EQ(total, tl.idle_ns);
   EXPECT_EQ(by_cause, tl.idle_by_cause_ns);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Hand-made: two kernels with a 1 ms idle gap between them; the host thread
+// is sampled 5 times, 4 of them inside the gap (3 in load_batch, 1 in decode).
+TEST(IdleGapsTest, HostSamplesInsideGapsAreItsEvidence) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t stream = b.ThreadTrack(IdValue::Str(b.Intern("GPU 0")), IdValue::Num(7));
+  b.SetTrackRole(stream, TrackKind::kDeviceStream, Layer::kDevice, 0);
+  StringId kernel = b.Intern("kernel");
+  b.AddSlice(stream, 0, 100'000, b.Intern("gemm"), kernel, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(stream, 1'100'000, 100'000, b.Intern("relu"), kernel, kNoCorrelation, b.ArgCursor(), 0);
+  uint32_t host = b.ThreadTrack(IdValue::Num(10), IdValue::Num(10));
+  b.SetTrackRole(host, TrackKind::kThread, Layer::kHost, kHostDevice);
+  StringId module = b.Intern("/usr/bin/app");
+  uint32_t main_fn = b.InternCallsite(kNoCallsite, b.Intern("main"), module, FrameKind::kNative);
+  uint32_t load = b.InternCallsite(main_fn, b.Intern("load_batch"), module, FrameKind::kNative);
+  uint32_t decode = b.InternCallsite(main_fn, b.Intern("decode"), module, FrameKind::kNative);
+  b.AddStackSample(host, 50'000, decode, 1'000'000);  // device busy: not evidence
+  b.AddStackSample(host, 200'000, load, 1'000'000);
+  b.AddStackSample(host, 300'000, load, 1'000'000);
+  b.AddStackSample(host, 400'000, decode, 1'000'000);
+  b.AddStackSample(host, 1'099'999, load, 1'000'000);
+  b.AddStackSample(host, 1'100'000, decode, 1'000'000);  // the gap has ended
+  ASSERT_TRUE(b.Finalize().ok());
+  GapsResult r = ComputeGaps(t);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  ASSERT_EQ(r.timelines[0].largest_gaps.size(), 1u);
+  const Gap& g = r.timelines[0].largest_gaps[0];
+  EXPECT_EQ(g.start_ns, 100'000);
+  EXPECT_EQ(g.end_ns, 1'100'000);
+  EXPECT_EQ(g.host_samples, 4u);
+  ASSERT_EQ(g.top_host_frames.size(), 2u);
+  EXPECT_EQ(t.Str(g.top_host_frames[0].first), "load_batch");
+  EXPECT_EQ(g.top_host_frames[0].second, 3u);
+  EXPECT_EQ(t.Str(g.top_host_frames[1].first), "decode");
+  EXPECT_EQ(g.top_host_frames[1].second, 1u);
+  MetricSet m;
+  PublishGaps(t, r, &m);
+  ASSERT_EQ(m.Evidence("host_samples_in_gaps").size(), 1u);
+  EXPECT_NE(m.Evidence("host_samples_in_gaps")[0].find("4 host samples in the gap, top leaf frames: load_batch (75%), "
+                                                       "decode (25%)"),
+            std::string::npos)
+      << m.Evidence("host_samples_in_gaps")[0];
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <climits>
 #include <set>
+#include <vector>
 #include <unordered_map>
 
 #include "src/model/trace_builder.h"
@@ -13,7 +16,7 @@ namespace {
 constexpr std::string_view kSqliteMagic("SQLite format 3\0", 16);
 constexpr const char* kTables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
                                    "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-                                   "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS", "TARGET_INFO_GPU"};
+                                   "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS", "TARGET_INFO_GPU", "COMPOSITE_EVENTS"};
 
 // NVTX_EVENTS.eventType values (nsys documentation).
 constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60;
@@ -193,6 +196,52 @@ struct NsysImport {
     return st;
   }
 
+  // CPU samples: COMPOSITE_EVENTS (one row per sample: start, globalTid) and
+  // SAMPLING_CALLCHAINS (its frames, stackDepth 0 = leaf; symbol and module
+  // are StringIds). Each sample's weight is its thread's median interval
+  // between samples (nsys samples on a CPU-cycle period, so no fixed time).
+  Status Samples() {
+    if (Columns("COMPOSITE_EVENTS").empty()) return OkStatus();
+    const bool chains = !Columns("SAMPLING_CALLCHAINS").empty();
+    const std::string sql = chains
+        ? "SELECT e.id, e.start, e.globalTid, c.stackDepth, c.symbol, c.module, c.kernelMode FROM COMPOSITE_EVENTS e "
+          "LEFT JOIN SAMPLING_CALLCHAINS c ON c.id = e.id ORDER BY e.id, c.stackDepth DESC"
+        : "SELECT id, start, globalTid, NULL, NULL, NULL, NULL FROM COMPOSITE_EVENTS ORDER BY id";
+    Stmt s;
+    RETURN_IF_ERROR(s.Prepare(db, sql, path));
+    struct Pending {
+      uint32_t track;
+      int64_t ts;
+      uint32_t callsite;
+    };
+    std::vector<Pending> samples;
+    int64_t current = INT64_MIN;
+    Status st;
+    while (s.Step(&st, db, path)) {
+      if (s.Int(0) != current) {
+        current = s.Int(0);
+        samples.push_back(Pending{HostTrack(s.Int(2)), s.Int(1), kNoCallsite});
+      }
+      if (s.Null(3)) continue;
+      const FrameKind kind = !s.Null(6) && s.Int(6) != 0 ? FrameKind::kKernel : FrameKind::kNative;
+      samples.back().callsite = builder->InternCallsite(samples.back().callsite, Str(s.Int(4)), Str(s.Int(5)), kind);
+    }
+    RETURN_IF_ERROR(st);
+    std::unordered_map<uint32_t, std::vector<int64_t>> times;
+    for (const Pending& p : samples) times[p.track].push_back(p.ts);
+    std::unordered_map<uint32_t, int64_t> weight;
+    for (auto& [track, ts] : times) {
+      std::sort(ts.begin(), ts.end());
+      std::vector<int64_t> gaps;
+      for (size_t i = 1; i < ts.size(); ++i) gaps.push_back(ts[i] - ts[i - 1]);
+      if (gaps.empty()) continue;
+      std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
+      weight[track] = gaps[gaps.size() / 2];
+    }
+    for (const Pending& p : samples) builder->AddStackSample(p.track, p.ts, p.callsite, weight[p.track]);
+    return OkStatus();
+  }
+
   Status Gpus() {
     std::set<std::string> cols = Columns("TARGET_INFO_GPU");
     if (!cols.count("id") || !cols.count("name")) return OkStatus();
@@ -218,6 +267,7 @@ struct NsysImport {
     RETURN_IF_ERROR(Copies());
     RETURN_IF_ERROR(Syncs());
     RETURN_IF_ERROR(Nvtx());
+    RETURN_IF_ERROR(Samples());
     return Gpus();
   }
 };

@@ -4,6 +4,8 @@
 #include "src/importers/nsys/nsys_sqlite_importer.h"
 
 #include <gtest/gtest.h>
+#include <map>
+#include <set>
 #include <sqlite3.h>
 
 #include "src/importers/common/importer_registry.h"
@@ -140,6 +142,77 @@ TEST(NsysSqliteImporterTest, OtherDatabasesAndBadRowsAreReported) {
 TEST(NsysSqliteImporterTest, GlobalTidBits) {
   EXPECT_EQ(NsysPid(kGlobalTid), kPid);
   EXPECT_EQ(NsysTid(kGlobalTid), kTid);
+}
+
+// The real CloverLeaf export (../shared/fixtures/nsys): its CPU samples
+// become the samples/callsites tables; every figure is checked against an
+// independent SQL query over the same database.
+TEST(NsysSqliteImporterTest, CpuSamplesOfTheRealExportMatchSql) {
+  const std::string path = std::string(AIPROF_FIXTURES_DIR) + "/nsys/perlmutter-cloverleaf-cuda.sqlite";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << path;
+  auto query = [&](const std::string& sql) {
+    std::vector<std::pair<std::string, int64_t>> rows;
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const unsigned char* t = sqlite3_column_text(st, 0);
+      rows.emplace_back(t ? reinterpret_cast<const char*>(t) : "", sqlite3_column_int64(st, 1));
+    }
+    sqlite3_finalize(st);
+    return rows;
+  };
+  const int64_t events = query("SELECT '', count(*) FROM COMPOSITE_EVENTS")[0].second;
+  const int64_t entries = query("SELECT '', count(*) FROM SAMPLING_CALLCHAINS")[0].second;
+  const int64_t kernel = query("SELECT '', count(*) FROM SAMPLING_CALLCHAINS WHERE kernelMode = 1")[0].second;
+  std::map<std::string, int64_t> leaves;
+  for (auto& [name, n] : query("SELECT s.value, count(*) FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol "
+                               "WHERE c.stackDepth = 0 GROUP BY s.value")) {
+    leaves[name] = n;
+  }
+  std::map<std::string, int64_t> roots;
+  for (auto& [name, n] : query("SELECT s.value, count(*) FROM SAMPLING_CALLCHAINS c JOIN StringIds s ON s.id = c.symbol "
+                               "WHERE c.stackDepth = (SELECT max(stackDepth) FROM SAMPLING_CALLCHAINS d WHERE d.id = c.id) "
+                               "GROUP BY s.value")) {
+    roots[name] = n;
+  }
+  const int64_t threads = query("SELECT '', count(DISTINCT globalTid) FROM COMPOSITE_EVENTS")[0].second;
+  sqlite3_close(db);
+  EXPECT_EQ(events, 1531);
+  EXPECT_EQ(entries, 7527);
+
+  auto trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = *trace.value();
+  ASSERT_EQ(static_cast<int64_t>(t.samples.size()), events);
+  int64_t frames = 0, kernel_frames = 0;
+  std::map<std::string, int64_t> got_leaves, got_roots;
+  std::set<uint32_t> tracks;
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    tracks.insert(t.samples.track[i]);
+    uint32_t c = t.samples.callsite[i];
+    ASSERT_NE(c, kNoCallsite);
+    ++got_leaves[std::string(t.Str(t.callsites.frame[c]))];
+    uint32_t root = c;
+    for (; c != kNoCallsite; c = t.callsites.parent[c]) {
+      ++frames;
+      kernel_frames += t.callsites.kind[c] == FrameKind::kKernel;
+      root = c;
+    }
+    ++got_roots[std::string(t.Str(t.callsites.frame[root]))];
+    EXPECT_GT(t.samples.weight_ns[i], 0);
+  }
+  EXPECT_EQ(frames, entries);
+  EXPECT_EQ(kernel_frames, kernel);
+  EXPECT_EQ(got_leaves, leaves);
+  EXPECT_EQ(got_roots, roots);
+  EXPECT_EQ(static_cast<int64_t>(tracks.size()), threads);
+  // Finalize orders samples by (track, ts).
+  for (size_t i = 1; i < t.samples.size(); ++i) {
+    if (t.samples.track[i] == t.samples.track[i - 1]) {
+      EXPECT_LE(t.samples.ts_ns[i - 1], t.samples.ts_ns[i]);
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,573 @@
+#include "src/capture/capture.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <simdjson.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "src/capture/counters.h"
+#include "src/capture/permissions.h"
+#include "src/capture/process_image.h"
+#include "src/importers/common/folder_merge.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+namespace {
+
+constexpr int64_t kCounterPeriodNs = 100'000'000;
+constexpr int64_t kPollNs = 20'000'000;
+// After Ctrl-C or the end of --duration, how long the command gets to exit
+// and write its SDK / torch files.
+constexpr int64_t kGraceNs = 5'000'000'000;
+
+std::atomic<int> g_sigint{0};
+std::atomic<bool> g_sigint_from_user{false};
+
+void OnSigint(int, siginfo_t* info, void*) {
+  g_sigint.fetch_add(1);
+  // A terminal's ^C reaches the whole foreground process group (the command
+  // too, SI_KERNEL); a kill(1) reaches aiprof alone and is passed on.
+  if (info != nullptr && info->si_code != SI_KERNEL) g_sigint_from_user.store(true);
+}
+
+std::vector<std::string> ListDir(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        out.push_back(dir + "/" + name);
+      }
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void RemoveTree(const std::string& path) {
+  if (DIR* d = opendir(path.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      std::string child = path + "/" + name;
+      struct stat st;
+      if (lstat(child.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        RemoveTree(child);
+      } else {
+        unlink(child.c_str());
+      }
+    }
+    closedir(d);
+  }
+  rmdir(path.c_str());
+}
+
+std::string FormatBytes(uint64_t b) {
+  char buf[32];
+  if (b >= (1u << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f MB", static_cast<double>(b) / (1 << 20));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f kB", static_cast<double>(b) / 1024);
+  }
+  return buf;
+}
+
+int ShellStatus(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::string Comm(int32_t pid, int32_t tid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+class Session {
+ public:
+  explicit Session(const CaptureOptions& o) : o_(o) {}
+
+  StatusOr<CaptureResult> Run() {
+    RETURN_IF_ERROR(MakeDir());
+    start_mono_ns_ = MonotonicNs();
+    realtime_minus_mono_ns_ = RealtimeNs() - start_mono_ns_;
+    InstallSigint();
+    Status st = o_.pid > 0 ? Attach() : Launch();
+    if (st.ok()) st = Record();
+    // SIGINT stays caught (and ignored) while the file is being made: a
+    // second Ctrl-C must not lose the recording.
+    if (!st.ok()) {
+      RestoreSigint();
+      Cleanup();
+      return st;
+    }
+    StatusOr<CaptureResult> result = Build();
+    Cleanup();
+    return result;
+  }
+
+ private:
+  Status MakeDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/aiprof-capture-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) return ErrStatus("cannot create a capture folder " + tmpl + ": " + std::strerror(errno));
+    dir_ = tmpl;
+    mkdir((dir_ + "/sdk").c_str(), 0700);
+    mkdir((dir_ + "/torch").c_str(), 0700);
+    mkdir((dir_ + "/hook").c_str(), 0700);
+    if (o_.scope != CaptureScope::kApp) {
+      std::ofstream hook(dir_ + "/hook/sitecustomize.py");
+      hook << TorchHookSource();
+      if (!hook) return ErrStatus("cannot write " + dir_ + "/hook/sitecustomize.py");
+    }
+    return OkStatus();
+  }
+
+  void Cleanup() {
+    if (o_.keep_dir) {
+      std::fprintf(stderr, "aiprof: capture folder kept: %s\n", dir_.c_str());
+    } else if (!dir_.empty()) {
+      RemoveTree(dir_);
+    }
+  }
+
+  void InstallSigint() {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = OnSigint;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sigint_);
+    g_sigint.store(0);
+    g_sigint_from_user.store(false);
+  }
+  void RestoreSigint() { sigaction(SIGINT, &old_sigint_, nullptr); }
+
+  PerfOptions SamplerOptions() const {
+    PerfOptions p;
+    p.hz = o_.cpu_hz;
+    p.dwarf = o_.unwind != UnwindMode::kFramePointer;
+    return p;
+  }
+
+  // Opens the sampling event for `tid`; a refusal is recorded, not fatal.
+  void OpenSampling(int32_t tid, bool on_exec) {
+    if (o_.cpu_hz <= 0 || perf_blocked_) return;
+    if (!sampler_) sampler_ = std::make_unique<PerfSampler>(SamplerOptions());
+    int err = 0;
+    Status st = sampler_->OpenTask(tid, on_exec, &err);
+    if (st.ok()) return;
+    if (err == ESRCH) return;  // the thread ended meanwhile
+    perf_blocked_ = true;
+    perf_error_ = ExplainPerfError(err, ReadPerfEnvironment());
+    std::fprintf(stderr, "aiprof: %s\n", perf_error_.c_str());
+  }
+
+  Status Launch() {
+    if (o_.command.empty()) return ErrStatus("aiprof trace: no command given (use -- CMD ARGS... or --pid N)");
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) return ErrStatus(std::string("pipe: ") + std::strerror(errno));
+    std::fflush(nullptr);
+    child_ = fork();
+    if (child_ < 0) return ErrStatus(std::string("fork: ") + std::strerror(errno));
+    if (child_ == 0) ChildExec(go);
+    close(go[0]);
+    OpenSampling(child_, /*on_exec=*/true);
+    counters_ = std::make_unique<CounterSampler>(kCounterPeriodNs, o_.scope == CaptureScope::kFullStack);
+    counters_->AddProcess(child_);
+    if (sampler_ && sampler_->event_count() > 0) RETURN_IF_ERROR(sampler_->Start());
+    counters_->Start();
+    // The command starts now (its execve enables the sampling event).
+    char c = 1;
+    if (write(go[1], &c, 1) != 1) return ErrStatus("cannot start the command");
+    close(go[1]);
+    return OkStatus();
+  }
+
+  [[noreturn]] void ChildExec(int go[2]) {
+    close(go[1]);
+    const std::string sdk_out = dir_ + "/sdk/";
+    setenv("AIPROF_OUTPUT", sdk_out.c_str(), 1);
+    setenv("AIPROF_CAPTURE_DIR", dir_.c_str(), 1);
+    if (o_.scope != CaptureScope::kApp) {
+      const char* old = std::getenv("PYTHONPATH");
+      std::string path = dir_ + "/hook" + (old && *old ? std::string(":") + old : std::string());
+      setenv("PYTHONPATH", path.c_str(), 1);
+      setenv("AIPROF_CAPTURE_CUDA", o_.scope == CaptureScope::kFullStack ? "1" : "0", 1);
+    }
+    char c;
+    while (read(go[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    std::vector<char*> argv;
+    for (const std::string& a : o_.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "aiprof: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+
+  std::vector<int32_t> Threads(int32_t pid) {
+    std::vector<int32_t> out;
+    if (DIR* d = opendir(("/proc/" + std::to_string(pid) + "/task").c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] != '.') out.push_back(std::atoi(e->d_name));
+      }
+      closedir(d);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  Status Attach() {
+    if (kill(o_.pid, 0) != 0 && errno == ESRCH) return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": no such process");
+    std::vector<int32_t> tids = Threads(o_.pid);
+    if (tids.empty()) return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": cannot list /proc/" + std::to_string(o_.pid) + "/task");
+    // Threads created later by these are followed through the inherited event;
+    // a second listing catches those created while the first were opened.
+    for (int32_t tid : tids) OpenSampling(tid, false);
+    for (int32_t tid : Threads(o_.pid)) {
+      if (!std::binary_search(tids.begin(), tids.end(), tid)) OpenSampling(tid, false);
+    }
+    attach_maps_ = ReadProcMaps(o_.pid);
+    for (int32_t tid : Threads(o_.pid)) attach_names_[tid] = Comm(o_.pid, tid);
+    counters_ = std::make_unique<CounterSampler>(kCounterPeriodNs, o_.scope == CaptureScope::kFullStack);
+    counters_->AddProcess(o_.pid);
+    if (sampler_ && sampler_->event_count() > 0) RETURN_IF_ERROR(sampler_->Start());
+    counters_->Start();
+    return OkStatus();
+  }
+
+  bool TargetAlive() {
+    if (o_.pid > 0) return kill(o_.pid, 0) == 0 || errno != ESRCH;
+    int status = 0;
+    pid_t r = waitpid(child_, &status, WNOHANG);
+    if (r == child_) {
+      exit_code_ = ShellStatus(status);
+      exited_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  void Progress(bool final_line) {
+    if (!o_.progress) return;
+    const double s = static_cast<double>(MonotonicNs() - start_mono_ns_) / 1e9;
+    uint64_t samples = sampler_ ? sampler_->samples_so_far() : 0;
+    uint64_t bytes = sampler_ ? sampler_->bytes_so_far() : 0;
+    std::fprintf(stderr, "\r[aiprof trace] %.1f s, %llu samples, %s read%s", s,
+                 static_cast<unsigned long long>(samples), FormatBytes(bytes).c_str(), final_line ? "\n" : "   ");
+    std::fflush(stderr);
+  }
+
+  Status Record() {
+    int64_t next_progress = start_mono_ns_;
+    while (TargetAlive()) {
+      const int64_t now = MonotonicNs();
+      if (g_sigint.load() > 0) {
+        stop_reason_ = "interrupted (SIGINT)";
+        if (o_.pid == 0 && g_sigint_from_user.load()) kill(child_, SIGINT);
+        break;
+      }
+      if (o_.duration_ns > 0 && now - start_mono_ns_ >= o_.duration_ns) {
+        stop_reason_ = "duration reached";
+        if (o_.pid == 0) kill(child_, SIGINT);
+        break;
+      }
+      if (now >= next_progress) {
+        Progress(false);
+        next_progress = now + 500'000'000;
+      }
+      std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+    }
+    end_mono_ns_ = MonotonicNs();
+    if (sampler_) sampler_->Stop();
+    if (counters_) counters_->Stop();
+    Progress(true);
+    if (o_.pid == 0 && !exited_) {
+      // Give the command time to exit and write its files.
+      const int64_t deadline = MonotonicNs() + kGraceNs;
+      while (MonotonicNs() < deadline && TargetAlive()) std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+      if (!exited_) {
+        std::fprintf(stderr, "aiprof: the command (pid %d) is still running; its SDK and torch files, if any, are "
+                     "not in the trace\n", static_cast<int>(child_));
+        exit_code_ = 130;
+      }
+    }
+    return OkStatus();
+  }
+
+  StatusOr<std::unique_ptr<Trace>> HostPart(HostStats* stats) {
+    auto trace = std::make_unique<Trace>();
+    TraceBuilder b(trace.get());
+    if (sampler_) {
+      PerfData& perf = sampler_->data();
+      perf.mappings.insert(perf.mappings.end(), attach_maps_.begin(), attach_maps_.end());
+      for (const auto& [tid, name] : attach_names_) {
+        // Names given later (PERF_RECORD_COMM) win over those read at attach.
+        if (!name.empty()) perf.thread_names.try_emplace(tid, name);
+      }
+      BuildHostTrace(perf, o_.unwind, &b, stats);
+      if (perf.lost_records > 0) {
+        b.Diagnose("perf_records_lost", "perf ring buffer", std::to_string(perf.lost_records) +
+                   " records were lost because the reader fell behind (use a lower --cpu-hz)");
+      }
+      if (perf.stacks_dropped > 0) {
+        b.Diagnose("perf_stacks_dropped", "perf stack copies", "stack copies beyond the memory cap were not kept; "
+                   "those samples use frame-pointer stacks");
+      }
+    }
+    if (perf_blocked_) b.Diagnose("host_sampling_blocked", "perf_event_open", perf_error_);
+    if (counters_) AddCounters(*counters_, &b);
+    RETURN_IF_ERROR(b.Finalize());
+    trace->metadata["source_format"] = "aiprof_capture";
+    return trace;
+  }
+
+  StatusOr<CaptureResult> Build() {
+    const auto t0 = std::chrono::steady_clock::now();
+    HostStats stats;
+    std::vector<std::unique_ptr<Trace>> parts;
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> host, HostPart(&stats));
+    parts.push_back(std::move(host));
+    std::map<std::string, std::string> meta;
+    Diagnostics extra;
+    size_t sdk_files = 0, torch_files = 0;
+    for (const std::string& f : ListDir(dir_ + "/sdk", ".aiprof")) {
+      StatusOr<std::unique_ptr<Trace>> t = ReadNativeFile(f);
+      if (!t.ok()) {
+        extra.Add("sdk_file_unreadable", f, t.status().message());
+        continue;
+      }
+      std::unique_ptr<Trace> sdk = std::move(t).value();
+      if (o_.sampling_rate < 1.0) SampleTopLevelSlices(sdk.get(), o_.sampling_rate);
+      parts.push_back(std::move(sdk));
+      ++sdk_files;
+    }
+    for (const std::string& f : ListDir(dir_ + "/torch", ".json")) {
+      StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(f);
+      if (!t.ok()) {
+        extra.Add("torch_file_unreadable", f, t.status().message());
+        continue;
+      }
+      std::unique_ptr<Trace> torch = std::move(t).value();
+      int64_t offset = 0, error = 0;
+      const std::string sync = f.substr(0, f.size() - 5) + ".sync";
+      Status st = MeasureTorchOffset(*torch, sync, &offset, &error);
+      if (!st.ok()) {
+        extra.Add("torch_clock_unaligned", f, st.message());
+      } else {
+        ShiftTrace(torch.get(), -offset);
+        const std::string base = f.substr(f.rfind('/') + 1);
+        meta["capture.clock_offset_ns." + base] = std::to_string(offset);
+        meta["capture.clock_offset_error_ns." + base] = std::to_string(error);
+      }
+      parts.push_back(std::move(torch));
+      ++torch_files;
+    }
+    std::unique_ptr<Trace> trace = parts.size() == 1 ? std::move(parts[0]) : MergeTraces(std::move(parts));
+    for (const auto& [kind, e] : extra.entries()) {
+      for (uint64_t i = 0; i < e.count; ++i) trace->diagnostics.Add(kind, e.first_where, e.description);
+    }
+    for (auto& [k, v] : meta) trace->metadata[k] = v;
+    const double post_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    Describe(trace.get(), stats, sdk_files, torch_files);
+    CaptureResult r;
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "%s after %.2f s: %llu host samples (%llu DWARF, %llu frame-pointer stacks), %zu application "
+                  "file(s), %zu torch file(s), %zu slices, %zu counter points; post-processing %.2f s",
+                  stop_reason_.c_str(), static_cast<double>(end_mono_ns_ - start_mono_ns_) / 1e9,
+                  static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(stats.dwarf_stacks),
+                  static_cast<unsigned long long>(stats.fp_stacks), sdk_files, torch_files, trace->slices.size(),
+                  trace->counters.size(), post_s);
+    r.summary = line;
+    r.exit_code = exit_code_;
+    r.trace = std::move(trace);
+    return r;
+  }
+
+  void Describe(Trace* t, const HostStats& s, size_t sdk_files, size_t torch_files) {
+    auto& m = t->metadata;
+    m["source_format"] = "aiprof_capture";
+    m["capture.clock"] = "CLOCK_MONOTONIC";
+    m["capture.scope"] = CaptureScopeName(o_.scope);
+    m["capture.start_ns"] = std::to_string(start_mono_ns_);
+    m["capture.end_ns"] = std::to_string(end_mono_ns_);
+    m["capture.realtime_minus_monotonic_ns"] = std::to_string(realtime_minus_mono_ns_);
+    m["capture.stop_reason"] = stop_reason_;
+    m["capture.cpu_hz"] = std::to_string(o_.cpu_hz);
+    m["capture.sampling_rate"] = std::to_string(o_.sampling_rate);
+    m["capture.unwind"] = o_.unwind == UnwindMode::kAuto ? "auto" : o_.unwind == UnwindMode::kDwarf ? "dwarf" : "fp";
+    if (!o_.target.empty()) m["capture.target"] = o_.target;
+    if (o_.pid > 0) {
+      m["capture.pid"] = std::to_string(o_.pid);
+    } else {
+      std::string cmd;
+      for (const std::string& a : o_.command) cmd += (cmd.empty() ? "" : " ") + a;
+      m["capture.command"] = cmd;
+      m["capture.child_pid"] = std::to_string(child_);
+      m["capture.exit_status"] = std::to_string(exit_code_);
+    }
+    // Offsets to CLOCK_MONOTONIC: perf uses it directly (attr.use_clockid),
+    // the SDK writes it; torch's are measured per file (above).
+    m["capture.clock_offset_ns.perf"] = "0";
+    m["capture.clock_offset_ns.sdk"] = "0";
+    m["capture.clock_offset_ns.proc_counters"] = "0";
+    m["capture.host_samples"] = std::to_string(s.samples);
+    m["capture.host_samples_dwarf"] = std::to_string(s.dwarf_stacks);
+    m["capture.host_samples_fp"] = std::to_string(s.fp_stacks);
+    m["capture.host_frames_unsymbolised"] = std::to_string(s.unsymbolised_frames);
+    m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";
+    m["capture.host_sampling"] = perf_blocked_ ? "blocked" : o_.cpu_hz <= 0 ? "off" : "on";
+    m["capture.sdk_files"] = std::to_string(sdk_files);
+    m["capture.torch_files"] = std::to_string(torch_files);
+    if (counters_) m["capture.nvml"] = counters_->nvml_status();
+  }
+
+  const CaptureOptions& o_;
+  std::string dir_;
+  pid_t child_ = 0;
+  int exit_code_ = 0;
+  bool exited_ = false;
+  int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;
+  std::string stop_reason_ = "target exited";
+  std::unique_ptr<PerfSampler> sampler_;
+  std::unique_ptr<CounterSampler> counters_;
+  bool perf_blocked_ = false;
+  std::string perf_error_;
+  std::vector<Mapping> attach_maps_;
+  std::map<int32_t, std::string> attach_names_;
+  struct sigaction old_sigint_;
+};
+
+}  // namespace
+
+const char* CaptureScopeName(CaptureScope scope) {
+  switch (scope) {
+    case CaptureScope::kApp: return "app";
+    case CaptureScope::kFramework: return "framework";
+    case CaptureScope::kFullStack: return "full_stack";
+  }
+  return "full_stack";
+}
+
+StatusOr<CaptureResult> RunCapture(const CaptureOptions& options) { return Session(options).Run(); }
+
+void ShiftTrace(Trace* t, int64_t delta) {
+  for (size_t i = 0; i < t->slices.size(); ++i) t->slices.ts_ns[i] += delta;
+  for (size_t i = 0; i < t->instants.size(); ++i) t->instants.ts_ns[i] += delta;
+  for (size_t i = 0; i < t->counters.size(); ++i) t->counters.ts_ns[i] += delta;
+  for (size_t i = 0; i < t->steps.size(); ++i) t->steps.ts_ns[i] += delta;
+  for (size_t i = 0; i < t->samples.size(); ++i) t->samples.ts_ns[i] += delta;
+}
+
+Status MeasureTorchOffset(const Trace& torch, const std::string& sync_path, int64_t* offset_ns, int64_t* error_ns) {
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(sync_path).get(json) != simdjson::SUCCESS) {
+    return ErrStatus(sync_path + ": cannot read the clock-sync file the torch hook writes");
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS) return ErrStatus(sync_path + ": not JSON");
+  std::map<std::string, std::pair<int64_t, int64_t>> marks;
+  simdjson::dom::array arr;
+  if (doc["sync"].get_array().get(arr) != simdjson::SUCCESS) return ErrStatus(sync_path + ": no \"sync\" array");
+  for (simdjson::dom::element e : arr) {
+    std::string_view name;
+    int64_t b = 0, en = 0;
+    if (e["name"].get_string().get(name) || e["mono_begin_ns"].get_int64().get(b) || e["mono_end_ns"].get_int64().get(en)) {
+      return ErrStatus(sync_path + ": a sync mark lacks name / mono_begin_ns / mono_end_ns");
+    }
+    marks[std::string(name)] = {b, en};
+  }
+  // kineto = mono + offset. The op began after mono_begin and ended before
+  // mono_end: offset in [op_end - mono_end, op_start - mono_begin]; the
+  // profiler's µs rounding widens it by 1 µs each side.
+  bool found = false;
+  int64_t best_lo = 0, best_hi = 0;
+  for (size_t i = 0; i < torch.slices.size(); ++i) {
+    auto it = marks.find(std::string(torch.Str(torch.slices.name[i])));
+    if (it == marks.end()) continue;
+    const int64_t start = torch.slices.ts_ns[i], end = start + torch.slices.dur_ns[i];
+    const int64_t lo = end - it->second.second - 1000, hi = start - it->second.first + 1000;
+    if (lo > hi) continue;
+    if (!found || hi - lo < best_hi - best_lo) {
+      best_lo = lo;
+      best_hi = hi;
+      found = true;
+    }
+  }
+  if (!found) return ErrStatus(sync_path + ": no aiprof::clock_sync# op in the torch trace");
+  *offset_ns = best_lo + (best_hi - best_lo) / 2;
+  *error_ns = (best_hi - best_lo) / 2;
+  return OkStatus();
+}
+
+void SampleTopLevelSlices(Trace* t, double rate) {
+  const size_t n = t->slices.size();
+  std::vector<uint32_t> remap(n, kNoSlice);
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> seen;
+  bool keep = true;
+  uint32_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (t->slices.depth[i] == 0) {
+      const uint64_t k = seen[{t->slices.track[i], t->slices.name[i].raw}]++;
+      // Keep the k-th of each (track, name) when floor((k+1)·rate) steps up.
+      keep = std::floor(static_cast<double>(k + 1) * rate) > std::floor(static_cast<double>(k) * rate);
+    }
+    if (keep) remap[i] = kept++;
+  }
+  Trace out_cols;
+  SliceTable& s = out_cols.slices;
+  for (size_t i = 0; i < n; ++i) {
+    if (remap[i] == kNoSlice) continue;
+    s.ts_ns.push_back(t->slices.ts_ns[i]);
+    s.dur_ns.push_back(t->slices.dur_ns[i]);
+    s.name.push_back(t->slices.name[i]);
+    s.category.push_back(t->slices.category[i]);
+    s.kind.push_back(t->slices.kind[i]);
+    s.track.push_back(t->slices.track[i]);
+    s.depth.push_back(t->slices.depth[i]);
+    s.correlation.push_back(t->slices.correlation[i]);
+    s.arg_begin.push_back(t->slices.arg_begin[i]);
+    s.arg_count.push_back(t->slices.arg_count[i]);
+  }
+  t->slices = std::move(s);
+  FlowTable flows;
+  for (size_t i = 0; i < t->flows.size(); ++i) {
+    uint32_t from = t->flows.from_slice[i], to = t->flows.to_slice[i];
+    if (from >= n || to >= n || remap[from] == kNoSlice || remap[to] == kNoSlice) continue;
+    flows.from_slice.push_back(remap[from]);
+    flows.to_slice.push_back(remap[to]);
+    flows.flow_id.push_back(t->flows.flow_id[i]);
+    flows.category.push_back(t->flows.category[i]);
+  }
+  t->flows = std::move(flows);
+  for (size_t i = 0; i < t->op_metrics.size(); ++i) {
+    uint32_t s_i = t->op_metrics.slice[i];
+    if (s_i < n) t->op_metrics.slice[i] = remap[s_i];
+  }
+  t->metadata["sampling_rate"] = std::to_string(rate);
+}
+
+}  // namespace aiprof

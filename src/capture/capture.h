@@ -1,0 +1,68 @@
+// aiprof trace: records a command (or attaches to a running process) and
+// writes every layer into one model on one clock, CLOCK_MONOTONIC
+// (docs/capture.md):
+//   application  the tracing SDK in the child, pointed at the capture folder
+//                by AIPROF_OUTPUT; its .aiprof files are read back;
+//   framework    torch.profiler started by a sitecustomize.py hook on
+//                PYTHONPATH; its JSON is imported and its clock offset,
+//                measured from clock-sync marks, removed;
+//   host         perf_event cpu-clock samples (perf_sampler.h) with frame
+//                pointer / DWARF stacks symbolised by libdw;
+//   counters     /proc every 100 ms, NVML when libnvidia-ml loads.
+#ifndef AIPROF_SRC_CAPTURE_CAPTURE_H_
+#define AIPROF_SRC_CAPTURE_CAPTURE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/base/status.h"
+#include "src/capture/host_trace.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+enum class CaptureScope : uint8_t { kApp, kFramework, kFullStack };
+const char* CaptureScopeName(CaptureScope scope);
+
+struct CaptureOptions {
+  std::vector<std::string> command;  // run this ...
+  int32_t pid = 0;                   // ... or attach to this process
+  CaptureScope scope = CaptureScope::kFullStack;
+  int64_t duration_ns = 0;           // 0: until the command exits / Ctrl-C
+  double sampling_rate = 1.0;        // share of top-level application spans kept
+  int cpu_hz = 999;                  // 0: no host samples
+  UnwindMode unwind = UnwindMode::kAuto;
+  std::string target;                // service name recorded in metadata
+  bool progress = false;             // progress line on stderr
+  bool keep_dir = false;             // keep the capture folder (debugging)
+};
+
+struct CaptureResult {
+  std::unique_ptr<Trace> trace;
+  int exit_code = 0;                 // the command's, shell-style (128+signal)
+  std::string summary;               // one line for stderr
+};
+
+// Records until the command exits, the duration ends or SIGINT arrives.
+StatusOr<CaptureResult> RunCapture(const CaptureOptions& options);
+
+// Adds `delta_ns` to every timestamp of a finalized trace.
+void ShiftTrace(Trace* trace, int64_t delta_ns);
+// Keeps the share `rate` of top-level slices (with everything nested in
+// them) per (track, name), spread evenly; flows to dropped slices are dropped.
+void SampleTopLevelSlices(Trace* trace, double rate);
+
+// Kineto/legacy torch JSON offset: from the clock-sync marks in `sync_json`
+// (the hook's .sync file) and the imported profiler trace; kineto ts =
+// monotonic + *offset_ns, within ± *error_ns.
+Status MeasureTorchOffset(const Trace& torch_trace, const std::string& sync_path, int64_t* offset_ns,
+                          int64_t* error_ns);
+
+// The sitecustomize.py written for the framework layer (src/capture/torch_hook.py).
+const char* TorchHookSource();
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_CAPTURE_CAPTURE_H_

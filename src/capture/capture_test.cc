@@ -1,0 +1,168 @@
+#include "src/capture/capture.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "src/capture/counters.h"
+#include "src/capture/permissions.h"
+#include "src/capture/process_image.h"
+#include "src/model/trace_builder.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+__attribute__((noinline)) int CaptureTestMarkerFunction(int x) { return x * 3 + 1; }
+
+// Symbolises an address of this test binary through its own /proc maps and libdw.
+TEST(ProcessImageTest, NamesAFunctionOfThisProcess) {
+  ProcessImage image(getpid(), ReadProcMaps(getpid()));
+  EXPECT_GT(image.module_count(), 0u);
+  const auto pc = reinterpret_cast<uint64_t>(&CaptureTestMarkerFunction) + 1;
+  const SymbolisedFrame& f = image.Symbolise(pc, false);
+  EXPECT_TRUE(f.known);
+  EXPECT_NE(f.name.find("CaptureTestMarkerFunction(int)"), std::string::npos) << f.name;
+  EXPECT_NE(f.module.find("aiprof_unit_tests"), std::string::npos) << f.module;
+  const SymbolisedFrame& unknown = image.Symbolise(0x10, false);
+  EXPECT_FALSE(unknown.known);
+  EXPECT_EQ(unknown.module, "[unknown]");
+  EXPECT_EQ(unknown.name, "0x10");
+}
+
+// A perf map (JIT symbols) names code outside every module.
+TEST(ProcessImageTest, ReadsPerfMapForJitCode) {
+  // /tmp/perf-<pid>.map belongs to the process with that pid: this test's own.
+  const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  {
+    std::ofstream out(path);
+    out << "7f0000001000 100 py::forward:/srv/model.py\n7f0000002000 40 jit_stub\n";
+  }
+  ProcessImage image(getpid(), {});
+  const SymbolisedFrame& f = image.Symbolise(0x7f0000001080, false);
+  EXPECT_EQ(f.name, "py::forward:/srv/model.py");
+  EXPECT_EQ(f.module, "[perf-map]");
+  EXPECT_FALSE(image.Symbolise(0x7f0000001100, false).known);  // one past the end
+  EXPECT_EQ(image.Symbolise(0x7f0000002001, true).name, "jit_stub");
+  unlink(path.c_str());
+}
+
+TEST(PermissionsTest, NamesWhatBlocksSampling) {
+  PerfEnvironment paranoid;
+  paranoid.paranoid = 3;
+  std::string s = ExplainPerfError(EACCES, paranoid);
+  EXPECT_NE(s.find("kernel.perf_event_paranoid is 3"), std::string::npos) << s;
+  EXPECT_NE(s.find("sysctl -w kernel.perf_event_paranoid=2"), std::string::npos) << s;
+  EXPECT_NE(s.find("cap_perfmon"), std::string::npos) << s;
+  PerfEnvironment seccomp;
+  seccomp.paranoid = 2;
+  seccomp.seccomp = 2;
+  s = ExplainPerfError(EPERM, seccomp);
+  EXPECT_NE(s.find("seccomp"), std::string::npos) << s;
+  EXPECT_NE(s.find("--cap-add PERFMON"), std::string::npos) << s;
+  PerfEnvironment container;
+  container.paranoid = 2;
+  container.has_perfmon = true;
+  container.in_container = true;
+  s = ExplainPerfError(EACCES, container);
+  EXPECT_NE(s.find("container"), std::string::npos) << s;
+  s = ExplainPerfError(ENOSYS, PerfEnvironment{});
+  EXPECT_NE(s.find("no perf events"), std::string::npos) << s;
+}
+
+// Two passes over this process: RSS, threads, CPU share and context switches.
+TEST(CounterSamplerTest, ReadsThisProcess) {
+  CounterSampler c(100'000'000, /*gpu=*/true);
+  c.AddProcess(getpid());
+  const int64_t t0 = MonotonicNs();
+  c.SampleOnce(t0);
+  volatile double x = 0;
+  while (MonotonicNs() - t0 < 30'000'000) x = x + 1;  // 30 ms of CPU
+  c.SampleOnce(MonotonicNs());
+  std::map<std::string, double> last;
+  for (const CounterPoint& p : c.points()) last[c.names()[p.name]] = p.value;
+  EXPECT_GT(last["rss_bytes"], 1 << 20);
+  EXPECT_GE(last["threads"], 1);
+  ASSERT_TRUE(last.count("cpu_utilization_percent"));
+  EXPECT_GE(last["cpu_utilization_percent"], 0);
+  EXPECT_LE(last["cpu_utilization_percent"], 100.0 * sysconf(_SC_NPROCESSORS_ONLN) + 50);
+  EXPECT_TRUE(last.count("voluntary_context_switches_per_s"));
+  // No NVIDIA driver on the test machines: NVML is reported as not used.
+  if (c.nvml_status().rfind("loaded", 0) != 0) {
+    EXPECT_NE(c.nvml_status().find("not used"), std::string::npos);
+  }
+}
+
+// Hand-made torch trace: clock-sync marks at known monotonic times, op
+// timestamps 1'000'000'000 ns ahead: the offset is found within the window.
+TEST(TorchClockTest, OffsetFromSyncMarks) {
+  Trace torch;
+  TraceBuilder b(&torch);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const int64_t offset = 1'000'000'000;
+  // Mark 0: a wide window (500 µs); mark 1: a tight one (10 µs).
+  b.AddSlice(track, 5'000'000 + offset + 100'000, 20'000, b.Intern("aiprof::clock_sync#0"), b.Intern("cpu_op"),
+             kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(track, 9'000'000 + offset + 2'000, 4'000, b.Intern("aiprof::clock_sync#1"), b.Intern("cpu_op"),
+             kNoCorrelation, b.ArgCursor(), 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  testing::TempDir dir;
+  const std::string sync = dir.Write("sync.json",
+      R"({"sync":[{"name":"aiprof::clock_sync#0","mono_begin_ns":5000000,"mono_end_ns":5500000},)"
+      R"({"name":"aiprof::clock_sync#1","mono_begin_ns":9000000,"mono_end_ns":9010000}]})");
+  int64_t got = 0, err = 0;
+  ASSERT_TRUE(MeasureTorchOffset(torch, sync, &got, &err).ok());
+  // Mark 1: offset in [op_end - 9'010'000, op_start - 9'000'000] ± 1 µs.
+  EXPECT_LE(std::abs(got - offset), err);
+  EXPECT_LE(err, 5'000);
+  const std::string bad = dir.Write("bad.json", R"({"sync":[{"name":"aiprof::clock_sync#7","mono_begin_ns":1,"mono_end_ns":2}]})");
+  Status st = MeasureTorchOffset(torch, bad, &got, &err);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("no aiprof::clock_sync#"), std::string::npos);
+  EXPECT_FALSE(MeasureTorchOffset(torch, "/nonexistent/sync", &got, &err).ok());
+}
+
+// Hand-made: 8 top-level "request" spans with a child each; 25% keeps 2
+// requests and their children, spread evenly; flows to dropped slices go.
+TEST(SamplingRateTest, KeepsAShareOfTopLevelSpansWithTheirChildren) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  StringId req = b.Intern("request"), child = b.Intern("decode"), cat = b.Intern("user_annotation");
+  for (int i = 0; i < 8; ++i) {
+    b.AddSlice(track, i * 1000, 500, req, cat, kNoCorrelation, b.ArgCursor(), 0);
+    b.AddSlice(track, i * 1000 + 10, 100, child, cat, kNoCorrelation, b.ArgCursor(), 0);
+  }
+  ASSERT_TRUE(b.Finalize().ok());
+  SampleTopLevelSlices(&t, 0.25);
+  ASSERT_EQ(t.slices.size(), 4u);
+  EXPECT_EQ(t.slices.ts_ns[0], 3000);  // the 4th and 8th requests: floor((k+1)/4) steps up
+  EXPECT_EQ(t.slices.ts_ns[1], 3010);
+  EXPECT_EQ(t.slices.depth[1], 1);
+  EXPECT_EQ(t.slices.ts_ns[2], 7000);
+  EXPECT_EQ(t.metadata["sampling_rate"], "0.250000");
+}
+
+TEST(ShiftTraceTest, MovesEveryTimestamp) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(track, 100, 10, b.Intern("x"), b.Intern("cpu_op"), kNoCorrelation, b.ArgCursor(), 0);
+  b.AddInstant(track, 200, b.Intern("i"), b.Intern("cpu_op"), 't', b.ArgCursor(), 0);
+  b.AddStackSample(track, 300, kNoCallsite, 1);
+  uint32_t counter = b.CounterTrack(IdValue::Num(1), b.Intern("c"), kHostDevice);
+  b.AddCounter(counter, 400, 1.0);
+  ASSERT_TRUE(b.Finalize().ok());
+  ShiftTrace(&t, -50);
+  EXPECT_EQ(t.slices.ts_ns[0], 50);
+  EXPECT_EQ(t.instants.ts_ns[0], 150);
+  EXPECT_EQ(t.samples.ts_ns[0], 250);
+  EXPECT_EQ(t.counters.ts_ns[0], 350);
+}
+
+}  // namespace
+}  // namespace aiprof

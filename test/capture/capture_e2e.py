@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `aiprof trace` on programs built by the suite.
+
+Each case runs aiprof trace on a real program (test/capture/workload.cc, a
+Python+torch script), reads the .aiprof back through dump_capture's JSON
+lines and checks it with independent Python computations: which function
+the samples fall in per span / thread / process, the clocks (samples within
+the capture's window as seen by this script's own CLOCK_MONOTONIC), exit
+statuses, and the permission diagnostic.
+"""
+import argparse
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(('ok   ' if cond else 'FAIL ') + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def load(args, path):
+    out = subprocess.run([args.dump, path], check=True, capture_output=True, text=True).stdout
+    d = collections.defaultdict(list)
+    for line in out.splitlines():
+        rec = json.loads(line)
+        for key in ('meta', 'diagnostic', 'sample', 'slice', 'step', 'counter', 'track'):
+            if key in rec:
+                d[key].append(rec)
+                break
+    d['metadata'] = {m['meta']: m['value'] for m in d['meta']}
+    d['tracks'] = {t['track']: t for t in d['track']}
+    return d
+
+
+def trace(args, cmd, extra=(), env=None, expect_rc=0):
+    out = os.path.join(args.tmp, 'case-%d.aiprof' % len(os.listdir(args.tmp)))
+    before = time.monotonic_ns()
+    p = subprocess.run([args.aiprof, 'trace', '-o', out, *extra, '--', *cmd], capture_output=True, text=True, env=env)
+    after = time.monotonic_ns()
+    sys.stderr.write(p.stderr)
+    check(p.returncode == expect_rc, '%s: exit status %d passed on (got %d)' % (cmd[-1], expect_rc, p.returncode))
+    check(os.path.exists(out), '%s: trace file written' % cmd[-1])
+    d = load(args, out)
+    d['before'], d['after'], d['stderr'] = before, after, p.stderr
+    return d
+
+
+def names(sample):
+    return [f[0] for f in sample['stack']]
+
+
+def share(samples, pred):
+    return sum(1 for s in samples if pred(s)) / len(samples) if samples else 0.0
+
+
+def check_clock(d, what):
+    ts = [s['sample'] for s in d['sample']] + [c['ts'] for c in d['counter']]
+    start, end = int(d['metadata']['capture.start_ns']), int(d['metadata']['capture.end_ns'])
+    check(bool(ts) and d['before'] <= start and end <= d['after'] and all(start - 1e6 <= t <= end + 1e6 for t in ts),
+          '%s: samples and counters on this script\'s CLOCK_MONOTONIC, inside the capture window' % what)
+    counters = {c['counter'] for c in d['counter']}
+    check({'rss_bytes', 'threads', 'cpu_utilization_percent', 'voluntary_context_switches_per_s'} <= counters,
+          '%s: process counters recorded (%s)' % (what, sorted(counters)))
+
+
+def case_threads(args):
+    for build, exe in (('fp', args.workload_fp), ('nofp', args.workload_nofp)):
+        d = trace(args, [exe, 'threads'])
+        by_track = collections.defaultdict(list)
+        for s in d['sample']:
+            by_track[d['tracks'][s['track']]['name']].append(s)
+        for thread, fn in (('worker_a', 'SpinA'), ('worker_b', 'SpinB')):
+            got = by_track.get(thread, [])
+            leaf = share(got, lambda s: fn in s['stack'][0][0] or (s['stack'][0][0] == '[kernel]' and fn in s['stack'][1][0]))
+            check(len(got) >= 50 and leaf >= 0.9, '%s threads: %d samples on thread %s, %.1f%% in %s (>= 90%%)'
+                  % (build, len(got), thread, 100 * leaf, fn))
+            callers = share([s for s in got if any(fn in n for n in names(s))], lambda s: 'start_thread' in names(s))
+            check(callers >= 0.9, '%s threads: %.1f%% of %s stacks unwind to start_thread' % (build, 100 * callers, fn))
+        if build == 'nofp':
+            check(int(d['metadata']['capture.host_samples_dwarf']) > 0, 'nofp: DWARF unwinding used')
+        check_clock(d, build + ' threads')
+
+
+def case_fork(args):
+    d = trace(args, [args.workload_nofp, 'fork'])
+    by_pid = collections.defaultdict(list)
+    for s in d['sample']:
+        by_pid[d['tracks'][s['track']]['pid']].append(s)
+    parent = int(d['metadata']['capture.child_pid'])
+    kids = [p for p in by_pid if p != parent]
+    check(len(kids) == 1, 'fork: samples of the forked child process on its own pid (%s)' % kids)
+    if kids:
+        a = share(by_pid[parent], lambda s: any('SpinA' in n for n in names(s)))
+        b = share(by_pid[kids[0]], lambda s: any('SpinB' in n for n in names(s)))
+        check(a >= 0.9 and b >= 0.9, 'fork: parent %.1f%% in SpinA, child %.1f%% in SpinB (>= 90%%)' % (100 * a, 100 * b))
+        main = share([s for s in by_pid[kids[0]] if any('SpinB' in n for n in names(s))], lambda s: 'main' in names(s))
+        check(main >= 0.9, 'fork: child stacks symbolised through the parent\'s mappings (%.1f%% reach main)' % (100 * main))
+
+
+def case_crash(args):
+    d = trace(args, [args.workload_fp, 'crash'], expect_rc=128 + signal.SIGSEGV)
+    check(d['metadata'].get('capture.exit_status') == str(128 + signal.SIGSEGV), 'crash: exit status recorded')
+    got = share(d['sample'], lambda s: any('SpinA' in n for n in names(s)))
+    check(len(d['sample']) > 20 and got >= 0.8, 'crash: samples before the crash kept (%d, %.1f%% SpinA)'
+          % (len(d['sample']), 100 * got))
+
+
+def case_pid(args):
+    target = subprocess.Popen([args.workload_fp, 'wait', '4'], stdout=subprocess.PIPE, text=True)
+    line = target.stdout.readline().split()
+    check(line[:1] == ['ready'], 'pid: target started')
+    out = os.path.join(args.tmp, 'pid.aiprof')
+    p = subprocess.run([args.aiprof, 'trace', '--pid', str(target.pid), '--duration', '2.2s', '-o', out],
+                       capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 0, 'pid: aiprof exits 0')
+    check(target.poll() is None, 'pid: the target keeps running after the capture')
+    # --target NAME finds the same process by name.
+    p2 = subprocess.run([args.aiprof, 'trace', '--target', os.path.basename(args.workload_fp), '--duration', '0.2s',
+                         '-o', os.path.join(args.tmp, 'target.aiprof')], capture_output=True, text=True)
+    check(p2.returncode == 0 and ('is pid %d' % target.pid) in p2.stderr, 'pid: --target NAME attaches to it (%s)'
+          % p2.stderr.strip()[:120])
+    target.wait()
+    d = load(args, out)
+    by_thread = collections.defaultdict(list)
+    for s in d['sample']:
+        t = d['tracks'][s['track']]
+        by_thread['main' if t['tid'] == target.pid else t['name']].append(s)
+    check(all(d['tracks'][s['track']]['pid'] == target.pid for s in d['sample']), 'pid: every sample of the target')
+    main = by_thread.get('main', [])
+    late = by_thread.get('late', [])
+    check(len(main) > 20 and share(main, lambda s: any('SpinWallA' in n for n in names(s))) >= 0.9,
+          'pid: main thread sampled in SpinWallA (%d samples)' % len(main))
+    check(len(late) > 20 and share(late, lambda s: any('SpinWallB' in n for n in names(s))) >= 0.9,
+          'pid: thread created after the attach followed, in SpinWallB (%d samples)' % len(late))
+
+
+def case_sigint(args):
+    out = os.path.join(args.tmp, 'sigint.aiprof')
+    p = subprocess.Popen([args.aiprof, 'trace', '-o', out, '--', args.workload_fp, 'wait', '20'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdout.readline()
+    time.sleep(0.8)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    sys.stderr.write(err)
+    check(p.returncode == 128 + signal.SIGINT, 'sigint: the command\'s status (killed by SIGINT) passed on (%d)' % p.returncode)
+    d = load(args, out)
+    check(d['metadata'].get('capture.stop_reason', '').startswith('interrupted'), 'sigint: stop reason recorded')
+    check(len(d['sample']) > 20, 'sigint: samples written (%d)' % len(d['sample']))
+
+
+def case_blocked(args):
+    out = os.path.join(args.tmp, 'blocked.aiprof')
+    p = subprocess.run([args.seccomp, args.aiprof, 'trace', '-o', out, '--', args.workload_fp, 'threads'],
+                       capture_output=True, text=True)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 0, 'blocked: sampling refused is not a failure (exit %d)' % p.returncode)
+    check('seccomp' in p.stderr and 'perf_event_open' in p.stderr, 'blocked: stderr names seccomp and perf_event_open')
+    d = load(args, out)
+    diags = {x['diagnostic']: x for x in d['diagnostic']}
+    check('host_sampling_blocked' in diags and diags['host_sampling_blocked']['count'] == 1 and
+          'seccomp' in diags['host_sampling_blocked']['what'], 'blocked: counted diagnostic host_sampling_blocked')
+    check(d['metadata'].get('capture.host_sampling') == 'blocked' and not d['sample'], 'blocked: no samples, marked blocked')
+    check(any(c['counter'] == 'rss_bytes' for c in d['counter']), 'blocked: the other layers (counters) still recorded')
+
+
+def case_spans(args):
+    if not args.workload_sdk:
+        check(False, 'spans: workload built with the SDK')
+        return
+    d = trace(args, [args.workload_sdk, 'spans', '12'])
+    spans = [s for s in d['slice'] if s['slice'] in ('phase_a', 'phase_b')]
+    check(len(spans) == 24, 'spans: 24 SDK spans read back (%d)' % len(spans))
+    steps = d['step']
+    check(len(steps) == 12, 'spans: 12 steps from the SDK iteration markers (%d)' % len(steps))
+    main_tid = int(d['metadata']['capture.child_pid'])
+    for name, fn in (('phase_a', 'SpinA'), ('phase_b', 'SpinB')):
+        inside = []
+        for sp in (s for s in spans if s['slice'] == name):
+            inside += [s for s in d['sample'] if d['tracks'][s['track']]['tid'] == main_tid
+                       and sp['ts'] <= s['sample'] < sp['ts'] + sp['dur']]
+        got = share(inside, lambda s: fn in s['stack'][0][0] or (s['stack'][0][0] == '[kernel]' and fn in s['stack'][1][0]))
+        check(len(inside) >= 15 and got >= 0.9, 'spans: %d samples inside %s spans, %.1f%% in %s (>= 90%%)'
+              % (len(inside), name, 100 * got, fn))
+    check_clock(d, 'spans')
+
+
+def case_torch(args):
+    env = dict(os.environ)
+    if args.sdk_lib:
+        env['AIPROF_TEST_SDK_LIB'] = args.sdk_lib
+    d = trace(args, [args.python, args.torch_script], extra=('--scope', 'full_stack'), env=env)
+    ops = [s for s in d['slice'] if s['slice'].startswith('aten::')]
+    check(len(ops) > 50, 'torch: torch ops imported (%d)' % len(ops))
+    check(int(d['metadata'].get('capture.torch_files', 0)) == 1, 'torch: one torch file merged')
+    err = [int(v) for k, v in d['metadata'].items() if k.startswith('capture.clock_offset_error_ns.torch')]
+    check(err and err[0] <= 50_000, 'torch: clock offset measured within 50 us (+- %s ns)' % err)
+    check(len(d['sample']) > 50, 'torch: host samples (%d)' % len(d['sample']))
+    pyframes = share(d['sample'], lambda s: any('_PyEval_EvalFrameDefault' in n for n in names(s)))
+    check(pyframes > 0.5, 'torch: Python 3.11 interpreter frames in %.0f%% of the stacks' % (100 * pyframes))
+    if not args.sdk_lib:
+        return
+    app = [s for s in d['slice'] if s['slice'] == 'forward']
+    check(len(app) == 10, 'torch: 10 application spans "forward" from the SDK (%d)' % len(app))
+    steps = d['step']
+    check(len(steps) >= 10, 'torch: steps from the SDK iteration markers (%d)' % len(steps))
+    # Every top-level linear op lies inside the forward span holding its midpoint, on the merged clock.
+    linear = [o for o in ops if o['depth'] == 0 and o['slice'] == 'aten::linear']
+    worst, contained, orphans = 0, 0, 0
+    for o in linear:
+        mid = o['ts'] + o['dur'] // 2
+        holder = [sp for sp in app if sp['ts'] <= mid < sp['ts'] + sp['dur']]
+        if not holder:
+            orphans += 1
+            continue
+        sp = holder[0]
+        worst = max(worst, sp['ts'] - o['ts'], (o['ts'] + o['dur']) - (sp['ts'] + sp['dur']))
+        contained += 1
+    check(contained == 40 and orphans == 0 and worst <= 50_000,
+          'torch: %d of %d aten::linear ops inside their forward span, worst overhang %d ns (<= 50 us)'
+          % (contained, len(linear), max(worst, 0)))
+
+
+CASES = {'threads': case_threads, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
+         'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--aiprof', required=True)
+    ap.add_argument('--dump', required=True)
+    ap.add_argument('--workload-fp', required=True)
+    ap.add_argument('--workload-nofp', required=True)
+    ap.add_argument('--workload-sdk', default='')
+    ap.add_argument('--sdk-lib', default='')
+    ap.add_argument('--seccomp', default='')
+    ap.add_argument('--python', default='/usr/bin/python3')
+    ap.add_argument('--torch-script', default='')
+    ap.add_argument('case', choices=sorted(CASES))
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix='aiprof-capture-test-') as tmp:
+        args.tmp = tmp
+        CASES[args.case](args)
+    print('%d passed, %d failed' % (0 if FAILURES else 1, len(FAILURES)))
+    return 1 if FAILURES else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
