@@ -14,6 +14,7 @@ std::unique_ptr<Command> NewCardCommand();
 std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
+std::unique_ptr<Command> NewClusterCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -30,6 +31,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewRooflineCommand());
   out.push_back(NewCalibrateCommand());
   out.push_back(NewNodeBottleneckCommand());
+  out.push_back(NewClusterCommand());
   return out;
 }
 
