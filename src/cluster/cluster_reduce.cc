@@ -9,6 +9,7 @@
 
 #include "src/analysis/communication/collective_type.h"
 #include "src/analysis/communication/cross_rank.h"
+#include "src/importers/common/folder_importer.h"
 #include "src/model/event_kind.h"
 
 namespace aiprof {
@@ -103,9 +104,9 @@ struct ClusterReducer::State {
 ClusterReducer::ClusterReducer(ClusterOptions options) : s_(std::make_unique<State>()) { s_->options = options; }
 ClusterReducer::~ClusterReducer() = default;
 
-void ClusterReducer::AddBroken(const std::string& source, const std::string& reason) {
+void ClusterReducer::AddBroken(const std::string& source, const std::string& reason, int32_t rank) {
   ++s_->digests;
-  s_->broken.push_back(ProblemDigest{kDigestNoRank, source, reason});
+  s_->broken.push_back(ProblemDigest{rank, source, reason});
 }
 
 void ClusterReducer::Add(const RankDigest& d) {
@@ -576,7 +577,7 @@ StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const Cluster
     if (d.ok()) {
       reducer.Add(*d);
     } else {
-      reducer.AddBroken(f, d.status().message());
+      reducer.AddBroken(f, d.status().message(), RankFromName(f));
     }
   }
   return reducer.Finish();

@@ -174,8 +174,8 @@ class ClusterReducer {
   ~ClusterReducer();
   // Takes what the reduce needs from `d` and drops the rest.
   void Add(const RankDigest& d);
-  // A digest that could not be read at all.
-  void AddBroken(const std::string& source, const std::string& reason);
+  // A digest that could not be read at all (`rank` from its file name, when it tells).
+  void AddBroken(const std::string& source, const std::string& reason, int32_t rank = kDigestNoRank);
   ClusterResult Finish();
 
  private:

@@ -302,15 +302,17 @@ StatusOr<RankDigest> ParseDigest(std::string_view bytes, const std::string& wher
   if (std::memcmp(bytes.data(), kDigestMagic, sizeof(kDigestMagic)) != 0) {
     return ErrStatus(where + ": not an aiprof digest (bad magic at byte 0)");
   }
-  uint32_t version;
+  uint32_t version, reserved;
   uint64_t length, checksum;
   std::memcpy(&version, bytes.data() + 8, 4);
+  std::memcpy(&reserved, bytes.data() + 12, 4);
   std::memcpy(&length, bytes.data() + 16, 8);
   std::memcpy(&checksum, bytes.data() + 24, 8);
   if (version != kDigestVersion) {
     return ErrStatus(where + ": digest format version " + std::to_string(version) + ", this aiprof reads version " +
                      std::to_string(kDigestVersion) + " (map the trace again)");
   }
+  if (reserved != 0) return ErrStatus(where + ": corrupt digest header (reserved field at byte 12 is not 0)");
   if (length > bytes.size() - kDigestHeaderBytes) {
     return ErrStatus(where + ": truncated digest (payload of " + std::to_string(length) + " bytes, " +
                      std::to_string(bytes.size() - kDigestHeaderBytes) + " present after the header)");
