@@ -255,36 +255,66 @@ const char* TypeName(uint8_t t) {
   return t < kCollectiveTypeCount ? CollectiveTypeName(static_cast<CollectiveType>(t)) : "other";
 }
 
-std::vector<OpDifference> OpDifferences(const ClusterReducer* /*unused*/, const std::vector<RankState>& ranks,
-                                        size_t slow, const std::vector<std::tuple<std::string, std::string, uint8_t>>& names,
+// L1 distance between two ranks' op totals (ops sorted by id).
+double OpDistance(const std::vector<RankOp>& a, const std::vector<RankOp>& b) {
+  double d = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].op < b[j].op)) {
+      d += static_cast<double>(std::llabs(a[i++].total_ns));
+    } else if (i == a.size() || b[j].op < a[i].op) {
+      d += static_cast<double>(std::llabs(b[j++].total_ns));
+    } else {
+      d += static_cast<double>(std::llabs(a[i++].total_ns - b[j++].total_ns));
+    }
+  }
+  return d;
+}
+
+// The ranks that run the same work as `slow`: the nearest half of the
+// others by OpDistance (ties by rank), at least one.
+std::vector<size_t> Peers(const std::vector<RankState>& ranks, size_t slow) {
+  std::vector<std::pair<double, size_t>> by;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (r != slow) by.emplace_back(OpDistance(ranks[slow].ops, ranks[r].ops), r);
+  }
+  std::sort(by.begin(), by.end());
+  by.resize(std::max<size_t>(std::min<size_t>(1, by.size()), (by.size() + 1) / 2));
+  std::vector<size_t> out;
+  for (const auto& [d, r] : by) out.push_back(r);
+  return out;
+}
+
+std::vector<OpDifference> OpDifferences(const std::vector<RankState>& ranks, size_t slow,
+                                        const std::vector<std::tuple<std::string, std::string, uint8_t>>& names,
                                         const std::vector<DurationSketch>& sketches) {
   std::vector<OpDifference> out;
-  std::vector<double> totals(ranks.size());
+  const std::vector<size_t> peers = Peers(ranks, slow);
+  std::vector<double> totals(peers.size() + 1);
   for (const RankOp& op : ranks[slow].ops) {
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      const auto& v = ranks[r].ops;
-      auto it = std::lower_bound(v.begin(), v.end(), op.op, [](const RankOp& a, uint32_t id) { return a.op < id; });
-      totals[r] = it != v.end() && it->op == op.op ? static_cast<double>(it->total_ns) : 0;
-    }
-    std::vector<double> z = RobustZ(totals);
-    std::vector<double> work = totals;
     OpDifference d;
     std::tie(d.name, d.category, d.kind) = names[op.op];
     if (static_cast<EventKind>(d.kind) == EventKind::kCollective) continue;  // an effect of waiting, not a cause
+    for (size_t k = 0; k < peers.size(); ++k) {
+      const auto& v = ranks[peers[k]].ops;
+      auto it = std::lower_bound(v.begin(), v.end(), op.op, [](const RankOp& a, uint32_t id) { return a.op < id; });
+      totals[k] = it != v.end() && it->op == op.op ? static_cast<double>(it->total_ns) : 0;
+    }
+    std::vector<double> work(totals.begin(), totals.end() - 1);
+    d.median_total_ns = MedianOf(work);
+    totals.back() = static_cast<double>(op.total_ns);
+    d.z = RobustZ(totals).back();
     d.count = op.count;
     d.total_ns = op.total_ns;
-    d.median_total_ns = MedianOf(work);
     d.excess_ns = static_cast<double>(op.total_ns) - d.median_total_ns;
     d.p50_ns = op.p50_ns;
     d.p99_ns = op.p99_ns;
     d.cluster_p50_ns = sketches[op.op].Quantile(0.5);
     d.cluster_p99_ns = sketches[op.op].Quantile(0.99);
-    d.z = z[slow];
     if (d.excess_ns > 0) out.push_back(std::move(d));
   }
-  // Ops whose total is an outlier across ranks first (robust z above the
-  // limit), then by excess: an op that differs between two halves of the
-  // job (two model shards, two kinds of rank) is not what makes one rank slow.
+  // Ops whose total is an outlier among the peers first (robust z above the
+  // limit), then by excess.
   std::sort(out.begin(), out.end(), [](const OpDifference& a, const OpDifference& b) {
     const bool sa = a.z > kRobustZLimit, sb = b.z > kRobustZLimit;
     if (sa != sb) return sa;
@@ -480,7 +510,7 @@ ClusterResult ClusterReducer::Finish() {
                            ? static_cast<double>(rep.excess_ns) / static_cast<double>(ranks[r].info.span_ns)
                            : 0;
     rep.last_arrivals = ranks[r].info.last_arrivals;
-    rep.ops = OpDifferences(this, ranks, r, s.op_names, s.op_sketches);
+    rep.ops = OpDifferences(ranks, r, s.op_names, s.op_sketches);
     return rep;
   };
   if (with.size() >= 2 && !used.agree) {

@@ -23,10 +23,14 @@
 // and Hoaglin, z = 0.6745 (x − median) / MAD, outlier above 3.5 (MAD = 0:
 // 1.2533 × mean absolute deviation instead; both 0: any x above the median
 // is infinitely far). For each slow rank (the outliers, else the slowest
-// when there are 2 ranks), its ops against the median over ranks of each
-// op's total: excess = its total − that median; ops whose total is itself
-// an outlier over ranks (robust z > 3.5) first, then by excess. Collective
-// kernels are left out (on a slow rank they are shorter: it waits less).
+// when there are 2 ranks), its ops against its peers': the peers are the
+// nearest half of the other ranks by L1 distance between op-total vectors
+// (the ranks that run the same work: in a job of pipeline stages or of
+// differing shards, the global median rank runs other ops), excess = its
+// total − the peers' median total of that op; ops whose total is an outlier
+// among the peers (robust z of the rank's total over peers and itself >
+// 3.5) first, then by excess. Collective kernels are left out (on a slow
+// rank they are shorter: it waits less).
 //
 // Memory: per rank its steps, collective instances (arrival, end) and op
 // totals: ranks × (steps + instances + ops), never events.
@@ -103,11 +107,11 @@ struct OpDifference {
   uint8_t kind = 0;
   uint64_t count = 0;
   int64_t total_ns = 0;
-  double median_total_ns = 0;  // over all ranks (0 for a rank without the op)
+  double median_total_ns = 0;  // over the peers (0 for a peer without the op)
   double excess_ns = 0;
   double p50_ns = 0, p99_ns = 0;                  // this rank's (sketch)
   double cluster_p50_ns = 0, cluster_p99_ns = 0;  // all ranks' merged sketch
-  double z = 0;                                   // robust z of its total over ranks
+  double z = 0;                                   // robust z of its total among the peers
 };
 
 struct SlowRankReport {
