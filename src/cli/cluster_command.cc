@@ -128,7 +128,11 @@ class ClusterCommand : public Command {
       MpiGathered info;
       const size_t threads = threads_ > 0 ? threads_ : 1;
       return MpiMapAndGather(units, threads, host_,
-                             [&](std::vector<std::string> digests) { return ReduceAndWrite(digests, options, out_, keep_digests_); },
+                             [&](std::vector<std::string> digests) {
+                               std::fprintf(stderr, "aiprof: %zu digests gathered from %d MPI processes\n", digests.size(),
+                                            info.processes);
+                               return ReduceAndWrite(digests, options, out_, keep_digests_);
+                             },
                              &info);
     }
 #endif

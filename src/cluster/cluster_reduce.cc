@@ -525,6 +525,7 @@ ClusterResult ClusterReducer::Finish() {
     if (with.size() <= kDixonMaxValues) {
       OutlierResult t = TestLargestForOutlier(lateness);
       out.test = t.test;
+      out.test_name = OutlierTestName(t.test);
       SlowRankReport rep = report(t.index);
       rep.outlier = t.outlier;
       rep.statistic = t.statistic;
@@ -532,7 +533,8 @@ ClusterResult ClusterReducer::Finish() {
       out.slowest = rep;
       if (t.outlier || t.test == OutlierTest::kNone) out.slow_ranks.push_back(rep);
     } else {
-      out.test = OutlierTest::kNone;  // robust z, named in the reports
+      out.test = OutlierTest::kNone;
+      out.test_name = "robust_z";
       std::vector<double> z = RobustZ(lateness);
       std::vector<size_t> order(with.size());
       for (size_t k = 0; k < order.size(); ++k) {

@@ -162,7 +162,8 @@ struct ClusterResult {
   std::optional<double> wait_ratio;
   std::string wait_ratio_source, wait_ratio_unavailable;
   // Slow ranks.
-  OutlierTest test = OutlierTest::kNone;
+  OutlierTest test = OutlierTest::kNone;  // for 3–10 ranks
+  std::string test_name = "none";         // "none", "dixon_q" or "robust_z"
   std::string slow_rank_unavailable;  // why there is no slowest rank
   std::optional<SlowRankReport> slowest;  // only when the clocks used agree
   std::vector<SlowRankReport> slow_ranks;  // outliers, most late first (the slowest alone for 2 ranks)

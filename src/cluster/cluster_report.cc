@@ -22,10 +22,7 @@ std::string Num(double v) {
 
 std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-std::string TestName(const ClusterResult& r) {
-  if (r.ranks.size() > kDixonMaxValues) return "robust_z";
-  return OutlierTestName(r.test);
-}
+std::string TestName(const ClusterResult& r) { return r.test_name; }
 
 class Json {
  public:

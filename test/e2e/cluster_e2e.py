@@ -6,7 +6,9 @@
 2. A generated 8-rank Kineto job (bench/cluster_job.py, clock offsets of
    tens of ms, one planted slow op): the planted rank and op are found.
 3. For both: `mpirun -np 2 --oversubscribe aiprof cluster analyze` writes
-   byte-identical reports to the single-process path.
+   byte-identical reports to the single-process path; an input that cannot
+   be read (hand-made truncated JSON) is listed with its reason by both,
+   and the rest analysed.
 """
 import argparse
 import filecmp
@@ -57,7 +59,12 @@ def main():
         job = os.path.join(work, "job8")
         planted = json.loads(run([sys.executable, a.generator, "--fixtures", a.fixtures, "--ranks", "8", "--out", job,
                                   "--slow-rank", "5", "--seed", "3"]).strip().splitlines()[-1])
+        with open(os.path.join(job, "rank-8.json"), "w") as f:  # hand-made broken input: truncated JSON
+            f.write('{"traceEvents":[{"ph":"X","name":')
         c = same_outputs(a.aiprof, job, work, "job8")
+        broken = [b for b in c["broken"] if b["rank"] == 8]
+        if not broken or "rank-8.json" not in broken[0]["reason"] or c["usable"] != 8:
+            sys.exit("FAIL: job8: the broken input is not listed with its reason: %r" % (c["broken"],))
         if not c["clocks"]["aligned"] or not c["clocks"]["aligned_clocks_agree"]:
             sys.exit("FAIL: job8 clocks not aligned: %r" % c["clocks"])
         s = c["slow_ranks"]
