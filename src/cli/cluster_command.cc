@@ -53,6 +53,10 @@ Status ReduceAndWrite(const std::vector<std::string>& serialized, const ClusterO
   RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "cluster.json").string(), ClusterToJson(r)));
   RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "cluster.md").string(), ClusterToMarkdown(r)));
   RETURN_IF_ERROR(WriteFileAtomically((fs::path(out_dir) / "cluster.html").string(), ClusterToHtml(r)));
+  if (r.usable == 0) {
+    std::string why = r.broken.empty() ? "no inputs" : r.broken.front().reason;
+    return ErrStatus("no input could be read (" + why + "); the reports in " + out_dir + " list every one");
+  }
   return OkStatus();
 }
 
