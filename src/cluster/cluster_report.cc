@@ -311,7 +311,7 @@ std::string ClusterToMarkdown(const ClusterResult& r) {
   std::string o = "# aiprof cluster report\n\n";
   for (const std::string& line : Findings(r, esc)) o += "- " + line + "\n";
   for (const SlowRankReport& s : r.slow_ranks) {
-    o += fmt::format("\n## Slow rank {}\n\nOps above the median rank's (excess = its total − the median over ranks):\n\n", s.rank);
+    o += fmt::format("\n## Slow rank {}\n\nOps above its peers (the nearest half of the ranks by op totals; excess = its total − the peers' median, outliers among the peers first):\n\n", s.rank);
     o += "| op | category | count | total | median total | excess | z | p50 / p99 (rank) | p50 / p99 (all) |\n|---|---|---|---|---|---|---|---|---|\n";
     for (const OpDifference& d : s.ops) {
       o += fmt::format("| {} | {} | {} | {} | {} | {} | {:.1f} | {} / {} | {} / {} |\n", esc(d.name), esc(d.category), d.count,
@@ -363,7 +363,7 @@ std::string ClusterToHtml(const ClusterResult& r) {
   for (const std::string& line : Findings(r, esc)) o += "<li>" + line + "</li>\n";
   o += "</ul>\n";
   for (const SlowRankReport& s : r.slow_ranks) {
-    o += fmt::format("<h2>Slow rank {}</h2>\n<table><tr><th class=l>op</th><th class=l>category</th><th>count</th><th>total</th><th>median total</th><th>excess</th><th>z</th></tr>\n", s.rank);
+    o += fmt::format("<h2>Slow rank {}</h2>\n<p>Ops above its peers (the nearest half of the ranks by op totals); outliers among the peers first.</p>\n<table><tr><th class=l>op</th><th class=l>category</th><th>count</th><th>total</th><th>peers' median total</th><th>excess</th><th>z</th></tr>\n", s.rank);
     for (const OpDifference& d : s.ops) {
       o += fmt::format("<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td></tr>\n",
                        esc(d.name), esc(d.category), d.count, Ms(static_cast<double>(d.total_ns)), Ms(d.median_total_ns),
