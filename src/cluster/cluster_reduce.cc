@@ -339,20 +339,26 @@ ClusterResult ClusterReducer::Finish() {
   std::sort(out.broken.begin(), out.broken.end(), [](const ProblemDigest& a, const ProblemDigest& b) {
     return std::tie(a.rank, a.source) < std::tie(b.rank, b.source);
   });
-  // Missing ranks.
+  // Missing ranks: 0..expected-1 without a digest. A rank number far beyond
+  // the digests (a hostile or corrupt trace) is not enumerated.
   {
     int64_t expected = s.options.world_size;
-    int32_t max_rank = -1;
-    for (const RankState& r : ranks) max_rank = std::max(max_rank, r.info.rank);
-    for (const ProblemDigest& b : out.broken) max_rank = std::max(max_rank, b.rank);
-    if (expected <= 0) expected = max_rank + 1;
-    std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(expected, max_rank + 1)), false);
-    for (const RankState& r : ranks) seen[static_cast<size_t>(r.info.rank)] = true;
+    std::vector<int32_t> seen;
+    for (const RankState& r : ranks) seen.push_back(r.info.rank);
     for (const ProblemDigest& b : out.broken) {
-      if (b.rank >= 0) seen[static_cast<size_t>(b.rank)] = true;
+      if (b.rank >= 0) seen.push_back(b.rank);
     }
-    for (int64_t r = 0; r < expected; ++r) {
-      if (!seen[static_cast<size_t>(r)]) out.missing.push_back(static_cast<int32_t>(r));
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    if (expected <= 0) expected = seen.empty() ? 0 : int64_t{seen.back()} + 1;
+    const int64_t present = std::lower_bound(seen.begin(), seen.end(), expected) - seen.begin();
+    out.missing_count = static_cast<uint64_t>(expected - present);
+    if (expected <= static_cast<int64_t>(kMaxListedRanks)) {
+      size_t k = 0;
+      for (int64_t r = 0; r < expected; ++r) {
+        while (k < seen.size() && seen[k] < r) ++k;
+        if (k == seen.size() || seen[k] != r) out.missing.push_back(static_cast<int32_t>(r));
+      }
     }
   }
   // Matching by (group, type, ordinal).

@@ -52,6 +52,8 @@ namespace aiprof {
 
 inline constexpr double kRobustZLimit = 3.5;
 inline constexpr size_t kSlowRankOpsReported = 5;
+// Missing ranks are listed one by one up to this many expected ranks.
+inline constexpr size_t kMaxListedRanks = 1 << 20;
 
 enum class ClockAlign { kAuto, kAlways, kNever };
 
@@ -145,7 +147,8 @@ struct ClusterResult {
   int64_t world_size_in_traces = 0;
   std::vector<ClusterRank> ranks;  // usable ranks, by rank
   std::vector<ProblemDigest> broken;
-  std::vector<int32_t> missing;
+  std::vector<int32_t> missing;  // listed when at most kMaxListedRanks are expected
+  uint64_t missing_count = 0;
   // Cross-rank, raw clocks (the multi-rank analysis's figures).
   uint64_t matched = 0, unmatched = 0;
   int64_t raw_end_spread_p50_ns = -1;

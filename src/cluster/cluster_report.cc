@@ -113,6 +113,7 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Field("digests", r.digests);
   j.Field("usable", r.usable);
   j.Field("world_size_in_traces", r.world_size_in_traces);
+  j.Field("missing_count", r.missing_count);
   j.Key("missing_ranks");
   j.Open('[');
   for (int32_t m : r.missing) j.Raw(std::to_string(m));
@@ -274,7 +275,7 @@ template <typename Esc>
 std::vector<std::string> Findings(const ClusterResult& r, Esc esc) {
   std::vector<std::string> f;
   f.push_back(fmt::format("{} digests, {} usable ranks, {} broken, {} missing", r.digests, r.usable, r.broken.size(),
-                          r.missing.size()));
+                          r.missing_count));
   if (r.world_size_in_traces > 0 && static_cast<uint64_t>(r.world_size_in_traces) != r.digests) {
     f.push_back(fmt::format("the traces say the world has {} ranks", r.world_size_in_traces));
   }
@@ -334,7 +335,7 @@ std::string ClusterToMarkdown(const ClusterResult& r) {
                      c.device_span_ns > 0 ? 100.0 * static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0,
                      c.memory_peak_allocated / 1048576.0);
   }
-  if (!r.broken.empty() || !r.missing.empty()) {
+  if (!r.broken.empty() || r.missing_count > 0) {
     o += "\n## Missing or broken digests\n\n";
     for (const ProblemDigest& b : r.broken) o += fmt::format("- rank {}: {} — {}\n", b.rank, esc(b.source), esc(b.reason));
     for (int32_t m : r.missing) o += fmt::format("- rank {}: missing\n", m);
@@ -384,7 +385,7 @@ std::string ClusterToHtml(const ClusterResult& r) {
                      Ms(static_cast<double>(c.aligned_lateness_ns)), Ms(static_cast<double>(c.clock_offset_ns)), c.last_arrivals);
   }
   o += "</table>\n";
-  if (!r.broken.empty() || !r.missing.empty()) {
+  if (!r.broken.empty() || r.missing_count > 0) {
     o += "<h2>Missing or broken digests</h2>\n<ul>\n";
     for (const ProblemDigest& b : r.broken) o += fmt::format("<li>rank {}: {} — {}</li>\n", b.rank, esc(b.source), esc(b.reason));
     for (int32_t m : r.missing) o += fmt::format("<li>rank {}: missing</li>\n", m);

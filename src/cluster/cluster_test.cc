@@ -297,6 +297,7 @@ TEST(ClusterTest, BrokenAndMissingDigestsListedTheRestAnalysed) {
   // Ranks 5 and 8 have no digest (rank 9's says it could not be read); 6
   // and 7 are broken (their file names tell their ranks), not missing.
   EXPECT_EQ(r->missing, (std::vector<int32_t>{5, 8}));
+  EXPECT_EQ(r->missing_count, 2u);
   ASSERT_TRUE(r->slowest.has_value());
   EXPECT_EQ(r->slowest->rank, kSlow);
   const std::string md = ClusterToMarkdown(*r);
@@ -321,6 +322,25 @@ TEST(DigestTest, EveryTruncationAndAnyFlippedByteIsAnErrorNotACrash) {
   std::string again;
   SerializeDigest(*back, &again);
   EXPECT_EQ(again, bytes);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// A hand-made digest claiming rank 2,000,000,000 (a hostile trace): the
+// missing ranks are counted, not listed one by one.
+TEST(ClusterTest, HugeRankNumberIsCountedNotEnumerated) {
+  RankDigest a, b;
+  a.rank = 0;
+  b.rank = 2000000000;
+  ClusterResult r = Reduce({a, b});
+  EXPECT_EQ(r.usable, 2u);
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_EQ(r.missing_count, 1999999999u);
+  EXPECT_NE(ClusterToMarkdown(r).find("1999999999 missing"), std::string::npos);
 }
 
 }  // namespace
