@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "src/importers/common/byte_source.h"
+#include "src/model/native_file.h"
 
 namespace aiprof {
 namespace {
@@ -404,6 +405,8 @@ double NanosecondsPerUnit(std::string_view unit) {
 bool LooksLikeSampleFile(const std::string& path) {
   StatusOr<std::string> prefix = ReadPrefix(path, 4096);
   if (!prefix.ok()) return false;
+  // A native .aiprof file starts with a letter too ("AIPROF\0\n").
+  if (std::string_view(*prefix).substr(0, kNativeMagic.size()) == kNativeMagic) return false;
   std::string_view p = Trim(*prefix);
   if (p.empty()) return false;
   char c = p[0];
