@@ -18,6 +18,7 @@ std::unique_ptr<Command> NewExportCommand();
 std::unique_ptr<Command> NewTraceCommand();
 std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
+std::unique_ptr<Command> NewClusterCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -38,6 +39,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewNodeBottleneckCommand());
   out.push_back(NewExportCommand());
   out.push_back(NewViewCommand());
+  out.push_back(NewClusterCommand());
   return out;
 }
 

@@ -96,11 +96,15 @@ std::vector<LinkBandwidth> ComputeLinkBandwidths(const Trace& trace) {
     l.bandwidth_bytes_per_second = l.time_ns > 0 ? l.bytes / (l.time_ns * 1e-9) : 0;
     links.push_back(std::move(l));
   }
-  JudgeLinks(&links);
-  std::stable_sort(links.begin(), links.end(), [](const LinkBandwidth& a, const LinkBandwidth& b) {
+  JudgeAndSortLinks(&links);
+  return links;
+}
+
+void JudgeAndSortLinks(std::vector<LinkBandwidth>* links) {
+  JudgeLinks(links);
+  std::stable_sort(links->begin(), links->end(), [](const LinkBandwidth& a, const LinkBandwidth& b) {
     return std::tie(b.judged, a.bandwidth_bytes_per_second) < std::tie(a.judged, b.bandwidth_bytes_per_second);
   });
-  return links;
 }
 
 }  // namespace aiprof

@@ -35,6 +35,12 @@ struct LinkBandwidth {
 // Per (rank, link), slowest first; empty without communication_matrix.json.
 std::vector<LinkBandwidth> ComputeLinkBandwidths(const Trace& trace);
 
+// Judges `links` (rank, link, transport, bytes, time_ns and bandwidth set)
+// against their transport's median as above and sorts them slowest first:
+// what ComputeLinkBandwidths does after reading the matrix. The cluster
+// reduce calls it on the links of every rank's digest.
+void JudgeAndSortLinks(std::vector<LinkBandwidth>* links);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_COMMUNICATION_LINK_BANDWIDTH_H_

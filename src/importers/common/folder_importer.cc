@@ -120,6 +120,14 @@ int32_t RankFromName(const std::string& path) {
   return kNoRank;
 }
 
+StatusOr<std::unique_ptr<Trace>> ImportRankUnit(const FolderUnit& unit) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> t, ImportUnit(unit));
+  int32_t rank = PartRank(*t);
+  if (rank == kNoRank) rank = RankFromName(unit.path);
+  if (rank != kNoRank) StampRank(t.get(), rank);
+  return t;
+}
+
 StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir) {
   if (std::optional<FolderUnitKind> kind = FolderKind(dir)) return std::vector<FolderUnit>{{dir, *kind}};
   std::error_code ec;

@@ -30,6 +30,12 @@ struct FolderUnit {
 // The importable units of `dir`, in path order; an error when there are none.
 StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir);
 
+// Imports one unit and gives every row of it its rank: the unit's own data
+// (profiler_info rank_id, Kineto distributedInfo), else "rankN" in its
+// name, else none (kNoRank). For `aiprof cluster map`, which reads ranks
+// one by one.
+StatusOr<std::unique_ptr<Trace>> ImportRankUnit(const FolderUnit& unit);
+
 // Imports every unit of `dir` in parallel and merges them.
 StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir);
 

@@ -1,0 +1,49 @@
+// Map: one rank's trace → its digest (digest.h), and inputs → digests.
+//
+// An input is a trace file, a torch_npu rank folder, an msprof folder, or a
+// job folder of those (the multi-rank folder import's discovery,
+// ListFolderUnits): each unit is one rank. A unit that cannot be imported
+// still yields a digest, holding the reason (and the rank its name gives).
+//
+// Ops: slices grouped by (category, name), the kDigestMaxOps with the
+// largest total kept, the rest summed into "(other ops)". Host: the trace's
+// "hostname" / "host_name" metadata, else `default_host` (the machine that
+// runs the map, which is where the ranks ran when the map runs beside them).
+#ifndef AIPROF_SRC_CLUSTER_CLUSTER_MAP_H_
+#define AIPROF_SRC_CLUSTER_CLUSTER_MAP_H_
+
+#include <string>
+#include <vector>
+
+#include "src/cluster/digest.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+// Digest of a trace holding one rank. Linear in slices plus O(n log n) sorts.
+RankDigest MapTrace(const Trace& trace, const std::string& source, const std::string& default_host);
+
+// The rank units of `inputs` (files and folders, in the order given; a
+// folder's units in path order). A folder with nothing importable becomes
+// one unit that maps to an error digest.
+struct MapUnit {
+  std::string path;
+  int kind = -1;  // FolderUnitKind, -1 when the input could not be listed
+  std::string error;
+};
+std::vector<MapUnit> ListMapUnits(const std::vector<std::string>& inputs);
+
+// Imports and maps one unit; never fails (an error digest instead).
+RankDigest MapUnitToDigest(const MapUnit& unit, const std::string& default_host);
+
+// Maps units[i] for every i with i % stride == offset, on `threads` threads;
+// digests in unit order.
+std::vector<RankDigest> MapUnits(const std::vector<MapUnit>& units, size_t offset, size_t stride, size_t threads,
+                                 const std::string& default_host);
+
+// This machine's host name ("" when unknown).
+std::string LocalHostName();
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_CLUSTER_CLUSTER_MAP_H_

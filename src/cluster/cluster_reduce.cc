@@ -1,0 +1,624 @@
+#include "src/cluster/cluster_reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <tuple>
+#include <unordered_map>
+
+#include "src/analysis/communication/collective_type.h"
+#include "src/analysis/communication/cross_rank.h"
+#include "src/importers/common/folder_importer.h"
+#include "src/model/event_kind.h"
+
+namespace aiprof {
+namespace {
+
+struct Arrival {
+  int64_t arrival_ns, end_ns, step;
+};
+
+struct RankOp {
+  uint32_t op;  // global op id
+  uint64_t count;
+  int64_t total_ns;
+  double p50_ns, p99_ns;
+};
+
+struct RankState {
+  ClusterRank info;
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (number, dur)
+  std::vector<DigestCollectiveType> types;
+  std::vector<RankOp> ops;  // by op id
+  std::vector<DigestLink> links;
+  // (group id, type) → instances in arrival order.
+  std::map<std::pair<uint32_t, uint8_t>, std::vector<Arrival>> seq;
+};
+
+double MedianOf(std::vector<double>& v) {
+  if (v.empty()) return 0;
+  const size_t n = v.size();
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(n / 2), v.end());
+  const double upper = v[n / 2];
+  if (n % 2) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<long>(n / 2)) + upper) / 2;
+}
+
+// Robust z-scores (Iglewicz & Hoaglin) of `v`.
+std::vector<double> RobustZ(const std::vector<double>& v) {
+  std::vector<double> work = v;
+  const double median = MedianOf(work);
+  std::vector<double> dev(v.size());
+  double mean_abs = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    dev[i] = std::fabs(v[i] - median);
+    mean_abs += dev[i];
+  }
+  mean_abs /= std::max<size_t>(1, v.size());
+  const double mad = MedianOf(dev);
+  std::vector<double> z(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double d = v[i] - median;
+    if (mad > 0) {
+      z[i] = 0.6745 * d / mad;
+    } else if (mean_abs > 0) {
+      z[i] = d / (1.2533 * mean_abs);
+    } else {
+      z[i] = d > 0 ? std::numeric_limits<double>::infinity() : 0;
+    }
+  }
+  return z;
+}
+
+}  // namespace
+
+struct ClusterReducer::State {
+  ClusterOptions options;
+  std::vector<RankState> ranks;
+  std::map<int32_t, size_t> by_rank;
+  std::vector<ProblemDigest> broken;
+  uint64_t digests = 0;
+  int64_t world_size = 0;
+  std::unordered_map<std::string, uint32_t> group_ids;
+  std::vector<std::string> groups;
+  std::map<std::pair<std::string, std::string>, uint32_t> op_ids;
+  std::vector<std::tuple<std::string, std::string, uint8_t>> op_names;
+  std::vector<DurationSketch> op_sketches;
+
+  uint32_t GroupId(const std::string& g) {
+    auto [it, fresh] = group_ids.try_emplace(g, static_cast<uint32_t>(groups.size()));
+    if (fresh) groups.push_back(g);
+    return it->second;
+  }
+  uint32_t OpId(const std::string& name, const std::string& category, uint8_t kind) {
+    auto [it, fresh] = op_ids.try_emplace({name, category}, static_cast<uint32_t>(op_names.size()));
+    if (fresh) {
+      op_names.emplace_back(name, category, kind);
+      op_sketches.emplace_back();
+    }
+    return it->second;
+  }
+};
+
+ClusterReducer::ClusterReducer(ClusterOptions options) : s_(std::make_unique<State>()) { s_->options = options; }
+ClusterReducer::~ClusterReducer() = default;
+
+void ClusterReducer::AddBroken(const std::string& source, const std::string& reason, int32_t rank) {
+  ++s_->digests;
+  s_->broken.push_back(ProblemDigest{rank, source, reason});
+}
+
+void ClusterReducer::Add(const RankDigest& d) {
+  ++s_->digests;
+  s_->world_size = std::max(s_->world_size, d.world_size);
+  if (!d.ok()) {
+    s_->broken.push_back(ProblemDigest{d.rank, d.source, d.error});
+    return;
+  }
+  if (d.rank < 0) {
+    s_->broken.push_back(ProblemDigest{d.rank, d.source, "the digest does not say which rank it is"});
+    return;
+  }
+  if (auto it = s_->by_rank.find(d.rank); it != s_->by_rank.end()) {
+    s_->broken.push_back(ProblemDigest{d.rank, d.source, "rank " + std::to_string(d.rank) + " again (also in " +
+                                                             s_->ranks[it->second].info.source + "); left out"});
+    return;
+  }
+  RankState st;
+  ClusterRank& r = st.info;
+  r.rank = d.rank;
+  r.host = d.host;
+  r.source = d.source;
+  r.source_format = d.source_format;
+  r.slices = d.slice_count;
+  r.steps = d.steps.size();
+  for (const DigestDiagnostic& g : d.diagnostics) r.diagnostics += g.count;
+  r.span_ns = d.span_ns;
+  double step_sum = 0;
+  for (const DigestStep& s : d.steps) {
+    st.steps.emplace_back(s.number, s.dur_ns);
+    step_sum += static_cast<double>(s.dur_ns);
+  }
+  r.mean_step_ns = d.steps.empty() ? 0 : step_sum / static_cast<double>(d.steps.size());
+  for (const DigestDevice& v : d.devices) {
+    if (v.device == kHostDevice) continue;
+    r.device_busy_ns += v.busy_ns;
+    r.device_span_ns += v.span_ns;
+  }
+  for (const DigestMemory& m : d.memory) {
+    if (m.peak_allocated > r.memory_peak_allocated) {
+      r.memory_peak_allocated = m.peak_allocated;
+      r.memory_capacity = m.capacity;
+    }
+    r.memory_peak_reserved = std::max(r.memory_peak_reserved, m.peak_reserved);
+  }
+  r.profiler_elapse_ns = d.profiler_elapse_ns;
+  r.profiler_wait_ns = d.profiler_wait_ns;
+  r.profiler_transit_ns = d.profiler_transit_ns;
+  st.types = d.collective_types;
+  st.links = d.links;
+  for (const DigestOp& o : d.ops) {
+    const uint32_t id = s_->OpId(std::string(d.Str(o.name)), std::string(d.Str(o.category)), o.kind);
+    s_->op_sketches[id].Merge(o.sketch);
+    st.ops.push_back(RankOp{id, o.count, o.total_ns, o.sketch.Quantile(0.5), o.sketch.Quantile(0.99)});
+  }
+  std::sort(st.ops.begin(), st.ops.end(), [](const RankOp& a, const RankOp& b) { return a.op < b.op; });
+  for (const DigestCollective& c : d.collectives) {
+    st.seq[{s_->GroupId(std::string(d.Str(c.group))), c.type}].push_back(Arrival{c.arrival_ns, c.end_ns, c.step});
+  }
+  for (auto& [key, v] : st.seq) {
+    std::stable_sort(v.begin(), v.end(), [](const Arrival& a, const Arrival& b) { return a.arrival_ns < b.arrival_ns; });
+  }
+  s_->by_rank.emplace(d.rank, s_->ranks.size());
+  s_->ranks.push_back(std::move(st));
+}
+
+namespace {
+
+struct Matched {
+  std::pair<uint32_t, uint8_t> key;
+  uint64_t ordinal;
+  std::vector<uint32_t> ranks;  // indices into the sorted rank states
+};
+
+// Per-rank sums over matched instances with per-rank clock offsets.
+struct CrossSums {
+  std::vector<int64_t> comm, wait, lateness, transfer;
+  std::vector<uint64_t> matched;
+  int64_t end_spread_p50 = -1;
+  double share = 0;
+  bool agree = false;
+};
+
+CrossSums Sum(const std::vector<RankState>& ranks, const std::vector<Matched>& matched,
+              const std::vector<int64_t>& offset) {
+  CrossSums s;
+  const size_t n = ranks.size();
+  s.comm.assign(n, 0);
+  s.wait.assign(n, 0);
+  s.lateness.assign(n, 0);
+  s.transfer.assign(n, 0);
+  s.matched.assign(n, 0);
+  std::vector<double> spreads;
+  spreads.reserve(matched.size());
+  for (const Matched& m : matched) {
+    int64_t first = INT64_MAX, last = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t r : m.ranks) {
+      const Arrival& a = ranks[r].seq.at(m.key)[m.ordinal];
+      first = std::min(first, a.arrival_ns - offset[r]);
+      last = std::max(last, a.arrival_ns - offset[r]);
+      lo = std::min(lo, a.end_ns - offset[r]);
+      hi = std::max(hi, a.end_ns - offset[r]);
+    }
+    for (uint32_t r : m.ranks) {
+      const Arrival& a = ranks[r].seq.at(m.key)[m.ordinal];
+      const int64_t arrival = a.arrival_ns - offset[r], end = a.end_ns - offset[r];
+      ++s.matched[r];
+      s.comm[r] += a.end_ns - a.arrival_ns;
+      s.wait[r] += last - arrival;
+      s.lateness[r] += arrival - first;
+      s.transfer[r] += std::max<int64_t>(0, end - last);
+    }
+    spreads.push_back(static_cast<double>(hi - lo));
+  }
+  if (!spreads.empty()) s.end_spread_p50 = static_cast<int64_t>(Median(std::move(spreads)));
+  int64_t comm = 0;
+  uint64_t count = 0;
+  for (size_t r = 0; r < n; ++r) {
+    comm += s.comm[r];
+    count += s.matched[r];
+  }
+  if (count > 0 && comm > 0) {
+    s.share = static_cast<double>(s.end_spread_p50) / (static_cast<double>(comm) / static_cast<double>(count));
+    s.agree = s.share <= kMaxEndSpreadShare;
+  }
+  return s;
+}
+
+std::vector<int64_t> EstimateOffsets(const std::vector<RankState>& ranks, const std::vector<Matched>& matched) {
+  std::vector<std::vector<double>> dev(ranks.size());
+  std::vector<double> ends;
+  for (const Matched& m : matched) {
+    ends.clear();
+    for (uint32_t r : m.ranks) ends.push_back(static_cast<double>(ranks[r].seq.at(m.key)[m.ordinal].end_ns));
+    std::vector<double> work = ends;
+    const double median = MedianOf(work);
+    for (size_t k = 0; k < m.ranks.size(); ++k) dev[m.ranks[k]].push_back(ends[k] - median);
+  }
+  std::vector<int64_t> offset(ranks.size(), 0);
+  for (size_t r = 0; r < ranks.size(); ++r) offset[r] = std::llround(MedianOf(dev[r]));
+  return offset;
+}
+
+const char* TypeName(uint8_t t) {
+  return t < kCollectiveTypeCount ? CollectiveTypeName(static_cast<CollectiveType>(t)) : "other";
+}
+
+// L1 distance between two ranks' op totals (ops sorted by id).
+double OpDistance(const std::vector<RankOp>& a, const std::vector<RankOp>& b) {
+  double d = 0;
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].op < b[j].op)) {
+      d += static_cast<double>(std::llabs(a[i++].total_ns));
+    } else if (i == a.size() || b[j].op < a[i].op) {
+      d += static_cast<double>(std::llabs(b[j++].total_ns));
+    } else {
+      d += static_cast<double>(std::llabs(a[i++].total_ns - b[j++].total_ns));
+    }
+  }
+  return d;
+}
+
+// The ranks that run the same work as `slow`: the nearest half of the
+// others by OpDistance (ties by rank), at least one.
+std::vector<size_t> Peers(const std::vector<RankState>& ranks, size_t slow) {
+  std::vector<std::pair<double, size_t>> by;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (r != slow) by.emplace_back(OpDistance(ranks[slow].ops, ranks[r].ops), r);
+  }
+  std::sort(by.begin(), by.end());
+  by.resize(std::max<size_t>(std::min<size_t>(1, by.size()), (by.size() + 1) / 2));
+  std::vector<size_t> out;
+  for (const auto& [d, r] : by) out.push_back(r);
+  return out;
+}
+
+std::vector<OpDifference> OpDifferences(const std::vector<RankState>& ranks, size_t slow,
+                                        const std::vector<std::tuple<std::string, std::string, uint8_t>>& names,
+                                        const std::vector<DurationSketch>& sketches) {
+  std::vector<OpDifference> out;
+  const std::vector<size_t> peers = Peers(ranks, slow);
+  std::vector<double> totals(peers.size() + 1);
+  for (const RankOp& op : ranks[slow].ops) {
+    OpDifference d;
+    std::tie(d.name, d.category, d.kind) = names[op.op];
+    if (static_cast<EventKind>(d.kind) == EventKind::kCollective) continue;  // an effect of waiting, not a cause
+    for (size_t k = 0; k < peers.size(); ++k) {
+      const auto& v = ranks[peers[k]].ops;
+      auto it = std::lower_bound(v.begin(), v.end(), op.op, [](const RankOp& a, uint32_t id) { return a.op < id; });
+      totals[k] = it != v.end() && it->op == op.op ? static_cast<double>(it->total_ns) : 0;
+    }
+    std::vector<double> work(totals.begin(), totals.end() - 1);
+    d.median_total_ns = MedianOf(work);
+    totals.back() = static_cast<double>(op.total_ns);
+    d.z = RobustZ(totals).back();
+    d.count = op.count;
+    d.total_ns = op.total_ns;
+    d.excess_ns = static_cast<double>(op.total_ns) - d.median_total_ns;
+    d.p50_ns = op.p50_ns;
+    d.p99_ns = op.p99_ns;
+    d.cluster_p50_ns = sketches[op.op].Quantile(0.5);
+    d.cluster_p99_ns = sketches[op.op].Quantile(0.99);
+    if (d.excess_ns > 0) out.push_back(std::move(d));
+  }
+  // Ops whose total is an outlier among the peers first (robust z above the
+  // limit), then by excess.
+  std::sort(out.begin(), out.end(), [](const OpDifference& a, const OpDifference& b) {
+    const bool sa = a.z > kRobustZLimit, sb = b.z > kRobustZLimit;
+    if (sa != sb) return sa;
+    if (a.excess_ns != b.excess_ns) return a.excess_ns > b.excess_ns;
+    return a.name < b.name;
+  });
+  if (out.size() > kSlowRankOpsReported) out.resize(kSlowRankOpsReported);
+  return out;
+}
+
+}  // namespace
+
+ClusterResult ClusterReducer::Finish() {
+  State& s = *s_;
+  ClusterResult out;
+  out.digests = s.digests;
+  out.world_size_in_traces = s.world_size;
+  std::sort(s.ranks.begin(), s.ranks.end(), [](const RankState& a, const RankState& b) { return a.info.rank < b.info.rank; });
+  std::vector<RankState>& ranks = s.ranks;
+  out.usable = ranks.size();
+  out.broken = s.broken;
+  std::sort(out.broken.begin(), out.broken.end(), [](const ProblemDigest& a, const ProblemDigest& b) {
+    return std::tie(a.rank, a.source) < std::tie(b.rank, b.source);
+  });
+  // Missing ranks: 0..expected-1 without a digest. A rank number far beyond
+  // the digests (a hostile or corrupt trace) is not enumerated.
+  {
+    int64_t expected = s.options.world_size;
+    std::vector<int32_t> seen;
+    for (const RankState& r : ranks) seen.push_back(r.info.rank);
+    for (const ProblemDigest& b : out.broken) {
+      if (b.rank >= 0) seen.push_back(b.rank);
+    }
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    if (expected <= 0) expected = seen.empty() ? 0 : int64_t{seen.back()} + 1;
+    const int64_t present = std::lower_bound(seen.begin(), seen.end(), expected) - seen.begin();
+    out.missing_count = static_cast<uint64_t>(expected - present);
+    if (expected <= static_cast<int64_t>(kMaxListedRanks)) {
+      size_t k = 0;
+      for (int64_t r = 0; r < expected; ++r) {
+        while (k < seen.size() && seen[k] < r) ++k;
+        if (k == seen.size() || seen[k] != r) out.missing.push_back(static_cast<int32_t>(r));
+      }
+    }
+  }
+  // Matching by (group, type, ordinal).
+  std::map<std::pair<uint32_t, uint8_t>, std::vector<uint32_t>> holders;
+  for (uint32_t r = 0; r < ranks.size(); ++r) {
+    for (const auto& [key, v] : ranks[r].seq) holders[key].push_back(r);
+  }
+  std::vector<Matched> matched;
+  for (const auto& [key, hs] : holders) {
+    size_t n = SIZE_MAX;
+    for (uint32_t r : hs) n = std::min(n, ranks[r].seq.at(key).size());
+    if (hs.size() < 2) n = 0;
+    for (uint32_t r : hs) out.unmatched += ranks[r].seq.at(key).size() - n;
+    for (size_t i = 0; i < n; ++i) matched.push_back(Matched{key, i, hs});
+  }
+  out.matched = matched.size();
+  const std::vector<int64_t> zero(ranks.size(), 0);
+  const CrossSums raw = Sum(ranks, matched, zero);
+  out.raw_end_spread_p50_ns = raw.end_spread_p50;
+  out.raw_end_spread_share = raw.share;
+  out.raw_clocks_agree = raw.agree;
+  out.aligned = !matched.empty() && (s.options.align == ClockAlign::kAlways ||
+                                     (s.options.align == ClockAlign::kAuto && !raw.agree));
+  const std::vector<int64_t> offset = out.aligned ? EstimateOffsets(ranks, matched) : zero;
+  const CrossSums used = out.aligned ? Sum(ranks, matched, offset) : raw;
+  if (out.aligned) {
+    out.aligned_end_spread_p50_ns = used.end_spread_p50;
+    out.aligned_end_spread_share = used.share;
+    out.aligned_clocks_agree = used.agree;
+  }
+  out.trusted = used.agree;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    ClusterRank& c = ranks[r].info;
+    c.matched = raw.matched[r];
+    c.comm_ns = raw.comm[r];
+    c.wait_ns = raw.wait[r];
+    c.lateness_ns = raw.lateness[r];
+    c.transfer_ns = raw.transfer[r];
+    c.clock_offset_ns = offset[r];
+    c.aligned_wait_ns = used.wait[r];
+    c.aligned_lateness_ns = used.lateness[r];
+    c.aligned_transfer_ns = used.transfer[r];
+    out.max_abs_offset_ns = std::max<int64_t>(out.max_abs_offset_ns, offset[r] < 0 ? -offset[r] : offset[r]);
+  }
+  // Instances: last arrival and by how much (used clocks).
+  std::vector<double> arrivals;
+  for (const Matched& m : matched) {
+    ClusterInstance in;
+    in.group = s.groups[m.key.first];
+    in.type = m.key.second;
+    in.ordinal = m.ordinal;
+    in.ranks = static_cast<uint32_t>(m.ranks.size());
+    arrivals.clear();
+    int64_t last = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
+    uint32_t last_r = 0;
+    for (uint32_t r : m.ranks) {
+      const Arrival& a = ranks[r].seq.at(m.key)[m.ordinal];
+      const int64_t t = a.arrival_ns - offset[r];
+      arrivals.push_back(static_cast<double>(t));
+      if (t > last) {
+        last = t;
+        last_r = r;
+      }
+      lo = std::min(lo, a.end_ns - offset[r]);
+      hi = std::max(hi, a.end_ns - offset[r]);
+    }
+    in.step = ranks[last_r].seq.at(m.key)[m.ordinal].step;
+    in.last_rank = ranks[last_r].info.rank;
+    std::sort(arrivals.begin(), arrivals.end());
+    const double median = arrivals.size() % 2 ? arrivals[arrivals.size() / 2]
+                                              : (arrivals[arrivals.size() / 2 - 1] + arrivals[arrivals.size() / 2]) / 2;
+    in.late_by_ns = static_cast<int64_t>(std::llround(static_cast<double>(last) - median));
+    in.late_by_next_ns = static_cast<int64_t>(std::llround(arrivals.back() - arrivals[arrivals.size() - 2]));
+    in.end_spread_ns = hi - lo;
+    if (in.late_by_ns > 0) ++ranks[last_r].info.last_arrivals;
+    out.instances.push_back(std::move(in));
+  }
+  std::stable_sort(out.instances.begin(), out.instances.end(),
+                   [](const ClusterInstance& a, const ClusterInstance& b) { return a.step < b.step; });
+  // Steps: the job's step time is its slowest rank's.
+  {
+    std::map<int64_t, std::vector<std::pair<int64_t, int32_t>>> by_step;
+    for (const RankState& r : ranks) {
+      for (const auto& [number, dur] : r.steps) by_step[number].emplace_back(dur, r.info.rank);
+    }
+    for (auto& [number, v] : by_step) {
+      ClusterStep st;
+      st.number = number;
+      st.ranks = static_cast<uint32_t>(v.size());
+      std::sort(v.begin(), v.end());
+      st.max_ns = v.back().first;
+      st.slowest_rank = v.back().second;
+      st.median_ns = v.size() % 2 ? v[v.size() / 2].first : (v[v.size() / 2 - 1].first + v[v.size() / 2].first) / 2;
+      for (const ClusterInstance& in : out.instances) {
+        if (in.step != number) continue;
+        ++st.collectives;
+        if (in.late_by_ns > st.last_late_by_ns || st.last_rank == kDigestNoRank) {
+          st.last_rank = in.last_rank;
+          st.last_late_by_ns = in.late_by_ns;
+          st.last_collective = std::string(TypeName(in.type)) + " #" + std::to_string(in.ordinal) +
+                               (in.group.empty() ? "" : " (" + in.group + ")");
+        }
+      }
+      out.steps.push_back(std::move(st));
+    }
+  }
+  // Wait ratio, as the multi-rank analysis publishes comm_wait_ratio.
+  {
+    bool all_profiler = !ranks.empty();
+    int64_t wait = 0, total = 0;
+    for (const RankState& r : ranks) all_profiler &= r.info.profiler_elapse_ns > 0 && r.info.profiler_wait_ns >= 0;
+    if (all_profiler) {
+      for (const RankState& r : ranks) {
+        wait += r.info.profiler_wait_ns;
+        total += r.info.profiler_elapse_ns;
+      }
+      out.wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
+      out.wait_ratio_source = "communication.json";
+    } else {
+      for (size_t r = 0; r < ranks.size(); ++r) {
+        wait += used.wait[r];
+        total += used.comm[r];
+      }
+      if (matched.empty() || total == 0) {
+        out.wait_ratio_unavailable = "needs collectives matched across 2 or more ranks, or torch_npu communication.json";
+      } else if (!used.agree) {
+        out.wait_ratio_unavailable = "the ranks' ends of matched collectives differ by a median " +
+                                     std::to_string(used.end_spread_p50) + " ns" +
+                                     (out.aligned ? " even after aligning the clocks" : "") +
+                                     ": arrival times cannot be compared";
+      } else {
+        out.wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
+        out.wait_ratio_source = out.aligned ? "collectives, aligned clocks" : "collectives";
+      }
+    }
+  }
+  // Slow ranks.
+  std::vector<size_t> with;
+  std::vector<double> lateness;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    if (used.matched[r] == 0) continue;
+    with.push_back(r);
+    lateness.push_back(static_cast<double>(used.lateness[r]));
+  }
+  auto report = [&](size_t k) {
+    const size_t r = with[k];
+    SlowRankReport rep;
+    rep.rank = ranks[r].info.rank;
+    std::vector<double> others;
+    for (size_t j = 0; j < with.size(); ++j) {
+      if (j != k) others.push_back(lateness[j]);
+    }
+    rep.excess_ns = std::max<int64_t>(0, used.lateness[r] - std::llround(Median(others)));
+    rep.excess_ratio = ranks[r].info.span_ns > 0
+                           ? static_cast<double>(rep.excess_ns) / static_cast<double>(ranks[r].info.span_ns)
+                           : 0;
+    rep.last_arrivals = ranks[r].info.last_arrivals;
+    rep.ops = OpDifferences(ranks, r, s.op_names, s.op_sketches);
+    return rep;
+  };
+  if (with.size() >= 2 && !used.agree) {
+    out.slow_rank_unavailable = "the ranks' ends of matched collectives differ by a median " +
+                                std::to_string(used.end_spread_p50) + " ns" +
+                                (out.aligned ? " even after aligning the clocks" : "") +
+                                " (collectives not paired one to one, or point-to-point ones that do not end together): "
+                                "arrival times cannot be compared";
+  } else if (with.size() < 2) {
+    out.slow_rank_unavailable = "needs collectives matched across 2 or more ranks";
+  } else {
+    if (with.size() <= kDixonMaxValues) {
+      OutlierResult t = TestLargestForOutlier(lateness);
+      out.test = t.test;
+      out.test_name = OutlierTestName(t.test);
+      SlowRankReport rep = report(t.index);
+      rep.outlier = t.outlier;
+      rep.statistic = t.statistic;
+      rep.critical = t.critical;
+      out.slowest = rep;
+      if (t.outlier || t.test == OutlierTest::kNone) out.slow_ranks.push_back(rep);
+    } else {
+      out.test = OutlierTest::kNone;
+      out.test_name = "robust_z";
+      std::vector<double> z = RobustZ(lateness);
+      std::vector<size_t> order(with.size());
+      for (size_t k = 0; k < order.size(); ++k) {
+        order[k] = k;
+        ranks[with[k]].info.lateness_z = z[k];
+      }
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (lateness[a] != lateness[b]) return lateness[a] > lateness[b];
+        return a < b;
+      });
+      for (size_t k : order) {
+        if (!(z[k] > kRobustZLimit) && k != order.front()) break;
+        SlowRankReport rep = report(k);
+        rep.outlier = z[k] > kRobustZLimit;
+        rep.statistic = z[k];
+        rep.critical = kRobustZLimit;
+        if (k == order.front()) out.slowest = rep;
+        if (rep.outlier) out.slow_ranks.push_back(std::move(rep));
+      }
+    }
+  }
+  // Per-type times.
+  std::map<uint8_t, ClusterTypeTime> job;
+  for (const RankState& r : ranks) {
+    for (const DigestCollectiveType& t : r.types) {
+      ClusterTypeTime c{r.info.rank, t.type, t.count, t.total_ns, t.max_ns, t.bytes, t.sized, t.sized_time_ns, t.group_size};
+      out.type_times.push_back(c);
+      ClusterTypeTime& j = job[t.type];
+      j.type = t.type;
+      j.count += t.count;
+      j.total_ns += t.total_ns;
+      j.max_ns = std::max(j.max_ns, t.max_ns);
+      j.bytes += t.bytes;
+      j.sized += t.sized;
+      j.sized_time_ns += t.sized_time_ns;
+      j.group_size = std::max(j.group_size, t.group_size);
+    }
+  }
+  for (auto& [type, j] : job) out.type_times.push_back(j);
+  // Links.
+  for (const RankState& r : ranks) {
+    for (const DigestLink& l : r.links) {
+      LinkBandwidth b;
+      b.rank = r.info.rank;
+      b.link = l.link;
+      b.transport = l.transport;
+      b.bytes = l.bytes;
+      b.time_ns = l.time_ns;
+      b.bandwidth_bytes_per_second = l.time_ns > 0 ? l.bytes / (l.time_ns * 1e-9) : 0;
+      out.links.push_back(std::move(b));
+    }
+  }
+  JudgeAndSortLinks(&out.links);
+  for (RankState& r : ranks) out.ranks.push_back(std::move(r.info));
+  return out;
+}
+
+StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const ClusterOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return ErrStatus(dir + ": not a folder of digests");
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".digest") files.push_back(e.path().string());
+  }
+  if (ec) return ErrStatus(dir + ": cannot list the folder: " + ec.message());
+  if (files.empty()) return ErrStatus(dir + ": no *.digest files (write them with `aiprof cluster map`)");
+  std::sort(files.begin(), files.end());
+  ClusterReducer reducer(options);
+  for (const std::string& f : files) {
+    StatusOr<RankDigest> d = ReadDigestFile(f);
+    if (d.ok()) {
+      reducer.Add(*d);
+    } else {
+      reducer.AddBroken(f, d.status().message(), RankFromName(f));
+    }
+  }
+  return reducer.Finish();
+}
+
+}  // namespace aiprof

@@ -1,0 +1,199 @@
+// Reduce: the ranks' digests → the cross-rank picture of the job.
+//
+// Collectives are matched as the multi-rank analysis matches them
+// (cross_rank.h): the i-th instance of a (group, type) on every rank that
+// has it, n = the fewest instances of any such rank. For one matched
+// instance with arrivals a_r and ends e_r: wait_r = max(a) − a_r, lateness_r
+// = a_r − min(a), transfer_r = max(0, e_r − max(a)). Those raw figures, the
+// median end spread and the clock-agreement test (end spread ≤ 25% of a
+// mean collective) are exactly the multi-rank analysis's.
+//
+// Clock alignment: every rank ends a collective at the same moment, so a
+// rank's clock offset is estimated as the median over its instances of
+// e_{r,i} − median_r'(e_{r',i}) (relative to the median rank; robust to a
+// straggler, whose arrivals move but whose ends do not). With `align` auto
+// the offsets are applied when the raw clocks disagree (then all
+// cross-rank figures are on aligned clocks and the residual spread is
+// tested the same way); always/never force it.
+//
+// Stragglers: per instance the last-arriving rank and how much later than
+// the median arrival; per rank how often it arrived last. Slow ranks on
+// total lateness: 2 ranks no test (the later one is the slowest); 3–10
+// Dixon's Q at 95% (rank_outlier.h); more, the robust z-score of Iglewicz
+// and Hoaglin, z = 0.6745 (x − median) / MAD, outlier above 3.5 (MAD = 0:
+// 1.2533 × mean absolute deviation instead; both 0: any x above the median
+// is infinitely far). For each slow rank (the outliers, else the slowest
+// when there are 2 ranks), its ops against its peers': the peers are the
+// nearest half of the other ranks by L1 distance between op-total vectors
+// (the ranks that run the same work: in a job of pipeline stages or of
+// differing shards, the global median rank runs other ops), excess = its
+// total − the peers' median total of that op; ops whose total is an outlier
+// among the peers (robust z of the rank's total over peers and itself >
+// 3.5) first, then by excess. Collective kernels are left out (on a slow
+// rank they are shorter: it waits less).
+//
+// Memory: per rank its steps, collective instances (arrival, end) and op
+// totals: ranks × (steps + instances + ops), never events.
+#ifndef AIPROF_SRC_CLUSTER_CLUSTER_REDUCE_H_
+#define AIPROF_SRC_CLUSTER_CLUSTER_REDUCE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/analysis/communication/link_bandwidth.h"
+#include "src/analysis/communication/rank_outlier.h"
+#include "src/cluster/digest.h"
+
+namespace aiprof {
+
+inline constexpr double kRobustZLimit = 3.5;
+inline constexpr size_t kSlowRankOpsReported = 5;
+// Missing ranks are listed one by one up to this many expected ranks.
+inline constexpr size_t kMaxListedRanks = 1 << 20;
+
+enum class ClockAlign { kAuto, kAlways, kNever };
+
+struct ClusterOptions {
+  ClockAlign align = ClockAlign::kAuto;
+  int64_t world_size = 0;  // expected ranks 0..world_size-1; 0: up to the largest rank seen
+};
+
+struct ClusterRank {
+  int32_t rank = kDigestNoRank;
+  std::string host, source, source_format;
+  uint64_t slices = 0, steps = 0, diagnostics = 0;
+  int64_t span_ns = 0;
+  double mean_step_ns = 0;
+  int64_t device_busy_ns = 0, device_span_ns = 0;  // summed over devices
+  double memory_peak_allocated = 0, memory_peak_reserved = 0, memory_capacity = 0;
+  // Matched collectives; raw figures (the rank's own clock).
+  uint64_t matched = 0;
+  int64_t comm_ns = 0, wait_ns = 0, lateness_ns = 0, transfer_ns = 0;
+  // Figures on aligned clocks (equal to the raw ones when not aligned).
+  int64_t clock_offset_ns = 0;
+  int64_t aligned_wait_ns = 0, aligned_lateness_ns = 0, aligned_transfer_ns = 0;
+  uint64_t last_arrivals = 0;  // instances where it arrived last (and later than the median)
+  double lateness_z = 0;       // robust z of its lateness (more than 10 ranks)
+  int64_t profiler_elapse_ns = -1, profiler_wait_ns = -1, profiler_transit_ns = -1;
+};
+
+struct ClusterInstance {
+  int64_t step = -1;
+  std::string group;
+  uint8_t type = 0;
+  uint64_t ordinal = 0;  // within (group, type)
+  uint32_t ranks = 0;
+  int32_t last_rank = kDigestNoRank;
+  int64_t late_by_ns = 0;       // last arrival − median arrival (used clocks)
+  int64_t late_by_next_ns = 0;  // last arrival − the one before it
+  int64_t end_spread_ns = 0;    // max(e) − min(e), used clocks
+};
+
+struct ClusterStep {
+  int64_t number = -1;
+  uint32_t ranks = 0;
+  int64_t max_ns = 0, median_ns = 0;  // step time over ranks: the job's is the max
+  int32_t slowest_rank = kDigestNoRank;
+  int32_t last_rank = kDigestNoRank;  // last to arrive at the step's most delayed collective
+  int64_t last_late_by_ns = 0;
+  std::string last_collective;        // "all_reduce #3 (group)"
+  uint32_t collectives = 0;
+};
+
+struct OpDifference {
+  std::string name, category;
+  uint8_t kind = 0;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  double median_total_ns = 0;  // over the peers (0 for a peer without the op)
+  double excess_ns = 0;
+  double p50_ns = 0, p99_ns = 0;                  // this rank's (sketch)
+  double cluster_p50_ns = 0, cluster_p99_ns = 0;  // all ranks' merged sketch
+  double z = 0;                                   // robust z of its total among the peers
+};
+
+struct SlowRankReport {
+  int32_t rank = kDigestNoRank;
+  bool outlier = false;
+  double statistic = 0, critical = 0;
+  int64_t excess_ns = 0;      // lateness − median lateness of the others
+  double excess_ratio = 0;    // of its device span
+  uint64_t last_arrivals = 0;
+  std::vector<OpDifference> ops;
+};
+
+struct ClusterTypeTime {
+  int32_t rank = kDigestNoRank;  // kDigestNoRank: the whole job
+  uint8_t type = 0;
+  uint64_t count = 0;
+  int64_t total_ns = 0, max_ns = 0;
+  double bytes = 0;
+  uint64_t sized = 0;
+  int64_t sized_time_ns = 0, group_size = 0;
+};
+
+struct ProblemDigest {
+  int32_t rank = kDigestNoRank;  // when known
+  std::string source;
+  std::string reason;  // "missing" for ranks without a digest
+};
+
+struct ClusterResult {
+  uint64_t digests = 0, usable = 0;
+  int64_t world_size_in_traces = 0;
+  std::vector<ClusterRank> ranks;  // usable ranks, by rank
+  std::vector<ProblemDigest> broken;
+  std::vector<int32_t> missing;  // listed when at most kMaxListedRanks are expected
+  uint64_t missing_count = 0;
+  // Cross-rank, raw clocks (the multi-rank analysis's figures).
+  uint64_t matched = 0, unmatched = 0;
+  int64_t raw_end_spread_p50_ns = -1;
+  double raw_end_spread_share = 0;
+  bool raw_clocks_agree = false;
+  // Alignment.
+  bool aligned = false;
+  int64_t aligned_end_spread_p50_ns = -1;
+  double aligned_end_spread_share = 0;
+  bool aligned_clocks_agree = false;
+  int64_t max_abs_offset_ns = 0;
+  bool trusted = false;  // the clocks used agree
+  // Wait ratio: Σ wait / Σ collective time.
+  std::optional<double> wait_ratio;
+  std::string wait_ratio_source, wait_ratio_unavailable;
+  // Slow ranks.
+  OutlierTest test = OutlierTest::kNone;  // for 3–10 ranks
+  std::string test_name = "none";         // "none", "dixon_q" or "robust_z"
+  std::string slow_rank_unavailable;  // why there is no slowest rank
+  std::optional<SlowRankReport> slowest;  // only when the clocks used agree
+  std::vector<SlowRankReport> slow_ranks;  // outliers, most late first (the slowest alone for 2 ranks)
+  std::vector<ClusterInstance> instances;  // by step, then arrival order of the key
+  std::vector<ClusterStep> steps;
+  std::vector<ClusterTypeTime> type_times;  // per (rank, type), then job totals per type
+  std::vector<LinkBandwidth> links;         // slowest first
+};
+
+class ClusterReducer {
+ public:
+  explicit ClusterReducer(ClusterOptions options);
+  ~ClusterReducer();
+  // Takes what the reduce needs from `d` and drops the rest.
+  void Add(const RankDigest& d);
+  // A digest that could not be read at all (`rank` from its file name, when it tells).
+  void AddBroken(const std::string& source, const std::string& reason, int32_t rank = kDigestNoRank);
+  ClusterResult Finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// Reads every *.digest file under `dir` (sorted by name) and reduces them.
+StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const ClusterOptions& options);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_CLUSTER_CLUSTER_REDUCE_H_

@@ -1,0 +1,347 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "src/analysis/communication/communication.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/testing/analysis_test_util.h"
+#include "src/cluster/cluster_map.h"
+#include "src/cluster/cluster_reduce.h"
+#include "src/cluster/cluster_report.h"
+#include "src/cluster/duration_sketch.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/report/escape.h"
+
+namespace aiprof {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FixturesDir;
+using testing::TempDir;
+
+std::vector<RankDigest> MapFolder(const std::string& dir) {
+  return MapUnits(ListMapUnits({dir}), 0, 1, 2, "testhost");
+}
+
+ClusterResult Reduce(const std::vector<RankDigest>& digests, ClusterOptions o = {}) {
+  ClusterReducer r(o);
+  for (const RankDigest& d : digests) {
+    // Through the bytes, as files and MPI carry them.
+    std::string bytes;
+    SerializeDigest(d, &bytes);
+    StatusOr<RankDigest> back = ParseDigest(bytes, "test");
+    EXPECT_TRUE(back.ok()) << back.status().message();
+    if (back.ok()) r.Add(*back);
+  }
+  return r.Finish();
+}
+
+const ClusterRank* FindRank(const ClusterResult& r, int32_t rank) {
+  for (const ClusterRank& c : r.ranks) {
+    if (c.rank == rank) return &c;
+  }
+  return nullptr;
+}
+
+TEST(DurationSketchTest, QuantilesWithinTheRelativeErrorAndMergeIsExact) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> dist(10, 2);
+  std::vector<int64_t> all;
+  DurationSketch a, b;
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t v = std::max<int64_t>(1, static_cast<int64_t>(dist(rng)));
+    all.push_back(v);
+    (i % 2 ? a : b).Add(v);
+  }
+  DurationSketch merged = a;
+  merged.Merge(b);
+  std::sort(all.begin(), all.end());
+  for (double q : {0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0}) {
+    const double exact = static_cast<double>(all[static_cast<size_t>(std::floor(q * static_cast<double>(all.size() - 1)))]);
+    EXPECT_LE(std::fabs(merged.Quantile(q) - exact), kSketchRelativeAccuracy * exact + 1e-9) << q;
+  }
+  EXPECT_EQ(merged.count(), all.size());
+  EXPECT_EQ(DurationSketch().Quantile(0.5), 0);
+}
+
+// The real two-rank torch_npu run: the same slow rank, wait ratio and
+// per-type times as `aiprof analyze` of the folder (the multi-rank import).
+TEST(ClusterTest, AscendLevel1SameAnswersAsTheMultiRankImport) {
+  const std::string dir = FixturesDir() + "/ascend-pt/level1";
+  auto merged = ImportTrace(dir);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  CommunicationResult c = ComputeCommunication(**merged);
+  MetricSet m;
+  PublishCommunication(c, &m);
+
+  std::vector<RankDigest> digests = MapFolder(dir);
+  ASSERT_EQ(digests.size(), 2u);
+  for (const RankDigest& d : digests) {
+    EXPECT_TRUE(d.ok()) << d.error;
+    EXPECT_EQ(d.host, "testhost");
+  }
+  ClusterResult r = Reduce(digests);
+  EXPECT_EQ(r.matched, c.cross.matched);
+  EXPECT_EQ(r.unmatched, c.cross.unmatched);
+  EXPECT_EQ(r.raw_end_spread_p50_ns, c.cross.end_spread_p50_ns);
+  EXPECT_EQ(r.raw_clocks_agree, c.cross.clocks_agree);
+  EXPECT_FALSE(r.aligned);
+  ASSERT_TRUE(r.wait_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*r.wait_ratio, m.Get("comm_wait_ratio")->value);
+  EXPECT_EQ(r.wait_ratio_source, m.Get("comm_wait_ratio")->source);
+  ASSERT_TRUE(r.slowest.has_value());
+  ASSERT_TRUE(c.cross.slow_rank.has_value());
+  EXPECT_EQ(r.slowest->rank, c.cross.slow_rank->rank);
+  EXPECT_EQ(r.slowest->excess_ns, c.cross.slow_rank->excess_ns);
+  EXPECT_DOUBLE_EQ(r.slowest->excess_ratio, m.Get("slow_rank_excess_ratio")->value);
+  for (const RankCommunication& rc : c.cross.ranks) {
+    const ClusterRank* cr = FindRank(r, rc.rank);
+    ASSERT_NE(cr, nullptr);
+    EXPECT_EQ(cr->wait_ns, rc.wait_ns);
+    EXPECT_EQ(cr->lateness_ns, rc.lateness_ns);
+    EXPECT_EQ(cr->transfer_ns, rc.transfer_ns);
+    EXPECT_EQ(cr->span_ns, rc.span_ns);
+  }
+  size_t per_rank = 0;
+  for (const CollectiveTypeStats& t : c.stats.by_type) {
+    for (const ClusterTypeTime& ct : r.type_times) {
+      if (ct.rank != t.rank || ct.type != static_cast<uint8_t>(t.type)) continue;
+      ++per_rank;
+      EXPECT_EQ(ct.count, t.count);
+      EXPECT_EQ(ct.total_ns, t.total_ns);
+      EXPECT_EQ(ct.max_ns, t.max_ns);
+    }
+  }
+  EXPECT_EQ(per_rank, c.stats.by_type.size());
+  // communication_matrix.json links, judged as the analysis judges them.
+  size_t judged = 0;
+  for (const LinkBandwidth& l : r.links) judged += l.judged;
+  EXPECT_EQ(judged, 14u);
+  ASSERT_FALSE(r.links.empty());
+  EXPECT_EQ(r.links[0].link, c.cross.links[0].link);
+  EXPECT_DOUBLE_EQ(r.links[0].bandwidth_bytes_per_second, c.cross.links[0].bandwidth_bytes_per_second);
+  // Digests are small: under 1 MB per rank per 100 steps (this run has 1 step).
+  for (const RankDigest& d : digests) {
+    std::string bytes;
+    SerializeDigest(d, &bytes);
+    EXPECT_LT(bytes.size(), 100000u);
+  }
+}
+
+// The HTA Kineto pair: SendRecv kernels whose ends differ by 21 ms. The raw
+// figures are the analysis's; aligning cannot make point-to-point ends
+// agree, so wait ratio and slow rank stay unavailable, as in `analyze`.
+TEST(ClusterTest, KinetoPairSameAnswersAsTheMultiRankImport) {
+  TempDir dir;
+  const std::string base = FixturesDir() + "/kineto/HolisticTraceAnalysis__tests__data__trace_filter__sampled_rank-";
+  for (const char* rank : {"0", "1"}) {
+    fs::create_symlink(base + rank + ".json.gz", dir.Path(std::string("rank") + rank + ".json.gz"));
+  }
+  auto merged = ImportTrace(dir.path());
+  ASSERT_TRUE(merged.ok());
+  CommunicationResult c = ComputeCommunication(**merged);
+  ClusterResult r = Reduce(MapFolder(dir.path()));
+  EXPECT_EQ(r.matched, c.cross.matched);
+  EXPECT_EQ(r.raw_end_spread_p50_ns, c.cross.end_spread_p50_ns);
+  EXPECT_DOUBLE_EQ(r.raw_end_spread_share, c.cross.end_spread_share);
+  EXPECT_FALSE(r.raw_clocks_agree);
+  EXPECT_TRUE(r.aligned);
+  EXPECT_FALSE(r.trusted);
+  EXPECT_FALSE(r.wait_ratio.has_value());
+  EXPECT_FALSE(r.slowest.has_value());
+  EXPECT_NE(r.slow_rank_unavailable.find("cannot be compared"), std::string::npos);
+  for (const RankCommunication& rc : c.cross.ranks) {
+    const ClusterRank* cr = FindRank(r, rc.rank);
+    ASSERT_NE(cr, nullptr);
+    EXPECT_EQ(cr->wait_ns, rc.wait_ns);
+    EXPECT_EQ(cr->lateness_ns, rc.lateness_ns);
+  }
+  for (const CollectiveTypeStats& t : c.stats.by_type) {
+    bool found = false;
+    for (const ClusterTypeTime& ct : r.type_times) {
+      if (ct.rank == t.rank && ct.type == static_cast<uint8_t>(t.type)) {
+        found = true;
+        EXPECT_EQ(ct.total_ns, t.total_ns);
+        EXPECT_EQ(ct.bytes, t.bytes);
+      }
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
+// Hand-made 8-rank job: 3 steps of (layer_norm kernel, all-reduce); every
+// rank's all-reduce i arrives at 1000 + 10000 i µs (rank r adds r µs of
+// jitter) and ends at 8000 + 10000 i µs on the true clock. Rank 3's
+// planted op (named like an XSS attack) lasts 2000 µs longer, so it reaches
+// each all-reduce 2 ms late. Clock offsets of 10–80 ms (larger than the
+// delay) are added to each rank's times.
+constexpr int kRanks = 8;
+constexpr int kSlow = 3;
+constexpr const char* kPlanted = "</script><img src=x onerror=alert(1)>";
+const int kOffsetUs[kRanks] = {0, 37000, -52000, 81000, -13000, 64000, -71000, 22000};
+
+std::string JobRank(int rank) {
+  std::string j = R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(rank) +
+                  R"(,"world_size":8},"traceEvents":[)";
+  auto ev = [&](const std::string& cat, const std::string& name, int64_t ts, int64_t dur, int pid, int tid) {
+    std::string e = R"({"ph":"X","cat":")" + cat + R"(","name":)" + JsonString(name) + R"(,"pid":)" + std::to_string(pid) +
+                    R"(,"tid":)" + std::to_string(tid) + R"(,"ts":)" + std::to_string(ts + kOffsetUs[rank]) +
+                    R"(,"dur":)" + std::to_string(dur);
+    if (cat == "kernel") e += R"(,"args":{"device":0,"stream":7})";
+    return e + "},";
+  };
+  for (int i = 0; i < 3; ++i) {
+    const int64_t step = 10000 * i;
+    j += ev("user_annotation", "ProfilerStep#" + std::to_string(i + 1), step, 10000, 1, 1);
+    j += ev("kernel", "gemm", step, 200, 0, 7);
+    const int64_t norm = rank == kSlow ? 2700 : 700;
+    j += ev("kernel", kPlanted, step + 250, norm, 0, 7);
+    const int64_t arrival = step + 1000 + rank + (rank == kSlow ? 2000 : 0);
+    j += ev("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float", arrival, step + 8000 - arrival, 0, 7);
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+std::string WriteJob(const TempDir& dir) {
+  const std::string job = dir.Path("job");
+  fs::create_directories(job);
+  for (int r = 0; r < kRanks; ++r) {
+    std::ofstream(job + "/rank" + std::to_string(r) + ".json") << JobRank(r);
+  }
+  return job;
+}
+
+TEST(ClusterTest, PlantedSlowRankFoundWithItsOpDespiteLargerClockOffsets) {
+  TempDir dir;
+  ClusterResult r = Reduce(MapFolder(WriteJob(dir)));
+  EXPECT_EQ(r.usable, 8u);
+  EXPECT_EQ(r.matched, 3u);
+  EXPECT_FALSE(r.raw_clocks_agree);  // offsets of tens of ms
+  EXPECT_TRUE(r.aligned);
+  EXPECT_TRUE(r.aligned_clocks_agree);
+  EXPECT_EQ(r.aligned_end_spread_p50_ns, 0);
+  // Offsets relative to the median rank's: exact here (ends agree on the true clock).
+  std::vector<double> off(kOffsetUs, kOffsetUs + kRanks);
+  const double median = Median(off);
+  for (const ClusterRank& c : r.ranks) {
+    EXPECT_EQ(c.clock_offset_ns, std::llround((kOffsetUs[c.rank] - median) * 1000)) << c.rank;
+  }
+  ASSERT_TRUE(r.slowest.has_value());
+  EXPECT_EQ(r.slowest->rank, kSlow);
+  EXPECT_TRUE(r.slowest->outlier);
+  EXPECT_EQ(r.test, OutlierTest::kDixonQ);
+  // Lateness per all-reduce: rank 3 arrives 2000 + 3 µs after rank 0; the
+  // others' median lateness is 3.5 µs (ranks 0..7 but 3: 0,1,2,4,5,6,7 → 4).
+  const ClusterRank* slow = FindRank(r, kSlow);
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->aligned_lateness_ns, 3 * 2003000);
+  EXPECT_EQ(r.slowest->excess_ns, 3 * (2003000 - 4000));
+  EXPECT_EQ(slow->last_arrivals, 3u);
+  ASSERT_EQ(r.slow_ranks.size(), 1u);
+  ASSERT_FALSE(r.slowest->ops.empty());
+  EXPECT_EQ(r.slowest->ops[0].name, kPlanted);
+  EXPECT_DOUBLE_EQ(r.slowest->ops[0].excess_ns, 3 * 2000000.0);
+  for (const ClusterStep& s : r.steps) {
+    EXPECT_EQ(s.last_rank, kSlow);
+    EXPECT_EQ(s.last_late_by_ns, 2003000 - 4500);  // median arrival: mean of ranks 4 and 5's... (4 + 5) / 2 µs
+  }
+  ASSERT_TRUE(r.wait_ratio.has_value());
+  // Reports escape trace strings.
+  const std::string html = ClusterToHtml(r), md = ClusterToMarkdown(r), json = ClusterToJson(r);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_EQ(md.find("<img"), std::string::npos);
+  EXPECT_EQ(md.find("</script>"), std::string::npos);
+  EXPECT_NE(json.find("\"name\":" + JsonString(kPlanted)), std::string::npos);
+}
+
+TEST(ClusterTest, BrokenAndMissingDigestsListedTheRestAnalysed) {
+  TempDir dir;
+  const std::string job = WriteJob(dir);
+  std::ofstream(job + "/rank9.json") << R"({"traceEvents":[{"ph":"X","name":)";  // truncated
+  const std::string out = dir.Path("digests");
+  fs::create_directories(out);
+  std::vector<RankDigest> digests = MapFolder(job);
+  ASSERT_EQ(digests.size(), 9u);
+  for (size_t i = 0; i < digests.size(); ++i) ASSERT_TRUE(WriteDigestFile(digests[i], out, i).ok());
+  EXPECT_FALSE(digests.back().ok());
+  EXPECT_EQ(digests.back().rank, 9);
+  // Rank 6's digest truncated, rank 7's checksum broken, rank 5's removed.
+  const std::string six = out + "/rank-6.digest", seven = out + "/rank-7.digest";
+  fs::resize_file(six, fs::file_size(six) / 2);
+  {
+    std::fstream f(seven, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(60);
+    f.put('\x5a');
+  }
+  fs::remove(out + "/rank-5.digest");
+  StatusOr<ClusterResult> r = ReduceDigestFolder(out, ClusterOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->usable, 5u);
+  ASSERT_EQ(r->broken.size(), 3u);
+  auto reason_of = [&](const std::string& needle) {
+    for (const ProblemDigest& b : r->broken) {
+      if (b.source.find(needle) != std::string::npos) return b.reason;
+    }
+    return std::string("(not listed)");
+  };
+  EXPECT_NE(reason_of("rank-6.digest").find("truncated"), std::string::npos) << reason_of("rank-6.digest");
+  EXPECT_NE(reason_of("rank-7.digest").find("checksum"), std::string::npos) << reason_of("rank-7.digest");
+  EXPECT_NE(reason_of("rank9.json").find("rank9.json"), std::string::npos);
+  // Ranks 5 and 8 have no digest (rank 9's says it could not be read); 6
+  // and 7 are broken (their file names tell their ranks), not missing.
+  EXPECT_EQ(r->missing, (std::vector<int32_t>{5, 8}));
+  EXPECT_EQ(r->missing_count, 2u);
+  ASSERT_TRUE(r->slowest.has_value());
+  EXPECT_EQ(r->slowest->rank, kSlow);
+  const std::string md = ClusterToMarkdown(*r);
+  EXPECT_NE(md.find("rank 5: missing"), std::string::npos);
+}
+
+TEST(DigestTest, EveryTruncationAndAnyFlippedByteIsAnErrorNotACrash) {
+  TempDir dir;
+  RankDigest d = MapFolder(WriteJob(dir))[0];
+  std::string bytes;
+  SerializeDigest(d, &bytes);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(ParseDigest(std::string_view(bytes).substr(0, n), "t").ok()) << n;
+  }
+  for (size_t i = 0; i < bytes.size(); i += 7) {
+    std::string bad = bytes;
+    bad[i] = static_cast<char>(bad[i] ^ 0x41);
+    EXPECT_FALSE(ParseDigest(bad, "t").ok()) << i;
+  }
+  StatusOr<RankDigest> back = ParseDigest(bytes, "t");
+  ASSERT_TRUE(back.ok());
+  std::string again;
+  SerializeDigest(*back, &again);
+  EXPECT_EQ(again, bytes);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// A hand-made digest claiming rank 2,000,000,000 (a hostile trace): the
+// missing ranks are counted, not listed one by one.
+TEST(ClusterTest, HugeRankNumberIsCountedNotEnumerated) {
+  RankDigest a, b;
+  a.rank = 0;
+  b.rank = 2000000000;
+  ClusterResult r = Reduce({a, b});
+  EXPECT_EQ(r.usable, 2u);
+  EXPECT_TRUE(r.missing.empty());
+  EXPECT_EQ(r.missing_count, 1999999999u);
+  EXPECT_NE(ClusterToMarkdown(r).find("1999999999 missing"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof

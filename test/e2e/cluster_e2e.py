@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""`aiprof cluster` end to end (label heavy: runs mpirun).
+
+1. The real two-rank torch_npu run: `cluster analyze` gives the wait ratio
+   and slow-rank excess that `aiprof analyze` of the folder publishes.
+2. A generated 8-rank Kineto job (bench/cluster_job.py, clock offsets of
+   tens of ms, one planted slow op): the planted rank and op are found.
+3. For both: `mpirun -np 2 --oversubscribe aiprof cluster analyze` writes
+   byte-identical reports to the single-process path; an input that cannot
+   be read (hand-made truncated JSON) is listed with its reason by both,
+   and the rest analysed.
+"""
+import argparse
+import filecmp
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        sys.exit("FAIL: %s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
+    return p.stdout
+
+
+def same_outputs(aiprof, job, work, name):
+    single, mpi = os.path.join(work, name + "-single"), os.path.join(work, name + "-mpi")
+    run([aiprof, "cluster", "analyze", job, "-o", single, "--host", "h"])
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm_rsh_agent="")
+    run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", aiprof, "cluster", "analyze", job, "-o", mpi,
+         "--host", "h"], env)
+    for f in ("cluster.json", "cluster.md", "cluster.html"):
+        if not filecmp.cmp(os.path.join(single, f), os.path.join(mpi, f), shallow=False):
+            sys.exit("FAIL: %s: %s differs between mpirun -np 2 and one process" % (name, f))
+    with open(os.path.join(single, "cluster.json")) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--generator", required=True)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        level1 = os.path.join(a.fixtures, "ascend-pt", "level1")
+        c = same_outputs(a.aiprof, level1, work, "level1")
+        m = json.loads(run([a.aiprof, "analyze", level1, "--format", "json", "--only", "communication"]))["metrics"]
+        if abs(c["wait_ratio"] - m["comm_wait_ratio"]["value"]) > 1e-12:
+            sys.exit("FAIL: wait ratio %r vs analyze %r" % (c["wait_ratio"], m["comm_wait_ratio"]["value"]))
+        if abs(c["slowest"]["excess_ratio"] - m["slow_rank_excess_ratio"]["value"]) > 1e-12:
+            sys.exit("FAIL: slow rank excess %r vs analyze %r" % (c["slowest"]["excess_ratio"],
+                                                                 m["slow_rank_excess_ratio"]["value"]))
+        if c["slowest"]["rank"] != 1:
+            sys.exit("FAIL: level1 slowest rank %r, expected 1" % c["slowest"]["rank"])
+        job = os.path.join(work, "job8")
+        planted = json.loads(run([sys.executable, a.generator, "--fixtures", a.fixtures, "--ranks", "8", "--out", job,
+                                  "--slow-rank", "5", "--seed", "3"]).strip().splitlines()[-1])
+        with open(os.path.join(job, "rank-8.json"), "w") as f:  # hand-made broken input: truncated JSON
+            f.write('{"traceEvents":[{"ph":"X","name":')
+        c = same_outputs(a.aiprof, job, work, "job8")
+        broken = [b for b in c["broken"] if b["rank"] == 8]
+        if not broken or "rank-8.json" not in broken[0]["reason"] or c["usable"] != 8:
+            sys.exit("FAIL: job8: the broken input is not listed with its reason: %r" % (c["broken"],))
+        if not c["clocks"]["aligned"] or not c["clocks"]["aligned_clocks_agree"]:
+            sys.exit("FAIL: job8 clocks not aligned: %r" % c["clocks"])
+        s = c["slow_ranks"]
+        if not s or s[0]["rank"] != 5 or s[0]["ops"][0]["name"] != planted["planted_op"]:
+            sys.exit("FAIL: job8 planted rank/op not found: %r" % (s[:1],))
+    print("cluster e2e: ok")
+
+
+if __name__ == "__main__":
+    main()
