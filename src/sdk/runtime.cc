@@ -576,9 +576,15 @@ void FlushOrReport() {
   if (err != 0) fprintf(stderr, "aiprof: cannot write %s: %s\n", g_config.output_path, strerror(err));
 }
 
+// At exit, a process that never recorded an event (a program that links the
+// SDK but did not use it) writes no file; aiprof_flush() and the flush signal
+// always write.
 void AtExit() {
   if (g_config.mode == Mode::kOff) return;
-  FlushOrReport();
+  pthread_mutex_lock(&g_registry_mu);
+  bool recorded = g_threads != nullptr;
+  pthread_mutex_unlock(&g_registry_mu);
+  if (recorded) FlushOrReport();
 }
 
 // --- Flush on a signal (for an outside process such as aiprof monitor) -------
