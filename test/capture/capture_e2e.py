@@ -115,7 +115,9 @@ def case_crash(args):
 
 
 def case_pid(args):
-    target = subprocess.Popen([args.workload_fp, 'wait', '4'], stdout=subprocess.PIPE, text=True)
+    # The target outlives both captures however slow a loaded machine makes
+    # them; it is stopped once they are done.
+    target = subprocess.Popen([args.workload_fp, 'wait', '60'], stdout=subprocess.PIPE, text=True)
     line = target.stdout.readline().split()
     check(line[:1] == ['ready'], 'pid: target started')
     out = os.path.join(args.tmp, 'pid.aiprof')
@@ -129,6 +131,7 @@ def case_pid(args):
                          '-o', os.path.join(args.tmp, 'target.aiprof')], capture_output=True, text=True)
     check(p2.returncode == 0 and ('is pid %d' % target.pid) in p2.stderr, 'pid: --target NAME attaches to it (%s)'
           % p2.stderr.strip()[:120])
+    target.terminate()
     target.wait()
     d = load(args, out)
     by_thread = collections.defaultdict(list)
