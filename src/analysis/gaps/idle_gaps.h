@@ -61,6 +61,11 @@ struct TimelineBreakdown {
   std::array<uint64_t, kGapBucketCount> gap_hist_count{};
   std::array<int64_t, kGapBucketCount> gap_hist_ns{};
   std::vector<Gap> largest_gaps;  // longest first
+  // Inside the analysis window (the steady state, src/analysis/window):
+  std::array<int64_t, kGapCauseCount> window_idle_by_cause_ns{};
+  int64_t window_memcpy_exposed_ns = 0;  // copies not overlapped by compute or communication
+  int64_t window_comm_exposed_ns = 0;    // communication not overlapped by compute
+  int64_t window_busy_ns = 0;
 };
 
 struct GapsResult {
@@ -69,8 +74,10 @@ struct GapsResult {
   std::vector<TimelineBreakdown> timelines;  // by (rank, device)
 };
 
-// O(n log n) in slices.
-GapsResult ComputeGaps(const Trace& trace);
+struct AnalysisWindow;
+
+// O(n log n) in slices. With `window`, also the window_* figures.
+GapsResult ComputeGaps(const Trace& trace, const AnalysisWindow* window = nullptr);
 
 // Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
 // comm_overlap_ratio (overlap / comm), comm_exposed_ratio ((comm − overlap) /
@@ -79,6 +86,12 @@ GapsResult ComputeGaps(const Trace& trace);
 // (sums over all timelines, i.e. time-weighted) and host_bound / sync_bound
 // / data_loading evidence.
 void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metrics);
+
+// Publishes the impacts in wall-clock time per the window's base (per step
+// or per trace), each averaged over a rank's devices: idle_host_bound_ns,
+// idle_sync_ns, data_loading_wait_ns, idle_other_ns, memcpy_exposed_ns,
+// comm_exposed_ns.
+void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, MetricSet* metrics);
 
 // One plain-text line describing gap `g` of timeline `tl`.
 std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g);
