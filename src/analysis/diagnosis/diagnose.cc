@@ -301,6 +301,12 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.priority = rule.first ? Priority::kHigh : DecidePriority(f.impact.share, f.confidence);
     d.findings.push_back(std::move(f));
   }
+  std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.rule->first != b.rule->first) return a.rule->first;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.confidence != b.confidence) return a.confidence > b.confidence;
+    return a.impact.share > b.impact.share;
+  });
   // How much of the base the findings explain: exclusive parts add up, the
   // largest overlapping one is counted on top (a lower bound of the union
   // would be the max; this is the most they can explain together).
@@ -336,14 +342,8 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     if (consumers.size() > 10) consumers.resize(10);
     f.consumers = std::move(consumers);
     f.priority = Priority::kLow;
-    d.findings.push_back(std::move(f));
+    d.findings.push_back(std::move(f));  // last: what is left to explain
   }
-  std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.rule->first != b.rule->first) return a.rule->first;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.confidence != b.confidence) return a.confidence > b.confidence;
-    return a.impact.share > b.impact.share;
-  });
   return d;
 }
 
