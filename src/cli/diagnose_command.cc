@@ -10,6 +10,7 @@
 #include "src/cli/command.h"
 #include "src/cli/diagnosis_pipeline.h"
 #include "src/report/diagnosis/diagnosis_report.h"
+#include "src/report/diagnosis/draft_rule.h"
 
 namespace aiprof {
 namespace {
@@ -50,18 +51,24 @@ class DiagnoseCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("diagnose", "Bottlenecks, root causes, confidence and impact, from the rule library");
     AddDiagnosisFlags(sub, &in_);
+    sub->add_option("--draft-rule", draft_rule_,
+                    "Also write a YAML rule template with this trace's measured metrics filled in (atomically)");
     return sub;
   }
 
   Status Run() override {
     ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
+    if (!draft_rule_.empty()) {
+      RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(in_.input, run->diagnosis, run->metrics)));
+    }
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, nullptr, nullptr};
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }
 
  private:
   DiagnosisInputs in_;
+  std::string draft_rule_;
 };
 
 class SuggestCommand : public Command {

@@ -158,6 +158,27 @@ def main():
     check(rc == 0 and "\\-" not in out and "\\_" not in out and "|---|" not in out and out.startswith("aiprof validate:"),
           "validate prints text to a terminal: %r" % out[:200])
 
+    # 4. --draft-rule: a template that loads with the rule loader and fires on
+    # the trace it came from; hostile names (hand-made trace) stay inert.
+    for path in (alexnet, os.path.join(kin, "kineto__tb_plugin__samples__resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz")):
+        draft = os.path.join(tmp, "draft.yaml")
+        rc, _, err = run(exe, "diagnose", path, "--draft-rule", draft)
+        check(rc == 0 and os.path.exists(draft), "draft-rule written: " + err)
+        rc, out, err = run(exe, "diagnose", path, "--rules", draft, "--format", "json")
+        check(rc == 0, "the drafted rule loads: " + err)
+        if rc == 0:
+            check(any(f["rule"].startswith("draft_") for f in json.loads(out)["findings"]),
+                  os.path.basename(path) + ": the drafted rule fires on its own trace")
+    evil = os.path.join(tmp, "evil.json")
+    names = ['x"\nrules: []\n#', "</script><img src=x onerror=alert(1)>", "a: b\n- c"]
+    events = [{"ph": "X", "name": n, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 100, "dur": 50}
+              for i, n in enumerate(names * 5)]
+    json.dump({"traceEvents": events}, open(evil, "w"))
+    draft = os.path.join(tmp, "evil.yaml")
+    rc, _, err = run(exe, "diagnose", evil, "--draft-rule", draft)
+    rc2, _, err2 = run(exe, "diagnose", evil, "--rules", draft)
+    check(rc == 0 and rc2 == 0, "a draft from hostile names loads: %s %s" % (err, err2))
+
     print("diagnosis trust: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     shutil.rmtree(tmp, ignore_errors=True)
     return 1 if FAILURES else 0
