@@ -298,14 +298,23 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.indicators = r.comparisons;
     f.causes = RankCauses(rule, metrics);
     f.impact = ComputeImpact(rule, metrics, &f.confidence_reason);
+    if (f.impact.quantified && !rule.impact_on_memory && !rule.impact_on_trace &&
+        f.impact.share < kNegligibleImpactShare && f.confidence != Confidence::kLow) {
+      // The indicators hold over the whole trace, but removing the cause would
+      // save almost nothing in the steady state: not a confident finding.
+      f.confidence = Confidence::kLow;
+      f.confidence_reason += "; lowered to low: its steady-state impact is below " + Percent(kNegligibleImpactShare) +
+                             " of the base";
+    }
     f.priority = rule.first ? Priority::kHigh : DecidePriority(f.impact.share, f.confidence);
     d.findings.push_back(std::move(f));
   }
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.rule->first != b.rule->first) return a.rule->first;
     if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.confidence != b.confidence) return a.confidence > b.confidence;
-    return a.impact.share > b.impact.share;
+    // Within a priority, the larger wall-clock impact first.
+    if (a.impact.share != b.impact.share) return a.impact.share > b.impact.share;
+    return a.confidence > b.confidence;
   });
   // How much of the base the findings explain: exclusive parts add up, the
   // largest overlapping one is counted on top (a lower bound of the union
@@ -344,6 +353,13 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.priority = Priority::kLow;
     d.findings.push_back(std::move(f));  // last: what is left to explain
   }
+  // Findings that would save next to nothing in the steady state go after
+  // everything else, the unexplained time included.
+  auto negligible = [](const Finding& f) {
+    return f.impact.quantified && !f.rule->impact_on_memory && !f.rule->impact_on_trace &&
+           f.rule->id != "unexplained_time" && f.impact.share < kNegligibleImpactShare;
+  };
+  std::stable_partition(d.findings.begin(), d.findings.end(), [&](const Finding& f) { return !negligible(f); });
   return d;
 }
 

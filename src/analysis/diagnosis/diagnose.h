@@ -83,6 +83,8 @@ inline constexpr double kHighPriorityScore = 0.10;
 inline constexpr double kMediumPriorityScore = 0.03;
 // An unexplained-time finding when the findings explain less than this share of the base.
 inline constexpr double kExplainedMinShare = 0.5;
+// A finding whose steady-state impact is below this share of the base is low confidence.
+inline constexpr double kNegligibleImpactShare = 0.01;
 
 // Bottlenecks whose impacts are disjoint parts of the step by construction
 // (idle by cause, exposed copies, exposed communication, conversion kernels):
