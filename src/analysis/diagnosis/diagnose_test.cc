@@ -254,6 +254,24 @@ TEST(DiagnoseTest, RuleMarkedFirstIsRankedFirst) {
   EXPECT_DOUBLE_EQ(d.findings[1].impact.share, 0.9);
 }
 
+TEST(SuggestTest, KnowledgeCardGainIsCappedByTheImpact) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.30, "test");
+  f.metrics.Set("layout_conversion_ns", 3e6, "test");  // impact share 30%
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  d.platform.pytorch = true;
+  SuggestResult r = Suggest(d, f.metrics, SuggestOptions{});
+  ASSERT_FALSE(r.kept.empty());
+  SuggestionOutcome o = r.kept[0];
+  EXPECT_EQ(o.gain_source, "impact x efficacy");
+  // A card measured 10-50% faster: Amdahl caps it at the 30% the cause takes.
+  ApplyHistory(HistoricalGain{0.2, 0.1, 0.5, "2 cards"}, &o);
+  EXPECT_EQ(o.gain_source, "knowledge card");
+  EXPECT_DOUBLE_EQ(o.gain_min, 0.1);
+  EXPECT_DOUBLE_EQ(o.gain_max, 0.3);
+  EXPECT_NEAR(o.speedup_max, 1 / 0.7, 1e-12);
+}
+
 TEST(SuggestTest, ConstraintParsing) {
   auto c = ParseConstraints("memory<3GB,precision_loss<1%,effort<=medium,memory_increase<10%");
   ASSERT_TRUE(c.ok()) << c.status().message();

@@ -35,8 +35,8 @@ std::string GainText(const SuggestionOutcome& o) {
   }
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
   // Amdahl: the fix removes efficacy x the impact's share of the base.
-  return fmt::format("{}-{} of the time {} (x{:.2f}-x{:.2f})", Pct(o.gain_min), Pct(o.gain_max),
-                     o.finding->impact.basis, o.speedup_min, o.speedup_max);
+  return fmt::format("{}-{} of the time {} (x{:.2f}-x{:.2f}; from {})", Pct(o.gain_min), Pct(o.gain_max),
+                     o.finding->impact.basis, o.speedup_min, o.speedup_max, o.gain_source);
 }
 
 std::string RiskText(const SuggestionRisk& r) {
@@ -227,11 +227,13 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
   }
   auto suggestion_json = [](const SuggestionOutcome& o) {
     std::string s = fmt::format(
-        "{{\"id\": {}, \"title\": {}, \"platform\": {}, \"action\": {}, \"expected_gain\": {{\"min\": {}, \"max\": {}}}, "
+        "{{\"id\": {}, \"title\": {}, \"platform\": {}, \"action\": {}, \"expected_gain\": {{\"min\": {}, \"max\": {}, "
+        "\"basis\": {}, \"source\": {}}}, "
         "\"speedup\": {{\"min\": {}, \"max\": {}}}, \"risk\": {{\"precision_loss\": {}, \"memory_increase\": {}, "
         "\"effort\": {}, \"note\": {}}}",
         JsonString(o.suggestion->id), JsonString(o.suggestion->title), JsonString(o.suggestion->platform),
-        JsonString(o.suggestion->action), o.gain_min, o.gain_max, o.speedup_min, o.speedup_max,
+        JsonString(o.suggestion->action), o.gain_min, o.gain_max, JsonString(o.finding->impact.basis),
+        JsonString(o.gain_source), o.speedup_min, o.speedup_max,
         o.suggestion->risk.precision_loss, o.suggestion->risk.memory_increase, JsonString(o.suggestion->risk.effort),
         JsonString(o.suggestion->risk.note));
     if (o.history) {
