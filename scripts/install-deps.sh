@@ -11,8 +11,10 @@ PKGS=(g++ cmake ninja-build pkg-config python3
 # scripts/deps/<part>.txt ('#' starts a comment).
 for f in "$(dirname "$0")"/deps/*.txt; do
   [ -e "$f" ] || continue
-  while read -r p _; do
+  # A line may be "PACKAGE if-missing:COMMAND": skipped when COMMAND already runs.
+  while read -r p cond _; do
     case "$p" in ''|'#'*) continue ;; esac
+    case "$cond" in if-missing:*) command -v "${cond#if-missing:}" >/dev/null 2>&1 && continue ;; esac
     PKGS+=("$p")
   done < "$f"
 done

@@ -21,7 +21,7 @@ Status WriteOutput(const std::string& path, const std::string& content) {
 int RunCli(int argc, char** argv) {
   CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "aiprof 0.1.0");
+  app.set_version_flag("--version", "aiprof " AIPROF_VERSION);
   std::vector<std::unique_ptr<Command>> commands = AllCommands();
   std::vector<CLI::App*> subcommands;
   for (auto& c : commands) subcommands.push_back(c->Register(&app));

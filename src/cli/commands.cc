@@ -14,6 +14,8 @@ std::unique_ptr<Command> NewCardCommand();
 std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
+std::unique_ptr<Command> NewReportCommand();
+std::unique_ptr<Command> NewViewCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -23,6 +25,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewAnalyzeCommand());
   out.push_back(NewDiagnoseCommand());
   out.push_back(NewSuggestCommand());
+  out.push_back(NewReportCommand());
   out.push_back(NewValidateCommand());
   out.push_back(NewSetBaselineCommand());
   out.push_back(NewHistoryCommand());
@@ -30,6 +33,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewRooflineCommand());
   out.push_back(NewCalibrateCommand());
   out.push_back(NewNodeBottleneckCommand());
+  out.push_back(NewViewCommand());
   return out;
 }
 

@@ -9,6 +9,8 @@
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/cli/command.h"
 #include "src/cli/diagnosis_pipeline.h"
+#include "src/report/pdf/html_to_pdf.h"
+#include "src/report/suggestions/suggestions_doc.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/diagnosis/draft_rule.h"
 
@@ -20,30 +22,6 @@ std::string Render(const std::string& format, const DiagnosisReport& report, boo
   if (format == "json") return DiagnosisToJson(report);
   if (format == "html") return DiagnosisToHtml(report);
   return DiagnosisToText(report, color);
-}
-
-// Attaches what stored knowledge cards measured for each finding's
-// bottleneck. Reads the database only if it exists (suggest never creates it).
-Status AttachHistory(const std::string& db_path, SuggestResult* result) {
-  struct stat st;
-  if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
-  std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
-  for (SuggestionOutcome& o : result->kept) {
-    const std::string& bottleneck = o.finding->rule->bottleneck;
-    auto it = by_bottleneck.find(bottleneck);
-    if (it == by_bottleneck.end()) {
-      ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, FindCards(db_path, bottleneck));
-      std::optional<HistoricalGain> h;
-      if (!cards.empty()) {
-        ExpectedGain g = EstimateGain(cards);
-        // Cards store after/before - 1 (negative = faster); gains are reductions.
-        h = HistoricalGain{-g.median_change_rel, -g.highest_ci_rel, -g.lowest_ci_rel, DescribeExpectedGain(g)};
-      }
-      it = by_bottleneck.emplace(bottleneck, h).first;
-    }
-    if (it->second) ApplyHistory(*it->second, &o);
-  }
-  return OkStatus();
 }
 
 class DiagnoseCommand : public Command {
@@ -58,11 +36,16 @@ class DiagnoseCommand : public Command {
 
   Status Run() override {
     ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
+    if (format == "yaml" || format == "suggestions-json") {
+      return ErrStatus("--format " + format + " is the machine-readable suggestion file: use `aiprof suggest`");
+    }
+    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
     if (!draft_rule_.empty()) {
       RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(in_.input, run->diagnosis, run->metrics)));
     }
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, nullptr, nullptr};
+    if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }
 
@@ -85,6 +68,7 @@ class SuggestCommand : public Command {
 
   Status Run() override {
     ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
+    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
     SuggestResult suggestions = Suggest(run->diagnosis, run->metrics, options_);
@@ -95,6 +79,9 @@ class SuggestCommand : public Command {
     }
     RETURN_IF_ERROR(AttachHistory(db, &suggestions));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, &suggestions, &options_};
+    if (format == "yaml") return WriteOutput(in_.output, SuggestionsToYaml(report));
+    if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
+    if (format == "suggestions-json") return WriteOutput(in_.output, SuggestionsToJson(report));
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
   }
 

@@ -1,12 +1,17 @@
 #include "src/cli/diagnosis_pipeline.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <map>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/rules/rule_loader.h"
+#include "src/analysis/validation/knowledge_card.h"
 #include "src/importers/common/importer_registry.h"
 
 namespace aiprof {
@@ -16,8 +21,10 @@ void AddDiagnosisFlags(CLI::App* sub, DiagnosisInputs* in) {
   sub->add_option("--rules", in->rule_paths, "Extra rule file or folder (repeatable); same id overrides a shipped rule");
   sub->add_flag("--no-builtin-rules", in->no_builtin_rules, "Use only the --rules given");
   sub->add_option("--device", in->device, "Device whose peaks the roofline uses (see data/devices.yaml)");
-  sub->add_option("--format", in->format, "text, md, json or html (default: from -o, else text)")
-      ->check(CLI::IsMember({"text", "md", "json", "html"}));
+  sub->add_option("--format", in->format,
+                  "text, md, json, html or pdf; for suggest also yaml / suggestions-json (machine-readable "
+                  "suggestions, docs/suggestions-schema.md) (default: from -o, else text)")
+      ->check(CLI::IsMember({"text", "md", "json", "html", "pdf", "yaml", "suggestions-json"}));
   sub->add_option("-o,--output", in->output, "Write the report here (atomically)");
 }
 
@@ -49,12 +56,38 @@ StatusOr<std::string> ReportFormat(const DiagnosisInputs& in) {
   if (ends(".md")) return std::string("md");
   if (ends(".json")) return std::string("json");
   if (ends(".html") || ends(".htm")) return std::string("html");
+  if (ends(".yaml") || ends(".yml")) return std::string("yaml");
+  if (ends(".pdf")) return std::string("pdf");
   return ErrStatus(in.output + ": cannot tell the report format from the extension; use --format");
 }
 
 bool UseColor(const DiagnosisInputs& in) {
   const char* no_color = std::getenv("NO_COLOR");
   return (in.output.empty() || in.output == "-") && isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+// Attaches what stored knowledge cards measured for each finding's
+// bottleneck. Reads the database only if it exists (suggest never creates it).
+Status AttachHistory(const std::string& db_path, SuggestResult* result) {
+  struct stat st;
+  if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
+  std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
+  for (SuggestionOutcome& o : result->kept) {
+    const std::string& bottleneck = o.finding->rule->bottleneck;
+    auto it = by_bottleneck.find(bottleneck);
+    if (it == by_bottleneck.end()) {
+      ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, FindCards(db_path, bottleneck));
+      std::optional<HistoricalGain> h;
+      if (!cards.empty()) {
+        ExpectedGain g = EstimateGain(cards);
+        // Cards store after/before - 1 (negative = faster); gains are reductions.
+        h = HistoricalGain{-g.median_change_rel, -g.highest_ci_rel, -g.lowest_ci_rel, DescribeExpectedGain(g)};
+      }
+      it = by_bottleneck.emplace(bottleneck, h).first;
+    }
+    if (it->second) ApplyHistory(*it->second, &o);
+  }
+  return OkStatus();
 }
 
 }  // namespace aiprof

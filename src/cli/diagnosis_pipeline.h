@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/analysis/diagnosis/diagnose.h"
+#include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/rules/rule.h"
 #include "src/base/status.h"
@@ -41,6 +42,10 @@ struct DiagnosisRun {
 StatusOr<std::unique_ptr<DiagnosisRun>> RunDiagnosis(const DiagnosisInputs& in);
 // "text", "md", "json" or "html" from --format or the -o extension.
 StatusOr<std::string> ReportFormat(const DiagnosisInputs& in);
+// Attaches what stored knowledge cards measured for each finding's
+// bottleneck. Reads the database only if it exists (suggest never creates it).
+Status AttachHistory(const std::string& db_path, SuggestResult* result);
+
 // Colour only when writing to a terminal and NO_COLOR is unset.
 bool UseColor(const DiagnosisInputs& in);
 

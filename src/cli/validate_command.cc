@@ -12,6 +12,7 @@
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/cli/command.h"
+#include "src/report/pdf/html_to_pdf.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/importers/samples/sample_file.h"
 #include "src/report/summary_report.h"
@@ -95,7 +96,8 @@ StatusOr<std::string> ReportFormat(const std::string& format, const std::string&
   if (ext == ".md" || ext == ".markdown") return std::string("md");
   if (ext == ".html" || ext == ".htm") return std::string("html");
   if (ext == ".json") return std::string("json");
-  return ErrStatus(output + ": cannot tell the report format from the extension; use .md, .html or .json, or --format");
+  if (ext == ".pdf") return std::string("pdf");
+  return ErrStatus(output + ": cannot tell the report format from the extension; use .txt, .md, .html, .json or .pdf, or --format");
 }
 
 class ValidateCommand : public Command {
@@ -125,7 +127,7 @@ class ValidateCommand : public Command {
     sub->add_option("--resamples", resamples_, "Bootstrap resamples")->check(CLI::Range(100, 1000000));
     sub->add_option("--seed", seed_, "Bootstrap seed (results are reproducible for a given seed)");
     sub->add_option("-o,--output", output_, "Report file: .md, .html, .json or .txt (written atomically); default text to standard output");
-    sub->add_option("--format", format_, "text, md, html or json (default: from the -o extension, text without -o)")->check(CLI::IsMember({"text", "md", "html", "json"}));
+    sub->add_option("--format", format_, "text, md, html, json or pdf (default: from the -o extension, text without -o)")->check(CLI::IsMember({"text", "md", "html", "json", "pdf"}));
     sub->add_option("--service", service_, "Keep this validation in the service's history (implied by --baseline)");
     sub->add_option("--db", db_, "Baseline database (default $XDG_DATA_HOME/aiprof/baselines.db)");
     sub->add_flag("--alert-on-regression", alert_,
@@ -143,6 +145,7 @@ class ValidateCommand : public Command {
     options.bootstrap_resamples = resamples_;
     options.seed = seed_;
     ASSIGN_OR_RETURN(std::string format, ReportFormat(format_, output_));
+    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
 
     std::unique_ptr<BaselineStore> store;
     StoredBaseline baseline;
@@ -159,10 +162,16 @@ class ValidateCommand : public Command {
     ValidationResult result = Validate(before, after, options);
 
     std::string json = ValidationToJson(result);
-    std::string text = format == "json" ? json : format == "html" ? ValidationToHtml(result)
-                       : format == "text" ? ValidationToText(result)
-                                          : ValidationToMarkdown(result);
-    RETURN_IF_ERROR(WriteOutput(output_, text));
+    if (format == "pdf") {
+      if (output_.empty() || output_ == "-") return ErrStatus("--format pdf needs -o FILE.pdf");
+      RETURN_IF_ERROR(HtmlToPdf(ValidationToHtml(result), output_));
+    } else {
+      std::string text = format == "json"   ? json
+                         : format == "html" ? ValidationToHtml(result)
+                         : format == "text" ? ValidationToText(result)
+                                            : ValidationToMarkdown(result);
+      RETURN_IF_ERROR(WriteOutput(output_, text));
+    }
 
     std::string service = !baseline_.empty() ? baseline_ : service_;
     bool regression = result.overall == Verdict::kRegressed;

@@ -75,6 +75,7 @@ void AddGap(const Gap& gap, TimelineBreakdown* tl) {
   size_t b = BucketOf(len);
   ++tl->gap_hist_count[b];
   tl->gap_hist_ns[b] += len;
+  tl->gap_hist_ns_by_cause[b][static_cast<size_t>(gap.cause)] += len;
   tl->idle_by_cause_ns[static_cast<size_t>(gap.cause)] += len;
   auto longer = [](const Gap& a, const Gap& c) {
     int64_t la = a.end_ns - a.start_ns, lc = c.end_ns - c.start_ns;

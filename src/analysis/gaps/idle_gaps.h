@@ -60,6 +60,7 @@ struct TimelineBreakdown {
   uint64_t gap_count = 0;
   std::array<uint64_t, kGapBucketCount> gap_hist_count{};
   std::array<int64_t, kGapBucketCount> gap_hist_ns{};
+  std::array<std::array<int64_t, kGapCauseCount>, kGapBucketCount> gap_hist_ns_by_cause{};  // [bucket][cause]
   std::vector<Gap> largest_gaps;  // longest first
   // Inside the analysis window (the steady state, src/analysis/window):
   std::array<int64_t, kGapCauseCount> window_idle_by_cause_ns{};

@@ -28,6 +28,16 @@ struct SuggestionRisk {
   std::string note;            // free text shown to the user
 };
 
+// One concrete change a suggestion makes, for tools that apply it (a model
+// converter such as ATC, a launcher, a config generator): the tool or
+// library, what kind of knob, which knob, and the value to set.
+struct SuggestionChange {
+  std::string tool;     // pytorch | atc | torch_npu | env | application | os | cluster ...
+  std::string kind;     // api | flag | env | setting | code | command | procedure
+  std::string setting;  // e.g. "--input_format", "torch.utils.data.DataLoader(num_workers)"
+  std::string value;    // e.g. "NHWC", "4"
+};
+
 struct Suggestion {
   std::string id;
   std::string title;
@@ -37,6 +47,7 @@ struct Suggestion {
   double efficacy_max = 0;
   std::vector<std::string> targets;  // latency | throughput | memory
   SuggestionRisk risk;
+  std::vector<SuggestionChange> changes;  // machine-readable form of `action`
 };
 
 struct Rule {

@@ -128,6 +128,18 @@ class RuleReader {
       }
       ASSIGN_OR_RETURN(s.risk.note, String(r, "note", false));
     }
+    if (YAML::Node ch = n["changes"]) {
+      if (!ch.IsSequence()) return Fail(ch, "'changes' must be a list of {tool, kind, setting, value}");
+      for (const YAML::Node& c : ch) {
+        if (!c.IsMap()) return Fail(c, "a change must be a map {tool, kind, setting, value}");
+        SuggestionChange change;
+        ASSIGN_OR_RETURN(change.tool, String(c, "tool", true));
+        ASSIGN_OR_RETURN(change.kind, String(c, "kind", true));
+        ASSIGN_OR_RETURN(change.setting, String(c, "setting", true));
+        ASSIGN_OR_RETURN(change.value, String(c, "value", true));
+        s.changes.push_back(std::move(change));
+      }
+    }
     return s;
   }
 

@@ -236,6 +236,13 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
         JsonString(o.gain_source), o.speedup_min, o.speedup_max,
         o.suggestion->risk.precision_loss, o.suggestion->risk.memory_increase, JsonString(o.suggestion->risk.effort),
         JsonString(o.suggestion->risk.note));
+    s += ", \"changes\": [";
+    for (size_t c = 0; c < o.suggestion->changes.size(); ++c) {
+      const SuggestionChange& ch = o.suggestion->changes[c];
+      s += fmt::format("{}{{\"tool\": {}, \"kind\": {}, \"setting\": {}, \"value\": {}}}", c ? ", " : "",
+                       JsonString(ch.tool), JsonString(ch.kind), JsonString(ch.setting), JsonString(ch.value));
+    }
+    s += "]";
     if (o.history) {
       s += fmt::format(", \"history\": {{\"gain\": {}, \"ci_low\": {}, \"ci_high\": {}, \"card\": {}}}",
                        o.history->gain_fraction, o.history->ci_low, o.history->ci_high, JsonString(o.history->card));

@@ -1,0 +1,194 @@
+#include "src/report/page/report_data.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "src/analysis/communication/communication.h"
+#include "src/analysis/memory/memory_series.h"
+
+namespace aiprof {
+namespace {
+
+double Ms(double ns) { return ns / 1e6; }
+
+std::string UtcNow() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
+std::string TimelineLabel(const TimelineBreakdown& tl) {
+  std::string who = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
+  if (tl.rank != kNoRank) who = "rank " + std::to_string(tl.rank) + " " + who;
+  return who;
+}
+
+void FillSteps(const Trace& t, ReportData* r) {
+  std::vector<double> durs;
+  const bool multi_rank = [&] {
+    for (size_t i = 1; i < t.steps.size(); ++i) {
+      if (t.steps.rank[i] != t.steps.rank[0]) return true;
+    }
+    return false;
+  }();
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    ReportStep s;
+    s.label = std::string(t.Str(t.steps.name[i]));
+    if (multi_rank && t.steps.rank[i] != kNoRank) s.label = "r" + std::to_string(t.steps.rank[i]) + " " + s.label;
+    s.dur_ms = Ms(static_cast<double>(t.steps.dur_ns[i]));
+    durs.push_back(s.dur_ms);
+    r->steps.push_back(std::move(s));
+  }
+  if (r->steps.empty()) {
+    // Steps known only from a profiler's breakdown file (step_trace_time.csv).
+    for (const BreakdownStep& b : r->steps_stats.breakdown_steps) {
+      ReportStep s;
+      s.label = (b.rank != kNoRank ? "r" + std::to_string(b.rank) + " " : std::string()) + "step " +
+                std::to_string(b.number);
+      s.dur_ms = Ms(static_cast<double>(b.dur_ns));
+      durs.push_back(s.dur_ms);
+      r->steps.push_back(std::move(s));
+    }
+  }
+  if (durs.empty()) return;
+  std::vector<double> sorted = durs;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  r->median_step_ms = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  for (ReportStep& s : r->steps) s.slow = n >= 3 && s.dur_ms > kSlowStepFactor * r->median_step_ms;
+}
+
+void FillOps(const Summary& summary, const Trace& t, ReportData* r) {
+  std::map<uint32_t, int64_t> category_total;
+  for (const OpStat& op : summary.ops) category_total[op.category.raw] += op.total_ns;
+  for (size_t i = 0; i < summary.ops.size() && i < kReportTopOps; ++i) {
+    const OpStat& op = summary.ops[i];
+    ReportOp o;
+    o.name = std::string(t.Str(op.name));
+    o.category = std::string(t.Str(op.category));
+    o.count = op.count;
+    o.total_ms = Ms(static_cast<double>(op.total_ns));
+    o.mean_us = op.mean_ns / 1e3;
+    o.p50_us = op.p50_ns / 1e3;
+    o.p99_us = op.p99_ns / 1e3;
+    o.max_us = static_cast<double>(op.max_ns) / 1e3;
+    int64_t total = category_total[op.category.raw];
+    o.share = total > 0 ? static_cast<double>(op.total_ns) / static_cast<double>(total) : 0;
+    r->top_ops.push_back(std::move(o));
+  }
+}
+
+}  // namespace
+
+const char* GapBucketLabel(size_t bucket) {
+  static const char* kLabels[kGapBucketCount] = {"<1us", "1-10us", "10-100us", "0.1-1ms", "1-10ms", ">=10ms"};
+  return bucket < kGapBucketCount ? kLabels[bucket] : "?";
+}
+
+ReportData BuildReport(const ReportInputs& in) {
+  const Trace& t = *in.trace;
+  ReportData r;
+  r.source = in.source;
+  r.before_source = in.before_source;
+  r.version = AIPROF_VERSION;
+  r.generated_utc = UtcNow();
+  r.platform = in.diagnosis->platform.Describe();
+  auto fmt_it = t.metadata.find("source_format");
+  r.source_format = fmt_it != t.metadata.end() ? fmt_it->second : "";
+  r.slices = t.slices.size();
+  r.instants = t.instants.size();
+  r.counters = t.counters.size();
+  r.samples = t.samples.size();
+  r.tracks = t.tracks.size();
+  for (const auto& [kind, e] : t.diagnostics.entries()) {
+    r.diagnostics.emplace_back(kind, std::to_string(e.count) + " × " + e.description +
+                                         (e.first_where.empty() ? std::string() : " (first at " + e.first_where + ")"));
+  }
+  if (in.options) {
+    r.target = in.options->target;
+    for (const Constraint& c : in.options->constraints) r.constraints.push_back(c.text);
+  }
+  r.diagnosis = in.diagnosis;
+  r.suggestions = in.suggestions;
+  r.metrics = in.metrics;
+  r.validation = in.validation;
+
+  // Headline.
+  r.steps_stats = ComputeStepStats(t);
+  GapsResult gaps = ComputeGaps(t);
+  r.cpu_only = gaps.cpu_only;
+  int64_t busy = 0, span = 0;
+  for (const TimelineBreakdown& tl : gaps.timelines) {
+    busy += tl.busy_ns;
+    span += tl.span_ns;
+    ReportBreakdownRow row;
+    row.label = TimelineLabel(tl);
+    row.span_ms = Ms(static_cast<double>(tl.span_ns));
+    row.compute_ms = Ms(static_cast<double>(tl.compute_ns));
+    row.comm_ms = Ms(static_cast<double>(tl.comm_ns - tl.comm_overlap_ns));
+    row.memcpy_ms = Ms(static_cast<double>(tl.memcpy_ns));
+    if (gaps.cpu_only) row.compute_ms = Ms(static_cast<double>(tl.busy_ns));
+    for (size_t c = 0; c < kGapCauseCount; ++c) row.idle_by_cause_ms[c] = Ms(static_cast<double>(tl.idle_by_cause_ns[c]));
+    r.breakdown.push_back(row);
+    for (size_t b = 0; b < kGapBucketCount; ++b) {
+      r.gap_hist_count[b] += tl.gap_hist_count[b];
+      for (size_t c = 0; c < kGapCauseCount; ++c) r.gap_hist_ms[b][c] += Ms(static_cast<double>(tl.gap_hist_ns_by_cause[b][c]));
+    }
+  }
+  if (span > 0) {
+    r.device_util = static_cast<double>(busy) / static_cast<double>(span);
+    r.device_util_basis = gaps.cpu_only ? "main-thread op time / its span" : "device busy time / device span";
+  }
+  if (!in.diagnosis->findings.empty()) {
+    r.top_finding = &in.diagnosis->findings.front();
+    if (in.suggestions) {
+      for (const SuggestionOutcome& o : in.suggestions->kept) {
+        if (o.finding == r.top_finding && (!r.best_fix || o.gain_max > r.best_fix->gain_max)) r.best_fix = &o;
+      }
+    }
+  }
+
+  FillSteps(t, &r);
+  Summary summary = ComputeSummary(t);
+  FillOps(summary, t, &r);
+
+  r.roofline_device = ResolveDevice(t, in.device, "", &r.roofline_problem);
+  r.roofline = ComputeRoofline(t, r.roofline_device ? &*r.roofline_device : nullptr);
+
+  CommunicationResult comm = ComputeCommunication(t);
+  std::map<int32_t, ReportCommRow> by_rank;
+  for (const CollectiveTypeStats& s : comm.stats.by_type) {
+    ReportCommRow& row = by_rank[s.rank];
+    row.rank = s.rank;
+    row.comm_ms += Ms(static_cast<double>(s.total_ns));
+  }
+  for (const RankCommunication& rc : comm.cross.ranks) {
+    ReportCommRow& row = by_rank[rc.rank];
+    row.rank = rc.rank;
+    if (comm.cross.clocks_agree) {
+      row.wait_ms = Ms(static_cast<double>(rc.wait_ns));
+      row.transfer_ms = Ms(static_cast<double>(rc.transfer_ns));
+    } else if (rc.profiler_wait_ns >= 0) {
+      row.wait_ms = Ms(static_cast<double>(rc.profiler_wait_ns));
+      row.transfer_ms = Ms(static_cast<double>(rc.profiler_transit_ns));
+    }
+  }
+  for (const StepCommunication& sc : comm.stats.steps) {
+    int64_t exposed = sc.exposed_ns >= 0 ? sc.exposed_ns : sc.profiler_exposed_ns;
+    if (exposed < 0) continue;
+    ReportCommRow& row = by_rank[sc.rank];
+    row.rank = sc.rank;
+    row.exposed_ms = std::max(0.0, row.exposed_ms) + Ms(static_cast<double>(exposed));
+  }
+  for (auto& [rank, row] : by_rank) r.comm.push_back(row);
+
+  r.memory = ComputeMemorySeries(t, kReportMemoryPoints);
+  return r;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,124 @@
+// `aiprof report`: the one page a team lead opens first. BuildReport()
+// gathers the structured results of the analyses, the diagnosis, the
+// suggestions and (with --before) the validation into ReportData; the HTML,
+// Markdown and PDF writers only render it (report_html.cc,
+// report_markdown.cc), so every format says the same thing.
+#ifndef AIPROF_SRC_REPORT_PAGE_REPORT_DATA_H_
+#define AIPROF_SRC_REPORT_PAGE_REPORT_DATA_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/analysis/diagnosis/diagnose.h"
+#include "src/analysis/diagnosis/suggest.h"
+#include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/memory/memory_series.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/roofline/ops_to_roofline.h"
+#include "src/analysis/steps/step_stats.h"
+#include "src/analysis/summary/summary.h"
+#include "src/analysis/validation/compare.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+inline constexpr size_t kReportTopOps = 50;
+inline constexpr size_t kReportRooflinePoints = 200;
+inline constexpr size_t kReportMemoryPoints = 400;
+// A step is marked slow when it is this much longer than the median step.
+inline constexpr double kSlowStepFactor = 1.2;
+
+struct ReportInputs {
+  std::string source;         // input path as given
+  std::string before_source;  // --before, or empty
+  const Trace* trace = nullptr;
+  const MetricSet* metrics = nullptr;
+  const Diagnosis* diagnosis = nullptr;
+  const SuggestResult* suggestions = nullptr;
+  const SuggestOptions* options = nullptr;
+  const ValidationResult* validation = nullptr;  // with --before
+  std::string device;                            // roofline device (--device), may be empty
+};
+
+struct ReportStep {
+  std::string label;  // "ProfilerStep#3" (rank-prefixed on multi-rank traces)
+  double dur_ms = 0;
+  bool slow = false;
+};
+
+struct ReportBreakdownRow {
+  std::string label;  // "rank 0 device 0", "main thread"
+  double span_ms = 0, compute_ms = 0, comm_ms = 0, memcpy_ms = 0;
+  double idle_by_cause_ms[kGapCauseCount] = {};
+};
+
+struct ReportCommRow {
+  int32_t rank = kNoRank;
+  double comm_ms = 0, wait_ms = 0, transfer_ms = 0, exposed_ms = -1;
+};
+
+struct ReportOp {
+  std::string name, category;
+  uint64_t count = 0;
+  double total_ms = 0, mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
+  double share = 0;  // of the summed time of all ops in the same category
+};
+
+struct ReportData {
+  // Evidence: what was read, by what.
+  std::string source, before_source, version, generated_utc, platform, source_format;
+  uint64_t slices = 0, instants = 0, counters = 0, samples = 0, tracks = 0;
+  std::vector<std::pair<std::string, std::string>> diagnostics;  // kind, "count × description (first at ...)"
+  std::string target;
+  std::vector<std::string> constraints;
+
+  // Headline.
+  StepStats steps_stats;
+  double device_util = -1;        // busy / span over all devices, -1 unknown
+  std::string device_util_basis;  // "device busy / device span" or "main thread op time / span"
+  const Finding* top_finding = nullptr;
+  const SuggestionOutcome* best_fix = nullptr;  // best kept suggestion of top_finding
+
+  // Charts.
+  std::vector<ReportBreakdownRow> breakdown;
+  bool cpu_only = false;
+  std::vector<ReportStep> steps;
+  double median_step_ms = 0;
+  // Idle gaps: per duration bucket, time per cause (ms), summed over timelines.
+  double gap_hist_ms[kGapBucketCount][kGapCauseCount] = {};
+  uint64_t gap_hist_count[kGapBucketCount] = {};
+  RooflineResult roofline;
+  std::optional<DevicePeaks> roofline_device;
+  std::string roofline_problem;
+  std::vector<ReportCommRow> comm;
+  std::vector<MemorySeries> memory;
+
+  // Tables.
+  std::vector<ReportOp> top_ops;
+  const Diagnosis* diagnosis = nullptr;
+  const SuggestResult* suggestions = nullptr;
+  const MetricSet* metrics = nullptr;
+  const ValidationResult* validation = nullptr;
+
+  // Other views (flame graph, timeline overview) as self-contained HTML
+  // documents, embedded in frames; filled by the caller when available.
+  std::vector<std::pair<std::string, std::string>> embedded_views;  // title, html
+  // Static forms (SVG) drawn inline, for print and PDF: title, <svg> markup
+  // written and escaped by the view itself.
+  std::vector<std::pair<std::string, std::string>> embedded_svgs;
+  std::vector<std::pair<std::string, std::string>> view_errors;  // title, why it is missing
+};
+
+ReportData BuildReport(const ReportInputs& in);
+
+std::string ReportToHtml(const ReportData& r);
+std::string ReportToMarkdown(const ReportData& r);
+
+// "Bucket" names of the idle-gap histogram (<1us, 1-10us, ...).
+const char* GapBucketLabel(size_t bucket);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_REPORT_PAGE_REPORT_DATA_H_

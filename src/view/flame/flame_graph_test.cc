@@ -1,0 +1,280 @@
+// Flame graph tree, folded, speedscope and SVG writers on small hand-made
+// traces (built with TraceBuilder; every expected figure worked out by hand).
+#include "src/view/flame/flame_graph.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "src/model/trace_builder.h"
+#include "src/view/flame/flame_html.h"
+#include "src/view/flame/flame_speedscope.h"
+#include "src/view/flame/flame_svg.h"
+#include "src/view/flame/flame_view.h"
+
+namespace aiprof {
+namespace {
+
+// main thread "worker": a [0,100) > b [10,40) > c [20,30); b [50,70); d [60,90)
+// overlaps b's end (clipped to 70); a second root a [200,210).
+std::unique_ptr<Trace> SpanTrace(std::string_view hostile = "") {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  uint32_t t = b.ThreadTrack(IdValue::Num(1), IdValue::Num(7));
+  b.SetThreadName(t, b.Intern("worker"));
+  StringId op = b.Intern("cpu_op");
+  auto add = [&](int64_t ts, int64_t dur, std::string_view name) {
+    b.AddSlice(t, ts, dur, b.Intern(name), op, kNoCorrelation, b.ArgCursor(), 0);
+  };
+  add(0, 100, "a");
+  add(10, 30, "b");
+  add(20, 10, "c");
+  add(50, 20, "b");
+  add(60, 30, "d");
+  add(200, 10, "a");
+  add(300, 0, "zero");  // zero-length: no frame
+  if (!hostile.empty()) add(400, 5, hostile);
+  EXPECT_TRUE(b.Finalize().ok());
+  return trace;
+}
+
+uint32_t FindPath(const FrameTree& tree, std::string_view path) {
+  for (uint32_t f = 0; f < tree.size(); ++f) {
+    if (tree.PathOf(f, ";") == path) return f;
+  }
+  return kNoFrame;
+}
+
+TEST(FlameGraphTest, SpanNestingTotalsAndSelfTimes) {
+  auto trace = SpanTrace();
+  StatusOr<FrameTree> tree = BuildFrameTree(*trace, ViewOptions{});
+  ASSERT_TRUE(tree.ok()) << tree.status().message();
+  EXPECT_FALSE(tree->from_samples);
+  EXPECT_EQ(tree->events, 6u);
+  EXPECT_EQ(tree->clipped_events, 1u);  // d ends at 90, after b's end at 70
+  EXPECT_EQ(tree->root_total_ns(), 110);  // a: 100 + 10
+  uint32_t a = FindPath(*tree, "worker;a"), ab = FindPath(*tree, "worker;a;b");
+  uint32_t abc = FindPath(*tree, "worker;a;b;c"), abd = FindPath(*tree, "worker;a;b;d");
+  ASSERT_NE(a, kNoFrame);
+  ASSERT_NE(abd, kNoFrame);
+  EXPECT_EQ(tree->total_ns[a], 110);
+  EXPECT_EQ(tree->total_ns[ab], 50);   // 30 + 20
+  EXPECT_EQ(tree->total_ns[abc], 10);
+  EXPECT_EQ(tree->total_ns[abd], 10);  // [60, 70) after clipping
+  EXPECT_EQ(tree->self_ns[a], 60);     // 110 - 50
+  EXPECT_EQ(tree->self_ns[ab], 30);    // 50 - 10 - 10
+  EXPECT_EQ(FindPath(*tree, "worker;zero"), kNoFrame);
+  EXPECT_EQ(FoldedStacks(*tree), "worker;a 60\nworker;a;b 30\nworker;a;b;c 10\nworker;a;b;d 10\n");
+}
+
+TEST(FlameGraphTest, StepMarkersMergeIntoOneFrame) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  uint32_t t = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  StringId cat = b.Intern("user_annotation");
+  b.AddSlice(t, 0, 10, b.Intern("ProfilerStep#1"), cat, kNoCorrelation, 0, 0);
+  b.AddSlice(t, 10, 30, b.Intern("ProfilerStep#2"), cat, kNoCorrelation, 0, 0);
+  b.AddSlice(t, 40, 5, b.Intern("ProfilerStep#x"), cat, kNoCorrelation, 0, 0);  // not a step number
+  ASSERT_TRUE(b.Finalize().ok());
+  StatusOr<FrameTree> tree = BuildFrameTree(trace, ViewOptions{});
+  ASSERT_TRUE(tree.ok());
+  EXPECT_EQ(FoldedStacks(*tree), "thread 1;ProfilerStep#* 40\nthread 1;ProfilerStep#x 5\n");
+}
+
+// Two threads sampled: stacks main>f>g (3 samples of 10 ns) and main>f
+// (1 sample), h alone on the other thread (2 samples of 5 ns), and one
+// sample without a stack.
+std::unique_ptr<Trace> SampleTrace() {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  uint32_t t1 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  uint32_t t2 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  b.SetThreadName(t1, b.Intern("main"));
+  b.SetThreadName(t2, b.Intern("helper"));
+  StringId lib = b.Intern("/usr/lib/libx.so");
+  uint32_t m = b.InternCallsite(kNoCallsite, b.Intern("main"), lib, FrameKind::kNative);
+  uint32_t f = b.InternCallsite(m, b.Intern("f"), lib, FrameKind::kNative);
+  uint32_t g = b.InternCallsite(f, b.Intern("g"), b.Intern("[python]"), FrameKind::kPython);
+  uint32_t h = b.InternCallsite(kNoCallsite, b.Intern("h"), StringId{}, FrameKind::kKernel);
+  for (int i = 0; i < 3; ++i) b.AddStackSample(t1, 100 + i, g, 10);
+  b.AddStackSample(t1, 50, f, 10);
+  b.AddStackSample(t2, 10, h, 5);
+  b.AddStackSample(t2, 20, h, 5);
+  b.AddStackSample(t2, 30, kNoCallsite, 7);
+  EXPECT_TRUE(b.Finalize().ok());
+  return trace;
+}
+
+TEST(FlameGraphTest, SamplesBuildTheTreeFromCallsites) {
+  auto trace = SampleTrace();
+  StatusOr<FrameTree> tree = BuildFrameTree(*trace, ViewOptions{});
+  ASSERT_TRUE(tree.ok());
+  EXPECT_TRUE(tree->from_samples);
+  EXPECT_EQ(tree->threads, 2u);
+  EXPECT_EQ(tree->root_total_ns(), 57);
+  EXPECT_EQ(tree->total_ns[FindPath(*tree, "main;main;f")], 40);
+  EXPECT_EQ(tree->self_ns[FindPath(*tree, "main;main;f")], 10);
+  EXPECT_EQ(tree->self_ns[FindPath(*tree, "main;main;f;g")], 30);
+  EXPECT_EQ(tree->kind[FindPath(*tree, "main;main;f;g")], FrameClass::kPython);
+  EXPECT_EQ(tree->self_ns[FindPath(*tree, "helper")], 7);  // the sample without a stack
+  EXPECT_EQ(tree->total_ns[FindPath(*tree, "helper")], 17);
+  EXPECT_EQ(tree->names[tree->module[FindPath(*tree, "main;main")]], "/usr/lib/libx.so");
+}
+
+TEST(FlameGraphTest, ThreadFilterAndUnknownThread) {
+  auto trace = SampleTrace();
+  ViewOptions options;
+  options.thread = "helper";
+  StatusOr<FrameTree> tree = BuildFrameTree(*trace, options);
+  ASSERT_TRUE(tree.ok());
+  EXPECT_EQ(tree->root_total_ns(), 17);
+  options.thread = "2";  // by tid
+  EXPECT_EQ(BuildFrameTree(*trace, options)->root_total_ns(), 17);
+  options.thread = "nope";
+  StatusOr<FrameTree> none = BuildFrameTree(*trace, options);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("'helper'"), std::string::npos) << none.status().message();
+  options.thread = "";
+  options.rank = 3;
+  EXPECT_FALSE(BuildFrameTree(*trace, options).ok());
+}
+
+TEST(FlameGraphTest, DiffMatchesPathsAndThreadsWithOtherLabels) {
+  auto now = SpanTrace();
+  // Baseline: the same shape on a thread named differently, and a path the new trace lacks.
+  Trace base;
+  TraceBuilder b(&base);
+  uint32_t t = b.ThreadTrack(IdValue::Num(9), IdValue::Num(9));
+  StringId op = b.Intern("cpu_op");
+  b.AddSlice(t, 0, 100, b.Intern("a"), op, kNoCorrelation, 0, 0);
+  b.AddSlice(t, 10, 20, b.Intern("b"), op, kNoCorrelation, 0, 0);
+  b.AddSlice(t, 40, 10, b.Intern("gone"), op, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  FrameTree tree = std::move(BuildFrameTree(*now, ViewOptions{}).value());
+  FrameTree baseline = std::move(BuildFrameTree(base, ViewOptions{}).value());
+  std::vector<uint32_t> match = MatchFrames(tree, baseline);
+  uint32_t ab = FindPath(tree, "worker;a;b");
+  ASSERT_NE(match[ab], kNoFrame);
+  EXPECT_EQ(baseline.total_ns[match[ab]], 20);
+  EXPECT_EQ(match[FindPath(tree, "worker;a;b;c")], kNoFrame);
+  // difffolded: BASE NEW; the baseline-only path appears with NEW = 0.
+  std::string folded = FoldedStacks(tree, &baseline, &match);
+  EXPECT_NE(folded.find("worker;a 70 60\n"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("worker;a;b 20 30\n"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("thread 9;a;gone 10 0\n"), std::string::npos) << folded;
+}
+
+TEST(FlameGraphTest, FoldedNamesEscapeSeparators) {
+  EXPECT_EQ(FoldedName("a;b\nc\rd e"), "a\xEF\xBC\x9B" "b\xE2\x90\xA4" "c\xE2\x90\x8D" "d e");
+  EXPECT_EQ(FoldedName("plain"), "plain");
+}
+
+constexpr std::string_view kHostile = "</script><img src=x onerror=alert(1)><!--;\x01";
+
+TEST(FlameGraphTest, HtmlKeepsHostileNamesInsideTheJson) {
+  auto trace = SpanTrace(kHostile);
+  FrameTree tree = std::move(BuildFrameTree(*trace, ViewOptions{}).value());
+  ViewOptions options;
+  options.title = "<b>title</b>";
+  StringViewSink sink;
+  ASSERT_TRUE(WriteFlameHtml(tree, FlameDiff{}, options, &sink).ok());
+  const std::string& html = sink.str();
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<!--;"), std::string::npos);
+  EXPECT_EQ(html.find("<b>title"), std::string::npos);
+  EXPECT_NE(html.find("\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e\\u003c!--;\\u0001"), std::string::npos);
+  // Exactly the page's own two script elements close.
+  size_t closes = 0;
+  for (size_t p = html.find("</script>"); p != std::string::npos; p = html.find("</script>", p + 1)) ++closes;
+  EXPECT_EQ(closes, 2u);
+}
+
+TEST(FlameGraphTest, SvgEscapesNamesAndControlCharacters) {
+  auto trace = SpanTrace(kHostile);
+  FrameTree tree = std::move(BuildFrameTree(*trace, ViewOptions{}).value());
+  std::string svg = FlameSvg(tree, FlameDiff{}, ViewOptions{});
+  EXPECT_EQ(svg.find("<img"), std::string::npos);
+  EXPECT_EQ(svg.find('\x01'), std::string::npos);
+  EXPECT_NE(svg.find("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+}
+
+TEST(FlameGraphTest, SpeedscopeSampledProfiles) {
+  auto trace = SampleTrace();
+  StringViewSink sink;
+  ViewOptions options;
+  options.title = "t";
+  ASSERT_TRUE(WriteSpeedscope(*trace, options, &sink).ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(sink.str()).get(doc), simdjson::SUCCESS) << sink.str();
+  EXPECT_EQ(std::string_view(doc["$schema"]), "https://www.speedscope.app/file-format-schema.json");
+  simdjson::dom::array frames = doc["shared"]["frames"];
+  simdjson::dom::array profiles = doc["profiles"];
+  ASSERT_EQ(profiles.size(), 2u);
+  simdjson::dom::element p0 = profiles.at(0);
+  EXPECT_EQ(std::string_view(p0["type"]), "sampled");
+  EXPECT_EQ(std::string_view(p0["name"]), "main");
+  EXPECT_EQ(std::string_view(p0["unit"]), "nanoseconds");
+  simdjson::dom::array samples = p0["samples"], weights = p0["weights"];
+  ASSERT_EQ(samples.size(), 4u);
+  ASSERT_EQ(weights.size(), 4u);
+  EXPECT_EQ(int64_t(p0["endValue"]), 40);
+  // Sorted by time: the first sample (ts 50) is main>f, root first.
+  simdjson::dom::array first = samples.at(0);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(std::string_view(frames.at(uint64_t(first.at(0)))["name"]), "main");
+  EXPECT_EQ(std::string_view(frames.at(uint64_t(first.at(1)))["name"]), "f");
+  EXPECT_EQ(std::string_view(frames.at(uint64_t(first.at(0)))["file"]), "/usr/lib/libx.so");
+  simdjson::dom::element p1 = profiles.at(1);
+  EXPECT_EQ(simdjson::dom::array(p1["samples"]).size(), 3u);
+  EXPECT_EQ(simdjson::dom::array(simdjson::dom::array(p1["samples"]).at(2)).size(), 0u);  // no stack
+}
+
+TEST(FlameGraphTest, SpeedscopeEventedIsBalancedAndOrdered) {
+  auto trace = SpanTrace(kHostile);
+  StringViewSink sink;
+  ASSERT_TRUE(WriteSpeedscope(*trace, ViewOptions{}, &sink).ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(sink.str()).get(doc), simdjson::SUCCESS) << sink.str();
+  simdjson::dom::array frames = doc["shared"]["frames"];
+  simdjson::dom::element p = simdjson::dom::array(doc["profiles"]).at(0);
+  EXPECT_EQ(std::string_view(p["type"]), "evented");
+  std::vector<uint64_t> open;
+  int64_t last = -1;
+  size_t opens = 0;
+  bool saw_hostile = false;
+  for (simdjson::dom::element e : simdjson::dom::array(p["events"])) {
+    int64_t at = e["at"];
+    EXPECT_GE(at, last);
+    last = at;
+    uint64_t frame = e["frame"];
+    if (std::string_view(e["type"]) == "O") {
+      open.push_back(frame);
+      ++opens;
+      saw_hostile |= std::string_view(frames.at(frame)["name"]) == kHostile;
+    } else {
+      ASSERT_FALSE(open.empty());
+      EXPECT_EQ(open.back(), frame);
+      open.pop_back();
+    }
+  }
+  EXPECT_TRUE(open.empty());
+  EXPECT_EQ(opens, 7u);  // six spans and the hostile one; the zero-length span is left out
+  EXPECT_TRUE(saw_hostile);
+  EXPECT_EQ(int64_t(p["endValue"]), 405);  // from the first slice's start (0) to the last end
+}
+
+TEST(ViewRegistryTest, FormatFromExtensionLongestWins) {
+  ViewSpec spec = FlameViewSpec();
+  EXPECT_EQ(FormatForPath(spec, "out/flame.HTML"), "html");
+  EXPECT_EQ(FormatForPath(spec, "flame.svg"), "svg");
+  EXPECT_EQ(FormatForPath(spec, "x.speedscope.json"), "speedscope");
+  EXPECT_EQ(FormatForPath(spec, "x.json"), "speedscope");
+  EXPECT_EQ(FormatForPath(spec, "x.folded"), "folded");
+  EXPECT_EQ(FormatForPath(spec, "x.pdf"), "");
+  EXPECT_NE(FindView("flame"), nullptr);
+  EXPECT_EQ(FindView("nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,22 @@
+# Installs test/browser's npm packages (puppeteer-core, pinned by
+# package-lock.json) into DEST with `npm ci`, unless DEST already holds the
+# same lockfile's install. Run by the browser_npm_install test (a fixture).
+#   cmake -DSRC=<test/browser> -DDEST=<build/browser> -DNPM=<npm> -P install_modules.cmake
+file(MAKE_DIRECTORY ${DEST})
+set(stamp ${DEST}/node_modules/.aiprof-lock)
+file(READ ${SRC}/package-lock.json lock)
+if(EXISTS ${stamp})
+  file(READ ${stamp} installed)
+  if(installed STREQUAL lock AND EXISTS ${DEST}/node_modules/puppeteer-core/package.json)
+    message(STATUS "puppeteer-core already installed in ${DEST}")
+    return()
+  endif()
+endif()
+configure_file(${SRC}/package.json ${DEST}/package.json COPYONLY)
+configure_file(${SRC}/package-lock.json ${DEST}/package-lock.json COPYONLY)
+execute_process(COMMAND ${NPM} ci --no-audit --no-fund --loglevel=error
+  WORKING_DIRECTORY ${DEST} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "npm ci in ${DEST} failed (${rc}): the npm registry must be reachable")
+endif()
+file(WRITE ${stamp} "${lock}")
