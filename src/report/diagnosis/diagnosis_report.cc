@@ -35,8 +35,9 @@ std::string GainText(const SuggestionOutcome& o) {
   }
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
   // Amdahl: the fix removes efficacy x the impact's share of the base.
-  return fmt::format("{}-{} of the time {} (x{:.2f}-x{:.2f}; from {})", Pct(o.gain_min), Pct(o.gain_max),
-                     o.finding->impact.basis, o.speedup_min, o.speedup_max, o.gain_source);
+  const std::string& basis = o.finding->impact.basis;
+  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; from {})", Pct(o.gain_min), Pct(o.gain_max),
+                     basis == "trace span" ? basis : "time " + basis, o.speedup_min, o.speedup_max, o.gain_source);
 }
 
 std::string RiskText(const SuggestionRisk& r) {
