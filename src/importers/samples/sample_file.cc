@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "src/importers/common/byte_source.h"
+#include "src/model/native_file.h"
 
 namespace aiprof {
 namespace {
@@ -404,14 +405,8 @@ double NanosecondsPerUnit(std::string_view unit) {
 bool LooksLikeSampleFile(const std::string& path) {
   StatusOr<std::string> prefix = ReadPrefix(path, 4096);
   if (!prefix.ok()) return false;
-  // The native .aiprof file starts "AIPROF\0\n" (src/model/native_file.h): a trace.
-  if (prefix->compare(0, 7, std::string_view("AIPROF\0", 7)) == 0) return false;
-  // Compressed traces (.gz, .zst) are never result files.
-  if (prefix->size() >= 2 && static_cast<unsigned char>((*prefix)[0]) == 0x1f &&
-      static_cast<unsigned char>((*prefix)[1]) == 0x8b) {
-    return false;
-  }
-  if (prefix->size() >= 4 && prefix->compare(0, 4, std::string_view("\x28\xb5\x2f\xfd", 4)) == 0) return false;
+  // A native .aiprof file starts with a letter too ("AIPROF\0\n").
+  if (std::string_view(*prefix).substr(0, kNativeMagic.size()) == kNativeMagic) return false;
   std::string_view p = Trim(*prefix);
   if (p.empty()) return false;
   char c = p[0];

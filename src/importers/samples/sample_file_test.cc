@@ -138,8 +138,7 @@ TEST(SampleFileTest, DetectsSampleFilesByContent) {
   EXPECT_FALSE(LooksLikeSampleFile(dir.Write("t.json", R"({"traceEvents": [{"ph": "X"}]})")));
   EXPECT_FALSE(LooksLikeSampleFile(dir.Write("a.json", R"([{"ph": "X", "name": "a"}])")));
   EXPECT_FALSE(LooksLikeSampleFile(dir.Path("missing")));
-  // The native .aiprof file begins with "AIPROF\0\n": a trace, not a text sample list.
-  EXPECT_FALSE(LooksLikeSampleFile(dir.Write("run.aiprof", std::string("AIPROF\0\n\x04\0\0\0", 12))));
+  EXPECT_FALSE(LooksLikeSampleFile(dir.Write("n.aiprof", std::string("AIPROF\0\n\4\0\0\0", 12))));  // hand-made native header
   StatusOr<SampleFile> f = ReadSampleFile(dir.Write("x.csv", "latency_ns\n5\n"), {});
   ASSERT_TRUE(f.ok());
   EXPECT_DOUBLE_EQ(f->latency_ns[0], 5);

@@ -1,0 +1,146 @@
+"""Trace analysis: load any trace aiprof imports and read it as tables.
+
+    import aiprof
+    t = aiprof.load("test/data/alexnet_a100_kineto.json.gz")
+    t.ops().head()                  # per-op statistics, largest total first
+    t.slices().query("kind == 'kernel'").groupby("name").dur_ns.sum()
+    t.diagnose(target="latency")["findings"]
+
+Tables are pandas DataFrames when pandas is importable, else dicts of numpy
+arrays (string columns then hold numpy object arrays). Every column is built
+from the model's columns in one copy; strings come as pandas categoricals
+whose categories hold each distinct string once. All times are integer
+nanoseconds (`*_ns`) except in `summary()`, which is the JSON of
+`aiprof summary --format json --top 0` (microseconds, docs/summary-schema.md).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import _aiprof
+
+try:
+    import pandas as _pd
+except ImportError:  # pandas is optional
+    _pd = None
+
+Error = _aiprof.Error
+
+
+def _table(columns, as_frame):
+    """Turns the extension's {name: array | ("categorical", codes, categories)} into a table."""
+    use_pandas = _pd is not None if as_frame is None else as_frame
+    if use_pandas and _pd is None:
+        raise ImportError("pandas is not installed; call with as_frame=False for numpy arrays")
+    out = {}
+    for name, col in columns.items():
+        if isinstance(col, tuple):
+            _, codes, categories = col
+            if use_pandas:
+                col = _pd.Categorical.from_codes(codes, categories=categories)
+            else:
+                col = np.array(categories, dtype=object)[codes] if len(categories) else np.array([], dtype=object)
+        out[name] = col
+    if use_pandas:
+        return _pd.DataFrame(out, copy=False)
+    return out
+
+
+def _json(data):
+    return json.loads(data.decode("utf-8", errors="replace"))
+
+
+class Trace:
+    """A trace imported into aiprof's model (see `load`)."""
+
+    def __init__(self, native):
+        self._t = native
+
+    def __repr__(self):
+        return "<aiprof.Trace %r: %d slices>" % (self._t.path, self._t.slice_count)
+
+    @property
+    def path(self):
+        """The file or folder the trace was loaded from."""
+        return self._t.path
+
+    @property
+    def metadata(self):
+        """Facts about the run (rank, world size, device, source format) as a dict."""
+        return self._t.metadata
+
+    def summary(self):
+        """The figures of `aiprof summary --format json --top 0`, as a dict (microseconds)."""
+        return _json(self._t.summary_json())
+
+    def ops(self, as_frame=None):
+        """Per (category, name): count, total, mean, p50, p99, max in ns; largest total first."""
+        return _table(self._t.op_columns(), as_frame)
+
+    def slices(self, as_frame=None):
+        """Every slice: ts_ns, dur_ns, name, category, kind, track, depth, correlation,
+        and from its track rank, device (-1 on host), pid, tid (the stream on device tracks)."""
+        return _table(self._t.slice_columns(), as_frame)
+
+    def steps(self, as_frame=None):
+        """Steps (ProfilerStep#N, SDK iterations): name, number, ts_ns, dur_ns, track, rank."""
+        return _table(self._t.step_columns(), as_frame)
+
+    def devices(self, as_frame=None):
+        """Per (rank, device): busy_ns (union of device activity), span_ns, utilization."""
+        return _table(self._t.device_columns(), as_frame)
+
+    def tracks(self, as_frame=None):
+        """Tracks, indexed by the `track` column of the other tables."""
+        return _table(self._t.track_columns(), as_frame)
+
+    def counters(self, as_frame=None):
+        """Counter samples: ts_ns, name (the counter track's), value, track, rank, device."""
+        return _table(self._t.counter_columns(), as_frame)
+
+    def flows(self, as_frame=None):
+        """Flows between slices (row indices into `slices()`), with id and category."""
+        return _table(self._t.flow_columns(), as_frame)
+
+    def analyze(self, only=None, device=""):
+        """Runs the analyses of `aiprof analyze` and returns its JSON as a dict:
+        {"metrics": {name: {"value", "unit", "source", "measured"}},
+         "unavailable": {name: reason}, "evidence": {...}, "sections": {...}}.
+        `only`: analysis names (aiprof.analysis_names()); `device`: roofline peaks."""
+        return _json(self._t.analyze_json(list(only or []), device))
+
+    def diagnose(self, target="latency", constraints="", rules=None, builtin_rules=True, device=""):
+        """Findings (bottleneck, confidence, causes, impact) and the suggestions that fit
+        `target` ("latency", "throughput", "memory") and `constraints`
+        (e.g. "memory<3GB,precision_loss<1%" or a list of such terms), as the JSON of
+        `aiprof suggest --format json`. `rules`: extra rule files or folders."""
+        if not isinstance(constraints, str):
+            constraints = ",".join(constraints)
+        paths = [os.fspath(p) for p in ([rules] if isinstance(rules, (str, os.PathLike)) else rules or [])]
+        return _json(self._t.diagnose_json(target, constraints, paths, builtin_rules, device))
+
+
+def load(path):
+    """Imports `path`: Kineto/Chrome JSON (.gz, .zst), torch_npu or msprof folders,
+    Nsight Systems SQLite, a folder of ranks, or a native .aiprof file.
+    Raises aiprof.Error naming the file and the place on bad input."""
+    return Trace(_aiprof.load(path))
+
+
+def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.02, unit="step",
+             batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED):
+    """Decides with statistics whether `after` improved or regressed on `before`
+    (each a loaded Trace, or a path to a trace or benchmark result file), as the JSON of
+    `aiprof validate --format json`: {"overall": ..., "metrics": [{"metric", "verdict", ...}]}.
+    metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name."""
+    def native(x):
+        return x._t if isinstance(x, Trace) else os.fspath(x)
+    return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
+                                       min_effect, unit, batch_size, bench, sample_unit, resamples, seed))
+
+
+def analysis_names():
+    """Names `Trace.analyze(only=...)` accepts, in the order the analyses run."""
+    return _aiprof.analysis_names()

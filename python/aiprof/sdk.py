@@ -1,0 +1,98 @@
+"""Recording from Python: the C runtime of include/aiprof/aiprof.h.
+
+    import aiprof
+
+    @aiprof.span("preprocess")            # decorator
+    def preprocess(x): ...
+
+    for batch in loader:
+        with aiprof.step():               # iteration_start() / iteration_end()
+            with aiprof.span("forward"):  # context manager
+                model(batch)
+            aiprof.counter("queue_depth", len(queue))
+
+    with aiprof.request("infer"):         # or r = aiprof.request("infer"); ...; r.end()
+        handle(req)
+
+Spans, nodes and steps nest per thread (like the C API); a request may end on
+another thread. The file (AIPROF_OUTPUT, default aiprof-<pid>.aiprof) is
+written at exit and on flush(); configuration is the C runtime's
+(AIPROF_MODE, AIPROF_RING_MB, AIPROF_ENABLE=0, docs/sdk.md). Names are
+interned once per distinct string, so building them per call is correct,
+but a decorator or a span object made once and reused is cheapest.
+"""
+
+import functools
+
+from . import _sdk
+
+Request = _sdk.Request
+counter = _sdk.counter
+flush = _sdk.flush
+flush_to = _sdk.flush_to
+enabled = _sdk.enabled
+set_enabled = _sdk.set_enabled
+clock_ns = _sdk.clock_ns
+output_path = _sdk.output_path
+mark = _sdk.mark
+thread_name = _sdk.thread_name
+iteration_start = _sdk.iteration_start
+iteration_end = _sdk.iteration_end
+
+
+class _Scoped(_sdk.Span):
+    """A span (or node) usable as `with` block and as decorator."""
+
+    __slots__ = ()
+
+    def __call__(self, func):
+        begin, end = self.begin, self.end
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            begin()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                end()
+        return wrapper
+
+
+# Span objects hold only their interned name, so one per name serves every
+# thread; span() and node() hand out the cached one (names should be a
+# bounded set, as the runtime keeps each distinct name until exit).
+_spans = {}
+_nodes = {}
+
+
+def span(name):
+    """A span named `name` on the calling thread: `with span("x"):` or `@span("x")`.
+    `@span` without a name uses the function's qualified name."""
+    s = _spans.get(name)
+    if s is None:
+        if callable(name):
+            return span(name.__qualname__)(name)
+        s = _spans.setdefault(name, _Scoped(name))
+    return s
+
+
+def node(name):
+    """A pipeline node (stage) span, written as "node:<name>" for `aiprof node-bottleneck`;
+    `with node("tokenize"):` or `@node("tokenize")`."""
+    s = _nodes.get(name)
+    if s is None:
+        s = _nodes.setdefault(name, _Scoped(name, True))
+    return s
+
+
+_STEP = _sdk.Step()  # holds no state: one serves every thread
+
+
+def step():
+    """One step (iteration_start() ... iteration_end()) as a `with` block."""
+    return _STEP
+
+
+# request(name) begins a request now and returns it; `.end()` it from any
+# thread, or use `with request(name):`. (The class itself: no extra call.)
+request = Request

@@ -1,0 +1,466 @@
+// The analysis half of the `aiprof` Python package: load a trace with the
+// importers the CLI uses, and hand its tables to Python as whole numpy
+// columns (no Python object per row), its summary, metrics, diagnosis and
+// validation as the JSON the CLI writes (one writer, so the figures are the
+// same by construction). The GIL is released while importing and analysing.
+#include "python/analysis_module.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/analysis/analyze.h"
+#include "src/analysis/diagnosis/diagnose.h"
+#include "src/analysis/diagnosis/suggest.h"
+#include "src/analysis/rules/rule_loader.h"
+#include "src/analysis/summary/summary.h"
+#include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/trace_samples.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/report/analysis/analyze_report.h"
+#include "src/report/diagnosis/diagnosis_report.h"
+#include "src/report/summary_report.h"
+#include "src/report/validation/validation_report.h"
+
+namespace aiprof {
+
+// Defined in src/cli/validate_command.cc (shared by validate, set-baseline
+// and card): a trace or a benchmark result file as validation samples.
+StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
+                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json);
+
+namespace python {
+namespace {
+
+namespace py = pybind11;
+
+// Raised for every Status error (bad input names the file and the place).
+class AiprofError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+void ThrowIfError(const Status& s) {
+  if (!s.ok()) throw AiprofError(s.message());
+}
+
+template <typename T>
+T ValueOrThrow(StatusOr<T> s) {
+  ThrowIfError(s.status());
+  return std::move(s).value();
+}
+
+// A loaded trace; the summary is computed once, on first use.
+class PyTrace {
+ public:
+  PyTrace(std::unique_ptr<Trace> trace, std::string path) : trace_(std::move(trace)), path_(std::move(path)) {}
+  const Trace& trace() const { return *trace_; }
+  const std::string& path() const { return path_; }
+  // Call without the GIL (it may compute).
+  const Summary& summary() {
+    std::call_once(summary_once_, [this] { summary_ = ComputeSummary(*trace_); });
+    return summary_;
+  }
+
+ private:
+  std::unique_ptr<Trace> trace_;
+  std::string path_;
+  std::once_flag summary_once_;
+  Summary summary_;
+};
+
+// Copies a column block by block into one new numpy array.
+template <typename T>
+py::array_t<T> ColumnArray(const ChunkedVector<T>& c) {
+  py::array_t<T> out(static_cast<py::ssize_t>(c.size()));
+  T* dst = out.mutable_data();
+  for (size_t b = 0; b < c.block_count(); ++b) {
+    std::memcpy(static_cast<void*>(dst), c.block(b), c.block_items(b) * sizeof(T));
+    dst += c.block_items(b);
+  }
+  return out;
+}
+
+// Enum columns (EventKind, Layer, TrackKind: uint8_t) as their raw codes.
+template <typename E>
+py::array_t<uint8_t> EnumCodes(const ChunkedVector<E>& c) {
+  static_assert(sizeof(E) == 1);
+  py::array_t<uint8_t> out(static_cast<py::ssize_t>(c.size()));
+  uint8_t* dst = out.mutable_data();
+  for (size_t b = 0; b < c.block_count(); ++b) {
+    std::memcpy(dst, c.block(b), c.block_items(b));
+    dst += c.block_items(b);
+  }
+  return out;
+}
+
+// Numbers a string column densely: codes into a list holding each distinct
+// string once, the shape of pandas.Categorical.from_codes(codes, categories).
+class StringCoder {
+ public:
+  explicit StringCoder(const Trace& trace) : trace_(trace), code_of_id_(trace.strings.size(), -1) {}
+  int32_t Code(StringId id) {
+    int32_t& code = code_of_id_[id.raw];
+    if (code < 0) {
+      std::string_view s = trace_.Str(id);
+      auto [it, added] = code_of_text_.emplace(s, static_cast<int32_t>(texts_.size()));
+      if (added) texts_.push_back(s);
+      code = it->second;
+    }
+    return code;
+  }
+  // ("categorical", codes, categories): the Python side builds the column.
+  py::tuple Finish(py::array_t<int32_t> codes) {
+    py::list categories;
+    for (std::string_view s : texts_) {
+      PyObject* text = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
+      if (text == nullptr) throw py::error_already_set();
+      categories.append(py::reinterpret_steal<py::str>(text));
+    }
+    return py::make_tuple("categorical", std::move(codes), std::move(categories));
+  }
+
+ private:
+  const Trace& trace_;
+  std::vector<int32_t> code_of_id_;
+  std::unordered_map<std::string_view, int32_t> code_of_text_;
+  std::vector<std::string_view> texts_;
+};
+
+template <typename Get>
+py::tuple StringColumn(const Trace& trace, size_t n, Get get) {
+  StringCoder coder(trace);
+  py::array_t<int32_t> codes(static_cast<py::ssize_t>(n));
+  int32_t* dst = codes.mutable_data();
+  for (size_t i = 0; i < n; ++i) dst[i] = coder.Code(get(i));
+  return coder.Finish(std::move(codes));
+}
+
+py::tuple StringColumn(const Trace& trace, const ChunkedVector<StringId>& c) {
+  return StringColumn(trace, c.size(), [&](size_t i) { return c[i]; });
+}
+
+// An enum column as ("categorical", codes, names of every enum value 0..count-1).
+template <typename E, typename Name>
+py::tuple EnumColumn(const ChunkedVector<E>& c, int count, Name name) {
+  py::list names;
+  for (int v = 0; v < count; ++v) names.append(name(static_cast<E>(v)));
+  return py::make_tuple("categorical", EnumCodes(c), std::move(names));
+}
+
+py::tuple EventKindColumn(const ChunkedVector<EventKind>& c) {
+  return EnumColumn(c, static_cast<int>(EventKind::kTraceSpan) + 1, EventKindName);
+}
+py::tuple LayerColumn(const ChunkedVector<Layer>& c) {
+  return EnumColumn(c, static_cast<int>(Layer::kHost) + 1, LayerName);
+}
+const char* TrackKindName(TrackKind k) {
+  switch (k) {
+    case TrackKind::kThread: return "thread";
+    case TrackKind::kDeviceStream: return "device_stream";
+    case TrackKind::kCounter: return "counter";
+    case TrackKind::kSpans: return "spans";
+  }
+  return "unknown";
+}
+
+// A per-row value taken from the row's track (rank, device, pid, tid).
+template <typename T>
+py::array_t<T> GatherByTrack(const ChunkedVector<uint32_t>& track, const ChunkedVector<T>& by_track, T missing) {
+  py::array_t<T> out(static_cast<py::ssize_t>(track.size()));
+  T* dst = out.mutable_data();
+  for (size_t i = 0; i < track.size(); ++i) {
+    uint32_t t = track[i];
+    dst[i] = t < by_track.size() ? by_track[t] : missing;
+  }
+  return out;
+}
+
+py::dict SliceColumns(PyTrace& self) {
+  const Trace& t = self.trace();
+  const SliceTable& s = t.slices;
+  py::dict d;
+  d["ts_ns"] = ColumnArray(s.ts_ns);
+  d["dur_ns"] = ColumnArray(s.dur_ns);
+  d["name"] = StringColumn(t, s.name);
+  d["category"] = StringColumn(t, s.category);
+  d["kind"] = EventKindColumn(s.kind);
+  d["track"] = ColumnArray(s.track);
+  d["depth"] = ColumnArray(s.depth);
+  d["correlation"] = ColumnArray(s.correlation);
+  d["rank"] = GatherByTrack(s.track, t.tracks.rank, kNoRank);
+  d["device"] = GatherByTrack(s.track, t.tracks.device, kHostDevice);
+  d["pid"] = GatherByTrack(s.track, t.tracks.pid, int64_t{-1});
+  d["tid"] = GatherByTrack(s.track, t.tracks.tid, int64_t{-1});
+  return d;
+}
+
+py::dict TrackColumns(PyTrace& self) {
+  const Trace& t = self.trace();
+  const TrackTable& k = t.tracks;
+  py::dict d;
+  d["kind"] = EnumColumn(k.kind, static_cast<int>(TrackKind::kSpans) + 1, TrackKindName);
+  d["layer"] = LayerColumn(k.layer);
+  d["pid"] = ColumnArray(k.pid);
+  d["tid"] = ColumnArray(k.tid);
+  d["name"] = StringColumn(t, k.name);
+  d["process_name"] = StringColumn(t, k.process_name);
+  d["rank"] = ColumnArray(k.rank);
+  d["device"] = ColumnArray(k.device);
+  return d;
+}
+
+py::dict StepColumns(PyTrace& self) {
+  const Trace& t = self.trace();
+  const StepTable& s = t.steps;
+  py::dict d;
+  d["name"] = StringColumn(t, s.name);
+  d["number"] = ColumnArray(s.number);
+  d["ts_ns"] = ColumnArray(s.ts_ns);
+  d["dur_ns"] = ColumnArray(s.dur_ns);
+  d["track"] = ColumnArray(s.track);
+  d["rank"] = ColumnArray(s.rank);
+  return d;
+}
+
+py::dict CounterColumns(PyTrace& self) {
+  const Trace& t = self.trace();
+  const CounterTable& c = t.counters;
+  py::dict d;
+  d["ts_ns"] = ColumnArray(c.ts_ns);
+  d["name"] = StringColumn(t, c.size(), [&](size_t i) {
+    uint32_t k = c.track[i];
+    return k < t.tracks.size() ? t.tracks.name[k] : StringId{};
+  });
+  d["value"] = ColumnArray(c.value);
+  d["track"] = ColumnArray(c.track);
+  d["rank"] = GatherByTrack(c.track, t.tracks.rank, kNoRank);
+  d["device"] = GatherByTrack(c.track, t.tracks.device, kHostDevice);
+  return d;
+}
+
+py::dict FlowColumns(PyTrace& self) {
+  const Trace& t = self.trace();
+  const FlowTable& f = t.flows;
+  py::dict d;
+  d["from_slice"] = ColumnArray(f.from_slice);
+  d["to_slice"] = ColumnArray(f.to_slice);
+  d["flow_id"] = ColumnArray(f.flow_id);
+  d["category"] = StringColumn(t, f.category);
+  return d;
+}
+
+// The summary's op table (all ops, largest total first) in nanoseconds.
+py::dict OpColumns(PyTrace& self) {
+  const Summary* s;
+  {
+    py::gil_scoped_release release;
+    s = &self.summary();
+  }
+  const std::vector<OpStat>& ops = s->ops;
+  size_t n = ops.size();
+  py::array_t<int64_t> count(n), total(n), max(n);
+  py::array_t<double> mean(n), p50(n), p99(n);
+  for (size_t i = 0; i < n; ++i) {
+    count.mutable_data()[i] = static_cast<int64_t>(ops[i].count);
+    total.mutable_data()[i] = ops[i].total_ns;
+    max.mutable_data()[i] = ops[i].max_ns;
+    mean.mutable_data()[i] = ops[i].mean_ns;
+    p50.mutable_data()[i] = ops[i].p50_ns;
+    p99.mutable_data()[i] = ops[i].p99_ns;
+  }
+  py::dict d;
+  d["name"] = StringColumn(self.trace(), n, [&](size_t i) { return ops[i].name; });
+  d["category"] = StringColumn(self.trace(), n, [&](size_t i) { return ops[i].category; });
+  d["count"] = count;
+  d["total_ns"] = total;
+  d["mean_ns"] = mean;
+  d["p50_ns"] = p50;
+  d["p99_ns"] = p99;
+  d["max_ns"] = max;
+  return d;
+}
+
+py::dict DeviceColumns(PyTrace& self) {
+  const Summary* s;
+  {
+    py::gil_scoped_release release;
+    s = &self.summary();
+  }
+  size_t n = s->devices.size();
+  py::array_t<int32_t> rank(n), device(n);
+  py::array_t<int64_t> busy(n), span(n);
+  py::array_t<double> util(n);
+  for (size_t i = 0; i < n; ++i) {
+    const DeviceStat& d = s->devices[i];
+    rank.mutable_data()[i] = d.rank;
+    device.mutable_data()[i] = d.device;
+    busy.mutable_data()[i] = d.busy_ns;
+    span.mutable_data()[i] = d.span_ns;
+    util.mutable_data()[i] = d.utilization;
+  }
+  py::dict d;
+  d["rank"] = rank;
+  d["device"] = device;
+  d["busy_ns"] = busy;
+  d["span_ns"] = span;
+  d["utilization"] = util;
+  return d;
+}
+
+py::bytes SummaryJson(PyTrace& self) {
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    SummaryReportOptions options;
+    options.top_n = 0;  // every op, like `aiprof summary --format json --top 0`
+    json = SummaryToJson(self.trace(), self.summary(), options);
+  }
+  return py::bytes(json);
+}
+
+py::bytes AnalyzeJson(PyTrace& self, const std::vector<std::string>& only, const std::string& device) {
+  AnalyzeOptions options;
+  options.only = only;
+  options.device = device;
+  for (const std::string& name : only) {
+    bool known = false;
+    for (std::string_view n : AnalysisNames()) known |= n == name;
+    if (!known) throw py::value_error("unknown analysis '" + name + "'");
+  }
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    json = AnalysisToJson(RunAnalyses(self.trace(), options));
+  }
+  return py::bytes(json);
+}
+
+// Diagnosis plus the suggestions that fit `target` and `constraints`, as
+// `aiprof suggest --format json` writes them (without knowledge-card history).
+py::bytes DiagnoseJson(PyTrace& self, const std::string& target, const std::string& constraints,
+                       const std::vector<std::string>& rule_paths, bool builtin_rules, const std::string& device) {
+  if (target != "latency" && target != "throughput" && target != "memory") {
+    throw py::value_error("target must be 'latency', 'throughput' or 'memory', not '" + target + "'");
+  }
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    std::vector<Rule> rules;
+    if (builtin_rules) rules = ValueOrThrow(LoadBuiltinRules());
+    for (const std::string& path : rule_paths) MergeRules(&rules, ValueOrThrow(LoadRules(path)));
+    if (rules.empty()) throw AiprofError("no rules to apply (builtin_rules=False without rules)");
+    SuggestOptions options;
+    options.target = target;
+    options.constraints = ValueOrThrow(ParseConstraints(constraints));
+    AnalyzeOptions analyze;
+    analyze.device = device;
+    MetricSet metrics = ComputeAllMetrics(self.trace(), analyze);
+    Diagnosis diagnosis = Diagnose(self.trace(), metrics, rules);
+    SuggestResult suggestions = Suggest(diagnosis, metrics, options);
+    DiagnosisReport report{self.path(), &metrics, &diagnosis, &suggestions, &options};
+    json = DiagnosisToJson(report);
+  }
+  return py::bytes(json);
+}
+
+struct RunInput {
+  PyTrace* trace = nullptr;  // a loaded trace, or
+  std::string path;          // a trace or benchmark result file
+};
+
+RunInput ToRunInput(const py::object& o) {
+  RunInput in;
+  if (py::isinstance<PyTrace>(o)) {
+    in.trace = o.cast<PyTrace*>();
+  } else {
+    in.path = py::str(py::module_::import("os").attr("fspath")(o));
+  }
+  return in;
+}
+
+RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
+                       const std::string& sample_unit) {
+  if (in.trace) {
+    TraceSampleOptions o;
+    o.unit = unit;
+    o.items_per_sample = batch_size;
+    return ValueOrThrow(SamplesFromTrace(in.trace->trace(), in.trace->path(), o));
+  }
+  return ValueOrThrow(LoadRunSamples(in.path, unit, batch_size, bench, sample_unit, nullptr));
+}
+
+py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
+                       const std::string& test, double alpha, double min_effect, const std::string& unit,
+                       double batch_size, const std::string& bench, const std::string& sample_unit,
+                       int resamples, uint64_t seed) {
+  ValidationOptions options;
+  if (!metrics.empty()) options.metrics = metrics;
+  ThrowIfError(CheckMetricNames(options.metrics));
+  options.test = ValueOrThrow(ParseTestKind(test));
+  if (!(alpha > 0 && alpha <= 0.5)) throw py::value_error("alpha must be in (0, 0.5]");
+  if (!(min_effect >= 0)) throw py::value_error("min_effect must be a non-negative fraction");
+  if (resamples < 100) throw py::value_error("resamples must be at least 100");
+  options.alpha = alpha;
+  options.min_effect = min_effect;
+  options.bootstrap_resamples = resamples;
+  options.seed = seed;
+  RunInput b = ToRunInput(before), a = ToRunInput(after);
+  std::string json;
+  {
+    py::gil_scoped_release release;
+    RunSamples before_samples = LoadSamples(b, unit, batch_size, bench, sample_unit);
+    RunSamples after_samples = LoadSamples(a, unit, batch_size, bench, sample_unit);
+    json = ValidationToJson(Validate(before_samples, after_samples, options));
+  }
+  return py::bytes(json);
+}
+
+std::unique_ptr<PyTrace> Load(const py::object& path_like) {
+  std::string path = py::str(py::module_::import("os").attr("fspath")(path_like));
+  StatusOr<std::unique_ptr<Trace>> trace = [&] {
+    py::gil_scoped_release release;
+    return ImportTrace(path);
+  }();
+  return std::make_unique<PyTrace>(ValueOrThrow(std::move(trace)), path);
+}
+
+}  // namespace
+
+void DefineAnalysis(py::module_& m) {
+  py::register_exception<AiprofError>(m, "Error", PyExc_RuntimeError);
+  py::class_<PyTrace>(m, "Trace")
+      .def_property_readonly("path", &PyTrace::path)
+      .def_property_readonly("slice_count", [](PyTrace& t) { return t.trace().slices.size(); })
+      .def_property_readonly("metadata", [](PyTrace& t) { return t.trace().metadata; })
+      .def("summary_json", &SummaryJson)
+      .def("slice_columns", &SliceColumns)
+      .def("track_columns", &TrackColumns)
+      .def("step_columns", &StepColumns)
+      .def("counter_columns", &CounterColumns)
+      .def("flow_columns", &FlowColumns)
+      .def("op_columns", &OpColumns)
+      .def("device_columns", &DeviceColumns)
+      .def("analyze_json", &AnalyzeJson, py::arg("only"), py::arg("device"))
+      .def("diagnose_json", &DiagnoseJson, py::arg("target"), py::arg("constraints"), py::arg("rules"),
+           py::arg("builtin_rules"), py::arg("device"));
+  m.def("load", &Load, py::arg("path"));
+  m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
+        py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),
+        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"));
+  m.def("analysis_names", [] {
+    std::vector<std::string> names;
+    for (std::string_view n : AnalysisNames()) names.emplace_back(n);
+    return names;
+  });
+}
+
+}  // namespace python
+}  // namespace aiprof

@@ -1,0 +1,377 @@
+// The SDK half of the `aiprof` Python package: bindings of the C API
+// (include/aiprof/aiprof.h), so Python spans share the runtime, clock,
+// buffers and output file of C/C++ code in the same process.
+//
+// Written against CPython's C API directly (not pybind11) because these
+// calls are the hot path: a `with span:` block is two METH_NOARGS/FASTCALL
+// calls into this file, with no argument conversion layer.
+//
+// The runtime records names by address. A Python str may die and its memory
+// be reused, so every name goes through aiprof_intern() once (a copy kept
+// until exit); NameCache maps str -> interned pointer so the runtime's lock
+// is taken once per distinct name, not per event.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <aiprof/aiprof.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+namespace aiprof::python {
+namespace {
+
+// Calls hold the GIL, but the mutex keeps the cache correct without relying
+// on it (free-threaded builds). Never destroyed: used until exit.
+class NameCache {
+ public:
+  // The interned copy of `name`, or nullptr with a Python error set.
+  const char* Intern(PyObject* name) {
+    if (!PyUnicode_Check(name)) {
+      PyErr_Format(PyExc_TypeError, "aiprof names are str, not %.100s", Py_TYPE(name)->tp_name);
+      return nullptr;
+    }
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
+    if (utf8 == nullptr) return nullptr;
+    std::string_view view(utf8, static_cast<size_t>(size));
+    if (view.find('\0') != std::string_view::npos) {
+      PyErr_SetString(PyExc_ValueError, "aiprof names cannot contain NUL characters");
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = names_.find(view);
+    if (it != names_.end()) return it->second;
+    const char* interned = aiprof_intern(utf8);
+    // The key views the interned copy, which lives until the process exits.
+    names_.emplace(std::string_view(interned, view.size()), interned);
+    return interned;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string_view, const char*> names_;
+};
+
+NameCache& Names() {
+  static NameCache* cache = new NameCache;
+  return *cache;
+}
+
+// --- Span: `with span:` / begin() / end(); node=True makes a pipeline node. ---
+
+struct SpanObject {
+  PyObject_HEAD
+  const char* name;
+  int node;
+};
+
+int SpanInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"name", "node", nullptr};
+  PyObject* name = nullptr;
+  int node = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p", const_cast<char**>(keywords), &name, &node)) return -1;
+  const char* interned = Names().Intern(name);
+  if (interned == nullptr) return -1;
+  auto* s = reinterpret_cast<SpanObject*>(self);
+  s->name = interned;
+  s->node = node;
+  return 0;
+}
+
+// False (with a Python error) for a Span whose __init__ never ran.
+bool HasName(SpanObject* s) {
+  if (s->name != nullptr) return true;
+  PyErr_SetString(PyExc_RuntimeError, "aiprof Span used before __init__");
+  return false;
+}
+
+PyObject* SpanBegin(PyObject* self, PyObject*) {
+  auto* s = reinterpret_cast<SpanObject*>(self);
+  if (!HasName(s)) return nullptr;
+  if (s->node) {
+    aiprof_node_begin(s->name);
+  } else {
+    aiprof_span_begin(s->name);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* SpanEnd(PyObject* self, PyObject*) {
+  if (reinterpret_cast<SpanObject*>(self)->node) {
+    aiprof_node_end();
+  } else {
+    aiprof_span_end();
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* SpanEnter(PyObject* self, PyObject*) {
+  auto* s = reinterpret_cast<SpanObject*>(self);
+  if (!HasName(s)) return nullptr;
+  if (s->node) {
+    aiprof_node_begin(s->name);
+  } else {
+    aiprof_span_begin(s->name);
+  }
+  return Py_NewRef(self);
+}
+
+PyObject* SpanExit(PyObject* self, PyObject* const*, Py_ssize_t) {
+  if (reinterpret_cast<SpanObject*>(self)->node) {
+    aiprof_node_end();
+  } else {
+    aiprof_span_end();
+  }
+  Py_RETURN_FALSE;  // exceptions propagate
+}
+
+PyObject* SpanName(PyObject* self, void*) { return PyUnicode_FromString(reinterpret_cast<SpanObject*>(self)->name); }
+
+PyMethodDef kSpanMethods[] = {
+    {"__enter__", SpanEnter, METH_NOARGS, "Begins the span."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(SpanExit)), METH_FASTCALL,
+     "Ends the span (exceptions propagate)."},
+    {"begin", SpanBegin, METH_NOARGS, "Begins the span on the calling thread."},
+    {"end", SpanEnd, METH_NOARGS, "Ends the calling thread's innermost span (or node)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kSpanGetSet[] = {{"name", SpanName, nullptr, "The span's name.", nullptr},
+                             {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+const char kSpanDoc[] = "Span(name, node=False): a span usable as `with` block; begin()/end() by hand.";
+PyType_Slot kSpanSlots[] = {{Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
+                            {Py_tp_init, reinterpret_cast<void*>(SpanInit)},
+                            {Py_tp_methods, kSpanMethods},
+                            {Py_tp_getset, kSpanGetSet},
+                            {Py_tp_doc, const_cast<char*>(kSpanDoc)},
+                            {0, nullptr}};
+PyType_Spec kSpanSpec = {"aiprof._sdk.Span", sizeof(SpanObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+                         kSpanSlots};
+
+// --- Request: begun when made; end() once, from any thread. ---
+
+struct RequestObject {
+  PyObject_HEAD
+  uint64_t id;  // 0 once ended (or when the SDK is disabled)
+};
+
+int RequestInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"name", nullptr};
+  PyObject* name = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", const_cast<char**>(keywords), &name)) return -1;
+  const char* interned = Names().Intern(name);
+  if (interned == nullptr) return -1;
+  auto* r = reinterpret_cast<RequestObject*>(self);
+  if (r->id != 0) aiprof_request_end(r->id);  // __init__ called again
+  r->id = aiprof_request_begin(interned);
+  return 0;
+}
+
+PyObject* RequestEnd(PyObject* self, PyObject*) {
+  auto* r = reinterpret_cast<RequestObject*>(self);
+  uint64_t id = r->id;
+  r->id = 0;
+  aiprof_request_end(id);  // 0 is ignored
+  Py_RETURN_NONE;
+}
+
+PyObject* RequestEnter(PyObject* self, PyObject*) { return Py_NewRef(self); }
+
+PyObject* RequestExit(PyObject* self, PyObject* const*, Py_ssize_t) {
+  auto* r = reinterpret_cast<RequestObject*>(self);
+  uint64_t id = r->id;
+  r->id = 0;
+  aiprof_request_end(id);
+  Py_RETURN_FALSE;
+}
+
+PyObject* RequestId(PyObject* self, void*) {
+  return PyLong_FromUnsignedLongLong(reinterpret_cast<RequestObject*>(self)->id);
+}
+
+PyMethodDef kRequestMethods[] = {
+    {"end", RequestEnd, METH_NOARGS, "Ends the request (from any thread); later calls are ignored."},
+    {"__enter__", RequestEnter, METH_NOARGS, "Returns the request (already begun)."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestExit)), METH_FASTCALL,
+     "Ends the request."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kRequestGetSet[] = {{"id", RequestId, nullptr, "The runtime's id (0 once ended or when disabled).", nullptr},
+                                {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+const char kRequestDoc[] = "Request(name): a request begun now; end() it from any thread, or use `with`.";
+PyType_Slot kRequestSlots[] = {{Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
+                               {Py_tp_init, reinterpret_cast<void*>(RequestInit)},
+                               {Py_tp_methods, kRequestMethods},
+                               {Py_tp_getset, kRequestGetSet},
+                               {Py_tp_doc, const_cast<char*>(kRequestDoc)},
+                               {0, nullptr}};
+PyType_Spec kRequestSpec = {"aiprof._sdk.Request", sizeof(RequestObject), 0,
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, kRequestSlots};
+
+// --- Step: `with step:` is iteration_start() ... iteration_end(). ---
+
+PyObject* StepEnter(PyObject* self, PyObject*) {
+  aiprof_iteration_start();
+  return Py_NewRef(self);
+}
+
+PyObject* StepExit(PyObject*, PyObject* const*, Py_ssize_t) {
+  aiprof_iteration_end();
+  Py_RETURN_FALSE;
+}
+
+PyMethodDef kStepMethods[] = {
+    {"__enter__", StepEnter, METH_NOARGS, "Starts a step on the calling thread."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(StepExit)), METH_FASTCALL,
+     "Ends the calling thread's step."},
+    {nullptr, nullptr, 0, nullptr}};
+
+const char kStepDoc[] = "Step(): `with Step():` is one step (iteration_start() ... iteration_end()).";
+PyType_Slot kStepSlots[] = {{Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
+                            {Py_tp_methods, kStepMethods},
+                            {Py_tp_doc, const_cast<char*>(kStepDoc)},
+                            {0, nullptr}};
+PyType_Spec kStepSpec = {"aiprof._sdk.Step", sizeof(PyObject), 0, Py_TPFLAGS_DEFAULT, kStepSlots};
+
+// --- Module functions. ---
+
+PyObject* SpanBeginFn(PyObject*, PyObject* name) {
+  const char* n = Names().Intern(name);
+  if (n == nullptr) return nullptr;
+  aiprof_span_begin(n);
+  Py_RETURN_NONE;
+}
+PyObject* SpanEndFn(PyObject*, PyObject*) {
+  aiprof_span_end();
+  Py_RETURN_NONE;
+}
+PyObject* NodeBeginFn(PyObject*, PyObject* name) {
+  const char* n = Names().Intern(name);
+  if (n == nullptr) return nullptr;
+  aiprof_node_begin(n);
+  Py_RETURN_NONE;
+}
+PyObject* NodeEndFn(PyObject*, PyObject*) {
+  aiprof_node_end();
+  Py_RETURN_NONE;
+}
+PyObject* IterationStartFn(PyObject*, PyObject*) {
+  aiprof_iteration_start();
+  Py_RETURN_NONE;
+}
+PyObject* IterationEndFn(PyObject*, PyObject*) {
+  aiprof_iteration_end();
+  Py_RETURN_NONE;
+}
+PyObject* MarkFn(PyObject*, PyObject* name) {
+  const char* n = Names().Intern(name);
+  if (n == nullptr) return nullptr;
+  aiprof_mark(n);
+  Py_RETURN_NONE;
+}
+
+PyObject* CounterFn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "counter(name, value) takes 2 arguments");
+    return nullptr;
+  }
+  const char* n = Names().Intern(args[0]);
+  if (n == nullptr) return nullptr;
+  double value = PyFloat_AsDouble(args[1]);
+  if (value == -1.0 && PyErr_Occurred()) return nullptr;
+  aiprof_counter(n, value);
+  Py_RETURN_NONE;
+}
+
+PyObject* ThreadNameFn(PyObject*, PyObject* name) {
+  const char* utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (utf8 == nullptr) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "thread_name takes a str");
+    return nullptr;
+  }
+  aiprof_thread_name(utf8);  // copied by the runtime
+  Py_RETURN_NONE;
+}
+
+PyObject* FlushFn(PyObject*, PyObject*) {
+  Py_BEGIN_ALLOW_THREADS  // writes a file
+  aiprof_flush();
+  Py_END_ALLOW_THREADS
+  Py_RETURN_NONE;
+}
+
+PyObject* FlushToFn(PyObject*, PyObject* arg) {
+  PyObject* bytes = nullptr;
+  if (!PyUnicode_FSConverter(arg, &bytes)) return nullptr;
+  int rc, err;
+  Py_BEGIN_ALLOW_THREADS
+  rc = aiprof_flush_to(PyBytes_AS_STRING(bytes));
+  err = errno;
+  Py_END_ALLOW_THREADS
+  if (rc != 0) {
+    errno = err;
+    PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, arg);
+    Py_DECREF(bytes);
+    return nullptr;
+  }
+  Py_DECREF(bytes);
+  Py_RETURN_NONE;
+}
+
+PyObject* EnabledFn(PyObject*, PyObject*) { return PyBool_FromLong(aiprof_enabled()); }
+PyObject* SetEnabledFn(PyObject*, PyObject* on) {
+  int v = PyObject_IsTrue(on);
+  if (v < 0) return nullptr;
+  aiprof_set_enabled(v);
+  Py_RETURN_NONE;
+}
+PyObject* ClockNsFn(PyObject*, PyObject*) { return PyLong_FromLongLong(aiprof_clock_ns()); }
+PyObject* OutputPathFn(PyObject*, PyObject*) { return PyUnicode_DecodeFSDefault(aiprof_output_path()); }
+
+PyMethodDef kFunctions[] = {
+    {"span_begin", SpanBeginFn, METH_O, "span_begin(name): opens a span on the calling thread."},
+    {"span_end", SpanEndFn, METH_NOARGS, "Closes the calling thread's innermost span."},
+    {"node_begin", NodeBeginFn, METH_O, "node_begin(name): opens a pipeline node (\"node:<name>\")."},
+    {"node_end", NodeEndFn, METH_NOARGS, "Closes the calling thread's innermost node."},
+    {"iteration_start", IterationStartFn, METH_NOARGS, "Starts a step on the calling thread."},
+    {"iteration_end", IterationEndFn, METH_NOARGS, "Ends the calling thread's open step."},
+    {"mark", MarkFn, METH_O, "mark(name): an instant event on the calling thread."},
+    {"counter", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(CounterFn)), METH_FASTCALL,
+     "counter(name, value): a sample of counter `name` now."},
+    {"thread_name", ThreadNameFn, METH_O, "thread_name(name): names the calling thread's track."},
+    {"flush", FlushFn, METH_NOARGS, "Writes the file now (atomically); recording goes on."},
+    {"flush_to", FlushToFn, METH_O, "flush_to(path): writes the file to `path`; OSError on failure."},
+    {"enabled", EnabledFn, METH_NOARGS, "True while recording."},
+    {"set_enabled", SetEnabledFn, METH_O, "set_enabled(on): pauses or resumes recording in every thread."},
+    {"clock_ns", ClockNsFn, METH_NOARGS, "The SDK's clock (CLOCK_MONOTONIC ns, as in the file)."},
+    {"output_path", OutputPathFn, METH_NOARGS, "The file the next flush() writes."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_sdk",
+                       "aiprof tracing SDK (use the aiprof package, not this module)", -1, kFunctions,
+                       nullptr, nullptr, nullptr, nullptr};
+
+}  // namespace
+}  // namespace aiprof::python
+
+PyMODINIT_FUNC PyInit__sdk() {
+  using namespace aiprof::python;
+  PyObject* m = PyModule_Create(&kModule);
+  if (m == nullptr) return nullptr;
+  PyObject* span = PyType_FromSpec(&kSpanSpec);
+  PyObject* request = span ? PyType_FromSpec(&kRequestSpec) : nullptr;
+  PyObject* step = request ? PyType_FromSpec(&kStepSpec) : nullptr;
+  bool ok = step != nullptr && PyModule_AddObjectRef(m, "Span", span) == 0 &&
+            PyModule_AddObjectRef(m, "Request", request) == 0 && PyModule_AddObjectRef(m, "Step", step) == 0;
+  Py_XDECREF(span);
+  Py_XDECREF(request);
+  Py_XDECREF(step);
+  if (!ok) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}

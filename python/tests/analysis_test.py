@@ -1,0 +1,336 @@
+"""The analysis half of the aiprof package against the CLI and independent computations.
+
+Run by ctest (python/tests/CMakeLists.txt) with PYTHONPATH=<build>/python and
+AIPROF_BIN (the aiprof CLI), AIPROF_TEST_DATA (test/data), AIPROF_FIXTURES.
+The oracles here read the trace JSON with the json module and pandas; they
+share no code with aiprof's importer or analyses.
+"""
+
+import decimal
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+import pandas as pd
+
+import aiprof
+
+AIPROF = os.environ["AIPROF_BIN"]
+DATA = os.environ["AIPROF_TEST_DATA"]
+FIXTURES = os.environ.get("AIPROF_FIXTURES", "")
+SAMPLE = os.path.join(DATA, "alexnet_a100_kineto.json.gz")
+CPU_SAMPLE = os.path.join(DATA, "convnet_bs8_channels_last.kineto.json")
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+
+
+def cli_json(*args):
+    out = subprocess.run([AIPROF, *args], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def us_to_ns(text):
+    """Exact ns from the decimal text of a JSON number in µs."""
+    return int(decimal.Decimal(text) * 1000)
+
+
+def raw_events(path):
+    """The trace's X events as a pandas frame, read with json (the oracle's own reading)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    rows = [(e.get("cat", ""), e["name"], e["pid"], e["tid"], int(decimal.Decimal(e["ts"]) * 1000),
+             int(decimal.Decimal(e["dur"]) * 1000))
+            for e in events if e.get("ph") == "X" and "dur" in e]
+    df = pd.DataFrame(rows, columns=["cat", "name", "pid", "tid", "ts_ns", "dur_ns"])
+    return df[df.dur_ns >= 0]
+
+
+def union_ns(starts, ends):
+    """Length of the union of [start, end) intervals."""
+    total, cur_s, cur_e = 0, None, None
+    for s, e in sorted(zip(starts, ends)):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    return total + (cur_e - cur_s if cur_e is not None else 0)
+
+
+class OpsMatchCli(unittest.TestCase):
+    """aiprof.load(...).ops() equals `aiprof summary --format json --top 0` on the shipped samples."""
+
+    def check(self, path):
+        raw = subprocess.run([AIPROF, "summary", path, "--format", "json", "--top", "0"], check=True,
+                             capture_output=True, text=True).stdout
+        cli = json.loads(raw)
+        cli_text = json.loads(raw, parse_float=decimal.Decimal)  # exact decimals of integer ns
+        t = aiprof.load(path)
+        ops = t.ops()
+        self.assertEqual(len(ops), len(cli["ops"]))
+        self.assertGreater(len(ops), 10)
+        for row, want, exact in zip(ops.itertuples(), cli["ops"], cli_text["ops"]):
+            self.assertEqual((row.name, row.category, row.count), (want["name"], want["category"], want["count"]))
+            self.assertEqual(row.total_ns, us_to_ns(exact["total_us"]))
+            self.assertEqual(row.max_ns, us_to_ns(exact["max_us"]))
+            for col in ("mean", "p50", "p99"):
+                self.assertAlmostEqual(getattr(row, col + "_ns") / 1000, want[col + "_us"], delta=1e-9 * abs(want[col + "_us"]) + 1e-6)
+        # summary() is the CLI's JSON itself.
+        self.assertEqual(t.summary(), cli)
+        devices = t.devices()
+        self.assertEqual(len(devices), len(cli["devices"]))
+        for row, want in zip(devices.itertuples(), cli_text["devices"]):
+            self.assertEqual((row.rank, row.device), (want["rank"], want["device"]))
+            self.assertEqual(row.busy_ns, us_to_ns(want["busy_us"]))
+            self.assertEqual(row.span_ns, us_to_ns(want["span_us"]))
+        steps = t.steps()
+        self.assertEqual(list(steps.name), [s["name"] for s in cli["steps"]])
+        self.assertEqual(list(steps.ts_ns), [s["start_ns"] for s in cli["steps"]])
+        return t
+
+    def test_alexnet_gpu_sample(self):
+        self.check(SAMPLE)
+
+    def test_cpu_sample_with_steps(self):
+        t = self.check(CPU_SAMPLE)
+        self.assertEqual(len(t.steps()), 12)
+
+    def test_native_file_gives_the_same_tables(self):
+        with tempfile.TemporaryDirectory() as d:
+            native = os.path.join(d, "alexnet.aiprof")
+            subprocess.run([AIPROF, "import", SAMPLE, "-o", native], check=True, capture_output=True)
+            a, b = aiprof.load(SAMPLE), aiprof.load(native)
+            pd.testing.assert_frame_equal(a.ops(), b.ops())
+            pd.testing.assert_frame_equal(a.slices(), b.slices())
+
+
+class TablesMatchIndependentPandas(unittest.TestCase):
+    """The tables, and HTA-style breakdowns built on them, against pandas over the raw JSON."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.t = aiprof.load(SAMPLE)
+        cls.raw = raw_events(SAMPLE)
+        cls.slices = cls.t.slices()
+
+    def test_slices_are_the_x_events(self):
+        s, raw = self.slices, self.raw
+        self.assertEqual(len(s), len(raw))
+        self.assertEqual(int(s.dur_ns.sum()), int(raw.dur_ns.sum()))
+        plain = s.astype({"category": str, "name": str})  # categoricals sort by code, not text
+        ours = plain.groupby(["category", "name"]).dur_ns.agg(["count", "sum"]).sort_index()
+        theirs = raw.groupby(["cat", "name"]).dur_ns.agg(["count", "sum"]).sort_index()
+        self.assertEqual(ours.values.tolist(), theirs.values.tolist())
+        self.assertEqual(list(ours.index), list(theirs.index))
+        self.assertIsInstance(s.name.dtype, pd.CategoricalDtype)
+        self.assertEqual(s.ts_ns.dtype, np.int64)
+
+    def test_kernel_breakdown(self):
+        """HTA's get_gpu_kernel_breakdown: time per kernel name and its share of all kernel time."""
+        ours = self.slices[self.slices.kind == "kernel"].groupby("name", observed=True).dur_ns.sum()
+        raw = self.raw[self.raw.cat == "kernel"].groupby("name").dur_ns.sum()
+        self.assertEqual(ours.sort_index().to_dict(), raw.sort_index().to_dict())
+        self.assertGreater(len(ours), 5)
+
+    def test_temporal_breakdown(self):
+        """HTA's get_temporal_breakdown: idle = span - busy, with busy the union of device activity."""
+        dev = self.raw[self.raw.cat.isin(DEVICE_CATS)]
+        busy = union_ns(dev.ts_ns, dev.ts_ns + dev.dur_ns)
+        span = int((dev.ts_ns + dev.dur_ns).max() - dev.ts_ns.min())
+        d = self.t.devices()
+        self.assertEqual(len(d), 1)
+        self.assertEqual(int(d.busy_ns[0]), busy)
+        self.assertEqual(int(d.span_ns[0]), span)
+        metrics = self.t.analyze(only=["breakdown"])["metrics"]
+        self.assertAlmostEqual(metrics["device_idle_ratio"]["value"], 1 - busy / span, places=12)
+        kernels = dev[dev.cat == "kernel"]
+        compute = union_ns(kernels.ts_ns, kernels.ts_ns + kernels.dur_ns)
+        self.assertAlmostEqual(metrics["compute_ratio"]["value"], compute / span, places=12)
+
+    def test_idle_gaps_per_stream(self):
+        """HTA's get_idle_time_breakdown counts gaps between consecutive kernels of a stream."""
+        s = self.slices[self.slices.kind.isin(["kernel", "memcpy", "memset"])].sort_values(["tid", "ts_ns"])
+        end = s.ts_ns + s.dur_ns
+        gaps = (s.ts_ns - end.groupby(s.tid).shift().fillna(s.ts_ns.iloc[0]).astype("int64")).clip(lower=0)
+        dev = self.raw[self.raw.cat.isin(DEVICE_CATS)].sort_values(["tid", "ts_ns"])
+        raw_end = dev.ts_ns + dev.dur_ns
+        raw_gaps = (dev.ts_ns - raw_end.groupby(dev.tid).shift().fillna(dev.ts_ns.iloc[0]).astype("int64")).clip(lower=0)
+        self.assertEqual(int(gaps.sum()), int(raw_gaps.sum()))
+        self.assertGreater(int(gaps.sum()), 0)
+
+    def test_tracks_join(self):
+        tracks = self.t.tracks()
+        s = self.slices
+        self.assertTrue((tracks.device.values[s.track.values] == s.device.values).all())
+        self.assertIn("device", set(tracks.layer))
+
+
+class WithoutPandas(unittest.TestCase):
+    def test_numpy_dicts(self):
+        t = aiprof.load(SAMPLE)
+        ops = t.ops(as_frame=False)
+        self.assertIsInstance(ops, dict)
+        self.assertIsInstance(ops["total_ns"], np.ndarray)
+        self.assertEqual(ops["name"].dtype, object)
+        frame = t.ops()
+        self.assertEqual(list(ops["name"]), list(frame.name))
+        self.assertEqual(ops["total_ns"].tolist(), frame.total_ns.tolist())
+
+    def test_import_without_pandas_installed(self):
+        """A child interpreter where `import pandas` fails still gets numpy tables."""
+        code = ("import sys; sys.modules['pandas'] = None\n"
+                "import aiprof\n"
+                "t = aiprof.load(sys.argv[1]); s = t.slices()\n"
+                "assert isinstance(s, dict) and len(s['ts_ns']) > 0, type(s)\n"
+                "print(len(s['ts_ns']))\n")
+        out = subprocess.run([sys.executable, "-c", code, SAMPLE], check=True, capture_output=True, text=True)
+        self.assertEqual(int(out.stdout), len(aiprof.load(SAMPLE).slices()))
+
+
+class AnalysisAloneRecordsNothing(unittest.TestCase):
+    def test_no_sdk_runtime_and_no_file(self):
+        """`import aiprof` for analysis does not start the SDK runtime (which writes a file at exit)."""
+        code = ("import sys, aiprof\n"
+                "aiprof.load(sys.argv[1]).ops()\n"
+                "assert 'aiprof._sdk' not in sys.modules\n")
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([sys.executable, "-c", code, SAMPLE], check=True, cwd=d)
+            self.assertEqual(os.listdir(d), [])
+
+
+class AnalyzeDiagnoseValidate(unittest.TestCase):
+    def test_analyze_matches_cli(self):
+        ours = aiprof.load(SAMPLE).analyze()
+        cli = cli_json("analyze", SAMPLE, "--format", "json")
+        self.assertEqual(ours["metrics"], cli["metrics"])
+        self.assertEqual(ours["unavailable"], cli["unavailable"])
+        self.assertIn("step_time_mean_ns", ours["unavailable"])  # no steps in this trace: a reason, not a zero
+        with self.assertRaises(ValueError):
+            aiprof.load(SAMPLE).analyze(only=["no_such_analysis"])
+
+    def test_diagnose_matches_cli_suggest(self):
+        t = aiprof.load(SAMPLE)
+        ours = t.diagnose(target="throughput", constraints=["effort<=medium"])
+        with tempfile.TemporaryDirectory() as d:
+            # An empty knowledge-card database location, so the CLI attaches no history either.
+            cli = cli_json("suggest", SAMPLE, "--format", "json", "--target", "throughput",
+                           "--constraints", "effort<=medium", "--db", os.path.join(d, "none.db"))
+        self.assertEqual(ours, cli)
+        self.assertGreater(len(ours["findings"]), 0)
+        with self.assertRaises(aiprof.Error):
+            t.diagnose(constraints="memory<<3")
+        with self.assertRaises(ValueError):
+            t.diagnose(target="speed")
+
+    def test_validate_matches_cli(self):
+        ours = aiprof.validate(CPU_SAMPLE, aiprof.load(CPU_SAMPLE), metrics=["latency", "p50"])
+        cli = cli_json("validate", "--before", CPU_SAMPLE, "--after", CPU_SAMPLE, "--metrics", "latency,p50",
+                       "--format", "json")
+        self.assertEqual(ours["overall"], cli["overall"])
+        self.assertEqual([m["verdict"] for m in ours["metrics"]], [m["verdict"] for m in cli["metrics"]])
+        self.assertEqual(ours["overall"], "no_change")
+        with self.assertRaises(aiprof.Error):
+            aiprof.validate(CPU_SAMPLE, CPU_SAMPLE, metrics=["speediness"])
+
+
+class BadInput(unittest.TestCase):
+    def test_missing_file(self):
+        with self.assertRaises(aiprof.Error) as e:
+            aiprof.load("/nonexistent/trace.json")
+        self.assertIn("/nonexistent/trace.json", str(e.exception))
+
+    def test_truncated_gzip(self):
+        with open(SAMPLE, "rb") as f:
+            data = f.read()
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cut.json.gz")
+            with open(path, "wb") as f:
+                f.write(data[: len(data) // 2])
+            with self.assertRaises(aiprof.Error) as e:
+                aiprof.load(path)
+            self.assertIn("cut.json.gz", str(e.exception))
+
+    def test_hostile_names_round_trip(self):
+        """Hand-made trace: names come back as written (no escaping in data), invalid UTF-8 replaced."""
+        hostile = "</script><img src=x onerror=alert(1)>"
+        doc = {"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": hostile, "pid": 1, "tid": 1, "ts": 1, "dur": 2},
+            {"ph": "X", "cat": "cpu_op", "name": "ok \u00e9", "pid": 1, "tid": 1, "ts": 4, "dur": 1},
+        ]}
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "hostile.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            t = aiprof.load(path)
+            self.assertEqual(sorted(t.slices().name), sorted([hostile, "ok \u00e9"]))
+            self.assertEqual(t.ops().name.iloc[0], hostile)
+
+
+class Threads(unittest.TestCase):
+    def test_concurrent_loads_and_summaries(self):
+        """The GIL is released while importing: loads in threads all finish with the same figures."""
+        results, errors = [None] * 4, []
+
+        def work(i):
+            try:
+                t = aiprof.load(SAMPLE)
+                results[i] = (int(t.ops().total_ns.sum()), len(t.slices()))
+            except Exception as e:  # reported below
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(set(results)), 1)
+
+    def test_one_trace_shared_by_threads(self):
+        t = aiprof.load(SAMPLE)
+        out = []
+        threads = [threading.Thread(target=lambda: out.append(t.summary()["totals"]["ops"])) for _ in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(len(set(out)), 1)
+
+
+@unittest.skipUnless(FIXTURES and os.path.isdir(os.path.join(FIXTURES, "kineto")), "fixtures not present")
+class RealFixtures(unittest.TestCase):
+    def test_every_kineto_fixture_ops_equal_cli(self):
+        folder = os.path.join(FIXTURES, "kineto")
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json.gz"))
+        self.assertGreater(len(names), 5)
+        for name in names:
+            path = os.path.join(folder, name)
+            with self.subTest(name):
+                cli = cli_json("summary", path, "--format", "json", "--top", "0")
+                ops = aiprof.load(path).ops()
+                self.assertEqual(list(zip(ops.name, ops.category, ops["count"])),
+                                 [(o["name"], o["category"], o["count"]) for o in cli["ops"]])
+
+    def test_nsys_and_torch_npu_inputs(self):
+        """Other importers through the same load: Nsight Systems SQLite and a torch_npu folder."""
+        for path in (os.path.join(FIXTURES, "nsys", "perlmutter-cloverleaf-cuda.sqlite"),
+                     os.path.join(FIXTURES, "ascend-pt", "level0", "rank0_ascend_pt")):
+            with self.subTest(path):
+                cli = cli_json("summary", path, "--format", "json", "--top", "0")
+                t = aiprof.load(path)
+                ops = t.ops()
+                self.assertGreater(len(ops), 10)
+                self.assertEqual(list(zip(ops.name, ops.category, ops["count"])),
+                                 [(o["name"], o["category"], o["count"]) for o in cli["ops"]])
+                self.assertEqual(len(t.devices()), len(cli["devices"]))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,218 @@
+"""The SDK half of the aiprof package: a threaded Python program records with the
+C runtime, and the file it writes is read back by aiprof.load and the CLI.
+
+Each scenario runs in a child interpreter (the runtime reads its environment
+once, at load, and writes at exit), with AIPROF_OUTPUT in a temporary folder.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+import aiprof
+
+AIPROF = os.environ["AIPROF_BIN"]
+
+THREADS = 8
+SPANS = 20000  # per thread, each with one nested span: 2 * 8 * 20000 slices
+
+THREADED = textwrap.dedent("""
+    import sys, threading, time
+    import aiprof
+
+    THREADS, SPANS = int(sys.argv[1]), int(sys.argv[2])
+
+    @aiprof.span("decorated")
+    def work(i):
+        return i + 1
+
+    def worker(k):
+        inner = aiprof.span("inner")  # one object reused: the name is interned once
+        for i in range(SPANS):
+            with aiprof.span("outer"):
+                with inner:
+                    pass
+        for i in range(10):
+            work(i)
+        with aiprof.node("tokenize"):
+            pass
+        aiprof.counter("queue_depth", k)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+
+    # Steps on the main thread, with a busy-wait of known length inside a nested span.
+    for n in range(3):
+        with aiprof.step():
+            with aiprof.span("busy_2ms"):
+                end = time.perf_counter() + 0.002
+                while time.perf_counter() < end:
+                    pass
+
+    # A request begun here (inside "receive") and ended on another thread
+    # (inside "reply") after a 5 ms busy-wait: a flow links the two spans.
+    t0 = aiprof.clock_ns()
+    with aiprof.span("receive"):
+        r = aiprof.request("request")
+    def finish():
+        end = time.perf_counter() + 0.005
+        while time.perf_counter() < end:
+            pass
+        with aiprof.span("reply"):
+            r.end()
+            r.end()  # a second end is ignored
+    t = threading.Thread(target=finish); t.start(); t.join()
+    t1 = aiprof.clock_ns()
+    with aiprof.request("request"):
+        pass
+    print(t0, t1)
+""")
+
+
+def run_child(script, env_extra, *args):
+    env = dict(os.environ)
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-c", script, *map(str, args)], env=env, check=True,
+                          capture_output=True, text=True)
+
+
+class ThreadedScript(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "py.aiprof")
+        proc = run_child(THREADED, {"AIPROF_OUTPUT": cls.out}, THREADS, SPANS)
+        cls.t0, cls.t1 = map(int, proc.stdout.split())
+        cls.trace = aiprof.load(cls.out)
+        cls.slices = cls.trace.slices()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def count(self, name):
+        return int((self.slices.name == name).sum())
+
+    def test_nothing_lost(self):
+        self.assertEqual(self.count("outer"), THREADS * SPANS)
+        self.assertEqual(self.count("inner"), THREADS * SPANS)
+        self.assertEqual(self.count("decorated"), THREADS * 10)
+        self.assertEqual(self.count("node:tokenize"), THREADS)
+
+    def test_cli_counts_agree(self):
+        out = subprocess.run([AIPROF, "summary", self.out, "--format", "json", "--top", "0"], check=True,
+                             capture_output=True, text=True).stdout
+        counts = {o["name"]: o["count"] for o in json.loads(out)["ops"]}
+        self.assertEqual(counts["outer"], THREADS * SPANS)
+        self.assertEqual(counts["inner"], THREADS * SPANS)
+
+    def test_nesting_per_thread(self):
+        s = self.slices
+        inner, outer = s[s.name == "inner"], s[s.name == "outer"]
+        self.assertTrue((inner.depth == outer.depth.iloc[0] + 1).all())
+        self.assertEqual(inner.track.nunique(), THREADS)
+        self.assertEqual(set(inner.track), set(outer.track))
+
+    def test_busy_wait_durations(self):
+        busy = self.slices[self.slices.name == "busy_2ms"]
+        self.assertEqual(len(busy), 3)
+        self.assertTrue((busy.dur_ns >= 2_000_000).all(), busy.dur_ns.tolist())
+        self.assertTrue((busy.dur_ns < 200_000_000).all(), busy.dur_ns.tolist())  # loose: shared machine
+
+    def test_steps(self):
+        steps = self.trace.steps()
+        self.assertEqual(len(steps), 3)
+        self.assertEqual(steps.number.tolist(), [0, 1, 2])
+        busy = self.slices[self.slices.name == "busy_2ms"].sort_values("ts_ns")
+        for step, b in zip(steps.itertuples(), busy.itertuples()):
+            self.assertLessEqual(step.ts_ns, b.ts_ns)
+            self.assertGreaterEqual(step.ts_ns + step.dur_ns, b.ts_ns + b.dur_ns)
+
+    def test_request_across_threads(self):
+        req = self.slices[self.slices.name == "request"].sort_values("ts_ns")
+        self.assertEqual(len(req), 2)
+        first = req.iloc[0]
+        self.assertGreaterEqual(first.dur_ns, 5_000_000)
+        # Same clock as aiprof.clock_ns(): the request lies between the two readings.
+        self.assertGreaterEqual(first.ts_ns, self.t0 - 1_000_000)
+        self.assertLessEqual(first.ts_ns + first.dur_ns, self.t1)
+        flows = self.trace.flows()
+        self.assertEqual(len(flows), 1)
+        names = self.slices.name.astype(str).values
+        self.assertEqual((names[flows.from_slice.iloc[0]], names[flows.to_slice.iloc[0]]), ("receive", "reply"))
+
+    def test_counters(self):
+        c = self.trace.counters()
+        q = c[c.name == "queue_depth"]
+        self.assertEqual(sorted(q.value.tolist()), [float(k) for k in range(THREADS)])
+
+    def test_validate_reads_requests(self):
+        # The SDK's file feeds validate with requests as samples.
+        r = aiprof.validate(self.trace, self.out, metrics=["latency"], unit="request")
+        self.assertEqual(r["metrics"][0]["metric"], "latency")
+        self.assertEqual(r["metrics"][0]["n_before"], 2)
+
+
+class Disabled(unittest.TestCase):
+    def test_enable_0_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "off.aiprof")
+            script = textwrap.dedent("""
+                import aiprof
+                assert not aiprof.enabled()
+                with aiprof.span("x"):
+                    pass
+                with aiprof.step():
+                    pass
+                r = aiprof.request("r"); r.end()
+                aiprof.counter("c", 1.0)
+                aiprof.flush()
+            """)
+            run_child(script, {"AIPROF_OUTPUT": out, "AIPROF_ENABLE": "0"})
+            self.assertEqual(os.listdir(d), [])
+
+
+class Api(unittest.TestCase):
+    def test_decorator_keeps_metadata_and_exceptions_close_spans(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "api.aiprof")
+            script = textwrap.dedent("""
+                import aiprof
+                @aiprof.span
+                def named_by_qualname():
+                    "doc"
+                    return 7
+                assert named_by_qualname() == 7 and named_by_qualname.__doc__ == "doc"
+                try:
+                    with aiprof.span("raises"):
+                        raise KeyError("x")
+                except KeyError:
+                    pass
+                with aiprof.span("after"):
+                    pass
+                try:
+                    aiprof.span("bad\\0name")
+                except ValueError:
+                    print("nul rejected")
+                try:
+                    aiprof.counter(3, 1.0)
+                except TypeError:
+                    print("non-str rejected")
+                aiprof.flush()
+            """)
+            proc = run_child(script, {"AIPROF_OUTPUT": out})
+            self.assertIn("nul rejected", proc.stdout)
+            self.assertIn("non-str rejected", proc.stdout)
+            s = aiprof.load(out).slices()
+            self.assertEqual(sorted(set(s.name)), ["after", "named_by_qualname", "raises"])
+            # "after" is not nested in "raises": the exception closed it.
+            self.assertEqual(s[s.name == "after"].depth.iloc[0], s[s.name == "raises"].depth.iloc[0])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,860 @@
+// The tracing runtime behind include/aiprof/aiprof.h.
+//
+// Hot path (every call): one relaxed load of the enabled flag, one
+// thread-local load of the calling thread's buffer, a clock read (RDTSC, or
+// clock_gettime where there is no invariant TSC), a 16-byte store and a
+// release store of the thread's committed count. No lock, no allocation, no
+// system call: buffers grow by whole chunks that are mapped and faulted in
+// (MAP_POPULATE) before the hot path writes to them.
+//
+// Buffers: each thread registers once (under a mutex) into a global list
+// that outlives the thread, so events of threads that exited are kept.
+//   record mode: a linked list of chunks (64 KiB, doubling to 1 MiB); every
+//                event is kept until the process exits.
+//   ring mode:   one ring of capacity = AIPROF_RING_MB MiB / 16 bytes events,
+//                reserved up front and populated 64 KiB at a time as the first
+//                lap reaches it; the newest `capacity` events are kept.
+// A writer (aiprof_flush, exit, the flush signal) reads committed counts with
+// acquire loads; record chunks are immutable once written, ring contents are
+// copied and re-checked against the count (a seqlock in reverse).
+//
+// Fork: pthread_atfork holds the locks across fork(); the child drops every
+// inherited buffer, restarts step numbering, and writes its own file.
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <new>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#define AIPROF_HAVE_TSC 1
+#endif
+
+#define AIPROF_NO_INLINE_CHECK  // this file defines the functions
+#include "aiprof/aiprof.h"
+#include "src/sdk/sdk_internal.h"
+
+// Starts non-zero so that a call before initialisation reaches the slow path,
+// which initialises; after Init() it is the single hot-path check (also
+// tested inline by the header's macros). Written with relaxed atomics.
+unsigned char aiprof_active_ = 1;
+
+namespace aiprof::sdkrt {
+namespace {
+
+constexpr size_t kFirstChunkBytes = 64 << 10;
+constexpr size_t kMaxChunkBytes = 1 << 20;
+constexpr size_t kRingPopulateBytes = 64 << 10;
+constexpr double kDefaultRingMb = 8;
+
+enum class Mode : uint8_t { kRecord, kRing, kOff };
+
+// Record-mode chunk: header, then events.
+struct Chunk {
+  std::atomic<Chunk*> next;
+  uint64_t capacity;  // events
+  Event* events() { return reinterpret_cast<Event*>(this + 1); }
+};
+static_assert(sizeof(Chunk) == 16, "chunk header keeps events 16-byte aligned");
+
+struct ThreadBuffer {
+  // Written by the owning thread on every event.
+  Event* cur = nullptr;
+  Event* end = nullptr;
+  std::atomic<uint64_t> committed{0};
+  // Record mode.
+  Chunk* head = nullptr;
+  Chunk* tail = nullptr;
+  size_t next_chunk_bytes = kFirstChunkBytes;
+  // Ring mode.
+  Event* ring = nullptr;
+  uint64_t ring_capacity = 0;
+  Event* ring_populated_end = nullptr;
+  // Identity.
+  int64_t tid = 0;
+  char name[64] = {};
+  bool name_fixed = false;
+  std::atomic<bool> exited{false};
+  ThreadBuffer* next = nullptr;  // registry list
+};
+
+struct Config {
+  Mode mode = Mode::kRecord;
+  double ring_mb = kDefaultRingMb;
+  uint64_t ring_capacity = 0;
+  char output_template[4096] = {};
+  char output_path[4096] = {};
+  int flush_signal = 0;
+  int32_t rank = -1;
+};
+
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
+Config g_config;
+ClockParams g_clock;
+#if AIPROF_HAVE_TSC
+uint64_t g_tsc_base = 0;
+#endif
+int64_t g_mono_base_ns = 0;
+bool g_use_tsc = false;
+
+pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;  // g_threads
+pthread_mutex_t g_flush_mu = PTHREAD_MUTEX_INITIALIZER;     // one writer at a time
+pthread_mutex_t g_intern_mu = PTHREAD_MUTEX_INITIALIZER;
+ThreadBuffer* g_threads = nullptr;
+ThreadBuffer* g_threads_tail = nullptr;
+pthread_key_t g_exit_key;
+std::atomic<uint64_t> g_next_request{1};
+std::atomic<uint64_t> g_next_step{0};
+int g_signal_pipe[2] = {-1, -1};
+
+__thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+
+int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+inline uint64_t ReadTicks() {
+#if AIPROF_HAVE_TSC
+  if (__builtin_expect(g_use_tsc, 1)) return __rdtsc() - g_tsc_base;
+#endif
+  return static_cast<uint64_t>(MonotonicNs() - g_mono_base_ns);
+}
+
+#if AIPROF_HAVE_TSC
+bool HasInvariantTsc() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u) return false;
+  __get_cpuid(0x80000007u, &a, &b, &c, &d);
+  if (!(d & (1u << 8))) return false;
+  // The kernel drops the TSC as clocksource when it finds it unreliable.
+  char source[32] = {};
+  int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;
+  ssize_t n = read(fd, source, sizeof(source) - 1);
+  close(fd);
+  return n >= 3 && strncmp(source, "tsc", 3) == 0;
+}
+
+// A (tsc, monotonic ns) pair read as close together as possible.
+void PairedRead(uint64_t* tsc, int64_t* ns) {
+  uint64_t best_width = UINT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    uint64_t t0 = __rdtsc();
+    int64_t m = MonotonicNs();
+    uint64_t t1 = __rdtsc();
+    if (t1 - t0 < best_width) {
+      best_width = t1 - t0;
+      *tsc = t0 + (t1 - t0) / 2;
+      *ns = m;
+    }
+  }
+}
+#endif
+
+// Ticks -> ns, from the base pair and a pair read now (at least 20 ms apart:
+// the pairing error is tens of ns, so the rate is good to a few ppm).
+void Calibrate() {
+#if AIPROF_HAVE_TSC
+  if (!g_use_tsc) {
+    g_clock = ClockParams{false, g_mono_base_ns, 1.0, 1ull << 32};
+    return;
+  }
+  uint64_t tsc = 0;
+  int64_t ns = 0;
+  PairedRead(&tsc, &ns);
+  if (ns - g_mono_base_ns < 20000000) {
+    timespec rest{0, static_cast<long>(20000000 - (ns - g_mono_base_ns))};
+    nanosleep(&rest, nullptr);
+    PairedRead(&tsc, &ns);
+  }
+  double ticks = static_cast<double>(tsc - g_tsc_base);
+  double ns_per_tick = ticks > 0 ? static_cast<double>(ns - g_mono_base_ns) / ticks : 1.0;
+  g_clock.tsc = true;
+  g_clock.base_ns = g_mono_base_ns;
+  g_clock.ns_per_tick = ns_per_tick;
+  g_clock.mult = static_cast<uint64_t>(ns_per_tick * 4294967296.0 + 0.5);
+#else
+  g_clock = ClockParams{false, g_mono_base_ns, 1.0, 1ull << 32};
+#endif
+}
+
+// --- Configuration ----------------------------------------------------------
+
+bool EnvIs(const char* name, const char* value) {
+  const char* v = getenv(name);
+  return v && strcmp(v, value) == 0;
+}
+
+int ParseSignal(const char* s) {
+  if (!s || !*s) return 0;
+  if (strncmp(s, "SIG", 3) == 0) s += 3;
+  if (strcmp(s, "USR1") == 0) return SIGUSR1;
+  if (strcmp(s, "USR2") == 0) return SIGUSR2;
+  if (strcmp(s, "HUP") == 0) return SIGHUP;
+  if (strcmp(s, "PROF") == 0) return SIGPROF;
+  char* end = nullptr;
+  long n = strtol(s, &end, 10);
+  if (*end == '\0' && n > 0 && n < NSIG && n != SIGKILL && n != SIGSTOP) return static_cast<int>(n);
+  return 0;
+}
+
+bool IsDirectory(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Appends `s` to out[0..cap) at *len; false when it does not fit.
+bool Append(char* out, size_t cap, size_t* len, const char* s) {
+  size_t n = strlen(s);
+  if (*len + n + 1 > cap) return false;
+  memcpy(out + *len, s, n + 1);
+  *len += n;
+  return true;
+}
+
+// The output path for process `pid` from AIPROF_OUTPUT's template: "%p" is
+// the pid; a directory (existing, or written with a trailing '/') holds
+// aiprof-<pid>.aiprof; a fork()ed child given a plain file name writes
+// <name>-<pid>.aiprof beside it so it never replaces its parent's file.
+void ResolveOutput(bool forked_child) {
+  char pid[32];
+  snprintf(pid, sizeof(pid), "%ld", static_cast<long>(getpid()));
+  const char* t = g_config.output_template;
+  char path[4096];
+  size_t len = 0;
+  bool had_pid = false;
+  path[0] = '\0';
+  if (!*t) {
+    char cwd[3072];
+    if (!getcwd(cwd, sizeof(cwd))) strcpy(cwd, ".");
+    snprintf(path, sizeof(path), "%s/aiprof-%s.aiprof", cwd, pid);
+    memcpy(g_config.output_path, path, sizeof(path));
+    return;
+  }
+  for (const char* p = t; *p && len + 32 < sizeof(path); ++p) {
+    if (p[0] == '%' && p[1] == 'p') {
+      Append(path, sizeof(path), &len, pid);
+      had_pid = true;
+      ++p;
+    } else {
+      path[len++] = *p;
+      path[len] = '\0';
+    }
+  }
+  bool trailing_slash = len > 0 && path[len - 1] == '/';
+  if (trailing_slash) mkdir(path, 0777);
+  if (trailing_slash || IsDirectory(path)) {
+    if (!trailing_slash) Append(path, sizeof(path), &len, "/");
+    Append(path, sizeof(path), &len, "aiprof-");
+    Append(path, sizeof(path), &len, pid);
+    Append(path, sizeof(path), &len, ".aiprof");
+  } else if (forked_child && !had_pid) {
+    size_t stem = len;
+    if (len > 7 && strcmp(path + len - 7, ".aiprof") == 0) stem = len - 7;
+    path[stem] = '\0';
+    len = stem;
+    Append(path, sizeof(path), &len, "-");
+    Append(path, sizeof(path), &len, pid);
+    Append(path, sizeof(path), &len, ".aiprof");
+  }
+  memcpy(g_config.output_path, path, sizeof(path));
+}
+
+void ReadConfig() {
+  const char* mode = getenv("AIPROF_MODE");
+  if (mode && strcmp(mode, "ring") == 0) g_config.mode = Mode::kRing;
+  if (mode && strcmp(mode, "off") == 0) g_config.mode = Mode::kOff;
+  if (mode && *mode && strcmp(mode, "record") != 0 && strcmp(mode, "ring") != 0 && strcmp(mode, "off") != 0) {
+    fprintf(stderr, "aiprof: AIPROF_MODE=%s is not record, ring or off; recording everything\n", mode);
+  }
+  if (EnvIs("AIPROF_ENABLE", "0")) g_config.mode = Mode::kOff;
+  if (const char* mb = getenv("AIPROF_RING_MB"); mb && *mb) {
+    char* end = nullptr;
+    double v = strtod(mb, &end);
+    if (*end == '\0' && v > 0 && v < 1e6) {
+      g_config.ring_mb = v;
+    } else {
+      fprintf(stderr, "aiprof: AIPROF_RING_MB=%s is not a positive number of MiB; using %g\n", mb, kDefaultRingMb);
+    }
+  }
+  g_config.ring_capacity = static_cast<uint64_t>(g_config.ring_mb * 1048576.0) / sizeof(Event);
+  if (g_config.ring_capacity < 2) g_config.ring_capacity = 2;
+  // A relative AIPROF_OUTPUT is taken from the working directory at start.
+  if (const char* out = getenv("AIPROF_OUTPUT"); out && *out) {
+    char cwd[2048];
+    if (out[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+      snprintf(g_config.output_template, sizeof(g_config.output_template), "%s/%s", cwd, out);
+    } else {
+      snprintf(g_config.output_template, sizeof(g_config.output_template), "%s", out);
+    }
+  }
+  g_config.flush_signal = ParseSignal(getenv("AIPROF_FLUSH_SIGNAL"));
+  const char* rank = getenv("RANK");
+  if (!rank) rank = getenv("OMPI_COMM_WORLD_RANK");
+  if (!rank) rank = getenv("PMI_RANK");
+  if (rank && *rank) g_config.rank = static_cast<int32_t>(strtol(rank, nullptr, 10));
+}
+
+// --- Buffers ------------------------------------------------------------------
+
+void* MapPopulated(void* at, size_t bytes) {
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | (at ? MAP_FIXED : 0);
+  void* p = mmap(at, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+Chunk* NewChunk(ThreadBuffer* tb) {
+  size_t bytes = tb->next_chunk_bytes;
+  void* mem = MapPopulated(nullptr, bytes);
+  if (!mem) return nullptr;
+  if (tb->next_chunk_bytes < kMaxChunkBytes) tb->next_chunk_bytes *= 2;
+  Chunk* c = static_cast<Chunk*>(mem);
+  c->next.store(nullptr, std::memory_order_relaxed);
+  c->capacity = (bytes - sizeof(Chunk)) / sizeof(Event);
+  return c;
+}
+
+size_t RingBytes(uint64_t capacity) {
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t bytes = capacity * sizeof(Event);
+  return (bytes + page - 1) / page * page;
+}
+
+// Reached when the thread's current chunk (or populated ring part) is full:
+// record mode links a new chunk; ring mode populates the next part of the
+// first lap, or wraps. Returns the slot to write, or null (out of memory:
+// the event is dropped).
+__attribute__((noinline)) Event* Refill(ThreadBuffer* tb) {
+  if (tb->ring) {
+    Event* ring_end = tb->ring + tb->ring_capacity;
+    if (tb->cur == ring_end) {
+      tb->cur = tb->ring;
+      tb->end = tb->ring_populated_end;
+      return tb->cur;
+    }
+    // First lap: fault in the next part.
+    char* from = reinterpret_cast<char*>(tb->ring_populated_end);
+    char* limit = reinterpret_cast<char*>(tb->ring) + RingBytes(tb->ring_capacity);
+    size_t bytes = static_cast<size_t>(limit - from) < kRingPopulateBytes ? static_cast<size_t>(limit - from)
+                                                                          : kRingPopulateBytes;
+    if (bytes == 0 || !MapPopulated(from, bytes)) return nullptr;
+    Event* populated = reinterpret_cast<Event*>(from + bytes);
+    tb->ring_populated_end = populated < ring_end ? populated : ring_end;
+    tb->end = tb->ring_populated_end;
+    return tb->cur;
+  }
+  Chunk* c = NewChunk(tb);
+  if (!c) return nullptr;
+  tb->tail->next.store(c, std::memory_order_release);
+  tb->tail = c;
+  tb->cur = c->events();
+  tb->end = tb->cur + c->capacity;
+  return tb->cur;
+}
+
+void OnThreadExit(void* arg) {
+  ThreadBuffer* tb = static_cast<ThreadBuffer*>(arg);
+  if (!tb->name_fixed) pthread_getname_np(pthread_self(), tb->name, sizeof(tb->name));
+  tb->exited.store(true, std::memory_order_release);
+}
+
+void Init();
+
+__attribute__((noinline)) ThreadBuffer* RegisterThread() {
+  pthread_once(&g_once, &Init);
+  if (!__atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED)) return nullptr;
+  ThreadBuffer* tb = static_cast<ThreadBuffer*>(calloc(1, sizeof(ThreadBuffer)));
+  if (!tb) return nullptr;
+  new (tb) ThreadBuffer();
+  tb->tid = static_cast<int64_t>(syscall(SYS_gettid));
+  pthread_getname_np(pthread_self(), tb->name, sizeof(tb->name));
+  if (g_config.mode == Mode::kRing) {
+    tb->ring_capacity = g_config.ring_capacity;
+    void* mem = mmap(nullptr, RingBytes(tb->ring_capacity), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) {
+      free(tb);
+      return nullptr;
+    }
+    tb->ring = static_cast<Event*>(mem);
+    tb->ring_populated_end = tb->ring;
+    tb->cur = tb->end = tb->ring;
+  } else {
+    Chunk* c = NewChunk(tb);
+    if (!c) {
+      free(tb);
+      return nullptr;
+    }
+    tb->head = tb->tail = c;
+    tb->cur = c->events();
+    tb->end = tb->cur + c->capacity;
+  }
+  pthread_mutex_lock(&g_registry_mu);
+  if (g_threads_tail) {
+    g_threads_tail->next = tb;
+  } else {
+    g_threads = tb;
+  }
+  g_threads_tail = tb;
+  pthread_mutex_unlock(&g_registry_mu);
+  pthread_setspecific(g_exit_key, tb);
+  t_buffer = tb;
+  return tb;
+}
+
+inline bool Enabled() { return __atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED); }
+
+// The calling thread's buffer, registering the thread on its first event.
+inline ThreadBuffer* Buffer() {
+  ThreadBuffer* tb = t_buffer;
+  if (__builtin_expect(tb == nullptr, 0)) tb = RegisterThread();
+  return tb;
+}
+
+inline Event* Slot(ThreadBuffer* tb) {
+  Event* e = tb->cur;
+  if (__builtin_expect(e == tb->end, 0)) e = Refill(tb);
+  return e;
+}
+
+// The entry points test Enabled() themselves and tail-call these, so the
+// disabled path is a load, a test and a return with no stack frame.
+__attribute__((noinline)) void Emit(uint8_t type, uint64_t payload) {
+  ThreadBuffer* tb = Buffer();
+  if (!tb) return;
+  Event* e = Slot(tb);
+  if (!e) return;
+  e->head = (ReadTicks() << kTypeBits) | type;
+  e->payload = payload;
+  tb->cur = e + 1;
+  tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// An event followed by its name: both committed at once.
+__attribute__((noinline)) void EmitNamed(uint8_t type, uint64_t payload, const char* name) {
+  ThreadBuffer* tb = Buffer();
+  if (!tb) return;
+  Event* e = Slot(tb);
+  if (!e) return;
+  e->head = (ReadTicks() << kTypeBits) | type;
+  e->payload = payload;
+  tb->cur = e + 1;
+  Event* x = Slot(tb);
+  if (!x) {
+    tb->cur = e;  // keep the pair whole: drop both
+    return;
+  }
+  x->head = kExtName;
+  x->payload = reinterpret_cast<uintptr_t>(name ? name : "");
+  tb->cur = x + 1;
+  tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 2, std::memory_order_release);
+}
+
+inline uint64_t NamePayload(const char* name) { return reinterpret_cast<uintptr_t>(name ? name : ""); }
+
+// --- Writing ------------------------------------------------------------------
+
+// The thread's committed events as runs, oldest first. Ring contents are
+// copied into `*copy` and re-checked: events the owner may have overwritten
+// while they were copied are left out.
+void SnapshotThread(ThreadBuffer* tb, ThreadView* view, Vec<EventRun>* runs, Event** copy) {
+  view->tid = tb->tid;
+  memcpy(view->name, tb->name, sizeof(view->name));
+  bool quiet = tb->exited.load(std::memory_order_acquire) || tb == t_buffer;
+  if (!tb->name_fixed && !quiet) {
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", static_cast<long>(tb->tid));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char comm[64] = {};
+      ssize_t n = read(fd, comm, sizeof(comm) - 1);
+      close(fd);
+      if (n > 0 && comm[n - 1] == '\n') comm[n - 1] = '\0';
+      if (n > 0) memcpy(view->name, comm, sizeof(comm));
+    }
+  } else if (!tb->name_fixed && tb == t_buffer) {
+    pthread_getname_np(pthread_self(), view->name, sizeof(view->name));
+  }
+  uint64_t n1 = tb->committed.load(std::memory_order_acquire);
+  view->recorded = n1;
+  view->runs = runs;
+  if (!tb->ring) {
+    uint64_t left = n1;
+    for (Chunk* c = tb->head; c && left > 0; c = c->next.load(std::memory_order_acquire)) {
+      uint64_t take = left < c->capacity ? left : c->capacity;
+      runs->push_back(EventRun{c->events(), take});
+      left -= take;
+    }
+    return;
+  }
+  uint64_t cap = tb->ring_capacity;
+  uint64_t held = n1 < cap ? n1 : cap;
+  *copy = static_cast<Event*>(malloc((held ? held : 1) * sizeof(Event)));
+  if (!*copy) return;
+  uint64_t first = n1 - held;
+  for (uint64_t i = 0; i < held; ++i) (*copy)[i] = tb->ring[(first + i) % cap];
+  std::atomic_thread_fence(std::memory_order_acquire);
+  uint64_t n2 = tb->committed.load(std::memory_order_acquire);
+  // Writes after n1 overwrote events [n1 - cap, n2 - cap]; while the owner
+  // runs, the slot of event n2 may be half written too.
+  uint64_t valid_from = first;
+  if (n2 != n1 || !quiet) {
+    uint64_t unsafe_end = n2 + 1 > cap ? n2 + 1 - cap : 0;
+    if (unsafe_end > valid_from) valid_from = unsafe_end < n1 ? unsafe_end : n1;
+  }
+  view->overwritten = valid_from;
+  runs->push_back(EventRun{*copy + (valid_from - first), n1 - valid_from});
+}
+
+int WriteTo(const char* path) {
+  pthread_once(&g_once, &Init);
+  if (g_config.mode == Mode::kOff) return 0;
+  pthread_mutex_lock(&g_flush_mu);
+  pthread_mutex_lock(&g_registry_mu);
+  size_t count = 0;
+  for (ThreadBuffer* tb = g_threads; tb; tb = tb->next) ++count;
+  ThreadBuffer* first = g_threads;
+  pthread_mutex_unlock(&g_registry_mu);
+  // Threads registered after this point are not in this file; the list is
+  // append-only, so walking `count` entries from `first` is safe unlocked.
+  ThreadView* views = static_cast<ThreadView*>(calloc(count ? count : 1, sizeof(ThreadView)));
+  Vec<EventRun>* runs = static_cast<Vec<EventRun>*>(calloc(count ? count : 1, sizeof(Vec<EventRun>)));
+  Event** copies = static_cast<Event**>(calloc(count ? count : 1, sizeof(Event*)));
+  int err = 0;
+  if (!views || !runs || !copies) {
+    err = ENOMEM;
+  } else {
+    ThreadBuffer* tb = first;
+    for (size_t i = 0; i < count; ++i, tb = tb->next) {
+      new (&runs[i]) Vec<EventRun>();
+      SnapshotThread(tb, &views[i], &runs[i], &copies[i]);
+    }
+    Calibrate();
+    char process[64] = {};
+    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ssize_t n = read(fd, process, sizeof(process) - 1);
+      close(fd);
+      if (n > 0 && process[n - 1] == '\n') process[n - 1] = '\0';
+    }
+    WriteRequest req;
+    req.threads = views;
+    req.thread_count = count;
+    req.clock = g_clock;
+    req.pid = getpid();
+    req.rank = g_config.rank;
+    req.process_name = process;
+    req.mode = g_config.mode == Mode::kRing ? "ring" : "record";
+    req.ring_mb = g_config.mode == Mode::kRing ? g_config.ring_mb : 0;
+    err = WriteNativeTrace(req, path);
+    for (size_t i = 0; i < count; ++i) {
+      runs[i].~Vec<EventRun>();
+      free(copies[i]);
+    }
+  }
+  free(views);
+  free(runs);
+  free(copies);
+  pthread_mutex_unlock(&g_flush_mu);
+  return err;
+}
+
+void FlushOrReport() {
+  int err = WriteTo(g_config.output_path);
+  if (err != 0) fprintf(stderr, "aiprof: cannot write %s: %s\n", g_config.output_path, strerror(err));
+}
+
+void AtExit() {
+  if (g_config.mode == Mode::kOff) return;
+  FlushOrReport();
+}
+
+// --- Flush on a signal (for an outside process such as aiprof monitor) -------
+
+void OnFlushSignal(int) {
+  int saved = errno;
+  char b = 'f';
+  if (g_signal_pipe[1] >= 0) (void)!write(g_signal_pipe[1], &b, 1);
+  errno = saved;
+}
+
+void* FlushThreadMain(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  int fd = g_signal_pipe[0];
+  char buf[64];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n > 0) {
+      FlushOrReport();
+    } else if (n == 0 || (n < 0 && errno != EINTR)) {
+      return nullptr;
+    }
+  }
+}
+
+void StartFlushSignal() {
+  if (g_config.flush_signal == 0) return;
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // The flush thread never records: it has no buffer and calls no SDK entry.
+  if (pthread_create(&thread, &attr, &FlushThreadMain, nullptr) != 0) {
+    pthread_attr_destroy(&attr);
+    return;
+  }
+  pthread_attr_destroy(&attr);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = &OnFlushSignal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(g_config.flush_signal, &sa, nullptr);
+}
+
+// --- fork ---------------------------------------------------------------------
+
+void ForkPrepare() {
+  pthread_mutex_lock(&g_flush_mu);
+  pthread_mutex_lock(&g_registry_mu);
+  pthread_mutex_lock(&g_intern_mu);
+}
+
+void ForkParent() {
+  pthread_mutex_unlock(&g_intern_mu);
+  pthread_mutex_unlock(&g_registry_mu);
+  pthread_mutex_unlock(&g_flush_mu);
+}
+
+void FreeBuffer(ThreadBuffer* tb) {
+  if (tb->ring) munmap(tb->ring, RingBytes(tb->ring_capacity));
+  for (Chunk* c = tb->head; c;) {
+    Chunk* next = c->next.load(std::memory_order_relaxed);
+    munmap(c, sizeof(Chunk) + c->capacity * sizeof(Event));
+    c = next;
+  }
+  free(tb);
+}
+
+// The child has one thread (this one): drop what the parent recorded.
+void ForkChild() {
+  for (ThreadBuffer* tb = g_threads; tb;) {
+    ThreadBuffer* next = tb->next;
+    FreeBuffer(tb);
+    tb = next;
+  }
+  g_threads = g_threads_tail = nullptr;
+  t_buffer = nullptr;
+  g_next_step.store(0, std::memory_order_relaxed);
+  pthread_mutex_unlock(&g_intern_mu);
+  pthread_mutex_unlock(&g_registry_mu);
+  pthread_mutex_unlock(&g_flush_mu);
+  if (g_config.mode == Mode::kOff) return;
+  ResolveOutput(/*forked_child=*/true);
+  if (g_signal_pipe[0] >= 0) {
+    close(g_signal_pipe[0]);
+    close(g_signal_pipe[1]);
+    g_signal_pipe[0] = g_signal_pipe[1] = -1;
+    StartFlushSignal();
+  }
+}
+
+void Init() {
+  ReadConfig();
+  if (g_config.mode == Mode::kOff) {
+    __atomic_store_n(&aiprof_active_, 0, __ATOMIC_RELAXED);
+    return;
+  }
+#if AIPROF_HAVE_TSC
+  g_use_tsc = !EnvIs("AIPROF_CLOCK", "monotonic") && HasInvariantTsc();
+  if (g_use_tsc) {
+    PairedRead(&g_tsc_base, &g_mono_base_ns);
+  } else {
+    g_mono_base_ns = MonotonicNs();
+  }
+#else
+  g_mono_base_ns = MonotonicNs();
+#endif
+  g_clock.base_ns = g_mono_base_ns;
+  ResolveOutput(/*forked_child=*/false);
+  pthread_key_create(&g_exit_key, &OnThreadExit);
+  pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
+  atexit(&AtExit);
+  StartFlushSignal();
+}
+
+__attribute__((constructor)) void InitAtLoad() { pthread_once(&g_once, &Init); }
+
+// --- Interning ----------------------------------------------------------------
+
+struct InternEntry {
+  uint64_t hash;
+  const char* str;
+};
+InternEntry* g_intern_table = nullptr;
+size_t g_intern_cap = 0, g_intern_size = 0;
+
+uint64_t HashString(const char* s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+  return h;
+}
+
+bool GrowIntern() {
+  size_t cap = g_intern_cap ? g_intern_cap * 2 : 1024;
+  InternEntry* table = static_cast<InternEntry*>(calloc(cap, sizeof(InternEntry)));
+  if (!table) return false;
+  for (size_t i = 0; i < g_intern_cap; ++i) {
+    if (!g_intern_table[i].str) continue;
+    size_t j = g_intern_table[i].hash & (cap - 1);
+    while (table[j].str) j = (j + 1) & (cap - 1);
+    table[j] = g_intern_table[i];
+  }
+  free(g_intern_table);
+  g_intern_table = table;
+  g_intern_cap = cap;
+  return true;
+}
+
+}  // namespace
+}  // namespace aiprof::sdkrt
+
+using namespace aiprof::sdkrt;  // NOLINT: the C entry points below
+
+extern "C" {
+
+void aiprof_span_begin(const char* name) {
+  if (Enabled()) Emit(kSpanBegin, NamePayload(name));
+}
+void aiprof_span_end(void) {
+  if (Enabled()) Emit(kSpanEnd, 0);
+}
+
+void aiprof_iteration_start(void) {
+  if (Enabled()) Emit(kIterStart, g_next_step.fetch_add(1, std::memory_order_relaxed));
+}
+void aiprof_iteration_end(void) {
+  if (Enabled()) Emit(kIterEnd, 0);
+}
+
+void aiprof_node_begin(const char* node) {
+  if (Enabled()) Emit(kNodeBegin, NamePayload(node));
+}
+void aiprof_node_end(void) {
+  if (Enabled()) Emit(kNodeEnd, 0);
+}
+
+uint64_t aiprof_request_begin(const char* name) {
+  if (!Enabled()) return 0;
+  uint64_t id = g_next_request.fetch_add(1, std::memory_order_relaxed);
+  EmitNamed(kRequestBegin, id, name);
+  return id;
+}
+
+void aiprof_request_end(uint64_t id) {
+  if (id != 0 && Enabled()) Emit(kRequestEnd, id);
+}
+
+void aiprof_counter(const char* name, double value) {
+  if (!Enabled()) return;
+  uint64_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  EmitNamed(kCounter, bits, name);
+}
+
+void aiprof_mark(const char* name) {
+  if (Enabled()) Emit(kMark, NamePayload(name));
+}
+
+void aiprof_flush(void) {
+  pthread_once(&g_once, &Init);
+  if (g_config.mode != Mode::kOff) FlushOrReport();
+}
+
+int aiprof_flush_to(const char* path) {
+  if (!path || !*path) {
+    errno = EINVAL;
+    return -1;
+  }
+  int err = WriteTo(path);
+  if (err != 0) {
+    errno = err;
+    return -1;
+  }
+  return 0;
+}
+
+const char* aiprof_intern(const char* s) {
+  if (!s) s = "";
+  uint64_t h = HashString(s);
+  pthread_mutex_lock(&g_intern_mu);
+  const char* found = nullptr;
+  if (g_intern_size * 2 >= g_intern_cap && !GrowIntern()) {
+    pthread_mutex_unlock(&g_intern_mu);
+    return s;  // out of memory: the caller's string, valid at least now
+  }
+  size_t j = h & (g_intern_cap - 1);
+  for (; g_intern_table[j].str; j = (j + 1) & (g_intern_cap - 1)) {
+    if (g_intern_table[j].hash == h && strcmp(g_intern_table[j].str, s) == 0) {
+      found = g_intern_table[j].str;
+      break;
+    }
+  }
+  if (!found) {
+    size_t n = strlen(s) + 1;
+    char* copy = static_cast<char*>(malloc(n));
+    if (copy) {
+      memcpy(copy, s, n);
+      g_intern_table[j] = InternEntry{h, copy};
+      ++g_intern_size;
+      found = copy;
+    } else {
+      found = s;
+    }
+  }
+  pthread_mutex_unlock(&g_intern_mu);
+  return found;
+}
+
+void aiprof_thread_name(const char* name) {
+  ThreadBuffer* tb = Enabled() ? Buffer() : nullptr;
+  if (!tb || !name) return;
+  snprintf(tb->name, sizeof(tb->name), "%s", name);
+  tb->name_fixed = true;
+}
+
+void aiprof_set_enabled(int on) {
+  pthread_once(&g_once, &Init);
+  if (g_config.mode != Mode::kOff) __atomic_store_n(&aiprof_active_, on != 0 ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+int aiprof_enabled(void) {
+  pthread_once(&g_once, &Init);
+  return __atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED) != 0 ? 1 : 0;
+}
+
+int64_t aiprof_clock_ns(void) { return MonotonicNs(); }
+
+const char* aiprof_output_path(void) {
+  pthread_once(&g_once, &Init);
+  return g_config.output_path;
+}
+
+int aiprof_sdk_abi_version(void) { return AIPROF_SDK_ABI_VERSION; }
+
+}  // extern "C"

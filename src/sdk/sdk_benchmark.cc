@@ -1,0 +1,113 @@
+// Cost of the tracing SDK's hot path (README "Tracing SDK" has the figures).
+//
+// The runtime reads its environment when the program loads, so this binary
+// sets it first (a constructor that runs before the runtime's): ring mode
+// keeps memory bounded however many iterations Google Benchmark picks, and
+// the file written at exit is removed. Run with AIPROF_MODE=record to
+// measure record mode instead (memory then grows by 16 bytes per event).
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <benchmark/benchmark.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+#include "aiprof/aiprof.h"
+#include "aiprof/aiprof.hpp"
+#include "src/sdk/sdk_internal.h"
+
+namespace {
+
+void RemoveBenchmarkFile() { unlink(aiprof_output_path()); }
+
+__attribute__((constructor(101))) void ConfigureSdkForBenchmarks() {
+  setenv("AIPROF_MODE", "ring", /*overwrite=*/0);
+  setenv("AIPROF_RING_MB", "16", 0);
+  if (!getenv("AIPROF_OUTPUT")) {
+    setenv("AIPROF_OUTPUT", "/tmp/aiprof-benchmark-%p.aiprof", 1);
+    atexit(&RemoveBenchmarkFile);  // runs after the runtime's own exit write
+  }
+}
+
+// begin + end of one span while recording: two events.
+void BM_SdkSpanPair(benchmark::State& state) {
+  aiprof_set_enabled(1);
+  for (auto _ : state) {
+    aiprof_span_begin("bench_span");
+    aiprof_span_end();
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["bytes_per_event"] = benchmark::Counter(sizeof(aiprof::sdkrt::Event), benchmark::Counter::kAvgThreads);
+}
+BENCHMARK(BM_SdkSpanPair)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_SdkSpanPair)->Threads(2)->Repetitions(3)->ReportAggregatesOnly(true);
+
+// The C++ scope macro: the same two calls.
+void BM_SdkScopeMacro(benchmark::State& state) {
+  aiprof_set_enabled(1);
+  for (auto _ : state) {
+    AIPROF_SCOPE("bench_scope");
+  }
+}
+BENCHMARK(BM_SdkScopeMacro);
+
+// Disabled: the header's inline check, the same one relaxed load as with
+// AIPROF_ENABLE=0 (aiprof_set_enabled(0) clears the flag that Init clears).
+void BM_SdkSpanPairDisabled(benchmark::State& state) {
+  aiprof_set_enabled(0);
+  for (auto _ : state) {
+    aiprof_span_begin("bench_span");
+    aiprof_span_end();
+  }
+  aiprof_set_enabled(1);
+}
+BENCHMARK(BM_SdkSpanPairDisabled)->Repetitions(5)->ReportAggregatesOnly(true);
+
+// Disabled, through the functions rather than the header's inline check
+// (what a binding or a call through a pointer pays).
+void BM_SdkSpanPairDisabledCall(benchmark::State& state) {
+  aiprof_set_enabled(0);
+  for (auto _ : state) {
+    (aiprof_span_begin)("bench_span");
+    (aiprof_span_end)();
+  }
+  aiprof_set_enabled(1);
+}
+BENCHMARK(BM_SdkSpanPairDisabledCall)->Repetitions(5)->ReportAggregatesOnly(true);
+
+void BM_SdkCounter(benchmark::State& state) {
+  aiprof_set_enabled(1);
+  double v = 0;
+  for (auto _ : state) aiprof_counter("bench_counter", v += 1);
+}
+BENCHMARK(BM_SdkCounter);
+
+// A request begun and ended on one thread (an atomic id, three events).
+void BM_SdkRequest(benchmark::State& state) {
+  aiprof_set_enabled(1);
+  for (auto _ : state) aiprof_request_end(aiprof_request_begin("bench_request"));
+}
+BENCHMARK(BM_SdkRequest);
+
+// The clock reads the budget is made of.
+#if defined(__x86_64__)
+void BM_Rdtsc(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(__rdtsc());
+}
+BENCHMARK(BM_Rdtsc);
+#endif
+
+void BM_ClockGettimeMonotonic(benchmark::State& state) {
+  timespec ts;
+  for (auto _ : state) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    benchmark::DoNotOptimize(ts);
+  }
+}
+BENCHMARK(BM_ClockGettimeMonotonic);
+
+}  // namespace

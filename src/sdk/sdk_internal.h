@@ -1,0 +1,142 @@
+// Internals shared by the SDK runtime (runtime.cc) and its file writer
+// (native_writer.cc). Neither links anything of ours nor libstdc++: memory is
+// malloc/mmap, containers are the small Vec below, no exceptions.
+#ifndef AIPROF_SRC_SDK_SDK_INTERNAL_H_
+#define AIPROF_SRC_SDK_SDK_INTERNAL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <type_traits>
+
+namespace aiprof::sdkrt {
+
+// One recorded event: 16 bytes. `head` holds the clock reading (TSC ticks or
+// nanoseconds since the runtime's base, 56-bit two's complement) << 8 | type;
+// `payload` a name pointer, an id, a step number or a double's bits.
+struct Event {
+  uint64_t head;
+  uint64_t payload;
+};
+static_assert(sizeof(Event) == 16, "events are 16 bytes");
+
+enum EventType : uint8_t {
+  kSpanBegin = 1,   // payload: const char* name
+  kSpanEnd = 2,     // payload: 0
+  kIterStart = 3,   // payload: step number
+  kIterEnd = 4,     // payload: 0
+  kNodeBegin = 5,   // payload: const char* node name
+  kNodeEnd = 6,     // payload: 0
+  kRequestBegin = 7,  // payload: request id; followed by kExtName
+  kRequestEnd = 8,    // payload: request id
+  kCounter = 9,       // payload: double bits; followed by kExtName
+  kMark = 10,         // payload: const char* name
+  kExtName = 11,      // payload: const char* name of the event before it
+};
+
+inline constexpr int kTypeBits = 8;
+inline uint8_t TypeOf(const Event& e) { return static_cast<uint8_t>(e.head & 0xff); }
+inline int64_t TicksOf(const Event& e) { return static_cast<int64_t>(e.head) >> kTypeBits; }  // sign-extends
+
+// A growable array of trivially copyable T on malloc (no operator new, so the
+// runtime does not need libstdc++). Allocation failure leaves it unchanged and
+// sets failed().
+template <typename T>
+class Vec {
+  static_assert(std::is_trivially_copyable_v<T>, "Vec holds trivially copyable values");
+
+ public:
+  Vec() = default;
+  Vec(const Vec&) = delete;
+  Vec& operator=(const Vec&) = delete;
+  ~Vec() { free(data_); }
+  bool push_back(const T& v) {
+    if (size_ == cap_ && !reserve(cap_ ? cap_ * 2 : 16)) return false;
+    data_[size_++] = v;
+    return true;
+  }
+  bool reserve(size_t n) {
+    if (n <= cap_) return true;
+    T* p = static_cast<T*>(realloc(data_, n * sizeof(T)));
+    if (!p) {
+      failed_ = true;
+      return false;
+    }
+    data_ = p;
+    cap_ = n;
+    return true;
+  }
+  bool resize(size_t n) {
+    if (!reserve(n)) return false;
+    if (n > size_) memset(static_cast<void*>(data_ + size_), 0, (n - size_) * sizeof(T));
+    size_ = n;
+    return true;
+  }
+  void pop_back() { --size_; }
+  void clear() { size_ = 0; }
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T& back() { return data_[size_ - 1]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  T* data() { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  bool failed() const { return failed_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0, cap_ = 0;
+  bool failed_ = false;
+};
+
+// A contiguous run of committed events.
+struct EventRun {
+  const Event* events;
+  size_t count;
+};
+
+// One thread's events as the writer sees them, oldest first.
+struct ThreadView {
+  int64_t tid = 0;
+  char name[64] = {};
+  Vec<EventRun>* runs = nullptr;
+  uint64_t recorded = 0;     // events the thread recorded in all
+  uint64_t overwritten = 0;  // ring mode: older events no longer held
+};
+
+// How ticks map to CLOCK_MONOTONIC: ns = base_ns + ticks * ns_per_tick.
+struct ClockParams {
+  bool tsc = false;
+  int64_t base_ns = 0;
+  double ns_per_tick = 1.0;
+  // Fixed point: ns = base_ns + (ticks * mult) >> 32.
+  uint64_t mult = 1ull << 32;
+};
+
+struct WriteRequest {
+  const ThreadView* threads = nullptr;
+  size_t thread_count = 0;
+  ClockParams clock;
+  int64_t pid = 0;
+  int32_t rank = -1;
+  const char* process_name = "";
+  const char* mode = "record";
+  double ring_mb = 0;
+};
+
+// Writes the native .aiprof file (version 4 layout, src/model/native_file.h)
+// for `req` to `path` atomically. Returns 0, or an errno value.
+int WriteNativeTrace(const WriteRequest& req, const char* path);
+
+// The native file's layout version this writer produces. Visible for testing
+// (checked against the model's kNativeVersion).
+inline constexpr uint32_t kWriterNativeVersion = 4;
+
+}  // namespace aiprof::sdkrt
+
+#endif  // AIPROF_SRC_SDK_SDK_INTERNAL_H_

@@ -1,0 +1,522 @@
+// End-to-end tests of the tracing SDK: src/sdk/test_programs/c_api_program.c
+// (a C program, compiled as C) and cpp_api_program.cc record known patterns under a given environment;
+// these tests read the .aiprof files it writes with the model's own reader
+// (and `aiprof summary --format json`) and check every figure against what
+// the program measured with CLOCK_MONOTONIC on its own.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "src/analysis/pipeline/pipeline_stages.h"
+#include "src/analysis/summary/summary.h"
+#include "src/analysis/validation/trace_samples.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+#include "src/sdk/sdk_internal.h"
+
+namespace aiprof {
+namespace {
+
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs `program args...` with the AIPROF_* variables of `env` only (the
+// test's own AIPROF_* are removed), stdout captured.
+Result RunProgram(const std::string& program, const std::vector<std::string>& args, const Env& env) {
+  char out_path[] = "/tmp/aiprof-sdk-test-out-XXXXXX";
+  int out_fd = mkstemp(out_path);
+  EXPECT_GE(out_fd, 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out_fd, 1);
+    for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_RING_MB", "AIPROF_ENABLE", "AIPROF_CLOCK",
+                          "AIPROF_FLUSH_SIGNAL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
+      unsetenv(v);
+    }
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(program.c_str()));
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(out_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.out = ss.str();
+  close(out_fd);
+  unlink(out_path);
+  return r;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/aiprof-sdk-test-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    DIR* d = opendir(path_.c_str());
+    if (d) {
+      while (dirent* e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") unlink((path_ + "/" + n).c_str());
+      }
+      closedir(d);
+    }
+    rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  std::vector<std::string> Files() const {
+    std::vector<std::string> files;
+    DIR* d = opendir(path_.c_str());
+    while (dirent* e = d ? readdir(d) : nullptr) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") files.push_back(n);
+    }
+    if (d) closedir(d);
+    std::sort(files.begin(), files.end());
+    return files;
+  }
+
+ private:
+  std::string path_;
+};
+
+std::unique_ptr<Trace> Load(const std::string& path) {
+  auto trace = ImportTrace(path);
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  return trace.ok() ? std::move(trace).value() : nullptr;
+}
+
+// Slices named `name`, in file order.
+std::vector<uint32_t> SlicesNamed(const Trace& t, std::string_view name) {
+  std::vector<uint32_t> out;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (t.Str(t.slices.name[i]) == name) out.push_back(i);
+  }
+  return out;
+}
+
+std::map<std::string, uint64_t> CountsByName(const Trace& t) {
+  std::map<std::string, uint64_t> counts;
+  for (size_t i = 0; i < t.slices.size(); ++i) ++counts[std::string(t.Str(t.slices.name[i]))];
+  return counts;
+}
+
+std::string Meta(const Trace& t, const std::string& key) {
+  auto it = t.metadata.find(key);
+  return it == t.metadata.end() ? "" : it->second;
+}
+
+// Lines of `out` starting with `word`, split on spaces.
+std::vector<std::vector<std::string>> Lines(const std::string& out, const std::string& word) {
+  std::vector<std::vector<std::string>> lines;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::vector<std::string> f;
+    std::string x;
+    while (ls >> x) f.push_back(x);
+    if (!f.empty() && f[0] == word) lines.push_back(f);
+  }
+  return lines;
+}
+
+TEST(SdkFile, WriterVersionIsTheModels) { EXPECT_EQ(sdkrt::kWriterNativeVersion, kNativeVersion); }
+
+// 8 threads x 1,000,000 spans: every span is in the file, and `aiprof
+// summary --format json` counts exactly 8,000,000.
+TEST(SdkScale, EightThreadsMillionSpansLoseNothing) {
+  TempDir dir;
+  std::string file = dir.path() + "/threads.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"threads", "8", "1000000"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(trace->slices.size(), 8000000u);
+  EXPECT_EQ(Meta(*trace, "sdk.events_recorded"), "16000000");
+  EXPECT_EQ(Meta(*trace, "sdk.events_written"), "16000000");
+  size_t thread_tracks = 0;
+  for (size_t i = 0; i < trace->tracks.size(); ++i) thread_tracks += trace->tracks.kind[i] == TrackKind::kThread;
+  EXPECT_EQ(thread_tracks, 8u);
+  trace.reset();
+
+  std::string json_path = dir.path() + "/summary.json";
+  std::string cmd = std::string(AIPROF_CLI) + " summary --format json " + file + " > " + json_path;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.load(json_path).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(uint64_t(doc["totals"]["slices"]), 8000000u);
+  bool found = false;
+  for (simdjson::dom::element op : doc["ops"].get_array()) {
+    if (std::string_view(op["name"]) != "work") continue;
+    found = true;
+    EXPECT_EQ(uint64_t(op["count"]), 8000000u);
+    EXPECT_EQ(std::string_view(op["category"]), "user_annotation");
+  }
+  EXPECT_TRUE(found);
+}
+
+// The same on a scale the sanitizer pass runs: 4 threads x 20,000, the
+// program linked statically with the C linker (no libstdc++).
+TEST(SdkFile, ThreadsStaticLinkLoseNothing) {
+  TempDir dir;
+  std::string file = dir.path() + "/threads.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM_STATIC, {"threads", "4", "20000"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  Summary s = ComputeSummary(*trace);
+  ASSERT_EQ(s.ops.size(), 1u);
+  EXPECT_EQ(trace->Str(s.ops[0].name), "work");
+  EXPECT_EQ(s.ops[0].count, 80000u);
+  EXPECT_EQ(trace->diagnostics.entries().size(), 0u);
+}
+
+// Nested spans around busy-waits: each span lasts at least its busy time and
+// at most what the program measured around it (both clocks CLOCK_MONOTONIC;
+// the SDK's TSC readings are calibrated against it), for TSC and fallback.
+void CheckBusy(const char* clock) {
+  TempDir dir;
+  std::string file = dir.path() + "/busy.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"busy"}, {{"AIPROF_OUTPUT", file}, {"AIPROF_CLOCK", clock}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  for (const char* name : {"outer", "inner"}) {
+    std::vector<uint32_t> slices = SlicesNamed(*trace, name);
+    auto measured = Lines(r.out, name);
+    ASSERT_EQ(slices.size(), 5u);
+    ASSERT_EQ(measured.size(), 5u);
+    for (size_t i = 0; i < 5; ++i) {
+      int64_t dur = trace->slices.dur_ns[slices[i]];
+      int64_t nominal = std::stoll(measured[i][1]), outside = std::stoll(measured[i][2]);
+      // 1 us covers the rounding of the tick rate over a few ms.
+      EXPECT_GE(dur, nominal) << name << " " << i;
+      EXPECT_LE(dur, outside + 1000) << name << " " << i;
+      EXPECT_EQ(trace->slices.depth[slices[i]], std::string(name) == "outer" ? 0 : 1);
+    }
+  }
+  if (std::string(clock) == "monotonic") {
+    EXPECT_EQ(Meta(*trace, "sdk.clock"), "monotonic");
+  }
+}
+
+TEST(SdkFile, BusyWaitDurationsTsc) { CheckBusy("tsc"); }
+TEST(SdkFile, BusyWaitDurationsMonotonicFallback) { CheckBusy("monotonic"); }
+
+TEST(SdkFile, IterationsBecomeSteps) {
+  TempDir dir;
+  std::string file = dir.path() + "/steps.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"steps", "6"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  auto measured = Lines(r.out, "step");
+  ASSERT_EQ(trace->steps.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(trace->steps.number[i], static_cast<int64_t>(i));
+    EXPECT_EQ(trace->Str(trace->steps.name[i]), "ProfilerStep#" + std::to_string(i));
+    EXPECT_GE(trace->steps.dur_ns[i], 200000);
+    EXPECT_LE(trace->steps.dur_ns[i], std::stoll(measured[i][2]) + 1000);
+  }
+  // Each step encloses its "forward" span.
+  std::vector<uint32_t> forward = SlicesNamed(*trace, "forward");
+  ASSERT_EQ(forward.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(trace->slices.depth[forward[i]], 1);
+    EXPECT_GE(trace->slices.ts_ns[forward[i]], trace->steps.ts_ns[i]);
+  }
+  Summary s = ComputeSummary(*trace);
+  EXPECT_EQ(s.steps.size(), 6u);
+  // `aiprof validate` takes the steps as samples.
+  auto samples = SamplesFromTrace(*trace, "run", TraceSampleOptions{});
+  ASSERT_TRUE(samples.ok()) << samples.status().message();
+  EXPECT_EQ(samples->latency_ns.size(), 6u);
+}
+
+// Requests begun on "frontend" and ended on "backend": latency within the
+// program's own bounds, a flow from node:recv to node:reply, validate's
+// --unit request samples, and node-bottleneck's stages.
+TEST(SdkFile, CrossThreadRequests) {
+  TempDir dir;
+  std::string file = dir.path() + "/requests.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"requests", "8"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  auto measured = Lines(r.out, "request");
+  ASSERT_EQ(measured.size(), 8u);
+  std::vector<uint32_t> requests = SlicesNamed(*trace, "request");
+  ASSERT_EQ(requests.size(), 8u);
+  std::map<uint64_t, uint32_t> by_id;
+  for (uint32_t s : requests) {
+    ASSERT_EQ(trace->slices.arg_count[s], 1);
+    const Arg& a = trace->args[trace->slices.arg_begin[s]];
+    EXPECT_EQ(trace->Str(a.key), "id");
+    by_id[a.u] = s;
+    EXPECT_EQ(trace->tracks.kind[trace->slices.track[s]], TrackKind::kSpans);
+    EXPECT_EQ(trace->tracks.layer[trace->slices.track[s]], Layer::kApplication);
+  }
+  for (const auto& m : measured) {
+    uint64_t id = std::stoull(m[1]);
+    ASSERT_TRUE(by_id.count(id)) << id;
+    int64_t dur = trace->slices.dur_ns[by_id[id]];
+    EXPECT_GE(dur, std::stoll(m[2]) - 1000) << id;
+    EXPECT_LE(dur, std::stoll(m[3]) + 1000) << id;
+    EXPECT_GE(dur, 1000000) << id;  // the backend's 1 ms busy-wait lies inside
+  }
+  // Flows: node:recv on the frontend -> node:reply on the backend, one per request.
+  ASSERT_EQ(trace->flows.size(), 8u);
+  for (size_t i = 0; i < trace->flows.size(); ++i) {
+    uint32_t from = trace->flows.from_slice[i], to = trace->flows.to_slice[i];
+    EXPECT_EQ(trace->Str(trace->slices.name[from]), "node:recv");
+    EXPECT_EQ(trace->Str(trace->slices.name[to]), "node:reply");
+    EXPECT_EQ(trace->Str(trace->tracks.name[trace->slices.track[from]]), "frontend");
+    EXPECT_EQ(trace->Str(trace->tracks.name[trace->slices.track[to]]), "backend");
+    EXPECT_EQ(trace->Str(trace->flows.category[i]), "request");
+  }
+  TraceSampleOptions options;
+  options.unit = "request";
+  auto samples = SamplesFromTrace(*trace, "run", options);
+  ASSERT_TRUE(samples.ok()) << samples.status().message();
+  EXPECT_EQ(samples->latency_ns.size(), 8u);
+  PipelineResult pipeline = ComputePipelineStages(*trace);
+  std::map<std::string, uint64_t> instances;
+  for (const PipelineStage& st : pipeline.stages) instances[st.name] = st.instances;
+  EXPECT_EQ(instances["recv"], 8u);
+  EXPECT_EQ(instances["reply"], 8u);
+  bool flow_edge = false;
+  for (const StageEdge& e : pipeline.edges) {
+    flow_edge |= e.kind == StageEdgeKind::kFlow && pipeline.stages[e.from].name == "recv" &&
+                 pipeline.stages[e.to].name == "reply" && e.count == 8;
+  }
+  EXPECT_TRUE(flow_edge);
+  EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "0");
+
+  // The CLI reads the requests as latency samples.
+  std::string report = dir.path() + "/validate.json";
+  std::string cmd = std::string(AIPROF_CLI) + " validate --before " + file + " --after " + file +
+                    " --unit request --metrics latency -o " + report + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(report);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("span 'request'"), std::string::npos) << text.str().substr(0, 2000);
+}
+
+// AIPROF_RING_MB=1: 65536 events of 16 bytes per thread. The main thread
+// recorded 1 + 100000 spans (200002 events): exactly its newest 65536 events,
+// 32768 spans from "first_kept" on, are written; the worker's 10 all are.
+TEST(SdkFile, RingKeepsExactlyTheNewestEvents) {
+  TempDir dir;
+  std::string file = dir.path() + "/ring.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"ring", "100000"},
+                 {{"AIPROF_OUTPUT", file}, {"AIPROF_MODE", "ring"}, {"AIPROF_RING_MB", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  auto counts = CountsByName(*trace);
+  EXPECT_EQ(counts["first_kept"], 1u);
+  EXPECT_EQ(counts.count("last_dropped"), 0u);
+  EXPECT_EQ(counts.count("old"), 0u);
+  EXPECT_EQ(counts["ring"], 32767u);
+  EXPECT_EQ(counts["small"], 10u);
+  EXPECT_EQ(Meta(*trace, "sdk.mode"), "ring");
+  EXPECT_EQ(Meta(*trace, "sdk.events_written"), std::to_string(65536 + 20));
+  EXPECT_EQ(Meta(*trace, "sdk.events_overwritten"), std::to_string(200002 - 65536));
+  // "first_kept" is the oldest span of the main thread's track.
+  std::vector<uint32_t> first = SlicesNamed(*trace, "first_kept");
+  ASSERT_EQ(first.size(), 1u);
+  uint32_t track = trace->slices.track[first[0]];
+  for (size_t i = 0; i < trace->slices.size(); ++i) {
+    if (trace->slices.track[i] != track) continue;
+    EXPECT_GE(trace->slices.ts_ns[i], trace->slices.ts_ns[first[0]]);
+  }
+  EXPECT_EQ(trace->diagnostics.entries().size(), 0u);
+}
+
+TEST(SdkFile, DisabledWritesNothing) {
+  for (const Env& env : {Env{{"AIPROF_ENABLE", "0"}}, Env{{"AIPROF_MODE", "off"}}}) {
+    TempDir dir;
+    Env e = env;
+    e.emplace_back("AIPROF_OUTPUT", dir.path() + "/");
+    Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"api", dir.path() + "/explicit.aiprof"}, e);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("enabled 0"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("request_id_nonzero 0"), std::string::npos) << r.out;
+    EXPECT_TRUE(dir.Files().empty()) << dir.Files().size() << " files written";
+  }
+}
+
+// A fork()ed child writes its own file (aiprof-<pid>.aiprof in the output
+// folder) holding only its own events; the parent's file has none of them.
+TEST(SdkFile, ForkedChildWritesItsOwnFile) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto child = Lines(r.out, "child"), parent = Lines(r.out, "parent");
+  ASSERT_EQ(child.size(), 1u);
+  ASSERT_EQ(parent.size(), 1u);
+  EXPECT_EQ(child[0][2], dir.path() + "/aiprof-" + child[0][1] + ".aiprof");
+  EXPECT_EQ(parent[0][2], dir.path() + "/aiprof-" + parent[0][1] + ".aiprof");
+  EXPECT_EQ(dir.Files().size(), 2u);
+  auto child_trace = Load(child[0][2]);
+  auto parent_trace = Load(parent[0][2]);
+  ASSERT_NE(child_trace, nullptr);
+  ASSERT_NE(parent_trace, nullptr);
+  EXPECT_EQ(CountsByName(*child_trace), (std::map<std::string, uint64_t>{{"child", 3}}));
+  EXPECT_EQ(CountsByName(*parent_trace), (std::map<std::string, uint64_t>{{"parent_after", 1}, {"parent_before", 1}}));
+  EXPECT_EQ(Meta(*child_trace, "pid"), child[0][1]);
+  EXPECT_EQ(parent_trace->tracks.pid[0], std::stoll(parent[0][1]));
+}
+
+// The rest of the C API, from C: counters, marks, interning, thread names,
+// flush_to, and the default output name; both link forms.
+void CheckApi(const char* program) {
+  TempDir dir;
+  std::string explicit_path = dir.path() + "/explicit.aiprof";
+  Result r = RunProgram(program, {"api", explicit_path},
+                        {{"AIPROF_OUTPUT", dir.path() + "/run-%p.aiprof"}, {"RANK", "3"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* line : {"enabled 1", "abi 1", "intern_same 1", "request_id_nonzero 1", "flush_to 0",
+                           "clock_ns_positive 1"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  auto output = Lines(r.out, "output");
+  ASSERT_EQ(output.size(), 1u);
+  EXPECT_EQ(output[0][1].rfind(dir.path() + "/run-", 0), 0u) << output[0][1];
+  EXPECT_EQ(dir.Files().size(), 2u);
+  for (const std::string& path : {explicit_path, output[0][1]}) {
+    auto trace = Load(path);
+    ASSERT_NE(trace, nullptr);
+    auto counts = CountsByName(*trace);
+    EXPECT_EQ(counts["dyn_7"], 1u);
+    EXPECT_EQ(counts["request"], 1u);
+    EXPECT_EQ(counts.count("open_at_exit"), 0u);
+    EXPECT_EQ(Meta(*trace, "sdk.open_spans"), "1");
+    ASSERT_EQ(trace->counters.size(), 10u);
+    for (size_t i = 0; i < 10; ++i) {
+      EXPECT_EQ(trace->counters.value[i], static_cast<double>(i) * 1.5);
+      uint32_t track = trace->counters.track[i];
+      EXPECT_EQ(trace->tracks.kind[track], TrackKind::kCounter);
+      EXPECT_EQ(trace->Str(trace->tracks.name[track]), "queue_depth");
+      if (i > 0) {
+        EXPECT_GE(trace->counters.ts_ns[i], trace->counters.ts_ns[i - 1]);
+      }
+    }
+    ASSERT_EQ(trace->instants.size(), 1u);
+    EXPECT_EQ(trace->Str(trace->instants.name[0]), "checkpoint");
+    bool named = false;
+    for (size_t i = 0; i < trace->tracks.size(); ++i) named |= trace->Str(trace->tracks.name[i]) == "api-main";
+    EXPECT_TRUE(named);
+    EXPECT_EQ(Meta(*trace, "source_format"), "aiprof_sdk");
+    EXPECT_EQ(Meta(*trace, "sdk.bytes_per_event"), "16");
+    EXPECT_EQ(Meta(*trace, "rank"), "3");  // from RANK, as torch.distributed sets it
+    for (size_t i = 0; i < trace->tracks.size(); ++i) EXPECT_EQ(trace->tracks.rank[i], 3);
+  }
+}
+
+// AIPROF_FLUSH_SIGNAL=USR2: the signal makes the runtime write its file
+// while the program runs (what `aiprof monitor` sends); exit writes it again.
+TEST(SdkFile, FlushSignalWritesTheFile) {
+  TempDir dir;
+  std::string file = dir.path() + "/signal.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"signal"},
+                        {{"AIPROF_OUTPUT", file}, {"AIPROF_FLUSH_SIGNAL", "USR2"}, {"AIPROF_MODE", "ring"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto signalled = Load(file + ".signal");
+  auto final_file = Load(file);
+  ASSERT_NE(signalled, nullptr);
+  ASSERT_NE(final_file, nullptr);
+  EXPECT_EQ(CountsByName(*signalled), (std::map<std::string, uint64_t>{{"before", 5}}));
+  EXPECT_EQ(CountsByName(*final_file), (std::map<std::string, uint64_t>{{"after", 3}, {"before", 5}}));
+}
+
+// Misuse is repaired or dropped, counted as diagnostics, never a broken file.
+TEST(SdkFile, MisuseIsCountedNotFatal) {
+  TempDir dir;
+  std::string file = dir.path() + "/misuse.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"misuse"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  const auto& d = trace->diagnostics.entries();
+  ASSERT_TRUE(d.count("sdk_unmatched_end"));
+  EXPECT_EQ(d.at("sdk_unmatched_end").count, 2u);
+  ASSERT_TRUE(d.count("sdk_unclosed_span"));
+  EXPECT_EQ(d.at("sdk_unclosed_span").count, 1u);
+  ASSERT_TRUE(d.count("sdk_request_unmatched_end"));
+  EXPECT_EQ(d.at("sdk_request_unmatched_end").count, 1u);
+  ASSERT_TRUE(d.count("sdk_request_duplicate_end"));
+  EXPECT_EQ(d.at("sdk_request_duplicate_end").count, 1u);
+  EXPECT_EQ(Meta(*trace, "sdk.requests_in_flight"), "1");
+  auto counts = CountsByName(*trace);
+  EXPECT_EQ(counts["ProfilerStep#0"], 1u);
+  EXPECT_EQ(counts["leaked"], 1u);  // ended with its step
+  EXPECT_EQ(counts["request"], 1u);
+  EXPECT_EQ(counts.count("in_flight"), 0u);
+  std::vector<uint32_t> leaked = SlicesNamed(*trace, "leaked");
+  ASSERT_EQ(trace->steps.size(), 1u);
+  EXPECT_EQ(trace->slices.ts_ns[leaked[0]] + trace->slices.dur_ns[leaked[0]],
+            trace->steps.ts_ns[0] + trace->steps.dur_ns[0]);
+}
+
+// The C++ header: scopes, AIPROF_FUNCTION's name, a step, a node, a counter,
+// and a Request moved to another thread; with -DAIPROF_DISABLE, nothing.
+TEST(SdkFile, CppApi) {
+  TempDir dir;
+  std::string file = dir.path() + "/cpp.aiprof";
+  Result r = RunProgram(AIPROF_SDK_CPP_PROGRAM, {}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(CountsByName(*trace), (std::map<std::string, uint64_t>{{"Handle", 3},
+                                                                   {"ProfilerStep#0", 1},
+                                                                   {"cpp_request", 1},
+                                                                   {"cpp_scope", 3},
+                                                                   {"node:cpp_node", 1},
+                                                                   {"serve", 1},
+                                                                   {"submit", 1}}));
+  for (uint32_t s : SlicesNamed(*trace, "cpp_scope")) EXPECT_EQ(trace->slices.depth[s], 3);  // step > node > Handle
+  ASSERT_EQ(trace->counters.size(), 1u);
+  EXPECT_EQ(trace->counters.value[0], 6.0);
+  ASSERT_EQ(trace->flows.size(), 1u);
+  EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.from_slice[0]]), "submit");
+  EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.to_slice[0]]), "serve");
+
+  TempDir off;
+  Result d = RunProgram(AIPROF_SDK_CPP_PROGRAM_DISABLED, {}, {{"AIPROF_OUTPUT", off.path() + "/"}});
+  ASSERT_EQ(d.exit_code, 0);
+  EXPECT_TRUE(off.Files().empty());
+}
+
+TEST(SdkFile, CApiShared) { CheckApi(AIPROF_SDK_TEST_PROGRAM); }
+TEST(SdkFile, CApiStaticCLinker) { CheckApi(AIPROF_SDK_TEST_PROGRAM_STATIC); }
+
+}  // namespace
+}  // namespace aiprof

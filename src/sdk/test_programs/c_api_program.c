@@ -1,0 +1,272 @@
+/* A C program (compiled as C11) that drives the SDK for src/sdk/sdk_test.cc:
+ * each scenario records a known pattern and prints, on stdout, the figures
+ * the test checks the written .aiprof file against (measured here with
+ * CLOCK_MONOTONIC, independently of the SDK).
+ *
+ *   c_api_program threads N M   N threads x M spans "work"
+ *   c_api_program busy          nested spans around busy-waits
+ *   c_api_program steps K       K iterations with a "forward" span each
+ *   c_api_program requests K    K requests begun on one thread, ended on another
+ *   c_api_program ring N        N spans on the main thread, 10 on a worker
+ *   c_api_program fork          spans in a parent and a forked child
+ *   c_api_program api           every other call of the C API
+ *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
+ *   c_api_program misuse        ends without begins, a span left open in a step
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <aiprof/aiprof.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t NowNs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void BusyWaitNs(int64_t ns) {
+  int64_t end = NowNs() + ns;
+  while (NowNs() < end) {
+  }
+}
+
+static long g_spans_per_thread;
+
+static void* SpanThread(void* arg) {
+  (void)arg;
+  for (long i = 0; i < g_spans_per_thread; ++i) {
+    aiprof_span_begin("work");
+    aiprof_span_end();
+  }
+  return NULL;
+}
+
+static int Threads(int n, long m) {
+  pthread_t t[64];
+  if (n > 64) return 2;
+  g_spans_per_thread = m;
+  for (int i = 0; i < n; ++i) pthread_create(&t[i], NULL, SpanThread, NULL);
+  for (int i = 0; i < n; ++i) pthread_join(t[i], NULL);
+  printf("spans %ld\n", (long)n * m);
+  return 0;
+}
+
+/* outer { 2 ms; inner { 3 ms }; 1 ms }, five times; prints the nominal and
+ * the outside-measured durations. */
+static int Busy(void) {
+  for (int i = 0; i < 5; ++i) {
+    int64_t t0 = NowNs();
+    aiprof_span_begin("outer");
+    BusyWaitNs(2000000);
+    int64_t i0 = NowNs();
+    aiprof_span_begin("inner");
+    BusyWaitNs(3000000);
+    aiprof_span_end();
+    int64_t i1 = NowNs();
+    BusyWaitNs(1000000);
+    aiprof_span_end();
+    int64_t t1 = NowNs();
+    printf("outer 6000000 %lld\ninner 3000000 %lld\n", (long long)(t1 - t0), (long long)(i1 - i0));
+  }
+  return 0;
+}
+
+static int Steps(int k) {
+  for (int i = 0; i < k; ++i) {
+    int64_t t0 = NowNs();
+    aiprof_iteration_start();
+    aiprof_span_begin("forward");
+    BusyWaitNs(200000);
+    aiprof_span_end();
+    aiprof_iteration_end();
+    printf("step %d %lld\n", i, (long long)(NowNs() - t0));
+  }
+  return 0;
+}
+
+/* Thread "frontend" begins each request inside node "recv" and hands it to
+ * thread "backend", which ends it inside node "reply" 1 ms later. */
+static int g_pipe[2];
+
+static void* Backend(void* arg) {
+  int k = *(int*)arg;
+  aiprof_thread_name("backend");
+  for (int i = 0; i < k; ++i) {
+    uint64_t id;
+    int64_t t_outer_begin;
+    if (read(g_pipe[0], &id, sizeof(id)) != sizeof(id) ||
+        read(g_pipe[0], &t_outer_begin, sizeof(t_outer_begin)) != sizeof(t_outer_begin)) {
+      return NULL;
+    }
+    int64_t t_inner_begin;
+    if (read(g_pipe[0], &t_inner_begin, sizeof(t_inner_begin)) != sizeof(t_inner_begin)) return NULL;
+    aiprof_node_begin("reply");
+    BusyWaitNs(1000000);
+    int64_t t_inner_end = NowNs();
+    aiprof_request_end(id);
+    int64_t t_outer_end = NowNs();
+    aiprof_node_end();
+    /* The request's latency lies between these two outside measurements. */
+    printf("request %llu %lld %lld\n", (unsigned long long)id, (long long)(t_inner_end - t_inner_begin),
+           (long long)(t_outer_end - t_outer_begin));
+  }
+  return NULL;
+}
+
+static int Requests(int k) {
+  pthread_t backend;
+  if (pipe(g_pipe) != 0) return 2;
+  aiprof_thread_name("frontend");
+  pthread_create(&backend, NULL, Backend, &k);
+  for (int i = 0; i < k; ++i) {
+    aiprof_node_begin("recv");
+    BusyWaitNs(100000);
+    int64_t t_outer_begin = NowNs();
+    uint64_t id = aiprof_request_begin("request");
+    int64_t t_inner_begin = NowNs();
+    BusyWaitNs(100000);
+    aiprof_node_end();
+    if (write(g_pipe[1], &id, sizeof(id)) != sizeof(id) ||
+        write(g_pipe[1], &t_outer_begin, sizeof(t_outer_begin)) != sizeof(t_outer_begin) ||
+        write(g_pipe[1], &t_inner_begin, sizeof(t_inner_begin)) != sizeof(t_inner_begin)) {
+      return 2;
+    }
+  }
+  pthread_join(backend, NULL);
+  return 0;
+}
+
+static void* SmallThread(void* arg) {
+  (void)arg;
+  for (int i = 0; i < 10; ++i) {
+    aiprof_span_begin("small");
+    aiprof_span_end();
+  }
+  return NULL;
+}
+
+/* With AIPROF_RING_MB=1 (65536 events of 16 bytes) the main thread keeps its
+ * newest 32768 begin/end pairs: span N-32768 ("first_kept") onwards. */
+static int Ring(long n) {
+  pthread_t small;
+  pthread_create(&small, NULL, SmallThread, NULL);
+  pthread_join(small, NULL);
+  aiprof_span_begin("old");
+  aiprof_span_end();
+  for (long i = 0; i < n; ++i) {
+    const char* name = i == n - 32769 ? "last_dropped" : i == n - 32768 ? "first_kept" : "ring";
+    aiprof_span_begin(name);
+    aiprof_span_end();
+  }
+  return 0;
+}
+
+static int Fork(void) {
+  aiprof_span_begin("parent_before");
+  aiprof_span_end();
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) return 2;
+  if (child == 0) {
+    for (int i = 0; i < 3; ++i) {
+      aiprof_span_begin("child");
+      aiprof_span_end();
+    }
+    printf("child %ld %s\n", (long)getpid(), aiprof_output_path());
+    exit(0); /* atexit writes the child's own file */
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  aiprof_span_begin("parent_after");
+  aiprof_span_end();
+  printf("parent %ld %s\n", (long)getpid(), aiprof_output_path());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3;
+}
+
+static int Api(const char* flush_path) {
+  printf("enabled %d\nabi %d\n", aiprof_enabled(), aiprof_sdk_abi_version());
+  char dynamic[32];
+  snprintf(dynamic, sizeof(dynamic), "dyn_%d", 7);
+  const char* a = aiprof_intern(dynamic);
+  snprintf(dynamic, sizeof(dynamic), "dyn_%d", 7);
+  const char* b = aiprof_intern(dynamic);
+  memset(dynamic, 'x', sizeof(dynamic) - 1); /* the interned copy must not change */
+  printf("intern_same %d\n", a == b && strcmp(a, "dyn_7") == 0);
+  aiprof_thread_name("api-main");
+  for (int i = 0; i < 10; ++i) aiprof_counter("queue_depth", (double)i * 1.5);
+  aiprof_mark("checkpoint");
+  aiprof_span_begin(a);
+  aiprof_span_end();
+  uint64_t id = aiprof_request_begin("request");
+  printf("request_id_nonzero %d\n", id != 0);
+  aiprof_request_end(id);
+  aiprof_request_end(0); /* ignored */
+  aiprof_span_begin("open_at_exit"); /* never ended: left out, counted */
+  printf("flush_to %d\n", flush_path ? aiprof_flush_to(flush_path) : -2);
+  printf("clock_ns_positive %d\n", aiprof_clock_ns() > 0);
+  aiprof_flush();
+  printf("output %s\n", aiprof_output_path());
+  return 0;
+}
+
+/* Records "before", signals itself as an outside process would, waits for
+ * the runtime's flush thread to write the file and moves it aside to
+ * <output>.signal, then records "after" (in the file written at exit). */
+static int Signal(void) {
+  for (int i = 0; i < 5; ++i) {
+    aiprof_span_begin("before");
+    aiprof_span_end();
+  }
+  const char* out = aiprof_output_path();
+  unlink(out);
+  kill(getpid(), SIGUSR2);
+  struct stat st;
+  struct timespec pause = {0, 10000000};
+  for (int i = 0; i < 500 && stat(out, &st) != 0; ++i) nanosleep(&pause, NULL);
+  char moved[4200];
+  snprintf(moved, sizeof(moved), "%s.signal", out);
+  if (rename(out, moved) != 0) return 4;
+  for (int i = 0; i < 3; ++i) {
+    aiprof_span_begin("after");
+    aiprof_span_end();
+  }
+  printf("signal_file %s\n", moved);
+  return 0;
+}
+
+static int Misuse(void) {
+  aiprof_span_end(); /* nothing open */
+  aiprof_node_end(); /* nothing open */
+  aiprof_iteration_start();
+  aiprof_span_begin("leaked"); /* closed by the step's end */
+  aiprof_iteration_end();
+  aiprof_request_end(999999); /* never begun */
+  uint64_t id = aiprof_request_begin("request");
+  aiprof_request_end(id);
+  aiprof_request_end(id); /* twice */
+  (void)aiprof_request_begin("in_flight");
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  const char* s = argv[1];
+  if (strcmp(s, "threads") == 0 && argc == 4) return Threads(atoi(argv[2]), atol(argv[3]));
+  if (strcmp(s, "busy") == 0) return Busy();
+  if (strcmp(s, "steps") == 0 && argc == 3) return Steps(atoi(argv[2]));
+  if (strcmp(s, "requests") == 0 && argc == 3) return Requests(atoi(argv[2]));
+  if (strcmp(s, "ring") == 0 && argc == 3) return Ring(atol(argv[2]));
+  if (strcmp(s, "fork") == 0) return Fork();
+  if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
+  if (strcmp(s, "signal") == 0) return Signal();
+  if (strcmp(s, "misuse") == 0) return Misuse();
+  fprintf(stderr, "unknown scenario %s\n", s);
+  return 2;
+}
