@@ -15,6 +15,7 @@
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -150,64 +151,98 @@ std::vector<std::string> DescribeMemory(const Trace& trace, const MemoryResult& 
   return out;
 }
 
+std::vector<std::string> DescribeWindow(const AnalysisWindow& w) {
+  std::vector<std::string> out = {"impacts are measured " + w.Describe()};
+  if (w.startup_ns > 0) {
+    out.push_back("start-up calls: " + Ns(static_cast<double>(w.startup_ns)) + " of the " +
+                  Ns(static_cast<double>(w.trace_span_ns)) + " trace span" +
+                  (w.startup_dominated ? " (start-up dominated)" : ""));
+  }
+  return out;
+}
+
+void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w, MetricSet* m) {
+  if (!r.cross.slow_rank || !r.cross.clocks_agree) {
+    m->SetUnavailable("slow_rank_excess_ns", "no slow rank measured (see slow_rank_excess_ratio)");
+    return;
+  }
+  const SlowRank& s = *r.cross.slow_rank;
+  double steps = 0;
+  for (const auto& [rank, n] : w.steps_by_rank) {
+    if (rank == s.rank || rank == kNoRank) steps += static_cast<double>(n);
+  }
+  // The others wait for the late rank in every collective: its excess, per
+  // its step (over the whole trace when there are no steps).
+  m->Set("slow_rank_excess_ns", steps > 0 ? static_cast<double>(s.excess_ns) / steps : static_cast<double>(s.excess_ns),
+         "communication");
+}
+
 // One entry per analysis: compute, publish its metrics, describe it.
 using SectionLines = std::vector<std::string>;
 
-SectionLines RunBreakdown(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
-  GapsResult r = ComputeGaps(trace);
+SectionLines RunBreakdown(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
+  GapsOptions options;
+  options.window = &w;
+  GapsResult r = ComputeGaps(trace, options);
   PublishGaps(trace, r, m);
+  PublishGapImpacts(r, w, m);
   return DescribeBreakdown(trace, r);
 }
 
-SectionLines RunLaunches(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+SectionLines RunLaunches(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
   LaunchStats r = ComputeLaunchStats(trace);
   PublishLaunchStats(trace, r, m);
   return DescribeLaunches(trace, r);
 }
 
-SectionLines RunMemcpy(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+SectionLines RunMemcpy(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
   MemcpyStats r = ComputeMemcpyStats(trace);
   PublishMemcpyStats(trace, r, m);
   return DescribeMemcpy(r);
 }
 
-SectionLines RunLayout(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+SectionLines RunLayout(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
   LayoutResult r = ComputeLayoutConversions(trace);
   PublishLayoutConversions(trace, r, m);
+  PublishLayoutImpact(trace, r, w, m);
   return DescribeLayout(r);
 }
 
-SectionLines RunFusion(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
-  FusionResult r = ComputeFusionCandidates(trace);
+SectionLines RunFusion(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
+  FusionResult r = ComputeFusionCandidates(trace, &w);
   PublishFusionCandidates(trace, r, m);
+  PublishFusionImpact(r, w, m);
   return DescribeFusion(trace, r);
 }
 
-SectionLines RunLongTail(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
-  LongTailResult r = ComputeLongTails(trace);
+SectionLines RunLongTail(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
+  LongTailResult r = ComputeLongTails(trace, &w);
   PublishLongTails(trace, r, m);
+  PublishLongTailImpact(r, w, m);
   return DescribeLongTail(trace, r);
 }
 
-SectionLines RunSteps(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
-  StepStats r = ComputeStepStats(trace);
+SectionLines RunSteps(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
+  StepStats r = ComputeStepStats(trace, &w);
   PublishStepStats(trace, r, m);
+  PublishStepImpact(r, m);
   return DescribeSteps(trace, r);
 }
 
-SectionLines RunMemory(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+SectionLines RunMemory(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
   MemoryResult r = ComputeMemoryPeaks(trace);
   PublishMemoryPeaks(trace, r, m);
   return DescribeMemory(trace, r);
 }
 
-SectionLines RunCommunication(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+SectionLines RunCommunication(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
   CommunicationResult r = ComputeCommunication(trace);
   PublishCommunication(r, m);
+  PublishSlowRankImpact(r, w, m);
   return DescribeCommunication(r);
 }
 
-SectionLines RunPipeline(const Trace& trace, const AnalyzeOptions&, MetricSet* m) {
+SectionLines RunPipeline(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
   PipelineResult r = ComputePipelineStages(trace);
   PublishPipelineStages(r, m);
   SectionLines lines;
@@ -220,7 +255,7 @@ SectionLines RunPipeline(const Trace& trace, const AnalyzeOptions&, MetricSet* m
   return lines;
 }
 
-SectionLines RunRoofline(const Trace& trace, const AnalyzeOptions& options, MetricSet* m) {
+SectionLines RunRoofline(const Trace& trace, const AnalyzeOptions& options, const AnalysisWindow&, MetricSet* m) {
   std::string problem;
   std::optional<DevicePeaks> device = ResolveDevice(trace, options.device, options.devices_file, &problem);
   RooflineResult r = ComputeRoofline(trace, device ? &*device : nullptr);
@@ -230,7 +265,7 @@ SectionLines RunRoofline(const Trace& trace, const AnalyzeOptions& options, Metr
 
 struct AnalysisEntry {
   std::string_view name;
-  SectionLines (*run)(const Trace&, const AnalyzeOptions&, MetricSet*);
+  SectionLines (*run)(const Trace&, const AnalyzeOptions&, const AnalysisWindow&, MetricSet*);
 };
 
 // Every analysis, in the order they run (and their sections appear).
@@ -260,10 +295,18 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
 AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
   using Clock = std::chrono::steady_clock;
   AnalysisReport rep;
+  // The steady-state window every impact is measured over (always computed:
+  // impacts of every analysis share it).
+  const Clock::time_point window_start = Clock::now();
+  const AnalysisWindow window = ComputeAnalysisWindow(trace, options.warmup_steps);
+  PublishAnalysisWindow(trace, window, &rep.metrics);
+  PublishConsumers(trace, window, &rep.metrics);
+  rep.sections.push_back({"window", DescribeWindow(window),
+                          std::chrono::duration<double, std::milli>(Clock::now() - window_start).count()});
   for (const AnalysisEntry& a : kAnalyses) {
     if (!AnalysisSelected(options, a.name)) continue;
     const Clock::time_point start = Clock::now();
-    SectionLines lines = a.run(trace, options, &rep.metrics);
+    SectionLines lines = a.run(trace, options, window, &rep.metrics);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     rep.sections.push_back({std::string(a.name), std::move(lines), ms});
   }

@@ -26,6 +26,9 @@ struct AnalyzeOptions {
   std::string device;
   // Roofline: devices file; empty = AIPROF_DEVICES env var, then data/devices.yaml.
   std::string devices_file;
+  // Leading warm-up steps left out of impacts; -1 detects them
+  // (src/analysis/window/analysis_window.h).
+  int warmup_steps = -1;
 };
 
 // Names accepted by AnalyzeOptions::only, in the order analyses run.

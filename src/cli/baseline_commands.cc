@@ -12,7 +12,8 @@ namespace aiprof {
 
 // Defined in validate_command.cc.
 StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
-                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json);
+                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json,
+                                    int warmup_steps = -1);
 
 namespace {
 

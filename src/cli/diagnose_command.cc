@@ -12,6 +12,7 @@
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/report/suggestions/suggestions_doc.h"
 #include "src/report/diagnosis/diagnosis_report.h"
+#include "src/report/diagnosis/draft_rule.h"
 
 namespace aiprof {
 namespace {
@@ -28,6 +29,8 @@ class DiagnoseCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("diagnose", "Bottlenecks, root causes, confidence and impact, from the rule library");
     AddDiagnosisFlags(sub, &in_);
+    sub->add_option("--draft-rule", draft_rule_,
+                    "Also write a YAML rule template with this trace's measured metrics filled in (atomically)");
     return sub;
   }
 
@@ -38,6 +41,9 @@ class DiagnoseCommand : public Command {
     }
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
+    if (!draft_rule_.empty()) {
+      RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(in_.input, run->diagnosis, run->metrics)));
+    }
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, nullptr, nullptr};
     if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
     return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
@@ -45,6 +51,7 @@ class DiagnoseCommand : public Command {
 
  private:
   DiagnosisInputs in_;
+  std::string draft_rule_;
 };
 
 class SuggestCommand : public Command {

@@ -85,7 +85,7 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result) {
       }
       it = by_bottleneck.emplace(bottleneck, h).first;
     }
-    o.history = it->second;
+    if (it->second) ApplyHistory(*it->second, &o);
   }
   return OkStatus();
 }

@@ -25,8 +25,10 @@ namespace aiprof {
 // unit: traces, "step" or a span name; batch_size: items per sample (0 =
 // unknown); bench: which benchmark of a result file; sample_unit: unit of
 // bare numbers in result files.
+// Leading warm-up steps of traces: -1 detects them (LeadingWarmup).
 StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
-                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json) {
+                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json,
+                                    int warmup_steps) {
   struct {
     const std::string& unit;
     double batch_size;
@@ -57,6 +59,7 @@ StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& 
   TraceSampleOptions to;
   to.unit = o.unit;
   to.items_per_sample = o.batch_size;
+  to.warmup_steps = warmup_steps;
   ASSIGN_OR_RETURN(RunSamples r, SamplesFromTrace(*trace, path, to));
   if (summary_json) *summary_json = SummaryToJson(*trace, ComputeSummary(*trace), SummaryReportOptions{});
   return r;
@@ -87,13 +90,14 @@ struct RunInputOptions {
 
 StatusOr<std::string> ReportFormat(const std::string& format, const std::string& output) {
   if (!format.empty()) return format;
-  if (output.empty() || output == "-") return std::string("md");
+  if (output.empty() || output == "-") return std::string("text");
+  if (std::filesystem::path(output).extension() == ".txt") return std::string("text");
   std::string ext = std::filesystem::path(output).extension().string();
   if (ext == ".md" || ext == ".markdown") return std::string("md");
   if (ext == ".html" || ext == ".htm") return std::string("html");
   if (ext == ".json") return std::string("json");
   if (ext == ".pdf") return std::string("pdf");
-  return ErrStatus(output + ": cannot tell the report format from the extension; use .md, .html, .json or .pdf, or --format");
+  return ErrStatus(output + ": cannot tell the report format from the extension; use .txt, .md, .html, .json or .pdf, or --format");
 }
 
 class ValidateCommand : public Command {
@@ -113,14 +117,17 @@ class ValidateCommand : public Command {
     sub->add_option("--min-effect", min_effect_text_, "Smallest relative change that counts, e.g. 2% or 0.02")
         ->check([this](const std::string& s) { return ParseValidationFraction(s, &min_effect_); });
     sub->add_option("--unit", input_.unit, "Traces: 'step' (ProfilerStep#N) or the name of the spans that are samples (e.g. request)");
+    sub->add_option("--warmup-steps", warmup_steps_,
+                    "Traces with --unit step: leading warm-up steps to leave out (default: detect leading outliers; 0 keeps all)")
+        ->check(CLI::NonNegativeNumber);
     sub->add_option("--batch-size", input_.batch_size, "Items per sample, for throughput in items/s")->check(CLI::PositiveNumber);
     sub->add_option("--bench", input_.bench, "Benchmark files: which hyperfine command or Google Benchmark name");
     sub->add_option("--sample-unit", input_.sample_unit, "Benchmark files: unit of bare numbers (ns, us, ms, s)")
         ->check(CLI::IsMember({"ns", "us", "ms", "s"}));
     sub->add_option("--resamples", resamples_, "Bootstrap resamples")->check(CLI::Range(100, 1000000));
     sub->add_option("--seed", seed_, "Bootstrap seed (results are reproducible for a given seed)");
-    sub->add_option("-o,--output", output_, "Report file: .md, .html or .json (written atomically); default Markdown to standard output");
-    sub->add_option("--format", format_, "md, html or json (default: from the -o extension)")->check(CLI::IsMember({"md", "html", "json"}));
+    sub->add_option("-o,--output", output_, "Report file: .md, .html, .json or .txt (written atomically); default text to standard output");
+    sub->add_option("--format", format_, "text, md, html, json or pdf (default: from the -o extension, text without -o)")->check(CLI::IsMember({"text", "md", "html", "json", "pdf"}));
     sub->add_option("--service", service_, "Keep this validation in the service's history (implied by --baseline)");
     sub->add_option("--db", db_, "Baseline database (default $XDG_DATA_HOME/aiprof/baselines.db)");
     sub->add_flag("--alert-on-regression", alert_,
@@ -149,9 +156,9 @@ class ValidateCommand : public Command {
       before = baseline.samples;
       if (input_.batch_size > 0) before.items_per_sample = input_.batch_size;
     } else {
-      ASSIGN_OR_RETURN(before, LoadRunSamples(before_, input_.unit, input_.batch_size, input_.bench, input_.sample_unit, nullptr));
+      ASSIGN_OR_RETURN(before, LoadRunSamples(before_, input_.unit, input_.batch_size, input_.bench, input_.sample_unit, nullptr, warmup_steps_));
     }
-    ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(after_, input_.unit, input_.batch_size, input_.bench, input_.sample_unit, nullptr));
+    ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(after_, input_.unit, input_.batch_size, input_.bench, input_.sample_unit, nullptr, warmup_steps_));
     ValidationResult result = Validate(before, after, options);
 
     std::string json = ValidationToJson(result);
@@ -159,7 +166,10 @@ class ValidateCommand : public Command {
       if (output_.empty() || output_ == "-") return ErrStatus("--format pdf needs -o FILE.pdf");
       RETURN_IF_ERROR(HtmlToPdf(ValidationToHtml(result), output_));
     } else {
-      std::string text = format == "json" ? json : format == "html" ? ValidationToHtml(result) : ValidationToMarkdown(result);
+      std::string text = format == "json"   ? json
+                         : format == "html" ? ValidationToHtml(result)
+                         : format == "text" ? ValidationToText(result)
+                                            : ValidationToMarkdown(result);
       RETURN_IF_ERROR(WriteOutput(output_, text));
     }
 
@@ -211,6 +221,7 @@ class ValidateCommand : public Command {
   uint64_t seed_ = 0x5eed;
   RunInputOptions input_;
   bool alert_ = false;
+  int warmup_steps_ = -1;
   int exit_code_ = kExitOk;
 };
 

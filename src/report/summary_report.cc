@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cinttypes>
 
+#include "src/analysis/common/steps.h"
 #include "src/report/escape.h"
 #include "src/report/units.h"
 
@@ -83,6 +84,12 @@ void RanksAndBreakdownsToText(const Trace& trace, const Summary& s, std::string*
   }
 }
 
+// Trace::steps rows keep their name; breakdown steps are "step N".
+std::string StepLabel(const Trace& trace, const StepStat& st) {
+  std::string_view name = trace.Str(st.name);
+  return name.empty() ? "step " + std::to_string(st.number) : std::string(name);
+}
+
 }  // namespace
 
 std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
@@ -108,10 +115,12 @@ std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryRep
     out += fmt::format("  rank {:>3} device {:>3}: busy {} us of {} us span, utilization {:.1f}%\n",
                        d.rank, d.device, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization * 100);
   }
-  out += fmt::format("\nSteps ({}):\n", s.steps.size());
+  out += fmt::format("\nSteps ({}{}):\n", s.steps.size(), s.step_source.empty() ? "" : ", from " + s.step_source);
   for (const StepStat& st : s.steps) {
-    out += fmt::format("  {:<24} rank {:>3} start {} us, {} us\n", Truncated(trace.Str(st.name), 24), st.rank,
-                       NsToUsText(st.start_ns), NsToUsText(st.dur_ns));
+    out += fmt::format("  {:<24} rank {:>3} {}, {} us\n", Truncated(StepLabel(trace, st), 24), st.rank,
+                       st.start_ns == kUnknownStart ? std::string("start not written")
+                                                    : "start " + NsToUsText(st.start_ns) + " us",
+                       NsToUsText(st.dur_ns));
   }
   RanksAndBreakdownsToText(trace, s, &out);
   out += "\nEvents by category:\n";
@@ -136,8 +145,11 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
       "  \"totals\": {{\"slices\": {}, \"instants\": {}, \"counter_samples\": {}, \"flows\": {}, \"tracks\": {}, "
       "\"ops\": {}}},\n",
       s.slice_count, s.instant_count, s.counter_count, s.flow_count, s.track_count, s.ops.size());
-  out += "  \"ops\": [";
   size_t n = OpLimit(s, o);
+  // Machine-readable output lists every op unless --top limited it, and says so.
+  out += fmt::format("  \"ops_listed\": {}, \"ops_limited_by_top\": {},\n", n,
+                     n < s.ops.size() ? std::to_string(o.top_n) : std::string("null"));
+  out += "  \"ops\": [";
   for (size_t i = 0; i < n; ++i) {
     const OpStat& op = s.ops[i];
     out += fmt::format(
@@ -154,12 +166,16 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
                        i ? "," : "", d.device, d.rank, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization);
   }
   out += s.devices.empty() ? "],\n" : "\n  ],\n";
+  out += fmt::format("  \"step_source\": {},\n", s.step_source.empty() ? "null" : JsonString(s.step_source));
   out += "  \"steps\": [";
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const StepStat& st = s.steps[i];
-    out += fmt::format("{}\n    {{\"name\": {}, \"rank\": {}, \"start_us\": {}, \"dur_us\": {}, \"start_ns\": {}}}",
-                       i ? "," : "", JsonString(trace.Str(st.name)), st.rank, NsToUsText(st.start_ns),
-                       NsToUsText(st.dur_ns), st.start_ns);
+    bool known = st.start_ns != kUnknownStart;
+    out += fmt::format(
+        "{}\n    {{\"name\": {}, \"number\": {}, \"rank\": {}, \"start_us\": {}, \"dur_us\": {}, \"start_ns\": {}}}",
+        i ? "," : "", JsonString(StepLabel(trace, st)), st.number, st.rank,
+        known ? NsToUsText(st.start_ns) : std::string("null"), NsToUsText(st.dur_ns),
+        known ? std::to_string(st.start_ns) : std::string("null"));
   }
   out += s.steps.empty() ? "],\n" : "\n  ],\n";
   RanksAndBreakdownsToJson(trace, s, &out);

@@ -9,7 +9,7 @@
 namespace aiprof {
 
 struct SummaryReportOptions {
-  size_t top_n = 20;  // ops listed; 0 = all
+  size_t top_n = 0;  // ops listed; 0 = all (the text report defaults to 20 in the CLI)
 };
 
 std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o);

@@ -66,7 +66,7 @@ def main():
     for name, diag in d.items():
         for f in diag["findings"]:
             check(f["confidence_reason"] != "", name + ": confidence has a reason")
-            check(f["impact"]["basis"] in ("mean step time", "trace span"), name + ": impact has a basis")
+            check(f["impact"]["basis"] in ("per step", "per trace", "trace span", "device memory"), name + ": impact has a basis")
         for ne in diag["not_evaluated"]:
             check(all(m["reason"] for m in ne["missing"]), name + ": not-evaluated rules say why")
 

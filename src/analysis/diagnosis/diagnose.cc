@@ -33,21 +33,71 @@ std::string Describe(const ComparisonOutcome& c) {
 
 Confidence Lower(Confidence c) { return c == Confidence::kHigh ? Confidence::kMedium : Confidence::kLow; }
 
-// The basis an impact share is of: the mean step when there are steps, else
-// the span of the whole trace.
-void ImpactBasis(const Trace& trace, const MetricSet& metrics, Impact* impact) {
-  if (const MetricValue* step = metrics.Get("step_time_mean_ns"); step && step->value > 0) {
-    impact->basis_ns = step->value;
-    impact->basis = "mean step time";
-    return;
+std::string DescribeBase(const MetricSet& metrics) {
+  const MetricValue* base = metrics.Get("impact_base_ns");
+  const MetricValue* steps = metrics.Get("impact_steps");
+  const MetricValue* warm = metrics.Get("warmup_steps");
+  const MetricValue* startup = metrics.Get("startup_ns");
+  if (!base) return "";
+  char buf[200];
+  if (steps && steps->value > 0) {
+    std::snprintf(buf, sizeof(buf), "per step (mean of %.0f steady-state step%s, %.3f ms)", steps->value,
+                  steps->value == 1 ? "" : "s", base->value / 1e6);
+    std::string out = buf;
+    if (warm && warm->value > 0) {
+      std::snprintf(buf, sizeof(buf), "; %.0f warm-up step%s left out", warm->value, warm->value == 1 ? "" : "s");
+      out += buf;
+    }
+    return out;
   }
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  for (size_t i = 0; i < trace.slices.size(); ++i) {
-    first = std::min(first, trace.slices.ts_ns[i]);
-    last = std::max(last, trace.slices.ts_ns[i] + trace.slices.dur_ns[i]);
+  std::snprintf(buf, sizeof(buf), "per trace (%.3f ms of steady-state time", base->value / 1e6);
+  std::string out = buf;
+  if (startup && startup->value > 0) {
+    std::snprintf(buf, sizeof(buf), "; %.3f ms of start-up left out", startup->value / 1e6);
+    out += buf;
   }
-  impact->basis_ns = last > first ? static_cast<double>(last - first) : 0;
-  impact->basis = "trace span";
+  return out + ")";
+}
+
+Impact ComputeImpact(const Rule& rule, const MetricSet& metrics, std::string* reason) {
+  Impact im;
+  im.metric = rule.impact_metric;
+  if (rule.impact_on_memory) {
+    im.basis = "device memory";
+    im.basis_text = "share of device memory";
+  } else if (rule.impact_on_trace) {
+    const MetricValue* span = metrics.Get("trace_span_ns");
+    im.basis = "trace span";
+    im.basis_ns = span ? span->value : 0;
+    im.basis_text = "of the whole trace span";
+  } else {
+    const MetricValue* base = metrics.Get("impact_base_ns");
+    const MetricValue* steps = metrics.Get("impact_steps");
+    im.basis = steps && steps->value > 0 ? "per step" : "per trace";
+    im.basis_ns = base ? base->value : 0;
+    im.basis_text = DescribeBase(metrics);
+  }
+  if (rule.impact_metric.empty()) {
+    *reason += "; impact not quantified in wall-clock time by this rule";
+    return im;
+  }
+  const MetricValue* v = metrics.Get(rule.impact_metric);
+  if (!v) {
+    *reason += "; impact unknown (" + rule.impact_metric + " unavailable)";
+    return im;
+  }
+  im.quantified = true;
+  *reason += "; impact from " + rule.impact_metric;
+  if (rule.impact_on_memory) {
+    im.share = std::clamp(v->value, 0.0, 1.0);
+    im.max_speedup = 1;
+    return im;
+  }
+  // Time saved cannot exceed the time it is a share of.
+  im.time_ns = std::clamp(v->value, 0.0, std::max(0.0, im.basis_ns));
+  im.share = im.basis_ns > 0 ? im.time_ns / im.basis_ns : 0;
+  im.max_speedup = im.share < 1 ? 1.0 / (1.0 - im.share) : INFINITY;
+  return im;
 }
 
 std::vector<RankedCause> RankCauses(const Rule& rule, const MetricSet& metrics) {
@@ -194,11 +244,40 @@ Priority DecidePriority(double share, Confidence confidence) {
   return score >= kHighPriorityScore ? Priority::kHigh : score >= kMediumPriorityScore ? Priority::kMedium : Priority::kLow;
 }
 
+bool ExclusiveImpact(const std::string& b) {
+  return b == "host_bound" || b == "sync_bound" || b == "data_loading" || b == "memcpy" ||
+         b == "communication_bound" || b == "layout_conversion";
+}
+
+const Rule& UnexplainedTimeRule() {
+  static const Rule kRule = [] {
+    Rule r;
+    r.id = "unexplained_time";
+    r.bottleneck = "unexplained";
+    r.title = "Most of the step is not explained by any finding";
+    r.description =
+        "The findings account for less than half of the step time. The largest consumers of the rest are listed; "
+        "if one of them is a bottleneck aiprof has no rule for, draft one with aiprof diagnose --draft-rule FILE.";
+    r.source = "built-in";
+    Suggestion s;
+    s.id = "draft_rule";
+    s.title = "Draft a rule for what you find";
+    s.platform = "generic";
+    s.action = "Run aiprof diagnose TRACE --draft-rule my_rule.yaml, refine its thresholds and texts, and load it with "
+               "--rules my_rule.yaml (or add it to your rule library).";
+    s.efficacy_min = 0;
+    s.efficacy_max = 0;
+    s.targets = {"latency", "throughput"};
+    r.suggestions.push_back(s);
+    return r;
+  }();
+  return kRule;
+}
+
 Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vector<Rule>& rules) {
   Diagnosis d;
   d.platform = DetectPlatform(trace);
-  Impact basis;
-  ImpactBasis(trace, metrics, &basis);
+  d.impact_basis_text = DescribeBase(metrics);
   for (const Rule& rule : rules) {
     EvalResult r = rule.when.Evaluate(metrics);
     if (r.truth == Truth::kUnknown) {
@@ -218,27 +297,69 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.confidence = DecideConfidence(rule, metrics, r, &f.confidence_reason);
     f.indicators = r.comparisons;
     f.causes = RankCauses(rule, metrics);
-    f.impact = basis;
-    if (rule.impact_on_memory) {
-      f.impact.basis = "device memory";
-      f.impact.basis_ns = 0;
+    f.impact = ComputeImpact(rule, metrics, &f.confidence_reason);
+    if (f.impact.quantified && !rule.impact_on_memory && !rule.impact_on_trace &&
+        f.impact.share < kNegligibleImpactShare && f.confidence != Confidence::kLow) {
+      // The indicators hold over the whole trace, but removing the cause would
+      // save almost nothing in the steady state: not a confident finding.
+      f.confidence = Confidence::kLow;
+      f.confidence_reason += "; lowered to low: its steady-state impact is below " + Percent(kNegligibleImpactShare) +
+                             " of the base";
     }
-    if (const MetricValue* share = metrics.Get(rule.impact_metric)) {
-      f.impact.share = std::clamp(share->value, 0.0, 1.0);
-      f.confidence_reason += "; impact from " + rule.impact_metric;
-    } else {
-      f.confidence_reason += "; impact unknown (" + rule.impact_metric + " unavailable)";
-    }
-    f.impact.time_ns = f.impact.share * f.impact.basis_ns;
-    f.impact.max_speedup = rule.impact_on_memory ? 1.0 : f.impact.share < 1 ? 1.0 / (1.0 - f.impact.share) : INFINITY;
-    f.priority = DecidePriority(f.impact.share, f.confidence);
+    f.priority = rule.first ? Priority::kHigh : DecidePriority(f.impact.share, f.confidence);
     d.findings.push_back(std::move(f));
   }
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.rule->first != b.rule->first) return a.rule->first;
     if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.confidence != b.confidence) return a.confidence > b.confidence;
-    return a.impact.share > b.impact.share;
+    // Within a priority, the larger wall-clock impact first.
+    if (a.impact.share != b.impact.share) return a.impact.share > b.impact.share;
+    return a.confidence > b.confidence;
   });
+  // How much of the base the findings explain: exclusive parts add up, the
+  // largest overlapping one is counted on top (a lower bound of the union
+  // would be the max; this is the most they can explain together).
+  double exclusive = 0, other = 0;
+  const MetricValue* base = metrics.Get("impact_base_ns");
+  for (const Finding& f : d.findings) {
+    if (!f.impact.quantified || f.rule->impact_on_memory || f.rule->impact_on_trace) continue;
+    if (ExclusiveImpact(f.rule->bottleneck)) exclusive += f.impact.time_ns;
+    else other = std::max(other, f.impact.time_ns);
+  }
+  d.explained_ns = base ? std::min(base->value, exclusive + other) : 0;
+  if (base && base->value > 0 && d.explained_ns < kExplainedMinShare * base->value && !metrics.consumers().empty()) {
+    Finding f;
+    f.rule = &UnexplainedTimeRule();
+    f.confidence = Confidence::kMedium;
+    f.confidence_reason = "the findings explain " + Percent(d.explained_ns / base->value) + " of the base, below " +
+                          Percent(kExplainedMinShare);
+    f.impact.quantified = true;
+    f.impact.basis_ns = base->value;
+    const MetricValue* steps = metrics.Get("impact_steps");
+    f.impact.basis = steps && steps->value > 0 ? "per step" : "per trace";
+    f.impact.basis_text = d.impact_basis_text;
+    f.impact.metric = "impact_base_ns";
+    f.impact.time_ns = base->value - d.explained_ns;
+    f.impact.share = f.impact.time_ns / base->value;
+    f.impact.max_speedup = 1;  // not removable as such: it is what is left to explain
+    std::vector<TimeConsumer> consumers = metrics.consumers();
+    if (const MetricValue* idle = metrics.Get("idle_other_ns"); idle && idle->value > 0) {
+      consumers.push_back({"idle", "device idle with no known cause", idle->value});
+    }
+    std::stable_sort(consumers.begin(), consumers.end(),
+                     [](const TimeConsumer& a, const TimeConsumer& b) { return a.ns > b.ns; });
+    if (consumers.size() > 10) consumers.resize(10);
+    f.consumers = std::move(consumers);
+    f.priority = Priority::kLow;
+    d.findings.push_back(std::move(f));  // last: what is left to explain
+  }
+  // Findings that would save next to nothing in the steady state go after
+  // everything else, the unexplained time included.
+  auto negligible = [](const Finding& f) {
+    return f.impact.quantified && !f.rule->impact_on_memory && !f.rule->impact_on_trace &&
+           f.rule->id != "unexplained_time" && f.impact.share < kNegligibleImpactShare;
+  };
+  std::stable_partition(d.findings.begin(), d.findings.end(), [&](const Finding& f) { return !negligible(f); });
   return d;
 }
 

@@ -32,12 +32,18 @@ struct RankedCause {
   std::string why;  // "condition holds: ...", or "general cause"
 };
 
+// What removing a finding's cause would save: wall-clock time per step (or
+// per trace without steps) on the critical path, measured by the analysis
+// that owns the metric over the steady-state window (src/analysis/window).
 struct Impact {
-  double share = 0;          // fraction of the basis time attributable
-  double time_ns = 0;        // share × basis
-  double basis_ns = 0;       // the time the share is of
-  std::string basis;         // "mean step time" or "trace span"
-  double max_speedup = 1;    // 1 / (1 - share)
+  bool quantified = false;   // false: the rule has no time impact (or the metric is unavailable)
+  double time_ns = 0;        // time saved per basis (ns per step, or per trace)
+  double basis_ns = 0;       // the time it is a share of (mean steady step, steady-state time, trace span)
+  std::string basis;         // "per step", "per trace", "trace span" or "device memory"
+  std::string basis_text;    // e.g. "per step (mean of 5 steady-state steps, 126.3 ms)"
+  std::string metric;        // the metric it came from
+  double share = 0;          // time_ns / basis_ns (memory findings: share of device memory)
+  double max_speedup = 1;    // Amdahl: 1 / (1 - share)
 };
 
 enum class Priority { kLow = 0, kMedium = 1, kHigh = 2 };
@@ -51,6 +57,8 @@ struct Finding {
   std::vector<RankedCause> causes;
   Impact impact;
   Priority priority = Priority::kLow;
+  // Unexplained-time findings: the largest consumers of the unexplained time.
+  std::vector<TimeConsumer> consumers;
 };
 
 struct NotEvaluated {
@@ -61,6 +69,8 @@ struct NotEvaluated {
 
 struct Diagnosis {
   Platform platform;
+  std::string impact_basis_text;  // the window every time impact is per
+  double explained_ns = 0;        // time per base the findings explain (exclusive parts, plus the largest other)
   std::vector<Finding> findings;  // highest priority, then largest impact first
   std::vector<NotEvaluated> not_evaluated;
   std::vector<const Rule*> not_fired;  // evaluated, indicators false
@@ -71,6 +81,18 @@ inline constexpr double kHighMargin = 1.0;    // value at least 2x past the thre
 inline constexpr double kMediumMargin = 0.3;  // value at least 30% past it
 inline constexpr double kHighPriorityScore = 0.10;
 inline constexpr double kMediumPriorityScore = 0.03;
+// An unexplained-time finding when the findings explain less than this share of the base.
+inline constexpr double kExplainedMinShare = 0.5;
+// A finding whose steady-state impact is below this share of the base is low confidence.
+inline constexpr double kNegligibleImpactShare = 0.01;
+
+// Bottlenecks whose impacts are disjoint parts of the step by construction
+// (idle by cause, exposed copies, exposed communication, conversion kernels):
+// their impacts add up. Other impacts overlap these.
+bool ExclusiveImpact(const std::string& bottleneck);
+
+// The built-in rule of unexplained-time findings (not from YAML).
+const Rule& UnexplainedTimeRule();
 
 // Applies `rules` to `metrics`. `rules` must outlive the result.
 Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vector<Rule>& rules);

@@ -16,7 +16,7 @@ constexpr char kRules[] = R"(rules:
     confidence:
       high: "layout_conversion_ratio > 20%"
       medium: "layout_conversion_ratio > 10%"
-    impact: layout_conversion_ratio
+    impact: layout_conversion_ns
     root_causes:
       - id: general
         text: general
@@ -51,12 +51,12 @@ constexpr char kRules[] = R"(rules:
     bottleneck: communication_bound
     title: Comm
     when: "comm_exposed_ratio > 10%"
-    impact: comm_exposed_ratio
+    impact: comm_exposed_ns
   - id: margin_only
     bottleneck: host_bound
     title: margin
     when: "idle_host_bound_ratio > 10%"
-    impact: idle_host_bound_ratio
+    impact: idle_host_bound_ns
 )";
 
 struct Fixture {
@@ -67,7 +67,9 @@ struct Fixture {
     auto r = ParseRules(kRules, "test.yaml");
     EXPECT_TRUE(r.ok()) << r.status().message();
     rules = std::move(r).value();
-    metrics.Set("step_time_mean_ns", 10e6, "test");
+    // The base: 5 steady-state steps of 10 ms.
+    metrics.Set("impact_base_ns", 10e6, "test");
+    metrics.Set("impact_steps", 5, "test");
     metrics.SetUnavailable("comm_exposed_ratio", "no collectives in this trace");
   }
 };
@@ -75,6 +77,7 @@ struct Fixture {
 TEST(DiagnoseTest, FindingHasConfidenceCausesAndImpact) {
   Fixture f;
   f.metrics.Set("layout_conversion_ratio", 0.25, "test");
+  f.metrics.Set("layout_conversion_ns", 2.5e6, "test");
   f.metrics.Set("layout_conversion_count_per_step", 3, "test");
   f.metrics.AddEvidence("layout_conversion", "aten::copy_ 2.1 ms/step");
   f.metrics.Set("idle_host_bound_ratio", 0.05, "test");
@@ -86,7 +89,10 @@ TEST(DiagnoseTest, FindingHasConfidenceCausesAndImpact) {
   EXPECT_EQ(x.priority, Priority::kHigh);
   EXPECT_DOUBLE_EQ(x.impact.share, 0.25);
   EXPECT_DOUBLE_EQ(x.impact.time_ns, 2.5e6);
-  EXPECT_EQ(x.impact.basis, "mean step time");
+  EXPECT_EQ(x.impact.basis, "per step");
+  EXPECT_TRUE(x.impact.quantified);
+  EXPECT_EQ(x.impact.metric, "layout_conversion_ns");
+  EXPECT_NE(x.impact.basis_text.find("mean of 5 steady-state steps"), std::string::npos) << x.impact.basis_text;
   EXPECT_NEAR(x.impact.max_speedup, 1 / 0.75, 1e-12);
   ASSERT_EQ(x.causes.size(), 2u);  // "never" is dropped
   EXPECT_EQ(x.causes[0].id, "per_step");
@@ -152,6 +158,7 @@ TEST(DiagnoseTest, PriorityThresholds) {
 TEST(SuggestTest, ConstraintsTargetsAndPlatformFilter) {
   Fixture f;
   f.metrics.Set("layout_conversion_ratio", 0.30, "test");
+  f.metrics.Set("layout_conversion_ns", 3e6, "test");  // 30% of the 10 ms step
   f.metrics.Set("memory_peak_reserved_bytes", 2.5e9, "test");
   Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
   d.platform.pytorch = true;
@@ -181,6 +188,88 @@ TEST(SuggestTest, ConstraintsTargetsAndPlatformFilter) {
   ASSERT_EQ(r.kept.size(), 1u);
   EXPECT_EQ(r.kept[0].suggestion->id, "lossy");
   EXPECT_NE(r.excluded[0].exclusion_reason.find("target 'throughput'"), std::string::npos);
+}
+
+TEST(DiagnoseTest, ImpactIsTimePerBaseClampedAndUnexplainedTimeIsReported) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.25, "test");
+  f.metrics.Set("layout_conversion_count_per_step", 3, "test");
+  // An analysis can never save more than the step: clamped to the base.
+  f.metrics.Set("layout_conversion_ns", 50e6, "test");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_DOUBLE_EQ(d.findings[0].impact.time_ns, 10e6);
+  EXPECT_DOUBLE_EQ(d.findings[0].impact.share, 1.0);
+  // A small impact leaves most of the step unexplained: with consumers known,
+  // an unexplained-time finding lists them.
+  f.metrics.Set("layout_conversion_ns", 1e6, "test");
+  f.metrics.AddConsumer({"device op", "my_kernel", 6e6});
+  f.metrics.Set("idle_other_ns", 2e6, "test");
+  d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_EQ(d.findings.size(), 2u);
+  EXPECT_EQ(d.findings[0].rule->id, "layout");
+  const Finding& u = d.findings[1];
+  EXPECT_EQ(u.rule->id, "unexplained_time");
+  EXPECT_DOUBLE_EQ(d.explained_ns, 1e6);
+  EXPECT_DOUBLE_EQ(u.impact.time_ns, 9e6);
+  ASSERT_EQ(u.consumers.size(), 2u);
+  EXPECT_EQ(u.consumers[0].name, "my_kernel");
+  EXPECT_EQ(u.consumers[1].kind, "idle");
+  // Explaining more than half: no such finding.
+  f.metrics.Set("layout_conversion_ns", 6e6, "test");
+  EXPECT_EQ(Diagnose(f.trace, f.metrics, f.rules).findings.size(), 1u);
+}
+
+TEST(DiagnoseTest, RuleMarkedFirstIsRankedFirst) {
+  auto r = ParseRules(R"(rules:
+  - id: big
+    bottleneck: host_bound
+    title: big
+    when: "idle_host_bound_ratio > 10%"
+    impact: idle_host_bound_ns
+  - id: startup
+    bottleneck: startup
+    title: startup
+    when: "startup_ratio > 50%"
+    impact: startup_ns
+    impact_of: trace
+    first: true
+)", "first.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  MetricSet m;
+  m.Set("impact_base_ns", 10e6, "test");
+  m.Set("impact_steps", 0, "test");
+  m.Set("trace_span_ns", 100e6, "test");
+  m.Set("idle_host_bound_ratio", 0.9, "test");
+  m.Set("idle_host_bound_ns", 9e6, "test");
+  m.Set("startup_ratio", 0.6, "test");
+  m.Set("startup_ns", 60e6, "test");
+  Trace t;
+  Diagnosis d = Diagnose(t, m, *r);
+  ASSERT_EQ(d.findings.size(), 2u);
+  EXPECT_EQ(d.findings[0].rule->id, "startup");
+  EXPECT_EQ(d.findings[0].impact.basis, "trace span");
+  EXPECT_DOUBLE_EQ(d.findings[0].impact.share, 0.6);
+  EXPECT_EQ(d.findings[1].impact.basis, "per trace");
+  EXPECT_DOUBLE_EQ(d.findings[1].impact.share, 0.9);
+}
+
+TEST(SuggestTest, KnowledgeCardGainIsCappedByTheImpact) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.30, "test");
+  f.metrics.Set("layout_conversion_ns", 3e6, "test");  // impact share 30%
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  d.platform.pytorch = true;
+  SuggestResult r = Suggest(d, f.metrics, SuggestOptions{});
+  ASSERT_FALSE(r.kept.empty());
+  SuggestionOutcome o = r.kept[0];
+  EXPECT_EQ(o.gain_source, "impact x efficacy");
+  // A card measured 10-50% faster: Amdahl caps it at the 30% the cause takes.
+  ApplyHistory(HistoricalGain{0.2, 0.1, 0.5, "2 cards"}, &o);
+  EXPECT_EQ(o.gain_source, "knowledge card");
+  EXPECT_DOUBLE_EQ(o.gain_min, 0.1);
+  EXPECT_DOUBLE_EQ(o.gain_max, 0.3);
+  EXPECT_NEAR(o.speedup_max, 1 / 0.7, 1e-12);
 }
 
 TEST(SuggestTest, ConstraintParsing) {

@@ -107,6 +107,19 @@ std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, cons
 
 }  // namespace
 
+void ApplyHistory(const HistoricalGain& h, SuggestionOutcome* o) {
+  o->history = h;
+  if (!o->finding || o->finding->rule->impact_on_memory || !o->finding->impact.quantified) return;
+  double cap = std::min(o->finding->impact.share, 0.999);
+  double lo = std::clamp(std::min(h.ci_low, h.ci_high), 0.0, cap);
+  double hi = std::clamp(std::max(h.ci_low, h.ci_high), 0.0, cap);
+  o->gain_min = lo;
+  o->gain_max = hi;
+  o->speedup_min = 1.0 / (1.0 - lo);
+  o->speedup_max = 1.0 / (1.0 - hi);
+  o->gain_source = "knowledge card";
+}
+
 StatusOr<std::vector<Constraint>> ParseConstraints(const std::string& text) {
   std::vector<Constraint> out;
   size_t start = 0;

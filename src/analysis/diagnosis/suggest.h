@@ -36,6 +36,9 @@ struct SuggestionOutcome {
   double gain_min = 0, gain_max = 0;  // expected fraction of the basis time removed
   double speedup_min = 1, speedup_max = 1;
   std::optional<HistoricalGain> history;
+  // "impact x efficacy" (Amdahl over the finding's impact share), or
+  // "knowledge card" (the measured gain's interval, capped at the impact share).
+  std::string gain_source = "impact x efficacy";
   bool excluded = false;
   std::string exclusion_reason;
 };
@@ -49,6 +52,10 @@ struct SuggestResult {
   std::vector<SuggestionOutcome> kept;      // best expected gain first
   std::vector<SuggestionOutcome> excluded;  // with the reason
 };
+
+// Replaces the expected gain of `o` by a matching card's measured interval,
+// bounded by Amdahl: never more than the finding's impact share.
+void ApplyHistory(const HistoricalGain& history, SuggestionOutcome* o);
 
 // `metrics` supplies peak memory for memory constraints.
 SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, const SuggestOptions& options);

@@ -1,14 +1,18 @@
 #include "src/analysis/fusion/fusion_candidates.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/op_args.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -29,6 +33,7 @@ struct FlatOps {
   std::vector<int64_t> dur_prefix{0}, gap_prefix{0};  // gap_prefix[k+1]: gap before op k (0 at a run start)
   std::vector<double> bytes_prefix{0};                 // input bytes of op k (boundary into k)
   std::vector<char> has_bytes;
+  std::vector<char> in_window;  // op starts inside the analysis window
   std::vector<std::pair<size_t, size_t>> runs;
 };
 
@@ -39,6 +44,8 @@ struct Acc {
   int64_t total_ns = 0, gap_ns = 0;
   double bytes = 0;
   bool shapes = true;
+  int64_t window_saving_ns = 0;
+  uint64_t window_occurrences = 0;
   size_t first = 0, next_free = 0;
   uint8_t len = 0;
 };
@@ -55,7 +62,9 @@ double FirstInputBytes(const OpArgReader& args, uint32_t s, bool* ok) {
 
 class Finder {
  public:
-  explicit Finder(const Trace& t) : t_(t), args_(t) {}
+  Finder(const Trace& t, const AnalysisWindow* w) : t_(t), args_(t) {
+    if (w) window_.emplace(w->intervals);
+  }
 
   FusionResult Run() {
     CollectTimelines();
@@ -92,6 +101,8 @@ class Finder {
       c.boundaries_removed = score(*a);
       c.has_shapes = a->shapes && a->len > 1;
       c.intermediate_bytes = c.has_shapes ? 2 * a->bytes : 0;
+      c.window_saving_ns = a->window_saving_ns;
+      c.window_occurrences = a->window_occurrences;
       top_keys[key] = result_.top.size();
       result_.top.push_back(std::move(c));
     }
@@ -110,7 +121,24 @@ class Finder {
     int64_t prev_end = 0;
     size_t step = 0;
     size_t prev_step = SIZE_MAX;
+    uint32_t prev_op = kNoSlice;
     for (uint32_t i : ops) {
+      if (result_.device) {
+        // GEMM / convolution library kernels and their epilogues end a run.
+        std::string_view name = t_.Str(s.name[i]);
+        bool epilogue = IsLibraryEpilogueKernel(name);
+        if (epilogue && prev_op != kNoSlice && IsLibraryMathKernel(t_.Str(s.name[prev_op]))) {
+          AddLibraryInternal(prev_op, i);
+        }
+        prev_op = i;
+        if (epilogue || IsLibraryMathKernel(name)) {
+          ++result_.op_count;
+          result_.op_time_ns += s.dur_ns[i];
+          if (in_run) flat_.runs.back().second = flat_.slice.size();
+          in_run = false;
+          continue;
+        }
+      }
       ++result_.op_count;
       result_.op_time_ns += s.dur_ns[i];
       while (step < steps.size() && steps[step].second <= s.ts_ns[i]) ++step;
@@ -140,6 +168,7 @@ class Finder {
       flat_.gap_prefix.push_back(flat_.gap_prefix.back() + gap);
       flat_.bytes_prefix.push_back(flat_.bytes_prefix.back() + bytes);
       flat_.has_bytes.push_back(ok);
+      flat_.in_window.push_back(!window_ || window_->Within(s.ts_ns[i], s.ts_ns[i] + 1) > 0);
       prev_end = s.ts_ns[i] + s.dur_ns[i];
       in_run = true;
     }
@@ -212,6 +241,13 @@ class Finder {
     a->bytes += flat_.bytes_prefix[i + len] - flat_.bytes_prefix[i + 1];
     for (size_t k = i + 1; k < i + len; ++k) a->shapes = a->shapes && flat_.has_bytes[k];
     a->next_free = i + len;
+    if (window_ && flat_.in_window[i]) {
+      int64_t longest = 0;
+      for (size_t k = i; k < i + len; ++k) longest = std::max(longest, t_.slices.dur_ns[flat_.slice[k]]);
+      ++a->window_occurrences;
+      a->window_saving_ns += (flat_.gap_prefix[i + len] - flat_.gap_prefix[i + 1]) +
+                             (flat_.dur_prefix[i + len] - flat_.dur_prefix[i]) - longest;
+    }
   }
 
   void MarkCoverage(const std::unordered_map<uint64_t, size_t>& top_keys) {
@@ -228,17 +264,73 @@ class Finder {
     }
   }
 
+  void AddLibraryInternal(uint32_t first, uint32_t second) {
+    const SliceTable& s = t_.slices;
+    auto key = std::make_pair(s.name[first].raw, s.name[second].raw);
+    auto it = library_index_.find(key);
+    if (it == library_index_.end()) {
+      it = library_index_.emplace(key, result_.library_internal.size()).first;
+      result_.library_internal.push_back({s.name[first], s.name[second], 0, 0});
+    }
+    LibraryInternalSequence& l = result_.library_internal[it->second];
+    ++l.occurrences;
+    l.total_ns += s.dur_ns[first] + s.dur_ns[second];
+  }
+
   const Trace& t_;
   OpArgReader args_;
+  std::optional<CoveredTime> window_;
   FlatOps flat_;
   FusionResult result_;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> library_index_;
 };
+
+bool ContainsNoCase(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == needle[k]) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
 
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
 
-FusionResult ComputeFusionCandidates(const Trace& trace) { return Finder(trace).Run(); }
+FusionResult ComputeFusionCandidates(const Trace& trace, const AnalysisWindow* window) {
+  FusionResult r = Finder(trace, window).Run();
+  std::sort(r.library_internal.begin(), r.library_internal.end(),
+            [](const LibraryInternalSequence& a, const LibraryInternalSequence& b) {
+              return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.first.raw < b.first.raw;
+            });
+  return r;
+}
+
+bool IsLibraryMathKernel(std::string_view name) {
+  for (std::string_view k : {"gemm", "cutlass", "xmma", "cublas", "cudnn", "convolve", "_fprop", "_dgrad", "_wgrad",
+                             "implicit_conv", "winograd", "fft2d", "matmul"}) {
+    if (ContainsNoCase(name, k)) return true;
+  }
+  return false;
+}
+
+bool IsLibraryEpilogueKernel(std::string_view name) {
+  return ContainsNoCase(name, "splitkreduce") || ContainsNoCase(name, "split_k_reduce") ||
+         ContainsNoCase(name, "splitk_reduce");
+}
+
+void PublishFusionImpact(const FusionResult& r, const AnalysisWindow& window, MetricSet* metrics) {
+  if (r.op_time_ns <= 0) {
+    metrics->SetUnavailable("fusion_saving_ns", "no kernels or cpu_op slices with duration in the trace");
+    return;
+  }
+  double saving = 0;
+  for (const FusionCandidate& c : r.top) saving += static_cast<double>(c.window_saving_ns);
+  // Candidates span ranks; a per-trace base averages over none (one trace).
+  metrics->Set("fusion_saving_ns", window.PerBase(saving), kSource);
+}
 
 bool SequencesOverlap(const std::vector<StringId>& x, const std::vector<StringId>& y) {
   const long nx = static_cast<long>(x.size()), ny = static_cast<long>(y.size());
@@ -291,7 +383,17 @@ void PublishFusionCandidates(const Trace& trace, const FusionResult& r, MetricSe
                        FormatDurationNs(static_cast<double>(c.gap_ns)) + " of gaps between them";
     line += c.has_shapes ? ", ~" + FormatBytes(c.intermediate_bytes) + " of intermediate memory traffic (from shapes)"
                          : ", intermediate traffic unknown (no shapes)";
+    if (c.window_occurrences > 0) {
+      line += "; in the steady state saves ~" + FormatDurationNs(static_cast<double>(c.window_saving_ns)) + " over " +
+              std::to_string(c.window_occurrences) + " occurrences (gaps + op time beyond the longest op)";
+    }
     metrics->AddEvidence("fusion_missing", line);
+  }
+  for (const LibraryInternalSequence& l : r.library_internal) {
+    metrics->AddEvidence("fusion_library_internal",
+                         std::string(trace.Str(l.first)) + " -> " + std::string(trace.Str(l.second)) + ": x" +
+                             std::to_string(l.occurrences) + ", " + FormatDurationNs(static_cast<double>(l.total_ns)) +
+                             "; library-internal (a GEMM and its own split-K reduction), not a fusion candidate");
   }
 }
 

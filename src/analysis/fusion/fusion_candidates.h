@@ -51,6 +51,21 @@ struct FusionCandidate {
   uint64_t boundaries_removed = 0;  // occurrences × (length − 1)
   double intermediate_bytes = 0;    // estimate; 0 if no shapes
   bool has_shapes = false;
+  // What fusing would save inside the analysis window, in wall-clock time:
+  // per occurrence, the gaps between its ops plus its op time beyond the
+  // longest op (a fused memory-bound sequence reads its input and writes its
+  // output once, so it runs about as long as its longest op).
+  int64_t window_saving_ns = 0;
+  uint64_t window_occurrences = 0;
+};
+
+// A sequence a library runs as one operation (a GEMM and its own split-K
+// reduction epilogue, e.g. cutlass ... -> splitKreduce_kernel): not a fusion
+// candidate.
+struct LibraryInternalSequence {
+  StringId first, second;
+  uint64_t occurrences = 0;
+  int64_t total_ns = 0;
 };
 
 struct FusionResult {
@@ -60,13 +75,26 @@ struct FusionResult {
   int64_t short_op_ns = 0;     // op time in short ops (small_op_ratio)
   uint64_t op_count = 0;
   std::vector<FusionCandidate> top;  // best first
+  std::vector<LibraryInternalSequence> library_internal;  // largest first
 };
 
-FusionResult ComputeFusionCandidates(const Trace& trace);
+// True for GEMM / convolution library kernels (cuBLAS, cuBLASLt, CUTLASS,
+// cuDNN, xmma) and their split-K reduction epilogues; device runs of fusion
+// candidates break at them (they are not elementwise, reduction or
+// normalisation kernels a fuser combines).
+bool IsLibraryMathKernel(std::string_view name);
+bool IsLibraryEpilogueKernel(std::string_view name);
+
+struct AnalysisWindow;
+// With `window`, also window_saving_ns / window_occurrences.
+FusionResult ComputeFusionCandidates(const Trace& trace, const AnalysisWindow* window = nullptr);
 
 // Publishes fusion_candidate_ratio, fusion_candidate_occurrences_per_step,
 // small_op_ratio and "fusion_missing" evidence.
 void PublishFusionCandidates(const Trace& trace, const FusionResult& result, MetricSet* metrics);
+// Publishes fusion_saving_ns: the top candidates' window savings, per the
+// window's base.
+void PublishFusionImpact(const FusionResult& result, const AnalysisWindow& window, MetricSet* metrics);
 
 // True when sequence `x` overlaps `y` as windows of one longer sequence: the
 // longest aligned stretch where they agree, reaching an end of each (one

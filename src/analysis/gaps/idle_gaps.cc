@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/analysis/common/text_format.h"
 
 namespace aiprof {
@@ -89,7 +91,7 @@ void AddGap(const Gap& gap, bool keep_all, TimelineBreakdown* tl) {
 
 // Fills busy/idle/gaps of one timeline from its activities (sorted by start).
 void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const std::vector<uint32_t>& launcher,
-                   const RankContext* ctx, bool keep_all, TimelineBreakdown* tl) {
+                   const RankContext* ctx, bool keep_all, const Intervals* window, TimelineBreakdown* tl) {
   Intervals compute, comm, memcpy;
   for (const Activity& a : acts) {
     Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
@@ -99,7 +101,19 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   tl->compute_ns = LengthOf(compute_u);
   tl->comm_ns = LengthOf(comm_u);
   tl->comm_overlap_ns = IntersectionLength(compute_u, comm_u);
-  tl->memcpy_ns = LengthOf(MergeIntervals(std::move(memcpy)));
+  Intervals memcpy_u = MergeIntervals(std::move(memcpy));
+  tl->memcpy_ns = LengthOf(memcpy_u);
+  std::optional<CoveredTime> in_window;
+  if (window) {
+    in_window.emplace(*window);
+    Intervals copies_w = IntersectIntervals(memcpy_u, *window);
+    Intervals others = compute_u;
+    others.insert(others.end(), comm_u.begin(), comm_u.end());
+    others = MergeIntervals(std::move(others));
+    tl->window_memcpy_exposed_ns = LengthOf(copies_w) - IntersectionLength(copies_w, others);
+    Intervals comm_w = IntersectIntervals(comm_u, *window);
+    tl->window_comm_exposed_ns = LengthOf(comm_w) - IntersectionLength(comm_w, compute_u);
+  }
   OverlapCursor sync(ctx ? &ctx->sync : nullptr), loading(ctx ? &ctx->data_loading : nullptr);
   int64_t cur_start = acts.front().start_ns, cur_end = acts.front().end_ns;
   tl->span_start_ns = cur_start;
@@ -109,6 +123,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
       continue;
     }
     tl->busy_ns += cur_end - cur_start;
+    if (in_window) tl->window_busy_ns += in_window->Within(cur_start, cur_end);
     if (i == acts.size()) break;
     Gap gap;
     gap.start_ns = cur_end;
@@ -123,6 +138,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
       gap.cause = GapCause::kHostBound;
     }
     AddGap(gap, keep_all, tl);
+    if (in_window) tl->window_idle_by_cause_ns[static_cast<size_t>(gap.cause)] += in_window->Within(gap.start_ns, gap.end_ns);
     cur_start = acts[i].start_ns;
     cur_end = acts[i].end_ns;
   }
@@ -171,6 +187,7 @@ const char* GapCauseName(GapCause cause) {
 }
 
 GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
+  const AnalysisWindow* window = options.window;
   GapsResult result;
   std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> timelines;
   const SliceTable& s = trace.slices;
@@ -204,7 +221,7 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     out.track = tl.first;
     auto ctx = contexts.find(key.first);
     BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, options.keep_all_gaps,
-                  &out);
+                  window ? &window->intervals : nullptr, &out);
     result.timelines.push_back(std::move(out));
   }
   AttachHostSamples(trace, &result);
@@ -337,5 +354,55 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
 }
 
 std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g) { return GapLine(trace, tl, g); }
+
+void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, MetricSet* metrics) {
+  if (result.timelines.empty()) {
+    const char* why = "no device activity and no cpu_op slices in the trace";
+    for (const char* m : {"idle_host_bound_ns", "idle_sync_ns", "data_loading_wait_ns", "idle_other_ns",
+                          "memcpy_exposed_ns", "comm_exposed_ns"}) {
+      metrics->SetUnavailable(m, why);
+    }
+    return;
+  }
+  // Per rank: the mean over its timelines (devices), so a rank with two
+  // devices idle at once counts that time once.
+  struct Acc {
+    double n = 0;
+    std::array<double, kGapCauseCount> cause{};
+    double memcpy = 0, comm = 0;
+  };
+  std::map<int32_t, Acc> by_rank;
+  for (const TimelineBreakdown& tl : result.timelines) {
+    Acc& a = by_rank[tl.rank];
+    a.n += 1;
+    for (size_t c = 0; c < kGapCauseCount; ++c) a.cause[c] += static_cast<double>(tl.window_idle_by_cause_ns[c]);
+    a.memcpy += static_cast<double>(tl.window_memcpy_exposed_ns);
+    a.comm += static_cast<double>(tl.window_comm_exposed_ns);
+  }
+  auto per_base = [&](auto get) {
+    std::map<int32_t, double> totals;
+    for (const auto& [rank, a] : by_rank) totals[rank] = get(a) / a.n;
+    return window.PerBase(totals);
+  };
+  auto cause = [&](GapCause c) { return per_base([c](const Acc& a) { return a.cause[static_cast<size_t>(c)]; }); };
+  metrics->Set("data_loading_wait_ns", cause(GapCause::kDataLoading), kSource);
+  metrics->Set("idle_other_ns", cause(GapCause::kOther), kSource);
+  if (result.cpu_only) {
+    const char* why = "CPU-only trace: no device, so no device copies, collectives, launches or sync waits";
+    for (const char* m : {"idle_host_bound_ns", "idle_sync_ns", "memcpy_exposed_ns", "comm_exposed_ns"}) {
+      metrics->SetUnavailable(m, why);
+    }
+    return;
+  }
+  metrics->Set("idle_sync_ns", cause(GapCause::kSync), kSource);
+  if (result.has_launch_links) {
+    metrics->Set("idle_host_bound_ns", cause(GapCause::kHostBound), kSource);
+  } else {
+    metrics->SetUnavailable("idle_host_bound_ns",
+                            "no device activity is linked to its launching runtime call (no correlation/flows)");
+  }
+  metrics->Set("memcpy_exposed_ns", per_base([](const Acc& a) { return a.memcpy; }), kSource);
+  metrics->Set("comm_exposed_ns", per_base([](const Acc& a) { return a.comm; }), kSource);
+}
 
 }  // namespace aiprof

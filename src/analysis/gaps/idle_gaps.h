@@ -74,6 +74,11 @@ struct TimelineBreakdown {
   std::array<std::array<int64_t, kGapCauseCount>, kGapBucketCount> gap_hist_ns_by_cause{};  // [bucket][cause]
   std::vector<Gap> largest_gaps;  // longest first
   std::vector<Gap> gaps;          // every gap in time order; only with GapsOptions::keep_all_gaps
+  // Inside the analysis window (the steady state, src/analysis/window):
+  std::array<int64_t, kGapCauseCount> window_idle_by_cause_ns{};
+  int64_t window_memcpy_exposed_ns = 0;  // copies not overlapped by compute or communication
+  int64_t window_comm_exposed_ns = 0;    // communication not overlapped by compute
+  int64_t window_busy_ns = 0;
 };
 
 struct GapsResult {
@@ -82,9 +87,13 @@ struct GapsResult {
   std::vector<TimelineBreakdown> timelines;  // by (rank, device)
 };
 
+struct AnalysisWindow;
+
 struct GapsOptions {
   // Also keep every gap (TimelineBreakdown::gaps), e.g. for the timeline view.
   bool keep_all_gaps = false;
+  // With a window (the steady state, src/analysis/window), also the window_* figures.
+  const AnalysisWindow* window = nullptr;
 };
 
 // O(n log n) in slices.
@@ -100,6 +109,12 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
 
 // Fills host_samples / top_host_frames of every timeline's largest gaps.
 void AttachHostSamples(const Trace& trace, GapsResult* result);
+
+// Publishes the impacts in wall-clock time per the window's base (per step
+// or per trace), each averaged over a rank's devices: idle_host_bound_ns,
+// idle_sync_ns, data_loading_wait_ns, idle_other_ns, memcpy_exposed_ns,
+// comm_exposed_ns.
+void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, MetricSet* metrics);
 
 // One plain-text line describing gap `g` of timeline `tl`.
 std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g);

@@ -4,10 +4,12 @@
 #include <cctype>
 #include <map>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/op_args.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -117,7 +119,8 @@ class Finder {
     return name;
   }
 
-  void Add(std::string op, std::string trigger, int64_t ns) {
+  void Add(std::string op, std::string trigger, int64_t ns, uint32_t slice) {
+    result_.slices.push_back(slice);
     auto key = std::make_pair(op, trigger);
     auto it = index_.find(key);
     if (it == index_.end()) {
@@ -139,7 +142,7 @@ class Finder {
       for (uint32_t p = parent_[i]; p != kNoSlice && top; p = parent_[p]) top = s.kind[p] != EventKind::kCpuOp;
       if (top) result_.denominator_ns += s.dur_ns[i];
     }
-    for (uint32_t op : host_conversions_) Add(std::string(Name(op)), Trigger(op), s.dur_ns[op]);
+    for (uint32_t op : host_conversions_) Add(std::string(Name(op)), Trigger(op), s.dur_ns[op], op);
   }
 
   // Kernels that are named conversions or launched inside a host conversion.
@@ -157,9 +160,9 @@ class Finder {
         if (in_conversion[p]) { host = p; break; }
       }
       if (Named(i, true)) {
-        Add(std::string(Name(i)), first_op == kNoSlice ? "" : std::string(Name(first_op)), s.dur_ns[i]);
+        Add(std::string(Name(i)), first_op == kNoSlice ? "" : std::string(Name(first_op)), s.dur_ns[i], i);
       } else if (host != kNoSlice) {
-        Add(std::string(Name(host)), Trigger(host), s.dur_ns[i]);
+        Add(std::string(Name(host)), Trigger(host), s.dur_ns[i], i);
       }
     }
   }
@@ -203,6 +206,26 @@ void PublishLayoutConversions(const Trace& trace, const LayoutResult& r, MetricS
                              " of " + (r.device ? "kernel" : "CPU op") + " time), triggered by " +
                              (g.trigger.empty() ? "(top level)" : g.trigger));
   }
+}
+
+void PublishLayoutImpact(const Trace& trace, const LayoutResult& r, const AnalysisWindow& window, MetricSet* metrics) {
+  // The conversions' own time inside the window: conversion kernels occupy
+  // their stream (host conversions their thread) for that long, so it is on
+  // the critical path of the step unless something else runs alongside.
+  std::map<int32_t, Intervals> by_rank;
+  for (uint32_t sl : r.slices) {
+    by_rank[trace.tracks.rank[trace.slices.track[sl]]].emplace_back(trace.slices.ts_ns[sl],
+                                                                    trace.slices.ts_ns[sl] + trace.slices.dur_ns[sl]);
+  }
+  std::map<int32_t, double> totals;
+  for (auto& [rank, iv] : by_rank) {
+    totals[rank] = static_cast<double>(IntersectionLength(MergeIntervals(std::move(iv)), window.intervals));
+  }
+  if (r.denominator_ns <= 0) {
+    metrics->SetUnavailable("layout_conversion_ns", "no kernels or cpu_op slices in the trace");
+    return;
+  }
+  metrics->Set("layout_conversion_ns", window.PerBase(totals), kSource);
 }
 
 }  // namespace aiprof

@@ -47,6 +47,7 @@ struct LayoutResult {
   int64_t conversion_ns = 0;
   int64_t denominator_ns = 0;  // all kernel time, or top-level cpu_op time
   std::vector<ConversionGroup> groups;  // by total time, largest first
+  std::vector<uint32_t> slices;         // the conversion kernels (or host ops)
 };
 
 // Linear in slices (plus sorting the groups).
@@ -55,6 +56,12 @@ LayoutResult ComputeLayoutConversions(const Trace& trace);
 // Publishes layout_conversion_ratio, layout_conversion_count_per_step and
 // "layout_conversion" evidence.
 void PublishLayoutConversions(const Trace& trace, const LayoutResult& result, MetricSet* metrics);
+
+struct AnalysisWindow;
+// Publishes layout_conversion_ns: the union of the conversions' time inside
+// the analysis window, per the window's base.
+void PublishLayoutImpact(const Trace& trace, const LayoutResult& result, const AnalysisWindow& window,
+                         MetricSet* metrics);
 
 }  // namespace aiprof
 

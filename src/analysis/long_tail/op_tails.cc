@@ -1,10 +1,15 @@
 #include "src/analysis/long_tail/op_tails.h"
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -13,36 +18,85 @@ constexpr char kSource[] = "long_tail";
 
 }  // namespace
 
-LongTailResult ComputeLongTails(const Trace& trace) {
+bool IsCollectiveKernelName(std::string_view name) {
+  auto has = [&](std::string_view k) {
+    for (size_t i = 0; i + k.size() <= name.size(); ++i) {
+      size_t j = 0;
+      while (j < k.size() && std::tolower(static_cast<unsigned char>(name[i + j])) == k[j]) ++j;
+      if (j == k.size()) return true;
+    }
+    return false;
+  };
+  return has("nccl") || has("hccl") || has("hcom_") || has("rccl");
+}
+
+LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window) {
   LongTailResult r;
   const SliceTable& s = trace.slices;
   for (size_t i = 0; i < s.size() && !r.device; ++i) r.device = IsDeviceActivity(s.kind[i]);
-  std::vector<std::pair<uint32_t, int64_t>> rows;  // (name, dur)
-  for (size_t i = 0; i < s.size(); ++i) {
+  std::vector<uint32_t> parent;
+  if (!r.device) parent = ParentSlices(trace);
+  std::optional<CoveredTime> in_window;
+  if (window) in_window.emplace(window->intervals);
+  struct Row {
+    uint32_t name;
+    int64_t dur;
+    bool steady, top;
+    bool operator<(const Row& o) const { return name != o.name ? name < o.name : dur < o.dur; }
+  };
+  std::vector<Row> rows;
+  for (uint32_t i = 0; i < s.size(); ++i) {
     bool take = r.device ? IsDeviceActivity(s.kind[i]) : s.kind[i] == EventKind::kCpuOp;
-    if (take) rows.emplace_back(s.name[i].raw, s.dur_ns[i]);
+    if (!take) continue;
+    if (r.device && (s.kind[i] == EventKind::kCollective || IsCollectiveKernelName(trace.Str(s.name[i])))) {
+      ++r.communication_left_out;
+      r.communication_left_out_ns += s.dur_ns[i];
+      continue;
+    }
+    bool top = true;
+    if (!r.device) {
+      for (uint32_t p = parent[i]; p != kNoSlice && top; p = parent[p]) top = s.kind[p] != EventKind::kCpuOp;
+    }
+    bool steady = !in_window || in_window->Within(s.ts_ns[i], s.ts_ns[i] + 1) > 0;
+    rows.push_back({s.name[i].raw, s.dur_ns[i], steady, top});
   }
   std::sort(rows.begin(), rows.end());
-  for (const auto& row : rows) r.op_time_ns += row.second;
+  for (const Row& row : rows) {
+    if (row.steady) r.op_time_ns += row.dur;
+  }
   std::vector<int64_t> durs;
   for (size_t i = 0; i < rows.size();) {
     size_t j = i;
     durs.clear();
-    while (j < rows.size() && rows[j].first == rows[i].first) durs.push_back(rows[j++].second);
     OpTail op;
-    op.name = StringId{rows[i].first};
+    op.name = StringId{rows[i].name};
+    for (; j < rows.size() && rows[j].name == rows[i].name; ++j) {
+      if (rows[j].steady) durs.push_back(rows[j].dur);
+      else ++op.warmup_count;
+    }
+    if (durs.empty()) {  // only warm-up instances: nothing steady to compare with
+      i = j;
+      continue;
+    }
     op.count = durs.size();
     for (int64_t d : durs) op.total_ns += d;
     op.max_ns = durs.back();
     op.p50_ns = QuantileSorted(durs.data(), durs.size(), 0.5);
     op.p90_ns = QuantileSorted(durs.data(), durs.size(), 0.9);
     op.p99_ns = QuantileSorted(durs.data(), durs.size(), 0.99);
-    for (int64_t d : durs) {
-      if (static_cast<double>(d) > kLongTailFactor * op.p50_ns) {
-        ++op.tail_count;
-        op.tail_ns += d;
-        op.tail_excess_ns += static_cast<double>(d) - op.p50_ns;
+    for (size_t k = i; k < j; ++k) {
+      const Row& row = rows[k];
+      if (static_cast<double>(row.dur) <= kLongTailFactor * op.p50_ns) continue;
+      double excess = static_cast<double>(row.dur) - op.p50_ns;
+      if (!row.steady) {
+        ++op.warmup_tail_count;
+        op.warmup_excess_ns += excess;
+        continue;
       }
+      ++op.tail_count;
+      op.tail_ns += row.dur;
+      op.tail_excess_ns += excess;
+      if (row.top) op.top_level_excess_ns += excess;
     }
     op.tail_share = op.total_ns > 0 ? static_cast<double>(op.tail_ns) / static_cast<double>(op.total_ns) : 0;
     op.qualifies = op.count >= kLongTailMinCount && r.op_time_ns > 0 &&
@@ -56,6 +110,21 @@ LongTailResult ComputeLongTails(const Trace& trace) {
     return trace.Str(a.name) < trace.Str(b.name);
   });
   return r;
+}
+
+void PublishLongTailImpact(const LongTailResult& r, const AnalysisWindow& window, MetricSet* metrics) {
+  bool any = false;
+  double excess = 0;
+  for (const OpTail& op : r.ops) {
+    if (!op.qualifies) continue;
+    any = true;
+    excess += op.top_level_excess_ns;
+  }
+  if (!any) {
+    metrics->SetUnavailable("long_tail_excess_ns", "no op has at least 5 steady-state instances and 1% of op time");
+    return;
+  }
+  metrics->Set("long_tail_excess_ns", window.PerBase(excess), kSource);
 }
 
 void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* metrics) {
@@ -78,6 +147,18 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   }
   metrics->Set("long_tail_time_ratio",
                r.op_time_ns > 0 ? excess_ns / static_cast<double>(r.op_time_ns) : 0, kSource);
+  if (r.communication_left_out > 0) {
+    metrics->AddEvidence("long_tail", std::to_string(r.communication_left_out) + " collective kernels (" +
+                                          FormatDurationNs(static_cast<double>(r.communication_left_out_ns)) +
+                                          ") left out: their duration includes waiting for peers (communication wait)");
+  }
+  for (const OpTail& op : r.ops) {
+    if (op.warmup_tail_count == 0) continue;
+    metrics->AddEvidence("long_tail_warmup",
+                         std::string(trace.Str(op.name)) + ": " + std::to_string(op.warmup_tail_count) +
+                             " warm-up instance(s) beyond 3x the steady median (" + FormatDurationNs(op.p50_ns) +
+                             "), " + FormatDurationNs(op.warmup_excess_ns) + " excess; counted apart");
+  }
   for (size_t i = 0; i < std::min(kLongTailReported, r.ops.size()); ++i) {
     const OpTail& op = r.ops[i];
     if (!op.qualifies || op.tail_count == 0) break;

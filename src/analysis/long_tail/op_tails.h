@@ -13,6 +13,7 @@
 #define AIPROF_SRC_ANALYSIS_LONG_TAIL_OP_TAILS_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -37,19 +38,38 @@ struct OpTail {
   double tail_excess_ns = 0;  // sum over tail instances of (duration - p50)
   double tail_share = 0;
   bool qualifies = false;  // count and time-share minimums met
+  // Excess of tail instances that are top-level (not inside another op of the
+  // same timeline, so not counted twice) — the wall-clock impact.
+  double top_level_excess_ns = 0;
+  // Warm-up instances (outside the analysis window: warm-up steps, start-up)
+  // are counted apart, against the steady-state median.
+  uint64_t warmup_count = 0, warmup_tail_count = 0;
+  double warmup_excess_ns = 0;
 };
 
 struct LongTailResult {
   bool device = false;
   int64_t op_time_ns = 0;
+  // Collective kernels and NCCL/HCCL kernels are left out: their duration
+  // includes waiting for peers (communication wait, not a slow op).
+  uint64_t communication_left_out = 0;
+  int64_t communication_left_out_ns = 0;
   std::vector<OpTail> ops;  // qualifying first, then by tail time, largest first
 };
 
 // O(n log n) in slices.
-LongTailResult ComputeLongTails(const Trace& trace);
+struct AnalysisWindow;
+// With `window`, statistics are over steady-state instances and warm-up
+// instances are counted apart.
+LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window = nullptr);
 
 // Publishes long_tail_ratio and "long_tail" evidence.
 void PublishLongTails(const Trace& trace, const LongTailResult& result, MetricSet* metrics);
+// Publishes long_tail_excess_ns per the window's base.
+void PublishLongTailImpact(const LongTailResult& result, const AnalysisWindow& window, MetricSet* metrics);
+
+// True for NCCL / HCCL / HCOM collective kernels by name.
+bool IsCollectiveKernelName(std::string_view name);
 
 }  // namespace aiprof
 

@@ -49,6 +49,25 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"step_time_mean_ns", U::kNanoseconds, "mean step time"},
         {"step_time_p99_ns", U::kNanoseconds, "99th percentile step time"},
         {"steps", U::kCount, "number of steps found"},
+        // Impacts: wall-clock time per the base (impact_base_ns: per step, or per
+        // trace without steps) over the steady-state window (src/analysis/window).
+        {"comm_exposed_ns", U::kNanoseconds, "impact: communication not overlapped by compute, per base"},
+        {"data_loading_wait_ns", U::kNanoseconds, "impact: device (or main-thread) idle time overlapped by data loading, per base"},
+        {"fusion_saving_ns", U::kNanoseconds, "impact: gaps plus op time beyond the longest op in the top fusion candidates' occurrences, per base"},
+        {"idle_host_bound_ns", U::kNanoseconds, "impact: device idle time waiting for the host to launch, per base"},
+        {"idle_other_ns", U::kNanoseconds, "device idle time with no known cause, per base"},
+        {"idle_sync_ns", U::kNanoseconds, "impact: device idle time overlapped by a blocking synchronisation, per base"},
+        {"impact_base_ns", U::kNanoseconds, "the base every impact is per: mean steady-state step, or steady-state time of the trace"},
+        {"impact_steps", U::kCount, "steady-state steps the base averages (0: per trace)"},
+        {"layout_conversion_ns", U::kNanoseconds, "impact: layout/format conversion time (union), per base"},
+        {"long_tail_excess_ns", U::kNanoseconds, "impact: top-level tail instances' time beyond their op's steady median, per base"},
+        {"memcpy_exposed_ns", U::kNanoseconds, "impact: copy time not overlapped by compute or communication on its device, per base"},
+        {"slow_rank_excess_ns", U::kNanoseconds, "impact: how much later the slowest rank reaches collectives than the median rank, per its step"},
+        {"startup_ns", U::kNanoseconds, "start-up calls (context creation, first allocations, module loading), union over the trace"},
+        {"startup_ratio", U::kRatio, "start-up time, share of the trace span"},
+        {"step_time_excess_ns", U::kNanoseconds, "impact: mean - median steady-state step time"},
+        {"trace_span_ns", U::kNanoseconds, "first start to last end of the trace"},
+        {"warmup_steps", U::kCount, "leading warm-up steps left out of impacts"},
         {"compute_util", U::kRatio, "achieved FLOP/s over the device peak, time-weighted over ops"},
     };
     std::sort(v.begin(), v.end(), [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; });

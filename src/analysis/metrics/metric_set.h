@@ -29,6 +29,14 @@ struct MetricInfo {
 const std::vector<MetricInfo>& MetricCatalogue();
 const MetricInfo* FindMetricInfo(std::string_view name);
 
+// A large consumer of time inside the analysis window (for "unexplained
+// time"): what it is, its name, and its time per the impact base.
+struct TimeConsumer {
+  std::string kind;  // "device op", "host op", "thread", "idle"
+  std::string name;
+  double ns = 0;
+};
+
 struct MetricValue {
   double value = 0;
   bool measured = true;  // false: estimated (e.g. FLOPs from shapes, not counters)
@@ -50,6 +58,9 @@ class MetricSet {
   void AddEvidence(std::string_view topic, std::string line);
   const std::vector<std::string>& Evidence(std::string_view topic) const;
 
+  void AddConsumer(TimeConsumer c) { consumers_.push_back(std::move(c)); }
+  const std::vector<TimeConsumer>& consumers() const { return consumers_; }
+
   const std::map<std::string, MetricValue, std::less<>>& values() const { return values_; }
   const std::map<std::string, std::string, std::less<>>& unavailable() const { return unavailable_; }
 
@@ -57,6 +68,7 @@ class MetricSet {
   std::map<std::string, MetricValue, std::less<>> values_;
   std::map<std::string, std::string, std::less<>> unavailable_;
   std::map<std::string, std::vector<std::string>, std::less<>> evidence_;
+  std::vector<TimeConsumer> consumers_;
 };
 
 }  // namespace aiprof

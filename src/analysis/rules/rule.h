@@ -58,8 +58,10 @@ struct Rule {
   Expression when;                       // the indicators
   std::optional<Expression> high_when;   // confidence high if true
   std::optional<Expression> medium_when; // confidence medium if true
-  std::string impact_metric;             // ratio attributable (of step time, or of memory)
+  std::string impact_metric;             // time saved (ns per step / per trace), or ratio of memory; "" unquantified
   bool impact_on_memory = false;         // impact_of: memory — a share of device memory, not time
+  bool impact_on_trace = false;          // impact_of: trace — time of the whole trace span (start-up)
+  bool first = false;                    // first: true — ranked before every other finding when it fires
   std::vector<RootCause> root_causes;
   std::vector<Suggestion> suggestions;
   std::string source;                    // "file:line" it came from

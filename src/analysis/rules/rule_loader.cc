@@ -40,6 +40,16 @@ class RuleReader {
     return v.as<std::string>();
   }
 
+  StatusOr<bool> Bool(const YAML::Node& map, const char* key, bool fallback) const {
+    YAML::Node v = map[key];
+    if (!v) return fallback;
+    if (!v.IsScalar()) return Fail(v, std::string("field '") + key + "' must be true or false");
+    std::string t = v.as<std::string>();
+    if (t == "true") return true;
+    if (t == "false") return false;
+    return Fail(v, std::string("field '") + key + "' must be true or false");
+  }
+
   StatusOr<Expression> Expr(const YAML::Node& node, const std::string& field) const {
     if (!node.IsScalar()) return Fail(node, "'" + field + "' must be an expression string");
     auto e = Expression::Parse(node.as<std::string>());
@@ -154,17 +164,27 @@ class RuleReader {
         r.medium_when = std::move(e);
       }
     }
-    ASSIGN_OR_RETURN(r.impact_metric, String(n, "impact", true));
-    const MetricInfo* impact = FindMetricInfo(r.impact_metric);
-    if (!impact) return Fail(n["impact"], "unknown metric '" + r.impact_metric + "' in 'impact'");
-    if (impact->unit != MetricUnit::kRatio) {
-      return Fail(n["impact"], "'impact' must name a ratio metric (share of step time)");
-    }
     ASSIGN_OR_RETURN(std::string impact_of, String(n, "impact_of", false));
-    if (!impact_of.empty() && impact_of != "time" && impact_of != "memory") {
-      return Fail(n["impact_of"], "'impact_of' must be time or memory");
+    if (!impact_of.empty() && impact_of != "time" && impact_of != "memory" && impact_of != "trace") {
+      return Fail(n["impact_of"], "'impact_of' must be time, trace or memory");
     }
     r.impact_on_memory = impact_of == "memory";
+    r.impact_on_trace = impact_of == "trace";
+    // impact: a time metric (ns per step, or per trace without steps) —
+    // memory: a ratio of device memory; absent: not quantified in time.
+    ASSIGN_OR_RETURN(r.impact_metric, String(n, "impact", false));
+    if (!r.impact_metric.empty()) {
+      const MetricInfo* impact = FindMetricInfo(r.impact_metric);
+      if (!impact) return Fail(n["impact"], "unknown metric '" + r.impact_metric + "' in 'impact'");
+      if (r.impact_on_memory && impact->unit != MetricUnit::kRatio) {
+        return Fail(n["impact"], "'impact' of memory must name a ratio metric (share of device memory)");
+      }
+      if (!r.impact_on_memory && impact->unit != MetricUnit::kNanoseconds) {
+        return Fail(n["impact"], "'impact' must name a time metric in ns (wall-clock time saved per step, or per "
+                                 "trace without steps), e.g. memcpy_exposed_ns; ratios belong in 'when' as evidence");
+      }
+    }
+    ASSIGN_OR_RETURN(r.first, Bool(n, "first", false));
     if (YAML::Node causes = n["root_causes"]) {
       if (!causes.IsSequence()) return Fail(causes, "'root_causes' must be a list");
       for (const auto& c : causes) {

@@ -12,7 +12,7 @@ constexpr char kGood[] = R"(rules:
     when: "layout_conversion_ratio > 5%"
     confidence:
       high: "layout_conversion_ratio > 20%"
-    impact: layout_conversion_ratio
+    impact: layout_conversion_ns
     root_causes:
       - id: mismatch
         text: formats differ
@@ -62,7 +62,7 @@ TEST(RuleLoaderTest, ErrorsNameFileAndLine) {
             std::string::npos);
   EXPECT_NE(LoadError(Replace(kGood, "[0.5, 0.9]", "[0.9, 0.5]")).find("bad.yaml:18:"), std::string::npos);
   EXPECT_NE(LoadError(Replace(kGood, "    title: Conversions\n", "")).find("missing field 'title'"), std::string::npos);
-  EXPECT_NE(LoadError(Replace(kGood, "impact: layout_conversion_ratio", "impact: steps")).find("ratio metric"),
+  EXPECT_NE(LoadError(Replace(kGood, "impact: layout_conversion_ns", "impact: layout_conversion_ratio")).find("time metric in ns"),
             std::string::npos);
   EXPECT_NE(LoadError(Replace(kGood, "targets: [latency]", "targets: [speed]")).find("unknown targets value 'speed'"),
             std::string::npos);

@@ -6,9 +6,11 @@
 #include <string>
 #include <unordered_map>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -92,38 +94,19 @@ void SetDistribution(std::vector<int64_t> durs, StepStats* stats) {
   stats->max_ns = durs.back();
 }
 
-// Steps of the step breakdown table, by (rank, step); steps without a
-// usable duration are left out.
-std::vector<BreakdownStep> BreakdownSteps(const Trace& trace, std::string* source) {
-  const StepBreakdownTable& b = trace.step_breakdown;
-  struct Values {
-    int64_t computing = -1, comm = -1, free = -1, stage = -1, iteration = -1;
-  };
-  std::map<std::pair<int32_t, int64_t>, Values> by_step;
-  for (size_t i = 0; i < b.size(); ++i) {
-    std::string_view key = trace.Str(b.key[i]);
-    Values& v = by_step[{b.rank[i], b.step[i]}];
-    if (key == "Computing") v.computing = b.value_ns[i];
-    if (key == "Communication(Not Overlapped)") v.comm = b.value_ns[i];
-    if (key == "Free") v.free = b.value_ns[i];
-    if (key == "Stage") v.stage = b.value_ns[i];
-    if (key == "Iteration Time(us)") v.iteration = b.value_ns[i];
-    if (source->empty()) *source = std::string(trace.Str(b.source[i]));
-  }
+// Steps of the step breakdown table (FindSteps' second source), by (rank, step).
+std::vector<BreakdownStep> BreakdownSteps(const StepList& list) {
   std::vector<BreakdownStep> steps;
-  for (const auto& [k, v] : by_step) {
-    int64_t dur = v.computing >= 0 && v.comm >= 0 && v.free >= 0 ? v.computing + v.comm + v.free
-                  : v.stage >= 0                                  ? v.stage
-                                                                  : v.iteration;
-    if (dur < 0) continue;
-    steps.push_back({k.first, k.second, dur, v.computing, v.comm, v.free});
+  for (const StepSpan& st : list.steps) {
+    steps.push_back({st.rank, st.number, st.dur_ns, st.computing_ns, st.communication_not_overlapped_ns, st.free_ns});
   }
   return steps;
 }
 
-StepStats ComputeBreakdownStepStats(const Trace& trace) {
+StepStats ComputeBreakdownStepStats(const StepList& list) {
   StepStats stats;
-  stats.breakdown_steps = BreakdownSteps(trace, &stats.source);
+  stats.source = list.source;
+  stats.breakdown_steps = BreakdownSteps(list);
   std::vector<int64_t> durs;
   for (const BreakdownStep& s : stats.breakdown_steps) durs.push_back(s.dur_ns);
   SetDistribution(std::move(durs), &stats);
@@ -133,9 +116,36 @@ StepStats ComputeBreakdownStepStats(const Trace& trace) {
 
 }  // namespace
 
-StepStats ComputeStepStats(const Trace& trace) {
+StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
   const StepTable& st = trace.steps;
-  if (st.size() == 0) return ComputeBreakdownStepStats(trace);
+  StepList list = FindSteps(trace);
+  if (window && !window->warmup.empty()) {
+    // Steady-state steps only: warm-up steps are reported by the window.
+    std::vector<char> warm(list.steps.size(), 0);
+    for (size_t k : window->warmup) warm[k] = 1;
+    StepList steady;
+    steady.source = list.source;
+    for (size_t k = 0; k < list.steps.size(); ++k) {
+      if (!warm[k]) steady.steps.push_back(list.steps[k]);
+    }
+    if (list.source != "timeline") return ComputeBreakdownStepStats(steady);
+    StepStats stats;
+    stats.source = "timeline";
+    std::vector<int64_t> durs;
+    for (const StepSpan& s : steady.steps) durs.push_back(s.dur_ns);
+    SetDistribution(std::move(durs), &stats);
+    std::vector<uint32_t> order;
+    for (const StepSpan& s : steady.steps) order.push_back(s.row);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return st.dur_ns[a] != st.dur_ns[b] ? st.dur_ns[a] > st.dur_ns[b] : a < b;
+    });
+    for (size_t k = 0; k < std::min(kSlowStepsReported, order.size()); ++k) {
+      stats.slowest.push_back({order[k], st.dur_ns[order[k]], {}});
+    }
+    ExplainSlowSteps(trace, &stats);
+    return stats;
+  }
+  if (list.source != "timeline") return ComputeBreakdownStepStats(list);
   StepStats stats;
   stats.source = "timeline";
   std::vector<int64_t> durs(st.size());
@@ -151,6 +161,15 @@ StepStats ComputeStepStats(const Trace& trace) {
   }
   ExplainSlowSteps(trace, &stats);
   return stats;
+}
+
+void PublishStepImpact(const StepStats& stats, MetricSet* metrics) {
+  if (stats.count < kMinStepsForExcess) {
+    metrics->SetUnavailable("step_time_excess_ns", stats.count == 0 ? "no steps in the trace"
+                                                                    : "fewer than 3 steady-state steps");
+    return;
+  }
+  metrics->Set("step_time_excess_ns", std::max(0.0, stats.mean_ns - stats.p50_ns), kSource);
 }
 
 void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* metrics) {

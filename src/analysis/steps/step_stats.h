@@ -67,11 +67,15 @@ struct StepStats {
   std::vector<BreakdownStep> breakdown_steps;  // by (rank, step); breakdown steps only
 };
 
-// O(n log n) in slices + steps.
-StepStats ComputeStepStats(const Trace& trace);
+struct AnalysisWindow;
+// O(n log n) in slices + steps. With `window`, its warm-up steps are left out.
+StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window = nullptr);
 
 // Publishes steps, step_time_mean_ns, step_time_cv, step_time_p99_ns.
 void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* metrics);
+// Publishes step_time_excess_ns = mean − median step time (what the slow
+// steps cost per step), with 3 or more steps.
+void PublishStepImpact(const StepStats& stats, MetricSet* metrics);
 
 }  // namespace aiprof
 

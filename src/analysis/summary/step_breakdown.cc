@@ -4,6 +4,7 @@
 #include <set>
 #include <tuple>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/summary/summary.h"
 
 namespace aiprof {
@@ -158,7 +159,7 @@ std::vector<RankStat> ComputeRankStats(const Trace& trace) {
       busy[{rank, trace.tracks.device[s.track[i]]}].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
     }
   }
-  for (size_t i = 0; i < trace.steps.size(); ++i) ++by_rank[trace.steps.rank[i]].steps;
+  for (const StepSpan& st : FindSteps(trace).steps) ++by_rank[st.rank].steps;
   for (auto& [key, intervals] : busy) {
     RankStat& r = by_rank[key.first];
     r.device_busy_ns += UnionLengthNs(&intervals);

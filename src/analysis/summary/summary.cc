@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "src/analysis/common/steps.h"
+
 namespace aiprof {
 
 double QuantileSorted(const int64_t* sorted, size_t n, double q) {
@@ -109,9 +111,9 @@ Summary ComputeSummary(const Trace& trace) {
   Summary sum;
   sum.ops = ComputeOps(trace);
   sum.devices = ComputeDevices(trace);
-  for (size_t i = 0; i < trace.steps.size(); ++i) {
-    sum.steps.push_back({trace.steps.name[i], trace.steps.rank[i], trace.steps.ts_ns[i], trace.steps.dur_ns[i]});
-  }
+  StepList steps = FindSteps(trace);
+  sum.step_source = steps.source;
+  for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns});
   std::unordered_map<uint32_t, uint64_t> by_cat;
   for (size_t i = 0; i < trace.slices.size(); ++i) ++by_cat[trace.slices.category[i].raw];
   for (size_t i = 0; i < trace.instants.size(); ++i) ++by_cat[trace.instants.category[i].raw];

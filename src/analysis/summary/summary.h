@@ -36,10 +36,12 @@ struct DeviceStat {
   double utilization = 0;  // busy / span, 0 when span is 0
 };
 
+// One step as FindSteps (src/analysis/common/steps.h) defines it.
 struct StepStat {
-  StringId name;
+  StringId name;             // empty for steps from a step breakdown file
+  int64_t number = -1;       // step number, -1 unknown
   int32_t rank = kNoRank;
-  int64_t start_ns = 0;
+  int64_t start_ns = 0;      // kUnknownStart for steps from a step breakdown file
   int64_t dur_ns = 0;
 };
 
@@ -47,6 +49,7 @@ struct Summary {
   std::vector<OpStat> ops;  // by total time, largest first
   std::vector<DeviceStat> devices;
   std::vector<StepStat> steps;
+  std::string step_source;  // "timeline", "step_trace_time.csv", or empty without steps
   std::map<std::string, uint64_t> events_by_category;  // slices + instants
   std::vector<RankStat> ranks;                // per rank (kNoRank included when present)
   std::vector<StepBreakdown> step_breakdowns;  // timeline-computed, then as the profiler wrote them

@@ -349,6 +349,8 @@ ValidationResult Validate(const RunSamples& before, const RunSamples& after, con
   r.before_kind = before.source_kind;
   r.after_kind = after.source_kind;
   r.unit = before.unit == after.unit ? before.unit : before.unit + " vs " + after.unit;
+  for (const std::string& n : before.notes) r.sample_notes.push_back("before: " + n);
+  for (const std::string& n : after.notes) r.sample_notes.push_back("after: " + n);
   r.options = options;
   std::vector<std::string> names = options.metrics;
   for (const auto& [q, values] : before.quality) {

@@ -109,6 +109,8 @@ struct OpShiftAnalysis {
 
 struct ValidationResult {
   std::string before_label, after_label, before_kind, after_kind, unit;
+  // What was done to the samples, e.g. warm-up steps left out (from RunSamples::notes).
+  std::vector<std::string> sample_notes;
   ValidationOptions options;
   std::vector<MetricComparison> metrics;
   OpShiftAnalysis op_shift;

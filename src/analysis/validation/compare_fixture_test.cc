@@ -33,19 +33,70 @@ const MetricComparison& Metric(const ValidationResult& r, const std::string& nam
   return none;
 }
 
+RunSamples LoadPath(const std::string& path, const TraceSampleOptions& o) {
+  StatusOr<std::unique_ptr<Trace>> trace = ImportTrace(path);
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  if (!trace.ok()) return {};
+  StatusOr<RunSamples> s = SamplesFromTrace(**trace, path, o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? *s : RunSamples{};
+}
+
+RunSamples LoadWith(const std::string& name, const TraceSampleOptions& o) {
+  return LoadPath((testing::TorchCpuFixtures() / name).string(), o);
+}
+
 ValidationResult Compare(const RunSamples& a, const RunSamples& b) { return Validate(a, b, ValidationOptions{}); }
 
 TEST(CompareFixtureTest, StepSamplesMatchTheReadme) {
+  // 12 recorded steps; the first (44.8 ms, README) is a warm-up outlier and is
+  // left out by default, with a note saying so.
   RunSamples s = Load("convnet_bs8_contiguous.kineto.json");
-  ASSERT_EQ(s.latency_ns.size(), 12u);  // 12 recorded steps
-  EXPECT_NEAR(Quantile(s.latency_ns, 0.5) / 1e6, 11.3, 0.05);  // README: median 11.3 ms
-  EXPECT_NEAR(*std::max_element(s.latency_ns.begin(), s.latency_ns.end()) / 1e6, 44.8, 0.05);
+  ASSERT_EQ(s.latency_ns.size(), 11u);
+  ASSERT_EQ(s.warmup_left_out_ns.size(), 1u);
+  EXPECT_NEAR(s.warmup_left_out_ns[0] / 1e6, 44.8, 0.05);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("warm-up"), std::string::npos);
+  EXPECT_LT(*std::max_element(s.latency_ns.begin(), s.latency_ns.end()) / 1e6, 44.8);
+  TraceSampleOptions keep;
+  keep.warmup_steps = 0;
+  RunSamples all = LoadWith("convnet_bs8_contiguous.kineto.json", keep);
+  ASSERT_EQ(all.latency_ns.size(), 12u);  // --warmup-steps 0 keeps every step
+  EXPECT_NEAR(Quantile(all.latency_ns, 0.5) / 1e6, 11.3, 0.05);  // README: median 11.3 ms
+  EXPECT_NEAR(*std::max_element(all.latency_ns.begin(), all.latency_ns.end()) / 1e6, 44.8, 0.05);
   EXPECT_TRUE(s.device_util.empty());  // a CPU-only trace
   EXPECT_GT(s.op_dur_ns.at("aten::conv2d").size(), 0u);
   RunSamples fwd = Load("convnet_bs8_contiguous.kineto.json", "## forward ##");
   EXPECT_EQ(fwd.latency_ns.size(), 12u);
   RunSamples legacy = Load("convnet_bs8_contiguous.legacy.json");
-  EXPECT_EQ(legacy.latency_ns.size(), 12u);
+  EXPECT_EQ(legacy.latency_ns.size(), 11u);  // the same warm-up step left out
+}
+
+// The real resnet50 pair (kineto tb_plugin samples): num_workers 0 -> 4. The
+// after run's first step (181.6 ms, against 116-164 ms for the others) is
+// warm-up; left out, the 28% faster median is a significant improvement.
+TEST(CompareFixtureTest, Resnet50NumWorkersIsSignificantOnceWarmupIsLeftOut) {
+  std::string dir = std::string(AIPROF_FIXTURES_DIR) + "/kineto/";
+  TraceSampleOptions o;
+  RunSamples before = LoadPath(dir + "kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz", o);
+  RunSamples after = LoadPath(dir + "kineto__tb_plugin__samples__resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz", o);
+  EXPECT_EQ(before.latency_ns.size(), 6u);  // no warm-up outlier among 174-181 ms steps
+  ASSERT_EQ(after.latency_ns.size(), 5u);
+  ASSERT_EQ(after.warmup_left_out_ns.size(), 1u);
+  EXPECT_NEAR(after.warmup_left_out_ns[0] / 1e6, 181.6, 0.1);
+  ValidationResult r = Compare(before, after);
+  const MetricComparison& lat = Metric(r, "latency");
+  EXPECT_NEAR(lat.change_rel, -0.28, 0.01);
+  EXPECT_EQ(lat.verdict, Verdict::kImproved) << lat.reason;
+  EXPECT_LT(lat.p_value, 0.01);
+  EXPECT_EQ(Metric(r, "device_util").n_after, 5u);  // the warm-up step is left out of every per-step metric
+  ASSERT_FALSE(r.sample_notes.empty());
+  EXPECT_NE(r.sample_notes[0].find("after: left out 1 warm-up step"), std::string::npos) << r.sample_notes[0];
+  // With the warm-up step kept (--warmup-steps 0) the same data is not significant.
+  o.warmup_steps = 0;
+  RunSamples after_all = LoadPath(dir + "kineto__tb_plugin__samples__resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz", o);
+  EXPECT_EQ(after_all.latency_ns.size(), 6u);
+  EXPECT_EQ(Metric(Compare(before, after_all), "latency").verdict, Verdict::kNoChange);
 }
 
 TEST(CompareFixtureTest, ElementwiseFusedIsASignificantLatencyImprovement) {

@@ -29,6 +29,10 @@ struct RunSamples {
   // before/after comparison that tells a broad (environmental) slowdown from
   // a localized one.
   std::map<std::string, std::vector<double>> op_dur_ns;
+  // What was done to the samples (e.g. "left out 1 warm-up step: ProfilerStep#0 181.6 ms").
+  std::vector<std::string> notes;
+  // Samples left out as warm-up (ns), in input order.
+  std::vector<double> warmup_left_out_ns;
 };
 
 }  // namespace aiprof

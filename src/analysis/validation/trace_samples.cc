@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -46,7 +49,8 @@ int64_t CoveredNs(const std::vector<Interval>& merged, int64_t start, int64_t en
   return covered;
 }
 
-void AddDeviceUtilization(const Trace& trace, RunSamples* out) {
+// `skip`: leading steps left out as warm-up.
+void AddDeviceUtilization(const Trace& trace, size_t skip, RunSamples* out) {
   std::map<int32_t, std::vector<Interval>> activity = MergedDeviceActivity(trace);
   if (activity.empty()) {
     out->device_util_missing = "the trace has no device activity (kernels, copies, collectives)";
@@ -56,7 +60,7 @@ void AddDeviceUtilization(const Trace& trace, RunSamples* out) {
     out->device_util_missing = "the trace has no steps to measure utilization per step";
     return;
   }
-  for (size_t i = 0; i < trace.steps.size(); ++i) {
+  for (size_t i = skip; i < trace.steps.size(); ++i) {
     int64_t start = trace.steps.ts_ns[i], dur = trace.steps.dur_ns[i];
     if (dur <= 0) continue;
     auto it = activity.find(trace.steps.rank[i]);
@@ -109,9 +113,30 @@ StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& lab
   out.items_per_sample = options.items_per_sample;
   if (options.unit == "step") {
     out.unit = "step";
-    for (size_t i = 0; i < trace.steps.size(); ++i) out.latency_ns.push_back(static_cast<double>(trace.steps.dur_ns[i]));
+    // The steps every command sees (src/analysis/common/steps.h).
+    StepList steps = FindSteps(trace);
+    for (const StepSpan& st : steps.steps) out.latency_ns.push_back(static_cast<double>(st.dur_ns));
+    size_t warm = LeadingWarmup(out.latency_ns, options.warmup_steps);
+    if (warm > 0) {
+      std::string which;
+      for (size_t k = 0; k < warm; ++k) {
+        const StepSpan& st = steps.steps[k];
+        std::string name = st.name.empty() ? "step " + std::to_string(st.number) : std::string(trace.Str(st.name));
+        char buf[64];
+        std::snprintf(buf, sizeof(buf), " %.2f ms", static_cast<double>(st.dur_ns) / 1e6);
+        which += (k ? ", " : "") + name + buf;
+        out.warmup_left_out_ns.push_back(out.latency_ns[k]);
+      }
+      out.latency_ns.erase(out.latency_ns.begin(), out.latency_ns.begin() + static_cast<long>(warm));
+      out.notes.push_back("left out " + std::to_string(warm) + " warm-up step" + (warm == 1 ? "" : "s") + " (" + which +
+                          ")" + (options.warmup_steps >= 0 ? " as --warmup-steps asks"
+                                                           : ": leading outliers against the other steps; "
+                                                             "--warmup-steps 0 keeps them"));
+    }
     if (out.latency_ns.empty()) {
-      return ErrStatus(label + ": no steps (ProfilerStep#N or similar markers) in the trace; choose spans with --unit NAME");
+      return ErrStatus(label +
+                       ": no steps (ProfilerStep#N or similar markers, or step_trace_time.csv) in the trace; choose "
+                       "spans with --unit NAME");
     }
   } else {
     out.unit = "span '" + options.unit + "'";
@@ -121,7 +146,7 @@ StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& lab
     }
     if (out.latency_ns.empty()) return ErrStatus(label + ": no span named '" + options.unit + "' (--unit) in the trace");
   }
-  AddDeviceUtilization(trace, &out);
+  AddDeviceUtilization(trace, out.warmup_left_out_ns.size(), &out);
   AddQuality(trace, &out);
   AddOps(trace, &out);
   return out;

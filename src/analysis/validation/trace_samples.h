@@ -19,6 +19,9 @@ struct TraceSampleOptions {
   // "/" and anything (so "request" takes "request#3" and "request 17").
   std::string unit = "step";
   double items_per_sample = 0;  // batch size, if known
+  // Steps only: leading warm-up steps to leave out; -1 detects them
+  // (leading outliers, src/analysis/window/analysis_window.h LeadingWarmup).
+  int warmup_steps = -1;
 };
 
 // Metadata keys read as quality figures when they hold a number: these names,

@@ -33,8 +33,11 @@ std::string GainText(const SuggestionOutcome& o) {
   if (o.finding->rule->impact_on_memory) {
     return fmt::format("{}-{} of device memory", Pct(o.gain_min), Pct(o.gain_max));
   }
-  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f})", Pct(o.gain_min), Pct(o.gain_max), o.finding->impact.basis,
-                     o.speedup_min, o.speedup_max);
+  if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
+  // Amdahl: the fix removes efficacy x the impact's share of the base.
+  const std::string& basis = o.finding->impact.basis;
+  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; from {})", Pct(o.gain_min), Pct(o.gain_max),
+                     basis == "trace span" ? basis : "time " + basis, o.speedup_min, o.speedup_max, o.gain_source);
 }
 
 std::string RiskText(const SuggestionRisk& r) {
@@ -47,9 +50,18 @@ std::string RiskText(const SuggestionRisk& r) {
 // "2.5 ms per step = 25.0% of 10.0 ms (mean step time); at most x1.33 if removed".
 std::string ImpactText(const Finding& f) {
   if (f.rule->impact_on_memory) return Pct(f.impact.share) + " of device memory";
-  return fmt::format("{} per {} = {} of {} ({}); at most x{:.2f} if removed", Ms(f.impact.time_ns),
-                     f.impact.basis == "mean step time" ? "step" : "trace", Pct(f.impact.share), Ms(f.impact.basis_ns),
-                     f.impact.basis, f.impact.max_speedup);
+  if (!f.impact.quantified) return "not quantified in wall-clock time (" + f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2) + ")";
+  if (f.rule->impact_on_trace) {
+    return fmt::format("{} = {} of the {} trace span (start-up; not part of the steady state)", Ms(f.impact.time_ns),
+                       Pct(f.impact.share), Ms(f.impact.basis_ns));
+  }
+  if (f.rule->id == "unexplained_time") {
+    return fmt::format("{} {} = {} of {} not explained by the findings above", Ms(f.impact.time_ns), f.impact.basis,
+                       Pct(f.impact.share), Ms(f.impact.basis_ns));
+  }
+  std::string speed = std::isfinite(f.impact.max_speedup) ? fmt::format("x{:.2f}", f.impact.max_speedup) : "unbounded";
+  return fmt::format("{} {} = {} of {} [{}]; at most {} if removed", Ms(f.impact.time_ns), f.impact.basis,
+                     Pct(f.impact.share), Ms(f.impact.basis_ns), f.impact.basis_text, speed);
 }
 
 std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Finding& f) {
@@ -78,6 +90,7 @@ std::string DiagnosisToText(const DiagnosisReport& r, bool color) {
   const Diagnosis& d = *r.diagnosis;
   std::string out = fmt::format("{}aiprof {}{}: {} (platform: {})\n", c.bold, r.suggestions ? "suggest" : "diagnose",
                                 c.reset, TerminalSafe(r.source), d.platform.Describe());
+  if (!d.impact_basis_text.empty()) out += "impacts are wall-clock time " + d.impact_basis_text + "\n";
   if (r.options) {
     out += fmt::format("target: {}; constraints: ", r.options->target);
     if (r.options->constraints.empty()) out += "none";
@@ -93,6 +106,13 @@ std::string DiagnosisToText(const DiagnosisReport& r, bool color) {
     out += fmt::format("   bottleneck: {}   confidence: {} ({})\n", f.rule->bottleneck, ConfidenceName(f.confidence),
                        TerminalSafe(f.confidence_reason));
     out += "   impact: " + ImpactText(f) + "\n";
+    if (!f.consumers.empty()) {
+      out += "   largest consumers of the unexplained time:\n";
+      for (const TimeConsumer& tc : f.consumers) {
+        out += fmt::format("     - {} {}: {} {} ({})\n", tc.kind, TerminalSafe(tc.name), Ms(tc.ns), f.impact.basis,
+                           f.impact.basis_ns > 0 ? Pct(tc.ns / f.impact.basis_ns) : std::string("n/a"));
+      }
+    }
     out += "   evidence:\n";
     for (const auto& ind : f.indicators) out += "     - " + TerminalSafe(Indicator(ind)) + "\n";
     out += "   root causes (most likely first):\n";
@@ -197,6 +217,8 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
   const Diagnosis& d = *r.diagnosis;
   std::string out = "{\n  \"schema\": \"aiprof.diagnosis/1\",\n";
   out += fmt::format("  \"source\": {},\n  \"platform\": {},\n", JsonString(r.source), JsonString(d.platform.Describe()));
+  out += fmt::format("  \"impact_basis\": {},\n  \"explained_ms\": {},\n", JsonString(d.impact_basis_text),
+                     d.explained_ns / 1e6);
   if (r.options) {
     out += fmt::format("  \"target\": {},\n  \"constraints\": [", JsonString(r.options->target));
     for (size_t i = 0; i < r.options->constraints.size(); ++i) {
@@ -206,11 +228,13 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
   }
   auto suggestion_json = [](const SuggestionOutcome& o) {
     std::string s = fmt::format(
-        "{{\"id\": {}, \"title\": {}, \"platform\": {}, \"action\": {}, \"expected_gain\": {{\"min\": {}, \"max\": {}}}, "
+        "{{\"id\": {}, \"title\": {}, \"platform\": {}, \"action\": {}, \"expected_gain\": {{\"min\": {}, \"max\": {}, "
+        "\"basis\": {}, \"source\": {}}}, "
         "\"speedup\": {{\"min\": {}, \"max\": {}}}, \"risk\": {{\"precision_loss\": {}, \"memory_increase\": {}, "
         "\"effort\": {}, \"note\": {}}}",
         JsonString(o.suggestion->id), JsonString(o.suggestion->title), JsonString(o.suggestion->platform),
-        JsonString(o.suggestion->action), o.gain_min, o.gain_max, o.speedup_min, o.speedup_max,
+        JsonString(o.suggestion->action), o.gain_min, o.gain_max, JsonString(o.finding->impact.basis),
+        JsonString(o.gain_source), o.speedup_min, o.speedup_max,
         o.suggestion->risk.precision_loss, o.suggestion->risk.memory_increase, JsonString(o.suggestion->risk.effort),
         JsonString(o.suggestion->risk.note));
     s += ", \"changes\": [";
@@ -231,17 +255,26 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
     const Finding& f = d.findings[i];
     out += fmt::format(
         "{}\n    {{\"rule\": {}, \"bottleneck\": {}, \"title\": {}, \"description\": {}, \"priority\": \"{}\", "
-        "\"confidence\": \"{}\", \"confidence_reason\": {}, \"rule_source\": {},\n     \"impact\": {{\"share\": {}, "
-        "\"time_ms\": {}, \"basis\": {}, \"basis_ms\": {}, \"max_speedup\": {}}},\n     \"indicators\": [",
+        "\"confidence\": \"{}\", \"confidence_reason\": {}, \"rule_source\": {},\n     \"impact\": {{\"quantified\": {}, "
+        "\"metric\": {}, \"share\": {}, \"time_ms\": {}, \"basis\": {}, \"basis_ms\": {}, \"basis_text\": {}, "
+        "\"max_speedup\": {}}},\n     \"indicators\": [",
         i ? "," : "", JsonString(f.rule->id), JsonString(f.rule->bottleneck), JsonString(f.rule->title),
         JsonString(f.rule->description), PriorityName(f.priority), ConfidenceName(f.confidence),
-        JsonString(f.confidence_reason), JsonString(f.rule->source), f.impact.share, f.impact.time_ns / 1e6,
-        JsonString(f.impact.basis), f.impact.basis_ns / 1e6,
+        JsonString(f.confidence_reason), JsonString(f.rule->source), f.impact.quantified ? "true" : "false",
+        JsonString(f.impact.metric), f.impact.share, f.impact.time_ns / 1e6, JsonString(f.impact.basis),
+        f.impact.basis_ns / 1e6, JsonString(f.impact.basis_text),
         std::isfinite(f.impact.max_speedup) ? fmt::format("{}", f.impact.max_speedup) : std::string("null"));
     for (size_t k = 0; k < f.indicators.size(); ++k) {
       const auto& c = f.indicators[k];
       out += fmt::format("{}{{\"metric\": {}, \"value\": {}, \"op\": {}, \"threshold\": {}, \"holds\": {}, \"measured\": {}}}",
                          k ? ", " : "", JsonString(c.metric), c.value, JsonString(c.op), c.threshold, c.holds, c.measured);
+    }
+    out += "],\n     \"consumers\": [";
+    for (size_t k = 0; k < f.consumers.size(); ++k) {
+      const TimeConsumer& tc = f.consumers[k];
+      out += fmt::format("{}{{\"kind\": {}, \"name\": {}, \"time_ms\": {}, \"share\": {}}}", k ? ", " : "",
+                         JsonString(tc.kind), JsonString(tc.name), tc.ns / 1e6,
+                         f.impact.basis_ns > 0 ? tc.ns / f.impact.basis_ns : 0.0);
     }
     out += "],\n     \"root_causes\": [";
     for (size_t k = 0; k < f.causes.size(); ++k) {

@@ -260,6 +260,57 @@ std::string ValidationToMarkdown(const ValidationResult& r) {
   return o;
 }
 
+namespace {
+
+// Columns padded to their widest cell; cells made terminal-safe first.
+std::string TextTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::vector<std::string>> all;
+  all.push_back(header);
+  for (const auto& row : rows) all.push_back(row);
+  std::vector<size_t> width(header.size(), 0);
+  for (auto& row : all) {
+    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
+      row[c] = TerminalSafe(row[c]);
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string o;
+  for (size_t r = 0; r < all.size(); ++r) {
+    std::string line = " ";
+    for (size_t c = 0; c < all[r].size() && c < width.size(); ++c) {
+      line += " " + all[r][c] + (c + 1 < all[r].size() ? std::string(width[c] - all[r][c].size() + 1, ' ') : "");
+    }
+    o += line + "\n";
+    if (r == 0) {
+      std::string rule = " ";
+      for (size_t c = 0; c < width.size(); ++c) rule += " " + std::string(width[c], '-') + " ";
+      while (!rule.empty() && rule.back() == ' ') rule.pop_back();
+      o += rule + "\n";
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string ValidationToText(const ValidationResult& r) {
+  std::string o = "aiprof validate: " + TerminalSafe(VerdictText(r.overall)) + "\n\n";
+  o += "  before: " + TerminalSafe(r.before_label) + " (" + TerminalSafe(r.before_kind) + ")\n";
+  o += "  after:  " + TerminalSafe(r.after_label) + " (" + TerminalSafe(r.after_kind) + ")\n";
+  o += "  sample: one " + TerminalSafe(r.unit) + "\n";
+  for (const std::string& note : r.sample_notes) o += "  note:   " + TerminalSafe(note) + "\n";
+  o += "  method: " + TerminalSafe(OptionsLine(r)) + "\n\nMetrics:\n" + TextTable(MetricHeader(), MetricRows(r));
+  if (!r.diagnosis.empty()) {
+    o += "\nDiagnosis: " + TerminalSafe(r.diagnosis) + "\n  " + TerminalSafe(r.diagnosis_text) + "\n";
+  }
+  if (r.op_shift.available) {
+    o += "\nPer-op before/after: " + TerminalSafe(OpSummary(r.op_shift)) + " Largest ops by before time:\n";
+    o += TextTable(OpHeader(), OpRows(r.op_shift));
+  }
+  o += "\nVerdict rules, tests and calibration: docs/validation.md.\n";
+  return o;
+}
+
 std::string ValidationToHtml(const ValidationResult& r) {
   std::string o =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>aiprof validation</title>\n"

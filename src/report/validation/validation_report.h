@@ -18,6 +18,8 @@ inline constexpr size_t kReportOps = 15;
 
 std::string ValidationToJson(const ValidationResult& r);
 std::string ValidationToMarkdown(const ValidationResult& r);
+// For terminals (validate without -o): aligned plain text, no Markdown escapes.
+std::string ValidationToText(const ValidationResult& r);
 std::string ValidationToHtml(const ValidationResult& r);
 // One line (no newline) naming the overall verdict and the deciding metric,
 // e.g. "aiprof: REGRESSED: latency +12.3% (mean; p = 0.0012; 95% CI +8.1% .. +15.0%)".

@@ -1,0 +1,238 @@
+#include "src/analysis/window/analysis_window.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "src/analysis/common/steps.h"
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/metrics/metric_set.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kSource[] = "window";
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Calls that are initialisation when they are long: context creation, first
+// allocations, library handles, module loading (CUDA, cuDNN, cuBLAS, ACL).
+bool IsInitCallName(std::string_view n) {
+  static constexpr std::string_view kPrefixes[] = {
+      "cudaDeviceGetStreamPriorityRange", "cudaGetDevice", "cudaSetDevice", "cudaFree", "cudaMalloc",
+      "cudaHostAlloc", "cudaStreamCreate", "cudaEventCreate", "cuInit", "cuDevicePrimaryCtx", "cuCtxCreate",
+      "cuModuleLoad", "cuLibraryLoad", "cudnnCreate", "cublasCreate", "cublasLtCreate", "aclInit", "aclrtSetDevice",
+      "aclrtCreateContext", "aclrtCreateStream", "aclrtMalloc"};
+  for (std::string_view p : kPrefixes) {
+    if (n.substr(0, p.size()) == p) return true;
+  }
+  return false;
+}
+
+Intervals Complement(const Intervals& cut, int64_t start, int64_t end) {
+  Intervals out;
+  int64_t at = start;
+  for (const auto& [a, b] : cut) {
+    if (b <= at) continue;
+    if (a >= end) break;
+    if (a > at) out.emplace_back(at, a);
+    at = std::max(at, b);
+  }
+  if (at < end) out.emplace_back(at, end);
+  return out;
+}
+
+}  // namespace
+
+size_t LeadingWarmup(const std::vector<double>& durs, int forced) {
+  if (forced >= 0) return durs.empty() ? 0 : std::min<size_t>(static_cast<size_t>(forced), durs.size() - 1);
+  if (durs.size() < 4) return 0;
+  size_t k = 0;
+  const size_t max_k = std::min(durs.size() / 2, durs.size() - 3);
+  while (k < max_k) {
+    std::vector<double> rest(durs.begin() + static_cast<long>(k) + 1, durs.end());
+    double med = Median(rest);
+    std::vector<double> dev;
+    for (double d : rest) dev.push_back(std::fabs(d - med));
+    double mad = Median(dev);
+    if (durs[k] <= med + std::max(kWarmupMadFactor * mad, kWarmupMinExcess * med)) break;
+    ++k;
+  }
+  return k;
+}
+
+double AnalysisWindow::PerBase(const std::map<int32_t, double>& per_rank_total_ns) const {
+  double sum = 0;
+  for (const auto& [rank, ns] : per_rank_total_ns) sum += ns;
+  if (steps > 0) return sum / static_cast<double>(steps);
+  return per_rank_total_ns.empty() ? 0 : sum / static_cast<double>(per_rank_total_ns.size());
+}
+
+std::string AnalysisWindow::Describe() const {
+  if (steps > 0) {
+    std::string s = "per step (mean of " + std::to_string(steps) + " steady-state step" + (steps == 1 ? "" : "s") +
+                    ", " + FormatDurationNs(base_ns) + ")";
+    if (!warmup.empty()) s += "; " + std::to_string(warmup.size()) + " warm-up step(s) left out";
+    return s;
+  }
+  std::string s = "per trace (" + FormatDurationNs(base_ns) + " of steady-state time";
+  if (startup_ns > 0) s += "; " + FormatDurationNs(static_cast<double>(startup_ns)) + " of start-up left out";
+  return s + ")";
+}
+
+AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
+  AnalysisWindow w;
+  const SliceTable& s = trace.slices;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (size_t i = 0; i < s.size(); ++i) {
+    first = std::min(first, s.ts_ns[i]);
+    last = std::max(last, s.ts_ns[i] + s.dur_ns[i]);
+  }
+  if (first > last) first = last = 0;
+  w.trace_start_ns = first;
+  w.trace_span_ns = last - first;
+
+  // Start-up calls: one-off long runtime/driver calls.
+  std::unordered_map<uint32_t, std::vector<double>> by_name;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] == EventKind::kRuntime || s.kind[i] == EventKind::kDriver) {
+      by_name[s.name[i].raw].push_back(static_cast<double>(s.dur_ns[i]));
+    }
+  }
+  std::unordered_map<uint32_t, double> median;
+  for (auto& [name, v] : by_name) median[name] = Median(v);
+  Intervals startup;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if ((s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) || s.dur_ns[i] < kStartupCallMinNs) {
+      continue;
+    }
+    double med = median[s.name[i].raw];
+    bool outlier = static_cast<double>(s.dur_ns[i]) >= kStartupOutlierFactor * med;
+    if (!outlier && !(IsInitCallName(trace.Str(s.name[i])) && by_name[s.name[i].raw].size() <= 2)) continue;
+    startup.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    w.startup_calls.push_back({i, med});
+  }
+  std::sort(w.startup_calls.begin(), w.startup_calls.end(), [&](const StartupCall& a, const StartupCall& b) {
+    return s.dur_ns[a.slice] != s.dur_ns[b.slice] ? s.dur_ns[a.slice] > s.dur_ns[b.slice] : a.slice < b.slice;
+  });
+  if (w.startup_calls.size() > 8) w.startup_calls.resize(8);
+  Intervals startup_u = MergeIntervals(std::move(startup));
+  w.startup_ns = LengthOf(startup_u);
+  w.startup_dominated = w.trace_span_ns > 0 &&
+                        static_cast<double>(w.startup_ns) > kStartupDominatedShare * static_cast<double>(w.trace_span_ns);
+
+  StepList list = FindSteps(trace);
+  w.step_source = list.source;
+  if (!list.steps.empty()) {
+    // Warm-up per rank (each rank's steps in time order), forced count applies to each rank.
+    std::map<int32_t, std::vector<size_t>> by_rank;
+    for (size_t k = 0; k < list.steps.size(); ++k) by_rank[list.steps[k].rank].push_back(k);
+    Intervals iv;
+    double sum = 0;
+    for (auto& [rank, idx] : by_rank) {
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+        const StepSpan &x = list.steps[a], &y = list.steps[b];
+        return x.has_start() && y.has_start() ? x.start_ns < y.start_ns : x.number < y.number;
+      });
+      std::vector<double> durs;
+      for (size_t k : idx) durs.push_back(static_cast<double>(list.steps[k].dur_ns));
+      size_t warm = LeadingWarmup(durs, warmup_steps);
+      size_t steady = 0;
+      for (size_t j = 0; j < idx.size(); ++j) {
+        const StepSpan& st = list.steps[idx[j]];
+        if (j < warm) {
+          w.warmup.push_back(idx[j]);
+          continue;
+        }
+        ++steady;
+        sum += static_cast<double>(st.dur_ns);
+        if (st.has_start()) iv.emplace_back(st.start_ns, st.start_ns + st.dur_ns);
+      }
+      w.steps += steady;
+      w.steps_by_rank.emplace_back(rank, steady);
+    }
+    w.has_step_starts = !iv.empty();
+    w.intervals = w.has_step_starts ? MergeIntervals(std::move(iv)) : Intervals{{first, last}};
+    w.base_ns = w.steps > 0 ? sum / static_cast<double>(w.steps) : 0;
+    w.base = "per step";
+    return w;
+  }
+  w.intervals = Complement(startup_u, first, last);
+  w.base_ns = static_cast<double>(LengthOf(w.intervals));
+  w.base = "per trace";
+  return w;
+}
+
+void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics) {
+  metrics->Set("trace_span_ns", static_cast<double>(w.trace_span_ns), kSource);
+  metrics->Set("impact_base_ns", w.base_ns, kSource);
+  metrics->Set("impact_steps", static_cast<double>(w.steps), kSource);
+  metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kSource);
+  metrics->Set("startup_ns", static_cast<double>(w.startup_ns), kSource);
+  metrics->Set("startup_ratio",
+               w.trace_span_ns > 0 ? static_cast<double>(w.startup_ns) / static_cast<double>(w.trace_span_ns) : 0,
+               kSource);
+  const SliceTable& s = trace.slices;
+  for (const StartupCall& c : w.startup_calls) {
+    metrics->AddEvidence("startup", std::string(trace.Str(s.name[c.slice])) + " took " +
+                                        FormatDurationNs(static_cast<double>(s.dur_ns[c.slice])) + " at +" +
+                                        FormatDurationNs(static_cast<double>(s.ts_ns[c.slice] - w.trace_start_ns)) +
+                                        " (median of its calls " + FormatDurationNs(c.name_median_ns) + ")");
+  }
+  if (w.startup_ns > 0) {
+    metrics->AddEvidence("startup", "start-up calls take " + FormatDurationNs(static_cast<double>(w.startup_ns)) +
+                                        " of the " + FormatDurationNs(static_cast<double>(w.trace_span_ns)) +
+                                        " trace span; impacts are measured " + w.Describe());
+  }
+  if (!w.warmup.empty()) {
+    StepList list = FindSteps(trace);
+    for (size_t k : w.warmup) {
+      const StepSpan& st = list.steps[k];
+      std::string name = st.name.raw ? std::string(trace.Str(st.name)) : "step " + std::to_string(st.number);
+      metrics->AddEvidence("warmup", name + (st.rank == kNoRank ? "" : " rank " + std::to_string(st.rank)) + ": " +
+                                         FormatDurationNs(static_cast<double>(st.dur_ns)) +
+                                         ", left out of impacts as warm-up (mean steady step " +
+                                         FormatDurationNs(w.base_ns) + ")");
+    }
+  }
+}
+
+void PublishConsumers(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics) {
+  const SliceTable& s = trace.slices;
+  CoveredTime in_window(w.intervals);
+  std::unordered_map<uint32_t, double> device_ops, host_ops;
+  std::unordered_map<uint32_t, double> threads;  // track -> depth-0 host time
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    double ns = static_cast<double>(in_window.Within(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]));
+    if (ns <= 0) continue;
+    if (IsDeviceActivity(s.kind[i])) {
+      device_ops[s.name[i].raw] += ns;
+    } else if (s.depth[i] == 0 && s.kind[i] != EventKind::kUserAnnotation && s.kind[i] != EventKind::kOther) {
+      host_ops[s.name[i].raw] += ns;
+      threads[s.track[i]] += ns;
+    }
+  }
+  auto top = [&](const std::unordered_map<uint32_t, double>& m, const char* kind, bool track) {
+    std::vector<std::pair<double, uint32_t>> v;
+    for (const auto& [k, ns] : m) v.emplace_back(ns, k);
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    for (size_t k = 0; k < std::min<size_t>(5, v.size()); ++k) {
+      std::string name = track ? std::string(trace.Str(trace.tracks.name[v[k].second])) +
+                                     " (track " + std::to_string(v[k].second) + ")"
+                               : std::string(trace.Str(StringId{v[k].second}));
+      // Summed over ranks and devices: divide like every impact.
+      metrics->AddConsumer({kind, name, w.PerBase(v[k].first)});
+    }
+  };
+  top(device_ops, "device op", false);
+  top(host_ops, "host op", false);
+  top(threads, "thread", true);
+}
+
+}  // namespace aiprof

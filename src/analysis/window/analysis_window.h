@@ -1,0 +1,90 @@
+// The analysis window: the one time base every impact is measured over.
+//
+// Impacts (docs/diagnosis-schema.md) are wall-clock time per step — or per
+// trace when the trace has no steps — that removing a cause would save. They
+// are measured over the *steady state*:
+//   - traces with steps (FindSteps): the steps that are not warm-up. Warm-up
+//     steps are leading steps that are outliers against the rest (LeadingWarmup
+//     below); base = mean duration of the steady steps; "per step";
+//   - traces without steps: the trace span minus start-up time; base = that
+//     time; "per trace".
+// Start-up time: host runtime/driver calls that are one-off start-up work —
+// CUDA context creation (cudaDeviceGetStreamPriorityRange, cudaFree(0), ...),
+// first-call allocations, module loading, autotuning — detected as calls of
+// at least kStartupCallMinNs that take at least kStartupOutlierFactor × the
+// median of their name (or are a known initialisation call of that length).
+// A trace is start-up dominated when that time (as a union) is more than half
+// of the trace span.
+#ifndef AIPROF_SRC_ANALYSIS_WINDOW_ANALYSIS_WINDOW_H_
+#define AIPROF_SRC_ANALYSIS_WINDOW_ANALYSIS_WINDOW_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "src/analysis/common/intervals.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+
+inline constexpr int64_t kStartupCallMinNs = 1'000'000;  // 1 ms
+inline constexpr double kStartupOutlierFactor = 20;
+inline constexpr double kStartupDominatedShare = 0.5;
+// Warm-up: a leading step slower than median(rest) + max(3 × 1.4826 × MAD(rest),
+// 20% of median(rest)); at most half the steps, and at least 3 steps stay.
+inline constexpr double kWarmupMadFactor = 3 * 1.4826;
+inline constexpr double kWarmupMinExcess = 0.2;
+
+// Number of leading warm-up steps among `durs` (in time order). `forced` >= 0
+// overrides the detection (clamped to durs.size() - 1).
+size_t LeadingWarmup(const std::vector<double>& durs, int forced = -1);
+
+struct StartupCall {
+  uint32_t slice = kNoSlice;
+  double name_median_ns = 0;
+};
+
+struct AnalysisWindow {
+  Intervals intervals;            // sorted, disjoint: where impacts are measured
+  size_t steps = 0;               // steady-state steps; 0: per trace
+  double base_ns = 0;             // mean steady step, or the steady-state time
+  std::string base;               // "per step" or "per trace"
+  std::string step_source;        // FindSteps' source
+  std::vector<size_t> warmup;     // indices into FindSteps().steps left out
+  int64_t trace_start_ns = 0, trace_span_ns = 0;
+  int64_t startup_ns = 0;         // union of start-up calls
+  std::vector<StartupCall> startup_calls;  // longest first (at most 8)
+  bool startup_dominated = false;
+  // Time in the window, per rank's steps when steps have starts; rank
+  // kNoRank windows apply to every rank.
+  bool has_step_starts = false;
+  // Only for per-step windows: number of steady steps of each rank.
+  std::vector<std::pair<int32_t, size_t>> steps_by_rank;
+  // Converts a total over the window (summed over ranks) to the base:
+  // per step = total / steps; per trace = total (one trace).
+  double PerBase(double total_ns) const { return steps > 0 ? total_ns / static_cast<double>(steps) : total_ns; }
+  // The same from per-rank totals (each already averaged over the rank's
+  // devices): per step = sum / steps; per trace = mean over ranks.
+  double PerBase(const std::map<int32_t, double>& per_rank_total_ns) const;
+  // A sentence naming the base, e.g. "per step (mean of 5 steady-state steps, 126.3 ms)".
+  std::string Describe() const;
+};
+
+// `warmup_steps` >= 0 forces the number of leading warm-up steps.
+AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);
+
+// Publishes impact_base_ns, impact_steps, warmup_steps, startup_ns,
+// startup_ratio, trace_span_ns and "startup" / "warmup" evidence.
+void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics);
+
+// Records the largest time consumers inside the window (device ops by name,
+// top-level host ops by name, host threads), per the base, as
+// MetricSet::consumers().
+void PublishConsumers(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_WINDOW_ANALYSIS_WINDOW_H_

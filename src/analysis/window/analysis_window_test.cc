@@ -1,0 +1,130 @@
+#include "src/analysis/window/analysis_window.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/analyze.h"
+#include "src/analysis/fusion/fusion_candidates.h"
+#include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/long_tail/op_tails.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/testing/analysis_test_util.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+TEST(AnalysisWindowTest, LeadingWarmupIsALeadingOutlierOnly) {
+  // resnet50 num_workers=4 (ms): the first step is warm-up, 163.5 later is not leading.
+  EXPECT_EQ(LeadingWarmup({181.6, 123.9, 126.8, 126.3, 163.5, 116.1}), 1u);
+  // num_workers=0: no outlier among 164-181 ms.
+  EXPECT_EQ(LeadingWarmup({176.1, 174.0, 176.9, 181.3, 176.5, 164.3}), 0u);
+  EXPECT_EQ(LeadingWarmup({50, 40, 10, 10, 10, 10}), 2u);
+  EXPECT_EQ(LeadingWarmup({50, 10, 10}), 0u);       // fewer than 4 steps: none
+  EXPECT_EQ(LeadingWarmup({11, 10, 10, 10, 10}), 0u);  // 10% slower is not an outlier
+  EXPECT_EQ(LeadingWarmup({50, 10, 10}, 2), 2u);    // forced
+  EXPECT_EQ(LeadingWarmup({50, 10}, 5), 1u);        // forced, one step always stays
+}
+
+// Hand-made: a 100 ms context creation, then 10 ms of device work with a
+// 4 ms host-bound gap in the middle; no steps.
+constexpr char kStartup[] = R"({"traceEvents": [
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceGetStreamPriorityRange", "pid": 1, "tid": 1, "ts": 0, "dur": 100000},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 100000, "dur": 10, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 100010, "dur": 3000, "args": {"correlation": 1, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 107000, "dur": 10, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 107010, "dur": 3000, "args": {"correlation": 2, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 50000, "dur": 2000, "args": {"correlation": 3, "device": 0, "stream": 7}},
+  {"ph": "f", "id": 1, "pid": 0, "tid": 7, "ts": 100010, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 100000, "cat": "ac2g", "name": "ac2g"},
+  {"ph": "f", "id": 2, "pid": 0, "tid": 7, "ts": 107010, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+  {"ph": "s", "id": 2, "pid": 1, "tid": 1, "ts": 107000, "cat": "ac2g", "name": "ac2g"}
+]})";
+
+TEST(AnalysisWindowTest, StartupIsLeftOutOfTheWindowAndImpacts) {
+  auto t = ImportJsonText(kStartup);
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.trace_span_ns, 110'010'000);
+  EXPECT_EQ(w.startup_ns, 100'000'000);
+  EXPECT_TRUE(w.startup_dominated);
+  EXPECT_EQ(w.steps, 0u);
+  EXPECT_EQ(w.base, "per trace");
+  EXPECT_DOUBLE_EQ(w.base_ns, 10'010'000);  // the span minus start-up
+  MetricSet m;
+  GapsOptions options;
+  options.window = &w;
+  GapsResult g = ComputeGaps(*t, options);
+  PublishGapImpacts(g, w, &m);
+  // The copy during start-up is outside the window: its exposed time is 0 here.
+  ASSERT_NE(m.Get("memcpy_exposed_ns"), nullptr);
+  EXPECT_DOUBLE_EQ(m.Get("memcpy_exposed_ns")->value, 0);
+  // Host-bound gaps inside the window: k1 -> k2 (103.01 .. 107.01 ms, 4 ms)
+  // and the last 10 us of the gap before k1 (copy end 52 ms .. 100.01 ms; the
+  // window starts at 100 ms when start-up ends).
+  ASSERT_NE(m.Get("idle_host_bound_ns"), nullptr);
+  EXPECT_DOUBLE_EQ(m.Get("idle_host_bound_ns")->value, 4'010'000);
+}
+
+// Hand-made device stream: a GEMM and its split-K epilogue repeat with two
+// elementwise kernels after them. The GEMM -> splitKreduce pair is
+// library-internal, not a candidate; the elementwise pair is.
+TEST(AnalysisWindowTest, GemmEpilogueIsLibraryInternalNotAFusionCandidate) {
+  std::string ev;
+  int64_t ts = 0;
+  for (int i = 0; i < 4; ++i) {
+    for (const char* name : {"cutlass_80_tensorop_s1688gemm_128x128", "void splitKreduce_kernel<float>", "vectorized_mul",
+                             "vectorized_add"}) {
+      if (!ev.empty()) ev += ",";
+      ev += std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(ts) + R"(, "dur": 5, "args": {"device": 0, "stream": 7}})";
+      ts += 6;
+    }
+  }
+  auto t = ImportJsonText("{\"traceEvents\": [" + ev + "]}");
+  ASSERT_NE(t, nullptr);
+  FusionResult r = ComputeFusionCandidates(*t);
+  ASSERT_EQ(r.library_internal.size(), 1u);
+  EXPECT_EQ(t->Str(r.library_internal[0].second), "void splitKreduce_kernel<float>");
+  EXPECT_EQ(r.library_internal[0].occurrences, 4u);
+  for (const FusionCandidate& c : r.top) {
+    EXPECT_EQ(DescribeSequence(*t, c).find("splitKreduce"), std::string::npos) << DescribeSequence(*t, c);
+    EXPECT_EQ(DescribeSequence(*t, c).find("gemm"), std::string::npos) << DescribeSequence(*t, c);
+  }
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "vectorized_mul -> vectorized_add");
+}
+
+// Hand-made: NCCL kernels that wait for peers are communication, not long tails.
+TEST(AnalysisWindowTest, NcclKernelsAreNotLongTails) {
+  std::string ev;
+  for (int i = 0; i < 10; ++i) {
+    if (i) ev += ",";
+    int dur = i == 9 ? 5000 : 100;  // one very long wait
+    ev += R"({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", "pid": 0, "tid": 7, "ts": )" +
+          std::to_string(i * 10000) + R"(, "dur": )" + std::to_string(dur) + R"(, "args": {"device": 0, "stream": 7}})";
+  }
+  auto t = ImportJsonText("{\"traceEvents\": [" + ev + "]}");
+  ASSERT_NE(t, nullptr);
+  LongTailResult r = ComputeLongTails(*t);
+  EXPECT_TRUE(r.ops.empty());
+  EXPECT_EQ(r.communication_left_out, 10u);
+}
+
+// Real fixture: resnet50 num_workers=4 leaves its first step out of the
+// window; the base is the mean of the other five (oracle: test/accuracy/label_fixtures.py).
+TEST(AnalysisWindowTest, Resnet50WarmupStepLeftOut) {
+  auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.warmup.size(), 1u);
+  EXPECT_EQ(w.steps, 5u);
+  EXPECT_NEAR(w.base_ns / 1e6, (123.9 + 126.8 + 126.3 + 163.5 + 116.1) / 5, 0.1);
+  AnalysisWindow all = ComputeAnalysisWindow(*t, 0);
+  EXPECT_TRUE(all.warmup.empty());
+  EXPECT_EQ(all.steps, 6u);
+}
+
+}  // namespace
+}  // namespace aiprof
