@@ -23,6 +23,7 @@
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
+#include "src/cli/run_samples_loader.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/report/diagnosis/diagnosis_report.h"
@@ -30,11 +31,6 @@
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
-
-// Defined in src/cli/validate_command.cc (shared by validate, set-baseline
-// and card): a trace or a benchmark result file as validation samples.
-StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
-                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json);
 
 namespace python {
 namespace {

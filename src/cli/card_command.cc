@@ -10,14 +10,11 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/cli/command.h"
+#include "src/cli/run_samples_loader.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
 
-// Defined in validate_command.cc.
-StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
-                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json,
-                                    int warmup_steps = -1);
 std::string ParseValidationFraction(const std::string& s, double* out);
 
 namespace {

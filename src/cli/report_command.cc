@@ -7,6 +7,7 @@
 #include "src/analysis/validation/run_samples.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/cli/command.h"
+#include "src/cli/run_samples_loader.h"
 #include "src/cli/diagnosis_pipeline.h"
 #include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
@@ -14,10 +15,6 @@
 
 namespace aiprof {
 
-// Defined in validate_command.cc.
-StatusOr<RunSamples> LoadRunSamples(const std::string& path, const std::string& unit, double batch_size,
-                                    const std::string& bench, const std::string& sample_unit, std::string* summary_json,
-                                    int warmup_steps = -1);
 
 namespace {
 

@@ -12,6 +12,7 @@
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/cli/command.h"
+#include "src/cli/run_samples_loader.h"
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/importers/samples/sample_file.h"
