@@ -11,6 +11,7 @@
 #include "src/cli/diagnosis_pipeline.h"
 #include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
+#include "src/view/timeline/timeline_view.h"
 #include "src/view/view_registry.h"
 
 namespace aiprof {
@@ -27,12 +28,28 @@ struct EmbeddedView {
 };
 constexpr EmbeddedView kEmbeddedViews[] = {
     {"flame", "Flame graph", "html"},
-    {"timeline", "Timeline overview", "html"},
 };
+// The timeline overview keeps this many slices in full detail (the rest as
+// density bars): the report is read first and opened often.
+inline constexpr size_t kReportTimelineSlices = 50'000;
 
 // Renders each embedded view that exists; a view that fails is named in the
 // report instead of failing the whole report.
-void EmbedViews(const Trace& trace, const std::string& title, bool pdf, ReportData* data) {
+void EmbedViews(const Trace& trace, const Diagnosis& diagnosis, const std::string& title, bool pdf, ReportData* data) {
+  if (!pdf) {
+    // The timeline is drawn from the report's own diagnosis, not a second one.
+    TimelineViewOptions options;
+    options.layout.title = title;
+    options.layout.max_detailed_slices = kReportTimelineSlices;
+    options.diagnosis = &diagnosis;
+    std::string page;
+    Status status = RenderTimelinePage(trace, options, &page);
+    if (status.ok()) {
+      data->embedded_views.emplace_back("Timeline overview", std::move(page));
+    } else {
+      data->view_errors.emplace_back("Timeline overview", status.message());
+    }
+  }
   for (const EmbeddedView& e : kEmbeddedViews) {
     const ViewSpec* spec = FindView(e.view);
     const char* format = pdf && std::string_view(e.view) == "flame" ? "svg" : e.format;
@@ -111,7 +128,7 @@ class ReportCommand : public Command {
     inputs.validation = validation ? &*validation : nullptr;
     inputs.device = in_.device;
     ReportData data = BuildReport(inputs);
-    if (!EndsWith(out, ".md")) EmbedViews(*run->trace, in_.input, pdf, &data);
+    if (!EndsWith(out, ".md")) EmbedViews(*run->trace, run->diagnosis, in_.input, pdf, &data);
     if (EndsWith(out, ".md")) return WriteOutput(out, ReportToMarkdown(data));
     std::string html = ReportToHtml(data);
     if (pdf) return HtmlToPdf(html, out);

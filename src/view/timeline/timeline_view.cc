@@ -47,7 +47,9 @@ Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options
   Diagnosis diagnosis;
   TimelineInputs inputs{&gaps, nullptr, &steps, &layout, &fusion};
   timer.Mark("gaps/steps/layout/fusion");
-  if (options.findings) {
+  if (options.findings && options.diagnosis) {
+    inputs.diagnosis = options.diagnosis;
+  } else if (options.findings) {
     ASSIGN_OR_RETURN(rules, LoadBuiltinRules());
     AnalyzeOptions analyze;
     analyze.device = options.device;

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "src/analysis/diagnosis/diagnose.h"
 #include "src/base/status.h"
 #include "src/model/trace.h"
 #include "src/view/timeline/timeline_model.h"
@@ -17,6 +18,9 @@ struct TimelineViewOptions {
   TimelineOptions layout;
   bool findings = true;  // run diagnose and show its findings as markers
   std::string device;    // roofline peaks for diagnose (as `diagnose --device`)
+  // A diagnosis the caller already has (aiprof report): shown instead of
+  // running diagnose again. Must outlive the call.
+  const Diagnosis* diagnosis = nullptr;
 };
 
 // Appends the self-contained HTML page for `trace` to `out`.
