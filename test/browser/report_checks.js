@@ -31,11 +31,20 @@ async function run(t, opts = {}) {
 
   if (!opts.hostile) {
     await t.check('the embedded flame graph draws its frames', async () => {
-      const frame = page.frames().find((f) => f !== page.mainFrame());
-      assert.ok(frame, 'no embedded view frame');
+      const handle = await page.$('iframe[title="Flame graph"]');
+      assert.ok(handle, 'no embedded flame graph');
+      const frame = await handle.contentFrame();
       await frame.waitForSelector('#flame .frame', {timeout: 10000});
       const n = await frame.$$eval('#flame .frame', (els) => els.length);
       assert.ok(n > 5, `${n} frames`);
+    });
+    await t.check('the embedded timeline overview draws its tracks', async () => {
+      const handle = await page.$('iframe[title="Timeline overview"]');
+      assert.ok(handle, 'no embedded timeline');
+      const frame = await handle.contentFrame();
+      await frame.waitForSelector('canvas', {timeout: 10000});
+      const canvases = await frame.$$eval('canvas', (els) => els.filter((c) => c.width > 0 && c.height > 0).length);
+      assert.ok(canvases > 0, 'no drawn canvas');
     });
   } else {
     await t.check('hostile names stay text', async () => {
