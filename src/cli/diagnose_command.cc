@@ -71,13 +71,7 @@ class SuggestCommand : public Command {
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
-    SuggestResult suggestions = Suggest(run->diagnosis, run->metrics, options_);
-    std::string db = db_;
-    if (db.empty()) {
-      StatusOr<std::string> default_db = DefaultBaselineDbPath();
-      if (default_db.ok()) db = default_db.value();
-    }
-    RETURN_IF_ERROR(AttachHistory(db, &suggestions));
+    ASSIGN_OR_RETURN(SuggestResult suggestions, SuggestWithHistory(*run, options_, db_));
     DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, &suggestions, &options_};
     if (format == "yaml") return WriteOutput(in_.output, SuggestionsToYaml(report));
     if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);

@@ -11,6 +11,7 @@
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/rules/rule_loader.h"
+#include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/importers/common/importer_registry.h"
 
@@ -88,6 +89,18 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result) {
     if (it->second) ApplyHistory(*it->second, &o);
   }
   return OkStatus();
+}
+
+StatusOr<SuggestResult> SuggestWithHistory(const DiagnosisRun& run, const SuggestOptions& options,
+                                           const std::string& db_path) {
+  SuggestResult suggestions = Suggest(run.diagnosis, run.metrics, options);
+  std::string db = db_path;
+  if (db.empty()) {
+    StatusOr<std::string> default_db = DefaultBaselineDbPath();
+    if (default_db.ok()) db = default_db.value();
+  }
+  RETURN_IF_ERROR(AttachHistory(db, &suggestions));
+  return suggestions;
 }
 
 }  // namespace aiprof

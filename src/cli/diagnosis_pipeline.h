@@ -46,6 +46,11 @@ StatusOr<std::string> ReportFormat(const DiagnosisInputs& in);
 // bottleneck. Reads the database only if it exists (suggest never creates it).
 Status AttachHistory(const std::string& db_path, SuggestResult* result);
 
+// Suggest() for `run`, with the history of the knowledge cards in `db_path`
+// (empty: the default baseline database, when there is one).
+StatusOr<SuggestResult> SuggestWithHistory(const DiagnosisRun& run, const SuggestOptions& options,
+                                           const std::string& db_path);
+
 // Colour only when writing to a terminal and NO_COLOR is unset.
 bool UseColor(const DiagnosisInputs& in);
 

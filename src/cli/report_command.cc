@@ -104,13 +104,7 @@ class ReportCommand : public Command {
     if (pdf) RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
     ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
-    SuggestResult suggestions = Suggest(run->diagnosis, run->metrics, options_);
-    std::string db = db_;
-    if (db.empty()) {
-      StatusOr<std::string> default_db = DefaultBaselineDbPath();
-      if (default_db.ok()) db = default_db.value();
-    }
-    RETURN_IF_ERROR(AttachHistory(db, &suggestions));
+    ASSIGN_OR_RETURN(SuggestResult suggestions, SuggestWithHistory(*run, options_, db_));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
       ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, "step", 0, "", "ms", nullptr));

@@ -11,6 +11,7 @@
 #include "src/report/charts/svg_chart.h"
 #include "src/report/escape.h"
 #include "src/report/page/report_data.h"
+#include "src/report/page/report_format.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
@@ -18,13 +19,8 @@ namespace {
 
 std::string E(std::string_view s) { return HtmlEscape(s); }
 
-std::string Ms(double ms) {
-  if (!std::isfinite(ms)) return "n/a";
-  if (std::fabs(ms) >= 1000) return fmt::format("{:.2f} s", ms / 1000);
-  if (std::fabs(ms) >= 1) return fmt::format("{:.2f} ms", ms);
-  return fmt::format("{:.1f} µs", ms * 1000);
-}
-std::string Pct(double f) { return std::isfinite(f) ? fmt::format("{:.1f}%", f * 100) : "n/a"; }
+using report_format::Ms;
+using report_format::Pct;
 
 constexpr const char* kStyle = R"CSS(
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px auto;max-width:1000px;color:#222;line-height:1.4}

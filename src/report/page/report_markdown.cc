@@ -7,19 +7,15 @@
 #include "src/analysis/rules/rule.h"
 #include "src/report/escape.h"
 #include "src/report/page/report_data.h"
+#include "src/report/page/report_format.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
 namespace {
 
 std::string M(std::string_view s) { return MarkdownEscape(s); }
-std::string Ms(double ms) {
-  if (!std::isfinite(ms)) return "n/a";
-  if (std::fabs(ms) >= 1000) return fmt::format("{:.2f} s", ms / 1000);
-  if (std::fabs(ms) >= 1) return fmt::format("{:.2f} ms", ms);
-  return fmt::format("{:.1f} µs", ms * 1000);
-}
-std::string Pct(double f) { return std::isfinite(f) ? fmt::format("{:.1f}%", f * 100) : "n/a"; }
+using report_format::Ms;
+using report_format::Pct;
 
 }  // namespace
 
