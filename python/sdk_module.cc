@@ -180,10 +180,7 @@ PyObject* RequestEnd(PyObject* self, PyObject*) {
 PyObject* RequestEnter(PyObject* self, PyObject*) { return Py_NewRef(self); }
 
 PyObject* RequestExit(PyObject* self, PyObject* const*, Py_ssize_t) {
-  auto* r = reinterpret_cast<RequestObject*>(self);
-  uint64_t id = r->id;
-  r->id = 0;
-  aiprof_request_end(id);
+  Py_DECREF(RequestEnd(self, nullptr));  // None
   Py_RETURN_FALSE;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <filesystem>
 #include <optional>
@@ -127,17 +128,52 @@ void MapCollectives(const Trace& trace, const CommunicationResult& comm, StringT
   }
 }
 
+}  // namespace
+
+std::string StableOpName(std::string_view name) {
+  // Python objects print their address (" at 0x7f3a..."), which differs
+  // between processes; without it the same op matches on every rank.
+  std::string out;
+  size_t i = 0;
+  for (size_t at = name.find(" at 0x"); at != std::string_view::npos; at = name.find(" at 0x", i)) {
+    size_t end = at + 6;
+    while (end < name.size() && std::isxdigit(static_cast<unsigned char>(name[end]))) ++end;
+    if (end == at + 6) {  // " at 0x" without digits: keep it
+      out.append(name.substr(i, end - i));
+    } else {
+      out.append(name.substr(i, at - i));
+    }
+    i = end;
+  }
+  out.append(name.substr(i));
+  return out;
+}
+
+namespace {
+
 void MapOps(const Trace& trace, StringTable* strings, RankDigest* d) {
   struct Acc {
-    uint32_t slice;  // first slice, for name, category and kind
+    uint32_t slice;  // first slice, for category and kind
+    uint32_t name;   // its stable name, in `names`
     uint64_t count = 0;
     int64_t total = 0, min = INT64_MAX, max = INT64_MIN;
     DurationSketch sketch;
   };
+  // One stable name per distinct name string, computed once.
+  std::vector<uint32_t> stable_of(trace.strings.size(), UINT32_MAX);
+  std::unordered_map<std::string, uint32_t> stable_ids;
+  std::vector<std::string> names;
   std::unordered_map<uint64_t, Acc> by;
   for (uint32_t s = 0; s < trace.slices.size(); ++s) {
-    const uint64_t key = (static_cast<uint64_t>(trace.slices.category[s].raw) << 32) | trace.slices.name[s].raw;
-    auto [it, fresh] = by.try_emplace(key, Acc{s, 0, 0, INT64_MAX, INT64_MIN, DurationSketch()});
+    uint32_t& stable = stable_of[trace.slices.name[s].raw];
+    if (stable == UINT32_MAX) {
+      std::string n = StableOpName(trace.Str(trace.slices.name[s]));
+      auto [it, fresh] = stable_ids.try_emplace(n, static_cast<uint32_t>(names.size()));
+      if (fresh) names.push_back(std::move(n));
+      stable = it->second;
+    }
+    const uint64_t key = (static_cast<uint64_t>(trace.slices.category[s].raw) << 32) | stable;
+    auto [it, fresh] = by.try_emplace(key, Acc{s, stable, 0, 0, INT64_MAX, INT64_MIN, DurationSketch()});
     Acc& a = it->second;
     const int64_t dur = trace.slices.dur_ns[s];
     ++a.count;
@@ -157,7 +193,7 @@ void MapOps(const Trace& trace, StringTable* strings, RankDigest* d) {
     const Acc& a = *ops[i];
     if (i < kDigestMaxOps) {
       DigestOp o;
-      o.name = strings->Id(trace.Str(trace.slices.name[a.slice]));
+      o.name = strings->Id(names[a.name]);
       o.category = strings->Id(trace.Str(trace.slices.category[a.slice]));
       o.kind = static_cast<uint8_t>(trace.slices.kind[a.slice]);
       o.count = a.count;

@@ -13,6 +13,7 @@
 #define AIPROF_SRC_CLUSTER_CLUSTER_MAP_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/cluster/digest.h"
@@ -43,6 +44,10 @@ std::vector<RankDigest> MapUnits(const std::vector<MapUnit>& units, size_t offse
 
 // This machine's host name ("" when unknown).
 std::string LocalHostName();
+
+// An op's name without the object addresses Python prints (" at 0x7f..."),
+// so per-op statistics match across ranks. Visible for testing.
+std::string StableOpName(std::string_view name);
 
 }  // namespace aiprof
 

@@ -294,10 +294,13 @@ std::vector<std::string> Findings(const ClusterResult& r, Esc esc) {
   }
   if (r.slowest) {
     const SlowRankReport& s = *r.slowest;
-    std::string line = fmt::format("slowest rank {}: {} later than the median of the others ({:.2f}% of its device span), last to arrive {} times; {}",
-                                   s.rank, Ms(static_cast<double>(s.excess_ns)), 100 * s.excess_ratio, s.last_arrivals,
-                                   TestName(r));
-    if (TestName(r) != "none") line += fmt::format(" {:.3f} vs {:.3f}: {}", s.statistic, s.critical, s.outlier ? "an outlier" : "not an outlier");
+    std::string line = fmt::format("slowest rank {}: {} later than the median of the others ({:.2f}% of its device span), last to arrive {} times; ",
+                                   s.rank, Ms(static_cast<double>(s.excess_ns)), 100 * s.excess_ratio, s.last_arrivals);
+    if (TestName(r) == "none") {
+      line += "too few ranks for an outlier test";
+    } else {
+      line += fmt::format("{} {:.3f} vs {:.3f}: {}", TestName(r), s.statistic, s.critical, s.outlier ? "an outlier" : "not an outlier");
+    }
     f.push_back(line);
   } else {
     f.push_back("slow rank unavailable: " + esc(r.slow_rank_unavailable));

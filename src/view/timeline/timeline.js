@@ -58,7 +58,7 @@
   // ---- lanes: rank header, steps, gaps, then layers and their rows ----
   const collapsed = new Set();
   let lanes = [], totalH = 0;
-  const rankName = (r) => (r < 0 ? 'rank ?' : 'rank ' + r);
+  const rankName = (r) => (r < 0 ? 'trace (no rank)' : 'rank ' + r);
   function buildLanes() {
     lanes = [];
     let y = 0;
