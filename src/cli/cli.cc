@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "src/base/atomic_file.h"
+#include "src/base/threads.h"
 #include "src/cli/command.h"
 
 namespace aiprof {
@@ -22,6 +23,12 @@ int RunCli(int argc, char** argv) {
   CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiprof " AIPROF_VERSION);
+  size_t threads = 0;
+  app.add_option("--threads", threads,
+                 "Threads for parsing and analyses (default: the cores available); "
+                 "results are the same for any count")
+      ->check(CLI::Range(1, 4096));
+  app.fallthrough();  // --threads may follow the command name
   std::vector<std::unique_ptr<Command>> commands = AllCommands();
   std::vector<CLI::App*> subcommands;
   for (auto& c : commands) subcommands.push_back(c->Register(&app));
@@ -31,6 +38,7 @@ int RunCli(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
+  SetWorkerThreads(threads);
   for (size_t i = 0; i < commands.size(); ++i) {
     if (!subcommands[i]->parsed()) continue;
     Status status = commands[i]->Run();

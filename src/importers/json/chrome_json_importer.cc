@@ -1,7 +1,6 @@
 #include "src/importers/json/chrome_json_importer.h"
 
-#include <thread>
-
+#include "src/base/threads.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/json/chrome_json_parser.h"
 #include "src/importers/json/chrome_json_tokenizer.h"
@@ -19,11 +18,21 @@ bool DetectChromeJson(std::string_view prefix) {
 }
 
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
+  // The tokenizer reads and cuts on this thread while the workers parse;
+  // with one thread on one core, parsing stays on this thread too.
+  size_t threads = WorkerThreads();
+  ChromeJsonOptions options;
+  options.workers = threads <= 1 && AvailableCores() <= 1 ? 0 : threads;
+  return ImportChromeJson(path, builder, options);
+}
+
+Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path));
-  ChromeJsonParser parser(path, builder);
-  // Reading and cutting run beside parsing when a second core is there.
-  bool threaded = std::thread::hardware_concurrency() > 1;
-  ChromeJsonTokenizer tokenizer(source.get(), &parser, threaded);
+  ChromeJsonBatchParser parser(path, builder, options.workers);
+  ChromeJsonTokenizer tokenizer(source.get(), &parser, options.workers);
+  if (options.batch_bytes > 0) {
+    tokenizer.SetBufferLimitsForTesting(options.batch_bytes, ChromeJsonTokenizer::kMaxValueBytes);
+  }
   RETURN_IF_ERROR(tokenizer.Run());
   builder->trace()->metadata["source_format"] = "chrome_json";
   builder->trace()->metadata["compression"] = source->compression();

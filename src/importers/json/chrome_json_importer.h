@@ -3,6 +3,7 @@
 #ifndef AIPROF_SRC_IMPORTERS_JSON_CHROME_JSON_IMPORTER_H_
 #define AIPROF_SRC_IMPORTERS_JSON_CHROME_JSON_IMPORTER_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,7 +14,17 @@ namespace aiprof {
 class TraceBuilder;
 
 bool DetectChromeJson(std::string_view prefix);
+// Parses on WorkerThreads() threads.
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder);
+struct ChromeJsonOptions {
+  // Parser threads beside the reading thread (0: everything on this one);
+  // the model is the same for any count.
+  size_t workers = 1;
+  // Bytes per batch handed to a worker (0: the tokenizer's default). Tests
+  // make it small so that small files still span many batches.
+  size_t batch_bytes = 0;
+};
+Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options);
 
 }  // namespace aiprof
 

@@ -5,6 +5,10 @@
 #include <charconv>
 #include <optional>
 #include <unordered_map>
+#include <vector>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "src/base/decimal.h"
 
@@ -41,41 +45,189 @@ std::optional<uint64_t> ParseFlowId(std::string_view text) {
   return v;
 }
 
+// Strings of one batch: ids in first-seen order from 1 (0 = empty), bytes
+// in one arena addressed by offset. Clearing resets only the slots used, so
+// a batch of one event (the serial path) costs no more than its strings.
+class BatchStrings {
+ public:
+  BatchStrings() : slots_(kInitialSlots, Slot{0, 0}), mask_(kInitialSlots - 1) { spans_.push_back({0, 0}); }
+
+  uint32_t Intern(std::string_view s) {
+    if (s.empty()) return 0;
+    uint64_t h = XXH3_64bits(s.data(), s.size());
+    uint32_t tag = static_cast<uint32_t>(h >> 32);
+    size_t pos = h & mask_;
+    for (;; pos = (pos + 1) & mask_) {
+      const Slot& slot = slots_[pos];
+      if (slot.id == 0) break;
+      if (slot.tag == tag && Get(slot.id) == s) return slot.id;
+    }
+    uint32_t id = static_cast<uint32_t>(spans_.size());
+    spans_.push_back({arena_.size(), s.size()});
+    arena_.append(s);
+    slots_[pos] = Slot{id, tag};
+    used_.push_back(static_cast<uint32_t>(pos));
+    if (spans_.size() * 2 > slots_.size()) Grow();
+    return id;
+  }
+  std::string_view Get(uint32_t id) const { return std::string_view(arena_.data() + spans_[id].first, spans_[id].second); }
+  size_t size() const { return spans_.size(); }
+  void Clear() {
+    for (uint32_t pos : used_) slots_[pos] = Slot{0, 0};
+    used_.clear();
+    spans_.resize(1);
+    arena_.clear();
+  }
+
+ private:
+  static constexpr size_t kInitialSlots = 1024;
+  struct Slot {
+    uint32_t id;  // 0 = empty
+    uint32_t tag;
+  };
+  void Grow() {
+    slots_.assign(slots_.size() * 2, Slot{0, 0});
+    mask_ = slots_.size() - 1;
+    used_.clear();
+    for (uint32_t id = 1; id < spans_.size(); ++id) {
+      std::string_view s = Get(id);
+      uint64_t h = XXH3_64bits(s.data(), s.size());
+      size_t pos = h & mask_;
+      while (slots_[pos].id != 0) pos = (pos + 1) & mask_;
+      slots_[pos] = Slot{id, static_cast<uint32_t>(h >> 32)};
+      used_.push_back(static_cast<uint32_t>(pos));
+    }
+  }
+
+  std::string arena_;
+  std::vector<std::pair<size_t, size_t>> spans_;  // id → (offset, length)
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> used_;  // slots filled since the last Clear
+  size_t mask_;
+};
+
 }  // namespace
 
-struct ChromeJsonParser::Impl {
+// One batch after the parse phase: what each cut item became, in order.
+struct ParsedEvents : BatchPayload {
   struct Event {
+    enum class Kind : uint8_t { kEvent, kDiag, kTopLevel, kSkipped };
+    Kind kind = Kind::kEvent;
     char ph = 0;
-    StringId name, cat;
-    IdValue pid, tid;
+    char scope = 't';
     bool has_pid = false, has_tid = false;
     bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
-    int64_t ts_ns = 0, dur_ns = 0;
     bool has_id = false;
-    uint64_t id = 0;
     bool bind_enclosing = false;
-    char scope = 't';
-    uint64_t arg_begin = 0;
     uint16_t arg_count = 0;
+    uint32_t name = 0, cat = 0;  // batch-local string ids
+    uint32_t arg_begin = 0;      // into args
+    uint32_t aux = 0;            // kDiag: into diags; kTopLevel / kSkipped: into values
+    IdValue pid, tid;            // a string id here is batch-local
+    int64_t ts_ns = 0, dur_ns = 0;
+    uint64_t id = 0;             // flow id; kSkipped: bytes skipped
     int64_t correlation = kNoCorrelation;
+    uint64_t offset = 0;
+  };
+  struct Diag {
+    const char* kind;
+    std::string what;
+  };
+  struct Value {
+    std::string key;
+    simdjson::padded_string text;
   };
 
-  Impl(std::string p, TraceBuilder* b) : path(std::move(p)), builder(b) {
-    key_name = b->Intern("name");
-    key_total_allocated = b->Intern("Total Allocated");
-    key_total_reserved = b->Intern("Total Reserved");
-    key_device_id = b->Intern("Device Id");
-    key_device_type = b->Intern("Device Type");
-    name_memory = b->Intern("[memory]");
-    str_process_name = b->Intern("process_name");
-    str_thread_name = b->Intern("thread_name");
-    key_correlation = b->Intern("correlation");
+  void Clear() {
+    strings.Clear();
+    events.clear();
+    args.clear();
+    diags.clear();
+    values.clear();
   }
 
-  std::string Where(uint64_t offset) const { return path + ":byte " + std::to_string(offset); }
-  void Diag(const char* kind, uint64_t offset, const std::string& what) {
-    builder->Diagnose(kind, Where(offset), what);
+  BatchStrings strings;
+  std::vector<Event> events;
+  std::vector<Arg> args;  // keys and string values are batch-local ids
+  std::vector<Diag> diags;
+  std::vector<Value> values;
+};
+using ParsedEvent = ParsedEvents::Event;
+
+
+// The parse phase: text of cut items → ParsedEvents. One per worker.
+class ChromeJsonEventParser {
+ public:
+  void Parse(TokenBatch* batch) {
+    if (!batch->payload) batch->payload = std::make_unique<ParsedEvents>();
+    ParsedEvents* out = static_cast<ParsedEvents*>(batch->payload.get());
+    Begin(out);
+    size_t capacity = batch->buffer.size();
+    for (const TokenItem& item : batch->items) {
+      const char* data = batch->buffer.data() + item.begin;
+      switch (item.kind) {
+        case TokenItem::Kind::kEvent:
+          ParseEvent(data, item.len, capacity - item.begin, item.offset);
+          break;
+        case TokenItem::Kind::kTopLevel:
+          AddValue(ParsedEvent::Kind::kTopLevel, batch->keys[item.key_index], std::string_view(data, item.len),
+                   item.offset, 0);
+          break;
+        case TokenItem::Kind::kSkipped:
+          AddValue(ParsedEvent::Kind::kSkipped, batch->keys[item.key_index], {}, item.offset, item.len);
+          break;
+      }
+    }
   }
+
+  // Starts a new batch in `out` (cleared).
+  void Begin(ParsedEvents* out) {
+    out_ = out;
+    out_->Clear();
+    ++generation_;
+    key_correlation_ = Intern("correlation");
+  }
+
+  void AddValue(ParsedEvent::Kind kind, std::string_view key, std::string_view text, uint64_t offset,
+                uint64_t skipped) {
+    ParsedEvent e;
+    e.kind = kind;
+    e.offset = offset;
+    e.id = skipped;
+    e.aux = static_cast<uint32_t>(out_->values.size());
+    out_->values.push_back({std::string(key), simdjson::padded_string(text)});
+    out_->events.push_back(e);
+  }
+
+  void ParseEvent(const char* data, size_t len, size_t capacity, uint64_t offset) {
+    od::document doc;
+    ParsedEvent e;
+    e.offset = offset;
+    e.arg_begin = static_cast<uint32_t>(out_->args.size());
+    od::object obj;
+    auto err = parser_.iterate(data, len, capacity).get(doc);
+    if (!err) err = doc.get_object().get(obj);
+    if (err || !ParseFields(obj, data + len, &e, offset)) {
+      out_->args.resize(e.arg_begin);
+      Diag("invalid_event_json", offset,
+           std::string("an event is not valid JSON (") + simdjson::error_message(err ? err : simdjson::TAPE_ERROR) +
+               "); event skipped");
+      return;
+    }
+    out_->events.push_back(e);
+  }
+
+ private:
+  void Diag(const char* kind, uint64_t offset, std::string what) {
+    ParsedEvent e;
+    e.kind = ParsedEvent::Kind::kDiag;
+    e.offset = offset;
+    e.aux = static_cast<uint32_t>(out_->diags.size());
+    out_->diags.push_back({kind, std::move(what)});
+    out_->events.push_back(e);
+  }
+
+  uint32_t Intern(std::string_view s) { return out_->strings.Intern(s); }
 
   bool ParseTime(od::value v, int64_t* out) {
     std::string_view raw = v.raw_json_token();
@@ -95,7 +247,7 @@ struct ChromeJsonParser::Impl {
       if (std::optional<int64_t> n = ParseInt64(s)) {
         *out = IdValue::Num(*n);
       } else {
-        *out = IdValue::Str(builder->Intern(s));
+        *out = IdValue::Str(StringId{Intern(s)});
       }
       return true;
     }
@@ -112,11 +264,11 @@ struct ChromeJsonParser::Impl {
   }
 
   // Appends one arg; returns false on a JSON error.
-  bool ParseArgValue(StringId key, od::value v, const char* event_end, Event* e) {
+  bool ParseArgValue(uint32_t key, od::value v, const char* event_end, ParsedEvent* e) {
     od::json_type type;
     if (v.type().get(type)) return false;
     Arg arg;
-    arg.key = key;
+    arg.key = StringId{key};
     arg.i = 0;
     switch (type) {
       case od::json_type::number: {
@@ -125,7 +277,7 @@ struct ChromeJsonParser::Impl {
         if (nt == od::number_type::signed_integer) {
           arg.type = ArgType::kInt;
           if (v.get_int64().get(arg.i)) return false;
-          if (key == key_correlation) {
+          if (key == key_correlation_) {
             e->correlation = arg.i;
             return true;
           }
@@ -142,7 +294,7 @@ struct ChromeJsonParser::Impl {
         std::string_view s;
         if (v.get_string().get(s)) return false;
         arg.type = ArgType::kString;
-        arg.str = builder->Intern(s).raw;
+        arg.str = Intern(s);
         break;
       }
       case od::json_type::boolean: {
@@ -160,7 +312,7 @@ struct ChromeJsonParser::Impl {
         std::string_view raw;
         if (v.get_array().get(a) || a.raw_json().get(raw)) return false;
         arg.type = ArgType::kJson;
-        arg.str = builder->Intern(raw).raw;
+        arg.str = Intern(raw);
         break;
       }
       case od::json_type::object: {
@@ -170,31 +322,33 @@ struct ChromeJsonParser::Impl {
         size_t n = scanner.Feed(token.data(), static_cast<size_t>(event_end - token.data()));
         if (n >= JsonValueScanner::kInvalid) return false;
         arg.type = ArgType::kJson;
-        arg.str = builder->Intern(std::string_view(token.data(), n)).raw;
+        arg.str = Intern(std::string_view(token.data(), n));
         break;
       }
     }
     if (e->arg_count == UINT16_MAX) return true;  // counted by caller
-    builder->AddArg(arg);
+    out_->args.push_back(arg);
     ++e->arg_count;
     return true;
   }
 
   // Arg keys repeat on every event ("External id", "Input Dims", ...): a
-  // small direct-mapped cache answers them without hashing the pool.
-  StringId InternKey(std::string_view key) {
-    if (key.empty()) return StringId{};
+  // small direct-mapped cache answers them without hashing, valid for the
+  // batch (generation) it was filled in.
+  uint32_t InternKey(std::string_view key) {
+    if (key.empty()) return 0;
     size_t slot = (key.size() * 31 + static_cast<unsigned char>(key[0]) * 7 +
                    static_cast<unsigned char>(key.back())) & (kKeyCacheSize - 1);
-    KeyCacheEntry& entry = key_cache[slot];
-    if (entry.text != key) {
+    KeyCacheEntry& entry = key_cache_[slot];
+    if (entry.generation != generation_ || entry.text != key) {
       entry.text.assign(key);
-      entry.id = builder->Intern(key);
+      entry.id = Intern(key);
+      entry.generation = generation_;
     }
     return entry.id;
   }
 
-  bool ParseArgs(od::value v, const char* event_end, Event* e, uint64_t offset) {
+  bool ParseArgs(od::value v, const char* event_end, ParsedEvent* e, uint64_t offset) {
     od::object obj;
     if (v.get_object().get(obj)) {
       Diag("args_not_object", offset, "an event's args is not an object; args ignored");
@@ -210,7 +364,7 @@ struct ChromeJsonParser::Impl {
     return true;
   }
 
-  bool ParseFields(od::object obj, const char* event_end, Event* e, uint64_t offset) {
+  bool ParseFields(od::object obj, const char* event_end, ParsedEvent* e, uint64_t offset) {
     for (auto field_r : obj) {
       od::field field;
       std::string_view key;
@@ -225,10 +379,10 @@ struct ChromeJsonParser::Impl {
           Diag("name_not_string", offset, "an event's name is not a string; name left empty");
           continue;
         }
-        e->name = builder->Intern(s);
+        e->name = Intern(s);
       } else if (key == "cat") {
         if (v.get_string().get(s)) continue;
-        e->cat = builder->Intern(s);
+        e->cat = Intern(s);
       } else if (key == "ts") {
         e->has_ts = true;
         e->bad_ts = !ParseTime(v, &e->ts_ns);
@@ -249,11 +403,131 @@ struct ChromeJsonParser::Impl {
       } else if (key == "s") {
         if (!v.get_string().get(s) && s.size() == 1) e->scope = s[0];
       } else if (key == "args") {
-        e->arg_begin = builder->ArgCursor();
+        e->arg_begin = static_cast<uint32_t>(out_->args.size());
         if (!ParseArgs(v, event_end, e, offset)) return false;
       }
     }
     return true;
+  }
+
+  struct KeyCacheEntry {
+    std::string text;
+    uint32_t id = 0;
+    uint64_t generation = 0;
+  };
+  static constexpr size_t kKeyCacheSize = 64;
+  KeyCacheEntry key_cache_[kKeyCacheSize];
+  uint64_t generation_ = 0;
+  ParsedEvents* out_ = nullptr;
+  od::parser parser_;
+  // "correlation" is taken out of args; its local id in the current batch.
+  uint32_t key_correlation_ = 0;
+};
+
+// The merge phase: ParsedEvents → the TraceBuilder, in cut order.
+class ChromeJsonMerger {
+ public:
+  // The event as the old single-phase parser saw it: global ids.
+  struct Event {
+    char ph = 0;
+    StringId name, cat;
+    IdValue pid, tid;
+    bool has_pid = false, has_tid = false;
+    bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
+    int64_t ts_ns = 0, dur_ns = 0;
+    bool has_id = false;
+    uint64_t id = 0;
+    bool bind_enclosing = false;
+    char scope = 't';
+    uint64_t arg_begin = 0;
+    uint16_t arg_count = 0;
+    int64_t correlation = kNoCorrelation;
+  };
+
+  ChromeJsonMerger(std::string p, TraceBuilder* b) : path(std::move(p)), builder(b) {
+    key_name = b->Intern("name");
+    key_total_allocated = b->Intern("Total Allocated");
+    key_total_reserved = b->Intern("Total Reserved");
+    key_device_id = b->Intern("Device Id");
+    key_device_type = b->Intern("Device Type");
+    name_memory = b->Intern("[memory]");
+    str_process_name = b->Intern("process_name");
+    str_thread_name = b->Intern("thread_name");
+  }
+
+  void Merge(const ParsedEvents& in) {
+    in_ = &in;
+    remap_.assign(in.strings.size(), kUnmapped);
+    remap_[0] = 0;
+    for (const ParsedEvent& pe : in.events) {
+      switch (pe.kind) {
+        case ParsedEvent::Kind::kDiag:
+          Diag(in.diags[pe.aux].kind, pe.offset, in.diags[pe.aux].what);
+          break;
+        case ParsedEvent::Kind::kTopLevel: {
+          const ParsedEvents::Value& v = in.values[pe.aux];
+          OnTopLevelValue(v.key, v.text.data(), v.text.size(), v.text.size() + simdjson::SIMDJSON_PADDING,
+                          pe.offset);
+          break;
+        }
+        case ParsedEvent::Kind::kSkipped:
+          Diag("value_too_large", pe.offset,
+               "a value in \"" + in.values[pe.aux].key + "\" of " + std::to_string(pe.id) +
+                   " bytes exceeds the per-event limit; skipped");
+          break;
+        case ParsedEvent::Kind::kEvent:
+          MergeEvent(pe);
+          break;
+      }
+    }
+    in_ = nullptr;
+  }
+
+ private:
+  static constexpr uint32_t kUnmapped = UINT32_MAX;
+
+  // The trace's id of batch-local string `local`, interned on first use.
+  StringId Map(uint32_t local) {
+    uint32_t& g = remap_[local];
+    if (g == kUnmapped) g = builder->Intern(in_->strings.Get(local)).raw;
+    return StringId{g};
+  }
+  IdValue Map(IdValue v) { return v.is_string ? IdValue::Str(Map(v.str.raw)) : v; }
+
+  void MergeEvent(const ParsedEvent& pe) {
+    Event e;
+    e.ph = pe.ph;
+    e.name = Map(pe.name);
+    e.cat = Map(pe.cat);
+    e.has_pid = pe.has_pid;
+    e.has_tid = pe.has_tid;
+    if (pe.has_pid) e.pid = Map(pe.pid);
+    if (pe.has_tid) e.tid = Map(pe.tid);
+    e.has_ts = pe.has_ts;
+    e.has_dur = pe.has_dur;
+    e.bad_ts = pe.bad_ts;
+    e.bad_dur = pe.bad_dur;
+    e.ts_ns = pe.ts_ns;
+    e.dur_ns = pe.dur_ns;
+    e.has_id = pe.has_id;
+    e.id = pe.id;
+    e.bind_enclosing = pe.bind_enclosing;
+    e.scope = pe.scope;
+    e.correlation = pe.correlation;
+    e.arg_begin = builder->ArgCursor();
+    e.arg_count = pe.arg_count;
+    for (uint32_t i = pe.arg_begin; i < pe.arg_begin + pe.arg_count; ++i) {
+      Arg a = in_->args[i];
+      a.key = Map(a.key.raw);
+      if (a.type == ArgType::kString || a.type == ArgType::kJson) a.str = Map(a.str).raw;
+      builder->AddArg(a);
+    }
+    Dispatch(e, pe.offset);
+  }
+
+  std::string Where(uint64_t offset) const { return path + ":byte " + std::to_string(offset); }
+  void Diag(const char* kind, uint64_t offset, const std::string& what) {
+    builder->Diagnose(kind, Where(offset), what);
   }
 
   void DropArgs(const Event& e) {
@@ -266,23 +540,6 @@ struct ChromeJsonParser::Impl {
       if (args[i].key == key) return &args[i];
     }
     return nullptr;
-  }
-
-  void OnEvent(const char* data, size_t len, size_t capacity, uint64_t offset) {
-    od::document doc;
-    Event e;
-    e.arg_begin = builder->ArgCursor();
-    od::object obj;
-    auto err = parser.iterate(data, len, capacity).get(doc);
-    if (!err) err = doc.get_object().get(obj);
-    if (err || !ParseFields(obj, data + len, &e, offset)) {
-      builder->trace()->args.resize(e.arg_begin);
-      Diag("invalid_event_json", offset,
-           std::string("an event is not valid JSON (") + simdjson::error_message(err ? err : simdjson::TAPE_ERROR) +
-               "); event skipped");
-      return;
-    }
-    Dispatch(e, offset);
   }
 
   uint32_t Track(const Event& e) {
@@ -482,39 +739,53 @@ struct ChromeJsonParser::Impl {
   };
   std::unordered_map<CounterKey, uint32_t, CounterKeyHash> counter_tracks;
 
-  struct KeyCacheEntry {
-    std::string text;
-    StringId id;
-  };
-  static constexpr size_t kKeyCacheSize = 64;
-  KeyCacheEntry key_cache[kKeyCacheSize];
-
   std::string path;
   TraceBuilder* builder;
+  const ParsedEvents* in_ = nullptr;
+  std::vector<uint32_t> remap_;  // batch-local string id → trace's, or kUnmapped
   od::parser parser;
   StringId key_name, key_total_allocated, key_total_reserved, key_device_id, key_device_type;
-  StringId key_correlation;
   StringId name_memory, str_process_name, str_thread_name;
 };
 
+ChromeJsonBatchParser::ChromeJsonBatchParser(std::string path, TraceBuilder* builder, size_t workers)
+    : merger_(std::make_unique<ChromeJsonMerger>(std::move(path), builder)) {
+  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) parsers_.push_back(std::make_unique<ChromeJsonEventParser>());
+}
+
+ChromeJsonBatchParser::~ChromeJsonBatchParser() = default;
+
+void ChromeJsonBatchParser::Parse(TokenBatch* batch, size_t worker) { parsers_[worker]->Parse(batch); }
+
+void ChromeJsonBatchParser::Merge(TokenBatch* batch) {
+  merger_->Merge(*static_cast<const ParsedEvents*>(batch->payload.get()));
+}
+
 ChromeJsonParser::ChromeJsonParser(std::string path, TraceBuilder* builder)
-    : impl_(std::make_unique<Impl>(std::move(path), builder)) {}
+    : parser_(std::make_unique<ChromeJsonEventParser>()),
+      merger_(std::make_unique<ChromeJsonMerger>(std::move(path), builder)),
+      events_(std::make_unique<ParsedEvents>()) {}
 
 ChromeJsonParser::~ChromeJsonParser() = default;
 
 void ChromeJsonParser::OnEvent(const char* data, size_t len, size_t capacity, uint64_t offset) {
-  impl_->OnEvent(data, len, capacity, offset);
+  parser_->Begin(events_.get());
+  parser_->ParseEvent(data, len, capacity, offset);
+  merger_->Merge(*events_);
 }
 
 void ChromeJsonParser::OnTopLevelValue(std::string_view key, const char* data, size_t len,
                                        size_t capacity, uint64_t offset) {
-  impl_->OnTopLevelValue(key, data, len, capacity, offset);
+  (void)capacity;
+  parser_->Begin(events_.get());
+  parser_->AddValue(ParsedEvent::Kind::kTopLevel, key, std::string_view(data, len), offset, 0);
+  merger_->Merge(*events_);
 }
 
 void ChromeJsonParser::OnSkippedValue(std::string_view key, uint64_t offset, uint64_t bytes) {
-  impl_->Diag("value_too_large", offset,
-              "a value in \"" + std::string(key) + "\" of " + std::to_string(bytes) +
-                  " bytes exceeds the per-event limit; skipped");
+  parser_->Begin(events_.get());
+  parser_->AddValue(ParsedEvent::Kind::kSkipped, key, {}, offset, bytes);
+  merger_->Merge(*events_);
 }
 
 }  // namespace aiprof

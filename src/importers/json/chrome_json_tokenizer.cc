@@ -19,7 +19,14 @@ std::string Printable(char c) {
 }  // namespace
 
 ChromeJsonTokenizer::ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink, bool threaded)
-    : source_(source), sink_(sink), threaded_(threaded), capacity_(kInitialBufferBytes) {}
+    : source_(source),
+      sink_consumer_(std::make_unique<SinkConsumer>(sink)),
+      consumer_(sink_consumer_.get()),
+      workers_(threaded ? 1 : 0),
+      capacity_(kInitialBufferBytes) {}
+
+ChromeJsonTokenizer::ChromeJsonTokenizer(ByteSource* source, TokenBatchConsumer* consumer, size_t workers)
+    : source_(source), consumer_(consumer), workers_(workers), capacity_(kInitialBufferBytes) {}
 
 void ChromeJsonTokenizer::SetBufferLimitsForTesting(size_t initial_bytes, size_t max_value_bytes) {
   capacity_ = initial_bytes;
@@ -74,8 +81,9 @@ Status ChromeJsonTokenizer::Fill(bool* eof) {
 }
 
 Status ChromeJsonTokenizer::Run() {
-  // Three buffers: one being filled, one being parsed, one spare.
-  TokenBatchPipeline pipeline(sink_, threaded_, 3);
+  // One buffer being filled, one per worker being parsed, two spare so a
+  // worker never waits for the merge turn with nothing to parse.
+  TokenBatchPipeline pipeline(consumer_, workers_, workers_ + 3);
   pipeline_ = &pipeline;
   cur_ = pipeline.Acquire();
   cur_->buffer.resize(capacity_ + kPaddingBytes);

@@ -10,6 +10,7 @@
 #define AIPROF_SRC_IMPORTERS_JSON_CHROME_JSON_TOKENIZER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,12 @@ class ChromeJsonTokenizer {
   static constexpr size_t kInitialBufferBytes = 4 << 20;
   static constexpr size_t kMaxValueBytes = 64 << 20;
 
-  // With `threaded`, events are parsed on a second thread while this one reads and cuts.
+  // Hands each cut item to `sink`, in order; with `threaded` on a second
+  // thread while this one reads and cuts.
   ChromeJsonTokenizer(ByteSource* source, ChromeJsonSink* sink, bool threaded = false);
+  // Hands whole batches to `consumer`, parsed on `workers` threads (0: on
+  // this one) and merged in cut order.
+  ChromeJsonTokenizer(ByteSource* source, TokenBatchConsumer* consumer, size_t workers);
   // Reads the whole stream; a malformed structure or truncation is an error
   // naming the file and byte offset.
   Status Run();
@@ -69,8 +74,9 @@ class ChromeJsonTokenizer {
   uint64_t Offset(size_t index) const { return buffer_file_offset_ + index; }
 
   ByteSource* source_;
-  ChromeJsonSink* sink_;
-  bool threaded_;
+  std::unique_ptr<SinkConsumer> sink_consumer_;  // when constructed with a sink
+  TokenBatchConsumer* consumer_;
+  size_t workers_;
   TokenBatchPipeline* pipeline_ = nullptr;
   std::unique_ptr<TokenBatch> cur_;  // the buffer being filled and its cut items
   size_t capacity_;  // usable bytes of buffers; cur_->buffer.size() == capacity_ + kPaddingBytes

@@ -4,32 +4,7 @@
 
 namespace aiprof {
 
-TokenBatchPipeline::TokenBatchPipeline(ChromeJsonSink* sink, bool threaded, size_t pool_size)
-    : sink_(sink), threaded_(threaded) {
-  for (size_t i = 0; i < pool_size; ++i) free_.push_back(std::make_unique<TokenBatch>());
-  if (threaded_) worker_ = std::thread([this] { WorkerLoop(); });
-}
-
-TokenBatchPipeline::~TokenBatchPipeline() {
-  if (!threaded_) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    closing_ = true;
-  }
-  cv_.notify_all();
-  worker_.join();
-}
-
-std::unique_ptr<TokenBatch> TokenBatchPipeline::Acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return !free_.empty(); });
-  std::unique_ptr<TokenBatch> b = std::move(free_.back());
-  free_.pop_back();
-  b->Reset();
-  return b;
-}
-
-void TokenBatchPipeline::Consume(TokenBatch* batch) {
+void SinkConsumer::Merge(TokenBatch* batch) {
   size_t capacity = batch->buffer.size();
   for (const TokenItem& item : batch->items) {
     const char* data = batch->buffer.data() + item.begin;
@@ -47,9 +22,36 @@ void TokenBatchPipeline::Consume(TokenBatch* batch) {
   }
 }
 
+TokenBatchPipeline::TokenBatchPipeline(TokenBatchConsumer* consumer, size_t workers, size_t pool_size)
+    : consumer_(consumer), workers_(workers) {
+  for (size_t i = 0; i < pool_size; ++i) free_.push_back(std::make_unique<TokenBatch>());
+  for (size_t w = 0; w < workers_; ++w) threads_.emplace_back([this, w] { WorkerLoop(w); });
+}
+
+TokenBatchPipeline::~TokenBatchPipeline() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+std::unique_ptr<TokenBatch> TokenBatchPipeline::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !free_.empty(); });
+  std::unique_ptr<TokenBatch> b = std::move(free_.back());
+  free_.pop_back();
+  b->Reset();
+  return b;
+}
+
 void TokenBatchPipeline::Submit(std::unique_ptr<TokenBatch> batch) {
-  if (!threaded_) {
-    Consume(batch.get());
+  batch->seq = next_seq_++;
+  if (workers_ == 0) {
+    consumer_->Parse(batch.get(), 0);
+    consumer_->Merge(batch.get());
+    next_merge_ = batch->seq + 1;
     free_.push_back(std::move(batch));
     return;
   }
@@ -62,12 +64,51 @@ void TokenBatchPipeline::Submit(std::unique_ptr<TokenBatch> batch) {
 }
 
 void TokenBatchPipeline::Finish() {
-  if (!threaded_) return;
+  if (workers_ == 0) return;
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return outstanding_ == 0; });
 }
 
-void TokenBatchPipeline::WorkerLoop() {
+void TokenBatchPipeline::Release(std::unique_ptr<TokenBatch> batch) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(batch));
+    --outstanding_;
+  }
+  cv_.notify_all();
+}
+
+// Files a parsed batch; the thread that finds the merge turn free merges
+// every batch that is next in order, then gives the turn up. Finding the
+// next batch missing and giving up the turn happen under one lock, so a
+// batch filed meanwhile is never stranded.
+void TokenBatchPipeline::Parsed(std::unique_ptr<TokenBatch> batch) {
+  {
+    std::lock_guard<std::mutex> lock(ready_mu_);
+    uint64_t seq = batch->seq;
+    ready_.emplace(seq, std::move(batch));
+    if (merging_) return;
+    merging_ = true;
+  }
+  for (;;) {
+    std::unique_ptr<TokenBatch> next;
+    {
+      std::lock_guard<std::mutex> lock(ready_mu_);
+      auto it = ready_.find(next_merge_);
+      if (it == ready_.end()) {
+        merging_ = false;
+        return;
+      }
+      next = std::move(it->second);
+      ready_.erase(it);
+      ++next_merge_;
+    }
+    consumer_->Merge(next.get());
+    Release(std::move(next));
+  }
+}
+
+void TokenBatchPipeline::WorkerLoop(size_t worker) {
   for (;;) {
     std::unique_ptr<TokenBatch> batch;
     {
@@ -77,13 +118,8 @@ void TokenBatchPipeline::WorkerLoop() {
       batch = std::move(queue_.front());
       queue_.pop_front();
     }
-    Consume(batch.get());
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      free_.push_back(std::move(batch));
-      --outstanding_;
-    }
-    cv_.notify_all();
+    consumer_->Parse(batch.get(), worker);
+    Parsed(std::move(batch));
   }
 }
 

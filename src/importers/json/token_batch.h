@@ -1,17 +1,21 @@
-// Batches of cut events handed from the tokenizer to the parser, possibly on
-// another thread.
+// Batches of cut events handed from the tokenizer to the parsers.
 //
 // The tokenizer fills one buffer at a time and records where each event lies
-// in it. When the buffer is full the batch (buffer + items) goes to the
-// consumer and the tokenizer continues in a free buffer; the consumer gives
-// buffers back when it has parsed them. With a fixed pool of buffers memory
-// stays bounded, and reading + cutting overlaps with parsing on two cores.
+// in it. When the buffer is full the batch (buffer + items) is queued and the
+// tokenizer continues in a free buffer. Up to `workers` threads parse queued
+// batches at once (TokenBatchConsumer::Parse, into per-batch columns and
+// string tables); finished batches are then merged into the model strictly in
+// the order they were cut (TokenBatchConsumer::Merge), by whichever worker
+// holds the merge turn. So the model does not depend on the number of
+// workers or on which batch finishes first. A fixed pool of batches bounds
+// memory: the tokenizer waits when all are parsed-but-unmerged or in flight.
 #ifndef AIPROF_SRC_IMPORTERS_JSON_TOKEN_BATCH_H_
 #define AIPROF_SRC_IMPORTERS_JSON_TOKEN_BATCH_H_
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,41 +35,81 @@ struct TokenItem {
   uint64_t offset;     // byte offset in the decompressed input
 };
 
+// What a consumer keeps per batch between Parse and Merge (its parsed
+// columns); created by the consumer on first use, reused with the batch.
+class BatchPayload {
+ public:
+  virtual ~BatchPayload() = default;
+};
+
 struct TokenBatch {
   std::vector<char> buffer;  // usable bytes + padding
   std::vector<TokenItem> items;
   std::vector<std::string> keys;
+  uint64_t seq = 0;  // position in cut order
+  std::unique_ptr<BatchPayload> payload;
   void Reset() {
     items.clear();
     keys.clear();
   }
 };
 
-// Hands each batch to `sink` in order, on a worker thread when `threaded`.
+// Consumes cut batches in two phases.
+class TokenBatchConsumer {
+ public:
+  virtual ~TokenBatchConsumer() = default;
+  // Called once per batch, concurrently for different batches on up to
+  // `workers` threads; `worker` is in [0, workers) and no two concurrent
+  // calls share it.
+  virtual void Parse(TokenBatch* batch, size_t worker) = 0;
+  // Called once per batch after its Parse, in cut order, never concurrently.
+  virtual void Merge(TokenBatch* batch) = 0;
+};
+
+// Hands every item of a batch to a ChromeJsonSink, in order, at merge time
+// (for consumers that keep per-event state, such as the Ascend importer).
+class SinkConsumer : public TokenBatchConsumer {
+ public:
+  explicit SinkConsumer(ChromeJsonSink* sink) : sink_(sink) {}
+  void Parse(TokenBatch*, size_t) override {}
+  void Merge(TokenBatch* batch) override;
+
+ private:
+  ChromeJsonSink* sink_;
+};
+
 class TokenBatchPipeline {
  public:
-  TokenBatchPipeline(ChromeJsonSink* sink, bool threaded, size_t pool_size);
+  // workers == 0: every batch is parsed and merged on the submitting thread.
+  TokenBatchPipeline(TokenBatchConsumer* consumer, size_t workers, size_t pool_size);
   ~TokenBatchPipeline();  // finishes outstanding batches
-  // A free batch (blocks while all are in use by the consumer).
+  // A free batch (blocks while all are in use).
   std::unique_ptr<TokenBatch> Acquire();
-  // Queues `batch` for the consumer (or runs it now when not threaded).
+  // Queues `batch` for the workers (or parses and merges it now without any).
   void Submit(std::unique_ptr<TokenBatch> batch);
-  // Waits until every submitted batch has been consumed.
+  // Waits until every submitted batch has been merged.
   void Finish();
 
  private:
-  void Consume(TokenBatch* batch);
-  void WorkerLoop();
+  void WorkerLoop(size_t worker);
+  void Parsed(std::unique_ptr<TokenBatch> batch);
+  void Release(std::unique_ptr<TokenBatch> batch);
 
-  ChromeJsonSink* sink_;
-  bool threaded_;
+  TokenBatchConsumer* consumer_;
+  size_t workers_;
+  uint64_t next_seq_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<TokenBatch>> queue_;
   std::vector<std::unique_ptr<TokenBatch>> free_;
   size_t outstanding_ = 0;
   bool closing_ = false;
-  std::thread worker_;
+  // Parsed batches waiting for their merge turn, by seq.
+  std::mutex ready_mu_;
+  std::map<uint64_t, std::unique_ptr<TokenBatch>> ready_;
+  uint64_t next_merge_ = 0;
+  bool merging_ = false;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace aiprof
