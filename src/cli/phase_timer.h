@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "src/base/phase_log.h"
+
 namespace aiprof {
 
 class PhaseTimer {
@@ -16,6 +18,9 @@ class PhaseTimer {
     Clock::time_point now = Clock::now();
     double ms = std::chrono::duration<double, std::milli>(now - last_).count();
     std::fprintf(stderr, "aiprof: %-14s %9.1f ms\n", phase, ms);
+    for (const auto& [name, sub_ms] : TakePhaseLog()) {
+      std::fprintf(stderr, "aiprof:   %-14s %7.1f ms\n", name.c_str(), sub_ms);
+    }
     last_ = now;
   }
 

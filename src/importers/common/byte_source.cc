@@ -1,12 +1,16 @@
 #include "src/importers/common/byte_source.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace aiprof {
@@ -42,13 +46,55 @@ class FileHandle {
 
 class PlainSource : public ByteSource {
  public:
-  PlainSource(std::string path, int fd) : file_(fd) { path_ = std::move(path); }
+  PlainSource(std::string path, int fd) : file_(fd), fd_(fd) { path_ = std::move(path); }
+  ~PlainSource() override {
+    if (region_ != nullptr) munmap(region_, region_bytes_);
+  }
   StatusOr<size_t> Read(char* dst, size_t n) override { return file_.Read(dst, n, path_); }
-  uint64_t file_bytes_read() const override { return file_.bytes_read(); }
+  uint64_t file_bytes_read() const override { return file_.bytes_read() + mapped_bytes_; }
   const char* compression() const override { return "none"; }
+
+  // An anonymous region of file size + padding, rounded to pages, with the
+  // file mapped over its start: the bytes after the end of the file read as
+  // zeros instead of faulting.
+  std::string_view Map() override {
+    if (region_ != nullptr) return std::string_view(static_cast<const char*>(region_), mapped_bytes_);
+    struct stat st;
+    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || file_.bytes_read() > 0) return {};
+    size_t size = static_cast<size_t>(st.st_size);
+    page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t total = (size + kMapPaddingBytes + page_ - 1) / page_ * page_;
+    void* region = mmap(nullptr, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) return {};
+    if (mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd_, 0) == MAP_FAILED) {
+      munmap(region, total);
+      return {};
+    }
+    madvise(region, size, MADV_SEQUENTIAL);
+    region_ = region;
+    region_bytes_ = total;
+    mapped_bytes_ = size;
+    return std::string_view(static_cast<const char*>(region_), size);
+  }
+
+  void ReleaseMappedBefore(uint64_t offset) override {
+    if (region_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(release_mu_);
+    uint64_t end = std::min<uint64_t>(offset, mapped_bytes_) / page_ * page_;
+    if (end <= released_) return;
+    madvise(static_cast<char*>(region_) + released_, end - released_, MADV_DONTNEED);
+    released_ = end;
+  }
 
  private:
   FileHandle file_;
+  int fd_;
+  void* region_ = nullptr;
+  size_t region_bytes_ = 0;
+  size_t mapped_bytes_ = 0;
+  size_t page_ = 4096;
+  std::mutex release_mu_;
+  uint64_t released_ = 0;
 };
 
 class GzipSource : public ByteSource {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "src/base/status.h"
 
@@ -26,6 +27,17 @@ class ByteSource {
   virtual uint64_t file_bytes_read() const = 0;
   virtual const char* compression() const = 0;
   const std::string& path() const { return path_; }
+
+  // A plain regular file may instead be read in place: Map() returns the
+  // whole file mapped read-only, followed by at least kMapPaddingBytes
+  // readable bytes (so a parser may read past a value's end), or an empty
+  // view when the input cannot be mapped (compressed, a pipe, empty).
+  static constexpr size_t kMapPaddingBytes = 64;
+  virtual std::string_view Map() { return {}; }
+  // Tells the source that mapped bytes before `offset` will not be read
+  // again, so their pages can leave this process's memory (they stay in the
+  // page cache). Thread-safe; offsets only grow.
+  virtual void ReleaseMappedBefore(uint64_t offset) { (void)offset; }
 
  protected:
   std::string path_;

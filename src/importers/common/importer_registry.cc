@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "src/base/phase_log.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/folder_importer.h"
@@ -39,8 +40,14 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
     if (!importer.detect(prefix)) continue;
     auto trace = std::make_unique<Trace>();
     TraceBuilder builder(trace.get());
-    RETURN_IF_ERROR(importer.import(path, &builder));
-    RETURN_IF_ERROR(builder.Finalize());
+    {
+      ScopedPhase phase("parse");
+      RETURN_IF_ERROR(importer.import(path, &builder));
+    }
+    {
+      ScopedPhase phase("finalize");
+      RETURN_IF_ERROR(builder.Finalize());
+    }
     trace->metadata["source_path"] = path;
     return trace;
   }

@@ -162,9 +162,9 @@ class ChromeJsonEventParser {
     if (!batch->payload) batch->payload = std::make_unique<ParsedEvents>();
     ParsedEvents* out = static_cast<ParsedEvents*>(batch->payload.get());
     Begin(out);
-    size_t capacity = batch->buffer.size();
+    size_t capacity = batch->capacity;
     for (const TokenItem& item : batch->items) {
-      const char* data = batch->buffer.data() + item.begin;
+      const char* data = batch->base + item.begin;
       switch (item.kind) {
         case TokenItem::Kind::kEvent:
           ParseEvent(data, item.len, capacity - item.begin, item.offset);

@@ -1,5 +1,6 @@
 #include "src/importers/json/chrome_json_tokenizer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "src/importers/common/byte_source.h"
@@ -41,17 +42,64 @@ Status ChromeJsonTokenizer::Unexpected(char c, const char* expected) const {
 // Makes room and reads more bytes after end_. Keeps [begin_, end_): when
 // cut items still point into the buffer it is handed on and the unfinished
 // bytes move to a fresh one; otherwise they move to the front in place.
+// Hands the current batch on; its items end at begin_.
+void ChromeJsonTokenizer::SubmitCurrent() {
+  if (mapped_ != nullptr) {
+    cur_->base = mapped_ + buffer_file_offset_;
+    cur_->capacity = mapped_size_ + ByteSource::kMapPaddingBytes - buffer_file_offset_;
+  } else {
+    cur_->base = cur_->buffer.data();
+    cur_->capacity = cur_->buffer.size();
+  }
+  cur_->end_offset = buffer_file_offset_ + begin_;
+  pipeline_->Submit(std::move(cur_));
+}
+
+// The window over the mapped input moves instead of bytes being copied.
+Status ChromeJsonTokenizer::FillMapped(bool* eof) {
+  if (begin_ > 0) {
+    if (!cur_->items.empty()) {
+      std::unique_ptr<TokenBatch> next = pipeline_->Acquire();
+      SubmitCurrent();
+      cur_ = std::move(next);
+    }
+    buffer_file_offset_ += begin_;
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == capacity_) {
+    if (capacity_ * 2 <= max_value_bytes_) {
+      capacity_ *= 2;
+    } else {
+      if (!skipping_) {
+        skipping_ = true;
+        skip_start_offset_ = buffer_file_offset_;
+        skipped_bytes_ = 0;
+      }
+      skipped_bytes_ += end_;
+      buffer_file_offset_ += end_;
+      end_ = 0;
+      scanned_ = 0;
+    }
+  }
+  size_t new_end = std::min<size_t>(capacity_, mapped_size_ - buffer_file_offset_);
+  *eof = new_end == end_;
+  end_ = new_end;
+  return OkStatus();
+}
+
 Status ChromeJsonTokenizer::Fill(bool* eof) {
+  if (mapped_ != nullptr) return FillMapped(eof);
   if (begin_ > 0) {
     size_t keep = end_ - begin_;
     if (!cur_->items.empty()) {
       std::unique_ptr<TokenBatch> next = pipeline_->Acquire();
       if (next->buffer.size() < capacity_ + kPaddingBytes) next->buffer.resize(capacity_ + kPaddingBytes);
       std::memcpy(next->buffer.data(), data() + begin_, keep);
-      pipeline_->Submit(std::move(cur_));
+      SubmitCurrent();
       cur_ = std::move(next);
     } else {
-      std::memmove(data(), data() + begin_, keep);
+      std::memmove(cur_->buffer.data(), data() + begin_, keep);
     }
     buffer_file_offset_ += begin_;
     end_ = keep;
@@ -74,7 +122,7 @@ Status ChromeJsonTokenizer::Fill(bool* eof) {
       scanned_ = 0;
     }
   }
-  ASSIGN_OR_RETURN(size_t got, source_->Read(data() + end_, capacity_ - end_));
+  ASSIGN_OR_RETURN(size_t got, source_->Read(cur_->buffer.data() + end_, capacity_ - end_));
   end_ += got;
   *eof = got == 0;
   return OkStatus();
@@ -85,10 +133,18 @@ Status ChromeJsonTokenizer::Run() {
   // worker never waits for the merge turn with nothing to parse.
   TokenBatchPipeline pipeline(consumer_, workers_, workers_ + 3);
   pipeline_ = &pipeline;
+  std::string_view mapped = source_->Map();
+  if (!mapped.empty()) {
+    mapped_ = mapped.data();
+    mapped_size_ = mapped.size();
+    // Parsed pages leave memory as batches are merged, so a mapped input
+    // costs no more resident memory than the buffers it replaces.
+    pipeline.SetReleaseHook([this](const TokenBatch& b) { source_->ReleaseMappedBefore(b.end_offset); });
+  }
   cur_ = pipeline.Acquire();
-  cur_->buffer.resize(capacity_ + kPaddingBytes);
+  if (mapped_ == nullptr) cur_->buffer.resize(capacity_ + kPaddingBytes);
   Status status = RunStateMachine();
-  pipeline.Submit(std::move(cur_));
+  SubmitCurrent();
   pipeline.Finish();
   pipeline_ = nullptr;
   return status;

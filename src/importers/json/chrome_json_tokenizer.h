@@ -66,7 +66,10 @@ class ChromeJsonTokenizer {
 
   Status RunStateMachine();
   Status Fill(bool* eof);
-  char* data() { return cur_->buffer.data(); }
+  Status FillMapped(bool* eof);
+  void SubmitCurrent();
+  // The bytes of the current window: the batch's buffer, or the mapped input.
+  const char* data() const { return mapped_ != nullptr ? mapped_ + buffer_file_offset_ : cur_->buffer.data(); }
   Status Step(bool eof, bool* need_more);
   Status StepValue(bool eof, bool* need_more);
   Status FinishValue(size_t len);
@@ -77,6 +80,8 @@ class ChromeJsonTokenizer {
   std::unique_ptr<SinkConsumer> sink_consumer_;  // when constructed with a sink
   TokenBatchConsumer* consumer_;
   size_t workers_;
+  const char* mapped_ = nullptr;  // the whole input when it is read in place
+  size_t mapped_size_ = 0;
   TokenBatchPipeline* pipeline_ = nullptr;
   std::unique_ptr<TokenBatch> cur_;  // the buffer being filled and its cut items
   size_t capacity_;  // usable bytes of buffers; cur_->buffer.size() == capacity_ + kPaddingBytes

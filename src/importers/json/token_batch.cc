@@ -5,9 +5,9 @@
 namespace aiprof {
 
 void SinkConsumer::Merge(TokenBatch* batch) {
-  size_t capacity = batch->buffer.size();
+  size_t capacity = batch->capacity;
   for (const TokenItem& item : batch->items) {
-    const char* data = batch->buffer.data() + item.begin;
+    const char* data = batch->base + item.begin;
     switch (item.kind) {
       case TokenItem::Kind::kEvent:
         sink_->OnEvent(data, item.len, capacity - item.begin, item.offset);
@@ -52,6 +52,7 @@ void TokenBatchPipeline::Submit(std::unique_ptr<TokenBatch> batch) {
     consumer_->Parse(batch.get(), 0);
     consumer_->Merge(batch.get());
     next_merge_ = batch->seq + 1;
+    if (release_hook_) release_hook_(*batch);
     free_.push_back(std::move(batch));
     return;
   }
@@ -70,6 +71,7 @@ void TokenBatchPipeline::Finish() {
 }
 
 void TokenBatchPipeline::Release(std::unique_ptr<TokenBatch> batch) {
+  if (release_hook_) release_hook_(*batch);
   {
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(batch));

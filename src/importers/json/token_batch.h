@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,7 +44,12 @@ class BatchPayload {
 };
 
 struct TokenBatch {
-  std::vector<char> buffer;  // usable bytes + padding
+  std::vector<char> buffer;  // usable bytes + padding (unused when the input is mapped)
+  // Where the items' offsets point: buffer.data(), or into the mapped input;
+  // `capacity` bytes are readable from `base`.
+  const char* base = nullptr;
+  size_t capacity = 0;
+  uint64_t end_offset = 0;  // input offset just past the last item
   std::vector<TokenItem> items;
   std::vector<std::string> keys;
   uint64_t seq = 0;  // position in cut order
@@ -89,6 +95,8 @@ class TokenBatchPipeline {
   void Submit(std::unique_ptr<TokenBatch> batch);
   // Waits until every submitted batch has been merged.
   void Finish();
+  // Called with each batch once merged, in cut order, before its reuse.
+  void SetReleaseHook(std::function<void(const TokenBatch&)> hook) { release_hook_ = std::move(hook); }
 
  private:
   void WorkerLoop(size_t worker);
@@ -110,6 +118,7 @@ class TokenBatchPipeline {
   uint64_t next_merge_ = 0;
   bool merging_ = false;
   std::vector<std::thread> threads_;
+  std::function<void(const TokenBatch&)> release_hook_;
 };
 
 }  // namespace aiprof

@@ -1,0 +1,26 @@
+#include "src/base/phase_log.h"
+
+#include <mutex>
+
+namespace aiprof {
+namespace {
+std::mutex g_mu;
+std::vector<std::pair<std::string, double>>& Log() {
+  static auto* log = new std::vector<std::pair<std::string, double>>();
+  return *log;
+}
+}  // namespace
+
+void LogPhase(std::string name, double ms) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Log().emplace_back(std::move(name), ms);
+}
+
+std::vector<std::pair<std::string, double>> TakePhaseLog() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  std::vector<std::pair<std::string, double>> out;
+  out.swap(Log());
+  return out;
+}
+
+}  // namespace aiprof
