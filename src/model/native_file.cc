@@ -11,6 +11,9 @@
 #include <cstring>
 
 #include "src/base/atomic_file.h"
+#include "src/base/parallel.h"
+#include "src/base/threads.h"
+#include "src/model/op_stats.h"
 
 namespace aiprof {
 namespace {
@@ -137,6 +140,12 @@ Status WriteAll(const Trace& t, NativeWriter& w) {
   RETURN_IF_ERROR(WriteTable(t.step_breakdown, w));
   RETURN_IF_ERROR(WriteTable(t.callsites, w));
   RETURN_IF_ERROR(WriteTable(t.samples, w));
+  RETURN_IF_ERROR(w.U64(t.slices.size()));
+  if (OpStatsCurrent(t)) {
+    RETURN_IF_ERROR(WriteTable(t.op_stats, w));
+  } else {
+    RETURN_IF_ERROR(WriteTable(ComputeOpStats(t), w));
+  }
   RETURN_IF_ERROR(w.U64(t.metadata.size()));
   for (const auto& [key, value] : t.metadata) {
     RETURN_IF_ERROR(w.Str(key));
@@ -174,6 +183,8 @@ Status ReadAll(NativeReader& r, Trace* t) {
   RETURN_IF_ERROR(ReadTable(r, &t->step_breakdown));
   RETURN_IF_ERROR(ReadTable(r, &t->callsites));
   RETURN_IF_ERROR(ReadTable(r, &t->samples));
+  RETURN_IF_ERROR(r.U64(&t->op_stats_slices));
+  RETURN_IF_ERROR(ReadTable(r, &t->op_stats));
   RETURN_IF_ERROR(r.U64(&n));
   for (uint64_t i = 0; i < n; ++i) {
     std::string key, value;
@@ -242,7 +253,12 @@ bool ArgsLookValid(const Trace& t, uint32_t strings) {
 
 Status Validate(const Trace& t, const NativeReader& r) {
   uint32_t strings = static_cast<uint32_t>(t.strings.size());
-  const bool slices_ok = SlicesLookValid(t, strings);
+  // The two big whole-table checks run side by side.
+  bool slices_ok = true, args_ok = true;
+  ParallelFor(2, WorkerThreads(), [&](size_t which) {
+    if (which == 0) slices_ok = SlicesLookValid(t, strings);
+    else args_ok = ArgsLookValid(t, strings);
+  });
   for (size_t i = 0; !slices_ok && i < t.slices.size(); ++i) {
     if (t.slices.track[i] >= t.tracks.size() || t.slices.name[i].raw >= strings ||
         t.slices.category[i].raw >= strings ||
@@ -251,7 +267,6 @@ Status Validate(const Trace& t, const NativeReader& r) {
     }
   }
   if (!slices_ok) return r.Corrupt("slices refer outside their tables");
-  const bool args_ok = ArgsLookValid(t, strings);
   for (size_t i = 0; !args_ok && i < t.args.size(); ++i) {
     ArgType ty = t.args[i].type;
     if (t.args[i].key.raw >= strings || static_cast<uint8_t>(ty) > static_cast<uint8_t>(ArgType::kNull) ||
@@ -297,6 +312,18 @@ Status Validate(const Trace& t, const NativeReader& r) {
       return r.Corrupt("step breakdown " + std::to_string(i) + " refers outside the string table");
     }
   }
+  const OpStatTable& os = t.op_stats;
+  uint64_t counted = 0;
+  for (size_t i = 0; i < os.size(); ++i) {
+    if (os.category[i].raw >= strings || os.name[i].raw >= strings || os.count[i] == 0) {
+      return r.Corrupt("op statistics row " + std::to_string(i) + " is invalid");
+    }
+    counted += os.count[i];
+  }
+  // Writers that do not compute them (the SDK) store none.
+  if (os.size() > 0 && (t.op_stats_slices != t.slices.size() || counted != t.slices.size())) {
+    return r.Corrupt("op statistics do not cover the slice table");
+  }
   const CallsiteTable& cs = t.callsites;
   for (size_t i = 0; i < cs.size(); ++i) {
     if ((cs.parent[i] != kNoCallsite && cs.parent[i] >= i) || cs.frame[i].raw >= strings ||
@@ -336,17 +363,14 @@ StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
     return ErrStatus(path + ": not a regular file");
   }
   size_t size = static_cast<size_t>(st.st_size);
-  // Populate read-only (sharing the page cache, no copy), then allow writes:
-  // a column someone modifies is copied page by page on first write only.
-  // (Populating a writable private mapping would copy the whole file.)
-  void* base = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  // A private writable mapping shares the page cache (no copy); a column
+  // someone modifies is copied page by page on first write only. Pages are
+  // mapped as they are first read (the kernel maps neighbours around each
+  // fault), so a command that reads few columns touches few pages.
+  void* base = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (base == MAP_FAILED) return ErrStatus(path + ": cannot map: " + std::strerror(errno));
-  if (base && ::mprotect(base, size, PROT_READ | PROT_WRITE) != 0) {
-    int saved = errno;
-    ::munmap(base, size);
-    return ErrStatus(path + ": cannot map: " + std::strerror(saved));
-  }
+  if (base) ::madvise(base, size, MADV_WILLNEED);
   // The trace's columns point into the mapping, so the trace owns it.
   std::shared_ptr<void> mapping(base, [size](void* p) {
     if (p) ::munmap(p, size);

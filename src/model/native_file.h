@@ -3,7 +3,7 @@
 //
 // Layout (little-endian): "AIPROF\0\n", u32 version, then sections in a fixed
 // order (strings, tracks, slices, args, instants, counters, flows, steps,
-// op metrics, step breakdown, callsites, stack samples, metadata, diagnostics), each column as u64 count + raw values, and
+// op metrics, step breakdown, callsites, stack samples, op statistics, metadata, diagnostics), each column as u64 count + raw values, and
 // "AIPROFEND" at the end so truncation is detected. Bump kNativeVersion when
 // the layout changes; older versions are refused with a clear message.
 #ifndef AIPROF_SRC_MODEL_NATIVE_FILE_H_
@@ -19,7 +19,7 @@
 namespace aiprof {
 
 inline constexpr std::string_view kNativeMagic("AIPROF\0\n", 8);
-inline constexpr uint32_t kNativeVersion = 4;  // 3: columns 8-byte aligned for mapping; 4: callsites, stack samples
+inline constexpr uint32_t kNativeVersion = 5;  // 3: columns 8-byte aligned for mapping; 4: callsites, stack samples; 5: op statistics
 
 // Writes `trace` to `path` atomically.
 Status WriteNativeFile(const Trace& trace, const std::string& path);

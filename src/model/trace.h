@@ -239,6 +239,24 @@ struct StackSampleTable {
   size_t size() const { return ts_ns.size(); }
 };
 
+// Duration statistics of the slices of each (category, name): an index of
+// the slice table, written into .aiprof files so that op figures reload
+// without a pass over every slice. Rows in first-seen order of the slices.
+struct OpStatTable {
+  ChunkedVector<StringId> category;
+  ChunkedVector<StringId> name;
+  ChunkedVector<uint64_t> count;
+  ChunkedVector<int64_t> total_ns;  // saturates at INT64_MAX
+  ChunkedVector<int64_t> max_ns;
+  ChunkedVector<double> p50_ns;     // exact, interpolated between closest ranks
+  ChunkedVector<double> p99_ns;
+  template <typename Self, typename F>
+  static void Columns(Self& t, F&& f) {
+    f(t.category); f(t.name); f(t.count); f(t.total_ns); f(t.max_ns); f(t.p50_ns); f(t.p99_ns);
+  }
+  size_t size() const { return category.size(); }
+};
+
 struct Trace {
   // Memory the columns and strings may point into (a mapped .aiprof file);
   // declared first so it is destroyed last.
@@ -254,6 +272,10 @@ struct Trace {
   StepBreakdownTable step_breakdown;
   CallsiteTable callsites;
   StackSampleTable samples;
+  // Filled when loaded from an .aiprof file; describes the slice table as
+  // it was then (op_stats_slices rows), see OpStatsCurrent().
+  OpStatTable op_stats;
+  uint64_t op_stats_slices = 0;
   ChunkedVector<Arg> args;
   // Free-form facts about the run: rank, world_size, device names, source format.
   std::map<std::string, std::string> metadata;

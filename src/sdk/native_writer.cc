@@ -1,6 +1,6 @@
 // Turns the threads' event streams into the native .aiprof file.
 //
-// The layout is the model's (src/model/native_file.{h,cc}, version 4),
+// The layout is the model's (src/model/native_file.{h,cc}, version 5),
 // written here without linking the model: "AIPROF\0\n", u32 version, the
 // string table (u64 count, then u64 length + bytes each; string 0 empty),
 // then every table's columns in Table::Columns order, each column a u64
@@ -837,6 +837,9 @@ int Write(const WriteRequest& req, Decoded& d, const char* path) {
   for (uint64_t i = 0; i < n; ++i) w.Value<int32_t>(req.rank);
   // Op metrics (7 columns), step breakdown (5), callsites (5), stack samples (4): empty.
   for (int i = 0; i < 7 + 5 + 5 + 4; ++i) w.ColumnHeader(0);
+  // Op statistics: not stored (0 slices described, 7 empty columns); readers compute them.
+  w.U64(0);
+  for (int i = 0; i < 7; ++i) w.ColumnHeader(0);
   WriteTail(w, req, d);
   w.Write("AIPROFEND", 9);
   return w.error() ? w.error() : w.Commit();

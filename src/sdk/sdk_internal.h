@@ -135,7 +135,7 @@ int WriteNativeTrace(const WriteRequest& req, const char* path);
 
 // The native file's layout version this writer produces. Visible for testing
 // (checked against the model's kNativeVersion).
-inline constexpr uint32_t kWriterNativeVersion = 4;
+inline constexpr uint32_t kWriterNativeVersion = 5;
 
 }  // namespace aiprof::sdkrt
 

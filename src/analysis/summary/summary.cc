@@ -5,17 +5,9 @@
 #include <unordered_map>
 
 #include "src/analysis/common/steps.h"
+#include "src/model/op_stats.h"
 
 namespace aiprof {
-
-double QuantileSorted(const int64_t* sorted, size_t n, double q) {
-  if (n == 0) return 0;
-  double pos = q * static_cast<double>(n - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  if (lo + 1 >= n) return static_cast<double>(sorted[n - 1]);
-  double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(sorted[lo]) + (static_cast<double>(sorted[lo + 1] - sorted[lo])) * frac;
-}
 
 int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals) {
   std::sort(intervals->begin(), intervals->end());
@@ -38,39 +30,26 @@ int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals) {
 
 namespace {
 
+// Per-op figures come from the model's op statistics: stored in an .aiprof
+// file, or computed here in one pass (ComputeOpStats).
 std::vector<OpStat> ComputeOps(const Trace& trace) {
-  const SliceTable& s = trace.slices;
-  struct Row {
-    uint64_t key;  // category << 32 | name
-    int64_t dur_ns;
-  };
-  std::vector<Row> rows(s.size());
-  for (size_t i = 0; i < s.size(); ++i) rows[i] = {(uint64_t{s.category[i].raw} << 32) | s.name[i].raw, s.dur_ns[i]};
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return a.key != b.key ? a.key < b.key : a.dur_ns < b.dur_ns;
-  });
-  std::vector<OpStat> ops;
-  std::vector<int64_t> durs;
-  for (size_t i = 0; i < rows.size();) {
-    size_t j = i;
-    durs.clear();
-    __int128 total = 0;
-    while (j < rows.size() && rows[j].key == rows[i].key) {
-      durs.push_back(rows[j].dur_ns);
-      total += rows[j].dur_ns;
-      ++j;
-    }
-    OpStat op;
-    op.category = StringId{static_cast<uint32_t>(rows[i].key >> 32)};
-    op.name = StringId{static_cast<uint32_t>(rows[i].key & 0xffffffffu)};
-    op.count = durs.size();
-    op.total_ns = static_cast<int64_t>(total);
-    op.max_ns = durs.back();
-    op.mean_ns = static_cast<double>(total) / static_cast<double>(durs.size());
-    op.p50_ns = QuantileSorted(durs.data(), durs.size(), 0.5);
-    op.p99_ns = QuantileSorted(durs.data(), durs.size(), 0.99);
-    ops.push_back(op);
-    i = j;
+  OpStatTable computed;
+  const OpStatTable* table = &trace.op_stats;
+  if (!OpStatsCurrent(trace)) {
+    computed = ComputeOpStats(trace);
+    table = &computed;
+  }
+  std::vector<OpStat> ops(table->size());
+  for (size_t g = 0; g < ops.size(); ++g) {
+    OpStat& op = ops[g];
+    op.category = table->category[g];
+    op.name = table->name[g];
+    op.count = table->count[g];
+    op.total_ns = table->total_ns[g];
+    op.max_ns = table->max_ns[g];
+    op.mean_ns = static_cast<double>(op.total_ns) / static_cast<double>(op.count);
+    op.p50_ns = table->p50_ns[g];
+    op.p99_ns = table->p99_ns[g];
   }
   std::sort(ops.begin(), ops.end(), [&trace](const OpStat& a, const OpStat& b) {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
@@ -114,10 +93,12 @@ Summary ComputeSummary(const Trace& trace) {
   StepList steps = FindSteps(trace);
   sum.step_source = steps.source;
   for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns});
-  std::unordered_map<uint32_t, uint64_t> by_cat;
+  std::vector<uint64_t> by_cat(trace.strings.size(), 0);  // by category string id
   for (size_t i = 0; i < trace.slices.size(); ++i) ++by_cat[trace.slices.category[i].raw];
   for (size_t i = 0; i < trace.instants.size(); ++i) ++by_cat[trace.instants.category[i].raw];
-  for (const auto& [cat, n] : by_cat) sum.events_by_category[std::string(trace.Str(StringId{cat}))] += n;
+  for (size_t cat = 0; cat < by_cat.size(); ++cat) {
+    if (by_cat[cat] > 0) sum.events_by_category[std::string(trace.Str(StringId{static_cast<uint32_t>(cat)}))] += by_cat[cat];
+  }
   sum.ranks = ComputeRankStats(trace);
   sum.step_breakdowns = ComputeStepBreakdowns(trace);
   sum.op_types = ComputeOpTypeStats(trace);

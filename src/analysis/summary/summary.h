@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/analysis/summary/step_breakdown.h"
+#include "src/base/quantile.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -60,8 +61,6 @@ struct Summary {
 // Computes the summary in O(n log n) over slices.
 Summary ComputeSummary(const Trace& trace);
 
-// Linear-interpolated quantile of sorted values; q in [0, 1]. Visible for testing.
-double QuantileSorted(const int64_t* sorted, size_t n, double q);
 
 // Length of the union of [start, end) intervals (sorted by start in place).
 int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals);

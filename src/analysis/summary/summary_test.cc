@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -13,6 +17,20 @@ TEST(SummaryTest, QuantilesInterpolateLikeNumpy) {
   EXPECT_DOUBLE_EQ(QuantileSorted(v, 4, 0.99), 39.7); // pos 2.97
   EXPECT_DOUBLE_EQ(QuantileSorted(v, 1, 0.99), 10);
   EXPECT_DOUBLE_EQ(QuantileSorted(v, 0, 0.5), 0);
+}
+
+TEST(SummaryTest, QuantileBySelectionEqualsQuantileOfSortedValues) {
+  std::mt19937 rng(3);
+  for (size_t n : {1, 2, 3, 10, 101, 1000}) {
+    std::vector<int64_t> v(n);
+    for (int64_t& x : v) x = static_cast<int64_t>(rng() % 50);  // many ties
+    std::vector<int64_t> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    for (double q : {0.0, 0.5, 0.9, 0.99, 1.0}) {
+      std::vector<int64_t> scratch = v;
+      EXPECT_DOUBLE_EQ(QuantileSelect(scratch.data(), n, q), QuantileSorted(sorted.data(), n, q)) << n << " " << q;
+    }
+  }
 }
 
 TEST(SummaryTest, UnionOfOverlappingIntervals) {

@@ -1,0 +1,68 @@
+#include "src/model/op_stats.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "src/base/quantile.h"
+
+namespace aiprof {
+
+OpStatTable ComputeOpStats(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  constexpr uint32_t kNone = UINT32_MAX;
+  struct Group {
+    StringId category, name;
+    uint32_t next;  // next group with the same name
+    uint64_t count;
+    __int128 total;
+    int64_t max;
+  };
+  std::vector<uint32_t> head(trace.strings.size(), kNone);
+  std::vector<Group> groups;
+  std::vector<uint32_t> group_of(s.size());
+  for (size_t b = 0; b < s.name.block_count(); ++b) {
+    const StringId* names = s.name.block(b);
+    const StringId* cats = s.category.block(b);
+    const int64_t* durs = s.dur_ns.block(b);
+    size_t base = b * ChunkedVector<StringId>::kBlockSize;
+    for (size_t k = 0; k < s.name.block_items(b); ++k) {
+      StringId name = names[k], cat = cats[k];
+      uint32_t g = head[name.raw];
+      while (g != kNone && groups[g].category != cat) g = groups[g].next;
+      if (g == kNone) {
+        g = static_cast<uint32_t>(groups.size());
+        groups.push_back({cat, name, head[name.raw], 0, 0, std::numeric_limits<int64_t>::min()});
+        head[name.raw] = g;
+      }
+      Group& gr = groups[g];
+      ++gr.count;
+      gr.total += durs[k];
+      gr.max = std::max(gr.max, durs[k]);
+      group_of[base + k] = g;
+    }
+  }
+  std::vector<uint64_t> start(groups.size() + 1, 0);
+  for (size_t g = 0; g < groups.size(); ++g) start[g + 1] = start[g] + groups[g].count;
+  std::vector<int64_t> durs(s.size());
+  {
+    std::vector<uint64_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < s.size(); ++i) durs[fill[group_of[i]]++] = s.dur_ns[i];
+  }
+  OpStatTable out;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Group& gr = groups[g];
+    int64_t* d = durs.data() + start[g];
+    out.category.push_back(gr.category);
+    out.name.push_back(gr.name);
+    out.count.push_back(gr.count);
+    __int128 cap = std::numeric_limits<int64_t>::max();
+    out.total_ns.push_back(static_cast<int64_t>(std::min(gr.total, cap)));
+    out.max_ns.push_back(gr.max);
+    out.p50_ns.push_back(QuantileSelect(d, gr.count, 0.5));
+    out.p99_ns.push_back(QuantileSelect(d, gr.count, 0.99));
+  }
+  return out;
+}
+
+}  // namespace aiprof
