@@ -4,6 +4,8 @@
 #include <chrono>
 
 #include "src/analysis/common/text_format.h"
+#include "src/base/parallel.h"
+#include "src/base/threads.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
@@ -303,12 +305,28 @@ AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
   PublishConsumers(trace, window, &rep.metrics);
   rep.sections.push_back({"window", DescribeWindow(window),
                           std::chrono::duration<double, std::milli>(Clock::now() - window_start).count()});
+  // Analyses read the trace and the window only, and publish into their own
+  // metric sets, so they run side by side; their results are merged in
+  // registry order, as if they had run one after another.
+  std::vector<const AnalysisEntry*> selected;
   for (const AnalysisEntry& a : kAnalyses) {
-    if (!AnalysisSelected(options, a.name)) continue;
+    if (AnalysisSelected(options, a.name)) selected.push_back(&a);
+  }
+  struct Outcome {
+    MetricSet metrics;
+    SectionLines lines;
+    double ms = 0;
+  };
+  std::vector<Outcome> outcomes(selected.size());
+  trace.strings.BuildIndex();  // the one lazily built part of a trace
+  ParallelFor(selected.size(), WorkerThreads(), [&](size_t i) {
     const Clock::time_point start = Clock::now();
-    SectionLines lines = a.run(trace, options, window, &rep.metrics);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    rep.sections.push_back({std::string(a.name), std::move(lines), ms});
+    outcomes[i].lines = selected[i]->run(trace, options, window, &outcomes[i].metrics);
+    outcomes[i].ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  });
+  for (size_t i = 0; i < selected.size(); ++i) {
+    rep.metrics.MergeFrom(std::move(outcomes[i].metrics));
+    rep.sections.push_back({std::string(selected[i]->name), std::move(outcomes[i].lines), outcomes[i].ms});
   }
   return rep;
 }

@@ -33,6 +33,9 @@ class StringPool {
   // Returns the id of `s` if present.
   std::optional<StringId> Find(std::string_view s) const;
   std::string_view Get(StringId id) const { return strings_[id.raw]; }
+  // Builds the lookup index now if it is pending (after AdoptExternal), so
+  // that later Find calls from several threads only read.
+  void BuildIndex() const { EnsureIndex(); }
   // Replaces the pool with `strings` (ids = positions; [0] must be empty),
   // whose bytes live elsewhere and must outlive the pool. The lookup index
   // is built on the first Intern/Find, so loading costs no hashing.

@@ -57,9 +57,10 @@ std::vector<uint32_t> ParentSlices(const Trace& trace) {
 namespace {
 
 bool ContainsIgnoreCase(std::string_view hay, std::string_view needle) {
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-  });
+  // ASCII folding: std::tolower consults the locale on every byte.
+  auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; };
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
+                        [&](char a, char b) { return fold(a) == fold(b); });
   return it != hay.end();
 }
 

@@ -47,13 +47,24 @@ struct RankContext {
 std::map<int32_t, RankContext> CollectRankContexts(const Trace& trace) {
   std::map<int32_t, std::pair<Intervals, Intervals>> raw;
   const SliceTable& s = trace.slices;
+  // Name tests memoised per string id (bit 0 known, 1 sync, 2 data loader).
+  std::vector<uint8_t> name_class(trace.strings.size(), 0);
+  auto classify = [&](StringId id) {
+    uint8_t& c = name_class[id.raw];
+    if (c == 0) {
+      std::string_view name = trace.Str(id);
+      c = static_cast<uint8_t>(1 | (IsBlockingSyncName(name) ? 2 : 0) | (IsDataLoaderName(name) ? 4 : 0));
+    }
+    return c;
+  };
   for (size_t i = 0; i < s.size(); ++i) {
-    std::string_view name = trace.Str(s.name[i]);
+    uint8_t c = classify(s.name[i]);
+    if (c == 1) continue;
     int32_t rank = trace.tracks.rank[s.track[i]];
     std::pair<int64_t, int64_t> iv{s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]};
-    if ((s.kind[i] == EventKind::kSync || s.kind[i] == EventKind::kRuntime) && IsBlockingSyncName(name)) {
+    if ((s.kind[i] == EventKind::kSync || s.kind[i] == EventKind::kRuntime) && (c & 2)) {
       raw[rank].first.push_back(iv);
-    } else if (!IsDeviceActivity(s.kind[i]) && IsDataLoaderName(name)) {
+    } else if (!IsDeviceActivity(s.kind[i]) && (c & 4)) {
       raw[rank].second.push_back(iv);
     }
   }

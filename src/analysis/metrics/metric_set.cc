@@ -50,6 +50,22 @@ std::optional<std::string> MetricSet::UnavailableReason(std::string_view name) c
   return it->second;
 }
 
+void MetricSet::MergeFrom(MetricSet&& other) {
+  for (auto& [name, v] : other.values_) {
+    values_[name] = std::move(v);
+    auto it = unavailable_.find(name);
+    if (it != unavailable_.end()) unavailable_.erase(it);
+  }
+  for (auto& [name, reason] : other.unavailable_) {
+    if (values_.find(name) == values_.end()) unavailable_[name] = std::move(reason);
+  }
+  for (auto& [topic, lines] : other.evidence_) {
+    std::vector<std::string>& mine = evidence_[topic];
+    for (std::string& l : lines) mine.push_back(std::move(l));
+  }
+  for (TimeConsumer& c : other.consumers_) consumers_.push_back(std::move(c));
+}
+
 void MetricSet::AddEvidence(std::string_view topic, std::string line) {
   evidence_[std::string(topic)].push_back(std::move(line));
 }

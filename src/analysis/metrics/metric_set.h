@@ -58,6 +58,10 @@ class MetricSet {
   void AddEvidence(std::string_view topic, std::string line);
   const std::vector<std::string>& Evidence(std::string_view topic) const;
 
+  // Applies everything `other` recorded, as if its calls had been made on
+  // this set after this set's own (analyses run apart, merged in order).
+  void MergeFrom(MetricSet&& other);
+
   void AddConsumer(TimeConsumer c) { consumers_.push_back(std::move(c)); }
   const std::vector<TimeConsumer>& consumers() const { return consumers_; }
 
