@@ -35,15 +35,21 @@ void ParallelFor(size_t n, size_t threads, F&& fn) {
 
 namespace parallel_internal {
 
-// Merges sorted [a, a_end) and [b, b_end) into out, in up to `pieces`
-// independent parts: the larger input is split at its middle and the other
-// at the matching lower bound, recursively.
+template <typename T>
+struct MergeJob {
+  const T *a, *a_end, *b, *b_end;
+  size_t out;  // output position of the first element
+};
+
+// Splits the merge of sorted [a, a_end) and [b, b_end) (output from `out`)
+// into up to `pieces` independent merges: the larger input is split at its
+// middle and the other at the matching lower bound, recursively.
 template <typename T, typename Less>
-void SplitMerge(const T* a, const T* a_end, const T* b, const T* b_end, T* out, size_t pieces, Less less,
-                std::vector<std::pair<std::pair<const T*, const T*>, std::pair<std::pair<const T*, const T*>, T*>>>* jobs) {
+void SplitMerge(const T* a, const T* a_end, const T* b, const T* b_end, size_t out, size_t pieces, Less less,
+                std::vector<MergeJob<T>>* jobs) {
   size_t na = static_cast<size_t>(a_end - a), nb = static_cast<size_t>(b_end - b);
   if (pieces <= 1 || na + nb < 4096) {
-    jobs->push_back({{a, a_end}, {{b, b_end}, out}});
+    jobs->push_back({a, a_end, b, b_end, out});
     return;
   }
   if (na < nb) {
@@ -54,26 +60,41 @@ void SplitMerge(const T* a, const T* a_end, const T* b, const T* b_end, T* out, 
   const T* am = a + na / 2;
   const T* bm = std::lower_bound(b, b_end, *am, less);
   SplitMerge(a, am, b, bm, out, pieces / 2, less, jobs);
-  SplitMerge(am, a_end, bm, b_end, out + (am - a) + (bm - b), pieces - pieces / 2, less, jobs);
+  SplitMerge(am, a_end, bm, b_end, out + static_cast<size_t>(am - a) + static_cast<size_t>(bm - b),
+             pieces - pieces / 2, less, jobs);
+}
+
+// Runs `jobs`, handing each merged element to emit(position, element).
+template <typename T, typename Less, typename Emit>
+void RunMerges(const std::vector<MergeJob<T>>& jobs, size_t threads, Less less, Emit& emit) {
+  ParallelFor(jobs.size(), threads, [&](size_t j) {
+    MergeJob<T> m = jobs[j];
+    size_t out = m.out;
+    while (m.a != m.a_end && m.b != m.b_end) emit(out++, less(*m.b, *m.a) ? *m.b++ : *m.a++);
+    while (m.a != m.a_end) emit(out++, *m.a++);
+    while (m.b != m.b_end) emit(out++, *m.b++);
+  });
 }
 
 }  // namespace parallel_internal
 
 // Sorts `v` by `less`, which must be a strict total order (no two distinct
-// elements equivalent), so the result is the one std::sort gives whatever
-// the thread count. Runs already in the data are kept: a table written in a
-// few sorted sections (the common case for traces) costs a few merge passes,
-// not a full sort. Merge passes are split across threads too.
-template <typename T, typename Less>
-void ParallelSort(std::vector<T>* v, Less less, size_t threads) {
+// elements equivalent), so the order is the one std::sort gives whatever the
+// thread count, and hands the result to emit(position, element) for every
+// position (from several threads; positions are distinct). `v` itself is
+// left in an unspecified order. Runs already in the data are kept: a table
+// written in a few sorted sections costs a few merge passes, not a full
+// sort; otherwise `threads` chunks are sorted side by side. Merge passes are
+// split across threads too, and the last one writes straight to `emit`, so
+// the caller keeps only what it needs (an index, say) of the sorted keys.
+template <typename T, typename Less, typename Emit>
+void ParallelSortEmit(std::vector<T>* v, Less less, size_t threads, Emit emit) {
   const size_t n = v->size();
-  if (n < 2) return;
   constexpr size_t kMaxRuns = 256;
   std::vector<size_t> bounds{0};
   for (size_t i = 1; i < n && bounds.size() <= kMaxRuns; ++i) {
     if (less((*v)[i], (*v)[i - 1])) bounds.push_back(i);
   }
-  if (bounds.size() == 1) return;  // already sorted
   if (bounds.size() > kMaxRuns) {
     size_t chunks = std::max<size_t>(threads, 1);
     bounds.clear();
@@ -85,28 +106,38 @@ void ParallelSort(std::vector<T>* v, Less less, size_t threads) {
   } else {
     bounds.push_back(n);
   }
-  std::vector<T> buffer(n);
+  std::vector<T> buffer;
   T* src = v->data();
-  T* dst = buffer.data();
-  while (bounds.size() > 2) {
+  for (;;) {
     const size_t segments = bounds.size() - 1;
-    std::vector<std::pair<std::pair<const T*, const T*>, std::pair<std::pair<const T*, const T*>, T*>>> jobs;
-    size_t pairs = (segments + 1) / 2;
-    size_t pieces = std::max<size_t>(1, (threads + pairs - 1) / pairs);
+    const size_t pairs = (segments + 1) / 2;
+    const size_t pieces = std::max<size_t>(1, (threads + pairs - 1) / pairs);
+    std::vector<parallel_internal::MergeJob<T>> jobs;
     std::vector<size_t> next{0};
     for (size_t p = 0; p < pairs; ++p) {
       size_t lo = bounds[2 * p], mid = bounds[std::min(2 * p + 1, segments)], hi = bounds[std::min(2 * p + 2, segments)];
-      parallel_internal::SplitMerge<T>(src + lo, src + mid, src + mid, src + hi, dst + lo, pieces, less, &jobs);
+      parallel_internal::SplitMerge<T>(src + lo, src + mid, src + mid, src + hi, lo, pieces, less, &jobs);
       next.push_back(hi);
     }
-    ParallelFor(jobs.size(), threads, [&](size_t j) {
-      const auto& [first, rest] = jobs[j];
-      std::merge(first.first, first.second, rest.first.first, rest.first.second, rest.second, less);
-    });
+    if (segments <= 2) {  // the last pass (or none: one run) goes to emit
+      parallel_internal::RunMerges(jobs, threads, less, emit);
+      return;
+    }
+    if (buffer.empty()) buffer.resize(n);
+    T* dst = src == v->data() ? buffer.data() : v->data();
+    auto to_dst = [dst](size_t i, const T& x) { dst[i] = x; };
+    parallel_internal::RunMerges(jobs, threads, less, to_dst);
     bounds = std::move(next);
-    std::swap(src, dst);
+    src = dst;
   }
-  if (src != v->data()) v->swap(buffer);
+}
+
+// Sorts `v` by `less` (a strict total order; see ParallelSortEmit).
+template <typename T, typename Less>
+void ParallelSort(std::vector<T>* v, Less less, size_t threads) {
+  std::vector<T> out(v->size());
+  ParallelSortEmit(v, less, threads, [&out](size_t i, const T& x) { out[i] = x; });
+  v->swap(out);
 }
 
 }  // namespace aiprof

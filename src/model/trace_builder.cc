@@ -287,9 +287,9 @@ void TraceBuilder::SortSlices() {
   // any thread count.
   const size_t threads = WorkerThreads();
   bool sorted = std::is_sorted(keys.begin(), keys.end(), less);
-  if (!sorted) ParallelSort(&keys, less, threads);
   std::vector<uint32_t> order(sorted ? 0 : keys.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = keys[i].index;
+  // Only the order is kept of the sorted keys.
+  if (!sorted) ParallelSortEmit(&keys, less, threads, [&order](size_t i, const Key& k) { order[i] = k.index; });
   keys.clear();
   keys.shrink_to_fit();
   if (!sorted) {

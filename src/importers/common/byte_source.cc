@@ -9,8 +9,12 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace aiprof {
@@ -187,9 +191,112 @@ class ZstdSource : public ByteSource {
   size_t last_ret_ = 0;
 };
 
+// Runs another source on a thread of its own: it fills chunks ahead of the
+// reader (at most kChunks of kChunkBytes), Read() copies out of them. An
+// error is handed over after the bytes before it.
+class BackgroundSource : public ByteSource {
+ public:
+  explicit BackgroundSource(std::unique_ptr<ByteSource> inner) : inner_(std::move(inner)) {
+    path_ = inner_->path();
+    compression_ = inner_->compression();
+    thread_ = std::thread([this] { Produce(); });
+  }
+  ~BackgroundSource() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    while (pos_ == current_.size()) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!current_.empty()) {
+        current_.clear();
+        spare_.push_back(std::move(current_));
+        cv_.notify_all();
+      }
+      cv_.wait(lock, [this] { return !ready_.empty() || done_; });
+      if (ready_.empty()) {
+        if (!status_.ok()) return status_;
+        return size_t{0};
+      }
+      current_ = std::move(ready_.front());
+      ready_.pop_front();
+      pos_ = 0;
+    }
+    size_t take = std::min(n, current_.size() - pos_);
+    std::memcpy(dst, current_.data() + pos_, take);
+    pos_ += take;
+    return take;
+  }
+  uint64_t file_bytes_read() const override { return file_bytes_.load(std::memory_order_relaxed); }
+  const char* compression() const override { return compression_; }
+
+ private:
+  static constexpr size_t kChunkBytes = 4 << 20;
+  static constexpr size_t kChunks = 4;
+
+  void Produce() {
+    for (;;) {
+      std::vector<char> chunk;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stopping_ || ready_.size() < kChunks; });
+        if (stopping_) return;
+        if (!spare_.empty()) {
+          chunk = std::move(spare_.back());
+          spare_.pop_back();
+        }
+      }
+      chunk.resize(kChunkBytes);
+      size_t have = 0;
+      Status status = OkStatus();
+      while (have < chunk.size()) {
+        StatusOr<size_t> got = inner_->Read(chunk.data() + have, chunk.size() - have);
+        if (!got.ok()) {
+          status = got.status();
+          break;
+        }
+        if (got.value() == 0) break;
+        have += got.value();
+      }
+      file_bytes_.store(inner_->file_bytes_read(), std::memory_order_relaxed);
+      chunk.resize(have);
+      bool end = have < kChunkBytes;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (have > 0) ready_.push_back(std::move(chunk));
+        if (end) {
+          status_ = status;
+          done_ = true;
+        }
+      }
+      cv_.notify_all();
+      if (end) return;
+    }
+  }
+
+  std::unique_ptr<ByteSource> inner_;
+  const char* compression_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<char>> ready_;
+  std::vector<std::vector<char>> spare_;
+  bool stopping_ = false, done_ = false;
+  Status status_ = OkStatus();
+  std::atomic<uint64_t> file_bytes_{0};
+  // Reader side only.
+  std::vector<char> current_;
+  size_t pos_ = 0;
+};
+
 }  // namespace
 
-StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
+StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path, bool background_decompression) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   unsigned char magic[4] = {0, 0, 0, 0};
@@ -199,11 +306,15 @@ StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) 
     return ErrStatus(path + ": cannot read: " + std::strerror(errno));
   }
   posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  std::unique_ptr<ByteSource> compressed;
   if (got >= 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    return std::unique_ptr<ByteSource>(new GzipSource(path, fd));
+    compressed.reset(new GzipSource(path, fd));
+  } else if (got >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd) {
+    compressed.reset(new ZstdSource(path, fd));
   }
-  if (got >= 4 && magic[0] == 0x28 && magic[1] == 0xb5 && magic[2] == 0x2f && magic[3] == 0xfd) {
-    return std::unique_ptr<ByteSource>(new ZstdSource(path, fd));
+  if (compressed) {
+    if (background_decompression) return std::unique_ptr<ByteSource>(new BackgroundSource(std::move(compressed)));
+    return compressed;
   }
   return std::unique_ptr<ByteSource>(new PlainSource(path, fd));
 }

@@ -19,8 +19,11 @@ namespace aiprof {
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
-  // Opens `path`, detecting compression from its first bytes.
-  static StatusOr<std::unique_ptr<ByteSource>> Open(const std::string& path);
+  // Opens `path`, detecting compression from its first bytes. With
+  // `background_decompression` a compressed input is decompressed on a
+  // thread of its own, a few MiB ahead of the reader, so decompressing
+  // overlaps with parsing.
+  static StatusOr<std::unique_ptr<ByteSource>> Open(const std::string& path, bool background_decompression = false);
   // Reads up to `n` bytes into `dst`; returns 0 at the end of the stream.
   virtual StatusOr<size_t> Read(char* dst, size_t n) = 0;
   // Bytes of the (compressed) file consumed so far.

@@ -27,7 +27,9 @@ Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
 }
 
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path));
+  // Decompression (gzip, zstd) gets a thread of its own when there is a
+  // core for it besides the reader.
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path, AvailableCores() > 1));
   ChromeJsonBatchParser parser(path, builder, options.workers);
   ChromeJsonTokenizer tokenizer(source.get(), &parser, options.workers);
   if (options.batch_bytes > 0) {
