@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -340,7 +341,8 @@ class ChromeJsonEventParser {
     size_t slot = (key.size() * 31 + static_cast<unsigned char>(key[0]) * 7 +
                    static_cast<unsigned char>(key.back())) & (kKeyCacheSize - 1);
     KeyCacheEntry& entry = key_cache_[slot];
-    if (entry.generation != generation_ || entry.text != key) {
+    if (entry.generation != generation_ || entry.text.size() != key.size() ||
+        std::memcmp(entry.text.data(), key.data(), key.size()) != 0) {
       entry.text.assign(key);
       entry.id = Intern(key);
       entry.generation = generation_;
@@ -364,6 +366,33 @@ class ChromeJsonEventParser {
     return true;
   }
 
+  // The event fields this importer reads, told apart by length and bytes
+  // (no call per comparison: this runs for every field of every event).
+  enum class Field { kOther, kPh, kName, kCat, kTs, kDur, kPid, kTid, kId, kBp, kS, kArgs };
+  static Field Classify(std::string_view k) {
+    auto is = [&](const char* lit) { return std::memcmp(k.data(), lit, k.size()) == 0; };
+    switch (k.size()) {
+      case 1: return k[0] == 's' ? Field::kS : Field::kOther;
+      case 2:
+        if (is("ph")) return Field::kPh;
+        if (is("ts")) return Field::kTs;
+        if (is("id")) return Field::kId;
+        if (is("bp")) return Field::kBp;
+        return Field::kOther;
+      case 3:
+        if (is("pid")) return Field::kPid;
+        if (is("tid")) return Field::kTid;
+        if (is("dur")) return Field::kDur;
+        if (is("cat")) return Field::kCat;
+        return Field::kOther;
+      case 4:
+        if (is("name")) return Field::kName;
+        if (is("args")) return Field::kArgs;
+        return Field::kOther;
+      default: return Field::kOther;
+    }
+  }
+
   bool ParseFields(od::object obj, const char* event_end, ParsedEvent* e, uint64_t offset) {
     for (auto field_r : obj) {
       od::field field;
@@ -371,40 +400,54 @@ class ChromeJsonEventParser {
       if (std::move(field_r).get(field) || field.unescaped_key().get(key)) return false;
       od::value v = field.value();
       std::string_view s;
-      if (key == "ph") {
-        if (v.get_string().get(s)) return false;
-        e->ph = s.size() == 1 ? s[0] : '?';
-      } else if (key == "name") {
-        if (v.get_string().get(s)) {
-          Diag("name_not_string", offset, "an event's name is not a string; name left empty");
-          continue;
+      switch (Classify(key)) {
+        case Field::kPh:
+          if (v.get_string().get(s)) return false;
+          e->ph = s.size() == 1 ? s[0] : '?';
+          break;
+        case Field::kName:
+          if (v.get_string().get(s)) {
+            Diag("name_not_string", offset, "an event's name is not a string; name left empty");
+            break;
+          }
+          e->name = Intern(s);
+          break;
+        case Field::kCat:
+          if (!v.get_string().get(s)) e->cat = Intern(s);
+          break;
+        case Field::kTs:
+          e->has_ts = true;
+          e->bad_ts = !ParseTime(v, &e->ts_ns);
+          break;
+        case Field::kDur:
+          e->has_dur = true;
+          e->bad_dur = !ParseTime(v, &e->dur_ns);
+          break;
+        case Field::kPid:
+          e->has_pid = ParseId(v, &e->pid);
+          break;
+        case Field::kTid:
+          e->has_tid = ParseId(v, &e->tid);
+          break;
+        case Field::kId: {
+          std::string_view raw = v.raw_json_token();
+          std::optional<uint64_t> id = ParseFlowId(NumberText(raw));
+          e->has_id = id.has_value();
+          e->id = id.value_or(0);
+          break;
         }
-        e->name = Intern(s);
-      } else if (key == "cat") {
-        if (v.get_string().get(s)) continue;
-        e->cat = Intern(s);
-      } else if (key == "ts") {
-        e->has_ts = true;
-        e->bad_ts = !ParseTime(v, &e->ts_ns);
-      } else if (key == "dur") {
-        e->has_dur = true;
-        e->bad_dur = !ParseTime(v, &e->dur_ns);
-      } else if (key == "pid") {
-        e->has_pid = ParseId(v, &e->pid);
-      } else if (key == "tid") {
-        e->has_tid = ParseId(v, &e->tid);
-      } else if (key == "id") {
-        std::string_view raw = v.raw_json_token();
-        std::optional<uint64_t> id = ParseFlowId(NumberText(raw));
-        e->has_id = id.has_value();
-        e->id = id.value_or(0);
-      } else if (key == "bp") {
-        if (!v.get_string().get(s)) e->bind_enclosing = s == "e";
-      } else if (key == "s") {
-        if (!v.get_string().get(s) && s.size() == 1) e->scope = s[0];
-      } else if (key == "args") {
-        e->arg_begin = static_cast<uint32_t>(out_->args.size());
-        if (!ParseArgs(v, event_end, e, offset)) return false;
+        case Field::kBp:
+          if (!v.get_string().get(s)) e->bind_enclosing = s == "e";
+          break;
+        case Field::kS:
+          if (!v.get_string().get(s) && s.size() == 1) e->scope = s[0];
+          break;
+        case Field::kArgs:
+          e->arg_begin = static_cast<uint32_t>(out_->args.size());
+          if (!ParseArgs(v, event_end, e, offset)) return false;
+          break;
+        case Field::kOther:
+          break;
       }
     }
     return true;
