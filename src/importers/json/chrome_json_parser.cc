@@ -370,7 +370,7 @@ class ChromeJsonEventParser {
   // (no call per comparison: this runs for every field of every event).
   enum class Field { kOther, kPh, kName, kCat, kTs, kDur, kPid, kTid, kId, kBp, kS, kArgs };
   static Field Classify(std::string_view k) {
-    auto is = [&](const char* lit) { return std::memcmp(k.data(), lit, k.size()) == 0; };
+    auto is = [&](const auto& lit) { return std::memcmp(k.data(), lit, sizeof(lit) - 1) == 0; };  // fixed size: inlined
     switch (k.size()) {
       case 1: return k[0] == 's' ? Field::kS : Field::kOther;
       case 2:
