@@ -18,7 +18,7 @@ for mb in "$SMALL" "$LARGE"; do
   python3 bench/make_large_trace.py "$WORK/t$mb.json" --mb "$mb" --src "$SRC" | tee "$WORK/t$mb.made" >&2
   cat "$WORK/t$mb.json" > /dev/null
   for run in 1 2 3; do
-    "$BUILD/aiprof" analyze "$WORK/t$mb.json" --timing -o "$WORK/out.txt" 2> "$WORK/t$mb.timing.$run"
+    "$BUILD/aiprof" --threads 1 analyze "$WORK/t$mb.json" --timing -o "$WORK/out.txt" 2> "$WORK/t$mb.timing.$run"
   done
 done
 python3 - "$WORK" "$SMALL" "$LARGE" <<'PY'

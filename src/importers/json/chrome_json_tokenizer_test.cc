@@ -1,6 +1,7 @@
 #include "src/importers/json/chrome_json_tokenizer.h"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <string>
 #include <vector>
@@ -28,6 +29,16 @@ class RecordingSink : public ChromeJsonSink {
   std::vector<std::string> seen;
 };
 
+// A gzip copy of `path`: read through buffers, where a plain file is mapped.
+std::string GzipCopy(const std::string& path, const std::string& text) {
+  std::string out = path + ".gz";
+  gzFile f = gzopen(out.c_str(), "wb");
+  EXPECT_NE(f, nullptr);
+  EXPECT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(f);
+  return out;
+}
+
 std::vector<std::string> Cut(const std::string& path, bool threaded, size_t buffer, size_t max_value,
                              Status* status) {
   auto src = ByteSource::Open(path);
@@ -52,10 +63,13 @@ TEST(ChromeJsonTokenizerTest, SameCutsWhateverTheBufferSizeOrThreading) {
   EXPECT_EQ(reference[0], R"(T:a={"x": "]"})");
   EXPECT_EQ(reference[1], "E@34:" + std::string(R"({"n": "1"})"));
   EXPECT_EQ(reference.back(), R"(T:z="end")");
-  for (size_t buffer : {64, 100, 257, 4096}) {
-    for (bool threaded : {false, true}) {
-      EXPECT_EQ(Cut(path, threaded, buffer, 1 << 20, &st), reference) << buffer << " " << threaded;
-      EXPECT_TRUE(st.ok());
+  const std::string gz = GzipCopy(path, json);
+  for (const std::string& input : {path, gz}) {  // mapped, then buffered
+    for (size_t buffer : {64, 100, 257, 4096}) {
+      for (bool threaded : {false, true}) {
+        EXPECT_EQ(Cut(input, threaded, buffer, 1 << 20, &st), reference) << input << " " << buffer << " " << threaded;
+        EXPECT_TRUE(st.ok());
+      }
     }
   }
 }
@@ -63,10 +77,13 @@ TEST(ChromeJsonTokenizerTest, SameCutsWhateverTheBufferSizeOrThreading) {
 TEST(ChromeJsonTokenizerTest, OversizedValuesAreSkippedWithTheirSize) {
   testing::TempDir dir;
   std::string big = "{\"name\": \"" + std::string(5000, 'x') + "\"}";
-  std::string path = dir.Write("t.json", "[{\"a\": 1}, " + big + ", {\"b\": 2}]");
-  for (bool threaded : {false, true}) {
+  std::string text = "[{\"a\": 1}, " + big + ", {\"b\": 2}]";
+  std::string path = dir.Write("t.json", text);
+  std::string gz = GzipCopy(path, text);
+  for (int mode = 0; mode < 4; ++mode) {
+    bool threaded = mode & 1;
     Status st;
-    std::vector<std::string> seen = Cut(path, threaded, 64, 1024, &st);
+    std::vector<std::string> seen = Cut(mode & 2 ? gz : path, threaded, 64, 1024, &st);
     ASSERT_TRUE(st.ok()) << st.message();
     ASSERT_EQ(seen.size(), 3u);
     EXPECT_EQ(seen[0], "E@1:{\"a\": 1}");
