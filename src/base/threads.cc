@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -23,7 +24,9 @@ size_t AvailableCores() {
 
 size_t WorkerThreads() {
   size_t n = g_threads.load(std::memory_order_relaxed);
-  return n > 0 ? n : AvailableCores();
+  // Each parse worker keeps a few MiB of batches in flight; past 16 the
+  // reader is the limit, so more only costs memory unless asked for.
+  return n > 0 ? n : std::min<size_t>(AvailableCores(), 16);
 }
 
 void SetWorkerThreads(size_t n) { g_threads.store(n, std::memory_order_relaxed); }
