@@ -7,6 +7,7 @@
 #include <regex>
 #include <thread>
 
+#include "src/base/threads.h"
 #include "src/importers/ascend/ascend_pt_importer.h"
 #include "src/importers/ascend/msprof_importer.h"
 #include "src/importers/common/byte_source.h"
@@ -47,14 +48,15 @@ StatusOr<std::unique_ptr<Trace>> ImportUnit(const FolderUnit& unit) {
   return ErrStatus(unit.path + ": unknown folder unit");
 }
 
-// Imports units on up to hardware_concurrency threads; results in unit order.
+// Imports units on up to WorkerThreads() threads (--threads); results in
+// unit order.
 std::vector<StatusOr<std::unique_ptr<Trace>>> ImportAll(const std::vector<FolderUnit>& units) {
   std::vector<std::optional<StatusOr<std::unique_ptr<Trace>>>> results(units.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < units.size();) results[i].emplace(ImportUnit(units[i]));
   };
-  size_t n = std::min<size_t>(units.size(), std::max(1u, std::thread::hardware_concurrency()));
+  size_t n = std::min<size_t>(units.size(), WorkerThreads());
   std::vector<std::thread> threads;
   for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
   worker();
