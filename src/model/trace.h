@@ -71,6 +71,9 @@ enum class ArgType : uint8_t { kInt = 0, kUint, kDouble, kString, kJson, kBool, 
 struct Arg {
   StringId key;
   ArgType type;
+  // The bytes between type and value, explicit and zero: args are written
+  // to .aiprof files as they are in memory, so no byte may be left undefined.
+  uint8_t reserved[3] = {0, 0, 0};
   union {
     int64_t i;
     uint64_t u;
