@@ -95,6 +95,7 @@ void FillSdkFields(live::Header* h) {
   __atomic_store_n(&h->sdk_pid, static_cast<int64_t>(getpid()), __ATOMIC_RELAXED);
   __atomic_store_n(&h->attached_ns, NowNs(), __ATOMIC_RELAXED);
   snprintf(h->sdk_mode, sizeof(h->sdk_mode), "%s", g_hooks.mode ? g_hooks.mode() : "record");
+  snprintf(h->sdk_output_path, sizeof(h->sdk_output_path), "%s", SdkOutputPath());
 }
 
 // Maps /dev/shm/aiprof-live-<pid> when a monitor created it for this process.

@@ -83,6 +83,7 @@ struct Header {
   uint32_t framework_state;  // 0 unavailable, 1 available (idle), 2 running
   char sdk_mode[16];         // "ring" or "record"
   int64_t sdk_pid;
+  char sdk_output_path[kPathBytes];  // where the SDK writes its file at exit
   // Written by the monitor.
   int64_t heartbeat_ns;  // CLOCK_MONOTONIC
   uint32_t detach;       // 1: the monitor is leaving
