@@ -112,6 +112,8 @@ std::string ValueText(const std::string& metric, double v) {
 }  // namespace
 
 std::string DescribeTrigger(const IncidentTrigger& t) {
+  if (t.kind == "webhook") return "fired in Alertmanager (POST /alert)";
+  if (t.kind == "target_exited") return "the process ended: " + t.expression;
   if (t.kind != "alert") return t.kind + ": " + t.expression;
   std::string out;
   for (const ComparisonOutcome& c : t.result.comparisons) {
