@@ -283,14 +283,15 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   s.p99_ns = 25 * kMs;
   IncidentTrigger t{"alert", "p99_latency > 20ms", 5, 1764585600123, EvaluateAlert((*rules)[0], s, nullptr).result, s};
   const std::string json = TreeToJson(TriggerTree(t));
-  EXPECT_NE(json.find("\"expression\": \"p99_latency > 20ms\""), std::string::npos) << json;
+  // JSON text escapes < and > too (\u003e), so it is safe inside HTML.
+  EXPECT_NE(json.find("\"expression\": \"p99_latency \\u003e 20ms\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"value\": 25000000"), std::string::npos) << json;
   EXPECT_NE(json.find("\"time_utc\": \"2025-12-01T10:40:00.123Z\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"p99\": 0.025"), std::string::npos) << json;
   EXPECT_EQ(DescribeTrigger(t), "p99_latency = 25 ms (> 20 ms)");
   IncidentTrigger hostile{"webhook", "x\"}\n<script>", 0, 0, EvalResult{}, s};
   const std::string j2 = TreeToJson(TriggerTree(hostile));
-  EXPECT_NE(j2.find("\"expression\": \"x\\\"}\\n<script>\""), std::string::npos) << j2;
+  EXPECT_NE(j2.find("\"expression\": \"x\\\"}\\n\\u003cscript\\u003e\""), std::string::npos) << j2;
   EXPECT_EQ(UtcStamp(1764585600123), "20251201T104000Z");
 }
 
