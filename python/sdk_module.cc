@@ -169,18 +169,29 @@ int RequestInit(PyObject* self, PyObject* args, PyObject* kwargs) {
   return 0;
 }
 
-PyObject* RequestEnd(PyObject* self, PyObject*) {
-  auto* r = reinterpret_cast<RequestObject*>(self);
+void EndRequest(RequestObject* r, bool error) {
   uint64_t id = r->id;
   r->id = 0;
-  aiprof_request_end(id);  // 0 is ignored
+  if (error) {
+    aiprof_request_end_error(id);  // 0 is ignored
+  } else {
+    aiprof_request_end(id);
+  }
+}
+
+PyObject* RequestEnd(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"error", nullptr};
+  int error = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p", const_cast<char**>(keywords), &error)) return nullptr;
+  EndRequest(reinterpret_cast<RequestObject*>(self), error != 0);
   Py_RETURN_NONE;
 }
 
 PyObject* RequestEnter(PyObject* self, PyObject*) { return Py_NewRef(self); }
 
-PyObject* RequestExit(PyObject* self, PyObject* const*, Py_ssize_t) {
-  Py_DECREF(RequestEnd(self, nullptr));  // None
+// A request left by an exception ends as an error (aiprof monitor's error_count).
+PyObject* RequestExit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  EndRequest(reinterpret_cast<RequestObject*>(self), nargs > 0 && args[0] != Py_None);
   Py_RETURN_FALSE;
 }
 
@@ -189,10 +200,11 @@ PyObject* RequestId(PyObject* self, void*) {
 }
 
 PyMethodDef kRequestMethods[] = {
-    {"end", RequestEnd, METH_NOARGS, "Ends the request (from any thread); later calls are ignored."},
+    {"end", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestEnd)), METH_VARARGS | METH_KEYWORDS,
+     "end(error=False): ends the request (from any thread), as failed with error=True; later calls are ignored."},
     {"__enter__", RequestEnter, METH_NOARGS, "Returns the request (already begun)."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestExit)), METH_FASTCALL,
-     "Ends the request."},
+     "Ends the request; as failed when an exception leaves the block."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef kRequestGetSet[] = {{"id", RequestId, nullptr, "The runtime's id (0 once ended or when disabled).", nullptr},

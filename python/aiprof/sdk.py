@@ -94,5 +94,6 @@ def step():
 
 
 # request(name) begins a request now and returns it; `.end()` it from any
-# thread, or use `with request(name):`. (The class itself: no extra call.)
+# thread (`.end(error=True)` for a failed one), or use `with request(name):`
+# (an exception leaving the block ends it as an error). (The class itself: no extra call.)
 request = Request

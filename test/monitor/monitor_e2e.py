@@ -22,6 +22,8 @@ Cases:
   inprocess  AIPROF_MONITOR in the service's environment writes its flight
              recorder on a breach, with no monitor process; a malformed one
              is reported at start.
+  python     a Python service using the aiprof package: a request left by an
+             exception counts as an error; --on-alert dump.
 """
 import argparse
 import glob
@@ -281,8 +283,27 @@ def case_inprocess(args, tmp):
           'a malformed AIPROF_MONITOR is reported at start (%s)' % p.stderr.strip()[:200])
 
 
+def case_python(args, tmp):
+    out = os.path.join(tmp, 'incidents')
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'error_rate > 5%', '--window', '1s', '--interval', '0.25s',
+                        '--on-alert', 'dump', '--once', '--timeout', '15s', '-o', out, '--',
+                        args.python, os.path.join(os.path.dirname(__file__), 'python_service.py'), args.python_dir, '8'],
+                       capture_output=True, text=True, timeout=STEP_TIMEOUT)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 3, 'a Python service\'s errors (exceptions in `with aiprof.request`) fire the alert (rc %d)' %
+          p.returncode)
+    inc = sorted(glob.glob(os.path.join(out, '*-*')))
+    check(len(inc) == 1, 'one incident')
+    if inc:
+        alert = json.load(open(os.path.join(inc[0], 'alert.json')))
+        rate = [c for c in alert['trigger']['comparisons'] if c['metric'] == 'error_rate']
+        check(rate and 0.07 <= rate[0]['value'] <= 0.13, 'error_rate is the 1 in 10 that raised (%s)' % rate)
+        check(os.path.exists(os.path.join(inc[0], 'flight_recorder.aiprof')) and
+              os.path.exists(os.path.join(inc[0], 'diagnosis.md')), '--on-alert dump: flight recorder and its diagnosis')
+
+
 CASES = {'slow': case_slow, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
-         'badexpr': case_badexpr, 'inprocess': case_inprocess}
+         'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python}
 
 
 def main():
@@ -291,6 +312,8 @@ def main():
     ap.add_argument('--dump', required=True)
     ap.add_argument('--service', required=True)
     ap.add_argument('--load', required=True)
+    ap.add_argument('--python', default=sys.executable, help='interpreter for the Python service (with numpy)')
+    ap.add_argument('--python-dir', help='the built aiprof package\'s parent folder (<build>/python)')
     ap.add_argument('case', choices=sorted(CASES))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix='aiprof-monitor-e2e-') as tmp:
