@@ -15,6 +15,9 @@
 #include <aiprof/aiprof.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <string>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -340,7 +343,84 @@ PyObject* SetEnabledFn(PyObject*, PyObject* on) {
 PyObject* ClockNsFn(PyObject*, PyObject*) { return PyLong_FromLongLong(aiprof_clock_ns()); }
 PyObject* OutputPathFn(PyObject*, PyObject*) { return PyUnicode_DecodeFSDefault(aiprof_output_path()); }
 
+// --- Framework layer on demand (aiprof monitor's deep trace) ---
+//
+// The runtime's live thread calls FrameworkHandler; Python code may run only
+// with the GIL, and the torch profiler records the thread that starts it, so
+// the request is handed to the main thread with Py_AddPendingCall (run at its
+// next bytecode boundary) and this thread waits for the answer.
+
+struct FrameworkRequest {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t generation = 0, done_generation = 0;
+  int start = 0;
+  std::string dir;
+  int status = 0;
+};
+FrameworkRequest g_framework;
+PyObject* g_framework_callable = nullptr;  // fn(start: bool, dir: str) -> int (0 or an errno value)
+// How long the main thread gets to pick the request up (it may be blocked in C).
+constexpr auto kFrameworkWait = std::chrono::seconds(20);
+
+int RunFrameworkRequest(void*) {
+  int start;
+  std::string dir;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(g_framework.mu);
+    start = g_framework.start;
+    dir = g_framework.dir;
+    generation = g_framework.generation;
+  }
+  int status = ENOTSUP;
+  if (g_framework_callable != nullptr) {
+    PyObject* r = PyObject_CallFunction(g_framework_callable, "Os", start ? Py_True : Py_False, dir.c_str());
+    if (r == nullptr) {
+      PyErr_WriteUnraisable(g_framework_callable);
+      status = EIO;
+    } else {
+      status = PyLong_Check(r) ? static_cast<int>(PyLong_AsLong(r)) : 0;
+      Py_DECREF(r);
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_framework.mu);
+  if (generation == g_framework.generation) {
+    g_framework.status = status;
+    g_framework.done_generation = generation;
+    g_framework.cv.notify_all();
+  }
+  return 0;
+}
+
+int FrameworkHandler(int start, const char* dir) {
+  std::unique_lock<std::mutex> lock(g_framework.mu);
+  const uint64_t generation = ++g_framework.generation;
+  g_framework.start = start;
+  g_framework.dir = dir ? dir : "";
+  lock.unlock();
+  if (Py_AddPendingCall(&RunFrameworkRequest, nullptr) != 0) return EAGAIN;
+  lock.lock();
+  if (!g_framework.cv.wait_for(lock, kFrameworkWait, [&] { return g_framework.done_generation == generation; })) {
+    return ETIMEDOUT;
+  }
+  return g_framework.status;
+}
+
+PyObject* SetFrameworkHandlerFn(PyObject*, PyObject* callable) {
+  if (callable != Py_None && !PyCallable_Check(callable)) {
+    PyErr_SetString(PyExc_TypeError, "set_framework_handler(fn): fn must be callable or None");
+    return nullptr;
+  }
+  Py_XSETREF(g_framework_callable, callable == Py_None ? nullptr : Py_NewRef(callable));
+  aiprof_set_framework_handler(callable == Py_None ? nullptr : &FrameworkHandler);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef kFunctions[] = {
+    {"set_framework_handler", SetFrameworkHandlerFn, METH_O,
+     "set_framework_handler(fn): fn(start, dir) -> 0 | errno starts / stops the framework profiler when aiprof "
+     "monitor asks (run on the main thread); None unregisters."},
     {"span_begin", SpanBeginFn, METH_O, "span_begin(name): opens a span on the calling thread."},
     {"span_end", SpanEndFn, METH_NOARGS, "Closes the calling thread's innermost span."},
     {"node_begin", NodeBeginFn, METH_O, "node_begin(name): opens a pipeline node (\"node:<name>\")."},

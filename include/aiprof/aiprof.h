@@ -135,6 +135,13 @@ AIPROF_API int64_t aiprof_clock_ns(void);
 /* The file the next aiprof_flush() writes (valid until the next fork). */
 AIPROF_API const char* aiprof_output_path(void);
 
+/* Registers the framework layer's handler for aiprof monitor's deep trace:
+ * the runtime's live thread calls handler(1, dir) to start the framework's
+ * profiler (PyTorch's, in the Python SDK) and handler(0, dir) to stop it and
+ * write its trace into `dir`; the handler returns 0 or an errno value. Set by
+ * bindings, not applications; NULL unregisters. */
+AIPROF_API void aiprof_set_framework_handler(int (*handler)(int start, const char* dir));
+
 /* AIPROF_SDK_ABI_VERSION of the loaded runtime. */
 AIPROF_API int aiprof_sdk_abi_version(void);
 

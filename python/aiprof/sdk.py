@@ -25,6 +25,10 @@ but a decorator or a span object made once and reused is cheapest.
 import functools
 
 from . import _sdk
+from . import _framework
+
+# aiprof monitor's deep trace may turn torch.profiler on in this process.
+_sdk.set_framework_handler(_framework.handle)
 
 Request = _sdk.Request
 counter = _sdk.counter

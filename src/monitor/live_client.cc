@@ -145,6 +145,10 @@ Status LiveClient::RunCommand(live::Command command, const std::string& path, in
   return OkStatus();
 }
 
+bool LiveClient::framework_available() const {
+  return __atomic_load_n(&header_->framework_state, __ATOMIC_ACQUIRE) != 0;
+}
+
 std::string LiveClient::sdk_mode() const { return Text(header_->sdk_mode, sizeof(header_->sdk_mode)); }
 
 std::string LiveClient::sdk_output_path() const {

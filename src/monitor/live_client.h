@@ -42,6 +42,8 @@ class LiveClient {
   // Thread-safe: one command at a time.
   Status RunCommand(live::Command command, const std::string& path, int64_t timeout_ns);
   std::string sdk_mode() const;
+  // Whether the process registered a framework layer (the Python SDK).
+  bool framework_available() const;
   std::string sdk_output_path() const;
   const std::string& segment_path() const { return path_; }
 

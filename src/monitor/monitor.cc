@@ -22,6 +22,7 @@
 #include "src/base/atomic_file.h"
 #include "src/capture/capture.h"
 #include "src/importers/common/folder_merge.h"
+#include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "src/monitor/alert.h"
 #include "src/monitor/incident.h"
@@ -112,6 +113,8 @@ struct Incident {
   WindowStats window_at_end;
   std::string flight_recorder_status = "not requested", trace_status = "not requested", diagnosis_status = "not requested";
   std::string sdk_mode;
+  std::string framework_status = "not available (the process registered no framework layer)";
+  size_t framework_slices = 0;
   std::string capture_summary;
   int64_t trace_start_ns = 0, trace_end_ns = 0;
   std::vector<ReportHostFunction> host_functions;
@@ -427,12 +430,28 @@ class Monitor {
     c.cpu_hz = o_.cpu_hz;
     c.scope = CaptureScope::kFullStack;
     c.target = o_.service;
+    // The framework layer (torch.profiler in a Python process), when the
+    // process registered one: started before the samples, stopped after.
+    const std::string torch_dir = inc->dir + "/.framework";
+    bool framework = false;
+    if (client_->framework_available()) {
+      Status st = client_->RunCommand(live::kCmdFrameworkOn, torch_dir, kFlushTimeoutNs);
+      framework = st.ok();
+      inc->framework_status = st.ok() ? "started" : "not started: " + st.message();
+    }
     inc->trace_start_ns = NowNs();
-    ASSIGN_OR_RETURN(CaptureResult r, RunCapture(c));
+    StatusOr<CaptureResult> captured = RunCapture(c);
     inc->trace_end_ns = NowNs();
-    inc->capture_summary = r.summary;
     std::vector<std::unique_ptr<Trace>> parts;
-    parts.push_back(std::move(r.trace));
+    if (framework) {
+      Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
+      inc->framework_status = st.ok() ? "recorded" : "failed to stop: " + st.message();
+      if (st.ok()) AddFrameworkTraces(torch_dir, inc, &parts);
+    }
+    if (!captured.ok()) return captured.status();
+    CaptureResult r = std::move(captured).value();
+    inc->capture_summary = r.summary;
+    parts.insert(parts.begin(), std::move(r.trace));
     // The SDK's buffers now hold the lead-up and the deep trace's requests.
     const std::string after = inc->dir + "/.sdk-after-trace.aiprof";
     Status flushed = client_->RunCommand(live::kCmdFlush, after, kFlushTimeoutNs);
@@ -456,6 +475,30 @@ class Monitor {
     return WriteNativeFile(*trace, inc->dir + "/trace.aiprof");
   }
 
+  // Imports the framework layer's files (torch-<pid>.json + .sync, as the
+  // capture's torch hook writes them) with their clock offset removed.
+  void AddFrameworkTraces(const std::string& dir, Incident* inc, std::vector<std::unique_ptr<Trace>>* parts) {
+    const std::string json = dir + "/torch-" + std::to_string(pid_) + ".json";
+    StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(json);
+    if (!t.ok()) {
+      inc->framework_status = "unreadable: " + t.status().message();
+      return;
+    }
+    int64_t offset = 0, error = 0;
+    Status st = MeasureTorchOffset(**t, dir + "/torch-" + std::to_string(pid_) + ".sync", &offset, &error);
+    if (st.ok()) {
+      ShiftTrace(t->get(), -offset);
+      inc->framework_status = "recorded (clock offset " + std::to_string(offset) + " ± " + std::to_string(error) + " ns)";
+    } else {
+      inc->framework_status = "recorded, clock not aligned: " + st.message();
+    }
+    inc->framework_slices = (*t)->slices.size();
+    parts->push_back(std::move(t).value());
+    unlink(json.c_str());
+    unlink((dir + "/torch-" + std::to_string(pid_) + ".sync").c_str());
+    rmdir(dir.c_str());
+  }
+
   IncidentContext Context(Incident& inc) {
     std::lock_guard<std::mutex> lock(inc.mu);
     IncidentContext c;
@@ -472,6 +515,7 @@ class Monitor {
     c.emplace_back("window at the alert", buf);
     if (inc.trace_end_ns > 0) {
       c.emplace_back("deep trace", Seconds(inc.trace_end_ns - inc.trace_start_ns) + " after the alert; " + inc.capture_summary);
+      c.emplace_back("framework layer", inc.framework_status);
     }
     if (!inc.host_functions.empty()) {
       const ReportHostFunction& f = inc.host_functions[0];
@@ -507,6 +551,8 @@ class Monitor {
     Tree dt = Tree::Map();
     dt.Set("on_alert", Tree::String(o_.on_alert == OnAlert::kTrace ? "trace" : o_.on_alert == OnAlert::kDump ? "dump" : "none"));
     dt.Set("status", Tree::String(inc.trace_status));
+    dt.Set("framework_layer", Tree::String(inc.framework_status));
+    dt.Set("framework_slices", Tree::Number(static_cast<double>(inc.framework_slices)));
     if (inc.trace_end_ns > 0) {
       dt.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_start_ns)));
       dt.Set("end_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_end_ns)));

@@ -52,6 +52,7 @@ const char* g_counter_ptrs[live::kCounterNames * 2] = {};
 uint32_t g_counter_index[live::kCounterNames * 2] = {};
 __thread int64_t t_step_begin_ns __attribute__((tls_model("initial-exec"))) = 0;
 bool g_live_disabled = false;
+int (*g_framework_handler)(int, const char*) = nullptr;
 SelfMonitorHook g_self_monitor = nullptr;
 
 int64_t NowNs() {
@@ -96,6 +97,8 @@ void FillSdkFields(live::Header* h) {
   __atomic_store_n(&h->attached_ns, NowNs(), __ATOMIC_RELAXED);
   snprintf(h->sdk_mode, sizeof(h->sdk_mode), "%s", g_hooks.mode ? g_hooks.mode() : "record");
   snprintf(h->sdk_output_path, sizeof(h->sdk_output_path), "%s", SdkOutputPath());
+  __atomic_store_n(&h->framework_state, __atomic_load_n(&g_framework_handler, __ATOMIC_ACQUIRE) ? 1u : 0u,
+                   __ATOMIC_RELEASE);
 }
 
 // Maps /dev/shm/aiprof-live-<pid> when a monitor created it for this process.
@@ -146,7 +149,13 @@ void RunCommand(live::Header* h) {
   if (cmd == live::kCmdFlush) {
     status = path[0] ? g_hooks.write_to(path) : EINVAL;
   } else if (cmd == live::kCmdFrameworkOn || cmd == live::kCmdFrameworkOff) {
-    status = ENOTSUP;  // no framework layer in this process (see docs/monitor.md)
+    int (*handler)(int, const char*) = __atomic_load_n(&g_framework_handler, __ATOMIC_ACQUIRE);
+    if (!handler) {
+      status = ENOTSUP;  // no framework layer in this process
+    } else {
+      status = handler(cmd == live::kCmdFrameworkOn ? 1 : 0, path);
+      __atomic_store_n(&h->framework_state, cmd == live::kCmdFrameworkOn && status == 0 ? 2u : 1u, __ATOMIC_RELEASE);
+    }
   } else {
     status = EINVAL;
   }
@@ -294,3 +303,11 @@ void LiveCounter(const char* name, double value) {
 }
 
 }  // namespace aiprof::sdkrt
+
+extern "C" void aiprof_set_framework_handler(int (*handler)(int start, const char* dir)) {
+  using namespace aiprof::sdkrt;  // NOLINT
+  __atomic_store_n(&g_framework_handler, handler, __ATOMIC_RELEASE);
+  if (aiprof::live::Header* h = __atomic_load_n(&g_live_header, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&h->framework_state, handler ? 1u : 0u, __ATOMIC_RELEASE);
+  }
+}

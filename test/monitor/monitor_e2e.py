@@ -24,6 +24,9 @@ Cases:
              is reported at start.
   python     a Python service using the aiprof package: a request left by an
              exception counts as an error; --on-alert dump.
+  torch      a PyTorch service: the deep trace turns torch.profiler on in the
+             running process through the SDK's control channel, and its ops
+             land on the monitor's clock (heavy; skipped without torch).
 """
 import argparse
 import glob
@@ -302,8 +305,38 @@ def case_python(args, tmp):
               os.path.exists(os.path.join(inc[0], 'diagnosis.md')), '--on-alert dump: flight recorder and its diagnosis')
 
 
+def case_torch(args, tmp):
+    if subprocess.run([args.python, '-c', 'import torch'], capture_output=True).returncode != 0:
+        print('skip: %s cannot import torch' % args.python)
+        sys.exit(77)
+    out = os.path.join(tmp, 'incidents')
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 8ms', '--window', '1s', '--interval', '0.25s',
+                        '--trace-duration', '2s', '--once', '--timeout', '40s', '-o', out, '--', args.python,
+                        os.path.join(os.path.dirname(__file__), 'torch_service.py'), args.python_dir, '25', '4'],
+                       capture_output=True, text=True, timeout=STEP_TIMEOUT + 30)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 3, 'the torch service\'s slowdown makes an incident (rc %d)' % p.returncode)
+    inc = sorted(glob.glob(os.path.join(out, '*-*')))
+    if not inc:
+        check(False, 'an incident folder')
+        return
+    alert = json.load(open(os.path.join(inc[0], 'alert.json')))
+    dt = alert['deep_trace']
+    check(dt['framework_layer'].startswith('recorded (clock offset'), 'the framework layer was turned on through the '
+          'SDK\'s control channel and aligned: %s' % dt['framework_layer'])
+    slices, samples, meta = dump(args, os.path.join(inc[0], 'trace.aiprof'))
+    start, end = int(dt['start_monotonic_ns']), int(dt['end_monotonic_ns'])
+    mm = [s for s in slices if s['slice'] == 'aten::mm']
+    check(len(mm) > 10, 'trace.aiprof holds torch ops (%d aten::mm)' % len(mm))
+    inside = [s for s in mm if start - 1e9 <= s['ts'] <= end + 1e9]
+    check(mm and len(inside) == len(mm), 'the torch ops lie in the deep trace\'s time (on the monitor\'s clock): %d of %d' %
+          (len(inside), len(mm)))
+    check(len(samples) > 50, 'and host samples (%d)' % len(samples))
+
+
 CASES = {'slow': case_slow, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
-         'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python}
+         'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
+         'torch': case_torch}
 
 
 def main():
