@@ -298,15 +298,18 @@ class Monitor {
     return s;
   }
 
-  // Alerts that started to hold this tick (a rule that keeps holding is one
-  // alert, not one per interval), and webhook alerts received since the last.
-  std::vector<IncidentTrigger> NewTriggers(const WindowStats& s, int64_t now) {
+  // The alerts that hold now (`rising_only`: those that started to hold this
+  // tick), and the webhook alerts received since the last tick. A rule that
+  // keeps holding counts as one alert; once an incident and its cooldown are
+  // over it may start the next incident.
+  std::vector<IncidentTrigger> Triggers(const WindowStats& s, int64_t now, bool rising_only) {
     std::vector<IncidentTrigger> out;
     for (size_t i = 0; i < rules_.size(); ++i) {
       AlertOutcome a = EvaluateAlert(rules_[i], s, baseline_ ? &*baseline_ : nullptr);
-      if (a.holds && !rule_holding_[i]) {
+      const bool rising = a.holds && !rule_holding_[i];
+      if (rising) ++alerts_total_;
+      if (a.holds && (rising || !rising_only)) {
         out.push_back(IncidentTrigger{"alert", rules_[i].text, now, NowUnixMs(), std::move(a.result), s});
-        ++alerts_total_;
       }
       rule_holding_[i] = a.holds;
     }
@@ -330,7 +333,8 @@ class Monitor {
       const int64_t now = NowNs();
       const bool alive = TargetAlive();
       const WindowStats s = Tick(now);
-      std::vector<IncidentTrigger> triggers = alive ? NewTriggers(s, now) : std::vector<IncidentTrigger>{};
+      std::vector<IncidentTrigger> triggers =
+          alive ? Triggers(s, now, /*rising_only=*/current_ != nullptr) : std::vector<IncidentTrigger>{};
       if (current_) {
         {
           std::lock_guard<std::mutex> lock(current_->mu);

@@ -12,6 +12,8 @@ Cases:
              alert fires within two windows, trace.aiprof holds slow requests
              from before and after the alert, its host samples and the
              diagnosis name planted_slow_path (uses perf: heavy).
+  storm      an alert that keeps holding: one incident per --cooldown, at
+             most --max-incidents.
   steady     no slowdown: many windows, no incident, exit 0.
   dies       the service exits (status 1) mid-window: a clear message, an
              incident with the flight recorder it wrote at exit, exit 3.
@@ -105,8 +107,8 @@ class Run:
 def case_slow(args, tmp):
     window = 2.0
     run = Run(args, tmp, ['--slow-after', '3', '--slow-ms', '25', '--work-us', '300'],
-              ['--alert', 'p99_latency > 15ms', '--window', '2s', '--interval', '0.25s', '--trace-duration', '2s',
-               '--once', '--timeout', '25s'], load_seconds=14)
+              ['--alert', 'p99_latency > 15ms', '--alert', 'p90_latency > 15ms', '--window', '2s', '--interval', '0.25s',
+               '--trace-duration', '2s', '--once', '--timeout', '25s'], load_seconds=14)
     rc, out, err = run.finish()
     check(rc == 3, 'exit status 3 after the first incident (got %d)' % rc)
     inc = run.incidents()
@@ -124,6 +126,9 @@ def case_slow(args, tmp):
           'alert.json holds the value and threshold (%s)' % comp)
     check(alert['trigger']['window']['requests'] > 0 and 'latency_s' in alert['trigger']['window'],
           'alert.json holds the window statistics')
+    during = [t['expression'] for t in alert['during_incident']]
+    check(during == ['p90_latency > 15ms'], 'the second alert (p90, later than p99) is recorded in the same incident: %s' %
+          during)
     slow_from = int(open(run.marks).read().split()[1])
     fired = int(alert['trigger']['monotonic_ns'])
     delay = (fired - slow_from) / 1e9
@@ -152,6 +157,22 @@ def case_slow(args, tmp):
     check('planted_slow_path' in html, 'diagnosis.html names planted_slow_path')
     check(alert['deep_trace']['top_host_functions'][0]['function'] == 'planted_slow_path',
           'alert.json names planted_slow_path as the hottest host function')
+
+
+def case_storm(args, tmp):
+    run = Run(args, tmp, ['--slow-after', '0', '--work-us', '300'],
+              ['--alert', 'p99_latency > 15ms', '--window', '1s', '--interval', '0.25s', '--on-alert', 'none',
+               '--cooldown', '1s', '--max-incidents', '2', '--timeout', '7s'], load_seconds=8)
+    rc, out, err = run.finish()
+    check(rc == 3, 'exit 3 (got %d)' % rc)
+    check(len(run.incidents()) == 2, 'an alert that keeps holding makes one incident per cooldown, up to '
+          '--max-incidents 2 (got %d)' % len(run.incidents()))
+    check(len(out.strip().splitlines()) == 2, 'two lines on stdout')
+    check(err.count('--max-incidents 2 reached') == 1, 'says once that --max-incidents is reached')
+    if len(run.incidents()) == 2:
+        a, b = (json.load(open(os.path.join(d, 'alert.json'))) for d in run.incidents())
+        gap = (b['trigger']['monotonic_ns'] - a['trigger']['monotonic_ns']) / 1e9
+        check(gap >= 1.0, 'the second incident starts after the cooldown (%.2f s later)' % gap)
 
 
 def case_steady(args, tmp):
@@ -334,7 +355,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'slow': case_slow, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'slow': case_slow, 'storm': case_storm, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
          'torch': case_torch}
 
