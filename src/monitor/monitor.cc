@@ -83,6 +83,14 @@ int64_t FileMtimeNs(const std::string& path) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
 }
 
+// A process that exited but was not reaped yet by its parent.
+bool IsZombie(int pid) {
+  std::string line;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
 // SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
 // handler never sees them) and taken by one sigwait thread.
 std::atomic<int> g_stop_signals{0};
@@ -229,7 +237,7 @@ class Monitor {
       }
       return true;
     }
-    if (kill(pid_, 0) != 0 && errno == ESRCH) {
+    if ((kill(pid_, 0) != 0 && errno == ESRCH) || IsZombie(pid_)) {
       target_exited_ = true;
       exit_text_ = "exited";
       exit_abnormal_ = true;  // a watched service is not expected to stop
