@@ -1,6 +1,7 @@
 #include "src/monitor/monitor_metrics.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 namespace aiprof {
@@ -87,10 +88,11 @@ std::string PrometheusLabelValue(std::string_view value) {
 
 namespace {
 
+// The shortest text that reads back as `v`.
 std::string Number(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, r.ptr);
 }
 
 }  // namespace

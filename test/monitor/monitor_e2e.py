@@ -14,6 +14,8 @@ Cases:
              diagnosis name planted_slow_path (uses perf: heavy).
   storm      an alert that keeps holding: one incident per --cooldown, at
              most --max-incidents.
+  baseline   `p99_latency > 3 * baseline` against a baseline stored with
+             aiprof set-baseline from the service's own trace.
   steady     no slowdown: many windows, no incident, exit 0.
   dies       the service exits (status 1) mid-window: a clear message, an
              incident with the flight recorder it wrote at exit, exit 3.
@@ -173,6 +175,37 @@ def case_storm(args, tmp):
         a, b = (json.load(open(os.path.join(d, 'alert.json'))) for d in run.incidents())
         gap = (b['trigger']['monotonic_ns'] - a['trigger']['monotonic_ns']) / 1e9
         check(gap >= 1.0, 'the second incident starts after the cooldown (%.2f s later)' % gap)
+
+
+def case_baseline(args, tmp):
+    base = os.path.join(tmp, 'base.aiprof')
+    env = dict(os.environ, AIPROF_OUTPUT=base)
+    port_file = os.path.join(tmp, 'port0')
+    svc = subprocess.Popen([args.service, '--port-file', port_file, '--die-after', '2.5', '--work-us', '300'], env=env)
+    check(wait_for_file(port_file), 'baseline service started')
+    subprocess.run([args.load, open(port_file).read().strip(), '2', '2'], capture_output=True, timeout=30)
+    svc.wait(timeout=30)
+    db = os.path.join(tmp, 'b.db')
+    p = subprocess.run([args.aiprof, 'set-baseline', '--service', 'svc', '--trace', base, '--unit', 'request', '--db', db],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, 'baseline stored (%s)' % p.stderr.strip()[-200:])
+    slices, _, _ = dump(args, base)
+    lat = sorted(s['dur'] for s in slices if s['slice'] == 'request')
+    p99 = lat[-(-99 * len(lat) // 100) - 1]  # nearest rank: ceil(0.99 n)
+    run = Run(args, tmp, ['--slow-after', '2', '--work-us', '300'],
+              ['--alert', 'p99_latency > 3 * baseline', '--service', 'svc', '--db', db, '--window', '1s',
+               '--interval', '0.25s', '--on-alert', 'none', '--once', '--timeout', '15s'], load_seconds=8)
+    rc, out, err = run.finish()
+    check(rc == 3, 'the slowdown crosses 3 x the stored baseline: exit 3 (got %d)' % rc)
+    inc = run.incidents()
+    if inc:
+        comp = json.load(open(os.path.join(inc[0], 'alert.json')))['trigger']['comparisons'][0]
+        check(abs(comp['threshold'] - 3 * p99) <= 1, 'threshold = 3 x the baseline\'s p99 (%d vs %d)' %
+              (comp['threshold'], 3 * p99))
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'step_time_p99 > 1.2 * baseline', '--service', 'svc', '--db', db,
+                        '-o', os.path.join(tmp, 'x'), '--', 'true'], capture_output=True, text=True, timeout=20)
+    check(p.returncode == 1 and 'has no value for step_time_p99' in p.stderr,
+          'a baseline of requests has no step times: a start-up error (%s)' % p.stderr.strip()[:200])
 
 
 def case_steady(args, tmp):
@@ -355,7 +388,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'slow': case_slow, 'storm': case_storm, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
          'torch': case_torch}
 
