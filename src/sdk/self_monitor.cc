@@ -42,6 +42,14 @@ constexpr MetricName kMetrics[] = {
     {"step_time_p99", Metric::kStepP99, 't'},    {"step_time_max", Metric::kStepMax, 't'},
 };
 constexpr int kMetricCount = sizeof(kMetrics) / sizeof(kMetrics[0]);
+// kMetrics lists the metrics in the enum's order: values are indexed by both.
+constexpr bool InEnumOrder() {
+  for (int i = 0; i < kMetricCount; ++i) {
+    if (static_cast<int>(kMetrics[i].metric) != i) return false;
+  }
+  return true;
+}
+static_assert(InEnumOrder(), "kMetrics follows the Metric enum");
 
 // Expression nodes in one fixed pool (no allocation after parsing).
 struct Node {
