@@ -56,7 +56,8 @@ Tree WindowStatsTree(const WindowStats& s) {
   Tree counters = Tree::Map();
   for (const auto& [name, v] : s.counters) counters.Set(name, Tree::Number(v));
   t.Set("counters", std::move(counters));
-  t.Set("quantiles", Tree::String("exact over the window, nearest rank"));
+  t.Set("quantiles", Tree::String(s.quantiles_exact ? "exact over the window, nearest rank"
+                                                   : "DDSketch over the window's 64 parts, within 1% relative error"));
   return t;
 }
 

@@ -108,7 +108,7 @@ std::string PrometheusExposition(const WindowStats& s, const ExpositionLabels& l
     out += std::string(name) + "{" + base + extra + "} " + Number(v) + "\n";
   };
   metric("aiprof_monitor_request_latency_seconds", "summary",
-         "Request latency over the rolling window (exact quantiles, nearest rank).");
+         "Request latency over the rolling window (exact nearest-rank quantiles; a 1% DDSketch past 200k requests).");
   if (s.requests > 0) {
     sample("aiprof_monitor_request_latency_seconds", ",quantile=\"0.5\"", s.p50_ns / 1e9);
     sample("aiprof_monitor_request_latency_seconds", ",quantile=\"0.9\"", s.p90_ns / 1e9);
@@ -122,7 +122,7 @@ std::string PrometheusExposition(const WindowStats& s, const ExpositionLabels& l
   sample("aiprof_monitor_throughput_per_second", "", s.throughput_per_s);
   metric("aiprof_monitor_errors", "gauge", "Requests ended as errors in the rolling window.");
   sample("aiprof_monitor_errors", "", static_cast<double>(s.errors));
-  metric("aiprof_monitor_step_time_seconds", "summary", "Step time over the rolling window (exact quantiles).");
+  metric("aiprof_monitor_step_time_seconds", "summary", "Step time over the rolling window (as the request latency's quantiles).");
   if (s.steps > 0) {
     sample("aiprof_monitor_step_time_seconds", ",quantile=\"0.5\"", s.step_p50_ns / 1e9);
     sample("aiprof_monitor_step_time_seconds", ",quantile=\"0.99\"", s.step_p99_ns / 1e9);

@@ -68,6 +68,30 @@ TEST(MonitorWindowTest, ThroughputUsesTheObservedPartOfTheWindow) {
   EXPECT_NEAR(s.throughput_per_s, 10.0, 1e-9);  // not 20 / 60
 }
 
+TEST(MonitorWindowTest, PastTheExactLimitQuantilesComeFromTheSketchesWithin1Percent) {
+  // 64 parts of 1 s; at most 1,000 exact samples.
+  RollingWindow w(64 * kSec, 0, /*exact_limit=*/1000);
+  for (int i = 0; i < 500; ++i) w.AddRequest(i * kMs, (i % 100 + 1) * kMs, i % 50 == 0);  // 0..0.5 s
+  WindowStats s = w.Stats(kSec);
+  EXPECT_TRUE(s.quantiles_exact);
+  EXPECT_EQ(s.p99_ns, 99 * kMs);
+  for (int i = 0; i < 1500; ++i) w.AddRequest(kSec + i * kMs, (i % 100 + 1) * kMs, false);  // 1..2.5 s
+  s = w.Stats(3 * kSec);
+  EXPECT_FALSE(s.quantiles_exact);
+  EXPECT_EQ(s.requests, 2000u);  // counts, errors, max stay exact
+  EXPECT_EQ(s.errors, 10u);
+  EXPECT_EQ(s.max_ns, 100 * kMs);
+  EXPECT_NEAR(s.p99_ns, 99 * kMs, 0.01 * 99 * kMs);
+  EXPECT_NEAR(s.p50_ns, 50 * kMs, 0.01 * 51 * kMs);  // the sketch's rank is floor(q (n - 1))
+  // Once what was left out has left the window, the quantiles are exact again.
+  w.Advance(67 * kSec);
+  for (int i = 0; i < 10; ++i) w.AddRequest(67 * kSec + i, 5 * kMs, false);
+  s = w.Stats(67 * kSec);
+  EXPECT_TRUE(s.quantiles_exact);
+  EXPECT_EQ(s.requests, 10u);
+  EXPECT_EQ(s.p99_ns, 5 * kMs);
+}
+
 TEST(MonitorMetricsTest, MetricsWithoutDataAreAbsentNotZero) {
   WindowStats s;
   s.covered_ns = kSec;
