@@ -8,7 +8,7 @@ cost of the live channel, the window and /proc reads), --repeats times
 each, and prints the median throughput of both and the difference.
 
   bench/monitor_overhead.py --aiprof build/aiprof --service build/test/monitor_service \\
-      --load build/test/monitor_load [--seconds 8] [--repeats 5] [--connections 4] [--work-us 100]
+      --load build/test/monitor_load [--seconds 8] [--repeats 5] [--connections 4] [--work-us 100] [--window 60s]
 """
 import argparse
 import json
@@ -30,7 +30,7 @@ def one_run(args, tmp, monitored):
     mon = None
     if monitored:
         mon = subprocess.Popen([args.aiprof, 'monitor', '--pid', str(svc.pid), '--alert', 'p99_latency > 100s',
-                                '--window', '60s', '--interval', '1s', '-o', os.path.join(tmp, 'incidents')],
+                                '--window', args.window, '--interval', '1s', '-o', os.path.join(tmp, 'incidents')],
                                stderr=subprocess.PIPE, text=True)
         line = mon.stderr.readline()  # "watching pid ..." once attached
         assert 'watching pid' in line, line
@@ -54,6 +54,7 @@ def main():
     ap.add_argument('--repeats', type=int, default=5)
     ap.add_argument('--connections', type=int, default=4)
     ap.add_argument('--work-us', type=int, default=100)
+    ap.add_argument('--window', default='60s', help='the monitor\'s --window (shorter than --seconds: a full window)')
     args = ap.parse_args()
     base, mon = [], []
     with tempfile.TemporaryDirectory(prefix='aiprof-monitor-bench-') as tmp:
@@ -66,7 +67,7 @@ def main():
     b, m = statistics.median(base), statistics.median(mon)
     print(json.dumps({'unmonitored_req_per_s': round(b), 'monitored_req_per_s': round(m),
                       'change': round(m / b - 1, 4), 'repeats': args.repeats, 'seconds': args.seconds,
-                      'connections': args.connections, 'work_us': args.work_us}))
+                      'connections': args.connections, 'work_us': args.work_us, 'window': args.window}))
 
 
 if __name__ == '__main__':
