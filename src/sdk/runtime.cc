@@ -1,6 +1,7 @@
 // The tracing runtime behind include/aiprof/aiprof.h.
 //
-// Hot path (every call): one relaxed load of the enabled flag, one
+// Hot path (every call): one relaxed load of the enabled flag (and, for
+// requests, steps and counters, one of the live channel's pointer: live.cc), one
 // thread-local load of the calling thread's buffer, a clock read (RDTSC, or
 // clock_gettime where there is no invariant TSC), a 16-byte store and a
 // release store of the thread's committed count. No lock, no allocation, no
