@@ -84,6 +84,12 @@ std::string Headline(const ReportData& r) {
   } else {
     out += Card("Top bottleneck", "none found", "no rule fired on this trace");
   }
+  if (!r.host_functions.empty()) {
+    const ReportHostFunction& f = r.host_functions[0];
+    out += Card("Hottest host function", f.name,
+                E(fmt::format("{} of {} CPU samples (self), {} on the stack; {}", Pct(f.self_share), r.host_stacks,
+                              Pct(f.total_share), f.module)));
+  }
   if (r.best_fix) {
     const SuggestionOutcome& o = *r.best_fix;
     out += Card("Best fix", o.suggestion->title,

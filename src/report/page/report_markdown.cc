@@ -45,6 +45,11 @@ std::string ReportToMarkdown(const ReportData& r) {
   } else {
     out += "- **Top bottleneck**: none found\n";
   }
+  if (!r.host_functions.empty()) {
+    const ReportHostFunction& f = r.host_functions[0];
+    out += fmt::format("- **Hottest host function**: {} — {} of {} CPU samples (self), {} on the stack ({})\n", M(f.name),
+                       Pct(f.self_share), r.host_stacks, Pct(f.total_share), M(f.module));
+  }
   if (r.best_fix) {
     out += fmt::format("- **Best fix**: {} — expected gain {}–{} of {}\n", M(r.best_fix->suggestion->title),
                        Pct(r.best_fix->gain_min), Pct(r.best_fix->gain_max), M(r.best_fix->finding->impact.basis));
