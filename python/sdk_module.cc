@@ -15,6 +15,9 @@
 #include <aiprof/aiprof.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <string>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -169,18 +172,29 @@ int RequestInit(PyObject* self, PyObject* args, PyObject* kwargs) {
   return 0;
 }
 
-PyObject* RequestEnd(PyObject* self, PyObject*) {
-  auto* r = reinterpret_cast<RequestObject*>(self);
+void EndRequest(RequestObject* r, bool error) {
   uint64_t id = r->id;
   r->id = 0;
-  aiprof_request_end(id);  // 0 is ignored
+  if (error) {
+    aiprof_request_end_error(id);  // 0 is ignored
+  } else {
+    aiprof_request_end(id);
+  }
+}
+
+PyObject* RequestEnd(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* keywords[] = {"error", nullptr};
+  int error = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p", const_cast<char**>(keywords), &error)) return nullptr;
+  EndRequest(reinterpret_cast<RequestObject*>(self), error != 0);
   Py_RETURN_NONE;
 }
 
 PyObject* RequestEnter(PyObject* self, PyObject*) { return Py_NewRef(self); }
 
-PyObject* RequestExit(PyObject* self, PyObject* const*, Py_ssize_t) {
-  Py_DECREF(RequestEnd(self, nullptr));  // None
+// A request left by an exception ends as an error (aiprof monitor's error_count).
+PyObject* RequestExit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  EndRequest(reinterpret_cast<RequestObject*>(self), nargs > 0 && args[0] != Py_None);
   Py_RETURN_FALSE;
 }
 
@@ -189,10 +203,11 @@ PyObject* RequestId(PyObject* self, void*) {
 }
 
 PyMethodDef kRequestMethods[] = {
-    {"end", RequestEnd, METH_NOARGS, "Ends the request (from any thread); later calls are ignored."},
+    {"end", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestEnd)), METH_VARARGS | METH_KEYWORDS,
+     "end(error=False): ends the request (from any thread), as failed with error=True; later calls are ignored."},
     {"__enter__", RequestEnter, METH_NOARGS, "Returns the request (already begun)."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestExit)), METH_FASTCALL,
-     "Ends the request."},
+     "Ends the request; as failed when an exception leaves the block."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef kRequestGetSet[] = {{"id", RequestId, nullptr, "The runtime's id (0 once ended or when disabled).", nullptr},
@@ -328,7 +343,84 @@ PyObject* SetEnabledFn(PyObject*, PyObject* on) {
 PyObject* ClockNsFn(PyObject*, PyObject*) { return PyLong_FromLongLong(aiprof_clock_ns()); }
 PyObject* OutputPathFn(PyObject*, PyObject*) { return PyUnicode_DecodeFSDefault(aiprof_output_path()); }
 
+// --- Framework layer on demand (aiprof monitor's deep trace) ---
+//
+// The runtime's live thread calls FrameworkHandler; Python code may run only
+// with the GIL, and the torch profiler records the thread that starts it, so
+// the request is handed to the main thread with Py_AddPendingCall (run at its
+// next bytecode boundary) and this thread waits for the answer.
+
+struct FrameworkRequest {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t generation = 0, done_generation = 0;
+  int start = 0;
+  std::string dir;
+  int status = 0;
+};
+FrameworkRequest g_framework;
+PyObject* g_framework_callable = nullptr;  // fn(start: bool, dir: str) -> int (0 or an errno value)
+// How long the main thread gets to pick the request up (it may be blocked in C).
+constexpr auto kFrameworkWait = std::chrono::seconds(20);
+
+int RunFrameworkRequest(void*) {
+  int start;
+  std::string dir;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(g_framework.mu);
+    start = g_framework.start;
+    dir = g_framework.dir;
+    generation = g_framework.generation;
+  }
+  int status = ENOTSUP;
+  if (g_framework_callable != nullptr) {
+    PyObject* r = PyObject_CallFunction(g_framework_callable, "Os", start ? Py_True : Py_False, dir.c_str());
+    if (r == nullptr) {
+      PyErr_WriteUnraisable(g_framework_callable);
+      status = EIO;
+    } else {
+      status = PyLong_Check(r) ? static_cast<int>(PyLong_AsLong(r)) : 0;
+      Py_DECREF(r);
+    }
+  }
+  std::lock_guard<std::mutex> lock(g_framework.mu);
+  if (generation == g_framework.generation) {
+    g_framework.status = status;
+    g_framework.done_generation = generation;
+    g_framework.cv.notify_all();
+  }
+  return 0;
+}
+
+int FrameworkHandler(int start, const char* dir) {
+  std::unique_lock<std::mutex> lock(g_framework.mu);
+  const uint64_t generation = ++g_framework.generation;
+  g_framework.start = start;
+  g_framework.dir = dir ? dir : "";
+  lock.unlock();
+  if (Py_AddPendingCall(&RunFrameworkRequest, nullptr) != 0) return EAGAIN;
+  lock.lock();
+  if (!g_framework.cv.wait_for(lock, kFrameworkWait, [&] { return g_framework.done_generation == generation; })) {
+    return ETIMEDOUT;
+  }
+  return g_framework.status;
+}
+
+PyObject* SetFrameworkHandlerFn(PyObject*, PyObject* callable) {
+  if (callable != Py_None && !PyCallable_Check(callable)) {
+    PyErr_SetString(PyExc_TypeError, "set_framework_handler(fn): fn must be callable or None");
+    return nullptr;
+  }
+  Py_XSETREF(g_framework_callable, callable == Py_None ? nullptr : Py_NewRef(callable));
+  aiprof_set_framework_handler(callable == Py_None ? nullptr : &FrameworkHandler);
+  Py_RETURN_NONE;
+}
+
 PyMethodDef kFunctions[] = {
+    {"set_framework_handler", SetFrameworkHandlerFn, METH_O,
+     "set_framework_handler(fn): fn(start, dir) -> 0 | errno starts / stops the framework profiler when aiprof "
+     "monitor asks (run on the main thread); None unregisters."},
     {"span_begin", SpanBeginFn, METH_O, "span_begin(name): opens a span on the calling thread."},
     {"span_end", SpanEndFn, METH_NOARGS, "Closes the calling thread's innermost span."},
     {"node_begin", NodeBeginFn, METH_O, "node_begin(name): opens a pipeline node (\"node:<name>\")."},

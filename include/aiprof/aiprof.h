@@ -32,7 +32,13 @@
  *   AIPROF_ENABLE=0  every call is a no-op and nothing is written
  *   AIPROF_CLOCK     tsc (default where the CPU has an invariant TSC) | monotonic
  *   AIPROF_FLUSH_SIGNAL  a signal (e.g. USR2 or 12) on which the runtime
- *                    writes its file, for an outside process (aiprof monitor)
+ *                    writes its file, for an outside process
+ *   AIPROF_LIVE=0    never attach to `aiprof monitor`'s live channel (default:
+ *                    a background thread looks for /dev/shm/aiprof-live-<pid>
+ *                    four times a second; docs/monitor.md)
+ *   AIPROF_MONITOR   an alert expression ("p99_latency>2.0s"): the runtime
+ *                    watches its own requests and writes its flight recorder
+ *                    when the expression holds (docs/monitor.md)
  *
  * The file is written at process exit, on aiprof_flush(), and on the flush
  * signal, always atomically (temporary file, then rename). */
@@ -83,6 +89,10 @@ AIPROF_API void aiprof_node_end(void);
 AIPROF_API uint64_t aiprof_request_begin(const char* name);
 /* Ends request `id` (from any thread); 0 is ignored. */
 AIPROF_API void aiprof_request_end(uint64_t id);
+/* Ends request `id` as failed: the same span in the file, and an error in the
+ * live channel (aiprof monitor's error_count).
+ *   if (!ok) aiprof_request_end_error(id); else aiprof_request_end(id); */
+AIPROF_API void aiprof_request_end_error(uint64_t id);
 
 /* Records `value` on the counter track `name` at the current time.
  *   aiprof_counter("queue_depth", (double)queue_len); */
@@ -125,6 +135,13 @@ AIPROF_API int64_t aiprof_clock_ns(void);
 /* The file the next aiprof_flush() writes (valid until the next fork). */
 AIPROF_API const char* aiprof_output_path(void);
 
+/* Registers the framework layer's handler for aiprof monitor's deep trace:
+ * the runtime's live thread calls handler(1, dir) to start the framework's
+ * profiler (PyTorch's, in the Python SDK) and handler(0, dir) to stop it and
+ * write its trace into `dir`; the handler returns 0 or an errno value. Set by
+ * bindings, not applications; NULL unregisters. */
+AIPROF_API void aiprof_set_framework_handler(int (*handler)(int start, const char* dir));
+
 /* AIPROF_SDK_ABI_VERSION of the loaded runtime. */
 AIPROF_API int aiprof_sdk_abi_version(void);
 
@@ -151,6 +168,7 @@ AIPROF_API extern unsigned char aiprof_active_;
 #define aiprof_node_end() (AIPROF_ACTIVE_() ? (aiprof_node_end)() : (void)0)
 #define aiprof_request_begin(name) (AIPROF_ACTIVE_() ? (aiprof_request_begin)(name) : (uint64_t)0)
 #define aiprof_request_end(id) (AIPROF_ACTIVE_() ? (aiprof_request_end)(id) : (void)0)
+#define aiprof_request_end_error(id) (AIPROF_ACTIVE_() ? (aiprof_request_end_error)(id) : (void)0)
 #define aiprof_counter(name, value) (AIPROF_ACTIVE_() ? (aiprof_counter)((name), (value)) : (void)0)
 #define aiprof_mark(name) (AIPROF_ACTIVE_() ? (aiprof_mark)(name) : (void)0)
 #endif

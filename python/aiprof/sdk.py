@@ -25,6 +25,10 @@ but a decorator or a span object made once and reused is cheapest.
 import functools
 
 from . import _sdk
+from . import _framework
+
+# aiprof monitor's deep trace may turn torch.profiler on in this process.
+_sdk.set_framework_handler(_framework.handle)
 
 Request = _sdk.Request
 counter = _sdk.counter
@@ -94,5 +98,6 @@ def step():
 
 
 # request(name) begins a request now and returns it; `.end()` it from any
-# thread, or use `with request(name):`. (The class itself: no extra call.)
+# thread (`.end(error=True)` for a failed one), or use `with request(name):`
+# (an exception leaving the block ends it as an error). (The class itself: no extra call.)
 request = Request

@@ -18,7 +18,7 @@ namespace aiprof {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // unusable input, failed output
 inline constexpr int kExitUsage = 2;  // bad command line
-inline constexpr int kExitRegression = 3;  // validate --alert-on-regression found a significant regression
+inline constexpr int kExitRegression = 3;  // validate --alert-on-regression found a significant regression; monitor wrote an incident
 
 class Command {
  public:

@@ -19,11 +19,13 @@ std::unique_ptr<Command> NewTraceCommand();
 std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
 std::unique_ptr<Command> NewClusterCommand();
+std::unique_ptr<Command> NewMonitorCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
   std::vector<std::unique_ptr<Command>> out;
   out.push_back(NewTraceCommand());
+  out.push_back(NewMonitorCommand());
   out.push_back(NewImportCommand());
   out.push_back(NewSummaryCommand());
   out.push_back(NewAnalyzeCommand());

@@ -14,26 +14,11 @@
 
 #include "src/capture/capture.h"
 #include "src/cli/command.h"
+#include "src/cli/duration_flag.h"
 #include "src/model/native_file.h"
 
 namespace aiprof {
 namespace {
-
-// "60s", "500ms", "2m", "1h", "1.5" (seconds) -> ns; -1 when malformed.
-int64_t ParseDuration(const std::string& s) {
-  size_t end = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &end);
-  } catch (...) {
-    return -1;
-  }
-  const std::string unit = s.substr(end);
-  double scale = unit.empty() || unit == "s" ? 1e9 : unit == "ms" ? 1e6 : unit == "us" ? 1e3 : unit == "m" ? 60e9
-               : unit == "h" ? 3600e9 : -1;
-  if (scale < 0 || !(v >= 0) || !std::isfinite(v)) return -1;
-  return static_cast<int64_t>(v * scale);
-}
 
 // "100%", "25%", "0.25" -> share in [0, 1]; -1 when malformed.
 double ParseRate(const std::string& s) {

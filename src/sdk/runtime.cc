@@ -1,6 +1,7 @@
 // The tracing runtime behind include/aiprof/aiprof.h.
 //
-// Hot path (every call): one relaxed load of the enabled flag, one
+// Hot path (every call): one relaxed load of the enabled flag (and, for
+// requests, steps and counters, one of the live channel's pointer: live.cc), one
 // thread-local load of the calling thread's buffer, a clock read (RDTSC, or
 // clock_gettime where there is no invariant TSC), a 16-byte store and a
 // release store of the thread's committed count. No lock, no allocation, no
@@ -678,7 +679,11 @@ void ForkChild() {
     g_signal_pipe[0] = g_signal_pipe[1] = -1;
     StartFlushSignal();
   }
+  LiveForkChild();
 }
+
+int WriteToHook(const char* path) { return WriteTo(path); }
+const char* ModeHook() { return g_config.mode == Mode::kRing ? "ring" : "record"; }
 
 void Init() {
   ReadConfig();
@@ -702,6 +707,10 @@ void Init() {
   pthread_atfork(&ForkPrepare, &ForkParent, &ForkChild);
   atexit(&AtExit);
   StartFlushSignal();
+  LiveHooks hooks;
+  hooks.write_to = &WriteToHook;
+  hooks.mode = &ModeHook;
+  LiveInit(hooks);
 }
 
 __attribute__((constructor)) void InitAtLoad() { pthread_once(&g_once, &Init); }
@@ -738,6 +747,9 @@ bool GrowIntern() {
 }
 
 }  // namespace
+
+const char* SdkOutputPath() { return g_config.output_path; }
+
 }  // namespace aiprof::sdkrt
 
 using namespace aiprof::sdkrt;  // NOLINT: the C entry points below
@@ -752,10 +764,14 @@ void aiprof_span_end(void) {
 }
 
 void aiprof_iteration_start(void) {
-  if (Enabled()) Emit(kIterStart, g_next_step.fetch_add(1, std::memory_order_relaxed));
+  if (!Enabled()) return;
+  if (LiveAttached()) LiveStepStart();
+  Emit(kIterStart, g_next_step.fetch_add(1, std::memory_order_relaxed));
 }
 void aiprof_iteration_end(void) {
-  if (Enabled()) Emit(kIterEnd, 0);
+  if (!Enabled()) return;
+  Emit(kIterEnd, 0);
+  if (LiveAttached()) LiveStepEnd();
 }
 
 void aiprof_node_begin(const char* node) {
@@ -769,11 +785,20 @@ uint64_t aiprof_request_begin(const char* name) {
   if (!Enabled()) return 0;
   uint64_t id = g_next_request.fetch_add(1, std::memory_order_relaxed);
   EmitNamed(kRequestBegin, id, name);
+  if (LiveAttached()) LiveRequestBegin(id);
   return id;
 }
 
 void aiprof_request_end(uint64_t id) {
-  if (id != 0 && Enabled()) Emit(kRequestEnd, id);
+  if (id == 0 || !Enabled()) return;
+  Emit(kRequestEnd, id);
+  if (LiveAttached()) LiveRequestEnd(id, false);
+}
+
+void aiprof_request_end_error(uint64_t id) {
+  if (id == 0 || !Enabled()) return;
+  Emit(kRequestEnd, id);
+  if (LiveAttached()) LiveRequestEnd(id, true);
 }
 
 void aiprof_counter(const char* name, double value) {
@@ -781,6 +806,7 @@ void aiprof_counter(const char* name, double value) {
   uint64_t bits;
   memcpy(&bits, &value, sizeof(bits));
   EmitNamed(kCounter, bits, name);
+  if (LiveAttached()) LiveCounter(name, value);
 }
 
 void aiprof_mark(const char* name) {

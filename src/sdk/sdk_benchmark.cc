@@ -18,6 +18,7 @@
 
 #include "aiprof/aiprof.h"
 #include "aiprof/aiprof.hpp"
+#include "src/monitor/live_client.h"
 #include "src/sdk/sdk_internal.h"
 
 namespace {
@@ -92,6 +93,31 @@ void BM_SdkRequest(benchmark::State& state) {
   for (auto _ : state) aiprof_request_end(aiprof_request_begin("bench_request"));
 }
 BENCHMARK(BM_SdkRequest);
+
+// The same request with aiprof monitor's live channel attached: the SDK
+// also reads CLOCK_MONOTONIC at both ends and pushes a 32-byte record
+// (BM_SdkRequest is the same call with no monitor: one pointer test more
+// than before the live channel existed).
+void BM_SdkRequestLiveAttached(benchmark::State& state) {
+  aiprof_set_enabled(1);
+  auto client = aiprof::LiveClient::Create(getpid());
+  if (!client.ok() || !(*client)->WaitAttached(5'000'000'000, [] { return true; }).ok()) {
+    state.SkipWithError("the live channel did not attach");
+    return;
+  }
+  uint64_t n = 0;
+  for (auto _ : state) {
+    aiprof_request_end(aiprof_request_begin("bench_request"));
+    if ((++n & 0xffff) == 0) {
+      (*client)->Heartbeat();
+      (*client)->Drain([](const aiprof::live::Record&) {});
+    }
+  }
+  client->reset();
+  // Let the live thread see the segment go before the next benchmark.
+  usleep(100000);
+}
+BENCHMARK(BM_SdkRequestLiveAttached)->Repetitions(3)->ReportAggregatesOnly(true);
 
 // The clock reads the budget is made of.
 #if defined(__x86_64__)

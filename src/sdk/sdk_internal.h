@@ -137,6 +137,49 @@ int WriteNativeTrace(const WriteRequest& req, const char* path);
 // (checked against the model's kNativeVersion).
 inline constexpr uint32_t kWriterNativeVersion = 5;
 
+// --- Live channel (live.cc, self_monitor.cc; layout in live_channel.h) ------
+
+}  // namespace aiprof::sdkrt
+namespace aiprof::live {
+struct Header;
+}
+namespace aiprof::sdkrt {
+
+// What the live thread needs from the runtime.
+struct LiveHooks {
+  int (*write_to)(const char* path) = nullptr;  // 0 or an errno value
+  const char* (*mode)() = nullptr;              // "ring" or "record"
+};
+
+// Non-null while a monitor's (or the in-process monitor's) channel is
+// attached: the single check the entry points make.
+extern live::Header* g_live_header;
+inline bool LiveAttached() { return __builtin_expect(__atomic_load_n(&g_live_header, __ATOMIC_RELAXED) != nullptr, 0); }
+
+// At Init: starts the live thread unless AIPROF_LIVE=0 (and AIPROF_MONITOR is unset).
+void LiveInit(const LiveHooks& hooks);
+// In a fork()ed child: detached, with a live thread of its own.
+void LiveForkChild();
+void LiveRequestBegin(uint64_t id);
+void LiveRequestEnd(uint64_t id, bool error);
+void LiveStepStart();
+void LiveStepEnd();
+void LiveCounter(const char* name, double value);
+// Attaches a channel owned by this process (the in-process monitor).
+void AttachPrivateChannel(live::Header* h);
+// Writes the flight recorder to `path`; 0 or an errno value.
+int LiveWriteFlightRecorder(const char* path);
+// The configured output file (runtime.cc).
+const char* SdkOutputPath();
+
+// The in-process monitor's tick, run by the live thread; returns the sleep in ms.
+using SelfMonitorHook = int (*)();
+// Reads AIPROF_MONITOR; null when unset or malformed (the error goes to stderr).
+SelfMonitorHook SelfMonitorInit();
+SelfMonitorHook SelfMonitorForkChild();
+// Visible for testing: 0 when `text` parses, else -1 with the reason in `error`.
+int SelfMonitorParse(const char* text, char* error, size_t error_cap);
+
 }  // namespace aiprof::sdkrt
 
 #endif  // AIPROF_SRC_SDK_SDK_INTERNAL_H_

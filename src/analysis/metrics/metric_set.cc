@@ -15,6 +15,7 @@ const char* MetricUnitName(MetricUnit unit) {
     case MetricUnit::kBytesPerSecond: return "bytes/s";
     case MetricUnit::kFlopsPerSecond: return "flop/s";
     case MetricUnit::kNumber: return "number";
+    case MetricUnit::kPerSecond: return "1/s";
   }
   return "number";
 }

@@ -16,7 +16,7 @@
 namespace aiprof {
 
 // Units a metric can carry. Ratios are stored as fractions (0.38 = 38%).
-enum class MetricUnit { kRatio, kCount, kNanoseconds, kBytes, kBytesPerSecond, kFlopsPerSecond, kNumber };
+enum class MetricUnit { kRatio, kCount, kNanoseconds, kBytes, kBytesPerSecond, kFlopsPerSecond, kNumber, kPerSecond };
 const char* MetricUnitName(MetricUnit unit);
 
 struct MetricInfo {

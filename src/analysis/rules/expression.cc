@@ -14,12 +14,13 @@ struct Expression::Node {
   std::string metric;
   std::string op;
   double number = 0;
+  bool baseline = false;  // threshold = number * value of "baseline.<metric>"
 };
 
 namespace {
 
 struct Token {
-  enum class Kind { kIdent, kNumber, kOp, kLParen, kRParen, kEnd } kind;
+  enum class Kind { kIdent, kNumber, kOp, kLParen, kRParen, kStar, kEnd } kind;
   std::string text;
   double number = 0;
   std::string unit;
@@ -49,6 +50,8 @@ constexpr UnitScale kUnits[] = {
     {"TB/s", MetricUnit::kBytesPerSecond, 1e12},
     {"GFLOPS", MetricUnit::kFlopsPerSecond, 1e9},
     {"TFLOPS", MetricUnit::kFlopsPerSecond, 1e12},
+    {"/s", MetricUnit::kPerSecond, 1},
+    {"/min", MetricUnit::kPerSecond, 1.0 / 60},
 };
 
 const UnitScale* FindUnit(std::string_view unit) {
@@ -95,6 +98,11 @@ StatusOr<std::vector<Token>> Lex(std::string_view s) {
       out.push_back({Token::Kind::kNumber, num, v, unit, start});
       continue;
     }
+    if (c == '*') {
+      out.push_back({Token::Kind::kStar, "*", 0, "", start});
+      ++i;
+      continue;
+    }
     if (c == '(' || c == ')') {
       out.push_back({c == '(' ? Token::Kind::kLParen : Token::Kind::kRParen, std::string(1, c), 0, "", start});
       ++i;
@@ -124,7 +132,8 @@ std::string Flip(const std::string& op) {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::vector<Token> tokens) : text_(text), tokens_(std::move(tokens)) {}
+  Parser(std::string_view text, std::vector<Token> tokens, Expression::Catalogue catalogue)
+      : text_(text), tokens_(std::move(tokens)), catalogue_(catalogue ? catalogue : &FindMetricInfo) {}
 
   StatusOr<std::unique_ptr<Expression::Node>> ParseAll() {
     ASSIGN_OR_RETURN(auto node, ParseOr());
@@ -187,50 +196,89 @@ class Parser {
       ++pos_;
       return inner;
     }
-    Token a = Peek();
-    if (a.kind != Token::Kind::kIdent && a.kind != Token::Kind::kNumber) {
-      return Error(text_, a.column, a.kind == Token::Kind::kEnd ? "expression ends too early" : "expected a metric or a number");
-    }
-    ++pos_;
+    ASSIGN_OR_RETURN(Operand a, ParseOperand(nullptr));
     Token op = Peek();
-    if (op.kind != Token::Kind::kOp) return Error(text_, op.column, "expected a comparison after '" + a.text + "'");
+    if (op.kind != Token::Kind::kOp) return Error(text_, op.column, "expected a comparison after '" + a.token.text + "'");
     ++pos_;
-    Token b = Peek();
-    if (b.kind != Token::Kind::kIdent && b.kind != Token::Kind::kNumber) {
-      return Error(text_, b.column, "expected a metric or a number after '" + op.text + "'");
-    }
-    ++pos_;
+    ASSIGN_OR_RETURN(Operand b, ParseOperand(&op));
     std::string cmp = op.text;
-    if (a.kind == Token::Kind::kNumber) {
+    if (!a.IsMetric()) {
       std::swap(a, b);
       cmp = Flip(cmp);
     }
-    if (a.kind != Token::Kind::kIdent || b.kind != Token::Kind::kNumber) {
-      return Error(text_, a.column, "a comparison needs one metric and one number");
+    if (!a.IsMetric() || b.IsMetric()) {
+      return Error(text_, a.token.column, "a comparison needs one metric and one number");
     }
-    const MetricInfo* info = FindMetricInfo(a.text);
-    if (!info) return Error(text_, a.column, "unknown metric '" + a.text + "' (see docs/metrics.md)");
-    double threshold = b.number;
-    if (!b.unit.empty()) {
-      const UnitScale* u = FindUnit(b.unit);
+    const MetricInfo* info = catalogue_(a.token.text);
+    if (!info) return Error(text_, a.token.column, "unknown metric '" + a.token.text + "' (see docs/metrics.md)");
+    double threshold = b.baseline ? b.factor : b.token.number;
+    if (b.baseline) {
+      // The baseline is in the metric's own unit: nothing to check.
+    } else if (!b.token.unit.empty()) {
+      const UnitScale* u = FindUnit(b.token.unit);
       if (u->fits != info->unit) {
-        return Error(text_, b.column, "unit '" + b.unit + "' does not fit metric '" + a.text + "' (measured in " +
-                                          MetricUnitName(info->unit) + ")");
+        return Error(text_, b.token.column, "unit '" + b.token.unit + "' does not fit metric '" + a.token.text +
+                                                "' (measured in " + MetricUnitName(info->unit) + ")");
       }
       threshold *= u->scale;
     } else if (info->unit == MetricUnit::kNanoseconds || info->unit == MetricUnit::kBytes) {
-      return Error(text_, b.column, "metric '" + a.text + "' needs a unit (e.g. ms, MB)");
+      return Error(text_, b.token.column, "metric '" + a.token.text + "' needs a unit (e.g. ms, MB)");
     }
     auto n = std::make_unique<Expression::Node>();
     n->kind = Expression::Node::Kind::kCompare;
-    n->metric = a.text;
+    n->metric = a.token.text;
     n->op = cmp;
     n->number = threshold;
+    n->baseline = b.baseline;
     return n;
+  }
+
+  // One side of a comparison: a metric, a number with its unit, or
+  // `number * baseline` / `baseline [* number]`.
+  struct Operand {
+    Token token;
+    bool baseline = false;
+    double factor = 1;
+    bool IsMetric() const { return token.kind == Token::Kind::kIdent && !baseline; }
+  };
+
+  StatusOr<Operand> ParseOperand(const Token* after) {
+    Operand o;
+    o.token = Peek();
+    if (o.token.kind != Token::Kind::kIdent && o.token.kind != Token::Kind::kNumber) {
+      if (after) return Error(text_, o.token.column, "expected a metric or a number after '" + after->text + "'");
+      return Error(text_, o.token.column, o.token.kind == Token::Kind::kEnd ? "expression ends too early"
+                                                                            : "expected a metric or a number");
+    }
+    ++pos_;
+    const bool is_baseline_word = o.token.kind == Token::Kind::kIdent && o.token.text == "baseline";
+    if (Peek().kind == Token::Kind::kStar) {
+      const Token star = Peek();
+      ++pos_;
+      const Token other = Peek();
+      const bool number_times_baseline = o.token.kind == Token::Kind::kNumber && o.token.unit.empty() &&
+                                         other.kind == Token::Kind::kIdent && other.text == "baseline";
+      const bool baseline_times_number = is_baseline_word && other.kind == Token::Kind::kNumber && other.unit.empty();
+      if (!number_times_baseline && !baseline_times_number) {
+        return Error(text_, star.column, "'*' only scales the baseline: write e.g. 1.2 * baseline");
+      }
+      ++pos_;
+      o.baseline = true;
+      o.factor = number_times_baseline ? o.token.number : other.number;
+      o.token.kind = Token::Kind::kNumber;
+      return o;
+    }
+    if (is_baseline_word) {
+      o.baseline = true;
+      o.factor = 1;
+      o.token.kind = Token::Kind::kNumber;
+    }
+    return o;
   }
 
   std::string_view text_;
   std::vector<Token> tokens_;
+  Expression::Catalogue catalogue_;
   size_t pos_ = 0;
   int nesting_ = 0;
   int nots_ = 0;
@@ -245,18 +293,28 @@ bool Compare(double v, const std::string& op, double t) {
   return v != t;
 }
 
-Truth Eval(const Expression::Node& n, const MetricSet& metrics, EvalResult* out) {
+Truth Eval(const Expression::Node& n, const Expression::Lookup& metrics, EvalResult* out) {
   using K = Expression::Node::Kind;
   switch (n.kind) {
     case K::kCompare: {
-      const MetricValue* v = metrics.Get(n.metric);
+      const MetricValue* v = metrics(n.metric);
       if (!v) {
         out->missing_metrics.insert(n.metric);
         return Truth::kUnknown;
       }
-      ComparisonOutcome c{n.metric, n.op, v->value, n.number, Compare(v->value, n.op, n.number), v->measured, 0};
-      if (c.holds && n.number != 0) c.margin = std::fabs(v->value - n.number) / std::fabs(n.number);
-      if (c.holds && n.number == 0) c.margin = 1;
+      double threshold = n.number;
+      if (n.baseline) {
+        const std::string name = "baseline." + n.metric;
+        const MetricValue* b = metrics(name);
+        if (!b) {
+          out->missing_metrics.insert(name);
+          return Truth::kUnknown;
+        }
+        threshold = n.number * b->value;
+      }
+      ComparisonOutcome c{n.metric, n.op, v->value, threshold, Compare(v->value, n.op, threshold), v->measured, 0};
+      if (c.holds && threshold != 0) c.margin = std::fabs(v->value - threshold) / std::fabs(threshold);
+      if (c.holds && threshold == 0) c.margin = 1;
       out->comparisons.push_back(c);
       return c.holds ? Truth::kTrue : Truth::kFalse;
     }
@@ -277,6 +335,11 @@ Truth Eval(const Expression::Node& n, const MetricSet& metrics, EvalResult* out)
   return Truth::kUnknown;
 }
 
+bool AnyBaseline(const Expression::Node& n) {
+  if (n.kind == Expression::Node::Kind::kCompare) return n.baseline;
+  return (n.left && AnyBaseline(*n.left)) || (n.right && AnyBaseline(*n.right));
+}
+
 void CollectMetrics(const Expression::Node& n, std::set<std::string>* out) {
   if (n.kind == Expression::Node::Kind::kCompare) out->insert(n.metric);
   if (n.left) CollectMetrics(*n.left, out);
@@ -290,11 +353,11 @@ Expression::~Expression() = default;
 Expression::Expression(Expression&&) noexcept = default;
 Expression& Expression::operator=(Expression&&) noexcept = default;
 
-StatusOr<Expression> Expression::Parse(std::string_view text) {
+StatusOr<Expression> Expression::Parse(std::string_view text, Catalogue catalogue) {
   constexpr size_t kMaxLength = 4096;
   if (text.size() > kMaxLength) return ErrStatus("expression longer than 4096 characters");
   ASSIGN_OR_RETURN(std::vector<Token> tokens, Lex(text));
-  Parser parser(text, std::move(tokens));
+  Parser parser(text, std::move(tokens), catalogue);
   ASSIGN_OR_RETURN(std::unique_ptr<Node> root, parser.ParseAll());
   Expression e;
   e.root_ = std::move(root);
@@ -303,10 +366,16 @@ StatusOr<Expression> Expression::Parse(std::string_view text) {
 }
 
 EvalResult Expression::Evaluate(const MetricSet& metrics) const {
+  return Evaluate([&metrics](std::string_view name) { return metrics.Get(name); });
+}
+
+EvalResult Expression::Evaluate(const Lookup& lookup) const {
   EvalResult r;
-  r.truth = Eval(*root_, metrics, &r);
+  r.truth = Eval(*root_, lookup, &r);
   return r;
 }
+
+bool Expression::UsesBaseline() const { return AnyBaseline(*root_); }
 
 std::set<std::string> Expression::Metrics() const {
   std::set<std::string> out;

@@ -5,9 +5,14 @@
 //   and     := not ("and" not)*
 //   not     := "not" not | compare
 //   compare := operand ("<" | "<=" | ">" | ">=" | "==" | "!=") operand | "(" expr ")"
-//   operand := metric_name | number [unit]
+//   operand := metric_name | number [unit] | number "*" "baseline" | "baseline" ["*" number]
 //   unit    := "%" | "ns" | "us" | "ms" | "s" | "B" | "KB" | "MB" | "GB" | "KiB" | "MiB" | "GiB"
-//            | "GB/s" | "TB/s" | "GFLOPS" | "TFLOPS"
+//            | "GB/s" | "TB/s" | "GFLOPS" | "TFLOPS" | "/s" | "/min"
+//
+// `1.2 * baseline` compares the metric with 1.2 times its stored baseline:
+// the value of the metric "baseline.<metric>" in what is evaluated (aiprof
+// monitor supplies it from `--service NAME --db PATH`; rules never have one,
+// so there the comparison is Unknown).
 //
 // Metric names must be in the catalogue, and a unit must fit the metric's
 // (% with ratios, time units with ns metrics, ...): both are checked when the
@@ -17,6 +22,7 @@
 #ifndef AIPROF_SRC_ANALYSIS_RULES_EXPRESSION_H_
 #define AIPROF_SRC_ANALYSIS_RULES_EXPRESSION_H_
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -56,9 +62,18 @@ class Expression {
   Expression(Expression&&) noexcept;
   Expression& operator=(Expression&&) noexcept;
 
+  // Where metric names are looked up when parsing (default: the analyses'
+  // catalogue, FindMetricInfo); aiprof monitor passes its own.
+  using Catalogue = const MetricInfo* (*)(std::string_view name);
+  // Metric values by name when evaluating; nullptr when absent.
+  using Lookup = std::function<const MetricValue*(std::string_view name)>;
+
   // Parses `text`; errors say what and at which column.
-  static StatusOr<Expression> Parse(std::string_view text);
+  static StatusOr<Expression> Parse(std::string_view text, Catalogue catalogue = nullptr);
   EvalResult Evaluate(const MetricSet& metrics) const;
+  EvalResult Evaluate(const Lookup& lookup) const;
+  // Whether some comparison is against `baseline`.
+  bool UsesBaseline() const;
   // Metric names the expression reads.
   std::set<std::string> Metrics() const;
   const std::string& text() const { return text_; }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace aiprof {
 namespace {
 
@@ -78,6 +80,62 @@ TEST(ExpressionTest, ErrorsNameTheProblemAndColumn) {
   EXPECT_NE(err("device_util < 5parsecs").find("unknown unit"), std::string::npos);
   EXPECT_NE(err(std::string(100, '(') + "device_util < 1" + std::string(100, ')')).find("nested too deeply"),
             std::string::npos);
+}
+
+// A catalogue of two metrics with the units aiprof monitor uses.
+const MetricInfo* TestCatalogue(std::string_view name) {
+  static const MetricInfo kInfos[] = {{"throughput", MetricUnit::kPerSecond, "requests per second"},
+                                      {"p99_latency", MetricUnit::kNanoseconds, "p99 request latency"}};
+  for (const MetricInfo& i : kInfos) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+Truth EvalWith(const std::string& text, const std::map<std::string, double, std::less<>>& values) {
+  auto e = Expression::Parse(text, &TestCatalogue);
+  EXPECT_TRUE(e.ok()) << e.status().message();
+  if (!e.ok()) return Truth::kUnknown;
+  std::map<std::string, MetricValue, std::less<>> held;
+  for (const auto& [k, v] : values) held[k] = MetricValue{v, true, "test"};
+  return e->Evaluate([&](std::string_view name) -> const MetricValue* {
+             auto it = held.find(name);
+             return it == held.end() ? nullptr : &it->second;
+           }).truth;
+}
+
+TEST(ExpressionTest, RatesPerSecondAndPerMinute) {
+  EXPECT_EQ(EvalWith("throughput < 50/s", {{"throughput", 49.9}}), Truth::kTrue);
+  EXPECT_EQ(EvalWith("throughput < 50/s", {{"throughput", 50.1}}), Truth::kFalse);
+  EXPECT_EQ(EvalWith("throughput < 600/min", {{"throughput", 9.9}}), Truth::kTrue);
+  EXPECT_EQ(EvalWith("throughput < 600/min", {{"throughput", 10.1}}), Truth::kFalse);
+  EXPECT_EQ(EvalWith("throughput < 50", {{"throughput", 49}}), Truth::kTrue);  // a rate needs no unit
+  EXPECT_FALSE(Expression::Parse("p99_latency > 50/s", &TestCatalogue).ok());
+  EXPECT_FALSE(Expression::Parse("device_util < 50/s").ok());  // the analyses' catalogue: a ratio
+  // The monitor's names are not rule metrics.
+  EXPECT_FALSE(Expression::Parse("throughput < 50/s").ok());
+}
+
+TEST(ExpressionTest, BaselineScalesTheThreshold) {
+  const std::map<std::string, double, std::less<>> v = {{"p99_latency", 1.25e9}, {"baseline.p99_latency", 1.0e9}};
+  EXPECT_EQ(EvalWith("p99_latency > 1.2 * baseline", v), Truth::kTrue);
+  EXPECT_EQ(EvalWith("p99_latency > 1.3 * baseline", v), Truth::kFalse);
+  EXPECT_EQ(EvalWith("p99_latency > baseline * 1.3", v), Truth::kFalse);
+  EXPECT_EQ(EvalWith("p99_latency > baseline", v), Truth::kTrue);
+  EXPECT_EQ(EvalWith("1.2 * baseline < p99_latency", v), Truth::kTrue);
+  // Without a stored baseline the comparison is unknown, never true.
+  EXPECT_EQ(EvalWith("p99_latency > 1.2 * baseline", {{"p99_latency", 5e9}}), Truth::kUnknown);
+  auto e = Expression::Parse("p99_latency > 1.2 * baseline or throughput < 5/s", &TestCatalogue);
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(e->UsesBaseline());
+  EXPECT_FALSE(Expression::Parse("throughput < 5/s", &TestCatalogue)->UsesBaseline());
+  auto err = [](const std::string& text) {
+    auto r = Expression::Parse(text, &TestCatalogue);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(err("p99_latency > 1.2 * throughput").find("only scales the baseline"), std::string::npos);
+  EXPECT_NE(err("p99_latency > 2s * baseline").find("only scales the baseline"), std::string::npos);
+  EXPECT_NE(err("baseline > 1.2").find("one metric and one number"), std::string::npos);
 }
 
 }  // namespace

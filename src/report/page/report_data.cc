@@ -90,6 +90,49 @@ const char* GapBucketLabel(size_t bucket) {
   return bucket < kGapBucketCount ? kLabels[bucket] : "?";
 }
 
+std::vector<ReportHostFunction> TopHostFunctions(const Trace& t, size_t limit) {
+  std::map<std::pair<uint32_t, uint32_t>, ReportHostFunction> by_frame;  // (frame, module) string ids
+  std::vector<std::pair<uint32_t, uint32_t>> seen;
+  uint64_t stacks = 0;
+  const CallsiteTable& cs = t.callsites;
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    uint32_t c = t.samples.callsite[i];
+    if (c == kNoCallsite || c >= cs.size()) continue;
+    ++stacks;
+    seen.clear();
+    bool leaf = true;
+    for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
+      const std::pair<uint32_t, uint32_t> key{cs.frame[c].raw, cs.module[c].raw};
+      ReportHostFunction& f = by_frame[key];
+      if (f.name.empty()) {
+        f.name = std::string(t.Str(cs.frame[c]));
+        f.module = std::string(t.Str(cs.module[c]));
+      }
+      if (leaf) ++f.self_samples;
+      leaf = false;
+      if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
+        seen.push_back(key);
+        ++f.total_samples;
+      }
+    }
+  }
+  std::vector<ReportHostFunction> out;
+  for (auto& [key, f] : by_frame) {
+    f.self_share = stacks ? static_cast<double>(f.self_samples) / static_cast<double>(stacks) : 0;
+    f.total_share = stacks ? static_cast<double>(f.total_samples) / static_cast<double>(stacks) : 0;
+    out.push_back(std::move(f));
+  }
+  // Self time first: the function the samples land in is the one to name;
+  // total breaks ties (and ranks callers below their callees).
+  std::sort(out.begin(), out.end(), [](const ReportHostFunction& a, const ReportHostFunction& b) {
+    if (a.self_samples != b.self_samples) return a.self_samples > b.self_samples;
+    if (a.total_samples != b.total_samples) return a.total_samples > b.total_samples;
+    return a.name < b.name;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
 ReportData BuildReport(const ReportInputs& in) {
   const Trace& t = *in.trace;
   ReportData r;
@@ -105,6 +148,8 @@ ReportData BuildReport(const ReportInputs& in) {
   r.counters = t.counters.size();
   r.samples = t.samples.size();
   r.tracks = t.tracks.size();
+  r.host_functions = TopHostFunctions(t, kReportHostFunctions);
+  for (size_t i = 0; i < t.samples.size(); ++i) r.host_stacks += t.samples.callsite[i] != kNoCallsite ? 1 : 0;
   for (const auto& [kind, e] : t.diagnostics.entries()) {
     r.diagnostics.emplace_back(kind, std::to_string(e.count) + " × " + e.description +
                                          (e.first_where.empty() ? std::string() : " (first at " + e.first_where + ")"));

@@ -66,7 +66,25 @@ struct ReportOp {
   double share = 0;  // of the summed time of all ops in the same category
 };
 
+// A host function in the trace's CPU samples (aiprof trace, aiprof monitor's
+// deep trace): self = samples whose leaf it is; total = samples with it
+// anywhere on the stack (counted once per sample).
+struct ReportHostFunction {
+  std::string name, module;
+  uint64_t self_samples = 0, total_samples = 0;
+  double self_share = 0, total_share = 0;  // of all samples with a stack
+};
+inline constexpr size_t kReportHostFunctions = 15;
+
+// The `limit` host functions with the most samples (by total, then self).
+std::vector<ReportHostFunction> TopHostFunctions(const Trace& trace, size_t limit);
+
 struct ReportData {
+  // Set by the caller (aiprof monitor's incident): rows shown first, under
+  // `context_title`.
+  std::string context_title;
+  std::vector<std::pair<std::string, std::string>> context;
+
   // Evidence: what was read, by what.
   std::string source, before_source, version, generated_utc, platform, source_format;
   uint64_t slices = 0, instants = 0, counters = 0, samples = 0, tracks = 0;
@@ -97,6 +115,8 @@ struct ReportData {
 
   // Tables.
   std::vector<ReportOp> top_ops;
+  std::vector<ReportHostFunction> host_functions;
+  uint64_t host_stacks = 0;  // samples with a stack
   const Diagnosis* diagnosis = nullptr;
   const SuggestResult* suggestions = nullptr;
   const MetricSet* metrics = nullptr;

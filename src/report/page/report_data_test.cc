@@ -149,5 +149,63 @@ TEST(ReportDataTest, HostileNamesStayText) {
   EXPECT_EQ(md.find("<img"), std::string::npos);
 }
 
+TEST(ReportDataTest, HostFunctionsBySelfThenTotalSamples) {
+  Trace t;
+  // Stacks (leaf first): main <- work <- hot; main <- work; main <- other.
+  auto frame = [&](const char* name, uint32_t parent) {
+    t.callsites.parent.push_back(parent);
+    t.callsites.depth.push_back(parent == kNoCallsite ? 0 : t.callsites.depth[parent] + 1);
+    t.callsites.frame.push_back(t.strings.Intern(name));
+    t.callsites.module.push_back(t.strings.Intern("/bin/svc"));
+    t.callsites.kind.push_back(FrameKind{});
+    return static_cast<uint32_t>(t.callsites.size() - 1);
+  };
+  const uint32_t main_fn = frame("main", kNoCallsite), work = frame("work", main_fn), hot = frame("hot", work);
+  const uint32_t other = frame("other", main_fn);
+  auto sample = [&](uint32_t leaf) {
+    t.samples.ts_ns.push_back(static_cast<int64_t>(t.samples.size()));
+    t.samples.track.push_back(0);
+    t.samples.callsite.push_back(leaf);
+    t.samples.weight_ns.push_back(1000);
+  };
+  for (int i = 0; i < 6; ++i) sample(hot);
+  for (int i = 0; i < 3; ++i) sample(work);
+  sample(other);
+  sample(kNoCallsite);  // no stack: not counted
+  std::vector<ReportHostFunction> f = TopHostFunctions(t, 3);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].name, "hot");
+  EXPECT_EQ(f[0].self_samples, 6u);
+  EXPECT_NEAR(f[0].self_share, 0.6, 1e-12);  // of the 10 samples with a stack
+  EXPECT_EQ(f[1].name, "work");
+  EXPECT_EQ(f[1].self_samples, 3u);
+  EXPECT_EQ(f[1].total_samples, 9u);
+  EXPECT_EQ(f[2].name, "other");  // 1 self sample; main has 0 self and comes last
+  EXPECT_EQ(TopHostFunctions(t, 10).back().name, "main");
+  EXPECT_NEAR(TopHostFunctions(t, 10).back().total_share, 1.0, 1e-12);
+}
+
+TEST(ReportDataTest, IncidentContextAndHostFunctionsAreEscaped) {
+  auto trace = testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":0,"dur":100}]})");
+  ASSERT_NE(trace, nullptr);
+  auto run = Build(std::move(trace), "t.json");
+  const std::string evil = "<img src=x onerror=alert(1)>|x|";
+  run->data.context_title = "Incident";
+  run->data.context = {{"trigger", evil}};
+  run->data.host_functions = {ReportHostFunction{evil, "/bin/" + evil, 3, 4, 0.75, 1.0}};
+  run->data.host_stacks = 4;
+  const std::string html = ReportToHtml(run->data);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_NE(html.find("Hottest host function"), std::string::npos);
+  EXPECT_NE(html.find("&lt;img src=x onerror=alert(1)&gt;"), std::string::npos);
+  EXPECT_LT(html.find("id=\"context\""), html.find("id=\"headline\""));  // the incident comes first
+  const std::string md = ReportToMarkdown(run->data);
+  EXPECT_EQ(md.find("<img"), std::string::npos);
+  EXPECT_EQ(md.find("|x|"), std::string::npos);  // the table's separator is escaped
+  EXPECT_LT(md.find("## Incident"), md.find("## Headline"));
+  EXPECT_NE(md.find("## Host functions in the CPU samples"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -84,6 +84,12 @@ std::string Headline(const ReportData& r) {
   } else {
     out += Card("Top bottleneck", "none found", "no rule fired on this trace");
   }
+  if (!r.host_functions.empty()) {
+    const ReportHostFunction& f = r.host_functions[0];
+    out += Card("Hottest host function", f.name,
+                E(fmt::format("{} of {} CPU samples (self), {} on the stack; {}", Pct(f.self_share), r.host_stacks,
+                              Pct(f.total_share), f.module)));
+  }
   if (r.best_fix) {
     const SuggestionOutcome& o = *r.best_fix;
     out += Card("Best fix", o.suggestion->title,
@@ -232,6 +238,31 @@ std::string TopOps(const ReportData& r) {
   return out + "</tbody></table></section>";
 }
 
+std::string HostFunctions(const ReportData& r) {
+  if (r.host_functions.empty()) return "";
+  std::string out = fmt::format(
+      "<section id=\"host-functions\"><h2>Host functions in the CPU samples</h2><p class=\"muted\">{} samples with a "
+      "call stack; self = the sample landed in the function, total = the function was on the stack.</p>"
+      "<table class=\"sortable\" id=\"host-functions-table\"><thead><tr><th>function</th><th>module</th><th>self</th>"
+      "<th>total</th></tr></thead><tbody>",
+      r.host_stacks);
+  for (const ReportHostFunction& f : r.host_functions) {
+    out += fmt::format("<tr><td data-v=\"{0}\">{0}</td><td data-v=\"{1}\">{1}</td><td class=\"n\" data-v=\"{2}\">{3} ({4})</td>"
+                       "<td class=\"n\" data-v=\"{5}\">{6} ({7})</td></tr>",
+                       E(f.name), E(f.module), f.self_share, Pct(f.self_share), f.self_samples, f.total_share,
+                       Pct(f.total_share), f.total_samples);
+  }
+  return out + "</tbody></table></section>";
+}
+
+std::string Context(const ReportData& r) {
+  if (r.context.empty()) return "";
+  std::string out = fmt::format("<section id=\"context\"><h2>{}</h2><table><tbody>",
+                                E(r.context_title.empty() ? "Context" : r.context_title));
+  for (const auto& [k, v] : r.context) out += fmt::format("<tr><th>{}</th><td>{}</td></tr>", E(k), E(v));
+  return out + "</tbody></table></section>";
+}
+
 std::string SuggestionHtml(const SuggestionOutcome& o) {
   const Suggestion& s = *o.suggestion;
   std::string out = fmt::format(
@@ -371,9 +402,11 @@ std::string ReportToHtml(const ReportData& r) {
       "content=\"width=device-width,initial-scale=1\"><title>aiprof report: {}</title><style>{}</style></head><body>"
       "<h1>aiprof report</h1><p class=\"muted\">{} · {} · aiprof {}</p>",
       E(r.source), kStyle, E(r.source), E(r.platform), E(r.version));
+  out += Context(r);
   out += Headline(r);
   out += Charts(r);
   out += TopOps(r);
+  out += HostFunctions(r);
   out += DiagnosisHtml(r);
   for (const auto& [title, html] : r.embedded_views) {
     out += fmt::format("<section class=\"view\"><h2>{}</h2><iframe class=\"view\" sandbox=\"allow-scripts\" title=\"{}\" "

@@ -22,6 +22,13 @@ using report_format::Pct;
 std::string ReportToMarkdown(const ReportData& r) {
   std::string out = fmt::format("# aiprof report: {}\n\n{} · aiprof {} · {}\n\n## Headline\n\n", M(r.source), M(r.platform),
                                 M(r.version), M(r.generated_utc));
+  if (!r.context.empty()) {
+    out.insert(out.size() - std::string_view("## Headline\n\n").size(),
+               "## " + M(r.context_title.empty() ? "Context" : r.context_title) + "\n\n| | |\n|---|---|\n");
+    std::string rows;
+    for (const auto& [k, v] : r.context) rows += "| " + M(k) + " | " + M(v) + " |\n";
+    out.insert(out.size() - std::string_view("## Headline\n\n").size(), rows + "\n");
+  }
   const StepStats& s = r.steps_stats;
   if (s.count > 0) {
     out += fmt::format("- **Step time**: {} ± {} (mean ± sd over {} steps, {}); p50 {}, p99 {}\n", Ms(s.mean_ns / 1e6),
@@ -37,6 +44,11 @@ std::string ReportToMarkdown(const ReportData& r) {
                        ConfidenceName(f.confidence), Ms(f.impact.time_ns / 1e6), Pct(f.impact.share), M(f.impact.basis));
   } else {
     out += "- **Top bottleneck**: none found\n";
+  }
+  if (!r.host_functions.empty()) {
+    const ReportHostFunction& f = r.host_functions[0];
+    out += fmt::format("- **Hottest host function**: {} — {} of {} CPU samples (self), {} on the stack ({})\n", M(f.name),
+                       Pct(f.self_share), r.host_stacks, Pct(f.total_share), M(f.module));
   }
   if (r.best_fix) {
     out += fmt::format("- **Best fix**: {} — expected gain {}–{} of {}\n", M(r.best_fix->suggestion->title),
@@ -60,6 +72,15 @@ std::string ReportToMarkdown(const ReportData& r) {
   for (const ReportOp& o : r.top_ops) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", M(o.name), M(o.category), o.count, Ms(o.total_ms),
                        Pct(o.share), Ms(o.mean_us / 1e3), Ms(o.p99_us / 1e3));
+  }
+  if (!r.host_functions.empty()) {
+    out += fmt::format("\n## Host functions in the CPU samples\n\n{} samples with a call stack; self = the sample "
+                       "landed in the function, total = the function was on the stack.\n\n| function | module | self | "
+                       "total |\n|---|---|---|---|\n", r.host_stacks);
+    for (const ReportHostFunction& f : r.host_functions) {
+      out += fmt::format("| {} | {} | {} ({}) | {} ({}) |\n", M(f.name), M(f.module), Pct(f.self_share), f.self_samples,
+                         Pct(f.total_share), f.total_samples);
+    }
   }
   out += "\n## Diagnosis and suggestions\n\n";
   if (r.diagnosis->findings.empty()) out += "No rule fired on this trace.\n";

@@ -1,0 +1,121 @@
+// aiprof monitor (--pid N | -- CMD ARGS...) --alert EXPR ... -o INCIDENTS_DIR:
+// watches a live service and writes an incident folder with a deep trace
+// when an alert holds (src/monitor/monitor.h; docs/monitor.md).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "src/cli/command.h"
+#include "src/cli/diagnosis_pipeline.h"
+#include "src/cli/duration_flag.h"
+#include "src/monitor/monitor.h"
+#include "src/report/page/report_data.h"
+
+namespace aiprof {
+namespace {
+
+class MonitorCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand(
+        "monitor", "Watch a live service through its SDK (--pid N or -- CMD ARGS...): rolling latency, throughput, "
+                   "step, CPU and RSS statistics; when an --alert holds, write its flight recorder, a deep trace and "
+                   "the diagnosis into an incident folder");
+    sub->add_option("--pid", pid_, "Watch this running process (it must use the aiprof SDK)")->check(CLI::PositiveNumber);
+    sub->add_option("--alert", alerts_, "Alert expression, e.g. \"p99_latency > 2.0s\", \"throughput < 50/s\", "
+                                        "\"step_time_p99 > 1.2 * baseline\" (repeatable; docs/monitor.md)");
+    sub->add_option("--window", window_, "Rolling window of the statistics (default 60s)");
+    sub->add_option("--interval", interval_, "How often the window is read and the alerts evaluated (default 1s)");
+    sub->add_option("--on-alert", on_alert_, "trace (flight recorder + deep trace + diagnosis), dump (flight "
+                                             "recorder + its diagnosis) or none (alert.json only); default trace")
+        ->check(CLI::IsMember({"trace", "dump", "none"}));
+    sub->add_option("--trace-duration", trace_duration_, "Length of the deep trace after an alert (default 30s)");
+    sub->add_option("--cooldown", cooldown_, "No new incident for this long after one ends (default 10m)");
+    sub->add_option("--max-incidents", max_incidents_, "Stop writing incidents after this many (default 10; 0: no limit)")
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--metrics-listen", metrics_listen_, "Serve /metrics (Prometheus) and POST /alert (Alertmanager "
+                                                         "webhook) on [HOST:]PORT (host default 127.0.0.1)");
+    sub->add_flag("--once", once_, "Exit after the first incident (status 3) or after --timeout without one (0)");
+    sub->add_option("--timeout", timeout_, "Stop after this long (with --once: status 0 when no incident)");
+    sub->add_option("--service", service_, "Service name: /metrics label, and the stored baseline that \"* baseline\" reads");
+    sub->add_option("--db", db_, "Baseline database (default: the one aiprof set-baseline uses)");
+    sub->add_option("--cpu-hz", cpu_hz_, "Host sampling frequency of the deep trace (default 999)")->check(CLI::Range(1, 20000));
+    sub->add_option("--attach-timeout", attach_timeout_, "How long the process's SDK gets to attach (default 10s)");
+    sub->add_option("-o,--output", out_dir_, "INCIDENTS_DIR: one folder per incident is written here")->required();
+    sub->add_option("command", command_, "The command to run and watch, after --");
+    return sub;
+  }
+
+  Status Run() override {
+    MonitorOptions o;
+    o.pid = pid_;
+    o.command = command_;
+    o.alerts = alerts_;
+    RETURN_IF_ERROR(Duration("--window", window_, &o.window_ns));
+    RETURN_IF_ERROR(Duration("--interval", interval_, &o.interval_ns));
+    RETURN_IF_ERROR(Duration("--trace-duration", trace_duration_, &o.trace_duration_ns));
+    RETURN_IF_ERROR(Duration("--cooldown", cooldown_, &o.cooldown_ns));
+    RETURN_IF_ERROR(Duration("--attach-timeout", attach_timeout_, &o.attach_timeout_ns));
+    if (!timeout_.empty()) RETURN_IF_ERROR(Duration("--timeout", timeout_, &o.timeout_ns));
+    if (o.window_ns == 0 || o.interval_ns == 0 || o.trace_duration_ns == 0) {
+      return ErrStatus("aiprof monitor: --window, --interval and --trace-duration must be longer than 0");
+    }
+    o.on_alert = on_alert_ == "dump" ? OnAlert::kDump : on_alert_ == "none" ? OnAlert::kNone : OnAlert::kTrace;
+    o.max_incidents = max_incidents_;
+    o.metrics_listen = metrics_listen_;
+    o.once = once_;
+    o.out_dir = out_dir_;
+    o.service = service_;
+    o.db = db_;
+    o.cpu_hz = cpu_hz_;
+    const std::string db = db_;
+    DiagnoseFn diagnose = [db](const std::string& trace_path, const IncidentContext& context, const std::string& md,
+                               const std::string& html) -> Status {
+      DiagnosisInputs in;
+      in.input = trace_path;
+      ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in));
+      SuggestOptions options;
+      options.target = "latency";
+      ASSIGN_OR_RETURN(SuggestResult suggestions, SuggestWithHistory(*run, options, db));
+      ReportInputs inputs;
+      inputs.source = trace_path;
+      inputs.trace = run->trace.get();
+      inputs.metrics = &run->metrics;
+      inputs.diagnosis = &run->diagnosis;
+      inputs.suggestions = &suggestions;
+      inputs.options = &options;
+      ReportData data = BuildReport(inputs);
+      data.context_title = "Incident";
+      data.context = context;
+      RETURN_IF_ERROR(WriteOutput(md, ReportToMarkdown(data)));
+      return WriteOutput(html, ReportToHtml(data));
+    };
+    ASSIGN_OR_RETURN(exit_code_, RunMonitor(o, diagnose));
+    return OkStatus();
+  }
+
+  int SuccessExitCode() const override { return exit_code_; }
+
+ private:
+  static Status Duration(const char* flag, const std::string& text, int64_t* out) {
+    const int64_t ns = ParseDuration(text);
+    if (ns < 0) return ErrStatus(std::string("aiprof monitor: ") + flag + " " + text + " is not a duration (60s, 500ms, 2m)");
+    *out = ns;
+    return OkStatus();
+  }
+
+  int pid_ = 0;
+  std::vector<std::string> alerts_, command_;
+  std::string window_ = "60s", interval_ = "1s", on_alert_ = "trace", trace_duration_ = "30s", cooldown_ = "10m";
+  std::string metrics_listen_, timeout_, service_, db_, out_dir_, attach_timeout_ = "10s";
+  int max_incidents_ = 10;
+  int cpu_hz_ = 999;
+  bool once_ = false;
+  int exit_code_ = kExitOk;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewMonitorCommand() { return std::make_unique<MonitorCommand>(); }
+
+}  // namespace aiprof

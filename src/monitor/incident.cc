@@ -1,0 +1,128 @@
+#include "src/monitor/incident.h"
+
+#include <cstdio>
+#include <ctime>
+
+#include "src/monitor/monitor_metrics.h"
+
+namespace aiprof {
+
+std::string UtcText(int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+  return buf;
+}
+
+std::string UtcStamp(int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+Tree WindowStatsTree(const WindowStats& s) {
+  Tree t = Tree::Map();
+  t.Set("window_s", Tree::Number(static_cast<double>(s.window_ns) / 1e9));
+  t.Set("covered_s", Tree::Number(static_cast<double>(s.covered_ns) / 1e9));
+  t.Set("requests", Tree::Number(static_cast<double>(s.requests)));
+  t.Set("errors", Tree::Number(static_cast<double>(s.errors)));
+  t.Set("throughput_per_s", Tree::Number(s.throughput_per_s));
+  if (s.requests > 0) {
+    Tree lat = Tree::Map();
+    lat.Set("p50", Tree::Number(s.p50_ns / 1e9));
+    lat.Set("p90", Tree::Number(s.p90_ns / 1e9));
+    lat.Set("p99", Tree::Number(s.p99_ns / 1e9));
+    lat.Set("max", Tree::Number(s.max_ns / 1e9));
+    lat.Set("mean", Tree::Number(s.mean_ns / 1e9));
+    t.Set("latency_s", std::move(lat));
+  }
+  t.Set("steps", Tree::Number(static_cast<double>(s.steps)));
+  if (s.steps > 0) {
+    Tree st = Tree::Map();
+    st.Set("p50", Tree::Number(s.step_p50_ns / 1e9));
+    st.Set("p99", Tree::Number(s.step_p99_ns / 1e9));
+    st.Set("max", Tree::Number(s.step_max_ns / 1e9));
+    t.Set("step_time_s", std::move(st));
+  }
+  t.Set("cpu_util", s.cpu_util >= 0 ? Tree::Number(s.cpu_util) : Tree::Null());
+  t.Set("rss_bytes", s.rss_bytes >= 0 ? Tree::Number(s.rss_bytes) : Tree::Null());
+  t.Set("lost_records", Tree::Number(static_cast<double>(s.lost_records)));
+  Tree counters = Tree::Map();
+  for (const auto& [name, v] : s.counters) counters.Set(name, Tree::Number(v));
+  t.Set("counters", std::move(counters));
+  t.Set("quantiles", Tree::String(s.quantiles_exact ? "exact over the window, nearest rank"
+                                                   : "DDSketch over the window's 64 parts, within 1% relative error"));
+  return t;
+}
+
+Tree TriggerTree(const IncidentTrigger& tr) {
+  Tree t = Tree::Map();
+  t.Set("kind", Tree::String(tr.kind));
+  t.Set("expression", Tree::String(tr.expression));
+  t.Set("time_utc", Tree::String(UtcText(tr.unix_ms)));
+  t.Set("monotonic_ns", Tree::Number(static_cast<double>(tr.monotonic_ns)));
+  if (tr.kind == "alert") {
+    Tree values = Tree::List();
+    for (const ComparisonOutcome& c : tr.result.comparisons) {
+      Tree v = Tree::Map();
+      v.Set("metric", Tree::String(c.metric));
+      v.Set("value", Tree::Number(c.value));
+      v.Set("op", Tree::String(c.op));
+      v.Set("threshold", Tree::Number(c.threshold));
+      const MetricInfo* info = FindMonitorMetric(c.metric);
+      v.Set("unit", Tree::String(info ? MetricUnitName(info->unit) : "number"));
+      v.Set("holds", Tree::Bool(c.holds));
+      values.Push(std::move(v));
+    }
+    t.Set("comparisons", std::move(values));
+    Tree missing = Tree::List();
+    for (const std::string& m : tr.result.missing_metrics) missing.Push(Tree::String(m));
+    t.Set("metrics_without_data", std::move(missing));
+  }
+  t.Set("window", WindowStatsTree(tr.window));
+  return t;
+}
+
+namespace {
+
+std::string ValueText(const std::string& metric, double v) {
+  const MetricInfo* info = FindMonitorMetric(metric);
+  char buf[64];
+  switch (info ? info->unit : MetricUnit::kNumber) {
+    case MetricUnit::kNanoseconds:
+      if (v >= 1e9) {
+        std::snprintf(buf, sizeof(buf), "%.3g s", v / 1e9);
+      } else {
+        std::snprintf(buf, sizeof(buf), "%.3g ms", v / 1e6);
+      }
+      break;
+    case MetricUnit::kRatio: std::snprintf(buf, sizeof(buf), "%.1f%%", v * 100); break;
+    case MetricUnit::kPerSecond: std::snprintf(buf, sizeof(buf), "%.4g/s", v); break;
+    case MetricUnit::kBytes: std::snprintf(buf, sizeof(buf), "%.1f MB", v / 1e6); break;
+    default: std::snprintf(buf, sizeof(buf), "%.4g", v); break;
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string DescribeTrigger(const IncidentTrigger& t) {
+  if (t.kind == "webhook") return "fired in Alertmanager (POST /alert)";
+  if (t.kind == "target_exited") return "the process ended: " + t.expression;
+  if (t.kind != "alert") return t.kind + ": " + t.expression;
+  std::string out;
+  for (const ComparisonOutcome& c : t.result.comparisons) {
+    if (!c.holds) continue;
+    if (!out.empty()) out += ", ";
+    out += c.metric + " = " + ValueText(c.metric, c.value) + " (" + c.op + " " + ValueText(c.metric, c.threshold) + ")";
+  }
+  return out.empty() ? t.expression : out;
+}
+
+}  // namespace aiprof

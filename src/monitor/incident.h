@@ -1,0 +1,39 @@
+// One incident of `aiprof monitor`: the folder INCIDENTS_DIR/<time>-<n>/
+// with alert.json, flight_recorder.aiprof, trace.aiprof, diagnosis.md and
+// diagnosis.html (docs/monitor.md, "The incident folder").
+#ifndef AIPROF_SRC_MONITOR_INCIDENT_H_
+#define AIPROF_SRC_MONITOR_INCIDENT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/analysis/rules/expression.h"
+#include "src/monitor/window.h"
+#include "src/report/common/tree.h"
+
+namespace aiprof {
+
+// What set an incident off, or joined it while it was being written.
+struct IncidentTrigger {
+  std::string kind;        // "alert", "webhook", "target_exited"
+  std::string expression;  // the alert's text, the webhook's alert names, or the exit status
+  int64_t monotonic_ns = 0;
+  int64_t unix_ms = 0;
+  EvalResult result;       // alerts only
+  WindowStats window;
+};
+
+// The window statistics as JSON (alert.json, tests).
+Tree WindowStatsTree(const WindowStats& s);
+Tree TriggerTree(const IncidentTrigger& t);
+// "2026-12-01T10:42:33.123Z" from Unix ms.
+std::string UtcText(int64_t unix_ms);
+// "20261201T104233Z" from Unix ms (folder names).
+std::string UtcStamp(int64_t unix_ms);
+// One line about a trigger's values: "p99_latency = 2.31 s (> 2 s)".
+std::string DescribeTrigger(const IncidentTrigger& t);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MONITOR_INCIDENT_H_

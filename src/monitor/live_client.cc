@@ -1,0 +1,158 @@
+#include "src/monitor/live_client.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace aiprof {
+namespace {
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The real uid of `pid` (from /proc/<pid>/status), or -1.
+int ProcessUid(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Uid:", 0) == 0) return std::atoi(line.c_str() + 4);
+  }
+  return -1;
+}
+
+std::string Text(const char* field, size_t cap) { return std::string(field, strnlen(field, cap)); }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
+  const std::string path = "/dev/shm/aiprof-live-" + std::to_string(pid);
+  int fd = -1;
+  for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
+    fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0 || errno != EEXIST) break;
+    // Left by an earlier monitor: replace it if that monitor is gone.
+    int old = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int32_t owner = 0;
+    if (old >= 0) {
+      live::Header h{};
+      if (pread(old, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)) && h.magic == live::kMagic) owner = h.monitor_pid;
+      close(old);
+    }
+    if (owner > 0 && owner != getpid() && (kill(owner, 0) == 0 || errno == EPERM)) {
+      return ErrStatus("another aiprof monitor (pid " + std::to_string(owner) + ") is watching pid " +
+                       std::to_string(pid) + " (" + path + ")");
+    }
+    unlink(path.c_str());
+  }
+  if (fd < 0) return ErrStatus("cannot create " + path + ": " + std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(live::kSegmentBytes)) != 0) {
+    const int err = errno;
+    close(fd);
+    unlink(path.c_str());
+    return ErrStatus("cannot size " + path + ": " + std::strerror(err));
+  }
+  // The SDK maps only a segment owned by its own user: a root monitor hands
+  // the segment to the service's user.
+  const int uid = ProcessUid(pid);
+  if (uid >= 0 && static_cast<uid_t>(uid) != geteuid()) {
+    if (fchown(fd, static_cast<uid_t>(uid), static_cast<gid_t>(-1)) != 0) {
+      close(fd);
+      unlink(path.c_str());
+      return ErrStatus("pid " + std::to_string(pid) + " runs as another user (uid " + std::to_string(uid) +
+                       "): run aiprof monitor as that user");
+    }
+  }
+  void* p = mmap(nullptr, live::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    unlink(path.c_str());
+    return ErrStatus("cannot map " + path + ": " + std::strerror(errno));
+  }
+  auto* h = static_cast<live::Header*>(p);
+  h->version = live::kVersion;
+  h->header_bytes = live::kHeaderBytes;
+  h->capacity = live::kCapacity;
+  h->record_bytes = sizeof(live::Record);
+  h->monitor_pid = static_cast<int32_t>(getpid());
+  h->target_pid = static_cast<int32_t>(pid);
+  __atomic_store_n(&h->heartbeat_ns, NowNs(), __ATOMIC_RELAXED);
+  // The magic last: the SDK checks it first.
+  __atomic_store_n(&h->magic, live::kMagic, __ATOMIC_RELEASE);
+  return std::unique_ptr<LiveClient>(new LiveClient(pid, path, h));
+}
+
+LiveClient::~LiveClient() {
+  __atomic_store_n(&header_->detach, 1, __ATOMIC_RELEASE);
+  munmap(header_, live::kSegmentBytes);
+  unlink(path_.c_str());
+}
+
+bool LiveClient::attached() const { return __atomic_load_n(&header_->attached, __ATOMIC_ACQUIRE) != 0; }
+
+Status LiveClient::WaitAttached(int64_t timeout_ns, const std::function<bool()>& alive) {
+  const int64_t deadline = NowNs() + timeout_ns;
+  while (!attached()) {
+    if (!alive()) return ErrStatus("pid " + std::to_string(pid_) + " exited before its SDK attached");
+    if (NowNs() > deadline) {
+      return ErrStatus("pid " + std::to_string(pid_) + " did not attach to " + path_ + " within " +
+                       std::to_string(timeout_ns / 1000000000) +
+                       " s: the process does not use the aiprof SDK, runs it with AIPROF_LIVE=0, AIPROF_MONITOR, "
+                       "AIPROF_ENABLE=0 or AIPROF_MODE=off, or sees another /dev/shm");
+    }
+    Heartbeat();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // Whatever was published before attaching is read from the start.
+  return OkStatus();
+}
+
+std::string LiveClient::CounterName(uint32_t index) const {
+  if (index >= live::kCounterNames || __atomic_load_n(&header_->counter_names[index].used, __ATOMIC_ACQUIRE) == 0) return "";
+  return Text(header_->counter_names[index].name, sizeof(header_->counter_names[index].name));
+}
+
+void LiveClient::Heartbeat() { __atomic_store_n(&header_->heartbeat_ns, NowNs(), __ATOMIC_RELEASE); }
+
+Status LiveClient::RunCommand(live::Command command, const std::string& path, int64_t timeout_ns) {
+  std::lock_guard<std::mutex> lock(command_mu_);
+  if (path.size() >= live::kPathBytes) return ErrStatus("path too long for the live channel: " + path);
+  std::memset(header_->command_path, 0, sizeof(header_->command_path));
+  std::memcpy(header_->command_path, path.data(), path.size());
+  __atomic_store_n(&header_->command, static_cast<uint32_t>(command), __ATOMIC_RELAXED);
+  const uint32_t seq = __atomic_load_n(&header_->command_seq, __ATOMIC_RELAXED) + 1;
+  __atomic_store_n(&header_->command_seq, seq, __ATOMIC_RELEASE);
+  const int64_t deadline = NowNs() + timeout_ns;
+  while (__atomic_load_n(&header_->ack_seq, __ATOMIC_ACQUIRE) != seq) {
+    if (NowNs() > deadline) return ErrStatus("pid " + std::to_string(pid_) + " did not answer the live channel's command");
+    if (kill(pid_, 0) != 0 && errno == ESRCH) return ErrStatus("pid " + std::to_string(pid_) + " exited");
+    Heartbeat();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const int status = __atomic_load_n(&header_->ack_status, __ATOMIC_RELAXED);
+  if (status != 0) return ErrStatus("pid " + std::to_string(pid_) + ": " + std::strerror(status));
+  return OkStatus();
+}
+
+bool LiveClient::framework_available() const {
+  return __atomic_load_n(&header_->framework_state, __ATOMIC_ACQUIRE) != 0;
+}
+
+std::string LiveClient::sdk_mode() const { return Text(header_->sdk_mode, sizeof(header_->sdk_mode)); }
+
+std::string LiveClient::sdk_output_path() const {
+  return Text(header_->sdk_output_path, sizeof(header_->sdk_output_path));
+}
+
+}  // namespace aiprof

@@ -1,0 +1,61 @@
+// The monitor's side of the live channel (layout and protocol:
+// src/sdk/live_channel.h, docs/monitor.md): creates the segment of a pid,
+// waits for the process's SDK to map it, reads its records, sends commands.
+#ifndef AIPROF_SRC_MONITOR_LIVE_CLIENT_H_
+#define AIPROF_SRC_MONITOR_LIVE_CLIENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "src/base/status.h"
+#include "src/sdk/live_channel.h"
+
+namespace aiprof {
+
+class LiveClient {
+ public:
+  // Creates /dev/shm/aiprof-live-<pid> (a segment left by a monitor that
+  // died is replaced; one of a live monitor is an error).
+  static StatusOr<std::unique_ptr<LiveClient>> Create(int pid);
+  ~LiveClient();  // tells the SDK to detach and removes the segment
+  LiveClient(const LiveClient&) = delete;
+  LiveClient& operator=(const LiveClient&) = delete;
+
+  // Waits until the SDK maps the segment; `alive` false stops waiting.
+  Status WaitAttached(int64_t timeout_ns, const std::function<bool()>& alive);
+  bool attached() const;
+
+  // Reads the records published since the last call.
+  template <typename F>
+  uint64_t Drain(F&& on_record) {
+    return live::Drain(header_, &reader_, on_record);
+  }
+  uint64_t lost() const { return reader_.lost; }
+  // The counter name of a record's aux index ("" when unknown).
+  std::string CounterName(uint32_t index) const;
+  // Tells the SDK the monitor is alive (every interval).
+  void Heartbeat();
+  // Runs `command` (with `path`) in the process and waits for its answer.
+  // Thread-safe: one command at a time.
+  Status RunCommand(live::Command command, const std::string& path, int64_t timeout_ns);
+  std::string sdk_mode() const;
+  // Whether the process registered a framework layer (the Python SDK).
+  bool framework_available() const;
+  std::string sdk_output_path() const;
+  const std::string& segment_path() const { return path_; }
+
+ private:
+  LiveClient(int pid, std::string path, live::Header* header) : pid_(pid), path_(std::move(path)), header_(header) {}
+  int pid_;
+  std::string path_;
+  live::Header* header_;
+  live::ReaderState reader_;
+  std::mutex command_mu_;
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MONITOR_LIVE_CLIENT_H_

@@ -1,0 +1,702 @@
+#include "src/monitor/monitor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/base/atomic_file.h"
+#include "src/capture/capture.h"
+#include "src/importers/common/folder_merge.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+#include "src/monitor/alert.h"
+#include "src/monitor/incident.h"
+#include "src/monitor/live_client.h"
+#include "src/monitor/metrics_server.h"
+#include "src/monitor/monitor_metrics.h"
+#include "src/monitor/proc_stats.h"
+#include "src/report/common/tree.h"
+#include "src/report/page/report_data.h"
+
+namespace aiprof {
+namespace {
+
+// How long a flush of the flight recorder may take before it is given up.
+constexpr int64_t kFlushTimeoutNs = 20'000'000'000;
+// After the watched process exits, how long its SDK's exit file is waited for.
+constexpr int64_t kExitFileWaitNs = 3'000'000'000;
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string Seconds(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g s", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+bool MakeDirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') {
+      const std::string part = path.substr(0, i);
+      if (mkdir(part.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+  }
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string ExitText(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "ended";
+}
+
+bool CopyFile(const std::string& from, const std::string& to) {
+  std::ifstream in(from, std::ios::binary);
+  if (!in) return false;
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return WriteFileAtomically(to, data).ok();
+}
+
+int64_t FileMtimeNs(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+// A process that exited but was not reaped yet by its parent.
+bool IsZombie(int pid) {
+  std::string line;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
+// SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
+// handler never sees them) and taken by one sigwait thread.
+std::atomic<int> g_stop_signals{0};
+
+void StartSignalThread(sigset_t* set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, set, nullptr);
+  std::thread([s = *set] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&s, &sig) == 0) {
+        if (g_stop_signals.fetch_add(1) >= 1) {
+          std::fprintf(stderr, "aiprof monitor: second %s: leaving now\n", strsignal(sig));
+          _exit(130);
+        }
+        std::fprintf(stderr, "aiprof monitor: %s: finishing what is being written, then stopping\n", strsignal(sig));
+      }
+    }
+  }).detach();
+}
+
+struct Incident {
+  int number = 0;
+  std::string dir;
+  std::vector<IncidentTrigger> triggers;  // [0] set it off
+  WindowStats window_at_end;
+  std::string flight_recorder_status = "not requested", trace_status = "not requested", diagnosis_status = "not requested";
+  std::string sdk_mode;
+  std::string framework_status = "not available (the process registered no framework layer)";
+  size_t framework_slices = 0;
+  std::string capture_summary;
+  int64_t trace_start_ns = 0, trace_end_ns = 0;
+  std::vector<ReportHostFunction> host_functions;
+  uint64_t host_samples = 0;
+  std::vector<std::string> files;
+  std::atomic<bool> done{false};
+  std::mutex mu;  // triggers (the loop appends while the worker runs)
+};
+
+class Monitor {
+ public:
+  Monitor(const MonitorOptions& o, const DiagnoseFn& diagnose) : o_(o), diagnose_(diagnose) {}
+
+  StatusOr<int> Run() {
+    RETURN_IF_ERROR(Prepare());
+    sigset_t signals;
+    StartSignalThread(&signals);
+    RETURN_IF_ERROR(StartTarget(signals));
+    StatusOr<std::unique_ptr<LiveClient>> client = LiveClient::Create(pid_);
+    if (!client.ok()) {
+      StopChild();
+      return client.status();
+    }
+    client_ = std::move(client).value();
+    Status attached = client_->WaitAttached(o_.attach_timeout_ns, [this] { return TargetAlive(); });
+    if (!attached.ok()) {
+      StopChild();
+      return attached;
+    }
+    start_ns_ = NowNs();
+    window_ = std::make_unique<RollingWindow>(o_.window_ns, start_ns_);
+    proc_ = std::make_unique<ProcStats>(pid_);
+    if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(StartServer());
+    std::fprintf(stderr, "aiprof monitor: watching pid %d (SDK in %s mode); %zu alert(s), window %s, every %s; incidents in %s\n",
+                 pid_, client_->sdk_mode().c_str(), rules_.size(), Seconds(o_.window_ns).c_str(),
+                 Seconds(o_.interval_ns).c_str(), o_.out_dir.c_str());
+    Loop();
+    server_.reset();
+    FinishIncident(/*wait=*/true);
+    client_.reset();
+    StopChild();
+    return incidents_ > 0 ? 3 : 0;
+  }
+
+ private:
+  Status Prepare() {
+    if ((o_.pid > 0) == !o_.command.empty()) return ErrStatus("aiprof monitor: give either --pid N or -- CMD ARGS..., not both");
+    if (o_.out_dir.empty()) return ErrStatus("aiprof monitor: -o INCIDENTS_DIR is required");
+    if (o_.window_ns <= 0 || o_.interval_ns <= 0) return ErrStatus("aiprof monitor: --window and --interval must be positive");
+    if (o_.interval_ns > o_.window_ns) return ErrStatus("aiprof monitor: --interval is longer than --window");
+    if (o_.trace_duration_ns <= 0) return ErrStatus("aiprof monitor: --trace-duration must be positive");
+    bool wants_baseline = false;
+    for (const std::string& a : o_.alerts) {
+      StatusOr<Expression> e = Expression::Parse(a, &FindMonitorMetric);
+      wants_baseline = wants_baseline || (e.ok() && e->UsesBaseline());
+    }
+    if (wants_baseline && !o_.service.empty()) {
+      std::string db = o_.db;
+      if (db.empty()) {
+        ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
+      }
+      StatusOr<MonitorBaseline> b = LoadMonitorBaseline(db, o_.service);
+      if (!b.ok()) return ErrStatus("aiprof monitor: --service " + o_.service + ": " + b.status().message());
+      baseline_ = std::move(b).value();
+    }
+    ASSIGN_OR_RETURN(rules_, ParseAlertRules(o_.alerts, baseline_ ? &*baseline_ : nullptr));
+    rule_holding_.assign(rules_.size(), false);
+    if (!MakeDirs(o_.out_dir)) return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
+    if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
+    if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
+    return OkStatus();
+  }
+
+  Status StartTarget(const sigset_t& signals) {
+    if (o_.pid > 0) {
+      if (kill(o_.pid, 0) != 0 && errno == ESRCH) return ErrStatus("aiprof monitor --pid " + std::to_string(o_.pid) + ": no such process");
+      pid_ = o_.pid;
+      return OkStatus();
+    }
+    // The service's flight recorder: ring mode, written at exit into the
+    // incidents folder, unless its environment says otherwise.
+    const std::string flight_dir = o_.out_dir + "/.service/";
+    std::fflush(nullptr);
+    child_ = fork();
+    if (child_ < 0) return ErrStatus(std::string("fork: ") + std::strerror(errno));
+    if (child_ == 0) {
+      pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+      setenv("AIPROF_MODE", "ring", /*overwrite=*/0);
+      setenv("AIPROF_OUTPUT", flight_dir.c_str(), 0);
+      unsetenv("AIPROF_LIVE");
+      std::vector<char*> argv;
+      for (const std::string& a : o_.command) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::fprintf(stderr, "aiprof monitor: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      _exit(127);
+    }
+    pid_ = child_;
+    return OkStatus();
+  }
+
+  bool TargetAlive() {
+    if (target_exited_) return false;
+    if (child_ > 0) {
+      int status = 0;
+      if (waitpid(child_, &status, WNOHANG) == child_) {
+        target_exited_ = true;
+        exit_text_ = ExitText(status);
+        exit_abnormal_ = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        child_ = 0;
+        return false;
+      }
+      return true;
+    }
+    if ((kill(pid_, 0) != 0 && errno == ESRCH) || IsZombie(pid_)) {
+      target_exited_ = true;
+      exit_text_ = "exited";
+      exit_abnormal_ = true;  // a watched service is not expected to stop
+      return false;
+    }
+    return true;
+  }
+
+  void StopChild() {
+    if (child_ <= 0) return;
+    kill(child_, SIGTERM);
+    const int64_t deadline = NowNs() + 5'000'000'000;
+    int status = 0;
+    while (NowNs() < deadline) {
+      if (waitpid(child_, &status, WNOHANG) == child_) {
+        child_ = 0;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    kill(child_, SIGKILL);
+    waitpid(child_, &status, 0);
+    child_ = 0;
+  }
+
+  Status StartServer() {
+    ExpositionLabels labels{o_.service.empty() ? ProcessName() : o_.service, pid_};
+    auto metrics = [this, labels] {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      return PrometheusExposition(last_stats_, labels, incidents_.load(), alerts_total_.load());
+    };
+    auto trigger = [this](const std::vector<std::string>& names) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      for (const std::string& n : names) external_.push_back(n);
+    };
+    ASSIGN_OR_RETURN(server_, MetricsServer::Start(listen_host_, listen_port_, metrics, trigger));
+    std::fprintf(stderr, "aiprof monitor: metrics on http://%s:%d/metrics, Alertmanager webhook on POST /alert\n",
+                 listen_host_.c_str(), server_->port());
+    return OkStatus();
+  }
+
+  std::string ProcessName() const {
+    std::string comm;
+    std::getline(std::ifstream("/proc/" + std::to_string(pid_) + "/comm"), comm);
+    return comm;
+  }
+
+  WindowStats Tick(int64_t now) {
+    client_->Drain([&](const live::Record& r) {
+      if (r.type == live::kRecRequest) window_->AddRequest(r.end_ns, r.value, (r.aux & live::kFlagError) != 0);
+      if (r.type == live::kRecStep) window_->AddStep(r.end_ns, r.value);
+      if (r.type == live::kRecCounter) {
+        double v;
+        std::memcpy(&v, &r.value, sizeof(v));
+        const std::string name = client_->CounterName(r.aux);
+        if (!name.empty()) window_->AddCounter(name, r.end_ns, v);
+      }
+    });
+    client_->Heartbeat();
+    window_->Advance(now);
+    WindowStats s = window_->Stats(now);
+    proc_->Sample(now, &s.cpu_util, &s.rss_bytes);
+    s.lost_records = client_->lost();
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    last_stats_ = s;
+    return s;
+  }
+
+  // The alerts that hold now (`rising_only`: those that started to hold this
+  // tick), and the webhook alerts received since the last tick. A rule that
+  // keeps holding counts as one alert; once an incident and its cooldown are
+  // over it may start the next incident.
+  std::vector<IncidentTrigger> Triggers(const WindowStats& s, int64_t now, bool rising_only) {
+    std::vector<IncidentTrigger> out;
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      AlertOutcome a = EvaluateAlert(rules_[i], s, baseline_ ? &*baseline_ : nullptr);
+      const bool rising = a.holds && !rule_holding_[i];
+      if (rising) ++alerts_total_;
+      if (a.holds && (rising || !rising_only)) {
+        out.push_back(IncidentTrigger{"alert", rules_[i].text, now, NowUnixMs(), std::move(a.result), s});
+      }
+      rule_holding_[i] = a.holds;
+    }
+    std::vector<std::string> external;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      external.swap(external_);
+    }
+    for (const std::string& name : external) {
+      out.push_back(IncidentTrigger{"webhook", name, now, NowUnixMs(), EvalResult{}, s});
+      ++alerts_total_;
+    }
+    return out;
+  }
+
+  void Loop() {
+    int64_t next = NowNs();
+    bool suppressed_said = false;
+    for (;;) {
+      next += o_.interval_ns;
+      const int64_t now = NowNs();
+      const bool alive = TargetAlive();
+      const WindowStats s = Tick(now);
+      std::vector<IncidentTrigger> triggers =
+          alive ? Triggers(s, now, /*rising_only=*/current_ != nullptr) : std::vector<IncidentTrigger>{};
+      if (current_) {
+        {
+          std::lock_guard<std::mutex> lock(current_->mu);
+          for (IncidentTrigger& t : triggers) {
+            std::fprintf(stderr, "aiprof monitor: %s \"%s\" during incident %d: recorded in it\n", t.kind.c_str(),
+                         t.expression.c_str(), current_->number);
+            current_->triggers.push_back(std::move(t));
+          }
+        }
+        if (current_->done.load()) {
+          FinishIncident(/*wait=*/false);
+          if (o_.once) return;
+        }
+      } else if (!triggers.empty()) {
+        const bool cooling = last_incident_end_ns_ > 0 && now - last_incident_end_ns_ < o_.cooldown_ns;
+        const bool at_max = o_.max_incidents > 0 && incidents_.load() >= static_cast<uint64_t>(o_.max_incidents);
+        if (!cooling && !at_max) {
+          StartIncident(std::move(triggers));
+          suppressed_said = false;
+        } else if (!suppressed_said) {
+          std::fprintf(stderr, "aiprof monitor: %s \"%s\" holds, but %s: no incident\n", triggers[0].kind.c_str(),
+                       triggers[0].expression.c_str(),
+                       at_max ? ("--max-incidents " + std::to_string(o_.max_incidents) + " reached").c_str()
+                              : ("in --cooldown for another " + Seconds(o_.cooldown_ns - (now - last_incident_end_ns_))).c_str());
+          suppressed_said = true;
+        }
+      }
+      if (!alive) {
+        OnTargetExit(s);
+        return;
+      }
+      if (g_stop_signals.load() > 0) return;
+      if (o_.timeout_ns > 0 && now - start_ns_ >= o_.timeout_ns && !current_) {
+        if (incidents_ == 0) std::fprintf(stderr, "aiprof monitor: --timeout %s reached without an incident\n", Seconds(o_.timeout_ns).c_str());
+        return;
+      }
+      const int64_t wait = next - NowNs();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      else next = NowNs();
+    }
+  }
+
+  std::string NewIncidentDir(int number, int64_t unix_ms) {
+    std::string dir = o_.out_dir + "/" + UtcStamp(unix_ms) + "-" + std::to_string(number);
+    MakeDirs(dir);
+    return dir;
+  }
+
+  void StartIncident(std::vector<IncidentTrigger> triggers) {
+    auto inc = std::make_unique<Incident>();
+    inc->number = ++incident_seq_;
+    inc->dir = NewIncidentDir(inc->number, triggers[0].unix_ms);
+    inc->triggers = std::move(triggers);
+    inc->sdk_mode = client_->sdk_mode();
+    std::fprintf(stderr, "aiprof monitor: %s \"%s\": %s; incident %d in %s\n", inc->triggers[0].kind.c_str(),
+                 inc->triggers[0].expression.c_str(), DescribeTrigger(inc->triggers[0]).c_str(), inc->number,
+                 inc->dir.c_str());
+    current_ = std::move(inc);
+    worker_ = std::thread([this, inc = current_.get()] {
+      WriteIncident(inc);
+      inc->done.store(true);
+    });
+  }
+
+  // The worker: flight recorder, deep trace, merged trace, diagnosis.
+  void WriteIncident(Incident* inc) {
+    const std::string fr = inc->dir + "/flight_recorder.aiprof";
+    if (o_.on_alert != OnAlert::kNone) {
+      Status st = client_->RunCommand(live::kCmdFlush, fr, kFlushTimeoutNs);
+      inc->flight_recorder_status = st.ok() ? "written" : "failed: " + st.message();
+      if (st.ok()) inc->files.push_back("flight_recorder.aiprof");
+    }
+    std::string diagnose_input;
+    if (o_.on_alert == OnAlert::kTrace) {
+      Status st = DeepTrace(inc);
+      inc->trace_status = st.ok() ? "written" : "failed: " + st.message();
+      if (st.ok()) {
+        inc->files.push_back("trace.aiprof");
+        diagnose_input = inc->dir + "/trace.aiprof";
+      }
+    }
+    if (diagnose_input.empty() && inc->flight_recorder_status == "written") diagnose_input = fr;
+    if (!diagnose_input.empty() && diagnose_) {
+      Status st = diagnose_(diagnose_input, Context(*inc), inc->dir + "/diagnosis.md", inc->dir + "/diagnosis.html");
+      inc->diagnosis_status = st.ok() ? "written from " + diagnose_input.substr(inc->dir.size() + 1) : "failed: " + st.message();
+      if (st.ok()) {
+        inc->files.push_back("diagnosis.md");
+        inc->files.push_back("diagnosis.html");
+      }
+    }
+  }
+
+  Status DeepTrace(Incident* inc) {
+    CaptureOptions c;
+    c.pid = pid_;
+    c.duration_ns = o_.trace_duration_ns;
+    c.cpu_hz = o_.cpu_hz;
+    c.scope = CaptureScope::kFullStack;
+    c.target = o_.service;
+    // The framework layer (torch.profiler in a Python process), when the
+    // process registered one: started before the samples, stopped after.
+    const std::string torch_dir = inc->dir + "/.framework";
+    bool framework = false;
+    if (client_->framework_available()) {
+      Status st = client_->RunCommand(live::kCmdFrameworkOn, torch_dir, kFlushTimeoutNs);
+      framework = st.ok();
+      inc->framework_status = st.ok() ? "started" : "not started: " + st.message();
+    }
+    inc->trace_start_ns = NowNs();
+    StatusOr<CaptureResult> captured = RunCapture(c);
+    inc->trace_end_ns = NowNs();
+    std::vector<std::unique_ptr<Trace>> parts;
+    if (framework) {
+      Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
+      inc->framework_status = st.ok() ? "recorded" : "failed to stop: " + st.message();
+      if (st.ok()) AddFrameworkTraces(torch_dir, inc, &parts);
+    }
+    if (!captured.ok()) return captured.status();
+    CaptureResult r = std::move(captured).value();
+    inc->capture_summary = r.summary;
+    parts.insert(parts.begin(), std::move(r.trace));
+    // The SDK's buffers now hold the lead-up and the deep trace's requests.
+    const std::string after = inc->dir + "/.sdk-after-trace.aiprof";
+    Status flushed = client_->RunCommand(live::kCmdFlush, after, kFlushTimeoutNs);
+    std::string sdk_source = "after the deep trace";
+    StatusOr<std::unique_ptr<Trace>> sdk = flushed.ok() ? ReadNativeFile(after) : StatusOr<std::unique_ptr<Trace>>(flushed);
+    if (!sdk.ok()) {
+      sdk = ReadNativeFile(inc->dir + "/flight_recorder.aiprof");  // the process is gone: what it wrote at the alert
+      sdk_source = "at the alert (the flush after the deep trace failed: " + flushed.message() + ")";
+    }
+    unlink(after.c_str());
+    if (sdk.ok()) parts.push_back(std::move(sdk).value());
+    std::unique_ptr<Trace> trace = parts.size() == 1 ? std::move(parts[0]) : MergeTraces(std::move(parts));
+    trace->metadata["source_format"] = "aiprof_monitor";
+    trace->metadata["monitor.alert"] = inc->triggers[0].expression;
+    trace->metadata["monitor.alert_monotonic_ns"] = std::to_string(inc->triggers[0].monotonic_ns);
+    trace->metadata["monitor.trace_start_ns"] = std::to_string(inc->trace_start_ns);
+    trace->metadata["monitor.trace_end_ns"] = std::to_string(inc->trace_end_ns);
+    trace->metadata["monitor.sdk_spans"] = sdk.ok() ? "flushed " + sdk_source : "none: " + sdk.status().message();
+    inc->host_functions = TopHostFunctions(*trace, 10);
+    for (size_t i = 0; i < trace->samples.size(); ++i) inc->host_samples += trace->samples.callsite[i] != kNoCallsite;
+    return WriteNativeFile(*trace, inc->dir + "/trace.aiprof");
+  }
+
+  // Imports the framework layer's files (torch-<pid>.json + .sync, as the
+  // capture's torch hook writes them) with their clock offset removed.
+  void AddFrameworkTraces(const std::string& dir, Incident* inc, std::vector<std::unique_ptr<Trace>>* parts) {
+    const std::string json = dir + "/torch-" + std::to_string(pid_) + ".json";
+    StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(json);
+    if (!t.ok()) {
+      inc->framework_status = "unreadable: " + t.status().message();
+      return;
+    }
+    int64_t offset = 0, error = 0;
+    Status st = MeasureTorchOffset(**t, dir + "/torch-" + std::to_string(pid_) + ".sync", &offset, &error);
+    if (st.ok()) {
+      ShiftTrace(t->get(), -offset);
+      inc->framework_status = "recorded (clock offset " + std::to_string(offset) + " ± " + std::to_string(error) + " ns)";
+    } else {
+      inc->framework_status = "recorded, clock not aligned: " + st.message();
+    }
+    inc->framework_slices = (*t)->slices.size();
+    parts->push_back(std::move(t).value());
+    unlink(json.c_str());
+    unlink((dir + "/torch-" + std::to_string(pid_) + ".sync").c_str());
+    rmdir(dir.c_str());
+  }
+
+  IncidentContext Context(Incident& inc) {
+    std::lock_guard<std::mutex> lock(inc.mu);
+    IncidentContext c;
+    const IncidentTrigger& t = inc.triggers[0];
+    c.emplace_back("trigger", t.kind + ": " + t.expression);
+    c.emplace_back("values", DescribeTrigger(t));
+    c.emplace_back("time", UtcText(t.unix_ms));
+    c.emplace_back("process", "pid " + std::to_string(pid_) + (o_.service.empty() ? "" : " (" + o_.service + ")"));
+    const WindowStats& w = t.window;
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "%llu requests in %.3g s: p50 %.4g ms, p99 %.4g ms, max %.4g ms, %.4g/s, %llu errors",
+                  static_cast<unsigned long long>(w.requests), static_cast<double>(w.covered_ns) / 1e9, w.p50_ns / 1e6,
+                  w.p99_ns / 1e6, w.max_ns / 1e6, w.throughput_per_s, static_cast<unsigned long long>(w.errors));
+    c.emplace_back("window at the alert", buf);
+    if (inc.trace_end_ns > 0) {
+      c.emplace_back("deep trace", Seconds(inc.trace_end_ns - inc.trace_start_ns) + " after the alert; " + inc.capture_summary);
+      c.emplace_back("framework layer", inc.framework_status);
+    }
+    if (!inc.host_functions.empty()) {
+      const ReportHostFunction& f = inc.host_functions[0];
+      std::snprintf(buf, sizeof(buf), "%s: %.1f%% of %llu samples (self), %.1f%% on the stack", f.name.c_str(),
+                    f.self_share * 100, static_cast<unsigned long long>(inc.host_samples), f.total_share * 100);
+      c.emplace_back("hottest host function in the deep trace", buf);
+    }
+    for (size_t i = 1; i < inc.triggers.size(); ++i) {
+      c.emplace_back("also during the incident", inc.triggers[i].kind + ": " + inc.triggers[i].expression + " at " +
+                                                     UtcText(inc.triggers[i].unix_ms));
+    }
+    return c;
+  }
+
+  Tree AlertJson(Incident& inc) {
+    Tree t = Tree::Map();
+    t.Set("schema", Tree::String("aiprof.incident/1"));
+    t.Set("incident", Tree::Number(inc.number));
+    t.Set("pid", Tree::Number(pid_));
+    t.Set("service", Tree::String(o_.service));
+    {
+      std::lock_guard<std::mutex> lock(inc.mu);
+      t.Set("trigger", TriggerTree(inc.triggers[0]));
+      Tree more = Tree::List();
+      for (size_t i = 1; i < inc.triggers.size(); ++i) more.Push(TriggerTree(inc.triggers[i]));
+      t.Set("during_incident", std::move(more));
+    }
+    t.Set("window_at_end", WindowStatsTree(inc.window_at_end));
+    Tree fr = Tree::Map();
+    fr.Set("status", Tree::String(inc.flight_recorder_status));
+    fr.Set("sdk_mode", Tree::String(inc.sdk_mode));
+    t.Set("flight_recorder", std::move(fr));
+    Tree dt = Tree::Map();
+    dt.Set("on_alert", Tree::String(o_.on_alert == OnAlert::kTrace ? "trace" : o_.on_alert == OnAlert::kDump ? "dump" : "none"));
+    dt.Set("status", Tree::String(inc.trace_status));
+    dt.Set("framework_layer", Tree::String(inc.framework_status));
+    dt.Set("framework_slices", Tree::Number(static_cast<double>(inc.framework_slices)));
+    if (inc.trace_end_ns > 0) {
+      dt.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_start_ns)));
+      dt.Set("end_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_end_ns)));
+      dt.Set("summary", Tree::String(inc.capture_summary));
+      dt.Set("host_samples", Tree::Number(static_cast<double>(inc.host_samples)));
+      Tree fns = Tree::List();
+      for (const ReportHostFunction& f : inc.host_functions) {
+        Tree x = Tree::Map();
+        x.Set("function", Tree::String(f.name));
+        x.Set("module", Tree::String(f.module));
+        x.Set("self_share", Tree::Number(f.self_share));
+        x.Set("total_share", Tree::Number(f.total_share));
+        fns.Push(std::move(x));
+      }
+      dt.Set("top_host_functions", std::move(fns));
+    }
+    t.Set("deep_trace", std::move(dt));
+    t.Set("diagnosis", Tree::String(inc.diagnosis_status));
+    Tree files = Tree::List();
+    for (const std::string& f : inc.files) files.Push(Tree::String(f));
+    files.Push(Tree::String("alert.json"));
+    t.Set("files", std::move(files));
+    t.Set("finished_utc", Tree::String(UtcText(NowUnixMs())));
+    return t;
+  }
+
+  // Joins the worker, writes alert.json, prints the incident's line.
+  void FinishIncident(bool wait) {
+    if (!current_) return;
+    if (!wait && !current_->done.load()) return;
+    if (worker_.joinable()) worker_.join();
+    Incident& inc = *current_;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      inc.window_at_end = last_stats_;
+    }
+    Status st = WriteFileAtomically(inc.dir + "/alert.json", TreeToJson(AlertJson(inc)));
+    if (!st.ok()) std::fprintf(stderr, "aiprof monitor: %s\n", st.message().c_str());
+    ++incidents_;
+    last_incident_end_ns_ = NowNs();
+    std::string extra;
+    {
+      std::lock_guard<std::mutex> lock(inc.mu);
+      if (inc.triggers.size() > 1) extra = " (+" + std::to_string(inc.triggers.size() - 1) + " during it)";
+    }
+    std::string top;
+    if (!inc.host_functions.empty()) top = "; hottest: " + inc.host_functions[0].name;
+    std::printf("%s incident %d: %s \"%s\": %s%s%s -> %s\n", UtcText(inc.triggers[0].unix_ms).c_str(), inc.number,
+                inc.triggers[0].kind.c_str(), inc.triggers[0].expression.c_str(), DescribeTrigger(inc.triggers[0]).c_str(),
+                extra.c_str(), top.c_str(), inc.dir.c_str());
+    std::fflush(stdout);
+    current_.reset();
+  }
+
+  // The process ended by itself. An incident being written is finished with
+  // what there is; otherwise an abnormal end is an incident of its own,
+  // with the flight recorder the SDK wrote at exit (if it could).
+  void OnTargetExit(const WindowStats& s) {
+    std::fprintf(stderr, "aiprof monitor: pid %d %s after %s (%llu requests in the last window)\n", pid_,
+                 exit_text_.c_str(), Seconds(NowNs() - start_ns_).c_str(), static_cast<unsigned long long>(s.requests));
+    if (current_) {
+      FinishIncident(/*wait=*/true);
+      return;
+    }
+    if (!exit_abnormal_) return;
+    if (o_.max_incidents > 0 && incidents_.load() >= static_cast<uint64_t>(o_.max_incidents)) return;
+    auto inc = std::make_unique<Incident>();
+    inc->number = ++incident_seq_;
+    const int64_t unix_ms = NowUnixMs();
+    inc->dir = NewIncidentDir(inc->number, unix_ms);
+    inc->sdk_mode = client_->sdk_mode();
+    inc->triggers.push_back(IncidentTrigger{"target_exited", exit_text_, NowNs(), unix_ms, EvalResult{}, s});
+    current_ = std::move(inc);
+    Incident* c = current_.get();
+    // The SDK writes its file at exit (not when killed by a signal).
+    const std::string exit_file = client_->sdk_output_path();
+    const int64_t deadline = NowNs() + kExitFileWaitNs;
+    int64_t mtime = -1;
+    while (NowNs() < deadline && (mtime = FileMtimeNs(exit_file)) < 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    const int64_t since_start_ns = NowNs() - start_ns_;
+    const int64_t real_now = static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec;
+    if (mtime >= real_now - since_start_ns && CopyFile(exit_file, c->dir + "/flight_recorder.aiprof")) {
+      c->flight_recorder_status = "written by the process at exit (" + exit_file + ")";
+      c->files.push_back("flight_recorder.aiprof");
+      if (diagnose_) {
+        Status st = diagnose_(c->dir + "/flight_recorder.aiprof", Context(*c), c->dir + "/diagnosis.md", c->dir + "/diagnosis.html");
+        c->diagnosis_status = st.ok() ? "written from flight_recorder.aiprof" : "failed: " + st.message();
+        if (st.ok()) {
+          c->files.push_back("diagnosis.md");
+          c->files.push_back("diagnosis.html");
+        }
+      }
+    } else {
+      c->flight_recorder_status = "not available: the process wrote no file at exit (" + exit_file +
+                                  "); a process killed by a signal cannot write one";
+    }
+    std::fprintf(stderr, "aiprof monitor: flight recorder %s\n", c->flight_recorder_status.c_str());
+    c->done.store(true);
+    FinishIncident(/*wait=*/true);
+  }
+
+  const MonitorOptions& o_;
+  const DiagnoseFn& diagnose_;
+  std::vector<AlertRule> rules_;
+  std::vector<bool> rule_holding_;
+  std::optional<MonitorBaseline> baseline_;
+  std::string listen_host_;
+  int listen_port_ = 0;
+  int pid_ = 0;
+  pid_t child_ = 0;
+  bool target_exited_ = false, exit_abnormal_ = false;
+  std::string exit_text_;
+  int64_t start_ns_ = 0, last_incident_end_ns_ = 0;
+  std::unique_ptr<LiveClient> client_;
+  std::unique_ptr<RollingWindow> window_;
+  std::unique_ptr<ProcStats> proc_;
+  std::unique_ptr<MetricsServer> server_;
+  std::mutex stats_mu_;  // last_stats_, external_
+  WindowStats last_stats_;
+  std::vector<std::string> external_;
+  std::atomic<uint64_t> incidents_{0}, alerts_total_{0};
+  int incident_seq_ = 0;
+  std::unique_ptr<Incident> current_;
+  std::thread worker_;
+};
+
+}  // namespace
+
+StatusOr<int> RunMonitor(const MonitorOptions& options, const DiagnoseFn& diagnose) {
+  return Monitor(options, diagnose).Run();
+}
+
+}  // namespace aiprof

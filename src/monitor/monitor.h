@@ -1,0 +1,57 @@
+// `aiprof monitor`: watches a running service through the SDK's live channel
+// (src/sdk/live_channel.h), keeps a rolling window of its requests, steps,
+// counters, CPU and RSS (window.h), evaluates alert expressions (alert.h)
+// every interval and, when one holds, writes an incident folder: the SDK's
+// flight recorder (the minutes before), a deep trace taken with aiprof
+// trace's capture (host CPU samples + the SDK's spans), its diagnosis and
+// alert.json. docs/monitor.md.
+#ifndef AIPROF_SRC_MONITOR_MONITOR_H_
+#define AIPROF_SRC_MONITOR_MONITOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/base/status.h"
+
+namespace aiprof {
+
+enum class OnAlert : uint8_t { kTrace, kDump, kNone };
+
+struct MonitorOptions {
+  int pid = 0;                        // watch this process ...
+  std::vector<std::string> command;   // ... or run this one
+  std::vector<std::string> alerts;    // --alert expressions
+  int64_t window_ns = 60'000'000'000;
+  int64_t interval_ns = 1'000'000'000;
+  OnAlert on_alert = OnAlert::kTrace;
+  int64_t trace_duration_ns = 30'000'000'000;
+  int64_t cooldown_ns = 600'000'000'000;
+  int max_incidents = 10;             // 0: no limit
+  std::string metrics_listen;         // "" = no HTTP endpoint
+  bool once = false;
+  int64_t timeout_ns = 0;             // 0 = none
+  std::string out_dir;                // INCIDENTS_DIR
+  std::string service;                // --service (labels; the baseline's name)
+  std::string db;                     // --db (baseline database)
+  int cpu_hz = 999;                   // deep trace's host sampling rate
+  int64_t attach_timeout_ns = 10'000'000'000;
+};
+
+// Rows describing an incident, shown at the top of its diagnosis.
+using IncidentContext = std::vector<std::pair<std::string, std::string>>;
+// Writes the diagnosis of `trace_path` as Markdown and HTML (the CLI passes
+// the report pipeline: src/cli/monitor_command.cc).
+using DiagnoseFn = std::function<Status(const std::string& trace_path, const IncidentContext& context,
+                                        const std::string& md_path, const std::string& html_path)>;
+
+// Runs until --once's first incident, --timeout, SIGINT/SIGTERM, or the
+// watched process's exit; returns the exit status (3 when an incident was
+// written, else 0), or an error (bad options, the process never attached).
+StatusOr<int> RunMonitor(const MonitorOptions& options, const DiagnoseFn& diagnose);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MONITOR_MONITOR_H_

@@ -1,0 +1,323 @@
+// Unit tests of aiprof monitor's parts: the window's statistics, the
+// metrics and their exposition, alerts and baselines, the webhook, /proc
+// parsing and the live channel's ring. The whole program is tested by
+// test/monitor/monitor_e2e.py.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/monitor/alert.h"
+#include "src/monitor/incident.h"
+#include "src/monitor/metrics_server.h"
+#include "src/monitor/monitor_metrics.h"
+#include "src/monitor/proc_stats.h"
+#include "src/monitor/window.h"
+#include "src/report/common/tree.h"
+#include "src/sdk/live_channel.h"
+
+namespace aiprof {
+namespace {
+
+constexpr int64_t kSec = 1'000'000'000;
+constexpr int64_t kMs = 1'000'000;
+
+TEST(MonitorWindowTest, NearestRankQuantilesOnBothSidesOfARank) {
+  std::vector<double> v;
+  for (int i = 1; i <= 100; ++i) v.push_back(i);
+  EXPECT_EQ(NearestRankQuantile(&v, 0.99), 99);
+  EXPECT_EQ(NearestRankQuantile(&v, 0.991), 100);  // ceil(99.1) = 100
+  EXPECT_EQ(NearestRankQuantile(&v, 0.5), 50);
+  EXPECT_EQ(NearestRankQuantile(&v, 0.0), 1);
+  EXPECT_EQ(NearestRankQuantile(&v, 1.0), 100);
+  std::vector<double> empty;
+  EXPECT_EQ(NearestRankQuantile(&empty, 0.5), 0);
+}
+
+TEST(MonitorWindowTest, OldRecordsLeaveTheWindow) {
+  RollingWindow w(2 * kSec, 0);
+  for (int i = 0; i < 10; ++i) w.AddRequest(i * 100 * kMs, (i + 1) * kMs, i == 3);  // 0..0.9 s
+  w.AddRequest(2500 * kMs, 500 * kMs, false);                                       // 2.5 s
+  w.AddStep(2400 * kMs, 30 * kMs);
+  w.AddCounter("queue", 2450 * kMs, 7);
+  w.Advance(2 * kSec);
+  WindowStats s = w.Stats(2 * kSec);
+  EXPECT_EQ(s.requests, 11u);
+  EXPECT_EQ(s.errors, 1u);
+  EXPECT_EQ(s.max_ns, 500 * kMs);
+  EXPECT_NEAR(s.throughput_per_s, 11 / 2.0, 1e-9);
+  // At 2.35 s the window starts at 0.35 s: requests ending at 0..0.3 s are gone.
+  w.Advance(2350 * kMs);
+  s = w.Stats(2350 * kMs);
+  EXPECT_EQ(s.requests, 7u);  // 0.4 .. 0.9 s and 2.5 s
+  EXPECT_EQ(s.errors, 0u);    // the error ended at 0.3 s
+  EXPECT_EQ(s.p50_ns, 8 * kMs);  // 5, 6, 7, 8, 9, 10, 500 ms: rank ceil(3.5) = 4
+  EXPECT_EQ(s.steps, 1u);
+  EXPECT_EQ(s.step_p99_ns, 30 * kMs);
+  EXPECT_EQ(s.counters.at("queue"), 7);
+}
+
+TEST(MonitorWindowTest, ThroughputUsesTheObservedPartOfTheWindow) {
+  RollingWindow w(60 * kSec, 10 * kSec);  // attached at 10 s
+  for (int i = 0; i < 20; ++i) w.AddRequest(10 * kSec + i * 100 * kMs, kMs, false);
+  WindowStats s = w.Stats(12 * kSec);
+  EXPECT_EQ(s.covered_ns, 2 * kSec);
+  EXPECT_NEAR(s.throughput_per_s, 10.0, 1e-9);  // not 20 / 60
+}
+
+TEST(MonitorWindowTest, PastTheExactLimitQuantilesComeFromTheSketchesWithin1Percent) {
+  // 64 parts of 1 s; at most 1,000 exact samples.
+  RollingWindow w(64 * kSec, 0, /*exact_limit=*/1000);
+  for (int i = 0; i < 500; ++i) w.AddRequest(i * kMs, (i % 100 + 1) * kMs, i % 50 == 0);  // 0..0.5 s
+  WindowStats s = w.Stats(kSec);
+  EXPECT_TRUE(s.quantiles_exact);
+  EXPECT_EQ(s.p99_ns, 99 * kMs);
+  for (int i = 0; i < 1500; ++i) w.AddRequest(kSec + i * kMs, (i % 100 + 1) * kMs, false);  // 1..2.5 s
+  s = w.Stats(3 * kSec);
+  EXPECT_FALSE(s.quantiles_exact);
+  EXPECT_EQ(s.requests, 2000u);  // counts, errors, max stay exact
+  EXPECT_EQ(s.errors, 10u);
+  EXPECT_EQ(s.max_ns, 100 * kMs);
+  EXPECT_NEAR(s.p99_ns, 99 * kMs, 0.01 * 99 * kMs);
+  EXPECT_NEAR(s.p50_ns, 50 * kMs, 0.01 * 51 * kMs);  // the sketch's rank is floor(q (n - 1))
+  // Once what was left out has left the window, the quantiles are exact again.
+  w.Advance(67 * kSec);
+  for (int i = 0; i < 10; ++i) w.AddRequest(67 * kSec + i, 5 * kMs, false);
+  s = w.Stats(67 * kSec);
+  EXPECT_TRUE(s.quantiles_exact);
+  EXPECT_EQ(s.requests, 10u);
+  EXPECT_EQ(s.p99_ns, 5 * kMs);
+}
+
+TEST(MonitorMetricsTest, MetricsWithoutDataAreAbsentNotZero) {
+  WindowStats s;
+  s.covered_ns = kSec;
+  auto m = MonitorMetricValues(s);
+  EXPECT_EQ(m.count("p99_latency"), 0u);
+  EXPECT_EQ(m.count("cpu_util"), 0u);
+  EXPECT_EQ(m.count("step_time_p99"), 0u);
+  EXPECT_EQ(m.at("request_count").value, 0);
+  EXPECT_EQ(m.at("throughput").value, 0);
+  s.requests = 4;
+  s.errors = 1;
+  s.p99_ns = 3 * kMs;
+  s.cpu_util = 0.5;
+  s.counters["queue depth"] = 3;
+  m = MonitorMetricValues(s);
+  EXPECT_EQ(m.at("p99_latency").value, 3 * kMs);
+  EXPECT_EQ(m.at("error_rate").value, 0.25);
+  EXPECT_EQ(m.at("cpu_util").value, 0.5);
+  EXPECT_EQ(m.at("counter.queue depth").value, 3);
+}
+
+TEST(MonitorMetricsTest, CatalogueIsSortedAndCountersAreNumbers) {
+  const auto& c = MonitorMetricCatalogue();
+  for (size_t i = 1; i < c.size(); ++i) EXPECT_LT(c[i - 1].name, c[i].name);
+  ASSERT_NE(FindMonitorMetric("p99_latency"), nullptr);
+  EXPECT_EQ(FindMonitorMetric("p99_latency")->unit, MetricUnit::kNanoseconds);
+  EXPECT_EQ(FindMonitorMetric("throughput")->unit, MetricUnit::kPerSecond);
+  ASSERT_NE(FindMonitorMetric("counter.queue_depth"), nullptr);
+  EXPECT_EQ(FindMonitorMetric("counter."), nullptr);
+  EXPECT_EQ(FindMonitorMetric("device_util"), nullptr);  // a trace metric, not a window one
+}
+
+TEST(MonitorMetricsTest, ExpositionEscapesHostileLabelValues) {
+  EXPECT_EQ(PrometheusLabelValue("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  WindowStats s;
+  s.requests = 2;
+  s.p50_ns = 1 * kMs;
+  s.p99_ns = 2 * kMs;
+  s.max_ns = 2 * kMs;
+  s.mean_ns = 1.5 * kMs;
+  s.counters["evil\"}\n{x"] = 1;
+  const std::string text = PrometheusExposition(s, ExpositionLabels{"svc\"}\nfake_metric 1", 42}, 0, 0);
+  EXPECT_NE(text.find("service=\"svc\\\"}\\nfake_metric 1\",pid=\"42\""), std::string::npos) << text;
+  EXPECT_NE(text.find("name=\"evil\\\"}\\n{x\""), std::string::npos);
+  EXPECT_NE(text.find("quantile=\"0.99\"} 0.002\n"), std::string::npos);
+  EXPECT_NE(text.find("aiprof_monitor_request_latency_seconds_count{service="), std::string::npos);
+  // Every line is a comment or one sample: no label value broke a line.
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    const std::string line = text.substr(start, end - start);
+    EXPECT_TRUE(line.rfind("# ", 0) == 0 || line.rfind("aiprof_monitor_", 0) == 0) << line;
+    start = end + 1;
+  }
+}
+
+TEST(MonitorAlertTest, AlertsHoldOnBothSidesOfTheThreshold) {
+  auto rules = ParseAlertRules({"p99_latency > 2.0s", "throughput < 50/s and error_rate > 1%"}, nullptr);
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  WindowStats s;
+  s.covered_ns = kSec;
+  s.requests = 100;
+  s.throughput_per_s = 100;
+  s.p99_ns = 2.0e9;
+  EXPECT_FALSE(EvaluateAlert((*rules)[0], s, nullptr).holds);  // 2.0 s is not > 2.0 s
+  s.p99_ns = 2.001e9;
+  EXPECT_TRUE(EvaluateAlert((*rules)[0], s, nullptr).holds);
+  s.errors = 2;
+  EXPECT_FALSE(EvaluateAlert((*rules)[1], s, nullptr).holds);
+  s.throughput_per_s = 49;
+  EXPECT_TRUE(EvaluateAlert((*rules)[1], s, nullptr).holds);
+  s.errors = 1;  // 1% is not > 1%
+  EXPECT_FALSE(EvaluateAlert((*rules)[1], s, nullptr).holds);
+  // No requests: p99 is unknown, never an alert.
+  WindowStats idle;
+  idle.covered_ns = kSec;
+  EXPECT_EQ(EvaluateAlert((*rules)[0], idle, nullptr).result.truth, Truth::kUnknown);
+}
+
+TEST(MonitorAlertTest, BadExpressionsAreErrorsAtStartUp) {
+  EXPECT_FALSE(ParseAlertRules({}, nullptr).ok());
+  auto err = [](const std::string& e) {
+    auto r = ParseAlertRules({e}, nullptr);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  EXPECT_NE(err("p99_latency > 2").find("needs a unit"), std::string::npos);
+  EXPECT_NE(err("p99_latency >").find("column"), std::string::npos);
+  EXPECT_NE(err("device_util < 50%").find("unknown metric"), std::string::npos);
+  EXPECT_NE(err("step_time_p99 > 1.2 * baseline").find("--service"), std::string::npos);
+  MonitorBaseline steps{"baseline svc #1 (t.json)", {{"baseline.step_time_p99", 100 * kMs}}};
+  auto r = ParseAlertRules({"p99_latency > 1.2 * baseline"}, &steps);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("has no value for p99_latency"), std::string::npos) << r.status().message();
+}
+
+TEST(MonitorAlertTest, BaselineFromTheStoreScalesTheThreshold) {
+  char dir[] = "/tmp/aiprof-monitor-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string db = std::string(dir) + "/baselines.db";
+  {
+    auto store = BaselineStore::Open(db);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    RunSamples samples;
+    samples.label = "t.json";
+    samples.source_kind = "trace";
+    samples.unit = "step";
+    for (int i = 1; i <= 100; ++i) samples.latency_ns.push_back(i * kMs);  // p99 = 99 ms
+    ASSERT_TRUE((*store)->SaveBaseline("svc", samples, "{}").ok());
+  }
+  auto b = LoadMonitorBaseline(db, "svc");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->values.at("baseline.step_time_p99"), 99 * kMs);
+  EXPECT_EQ(b->values.count("baseline.p99_latency"), 0u);
+  EXPECT_FALSE(LoadMonitorBaseline(db, "other").ok());
+  auto rules = ParseAlertRules({"step_time_p99 > 1.2 * baseline"}, &*b);
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  WindowStats s;
+  s.covered_ns = kSec;
+  s.steps = 10;
+  s.step_p99_ns = 118 * kMs;  // 1.2 × 99 ms = 118.8 ms
+  EXPECT_FALSE(EvaluateAlert((*rules)[0], s, &*b).holds);
+  s.step_p99_ns = 119 * kMs;
+  AlertOutcome a = EvaluateAlert((*rules)[0], s, &*b);
+  EXPECT_TRUE(a.holds);
+  ASSERT_EQ(a.result.comparisons.size(), 1u);
+  EXPECT_NEAR(a.result.comparisons[0].threshold, 118.8 * kMs, 1);
+  unlink(db.c_str());
+  std::system(("rm -rf " + std::string(dir)).c_str());
+}
+
+TEST(MonitorServerTest, ListenAddressesDefaultToLoopback) {
+  std::string host;
+  int port = 0;
+  ASSERT_TRUE(ParseListenAddress("9464", &host, &port).ok());
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 9464);
+  ASSERT_TRUE(ParseListenAddress("0.0.0.0:80", &host, &port).ok());
+  EXPECT_EQ(host, "0.0.0.0");
+  ASSERT_TRUE(ParseListenAddress("[::1]:9000", &host, &port).ok());
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, 9000);
+  EXPECT_FALSE(ParseListenAddress("host:", &host, &port).ok());
+  EXPECT_FALSE(ParseListenAddress("127.0.0.1:70000", &host, &port).ok());
+  EXPECT_FALSE(ParseListenAddress("[::1]9000", &host, &port).ok());
+}
+
+TEST(MonitorServerTest, WebhookFiringAlertsOnly) {
+  auto names = ParseAlertmanagerWebhook(R"({"version":"4","status":"firing","alerts":[
+      {"status":"firing","labels":{"alertname":"HighLatency"}},
+      {"status":"resolved","labels":{"alertname":"Old"}},
+      {"status":"firing","labels":{}}]})");
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"HighLatency", "external"}));
+  EXPECT_FALSE(ParseAlertmanagerWebhook("{\"alerts\": 5}").ok());
+  EXPECT_FALSE(ParseAlertmanagerWebhook("not json").ok());
+}
+
+TEST(MonitorProcTest, StatLineWithParenthesesInTheName) {
+  uint64_t ticks = 0;
+  const std::string line = "1234 (we(ird) name)) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 12345 1000 10";
+  ASSERT_TRUE(ParseStatCpuTicks(line, &ticks));
+  EXPECT_EQ(ticks, 300u);
+  EXPECT_FALSE(ParseStatCpuTicks("garbage", &ticks));
+  EXPECT_FALSE(ParseStatCpuTicks("1 (x) S 1 2", &ticks));
+  EXPECT_EQ(ParseStatusRssBytes("Name:\tx\nVmRSS:\t  2048 kB\n"), 2048.0 * 1024);
+  EXPECT_EQ(ParseStatusRssBytes("Name:\tx\n"), -1);
+}
+
+TEST(MonitorLiveChannelTest, RecordsArriveInOrderAndOverwritesAreCounted) {
+  std::vector<char> mem(live::kSegmentBytes + 64);
+  auto* h = reinterpret_cast<live::Header*>((reinterpret_cast<uintptr_t>(mem.data()) + 63) & ~uintptr_t{63});
+  live::ReaderState st;
+  for (int i = 0; i < 10; ++i) live::Push(h, live::kRecRequest, i, i * 10, i == 4 ? uint32_t{live::kFlagError} : 0u);
+  std::vector<int64_t> got;
+  uint32_t errors = 0;
+  EXPECT_EQ(live::Drain(h, &st, [&](const live::Record& r) {
+              got.push_back(r.value);
+              errors += r.aux;
+            }),
+            10u);
+  EXPECT_EQ(got.size(), 10u);
+  EXPECT_EQ(got[9], 90);
+  EXPECT_EQ(errors, 1u);
+  EXPECT_EQ(st.lost, 0u);
+  // The reader falls a ring and 5 records behind: the oldest are lost, counted.
+  for (uint64_t i = 0; i < live::kCapacity + 5; ++i) live::Push(h, live::kRecStep, 0, static_cast<int64_t>(i), 0);
+  got.clear();
+  live::Drain(h, &st, [&](const live::Record& r) { got.push_back(r.value); });
+  EXPECT_EQ(st.lost, 5u);
+  ASSERT_EQ(got.size(), live::kCapacity);
+  EXPECT_EQ(got.front(), 5);
+  // A record being written (seq 0) is read on a later pass, not skipped.
+  const uint64_t idx = __atomic_fetch_add(&h->write_index, 1, __ATOMIC_RELAXED);
+  live::Record* slot = live::Records(h) + (idx & (live::kCapacity - 1));
+  slot->seq = 0;
+  got.clear();
+  EXPECT_EQ(live::Drain(h, &st, [&](const live::Record& r) { got.push_back(r.value); }), 0u);
+  slot->value = 77;
+  slot->type = live::kRecRequest;
+  __atomic_store_n(&slot->seq, idx + 1, __ATOMIC_RELEASE);
+  EXPECT_EQ(live::Drain(h, &st, [&](const live::Record& r) { got.push_back(r.value); }), 1u);
+  EXPECT_EQ(got, std::vector<int64_t>{77});
+  EXPECT_EQ(st.lost, 5u);
+}
+
+TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
+  auto rules = ParseAlertRules({"p99_latency > 20ms"}, nullptr);
+  ASSERT_TRUE(rules.ok());
+  WindowStats s;
+  s.covered_ns = 2 * kSec;
+  s.window_ns = 2 * kSec;
+  s.requests = 50;
+  s.p99_ns = 25 * kMs;
+  IncidentTrigger t{"alert", "p99_latency > 20ms", 5, 1764585600123, EvaluateAlert((*rules)[0], s, nullptr).result, s};
+  const std::string json = TreeToJson(TriggerTree(t));
+  // JSON text escapes < and > too (\u003e), so it is safe inside HTML.
+  EXPECT_NE(json.find("\"expression\": \"p99_latency \\u003e 20ms\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"value\": 25000000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"time_utc\": \"2025-12-01T10:40:00.123Z\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"p99\": 0.025"), std::string::npos) << json;
+  EXPECT_EQ(DescribeTrigger(t), "p99_latency = 25 ms (> 20 ms)");
+  IncidentTrigger hostile{"webhook", "x\"}\n<script>", 0, 0, EvalResult{}, s};
+  const std::string j2 = TreeToJson(TriggerTree(hostile));
+  EXPECT_NE(j2.find("\"expression\": \"x\\\"}\\n\\u003cscript\\u003e\""), std::string::npos) << j2;
+  EXPECT_EQ(UtcStamp(1764585600123), "20251201T104000Z");
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,31 @@
+// CPU utilisation and RSS of a process from /proc/<pid>/stat and status.
+#ifndef AIPROF_SRC_MONITOR_PROC_STATS_H_
+#define AIPROF_SRC_MONITOR_PROC_STATS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace aiprof {
+
+class ProcStats {
+ public:
+  explicit ProcStats(int pid) : pid_(pid) {}
+  // Reads the process now; cpu_util is over the time since the previous
+  // call (-1 on the first call or when /proc is unreadable), rss in bytes (-1).
+  void Sample(int64_t now_ns, double* cpu_util, double* rss_bytes);
+
+ private:
+  int pid_;
+  int64_t last_ns_ = 0;
+  uint64_t last_ticks_ = 0;
+};
+
+// utime + stime in clock ticks from a /proc/<pid>/stat line; false when malformed.
+// Visible for testing.
+bool ParseStatCpuTicks(const std::string& stat_line, uint64_t* ticks);
+// VmRSS in bytes from /proc/<pid>/status text; -1 when absent. Visible for testing.
+double ParseStatusRssBytes(const std::string& status_text);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MONITOR_PROC_STATS_H_
