@@ -55,6 +55,25 @@ void ChromeJsonTokenizer::SubmitCurrent() {
   pipeline_->Submit(std::move(cur_));
 }
 
+// One value fills the window: grow it up to the limit, then skip the value
+// (counted, and reported once it ends).
+void ChromeJsonTokenizer::GrowOrSkip() {
+  if (capacity_ * 2 <= max_value_bytes_) {
+    capacity_ *= 2;
+    if (mapped_ == nullptr) cur_->buffer.resize(capacity_ + kPaddingBytes);
+    return;
+  }
+  if (!skipping_) {
+    skipping_ = true;
+    skip_start_offset_ = buffer_file_offset_;
+    skipped_bytes_ = 0;
+  }
+  skipped_bytes_ += end_;
+  buffer_file_offset_ += end_;
+  end_ = 0;
+  scanned_ = 0;
+}
+
 // The window over the mapped input moves instead of bytes being copied.
 Status ChromeJsonTokenizer::FillMapped(bool* eof) {
   if (begin_ > 0) {
@@ -67,21 +86,7 @@ Status ChromeJsonTokenizer::FillMapped(bool* eof) {
     end_ -= begin_;
     begin_ = 0;
   }
-  if (end_ == capacity_) {
-    if (capacity_ * 2 <= max_value_bytes_) {
-      capacity_ *= 2;
-    } else {
-      if (!skipping_) {
-        skipping_ = true;
-        skip_start_offset_ = buffer_file_offset_;
-        skipped_bytes_ = 0;
-      }
-      skipped_bytes_ += end_;
-      buffer_file_offset_ += end_;
-      end_ = 0;
-      scanned_ = 0;
-    }
-  }
+  if (end_ == capacity_) GrowOrSkip();
   size_t new_end = std::min<size_t>(capacity_, mapped_size_ - buffer_file_offset_);
   *eof = new_end == end_;
   end_ = new_end;
@@ -105,23 +110,7 @@ Status ChromeJsonTokenizer::Fill(bool* eof) {
     end_ = keep;
     begin_ = 0;
   }
-  if (end_ == capacity_) {
-    // One value fills the buffer: grow up to the limit, then skip it.
-    if (capacity_ * 2 <= max_value_bytes_) {
-      capacity_ *= 2;
-      cur_->buffer.resize(capacity_ + kPaddingBytes);
-    } else {
-      if (!skipping_) {
-        skipping_ = true;
-        skip_start_offset_ = buffer_file_offset_;
-        skipped_bytes_ = 0;
-      }
-      skipped_bytes_ += end_;
-      buffer_file_offset_ += end_;
-      end_ = 0;
-      scanned_ = 0;
-    }
-  }
+  if (end_ == capacity_) GrowOrSkip();
   ASSIGN_OR_RETURN(size_t got, source_->Read(cur_->buffer.data() + end_, capacity_ - end_));
   end_ += got;
   *eof = got == 0;

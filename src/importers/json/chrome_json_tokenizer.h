@@ -67,6 +67,7 @@ class ChromeJsonTokenizer {
   Status RunStateMachine();
   Status Fill(bool* eof);
   Status FillMapped(bool* eof);
+  void GrowOrSkip();
   void SubmitCurrent();
   // The bytes of the current window: the batch's buffer, or the mapped input.
   const char* data() const { return mapped_ != nullptr ? mapped_ + buffer_file_offset_ : cur_->buffer.data(); }
