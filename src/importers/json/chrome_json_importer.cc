@@ -30,8 +30,12 @@ Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const Ch
   // Decompression (gzip, zstd) gets a thread of its own when there is a
   // core for it besides the reader.
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path, AvailableCores() > 1));
-  ChromeJsonBatchParser parser(path, builder, options.workers);
-  ChromeJsonTokenizer tokenizer(source.get(), &parser, options.workers);
+  // A plain file that fits in one batch has nothing to share out: no threads.
+  size_t batch = options.batch_bytes > 0 ? options.batch_bytes : ChromeJsonTokenizer::kInitialBufferBytes;
+  std::string_view mapped = source->Map();
+  size_t workers = !mapped.empty() && mapped.size() <= batch ? 0 : options.workers;
+  ChromeJsonBatchParser parser(path, builder, workers);
+  ChromeJsonTokenizer tokenizer(source.get(), &parser, workers);
   if (options.batch_bytes > 0) {
     tokenizer.SetBufferLimitsForTesting(options.batch_bytes, ChromeJsonTokenizer::kMaxValueBytes);
   }
