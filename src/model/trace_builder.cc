@@ -66,6 +66,16 @@ void TraceBuilder::SetProcessName(IdValue pid, StringId name) {
   process_names_.emplace_back(key, name);
 }
 
+std::vector<std::pair<IdValue, StringId>> TraceBuilder::ProcessNamesSince(size_t first) const {
+  std::vector<std::pair<IdValue, StringId>> out;
+  for (size_t i = first; i < process_names_.size(); ++i) {
+    const TrackKey& k = process_names_[i].first;
+    out.emplace_back(k.pid_is_string ? IdValue::Str(StringId{static_cast<uint32_t>(k.pid)}) : IdValue::Num(k.pid),
+                     process_names_[i].second);
+  }
+  return out;
+}
+
 void TraceBuilder::SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int32_t device) {
   trace_->tracks.kind[track] = kind;
   trace_->tracks.layer[track] = layer;

@@ -39,6 +39,10 @@ class TraceBuilder {
   uint32_t CounterTrack(IdValue pid, StringId name, int32_t device);
   // Metadata: names apply to every track of the process / that thread.
   void SetProcessName(IdValue pid, StringId name);
+  // The SetProcessName calls so far, in order, from the `first`-th on
+  // (importers that classify processes by name before Finalize).
+  size_t process_name_count() const { return process_names_.size(); }
+  std::vector<std::pair<IdValue, StringId>> ProcessNamesSince(size_t first) const;
   void SetThreadName(uint32_t track, StringId name) { trace_->tracks.name[track] = name; }
   // Fixes a track's kind and layer so Finalize() does not infer them.
   void SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int32_t device);

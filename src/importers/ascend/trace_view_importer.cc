@@ -1,22 +1,13 @@
 #include "src/importers/ascend/trace_view_importer.h"
 
-#include <simdjson.h>
-
 #include <cstring>
 #include <regex>
 #include <unordered_map>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-#include "src/base/decimal.h"
-#include "src/importers/common/byte_source.h"
-#include "src/importers/json/chrome_json_parser.h"
-#include "src/importers/json/chrome_json_tokenizer.h"
+#include "src/importers/json/chrome_json_importer.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
-namespace od = simdjson::ondemand;
 
 namespace {
 
@@ -32,133 +23,6 @@ AscendProcess ClassifyProcess(std::string_view name) {
   if (name == "Overlap Analysis") return AscendProcess::kOverlap;
   return AscendProcess::kOther;
 }
-
-// True if the event's "id" is a run of more than 19 digits: torch_npu's
-// HostToDevice flow ids ("40004068119343529983") can exceed uint64.
-bool HasHugeId(const char* data, size_t len) {
-  const char* p = static_cast<const char*>(memmem(data, len, "\"id\"", 4));
-  if (p == nullptr) return false;
-  const char* end = data + len;
-  p += 4;
-  while (p < end && (*p == ' ' || *p == ':' || *p == '"')) ++p;
-  size_t digits = 0;
-  while (p < end && *p >= '0' && *p <= '9') ++p, ++digits;
-  return digits > 19;
-}
-
-// Forwards every event to the Chrome parser and remembers process_name
-// metadata by numeric pid, which the role pass needs before Finalize().
-// Flow events whose id does not fit 64 bits are handled here instead: the
-// id text is hashed (XXH3) so both ends still meet.
-class ProcessNameSink : public ChromeJsonSink {
- public:
-  ProcessNameSink(const std::string& path, TraceBuilder* builder) : inner_(path, builder), builder_(builder) {}
-
-  void OnEvent(const char* data, size_t len, size_t capacity, uint64_t offset) override {
-    if (memmem(data, len, "process_name", 12) != nullptr) Remember(data, len, capacity);
-    if (HasHugeId(data, len) && HugeIdFlow(data, len, capacity)) return;
-    inner_.OnEvent(data, len, capacity, offset);
-  }
-  uint64_t hashed_flow_ids() const { return hashed_flow_ids_; }
-  void OnTopLevelValue(std::string_view key, const char* data, size_t len, size_t capacity,
-                       uint64_t offset) override {
-    inner_.OnTopLevelValue(key, data, len, capacity, offset);
-  }
-  void OnSkippedValue(std::string_view key, uint64_t offset, uint64_t bytes) override {
-    inner_.OnSkippedValue(key, offset, bytes);
-  }
-  const std::unordered_map<int64_t, std::string>& names() const { return names_; }
-
- private:
-  void Remember(const char* data, size_t len, size_t capacity) {
-    od::document doc;
-    od::object obj;
-    if (parser_.iterate(data, len, capacity).get(doc) || doc.get_object().get(obj)) return;
-    std::string_view ph, name, value;
-    int64_t pid = 0;
-    bool has_pid = false;
-    for (auto field_r : obj) {
-      od::field field;
-      std::string_view key;
-      if (std::move(field_r).get(field) || field.unescaped_key().get(key)) return;
-      od::value v = field.value();
-      if (key == "ph") {
-        if (v.get_string().get(ph)) return;
-      } else if (key == "name") {
-        if (v.get_string().get(name)) return;
-      } else if (key == "pid") {
-        std::string_view raw = v.raw_json_token();
-        while (!raw.empty() && (raw.back() == ' ' || raw.back() == ',' || raw.back() == '"')) raw.remove_suffix(1);
-        if (!raw.empty() && raw.front() == '"') raw.remove_prefix(1);
-        std::optional<int64_t> n = ParseInt64(raw);
-        has_pid = n.has_value();
-        pid = n.value_or(0);
-      } else if (key == "args") {
-        od::object args;
-        if (v.get_object().get(args) || args["name"].get_string().get(value)) return;
-      }
-    }
-    if (ph == "M" && name == "process_name" && has_pid) names_[pid] = std::string(value);
-  }
-
-  static bool Int(od::value v, int64_t* out) {
-    std::string_view raw = v.raw_json_token();
-    while (!raw.empty() && (raw.back() == ' ' || raw.back() == ',' || raw.back() == '"')) raw.remove_suffix(1);
-    if (!raw.empty() && raw.front() == '"') raw.remove_prefix(1);
-    std::optional<int64_t> n = ParseInt64(raw);
-    *out = n.value_or(0);
-    return n.has_value();
-  }
-
-  // Adds a flow event with a >64-bit id; false if it is not a usable flow
-  // event (the Chrome parser then reports it as usual).
-  bool HugeIdFlow(const char* data, size_t len, size_t capacity) {
-    od::document doc;
-    od::object obj;
-    if (parser_.iterate(data, len, capacity).get(doc) || doc.get_object().get(obj)) return false;
-    std::string_view ph, id, cat, bp, ts_text;
-    int64_t pid = 0, tid = 0;
-    for (auto field_r : obj) {
-      od::field field;
-      std::string_view key;
-      if (std::move(field_r).get(field) || field.unescaped_key().get(key)) return false;
-      od::value v = field.value();
-      if (key == "ph") {
-        if (v.get_string().get(ph)) return false;
-      } else if (key == "id") {
-        id = v.raw_json_token();
-      } else if (key == "cat") {
-        if (v.get_string().get(cat)) return false;
-      } else if (key == "bp") {
-        if (v.get_string().get(bp)) return false;
-      } else if (key == "ts") {
-        ts_text = v.raw_json_token();
-      } else if (key == "pid") {
-        if (!Int(v, &pid)) return false;
-      } else if (key == "tid") {
-        if (!Int(v, &tid)) return false;
-      }
-    }
-    if (ph.size() != 1 || (ph[0] != 's' && ph[0] != 't' && ph[0] != 'f')) return false;
-    while (!ts_text.empty() && (ts_text.back() == ' ' || ts_text.back() == ',' || ts_text.back() == '"')) ts_text.remove_suffix(1);
-    if (!ts_text.empty() && ts_text.front() == '"') ts_text.remove_prefix(1);
-    std::optional<int64_t> ts = ParseMicrosToNanos(ts_text);
-    if (!ts) return false;
-    while (!id.empty() && (id.back() == ' ' || id.back() == ',' || id.back() == '"')) id.remove_suffix(1);
-    if (!id.empty() && id.front() == '"') id.remove_prefix(1);
-    uint64_t hashed = XXH3_64bits(id.data(), id.size());
-    uint32_t track = builder_->ThreadTrack(IdValue::Num(pid), IdValue::Num(tid));
-    builder_->AddFlowEvent(hashed, ph[0], track, *ts, ph[0] != 'f' || bp == "e", builder_->Intern(cat));
-    ++hashed_flow_ids_;
-    return true;
-  }
-
-  ChromeJsonParser inner_;
-  TraceBuilder* builder_;
-  od::parser parser_;
-  std::unordered_map<int64_t, std::string> names_;
-  uint64_t hashed_flow_ids_ = 0;
-};
 
 struct RolePass {
   TraceBuilder* builder;
@@ -288,14 +152,17 @@ Status ImportAscendTimeline(const std::string& path, int32_t rank, int32_t fallb
                             TraceBuilder* builder) {
   size_t first_track = builder->trace()->tracks.size();
   size_t first_slice = builder->trace()->slices.size();
-  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path));
-  ProcessNameSink sink(path, builder);
-  ChromeJsonTokenizer tokenizer(source.get(), &sink);
-  RETURN_IF_ERROR(tokenizer.Run());
-  if (sink.hashed_flow_ids() > 0) {
-    builder->trace()->metadata["hashed_flow_ids"] = std::to_string(sink.hashed_flow_ids());
+  size_t first_name = builder->process_name_count();
+  std::string compression;
+  // The Chrome JSON import, on every core; it also hashes the HostToDevice
+  // flow ids that exceed 64 bits, so both ends still meet.
+  RETURN_IF_ERROR(ParseChromeJsonEvents(path, builder, DefaultChromeJsonOptions(), &compression));
+  // Process names by numeric pid (the last one wins), for the role pass.
+  std::unordered_map<int64_t, std::string> names;
+  for (const auto& [pid, name] : builder->ProcessNamesSince(first_name)) {
+    if (!pid.is_string) names[pid.num] = std::string(builder->trace()->Str(name));
   }
-  RolePass pass{builder, &sink.names(), rank, fallback_device};
+  RolePass pass{builder, &names, rank, fallback_device};
   pass.Run(first_track, first_slice);
   if (rank != kNoRank) builder->SetDefaultRank(rank);
   return OkStatus();

@@ -17,16 +17,29 @@ bool DetectChromeJson(std::string_view prefix) {
   return false;
 }
 
-Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
+ChromeJsonOptions DefaultChromeJsonOptions() {
   // The tokenizer reads and cuts on this thread while the workers parse;
   // with one thread on one core, parsing stays on this thread too.
   size_t threads = WorkerThreads();
   ChromeJsonOptions options;
   options.workers = threads <= 1 && AvailableCores() <= 1 ? 0 : threads;
-  return ImportChromeJson(path, builder, options);
+  return options;
+}
+
+Status ImportChromeJson(const std::string& path, TraceBuilder* builder) {
+  return ImportChromeJson(path, builder, DefaultChromeJsonOptions());
 }
 
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options) {
+  std::string compression;
+  RETURN_IF_ERROR(ParseChromeJsonEvents(path, builder, options, &compression));
+  builder->trace()->metadata["source_format"] = "chrome_json";
+  builder->trace()->metadata["compression"] = compression;
+  return OkStatus();
+}
+
+Status ParseChromeJsonEvents(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options,
+                             std::string* compression) {
   // Decompression (gzip, zstd) gets a thread of its own when there is a
   // core for it besides the reader.
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path, AvailableCores() > 1));
@@ -40,8 +53,10 @@ Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const Ch
     tokenizer.SetBufferLimitsForTesting(options.batch_bytes, ChromeJsonTokenizer::kMaxValueBytes);
   }
   RETURN_IF_ERROR(tokenizer.Run());
-  builder->trace()->metadata["source_format"] = "chrome_json";
-  builder->trace()->metadata["compression"] = source->compression();
+  if (parser.hashed_flow_ids() > 0) {
+    builder->trace()->metadata["hashed_flow_ids"] = std::to_string(parser.hashed_flow_ids());
+  }
+  *compression = source->compression();
   return OkStatus();
 }
 

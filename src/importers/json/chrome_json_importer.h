@@ -25,6 +25,14 @@ struct ChromeJsonOptions {
   size_t batch_bytes = 0;
 };
 Status ImportChromeJson(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options);
+// The events of a Chrome trace (or a format written like one, Ascend's
+// trace_view.json) into `builder`, without the trace-level metadata
+// ImportChromeJson adds. Flow ids beyond 64 bits are hashed and counted in
+// metadata "hashed_flow_ids".
+Status ParseChromeJsonEvents(const std::string& path, TraceBuilder* builder, const ChromeJsonOptions& options,
+                             std::string* compression);
+// The default options on this machine: WorkerThreads() workers.
+ChromeJsonOptions DefaultChromeJsonOptions();
 
 }  // namespace aiprof
 

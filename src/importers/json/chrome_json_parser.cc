@@ -34,6 +34,14 @@ std::string_view NumberText(std::string_view raw) {
   return raw;
 }
 
+bool IsDigits(std::string_view text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
 std::optional<uint64_t> ParseFlowId(std::string_view text) {
   uint64_t v = 0;
   int base = 10;
@@ -119,6 +127,7 @@ struct ParsedEvents : BatchPayload {
     bool has_pid = false, has_tid = false;
     bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
     bool has_id = false;
+    bool hashed_id = false;  // the id is a hash of a decimal beyond 64 bits
     bool bind_enclosing = false;
     uint16_t arg_count = 0;
     uint32_t name = 0, cat = 0;  // batch-local string ids
@@ -430,8 +439,14 @@ class ChromeJsonEventParser {
           e->has_tid = ParseId(v, &e->tid);
           break;
         case Field::kId: {
-          std::string_view raw = v.raw_json_token();
-          std::optional<uint64_t> id = ParseFlowId(NumberText(raw));
+          std::string_view text = NumberText(v.raw_json_token());
+          std::optional<uint64_t> id = ParseFlowId(text);
+          if (!id && IsDigits(text)) {
+            // A decimal id beyond 64 bits (torch_npu's HostToDevice flows,
+            // "40004068119343529983"): its text hashed, so both ends still meet.
+            id = XXH3_64bits(text.data(), text.size());
+            e->hashed_id = true;
+          }
           e->has_id = id.has_value();
           e->id = id.value_or(0);
           break;
@@ -478,7 +493,7 @@ class ChromeJsonMerger {
     bool has_pid = false, has_tid = false;
     bool has_ts = false, has_dur = false, bad_ts = false, bad_dur = false;
     int64_t ts_ns = 0, dur_ns = 0;
-    bool has_id = false;
+    bool has_id = false, hashed_id = false;
     uint64_t id = 0;
     bool bind_enclosing = false;
     char scope = 't';
@@ -497,6 +512,9 @@ class ChromeJsonMerger {
     str_process_name = b->Intern("process_name");
     str_thread_name = b->Intern("thread_name");
   }
+
+  // Flow events whose id was hashed (see ChromeJsonEventParser, "id").
+  uint64_t hashed_flow_ids = 0;
 
   void Merge(const ParsedEvents& in) {
     in_ = &in;
@@ -553,6 +571,7 @@ class ChromeJsonMerger {
     e.ts_ns = pe.ts_ns;
     e.dur_ns = pe.dur_ns;
     e.has_id = pe.has_id;
+    e.hashed_id = pe.hashed_id;
     e.id = pe.id;
     e.bind_enclosing = pe.bind_enclosing;
     e.scope = pe.scope;
@@ -627,6 +646,7 @@ class ChromeJsonMerger {
           return;
         }
         builder->AddFlowEvent(e.id, e.ph, Track(e), e.ts_ns, e.ph != 'f' || e.bind_enclosing, e.cat);
+        hashed_flow_ids += e.hashed_id;
         return;
       case 0:
         DropArgs(e);
@@ -799,6 +819,8 @@ ChromeJsonBatchParser::ChromeJsonBatchParser(std::string path, TraceBuilder* bui
 ChromeJsonBatchParser::~ChromeJsonBatchParser() = default;
 
 void ChromeJsonBatchParser::Parse(TokenBatch* batch, size_t worker) { parsers_[worker]->Parse(batch); }
+
+uint64_t ChromeJsonBatchParser::hashed_flow_ids() const { return merger_->hashed_flow_ids; }
 
 void ChromeJsonBatchParser::Merge(TokenBatch* batch) {
   merger_->Merge(*static_cast<const ParsedEvents*>(batch->payload.get()));

@@ -13,9 +13,11 @@
 #ifndef AIPROF_SRC_IMPORTERS_JSON_CHROME_JSON_PARSER_H_
 #define AIPROF_SRC_IMPORTERS_JSON_CHROME_JSON_PARSER_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/importers/json/chrome_json_tokenizer.h"
 #include "src/importers/json/token_batch.h"
@@ -34,6 +36,8 @@ class ChromeJsonBatchParser : public TokenBatchConsumer {
   ~ChromeJsonBatchParser() override;
   void Parse(TokenBatch* batch, size_t worker) override;
   void Merge(TokenBatch* batch) override;
+  // Flow events whose decimal id did not fit 64 bits and was hashed.
+  uint64_t hashed_flow_ids() const;
 
  private:
   std::vector<std::unique_ptr<ChromeJsonEventParser>> parsers_;
