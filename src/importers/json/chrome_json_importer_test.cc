@@ -281,3 +281,29 @@ TEST(ChromeJsonImporterTest, FlowIdsBeyond2Pow53StayExact) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Hand-made: a flow whose decimal id exceeds 64 bits (as torch_npu writes
+// HostToDevice ids) still links its two ends, and is counted.
+TEST(ChromeJsonImporterTest, FlowIdsBeyond64BitsAreHashedAndStillLink) {
+  testing::TempDir dir;
+  std::string path = dir.Write("t.json", R"({"traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "launch", "pid": 1, "tid": 1, "ts": 10, "dur": 5},
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 2, "tid": 7, "ts": 20, "dur": 5},
+  {"ph": "s", "id": "40004068119343529983", "pid": 1, "tid": 1, "ts": 11, "cat": "HostToDevice", "name": "f"},
+  {"ph": "f", "id": 40004068119343529983, "pid": 2, "tid": 7, "ts": 20, "cat": "HostToDevice", "name": "f", "bp": "e"},
+  {"ph": "s", "id": "40004068119343529984", "pid": 1, "tid": 1, "ts": 12, "cat": "HostToDevice", "name": "g"}
+  ]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->flows.size(), 1u);
+  EXPECT_EQ(t->Str(t->slices.name[t->flows.from_slice[0]]), "launch");
+  EXPECT_EQ(t->Str(t->slices.name[t->flows.to_slice[0]]), "k");
+  EXPECT_EQ(t->metadata["hashed_flow_ids"], "3");
+  EXPECT_EQ(DiagCount(*t, "flow_without_id"), 0u);
+}
+
+}  // namespace
+}  // namespace aiprof
