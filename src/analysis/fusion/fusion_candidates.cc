@@ -125,13 +125,13 @@ class Finder {
     for (uint32_t i : ops) {
       if (result_.device) {
         // GEMM / convolution library kernels and their epilogues end a run.
-        std::string_view name = t_.Str(s.name[i]);
-        bool epilogue = IsLibraryEpilogueKernel(name);
-        if (epilogue && prev_op != kNoSlice && IsLibraryMathKernel(t_.Str(s.name[prev_op]))) {
+        uint8_t lib = LibraryClass(s.name[i]);
+        bool epilogue = lib & kEpilogue;
+        if (epilogue && prev_op != kNoSlice && (LibraryClass(s.name[prev_op]) & kMath)) {
           AddLibraryInternal(prev_op, i);
         }
         prev_op = i;
-        if (epilogue || IsLibraryMathKernel(name)) {
+        if (epilogue || (lib & kMath)) {
           ++result_.op_count;
           result_.op_time_ns += s.dur_ns[i];
           if (in_run) flat_.runs.back().second = flat_.slice.size();
@@ -280,16 +280,34 @@ class Finder {
   const Trace& t_;
   OpArgReader args_;
   std::optional<CoveredTime> window_;
+  // IsLibraryMathKernel / IsLibraryEpilogueKernel of a name, memoised per
+  // string id (bit 0: known).
+  static constexpr uint8_t kKnown = 1, kMath = 2, kEpilogue = 4;
+  uint8_t LibraryClass(StringId name) {
+    if (library_class_.empty()) library_class_.assign(t_.strings.size(), 0);
+    uint8_t& c = library_class_[name.raw];
+    if (c == 0) {
+      std::string_view text = t_.Str(name);
+      c = static_cast<uint8_t>(kKnown | (IsLibraryMathKernel(text) ? kMath : 0) |
+                               (IsLibraryEpilogueKernel(text) ? kEpilogue : 0));
+    }
+    return c;
+  }
+
   FlatOps flat_;
   FusionResult result_;
   std::map<std::pair<uint32_t, uint32_t>, size_t> library_index_;
+  std::vector<uint8_t> library_class_;
 };
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
 
 bool ContainsNoCase(std::string_view hay, std::string_view needle) {
   if (needle.size() > hay.size()) return false;
   for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() && std::tolower(static_cast<unsigned char>(hay[i + k])) == needle[k]) ++k;
+    // ASCII folding: std::tolower consults the locale on every byte.
+    while (k < needle.size() && AsciiLower(hay[i + k]) == needle[k]) ++k;
     if (k == needle.size()) return true;
   }
   return false;

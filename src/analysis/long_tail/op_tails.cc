@@ -22,7 +22,8 @@ bool IsCollectiveKernelName(std::string_view name) {
   auto has = [&](std::string_view k) {
     for (size_t i = 0; i + k.size() <= name.size(); ++i) {
       size_t j = 0;
-      while (j < k.size() && std::tolower(static_cast<unsigned char>(name[i + j])) == k[j]) ++j;
+      // ASCII folding: std::tolower consults the locale on every byte.
+      while (j < k.size() && (name[i + j] >= 'A' && name[i + j] <= 'Z' ? name[i + j] + ('a' - 'A') : name[i + j]) == k[j]) ++j;
       if (j == k.size()) return true;
     }
     return false;
@@ -45,10 +46,17 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     bool operator<(const Row& o) const { return name != o.name ? name < o.name : dur < o.dur; }
   };
   std::vector<Row> rows;
+  // IsCollectiveKernelName memoised per string id (0 unknown, 1 no, 2 yes).
+  std::vector<uint8_t> collective(r.device ? trace.strings.size() : 0, 0);
+  auto is_collective = [&](StringId name) {
+    uint8_t& c = collective[name.raw];
+    if (c == 0) c = IsCollectiveKernelName(trace.Str(name)) ? 2 : 1;
+    return c == 2;
+  };
   for (uint32_t i = 0; i < s.size(); ++i) {
     bool take = r.device ? IsDeviceActivity(s.kind[i]) : s.kind[i] == EventKind::kCpuOp;
     if (!take) continue;
-    if (r.device && (s.kind[i] == EventKind::kCollective || IsCollectiveKernelName(trace.Str(s.name[i])))) {
+    if (r.device && (s.kind[i] == EventKind::kCollective || is_collective(s.name[i]))) {
       ++r.communication_left_out;
       r.communication_left_out_ns += s.dur_ns[i];
       continue;
