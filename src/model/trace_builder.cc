@@ -417,32 +417,48 @@ void TraceBuilder::LinkCorrelationFlows() {
   }
 }
 
-uint32_t TraceBuilder::EnclosingSlice(uint32_t track, int64_t ts_ns) const {
+// The slice each flow event binds to: for an 'f' that does not bind to its
+// enclosing slice, the first slice of its track starting at or after it;
+// else the latest-starting slice of its track that contains it (the
+// deepest; looked for among the 256 slices starting last before it).
+// Events are visited in (track, time) order so each track's slices are
+// swept once by two pointers instead of a binary search per event (which
+// on a large trace is a cache miss per probe).
+std::vector<uint32_t> TraceBuilder::BindFlowEvents() const {
   const SliceTable& s = trace_->slices;
-  uint32_t lo = track_slice_begin_[track], hi = track_slice_begin_[track + 1];
-  // Last slice starting at or before ts.
-  uint32_t a = lo, b = hi;
-  while (a < b) {
-    uint32_t mid = a + (b - a) / 2;
-    if (s.ts_ns[mid] <= ts_ns) a = mid + 1; else b = mid;
-  }
-  // Among slices containing ts the latest-starting one is the deepest.
+  const size_t n = flow_events_.size();
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const PendingFlow& x = flow_events_[a];
+    const PendingFlow& y = flow_events_[b];
+    return x.track != y.track ? x.track < y.track : x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : a < b;
+  });
+  std::vector<uint32_t> bound(n, kNoSlice);
   constexpr int kMaxWalk = 256;
-  for (int steps = 0; a > lo && steps < kMaxWalk; ++steps) {
-    --a;
-    if (ts_ns < s.ts_ns[a] + std::max<int64_t>(s.dur_ns[a], 1)) return a;
+  for (size_t k = 0; k < n;) {
+    const uint32_t track = flow_events_[order[k]].track;
+    const uint32_t lo = track_slice_begin_[track], hi = track_slice_begin_[track + 1];
+    uint32_t le = lo, lt = lo;  // first slice starting after ts / at or after ts
+    for (; k < n && flow_events_[order[k]].track == track; ++k) {
+      const PendingFlow& f = flow_events_[order[k]];
+      while (le < hi && s.ts_ns[le] <= f.ts_ns) ++le;
+      while (lt < hi && s.ts_ns[lt] < f.ts_ns) ++lt;
+      if (f.phase == 'f' && !f.bind_enclosing) {
+        bound[order[k]] = lt < hi ? lt : kNoSlice;
+        continue;
+      }
+      uint32_t a = le;
+      for (int steps = 0; a > lo && steps < kMaxWalk; ++steps) {
+        --a;
+        if (f.ts_ns < s.ts_ns[a] + std::max<int64_t>(s.dur_ns[a], 1)) {
+          bound[order[k]] = a;
+          break;
+        }
+      }
+    }
   }
-  return kNoSlice;
-}
-
-uint32_t TraceBuilder::NextSlice(uint32_t track, int64_t ts_ns) const {
-  const SliceTable& s = trace_->slices;
-  uint32_t a = track_slice_begin_[track], b = track_slice_begin_[track + 1];
-  while (a < b) {
-    uint32_t mid = a + (b - a) / 2;
-    if (s.ts_ns[mid] < ts_ns) a = mid + 1; else b = mid;
-  }
-  return a < track_slice_begin_[track + 1] ? a : kNoSlice;
+  return bound;
 }
 
 // A flow's one 's' event comes first even when a clock skew puts an end
@@ -474,6 +490,7 @@ void TraceBuilder::LinkFlowEvents() {
     return a.ts_ns < b.ts_ns;
   });
   StartFlowsFirst();
+  std::vector<uint32_t> bound = BindFlowEvents();
   std::unordered_set<uint64_t> existing;
   for (size_t i = 0; i < trace_->flows.size(); ++i) {
     existing.insert((uint64_t{trace_->flows.from_slice[i]} << 32) | trace_->flows.to_slice[i]);
@@ -483,8 +500,7 @@ void TraceBuilder::LinkFlowEvents() {
     const PendingFlow& f = flow_events_[i];
     bool new_flow = i == 0 || f.id != flow_events_[i - 1].id || f.category != flow_events_[i - 1].category;
     if (new_flow) previous = kNoSlice;
-    uint32_t slice = (f.phase == 'f' && !f.bind_enclosing) ? NextSlice(f.track, f.ts_ns)
-                                                          : EnclosingSlice(f.track, f.ts_ns);
+    uint32_t slice = bound[i];
     if (slice == kNoSlice) {
       Diagnose("flow_unbound", "flow id " + std::to_string(f.id),
                "a flow event has no slice to bind to on its thread");

@@ -137,8 +137,7 @@ class TraceBuilder {
   void StartFlowsFirst();
   void ExtractSteps();
   void SortSamples();
-  uint32_t EnclosingSlice(uint32_t track, int64_t ts_ns) const;
-  uint32_t NextSlice(uint32_t track, int64_t ts_ns) const;
+  std::vector<uint32_t> BindFlowEvents() const;
 
   Trace* trace_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> thread_tracks_;
