@@ -181,7 +181,9 @@ Platform DetectPlatform(const Trace& trace) {
   const SliceTable& s = trace.slices;
   for (size_t i = 0; i < s.size(); ++i) {
     EventKind k = s.kind[i];
-    if (k == EventKind::kCpuOp || k == EventKind::kPythonFunction || k == EventKind::kUserAnnotation) p.pytorch = true;
+    // User annotations alone do not make a PyTorch trace: the SDK and capture
+    // write spans of any program (a C++ service) in that category.
+    if (k == EventKind::kCpuOp || k == EventKind::kPythonFunction) p.pytorch = true;
     if (IsDeviceActivity(k)) p.cpu_only = false;
     if (k == EventKind::kRuntime || k == EventKind::kDriver) {
       std::string_view name = trace.Str(s.name[i]);

@@ -4,6 +4,7 @@
 
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule_loader.h"
+#include "src/model/trace_builder.h"
 
 namespace aiprof {
 namespace {
@@ -285,6 +286,31 @@ TEST(SuggestTest, ConstraintParsing) {
   EXPECT_FALSE(ParseConstraints("precision_loss<5").ok());
   EXPECT_FALSE(ParseConstraints("memory=3GB").ok());
   EXPECT_TRUE(ParseConstraints("").ok());
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Hand-made: spans a C++ service wrote through the SDK (user annotations,
+// no ops) are not a PyTorch trace, so PyTorch advice is not offered for it;
+// one cpu_op makes it one.
+TEST(DiagnoseTest, UserAnnotationsAloneAreNotPyTorch) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(track, 0, 100, b.Intern("request"), b.Intern("user_annotation"), kNoCorrelation, b.ArgCursor(), 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  EXPECT_FALSE(DetectPlatform(t).pytorch);
+  EXPECT_EQ(DetectPlatform(t).Describe(), "cpu");
+  Trace u;
+  TraceBuilder c(&u);
+  track = c.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  c.AddSlice(track, 0, 100, c.Intern("aten::mm"), c.Intern("cpu_op"), kNoCorrelation, c.ArgCursor(), 0);
+  ASSERT_TRUE(c.Finalize().ok());
+  EXPECT_TRUE(DetectPlatform(u).pytorch);
 }
 
 }  // namespace
