@@ -11,6 +11,9 @@
 
 namespace aiprof {
 
+// Phases are only kept while enabled (by --timing), so a long-running
+// process (aiprof monitor) that imports again and again keeps nothing.
+void EnablePhaseLog(bool enabled);
 void LogPhase(std::string name, double ms);
 // The phases logged since the last call, in the order they ended.
 std::vector<std::pair<std::string, double>> TakePhaseLog();

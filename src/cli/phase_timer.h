@@ -11,7 +11,7 @@ namespace aiprof {
 
 class PhaseTimer {
  public:
-  explicit PhaseTimer(bool enabled) : enabled_(enabled), last_(Clock::now()) {}
+  explicit PhaseTimer(bool enabled) : enabled_(enabled), last_(Clock::now()) { EnablePhaseLog(enabled); }
   // Prints the time since the previous mark, labelled `phase`.
   void Mark(const char* phase) {
     if (!enabled_) return;
