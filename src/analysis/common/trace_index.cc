@@ -1,7 +1,8 @@
 #include "src/analysis/common/trace_index.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "src/base/ascii.h"
 
 namespace aiprof {
 
@@ -56,13 +57,6 @@ std::vector<uint32_t> ParentSlices(const Trace& trace) {
 
 namespace {
 
-bool ContainsIgnoreCase(std::string_view hay, std::string_view needle) {
-  // ASCII folding: std::tolower consults the locale on every byte.
-  auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; };
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
-                        [&](char a, char b) { return fold(a) == fold(b); });
-  return it != hay.end();
-}
 
 }  // namespace
 

@@ -1,7 +1,6 @@
 #include "src/analysis/fusion/fusion_candidates.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -13,6 +12,7 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
@@ -300,18 +300,6 @@ class Finder {
   std::vector<uint8_t> library_class_;
 };
 
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
-
-bool ContainsNoCase(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) return false;
-  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    size_t k = 0;
-    // ASCII folding: std::tolower consults the locale on every byte.
-    while (k < needle.size() && AsciiLower(hay[i + k]) == needle[k]) ++k;
-    if (k == needle.size()) return true;
-  }
-  return false;
-}
 
 double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
@@ -329,14 +317,14 @@ FusionResult ComputeFusionCandidates(const Trace& trace, const AnalysisWindow* w
 bool IsLibraryMathKernel(std::string_view name) {
   for (std::string_view k : {"gemm", "cutlass", "xmma", "cublas", "cudnn", "convolve", "_fprop", "_dgrad", "_wgrad",
                              "implicit_conv", "winograd", "fft2d", "matmul"}) {
-    if (ContainsNoCase(name, k)) return true;
+    if (ContainsIgnoreCase(name, k)) return true;
   }
   return false;
 }
 
 bool IsLibraryEpilogueKernel(std::string_view name) {
-  return ContainsNoCase(name, "splitkreduce") || ContainsNoCase(name, "split_k_reduce") ||
-         ContainsNoCase(name, "splitk_reduce");
+  return ContainsIgnoreCase(name, "splitkreduce") || ContainsIgnoreCase(name, "split_k_reduce") ||
+         ContainsIgnoreCase(name, "splitk_reduce");
 }
 
 void PublishFusionImpact(const FusionResult& r, const AnalysisWindow& window, MetricSet* metrics) {

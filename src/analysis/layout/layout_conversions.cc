@@ -10,22 +10,17 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
 
 constexpr char kSource[] = "layout";
 
-bool HasIgnoreCase(std::string_view hay, std::string_view needle) {
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-         }) != hay.end();
-}
-
 bool IsNamedConversion(std::string_view name, bool device_kernel) {
-  return HasIgnoreCase(name, "transdata") || HasIgnoreCase(name, "nchwtonhwc") ||
-         HasIgnoreCase(name, "nhwctonchw") || HasIgnoreCase(name, "format_cast") ||
-         HasIgnoreCase(name, "formatcast") || (device_kernel && HasIgnoreCase(name, "transpose"));
+  return ContainsIgnoreCase(name, "transdata") || ContainsIgnoreCase(name, "nchwtonhwc") ||
+         ContainsIgnoreCase(name, "nhwctonchw") || ContainsIgnoreCase(name, "format_cast") ||
+         ContainsIgnoreCase(name, "formatcast") || (device_kernel && ContainsIgnoreCase(name, "transpose"));
 }
 
 bool IsConversionName(std::string_view n) {

@@ -1,7 +1,6 @@
 #include "src/analysis/long_tail/op_tails.h"
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 
 #include "src/analysis/common/intervals.h"
@@ -10,6 +9,7 @@
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
@@ -19,15 +19,8 @@ constexpr char kSource[] = "long_tail";
 }  // namespace
 
 bool IsCollectiveKernelName(std::string_view name) {
-  auto has = [&](std::string_view k) {
-    for (size_t i = 0; i + k.size() <= name.size(); ++i) {
-      size_t j = 0;
-      // ASCII folding: std::tolower consults the locale on every byte.
-      while (j < k.size() && (name[i + j] >= 'A' && name[i + j] <= 'Z' ? name[i + j] + ('a' - 'A') : name[i + j]) == k[j]) ++j;
-      if (j == k.size()) return true;
-    }
-    return false;
-  };
+  auto has = [&](std::string_view k) { return ContainsIgnoreCase(name, k); };
+
   return has("nccl") || has("hccl") || has("hcom_") || has("rccl");
 }
 
