@@ -95,6 +95,7 @@ struct ThreadBuffer {
   char name[64] = {};
   bool name_fixed = false;
   std::atomic<bool> exited{false};  // idle: no thread owns it now
+  std::atomic<uint64_t> marker_events{0};  // exit-marker events written, for the counts
   ThreadBuffer* next = nullptr;       // registry list
   ThreadBuffer* idle_next = nullptr;  // idle queue (oldest exit first)
 };
@@ -416,6 +417,7 @@ bool WriteExitMarker(ThreadBuffer* tb) {
     tb->cur = x + 1;
     ++written;
   }
+  tb->marker_events.store(tb->marker_events.load(std::memory_order_relaxed) + written, std::memory_order_relaxed);
   tb->committed.store(tb->committed.load(std::memory_order_relaxed) + written, std::memory_order_release);
   return true;
 }
@@ -656,11 +658,14 @@ void SnapshotBuffer(ThreadBuffer* tb, Snapshot* snap) {
   bool quiet = tb->exited.load(std::memory_order_acquire) || tb == t_buffer;
   Vec<EventRun> runs;
   uint64_t overwritten = BufferRuns(tb, quiet, snap, &runs);
+  const uint64_t markers = tb->marker_events.load(std::memory_order_relaxed);
+  uint64_t markers_held = 0;
   size_t from_run = 0, from_k = 0, views_before = snap->views.size();
   bool segment_empty = true;
   for (size_t r = 0; r < runs.size(); ++r) {
     for (size_t k = 0; k < runs[r].count; ++k) {
       uint8_t type = TypeOf(runs[r].events[k]);
+      markers_held += type == kThreadExit || type == kThreadName;
       if (type == kThreadName && segment_empty) {
         from_run = r;
         from_k = k + 1;
@@ -679,11 +684,11 @@ void SnapshotBuffer(ThreadBuffer* tb, Snapshot* snap) {
         while (nr < runs.size() && nk == runs[nr].count) ++nr, nk = 0;
         if (nr >= runs.size() || TypeOf(runs[nr].events[nk]) != kThreadName) break;
         memcpy(name + i * 8, &runs[nr].events[nk].payload, 8);
+        ++markers_held;
         r = nr;
         k = nk;
       }
-      AddView(snap, runs, from_run, from_k, end_run, end_k, tid, name,
-              snap->views.size() == views_before ? overwritten : 0);
+      AddView(snap, runs, from_run, from_k, end_run, end_k, tid, name, 0);
       from_run = r;
       from_k = k + 1;
       segment_empty = true;
@@ -695,8 +700,15 @@ void SnapshotBuffer(ThreadBuffer* tb, Snapshot* snap) {
     char name[64];
     CurrentName(tb, quiet, name);
     size_t last = runs.empty() ? 0 : runs.size() - 1;
-    AddView(snap, runs, from_run, from_k, last, runs.empty() ? 0 : runs[last].count, tb->tid, name,
-            snap->views.size() == views_before ? overwritten : 0);
+    AddView(snap, runs, from_run, from_k, last, runs.empty() ? 0 : runs[last].count, tb->tid, name, 0);
+  }
+  // The ring's oldest view lost the events before it; exit markers among
+  // them are not events the threads recorded.
+  const uint64_t markers_lost = markers > markers_held ? markers - markers_held : 0;
+  const uint64_t lost = overwritten > markers_lost ? overwritten - markers_lost : 0;
+  if (snap->views.size() > views_before) {
+    snap->views[views_before].overwritten = lost;
+    snap->views[views_before].recorded += lost;
   }
 }
 
