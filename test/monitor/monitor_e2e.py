@@ -393,7 +393,7 @@ def case_metrics(args, tmp):
               'promtool check metrics: no problem (rc %d: %s %s)' % (p.returncode, p.stdout.strip(), p.stderr.strip()))
     escaped = 'service="svc\\"}\\nevil{x=\\"1"'
     check(escaped in body, 'the hostile service name is escaped in the labels')
-    check(all(l.startswith('#') or re.match(r'^[a-z_]+\{[^\n]*\} \S+$', l) for l in body.strip().splitlines()),
+    check(all(l.startswith('#') or re.match(r'^[a-z_][a-z0-9_]*\{[^\n]*\} \S+$', l) for l in body.strip().splitlines()),
           'every line is a comment or one sample')
     status, body = http('http://127.0.0.1:%d/alert' % port, data=b'{"alerts": 5')
     check(status == 400, 'a malformed webhook is a 400 (%d)' % status)
