@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "src/analysis/validation/trace_samples.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
+#include "src/monitor/live_client.h"
 #include "src/sdk/sdk_internal.h"
 
 namespace aiprof {
@@ -410,6 +412,67 @@ void CheckChurn(const Env& env, bool ring) {
 TEST(SdkFile, ThreadChurnRecordModeMemoryBounded) { CheckChurn({}, false); }
 TEST(SdkFile, ThreadChurnRingModeMemoryBounded) {
   CheckChurn({{"AIPROF_MODE", "ring"}, {"AIPROF_RING_MB", "0.01"}}, true);
+}
+
+// Starts `program args...` with `env` (AIPROF_* of the test removed).
+pid_t Spawn(const std::string& program, const std::vector<std::string>& args, const Env& env) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_LIVE", "AIPROF_LIVE_SIGNALS", "AIPROF_ENABLE"}) unsetenv(v);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>(program.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// A monitor attached to a service that is killed by SIGTERM: the SDK notes
+// the signal in the live channel and the default action still ends the
+// process; a program's own handler is never replaced; AIPROF_LIVE_SIGNALS=0
+// turns the note off.
+struct SignalOutcome {
+  int wait_status = 0;
+  int noted = -1;
+};
+SignalOutcome KillAttached(const std::vector<std::string>& args, const Env& extra) {
+  TempDir dir;
+  Env env = extra;
+  env.push_back({"AIPROF_OUTPUT", dir.path() + "/"});
+  env.push_back({"AIPROF_MODE", "ring"});
+  pid_t pid = Spawn(AIPROF_SDK_TEST_PROGRAM, args, env);
+  SignalOutcome out;
+  auto client = LiveClient::Create(pid);
+  EXPECT_TRUE(client.ok()) << client.status().message();
+  if (client.ok()) {
+    Status attached = (*client)->WaitAttached(10'000'000'000, [] { return true; });
+    EXPECT_TRUE(attached.ok()) << attached.message();
+  }
+  usleep(50000);  // a few requests while attached
+  kill(pid, SIGTERM);
+  waitpid(pid, &out.wait_status, 0);
+  if (client.ok()) out.noted = (*client)->fatal_signal();
+  return out;
+}
+
+TEST(SdkLive, FatalSignalIsNotedAndTheDefaultActionHappens) {
+  SignalOutcome o = KillAttached({"serve", "20"}, {});
+  EXPECT_TRUE(WIFSIGNALED(o.wait_status) && WTERMSIG(o.wait_status) == SIGTERM) << o.wait_status;
+  EXPECT_EQ(o.noted, SIGTERM);
+}
+
+TEST(SdkLive, OwnSignalHandlerIsKept) {
+  SignalOutcome o = KillAttached({"serve", "20", "own"}, {});
+  EXPECT_TRUE(WIFEXITED(o.wait_status) && WEXITSTATUS(o.wait_status) == 7) << o.wait_status;
+  EXPECT_EQ(o.noted, 0);
+}
+
+TEST(SdkLive, SignalNoteCanBeTurnedOff) {
+  SignalOutcome o = KillAttached({"serve", "20"}, {{"AIPROF_LIVE_SIGNALS", "0"}});
+  EXPECT_TRUE(WIFSIGNALED(o.wait_status) && WTERMSIG(o.wait_status) == SIGTERM) << o.wait_status;
+  EXPECT_EQ(o.noted, 0);
 }
 
 TEST(SdkFile, DisabledWritesNothing) {

@@ -12,6 +12,8 @@
  *   c_api_program api           every other call of the C API
  *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
  *   c_api_program misuse        ends without begins, a span left open in a step
+ *   c_api_program serve S [own] requests for S seconds (a service a monitor attaches to);
+ *                               `own`: with its own SIGTERM handler (exit status 7)
  *   c_api_program churn N C     N short-lived threads, C at a time, one span each;
  *                               prints VmRSS after the first 500 and at the end
  */
@@ -258,6 +260,27 @@ static int Misuse(void) {
   return 0;
 }
 
+static void OwnTermHandler(int sig) {
+  (void)sig;
+  _exit(7);
+}
+
+static int Serve(double seconds, int own_handler) {
+  if (own_handler) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = OwnTermHandler;
+    sigaction(SIGTERM, &sa, NULL);
+  }
+  int64_t end = NowNs() + (int64_t)(seconds * 1e9);
+  struct timespec pause = {0, 1000000};
+  while (NowNs() < end) {
+    aiprof_request_end(aiprof_request_begin("request"));
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}
+
 static long VmRssKb(void) {
   FILE* f = fopen("/proc/self/status", "r");
   char line[256];
@@ -308,6 +331,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
   if (strcmp(s, "misuse") == 0) return Misuse();
+  if (strcmp(s, "serve") == 0 && argc >= 3) return Serve(atof(argv[2]), argc > 3 && strcmp(argv[3], "own") == 0);
   if (strcmp(s, "churn") == 0 && argc == 4) return Churn(atol(argv[2]), atoi(argv[3]));
   fprintf(stderr, "unknown scenario %s\n", s);
   return 2;
