@@ -11,9 +11,10 @@
 // Buffers: each thread registers once (under a mutex) into a global list
 // that outlives the thread, so events of threads that exited are kept. A
 // thread that exits writes an exit marker (its tid and name) into its buffer
-// and hands the buffer to an idle queue; once AIPROF_THREAD_BUFFERS buffers
-// exist, a new thread takes the buffer idle longest instead of a new one and
-// appends after the marker. So the number of buffers is at most
+// and hands the buffer to an idle stack; once AIPROF_THREAD_BUFFERS buffers
+// exist, a new thread takes the buffer that went idle last (its pages are
+// warm, and under churn only as many buffers fill as threads run at once)
+// instead of a new one, and appends after the marker. So the number of buffers is at most
 // max(AIPROF_THREAD_BUFFERS, threads recording at once), whatever the thread
 // churn; the writer cuts each buffer's events into one track per thread at
 // the markers.
@@ -97,7 +98,7 @@ struct ThreadBuffer {
   std::atomic<bool> exited{false};  // idle: no thread owns it now
   std::atomic<uint64_t> marker_events{0};  // exit-marker events written, for the counts
   ThreadBuffer* next = nullptr;       // registry list
-  ThreadBuffer* idle_next = nullptr;  // idle queue (oldest exit first)
+  ThreadBuffer* idle_next = nullptr;  // idle stack (newest exit first)
 };
 
 struct Config {
@@ -125,8 +126,7 @@ pthread_mutex_t g_flush_mu = PTHREAD_MUTEX_INITIALIZER;     // one writer at a t
 pthread_mutex_t g_intern_mu = PTHREAD_MUTEX_INITIALIZER;
 ThreadBuffer* g_threads = nullptr;
 ThreadBuffer* g_threads_tail = nullptr;
-ThreadBuffer* g_idle_head = nullptr;  // buffers of exited threads, oldest exit first
-ThreadBuffer* g_idle_tail = nullptr;
+ThreadBuffer* g_idle = nullptr;  // buffers of exited threads, newest exit first
 uint32_t g_buffer_count = 0;  // buffers in g_threads
 pthread_key_t g_exit_key;
 std::atomic<uint64_t> g_next_request{1};
@@ -432,24 +432,18 @@ void OnThreadExit(void* arg) {
   pthread_mutex_lock(&g_registry_mu);
   tb->exited.store(true, std::memory_order_release);
   if (marked) {
-    tb->idle_next = nullptr;
-    if (g_idle_tail) {
-      g_idle_tail->idle_next = tb;
-    } else {
-      g_idle_head = tb;
-    }
-    g_idle_tail = tb;
+    tb->idle_next = g_idle;
+    g_idle = tb;
   }
   pthread_mutex_unlock(&g_registry_mu);
 }
 
-// Under g_registry_mu: the buffer idle longest, once the process has its
-// AIPROF_THREAD_BUFFERS buffers; else null (a new one is made).
+// Under g_registry_mu: the buffer that went idle last, once the process has
+// its AIPROF_THREAD_BUFFERS buffers; else null (a new one is made).
 ThreadBuffer* TakeIdleBuffer() {
-  if (g_buffer_count < g_config.thread_buffers || !g_idle_head) return nullptr;
-  ThreadBuffer* tb = g_idle_head;
-  g_idle_head = tb->idle_next;
-  if (!g_idle_head) g_idle_tail = nullptr;
+  if (g_buffer_count < g_config.thread_buffers || !g_idle) return nullptr;
+  ThreadBuffer* tb = g_idle;
+  g_idle = tb->idle_next;
   tb->idle_next = nullptr;
   return tb;
 }
@@ -850,7 +844,7 @@ void ForkChild() {
     tb = next;
   }
   g_threads = g_threads_tail = nullptr;
-  g_idle_head = g_idle_tail = nullptr;
+  g_idle = nullptr;
   g_buffer_count = 0;
   t_buffer = nullptr;
   g_next_step.store(0, std::memory_order_relaxed);
