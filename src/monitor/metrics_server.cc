@@ -316,6 +316,72 @@ bool ParseHead(const std::string& head, RequestHead* r) {
 
 }  // namespace
 
+// The request line and headers, once they are all in: answers at once what
+// needs no body (GET, errors, a missing token), else prepares the body's
+// reading. True when there is more to parse.
+bool MetricsServer::OnHead(Connection* c) {
+  const HttpLimits& lim = options_.limits;
+  using State = Connection::State;
+  const size_t end = c->in.find("\r\n\r\n");
+  const bool complete = end != std::string::npos;
+  if ((complete ? end + 4 : c->in.size()) > lim.max_header_bytes) {
+    Respond(c, 431, "request line and headers over " + std::to_string(lim.max_header_bytes) + " bytes\n", "text/plain");
+    return false;
+  }
+  if (!complete) return false;
+  RequestHead h;
+  if (!ParseHead(c->in.substr(0, end), &h)) {
+    Respond(c, 400, "malformed request\n", "text/plain");
+    return false;
+  }
+  c->in.erase(0, end + 4);
+  c->method = h.method;
+  c->path = h.path;
+  if (c->path != "/metrics" && c->path != "/alert") {
+    Respond(c, 404, "not found: GET /metrics, POST /alert\n", "text/plain");
+    return false;
+  }
+  if ((c->path == "/metrics") != (c->method == "GET")) {
+    Respond(c, 405, c->path == "/metrics" ? "use GET\n" : "use POST\n", "text/plain");
+    return false;
+  }
+  if (c->method == "GET") {
+    Handle(c);
+    return false;
+  }
+  // POST /alert: who may ask, and how much, before any body is read.
+  if (!options_.webhook_token.empty()) {
+    const std::string& a = h.authorization;
+    const bool bearer = a.size() > 7 && Lower(a.substr(0, 7)) == "bearer ";
+    if (!bearer || !SameSecret(Trim(a.substr(7)), options_.webhook_token)) {
+      Respond(c, 401, "POST /alert needs Authorization: Bearer <the --webhook-token-file token>\n", "text/plain");
+      return false;
+    }
+  }
+  c->chunked = h.transfer_encoding == "chunked";
+  if (!h.transfer_encoding.empty() && !c->chunked) {
+    Respond(c, 501, "Transfer-Encoding " + h.transfer_encoding + " is not supported\n", "text/plain");
+    return false;
+  }
+  if (c->chunked && h.has_length) {
+    Respond(c, 400, "both Content-Length and Transfer-Encoding\n", "text/plain");
+    return false;
+  }
+  if (!c->chunked && !h.has_length) {
+    Respond(c, 411, "POST /alert needs Content-Length or chunked encoding\n", "text/plain");
+    return false;
+  }
+  if (h.content_length > lim.max_body_bytes) {
+    Respond(c, 413, "body over " + std::to_string(lim.max_body_bytes) + " bytes\n", "text/plain");
+    return false;
+  }
+  if (h.expect == "100-continue") (void)!send(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
+  c->content_length = h.content_length;
+  c->state = c->chunked ? State::kChunkSize : State::kBody;
+  c->deadline_ns = NowNs() + lim.body_timeout_ns;
+  return true;
+}
+
 bool MetricsServer::OnReadable(Connection* c) {
   char buf[16384];
   for (;;) {
@@ -334,69 +400,9 @@ bool MetricsServer::OnReadable(Connection* c) {
     for (bool progress = true; progress && c->reading();) {
       progress = false;
       switch (c->state) {
-        case State::kHead: {
-          const size_t end = c->in.find("\r\n\r\n");
-          if (end == std::string::npos) {
-            if (c->in.size() > lim.max_header_bytes) Respond(c, 431, "request line and headers over " + std::to_string(lim.max_header_bytes) + " bytes\n", "text/plain");
-            break;
-          }
-          if (end + 4 > lim.max_header_bytes) {
-            Respond(c, 431, "request line and headers over " + std::to_string(lim.max_header_bytes) + " bytes\n", "text/plain");
-            break;
-          }
-          RequestHead h;
-          if (!ParseHead(c->in.substr(0, end), &h)) {
-            Respond(c, 400, "malformed request\n", "text/plain");
-            break;
-          }
-          c->in.erase(0, end + 4);
-          c->method = h.method;
-          c->path = h.path;
-          if (c->path != "/metrics" && c->path != "/alert") {
-            Respond(c, 404, "not found: GET /metrics, POST /alert\n", "text/plain");
-            break;
-          }
-          if ((c->path == "/metrics") != (c->method == "GET")) {
-            Respond(c, 405, c->path == "/metrics" ? "use GET\n" : "use POST\n", "text/plain");
-            break;
-          }
-          if (c->method == "GET") {
-            Handle(c);
-            break;
-          }
-          // POST /alert: who may ask, and how much, before any body is read.
-          if (!options_.webhook_token.empty()) {
-            const std::string& a = h.authorization;
-            const bool bearer = a.size() > 7 && Lower(a.substr(0, 7)) == "bearer ";
-            if (!bearer || !SameSecret(Trim(a.substr(7)), options_.webhook_token)) {
-              Respond(c, 401, "POST /alert needs Authorization: Bearer <the --webhook-token-file token>\n", "text/plain");
-              break;
-            }
-          }
-          c->chunked = h.transfer_encoding == "chunked";
-          if (!h.transfer_encoding.empty() && !c->chunked) {
-            Respond(c, 501, "Transfer-Encoding " + h.transfer_encoding + " is not supported\n", "text/plain");
-            break;
-          }
-          if (c->chunked && h.has_length) {
-            Respond(c, 400, "both Content-Length and Transfer-Encoding\n", "text/plain");
-            break;
-          }
-          if (!c->chunked && !h.has_length) {
-            Respond(c, 411, "POST /alert needs Content-Length or chunked encoding\n", "text/plain");
-            break;
-          }
-          if (h.content_length > lim.max_body_bytes) {
-            Respond(c, 413, "body over " + std::to_string(lim.max_body_bytes) + " bytes\n", "text/plain");
-            break;
-          }
-          if (h.expect == "100-continue") (void)!send(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
-          c->content_length = h.content_length;
-          c->state = c->chunked ? State::kChunkSize : State::kBody;
-          c->deadline_ns = NowNs() + lim.body_timeout_ns;
-          progress = true;
+        case State::kHead:
+          progress = OnHead(c);
           break;
-        }
         case State::kBody: {
           const size_t take = std::min<uint64_t>(c->in.size(), c->content_length - c->body.size());
           c->body.append(c->in, 0, take);

@@ -83,6 +83,7 @@ class MetricsServer {
   void Accept(std::vector<std::unique_ptr<Connection>>* conns);
   // Reads what arrived; false when the connection is to be closed.
   bool OnReadable(Connection* c);
+  bool OnHead(Connection* c);
   void Respond(Connection* c, int status, const std::string& body, const char* content_type);
   void Handle(Connection* c);
 
