@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -14,10 +15,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "src/analysis/validation/baseline_store.h"
@@ -141,6 +143,89 @@ bool IsZombie(int pid) {
   return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
 }
 
+// The slowest request that began during the deep trace, and where its time
+// went: the host samples taken on the thread(s) that served it while it ran
+// (the threads its "request" flows touch), as the chain of functions on the
+// stack in at least half of them, root first; the last is the function that
+// took the time.
+struct SlowestRequest {
+  bool found = false;
+  std::string name, thread;
+  int64_t ts_ns = 0, dur_ns = 0;
+  uint64_t samples = 0;
+  std::vector<std::pair<std::string, double>> path;  // function, share of the samples
+};
+
+SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns) {
+  SlowestRequest r;
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    const uint32_t track = t.slices.track[i];
+    if (t.tracks.kind[track] != TrackKind::kSpans || !t.Str(t.tracks.name[track]).starts_with("requests")) continue;
+    if (t.slices.ts_ns[i] < from_ns || t.slices.ts_ns[i] > to_ns) continue;
+    if (best == UINT32_MAX || t.slices.dur_ns[i] > t.slices.dur_ns[best]) best = i;
+  }
+  if (best == UINT32_MAX) return r;
+  r.found = true;
+  r.name = std::string(t.Str(t.slices.name[best]));
+  r.ts_ns = t.slices.ts_ns[best];
+  r.dur_ns = t.slices.dur_ns[best];
+  std::vector<uint32_t> threads;
+  for (size_t f = 0; f < t.flows.size(); ++f) {
+    const uint32_t a = t.flows.from_slice[f], b = t.flows.to_slice[f];
+    if (a != best && b != best) continue;
+    for (uint32_t end : {a, b}) {
+      if (end < t.slices.size() && t.tracks.kind[t.slices.track[end]] == TrackKind::kThread) {
+        threads.push_back(t.slices.track[end]);
+      }
+    }
+  }
+  if (!threads.empty()) r.thread = std::string(t.Str(t.tracks.name[threads[0]])) + " (tid " + std::to_string(t.tracks.tid[threads[0]]) + ")";
+  std::map<uint32_t, uint64_t> on_stack;  // frame string id -> samples with it on the stack
+  std::map<uint32_t, uint32_t> depth;     // frame -> smallest depth seen
+  const CallsiteTable& cs = t.callsites;
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    const int64_t ts = t.samples.ts_ns[i];
+    if (ts < r.ts_ns || ts > r.ts_ns + r.dur_ns) continue;
+    if (!threads.empty() && std::find(threads.begin(), threads.end(), t.samples.track[i]) == threads.end()) continue;
+    uint32_t c = t.samples.callsite[i];
+    if (c == kNoCallsite || c >= cs.size()) continue;
+    ++r.samples;
+    std::vector<uint32_t> seen;
+    for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
+      const uint32_t frame = cs.frame[c].raw;
+      if (std::find(seen.begin(), seen.end(), frame) != seen.end()) continue;
+      seen.push_back(frame);
+      ++on_stack[frame];
+      auto [it, fresh] = depth.emplace(frame, cs.depth[c]);
+      if (!fresh) it->second = std::min(it->second, cs.depth[c]);
+    }
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> chain;  // (depth, frame) on at least half the stacks
+  for (const auto& [frame, n] : on_stack) {
+    if (2 * n >= r.samples) chain.emplace_back(depth[frame], frame);
+  }
+  std::sort(chain.begin(), chain.end());
+  for (const auto& [d, frame] : chain) {
+    r.path.emplace_back(std::string(t.Str(StringId{frame})),
+                        r.samples ? static_cast<double>(on_stack[frame]) / static_cast<double>(r.samples) : 0);
+  }
+  return r;
+}
+
+std::string DescribeSlowest(const SlowestRequest& r) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "%.4g ms", static_cast<double>(r.dur_ns) / 1e6);
+  std::string out = "\"" + r.name + "\", " + buf + (r.thread.empty() ? "" : " on " + r.thread);
+  if (r.path.empty()) return out + "; no host samples on its thread while it ran";
+  std::snprintf(buf, sizeof(buf), ": %s (on the stack in %.0f%% of its %llu samples)", r.path.back().first.c_str(),
+                r.path.back().second * 100, static_cast<unsigned long long>(r.samples));
+  out += buf;
+  out += "; path: ";
+  for (size_t i = 0; i < r.path.size(); ++i) out += (i ? " > " : "") + r.path[i].first;
+  return out;
+}
+
 // SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
 // handler never sees them) and taken by one sigwait thread.
 std::atomic<int> g_stop_signals{0};
@@ -179,6 +264,7 @@ struct Incident {
   uint64_t host_samples = 0;
   std::vector<std::string> files;
   std::string window_requests_status;  // set when the service ended
+  SlowestRequest slowest;               // in the deep trace
   std::atomic<bool> done{false};
   std::mutex mu;  // triggers (the loop appends while the worker runs)
 };
@@ -579,6 +665,7 @@ class Monitor {
     trace->metadata["monitor.trace_end_ns"] = std::to_string(inc->trace_end_ns);
     trace->metadata["monitor.sdk_spans"] = sdk.ok() ? "flushed " + sdk_source : "none: " + sdk.status().message();
     inc->host_functions = TopHostFunctions(*trace, 10);
+    inc->slowest = FindSlowestRequest(*trace, inc->trace_start_ns, inc->trace_end_ns);
     for (size_t i = 0; i < trace->samples.size(); ++i) inc->host_samples += trace->samples.callsite[i] != kNoCallsite;
     return WriteNativeFile(*trace, inc->dir + "/trace.aiprof");
   }
@@ -611,6 +698,7 @@ class Monitor {
     std::lock_guard<std::mutex> lock(inc.mu);
     IncidentContext c;
     const IncidentTrigger& t = inc.triggers[0];
+    if (inc.slowest.found) c.emplace_back("slowest request in the deep trace", DescribeSlowest(inc.slowest));
     c.emplace_back("trigger", t.kind + ": " + t.expression);
     c.emplace_back("values", DescribeTrigger(t));
     c.emplace_back("time", UtcText(t.unix_ms));
@@ -700,6 +788,23 @@ class Monitor {
         fns.Push(std::move(x));
       }
       dt.Set("top_host_functions", std::move(fns));
+      if (inc.slowest.found) {
+        Tree slow = Tree::Map();
+        slow.Set("name", Tree::String(inc.slowest.name));
+        slow.Set("duration_s", Tree::Number(static_cast<double>(inc.slowest.dur_ns) / 1e9));
+        slow.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.slowest.ts_ns)));
+        slow.Set("thread", Tree::String(inc.slowest.thread));
+        slow.Set("host_samples", Tree::Number(static_cast<double>(inc.slowest.samples)));
+        Tree path = Tree::List();
+        for (const auto& [fn, share] : inc.slowest.path) {
+          Tree x = Tree::Map();
+          x.Set("function", Tree::String(fn));
+          x.Set("share", Tree::Number(share));
+          path.Push(std::move(x));
+        }
+        slow.Set("path", std::move(path));
+        dt.Set("slowest_request", std::move(slow));
+      }
     }
     t.Set("deep_trace", std::move(dt));
     t.Set("diagnosis", Tree::String(inc.diagnosis_status));

@@ -161,6 +161,12 @@ def case_slow(args, tmp):
           'hottest host function in the deep trace | planted_slow_path' in md, 'diagnosis.md names planted_slow_path')
     check('**Hottest host function**: planted\\_slow\\_path' in md, 'the diagnosis headline names planted_slow_path')
     check('planted_slow_path' in html, 'diagnosis.html names planted_slow_path')
+    slow = alert['deep_trace'].get('slowest_request')
+    check(slow is not None and slow['path'] and slow['path'][-1]['function'] == 'planted_slow_path' and
+          slow['duration_s'] > 0.05, 'the slowest request\'s path ends in planted_slow_path (%s)' % slow)
+    rows = [l for l in md.splitlines() if l.startswith('| ') and not l.startswith('| ---')]
+    check(len(rows) > 1 and 'slowest request in the deep trace' in rows[1] and 'planted\\_slow\\_path' in rows[1],
+          'the incident section opens with the slowest request and its function (%s)' % (rows[1] if len(rows) > 1 else rows))
     check(alert['deep_trace']['top_host_functions'][0]['function'] == 'planted_slow_path',
           'alert.json names planted_slow_path as the hottest host function')
 
