@@ -25,7 +25,8 @@ def phases(aiprof, *args):
     p = subprocess.run([aiprof, *args, "--timing"], capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise SystemExit("aiprof %s failed: %s" % (" ".join(args), p.stderr))
-    names = re.findall(r"^aiprof:\s+(\S+)\s+[\d.]+ ms$", p.stderr, re.M)
+    # Phases are the indented lines (the unindented ones are a command's own marks).
+    names = re.findall(r"^aiprof:   (\S+)\s+[\d.]+ ms$", p.stderr, re.M)
     return collections.Counter(names)
 
 
