@@ -20,6 +20,7 @@ std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
 std::unique_ptr<Command> NewClusterCommand();
 std::unique_ptr<Command> NewMonitorCommand();
+std::unique_ptr<Command> NewQueryCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -42,6 +43,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewExportCommand());
   out.push_back(NewViewCommand());
   out.push_back(NewClusterCommand());
+  out.push_back(NewQueryCommand());
   return out;
 }
 
