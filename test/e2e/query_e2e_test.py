@@ -135,6 +135,37 @@ def safety(aiprof, path, tmp):
     check(rc == 1 and "missing.json" in err, "missing input named: %r" % err)
 
 
+def shell(aiprof, path):
+    """The interactive shell on a pseudo-terminal: a statement over two lines, an error, .quit."""
+    import pty
+    import select
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(aiprof, [aiprof, "query", path])
+    os.write(fd, b"SELECT count(*) AS n\n FROM slices;\nSELECT nope FROM slices;\n.quit\n")
+    out = b""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 1)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    text = out.decode("utf-8", "replace")
+    expected = query_json(aiprof, path, "SELECT count(*) FROM slices")[0][0]
+    check(os.WEXITSTATUS(status) == 0, "shell exits 0 after .quit")
+    check("aiprof> " in text and "   ...> " in text, "shell prompts: %r" % text[-400:])
+    check((" %d\r\n" % expected) in text or ("\n%d\r\n" % expected) in text, "shell prints the count: %r" % text[-400:])
+    check("query (shell):1:8: no such column: nope" in text, "shell reports an error and goes on: %r" % text[-400:])
+
+
 def escaping(aiprof, tmp):
     trace = {"traceEvents": [
         {"ph": "X", "name": "=HYPERLINK(\"http://x\")\u001b[2J", "cat": "cpu_op", "ts": 1, "dur": 5, "pid": 1, "tid": 1},
@@ -193,6 +224,7 @@ def main():
     sample = os.path.join(a.source, FIXTURES[0])
     safety(a.aiprof, sample, tmp)
     escaping(a.aiprof, tmp)
+    shell(a.aiprof, sample)
     if a.python_path:
         python_agrees(a.aiprof, sample, a.python_path)
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
