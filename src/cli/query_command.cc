@@ -34,33 +34,36 @@ class QueryCommand : public Command {
     sub->add_flag("--schema", schema_, "Print the tables, their columns and the standard views");
     sub->add_option("--format", format_, "text, csv or json")->check(CLI::IsMember({"text", "json", "csv"}));
     sub->add_option("--max-rows", max_rows_,
-                    "Rows to print at most (0 = all; default 10000 for text, 1000000 for csv and json)");
+                    "Rows to print at most (0 = all; default 10000 for text, 1000000 for csv and json)")
+        ->check(CLI::Range(size_t{0}, size_t{1} << 40));
     sub->add_option("--timeout", timeout_s_, "Stop a query after this many seconds (0 = never)")
         ->default_val(kDefaultQueryTimeoutS)
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(0.0, 1e9));
     sub->add_option("--max-memory", max_memory_mib_, "SQLite memory limit of a query in MiB (0 = none)")
-        ->default_val(kDefaultQueryMaxMemoryBytes >> 20);
+        ->default_val(kDefaultQueryMaxMemoryBytes >> 20)
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
     sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
     return sub;
   }
 
   Status Run() override {
     if (!sql_.empty() && !file_.empty()) return ErrStatus("aiprof query: give the SQL or --file, not both");
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
-    ASSIGN_OR_RETURN(std::unique_ptr<QueryEngine> engine, QueryEngine::Open(*trace));
-    if (schema_) return WriteOutput(output_, engine->Schema());
-    limits_.max_rows = max_rows_ ? *max_rows_ : format_ == "text" ? kDefaultQueryMaxRows : 1000000;
-    limits_.timeout_s = timeout_s_;
-    limits_.max_memory_bytes = static_cast<int64_t>(max_memory_mib_) << 20;
     std::string label = "(command line)";
-    if (!file_.empty()) {
+    if (!file_.empty()) {  // read before the (possibly long) import
       std::ifstream in(file_, std::ios::binary);
       if (!in) return ErrStatus(file_ + ": cannot read the SQL file");
       std::stringstream text;
       text << in.rdbuf();
       sql_ = text.str();
       label = file_;
-    } else if (sql_.empty()) {
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    ASSIGN_OR_RETURN(std::unique_ptr<QueryEngine> engine, QueryEngine::Open(*trace));
+    if (schema_) return WriteOutput(output_, engine->Schema());
+    limits_.max_rows = max_rows_ ? *max_rows_ : format_ == "text" ? kDefaultQueryMaxRows : 1000000;
+    limits_.timeout_s = timeout_s_;
+    limits_.max_memory_bytes = static_cast<int64_t>(max_memory_mib_) << 20;
+    if (file_.empty() && sql_.empty()) {
       if (isatty(STDIN_FILENO)) return Shell(engine.get());
       std::stringstream text;
       text << std::cin.rdbuf();
