@@ -446,7 +446,10 @@ void DefineAnalysis(py::module_& m) {
       .def("op_columns", &OpColumns)
       .def("device_columns", &DeviceColumns)
       .def("analyze_json", &AnalyzeJson, py::arg("only"), py::arg("device"))
-      .def("sql_columns", [](PyTrace& t, const std::string& sql, size_t max_rows, double timeout_s, int64_t max_memory) { return QueryColumns(t.trace(), sql, max_rows, timeout_s, max_memory); })
+      .def("sql_columns",
+           [](PyTrace& t, const std::string& sql, size_t max_rows, double timeout_s, int64_t max_memory) {
+             return QueryColumns(t.trace(), sql, max_rows, timeout_s, max_memory);
+           })
       .def("diagnose_json", &DiagnoseJson, py::arg("target"), py::arg("constraints"), py::arg("rules"),
            py::arg("builtin_rules"), py::arg("device"));
   DefineQuery(m);
