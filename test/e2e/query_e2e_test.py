@@ -222,6 +222,15 @@ def main():
             continue
         compare_with_summary(a.aiprof, path)
     sample = os.path.join(a.source, FIXTURES[0])
+    # The same answers from the .aiprof file (columns mapped, not parsed).
+    gpu = os.path.join(a.source, FIXTURES[1])
+    native = os.path.join(tmp, "t.aiprof")
+    rc, _, err = run(a.aiprof, "import", gpu, "-o", native)
+    check(rc == 0, "import to .aiprof: %s" % err.strip())
+    sql = ("SELECT kind, count(*), sum(dur), sum(parent IS NULL), sum(length(args)) FROM slices GROUP BY kind "
+           "UNION ALL SELECT 'window', count(*), total(dur), 0, 0 FROM slices WHERE ts BETWEEN "
+           "(SELECT min(ts) + 1000000 FROM slices) AND (SELECT min(ts) + 50000000 FROM slices)")
+    check(query_json(a.aiprof, native, sql) == query_json(a.aiprof, gpu, sql), ".aiprof answers as its source")
     safety(a.aiprof, sample, tmp)
     escaping(a.aiprof, tmp)
     shell(a.aiprof, sample)
