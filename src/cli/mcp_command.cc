@@ -18,6 +18,8 @@
 #include "src/analysis/analyze.h"
 #include "src/analysis/summary/summary.h"
 #include "src/cli/command.h"
+#include "src/cli/diagnosis_pipeline.h"
+#include "src/report/diagnosis/diagnosis_report.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
@@ -56,6 +58,8 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"only":{"type":"array","items":{"type":"string"}}},"required":["trace"]}},)";
   tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
+  tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
+  tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
   return tools;
@@ -254,7 +258,8 @@ class McpServer {
       return std::nullopt;
     }
     LoadedTrace* t = nullptr;
-    if (name == "summary" || name == "analyze" || name == "query" || name == "schema") {
+    if (name == "summary" || name == "analyze" || name == "query" || name == "schema" || name == "diagnose" ||
+        name == "suggest") {
       if (auto e = TraceArg(args, &t)) return e;
     }
     if (name == "summary") {
@@ -283,6 +288,7 @@ class McpServer {
       *result = ToolResult("analyses of " + t->path, AnalysisToJson(report));
       return std::nullopt;
     }
+    if (name == "diagnose" || name == "suggest") return Diagnose(name == "suggest", *t, args, result);
     if (name == "schema") {
       *result = ToolResult(t->engine->Schema(), "");
       return std::nullopt;
@@ -314,6 +320,53 @@ class McpServer {
       return std::nullopt;
     }
     return RpcError{-32602, "invalid params: no tool named " + std::string(name)};
+  }
+
+  // diagnose / suggest through the CLI's pipeline (which imports the trace again).
+  std::optional<RpcError> Diagnose(bool suggest, const LoadedTrace& t, simdjson::dom::element args,
+                                   std::string* result) {
+    SuggestOptions options;
+    std::string_view target = "latency", constraints;
+    if (suggest) {
+      simdjson::dom::element e;
+      if (args["target"].get(e) == simdjson::SUCCESS && e.get(target) != simdjson::SUCCESS) {
+        return RpcError{-32602, "invalid params: 'target' is latency, throughput or memory"};
+      }
+      if (target != "latency" && target != "throughput" && target != "memory") {
+        return RpcError{-32602, "invalid params: 'target' is latency, throughput or memory"};
+      }
+      if (args["constraints"].get(e) == simdjson::SUCCESS && e.get(constraints) != simdjson::SUCCESS) {
+        return RpcError{-32602, "invalid params: 'constraints' is a string"};
+      }
+      options.target = std::string(target);
+      auto parsed = ParseConstraints(std::string(constraints));
+      if (!parsed.ok()) return RpcError{-32602, "invalid params: " + parsed.status().message()};
+      options.constraints = std::move(*parsed);
+    }
+    DiagnosisInputs in;
+    in.input = t.path;
+    auto run = RunDiagnosis(in);
+    if (!run.ok()) {
+      *result = ToolResult(run.status().message(), "", true);
+      return std::nullopt;
+    }
+    std::optional<SuggestResult> suggestions;
+    if (suggest) {
+      auto s = SuggestWithHistory(**run, options, "");
+      if (!s.ok()) {
+        *result = ToolResult(s.status().message(), "", true);
+        return std::nullopt;
+      }
+      suggestions = std::move(*s);
+    }
+    DiagnosisReport report{t.path, &(*run)->metrics, &(*run)->diagnosis, suggestions ? &*suggestions : nullptr,
+                           suggest ? &options : nullptr};
+    const size_t findings = (*run)->diagnosis.findings.size();
+    std::string text = std::string(suggest ? "suggestions" : "diagnosis") + " of " + t.path + ": " +
+                       std::to_string(findings) + " findings";
+    if (suggestions) text += ", " + std::to_string(suggestions->kept.size()) + " suggestions kept";
+    *result = ToolResult(text, DiagnosisToJson(report));
+    return std::nullopt;
   }
 
   std::vector<fs::path> allowed_;

@@ -72,7 +72,8 @@ def main():
     check(r.get("result") == {}, "ping")
     r = c.call("tools/list")
     names = sorted(t["name"] for t in r["result"]["tools"])
-    check(names == ["analyze", "list_traces", "load_trace", "query", "schema", "summary"], "tools: %s" % names)
+    check(names == ["analyze", "diagnose", "list_traces", "load_trace", "query", "schema", "suggest", "summary"],
+          "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
 
     r = c.tool("load_trace", path=sample)
@@ -101,6 +102,16 @@ def main():
     cli_analyze = json.loads(subprocess.run([a.aiprof, "analyze", sample, "--format", "json", "--only", "steps,breakdown"],
                                             capture_output=True, check=True).stdout)
     check(r["result"]["structuredContent"] == cli_analyze, "analyze equals aiprof analyze --only steps,breakdown")
+    r = c.tool("diagnose", trace=tid)
+    cli_diag = json.loads(subprocess.run([a.aiprof, "diagnose", sample, "--format", "json"],
+                                         capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_diag, "diagnose equals aiprof diagnose --format json")
+    r = c.tool("suggest", trace=tid, target="throughput", constraints="effort<=medium")
+    cli_sug = json.loads(subprocess.run([a.aiprof, "suggest", sample, "--target", "throughput", "--constraints",
+                                         "effort<=medium", "--format", "json"], capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_sug, "suggest equals aiprof suggest --format json")
+    check(c.tool("suggest", trace=tid, target="speed")["error"]["code"] == -32602, "bad target")
+    check(c.tool("suggest", trace=tid, constraints="memory<<3")["error"]["code"] == -32602, "bad constraints")
     r = c.tool("analyze", trace=tid, only=["no_such_analysis"])
     check(r.get("error", {}).get("code") == -32602 and "no_such_analysis" in r["error"]["message"], "bad analysis name")
 
