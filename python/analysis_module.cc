@@ -4,6 +4,7 @@
 // validation as the JSON the CLI writes (one writer, so the figures are the
 // same by construction). The GIL is released while importing and analysing.
 #include "python/analysis_module.h"
+#include "python/query_module.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -470,8 +471,13 @@ void DefineAnalysis(py::module_& m) {
       .def("op_columns", &OpColumns)
       .def("device_columns", &DeviceColumns)
       .def("analyze_json", &AnalyzeJson, py::arg("only"), py::arg("device"))
+      .def("sql_columns",
+           [](PyTrace& t, const std::string& sql, size_t max_rows, double timeout_s, int64_t max_memory) {
+             return QueryColumns(t.trace(), sql, max_rows, timeout_s, max_memory);
+           })
       .def("diagnose_json", &DiagnoseJson, py::arg("target"), py::arg("constraints"), py::arg("rules"),
            py::arg("builtin_rules"), py::arg("device"));
+  DefineQuery(m);
   m.def("load", &Load, py::arg("path"));
   m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
         py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),
