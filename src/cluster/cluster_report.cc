@@ -6,7 +6,7 @@
 
 #include "src/analysis/communication/collective_type.h"
 #include "src/model/event_kind.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

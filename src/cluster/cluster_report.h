@@ -1,6 +1,6 @@
 // The reduce's result as JSON (everything), Markdown or HTML (the findings
 // and the tables a performance engineer reads first). Trace strings (hosts,
-// paths, groups, op names) are escaped for each format (src/report/escape.h).
+// paths, groups, op names) are escaped for each format (src/render/escape.h).
 // Output is deterministic: the same digests give byte-identical reports.
 #ifndef AIPROF_SRC_CLUSTER_CLUSTER_REPORT_H_
 #define AIPROF_SRC_CLUSTER_CLUSTER_REPORT_H_

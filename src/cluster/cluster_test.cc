@@ -15,7 +15,7 @@
 #include "src/cluster/cluster_report.h"
 #include "src/cluster/duration_sketch.h"
 #include "src/importers/common/importer_registry.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

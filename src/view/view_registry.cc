@@ -6,7 +6,7 @@
 #include <string>
 
 #include "src/model/trace.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

@@ -1,6 +1,6 @@
 #include "src/view/flame/flame_html.h"
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 #include "src/view/flame/flame.css.h"
 #include "src/view/flame/flame.js.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string_view>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 #include "src/view/timeline/timeline.css.h"
 #include "src/view/timeline/timeline.js.h"
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

@@ -1,4 +1,4 @@
-#include "src/report/units.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 

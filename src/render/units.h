@@ -1,6 +1,6 @@
 // Unit formatting shared by the report writers.
-#ifndef AIPROF_SRC_REPORT_UNITS_H_
-#define AIPROF_SRC_REPORT_UNITS_H_
+#ifndef AIPROF_SRC_RENDER_UNITS_H_
+#define AIPROF_SRC_RENDER_UNITS_H_
 
 #include <cstdint>
 #include <string>
@@ -13,4 +13,4 @@ std::string NsToUsText(int64_t ns);
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_REPORT_UNITS_H_
+#endif  // AIPROF_SRC_RENDER_UNITS_H_
