@@ -30,6 +30,11 @@ Value Value::String(std::string s) {
   return v;
 }
 
+Value Value::In(Unit unit) && {
+  unit_ = unit;
+  return std::move(*this);
+}
+
 Section& Section::AddSection(std::string section_key, std::string section_title) {
   sections.push_back(Section{std::move(section_key), std::move(section_title), {}, {}});
   return sections.back();
@@ -86,7 +91,16 @@ Tree TableTree(const Table& t) {
   Tree& rows = out.Set("rows", Tree::List());
   for (const std::vector<Value>& row : t.rows) {
     Tree& r = rows.Push(Tree::Map());
-    for (size_t i = 0; i < t.columns.size() && i < row.size(); ++i) r.Set(t.columns[i].key, ValueTree(row[i]));
+    for (size_t i = 0; i < t.columns.size() && i < row.size(); ++i) {
+      const Value& v = row[i];
+      if (!v.unit()) {
+        r.Set(t.columns[i].key, ValueTree(v));
+        continue;
+      }
+      Tree& cell = r.Set(t.columns[i].key, Tree::Map());
+      cell.Set("value", ValueTree(v));
+      cell.Set("unit", Tree::String(UnitName(*v.unit())));
+    }
   }
   if (!t.note.empty()) out.Set("note", Tree::String(t.note));
   return out;

@@ -48,12 +48,16 @@ class Value {
   static Value Int(int64_t i);
   static Value Number(double d);  // NaN and infinities are null in machine output
   static Value String(std::string s);
+  // This cell's own unit, for a column whose rows differ (e.g. a metric per
+  // row); cells without one take their column's.
+  Value In(Unit unit) &&;
 
   Kind kind() const { return kind_; }
   bool boolean() const { return bool_; }
   int64_t integer() const { return int_; }
   double number() const { return kind_ == Kind::kInt ? static_cast<double>(int_) : number_; }
   const std::string& str() const { return str_; }
+  const std::optional<Unit>& unit() const { return unit_; }
 
  private:
   Kind kind_ = Kind::kNull;
@@ -61,6 +65,7 @@ class Value {
   int64_t int_ = 0;
   double number_ = 0;
   std::string str_;
+  std::optional<Unit> unit_;
 };
 
 struct KeyValue {

@@ -14,7 +14,8 @@ namespace {
 // ------------------------------------------------------------ shared
 
 // A cell or value for people, unescaped: numbers by their unit.
-std::string Plain(const Value& v, Unit unit) {
+std::string Plain(const Value& v, Unit column_unit) {
+  Unit unit = v.unit().value_or(column_unit);
   switch (v.kind()) {
     case Value::Kind::kNull: return "—";
     case Value::Kind::kBool: return v.boolean() ? "yes" : "no";

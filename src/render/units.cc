@@ -60,6 +60,7 @@ std::string_view UnitName(Unit unit) {
     case Unit::kMs: return "ms";
     case Unit::kBytes: return "bytes";
     case Unit::kFraction: return "fraction";
+    case Unit::kChange: return "change";
     case Unit::kCount: return "count";
     case Unit::kPerSecond: return "per_second";
     case Unit::kBytesPerSecond: return "bytes_per_second";
@@ -81,6 +82,7 @@ std::string FormatQuantity(double value, Unit unit) {
     case Unit::kBytes:
       return std::fabs(value) < 1024 ? fmt::format("{:.0f} B", value) : Scaled(value, kBytes, 5, 1024, "{:.1f} {}");
     case Unit::kFraction: return fmt::format("{:.1f}%", value * 100);
+    case Unit::kChange: return fmt::format("{:+.2f}%", value * 100);
     case Unit::kCount: return Grouped(value);
     case Unit::kPerSecond: return Scaled(value, kRate, 4, 1000, "{:.3g}{}");
     case Unit::kBytesPerSecond: return fmt::format("{:.2f} GB/s", value / 1e9);

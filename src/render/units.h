@@ -23,6 +23,7 @@ enum class Unit {
   kMs,              // milliseconds; shown as µs / ms / s
   kBytes,           // bytes; shown as B / KiB / MiB / GiB
   kFraction,        // a share 0..1; shown as a percentage
+  kChange,          // a relative change; shown as a signed percentage (+12.34%)
   kCount,           // a whole count; shown with thousands separators
   kPerSecond,       // events per second
   kBytesPerSecond,  // shown as GB/s

@@ -9,7 +9,7 @@
 
 #include "src/analysis/rules/rule.h"
 #include "src/render/svg_chart.h"
-include "src/render/escape.h"
+#include "src/render/escape.h"
 #include "src/render/page.h"
 #include "src/report/page/report_data.h"
 #include "src/report/page/report_format.h"

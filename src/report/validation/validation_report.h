@@ -10,6 +10,7 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/render/document.h"
 
 namespace aiprof {
 
@@ -17,6 +18,9 @@ namespace aiprof {
 inline constexpr size_t kReportOps = 15;
 
 std::string ValidationToJson(const ValidationResult& r);
+// The result as a document (inputs, metrics, diagnosis, per-op shift), its
+// machine form the JSON above; Markdown, text and HTML render it.
+render::Document ValidationToDocument(const ValidationResult& r);
 std::string ValidationToMarkdown(const ValidationResult& r);
 // For terminals (validate without -o): aligned plain text, no Markdown escapes.
 std::string ValidationToText(const ValidationResult& r);

@@ -1,6 +1,6 @@
 #include "src/view/flame/flame_html.h"
 
-include "src/render/escape.h"
+#include "src/render/escape.h"
 #include "src/render/page.h"
 #include "src/view/flame/flame.css.h"
 #include "src/view/flame/flame.js.h"

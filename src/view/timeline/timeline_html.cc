@@ -5,7 +5,7 @@
 #include <limits>
 #include <string_view>
 
-include "src/render/escape.h"
+#include "src/render/escape.h"
 #include "src/render/page.h"
 #include "src/view/timeline/timeline.css.h"
 #include "src/view/timeline/timeline.js.h"

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-include "src/render/escape.h"
+#include "src/render/escape.h"
 #include "src/render/page.h"
 
 namespace aiprof {
