@@ -281,6 +281,8 @@ Value D(double v) { return Value::Number(v); }
 Value S(std::string v) { return Value::String(std::move(v)); }
 // A rank number, or null when unknown.
 Value Rank(int32_t r) { return r == kDigestNoRank ? Value::Null() : Value::Int(r); }
+// A figure that is -1 when it could not be measured.
+Value Measured(int64_t ns) { return ns < 0 ? Value::Null() : Value::Int(ns); }
 
 void AddSummary(const ClusterResult& r, Section* s) {
   render::KeyValues& kv = s->Add(render::KeyValues{});
@@ -293,12 +295,12 @@ void AddSummary(const ClusterResult& r, Section* s) {
   }
   kv.items.push_back({"matched", "Collectives matched", U(r.matched), Unit::kCount});
   kv.items.push_back({"unmatched", "Collectives unmatched", U(r.unmatched), Unit::kCount});
-  kv.items.push_back({"raw_end_spread_p50_ns", "Raw clocks: median end spread", I(r.raw_end_spread_p50_ns), Unit::kNs});
+  kv.items.push_back({"raw_end_spread_p50_ns", "Raw clocks: median end spread", Measured(r.raw_end_spread_p50_ns), Unit::kNs});
   kv.items.push_back({"raw_end_spread_share", "Raw clocks: spread of a mean collective", D(r.raw_end_spread_share), Unit::kFraction});
   kv.items.push_back({"raw_clocks_agree", "Raw clocks agree", Value::Bool(r.raw_clocks_agree)});
   if (r.aligned) {
     kv.items.push_back({"max_abs_offset_ns", "Aligned clocks: largest offset", I(r.max_abs_offset_ns), Unit::kNs});
-    kv.items.push_back({"aligned_end_spread_p50_ns", "Aligned clocks: median end spread", I(r.aligned_end_spread_p50_ns), Unit::kNs});
+    kv.items.push_back({"aligned_end_spread_p50_ns", "Aligned clocks: median end spread", Measured(r.aligned_end_spread_p50_ns), Unit::kNs});
     kv.items.push_back({"aligned_end_spread_share", "Aligned clocks: spread of a mean collective", D(r.aligned_end_spread_share), Unit::kFraction});
     kv.items.push_back({"aligned_clocks_agree", "Aligned clocks agree (figures trusted)", Value::Bool(r.aligned_clocks_agree)});
   }

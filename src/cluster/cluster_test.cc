@@ -340,7 +340,7 @@ TEST(ClusterTest, HugeRankNumberIsCountedNotEnumerated) {
   EXPECT_EQ(r.usable, 2u);
   EXPECT_TRUE(r.missing.empty());
   EXPECT_EQ(r.missing_count, 1999999999u);
-  EXPECT_NE(ClusterToMarkdown(r).find("**Missing ranks**: 1,999,999,999"), std::string::npos);
+  EXPECT_NE(ClusterToMarkdown(r).find("**Missing ranks:** 1,999,999,999"), std::string::npos);
 }
 
 // Python's object addresses differ per process: they are left out of op

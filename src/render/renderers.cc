@@ -76,10 +76,10 @@ class TextWriter {
   std::string Take() { return std::move(out_); }
 
   void Heading(const std::string& title, int depth) {
-    if (!out_.empty()) out_ += "\n";
+    if (!out_.empty() && !out_.ends_with("\n\n")) out_ += "\n";
     std::string t = TerminalSafe(title);
-    out_ += Color(depth == 0 ? "1" : "1;4", t) + "\n";
-    if (depth == 0) out_ += std::string(Width(t), '=') + "\n";
+    out_ += Color("1", t) + "\n";
+    if (depth <= 1) out_ += std::string(Width(t), depth == 0 ? '=' : '-') + "\n";
   }
   void Write(const KeyValues& kv) {
     size_t width = 0;
@@ -161,12 +161,12 @@ class MarkdownWriter {
   std::string Take() { return std::move(out_); }
 
   void Heading(const std::string& title, int depth) {
-    if (!out_.empty()) out_ += "\n";
+    if (!out_.empty() && !out_.ends_with("\n\n")) out_ += "\n";
     out_ += std::string(static_cast<size_t>(std::min(depth, 5) + 1), '#') + " " + MarkdownEscape(title) + "\n\n";
   }
   void Write(const KeyValues& kv) {
     for (const KeyValue& i : kv.items) {
-      out_ += "- **" + MarkdownEscape(i.label) + "**: " + MarkdownEscape(Plain(i.value, i.unit)) + "\n";
+      out_ += "- **" + MarkdownEscape(i.label) + ":** " + MarkdownEscape(Plain(i.value, i.unit)) + "\n";
     }
     out_ += "\n";
   }

@@ -47,6 +47,7 @@ TEST(RenderersTest, MarkdownTables) {
   std::string md = RenderMarkdown(SmallDocument("conv"));
   EXPECT_NE(md.find("# Sample: conv\n"), std::string::npos) << md;
   EXPECT_NE(md.find("## Summary\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- **Wall time:** 1.50 ms\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| Op | Total | Count | Fused |\n| --- | ---: | ---: | --- |\n| conv | 2.00 ms | 12,345 | yes |"),
             std::string::npos)
       << md;

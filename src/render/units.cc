@@ -28,7 +28,8 @@ std::string Duration(double seconds) {
   double a = std::fabs(seconds);
   if (a >= 1) return fmt::format("{:.2f} s", seconds);
   if (a >= 1e-3) return fmt::format("{:.2f} ms", seconds * 1e3);
-  if (a >= 1e-6 || seconds == 0) return fmt::format("{:.1f} µs", seconds * 1e6);
+  if (seconds == 0) return "0";
+  if (a >= 1e-6) return fmt::format("{:.1f} µs", seconds * 1e6);
   return fmt::format("{:.0f} ns", seconds * 1e9);
 }
 

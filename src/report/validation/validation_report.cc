@@ -296,21 +296,27 @@ std::string HistoryToJson(const std::vector<ValidationRecord>& records) {
   return o + (records.empty() ? "]\n" : "\n]\n");
 }
 
-std::string CardToMarkdown(const KnowledgeCard& c) {
+render::Document CardToDocument(const KnowledgeCard& c) {
   char gain[400];
   std::snprintf(gain, sizeof(gain), "%s %s (%s %s -> %s; %.0f%% CI %s .. %s; %s p = %s; n = %zu before, %zu after)",
                 c.metric.c_str(), Pct(c.change_rel).c_str(), c.statistic.c_str(), FormatValue(c.before, c.unit).c_str(),
                 FormatValue(c.after, c.unit).c_str(), 100 * c.confidence, Pct(c.ci_low_rel).c_str(),
                 Pct(c.ci_high_rel).c_str(), c.test.c_str(), PValue(c.p_value).c_str(), c.n_before, c.n_after);
-  std::string o = "# Knowledge card" + (c.id ? " #" + std::to_string(c.id) : std::string()) + "\n\n";
-  o += "- **Scene:** " + MarkdownEscape(c.scene) + "\n";
-  o += "- **Core bottleneck:** " + MarkdownEscape(c.bottleneck) + "\n";
-  o += "- **Effective fix:** " + MarkdownEscape(c.fix) + "\n";
-  o += "- **Measured gain:** " + MarkdownEscape(gain) + "\n";
-  o += "- **Verdict:** " + MarkdownEscape(c.verdict) + "\n";
-  o += "- **Evidence:** before " + MarkdownEscape(c.before_label) + ", after " + MarkdownEscape(c.after_label) +
-       (c.created_unix_ms ? ", measured " + Date(c.created_unix_ms) : std::string()) + "\n";
-  return o;
+  render::Document doc;
+  doc.key = "card";
+  doc.title = "Knowledge card" + (c.id ? " #" + std::to_string(c.id) : std::string());
+  doc.generator = "aiprof card";
+  std::string evidence = "before " + c.before_label + ", after " + c.after_label +
+                         (c.created_unix_ms ? ", measured " + Date(c.created_unix_ms) : std::string());
+  doc.AddSection("card", "").Add(render::KeyValues{{{"scene", "Scene", Value::String(c.scene)},
+                                                    {"bottleneck", "Core bottleneck", Value::String(c.bottleneck)},
+                                                    {"fix", "Effective fix", Value::String(c.fix)},
+                                                    {"gain", "Measured gain", Value::String(gain)},
+                                                    {"verdict", "Verdict", Value::String(c.verdict)},
+                                                    {"evidence", "Evidence", Value::String(evidence)}}});
+  return doc;
 }
+
+std::string CardToMarkdown(const KnowledgeCard& c) { return render::RenderMarkdown(CardToDocument(c)); }
 
 }  // namespace aiprof

@@ -32,7 +32,9 @@ std::string ValidationHeadline(const ValidationResult& r);
 std::string HistoryToText(const std::vector<ValidationRecord>& records);
 std::string HistoryToJson(const std::vector<ValidationRecord>& records);
 
-// The card as Markdown: scene, core bottleneck, effective fix, measured gain with its interval.
+// The card as a document: scene, core bottleneck, effective fix, measured
+// gain with its interval, verdict, evidence; and as Markdown.
+render::Document CardToDocument(const KnowledgeCard& card);
 std::string CardToMarkdown(const KnowledgeCard& card);
 
 // "12.35 ms", "830 us", "1.2 s"; values of other units with 4 significant digits. Visible for testing.
