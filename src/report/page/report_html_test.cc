@@ -13,7 +13,9 @@ bool Has(const std::vector<std::string>& v, const std::string& s) { return std::
 // The report shows views in <iframe srcdoc>, which inherits the report's
 // CSP: the report must allow the views' scripts, or they do not run.
 TEST(ReportHtmlTest, EmbeddedViewsScriptsAreAllowedByTheReportsPolicy) {
+  Diagnosis diagnosis;
   ReportData data;
+  data.diagnosis = &diagnosis;
   data.source = "<script>alert(1)</script>";
   render::PageSpec view;
   view.scripts = {"drawView();", "drawLegend();"};

@@ -273,14 +273,31 @@ std::string ValidationToText(const ValidationResult& r) { return render::RenderT
 
 std::string ValidationToHtml(const ValidationResult& r) { return render::RenderHtmlPage(ValidationToDocument(r)); }
 
-std::string HistoryToText(const std::vector<ValidationRecord>& records) {
-  if (records.empty()) return "no validations stored\n";
-  std::string o;
-  for (const ValidationRecord& r : records) {
-    o += "#" + std::to_string(r.id) + "  " + Date(r.created_unix_ms) + "  " + r.overall + (r.alert ? "  ALERT" : "") + "  " +
-         TerminalSafe(r.headline) + "\n";
+render::Document HistoryToDocument(const std::vector<ValidationRecord>& records) {
+  render::Document doc;
+  doc.key = "history";
+  doc.title = "aiprof validation history";
+  doc.generator = "aiprof history";
+  doc.machine_json = HistoryToJson(records);
+  render::Section& s = doc.AddSection("validations", "");
+  if (records.empty()) {
+    s.Add(render::Paragraph{"no validations stored"});
+    return doc;
   }
-  return o;
+  Table& t = s.Add(Table{"validations", "",
+                         {{"id", "#", Unit::kNone}, {"created", "created", Unit::kNone},
+                          {"overall", "verdict", Unit::kNone}, {"alert", "alert", Unit::kNone},
+                          {"headline", "headline", Unit::kNone}},
+                         {}, ""});
+  for (const ValidationRecord& r : records) {
+    t.rows.push_back({Value::Int(r.id), Value::String(Date(r.created_unix_ms)), Value::String(r.overall),
+                      Value::Bool(r.alert), Value::String(r.headline)});
+  }
+  return doc;
+}
+
+std::string HistoryToText(const std::vector<ValidationRecord>& records) {
+  return render::RenderText(HistoryToDocument(records));
 }
 
 std::string HistoryToJson(const std::vector<ValidationRecord>& records) {

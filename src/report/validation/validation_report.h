@@ -29,6 +29,8 @@ std::string ValidationToHtml(const ValidationResult& r);
 // e.g. "aiprof: REGRESSED: latency +12.3% (mean; p = 0.0012; 95% CI +8.1% .. +15.0%)".
 std::string ValidationHeadline(const ValidationResult& r);
 
+// Stored validations as a document (a table; its machine form HistoryToJson).
+render::Document HistoryToDocument(const std::vector<ValidationRecord>& records);
 std::string HistoryToText(const std::vector<ValidationRecord>& records);
 std::string HistoryToJson(const std::vector<ValidationRecord>& records);
 
