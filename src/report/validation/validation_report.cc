@@ -211,7 +211,8 @@ void AddMetrics(const ValidationResult& r, render::Section* s) {
     bool location = tested && m.statistic_name != m.metric;  // effect sizes are for mean/median comparisons
     t.rows.push_back({Value::String(m.metric), measured ? Value::String(m.statistic_name) : Value::Null(),
                       Figure(measured, m.before, m.unit), Figure(measured, m.after, m.unit),
-                      Value::String(m.unit == "value" ? "" : m.unit),
+                      // Units the renderers format (ns, fraction) need no column entry.
+                      Value::String(m.unit == "value" || MetricUnit(m.unit) != Unit::kNone ? "" : m.unit),
                       measured ? Value::Number(m.change_rel) : Value::Null(),
                       m.ci_available ? Value::String(CiText(m)) : Value::Null(),
                       tested ? Value::String(m.test) : Value::Null(), p,
