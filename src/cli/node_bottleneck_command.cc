@@ -9,7 +9,7 @@
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

@@ -12,7 +12,7 @@
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
 #include "src/cli/flags.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
