@@ -23,7 +23,7 @@
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
 #include "src/report/analysis/analyze_report.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 #include "src/report/summary_report.h"
 
 namespace aiprof {

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

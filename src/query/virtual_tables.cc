@@ -12,7 +12,7 @@
 
 #include "src/model/event_kind.h"
 #include "src/model/trace.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
