@@ -117,6 +117,8 @@ class ChromeJsonWriter {
                             (t.pid_label[track].empty() ? std::to_string(t.pid[track])
                                                         : std::string(trace_.Str(t.pid_label[track])));
         AppendQuoted(&ids, label);
+      } else if (DeviceAsPid(track)) {
+        AppendInt(&ids, t.device[track]);  // PyTorch's layout: pid = device, so the device comes back
       } else if (!t.pid_label[track].empty()) {
         AppendQuoted(&ids, trace_.Str(t.pid_label[track]));
       } else {
@@ -132,6 +134,15 @@ class ChromeJsonWriter {
     buffer_ += ids;
   }
 
+  // A device stream named by a label ("GPU 0" from Nsight) is written with
+  // its device index as pid (and the label as process name): a re-import
+  // then sees pid = device, tid = stream, as in PyTorch's traces.
+  bool DeviceAsPid(size_t track) const {
+    const TrackTable& t = trace_.tracks;
+    return !multi_rank_ && t.kind[track] == TrackKind::kDeviceStream && t.device[track] != kHostDevice &&
+           !t.pid_label[track].empty();
+  }
+
   Status BeginEvent() {
     buffer_ += first_ ? "\n{" : ",\n{";
     first_ = false;
@@ -145,11 +156,12 @@ class ChromeJsonWriter {
     std::set<std::tuple<int32_t, int64_t, uint32_t>> named_processes;
     for (size_t i = 0; i < t.size(); ++i) {
       auto key = std::make_tuple(t.rank[i], t.pid[i], t.pid_label[i].raw);
-      if (!t.process_name[i].empty() && named_processes.insert(key).second) {
+      StringId process_name = !t.process_name[i].empty() ? t.process_name[i] : DeviceAsPid(i) ? t.pid_label[i] : StringId{};
+      if (!process_name.empty() && named_processes.insert(key).second) {
         RETURN_IF_ERROR(BeginEvent());
         buffer_ += "\"ph\":\"M\",\"name\":\"process_name\",";
         AppendIds(i);
-        buffer_ += ",\"args\":{\"name\":" + JsonString(trace_.Str(t.process_name[i])) + "}}";
+        buffer_ += ",\"args\":{\"name\":" + JsonString(trace_.Str(process_name)) + "}}";
       }
       if (t.kind[i] == TrackKind::kCounter) continue;
       RETURN_IF_ERROR(BeginEvent());
@@ -264,15 +276,16 @@ class ChromeJsonWriter {
     return OkStatus();
   }
 
-  // Flows not rebuilt from correlation ids: "s" at the source slice's start,
-  // "f" with "bp":"e" at the target's start (binds to the enclosing slice).
+  // Every flow, launch-to-kernel (category "correlation", also kept as the
+  // slices' correlation args) included, as Trace Event Format flow events:
+  // "s" at the source slice's start, "f" with "bp":"e" at the target's start
+  // (binds to the enclosing slice). A re-import links the same slices once
+  // (TraceBuilder skips a flow event pair its correlation ids already linked).
   Status WriteFlows() {
     const FlowTable& f = trace_.flows;
-    const StringId correlation = FindString("correlation");
     const SliceTable& s = trace_.slices;
     uint64_t id = 0;
     for (size_t i = 0; i < f.size(); ++i) {
-      if (f.category[i] == correlation) continue;
       ++id;
       for (int end = 0; end < 2; ++end) {
         uint32_t slice = end == 0 ? f.from_slice[i] : f.to_slice[i];

@@ -5,10 +5,11 @@
 //  "traceEvents":[...]}: process_name / thread_name metadata per track, one
 // "X" per slice (ts and dur in µs with three decimals, so the model's
 // integer ns survive exactly), "i" per instant, "C" per counter sample
-// (series "value"), args as written (typed), and each flow that is not a
-// launch↔device correlation as an "s"/"f" pair ("bp":"e") at the two
-// slices' starts; correlation flows are rebuilt on import from the
-// "correlation" arg, which every correlated slice carries. Counters that
+// (series "value"), args as written (typed), and every flow, launch↔device
+// correlations included, as an "s"/"f" pair ("bp":"e") at the two slices'
+// starts (so chrome://tracing and Perfetto draw the arrows; a re-import
+// links each pair once). Device streams named by a label (Nsight's "GPU 0")
+// are written with pid = device index, so the device survives. Counters that
 // aiprof derives from PyTorch's "[memory]" instants ("Total Allocated (…)",
 // "Total Reserved (…)") are not written again: the instants are, and the
 // import derives them once more. A multi-rank model has no single-file
