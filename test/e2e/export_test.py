@@ -302,6 +302,16 @@ def check_chrome_flows(exe, src, tmp):
     check(len(starts) == want and want > 0, label + ": %d flow starts, model has %d flows" % (len(starts), want))
     check(starts == ends and all(c == 1 for c in starts.values()), label + ": each flow id starts once and ends once")
     check(all(e.get("bp") == "e" for e in events if e.get("ph") == "f"), label + ": flow ends bind to the enclosing slice")
+    if src.endswith(".sqlite"):  # CPU samples with their stacks
+        doc = json.load(open(out))
+        db = sqlite3.connect("file:%s?mode=ro" % src, uri=True)
+        want_samples = db.execute("SELECT COUNT(DISTINCT id) FROM COMPOSITE_EVENTS").fetchone()[0]
+        frames = doc.get("stackFrames", {})
+        samples = doc.get("samples", [])
+        check(len(samples) == want_samples, label + ": %d samples, source has %d" % (len(samples), want_samples))
+        check(all(s.get("sf") is None or s["sf"] in frames for s in samples), label + ": every sample's frame exists")
+        check(all(f.get("parent") is None or f["parent"] in frames for f in frames.values()),
+              label + ": every frame's parent exists")
 
 
 def check_perfetto_samples(exe, nsys, tmp, proto_dir):

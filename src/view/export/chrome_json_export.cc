@@ -75,7 +75,9 @@ class ChromeJsonWriter {
     RETURN_IF_ERROR(WriteInstants());
     RETURN_IF_ERROR(WriteCounters());
     RETURN_IF_ERROR(WriteFlows());
-    buffer_ += "\n]}\n";
+    buffer_ += "\n]";
+    RETURN_IF_ERROR(WriteSamples());
+    buffer_ += "}\n";
     return Flush();
   }
 
@@ -303,6 +305,50 @@ class ChromeJsonWriter {
       }
       ++stats_->flows;
     }
+    return OkStatus();
+  }
+
+  // CPU stack samples as the Trace Event Format's top-level "stackFrames"
+  // (every callsite: "name" the function, "category" the module, "parent")
+  // and "samples" (thread ids, ts in µs, "sf" the leaf callsite, weight 1).
+  Status WriteSamples() {
+    const StackSampleTable& s = trace_.samples;
+    if (s.size() == 0) return OkStatus();
+    const CallsiteTable& cs = trace_.callsites;
+    buffer_ += ",\"stackFrames\":{";
+    for (size_t c = 0; c < cs.size(); ++c) {
+      if (c != 0) buffer_ += ',';
+      buffer_ += '"';
+      AppendInt(&buffer_, c);
+      buffer_ += "\":{\"name\":";
+      AppendQuoted(&buffer_, trace_.Str(cs.frame[c]));
+      buffer_ += ",\"category\":";
+      AppendQuoted(&buffer_, trace_.Str(cs.module[c]));
+      if (cs.parent[c] != kNoCallsite) {
+        buffer_ += ",\"parent\":\"";
+        AppendInt(&buffer_, cs.parent[c]);
+        buffer_ += '"';
+      }
+      buffer_ += '}';
+      if (buffer_.size() >= kFlushBytes) RETURN_IF_ERROR(Flush());
+    }
+    buffer_ += "},\"samples\":[";
+    for (size_t i = 0; i < s.size(); ++i) {
+      buffer_ += i == 0 ? "\n{" : ",\n{";
+      buffer_ += "\"cpu\":0,\"name\":\"cpu-clock\",";
+      AppendIds(s.track[i]);
+      buffer_ += ",\"ts\":";
+      AppendMicros(&buffer_, s.ts_ns[i]);
+      if (s.callsite[i] != kNoCallsite) {
+        buffer_ += ",\"sf\":\"";
+        AppendInt(&buffer_, s.callsite[i]);
+        buffer_ += '"';
+      }
+      buffer_ += ",\"weight\":1}";
+      ++stats_->samples;
+      if (buffer_.size() >= kFlushBytes) RETURN_IF_ERROR(Flush());
+    }
+    buffer_ += "\n]";
     return OkStatus();
   }
 
