@@ -255,6 +255,8 @@ TEST(TimelineModelTest, NestingPastTheDepthLimitStaysInBounds) {
   EXPECT_EQ(trace.diagnostics.entries().at("slice_depth_limit").count, uint64_t{kDepth - 65'536});
   TimelineOptions o;
   o.max_detailed_slices = 100;  // the rest merged into density bins, every depth
+  o.overview_bins = 2;          // every slice spans the trace: 2 bins per depth at the coarsest level
+  o.max_density_bins = 1'000'000;
   TimelineModel m = BuildTimelineModel(trace, {}, o);
   ASSERT_EQ(m.rows.size(), 1u);
   EXPECT_EQ(m.rows[0].depth_count, 65'536u);
