@@ -15,6 +15,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace aiprof {
