@@ -8,10 +8,10 @@
 #include <simdjson.h>
 #include <string>
 
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/model/trace_builder.h"
 #include "src/view/timeline/timeline_html.h"
 #include "src/view/timeline/timeline_view.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
