@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Golden outputs: what users see, recorded once and compared on every run,
+so that a change of the top half (session, documents, renderers) cannot
+change a figure or a page by accident.
+
+For every trace in ../shared/fixtures and test/data it runs the JSON of
+summary, analyze, diagnose and suggest, every view in every format and both
+exports; plus validate on the shipped ResNet50 pair and on the benchmark
+files in test/data/validation, and cluster map + reduce on the multi-rank
+fixtures. Machine-readable outputs (JSON) are stored whole, normalised only
+where they hold a wall-clock time or a temporary path; pages and binary
+exports are stored as their SHA-256 and size (a page changed on purpose is
+rewritten with --record and its change named in the commit).
+
+  golden.py --aiprof build/aiprof --fixtures ../shared/fixtures --data test/data \
+            --golden test/golden/expected [--record] [-k SUBSTRING]
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+VIEWS = [("flame", ["html", "svg", "folded", "speedscope"]), ("timeline", ["html"]),
+         ("topology", ["html", "svg", "dot"])]
+EXPORTS = ["perfetto", "chrome-json"]
+# Keys whose values are wall-clock measurements of aiprof itself.
+VOLATILE_KEYS = {"elapsed_ms", "generated_utc", "import_ms", "analyze_ms", "wall_ms"}
+
+
+def inputs(fixtures, data):
+    out = []
+    for root in [fixtures, data]:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            # Folders aiprof imports as one input (torch_npu *_ascend_pt, msprof PROF_*, job folders).
+            for d in list(dirnames):
+                if d.endswith("_ascend_pt") or d.startswith("PROF_") or d.startswith("level"):
+                    out.append(os.path.join(dirpath, d))
+                    dirnames.remove(d)
+            for f in sorted(filenames):
+                if re.search(r"\.(json|json\.gz|sqlite)$", f) and not f.endswith(".meta.json") \
+                        and "/validation" not in dirpath and "/rules" not in dirpath \
+                        and not f.startswith("execution_details") and "capture_trace" not in f:
+                    out.append(os.path.join(dirpath, f))
+    return out
+
+
+def normalise(obj, tmp):
+    if isinstance(obj, dict):
+        return {k: ("<volatile>" if k in VOLATILE_KEYS else normalise(v, tmp)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [normalise(v, tmp) for v in obj]
+    if isinstance(obj, str):
+        return obj.replace(tmp, "<tmp>")
+    return obj
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, timeout=600)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+def json_case(cmd, tmp):
+    rc, out, err = run(cmd)
+    if rc != 0:
+        return {"exit": rc, "stderr": err.strip().splitlines()[-1:] if err else []}
+    try:
+        return normalise(json.loads(out), tmp)
+    except ValueError:
+        return {"exit": rc, "not_json": hashlib.sha256(out).hexdigest()}
+
+
+def digest_case(cmd, path):
+    rc, out, err = run(cmd)
+    if rc != 0:
+        return {"exit": rc, "stderr": err.strip().splitlines()[-1:] if err else []}
+    data = open(path, "rb").read() if path else out
+    return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+
+
+def cases_for(exe, path, rel, tmp):
+    """(name, thunk) pairs for one input."""
+    cases = []
+    for cmd in ["summary", "analyze", "diagnose", "suggest"]:
+        extra = ["--threads", "2"] if cmd == "summary" else []
+        cases.append((f"{cmd}/{rel}", lambda c=cmd, e=extra: json_case([exe, c, path, "--format", "json", *e], tmp)))
+    for view, formats in VIEWS:
+        for fmt in formats:
+            out = os.path.join(tmp, f"{view}.{fmt}.{abs(hash(rel))}")
+            cases.append((f"view-{view}-{fmt}/{rel}",
+                          lambda v=view, f=fmt, o=out: digest_case([exe, "view", path, "--" + v, "--format", f, "-o", o], o)))
+    for fmt in EXPORTS:
+        out = os.path.join(tmp, f"export.{fmt}.{abs(hash(rel))}")
+        cases.append((f"export-{fmt}/{rel}", lambda f=fmt, o=out: digest_case([exe, "export", path, "--format", f, "-o", o], o)))
+    return cases
+
+
+def global_cases(exe, fixtures, data, tmp):
+    cases = []
+    r0 = os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz")
+    r4 = os.path.join(data, "resnet50_num_workers_4.pt.trace.json.gz")
+    cases.append(("validate/resnet50", lambda: json_case([exe, "validate", "--before", r0, "--after", r4, "--format", "json"], tmp)))
+    vdir = os.path.join(data, "validation")
+    if os.path.isdir(vdir):
+        files = sorted(os.listdir(vdir))
+        for i, a in enumerate(files):
+            for b in files[i + 1:]:
+                if os.path.splitext(a)[1] == os.path.splitext(b)[1]:
+                    cases.append((f"validate/{a}__{b}", lambda a=a, b=b: json_case(
+                        [exe, "validate", "--before", os.path.join(vdir, a), "--after", os.path.join(vdir, b),
+                         "--format", "json"], tmp)))
+    for name, job in [("ascend-pt-level1", os.path.join(fixtures, "ascend-pt", "level1")),
+                      ("kineto-trace_filter", None)]:
+        ins = [job] if job else [os.path.join(fixtures, "kineto", f) for f in sorted(os.listdir(os.path.join(fixtures, "kineto")))
+                                 if "trace_filter__sampled_rank" in f]
+        if not all(os.path.exists(i) for i in ins):
+            continue
+        ddir = os.path.join(tmp, "digests-" + name)
+
+        def reduce(ins=ins, ddir=ddir):
+            rc, _, err = run([exe, "cluster", "map", *ins, "-o", ddir, "--host", "golden"])
+            if rc != 0:
+                return {"exit": rc, "stderr": err.strip().splitlines()[-1:]}
+            return json_case([exe, "cluster", "reduce", ddir], tmp)
+        cases.append((f"cluster-reduce/{name}", reduce))
+    return cases
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--record", action="store_true")
+    ap.add_argument("-k", default="")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    exe = os.path.abspath(a.aiprof)
+    tmp = tempfile.mkdtemp(prefix="aiprof_golden_")
+    try:
+        cases = global_cases(exe, a.fixtures, a.data, tmp)
+        for path in inputs(a.fixtures, a.data):
+            root = a.fixtures if path.startswith(a.fixtures) else a.data
+            rel = ("fixtures/" if root == a.fixtures else "data/") + os.path.relpath(path, root)
+            cases += cases_for(exe, path, rel, tmp)
+        cases = [c for c in cases if a.k in c[0]]
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
+            results = dict(zip([c[0] for c in cases], pool.map(lambda c: c[1](), cases)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    # One file per command kind keeps diffs readable.
+    by_file = {}
+    for name, value in results.items():
+        kind, rel = name.split("/", 1)
+        by_file.setdefault(kind, {})[rel] = value
+    if a.record:
+        os.makedirs(a.golden, exist_ok=True)
+        for kind, values in by_file.items():
+            path = os.path.join(a.golden, kind + ".json")
+            old = json.load(open(path)) if a.k and os.path.exists(path) else {}
+            old.update(values)
+            with open(path + ".tmp", "w") as f:
+                json.dump(old, f, indent=1, sort_keys=True)
+                f.write("\n")
+            os.replace(path + ".tmp", path)
+        print(f"recorded {len(results)} outputs in {a.golden}")
+        return 0
+    failures = []
+    for kind, values in sorted(by_file.items()):
+        path = os.path.join(a.golden, kind + ".json")
+        expected = json.load(open(path)) if os.path.exists(path) else {}
+        for rel, value in sorted(values.items()):
+            if rel not in expected:
+                failures.append(f"{kind}/{rel}: no golden output (record it with --record)")
+            elif json.loads(json.dumps(value)) != expected[rel]:
+                want = json.dumps(expected[rel], sort_keys=True)
+                got = json.dumps(value, sort_keys=True)
+                i = next((i for i in range(min(len(want), len(got))) if want[i] != got[i]), min(len(want), len(got)))
+                failures.append(f"{kind}/{rel}: differs at char {i}: expected ...{want[max(0, i - 80):i + 80]}... "
+                                f"got ...{got[max(0, i - 80):i + 80]}...")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(results) - len(failures)} of {len(results)} outputs as recorded")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
