@@ -34,6 +34,8 @@ import re
 import sys
 
 SCANNED_ROOTS = ("src", "python", "bench", "test")
+# Folders of others' code or of outputs, never ours to check.
+SKIPPED_DIRS = ("__pycache__", "node_modules")
 SOURCE_SUFFIXES = (".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".inc", ".cc.in", ".h.in")
 # Include paths that name a file of this repository (the rest are system or
 # third-party headers). "aiprof/..." is the public SDK header folder include/aiprof.
@@ -193,7 +195,7 @@ def includes_of(path):
 def source_files(root):
     for top in SCANNED_ROOTS:
         for dirpath, dirnames, filenames in os.walk(os.path.join(root, top)):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
             for name in sorted(filenames):
                 if name.endswith(SOURCE_SUFFIXES):
                     full = os.path.join(dirpath, name)
