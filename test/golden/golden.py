@@ -84,12 +84,24 @@ def digest_case(cmd, path):
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
+def text_case(cmd, path, tmp):
+    """A Markdown or text output, whole, with its generation time masked."""
+    rc, out, err = run(cmd)
+    if rc != 0:
+        return {"exit": rc, "stderr": err.strip().splitlines()[-1:] if err else []}
+    text = open(path, encoding="utf-8", errors="replace").read() if path else out.decode("utf-8", "replace")
+    text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "<utc>", text.replace(tmp, "<tmp>"))
+    return text.splitlines()
+
+
 def cases_for(exe, path, rel, tmp):
     """(name, thunk) pairs for one input."""
     cases = []
     for cmd in ["summary", "analyze", "diagnose", "suggest"]:
         extra = ["--threads", "2"] if cmd == "summary" else []
         cases.append((f"{cmd}/{rel}", lambda c=cmd, e=extra: json_case([exe, c, path, "--format", "json", *e], tmp)))
+    md = os.path.join(tmp, f"report.{abs(hash(rel))}.md")
+    cases.append((f"report-md/{rel}", lambda o=md: text_case([exe, "report", path, "-o", o], o, tmp)))
     for view, formats in VIEWS:
         for fmt in formats:
             out = os.path.join(tmp, f"{view}.{fmt}.{abs(hash(rel))}")
