@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails on an include that points up the layers (test/layering/layers.txt).
 
-Runs without building: it reads every C/C++ source and header under src/,
+Runs without building: it reads every C/C++ source and header under src/, include/,
 python/, bench/ and test/, maps each file and each project include
 ("src/...", "python/...", "test/...", "aiprof/..." and relative includes)
 to a library by its directory (the longest directory in the table wins),
@@ -33,7 +33,7 @@ import os
 import re
 import sys
 
-SCANNED_ROOTS = ("src", "python", "bench", "test")
+SCANNED_ROOTS = ("src", "include", "python", "bench", "test")
 # Folders of others' code or of outputs, never ours to check.
 SKIPPED_DIRS = ("__pycache__", "node_modules")
 SOURCE_SUFFIXES = (".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".inc", ".cc.in", ".h.in")

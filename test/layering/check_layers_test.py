@@ -120,6 +120,12 @@ class TreeTest(unittest.TestCase):
         self.assertIn("src/sdk/bench.cc:2: sdk -> base", out)
         self.assertIn("sdk may include nothing of ours", out)
 
+    def test_public_headers_are_checked_as_the_sdk(self):
+        self.write("include/aiprof/aiprof.hpp", '#include "aiprof/aiprof.h"\n#include "src/base/status.h"\n')
+        rc, out = self.run_check()
+        self.assertEqual(rc, 1)
+        self.assertIn("include/aiprof/aiprof.hpp:2: sdk -> base", out)
+
     def test_public_header_belongs_to_the_sdk(self):
         self.write("src/model/uses_sdk.cc", '#include "aiprof/aiprof.h"\n')
         rc, out = self.run_check()
