@@ -5,10 +5,14 @@ Runs test/monitor/service.cc under test/monitor/load.cc on 127.0.0.1 for
 --seconds, alternately without a monitor and with `aiprof monitor --pid`
 attached (an alert that never fires, so no deep trace: the steady-state
 cost of the live channel, the window and /proc reads), --repeats times
-each, and prints the median throughput of both and the difference.
+each, and prints the median throughput and client-side p99 of both and the
+ratios. --churn-seconds N then runs the service under the monitor for N
+seconds with a new connection (so a new service thread) per request, and
+prints the VmRSS of service and monitor over that time.
 
   bench/monitor_overhead.py --aiprof build/aiprof --service build/test/monitor_service \\
       --load build/test/monitor_load [--seconds 8] [--repeats 5] [--connections 4] [--work-us 100] [--window 60s]
+      [--churn-seconds 180]
 """
 import argparse
 import json
@@ -19,7 +23,7 @@ import tempfile
 import time
 
 
-def one_run(args, tmp, monitored):
+def one_run(args, tmp, monitored, seconds=None, reconnect=False, sample_rss=False):
     port_file = os.path.join(tmp, 'port')
     if os.path.exists(port_file):
         os.unlink(port_file)
@@ -35,14 +39,34 @@ def one_run(args, tmp, monitored):
         line = mon.stderr.readline()  # "watching pid ..." once attached
         assert 'watching pid' in line, line
     time.sleep(0.5)
-    out = subprocess.run([args.load, open(port_file).read().strip(), str(args.connections), str(args.seconds)],
-                         capture_output=True, text=True, check=True).stdout
+    cmd = [args.load, open(port_file).read().strip(), str(args.connections), str(seconds or args.seconds)]
+    if reconnect:
+        cmd += ['0', 'reconnect']
+    load = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    rss = []
+    while load.poll() is None:
+        time.sleep(0.5)
+        if sample_rss and (not rss or time.monotonic() - rss[-1][0] >= 5):
+            rss.append((time.monotonic(), rss_kb(svc.pid), rss_kb(mon.pid) if mon else -1))
+    out = load.communicate()[0]
     if mon:
         mon.terminate()
         mon.wait(timeout=30)
     svc.terminate()
     svc.wait(timeout=30)
-    return json.loads(out)['throughput']
+    result = json.loads(out)
+    result['rss'] = rss
+    return result
+
+
+def rss_kb(pid):
+    try:
+        for line in open('/proc/%d/status' % pid):
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
 
 
 def main():
@@ -55,19 +79,36 @@ def main():
     ap.add_argument('--connections', type=int, default=4)
     ap.add_argument('--work-us', type=int, default=100)
     ap.add_argument('--window', default='60s', help='the monitor\'s --window (shorter than --seconds: a full window)')
+    ap.add_argument('--reconnect', action='store_true', help='a new connection per request in the overhead runs too')
+    ap.add_argument('--churn-seconds', type=float, default=0)
     args = ap.parse_args()
     base, mon = [], []
     with tempfile.TemporaryDirectory(prefix='aiprof-monitor-bench-') as tmp:
         for i in range(args.repeats):
             # Alternate, so drift (thermal, other load) hits both sides alike.
             for monitored in ((False, True) if i % 2 == 0 else (True, False)):
-                (mon if monitored else base).append(one_run(args, tmp, monitored))
-                print('%s %.0f req/s' % ('monitored  ' if monitored else 'unmonitored', (mon if monitored else base)[-1]),
-                      flush=True)
-    b, m = statistics.median(base), statistics.median(mon)
-    print(json.dumps({'unmonitored_req_per_s': round(b), 'monitored_req_per_s': round(m),
-                      'change': round(m / b - 1, 4), 'repeats': args.repeats, 'seconds': args.seconds,
-                      'connections': args.connections, 'work_us': args.work_us, 'window': args.window}))
+                r = one_run(args, tmp, monitored, reconnect=args.reconnect)
+                (mon if monitored else base).append(r)
+                print('%s %.0f req/s, p99 %.3f ms' % ('monitored  ' if monitored else 'unmonitored', r['throughput'],
+                                                       r['p99_ms']), flush=True)
+        if base:
+            b = statistics.median(r['throughput'] for r in base)
+            m = statistics.median(r['throughput'] for r in mon)
+            bp = statistics.median(r['p99_ms'] for r in base)
+            mp = statistics.median(r['p99_ms'] for r in mon)
+            print(json.dumps({'unmonitored_req_per_s': round(b), 'monitored_req_per_s': round(m),
+                              'throughput_ratio': round(m / b, 4), 'unmonitored_p99_ms': round(bp, 4),
+                              'monitored_p99_ms': round(mp, 4), 'p99_ratio': round(mp / bp, 4) if bp else None,
+                              'repeats': args.repeats, 'seconds': args.seconds, 'connections': args.connections,
+                              'work_us': args.work_us, 'window': args.window, 'reconnect': args.reconnect}))
+        if args.churn_seconds > 0:
+            r = one_run(args, tmp, True, seconds=args.churn_seconds, reconnect=True, sample_rss=True)
+            rss = r['rss']
+            print(json.dumps({'churn_seconds': args.churn_seconds, 'requests': r['requests'],
+                              'threads_started': r['requests'],
+                              'service_rss_kb': {'first': rss[0][1], 'last': rss[-1][1], 'max': max(x[1] for x in rss)},
+                              'monitor_rss_kb': {'first': rss[0][2], 'last': rss[-1][2], 'max': max(x[2] for x in rss)},
+                              'samples': [[round(t - rss[0][0]), s, m] for t, s, m in rss]}))
 
 
 if __name__ == '__main__':

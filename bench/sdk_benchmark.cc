@@ -5,6 +5,7 @@
 // keeps memory bounded however many iterations Google Benchmark picks, and
 // the file written at exit is removed. Run with AIPROF_MODE=record to
 // measure record mode instead (memory then grows by 16 bytes per event).
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +119,36 @@ void BM_SdkRequestLiveAttached(benchmark::State& state) {
   usleep(100000);
 }
 BENCHMARK(BM_SdkRequestLiveAttached)->Repetitions(3)->ReportAggregatesOnly(true);
+
+// A thread-per-request server's pattern: a thread that records one span and
+// exits (the cost includes pthread_create/join). The first span of each new
+// thread registers it: before buffers were reused that mapped and faulted
+// in a fresh 64 KiB (ring: 64 KiB populated), now it takes an idle buffer.
+void* OneSpanThread(void*) {
+  aiprof_span_begin("churn");
+  aiprof_span_end();
+  return nullptr;
+}
+void BM_SdkThreadChurn(benchmark::State& state) {
+  aiprof_set_enabled(1);
+  for (auto _ : state) {
+    pthread_t t;
+    pthread_create(&t, nullptr, &OneSpanThread, nullptr);
+    pthread_join(t, nullptr);
+  }
+}
+BENCHMARK(BM_SdkThreadChurn)->Repetitions(3)->ReportAggregatesOnly(true);
+
+// The same threads without the SDK: what pthread_create/join cost alone.
+void* NoSpanThread(void*) { return nullptr; }
+void BM_ThreadChurnBaseline(benchmark::State& state) {
+  for (auto _ : state) {
+    pthread_t t;
+    pthread_create(&t, nullptr, &NoSpanThread, nullptr);
+    pthread_join(t, nullptr);
+  }
+}
+BENCHMARK(BM_ThreadChurnBaseline)->Repetitions(3)->ReportAggregatesOnly(true);
 
 // The clock reads the budget is made of.
 #if defined(__x86_64__)

@@ -9,6 +9,7 @@
 #include "src/cli/diagnosis_pipeline.h"
 #include "src/cli/duration_flag.h"
 #include "src/monitor/monitor.h"
+#include "src/monitor/monitor_metrics.h"
 #include "src/report/page/report_data.h"
 
 namespace aiprof {
@@ -35,6 +36,10 @@ class MonitorCommand : public Command {
         ->check(CLI::NonNegativeNumber);
     sub->add_option("--metrics-listen", metrics_listen_, "Serve /metrics (Prometheus) and POST /alert (Alertmanager "
                                                          "webhook) on [HOST:]PORT (host default 127.0.0.1)");
+    sub->add_option("--webhook-token-file", webhook_token_file_, "POST /alert needs \"Authorization: Bearer <this "
+                    "file's token>\" (required to listen beyond loopback)");
+    sub->add_option("--latency-buckets", latency_buckets_, "Upper bounds in seconds of the /metrics latency histogram "
+                    "(default 0.0005,0.001,0.0025,...,10,30)");
     sub->add_flag("--once", once_, "Exit after the first incident (status 3) or after --timeout without one (0)");
     sub->add_option("--timeout", timeout_, "Stop after this long (with --once: status 0 when no incident)");
     sub->add_option("--service", service_, "Service name: /metrics label, and the stored baseline that \"* baseline\" reads");
@@ -63,6 +68,10 @@ class MonitorCommand : public Command {
     o.on_alert = on_alert_ == "dump" ? OnAlert::kDump : on_alert_ == "none" ? OnAlert::kNone : OnAlert::kTrace;
     o.max_incidents = max_incidents_;
     o.metrics_listen = metrics_listen_;
+    o.webhook_token_file = webhook_token_file_;
+    if (!latency_buckets_.empty()) {
+      ASSIGN_OR_RETURN(o.latency_buckets_s, ParseLatencyBuckets(latency_buckets_));
+    }
     o.once = once_;
     o.out_dir = out_dir_;
     o.service = service_;
@@ -107,7 +116,7 @@ class MonitorCommand : public Command {
   int pid_ = 0;
   std::vector<std::string> alerts_, command_;
   std::string window_ = "60s", interval_ = "1s", on_alert_ = "trace", trace_duration_ = "30s", cooldown_ = "10m";
-  std::string metrics_listen_, timeout_, service_, db_, out_dir_, attach_timeout_ = "10s";
+  std::string metrics_listen_, webhook_token_file_, latency_buckets_, timeout_, service_, db_, out_dir_, attach_timeout_ = "10s";
   int max_incidents_ = 10;
   int cpu_hz_ = 999;
   bool once_ = false;

@@ -67,6 +67,7 @@ Tree TriggerTree(const IncidentTrigger& tr) {
   t.Set("expression", Tree::String(tr.expression));
   t.Set("time_utc", Tree::String(UtcText(tr.unix_ms)));
   t.Set("monotonic_ns", Tree::Number(static_cast<double>(tr.monotonic_ns)));
+  if (!tr.requested_by.empty()) t.Set("requested_by", Tree::String(tr.requested_by));
   if (tr.kind == "alert") {
     Tree values = Tree::List();
     for (const ComparisonOutcome& c : tr.result.comparisons) {

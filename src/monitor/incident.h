@@ -22,6 +22,7 @@ struct IncidentTrigger {
   int64_t unix_ms = 0;
   EvalResult result;       // alerts only
   WindowStats window;
+  std::string requested_by;  // webhooks: the peer's address
 };
 
 // The window statistics as JSON (alert.json, tests).

@@ -1,5 +1,6 @@
 #include "src/monitor/live_client.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -34,9 +35,32 @@ int ProcessUid(int pid) {
 
 std::string Text(const char* field, size_t cap) { return std::string(field, strnlen(field, cap)); }
 
+bool ProcessGone(int pid) { return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH; }
+
+// Segments left by monitors that died (SIGKILL, OOM) whatever pid they
+// watched: removed when the monitor that created them is gone. Others'
+// segments in the sticky /dev/shm cannot be removed and are left alone.
+void RemoveStaleSegments() {
+  DIR* d = opendir("/dev/shm");
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("aiprof-live-", 0) != 0) continue;
+    const std::string path = "/dev/shm/" + name;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    live::Header h{};
+    const bool valid = pread(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)) && h.magic == live::kMagic;
+    close(fd);
+    if (valid && ProcessGone(h.monitor_pid)) unlink(path.c_str());
+  }
+  closedir(d);
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
+  RemoveStaleSegments();
   const std::string path = "/dev/shm/aiprof-live-" + std::to_string(pid);
   int fd = -1;
   for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
@@ -150,6 +174,10 @@ bool LiveClient::framework_available() const {
 }
 
 std::string LiveClient::sdk_mode() const { return Text(header_->sdk_mode, sizeof(header_->sdk_mode)); }
+
+int LiveClient::fatal_signal() const {
+  return static_cast<int>(__atomic_load_n(&header_->fatal_signal, __ATOMIC_ACQUIRE));
+}
 
 std::string LiveClient::sdk_output_path() const {
   return Text(header_->sdk_output_path, sizeof(header_->sdk_output_path));

@@ -45,6 +45,8 @@ class LiveClient {
   // Whether the process registered a framework layer (the Python SDK).
   bool framework_available() const;
   std::string sdk_output_path() const;
+  // The signal the SDK saw killing the process (0: none), live_channel.h.
+  int fatal_signal() const;
   const std::string& segment_path() const { return path_; }
 
  private:

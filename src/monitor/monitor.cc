@@ -7,15 +7,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "src/analysis/validation/baseline_store.h"
@@ -31,6 +35,7 @@
 #include "src/monitor/monitor_metrics.h"
 #include "src/monitor/proc_stats.h"
 #include "src/report/common/tree.h"
+#include "src/report/escape.h"
 #include "src/report/page/report_data.h"
 
 namespace aiprof {
@@ -64,10 +69,57 @@ bool MakeDirs(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string ExitText(int status) {
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
-  return "ended";
+// How the watched process ended, as far as the monitor can know.
+struct TargetEnd {
+  bool known = false;     // from waitpid, a zombie's exit code, or the SDK's signal note
+  int exit_status = -1;   // when it exited
+  int signal = 0;         // when a signal killed it
+  bool core_dumped = false;
+  std::string source;     // where the monitor learnt it
+  std::string text;       // "exit status 1", "killed by signal 9 (SIGKILL)"
+};
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// From a wait status (waitpid, or /proc's exit_code of a zombie).
+TargetEnd EndFromWaitStatus(int status, const std::string& source) {
+  TargetEnd e;
+  e.source = source;
+  if (WIFEXITED(status)) {
+    e.known = true;
+    e.exit_status = WEXITSTATUS(status);
+    e.text = "exit status " + std::to_string(e.exit_status);
+  } else if (WIFSIGNALED(status)) {
+    e.known = true;
+    e.signal = WTERMSIG(status);
+    e.core_dumped = WCOREDUMP(status);
+    e.text = "killed by signal " + std::to_string(e.signal) + " (" + SignalName(e.signal) + ")" +
+             (e.core_dumped ? ", core dumped" : "");
+  } else {
+    e.text = "ended";
+  }
+  return e;
+}
+
+// A zombie's wait status: /proc/<pid>/stat field 52 (exit_code, Linux 3.5+).
+bool ZombieWaitStatus(int pid, int* status) {
+  std::string line;
+  std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream in(line.substr(close + 1));
+  std::vector<std::string> fields;
+  for (std::string f; in >> f;) fields.push_back(f);
+  // After ')': state is field 3, so field 52 is index 49.
+  if (fields.size() < 50 || (fields[0] != "Z" && fields[0] != "X")) return false;
+  char* end = nullptr;
+  const long v = std::strtol(fields[49].c_str(), &end, 10);
+  if (*end != '\0') return false;
+  *status = static_cast<int>(v);
+  return true;
 }
 
 bool CopyFile(const std::string& from, const std::string& to) {
@@ -89,6 +141,89 @@ bool IsZombie(int pid) {
   std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
   const size_t close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
+// The slowest request that began during the deep trace, and where its time
+// went: the host samples taken on the thread(s) that served it while it ran
+// (the threads its "request" flows touch), as the chain of functions on the
+// stack in at least half of them, root first; the last is the function that
+// took the time.
+struct SlowestRequest {
+  bool found = false;
+  std::string name, thread;
+  int64_t ts_ns = 0, dur_ns = 0;
+  uint64_t samples = 0;
+  std::vector<std::pair<std::string, double>> path;  // function, share of the samples
+};
+
+SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns) {
+  SlowestRequest r;
+  uint32_t best = UINT32_MAX;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    const uint32_t track = t.slices.track[i];
+    if (t.tracks.kind[track] != TrackKind::kSpans || !t.Str(t.tracks.name[track]).starts_with("requests")) continue;
+    if (t.slices.ts_ns[i] < from_ns || t.slices.ts_ns[i] > to_ns) continue;
+    if (best == UINT32_MAX || t.slices.dur_ns[i] > t.slices.dur_ns[best]) best = i;
+  }
+  if (best == UINT32_MAX) return r;
+  r.found = true;
+  r.name = std::string(t.Str(t.slices.name[best]));
+  r.ts_ns = t.slices.ts_ns[best];
+  r.dur_ns = t.slices.dur_ns[best];
+  std::vector<uint32_t> threads;
+  for (size_t f = 0; f < t.flows.size(); ++f) {
+    const uint32_t a = t.flows.from_slice[f], b = t.flows.to_slice[f];
+    if (a != best && b != best) continue;
+    for (uint32_t end : {a, b}) {
+      if (end < t.slices.size() && t.tracks.kind[t.slices.track[end]] == TrackKind::kThread) {
+        threads.push_back(t.slices.track[end]);
+      }
+    }
+  }
+  if (!threads.empty()) r.thread = std::string(t.Str(t.tracks.name[threads[0]])) + " (tid " + std::to_string(t.tracks.tid[threads[0]]) + ")";
+  std::map<uint32_t, uint64_t> on_stack;  // frame string id -> samples with it on the stack
+  std::map<uint32_t, uint32_t> depth;     // frame -> smallest depth seen
+  const CallsiteTable& cs = t.callsites;
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    const int64_t ts = t.samples.ts_ns[i];
+    if (ts < r.ts_ns || ts > r.ts_ns + r.dur_ns) continue;
+    if (!threads.empty() && std::find(threads.begin(), threads.end(), t.samples.track[i]) == threads.end()) continue;
+    uint32_t c = t.samples.callsite[i];
+    if (c == kNoCallsite || c >= cs.size()) continue;
+    ++r.samples;
+    std::vector<uint32_t> seen;
+    for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
+      const uint32_t frame = cs.frame[c].raw;
+      if (std::find(seen.begin(), seen.end(), frame) != seen.end()) continue;
+      seen.push_back(frame);
+      ++on_stack[frame];
+      auto [it, fresh] = depth.emplace(frame, cs.depth[c]);
+      if (!fresh) it->second = std::min(it->second, cs.depth[c]);
+    }
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> chain;  // (depth, frame) on at least half the stacks
+  for (const auto& [frame, n] : on_stack) {
+    if (2 * n >= r.samples) chain.emplace_back(depth[frame], frame);
+  }
+  std::sort(chain.begin(), chain.end());
+  for (const auto& [d, frame] : chain) {
+    r.path.emplace_back(std::string(t.Str(StringId{frame})),
+                        r.samples ? static_cast<double>(on_stack[frame]) / static_cast<double>(r.samples) : 0);
+  }
+  return r;
+}
+
+std::string DescribeSlowest(const SlowestRequest& r) {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "%.4g ms", static_cast<double>(r.dur_ns) / 1e6);
+  std::string out = "\"" + r.name + "\", " + buf + (r.thread.empty() ? "" : " on " + r.thread);
+  if (r.path.empty()) return out + "; no host samples on its thread while it ran";
+  std::snprintf(buf, sizeof(buf), ": %s (on the stack in %.0f%% of its %llu samples)", r.path.back().first.c_str(),
+                r.path.back().second * 100, static_cast<unsigned long long>(r.samples));
+  out += buf;
+  out += "; path: ";
+  for (size_t i = 0; i < r.path.size(); ++i) out += (i ? " > " : "") + r.path[i].first;
+  return out;
 }
 
 // SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
@@ -128,6 +263,8 @@ struct Incident {
   std::vector<ReportHostFunction> host_functions;
   uint64_t host_samples = 0;
   std::vector<std::string> files;
+  std::string window_requests_status;  // set when the service ended
+  SlowestRequest slowest;               // in the deep trace
   std::atomic<bool> done{false};
   std::mutex mu;  // triggers (the loop appends while the worker runs)
 };
@@ -157,13 +294,16 @@ class Monitor {
     proc_ = std::make_unique<ProcStats>(pid_);
     if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(StartServer());
     std::fprintf(stderr, "aiprof monitor: watching pid %d (SDK in %s mode); %zu alert(s), window %s, every %s; incidents in %s\n",
-                 pid_, client_->sdk_mode().c_str(), rules_.size(), Seconds(o_.window_ns).c_str(),
-                 Seconds(o_.interval_ns).c_str(), o_.out_dir.c_str());
+                 pid_, TerminalSafe(client_->sdk_mode()).c_str(), rules_.size(), Seconds(o_.window_ns).c_str(),
+                 Seconds(o_.interval_ns).c_str(), TerminalSafe(o_.out_dir).c_str());
     Loop();
     server_.reset();
     FinishIncident(/*wait=*/true);
     client_.reset();
     StopChild();
+    // 4: the service died (a signal or a non-zero status; with --pid any
+    // end) and its incident was written; 3: incidents; 0: none.
+    if (died_during_incident_ && incidents_ > 0) return 4;
     return incidents_ > 0 ? 3 : 0;
   }
 
@@ -193,6 +333,21 @@ class Monitor {
     if (!MakeDirs(o_.out_dir)) return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
     if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
     if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
+    if (!o_.webhook_token_file.empty()) {
+      std::ifstream in(o_.webhook_token_file);
+      std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+      if (!in.good() && !in.eof()) return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": cannot read it");
+      if (token.empty()) return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": empty (or unreadable)");
+      if (token.find_first_of(" \t\r\n") != std::string::npos) {
+        return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": the token holds white space");
+      }
+      webhook_token_ = token;
+    }
+    if (!listen_host_.empty() && !IsLoopbackHost(listen_host_) && webhook_token_.empty()) {
+      return ErrStatus("aiprof monitor: --metrics-listen " + o_.metrics_listen + " is not a loopback address: give "
+                       "--webhook-token-file too (POST /alert starts deep traces), or listen on 127.0.0.1");
+    }
     return OkStatus();
   }
 
@@ -230,7 +385,7 @@ class Monitor {
       int status = 0;
       if (waitpid(child_, &status, WNOHANG) == child_) {
         target_exited_ = true;
-        exit_text_ = ExitText(status);
+        end_ = EndFromWaitStatus(status, "waitpid (the monitor started the process)");
         exit_abnormal_ = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         child_ = 0;
         return false;
@@ -239,7 +394,17 @@ class Monitor {
     }
     if ((kill(pid_, 0) != 0 && errno == ESRCH) || IsZombie(pid_)) {
       target_exited_ = true;
-      exit_text_ = "exited";
+      int status = 0;
+      const int sig = client_ ? client_->fatal_signal() : 0;
+      if (ZombieWaitStatus(pid_, &status)) {
+        end_ = EndFromWaitStatus(status, "/proc/" + std::to_string(pid_) + "/stat (exit code of the zombie)");
+      } else if (sig > 0) {
+        end_ = EndFromWaitStatus(sig, "the SDK's signal handler (the live channel's fatal_signal)");
+      } else {
+        end_.text = "exited (how is unknown: not the monitor's child, reaped before the monitor looked, and no "
+                    "fatal signal the SDK could see: SIGKILL, or an exit)";
+        end_.source = "none";
+      }
       exit_abnormal_ = true;  // a watched service is not expected to stop
       return false;
     }
@@ -264,16 +429,20 @@ class Monitor {
   }
 
   Status StartServer() {
-    ExpositionLabels labels{o_.service.empty() ? ProcessName() : o_.service, pid_};
+    ExpositionLabels labels{o_.service.empty() ? ProcessName() : o_.service};
     auto metrics = [this, labels] {
       std::lock_guard<std::mutex> lock(stats_mu_);
-      return PrometheusExposition(last_stats_, labels, incidents_.load(), alerts_total_.load());
+      return PrometheusExposition(last_stats_, totals_, labels, incidents_.load(), alerts_total_.load());
     };
-    auto trigger = [this](const std::vector<std::string>& names) {
+    auto trigger = [this](const std::vector<std::string>& names, const std::string& peer) {
       std::lock_guard<std::mutex> lock(stats_mu_);
-      for (const std::string& n : names) external_.push_back(n);
+      for (const std::string& n : names) external_.emplace_back(n, peer);
     };
-    ASSIGN_OR_RETURN(server_, MetricsServer::Start(listen_host_, listen_port_, metrics, trigger));
+    MetricsServer::Options options;
+    options.host = listen_host_;
+    options.port = listen_port_;
+    options.webhook_token = webhook_token_;
+    ASSIGN_OR_RETURN(server_, MetricsServer::Start(options, metrics, trigger));
     std::fprintf(stderr, "aiprof monitor: metrics on http://%s:%d/metrics, Alertmanager webhook on POST /alert\n",
                  listen_host_.c_str(), server_->port());
     return OkStatus();
@@ -286,9 +455,20 @@ class Monitor {
   }
 
   WindowStats Tick(int64_t now) {
+    std::unique_lock<std::mutex> totals_lock(stats_mu_);  // totals_, read by /metrics
     client_->Drain([&](const live::Record& r) {
-      if (r.type == live::kRecRequest) window_->AddRequest(r.end_ns, r.value, (r.aux & live::kFlagError) != 0);
-      if (r.type == live::kRecStep) window_->AddStep(r.end_ns, r.value);
+      if (r.type == live::kRecRequest) {
+        const bool error = (r.aux & live::kFlagError) != 0;
+        window_->AddRequest(r.end_ns, r.value, error);
+        ++totals_.requests;
+        totals_.errors += error;
+        totals_.latency.Add(static_cast<double>(r.value) / 1e9);
+      }
+      if (r.type == live::kRecStep) {
+        window_->AddStep(r.end_ns, r.value);
+        ++totals_.steps;
+        totals_.step_time.Add(static_cast<double>(r.value) / 1e9);
+      }
       if (r.type == live::kRecCounter) {
         double v;
         std::memcpy(&v, &r.value, sizeof(v));
@@ -296,10 +476,12 @@ class Monitor {
         if (!name.empty()) window_->AddCounter(name, r.end_ns, v);
       }
     });
+    totals_lock.unlock();
     client_->Heartbeat();
     window_->Advance(now);
     WindowStats s = window_->Stats(now);
     proc_->Sample(now, &s.cpu_util, &s.rss_bytes);
+    s.cpu_seconds_total = proc_->cpu_seconds();
     s.lost_records = client_->lost();
     std::lock_guard<std::mutex> lock(stats_mu_);
     last_stats_ = s;
@@ -317,17 +499,17 @@ class Monitor {
       const bool rising = a.holds && !rule_holding_[i];
       if (rising) ++alerts_total_;
       if (a.holds && (rising || !rising_only)) {
-        out.push_back(IncidentTrigger{"alert", rules_[i].text, now, NowUnixMs(), std::move(a.result), s});
+        out.push_back(IncidentTrigger{"alert", rules_[i].text, now, NowUnixMs(), std::move(a.result), s, ""});
       }
       rule_holding_[i] = a.holds;
     }
-    std::vector<std::string> external;
+    std::vector<std::pair<std::string, std::string>> external;
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
       external.swap(external_);
     }
-    for (const std::string& name : external) {
-      out.push_back(IncidentTrigger{"webhook", name, now, NowUnixMs(), EvalResult{}, s});
+    for (auto& [name, peer] : external) {
+      out.push_back(IncidentTrigger{"webhook", name, now, NowUnixMs(), EvalResult{}, s, peer});
       ++alerts_total_;
     }
     return out;
@@ -348,7 +530,7 @@ class Monitor {
           std::lock_guard<std::mutex> lock(current_->mu);
           for (IncidentTrigger& t : triggers) {
             std::fprintf(stderr, "aiprof monitor: %s \"%s\" during incident %d: recorded in it\n", t.kind.c_str(),
-                         t.expression.c_str(), current_->number);
+                         TerminalSafe(t.expression).c_str(), current_->number);
             current_->triggers.push_back(std::move(t));
           }
         }
@@ -364,7 +546,7 @@ class Monitor {
           suppressed_said = false;
         } else if (!suppressed_said) {
           std::fprintf(stderr, "aiprof monitor: %s \"%s\" holds, but %s: no incident\n", triggers[0].kind.c_str(),
-                       triggers[0].expression.c_str(),
+                       TerminalSafe(triggers[0].expression).c_str(),
                        at_max ? ("--max-incidents " + std::to_string(o_.max_incidents) + " reached").c_str()
                               : ("in --cooldown for another " + Seconds(o_.cooldown_ns - (now - last_incident_end_ns_))).c_str());
           suppressed_said = true;
@@ -398,8 +580,8 @@ class Monitor {
     inc->triggers = std::move(triggers);
     inc->sdk_mode = client_->sdk_mode();
     std::fprintf(stderr, "aiprof monitor: %s \"%s\": %s; incident %d in %s\n", inc->triggers[0].kind.c_str(),
-                 inc->triggers[0].expression.c_str(), DescribeTrigger(inc->triggers[0]).c_str(), inc->number,
-                 inc->dir.c_str());
+                 TerminalSafe(inc->triggers[0].expression).c_str(), TerminalSafe(DescribeTrigger(inc->triggers[0])).c_str(),
+                 inc->number, TerminalSafe(inc->dir).c_str());
     current_ = std::move(inc);
     worker_ = std::thread([this, inc = current_.get()] {
       WriteIncident(inc);
@@ -483,6 +665,7 @@ class Monitor {
     trace->metadata["monitor.trace_end_ns"] = std::to_string(inc->trace_end_ns);
     trace->metadata["monitor.sdk_spans"] = sdk.ok() ? "flushed " + sdk_source : "none: " + sdk.status().message();
     inc->host_functions = TopHostFunctions(*trace, 10);
+    inc->slowest = FindSlowestRequest(*trace, inc->trace_start_ns, inc->trace_end_ns);
     for (size_t i = 0; i < trace->samples.size(); ++i) inc->host_samples += trace->samples.callsite[i] != kNoCallsite;
     return WriteNativeFile(*trace, inc->dir + "/trace.aiprof");
   }
@@ -515,6 +698,7 @@ class Monitor {
     std::lock_guard<std::mutex> lock(inc.mu);
     IncidentContext c;
     const IncidentTrigger& t = inc.triggers[0];
+    if (inc.slowest.found) c.emplace_back("slowest request in the deep trace", DescribeSlowest(inc.slowest));
     c.emplace_back("trigger", t.kind + ": " + t.expression);
     c.emplace_back("values", DescribeTrigger(t));
     c.emplace_back("time", UtcText(t.unix_ms));
@@ -542,6 +726,28 @@ class Monitor {
     return c;
   }
 
+  // The watched process: running, or how it ended (alert.json "target").
+  Tree TargetTree() const {
+    Tree t = Tree::Map();
+    t.Set("pid", Tree::Number(pid_));
+    t.Set("state", Tree::String(target_exited_ ? "ended" : "running"));
+    if (!target_exited_) return t;
+    t.Set("how", Tree::String(end_.text));
+    t.Set("known", Tree::Bool(end_.known));
+    t.Set("exit_status", end_.known && end_.signal == 0 ? Tree::Number(end_.exit_status) : Tree::Null());
+    if (end_.signal > 0) {
+      Tree sig = Tree::Map();
+      sig.Set("number", Tree::Number(end_.signal));
+      sig.Set("name", Tree::String(SignalName(end_.signal)));
+      sig.Set("core_dumped", Tree::Bool(end_.core_dumped));
+      t.Set("signal", std::move(sig));
+    } else {
+      t.Set("signal", Tree::Null());
+    }
+    t.Set("source", Tree::String(end_.source));
+    return t;
+  }
+
   Tree AlertJson(Incident& inc) {
     Tree t = Tree::Map();
     t.Set("schema", Tree::String("aiprof.incident/1"));
@@ -556,6 +762,8 @@ class Monitor {
       t.Set("during_incident", std::move(more));
     }
     t.Set("window_at_end", WindowStatsTree(inc.window_at_end));
+    t.Set("target", TargetTree());
+    if (!inc.window_requests_status.empty()) t.Set("window_requests", Tree::String(inc.window_requests_status));
     Tree fr = Tree::Map();
     fr.Set("status", Tree::String(inc.flight_recorder_status));
     fr.Set("sdk_mode", Tree::String(inc.sdk_mode));
@@ -580,6 +788,23 @@ class Monitor {
         fns.Push(std::move(x));
       }
       dt.Set("top_host_functions", std::move(fns));
+      if (inc.slowest.found) {
+        Tree slow = Tree::Map();
+        slow.Set("name", Tree::String(inc.slowest.name));
+        slow.Set("duration_s", Tree::Number(static_cast<double>(inc.slowest.dur_ns) / 1e9));
+        slow.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.slowest.ts_ns)));
+        slow.Set("thread", Tree::String(inc.slowest.thread));
+        slow.Set("host_samples", Tree::Number(static_cast<double>(inc.slowest.samples)));
+        Tree path = Tree::List();
+        for (const auto& [fn, share] : inc.slowest.path) {
+          Tree x = Tree::Map();
+          x.Set("function", Tree::String(fn));
+          x.Set("share", Tree::Number(share));
+          path.Push(std::move(x));
+        }
+        slow.Set("path", std::move(path));
+        dt.Set("slowest_request", std::move(slow));
+      }
     }
     t.Set("deep_trace", std::move(dt));
     t.Set("diagnosis", Tree::String(inc.diagnosis_status));
@@ -601,8 +826,18 @@ class Monitor {
       std::lock_guard<std::mutex> lock(stats_mu_);
       inc.window_at_end = last_stats_;
     }
+    if (target_exited_) {
+      // What the monitor holds of a service that is gone: its window's requests.
+      bool complete = true;
+      Status csv = WriteFileAtomically(inc.dir + "/window_requests.csv", window_->RequestsCsv(NowNs(), &complete));
+      if (csv.ok()) inc.files.push_back("window_requests.csv");
+      inc.window_requests_status = !csv.ok() ? "failed: " + csv.message()
+                                   : complete ? "every request of the window"
+                                              : "the newest " + std::to_string(kExactWindowLimit) +
+                                                    " requests (the window held more; its statistics cover all)";
+    }
     Status st = WriteFileAtomically(inc.dir + "/alert.json", TreeToJson(AlertJson(inc)));
-    if (!st.ok()) std::fprintf(stderr, "aiprof monitor: %s\n", st.message().c_str());
+    if (!st.ok()) std::fprintf(stderr, "aiprof monitor: %s\n", TerminalSafe(st.message()).c_str());
     ++incidents_;
     last_incident_end_ns_ = NowNs();
     std::string extra;
@@ -612,9 +847,13 @@ class Monitor {
     }
     std::string top;
     if (!inc.host_functions.empty()) top = "; hottest: " + inc.host_functions[0].name;
+    // One line per incident, whatever the names hold: every name from the
+    // service, a webhook or an alert is shown with its control characters
+    // (newlines, ANSI escapes) as \xNN.
     std::printf("%s incident %d: %s \"%s\": %s%s%s -> %s\n", UtcText(inc.triggers[0].unix_ms).c_str(), inc.number,
-                inc.triggers[0].kind.c_str(), inc.triggers[0].expression.c_str(), DescribeTrigger(inc.triggers[0]).c_str(),
-                extra.c_str(), top.c_str(), inc.dir.c_str());
+                inc.triggers[0].kind.c_str(), TerminalSafe(inc.triggers[0].expression).c_str(),
+                TerminalSafe(DescribeTrigger(inc.triggers[0])).c_str(), extra.c_str(), TerminalSafe(top).c_str(),
+                TerminalSafe(inc.dir).c_str());
     std::fflush(stdout);
     current_.reset();
   }
@@ -624,19 +863,25 @@ class Monitor {
   // with the flight recorder the SDK wrote at exit (if it could).
   void OnTargetExit(const WindowStats& s) {
     std::fprintf(stderr, "aiprof monitor: pid %d %s after %s (%llu requests in the last window)\n", pid_,
-                 exit_text_.c_str(), Seconds(NowNs() - start_ns_).c_str(), static_cast<unsigned long long>(s.requests));
+                 end_.text.c_str(), Seconds(NowNs() - start_ns_).c_str(), static_cast<unsigned long long>(s.requests));
     if (current_) {
+      {
+        std::lock_guard<std::mutex> lock(current_->mu);
+        current_->triggers.push_back(IncidentTrigger{"target_exited", end_.text, NowNs(), NowUnixMs(), EvalResult{}, s, ""});
+      }
+      died_during_incident_ = exit_abnormal_;
       FinishIncident(/*wait=*/true);
       return;
     }
     if (!exit_abnormal_) return;
+    died_during_incident_ = true;
     if (o_.max_incidents > 0 && incidents_.load() >= static_cast<uint64_t>(o_.max_incidents)) return;
     auto inc = std::make_unique<Incident>();
     inc->number = ++incident_seq_;
     const int64_t unix_ms = NowUnixMs();
     inc->dir = NewIncidentDir(inc->number, unix_ms);
     inc->sdk_mode = client_->sdk_mode();
-    inc->triggers.push_back(IncidentTrigger{"target_exited", exit_text_, NowNs(), unix_ms, EvalResult{}, s});
+    inc->triggers.push_back(IncidentTrigger{"target_exited", end_.text, NowNs(), unix_ms, EvalResult{}, s, ""});
     current_ = std::move(inc);
     Incident* c = current_.get();
     // The SDK writes its file at exit (not when killed by a signal).
@@ -663,7 +908,7 @@ class Monitor {
       c->flight_recorder_status = "not available: the process wrote no file at exit (" + exit_file +
                                   "); a process killed by a signal cannot write one";
     }
-    std::fprintf(stderr, "aiprof monitor: flight recorder %s\n", c->flight_recorder_status.c_str());
+    std::fprintf(stderr, "aiprof monitor: flight recorder %s\n", TerminalSafe(c->flight_recorder_status).c_str());
     c->done.store(true);
     FinishIncident(/*wait=*/true);
   }
@@ -677,16 +922,18 @@ class Monitor {
   int listen_port_ = 0;
   int pid_ = 0;
   pid_t child_ = 0;
-  bool target_exited_ = false, exit_abnormal_ = false;
-  std::string exit_text_;
+  bool target_exited_ = false, exit_abnormal_ = false, died_during_incident_ = false;
+  TargetEnd end_;
   int64_t start_ns_ = 0, last_incident_end_ns_ = 0;
   std::unique_ptr<LiveClient> client_;
   std::unique_ptr<RollingWindow> window_;
   std::unique_ptr<ProcStats> proc_;
   std::unique_ptr<MetricsServer> server_;
-  std::mutex stats_mu_;  // last_stats_, external_
+  std::mutex stats_mu_;  // last_stats_, totals_, external_
   WindowStats last_stats_;
-  std::vector<std::string> external_;
+  MonitorTotals totals_{o_.latency_buckets_s.empty() ? DefaultLatencyBuckets() : o_.latency_buckets_s};
+  std::vector<std::pair<std::string, std::string>> external_;  // webhook alert names, peer
+  std::string webhook_token_;
   std::atomic<uint64_t> incidents_{0}, alerts_total_{0};
   int incident_seq_ = 0;
   std::unique_ptr<Incident> current_;

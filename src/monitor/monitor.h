@@ -31,6 +31,8 @@ struct MonitorOptions {
   int64_t cooldown_ns = 600'000'000'000;
   int max_incidents = 10;             // 0: no limit
   std::string metrics_listen;         // "" = no HTTP endpoint
+  std::string webhook_token_file;     // POST /alert needs "Authorization: Bearer <its content>"
+  std::vector<double> latency_buckets_s;  // /metrics histograms' bounds; empty = kDefaultLatencyBucketsS
   bool once = false;
   int64_t timeout_ns = 0;             // 0 = none
   std::string out_dir;                // INCIDENTS_DIR

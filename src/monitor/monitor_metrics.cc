@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 
 namespace aiprof {
 
@@ -97,46 +99,101 @@ std::string Number(double v) {
 
 }  // namespace
 
-std::string PrometheusExposition(const WindowStats& s, const ExpositionLabels& labels, uint64_t incidents,
-                                 uint64_t alerts) {
-  const std::string base = "service=\"" + PrometheusLabelValue(labels.service) + "\",pid=\"" + std::to_string(labels.pid) + "\"";
+std::vector<double> DefaultLatencyBuckets() {
+  return std::vector<double>(std::begin(kDefaultLatencyBucketsS), std::end(kDefaultLatencyBucketsS));
+}
+
+StatusOr<std::vector<double>> ParseLatencyBuckets(const std::string& text) {
+  std::vector<double> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    char* stop = nullptr;
+    const double v = std::strtod(item.c_str(), &stop);
+    if (item.empty() || *stop != '\0' || !(v > 0) || v > 1e9) {
+      return ErrStatus("--latency-buckets " + text + ": \"" + item + "\" is not a positive number of seconds");
+    }
+    if (!out.empty() && v <= out.back()) return ErrStatus("--latency-buckets " + text + ": bounds must increase");
+    out.push_back(v);
+    start = end + 1;
+  }
+  if (out.size() > 64) return ErrStatus("--latency-buckets " + text + ": at most 64 bounds");
+  return out;
+}
+
+CumulativeHistogram::CumulativeHistogram(std::vector<double> bounds_s)
+    : bounds_(std::move(bounds_s)), per_bucket_(bounds_.size() + 1, 0) {}
+
+void CumulativeHistogram::Add(double seconds) {
+  const size_t i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), seconds) - bounds_.begin());
+  ++per_bucket_[i];
+  ++count_;
+  sum_ += seconds;
+}
+
+uint64_t CumulativeHistogram::CountAtMost(size_t i) const {
+  uint64_t n = 0;
+  for (size_t k = 0; k <= i && k < per_bucket_.size(); ++k) n += per_bucket_[k];
+  return n;
+}
+
+std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& totals, const ExpositionLabels& labels,
+                                 uint64_t incidents, uint64_t alerts) {
+  const std::string base = "service=\"" + PrometheusLabelValue(labels.service) + "\"";
   std::string out;
   auto metric = [&](const char* name, const char* type, const char* help) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
   };
-  auto sample = [&](const char* name, const std::string& extra, double v) {
-    out += std::string(name) + "{" + base + extra + "} " + Number(v) + "\n";
+  auto sample = [&](const std::string& name, const std::string& extra, double v) {
+    out += name + "{" + base + extra + "} " + Number(v) + "\n";
   };
-  metric("aiprof_monitor_request_latency_seconds", "summary",
-         "Request latency over the rolling window (exact nearest-rank quantiles; a 1% DDSketch past 200k requests).");
+  auto histogram = [&](const char* name, const char* help, const CumulativeHistogram& h) {
+    metric(name, "histogram", help);
+    for (size_t i = 0; i < h.bounds().size(); ++i) {
+      sample(std::string(name) + "_bucket", ",le=\"" + Number(h.bounds()[i]) + "\"", static_cast<double>(h.CountAtMost(i)));
+    }
+    sample(std::string(name) + "_bucket", ",le=\"+Inf\"", static_cast<double>(h.count()));
+    sample(std::string(name) + "_sum", "", h.sum());
+    sample(std::string(name) + "_count", "", static_cast<double>(h.count()));
+  };
+  auto counter = [&](const char* name, const char* help, double v) {
+    metric(name, "counter", help);
+    sample(name, "", v);
+  };
+  auto gauge = [&](const char* name, const char* help, double v) {
+    metric(name, "gauge", help);
+    sample(name, "", v);
+  };
+  counter("aiprof_monitor_requests_total", "Requests the service ended since the monitor started.",
+          static_cast<double>(totals.requests));
+  counter("aiprof_monitor_request_errors_total", "Requests ended as errors (aiprof_request_end_error) since the monitor started.",
+          static_cast<double>(totals.errors));
+  histogram("aiprof_monitor_request_latency_seconds", "Request latency since the monitor started (--latency-buckets).",
+            totals.latency);
+  counter("aiprof_monitor_steps_total", "Steps (aiprof_iteration_end) since the monitor started.",
+          static_cast<double>(totals.steps));
+  histogram("aiprof_monitor_step_duration_seconds", "Step time since the monitor started (--latency-buckets).",
+            totals.step_time);
   if (s.requests > 0) {
-    sample("aiprof_monitor_request_latency_seconds", ",quantile=\"0.5\"", s.p50_ns / 1e9);
-    sample("aiprof_monitor_request_latency_seconds", ",quantile=\"0.9\"", s.p90_ns / 1e9);
-    sample("aiprof_monitor_request_latency_seconds", ",quantile=\"0.99\"", s.p99_ns / 1e9);
-    sample("aiprof_monitor_request_latency_seconds", ",quantile=\"1\"", s.max_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_p50_seconds", "Median request latency over the rolling window (what alerts read).", s.p50_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_p90_seconds", "90th percentile request latency over the rolling window.", s.p90_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_p99_seconds", "99th percentile request latency over the rolling window.", s.p99_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_max_seconds", "Longest request latency in the rolling window.", s.max_ns / 1e9);
   }
-  out += "aiprof_monitor_request_latency_seconds_sum{" + base + "} " +
-         Number(s.mean_ns * static_cast<double>(s.requests) / 1e9) + "\n";
-  out += "aiprof_monitor_request_latency_seconds_count{" + base + "} " + Number(static_cast<double>(s.requests)) + "\n";
-  metric("aiprof_monitor_throughput_per_second", "gauge", "Requests per second over the rolling window.");
-  sample("aiprof_monitor_throughput_per_second", "", s.throughput_per_s);
-  metric("aiprof_monitor_errors", "gauge", "Requests ended as errors in the rolling window.");
-  sample("aiprof_monitor_errors", "", static_cast<double>(s.errors));
-  metric("aiprof_monitor_step_time_seconds", "summary", "Step time over the rolling window (as the request latency's quantiles).");
+  gauge("aiprof_monitor_window_requests", "Requests that ended in the rolling window.", static_cast<double>(s.requests));
+  gauge("aiprof_monitor_window_request_errors", "Requests ended as errors in the rolling window.", static_cast<double>(s.errors));
   if (s.steps > 0) {
-    sample("aiprof_monitor_step_time_seconds", ",quantile=\"0.5\"", s.step_p50_ns / 1e9);
-    sample("aiprof_monitor_step_time_seconds", ",quantile=\"0.99\"", s.step_p99_ns / 1e9);
-    sample("aiprof_monitor_step_time_seconds", ",quantile=\"1\"", s.step_max_ns / 1e9);
+    gauge("aiprof_monitor_window_step_duration_p50_seconds", "Median step time over the rolling window.", s.step_p50_ns / 1e9);
+    gauge("aiprof_monitor_window_step_duration_p99_seconds", "99th percentile step time over the rolling window.", s.step_p99_ns / 1e9);
+    gauge("aiprof_monitor_window_step_duration_max_seconds", "Longest step in the rolling window.", s.step_max_ns / 1e9);
   }
-  out += "aiprof_monitor_step_time_seconds_count{" + base + "} " + Number(static_cast<double>(s.steps)) + "\n";
-  if (s.cpu_util >= 0) {
-    metric("aiprof_monitor_cpu_utilisation_ratio", "gauge", "CPU time over wall time in the last interval (1 = one core).");
-    sample("aiprof_monitor_cpu_utilisation_ratio", "", s.cpu_util);
+  if (s.cpu_seconds_total >= 0) {
+    counter("aiprof_monitor_process_cpu_seconds_total", "User and system CPU time of the watched process (since it started).",
+            s.cpu_seconds_total);
   }
-  if (s.rss_bytes >= 0) {
-    metric("aiprof_monitor_resident_memory_bytes", "gauge", "Resident set size of the watched process.");
-    sample("aiprof_monitor_resident_memory_bytes", "", s.rss_bytes);
-  }
+  if (s.rss_bytes >= 0) gauge("aiprof_monitor_resident_memory_bytes", "Resident set size of the watched process.", s.rss_bytes);
   if (!s.counters.empty()) {
     metric("aiprof_monitor_counter", "gauge", "Newest value of each SDK counter in the window.");
     for (const auto& [name, v] : s.counters) sample("aiprof_monitor_counter", ",name=\"" + PrometheusLabelValue(name) + "\"", v);
@@ -144,12 +201,11 @@ std::string PrometheusExposition(const WindowStats& s, const ExpositionLabels& l
   metric("aiprof_monitor_window_seconds", "gauge", "Length of the rolling window, and the part of it observed so far.");
   sample("aiprof_monitor_window_seconds", ",part=\"configured\"", static_cast<double>(s.window_ns) / 1e9);
   sample("aiprof_monitor_window_seconds", ",part=\"covered\"", static_cast<double>(s.covered_ns) / 1e9);
-  metric("aiprof_monitor_lost_records_total", "counter", "Live records overwritten before the monitor read them.");
-  sample("aiprof_monitor_lost_records_total", "", static_cast<double>(s.lost_records));
-  metric("aiprof_monitor_alerts_total", "counter", "Alert expressions that held (each counted once per firing).");
-  sample("aiprof_monitor_alerts_total", "", static_cast<double>(alerts));
-  metric("aiprof_monitor_incidents_total", "counter", "Incident folders written.");
-  sample("aiprof_monitor_incidents_total", "", static_cast<double>(incidents));
+  counter("aiprof_monitor_lost_records_total", "Live records overwritten before the monitor read them.",
+          static_cast<double>(s.lost_records));
+  counter("aiprof_monitor_alerts_total", "Alerts that fired: expressions that started to hold, and webhook alerts.",
+          static_cast<double>(alerts));
+  counter("aiprof_monitor_incidents_total", "Incident folders written.", static_cast<double>(incidents));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "src/base/status.h"
 #include "src/monitor/window.h"
 
 namespace aiprof {
@@ -24,16 +25,54 @@ const MetricInfo* FindMonitorMetric(std::string_view name);
 // the window, /proc unreadable) is absent, so a comparison on it is Unknown.
 std::map<std::string, MetricValue, std::less<>> MonitorMetricValues(const WindowStats& stats);
 
-// Labels on every /metrics sample.
-struct ExpositionLabels {
-  std::string service;  // --service, or the watched program's name
-  int pid = 0;
+// Default upper bounds (seconds) of the latency and step-time histograms:
+// 0.5 ms to 30 s, about 2.5x apart (--latency-buckets replaces them).
+inline constexpr double kDefaultLatencyBucketsS[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                                     0.25,   0.5,   1,      2.5,   5,    10,   30};
+std::vector<double> DefaultLatencyBuckets();
+// "0.005,0.01,0.1" -> bounds in seconds: positive, strictly increasing, at
+// most 64; an error naming the bad item otherwise.
+StatusOr<std::vector<double>> ParseLatencyBuckets(const std::string& text);
+
+// A cumulative histogram (Prometheus semantics): counts since the monitor
+// started, never reset, so rate() and histogram_quantile() work across scrapes.
+class CumulativeHistogram {
+ public:
+  explicit CumulativeHistogram(std::vector<double> bounds_s);
+  void Add(double seconds);
+  const std::vector<double>& bounds() const { return bounds_; }
+  // Observations <= bounds()[i] (cumulative, as `le` buckets are).
+  uint64_t CountAtMost(size_t i) const;
+  uint64_t count() const { return count_; }
+  double sum() const { return sum_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> per_bucket_;  // bounds_.size() + 1 (the last: above every bound)
+  uint64_t count_ = 0;
+  double sum_ = 0;
 };
 
-// The window as Prometheus text exposition format 0.0.4 (aiprof_monitor_*),
-// label values escaped (backslash, double quote, newline).
-std::string PrometheusExposition(const WindowStats& stats, const ExpositionLabels& labels, uint64_t incidents,
-                                 uint64_t alerts);
+// What the monitor has seen since it started (Prometheus counters).
+struct MonitorTotals {
+  explicit MonitorTotals(std::vector<double> buckets_s) : latency(buckets_s), step_time(buckets_s) {}
+  uint64_t requests = 0, errors = 0, steps = 0;
+  CumulativeHistogram latency, step_time;
+};
+
+// Labels on every /metrics sample: only the service, so that a restarted
+// service (a new pid) continues the same series.
+struct ExpositionLabels {
+  std::string service;  // --service, or the watched program's name
+};
+
+// Prometheus text exposition format 0.0.4 (aiprof_monitor_*; docs/monitor.md
+// lists them): cumulative _total counters and histograms from `totals`,
+// gauges of the window from `stats` (quantile gauges named window_*), label
+// values escaped (backslash, double quote, newline). No rates: Prometheus
+// computes them from the counters.
+std::string PrometheusExposition(const WindowStats& stats, const MonitorTotals& totals, const ExpositionLabels& labels,
+                                 uint64_t incidents, uint64_t alerts);
 
 // A label value in the exposition format: \ " and newline escaped.
 std::string PrometheusLabelValue(std::string_view value);

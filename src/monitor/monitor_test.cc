@@ -2,10 +2,15 @@
 // metrics and their exposition, alerts and baselines, the webhook, /proc
 // parsing and the live channel's ring. The whole program is tested by
 // test/monitor/monitor_e2e.py.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -133,11 +138,14 @@ TEST(MonitorMetricsTest, ExpositionEscapesHostileLabelValues) {
   s.max_ns = 2 * kMs;
   s.mean_ns = 1.5 * kMs;
   s.counters["evil\"}\n{x"] = 1;
-  const std::string text = PrometheusExposition(s, ExpositionLabels{"svc\"}\nfake_metric 1", 42}, 0, 0);
-  EXPECT_NE(text.find("service=\"svc\\\"}\\nfake_metric 1\",pid=\"42\""), std::string::npos) << text;
+  MonitorTotals totals(DefaultLatencyBuckets());
+  const std::string text = PrometheusExposition(s, totals, ExpositionLabels{"svc\"}\nfake_metric 1"}, 0, 0);
+  EXPECT_NE(text.find("service=\"svc\\\"}\\nfake_metric 1\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("pid="), std::string::npos) << "a pid label makes new series at every restart";
   EXPECT_NE(text.find("name=\"evil\\\"}\\n{x\""), std::string::npos);
-  EXPECT_NE(text.find("quantile=\"0.99\"} 0.002\n"), std::string::npos);
-  EXPECT_NE(text.find("aiprof_monitor_request_latency_seconds_count{service="), std::string::npos);
+  EXPECT_NE(text.find("aiprof_monitor_window_request_latency_p99_seconds{service=\"svc"), std::string::npos);
+  EXPECT_NE(text.find("} 0.002\n"), std::string::npos);
+  EXPECT_EQ(text.find("per_second"), std::string::npos) << "no rate metrics";
   // Every line is a comment or one sample: no label value broke a line.
   size_t start = 0;
   while (start < text.size()) {
@@ -146,6 +154,58 @@ TEST(MonitorMetricsTest, ExpositionEscapesHostileLabelValues) {
     EXPECT_TRUE(line.rfind("# ", 0) == 0 || line.rfind("aiprof_monitor_", 0) == 0) << line;
     start = end + 1;
   }
+}
+
+// The value of the sample whose line starts with `prefix` (-1 when absent).
+double SampleValue(const std::string& text, const std::string& prefix) {
+  const size_t at = text.find("\n" + prefix);
+  if (at == std::string::npos) return -1;
+  const size_t end = text.find('\n', at + 1);
+  const std::string line = text.substr(at + 1, end - at - 1);
+  return std::stod(line.substr(line.rfind(' ') + 1));
+}
+
+// Counters and histograms count since the monitor started: when the window
+// empties (its gauges drop), they keep their values, so Prometheus never
+// sees a reset; buckets are cumulative and end with +Inf = _count.
+TEST(MonitorMetricsTest, CountersAndHistogramAreCumulative) {
+  MonitorTotals totals({0.001, 0.01, 0.1});
+  for (double v : {0.0005, 0.001, 0.005, 0.05, 0.5}) totals.latency.Add(v);
+  totals.requests = 5;
+  totals.errors = 1;
+  WindowStats busy;
+  busy.requests = 5;
+  busy.errors = 1;
+  const std::string first = PrometheusExposition(busy, totals, ExpositionLabels{"svc"}, 0, 2);
+  const std::string base = "{service=\"svc\"";
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.001\"}"), 2);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.01\"}"), 3);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.1\"}"), 4);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"+Inf\"}"), 5);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_count" + base + "}"), 5);
+  EXPECT_NEAR(SampleValue(first, "aiprof_monitor_request_latency_seconds_sum" + base + "}"), 0.5565, 1e-12);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_requests_total" + base + "}"), 5);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_errors_total" + base + "}"), 1);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_alerts_total" + base + "}"), 2);
+  EXPECT_NE(first.find("# TYPE aiprof_monitor_request_latency_seconds histogram\n"), std::string::npos);
+  EXPECT_NE(first.find("# TYPE aiprof_monitor_requests_total counter\n"), std::string::npos);
+  WindowStats idle;  // the window emptied
+  const std::string second = PrometheusExposition(idle, totals, ExpositionLabels{"svc"}, 0, 2);
+  EXPECT_EQ(SampleValue(second, "aiprof_monitor_requests_total" + base + "}"), 5);
+  EXPECT_EQ(SampleValue(second, "aiprof_monitor_request_latency_seconds_count" + base + "}"), 5);
+  EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_requests" + base + "}"), 0);
+  EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_request_latency_p99_seconds" + base + "}"), -1);
+}
+
+TEST(MonitorMetricsTest, LatencyBucketsParse) {
+  StatusOr<std::vector<double>> b = ParseLatencyBuckets("0.005,0.01,2.5");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(*b, (std::vector<double>{0.005, 0.01, 2.5}));
+  EXPECT_FALSE(ParseLatencyBuckets("0.01,0.005").ok());
+  EXPECT_FALSE(ParseLatencyBuckets("0.01,,0.5").ok());
+  EXPECT_FALSE(ParseLatencyBuckets("-1").ok());
+  EXPECT_FALSE(ParseLatencyBuckets("1ms").ok());
+  EXPECT_NE(ParseLatencyBuckets("0.1,abc").status().message().find("\"abc\""), std::string::npos);
 }
 
 TEST(MonitorAlertTest, AlertsHoldOnBothSidesOfTheThreshold) {
@@ -238,15 +298,160 @@ TEST(MonitorServerTest, ListenAddressesDefaultToLoopback) {
   EXPECT_FALSE(ParseListenAddress("[::1]9000", &host, &port).ok());
 }
 
-TEST(MonitorServerTest, WebhookFiringAlertsOnly) {
+TEST(MonitorServerTest, WebhookPayloadIsValidated) {
   auto names = ParseAlertmanagerWebhook(R"({"version":"4","status":"firing","alerts":[
       {"status":"firing","labels":{"alertname":"HighLatency"}},
-      {"status":"resolved","labels":{"alertname":"Old"}},
-      {"status":"firing","labels":{}}]})");
-  ASSERT_TRUE(names.ok());
-  EXPECT_EQ(*names, (std::vector<std::string>{"HighLatency", "external"}));
+      {"status":"resolved","labels":{"alertname":"Old"}}]})");
+  ASSERT_TRUE(names.ok()) << names.status().message();
+  EXPECT_EQ(*names, (std::vector<std::string>{"HighLatency"}));
+  // No labels: an error naming the alert, never a trigger named "external".
+  auto no_labels = ParseAlertmanagerWebhook(R"({"alerts":[{"status":"firing","labels":{"alertname":"A"}},
+      {"status":"firing"}]})");
+  ASSERT_FALSE(no_labels.ok());
+  EXPECT_NE(no_labels.status().message().find("alerts[1]: no labels.alertname"), std::string::npos);
+  EXPECT_FALSE(ParseAlertmanagerWebhook(R"({"alerts":[{"status":"firing","labels":{"alertname":""}}]})").ok());
+  EXPECT_FALSE(ParseAlertmanagerWebhook(R"({"alerts":[{"labels":{"alertname":"A"}}]})").ok());
+  EXPECT_FALSE(ParseAlertmanagerWebhook(R"({"alerts":[{"status":"pending","labels":{"alertname":"A"}}]})").ok());
   EXPECT_FALSE(ParseAlertmanagerWebhook("{\"alerts\": 5}").ok());
   EXPECT_FALSE(ParseAlertmanagerWebhook("not json").ok());
+}
+
+// A loopback connection to `port`.
+int Connect(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  return fd;
+}
+
+// Sends `request` (as far as the server reads it) and returns the whole answer.
+std::string Exchange(int port, const std::string& request) {
+  int fd = Connect(port);
+  size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<size_t>(n);
+  }
+  std::string answer;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) answer.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return answer;
+}
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MetricsServer::Options o;
+    o.host = "127.0.0.1";
+    o.webhook_token = "t0ken";
+    o.limits.header_timeout_ns = 300'000'000;
+    o.limits.max_body_bytes = 1024;
+    o.limits.max_connections = 4;
+    auto s = MetricsServer::Start(
+        o, [] { return std::string("m 1\n"); },
+        [this](const std::vector<std::string>& names, const std::string& peer) {
+          std::lock_guard<std::mutex> lock(mu_);
+          for (const std::string& n : names) triggers_.push_back(n + " from " + peer);
+        });
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    server_ = std::move(s).value();
+  }
+  std::vector<std::string> Triggers() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return triggers_;
+  }
+  std::unique_ptr<MetricsServer> server_;
+  std::mutex mu_;
+  std::vector<std::string> triggers_;
+};
+
+const char kHook[] = R"({"alerts":[{"status":"firing","labels":{"alertname":"Hi"}}]})";
+
+std::string Post(const std::string& extra_headers, const std::string& body) {
+  return "POST /alert HTTP/1.1\r\nHost: x\r\n" + extra_headers + "Content-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
+  std::string a = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << a;
+  EXPECT_NE(a.find("\r\n\r\nm 1\n"), std::string::npos) << a;
+  EXPECT_EQ(Exchange(server_->port(), Post("", kHook)).rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), Post("Authorization: Bearer wrong\r\n", kHook)).rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), Post("Authorization: Bearer t0ken-longer\r\n", kHook)).rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_TRUE(Triggers().empty());
+  a = Exchange(server_->port(), Post("Authorization: Bearer t0ken\r\n", kHook));
+  EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0u) << a;
+  a = Exchange(server_->port(), Post("Authorization: Bearer t0ken\r\n", R"({"alerts":[{"status":"firing"}]})"));
+  EXPECT_EQ(a.rfind("HTTP/1.1 400", 0), 0u) << a;
+  ASSERT_EQ(Triggers().size(), 1u);
+  EXPECT_EQ(Triggers()[0].rfind("Hi from 127.0.0.1:", 0), 0u) << Triggers()[0];
+  EXPECT_EQ(Exchange(server_->port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+}
+
+// Content-Length over the limit is refused before the body is read; a
+// chunked body is decoded as it arrives and refused once past the limit.
+TEST_F(HttpServerTest, BodyLimitHoldsForChunkedBodiesToo) {
+  const std::string auth = "Authorization: Bearer t0ken\r\n";
+  EXPECT_EQ(Exchange(server_->port(), Post(auth, std::string(2000, 'x'))).rfind("HTTP/1.1 413", 0), 0u);
+  std::string chunked = "POST /alert HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 8; ++i) chunked += "200\r\n" + std::string(512, 'x') + "\r\n";
+  chunked += "0\r\n\r\n";
+  std::string a = Exchange(server_->port(), chunked);
+  EXPECT_EQ(a.rfind("HTTP/1.1 413", 0), 0u) << a;
+  // A chunked body within the limit is read whole (split across chunks).
+  const std::string hook = kHook;
+  std::string ok = "POST /alert HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n";
+  ok += "a\r\n" + hook.substr(0, 10) + "\r\n";
+  char size[16];
+  std::snprintf(size, sizeof(size), "%zx", hook.size() - 10);
+  ok += std::string(size) + ";ext=1\r\n" + hook.substr(10) + "\r\n0\r\n\r\n";
+  a = Exchange(server_->port(), ok);
+  EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0u) << a;
+  EXPECT_EQ(Exchange(server_->port(), "POST /alert HTTP/1.1\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\nzz\r\n")
+                .rfind("HTTP/1.1 400", 0),
+            0u);
+}
+
+// A client that never finishes its headers is closed at the deadline; when
+// every slot is taken, a new client still gets /metrics.
+TEST_F(HttpServerTest, SlowClientsLoseTheirSlotNotTheServer) {
+  int slow = Connect(server_->port());
+  ASSERT_EQ(send(slow, "GET /metrics HTTP/1.1\r\n", 23, 0), 23);
+  char c;
+  EXPECT_EQ(recv(slow, &c, 1, 0), 0) << "closed at the 300 ms header deadline";
+  close(slow);
+  EXPECT_GE(server_->counts().timed_out.load(), 1u);
+  std::vector<int> idle;
+  for (int i = 0; i < 10; ++i) idle.push_back(Connect(server_->port()));
+  std::string a = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0u) << a;
+  EXPECT_GE(server_->counts().evicted.load(), 7u);
+  for (int fd : idle) close(fd);
+  EXPECT_EQ(Exchange(server_->port(), std::string("GET /metrics HTTP/1.1\r\nX: ") + std::string(20000, 'a') + "\r\n\r\n")
+                .rfind("HTTP/1.1 431", 0),
+            0u);
+}
+
+TEST(MonitorServerTest, NonLoopbackNeedsAToken) {
+  MetricsServer::Options o;
+  o.host = "0.0.0.0";
+  auto s = MetricsServer::Start(o, [] { return std::string(); }, [](const std::vector<std::string>&, const std::string&) {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("--webhook-token-file"), std::string::npos);
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
 }
 
 TEST(MonitorProcTest, StatLineWithParenthesesInTheName) {
@@ -305,7 +510,7 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   s.window_ns = 2 * kSec;
   s.requests = 50;
   s.p99_ns = 25 * kMs;
-  IncidentTrigger t{"alert", "p99_latency > 20ms", 5, 1764585600123, EvaluateAlert((*rules)[0], s, nullptr).result, s};
+  IncidentTrigger t{"alert", "p99_latency > 20ms", 5, 1764585600123, EvaluateAlert((*rules)[0], s, nullptr).result, s, ""};
   const std::string json = TreeToJson(TriggerTree(t));
   // JSON text escapes < and > too (\u003e), so it is safe inside HTML.
   EXPECT_NE(json.find("\"expression\": \"p99_latency \\u003e 20ms\""), std::string::npos) << json;
@@ -313,9 +518,10 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   EXPECT_NE(json.find("\"time_utc\": \"2025-12-01T10:40:00.123Z\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"p99\": 0.025"), std::string::npos) << json;
   EXPECT_EQ(DescribeTrigger(t), "p99_latency = 25 ms (> 20 ms)");
-  IncidentTrigger hostile{"webhook", "x\"}\n<script>", 0, 0, EvalResult{}, s};
+  IncidentTrigger hostile{"webhook", "x\"}\n<script>", 0, 0, EvalResult{}, s, "127.0.0.1:4242"};
   const std::string j2 = TreeToJson(TriggerTree(hostile));
   EXPECT_NE(j2.find("\"expression\": \"x\\\"}\\n\\u003cscript\\u003e\""), std::string::npos) << j2;
+  EXPECT_NE(j2.find("\"requested_by\": \"127.0.0.1:4242\""), std::string::npos) << j2;
   EXPECT_EQ(UtcStamp(1764585600123), "20251201T104000Z");
 }
 

@@ -53,6 +53,8 @@ void ProcStats::Sample(int64_t now_ns, double* cpu_util, double* rss_bytes) {
     }
     last_ns_ = now_ns;
     last_ticks_ = ticks;
+    have_ticks_ = true;
+    ticks_per_s_ = static_cast<double>(sysconf(_SC_CLK_TCK));
   }
   std::ifstream status(dir + "/status");
   std::stringstream text;

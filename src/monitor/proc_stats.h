@@ -13,11 +13,15 @@ class ProcStats {
   // Reads the process now; cpu_util is over the time since the previous
   // call (-1 on the first call or when /proc is unreadable), rss in bytes (-1).
   void Sample(int64_t now_ns, double* cpu_util, double* rss_bytes);
+  // utime + stime in seconds at the last Sample (-1 before one succeeded).
+  double cpu_seconds() const { return have_ticks_ ? static_cast<double>(last_ticks_) / ticks_per_s_ : -1; }
 
  private:
   int pid_;
   int64_t last_ns_ = 0;
   uint64_t last_ticks_ = 0;
+  bool have_ticks_ = false;
+  double ticks_per_s_ = 100;
 };
 
 // utime + stime in clock ticks from a /proc/<pid>/stat line; false when malformed.

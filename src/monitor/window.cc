@@ -126,4 +126,14 @@ WindowStats RollingWindow::Stats(int64_t now_ns) const {
   return s;
 }
 
+std::string RollingWindow::RequestsCsv(int64_t now_ns, bool* complete) const {
+  std::string out = "end_monotonic_ns,latency_ns,error\n";
+  requests_.ForEachSample(
+      [&](int64_t end_ns, int64_t value_ns, bool error) {
+        out += std::to_string(end_ns) + "," + std::to_string(value_ns) + (error ? ",1\n" : ",0\n");
+      },
+      complete, now_ns);
+  return out;
+}
+
 }  // namespace aiprof

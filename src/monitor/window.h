@@ -37,6 +37,7 @@ struct WindowStats {
   // The process (from /proc); < 0 when unknown.
   double cpu_util = -1;  // CPU time / wall time over the last interval (1.0 = one core)
   double rss_bytes = -1;
+  double cpu_seconds_total = -1;  // user + system CPU time since the process started
   uint64_t lost_records = 0;  // live records overwritten before the monitor read them (since start)
   bool quantiles_exact = true;  // false: from the merged sketches (1% relative error)
   std::map<std::string, double> counters;  // newest value of each counter seen in the window
@@ -63,6 +64,14 @@ class DurationWindow {
     bool exact = true;
   };
   Summary Summarize(int64_t now_ns) const;
+  // The samples held one by one (oldest first): f(end_ns, value_ns, error).
+  // Past kExactWindowLimit the window keeps only sketches for the rest, and
+  // `complete` says the list misses some.
+  template <typename F>
+  void ForEachSample(F&& f, bool* complete, int64_t now_ns) const {
+    *complete = ExactValid(now_ns);
+    for (const Sample& s : exact_) f(s.end_ns, s.value_ns, s.error);
+  }
 
  private:
   struct Sample {
@@ -97,6 +106,9 @@ class RollingWindow {
   void Advance(int64_t now_ns);
   // Statistics of what the window holds (process fields left unknown).
   WindowStats Stats(int64_t now_ns) const;
+  // The window's requests as CSV: end_monotonic_ns,latency_ns,error (the
+  // evidence a dead service leaves); *complete as ForEachSample's.
+  std::string RequestsCsv(int64_t now_ns, bool* complete) const;
 
  private:
   struct CounterPoint {

@@ -52,6 +52,8 @@ const char* g_counter_ptrs[live::kCounterNames * 2] = {};
 uint32_t g_counter_index[live::kCounterNames * 2] = {};
 __thread int64_t t_step_begin_ns __attribute__((tls_model("initial-exec"))) = 0;
 bool g_live_disabled = false;
+ino_t g_segment_ino = 0;          // the mapped segment's inode
+bool g_signal_hooks = false;      // fatal-signal handlers installed
 int (*g_framework_handler)(int, const char*) = nullptr;
 SelfMonitorHook g_self_monitor = nullptr;
 
@@ -101,6 +103,33 @@ void FillSdkFields(live::Header* h) {
                    __ATOMIC_RELEASE);
 }
 
+// A fatal signal while attached: noted in the segment so that the monitor can
+// say how the process died, then the default action (SA_RESETHAND: the
+// disposition is already the default again).
+void OnFatalSignal(int sig) {
+  live::Header* h = __atomic_load_n(&g_live_header, __ATOMIC_ACQUIRE);
+  if (h) __atomic_store_n(&h->fatal_signal, static_cast<uint32_t>(sig), __ATOMIC_RELEASE);
+  raise(sig);
+}
+
+// Signals whose default action ends the process, hooked only where the
+// program left that default (its own handlers are never replaced).
+void InstallSignalHooks() {
+  if (g_signal_hooks) return;
+  g_signal_hooks = true;
+  static const int kSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+  for (int sig : kSignals) {
+    struct sigaction old;
+    if (sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = &OnFatalSignal;
+    sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
 // Maps /dev/shm/aiprof-live-<pid> when a monitor created it for this process.
 bool TryAttach() {
   char path[64];
@@ -123,6 +152,8 @@ bool TryAttach() {
     return false;
   }
   g_mapped_shared = true;
+  g_segment_ino = st.st_ino;
+  if (!getenv("AIPROF_LIVE_SIGNALS") || strcmp(getenv("AIPROF_LIVE_SIGNALS"), "0") != 0) InstallSignalHooks();
   ResetCounterNames();
   FillSdkFields(h);
   __atomic_store_n(&h->attached, 1, __ATOMIC_RELEASE);
@@ -184,9 +215,17 @@ void* LiveThreadMain(void*) {
     const int64_t beat = __atomic_load_n(&h->heartbeat_ns, __ATOMIC_ACQUIRE);
     char path[64];
     SegmentName(path, sizeof(path), static_cast<long>(getpid()));
-    if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) != 0 || NowNs() - beat > live::kHeartbeatStaleNs ||
-        access(path, F_OK) != 0) {
+    const bool stale = NowNs() - beat > live::kHeartbeatStaleNs;
+    if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) != 0 || stale || access(path, F_OK) != 0) {
+      // A monitor that died (SIGKILL) left its segment: removed here unless
+      // a new monitor has replaced it meanwhile (another inode).
+      const int32_t monitor = h->monitor_pid;
       Detach();
+      struct stat st;
+      if (stale && monitor > 0 && kill(monitor, 0) != 0 && errno == ESRCH && stat(path, &st) == 0 &&
+          st.st_ino == g_segment_ino) {
+        unlink(path);
+      }
       continue;
     }
     SleepMs(live::kPollAttachedMs);

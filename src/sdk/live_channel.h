@@ -92,7 +92,10 @@ struct Header {
   uint32_t command;
   uint32_t ack_seq;
   int32_t ack_status;  // 0, or an errno value
-  uint32_t reserved0;
+  // Written by the SDK: the signal that is killing the process (0: none
+  // seen). Its handlers record it only for signals left at their default
+  // action, then let the default action happen.
+  uint32_t fatal_signal;
   char command_path[kPathBytes];
   CounterName counter_names[kCounterNames];
 };

@@ -295,8 +295,8 @@ bool DecodeThread(const ThreadView& view, uint32_t thread, const ClockParams& cl
   Vec<Open> stack;
   const bool ring_loss = view.overwritten > 0;
   const Event* pending = nullptr;  // an event waiting for its kExtName
-  for (size_t r = 0; r < view.runs->size(); ++r) {
-    const EventRun& run = (*view.runs)[r];
+  for (size_t r = 0; r < view.run_count; ++r) {
+    const EventRun& run = view.runs[r];
     for (size_t k = 0; k < run.count; ++k) {
       const Event& e = run.events[k];
       uint8_t type = TypeOf(e);
@@ -701,7 +701,7 @@ void WriteTail(FileWriter& w, const WriteRequest& req, const Decoded& d) {
   for (size_t i = 0; i < req.thread_count; ++i) {
     recorded += req.threads[i].recorded;
     overwritten += req.threads[i].overwritten;
-    for (const EventRun& r : *req.threads[i].runs) held += r.count;
+    for (size_t r = 0; r < req.threads[i].run_count; ++r) held += req.threads[i].runs[r].count;
   }
   char text[64];
   const Counts& c = d.counts;

@@ -9,7 +9,15 @@
 // (MAP_POPULATE) before the hot path writes to them.
 //
 // Buffers: each thread registers once (under a mutex) into a global list
-// that outlives the thread, so events of threads that exited are kept.
+// that outlives the thread, so events of threads that exited are kept. A
+// thread that exits writes an exit marker (its tid and name) into its buffer
+// and hands the buffer to an idle stack; once AIPROF_THREAD_BUFFERS buffers
+// exist, a new thread takes the buffer that went idle last (its pages are
+// warm, and under churn only as many buffers fill as threads run at once)
+// instead of a new one, and appends after the marker. So the number of buffers is at most
+// max(AIPROF_THREAD_BUFFERS, threads recording at once), whatever the thread
+// churn; the writer cuts each buffer's events into one track per thread at
+// the markers.
 //   record mode: a linked list of chunks (64 KiB, doubling to 1 MiB); every
 //                event is kept until the process exits.
 //   ring mode:   one ring of capacity = AIPROF_RING_MB MiB / 16 bytes events,
@@ -57,6 +65,8 @@ constexpr size_t kFirstChunkBytes = 64 << 10;
 constexpr size_t kMaxChunkBytes = 1 << 20;
 constexpr size_t kRingPopulateBytes = 64 << 10;
 constexpr double kDefaultRingMb = 8;
+constexpr uint32_t kDefaultThreadBuffers = 32;
+constexpr int kMaxNameEvents = 8;  // kThreadName events: 64 bytes of name
 
 enum class Mode : uint8_t { kRecord, kRing, kOff };
 
@@ -85,8 +95,10 @@ struct ThreadBuffer {
   int64_t tid = 0;
   char name[64] = {};
   bool name_fixed = false;
-  std::atomic<bool> exited{false};
-  ThreadBuffer* next = nullptr;  // registry list
+  std::atomic<bool> exited{false};  // idle: no thread owns it now
+  std::atomic<uint64_t> marker_events{0};  // exit-marker events written, for the counts
+  ThreadBuffer* next = nullptr;       // registry list
+  ThreadBuffer* idle_next = nullptr;  // idle stack (newest exit first)
 };
 
 struct Config {
@@ -97,6 +109,7 @@ struct Config {
   char output_path[4096] = {};
   int flush_signal = 0;
   int32_t rank = -1;
+  uint32_t thread_buffers = kDefaultThreadBuffers;
 };
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -113,6 +126,8 @@ pthread_mutex_t g_flush_mu = PTHREAD_MUTEX_INITIALIZER;     // one writer at a t
 pthread_mutex_t g_intern_mu = PTHREAD_MUTEX_INITIALIZER;
 ThreadBuffer* g_threads = nullptr;
 ThreadBuffer* g_threads_tail = nullptr;
+ThreadBuffer* g_idle = nullptr;  // buffers of exited threads, newest exit first
+uint32_t g_buffer_count = 0;  // buffers in g_threads
 pthread_key_t g_exit_key;
 std::atomic<uint64_t> g_next_request{1};
 std::atomic<uint64_t> g_next_step{0};
@@ -302,6 +317,16 @@ void ReadConfig() {
     }
   }
   g_config.flush_signal = ParseSignal(getenv("AIPROF_FLUSH_SIGNAL"));
+  if (const char* n = getenv("AIPROF_THREAD_BUFFERS"); n && *n) {
+    char* end = nullptr;
+    long v = strtol(n, &end, 10);
+    if (*end == '\0' && v >= 1 && v <= 1000000) {
+      g_config.thread_buffers = static_cast<uint32_t>(v);
+    } else {
+      fprintf(stderr, "aiprof: AIPROF_THREAD_BUFFERS=%s is not a number from 1 to 1000000; using %u\n", n,
+              kDefaultThreadBuffers);
+    }
+  }
   const char* rank = getenv("RANK");
   if (!rank) rank = getenv("OMPI_COMM_WORLD_RANK");
   if (!rank) rank = getenv("PMI_RANK");
@@ -365,10 +390,71 @@ __attribute__((noinline)) Event* Refill(ThreadBuffer* tb) {
   return tb->cur;
 }
 
+inline Event* Slot(ThreadBuffer* tb) {
+  Event* e = tb->cur;
+  if (__builtin_expect(e == tb->end, 0)) e = Refill(tb);
+  return e;
+}
+
+// Appends the exit marker (kThreadExit with the tid, then the name in
+// kThreadName events) and commits it. False when not even the kThreadExit
+// fits (out of memory): the buffer then stays this thread's for good.
+bool WriteExitMarker(ThreadBuffer* tb) {
+  Event* e = Slot(tb);
+  if (!e) return false;
+  e->head = (ReadTicks() << kTypeBits) | kThreadExit;
+  e->payload = static_cast<uint64_t>(tb->tid);
+  tb->cur = e + 1;
+  uint64_t written = 1;
+  size_t len = strnlen(tb->name, sizeof(tb->name) - 1);
+  for (size_t at = 0; at < len && written <= kMaxNameEvents; at += 8) {
+    Event* x = Slot(tb);
+    if (!x) break;  // a shorter name, still a whole marker
+    uint64_t bytes = 0;
+    memcpy(&bytes, tb->name + at, len - at < 8 ? len - at : 8);
+    x->head = kThreadName;
+    x->payload = bytes;
+    tb->cur = x + 1;
+    ++written;
+  }
+  tb->marker_events.store(tb->marker_events.load(std::memory_order_relaxed) + written, std::memory_order_relaxed);
+  tb->committed.store(tb->committed.load(std::memory_order_relaxed) + written, std::memory_order_release);
+  return true;
+}
+
+// The pthread key's destructor: the thread is exiting. Its buffer, marked
+// with who wrote it, joins the idle queue.
 void OnThreadExit(void* arg) {
   ThreadBuffer* tb = static_cast<ThreadBuffer*>(arg);
   if (!tb->name_fixed) pthread_getname_np(pthread_self(), tb->name, sizeof(tb->name));
+  t_buffer = nullptr;  // an SDK call from a later destructor registers anew
+  bool marked = WriteExitMarker(tb);
+  pthread_mutex_lock(&g_registry_mu);
   tb->exited.store(true, std::memory_order_release);
+  if (marked) {
+    tb->idle_next = g_idle;
+    g_idle = tb;
+  }
+  pthread_mutex_unlock(&g_registry_mu);
+}
+
+// Under g_registry_mu: the buffer that went idle last, once the process has
+// its AIPROF_THREAD_BUFFERS buffers; else null (a new one is made).
+ThreadBuffer* TakeIdleBuffer() {
+  if (g_buffer_count < g_config.thread_buffers || !g_idle) return nullptr;
+  ThreadBuffer* tb = g_idle;
+  g_idle = tb->idle_next;
+  tb->idle_next = nullptr;
+  return tb;
+}
+
+// Under g_registry_mu: the calling thread becomes the buffer's owner.
+void AdoptBuffer(ThreadBuffer* tb) {
+  tb->tid = static_cast<int64_t>(syscall(SYS_gettid));
+  memset(tb->name, 0, sizeof(tb->name));
+  pthread_getname_np(pthread_self(), tb->name, sizeof(tb->name));
+  tb->name_fixed = false;
+  tb->exited.store(false, std::memory_order_release);
 }
 
 void Init();
@@ -376,7 +462,16 @@ void Init();
 __attribute__((noinline)) ThreadBuffer* RegisterThread() {
   pthread_once(&g_once, &Init);
   if (!__atomic_load_n(&aiprof_active_, __ATOMIC_RELAXED)) return nullptr;
-  ThreadBuffer* tb = static_cast<ThreadBuffer*>(calloc(1, sizeof(ThreadBuffer)));
+  pthread_mutex_lock(&g_registry_mu);
+  ThreadBuffer* tb = TakeIdleBuffer();
+  if (tb) AdoptBuffer(tb);
+  pthread_mutex_unlock(&g_registry_mu);
+  if (tb) {
+    pthread_setspecific(g_exit_key, tb);
+    t_buffer = tb;
+    return tb;
+  }
+  tb = static_cast<ThreadBuffer*>(calloc(1, sizeof(ThreadBuffer)));
   if (!tb) return nullptr;
   new (tb) ThreadBuffer();
   tb->tid = static_cast<int64_t>(syscall(SYS_gettid));
@@ -409,6 +504,7 @@ __attribute__((noinline)) ThreadBuffer* RegisterThread() {
     g_threads = tb;
   }
   g_threads_tail = tb;
+  ++g_buffer_count;
   pthread_mutex_unlock(&g_registry_mu);
   pthread_setspecific(g_exit_key, tb);
   t_buffer = tb;
@@ -422,12 +518,6 @@ inline ThreadBuffer* Buffer() {
   ThreadBuffer* tb = t_buffer;
   if (__builtin_expect(tb == nullptr, 0)) tb = RegisterThread();
   return tb;
-}
-
-inline Event* Slot(ThreadBuffer* tb) {
-  Event* e = tb->cur;
-  if (__builtin_expect(e == tb->end, 0)) e = Refill(tb);
-  return e;
 }
 
 // The entry points test Enabled() themselves and tail-call these, so the
@@ -467,45 +557,63 @@ inline uint64_t NamePayload(const char* name) { return reinterpret_cast<uintptr_
 
 // --- Writing ------------------------------------------------------------------
 
-// The thread's committed events as runs, oldest first. Ring contents are
-// copied into `*copy` and re-checked: events the owner may have overwritten
-// while they were copied are left out.
-void SnapshotThread(ThreadBuffer* tb, ThreadView* view, Vec<EventRun>* runs, Event** copy) {
-  view->tid = tb->tid;
-  memcpy(view->name, tb->name, sizeof(view->name));
-  bool quiet = tb->exited.load(std::memory_order_acquire) || tb == t_buffer;
-  if (!tb->name_fixed && !quiet) {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", static_cast<long>(tb->tid));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      char comm[64] = {};
-      ssize_t n = read(fd, comm, sizeof(comm) - 1);
-      close(fd);
-      if (n > 0 && comm[n - 1] == '\n') comm[n - 1] = '\0';
-      if (n > 0) memcpy(view->name, comm, sizeof(comm));
-    }
-  } else if (!tb->name_fixed && tb == t_buffer) {
-    pthread_getname_np(pthread_self(), view->name, sizeof(view->name));
+// Every thread's events, as the writer gets them: views point into `runs`
+// (fixed up once all are known) and into record chunks or ring copies.
+struct Snapshot {
+  Vec<ThreadView> views;
+  Vec<size_t> first_run;  // per view, its first entry in `runs`
+  Vec<EventRun> runs;
+  Vec<Event*> copies;  // ring copies, freed after the write
+  ~Snapshot() {
+    for (Event* c : copies) free(c);
   }
+};
+
+// The name the owning thread has now: its own, or /proc's for another live
+// thread whose name the SDK was not told.
+void CurrentName(ThreadBuffer* tb, bool quiet, char* out) {
+  memcpy(out, tb->name, sizeof(tb->name));
+  if (tb->name_fixed) return;
+  if (tb == t_buffer) {
+    pthread_getname_np(pthread_self(), out, 64);
+    return;
+  }
+  if (quiet) return;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", static_cast<long>(tb->tid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char comm[64] = {};
+  ssize_t n = read(fd, comm, sizeof(comm) - 1);
+  close(fd);
+  if (n > 0 && comm[n - 1] == '\n') comm[n - 1] = '\0';
+  if (n > 0) memcpy(out, comm, sizeof(comm));
+}
+
+// The buffer's committed events as runs, oldest first, in `*out`. Ring
+// contents are copied and re-checked: events the owner may have overwritten
+// while they were copied are left out. Returns the number left out (ring
+// mode: older events no longer held).
+uint64_t BufferRuns(ThreadBuffer* tb, bool quiet, Snapshot* snap, Vec<EventRun>* out) {
   uint64_t n1 = tb->committed.load(std::memory_order_acquire);
-  view->recorded = n1;
-  view->runs = runs;
   if (!tb->ring) {
     uint64_t left = n1;
     for (Chunk* c = tb->head; c && left > 0; c = c->next.load(std::memory_order_acquire)) {
       uint64_t take = left < c->capacity ? left : c->capacity;
-      runs->push_back(EventRun{c->events(), take});
+      out->push_back(EventRun{c->events(), take});
       left -= take;
     }
-    return;
+    return 0;
   }
   uint64_t cap = tb->ring_capacity;
   uint64_t held = n1 < cap ? n1 : cap;
-  *copy = static_cast<Event*>(malloc((held ? held : 1) * sizeof(Event)));
-  if (!*copy) return;
+  Event* copy = static_cast<Event*>(malloc((held ? held : 1) * sizeof(Event)));
+  if (!copy || !snap->copies.push_back(copy)) {
+    free(copy);
+    return n1;
+  }
   uint64_t first = n1 - held;
-  for (uint64_t i = 0; i < held; ++i) (*copy)[i] = tb->ring[(first + i) % cap];
+  for (uint64_t i = 0; i < held; ++i) copy[i] = tb->ring[(first + i) % cap];
   std::atomic_thread_fence(std::memory_order_acquire);
   uint64_t n2 = tb->committed.load(std::memory_order_acquire);
   // Writes after n1 overwrote events [n1 - cap, n2 - cap]; while the owner
@@ -515,59 +623,129 @@ void SnapshotThread(ThreadBuffer* tb, ThreadView* view, Vec<EventRun>* runs, Eve
     uint64_t unsafe_end = n2 + 1 > cap ? n2 + 1 - cap : 0;
     if (unsafe_end > valid_from) valid_from = unsafe_end < n1 ? unsafe_end : n1;
   }
-  view->overwritten = valid_from;
-  runs->push_back(EventRun{*copy + (valid_from - first), n1 - valid_from});
+  out->push_back(EventRun{copy + (valid_from - first), n1 - valid_from});
+  return valid_from;
+}
+
+// Adds a view for the events [from, to) of `runs` (positions as (run, index)).
+void AddView(Snapshot* snap, const Vec<EventRun>& runs, size_t from_run, size_t from_k, size_t to_run, size_t to_k,
+             int64_t tid, const char* name, uint64_t overwritten) {
+  ThreadView view;
+  view.tid = tid;
+  snprintf(view.name, sizeof(view.name), "%s", name);
+  view.overwritten = overwritten;
+  view.recorded = overwritten;
+  snap->first_run.push_back(snap->runs.size());
+  for (size_t r = from_run; r <= to_run && r < runs.size(); ++r) {
+    size_t a = r == from_run ? from_k : 0, b = r == to_run ? to_k : runs[r].count;
+    if (b <= a) continue;
+    snap->runs.push_back(EventRun{runs[r].events + a, b - a});
+    view.recorded += b - a;
+  }
+  snap->views.push_back(view);
+}
+
+// One buffer's views: a view per exit marker (the events before it, named
+// by it), then the current owner's events after the last marker. Name
+// events whose marker was overwritten in the ring are skipped.
+void SnapshotBuffer(ThreadBuffer* tb, Snapshot* snap) {
+  bool quiet = tb->exited.load(std::memory_order_acquire) || tb == t_buffer;
+  Vec<EventRun> runs;
+  uint64_t overwritten = BufferRuns(tb, quiet, snap, &runs);
+  const uint64_t markers = tb->marker_events.load(std::memory_order_relaxed);
+  uint64_t markers_held = 0;
+  size_t from_run = 0, from_k = 0, views_before = snap->views.size();
+  bool segment_empty = true;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t k = 0; k < runs[r].count; ++k) {
+      uint8_t type = TypeOf(runs[r].events[k]);
+      markers_held += type == kThreadExit || type == kThreadName;
+      if (type == kThreadName && segment_empty) {
+        from_run = r;
+        from_k = k + 1;
+        continue;
+      }
+      if (type != kThreadExit) {
+        segment_empty = false;
+        continue;
+      }
+      char name[kMaxNameEvents * 8 + 1] = {};
+      int64_t tid = static_cast<int64_t>(runs[r].events[k].payload);
+      size_t end_run = r, end_k = k;
+      // The name follows the marker, possibly across runs (record chunks).
+      for (int i = 0; i < kMaxNameEvents; ++i) {
+        size_t nr = r, nk = k + 1;
+        while (nr < runs.size() && nk == runs[nr].count) ++nr, nk = 0;
+        if (nr >= runs.size() || TypeOf(runs[nr].events[nk]) != kThreadName) break;
+        memcpy(name + i * 8, &runs[nr].events[nk].payload, 8);
+        ++markers_held;
+        r = nr;
+        k = nk;
+      }
+      AddView(snap, runs, from_run, from_k, end_run, end_k, tid, name, 0);
+      from_run = r;
+      from_k = k + 1;
+      segment_empty = true;
+    }
+  }
+  // The current owner's part: always a view when the buffer had no marker
+  // (as before buffers were shared), else only when it holds events.
+  if (!segment_empty || snap->views.size() == views_before) {
+    char name[64];
+    CurrentName(tb, quiet, name);
+    size_t last = runs.empty() ? 0 : runs.size() - 1;
+    AddView(snap, runs, from_run, from_k, last, runs.empty() ? 0 : runs[last].count, tb->tid, name, 0);
+  }
+  // The ring's oldest view lost the events before it; exit markers among
+  // them are not events the threads recorded.
+  const uint64_t markers_lost = markers > markers_held ? markers - markers_held : 0;
+  const uint64_t lost = overwritten > markers_lost ? overwritten - markers_lost : 0;
+  if (snap->views.size() > views_before) {
+    snap->views[views_before].overwritten = lost;
+    snap->views[views_before].recorded += lost;
+  }
 }
 
 int WriteTo(const char* path) {
   pthread_once(&g_once, &Init);
   if (g_config.mode == Mode::kOff) return 0;
   pthread_mutex_lock(&g_flush_mu);
-  pthread_mutex_lock(&g_registry_mu);
-  size_t count = 0;
-  for (ThreadBuffer* tb = g_threads; tb; tb = tb->next) ++count;
-  ThreadBuffer* first = g_threads;
-  pthread_mutex_unlock(&g_registry_mu);
-  // Threads registered after this point are not in this file; the list is
-  // append-only, so walking `count` entries from `first` is safe unlocked.
-  ThreadView* views = static_cast<ThreadView*>(calloc(count ? count : 1, sizeof(ThreadView)));
-  Vec<EventRun>* runs = static_cast<Vec<EventRun>*>(calloc(count ? count : 1, sizeof(Vec<EventRun>)));
-  Event** copies = static_cast<Event**>(calloc(count ? count : 1, sizeof(Event*)));
   int err = 0;
-  if (!views || !runs || !copies) {
-    err = ENOMEM;
-  } else {
-    ThreadBuffer* tb = first;
-    for (size_t i = 0; i < count; ++i, tb = tb->next) {
-      new (&runs[i]) Vec<EventRun>();
-      SnapshotThread(tb, &views[i], &runs[i], &copies[i]);
+  {
+    Snapshot snap;
+    // Under the registry lock: no buffer changes owner (tid, name) while it
+    // is cut into views. Owners keep recording; ring copies are re-checked.
+    pthread_mutex_lock(&g_registry_mu);
+    for (ThreadBuffer* tb = g_threads; tb; tb = tb->next) SnapshotBuffer(tb, &snap);
+    pthread_mutex_unlock(&g_registry_mu);
+    for (size_t i = 0; i < snap.views.size(); ++i) {
+      size_t end = i + 1 < snap.views.size() ? snap.first_run[i + 1] : snap.runs.size();
+      snap.views[i].runs = snap.runs.data() + snap.first_run[i];
+      snap.views[i].run_count = end - snap.first_run[i];
     }
-    Calibrate();
-    char process[64] = {};
-    int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      ssize_t n = read(fd, process, sizeof(process) - 1);
-      close(fd);
-      if (n > 0 && process[n - 1] == '\n') process[n - 1] = '\0';
-    }
-    WriteRequest req;
-    req.threads = views;
-    req.thread_count = count;
-    req.clock = g_clock;
-    req.pid = getpid();
-    req.rank = g_config.rank;
-    req.process_name = process;
-    req.mode = g_config.mode == Mode::kRing ? "ring" : "record";
-    req.ring_mb = g_config.mode == Mode::kRing ? g_config.ring_mb : 0;
-    err = WriteNativeTrace(req, path);
-    for (size_t i = 0; i < count; ++i) {
-      runs[i].~Vec<EventRun>();
-      free(copies[i]);
+    if (snap.views.failed() || snap.runs.failed() || snap.first_run.failed() || snap.copies.failed()) {
+      err = ENOMEM;
+    } else {
+      Calibrate();
+      char process[64] = {};
+      int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+      if (fd >= 0) {
+        ssize_t n = read(fd, process, sizeof(process) - 1);
+        close(fd);
+        if (n > 0 && process[n - 1] == '\n') process[n - 1] = '\0';
+      }
+      WriteRequest req;
+      req.threads = snap.views.data();
+      req.thread_count = snap.views.size();
+      req.clock = g_clock;
+      req.pid = getpid();
+      req.rank = g_config.rank;
+      req.process_name = process;
+      req.mode = g_config.mode == Mode::kRing ? "ring" : "record";
+      req.ring_mb = g_config.mode == Mode::kRing ? g_config.ring_mb : 0;
+      err = WriteNativeTrace(req, path);
     }
   }
-  free(views);
-  free(runs);
-  free(copies);
   pthread_mutex_unlock(&g_flush_mu);
   return err;
 }
@@ -666,6 +844,8 @@ void ForkChild() {
     tb = next;
   }
   g_threads = g_threads_tail = nullptr;
+  g_idle = nullptr;
+  g_buffer_count = 0;
   t_buffer = nullptr;
   g_next_step.store(0, std::memory_order_relaxed);
   pthread_mutex_unlock(&g_intern_mu);

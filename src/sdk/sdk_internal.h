@@ -34,6 +34,10 @@ enum EventType : uint8_t {
   kCounter = 9,       // payload: double bits; followed by kExtName
   kMark = 10,         // payload: const char* name
   kExtName = 11,      // payload: const char* name of the event before it
+  // Written by a thread as it exits, so that its buffer can be handed to a
+  // later thread (runtime.cc): the events before it belong to thread `tid`.
+  kThreadExit = 12,   // payload: tid; followed by up to 8 kThreadName
+  kThreadName = 13,   // payload: 8 bytes of the exited thread's name (NUL-padded)
 };
 
 inline constexpr int kTypeBits = 8;
@@ -100,11 +104,13 @@ struct EventRun {
   size_t count;
 };
 
-// One thread's events as the writer sees them, oldest first.
+// One thread's events as the writer sees them, oldest first. A buffer that
+// served several threads in turn gives one view per thread.
 struct ThreadView {
   int64_t tid = 0;
   char name[64] = {};
-  Vec<EventRun>* runs = nullptr;
+  const EventRun* runs = nullptr;
+  size_t run_count = 0;
   uint64_t recorded = 0;     // events the thread recorded in all
   uint64_t overwritten = 0;  // ring mode: older events no longer held
 };

@@ -38,12 +38,14 @@ import glob
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 FAILURES = []
@@ -159,6 +161,12 @@ def case_slow(args, tmp):
           'hottest host function in the deep trace | planted_slow_path' in md, 'diagnosis.md names planted_slow_path')
     check('**Hottest host function**: planted\\_slow\\_path' in md, 'the diagnosis headline names planted_slow_path')
     check('planted_slow_path' in html, 'diagnosis.html names planted_slow_path')
+    slow = alert['deep_trace'].get('slowest_request')
+    check(slow is not None and slow['path'] and slow['path'][-1]['function'] == 'planted_slow_path' and
+          slow['duration_s'] > 0.05, 'the slowest request\'s path ends in planted_slow_path (%s)' % slow)
+    rows = [l for l in md.splitlines() if l.startswith('| ') and not l.startswith('| ---')]
+    check(len(rows) > 1 and 'slowest request in the deep trace' in rows[1] and 'planted\\_slow\\_path' in rows[1],
+          'the incident section opens with the slowest request and its function (%s)' % (rows[1] if len(rows) > 1 else rows))
     check(alert['deep_trace']['top_host_functions'][0]['function'] == 'planted_slow_path',
           'alert.json names planted_slow_path as the hottest host function')
 
@@ -226,7 +234,7 @@ def case_dies(args, tmp):
               ['--alert', 'p99_latency > 1s', '--window', '2s', '--interval', '0.25s', '--timeout', '20s'],
               load_seconds=6)
     rc, out, err = run.finish()
-    check(rc == 3, 'the service\'s death is an incident: exit 3 (got %d)' % rc)
+    check(rc == 4, 'the service\'s death is an incident: exit 4 (got %d)' % rc)
     check(re.search(r'pid \d+ exit status 1', err) is not None, 'clear message on the exit: %r' %
           [l for l in err.splitlines() if 'exit' in l][:2])
     inc = run.incidents()
@@ -235,6 +243,9 @@ def case_dies(args, tmp):
         return
     alert = json.load(open(os.path.join(inc[0], 'alert.json')))
     check(alert['trigger']['kind'] == 'target_exited', 'alert.json: kind target_exited')
+    check(alert['target']['exit_status'] == 1 and alert['target']['signal'] is None,
+          'alert.json: target.exit_status 1 (%s)' % alert.get('target'))
+    check(window_rows(inc[0]) > 100, 'window_requests.csv holds the window\'s requests')
     fr = os.path.join(inc[0], 'flight_recorder.aiprof')
     check(os.path.exists(fr), 'the flight recorder is written')
     if os.path.exists(fr):
@@ -244,8 +255,107 @@ def case_dies(args, tmp):
         check(meta.get('sdk.mode') == 'ring', 'the service ran in ring mode (the monitor sets AIPROF_MODE=ring)')
 
 
-def http(url, data=None, timeout=5):
-    req = urllib.request.Request(url, data=data, headers={'Content-Type': 'application/json'} if data else {})
+def window_rows(inc_dir):
+    path = os.path.join(inc_dir, 'window_requests.csv')
+    if not os.path.exists(path):
+        return 0
+    lines = open(path).read().splitlines()
+    ok = lines and lines[0] == 'end_monotonic_ns,latency_ns,error' and all(
+        re.match(r'^\d+,\d+,[01]$', l) for l in lines[1:])
+    return len(lines) - 1 if ok else 0
+
+
+def no_segment(pid):
+    return not os.path.exists('/dev/shm/aiprof-live-%d' % pid)
+
+
+def case_killed(args, tmp):
+    """SIGKILL of the service (started by the monitor) under load."""
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 10s', '--window', '5s', '--interval', '0.25s', '--timeout', '20s'],
+              load_seconds=4)
+    time.sleep(2)
+    pids = []
+    for task in glob.glob('/proc/%d/task/*/children' % run.monitor.pid):
+        pids += [int(x) for x in open(task).read().split()]
+    svc_pid = pids[0] if pids else None
+    check(svc_pid is not None, 'the monitor\'s child (the service) is found')
+    if svc_pid:
+        os.kill(svc_pid, 9)
+    rc, out, err = run.finish()
+    check(rc == 4, 'killed service: exit 4 (got %d)' % rc)
+    check('killed by signal 9 (SIGKILL)' in err, 'stderr says how it died')
+    inc = run.incidents()
+    check(len(inc) == 1, 'one incident folder (got %d)' % len(inc))
+    if inc:
+        alert = json.load(open(os.path.join(inc[0], 'alert.json')))
+        t = alert['target']
+        check(t['signal'] == {'number': 9, 'name': 'SIGKILL', 'core_dumped': False} and t['exit_status'] is None,
+              'alert.json: target.signal SIGKILL 9 (%s)' % t)
+        check(window_rows(inc[0]) > 100, 'the window\'s requests survive the service (%d rows)' % window_rows(inc[0]))
+        check('window_requests.csv' in alert['files'], 'alert.json lists window_requests.csv')
+    if svc_pid:
+        check(no_segment(svc_pid), 'no /dev/shm/aiprof-live-%d left' % svc_pid)
+
+
+def case_killedpid(args, tmp):
+    """--pid: SIGTERM of a service the monitor did not start (reparented, so
+    no zombie to read): the SDK's signal note says how it died; then a
+    monitor killed with SIGKILL leaves a segment the next monitor removes."""
+    port_file = os.path.join(tmp, 'port')
+    marks = os.path.join(tmp, 'marks')
+    env = dict(os.environ, AIPROF_MODE='ring', AIPROF_OUTPUT=tmp + '/')
+    sh = subprocess.run(['sh', '-c', '"$@" >/dev/null 2>&1 & echo $!', 'sh', args.service, '--port-file', port_file,
+                         '--marks-file', marks, '--work-us', '300'], capture_output=True, text=True, env=env, timeout=10)
+    svc_pid = int(sh.stdout.strip())
+    check(wait_for_file(port_file), 'service started')
+    out = os.path.join(tmp, 'incidents')
+    mon = subprocess.Popen([args.aiprof, 'monitor', '--pid', str(svc_pid), '--alert', 'p99_latency > 10s', '--window',
+                            '5s', '--interval', '0.25s', '--timeout', '20s', '-o', out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    load = subprocess.Popen([args.load, open(port_file).read().strip(), '4', '3'], stdout=subprocess.PIPE, text=True)
+    time.sleep(2)
+    os.kill(svc_pid, 15)
+    o, err = mon.communicate(timeout=STEP_TIMEOUT)
+    load.communicate(timeout=20)
+    sys.stderr.write(err)
+    check(mon.returncode == 4, '--pid, service killed: exit 4 (got %d)' % mon.returncode)
+    inc = sorted(d for d in glob.glob(os.path.join(out, '*-*')) if os.path.isdir(d))
+    if inc:
+        t = json.load(open(os.path.join(inc[0], 'alert.json')))['target']
+        check(t['signal'] is not None and t['signal']['name'] == 'SIGTERM' and t['signal']['number'] == 15,
+              'alert.json: SIGTERM, known without being the parent (%s)' % t)
+    else:
+        check(False, 'an incident folder')
+    check(no_segment(svc_pid), 'no segment left for the dead service')
+    # A monitor killed with SIGKILL leaves its segment; the next one removes it.
+    svc2 = subprocess.Popen([args.service, '--port-file', port_file + '2', '--die-after', '8'], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    check(wait_for_file(port_file + '2'), 'second service started')
+    mon = subprocess.Popen([args.aiprof, 'monitor', '--pid', str(svc2.pid), '--alert', 'p99_latency > 10s',
+                            '--timeout', '20s', '-o', out + '2'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and no_segment(svc2.pid):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    mon.kill()
+    mon.communicate()
+    check(not no_segment(svc2.pid), 'a monitor killed with SIGKILL left /dev/shm/aiprof-live-%d' % svc2.pid)
+    svc2.kill()
+    svc2.wait()
+    p = subprocess.run([args.aiprof, 'monitor', '--pid', '999999', '--alert', 'p99_latency > 1s', '-o', out + '3'],
+                       capture_output=True, text=True, timeout=20)
+    # --pid 999999 fails before creating a segment; any start that creates one cleans first.
+    sh = subprocess.Popen([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--attach-timeout', '1s',
+                           '-o', out + '4', '--', 'sleep', '3'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sh.communicate(timeout=20)
+    check(no_segment(svc2.pid), 'the next monitor removed the dead monitor\'s segment')
+
+
+def http(url, data=None, timeout=5, headers=None):
+    h = {'Content-Type': 'application/json'} if data else {}
+    h.update(headers or {})
+    req = urllib.request.Request(url, data=data, headers=h)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             return r.status, r.read().decode()
@@ -274,16 +384,29 @@ def case_metrics(args, tmp):
     time.sleep(1.5)
     status, body = http('http://127.0.0.1:%d/metrics' % port)
     check(status == 200, '/metrics answers 200')
-    check(re.search(r'^aiprof_monitor_request_latency_seconds\{.*quantile="0.99"\} [0-9.e-]+$', body, re.M) is not None,
-          '/metrics has the p99 latency')
-    check(re.search(r'^aiprof_monitor_throughput_per_second\{.*\} [1-9][0-9.e+]*$', body, re.M) is not None,
-          '/metrics has a non-zero throughput')
+    check(re.search(r'^aiprof_monitor_window_request_latency_p99_seconds\{service=".*"\} [0-9.e-]+$', body, re.M)
+          is not None, '/metrics has the window\'s p99 latency as a gauge')
+    check(re.search(r'^aiprof_monitor_requests_total\{service=".*"\} [1-9][0-9.e+]*$', body, re.M) is not None,
+          '/metrics has a non-zero request counter')
+    check(re.search(r'^aiprof_monitor_request_latency_seconds_bucket\{service=".*",le="\+Inf"\} [1-9]', body, re.M)
+          is not None, '/metrics has the latency histogram')
+    check('pid=' not in body and 'per_second' not in body, 'no pid label, no rate metric')
+    promtool = shutil.which('promtool')
+    check(promtool is not None, 'promtool is installed (Debian\'s prometheus, scripts/deps/monitor.txt)')
+    if promtool:
+        p = subprocess.run([promtool, 'check', 'metrics'], input=body, capture_output=True, text=True, timeout=20)
+        check(p.returncode == 0 and p.stdout.strip() == '' and p.stderr.strip() == '',
+              'promtool check metrics: no problem (rc %d: %s %s)' % (p.returncode, p.stdout.strip(), p.stderr.strip()))
     escaped = 'service="svc\\"}\\nevil{x=\\"1"'
     check(escaped in body, 'the hostile service name is escaped in the labels')
-    check(all(l.startswith('#') or re.match(r'^[a-z_]+\{[^\n]*\} \S+$', l) for l in body.strip().splitlines()),
+    check(all(l.startswith('#') or re.match(r'^[a-z_][a-z0-9_]*\{[^\n]*\} \S+$', l) for l in body.strip().splitlines()),
           'every line is a comment or one sample')
     status, body = http('http://127.0.0.1:%d/alert' % port, data=b'{"alerts": 5')
     check(status == 400, 'a malformed webhook is a 400 (%d)' % status)
+    status, body = http('http://127.0.0.1:%d/alert' % port, data=b'{"alerts":[{"status":"firing"}]}')
+    check(status == 400 and 'alertname' in body, 'an alert without labels is a 400, not a deep trace (%d %r)' % (status, body))
+    status, body = http('http://127.0.0.1:%d/alert' % port, data=b'{"alerts":[{"status":"maybe","labels":{"alertname":"x"}}]}')
+    check(status == 400 and 'status' in body, 'an alert with an unknown status is a 400 (%d %r)' % (status, body))
     hook = {'version': '4', 'status': 'firing', 'alerts': [
         {'status': 'firing', 'labels': {'alertname': 'HighLatency<script>'}},
         {'status': 'resolved', 'labels': {'alertname': 'Old'}}]}
@@ -298,6 +421,217 @@ def case_metrics(args, tmp):
         check(alert['trigger']['kind'] == 'webhook' and alert['trigger']['expression'] == 'HighLatency<script>',
               'alert.json: the webhook\'s alert name')
         check(sorted(os.listdir(inc[0])) == ['alert.json'], '--on-alert none writes alert.json only')
+
+
+def metrics_port(run, deadline_s=10):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        line = run.monitor.stderr.readline()
+        m = re.search(r'http://127\.0\.0\.1:(\d+)/metrics', line)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def rss_kb(pid):
+    for line in open('/proc/%d/status' % pid):
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1])
+    return -1
+
+
+def case_hardened(args, tmp):
+    """The port under abuse: 200 slow clients, a chunked 16 MiB body, no
+    token or a wrong one, a webhook without labels; a non-loopback listen
+    without a token is refused."""
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--metrics-listen', '0.0.0.0:0',
+                        '-o', os.path.join(tmp, 'x'), '--', 'true'], capture_output=True, text=True, timeout=20)
+    check(p.returncode == 1 and 'not a loopback address' in p.stderr and '--webhook-token-file' in p.stderr,
+          'non-loopback listen without a token is refused (rc %d: %s)' % (p.returncode, p.stderr.strip()[:200]))
+    token_file = os.path.join(tmp, 'token')
+    open(token_file, 'w').write('s3cret-token\n')
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 10s', '--window', '1s', '--interval', '0.25s', '--on-alert', 'none',
+               '--metrics-listen', '127.0.0.1:0', '--webhook-token-file', token_file, '--once', '--timeout', '40s'],
+              load_seconds=25)
+    port = metrics_port(run)
+    check(port is not None, 'the endpoint says where it listens')
+    if port is None:
+        run.monitor.kill()
+        run.finish()
+        return
+    url = 'http://127.0.0.1:%d' % port
+    rss_before = rss_kb(run.monitor.pid)
+    # 200 slow clients: a header line every 0.5 s, never finishing.
+    slow = []
+    for _ in range(200):
+        c = socket.create_connection(('127.0.0.1', port))
+        c.sendall(b'GET /metrics HTTP/1.1\r\nHost: x\r\n')
+        slow.append(c)
+    worst, failures, start = 0.0, 0, time.monotonic()
+    n = 0
+    while time.monotonic() - start < 7:
+        for c in slow:
+            try:
+                c.send(b'X-Slow: 1\r\n')
+            except OSError:
+                pass
+        t0 = time.monotonic()
+        try:
+            status, body = http(url + '/metrics', timeout=3)
+            failures += status != 200
+        except Exception:
+            failures += 1
+        worst = max(worst, time.monotonic() - t0)
+        n += 1
+        time.sleep(0.25)
+    check(failures == 0 and worst < 2, '/metrics answered %d of %d scrapes under 200 slow clients (slowest %.2f s)' %
+          (n - failures, n, worst))
+    closed = 0
+    for c in slow:
+        c.settimeout(0.2)
+        try:
+            closed += c.recv(1) == b''
+        except socket.timeout:
+            pass
+        except OSError:
+            closed += 1
+        c.close()
+    check(closed == 200, 'the slow clients were closed (header deadline or the connection cap): %d of 200' % closed)
+    # Chunked 16 MiB: refused at the 1 MiB body limit, memory stays flat.
+    c = socket.create_connection(('127.0.0.1', port))
+    c.sendall(b'POST /alert HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\n'
+              b'Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n')
+    chunk = b'%x\r\n' % 65536 + b'x' * 65536 + b'\r\n'
+    sent = 0
+    try:
+        for _ in range(256):
+            c.sendall(chunk)
+            sent += 65536
+    except OSError:
+        pass
+    c.settimeout(5)
+    answer = b''
+    try:
+        while True:
+            b = c.recv(4096)
+            if not b:
+                break
+            answer += b
+    except OSError:
+        pass
+    c.close()
+    check(answer.startswith(b'HTTP/1.1 413'), 'a chunked body over 1 MiB is a 413 (%r after %d bytes)' % (answer[:40], sent))
+    rss_after = rss_kb(run.monitor.pid)
+    check(rss_after - rss_before < 20000, 'the monitor\'s memory stays flat: VmRSS %d -> %d KiB' % (rss_before, rss_after))
+    hook = json.dumps({'alerts': [{'status': 'firing', 'labels': {'alertname': 'Hook'}}]}).encode()
+    status, body = http(url + '/alert', data=hook)
+    check(status == 401, 'POST /alert without the token is a 401 (%d)' % status)
+    status, body = http(url + '/alert', data=hook, headers={'Authorization': 'Bearer wrong'})
+    check(status == 401, 'with a wrong token a 401 (%d)' % status)
+    status, body = http(url + '/alert', data=hook, headers={'Authorization': 'Bearer s3cret-token'})
+    check(status == 200, 'with the token the webhook is accepted (%d %r)' % (status, body))
+    rc, out, err = run.finish()
+    check(rc == 3, 'the webhook made an incident (rc %d)' % rc)
+    inc = run.incidents()
+    if inc:
+        trig = json.load(open(os.path.join(inc[0], 'alert.json')))['trigger']
+        check(re.match(r'^127\.0\.0\.1:\d+$', trig.get('requested_by', '')) is not None,
+              'alert.json records who asked (%s)' % trig.get('requested_by'))
+    else:
+        check(False, 'an incident folder')
+
+
+def case_hostile(args, tmp):
+    """Names with newlines and ANSI escapes (a webhook's alert name, the
+    service name) never reach the terminal raw."""
+    evil = 'Evil\n2026-01-01T00:00:00.000Z incident 9: fake\x1b[2J\x1b[31m'
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 10s', '--window', '1s', '--interval', '0.25s', '--on-alert', 'none',
+               '--metrics-listen', '127.0.0.1:0', '--service', 'svc\x1b[2J', '--once', '--timeout', '15s'],
+              load_seconds=6)
+    port = metrics_port(run)
+    check(port is not None, 'the endpoint says where it listens')
+    if port is not None:
+        status, body = http('http://127.0.0.1:%d/alert' % port,
+                            data=json.dumps({'alerts': [{'status': 'firing', 'labels': {'alertname': evil}}]}).encode())
+        check(status == 200, 'webhook accepted')
+    rc, out, err = run.finish()
+    check(rc == 3, 'an incident (rc %d)' % rc)
+    check(len(out.splitlines()) == 1 and 'fake' in out, 'one stdout line for one incident: %r' % out)
+    check('\x1b' not in out and '\x1b' not in err, 'no raw ESC on stdout or stderr')
+    check('\\x1b[2J' in out and '\\x0a2026' in out, 'the escapes are shown as \\xNN: %r' % out)
+    inc = run.incidents()
+    if inc:
+        alert = json.load(open(os.path.join(inc[0], 'alert.json')))
+        check(alert['trigger']['expression'] == evil, 'alert.json keeps the name exactly (JSON-escaped)')
+        check(all(re.match(r'^[0-9TZ]+-\d+$', os.path.basename(d)) for d in inc), 'folder names hold no name')
+
+
+def case_prometheus(args, tmp):
+    """A real Prometheus (Debian's 2.42) scrapes the monitor every second:
+    rate() of the request counter matches the load generator's rate."""
+    prom = shutil.which('prometheus')
+    check(prom is not None, 'prometheus is installed (scripts/deps/monitor.txt)')
+    if not prom:
+        return
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 10s', '--window', '5s', '--interval', '0.25s', '--on-alert', 'none',
+               '--metrics-listen', '127.0.0.1:0', '--service', 'e2e', '--timeout', '40s'], load_seconds=0.1)
+    run.load.communicate(timeout=10)
+    port = metrics_port(run)
+    check(port is not None, 'the endpoint says where it listens')
+    if port is None:
+        run.monitor.kill()
+        run.finish()
+        return
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    prom_port = s.getsockname()[1]
+    s.close()
+    cfg = os.path.join(tmp, 'prometheus.yml')
+    open(cfg, 'w').write('global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n'
+                         '  - job_name: aiprof\n    static_configs:\n      - targets: ["127.0.0.1:%d"]\n' % port)
+    p = subprocess.Popen([prom, '--config.file=' + cfg, '--storage.tsdb.path=' + os.path.join(tmp, 'tsdb'),
+                          '--web.listen-address=127.0.0.1:%d' % prom_port, '--log.level=warn'],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    api = 'http://127.0.0.1:%d/api/v1/' % prom_port
+    try:
+        deadline = time.monotonic() + 20
+        up = False
+        while time.monotonic() < deadline and not up:
+            time.sleep(0.5)
+            try:
+                status, body = http(api + 'query?query=up', timeout=2)
+                up = status == 200 and any(r['value'][1] == '1' for r in json.loads(body)['data']['result'])
+            except Exception:
+                pass
+        check(up, 'Prometheus scrapes the monitor (up == 1)')
+        port_svc = open(run.port_file).read().strip()
+        load = subprocess.run([args.load, port_svc, '4', '16'], capture_output=True, text=True, timeout=40)
+        rate_load = json.loads(load.stdout)['throughput']
+        time.sleep(1.5)  # the last scrapes
+        # rate() over the load's middle 12 s (after its first 2 s).
+        q = urllib.parse.quote('rate(aiprof_monitor_requests_total{service="e2e"}[12s])')
+        status, body = http(api + 'query?query=%s&time=%.3f' % (q, time.time() - 3.5), timeout=5)
+        result = json.loads(body)['data']['result'] if status == 200 else []
+        rate_prom = float(result[0]['value'][1]) if result else -1
+        check(abs(rate_prom - rate_load) <= 0.1 * rate_load,
+              'rate(aiprof_monitor_requests_total[12s]) = %.1f/s, the load generator\'s %.1f/s (within 10%%)' %
+              (rate_prom, rate_load))
+        q = urllib.parse.quote('histogram_quantile(0.5, rate(aiprof_monitor_request_latency_seconds_bucket[12s]))')
+        status, body = http(api + 'query?query=%s&time=%.3f' % (q, time.time() - 3.5), timeout=5)
+        result = json.loads(body)['data']['result'] if status == 200 else []
+        check(result and 0 < float(result[0]['value'][1]) < 0.05,
+              'histogram_quantile over the histogram works (%s)' % (result[0]['value'][1] if result else None))
+    finally:
+        p.terminate()
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+        run.monitor.terminate()
+        run.finish()
 
 
 def case_badexpr(args, tmp):
@@ -394,6 +728,8 @@ def case_torch(args, tmp):
 
 
 CASES = {'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+         'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
+         'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
          'torch': case_torch}
 

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "src/analysis/validation/trace_samples.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
+#include "src/monitor/live_client.h"
 #include "src/sdk/sdk_internal.h"
 
 namespace aiprof {
@@ -362,6 +364,117 @@ TEST(SdkFile, RingKeepsExactlyTheNewestEvents) {
     EXPECT_GE(trace->slices.ts_ns[i], trace->slices.ts_ns[first[0]]);
   }
   EXPECT_EQ(trace->diagnostics.entries().size(), 0u);
+}
+
+// Thread churn (a thread-per-request server): 10,000 threads, 4 at a time,
+// each naming itself and recording one span. Exited threads' buffers are
+// reused, so memory does not grow with the number of threads (before, each
+// thread kept 64 KiB: 600 MB here); every thread is still its own track.
+void CheckChurn(const Env& env, bool ring) {
+  TempDir dir;
+  std::string file = dir.path() + "/churn.aiprof";
+  Env full = env;
+  full.push_back({"AIPROF_OUTPUT", file});
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"churn", "10000", "4"}, full);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto rss = Lines(r.out, "rss_kb");
+  ASSERT_EQ(rss.size(), 1u) << r.out;
+  int64_t warm_kb = std::stoll(rss[0][1]), end_kb = std::stoll(rss[0][2]);
+  ASSERT_GT(warm_kb, 0);
+  // Record mode keeps 5 events (80 bytes) per thread: 760 KiB after warm-up.
+  EXPECT_LT(end_kb - warm_kb, 4096) << "VmRSS after 500 threads " << warm_kb << " KiB, after 10,000 " << end_kb;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  std::map<std::string, size_t> spans_by_track;
+  std::vector<uint32_t> churn = SlicesNamed(*trace, "churn");
+  for (uint32_t s : churn) {
+    spans_by_track[std::string(trace->Str(trace->tracks.name[trace->slices.track[s]]))] += 1;
+  }
+  for (const auto& [name, n] : spans_by_track) {
+    EXPECT_EQ(n, 1u) << name;
+    EXPECT_EQ(name.rfind("churn-", 0), 0u) << name;
+  }
+  EXPECT_EQ(spans_by_track.count("churn-9999"), 1u);
+  EXPECT_EQ(trace->diagnostics.entries().size(), 0u);
+  if (!ring) {
+    EXPECT_EQ(churn.size(), 10000u);
+    EXPECT_EQ(spans_by_track.size(), 10000u);
+    EXPECT_EQ(Meta(*trace, "sdk.events_recorded"), "20000");
+    EXPECT_EQ(Meta(*trace, "sdk.threads"), "10000");
+  } else {
+    // Rings of 655 events, 5 per thread (span begin and end, the exit
+    // marker and a 10-character name): the buffer reused last holds its
+    // newest 131 threads, the others what they held when they went idle.
+    EXPECT_GT(churn.size(), 130u);
+    EXPECT_LT(churn.size(), 10000u);
+    EXPECT_EQ(Meta(*trace, "sdk.events_recorded"), "20000");
+  }
+}
+
+TEST(SdkFile, ThreadChurnRecordModeMemoryBounded) { CheckChurn({}, false); }
+TEST(SdkFile, ThreadChurnRingModeMemoryBounded) {
+  CheckChurn({{"AIPROF_MODE", "ring"}, {"AIPROF_RING_MB", "0.01"}}, true);
+}
+
+// Starts `program args...` with `env` (AIPROF_* of the test removed).
+pid_t Spawn(const std::string& program, const std::vector<std::string>& args, const Env& env) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_LIVE", "AIPROF_LIVE_SIGNALS", "AIPROF_ENABLE"}) unsetenv(v);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>(program.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// A monitor attached to a service that is killed by SIGTERM: the SDK notes
+// the signal in the live channel and the default action still ends the
+// process; a program's own handler is never replaced; AIPROF_LIVE_SIGNALS=0
+// turns the note off.
+struct SignalOutcome {
+  int wait_status = 0;
+  int noted = -1;
+};
+SignalOutcome KillAttached(const std::vector<std::string>& args, const Env& extra) {
+  TempDir dir;
+  Env env = extra;
+  env.push_back({"AIPROF_OUTPUT", dir.path() + "/"});
+  env.push_back({"AIPROF_MODE", "ring"});
+  pid_t pid = Spawn(AIPROF_SDK_TEST_PROGRAM, args, env);
+  SignalOutcome out;
+  auto client = LiveClient::Create(pid);
+  EXPECT_TRUE(client.ok()) << client.status().message();
+  if (client.ok()) {
+    Status attached = (*client)->WaitAttached(10'000'000'000, [] { return true; });
+    EXPECT_TRUE(attached.ok()) << attached.message();
+  }
+  usleep(50000);  // a few requests while attached
+  kill(pid, SIGTERM);
+  waitpid(pid, &out.wait_status, 0);
+  if (client.ok()) out.noted = (*client)->fatal_signal();
+  return out;
+}
+
+TEST(SdkLive, FatalSignalIsNotedAndTheDefaultActionHappens) {
+  SignalOutcome o = KillAttached({"serve", "20"}, {});
+  EXPECT_TRUE(WIFSIGNALED(o.wait_status) && WTERMSIG(o.wait_status) == SIGTERM) << o.wait_status;
+  EXPECT_EQ(o.noted, SIGTERM);
+}
+
+TEST(SdkLive, OwnSignalHandlerIsKept) {
+  SignalOutcome o = KillAttached({"serve", "20", "own"}, {});
+  EXPECT_TRUE(WIFEXITED(o.wait_status) && WEXITSTATUS(o.wait_status) == 7) << o.wait_status;
+  EXPECT_EQ(o.noted, 0);
+}
+
+TEST(SdkLive, SignalNoteCanBeTurnedOff) {
+  SignalOutcome o = KillAttached({"serve", "20"}, {{"AIPROF_LIVE_SIGNALS", "0"}});
+  EXPECT_TRUE(WIFSIGNALED(o.wait_status) && WTERMSIG(o.wait_status) == SIGTERM) << o.wait_status;
+  EXPECT_EQ(o.noted, 0);
 }
 
 TEST(SdkFile, DisabledWritesNothing) {

@@ -12,12 +12,17 @@
  *   c_api_program api           every other call of the C API
  *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
  *   c_api_program misuse        ends without begins, a span left open in a step
+ *   c_api_program serve S [own] requests for S seconds (a service a monitor attaches to);
+ *                               `own`: with its own SIGTERM handler (exit status 7)
+ *   c_api_program churn N C     N short-lived threads, C at a time, one span each;
+ *                               prints VmRSS after the first 500 and at the end
  */
 #define _POSIX_C_SOURCE 200809L
 #include <aiprof/aiprof.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,6 +260,65 @@ static int Misuse(void) {
   return 0;
 }
 
+static void OwnTermHandler(int sig) {
+  (void)sig;
+  _exit(7);
+}
+
+static int Serve(double seconds, int own_handler) {
+  if (own_handler) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = OwnTermHandler;
+    sigaction(SIGTERM, &sa, NULL);
+  }
+  int64_t end = NowNs() + (int64_t)(seconds * 1e9);
+  struct timespec pause = {0, 1000000};
+  while (NowNs() < end) {
+    aiprof_request_end(aiprof_request_begin("request"));
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}
+
+static long VmRssKb(void) {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = -1;
+  while (f && fgets(line, sizeof(line), f)) {
+    if (strncmp(line, "VmRSS:", 6) == 0) kb = atol(line + 6);
+  }
+  if (f) fclose(f);
+  return kb;
+}
+
+static void* ChurnThread(void* arg) {
+  char name[32];
+  snprintf(name, sizeof(name), "churn-%ld", (long)(intptr_t)arg);
+  aiprof_thread_name(name);
+  aiprof_span_begin("churn");
+  aiprof_span_end();
+  return NULL;
+}
+
+/* A thread-per-request server's pattern: threads that record a little and
+ * exit. The SDK's memory must not grow with their number. */
+static int Churn(long n, int at_once) {
+  pthread_t t[64];
+  long warm_kb = -1;
+  if (at_once < 1 || at_once > 64) return 2;
+  for (long i = 0; i < n; i += at_once) {
+    int k = 0;
+    for (; k < at_once && i + k < n; ++k) {
+      if (pthread_create(&t[k], NULL, ChurnThread, (void*)(intptr_t)(i + k)) != 0) return 3;
+    }
+    for (int j = 0; j < k; ++j) pthread_join(t[j], NULL);
+    if (warm_kb < 0 && i + k >= 500) warm_kb = VmRssKb();
+  }
+  printf("rss_kb %ld %ld\n", warm_kb, VmRssKb());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* s = argv[1];
@@ -267,6 +331,8 @@ int main(int argc, char** argv) {
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
   if (strcmp(s, "misuse") == 0) return Misuse();
+  if (strcmp(s, "serve") == 0 && argc >= 3) return Serve(atof(argv[2]), argc > 3 && strcmp(argv[3], "own") == 0);
+  if (strcmp(s, "churn") == 0 && argc == 4) return Churn(atol(argv[2]), atoi(argv[3]));
   fprintf(stderr, "unknown scenario %s\n", s);
   return 2;
 }
