@@ -4,6 +4,7 @@
 // validation as the JSON the CLI writes (one writer, so the figures are the
 // same by construction). The GIL is released while importing and analysing.
 #include "python/analysis_module.h"
+#include "python/query_module.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -23,7 +24,8 @@
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
-#include "src/cli/run_samples_loader.h"
+#include "src/session/run_loader.h"
+#include "src/session/session.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/report/diagnosis/diagnosis_report.h"
@@ -54,22 +56,31 @@ T ValueOrThrow(StatusOr<T> s) {
 }
 
 // A loaded trace; the summary is computed once, on first use.
+// A loaded trace and its analysis session (src/session/): results asked for
+// with the default options are computed once and kept; calls with other
+// options (analyses, device, rules, target) get a session of their own over
+// the same trace.
 class PyTrace {
  public:
-  PyTrace(std::unique_ptr<Trace> trace, std::string path) : trace_(std::move(trace)), path_(std::move(path)) {}
+  PyTrace(std::unique_ptr<Trace> trace, std::string path)
+      : trace_(std::move(trace)), path_(std::move(path)), session_(trace_, Options()) {}
   const Trace& trace() const { return *trace_; }
   const std::string& path() const { return path_; }
-  // Call without the GIL (it may compute).
-  const Summary& summary() {
-    std::call_once(summary_once_, [this] { summary_ = ComputeSummary(*trace_); });
-    return summary_;
+  AnalysisSession& session() { return session_; }
+  // Session options for this trace (the Python package attaches no history).
+  SessionOptions Options() const {
+    SessionOptions o;
+    o.input = path_;
+    o.attach_history = false;
+    return o;
   }
+  // Call without the GIL (it may compute).
+  const Summary& summary() { return session_.results().summary(); }
 
  private:
-  std::unique_ptr<Trace> trace_;
+  std::shared_ptr<const Trace> trace_;
   std::string path_;
-  std::once_flag summary_once_;
-  Summary summary_;
+  AnalysisSession session_;
 };
 
 // Copies a column block by block into one new numpy array.
@@ -334,7 +345,14 @@ py::bytes AnalyzeJson(PyTrace& self, const std::vector<std::string>& only, const
   std::string json;
   {
     py::gil_scoped_release release;
-    json = AnalysisToJson(RunAnalyses(self.trace(), options));
+    if (only.empty() && device.empty()) {
+      json = AnalysisToJson(self.session().analyses());
+    } else {
+      SessionOptions o = self.Options();
+      o.analyze = options;
+      AnalysisSession session(std::shared_ptr<const Trace>(&self.trace(), [](const Trace*) {}), o);
+      json = AnalysisToJson(session.analyses());
+    }
   }
   return py::bytes(json);
 }
@@ -349,19 +367,22 @@ py::bytes DiagnoseJson(PyTrace& self, const std::string& target, const std::stri
   std::string json;
   {
     py::gil_scoped_release release;
-    std::vector<Rule> rules;
-    if (builtin_rules) rules = ValueOrThrow(LoadBuiltinRules());
-    for (const std::string& path : rule_paths) MergeRules(&rules, ValueOrThrow(LoadRules(path)));
-    if (rules.empty()) throw AiprofError("no rules to apply (builtin_rules=False without rules)");
-    SuggestOptions options;
-    options.target = target;
-    options.constraints = ValueOrThrow(ParseConstraints(constraints));
-    AnalyzeOptions analyze;
-    analyze.device = device;
-    MetricSet metrics = ComputeAllMetrics(self.trace(), analyze);
-    Diagnosis diagnosis = Diagnose(self.trace(), metrics, rules);
-    SuggestResult suggestions = Suggest(diagnosis, metrics, options);
-    DiagnosisReport report{self.path(), &metrics, &diagnosis, &suggestions, &options};
+    if (!builtin_rules && rule_paths.empty()) throw AiprofError("no rules to apply (builtin_rules=False without rules)");
+    SessionOptions o = self.Options();
+    o.rule_paths = rule_paths;
+    o.no_builtin_rules = !builtin_rules;
+    o.suggest.target = target;
+    o.suggest.constraints = ValueOrThrow(ParseConstraints(constraints));
+    o.analyze.device = device;
+    // The trace's own session when every option is the default one.
+    const bool defaults = rule_paths.empty() && builtin_rules && device.empty() && target == "latency" &&
+                          o.suggest.constraints.empty();
+    std::unique_ptr<AnalysisSession> own;
+    if (!defaults) own = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(&self.trace(), [](const Trace*) {}), o);
+    AnalysisSession& session = defaults ? self.session() : *own;
+    const Diagnosis* diagnosis = ValueOrThrow(session.diagnosis());
+    const SuggestResult* suggestions = ValueOrThrow(session.suggestions());
+    DiagnosisReport report{self.path(), &session.metrics(), diagnosis, suggestions, &session.options().suggest};
     json = DiagnosisToJson(report);
   }
   return py::bytes(json);
@@ -390,7 +411,12 @@ RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch
     o.items_per_sample = batch_size;
     return ValueOrThrow(SamplesFromTrace(in.trace->trace(), in.trace->path(), o));
   }
-  return ValueOrThrow(LoadRunSamples(in.path, unit, batch_size, bench, sample_unit, nullptr));
+  RunInputs inputs;
+  inputs.unit = unit;
+  inputs.batch_size = batch_size;
+  inputs.bench = bench;
+  inputs.sample_unit = sample_unit;
+  return ValueOrThrow(LoadRunSamples(in.path, inputs));
 }
 
 py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
@@ -445,8 +471,13 @@ void DefineAnalysis(py::module_& m) {
       .def("op_columns", &OpColumns)
       .def("device_columns", &DeviceColumns)
       .def("analyze_json", &AnalyzeJson, py::arg("only"), py::arg("device"))
+      .def("sql_columns",
+           [](PyTrace& t, const std::string& sql, size_t max_rows, double timeout_s, int64_t max_memory) {
+             return QueryColumns(t.trace(), sql, max_rows, timeout_s, max_memory);
+           })
       .def("diagnose_json", &DiagnoseJson, py::arg("target"), py::arg("constraints"), py::arg("rules"),
            py::arg("builtin_rules"), py::arg("device"));
+  DefineQuery(m);
   m.def("load", &Load, py::arg("path"));
   m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
         py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),

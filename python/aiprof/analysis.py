@@ -104,6 +104,13 @@ class Trace:
         """Flows between slices (row indices into `slices()`), with id and category."""
         return _table(self._t.flow_columns(), as_frame)
 
+    def sql(self, query, max_rows=1000000, timeout=30.0, max_memory=1 << 30, as_frame=None):
+        """Runs SQL over the trace's tables and views (docs/query.md, `aiprof query IN --schema`)
+        and returns the last statement's rows as a table. Read-only; raises aiprof.Error when the
+        query fails, runs past `timeout` seconds, needs more than `max_memory` bytes, or matches
+        more than `max_rows` rows (0 = no limit for each)."""
+        return _table(self._t.sql_columns(query, max_rows, timeout, max_memory), as_frame)
+
     def analyze(self, only=None, device=""):
         """Runs the analyses of `aiprof analyze` and returns its JSON as a dict:
         {"metrics": {name: {"value", "unit", "source", "measured"}},

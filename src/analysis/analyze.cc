@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 
 #include "src/analysis/common/text_format.h"
 #include "src/base/parallel.h"
+#include "src/base/phase_log.h"
 #include "src/base/threads.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
@@ -179,73 +181,72 @@ void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w
          "communication");
 }
 
-// One entry per analysis: compute, publish its metrics, describe it.
+// One entry per analysis: publish its metrics from the session's result,
+// describe it.
 using SectionLines = std::vector<std::string>;
 
-SectionLines RunBreakdown(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
-  GapsOptions options;
-  options.window = &w;
-  GapsResult r = ComputeGaps(trace, options);
-  PublishGaps(trace, r, m);
-  PublishGapImpacts(r, w, m);
-  return DescribeBreakdown(trace, r);
+SectionLines RunBreakdown(AnalysisResults& in, MetricSet* m) {
+  const GapsResult& r = in.gaps();
+  PublishGaps(in.trace(), r, m);
+  PublishGapImpacts(r, in.window(), m);
+  return DescribeBreakdown(in.trace(), r);
 }
 
-SectionLines RunLaunches(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
-  LaunchStats r = ComputeLaunchStats(trace);
-  PublishLaunchStats(trace, r, m);
-  return DescribeLaunches(trace, r);
+SectionLines RunLaunches(AnalysisResults& in, MetricSet* m) {
+  const LaunchStats& r = in.launches();
+  PublishLaunchStats(in.trace(), r, m);
+  return DescribeLaunches(in.trace(), r);
 }
 
-SectionLines RunMemcpy(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
-  MemcpyStats r = ComputeMemcpyStats(trace);
-  PublishMemcpyStats(trace, r, m);
+SectionLines RunMemcpy(AnalysisResults& in, MetricSet* m) {
+  const MemcpyStats& r = in.memcpy();
+  PublishMemcpyStats(in.trace(), r, m);
   return DescribeMemcpy(r);
 }
 
-SectionLines RunLayout(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
-  LayoutResult r = ComputeLayoutConversions(trace);
-  PublishLayoutConversions(trace, r, m);
-  PublishLayoutImpact(trace, r, w, m);
+SectionLines RunLayout(AnalysisResults& in, MetricSet* m) {
+  const LayoutResult& r = in.layout();
+  PublishLayoutConversions(in.trace(), r, m);
+  PublishLayoutImpact(in.trace(), r, in.window(), m);
   return DescribeLayout(r);
 }
 
-SectionLines RunFusion(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
-  FusionResult r = ComputeFusionCandidates(trace, &w);
-  PublishFusionCandidates(trace, r, m);
-  PublishFusionImpact(r, w, m);
-  return DescribeFusion(trace, r);
+SectionLines RunFusion(AnalysisResults& in, MetricSet* m) {
+  const FusionResult& r = in.fusion();
+  PublishFusionCandidates(in.trace(), r, m);
+  PublishFusionImpact(r, in.window(), m);
+  return DescribeFusion(in.trace(), r);
 }
 
-SectionLines RunLongTail(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
-  LongTailResult r = ComputeLongTails(trace, &w);
-  PublishLongTails(trace, r, m);
-  PublishLongTailImpact(r, w, m);
-  return DescribeLongTail(trace, r);
+SectionLines RunLongTail(AnalysisResults& in, MetricSet* m) {
+  const LongTailResult& r = in.long_tail();
+  PublishLongTails(in.trace(), r, m);
+  PublishLongTailImpact(r, in.window(), m);
+  return DescribeLongTail(in.trace(), r);
 }
 
-SectionLines RunSteps(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
-  StepStats r = ComputeStepStats(trace, &w);
-  PublishStepStats(trace, r, m);
+SectionLines RunSteps(AnalysisResults& in, MetricSet* m) {
+  const StepStats& r = in.steps();
+  PublishStepStats(in.trace(), r, m);
   PublishStepImpact(r, m);
-  return DescribeSteps(trace, r);
+  return DescribeSteps(in.trace(), r);
 }
 
-SectionLines RunMemory(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
-  MemoryResult r = ComputeMemoryPeaks(trace);
-  PublishMemoryPeaks(trace, r, m);
-  return DescribeMemory(trace, r);
+SectionLines RunMemory(AnalysisResults& in, MetricSet* m) {
+  const MemoryResult& r = in.memory();
+  PublishMemoryPeaks(in.trace(), r, m);
+  return DescribeMemory(in.trace(), r);
 }
 
-SectionLines RunCommunication(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow& w, MetricSet* m) {
-  CommunicationResult r = ComputeCommunication(trace);
+SectionLines RunCommunication(AnalysisResults& in, MetricSet* m) {
+  const CommunicationResult& r = in.communication();
   PublishCommunication(r, m);
-  PublishSlowRankImpact(r, w, m);
+  PublishSlowRankImpact(r, in.window(), m);
   return DescribeCommunication(r);
 }
 
-SectionLines RunPipeline(const Trace& trace, const AnalyzeOptions&, const AnalysisWindow&, MetricSet* m) {
-  PipelineResult r = ComputePipelineStages(trace);
+SectionLines RunPipeline(AnalysisResults& in, MetricSet* m) {
+  const PipelineResult& r = in.pipeline();
   PublishPipelineStages(r, m);
   SectionLines lines;
   if (r.stages.empty()) lines.push_back("no stage spans (stage:<name>, node:<name>, pipeline/<name>)");
@@ -257,17 +258,15 @@ SectionLines RunPipeline(const Trace& trace, const AnalyzeOptions&, const Analys
   return lines;
 }
 
-SectionLines RunRoofline(const Trace& trace, const AnalyzeOptions& options, const AnalysisWindow&, MetricSet* m) {
-  std::string problem;
-  std::optional<DevicePeaks> device = ResolveDevice(trace, options.device, options.devices_file, &problem);
-  RooflineResult r = ComputeRoofline(trace, device ? &*device : nullptr);
-  PublishRoofline(r, problem, m);
-  return DescribeRoofline(r, problem);
+SectionLines RunRoofline(AnalysisResults& in, MetricSet* m) {
+  const RooflineResult& r = in.roofline();
+  PublishRoofline(r, in.roofline_problem(), m);
+  return DescribeRoofline(r, in.roofline_problem());
 }
 
 struct AnalysisEntry {
   std::string_view name;
-  SectionLines (*run)(const Trace&, const AnalyzeOptions&, const AnalysisWindow&, MetricSet*);
+  SectionLines (*run)(AnalysisResults&, MetricSet*);
 };
 
 // Every analysis, in the order they run (and their sections appear).
@@ -277,6 +276,10 @@ constexpr AnalysisEntry kAnalyses[] = {
     {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
     {"pipeline", RunPipeline},   {"roofline", RunRoofline},
 };
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace
 
@@ -294,17 +297,146 @@ bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name) {
          std::find(options.only.begin(), options.only.end(), name) != options.only.end();
 }
 
-AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
+// Each result lives in a slot computed once (std::call_once: a second caller
+// waits for the first), timed into the phase log.
+template <typename T>
+struct Slot {
+  std::once_flag once;
+  std::optional<T> value;
+};
+
+struct AnalysisResults::Slots {
+  Slot<AnalysisWindow> window;
+  Slot<Summary> summary;
+  Slot<GapsResult> gaps, all_gaps;
+  Slot<LaunchStats> launches;
+  Slot<MemcpyStats> memcpy;
+  Slot<LayoutResult> layout;
+  Slot<FusionResult> fusion;
+  Slot<LongTailResult> long_tail;
+  Slot<StepStats> steps, all_steps;
+  Slot<MemoryResult> memory;
+  Slot<std::vector<MemorySeries>> memory_series;
+  Slot<CommunicationResult> communication;
+  Slot<PipelineResult> pipeline;
+  struct Roofline {
+    std::optional<DevicePeaks> device;
+    std::string problem;
+    RooflineResult result;
+  };
+  Slot<Roofline> roofline;
+};
+
+namespace {
+
+template <typename T, typename F>
+const T& Once(Slot<T>& slot, const char* phase, F&& compute) {
+  std::call_once(slot.once, [&] {
+    ScopedPhase timed(phase);
+    slot.value.emplace(compute());
+  });
+  return *slot.value;
+}
+
+}  // namespace
+
+AnalysisResults::AnalysisResults(const Trace& trace, AnalyzeOptions options)
+    : trace_(trace), options_(std::move(options)), slots_(std::make_unique<Slots>()) {
+  trace_.strings.BuildIndex();  // the one lazily built part of a trace
+}
+AnalysisResults::~AnalysisResults() = default;
+
+const AnalysisWindow& AnalysisResults::window() {
+  return Once(slots_->window, "analysis.window", [&] { return ComputeAnalysisWindow(trace_, options_.warmup_steps); });
+}
+const Summary& AnalysisResults::summary() {
+  return Once(slots_->summary, "analysis.summary", [&] { return ComputeSummary(trace_); });
+}
+const GapsResult& AnalysisResults::gaps() {
+  const AnalysisWindow& w = window();
+  return Once(slots_->gaps, "analysis.breakdown", [&] {
+    GapsOptions o;
+    o.window = &w;
+    o.keep_all_gaps = options_.keep_all_gaps;
+    return ComputeGaps(trace_, o);
+  });
+}
+const GapsResult& AnalysisResults::all_gaps() {
+  if (options_.keep_all_gaps) return gaps();
+  const AnalysisWindow& w = window();
+  return Once(slots_->all_gaps, "analysis.breakdown_all_gaps", [&] {
+    GapsOptions o;
+    o.window = &w;
+    o.keep_all_gaps = true;
+    return ComputeGaps(trace_, o);
+  });
+}
+const LaunchStats& AnalysisResults::launches() {
+  return Once(slots_->launches, "analysis.launches", [&] { return ComputeLaunchStats(trace_); });
+}
+const MemcpyStats& AnalysisResults::memcpy() {
+  return Once(slots_->memcpy, "analysis.memcpy", [&] { return ComputeMemcpyStats(trace_); });
+}
+const LayoutResult& AnalysisResults::layout() {
+  return Once(slots_->layout, "analysis.layout", [&] { return ComputeLayoutConversions(trace_); });
+}
+const FusionResult& AnalysisResults::fusion() {
+  const AnalysisWindow& w = window();
+  return Once(slots_->fusion, "analysis.fusion", [&] { return ComputeFusionCandidates(trace_, &w); });
+}
+const LongTailResult& AnalysisResults::long_tail() {
+  const AnalysisWindow& w = window();
+  return Once(slots_->long_tail, "analysis.long_tail", [&] { return ComputeLongTails(trace_, &w); });
+}
+const StepStats& AnalysisResults::steps() {
+  const AnalysisWindow& w = window();
+  return Once(slots_->steps, "analysis.steps", [&] { return ComputeStepStats(trace_, &w); });
+}
+const StepStats& AnalysisResults::all_steps() {
+  return Once(slots_->all_steps, "analysis.steps_all", [&] { return ComputeStepStats(trace_); });
+}
+const MemoryResult& AnalysisResults::memory() {
+  return Once(slots_->memory, "analysis.memory", [&] { return ComputeMemoryPeaks(trace_); });
+}
+const std::vector<MemorySeries>& AnalysisResults::memory_series() {
+  return Once(slots_->memory_series, "analysis.memory_series",
+              [&] { return ComputeMemorySeries(trace_, kMemorySeriesPoints); });
+}
+const CommunicationResult& AnalysisResults::communication() {
+  return Once(slots_->communication, "analysis.communication", [&] { return ComputeCommunication(trace_); });
+}
+const PipelineResult& AnalysisResults::pipeline() {
+  return Once(slots_->pipeline, "analysis.pipeline", [&] { return ComputePipelineStages(trace_); });
+}
+const RooflineResult& AnalysisResults::roofline() {
+  return Once(slots_->roofline, "analysis.roofline", [&] {
+    Slots::Roofline r;
+    r.device = ResolveDevice(trace_, options_.device, options_.devices_file, &r.problem);
+    r.result = ComputeRoofline(trace_, r.device ? &*r.device : nullptr);
+    return r;
+  }).result;
+}
+const std::optional<DevicePeaks>& AnalysisResults::roofline_device() {
+  roofline();
+  return slots_->roofline.value->device;
+}
+const std::string& AnalysisResults::roofline_problem() {
+  roofline();
+  return slots_->roofline.value->problem;
+}
+
+AnalysisReport RunAnalyses(AnalysisResults& results) {
   using Clock = std::chrono::steady_clock;
+  const Trace& trace = results.trace();
+  const AnalyzeOptions& options = results.options();
   AnalysisReport rep;
   // The steady-state window every impact is measured over (always computed:
   // impacts of every analysis share it).
   const Clock::time_point window_start = Clock::now();
-  const AnalysisWindow window = ComputeAnalysisWindow(trace, options.warmup_steps);
+  const AnalysisWindow& window = results.window();
   PublishAnalysisWindow(trace, window, &rep.metrics);
   PublishConsumers(trace, window, &rep.metrics);
-  rep.sections.push_back({"window", DescribeWindow(window),
-                          std::chrono::duration<double, std::milli>(Clock::now() - window_start).count()});
+  rep.sections.push_back({"window", DescribeWindow(window), MsSince(window_start)});
   // Analyses read the trace and the window only, and publish into their own
   // metric sets, so they run side by side; their results are merged in
   // registry order, as if they had run one after another.
@@ -318,17 +450,21 @@ AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
     double ms = 0;
   };
   std::vector<Outcome> outcomes(selected.size());
-  trace.strings.BuildIndex();  // the one lazily built part of a trace
   ParallelFor(selected.size(), WorkerThreads(), [&](size_t i) {
     const Clock::time_point start = Clock::now();
-    outcomes[i].lines = selected[i]->run(trace, options, window, &outcomes[i].metrics);
-    outcomes[i].ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    outcomes[i].lines = selected[i]->run(results, &outcomes[i].metrics);
+    outcomes[i].ms = MsSince(start);
   });
   for (size_t i = 0; i < selected.size(); ++i) {
     rep.metrics.MergeFrom(std::move(outcomes[i].metrics));
     rep.sections.push_back({std::string(selected[i]->name), std::move(outcomes[i].lines), outcomes[i].ms});
   }
   return rep;
+}
+
+AnalysisReport RunAnalyses(const Trace& trace, const AnalyzeOptions& options) {
+  AnalysisResults results(trace, options);
+  return RunAnalyses(results);
 }
 
 MetricSet ComputeAllMetrics(const Trace& trace, const AnalyzeOptions& options) {

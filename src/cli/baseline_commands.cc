@@ -6,7 +6,9 @@
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/cli/command.h"
-#include "src/cli/run_samples_loader.h"
+#include "src/analysis/summary/summary.h"
+#include "src/cli/flags.h"
+#include "src/report/summary_report.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
@@ -28,18 +30,17 @@ class SetBaselineCommand : public Command {
     CLI::App* sub = app->add_subcommand("set-baseline", "Store a run's samples and trace summary as a service's baseline");
     sub->add_option("--service", service_, "Service name")->required();
     sub->add_option("--trace", input_, "Trace or benchmark result file")->required();
-    sub->add_option("--db", db_, "Baseline database (default $XDG_DATA_HOME/aiprof/baselines.db)");
-    sub->add_option("--unit", unit_, "Traces: 'step' or the name of the spans that are samples");
-    sub->add_option("--batch-size", batch_size_, "Items per sample, for throughput")->check(CLI::PositiveNumber);
-    sub->add_option("--bench", bench_, "Benchmark files: which benchmark");
-    sub->add_option("--sample-unit", sample_unit_, "Benchmark files: unit of bare numbers")->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+    AddDbFlag(sub, &db_);
+    AddRunInputFlags(sub, &run_inputs_, /*warmup_steps=*/false);
     return sub;
   }
 
   Status Run() override {
     if (service_.empty()) return ErrStatus("--service must not be empty");
-    std::string summary;
-    ASSIGN_OR_RETURN(RunSamples samples, LoadRunSamples(input_, unit_, batch_size_, bench_, sample_unit_, &summary));
+    ASSIGN_OR_RETURN(LoadedRun run, LoadRun(input_, run_inputs_));
+    const RunSamples& samples = run.samples;
+    const std::string summary =
+        run.trace ? SummaryToJson(*run.trace, ComputeSummary(*run.trace), SummaryReportOptions{}) : "{}";
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStoreAt(db_));
     ASSIGN_OR_RETURN(int64_t id, store->SaveBaseline(service_, samples, summary));
     std::string line = "stored baseline #" + std::to_string(id) + " for service " + service_ + ": " +
@@ -49,9 +50,8 @@ class SetBaselineCommand : public Command {
   }
 
  private:
-  std::string service_, input_, db_, bench_;
-  std::string unit_ = "step", sample_unit_ = "ms";
-  double batch_size_ = 0;
+  std::string service_, input_, db_;
+  RunInputs run_inputs_;
 };
 
 class HistoryCommand : public Command {
@@ -59,7 +59,7 @@ class HistoryCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("history", "List the validations kept for a service, newest first");
     sub->add_option("--service", service_, "Service name")->required();
-    sub->add_option("--db", db_, "Baseline database (default $XDG_DATA_HOME/aiprof/baselines.db)");
+    AddDbFlag(sub, &db_);
     sub->add_option("--limit", limit_, "Most recent N (0 = all)");
     sub->add_option("--format", format_, "text or json")->check(CLI::IsMember({"text", "json"}));
     sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");

@@ -10,36 +10,12 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/cli/command.h"
-#include "src/cli/run_samples_loader.h"
+#include "src/cli/flags.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
 
-std::string ParseValidationFraction(const std::string& s, double* out);
-
 namespace {
-
-// The op that lost the most time per sample (ops gone after count in full),
-// as "op:NAME", or "" when the inputs carry no ops.
-std::string InferBottleneck(const RunSamples& before, const RunSamples& after, double* saved_ns) {
-  double na = std::max<double>(1, static_cast<double>(before.latency_ns.size()));
-  double nb = std::max<double>(1, static_cast<double>(after.latency_ns.size()));
-  std::string best;
-  *saved_ns = 0;
-  for (const auto& [name, a] : before.op_dur_ns) {
-    double before_total = 0, after_total = 0;
-    for (double d : a) before_total += d;
-    if (auto it = after.op_dur_ns.find(name); it != after.op_dur_ns.end()) {
-      for (double d : it->second) after_total += d;
-    }
-    double saved = before_total / na - after_total / nb;
-    if (saved > *saved_ns) {
-      *saved_ns = saved;
-      best = name;
-    }
-  }
-  return best.empty() ? "" : "op:" + best;
-}
 
 class CardCommand : public Command {
  public:
@@ -52,18 +28,10 @@ class CardCommand : public Command {
                     "Core bottleneck type, as findings name it (default: inferred, op:NAME of the op that lost the most time)");
     sub->add_option("--fix", fix_, "The effective fix, in a few words");
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");
-    sub->add_option("--test", test_, "welch, mannwhitney, bootstrap or auto")
-        ->check(CLI::IsMember({"auto", "welch", "mannwhitney", "bootstrap"}));
-    sub->add_option("--alpha", alpha_, "Significance level; the interval is at 1 - alpha")->check(CLI::Range(1e-9, 0.5));
-    sub->add_option("--min-effect", min_effect_text_, "Smallest relative change that counts")
-        ->check([this](const std::string& s) { return ParseValidationFraction(s, &min_effect_); });
-    sub->add_option("--unit", unit_, "Traces: 'step' or the name of the spans that are samples");
-    sub->add_option("--batch-size", batch_size_, "Items per sample, for throughput")->check(CLI::PositiveNumber);
-    sub->add_option("--bench", bench_, "Benchmark files: which benchmark");
-    sub->add_option("--sample-unit", sample_unit_, "Benchmark files: unit of bare numbers")->check(CLI::IsMember({"ns", "us", "ms", "s"}));
-    sub->add_option("--seed", seed_, "Bootstrap seed");
+    stats_.Add(sub, /*resamples_flag=*/false);
+    AddRunInputFlags(sub, &run_inputs_, /*warmup_steps=*/false);
     sub->add_option("-o,--output", output_, "Card file (Markdown, written atomically); default standard output");
-    sub->add_option("--db", db_, "Database the card is stored in (default $XDG_DATA_HOME/aiprof/baselines.db)");
+    AddDbFlag(sub, &db_, "Database the card is stored in (default $XDG_DATA_HOME/aiprof/baselines.db)");
     return sub;
   }
 
@@ -71,12 +39,9 @@ class CardCommand : public Command {
     ValidationOptions options;
     options.metrics = {metric_};
     RETURN_IF_ERROR(CheckMetricNames(options.metrics));
-    ASSIGN_OR_RETURN(options.test, ParseTestKind(test_));
-    options.alpha = alpha_;
-    options.min_effect = min_effect_;
-    options.seed = seed_;
-    ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, unit_, batch_size_, bench_, sample_unit_, nullptr));
-    ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(after_, unit_, batch_size_, bench_, sample_unit_, nullptr));
+    RETURN_IF_ERROR(stats_.Apply(&options));
+    ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, run_inputs_));
+    ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(after_, run_inputs_));
     ValidationResult result = Validate(before, after, options);
     const MetricComparison& m = result.metrics.at(0);
     if (m.verdict == Verdict::kInsufficientData) {
@@ -85,7 +50,7 @@ class CardCommand : public Command {
     KnowledgeCard card;
     card.scene = scene_.empty() ? std::filesystem::path(after_).filename().string() + " (one sample = one " + after.unit + ")" : scene_;
     double saved_ns = 0;
-    card.bottleneck = bottleneck_.empty() ? InferBottleneck(before, after, &saved_ns) : bottleneck_;
+    card.bottleneck = bottleneck_.empty() ? InferCardBottleneck(before, after, &saved_ns) : bottleneck_;
     if (card.bottleneck.empty()) card.bottleneck = "unknown (give --bottleneck)";
     card.fix = fix_.empty() ? "not stated (give --fix)" : fix_;
     card.metric = m.metric;
@@ -122,11 +87,10 @@ class CardCommand : public Command {
   }
 
  private:
-  std::string before_, after_, scene_, bottleneck_, fix_, output_, db_, bench_;
-  std::string metric_ = "latency", test_ = "auto", unit_ = "step", sample_unit_ = "ms";
-  std::string min_effect_text_;
-  double alpha_ = 0.05, min_effect_ = 0.02, batch_size_ = 0;
-  uint64_t seed_ = 0x5eed;
+  std::string before_, after_, scene_, bottleneck_, fix_, output_, db_;
+  std::string metric_ = "latency";
+  StatsFlags stats_;
+  RunInputs run_inputs_;
 };
 
 }  // namespace

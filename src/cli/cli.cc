@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "src/base/atomic_file.h"
+#include "src/base/phase_log.h"
 #include "src/base/threads.h"
 #include "src/cli/command.h"
 
@@ -41,7 +42,15 @@ int RunCli(int argc, char** argv) {
   SetWorkerThreads(threads);
   for (size_t i = 0; i < commands.size(); ++i) {
     if (!subcommands[i]->parsed()) continue;
+    // --timing (InputFlags): every phase logged while the command ran
+    // (import, each analysis once, rules, diagnosis, ...), in the order they ended.
+    const CLI::Option* timing = subcommands[i]->get_option_no_throw("--timing");
+    const bool timed = timing != nullptr && timing->count() > 0;
+    if (timed) EnablePhaseLog(true);
     Status status = commands[i]->Run();
+    if (timed) {
+      for (const auto& [name, ms] : TakePhaseLog()) std::fprintf(stderr, "aiprof:   %-22s %9.1f ms\n", name.c_str(), ms);
+    }
     if (!status.ok()) {
       std::fprintf(stderr, "aiprof: error: %s\n", status.message().c_str());
       return kExitError;

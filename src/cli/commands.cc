@@ -20,6 +20,8 @@ std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
 std::unique_ptr<Command> NewClusterCommand();
 std::unique_ptr<Command> NewMonitorCommand();
+std::unique_ptr<Command> NewQueryCommand();
+std::unique_ptr<Command> NewMcpCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -42,6 +44,8 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewExportCommand());
   out.push_back(NewViewCommand());
   out.push_back(NewClusterCommand());
+  out.push_back(NewQueryCommand());
+  out.push_back(NewMcpCommand());
   return out;
 }
 

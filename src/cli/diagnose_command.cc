@@ -1,56 +1,57 @@
+// `aiprof diagnose` and `aiprof suggest`: the session's diagnosis and
+// suggestions, written in the format asked for.
 #include <CLI/CLI.hpp>
 
-#include <map>
-#include <optional>
-
-#include <sys/stat.h>
-
-#include "src/analysis/validation/baseline_store.h"
-#include "src/analysis/validation/knowledge_card.h"
 #include "src/cli/command.h"
-#include "src/cli/diagnosis_pipeline.h"
-#include "src/report/pdf/html_to_pdf.h"
-#include "src/report/suggestions/suggestions_doc.h"
+#include "src/cli/flags.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/diagnosis/draft_rule.h"
+#include "src/report/pdf/html_to_pdf.h"
+#include "src/report/suggestions/suggestions_doc.h"
 
 namespace aiprof {
 namespace {
 
-std::string Render(const std::string& format, const DiagnosisReport& report, bool color) {
-  if (format == "md") return DiagnosisToMarkdown(report);
-  if (format == "json") return DiagnosisToJson(report);
-  if (format == "html") return DiagnosisToHtml(report);
-  return DiagnosisToText(report, color);
+std::vector<render::OutputFormat> ReportFormats() {
+  return {render::TextFormat(), render::MarkdownFormat(), render::JsonFormat(), render::HtmlFormat(),
+          render::PdfFormat()};
+}
+
+Status WriteDiagnosis(const std::string& format, const OutputFlags& out, const DiagnosisReport& report) {
+  if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), out.output);
+  std::string text = format == "md"     ? DiagnosisToMarkdown(report)
+                     : format == "json" ? DiagnosisToJson(report)
+                     : format == "html" ? DiagnosisToHtml(report)
+                                        : DiagnosisToText(report, out.UseColor());
+  return WriteOutput(out.output, text);
 }
 
 class DiagnoseCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("diagnose", "Bottlenecks, root causes, confidence and impact, from the rule library");
-    AddDiagnosisFlags(sub, &in_);
+    flags_.Add(sub);
+    out_.Add(sub, ReportFormats(), "Write the report here (atomically; format from the extension)");
     sub->add_option("--draft-rule", draft_rule_,
                     "Also write a YAML rule template with this trace's measured metrics filled in (atomically)");
     return sub;
   }
 
   Status Run() override {
-    ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
-    if (format == "yaml" || format == "suggestions-json") {
-      return ErrStatus("--format " + format + " is the machine-readable suggestion file: use `aiprof suggest`");
-    }
-    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());
-    ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
+    ASSIGN_OR_RETURN(std::string format, out_.Resolve());
+    if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(flags_.Options()));
+    ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session->diagnosis());
     if (!draft_rule_.empty()) {
-      RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(in_.input, run->diagnosis, run->metrics)));
+      RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(flags_.in.input, *diagnosis, session->metrics())));
     }
-    DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, nullptr, nullptr};
-    if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
-    return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
+    DiagnosisReport report{flags_.in.input, &session->metrics(), diagnosis, nullptr, nullptr};
+    return WriteDiagnosis(format, out_, report);
   }
 
  private:
-  DiagnosisInputs in_;
+  DiagnosisFlags flags_;
+  OutputFlags out_;
   std::string draft_rule_;
 };
 
@@ -58,32 +59,34 @@ class SuggestCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("suggest", "Fixes for each finding, with expected gain and risk, filtered by target and constraints");
-    AddDiagnosisFlags(sub, &in_);
-    sub->add_option("--target", options_.target, "latency, throughput or memory")
-        ->check(CLI::IsMember({"latency", "throughput", "memory"}));
-    sub->add_option("--constraints", constraints_, "e.g. \"memory<3GB,precision_loss<1%,effort<=medium\"");
-    sub->add_option("--db", db_, "Knowledge-card database (default: the baseline database in the user's data dir)");
+    flags_.Add(sub);
+    std::vector<render::OutputFormat> formats = ReportFormats();
+    formats.push_back(render::YamlFormat());
+    formats.push_back({"suggestions-json", {}});  // docs/suggestions-schema.md
+    out_.Add(sub, formats, "Write the report here (atomically; format from the extension)");
+    target_.Add(sub, &flags_.session.suggest);
+    AddDbFlag(sub, &flags_.session.db, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;
   }
 
   Status Run() override {
-    ASSIGN_OR_RETURN(std::string format, ReportFormat(in_));
+    ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
-    ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
-    ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
-    ASSIGN_OR_RETURN(SuggestResult suggestions, SuggestWithHistory(*run, options_, db_));
-    DiagnosisReport report{in_.input, &run->metrics, &run->diagnosis, &suggestions, &options_};
-    if (format == "yaml") return WriteOutput(in_.output, SuggestionsToYaml(report));
-    if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), in_.output);
-    if (format == "suggestions-json") return WriteOutput(in_.output, SuggestionsToJson(report));
-    return WriteOutput(in_.output, Render(format, report, UseColor(in_)));
+    RETURN_IF_ERROR(target_.Apply(&flags_.session.suggest));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(flags_.Options()));
+    ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session->diagnosis());
+    ASSIGN_OR_RETURN(const SuggestResult* suggestions, session->suggestions());
+    DiagnosisReport report{flags_.in.input, &session->metrics(), diagnosis, suggestions,
+                           &session->options().suggest};
+    if (format == "yaml") return WriteOutput(out_.output, SuggestionsToYaml(report));
+    if (format == "suggestions-json") return WriteOutput(out_.output, SuggestionsToJson(report));
+    return WriteDiagnosis(format, out_, report);
   }
 
  private:
-  DiagnosisInputs in_;
-  SuggestOptions options_;
-  std::string constraints_;
-  std::string db_;
+  DiagnosisFlags flags_;
+  OutputFlags out_;
+  TargetFlags target_;
 };
 
 }  // namespace

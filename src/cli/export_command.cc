@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/cli/phase_timer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/view/export/chrome_json_export.h"
@@ -18,17 +19,16 @@ class ExportCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("export", "Write the trace as a Perfetto protobuf trace or Chrome trace JSON");
-    sub->add_option("input", input_, "Trace file or folder (anything aiprof imports), or .aiprof")->required();
+    in_.Add(sub);
     sub->add_option("--format", format_, "perfetto (protobuf, .pftrace) or chrome-json")
         ->check(CLI::IsMember({"perfetto", "chrome-json"}));
     sub->add_option("-o,--output", output_, "Output file (written atomically)")->required();
-    sub->add_flag("--timing", timing_, "Print the time of each phase to standard error");
     return sub;
   }
 
   Status Run() override {
-    PhaseTimer timer(timing_);
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    PhaseTimer timer(in_.timing);
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(in_.input));
     timer.Mark("import");
     FileViewSink sink;
     RETURN_IF_ERROR(sink.Open(output_));
@@ -60,9 +60,9 @@ class ExportCommand : public Command {
  private:
   static unsigned long long Ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-  std::string input_, output_;
+  InputFlags in_;
+  std::string output_;
   std::string format_ = "perfetto";
-  bool timing_ = false;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 
@@ -13,13 +14,13 @@ class ImportCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("import", "Convert any supported input to a native .aiprof file");
-    sub->add_option("input", input_, "Trace file to import")->required();
+    in_.Add(sub, "Trace file or folder to import");
     sub->add_option("-o,--output", output_, "The .aiprof file to write")->required();
     return sub;
   }
 
   Status Run() override {
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(in_.input));
     RETURN_IF_ERROR(WriteNativeFile(*trace, output_));
     std::fprintf(stderr, "aiprof: wrote %s (%zu slices, %zu tracks, %llu diagnostics)\n", output_.c_str(),
                  trace->slices.size(), trace->tracks.size(),
@@ -28,7 +29,8 @@ class ImportCommand : public Command {
   }
 
  private:
-  std::string input_, output_;
+  InputFlags in_;
+  std::string output_;
 };
 
 }  // namespace

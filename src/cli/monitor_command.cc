@@ -6,11 +6,11 @@
 #include <cstdio>
 
 #include "src/cli/command.h"
-#include "src/cli/diagnosis_pipeline.h"
 #include "src/cli/duration_flag.h"
 #include "src/monitor/monitor.h"
 #include "src/monitor/monitor_metrics.h"
 #include "src/report/page/report_data.h"
+#include "src/session/session.h"
 
 namespace aiprof {
 namespace {
@@ -80,20 +80,14 @@ class MonitorCommand : public Command {
     const std::string db = db_;
     DiagnoseFn diagnose = [db](const std::string& trace_path, const IncidentContext& context, const std::string& md,
                                const std::string& html) -> Status {
-      DiagnosisInputs in;
-      in.input = trace_path;
-      ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in));
-      SuggestOptions options;
-      options.target = "latency";
-      ASSIGN_OR_RETURN(SuggestResult suggestions, SuggestWithHistory(*run, options, db));
+      SessionOptions options;
+      options.input = trace_path;
+      options.suggest.target = "latency";
+      options.db = db;
+      ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
       ReportInputs inputs;
-      inputs.source = trace_path;
-      inputs.trace = run->trace.get();
-      inputs.metrics = &run->metrics;
-      inputs.diagnosis = &run->diagnosis;
-      inputs.suggestions = &suggestions;
-      inputs.options = &options;
-      ReportData data = BuildReport(inputs);
+      inputs.session = session.get();
+      ASSIGN_OR_RETURN(ReportData data, BuildReport(inputs));
       data.context_title = "Incident";
       data.context = context;
       RETURN_IF_ERROR(WriteOutput(md, ReportToMarkdown(data)));

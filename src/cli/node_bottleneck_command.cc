@@ -8,8 +8,8 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/cli/command.h"
-#include "src/importers/common/importer_registry.h"
-#include "src/report/escape.h"
+#include "src/cli/flags.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
@@ -64,21 +64,23 @@ class NodeBottleneckCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("node-bottleneck", "Pipeline stages: latency share, working vs waiting, the limiting stage, the stage graph");
-    sub->add_option("input", input_, "Trace file or .aiprof with stage spans named stage:<name>, node:<name> or pipeline/<name>")->required();
-    sub->add_option("--format", format_, "text or json")->check(CLI::IsMember({"text", "json"}));
-    sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    in_.Add(sub, "Trace file or .aiprof with stage spans named stage:<name>, node:<name> or pipeline/<name>");
+    out_.Add(sub, {render::TextFormat(), render::JsonFormat()}, "Write here (atomically) instead of standard output");
     return sub;
   }
 
   Status Run() override {
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
-    PipelineResult r = ComputePipelineStages(*trace);
-    return WriteOutput(output_, format_ == "json" ? ToJson(r) : ToText(r));
+    ASSIGN_OR_RETURN(std::string format, out_.Resolve());
+    SessionOptions options;
+    options.input = in_.input;
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
+    const PipelineResult& r = session->results().pipeline();
+    return WriteOutput(out_.output, format == "json" ? ToJson(r) : ToText(r));
   }
 
  private:
-  std::string input_, output_;
-  std::string format_ = "text";
+  InputFlags in_;
+  OutputFlags out_;
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ class PhaseTimer {
     double ms = std::chrono::duration<double, std::milli>(now - last_).count();
     std::fprintf(stderr, "aiprof: %-14s %9.1f ms\n", phase, ms);
     for (const auto& [name, sub_ms] : TakePhaseLog()) {
-      std::fprintf(stderr, "aiprof:   %-14s %7.1f ms\n", name.c_str(), sub_ms);
+      std::fprintf(stderr, "aiprof:   %-22s %7.1f ms\n", name.c_str(), sub_ms);
     }
     last_ = now;
   }

@@ -1,22 +1,20 @@
 // `aiprof report IN [--before B] [--target ...] [--constraints ...] [--db PATH]
 // -o analysis.html|report.pdf|report.md`: the one page a person reads first
-// (src/report/page/report_data.h).
+// (src/report/page/report_data.h). One session serves the report, its
+// validation and the views it embeds: each analysis runs once.
 #include <CLI/CLI.hpp>
 
 #include "src/analysis/validation/compare.h"
-#include "src/analysis/validation/run_samples.h"
-#include "src/analysis/validation/baseline_store.h"
 #include "src/cli/command.h"
-#include "src/cli/run_samples_loader.h"
-#include "src/cli/diagnosis_pipeline.h"
+#include "src/cli/flags.h"
 #include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
+#include "src/session/run_loader.h"
+#include "src/session/session.h"
 #include "src/view/timeline/timeline_view.h"
 #include "src/view/view_registry.h"
 
 namespace aiprof {
-
-
 namespace {
 
 // The interactive views embedded in the HTML report, and the one drawn in
@@ -35,15 +33,14 @@ inline constexpr size_t kReportTimelineSlices = 50'000;
 
 // Renders each embedded view that exists; a view that fails is named in the
 // report instead of failing the whole report.
-void EmbedViews(const Trace& trace, const Diagnosis& diagnosis, const std::string& title, bool pdf, ReportData* data) {
+void EmbedViews(AnalysisSession& session, const std::string& title, bool pdf, ReportData* data) {
   if (!pdf) {
-    // The timeline is drawn from the report's own diagnosis, not a second one.
+    // The timeline shows the session's own diagnosis and gaps, not a second run.
     TimelineViewOptions options;
     options.layout.title = title;
     options.layout.max_detailed_slices = kReportTimelineSlices;
-    options.diagnosis = &diagnosis;
     std::string page;
-    Status status = RenderTimelinePage(trace, options, &page);
+    Status status = RenderTimelinePage(session, options, &page);
     if (status.ok()) {
       data->embedded_views.emplace_back("Timeline overview", std::move(page));
     } else {
@@ -58,7 +55,7 @@ void EmbedViews(const Trace& trace, const Diagnosis& diagnosis, const std::strin
     ViewOptions options;
     options.format = format;
     options.title = title;
-    ViewContext context{trace, nullptr, options};
+    ViewContext context{session, session.trace(), nullptr, options};
     StringViewSink sink;
     Status status = spec->render(context, &sink);
     if (!status.ok()) {
@@ -73,66 +70,52 @@ void EmbedViews(const Trace& trace, const Diagnosis& diagnosis, const std::strin
   }
 }
 
-bool EndsWith(const std::string& s, const std::string& e) {
-  return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
-}
-
 class ReportCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand(
         "report", "One report to read first: headline, charts, top ops, diagnosis, suggestions, validation (HTML, PDF, Markdown)");
-    sub->add_option("input", in_.input, "Trace file or folder, or .aiprof")->required();
-    sub->add_option("-o,--output", in_.output, "analysis.html, report.pdf or report.md (format from the extension)")->required();
+    flags_.Add(sub);
+    out_.Add(sub, {render::HtmlFormat(), render::PdfFormat(), render::MarkdownFormat()},
+             "analysis.html, report.pdf or report.md (format from the extension)", /*required=*/true);
     sub->add_option("--before", before_, "A trace of the run before the change: adds the validation (before -> input)");
-    sub->add_option("--target", options_.target, "latency, throughput or memory")
-        ->check(CLI::IsMember({"latency", "throughput", "memory"}));
-    sub->add_option("--constraints", constraints_, "e.g. \"memory<3GB,precision_loss<1%,effort<=medium\"");
-    sub->add_option("--db", db_, "Knowledge-card database (default: the baseline database in the user's data dir)");
-    sub->add_option("--rules", in_.rule_paths, "Extra rule file or folder (repeatable)");
-    sub->add_flag("--no-builtin-rules", in_.no_builtin_rules, "Use only the --rules files");
-    sub->add_option("--device", in_.device, "Device whose peaks the roofline uses (data/devices.yaml)");
+    target_.Add(sub, &flags_.session.suggest);
+    AddDbFlag(sub, &flags_.session.db, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;
   }
 
   Status Run() override {
-    const std::string& out = in_.output;
-    const bool pdf = IsPdfPath(out);
-    if (!pdf && !EndsWith(out, ".html") && !EndsWith(out, ".htm") && !EndsWith(out, ".md")) {
-      return ErrStatus(out + ": the report is written as .html, .pdf or .md");
-    }
+    ASSIGN_OR_RETURN(std::string format, out_.Resolve());
+    const bool pdf = format == "pdf";
     if (pdf) RETURN_IF_ERROR(FindChromium().status());  // fail before the work
-    ASSIGN_OR_RETURN(options_.constraints, ParseConstraints(constraints_));
-    ASSIGN_OR_RETURN(std::unique_ptr<DiagnosisRun> run, RunDiagnosis(in_));
-    ASSIGN_OR_RETURN(SuggestResult suggestions, SuggestWithHistory(*run, options_, db_));
+    RETURN_IF_ERROR(target_.Apply(&flags_.session.suggest));
+    SessionOptions options = flags_.Options();
+    options.analyze.keep_all_gaps = format == "html";  // the embedded timeline draws every gap
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
-      ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, "step", 0, "", "ms", nullptr));
-      ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(in_.input, "step", 0, "", "ms", nullptr));
+      ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, RunInputs{}));
+      TraceSampleOptions after_options;  // the same defaults as RunInputs{}
+      ASSIGN_OR_RETURN(RunSamples after, session->samples(after_options));
       validation = Validate(before, after, ValidationOptions{});
     }
     ReportInputs inputs;
-    inputs.source = in_.input;
     inputs.before_source = before_;
-    inputs.trace = run->trace.get();
-    inputs.metrics = &run->metrics;
-    inputs.diagnosis = &run->diagnosis;
-    inputs.suggestions = &suggestions;
-    inputs.options = &options_;
+    inputs.session = session.get();
     inputs.validation = validation ? &*validation : nullptr;
-    inputs.device = in_.device;
-    ReportData data = BuildReport(inputs);
-    if (!EndsWith(out, ".md")) EmbedViews(*run->trace, run->diagnosis, in_.input, pdf, &data);
-    if (EndsWith(out, ".md")) return WriteOutput(out, ReportToMarkdown(data));
+    ASSIGN_OR_RETURN(ReportData data, BuildReport(inputs));
+    if (format == "md") return WriteOutput(out_.output, ReportToMarkdown(data));
+    EmbedViews(*session, flags_.in.input, pdf, &data);
     std::string html = ReportToHtml(data);
-    if (pdf) return HtmlToPdf(html, out);
-    return WriteOutput(out, html);
+    if (pdf) return HtmlToPdf(html, out_.output);
+    return WriteOutput(out_.output, html);
   }
 
  private:
-  DiagnosisInputs in_;
-  SuggestOptions options_;
-  std::string constraints_, db_, before_;
+  DiagnosisFlags flags_;
+  OutputFlags out_;
+  TargetFlags target_;
+  std::string before_;
 };
 
 }  // namespace

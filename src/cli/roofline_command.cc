@@ -11,8 +11,8 @@
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
-#include "src/importers/common/importer_registry.h"
-#include "src/report/escape.h"
+#include "src/cli/flags.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
@@ -70,37 +70,38 @@ class RooflineCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("roofline", "Per-op roofline: FLOPs, bytes, arithmetic intensity, bound (CSV)");
-    sub->add_option("input", input_, "Trace file or .aiprof (recorded with shapes: record_shapes=True)")->required();
-    sub->add_option("--device", device_, "Device peaks to use (name or alias in data/devices.yaml; default: from the trace, or cpu-local from `aiprof calibrate` for CPU traces)");
-    sub->add_option("--devices", devices_file_, "Devices file (default: $AIPROF_DEVICES, then data/devices.yaml, plus ~/.config/aiprof/devices.yaml)");
-    sub->add_option("-o,--output", output_, "Write the CSV here (atomically) instead of standard output");
-    sub->add_flag("--timing", timing_, "Print the time of each phase to standard error");
+    in_.Add(sub, "Trace file or .aiprof (recorded with shapes: record_shapes=True)");
+    AddDeviceFlag(sub, &options_.analyze);
+    AddDevicesFileFlag(sub, &options_.analyze);
+    out_.Add(sub, {render::CsvFormat()}, "Write the CSV here (atomically) instead of standard output");
     return sub;
   }
 
   Status Run() override {
-    PhaseTimer timer(timing_);
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    PhaseTimer timer(in_.timing);
+    options_.input = in_.input;
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
     timer.Mark("import");
-    std::string problem;
-    std::optional<DevicePeaks> device = ResolveDevice(*trace, device_, devices_file_, &problem);
-    if (!device && !device_.empty()) return ErrStatus(problem);
-    if (!device) std::fprintf(stderr, "aiprof: %s; bounds and utilizations left empty\n", problem.c_str());
-    RooflineResult r = ComputeRoofline(*trace, device ? &*device : nullptr);
+    AnalysisResults& results = session->results();
+    const RooflineResult& r = results.roofline();
+    const std::optional<DevicePeaks>& device = results.roofline_device();
+    if (!device && !options_.analyze.device.empty()) return ErrStatus(results.roofline_problem());
+    if (!device) std::fprintf(stderr, "aiprof: %s; bounds and utilizations left empty\n", results.roofline_problem().c_str());
     if (r.ops == 0) {
       std::fprintf(stderr, "aiprof: no tensor op with a FLOP model and recorded shapes (%llu without usable shapes)\n",
                    static_cast<unsigned long long>(r.ops_without_shapes));
     }
     for (const std::string& line : DescribeDeviceTasks(r)) std::fprintf(stderr, "aiprof: %s\n", line.c_str());
     timer.Mark("analyse");
-    RETURN_IF_ERROR(WriteOutput(output_, RooflineToCsv(r)));
+    RETURN_IF_ERROR(WriteOutput(out_.output, RooflineToCsv(r)));
     timer.Mark("render+write");
     return OkStatus();
   }
 
  private:
-  std::string input_, output_, device_, devices_file_;
-  bool timing_ = false;
+  InputFlags in_;
+  OutputFlags out_;
+  SessionOptions options_;
 };
 
 }  // namespace

@@ -60,11 +60,11 @@ TEST(ValidationCliTest, ElementwiseFusedImprovesAndTheReportSaysSo) {
   ASSERT_EQ(Cli({"validate", "--before", Fixture("elementwise_bs4_unfused.kineto.json"), "--after",
                  Fixture("elementwise_bs4_fused.kineto.json"), "-o", md}),
             kExitOk);
-  EXPECT_EQ(ReadFile(md).rfind("# Validation: improved", 0), 0u);
+  EXPECT_EQ(ReadFile(md).rfind("# aiprof validate: improved", 0), 0u);
   ASSERT_EQ(Cli({"validate", "--before", Fixture("elementwise_bs4_unfused.kineto.json"), "--after",
                  Fixture("elementwise_bs4_fused.kineto.json"), "-o", html}),
             kExitOk);
-  EXPECT_NE(ReadFile(html).find("<h1>Validation: improved</h1>"), std::string::npos);
+  EXPECT_NE(ReadFile(html).find("<h1>aiprof validate: improved</h1>"), std::string::npos);
 }
 
 TEST(ValidationCliTest, AlertExitsThreeWithOneLineOnlyOnRegression) {

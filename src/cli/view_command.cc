@@ -6,6 +6,7 @@
 #include <map>
 
 #include "src/cli/command.h"
+#include "src/session/session.h"
 #include "src/cli/phase_timer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/trace.h"
@@ -52,7 +53,10 @@ class ViewCommand : public Command {
       return ErrStatus(std::string("--") + spec->name + " does not support --diff");
     }
     PhaseTimer timer(timing_);
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    SessionOptions session_options;
+    session_options.input = input_;
+    session_options.analyze.keep_all_gaps = spec->draws_gaps;
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(session_options));
     std::unique_ptr<Trace> baseline;
     if (!baseline_.empty()) {
       ASSIGN_OR_RETURN(baseline, ImportTrace(baseline_));
@@ -60,7 +64,7 @@ class ViewCommand : public Command {
     timer.Mark("import");
     options_.title = input_;
     options_.baseline_title = baseline_;
-    ViewContext context{*trace, baseline.get(), options_};
+    ViewContext context{*session, session->trace(), baseline.get(), options_};
     if (output_.empty() || output_ == "-") {
       StringViewSink sink;
       RETURN_IF_ERROR(spec->render(context, &sink));

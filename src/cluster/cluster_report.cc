@@ -6,7 +6,8 @@
 
 #include "src/analysis/communication/collective_type.h"
 #include "src/model/event_kind.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/renderers.h"
 
 namespace aiprof {
 namespace {
@@ -20,9 +21,6 @@ std::string Num(double v) {
   return fmt::format("{}", v);
 }
 
-std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-
-std::string TestName(const ClusterResult& r) { return r.test_name; }
 
 class Json {
  public:
@@ -150,7 +148,7 @@ std::string ClusterToJson(const ClusterResult& r) {
   }
   j.FieldStr("wait_ratio_source", r.wait_ratio_source);
   j.FieldStr("wait_ratio_unavailable", r.wait_ratio_unavailable);
-  j.FieldStr("outlier_test", TestName(r));
+  j.FieldStr("outlier_test", r.test_name);
   j.FieldStr("slow_rank_unavailable", r.slow_rank_unavailable);
   j.Key("slowest");
   if (r.slowest) {
@@ -270,140 +268,187 @@ std::string ClusterToJson(const ClusterResult& r) {
 
 namespace {
 
-// Findings shared by Markdown and HTML: (heading, rows of cells); `esc` escapes trace text.
-template <typename Esc>
-std::vector<std::string> Findings(const ClusterResult& r, Esc esc) {
-  std::vector<std::string> f;
-  f.push_back(fmt::format("{} digests, {} usable ranks, {} broken, {} missing", r.digests, r.usable, r.broken.size(),
-                          r.missing_count));
+using render::Column;
+using render::KeyValue;
+using render::Section;
+using render::Table;
+using render::Unit;
+using render::Value;
+
+Value I(int64_t v) { return Value::Int(v); }
+Value U(uint64_t v) { return Value::Int(static_cast<int64_t>(v)); }
+Value D(double v) { return Value::Number(v); }
+Value S(std::string v) { return Value::String(std::move(v)); }
+// A rank number, or null when unknown.
+Value Rank(int32_t r) { return r == kDigestNoRank ? Value::Null() : Value::Int(r); }
+// A figure that is -1 when it could not be measured.
+Value Measured(int64_t ns) { return ns < 0 ? Value::Null() : Value::Int(ns); }
+
+void AddSummary(const ClusterResult& r, Section* s) {
+  render::KeyValues& kv = s->Add(render::KeyValues{});
+  kv.items = {{"digests", "Digests", U(r.digests), Unit::kCount},
+              {"usable", "Usable ranks", U(r.usable), Unit::kCount},
+              {"broken", "Broken digests", U(r.broken.size()), Unit::kCount},
+              {"missing_count", "Missing ranks", U(r.missing_count), Unit::kCount}};
   if (r.world_size_in_traces > 0 && static_cast<uint64_t>(r.world_size_in_traces) != r.digests) {
-    f.push_back(fmt::format("the traces say the world has {} ranks", r.world_size_in_traces));
+    kv.items.push_back({"world_size_in_traces", "World size in the traces", I(r.world_size_in_traces), Unit::kCount});
   }
-  f.push_back(fmt::format("{} collectives matched, {} unmatched; raw clocks: ends differ by a median {} ({:.1f}% of a mean collective){}",
-                          r.matched, r.unmatched, Ms(static_cast<double>(r.raw_end_spread_p50_ns)),
-                          100 * r.raw_end_spread_share, r.raw_clocks_agree ? ", agree" : ", disagree"));
+  kv.items.push_back({"matched", "Collectives matched", U(r.matched), Unit::kCount});
+  kv.items.push_back({"unmatched", "Collectives unmatched", U(r.unmatched), Unit::kCount});
+  kv.items.push_back({"raw_end_spread_p50_ns", "Raw clocks: median end spread", Measured(r.raw_end_spread_p50_ns), Unit::kNs});
+  kv.items.push_back({"raw_end_spread_share", "Raw clocks: spread of a mean collective", D(r.raw_end_spread_share), Unit::kFraction});
+  kv.items.push_back({"raw_clocks_agree", "Raw clocks agree", Value::Bool(r.raw_clocks_agree)});
   if (r.aligned) {
-    f.push_back(fmt::format("clocks aligned on the common ends of collectives: offsets up to {}, residual spread {} ({:.1f}%){}",
-                            Ms(static_cast<double>(r.max_abs_offset_ns)), Ms(static_cast<double>(r.aligned_end_spread_p50_ns)),
-                            100 * r.aligned_end_spread_share, r.aligned_clocks_agree ? "" : ": still disagree, figures not trusted"));
+    kv.items.push_back({"max_abs_offset_ns", "Aligned clocks: largest offset", I(r.max_abs_offset_ns), Unit::kNs});
+    kv.items.push_back({"aligned_end_spread_p50_ns", "Aligned clocks: median end spread", Measured(r.aligned_end_spread_p50_ns), Unit::kNs});
+    kv.items.push_back({"aligned_end_spread_share", "Aligned clocks: spread of a mean collective", D(r.aligned_end_spread_share), Unit::kFraction});
+    kv.items.push_back({"aligned_clocks_agree", "Aligned clocks agree (figures trusted)", Value::Bool(r.aligned_clocks_agree)});
   }
   if (r.wait_ratio) {
-    f.push_back(fmt::format("wait ratio {:.2f}% of collective time ({})", 100 * *r.wait_ratio, esc(r.wait_ratio_source)));
+    kv.items.push_back({"wait_ratio", "Wait ratio (of collective time)", D(*r.wait_ratio), Unit::kFraction});
+    kv.items.push_back({"wait_ratio_source", "Wait ratio from", S(r.wait_ratio_source)});
   } else {
-    f.push_back("wait ratio unavailable: " + esc(r.wait_ratio_unavailable));
+    kv.items.push_back({"wait_ratio_unavailable", "Wait ratio unavailable", S(r.wait_ratio_unavailable)});
   }
-  if (r.slowest) {
-    const SlowRankReport& s = *r.slowest;
-    std::string line = fmt::format("slowest rank {}: {} later than the median of the others ({:.2f}% of its device span), last to arrive {} times; ",
-                                   s.rank, Ms(static_cast<double>(s.excess_ns)), 100 * s.excess_ratio, s.last_arrivals);
-    if (TestName(r) == "none") {
-      line += "too few ranks for an outlier test";
-    } else {
-      line += fmt::format("{} {:.3f} vs {:.3f}: {}", TestName(r), s.statistic, s.critical, s.outlier ? "an outlier" : "not an outlier");
+}
+
+void AddSlowest(const ClusterResult& r, Section* s) {
+  if (!r.slowest) {
+    s->Add(render::Paragraph{"Slow rank unavailable: " + r.slow_rank_unavailable});
+    return;
+  }
+  const SlowRankReport& w = *r.slowest;
+  render::Finding f;
+  f.key = "slowest_rank";
+  f.title = fmt::format("Slowest rank {}: later than the median of the others", w.rank);
+  f.severity = w.outlier ? render::Severity::kHigh : render::Severity::kInfo;
+  f.impact = w.excess_ratio;
+  f.impact_base = "its device span";
+  f.evidence = {{"excess_ns", "Later than the others' median by", I(w.excess_ns), Unit::kNs},
+                {"last_arrivals", "Last to arrive", U(w.last_arrivals), Unit::kCount},
+                {"outlier_test", "Outlier test", S(r.test_name == "none" ? "none (too few ranks)" : r.test_name)}};
+  if (r.test_name != "none") {
+    f.evidence.push_back({"statistic", "Statistic", D(w.statistic)});
+    f.evidence.push_back({"critical", "Critical value", D(w.critical)});
+    f.evidence.push_back({"outlier", "An outlier", Value::Bool(w.outlier)});
+  }
+  s->Add(std::move(f));
+}
+
+void AddSlowRankOps(const SlowRankReport& w, Section* s) {
+  s->Add(render::Paragraph{"Ops above its peers (the nearest half of the ranks by op totals; excess = its total − "
+                           "the peers' median), outliers among the peers first."});
+  Table& t = s->Add(Table{fmt::format("slow_rank_{}_ops", w.rank), "",
+                          {{"name", "op", Unit::kNone}, {"category", "category", Unit::kNone},
+                           {"count", "count", Unit::kCount}, {"total_ns", "total", Unit::kNs},
+                           {"median_total_ns", "peers' median total", Unit::kNs}, {"excess_ns", "excess", Unit::kNs},
+                           {"z", "z", Unit::kNone}, {"p50_ns", "p50 (rank)", Unit::kNs}, {"p99_ns", "p99 (rank)", Unit::kNs},
+                           {"cluster_p50_ns", "p50 (all)", Unit::kNs}, {"cluster_p99_ns", "p99 (all)", Unit::kNs}},
+                          {}, ""});
+  for (const OpDifference& d : w.ops) {
+    t.rows.push_back({S(d.name), S(d.category), U(d.count), I(d.total_ns), D(d.median_total_ns), D(d.excess_ns),
+                      D(std::round(d.z * 10) / 10), D(d.p50_ns), D(d.p99_ns), D(d.cluster_p50_ns), D(d.cluster_p99_ns)});
+  }
+}
+
+void AddSteps(const ClusterResult& r, Section* s) {
+  Table& t = s->Add(Table{"steps", "",
+                          {{"number", "step", Unit::kNone}, {"ranks", "ranks", Unit::kCount},
+                           {"max_ns", "job step time (max)", Unit::kNs}, {"median_ns", "median", Unit::kNs},
+                           {"slowest_rank", "slowest rank", Unit::kNone}, {"last_rank", "last to arrive", Unit::kNone},
+                           {"last_late_by_ns", "by (vs median arrival)", Unit::kNs},
+                           {"last_collective", "at", Unit::kNone}},
+                          {}, ""});
+  for (const ClusterStep& c : r.steps) {
+    t.rows.push_back({I(c.number), U(c.ranks), I(c.max_ns), I(c.median_ns), Rank(c.slowest_rank), Rank(c.last_rank),
+                      I(c.last_late_by_ns), S(c.last_collective)});
+  }
+}
+
+void AddRanks(const ClusterResult& r, Section* s) {
+  Table& t = s->Add(Table{"ranks", "",
+                          {{"rank", "rank", Unit::kNone}, {"host", "host", Unit::kNone},
+                           {"aligned_wait_ns", "wait", Unit::kNs}, {"aligned_transfer_ns", "transfer", Unit::kNs},
+                           {"aligned_lateness_ns", "lateness", Unit::kNs}, {"clock_offset_ns", "clock offset", Unit::kNs},
+                           {"last_arrivals", "last arrivals", Unit::kCount},
+                           {"device_utilization", "device util", Unit::kFraction},
+                           {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}},
+                          {}, ""});
+  for (const ClusterRank& c : r.ranks) {
+    double util = c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0;
+    t.rows.push_back({Rank(c.rank), S(c.host), I(c.aligned_wait_ns), I(c.aligned_transfer_ns), I(c.aligned_lateness_ns),
+                      I(c.clock_offset_ns), U(c.last_arrivals), D(util), D(c.memory_peak_allocated)});
+  }
+}
+
+void AddProblems(const ClusterResult& r, Section* s) {
+  Table& t = s->Add(Table{"problems", "",
+                          {{"rank", "rank", Unit::kNone}, {"source", "digest", Unit::kNone},
+                           {"reason", "problem", Unit::kNone}},
+                          {}, ""});
+  for (const ProblemDigest& b : r.broken) t.rows.push_back({Rank(b.rank), S(b.source), S(b.reason)});
+  for (int32_t m : r.missing) t.rows.push_back({Rank(m), Value::Null(), S("missing")});
+  if (r.missing_count > r.missing.size()) {
+    t.note = fmt::format("{} missing ranks in all (too many to list)", r.missing_count);
+  }
+}
+
+void AddLinks(const ClusterResult& r, Section* s) {
+  size_t slow_links = 0;
+  for (const LinkBandwidth& l : r.links) slow_links += l.slow;
+  s->Add(render::Paragraph{fmt::format("{} (rank, link) pairs, {} slow (below 80% of their transport's median).",
+                                       r.links.size(), slow_links)});
+  Table& t = s->Add(Table{"links", "",
+                          {{"rank", "rank", Unit::kNone}, {"link", "link", Unit::kNone},
+                           {"transport", "transport", Unit::kNone},
+                           {"bandwidth_bytes_per_second", "bandwidth", Unit::kBytesPerSecond},
+                           {"transport_median_bytes_per_second", "median", Unit::kBytesPerSecond},
+                           {"slow", "slow", Unit::kNone}},
+                          {}, ""});
+  size_t shown = 0, left_out = 0;
+  for (const LinkBandwidth& l : r.links) {
+    if (!l.judged) continue;
+    if (++shown > 10 && !l.slow) {
+      ++left_out;
+      continue;
     }
-    f.push_back(line);
-  } else {
-    f.push_back("slow rank unavailable: " + esc(r.slow_rank_unavailable));
+    t.rows.push_back({Rank(l.rank), S(l.link), S(l.transport), D(l.bandwidth_bytes_per_second),
+                      D(l.transport_median_bytes_per_second), Value::Bool(l.slow)});
   }
-  return f;
+  if (left_out > 0) t.note = fmt::format("{} more links that are not slow not shown (all are in cluster.json).", left_out);
 }
 
 }  // namespace
 
-std::string ClusterToMarkdown(const ClusterResult& r) {
-  auto esc = [](std::string_view s) { return MarkdownEscape(s); };
-  std::string o = "# aiprof cluster report\n\n";
-  for (const std::string& line : Findings(r, esc)) o += "- " + line + "\n";
-  for (const SlowRankReport& s : r.slow_ranks) {
-    o += fmt::format("\n## Slow rank {}\n\nOps above its peers (the nearest half of the ranks by op totals; excess = its total − the peers' median, outliers among the peers first):\n\n", s.rank);
-    o += "| op | category | count | total | median total | excess | z | p50 / p99 (rank) | p50 / p99 (all) |\n|---|---|---|---|---|---|---|---|---|\n";
-    for (const OpDifference& d : s.ops) {
-      o += fmt::format("| {} | {} | {} | {} | {} | {} | {:.1f} | {} / {} | {} / {} |\n", esc(d.name), esc(d.category), d.count,
-                       Ms(static_cast<double>(d.total_ns)), Ms(d.median_total_ns), Ms(d.excess_ns), d.z, Ms(d.p50_ns),
-                       Ms(d.p99_ns), Ms(d.cluster_p50_ns), Ms(d.cluster_p99_ns));
-    }
-  }
-  o += "\n## Steps\n\n| step | ranks | job step time (max) | median | slowest rank | last to arrive | by (vs median arrival) | at |\n|---|---|---|---|---|---|---|---|\n";
-  for (const ClusterStep& s : r.steps) {
-    o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", s.number, s.ranks, Ms(static_cast<double>(s.max_ns)),
-                     Ms(static_cast<double>(s.median_ns)), s.slowest_rank, s.last_rank,
-                     Ms(static_cast<double>(s.last_late_by_ns)), esc(s.last_collective));
-  }
-  o += "\n## Ranks\n\n| rank | host | wait | transfer | lateness | clock offset | last arrivals | device util | memory peak |\n|---|---|---|---|---|---|---|---|---|\n";
-  for (const ClusterRank& c : r.ranks) {
-    o += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:.1f}% | {:.1f} MiB |\n", c.rank, esc(c.host),
-                     Ms(static_cast<double>(c.aligned_wait_ns)), Ms(static_cast<double>(c.aligned_transfer_ns)),
-                     Ms(static_cast<double>(c.aligned_lateness_ns)), Ms(static_cast<double>(c.clock_offset_ns)),
-                     c.last_arrivals,
-                     c.device_span_ns > 0 ? 100.0 * static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0,
-                     c.memory_peak_allocated / 1048576.0);
-  }
-  if (!r.broken.empty() || r.missing_count > 0) {
-    o += "\n## Missing or broken digests\n\n";
-    for (const ProblemDigest& b : r.broken) o += fmt::format("- rank {}: {} — {}\n", b.rank, esc(b.source), esc(b.reason));
-    for (int32_t m : r.missing) o += fmt::format("- rank {}: missing\n", m);
-  }
-  size_t slow_links = 0;
-  for (const LinkBandwidth& l : r.links) slow_links += l.slow;
-  if (!r.links.empty()) {
-    o += fmt::format("\n## Links\n\n{} (rank, link) pairs, {} slow (below 80% of their transport's median)\n\n", r.links.size(), slow_links);
-    o += "| rank | link | transport | bandwidth | median | slow |\n|---|---|---|---|---|---|\n";
-    size_t shown = 0;
-    for (const LinkBandwidth& l : r.links) {
-      if (!l.judged || (++shown > 10 && !l.slow)) continue;
-      o += fmt::format("| {} | {} | {} | {:.2f} GB/s | {:.2f} GB/s | {} |\n", l.rank, esc(l.link), esc(l.transport),
-                       l.bandwidth_bytes_per_second / 1e9, l.transport_median_bytes_per_second / 1e9, l.slow ? "yes" : "");
-    }
-  }
-  return o;
+render::Document ClusterToDocument(const ClusterResult& r) {
+  render::Document doc;
+  doc.key = "cluster";
+  doc.title = "aiprof cluster report";
+  doc.generator = "aiprof cluster";
+  doc.machine_json = ClusterToJson(r);
+  AddSummary(r, &doc.AddSection("summary", "Summary"));
+  AddSlowest(r, &doc.AddSection("slowest", "Slowest rank"));
+  for (const SlowRankReport& w : r.slow_ranks) AddSlowRankOps(w, &doc.AddSection(fmt::format("slow_rank_{}", w.rank), fmt::format("Slow rank {}", w.rank)));
+  AddSteps(r, &doc.AddSection("steps", "Steps"));
+  AddRanks(r, &doc.AddSection("ranks", "Ranks"));
+  if (!r.broken.empty() || r.missing_count > 0) AddProblems(r, &doc.AddSection("problems", "Missing or broken digests"));
+  if (!r.links.empty()) AddLinks(r, &doc.AddSection("links", "Links"));
+  return doc;
 }
 
-std::string ClusterToHtml(const ClusterResult& r) {
-  auto esc = [](std::string_view s) { return HtmlEscape(s); };
-  std::string o =
-      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>aiprof cluster report</title>"
-      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-      "padding:2px 6px;text-align:right}td.l,th.l{text-align:left}</style></head><body>\n<h1>aiprof cluster report</h1>\n<ul>\n";
-  for (const std::string& line : Findings(r, esc)) o += "<li>" + line + "</li>\n";
-  o += "</ul>\n";
-  for (const SlowRankReport& s : r.slow_ranks) {
-    o += fmt::format("<h2>Slow rank {}</h2>\n<p>Ops above its peers (the nearest half of the ranks by op totals); outliers among the peers first.</p>\n<table><tr><th class=l>op</th><th class=l>category</th><th>count</th><th>total</th><th>peers' median total</th><th>excess</th><th>z</th></tr>\n", s.rank);
-    for (const OpDifference& d : s.ops) {
-      o += fmt::format("<tr><td class=l>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td></tr>\n",
-                       esc(d.name), esc(d.category), d.count, Ms(static_cast<double>(d.total_ns)), Ms(d.median_total_ns),
-                       Ms(d.excess_ns), d.z);
-    }
-    o += "</table>\n";
-  }
-  o += "<h2>Steps</h2>\n<table><tr><th>step</th><th>ranks</th><th>job step time</th><th>median</th><th>slowest rank</th><th>last to arrive</th><th>by</th><th class=l>at</th></tr>\n";
-  for (const ClusterStep& s : r.steps) {
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=l>{}</td></tr>\n", s.number,
-                     s.ranks, Ms(static_cast<double>(s.max_ns)), Ms(static_cast<double>(s.median_ns)), s.slowest_rank,
-                     s.last_rank, Ms(static_cast<double>(s.last_late_by_ns)), esc(s.last_collective));
-  }
-  o += "</table>\n<h2>Ranks</h2>\n<table><tr><th>rank</th><th class=l>host</th><th>wait</th><th>transfer</th><th>lateness</th><th>clock offset</th><th>last arrivals</th></tr>\n";
-  for (const ClusterRank& c : r.ranks) {
-    o += fmt::format("<tr><td>{}</td><td class=l>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", c.rank,
-                     esc(c.host), Ms(static_cast<double>(c.aligned_wait_ns)), Ms(static_cast<double>(c.aligned_transfer_ns)),
-                     Ms(static_cast<double>(c.aligned_lateness_ns)), Ms(static_cast<double>(c.clock_offset_ns)), c.last_arrivals);
-  }
-  o += "</table>\n";
-  if (!r.broken.empty() || r.missing_count > 0) {
-    o += "<h2>Missing or broken digests</h2>\n<ul>\n";
-    for (const ProblemDigest& b : r.broken) o += fmt::format("<li>rank {}: {} — {}</li>\n", b.rank, esc(b.source), esc(b.reason));
-    for (int32_t m : r.missing) o += fmt::format("<li>rank {}: missing</li>\n", m);
-    o += "</ul>\n";
-  }
-  o += "</body></html>\n";
-  return o;
+std::string ClusterToMarkdown(const ClusterResult& r) { return render::RenderMarkdown(ClusterToDocument(r)); }
+
+std::string ClusterToHtml(const ClusterResult& r) { return render::RenderHtmlPage(ClusterToDocument(r)); }
+
+std::vector<render::OutputFormat> ClusterFormats() {
+  return {render::JsonFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::TextFormat()};
 }
 
 StatusOr<std::string> RenderClusterReport(const ClusterResult& r, const std::string& path) {
-  auto ends = [&](std::string_view suffix) { return path.size() >= suffix.size() && path.ends_with(suffix); };
-  if (ends(".json") || path.empty() || path == "-") return ClusterToJson(r);
-  if (ends(".md")) return ClusterToMarkdown(r);
-  if (ends(".html") || ends(".htm")) return ClusterToHtml(r);
-  return ErrStatus(path + ": unknown report format (use .json, .md or .html)");
+  std::vector<render::OutputFormat> formats = ClusterFormats();
+  ASSIGN_OR_RETURN(std::string format, render::ResolveFormat(formats, {"", path}, "json"));
+  if (format == "json") return ClusterToJson(r);
+  return render::RenderDocument(ClusterToDocument(r), format);
 }
 
 }  // namespace aiprof

@@ -10,7 +10,7 @@
 
 #include "src/analysis/rules/expression.h"
 #include "src/monitor/window.h"
-#include "src/report/common/tree.h"
+#include "src/render/tree.h"
 
 namespace aiprof {
 

@@ -34,8 +34,8 @@
 #include "src/monitor/metrics_server.h"
 #include "src/monitor/monitor_metrics.h"
 #include "src/monitor/proc_stats.h"
-#include "src/report/common/tree.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/tree.h"
 #include "src/report/page/report_data.h"
 
 namespace aiprof {

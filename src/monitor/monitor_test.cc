@@ -21,7 +21,7 @@
 #include "src/monitor/monitor_metrics.h"
 #include "src/monitor/proc_stats.h"
 #include "src/monitor/window.h"
-#include "src/report/common/tree.h"
+#include "src/render/tree.h"
 #include "src/sdk/live_channel.h"
 
 namespace aiprof {

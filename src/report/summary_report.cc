@@ -7,8 +7,8 @@
 #include <cinttypes>
 
 #include "src/analysis/common/steps.h"
-#include "src/report/escape.h"
-#include "src/report/units.h"
+#include "src/render/escape.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 namespace {

@@ -1,12 +1,12 @@
 #include "src/view/view_registry.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <string>
 
 #include "src/model/trace.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/format.h"
 
 namespace aiprof {
 
@@ -19,17 +19,6 @@ const ViewSpec* FindView(std::string_view name) {
 
 namespace {
 
-bool EndsWithIgnoreCase(std::string_view s, std::string_view suffix) {
-  if (suffix.size() > s.size()) return false;
-  s.remove_prefix(s.size() - suffix.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(suffix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string ThreadLabel(const Trace& trace, uint32_t track) {
   return TerminalSafe(trace.Str(trace.tracks.name[track]));
 }
@@ -37,18 +26,9 @@ std::string ThreadLabel(const Trace& trace, uint32_t track) {
 }  // namespace
 
 std::string FormatForPath(const ViewSpec& spec, std::string_view path) {
-  std::string best;
-  size_t best_len = 0;
-  for (const ViewFormat& format : spec.formats) {
-    for (const char* ext : format.extensions) {
-      std::string_view e(ext);
-      if (e.size() > best_len && EndsWithIgnoreCase(path, e)) {
-        best = format.name;
-        best_len = e.size();
-      }
-    }
-  }
-  return best;
+  std::vector<render::OutputFormat> formats;
+  for (const ViewFormat& f : spec.formats) formats.push_back({f.name, {f.extensions.begin(), f.extensions.end()}});
+  return render::FormatForPath(formats, path);
 }
 
 bool HasFormat(const ViewSpec& spec, std::string_view format) {

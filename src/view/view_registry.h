@@ -17,6 +17,7 @@
 namespace aiprof {
 
 struct Trace;
+class AnalysisSession;
 
 // What the command line asked for, beyond the input.
 struct ViewOptions {
@@ -29,8 +30,11 @@ struct ViewOptions {
 
 // Everything a view reads. `baseline` is set only with --diff (and only for
 // views whose spec says supports_diff).
+// Views read analysis results through the session (never compute their own),
+// so a report and the views it embeds share one computation.
 struct ViewContext {
-  const Trace& trace;
+  AnalysisSession& session;
+  const Trace& trace;  // session.trace()
   const Trace* baseline = nullptr;
   ViewOptions options;
 };
@@ -48,6 +52,7 @@ struct ViewSpec {
   const char* help;  // one line for --help
   std::vector<ViewFormat> formats;  // the first is the default
   bool supports_diff = false;       // accepts --diff BASELINE
+  bool draws_gaps = false;          // reads every idle gap (the session keeps them all)
   // Writes the view to `sink`. Errors name what was wrong (e.g. an unknown
   // --thread); bad trace content is escaped, never trusted.
   Status (*render)(const ViewContext& context, ViewSink* sink) = nullptr;

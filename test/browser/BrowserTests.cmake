@@ -2,11 +2,14 @@
 #
 #   aiprof_browser_test(NAME <test> HTML <page to write> CHECKS <checks.js>
 #                       [COMMAND <command that writes the page> ...]
-#                       [EXPECT_FAILURE <regex>])  # the harness's own self-test
+#                       [EXPECT_FAILURE <regex>]  # the harness's own self-test
+#                       [NO_CSP])                 # a self-test page without the CSP
 #
 # runs COMMAND, then loads HTML in Debian's chromium through puppeteer-core
 # (test/browser/check_page.js): no console error, no page error, no dialog,
-# no network request, plus the view's own checks (CHECKS exports
+# no network request, the shared Content-Security-Policy (csp_check.js:
+# present, strict, every inline script allowed by its hash, an injected inline
+# handler and script blocked), plus the view's own checks (CHECKS exports
 # `async (t) => {...}`, see check_page.js). A screenshot of the page as loaded
 # goes to <build>/browser/screenshots/<test>.png. The tests are labelled
 # `heavy` (the sanitizer pass skips them) and need the browser_npm_install
@@ -29,10 +32,13 @@ add_test(NAME browser_npm_install
 set_tests_properties(browser_npm_install PROPERTIES FIXTURES_SETUP browser_modules LABELS heavy TIMEOUT 600)
 
 function(aiprof_browser_test)
-  cmake_parse_arguments(ARG "" "NAME;HTML;CHECKS;EXPECT_FAILURE" "COMMAND" ${ARGN})
+  cmake_parse_arguments(ARG "NO_CSP" "NAME;HTML;CHECKS;EXPECT_FAILURE" "COMMAND" ${ARGN})
   set(expect "")
   if(ARG_EXPECT_FAILURE)
     set(expect --expect-failure ${ARG_EXPECT_FAILURE})
+  endif()
+  if(ARG_NO_CSP)
+    list(APPEND expect --no-csp)
   endif()
   add_test(NAME ${ARG_NAME}
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/run_browser_test.py

@@ -5,7 +5,11 @@
 // other than the page itself (views must be self-contained and offline).
 //
 //   node check_page.js --html FILE --checks CHECKS.js --screenshot OUT.png
-//                      [--chromium PATH] [--viewport 1280x800]
+//                      [--chromium PATH] [--viewport 1280x800] [--csp require|skip]
+//
+// Every aiprof page must carry the shared Content-Security-Policy
+// (csp_check.js runs before the view's checks); only the harness's own
+// self-test pages skip it (--csp skip).
 //
 // CHECKS.js exports `async function (t)`, where t has:
 //   t.page              the puppeteer Page (t.page.evaluate, .click, .type, .$$ ...)
@@ -20,7 +24,7 @@ const fs = require('node:fs');
 const puppeteer = require('puppeteer-core');
 
 function parseArgs(argv) {
-  const args = {chromium: '/usr/bin/chromium', viewport: '1280x800'};
+  const args = {chromium: '/usr/bin/chromium', viewport: '1280x800', csp: 'require'};
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
     if (i + 1 >= argv.length) throw new Error(`missing value for ${argv[i]}`);
@@ -82,6 +86,7 @@ async function main() {
         await page.screenshot({path: out});
       },
     };
+    if (args.csp !== 'skip') await require('./csp_check.js').checkCsp(t);
     await checks(t);
     // Let late errors (timers, animation frames) surface.
     await new Promise((r) => setTimeout(r, 200));

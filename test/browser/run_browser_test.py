@@ -23,6 +23,7 @@ def main():
     p.add_argument("--screenshot", required=True)
     p.add_argument("--expect-failure", metavar="REGEX",
                    help="the harness's self-test: pass only if the checks fail with output matching REGEX")
+    p.add_argument("--no-csp", action="store_true", help="the harness's self-test pages carry no CSP")
     a = p.parse_args(argv[:cut])
     command = argv[cut + 1:]
     for what, path in (("node", a.node), ("chromium", a.chromium), ("puppeteer-core", os.path.join(a.modules, "puppeteer-core"))):
@@ -41,6 +42,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     cmd = [a.node, os.path.join(here, "check_page.js"), "--html", a.html, "--checks", a.checks,
            "--screenshot", a.screenshot, "--chromium", a.chromium]
+    if a.no_csp:
+        cmd += ["--csp", "skip"]
     if not a.expect_failure:
         sys.exit(subprocess.run(cmd, env=env, timeout=300).returncode)
     r = subprocess.run(cmd, env=env, timeout=300, capture_output=True, text=True)

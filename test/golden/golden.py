@@ -30,6 +30,11 @@ VIEWS = [("flame", ["html", "svg", "folded", "speedscope"]), ("timeline", ["html
          ("topology", ["html", "svg", "dot"])]
 EXPORTS = ["perfetto", "chrome-json"]
 # Keys whose values are wall-clock measurements of aiprof itself.
+RULES_DIR = re.compile(r'[^\s"'"'"'(]*/rules/')
+# Graphviz measures label text with the fonts installed, so laid-out
+# topology pages differ between machines in their coordinates only: they are
+# compared with every number masked (the DOT output keeps the figures).
+LAYOUT_NUMBERS = re.compile(rb"-?\d+(?:\.\d+)?")
 VOLATILE_KEYS = {"elapsed_ms", "generated_utc", "import_ms", "analyze_ms", "wall_ms"}
 
 
@@ -57,7 +62,8 @@ def normalise(obj, tmp):
     if isinstance(obj, list):
         return [normalise(v, tmp) for v in obj]
     if isinstance(obj, str):
-        return obj.replace(tmp, "<tmp>")
+        # Rule files are named by the checkout's absolute path.
+        return RULES_DIR.sub("<rules>/", obj.replace(tmp, "<tmp>"))
     return obj
 
 
@@ -76,11 +82,14 @@ def json_case(cmd, tmp):
         return {"exit": rc, "not_json": hashlib.sha256(out).hexdigest()}
 
 
-def digest_case(cmd, path):
+def digest_case(cmd, path, laid_out=False):
     rc, out, err = run(cmd)
     if rc != 0:
         return {"exit": rc, "stderr": err.strip().splitlines()[-1:] if err else []}
     data = open(path, "rb").read() if path else out
+    if laid_out:
+        data = LAYOUT_NUMBERS.sub(b"#", data)
+        return {"sha256_numbers_masked": hashlib.sha256(data).hexdigest()}
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 
@@ -91,6 +100,7 @@ def text_case(cmd, path, tmp):
         return {"exit": rc, "stderr": err.strip().splitlines()[-1:] if err else []}
     text = open(path, encoding="utf-8", errors="replace").read() if path else out.decode("utf-8", "replace")
     text = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "<utc>", text.replace(tmp, "<tmp>"))
+    text = RULES_DIR.sub("<rules>/", text)
     return text.splitlines()
 
 
@@ -105,8 +115,10 @@ def cases_for(exe, path, rel, tmp):
     for view, formats in VIEWS:
         for fmt in formats:
             out = os.path.join(tmp, f"{view}.{fmt}.{abs(hash(rel))}")
+            laid_out = view == "topology" and fmt != "dot"
             cases.append((f"view-{view}-{fmt}/{rel}",
-                          lambda v=view, f=fmt, o=out: digest_case([exe, "view", path, "--" + v, "--format", f, "-o", o], o)))
+                          lambda v=view, f=fmt, o=out, l=laid_out: digest_case(
+                              [exe, "view", path, "--" + v, "--format", f, "-o", o], o, l)))
     for fmt in EXPORTS:
         out = os.path.join(tmp, f"export.{fmt}.{abs(hash(rel))}")
         cases.append((f"export-{fmt}/{rel}", lambda f=fmt, o=out: digest_case([exe, "export", path, "--format", f, "-o", o], o)))

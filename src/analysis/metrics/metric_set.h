@@ -67,6 +67,8 @@ class MetricSet {
 
   const std::map<std::string, MetricValue, std::less<>>& values() const { return values_; }
   const std::map<std::string, std::string, std::less<>>& unavailable() const { return unavailable_; }
+  // Every topic with evidence, by topic name.
+  const std::map<std::string, std::vector<std::string>, std::less<>>& evidence() const { return evidence_; }
 
  private:
   std::map<std::string, MetricValue, std::less<>> values_;

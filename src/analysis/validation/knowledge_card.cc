@@ -47,4 +47,26 @@ std::string DescribeExpectedGain(const ExpectedGain& g) {
   return buf;
 }
 
+// The op that lost the most time per sample (ops gone after count in full),
+// as "op:NAME", or "" when the inputs carry no ops.
+std::string InferCardBottleneck(const RunSamples& before, const RunSamples& after, double* saved_ns) {
+  double na = std::max<double>(1, static_cast<double>(before.latency_ns.size()));
+  double nb = std::max<double>(1, static_cast<double>(after.latency_ns.size()));
+  std::string best;
+  *saved_ns = 0;
+  for (const auto& [name, a] : before.op_dur_ns) {
+    double before_total = 0, after_total = 0;
+    for (double d : a) before_total += d;
+    if (auto it = after.op_dur_ns.find(name); it != after.op_dur_ns.end()) {
+      for (double d : it->second) after_total += d;
+    }
+    double saved = before_total / na - after_total / nb;
+    if (saved > *saved_ns) {
+      *saved_ns = saved;
+      best = name;
+    }
+  }
+  return best.empty() ? "" : "op:" + best;
+}
+
 }  // namespace aiprof

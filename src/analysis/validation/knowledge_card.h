@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/analysis/validation/run_samples.h"
 #include "src/base/status.h"
 
 namespace aiprof {
@@ -66,6 +67,11 @@ StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::
 ExpectedGain EstimateGain(const std::vector<KnowledgeCard>& cards);
 // One sentence saying that the figure comes from measured history.
 std::string DescribeExpectedGain(const ExpectedGain& gain);
+
+// The op that lost the most time per sample between two runs (ops gone after
+// count in full), as "op:NAME", with the time saved per sample in
+// `saved_ns`; "" when the runs carry no ops.
+std::string InferCardBottleneck(const RunSamples& before, const RunSamples& after, double* saved_ns);
 
 }  // namespace aiprof
 

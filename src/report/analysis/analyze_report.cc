@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
@@ -23,13 +23,6 @@ std::string Pretty(double v) {
 
 }  // namespace
 
-const std::vector<std::string_view>& EvidenceTopics() {
-  static const std::vector<std::string_view> kTopics = {
-      "host_bound", "sync_bound", "data_loading", "memcpy", "layout_conversion", "fusion_missing", "long_tail",
-      "memory_pressure", "communication_bound", "slow_rank", "memory_bound", "compute_bound"};
-  return kTopics;
-}
-
 std::string AnalysisToText(const AnalysisReport& r) {
   std::string out;
   for (const AnalysisSection& s : r.sections) {
@@ -44,10 +37,12 @@ std::string AnalysisToText(const AnalysisReport& r) {
   }
   for (const auto& [name, why] : r.metrics.unavailable()) out += "  " + name + " unavailable: " + TerminalSafe(why) + "\n";
   bool header = false;
-  for (std::string_view topic : EvidenceTopics()) {
-    for (const std::string& line : r.metrics.Evidence(topic)) {
+  // Every topic the analyses published (a fixed list here had drifted and
+  // dropped eight of them).
+  for (const auto& [topic, lines] : r.metrics.evidence()) {
+    for (const std::string& line : lines) {
       if (!header) out += "== evidence\n", header = true;
-      out += "  [" + std::string(topic) + "] " + TerminalSafe(line) + "\n";
+      out += "  [" + TerminalSafe(topic) + "] " + TerminalSafe(line) + "\n";
     }
   }
   return out;
@@ -71,8 +66,7 @@ std::string AnalysisToJson(const AnalysisReport& r) {
   }
   out += "},\"evidence\":{";
   first = true;
-  for (std::string_view topic : EvidenceTopics()) {
-    const auto& lines = r.metrics.Evidence(topic);
+  for (const auto& [topic, lines] : r.metrics.evidence()) {
     if (lines.empty()) continue;
     out += std::string(first ? "" : ",") + JsonString(topic) + ":[";
     for (size_t i = 0; i < lines.size(); ++i) out += (i ? "," : "") + JsonString(lines[i]);

@@ -11,9 +11,6 @@
 
 namespace aiprof {
 
-// Evidence topics reports list, in order.
-const std::vector<std::string_view>& EvidenceTopics();
-
 std::string AnalysisToText(const AnalysisReport& report);
 // {"metrics": {name: {"value", "unit", "source", "measured"}},
 //  "unavailable": {name: reason}, "evidence": {topic: [lines]},

@@ -4,7 +4,8 @@
 
 #include <cmath>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/page.h"
 
 namespace aiprof {
 namespace {
@@ -323,20 +324,22 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
 
 // ---------------------------------------------------------------- HTML
 
+constexpr std::string_view kDiagnosisStyle =
+    "body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}"
+    ".f{border:1px solid #ccc;border-radius:8px;padding:1em 1.2em;margin:1em 0}"
+    ".high{border-left:8px solid #c0392b}.medium{border-left:8px solid #e67e22}.low{border-left:8px solid #27ae60}"
+    ".tag{display:inline-block;padding:0 .5em;border-radius:4px;background:#eee;margin-right:.4em;font-size:.9em}"
+    "table{border-collapse:collapse}td{padding:.2em .8em .2em 0;vertical-align:top}"
+    "code,.ev{font-family:ui-monospace,monospace;font-size:.9em}.why{color:#666}";
+
 std::string DiagnosisToHtml(const DiagnosisReport& r) {
   const Diagnosis& d = *r.diagnosis;
   std::string title = std::string("aiprof ") + (r.suggestions ? "suggestions" : "diagnosis") + ": " + r.source;
-  std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-      "<title>" + HtmlEscape(title) + "</title>\n<style>"
-      "body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}"
-      ".f{border:1px solid #ccc;border-radius:8px;padding:1em 1.2em;margin:1em 0}"
-      ".high{border-left:8px solid #c0392b}.medium{border-left:8px solid #e67e22}.low{border-left:8px solid #27ae60}"
-      ".tag{display:inline-block;padding:0 .5em;border-radius:4px;background:#eee;margin-right:.4em;font-size:.9em}"
-      "table{border-collapse:collapse}td{padding:.2em .8em .2em 0;vertical-align:top}"
-      "code,.ev{font-family:ui-monospace,monospace;font-size:.9em}.why{color:#666}"
-      "</style></head><body>\n";
+  render::PageSpec page;
+  page.title = title;
+  page.generator = r.suggestions ? "aiprof suggest" : "aiprof diagnose";
+  page.styles = {kDiagnosisStyle};
+  std::string out = render::PageHead(page);
   out += "<h1>" + HtmlEscape(title) + "</h1>\n<p>Platform: " + HtmlEscape(d.platform.Describe());
   if (r.options) {
     out += ". Target: <b>" + HtmlEscape(r.options->target) + "</b>. Constraints: ";
@@ -391,7 +394,7 @@ std::string DiagnosisToHtml(const DiagnosisReport& r) {
     }
     out += "</ul>\n";
   }
-  out += "</body></html>\n";
+  out += render::PageTail(page);
   return out;
 }
 

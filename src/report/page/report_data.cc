@@ -90,57 +90,18 @@ const char* GapBucketLabel(size_t bucket) {
   return bucket < kGapBucketCount ? kLabels[bucket] : "?";
 }
 
-std::vector<ReportHostFunction> TopHostFunctions(const Trace& t, size_t limit) {
-  std::map<std::pair<uint32_t, uint32_t>, ReportHostFunction> by_frame;  // (frame, module) string ids
-  std::vector<std::pair<uint32_t, uint32_t>> seen;
-  uint64_t stacks = 0;
-  const CallsiteTable& cs = t.callsites;
-  for (size_t i = 0; i < t.samples.size(); ++i) {
-    uint32_t c = t.samples.callsite[i];
-    if (c == kNoCallsite || c >= cs.size()) continue;
-    ++stacks;
-    seen.clear();
-    bool leaf = true;
-    for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
-      const std::pair<uint32_t, uint32_t> key{cs.frame[c].raw, cs.module[c].raw};
-      ReportHostFunction& f = by_frame[key];
-      if (f.name.empty()) {
-        f.name = std::string(t.Str(cs.frame[c]));
-        f.module = std::string(t.Str(cs.module[c]));
-      }
-      if (leaf) ++f.self_samples;
-      leaf = false;
-      if (std::find(seen.begin(), seen.end(), key) == seen.end()) {
-        seen.push_back(key);
-        ++f.total_samples;
-      }
-    }
-  }
-  std::vector<ReportHostFunction> out;
-  for (auto& [key, f] : by_frame) {
-    f.self_share = stacks ? static_cast<double>(f.self_samples) / static_cast<double>(stacks) : 0;
-    f.total_share = stacks ? static_cast<double>(f.total_samples) / static_cast<double>(stacks) : 0;
-    out.push_back(std::move(f));
-  }
-  // Self time first: the function the samples land in is the one to name;
-  // total breaks ties (and ranks callers below their callees).
-  std::sort(out.begin(), out.end(), [](const ReportHostFunction& a, const ReportHostFunction& b) {
-    if (a.self_samples != b.self_samples) return a.self_samples > b.self_samples;
-    if (a.total_samples != b.total_samples) return a.total_samples > b.total_samples;
-    return a.name < b.name;
-  });
-  if (out.size() > limit) out.resize(limit);
-  return out;
-}
-
-ReportData BuildReport(const ReportInputs& in) {
-  const Trace& t = *in.trace;
+StatusOr<ReportData> BuildReport(const ReportInputs& in) {
+  AnalysisSession& session = *in.session;
+  AnalysisResults& results = session.results();
+  const Trace& t = session.trace();
+  ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session.diagnosis());
+  ASSIGN_OR_RETURN(const SuggestResult* suggestions, session.suggestions());
   ReportData r;
-  r.source = in.source;
+  r.source = session.options().input;
   r.before_source = in.before_source;
   r.version = AIPROF_VERSION;
   r.generated_utc = UtcNow();
-  r.platform = in.diagnosis->platform.Describe();
+  r.platform = diagnosis->platform.Describe();
   auto fmt_it = t.metadata.find("source_format");
   r.source_format = fmt_it != t.metadata.end() ? fmt_it->second : "";
   r.slices = t.slices.size();
@@ -149,23 +110,22 @@ ReportData BuildReport(const ReportInputs& in) {
   r.samples = t.samples.size();
   r.tracks = t.tracks.size();
   r.host_functions = TopHostFunctions(t, kReportHostFunctions);
-  for (size_t i = 0; i < t.samples.size(); ++i) r.host_stacks += t.samples.callsite[i] != kNoCallsite ? 1 : 0;
+  r.host_stacks = SamplesWithStack(t);
   for (const auto& [kind, e] : t.diagnostics.entries()) {
     r.diagnostics.emplace_back(kind, std::to_string(e.count) + " × " + e.description +
                                          (e.first_where.empty() ? std::string() : " (first at " + e.first_where + ")"));
   }
-  if (in.options) {
-    r.target = in.options->target;
-    for (const Constraint& c : in.options->constraints) r.constraints.push_back(c.text);
-  }
-  r.diagnosis = in.diagnosis;
-  r.suggestions = in.suggestions;
-  r.metrics = in.metrics;
+  const SuggestOptions& options = session.options().suggest;
+  r.target = options.target;
+  for (const Constraint& c : options.constraints) r.constraints.push_back(c.text);
+  r.diagnosis = diagnosis;
+  r.suggestions = suggestions;
+  r.metrics = &session.metrics();
   r.validation = in.validation;
 
   // Headline.
-  r.steps_stats = ComputeStepStats(t);
-  GapsResult gaps = ComputeGaps(t);
+  r.steps_stats = results.all_steps();
+  const GapsResult& gaps = results.gaps();
   r.cpu_only = gaps.cpu_only;
   int64_t busy = 0, span = 0;
   for (const TimelineBreakdown& tl : gaps.timelines) {
@@ -189,23 +149,21 @@ ReportData BuildReport(const ReportInputs& in) {
     r.device_util = static_cast<double>(busy) / static_cast<double>(span);
     r.device_util_basis = gaps.cpu_only ? "main-thread op time / its span" : "device busy time / device span";
   }
-  if (!in.diagnosis->findings.empty()) {
-    r.top_finding = &in.diagnosis->findings.front();
-    if (in.suggestions) {
-      for (const SuggestionOutcome& o : in.suggestions->kept) {
-        if (o.finding == r.top_finding && (!r.best_fix || o.gain_max > r.best_fix->gain_max)) r.best_fix = &o;
-      }
+  if (!diagnosis->findings.empty()) {
+    r.top_finding = &diagnosis->findings.front();
+    for (const SuggestionOutcome& o : suggestions->kept) {
+      if (o.finding == r.top_finding && (!r.best_fix || o.gain_max > r.best_fix->gain_max)) r.best_fix = &o;
     }
   }
 
   FillSteps(t, &r);
-  Summary summary = ComputeSummary(t);
-  FillOps(summary, t, &r);
+  FillOps(results.summary(), t, &r);
 
-  r.roofline_device = ResolveDevice(t, in.device, "", &r.roofline_problem);
-  r.roofline = ComputeRoofline(t, r.roofline_device ? &*r.roofline_device : nullptr);
+  r.roofline_device = results.roofline_device();
+  r.roofline_problem = results.roofline_problem();
+  r.roofline = results.roofline();
 
-  CommunicationResult comm = ComputeCommunication(t);
+  const CommunicationResult& comm = results.communication();
   std::map<int32_t, ReportCommRow> by_rank;
   for (const CollectiveTypeStats& s : comm.stats.by_type) {
     ReportCommRow& row = by_rank[s.rank];
@@ -232,7 +190,7 @@ ReportData BuildReport(const ReportInputs& in) {
   }
   for (auto& [rank, row] : by_rank) r.comm.push_back(row);
 
-  r.memory = ComputeMemorySeries(t, kReportMemoryPoints);
+  r.memory = results.memory_series();
   return r;
 }
 

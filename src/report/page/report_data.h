@@ -20,26 +20,25 @@
 #include "src/analysis/steps/step_stats.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/host_functions/host_functions.h"
 #include "src/model/trace.h"
+#include "src/session/session.h"
 
 namespace aiprof {
 
 inline constexpr size_t kReportTopOps = 50;
 inline constexpr size_t kReportRooflinePoints = 200;
-inline constexpr size_t kReportMemoryPoints = 400;
+inline constexpr size_t kReportMemoryPoints = AnalysisResults::kMemorySeriesPoints;
 // A step is marked slow when it is this much longer than the median step.
 inline constexpr double kSlowStepFactor = 1.2;
 
+// Everything the report shows comes from the session: its trace, the
+// analyses' results, the diagnosis and the suggestions (computed once, shared
+// with the views the report embeds).
 struct ReportInputs {
-  std::string source;         // input path as given
   std::string before_source;  // --before, or empty
-  const Trace* trace = nullptr;
-  const MetricSet* metrics = nullptr;
-  const Diagnosis* diagnosis = nullptr;
-  const SuggestResult* suggestions = nullptr;
-  const SuggestOptions* options = nullptr;
+  AnalysisSession* session = nullptr;
   const ValidationResult* validation = nullptr;  // with --before
-  std::string device;                            // roofline device (--device), may be empty
 };
 
 struct ReportStep {
@@ -66,18 +65,8 @@ struct ReportOp {
   double share = 0;  // of the summed time of all ops in the same category
 };
 
-// A host function in the trace's CPU samples (aiprof trace, aiprof monitor's
-// deep trace): self = samples whose leaf it is; total = samples with it
-// anywhere on the stack (counted once per sample).
-struct ReportHostFunction {
-  std::string name, module;
-  uint64_t self_samples = 0, total_samples = 0;
-  double self_share = 0, total_share = 0;  // of all samples with a stack
-};
+using ReportHostFunction = HostFunction;
 inline constexpr size_t kReportHostFunctions = 15;
-
-// The `limit` host functions with the most samples (by total, then self).
-std::vector<ReportHostFunction> TopHostFunctions(const Trace& trace, size_t limit);
 
 struct ReportData {
   // Set by the caller (aiprof monitor's incident): rows shown first, under
@@ -131,7 +120,8 @@ struct ReportData {
   std::vector<std::pair<std::string, std::string>> view_errors;  // title, why it is missing
 };
 
-ReportData BuildReport(const ReportInputs& in);
+// The report of the session's trace; an error when its rules do not load.
+StatusOr<ReportData> BuildReport(const ReportInputs& in);
 
 std::string ReportToHtml(const ReportData& r);
 std::string ReportToMarkdown(const ReportData& r);

@@ -14,32 +14,20 @@ namespace aiprof {
 namespace {
 
 struct Run {
-  std::unique_ptr<Trace> trace;
-  std::vector<Rule> rules;
-  MetricSet metrics;
-  Diagnosis diagnosis;
-  SuggestResult suggestions;
-  SuggestOptions options;
+  std::unique_ptr<AnalysisSession> session;
   ReportData data;
 };
 
 std::unique_ptr<Run> Build(std::unique_ptr<Trace> trace, const std::string& source) {
   auto run = std::make_unique<Run>();
-  run->trace = std::move(trace);
-  auto rules = LoadBuiltinRules();
-  EXPECT_TRUE(rules.ok());
-  run->rules = std::move(rules).value();
-  run->metrics = ComputeAllMetrics(*run->trace, AnalyzeOptions{});
-  run->diagnosis = Diagnose(*run->trace, run->metrics, run->rules);
-  run->suggestions = Suggest(run->diagnosis, run->metrics, run->options);
+  SessionOptions options;
+  options.input = source;
+  run->session = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), options);
   ReportInputs in;
-  in.source = source;
-  in.trace = run->trace.get();
-  in.metrics = &run->metrics;
-  in.diagnosis = &run->diagnosis;
-  in.suggestions = &run->suggestions;
-  in.options = &run->options;
-  run->data = BuildReport(in);
+  in.session = run->session.get();
+  auto data = BuildReport(in);
+  EXPECT_TRUE(data.ok()) << data.status().message();
+  if (data.ok()) run->data = std::move(data).value();
   return run;
 }
 

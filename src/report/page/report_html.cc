@@ -8,8 +8,9 @@
 #include <fmt/ranges.h>
 
 #include "src/analysis/rules/rule.h"
-#include "src/report/charts/svg_chart.h"
-#include "src/report/escape.h"
+#include "src/render/svg_chart.h"
+#include "src/render/escape.h"
+#include "src/render/page.h"
 #include "src/report/page/report_data.h"
 #include "src/report/page/report_format.h"
 #include "src/report/validation/validation_report.h"
@@ -397,11 +398,18 @@ std::string Evidence(const ReportData& r) {
 }  // namespace
 
 std::string ReportToHtml(const ReportData& r) {
-  std::string out = fmt::format(
-      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
-      "content=\"width=device-width,initial-scale=1\"><title>aiprof report: {}</title><style>{}</style></head><body>"
-      "<h1>aiprof report</h1><p class=\"muted\">{} · {} · aiprof {}</p>",
-      E(r.source), kStyle, E(r.source), E(r.platform), E(r.version));
+  std::string title = "aiprof report: " + r.source;
+  render::PageSpec page;
+  page.title = title;
+  page.generator = "aiprof report";
+  page.styles = {kStyle};
+  page.scripts = {kScript};
+  // The embedded views run in <iframe srcdoc>, which inherits this page's
+  // policy: their scripts must be allowed here too.
+  for (const auto& [view_title, html] : r.embedded_views) page.embedded_pages.push_back(html);
+  std::string out = render::PageHead(page) +
+                    fmt::format("<h1>aiprof report</h1><p class=\"muted\">{} · {} · aiprof {}</p>", E(r.source),
+                                E(r.platform), E(r.version));
   out += Context(r);
   out += Headline(r);
   out += Charts(r);
@@ -424,7 +432,7 @@ std::string ReportToHtml(const ReportData& r) {
   }
   out += ValidationHtml(r);
   out += Evidence(r);
-  out += fmt::format("<script>{}</script></body></html>\n", kScript);
+  out += render::PageTail(page);
   return out;
 }
 

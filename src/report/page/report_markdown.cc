@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "src/analysis/rules/rule.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 #include "src/report/page/report_data.h"
 #include "src/report/page/report_format.h"
 #include "src/report/validation/validation_report.h"

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "src/report/common/tree.h"
+#include "src/render/tree.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 
 namespace aiprof {

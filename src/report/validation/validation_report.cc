@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/renderers.h"
 
 namespace aiprof {
 namespace {
@@ -88,79 +89,6 @@ void AppendOpShiftJson(const OpShiftAnalysis& s, std::string* o) {
   *o += "]}";
 }
 
-// Rows of the metric table as plain (unescaped) cells.
-// Rows of the metric table as plain (unescaped) cells.
-std::vector<std::vector<std::string>> MetricRows(const ValidationResult& r) {
-  std::vector<std::vector<std::string>> rows;
-  for (const MetricComparison& m : r.metrics) {
-    bool measured = m.n_before > 0 || m.n_after > 0;
-    bool tested = !m.test.empty();
-    std::string p = "-";
-    if (tested) {
-      // A bootstrap p of 0 means no resample crossed zero: below 1 / resamples, not zero.
-      p = m.test == "bootstrap" && m.p_value == 0 ? "< " + PValue(1.0 / r.options.bootstrap_resamples) : PValue(m.p_value);
-    }
-    bool location = tested && m.statistic_name != m.metric;  // effect sizes are for mean/median comparisons
-    char g[32];
-    std::snprintf(g, sizeof(g), "%.2f", m.hedges_g);
-    rows.push_back({m.metric, measured ? m.statistic_name : "-", measured ? FormatValue(m.before, m.unit) : "-",
-                    measured ? FormatValue(m.after, m.unit) : "-", measured ? Pct(m.change_rel) : "-", CiText(m),
-                    tested ? m.test : "-", p, location ? g : "-",
-                    std::to_string(m.n_before) + " / " + std::to_string(m.n_after), VerdictText(m.verdict), m.reason});
-  }
-  return rows;
-}
-
-const std::vector<std::string>& MetricHeader() {
-  static const std::vector<std::string> h = {"metric", "statistic", "before", "after", "change", "interval of change", "test",
-                                             "p", "Hedges g", "n before / after", "verdict", "why"};
-  return h;
-}
-
-std::vector<std::vector<std::string>> OpRows(const OpShiftAnalysis& s) {
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < s.ops.size() && i < kReportOps; ++i) {
-    const OpShift& op = s.ops[i];
-    char ratio[32];
-    std::snprintf(ratio, sizeof(ratio), "x%.2f", op.ratio);
-    rows.push_back({op.name, std::to_string(op.count_before) + " / " + std::to_string(op.count_after),
-                    FormatValue(op.mean_before_ns, "ns"), FormatValue(op.mean_after_ns, "ns"), ratio,
-                    op.ratio >= kOpSlowedRatio ? "slower" : op.ratio > 0 && op.ratio <= 1 / kOpSlowedRatio ? "faster" : "same"});
-  }
-  return rows;
-}
-
-const std::vector<std::string>& OpHeader() {
-  static const std::vector<std::string> h = {"op", "calls before / after", "mean before", "mean after", "ratio", ""};
-  return h;
-}
-
-std::string MdTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string o = "|";
-  for (const std::string& h : header) o += " " + MarkdownEscape(h) + " |";
-  o += "\n|";
-  for (size_t i = 0; i < header.size(); ++i) o += "---|";
-  o += "\n";
-  for (const auto& row : rows) {
-    o += "|";
-    for (const std::string& c : row) o += " " + MarkdownEscape(c) + " |";
-    o += "\n";
-  }
-  return o;
-}
-
-std::string HtmlTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::string o = "<table>\n<tr>";
-  for (const std::string& h : header) o += "<th>" + HtmlEscape(h) + "</th>";
-  o += "</tr>\n";
-  for (const auto& row : rows) {
-    o += "<tr>";
-    for (const std::string& c : row) o += "<td>" + HtmlEscape(c) + "</td>";
-    o += "</tr>\n";
-  }
-  return o + "</table>\n";
-}
-
 std::string OptionsLine(const ValidationResult& r) {
   char buf[200];
   std::snprintf(buf, sizeof(buf), "test %s, alpha %g, min-effect %g%%, %d bootstrap resamples, seed %llu",
@@ -242,104 +170,135 @@ std::string ValidationToJson(const ValidationResult& r) {
   return o;
 }
 
-std::string ValidationToMarkdown(const ValidationResult& r) {
-  std::string o = "# Validation: " + MarkdownEscape(VerdictText(r.overall)) + "\n\n";
-  o += "- **Before:** " + MarkdownEscape(r.before_label) + " (" + MarkdownEscape(r.before_kind) + ")\n";
-  o += "- **After:** " + MarkdownEscape(r.after_label) + " (" + MarkdownEscape(r.after_kind) + ")\n";
-  o += "- **Sample:** one " + MarkdownEscape(r.unit) + "\n";
-  o += "- **Method:** " + MarkdownEscape(OptionsLine(r)) + "\n\n";
-  o += "## Metrics\n\n" + MdTable(MetricHeader(), MetricRows(r));
-  if (!r.diagnosis.empty()) {
-    o += "\n## Diagnosis: " + MarkdownEscape(r.diagnosis) + "\n\n" + MarkdownEscape(r.diagnosis_text) + "\n";
-  }
-  if (r.op_shift.available) {
-    o += "\n## Per-op before/after\n\n" + MarkdownEscape(OpSummary(r.op_shift)) + " Largest ops by before time:\n\n";
-    o += MdTable(OpHeader(), OpRows(r.op_shift));
-  }
-  o += "\nVerdict rules, tests and calibration: docs/validation.md.\n";
-  return o;
-}
-
 namespace {
 
-// Columns padded to their widest cell; cells made terminal-safe first.
-std::string TextTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::vector<std::string>> all;
-  all.push_back(header);
-  for (const auto& row : rows) all.push_back(row);
-  std::vector<size_t> width(header.size(), 0);
-  for (auto& row : all) {
-    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
-      row[c] = TerminalSafe(row[c]);
-      width[c] = std::max(width[c], row[c].size());
+using render::Table;
+using render::Unit;
+using render::Value;
+
+// A metric's unit as a document unit (other units, e.g. "samples/s", are
+// named in the table's unit column).
+Unit MetricUnit(const std::string& unit) {
+  if (unit == "ns") return Unit::kNs;
+  if (unit == "fraction") return Unit::kFraction;
+  return Unit::kNone;
+}
+
+// A figure in the metric's unit, or null when nothing was measured.
+Value Figure(bool measured, double v, const std::string& unit) {
+  return measured ? Value::Number(v).In(MetricUnit(unit)) : Value::Null();
+}
+
+void AddMetrics(const ValidationResult& r, render::Section* s) {
+  Table& t = s->Add(Table{"metrics", "",
+                          {{"metric", "metric", Unit::kNone}, {"statistic", "statistic", Unit::kNone},
+                           {"before", "before", Unit::kNone}, {"after", "after", Unit::kNone},
+                           {"unit", "unit", Unit::kNone}, {"change_rel", "change", Unit::kChange},
+                           {"interval", "interval of change", Unit::kNone}, {"test", "test", Unit::kNone},
+                           {"p_value", "p", Unit::kNone}, {"hedges_g", "Hedges g", Unit::kNone},
+                           {"n_before", "n before", Unit::kCount}, {"n_after", "n after", Unit::kCount},
+                           {"verdict", "verdict", Unit::kNone}, {"reason", "why", Unit::kNone}},
+                          {}, ""});
+  for (const MetricComparison& m : r.metrics) {
+    bool measured = m.n_before > 0 || m.n_after > 0;
+    bool tested = !m.test.empty();
+    Value p = Value::Null();
+    if (tested) {
+      // A bootstrap p of 0 means no resample crossed zero: below 1 / resamples, not zero.
+      p = m.test == "bootstrap" && m.p_value == 0 ? Value::String("< " + PValue(1.0 / r.options.bootstrap_resamples))
+                                                  : Value::String(PValue(m.p_value));
     }
+    bool location = tested && m.statistic_name != m.metric;  // effect sizes are for mean/median comparisons
+    t.rows.push_back({Value::String(m.metric), measured ? Value::String(m.statistic_name) : Value::Null(),
+                      Figure(measured, m.before, m.unit), Figure(measured, m.after, m.unit),
+                      // Units the renderers format (ns, fraction) need no column entry.
+                      Value::String(m.unit == "value" || MetricUnit(m.unit) != Unit::kNone ? "" : m.unit),
+                      measured ? Value::Number(m.change_rel) : Value::Null(),
+                      m.ci_available ? Value::String(CiText(m)) : Value::Null(),
+                      tested ? Value::String(m.test) : Value::Null(), p,
+                      location ? Value::Number(std::round(m.hedges_g * 100) / 100) : Value::Null(),
+                      Value::Int(static_cast<int64_t>(m.n_before)), Value::Int(static_cast<int64_t>(m.n_after)),
+                      Value::String(VerdictText(m.verdict)), Value::String(m.reason)});
   }
-  std::string o;
-  for (size_t r = 0; r < all.size(); ++r) {
-    std::string line = " ";
-    for (size_t c = 0; c < all[r].size() && c < width.size(); ++c) {
-      line += " " + all[r][c] + (c + 1 < all[r].size() ? std::string(width[c] - all[r][c].size() + 1, ' ') : "");
-    }
-    o += line + "\n";
-    if (r == 0) {
-      std::string rule = " ";
-      for (size_t c = 0; c < width.size(); ++c) rule += " " + std::string(width[c], '-') + " ";
-      while (!rule.empty() && rule.back() == ' ') rule.pop_back();
-      o += rule + "\n";
-    }
+}
+
+void AddOpShift(const OpShiftAnalysis& shift, render::Section* s) {
+  s->Add(render::Paragraph{OpSummary(shift) + " Largest ops by before time:"});
+  Table& t = s->Add(Table{"ops", "",
+                          {{"name", "op", Unit::kNone}, {"count_before", "calls before", Unit::kCount},
+                           {"count_after", "calls after", Unit::kCount}, {"mean_before_ns", "mean before", Unit::kNs},
+                           {"mean_after_ns", "mean after", Unit::kNs}, {"ratio", "ratio", Unit::kRatio},
+                           {"change", "", Unit::kNone}},
+                          {}, ""});
+  for (size_t i = 0; i < shift.ops.size() && i < kReportOps; ++i) {
+    const OpShift& op = shift.ops[i];
+    const char* change = op.ratio >= kOpSlowedRatio                        ? "slower"
+                         : op.ratio > 0 && op.ratio <= 1 / kOpSlowedRatio ? "faster"
+                                                                           : "same";
+    t.rows.push_back({Value::String(op.name), Value::Int(static_cast<int64_t>(op.count_before)),
+                      Value::Int(static_cast<int64_t>(op.count_after)), Value::Number(op.mean_before_ns),
+                      Value::Number(op.mean_after_ns), Value::Number(op.ratio), Value::String(change)});
   }
-  return o;
+  if (shift.ops.size() > kReportOps) {
+    t.note = std::to_string(shift.ops.size() - kReportOps) + " more ops in the JSON output.";
+  }
 }
 
 }  // namespace
 
-std::string ValidationToText(const ValidationResult& r) {
-  std::string o = "aiprof validate: " + TerminalSafe(VerdictText(r.overall)) + "\n\n";
-  o += "  before: " + TerminalSafe(r.before_label) + " (" + TerminalSafe(r.before_kind) + ")\n";
-  o += "  after:  " + TerminalSafe(r.after_label) + " (" + TerminalSafe(r.after_kind) + ")\n";
-  o += "  sample: one " + TerminalSafe(r.unit) + "\n";
-  for (const std::string& note : r.sample_notes) o += "  note:   " + TerminalSafe(note) + "\n";
-  o += "  method: " + TerminalSafe(OptionsLine(r)) + "\n\nMetrics:\n" + TextTable(MetricHeader(), MetricRows(r));
+render::Document ValidationToDocument(const ValidationResult& r) {
+  render::Document doc;
+  doc.key = "validation";
+  doc.title = std::string("aiprof validate: ") + VerdictText(r.overall);
+  doc.generator = "aiprof validate";
+  doc.machine_json = ValidationToJson(r);
+  render::Section& inputs = doc.AddSection("inputs", "");
+  render::KeyValues& kv = inputs.Add(render::KeyValues{});
+  kv.items = {{"before", "Before", Value::String(r.before_label + " (" + r.before_kind + ")")},
+              {"after", "After", Value::String(r.after_label + " (" + r.after_kind + ")")},
+              {"sample", "Sample", Value::String("one " + r.unit)}};
+  for (const std::string& note : r.sample_notes) kv.items.push_back({"note", "Note", Value::String(note)});
+  kv.items.push_back({"method", "Method", Value::String(OptionsLine(r))});
+  AddMetrics(r, &doc.AddSection("metrics", "Metrics"));
   if (!r.diagnosis.empty()) {
-    o += "\nDiagnosis: " + TerminalSafe(r.diagnosis) + "\n  " + TerminalSafe(r.diagnosis_text) + "\n";
+    doc.AddSection("diagnosis", "Diagnosis: " + r.diagnosis).Add(render::Paragraph{r.diagnosis_text});
   }
-  if (r.op_shift.available) {
-    o += "\nPer-op before/after: " + TerminalSafe(OpSummary(r.op_shift)) + " Largest ops by before time:\n";
-    o += TextTable(OpHeader(), OpRows(r.op_shift));
-  }
-  o += "\nVerdict rules, tests and calibration: docs/validation.md.\n";
-  return o;
+  if (r.op_shift.available) AddOpShift(r.op_shift, &doc.AddSection("op_shift", "Per-op before/after"));
+  doc.AddSection("notes", "").Add(render::Paragraph{"Verdict rules, tests and calibration: docs/validation.md."});
+  return doc;
 }
 
-std::string ValidationToHtml(const ValidationResult& r) {
-  std::string o =
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>aiprof validation</title>\n"
-      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-      "padding:4px 8px;text-align:left}</style></head><body>\n";
-  o += "<h1>Validation: " + HtmlEscape(VerdictText(r.overall)) + "</h1>\n<ul>\n";
-  o += "<li><b>Before:</b> " + HtmlEscape(r.before_label) + " (" + HtmlEscape(r.before_kind) + ")</li>\n";
-  o += "<li><b>After:</b> " + HtmlEscape(r.after_label) + " (" + HtmlEscape(r.after_kind) + ")</li>\n";
-  o += "<li><b>Sample:</b> one " + HtmlEscape(r.unit) + "</li>\n";
-  o += "<li><b>Method:</b> " + HtmlEscape(OptionsLine(r)) + "</li>\n</ul>\n";
-  o += "<h2>Metrics</h2>\n" + HtmlTable(MetricHeader(), MetricRows(r));
-  if (!r.diagnosis.empty()) {
-    o += "<h2>Diagnosis: " + HtmlEscape(r.diagnosis) + "</h2>\n<p>" + HtmlEscape(r.diagnosis_text) + "</p>\n";
+std::string ValidationToMarkdown(const ValidationResult& r) { return render::RenderMarkdown(ValidationToDocument(r)); }
+
+std::string ValidationToText(const ValidationResult& r) { return render::RenderText(ValidationToDocument(r)); }
+
+std::string ValidationToHtml(const ValidationResult& r) { return render::RenderHtmlPage(ValidationToDocument(r)); }
+
+render::Document HistoryToDocument(const std::vector<ValidationRecord>& records) {
+  render::Document doc;
+  doc.key = "history";
+  doc.title = "aiprof validation history";
+  doc.generator = "aiprof history";
+  doc.machine_json = HistoryToJson(records);
+  render::Section& s = doc.AddSection("validations", "");
+  if (records.empty()) {
+    s.Add(render::Paragraph{"no validations stored"});
+    return doc;
   }
-  if (r.op_shift.available) {
-    o += "<h2>Per-op before/after</h2>\n<p>" + HtmlEscape(OpSummary(r.op_shift)) + "</p>\n" + HtmlTable(OpHeader(), OpRows(r.op_shift));
+  Table& t = s.Add(Table{"validations", "",
+                         {{"id", "#", Unit::kNone}, {"created", "created", Unit::kNone},
+                          {"overall", "verdict", Unit::kNone}, {"alert", "alert", Unit::kNone},
+                          {"headline", "headline", Unit::kNone}},
+                         {}, ""});
+  for (const ValidationRecord& r : records) {
+    t.rows.push_back({Value::Int(r.id), Value::String(Date(r.created_unix_ms)), Value::String(r.overall),
+                      Value::Bool(r.alert), Value::String(r.headline)});
   }
-  o += "</body></html>\n";
-  return o;
+  return doc;
 }
 
 std::string HistoryToText(const std::vector<ValidationRecord>& records) {
-  if (records.empty()) return "no validations stored\n";
-  std::string o;
-  for (const ValidationRecord& r : records) {
-    o += "#" + std::to_string(r.id) + "  " + Date(r.created_unix_ms) + "  " + r.overall + (r.alert ? "  ALERT" : "") + "  " +
-         TerminalSafe(r.headline) + "\n";
-  }
-  return o;
+  return render::RenderText(HistoryToDocument(records));
 }
 
 std::string HistoryToJson(const std::vector<ValidationRecord>& records) {
@@ -355,21 +314,27 @@ std::string HistoryToJson(const std::vector<ValidationRecord>& records) {
   return o + (records.empty() ? "]\n" : "\n]\n");
 }
 
-std::string CardToMarkdown(const KnowledgeCard& c) {
+render::Document CardToDocument(const KnowledgeCard& c) {
   char gain[400];
   std::snprintf(gain, sizeof(gain), "%s %s (%s %s -> %s; %.0f%% CI %s .. %s; %s p = %s; n = %zu before, %zu after)",
                 c.metric.c_str(), Pct(c.change_rel).c_str(), c.statistic.c_str(), FormatValue(c.before, c.unit).c_str(),
                 FormatValue(c.after, c.unit).c_str(), 100 * c.confidence, Pct(c.ci_low_rel).c_str(),
                 Pct(c.ci_high_rel).c_str(), c.test.c_str(), PValue(c.p_value).c_str(), c.n_before, c.n_after);
-  std::string o = "# Knowledge card" + (c.id ? " #" + std::to_string(c.id) : std::string()) + "\n\n";
-  o += "- **Scene:** " + MarkdownEscape(c.scene) + "\n";
-  o += "- **Core bottleneck:** " + MarkdownEscape(c.bottleneck) + "\n";
-  o += "- **Effective fix:** " + MarkdownEscape(c.fix) + "\n";
-  o += "- **Measured gain:** " + MarkdownEscape(gain) + "\n";
-  o += "- **Verdict:** " + MarkdownEscape(c.verdict) + "\n";
-  o += "- **Evidence:** before " + MarkdownEscape(c.before_label) + ", after " + MarkdownEscape(c.after_label) +
-       (c.created_unix_ms ? ", measured " + Date(c.created_unix_ms) : std::string()) + "\n";
-  return o;
+  render::Document doc;
+  doc.key = "card";
+  doc.title = "Knowledge card" + (c.id ? " #" + std::to_string(c.id) : std::string());
+  doc.generator = "aiprof card";
+  std::string evidence = "before " + c.before_label + ", after " + c.after_label +
+                         (c.created_unix_ms ? ", measured " + Date(c.created_unix_ms) : std::string());
+  doc.AddSection("card", "").Add(render::KeyValues{{{"scene", "Scene", Value::String(c.scene)},
+                                                    {"bottleneck", "Core bottleneck", Value::String(c.bottleneck)},
+                                                    {"fix", "Effective fix", Value::String(c.fix)},
+                                                    {"gain", "Measured gain", Value::String(gain)},
+                                                    {"verdict", "Verdict", Value::String(c.verdict)},
+                                                    {"evidence", "Evidence", Value::String(evidence)}}});
+  return doc;
 }
+
+std::string CardToMarkdown(const KnowledgeCard& c) { return render::RenderMarkdown(CardToDocument(c)); }
 
 }  // namespace aiprof

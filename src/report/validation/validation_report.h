@@ -10,6 +10,7 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/render/document.h"
 
 namespace aiprof {
 
@@ -17,6 +18,9 @@ namespace aiprof {
 inline constexpr size_t kReportOps = 15;
 
 std::string ValidationToJson(const ValidationResult& r);
+// The result as a document (inputs, metrics, diagnosis, per-op shift), its
+// machine form the JSON above; Markdown, text and HTML render it.
+render::Document ValidationToDocument(const ValidationResult& r);
 std::string ValidationToMarkdown(const ValidationResult& r);
 // For terminals (validate without -o): aligned plain text, no Markdown escapes.
 std::string ValidationToText(const ValidationResult& r);
@@ -25,10 +29,14 @@ std::string ValidationToHtml(const ValidationResult& r);
 // e.g. "aiprof: REGRESSED: latency +12.3% (mean; p = 0.0012; 95% CI +8.1% .. +15.0%)".
 std::string ValidationHeadline(const ValidationResult& r);
 
+// Stored validations as a document (a table; its machine form HistoryToJson).
+render::Document HistoryToDocument(const std::vector<ValidationRecord>& records);
 std::string HistoryToText(const std::vector<ValidationRecord>& records);
 std::string HistoryToJson(const std::vector<ValidationRecord>& records);
 
-// The card as Markdown: scene, core bottleneck, effective fix, measured gain with its interval.
+// The card as a document: scene, core bottleneck, effective fix, measured
+// gain with its interval, verdict, evidence; and as Markdown.
+render::Document CardToDocument(const KnowledgeCard& card);
 std::string CardToMarkdown(const KnowledgeCard& card);
 
 // "12.35 ms", "830 us", "1.2 s"; values of other units with 4 significant digits. Visible for testing.

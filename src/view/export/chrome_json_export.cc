@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 

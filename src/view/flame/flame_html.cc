@@ -1,6 +1,7 @@
 #include "src/view/flame/flame_html.h"
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/page.h"
 #include "src/view/flame/flame.css.h"
 #include "src/view/flame/flame.js.h"
 
@@ -97,10 +98,14 @@ std::string FlameJson(const FrameTree& tree, const FlameDiff& diff, const ViewOp
 
 Status WriteFlameHtml(const FrameTree& tree, const FlameDiff& diff, const ViewOptions& options, ViewSink* sink) {
   std::string title = HtmlEscape(options.title.empty() ? "trace" : options.title);
-  std::string head = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>Flame graph: " + title +
-                     "</title>\n<meta name=\"generator\" content=\"aiprof view --flame\">\n<style>\n";
-  head.append(embedded::kFlameCss);
-  head.append("</style></head><body>\n<header><h1>Flame graph: ").append(title);
+  std::string page_title = "Flame graph: " + (options.title.empty() ? std::string("trace") : options.title);
+  render::PageSpec page;
+  page.title = page_title;
+  page.generator = "aiprof view --flame";
+  page.styles = {embedded::kFlameCss};
+  page.scripts = {embedded::kFlameJs};
+  std::string head = render::PageHead(page);
+  head.append("<header><h1>Flame graph: ").append(title);
   if (diff.baseline) head.append(" <small>vs ").append(HtmlEscape(options.baseline_title)).append("</small>");
   head.append(
       "</h1><div id=\"summary\"></div>\n<div id=\"toolbar\">"
@@ -132,9 +137,8 @@ Status WriteFlameHtml(const FrameTree& tree, const FlameDiff& diff, const ViewOp
       "<div id=\"tooltip\"></div>\n<script type=\"application/json\" id=\"flame-data\">");
   RETURN_IF_ERROR(sink->Append(head));
   RETURN_IF_ERROR(sink->Append(FlameJson(tree, diff, options)));
-  RETURN_IF_ERROR(sink->Append("</script>\n<script>\n"));
-  RETURN_IF_ERROR(sink->Append(embedded::kFlameJs));
-  return sink->Append("</script>\n</body></html>\n");
+  RETURN_IF_ERROR(sink->Append("</script>\n"));
+  return sink->Append(render::PageTail(page));
 }
 
 }  // namespace aiprof

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "src/model/trace.h"
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 #include "src/view/flame/flame_graph.h"
 
 namespace aiprof {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

@@ -5,7 +5,8 @@
 #include <limits>
 #include <string_view>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/page.h"
 #include "src/view/timeline/timeline.css.h"
 #include "src/view/timeline/timeline.js.h"
 
@@ -361,11 +362,13 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
 }
 
 void AppendTimelineHtml(const Trace& t, const TimelineModel& m, const TimelineOptions& o, std::string* out) {
-  out->append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>");
-  out->append(HtmlEscape(o.title.empty() ? "aiprof timeline" : "aiprof timeline: " + o.title));
-  out->append("</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<style>");
-  out->append(embedded::kTimelineCss);
-  out->append("</style>\n</head><body>\n");
+  std::string title = o.title.empty() ? "aiprof timeline" : "aiprof timeline: " + o.title;
+  render::PageSpec page;
+  page.title = title;
+  page.generator = "aiprof view --timeline";
+  page.styles = {embedded::kTimelineCss};
+  page.scripts = {embedded::kTimelineJs};
+  out->append(render::PageHead(page));
   out->append(
       "<div id=\"bar\"><b>aiprof timeline</b> <span id=\"title\"></span>"
       "<input id=\"search\" type=\"search\" placeholder=\"search slices by name\" autocomplete=\"off\">"
@@ -377,9 +380,8 @@ void AppendTimelineHtml(const Trace& t, const TimelineModel& m, const TimelineOp
       "<div id=\"panel\"><div id=\"details\"></div><div id=\"selection\"></div><div id=\"legend\"></div></div>\n"
       "<script type=\"application/json\" id=\"aiprof-data\">");
   AppendTimelineJson(t, m, o, out);
-  out->append("</script>\n<script>");
-  out->append(embedded::kTimelineJs);
-  out->append("</script>\n</body></html>\n");
+  out->append("</script>\n");
+  out->append(render::PageTail(page));
 }
 
 }  // namespace aiprof

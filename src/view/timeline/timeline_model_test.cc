@@ -10,6 +10,7 @@
 
 #include "src/model/trace_builder.h"
 #include "src/view/timeline/timeline_html.h"
+#include "src/session/session.h"
 #include "src/view/timeline/timeline_view.h"
 #include "test/util/trace_fixtures.h"
 
@@ -296,7 +297,7 @@ TEST(TimelineHtmlTest, HostileNameStaysText) {
   TimelineViewOptions o;
   o.layout.title = hostile;
   std::string page;
-  ASSERT_TRUE(RenderTimelinePage(*t, o, &page).ok());
+  ASSERT_TRUE(RenderTimelinePage(*AnalysisSession::ForTrace(*t), o, &page).ok());
   EXPECT_EQ(page.find("<img"), std::string::npos);
   EXPECT_EQ(page.find("onerror=alert(1)>"), std::string::npos);
   size_t open = page.find(R"(<script type="application/json" id="aiprof-data">)");
@@ -343,7 +344,7 @@ TEST(TimelineViewTest, AlexnetHasGapsAndFindingMarkers) {
   EXPECT_LE(m10.gaps_kept, 10u);
   EXPECT_GT(m10.gaps_kept, 0u);
   std::string page;
-  ASSERT_TRUE(RenderTimelinePage(trace, {}, &page).ok());
+  ASSERT_TRUE(RenderTimelinePage(*AnalysisSession::ForTrace(trace), {}, &page).ok());
   EXPECT_NE(page.find("\"markers\":[{"), std::string::npos);
 }
 

@@ -5,12 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "src/analysis/analyze.h"
-#include "src/analysis/diagnosis/diagnose.h"
-#include "src/analysis/fusion/fusion_candidates.h"
-#include "src/analysis/layout/layout_conversions.h"
-#include "src/analysis/rules/rule_loader.h"
-#include "src/analysis/steps/step_stats.h"
+#include "src/session/session.h"
 #include "src/view/timeline/timeline_html.h"
 
 namespace aiprof {
@@ -35,32 +30,18 @@ class PartTimer {
 
 }  // namespace
 
-Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options, std::string* out) {
+Status RenderTimelinePage(AnalysisSession& session, const TimelineViewOptions& options, std::string* out) {
   PartTimer timer;
-  GapsOptions gap_options;
-  gap_options.keep_all_gaps = true;
-  GapsResult gaps = ComputeGaps(trace, gap_options);
-  StepStats steps = ComputeStepStats(trace);
-  LayoutResult layout = ComputeLayoutConversions(trace);
-  FusionResult fusion = ComputeFusionCandidates(trace);
-  std::vector<Rule> rules;
-  Diagnosis diagnosis;
-  TimelineInputs inputs{&gaps, nullptr, &steps, &layout, &fusion};
+  AnalysisResults& results = session.results();
+  TimelineInputs inputs{&results.all_gaps(), nullptr, &results.all_steps(), &results.layout(), &results.fusion()};
   timer.Mark("gaps/steps/layout/fusion");
-  if (options.findings && options.diagnosis) {
-    inputs.diagnosis = options.diagnosis;
-  } else if (options.findings) {
-    ASSIGN_OR_RETURN(rules, LoadBuiltinRules());
-    AnalyzeOptions analyze;
-    analyze.device = options.device;
-    MetricSet metrics = ComputeAllMetrics(trace, analyze);
-    diagnosis = Diagnose(trace, metrics, rules);
-    inputs.diagnosis = &diagnosis;
+  if (options.findings) {
+    ASSIGN_OR_RETURN(inputs.diagnosis, session.diagnosis());
     timer.Mark("diagnose");
   }
-  TimelineModel model = BuildTimelineModel(trace, inputs, options.layout);
+  TimelineModel model = BuildTimelineModel(session.trace(), inputs, options.layout);
   timer.Mark("model (LOD)");
-  AppendTimelineHtml(trace, model, options.layout, out);
+  AppendTimelineHtml(session.trace(), model, options.layout, out);
   timer.Mark("page (JSON+HTML)");
   return OkStatus();
 }
@@ -86,7 +67,7 @@ Status RenderTimelineView(const ViewContext& context, ViewSink* sink) {
     }
   }
   std::string page;
-  RETURN_IF_ERROR(RenderTimelinePage(trace, options, &page));
+  RETURN_IF_ERROR(RenderTimelinePage(context.session, options, &page));
   return sink->Append(page);
 }
 
@@ -99,6 +80,7 @@ ViewSpec TimelineViewSpec() {
               "flows and diagnose's findings (self-contained HTML)";
   spec.formats = {{"html", {".html", ".htm"}}};
   spec.render = RenderTimelineView;
+  spec.draws_gaps = true;
   return spec;
 }
 

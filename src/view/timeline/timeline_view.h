@@ -1,12 +1,11 @@
-// `aiprof view IN --timeline`: runs the analyses the timeline shows (idle
-// gaps with every gap kept, step statistics, layout conversions, fusion
-// candidates, and `diagnose` with the built-in rules) and renders the page.
+// `aiprof view IN --timeline`: the page of the analyses the timeline shows
+// (idle gaps with every gap kept, step statistics, layout conversions, fusion
+// candidates, and the session's diagnosis), read from the session.
 #ifndef AIPROF_SRC_VIEW_TIMELINE_TIMELINE_VIEW_H_
 #define AIPROF_SRC_VIEW_TIMELINE_TIMELINE_VIEW_H_
 
 #include <string>
 
-#include "src/analysis/diagnosis/diagnose.h"
 #include "src/base/status.h"
 #include "src/model/trace.h"
 #include "src/view/timeline/timeline_model.h"
@@ -14,17 +13,15 @@
 
 namespace aiprof {
 
+class AnalysisSession;
+
 struct TimelineViewOptions {
   TimelineOptions layout;
-  bool findings = true;  // run diagnose and show its findings as markers
-  std::string device;    // roofline peaks for diagnose (as `diagnose --device`)
-  // A diagnosis the caller already has (aiprof report): shown instead of
-  // running diagnose again. Must outlive the call.
-  const Diagnosis* diagnosis = nullptr;
+  bool findings = true;  // show the session's findings as markers
 };
 
-// Appends the self-contained HTML page for `trace` to `out`.
-Status RenderTimelinePage(const Trace& trace, const TimelineViewOptions& options, std::string* out);
+// Appends the self-contained HTML page for the session's trace to `out`.
+Status RenderTimelinePage(AnalysisSession& session, const TimelineViewOptions& options, std::string* out);
 
 // The registry entry: `aiprof view IN --timeline -o timeline.html` (--rank, --thread filter tracks).
 ViewSpec TimelineViewSpec();

@@ -9,7 +9,8 @@
 #include <mutex>
 #include <vector>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
+#include "src/render/page.h"
 
 namespace aiprof {
 namespace {
@@ -406,9 +407,13 @@ std::string TopologyToHtml(const Topology& topology, std::string_view svg, std::
   // The SVG without its XML prolog and doctype (not allowed inside HTML).
   size_t start = svg.find("<svg");
   std::string_view body = start == std::string_view::npos ? svg : svg.substr(start);
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>aiprof topology: " +
-                    HtmlEscape(title) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n<header><h1>Topology: " +
-                    HtmlEscape(title) + "</h1>\n";
+  std::string page_title = "aiprof topology: " + std::string(title);
+  render::PageSpec page;
+  page.title = page_title;
+  page.generator = "aiprof view --topology";
+  page.styles = {kStyle};
+  page.scripts = {kScript};
+  std::string out = render::PageHead(page) + "<header><h1>Topology: " + HtmlEscape(title) + "</h1>\n";
   out += "<p id=\"summary\">" + HtmlEscape(topology.highlight_summary.empty() ? "" : "Highlighted: " + topology.highlight_summary) +
          "</p>\n<p class=\"legend\">";
   const char* legend[][2] = {{"#1a73e8", "launch (host to device)"}, {"#5f6368", "flow"},
@@ -423,7 +428,7 @@ std::string TopologyToHtml(const Topology& topology, std::string_view svg, std::
   out += body;
   out += "\n</div><aside id=\"details\"><p class=\"kind\">Hover a node or an edge for its figures.</p></aside></main>\n";
   out += "<script type=\"application/json\" id=\"topology-data\">" + GraphJson(topology) + "</script>\n";
-  out += std::string("<script>") + kScript + "</script>\n</body></html>\n";
+  out += render::PageTail(page);
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "src/view/topology/topology_view.h"
 
+#include "src/session/session.h"
+
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/model/trace.h"
@@ -14,8 +16,8 @@ Status RenderTopology(const ViewContext& context, ViewSink* sink) {
   if (!options.thread.empty() || options.rank >= 0) {
     return ErrStatus("--topology shows the whole trace; --thread and --rank do not apply to it");
   }
-  CommunicationResult communication = ComputeCommunication(context.trace);
-  PipelineResult pipeline = ComputePipelineStages(context.trace);
+  const CommunicationResult& communication = context.session.results().communication();
+  const PipelineResult& pipeline = context.session.results().pipeline();
   Topology topology = BuildTopology(context.trace, communication, pipeline);
   std::string dot = TopologyToDot(topology, options.title);
   if (options.format == "dot") return sink->Append(dot);

@@ -1,7 +1,7 @@
 // Escaping for every output format. Trace content is untrusted: names,
 // categories and args go through these before they reach a report.
-#ifndef AIPROF_SRC_REPORT_ESCAPE_H_
-#define AIPROF_SRC_REPORT_ESCAPE_H_
+#ifndef AIPROF_SRC_RENDER_ESCAPE_H_
+#define AIPROF_SRC_RENDER_ESCAPE_H_
 
 #include <string>
 #include <string_view>
@@ -25,4 +25,4 @@ std::string TerminalSafe(std::string_view s);
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_REPORT_ESCAPE_H_
+#endif  // AIPROF_SRC_RENDER_ESCAPE_H_

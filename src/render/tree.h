@@ -1,8 +1,8 @@
 // A small document tree (null, bool, number, string, list, map with ordered
 // keys) that structured results are turned into once and then written as
 // JSON or YAML, so both formats carry the same content.
-#ifndef AIPROF_SRC_REPORT_COMMON_TREE_H_
-#define AIPROF_SRC_REPORT_COMMON_TREE_H_
+#ifndef AIPROF_SRC_RENDER_TREE_H_
+#define AIPROF_SRC_RENDER_TREE_H_
 
 #include <string>
 #include <string_view>
@@ -51,4 +51,4 @@ std::string TreeToYaml(const Tree& tree);
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_REPORT_COMMON_TREE_H_
+#endif  // AIPROF_SRC_RENDER_TREE_H_

@@ -1,8 +1,8 @@
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 #include <gtest/gtest.h>
 
-#include "src/report/units.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 namespace {

@@ -1,11 +1,11 @@
-#include "src/report/common/tree.h"
+#include "src/render/tree.h"
 
 #include <cmath>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 

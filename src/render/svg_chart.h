@@ -3,8 +3,8 @@
 // area chart over time. Each takes plain numbers and labels (structured
 // results, already chosen by the caller) and returns one <svg> element;
 // every label is escaped, every number that is not finite is left out.
-#ifndef AIPROF_SRC_REPORT_CHARTS_SVG_CHART_H_
-#define AIPROF_SRC_REPORT_CHARTS_SVG_CHART_H_
+#ifndef AIPROF_SRC_RENDER_SVG_CHART_H_
+#define AIPROF_SRC_RENDER_SVG_CHART_H_
 
 #include <string>
 #include <vector>
@@ -50,4 +50,4 @@ const std::vector<std::string>& ChartPalette();
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_REPORT_CHARTS_SVG_CHART_H_
+#endif  // AIPROF_SRC_RENDER_SVG_CHART_H_

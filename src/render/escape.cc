@@ -1,4 +1,4 @@
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 #include <cstdio>
 

@@ -1,11 +1,11 @@
-#include "src/report/charts/svg_chart.h"
+#include "src/render/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "src/report/escape.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {

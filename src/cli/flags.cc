@@ -1,0 +1,135 @@
+#include "src/cli/flags.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
+
+namespace aiprof {
+
+void InputFlags::Add(CLI::App* sub, const char* help) {
+  sub->add_option("input", input, help)->required();
+  sub->add_flag("--timing", timing, "Print the time of each phase (import, each analysis, ...) to standard error");
+}
+
+void OutputFlags::Add(CLI::App* sub, std::vector<render::OutputFormat> formats, const char* output_help,
+                      bool required) {
+  offered = std::move(formats);
+  std::vector<std::string> names;
+  std::string list;
+  for (const render::OutputFormat& f : offered) {
+    names.emplace_back(f.name);
+    list += (list.empty() ? "" : ", ") + std::string(f.name);
+  }
+  CLI::Option* o = sub->add_option("-o,--output", output, output_help);
+  if (required) o->required();
+  if (offered.size() > 1) {
+    sub->add_option("--format", format, list + " (default: from the -o extension, else " +
+                                            std::string(stdout_format.empty() ? offered.front().name : stdout_format) + ")")
+        ->check(CLI::IsMember(names));
+  }
+}
+
+StatusOr<std::string> OutputFlags::Resolve() const {
+  return render::ResolveFormat(offered, render::FormatRequest{format, output}, stdout_format);
+}
+
+bool OutputFlags::UseColor() const {
+  const char* no_color = std::getenv("NO_COLOR");
+  return ToStdout() && isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+void AddRuleFlags(CLI::App* sub, SessionOptions* options) {
+  sub->add_option("--rules", options->rule_paths,
+                  "Extra rule file or folder (repeatable); same id overrides a shipped rule");
+  sub->add_flag("--no-builtin-rules", options->no_builtin_rules, "Use only the --rules given");
+}
+
+void AddDeviceFlag(CLI::App* sub, AnalyzeOptions* options) {
+  sub->add_option("--device", options->device,
+                  "Device whose peaks the roofline uses (a name in data/devices.yaml; default: from the trace, or "
+                  "cpu-local from `aiprof calibrate` for CPU traces)");
+}
+
+void AddDevicesFileFlag(CLI::App* sub, AnalyzeOptions* options) {
+  sub->add_option("--devices", options->devices_file,
+                  "Devices file (default: $AIPROF_DEVICES, then data/devices.yaml, plus ~/.config/aiprof/devices.yaml)");
+}
+
+void AddDbFlag(CLI::App* sub, std::string* db, const char* help) { sub->add_option("--db", *db, help); }
+
+void TargetFlags::Add(CLI::App* sub, SuggestOptions* options) {
+  sub->add_option("--target", options->target, "latency, throughput or memory")
+      ->check(CLI::IsMember({"latency", "throughput", "memory"}));
+  sub->add_option("--constraints", constraints, "e.g. \"memory<3GB,precision_loss<1%,effort<=medium\"");
+}
+
+Status TargetFlags::Apply(SuggestOptions* options) const {
+  ASSIGN_OR_RETURN(options->constraints, ParseConstraints(constraints));
+  return OkStatus();
+}
+
+void AddRunInputFlags(CLI::App* sub, RunInputs* in, bool warmup_steps) {
+  sub->add_option("--unit", in->unit, "Traces: 'step' (ProfilerStep#N) or the name of the spans that are samples (e.g. request)");
+  if (warmup_steps) {
+    sub->add_option("--warmup-steps", in->warmup_steps,
+                    "Traces with --unit step: leading warm-up steps to leave out (default: detect leading outliers; 0 keeps all)")
+        ->check(CLI::NonNegativeNumber);
+  }
+  sub->add_option("--batch-size", in->batch_size, "Items per sample, for throughput in items/s")->check(CLI::PositiveNumber);
+  sub->add_option("--bench", in->bench, "Benchmark files: which hyperfine command or Google Benchmark name");
+  sub->add_option("--sample-unit", in->sample_unit, "Benchmark files: unit of bare numbers (ns, us, ms, s)")
+      ->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+}
+
+namespace {
+
+// "2%" -> 0.02, "0.02" -> 0.02; returns an error text for CLI11 validators ("" when valid).
+std::string ParseFraction(const std::string& s, double* out) {
+  std::string body = s;
+  bool percent = !body.empty() && body.back() == '%';
+  if (percent) body.pop_back();
+  char* end = nullptr;
+  double v = std::strtod(body.c_str(), &end);
+  if (body.empty() || end != body.c_str() + body.size() || !std::isfinite(v) || v < 0) {
+    return "'" + s + "' is not a non-negative number or percentage";
+  }
+  *out = percent ? v / 100 : v;
+  return "";
+}
+
+}  // namespace
+
+void StatsFlags::Add(CLI::App* sub, bool resamples_flag) {
+  sub->add_option("--test", test, "welch, mannwhitney, bootstrap or auto")
+      ->check(CLI::IsMember({"auto", "welch", "mannwhitney", "bootstrap"}));
+  sub->add_option("--alpha", alpha, "Significance level; intervals are at 1 - alpha")->check(CLI::Range(1e-9, 0.5));
+  sub->add_option("--min-effect", min_effect_text, "Smallest relative change that counts, e.g. 2% or 0.02")
+      ->check([this](const std::string& s) { return ParseFraction(s, &min_effect); });
+  if (resamples_flag) sub->add_option("--resamples", resamples, "Bootstrap resamples")->check(CLI::Range(100, 1000000));
+  sub->add_option("--seed", seed, "Bootstrap seed (results are reproducible for a given seed)");
+}
+
+Status StatsFlags::Apply(ValidationOptions* options) const {
+  ASSIGN_OR_RETURN(options->test, ParseTestKind(test));
+  options->alpha = alpha;
+  options->min_effect = min_effect;
+  options->bootstrap_resamples = resamples;
+  options->seed = seed;
+  return OkStatus();
+}
+
+void DiagnosisFlags::Add(CLI::App* sub) {
+  in.Add(sub, "Trace file or folder, or .aiprof");
+  AddRuleFlags(sub, &session);
+  AddDeviceFlag(sub, &session.analyze);
+}
+
+SessionOptions DiagnosisFlags::Options() const {
+  SessionOptions o = session;
+  o.input = in.input;
+  return o;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,89 @@
+// Flag groups shared by the subcommands: each command adds the groups it
+// needs, so no two commands declare the same flag twice and a new command is
+// a few lines (docs/ARCHITECTURE.md "How to add a command").
+#ifndef AIPROF_SRC_CLI_FLAGS_H_
+#define AIPROF_SRC_CLI_FLAGS_H_
+
+#include <string>
+#include <vector>
+
+#include "src/analysis/validation/compare.h"
+#include "src/base/status.h"
+#include "src/render/format.h"
+#include "src/session/run_loader.h"
+#include "src/session/session.h"
+
+namespace CLI {
+class App;
+}
+
+namespace aiprof {
+
+// The trace positional argument and --timing.
+struct InputFlags {
+  std::string input;
+  bool timing = false;
+  void Add(CLI::App* sub, const char* help = "Trace file or folder (anything aiprof imports), or .aiprof");
+};
+
+// -o/--output and --format, resolved by render::ResolveFormat in one place.
+struct OutputFlags {
+  std::string output;
+  std::string format;
+  std::vector<render::OutputFormat> offered;
+  std::string stdout_format;  // the format on standard output ("" = the first offered)
+  // `required`: -o must be given (a file format such as a PDF or a report).
+  void Add(CLI::App* sub, std::vector<render::OutputFormat> formats, const char* output_help,
+           bool required = false);
+  StatusOr<std::string> Resolve() const;
+  bool ToStdout() const { return output.empty() || output == "-"; }
+  // Colour only when writing to a terminal and NO_COLOR is unset.
+  bool UseColor() const;
+};
+
+// --rules, --no-builtin-rules.
+void AddRuleFlags(CLI::App* sub, SessionOptions* options);
+// --device (roofline peaks).
+void AddDeviceFlag(CLI::App* sub, AnalyzeOptions* options);
+// --devices (devices file).
+void AddDevicesFileFlag(CLI::App* sub, AnalyzeOptions* options);
+// --db: the baseline and knowledge-card database.
+void AddDbFlag(CLI::App* sub, std::string* db, const char* help = "Baseline and knowledge-card database (default $XDG_DATA_HOME/aiprof/baselines.db)");
+
+// --target, --constraints (parsed by Apply).
+struct TargetFlags {
+  std::string constraints;
+  void Add(CLI::App* sub, SuggestOptions* options);
+  Status Apply(SuggestOptions* options) const;
+};
+
+// How a trace or a benchmark result file becomes samples: --unit,
+// --batch-size, --bench, --sample-unit, and --warmup-steps when asked.
+void AddRunInputFlags(CLI::App* sub, RunInputs* inputs, bool warmup_steps);
+
+// The statistics of a before/after comparison: --test, --alpha,
+// --min-effect, --seed (and --resamples when asked).
+struct StatsFlags {
+  std::string test = "auto";
+  std::string min_effect_text;
+  double alpha = 0.05, min_effect = 0.02;
+  int resamples = 10000;
+  uint64_t seed = 0x5eed;
+  void Add(CLI::App* sub, bool resamples_flag);
+  // Fills the comparison options (metrics are the command's).
+  Status Apply(ValidationOptions* options) const;
+};
+
+// Everything the analysis session needs from a command that reads one trace
+// and diagnoses it: input, rules, device.
+struct DiagnosisFlags {
+  InputFlags in;
+  SessionOptions session;
+  void Add(CLI::App* sub);
+  // The session options with the input filled in.
+  SessionOptions Options() const;
+};
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_CLI_FLAGS_H_

@@ -1,0 +1,428 @@
+// aiprof mcp: a Model Context Protocol server over stdio (JSON-RPC 2.0, one
+// message per line) whose tools are aiprof's figures on traces the client
+// names: load_trace, list_traces, summary, analyze, query, schema. File
+// paths are confined to the directories given with --allow. Errors are
+// JSON-RPC errors (bad message, unknown method or tool, bad arguments) or
+// tool results with isError (a trace that does not import, a query that
+// fails); nothing a client sends ends the server except end of input.
+#include <CLI/CLI.hpp>
+#include <simdjson.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "src/analysis/analyze.h"
+#include "src/analysis/summary/summary.h"
+#include "src/cli/command.h"
+#include "src/report/diagnosis/diagnosis_report.h"
+#include "src/session/session.h"
+#include "src/query/query_engine.h"
+#include "src/query/query_format.h"
+#include "src/report/analysis/analyze_report.h"
+#include "src/render/escape.h"
+#include "src/report/summary_report.h"
+
+namespace aiprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMaxMessageBytes = 16 << 20;   // longer lines are refused (parse error)
+constexpr size_t kMaxLoadedTraces = 8;
+constexpr size_t kMcpDefaultMaxRows = 1000;
+constexpr size_t kMcpMaxRows = 100000;
+constexpr const char* kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+// A JSON-RPC error: code and message.
+struct RpcError {
+  int code;
+  std::string message;
+};
+
+// A loaded trace: its analysis session (results computed once across tool
+// calls) and its query database.
+struct LoadedTrace {
+  std::string path;
+  std::unique_ptr<AnalysisSession> session;
+  std::unique_ptr<QueryEngine> engine;
+  const Trace& trace() const { return session->trace(); }
+  // A session over the same trace with other options (analyses, target).
+  std::unique_ptr<AnalysisSession> With(SessionOptions options) const {
+    options.input = path;
+    return std::make_unique<AnalysisSession>(session->shared_trace(), std::move(options));
+  }
+};
+
+std::string ToolsJson() {
+  auto trace_arg = R"("trace":{"type":"string","description":"id from load_trace, e.g. t1"})";
+  std::string tools = "[";
+  tools += R"({"name":"load_trace","description":"Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an allowed directory; returns its id","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},)";
+  tools += R"({"name":"list_traces","description":"Traces loaded so far","inputSchema":{"type":"object","properties":{}}},)";
+  tools += std::string(R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
+  tools += std::string(R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"only":{"type":"array","items":{"type":"string"}}},"required":["trace"]}},)";
+  tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
+  tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
+  tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
+  tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
+  tools += "]";
+  return tools;
+}
+
+class McpServer {
+ public:
+  explicit McpServer(std::vector<fs::path> allowed) : allowed_(std::move(allowed)) {}
+
+  // Serves until end of input.
+  void Serve(std::istream& in, std::FILE* out) {
+    std::string line;
+    while (ReadLine(in, &line)) {
+      std::string reply = Handle(line);
+      if (reply.empty()) continue;  // a notification
+      std::fputs(reply.c_str(), out);
+      std::fputc('\n', out);
+      std::fflush(out);
+    }
+  }
+
+ private:
+  // One line, at most kMaxMessageBytes (longer: the rest is skipped and the
+  // line comes back empty, which is a parse error).
+  static bool ReadLine(std::istream& in, std::string* line) {
+    line->clear();
+    bool too_long = false;
+    int c;
+    while ((c = in.get()) != EOF) {
+      if (c == '\n') return true;
+      if (line->size() >= kMaxMessageBytes) {
+        too_long = true;
+        line->clear();
+      }
+      if (!too_long) line->push_back(static_cast<char>(c));
+    }
+    return !line->empty() || too_long;
+  }
+
+  static std::string Reply(const std::string& id, const std::string& result) {
+    return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"result\":" + result + "}";
+  }
+  static std::string Error(const std::string& id, const RpcError& e) {
+    return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"error\":{\"code\":" + std::to_string(e.code) +
+           ",\"message\":" + JsonString(e.message) + "}}";
+  }
+
+  std::string Handle(const std::string& line) {
+    simdjson::dom::element message;
+    if (line.empty() || parser_.parse(line).get(message) != simdjson::SUCCESS) {
+      return Error("null", {-32700, "parse error: not one JSON message per line (at most 16 MiB)"});
+    }
+    simdjson::dom::element id_element;
+    const bool has_id = message["id"].get(id_element) == simdjson::SUCCESS;
+    std::string id = has_id ? simdjson::minify(id_element) : "null";
+    if (has_id && !id_element.is_string() && !id_element.is_int64() && !id_element.is_uint64()) {
+      return Error("null", {-32600, "invalid request: id must be a string or an integer"});
+    }
+    std::string_view method;
+    if (!message.is_object() || message["method"].get(method) != simdjson::SUCCESS) {
+      return Error(id, {-32600, "invalid request: no method"});
+    }
+    if (!has_id) return "";  // notifications (notifications/initialized, cancelled) need no answer
+    std::string result;
+    std::optional<RpcError> error = Dispatch(method, message, &result);
+    return error ? Error(id, *error) : Reply(id, result);
+  }
+
+  std::optional<RpcError> Dispatch(std::string_view method, simdjson::dom::element message, std::string* result) {
+    simdjson::dom::element params;
+    const bool has_params = message["params"].get(params) == simdjson::SUCCESS && params.is_object();
+    if (method == "initialize") {
+      std::string_view asked;
+      std::string version = kProtocolVersions[0];
+      if (has_params && params["protocolVersion"].get(asked) == simdjson::SUCCESS) {
+        for (const char* v : kProtocolVersions) {
+          if (asked == v) version = v;
+        }
+      }
+      *result = "{\"protocolVersion\":" + JsonString(version) +
+                ",\"capabilities\":{\"tools\":{\"listChanged\":false},\"resources\":{\"listChanged\":false}},"
+                "\"serverInfo\":{\"name\":\"aiprof\",\"version\":" + JsonString(AIPROF_VERSION) + "}}";
+      return std::nullopt;
+    }
+    if (method == "ping") {
+      *result = "{}";
+      return std::nullopt;
+    }
+    if (method == "tools/list") {
+      *result = "{\"tools\":" + ToolsJson() + "}";
+      return std::nullopt;
+    }
+    if (method == "resources/list") {
+      std::string list = "[";
+      for (const auto& [id, t] : traces_) {
+        if (list.size() > 1) list += ',';
+        list += "{\"uri\":" + JsonString("aiprof://trace/" + id) + ",\"name\":" + JsonString(id) +
+                ",\"description\":" + JsonString(t.path) + ",\"mimeType\":\"application/json\"}";
+      }
+      *result = "{\"resources\":" + list + "]}";
+      return std::nullopt;
+    }
+    if (method == "tools/call") {
+      std::string_view name;
+      if (!has_params || params["name"].get(name) != simdjson::SUCCESS) {
+        return RpcError{-32602, "invalid params: tools/call needs a tool name"};
+      }
+      simdjson::dom::element args;
+      if (params["arguments"].get(args) != simdjson::SUCCESS) {
+        args = simdjson::dom::element();
+        if (parser_args_.parse(std::string_view("{}")).get(args) != simdjson::SUCCESS) return RpcError{-32603, "internal"};
+      }
+      if (!args.is_object()) return RpcError{-32602, "invalid params: arguments must be an object"};
+      return CallTool(name, args, result);
+    }
+    return RpcError{-32601, "method not found: " + std::string(method)};
+  }
+
+  // A tool's answer: a short text and the structured document, on one line
+  // (stdio framing is one message per line; reports are pretty-printed).
+  std::string ToolResult(const std::string& text, const std::string& structured, bool is_error = false) {
+    std::string r = "{\"content\":[{\"type\":\"text\",\"text\":" + JsonString(text) + "}]";
+    if (!structured.empty()) {
+      simdjson::dom::element doc;
+      if (parser_doc_.parse(structured).get(doc) != simdjson::SUCCESS) {
+        return ToolResult("internal error: a report was not valid JSON", "", true);
+      }
+      r += ",\"structuredContent\":" + simdjson::minify(doc);
+    }
+    r += std::string(",\"isError\":") + (is_error ? "true" : "false") + "}";
+    return r;
+  }
+
+  std::optional<RpcError> TraceArg(simdjson::dom::element args, LoadedTrace** out) {
+    std::string_view id;
+    if (args["trace"].get(id) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'trace' (a string) is required"};
+    auto it = traces_.find(std::string(id));
+    if (it == traces_.end()) return RpcError{-32602, "invalid params: no trace " + std::string(id) + " (load_trace first)"};
+    *out = &it->second;
+    return std::nullopt;
+  }
+
+  // The canonical path if it lies inside an allowed directory.
+  std::optional<fs::path> Confine(std::string_view path, std::string* why) const {
+    std::error_code ec;
+    fs::path canonical = fs::canonical(fs::path(path), ec);
+    if (ec) {
+      *why = std::string(path) + ": " + ec.message();
+      return std::nullopt;
+    }
+    for (const fs::path& dir : allowed_) {
+      auto [d, p] = std::mismatch(dir.begin(), dir.end(), canonical.begin(), canonical.end());
+      if (d == dir.end()) return canonical;
+    }
+    *why = std::string(path) + ": outside the directories this server was allowed (--allow)";
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> CallTool(std::string_view name, simdjson::dom::element args, std::string* result) {
+    if (name == "load_trace") {
+      std::string_view path;
+      if (args["path"].get(path) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'path' (a string) is required"};
+      std::string why;
+      std::optional<fs::path> confined = Confine(path, &why);
+      if (!confined) return RpcError{-32602, "invalid params: " + why};
+      if (traces_.size() >= kMaxLoadedTraces) {
+        *result = ToolResult("at most " + std::to_string(kMaxLoadedTraces) + " traces may be loaded", "", true);
+        return std::nullopt;
+      }
+      SessionOptions options;
+      options.input = confined->string();
+      auto session = AnalysisSession::Open(options);
+      if (!session.ok()) {
+        *result = ToolResult(session.status().message(), "", true);
+        return std::nullopt;
+      }
+      auto engine = QueryEngine::Open((*session)->trace());
+      if (!engine.ok()) {
+        *result = ToolResult(engine.status().message(), "", true);
+        return std::nullopt;
+      }
+      std::string id = "t" + std::to_string(++next_id_);
+      const size_t slices = (*session)->trace().slices.size();
+      traces_[id] = LoadedTrace{confined->string(), std::move(*session), std::move(*engine)};
+      *result = ToolResult("loaded " + confined->string() + " as " + id + " (" + std::to_string(slices) + " slices)",
+                           "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(confined->string()) +
+                               ",\"slices\":" + std::to_string(slices) + "}");
+      return std::nullopt;
+    }
+    if (name == "list_traces") {
+      std::string list = "[";
+      for (const auto& [id, t] : traces_) {
+        if (list.size() > 1) list += ',';
+        list += "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(t.path) +
+                ",\"slices\":" + std::to_string(t.trace().slices.size()) + "}";
+      }
+      *result = ToolResult(std::to_string(traces_.size()) + " traces loaded", "{\"traces\":" + list + "]}");
+      return std::nullopt;
+    }
+    LoadedTrace* t = nullptr;
+    if (name == "summary" || name == "analyze" || name == "query" || name == "schema" || name == "diagnose" ||
+        name == "suggest") {
+      if (auto e = TraceArg(args, &t)) return e;
+    }
+    if (name == "summary") {
+      const Summary& summary = t->session->results().summary();
+      SummaryReportOptions options;
+      options.top_n = 0;
+      *result = ToolResult("summary of " + t->path + ": " + std::to_string(summary.ops.size()) + " ops, " +
+                               std::to_string(summary.slice_count) + " slices",
+                           SummaryToJson(t->trace(), summary, options));
+      return std::nullopt;
+    }
+    if (name == "analyze") {
+      AnalyzeOptions options;
+      simdjson::dom::array only;
+      if (args["only"].get(only) == simdjson::SUCCESS) {
+        for (simdjson::dom::element e : only) {
+          std::string_view n;
+          if (e.get(n) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'only' holds analysis names"};
+          bool known = false;
+          for (std::string_view a : AnalysisNames()) known |= a == n;
+          if (!known) return RpcError{-32602, "invalid params: no analysis named " + std::string(n)};
+          options.only.emplace_back(n);
+        }
+      }
+      std::unique_ptr<AnalysisSession> own;
+      if (!options.only.empty()) {
+        SessionOptions o;
+        o.analyze = options;
+        own = t->With(std::move(o));
+      }
+      *result = ToolResult("analyses of " + t->path, AnalysisToJson((own ? *own : *t->session).analyses()));
+      return std::nullopt;
+    }
+    if (name == "diagnose" || name == "suggest") return Diagnose(name == "suggest", *t, args, result);
+    if (name == "schema") {
+      *result = ToolResult(t->engine->Schema(), "");
+      return std::nullopt;
+    }
+    if (name == "query") {
+      std::string_view sql;
+      if (args["sql"].get(sql) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
+      QueryLimits limits;
+      limits.max_rows = kMcpDefaultMaxRows;
+      int64_t max_rows = 0;
+      simdjson::dom::element max_rows_element;
+      if (args["max_rows"].get(max_rows_element) == simdjson::SUCCESS) {
+        if (max_rows_element.get(max_rows) != simdjson::SUCCESS || max_rows < 1 ||
+            max_rows > static_cast<int64_t>(kMcpMaxRows)) {
+          return RpcError{-32602, "invalid params: 'max_rows' is an integer from 1 to 100000"};
+        }
+        limits.max_rows = static_cast<size_t>(max_rows);
+      }
+      auto r = t->engine->Execute(sql, limits, "(mcp)");
+      if (!r.ok()) {
+        *result = ToolResult(r.status().message(), "", true);
+        return std::nullopt;
+      }
+      std::string json = QueryResultToJson(*r);
+      while (!json.empty() && json.back() == '\n') json.pop_back();
+      std::string text = std::to_string(r->rows.size()) + " rows" +
+                         (r->truncated ? " (cut at max_rows " + std::to_string(limits.max_rows) + ")" : "");
+      *result = ToolResult(text, json);
+      return std::nullopt;
+    }
+    return RpcError{-32602, "invalid params: no tool named " + std::string(name)};
+  }
+
+  // diagnose / suggest from the trace's session (no second import).
+  std::optional<RpcError> Diagnose(bool suggest, const LoadedTrace& t, simdjson::dom::element args,
+                                   std::string* result) {
+    SuggestOptions options;
+    std::string_view target = "latency", constraints;
+    if (suggest) {
+      simdjson::dom::element e;
+      if (args["target"].get(e) == simdjson::SUCCESS && e.get(target) != simdjson::SUCCESS) {
+        return RpcError{-32602, "invalid params: 'target' is latency, throughput or memory"};
+      }
+      if (target != "latency" && target != "throughput" && target != "memory") {
+        return RpcError{-32602, "invalid params: 'target' is latency, throughput or memory"};
+      }
+      if (args["constraints"].get(e) == simdjson::SUCCESS && e.get(constraints) != simdjson::SUCCESS) {
+        return RpcError{-32602, "invalid params: 'constraints' is a string"};
+      }
+      options.target = std::string(target);
+      auto parsed = ParseConstraints(std::string(constraints));
+      if (!parsed.ok()) return RpcError{-32602, "invalid params: " + parsed.status().message()};
+      options.constraints = std::move(*parsed);
+    }
+    // The trace's own session unless the target or constraints differ.
+    std::unique_ptr<AnalysisSession> own;
+    if (options.target != SuggestOptions{}.target || !options.constraints.empty()) {
+      SessionOptions o;
+      o.suggest = options;
+      own = t.With(std::move(o));
+    }
+    AnalysisSession& session = own ? *own : *t.session;
+    auto diagnosis = session.diagnosis();
+    if (!diagnosis.ok()) {
+      *result = ToolResult(diagnosis.status().message(), "", true);
+      return std::nullopt;
+    }
+    const SuggestResult* suggestions = nullptr;
+    if (suggest) {
+      auto s = session.suggestions();
+      if (!s.ok()) {
+        *result = ToolResult(s.status().message(), "", true);
+        return std::nullopt;
+      }
+      suggestions = *s;
+    }
+    DiagnosisReport report{t.path, &session.metrics(), *diagnosis, suggestions, suggest ? &options : nullptr};
+    const size_t findings = (*diagnosis)->findings.size();
+    std::string text = std::string(suggest ? "suggestions" : "diagnosis") + " of " + t.path + ": " +
+                       std::to_string(findings) + " findings";
+    if (suggestions) text += ", " + std::to_string(suggestions->kept.size()) + " suggestions kept";
+    *result = ToolResult(text, DiagnosisToJson(report));
+    return std::nullopt;
+  }
+
+  std::vector<fs::path> allowed_;
+  simdjson::dom::parser parser_;
+  simdjson::dom::parser parser_args_;
+  simdjson::dom::parser parser_doc_;
+  std::map<std::string, LoadedTrace> traces_;
+  int next_id_ = 0;
+};
+
+class McpCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("mcp", "Model Context Protocol server over stdio: aiprof's tools for an AI assistant");
+    sub->add_option("--allow", allow_, "Directory whose traces clients may load (repeatable)")->required();
+    return sub;
+  }
+
+  Status Run() override {
+    std::vector<fs::path> allowed;
+    for (const std::string& dir : allow_) {
+      std::error_code ec;
+      fs::path canonical = fs::canonical(dir, ec);
+      if (ec || !fs::is_directory(canonical)) return ErrStatus(dir + ": --allow needs an existing directory");
+      allowed.push_back(canonical);
+    }
+    McpServer server(std::move(allowed));
+    server.Serve(std::cin, stdout);
+    return OkStatus();
+  }
+
+ private:
+  std::vector<std::string> allow_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewMcpCommand() { return std::make_unique<McpCommand>(); }
+
+}  // namespace aiprof

@@ -1,0 +1,140 @@
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "src/cli/command.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/query/query_engine.h"
+#include "src/query/query_format.h"
+
+namespace aiprof {
+namespace {
+
+// The engine a Ctrl-C interrupts in the interactive shell.
+QueryEngine* g_shell_engine = nullptr;
+
+void InterruptQuery(int) {
+  if (g_shell_engine) g_shell_engine->Interrupt();
+}
+
+class QueryCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand(
+        "query", "SQL over a trace's tables (slices, tracks, flows, counters, ...) and standard views (docs/query.md)");
+    sub->add_option("input", input_, "Trace file, folder or .aiprof")->required();
+    sub->add_option("sql", sql_, "SQL to run (else --file, else standard input; an interactive shell on a terminal)");
+    sub->add_option("--file", file_, "Read the SQL from this file");
+    sub->add_flag("--schema", schema_, "Print the tables, their columns and the standard views");
+    sub->add_option("--format", format_, "text, csv or json")->check(CLI::IsMember({"text", "json", "csv"}));
+    sub->add_option("--max-rows", max_rows_,
+                    "Rows to print at most (0 = all; default 10000 for text, 1000000 for csv and json)")
+        ->check(CLI::Range(size_t{0}, size_t{1} << 40));
+    sub->add_option("--timeout", timeout_s_, "Stop a query after this many seconds (0 = never)")
+        ->default_val(kDefaultQueryTimeoutS)
+        ->check(CLI::Range(0.0, 1e9));
+    sub->add_option("--max-memory", max_memory_mib_, "SQLite memory limit of a query in MiB (0 = none)")
+        ->default_val(kDefaultQueryMaxMemoryBytes >> 20)
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+    sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    return sub;
+  }
+
+  Status Run() override {
+    if (!sql_.empty() && !file_.empty()) return ErrStatus("aiprof query: give the SQL or --file, not both");
+    std::string label = "(command line)";
+    if (!file_.empty()) {  // read before the (possibly long) import
+      std::ifstream in(file_, std::ios::binary);
+      if (!in) return ErrStatus(file_ + ": cannot read the SQL file");
+      std::stringstream text;
+      text << in.rdbuf();
+      sql_ = text.str();
+      label = file_;
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    ASSIGN_OR_RETURN(std::unique_ptr<QueryEngine> engine, QueryEngine::Open(*trace));
+    if (schema_) return WriteOutput(output_, engine->Schema());
+    limits_.max_rows = max_rows_ ? *max_rows_ : format_ == "text" ? kDefaultQueryMaxRows : 1000000;
+    limits_.timeout_s = timeout_s_;
+    limits_.max_memory_bytes = static_cast<int64_t>(max_memory_mib_) << 20;
+    if (file_.empty() && sql_.empty()) {
+      if (isatty(STDIN_FILENO)) return Shell(engine.get());
+      std::stringstream text;
+      text << std::cin.rdbuf();
+      sql_ = text.str();
+      label = "(standard input)";
+    }
+    ASSIGN_OR_RETURN(QueryResult result, engine->Execute(sql_, limits_, label));
+    RETURN_IF_ERROR(WriteOutput(output_, Render(result)));
+    if (result.truncated && format_ != "text") {  // text says it in its last line
+      std::fprintf(stderr, "aiprof query: %zu rows written; more matched (--max-rows %zu)\n", result.rows.size(),
+                   result.max_rows);
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string Render(const QueryResult& result) const {
+    return format_ == "json" ? QueryResultToJson(result)
+           : format_ == "csv" ? QueryResultToCsv(result)
+                              : QueryResultToText(result);
+  }
+
+  // Reads statements ending in ';' from the terminal; .schema, .help, .quit.
+  Status Shell(QueryEngine* engine) {
+    g_shell_engine = engine;
+    struct sigaction action = {};
+    action.sa_handler = InterruptQuery;
+    struct sigaction previous = {};
+    sigaction(SIGINT, &action, &previous);
+    std::fprintf(stderr, "aiprof query shell on %s: SQL ending in ';', .schema, .help, .quit\n", input_.c_str());
+    std::string pending, line;
+    while (true) {
+      std::fputs(pending.empty() ? "aiprof> " : "   ...> ", stderr);
+      std::fflush(stderr);
+      if (!std::getline(std::cin, line)) break;
+      if (pending.empty() && (line == ".quit" || line == ".exit")) break;
+      if (pending.empty() && line == ".schema") {
+        std::fputs(engine->Schema().c_str(), stdout);
+        continue;
+      }
+      if (pending.empty() && line == ".help") {
+        std::fputs("End SQL with ';'. .schema lists tables and views; .quit leaves. Ctrl-C stops a query.\n", stdout);
+        continue;
+      }
+      pending += line + "\n";
+      if (line.find(';') == std::string::npos) continue;
+      auto result = engine->Execute(pending, limits_, "(shell)");
+      pending.clear();
+      if (result.ok()) {
+        std::fputs(Render(*result).c_str(), stdout);
+      } else {
+        std::fprintf(stderr, "%s\n", result.status().message().c_str());
+      }
+      std::fflush(stdout);
+    }
+    sigaction(SIGINT, &previous, nullptr);
+    g_shell_engine = nullptr;
+    return OkStatus();
+  }
+
+  std::string input_, sql_, file_, output_;
+  std::string format_ = "text";
+  bool schema_ = false;
+  std::optional<size_t> max_rows_;
+  double timeout_s_ = kDefaultQueryTimeoutS;
+  int64_t max_memory_mib_ = kDefaultQueryMaxMemoryBytes >> 20;
+  QueryLimits limits_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewQueryCommand() { return std::make_unique<QueryCommand>(); }
+
+}  // namespace aiprof

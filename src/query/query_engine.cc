@@ -1,0 +1,277 @@
+#include "src/query/query_engine.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstring>
+#include <strings.h>
+
+#include "src/model/trace.h"
+#include "src/query/virtual_tables.h"
+
+namespace aiprof {
+namespace {
+
+constexpr const char* kDeviceKinds = "('kernel', 'memcpy', 'memset', 'collective')";
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// PRAGMAs that only read the schema; every other PRAGMA is refused.
+bool ReadOnlyPragma(const char* name) {
+  static const char* const kAllowed[] = {"table_info", "table_xinfo", "table_list", "function_list",
+                                         "module_list", "pragma_list", "collation_list"};
+  for (const char* allowed : kAllowed) {
+    if (name && strcasecmp(name, allowed) == 0) return true;
+  }
+  return false;
+}
+
+// Allows reads only: SELECT, reading columns, functions other than
+// load_extension, recursive CTEs and schema-reading PRAGMAs.
+int Authorize(void*, int action, const char* arg1, const char* arg2, const char*, const char*) {
+  switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+      return SQLITE_OK;
+    case SQLITE_FUNCTION:
+      return arg2 && strcasecmp(arg2, "load_extension") == 0 ? SQLITE_DENY : SQLITE_OK;
+    case SQLITE_PRAGMA:
+      return ReadOnlyPragma(arg1) ? SQLITE_OK : SQLITE_DENY;
+    default:
+      return SQLITE_DENY;
+  }
+}
+
+std::string ErrorPlace(sqlite3* db, std::string_view sql) {
+  int offset = sqlite3_error_offset(db);
+  if (offset < 0 || static_cast<size_t>(offset) > sql.size()) return "";
+  int line = 1, column = 1;
+  for (int i = 0; i < offset; ++i) {
+    if (sql[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+// Restores SQLite's process-wide heap limit when a query ends.
+class ScopedHeapLimit {
+ public:
+  explicit ScopedHeapLimit(int64_t bytes) : active_(bytes > 0) {
+    if (active_) previous_ = sqlite3_hard_heap_limit64(bytes + sqlite3_memory_used());
+  }
+  ~ScopedHeapLimit() {
+    if (active_) sqlite3_hard_heap_limit64(previous_);
+  }
+
+ private:
+  bool active_;
+  sqlite3_int64 previous_ = 0;
+};
+
+QueryValue CellValue(sqlite3_stmt* stmt, int i) {
+  switch (sqlite3_column_type(stmt, i)) {
+    case SQLITE_NULL: return std::monostate{};
+    case SQLITE_INTEGER: return static_cast<int64_t>(sqlite3_column_int64(stmt, i));
+    case SQLITE_FLOAT: return sqlite3_column_double(stmt, i);
+    default: {
+      const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
+      return std::string(text ? text : "", static_cast<size_t>(sqlite3_column_bytes(stmt, i)));
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<QueryView>& StandardViews() {
+  static const std::vector<QueryView> views = [] {
+    const std::string device = kDeviceKinds;
+    static std::vector<std::string> storage;  // keeps the composed SQL alive
+    auto compose = [](std::string sql) { return storage.emplace_back(std::move(sql)).c_str(); };
+    storage.reserve(32);
+    return std::vector<QueryView>{
+        {"slice_args", "Args of each slice, one row per (slice, key)",
+         compose("SELECT s.id AS slice, a.key, a.type, a.value FROM slices s JOIN args a "
+                 "ON a.id >= s.arg_begin AND a.id < s.arg_begin + s.arg_count WHERE s.arg_count > 0")},
+        {"instant_args", "Args of each instant, one row per (instant, key)",
+         compose("SELECT i.id AS instant, a.key, a.type, a.value FROM instants i JOIN args a "
+                 "ON a.id >= i.arg_begin AND a.id < i.arg_begin + i.arg_count WHERE i.arg_count > 0")},
+        {"threads", "Thread tracks with their process",
+         compose("SELECT id AS track, rank, pid, tid, pid_label, tid_label, name AS thread_name, process_name "
+                 "FROM tracks WHERE kind = 'thread'")},
+        {"processes", "Host processes (pid per rank) and how many tracks each has",
+         compose("SELECT rank, pid, pid_label, max(process_name) AS process_name, count(*) AS tracks "
+                 "FROM tracks WHERE device = -1 GROUP BY rank, pid, pid_label")},
+        {"devices", "Devices per rank: streams, device activities (kernels, copies, sets, collectives), their "
+                    "summed time (overlaps counted twice), first start and last end",
+         compose("SELECT t.rank, t.device, count(DISTINCT t.id) AS streams, count(s.id) AS activities, "
+                 "sum(s.dur) AS activity_ns, min(s.ts) AS first_ts, max(s.ts + s.dur) AS last_end "
+                 "FROM tracks t LEFT JOIN slices s ON s.track = t.id AND s.kind IN " + device +
+                 " WHERE t.device >= 0 GROUP BY t.rank, t.device")},
+        {"ranks", "Ranks and their tracks",
+         compose("SELECT rank, count(*) AS tracks, sum(device >= 0) AS device_tracks, "
+                 "count(DISTINCT CASE WHEN device >= 0 THEN device END) AS devices FROM tracks GROUP BY rank")},
+        {"slice_detail", "Slices with their track's names, process, rank and device",
+         compose("SELECT s.*, t.name AS track_name, t.kind AS track_kind, t.process_name, t.pid, t.tid, t.rank, "
+                 "t.device FROM slices s JOIN tracks t ON t.id = s.track")},
+        {"top_level_slices", "Slices at depth 0 with their thread or stream name",
+         compose("SELECT s.*, t.name AS track_name, t.rank FROM slices s JOIN tracks t ON t.id = s.track "
+                 "WHERE s.depth = 0")},
+        {"ops", "Every (category, name): count, total, mean, min and max duration (aiprof summary's ops)",
+         compose("SELECT category, name, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
+                 "min(dur) AS min_ns, max(dur) AS max_ns FROM slices GROUP BY category, name")},
+        {"kernels", "Device activities (kernels, copies, sets, collectives) with rank, device and stream",
+         compose("SELECT s.id, s.ts, s.dur, s.name, s.kind, s.correlation, s.track, t.rank, t.device, "
+                 "t.tid AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " + device)},
+        {"kernel_stats", "Device activities grouped by name: count, total, mean and max duration",
+         compose("SELECT name, kind, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
+                 "max(dur) AS max_ns FROM slices WHERE kind IN " + device + " GROUP BY name, kind")},
+        {"launches", "Flows from a host slice to the device activity it launched, with the launch delay",
+         compose("SELECT f.from_slice AS launch, f.to_slice AS activity, l.name AS launch_name, "
+                 "d.name AS activity_name, l.ts AS launch_ts, d.ts AS activity_ts, d.ts - l.ts AS delay_ns, "
+                 "f.category FROM flows f JOIN slices l ON l.id = f.from_slice JOIN slices d ON d.id = f.to_slice")},
+        {"device_gaps", "Idle gaps on each device stream: from the end of all activity so far to the next start",
+         compose("SELECT track, prev_end AS ts, ts - prev_end AS dur, next_slice FROM (SELECT track, ts, "
+                 "id AS next_slice, max(ts + dur) OVER (PARTITION BY track ORDER BY ts, id ROWS BETWEEN "
+                 "UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM slices WHERE kind IN " + device +
+                 ") WHERE ts > prev_end")},
+        {"counter_series", "Counter samples with the counter's name, rank and device",
+         compose("SELECT c.ts, c.value, t.name AS counter, t.rank, t.device, c.track FROM counters c "
+                 "JOIN tracks t ON t.id = c.track")},
+        {"sample_frames", "Stack samples with their leaf frame",
+         compose("SELECT s.id, s.ts, s.track, s.weight_ns, f.frame, f.module, f.kind FROM samples s "
+                 "LEFT JOIN stack_frames f ON f.id = s.callsite")},
+    };
+  }();
+  return views;
+}
+
+StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const Trace& trace) {
+  std::unique_ptr<QueryEngine> engine(new QueryEngine());
+  int rc = sqlite3_open_v2(":memory:", &engine->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+  if (rc != SQLITE_OK) return ErrStatus(std::string("cannot open the query database: ") + sqlite3_errstr(rc));
+  sqlite3* db = engine->db_;
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  engine->tables_ = BuildQueryTables(trace);
+  RETURN_IF_ERROR(RegisterQueryTables(db, engine->tables_));
+  // Sorts and temporary b-trees stay in memory, under the heap limit.
+  std::string setup = "PRAGMA temp_store = MEMORY;";
+  // Connects each table now: declaring it later would be refused by the authorizer.
+  for (const auto& table : engine->tables_) setup += "SELECT * FROM " + table->name + " LIMIT 0;";
+  for (const QueryView& view : StandardViews()) setup += std::string("CREATE VIEW ") + view.name + " AS " + view.sql + ";";
+  char* error = nullptr;
+  rc = sqlite3_exec(db, setup.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    std::string message = error ? error : sqlite3_errstr(rc);
+    sqlite3_free(error);
+    return ErrStatus("cannot create the standard views: " + message);
+  }
+  // From here on: reads only.
+  sqlite3_set_authorizer(db, Authorize, nullptr);
+  sqlite3_progress_handler(db, 1000, &QueryEngine::Progress, engine.get());
+  return engine;
+}
+
+QueryEngine::~QueryEngine() { sqlite3_close_v2(db_); }
+
+int QueryEngine::Progress(void* self) {
+  auto* engine = static_cast<QueryEngine*>(self);
+  if (engine->interrupted_.load(std::memory_order_relaxed)) return 1;
+  if (engine->deadline_ns_ != 0 && NowNs() > engine->deadline_ns_) {
+    engine->timed_out_ = true;
+    return 1;
+  }
+  return 0;
+}
+
+void QueryEngine::Interrupt() {
+  interrupted_.store(true, std::memory_order_relaxed);
+  sqlite3_interrupt(db_);
+}
+
+StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimits& limits, std::string_view label) {
+  QueryResult result;
+  result.max_rows = limits.max_rows;
+  timed_out_ = false;
+  interrupted_.store(false, std::memory_order_relaxed);
+  deadline_ns_ = limits.timeout_s > 0 ? NowNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
+  ScopedHeapLimit heap_limit(limits.max_memory_bytes);
+  const std::string name(label);
+  auto fail = [&](sqlite3_stmt* stmt, int rc, std::string_view statement) -> Status {
+    std::string place = ErrorPlace(db_, statement);
+    std::string message = sqlite3_errmsg(db_);
+    sqlite3_finalize(stmt);
+    if (timed_out_) {
+      message = "stopped after the time limit (--timeout " + std::to_string(limits.timeout_s) + " s)";
+    } else if (interrupted_.load()) {
+      message = "interrupted";
+    } else if (rc == SQLITE_NOMEM) {
+      message = "out of memory: the query needed more than its memory limit (--max-memory " +
+                std::to_string(limits.max_memory_bytes >> 20) + " MiB)";
+    }
+    return ErrStatus("query " + name + place + ": " + message);
+  };
+  std::string text(sql);
+  const char* next = text.c_str();
+  const char* end = text.c_str() + text.size();
+  bool have_result = false;
+  while (next < end) {
+    sqlite3_stmt* stmt = nullptr;
+    const char* tail = nullptr;
+    const char* start = next;
+    int rc = sqlite3_prepare_v2(db_, start, static_cast<int>(end - start), &stmt, &tail);
+    if (rc != SQLITE_OK) return fail(stmt, rc, std::string_view(start, end - start));
+    next = tail;
+    if (!stmt) continue;  // whitespace or a comment
+    const int columns = sqlite3_column_count(stmt);
+    if (columns > 0) {
+      result.columns.clear();
+      result.rows.clear();
+      result.truncated = false;
+      for (int i = 0; i < columns; ++i) result.columns.push_back(sqlite3_column_name(stmt, i));
+      have_result = true;
+    }
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+      if (limits.max_rows != 0 && result.rows.size() >= limits.max_rows) {
+        result.truncated = true;
+        break;
+      }
+      std::vector<QueryValue> row;
+      row.reserve(columns);
+      for (int i = 0; i < columns; ++i) row.push_back(CellValue(stmt, i));
+      result.rows.push_back(std::move(row));
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(stmt, rc, std::string_view(start, end - start));
+    sqlite3_finalize(stmt);
+  }
+  if (!have_result) return ErrStatus("query " + name + ": no statement returns rows");
+  return result;
+}
+
+std::string QueryEngine::Schema() const {
+  std::string out = "Tables (virtual, over the trace's columns; times in integer ns):\n";
+  for (const auto& table : tables_) {
+    out += "\n" + table->name + ": " + table->doc + "\n";
+    for (const QueryColumn& column : table->columns) {
+      out += "  " + column.name + " " + (column.type.empty() ? "ANY" : column.type);
+      if (!column.doc.empty()) out += "  -- " + column.doc;
+      out += "\n";
+    }
+  }
+  out += "\nViews (docs/query.md):\n";
+  for (const QueryView& view : StandardViews()) {
+    out += std::string("\n") + view.name + ": " + view.doc + "\n  " + view.sql + "\n";
+  }
+  return out;
+}
+
+}  // namespace aiprof

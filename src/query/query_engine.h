@@ -1,0 +1,94 @@
+// SQL over one trace: an in-memory SQLite database whose tables are the
+// model's columns read in place (virtual_tables.h) plus a standard library
+// of views (docs/query.md), opened read-only and run under limits.
+//
+// Safety: an authorizer allows only reads (no INSERT/UPDATE/DELETE, CREATE,
+// DROP, ATTACH, transactions, or PRAGMAs other than the schema-reading
+// ones), extension loading is off, at most 0 databases may be attached; each
+// Execute() runs under a row limit, a deadline (checked by SQLite's progress
+// handler) and a heap limit (sqlite3_hard_heap_limit64, process-wide while
+// the query runs), and Interrupt() cancels it from another thread or a
+// signal handler.
+#ifndef AIPROF_SRC_QUERY_QUERY_ENGINE_H_
+#define AIPROF_SRC_QUERY_QUERY_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "src/base/status.h"
+
+struct sqlite3;
+
+namespace aiprof {
+
+struct Trace;
+struct QueryTable;
+
+// Defaults documented in docs/query.md.
+inline constexpr size_t kDefaultQueryMaxRows = 10000;
+inline constexpr double kDefaultQueryTimeoutS = 30;
+inline constexpr int64_t kDefaultQueryMaxMemoryBytes = int64_t{1} << 30;
+
+struct QueryLimits {
+  size_t max_rows = kDefaultQueryMaxRows;  // rows kept; 0 = no limit
+  double timeout_s = kDefaultQueryTimeoutS;  // 0 = no limit
+  int64_t max_memory_bytes = kDefaultQueryMaxMemoryBytes;  // SQLite's heap; 0 = no limit
+};
+
+// A cell: NULL, integer, real or text (blobs are shown as text).
+using QueryValue = std::variant<std::monostate, int64_t, double, std::string>;
+
+struct QueryResult {
+  std::vector<std::string> columns;
+  std::vector<std::vector<QueryValue>> rows;
+  bool truncated = false;  // the query had more rows than max_rows
+  size_t max_rows = 0;     // the limit it ran under
+};
+
+class QueryEngine {
+ public:
+  // Opens a database over `trace`, which must outlive the engine.
+  static StatusOr<std::unique_ptr<QueryEngine>> Open(const Trace& trace);
+  ~QueryEngine();
+  QueryEngine(const QueryEngine&) = delete;
+  QueryEngine& operator=(const QueryEngine&) = delete;
+
+  // Runs each statement of `sql` in turn; returns the rows of the last one
+  // that has columns. `label` names the query in errors ("q.sql",
+  // "command line").
+  StatusOr<QueryResult> Execute(std::string_view sql, const QueryLimits& limits, std::string_view label);
+  // Stops the running query (safe from a signal handler or another thread).
+  void Interrupt();
+  // Tables, their columns and the standard views, as text.
+  std::string Schema() const;
+
+  // Visible for testing.
+  const std::vector<std::unique_ptr<QueryTable>>& tables() const { return tables_; }
+
+ private:
+  QueryEngine() = default;
+  static int Progress(void* self);
+
+  sqlite3* db_ = nullptr;
+  std::vector<std::unique_ptr<QueryTable>> tables_;
+  int64_t deadline_ns_ = 0;  // steady clock; 0 = none
+  bool timed_out_ = false;
+  std::atomic<bool> interrupted_{false};
+};
+
+// The standard views: name, what it is, and its SQL (docs/query.md lists them).
+struct QueryView {
+  const char* name;
+  const char* doc;
+  const char* sql;
+};
+const std::vector<QueryView>& StandardViews();
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_QUERY_QUERY_ENGINE_H_

@@ -1,0 +1,404 @@
+#include "src/render/renderers.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "src/render/escape.h"
+#include "src/render/page.h"
+#include "src/render/svg_chart.h"
+
+namespace aiprof::render {
+namespace {
+
+// ------------------------------------------------------------ shared
+
+// A cell or value for people, unescaped: numbers by their unit.
+std::string Plain(const Value& v, Unit column_unit) {
+  Unit unit = v.unit().value_or(column_unit);
+  switch (v.kind()) {
+    case Value::Kind::kNull: return "—";
+    case Value::Kind::kBool: return v.boolean() ? "yes" : "no";
+    case Value::Kind::kInt:
+      if (unit == Unit::kNone) return std::to_string(v.integer());
+      return FormatQuantity(v.number(), unit);
+    case Value::Kind::kNumber: return FormatQuantity(v.number(), unit);
+    case Value::Kind::kString: return v.str();
+  }
+  return "";
+}
+
+bool IsNumeric(const Value& v) { return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kNumber; }
+
+std::string SeverityLabel(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "INFO";
+    case Severity::kLow: return "LOW";
+    case Severity::kMedium: return "MEDIUM";
+    case Severity::kHigh: return "HIGH";
+  }
+  return "";
+}
+
+// "12.5% of step time", or "" without an impact.
+std::string ImpactText(const Finding& f) {
+  if (!f.impact) return "";
+  std::string out = FormatQuantity(*f.impact, Unit::kFraction);
+  if (!f.impact_base.empty()) out += " of " + f.impact_base;
+  return out;
+}
+
+// Display width of UTF-8 text in a terminal (one column per code point).
+size_t Width(std::string_view s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// A walker over sections that calls the format's writers; depth 0 is the
+// document's own title.
+template <typename Writer>
+void Walk(const Section& s, int depth, Writer* w) {
+  if (!s.title.empty()) w->Heading(s.title, depth);
+  for (const Block& b : s.blocks) std::visit([&](const auto& block) { w->Write(block); }, b);
+  for (const Section& c : s.sections) Walk(c, depth + 1, w);
+}
+
+template <typename Writer>
+void WalkDocument(const Document& doc, Writer* w) {
+  if (!doc.title.empty()) w->Heading(doc.title, 0);
+  for (const Section& s : doc.sections) Walk(s, 1, w);
+}
+
+// ------------------------------------------------------------ text
+
+class TextWriter {
+ public:
+  explicit TextWriter(const TextOptions& o) : options_(o) {}
+  std::string Take() { return std::move(out_); }
+
+  void Heading(const std::string& title, int depth) {
+    if (!out_.empty() && !out_.ends_with("\n\n")) out_ += "\n";
+    std::string t = TerminalSafe(title);
+    out_ += Color("1", t) + "\n";
+    if (depth <= 1) out_ += std::string(Width(t), depth == 0 ? '=' : '-') + "\n";
+  }
+  void Write(const KeyValues& kv) {
+    size_t width = 0;
+    for (const KeyValue& i : kv.items) width = std::max(width, Width(TerminalSafe(i.label)));
+    for (const KeyValue& i : kv.items) {
+      std::string label = TerminalSafe(i.label);
+      out_ += "  " + label + ":" + std::string(width - Width(label) + 1, ' ') + TerminalSafe(Plain(i.value, i.unit)) + "\n";
+    }
+  }
+  void Write(const Table& t) {
+    if (!t.title.empty()) out_ += TerminalSafe(t.title) + "\n";
+    std::vector<std::vector<std::string>> cells;
+    std::vector<size_t> width(t.columns.size(), 0);
+    std::vector<bool> right(t.columns.size(), false);
+    for (size_t c = 0; c < t.columns.size(); ++c) width[c] = Width(TerminalSafe(t.columns[c].label));
+    for (const auto& row : t.rows) {
+      std::vector<std::string>& line = cells.emplace_back();
+      for (size_t c = 0; c < t.columns.size(); ++c) {
+        const Value& v = c < row.size() ? row[c] : Value();
+        line.push_back(TerminalSafe(Plain(v, t.columns[c].unit)));
+        width[c] = std::max(width[c], Width(line.back()));
+        if (IsNumeric(v)) right[c] = true;
+      }
+    }
+    auto emit = [&](const std::vector<std::string>& line) {
+      std::string text = " ";
+      for (size_t c = 0; c < line.size(); ++c) {
+        std::string pad(width[c] - Width(line[c]), ' ');
+        text += " " + (right[c] ? pad + line[c] : line[c] + (c + 1 < line.size() ? pad : ""));
+      }
+      out_ += text + "\n";
+    };
+    std::vector<std::string> header;
+    for (const Column& c : t.columns) header.push_back(TerminalSafe(c.label));
+    emit(header);
+    for (const auto& line : cells) emit(line);
+    if (!t.note.empty()) out_ += "  " + TerminalSafe(t.note) + "\n";
+  }
+  void Write(const Series& s) {
+    out_ += "  " + TerminalSafe(s.title) + ": " + std::to_string(s.points.size()) + " points";
+    if (!s.points.empty()) {
+      auto [lo, hi] = std::minmax_element(s.points.begin(), s.points.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+      out_ += ", " + TerminalSafe(s.y_label) + " from " + FormatQuantity(lo->second, s.y_unit) + " to " +
+              FormatQuantity(hi->second, s.y_unit);
+    }
+    out_ += "\n";
+  }
+  void Write(const Finding& f) {
+    std::string sev = "[" + SeverityLabel(f.severity) + "]";
+    if (f.severity == Severity::kHigh) sev = Color("1;31", sev);
+    if (f.severity == Severity::kMedium) sev = Color("1;33", sev);
+    out_ += "  " + sev + " " + TerminalSafe(f.title);
+    std::string impact = ImpactText(f);
+    if (!impact.empty()) out_ += " (" + TerminalSafe(impact) + ")";
+    out_ += "\n";
+    if (!f.detail.empty()) out_ += "      " + TerminalSafe(f.detail) + "\n";
+    for (const KeyValue& e : f.evidence) {
+      out_ += "      " + TerminalSafe(e.label) + ": " + TerminalSafe(Plain(e.value, e.unit)) + "\n";
+    }
+  }
+  void Write(const Paragraph& p) { out_ += TerminalSafe(p.text) + "\n"; }
+  void Write(const RawHtml& r) {
+    if (!r.text.empty()) out_ += TerminalSafe(r.text) + "\n";
+  }
+
+ private:
+  std::string Color(const char* code, const std::string& s) const {
+    return options_.color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s;
+  }
+  TextOptions options_;
+  std::string out_;
+};
+
+// ------------------------------------------------------------ Markdown
+
+class MarkdownWriter {
+ public:
+  std::string Take() { return std::move(out_); }
+
+  void Heading(const std::string& title, int depth) {
+    if (!out_.empty() && !out_.ends_with("\n\n")) out_ += "\n";
+    out_ += std::string(static_cast<size_t>(std::min(depth, 5) + 1), '#') + " " + MarkdownEscape(title) + "\n\n";
+  }
+  void Write(const KeyValues& kv) {
+    for (const KeyValue& i : kv.items) {
+      out_ += "- **" + MarkdownEscape(i.label) + ":** " + MarkdownEscape(Plain(i.value, i.unit)) + "\n";
+    }
+    out_ += "\n";
+  }
+  void Write(const Table& t) {
+    if (!t.title.empty()) out_ += "**" + MarkdownEscape(t.title) + "**\n\n";
+    std::string header = "|", rule = "|";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      header += " " + MarkdownEscape(t.columns[c].label) + " |";
+      bool numeric = !t.rows.empty() && c < t.rows[0].size() && IsNumeric(t.rows[0][c]);
+      rule += numeric ? " ---: |" : " --- |";
+    }
+    out_ += header + "\n" + rule + "\n";
+    for (const auto& row : t.rows) {
+      std::string line = "|";
+      for (size_t c = 0; c < t.columns.size(); ++c) {
+        line += " " + MarkdownEscape(Plain(c < row.size() ? row[c] : Value(), t.columns[c].unit)) + " |";
+      }
+      out_ += line + "\n";
+    }
+    if (!t.note.empty()) out_ += "\n" + MarkdownEscape(t.note) + "\n";
+    out_ += "\n";
+  }
+  void Write(const Series& s) {
+    Table t;
+    t.title = s.title;
+    t.columns = {{"x", s.x_label, s.x_unit}, {"y", s.y_label, s.y_unit}};
+    for (const auto& [x, y] : s.points) t.rows.push_back({Value::Number(x), Value::Number(y)});
+    Write(t);
+  }
+  void Write(const Finding& f) {
+    out_ += "- **" + SeverityLabel(f.severity) + "** " + MarkdownEscape(f.title);
+    std::string impact = ImpactText(f);
+    if (!impact.empty()) out_ += " (" + MarkdownEscape(impact) + ")";
+    out_ += "\n";
+    if (!f.detail.empty()) out_ += "  " + MarkdownEscape(f.detail) + "\n";
+    for (const KeyValue& e : f.evidence) {
+      out_ += "  - " + MarkdownEscape(e.label) + ": " + MarkdownEscape(Plain(e.value, e.unit)) + "\n";
+    }
+    out_ += "\n";
+  }
+  void Write(const Paragraph& p) { out_ += MarkdownEscape(p.text) + "\n\n"; }
+  void Write(const RawHtml& r) {
+    if (!r.text.empty()) out_ += MarkdownEscape(r.text) + "\n\n";
+  }
+
+ private:
+  std::string out_;
+};
+
+// ------------------------------------------------------------ HTML
+
+constexpr std::string_view kDocumentStyle =
+    "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:24px auto;max-width:1000px;"
+    "padding:0 1em;color:#222;line-height:1.4}"
+    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    "h3{font-size:15px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
+    "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.kv dt{color:#555}dl.kv dd{margin:0}"
+    ".finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}"
+    ".finding.high{border-color:#d62728}.finding.medium{border-color:#ff7f0e}.finding.low{border-color:#2ca02c}"
+    ".sev{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;margin-right:6px}"
+    ".note{color:#666;font-size:13px}svg.chart{max-width:100%;height:auto}";
+
+class HtmlWriter {
+ public:
+  std::string Take() { return std::move(out_); }
+
+  void Heading(const std::string& title, int depth) {
+    int level = std::min(depth + 1, 6);
+    out_ += fmt::format("<h{}>{}</h{}>\n", level, HtmlEscape(title), level);
+  }
+  void Write(const KeyValues& kv) {
+    out_ += "<dl class=\"kv\">";
+    for (const KeyValue& i : kv.items) {
+      out_ += "<dt>" + HtmlEscape(i.label) + "</dt><dd>" + HtmlEscape(Plain(i.value, i.unit)) + "</dd>";
+    }
+    out_ += "</dl>\n";
+  }
+  void Write(const Table& t) {
+    out_ += "<table data-key=\"" + HtmlEscape(t.key) + "\">";
+    if (!t.title.empty()) out_ += "<caption>" + HtmlEscape(t.title) + "</caption>";
+    out_ += "<thead><tr>";
+    for (const Column& c : t.columns) out_ += "<th>" + HtmlEscape(c.label) + "</th>";
+    out_ += "</tr></thead><tbody>\n";
+    for (const auto& row : t.rows) {
+      out_ += "<tr>";
+      for (size_t c = 0; c < t.columns.size(); ++c) {
+        const Value& v = c < row.size() ? row[c] : Value();
+        out_ += IsNumeric(v) ? "<td class=\"n\">" : "<td>";
+        out_ += HtmlEscape(Plain(v, t.columns[c].unit)) + "</td>";
+      }
+      out_ += "</tr>\n";
+    }
+    out_ += "</tbody></table>\n";
+    if (!t.note.empty()) out_ += "<p class=\"note\">" + HtmlEscape(t.note) + "</p>\n";
+  }
+  void Write(const Series& s) {
+    ChartSeries series{s.y_label, ChartPalette()[0], {}};
+    std::vector<double> x;
+    for (const auto& [px, py] : s.points) {
+      x.push_back(px);
+      series.values.push_back(py);
+    }
+    out_ += AreaChart(s.title, x, {series}, std::string(UnitName(s.y_unit))) + "\n";
+  }
+  void Write(const Finding& f) {
+    std::string sev(SeverityName(f.severity));
+    out_ += "<div class=\"finding " + sev + "\"><p><span class=\"sev\">" + SeverityLabel(f.severity) + "</span><b>" +
+            HtmlEscape(f.title) + "</b>";
+    std::string impact = ImpactText(f);
+    if (!impact.empty()) out_ += " (" + HtmlEscape(impact) + ")";
+    out_ += "</p>";
+    if (!f.detail.empty()) out_ += "<p>" + HtmlEscape(f.detail) + "</p>";
+    if (!f.evidence.empty()) Write(KeyValues{f.evidence});
+    out_ += "</div>\n";
+  }
+  void Write(const Paragraph& p) { out_ += "<p>" + HtmlEscape(p.text) + "</p>\n"; }
+  void Write(const RawHtml& r) { out_ += r.html + "\n"; }
+
+ private:
+  std::string out_;
+};
+
+bool HasTable(const Section& s) {
+  for (const Block& b : s.blocks) {
+    if (std::holds_alternative<Table>(b)) return true;
+  }
+  return std::any_of(s.sections.begin(), s.sections.end(), HasTable);
+}
+
+const Table* FindTable(const Section& s, std::string_view key) {
+  for (const Block& b : s.blocks) {
+    if (const auto* t = std::get_if<Table>(&b); t && (key.empty() || t->key == key)) return t;
+  }
+  for (const Section& c : s.sections) {
+    if (const Table* t = FindTable(c, key)) return t;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string RenderText(const Document& doc, const TextOptions& options) {
+  TextWriter w(options);
+  WalkDocument(doc, &w);
+  return w.Take();
+}
+
+std::string RenderMarkdown(const Document& doc) {
+  MarkdownWriter w;
+  WalkDocument(doc, &w);
+  std::string out = w.Take();
+  while (out.size() > 1 && out.ends_with("\n\n")) out.pop_back();
+  return out;
+}
+
+std::string RenderHtmlBody(const Document& doc) {
+  HtmlWriter w;
+  WalkDocument(doc, &w);
+  return w.Take();
+}
+
+std::string RenderHtmlPage(const Document& doc) {
+  PageSpec page;
+  page.title = doc.title;
+  page.generator = doc.generator;
+  page.styles = {kDocumentStyle};
+  return RenderPage(page, RenderHtmlBody(doc));
+}
+
+std::string RenderJson(const Document& doc) {
+  if (!doc.machine_json.empty()) return doc.machine_json;
+  return TreeToJson(doc.machine ? *doc.machine : DocumentToTree(doc));
+}
+
+StatusOr<std::string> RenderYaml(const Document& doc) {
+  if (doc.machine) return TreeToYaml(*doc.machine);
+  if (!doc.machine_json.empty()) return ErrStatus("the " + doc.key + " result has no YAML form (use JSON)");
+  return TreeToYaml(DocumentToTree(doc));
+}
+
+StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key) {
+  const Table* table = nullptr;
+  for (const Section& s : doc.sections) {
+    if ((table = FindTable(s, table_key))) break;
+  }
+  if (!table) {
+    return ErrStatus(table_key.empty() ? "the " + doc.key + " result has no table to write as CSV"
+                                       : "the " + doc.key + " result has no table " + std::string(table_key));
+  }
+  std::string out;
+  for (size_t c = 0; c < table->columns.size(); ++c) {
+    const Column& col = table->columns[c];
+    std::string head = col.key;
+    if (col.unit != Unit::kNone && col.unit != Unit::kCount) head += " (" + std::string(UnitName(col.unit)) + ")";
+    out += (c ? "," : "") + CsvField(head);
+  }
+  out += "\r\n";
+  for (const auto& row : table->rows) {
+    for (size_t c = 0; c < table->columns.size(); ++c) {
+      const Value& v = c < row.size() ? row[c] : Value();
+      std::string cell;
+      switch (v.kind()) {
+        case Value::Kind::kNull: break;
+        case Value::Kind::kBool: cell = v.boolean() ? "true" : "false"; break;
+        case Value::Kind::kInt: cell = std::to_string(v.integer()); break;
+        case Value::Kind::kNumber: cell = fmt::format("{}", v.number()); break;
+        case Value::Kind::kString: cell = CsvField(v.str()); break;
+      }
+      out += (c ? "," : "") + cell;
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+std::vector<OutputFormat> DocumentFormats(const Document& doc) {
+  std::vector<OutputFormat> formats = {TextFormat(), MarkdownFormat(), HtmlFormat(), JsonFormat()};
+  if (doc.machine || doc.machine_json.empty()) formats.push_back(YamlFormat());
+  if (std::any_of(doc.sections.begin(), doc.sections.end(), HasTable)) formats.push_back(CsvFormat());
+  return formats;
+}
+
+StatusOr<std::string> RenderDocument(const Document& doc, std::string_view format, const TextOptions& text) {
+  if (format == "text") return RenderText(doc, text);
+  if (format == "md") return RenderMarkdown(doc);
+  if (format == "html") return RenderHtmlPage(doc);
+  if (format == "json") return RenderJson(doc);
+  if (format == "yaml") return RenderYaml(doc);
+  if (format == "csv") return RenderCsv(doc);
+  return ErrStatus("unknown output format " + std::string(format));
+}
+
+}  // namespace aiprof::render

@@ -1,0 +1,53 @@
+// One renderer per output format over documents (document.h). Renderers know
+// nothing of analyses: they walk sections and blocks, format numbers by
+// their unit (units.h) and escape every string for their format
+// (escape.h). A new format is one renderer here plus one line in
+// RenderDocument.
+#ifndef AIPROF_SRC_RENDER_RENDERERS_H_
+#define AIPROF_SRC_RENDER_RENDERERS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/base/status.h"
+#include "src/render/document.h"
+#include "src/render/format.h"
+
+namespace aiprof::render {
+
+struct TextOptions {
+  bool color = false;  // ANSI colours for headings and severities
+};
+
+// Terminal text: every string through TerminalSafe.
+std::string RenderText(const Document& doc, const TextOptions& options = {});
+// Markdown: every string through MarkdownEscape (tables as pipe tables).
+std::string RenderMarkdown(const Document& doc);
+// The HTML of the document's sections (no page around it): every string
+// through HtmlEscape; RawHtml blocks as they are.
+std::string RenderHtmlBody(const Document& doc);
+// A whole page: RenderHtmlBody in the page shell (page.h) with the
+// documents' style and the CSP.
+std::string RenderHtmlPage(const Document& doc);
+// JSON: the published machine form when the document has one, else
+// DocumentToTree.
+std::string RenderJson(const Document& doc);
+// YAML: as JSON; a document whose machine form is only JSON text has none
+// (error).
+StatusOr<std::string> RenderYaml(const Document& doc);
+// CSV (RFC 4180, CsvField): the table keyed `table_key`, or the first table
+// when "" (error when there is none). Raw numbers, units in the header
+// ("total (ns)").
+StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key = "");
+
+// The formats every document offers: text, md, html, json, yaml (unless it
+// has only machine JSON) and csv (when it has a table).
+std::vector<OutputFormat> DocumentFormats(const Document& doc);
+// Renders `doc` as `format` (a name from DocumentFormats).
+StatusOr<std::string> RenderDocument(const Document& doc, std::string_view format,
+                                     const TextOptions& text = {});
+
+}  // namespace aiprof::render
+
+#endif  // AIPROF_SRC_RENDER_RENDERERS_H_

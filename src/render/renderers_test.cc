@@ -1,0 +1,144 @@
+#include "src/render/renderers.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "src/render/page.h"
+
+namespace aiprof::render {
+namespace {
+
+constexpr std::string_view kHostile = "<script>alert(1)</script>|*x*\x1b[31m\n\"'&";
+
+Document SmallDocument(std::string_view name) {
+  Document doc;
+  doc.key = "sample";
+  doc.title = "Sample: " + std::string(name);
+  doc.generator = "aiprof test";
+  Section& s = doc.AddSection("summary", "Summary");
+  s.Add(KeyValues{{{"wall_ns", "Wall time", Value::Int(1'500'000), Unit::kNs},
+                   {"busy", "Busy", Value::Number(0.25), Unit::kFraction},
+                   {"name", "Name", Value::String(std::string(name)), Unit::kNone}}});
+  Table& t = s.Add(Table{"ops", "Top ops", {{"name", "Op", Unit::kNone}, {"total_ns", "Total", Unit::kNs},
+                                             {"count", "Count", Unit::kCount}, {"fused", "Fused", Unit::kNone}},
+                         {}, ""});
+  t.rows.push_back({Value::String(std::string(name)), Value::Int(2'000'000), Value::Int(12345), Value::Bool(true)});
+  t.rows.push_back({Value::String("gemm"), Value::Null(), Value::Int(1), Value::Bool(false)});
+  Section& f = doc.AddSection("findings", "Findings");
+  f.Add(Finding{"slow_op", "Slow op " + std::string(name), Severity::kHigh, 0.125, "step time", "",
+                {{"op", "Op", Value::String(std::string(name)), Unit::kNone}}});
+  f.Add(Paragraph{"Because " + std::string(name)});
+  return doc;
+}
+
+TEST(RenderersTest, TextFormatsUnitsAndAligns) {
+  std::string text = RenderText(SmallDocument("conv"));
+  EXPECT_NE(text.find("Sample: conv\n============"), std::string::npos) << text;
+  EXPECT_NE(text.find("Wall time: 1.50 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("Busy:      25.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("12,345"), std::string::npos) << text;
+  EXPECT_NE(text.find("[HIGH] Slow op conv (12.5% of step time)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\x1b["), std::string::npos);
+  EXPECT_NE(RenderText(SmallDocument("conv"), {.color = true}).find("\x1b[1;31m[HIGH]"), std::string::npos);
+}
+
+TEST(RenderersTest, MarkdownTables) {
+  std::string md = RenderMarkdown(SmallDocument("conv"));
+  EXPECT_NE(md.find("# Sample: conv\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Summary\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- **Wall time:** 1.50 ms\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Op | Total | Count | Fused |\n| --- | ---: | ---: | --- |\n| conv | 2.00 ms | 12,345 | yes |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| gemm | — | 1 | no |"), std::string::npos) << md;
+}
+
+TEST(RenderersTest, HtmlPageHasShellAndTables) {
+  std::string html = RenderHtmlPage(SmallDocument("conv"));
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+  EXPECT_NE(html.find("<h1>Sample: conv</h1>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"n\">2.00 ms</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<div class=\"finding high\">"), std::string::npos) << html;
+}
+
+TEST(RenderersTest, GenericJsonAndYamlAreTyped) {
+  std::string json = RenderJson(SmallDocument("conv"));
+  EXPECT_NE(json.find("\"document\": \"sample\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"total_ns\": 2000000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"total_ns\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"fused\": true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"total_ns\": \"ns\""), std::string::npos) << json;
+  StatusOr<std::string> yaml = RenderYaml(SmallDocument("conv"));
+  ASSERT_TRUE(yaml.ok());
+  EXPECT_NE(yaml->find("total_ns: 2000000"), std::string::npos) << *yaml;
+}
+
+TEST(RenderersTest, MachineFormIsWrittenAsIs) {
+  Document doc = SmallDocument("conv");
+  doc.machine_json = "{\"schema_version\":1}";
+  EXPECT_EQ(RenderJson(doc), "{\"schema_version\":1}");
+  EXPECT_FALSE(RenderYaml(doc).ok());
+  doc.machine = Tree::Map();
+  doc.machine->Set("a", Tree::Number(1));
+  EXPECT_EQ(*RenderYaml(doc), "a: 1\n");
+}
+
+TEST(RenderersTest, CsvWritesOneTableRaw) {
+  StatusOr<std::string> csv = RenderCsv(SmallDocument("=cmd|x"));
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(*csv, "name,total_ns (ns),count,fused\r\n\"'=cmd|x\",2000000,12345,true\r\ngemm,,1,false\r\n");
+  EXPECT_FALSE(RenderCsv(SmallDocument("x"), "nope").ok());
+  Document empty;
+  empty.key = "empty";
+  EXPECT_FALSE(RenderCsv(empty).ok());
+  EXPECT_FALSE(OffersFormat(DocumentFormats(empty), "csv"));
+  EXPECT_TRUE(OffersFormat(DocumentFormats(SmallDocument("x")), "csv"));
+}
+
+TEST(RenderersTest, HostileStringsEscapedInEveryFormat) {
+  Document doc = SmallDocument(kHostile);
+  std::string html = RenderHtmlPage(doc);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+  std::string md = RenderMarkdown(doc);
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  EXPECT_NE(md.find("\\|\\*x\\*"), std::string::npos) << md;
+  // A row stays one row: the newline in a cell does not break the table.
+  EXPECT_EQ(md.find("|*x*"), std::string::npos);
+  std::string text = RenderText(doc);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("\\x1b[31m\\x0a"), std::string::npos) << text;
+  std::string json = RenderJson(doc);
+  EXPECT_EQ(json.find('\x1b'), std::string::npos);
+  EXPECT_NE(json.find("\\u001b[31m\\n\\\"'\\u0026"), std::string::npos) << json;
+  StatusOr<std::string> yaml = RenderYaml(doc);
+  ASSERT_TRUE(yaml.ok());
+  EXPECT_EQ(yaml->find('\x1b'), std::string::npos) << *yaml;
+  StatusOr<std::string> csv = RenderCsv(doc);
+  ASSERT_TRUE(csv.ok());
+  EXPECT_NE(csv->find("\"<script>alert(1)</script>|*x*\x1b[31m\n\"\"'&\""), std::string::npos) << *csv;
+}
+
+TEST(RenderersTest, RenderDocumentDispatches) {
+  Document doc = SmallDocument("x");
+  for (const OutputFormat& f : DocumentFormats(doc)) EXPECT_TRUE(RenderDocument(doc, f.name).ok()) << f.name;
+  EXPECT_FALSE(RenderDocument(doc, "pdf").ok());
+}
+
+TEST(UnitsTest, FormatQuantity) {
+  EXPECT_EQ(FormatQuantity(1500, Unit::kNs), "1.5 µs");
+  EXPECT_EQ(FormatQuantity(2.5e9, Unit::kNs), "2.50 s");
+  EXPECT_EQ(FormatQuantity(12, Unit::kNs), "12 ns");
+  EXPECT_EQ(FormatQuantity(3.25, Unit::kMs), "3.25 ms");
+  EXPECT_EQ(FormatQuantity(0.1234, Unit::kFraction), "12.3%");
+  EXPECT_EQ(FormatQuantity(1234567, Unit::kCount), "1,234,567");
+  EXPECT_EQ(FormatQuantity(-1234, Unit::kCount), "-1,234");
+  EXPECT_EQ(FormatQuantity(512, Unit::kBytes), "512 B");
+  EXPECT_EQ(FormatQuantity(3 * 1024 * 1024, Unit::kBytes), "3.0 MiB");
+  EXPECT_EQ(FormatQuantity(12.5e9, Unit::kBytesPerSecond), "12.50 GB/s");
+  EXPECT_EQ(FormatQuantity(std::nan(""), Unit::kNs), "n/a");
+}
+
+}  // namespace
+}  // namespace aiprof::render

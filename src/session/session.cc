@@ -1,0 +1,115 @@
+#include "src/session/session.h"
+
+#include <sys/stat.h>
+
+#include <map>
+
+#include "src/analysis/rules/rule_loader.h"
+#include "src/analysis/validation/baseline_store.h"
+#include "src/analysis/validation/knowledge_card.h"
+#include "src/base/phase_log.h"
+#include "src/importers/common/importer_registry.h"
+
+namespace aiprof {
+
+StatusOr<std::unique_ptr<AnalysisSession>> AnalysisSession::Open(SessionOptions options) {
+  std::unique_ptr<Trace> trace;
+  {
+    ScopedPhase timed("import");
+    ASSIGN_OR_RETURN(trace, ImportTrace(options.input));
+  }
+  return std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), std::move(options));
+}
+
+AnalysisSession::AnalysisSession(std::shared_ptr<const Trace> trace, SessionOptions options)
+    : trace_(std::move(trace)), options_(std::move(options)), results_(*trace_, options_.analyze) {}
+
+std::unique_ptr<AnalysisSession> AnalysisSession::ForTrace(const Trace& trace, SessionOptions options) {
+  return std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(&trace, [](const Trace*) {}),
+                                           std::move(options));
+}
+
+AnalysisSession::~AnalysisSession() = default;
+
+const AnalysisReport& AnalysisSession::analyses() {
+  std::call_once(analyses_once_, [&] { analyses_.emplace(RunAnalyses(results_)); });
+  return *analyses_;
+}
+
+StatusOr<const std::vector<Rule>*> AnalysisSession::rules() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!rules_) {
+    ScopedPhase timed("rules");
+    rules_.emplace([&]() -> StatusOr<std::vector<Rule>> {
+      std::vector<Rule> rules;
+      if (!options_.no_builtin_rules) {
+        ASSIGN_OR_RETURN(rules, LoadBuiltinRules());
+      }
+      for (const std::string& path : options_.rule_paths) {
+        ASSIGN_OR_RETURN(std::vector<Rule> more, LoadRules(path));
+        MergeRules(&rules, std::move(more));
+      }
+      if (rules.empty()) return ErrStatus("no rules to apply (--no-builtin-rules without --rules)");
+      return rules;
+    }());
+  }
+  if (!rules_->ok()) return rules_->status();
+  return &rules_->value();
+}
+
+StatusOr<const Diagnosis*> AnalysisSession::diagnosis() {
+  ASSIGN_OR_RETURN(const std::vector<Rule>* rules, this->rules());
+  const MetricSet& m = metrics();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!diagnosis_) {
+    ScopedPhase timed("diagnose");
+    diagnosis_.emplace(Diagnose(*trace_, m, *rules));
+  }
+  return &*diagnosis_;
+}
+
+StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
+  ASSIGN_OR_RETURN(const Diagnosis* d, diagnosis());
+  const MetricSet& m = metrics();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!suggestions_) {
+    ScopedPhase timed("suggest");
+    SuggestResult s = Suggest(*d, m, options_.suggest);
+    std::string db = options_.db;
+    if (db.empty()) {
+      StatusOr<std::string> default_db = DefaultBaselineDbPath();
+      if (default_db.ok()) db = default_db.value();
+    }
+    if (options_.attach_history) RETURN_IF_ERROR(AttachHistory(db, &s));
+    suggestions_.emplace(std::move(s));
+  }
+  return &*suggestions_;
+}
+
+StatusOr<RunSamples> AnalysisSession::samples(const TraceSampleOptions& options) const {
+  return SamplesFromTrace(*trace_, options_.input, options);
+}
+
+Status AttachHistory(const std::string& db_path, SuggestResult* result) {
+  struct stat st;
+  if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
+  std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
+  for (SuggestionOutcome& o : result->kept) {
+    const std::string& bottleneck = o.finding->rule->bottleneck;
+    auto it = by_bottleneck.find(bottleneck);
+    if (it == by_bottleneck.end()) {
+      ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, FindCards(db_path, bottleneck));
+      std::optional<HistoricalGain> h;
+      if (!cards.empty()) {
+        ExpectedGain g = EstimateGain(cards);
+        // Cards store after/before - 1 (negative = faster); gains are reductions.
+        h = HistoricalGain{-g.median_change_rel, -g.highest_ci_rel, -g.lowest_ci_rel, DescribeExpectedGain(g)};
+      }
+      it = by_bottleneck.emplace(bottleneck, h).first;
+    }
+    if (it->second) ApplyHistory(*it->second, &o);
+  }
+  return OkStatus();
+}
+
+}  // namespace aiprof

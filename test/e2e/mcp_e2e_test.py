@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""aiprof mcp over stdio, driven as an MCP client does (JSON-RPC 2.0, one
+message per line): initialize, tools/list, load_trace, summary (its figures
+equal `aiprof summary --format json`), query, analyze, resources/list, and
+the errors: a path outside --allow, unknown tools and methods, bad
+arguments, a broken message, a failing query. The server must answer each
+and keep serving."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+FAILURES = []
+CHECKS = [0]
+
+
+def check(cond, what):
+    CHECKS[0] += 1
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+
+
+class Client:
+    def __init__(self, aiprof, allow):
+        self.p = subprocess.Popen([aiprof, "mcp", *sum((["--allow", d] for d in allow), [])],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.next_id = 0
+
+    def send_raw(self, line):
+        self.p.stdin.write(line.encode() + b"\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())
+
+    def call(self, method, params=None):
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            msg["params"] = params
+        reply = self.send_raw(json.dumps(msg))
+        check(reply.get("id") == self.next_id and reply.get("jsonrpc") == "2.0", "reply echoes id: %r" % reply)
+        return reply
+
+    def notify(self, method):
+        self.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": method}) + "\n").encode())
+        self.p.stdin.flush()
+
+    def tool(self, name, **args):
+        return self.call("tools/call", {"name": name, "arguments": args})
+
+    def close(self):
+        self.p.stdin.close()
+        rc = self.p.wait(timeout=60)
+        return rc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    ap.add_argument("--data", required=True)
+    a = ap.parse_args()
+    sample = os.path.join(os.path.abspath(a.data), "convnet_bs8_channels_last.kineto.json")
+    c = Client(a.aiprof, [a.data])
+
+    r = c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test", "version": "0"}})
+    check(r["result"]["protocolVersion"] == "2025-06-18" and "tools" in r["result"]["capabilities"],
+          "initialize: %r" % r)
+    c.notify("notifications/initialized")  # no reply: the next reply answers the next request
+    r = c.call("ping")
+    check(r.get("result") == {}, "ping")
+    r = c.call("tools/list")
+    names = sorted(t["name"] for t in r["result"]["tools"])
+    check(names == ["analyze", "diagnose", "list_traces", "load_trace", "query", "schema", "suggest", "summary"],
+          "tools: %s" % names)
+    check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
+
+    r = c.tool("load_trace", path=sample)
+    check(r["result"]["isError"] is False and r["result"]["structuredContent"]["trace"] == "t1", "load: %r" % r)
+    tid = r["result"]["structuredContent"]["trace"]
+
+    r = c.tool("summary", trace=tid)
+    got = r["result"]["structuredContent"]
+    cli = json.loads(subprocess.run([a.aiprof, "summary", sample, "--format", "json", "--top", "0"],
+                                    capture_output=True, check=True).stdout)
+    check(got["totals"] == cli["totals"] and got["ops"] == cli["ops"], "summary equals aiprof summary")
+
+    r = c.tool("query", trace=tid, sql="SELECT count(*) AS n FROM slices")
+    check(r["result"]["structuredContent"]["rows"] == [[cli["totals"]["slices"]]], "query: %r" % r)
+    r = c.tool("query", trace=tid, sql="SELECT id FROM slices", max_rows=3)
+    sc = r["result"]["structuredContent"]
+    check(len(sc["rows"]) == 3 and sc["truncated"] is True and "cut at max_rows 3" in r["result"]["content"][0]["text"],
+          "row limit reported: %r" % r["result"]["content"])
+    r = c.tool("query", trace=tid, sql="DELETE FROM slices")
+    check(r["result"]["isError"] is True and "may not be modified" in r["result"]["content"][0]["text"],
+          "write refused as a tool error: %r" % r)
+    r = c.tool("query", trace=tid, sql="ATTACH DATABASE '/tmp/x_mcp.db' AS x")
+    check(r["result"]["isError"] is True and "not authorized" in r["result"]["content"][0]["text"], "attach refused")
+
+    r = c.tool("analyze", trace=tid, only=["steps", "breakdown"])
+    cli_analyze = json.loads(subprocess.run([a.aiprof, "analyze", sample, "--format", "json", "--only", "steps,breakdown"],
+                                            capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_analyze, "analyze equals aiprof analyze --only steps,breakdown")
+    r = c.tool("diagnose", trace=tid)
+    cli_diag = json.loads(subprocess.run([a.aiprof, "diagnose", sample, "--format", "json"],
+                                         capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_diag, "diagnose equals aiprof diagnose --format json")
+    r = c.tool("suggest", trace=tid, target="throughput", constraints="effort<=medium")
+    cli_sug = json.loads(subprocess.run([a.aiprof, "suggest", sample, "--target", "throughput", "--constraints",
+                                         "effort<=medium", "--format", "json"], capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_sug, "suggest equals aiprof suggest --format json")
+    check(c.tool("suggest", trace=tid, target="speed")["error"]["code"] == -32602, "bad target")
+    check(c.tool("suggest", trace=tid, constraints="memory<<3")["error"]["code"] == -32602, "bad constraints")
+    r = c.tool("analyze", trace=tid, only=["no_such_analysis"])
+    check(r.get("error", {}).get("code") == -32602 and "no_such_analysis" in r["error"]["message"], "bad analysis name")
+
+    r = c.call("resources/list")
+    check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t1"], "resources: %r" % r)
+    r = c.tool("list_traces")
+    check(r["result"]["structuredContent"]["traces"][0]["path"] == sample, "list_traces")
+
+    # Confinement: outside --allow, and a way out through '..'.
+    for path in ["/etc/passwd", os.path.join(a.data, "..", "README.md"), os.path.join(a.data, "missing.json")]:
+        r = c.tool("load_trace", path=path)
+        check(r.get("error", {}).get("code") == -32602, "refused path %s: %r" % (path, r))
+    check("outside the directories" in c.tool("load_trace", path="/etc/passwd")["error"]["message"], "says why")
+
+    # Protocol errors; the server keeps serving after each.
+    check(c.call("no/such/method")["error"]["code"] == -32601, "unknown method")
+    check(c.tool("no_such_tool")["error"]["code"] == -32602, "unknown tool")
+    check(c.tool("summary")["error"]["code"] == -32602, "missing trace argument")
+    check(c.tool("summary", trace="t99")["error"]["code"] == -32602, "unknown trace")
+    check(c.tool("query", trace=tid, sql="SELECT 1", max_rows=0)["error"]["code"] == -32602, "max_rows range")
+    check(c.call("tools/call", {"name": "summary", "arguments": [1]})["error"]["code"] == -32602, "arguments not object")
+    r = c.send_raw("{not json")
+    check(r["error"]["code"] == -32700 and r["id"] is None, "parse error: %r" % r)
+    r = c.send_raw(json.dumps({"jsonrpc": "2.0", "id": 5}))
+    check(r["error"]["code"] == -32600 and r["id"] == 5, "no method: %r" % r)
+    r = c.send_raw(json.dumps({"jsonrpc": "2.0", "id": "s-1", "method": "ping"}))
+    check(r == {"jsonrpc": "2.0", "id": "s-1", "result": {}}, "string ids echoed: %r" % r)
+    r = c.call("ping")
+    check(r.get("result") == {}, "still serving")
+    check(c.close() == 0, "exits 0 at end of input")
+
+    rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
+    check(rc == 1, "--allow of a missing directory exits 1")
+    print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
+    return 1 if FAILURES or CHECKS[0] == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
