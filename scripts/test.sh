@@ -24,3 +24,8 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
     ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$JOBS" -LE heavy
 fi
+# Fuzzing: each libFuzzer target for a bounded time under ASan and UBSan
+# (AIPROF_FUZZ_SECONDS each, default 15: about 2 minutes in all).
+if [ "${AIPROF_SKIP_FUZZ:-0}" != 1 ]; then
+  scripts/fuzz.sh "${AIPROF_FUZZ_SECONDS:-15}"
+fi

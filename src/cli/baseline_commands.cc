@@ -28,7 +28,7 @@ class SetBaselineCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("set-baseline", "Store a run's samples and trace summary as a service's baseline");
-    sub->add_option("--service", service_, "Service name")->required();
+    AddServiceFlag(sub, &service_, "Service name")->required();
     sub->add_option("--trace", input_, "Trace or benchmark result file")->required();
     AddDbFlag(sub, &db_);
     AddRunInputFlags(sub, &run_inputs_, /*warmup_steps=*/false);
@@ -58,23 +58,23 @@ class HistoryCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("history", "List the validations kept for a service, newest first");
-    sub->add_option("--service", service_, "Service name")->required();
+    AddServiceFlag(sub, &service_, "Service name")->required();
     AddDbFlag(sub, &db_);
     sub->add_option("--limit", limit_, "Most recent N (0 = all)");
-    sub->add_option("--format", format_, "text or json")->check(CLI::IsMember({"text", "json"}));
-    sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    out_.Add(sub, {render::TextFormat(), render::JsonFormat()}, "Write here (atomically) instead of standard output");
     return sub;
   }
 
   Status Run() override {
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, OpenStoreAt(db_));
     ASSIGN_OR_RETURN(std::vector<ValidationRecord> records, store->History(service_, limit_));
-    return WriteOutput(output_, format_ == "json" ? HistoryToJson(records) : HistoryToText(records));
+    ASSIGN_OR_RETURN(std::string format, out_.Resolve());
+    return WriteOutput(out_.output, format == "json" ? HistoryToJson(records) : HistoryToText(records));
   }
 
  private:
-  std::string service_, db_, output_;
-  std::string format_ = "text";
+  std::string service_, db_;
+  OutputFlags out_;
   size_t limit_ = 0;
 };
 

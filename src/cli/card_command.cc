@@ -21,8 +21,8 @@ class CardCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("card", "Measure a before/after pair and write and store a knowledge card");
-    sub->add_option("--before", before_, "Trace or benchmark result file before the fix")->required();
-    sub->add_option("--after", after_, "Trace or benchmark result file after the fix")->required();
+    AddBeforeFlag(sub, &before_, "Trace or benchmark result file before the fix")->required();
+    AddAfterFlag(sub, &after_, "Trace or benchmark result file after the fix")->required();
     sub->add_option("--scene", scene_, "Workload and setting (default: the after file's name and the sample unit)");
     sub->add_option("--bottleneck", bottleneck_,
                     "Core bottleneck type, as findings name it (default: inferred, op:NAME of the op that lost the most time)");
@@ -30,7 +30,7 @@ class CardCommand : public Command {
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");
     stats_.Add(sub, /*resamples_flag=*/false);
     AddRunInputFlags(sub, &run_inputs_, /*warmup_steps=*/false);
-    sub->add_option("-o,--output", output_, "Card file (Markdown, written atomically); default standard output");
+    AddOutputPathFlag(sub, &output_, "Card file (Markdown; default standard output)");
     AddDbFlag(sub, &db_, "Database the card is stored in (default $XDG_DATA_HOME/aiprof/baselines.db)");
     return sub;
   }

@@ -8,6 +8,7 @@
 
 #include "src/base/atomic_file.h"
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/cluster/cluster_map.h"
 #include "src/cluster/cluster_reduce.h"
 #include "src/cluster/cluster_report.h"
@@ -73,24 +74,30 @@ class ClusterCommand : public Command {
     sub->require_subcommand(1);
     map_ = sub->add_subcommand("map", "Write one small digest per rank of the inputs");
     map_->add_option("inputs", inputs_, "Trace files, rank folders or job folders")->required();
-    map_->add_option("-o,--output", out_, "Folder for the digests (rank-<N>.digest)")->required();
-    map_->add_option("--threads", threads_, "Ranks mapped at once (default: the machine's cores)");
-    map_->add_option("--host", host_, "Host recorded when the trace names none (default: this machine)");
+    AddOutputPathFlag(map_, &out_, "Folder for the digests (rank-<N>.digest)")->required();
+    AddMapFlags(map_, "Ranks mapped at once (default: the machine's cores)");
     reduce_ = sub->add_subcommand("reduce", "Cross-rank findings from a folder of digests");
     reduce_->add_option("digests", digests_, "Folder of *.digest files")->required();
-    reduce_->add_option("-o,--output", out_, "cluster.json, cluster.md or cluster.html (default: JSON on standard output)");
-    reduce_->add_option("--align", align_, "Clock alignment on the ends of collectives: auto (when clocks disagree), always, never")
-        ->check(CLI::IsMember({"auto", "always", "never"}));
-    reduce_->add_option("--world-size", world_size_, "Expected ranks 0..N-1 (default: up to the largest rank seen)");
+    AddOutputPathFlag(reduce_, &out_, "cluster.json, cluster.md or cluster.html (default: JSON on standard output)");
+    AddReduceFlags(reduce_);
     analyze_ = sub->add_subcommand("analyze", "Map a job folder and reduce it; under mpirun/srun each process maps its share (MPI)");
     analyze_->add_option("jobdir", inputs_, "Job folder (or several inputs)")->required();
-    analyze_->add_option("-o,--output", out_, "Output folder: cluster.json, cluster.md, cluster.html")->required();
-    analyze_->add_option("--threads", threads_, "Ranks mapped at once per process (default: cores / processes on a host)");
-    analyze_->add_option("--host", host_, "Host recorded when the trace names none (default: this machine)");
-    analyze_->add_option("--align", align_, "auto, always or never")->check(CLI::IsMember({"auto", "always", "never"}));
-    analyze_->add_option("--world-size", world_size_, "Expected ranks 0..N-1");
+    AddOutputPathFlag(analyze_, &out_, "Output folder: cluster.json, cluster.md, cluster.html")->required();
+    AddMapFlags(analyze_, "Ranks mapped at once per process (default: cores / processes on a host)");
+    AddReduceFlags(analyze_);
     analyze_->add_flag("--keep-digests", keep_digests_, "Also write the digests into OUT/digests/");
     return sub;
+  }
+
+  // The flags of the map step (map, analyze) and of the reduce step (reduce, analyze).
+  void AddMapFlags(CLI::App* sub, const char* threads_help) {
+    sub->add_option("--threads", threads_, threads_help);
+    sub->add_option("--host", host_, "Host recorded when the trace names none (default: this machine)");
+  }
+  void AddReduceFlags(CLI::App* sub) {
+    sub->add_option("--align", align_, "Clock alignment on the ends of collectives: auto (when clocks disagree), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}));
+    sub->add_option("--world-size", world_size_, "Expected ranks 0..N-1 (default: up to the largest rank seen)");
   }
 
   Status Run() override {

@@ -20,9 +20,9 @@ class ExportCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("export", "Write the trace as a Perfetto protobuf trace or Chrome trace JSON");
     in_.Add(sub);
-    sub->add_option("--format", format_, "perfetto (protobuf, .pftrace) or chrome-json")
+    AddFormatFlag(sub, &format_, "perfetto (protobuf, .pftrace) or chrome-json")
         ->check(CLI::IsMember({"perfetto", "chrome-json"}));
-    sub->add_option("-o,--output", output_, "Output file (written atomically)")->required();
+    AddOutputPathFlag(sub, &output_, "Output file")->required();
     return sub;
   }
 

@@ -13,6 +13,38 @@ void InputFlags::Add(CLI::App* sub, const char* help) {
   sub->add_flag("--timing", timing, "Print the time of each phase (import, each analysis, ...) to standard error");
 }
 
+CLI::Option* AddOutputPathFlag(CLI::App* sub, std::string* path, const std::string& help) {
+  return sub->add_option("-o,--output", *path, help + " (written atomically)");
+}
+
+CLI::Option* AddFormatFlag(CLI::App* sub, std::string* format, const std::string& help) {
+  return sub->add_option("--format", *format, help);
+}
+
+CLI::Option* AddBeforeFlag(CLI::App* sub, std::string* path, const std::string& help) {
+  return sub->add_option("--before", *path, help);
+}
+
+CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& help) {
+  return sub->add_option("--after", *path, help);
+}
+
+CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help) {
+  return sub->add_option("--service", *service, help);
+}
+
+CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help) {
+  return sub->add_option("--pid", *pid, help)->check(CLI::PositiveNumber);
+}
+
+CLI::Option* AddCpuHzFlag(CLI::App* sub, int* hz, const std::string& help) {
+  return sub->add_option("--cpu-hz", *hz, help);
+}
+
+CLI::Option* AddTimeoutFlag(CLI::App* sub, std::string* duration, const std::string& help) {
+  return sub->add_option("--timeout", *duration, help + " (30s, 500ms, 2m; a bare number is seconds)");
+}
+
 void OutputFlags::Add(CLI::App* sub, std::vector<render::OutputFormat> formats, const char* output_help,
                       bool required) {
   offered = std::move(formats);
@@ -25,8 +57,8 @@ void OutputFlags::Add(CLI::App* sub, std::vector<render::OutputFormat> formats, 
   CLI::Option* o = sub->add_option("-o,--output", output, output_help);
   if (required) o->required();
   if (offered.size() > 1) {
-    sub->add_option("--format", format, list + " (default: from the -o extension, else " +
-                                            std::string(stdout_format.empty() ? offered.front().name : stdout_format) + ")")
+    AddFormatFlag(sub, &format, list + " (default: from the -o extension, else " +
+                                    std::string(stdout_format.empty() ? offered.front().name : stdout_format) + ")")
         ->check(CLI::IsMember(names));
   }
 }

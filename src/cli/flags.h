@@ -41,6 +41,27 @@ struct OutputFlags {
   bool UseColor() const;
 };
 
+// Single flags more than one command takes, each declared here only: the
+// caller adds what is its own (->required(), a check) to the returned option.
+// -o/--output for an output that is a path, not a formatted report (a
+// folder, a .aiprof file); reports use OutputFlags.
+CLI::Option* AddOutputPathFlag(CLI::App* sub, std::string* path, const std::string& help);
+// --format for a command whose formats are not chosen by OutputFlags (a
+// view's depend on the view).
+CLI::Option* AddFormatFlag(CLI::App* sub, std::string* format, const std::string& help);
+// --before / --after: the runs of a before/after comparison.
+CLI::Option* AddBeforeFlag(CLI::App* sub, std::string* path, const std::string& help);
+CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& help);
+// --service: the service a baseline, a history or a monitor is for.
+CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
+// --pid: a running process (positive).
+CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help);
+// --cpu-hz: host CPU sampling frequency.
+CLI::Option* AddCpuHzFlag(CLI::App* sub, int* hz, const std::string& help);
+// --timeout: a duration ("30s", "500ms", "2m"; a bare number is seconds),
+// read with ParseDuration (src/cli/duration_flag.h).
+CLI::Option* AddTimeoutFlag(CLI::App* sub, std::string* duration, const std::string& help);
+
 // --rules, --no-builtin-rules.
 void AddRuleFlags(CLI::App* sub, SessionOptions* options);
 // --device (roofline peaks).

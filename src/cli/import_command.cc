@@ -15,7 +15,7 @@ class ImportCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("import", "Convert any supported input to a native .aiprof file");
     in_.Add(sub, "Trace file or folder to import");
-    sub->add_option("-o,--output", output_, "The .aiprof file to write")->required();
+    AddOutputPathFlag(sub, &output_, "The .aiprof file to write")->required();
     return sub;
   }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/cli/duration_flag.h"
 #include "src/monitor/monitor.h"
 #include "src/monitor/monitor_metrics.h"
@@ -22,7 +23,7 @@ class MonitorCommand : public Command {
         "monitor", "Watch a live service through its SDK (--pid N or -- CMD ARGS...): rolling latency, throughput, "
                    "step, CPU and RSS statistics; when an --alert holds, write its flight recorder, a deep trace and "
                    "the diagnosis into an incident folder");
-    sub->add_option("--pid", pid_, "Watch this running process (it must use the aiprof SDK)")->check(CLI::PositiveNumber);
+    AddPidFlag(sub, &pid_, "Watch this running process (it must use the aiprof SDK)");
     sub->add_option("--alert", alerts_, "Alert expression, e.g. \"p99_latency > 2.0s\", \"throughput < 50/s\", "
                                         "\"step_time_p99 > 1.2 * baseline\" (repeatable; docs/monitor.md)");
     sub->add_option("--window", window_, "Rolling window of the statistics (default 60s)");
@@ -41,12 +42,12 @@ class MonitorCommand : public Command {
     sub->add_option("--latency-buckets", latency_buckets_, "Upper bounds in seconds of the /metrics latency histogram "
                     "(default 0.0005,0.001,0.0025,...,10,30)");
     sub->add_flag("--once", once_, "Exit after the first incident (status 3) or after --timeout without one (0)");
-    sub->add_option("--timeout", timeout_, "Stop after this long (with --once: status 0 when no incident)");
-    sub->add_option("--service", service_, "Service name: /metrics label, and the stored baseline that \"* baseline\" reads");
+    AddTimeoutFlag(sub, &timeout_, "Stop after this long (with --once: status 0 when no incident)");
+    AddServiceFlag(sub, &service_, "Service name: /metrics label, and the stored baseline that \"* baseline\" reads");
     sub->add_option("--db", db_, "Baseline database (default: the one aiprof set-baseline uses)");
-    sub->add_option("--cpu-hz", cpu_hz_, "Host sampling frequency of the deep trace (default 999)")->check(CLI::Range(1, 20000));
+    AddCpuHzFlag(sub, &cpu_hz_, "Host sampling frequency of the deep trace (default 999)")->check(CLI::Range(1, 20000));
     sub->add_option("--attach-timeout", attach_timeout_, "How long the process's SDK gets to attach (default 10s)");
-    sub->add_option("-o,--output", out_dir_, "INCIDENTS_DIR: one folder per incident is written here")->required();
+    AddOutputPathFlag(sub, &out_dir_, "INCIDENTS_DIR: one folder per incident is written here")->required();
     sub->add_option("command", command_, "The command to run and watch, after --");
     return sub;
   }

@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "src/cli/command.h"
+#include "src/cli/duration_flag.h"
+#include "src/cli/flags.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
@@ -28,25 +30,25 @@ class QueryCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand(
         "query", "SQL over a trace's tables (slices, tracks, flows, counters, ...) and standard views (docs/query.md)");
-    sub->add_option("input", input_, "Trace file, folder or .aiprof")->required();
+    in_.Add(sub, "Trace file, folder or .aiprof");
     sub->add_option("sql", sql_, "SQL to run (else --file, else standard input; an interactive shell on a terminal)");
     sub->add_option("--file", file_, "Read the SQL from this file");
     sub->add_flag("--schema", schema_, "Print the tables, their columns and the standard views");
-    sub->add_option("--format", format_, "text, csv or json")->check(CLI::IsMember({"text", "json", "csv"}));
     sub->add_option("--max-rows", max_rows_,
                     "Rows to print at most (0 = all; default 10000 for text, 1000000 for csv and json)")
         ->check(CLI::Range(size_t{0}, size_t{1} << 40));
-    sub->add_option("--timeout", timeout_s_, "Stop a query after this many seconds (0 = never)")
-        ->default_val(kDefaultQueryTimeoutS)
-        ->check(CLI::Range(0.0, 1e9));
+    AddTimeoutFlag(sub, &timeout_, "Stop a query after this long (0 = never; default " +
+                                        std::to_string(static_cast<int>(kDefaultQueryTimeoutS)) + "s)");
     sub->add_option("--max-memory", max_memory_mib_, "SQLite memory limit of a query in MiB (0 = none)")
         ->default_val(kDefaultQueryMaxMemoryBytes >> 20)
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-    sub->add_option("-o,--output", output_, "Write here (atomically) instead of standard output");
+    out_.Add(sub, {render::TextFormat(), render::CsvFormat(), render::JsonFormat()},
+             "Write here (atomically) instead of standard output");
     return sub;
   }
 
   Status Run() override {
+    ASSIGN_OR_RETURN(format_, out_.Resolve());
     if (!sql_.empty() && !file_.empty()) return ErrStatus("aiprof query: give the SQL or --file, not both");
     std::string label = "(command line)";
     if (!file_.empty()) {  // read before the (possibly long) import
@@ -57,11 +59,16 @@ class QueryCommand : public Command {
       sql_ = text.str();
       label = file_;
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(input_));
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(in_.input));
     ASSIGN_OR_RETURN(std::unique_ptr<QueryEngine> engine, QueryEngine::Open(*trace));
-    if (schema_) return WriteOutput(output_, engine->Schema());
+    if (schema_) return WriteOutput(out_.output, engine->Schema());
     limits_.max_rows = max_rows_ ? *max_rows_ : format_ == "text" ? kDefaultQueryMaxRows : 1000000;
-    limits_.timeout_s = timeout_s_;
+    limits_.timeout_s = kDefaultQueryTimeoutS;
+    if (!timeout_.empty()) {
+      const int64_t ns = ParseDuration(timeout_);
+      if (ns < 0) return ErrStatus("aiprof query: --timeout " + timeout_ + " is not a duration (30s, 500ms, 2m)");
+      limits_.timeout_s = static_cast<double>(ns) / 1e9;
+    }
     limits_.max_memory_bytes = static_cast<int64_t>(max_memory_mib_) << 20;
     if (file_.empty() && sql_.empty()) {
       if (isatty(STDIN_FILENO)) return Shell(engine.get());
@@ -71,7 +78,7 @@ class QueryCommand : public Command {
       label = "(standard input)";
     }
     ASSIGN_OR_RETURN(QueryResult result, engine->Execute(sql_, limits_, label));
-    RETURN_IF_ERROR(WriteOutput(output_, Render(result)));
+    RETURN_IF_ERROR(WriteOutput(out_.output, Render(result)));
     if (result.truncated && format_ != "text") {  // text says it in its last line
       std::fprintf(stderr, "aiprof query: %zu rows written; more matched (--max-rows %zu)\n", result.rows.size(),
                    result.max_rows);
@@ -93,7 +100,7 @@ class QueryCommand : public Command {
     action.sa_handler = InterruptQuery;
     struct sigaction previous = {};
     sigaction(SIGINT, &action, &previous);
-    std::fprintf(stderr, "aiprof query shell on %s: SQL ending in ';', .schema, .help, .quit\n", input_.c_str());
+    std::fprintf(stderr, "aiprof query shell on %s: SQL ending in ';', .schema, .help, .quit\n", in_.input.c_str());
     std::string pending, line;
     while (true) {
       std::fputs(pending.empty() ? "aiprof> " : "   ...> ", stderr);
@@ -124,11 +131,13 @@ class QueryCommand : public Command {
     return OkStatus();
   }
 
-  std::string input_, sql_, file_, output_;
-  std::string format_ = "text";
+  InputFlags in_;
+  OutputFlags out_;
+  std::string sql_, file_;
+  std::string format_ = "text";  // out_.Resolve()
+  std::string timeout_;
   bool schema_ = false;
   std::optional<size_t> max_rows_;
-  double timeout_s_ = kDefaultQueryTimeoutS;
   int64_t max_memory_mib_ = kDefaultQueryMaxMemoryBytes >> 20;
   QueryLimits limits_;
 };

@@ -78,7 +78,7 @@ class ReportCommand : public Command {
     flags_.Add(sub);
     out_.Add(sub, {render::HtmlFormat(), render::PdfFormat(), render::MarkdownFormat()},
              "analysis.html, report.pdf or report.md (format from the extension)", /*required=*/true);
-    sub->add_option("--before", before_, "A trace of the run before the change: adds the validation (before -> input)");
+    AddBeforeFlag(sub, &before_, "A trace of the run before the change: adds the validation (before -> input)");
     target_.Add(sub, &flags_.session.suggest);
     AddDbFlag(sub, &flags_.session.db, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;

@@ -14,6 +14,7 @@
 
 #include "src/capture/capture.h"
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/cli/duration_flag.h"
 #include "src/model/native_file.h"
 
@@ -74,18 +75,18 @@ class TraceCommand : public Command {
     CLI::App* sub = app->add_subcommand(
         "trace", "Record a command (-- CMD ARGS...) or a running process (--pid N): application spans (SDK), "
                  "torch ops, host CPU samples and counters on one clock, into one .aiprof file");
-    sub->add_option("-o,--output", output_, "The .aiprof file to write (default trace-<date>.aiprof)");
+    AddOutputPathFlag(sub, &output_, "The .aiprof file to write (default trace-<date>.aiprof)");
     sub->add_option("--scope", scope_, "app | framework | full_stack (default: every layer this machine has)")
         ->check(CLI::IsMember({"app", "framework", "full_stack"}));
     sub->add_option("--duration", duration_, "Stop after this long (60s, 500ms, 2m); the command then gets SIGINT");
     sub->add_option("--sampling-rate", sampling_rate_, "Share of top-level application spans kept (100%, 25%)");
-    sub->add_option("--cpu-hz", cpu_hz_, "Host CPU sampling frequency in Hz; 0 turns host samples off")
+    AddCpuHzFlag(sub, &cpu_hz_, "Host CPU sampling frequency in Hz; 0 turns host samples off")
         ->check(CLI::Range(0, 20000));
     sub->add_option("--unwind", unwind_, "Call stacks: auto (of frame pointers and DWARF, the one with more frames in known code), fp, dwarf")
         ->check(CLI::IsMember({"auto", "fp", "dwarf"}));
     sub->add_option("--target", target_, "Name of the traced service, recorded in the trace; without a command or "
                                           "--pid, the running process of that name is attached to");
-    sub->add_option("--pid", pid_, "Attach to this running process and all its threads")->check(CLI::PositiveNumber);
+    AddPidFlag(sub, &pid_, "Attach to this running process and all its threads");
     sub->add_flag("--keep-capture-dir", keep_dir_, "Keep the temporary capture folder (for debugging)");
     sub->add_option("command", command_, "The command to run, after --");
     return sub;

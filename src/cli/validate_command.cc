@@ -24,10 +24,10 @@ class ValidateCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("validate", "Decide with statistics whether a change improved or regressed performance");
     CLI::Option_group* before = sub->add_option_group("before", "What to compare against (one of)");
-    before->add_option("--before", before_, "Trace or benchmark result file measured before the change");
+    AddBeforeFlag(before, &before_, "Trace or benchmark result file measured before the change");
     before->add_option("--baseline", baseline_, "Stored baseline of this service (aiprof set-baseline)");
     before->require_option(1);
-    sub->add_option("--after", after_, "Trace or benchmark result file measured after the change")->required();
+    AddAfterFlag(sub, &after_, "Trace or benchmark result file measured after the change")->required();
     sub->add_option("--metrics", metrics_, "Comma-separated: latency, p50, p99 (any pNN), throughput, device_util, accuracy, quality:NAME")
         ->delimiter(',');
     stats_.Add(sub, /*resamples_flag=*/true);
@@ -35,7 +35,7 @@ class ValidateCommand : public Command {
     out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
                    render::PdfFormat()},
              "Report file: .md, .html, .json, .txt or .pdf (written atomically); default text to standard output");
-    sub->add_option("--service", service_, "Keep this validation in the service's history (implied by --baseline)");
+    AddServiceFlag(sub, &service_, "Keep this validation in the service's history (implied by --baseline)");
     AddDbFlag(sub, &db_);
     sub->add_flag("--alert-on-regression", alert_,
                   "On a significant regression print a one-line alert to standard error and exit with status 3");

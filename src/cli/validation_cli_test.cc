@@ -201,7 +201,7 @@ TEST(ValidationCliTest, BadInputAndUsage) {
   EXPECT_EQ(Cli({"validate", "--after", ok}, &err), kExitUsage);
   EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "--alpha", "2"}, &err), kExitUsage);
   EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "-o", dir.Path("r.xyz")}, &err), kExitError);
-  EXPECT_NE(err.find("r.xyz: cannot tell the report format"), std::string::npos) << err;
+  EXPECT_NE(err.find("r.xyz: cannot tell the output format"), std::string::npos) << err;
   EXPECT_EQ(Cli({"validate", "--before", ok, "--after", ok, "--unit", "request"}, &err), kExitError);
   EXPECT_NE(err.find("no span named 'request'"), std::string::npos) << err;
   std::string junk = dir.Write("junk.db", std::string(5000, 'j'));

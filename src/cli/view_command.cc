@@ -6,6 +6,7 @@
 #include <map>
 
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/session/session.h"
 #include "src/cli/phase_timer.h"
 #include "src/importers/common/importer_registry.h"
@@ -19,7 +20,7 @@ class ViewCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("view", "Render a view of a trace (flame graph, ...) to one self-contained file");
-    sub->add_option("input", input_, "Trace file or folder (anything aiprof imports) or .aiprof")->required();
+    in_.Add(sub);
     std::string formats;
     for (const ViewSpec& spec : AllViews()) {
       std::string help = spec.help;
@@ -39,10 +40,9 @@ class ViewCommand : public Command {
     sub->add_option("--diff", baseline_, "Baseline trace: show the change from it (views that support it)");
     sub->add_option("--thread", options_.thread, "Only this thread (its name, tid, or pid/tid)");
     sub->add_option("--rank", options_.rank, "Only this rank")->check(CLI::NonNegativeNumber);
-    sub->add_option("--format", options_.format,
+    AddFormatFlag(sub, &options_.format,
                     "Output format (default: from -o's extension, else the view's first format):" + formats);
-    sub->add_option("-o,--output", output_, "Output file, written atomically ('-' or absent: standard output)");
-    sub->add_flag("--timing", timing_, "Print the time of each phase to standard error");
+    AddOutputPathFlag(sub, &output_, "Output file ('-' or absent: standard output)");
     return sub;
   }
 
@@ -52,9 +52,9 @@ class ViewCommand : public Command {
     if (!baseline_.empty() && !spec->supports_diff) {
       return ErrStatus(std::string("--") + spec->name + " does not support --diff");
     }
-    PhaseTimer timer(timing_);
+    PhaseTimer timer(in_.timing);
     SessionOptions session_options;
-    session_options.input = input_;
+    session_options.input = in_.input;
     session_options.analyze.keep_all_gaps = spec->draws_gaps;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(session_options));
     std::unique_ptr<Trace> baseline;
@@ -62,7 +62,7 @@ class ViewCommand : public Command {
       ASSIGN_OR_RETURN(baseline, ImportTrace(baseline_));
     }
     timer.Mark("import");
-    options_.title = input_;
+    options_.title = in_.input;
     options_.baseline_title = baseline_;
     ViewContext context{*session, session->trace(), baseline.get(), options_};
     if (output_.empty() || output_ == "-") {
@@ -102,10 +102,10 @@ class ViewCommand : public Command {
     return ErrStatus("--" + std::string(spec.name) + " has no format '" + options_.format + "' (formats:" + names + ")");
   }
 
-  std::string input_, output_, baseline_;
+  InputFlags in_;
+  std::string output_, baseline_;
   ViewOptions options_;
   std::vector<CLI::Option*> flags_;
-  bool timing_ = false;
 };
 
 }  // namespace

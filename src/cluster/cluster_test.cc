@@ -7,6 +7,8 @@
 #include <random>
 #include <string>
 
+#include <xxhash.h>
+
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/base/duration_sketch.h"
@@ -302,6 +304,28 @@ TEST(ClusterTest, BrokenAndMissingDigestsListedTheRestAnalysed) {
   EXPECT_EQ(r->slowest->rank, kSlow);
   const std::string md = ClusterToMarkdown(*r);
   EXPECT_NE(md.find("| 5 | — | missing |"), std::string::npos) << md;
+}
+
+// Found by digest_fuzzer: a payload whose delta-coded collective times sum
+// past INT64_MAX (signed overflow, UBSan). Framed with a valid header as the
+// fuzzer does, it must be a clean "malformed" error.
+TEST(DigestTest, FuzzerFoundTimeOverflowIsAnError) {
+  std::ifstream in(std::string(AIPROF_TEST_DATA_DIR) + "/fuzz/digest_fuzzer-crash-e2775d68", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), kDigestHeaderBytes);
+  std::string_view payload = std::string_view(bytes).substr(kDigestHeaderBytes);
+  std::string framed(kDigestMagic, sizeof(kDigestMagic));
+  uint32_t version = kDigestVersion, reserved = 0;
+  uint64_t length = payload.size(), checksum = XXH3_64bits(payload.data(), payload.size());
+  framed.append(reinterpret_cast<const char*>(&version), 4);
+  framed.append(reinterpret_cast<const char*>(&reserved), 4);
+  framed.append(reinterpret_cast<const char*>(&length), 8);
+  framed.append(reinterpret_cast<const char*>(&checksum), 8);
+  framed.append(payload);
+  auto d = ParseDigest(framed, "crash.digest");
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("crash.digest: malformed digest payload"), std::string::npos)
+      << d.status().message();
 }
 
 TEST(DigestTest, EveryTruncationAndAnyFlippedByteIsAnErrorNotACrash) {

@@ -223,8 +223,9 @@ bool ReadPayload(Reader& r, RankDigest* d) {
     if (group >= d->strings.size() && !d->strings.empty()) return false;
     c.type = r.Fixed<uint8_t>();
     c.device = NarrowRank(r.SVar());
-    c.arrival_ns = previous + r.SVar();
-    c.end_ns = c.arrival_ns + r.SVar();
+    // Delta-coded times: a sum that overflows is a corrupt digest (found by digest_fuzzer).
+    if (__builtin_add_overflow(previous, r.SVar(), &c.arrival_ns)) return false;
+    if (__builtin_add_overflow(c.arrival_ns, r.SVar(), &c.end_ns)) return false;
     c.bytes = r.Fixed<double>();
     c.step = r.SVar();
     previous = c.arrival_ns;

@@ -14,6 +14,7 @@
 #include "src/base/parallel.h"
 #include "src/base/threads.h"
 #include "src/model/op_stats.h"
+#include "src/model/time_range.h"
 
 namespace aiprof {
 namespace {
@@ -223,6 +224,14 @@ bool SlicesLookValid(const Trace& t, uint32_t strings) {
   if (s.size() == 0) return true;
   if (ColumnMax(s.track, [](uint32_t x) { return uint64_t{x}; }) >= t.tracks.size()) return false;
   if (ColumnMax(s.name, id) >= strings || ColumnMax(s.category, id) >= strings) return false;
+  // Times as TraceBuilder admits them (time_range.h), so no end overflows.
+  for (size_t b = 0; b < s.ts_ns.block_count(); ++b) {
+    const int64_t* ts = s.ts_ns.block(b);
+    const int64_t* dur = s.dur_ns.block(b);
+    bool ok = true;
+    for (size_t i = 0, n = s.ts_ns.block_items(b); i < n; ++i) ok &= SpanInRange(ts[i], dur[i]);
+    if (!ok) return false;
+  }
   uint64_t arg_end = 0;
   for (size_t b = 0; b < s.arg_begin.block_count(); ++b) {
     const uint64_t* begin = s.arg_begin.block(b);
@@ -265,8 +274,12 @@ Status Validate(const Trace& t, const NativeReader& r) {
         t.slices.arg_begin[i] + t.slices.arg_count[i] > t.args.size()) {
       return r.Corrupt("slice " + std::to_string(i) + " refers outside its tables");
     }
+    if (!SpanInRange(t.slices.ts_ns[i], t.slices.dur_ns[i])) {
+      return r.Corrupt("slice " + std::to_string(i) + " has ts " + std::to_string(t.slices.ts_ns[i]) + " ns, dur " +
+                       std::to_string(t.slices.dur_ns[i]) + " ns: outside +-2^61 ns or negative");
+    }
   }
-  if (!slices_ok) return r.Corrupt("slices refer outside their tables");
+  if (!slices_ok) return r.Corrupt("slices refer outside their tables or hold impossible times");
   for (size_t i = 0; !args_ok && i < t.args.size(); ++i) {
     ArgType ty = t.args[i].type;
     if (t.args[i].key.raw >= strings || static_cast<uint8_t>(ty) > static_cast<uint8_t>(ArgType::kNull) ||

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <fstream>
 #include <sstream>
 
@@ -87,6 +88,27 @@ TEST(NativeFileTest, TruncatedOrCorruptFilesAreErrorsNotCrashes) {
 
 // Stack samples and their callsite tree survive the file; the builder
 // shares call sites between samples and orders samples by (track, ts).
+// A file (the SDK writes its own) whose slice times would overflow an end is
+// corrupt: an error naming the slice, not a negative busy time later.
+TEST(NativeFileTest, ImpossibleSliceTimesAreErrors) {
+  testing::TempDir dir;
+  for (auto [ts, dur] : {std::pair<int64_t, int64_t>{INT64_MIN, 10}, {0, int64_t{1} << 62}, {5, -1}}) {
+    Trace t;
+    TraceBuilder b(&t);
+    uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+    b.AddSlice(track, 0, 10, b.Intern("ok"), b.Intern("c"), kNoCorrelation, 0, 0);
+    b.AddSlice(track, 20, 10, b.Intern("bad"), b.Intern("c"), kNoCorrelation, 0, 0);
+    ASSERT_TRUE(b.Finalize().ok());
+    t.slices.ts_ns[1] = ts;  // as a foreign writer could
+    t.slices.dur_ns[1] = dur;
+    std::string path = dir.Path("bad.aiprof");
+    ASSERT_TRUE(WriteNativeFile(t, path).ok());
+    auto r = ReadNativeFile(path);
+    ASSERT_FALSE(r.ok()) << ts << " " << dur;
+    EXPECT_NE(r.status().message().find("slice 1 has ts"), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(NativeFileTest, RoundTripsStackSamples) {
   Trace t;
   TraceBuilder b(&t);

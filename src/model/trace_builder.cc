@@ -8,11 +8,27 @@
 #include "src/base/parallel.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
+#include "src/model/time_range.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
 namespace aiprof {
+
+namespace {
+
+// The builder's own check of times an importer did not check (time_range.h):
+// false, after counting the record as "time_out_of_range", when it is out of range.
+bool TimesInRange(Trace* trace, const char* record, uint32_t track, int64_t ts_ns, int64_t dur_ns = 0) {
+  if (SpanInRange(ts_ns, dur_ns)) return true;
+  trace->diagnostics.Add("time_out_of_range",
+                         std::string(record) + " on track " + std::to_string(track) + " at ts " + std::to_string(ts_ns) +
+                             " ns, dur " + std::to_string(dur_ns) + " ns",
+                         "a time outside +-2^61 ns or a duration outside [0, 2^61] ns (ends would overflow); skipped");
+  return false;
+}
+
+}  // namespace
 
 size_t TraceBuilder::TrackKeyHash::operator()(const TrackKey& k) const {
   int64_t words[3] = {k.pid, k.tid, (k.pid_is_string ? 1 : 0) | (k.tid_is_string ? 2 : 0)};
@@ -86,6 +102,7 @@ void TraceBuilder::SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int
 void TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name,
                             StringId category, int64_t correlation, uint64_t arg_begin,
                             uint16_t arg_count) {
+  if (!TimesInRange(trace_, "slice", track, ts_ns, dur_ns)) return;
   SliceTable& s = trace_->slices;
   s.ts_ns.push_back(ts_ns);
   s.dur_ns.push_back(dur_ns);
@@ -101,16 +118,19 @@ void TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, Strin
 
 void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
                             uint64_t arg_begin, uint16_t arg_count) {
+  if (!TimesInRange(trace_, "begin (B) event", track, ts_ns)) return;
   begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), true, name,
                         category, arg_begin, arg_count});
 }
 
 void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns) {
+  if (!TimesInRange(trace_, "end (E) event", track, ts_ns)) return;
   begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, {}, {}, 0, 0});
 }
 
 void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category,
                               char scope, uint64_t arg_begin, uint16_t arg_count) {
+  if (!TimesInRange(trace_, "instant", track, ts_ns)) return;
   InstantTable& t = trace_->instants;
   t.ts_ns.push_back(ts_ns);
   t.name.push_back(name);
@@ -122,6 +142,7 @@ void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, Stri
 }
 
 void TraceBuilder::AddCounter(uint32_t track, int64_t ts_ns, double value) {
+  if (!TimesInRange(trace_, "counter value", track, ts_ns)) return;
   trace_->counters.ts_ns.push_back(ts_ns);
   trace_->counters.track.push_back(track);
   trace_->counters.value.push_back(value);
@@ -150,6 +171,7 @@ void TraceBuilder::AddStepBreakdown(int32_t rank, int64_t step, StringId source,
 
 void TraceBuilder::AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns,
                                 bool bind_enclosing, StringId category) {
+  if (!TimesInRange(trace_, "flow event", track, ts_ns)) return;
   flow_events_.push_back({id, ts_ns, track, phase, bind_enclosing, category});
 }
 
@@ -191,6 +213,7 @@ uint32_t TraceBuilder::InternCallsite(uint32_t parent, StringId frame, StringId 
 }
 
 void TraceBuilder::AddStackSample(uint32_t track, int64_t ts_ns, uint32_t callsite, int64_t weight_ns) {
+  if (!TimesInRange(trace_, "stack sample", track, ts_ns, std::max<int64_t>(weight_ns, 0))) return;
   StackSampleTable& s = trace_->samples;
   s.ts_ns.push_back(ts_ns);
   s.track.push_back(track);
@@ -225,6 +248,12 @@ void TraceBuilder::SortSamples() {
 
 void TraceBuilder::ApplyTimeBase() {
   if (time_base_ns_ == 0) return;
+  if (!TimeInRange(time_base_ns_)) {
+    trace_->diagnostics.Add("time_out_of_range", "time base " + std::to_string(time_base_ns_) + " ns",
+                            "the time base (baseTimeNanoseconds) is outside +-2^61 ns; ignored");
+    time_base_ns_ = 0;
+    return;
+  }
   for (size_t i = 0; i < trace_->slices.size(); ++i) trace_->slices.ts_ns[i] += time_base_ns_;
   for (size_t i = 0; i < trace_->instants.size(); ++i) trace_->instants.ts_ns[i] += time_base_ns_;
   for (size_t i = 0; i < trace_->counters.size(); ++i) trace_->counters.ts_ns[i] += time_base_ns_;
@@ -328,6 +357,9 @@ void TraceBuilder::SortSlices() {
 
 void TraceBuilder::ComputeDepthAndKinds() {
   SliceTable& s = trace_->slices;
+  // The depth column is 16 bits (as in the .aiprof file): deeper nesting is
+  // held at the last level and counted (docs/importers.md, "Limits").
+  constexpr size_t kMaxDepth = UINT16_MAX;
   std::unordered_map<uint64_t, EventKind> kind_cache;
   std::vector<int64_t> open_ends;
   uint32_t current_track = kNoTrack;
@@ -343,7 +375,13 @@ void TraceBuilder::ComputeDepthAndKinds() {
       current_track = s.track[i];
     }
     while (!open_ends.empty() && open_ends.back() <= s.ts_ns[i]) open_ends.pop_back();
-    s.depth[i] = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), UINT16_MAX));
+    if (open_ends.size() > kMaxDepth) {
+      trace_->diagnostics.Add("slice_depth_limit", "slice " + std::to_string(i) + " (track " + std::to_string(s.track[i]) +
+                                  ", ts " + std::to_string(s.ts_ns[i]) + " ns)",
+                              "slice nested more than " + std::to_string(kMaxDepth) +
+                                  " levels deep; its depth is held at " + std::to_string(kMaxDepth));
+    }
+    s.depth[i] = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), kMaxDepth));
     open_ends.push_back(s.ts_ns[i] + s.dur_ns[i]);
   }
 }

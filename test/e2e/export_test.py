@@ -18,13 +18,22 @@ text):
     its stable sort by timestamp), every interned name is defined on the
     sequence before it is used, and every flow id starts once and ends once.
 Chrome JSON: re-imported by aiprof, `summary --format json` is the same as
-for the original input (source path aside); hostile names stay JSON-escaped.
+for the original input (source path aside; Nsight input included, so its
+devices come back as they were); hostile names stay JSON-escaped. Every flow
+of the model, launch-to-kernel ones included, is an "s"/"f" pair with one id
+each (the ResNet50 sample: 9,096 launch flows were written as none).
+Perfetto CPU stack samples: the Nsight fixture's PerfSample packets match its
+COMPOSITE_EVENTS rows (counted with Python's sqlite3), every callstack and
+frame they use is interned before use, and each callstack's frames are the
+sample's SAMPLING_CALLCHAINS rows. A process with per-device memory counters
+keeps its ProcessDescriptor and ThreadDescriptors (hand-made trace).
 """
 import argparse
 import collections
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -278,6 +287,96 @@ def check_chrome_round_trip(exe, src, tmp):
           (diffs, [(before.get(k), after.get(k)) for k in diffs][:1]))
 
 
+def check_chrome_flows(exe, src, tmp):
+    label = "chrome-json flows " + os.path.basename(src)
+    out = os.path.join(tmp, os.path.basename(src) + ".flows.json")
+    rc, _, err = run([exe, "export", src, "--format", "chrome-json", "-o", out])
+    check(rc == 0, label + ": export exits 0: " + err[:300])
+    if rc != 0:
+        return
+    events = json.load(open(out))["traceEvents"]
+    starts = collections.Counter(e["id"] for e in events if e.get("ph") == "s")
+    ends = collections.Counter(e["id"] for e in events if e.get("ph") == "f")
+    want = model_totals(exe, src).get("flows", -1)
+    print("%s: %d flow pairs, model has %d" % (label, len(starts), want))
+    check(len(starts) == want and want > 0, label + ": %d flow starts, model has %d flows" % (len(starts), want))
+    check(starts == ends and all(c == 1 for c in starts.values()), label + ": each flow id starts once and ends once")
+    check(all(e.get("bp") == "e" for e in events if e.get("ph") == "f"), label + ": flow ends bind to the enclosing slice")
+    if src.endswith(".sqlite"):  # CPU samples with their stacks
+        doc = json.load(open(out))
+        db = sqlite3.connect("file:%s?mode=ro" % src, uri=True)
+        want_samples = db.execute("SELECT COUNT(DISTINCT id) FROM COMPOSITE_EVENTS").fetchone()[0]
+        frames = doc.get("stackFrames", {})
+        samples = doc.get("samples", [])
+        check(len(samples) == want_samples, label + ": %d samples, source has %d" % (len(samples), want_samples))
+        check(all(s.get("sf") is None or s["sf"] in frames for s in samples), label + ": every sample's frame exists")
+        check(all(f.get("parent") is None or f["parent"] in frames for f in frames.values()),
+              label + ": every frame's parent exists")
+
+
+def check_perfetto_samples(exe, nsys, tmp, proto_dir):
+    label = "perfetto samples " + os.path.basename(nsys)
+    out = os.path.join(tmp, "nsys.pftrace")
+    rc, _, err = run([exe, "export", nsys, "--format", "perfetto", "-o", out])
+    check(rc == 0, label + ": export exits 0: " + err[:300])
+    if rc != 0:
+        return
+    db = sqlite3.connect("file:%s?mode=ro" % nsys, uri=True)
+    want = db.execute("SELECT COUNT(DISTINCT id) FROM COMPOSITE_EVENTS").fetchone()[0]
+    depth = dict(db.execute("SELECT id, COUNT(*) FROM SAMPLING_CALLCHAINS GROUP BY id"))
+    starts = {i: ts for i, ts in db.execute("SELECT id, start FROM COMPOSITE_EVENTS")}
+    frames, stacks, names = {}, {}, {}
+    samples, undefined = [], 0
+    for packet in decode_perfetto(out, proto_dir)["packet"]:
+        for interned in packet.get("interned_data", []):
+            for n in interned.get("function_names", []):
+                names[one(n, "iid")] = one(n, "str", "")
+            for f in interned.get("frames", []):
+                frames[one(f, "iid")] = f
+            for c in interned.get("callstacks", []):
+                stacks[one(c, "iid")] = c.get("frame_ids", [])
+        for p in packet.get("perf_sample", []):
+            iid = one(p, "callstack_iid")
+            if iid is not None and (iid not in stacks or any(f not in frames for f in stacks[iid])):
+                undefined += 1
+            samples.append((int(one(packet, "timestamp")), len(stacks.get(iid, []))))
+    print("%s: %d samples, source has %d; %d callstacks, %d frames" % (label, len(samples), want, len(stacks), len(frames)))
+    check(len(samples) == want and want > 0, label + ": %d PerfSample packets, COMPOSITE_EVENTS has %d" % (len(samples), want))
+    check(undefined == 0, label + ": %d samples use a callstack or frame not interned before" % undefined)
+    check(all(one(f, "function_name_id") in names for f in frames.values()), label + ": frame names interned")
+    # Stack depths: the multiset of callchain lengths per sample time equals the source's.
+    want_depths = collections.Counter((starts[i], depth.get(i, 0)) for i in starts)
+    got_depths = collections.Counter(samples)
+    check(got_depths == want_depths, label + ": (time, stack depth) of the samples are the source's")
+
+
+def check_counter_process_descriptors(exe, tmp, proto_dir):
+    # Hand-made: process 1's thread 2 runs ops and allocates on device 0
+    # (PyTorch's [memory] instants become per-device counters). The process
+    # and thread descriptors must stay (the counters made the process a device).
+    src = os.path.join(tmp, "memory.json")
+    mem = {"Device Type": 1, "Device Id": 0, "Addr": 1, "Bytes": 256, "Total Allocated": 256, "Total Reserved": 2048}
+    with open(src, "w") as f:
+        json.dump({"traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}},
+            {"ph": "X", "name": "aten::add", "cat": "cpu_op", "ts": 10, "dur": 5, "pid": 1, "tid": 2},
+            {"ph": "i", "name": "[memory]", "ts": 11, "pid": 1, "tid": 2, "s": "t", "args": mem},
+        ]}, f)
+    out = os.path.join(tmp, "memory.pftrace")
+    rc, _, err = run([exe, "export", src, "--format", "perfetto", "-o", out])
+    check(rc == 0, "memory export: " + err[:200])
+    if rc != 0:
+        return
+    tracks, events = walk_perfetto(decode_perfetto(out, proto_dir), "memory")
+    processes = [one(d, "process") for d in tracks.values() if "process" in d]
+    threads = [one(d, "thread") for d in tracks.values() if "thread" in d]
+    counters = [d for d in tracks.values() if "counter" in d]
+    check(len(counters) >= 1, "memory: the [memory] totals are counter tracks")
+    check([one(p, "pid") for p in processes] == ["1"], "memory: process 1 has its ProcessDescriptor: %s" % processes)
+    check([(one(t, "pid"), one(t, "tid")) for t in threads] == [("1", "2")],
+          "memory: thread 2 has its ThreadDescriptor: %s" % threads)
+
+
 def check_hostile(exe, tmp, proto_dir):
     # Hand-made trace: names, categories, args and thread names that try to
     # break out of JSON/HTML.
@@ -332,8 +431,16 @@ def main():
                     os.path.join(k, "HolisticTraceAnalysis__tests__data__trace_filter__sampled_rank-1.json.gz"),
                     os.path.join(k, "HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz"),
                     os.path.join(a.fixtures, "torch-cpu", "resnet18_bs1_full.kineto.json"),
-                    os.path.join(a.fixtures, "torch-cpu", "mlp_train_bs32.legacy.json")]:
+                    os.path.join(a.fixtures, "torch-cpu", "mlp_train_bs32.legacy.json"),
+                    os.path.join(a.fixtures, "nsys", "perlmutter-cloverleaf-cuda.sqlite")]:
             check_chrome_round_trip(a.aiprof, src, tmp)
+        for src in [os.path.join(a.sample, "alexnet_a100_kineto.json.gz"),
+                    os.path.join(a.sample, "resnet50_num_workers_0.pt.trace.json.gz"),
+                    os.path.join(a.fixtures, "nsys", "perlmutter-cloverleaf-cuda.sqlite")]:
+            check_chrome_flows(a.aiprof, src, tmp)
+        check_perfetto_samples(a.aiprof, os.path.join(a.fixtures, "nsys", "perlmutter-cloverleaf-cuda.sqlite"), tmp,
+                               a.perfetto_proto_dir)
+        check_counter_process_descriptors(a.aiprof, tmp, a.perfetto_proto_dir)
         check_hostile(a.aiprof, tmp, a.perfetto_proto_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

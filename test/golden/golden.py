@@ -32,9 +32,10 @@ EXPORTS = ["perfetto", "chrome-json"]
 # Keys whose values are wall-clock measurements of aiprof itself.
 RULES_DIR = re.compile(r'[^\s"'"'"'(]*/rules/')
 # Graphviz measures label text with the fonts installed, so laid-out
-# topology pages differ between machines in their coordinates only: they are
-# compared with every number masked (the DOT output keeps the figures).
-LAYOUT_NUMBERS = re.compile(rb"-?\d+(?:\.\d+)?")
+# topology pages differ between machines in coordinates and path points:
+# they are compared by their text (every label and title, sorted); the
+# DOT output keeps the whole graph.
+LAYOUT_TEXT = re.compile(rb">([^<>]+)<")
 VOLATILE_KEYS = {"elapsed_ms", "generated_utc", "import_ms", "analyze_ms", "wall_ms"}
 
 
@@ -88,8 +89,8 @@ def digest_case(cmd, path, laid_out=False):
         return {"exit": rc, "stderr": err.strip().splitlines()[-1:] if err else []}
     data = open(path, "rb").read() if path else out
     if laid_out:
-        data = LAYOUT_NUMBERS.sub(b"#", data)
-        return {"sha256_numbers_masked": hashlib.sha256(data).hexdigest()}
+        texts = sorted(t.strip() for t in LAYOUT_TEXT.findall(data) if t.strip())
+        return {"sha256_of_text": hashlib.sha256(b"\n".join(texts)).hexdigest(), "texts": len(texts)}
     return {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
 
 

@@ -93,13 +93,12 @@ void CompareLocation(const std::vector<double>& a, const std::vector<double>& b,
   m->hedges_g = HedgesG(a, b);
   m->cliffs_delta = CliffsDelta(a, b);
   bool median = test == TestKind::kMannWhitney;  // a rank test pairs with the median shift
-  SampleStatistic stat = median ? SampleStatistic([](std::span<const double> s) { return QuantileOfSorted(s, 0.5); })
-                                : SampleStatistic([](std::span<const double> s) { return Mean(s); });
   m->statistic_name = median ? "median" : "mean";
   m->before = median ? Quantile(a, 0.5) : Mean(a);
   m->after = median ? Quantile(b, 0.5) : Mean(b);
   m->change_rel = RelChange(m->before, m->after);
-  m->ci = BootstrapDifference(a, b, stat, BootOptions(o, salt));
+  m->ci = median ? BootstrapQuantileDifference(a, b, 0.5, BootOptions(o, salt))
+                 : BootstrapMeanDifference(a, b, BootOptions(o, salt));
   m->ci_available = true;
   m->confidence = 1 - o.alpha;
   if (test == TestKind::kWelch) {
@@ -131,7 +130,7 @@ void CompareQuantile(const std::vector<double>& a, const std::vector<double>& b,
   m->after = Quantile(b, q);
   m->change_rel = RelChange(m->before, m->after);
   m->test = "bootstrap";
-  m->ci = BootstrapDifference(a, b, [q](std::span<const double> s) { return QuantileOfSorted(s, q); }, BootOptions(o, salt));
+  m->ci = BootstrapQuantileDifference(a, b, q, BootOptions(o, salt));
   m->ci_available = true;
   m->confidence = 1 - o.alpha;
   m->p_value = m->ci.p_value;

@@ -66,6 +66,115 @@ double ExactUpperTail(double u, size_t m, size_t n) {
   return all > 0 ? tail / all : 1.0;
 }
 
+// A uniform in (0, 1) from the top 53 bits.
+double Uniform01(std::mt19937_64* rng) { return (static_cast<double>((*rng)() >> 11) + 0.5) * 0x1.0p-53; }
+
+double StandardNormal(std::mt19937_64* rng) {
+  double u = Uniform01(rng), v = Uniform01(rng);
+  return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v);
+}
+
+// Gamma(shape, 1), shape >= 1 (Marsaglia and Tsang 2000).
+double Gamma(double shape, std::mt19937_64* rng) {
+  double d = shape - 1.0 / 3, c = 1 / std::sqrt(9 * d);
+  for (;;) {
+    double x = StandardNormal(rng), v = 1 + c * x;
+    if (v <= 0) continue;
+    v = v * v * v;
+    double u = Uniform01(rng);
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
+// One bootstrap resample's statistic, drawn from its distribution (see
+// BootstrapQuantileDifference in the header).
+class ResampledStatistic {
+ public:
+  ResampledStatistic(std::span<const double> sorted, double q, bool mean) : s_(sorted), q_(q), mean_(mean) {
+    double n = static_cast<double>(s_.size());
+    if (mean_) {
+      double m = Mean(s_), ss = 0;
+      for (double v : s_) ss += (v - m) * (v - m);
+      center_ = m;
+      sd_ = std::sqrt(ss / n) / std::sqrt(n);
+    }
+  }
+
+  double Draw(std::mt19937_64* rng) {
+    size_t n = s_.size();
+    if (n <= kBootstrapResampleMaxSamples / 2) {  // small: resample it, as BootstrapDifference does
+      buffer_.resize(n);
+      for (double& v : buffer_) v = s_[BoundedIndex(rng, n)];
+      std::sort(buffer_.begin(), buffer_.end());
+      return mean_ ? Mean(buffer_) : QuantileOfSorted(buffer_, q_);
+    }
+    if (mean_) return center_ + sd_ * StandardNormal(rng);
+    double pos = q_ * static_cast<double>(n - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    size_t k = std::min(lo + 1, n);  // 1-based rank of the lower order statistic
+    double g1 = Gamma(static_cast<double>(k), rng), g2 = Gamma(static_cast<double>(n - k + 1), rng);
+    double u = g1 / (g1 + g2);
+    double x = s_[Index(u)];
+    if (lo + 1 >= n) return x;
+    // The least of the n - k uniforms above u.
+    double u2 = u + (1 - u) * -std::expm1(std::log(Uniform01(rng)) / static_cast<double>(n - k));
+    double frac = pos - static_cast<double>(lo);
+    return x + (s_[Index(u2)] - x) * frac;
+  }
+
+ private:
+  size_t Index(double u) const {
+    return std::min(s_.size() - 1, static_cast<size_t>(u * static_cast<double>(s_.size())));
+  }
+  std::span<const double> s_;
+  double q_;
+  bool mean_;
+  double center_ = 0, sd_ = 0;
+  std::vector<double> buffer_;
+};
+
+// Percentile interval and p-value of the R differences (and ratios).
+void FinishInterval(std::vector<double> diffs, std::vector<double> rels, const BootstrapOptions& options,
+                    BootstrapInterval* out) {
+  size_t at_or_below = 0, at_or_above = 0;
+  for (double d : diffs) {
+    if (d <= 0) ++at_or_below;
+    if (d >= 0) ++at_or_above;
+  }
+  std::sort(diffs.begin(), diffs.end());
+  std::sort(rels.begin(), rels.end());
+  double tail = (1 - options.confidence) / 2;
+  out->low = QuantileOfSorted(diffs, tail);
+  out->high = QuantileOfSorted(diffs, 1 - tail);
+  out->rel_low = QuantileOfSorted(rels, tail);
+  out->rel_high = QuantileOfSorted(rels, 1 - tail);
+  double r = static_cast<double>(diffs.size());
+  out->p_value = std::min(1.0, 2 * std::min(static_cast<double>(at_or_below), static_cast<double>(at_or_above)) / r);
+}
+
+BootstrapInterval LargeSampleBootstrap(std::span<const double> a, std::span<const double> b, double q, bool mean,
+                                       const BootstrapOptions& options) {
+  BootstrapInterval out;
+  if (a.empty() || b.empty()) return out;
+  std::vector<double> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  std::sort(sa.begin(), sa.end());
+  std::sort(sb.begin(), sb.end());
+  double stat_a = mean ? Mean(sa) : QuantileOfSorted(sa, q), stat_b = mean ? Mean(sb) : QuantileOfSorted(sb, q);
+  out.estimate = stat_b - stat_a;
+  out.rel_estimate = stat_a != 0 ? stat_b / stat_a - 1 : 0;
+  int resamples = std::max(options.resamples, 1);
+  std::mt19937_64 rng(options.seed);
+  ResampledStatistic ra(sa, q, mean), rb(sb, q, mean);
+  std::vector<double> diffs(resamples), rels(resamples);
+  for (int i = 0; i < resamples; ++i) {
+    double x = ra.Draw(&rng), y = rb.Draw(&rng);
+    diffs[i] = y - x;
+    rels[i] = x != 0 ? y / x - 1 : 0;
+  }
+  FinishInterval(std::move(diffs), std::move(rels), options, &out);
+  return out;
+}
+
 }  // namespace
 
 double Mean(std::span<const double> x) {
@@ -215,7 +324,6 @@ BootstrapInterval BootstrapDifference(std::span<const double> a, std::span<const
   int resamples = std::max(options.resamples, 1);
   std::mt19937_64 rng(options.seed);
   std::vector<double> diffs(resamples), rels(resamples), ra(sa.size()), rb(sb.size());
-  size_t at_or_below = 0, at_or_above = 0;
   for (int i = 0; i < resamples; ++i) {
     for (double& v : ra) v = sa[BoundedIndex(&rng, sa.size())];
     for (double& v : rb) v = sb[BoundedIndex(&rng, sb.size())];
@@ -224,19 +332,25 @@ BootstrapInterval BootstrapDifference(std::span<const double> a, std::span<const
     double x = stat(ra), y = stat(rb);
     diffs[i] = y - x;
     rels[i] = x != 0 ? y / x - 1 : 0;
-    if (diffs[i] <= 0) ++at_or_below;
-    if (diffs[i] >= 0) ++at_or_above;
   }
-  std::sort(diffs.begin(), diffs.end());
-  std::sort(rels.begin(), rels.end());
-  double tail = (1 - options.confidence) / 2;
-  out.low = QuantileOfSorted(diffs, tail);
-  out.high = QuantileOfSorted(diffs, 1 - tail);
-  out.rel_low = QuantileOfSorted(rels, tail);
-  out.rel_high = QuantileOfSorted(rels, 1 - tail);
-  double r = static_cast<double>(resamples);
-  out.p_value = std::min(1.0, 2 * std::min(static_cast<double>(at_or_below), static_cast<double>(at_or_above)) / r);
+  FinishInterval(std::move(diffs), std::move(rels), options, &out);
   return out;
+}
+
+BootstrapInterval BootstrapQuantileDifference(std::span<const double> a, std::span<const double> b, double q,
+                                              const BootstrapOptions& options) {
+  if (a.size() + b.size() <= kBootstrapResampleMaxSamples) {
+    return BootstrapDifference(a, b, [q](std::span<const double> s) { return QuantileOfSorted(s, q); }, options);
+  }
+  return LargeSampleBootstrap(a, b, q, /*mean=*/false, options);
+}
+
+BootstrapInterval BootstrapMeanDifference(std::span<const double> a, std::span<const double> b,
+                                          const BootstrapOptions& options) {
+  if (a.size() + b.size() <= kBootstrapResampleMaxSamples) {
+    return BootstrapDifference(a, b, [](std::span<const double> s) { return Mean(s); }, options);
+  }
+  return LargeSampleBootstrap(a, b, 0, /*mean=*/true, options);
 }
 
 }  // namespace aiprof

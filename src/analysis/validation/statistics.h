@@ -7,6 +7,7 @@
 #ifndef AIPROF_SRC_ANALYSIS_VALIDATION_STATISTICS_H_
 #define AIPROF_SRC_ANALYSIS_VALIDATION_STATISTICS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -70,6 +71,27 @@ struct BootstrapInterval {
 using SampleStatistic = std::function<double(std::span<const double> sorted)>;
 BootstrapInterval BootstrapDifference(std::span<const double> a, std::span<const double> b,
                                       const SampleStatistic& stat, const BootstrapOptions& options);
+
+// The bootstrap of the two statistics `validate` uses, fast at any size.
+// While the two samples hold at most kBootstrapResampleMaxSamples values in
+// all, they are BootstrapDifference with QuantileOfSorted / Mean (the same
+// draws, so the same figures). Beyond that, a side of at most half that many
+// is still resampled, and for a larger side resampling n values R times
+// (R n log n) is replaced by drawing each resample's statistic from its
+// distribution under resampling, O(R) after one sort:
+//   - quantile q: the resample's order statistics k and k+1 are the sorted
+//     values at floor(n U(k)) and floor(n U(k+1)), U(k) ~ Beta(k, n-k+1) the
+//     k-th order statistic of n uniforms and U(k+1) the least of the n-k
+//     uniforms above it — exact in distribution;
+//   - mean: normal with the plug-in variance sum((x - mean)^2) / n^2 — the
+//     bootstrap's asymptotic distribution (n > 500 on that side).
+// Reproducible for a seed; the generator is mt19937_64 throughout and the
+// gamma/normal draws are our own (Marsaglia–Tsang, Box–Muller).
+inline constexpr size_t kBootstrapResampleMaxSamples = 1000;
+BootstrapInterval BootstrapQuantileDifference(std::span<const double> a, std::span<const double> b, double q,
+                                              const BootstrapOptions& options);
+BootstrapInterval BootstrapMeanDifference(std::span<const double> a, std::span<const double> b,
+                                          const BootstrapOptions& options);
 
 // An index in [0, n), n > 0, unbiased (Lemire 2019 multiply-shift with rejection). Visible for testing.
 uint64_t BoundedIndex(std::mt19937_64* rng, uint64_t n);

@@ -166,6 +166,36 @@ TEST(ChromeJsonImporterTest, MalformedRecordsAreCountedAndImportGoesOn) {
   EXPECT_NE(t->diagnostics.entries().at("negative_duration").first_where.find("bad.json:byte "), std::string::npos);
 }
 
+// Times past +-2^61 ns (2.3e15 us) would overflow an end, a difference or the
+// time base: skipped and counted with the byte offset, never summed.
+TEST(ChromeJsonImporterTest, TimesOutOfRangeAreCountedNotSummed) {
+  TempDir dir;
+  std::string path = dir.Write("far.json", R"({"traceEvents": [
+{"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+{"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 3000000000000000, "dur": 1},
+{"ph": "X", "name": "long", "pid": 1, "tid": 1, "ts": 2, "dur": 4611686018427387.904},
+{"ph": "X", "name": "edge", "pid": 1, "tid": 1, "ts": 2, "dur": 2305843009213693.952},
+{"ph": "i", "name": "early", "pid": 1, "tid": 1, "ts": -3000000000000000, "s": "t"},
+{"ph": "B", "name": "b", "pid": 1, "tid": 2, "ts": 9000000000000000},
+{"ph": "E", "pid": 1, "tid": 2, "ts": 9000000000000001}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 2u);  // ok and edge (exactly 2^61 ns long)
+  EXPECT_EQ(t->instants.size(), 0u);
+  EXPECT_EQ(DiagCount(*t, "time_out_of_range"), 5u);  // far, long, early, B, E
+  EXPECT_NE(t->diagnostics.entries().at("time_out_of_range").first_where.find("far.json:byte "), std::string::npos);
+  // A time base that would push every time past the range is ignored and counted.
+  std::string base = dir.Write("base.json", R"({"traceEvents": [
+{"ph": "X", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1}
+], "baseTimeNanoseconds": 9000000000000000000})");
+  auto b = MustImport(base);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->slices.size(), 1u);
+  EXPECT_EQ(b->slices.ts_ns[0], 1000);
+  EXPECT_EQ(DiagCount(*b, "time_out_of_range"), 1u);
+}
+
 // The scanner keeps no recursion stack, and simdjson's On-Demand API does not
 // descend into an arg it only copies, so 100k levels import as one JSON arg.
 TEST(ChromeJsonImporterTest, DeeplyNestedArgsImportWithoutRecursion) {

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "src/base/decimal.h"
+#include "src/model/time_range.h"
 
 namespace aiprof {
 namespace od = simdjson::ondemand;
@@ -613,6 +614,10 @@ class ChromeJsonMerger {
       Diag(e.has_ts ? "bad_ts" : "missing_ts", offset, "an event has no usable ts; event skipped");
       return false;
     }
+    if (!TimeInRange(e.ts_ns)) {
+      Diag("time_out_of_range", offset, "ts outside +-2^61 ns (times past it could overflow); event skipped");
+      return false;
+    }
     return true;
   }
 
@@ -667,6 +672,10 @@ class ChromeJsonMerger {
     }
     if (e.dur_ns < 0) {
       Diag("negative_duration", offset, "a complete (X) event has a negative dur; skipped");
+      return DropArgs(e);
+    }
+    if (!SpanInRange(e.ts_ns, e.dur_ns)) {
+      Diag("time_out_of_range", offset, "dur over 2^61 ns (its end could overflow); skipped");
       return DropArgs(e);
     }
     builder->AddSlice(Track(e), e.ts_ns, e.dur_ns, e.name, e.cat, e.correlation, e.arg_begin, e.arg_count);

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <filesystem>
 #include <set>
 #include <vector>
 #include <unordered_map>
 
+#include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -17,6 +19,15 @@ constexpr std::string_view kSqliteMagic("SQLite format 3\0", 16);
 constexpr const char* kTables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
                                    "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                                    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS", "TARGET_INFO_GPU", "COMPOSITE_EVENTS"};
+
+// SQLite's work on one file is bounded: a crafted file (a huge join, a
+// pathological index) stops with an error instead of running without limit.
+// The budget is in virtual-machine steps, checked every kProgressPeriod
+// steps: kStepsBase plus kStepsPerByte for each byte of the file, generous
+// for what the importer's queries need (a few steps per byte). docs/importers.md.
+constexpr int kProgressPeriod = 10000;
+constexpr uint64_t kStepsBase = 100'000'000;
+constexpr uint64_t kStepsPerByte = 64;
 
 // NVTX_EVENTS.eventType values (nsys documentation).
 constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60;
@@ -55,8 +66,21 @@ struct NsysImport {
   std::unordered_map<int64_t, StringId> strings;
   std::unordered_map<uint64_t, uint32_t> device_tracks;
 
+  // The columns of `table`, empty when absent. Only a real table counts: a
+  // view (which could recurse or join without limit) is refused and counted.
   std::set<std::string> Columns(const std::string& table) {
     std::set<std::string> out;
+    Stmt kind;
+    if (!kind.Prepare(db, "SELECT type FROM sqlite_master WHERE name = '" + table + "' COLLATE NOCASE", path).ok()) {
+      return out;
+    }
+    Status kst;
+    if (!kind.Step(&kst, db, path)) return out;
+    if (kind.Text(0) != "table") {
+      builder->Diagnose("nsys_not_a_table", path + ": " + table,
+                        "is a " + std::string(kind.Text(0)) + ", not a table; views are not followed, so it is ignored");
+      return out;
+    }
     Stmt s;
     if (!s.Prepare(db, "PRAGMA table_info(\"" + table + "\")", path).ok()) return out;
     Status st;
@@ -93,12 +117,25 @@ struct NsysImport {
     return builder->ThreadTrack(IdValue::Num(NsysPid(global_tid)), IdValue::Num(NsysTid(global_tid)));
   }
 
-  void Slice(uint32_t track, int64_t start, int64_t end, StringId name, StringId cat, int64_t corr, const char* table) {
+  // `row` counts the rows read from `table` (1-based), to name a bad one.
+  void Slice(uint32_t track, int64_t start, int64_t end, StringId name, StringId cat, int64_t corr, const char* table,
+             uint64_t row) {
+    int64_t dur = 0;
     if (end < start) {
-      builder->Diagnose("negative_duration", path + ": " + table, "a row ends before it starts; skipped");
+      builder->Diagnose("negative_duration", Where(table, row, start, end), "a row ends before it starts; skipped");
       return;
     }
-    builder->AddSlice(track, start, end - start, name, cat, corr, builder->ArgCursor(), 0);
+    if (!DurationBetween(start, end, &dur)) {
+      builder->Diagnose("time_out_of_range", Where(table, row, start, end),
+                        "start or end outside +-2^61 ns, or longer than 2^61 ns; skipped");
+      return;
+    }
+    builder->AddSlice(track, start, dur, name, cat, corr, builder->ArgCursor(), 0);
+  }
+
+  std::string Where(const char* table, uint64_t row, int64_t start, int64_t end) const {
+    return path + ": " + table + " row " + std::to_string(row) + " (start " + std::to_string(start) + ", end " +
+           std::to_string(end) + ")";
   }
 
   Status Runtime() {
@@ -107,8 +144,8 @@ struct NsysImport {
     RETURN_IF_ERROR(s.Prepare(db, "SELECT start, end, globalTid, correlationId, nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME", path));
     StringId cat = builder->Intern("cuda_runtime");
     Status st;
-    while (s.Step(&st, db, path)) {
-      Slice(HostTrack(s.Int(2)), s.Int(0), s.Int(1), Str(s.Int(4)), cat, s.Int(3), "CUPTI_ACTIVITY_KIND_RUNTIME");
+    for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      Slice(HostTrack(s.Int(2)), s.Int(0), s.Int(1), Str(s.Int(4)), cat, s.Int(3), "CUPTI_ACTIVITY_KIND_RUNTIME", row);
     }
     return st;
   }
@@ -122,8 +159,9 @@ struct NsysImport {
                                       " FROM CUPTI_ACTIVITY_KIND_KERNEL", path));
     StringId cat = builder->Intern("kernel");
     Status st;
-    while (s.Step(&st, db, path)) {
-      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), Str(s.Int(5)), cat, s.Int(4), "CUPTI_ACTIVITY_KIND_KERNEL");
+    for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), Str(s.Int(5)), cat, s.Int(4), "CUPTI_ACTIVITY_KIND_KERNEL",
+            row);
     }
     return st;
   }
@@ -142,9 +180,9 @@ struct NsysImport {
                                     "CUPTI_ACTIVITY_KIND_MEMCPY", path));
       StringId cat = builder->Intern("gpu_memcpy");
       Status st;
-      while (s.Step(&st, db, path)) {
+      for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
         Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), builder->Intern(CopyKindName(s.Int(5))), cat,
-              s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY");
+              s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row);
       }
       RETURN_IF_ERROR(st);
     }
@@ -153,8 +191,8 @@ struct NsysImport {
     RETURN_IF_ERROR(s.Prepare(db, "SELECT start, end, deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET", path));
     StringId cat = builder->Intern("gpu_memset"), name = builder->Intern("Memset");
     Status st;
-    while (s.Step(&st, db, path)) {
-      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET");
+    for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row);
     }
     return st;
   }
@@ -168,10 +206,11 @@ struct NsysImport {
                                   "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", path));
     StringId cat = builder->Intern("cuda_sync");
     Status st;
-    while (s.Step(&st, db, path)) {
+    for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       int64_t type = s.Int(5);
       StringId name = builder->Intern(type >= 0 && type <= 4 ? kNames[type] : kNames[0]);
-      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION");
+      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+            row);
     }
     return st;
   }
@@ -184,13 +223,13 @@ struct NsysImport {
     RETURN_IF_ERROR(s.Prepare(db, "SELECT start, end, eventType, globalTid, text, " + text_id + " FROM NVTX_EVENTS", path));
     StringId cat = builder->Intern("user_annotation");
     Status st;
-    while (s.Step(&st, db, path)) {
+    for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       int64_t type = s.Int(2);
       StringId name = !s.Null(4) ? builder->Intern(s.Text(4)) : !s.Null(5) ? Str(s.Int(5)) : StringId{};
       if (type == kNvtxMark) {
         builder->AddInstant(HostTrack(s.Int(3)), s.Int(0), name, cat, 't', builder->ArgCursor(), 0);
       } else if ((type == kNvtxPushPop || type == kNvtxStartEnd) && !s.Null(1)) {
-        Slice(HostTrack(s.Int(3)), s.Int(0), s.Int(1), name, cat, kNoCorrelation, "NVTX_EVENTS");
+        Slice(HostTrack(s.Int(3)), s.Int(0), s.Int(1), name, cat, kNoCorrelation, "NVTX_EVENTS", row);
       }
     }
     return st;
@@ -217,12 +256,20 @@ struct NsysImport {
     std::vector<Pending> samples;
     int64_t current = INT64_MIN;
     Status st;
+    bool skipping = false;
     while (s.Step(&st, db, path)) {
       if (s.Int(0) != current) {
         current = s.Int(0);
+        skipping = !TimeInRange(s.Int(1));
+        if (skipping) {
+          builder->Diagnose("time_out_of_range", path + ": COMPOSITE_EVENTS id " + std::to_string(current) + " (start " +
+                                                     std::to_string(s.Int(1)) + ")",
+                            "a sample time outside +-2^61 ns; skipped");
+          continue;
+        }
         samples.push_back(Pending{HostTrack(s.Int(2)), s.Int(1), kNoCallsite});
       }
-      if (s.Null(3)) continue;
+      if (skipping || s.Null(3)) continue;
       const FrameKind kind = !s.Null(6) && s.Int(6) != 0 ? FrameKind::kKernel : FrameKind::kNative;
       samples.back().callsite = builder->InternCallsite(samples.back().callsite, Str(s.Int(4)), Str(s.Int(5)), kind);
     }
@@ -276,15 +323,57 @@ struct NsysImport {
 
 bool DetectNsysSqlite(std::string_view prefix) { return prefix.substr(0, kSqliteMagic.size()) == kSqliteMagic; }
 
+namespace {
+
+struct StepBudget {
+  uint64_t steps_left = 0;
+  bool exceeded = false;
+};
+
+// Called every kProgressPeriod virtual-machine steps; non-zero interrupts.
+int CountSteps(void* arg) {
+  auto* budget = static_cast<StepBudget*>(arg);
+  if (budget->steps_left < static_cast<uint64_t>(kProgressPeriod)) {
+    budget->exceeded = true;
+    return 1;
+  }
+  budget->steps_left -= kProgressPeriod;
+  return 0;
+}
+
+// The input is untrusted: read-only, no triggers or views (a table that is
+// really a view is refused by Columns() too), no schema functions, and a step
+// budget from the file's size.
+void Harden(sqlite3* db, uint64_t file_bytes, StepBudget* budget) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  budget->steps_left = kStepsBase + kStepsPerByte * file_bytes;
+  sqlite3_progress_handler(db, kProgressPeriod, CountSteps, budget);
+}
+
+}  // namespace
+
 Status ImportNsysSqlite(const std::string& path, TraceBuilder* builder) {
   NsysImport imp{path, nullptr, builder, {}, {}};
-  if (sqlite3_open_v2(path.c_str(), &imp.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &imp.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = imp.db ? sqlite3_errmsg(imp.db) : "out of memory";
     sqlite3_close(imp.db);
     return ErrStatus(path + ": cannot open as SQLite: " + msg);
   }
+  std::error_code ec;
+  uint64_t bytes = std::filesystem::file_size(path, ec);
+  StepBudget budget;
+  Harden(imp.db, ec ? 0 : bytes, &budget);
+  const uint64_t allowed = budget.steps_left;
   Status st = imp.Run();
   sqlite3_close(imp.db);
+  if (budget.exceeded) {
+    return ErrStatus(path + ": stopped after " + std::to_string(allowed) +
+                     " SQLite steps, the budget for a file of this size (" + std::to_string(kStepsBase) + " + " +
+                     std::to_string(kStepsPerByte) + " per byte; docs/importers.md): is it a crafted database?");
+  }
   RETURN_IF_ERROR(st);
   builder->trace()->metadata["source_format"] = "nsys_sqlite";
   return OkStatus();

@@ -139,6 +139,46 @@ TEST(NsysSqliteImporterTest, OtherDatabasesAndBadRowsAreReported) {
   EXPECT_NE(missing.status().message().find("cols.sqlite: SQLite error"), std::string::npos);
 }
 
+// Hand-made hostile databases (docs/importers.md, "Limits"): a kernel table
+// that is a recursive view ran without limit; extreme times gave a negative
+// device busy time with no diagnostic.
+TEST(NsysSqliteImporterTest, ViewsAreNotFollowed) {
+  TempDir dir;
+  std::string path = MakeDb(dir, "view.sqlite", kSchema + Rows() +
+      "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL;"
+      "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE r(start, end, deviceId, streamId, correlationId, "
+      "demangledName) AS (SELECT 0, 1, 0, 7, 1, 2 UNION ALL SELECT start + 1, end + 1, 0, 7, 1, 2 FROM r) "
+      "SELECT * FROM r;");
+  auto r = ImportTrace(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_not_a_table"));
+  EXPECT_NE(d.at("nsys_not_a_table").first_where.find("CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos);
+  EXPECT_EQ(FindSlice(**r, "void gemm<float>(float*)"), kNoSlice);
+  EXPECT_NE(FindSlice(**r, "cudaLaunchKernel"), kNoSlice);  // the real tables are still read
+}
+
+TEST(NsysSqliteImporterTest, ExtremeTimesAreCountedNotSummed) {
+  TempDir dir;
+  std::string sql = kSchema + Rows() +
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (-9223372036854775808, 9223372036854775807, 0, 1, 7, 21, 0, 2, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 4611686018427387904, 0, 1, 7, 22, 0, 2, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, 0, 1, 7, 23, 0, 2, 3, 1, 1);";
+  auto r = ImportTrace(MakeDb(dir, "extreme.sqlite", sql));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("time_out_of_range"));
+  EXPECT_EQ(d.at("time_out_of_range").count, 2u);  // INT64_MIN..INT64_MAX and a 2^62 ns kernel
+  EXPECT_NE(d.at("time_out_of_range").first_where.find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos)
+      << d.at("time_out_of_range").first_where;
+  int64_t kernels = 0, busy = 0;
+  for (uint32_t i = 0; i < (*r)->slices.size(); ++i) {
+    if ((*r)->Str((*r)->slices.category[i]) == "kernel") ++kernels, busy += (*r)->slices.dur_ns[i];
+  }
+  EXPECT_EQ(kernels, 2);
+  EXPECT_EQ(busy, 3000 + 1000);
+}
+
 TEST(NsysSqliteImporterTest, GlobalTidBits) {
   EXPECT_EQ(NsysPid(kGlobalTid), kPid);
   EXPECT_EQ(NsysTid(kGlobalTid), kTid);

@@ -75,7 +75,9 @@ class ChromeJsonWriter {
     RETURN_IF_ERROR(WriteInstants());
     RETURN_IF_ERROR(WriteCounters());
     RETURN_IF_ERROR(WriteFlows());
-    buffer_ += "\n]}\n";
+    buffer_ += "\n]";
+    RETURN_IF_ERROR(WriteSamples());
+    buffer_ += "}\n";
     return Flush();
   }
 
@@ -117,6 +119,8 @@ class ChromeJsonWriter {
                             (t.pid_label[track].empty() ? std::to_string(t.pid[track])
                                                         : std::string(trace_.Str(t.pid_label[track])));
         AppendQuoted(&ids, label);
+      } else if (DeviceAsPid(track)) {
+        AppendInt(&ids, t.device[track]);  // PyTorch's layout: pid = device, so the device comes back
       } else if (!t.pid_label[track].empty()) {
         AppendQuoted(&ids, trace_.Str(t.pid_label[track]));
       } else {
@@ -132,6 +136,15 @@ class ChromeJsonWriter {
     buffer_ += ids;
   }
 
+  // A device stream named by a label ("GPU 0" from Nsight) is written with
+  // its device index as pid (and the label as process name): a re-import
+  // then sees pid = device, tid = stream, as in PyTorch's traces.
+  bool DeviceAsPid(size_t track) const {
+    const TrackTable& t = trace_.tracks;
+    return !multi_rank_ && t.kind[track] == TrackKind::kDeviceStream && t.device[track] != kHostDevice &&
+           !t.pid_label[track].empty();
+  }
+
   Status BeginEvent() {
     buffer_ += first_ ? "\n{" : ",\n{";
     first_ = false;
@@ -145,11 +158,12 @@ class ChromeJsonWriter {
     std::set<std::tuple<int32_t, int64_t, uint32_t>> named_processes;
     for (size_t i = 0; i < t.size(); ++i) {
       auto key = std::make_tuple(t.rank[i], t.pid[i], t.pid_label[i].raw);
-      if (!t.process_name[i].empty() && named_processes.insert(key).second) {
+      StringId process_name = !t.process_name[i].empty() ? t.process_name[i] : DeviceAsPid(i) ? t.pid_label[i] : StringId{};
+      if (!process_name.empty() && named_processes.insert(key).second) {
         RETURN_IF_ERROR(BeginEvent());
         buffer_ += "\"ph\":\"M\",\"name\":\"process_name\",";
         AppendIds(i);
-        buffer_ += ",\"args\":{\"name\":" + JsonString(trace_.Str(t.process_name[i])) + "}}";
+        buffer_ += ",\"args\":{\"name\":" + JsonString(trace_.Str(process_name)) + "}}";
       }
       if (t.kind[i] == TrackKind::kCounter) continue;
       RETURN_IF_ERROR(BeginEvent());
@@ -264,15 +278,16 @@ class ChromeJsonWriter {
     return OkStatus();
   }
 
-  // Flows not rebuilt from correlation ids: "s" at the source slice's start,
-  // "f" with "bp":"e" at the target's start (binds to the enclosing slice).
+  // Every flow, launch-to-kernel (category "correlation", also kept as the
+  // slices' correlation args) included, as Trace Event Format flow events:
+  // "s" at the source slice's start, "f" with "bp":"e" at the target's start
+  // (binds to the enclosing slice). A re-import links the same slices once
+  // (TraceBuilder skips a flow event pair its correlation ids already linked).
   Status WriteFlows() {
     const FlowTable& f = trace_.flows;
-    const StringId correlation = FindString("correlation");
     const SliceTable& s = trace_.slices;
     uint64_t id = 0;
     for (size_t i = 0; i < f.size(); ++i) {
-      if (f.category[i] == correlation) continue;
       ++id;
       for (int end = 0; end < 2; ++end) {
         uint32_t slice = end == 0 ? f.from_slice[i] : f.to_slice[i];
@@ -290,6 +305,50 @@ class ChromeJsonWriter {
       }
       ++stats_->flows;
     }
+    return OkStatus();
+  }
+
+  // CPU stack samples as the Trace Event Format's top-level "stackFrames"
+  // (every callsite: "name" the function, "category" the module, "parent")
+  // and "samples" (thread ids, ts in µs, "sf" the leaf callsite, weight 1).
+  Status WriteSamples() {
+    const StackSampleTable& s = trace_.samples;
+    if (s.size() == 0) return OkStatus();
+    const CallsiteTable& cs = trace_.callsites;
+    buffer_ += ",\"stackFrames\":{";
+    for (size_t c = 0; c < cs.size(); ++c) {
+      if (c != 0) buffer_ += ',';
+      buffer_ += '"';
+      AppendInt(&buffer_, c);
+      buffer_ += "\":{\"name\":";
+      AppendQuoted(&buffer_, trace_.Str(cs.frame[c]));
+      buffer_ += ",\"category\":";
+      AppendQuoted(&buffer_, trace_.Str(cs.module[c]));
+      if (cs.parent[c] != kNoCallsite) {
+        buffer_ += ",\"parent\":\"";
+        AppendInt(&buffer_, cs.parent[c]);
+        buffer_ += '"';
+      }
+      buffer_ += '}';
+      if (buffer_.size() >= kFlushBytes) RETURN_IF_ERROR(Flush());
+    }
+    buffer_ += "},\"samples\":[";
+    for (size_t i = 0; i < s.size(); ++i) {
+      buffer_ += i == 0 ? "\n{" : ",\n{";
+      buffer_ += "\"cpu\":0,\"name\":\"cpu-clock\",";
+      AppendIds(s.track[i]);
+      buffer_ += ",\"ts\":";
+      AppendMicros(&buffer_, s.ts_ns[i]);
+      if (s.callsite[i] != kNoCallsite) {
+        buffer_ += ",\"sf\":\"";
+        AppendInt(&buffer_, s.callsite[i]);
+        buffer_ += '"';
+      }
+      buffer_ += ",\"weight\":1}";
+      ++stats_->samples;
+      if (buffer_.size() >= kFlushBytes) RETURN_IF_ERROR(Flush());
+    }
+    buffer_ += "\n]";
     return OkStatus();
   }
 

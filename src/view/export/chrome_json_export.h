@@ -2,18 +2,23 @@
 // importer, speedscope, and aiprof itself read it back).
 //
 // {"displayTimeUnit":"ns","distributedInfo":{...},"deviceProperties":[...],
-//  "traceEvents":[...]}: process_name / thread_name metadata per track, one
+//  "traceEvents":[...],"stackFrames":{...},"samples":[...]}: process_name / thread_name metadata per track, one
 // "X" per slice (ts and dur in µs with three decimals, so the model's
 // integer ns survive exactly), "i" per instant, "C" per counter sample
-// (series "value"), args as written (typed), and each flow that is not a
-// launch↔device correlation as an "s"/"f" pair ("bp":"e") at the two
-// slices' starts; correlation flows are rebuilt on import from the
-// "correlation" arg, which every correlated slice carries. Counters that
+// (series "value"), args as written (typed), and every flow, launch↔device
+// correlations included, as an "s"/"f" pair ("bp":"e") at the two slices'
+// starts (so chrome://tracing and Perfetto draw the arrows; a re-import
+// links each pair once). Device streams named by a label (Nsight's "GPU 0")
+// are written with pid = device index, so the device survives. Counters that
 // aiprof derives from PyTorch's "[memory]" instants ("Total Allocated (…)",
 // "Total Reserved (…)") are not written again: the instants are, and the
 // import derives them once more. A multi-rank model has no single-file
 // Chrome form: each (rank, pid) becomes a process labelled "rank R pid P"
 // and the rank itself is not kept. Strings go through AppendJsonEscaped.
+// CPU stack samples go into the top-level "stackFrames" (one per callsite:
+// function as "name", module as "category", "parent") and "samples" (pid,
+// tid, ts, "sf" = the leaf, weight 1), the format's own place for them
+// (aiprof's importer does not read them back yet).
 // Streamed: memory is the model plus a 1 MiB buffer.
 #ifndef AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
 #define AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
@@ -28,7 +33,7 @@ namespace aiprof {
 
 struct ChromeJsonExportStats {
   uint64_t events = 0;
-  uint64_t slices = 0, instants = 0, counter_values = 0, flows = 0;
+  uint64_t slices = 0, instants = 0, counter_values = 0, flows = 0, samples = 0;
   uint64_t skipped_memory_counters = 0;  // rebuilt from "[memory]" instants on import
 };
 

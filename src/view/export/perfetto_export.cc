@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <numeric>
 #include <string>
 #include <tuple>
@@ -56,6 +57,7 @@ class PerfettoWriter {
     RETURN_IF_ERROR(WriteSlices());
     RETURN_IF_ERROR(WriteInstants());
     RETURN_IF_ERROR(WriteCounters());
+    RETURN_IF_ERROR(WriteSamples());
     return Flush();
   }
 
@@ -66,6 +68,7 @@ class PerfettoWriter {
     for (size_t i = 0; i < trace_.slices.size(); ++i) min_ts = std::min(min_ts, trace_.slices.ts_ns[i]);
     for (size_t i = 0; i < trace_.instants.size(); ++i) min_ts = std::min(min_ts, trace_.instants.ts_ns[i]);
     for (size_t i = 0; i < trace_.counters.size(); ++i) min_ts = std::min(min_ts, trace_.counters.ts_ns[i]);
+    for (size_t i = 0; i < trace_.samples.size(); ++i) min_ts = std::min(min_ts, trace_.samples.ts_ns[i]);
     stats_->shift_ns = -min_ts;
   }
   uint64_t Ts(int64_t ts_ns) const { return static_cast<uint64_t>(ts_ns + stats_->shift_ns); }
@@ -94,7 +97,10 @@ class PerfettoWriter {
         groups_.push_back(g);
       }
       Group& g = groups_[it->second];
-      g.device = g.device || IsDeviceTrack(t, i);
+      // A counter with a device index (PyTorch's per-device memory) sits in
+      // its process; it does not make the process a device, which would cost
+      // the process and its threads their descriptors.
+      g.device = g.device || (t.kind[i] != TrackKind::kCounter && IsDeviceTrack(t, i));
       if (g.process_name.empty()) g.process_name = t.process_name[i];
       plans_[i].group = it->second;
       plans_[i].uuid = NextUuid();
@@ -410,6 +416,72 @@ class PerfettoWriter {
     return buffer_.size() >= kFlushBytes ? Flush() : OkStatus();
   }
 
+  // ---- CPU stack samples: one PerfSample per sample (pid and tid of its
+  // thread; a label-named one has 0), its callstack interned on first use with
+  // its frames (function name, module as mapping), outermost frame first.
+  Status WriteSamples() {
+    const StackSampleTable& s = trace_.samples;
+    const TrackTable& t = trace_.tracks;
+    for (size_t i = 0; i < s.size(); ++i) {
+      packet_.Clear();
+      packet_.set_timestamp(Ts(s.ts_ns[i]));
+      packet_.set_trusted_packet_sequence_id(kSequenceId);
+      packet_.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+      pb::PerfSample* p = packet_.mutable_perf_sample();
+      const uint32_t track = s.track[i];
+      p->set_cpu(0);
+      p->set_pid(t.pid_label[track].empty() ? static_cast<uint32_t>(t.pid[track]) : 0);
+      p->set_tid(t.tid_label[track].empty() ? static_cast<uint32_t>(t.tid[track]) : 0);
+      if (s.callsite[i] != kNoCallsite) p->set_callstack_iid(InternCallstack(s.callsite[i]));
+      RETURN_IF_ERROR(Emit());
+      ++stats_->samples;
+    }
+    return OkStatus();
+  }
+
+  uint64_t InternCallstack(uint32_t leaf) {
+    const CallsiteTable& cs = trace_.callsites;
+    if (callstack_sent_.empty()) callstack_sent_.assign(cs.size(), false), frame_sent_.assign(cs.size(), false);
+    if (callstack_sent_[leaf]) return uint64_t{leaf} + 1;
+    callstack_sent_[leaf] = true;
+    std::vector<uint32_t> chain;
+    for (uint32_t c = leaf; c != kNoCallsite; c = cs.parent[c]) chain.push_back(c);
+    pb::InternedData* d = packet_.mutable_interned_data();
+    pb::Callstack* stack = d->add_callstacks();
+    stack->set_iid(uint64_t{leaf} + 1);
+    for (size_t k = chain.size(); k-- > 0;) {
+      const uint32_t c = chain[k];
+      stack->add_frame_ids(uint64_t{c} + 1);
+      if (frame_sent_[c]) continue;
+      frame_sent_[c] = true;
+      pb::Frame* f = d->add_frames();
+      f->set_iid(uint64_t{c} + 1);
+      f->set_function_name_id(InternString(cs.frame[c], &function_name_sent_, d->mutable_function_names()));
+      if (!cs.module[c].empty()) {
+        const uint64_t mapping = uint64_t{cs.module[c].raw} + 1;
+        f->set_mapping_id(mapping);
+        if (mapping_sent_.insert(mapping).second) {
+          pb::Mapping* m = d->add_mappings();
+          m->set_iid(mapping);
+          m->add_path_string_ids(InternString(cs.module[c], &mapping_path_sent_, d->mutable_mapping_paths()));
+        }
+      }
+    }
+    return uint64_t{leaf} + 1;
+  }
+
+  uint64_t InternString(StringId id, std::vector<bool>* sent,
+                        google::protobuf::RepeatedPtrField<pb::InternedString>* table) {
+    if (sent->empty()) sent->assign(trace_.strings.size(), false);
+    if (!(*sent)[id.raw]) {
+      (*sent)[id.raw] = true;
+      pb::InternedString* v = table->Add();
+      v->set_iid(uint64_t{id.raw} + 1);
+      v->set_str(std::string(trace_.Str(id)));
+    }
+    return uint64_t{id.raw} + 1;
+  }
+
   Status Flush() {
     RETURN_IF_ERROR(out_->Append(buffer_));
     buffer_.clear();
@@ -422,6 +494,8 @@ class PerfettoWriter {
   pb::TracePacket packet_;
   std::string buffer_;
   std::vector<bool> name_sent_, category_sent_, arg_name_sent_, arg_value_sent_;
+  std::vector<bool> callstack_sent_, frame_sent_, function_name_sent_, mapping_path_sent_;
+  std::set<uint64_t> mapping_sent_;
   bool multi_rank_ = false;
   std::map<int32_t, uint64_t> rank_uuids_;
   std::vector<Group> groups_;

@@ -22,6 +22,11 @@
 //      categories, arg names and string arg values are interned
 //      (InternedData, incremental state on the sequence), each sent once,
 //      the first time it is used.
+//   4. CPU stack samples: one PerfSample packet each (pid, tid of its thread;
+//      0 for label-named ones), callstacks interned as Callstack / Frame /
+//      function_names, modules as Mapping / mapping_paths (iid = model id + 1).
+// A process whose counters carry a device index (PyTorch's per-device memory)
+// stays a process: counters do not make a group a device.
 // Packets are written as they are built; memory is the model plus O(tracks +
 // nesting depth). A timestamp before 0 shifts the whole trace so the first
 // event is at 0 (PerfettoExportStats::shift_ns says by how much).
@@ -44,6 +49,7 @@ struct PerfettoExportStats {
   uint64_t instants = 0;
   uint64_t counter_values = 0;
   uint64_t flows = 0;
+  uint64_t samples = 0;      // CPU stack samples (PerfSample)
   uint64_t skipped_counters = 0;  // counter rows not on a counter track
   int64_t shift_ns = 0;           // added to every timestamp (0 unless the trace had negative ones)
 };

@@ -1,6 +1,7 @@
 #include "src/view/flame/flame_graph.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -357,11 +358,29 @@ std::string FoldedPath(const FrameTree& tree, uint32_t frame) {
   return out;
 }
 
+// For each frame deeper than kMaxFoldedDepth, its ancestor at that depth
+// (parents come before their children in a FrameTree); kNoFrame otherwise.
+std::vector<uint32_t> FoldedCaps(const FrameTree& tree) {
+  std::vector<uint32_t> cap(tree.size(), kNoFrame);
+  for (uint32_t f = 1; f < tree.size(); ++f) {
+    if (tree.depth[f] <= kMaxFoldedDepth) continue;
+    uint32_t p = tree.parent[f];
+    cap[f] = tree.depth[p] == kMaxFoldedDepth ? p : cap[p];
+  }
+  return cap;
+}
+
+std::string DeepLine(const FrameTree& tree, uint32_t cap) {
+  return FoldedPath(tree, cap) + ";[frames deeper than " + std::to_string(kMaxFoldedDepth) + " folded here]";
+}
+
 }  // namespace
 
 std::string FoldedStacks(const FrameTree& tree, const FrameTree* baseline, const std::vector<uint32_t>* match) {
   std::vector<std::string> lines;
   std::vector<bool> base_seen(baseline ? baseline->size() : 0, false);
+  const std::vector<uint32_t> cap = FoldedCaps(tree);
+  std::map<uint32_t, std::pair<int64_t, int64_t>> deep;  // cap frame -> (base self, self) below it
   for (uint32_t f = 1; f < tree.size(); ++f) {
     int64_t base_self = 0;
     if (baseline && match && (*match)[f] != kNoFrame) {
@@ -369,16 +388,32 @@ std::string FoldedStacks(const FrameTree& tree, const FrameTree* baseline, const
       base_seen[(*match)[f]] = true;
     }
     if (tree.self_ns[f] <= 0 && base_self <= 0) continue;
+    if (cap[f] != kNoFrame) {
+      deep[cap[f]].first += base_self;
+      deep[cap[f]].second += tree.self_ns[f];
+      continue;
+    }
     std::string line = FoldedPath(tree, f);
     if (baseline) line += " " + std::to_string(base_self);
     line += " " + std::to_string(tree.self_ns[f]);
     lines.push_back(std::move(line));
   }
+  for (const auto& [c, selfs] : deep) {
+    lines.push_back(DeepLine(tree, c) + (baseline ? " " + std::to_string(selfs.first) : "") + " " +
+                    std::to_string(selfs.second));
+  }
   if (baseline) {
+    const std::vector<uint32_t> base_cap = FoldedCaps(*baseline);
+    std::map<uint32_t, int64_t> base_deep;
     for (uint32_t f = 1; f < baseline->size(); ++f) {
       if (base_seen[f] || baseline->self_ns[f] <= 0) continue;
+      if (base_cap[f] != kNoFrame) {
+        base_deep[base_cap[f]] += baseline->self_ns[f];
+        continue;
+      }
       lines.push_back(FoldedPath(*baseline, f) + " " + std::to_string(baseline->self_ns[f]) + " 0");
     }
+    for (const auto& [c, self] : base_deep) lines.push_back(DeepLine(*baseline, c) + " " + std::to_string(self) + " 0");
   }
   std::sort(lines.begin(), lines.end());
   std::string out;

@@ -85,6 +85,10 @@ std::vector<uint32_t> MatchFrames(const FrameTree& tree, const FrameTree& baseli
 // inferno and speedscope. With `baseline` (and its MatchFrames result), the
 // lines carry two counts, "a;b;c BASE NEW" (difffolded.pl's format);
 // baseline paths absent from `tree` are written with NEW = 0.
+// Frames deeper than kMaxFoldedDepth are summed into one line per ancestor at
+// that depth, "...;[frames deeper than 256 folded here] N", so the output
+// stays linear in the tree (a path per line would be quadratic in depth).
+inline constexpr uint32_t kMaxFoldedDepth = 256;
 std::string FoldedStacks(const FrameTree& tree, const FrameTree* baseline = nullptr,
                          const std::vector<uint32_t>* match = nullptr);
 // One frame name escaped as in FoldedStacks. Visible for testing.

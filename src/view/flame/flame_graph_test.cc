@@ -3,6 +3,8 @@
 #include "src/view/flame/flame_graph.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <simdjson.h>
 
 #include "src/model/trace_builder.h"
@@ -161,6 +163,42 @@ TEST(FlameGraphTest, DiffMatchesPathsAndThreadsWithOtherLabels) {
   EXPECT_NE(folded.find("worker;a 70 60\n"), std::string::npos) << folded;
   EXPECT_NE(folded.find("worker;a;b 20 30\n"), std::string::npos) << folded;
   EXPECT_NE(folded.find("thread 9;a;gone 10 0\n"), std::string::npos) << folded;
+}
+
+// Hand-made: a 2,000-deep chain, each frame with 20 ns of self time. Full
+// paths would be quadratic (2,000 lines of up to 2,000 names); past depth
+// kMaxFoldedDepth the self times are summed into one line.
+TEST(FlameGraphTest, FoldedStacksStopAtTheDepthCap) {
+  constexpr int kDepth = 2000;
+  Trace trace;
+  TraceBuilder b(&trace);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.SetThreadName(track, b.Intern("t"));
+  StringId name = b.Intern("f"), cat = b.Intern("python_function");
+  for (int k = 0; k < kDepth; ++k) b.AddSlice(track, 10 * k, 20 * (kDepth - k), name, cat, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  StatusOr<FrameTree> tree = BuildFrameTree(trace, ViewOptions{});
+  ASSERT_TRUE(tree.ok());
+  std::string folded = FoldedStacks(*tree);
+  size_t lines = 0, longest = 0, pos = 0;
+  int64_t total = 0;
+  std::string deep_line;
+  while (pos < folded.size()) {
+    size_t end = folded.find('\n', pos);
+    std::string line = folded.substr(pos, end - pos);
+    ++lines;
+    longest = std::max<size_t>(longest, std::count(line.begin(), line.end(), ';'));
+    total += std::stoll(line.substr(line.rfind(' ') + 1));
+    if (line.find("[frames deeper than 256 folded here]") != std::string::npos) deep_line = line;
+    pos = end + 1;
+  }
+  // The thread frame is depth 1 (no self time), slice k depth k + 2 with 20 ns
+  // of self time: 255 slices written in full, then one line for the rest.
+  EXPECT_EQ(lines, size_t{kMaxFoldedDepth});
+  EXPECT_EQ(longest, size_t{kMaxFoldedDepth});  // 256 names to depth 256, then the marker
+  EXPECT_EQ(total, tree->root_total_ns());
+  ASSERT_FALSE(deep_line.empty());
+  EXPECT_EQ(std::stoll(deep_line.substr(deep_line.rfind(' ') + 1)), (kDepth - 255) * 20);
 }
 
 TEST(FlameGraphTest, FoldedNamesEscapeSeparators) {

@@ -80,7 +80,7 @@ struct BinCursor {
 struct TrackRange {
   uint32_t first = 0;
   uint32_t count = 0;
-  uint16_t depth_count = 0;
+  uint32_t depth_count = 0;  // wider than a depth: max depth + 1 must not wrap
 };
 
 void ComputeSpan(const Trace& t, TimelineModel* m) {
@@ -140,7 +140,7 @@ std::vector<TrackRange> SliceRanges(const Trace& t) {
     TrackRange& tr = r[s.track[i]];
     if (tr.count == 0) tr.first = i;
     ++tr.count;
-    tr.depth_count = std::max<uint16_t>(tr.depth_count, static_cast<uint16_t>(s.depth[i] + 1));
+    tr.depth_count = std::max<uint32_t>(tr.depth_count, uint32_t{s.depth[i]} + 1);
   }
   return r;
 }
@@ -178,7 +178,7 @@ void WalkMerged(const Trace& t, const std::vector<TrackRange>& ranges, const std
     cursors.assign(size_t(tr.depth_count) * levels, BinCursor{});
     for (uint32_t i = tr.first; i < tr.first + tr.count; ++i) {
       if (detailed[i]) continue;
-      uint16_t d = s.depth[i];
+      uint32_t d = s.depth[i];
       for (size_t l = 0; l < levels; ++l) {
         cursors[d * levels + l].Add(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], m.start_ns, widths[l],
                                     [&](int64_t b, uint32_t c, int64_t busy, int64_t rep) {
@@ -187,7 +187,7 @@ void WalkMerged(const Trace& t, const std::vector<TrackRange>& ranges, const std
       }
     }
     for (size_t c = 0; c < cursors.size(); ++c) {
-      uint16_t d = static_cast<uint16_t>(c / levels);
+      uint32_t d = static_cast<uint32_t>(c / levels);
       size_t l = c % levels;
       cursors[c].Flush([&](int64_t b, uint32_t n, int64_t busy, int64_t rep) { emit(r, d, l, b, n, busy, rep); });
     }
@@ -208,7 +208,7 @@ void BuildDensity(const Trace& t, const std::vector<TrackRange>& ranges, const s
   // Pass 1: bins per level, to keep the levels that fit the budget.
   std::vector<uint64_t> per_level(widths.size());
   WalkMerged(t, ranges, detailed, *m, widths,
-             [&](uint32_t, uint16_t, size_t l, int64_t, uint32_t, int64_t, int64_t rep) { per_level[l] += rep; });
+             [&](uint32_t, uint32_t, size_t l, int64_t, uint32_t, int64_t, int64_t rep) { per_level[l] += rep; });
   size_t keep = 0;
   uint64_t total = 0;
   while (keep < widths.size() && total + per_level[keep] <= o.max_density_bins) total += per_level[keep++];
@@ -220,12 +220,12 @@ void BuildDensity(const Trace& t, const std::vector<TrackRange>& ranges, const s
     if (row.kind != TimelineRowKind::kSlices) continue;
     row.density.assign(keep, std::vector<DensityBins>(row.depth_count));
     for (auto& level : row.density) {
-      for (uint16_t d = 0; d < row.depth_count; ++d) level[d].depth = d;
+      for (uint32_t d = 0; d < row.depth_count; ++d) level[d].depth = d;
     }
   }
   // Pass 2: store them.
   WalkMerged(t, ranges, detailed, *m, widths,
-             [&](uint32_t r, uint16_t d, size_t l, int64_t b, uint32_t c, int64_t busy, int64_t rep) {
+             [&](uint32_t r, uint32_t d, size_t l, int64_t b, uint32_t c, int64_t busy, int64_t rep) {
                DensityBins& db = m->rows[r].density[l][d];
                for (int64_t k = 0; k < rep; ++k) {
                  db.bin.push_back(b + k);

@@ -70,7 +70,7 @@ struct TimelineInputs {
 
 // Merged slices of one (row, depth) at one level: sparse bins, ascending.
 struct DensityBins {
-  uint16_t depth = 0;
+  uint32_t depth = 0;
   std::vector<int64_t> bin;       // index: (ts - model start) / bin_ns
   std::vector<uint32_t> count;    // slices starting in the bin
   std::vector<int64_t> busy_ns;   // time those slices (and earlier ones spilling in) cover in the bin
@@ -84,7 +84,7 @@ struct TimelineRow {
   int32_t rank = kNoRank;
   Layer layer = Layer::kUnknown;
   std::string label;
-  uint16_t depth_count = 0;          // rows of nesting (max depth + 1)
+  uint32_t depth_count = 0;          // rows of nesting (max depth + 1)
   std::vector<uint32_t> detailed;    // slice rows shown in full, in Trace order
   uint64_t slice_count = 0;          // all slices of the track
   // density[L] for level L (TimelineModel::level_bin_ns), one entry per depth that has merged slices.

@@ -241,6 +241,35 @@ void CheckConservation(const Trace& t, size_t budget) {
   }
 }
 
+// Hand-made: 70,000 nested slices on one thread, past the 16-bit depth
+// column. The depth is held at 65,535 (and counted); the density builder's
+// row count (max depth + 1) wrapped to 0 in 16 bits and wrote out of bounds.
+TEST(TimelineModelTest, NestingPastTheDepthLimitStaysInBounds) {
+  constexpr int kDepth = 70'000;
+  Trace trace;
+  TraceBuilder b(&trace);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  StringId name = b.Intern("recurse"), cat = b.Intern("python_function");
+  for (int k = 0; k < kDepth; ++k) b.AddSlice(track, k, 2 * (kDepth - k) + 10, name, cat, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  ASSERT_TRUE(trace.diagnostics.entries().count("slice_depth_limit"));
+  EXPECT_EQ(trace.diagnostics.entries().at("slice_depth_limit").count, uint64_t{kDepth - 65'536});
+  TimelineOptions o;
+  o.max_detailed_slices = 100;  // the rest merged into density bins, every depth
+  o.overview_bins = 2;          // every slice spans the trace: 2 bins per depth at the coarsest level
+  o.max_density_bins = 1'000'000;
+  TimelineModel m = BuildTimelineModel(trace, {}, o);
+  ASSERT_EQ(m.rows.size(), 1u);
+  EXPECT_EQ(m.rows[0].depth_count, 65'536u);
+  ASSERT_FALSE(m.rows[0].density.empty());
+  uint64_t merged = 0;
+  for (const DensityBins& db : m.rows[0].density[0]) {
+    EXPECT_LT(db.depth, 65'536u);
+    for (uint32_t c : db.count) merged += c;
+  }
+  EXPECT_EQ(merged + m.detailed_count, uint64_t{kDepth});
+}
+
 TEST(TimelineModelTest, AlexnetSampleConservesCountsAtEveryBudget) {
   auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/alexnet_a100_kineto.json.gz");
   ASSERT_TRUE(r.ok()) << r.status().message();

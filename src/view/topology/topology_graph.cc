@@ -220,10 +220,36 @@ class Builder {
     return (IsDeviceTrack(t_, track) ? "stream " : "thread ") + tid;
   }
 
+  // One node per track with slices, the kMaxTopoTracks busiest of them when
+  // there are more; the rest become one aggregate node per rank, which their
+  // edges then join, and Topology::limit_note says so.
   void AddTrackNodes() {
     const TrackTable& tr = t_.tracks;
+    std::vector<uint32_t> tracks;
     for (uint32_t i = 0; i < tr.size(); ++i) {
-      if (tr.kind[i] == TrackKind::kCounter || slices_[i] == 0) continue;
+      if (tr.kind[i] != TrackKind::kCounter && slices_[i] > 0) tracks.push_back(i);
+    }
+    std::vector<bool> drawn(tr.size(), true);
+    if (tracks.size() > kMaxTopoTracks) {
+      std::vector<uint32_t> by_busy = tracks;
+      std::nth_element(by_busy.begin(), by_busy.begin() + kMaxTopoTracks, by_busy.end(), [&](uint32_t a, uint32_t b) {
+        return busy_ns_[a] != busy_ns_[b] ? busy_ns_[a] > busy_ns_[b] : a < b;
+      });
+      for (size_t k = kMaxTopoTracks; k < by_busy.size(); ++k) drawn[by_busy[k]] = false;
+      g_.limit_note = std::to_string(kMaxTopoTracks) + " of " + std::to_string(tracks.size()) +
+                      " threads and streams drawn (the busiest); the other " +
+                      std::to_string(tracks.size() - kMaxTopoTracks) + " are aggregated per rank";
+    }
+    std::map<int32_t, uint32_t> aggregate;  // rank -> its aggregate node
+    for (uint32_t i : tracks) {
+      if (!drawn[i]) {
+        track_node_[i] = AggregateNode(&aggregate, tr.rank[i]);
+        TopoNode& a = g_.nodes[track_node_[i]];
+        a.time_ns += busy_ns_[i];
+        a.pid += 1;  // counts the tracks it holds until the details are written
+        a.tid += static_cast<int64_t>(slices_[i]);
+        continue;
+      }
       TopoNode n;
       n.kind = IsDeviceTrack(t_, i) ? TopoNodeKind::kStream : TopoNodeKind::kThread;
       n.parent = GroupCluster(i);
@@ -240,6 +266,26 @@ class Builder {
       track_node_[i] = AddNode(std::move(n));
       g_.nodes[g_.nodes[track_node_[i]].parent].time_ns += busy_ns_[i];
     }
+    for (const auto& [rank, node] : aggregate) {
+      TopoNode& a = g_.nodes[node];
+      a.label = std::to_string(a.pid) + " more threads and streams (aggregated)";
+      a.details = {{"tracks", std::to_string(a.pid)},
+                   {"slices", std::to_string(a.tid)},
+                   {"busy (sum over the tracks)", Duration(static_cast<double>(a.time_ns))}};
+      a.pid = a.tid = 0;
+    }
+  }
+
+  uint32_t AggregateNode(std::map<int32_t, uint32_t>* aggregate, int32_t rank) {
+    auto it = aggregate->find(rank);
+    if (it != aggregate->end()) return it->second;
+    TopoNode n;
+    n.kind = TopoNodeKind::kThread;
+    n.rank = rank;
+    n.parent = rank == kNoRank ? kNoTopoNode : rank_cluster_.at(rank);
+    uint32_t node = AddNode(std::move(n));
+    aggregate->emplace(rank, node);
+    return node;
   }
 
   // The edge (from, to, kind, label_key), created on first use; label_key
@@ -266,7 +312,7 @@ class Builder {
       uint32_t a = f.from_slice[i], b = f.to_slice[i];
       uint32_t ta = s.track[a], tb = s.track[b];
       uint32_t na = track_node_[ta], nb = track_node_[tb];
-      if (na == kNoTopoNode || nb == kNoTopoNode || ta == tb) continue;
+      if (na == kNoTopoNode || nb == kNoTopoNode || ta == tb || na == nb) continue;
       const bool launch = !IsDeviceTrack(t_, ta) && IsDeviceTrack(t_, tb) && IsDeviceActivity(s.kind[b]);
       if (launch) {
         TopoEdge& e = g_.edges[EdgeFor(na, nb, TopoEdgeKind::kLaunch, 0, "launch")];

@@ -84,7 +84,12 @@ struct Topology {
   std::vector<TopoNode> nodes;  // a cluster precedes the nodes inside it
   std::vector<TopoEdge> edges;
   std::string highlight_summary;  // one line: what is highlighted and why
+  std::string limit_note;         // set when kMaxTopoTracks was reached: what was aggregated
 };
+
+// At most this many thread and stream nodes are drawn (the busiest); the rest
+// are aggregated into one node per rank, so the layout stays bounded (docs/views.md).
+inline constexpr size_t kMaxTopoTracks = 256;
 
 // Builds the graph from the model and the two analyses' results.
 Topology BuildTopology(const Trace& trace, const CommunicationResult& communication,

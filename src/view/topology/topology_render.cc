@@ -101,7 +101,8 @@ class DotWriter {
   std::string Write(std::string_view title) {
     out_ = "digraph topology {\n";
     out_ += "  graph [rankdir=LR, fontname=\"Helvetica\", fontsize=11, nodesep=0.25, ranksep=0.7, newrank=true, label=\"" +
-            DotText(title) + "\", labelloc=t];\n";
+            DotText(t_.limit_note.empty() ? std::string(title) : std::string(title) + " (" + t_.limit_note + ")") +
+            "\", labelloc=t];\n";
     out_ += "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=9, color=\"#5f6368\"];\n";
     out_ += "  edge [fontname=\"Helvetica\", fontsize=8, arrowsize=0.6];\n";
     for (uint32_t i = 0; i < t_.nodes.size(); ++i) {
@@ -415,7 +416,9 @@ std::string TopologyToHtml(const Topology& topology, std::string_view svg, std::
   page.scripts = {kScript};
   std::string out = render::PageHead(page) + "<header><h1>Topology: " + HtmlEscape(title) + "</h1>\n";
   out += "<p id=\"summary\">" + HtmlEscape(topology.highlight_summary.empty() ? "" : "Highlighted: " + topology.highlight_summary) +
-         "</p>\n<p class=\"legend\">";
+         "</p>\n";
+  if (!topology.limit_note.empty()) out += "<p id=\"limits\">" + HtmlEscape(topology.limit_note) + "</p>\n";
+  out += "<p class=\"legend\">";
   const char* legend[][2] = {{"#1a73e8", "launch (host to device)"}, {"#5f6368", "flow"},
                              {"#e37400", "request path"}, {"#b06000", "stage to stage"},
                              {"#9334e6", "collective (stream to group)"}, {"#188038", "link (rank to rank)"},

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
+#include "src/model/trace_builder.h"
 #include "src/view/topology/topology_graph.h"
 #include "src/view/topology/topology_render.h"
 #include "test/util/trace_fixtures.h"
@@ -41,6 +43,49 @@ constexpr char kTrace[] = R"({"traceEvents":[
   {"ph":"X","name":"k1","cat":"kernel","ts":10,"dur":4,"pid":0,"tid":7,"args":{"correlation":1}},
   {"ph":"X","name":"k2","cat":"kernel","ts":20,"dur":6,"pid":0,"tid":7,"args":{"correlation":2}}
 ]})";
+
+// Hand-made: one thread more than kMaxTopoTracks, each busier than the next,
+// with a flow from the least busy (aggregated) to the busiest (drawn).
+std::unique_ptr<Trace> ManyThreads(size_t threads) {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  StringId name = b.Intern("work"), cat = b.Intern("cpu_op");
+  for (size_t i = 0; i < threads; ++i) {
+    uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(static_cast<int64_t>(i + 1)));
+    b.AddSlice(track, 0, static_cast<int64_t>(1000 + i), name, cat, kNoCorrelation, 0, 0);
+    if (i == 0) b.AddFlowEvent(9, 's', track, 0, true, cat);
+    if (i + 1 == threads) b.AddFlowEvent(9, 'f', track, 0, true, cat);
+  }
+  EXPECT_TRUE(b.Finalize().ok());
+  return trace;
+}
+
+size_t CountKind(const Topology& g, TopoNodeKind kind) {
+  size_t n = 0;
+  for (const TopoNode& node : g.nodes) n += node.kind == kind && !node.cluster;
+  return n;
+}
+
+TEST(TopologyTest, ThreadsPastTheLimitAreAggregatedAndSaidSo) {
+  auto at_limit = ManyThreads(kMaxTopoTracks);
+  Topology g = TopologyOf(*at_limit);
+  EXPECT_EQ(CountKind(g, TopoNodeKind::kThread), kMaxTopoTracks);
+  EXPECT_TRUE(g.limit_note.empty());
+
+  auto over = ManyThreads(kMaxTopoTracks + 44);
+  Topology h = TopologyOf(*over);
+  EXPECT_EQ(CountKind(h, TopoNodeKind::kThread), kMaxTopoTracks + 1);  // the drawn + one aggregate
+  const TopoNode* agg = FindNode(h, TopoNodeKind::kThread, "44 more threads and streams (aggregated)");
+  ASSERT_NE(agg, nullptr);
+  int64_t agg_busy = 0;
+  for (int64_t i = 0; i < 44; ++i) agg_busy += 1000 + i;  // the 44 least busy
+  EXPECT_EQ(agg->time_ns, agg_busy);
+  EXPECT_NE(h.limit_note.find("256 of 300 threads and streams drawn"), std::string::npos) << h.limit_note;
+  size_t flows = 0;
+  for (const TopoEdge& e : h.edges) flows += e.kind == TopoEdgeKind::kFlow && &h.nodes[e.from] == agg;
+  EXPECT_EQ(flows, 1u);  // the aggregated thread's flow starts at the aggregate
+  EXPECT_NE(TopologyToDot(h, "t").find("256 of 300"), std::string::npos);
+}
 
 TEST(TopologyTest, LaunchEdgesAndStages) {
   auto t = ImportJsonText(kTrace);

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (one per input kind: Chrome JSON, torch_npu
+# folder files, msprof, Nsight SQLite, native/SDK file, validation samples,
+# rule YAML, cluster digest) with clang and -fsanitize=fuzzer,address,undefined
+# in build-fuzz/, seeds each from the fixtures, and runs each for SECONDS
+# (default 15; scripts/test.sh runs this last, so about 2 minutes in all).
+# A crash, leak, timeout (10 s per input) or out-of-memory (2 GiB) fails the
+# run; the input is kept under build-fuzz/crashes/<fuzzer>/ — make it a
+# regression test beside the importer. A longer run: bench/fuzz_long.sh.
+#   scripts/fuzz.sh [SECONDS] [FUZZER...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SECONDS_EACH=${1:-15}
+shift || true
+FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
+JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
+ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer
+     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer)
+if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
+
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DAIPROF_SANITIZE=address,undefined,fuzzer-no-link -DAIPROF_BUILD_FUZZERS=ON \
+      -DAIPROF_BUILD_TESTS=OFF -DAIPROF_BUILD_BENCHMARKS=OFF -DAIPROF_BUILD_PYTHON=OFF >/dev/null
+cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"
+
+SEEDS=$ROOT/build-fuzz/seeds
+rm -rf "$SEEDS"
+mkdir -p "$SEEDS"/{chrome_json,ascend_pt,msprof,nsys_sqlite,native_file,sample_file,rules_yaml,digest}_fuzzer
+
+# Chrome JSON: the small plain-text traces.
+cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
+for f in "$FIXTURES"/kineto/*trace_compare*.json.gz "$FIXTURES"/kineto/*triton_example*.json.gz; do
+  [ -f "$f" ] && gzip -dc "$f" > "$SEEDS/chrome_json_fuzzer/$(basename "${f%.gz}")"
+done
+
+# Folder importers: the selector byte (the index in the fuzzer's kFiles) in front.
+seed_with_byte() {  # DIR INDEX FILE
+  [ -f "$3" ] || return 0
+  { printf "\\$(printf '%03o' "$2")"; head -c 262144 "$3"; } > "$1/$2-$(basename "$3")"
+}
+PT=$FIXTURES/ascend-pt/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT
+i=0
+for name in trace_view.json kernel_details.csv step_trace_time.csv op_statistic.csv api_statistic.csv \
+            memory_record.csv npu_module_mem.csv operator_memory.csv l2_cache.csv communication.json \
+            communication_matrix.json operator_details.csv; do
+  seed_with_byte "$SEEDS/ascend_pt_fuzzer" $i "$PT/$name"
+  i=$((i + 1))
+done
+A=$FIXTURES/ascend
+seed_with_byte "$SEEDS/msprof_fuzzer" 0 "$A/Ascend__msprof-analyze__test__ut__advisor__timeline_advice__trace_view.json"
+seed_with_byte "$SEEDS/msprof_fuzzer" 1 "$A/Ascend__msinsight__test__data__pytorch__text__level1__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv"
+seed_with_byte "$SEEDS/msprof_fuzzer" 2 "$A/Ascend__msinsight__test__data__pytorch__text__level1__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__op_statistic.csv"
+seed_with_byte "$SEEDS/msprof_fuzzer" 3 "$A/Ascend__msinsight__test__data__pytorch__text__level1__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__api_statistic.csv"
+seed_with_byte "$SEEDS/msprof_fuzzer" 4 "$A/Ascend__msinsight__test__data__pytorch__text__level1__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__step_trace_time.csv"
+
+# Nsight: the real export, and a small database in the documented layout.
+cp "$FIXTURES"/nsys/*.sqlite "$SEEDS/nsys_sqlite_fuzzer/" 2>/dev/null || true
+python3 - "$SEEDS/nsys_sqlite_fuzzer/small.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("""
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId INTEGER, correlationId INTEGER, demangledName INTEGER);
+CREATE TABLE NVTX_EVENTS (start INTEGER, end INTEGER, eventType INTEGER, globalTid INTEGER, text TEXT, textId INTEGER);
+INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'gemm');
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 1500, 71213075, 11, 1);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (2000, 5000, 0, 7, 11, 2);
+INSERT INTO NVTX_EVENTS VALUES (900, 6000, 59, 71213075, 'ProfilerStep#1', NULL);
+""")
+db.commit()
+PY
+
+# Native files: `aiprof import` of two samples (when a release build is there).
+if [ -x build/aiprof ]; then
+  build/aiprof import test/data/alexnet_a100_kineto.json.gz -o "$SEEDS/native_file_fuzzer/alexnet.aiprof" >/dev/null
+  build/aiprof import "$SEEDS/nsys_sqlite_fuzzer/small.sqlite" -o "$SEEDS/native_file_fuzzer/nsys.aiprof" >/dev/null
+  mkdir -p build-fuzz/digests
+  build/aiprof cluster map test/data/alexnet_a100_kineto.json.gz -o build-fuzz/digests >/dev/null 2>&1 || true
+  cp build-fuzz/digests/*.digest "$SEEDS/digest_fuzzer/" 2>/dev/null || true
+fi
+
+# Validation samples: one of each kind the reader knows.
+S=$SEEDS/sample_file_fuzzer
+printf '12.5\n13.1\n12.9\n# comment\n14.0 ms\n' > "$S/list.txt"
+printf 'iteration,latency_ms\n1,12.5\n2,13.1\n3,12.9\n' > "$S/table.csv"
+printf '{"results":[{"command":"./run","times":[0.0125,0.0131,0.0129],"mean":0.0128}]}' > "$S/hyperfine.json"
+printf '{"benchmarks":[{"name":"BM_x","run_name":"BM_x","run_type":"iteration","real_time":12.5,"time_unit":"ms","items_per_second":80}]}' > "$S/gbench.json"
+
+# Rules: the shipped rule files.
+cp rules/*.yaml "$SEEDS/rules_yaml_fuzzer/"
+
+status=0
+for fuzzer in "${FUZZERS[@]}"; do
+  corpus=build-fuzz/corpus/$fuzzer
+  crashes=build-fuzz/crashes/$fuzzer
+  mkdir -p "$corpus" "$crashes"
+  echo "== $fuzzer: ${SECONDS_EACH}s"
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+       LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan.supp \
+       "build-fuzz/$fuzzer" "$corpus" "$SEEDS/$fuzzer" -max_total_time="$SECONDS_EACH" -timeout=10 \
+         -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
+         >"build-fuzz/$fuzzer.log" 2>&1; then
+    echo "FAILED: $fuzzer (log: build-fuzz/$fuzzer.log; inputs: $crashes/)"
+    tail -30 "build-fuzz/$fuzzer.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/$fuzzer.log" | tr '\n' ' '
+    echo
+  fi
+done
+exit $status

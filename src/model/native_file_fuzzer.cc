@@ -1,0 +1,26 @@
+// libFuzzer harness for the native file (.aiprof): the files `aiprof import`
+// and `aiprof trace` write and the files the SDK's own writer
+// (src/sdk/native_writer.cc) writes share this reader, so one target covers
+// both; seeds are of both kinds (scripts/fuzz.sh). The reader checks every
+// count against the file size and every id against its table.
+#include <cstddef>
+#include <cstdint>
+
+#include "src/model/native_file.h"
+#include "test/fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace aiprof;
+  std::filesystem::path path = fuzz::ScratchDir() / "trace.aiprof";
+  fuzz::WriteFile(path, std::string_view(reinterpret_cast<const char*>(data), size));
+  auto trace = ReadNativeFile(path.string());
+  if (trace.ok()) {
+    // Touch what analyses read: every slice's strings and args through the tables.
+    const Trace& t = **trace;
+    for (size_t i = 0; i < t.slices.size(); ++i) {
+      (void)t.Str(t.slices.name[i]);
+      (void)t.tracks.kind[t.slices.track[i]];
+    }
+  }
+  return 0;
+}
