@@ -23,10 +23,10 @@
 #include "src/capture/counters.h"
 #include "src/capture/permissions.h"
 #include "src/capture/process_image.h"
-#include "src/importers/common/folder_merge.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "src/model/trace_builder.h"
+#include "src/model/trace_merge.h"
 
 namespace aiprof {
 namespace {

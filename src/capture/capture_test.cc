@@ -27,7 +27,7 @@ TEST(ProcessImageTest, NamesAFunctionOfThisProcess) {
   const SymbolisedFrame& f = image.Symbolise(pc, false);
   EXPECT_TRUE(f.known);
   EXPECT_NE(f.name.find("CaptureTestMarkerFunction(int)"), std::string::npos) << f.name;
-  EXPECT_NE(f.module.find("aiprof_unit_tests"), std::string::npos) << f.module;
+  EXPECT_NE(f.module.find("aiprof_capture_tests"), std::string::npos) << f.module;
   const SymbolisedFrame& unknown = image.Symbolise(0x10, false);
   EXPECT_FALSE(unknown.known);
   EXPECT_EQ(unknown.module, "[unknown]");

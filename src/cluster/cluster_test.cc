@@ -11,13 +11,13 @@
 
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/metrics/metric_set.h"
-#include "src/analysis/testing/analysis_test_util.h"
+#include "src/base/duration_sketch.h"
 #include "src/cluster/cluster_map.h"
 #include "src/cluster/cluster_reduce.h"
 #include "src/cluster/cluster_report.h"
-#include "src/cluster/duration_sketch.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/render/escape.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

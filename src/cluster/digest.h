@@ -31,8 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/base/duration_sketch.h"
 #include "src/base/status.h"
-#include "src/cluster/duration_sketch.h"
 
 namespace aiprof {
 

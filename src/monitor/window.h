@@ -5,7 +5,7 @@
 // at least q·n values at or below it, found with nth_element on a copy each
 // time the statistics are taken) while the window holds at most
 // kExactWindowLimit samples. Beyond that (a busy service: 60 s at 10^4
-// requests/s) they come from DDSketches (src/cluster/duration_sketch.h, 1%
+// requests/s) they come from DDSketches (src/base/duration_sketch.h, 1%
 // relative error) kept per 1/64 of the window and merged, so the monitor's
 // cost per interval stays bounded; the window is then rounded to whole
 // 1/64ths. Counts, errors, mean and max are exact either way.
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "src/cluster/duration_sketch.h"
+#include "src/base/duration_sketch.h"
 
 namespace aiprof {
 

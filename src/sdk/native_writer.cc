@@ -6,7 +6,7 @@
 // then every table's columns in Table::Columns order, each column a u64
 // count, zero padding to an 8-byte file offset, and the raw values; then
 // metadata and diagnostics (u64 count, then length-prefixed strings) and
-// "AIPROFEND". src/sdk/sdk_test.cc reads the result with ReadNativeFile and
+// "AIPROFEND". test/sdk/sdk_test.cc reads the result with ReadNativeFile and
 // checks this writer's version against the model's.
 //
 // What the model gets (every invariant ReadNativeFile and the analyses rely

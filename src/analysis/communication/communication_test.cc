@@ -7,8 +7,8 @@
 #include <string>
 
 #include "src/analysis/metrics/metric_set.h"
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/model/trace_builder.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

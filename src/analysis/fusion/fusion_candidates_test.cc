@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
-#include "src/analysis/testing/analysis_test_util.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

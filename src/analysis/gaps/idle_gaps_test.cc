@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/model/trace_builder.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

@@ -7,8 +7,7 @@
 #include <iterator>
 
 #include "src/analysis/metrics/metric_set.h"
-#include "src/importers/common/importer_registry.h"
-#include "src/analysis/testing/analysis_test_util.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -160,7 +159,7 @@ std::unique_ptr<Trace> ImportNpuFolder(const ::aiprof::testing::TempDir& dir,
                                        const std::vector<std::pair<std::string, std::string>>& files) {
   std::filesystem::create_directories(dir.Path("r_ascend_pt/ASCEND_PROFILER_OUTPUT"));
   for (const auto& [name, text] : files) dir.Write("r_ascend_pt/ASCEND_PROFILER_OUTPUT/" + name, text);
-  auto r = ImportTrace(dir.Path("r_ascend_pt"));
+  auto r = testing::ImportPath(dir.Path("r_ascend_pt"));
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::move(r).value() : nullptr;
 }

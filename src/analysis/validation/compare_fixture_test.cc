@@ -7,14 +7,14 @@
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/analysis/validation/validation_test_util.h"
-#include "src/importers/common/importer_registry.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
 
 RunSamples Load(const std::string& name, const std::string& unit = "step") {
   std::string path = (testing::TorchCpuFixtures() / name).string();
-  StatusOr<std::unique_ptr<Trace>> trace = ImportTrace(path);
+  StatusOr<std::unique_ptr<Trace>> trace = testing::ImportPath(path);
   EXPECT_TRUE(trace.ok()) << trace.status().message();
   if (!trace.ok()) return {};
   TraceSampleOptions o;
@@ -34,7 +34,7 @@ const MetricComparison& Metric(const ValidationResult& r, const std::string& nam
 }
 
 RunSamples LoadPath(const std::string& path, const TraceSampleOptions& o) {
-  StatusOr<std::unique_ptr<Trace>> trace = ImportTrace(path);
+  StatusOr<std::unique_ptr<Trace>> trace = testing::ImportPath(path);
   EXPECT_TRUE(trace.ok()) << trace.status().message();
   if (!trace.ok()) return {};
   StatusOr<RunSamples> s = SamplesFromTrace(**trace, path, o);
@@ -160,7 +160,7 @@ TEST(CompareFixtureTest, MallocNoisyIsAnEnvironmentalSlowdownSpreadOverAllOps) {
 
 TEST(CompareFixtureTest, MissingUnitIsAClearError) {
   std::string path = (testing::TorchCpuFixtures() / "convnet_bs8_contiguous.kineto.json").string();
-  StatusOr<std::unique_ptr<Trace>> trace = ImportTrace(path);
+  StatusOr<std::unique_ptr<Trace>> trace = testing::ImportPath(path);
   ASSERT_TRUE(trace.ok());
   TraceSampleOptions o;
   o.unit = "request";

@@ -7,7 +7,7 @@
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/metrics/metric_set.h"
-#include "src/analysis/testing/analysis_test_util.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

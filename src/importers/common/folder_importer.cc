@@ -11,8 +11,8 @@
 #include "src/importers/ascend/ascend_pt_importer.h"
 #include "src/importers/ascend/msprof_importer.h"
 #include "src/importers/common/byte_source.h"
-#include "src/importers/common/folder_merge.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/model/trace_merge.h"
 
 namespace aiprof {
 namespace {

@@ -4,7 +4,7 @@
 // track.
 //
 // Each unit is imported and finalized on its own thread, then the parts are
-// merged in path order (folder_merge.h). A unit's rank comes from its own
+// merged in path order (src/model/trace_merge.h). A unit's rank comes from its own
 // data (profiler_info rank_id, Kineto distributedInfo), else from "rankN" /
 // "rank-N" / "rank_N" in its name; two units with one rank, or a unit with
 // no rank among several, is an error naming the paths.

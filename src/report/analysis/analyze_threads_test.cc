@@ -7,8 +7,8 @@
 
 #include "src/analysis/analyze.h"
 #include "src/base/threads.h"
-#include "src/importers/common/importer_registry.h"
 #include "src/report/analysis/analyze_report.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 TEST(AnalyzeThreadsTest, SameReportForAnyThreadCount) {
   for (const char* file : {"torch-cpu/resnet18_bs1_full.kineto.json",
                            "kineto/HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz"}) {
-    auto trace = ImportTrace(std::string(AIPROF_FIXTURES_DIR) + "/" + file);
+    auto trace = testing::ImportPath(std::string(AIPROF_FIXTURES_DIR) + "/" + file);
     ASSERT_TRUE(trace.ok()) << trace.status().message();
     SetWorkerThreads(1);
     const std::string serial = AnalysisToJson(RunAnalyses(*trace.value(), AnalyzeOptions{}));

@@ -8,7 +8,7 @@
 #include "src/analysis/analyze.h"
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule_loader.h"
-#include "src/analysis/testing/analysis_test_util.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/render/renderers.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

@@ -8,7 +8,7 @@
 #include "src/analysis/analyze.h"
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule_loader.h"
-#include "src/importers/common/importer_registry.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -27,7 +27,7 @@ std::unique_ptr<SuggestRun> RunSuggest(const std::string& path, const std::strin
   auto rules = LoadBuiltinRules();
   EXPECT_TRUE(rules.ok()) << rules.status().message();
   run->rules = std::move(rules).value();
-  auto trace = ImportTrace(path);
+  auto trace = testing::ImportPath(path);
   EXPECT_TRUE(trace.ok()) << trace.status().message();
   run->trace = std::move(trace).value();
   run->metrics = ComputeAllMetrics(*run->trace, AnalyzeOptions{});

@@ -1,4 +1,4 @@
-/* A C program (compiled as C11) that drives the SDK for src/sdk/sdk_test.cc:
+/* A C program (compiled as C11) that drives the SDK for test/sdk/sdk_test.cc:
  * each scenario records a known pattern and prints, on stdout, the figures
  * the test checks the written .aiprof file against (measured here with
  * CLOCK_MONOTONIC, independently of the SDK).

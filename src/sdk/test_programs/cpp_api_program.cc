@@ -1,4 +1,4 @@
-// A C++ program using include/aiprof/aiprof.hpp, for src/sdk/sdk_test.cc:
+// A C++ program using include/aiprof/aiprof.hpp, for test/sdk/sdk_test.cc:
 // the scope macros, a step, a node, a counter, and a Request moved to
 // another thread that ends it. Built twice: as is, and with -DAIPROF_DISABLE
 // (every macro compiles to nothing, so that build records nothing).

@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/view/export/chrome_json_export.h"
 #include "src/view/export/perfetto_trace_subset.pb.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

@@ -8,11 +8,11 @@
 #include <simdjson.h>
 #include <string>
 
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/model/trace_builder.h"
 #include "src/view/timeline/timeline_html.h"
 #include "src/session/session.h"
 #include "src/view/timeline/timeline_view.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

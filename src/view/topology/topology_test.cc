@@ -5,10 +5,10 @@
 
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
-#include "src/analysis/testing/analysis_test_util.h"
 #include "src/model/trace_builder.h"
 #include "src/view/topology/topology_graph.h"
 #include "src/view/topology/topology_render.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {

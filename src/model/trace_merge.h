@@ -6,8 +6,8 @@
 // part's, so the merged slices keep Finalize()'s ordering and depths.
 // Metadata keys of part i are kept as "rank<R>.<key>" (or "part<i>.<key>"
 // when the rank is unknown); diagnostics are summed by kind.
-#ifndef AIPROF_SRC_IMPORTERS_COMMON_FOLDER_MERGE_H_
-#define AIPROF_SRC_IMPORTERS_COMMON_FOLDER_MERGE_H_
+#ifndef AIPROF_SRC_MODEL_TRACE_MERGE_H_
+#define AIPROF_SRC_MODEL_TRACE_MERGE_H_
 
 #include <memory>
 #include <vector>
@@ -20,4 +20,4 @@ std::unique_ptr<Trace> MergeTraces(std::vector<std::unique_ptr<Trace>> parts);
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_IMPORTERS_COMMON_FOLDER_MERGE_H_
+#endif  // AIPROF_SRC_MODEL_TRACE_MERGE_H_

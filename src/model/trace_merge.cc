@@ -1,4 +1,4 @@
-#include "src/importers/common/folder_merge.h"
+#include "src/model/trace_merge.h"
 
 #include <string>
 #include <type_traits>

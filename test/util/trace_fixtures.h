@@ -1,8 +1,9 @@
-// Test helpers for analyses: import a hand-made JSON trace written inline in
+// Test helpers for the libraries above the importers and for the analyses, whose
+// tests need traces: import a hand-made JSON trace written inline in
 // a test, or a real fixture from ../shared/fixtures (AIPROF_FIXTURES
 // overrides). Visible for testing.
-#ifndef AIPROF_SRC_ANALYSIS_TESTING_ANALYSIS_TEST_UTIL_H_
-#define AIPROF_SRC_ANALYSIS_TESTING_ANALYSIS_TEST_UTIL_H_
+#ifndef AIPROF_TEST_UTIL_TRACE_FIXTURES_H_
+#define AIPROF_TEST_UTIL_TRACE_FIXTURES_H_
 
 #include <gtest/gtest.h>
 
@@ -25,6 +26,10 @@ inline std::string FixturesDir() {
   if (const char* env = std::getenv("AIPROF_FIXTURES")) return env;
   return AIPROF_FIXTURES_DIR;  // set by test/CMakeLists.txt (../shared/fixtures beside the repo)
 }
+
+// Imports `path` (a file or folder) as the CLI would, the status as is (for
+// tests that expect an error, or traces written by the test itself).
+inline StatusOr<std::unique_ptr<Trace>> ImportPath(const std::string& path) { return ImportTrace(path); }
 
 // Imports fixture `relative` (e.g. "torch-cpu/convnet_bs8_mixed.kineto.json");
 // nullptr (and a test failure) if it cannot be read.
@@ -65,4 +70,4 @@ inline std::unique_ptr<Trace> ImportJsonFolder(const std::vector<std::pair<std::
 
 }  // namespace aiprof::testing
 
-#endif  // AIPROF_SRC_ANALYSIS_TESTING_ANALYSIS_TEST_UTIL_H_
+#endif  // AIPROF_TEST_UTIL_TRACE_FIXTURES_H_

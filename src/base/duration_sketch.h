@@ -13,8 +13,8 @@
 // Buckets are dense between the lowest and highest index used (about 116
 // buckets per decade of range; one op's durations span one to three
 // decades), serialized as LEB128 varints.
-#ifndef AIPROF_SRC_CLUSTER_DURATION_SKETCH_H_
-#define AIPROF_SRC_CLUSTER_DURATION_SKETCH_H_
+#ifndef AIPROF_SRC_BASE_DURATION_SKETCH_H_
+#define AIPROF_SRC_BASE_DURATION_SKETCH_H_
 
 #include <cstdint>
 #include <vector>
@@ -50,4 +50,4 @@ class DurationSketch {
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_CLUSTER_DURATION_SKETCH_H_
+#endif  // AIPROF_SRC_BASE_DURATION_SKETCH_H_

@@ -1,4 +1,4 @@
-#include "src/cluster/duration_sketch.h"
+#include "src/base/duration_sketch.h"
 
 #include <cmath>
 #include <limits>
