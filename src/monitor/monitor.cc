@@ -143,7 +143,8 @@ bool IsZombie(int pid) {
   return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
 }
 
-// The slowest request that began during the deep trace, and where its time
+// The slowest request with host samples that began during the deep trace
+// (the slowest of all when none has samples), and where its time
 // went: the host samples taken on the thread(s) that served it while it ran
 // (the threads its "request" flows touch), as the chain of functions on the
 // stack in at least half of them, root first; the last is the function that
@@ -156,16 +157,9 @@ struct SlowestRequest {
   std::vector<std::pair<std::string, double>> path;  // function, share of the samples
 };
 
-SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns) {
+// Where the time of request slice `best` went (see SlowestRequest).
+SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
   SlowestRequest r;
-  uint32_t best = UINT32_MAX;
-  for (uint32_t i = 0; i < t.slices.size(); ++i) {
-    const uint32_t track = t.slices.track[i];
-    if (t.tracks.kind[track] != TrackKind::kSpans || !t.Str(t.tracks.name[track]).starts_with("requests")) continue;
-    if (t.slices.ts_ns[i] < from_ns || t.slices.ts_ns[i] > to_ns) continue;
-    if (best == UINT32_MAX || t.slices.dur_ns[i] > t.slices.dur_ns[best]) best = i;
-  }
-  if (best == UINT32_MAX) return r;
   r.found = true;
   r.name = std::string(t.Str(t.slices.name[best]));
   r.ts_ns = t.slices.ts_ns[best];
@@ -211,6 +205,32 @@ SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns
                         r.samples ? static_cast<double>(on_stack[frame]) / static_cast<double>(r.samples) : 0);
   }
   return r;
+}
+
+// Requests tried, slowest first, for one with host samples: the sampler
+// starts a little after the deep trace's window opens, so the slowest
+// request may hold none.
+inline constexpr size_t kSlowestRequestCandidates = 64;
+
+SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns) {
+  std::vector<uint32_t> requests;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    const uint32_t track = t.slices.track[i];
+    if (t.tracks.kind[track] != TrackKind::kSpans || !t.Str(t.tracks.name[track]).starts_with("requests")) continue;
+    if (t.slices.ts_ns[i] < from_ns || t.slices.ts_ns[i] > to_ns) continue;
+    requests.push_back(i);
+  }
+  if (requests.empty()) return SlowestRequest{};
+  const size_t n = std::min(requests.size(), kSlowestRequestCandidates);
+  std::partial_sort(requests.begin(), requests.begin() + static_cast<std::ptrdiff_t>(n), requests.end(),
+                    [&](uint32_t a, uint32_t b) {
+                      return t.slices.dur_ns[a] != t.slices.dur_ns[b] ? t.slices.dur_ns[a] > t.slices.dur_ns[b] : a < b;
+                    });
+  for (size_t k = 0; k < n; ++k) {
+    SlowestRequest r = DescribeRequest(t, requests[k]);
+    if (r.samples > 0) return r;
+  }
+  return DescribeRequest(t, requests[0]);
 }
 
 std::string DescribeSlowest(const SlowestRequest& r) {
