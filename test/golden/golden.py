@@ -168,13 +168,20 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     a = ap.parse_args()
     exe = os.path.abspath(a.aiprof)
+    a.golden = os.path.abspath(a.golden)
     tmp = tempfile.mkdtemp(prefix="aiprof_golden_")
     try:
-        cases = global_cases(exe, a.fixtures, a.data, tmp)
-        for path in inputs(a.fixtures, a.data):
-            root = a.fixtures if path.startswith(a.fixtures) else a.data
-            rel = ("fixtures/" if root == a.fixtures else "data/") + os.path.relpath(path, root)
-            cases += cases_for(exe, path, rel, tmp)
+        # Inputs are named the same in every checkout ("fixtures/...",
+        # "data/..."): outputs that quote the input path (page titles, JSON
+        # sources) must not depend on where the repository lies.
+        names = os.path.join(tmp, "inputs")
+        os.makedirs(names)
+        os.symlink(os.path.abspath(a.fixtures), os.path.join(names, "fixtures"))
+        os.symlink(os.path.abspath(a.data), os.path.join(names, "data"))
+        os.chdir(names)
+        cases = global_cases(exe, "fixtures", "data", tmp)
+        for path in inputs("fixtures", "data"):
+            cases += cases_for(exe, path, path, tmp)
         cases = [c for c in cases if a.k in c[0]]
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
             results = dict(zip([c[0] for c in cases], pool.map(lambda c: c[1](), cases)))
