@@ -10,7 +10,9 @@ JOBS=$(nproc)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DAIPROF_WERROR=ON \
       -DAIPROF_BUILD_TESTS=ON -DAIPROF_BUILD_BENCHMARKS=ON
 cmake --build build -j "$JOBS"
-ctest --test-dir build --output-on-failure --no-tests=error -j "$JOBS"
+# --timeout: a test that hangs fails after 10 minutes instead of holding CI
+# (tests that need longer set their own TIMEOUT property).
+ctest --test-dir build --output-on-failure --no-tests=error --timeout 600 -j "$JOBS"
 if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
         -DAIPROF_SANITIZE=address,undefined \
@@ -22,7 +24,7 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # instrumented module cannot load into an uninstrumented interpreter.
   # scripts/lsan.supp: leaks inside Graphviz and its font libraries (theirs).
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
-    ctest --test-dir build-asan --output-on-failure --no-tests=error -j "$JOBS" -LE heavy
+    ctest --test-dir build-asan --output-on-failure --no-tests=error --timeout 600 -j "$JOBS" -LE heavy
 fi
 # Fuzzing: each libFuzzer target for a bounded time under ASan and UBSan
 # (AIPROF_FUZZ_SECONDS each, default 15: about 2 minutes in all).

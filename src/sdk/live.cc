@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -194,11 +195,12 @@ void RunCommand(live::Header* h) {
   __atomic_store_n(&h->ack_seq, seq, __ATOMIC_RELEASE);
 }
 
-void* LiveThreadMain(void*) {
+void* LiveThreadMain(void* started) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   pthread_setname_np(pthread_self(), "aiprof-live");
+  sem_post(static_cast<sem_t*>(started));
   for (;;) {
     live::Header* h = g_mapped_shared ? __atomic_load_n(&g_live_header, __ATOMIC_ACQUIRE) : nullptr;
     if (!h) {
@@ -233,13 +235,30 @@ void* LiveThreadMain(void*) {
   return nullptr;
 }
 
+// Returns once the thread runs its loop (or after a second): a fork() right
+// after initialisation then finds the thread in its loop, which allocates
+// nothing, rather than in the C library's or a sanitizer's thread start-up,
+// which may hold an allocator lock that the child would inherit locked.
+// (GCC 12's AddressSanitizer does not take its allocator's locks around
+// fork(): a child forked while another thread allocates can hang.)
+sem_t g_started;  // global: a thread late past the deadline still posts to live memory
+
 void StartThread() {
+  sem_t& started = g_started;
+  sem_init(&started, 0, 0);
   pthread_t thread;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_create(&thread, &attr, &LiveThreadMain, nullptr);
+  const bool created = pthread_create(&thread, &attr, &LiveThreadMain, &started) == 0;
   pthread_attr_destroy(&attr);
+  if (created) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 1;
+    while (sem_timedwait(&started, &deadline) != 0 && errno == EINTR) {
+    }
+  }
 }
 
 uint32_t CounterIndex(live::Header* h, const char* name) {
