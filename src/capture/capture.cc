@@ -282,6 +282,10 @@ class Session {
       std::string path = dir_ + "/hook" + (old && *old ? std::string(":") + old : std::string());
       setenv("PYTHONPATH", path.c_str(), 1);
       setenv("AIPROF_CAPTURE_CUDA", o_.scope == CaptureScope::kFullStack ? "1" : "0", 1);
+      // Python frames for the host samples (torch_hook.py): 200 Hz, the most
+      // the GIL's 5 ms switch interval lets a sampler thread see; a value
+      // the user set is kept.
+      if (o_.cpu_hz > 0) setenv("AIPROF_PY_SAMPLE_HZ", "200", 0);
     }
     char c;
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
@@ -411,7 +415,19 @@ class Session {
         // Names given later (PERF_RECORD_COMM) win over those read at attach.
         if (!name.empty()) perf.thread_names.try_emplace(tid, name);
       }
-      BuildHostTrace(perf, o_.unwind, &b, stats);
+      std::map<int32_t, PythonSamples> python;
+      for (const std::string& f : ListDir(dir_ + "/python", ".txt")) {
+        const std::string base = f.substr(f.rfind('/') + 1);  // py-<pid>.txt
+        const int32_t pid = std::atoi(base.c_str() + 3);
+        if (base.rfind("py-", 0) != 0 || pid <= 0) continue;
+        Status st = ReadPythonSamples(f, &python[pid]);
+        if (!st.ok()) b.Diagnose("python_samples_unreadable", f, st.message());
+        if (python[pid].malformed_lines > 0) {
+          b.Diagnose("python_samples_malformed", f, std::to_string(python[pid].malformed_lines) +
+                     " lines were not the hook's (a line cut when the program was killed)");
+        }
+      }
+      BuildHostTrace(perf, o_.unwind, &b, stats, &python);
       if (perf.lost_records > 0) {
         b.Diagnose("perf_records_lost", "perf ring buffer", std::to_string(perf.lost_records) +
                    " records were lost because the reader fell behind (use a lower --cpu-hz)");
@@ -492,11 +508,13 @@ class Session {
     CaptureResult r;
     char line[512];
     std::snprintf(line, sizeof(line),
-                  "%s after %.2f s: %llu host samples (%llu DWARF, %llu frame-pointer stacks), %zu application "
+                  "%s after %.2f s: %llu host samples (%llu DWARF, %llu frame-pointer stacks, %llu with Python "
+                  "frames, %llu truncated), %zu application "
                   "file(s), %zu torch file(s), %zu slices, %zu counter points; post-processing %.2f s",
                   stop_reason_.c_str(), static_cast<double>(end_mono_ns_ - start_mono_ns_) / 1e9,
                   static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(stats.dwarf_stacks),
-                  static_cast<unsigned long long>(stats.fp_stacks), sdk_files, torch_files, trace->slices.size(),
+                  static_cast<unsigned long long>(stats.fp_stacks), static_cast<unsigned long long>(stats.python_samples),
+                  static_cast<unsigned long long>(stats.truncated_stacks), sdk_files, torch_files, trace->slices.size(),
                   trace->counters.size(), post_s);
     r.summary = line;
     r.exit_code = exit_code_;
@@ -535,6 +553,8 @@ class Session {
     m["capture.host_samples_dwarf"] = std::to_string(s.dwarf_stacks);
     m["capture.host_samples_fp"] = std::to_string(s.fp_stacks);
     m["capture.host_frames_unsymbolised"] = std::to_string(s.unsymbolised_frames);
+    m["capture.host_samples_with_python_stack"] = std::to_string(s.python_samples);
+    m["capture.host_stacks_truncated"] = std::to_string(s.truncated_stacks);
     m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";
     m["capture.host_sampling"] = perf_blocked_ ? "blocked" : o_.cpu_hz <= 0 ? "off" : "on";
     m["capture.sdk_files"] = std::to_string(sdk_files);

@@ -209,8 +209,13 @@ def case_torch(args):
     err = [int(v) for k, v in d['metadata'].items() if k.startswith('capture.clock_offset_error_ns.torch')]
     check(err and err[0] <= 50_000, 'torch: clock offset measured within 50 us (+- %s ns)' % err)
     check(len(d['sample']) > 50, 'torch: host samples (%d)' % len(d['sample']))
-    pyframes = share(d['sample'], lambda s: any('_PyEval_EvalFrameDefault' in n for n in names(s)))
-    check(pyframes > 0.5, 'torch: Python 3.11 interpreter frames in %.0f%% of the stacks' % (100 * pyframes))
+    # Python frames (module: a .py file, or a frozen one while importing).
+    pyframes = share(d['sample'], lambda s: any(m.endswith('.py') or m.startswith('<frozen') for _, m in s['stack']))
+    # (import torch dominates this short script: stacks in the interpreter's
+    # start-up, library loading and exit have no Python frame to show)
+    check(pyframes > 0.3, 'torch: Python frames in %.0f%% of the stacks' % (100 * pyframes))
+    script = share(d['sample'], lambda s: any('torch_program.py:' in n for n in names(s)))
+    check(script > 0.1, 'torch: the script\'s own frames in %.0f%% of the stacks' % (100 * script))
     if not args.sdk_lib:
         return
     app = [s for s in d['slice'] if s['slice'] == 'forward']
@@ -318,7 +323,32 @@ def case_preflight(args):
     check(d['metadata'].get('capture.stop_reason') == 'duration reached', 'preflight: 1 ms duration reached')
 
 
-CASES = {'threads': case_threads, 'train': case_train, 'exit': case_exit, 'stubborn': case_stubborn,
+def case_pyframes(args):
+    # Two pure-Python busy loops: the samples inside each loop's period (the
+    # script's own clock) name that loop's function, in place of the
+    # interpreter's frames, under <module> and main.
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'py_busy.py')
+    d = trace(args, [args.python, script], extra=('--scope', 'framework'))
+    periods = {line.split()[0]: (int(line.split()[1]), int(line.split()[2])) for line in d['stdout'].splitlines()}
+    main_tid = int(d['metadata']['capture.child_pid'])
+    main = [s for s in d['sample'] if d['tracks'][s['track']]['tid'] == main_tid]
+    for fn, other in (('spin_alpha', 'spin_beta'), ('spin_beta', 'spin_alpha')):
+        b, e = periods[fn]
+        inside = [s for s in main if b <= s['sample'] <= e]
+        own = share(inside, lambda s: any(n.startswith(fn + ' (py_busy.py:') for n in names(s)))
+        wrong = share(inside, lambda s: any(n.startswith(other + ' (') for n in names(s)))
+        check(len(inside) > 50 and own >= 0.7 and wrong <= 0.05,
+              'pyframes: %.0f%% of %d samples in %s\'s second name it, %.0f%% the other loop' %
+              (100 * own, len(inside), fn, 100 * wrong))
+    nested = [s for s in main if any(n.startswith('spin_alpha (') for n in names(s))]
+    order = [n for n in names(nested[0]) if n.endswith(')') and '.py:' in n] if nested else []
+    check([n.split(' ')[0] for n in order] == ['spin_alpha', 'main', '<module>'],
+          'pyframes: leaf to root spin_alpha, main, <module> (%s)' % order)
+    check(int(d['metadata'].get('capture.host_samples_with_python_stack', 0)) > 100,
+          'pyframes: samples with a Python stack counted (%s)' % d['metadata'].get('capture.host_samples_with_python_stack'))
+
+
+CASES = {'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
