@@ -55,6 +55,9 @@ th{background:#eef0f4}.failed{color:#a40000}.queued,.converting{color:#7a5b00}.r
 .box{margin:8px 0;padding:8px;background:#fff;border:1px solid #dde;display:inline-block}
 input,textarea{font:inherit;margin-right:6px}textarea{width:60em;height:5em;display:block;margin-bottom:6px}
 .err{white-space:pre-wrap;color:#a40000}.note{color:#555}
+dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 16px}dl.kv dd{margin:0}
+.finding{border-left:4px solid #889;padding:4px 10px;margin:8px 0;background:#fff}.finding.high{border-color:#c00}
+.finding.medium{border-color:#e90}.sev{font-size:11px;margin-right:6px;color:#666}td.n{text-align:right}
 )css";
 
 // Navigation without forms (the CSP has form-action 'none'): a box with
@@ -86,8 +89,9 @@ HttpResponse Html(int status, const std::string& title, const std::string& body)
   r.content_type = "text/html; charset=utf-8";
   r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a></nav><main>" + body +
                                         "</main>");
+  // The policy is the page shell's CSP meta, first in <head> (a header with
+  // the same policy would only report each violation twice).
   r.headers.emplace_back("X-Content-Type-Options", "nosniff");
-  r.headers.emplace_back("Content-Security-Policy", render::ContentSecurityPolicy(page));
   return r;
 }
 
@@ -326,7 +330,7 @@ struct ServeServer::Impl {
     } else {
       body += "<p class=\"note\">Being converted; reload in a moment.</p>";
     }
-    return Html(status, r.name, body);
+    return Html(200, r.name, body);  // the page itself is fine: it says the run's state
   }
 
   // The open run for `row` (LRU of kServeSessionCache), opening its native file.
