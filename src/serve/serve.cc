@@ -32,6 +32,7 @@
 #include "src/serve/indexer.h"
 #include "src/serve/run_document.h"
 #include "src/serve/run_index.h"
+#include "src/serve/timeline_tiles.h"
 #include "src/session/session.h"
 
 namespace aiprof {
@@ -78,12 +79,33 @@ document.querySelectorAll('[data-go]').forEach(function (box) {
 });
 )js";
 
-HttpResponse Html(int status, const std::string& title, const std::string& body) {
+// The timeline page: a click on the drawing zooms in (x4) around that time.
+constexpr std::string_view kTimelineJs = R"js(
+(function () {
+  var nav = document.getElementById('timeline-nav');
+  var svg = document.getElementById('timeline');
+  if (!nav || !svg) return;
+  var start = Number(nav.dataset.start), end = Number(nav.dataset.end), span = Number(nav.dataset.span);
+  svg.addEventListener('click', function (e) {
+    var box = svg.getBoundingClientRect();
+    var x = e.clientX - box.left - 220;
+    var width = box.width - 220;
+    if (x < 0 || width <= 0) return;
+    var t = start + (end - start) * x / width;
+    var half = Math.max(1, Math.round((end - start) / 8));
+    var a = Math.max(0, Math.round(t - half)), b = Math.min(span, Math.round(t + half));
+    location.href = nav.dataset.base + '?start=' + a + '&end=' + Math.max(b, a + 1);
+  });
+})();
+)js";
+
+HttpResponse Html(int status, const std::string& title, const std::string& body, std::string_view extra_script = {}) {
   render::PageSpec page;
   page.title = title;
   page.generator = "aiprof serve";
   page.styles = {kCss};
   page.scripts = {kJs};
+  if (!extra_script.empty()) page.scripts.push_back(extra_script);
   HttpResponse r;
   r.status = status;
   r.content_type = "text/html; charset=utf-8";
@@ -182,6 +204,7 @@ struct OpenRun {
   std::mutex mu;  // one page at a time works on the session
   std::unique_ptr<AnalysisSession> session;
   std::optional<StatusOr<ReportData>> report;
+  std::optional<TileIndex> tiles;
 };
 
 struct ServeServer::Impl {
@@ -300,6 +323,7 @@ struct ServeServer::Impl {
       if (n == 2) return RunPage(*id, api);
       if (p[b + 2] == "query") return Query(*id, param("sql"), api);
       if (p[b + 2] == "report" && !api) return Report(*id);
+      if (p[b + 2] == "timeline") return Timeline(*id, param("start"), param("end"), param("width"), api);
     }
     return NotFound(api);
   }
@@ -415,7 +439,7 @@ struct ServeServer::Impl {
     if (api) return Json(200, render::RenderJson(doc));
     const std::string sid = std::to_string(id);
     std::string body = "<p><a href=\"/runs/" + sid + "/report\">Full report</a> · <a href=\"/runs/" + sid +
-                       "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
+                       "/timeline\">Timeline</a> · <a href=\"/runs/" + sid + "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
                        "<div class=\"box\" data-go=\"/compare\" id=\"compare\"><input type=\"hidden\" data-param=\"a\" value=\"" +
                        sid + "\">Compare with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
     return Html(200, row.name, body + render::RenderHtmlBody(doc));
@@ -433,6 +457,60 @@ struct ServeServer::Impl {
     r.content_type = "text/html; charset=utf-8";
     r.body = ReportToHtml(**report);  // the report's own page shell and CSP meta
     return r;
+  }
+
+  // GET /runs/ID/timeline?start=&end= (a page: the tile drawn as SVG, zoom
+  // and pan by links or a click) and /api/runs/ID/timeline?start=&end=&width=
+  // (the tile as JSON). Times are ns from the run's first slice.
+  HttpResponse Timeline(int64_t id, const std::string& start_text, const std::string& end_text,
+                        const std::string& width_text, bool api) {
+    auto ready = ReadyRun(id, api);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    const RunRow& row = std::get<RunRow>(ready);
+    auto number = [](const std::string& t, int64_t fallback) -> std::optional<int64_t> {
+      if (t.empty()) return fallback;
+      if (t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      return std::stoll(t);
+    };
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+    if (!run.ok()) return Failure(api, 500, run.status().message());
+    std::lock_guard<std::mutex> lock((*run)->mu);
+    const Trace& trace = (*run)->session->trace();
+    if (!(*run)->tiles) (*run)->tiles = BuildTileIndex(trace);
+    const TileIndex& index = *(*run)->tiles;
+    const int64_t span = index.end_ns - index.start_ns;
+    const std::optional<int64_t> start = number(start_text, 0), end = number(end_text, span),
+                                 width = number(width_text, 1000);
+    if (!start || !end || !width || *width < 1 || *width > kMaxTileWidth || *end <= *start) {
+      return Failure(api, 400, "start and end: ns from the first slice, end > start; width: 1 to " +
+                                   std::to_string(kMaxTileWidth));
+    }
+    const Tile tile = ComputeTile(trace, index, *start, *end, static_cast<uint32_t>(*width));
+    if (api) return Json(200, TileToJson(trace, tile));
+    const std::string base = "/runs/" + std::to_string(id) + "/timeline";
+    const int64_t len = tile.end_ns - tile.start_ns;
+    auto link = [&](const char* text, int64_t a, int64_t b) {
+      a = std::max<int64_t>(0, a);
+      b = std::min<int64_t>(span, std::max(b, a + 1));
+      return "<a href=\"" + base + "?start=" + std::to_string(a) + "&amp;end=" + std::to_string(b) + "\">" + text + "</a> ";
+    };
+    std::string body = "<h1>Timeline of " + Esc(row.name) + "</h1><p id=\"timeline-nav\" data-base=\"" + base +
+                       "\" data-start=\"" + std::to_string(tile.start_ns) + "\" data-end=\"" + std::to_string(tile.end_ns) +
+                       "\" data-span=\"" + std::to_string(span) + "\">" + link("« pan", tile.start_ns - len / 2, tile.end_ns - len / 2) +
+                       link("zoom in", tile.start_ns + len / 4, tile.end_ns - len / 4) +
+                       link("zoom out", tile.start_ns - len / 2, tile.end_ns + len / 2) +
+                       link("pan »", tile.start_ns + len / 2, tile.end_ns + len / 2) + link("whole run", 0, span) +
+                       "· <a href=\"/api" + base + "?start=" + std::to_string(tile.start_ns) + "&amp;end=" +
+                       std::to_string(tile.end_ns) + "\">JSON</a></p><p class=\"note\">" +
+                       Esc(render::FormatQuantity(static_cast<double>(tile.start_ns), render::Unit::kNs)) + " to " +
+                       Esc(render::FormatQuantity(static_cast<double>(tile.end_ns), render::Unit::kNs)) +
+                       " after the first slice; " + std::to_string(tile.listed) + " slices drawn on their own, " +
+                       std::to_string(tile.merged) + " shorter than a pixel (" +
+                       Esc(render::FormatQuantity(tile.bin_ns, render::Unit::kNs)) +
+                       ") merged into shaded bins (darker: busier)" + (tile.truncated ? "; more than " +
+                       std::to_string(kMaxTileSlices) + " long slices: the rest merged too" : std::string()) +
+                       ". Click the drawing to zoom in there.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
+    return Html(200, "Timeline of " + row.name, body, kTimelineJs);
   }
 
   HttpResponse Query(int64_t id, const std::string& sql, bool api) {

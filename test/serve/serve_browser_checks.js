@@ -122,6 +122,23 @@ async function main() {
     // replays its console messages, the probe's reports included.)
     await page.goto(`${args.url}/runs/${args['hostile-run']}`, {waitUntil: 'load'});
 
+    await t.check('timeline: drawn from tiles, zoom by link and by a click on the drawing', async () => {
+      await clickTo('a[href$="/timeline"]');
+      assert.equal(await page.$$eval('svg#timeline', (x) => x.length), 1);
+      const titles = await page.$$eval('svg#timeline title', (ts) => ts.map((x) => x.textContent));
+      assert.ok(titles.some((x) => x.startsWith('<script>alert(1)</script>')) ||
+                titles.some((x) => /short slices/.test(x)), titles.slice(0, 5).join(' | '));
+      await clickTo('#timeline-nav a:nth-of-type(2)');  // zoom in
+      assert.match(page.url(), /timeline\?start=\d+&end=\d+$/);
+      const before = page.url();
+      const box = await page.$eval('svg#timeline', (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.width]; });
+      await Promise.all([page.waitForNavigation({waitUntil: 'load'}), page.mouse.click(box[0] + 220 + (box[2] - 220) / 2, box[1] + 30)]);
+      assert.notEqual(page.url(), before, 'a click zooms in');
+    });
+    await checkCsp(t);
+    await shot('timeline');
+    await page.goto(`${args.url}/runs/${args['hostile-run']}`, {waitUntil: 'load'});
+
     await t.check('query page: SQL typed and run, rows escaped', async () => {
       await clickTo('a[href$="/query"]');
       await page.$eval('#query textarea', (el) => { el.value = ''; });

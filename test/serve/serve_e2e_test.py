@@ -186,6 +186,17 @@ def run_tests(exe, data, tmp):
         s, page, _ = http(port, "/runs/%d/query?sql=%s" % (evil["id"], urllib.parse.quote("SELECT name FROM slices")))
         check(s == 200 and "&lt;script&gt;" in page and "<script>alert" not in page, "query page escapes rows")
 
+        # Timeline tiles: every hand-made slice counted once, listed or merged.
+        s, body, _ = http(port, "/api/runs/%d/timeline?width=4" % evil["id"])
+        tile = json.loads(body) if s == 200 else {}
+        names = [x["name"] for t in tile.get("tracks", []) for x in t["slices"]]
+        check(s == 200 and tile["listed"] + tile["merged"] == len(EVIL) and set(names) <= set(EVIL),
+              "timeline tile counts the hand-made slices: %s" % {k: tile.get(k) for k in ("listed", "merged")})
+        s, page, _ = http(port, "/runs/%d/timeline?start=0&end=%d" % (evil["id"], tile.get("end_ns", 1)))
+        check(s == 200 and "<svg" in page and "<script>alert" not in page and "onerror=alert(2)>" not in page,
+              "timeline page draws the tile, names escaped")
+        check(http(port, "/api/runs/%d/timeline?start=5&end=2" % evil["id"])[0] == 400, "timeline: end before start is 400")
+
         # Compare: validation verdicts with intervals.
         res = by_path["resnet50_num_workers_0.pt.trace.json.gz"]
         s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], res["id"]))
