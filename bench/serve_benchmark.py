@@ -8,6 +8,8 @@ built by bench/make_large_trace.py), starts the server, and measures
   * the first view of a run (its native file opened, the report's analyses
     run once), then warm latencies (p50/p95 over --requests requests) of the
     runs list, a run page, its JSON and a query;
+  * timeline tiles (p50/p95) over windows of the whole run down to 1/1000
+    of it at random places, 1000 px wide;
   * the server's peak RSS (VmHWM).
 Latencies are wall times of whole HTTP requests on loopback.
 
@@ -15,6 +17,7 @@ Latencies are wall times of whole HTTP requests on loopback.
 """
 import argparse
 import json
+import random
 import os
 import re
 import shutil
@@ -87,6 +90,18 @@ def main():
                 times = [get(port, path)[0] for _ in range(a.requests)]
                 res[name + "_p50_ms"] = statistics.median(times) * 1000
                 res[name + "_p95_ms"] = pct(times, 0.95) * 1000
+            # Tiles while zooming: windows of 1, 1/10, 1/100, 1/1000 of the run at random places, 1000 px.
+            _, body = get(port, "/api/runs/%d/timeline?width=1" % rid)
+            span = json.loads(body)["end_ns"]
+            rnd = random.Random(1)
+            tiles = []
+            for _ in range(a.requests):
+                for frac in (1, 10, 100, 1000):
+                    length = max(1, span // frac)
+                    start = rnd.randrange(0, max(1, span - length))
+                    tiles.append(get(port, "/api/runs/%d/timeline?start=%d&end=%d&width=1000" % (rid, start, start + length))[0])
+            res["tile_p50_ms"] = statistics.median(tiles) * 1000
+            res["tile_p95_ms"] = pct(tiles, 0.95) * 1000
             status = open("/proc/%d/status" % p.pid).read()
             res["peak_rss_mb"] = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
             print(json.dumps(res, indent=1))
