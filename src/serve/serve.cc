@@ -109,7 +109,7 @@ HttpResponse Html(int status, const std::string& title, const std::string& body,
   HttpResponse r;
   r.status = status;
   r.content_type = "text/html; charset=utf-8";
-  r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a></nav><main>" + body +
+  r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a><a href=\"/history\">History</a></nav><main>" + body +
                                         "</main>");
   // The policy is the page shell's CSP meta, first in <head> (a header with
   // the same policy would only report each violation twice).
@@ -209,7 +209,7 @@ struct OpenRun {
 
 struct ServeServer::Impl {
   ServeOptions options;
-  std::string host, logdir, cache_dir, db_path, uploads_dir;
+  std::string host, logdir, cache_dir, db_path, uploads_dir, baselines_db;
   int port = 0;
   std::vector<ServeToken> tokens;
   std::unique_ptr<RunIndex> index;
@@ -317,6 +317,7 @@ struct ServeServer::Impl {
     if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), false);
     if (p[b] == "runs" && n == 1) return RunsPage(param("q"), api);
     if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), api);
+    if (p[b] == "history" && n == 1) return History(param("service"), api);
     if (p[b] == "runs" && (n == 2 || n == 3)) {
       const std::optional<int64_t> id = ParseId(p[b + 1]);
       if (!id) return NotFound(api);
@@ -580,6 +581,37 @@ struct ServeServer::Impl {
                                     "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc));
   }
 
+  // A service's validations from the baseline database (`aiprof validate
+  // --service` / `--baseline` write them), newest first; opened per request,
+  // never created.
+  HttpResponse History(const std::string& service, bool api) {
+    std::string body = "<h1>History</h1><div class=\"box\" data-go=\"/history\" id=\"history\">Service <input "
+                       "data-param=\"service\" value=\"" + Esc(service) + "\"><button>Show</button></div><p class=\"note\">"
+                       "Validations stored by <code>aiprof validate --service NAME</code> or <code>--baseline NAME</code> in " +
+                       Esc(baselines_db) + ".</p>";
+    if (service.empty()) {
+      if (api) return JsonError(400, "give ?service=NAME");
+      return Html(200, "History", body);
+    }
+    struct stat st{};
+    std::vector<ValidationRecord> records;
+    if (::stat(baselines_db.c_str(), &st) == 0) {
+      StatusOr<std::unique_ptr<BaselineStore>> store = BaselineStore::Open(baselines_db);
+      if (!store.ok()) return Failure(api, 500, store.status().message());
+      StatusOr<std::vector<ValidationRecord>> h = (*store)->History(service, kServeListLimit);
+      if (!h.ok()) return Failure(api, 500, h.status().message());
+      records = std::move(*h);
+    }
+    if (api) return Json(200, HistoryToJson(records));
+    render::Document doc = HistoryToDocument(records);
+    doc.title = "Validations of " + service;
+    size_t regressed = 0;
+    for (const ValidationRecord& r : records) regressed += r.alert;
+    return Html(200, "History of " + service, body + "<p id=\"history-summary\">" + std::to_string(records.size()) +
+                                                  " validation(s), " + std::to_string(regressed) +
+                                                  " with a significant regression.</p>" + render::RenderHtmlBody(doc));
+  }
+
   // POST /api/runs?name=FILE: the body becomes LOGDIR/uploads/<ms>-<n>-FILE
   // (written under a hidden name, then renamed), recorded and queued.
   HttpResponse Upload(const HttpRequest& req) {
@@ -649,6 +681,11 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   if (ec || !fs::is_directory(logdir)) return ErrStatus("--logdir " + options.logdir + ": not a folder");
   impl->logdir = logdir.string();
   impl->uploads_dir = (logdir / "uploads").string();
+  if (!options.baselines_db.empty()) {
+    impl->baselines_db = options.baselines_db;
+  } else {
+    ASSIGN_OR_RETURN(impl->baselines_db, DefaultBaselineDbPath());
+  }
   impl->db_path = options.db.empty() ? (logdir / ".aiprof-serve" / "index.db").string() : options.db;
   const fs::path cache = fs::path(impl->db_path).parent_path() / "cache";
   fs::create_directories(cache, ec);

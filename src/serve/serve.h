@@ -9,6 +9,7 @@
 //   /runs/ID/report        the full report page (src/report/page/)
 //   /runs/ID/query?sql=    read-only SQL over the run (src/query/)
 //   /compare?a=ID&b=ID     two runs through validation (verdicts, intervals)
+//   /history?service=S     a service's validations (aiprof validate --service)
 //   /api/...               the same documents as JSON (docs/serve.md)
 //
 // Every page goes through the page shell (src/render/page.h, one CSP).
@@ -49,6 +50,7 @@ struct ServeOptions {
   std::string db;                      // "" = LOGDIR/.aiprof-serve/index.db
   std::string listen = "127.0.0.1:8080";
   std::string token_file;              // required beyond loopback
+  std::string baselines_db;            // history: "" = the default baseline database (read if it exists)
   int index_threads = 1;
   int request_threads = 2;
   int64_t scan_interval_ms = 10'000;

@@ -136,8 +136,17 @@ def run_tests(exe, data, tmp):
                        timeout=20)
     check(r.returncode == 1 and "--token-file" in r.stderr, "non-loopback without --token-file is refused")
 
+    # History: a baseline and one validation against it, stored by the CLI.
+    baselines = os.path.join(tmp, "baselines.db")
+    service = "svc <b>x</b>"
+    subprocess.run([exe, "set-baseline", "--service", service, "--trace", convnet, "--db", baselines], check=True,
+                   capture_output=True)
+    subprocess.run([exe, "validate", "--baseline", service, "--after",
+                    os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "--db", baselines, "--format", "json"],
+                   check=True, capture_output=True)
+
     p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
-                          "--max-upload-mb", "1", "--request-threads", "4"])
+                          "--max-upload-mb", "1", "--request-threads", "4", "--baselines", baselines])
     try:
         runs = wait_settled(port, 4)
         by_path = {x["path"]: x for x in runs}
@@ -208,6 +217,16 @@ def run_tests(exe, data, tmp):
         check(s == 200 and "regress" in page.lower(), "compare page")
         s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], broken["id"]))
         check(s == 409 and json.loads(body)["state"] == "failed", "compare with a failed run: 409 with its state")
+
+        s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
+        hist = json.loads(body) if s == 200 else []
+        check(len(hist) == 1 and hist[0]["overall"] == "regressed" and hist[0]["alert"] is True,
+              "history: the stored validation, regressed: %s" % hist)
+        s, page, _ = http(port, "/history?service=" + urllib.parse.quote(service))
+        check(s == 200 and "1 validation(s), 1 with a significant regression" in page and "<b>x</b>" not in page,
+              "history page, service name escaped")
+        s, body, _ = http(port, "/api/history?service=nobody")
+        check(s == 200 and json.loads(body) == [], "history of an unknown service is empty")
 
         # Paths never leave the logdir; unknown routes are 404.
         for bad in ["/runs/../../etc/passwd", "/api/runs/%2e%2e", "/api/runs/1x", "/etc/passwd", "/runs/999999"]:
