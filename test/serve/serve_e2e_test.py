@@ -250,13 +250,24 @@ def run_tests(exe, data, tmp):
         def upload(i):
             results[i] = http(port, "/api/runs?name=par%d.json" % i, "POST", tiny_trace("par%d" % i, i + 1))
 
+        reads = {}
+        want_compare = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], res["id"]))[1]
+        want_run = http(port, "/api/runs/%d" % conv["id"])[1]
+
+        def read(i):  # validations and run pages while the uploads land
+            reads[i] = (http(port, "/api/compare?a=%d&b=%d" % (conv["id"], res["id"]))[1],
+                        http(port, "/api/runs/%d" % conv["id"])[1])
+
         threads = [threading.Thread(target=upload, args=(i,)) for i in range(16)]
+        threads += [threading.Thread(target=read, args=(i,)) for i in range(8)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         ids = {i: json.loads(b)["id"] for i, (s, b, _) in results.items() if s == 202}
         check(len(ids) == 16 and len(set(ids.values())) == 16, "16 parallel uploads: 16 distinct runs")
+        check(len(reads) == 8 and all(r == (want_compare, want_run) for r in reads.values()),
+              "8 parallel validations and run pages during the uploads: identical answers")
         s, _, _ = http(port, "/api/runs?name=garbage.json", "POST", b"\x00\x01 not a trace")
         runs = wait_settled(port, 4 + 1 + 16 + 1)
         by_id = {x["id"]: x for x in runs}
@@ -271,6 +282,12 @@ def run_tests(exe, data, tmp):
               "garbage upload fails with a message: " + (garbage[0]["error"] if garbage else ""))
         s, _, _ = http(port, "/")
         check(s == 200, "still serving after bad input")
+        # Naming and tagging a run; the search finds the tag.
+        s, body, _ = http(port, "/api/runs/%d/name?name=%s&tag=nightly" % (conv["id"], urllib.parse.quote("<base> run")),
+                          "POST", b"")
+        found = rows(port, q="nightly")
+        check(s == 200 and [(x["id"], x["name"], x["tag"]) for x in found] == [(conv["id"], "<base> run", "nightly")],
+              "a run is named and tagged, and found by its tag")
         # Rescan picks up a new file.
         shutil.copy(convnet, os.path.join(logdir, "team a", "later.json"))
         s, _, _ = http(port, "/api/rescan", "POST", b"")
