@@ -34,6 +34,8 @@
 #include "src/serve/run_index.h"
 #include "src/serve/timeline_tiles.h"
 #include "src/session/session.h"
+#include "src/view/view_registry.h"
+#include "src/view/view_sink.h"
 
 namespace aiprof {
 namespace fs = std::filesystem;
@@ -324,6 +326,7 @@ struct ServeServer::Impl {
       if (n == 2) return RunPage(*id, api);
       if (p[b + 2] == "query") return Query(*id, param("sql"), api);
       if (p[b + 2] == "report" && !api) return Report(*id);
+      if (!api && (p[b + 2] == "flame" || p[b + 2] == "topology")) return View(*id, p[b + 2]);
       if (p[b + 2] == "timeline") return Timeline(*id, param("start"), param("end"), param("width"), api);
     }
     return NotFound(api);
@@ -440,7 +443,8 @@ struct ServeServer::Impl {
     if (api) return Json(200, render::RenderJson(doc));
     const std::string sid = std::to_string(id);
     std::string body = "<p><a href=\"/runs/" + sid + "/report\">Full report</a> · <a href=\"/runs/" + sid +
-                       "/timeline\">Timeline</a> · <a href=\"/runs/" + sid + "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
+                       "/timeline\">Timeline</a> · <a href=\"/runs/" + sid + "/flame\">Flame graph</a> · <a href=\"/runs/" +
+                       sid + "/topology\">Topology</a> · <a href=\"/runs/" + sid + "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
                        "<div class=\"box\" data-go=\"/compare\" id=\"compare\"><input type=\"hidden\" data-param=\"a\" value=\"" +
                        sid + "\">Compare with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
     return Html(200, row.name, body + render::RenderHtmlBody(doc));
@@ -512,6 +516,29 @@ struct ServeServer::Impl {
                        std::to_string(kMaxTileSlices) + " long slices: the rest merged too" : std::string()) +
                        ". Click the drawing to zoom in there.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
     return Html(200, "Timeline of " + row.name, body, kTimelineJs);
+  }
+
+  // The run's flame graph or topology: the view's own page (`aiprof view
+  // --flame/--topology`, through the page shell), over the run's session.
+  HttpResponse View(int64_t id, const std::string& name) {
+    auto ready = ReadyRun(id, false);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    const RunRow& row = std::get<RunRow>(ready);
+    const ViewSpec* spec = FindView(name);
+    if (!spec || !HasFormat(*spec, "html")) return NotFound(false);
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+    if (!run.ok()) return Failure(false, 500, run.status().message());
+    std::lock_guard<std::mutex> lock((*run)->mu);
+    ViewContext context{*(*run)->session, (*run)->session->trace(), nullptr, ViewOptions{}};
+    context.options.format = "html";
+    context.options.title = row.name;
+    StringViewSink sink;
+    if (Status st = spec->render(context, &sink); !st.ok()) return Failure(false, 422, st.message());
+    HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = sink.str();
+    r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    return r;
   }
 
   HttpResponse Query(int64_t id, const std::string& sql, bool api) {

@@ -163,6 +163,18 @@ async function main() {
     await checkCsp(t);
     await shot('compare');
 
+    for (const view of ['flame', 'topology']) {
+      await t.check(`the ${view} view of a GPU run opens from its page`, async () => {
+        await page.goto(`${args.url}/runs/${args.b}`, {waitUntil: 'load'});
+        await clickTo(`a[href$="/${view}"]`);
+        const drawn = view === 'flame' ? await page.$$eval('#flame *', (x) => x.length)
+                                       : await page.$$eval('svg', (x) => x.length);
+        assert.ok(drawn >= 1, `the ${view} is drawn`);
+      });
+      await checkCsp(t);
+      await shot(view);
+    }
+
     await t.check('a failed run shows the importer\'s message', async () => {
       await page.goto(args.url + '/', {waitUntil: 'load'});
       await clickTo('#runs tr:has(td.failed) a.run-name');

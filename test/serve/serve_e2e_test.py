@@ -180,6 +180,10 @@ def run_tests(exe, data, tmp):
               and "&lt;script&gt;alert(1)&lt;/script&gt;" in page, "run page escapes op names")
         s, page, _ = http(port, "/runs/%d/report" % evil["id"])
         check(s == 200 and "<script>alert(1)" not in page and "Content-Security-Policy" in page, "report page escapes")
+        s, page, _ = http(port, "/runs/%d/flame" % evil["id"])
+        check(s == 200 and "<script>alert(1)" not in page and "Content-Security-Policy" in page, "flame page escapes")
+        s, page, _ = http(port, "/runs/%d/topology" % evil["id"])
+        check(s == 200 and "<script>alert(1)" not in page, "topology page")
         s, body, _ = http(port, "/api/runs/%d" % evil["id"])
         doc = json.loads(body)
         ops = {r["name"]: r for r in doc["sections"]["top_ops"]["blocks"][0]["rows"]}
