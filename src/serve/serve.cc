@@ -1,5 +1,6 @@
 #include "src/serve/serve.h"
 
+#include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -172,6 +173,26 @@ std::string RunJson(const RunRow& r) {
 }
 
 std::string Fmt(double v, render::Unit u) { return render::FormatQuantity(v, u); }
+
+// The relative latency change a stored validation measured (its report's
+// "latency" metric), if it has one.
+std::optional<double> LatencyChange(const std::string& report_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::dom::array metrics;
+  if (parser.parse(report_json).get(doc) != simdjson::SUCCESS || doc["metrics"].get_array().get(metrics)) {
+    return std::nullopt;
+  }
+  for (simdjson::dom::element m : metrics) {
+    std::string_view name;
+    double change = 0;
+    if (m["metric"].get_string().get(name) == simdjson::SUCCESS && name == "latency" &&
+        m["change_rel"].get_double().get(change) == simdjson::SUCCESS) {
+      return change;
+    }
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -632,6 +653,19 @@ struct ServeServer::Impl {
     if (api) return Json(200, HistoryToJson(records));
     render::Document doc = HistoryToDocument(records);
     doc.title = "Validations of " + service;
+    // Latency change of each validation, oldest first (the chart over time).
+    render::Series series;
+    series.key = "latency_change";
+    series.title = "Latency change against the baseline, per validation (oldest first)";
+    series.x_label = "validation";
+    series.y_label = "change";
+    series.y_unit = render::Unit::kChange;
+    for (size_t i = records.size(); i-- > 0;) {
+      if (std::optional<double> c = LatencyChange(records[i].report_json)) {
+        series.points.emplace_back(static_cast<double>(records.size() - 1 - i), *c);
+      }
+    }
+    if (series.points.size() >= 2 && !doc.sections.empty()) doc.sections[0].blocks.insert(doc.sections[0].blocks.begin(), series);
     size_t regressed = 0;
     for (const ValidationRecord& r : records) regressed += r.alert;
     return Html(200, "History of " + service, body + "<p id=\"history-summary\">" + std::to_string(records.size()) +

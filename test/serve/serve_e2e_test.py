@@ -144,6 +144,8 @@ def run_tests(exe, data, tmp):
     subprocess.run([exe, "validate", "--baseline", service, "--after",
                     os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "--db", baselines, "--format", "json"],
                    check=True, capture_output=True)
+    subprocess.run([exe, "validate", "--baseline", service, "--after", convnet, "--db", baselines, "--format", "json"],
+                   check=True, capture_output=True)
 
     p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
                           "--max-upload-mb", "1", "--request-threads", "4", "--baselines", baselines])
@@ -224,11 +226,12 @@ def run_tests(exe, data, tmp):
 
         s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
         hist = json.loads(body) if s == 200 else []
-        check(len(hist) == 1 and hist[0]["overall"] == "regressed" and hist[0]["alert"] is True,
-              "history: the stored validation, regressed: %s" % hist)
+        check([(h["overall"], h["alert"]) for h in hist] == [("no_change", False), ("regressed", True)],
+              "history: both stored validations, newest first: %s" % [h.get("overall") for h in hist])
         s, page, _ = http(port, "/history?service=" + urllib.parse.quote(service))
-        check(s == 200 and "1 validation(s), 1 with a significant regression" in page and "<b>x</b>" not in page,
-              "history page, service name escaped")
+        check(s == 200 and "2 validation(s), 1 with a significant regression" in page and "<b>x</b>" not in page
+              and "Latency change against the baseline" in page and "<svg" in page,
+              "history page: chart over time, regressions counted, service name escaped")
         s, body, _ = http(port, "/api/history?service=nobody")
         check(s == 200 and json.loads(body) == [], "history of an unknown service is empty")
 
