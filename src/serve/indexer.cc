@@ -7,6 +7,9 @@
 #include <memory>
 
 #include "src/importers/common/byte_source.h"
+#include "src/importers/ascend/ascend_pt_importer.h"
+#include "src/importers/ascend/msprof_importer.h"
+#include "src/importers/common/folder_importer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "src/report/page/report_data.h"
@@ -34,6 +37,42 @@ int64_t MtimeNs(const fs::directory_entry& e) {
   const auto t = e.last_write_time(ec);
   if (ec) return 0;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// True when folder `dir` is one run: a torch_npu rank folder, an msprof
+// PROF_* folder, or a folder of several ranks (at least two entries named
+// rankN that are importable units).
+bool IsFolderRun(const fs::path& dir) {
+  const std::string d = dir.string();
+  if (IsAscendPtFolder(d) || IsMsprofFolder(d)) return true;
+  std::error_code ec;
+  int ranked = 0;
+  for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ranked += RankFromName(it->path().string()) != kNoRank;
+    if (ranked >= 2) break;
+  }
+  if (ranked < 2) return false;
+  StatusOr<std::vector<FolderUnit>> units = ListFolderUnits(d);
+  if (!units.ok() || units->size() < 2) return false;
+  for (const FolderUnit& u : *units) {
+    if (RankFromName(u.path) == kNoRank) return false;
+  }
+  return true;
+}
+
+// A folder run's stamp: the total size of its files and the latest
+// modification time (symbolic links not followed).
+std::pair<int64_t, int64_t> FolderStamp(const fs::path& dir) {
+  int64_t size = 0, mtime = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+    size += static_cast<int64_t>(it->file_size(ec));
+    mtime = std::max(mtime, MtimeNs(*it));
+  }
+  return {size, mtime};
 }
 
 }  // namespace
@@ -95,6 +134,17 @@ StatusOr<size_t> Indexer::ScanOnce() {
     if (e.is_directory(ec)) {
       if (e.path().string() == options_.cache_dir || it.depth() >= static_cast<int>(kMaxScanDepth)) {
         it.disable_recursion_pending();
+      } else if (IsFolderRun(e.path())) {
+        // One run (ranks merged by the folder importer): not entered.
+        it.disable_recursion_pending();
+        const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
+        if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
+        const auto [size, mtime] = FolderStamp(e.path());
+        ASSIGN_OR_RETURN(auto stamp, index_->Stamp(rel));
+        ++found;
+        if (stamp && stamp->first == size && stamp->second == mtime) continue;
+        RETURN_IF_ERROR(index_->Upsert(rel, size, mtime).status());
+        Notify();
       }
       continue;
     }

@@ -1,5 +1,7 @@
 // Finds runs under the logdir and converts each once into the native-file
-// cache. One scanner (periodic, or on request) records importable files in
+// cache. A run is a trace file, or a folder the importers read as one run
+// (a torch_npu rank folder, an msprof PROF_* folder, a folder of several
+// ranks' units named rankN), which is then not entered. One scanner (periodic, or on request) records importable files in
 // the index; converter threads claim queued runs, import them with the
 // importers (and their limits), write `<cache>/<id>.aiprof`, compute the
 // figures of the runs list through an analysis session, and mark the run

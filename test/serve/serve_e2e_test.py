@@ -103,11 +103,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
     ap.add_argument("--data", required=True)
+    ap.add_argument("--fixtures", required=True)
     a = ap.parse_args()
     exe = os.path.abspath(a.aiprof)
     tmp = tempfile.mkdtemp(prefix="aiprof_serve_")
     try:
-        run_tests(exe, a.data, tmp)
+        run_tests(exe, a.data, a.fixtures, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if FAILURES:
@@ -117,7 +118,7 @@ def main():
     return 0
 
 
-def run_tests(exe, data, tmp):
+def run_tests(exe, data, fixtures, tmp):
     logdir = os.path.join(tmp, "logs")
     os.makedirs(os.path.join(logdir, "team a"))
     convnet = os.path.join(data, "convnet_bs8_channels_last.kineto.json")
@@ -130,6 +131,8 @@ def run_tests(exe, data, tmp):
     json.dump(evil_trace(), open(outside, "w"))
     os.symlink(outside, os.path.join(logdir, "link.json"))
     open(os.path.join(logdir, "notes.txt"), "w").write("not a trace")
+    # A folder of two torch_npu ranks: one run, not one per file inside.
+    shutil.copytree(os.path.join(fixtures, "ascend-pt", "level0"), os.path.join(logdir, "cluster job"))
 
     # Beyond loopback without tokens: refused before anything starts.
     r = subprocess.run([exe, "serve", "--logdir", logdir, "--listen", "0.0.0.0:0"], capture_output=True, text=True,
@@ -150,10 +153,16 @@ def run_tests(exe, data, tmp):
     p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
                           "--max-upload-mb", "1", "--request-threads", "4", "--baselines", baselines])
     try:
-        runs = wait_settled(port, 4)
+        runs = wait_settled(port, 5)
         by_path = {x["path"]: x for x in runs}
         check(sorted(by_path) == sorted(["team a/convnet.json", "resnet50_num_workers_0.pt.trace.json.gz", evil_name,
-                                         "broken.json"]), "indexes the traces, not the link or notes: %s" % sorted(by_path))
+                                         "broken.json", "cluster job"]),
+              "indexes the traces and the rank folder as one run, not the link or notes: %s" % sorted(by_path))
+        job = by_path.get("cluster job", {})
+        s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (job.get("id", 0), urllib.parse.quote(
+            "SELECT count(DISTINCT rank) FROM tracks WHERE rank >= 0")))
+        check(job.get("state") == "ready" and s == 200 and json.loads(body)["rows"] == [[2]],
+              "the rank folder is one run with both ranks: %s" % body.strip())
         broken = by_path.get("broken.json", {})
         check(broken.get("state") == "failed" and "truncated JSON" in broken.get("error", "")
               and tmp not in broken.get("error", ""), "a bad trace fails with the importer's message, relative path")
@@ -276,7 +285,7 @@ def run_tests(exe, data, tmp):
         check(len(reads) == 8 and all(r == (want_compare, want_run) for r in reads.values()),
               "8 parallel validations and run pages during the uploads: identical answers")
         s, _, _ = http(port, "/api/runs?name=garbage.json", "POST", b"\x00\x01 not a trace")
-        runs = wait_settled(port, 4 + 1 + 16 + 1)
+        runs = wait_settled(port, 5 + 1 + 16 + 1)
         by_id = {x["id"]: x for x in runs}
         ok = True
         for i, rid in ids.items():
