@@ -326,8 +326,9 @@ void HttpServer::Handle(Connection* c) {
     }
     box->Wake();
   };
+  std::string body = std::move(c->request.body);  // moved, never copied (an upload may be large)
   HttpRequest request = c->request;
-  request.body = std::move(c->request.body);
+  request.body = std::move(body);
   handle_(std::move(request), std::move(respond));
 }
 
