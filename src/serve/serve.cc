@@ -400,6 +400,7 @@ struct ServeServer::Impl {
     run->row = row;
     SessionOptions so;
     so.input = row.path;
+    so.db = baselines_db;  // suggestions carry the knowledge cards' measured gains
     run->session = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), so);
     std::lock_guard<std::mutex> lock(cache_mu);
     open_runs.remove_if([&](const std::shared_ptr<OpenRun>& o) { return o->row.id == row.id; });
