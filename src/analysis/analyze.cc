@@ -56,14 +56,35 @@ std::vector<std::string> DescribeBreakdown(const Trace& trace, const GapsResult&
 }
 
 std::vector<std::string> DescribeLaunches(const Trace& trace, const LaunchStats& st) {
-  if (st.kernels == 0) return {"no device kernels (CPU-only trace)"};
+  if (st.kernels == 0) {
+    auto unmodelled = trace.metadata.find("accelerator_unmodelled");
+    if (unmodelled != trace.metadata.end()) {
+      return {"no kernels aiprof recognises: the trace holds device events of an accelerator it has no model for (" +
+              unmodelled->second + ")"};
+    }
+    return {"no device kernels (CPU-only trace)"};
+  }
   std::vector<std::string> out = {
       std::to_string(st.kernels) + " kernels, " + std::to_string(st.launches) + " linked to a launch call, " +
           std::to_string(st.launches_in_steps) + " launched inside steps",
       "launch delay p50 " + Ns(st.delay_p50_ns) + ", p90 " + Ns(st.delay_p90_ns) + ", max " +
           Ns(static_cast<double>(st.delay_max_ns)),
-      "launch cost (median launch call) " + Ns(st.launch_cost_ns) + "; kernels shorter than that: " +
-          std::to_string(st.short_kernels)};
+      "launch cost (median one-by-one launch call) " + Ns(st.launch_cost_ns) +
+          "; kernels launched one by one and shorter than that: " + std::to_string(st.short_kernels),
+      std::to_string(st.launch_calls) + " launch calls; delays are per call (its first kernel)"};
+  if (st.graph_launches > 0) {
+    out.push_back("graphs: " + std::to_string(st.graph_launches) + " graph launches replay " +
+                  std::to_string(st.graph_kernels) + " kernels; graph launch call " + Ns(st.graph_launch_cost_ns) +
+                  " (median); device gap between replays " +
+                  (st.graph_gaps > 0 ? Ns(st.graph_gap_p50_ns) + " (median of " + std::to_string(st.graph_gaps) + ")"
+                                     : std::string("n/a (fewer than two consecutive replays)")));
+  }
+  if (st.device_time_ns > 0) {
+    out.push_back("op coverage: " + FormatPercent(Share(st.attributed_time_ns, st.device_time_ns)) +
+                  " of device-activity time (" + Ns(static_cast<double>(st.device_time_ns)) +
+                  ") is attributed to a host op" +
+                  (st.graph_kernels > 0 ? "; graph-replayed kernels are tied to no op (the capture trace is not merged)" : ""));
+  }
   for (const RuntimeOutlier& o : st.outliers) {
     out.push_back("outlier: " + std::string(trace.Str(trace.slices.name[o.slice])) + " " +
                   Ns(static_cast<double>(trace.slices.dur_ns[o.slice])) + " vs median " + Ns(o.median_ns) + " at ts " +
@@ -264,6 +285,10 @@ SectionLines RunRoofline(AnalysisResults& in, MetricSet* m) {
   return DescribeRoofline(r, in.roofline_problem());
 }
 
+SectionLines RunKernels(AnalysisResults& in, MetricSet*) { return DescribeKernelClasses(in.kernel_classes()); }
+
+SectionLines RunLlm(AnalysisResults& in, MetricSet*) { return DescribeLlmPhases(in.llm_phases()); }
+
 struct AnalysisEntry {
   std::string_view name;
   SectionLines (*run)(AnalysisResults&, MetricSet*);
@@ -274,7 +299,8 @@ constexpr AnalysisEntry kAnalyses[] = {
     {"breakdown", RunBreakdown}, {"launches", RunLaunches},   {"memcpy", RunMemcpy},
     {"layout", RunLayout},       {"fusion", RunFusion},       {"long_tail", RunLongTail},
     {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
-    {"pipeline", RunPipeline},   {"roofline", RunRoofline},
+    {"pipeline", RunPipeline},   {"roofline", RunRoofline},   {"kernels", RunKernels},
+    {"llm", RunLlm},
 };
 
 double MsSince(std::chrono::steady_clock::time_point start) {
@@ -325,6 +351,8 @@ struct AnalysisResults::Slots {
     RooflineResult result;
   };
   Slot<Roofline> roofline;
+  Slot<KernelClassResult> kernel_classes;
+  Slot<LlmPhasesResult> llm_phases;
 };
 
 namespace {
@@ -401,6 +429,12 @@ const MemoryResult& AnalysisResults::memory() {
 const std::vector<MemorySeries>& AnalysisResults::memory_series() {
   return Once(slots_->memory_series, "analysis.memory_series",
               [&] { return ComputeMemorySeries(trace_, kMemorySeriesPoints); });
+}
+const KernelClassResult& AnalysisResults::kernel_classes() {
+  return Once(slots_->kernel_classes, "analysis.kernels", [&] { return ComputeKernelClasses(trace_); });
+}
+const LlmPhasesResult& AnalysisResults::llm_phases() {
+  return Once(slots_->llm_phases, "analysis.llm", [&] { return ComputeLlmPhases(trace_); });
 }
 const CommunicationResult& AnalysisResults::communication() {
   return Once(slots_->communication, "analysis.communication", [&] { return ComputeCommunication(trace_); });

@@ -19,12 +19,14 @@
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/layout/layout_conversions.h"
+#include "src/analysis/llm/llm_phases.h"
 #include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/memcpy/memcpy_stats.h"
 #include "src/analysis/memory/memory_peaks.h"
 #include "src/analysis/memory/memory_series.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
+#include "src/analysis/roofline/kernel_class.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
 #include "src/analysis/summary/summary.h"
@@ -111,6 +113,11 @@ class AnalysisResults {
   const RooflineResult& roofline();
   const std::optional<DevicePeaks>& roofline_device();
   const std::string& roofline_problem();
+  // Device time by kernel class (Triton/Inductor classes included) and by
+  // torch.compile region.
+  const KernelClassResult& kernel_classes();
+  // LLM prefill/decode phases.
+  const LlmPhasesResult& llm_phases();
 
   // Points of the memory series (the report's chart).
   static constexpr size_t kMemorySeriesPoints = 400;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/summary/summary.h"
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
@@ -34,6 +35,11 @@ class SummaryCommand : public Command {
     const Summary& summary = session->results().summary();
     timer.Mark("analyse");
     SummaryReportOptions report;
+    const LaunchStats& launches = session->results().launches();
+    if (launches.device_time_ns > 0) {
+      report.op_coverage =
+          static_cast<double>(launches.attributed_time_ns) / static_cast<double>(launches.device_time_ns);
+    }
     // Machine-readable outputs list every op unless --top says otherwise.
     report.top_n = top_ ? *top_ : format == "text" ? 20 : 0;
     if (format == "csv" && report.top_n != 0 && report.top_n < summary.ops.size()) {

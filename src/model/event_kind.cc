@@ -56,6 +56,17 @@ EventKind ClassifyEvent(std::string_view category, std::string_view name) {
   if (category == "gpu_memcpy" || category == "Memcpy") return EventKind::kMemcpy;
   if (category == "gpu_memset" || category == "Memset") return EventKind::kMemset;
   if (category == "Trace") return EventKind::kTraceSpan;
+  // Meta MTIA (Kineto's MTIA profiler): device-side command-processor events
+  // on the device's stream tracks; runtime calls on host threads.
+  if (category == "mtia_ccp_events") {
+    if (name == "dma_request") return EventKind::kMemcpy;
+    if (name == "event_record" || name == "event_wait") return EventKind::kOther;
+    return EventKind::kKernel;
+  }
+  if (category == "mtia_runtime") {
+    if (Contains(name, "ynchronize") || Contains(name, "waitOnEvent")) return EventKind::kSync;
+    return EventKind::kRuntime;
+  }
   return EventKind::kOther;
 }
 

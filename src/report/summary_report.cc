@@ -110,10 +110,20 @@ std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryRep
                        Truncated(trace.Str(op.name), 90));
   }
   out += "\nDevices:\n";
-  if (s.devices.empty()) out += "  (no device activity in this trace: kernels, copies, sets, collectives)\n";
+  auto unmodelled = trace.metadata.find("accelerator_unmodelled");
+  if (s.devices.empty() && unmodelled != trace.metadata.end()) {
+    out += fmt::format("  (device events of an accelerator aiprof has no model for: {})\n",
+                       TerminalSafe(unmodelled->second));
+  } else if (s.devices.empty()) {
+    out += "  (no device activity in this trace: kernels, copies, sets, collectives)\n";
+  }
   for (const DeviceStat& d : s.devices) {
     out += fmt::format("  rank {:>3} device {:>3}: busy {} us of {} us span, utilization {:.1f}%\n",
                        d.rank, d.device, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization * 100);
+  }
+  if (o.op_coverage) {
+    out += fmt::format("  op coverage: {:.1f}% of device-activity time is attributed to a host op\n",
+                       *o.op_coverage * 100);
   }
   out += fmt::format("\nSteps ({}{}):\n", s.steps.size(), s.step_source.empty() ? "" : ", from " + s.step_source);
   for (const StepStat& st : s.steps) {
@@ -166,6 +176,7 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
                        i ? "," : "", d.device, d.rank, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization);
   }
   out += s.devices.empty() ? "],\n" : "\n  ],\n";
+  if (o.op_coverage) out += fmt::format("  \"op_coverage\": {},\n", *o.op_coverage);
   out += fmt::format("  \"step_source\": {},\n", s.step_source.empty() ? "null" : JsonString(s.step_source));
   out += "  \"steps\": [";
   for (size_t i = 0; i < s.steps.size(); ++i) {

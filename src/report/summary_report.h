@@ -2,6 +2,7 @@
 #ifndef AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
 #define AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
 
+#include <optional>
 #include <string>
 
 #include "src/analysis/summary/summary.h"
@@ -10,6 +11,9 @@ namespace aiprof {
 
 struct SummaryReportOptions {
   size_t top_n = 0;  // ops listed; 0 = all (the text report defaults to 20 in the CLI)
+  // Share of device-activity time attributed to a host op (LaunchStats,
+  // src/analysis/launches); printed when set.
+  std::optional<double> op_coverage;
 };
 
 std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o);

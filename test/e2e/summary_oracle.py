@@ -26,7 +26,8 @@ Definitions (kept in step with the aiprof spec):
   * ops: per (cat or "", name): count, total/mean/p50/p99/max in us;
     percentiles by linear interpolation between closest ranks (numpy default).
   * devices: device-activity slices (cat "kernel" case-insensitively, or
-    exactly "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"); device = pid,
+    exactly "gpu_memcpy", "Memcpy", "gpu_memset", "Memset", or Meta MTIA's
+    "mtia_ccp_events" other than the event_record/event_wait markers); device = pid,
     rank = top-level distributedInfo.rank or -1; busy = union length,
     span = max end - min start, utilization = busy/span (0 if span 0).
   * steps: slices named "ProfilerStep#..." (without any: "## step N ##" or
@@ -135,7 +136,9 @@ def name_of(ev):
     return n if isinstance(n, str) else str(n)
 
 
-def is_device_cat(cat):
+def is_device_cat(cat, name=""):
+    if cat == "mtia_ccp_events":
+        return name not in ("event_record", "event_wait")
     return cat.lower() == "kernel" or cat in DEVICE_CATS_EXACT
 
 
@@ -304,7 +307,7 @@ def compute(doc, events):
     dev_iv = {}
     device_tracks = set()
     for s in slices:
-        if is_device_cat(s.cat):
+        if is_device_cat(s.cat, s.name):
             dev_iv.setdefault(device_id(s.pid), []).append((s.ts, s.ts + s.dur))
             device_tracks.add(s.track)
         elif s.cat == GPU_USER_ANNOTATION:

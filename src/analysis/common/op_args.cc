@@ -100,6 +100,11 @@ std::optional<std::vector<std::string>> OpArgReader::InputTypes(uint32_t s) cons
   return t ? ParseStringList(*t) : std::nullopt;
 }
 
+std::optional<std::vector<std::string>> OpArgReader::ConcreteInputs(uint32_t s) const {
+  auto t = Text(s, Key("Concrete Inputs"));
+  return t ? ParseStringList(*t) : std::nullopt;
+}
+
 std::optional<double> OpArgReader::Number(uint32_t s, std::string_view key) const {
   auto k = Key(key);
   if (!k) return std::nullopt;

@@ -27,6 +27,8 @@ class OpArgReader {
   // Input Dims / Input type of slice `s`, or nullopt when absent or malformed.
   std::optional<std::vector<Dims>> InputDims(uint32_t s) const;
   std::optional<std::vector<std::string>> InputTypes(uint32_t s) const;
+  // "Concrete Inputs" (scalar values as text, "" for tensors), or nullopt.
+  std::optional<std::vector<std::string>> ConcreteInputs(uint32_t s) const;
   // A numeric arg (int, uint or double) named `key`, or nullopt.
   std::optional<double> Number(uint32_t s, std::string_view key) const;
   // A string arg named `key`, or nullopt.

@@ -1,6 +1,7 @@
 #include "src/analysis/launches/launch_stats.h"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include "src/analysis/common/text_format.h"
@@ -47,49 +48,146 @@ void FindOutliers(const Trace& trace, LaunchStats* out) {
 
 }  // namespace
 
+bool IsGraphLaunchName(std::string_view name) { return name.find("GraphLaunch") != std::string_view::npos; }
+
+namespace {
+
+// One launching call and what it launched.
+struct CallInfo {
+  int64_t first_start = INT64_MAX;
+  int64_t last_end = INT64_MIN;
+  uint32_t first_track = kNoTrack;
+};
+
+// Per launch call: delay of its first kernel, one-by-one launch cost, graph
+// launch cost and the device gaps between consecutive graph replays.
+void SummariseCalls(const Trace& trace, const std::unordered_map<uint32_t, CallInfo>& calls,
+                    const std::vector<std::pair<int64_t, int64_t>>& steps, LaunchStats* out) {
+  const SliceTable& s = trace.slices;
+  std::vector<int64_t> delays, call_durs, graph_durs;
+  std::vector<std::tuple<uint32_t, int64_t, int64_t>> replays;  // track, start, end
+  for (const auto& [call, info] : calls) {
+    ++out->launch_calls;
+    if (InsideAnyStep(steps, s.ts_ns[call])) ++out->launches_in_steps;
+    delays.push_back(info.first_start - (s.ts_ns[call] + s.dur_ns[call]));
+    if (IsGraphLaunchName(trace.Str(s.name[call]))) {
+      ++out->graph_launches;
+      graph_durs.push_back(s.dur_ns[call]);
+      replays.emplace_back(info.first_track, info.first_start, info.last_end);
+    } else {
+      call_durs.push_back(s.dur_ns[call]);
+    }
+  }
+  std::sort(delays.begin(), delays.end());
+  std::sort(call_durs.begin(), call_durs.end());
+  std::sort(graph_durs.begin(), graph_durs.end());
+  out->delay_p50_ns = QuantileSorted(delays.data(), delays.size(), 0.5);
+  out->delay_p90_ns = QuantileSorted(delays.data(), delays.size(), 0.9);
+  out->delay_max_ns = delays.empty() ? 0 : delays.back();
+  out->launch_cost_ns = QuantileSorted(call_durs.data(), call_durs.size(), 0.5);
+  out->graph_launch_cost_ns = QuantileSorted(graph_durs.data(), graph_durs.size(), 0.5);
+  std::sort(replays.begin(), replays.end());
+  std::vector<int64_t> gaps;
+  for (size_t i = 1; i < replays.size(); ++i) {
+    const auto& [track, start, end] = replays[i];
+    const auto& [prev_track, prev_start, prev_end] = replays[i - 1];
+    if (track != prev_track || start < prev_end) continue;
+    gaps.push_back(start - prev_end);
+  }
+  std::sort(gaps.begin(), gaps.end());
+  out->graph_gaps = gaps.size();
+  for (int64_t g : gaps) out->graph_gap_total_ns += g;
+  out->graph_gap_p50_ns = QuantileSorted(gaps.data(), gaps.size(), 0.5);
+}
+
+// For every slice, whether a cpu_op encloses it on its track (parents come
+// before their children in slice order).
+std::vector<uint8_t> UnderHostOp(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<uint32_t> parent = ParentSlices(trace);
+  std::vector<uint8_t> under(s.size(), 0);
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    uint32_t p = parent[i];
+    under[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under[p]);
+  }
+  return under;
+}
+
+}  // namespace
+
 LaunchStats ComputeLaunchStats(const Trace& trace) {
   LaunchStats out;
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
+  std::vector<uint32_t> launching_op = LaunchingOps(trace);
+  std::vector<uint8_t> under_op = UnderHostOp(trace);
   std::vector<std::pair<int64_t, int64_t>> steps;
   for (size_t i = 0; i < trace.steps.size(); ++i) {
     steps.emplace_back(trace.steps.ts_ns[i], trace.steps.ts_ns[i] + trace.steps.dur_ns[i]);
   }
   std::sort(steps.begin(), steps.end());
-  std::vector<int64_t> delays, call_durs, kernel_durs;
+  std::unordered_map<uint32_t, CallInfo> calls;
+  std::vector<uint32_t> one_by_one;  // kernels launched by a non-graph call
   for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!IsDeviceActivity(s.kind[i])) continue;
+    uint32_t call = launcher[i];
+    bool graph = call != kNoSlice && IsGraphLaunchName(trace.Str(s.name[call]));
+    out.device_time_ns += s.dur_ns[i];
+    if (launching_op[i] != kNoSlice || (call != kNoSlice && !graph && under_op[call])) {
+      out.attributed_time_ns += s.dur_ns[i];
+    }
     if (!IsTask(s.kind[i])) continue;
     ++out.kernels;
-    kernel_durs.push_back(s.dur_ns[i]);
-    uint32_t call = launcher[i];
     if (call == kNoSlice) continue;
     ++out.launches;
-    if (InsideAnyStep(steps, s.ts_ns[call])) ++out.launches_in_steps;
-    delays.push_back(s.ts_ns[i] - (s.ts_ns[call] + s.dur_ns[call]));
-    call_durs.push_back(s.dur_ns[call]);
+    if (graph) {
+      ++out.graph_kernels;
+    } else {
+      one_by_one.push_back(i);
+    }
+    CallInfo& info = calls[call];
+    if (s.ts_ns[i] < info.first_start) {
+      info.first_start = s.ts_ns[i];
+      info.first_track = s.track[i];
+    }
+    info.last_end = std::max(info.last_end, s.ts_ns[i] + s.dur_ns[i]);
   }
-  std::sort(delays.begin(), delays.end());
-  std::sort(call_durs.begin(), call_durs.end());
-  out.delay_p50_ns = QuantileSorted(delays.data(), delays.size(), 0.5);
-  out.delay_p90_ns = QuantileSorted(delays.data(), delays.size(), 0.9);
-  out.delay_max_ns = delays.empty() ? 0 : delays.back();
-  out.launch_cost_ns = QuantileSorted(call_durs.data(), call_durs.size(), 0.5);
-  if (!call_durs.empty()) {
-    for (int64_t d : kernel_durs) out.short_kernels += static_cast<double>(d) < out.launch_cost_ns;
+  SummariseCalls(trace, calls, steps, &out);
+  if (out.launch_calls > out.graph_launches) {
+    for (uint32_t k : one_by_one) out.short_kernels += static_cast<double>(s.dur_ns[k]) < out.launch_cost_ns;
   }
   FindOutliers(trace, &out);
   return out;
 }
 
 void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* metrics) {
+  constexpr const char* kLaunchMetrics[] = {"launches_per_step", "launch_delay_p50_ns", "short_kernel_ratio",
+                                            "graph_kernel_ratio", "graph_launch_cost_ns", "graph_gap_p50_ns"};
+  bool any_host_op = false;
+  for (size_t i = 0; i < trace.slices.size() && !any_host_op; ++i) any_host_op = trace.slices.kind[i] == EventKind::kCpuOp;
+  if (!any_host_op) {
+    metrics->SetUnavailable("op_coverage", "no host ops (cpu_op) in the trace to attribute device time to");
+  } else if (st.device_time_ns > 0) {
+    metrics->Set("op_coverage", static_cast<double>(st.attributed_time_ns) / static_cast<double>(st.device_time_ns),
+                 kSource);
+  } else {
+    metrics->SetUnavailable("op_coverage", "no device activity in the trace");
+  }
   if (st.kernels == 0) {
-    const char* why = "no device kernels in the trace (CPU-only)";
-    for (const char* m : {"launches_per_step", "launch_delay_p50_ns", "short_kernel_ratio"}) metrics->SetUnavailable(m, why);
+    auto unmodelled = trace.metadata.find("accelerator_unmodelled");
+    const std::string why = unmodelled != trace.metadata.end()
+                                ? "the trace holds device events of an accelerator aiprof has no model for (" +
+                                      unmodelled->second + "), but no kernels it recognises"
+                                : std::string("no device kernels in the trace (CPU-only)");
+    for (const char* m : kLaunchMetrics) metrics->SetUnavailable(m, why);
     return;
   }
+  metrics->Set("graph_kernel_ratio", static_cast<double>(st.graph_kernels) / static_cast<double>(st.kernels), kSource);
   if (st.launches == 0) {
     const char* why = "no kernel is linked to its launching runtime call (no correlation/flows)";
-    for (const char* m : {"launches_per_step", "launch_delay_p50_ns", "short_kernel_ratio"}) metrics->SetUnavailable(m, why);
+    for (const char* m : kLaunchMetrics) {
+      if (std::string_view(m) != "graph_kernel_ratio") metrics->SetUnavailable(m, why);
+    }
     return;
   }
   if (trace.steps.size() == 0) {
@@ -100,6 +198,24 @@ void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* me
   }
   metrics->Set("launch_delay_p50_ns", st.delay_p50_ns, kSource);
   metrics->Set("short_kernel_ratio", static_cast<double>(st.short_kernels) / static_cast<double>(st.kernels), kSource);
+  if (st.graph_launches == 0) {
+    metrics->SetUnavailable("graph_launch_cost_ns", "no graph launches in the trace");
+    metrics->SetUnavailable("graph_gap_p50_ns", "no graph launches in the trace");
+  } else {
+    metrics->Set("graph_launch_cost_ns", st.graph_launch_cost_ns, kSource);
+    if (st.graph_gaps == 0) {
+      metrics->SetUnavailable("graph_gap_p50_ns", "fewer than two consecutive graph replays on a stream");
+    } else {
+      metrics->Set("graph_gap_p50_ns", st.graph_gap_p50_ns, kSource);
+    }
+    metrics->AddEvidence("host_bound", std::to_string(st.graph_launches) + " graph launches replay " +
+                                           std::to_string(st.graph_kernels) + " of " + std::to_string(st.kernels) +
+                                           " kernels; each graph launch call takes " +
+                                           FormatDurationNs(st.graph_launch_cost_ns) + " (median); " +
+                                           (st.graph_gaps > 0 ? "device gap between replays " +
+                                                                    FormatDurationNs(st.graph_gap_p50_ns) + " (median)"
+                                                              : std::string("no consecutive replays")));
+  }
   for (const RuntimeOutlier& o : st.outliers) {
     metrics->AddEvidence("host_bound", "runtime call " + std::string(trace.Str(trace.slices.name[o.slice])) + " took " +
                                            FormatDurationNs(static_cast<double>(trace.slices.dur_ns[o.slice])) +

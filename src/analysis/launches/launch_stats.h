@@ -2,17 +2,29 @@
 // kernels too short to be worth their launch.
 //
 // A launch is a runtime/driver call linked (Trace::flows) to a kernel or
-// collective. launches_per_step counts launches whose call starts inside a
-// step, divided by the number of steps. Launch delay = device start − call
-// end (can be negative when the device starts before the call returns).
-// Launch cost = median duration of the launch calls; a kernel is short when
-// its duration is below that cost. Runtime-call outliers: runtime calls
-// longer than kRuntimeOutlierFactor × the median of calls with the same name
-// (names with at least kRuntimeOutlierMinCount calls).
+// collective. Statistics are per launch call: a graph launch
+// (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch) that replays N kernels
+// counts once, with its own duration. launches_per_step counts launch calls
+// starting inside a step, divided by the number of steps. Launch delay =
+// start of the call's first kernel − call end (can be negative when the
+// device starts before the call returns). Launch cost = median duration of
+// the calls that launch kernels one by one (graph launches have their own,
+// graph_launch_cost_ns); a kernel launched one by one is short when its
+// duration is below that cost — a kernel replayed by a graph pays no launch
+// of its own and is never short. Graph gaps: device time between the last
+// kernel of one graph replay and the first of the next on the same stream.
+// Op coverage: the share of device-activity time (kernels, copies, sets,
+// collectives) whose launching call or launching flow lies under a host op
+// (cpu_op); graph-replayed kernels are covered only through a flow from an
+// op (none ties them yet: the graph capture trace is not merged).
+// Runtime-call outliers: runtime calls longer than kRuntimeOutlierFactor ×
+// the median of calls with the same name (names with at least
+// kRuntimeOutlierMinCount calls).
 #ifndef AIPROF_SRC_ANALYSIS_LAUNCHES_LAUNCH_STATS_H_
 #define AIPROF_SRC_ANALYSIS_LAUNCHES_LAUNCH_STATS_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -33,19 +45,35 @@ struct RuntimeOutlier {
 struct LaunchStats {
   uint64_t kernels = 0;          // kernels + collectives
   uint64_t launches = 0;         // of those, linked to a launching call
-  uint64_t launches_in_steps = 0;
-  double delay_p50_ns = 0, delay_p90_ns = 0;
+  uint64_t launch_calls = 0;     // distinct launching calls (a graph launch once)
+  uint64_t launches_in_steps = 0;  // launch calls starting inside a step
+  double delay_p50_ns = 0, delay_p90_ns = 0;  // per launch call
   int64_t delay_max_ns = 0;
-  double launch_cost_ns = 0;     // median launch call duration
-  uint64_t short_kernels = 0;
+  double launch_cost_ns = 0;     // median duration of one-by-one launch calls
+  uint64_t short_kernels = 0;    // one-by-one launched kernels shorter than launch_cost_ns
+  // CUDA/HIP graphs:
+  uint64_t graph_launches = 0;   // graph-launch calls linked to kernels
+  uint64_t graph_kernels = 0;    // kernels + collectives they replayed
+  double graph_launch_cost_ns = 0;  // median graph-launch call duration
+  double graph_gap_p50_ns = 0;      // median device gap between consecutive replays (0 with < 2)
+  int64_t graph_gap_total_ns = 0;
+  uint64_t graph_gaps = 0;
+  // Op coverage (device-activity time):
+  int64_t device_time_ns = 0;
+  int64_t attributed_time_ns = 0;  // under a host op
   std::vector<RuntimeOutlier> outliers;  // longest first
 };
+
+// True for a call that replays a captured graph (cudaGraphLaunch,
+// hipGraphLaunch, cuGraphLaunch and their versioned names).
+bool IsGraphLaunchName(std::string_view name);
 
 // O(n log n) in slices.
 LaunchStats ComputeLaunchStats(const Trace& trace);
 
-// Publishes launches_per_step, launch_delay_p50_ns, short_kernel_ratio and
-// "host_bound" evidence for runtime outliers.
+// Publishes launches_per_step, launch_delay_p50_ns, short_kernel_ratio,
+// graph_kernel_ratio, graph_launch_cost_ns, graph_gap_p50_ns, op_coverage and
+// "host_bound" evidence for runtime outliers and graph launches.
 void PublishLaunchStats(const Trace& trace, const LaunchStats& stats, MetricSet* metrics);
 
 }  // namespace aiprof

@@ -79,15 +79,32 @@ std::optional<OpCost> Matmul(const Tensor& a, const Tensor& b, double extra_byte
   return c;
 }
 
+// The bias add: one FLOP per output element (batch · M · N).
+std::optional<OpCost> WithBias(std::optional<OpCost> c, double out_elems) {
+  if (c) c->flops += out_elems;
+  return c;
+}
+
+// Output elements of a matmul: FLOPs / (2 K).
+double OutElems(const OpCost& c, const Tensor& a) {
+  double k = a.dims->empty() ? 1 : static_cast<double>(a.dims->back());
+  return k > 0 ? c.flops / (2 * k) : 0;
+}
+
 std::optional<OpCost> MatmulFamily(std::string_view n, const std::vector<Tensor>& t) {
-  if ((n == "addmm" || n == "baddbmm") && t.size() >= 3) return Matmul(t[1], t[2], t[0].Bytes());
+  if ((n == "addmm" || n == "baddbmm") && t.size() >= 3) {
+    std::optional<OpCost> c = Matmul(t[1], t[2], t[0].Bytes());
+    return c ? WithBias(c, OutElems(*c, t[1])) : c;
+  }
   if (n == "linear" && t.size() >= 2) {
     // x [.., K] · Wᵀ with W [N, K]: as x · [K, N].
     const Dims& w = *t[1].dims;
     if (w.size() != 2) return std::nullopt;
     Dims wt = {w[1], w[0]};
     Tensor b{&wt, t[1].elem_bytes, t[1].precision};
-    return Matmul(t[0], b, t.size() >= 3 ? t[2].Bytes() : 0);
+    bool bias = t.size() >= 3;
+    std::optional<OpCost> c = Matmul(t[0], b, bias ? t[2].Bytes() : 0);
+    return c && bias ? WithBias(c, OutElems(*c, t[0])) : c;
   }
   if (t.size() >= 2 && n != "addmm" && n != "baddbmm") return Matmul(t[0], t[1], 0);
   return std::nullopt;
@@ -117,7 +134,17 @@ std::optional<OpCost> Conv(const std::vector<Tensor>& t, const Dims* output) {
   return c;
 }
 
-std::optional<OpCost> Attention(const std::vector<Tensor>& t) {
+// Share of (query, key) pairs a causal mask keeps: ½ when L = S (the
+// convention of TraceLens and FlashAttention's benchmark), else the exact
+// share under a bottom-right-aligned mask (query i sees keys ≤ S − L + i).
+double CausalShare(double l, double s) {
+  if (l == s) return 0.5;
+  double kept = 0;
+  for (double i = 0; i < l; ++i) kept += std::clamp(s - l + i + 1, 0.0, s);
+  return kept / (l * s);
+}
+
+std::optional<OpCost> Attention(const std::vector<Tensor>& t, bool causal) {
   if (t.size() < 3) return std::nullopt;
   const Dims &q = *t[0].dims, &k = *t[1].dims, &v = *t[2].dims;
   if (q.size() < 2 || k.size() < 2 || v.size() < 2) return std::nullopt;
@@ -127,6 +154,7 @@ std::optional<OpCost> Attention(const std::vector<Tensor>& t) {
   double batch = t[0].Elements() / (l * e);
   OpCost c;
   c.flops = 2 * batch * l * s * e + 2 * batch * l * s * ev;
+  if (causal) c.flops *= CausalShare(l, s);
   c.bytes = t[0].Bytes() + t[1].Bytes() + t[2].Bytes() + batch * l * ev * t[0].elem_bytes;
   c.precision = t[0].precision;
   return c;
@@ -186,14 +214,29 @@ OpFamily ClassifyOp(std::string_view name) {
   return OpFamily::kNone;
 }
 
+int CausalArgIndex(std::string_view name) {
+  std::string_view n = Base(name);
+  if (n == "scaled_dot_product_attention" || n == "_scaled_dot_product_attention_math") return 5;
+  if (n == "_scaled_dot_product_flash_attention" || n == "_scaled_dot_product_flash_attention_for_cpu") return 4;
+  if (n == "_scaled_dot_product_efficient_attention" || n == "_scaled_dot_product_cudnn_attention") return 6;
+  return -1;
+}
+
 std::optional<OpCost> EstimateOpCost(std::string_view name, const std::vector<Dims>& dims,
-                                     const std::vector<std::string>& types, const Dims* output) {
+                                     const std::vector<std::string>& types, const Dims* output,
+                                     const std::vector<std::string>* concrete) {
   std::vector<Tensor> t = Tensors(dims, types);
   std::optional<OpCost> c;
   switch (ClassifyOp(name)) {
     case OpFamily::kMatmul: c = MatmulFamily(Base(name), t); break;
     case OpFamily::kConv: c = Conv(t, output); break;
-    case OpFamily::kAttention: c = Attention(t); break;
+    case OpFamily::kAttention: {
+      int at = CausalArgIndex(name);
+      bool causal = concrete != nullptr && at >= 0 && static_cast<size_t>(at) < concrete->size() &&
+                    (*concrete)[static_cast<size_t>(at)] == "True";
+      c = Attention(t, causal);
+      break;
+    }
     case OpFamily::kElementwise: c = Elementwise(t); break;
     case OpFamily::kNone: break;
   }

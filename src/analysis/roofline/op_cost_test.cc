@@ -19,10 +19,12 @@ TEST(OpCostTest, MatmulFamily) {
   EXPECT_DOUBLE_EQ(mm.bytes, (32 + 128 + 64) * 4.0);      // A, B, C
   EXPECT_EQ(mm.precision, Precision::kFp32);
   OpCost addmm = Cost("aten::addmm", {{16}, {4, 8}, {8, 16}, {}, {}}, {"float", "float", "float", "Scalar", "Scalar"});
-  EXPECT_DOUBLE_EQ(addmm.flops, 1024);
+  EXPECT_DOUBLE_EQ(addmm.flops, 1024 + 4 * 16);  // + bias add M·N (TraceLens GEMM.flops_func)
   EXPECT_DOUBLE_EQ(addmm.bytes, (16 + 32 + 128 + 64) * 4.0);
   OpCost linear = Cost("aten::linear", {{2, 3, 8}, {16, 8}, {16}}, {"float", "float", "float"});
-  EXPECT_DOUBLE_EQ(linear.flops, 2.0 * 6 * 8 * 16);        // M = 2·3
+  EXPECT_DOUBLE_EQ(linear.flops, 2.0 * 6 * 8 * 16 + 6 * 16);  // M = 2·3, + bias M·N
+  // Without a bias, no bias add.
+  EXPECT_DOUBLE_EQ(Cost("aten::linear", {{2, 3, 8}, {16, 8}}, {"float", "float"}).flops, 2.0 * 6 * 8 * 16);
   EXPECT_DOUBLE_EQ(linear.bytes, (48 + 128 + 16 + 96) * 4.0);
   EXPECT_DOUBLE_EQ(Cost("aten::bmm", {{2, 4, 8}, {2, 8, 16}}, {"float", "float"}).flops, 2.0 * 2 * 4 * 8 * 16);
   // matmul broadcasts the batch dims of a [3,4,8] · [8,16].
@@ -59,6 +61,29 @@ TEST(OpCostTest, AttentionAndElementwise) {
                   {"float", "float", "float"});
   EXPECT_DOUBLE_EQ(a.flops, 2.0 * 8 * 16 * 32 * 8 * 2);  // QKᵀ and PV, batch·heads = 8
   EXPECT_DOUBLE_EQ(a.bytes, (1024 + 2048 + 2048 + 1024) * 4.0);
+  // Causal (is_causal is input 5 of scaled_dot_product_attention, 4 of
+  // _scaled_dot_product_flash_attention): half when L = S, as TraceLens's
+  // SDPA.flops_func (B·H·(2·L·S·E + 2·L·S·Ev) / 2).
+  std::vector<std::string> causal = {"", "", "", "", "0.", "True", "", "False"};
+  std::vector<Dims> self = {{1, 12, 77, 64}, {1, 12, 77, 64}, {1, 12, 77, 64}, {}, {}, {}, {}, {}};
+  std::vector<std::string> bf16 = {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "Scalar", "Scalar", "Scalar",
+                                   "Scalar"};
+  std::optional<OpCost> full = EstimateOpCost("aten::scaled_dot_product_attention", self, bf16, nullptr);
+  std::optional<OpCost> half = EstimateOpCost("aten::scaled_dot_product_attention", self, bf16, nullptr, &causal);
+  ASSERT_TRUE(full && half);
+  EXPECT_DOUBLE_EQ(full->flops, 12.0 * (2 * 77 * 77 * 64 + 2 * 77 * 77 * 64));
+  EXPECT_DOUBLE_EQ(half->flops, full->flops / 2);
+  std::vector<std::string> flash = {"", "", "", "0.", "True", "False", "0.125"};
+  EXPECT_DOUBLE_EQ(
+      EstimateOpCost("aten::_scaled_dot_product_flash_attention", {{1, 12, 77, 64}, {1, 12, 77, 64}, {1, 12, 77, 64}},
+                     {"c10::BFloat16", "c10::BFloat16", "c10::BFloat16"}, nullptr, &flash)
+          ->flops,
+      full->flops / 2);
+  // L = 2 queries over S = 4 keys, bottom-right aligned: query 0 sees 3 keys,
+  // query 1 sees 4: 7 of 8 pairs.
+  std::optional<OpCost> tail = EstimateOpCost("aten::scaled_dot_product_attention", {{1, 1, 2, 8}, {1, 1, 4, 8}, {1, 1, 4, 8}},
+                                              {"float", "float", "float"}, nullptr, &causal);
+  EXPECT_DOUBLE_EQ(tail->flops, (2.0 * 2 * 4 * 8 * 2) * 7 / 8);
   OpCost add = Cost("aten::add", {{4, 4}, {4}, {}}, {"float", "float", "Scalar"});
   EXPECT_DOUBLE_EQ(add.flops, 16);                       // 1 per output element
   EXPECT_DOUBLE_EQ(add.bytes, (16 + 4 + 16) * 4.0);

@@ -43,8 +43,11 @@ std::optional<OpCost> ShapeCost(const Trace& trace, const OpArgReader& args, uin
   if (!dims || !types) return std::nullopt;
   std::string_view name = trace.Str(trace.slices.name[i]);
   std::optional<Dims> out;
-  if (ClassifyOp(name) == OpFamily::kConv) out = ConvOutput(trace, args, i, *dims);
-  return EstimateOpCost(name, *dims, *types, out ? &*out : nullptr);
+  OpFamily family = ClassifyOp(name);
+  if (family == OpFamily::kConv) out = ConvOutput(trace, args, i, *dims);
+  std::optional<std::vector<std::string>> concrete;
+  if (family == OpFamily::kAttention) concrete = args.ConcreteInputs(i);
+  return EstimateOpCost(name, *dims, *types, out ? &*out : nullptr, concrete ? &*concrete : nullptr);
 }
 
 struct Scan {

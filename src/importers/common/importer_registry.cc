@@ -4,6 +4,7 @@
 
 #include "src/base/phase_log.h"
 #include "src/importers/ascend/trace_view_importer.h"
+#include "src/importers/common/accelerator.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/json/chrome_json_importer.h"
@@ -48,6 +49,7 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
       ScopedPhase phase("finalize");
       RETURN_IF_ERROR(builder.Finalize());
     }
+    RecognizeAccelerator(trace.get());
     trace->metadata["source_path"] = path;
     return trace;
   }

@@ -1,0 +1,235 @@
+#include "src/analysis/llm/llm_phases.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
+#include "src/analysis/roofline/kernel_class.h"
+#include "src/base/ascii.h"
+
+namespace aiprof {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// The decimal number right after `key` in `s`, or nullopt.
+std::optional<int64_t> NumberAfter(std::string_view s, std::string_view key) {
+  size_t at = s.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t i = at + key.size();
+  int64_t v = 0;
+  size_t digits = 0;
+  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && digits < 18; ++i, ++digits) {
+    v = v * 10 + (s[i] - '0');
+  }
+  if (digits == 0) return std::nullopt;
+  return v;
+}
+
+LlmWork WorkOf(KernelClass c) {
+  switch (c) {
+    case KernelClass::kAttention: return LlmWork::kAttention;
+    case KernelClass::kGemm:
+    case KernelClass::kTritonTemplate: return LlmWork::kGemm;
+    case KernelClass::kCollective: return LlmWork::kCommunication;
+    case KernelClass::kMemcpy:
+    case KernelClass::kMemset: return LlmWork::kMemory;
+    default: return LlmWork::kOther;
+  }
+}
+
+struct StepSpan {
+  int32_t rank;
+  int64_t start, end;
+  LlmStepLabel label;
+  int64_t device_ns = 0;
+};
+
+// Annotated steps, sorted by (rank, start).
+std::vector<StepSpan> FindSteps(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<StepSpan> steps;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != EventKind::kUserAnnotation) continue;
+    std::optional<LlmStepLabel> label = ParseLlmStepName(trace.Str(s.name[i]));
+    if (!label) continue;
+    steps.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], *label});
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepSpan& a, const StepSpan& b) {
+    return std::make_tuple(a.rank, a.start, -a.end) < std::make_tuple(b.rank, b.start, -b.end);
+  });
+  // Nested annotations of one step (SGLang writes both forms): the outermost.
+  std::vector<StepSpan> kept;
+  for (const StepSpan& st : steps) {
+    if (kept.empty() || kept.back().rank != st.rank || st.start >= kept.back().end) kept.push_back(st);
+  }
+  return kept;
+}
+
+// The step of `rank` whose span holds `ts`, or nullptr.
+StepSpan* StepAt(std::vector<StepSpan>& steps, int32_t rank, int64_t ts) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), std::make_pair(rank, ts),
+                             [](const std::pair<int32_t, int64_t>& k, const StepSpan& x) {
+                               return std::tie(k.first, k.second) < std::tie(x.rank, x.start);
+                             });
+  if (it == steps.begin()) return nullptr;
+  --it;
+  return it->rank == rank && ts < it->end ? &*it : nullptr;
+}
+
+}  // namespace
+
+const char* LlmPhaseName(LlmPhase p) {
+  switch (p) {
+    case LlmPhase::kPrefill: return "prefill";
+    case LlmPhase::kDecode: return "decode";
+    case LlmPhase::kMixed: return "mixed";
+  }
+  return "prefill";
+}
+
+const char* LlmWorkName(LlmWork w) {
+  switch (w) {
+    case LlmWork::kAttention: return "attention";
+    case LlmWork::kGemm: return "gemm";
+    case LlmWork::kCommunication: return "communication";
+    case LlmWork::kMemory: return "memory";
+    case LlmWork::kOther: break;
+  }
+  return "other";
+}
+
+std::optional<LlmStepLabel> ParseLlmStepName(std::string_view n) {
+  LlmStepLabel l;
+  if (StartsWith(n, "step[")) {  // SGLang
+    std::string_view mode = n.substr(5, n.find_first_of(" ]", 5) - 5);
+    if (mode == "EXTEND" || mode == "PREFILL") {
+      l.phase = LlmPhase::kPrefill;
+    } else if (mode == "DECODE") {
+      l.phase = LlmPhase::kDecode;
+    } else if (mode == "MIXED") {
+      l.phase = LlmPhase::kMixed;
+    } else {
+      return std::nullopt;  // IDLE, DUMMY_FIRST, ...
+    }
+    l.tokens = NumberAfter(n, "toks=");
+    l.requests = NumberAfter(n, "bs=");
+    return l;
+  }
+  if (StartsWith(n, "execute_")) {  // vLLM
+    std::optional<int64_t> tokens = NumberAfter(n, "execute_");
+    std::optional<int64_t> context = NumberAfter(n, "_context_");
+    std::optional<int64_t> generation = NumberAfter(n, "_generation_");
+    if (!context || !generation) return std::nullopt;
+    if (*context > 0 && *generation > 0) {
+      l.phase = LlmPhase::kMixed;
+    } else if (*context > 0) {
+      l.phase = LlmPhase::kPrefill;
+    } else if (*generation > 0) {
+      l.phase = LlmPhase::kDecode;
+    } else {
+      return std::nullopt;
+    }
+    l.tokens = tokens;
+    l.requests = *context + *generation;
+    return l;
+  }
+  bool prefill = ContainsIgnoreCase(n, "prefill") || ContainsIgnoreCase(n, "context_phase");
+  bool decode = ContainsIgnoreCase(n, "decode") || ContainsIgnoreCase(n, "generation_phase");
+  if (!prefill && !decode) return std::nullopt;
+  l.phase = prefill && decode ? LlmPhase::kMixed : prefill ? LlmPhase::kPrefill : LlmPhase::kDecode;
+  return l;
+}
+
+std::optional<LlmPhase> AttentionKernelPhase(std::string_view n) {
+  if (ContainsIgnoreCase(n, "prefill") || ContainsIgnoreCase(n, "extend") || ContainsIgnoreCase(n, "varlen")) {
+    return LlmPhase::kPrefill;
+  }
+  if (ContainsIgnoreCase(n, "decode") || ContainsIgnoreCase(n, "paged_attention") ||
+      ContainsIgnoreCase(n, "splitkv") || ContainsIgnoreCase(n, "split_kv")) {
+    return LlmPhase::kDecode;
+  }
+  return std::nullopt;
+}
+
+LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  LlmPhasesResult r;
+  std::vector<StepSpan> steps = FindSteps(trace);
+  std::vector<uint32_t> launcher = LaunchingCalls(trace);
+  std::vector<uint32_t> launching_op = LaunchingOps(trace);
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!IsDeviceActivity(s.kind[i])) continue;
+    std::string_view name = trace.Str(s.name[i]);
+    KernelClass c = ClassifyKernel(s.kind[i], name);
+    if (c == KernelClass::kAttention) {
+      if (std::optional<LlmPhase> p = AttentionKernelPhase(name)) {
+        r.attention_family_ns[static_cast<size_t>(*p)] += s.dur_ns[i];
+        r.attention_family_kernels[static_cast<size_t>(*p)]++;
+      }
+    }
+    if (steps.empty()) continue;
+    uint32_t from = launcher[i] != kNoSlice ? launcher[i] : launching_op[i];
+    if (from == kNoSlice) continue;
+    StepSpan* step = StepAt(steps, trace.tracks.rank[s.track[from]], s.ts_ns[from]);
+    if (step == nullptr) continue;
+    LlmPhaseTotals& t = r.phases[static_cast<size_t>(step->label.phase)];
+    t.device_ns += s.dur_ns[i];
+    t.work_ns[static_cast<size_t>(WorkOf(c))] += s.dur_ns[i];
+    step->device_ns += s.dur_ns[i];
+  }
+  for (const StepSpan& st : steps) {
+    LlmPhaseTotals& t = r.phases[static_cast<size_t>(st.label.phase)];
+    t.steps++;
+    t.wall_ns += st.end - st.start;
+    t.host_ns += std::max<int64_t>(0, st.end - st.start - st.device_ns);
+    if (st.label.tokens) {
+      t.tokens += *st.label.tokens;
+      t.steps_with_tokens++;
+    }
+    if (st.label.requests) t.requests += *st.label.requests;
+  }
+  if (!steps.empty()) {
+    r.source = "annotations";
+  } else if (r.attention_family_kernels[0] + r.attention_family_kernels[1] > 0) {
+    r.source = "attention kernels";
+  }
+  return r;
+}
+
+std::vector<std::string> DescribeLlmPhases(const LlmPhasesResult& r) {
+  if (r.source.empty()) {
+    return {"no prefill/decode annotations (SGLang step[...], vLLM execute_...) and no attention kernel that names "
+            "its phase"};
+  }
+  std::vector<std::string> out = {"phases from " + r.source};
+  for (size_t p = 0; p < kLlmPhaseCount; ++p) {
+    const LlmPhaseTotals& t = r.phases[p];
+    if (t.steps == 0) continue;
+    std::string line = std::string(LlmPhaseName(static_cast<LlmPhase>(p))) + ": " + std::to_string(t.steps) +
+                       " steps, " + FormatDurationNs(static_cast<double>(t.wall_ns)) + " wall; device " +
+                       FormatDurationNs(static_cast<double>(t.device_ns)) + " (";
+    for (size_t w = 0; w < kLlmWorkCount; ++w) {
+      line += std::string(w ? ", " : "") + LlmWorkName(static_cast<LlmWork>(w)) + " " +
+              FormatPercent(t.device_ns > 0 ? static_cast<double>(t.work_ns[w]) / static_cast<double>(t.device_ns) : 0);
+    }
+    line += " of the phase's device time); host " + FormatDurationNs(static_cast<double>(t.host_ns));
+    if (t.steps_with_tokens == t.steps && t.tokens > 0) {
+      line += "; " + std::to_string(t.tokens) + " tokens, " +
+              FormatDurationNs(static_cast<double>(t.wall_ns) / static_cast<double>(t.tokens)) + " wall per token";
+    }
+    if (t.requests > 0) line += "; " + std::to_string(t.requests) + " requests in steps";
+    out.push_back(line);
+  }
+  for (size_t p = 0; p < 2; ++p) {
+    if (r.attention_family_kernels[p] == 0) continue;
+    out.push_back("attention kernels of the " + std::string(LlmPhaseName(static_cast<LlmPhase>(p))) + " family: x" +
+                  std::to_string(r.attention_family_kernels[p]) + ", " +
+                  FormatDurationNs(static_cast<double>(r.attention_family_ns[p])));
+  }
+  return out;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,88 @@
+// LLM inference phases: prefill (context, extend) and decode (generation),
+// from the serving framework's step annotations, else from the attention
+// kernels' families.
+//
+// Annotations (user_annotation / gpu_user_annotation slices):
+//   - SGLang: "step[EXTEND bs=15 toks=15360]", "step[DECODE bs=32 toks=32]"
+//     (EXTEND/PREFILL → prefill, DECODE → decode, MIXED → mixed);
+//   - vLLM: "execute_<tokens>_context_<n>(...)_generation_<m>(...)": n
+//     prefill and m decode requests (both > 0 → mixed), <tokens> scheduled;
+//   - any other annotation whose name says prefill/context_phase or
+//     decode/generation_phase (TensorRT-LLM, MindIE record functions).
+// An annotation nested in another on the same rank is the same step (SGLang
+// writes both forms): the outermost is kept. A step's device time: kernels, copies, sets and collectives whose launching
+// call (graph launches included) starts inside the step's span on its rank,
+// grouped as attention, gemm, communication, memory (copies, sets) and other
+// by src/analysis/roofline/kernel_class.h; host time = Σ max(0, span − the
+// device time launched inside it): the part of the step the device did not
+// spend on its work (an upper bound on exposed host time when streams
+// overlap). Tokens per phase where the annotation gives them; per-token time
+// = phase wall time / tokens.
+// Attention kernels also name their family (reported beside, and alone when
+// there are no annotations): names with prefill/extend/varlen → prefill;
+// decode, paged_attention, splitkv/split_kv → decode (the time of those
+// kernels only: the rest of a step cannot be told apart from them).
+// Linear in slices (after sorting the step spans).
+#ifndef AIPROF_SRC_ANALYSIS_LLM_LLM_PHASES_H_
+#define AIPROF_SRC_ANALYSIS_LLM_LLM_PHASES_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+enum class LlmPhase : uint8_t { kPrefill = 0, kDecode, kMixed };
+inline constexpr size_t kLlmPhaseCount = 3;
+const char* LlmPhaseName(LlmPhase p);
+
+enum class LlmWork : uint8_t { kAttention = 0, kGemm, kCommunication, kMemory, kOther };
+inline constexpr size_t kLlmWorkCount = 5;
+const char* LlmWorkName(LlmWork w);
+
+// What one step annotation says.
+struct LlmStepLabel {
+  LlmPhase phase = LlmPhase::kPrefill;
+  std::optional<int64_t> tokens;    // tokens scheduled in the step
+  std::optional<int64_t> requests;  // batch size (requests in the step)
+};
+
+// Reads a step annotation's name; nullopt when it is none of the forms above.
+std::optional<LlmStepLabel> ParseLlmStepName(std::string_view name);
+
+struct LlmPhaseTotals {
+  uint64_t steps = 0;
+  int64_t wall_ns = 0;                 // Σ step span
+  int64_t device_ns = 0;               // Σ device activity launched inside
+  std::array<int64_t, kLlmWorkCount> work_ns{};  // device_ns by kind of work
+  int64_t host_ns = 0;                 // Σ max(0, span − busy device time inside the span)
+  int64_t tokens = 0;
+  uint64_t steps_with_tokens = 0;
+  int64_t requests = 0;
+};
+
+struct LlmPhasesResult {
+  std::string source;  // "annotations", "attention kernels" or "" (none found)
+  std::array<LlmPhaseTotals, kLlmPhaseCount> phases{};
+  // Without annotations: attention kernel time by the family's phase.
+  std::array<int64_t, kLlmPhaseCount> attention_family_ns{};
+  std::array<uint64_t, kLlmPhaseCount> attention_family_kernels{};
+};
+
+// Phase of an attention kernel by its name, or nullopt.
+std::optional<LlmPhase> AttentionKernelPhase(std::string_view name);
+
+LlmPhasesResult ComputeLlmPhases(const Trace& trace);
+
+// The `analyze` section lines.
+std::vector<std::string> DescribeLlmPhases(const LlmPhasesResult& r);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_LLM_LLM_PHASES_H_

@@ -1,0 +1,94 @@
+#include "src/analysis/llm/llm_phases.h"
+
+#include <gtest/gtest.h>
+
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+TEST(LlmPhasesTest, ParsesServingAnnotations) {
+  auto extend = ParseLlmStepName("step[EXTEND bs=15 toks=15360]");
+  ASSERT_TRUE(extend);
+  EXPECT_EQ(extend->phase, LlmPhase::kPrefill);
+  EXPECT_EQ(extend->tokens, 15360);
+  EXPECT_EQ(extend->requests, 15);
+  EXPECT_EQ(ParseLlmStepName("step[DECODE bs=32 toks=32]")->phase, LlmPhase::kDecode);
+  EXPECT_FALSE(ParseLlmStepName("step[IDLE bs=0 toks=0]"));
+  auto vllm = ParseLlmStepName("execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)");
+  ASSERT_TRUE(vllm);
+  EXPECT_EQ(vllm->phase, LlmPhase::kDecode);
+  EXPECT_EQ(vllm->tokens, 32);
+  EXPECT_EQ(vllm->requests, 32);
+  EXPECT_EQ(ParseLlmStepName("execute_40_context_2(x)_generation_8(y)")->phase, LlmPhase::kMixed);
+  EXPECT_FALSE(ParseLlmStepName("ProfilerStep#3"));
+  EXPECT_EQ(AttentionKernelPhase("_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernel"),
+            LlmPhase::kPrefill);
+  EXPECT_EQ(AttentionKernelPhase("paged_attention_v2_kernel"), LlmPhase::kDecode);
+  EXPECT_FALSE(AttentionKernelPhase("kernel_unified_attention_2d"));
+}
+
+// Expected figures from src/analysis/testing/oracles/llm_phases_oracle.py.
+// SGLang writes two nested annotations for one prefill step (step[EXTEND
+// ...] and execute_15360_context_15...): one step, 15360 tokens.
+TEST(LlmPhasesTest, SglangPrefillMatchesOracle) {
+  auto t = ImportFixture("tracelens/inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz");
+  ASSERT_NE(t, nullptr);
+  LlmPhasesResult r = ComputeLlmPhases(*t);
+  EXPECT_EQ(r.source, "annotations");
+  const LlmPhaseTotals& p = r.phases[static_cast<size_t>(LlmPhase::kPrefill)];
+  EXPECT_EQ(p.steps, 1u);
+  EXPECT_EQ(p.tokens, 15360);
+  EXPECT_EQ(p.wall_ns, 522741423);
+  EXPECT_EQ(p.device_ns, 492811563);
+  EXPECT_EQ(r.phases[static_cast<size_t>(LlmPhase::kDecode)].steps, 0u);
+  EXPECT_GT(p.work_ns[static_cast<size_t>(LlmWork::kAttention)], 0);
+  EXPECT_GT(p.work_ns[static_cast<size_t>(LlmWork::kGemm)], 0);
+}
+
+// vLLM decode: the step launches one hipGraphLaunch; its 421 replayed
+// kernels run after the annotation ends but belong to it.
+TEST(LlmPhasesTest, VllmDecodeCountsGraphReplays) {
+  auto t = ImportFixture("tracelens/inference__vllm_decode_full__graph_execution.json.gz");
+  ASSERT_NE(t, nullptr);
+  LlmPhasesResult r = ComputeLlmPhases(*t);
+  const LlmPhaseTotals& d = r.phases[static_cast<size_t>(LlmPhase::kDecode)];
+  EXPECT_EQ(d.steps, 1u);
+  EXPECT_EQ(d.tokens, 32);
+  EXPECT_EQ(d.wall_ns, 2408598);
+  EXPECT_EQ(d.device_ns, 10717708);
+}
+
+// Hand-made: a prefill step 0-100 µs launching a 30 µs GEMM and a 20 µs
+// attention kernel, a decode step 100-150 µs launching a 10 µs attention
+// kernel. Host = span − device: 50 µs and 40 µs.
+TEST(LlmPhasesTest, HandMadeBreakdown) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"step[EXTEND bs=2 toks=200]","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"user_annotation","name":"step[DECODE bs=2 toks=2]","pid":1,"tid":1,"ts":100,"dur":50},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":5,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":101,"dur":2,"args":{"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16","pid":0,"tid":7,"ts":10,"dur":30,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"flash_fwd_kernel","pid":0,"tid":7,"ts":40,"dur":20,"args":{"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"flash_fwd_splitkv_kernel","pid":0,"tid":7,"ts":110,"dur":10,"args":{"correlation":3}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  LlmPhasesResult r = ComputeLlmPhases(*t);
+  const LlmPhaseTotals& p = r.phases[static_cast<size_t>(LlmPhase::kPrefill)];
+  const LlmPhaseTotals& d = r.phases[static_cast<size_t>(LlmPhase::kDecode)];
+  EXPECT_EQ(p.device_ns, 50000);
+  EXPECT_EQ(p.work_ns[static_cast<size_t>(LlmWork::kGemm)], 30000);
+  EXPECT_EQ(p.work_ns[static_cast<size_t>(LlmWork::kAttention)], 20000);
+  EXPECT_EQ(p.host_ns, 50000);
+  EXPECT_EQ(p.tokens, 200);
+  EXPECT_EQ(d.device_ns, 10000);
+  EXPECT_EQ(d.host_ns, 40000);
+  EXPECT_EQ(r.attention_family_kernels[static_cast<size_t>(LlmPhase::kDecode)], 1u);
+}
+
+}  // namespace
+}  // namespace aiprof

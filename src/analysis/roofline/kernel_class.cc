@@ -1,0 +1,161 @@
+#include "src/analysis/roofline/kernel_class.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
+#include "src/base/ascii.h"
+
+namespace aiprof {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool Has(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+KernelClass TritonClass(std::string_view n) {
+  if (StartsWith(n, "triton_poi_")) return KernelClass::kTritonPointwise;
+  if (StartsWith(n, "triton_red_")) return KernelClass::kTritonReduction;
+  if (StartsWith(n, "triton_per_")) return KernelClass::kTritonPersistentReduction;
+  if (StartsWith(n, "triton_tem_")) return KernelClass::kTritonTemplate;
+  if (StartsWith(n, "triton_for_")) return KernelClass::kTritonForeach;
+  return KernelClass::kTritonOther;
+}
+
+}  // namespace
+
+const char* KernelClassName(KernelClass c) {
+  switch (c) {
+    case KernelClass::kGemm: return "gemm";
+    case KernelClass::kAttention: return "attention";
+    case KernelClass::kTritonPointwise: return "triton_pointwise";
+    case KernelClass::kTritonReduction: return "triton_reduction";
+    case KernelClass::kTritonPersistentReduction: return "triton_persistent_reduction";
+    case KernelClass::kTritonTemplate: return "triton_template";
+    case KernelClass::kTritonForeach: return "triton_foreach";
+    case KernelClass::kTritonOther: return "triton_other";
+    case KernelClass::kElementwise: return "elementwise";
+    case KernelClass::kReduction: return "reduction";
+    case KernelClass::kNorm: return "norm";
+    case KernelClass::kMemset: return "memset";
+    case KernelClass::kMemcpy: return "memcpy";
+    case KernelClass::kCollective: return "collective";
+    case KernelClass::kOther: break;
+  }
+  return "other";
+}
+
+bool IsTritonClass(KernelClass c) {
+  return c == KernelClass::kTritonPointwise || c == KernelClass::kTritonReduction ||
+         c == KernelClass::kTritonPersistentReduction || c == KernelClass::kTritonTemplate ||
+         c == KernelClass::kTritonForeach || c == KernelClass::kTritonOther;
+}
+
+KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
+  if (kind == EventKind::kMemset) return KernelClass::kMemset;
+  if (kind == EventKind::kMemcpy) return KernelClass::kMemcpy;
+  if (kind == EventKind::kCollective) return KernelClass::kCollective;
+  if (StartsWith(n, "triton_")) return TritonClass(n);
+  if (StartsWith(n, "Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") || Has(n, "cutlass") ||
+      Has(n, "xmma") || Has(n, "matmul_ogs") || Has(n, "_matmul")) {
+    return KernelClass::kGemm;
+  }
+  if (ContainsIgnoreCase(n, "attention") || ContainsIgnoreCase(n, "flash") || ContainsIgnoreCase(n, "fmha") ||
+      StartsWith(n, "attn_") || Has(n, "_attn_")) {
+    return KernelClass::kAttention;
+  }
+  if (ContainsIgnoreCase(n, "norm")) return KernelClass::kNorm;
+  if (Has(n, "reduce_kernel") || Has(n, "reduce_segments") || Has(n, "Reduce")) return KernelClass::kReduction;
+  if (Has(n, "elementwise_kernel") || Has(n, "vectorized_") || Has(n, "unrolled_elementwise")) {
+    return KernelClass::kElementwise;
+  }
+  return KernelClass::kOther;
+}
+
+bool IsCompiledRegionName(std::string_view n) {
+  return StartsWith(n, "Torch-Compiled Region") || n == "CompiledFunction" || StartsWith(n, "## Call CompiledFxGraph") ||
+         StartsWith(n, "torch.compile");
+}
+
+KernelClassResult ComputeKernelClasses(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  KernelClassResult r;
+  std::vector<KernelClassTotal> totals(kKernelClassCount);
+  for (size_t c = 0; c < kKernelClassCount; ++c) totals[c].kernel_class = static_cast<KernelClass>(c);
+  // The outermost compiled region enclosing each slice ("Torch-Compiled
+  // Region: 0/0" rather than the "## Call CompiledFxGraph" inside it;
+  // parents precede children in slice order).
+  std::vector<uint32_t> parent = ParentSlices(trace);
+  std::vector<uint32_t> region(s.size(), kNoSlice);
+  std::unordered_map<uint32_t, size_t> region_index;  // name id → r.regions
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    std::string_view name = trace.Str(s.name[i]);
+    r.dynamo_cache_lookups += name == "TorchDynamo Cache Lookup";
+    if (parent[i] != kNoSlice && region[parent[i]] != kNoSlice) {
+      region[i] = region[parent[i]];
+    } else if (IsCompiledRegionName(name)) {
+      region[i] = i;
+      auto [it, added] = region_index.emplace(s.name[i].raw, r.regions.size());
+      if (added) r.regions.push_back({std::string(name)});
+      r.regions[it->second].instances++;
+      r.compiled_region_entries += StartsWith(name, "Torch-Compiled Region");
+    }
+  }
+  std::vector<uint32_t> launcher = LaunchingCalls(trace);
+  std::vector<uint32_t> launching_op = LaunchingOps(trace);
+  std::unordered_map<uint64_t, KernelClass> class_cache;  // (kind, name) → class
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!IsDeviceActivity(s.kind[i])) continue;
+    uint64_t key = (uint64_t{static_cast<uint8_t>(s.kind[i])} << 32) | s.name[i].raw;
+    auto it = class_cache.find(key);
+    if (it == class_cache.end()) it = class_cache.emplace(key, ClassifyKernel(s.kind[i], trace.Str(s.name[i]))).first;
+    KernelClass c = it->second;
+    totals[static_cast<size_t>(c)].count++;
+    totals[static_cast<size_t>(c)].time_ns += s.dur_ns[i];
+    r.device_time_ns += s.dur_ns[i];
+    uint32_t from = launcher[i] != kNoSlice ? launcher[i] : launching_op[i];
+    uint32_t reg = from == kNoSlice ? kNoSlice : region[from];
+    if (reg == kNoSlice) continue;
+    CompiledRegionTotal& t = r.regions[region_index[s.name[reg].raw]];
+    t.kernels++;
+    t.triton_kernels += IsTritonClass(c);
+    t.kernel_time_ns += s.dur_ns[i];
+  }
+  for (const KernelClassTotal& t : totals) {
+    if (t.count > 0) r.classes.push_back(t);
+  }
+  std::stable_sort(r.classes.begin(), r.classes.end(),
+                   [](const KernelClassTotal& a, const KernelClassTotal& b) { return a.time_ns > b.time_ns; });
+  std::stable_sort(r.regions.begin(), r.regions.end(), [](const CompiledRegionTotal& a, const CompiledRegionTotal& b) {
+    return a.kernel_time_ns > b.kernel_time_ns;
+  });
+  return r;
+}
+
+std::vector<std::string> DescribeKernelClasses(const KernelClassResult& r) {
+  std::vector<std::string> out;
+  if (r.device_time_ns <= 0) return out;
+  std::string line = "device time by kernel class:";
+  for (const KernelClassTotal& t : r.classes) {
+    line += std::string(" ") + KernelClassName(t.kernel_class) + " " + FormatDurationNs(static_cast<double>(t.time_ns)) +
+            " (" + FormatPercent(static_cast<double>(t.time_ns) / static_cast<double>(r.device_time_ns)) + ", x" +
+            std::to_string(t.count) + ")";
+  }
+  out.push_back(line);
+  constexpr size_t kRegionsShown = 5;
+  for (size_t i = 0; i < r.regions.size() && i < kRegionsShown; ++i) {
+    const CompiledRegionTotal& g = r.regions[i];
+    if (g.kernels == 0) break;  // by kernel time: the rest launched none either
+    out.push_back("  compiled region " + g.name + " x" + std::to_string(g.instances) + ": " +
+                  std::to_string(g.kernels) + " kernels (" + std::to_string(g.triton_kernels) + " Triton), " +
+                  FormatDurationNs(static_cast<double>(g.kernel_time_ns)));
+  }
+  if (r.compiled_region_entries > 0 || r.dynamo_cache_lookups > 0) {
+    out.push_back("  torch.compile: " + std::to_string(r.compiled_region_entries) + " compiled-region entries, " +
+                  std::to_string(r.dynamo_cache_lookups) + " Dynamo cache lookups");
+  }
+  return out;
+}
+
+}  // namespace aiprof

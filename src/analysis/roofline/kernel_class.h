@@ -1,0 +1,95 @@
+// Kernel classes from device kernel names, so a run's kernel time can be read
+// by what the kernels do, Triton/Inductor kernels included:
+//   - Inductor's Triton kernels by their name prefix (torch/_inductor
+//     codegen): triton_poi_ pointwise, triton_red_ reduction, triton_per_
+//     persistent reduction, triton_tem_ template (GEMM/conv templates),
+//     triton_for_ foreach; any other triton_ name (user Triton kernels
+//     through torch.compile) is triton_other;
+//   - gemm: cuBLAS/hipBLASLt/Tensile (Cijk_), CUTLASS, xmma/gemm/gemv names,
+//     Triton matmul_ogs (MoE);
+//   - attention: flash/fmha/attention/paged-attention names (FlashAttention,
+//     aiter, vLLM/SGLang kernels, attn_fwd);
+//   - memset: the memset event kind, fill/zero kernels are not memsets;
+//   - memcpy, collective: by event kind;
+//   - elementwise, reduction, norm: ATen's kernel templates;
+//   - other.
+// Substring tests on the kernel name; linear in its length.
+#ifndef AIPROF_SRC_ANALYSIS_ROOFLINE_KERNEL_CLASS_H_
+#define AIPROF_SRC_ANALYSIS_ROOFLINE_KERNEL_CLASS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+enum class KernelClass : uint8_t {
+  kOther = 0,
+  kGemm,
+  kAttention,
+  kTritonPointwise,
+  kTritonReduction,
+  kTritonPersistentReduction,
+  kTritonTemplate,
+  kTritonForeach,
+  kTritonOther,
+  kElementwise,
+  kReduction,
+  kNorm,
+  kMemset,
+  kMemcpy,
+  kCollective,
+};
+inline constexpr size_t kKernelClassCount = 15;
+const char* KernelClassName(KernelClass c);  // "gemm", "triton_pointwise", ...
+
+// The class of a device activity with this kind and name.
+KernelClass ClassifyKernel(EventKind kind, std::string_view name);
+
+// True for Triton kernels (Inductor's or user Triton through torch.compile).
+bool IsTritonClass(KernelClass c);
+
+struct KernelClassTotal {
+  KernelClass kernel_class = KernelClass::kOther;
+  uint64_t count = 0;
+  int64_t time_ns = 0;
+};
+
+// A torch.compile region ("Torch-Compiled Region: 0/0", "CompiledFunction",
+// "## Call CompiledFxGraph <hash> ##") and the kernels its launches ran: a
+// kernel belongs to the outermost region enclosing its launch call on the
+// call's track ("Torch-Compiled Region: 0/0" rather than the compiled graph
+// called inside it).
+struct CompiledRegionTotal {
+  std::string name;
+  uint64_t instances = 0;     // region slices
+  uint64_t kernels = 0;       // kernels launched under them
+  uint64_t triton_kernels = 0;
+  int64_t kernel_time_ns = 0;
+};
+
+struct KernelClassResult {
+  std::vector<KernelClassTotal> classes;  // non-empty classes, by time, largest first
+  int64_t device_time_ns = 0;             // all device activity
+  std::vector<CompiledRegionTotal> regions;  // by kernel time, largest first
+  uint64_t dynamo_cache_lookups = 0;      // "TorchDynamo Cache Lookup" slices
+  uint64_t compiled_region_entries = 0;   // "Torch-Compiled Region" slices
+};
+
+// True for slice names that open a torch.compile region.
+bool IsCompiledRegionName(std::string_view name);
+
+// Device time by kernel class, and kernels by the compiled region whose
+// launch calls (or launching ops) they came from. Linear in slices × depth.
+KernelClassResult ComputeKernelClasses(const Trace& trace);
+
+// Lines for the `analyze` roofline section.
+std::vector<std::string> DescribeKernelClasses(const KernelClassResult& r);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_ROOFLINE_KERNEL_CLASS_H_

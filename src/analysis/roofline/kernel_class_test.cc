@@ -1,0 +1,59 @@
+#include "src/analysis/roofline/kernel_class.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+
+TEST(KernelClassTest, InductorPrefixesAndLibraries) {
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "triton_poi_fused_add_cos_sin_0"), KernelClass::kTritonPointwise);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "triton_red_fused_add_mean_mul_pow_rsqrt_0"),
+            KernelClass::kTritonReduction);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "triton_per_fused__softmax_3"), KernelClass::kTritonPersistentReduction);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "triton_tem_fused_mm_4"), KernelClass::kTritonTemplate);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "triton_for_fused_5"), KernelClass::kTritonForeach);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "triton_my_kernel"), KernelClass::kTritonOther);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256"),
+            KernelClass::kGemm);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "sm90_xmma_gemm_bf16bf16_bf16f32"), KernelClass::kGemm);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "kernel_unified_attention_2d"), KernelClass::kAttention);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "attn_fwd"), KernelClass::kAttention);
+  EXPECT_EQ(ClassifyKernel(EventKind::kMemset, "Memset (Device)"), KernelClass::kMemset);
+  EXPECT_EQ(ClassifyKernel(EventKind::kMemcpy, "Memcpy DtoD (Device -> Device)"), KernelClass::kMemcpy);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "void at::native::vectorized_elementwise_kernel<4>"),
+            KernelClass::kElementwise);
+  EXPECT_STREQ(KernelClassName(KernelClass::kTritonPersistentReduction), "triton_persistent_reduction");
+}
+
+// TraceLens's torch.compile trace (ROCm): 2 triton_red_ and 2 triton_poi_
+// kernels, 7 Tensile GEMMs (Cijk_) and one Triton attention kernel (attn_fwd),
+// all launched inside "Torch-Compiled Region: 0/0" and, within it, the
+// annotation "## Call CompiledFxGraph fal4… ##" (counted by hand from the
+// JSON: 12 kernels; hipModuleLaunchKernel ×5 and hipExtModuleLaunchKernel ×7).
+// The outermost region takes them.
+TEST(KernelClassTest, TorchCompileTraceByRegion) {
+  auto t = ImportFixture("tracelens/torch_compile_triton__trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  KernelClassResult r = ComputeKernelClasses(*t);
+  std::map<KernelClass, uint64_t> count;
+  for (const KernelClassTotal& c : r.classes) count[c.kernel_class] = c.count;
+  EXPECT_EQ(count[KernelClass::kTritonReduction], 2u);
+  EXPECT_EQ(count[KernelClass::kTritonPointwise], 2u);
+  EXPECT_EQ(count[KernelClass::kGemm], 7u);
+  EXPECT_EQ(count[KernelClass::kAttention], 1u);
+  EXPECT_EQ(r.compiled_region_entries, 1u);
+  EXPECT_EQ(r.dynamo_cache_lookups, 1u);
+  ASSERT_FALSE(r.regions.empty());
+  EXPECT_EQ(r.regions[0].name, "Torch-Compiled Region: 0/0");
+  EXPECT_EQ(r.regions[0].kernels, 12u);
+  EXPECT_EQ(r.regions[0].triton_kernels, 4u);
+}
+
+}  // namespace
+}  // namespace aiprof

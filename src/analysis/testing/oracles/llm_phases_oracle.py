@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Independent oracle for src/analysis/llm (prefill/decode phases).
+
+Reads the trace JSON directly. Step annotations: SGLang "step[MODE bs=B
+toks=T]" and vLLM "execute_T_context_N(...)_generation_M(...)". A device
+activity (kernel, gpu_memcpy, gpu_memset) belongs to the step whose span
+holds the start of its launching runtime call (same `correlation`). Prints,
+per phase: steps, wall time, device time, tokens. Usage: llm_phases_oracle.py TRACE
+"""
+import gzip, json, re, sys
+from decimal import Decimal
+
+
+def phase(name):
+    m = re.match(r'step\[(\w+) bs=(\d+) toks=(\d+)', name)
+    if m:
+        mode = {'EXTEND': 'prefill', 'PREFILL': 'prefill', 'DECODE': 'decode', 'MIXED': 'mixed'}.get(m.group(1))
+        return (mode, int(m.group(3))) if mode else None
+    m = re.match(r'execute_(\d+)_context_(\d+).*_generation_(\d+)', name)
+    if m:
+        t, c, g = map(int, m.groups())
+        if c and g:
+            return ('mixed', t)
+        return ('prefill', t) if c else ('decode', t) if g else None
+    return None
+
+
+def main():
+    path = sys.argv[1]
+    d = json.load((gzip.open if path.endswith('.gz') else open)(path), parse_float=Decimal)
+    ev = d['traceEvents'] if isinstance(d, dict) else d
+    ns = lambda v: int(Decimal(v) * 1000)
+    X = [e for e in ev if e.get('ph') == 'X']
+    steps = []
+    for e in X:
+        if e.get('cat') == 'user_annotation' and phase(e['name']):
+            p, t = phase(e['name'])
+            steps.append((ns(e['ts']), ns(e['ts']) + ns(e['dur']), p, t))
+    # Nested annotations of one step (SGLang writes both forms): keep the outermost.
+    steps.sort(key=lambda s: (s[0], -s[1]))
+    kept = []
+    for s in steps:
+        if not kept or s[0] >= kept[-1][1]:
+            kept.append(s)
+    steps = kept
+    calls = {e['args']['correlation']: e for e in X
+             if e.get('cat') in ('cuda_runtime', 'cuda_driver') and 'correlation' in e.get('args', {})}
+    out = {}
+    for s in steps:
+        o = out.setdefault(s[2], {'steps': 0, 'wall': 0, 'device': 0, 'tokens': 0})
+        o['steps'] += 1
+        o['wall'] += s[1] - s[0]
+        o['tokens'] += s[3]
+    for e in X:
+        if e.get('cat') not in ('kernel', 'gpu_memcpy', 'gpu_memset'):
+            continue
+        c = calls.get(e.get('args', {}).get('correlation'))
+        if not c:
+            continue
+        for s in steps:
+            if s[0] <= ns(c['ts']) < s[1]:
+                out[s[2]]['device'] += ns(e['dur'])
+                break
+    print(json.dumps(out, sort_keys=True))
+
+
+if __name__ == '__main__':
+    main()
