@@ -8,6 +8,7 @@
 #include "src/base/parallel.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
+#include "src/analysis/attribution/compute_finding.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
@@ -264,6 +265,13 @@ SectionLines RunRoofline(AnalysisResults& in, MetricSet* m) {
   return DescribeRoofline(r, in.roofline_problem());
 }
 
+SectionLines RunAttribution(AnalysisResults& in, MetricSet* m) {
+  const AttributionResult& r = in.attribution();
+  PublishAttribution(r, m);
+  PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem()), m);
+  return DescribeAttribution(in.trace(), r);
+}
+
 struct AnalysisEntry {
   std::string_view name;
   SectionLines (*run)(AnalysisResults&, MetricSet*);
@@ -274,7 +282,7 @@ constexpr AnalysisEntry kAnalyses[] = {
     {"breakdown", RunBreakdown}, {"launches", RunLaunches},   {"memcpy", RunMemcpy},
     {"layout", RunLayout},       {"fusion", RunFusion},       {"long_tail", RunLongTail},
     {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
-    {"pipeline", RunPipeline},   {"roofline", RunRoofline},
+    {"pipeline", RunPipeline},   {"roofline", RunRoofline},   {"attribution", RunAttribution},
 };
 
 double MsSince(std::chrono::steady_clock::time_point start) {
@@ -325,6 +333,7 @@ struct AnalysisResults::Slots {
     RooflineResult result;
   };
   Slot<Roofline> roofline;
+  Slot<AttributionResult> attribution;
 };
 
 namespace {
@@ -423,6 +432,11 @@ const std::optional<DevicePeaks>& AnalysisResults::roofline_device() {
 const std::string& AnalysisResults::roofline_problem() {
   roofline();
   return slots_->roofline.value->problem;
+}
+
+const AttributionResult& AnalysisResults::attribution() {
+  const AnalysisWindow& w = window();
+  return Once(slots_->attribution, "analysis.attribution", [&] { return ComputeAttribution(trace_, &w); });
 }
 
 AnalysisReport RunAnalyses(AnalysisResults& results) {

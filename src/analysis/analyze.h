@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
@@ -111,6 +112,8 @@ class AnalysisResults {
   const RooflineResult& roofline();
   const std::optional<DevicePeaks>& roofline_device();
   const std::string& roofline_problem();
+  // The attribution tree over the window's steady steps.
+  const AttributionResult& attribution();
 
   // Points of the memory series (the report's chart).
   static constexpr size_t kMemorySeriesPoints = 400;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "src/analysis/attribution/op_class.h"
+
 namespace aiprof {
 namespace {
 
@@ -329,7 +331,13 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     else other = std::max(other, f.impact.time_ns);
   }
   d.explained_ns = base ? std::min(base->value, exclusive + other) : 0;
-  if (base && base->value > 0 && d.explained_ns < kExplainedMinShare * base->value && !metrics.consumers().empty()) {
+  // With the attribution tree, only time no op, module or wait accounts for
+  // stays unexplained: the untraced host time of the critical thread.
+  const MetricValue* untraced = metrics.Get("untraced_host_ns");
+  const bool attributed = untraced != nullptr;
+  const bool untraced_large = !attributed || (base && untraced->value >= kUntracedMinShare * base->value);
+  if (base && base->value > 0 && d.explained_ns < kExplainedMinShare * base->value && untraced_large &&
+      (!metrics.consumers().empty() || attributed)) {
     Finding f;
     f.rule = &UnexplainedTimeRule();
     f.confidence = Confidence::kMedium;
@@ -342,9 +350,15 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.impact.basis_text = d.impact_basis_text;
     f.impact.metric = "impact_base_ns";
     f.impact.time_ns = base->value - d.explained_ns;
+    if (attributed) f.impact.time_ns = std::min(f.impact.time_ns, untraced->value);
     f.impact.share = f.impact.time_ns / base->value;
     f.impact.max_speedup = 1;  // not removable as such: it is what is left to explain
-    std::vector<TimeConsumer> consumers = metrics.consumers();
+    std::vector<TimeConsumer> consumers;
+    if (attributed) consumers.push_back({"untraced", "host time outside any recorded op (attribution tree)", untraced->value});
+    for (const TimeConsumer& c : metrics.consumers()) {
+      // The profiler's wrapper spans are structure, never consumers.
+      if (!IsProfilerWrapperName(c.name)) consumers.push_back(c);
+    }
     if (const MetricValue* idle = metrics.Get("idle_other_ns"); idle && idle->value > 0) {
       consumers.push_back({"idle", "device idle with no known cause", idle->value});
     }
