@@ -248,6 +248,8 @@ Priority DecidePriority(double share, Confidence confidence) {
   return score >= kHighPriorityScore ? Priority::kHigh : score >= kMediumPriorityScore ? Priority::kMedium : Priority::kLow;
 }
 
+bool DescriptiveFinding(const std::string& b) { return b == "compute"; }
+
 bool ExclusiveImpact(const std::string& b) {
   return b == "host_bound" || b == "sync_bound" || b == "data_loading" || b == "memcpy" ||
          b == "communication_bound" || b == "layout_conversion";
@@ -310,11 +312,17 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
       f.confidence_reason += "; lowered to low: its steady-state impact is below " + Percent(kNegligibleImpactShare) +
                              " of the base";
     }
+    // Compute is what the step does, not a cause to remove: its impact is
+    // the time a faster implementation could at most save, no Amdahl bound.
+    if (DescriptiveFinding(rule.bottleneck)) f.impact.max_speedup = 1;
     f.priority = rule.first ? Priority::kHigh : DecidePriority(f.impact.share, f.confidence);
     d.findings.push_back(std::move(f));
   }
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.rule->first != b.rule->first) return a.rule->first;
+    // Removable causes first; what the time is (compute) after them.
+    bool da = DescriptiveFinding(a.rule->bottleneck), db = DescriptiveFinding(b.rule->bottleneck);
+    if (da != db) return db;
     if (a.priority != b.priority) return a.priority > b.priority;
     // Within a priority, the larger wall-clock impact first.
     if (a.impact.share != b.impact.share) return a.impact.share > b.impact.share;

@@ -94,6 +94,10 @@ inline constexpr double kNegligibleImpactShare = 0.01;
 // their impacts add up. Other impacts overlap these.
 bool ExclusiveImpact(const std::string& bottleneck);
 
+// Findings that say what the time is rather than a cause to remove (the
+// compute finding): ordered after the removable causes, no Amdahl bound.
+bool DescriptiveFinding(const std::string& bottleneck);
+
 // The built-in rule of unexplained-time findings (not from YAML).
 const Rule& UnexplainedTimeRule();
 

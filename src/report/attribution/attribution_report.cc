@@ -74,7 +74,12 @@ std::string NodeSummaryText(const Trace& trace, const AttributionResult& r, uint
 // iteratively (no recursion on deep trees), at most kAttributionTreeNodes nodes.
 void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s) {
   const std::vector<std::vector<uint32_t>> kids = ChildLists(r.nodes);
-  std::string html = "<div class=\"attribution-tree\">", text;
+  std::string html = "<div class=\"attribution-tree\">";
+  struct TreeRow {
+    uint32_t node;
+    size_t depth;
+  };
+  std::vector<TreeRow> rows;
   struct Item {
     uint32_t node;
     size_t depth;
@@ -95,7 +100,7 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
     }
     ++shown;
     const std::string line = NodeSummaryText(trace, r, it.node);
-    text += std::string(2 * it.depth, ' ') + line + "\n";
+    rows.push_back({it.node, it.depth});
     std::vector<uint32_t> visible;
     for (uint32_t c : kids[it.node]) {
       if (Shown(r, c)) visible.push_back(c);
@@ -112,10 +117,26 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
   html += "</div>";
   if (hidden > 0) {
     std::string note = std::to_string(hidden) + " more nodes not shown (limit " + std::to_string(kAttributionTreeNodes) + ")";
-    text += note + "\n";
     html += "<p class=\"muted\">" + HtmlEscape(note) + "</p>";
   }
-  s->Add(render::RawHtml{std::move(html), std::move(text)});
+  // HTML: the collapsible tree; other formats have no text for it (the
+  // renderers would fold its lines) but the table below.
+  s->Add(render::RawHtml{std::move(html), ""});
+  render::Table t;
+  t.key = "tree";
+  t.title = "Attribution tree, depth first (per step; indentation = depth)";
+  t.columns = {{"node", "node", Unit::kNone},          {"kind", "kind", Unit::kNone},
+               {"total_ns", "host total", Unit::kNs},  {"self_ns", "host self", Unit::kNs},
+               {"device_ns", "device", Unit::kNs},     {"count", "instances", Unit::kNone}};
+  for (const TreeRow& row : rows) {
+    const AttributionNodes& n = r.nodes;
+    t.rows.push_back({Value::String(std::string(2 * row.depth, ' ') + NodeLabel(trace, r, row.node)),
+                      Value::String(AttributionKindName(n.kind[row.node])), Value::Number(PerStep(r, n.total_ns[row.node])),
+                      Value::Number(PerStep(r, n.self_ns[row.node])), Value::Number(PerStep(r, n.device_total_ns[row.node])),
+                      Value::Number(PerStep(r, static_cast<int64_t>(n.count[row.node])))});
+  }
+  if (hidden > 0) t.note = std::to_string(hidden) + " more nodes not shown";
+  s->Add(std::move(t));
 }
 
 void AddModules(const Trace& trace, const AttributionResult& r, render::Section* s) {
