@@ -73,4 +73,18 @@ Status WriteFileAtomically(const std::string& path, std::string_view content) {
   return w.Commit();
 }
 
+Status CheckWritableOutput(const std::string& path) {
+  if (path.empty()) return ErrStatus("no output file named");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return ErrStatus(path + ": is a folder; name a file to write");
+  }
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (::stat(dir.c_str(), &st) != 0) return ErrStatus(path + ": folder " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return ErrStatus(path + ": " + dir + " is not a folder");
+  if (::access(dir.c_str(), W_OK) != 0) return ErrStatus(path + ": folder " + dir + " is not writable: " + std::strerror(errno));
+  return OkStatus();
+}
+
 }  // namespace aiprof

@@ -29,6 +29,11 @@ class AtomicFileWriter {
 // Writes `content` to `path` atomically.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
 
+// Checks, before any work, that `path` can be written atomically: its folder
+// exists, is a folder and is writable, and `path` itself is not a folder.
+// For commands whose work is expensive or cannot be repeated (a capture).
+Status CheckWritableOutput(const std::string& path);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_BASE_ATOMIC_FILE_H_

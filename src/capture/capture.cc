@@ -33,9 +33,13 @@ namespace {
 
 constexpr int64_t kCounterPeriodNs = 100'000'000;
 constexpr int64_t kPollNs = 20'000'000;
-// After Ctrl-C or the end of --duration, how long the command gets to exit
-// and write its SDK / torch files.
+// Stopping a command (Ctrl-C, --duration; docs/capture.md): it gets SIGINT
+// and kGraceNs to exit and write its SDK / torch files; then SIGTERM (the
+// torch hook writes what it holds and lets the signal end the program) and
+// kTermGraceNs; then SIGKILL. So aiprof never leaves a command running that
+// could still write into the capture folder after it is removed.
 constexpr int64_t kGraceNs = 5'000'000'000;
+constexpr int64_t kTermGraceNs = 10'000'000'000;
 
 std::atomic<int> g_sigint{0};
 std::atomic<bool> g_sigint_from_user{false};
@@ -80,6 +84,58 @@ void RemoveTree(const std::string& path) {
   rmdir(path.c_str());
 }
 
+// The torch hook streams torch-<pid>.json one event a line as the run goes
+// and closes it ("]}") when the program exits; a program that ended without
+// running its exit handlers (os._exit, SIGKILL) leaves it open. Cuts it
+// after its last whole line and closes it. Returns whether it had to.
+StatusOr<bool> CompleteTorchStream(const std::string& path) {
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return ErrStatus(path + ": " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return ErrStatus(path + ": " + std::strerror(errno));
+  }
+  char tail[4096];
+  const off_t size = st.st_size;
+  off_t keep = -1;  // bytes up to and with the last '\n'
+  bool closed = false;
+  for (off_t end = size; end > 0 && keep < 0;) {
+    const off_t begin = end > static_cast<off_t>(sizeof(tail)) ? end - static_cast<off_t>(sizeof(tail)) : 0;
+    const ssize_t n = pread(fd, tail, static_cast<size_t>(end - begin), begin);
+    if (n != end - begin) break;
+    if (end == size) closed = n >= 3 && std::memcmp(tail + n - 3, "]}\n", 3) == 0;
+    if (closed) break;
+    for (ssize_t i = n - 1; i >= 0; --i) {
+      if (tail[i] == '\n') {
+        keep = begin + i + 1;
+        break;
+      }
+    }
+    end = begin;
+  }
+  if (closed) {
+    close(fd);
+    return false;
+  }
+  const bool ok = keep > 0 && ftruncate(fd, keep) == 0 && pwrite(fd, "]}\n", 3, keep) == 3;
+  close(fd);
+  if (!ok) return ErrStatus(path + ": the torch hook's file has no whole event to keep");
+  return true;
+}
+
+// "steps_from" of the torch hook's sync file: what its steps were found
+// from ("optimizer.step"), or "" when it found none.
+std::string TorchStepsFrom(const std::string& sync_path) {
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(sync_path).get(json) != simdjson::SUCCESS) return "";
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  std::string_view from;
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS || doc["steps_from"].get_string().get(from)) return "";
+  return std::string(from);
+}
+
 std::string FormatBytes(uint64_t b) {
   char buf[32];
   if (b >= (1u << 20)) {
@@ -108,6 +164,7 @@ class Session {
   explicit Session(const CaptureOptions& o) : o_(o) {}
 
   StatusOr<CaptureResult> Run() {
+    if (o_.pid == 0) RETURN_IF_ERROR(CheckCommand(o_.command));
     RETURN_IF_ERROR(MakeDir());
     start_mono_ns_ = MonotonicNs();
     realtime_minus_mono_ns_ = RealtimeNs() - start_mono_ns_;
@@ -158,10 +215,16 @@ class Session {
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sigint_);
+    // A SIGTERM to aiprof (a scheduler ending the job) stops the capture the
+    // same way and still writes the file.
+    sigaction(SIGTERM, &sa, &old_sigterm_);
     g_sigint.store(0);
     g_sigint_from_user.store(false);
   }
-  void RestoreSigint() { sigaction(SIGINT, &old_sigint_, nullptr); }
+  void RestoreSigint() {
+    sigaction(SIGINT, &old_sigint_, nullptr);
+    sigaction(SIGTERM, &old_sigterm_, nullptr);
+  }
 
   PerfOptions SamplerOptions() const {
     PerfOptions p;
@@ -199,12 +262,17 @@ class Session {
     counters_->Start();
     // The command starts now (its execve enables the sampling event).
     char c = 1;
+    exec_mono_ns_ = MonotonicNs();
     if (write(go[1], &c, 1) != 1) return ErrStatus("cannot start the command");
     close(go[1]);
     return OkStatus();
   }
 
   [[noreturn]] void ChildExec(int go[2]) {
+    // aiprof's handlers must not catch a stop meant for the command between
+    // fork and exec (a --duration of 1ms): the command gets the default.
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
     close(go[1]);
     const std::string sdk_out = dir_ + "/sdk/";
     setenv("AIPROF_OUTPUT", sdk_out.c_str(), 1);
@@ -214,6 +282,10 @@ class Session {
       std::string path = dir_ + "/hook" + (old && *old ? std::string(":") + old : std::string());
       setenv("PYTHONPATH", path.c_str(), 1);
       setenv("AIPROF_CAPTURE_CUDA", o_.scope == CaptureScope::kFullStack ? "1" : "0", 1);
+      // Python frames for the host samples (torch_hook.py): 200 Hz, the most
+      // the GIL's 5 ms switch interval lets a sampler thread see; a value
+      // the user set is kept.
+      if (o_.cpu_hz > 0) setenv("AIPROF_PY_SAMPLE_HZ", "200", 0);
     }
     char c;
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
@@ -288,7 +360,8 @@ class Session {
         if (o_.pid == 0 && g_sigint_from_user.load()) kill(child_, SIGINT);
         break;
       }
-      if (o_.duration_ns > 0 && now - start_mono_ns_ >= o_.duration_ns) {
+      const int64_t since = o_.pid > 0 ? start_mono_ns_ : exec_mono_ns_;
+      if (o_.duration_ns > 0 && now - since >= o_.duration_ns) {
         stop_reason_ = "duration reached";
         if (o_.pid == 0) kill(child_, SIGINT);
         break;
@@ -303,17 +376,33 @@ class Session {
     if (sampler_) sampler_->Stop();
     if (counters_) counters_->Stop();
     Progress(true);
-    if (o_.pid == 0 && !exited_) {
-      // Give the command time to exit and write its files.
-      const int64_t deadline = MonotonicNs() + kGraceNs;
-      while (MonotonicNs() < deadline && TargetAlive()) std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
-      if (!exited_) {
-        std::fprintf(stderr, "aiprof: the command (pid %d) is still running; its SDK and torch files, if any, are "
-                     "not in the trace\n", static_cast<int>(child_));
-        exit_code_ = 130;
-      }
-    }
+    if (o_.pid == 0 && !exited_) StopCommand();
     return OkStatus();
+  }
+
+  // Waits up to `ns` for the command to exit; true if it did.
+  bool WaitExit(int64_t ns) {
+    const int64_t deadline = MonotonicNs() + ns;
+    while (MonotonicNs() < deadline && TargetAlive()) std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
+    return exited_;
+  }
+
+  // The command had SIGINT (or the terminal's ^C); see kGraceNs.
+  void StopCommand() {
+    if (WaitExit(kGraceNs)) return;
+    std::fprintf(stderr, "aiprof: the command (pid %d) is still running %.0f s after SIGINT: sending SIGTERM\n",
+                 static_cast<int>(child_), static_cast<double>(kGraceNs) / 1e9);
+    kill(child_, SIGTERM);
+    if (WaitExit(kTermGraceNs)) return;
+    std::fprintf(stderr, "aiprof: the command (pid %d) is still running %.0f s after SIGTERM: sending SIGKILL; "
+                 "what it had not written is not in the trace\n", static_cast<int>(child_),
+                 static_cast<double>(kTermGraceNs) / 1e9);
+    kill(child_, SIGKILL);
+    int status = 0;
+    while (waitpid(child_, &status, 0) < 0 && errno == EINTR) {
+    }
+    exit_code_ = ShellStatus(status);
+    exited_ = true;
   }
 
   StatusOr<std::unique_ptr<Trace>> HostPart(HostStats* stats) {
@@ -326,7 +415,19 @@ class Session {
         // Names given later (PERF_RECORD_COMM) win over those read at attach.
         if (!name.empty()) perf.thread_names.try_emplace(tid, name);
       }
-      BuildHostTrace(perf, o_.unwind, &b, stats);
+      std::map<int32_t, PythonSamples> python;
+      for (const std::string& f : ListDir(dir_ + "/python", ".txt")) {
+        const std::string base = f.substr(f.rfind('/') + 1);  // py-<pid>.txt
+        const int32_t pid = std::atoi(base.c_str() + 3);
+        if (base.rfind("py-", 0) != 0 || pid <= 0) continue;
+        Status st = ReadPythonSamples(f, &python[pid]);
+        if (!st.ok()) b.Diagnose("python_samples_unreadable", f, st.message());
+        if (python[pid].malformed_lines > 0) {
+          b.Diagnose("python_samples_malformed", f, std::to_string(python[pid].malformed_lines) +
+                     " lines were not the hook's (a line cut when the program was killed)");
+        }
+      }
+      BuildHostTrace(perf, o_.unwind, &b, stats, &python);
       if (perf.lost_records > 0) {
         b.Diagnose("perf_records_lost", "perf ring buffer", std::to_string(perf.lost_records) +
                    " records were lost because the reader fell behind (use a lower --cpu-hz)");
@@ -364,6 +465,16 @@ class Session {
       ++sdk_files;
     }
     for (const std::string& f : ListDir(dir_ + "/torch", ".json")) {
+      StatusOr<bool> cut = CompleteTorchStream(f);
+      if (!cut.ok()) {
+        extra.Add("torch_file_unreadable", f, cut.status().message());
+        continue;
+      }
+      if (*cut) {
+        extra.Add("torch_stream_unterminated", f,
+                  "the program ended without its exit handlers (os._exit, a signal): its torch ops are kept up to "
+                  "the last chunk the hook wrote");
+      }
       StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(f);
       if (!t.ok()) {
         extra.Add("torch_file_unreadable", f, t.status().message());
@@ -373,6 +484,9 @@ class Session {
       int64_t offset = 0, error = 0;
       const std::string sync = f.substr(0, f.size() - 5) + ".sync";
       Status st = MeasureTorchOffset(*torch, sync, &offset, &error);
+      if (std::string from = TorchStepsFrom(sync); !from.empty() && torch->steps.size() > 0) {
+        meta["capture.steps_from"] = from;
+      }
       if (!st.ok()) {
         extra.Add("torch_clock_unaligned", f, st.message());
       } else {
@@ -394,11 +508,13 @@ class Session {
     CaptureResult r;
     char line[512];
     std::snprintf(line, sizeof(line),
-                  "%s after %.2f s: %llu host samples (%llu DWARF, %llu frame-pointer stacks), %zu application "
+                  "%s after %.2f s: %llu host samples (%llu DWARF, %llu frame-pointer stacks, %llu with Python "
+                  "frames, %llu truncated), %zu application "
                   "file(s), %zu torch file(s), %zu slices, %zu counter points; post-processing %.2f s",
                   stop_reason_.c_str(), static_cast<double>(end_mono_ns_ - start_mono_ns_) / 1e9,
                   static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(stats.dwarf_stacks),
-                  static_cast<unsigned long long>(stats.fp_stacks), sdk_files, torch_files, trace->slices.size(),
+                  static_cast<unsigned long long>(stats.fp_stacks), static_cast<unsigned long long>(stats.python_samples),
+                  static_cast<unsigned long long>(stats.truncated_stacks), sdk_files, torch_files, trace->slices.size(),
                   trace->counters.size(), post_s);
     r.summary = line;
     r.exit_code = exit_code_;
@@ -437,6 +553,8 @@ class Session {
     m["capture.host_samples_dwarf"] = std::to_string(s.dwarf_stacks);
     m["capture.host_samples_fp"] = std::to_string(s.fp_stacks);
     m["capture.host_frames_unsymbolised"] = std::to_string(s.unsymbolised_frames);
+    m["capture.host_samples_with_python_stack"] = std::to_string(s.python_samples);
+    m["capture.host_stacks_truncated"] = std::to_string(s.truncated_stacks);
     m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";
     m["capture.host_sampling"] = perf_blocked_ ? "blocked" : o_.cpu_hz <= 0 ? "off" : "on";
     m["capture.sdk_files"] = std::to_string(sdk_files);
@@ -457,10 +575,36 @@ class Session {
   std::string perf_error_;
   std::vector<Mapping> attach_maps_;
   std::map<int32_t, std::string> attach_names_;
-  struct sigaction old_sigint_;
+  struct sigaction old_sigint_, old_sigterm_;
+  int64_t exec_mono_ns_ = 0;  // when the command was let go (--duration counts from here)
 };
 
 }  // namespace
+
+Status CheckCommand(const std::vector<std::string>& command) {
+  if (command.empty()) return ErrStatus("aiprof trace: no command given (use -- CMD ARGS... or --pid N)");
+  const std::string& name = command[0];
+  auto executable = [](const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (executable(name)) return OkStatus();
+    struct stat st;
+    if (::stat(name.c_str(), &st) != 0) return ErrStatus("aiprof trace: cannot run " + name + ": " + std::strerror(errno));
+    return ErrStatus("aiprof trace: cannot run " + name + ": not an executable file");
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env && *path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t start = 0; start <= path.size();) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end > start ? path.substr(start, end - start) : ".";
+    if (executable(dir + "/" + name)) return OkStatus();
+    start = end + 1;
+  }
+  return ErrStatus("aiprof trace: cannot run " + name + ": no executable of that name in PATH");
+}
 
 const char* CaptureScopeName(CaptureScope scope) {
   switch (scope) {

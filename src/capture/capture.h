@@ -45,8 +45,13 @@ struct CaptureResult {
   std::string summary;               // one line for stderr
 };
 
-// Records until the command exits, the duration ends or SIGINT arrives.
+// Records until the command exits, the duration ends or SIGINT (or SIGTERM)
+// arrives. The command is checked before anything starts (CheckCommand).
 StatusOr<CaptureResult> RunCapture(const CaptureOptions& options);
+
+// The command can be run: its first word names an executable file, directly
+// (with a '/') or in PATH, as execvp would find it.
+Status CheckCommand(const std::vector<std::string>& command);
 
 // Adds `delta_ns` to every timestamp of a finalized trace.
 void ShiftTrace(Trace* trace, int64_t delta_ns);

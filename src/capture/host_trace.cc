@@ -1,5 +1,10 @@
 #include "src/capture/host_trace.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -35,12 +40,26 @@ FrameKind KindOf(const SymbolisedFrame& f) {
   return f.known || f.module != "[unknown]" ? FrameKind::kNative : FrameKind::kUnknown;
 }
 
+// The interpreter's frame-evaluation function: where a Python stack goes.
+bool IsEvalFrame(const std::string& name) {
+  return name == "_PyEval_EvalFrameDefault" || name == "_PyEval_EvalFrame" || name == "PyEval_EvalFrameEx";
+}
+
+// Frames a whole stack starts from (a process's entry, a thread's start).
+bool IsEntryFrame(const std::string& name) {
+  return name == "_start" || name == "__libc_start_main" || name == "__libc_start_call_main" || name == "clone" ||
+         name == "clone3" || name == "__clone" || name == "__clone3" || name == "start_thread";
+}
+
 class HostTraceBuilder {
  public:
-  HostTraceBuilder(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats)
-      : perf_(perf), mode_(mode), b_(builder), stats_(stats) {
+  HostTraceBuilder(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats,
+                   const std::map<int32_t, PythonSamples>* python)
+      : perf_(perf), mode_(mode), b_(builder), stats_(stats), python_(python) {
     kernel_frame_ = b_->Intern("[kernel]");
     kernel_module_ = b_->Intern("[kernel.kallsyms]");
+    truncated_frame_ = b_->Intern("[native stack truncated]");
+    kernel_module_unknown_ = b_->Intern("[unknown]");
   }
 
   void Run() {
@@ -83,16 +102,84 @@ class HostTraceBuilder {
     if (!dwarf) pcs_.assign(perf_.chain.begin() + s.chain_begin, perf_.chain.begin() + s.chain_begin + s.chain_len);
     ++(dwarf ? stats_->dwarf_stacks : stats_->fp_stacks);
     // Root first: the outermost caller is the last pc.
-    uint32_t parent = kNoCallsite;
+    frames_.clear();
+    size_t outer_eval = SIZE_MAX, inner_eval = SIZE_MAX;
+    bool truncated = true;  // until the root frame is an entry
     for (size_t i = pcs_.size(); i-- > 0;) {
       const SymbolisedFrame& f = image->Symbolise(pcs_[i], i > 0);
       ++stats_->frames;
       if (!f.known) ++stats_->unsymbolised_frames;
-      parent = b_->InternCallsite(parent, Str(f.name), Str(f.module), KindOf(f));
+      if (frames_.empty()) truncated = !IsEntryFrame(f.name);
+      if (IsEvalFrame(f.name)) {
+        if (outer_eval == SIZE_MAX) outer_eval = frames_.size();
+        inner_eval = frames_.size();
+      }
+      frames_.push_back({Str(f.name), Str(f.module), KindOf(f)});
     }
+    if (truncated) ++stats_->truncated_stacks;
+    const PythonSamples* py = nullptr;
+    uint32_t py_leaf = 0;
+    if ((outer_eval != SIZE_MAX || truncated) && python_) py_leaf = PythonLeaf(s, &py);
+    uint32_t parent = kNoCallsite;
+    if (py_leaf != 0 && outer_eval == SIZE_MAX) {
+      // A native stack cut short (unwinding stopped in code without CFI) of
+      // a thread that was running Python: under the Python stack of that
+      // moment, after a frame that says the native part was cut.
+      parent = InternPython(*py, py_leaf, parent);
+      parent = b_->InternCallsite(parent, truncated_frame_, kernel_module_unknown_, FrameKind::kUnknown);
+    }
+    for (size_t i = 0; i < frames_.size(); ++i) {
+      if (py_leaf != 0 && i == outer_eval) {
+        // The interpreter's frames, outermost to innermost evaluation, give
+        // way to the program's Python stack (docs/capture.md).
+        parent = InternPython(*py, py_leaf, parent);
+        i = inner_eval;
+        continue;
+      }
+      parent = b_->InternCallsite(parent, frames_[i].name, frames_[i].module, frames_[i].kind);
+    }
+    if (py_leaf != 0) ++stats_->python_samples;
     if (s.kernel_ip) parent = b_->InternCallsite(parent, kernel_frame_, kernel_module_, FrameKind::kKernel);
     b_->AddStackSample(Track(s.pid, s.tid), s.ts_ns, parent, s.period_ns);
     ++stats_->samples;
+  }
+
+  // The leaf node of the Python stack of s's thread nearest in time, or 0.
+  uint32_t PythonLeaf(const RawSample& s, const PythonSamples** py) {
+    auto proc = python_->find(s.pid);
+    if (proc == python_->end()) return 0;
+    auto thread = proc->second.by_tid.find(s.tid);
+    if (thread == proc->second.by_tid.end() || thread->second.empty()) return 0;
+    const auto& v = thread->second;
+    // The stack the thread was last seen in (a thread that holds the GIL in
+    // a long C call, e.g. loading a library, is not sampled until it lets
+    // go, and is still in that call), else the next one shortly after.
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(s.ts_ns, UINT32_MAX));
+    if (it != v.begin() && s.ts_ns - (it - 1)->first <= kPythonStackHeldNs) {
+      *py = &proc->second;
+      return (it - 1)->second;
+    }
+    if (it != v.end() && it->first - s.ts_ns <= kPythonSampleMatchNs) {
+      *py = &proc->second;
+      return it->second;
+    }
+    return 0;
+  }
+
+  // Interns Python node `leaf` and its ancestors under `parent`.
+  uint32_t InternPython(const PythonSamples& py, uint32_t leaf, uint32_t parent) {
+    py_chain_.clear();
+    for (uint32_t n = leaf; n != 0 && n < py.nodes.size() && py_chain_.size() < 4096; n = py.nodes[n].parent) {
+      py_chain_.push_back(n);
+    }
+    for (size_t i = py_chain_.size(); i-- > 0;) {
+      const PythonSamples::Node& node = py.nodes[py_chain_[i]];
+      const char* base = std::strrchr(node.file.c_str(), '/');
+      std::string name = node.function + " (" + (base ? base + 1 : node.file.c_str()) + ":" +
+                         std::to_string(node.line) + ")";
+      parent = b_->InternCallsite(parent, Str(name), Str(node.file), FrameKind::kPython);
+    }
+    return parent;
   }
 
   StringId Str(const std::string& s) {
@@ -115,17 +202,62 @@ class HostTraceBuilder {
   UnwindMode mode_;
   TraceBuilder* b_;
   HostStats* stats_;
-  StringId kernel_frame_, kernel_module_;
+  StringId kernel_frame_, kernel_module_, truncated_frame_, kernel_module_unknown_;
   std::map<int32_t, std::unique_ptr<ProcessImage>> images_;
   std::unordered_map<uint64_t, uint32_t> tracks_;
   std::unordered_map<std::string, StringId> strings_;
   std::vector<uint64_t> pcs_;
+  const std::map<int32_t, PythonSamples>* python_;
+  struct Frame {
+    StringId name, module;
+    FrameKind kind;
+  };
+  std::vector<Frame> frames_;
+  std::vector<uint32_t> py_chain_;
 };
 
 }  // namespace
 
-void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats) {
-  HostTraceBuilder(perf, mode, builder, stats).Run();
+Status ReadPythonSamples(const std::string& path, PythonSamples* out) {
+  std::ifstream in(path);
+  if (!in) return ErrStatus(path + ": cannot read the Python samples the capture hook writes");
+  std::string line;
+  std::vector<uint32_t> remap = {0};  // the file's node id -> index in out->nodes
+  while (std::getline(in, line)) {
+    if (line.size() > 2 && line[0] == 'S' && line[1] == ' ') {
+      long long ts = 0;
+      int tid = 0;
+      unsigned node = 0;
+      if (std::sscanf(line.c_str() + 2, "%lld %d %u", &ts, &tid, &node) == 3 && node < remap.size() && node != 0) {
+        out->by_tid[tid].emplace_back(ts, remap[node]);
+        continue;
+      }
+    } else if (line.size() > 2 && line[0] == 'F' && line[1] == ' ') {
+      unsigned id = 0, parent = 0, lineno = 0;
+      int consumed = 0;
+      const size_t tab = line.find('\t');
+      if (tab != std::string::npos &&
+          std::sscanf(line.c_str() + 2, "%u %u %u %n", &id, &parent, &lineno, &consumed) == 3 &&
+          id == remap.size() && parent < id && 2 + static_cast<size_t>(consumed) <= tab) {
+        PythonSamples::Node n;
+        n.parent = remap[parent];
+        n.line = lineno;
+        n.function = line.substr(2 + consumed, tab - 2 - consumed);
+        n.file = line.substr(tab + 1);
+        remap.push_back(static_cast<uint32_t>(out->nodes.size()));
+        out->nodes.push_back(std::move(n));
+        continue;
+      }
+    }
+    ++out->malformed_lines;  // a line cut by a kill, or not the hook's
+  }
+  for (auto& [tid, v] : out->by_tid) std::sort(v.begin(), v.end());
+  return OkStatus();
+}
+
+void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats,
+                    const std::map<int32_t, PythonSamples>* python) {
+  HostTraceBuilder(perf, mode, builder, stats, python).Run();
 }
 
 void AddCounters(const CounterSampler& counters, TraceBuilder* builder) {

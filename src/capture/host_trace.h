@@ -4,6 +4,12 @@
 #ifndef AIPROF_SRC_CAPTURE_HOST_TRACE_H_
 #define AIPROF_SRC_CAPTURE_HOST_TRACE_H_
 
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/base/status.h"
 #include <cstdint>
 
 #include "src/base/status.h"
@@ -20,16 +26,45 @@ class TraceBuilder;
 // Debian's glibc and libpython; DWARF stops where CFI is missing).
 enum class UnwindMode : uint8_t { kFramePointer, kDwarf, kAuto };
 
+// The Python stacks the capture hook sampled in a Python program
+// (src/capture/torch_hook.py, _AiprofPythonSampler): interned stack nodes
+// and, per thread, (time, leaf node) in time order.
+struct PythonSamples {
+  struct Node {
+    uint32_t parent = 0;  // 0: a root
+    uint32_t line = 0;
+    std::string function, file;
+  };
+  std::vector<Node> nodes = {Node{}};  // ids from 1; [0] unused
+  std::unordered_map<int32_t, std::vector<std::pair<int64_t, uint32_t>>> by_tid;
+  uint64_t malformed_lines = 0;
+};
+
+// Appends one py-<pid>.txt written by the hook. Node ids are the file's own:
+// call once per file into a fresh PythonSamples per process (pid).
+Status ReadPythonSamples(const std::string& path, PythonSamples* out);
+
+// A perf sample of a thread gets the Python stack last sampled on that
+// thread up to kPythonStackHeldNs before it, else the next one up to
+// kPythonSampleMatchNs after it (the hook samples at most every 5 ms, and
+// not while the thread holds the GIL).
+inline constexpr int64_t kPythonStackHeldNs = 1'000'000'000;
+inline constexpr int64_t kPythonSampleMatchNs = 20'000'000;
+
 struct HostStats {
   uint64_t samples = 0;
+  uint64_t python_samples = 0;     // perf samples given a Python stack
+  uint64_t truncated_stacks = 0;   // the root frame is not a thread's or process's entry
   uint64_t dwarf_stacks = 0;   // samples whose stack came from DWARF unwinding
   uint64_t fp_stacks = 0;      // from the kernel's frame-pointer chain
   uint64_t frames = 0, unsymbolised_frames = 0;
   uint64_t processes = 0, threads = 0, modules = 0;
 };
 
-// Adds the host layer to `builder` (not finalized).
-void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats);
+// Adds the host layer to `builder` (not finalized). `python` (may be null):
+// per pid, the Python stacks to put in place of the interpreter's frames.
+void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats,
+                    const std::map<int32_t, PythonSamples>* python = nullptr);
 void AddCounters(const CounterSampler& counters, TraceBuilder* builder);
 
 }  // namespace aiprof

@@ -23,6 +23,21 @@ def _aiprof_chain_original():
 
 
 class _AiprofTorchProfiler:
+    """torch.profiler in chunks, streamed to one file as the run goes.
+
+    The profiler keeps every op until it stops, so it is stopped and started
+    again every AIPROF_TORCH_CHUNK_STEPS optimizer steps (default 20) or
+    AIPROF_TORCH_CHUNK_SECONDS seconds (default 30), at a step boundary; each
+    finished chunk is appended to $AIPROF_CAPTURE_DIR/torch/torch-<pid>.json,
+    one event a line, its times moved onto CLOCK_MONOTONIC (microseconds)
+    with the chunk's own clock-sync marks. The target's memory then holds at
+    most one chunk of ops. Step boundaries (the end of each optimizer.step)
+    are written as ProfilerStep#N events; each chunk's export is written as
+    an `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
+    work, never the program's. A killed program leaves the file without its
+    closing line; aiprof completes it up to the last whole event.
+    """
+
     def __init__(self, torch):
         import threading
         import time
@@ -33,11 +48,14 @@ class _AiprofTorchProfiler:
         self.main_tid = threading.get_native_id()
         self.pid = os.getpid()
         self.stopped = False
-        from torch.profiler import ProfilerActivity, profile
+        self.chunk_steps = max(1, int(os.environ.get('AIPROF_TORCH_CHUNK_STEPS', '20')))
+        self.chunk_ns = int(float(os.environ.get('AIPROF_TORCH_CHUNK_SECONDS', '30')) * 1e9)
+        from torch.profiler import ProfilerActivity
         activities = [ProfilerActivity.CPU]
         want_cuda = os.environ.get('AIPROF_CAPTURE_CUDA', '1') == '1'
         if want_cuda and torch.cuda.is_available():
             activities.append(ProfilerActivity.CUDA)
+        self.activity_enums = activities
         self.activities = [str(a) for a in activities]
         self.kineto = bool(getattr(torch.autograd, 'kineto_available', lambda: False)())
         self.npu = None
@@ -46,52 +64,104 @@ class _AiprofTorchProfiler:
             self.npu = torch_npu
         except Exception:
             pass
+        os.makedirs(self.out_dir, exist_ok=True)
+        self.base = os.path.join(self.out_dir, 'torch-%d' % self.pid)
+        self.stream = open(self.base + '.json', 'w')
+        self.stream.write('{"displayTimeUnit":"ns","traceEvents":[{"name":"process_name","ph":"M","pid":%d,'
+                          '"args":{"name":"torch"}}\n' % self.pid)
+        self.step = 0
+        self.step_begin_ns = None
+        self.steps_in_chunk = 0
+        self.chunks = 0
+        self.prof = None
+        self.start_chunk()
+
+    def now(self):
+        return self.time.monotonic_ns()
+
+    def start_chunk(self):
         if self.npu is not None:
             self.prof = self.npu.profiler.profile(record_shapes=True)
         else:
-            self.prof = profile(activities=activities, record_shapes=True)
+            from torch.profiler import profile
+            self.prof = profile(activities=self.activity_enums, record_shapes=True)
         self.prof.__enter__()
-        self.mark(5)
+        self.chunk_begin_ns = self.now()
+        self.steps_in_chunk = 0
+        self.chunk_marks = []
+        self.mark(3)
 
     def mark(self, count):
         from torch.profiler import record_function
         for _ in range(count):
             name = 'aiprof::clock_sync#%d' % len(self.sync)
-            t0 = self.time.monotonic_ns()
+            t0 = self.now()
             with record_function(name):
                 pass
-            t1 = self.time.monotonic_ns()
-            self.sync.append({'name': name, 'mono_begin_ns': t0, 'mono_end_ns': t1})
+            t1 = self.now()
+            entry = {'name': name, 'mono_begin_ns': t0, 'mono_end_ns': t1}
+            self.sync.append(entry)
+            self.chunk_marks.append(entry)
 
-    def stop(self):
-        if self.stopped:
-            return
-        self.stopped = True
+    def write_event(self, event):
         import json
-        self.mark(5)
-        self.prof.__exit__(None, None, None)
-        os.makedirs(self.out_dir, exist_ok=True)
-        base = os.path.join(self.out_dir, 'torch-%d' % self.pid)
-        if self.kineto and self.npu is None:
-            self.prof.export_chrome_trace(base + '.json.tmp')
-            kind = 'kineto'
-        else:
-            self.write_events(base + '.json.tmp')
-            kind = 'legacy_events'
-        os.replace(base + '.json.tmp', base + '.json')
-        meta = {'pid': self.pid, 'main_tid': self.main_tid, 'sync': self.sync, 'format': kind,
-                'torch': self.torch.__version__, 'activities': self.activities,
-                'torch_npu': self.npu is not None}
-        with open(base + '.sync.tmp', 'w') as f:
-            json.dump(meta, f)
-        os.replace(base + '.sync.tmp', base + '.sync')
+        self.stream.write(',' + json.dumps(event, separators=(',', ':')) + '\n')
 
-    def write_events(self, path):
+    def end_chunk(self):
+        self.mark(3)
+        self.prof.__exit__(None, None, None)
+        events = self.chunk_events()
+        offset_us = self.chunk_offset_us(events)
+        for ev in events:
+            if 'ts' in ev:
+                ev['ts'] = round(float(ev['ts']) + offset_us, 3)
+            self.write_event(ev)
+        del events
+        self.prof = None
+        self.chunks += 1
+
+    def rotate(self, final):
+        # Everything between stopping one chunk and starting the next is
+        # aiprof's work in the target: one aiprof::torch_export slice.
+        t0 = self.now()
+        self.end_chunk()
+        if not final:
+            self.start_chunk()
+        t1 = self.now()
+        self.write_event({'name': 'aiprof::torch_export', 'ph': 'X', 'cat': 'aiprof_overhead', 'pid': self.pid,
+                          'tid': self.main_tid, 'ts': t0 / 1e3, 'dur': (t1 - t0) / 1e3,
+                          'args': {'chunk': self.chunks}})
+        self.stream.flush()
+        self.write_sync(final=False)
+
+    def chunk_offset_us(self, events):
+        # Monotonic minus profiler time of each mark's midpoint; the median.
+        by_name = {}
+        for ev in events:
+            name = ev.get('name', '')
+            if name.startswith('aiprof::clock_sync#') and ev.get('ph') == 'X':
+                by_name[name] = float(ev['ts']) + float(ev.get('dur', 0)) / 2
+        d = sorted((m['mono_begin_ns'] + m['mono_end_ns']) / 2e3 - by_name[m['name']]
+                   for m in self.chunk_marks if m['name'] in by_name)
+        return d[len(d) // 2] if d else 0.0
+
+    def chunk_events(self):
+        if self.kineto and self.npu is None:
+            import json
+            tmp = self.base + '.chunk.tmp'
+            self.prof.export_chrome_trace(tmp)
+            with open(tmp) as f:
+                doc = json.load(f)
+            os.remove(tmp)
+            events = doc.get('traceEvents', []) if isinstance(doc, dict) else doc
+            return [e for e in events if isinstance(e, dict)]
+        return self.legacy_events()
+
+    def legacy_events(self):
         # Without Kineto (Debian's torch 1.13 is built with USE_KINETO=0) the
         # legacy profiler's own chrome export loses shapes and thread ids, so
         # the events are written here: ts/dur in the profiler's microseconds,
         # the thread that made the sync marks named as this main thread.
-        import json
         events = self.prof.events()
         sync_threads = {e.thread for e in events if e.name.startswith('aiprof::clock_sync#')}
         out = []
@@ -104,8 +174,46 @@ class _AiprofTorchProfiler:
             if getattr(e, 'sequence_nr', -1) >= 0:
                 ev['args']['Sequence number'] = e.sequence_nr
             out.append(ev)
-        with open(path, 'w') as f:
-            json.dump({'traceEvents': out, 'displayTimeUnit': 'ns'}, f)
+        return out
+
+    def write_sync(self, final):
+        import json
+        meta = {'pid': self.pid, 'main_tid': self.main_tid, 'sync': self.sync,
+                'format': 'aiprof_stream', 'clock': 'monotonic_us', 'chunks': self.chunks,
+                'steps': self.step, 'steps_from': 'optimizer.step' if self.step else '',
+                'final': final, 'torch': self.torch.__version__, 'activities': self.activities,
+                'torch_npu': self.npu is not None}
+        with open(self.base + '.sync.tmp', 'w') as f:
+            json.dump(meta, f)
+        os.replace(self.base + '.sync.tmp', self.base + '.sync')
+
+    def after_step(self):
+        # The end of an optimizer step is a step boundary: the span from the
+        # previous boundary is written as ProfilerStep#N.
+        if self.stopped or os.getpid() != self.pid:
+            return
+        now = self.now()
+        if self.step_begin_ns is not None:
+            self.step += 1
+            self.write_event({'name': 'ProfilerStep#%d' % self.step, 'ph': 'X', 'cat': 'user_annotation',
+                              'pid': self.pid, 'tid': self.main_tid, 'ts': self.step_begin_ns / 1e3,
+                              'dur': (now - self.step_begin_ns) / 1e3, 'args': {'aiprof_steps_from': 'optimizer.step'}})
+        self.steps_in_chunk += 1
+        if self.steps_in_chunk >= self.chunk_steps or now - self.chunk_begin_ns >= self.chunk_ns:
+            self.rotate(final=False)
+        self.step_begin_ns = self.now()
+
+    def stop(self):
+        # Only the process that started the profiler writes (a fork()ed
+        # DataLoader worker inherits this object and its atexit).
+        if self.stopped or os.getpid() != self.pid:
+            return
+        self.stopped = True
+        if self.prof is not None:
+            self.rotate(final=True)
+        self.stream.write(']}\n')
+        self.stream.close()
+        self.write_sync(final=True)
 
 
 class _AiprofTorchFinder:
@@ -129,6 +237,51 @@ class _AiprofTorchFinder:
         return spec
 
 
+def _aiprof_hook_optimizer(torch, profiler):
+    # Every optimizer's step ends a training step (docs/capture.md).
+    optimizer = torch.optim.Optimizer
+    own_init = optimizer.__init__
+
+    def init(self, *a, **k):
+        own_init(self, *a, **k)
+        cls = type(self)
+        if cls.__dict__.get('_aiprof_step_hooked'):
+            return
+        step = cls.step
+
+        def hooked_step(opt, *sa, **sk):
+            result = step(opt, *sa, **sk)
+            profiler.after_step()
+            return result
+
+        hooked_step.__wrapped__ = step
+        cls.step = hooked_step
+        cls._aiprof_step_hooked = True
+
+    optimizer.__init__ = init
+
+
+def _aiprof_on_sigterm(profiler):
+    # aiprof stops a command with SIGINT, then SIGTERM (docs/capture.md): on
+    # SIGTERM the profiler writes what it holds, then the signal ends the
+    # program as it would have. A program's own SIGTERM handler is kept.
+    import signal
+    try:
+        if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+            return
+
+        def handler(signum, frame):
+            try:
+                profiler.stop()
+            finally:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # torch imported outside the main thread
+        pass
+
+
 def _aiprof_start(torch):
     import atexit
     try:
@@ -146,11 +299,114 @@ def _aiprof_start(torch):
         return own_start(self, *a, **k)
 
     tp.profile.start = start
+    try:
+        _aiprof_hook_optimizer(torch, profiler)
+    except Exception as e:
+        sys.stderr.write('aiprof: optimizer steps not hooked: %s\n' % e)
+    _aiprof_on_sigterm(profiler)
     atexit.register(profiler.stop)
 
 
+class _AiprofPythonSampler:
+    """The Python frames of every thread, AIPROF_PY_SAMPLE_HZ times a second.
+
+    perf's samples of a Python program show the interpreter's C frames
+    (_PyEval_EvalFrameDefault), not the program's functions; Debian's Python
+    3.11 has no perf trampolines. So a daemon thread of the program's own
+    reads sys._current_frames() and writes, to
+    $AIPROF_CAPTURE_DIR/python/py-<pid>.txt, each distinct stack once as a
+    chain of nodes ("F id parent line function<TAB>file") and each sample as
+    "S monotonic_ns native_tid node". aiprof puts the Python stack nearest
+    in time on each perf sample of the same thread, in place of its
+    interpreter frames (docs/capture.md). The thread needs the GIL to read
+    the frames, so a stack is taken when the running thread lets the GIL go
+    (at most every switch interval, 5 ms): it names the Python function the
+    thread is in, not the instant.
+    """
+
+    def __init__(self, hz):
+        import threading
+        import time
+        self.period = 1.0 / hz
+        self.time = time
+        self.threading = threading
+        self.pid = os.getpid()
+        out_dir = os.path.join(os.environ['AIPROF_CAPTURE_DIR'], 'python')
+        os.makedirs(out_dir, exist_ok=True)
+        self.out = open(os.path.join(out_dir, 'py-%d.txt' % self.pid), 'w')
+        self.nodes = {}
+        self.lines = []
+        self.stopped = False
+        self.thread = threading.Thread(target=self.run, name='aiprof-pysampler', daemon=True)
+        self.thread.start()
+
+    def node(self, frame):
+        # Interned root-first: (parent, file, function, line) -> id.
+        chain = []
+        while frame is not None:
+            chain.append(frame)
+            frame = frame.f_back
+        parent = 0
+        for f in reversed(chain):
+            code = f.f_code
+            key = (parent, code.co_filename, code.co_name, f.f_lineno)
+            nid = self.nodes.get(key)
+            if nid is None:
+                nid = len(self.nodes) + 1
+                self.nodes[key] = nid
+                self.lines.append('F %d %d %d %s\t%s\n' % (nid, parent, f.f_lineno or 0,
+                                                          code.co_name.replace('\t', ' ').replace('\n', ' '),
+                                                          code.co_filename.replace('\t', ' ').replace('\n', ' ')))
+            parent = nid
+        return parent
+
+    def run(self):
+        me = self.threading.get_ident()
+        next_flush = self.time.monotonic() + 1.0
+        while not self.stopped and os.getpid() == self.pid:
+            now_ns = self.time.monotonic_ns()
+            natives = {t.ident: t.native_id for t in self.threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                if ident == me or ident not in natives:
+                    continue
+                self.lines.append('S %d %d %d\n' % (now_ns, natives[ident], self.node(frame)))
+            if self.time.monotonic() >= next_flush:
+                self.flush()
+                next_flush = self.time.monotonic() + 1.0
+            self.time.sleep(self.period)
+
+    def flush(self):
+        if self.lines:
+            self.out.write(''.join(self.lines))
+            self.out.flush()
+            self.lines = []
+
+    def stop(self):
+        if self.stopped or os.getpid() != self.pid:
+            return
+        self.stopped = True
+        self.thread.join(timeout=1.0)
+        self.flush()
+        self.out.close()
+
+
+def _aiprof_start_python_sampler():
+    hz = float(os.environ.get('AIPROF_PY_SAMPLE_HZ', '0') or 0)
+    if hz <= 0:
+        return
+    import atexit
+    try:
+        sampler = _AiprofPythonSampler(min(hz, 1000.0))
+    except Exception as e:  # the program runs on without Python frames
+        sys.stderr.write('aiprof: Python frames not sampled: %s\n' % e)
+        return
+    atexit.register(sampler.stop)
+
+
 if os.environ.get('AIPROF_CAPTURE_DIR'):
-    sys.meta_path.insert(0, _AiprofTorchFinder())
+    _aiprof_start_python_sampler()
+    if os.environ.get('AIPROF_CAPTURE_TORCH', '1') == '1':
+        sys.meta_path.insert(0, _AiprofTorchFinder())
 try:
     _aiprof_chain_original()
 except Exception:

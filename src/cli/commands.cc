@@ -22,6 +22,7 @@ std::unique_ptr<Command> NewClusterCommand();
 std::unique_ptr<Command> NewMonitorCommand();
 std::unique_ptr<Command> NewQueryCommand();
 std::unique_ptr<Command> NewMcpCommand();
+std::unique_ptr<Command> NewServeCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -46,6 +47,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewClusterCommand());
   out.push_back(NewQueryCommand());
   out.push_back(NewMcpCommand());
+  out.push_back(NewServeCommand());
   return out;
 }
 

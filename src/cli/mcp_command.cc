@@ -25,6 +25,7 @@
 #include "src/report/analysis/analyze_report.h"
 #include "src/render/escape.h"
 #include "src/report/summary_report.h"
+#include "src/report/validation/validation_report.h"
 
 namespace aiprof {
 namespace {
@@ -67,6 +68,7 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
+  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
   return tools;
@@ -200,9 +202,45 @@ class McpServer {
     return r;
   }
 
-  std::optional<RpcError> TraceArg(simdjson::dom::element args, LoadedTrace** out) {
+  // Validation of two loaded traces, each read through its own session (no
+  // second import): the validation document of `aiprof validate`.
+  std::optional<RpcError> ValidateTool(simdjson::dom::element args, std::string* result) {
+    LoadedTrace *before = nullptr, *after = nullptr;
+    if (auto e = TraceArg(args, &before, "before")) return e;
+    if (auto e = TraceArg(args, &after, "after")) return e;
+    TraceSampleOptions sample_options;
+    std::string_view unit;
+    if (args["unit"].get(unit) == simdjson::SUCCESS) {
+      if (unit.empty()) return RpcError{-32602, "invalid params: 'unit' is 'step' or a span name"};
+      sample_options.unit = std::string(unit);
+    }
+    ValidationOptions options;
+    double alpha = 0;
+    simdjson::dom::element alpha_element;
+    if (args["alpha"].get(alpha_element) == simdjson::SUCCESS) {
+      if (alpha_element.get(alpha) != simdjson::SUCCESS || !(alpha > 0 && alpha <= 0.5)) {
+        return RpcError{-32602, "invalid params: 'alpha' is a number in (0, 0.5]"};
+      }
+      options.alpha = alpha;
+    }
+    auto b = before->session->samples(sample_options);
+    auto a = after->session->samples(sample_options);
+    if (!b.ok() || !a.ok()) {
+      *result = ToolResult(!b.ok() ? before->path + ": " + b.status().message() : after->path + ": " + a.status().message(),
+                           "", true);
+      return std::nullopt;
+    }
+    ValidationResult v = Validate(*b, *a, options);
+    *result = ToolResult("validation of " + after->path + " against " + before->path + ": " + VerdictText(v.overall),
+                         ValidationToJson(v));
+    return std::nullopt;
+  }
+
+  std::optional<RpcError> TraceArg(simdjson::dom::element args, LoadedTrace** out, const char* key = "trace") {
     std::string_view id;
-    if (args["trace"].get(id) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'trace' (a string) is required"};
+    if (args[key].get(id) != simdjson::SUCCESS) {
+      return RpcError{-32602, std::string("invalid params: '") + key + "' (a string) is required"};
+    }
     auto it = traces_.find(std::string(id));
     if (it == traces_.end()) return RpcError{-32602, "invalid params: no trace " + std::string(id) + " (load_trace first)"};
     *out = &it->second;
@@ -266,6 +304,7 @@ class McpServer {
       *result = ToolResult(std::to_string(traces_.size()) + " traces loaded", "{\"traces\":" + list + "]}");
       return std::nullopt;
     }
+    if (name == "validate") return ValidateTool(args, result);
     LoadedTrace* t = nullptr;
     if (name == "summary" || name == "analyze" || name == "query" || name == "schema" || name == "diagnose" ||
         name == "suggest") {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include "src/base/atomic_file.h"
 #include "src/capture/capture.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -118,6 +119,9 @@ class TraceCommand : public Command {
     o.progress = isatty(STDERR_FILENO) == 1;
     o.keep_dir = keep_dir_;
     if (output_.empty()) output_ = DefaultOutput();
+    // A capture cannot be repeated: an output that cannot be written is
+    // found before the command starts, not after it ran.
+    RETURN_IF_ERROR(CheckWritableOutput(output_));
     ASSIGN_OR_RETURN(CaptureResult r, RunCapture(o));
     RETURN_IF_ERROR(WriteNativeFile(*r.trace, output_));
     std::fprintf(stderr, "aiprof: wrote %s: %s\n", output_.c_str(), r.summary.c_str());

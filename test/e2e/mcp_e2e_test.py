@@ -72,7 +72,8 @@ def main():
     check(r.get("result") == {}, "ping")
     r = c.call("tools/list")
     names = sorted(t["name"] for t in r["result"]["tools"])
-    check(names == ["analyze", "diagnose", "list_traces", "load_trace", "query", "schema", "suggest", "summary"],
+    check(names == ["analyze", "diagnose", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
+                    "validate"],
           "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
 
@@ -115,8 +116,25 @@ def main():
     r = c.tool("analyze", trace=tid, only=["no_such_analysis"])
     check(r.get("error", {}).get("code") == -32602 and "no_such_analysis" in r["error"]["message"], "bad analysis name")
 
+    # validate: the ResNet50 pair (num_workers 0 -> 4), each read by its own
+    # session, equals aiprof validate on the same files.
+    before = os.path.join(os.path.abspath(a.data), "resnet50_num_workers_0.pt.trace.json.gz")
+    after = os.path.join(os.path.abspath(a.data), "resnet50_num_workers_4.pt.trace.json.gz")
+    tb = c.tool("load_trace", path=before)["result"]["structuredContent"]["trace"]
+    ta = c.tool("load_trace", path=after)["result"]["structuredContent"]["trace"]
+    r = c.tool("validate", before=tb, after=ta)
+    cli_val = json.loads(subprocess.run([a.aiprof, "validate", "--before", before, "--after", after, "--format", "json"],
+                                        capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_val and cli_val["overall"] == "improved",
+          "validate equals aiprof validate (%s)" % r["result"]["content"][0]["text"])
+    check(c.tool("validate", before=tb)["error"]["code"] == -32602, "validate needs 'after'")
+    check(c.tool("validate", before=tb, after=ta, alpha=2)["error"]["code"] == -32602, "validate: alpha range")
+    r = c.tool("validate", before=tb, after=ta, unit="no_such_span")
+    check(r["result"]["isError"] is True, "validate: no samples of that unit is a tool error: %r" % r["result"]["content"])
+
     r = c.call("resources/list")
-    check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t1"], "resources: %r" % r)
+    check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t1", "aiprof://trace/t2", "aiprof://trace/t3"],
+          "resources: %r" % r)
     r = c.tool("list_traces")
     check(r["result"]["structuredContent"]["traces"][0]["path"] == sample, "list_traces")
 

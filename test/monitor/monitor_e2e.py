@@ -704,7 +704,9 @@ def case_torch(args, tmp):
         sys.exit(77)
     out = os.path.join(tmp, 'incidents')
     p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 8ms', '--window', '1s', '--interval', '0.25s',
-                        '--trace-duration', '2s', '--once', '--timeout', '40s', '-o', out, '--', args.python,
+                        '--trace-duration', '2s', '--once', '--timeout', '40s',
+                        # import torch alone takes 10 s on a loaded 2-core machine
+                        '--attach-timeout', '30s', '-o', out, '--', args.python,
                         os.path.join(os.path.dirname(__file__), 'torch_service.py'), args.python_dir, '25', '4'],
                        capture_output=True, text=True, timeout=STEP_TIMEOUT + 30)
     sys.stderr.write(p.stderr)

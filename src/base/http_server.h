@@ -1,0 +1,139 @@
+// A small HTTP/1.1 server (one thread, poll(), one request per connection),
+// shared by the front ends that listen: `aiprof monitor` (/metrics and the
+// Alertmanager webhook, src/monitor/metrics_server.h) and `aiprof serve`
+// (src/serve/).
+//
+// Written rather than cpp-httplib 0.11 (Debian 12's): that one gives each
+// connection a pool thread for as long as the client keeps sending, with no
+// deadline for the whole header, so eight clients sending a header line a
+// second blocked the server, and it did not apply its body limit to chunked
+// bodies. Here every limit is explicit (HttpLimits): a deadline for the
+// request line and headers and one for the body, a cap on connections (when
+// full, the connection that has waited longest for its request is closed to
+// make room), header and body sizes (chunked bodies decoded as they arrive
+// and held to the same limit), so memory per connection is bounded and a
+// slow client costs a slot, never the server.
+//
+// Requests are answered in two steps, both called on the server's thread:
+// `admit` sees the request line and headers and may answer at once (a 404,
+// a 401, a 413) or set the body limit of this request; `handle` gets the
+// whole request and a Responder, which may be called later from any thread
+// (a worker pool), so a slow page never blocks the other connections.
+#ifndef AIPROF_SRC_BASE_HTTP_SERVER_H_
+#define AIPROF_SRC_BASE_HTTP_SERVER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "src/base/status.h"
+
+namespace aiprof {
+
+// "9100" -> 127.0.0.1:9100 (loopback unless a host is given), "HOST:PORT",
+// "[::1]:PORT". Port 0 picks a free port. `flag` names the option in errors.
+Status ParseListenAddress(const std::string& text, std::string* host, int* port,
+                          const std::string& flag = "--metrics-listen");
+// 127.0.0.0/8, ::1, localhost.
+bool IsLoopbackHost(const std::string& host);
+// Compares a presented secret with the expected one without leaking where
+// they differ through timing; false when either is empty.
+bool SameSecret(const std::string& presented, const std::string& expected);
+// The token of an "Authorization: Bearer TOKEN" header value ("" if none).
+std::string BearerToken(const std::string& authorization);
+
+struct HttpLimits {
+  int max_connections = 64;
+  int64_t header_timeout_ns = 5'000'000'000;  // request line + headers, from accept
+  int64_t body_timeout_ns = 10'000'000'000;   // the whole body, from the end of the headers
+  int64_t write_timeout_ns = 10'000'000'000;  // the whole response
+  int64_t handle_timeout_ns = 300'000'000'000;  // from the whole request to the handler's answer
+  size_t max_header_bytes = 16 << 10;
+  size_t max_body_bytes = 1 << 20;  // the default; admit may set another per request
+};
+
+// What the server saw (tests, and the front ends' stderr at exit).
+struct HttpCounts {
+  std::atomic<uint64_t> requests{0}, rejected{0}, timed_out{0}, evicted{0};
+};
+
+struct HttpRequest {
+  std::string method;  // "GET"
+  std::string path;    // "/api/runs" (the target without its query)
+  std::string query;   // "a=1&b=2" (after '?', still percent-encoded)
+  std::string authorization, content_type;
+  std::string peer;    // "127.0.0.1:53412"
+  std::string body;    // empty for GET and HEAD
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers (no CR or LF in them)
+};
+
+class HttpServer {
+ public:
+  struct Options {
+    std::string host;
+    int port = 0;
+    std::string flag = "--listen";  // names the option in errors
+    HttpLimits limits;
+  };
+  // Called once the request line and headers are in: a response answers at
+  // once (the body is not read); nullopt reads the body (if the method has
+  // one) up to *max_body_bytes (preset to limits.max_body_bytes).
+  using AdmitFn = std::function<std::optional<HttpResponse>(const HttpRequest& head, size_t* max_body_bytes)>;
+  // Answers a request; callable once, from any thread, even after the
+  // server stopped (then the answer is dropped).
+  using Responder = std::function<void(HttpResponse)>;
+  using HandleFn = std::function<void(HttpRequest request, Responder respond)>;
+
+  // Binds HOST:PORT and starts serving on a thread of its own. Whether a
+  // non-loopback host is acceptable is the caller's decision.
+  static StatusOr<std::unique_ptr<HttpServer>> Start(const Options& options, AdmitFn admit, HandleFn handle);
+  ~HttpServer();  // stops serving
+  int port() const { return port_; }
+  const HttpCounts& counts() const { return counts_; }
+
+ private:
+  struct Connection;
+  struct Mailbox;
+  HttpServer() = default;
+  void Serve();
+  void Accept(std::vector<std::unique_ptr<Connection>>* conns);
+  void DeliverAnswers(std::vector<std::unique_ptr<Connection>>* conns);
+  bool OnReadable(Connection* c);
+  bool OnHead(Connection* c);
+  void Respond(Connection* c, const HttpResponse& r);
+  void Handle(Connection* c);
+
+  Options options_;
+  AdmitFn admit_;
+  HandleFn handle_;
+  std::shared_ptr<Mailbox> mailbox_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  uint64_t next_id_ = 1;
+  std::thread thread_;
+  HttpCounts counts_;
+};
+
+// A plain-text response ("status reason" pages of the front ends).
+HttpResponse TextResponse(int status, std::string body);
+// The value of `key` in an application/x-www-form-urlencoded string
+// ("a=1&b=x%20y"), decoded; nullopt when absent.
+std::optional<std::string> QueryParam(const std::string& query, const std::string& key);
+// Percent-decoding ('+' is a space); false on a malformed escape.
+bool PercentDecode(const std::string& in, std::string* out);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_BASE_HTTP_SERVER_H_

@@ -1,0 +1,73 @@
+#include <CLI/CLI.hpp>
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "src/cli/command.h"
+#include "src/cli/flags.h"
+#include "src/serve/serve.h"
+
+namespace aiprof {
+namespace {
+
+class ServeCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand(
+        "serve", "The team's profiling server: every run under a folder, a run's diagnosis, two runs compared, "
+                 "SQL, and a JSON API (docs/serve.md)");
+    sub->add_option("--logdir", o_.logdir, "Folder of runs (any trace aiprof imports; new files are picked up)")
+        ->required();
+    AddDbFlag(sub, &o_.db, "Index database (SQLite, WAL; default LOGDIR/.aiprof-serve/index.db; native files in "
+                           "cache/ beside it)");
+    sub->add_option("--listen", o_.listen, "HOST:PORT or PORT (default 127.0.0.1:8080; port 0 picks one)");
+    sub->add_option("--token-file", o_.token_file, "Bearer tokens, one \"read TOKEN\" or \"upload TOKEN\" per line "
+                                                   "(required to listen beyond loopback)");
+    sub->add_option("--baselines", o_.baselines_db, "Baseline database whose validations /history shows (default "
+                                                    "$XDG_DATA_HOME/aiprof/baselines.db; read, never created)");
+    sub->add_option("--index-threads", o_.index_threads, "Runs converted at once (default 1)")
+        ->check(CLI::Range(1, 64));
+    sub->add_option("--request-threads", o_.request_threads, "Requests handled at once (default 2)")
+        ->check(CLI::Range(1, 256));
+    sub->add_option("--scan-interval", scan_s_, "Seconds between scans of the logdir (0 = at start and on "
+                                                "POST /api/rescan only; default 10)")
+        ->check(CLI::Range(0, 86400));
+    sub->add_option("--max-upload-mb", upload_mib_, "Largest upload (POST /api/runs) in MiB (default 64)")
+        ->check(CLI::Range(1, 65536));
+    return sub;
+  }
+
+  Status Run() override {
+    o_.scan_interval_ms = static_cast<int64_t>(scan_s_) * 1000;
+    o_.max_upload_bytes = static_cast<size_t>(upload_mib_) << 20;
+    // SIGINT/SIGTERM are blocked in every thread the server starts and
+    // taken here by sigwait, so a stop lets the threads finish cleanly.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    ASSIGN_OR_RETURN(std::unique_ptr<ServeServer> server, ServeServer::Start(o_));
+    const std::string host = server->host().find(':') != std::string::npos ? "[" + server->host() + "]" : server->host();
+    std::fprintf(stderr, "aiprof serve: http://%s:%d/ (index %s; %s)\n", host.c_str(), server->port(),
+                 server->db_path().c_str(),
+                 o_.token_file.empty() ? "no tokens: loopback only" : "bearer tokens required");
+    std::fflush(stderr);
+    int sig = 0;
+    sigwait(&set, &sig);
+    std::fprintf(stderr, "aiprof serve: stopping\n");
+    return OkStatus();
+  }
+
+ private:
+  ServeOptions o_;
+  int scan_s_ = 10;
+  int upload_mib_ = 64;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewServeCommand() { return std::make_unique<ServeCommand>(); }
+
+}  // namespace aiprof

@@ -1,0 +1,247 @@
+#include "src/serve/indexer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "src/importers/common/byte_source.h"
+#include "src/importers/ascend/ascend_pt_importer.h"
+#include "src/importers/ascend/msprof_importer.h"
+#include "src/importers/common/folder_importer.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+#include "src/report/page/report_data.h"
+#include "src/session/session.h"
+
+namespace aiprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// File endings that are recorded even when their first bytes are not a
+// format the importers know (so a broken trace shows as a failed run with
+// the importer's message instead of vanishing).
+bool LooksLikeTraceName(const std::string& name) {
+  for (const char* end : {".json", ".json.gz", ".gz", ".zst", ".aiprof", ".sqlite", ".pt.trace.json"}) {
+    if (name.size() >= std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t MtimeNs(const fs::directory_entry& e) {
+  std::error_code ec;
+  const auto t = e.last_write_time(ec);
+  if (ec) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// True when folder `dir` is one run: a torch_npu rank folder, an msprof
+// PROF_* folder, or a folder of several ranks (at least two entries named
+// rankN that are importable units).
+bool IsFolderRun(const fs::path& dir) {
+  const std::string d = dir.string();
+  if (IsAscendPtFolder(d) || IsMsprofFolder(d)) return true;
+  std::error_code ec;
+  int ranked = 0;
+  for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ranked += RankFromName(it->path().string()) != kNoRank;
+    if (ranked >= 2) break;
+  }
+  if (ranked < 2) return false;
+  StatusOr<std::vector<FolderUnit>> units = ListFolderUnits(d);
+  if (!units.ok() || units->size() < 2) return false;
+  for (const FolderUnit& u : *units) {
+    if (RankFromName(u.path) == kNoRank) return false;
+  }
+  return true;
+}
+
+// A folder run's stamp: the total size of its files and the latest
+// modification time (symbolic links not followed).
+std::pair<int64_t, int64_t> FolderStamp(const fs::path& dir) {
+  int64_t size = 0, mtime = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+    size += static_cast<int64_t>(it->file_size(ec));
+    mtime = std::max(mtime, MtimeNs(*it));
+  }
+  return {size, mtime};
+}
+
+}  // namespace
+
+bool PathInside(const std::string& root, const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::path(path), ec);
+  if (ec) return false;
+  const std::string s = p.string();
+  return s.size() > root.size() && s.compare(0, root.size(), root) == 0 && s[root.size()] == '/';
+}
+
+Indexer::Indexer(RunIndex* index, IndexerOptions options) : index_(index), options_(std::move(options)) {}
+
+Indexer::~Indexer() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void Indexer::Start() {
+  threads_.emplace_back([this] { ScanLoop(); });
+  for (int i = 0; i < std::max(1, options_.threads); ++i) threads_.emplace_back([this] { ConvertLoop(); });
+}
+
+void Indexer::RequestScan() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    scan_requested_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Indexer::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++work_generation_;
+  }
+  cv_.notify_all();
+}
+
+StatusOr<size_t> Indexer::ScanOnce() {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(options_.logdir, fs::directory_options::skip_permission_denied, ec);
+  if (ec) return ErrStatus(options_.logdir + ": cannot list: " + ec.message());
+  size_t found = 0;
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    const fs::directory_entry& e = *it;
+    const std::string name = e.path().filename().string();
+    // Never followed: a symbolic link could lead out of the logdir.
+    if (e.is_symlink(ec) || name.empty() || name[0] == '.') {
+      if (e.is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (e.is_directory(ec)) {
+      if (e.path().string() == options_.cache_dir || it.depth() >= static_cast<int>(kMaxScanDepth)) {
+        it.disable_recursion_pending();
+      } else if (IsFolderRun(e.path())) {
+        // One run (ranks merged by the folder importer): not entered.
+        it.disable_recursion_pending();
+        const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
+        if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
+        const auto [size, mtime] = FolderStamp(e.path());
+        ASSIGN_OR_RETURN(auto stamp, index_->Stamp(rel));
+        ++found;
+        if (stamp && stamp->first == size && stamp->second == mtime) continue;
+        RETURN_IF_ERROR(index_->Upsert(rel, size, mtime).status());
+        Notify();
+      }
+      continue;
+    }
+    if (!e.is_regular_file(ec)) continue;
+    const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
+    if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
+    const int64_t size = static_cast<int64_t>(e.file_size(ec));
+    const int64_t mtime = MtimeNs(e);
+    ASSIGN_OR_RETURN(auto stamp, index_->Stamp(rel));
+    if (stamp && stamp->first == size && stamp->second == mtime) {
+      ++found;
+      continue;
+    }
+    StatusOr<std::string> prefix = ReadPrefix(e.path().string(), 4096);
+    const bool importable = prefix.ok() && !prefix->empty() && IsImportableFilePrefix(*prefix);
+    if (!importable && !LooksLikeTraceName(name)) continue;
+    RETURN_IF_ERROR(index_->Upsert(rel, size, mtime).status());
+    ++found;
+    Notify();
+  }
+  ++scans_;
+  return found;
+}
+
+void Indexer::ScanLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    scan_requested_ = false;
+    lock.unlock();
+    StatusOr<size_t> found = ScanOnce();
+    if (!found.ok()) std::fprintf(stderr, "aiprof serve: scan: %s\n", found.status().message().c_str());
+    lock.lock();
+    const auto wait = std::chrono::milliseconds(options_.scan_interval_ms > 0 ? options_.scan_interval_ms : 86'400'000);
+    cv_.wait_for(lock, wait, [this] { return stop_ || scan_requested_; });
+  }
+}
+
+void Indexer::ConvertLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    const uint64_t seen = work_generation_;
+    lock.unlock();
+    StatusOr<std::optional<RunRow>> claimed = index_->ClaimNext();
+    if (!claimed.ok()) std::fprintf(stderr, "aiprof serve: %s\n", claimed.status().message().c_str());
+    const bool got = claimed.ok() && claimed->has_value();
+    if (got) Convert(std::move(**claimed));
+    lock.lock();
+    // Another server on the same database may queue runs too: look again
+    // every few seconds even without a notification.
+    if (!got) cv_.wait_for(lock, std::chrono::seconds(5), [&] { return stop_ || work_generation_ != seen; });
+  }
+}
+
+void Indexer::Convert(RunRow run) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string source = (fs::path(options_.logdir) / run.path).string();
+  // Messages name the run's path in the logdir, not where the logdir is.
+  auto fail = [&](std::string why) {
+    for (size_t at; (at = why.find(source)) != std::string::npos;) why.replace(at, source.size(), run.path);
+    Status s = index_->MarkFailed(run.id, why);
+    if (!s.ok()) std::fprintf(stderr, "aiprof serve: %s\n", s.message().c_str());
+  };
+  if (!PathInside(options_.logdir, source)) return fail(run.path + ": not inside the logdir (a symbolic link?)");
+  try {
+    StatusOr<std::unique_ptr<Trace>> imported = ImportTrace(source);
+    if (!imported.ok()) return fail(imported.status().message());
+    std::shared_ptr<const Trace> trace(std::move(imported).value());
+    run.cache = std::to_string(run.id) + ".aiprof";
+    const std::string cache = (fs::path(options_.cache_dir) / run.cache).string();
+    const std::string tmp = (fs::path(options_.cache_dir) / ("." + run.cache + ".tmp")).string();
+    if (Status w = WriteNativeFile(*trace, tmp); !w.ok()) return fail(w.message());
+    std::error_code ec;
+    fs::rename(tmp, cache, ec);
+    if (ec) return fail(cache + ": " + ec.message());
+    SessionOptions so;
+    so.input = run.path;
+    AnalysisSession session(trace, so);
+    ReportInputs in;
+    in.session = &session;
+    StatusOr<ReportData> report = BuildReport(in);
+    if (!report.ok()) return fail(report.status().message());
+    run.source_format = report->source_format;
+    run.steps = static_cast<int64_t>(report->steps_stats.count);
+    run.step_p50_ns = report->steps_stats.p50_ns;
+    run.device_util = report->device_util;
+    if (report->top_finding && report->top_finding->rule) {
+      run.top_finding = report->top_finding->rule->title;
+      run.top_share = report->top_finding->impact.quantified ? report->top_finding->impact.share : 0;
+      run.top_basis = report->top_finding->impact.quantified ? report->top_finding->impact.basis_text : "";
+    }
+    run.convert_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (Status s = index_->MarkReady(run); !s.ok()) std::fprintf(stderr, "aiprof serve: %s\n", s.message().c_str());
+  } catch (const std::exception& e) {
+    // The importers report bad input as a Status; this is the last guard
+    // (e.g. out of memory) so one run cannot stop the server.
+    fail(run.path + ": " + e.what());
+  }
+}
+
+}  // namespace aiprof

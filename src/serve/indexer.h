@@ -1,0 +1,73 @@
+// Finds runs under the logdir and converts each once into the native-file
+// cache. A run is a trace file, or a folder the importers read as one run
+// (a torch_npu rank folder, an msprof PROF_* folder, a folder of several
+// ranks' units named rankN), which is then not entered. One scanner (periodic, or on request) records importable files in
+// the index; converter threads claim queued runs, import them with the
+// importers (and their limits), write `<cache>/<id>.aiprof`, compute the
+// figures of the runs list through an analysis session, and mark the run
+// ready, or failed with the importer's message. Nothing found under the
+// logdir is ever executed; symbolic links are not followed, so no path
+// leaves the logdir.
+#ifndef AIPROF_SRC_SERVE_INDEXER_H_
+#define AIPROF_SRC_SERVE_INDEXER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/base/status.h"
+#include "src/serve/run_index.h"
+
+namespace aiprof {
+
+// Folders the scanner never enters: hidden ones (".git", the default
+// ".aiprof-serve" cache) and the cache folder itself.
+inline constexpr size_t kMaxScanDepth = 16;
+
+struct IndexerOptions {
+  std::string logdir;     // canonical
+  std::string cache_dir;  // canonical; native files go here
+  int threads = 1;        // converters
+  int64_t scan_interval_ms = 10'000;  // 0: scan only at start and on request
+};
+
+class Indexer {
+ public:
+  Indexer(RunIndex* index, IndexerOptions options);
+  ~Indexer();  // stops the threads (a conversion under way finishes first)
+  void Start();
+  // Scans again soon (a new upload, POST /api/rescan).
+  void RequestScan();
+  // Wakes the converters (a run was queued).
+  void Notify();
+  // One scan, now, on the caller's thread: the number of files found.
+  StatusOr<size_t> ScanOnce();
+  // Visible for testing: converts one claimed run.
+  void Convert(RunRow run);
+  uint64_t scans() const { return scans_.load(); }
+
+ private:
+  void ScanLoop();
+  void ConvertLoop();
+
+  RunIndex* index_;
+  IndexerOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false, scan_requested_ = false;
+  uint64_t work_generation_ = 0;
+  std::atomic<uint64_t> scans_{0};
+  std::vector<std::thread> threads_;
+};
+
+// True when `path` (made absolute and normal, symlinks resolved) lies
+// inside `root` (canonical).
+bool PathInside(const std::string& root, const std::string& path);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_SERVE_INDEXER_H_

@@ -1,0 +1,113 @@
+#include "src/serve/run_index.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "src/serve/serve.h"
+
+namespace aiprof {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("aiprof_serve_test_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
+  std::filesystem::remove(path);
+  return path;
+}
+
+TEST(RunIndexTest, UpsertQueuesNewAndChangedFilesOnly) {
+  auto index = RunIndex::Open(TempPath("upsert.db"));
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  RunIndex& ix = **index;
+  auto a = ix.Upsert("a.json", 10, 100);
+  ASSERT_TRUE(a.ok());
+  auto claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  RunRow row = **claimed;
+  EXPECT_EQ(row.id, *a);
+  EXPECT_EQ(row.state, RunState::kConverting);
+  row.cache = "1.aiprof";
+  row.steps = 3;
+  ASSERT_TRUE(ix.MarkReady(row).ok());
+  // Same size and time: the same run, still ready.
+  EXPECT_EQ(*ix.Upsert("a.json", 10, 100), *a);
+  EXPECT_EQ((*ix.Get(*a))->state, RunState::kReady);
+  EXPECT_FALSE(ix.ClaimNext()->has_value());
+  // Changed: queued again under the same id.
+  EXPECT_EQ(*ix.Upsert("a.json", 11, 100), *a);
+  EXPECT_EQ((*ix.Get(*a))->state, RunState::kQueued);
+  ASSERT_TRUE(ix.MarkFailed(*a, "bad <json>").ok());
+  EXPECT_EQ((*ix.Get(*a))->error, "bad <json>");
+}
+
+TEST(RunIndexTest, SearchIsCaseInsensitiveAndLiteral) {
+  auto index = RunIndex::Open(TempPath("search.db"));
+  ASSERT_TRUE(index.ok());
+  RunIndex& ix = **index;
+  ASSERT_TRUE(ix.Upsert("Team A/run_1.json", 1, 1).ok());
+  ASSERT_TRUE(ix.Upsert("team b/100%.json", 1, 1).ok());
+  ASSERT_TRUE(ix.Upsert("other.json", 1, 1).ok());
+  EXPECT_EQ(ix.List("team a", 0)->size(), 1u);
+  EXPECT_EQ(ix.List("TEAM", 0)->size(), 2u);
+  EXPECT_EQ(ix.List("%", 0)->size(), 1u) << "'%' is a character, not a wildcard";
+  EXPECT_EQ(ix.List("_1", 0)->size(), 1u);
+  EXPECT_EQ(ix.List("", 0)->size(), 3u);
+  EXPECT_EQ(ix.List("", 2)->size(), 2u);
+}
+
+// Two servers on one database: every queued run is claimed exactly once.
+TEST(RunIndexTest, ConcurrentClaimsFromTwoConnectionsNeverOverlap) {
+  const std::string path = TempPath("claims.db");
+  auto first = RunIndex::Open(path);
+  auto second = RunIndex::Open(path);
+  ASSERT_TRUE(first.ok() && second.ok());
+  constexpr int kRuns = 60;
+  for (int i = 0; i < kRuns; ++i) ASSERT_TRUE((*first)->Upsert("r" + std::to_string(i), 1, 1).ok());
+  std::mutex mu;
+  std::multiset<int64_t> claimed;
+  auto claim = [&](RunIndex* ix) {
+    for (;;) {
+      auto c = ix->ClaimNext();
+      ASSERT_TRUE(c.ok()) << c.status().message();
+      if (!c->has_value()) return;
+      std::lock_guard<std::mutex> lock(mu);
+      claimed.insert((*c)->id);
+    }
+  };
+  std::thread t1(claim, first->get()), t2(claim, second->get()), t3(claim, first->get());
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_EQ(claimed.size(), static_cast<size_t>(kRuns));
+  EXPECT_EQ(std::set<int64_t>(claimed.begin(), claimed.end()).size(), static_cast<size_t>(kRuns));
+}
+
+TEST(ServeTokensTest, RolesLinesAndErrors) {
+  const std::string path = TempPath("tokens");
+  std::ofstream(path) << "# team\n\nread  0123456789abcdef\r\nupload fedcba9876543210xyz\n";
+  auto tokens = ReadTokenFile(path);
+  ASSERT_TRUE(tokens.ok()) << tokens.status().message();
+  ASSERT_EQ(tokens->size(), 2u);
+  EXPECT_EQ((*tokens)[0].role, TokenRole::kRead);
+  EXPECT_EQ((*tokens)[0].token, "0123456789abcdef");
+  EXPECT_EQ((*tokens)[1].role, TokenRole::kUpload);
+  std::ofstream(path) << "read 0123456789abcdef\nadmin 0123456789abcdef\n";
+  auto bad = ReadTokenFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(path + ":2: role \"admin\""), std::string::npos) << bad.status().message();
+  std::ofstream(path) << "read short\n";
+  EXPECT_FALSE(ReadTokenFile(path).ok());
+  std::ofstream(path) << "# nothing\n";
+  EXPECT_FALSE(ReadTokenFile(path).ok());
+  EXPECT_FALSE(ReadTokenFile(path + ".missing").ok());
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,779 @@
+#include "src/serve/serve.h"
+
+#include <simdjson.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <variant>
+
+#include "src/analysis/validation/baseline_store.h"
+#include "src/analysis/validation/compare.h"
+#include "src/base/atomic_file.h"
+#include "src/base/http_server.h"
+#include "src/model/native_file.h"
+#include "src/query/query_engine.h"
+#include "src/query/query_format.h"
+#include "src/render/escape.h"
+#include "src/render/page.h"
+#include "src/render/renderers.h"
+#include "src/render/units.h"
+#include "src/report/page/report_data.h"
+#include "src/report/validation/validation_report.h"
+#include "src/serve/indexer.h"
+#include "src/serve/run_document.h"
+#include "src/serve/run_index.h"
+#include "src/serve/timeline_tiles.h"
+#include "src/session/session.h"
+#include "src/view/view_registry.h"
+#include "src/view/view_sink.h"
+
+namespace aiprof {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Limits of a query run from a page or the API (docs/serve.md).
+inline constexpr size_t kQueryMaxRows = 1000;
+inline constexpr double kQueryTimeoutS = 10;
+inline constexpr int64_t kQueryMaxMemoryBytes = int64_t{512} << 20;
+inline constexpr size_t kMaxNameBytes = 200;
+inline constexpr size_t kMaxSmallBodyBytes = 4096;
+
+constexpr std::string_view kCss = R"css(
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#fafbfc}
+nav{background:#1d2330;padding:8px 16px}nav a{color:#fff;margin-right:16px;text-decoration:none;font-weight:600}
+main{padding:12px 20px;max-width:1400px}
+table{border-collapse:collapse;margin:8px 0}td,th{border-bottom:1px solid #dde;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#eef0f4}.failed{color:#a40000}.queued,.converting{color:#7a5b00}.ready{color:#0a6b2a}
+.box{margin:8px 0;padding:8px;background:#fff;border:1px solid #dde;display:inline-block}
+input,textarea{font:inherit;margin-right:6px}textarea{width:60em;height:5em;display:block;margin-bottom:6px}
+.err{white-space:pre-wrap;color:#a40000}.note{color:#555}
+dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 16px}dl.kv dd{margin:0}
+.finding{border-left:4px solid #889;padding:4px 10px;margin:8px 0;background:#fff}.finding.high{border-color:#c00}
+.finding.medium{border-color:#e90}.sev{font-size:11px;margin-right:6px;color:#666}td.n{text-align:right}
+)css";
+
+// Navigation without forms (the CSP has form-action 'none'): a box with
+// data-go="/path" sends its data-param inputs as the query string.
+constexpr std::string_view kJs = R"js(
+document.querySelectorAll('[data-go]').forEach(function (box) {
+  function go() {
+    var p = new URLSearchParams();
+    box.querySelectorAll('[data-param]').forEach(function (i) {
+      if (i.value) p.set(i.getAttribute('data-param'), i.value);
+    });
+    location.href = box.getAttribute('data-go') + '?' + p.toString();
+  }
+  box.querySelectorAll('button').forEach(function (b) { b.addEventListener('click', go); });
+  box.querySelectorAll('input').forEach(function (i) {
+    i.addEventListener('keydown', function (e) { if (e.key === 'Enter') go(); });
+  });
+});
+)js";
+
+// The timeline page: a click on the drawing zooms in (x4) around that time.
+constexpr std::string_view kTimelineJs = R"js(
+(function () {
+  var nav = document.getElementById('timeline-nav');
+  var svg = document.getElementById('timeline');
+  if (!nav || !svg) return;
+  var start = Number(nav.dataset.start), end = Number(nav.dataset.end), span = Number(nav.dataset.span);
+  svg.addEventListener('click', function (e) {
+    var box = svg.getBoundingClientRect();
+    var x = e.clientX - box.left - 220;
+    var width = box.width - 220;
+    if (x < 0 || width <= 0) return;
+    var t = start + (end - start) * x / width;
+    var half = Math.max(1, Math.round((end - start) / 8));
+    var a = Math.max(0, Math.round(t - half)), b = Math.min(span, Math.round(t + half));
+    location.href = nav.dataset.base + '?start=' + a + '&end=' + Math.max(b, a + 1);
+  });
+})();
+)js";
+
+HttpResponse Html(int status, const std::string& title, const std::string& body, std::string_view extra_script = {}) {
+  render::PageSpec page;
+  page.title = title;
+  page.generator = "aiprof serve";
+  page.styles = {kCss};
+  page.scripts = {kJs};
+  if (!extra_script.empty()) page.scripts.push_back(extra_script);
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a><a href=\"/history\">History</a></nav><main>" + body +
+                                        "</main>");
+  // The policy is the page shell's CSP meta, first in <head> (a header with
+  // the same policy would only report each violation twice).
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return r;
+}
+
+HttpResponse Json(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "application/json";
+  r.body = std::move(body);
+  if (r.body.empty() || r.body.back() != '\n') r.body += '\n';
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  return r;
+}
+
+HttpResponse JsonError(int status, const std::string& message) {
+  return Json(status, "{\"error\": " + JsonString(message) + "}");
+}
+
+std::string Esc(std::string_view s) { return HtmlEscape(s); }
+
+std::vector<std::string> Split(const std::string& path) {
+  std::vector<std::string> out;
+  size_t pos = 1;
+  while (pos <= path.size()) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > pos) out.push_back(path.substr(pos, slash - pos));
+    pos = slash + 1;
+  }
+  return out;
+}
+
+std::optional<int64_t> ParseId(const std::string& s) {
+  if (s.empty() || s.size() > 15 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoll(s);
+}
+
+// An uploaded file's name: letters, digits, '.', '_' and '-' (others become
+// '_'), no leading dot, at most 100 bytes: it never names another folder.
+std::string SafeFileName(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 100)) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  while (!out.empty() && out[0] == '.') out[0] = '_';
+  return out.empty() ? "upload" : out;
+}
+
+std::string RunJson(const RunRow& r) {
+  return "{\"id\": " + std::to_string(r.id) + ", \"path\": " + JsonString(r.path) +
+         ", \"state\": " + JsonString(RunStateName(r.state)) + ", \"error\": " + JsonString(r.error) +
+         "}";
+}
+
+std::string Fmt(double v, render::Unit u) { return render::FormatQuantity(v, u); }
+
+// The relative latency change a stored validation measured (its report's
+// "latency" metric), if it has one.
+std::optional<double> LatencyChange(const std::string& report_json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::dom::array metrics;
+  if (parser.parse(report_json).get(doc) != simdjson::SUCCESS || doc["metrics"].get_array().get(metrics)) {
+    return std::nullopt;
+  }
+  for (simdjson::dom::element m : metrics) {
+    std::string_view name;
+    double change = 0;
+    if (m["metric"].get_string().get(name) == simdjson::SUCCESS && name == "latency" &&
+        m["change_rel"].get_double().get(change) == simdjson::SUCCESS) {
+      return change;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StatusOr<std::vector<ServeToken>> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ErrStatus("--token-file " + path + ": cannot read it");
+  std::vector<ServeToken> out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const size_t sp = line.find_first_of(" \t", start);
+    const std::string where = "--token-file " + path + ":" + std::to_string(n);
+    if (sp == std::string::npos) return ErrStatus(where + ": expected \"ROLE TOKEN\" (ROLE read or upload)");
+    const std::string role = line.substr(start, sp - start);
+    const std::string token = line.substr(line.find_first_not_of(" \t", sp));
+    if (role != "read" && role != "upload") return ErrStatus(where + ": role \"" + role + "\": expected read or upload");
+    if (token.size() < 16 || token.find_first_of(" \t") != std::string::npos) {
+      return ErrStatus(where + ": a token is one word of at least 16 characters");
+    }
+    out.push_back({role == "upload" ? TokenRole::kUpload : TokenRole::kRead, token});
+  }
+  if (out.empty()) return ErrStatus("--token-file " + path + ": no token in it");
+  return out;
+}
+
+// A run opened for pages: its trace (mapped from the native file), its
+// session and the report data built from it, once.
+struct OpenRun {
+  RunRow row;
+  std::mutex mu;  // one page at a time works on the session
+  std::unique_ptr<AnalysisSession> session;
+  std::optional<StatusOr<ReportData>> report;
+  std::optional<TileIndex> tiles;
+};
+
+struct ServeServer::Impl {
+  ServeOptions options;
+  std::string host, logdir, cache_dir, db_path, uploads_dir, baselines_db;
+  int port = 0;
+  std::vector<ServeToken> tokens;
+  std::unique_ptr<RunIndex> index;
+  std::unique_ptr<Indexer> indexer;
+  std::unique_ptr<HttpServer> http;
+  std::atomic<uint64_t> upload_seq{0};
+
+  // Worker pool for requests.
+  std::mutex pool_mu;
+  std::condition_variable pool_cv;
+  std::deque<std::function<void()>> queue;
+  bool stopping = false;
+  std::vector<std::thread> workers;
+
+  // Recently opened runs, most recent first.
+  std::mutex cache_mu;
+  std::list<std::shared_ptr<OpenRun>> open_runs;
+  // The query engine sets a process-wide heap limit while it runs.
+  std::mutex query_mu;
+
+  ~Impl() {
+    http.reset();  // no new requests
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      stopping = true;
+    }
+    pool_cv.notify_all();
+    for (std::thread& t : workers) t.join();
+    indexer.reset();
+  }
+
+  void Work() {
+    std::unique_lock<std::mutex> lock(pool_mu);
+    for (;;) {
+      pool_cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty()) return;
+      std::function<void()> job = std::move(queue.front());
+      queue.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  std::optional<TokenRole> RoleOf(const HttpRequest& r) const {
+    const std::string presented = BearerToken(r.authorization);
+    std::optional<TokenRole> role;
+    for (const ServeToken& t : tokens) {
+      if (SameSecret(presented, t.token) && (!role || t.role == TokenRole::kUpload)) role = t.role;
+    }
+    return role;
+  }
+
+  std::optional<HttpResponse> Admit(const HttpRequest& head, size_t* max_body) const {
+    const bool writes = head.method == "POST";
+    if (head.method != "GET" && head.method != "HEAD" && !writes) return TextResponse(405, "use GET or POST\n");
+    if (!tokens.empty()) {
+      const std::optional<TokenRole> role = RoleOf(head);
+      if (!role) return TextResponse(401, "needs Authorization: Bearer <a token of the --token-file>\n");
+      if (writes && *role != TokenRole::kUpload) return TextResponse(403, "this token may only read\n");
+    }
+    if (writes) {
+      const std::vector<std::string> parts = Split(head.path);
+      const bool upload = head.path == "/api/runs";
+      const bool small = head.path == "/api/rescan" ||
+                         (parts.size() == 4 && parts[0] == "api" && parts[1] == "runs" && parts[3] == "name");
+      if (!upload && !small) return TextResponse(405, "POST only on /api/runs, /api/rescan and /api/runs/ID/name\n");
+      *max_body = upload ? options.max_upload_bytes : kMaxSmallBodyBytes;
+    }
+    return std::nullopt;
+  }
+
+  void Handle(HttpRequest request, HttpServer::Responder respond) {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (queue.size() >= kServeQueueLimit) {
+      respond(TextResponse(503, "busy: " + std::to_string(kServeQueueLimit) + " requests are waiting\n"));
+      return;
+    }
+    queue.push_back([this, request = std::move(request), respond = std::move(respond)]() mutable {
+      HttpResponse r;
+      try {
+        r = Route(request);
+      } catch (const std::exception& e) {
+        r = TextResponse(500, std::string("internal error: ") + e.what() + "\n");
+      }
+      respond(std::move(r));
+    });
+    pool_cv.notify_one();
+  }
+
+  HttpResponse Route(const HttpRequest& req) {
+    const std::vector<std::string> p = Split(req.path);
+    const bool api = !p.empty() && p[0] == "api";
+    const size_t b = api ? 1 : 0;  // first segment after /api
+    const size_t n = p.size() - b;
+    auto param = [&](const char* key) { return QueryParam(req.query, key).value_or(""); };
+    if (req.method == "POST") {
+      if (req.path == "/api/runs") return Upload(req);
+      if (req.path == "/api/rescan") {
+        indexer->RequestScan();
+        return Json(202, "{\"scan\": \"requested\"}");
+      }
+      return Rename(ParseId(p[2]).value_or(0), param("name"), param("tag"));
+    }
+    if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), false);
+    if (p[b] == "runs" && n == 1) return RunsPage(param("q"), api);
+    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), api);
+    if (p[b] == "history" && n == 1) return History(param("service"), api);
+    if (p[b] == "runs" && (n == 2 || n == 3)) {
+      const std::optional<int64_t> id = ParseId(p[b + 1]);
+      if (!id) return NotFound(api);
+      if (n == 2) return RunPage(*id, api);
+      if (p[b + 2] == "query") return Query(*id, param("sql"), api);
+      if (p[b + 2] == "report" && !api) return Report(*id);
+      if (!api && (p[b + 2] == "flame" || p[b + 2] == "topology")) return View(*id, p[b + 2]);
+      if (p[b + 2] == "timeline") return Timeline(*id, param("start"), param("end"), param("width"), api);
+    }
+    return NotFound(api);
+  }
+
+  HttpResponse NotFound(bool api) {
+    if (api) return JsonError(404, "not found (docs/serve.md lists the API)");
+    return Html(404, "Not found", "<h1>Not found</h1><p><a href=\"/\">All runs</a></p>");
+  }
+
+  HttpResponse Failure(bool api, int status, const std::string& message) {
+    if (api) return JsonError(status, message);
+    return Html(status, "Error", "<h1>Error</h1><p class=\"err\">" + Esc(message) + "</p>");
+  }
+
+  // The run with `id`, or the response saying why it cannot be shown.
+  std::variant<RunRow, HttpResponse> ReadyRun(int64_t id, bool api) {
+    StatusOr<std::optional<RunRow>> row = index->Get(id);
+    if (!row.ok()) return Failure(api, 500, row.status().message());
+    if (!row->has_value()) return NotFound(api);
+    RunRow r = std::move(**row);
+    if (r.state == RunState::kReady) return r;
+    const int status = r.state == RunState::kFailed ? 409 : 503;
+    if (api) return Json(status, RunJson(r));
+    std::string body = "<h1>" + Esc(r.name) + "</h1><p>State: <span class=\"" + RunStateName(r.state) + "\">" +
+                       RunStateName(r.state) + "</span></p>";
+    if (r.state == RunState::kFailed) {
+      body += "<p>The import failed:</p><p class=\"err\" id=\"run-error\">" + Esc(r.error) + "</p>";
+    } else {
+      body += "<p class=\"note\">Being converted; reload in a moment.</p>";
+    }
+    return Html(200, r.name, body);  // the page itself is fine: it says the run's state
+  }
+
+  // The open run for `row` (LRU of kServeSessionCache), opening its native file.
+  StatusOr<std::shared_ptr<OpenRun>> Open(const RunRow& row) {
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      for (auto it = open_runs.begin(); it != open_runs.end(); ++it) {
+        if ((*it)->row.id == row.id && (*it)->row.indexed_unix_ms == row.indexed_unix_ms) {
+          open_runs.splice(open_runs.begin(), open_runs, it);
+          return open_runs.front();
+        }
+      }
+    }
+    const std::string cache = (fs::path(cache_dir) / row.cache).string();
+    if (row.cache.empty() || row.cache.find('/') != std::string::npos) return ErrStatus("run " + std::to_string(row.id) + ": no cache file");
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ReadNativeFile(cache));
+    auto run = std::make_shared<OpenRun>();
+    run->row = row;
+    SessionOptions so;
+    so.input = row.path;
+    so.db = baselines_db;  // suggestions carry the knowledge cards' measured gains
+    run->session = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), so);
+    std::lock_guard<std::mutex> lock(cache_mu);
+    open_runs.remove_if([&](const std::shared_ptr<OpenRun>& o) { return o->row.id == row.id; });
+    open_runs.push_front(run);
+    while (open_runs.size() > kServeSessionCache) open_runs.pop_back();
+    return run;
+  }
+
+  // The run's report data (built once per open run); `run->mu` held by the caller.
+  static StatusOr<const ReportData*> ReportOf(OpenRun* run) {
+    if (!run->report) {
+      ReportInputs in;
+      in.session = run->session.get();
+      run->report = BuildReport(in);
+    }
+    if (!run->report->ok()) return run->report->status();
+    return &run->report->value();
+  }
+
+  HttpResponse RunsPage(const std::string& search, bool api) {
+    StatusOr<std::vector<RunRow>> runs = index->List(search, kServeListLimit);
+    if (!runs.ok()) return Failure(api, 500, runs.status().message());
+    if (api) return Json(200, render::RenderJson(RunsToDocument(*runs, search)));
+    std::string body = "<h1>Runs</h1><div class=\"box\" data-go=\"/\" id=\"search\"><input data-param=\"q\" value=\"" +
+                       Esc(search) + "\" placeholder=\"search name, file, tag, finding\" size=\"40\"><button>Search</button></div> "
+                       "<div class=\"box\" data-go=\"/compare\" id=\"compare\">Compare run <input data-param=\"a\" size=\"4\"> "
+                       "with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
+    body += "<table id=\"runs\"><tr><th>Run</th><th>Name</th><th>Tag</th><th>State</th><th>Steps</th><th>Median step</th>"
+            "<th>Device utilisation</th><th>Top finding (impact, share of its base)</th></tr>";
+    for (const RunRow& r : *runs) {
+      const std::string link = "/runs/" + std::to_string(r.id);
+      const bool ready = r.state == RunState::kReady;
+      body += "<tr data-run=\"" + std::to_string(r.id) + "\"><td><a href=\"" + link + "\">" + std::to_string(r.id) +
+              "</a></td><td><a class=\"run-name\" href=\"" + link + "\">" + Esc(r.name) + "</a><br><span class=\"note\">" +
+              Esc(r.path) + "</span></td><td>" + Esc(r.tag) + "</td><td class=\"" + RunStateName(r.state) + "\">" +
+              RunStateName(r.state) + "</td><td>" + (ready ? std::to_string(r.steps) : "") + "</td><td>" +
+              (ready && r.steps > 0 ? Fmt(r.step_p50_ns, render::Unit::kNs) : "") + "</td><td>" +
+              (ready && r.device_util >= 0 ? Fmt(r.device_util, render::Unit::kFraction) : "") + "</td><td>";
+      if (r.state == RunState::kFailed) {
+        body += "<span class=\"err\">" + Esc(r.error) + "</span>";
+      } else if (!r.top_finding.empty()) {
+        body += Esc(r.top_finding);
+        if (!r.top_basis.empty()) body += " (" + Fmt(r.top_share, render::Unit::kFraction) + " of " + Esc(r.top_basis) + ")";
+      }
+      body += "</td></tr>";
+    }
+    body += "</table>";
+    if (runs->empty()) body += "<p class=\"note\">No runs" + std::string(search.empty() ? " yet" : " match") + ".</p>";
+    return Html(200, "aiprof serve: runs", body);
+  }
+
+  HttpResponse RunPage(int64_t id, bool api) {
+    auto ready = ReadyRun(id, api);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    const RunRow& row = std::get<RunRow>(ready);
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+    if (!run.ok()) return Failure(api, 500, run.status().message());
+    std::lock_guard<std::mutex> lock((*run)->mu);
+    StatusOr<const ReportData*> report = ReportOf(run->get());
+    if (!report.ok()) return Failure(api, 500, report.status().message());
+    const render::Document doc = RunToDocument(row, **report);
+    if (api) return Json(200, render::RenderJson(doc));
+    const std::string sid = std::to_string(id);
+    std::string body = "<p><a href=\"/runs/" + sid + "/report\">Full report</a> · <a href=\"/runs/" + sid +
+                       "/timeline\">Timeline</a> · <a href=\"/runs/" + sid + "/flame\">Flame graph</a> · <a href=\"/runs/" +
+                       sid + "/topology\">Topology</a> · <a href=\"/runs/" + sid + "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
+                       "<div class=\"box\" data-go=\"/compare\" id=\"compare\"><input type=\"hidden\" data-param=\"a\" value=\"" +
+                       sid + "\">Compare with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
+    return Html(200, row.name, body + render::RenderHtmlBody(doc));
+  }
+
+  HttpResponse Report(int64_t id) {
+    auto ready = ReadyRun(id, false);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
+    if (!run.ok()) return Failure(false, 500, run.status().message());
+    std::lock_guard<std::mutex> lock((*run)->mu);
+    StatusOr<const ReportData*> report = ReportOf(run->get());
+    if (!report.ok()) return Failure(false, 500, report.status().message());
+    HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = ReportToHtml(**report);  // the report's own page shell and CSP meta
+    return r;
+  }
+
+  // GET /runs/ID/timeline?start=&end= (a page: the tile drawn as SVG, zoom
+  // and pan by links or a click) and /api/runs/ID/timeline?start=&end=&width=
+  // (the tile as JSON). Times are ns from the run's first slice.
+  HttpResponse Timeline(int64_t id, const std::string& start_text, const std::string& end_text,
+                        const std::string& width_text, bool api) {
+    auto ready = ReadyRun(id, api);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    const RunRow& row = std::get<RunRow>(ready);
+    auto number = [](const std::string& t, int64_t fallback) -> std::optional<int64_t> {
+      if (t.empty()) return fallback;
+      if (t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+      return std::stoll(t);
+    };
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+    if (!run.ok()) return Failure(api, 500, run.status().message());
+    std::lock_guard<std::mutex> lock((*run)->mu);
+    const Trace& trace = (*run)->session->trace();
+    if (!(*run)->tiles) (*run)->tiles = BuildTileIndex(trace);
+    const TileIndex& index = *(*run)->tiles;
+    const int64_t span = index.end_ns - index.start_ns;
+    const std::optional<int64_t> start = number(start_text, 0), end = number(end_text, span),
+                                 width = number(width_text, 1000);
+    if (!start || !end || !width || *width < 1 || *width > kMaxTileWidth || *end <= *start) {
+      return Failure(api, 400, "start and end: ns from the first slice, end > start; width: 1 to " +
+                                   std::to_string(kMaxTileWidth));
+    }
+    const Tile tile = ComputeTile(trace, index, *start, *end, static_cast<uint32_t>(*width));
+    if (api) return Json(200, TileToJson(trace, tile));
+    const std::string base = "/runs/" + std::to_string(id) + "/timeline";
+    const int64_t len = tile.end_ns - tile.start_ns;
+    auto link = [&](const char* text, int64_t a, int64_t b) {
+      a = std::max<int64_t>(0, a);
+      b = std::min<int64_t>(span, std::max(b, a + 1));
+      return "<a href=\"" + base + "?start=" + std::to_string(a) + "&amp;end=" + std::to_string(b) + "\">" + text + "</a> ";
+    };
+    std::string body = "<h1>Timeline of " + Esc(row.name) + "</h1><p id=\"timeline-nav\" data-base=\"" + base +
+                       "\" data-start=\"" + std::to_string(tile.start_ns) + "\" data-end=\"" + std::to_string(tile.end_ns) +
+                       "\" data-span=\"" + std::to_string(span) + "\">" + link("« pan", tile.start_ns - len / 2, tile.end_ns - len / 2) +
+                       link("zoom in", tile.start_ns + len / 4, tile.end_ns - len / 4) +
+                       link("zoom out", tile.start_ns - len / 2, tile.end_ns + len / 2) +
+                       link("pan »", tile.start_ns + len / 2, tile.end_ns + len / 2) + link("whole run", 0, span) +
+                       "· <a href=\"/api" + base + "?start=" + std::to_string(tile.start_ns) + "&amp;end=" +
+                       std::to_string(tile.end_ns) + "\">JSON</a></p><p class=\"note\">" +
+                       Esc(render::FormatQuantity(static_cast<double>(tile.start_ns), render::Unit::kNs)) + " to " +
+                       Esc(render::FormatQuantity(static_cast<double>(tile.end_ns), render::Unit::kNs)) +
+                       " after the first slice; " + std::to_string(tile.listed) + " slices drawn on their own, " +
+                       std::to_string(tile.merged) + " shorter than a pixel (" +
+                       Esc(render::FormatQuantity(tile.bin_ns, render::Unit::kNs)) +
+                       ") merged into shaded bins (darker: busier)" + (tile.truncated ? "; more than " +
+                       std::to_string(kMaxTileSlices) + " long slices: the rest merged too" : std::string()) +
+                       ". Click the drawing to zoom in there.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
+    return Html(200, "Timeline of " + row.name, body, kTimelineJs);
+  }
+
+  // The run's flame graph or topology: the view's own page (`aiprof view
+  // --flame/--topology`, through the page shell), over the run's session.
+  HttpResponse View(int64_t id, const std::string& name) {
+    auto ready = ReadyRun(id, false);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    const RunRow& row = std::get<RunRow>(ready);
+    const ViewSpec* spec = FindView(name);
+    if (!spec || !HasFormat(*spec, "html")) return NotFound(false);
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+    if (!run.ok()) return Failure(false, 500, run.status().message());
+    std::lock_guard<std::mutex> lock((*run)->mu);
+    ViewContext context{*(*run)->session, (*run)->session->trace(), nullptr, ViewOptions{}};
+    context.options.format = "html";
+    context.options.title = row.name;
+    StringViewSink sink;
+    if (Status st = spec->render(context, &sink); !st.ok()) return Failure(false, 422, st.message());
+    HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = sink.str();
+    r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    return r;
+  }
+
+  HttpResponse Query(int64_t id, const std::string& sql, bool api) {
+    auto ready = ReadyRun(id, api);
+    if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    const RunRow& row = std::get<RunRow>(ready);
+    const std::string sid = std::to_string(id);
+    std::string body = "<h1>Query " + Esc(row.name) + "</h1><p class=\"note\">Read-only SQL over the run's tables "
+                       "(docs/query.md); at most " + std::to_string(kQueryMaxRows) + " rows, " +
+                       std::to_string(static_cast<int>(kQueryTimeoutS)) + " s.</p><div class=\"box\" data-go=\"/runs/" +
+                       sid + "/query\" id=\"query\"><textarea data-param=\"sql\">" +
+                       Esc(sql.empty() ? "SELECT name, count(*) AS n, sum(dur) AS total_ns FROM slices GROUP BY name ORDER BY total_ns DESC LIMIT 20" : sql) +
+                       "</textarea><button>Run</button></div>";
+    if (sql.empty()) {
+      if (api) return JsonError(400, "give the query as ?sql=");
+      return Html(200, "Query " + row.name, body);
+    }
+    if (sql.size() > kServeMaxSqlBytes) return Failure(api, 413, "query over " + std::to_string(kServeMaxSqlBytes) + " bytes");
+    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+    if (!run.ok()) return Failure(api, 500, run.status().message());
+    StatusOr<QueryResult> result = ErrStatus("not run");
+    {
+      std::lock_guard<std::mutex> lock(query_mu);
+      StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open((*run)->session->trace());
+      if (!engine.ok()) return Failure(api, 500, engine.status().message());
+      QueryLimits limits;
+      limits.max_rows = kQueryMaxRows;
+      limits.timeout_s = kQueryTimeoutS;
+      limits.max_memory_bytes = kQueryMaxMemoryBytes;
+      result = (*engine)->Execute(sql, limits, "query");
+    }
+    if (!result.ok()) {
+      if (api) return JsonError(400, result.status().message());
+      return Html(400, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
+    }
+    if (api) return Json(200, QueryResultToJson(*result));
+    return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(row, sql, *result)));
+  }
+
+  HttpResponse Compare(const std::string& a, const std::string& b, bool api) {
+    const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
+    if (!ia || !ib) {
+      if (api) return JsonError(400, "give two runs: ?a=ID&b=ID (a before, b after)");
+      return Html(200, "Compare", "<h1>Compare two runs</h1><div class=\"box\" data-go=\"/compare\" id=\"compare\">Run "
+                                  "(before) <input data-param=\"a\" size=\"4\" value=\"" + Esc(a) + "\"> with run (after) "
+                                  "<input data-param=\"b\" size=\"4\" value=\"" + Esc(b) + "\"><button>Compare</button></div>");
+    }
+    RunSamples samples[2];
+    const int64_t ids[2] = {*ia, *ib};
+    for (int i = 0; i < 2; ++i) {
+      auto ready = ReadyRun(ids[i], api);
+      if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+      StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
+      if (!run.ok()) return Failure(api, 500, run.status().message());
+      std::lock_guard<std::mutex> lock((*run)->mu);
+      StatusOr<RunSamples> s = (*run)->session->samples(TraceSampleOptions{});
+      if (!s.ok()) return Failure(api, 422, s.status().message());
+      samples[i] = std::move(*s);
+      samples[i].label = "run " + std::to_string(ids[i]) + " (" + std::get<RunRow>(ready).name + ")";
+    }
+    const ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
+    if (api) return Json(200, ValidationToJson(result));
+    render::Document doc = ValidationToDocument(result);
+    return Html(200, doc.title, "<p><a href=\"/runs/" + std::to_string(ids[0]) + "\">Run " + std::to_string(ids[0]) +
+                                    "</a> → <a href=\"/runs/" + std::to_string(ids[1]) + "\">Run " +
+                                    std::to_string(ids[1]) + "</a> · <a href=\"/api/compare?a=" + std::to_string(ids[0]) +
+                                    "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc));
+  }
+
+  // A service's validations from the baseline database (`aiprof validate
+  // --service` / `--baseline` write them), newest first; opened per request,
+  // never created.
+  HttpResponse History(const std::string& service, bool api) {
+    std::string body = "<h1>History</h1><div class=\"box\" data-go=\"/history\" id=\"history\">Service <input "
+                       "data-param=\"service\" value=\"" + Esc(service) + "\"><button>Show</button></div><p class=\"note\">"
+                       "Validations stored by <code>aiprof validate --service NAME</code> or <code>--baseline NAME</code> in " +
+                       Esc(baselines_db) + ".</p>";
+    if (service.empty()) {
+      if (api) return JsonError(400, "give ?service=NAME");
+      return Html(200, "History", body);
+    }
+    struct stat st{};
+    std::vector<ValidationRecord> records;
+    if (::stat(baselines_db.c_str(), &st) == 0) {
+      StatusOr<std::unique_ptr<BaselineStore>> store = BaselineStore::Open(baselines_db);
+      if (!store.ok()) return Failure(api, 500, store.status().message());
+      StatusOr<std::vector<ValidationRecord>> h = (*store)->History(service, kServeListLimit);
+      if (!h.ok()) return Failure(api, 500, h.status().message());
+      records = std::move(*h);
+    }
+    if (api) return Json(200, HistoryToJson(records));
+    render::Document doc = HistoryToDocument(records);
+    doc.title = "Validations of " + service;
+    // Latency change of each validation, oldest first (the chart over time).
+    render::Series series;
+    series.key = "latency_change";
+    series.title = "Latency change against the baseline, per validation (oldest first)";
+    series.x_label = "validation";
+    series.y_label = "change";
+    series.y_unit = render::Unit::kChange;
+    for (size_t i = records.size(); i-- > 0;) {
+      if (std::optional<double> c = LatencyChange(records[i].report_json)) {
+        series.points.emplace_back(static_cast<double>(records.size() - 1 - i), *c);
+      }
+    }
+    if (series.points.size() >= 2 && !doc.sections.empty()) doc.sections[0].blocks.insert(doc.sections[0].blocks.begin(), series);
+    size_t regressed = 0;
+    for (const ValidationRecord& r : records) regressed += r.alert;
+    return Html(200, "History of " + service, body + "<p id=\"history-summary\">" + std::to_string(records.size()) +
+                                                  " validation(s), " + std::to_string(regressed) +
+                                                  " with a significant regression.</p>" + render::RenderHtmlBody(doc));
+  }
+
+  // POST /api/runs?name=FILE: the body becomes LOGDIR/uploads/<ms>-<n>-FILE
+  // (written under a hidden name, then renamed), recorded and queued.
+  HttpResponse Upload(const HttpRequest& req) {
+    if (req.body.empty()) return JsonError(400, "empty body: POST the trace file's bytes");
+    const std::string name = SafeFileName(QueryParam(req.query, "name").value_or("upload.json"));
+    const uint64_t seq = ++upload_seq;
+    const std::string file = std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
+                             std::to_string(seq) + "-" + name;
+    std::error_code ec;
+    fs::create_directories(uploads_dir, ec);
+    const std::string tmp = (fs::path(uploads_dir) / ("." + file + ".part")).string();
+    const std::string final_path = (fs::path(uploads_dir) / file).string();
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
+      if (!out.good()) return JsonError(500, "cannot store the upload");
+    }
+    ::chmod(tmp.c_str(), 0640);  // data, never executable
+    fs::rename(tmp, final_path, ec);
+    if (ec) return JsonError(500, "cannot store the upload: " + ec.message());
+    struct stat st{};
+    if (::stat(final_path.c_str(), &st) != 0) return JsonError(500, "cannot stat the upload");
+    const std::string rel = "uploads/" + file;
+    const int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    StatusOr<int64_t> id = index->Upsert(rel, static_cast<int64_t>(st.st_size), mtime);
+    if (!id.ok()) return JsonError(500, id.status().message());
+    indexer->Notify();
+    RunRow r;
+    r.id = *id;
+    r.path = rel;
+    return Json(202, RunJson(r));
+  }
+
+  HttpResponse Rename(int64_t id, const std::string& name, const std::string& tag) {
+    if (name.empty() || name.size() > kMaxNameBytes || tag.size() > kMaxNameBytes) {
+      return JsonError(400, "give ?name= (1 to " + std::to_string(kMaxNameBytes) + " bytes) and optionally &tag=");
+    }
+    StatusOr<std::optional<RunRow>> row = index->Get(id);
+    if (!row.ok()) return JsonError(500, row.status().message());
+    if (!row->has_value()) return JsonError(404, "no run " + std::to_string(id));
+    if (Status s = index->SetName(id, name, tag); !s.ok()) return JsonError(500, s.message());
+    return Json(200, "{\"id\": " + std::to_string(id) + ", \"name\": " + JsonString(name) +
+                         ", \"tag\": " + JsonString(tag) + "}");
+  }
+};
+
+ServeServer::ServeServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ServeServer::~ServeServer() = default;
+int ServeServer::port() const { return impl_->port; }
+const std::string& ServeServer::host() const { return impl_->host; }
+const std::string& ServeServer::db_path() const { return impl_->db_path; }
+
+StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  int port = 0;
+  RETURN_IF_ERROR(ParseListenAddress(options.listen, &impl->host, &port, "--listen"));
+  if (!options.token_file.empty()) {
+    ASSIGN_OR_RETURN(impl->tokens, ReadTokenFile(options.token_file));
+  } else if (!IsLoopbackHost(impl->host)) {
+    return ErrStatus("--listen " + options.listen + ": not a loopback address; anyone who can reach it could read "
+                     "every run and upload files: give --token-file (lines \"read TOKEN\" / \"upload TOKEN\"), or "
+                     "listen on 127.0.0.1");
+  }
+  std::error_code ec;
+  const fs::path logdir = fs::canonical(options.logdir, ec);
+  if (ec || !fs::is_directory(logdir)) return ErrStatus("--logdir " + options.logdir + ": not a folder");
+  impl->logdir = logdir.string();
+  impl->uploads_dir = (logdir / "uploads").string();
+  if (!options.baselines_db.empty()) {
+    impl->baselines_db = options.baselines_db;
+  } else {
+    ASSIGN_OR_RETURN(impl->baselines_db, DefaultBaselineDbPath());
+  }
+  impl->db_path = options.db.empty() ? (logdir / ".aiprof-serve" / "index.db").string() : options.db;
+  const fs::path cache = fs::path(impl->db_path).parent_path() / "cache";
+  fs::create_directories(cache, ec);
+  if (ec) return ErrStatus(cache.string() + ": cannot create the cache folder: " + ec.message());
+  impl->cache_dir = fs::canonical(cache).string();
+  ASSIGN_OR_RETURN(impl->index, RunIndex::Open(impl->db_path));
+  IndexerOptions io;
+  io.logdir = impl->logdir;
+  io.cache_dir = impl->cache_dir;
+  io.threads = options.index_threads;
+  io.scan_interval_ms = options.scan_interval_ms;
+  impl->indexer = std::make_unique<Indexer>(impl->index.get(), io);
+  for (int i = 0; i < std::max(1, options.request_threads); ++i) impl->workers.emplace_back([p = impl.get()] { p->Work(); });
+  HttpServer::Options http;
+  http.host = impl->host;
+  http.port = port;
+  http.flag = "--listen";
+  http.limits.max_body_bytes = kMaxSmallBodyBytes;
+  http.limits.body_timeout_ns = 120'000'000'000;  // an upload of 64 MiB over a slow link
+  Impl* p = impl.get();
+  ASSIGN_OR_RETURN(impl->http, HttpServer::Start(
+                                   http, [p](const HttpRequest& head, size_t* max) { return p->Admit(head, max); },
+                                   [p](HttpRequest r, HttpServer::Responder respond) { p->Handle(std::move(r), std::move(respond)); }));
+  impl->port = impl->http->port();
+  impl->indexer->Start();
+  return std::unique_ptr<ServeServer>(new ServeServer(std::move(impl)));
+}
+
+}  // namespace aiprof

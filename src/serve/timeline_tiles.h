@@ -1,0 +1,85 @@
+// Timeline tiles for `aiprof serve`: the part of a run's timeline between
+// two times, at the detail a given width in pixels can show, computed by
+// the server from the run's native file, so the browser never holds the
+// whole trace and a multi-GB trace pans like a small one.
+//
+// Level of detail for a tile of W bins of width b = (end - start) / W:
+//   * a slice at least one bin long is listed on its own (at most
+//     kMaxTileSlices per tile, longest tracks' order kept; past that the
+//     rest are binned and the tile says it is truncated);
+//   * every shorter slice is merged into its (track, depth)'s bins: the
+//     number of slices starting in the bin and the time they cover inside
+//     it (a slice spills into the next bin by its overhang).
+// Counts and covered times are exact: over a tile, listed slices plus bin
+// counts are the slices starting inside it, and covered time is the sum of
+// the slices' durations clipped to it (timeline_tiles_test.cc checks both
+// against a brute-force pass on real traces).
+//
+// Cost: O(log n) per track to find the window, then linear in the slices
+// that overlap it (plus those starting up to the track's longest slice
+// before it).
+#ifndef AIPROF_SRC_SERVE_TIMELINE_TILES_H_
+#define AIPROF_SRC_SERVE_TIMELINE_TILES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+inline constexpr uint32_t kMaxTileWidth = 4000;
+inline constexpr size_t kMaxTileSlices = 20000;
+
+// Per-track ranges of a trace's slices, built once per run (O(slices)).
+struct TileIndex {
+  int64_t start_ns = 0, end_ns = 0;  // over all slices (absolute, the trace's clock)
+  struct TrackRange {
+    uint32_t track = 0;
+    uint32_t begin = 0, end = 0;  // slice rows
+    int64_t max_dur_ns = 0;
+    uint32_t depth_count = 0;
+  };
+  std::vector<TrackRange> tracks;  // slice tracks, in track order
+};
+TileIndex BuildTileIndex(const Trace& trace);
+
+struct TileBin {
+  uint32_t depth = 0;
+  uint32_t bin = 0;
+  uint32_t count = 0;    // slices starting in the bin
+  int64_t busy_ns = 0;   // time merged slices cover inside the bin
+};
+
+struct TileTrack {
+  uint32_t track = 0;
+  std::string label;
+  uint32_t depth_count = 0;
+  std::vector<uint32_t> slices;  // rows listed on their own
+  std::vector<TileBin> bins;     // by depth, then bin
+};
+
+struct Tile {
+  int64_t origin_ns = 0;             // TileIndex::start_ns: the trace's first slice (its clock)
+  int64_t start_ns = 0, end_ns = 0;  // relative to origin_ns, as are the listed slices' times in JSON
+  uint32_t width = 0;
+  double bin_ns = 0;
+  std::vector<TileTrack> tracks;     // tracks with something in the window
+  uint64_t listed = 0, merged = 0;   // slices starting in the window: on their own, in bins
+  bool truncated = false;            // kMaxTileSlices reached
+};
+
+// The tile [start_ns, end_ns) (relative to the trace's first slice; clamped
+// to it) at `width` bins (1..kMaxTileWidth).
+Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_ns, int64_t end_ns, uint32_t width);
+// A track's row name: "rank R " + thread or stream name (or pid/tid).
+std::string TrackLabel(const Trace& trace, uint32_t track);
+// JSON (docs/serve.md: the timeline tile).
+std::string TileToJson(const Trace& trace, const Tile& tile);
+// An SVG drawing of the tile; every name escaped.
+std::string TileToSvg(const Trace& trace, const Tile& tile);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_SERVE_TIMELINE_TILES_H_

@@ -1,0 +1,104 @@
+#include "src/serve/timeline_tiles.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "src/importers/common/importer_registry.h"
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+namespace {
+
+// Brute force over every slice: how many start in [a, b) and how much time
+// all of them cover inside it.
+void Oracle(const Trace& t, int64_t a, int64_t b, uint64_t* starting, int64_t* covered) {
+  *starting = 0;
+  *covered = 0;
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    const int64_t ts = t.slices.ts_ns[i], end = ts + t.slices.dur_ns[i];
+    if (ts >= a && ts < b) ++*starting;
+    *covered += std::max<int64_t>(0, std::min(end, b) - std::max(ts, a));
+  }
+}
+
+// Listed slices plus bin counts are the slices starting in the tile; listed
+// slices' clipped time plus bin time is the time all slices cover in it.
+void CheckConservation(const Trace& trace, int64_t start, int64_t end, uint32_t width) {
+  const TileIndex index = BuildTileIndex(trace);
+  const Tile tile = ComputeTile(trace, index, start, end, width);
+  uint64_t bins = 0, listed_inside = 0;
+  int64_t covered = 0;
+  const int64_t a = index.start_ns + tile.start_ns, b = index.start_ns + tile.end_ns;
+  for (const TileTrack& t : tile.tracks) {
+    for (const TileBin& bin : t.bins) {
+      bins += bin.count;
+      covered += bin.busy_ns;
+      EXPECT_LT(bin.bin, tile.width);
+    }
+    for (uint32_t i : t.slices) {
+      const int64_t ts = trace.slices.ts_ns[i], e = ts + trace.slices.dur_ns[i];
+      listed_inside += ts >= a && ts < b;
+      covered += std::max<int64_t>(0, std::min(e, b) - std::max(ts, a));
+      EXPECT_GE(static_cast<double>(trace.slices.dur_ns[i]), tile.bin_ns);
+    }
+  }
+  uint64_t want_starting = 0;
+  int64_t want_covered = 0;
+  Oracle(trace, a, b, &want_starting, &want_covered);
+  EXPECT_EQ(tile.listed, listed_inside);
+  EXPECT_EQ(tile.merged, bins);
+  EXPECT_EQ(listed_inside + bins, want_starting) << "window " << start << ".." << end << " width " << width;
+  EXPECT_EQ(covered, want_covered) << "window " << start << ".." << end << " width " << width;
+}
+
+TEST(TimelineTilesTest, HandMadeTraceCountsAndBins) {
+  // Hand-made: one thread, a 100 ns parent with two 10 ns children and a
+  // 1 ns slice; a 4-bin tile of 0..100 (25 ns bins) lists the parent and
+  // merges the rest: a child in bin 0, one from bin 1 into bin 2 (5 ns
+  // each), the 1 ns slice in bin 3.
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const StringId cat = b.Intern("cpu_op");
+  auto add = [&](int64_t ts, int64_t dur, const char* name) { b.AddSlice(track, ts, dur, b.Intern(name), cat, kNoCorrelation, 0, 0); };
+  add(1000, 100, "parent");
+  add(1005, 10, "child <a>");
+  add(1045, 10, "child b");  // spills from bin 1 into bin 2
+  add(1090, 1, "tiny");
+  ASSERT_TRUE(b.Finalize().ok());
+  const TileIndex index = BuildTileIndex(trace);
+  const Tile tile = ComputeTile(trace, index, 0, 100, 4);
+  ASSERT_EQ(tile.tracks.size(), 1u);
+  EXPECT_EQ(tile.tracks[0].slices.size(), 1u);
+  EXPECT_EQ(tile.listed, 1u);
+  EXPECT_EQ(tile.merged, 3u);
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t, int64_t>> got;
+  for (const TileBin& bin : tile.tracks[0].bins) got.emplace_back(bin.depth, bin.bin, bin.count, bin.busy_ns);
+  const std::vector<std::tuple<uint32_t, uint32_t, uint32_t, int64_t>> want = {{1, 0, 1, 10}, {1, 1, 1, 5}, {1, 2, 0, 5}, {1, 3, 1, 1}};
+  EXPECT_EQ(got, want);
+  const std::string svg = TileToSvg(trace, tile);
+  EXPECT_EQ(svg.find("<a>"), std::string::npos);
+  EXPECT_NE(TileToJson(trace, tile).find("\"listed\": 1"), std::string::npos);
+  CheckConservation(trace, 0, 100, 4);
+  CheckConservation(trace, 3, 57, 7);
+}
+
+TEST(TimelineTilesTest, RealTracesConserveCountsAndTimeAtEveryZoom) {
+  for (const char* name : {"convnet_bs8_channels_last.kineto.json"}) {
+    auto trace = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/" + name);
+    ASSERT_TRUE(trace.ok()) << trace.status().message();
+    const TileIndex index = BuildTileIndex(**trace);
+    const int64_t span = index.end_ns - index.start_ns;
+    CheckConservation(**trace, 0, span, 1000);
+    CheckConservation(**trace, span / 3, span / 3 + span / 50, 800);
+    CheckConservation(**trace, span / 2, span / 2 + 20000, 400);  // 50 ns bins
+    CheckConservation(**trace, span - 1000, span, 3);
+  }
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -1,0 +1,114 @@
+#include "src/session/session.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/base/phase_log.h"
+#include "test/util/temp_file.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+// Counts of each "analysis.<name>" phase logged since the last call.
+std::map<std::string, int> AnalysisPhases() {
+  std::map<std::string, int> n;
+  for (const auto& [name, ms] : TakePhaseLog()) {
+    if (name.rfind("analysis.", 0) == 0) ++n[name];
+  }
+  return n;
+}
+
+std::string Convnet() { return testing::FixturesDir() + "/torch-cpu/convnet_bs8_channels_last.kineto.json"; }
+
+TEST(AnalysisSession, ImportsOnceAndKeepsEachResult) {
+  SessionOptions options;
+  options.input = Convnet();
+  auto session = AnalysisSession::Open(options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  AnalysisSession& s = **session;
+  EnablePhaseLog(true);
+  TakePhaseLog();
+  const Summary* summary = &s.results().summary();
+  const StepStats* steps = &s.results().all_steps();
+  const AnalysisReport* analyses = &s.analyses();
+  auto diagnosis = s.diagnosis();
+  ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
+  std::map<std::string, int> first = AnalysisPhases();
+  // Asked again: the same objects, and nothing computed a second time.
+  EXPECT_EQ(summary, &s.results().summary());
+  EXPECT_EQ(steps, &s.results().all_steps());
+  EXPECT_EQ(analyses, &s.analyses());
+  auto again = s.diagnosis();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*diagnosis, *again);
+  EXPECT_TRUE(AnalysisPhases().empty());
+  EnablePhaseLog(false);
+  EXPECT_EQ(first["analysis.summary"], 1);
+  for (const auto& [name, count] : first) EXPECT_EQ(count, 1) << name;
+}
+
+TEST(AnalysisSession, ConcurrentCallersShareOneComputation) {
+  auto trace = testing::ImportFixture("torch-cpu/convnet_bs8_channels_last.kineto.json");
+  ASSERT_NE(trace, nullptr);
+  auto session = AnalysisSession::ForTrace(*trace);
+  EnablePhaseLog(true);
+  TakePhaseLog();
+  std::vector<const GapsResult*> seen(4, nullptr);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    threads.emplace_back([&, i] { seen[i] = &session->results().gaps(); });
+  }
+  for (auto& t : threads) t.join();
+  std::map<std::string, int> phases = AnalysisPhases();
+  EnablePhaseLog(false);
+  for (const GapsResult* g : seen) EXPECT_EQ(g, seen[0]);
+  EXPECT_EQ(phases["analysis.breakdown"], 1);  // gaps() is the breakdown analysis
+}
+
+TEST(AnalysisSession, SamplesComeFromItsOwnTrace) {
+  auto trace = testing::ImportFixture("torch-cpu/convnet_bs8_channels_last.kineto.json");
+  ASSERT_NE(trace, nullptr);
+  auto session = AnalysisSession::ForTrace(*trace);
+  TraceSampleOptions all;
+  all.warmup_steps = 0;
+  auto samples = session->samples(all);
+  ASSERT_TRUE(samples.ok()) << samples.status().message();
+  // One sample per step, each the step's duration (checked against the
+  // trace's step table directly).
+  ASSERT_EQ(samples->latency_ns.size(), trace->steps.size());
+  for (size_t i = 0; i < trace->steps.size(); ++i) {
+    EXPECT_DOUBLE_EQ(samples->latency_ns[i], static_cast<double>(trace->steps.dur_ns[i])) << i;
+  }
+  TraceSampleOptions none;
+  none.unit = "no_such_span_anywhere";
+  EXPECT_FALSE(session->samples(none).ok());
+}
+
+TEST(AnalysisSession, ErrorsNameTheInput) {
+  SessionOptions missing;
+  missing.input = "/nonexistent/run.json";
+  auto s = AnalysisSession::Open(missing);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("/nonexistent/run.json"), std::string::npos) << s.status().message();
+
+  testing::TempDir dir;
+  SessionOptions bad_rules;
+  bad_rules.input = Convnet();
+  bad_rules.rule_paths = {dir.Write("bad.yaml", "rules: [ {id: x, when: \"((\"} ]\n")};
+  auto session = AnalysisSession::Open(bad_rules);
+  ASSERT_TRUE(session.ok());
+  auto rules = (*session)->rules();
+  ASSERT_FALSE(rules.ok());
+  EXPECT_NE(rules.status().message().find("bad.yaml"), std::string::npos) << rules.status().message();
+  // The error is kept: asked again, the same answer without reloading.
+  auto again = (*session)->diagnosis();
+  EXPECT_FALSE(again.ok());
+}
+
+}  // namespace
+}  // namespace aiprof

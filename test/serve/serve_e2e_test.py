@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""`aiprof serve` end to end: the real server on loopback over real fixtures,
+a hand-made trace with hostile names (in its events and its file name), a
+broken trace, a symbolic link out of the logdir, parallel uploads, the
+upload limit, tokens and the read-only query. Figures are checked against
+independent computations over the source JSON (hand-made trace: counted
+here; convnet fixture: its ProfilerStep durations).
+
+  serve_e2e_test.py --aiprof build/aiprof --data test/data
+"""
+import argparse
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+FAILURES = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILURES.append(what)
+
+
+# Loopback only: never through a proxy.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http(port, path, method="GET", body=None, token=None, timeout=60):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), data=body, method=method)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with OPENER.open(req, timeout=timeout) as r:
+            return r.status, r.read().decode("utf-8"), dict(r.headers)
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8"), dict(e.headers)
+
+
+def start(exe, args):
+    p = subprocess.Popen([exe, "serve"] + args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    line = p.stderr.readline()
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if not m:
+        p.kill()
+        raise SystemExit("server did not start: " + line + p.stderr.read())
+    threading.Thread(target=p.stderr.read, daemon=True).start()  # keep draining
+    return p, int(m.group(1))
+
+
+def stop(p):
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return -1
+
+
+def rows(port, token=None, q=""):
+    s, body, _ = http(port, "/api/runs" + ("?q=" + urllib.parse.quote(q) if q else ""), token=token)
+    assert s == 200, body
+    return json.loads(body)["sections"]["runs"]["blocks"][0]["rows"]
+
+
+def wait_settled(port, n, token=None, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = rows(port, token)
+        if len(r) >= n and all(x["state"] in ("ready", "failed") for x in r):
+            return r
+        time.sleep(0.1)
+    return rows(port, token)
+
+
+EVIL = ['<script>alert(1)</script>', '"><img src=x onerror=alert(2)>', "a'b\"c&amp;", "line\nbreak", "esc\x1b[31m"]
+
+
+def evil_trace():
+    ev = [{"ph": "X", "name": n, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 100, "dur": 50 + i}
+          for i, n in enumerate(EVIL)]
+    return {"traceEvents": ev}
+
+
+def tiny_trace(tag, n):
+    ev = [{"ph": "X", "name": "op_" + tag, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5} for i in range(n)]
+    return json.dumps({"traceEvents": ev}).encode()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--fixtures", required=True)
+    a = ap.parse_args()
+    exe = os.path.abspath(a.aiprof)
+    tmp = tempfile.mkdtemp(prefix="aiprof_serve_")
+    try:
+        run_tests(exe, a.data, a.fixtures, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+def run_tests(exe, data, fixtures, tmp):
+    logdir = os.path.join(tmp, "logs")
+    os.makedirs(os.path.join(logdir, "team a"))
+    convnet = os.path.join(data, "convnet_bs8_channels_last.kineto.json")
+    shutil.copy(convnet, os.path.join(logdir, "team a", "convnet.json"))
+    shutil.copy(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), logdir)
+    evil_name = 'evil<b>"x\'&.json'
+    json.dump(evil_trace(), open(os.path.join(logdir, evil_name), "w"))
+    open(os.path.join(logdir, "broken.json"), "w").write('{"traceEvents": [{"ph": "X", "na')
+    outside = os.path.join(tmp, "outside.json")
+    json.dump(evil_trace(), open(outside, "w"))
+    os.symlink(outside, os.path.join(logdir, "link.json"))
+    open(os.path.join(logdir, "notes.txt"), "w").write("not a trace")
+    # A folder of two torch_npu ranks: one run, not one per file inside.
+    shutil.copytree(os.path.join(fixtures, "ascend-pt", "level0"), os.path.join(logdir, "cluster job"))
+
+    # Beyond loopback without tokens: refused before anything starts.
+    r = subprocess.run([exe, "serve", "--logdir", logdir, "--listen", "0.0.0.0:0"], capture_output=True, text=True,
+                       timeout=20)
+    check(r.returncode == 1 and "--token-file" in r.stderr, "non-loopback without --token-file is refused")
+
+    # History: a baseline and one validation against it, stored by the CLI.
+    baselines = os.path.join(tmp, "baselines.db")
+    service = "svc <b>x</b>"
+    subprocess.run([exe, "set-baseline", "--service", service, "--trace", convnet, "--db", baselines], check=True,
+                   capture_output=True)
+    subprocess.run([exe, "validate", "--baseline", service, "--after",
+                    os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "--db", baselines, "--format", "json"],
+                   check=True, capture_output=True)
+    subprocess.run([exe, "validate", "--baseline", service, "--after", convnet, "--db", baselines, "--format", "json"],
+                   check=True, capture_output=True)
+
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-upload-mb", "1", "--request-threads", "4", "--baselines", baselines])
+    try:
+        runs = wait_settled(port, 5)
+        by_path = {x["path"]: x for x in runs}
+        check(sorted(by_path) == sorted(["team a/convnet.json", "resnet50_num_workers_0.pt.trace.json.gz", evil_name,
+                                         "broken.json", "cluster job"]),
+              "indexes the traces and the rank folder as one run, not the link or notes: %s" % sorted(by_path))
+        job = by_path.get("cluster job", {})
+        s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (job.get("id", 0), urllib.parse.quote(
+            "SELECT count(DISTINCT rank) FROM tracks WHERE rank >= 0")))
+        check(job.get("state") == "ready" and s == 200 and json.loads(body)["rows"] == [[2]],
+              "the rank folder is one run with both ranks: %s" % body.strip())
+        broken = by_path.get("broken.json", {})
+        check(broken.get("state") == "failed" and "truncated JSON" in broken.get("error", "")
+              and tmp not in broken.get("error", ""), "a bad trace fails with the importer's message, relative path")
+        conv = by_path.get("team a/convnet.json", {})
+        # Independent: the ProfilerStep slices of the source JSON.
+        src = json.load(open(convnet))
+        steps = sorted(e["dur"] * 1000 for e in src["traceEvents"]
+                       if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+        check(conv.get("state") == "ready" and conv.get("steps") in (len(steps), len(steps) - 1),
+              "convnet step count %s vs %d ProfilerStep slices" % (conv.get("steps"), len(steps)))
+        median = statistics.median(steps)
+        check(abs(conv.get("step_p50_ns", 0) - median) <= 1000,
+              "median step %s ns within 1 us of the source's (%s)" % (conv.get("step_p50_ns"), median))
+        check(0 < (conv.get("device_util") or 0) <= 1, "device utilisation is a share")
+        evil = by_path.get(evil_name, {})
+        check(evil.get("state") == "ready", "the hostile-named trace is ready")
+
+        # Pages escape every trace string and file name.
+        s, page, hdr = http(port, "/")
+        check(s == 200 and re.search(r'<head><meta charset="utf-8">\s*<meta http-equiv="Content-Security-Policy" '
+                                     r'content="default-src &#39;none&#39;; script-src &#39;sha256-', page) is not None
+              and hdr.get("X-Content-Type-Options") == "nosniff", "runs page carries the page shell's CSP first in <head>")
+        check("<b>\"x" not in page and "evil&lt;b&gt;&quot;x&#39;&amp;.json" in page, "runs page escapes the file name")
+        s, page, _ = http(port, "/runs/%d" % evil["id"])
+        check(s == 200 and "<script>alert(1)" not in page and "onerror=alert(2)>" not in page
+              and "&lt;script&gt;alert(1)&lt;/script&gt;" in page, "run page escapes op names")
+        s, page, _ = http(port, "/runs/%d/report" % evil["id"])
+        check(s == 200 and "<script>alert(1)" not in page and "Content-Security-Policy" in page, "report page escapes")
+        s, page, _ = http(port, "/runs/%d/flame" % evil["id"])
+        check(s == 200 and "<script>alert(1)" not in page and "Content-Security-Policy" in page, "flame page escapes")
+        s, page, _ = http(port, "/runs/%d/topology" % evil["id"])
+        check(s == 200 and "<script>alert(1)" not in page, "topology page")
+        s, body, _ = http(port, "/api/runs/%d" % evil["id"])
+        doc = json.loads(body)
+        ops = {r["name"]: r for r in doc["sections"]["top_ops"]["blocks"][0]["rows"]}
+        check(set(EVIL) <= set(ops), "API run document round-trips hostile names")
+        check(all(ops[n]["count"] == 1 for n in EVIL), "each hostile op counted once (hand-made trace)")
+        s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (evil["id"], urllib.parse.quote(
+            "SELECT count(*) AS n, sum(dur) AS total FROM slices")))
+        q = json.loads(body)
+        check(s == 200 and q["rows"][0] == [len(EVIL), sum((50 + i) * 1000 for i in range(len(EVIL)))],
+              "query counts the hand-made slices: %s" % q.get("rows"))
+        s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (evil["id"], urllib.parse.quote("DELETE FROM slices")))
+        check(s == 400, "query is read-only (DELETE refused)")
+        s, page, _ = http(port, "/runs/%d/query?sql=%s" % (evil["id"], urllib.parse.quote("SELECT name FROM slices")))
+        check(s == 200 and "&lt;script&gt;" in page and "<script>alert" not in page, "query page escapes rows")
+
+        # Timeline tiles: every hand-made slice counted once, listed or merged.
+        s, body, _ = http(port, "/api/runs/%d/timeline?width=4" % evil["id"])
+        tile = json.loads(body) if s == 200 else {}
+        names = [x["name"] for t in tile.get("tracks", []) for x in t["slices"]]
+        check(s == 200 and tile["listed"] + tile["merged"] == len(EVIL) and set(names) <= set(EVIL),
+              "timeline tile counts the hand-made slices: %s" % {k: tile.get(k) for k in ("listed", "merged")})
+        s, page, _ = http(port, "/runs/%d/timeline?start=0&end=%d" % (evil["id"], tile.get("end_ns", 1)))
+        check(s == 200 and "<svg" in page and "<script>alert" not in page and "onerror=alert(2)>" not in page,
+              "timeline page draws the tile, names escaped")
+        check(http(port, "/api/runs/%d/timeline?start=5&end=2" % evil["id"])[0] == 400, "timeline: end before start is 400")
+
+        # Compare: validation verdicts with intervals.
+        res = by_path["resnet50_num_workers_0.pt.trace.json.gz"]
+        s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], res["id"]))
+        v = json.loads(body) if s == 200 else {}
+        lat = [m for m in v.get("metrics", []) if m.get("metric") == "latency"]
+        check(s == 200 and v.get("schema") == "aiprof.validation/1" and lat and lat[0]["verdict"] == "regressed"
+              and lat[0]["ci"]["rel_low"] > 0, "compare: latency regressed with a positive interval")
+        s, page, _ = http(port, "/compare?a=%d&b=%d" % (conv["id"], res["id"]))
+        check(s == 200 and "regress" in page.lower(), "compare page")
+        s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], broken["id"]))
+        check(s == 409 and json.loads(body)["state"] == "failed", "compare with a failed run: 409 with its state")
+
+        s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
+        hist = json.loads(body) if s == 200 else []
+        check([(h["overall"], h["alert"]) for h in hist] == [("no_change", False), ("regressed", True)],
+              "history: both stored validations, newest first: %s" % [h.get("overall") for h in hist])
+        s, page, _ = http(port, "/history?service=" + urllib.parse.quote(service))
+        check(s == 200 and "2 validation(s), 1 with a significant regression" in page and "<b>x</b>" not in page
+              and "Latency change against the baseline" in page and "<svg" in page,
+              "history page: chart over time, regressions counted, service name escaped")
+        s, body, _ = http(port, "/api/history?service=nobody")
+        check(s == 200 and json.loads(body) == [], "history of an unknown service is empty")
+
+        # Paths never leave the logdir; unknown routes are 404.
+        for bad in ["/runs/../../etc/passwd", "/api/runs/%2e%2e", "/api/runs/1x", "/etc/passwd", "/runs/999999"]:
+            s, _, _ = http(port, bad)
+            check(s == 404, "404 for " + bad)
+        s, body, _ = http(port, "/api/runs?q=" + urllib.parse.quote("team a"))
+        found = json.loads(body)["sections"]["runs"]["blocks"][0]["rows"]
+        check([x["path"] for x in found] == ["team a/convnet.json"], "search by folder name")
+
+        # Uploads: size limit, then parallel uploads all land.
+        s, _, _ = http(port, "/api/runs?name=big.json", "POST", b"x" * (2 << 20))
+        check(s == 413, "an upload over --max-upload-mb is refused (413)")
+        s, body, _ = http(port, "/api/runs?name=" + urllib.parse.quote("../../escape.json"), "POST", tiny_trace("esc", 3))
+        up = json.loads(body)
+        check(s == 202 and up["path"].startswith("uploads/") and "/" not in up["path"][len("uploads/"):],
+              "an upload's name cannot leave uploads/: " + up.get("path", ""))
+        check(not os.path.exists(os.path.join(tmp, "escape.json")) and not os.path.exists(os.path.join(logdir, "escape.json")),
+              "nothing written outside uploads/")
+        results = {}
+
+        def upload(i):
+            results[i] = http(port, "/api/runs?name=par%d.json" % i, "POST", tiny_trace("par%d" % i, i + 1))
+
+        reads = {}
+        want_compare = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], res["id"]))[1]
+        want_run = http(port, "/api/runs/%d" % conv["id"])[1]
+
+        def read(i):  # validations and run pages while the uploads land
+            reads[i] = (http(port, "/api/compare?a=%d&b=%d" % (conv["id"], res["id"]))[1],
+                        http(port, "/api/runs/%d" % conv["id"])[1])
+
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(16)]
+        threads += [threading.Thread(target=read, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        ids = {i: json.loads(b)["id"] for i, (s, b, _) in results.items() if s == 202}
+        check(len(ids) == 16 and len(set(ids.values())) == 16, "16 parallel uploads: 16 distinct runs")
+        check(len(reads) == 8 and all(r == (want_compare, want_run) for r in reads.values()),
+              "8 parallel validations and run pages during the uploads: identical answers")
+        s, _, _ = http(port, "/api/runs?name=garbage.json", "POST", b"\x00\x01 not a trace")
+        runs = wait_settled(port, 5 + 1 + 16 + 1)
+        by_id = {x["id"]: x for x in runs}
+        ok = True
+        for i, rid in ids.items():
+            s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (rid, urllib.parse.quote(
+                "SELECT name, count(*) FROM slices GROUP BY name")))
+            ok = ok and s == 200 and json.loads(body)["rows"] == [["op_par%d" % i, i + 1]]
+        check(ok and all(by_id[r]["state"] == "ready" for r in ids.values()), "every upload imported, none mixed up")
+        garbage = [x for x in runs if x["path"].endswith("garbage.json")]
+        check(len(garbage) == 1 and garbage[0]["state"] == "failed" and garbage[0]["error"],
+              "garbage upload fails with a message: " + (garbage[0]["error"] if garbage else ""))
+        s, _, _ = http(port, "/")
+        check(s == 200, "still serving after bad input")
+        # Naming and tagging a run; the search finds the tag.
+        s, body, _ = http(port, "/api/runs/%d/name?name=%s&tag=nightly" % (conv["id"], urllib.parse.quote("<base> run")),
+                          "POST", b"")
+        found = rows(port, q="nightly")
+        check(s == 200 and [(x["id"], x["name"], x["tag"]) for x in found] == [(conv["id"], "<base> run", "nightly")],
+              "a run is named and tagged, and found by its tag")
+        # Rescan picks up a new file.
+        shutil.copy(convnet, os.path.join(logdir, "team a", "later.json"))
+        s, _, _ = http(port, "/api/rescan", "POST", b"")
+        check(s == 202, "rescan accepted")
+        runs = wait_settled(port, len(runs) + 1)
+        check(any(x["path"] == "team a/later.json" and x["state"] == "ready" for x in runs), "rescan indexes a new file")
+        up_files = os.listdir(os.path.join(logdir, "uploads"))
+        check(all(not (os.stat(os.path.join(logdir, "uploads", f)).st_mode & 0o111) for f in up_files),
+              "uploaded files are not executable")
+    finally:
+        check(stop(p) == 0, "server stops cleanly on SIGTERM")
+
+    # Tokens: read and upload roles; the index is reused (nothing converted twice).
+    tokens = os.path.join(tmp, "tokens")
+    open(tokens, "w").write("# roles\nread rrrrrrrrrrrrrrrrrrrr\nupload uuuuuuuuuuuuuuuuuuuu\n")
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--token-file", tokens, "--scan-interval", "0"])
+    try:
+        s, _, hdr = http(port, "/api/runs")
+        check(s == 401 and "Bearer" in hdr.get("WWW-Authenticate", ""), "no token: 401")
+        check(http(port, "/api/runs", token="wrongwrongwrongwrong")[0] == 401, "wrong token: 401")
+        check(http(port, "/api/runs", token="rrrrrrrrrrrrrrrrrrrr")[0] == 200, "read token reads")
+        check(http(port, "/api/runs?name=t.json", "POST", tiny_trace("t", 1), token="rrrrrrrrrrrrrrrrrrrr")[0] == 403,
+              "read token cannot upload")
+        check(http(port, "/api/runs?name=t.json", "POST", tiny_trace("t", 1), token="uuuuuuuuuuuuuuuuuuuu")[0] == 202,
+              "upload token uploads")
+    finally:
+        stop(p)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
