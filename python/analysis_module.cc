@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/analysis/analyze.h"
+#include "src/analysis/attribution/attribution.h"
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule_loader.h"
@@ -295,6 +296,56 @@ py::dict OpColumns(PyTrace& self) {
   return d;
 }
 
+// The attribution tree's module and op nodes (src/analysis/attribution), one
+// row per node, per steady step: path, name, kind, time class, op class,
+// depth, parent (row index, -1 for top-level nodes), instances, host total
+// and self, device time.
+py::dict ModuleColumns(PyTrace& self) {
+  const AttributionResult* r;
+  {
+    py::gil_scoped_release release;
+    r = &self.session().results().attribution();
+  }
+  const AttributionNodes& nodes = r->nodes;
+  std::vector<uint32_t> rows;  // every node but the root
+  for (uint32_t i = 1; i < nodes.size(); ++i) rows.push_back(i);
+  size_t n = rows.size();
+  py::array_t<int64_t> parent(n), depth(n);
+  py::array_t<double> count(n), total(n), self_ns(n), device(n), share(n);
+  py::list path, name, kind, time_class, op_class;
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t x = rows[k];
+    parent.mutable_data()[k] = nodes.parent[x] == 0 ? -1 : static_cast<int64_t>(nodes.parent[x]) - 1;
+    int64_t d = 0;
+    for (uint32_t p = nodes.parent[x]; p != 0 && p != kNoNode; p = nodes.parent[p]) ++d;
+    depth.mutable_data()[k] = d;
+    count.mutable_data()[k] = r->PerStep(static_cast<int64_t>(nodes.count[x]));
+    total.mutable_data()[k] = r->PerStep(nodes.total_ns[x]);
+    self_ns.mutable_data()[k] = r->PerStep(nodes.self_ns[x]);
+    device.mutable_data()[k] = r->PerStep(nodes.device_total_ns[x]);
+    share.mutable_data()[k] = r->wall_ns > 0 ? static_cast<double>(nodes.total_ns[x]) / static_cast<double>(r->wall_ns) : 0;
+    path.append(NodePath(self.trace(), *r, x));
+    name.append(NodeLabel(self.trace(), *r, x));
+    kind.append(AttributionKindName(nodes.kind[x]));
+    time_class.append(TimeClassName(nodes.time_class[x]));
+    op_class.append(OpClassName(nodes.op_class[x]));
+  }
+  py::dict d;
+  d["path"] = path;
+  d["name"] = name;
+  d["kind"] = kind;
+  d["time_class"] = time_class;
+  d["op_class"] = op_class;
+  d["depth"] = depth;
+  d["parent"] = parent;
+  d["count_per_step"] = count;
+  d["total_ns"] = total;
+  d["self_ns"] = self_ns;
+  d["device_ns"] = device;
+  d["share"] = share;
+  return d;
+}
+
 py::dict DeviceColumns(PyTrace& self) {
   const Summary* s;
   {
@@ -328,6 +379,7 @@ py::bytes SummaryJson(PyTrace& self) {
     py::gil_scoped_release release;
     SummaryReportOptions options;
     options.top_n = 0;  // every op, like `aiprof summary --format json --top 0`
+    AddResultFigures(self.session().results(), &options);
     json = SummaryToJson(self.trace(), self.summary(), options);
   }
   return py::bytes(json);
@@ -470,6 +522,7 @@ void DefineAnalysis(py::module_& m) {
       .def("flow_columns", &FlowColumns)
       .def("op_columns", &OpColumns)
       .def("device_columns", &DeviceColumns)
+      .def("module_columns", &ModuleColumns)
       .def("analyze_json", &AnalyzeJson, py::arg("only"), py::arg("device"))
       .def("sql_columns",
            [](PyTrace& t, const std::string& sql, size_t max_rows, double timeout_s, int64_t max_memory) {

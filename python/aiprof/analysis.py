@@ -88,6 +88,14 @@ class Trace:
         """Steps (ProfilerStep#N, SDK iterations): name, number, ts_ns, dur_ns, track, rank."""
         return _table(self._t.step_columns(), as_frame)
 
+    def modules(self, as_frame=None):
+        """The attribution tree (aiprof analyze --only attribution): one row per node
+        (module, op, runtime call, device activity, other thread, untraced time) with
+        path, name, kind, time_class, op_class, depth, parent (row index, -1 at the top),
+        count_per_step, total_ns, self_ns (host wall time per steady step), device_ns
+        and share (of the step's wall time). Filter kind == "module" for the module table."""
+        return _table(self._t.module_columns(), as_frame)
+
     def devices(self, as_frame=None):
         """Per (rank, device): busy_ns (union of device activity), span_ns, utilization."""
         return _table(self._t.device_columns(), as_frame)

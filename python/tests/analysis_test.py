@@ -112,6 +112,29 @@ class OpsMatchCli(unittest.TestCase):
             pd.testing.assert_frame_equal(a.slices(), b.slices())
 
 
+class ModulesTree(unittest.TestCase):
+    """trace.modules(): the attribution tree as a frame, checked with pandas."""
+
+    def test_tree_adds_up_to_the_step(self):
+        t = aiprof.load(CPU_SAMPLE)
+        m = t.modules()
+        self.assertGreater(len(m), 0)
+        # Each node's total = its self time + its children's totals (parent = row index).
+        kids = m[m.parent >= 0].groupby("parent")["total_ns"].sum()
+        expect = m["self_ns"] + kids.reindex(m.index, fill_value=0)
+        self.assertTrue(((m["total_ns"] - expect).abs() < 1e-3).all())
+        # The top-level nodes add up to the mean steady step, inside the steps' range.
+        wall = m.loc[m.depth == 0, "total_ns"].sum()
+        steps = t.steps()
+        self.assertGreaterEqual(wall, steps.dur_ns.min() - 1e-3)
+        self.assertLessEqual(wall, steps.dur_ns.max() + 1e-3)
+        self.assertAlmostEqual(m.loc[m.depth == 0, "share"].sum(), 1.0, places=9)
+        # Profiler wrappers are structure, never nodes.
+        self.assertFalse(m.name.str.startswith("ProfilerStep#").any())
+        self.assertFalse(m.name.str.startswith("PyTorch Profiler (").any())
+        self.assertIn("op", set(m.kind))
+
+
 class TablesMatchIndependentPandas(unittest.TestCase):
     """The tables, and HTA-style breakdowns built on them, against pandas over the raw JSON."""
 

@@ -8,6 +8,7 @@
 #include "src/base/parallel.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
+#include "src/analysis/attribution/compute_finding.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
@@ -289,6 +290,13 @@ SectionLines RunKernels(AnalysisResults& in, MetricSet*) { return DescribeKernel
 
 SectionLines RunLlm(AnalysisResults& in, MetricSet*) { return DescribeLlmPhases(in.llm_phases()); }
 
+SectionLines RunAttribution(AnalysisResults& in, MetricSet* m) {
+  const AttributionResult& r = in.attribution();
+  PublishAttribution(r, m);
+  PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem()), m);
+  return DescribeAttribution(in.trace(), r);
+}
+
 struct AnalysisEntry {
   std::string_view name;
   SectionLines (*run)(AnalysisResults&, MetricSet*);
@@ -300,7 +308,7 @@ constexpr AnalysisEntry kAnalyses[] = {
     {"layout", RunLayout},       {"fusion", RunFusion},       {"long_tail", RunLongTail},
     {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
     {"pipeline", RunPipeline},   {"roofline", RunRoofline},   {"kernels", RunKernels},
-    {"llm", RunLlm},
+    {"llm", RunLlm},             {"attribution", RunAttribution},
 };
 
 double MsSince(std::chrono::steady_clock::time_point start) {
@@ -353,6 +361,7 @@ struct AnalysisResults::Slots {
   Slot<Roofline> roofline;
   Slot<KernelClassResult> kernel_classes;
   Slot<LlmPhasesResult> llm_phases;
+  Slot<AttributionResult> attribution;
 };
 
 namespace {
@@ -457,6 +466,11 @@ const std::optional<DevicePeaks>& AnalysisResults::roofline_device() {
 const std::string& AnalysisResults::roofline_problem() {
   roofline();
   return slots_->roofline.value->problem;
+}
+
+const AttributionResult& AnalysisResults::attribution() {
+  const AnalysisWindow& w = window();
+  return Once(slots_->attribution, "analysis.attribution", [&] { return ComputeAttribution(trace_, &w); });
 }
 
 AnalysisReport RunAnalyses(AnalysisResults& results) {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
@@ -118,6 +119,8 @@ class AnalysisResults {
   const KernelClassResult& kernel_classes();
   // LLM prefill/decode phases.
   const LlmPhasesResult& llm_phases();
+  // The attribution tree over the window's steady steps.
+  const AttributionResult& attribution();
 
   // Points of the memory series (the report's chart).
   static constexpr size_t kMemorySeriesPoints = 400;

@@ -314,6 +314,7 @@ class McpServer {
       const Summary& summary = t->session->results().summary();
       SummaryReportOptions options;
       options.top_n = 0;
+      AddResultFigures(t->session->results(), &options);
       *result = ToolResult("summary of " + t->path + ": " + std::to_string(summary.ops.size()) + " ops, " +
                                std::to_string(summary.slice_count) + " slices",
                            SummaryToJson(t->trace(), summary, options));

@@ -35,11 +35,7 @@ class SummaryCommand : public Command {
     const Summary& summary = session->results().summary();
     timer.Mark("analyse");
     SummaryReportOptions report;
-    const LaunchStats& launches = session->results().launches();
-    if (launches.device_time_ns > 0) {
-      report.op_coverage =
-          static_cast<double>(launches.attributed_time_ns) / static_cast<double>(launches.device_time_ns);
-    }
+    AddResultFigures(session->results(), &report);
     // Machine-readable outputs list every op unless --top says otherwise.
     report.top_n = top_ ? *top_ : format == "text" ? 20 : 0;
     if (format == "csv" && report.top_n != 0 && report.top_n < summary.ops.size()) {

@@ -98,14 +98,17 @@ std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryRep
   out += fmt::format("aiprof summary: {}\n", TerminalSafe(it == trace.metadata.end() ? "" : it->second));
   out += fmt::format("{} slices, {} instants, {} counter samples, {} flows, {} tracks\n\n", s.slice_count,
                      s.instant_count, s.counter_count, s.flow_count, s.track_count);
-  size_t n = OpLimit(s, o);
-  out += fmt::format("Top {} ops by total time (of {}):\n", n, s.ops.size());
-  out += fmt::format("{:>8} {:>12} {:>10} {:>10} {:>10} {:>10}  {:<16} {}\n", "count", "total_us", "mean_us",
-                     "p50_us", "p99_us", "max_us", "category", "name");
+  // Ranked by self time (nested ops are not counted twice), total beside
+  // it; the profiler's wrapper spans are structure and left out.
+  std::vector<size_t> ranked = TopOpsBySelf(trace, s);
+  size_t n = o.top_n == 0 ? ranked.size() : std::min(o.top_n, ranked.size());
+  out += fmt::format("Top {} ops by self time (of {}; profiler wrappers left out):\n", n, ranked.size());
+  out += fmt::format("{:>8} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10}  {:<16} {}\n", "count", "self_us", "total_us",
+                     "mean_us", "p50_us", "p99_us", "max_us", "category", "name");
   for (size_t i = 0; i < n; ++i) {
-    const OpStat& op = s.ops[i];
-    out += fmt::format("{:>8} {:>12} {:>10.3f} {:>10.3f} {:>10.3f} {:>10}  {:<16} {}\n", op.count,
-                       NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3,
+    const OpStat& op = s.ops[ranked[i]];
+    out += fmt::format("{:>8} {:>12} {:>12} {:>10.3f} {:>10.3f} {:>10.3f} {:>10}  {:<16} {}\n", op.count,
+                       NsToUsText(op.self_ns), NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3,
                        NsToUsText(op.max_ns), Truncated(trace.Str(op.category), 16),
                        Truncated(trace.Str(op.name), 90));
   }
@@ -163,10 +166,10 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
   for (size_t i = 0; i < n; ++i) {
     const OpStat& op = s.ops[i];
     out += fmt::format(
-        "{}\n    {{\"name\": {}, \"category\": {}, \"count\": {}, \"total_us\": {}, \"mean_us\": {}, "
-        "\"p50_us\": {}, \"p99_us\": {}, \"max_us\": {}}}",
+        "{}\n    {{\"name\": {}, \"category\": {}, \"count\": {}, \"total_us\": {}, \"self_us\": {}, "
+        "\"profiler_wrapper\": {}, \"mean_us\": {}, \"p50_us\": {}, \"p99_us\": {}, \"max_us\": {}}}",
         i ? "," : "", JsonString(trace.Str(op.name)), JsonString(trace.Str(op.category)), op.count,
-        NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
+        NsToUsText(op.total_ns), NsToUsText(op.self_ns), op.profiler_wrapper ? "true" : "false", op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
   }
   out += n ? "\n  ],\n" : "],\n";
   out += "  \"devices\": [";
@@ -218,6 +221,13 @@ std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryRepo
                        NsToUsText(op.max_ns));
   }
   return out;
+}
+
+void AddResultFigures(AnalysisResults& results, SummaryReportOptions* o) {
+  const LaunchStats& launches = results.launches();
+  if (launches.device_time_ns > 0) {
+    o->op_coverage = static_cast<double>(launches.attributed_time_ns) / static_cast<double>(launches.device_time_ns);
+  }
 }
 
 }  // namespace aiprof

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "src/analysis/analyze.h"
 #include "src/analysis/summary/summary.h"
 
 namespace aiprof {
@@ -15,6 +16,11 @@ struct SummaryReportOptions {
   // src/analysis/launches); printed when set.
   std::optional<double> op_coverage;
 };
+
+// Fills the options' figures that come from other results than the summary
+// (op_coverage from the launches), so every front end (CLI, Python, MCP)
+// writes the same summary.
+void AddResultFigures(AnalysisResults& results, SummaryReportOptions* o);
 
 std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
 std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "src/analysis/attribution/op_class.h"
+
 namespace aiprof {
 namespace {
 
@@ -246,6 +248,8 @@ Priority DecidePriority(double share, Confidence confidence) {
   return score >= kHighPriorityScore ? Priority::kHigh : score >= kMediumPriorityScore ? Priority::kMedium : Priority::kLow;
 }
 
+bool DescriptiveFinding(const std::string& b) { return b == "compute"; }
+
 bool ExclusiveImpact(const std::string& b) {
   return b == "host_bound" || b == "sync_bound" || b == "data_loading" || b == "memcpy" ||
          b == "communication_bound" || b == "layout_conversion";
@@ -308,11 +312,17 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
       f.confidence_reason += "; lowered to low: its steady-state impact is below " + Percent(kNegligibleImpactShare) +
                              " of the base";
     }
+    // Compute is what the step does, not a cause to remove: its impact is
+    // the time a faster implementation could at most save, no Amdahl bound.
+    if (DescriptiveFinding(rule.bottleneck)) f.impact.max_speedup = 1;
     f.priority = rule.first ? Priority::kHigh : DecidePriority(f.impact.share, f.confidence);
     d.findings.push_back(std::move(f));
   }
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.rule->first != b.rule->first) return a.rule->first;
+    // Removable causes first; what the time is (compute) after them.
+    bool da = DescriptiveFinding(a.rule->bottleneck), db = DescriptiveFinding(b.rule->bottleneck);
+    if (da != db) return db;
     if (a.priority != b.priority) return a.priority > b.priority;
     // Within a priority, the larger wall-clock impact first.
     if (a.impact.share != b.impact.share) return a.impact.share > b.impact.share;
@@ -329,7 +339,13 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     else other = std::max(other, f.impact.time_ns);
   }
   d.explained_ns = base ? std::min(base->value, exclusive + other) : 0;
-  if (base && base->value > 0 && d.explained_ns < kExplainedMinShare * base->value && !metrics.consumers().empty()) {
+  // With the attribution tree, only time no op, module or wait accounts for
+  // stays unexplained: the untraced host time of the critical thread.
+  const MetricValue* untraced = metrics.Get("untraced_host_ns");
+  const bool attributed = untraced != nullptr;
+  const bool untraced_large = !attributed || (base && untraced->value >= kUntracedMinShare * base->value);
+  if (base && base->value > 0 && d.explained_ns < kExplainedMinShare * base->value && untraced_large &&
+      (!metrics.consumers().empty() || attributed)) {
     Finding f;
     f.rule = &UnexplainedTimeRule();
     f.confidence = Confidence::kMedium;
@@ -342,9 +358,15 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
     f.impact.basis_text = d.impact_basis_text;
     f.impact.metric = "impact_base_ns";
     f.impact.time_ns = base->value - d.explained_ns;
+    if (attributed) f.impact.time_ns = std::min(f.impact.time_ns, untraced->value);
     f.impact.share = f.impact.time_ns / base->value;
     f.impact.max_speedup = 1;  // not removable as such: it is what is left to explain
-    std::vector<TimeConsumer> consumers = metrics.consumers();
+    std::vector<TimeConsumer> consumers;
+    if (attributed) consumers.push_back({"untraced", "host time outside any recorded op (attribution tree)", untraced->value});
+    for (const TimeConsumer& c : metrics.consumers()) {
+      // The profiler's wrapper spans are structure, never consumers.
+      if (!IsProfilerWrapperName(c.name)) consumers.push_back(c);
+    }
     if (const MetricValue* idle = metrics.Get("idle_other_ns"); idle && idle->value > 0) {
       consumers.push_back({"idle", "device idle with no known cause", idle->value});
     }

@@ -83,6 +83,9 @@ inline constexpr double kHighPriorityScore = 0.10;
 inline constexpr double kMediumPriorityScore = 0.03;
 // An unexplained-time finding when the findings explain less than this share of the base.
 inline constexpr double kExplainedMinShare = 0.5;
+// With the attribution tree: an unexplained-time finding only when the
+// untraced host time (no op, module or wait) is at least this share of the base.
+inline constexpr double kUntracedMinShare = 0.10;
 // A finding whose steady-state impact is below this share of the base is low confidence.
 inline constexpr double kNegligibleImpactShare = 0.01;
 
@@ -90,6 +93,10 @@ inline constexpr double kNegligibleImpactShare = 0.01;
 // (idle by cause, exposed copies, exposed communication, conversion kernels):
 // their impacts add up. Other impacts overlap these.
 bool ExclusiveImpact(const std::string& bottleneck);
+
+// Findings that say what the time is rather than a cause to remove (the
+// compute finding): ordered after the removable causes, no Amdahl bound.
+bool DescriptiveFinding(const std::string& bottleneck);
 
 // The built-in rule of unexplained-time findings (not from YAML).
 const Rule& UnexplainedTimeRule();

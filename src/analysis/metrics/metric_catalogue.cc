@@ -11,6 +11,16 @@ const std::vector<MetricInfo>& MetricCatalogue() {
   using U = MetricUnit;
   static const std::vector<MetricInfo> kCatalogue = [] {
     std::vector<MetricInfo> v = {
+        {"attribution_coverage", U::kRatio, "share of the steady step's wall time on the critical thread assigned to a node of the attribution tree (1 by construction)"},
+        {"compute_attention_ratio", U::kRatio, "attention ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_conv_ratio", U::kRatio, "convolution ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_data_movement_ratio", U::kRatio, "data movement (copies, cat, index, ...) ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_elementwise_ratio", U::kRatio, "elementwise ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_gemm_ratio", U::kRatio, "GEMM (matmul, linear, ...) ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_norm_ratio", U::kRatio, "normalisation ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_reduction_ratio", U::kRatio, "reduction (sum, softmax, pooling, loss) ops, share of the compute time (compute_op_ns) by the attribution tree"},
+        {"compute_op_ns", U::kNanoseconds, "impact: compute time per base by the attribution tree (host op time on CPU traces, device compute launched in the step on device traces, at most the step)"},
+        {"compute_op_ratio", U::kRatio, "compute_op_ns over the step's wall time"},
         {"comm_exposed_ratio", U::kRatio, "communication time not hidden behind compute, share of the step"},
         {"comm_overlap_ratio", U::kRatio, "share of communication time overlapped by compute"},
         {"comm_ratio", U::kRatio, "communication (collectives) time, share of device busy time"},
@@ -71,6 +81,8 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"startup_ratio", U::kRatio, "start-up time, share of the trace span"},
         {"step_time_excess_ns", U::kNanoseconds, "impact: mean - median steady-state step time"},
         {"trace_span_ns", U::kNanoseconds, "first start to last end of the trace"},
+        {"untraced_host_ns", U::kNanoseconds, "host time per step on the critical thread outside any recorded op, module or wait on any thread of the process (attribution tree)"},
+        {"untraced_host_ratio", U::kRatio, "untraced_host_ns, share of the step's wall time"},
         {"warmup_steps", U::kCount, "leading warm-up steps left out of impacts"},
         {"compute_util", U::kRatio, "achieved FLOP/s over the device peak, time-weighted over ops"},
     };

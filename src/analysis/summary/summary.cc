@@ -4,6 +4,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/steps.h"
 #include "src/model/op_stats.h"
 
@@ -30,6 +31,42 @@ int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals) {
 
 namespace {
 
+// Self time per op, in one pass over the slices: each slice adds its
+// duration to its op and takes the part of it that lies inside its parent
+// (the innermost enclosing slice on the same track) from the parent's op.
+void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
+  std::unordered_map<uint64_t, uint32_t> group;
+  group.reserve(ops->size() * 2);
+  auto key = [](StringId cat, StringId name) { return (static_cast<uint64_t>(cat.raw) << 32) | name.raw; };
+  for (size_t g = 0; g < ops->size(); ++g) {
+    OpStat& op = (*ops)[g];
+    group.emplace(key(op.category, op.name), static_cast<uint32_t>(g));
+    std::string_view name = trace.Str(op.name);
+    op.profiler_wrapper = IsProfilerWrapperName(name) || trace.Str(op.category) == "Trace";
+  }
+  const SliceTable& s = trace.slices;
+  struct Open {
+    int64_t end;
+    uint32_t group;
+  };
+  std::vector<Open> stack;
+  uint32_t track = kNoTrack;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.track[i] != track) {
+      stack.clear();
+      track = s.track[i];
+    }
+    const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
+    while (!stack.empty() && stack.back().end <= ts) stack.pop_back();
+    auto it = group.find(key(s.category[i], s.name[i]));
+    if (it == group.end()) continue;  // not in the table (cannot happen for current stats)
+    OpStat& op = (*ops)[it->second];
+    op.self_ns += s.dur_ns[i];
+    if (!stack.empty()) (*ops)[stack.back().group].self_ns -= std::min(end, stack.back().end) - ts;
+    stack.push_back({stack.empty() ? end : std::min(end, stack.back().end), it->second});
+  }
+}
+
 // Per-op figures come from the model's op statistics: stored in an .aiprof
 // file, or computed here in one pass (ComputeOpStats).
 std::vector<OpStat> ComputeOps(const Trace& trace) {
@@ -51,6 +88,7 @@ std::vector<OpStat> ComputeOps(const Trace& trace) {
     op.p50_ns = table->p50_ns[g];
     op.p99_ns = table->p99_ns[g];
   }
+  AddSelfTimes(trace, &ops);
   std::sort(ops.begin(), ops.end(), [&trace](const OpStat& a, const OpStat& b) {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
     return trace.Str(a.name) < trace.Str(b.name);
@@ -85,6 +123,21 @@ std::vector<DeviceStat> ComputeDevices(const Trace& trace) {
 }
 
 }  // namespace
+
+std::vector<size_t> TopOpsBySelf(const Trace& trace, const Summary& summary) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < summary.ops.size(); ++i) {
+    if (!summary.ops[i].profiler_wrapper) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end(), [&](size_t a, size_t b) {
+    const OpStat& x = summary.ops[a];
+    const OpStat& y = summary.ops[b];
+    if (x.self_ns != y.self_ns) return x.self_ns > y.self_ns;
+    if (x.total_ns != y.total_ns) return x.total_ns > y.total_ns;
+    return trace.Str(x.name) < trace.Str(y.name);
+  });
+  return out;
+}
 
 Summary ComputeSummary(const Trace& trace) {
   Summary sum;

@@ -25,6 +25,13 @@ struct OpStat {
   StringId name, category;
   uint64_t count = 0;
   int64_t total_ns = 0;
+  // Self time: total minus the time of the slices directly nested in its
+  // slices on the same track (clipped to them), so nested ops are not
+  // counted twice.
+  int64_t self_ns = 0;
+  // The profiler's own spans (ProfilerStep#N, "PyTorch Profiler (N)",
+  // record_param_comms, the Trace span): structure, never ranked.
+  bool profiler_wrapper = false;
   int64_t max_ns = 0;
   double mean_ns = 0, p50_ns = 0, p99_ns = 0;
 };
@@ -60,6 +67,10 @@ struct Summary {
 
 // Computes the summary in O(n log n) over slices.
 Summary ComputeSummary(const Trace& trace);
+
+// Indices into `summary.ops` for a top-ops table: by self time, largest
+// first (then total, then name), profiler wrappers left out.
+std::vector<size_t> TopOpsBySelf(const Trace& trace, const Summary& summary);
 
 
 // Length of the union of [start, end) intervals (sorted by start in place).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/model/trace_builder.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -78,6 +79,39 @@ TEST(SummaryTest, EmptyTraceHasNoDevicesAndNoDivisionByZero) {
   EXPECT_EQ(s.devices[0].utilization, 0);
   Trace empty;
   EXPECT_TRUE(ComputeSummary(empty).ops.empty());
+}
+
+// Hand-made: the profiler's wrapper [0,100) holds ProfilerStep#1 [0,90),
+// which holds aten::linear [10,60) → aten::addmm [20,50), and aten::relu
+// [60,80). Self: linear 50 - 30 = 20, addmm 30, relu 20; the wrappers are
+// not ranked; nested time is not counted twice (Σ self = 100).
+TEST(SummaryTest, TopOpsRankBySelfTimeWithoutWrappers) {
+  auto t = testing::ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"PyTorch Profiler (0)","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":90},
+    {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":10,"dur":50},
+    {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":20,"dur":30},
+    {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":60,"dur":20}]})json");
+  ASSERT_NE(t, nullptr);
+  Summary s = ComputeSummary(*t);
+  std::vector<size_t> top = TopOpsBySelf(*t, s);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(t->Str(s.ops[top[0]].name), "aten::addmm");
+  EXPECT_EQ(s.ops[top[0]].self_ns, 30'000);
+  // linear and relu tie on self (20 µs); linear's larger total ranks first.
+  EXPECT_EQ(t->Str(s.ops[top[1]].name), "aten::linear");
+  EXPECT_EQ(s.ops[top[1]].self_ns, 20'000);
+  EXPECT_EQ(s.ops[top[1]].total_ns, 50'000);
+  EXPECT_EQ(t->Str(s.ops[top[2]].name), "aten::relu");
+  int64_t self = 0;
+  for (const OpStat& op : s.ops) self += op.self_ns;
+  EXPECT_EQ(self, 100'000);  // the wrapper [0,100): every ns once
+  for (const OpStat& op : s.ops) {
+    if (t->Str(op.name) == "ProfilerStep#1") {
+      EXPECT_TRUE(op.profiler_wrapper);
+      EXPECT_EQ(op.self_ns, 90'000 - 50'000 - 20'000);
+    }
+  }
 }
 
 }  // namespace

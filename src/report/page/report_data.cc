@@ -6,6 +6,7 @@
 #include <map>
 
 #include "src/analysis/communication/communication.h"
+#include "src/report/attribution/attribution_report.h"
 #include "src/analysis/memory/memory_series.h"
 
 namespace aiprof {
@@ -66,13 +67,15 @@ void FillSteps(const Trace& t, ReportData* r) {
 void FillOps(const Summary& summary, const Trace& t, ReportData* r) {
   std::map<uint32_t, int64_t> category_total;
   for (const OpStat& op : summary.ops) category_total[op.category.raw] += op.total_ns;
-  for (size_t i = 0; i < summary.ops.size() && i < kReportTopOps; ++i) {
-    const OpStat& op = summary.ops[i];
+  std::vector<size_t> ranked = TopOpsBySelf(t, summary);
+  for (size_t i = 0; i < ranked.size() && i < kReportTopOps; ++i) {
+    const OpStat& op = summary.ops[ranked[i]];
     ReportOp o;
     o.name = std::string(t.Str(op.name));
     o.category = std::string(t.Str(op.category));
     o.count = op.count;
     o.total_ms = Ms(static_cast<double>(op.total_ns));
+    o.self_ms = Ms(static_cast<double>(op.self_ns));
     o.mean_us = op.mean_ns / 1e3;
     o.p50_us = op.p50_ns / 1e3;
     o.p99_us = op.p99_ns / 1e3;
@@ -158,6 +161,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
 
   FillSteps(t, &r);
   FillOps(results.summary(), t, &r);
+  r.attribution = AttributionToDocument(t, results.attribution());
 
   r.roofline_device = results.roofline_device();
   r.roofline_problem = results.roofline_problem();

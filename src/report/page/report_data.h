@@ -22,6 +22,7 @@
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/host_functions/host_functions.h"
 #include "src/model/trace.h"
+#include "src/render/document.h"
 #include "src/session/session.h"
 
 namespace aiprof {
@@ -61,7 +62,7 @@ struct ReportCommRow {
 struct ReportOp {
   std::string name, category;
   uint64_t count = 0;
-  double total_ms = 0, mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
+  double total_ms = 0, self_ms = 0, mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
   double share = 0;  // of the summed time of all ops in the same category
 };
 
@@ -103,7 +104,9 @@ struct ReportData {
   std::vector<MemorySeries> memory;
 
   // Tables.
-  std::vector<ReportOp> top_ops;
+  std::vector<ReportOp> top_ops;  // by self time, profiler wrappers left out (TopOpsBySelf)
+  // The attribution tree as a document (module table, collapsible tree).
+  render::Document attribution;
   std::vector<ReportHostFunction> host_functions;
   uint64_t host_stacks = 0;  // samples with a stack
   const Diagnosis* diagnosis = nullptr;

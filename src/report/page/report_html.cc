@@ -11,6 +11,7 @@
 #include "src/render/svg_chart.h"
 #include "src/render/escape.h"
 #include "src/render/page.h"
+#include "src/render/renderers.h"
 #include "src/report/page/report_data.h"
 #include "src/report/page/report_format.h"
 #include "src/report/validation/validation_report.h"
@@ -224,19 +225,27 @@ std::string Charts(const ReportData& r) {
 
 std::string TopOps(const ReportData& r) {
   std::string out =
-      "<section id=\"ops\"><h2>Top ops</h2><p class=\"muted\">By total time (click a column to sort); share is of "
+      "<section id=\"ops\"><h2>Top ops</h2><p class=\"muted\">By self time (nested ops are not counted twice; "
+      "click a column to sort), total beside it; profiler wrappers left out; share is of "
       "the summed time of all ops in the same category.</p><table class=\"sortable\" id=\"top-ops\"><thead><tr>"
-      "<th>op</th><th>category</th><th>count</th><th>total</th><th>share</th><th>mean</th><th>p50</th><th>p99</th>"
-      "<th>max</th></tr></thead><tbody>";
+      "<th>op</th><th>category</th><th>count</th><th>self</th><th>total</th><th>share</th><th>mean</th><th>p50</th>"
+      "<th>p99</th><th>max</th></tr></thead><tbody>";
   for (const ReportOp& o : r.top_ops) {
     out += fmt::format(
         "<tr><td data-v=\"{0}\">{0}</td><td data-v=\"{1}\">{1}</td><td class=\"n\" data-v=\"{2}\">{2}</td>"
+        "<td class=\"n\" data-v=\"{15}\">{16}</td>"
         "<td class=\"n\" data-v=\"{3}\">{4}</td><td class=\"n\" data-v=\"{5}\">{6}</td><td class=\"n\" data-v=\"{7}\">{8}</td>"
         "<td class=\"n\" data-v=\"{9}\">{10}</td><td class=\"n\" data-v=\"{11}\">{12}</td><td class=\"n\" data-v=\"{13}\">{14}</td></tr>",
         E(o.name), E(o.category), o.count, o.total_ms, Ms(o.total_ms), o.share, Pct(o.share), o.mean_us,
-        Ms(o.mean_us / 1e3), o.p50_us, Ms(o.p50_us / 1e3), o.p99_us, Ms(o.p99_us / 1e3), o.max_us, Ms(o.max_us / 1e3));
+        Ms(o.mean_us / 1e3), o.p50_us, Ms(o.p50_us / 1e3), o.p99_us, Ms(o.p99_us / 1e3), o.max_us, Ms(o.max_us / 1e3),
+        o.self_ms, Ms(o.self_ms));
   }
-  return out + "</tbody></table></section>";
+  out += "</tbody></table></section>";
+  // The attribution tree: module table and collapsible tree, through the document renderer.
+  if (!r.attribution.sections.empty()) {
+    out += "<section id=\"attribution\">" + render::RenderHtmlBody(r.attribution) + "</section>";
+  }
+  return out;
 }
 
 std::string HostFunctions(const ReportData& r) {

@@ -6,6 +6,7 @@
 
 #include "src/analysis/rules/rule.h"
 #include "src/render/escape.h"
+#include "src/render/renderers.h"
 #include "src/report/page/report_data.h"
 #include "src/report/page/report_format.h"
 #include "src/report/validation/validation_report.h"
@@ -68,11 +69,13 @@ std::string ReportToMarkdown(const ReportData& r) {
                        Ms(r.median_step_ms), kSlowStepFactor);
     for (const ReportStep& st : r.steps) out += fmt::format("| {} | {} | {} |\n", M(st.label), Ms(st.dur_ms), st.slow ? "slow" : "");
   }
-  out += "\n## Top ops\n\n| op | category | count | total | share | mean | p99 |\n|---|---|---|---|---|---|---|\n";
+  out += "\n## Top ops\n\nBy self time (nested ops not counted twice), total beside it; profiler wrappers left out.\n\n"
+         "| op | category | count | self | total | share | mean | p99 |\n|---|---|---|---|---|---|---|---|\n";
   for (const ReportOp& o : r.top_ops) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", M(o.name), M(o.category), o.count, Ms(o.total_ms),
-                       Pct(o.share), Ms(o.mean_us / 1e3), Ms(o.p99_us / 1e3));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", M(o.name), M(o.category), o.count,
+                       Ms(o.self_ms), Ms(o.total_ms), Pct(o.share), Ms(o.mean_us / 1e3), Ms(o.p99_us / 1e3));
   }
+  if (!r.attribution.sections.empty()) out += "\n" + render::RenderMarkdown(r.attribution);
   if (!r.host_functions.empty()) {
     out += fmt::format("\n## Host functions in the CPU samples\n\n{} samples with a call stack; self = the sample "
                        "landed in the function, total = the function was on the stack.\n\n| function | module | self | "

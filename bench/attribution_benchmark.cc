@@ -1,0 +1,83 @@
+// The attribution tree (src/analysis/attribution) against the summary on the
+// same input: the ResNet50 num_workers=0 sample (test/data, 45k slices, 6
+// steps) imported once, and synthetic traces of N steps for the scaling
+// (Google Benchmark's Complexity fit: the tree is meant to be linear).
+// Compare the two as interleaved runs:
+//   aiprof_benchmarks --benchmark_filter='Attribution|Summary'
+//     --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true
+// Figures in README.md (Performance).
+#include <benchmark/benchmark.h>
+
+#include <memory>
+
+#include "src/analysis/attribution/attribution.h"
+#include "src/analysis/summary/summary.h"
+#include "src/analysis/window/analysis_window.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+namespace {
+
+const Trace& Resnet() {
+  static std::unique_ptr<Trace> trace = [] {
+    auto r = ImportTrace(AIPROF_BENCH_DATA_DIR "/resnet50_num_workers_0.pt.trace.json.gz");
+    return r.ok() ? std::move(r).value() : nullptr;
+  }();
+  return *trace;
+}
+
+void BM_SummaryResnet50(benchmark::State& state) {
+  const Trace& t = Resnet();
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeSummary(t).ops.size());
+  state.counters["slices/s"] = benchmark::Counter(static_cast<double>(t.slices.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_SummaryResnet50)->Unit(benchmark::kMillisecond);
+
+void BM_AttributionResnet50(benchmark::State& state) {
+  const Trace& t = Resnet();
+  const AnalysisWindow w = ComputeAnalysisWindow(t);
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeAttribution(t, &w).nodes.size());
+  state.counters["slices/s"] = benchmark::Counter(static_cast<double>(t.slices.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_AttributionResnet50)->Unit(benchmark::kMillisecond);
+
+// N steps of a module → op → runtime call → kernel chain, 8 module instances
+// per step, on one main thread and one device stream.
+std::unique_ptr<Trace> SyntheticSteps(int64_t steps) {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  const StringId step_cat = b.Intern("user_annotation"), py = b.Intern("python_function"), op = b.Intern("cpu_op");
+  const StringId rt = b.Intern("cuda_runtime"), kcat = b.Intern("kernel");
+  const StringId conv = b.Intern("aten::conv2d"), launch = b.Intern("cudaLaunchKernel"), kern = b.Intern("implicit_convolve_sgemm");
+  const uint32_t main = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const uint32_t stream = b.ThreadTrack(IdValue::Num(0), IdValue::Num(7));
+  b.SetTrackRole(stream, TrackKind::kDeviceStream, Layer::kDevice, 0);
+  StringId modules[8];
+  for (int m = 0; m < 8; ++m) modules[m] = b.Intern("nn.Module: Conv2d_" + std::to_string(m));
+  int64_t ts = 0, corr = 1;
+  for (int64_t s = 0; s < steps; ++s) {
+    b.AddSlice(main, ts, 1'000'000, b.Intern("ProfilerStep#" + std::to_string(s)), step_cat, -1, 0, 0);
+    for (int m = 0; m < 8; ++m) {
+      int64_t at = ts + 10'000 + m * 100'000;
+      b.AddSlice(main, at, 90'000, modules[m], py, -1, 0, 0);
+      b.AddSlice(main, at + 5'000, 80'000, conv, op, -1, 0, 0);
+      b.AddSlice(main, at + 10'000, 10'000, launch, rt, corr, 0, 0);
+      b.AddSlice(stream, at + 30'000, 60'000, kern, kcat, corr, 0, 0);
+      ++corr;
+    }
+    ts += 1'000'000;
+  }
+  if (!b.Finalize().ok()) return nullptr;
+  return trace;
+}
+
+void BM_AttributionSynthetic(benchmark::State& state) {
+  std::unique_ptr<Trace> t = SyntheticSteps(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeAttribution(*t, nullptr).nodes.size());
+  state.SetComplexityN(static_cast<int64_t>(t->slices.size()));
+}
+BENCHMARK(BM_AttributionSynthetic)->RangeMultiplier(4)->Range(256, 16384)->Complexity()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace aiprof

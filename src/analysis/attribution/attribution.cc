@@ -1,0 +1,598 @@
+#include "src/analysis/attribution/attribution.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "src/analysis/common/steps.h"
+#include "src/analysis/common/trace_index.h"
+#include "src/analysis/window/analysis_window.h"
+#include "src/base/ascii.h"
+
+namespace aiprof {
+
+const char* AttributionKindName(AttributionKind kind) {
+  switch (kind) {
+    case AttributionKind::kRoot: return "step";
+    case AttributionKind::kThread: return "thread";
+    case AttributionKind::kModule: return "module";
+    case AttributionKind::kOp: return "op";
+    case AttributionKind::kRuntime: return "runtime";
+    case AttributionKind::kDevice: return "device";
+    case AttributionKind::kUntraced: return "untraced";
+  }
+  return "?";
+}
+
+const char* TimeClassName(TimeClass c) {
+  switch (c) {
+    case TimeClass::kOp: return "op";
+    case TimeClass::kModuleCode: return "module code";
+    case TimeClass::kLaunch: return "launch";
+    case TimeClass::kSync: return "synchronisation";
+    case TimeClass::kCommunication: return "communication";
+    case TimeClass::kDataLoading: return "data loading";
+    case TimeClass::kStartup: return "start-up";
+    case TimeClass::kUntraced: return "untraced";
+  }
+  return "?";
+}
+
+double AttributionResult::Coverage() const {
+  if (wall_ns <= 0 || nodes.size() == 0) return 0;
+  int64_t children = 0;
+  for (size_t n = 1; n < nodes.size(); ++n) {
+    if (nodes.parent[n] == 0) children += nodes.total_ns[n];
+  }
+  return static_cast<double>(children + nodes.self_ns[0]) / static_cast<double>(wall_ns);
+}
+
+namespace {
+
+constexpr int64_t kMinTs = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxTs = std::numeric_limits<int64_t>::max();
+
+// What a slice's name makes it, classified once per distinct string.
+enum NameFlags : uint8_t {
+  kWrapper = 1,
+  kModuleName = 2,  // "nn.Module: ..."
+  kDataLoader = 4,
+  kBlockingSync = 8,
+  kCollectiveOp = 16,
+  kLabel = 32,       // record_function label written as a cpu_op ("Optimizer.step#SGD.step")
+  kClassified = 128,
+};
+
+bool IsCollectiveOpName(std::string_view name) {
+  return name.substr(0, 6) == "c10d::" || name.substr(0, 5) == "nccl:" || name.substr(0, 5) == "hccl:" ||
+         ContainsIgnoreCase(name, "allreduce") || ContainsIgnoreCase(name, "all_reduce") ||
+         ContainsIgnoreCase(name, "allgather") || ContainsIgnoreCase(name, "all_gather") ||
+         ContainsIgnoreCase(name, "reduce_scatter") || ContainsIgnoreCase(name, "alltoall") ||
+         ContainsIgnoreCase(name, "all_to_all") || ContainsIgnoreCase(name, "broadcast_") ||
+         name.substr(0, 5) == "HcclA" || name.substr(0, 4) == "hcom";
+}
+
+uint8_t ClassifyName(std::string_view name) {
+  uint8_t f = kClassified;
+  if (IsProfilerWrapperName(name)) f |= kWrapper;
+  if (name.substr(0, 11) == "nn.Module: ") f |= kModuleName;
+  if (IsDataLoaderName(name)) f |= kDataLoader;
+  if (IsBlockingSyncName(name)) f |= kBlockingSync;
+  if (IsCollectiveOpName(name)) f |= kCollectiveOp;
+  if (name.find('#') != std::string_view::npos) f |= kLabel;
+  return f;
+}
+
+struct NodeKey {
+  uint32_t parent;
+  uint32_t name;
+  uint32_t track;
+  AttributionKind kind;
+  bool operator==(const NodeKey& o) const {
+    return parent == o.parent && name == o.name && track == o.track && kind == o.kind;
+  }
+};
+struct NodeKeyHash {
+  size_t operator()(const NodeKey& k) const {
+    uint64_t a = (static_cast<uint64_t>(k.parent) << 32) | k.name;
+    uint64_t b = (static_cast<uint64_t>(k.track) << 8) | static_cast<uint8_t>(k.kind);
+    uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0xC2B2AE3D27D4EB4Full + (a << 6) + (a >> 2));
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
+// A step being attributed: its interval and where its time goes.
+struct StepWork {
+  int64_t start, end;
+  size_t out;  // index into per_step
+};
+
+// A piece of a step's time on the critical thread that no node covers.
+struct Hole {
+  int64_t start, end;
+  size_t step;  // index into the track's StepWork list
+};
+
+// One open slice of the sweep.
+struct Open {
+  int64_t end;
+  uint32_t node;  // kNoNode: root level (a hole when on top); kDead: outside every step
+  TimeClass cls;
+};
+constexpr uint32_t kDead = kNoNode - 1;
+
+class Builder {
+ public:
+  Builder(const Trace& trace, const AnalysisWindow* window, AttributionResult* out)
+      : trace_(trace), s_(trace.slices), out_(out), flags_(trace.strings.size(), 0),
+        node_of_slice_(trace.slices.size(), kNoNode) {
+    AddNode(kNoNode, AttributionKind::kRoot, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
+    untraced_ = AddNode(0, AttributionKind::kUntraced, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
+    if (window) {
+      for (const StartupCall& c : window->startup_calls) startup_.push_back(c.slice);
+    }
+  }
+
+  // Attributes the steps of one critical track (sorted by start, disjoint).
+  void AttributeTrack(uint32_t track, std::vector<StepWork> steps, const std::vector<uint32_t>& helpers) {
+    steps_ = std::move(steps);
+    holes_.clear();
+    helper_track_ = kNoTrack;
+    Sweep(track, /*primary=*/true);
+    for (uint32_t helper : helpers) {
+      if (holes_.empty()) break;
+      thread_node_ = kNoNode;
+      helper_track_ = helper;
+      Sweep(helper, /*primary=*/false);
+    }
+    for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced);
+    holes_.clear();
+  }
+
+  void JoinDevice();
+  void Finish();
+
+ private:
+  uint32_t AddNode(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
+    AttributionNodes& n = out_->nodes;
+    n.parent.push_back(parent);
+    n.kind.push_back(kind);
+    n.name.push_back(name);
+    n.track.push_back(track);
+    n.time_class.push_back(cls);
+    n.op_class.push_back(op);
+    n.count.push_back(0);
+    n.self_ns.push_back(0);
+    n.total_ns.push_back(0);
+    n.device_self_ns.push_back(0);
+    n.device_total_ns.push_back(0);
+    return static_cast<uint32_t>(n.parent.size() - 1);
+  }
+
+  uint32_t Child(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
+    NodeKey key{parent, name.raw, track, kind};
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second;
+    uint32_t id = AddNode(parent, kind, name, track, cls, op);
+    index_.emplace(key, id);
+    return id;
+  }
+
+  uint8_t Flags(StringId name) {
+    uint8_t& f = flags_[name.raw];
+    if (f == 0) f = ClassifyName(trace_.Str(name));
+    return f;
+  }
+
+  uint8_t OpClassOf(StringId name) {
+    if (op_class_.empty()) op_class_.assign(trace_.strings.size(), 0xFF);
+    uint8_t& c = op_class_[name.raw];
+    if (c == 0xFF) c = static_cast<uint8_t>(ClassifyOpName(trace_.Str(name)));
+    return c;
+  }
+
+  void Account(size_t step, int64_t len, uint32_t node, TimeClass cls) {
+    if (len <= 0) return;
+    AttributionStep& st = out_->per_step[steps_[step].out];
+    st.by_class_ns[static_cast<size_t>(cls)] += len;
+    st.attributed_ns += len;
+    if (st.steady) out_->nodes.self_ns[node] += len;
+  }
+
+  // [a, b) belongs to `top` (the innermost open slice; nullptr: none).
+  void Emit(int64_t a, int64_t b, const Open* top, bool primary);
+  void Sweep(uint32_t track, bool primary);
+  // Index of the step at or after `ts` (steps ending at or before it skipped), from `*p` on.
+  size_t StepAt(int64_t ts, size_t* p) const {
+    while (*p < steps_.size() && steps_[*p].end <= ts) ++*p;
+    return *p;
+  }
+  // The node of slice `i` under `top`, with its class; kNoNode when structure.
+  uint32_t NodeFor(uint32_t i, const Open* top, TimeClass* cls);
+
+  const Trace& trace_;
+  const SliceTable& s_;
+  AttributionResult* out_;
+  std::vector<uint8_t> flags_;
+  std::vector<uint8_t> op_class_;
+  std::vector<uint32_t> node_of_slice_;
+  std::vector<uint32_t> startup_;
+  std::unordered_map<NodeKey, uint32_t, NodeKeyHash> index_;
+  uint32_t untraced_ = kNoNode;
+  std::vector<StepWork> steps_;
+  std::vector<Hole> holes_, next_holes_;
+  size_t emit_step_ = 0, hole_ = 0;
+  uint32_t thread_node_ = kNoNode;  // helper sweeps: the thread's node under the root
+  uint32_t helper_track_ = kNoTrack;
+};
+
+uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
+  const EventKind kind = s_.kind[i];
+  const StringId name = s_.name[i];
+  const uint8_t f = Flags(name);
+  const TimeClass inherited = top ? top->cls : TimeClass::kUntraced;
+  const bool wait_inherited = top && (inherited == TimeClass::kDataLoading || inherited == TimeClass::kSync ||
+                                      inherited == TimeClass::kCommunication || inherited == TimeClass::kStartup);
+  AttributionKind k;
+  TimeClass c;
+  if ((f & kWrapper) || kind == EventKind::kTraceSpan || kind == EventKind::kGpuUserAnnotation ||
+      IsDeviceActivity(kind) || (kind == EventKind::kPythonFunction && !(f & kModuleName))) {
+    return kNoNode;
+  }
+  if (kind == EventKind::kCpuOp) {
+    k = (f & (kLabel | kDataLoader)) ? AttributionKind::kModule : AttributionKind::kOp;
+    c = k == AttributionKind::kOp ? TimeClass::kOp : TimeClass::kModuleCode;
+  } else if (kind == EventKind::kRuntime || kind == EventKind::kDriver || kind == EventKind::kSync) {
+    k = AttributionKind::kRuntime;
+    c = (kind == EventKind::kSync || (f & kBlockingSync)) ? TimeClass::kSync : TimeClass::kLaunch;
+  } else {
+    k = AttributionKind::kModule;  // nn.Module, record_function, SDK spans, pipeline nodes
+    c = TimeClass::kModuleCode;
+  }
+  if (f & kDataLoader) c = TimeClass::kDataLoading;
+  else if (f & kCollectiveOp) c = TimeClass::kCommunication;
+  else if ((f & kBlockingSync) && k != AttributionKind::kModule) c = TimeClass::kSync;
+  if (!startup_.empty() && std::find(startup_.begin(), startup_.end(), i) != startup_.end()) c = TimeClass::kStartup;
+  if (wait_inherited) c = inherited;
+  uint32_t parent = top && top->node != kNoNode ? top->node : 0;
+  if (parent == 0 && helper_track_ != kNoTrack) {
+    if (thread_node_ == kNoNode) {
+      thread_node_ = Child(0, AttributionKind::kThread, StringId{}, helper_track_, TimeClass::kOp, OpClass::kOther);
+    }
+    parent = thread_node_;
+  }
+  OpClass op = k == AttributionKind::kOp ? static_cast<OpClass>(OpClassOf(name)) : OpClass::kOther;
+  *cls = c;
+  return Child(parent, k, name, kNoTrack, c, op);
+}
+
+void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
+  if (b <= a) return;
+  if (top && top->node == kDead) return;
+  const bool hole = top == nullptr || top->node == kNoNode;
+  if (primary) {
+    // Clip to the steps, in time order (emissions come in time order).
+    for (size_t k = StepAt(a, &emit_step_); k < steps_.size() && steps_[k].start < b; ++k) {
+      int64_t lo = std::max(a, steps_[k].start), hi = std::min(b, steps_[k].end);
+      if (hi <= lo) continue;
+      if (hole) holes_.push_back({lo, hi, k});
+      else Account(k, hi - lo, top->node, top->cls);
+      if (steps_[k].end > b) break;
+    }
+    return;
+  }
+  // A helper thread: it claims the parts of the holes it covers with a node.
+  if (hole) return;
+  while (hole_ < holes_.size() && holes_[hole_].end <= a) next_holes_.push_back(holes_[hole_++]);
+  while (hole_ < holes_.size() && holes_[hole_].start < b) {
+    Hole& h = holes_[hole_];
+    if (h.start < a) next_holes_.push_back({h.start, a, h.step});
+    int64_t lo = std::max(a, h.start), hi = std::min(b, h.end);
+    Account(h.step, hi - lo, top->node, top->cls);
+    if (h.end > b) {
+      h.start = b;  // the rest stays a hole
+      break;
+    }
+    ++hole_;
+  }
+}
+
+void Builder::Sweep(uint32_t track, bool primary) {
+  // The track's slices: one contiguous range (sorted by track, start).
+  const int64_t first = steps_.front().start, last = steps_.back().end;
+  size_t lo = 0, hi = s_.size();
+  {
+    size_t a = 0, b = s_.size();
+    while (a < b) {  // first slice of the track
+      size_t m = (a + b) / 2;
+      if (s_.track[m] < track) a = m + 1; else b = m;
+    }
+    lo = a;
+    b = s_.size();
+    while (a < b) {  // first slice after the track
+      size_t m = (a + b) / 2;
+      if (s_.track[m] <= track) a = m + 1; else b = m;
+    }
+    hi = a;
+  }
+  emit_step_ = 0;
+  hole_ = 0;
+  next_holes_.clear();
+  std::vector<Open> stack;
+  stack.reserve(64);
+  int64_t cursor = kMinTs;
+  size_t step_p = 0;
+  auto top = [&]() -> const Open* { return stack.empty() ? nullptr : &stack.back(); };
+  auto flush_to = [&](int64_t ts) {
+    while (!stack.empty() && stack.back().end <= ts) {
+      Emit(std::max(cursor, first), stack.back().end, &stack.back(), primary);
+      cursor = std::max(cursor, stack.back().end);
+      stack.pop_back();
+    }
+    Emit(std::max(cursor, first), std::min(ts, last), top(), primary);
+    cursor = std::max(cursor, ts);
+  };
+  for (size_t i = lo; i < hi; ++i) {
+    const int64_t ts = s_.ts_ns[i];
+    if (ts >= last) break;
+    int64_t end = ts + std::max<int64_t>(s_.dur_ns[i], 0);
+    flush_to(ts);
+    if (!stack.empty()) end = std::min(end, stack.back().end);
+    if (end <= first) continue;  // wholly before the steps (and so are its children)
+    Open o{end, kNoNode, TimeClass::kUntraced};
+    size_t k = StepAt(ts, &step_p);
+    bool in_step = k < steps_.size() && steps_[k].start < end;
+    if (!in_step || (stack.size() > 0 && stack.back().node == kDead)) {
+      o.node = kDead;
+    } else {
+      const Open* t = top();
+      uint32_t n = kNoNode;
+      // The step's own marker is structure.
+      bool marker = primary && ts == steps_[k].start && s_.name[i] == out_->per_step[steps_[k].out].name;
+      if (!marker) n = NodeFor(static_cast<uint32_t>(i), t, &o.cls);
+      if (n == kNoNode) {
+        o.node = t ? t->node : kNoNode;
+        o.cls = t ? t->cls : TimeClass::kUntraced;
+      } else {
+        o.node = n;
+        node_of_slice_[i] = n;
+        const AttributionStep& st = out_->per_step[steps_[k].out];
+        if (st.steady && ts >= steps_[k].start) ++out_->nodes.count[n];
+        if (!st.steady) node_of_slice_[i] = kDead;
+      }
+    }
+    stack.push_back(o);
+  }
+  flush_to(kMaxTs);
+  if (!primary) {
+    while (hole_ < holes_.size()) next_holes_.push_back(holes_[hole_++]);
+    holes_.swap(next_holes_);
+  }
+}
+
+void Builder::JoinDevice() {
+  std::vector<uint32_t> calls = LaunchingCalls(trace_);
+  std::vector<uint32_t> ops;
+  bool any_unlinked = false;
+  for (size_t i = 0; i < s_.size(); ++i) {
+    if (!IsDeviceActivity(s_.kind[i])) continue;
+    uint32_t from = calls[i];
+    if (from == kNoSlice) any_unlinked = true;
+    if (from == kNoSlice || node_of_slice_[from] == kNoNode) continue;
+    uint32_t n = node_of_slice_[from];
+    if (n == kDead) continue;
+    uint32_t d = Child(n, AttributionKind::kDevice, s_.name[i], kNoTrack, out_->nodes.time_class[n],
+                       static_cast<OpClass>(OpClassOf(s_.name[i])));
+    ++out_->nodes.count[d];
+    out_->nodes.device_self_ns[d] += s_.dur_ns[i];
+    out_->device_ns += s_.dur_ns[i];
+    node_of_slice_[i] = d;
+  }
+  if (any_unlinked) {
+    ops = LaunchingOps(trace_);
+    for (size_t i = 0; i < s_.size(); ++i) {
+      if (!IsDeviceActivity(s_.kind[i]) || calls[i] != kNoSlice || ops[i] == kNoSlice) continue;
+      uint32_t n = node_of_slice_[ops[i]];
+      if (n == kNoNode || n == kDead) continue;
+      uint32_t d = Child(n, AttributionKind::kDevice, s_.name[i], kNoTrack, out_->nodes.time_class[n],
+                         static_cast<OpClass>(OpClassOf(s_.name[i])));
+      ++out_->nodes.count[d];
+      out_->nodes.device_self_ns[d] += s_.dur_ns[i];
+      out_->device_ns += s_.dur_ns[i];
+      node_of_slice_[i] = d;
+    }
+  }
+  // Device activity that starts inside a steady step and joined no node.
+  std::vector<std::pair<int64_t, int64_t>> steady;
+  for (const AttributionStep& st : out_->per_step) {
+    if (st.steady) steady.emplace_back(st.start_ns, st.start_ns + st.wall_ns);
+  }
+  std::sort(steady.begin(), steady.end());
+  for (size_t i = 0; i < s_.size(); ++i) {
+    if (!IsDeviceActivity(s_.kind[i]) || node_of_slice_[i] != kNoNode) continue;
+    auto it = std::upper_bound(steady.begin(), steady.end(), std::make_pair(s_.ts_ns[i], kMaxTs));
+    if (it != steady.begin() && s_.ts_ns[i] < std::prev(it)->second) out_->unlinked_device_ns += s_.dur_ns[i];
+  }
+}
+
+void Builder::Finish() {
+  AttributionNodes& n = out_->nodes;
+  n.total_ns = n.self_ns;
+  n.device_total_ns = n.device_self_ns;
+  for (size_t i = n.size(); i-- > 1;) {
+    n.total_ns[n.parent[i]] += n.total_ns[i];
+    n.device_total_ns[n.parent[i]] += n.device_total_ns[i];
+  }
+  for (const AttributionStep& st : out_->per_step) {
+    if (!st.steady) continue;
+    ++out_->steps;
+    out_->wall_ns += st.wall_ns;
+    for (size_t c = 0; c < kTimeClassCount; ++c) out_->by_class_ns[c] += st.by_class_ns[c];
+  }
+  n.count[0] = out_->steps;
+}
+
+// Host thread tracks of `pid`/`rank` other than `track`, most cpu_op time first.
+std::vector<uint32_t> HelperThreads(const Trace& trace, const std::vector<int64_t>& op_time, uint32_t track) {
+  std::vector<uint32_t> out;
+  const TrackTable& t = trace.tracks;
+  for (uint32_t x = 0; x < t.size(); ++x) {
+    if (x == track || t.kind[x] != TrackKind::kThread || op_time[x] <= 0) continue;
+    if (t.pid[x] != t.pid[track] || t.pid_label[x] != t.pid_label[track] || t.rank[x] != t.rank[track]) continue;
+    out.push_back(x);
+  }
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return op_time[a] > op_time[b]; });
+  return out;
+}
+
+}  // namespace
+
+AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window) {
+  AttributionResult r;
+  const SliceTable& s = trace.slices;
+  std::vector<int64_t> op_time(trace.tracks.size(), 0);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] == EventKind::kCpuOp && s.depth[i] <= 1) op_time[s.track[i]] += s.dur_ns[i];
+  }
+  // Steps by critical track.
+  std::map<uint32_t, std::vector<StepWork>> by_track;
+  StepList list = FindSteps(trace);
+  std::vector<bool> warm(list.steps.size(), false);
+  if (window) {
+    for (size_t w : window->warmup) {
+      if (w < warm.size()) warm[w] = true;
+    }
+  }
+  for (size_t k = 0; k < list.steps.size(); ++k) {
+    const StepSpan& sp = list.steps[k];
+    if (!sp.has_start() || sp.row == kNoSlice || sp.dur_ns <= 0) continue;
+    AttributionStep st;
+    st.rank = sp.rank;
+    st.number = sp.number;
+    st.name = sp.name;
+    st.track = trace.steps.track[sp.row];
+    st.start_ns = sp.start_ns;
+    st.wall_ns = sp.dur_ns;
+    st.steady = !warm[k];
+    if (st.track >= trace.tracks.size()) continue;
+    by_track[st.track].push_back({sp.start_ns, sp.start_ns + sp.dur_ns, r.per_step.size()});
+    r.per_step.push_back(st);
+  }
+  if (r.per_step.empty()) {
+    if (!list.steps.empty()) {
+      r.problem = "the steps (" + list.source + ") have no start times";
+      return r;
+    }
+    // No steps: the main thread's span is one step.
+    uint32_t main = kNoTrack;
+    for (uint32_t t = 0; t < op_time.size(); ++t) {
+      if (op_time[t] > 0 && (main == kNoTrack || op_time[t] > op_time[main])) main = t;
+    }
+    if (main == kNoTrack) {
+      r.problem = "no steps and no host thread with ops";
+      return r;
+    }
+    int64_t a = kMaxTs, b = kMinTs;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s.track[i] != main || s.kind[i] == EventKind::kTraceSpan || IsProfilerWrapperName(trace.Str(s.name[i]))) {
+        continue;
+      }
+      a = std::min(a, s.ts_ns[i]);
+      b = std::max(b, s.ts_ns[i] + s.dur_ns[i]);
+    }
+    AttributionStep st;
+    st.track = main;
+    st.rank = trace.tracks.rank[main];
+    st.start_ns = a;
+    st.wall_ns = b - a;
+    st.steady = true;
+    by_track[main].push_back({a, b, 0});
+    r.per_step.push_back(st);
+    r.pseudo_step = true;
+  }
+  Builder b(trace, window, &r);
+  for (auto& [track, steps] : by_track) {
+    std::sort(steps.begin(), steps.end(), [](const StepWork& x, const StepWork& y) { return x.start < y.start; });
+    // Overlapping steps on one track (nested markers) are cut at the next start.
+    for (size_t k = 0; k + 1 < steps.size(); ++k) {
+      if (steps[k].end > steps[k + 1].start) {
+        steps[k].end = steps[k + 1].start;
+        r.per_step[steps[k].out].wall_ns = steps[k].end - steps[k].start;
+      }
+    }
+    b.AttributeTrack(track, std::move(steps), HelperThreads(trace, op_time, track));
+  }
+  b.JoinDevice();
+  b.Finish();
+  r.available = r.steps > 0;
+  if (!r.available) r.problem = "no steady-state step to attribute";
+  return r;
+}
+
+std::string NodeLabel(const Trace& trace, const AttributionResult& r, uint32_t node) {
+  const AttributionNodes& n = r.nodes;
+  switch (n.kind[node]) {
+    case AttributionKind::kRoot: return r.pseudo_step ? "trace (main thread span)" : "step";
+    case AttributionKind::kUntraced: return "(host time outside any recorded op)";
+    case AttributionKind::kThread: {
+      uint32_t t = n.track[node];
+      std::string_view name = trace.Str(trace.tracks.name[t]);
+      std::string tid = trace.tracks.tid_label[t].empty() ? std::to_string(trace.tracks.tid[t])
+                                                          : std::string(trace.Str(trace.tracks.tid_label[t]));
+      return "[other thread " + (name.empty() ? tid : std::string(name)) + "]";
+    }
+    default: break;
+  }
+  std::string_view name = trace.Str(n.name[node]);
+  if (name.substr(0, 11) == "nn.Module: ") name.remove_prefix(11);
+  return std::string(name);
+}
+
+std::string NodePath(const Trace& trace, const AttributionResult& r, uint32_t node) {
+  std::vector<uint32_t> chain;
+  for (uint32_t n = node; n != 0 && n != kNoNode; n = r.nodes.parent[n]) chain.push_back(n);
+  std::string out;
+  for (size_t i = chain.size(); i-- > 0;) {
+    if (!out.empty()) out += " / ";
+    out += NodeLabel(trace, r, chain[i]);
+  }
+  return out;
+}
+
+OpClassTime TimeByOpClass(const AttributionResult& r) {
+  OpClassTime t;
+  const AttributionNodes& n = r.nodes;
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] != AttributionKind::kOp || n.kind[n.parent[i]] == AttributionKind::kOp) continue;
+    size_t c = static_cast<size_t>(n.op_class[i]);
+    t.host_ns[c] += n.total_ns[i];
+    t.device_ns[c] += n.device_total_ns[i];
+  }
+  return t;
+}
+
+std::vector<uint32_t> ModulesByExclusiveTime(const AttributionResult& r, size_t limit) {
+  const AttributionNodes& n = r.nodes;
+  std::vector<int64_t> excl(n.size(), 0);
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] != AttributionKind::kModule) continue;
+    excl[i] += n.total_ns[i];
+    // Subtract from the nearest module ancestor.
+    for (uint32_t p = n.parent[i]; p != 0 && p != kNoNode; p = n.parent[p]) {
+      if (n.kind[p] == AttributionKind::kModule) {
+        excl[p] -= n.total_ns[i];
+        break;
+      }
+    }
+  }
+  std::vector<uint32_t> out;
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] == AttributionKind::kModule && n.time_class[i] == TimeClass::kModuleCode) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return excl[a] != excl[b] ? excl[a] > excl[b] : a < b; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+}  // namespace aiprof

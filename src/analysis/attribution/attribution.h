@@ -1,0 +1,159 @@
+// The attribution tree: every nanosecond of a step's wall time on the step's
+// critical thread, assigned exactly once, as a tree
+//   step → module path → op → (sub-ops, runtime calls) → device activity
+// with the time that no op accounts for beside the ops.
+//
+// Definitions:
+//   - steps: the timeline steps (FindSteps) that have a start; the critical
+//     thread of a step is the track its step marker lies on (ProfilerStep#N
+//     on the main thread). Without steps, one pseudo-step: the span of the
+//     host thread with the most cpu_op time (first start to last end of its
+//     slices other than profiler wrappers).
+//   - the tree is summed over the steady-state steps of the analysis window
+//     (src/analysis/window: warm-up steps left out) and shown per step
+//     (divided by their number); per-step rows give every step's wall time
+//     and its time by class.
+//   - nodes: a slice of the critical thread that is not structure becomes a
+//     node under the node of its innermost enclosing non-structure slice,
+//     keyed by (parent, kind, name), so instances of the same path add up.
+//     Modules: python_function "nn.Module: X_N", record_function labels
+//     (user_annotation, and cpu_op names carrying '#', e.g.
+//     "Optimizer.step#SGD.step"), SDK spans and pipeline nodes; ops: cpu_op;
+//     runtime: runtime/driver calls and sync records. Structure (no node, its
+//     time goes to the enclosing node): profiler wrappers (IsProfilerWrapperName),
+//     the step's own marker, python_function frames that are not modules,
+//     gpu annotations.
+//   - self time of a node = the time its slices cover minus the time its
+//     children cover; total = self + children's totals. Overlapping slices
+//     (a child that outlives its parent) are clipped to the parent.
+//   - time on the critical thread under no node at all ("holes"): claimed by
+//     the other host threads of the same process and rank, most cpu_op time
+//     first, where they run a node at that moment (PyTorch's autograd
+//     thread runs the backward pass while the main thread waits in
+//     loss.backward()): those nodes sit under a thread node. What no thread
+//     covers is "host time outside any recorded op" (untraced: Python and
+//     framework code between ops, or a wait the profiler did not record).
+//   - device activity (kernels, copies, sets, collectives) joins the host
+//     node that launched it through the launch flows (LaunchingCalls, then
+//     LaunchingOps for torch_npu); its time is device time: it is not part of
+//     the wall-time sum and is shown beside the host time (device_ns).
+//   - time class of a node: data loading (a DataLoader span and all under
+//     it), synchronisation (blocking sync calls), communication (collective
+//     ops: c10d::, nccl, hccl, all_reduce...), start-up (the window's
+//     start-up calls), launch (other runtime calls: host launch overhead),
+//     op (cpu_op), module code (a module's own time outside its ops),
+//     untraced. A wait class (data loading, sync, communication, start-up) of
+//     a node holds for everything under it.
+// Linear in slices and flows: one sweep per thread with a stack, names
+// classified once per distinct string, nodes found through a hash map per
+// (parent, kind, name); no allocation per event.
+#ifndef AIPROF_SRC_ANALYSIS_ATTRIBUTION_ATTRIBUTION_H_
+#define AIPROF_SRC_ANALYSIS_ATTRIBUTION_ATTRIBUTION_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/analysis/attribution/op_class.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+struct AnalysisWindow;
+
+inline constexpr uint32_t kNoNode = UINT32_MAX;
+
+enum class AttributionKind : uint8_t { kRoot = 0, kThread, kModule, kOp, kRuntime, kDevice, kUntraced };
+const char* AttributionKindName(AttributionKind kind);
+
+enum class TimeClass : uint8_t {
+  kOp = 0,
+  kModuleCode,
+  kLaunch,
+  kSync,
+  kCommunication,
+  kDataLoading,
+  kStartup,
+  kUntraced,
+};
+inline constexpr size_t kTimeClassCount = 8;
+const char* TimeClassName(TimeClass c);
+
+// The tree as columns; node 0 is the root (the step), a parent always has a
+// smaller index than its children. Times are sums over the steady steps.
+struct AttributionNodes {
+  std::vector<uint32_t> parent;
+  std::vector<AttributionKind> kind;
+  std::vector<StringId> name;       // empty for the root, thread and untraced nodes
+  std::vector<uint32_t> track;      // thread nodes: the thread's track; else kNoTrack
+  std::vector<TimeClass> time_class;
+  std::vector<OpClass> op_class;    // ops and device activity: from the name
+  std::vector<uint64_t> count;      // instances (slices) in the steady steps
+  std::vector<int64_t> self_ns;     // host wall time
+  std::vector<int64_t> total_ns;
+  std::vector<int64_t> device_self_ns;   // device activity launched by this node itself
+  std::vector<int64_t> device_total_ns;  // ... by it and everything under it
+  size_t size() const { return parent.size(); }
+};
+
+struct AttributionStep {
+  int32_t rank = kNoRank;
+  int64_t number = -1;
+  StringId name;
+  uint32_t track = kNoTrack;  // the critical thread
+  int64_t start_ns = 0, wall_ns = 0;
+  int64_t attributed_ns = 0;  // Σ by_class_ns; equals wall_ns (checked by tests)
+  bool steady = false;        // in the window's steady state (part of the tree)
+  std::array<int64_t, kTimeClassCount> by_class_ns{};
+};
+
+struct AttributionResult {
+  bool available = false;
+  std::string problem;        // why not, when !available
+  bool pseudo_step = false;   // no steps: one step = the main thread's span
+  size_t steps = 0;           // steady steps in the tree
+  AttributionNodes nodes;
+  std::vector<AttributionStep> per_step;  // every attributed step, in time order per track
+  int64_t wall_ns = 0;                    // Σ steady steps' wall time (= root total)
+  std::array<int64_t, kTimeClassCount> by_class_ns{};  // over the steady steps
+  int64_t device_ns = 0;           // device activity joined to a node
+  int64_t unlinked_device_ns = 0;  // device activity starting inside steady steps, joined to none
+  double PerStep(int64_t ns) const { return steps > 0 ? static_cast<double>(ns) / static_cast<double>(steps) : 0; }
+  // Share of the wall time assigned to a node: 1 by construction.
+  double Coverage() const;
+};
+
+// `window` may be null: then every step is steady.
+AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window);
+
+// A node's label: the module, op or kernel name ("nn.Module: " dropped), the
+// thread's name, or "(host time outside any recorded op)".
+std::string NodeLabel(const Trace& trace, const AttributionResult& r, uint32_t node);
+// The path of labels from the root's child to `node`, joined by " / ".
+std::string NodePath(const Trace& trace, const AttributionResult& r, uint32_t node);
+
+// Per op class: host time of the outermost ops (ops whose parent is not an
+// op) and device time of all activity under them, over the steady steps.
+struct OpClassTime {
+  std::array<int64_t, kOpClassCount> host_ns{};
+  std::array<int64_t, kOpClassCount> device_ns{};
+};
+OpClassTime TimeByOpClass(const AttributionResult& r);
+
+// Modules ranked by their exclusive time (total minus the totals of the
+// modules under them), largest first; at most `limit`.
+std::vector<uint32_t> ModulesByExclusiveTime(const AttributionResult& r, size_t limit);
+
+// Publishes attribution_coverage, attributed_op_ratio (op + launch time
+// over wall), untraced_ratio and per-class *_ns per step (attribution_*_ns).
+void PublishAttribution(const AttributionResult& r, MetricSet* metrics);
+
+// The `analyze` section: coverage, time by class, the tree to `max_depth`
+// levels with nodes of at least `min_share` of the step.
+std::vector<std::string> DescribeAttribution(const Trace& trace, const AttributionResult& r);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_ATTRIBUTION_ATTRIBUTION_H_

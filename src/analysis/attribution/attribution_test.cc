@@ -1,0 +1,202 @@
+#include "src/analysis/attribution/attribution.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <string>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+// Total (host) time per node path, in µs.
+std::map<std::string, int64_t> TotalsUs(const Trace& t, const AttributionResult& r) {
+  std::map<std::string, int64_t> out;
+  for (uint32_t n = 1; n < r.nodes.size(); ++n) out[NodePath(t, r, n)] = r.nodes.total_ns[n] / 1000;
+  return out;
+}
+
+void ExpectTreeAddsUp(const AttributionResult& r) {
+  const AttributionNodes& n = r.nodes;
+  std::vector<int64_t> kids(n.size(), 0);
+  for (size_t i = 1; i < n.size(); ++i) kids[n.parent[i]] += n.total_ns[i];
+  for (size_t i = 0; i < n.size(); ++i) {
+    EXPECT_EQ(n.total_ns[i], n.self_ns[i] + kids[i]) << "node " << i;
+    EXPECT_GE(n.self_ns[i], 0) << "node " << i;
+  }
+  EXPECT_EQ(n.total_ns[0], r.wall_ns);
+  EXPECT_EQ(n.self_ns[0], 0);
+  int64_t by_class = 0;
+  for (int64_t c : r.by_class_ns) by_class += c;
+  EXPECT_EQ(by_class, r.wall_ns);
+  for (const AttributionStep& st : r.per_step) EXPECT_EQ(st.attributed_ns, st.wall_ns);
+}
+
+// Hand-made: two steps of 200 µs on the main thread (tid 1) inside the
+// profiler's wrapper; a module tree with a kernel launch, a non-module
+// Python frame (structure), a sync call, an op crossing the end of step 2,
+// and an op on another thread (tid 2) inside a hole of the main thread.
+// The tree below is worked out by hand in the comments.
+constexpr const char* kHandMade = R"json({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"PyTorch Profiler (0)","pid":1,"tid":1,"ts":0,"dur":1000},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Net_0","pid":1,"tid":1,"ts":110,"dur":150},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Conv2d_1","pid":1,"tid":1,"ts":120,"dur":60},
+ {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":125,"dur":50},
+ {"ph":"X","cat":"cpu_op","name":"aten::convolution","pid":1,"tid":1,"ts":130,"dur":40},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":140,"dur":10,"args":{"correlation":1}},
+ {"ph":"X","cat":"kernel","name":"implicit_convolve_sgemm","pid":0,"tid":7,"ts":150,"dur":30,"args":{"correlation":1,"device":0,"stream":7}},
+ {"ph":"X","cat":"python_function","name":"forward","pid":1,"tid":1,"ts":190,"dur":60},
+ {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":200,"dur":20},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":255,"dur":10},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":270,"dur":20},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":300,"dur":200},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Net_0","pid":1,"tid":1,"ts":320,"dur":100},
+ {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":330,"dur":50},
+ {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":480,"dur":40}
+]})json";
+
+TEST(AttributionTest, HandMadeTreeMatchesHandComputation) {
+  auto t = ImportJsonText(kHandMade);
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available) << r.problem;
+  EXPECT_EQ(r.steps, 2u);
+  EXPECT_EQ(r.wall_ns, 400'000);
+  ExpectTreeAddsUp(r);
+  EXPECT_DOUBLE_EQ(r.Coverage(), 1.0);
+  std::map<std::string, int64_t> us = TotalsUs(*t, r);
+  // Step 1 [100,300): holes [100,110) [260,270) [290,300); tid 2's aten::mm
+  // claims [260,265). Step 2 [300,500): holes [300,320) [420,480); aten::add
+  // is cut at 500.
+  EXPECT_EQ(us["(host time outside any recorded op)"], 10 + 5 + 10 + 20 + 60);
+  EXPECT_EQ(us["Net_0"], 150 + 100);
+  EXPECT_EQ(us["Net_0 / Conv2d_1"], 60);
+  EXPECT_EQ(us["Net_0 / Conv2d_1 / aten::conv2d"], 50);
+  EXPECT_EQ(us["Net_0 / Conv2d_1 / aten::conv2d / aten::convolution"], 40);
+  EXPECT_EQ(us["Net_0 / Conv2d_1 / aten::conv2d / aten::convolution / cudaLaunchKernel"], 10);
+  // The Python frame "forward" is structure: relu sits under Net_0.
+  EXPECT_EQ(us["Net_0 / aten::relu"], 20 + 50);
+  EXPECT_EQ(us.count("Net_0 / forward"), 0u);
+  EXPECT_EQ(us["cudaDeviceSynchronize"], 20);
+  EXPECT_EQ(us["aten::add"], 20);
+  EXPECT_EQ(us["[other thread 2]"], 5);
+  EXPECT_EQ(us["[other thread 2] / aten::mm"], 5);
+  // No wrapper is a node.
+  for (const auto& [path, v] : us) {
+    EXPECT_EQ(path.find("ProfilerStep"), std::string::npos) << path;
+    EXPECT_EQ(path.find("PyTorch Profiler"), std::string::npos) << path;
+  }
+  // Self: Net_0 = 250 - 60 - 70 = 120 (its "forward" frame's own 40 included).
+  for (uint32_t n = 1; n < r.nodes.size(); ++n) {
+    std::string p = NodePath(*t, r, n);
+    if (p == "Net_0") {
+      EXPECT_EQ(r.nodes.self_ns[n], 120'000);
+      EXPECT_EQ(r.nodes.count[n], 2u);
+      EXPECT_EQ(r.nodes.device_total_ns[n], 30'000);
+    }
+    if (p == "Net_0 / Conv2d_1 / aten::conv2d") {
+      EXPECT_EQ(r.nodes.op_class[n], OpClass::kConvolution);
+    }
+    if (r.nodes.kind[n] == AttributionKind::kDevice) {
+      EXPECT_EQ(p, "Net_0 / Conv2d_1 / aten::conv2d / aten::convolution / cudaLaunchKernel / implicit_convolve_sgemm");
+      EXPECT_EQ(r.nodes.device_self_ns[n], 30'000);
+      EXPECT_EQ(r.nodes.total_ns[n], 0);
+    }
+  }
+  EXPECT_EQ(r.device_ns, 30'000);
+  // By class: op = conv2d 10 + convolution 30 + relu 70 + mm 5 + add 20;
+  // module code = Net_0 120 + Conv2d_1 10; launch 10; sync 20; untraced 105.
+  auto cls = [&](TimeClass c) { return r.by_class_ns[static_cast<size_t>(c)] / 1000; };
+  EXPECT_EQ(cls(TimeClass::kOp), 135);
+  EXPECT_EQ(cls(TimeClass::kModuleCode), 130);
+  EXPECT_EQ(cls(TimeClass::kLaunch), 10);
+  EXPECT_EQ(cls(TimeClass::kSync), 20);
+  EXPECT_EQ(cls(TimeClass::kUntraced), 105);
+  ASSERT_EQ(r.per_step.size(), 2u);
+  EXPECT_EQ(r.per_step[0].by_class_ns[static_cast<size_t>(TimeClass::kUntraced)], 25'000);
+  EXPECT_EQ(r.per_step[1].by_class_ns[static_cast<size_t>(TimeClass::kUntraced)], 80'000);
+  OpClassTime oc = TimeByOpClass(r);
+  EXPECT_EQ(oc.host_ns[static_cast<size_t>(OpClass::kConvolution)], 50'000);
+  EXPECT_EQ(oc.device_ns[static_cast<size_t>(OpClass::kConvolution)], 30'000);
+  EXPECT_EQ(oc.host_ns[static_cast<size_t>(OpClass::kElementwise)], 70'000 + 20'000);
+  EXPECT_EQ(oc.host_ns[static_cast<size_t>(OpClass::kGemm)], 5'000);
+  MetricSet m;
+  PublishAttribution(r, &m);
+  EXPECT_DOUBLE_EQ(m.Get("attribution_coverage")->value, 1.0);
+  EXPECT_DOUBLE_EQ(m.Get("untraced_host_ns")->value, 105'000.0 / 2);
+}
+
+TEST(AttributionTest, NoStepsUsesTheMainThreadSpan) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+   {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10},
+   {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":30,"dur":10}]})");
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available);
+  EXPECT_TRUE(r.pseudo_step);
+  EXPECT_EQ(r.wall_ns, 40'000);
+  ExpectTreeAddsUp(r);
+  EXPECT_EQ(r.by_class_ns[static_cast<size_t>(TimeClass::kUntraced)], 20'000);
+}
+
+TEST(AttributionTest, OpClasses) {
+  EXPECT_EQ(ClassifyOpName("aten::conv2d"), OpClass::kConvolution);
+  EXPECT_EQ(ClassifyOpName("aten::addmm"), OpClass::kGemm);
+  EXPECT_EQ(ClassifyOpName("aten::mm"), OpClass::kGemm);
+  EXPECT_EQ(ClassifyOpName("ampere_sgemm_128x64_nn"), OpClass::kGemm);
+  EXPECT_EQ(ClassifyOpName("aten::scaled_dot_product_attention"), OpClass::kAttention);
+  EXPECT_EQ(ClassifyOpName("aten::batch_norm"), OpClass::kNormalisation);
+  EXPECT_EQ(ClassifyOpName("aten::add_"), OpClass::kElementwise);
+  EXPECT_EQ(ClassifyOpName("aten::relu_"), OpClass::kElementwise);
+  EXPECT_EQ(ClassifyOpName("aten::sum"), OpClass::kReduction);
+  EXPECT_EQ(ClassifyOpName("aten::max_pool2d"), OpClass::kReduction);
+  EXPECT_EQ(ClassifyOpName("aten::to"), OpClass::kDataMovement);
+  EXPECT_EQ(ClassifyOpName("aten::copy_"), OpClass::kDataMovement);
+  EXPECT_EQ(ClassifyOpName("aten::cat"), OpClass::kDataMovement);
+  EXPECT_EQ(ClassifyOpName("Optimizer.step#SGD.step"), OpClass::kOther);
+  EXPECT_TRUE(IsProfilerWrapperName("ProfilerStep#8"));
+  EXPECT_TRUE(IsProfilerWrapperName("PyTorch Profiler (0)"));
+  EXPECT_TRUE(IsProfilerWrapperName("record_param_comms"));
+  EXPECT_FALSE(IsProfilerWrapperName("aten::add"));
+}
+
+// The real ResNet50 sample (num_workers=0): independent figures from a
+// Python reading of the JSON (test/e2e/attribution_oracle.py).
+TEST(AttributionTest, Resnet50AddsUp) {
+  auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  AttributionResult r = ComputeAttribution(*t, &w);
+  ASSERT_TRUE(r.available) << r.problem;
+  ExpectTreeAddsUp(r);
+  EXPECT_DOUBLE_EQ(r.Coverage(), 1.0);
+  // By class per step, from src/analysis/testing/oracles/attribution_oracle.py
+  // (elementary intervals, brute force) over the same file: op, module code,
+  // launch, sync, communication, data loading, start-up, untraced (ns).
+  const std::vector<std::pair<int64_t, std::array<int64_t, kTimeClassCount>>> kOracle = {
+      {176078000, {69043000, 7542000, 17479000, 90000, 0, 68694000, 0, 13230000}},  // ProfilerStep#5
+      {173992000, {66783000, 7604000, 17529000, 93000, 0, 68777000, 0, 13206000}},  // ProfilerStep#6
+      {176918000, {66892000, 6426000, 17085000, 93000, 0, 73418000, 0, 13004000}},  // ProfilerStep#7
+      {181259000, {68780000, 7056000, 17726000, 92000, 0, 71425000, 0, 16180000}},  // ProfilerStep#8
+      {176468000, {68450000, 6487000, 17093000, 91000, 0, 70844000, 0, 13503000}},  // ProfilerStep#9
+      {164261000, {65711000, 6308000, 16776000, 92000, 0, 62633000, 0, 12741000}},  // ProfilerStep#10
+  };
+  ASSERT_EQ(r.per_step.size(), kOracle.size());
+  for (size_t k = 0; k < kOracle.size(); ++k) {
+    EXPECT_EQ(r.per_step[k].wall_ns, kOracle[k].first) << k;
+    for (size_t c = 0; c < kTimeClassCount; ++c) {
+      EXPECT_EQ(r.per_step[k].by_class_ns[c], kOracle[k].second[c]) << "step " << k << " class " << TimeClassName(static_cast<TimeClass>(c));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aiprof

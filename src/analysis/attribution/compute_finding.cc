@@ -1,0 +1,178 @@
+#include "src/analysis/attribution/compute_finding.h"
+
+#include <algorithm>
+#include <map>
+
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/metrics/metric_set.h"
+
+namespace aiprof {
+
+const char* ComputeClassMetric(OpClass c) {
+  switch (c) {
+    case OpClass::kConvolution: return "compute_conv_ratio";
+    case OpClass::kGemm: return "compute_gemm_ratio";
+    case OpClass::kAttention: return "compute_attention_ratio";
+    case OpClass::kNormalisation: return "compute_norm_ratio";
+    case OpClass::kElementwise: return "compute_elementwise_ratio";
+    case OpClass::kReduction: return "compute_reduction_ratio";
+    case OpClass::kDataMovement: return "compute_data_movement_ratio";
+    case OpClass::kOther: break;
+  }
+  return "compute_other_ratio";
+}
+
+const char* ComputeAdvice(OpClass c, bool device_time) {
+  switch (c) {
+    case OpClass::kConvolution:
+      return device_time ? "bf16/fp16 autocast and channels_last so the convolutions run on tensor cores; "
+                           "torch.backends.cudnn.benchmark=True picks the fastest algorithm; a larger batch"
+                         : "channels_last (oneDNN's native blocked layout) and bf16 autocast where the CPU has "
+                           "AMX/AVX-512 BF16; torch.compile or IPEX to fuse conv+bn+relu; a larger batch";
+    case OpClass::kGemm:
+      return device_time ? "bf16/fp16 (or TF32: torch.backends.cuda.matmul.allow_tf32=True); dimensions that are "
+                           "multiples of 8/16; a larger batch so each GEMM fills the device"
+                         : "bf16 autocast on CPUs with AMX/AVX-512 BF16; dimensions that are multiples of 16; "
+                           "a larger batch; a BLAS with the CPU's kernels (oneDNN/MKL)";
+    case OpClass::kAttention:
+      return "F.scaled_dot_product_attention (flash / memory-efficient kernels) in bf16/fp16";
+    case OpClass::kNormalisation:
+      return "fuse normalisation into the neighbouring ops (torch.compile; conv+bn folding for inference)";
+    case OpClass::kElementwise:
+      return "fuse the elementwise chains (torch.compile, fused optimizers with foreach/fused=True); they move "
+             "bytes, not FLOPs";
+    case OpClass::kReduction:
+      return "fuse reductions with their producers (torch.compile); fused softmax/cross-entropy";
+    case OpClass::kDataMovement:
+      return "avoid the copies: keep tensors on the device and in one layout, pin_memory + non_blocking for "
+             "host-to-device, drop .contiguous()/.to() that change nothing";
+    case OpClass::kOther: break;
+  }
+  return "see the top ops of the class in the attribution tree";
+}
+
+namespace {
+
+// Nearest module ancestor of `n` (or kNoNode).
+uint32_t ModuleOf(const AttributionNodes& nodes, uint32_t n) {
+  for (uint32_t p = nodes.parent[n]; p != kNoNode && p != 0; p = nodes.parent[p]) {
+    if (nodes.kind[p] == AttributionKind::kModule && nodes.time_class[p] == TimeClass::kModuleCode) return p;
+  }
+  return kNoNode;
+}
+
+}  // namespace
+
+ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResult& roofline,
+                                 const std::string& device_problem) {
+  ComputeResult r;
+  if (!a.available) return r;
+  const AttributionNodes& n = a.nodes;
+  r.device_time = a.device_ns > 0;
+  r.wall_ns = a.PerStep(a.wall_ns);
+  r.compute_ns = r.device_time ? std::min(a.PerStep(a.device_ns), r.wall_ns)
+                               : a.PerStep(a.by_class_ns[static_cast<size_t>(TimeClass::kOp)]);
+  r.available = true;
+  r.device = roofline.device ? roofline.device->name : "";
+  r.device_problem = device_problem;
+  // Per class: the outermost ops, and their nearest modules.
+  std::array<ComputeClass, kOpClassCount> by{};
+  std::array<std::map<uint32_t, int64_t>, kOpClassCount> modules;
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] != AttributionKind::kOp || n.kind[n.parent[i]] == AttributionKind::kOp) continue;
+    if (n.time_class[i] != TimeClass::kOp) continue;  // ops inside data loading / waits are not compute
+    size_t c = static_cast<size_t>(n.op_class[i]);
+    int64_t t = r.device_time ? n.device_total_ns[i] : n.total_ns[i];
+    if (t <= 0) continue;
+    by[c].op_class = static_cast<OpClass>(c);
+    by[c].ns += t;
+    modules[c][ModuleOf(n, static_cast<uint32_t>(i))] += t;
+  }
+  // Efficiency and data type from the roofline rows of each class.
+  std::array<double, kOpClassCount> flops{}, time_flops{}, util_time{}, util_sum{};
+  std::array<std::map<std::string, int64_t>, kOpClassCount> precision_time;
+  const DevicePeaks* device = roofline.device ? &*roofline.device : nullptr;
+  for (const RooflineRow& row : roofline.rows) {
+    size_t c = static_cast<size_t>(ClassifyOpName(row.name));
+    precision_time[c][PrecisionName(row.precision)] += row.time_ns;
+    if (!row.flops_known || row.flops <= 0 || row.time_ns <= 0) continue;
+    flops[c] += row.flops;
+    time_flops[c] += static_cast<double>(row.time_ns);
+    RooflinePoint p = EvaluateRow(row, device);
+    if (p.compute_utilization) {
+      util_sum[c] += *p.compute_utilization * static_cast<double>(row.time_ns);
+      util_time[c] += static_cast<double>(row.time_ns);
+    }
+  }
+  for (size_t c = 0; c < kOpClassCount; ++c) {
+    if (by[c].ns <= 0) continue;
+    ComputeClass cc = by[c];
+    if (time_flops[c] > 0) cc.achieved_flops_per_second = flops[c] / (time_flops[c] * 1e-9);
+    if (util_time[c] > 0) cc.compute_utilization = util_sum[c] / util_time[c];
+    int64_t best = 0;
+    for (const auto& [p, t] : precision_time[c]) {
+      if (t > best) {
+        best = t;
+        cc.precision = p;
+      }
+    }
+    std::vector<std::pair<int64_t, uint32_t>> mods;
+    for (const auto& [m, t] : modules[c]) {
+      if (m != kNoNode) mods.emplace_back(t, m);
+    }
+    std::sort(mods.begin(), mods.end(), [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
+    for (size_t k = 0; k < std::min(mods.size(), kComputeModulesShown); ++k) {
+      cc.modules.push_back(mods[k].second);
+      cc.module_ns.push_back(mods[k].first);
+    }
+    r.classes.push_back(std::move(cc));
+  }
+  std::sort(r.classes.begin(), r.classes.end(), [](const ComputeClass& x, const ComputeClass& y) {
+    return x.ns != y.ns ? x.ns > y.ns : x.op_class < y.op_class;
+  });
+  return r;
+}
+
+void PublishCompute(const Trace& trace, const AttributionResult& a, const ComputeResult& r, MetricSet* m) {
+  if (!r.available || r.wall_ns <= 0) {
+    std::string why = "attribution: " + (a.problem.empty() ? std::string("no steps to attribute") : a.problem);
+    m->SetUnavailable("compute_op_ns", why);
+    m->SetUnavailable("compute_op_ratio", why);
+    for (size_t c = 1; c < kOpClassCount; ++c) m->SetUnavailable(ComputeClassMetric(static_cast<OpClass>(c)), why);
+    return;
+  }
+  m->Set("compute_op_ns", r.compute_ns, "attribution");
+  m->Set("compute_op_ratio", r.compute_ns / r.wall_ns, "attribution");
+  int64_t total = 0;
+  for (const ComputeClass& c : r.classes) total += c.ns;
+  std::array<int64_t, kOpClassCount> ns{};
+  for (const ComputeClass& c : r.classes) ns[static_cast<size_t>(c.op_class)] = c.ns;
+  for (size_t c = 1; c < kOpClassCount; ++c) {
+    m->Set(ComputeClassMetric(static_cast<OpClass>(c)),
+           total > 0 ? static_cast<double>(ns[c]) / static_cast<double>(total) : 0, "attribution");
+  }
+  const std::string what = r.device_time ? "device time" : "host op time";
+  m->AddEvidence("compute", "compute " + FormatDurationNs(r.compute_ns) + " per step = " +
+                                FormatPercent(r.compute_ns / r.wall_ns) + " of the step's wall time (" + what + ")");
+  for (size_t k = 0; k < std::min(r.classes.size(), kComputeClassesShown); ++k) {
+    const ComputeClass& c = r.classes[k];
+    std::string line = std::string(OpClassName(c.op_class)) + ": " + FormatDurationNs(a.PerStep(c.ns)) +
+                       " per step (" + FormatPercent(total > 0 ? static_cast<double>(c.ns) / static_cast<double>(total) : 0) +
+                       " of compute)";
+    if (!c.precision.empty()) line += ", " + c.precision;
+    if (c.achieved_flops_per_second) line += ", " + FormatFixed(*c.achieved_flops_per_second / 1e9, 1) + " GFLOP/s";
+    if (c.compute_utilization) line += " = " + FormatPercent(*c.compute_utilization) + " of the " + r.device + " peak";
+    else if (c.achieved_flops_per_second && r.device.empty()) line += " (no peak to compare: " + r.device_problem + ")";
+    if (!c.modules.empty()) {
+      line += "; in";
+      for (size_t i = 0; i < c.modules.size(); ++i) {
+        line += std::string(i ? ", " : " ") + NodePath(trace, a, c.modules[i]) + " " +
+                FormatDurationNs(a.PerStep(c.module_ns[i]));
+      }
+    }
+    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time);
+    m->AddEvidence("compute", std::move(line));
+  }
+}
+
+}  // namespace aiprof

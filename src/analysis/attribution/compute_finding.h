@@ -1,0 +1,72 @@
+// "Compute named for what it is": which op classes and modules take the
+// compute time of the step, in which data type, how efficiently (against the
+// device's roofline when the roofline has FLOPs and a device), and what
+// would make each faster. Read by the `compute_time` rule (rules/compute.yaml).
+//
+// Compute time per step (compute_op_ns, the impact; time base: the mean
+// steady-state step of the attribution tree, or the main thread's span
+// without steps):
+//   - device traces (device activity joined to the tree): the device time of
+//     the activity launched in the steady steps, per step, at most the step's
+//     wall time (the device runs it within or right after the step);
+//   - CPU traces: the host time of ops (time class "op") per step.
+// Per op class (op_class.h): the outermost ops' host time (CPU) or the
+// device time under them (device traces), as a share of compute_op_ns
+// (compute_<class>_ratio metrics).
+#ifndef AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_
+#define AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/analysis/attribution/attribution.h"
+#include "src/analysis/roofline/ops_to_roofline.h"
+
+namespace aiprof {
+
+class MetricSet;
+
+// Evidence lines of the largest classes (at most this many) and modules named per class.
+inline constexpr size_t kComputeClassesShown = 4;
+inline constexpr size_t kComputeModulesShown = 3;
+
+struct ComputeClass {
+  OpClass op_class = OpClass::kOther;
+  int64_t ns = 0;  // over the steady steps (host or device time, see above)
+  // From the roofline rows of this class (nullopt without FLOPs / a device):
+  std::optional<double> achieved_flops_per_second;
+  std::optional<double> compute_utilization;  // time-weighted over rows with a peak
+  std::string precision;                      // the data type with the most time ("" unknown)
+  std::vector<uint32_t> modules;              // nearest module nodes, largest first
+  std::vector<int64_t> module_ns;
+};
+
+struct ComputeResult {
+  bool available = false;
+  bool device_time = false;    // figures are device time
+  double compute_ns = 0;       // per step (compute_op_ns)
+  double wall_ns = 0;          // per step
+  std::vector<ComputeClass> classes;  // largest first, classes with time only
+  std::string device;          // roofline device name, "" when none
+  std::string device_problem;  // why none
+};
+
+ComputeResult ComputeComputeTime(const AttributionResult& attribution, const RooflineResult& roofline,
+                                 const std::string& device_problem);
+
+// What would make a class faster (one sentence, plain text).
+const char* ComputeAdvice(OpClass c, bool device_time);
+
+// Publishes compute_op_ns, compute_op_ratio, compute_<class>_ratio and the
+// "compute" evidence lines.
+void PublishCompute(const Trace& trace, const AttributionResult& attribution, const ComputeResult& r, MetricSet* m);
+
+// Metric name of a class's share ("compute_conv_ratio", ...).
+const char* ComputeClassMetric(OpClass c);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_

@@ -1,0 +1,99 @@
+#include "src/analysis/attribution/op_class.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace aiprof {
+namespace {
+
+// Lower-case copy of at most 256 bytes in a fixed buffer (names are matched
+// once per distinct string, never per event).
+struct Lower {
+  char buf[256];
+  size_t n = 0;
+  explicit Lower(std::string_view s) {
+    n = std::min(s.size(), sizeof(buf));
+    for (size_t i = 0; i < n; ++i) buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+  }
+  std::string_view view() const { return {buf, n}; }
+};
+
+bool Has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+template <size_t N>
+bool HasAny(std::string_view s, const std::string_view (&parts)[N]) {
+  for (std::string_view p : parts) {
+    if (Has(s, p)) return true;
+  }
+  return false;
+}
+
+// The op's own name: "aten::add_" → "add_", "at::native::foo" → "foo".
+std::string_view BaseName(std::string_view s) {
+  size_t colon = s.rfind("::");
+  return colon == std::string_view::npos ? s : s.substr(colon + 2);
+}
+
+bool IsWordOp(std::string_view base, std::string_view op) {
+  // "add", "add_", "add_out", "_add" but not "addmm".
+  if (base.substr(0, 1) == "_") base.remove_prefix(1);
+  if (base.substr(0, op.size()) != op) return false;
+  return base.size() == op.size() || base[op.size()] == '_' || base[op.size()] == '.';
+}
+
+}  // namespace
+
+const char* OpClassName(OpClass c) {
+  switch (c) {
+    case OpClass::kConvolution: return "convolution";
+    case OpClass::kGemm: return "GEMM";
+    case OpClass::kAttention: return "attention";
+    case OpClass::kNormalisation: return "normalisation";
+    case OpClass::kElementwise: return "elementwise";
+    case OpClass::kReduction: return "reduction";
+    case OpClass::kDataMovement: return "data movement";
+    case OpClass::kOther: break;
+  }
+  return "other";
+}
+
+OpClass ClassifyOpName(std::string_view name) {
+  Lower lower(name);
+  std::string_view s = lower.view();
+  std::string_view base = BaseName(s);
+  static constexpr std::string_view kAttention[] = {"attention", "sdpa", "flash", "fmha", "_mha", "multi_head"};
+  static constexpr std::string_view kConv[] = {"conv", "winograd", "implicit_gemm", "implicit_convolve", "dgrad",
+                                               "wgrad", "fprop", "xmma_fprop"};
+  static constexpr std::string_view kGemm[] = {"gemm", "matmul", "cutlass", "cublas", "addmm", "baddbmm", "bmm",
+                                               "linear", "_mm", "einsum", "gemv", "dot"};
+  static constexpr std::string_view kNorm[] = {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+                                               "batchnorm", "layernorm", "groupnorm", "rmsnorm", "bn_fw", "bn_bw",
+                                               "bn_", "welford"};
+  static constexpr std::string_view kReduce[] = {"sum", "mean", "softmax", "loss", "nll", "pool", "reduce",
+                                                 "argmax", "argmin", "norm", "max", "min", "cumsum", "var", "std"};
+  static constexpr std::string_view kMove[] = {"copy", "cat", "clone", "contiguous", "index", "gather", "scatter",
+                                               "memcpy", "memset", "fill", "zero", "stack", "embedding", "transpose",
+                                               "permute", "pad", "to_copy", "reshape", "expand", "repeat", "split",
+                                               "slice", "narrow", "select", "view", "flatten", "empty", "resize"};
+  static constexpr std::string_view kElementwise[] = {
+      "add", "mul", "div", "sub", "relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "threshold", "dropout",
+      "where", "clamp", "elementwise", "foreach", "addcmul", "addcdiv", "sqrt", "rsqrt", "pow", "neg", "abs", "hardtanh",
+      "leaky", "elu", "erf", "sin", "cos", "mish", "swish", "lerp", "sign", "masked_fill", "bitwise", "eq", "ne", "lt",
+      "gt", "le", "ge", "maximum", "minimum", "unrolled", "vectorized"};
+  if (HasAny(s, kAttention)) return OpClass::kAttention;
+  if (HasAny(s, kConv)) return OpClass::kConvolution;
+  if (HasAny(s, kNorm)) return OpClass::kNormalisation;
+  if (HasAny(s, kGemm) || IsWordOp(base, "mm") || IsWordOp(base, "mv")) return OpClass::kGemm;
+  if (IsWordOp(base, "to") || IsWordOp(base, "t") || HasAny(s, kMove)) return OpClass::kDataMovement;
+  if (HasAny(s, kReduce)) return OpClass::kReduction;
+  if (HasAny(s, kElementwise)) return OpClass::kElementwise;
+  return OpClass::kOther;
+}
+
+bool IsProfilerWrapperName(std::string_view name) {
+  return name.substr(0, 13) == "ProfilerStep#" || name.substr(0, 18) == "PyTorch Profiler (" ||
+         name == "record_param_comms" || name == "Trace" || name == "PyTorch Profiler";
+}
+
+}  // namespace aiprof

@@ -1,0 +1,45 @@
+// What an op computes, named from its name (a PyTorch op, a kernel, a
+// torch_npu task): the classes the attribution tree and the compute finding
+// report. And the profiler's own wrapper spans, which are structure, never
+// consumers of time.
+#ifndef AIPROF_SRC_ANALYSIS_ATTRIBUTION_OP_CLASS_H_
+#define AIPROF_SRC_ANALYSIS_ATTRIBUTION_OP_CLASS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace aiprof {
+
+enum class OpClass : uint8_t {
+  kOther = 0,
+  kConvolution,
+  kGemm,
+  kAttention,
+  kNormalisation,
+  kElementwise,
+  kReduction,
+  kDataMovement,
+};
+inline constexpr size_t kOpClassCount = 8;
+const char* OpClassName(OpClass c);
+
+// The class of an op or kernel name, by case-insensitive patterns checked in
+// this order (the first that matches wins): attention (attention, sdpa,
+// flash, fmha, mha), convolution (conv, winograd, implicit_gemm... of cudnn),
+// GEMM (mm, addmm, bmm, matmul, linear, gemm, cutlass, cublas), normalisation
+// (batch_norm, layer_norm, group_norm, instance_norm, rms_norm, bn_fw/bn_bw),
+// reduction (sum, mean, softmax, loss, nll, pool, reduce, argmax, norm),
+// data movement (copy, to, cat, clone, contiguous, index, gather, scatter,
+// memcpy, memset, fill, zero, stack, embedding, transpose, permute, pad),
+// elementwise (add, mul, div, sub, relu, gelu, silu, sigmoid, tanh, exp,
+// threshold, dropout, where, clamp, elementwise, foreach, addcmul, sqrt, pow).
+OpClass ClassifyOpName(std::string_view name);
+
+// The profiler's own spans: "ProfilerStep#N", "PyTorch Profiler (N)",
+// "record_param_comms" (a wrapper around a collective op), "Trace".
+bool IsProfilerWrapperName(std::string_view name);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_ATTRIBUTION_OP_CLASS_H_
