@@ -203,6 +203,13 @@ class Walker {
   bool StepFromStart(uint32_t* x, bool* at_end) {
     const uint32_t i = *x;
     if (g_.on_device[i]) return DeviceStart(x, at_end);
+    if (uint32_t h = g_.handoff[i]; h != kNoSlice && End(s_, h) > OwnPredecessorTime(i)) {
+      Emit(std::min(End(s_, h), t_), i, TimeClass::kIdleOther, DepKind::kHandoff);
+      Edge(h, i, DepKind::kHandoff);
+      *x = h;
+      *at_end = true;
+      return true;
+    }
     if (uint32_t p = g_.prev[i]; p != kNoSlice) {
       const uint32_t parent = g_.parent[i];
       Emit(std::min(End(s_, p), t_), parent, parent != kNoSlice ? g_.cls[parent] : TimeClass::kIdleOther,
@@ -219,6 +226,11 @@ class Walker {
     }
     Emit(t0_, kNoSlice, TimeClass::kIdleOther, DepKind::kNone);
     return false;
+  }
+
+  int64_t OwnPredecessorTime(uint32_t i) const {
+    if (g_.prev[i] != kNoSlice) return End(s_, g_.prev[i]);
+    return g_.parent[i] != kNoSlice ? s_.ts_ns[g_.parent[i]] : INT64_MIN;
   }
 
   bool DeviceStart(uint32_t* x, bool* at_end) {

@@ -24,6 +24,12 @@
 //                 activity launched on the waiting stream after the wait
 //                 (CUPTI "Stream Wait Event" records name the event and the
 //                 stream);
+//   kHandoff      host threads record no wake-ups: a slice that starts work
+//                 on its thread (top level, or under a profiler wrapper)
+//                 after a gap is taken to wait for the latest such work that
+//                 ended on another thread of its process inside that gap
+//                 (the forward pass on the main thread → the autograd
+//                 thread's backward; the backward's end → the optimizer);
 //   kCollective   the i-th collective of a (group, type) on every rank is one
 //                 collective (as src/analysis/communication/cross_rank.h
 //                 matches them): it ends only once its last rank arrives, so
@@ -71,17 +77,19 @@ enum class DepKind : uint8_t {
   kSync,
   kStreamWait,
   kCollective,
+  kHandoff,
 };
-inline constexpr size_t kDepKindCount = 8;
+inline constexpr size_t kDepKindCount = 9;
 const char* DepKindName(DepKind kind);
 
 // The dependency graph, as per-slice arrays (kNoSlice where none). Host
 // slices use parent/prev/last_child; device activities use prev (the
 // previous activity on the stream), launch, wait_on (kStreamWait source) and
 // peer (kCollective: the matched instance that arrived last, when another
-// rank's); host sync calls use wait_on (kSync source).
+// rank's); host sync calls use wait_on (kSync source); handoff is kHandoff's
+// source.
 struct DependencyGraph {
-  std::vector<uint32_t> parent, prev, last_child, launch, wait_on, peer;
+  std::vector<uint32_t> parent, prev, last_child, launch, wait_on, peer, handoff;
   std::vector<TimeClass> cls;  // class of each slice's own time
   std::vector<bool> on_device;  // slice is device activity on a stream
   std::array<uint64_t, kDepKindCount> edges{};  // edge count per kind

@@ -290,6 +290,45 @@ void LinkCollectives(const Trace& trace, DependencyGraph* g) {
   g->cross_rank = true;
 }
 
+// Work roots: host slices that start work on their thread (no parent, or a
+// profiler wrapper as parent) and are no wrapper themselves.
+bool IsWorkRoot(const DependencyGraph& g, uint32_t i) {
+  if (g.on_device[i] || g.cls[i] == TimeClass::kIdleOther) return false;
+  return g.parent[i] == kNoSlice || g.cls[g.parent[i]] == TimeClass::kIdleOther;
+}
+
+void LinkHandoffs(const Trace& trace, DependencyGraph* g) {
+  const SliceTable& s = trace.slices;
+  struct Root {
+    int32_t rank;
+    int64_t pid, end;
+    uint32_t track, slice;
+    bool operator<(const Root& o) const { return std::tie(rank, pid, end, slice) < std::tie(o.rank, o.pid, o.end, o.slice); }
+  };
+  std::vector<Root> roots;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const uint32_t tr = s.track[i];
+    if (trace.tracks.kind[tr] != TrackKind::kThread || !IsWorkRoot(*g, i)) continue;
+    roots.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], End(s, i), tr, i});
+  }
+  std::sort(roots.begin(), roots.end());
+  constexpr int kScan = 8;  // entries of the same thread skipped at most
+  for (const Root& x : roots) {
+    const uint32_t i = x.slice;
+    const uint32_t p = g->prev[i], u = g->parent[i];
+    const int64_t own = p != kNoSlice ? End(s, p) : u != kNoSlice ? s.ts_ns[u] : INT64_MIN;
+    auto it = std::upper_bound(roots.begin(), roots.end(), Root{x.rank, x.pid, s.ts_ns[i], 0, UINT32_MAX});
+    for (int k = 0; k < kScan && it != roots.begin(); ++k) {
+      --it;
+      if (it->rank != x.rank || it->pid != x.pid || it->end <= own) break;
+      if (it->track == x.track) continue;
+      g->handoff[i] = it->slice;
+      ++g->edges[static_cast<size_t>(DepKind::kHandoff)];
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 const char* DepKindName(DepKind kind) {
@@ -302,6 +341,7 @@ const char* DepKindName(DepKind kind) {
     case DepKind::kSync: return "sync";
     case DepKind::kStreamWait: return "stream_wait";
     case DepKind::kCollective: return "collective";
+    case DepKind::kHandoff: return "handoff";
   }
   return "?";
 }
@@ -309,7 +349,7 @@ const char* DepKindName(DepKind kind) {
 DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptions& options) {
   const size_t n = trace.slices.size();
   DependencyGraph g;
-  for (std::vector<uint32_t>* v : {&g.parent, &g.prev, &g.last_child, &g.launch, &g.wait_on, &g.peer}) {
+  for (std::vector<uint32_t>* v : {&g.parent, &g.prev, &g.last_child, &g.launch, &g.wait_on, &g.peer, &g.handoff}) {
     v->assign(n, kNoSlice);
   }
   g.cls.assign(n, TimeClass::kIdleOther);
@@ -317,6 +357,7 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   BuildStructure(trace, &g);
   LinkLaunches(trace, &g);
   LinkSyncs(trace, &g);
+  LinkHandoffs(trace, &g);
   if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
     LinkCollectives(trace, &g);
   }
