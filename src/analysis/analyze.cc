@@ -280,6 +280,12 @@ SectionLines RunPipeline(AnalysisResults& in, MetricSet* m) {
   return lines;
 }
 
+SectionLines RunCriticalPath(AnalysisResults& in, MetricSet* m) {
+  const CriticalPathResult& r = in.critical_path();
+  PublishCriticalPath(r, m);
+  return DescribeCriticalPath(in.trace(), r);
+}
+
 SectionLines RunRoofline(AnalysisResults& in, MetricSet* m) {
   const RooflineResult& r = in.roofline();
   PublishRoofline(r, in.roofline_problem(), m);
@@ -308,7 +314,7 @@ constexpr AnalysisEntry kAnalyses[] = {
     {"layout", RunLayout},       {"fusion", RunFusion},       {"long_tail", RunLongTail},
     {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
     {"pipeline", RunPipeline},   {"roofline", RunRoofline},   {"kernels", RunKernels},
-    {"llm", RunLlm},             {"attribution", RunAttribution},
+    {"llm", RunLlm},             {"attribution", RunAttribution}, {"critical_path", RunCriticalPath},
 };
 
 double MsSince(std::chrono::steady_clock::time_point start) {
@@ -353,6 +359,7 @@ struct AnalysisResults::Slots {
   Slot<std::vector<MemorySeries>> memory_series;
   Slot<CommunicationResult> communication;
   Slot<PipelineResult> pipeline;
+  Slot<CriticalPathResult> critical_path;
   struct Roofline {
     std::optional<DevicePeaks> device;
     std::string problem;
@@ -450,6 +457,22 @@ const CommunicationResult& AnalysisResults::communication() {
 }
 const PipelineResult& AnalysisResults::pipeline() {
   return Once(slots_->pipeline, "analysis.pipeline", [&] { return ComputePipelineStages(trace_); });
+}
+const CriticalPathResult& AnalysisResults::critical_path() {
+  const AnalysisWindow& w = window();
+  // Collectives are joined across ranks only where communication() trusts
+  // the ranks' clocks; one rank needs no communication analysis.
+  bool ranks = false;
+  for (size_t t = 0; t < trace_.tracks.size() && !ranks; ++t) {
+    ranks = trace_.tracks.rank[t] != trace_.tracks.rank[0];
+  }
+  const CrossRankResult* cross = ranks ? &communication().cross : nullptr;
+  return Once(slots_->critical_path, "analysis.critical_path", [&] {
+    CriticalPathOptions o;
+    o.window = &w;
+    o.cross = cross;
+    return ComputeCriticalPath(trace_, o);
+  });
 }
 const RooflineResult& AnalysisResults::roofline() {
   return Once(slots_->roofline, "analysis.roofline", [&] {

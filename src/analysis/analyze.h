@@ -16,6 +16,7 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/communication.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/launches/launch_stats.h"
@@ -109,6 +110,9 @@ class AnalysisResults {
   const std::vector<MemorySeries>& memory_series();  // kReportMemoryPoints points
   const CommunicationResult& communication();
   const PipelineResult& pipeline();
+  // The dependency graph and each step's critical path (collectives joined
+  // across ranks when communication() finds their clocks agree).
+  const CriticalPathResult& critical_path();
   // The roofline with the device of AnalyzeOptions (or the trace's); the
   // device and why none could be used.
   const RooflineResult& roofline();

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "src/analysis/analyze.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/cli/phase_timer.h"
@@ -23,6 +24,8 @@ class ExportCommand : public Command {
     AddFormatFlag(sub, &format_, "perfetto (protobuf, .pftrace) or chrome-json")
         ->check(CLI::IsMember({"perfetto", "chrome-json"}));
     AddOutputPathFlag(sub, &output_, "Output file")->required();
+    sub->add_flag("--critical-path", critical_path_,
+                  "Flag the slices on each step's critical path (arg critical_path) and add flows for its dependencies");
     return sub;
   }
 
@@ -30,28 +33,43 @@ class ExportCommand : public Command {
     PhaseTimer timer(in_.timing);
     ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(in_.input));
     timer.Mark("import");
+    std::unique_ptr<AnalysisResults> results;
+    const CriticalPathResult* path = nullptr;
+    if (critical_path_) {
+      results = std::make_unique<AnalysisResults>(*trace, AnalyzeOptions{});
+      path = &results->critical_path();
+      timer.Mark("critical_path");
+    }
     FileViewSink sink;
     RETURN_IF_ERROR(sink.Open(output_));
     if (format_ == "perfetto") {
       PerfettoExportStats stats;
-      RETURN_IF_ERROR(ExportPerfetto(*trace, &sink, &stats));
+      RETURN_IF_ERROR(ExportPerfetto(*trace, &sink, &stats, path));
       RETURN_IF_ERROR(sink.Commit());
       std::fprintf(stderr,
                    "wrote %s: %llu packets, %llu tracks (%llu for overlapping slices), %llu slices, %llu instants, "
                    "%llu counter values, %llu flows\n",
                    output_.c_str(), Ull(stats.packets), Ull(stats.track_descriptors), Ull(stats.overlap_tracks),
                    Ull(stats.slices), Ull(stats.instants), Ull(stats.counter_values), Ull(stats.flows));
+      if (path) {
+        std::fprintf(stderr, "critical path: %llu slices flagged, %llu dependency flows\n", Ull(stats.critical_slices),
+                     Ull(stats.critical_flows));
+      }
       if (stats.shift_ns != 0) {
         std::fprintf(stderr, "note: timestamps before 0 in the trace; all shifted by %lld ns\n",
                      static_cast<long long>(stats.shift_ns));
       }
     } else {
       ChromeJsonExportStats stats;
-      RETURN_IF_ERROR(ExportChromeJson(*trace, &sink, &stats));
+      RETURN_IF_ERROR(ExportChromeJson(*trace, &sink, &stats, path));
       RETURN_IF_ERROR(sink.Commit());
       std::fprintf(stderr, "wrote %s: %llu events (%llu slices, %llu instants, %llu counter values, %llu flows)\n",
                    output_.c_str(), Ull(stats.events), Ull(stats.slices), Ull(stats.instants),
                    Ull(stats.counter_values), Ull(stats.flows));
+      if (path) {
+        std::fprintf(stderr, "critical path: %llu slices flagged, %llu dependency flows\n", Ull(stats.critical_slices),
+                     Ull(stats.critical_flows));
+      }
     }
     timer.Mark("export");
     return OkStatus();
@@ -63,6 +81,7 @@ class ExportCommand : public Command {
   InputFlags in_;
   std::string output_;
   std::string format_ = "perfetto";
+  bool critical_path_ = false;
 };
 
 }  // namespace

@@ -58,8 +58,8 @@ bool IsMemoryCounterName(std::string_view name) {
 
 class ChromeJsonWriter {
  public:
-  ChromeJsonWriter(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats)
-      : trace_(trace), out_(out), stats_(stats) {
+  ChromeJsonWriter(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats, const CriticalPathResult* path)
+      : trace_(trace), out_(out), stats_(stats), path_(path) {
     key_correlation_ = FindString("correlation");
   }
 
@@ -75,6 +75,7 @@ class ChromeJsonWriter {
     RETURN_IF_ERROR(WriteInstants());
     RETURN_IF_ERROR(WriteCounters());
     RETURN_IF_ERROR(WriteFlows());
+    RETURN_IF_ERROR(WriteCriticalFlows());
     buffer_ += "\n]";
     RETURN_IF_ERROR(WriteSamples());
     buffer_ += "}\n";
@@ -182,12 +183,13 @@ class ChromeJsonWriter {
     buffer_ += "\",";
   }
 
-  // ,"args":{…} (nothing when there are none and no correlation to add).
-  void AppendArgs(uint64_t begin, uint16_t count, int64_t correlation) {
+  // ,"args":{…} (nothing when there are none, no correlation to add and
+  // the slice is not on the critical path).
+  void AppendArgs(uint64_t begin, uint16_t count, int64_t correlation, bool critical = false) {
     bool has_correlation_arg = false;
     for (uint64_t a = begin; a < begin + count; ++a) has_correlation_arg |= trace_.args[a].key == key_correlation_;
     const bool add_correlation = correlation != kNoCorrelation && !has_correlation_arg;
-    if (count == 0 && !add_correlation) return;
+    if (count == 0 && !add_correlation && !critical) return;
     buffer_ += ",\"args\":{";
     for (uint64_t a = begin; a < begin + count; ++a) {
       const Arg& arg = trace_.args[a];
@@ -209,6 +211,7 @@ class ChromeJsonWriter {
       buffer_ += "\"correlation\":";
       AppendInt(&buffer_, correlation);
     }
+    if (critical) buffer_ += count > 0 || add_correlation ? ",\"critical_path\":1" : "\"critical_path\":1";
     buffer_ += '}';
   }
 
@@ -223,9 +226,11 @@ class ChromeJsonWriter {
       AppendMicros(&buffer_, s.ts_ns[i]);
       buffer_ += ",\"dur\":";
       AppendMicros(&buffer_, s.dur_ns[i]);
-      AppendArgs(s.arg_begin[i], s.arg_count[i], s.correlation[i]);
+      const bool critical = path_ != nullptr && i < path_->on_path.size() && path_->on_path[i];
+      AppendArgs(s.arg_begin[i], s.arg_count[i], s.correlation[i], critical);
       buffer_ += '}';
       ++stats_->slices;
+      stats_->critical_slices += critical ? 1 : 0;
     }
     return OkStatus();
   }
@@ -308,6 +313,33 @@ class ChromeJsonWriter {
     return OkStatus();
   }
 
+  // The critical path's dependencies, numbered after the trace's flows.
+  Status WriteCriticalFlows() {
+    if (path_ == nullptr) return OkStatus();
+    const SliceTable& s = trace_.slices;
+    uint64_t id = trace_.flows.size();
+    for (const PathEdge& edge : path_->edges) {
+      if (edge.from_slice >= s.size() || edge.to_slice >= s.size()) continue;
+      ++id;
+      for (int end = 0; end < 2; ++end) {
+        const uint32_t slice = end == 0 ? edge.from_slice : edge.to_slice;
+        RETURN_IF_ERROR(BeginEvent());
+        buffer_ += end == 0 ? "\"ph\":\"s\"," : "\"ph\":\"f\",\"bp\":\"e\",";
+        buffer_ += "\"id\":";
+        AppendInt(&buffer_, id);
+        buffer_ += ",\"name\":";
+        AppendQuoted(&buffer_, DepKindName(edge.kind));
+        buffer_ += ",\"cat\":\"critical_path\",";
+        AppendIds(s.track[slice]);
+        buffer_ += ",\"ts\":";
+        AppendMicros(&buffer_, s.ts_ns[slice]);
+        buffer_ += '}';
+      }
+      ++stats_->critical_flows;
+    }
+    return OkStatus();
+  }
+
   // CPU stack samples as the Trace Event Format's top-level "stackFrames"
   // (every callsite: "name" the function, "category" the module, "parent")
   // and "samples" (thread ids, ts in µs, "sf" the leaf callsite, weight 1).
@@ -361,6 +393,7 @@ class ChromeJsonWriter {
   const Trace& trace_;
   ViewSink* out_;
   ChromeJsonExportStats* stats_;
+  const CriticalPathResult* path_;
   std::string buffer_;
   bool first_ = true;
   bool multi_rank_ = false;
@@ -370,9 +403,10 @@ class ChromeJsonWriter {
 
 }  // namespace
 
-Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats) {
+Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats,
+                        const CriticalPathResult* critical_path) {
   ChromeJsonExportStats local;
-  ChromeJsonWriter writer(trace, out, stats ? stats : &local);
+  ChromeJsonWriter writer(trace, out, stats ? stats : &local, critical_path);
   return writer.Run();
 }
 

@@ -19,12 +19,17 @@
 // function as "name", module as "category", "parent") and "samples" (pid,
 // tid, ts, "sf" = the leaf, weight 1), the format's own place for them
 // (aiprof's importer does not read them back yet).
+// With a critical path (src/analysis/critical_path/critical_path.h), each
+// slice on some step's path gets the arg "critical_path":1 and each
+// dependency the path follows becomes one more "s"/"f" flow pair of category
+// "critical_path", named by its kind ("launch", "stream_wait", "sync", ...).
 // Streamed: memory is the model plus a 1 MiB buffer.
 #ifndef AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
 #define AIPROF_SRC_VIEW_EXPORT_CHROME_JSON_EXPORT_H_
 
 #include <cstdint>
 
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/base/status.h"
 #include "src/model/trace.h"
 #include "src/view/view_sink.h"
@@ -35,9 +40,11 @@ struct ChromeJsonExportStats {
   uint64_t events = 0;
   uint64_t slices = 0, instants = 0, counter_values = 0, flows = 0, samples = 0;
   uint64_t skipped_memory_counters = 0;  // rebuilt from "[memory]" instants on import
+  uint64_t critical_slices = 0, critical_flows = 0;  // with a critical path
 };
 
-Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats = nullptr);
+Status ExportChromeJson(const Trace& trace, ViewSink* out, ChromeJsonExportStats* stats = nullptr,
+                        const CriticalPathResult* critical_path = nullptr);
 
 // "1234.567" for 1234567 ns (µs with three decimals; exact).
 void AppendMicros(std::string* out, int64_t ns);

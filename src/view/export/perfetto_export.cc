@@ -44,10 +44,10 @@ struct TrackPlan {
 
 class PerfettoWriter {
  public:
-  PerfettoWriter(const Trace& trace, ViewSink* out, PerfettoExportStats* stats)
+  PerfettoWriter(const Trace& trace, ViewSink* out, PerfettoExportStats* stats, const CriticalPathResult* path)
       : trace_(trace), out_(out), stats_(stats),
         name_sent_(trace.strings.size(), false), category_sent_(trace.strings.size(), false),
-        arg_name_sent_(trace.strings.size(), false), arg_value_sent_(trace.strings.size(), false) {}
+        arg_name_sent_(trace.strings.size(), false), arg_value_sent_(trace.strings.size(), false), path_(path) {}
 
   Status Run() {
     ComputeShift();
@@ -306,7 +306,50 @@ class PerfettoWriter {
                      [&](uint32_t a, uint32_t b) { return f.to_slice[a] < f.to_slice[b]; });
   }
 
+  // The critical path's mark and flows on slice `slice` (ids after the
+  // trace's flows; edges sorted once by source and by target).
+  void AddCritical(pb::TrackEvent* e, uint32_t slice) {
+    if (path_ == nullptr) return;
+    if (slice < path_->on_path.size() && path_->on_path[slice]) {
+      pb::DebugAnnotation* d = e->add_debug_annotations();
+      const uint64_t iid = trace_.strings.size() + 1;  // past every string's iid
+      d->set_name_iid(iid);
+      if (!critical_name_sent_) {
+        critical_name_sent_ = true;
+        pb::DebugAnnotationName* n = packet_.mutable_interned_data()->add_debug_annotation_names();
+        n->set_iid(iid);
+        n->set_name("critical_path");
+      }
+      d->set_bool_value(true);
+      ++stats_->critical_slices;
+    }
+    const std::vector<PathEdge>& edges = path_->edges;
+    const uint64_t base = trace_.flows.size() + 1;
+    while (crit_from_ < crit_by_from_.size() && edges[crit_by_from_[crit_from_]].from_slice < slice) ++crit_from_;
+    while (crit_to_ < crit_by_to_.size() && edges[crit_by_to_[crit_to_]].to_slice < slice) ++crit_to_;
+    for (; crit_from_ < crit_by_from_.size() && edges[crit_by_from_[crit_from_]].from_slice == slice; ++crit_from_) {
+      e->add_flow_ids(base + crit_by_from_[crit_from_]);
+      ++stats_->critical_flows;
+    }
+    for (; crit_to_ < crit_by_to_.size() && edges[crit_by_to_[crit_to_]].to_slice == slice; ++crit_to_) {
+      e->add_terminating_flow_ids(base + crit_by_to_[crit_to_]);
+    }
+  }
+
+  void SortCriticalEdges() {
+    if (path_ == nullptr) return;
+    const std::vector<PathEdge>& edges = path_->edges;
+    crit_by_from_.resize(edges.size());
+    std::iota(crit_by_from_.begin(), crit_by_from_.end(), 0u);
+    crit_by_to_ = crit_by_from_;
+    std::stable_sort(crit_by_from_.begin(), crit_by_from_.end(),
+                     [&](uint32_t a, uint32_t b) { return edges[a].from_slice < edges[b].from_slice; });
+    std::stable_sort(crit_by_to_.begin(), crit_by_to_.end(),
+                     [&](uint32_t a, uint32_t b) { return edges[a].to_slice < edges[b].to_slice; });
+  }
+
   void AddFlows(pb::TrackEvent* e, uint32_t slice) {
+    AddCritical(e, slice);
     const FlowTable& f = trace_.flows;
     while (from_cursor_ < flows_by_from_.size() && f.from_slice[flows_by_from_[from_cursor_]] < slice) ++from_cursor_;
     while (to_cursor_ < flows_by_to_.size() && f.to_slice[flows_by_to_[to_cursor_]] < slice) ++to_cursor_;
@@ -328,6 +371,7 @@ class PerfettoWriter {
   // whose open slice contains it (or that has none open).
   Status WriteSlices() {
     SortFlows();
+    SortCriticalEdges();
     const SliceTable& s = trace_.slices;
     std::vector<std::vector<Open>> lanes;
     uint32_t current = kNoTrack;
@@ -503,13 +547,18 @@ class PerfettoWriter {
   uint64_t next_uuid_ = 1;
   std::vector<uint32_t> flows_by_from_, flows_by_to_;
   size_t from_cursor_ = 0, to_cursor_ = 0;
+  const CriticalPathResult* path_;
+  std::vector<uint32_t> crit_by_from_, crit_by_to_;
+  size_t crit_from_ = 0, crit_to_ = 0;
+  bool critical_name_sent_ = false;
 };
 
 }  // namespace
 
-Status ExportPerfetto(const Trace& trace, ViewSink* out, PerfettoExportStats* stats) {
+Status ExportPerfetto(const Trace& trace, ViewSink* out, PerfettoExportStats* stats,
+                      const CriticalPathResult* critical_path) {
   PerfettoExportStats local;
-  PerfettoWriter writer(trace, out, stats ? stats : &local);
+  PerfettoWriter writer(trace, out, stats ? stats : &local, critical_path);
   return writer.Run();
 }
 

@@ -27,6 +27,10 @@
 //      function_names, modules as Mapping / mapping_paths (iid = model id + 1).
 // A process whose counters carry a device index (PyTorch's per-device memory)
 // stays a process: counters do not make a group a device.
+// With a critical path (src/analysis/critical_path/critical_path.h), each
+// slice on some step's path gets the debug annotation critical_path = true,
+// and each dependency the path follows is one more flow (ids after the
+// trace's flows).
 // Packets are written as they are built; memory is the model plus O(tracks +
 // nesting depth). A timestamp before 0 shifts the whole trace so the first
 // event is at 0 (PerfettoExportStats::shift_ns says by how much).
@@ -35,6 +39,7 @@
 
 #include <cstdint>
 
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/base/status.h"
 #include "src/model/trace.h"
 #include "src/view/view_sink.h"
@@ -52,12 +57,14 @@ struct PerfettoExportStats {
   uint64_t samples = 0;      // CPU stack samples (PerfSample)
   uint64_t skipped_counters = 0;  // counter rows not on a counter track
   int64_t shift_ns = 0;           // added to every timestamp (0 unless the trace had negative ones)
+  uint64_t critical_slices = 0, critical_flows = 0;  // with a critical path
 };
 
 // The Perfetto clock id every packet's timestamp is on (BUILTIN_CLOCK_BOOTTIME).
 inline constexpr uint32_t kPerfettoTraceClockId = 6;
 
-Status ExportPerfetto(const Trace& trace, ViewSink* out, PerfettoExportStats* stats = nullptr);
+Status ExportPerfetto(const Trace& trace, ViewSink* out, PerfettoExportStats* stats = nullptr,
+                      const CriticalPathResult* critical_path = nullptr);
 
 }  // namespace aiprof
 

@@ -1,0 +1,323 @@
+// ComputeCriticalPath: the backward walk of critical_path.h over the graph
+// of dependency_graph.cc, step by step.
+#include "src/analysis/critical_path/critical_path.h"
+
+#include <algorithm>
+
+#include "src/analysis/common/steps.h"
+#include "src/analysis/window/analysis_window.h"
+
+namespace aiprof {
+namespace {
+
+int64_t End(const SliceTable& s, uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; }
+
+// One window to walk: a step (or a rank's whole trace) and its sinks.
+struct Window {
+  StepPath path;
+  uint32_t host_sink = kNoSlice;    // the step's host span (or the rank's latest-ending host slice)
+  uint32_t device_sink = kNoSlice;  // the latest-ending activity its calls launched
+};
+
+// The slice of step `st` on its track: its host span (ProfilerStep#N).
+uint32_t StepSlice(const Trace& trace, const std::vector<std::pair<uint32_t, uint32_t>>& track_range,
+                   const StepSpan& st) {
+  if (st.row == kNoSlice) return kNoSlice;
+  const SliceTable& s = trace.slices;
+  const uint32_t tr = trace.steps.track[st.row];
+  if (tr >= track_range.size()) return kNoSlice;
+  auto [b, e] = track_range[tr];
+  uint32_t lo = b, hi = e;  // first slice starting at or after the step
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s.ts_ns[mid] < st.start_ns) lo = mid + 1; else hi = mid;
+  }
+  uint32_t best = kNoSlice;
+  for (uint32_t i = lo; i < e && s.ts_ns[i] < st.start_ns + st.dur_ns; ++i) {
+    if (End(s, i) > st.start_ns + st.dur_ns) continue;
+    if (best == kNoSlice || End(s, i) > End(s, best)) best = i;
+    if (End(s, i) == st.start_ns + st.dur_ns) break;
+  }
+  return best;
+}
+
+std::vector<Window> FindWindows(const Trace& trace, const DependencyGraph& g, const AnalysisWindow* aw) {
+  const SliceTable& s = trace.slices;
+  std::vector<std::pair<uint32_t, uint32_t>> track_range(trace.tracks.size(), {0, 0});
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    auto& r = track_range[s.track[i]];
+    if (r.second == 0) r.first = i;
+    r.second = i + 1;
+  }
+  std::vector<Window> out;
+  StepList steps = FindSteps(trace);
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    const StepSpan& st = steps.steps[k];
+    if (!st.has_start() || st.dur_ns <= 0) continue;
+    Window w;
+    w.path.rank = st.rank;
+    w.path.number = st.number;
+    w.path.step_index = k;
+    w.path.start_ns = st.start_ns;
+    w.path.end_ns = st.start_ns + st.dur_ns;
+    w.path.step_dur_ns = st.dur_ns;
+    w.path.steady = aw == nullptr || std::find(aw->warmup.begin(), aw->warmup.end(), k) == aw->warmup.end();
+    w.host_sink = StepSlice(trace, track_range, st);
+    out.push_back(w);
+  }
+  if (out.empty()) {
+    // No steps: each rank's whole trace is one window.
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      const int32_t rank = trace.tracks.rank[s.track[i]];
+      if (trace.tracks.kind[s.track[i]] == TrackKind::kCounter || s.kind[i] == EventKind::kGpuUserAnnotation ||
+          s.kind[i] == EventKind::kTraceSpan) {
+        continue;
+      }
+      if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream && !g.on_device[i]) continue;
+      auto it = std::find_if(out.begin(), out.end(), [&](const Window& w) { return w.path.rank == rank; });
+      if (it == out.end()) {
+        Window w;
+        w.path.rank = rank;
+        w.path.start_ns = s.ts_ns[i];
+        w.path.end_ns = End(s, i);
+        w.path.steady = true;
+        out.push_back(w);
+        it = out.end() - 1;
+      }
+      it->path.start_ns = std::min(it->path.start_ns, s.ts_ns[i]);
+      uint32_t& sink = g.on_device[i] ? it->device_sink : it->host_sink;
+      if (sink == kNoSlice || End(s, i) > End(s, sink)) sink = i;
+    }
+    for (Window& w : out) {
+      if (w.host_sink != kNoSlice) w.path.end_ns = End(s, w.host_sink);
+      w.path.step_dur_ns = w.path.end_ns - w.path.start_ns;
+    }
+    return out;
+  }
+  // Device sinks: each activity belongs to the step its launching call (or,
+  // unlinked, its own start) falls in, on its rank.
+  std::vector<size_t> order(out.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(out[a].path.rank, out[a].path.start_ns) < std::tie(out[b].path.rank, out[b].path.start_ns);
+  });
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!g.on_device[i]) continue;
+    const int64_t t = g.launch[i] != kNoSlice ? s.ts_ns[g.launch[i]] : s.ts_ns[i];
+    const int32_t rank = trace.tracks.rank[s.track[i]];
+    auto it = std::upper_bound(order.begin(), order.end(), std::make_pair(rank, t), [&](const auto& key, size_t w) {
+      return std::tie(key.first, key.second) < std::tie(out[w].path.rank, out[w].path.start_ns);
+    });
+    if (it == order.begin()) continue;
+    Window& w = out[*(it - 1)];
+    if (w.path.rank != rank || t >= w.path.start_ns + w.path.step_dur_ns) continue;
+    w.path.device_total_ns[static_cast<size_t>(g.cls[i])] += s.dur_ns[i];
+    if (w.device_sink == kNoSlice || End(s, i) > End(s, w.device_sink)) w.device_sink = i;
+  }
+  for (Window& w : out) {
+    if (w.device_sink != kNoSlice) w.path.end_ns = std::max(w.path.end_ns, End(s, w.device_sink));
+  }
+  return out;
+}
+
+// The backward walk of one window. Appends its segments and edges (in time
+// order) to the result.
+class Walker {
+ public:
+  Walker(const Trace& trace, const DependencyGraph& g, CriticalPathResult* out)
+      : s_(trace.slices), trace_(trace), g_(g), out_(out) {}
+
+  void Walk(Window& w) {
+    StepPath& p = w.path;
+    segs_.clear();
+    edges_.clear();
+    t0_ = p.start_ns;
+    step_ = &p;
+    want_cause_ = kNoSlice;
+    uint32_t x = w.host_sink;
+    bool at_end = true;
+    if (w.device_sink != kNoSlice && (x == kNoSlice || End(s_, w.device_sink) > End(s_, x))) x = w.device_sink;
+    if (x == kNoSlice) return Finish(p);
+    t_ = p.end_ns;
+    if (End(s_, x) < t_) Emit(End(s_, x), kNoSlice, TimeClass::kIdleOther, DepKind::kNone);
+    size_t budget = 4 * s_.size() + 64;
+    while (t_ > t0_) {
+      if (budget-- == 0) {
+        p.truncated = true;
+        break;
+      }
+      if (!(at_end ? StepFromEnd(&x, &at_end) : StepFromStart(&x, &at_end))) break;
+    }
+    Finish(p);
+  }
+
+ private:
+  // Records [max(from, t0), t) as `slice`'s time of class `cls` and moves
+  // the cursor to `from`.
+  void Emit(int64_t from, uint32_t slice, TimeClass cls, DepKind via) {
+    from = std::max(from, t0_);
+    if (from < t_) {
+      segs_.push_back({from, t_, slice, cls, via});
+      if (want_cause_ != kNoSlice && slice != kNoSlice && slice != want_cause_ && !IsIdleClass(cls)) {
+        step_->waited_cause = slice;
+        want_cause_ = kNoSlice;
+      }
+    }
+    t_ = std::min(t_, std::max(from, t0_));
+  }
+  void Edge(uint32_t from, uint32_t to, DepKind kind) { edges_.push_back({from, to, kind}); }
+
+  // At the end of `x`: its own time back to the binding predecessor among
+  // its start, its last child's end, the device work a sync call waited
+  // for, and the last rank's arrival at a collective.
+  bool StepFromEnd(uint32_t* x, bool* at_end) {
+    const uint32_t i = *x;
+    int64_t best_t = s_.ts_ns[i];
+    uint32_t next = i;
+    bool next_end = false;
+    DepKind via = DepKind::kNone;
+    if (uint32_t c = g_.last_child[i]; c != kNoSlice && End(s_, c) >= best_t) {
+      best_t = End(s_, c), next = c, next_end = true, via = DepKind::kNesting;
+    }
+    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && !g_.on_device[i] && End(s_, w) > best_t) {
+      best_t = End(s_, w), next = w, next_end = true, via = DepKind::kSync;
+    }
+    if (uint32_t q = g_.peer[i]; q != kNoSlice && s_.ts_ns[q] > best_t) {
+      best_t = s_.ts_ns[q], next = q, next_end = false, via = DepKind::kCollective;
+    }
+    Emit(std::min(best_t, t_), i, g_.cls[i], via);
+    if (via == DepKind::kCollective && step_->waited_rank == kNoRank) {
+      step_->waited_rank = trace_.tracks.rank[s_.track[next]];
+      step_->waited_collective = next;
+      step_->waited_late_ns = s_.ts_ns[next] - s_.ts_ns[i];
+      want_cause_ = next;
+    }
+    if (via == DepKind::kSync || via == DepKind::kCollective) Edge(next, i, via);
+    *x = next;
+    *at_end = next_end;
+    return true;
+  }
+
+  // At the start of `x`: the wait before it, back to the predecessor that
+  // finished last.
+  bool StepFromStart(uint32_t* x, bool* at_end) {
+    const uint32_t i = *x;
+    if (g_.on_device[i]) return DeviceStart(x, at_end);
+    if (uint32_t h = g_.handoff[i]; h != kNoSlice && End(s_, h) > OwnPredecessorTime(i)) {
+      Emit(std::min(End(s_, h), t_), i, TimeClass::kIdleOther, DepKind::kHandoff);
+      Edge(h, i, DepKind::kHandoff);
+      *x = h;
+      *at_end = true;
+      return true;
+    }
+    if (uint32_t p = g_.prev[i]; p != kNoSlice) {
+      const uint32_t parent = g_.parent[i];
+      Emit(std::min(End(s_, p), t_), parent, parent != kNoSlice ? g_.cls[parent] : TimeClass::kIdleOther,
+           DepKind::kThreadOrder);
+      *x = p;
+      *at_end = true;
+      return true;
+    }
+    if (uint32_t u = g_.parent[i]; u != kNoSlice) {
+      Emit(std::min(s_.ts_ns[u], t_), u, g_.cls[u], DepKind::kNesting);
+      *x = u;
+      *at_end = false;
+      return true;
+    }
+    Emit(t0_, kNoSlice, TimeClass::kIdleOther, DepKind::kNone);
+    return false;
+  }
+
+  int64_t OwnPredecessorTime(uint32_t i) const {
+    if (g_.prev[i] != kNoSlice) return End(s_, g_.prev[i]);
+    return g_.parent[i] != kNoSlice ? s_.ts_ns[g_.parent[i]] : INT64_MIN;
+  }
+
+  bool DeviceStart(uint32_t* x, bool* at_end) {
+    const uint32_t i = *x;
+    int64_t best_t = INT64_MIN;
+    uint32_t next = kNoSlice;
+    bool next_end = false;
+    DepKind via = DepKind::kNone;
+    TimeClass wait = TimeClass::kIdleOther;
+    if (uint32_t l = g_.launch[i]; l != kNoSlice) {
+      best_t = s_.ts_ns[l], next = l, next_end = false, via = DepKind::kLaunch, wait = TimeClass::kIdleHostBound;
+    }
+    if (uint32_t p = g_.prev[i]; p != kNoSlice && End(s_, p) >= best_t) {
+      best_t = End(s_, p), next = p, next_end = true, via = DepKind::kStreamOrder, wait = TimeClass::kIdleOther;
+    }
+    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && End(s_, w) >= best_t) {
+      best_t = End(s_, w), next = w, next_end = true, via = DepKind::kStreamWait, wait = TimeClass::kIdleSync;
+    }
+    if (next == kNoSlice) {
+      Emit(t0_, i, TimeClass::kIdleOther, DepKind::kNone);
+      return false;
+    }
+    Emit(std::min(best_t, t_), i, wait, via);
+    Edge(next, i, via);
+    *x = next;
+    *at_end = next_end;
+    return true;
+  }
+
+  void Finish(StepPath& p) {
+    std::reverse(segs_.begin(), segs_.end());
+    std::reverse(edges_.begin(), edges_.end());
+    p.first_segment = out_->segments.size();
+    p.segment_count = segs_.size();
+    p.first_edge = out_->edges.size();
+    p.edge_count = edges_.size();
+    for (const PathSegment& seg : segs_) {
+      p.by_class_ns[static_cast<size_t>(seg.cls)] += seg.end_ns - seg.start_ns;
+      if (seg.slice != kNoSlice && !IsIdleClass(seg.cls)) out_->on_path[seg.slice] = true;
+      out_->segments.push_back(seg);
+    }
+    for (const PathEdge& e : edges_) {
+      out_->on_path[e.from_slice] = out_->on_path[e.to_slice] = true;
+      out_->edges.push_back(e);
+    }
+  }
+
+  const SliceTable& s_;
+  const Trace& trace_;
+  const DependencyGraph& g_;
+  CriticalPathResult* out_;
+  std::vector<PathSegment> segs_;  // reused across windows
+  std::vector<PathEdge> edges_;
+  int64_t t0_ = 0, t_ = 0;
+  StepPath* step_ = nullptr;
+  uint32_t want_cause_ = kNoSlice;
+};
+
+}  // namespace
+
+CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options) {
+  CriticalPathResult r;
+  r.graph = BuildDependencyGraph(trace, options);
+  r.on_path.assign(trace.slices.size(), false);
+  std::vector<Window> windows = FindWindows(trace, r.graph, options.window);
+  Walker walker(trace, r.graph, &r);
+  bool any_steady = false;
+  for (Window& w : windows) {
+    walker.Walk(w);
+    any_steady |= w.path.steady;
+  }
+  for (Window& w : windows) {
+    StepPath& p = w.path;
+    if (any_steady && !p.steady) {
+      r.steps.push_back(p);
+      continue;
+    }
+    ++r.window_steps;
+    r.window_path_ns += p.length_ns();
+    for (size_t c = 0; c < kTimeClassCount; ++c) {
+      r.window_by_class_ns[c] += p.by_class_ns[c];
+      r.window_device_total_ns[c] += p.device_total_ns[c];
+    }
+    r.steps.push_back(p);
+  }
+  if (!options.keep_graph) r.graph = DependencyGraph{};
+  return r;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,175 @@
+// The critical path of each step through a dependency graph over host
+// threads, launches, device streams, synchronisation and collectives.
+//
+// Graph (one node per slice, its start and its end; edges are stored as a
+// few slice indices per slice, built in O(n log n) with no per-event
+// allocation). The edge kinds follow Holistic Trace Analysis's
+// critical_path_analysis (OPERATOR_KERNEL, KERNEL_LAUNCH_DELAY,
+// KERNEL_KERNEL_DELAY, SYNC_DEPENDENCY) plus the cross-rank join:
+//   kNesting      host: parent start → child start, child end → parent end;
+//   kThreadOrder  host: a slice's end → the next sibling's start on its thread;
+//   kLaunch       the launching runtime call's start → the device activity's
+//                 start (correlation ids / flows);
+//   kStreamOrder  device: an activity's end → the next activity's start on
+//                 its stream (streams run in order);
+//   kSync         device activity end → the end of the host call waiting for
+//                 it: cudaStreamSynchronize (the stream's last activity
+//                 launched before the call), cudaDeviceSynchronize (every
+//                 stream of the device), cudaEventSynchronize (the stream the
+//                 recorded event was on, from the CUPTI "Event Sync" record);
+//                 without CUPTI sync records, any blocking sync call
+//                 (IsBlockingSyncName) waits for every stream of its rank;
+//   kStreamWait   cudaStreamWaitEvent: the last activity launched on the
+//                 event's stream before its cudaEventRecord → the first
+//                 activity launched on the waiting stream after the wait
+//                 (CUPTI "Stream Wait Event" records name the event and the
+//                 stream);
+//   kHandoff      host threads record no wake-ups: a slice that starts work
+//                 on its thread (top level, or under a profiler wrapper)
+//                 after a gap is taken to wait for the latest such work that
+//                 ended on another thread of its process inside that gap
+//                 (the forward pass on the main thread → the autograd
+//                 thread's backward; the backward's end → the optimizer);
+//   kCollective   the i-th collective of a (group, type) on every rank is one
+//                 collective (as src/analysis/communication/cross_rank.h
+//                 matches them): it ends only once its last rank arrives, so
+//                 the latest arrival's start → every rank's end. Used only
+//                 when the ranks' clocks agree (CrossRankResult::clocks_agree).
+//
+// Path: for each step (FindSteps' timeline steps, per rank; without steps,
+// each rank's whole trace), from the latest end among the step's host span
+// and the device activity its calls launched, walk back along the binding
+// dependency — the predecessor that finished last — to the step's start.
+// In a graph whose edges carry the measured time differences this is the
+// longest path (HTA takes networkx's longest path over the same edges), so
+// the path's length is the step's makespan (step start to its last device
+// activity's end), and every nanosecond of it is assigned once: to the slice
+// running on the path (its own time, children excluded) or to the wait
+// between a dependency and the next node, by TimeClass (time_class.h). A
+// copy hidden under compute is off the path; a copy the host or a stream
+// waited for is on it. A collective whose last rank arrived late moves the
+// path to that rank: the step names the rank and the op it was late for.
+// Linear in slices per step (each slice is visited at most twice); a walk
+// longer than 4 × slices + 64 nodes stops and is reported as truncated.
+#ifndef AIPROF_SRC_ANALYSIS_CRITICAL_PATH_CRITICAL_PATH_H_
+#define AIPROF_SRC_ANALYSIS_CRITICAL_PATH_CRITICAL_PATH_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/analysis/critical_path/time_class.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+class MetricSet;
+struct AnalysisWindow;
+struct CrossRankResult;
+
+enum class DepKind : uint8_t {
+  kNone = 0,  // the path's first segment
+  kNesting,
+  kThreadOrder,
+  kLaunch,
+  kStreamOrder,
+  kSync,
+  kStreamWait,
+  kCollective,
+  kHandoff,
+};
+inline constexpr size_t kDepKindCount = 9;
+const char* DepKindName(DepKind kind);
+
+// The dependency graph, as per-slice arrays (kNoSlice where none). Host
+// slices use parent/prev/last_child; device activities use prev (the
+// previous activity on the stream), launch, wait_on (kStreamWait source) and
+// peer (kCollective: the matched instance that arrived last, when another
+// rank's); host sync calls use wait_on (kSync source); handoff is kHandoff's
+// source.
+struct DependencyGraph {
+  std::vector<uint32_t> parent, prev, last_child, launch, wait_on, peer, handoff;
+  std::vector<TimeClass> cls;  // class of each slice's own time
+  std::vector<bool> on_device;  // slice is device activity on a stream
+  std::array<uint64_t, kDepKindCount> edges{};  // edge count per kind
+  bool cross_rank = false;  // collectives were joined across ranks
+};
+
+// A stretch of the critical path: [start_ns, end_ns) spent in `slice`'s own
+// time (or waiting before it, for idle classes), reached from the previous
+// segment through `via`.
+struct PathSegment {
+  int64_t start_ns = 0, end_ns = 0;
+  uint32_t slice = kNoSlice;  // the slice running (or waited for, for idle classes)
+  TimeClass cls = TimeClass::kIdleOther;
+  DepKind via = DepKind::kNone;
+};
+
+// A dependency between two slices on different tracks that the path
+// follows (a launch, a stream wait, a sync, a collective join, stream order).
+struct PathEdge {
+  uint32_t from_slice = kNoSlice, to_slice = kNoSlice;
+  DepKind kind = DepKind::kNone;
+};
+
+struct StepPath {
+  int32_t rank = kNoRank;
+  int64_t number = -1;       // the step's number, -1 when unknown or no steps
+  size_t step_index = SIZE_MAX;  // index into FindSteps().steps; SIZE_MAX: a whole-trace window
+  int64_t start_ns = 0;      // the step's start
+  int64_t end_ns = 0;        // its sink: the latest end of its host span and launched activity
+  int64_t step_dur_ns = 0;   // the step as recorded (host span)
+  std::array<int64_t, kTimeClassCount> by_class_ns{};  // path time by class; sums to end − start
+  // Device time of the step's launched activity per class (compute, copy,
+  // collective), on the path or not: the base of the on-path shares.
+  std::array<int64_t, kTimeClassCount> device_total_ns{};
+  size_t first_segment = 0, segment_count = 0;  // into CriticalPathResult::segments, time order
+  size_t first_edge = 0, edge_count = 0;        // into CriticalPathResult::edges
+  // Across ranks: the path moved to another rank at a collective whose last
+  // arrival that rank was; the first such jump (latest in time).
+  int32_t waited_rank = kNoRank;
+  uint32_t waited_collective = kNoSlice;  // the late rank's collective
+  uint32_t waited_cause = kNoSlice;       // the slice on the path just before it on that rank
+  int64_t waited_late_ns = 0;             // its arrival after this rank's
+  bool truncated = false;
+  bool steady = false;  // inside the analysis window's steady state
+  int64_t length_ns() const { return end_ns - start_ns; }
+};
+
+struct CriticalPathResult {
+  DependencyGraph graph;
+  std::vector<StepPath> steps;
+  std::vector<PathSegment> segments;
+  std::vector<PathEdge> edges;
+  // Sums over the steady-state steps (all steps when none is marked steady).
+  size_t window_steps = 0;
+  int64_t window_path_ns = 0;
+  std::array<int64_t, kTimeClassCount> window_by_class_ns{};
+  std::array<int64_t, kTimeClassCount> window_device_total_ns{};
+  // The slices on some step's path, by slice index (for the exports).
+  std::vector<bool> on_path;
+};
+
+struct CriticalPathOptions {
+  const AnalysisWindow* window = nullptr;      // marks steady steps
+  const CrossRankResult* cross = nullptr;      // collectives are joined only when its clocks agree
+  bool keep_graph = true;                      // keep DependencyGraph in the result (the what-if replays it)
+};
+
+// Builds the graph. O(n log n) in slices.
+DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptions& options = {});
+
+// Graph and path of every step.
+CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options = {});
+
+// Publishes critical_path_ns and the on-path time of compute, copies,
+// collectives, host work and idle per steady step (the window's base).
+void PublishCriticalPath(const CriticalPathResult& r, MetricSet* metrics);
+
+// Plain-text lines for `aiprof analyze`.
+std::vector<std::string> DescribeCriticalPath(const Trace& trace, const CriticalPathResult& r);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_CRITICAL_PATH_CRITICAL_PATH_H_

@@ -1,0 +1,190 @@
+#include "src/analysis/critical_path/critical_path.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/communication/cross_rank.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/model/trace_builder.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+int64_t On(const StepPath& p, TimeClass c) { return p.by_class_ns[static_cast<size_t>(c)]; }
+
+int64_t Sum(const StepPath& p) {
+  int64_t sum = 0;
+  for (int64_t v : p.by_class_ns) sum += v;
+  return sum;
+}
+
+uint32_t SliceNamed(const Trace& t, std::string_view name) {
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (t.Str(t.slices.name[i]) == name) return i;
+  }
+  return kNoSlice;
+}
+
+// Hand-made (times in µs): one step [0, 105]. K1 (60) then K2 (10) on stream
+// 7; a copy H2D (30) on stream 8 runs under K1; a copy D2H (20) on stream 7
+// after K2, which the host waits for in cudaStreamSynchronize [30, 102].
+// Worked by hand, backward from the step's end at 105:
+//   [102,105] ProfilerStep's own time (idle_other)     3
+//   [100,102] cudaStreamSynchronize after the copy     2  (sync edge)
+//   [ 80,100] copy D2H                                 20
+//   [ 70, 80] K2, [10, 70] K1 (stream order)           70
+//   [  4, 10] K1 waits for its launch call (host bound) 6
+//   [  2,  4] aten::mm's own time before the launch      2
+//   [  0,  2] ProfilerStep's own time (idle_other)      2
+// The H2D copy is hidden under K1: off the path.
+constexpr char kCopies[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":105},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":2,"dur":6},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":4,"dur":2,"args":{"correlation":1}},
+  {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":10,"dur":4},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":11,"dur":2,"args":{"correlation":2}},
+  {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":20,"dur":4},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":2,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":25,"dur":2,"args":{"correlation":4}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":30,"dur":72},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":10,"dur":60,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":8,"ts":15,"dur":30,"args":{"device":0,"stream":8,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":70,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":80,"dur":20,"args":{"device":0,"stream":7,"correlation":4}}
+]})json";
+
+TEST(CriticalPathTest, HandMadeHiddenCopyOffPathStallingCopyOn) {
+  auto t = ImportJsonText(kCopies);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  ASSERT_EQ(r.steps.size(), 1u);
+  const StepPath& p = r.steps[0];
+  EXPECT_EQ(p.length_ns(), 105'000);
+  EXPECT_EQ(Sum(p), 105'000);
+  EXPECT_EQ(On(p, TimeClass::kIdleOther), 5'000);
+  EXPECT_EQ(On(p, TimeClass::kSync), 2'000);
+  EXPECT_EQ(On(p, TimeClass::kCopy), 20'000);
+  EXPECT_EQ(On(p, TimeClass::kCompute), 70'000);
+  EXPECT_EQ(On(p, TimeClass::kIdleHostBound), 6'000);
+  EXPECT_EQ(On(p, TimeClass::kHostOp), 2'000);
+  EXPECT_EQ(p.device_total_ns[static_cast<size_t>(TimeClass::kCopy)], 50'000);
+  EXPECT_FALSE(r.on_path[SliceNamed(*t, "Memcpy HtoD (Pageable -> Device)")]);
+  EXPECT_TRUE(r.on_path[SliceNamed(*t, "Memcpy DtoH (Device -> Pageable)")]);
+  EXPECT_TRUE(r.on_path[SliceNamed(*t, "K1")]);
+  EXPECT_FALSE(r.on_path[SliceNamed(*t, "aten::relu")]);
+  // Segments tile the path in time order.
+  ASSERT_GT(p.segment_count, 0u);
+  EXPECT_EQ(r.segments[p.first_segment].start_ns, p.start_ns);
+  for (size_t k = p.first_segment + 1; k < p.first_segment + p.segment_count; ++k) {
+    EXPECT_EQ(r.segments[k].start_ns, r.segments[k - 1].end_ns);
+  }
+  EXPECT_EQ(r.segments[p.first_segment + p.segment_count - 1].end_ns, p.end_ns);
+  MetricSet m;
+  PublishCriticalPath(r, &m);
+  EXPECT_EQ(m.Get("critical_path_ns")->value, 105'000);
+  EXPECT_EQ(m.Get("critical_path_copy_ns")->value, 20'000);
+  EXPECT_NEAR(m.Get("critical_path_copy_hidden_ratio")->value, 30.0 / 50, 1e-12);
+  EXPECT_EQ(m.Get("critical_path_host_ns")->value, 4'000);
+}
+
+// Hand-made, two ranks (µs): each launches a GEMM then an all-reduce and
+// waits for the device in cudaDeviceSynchronize [5, 77]; the step is [0, 80].
+// Rank 1's GEMM takes 40 against rank 0's 20, so its all-reduce starts at 45,
+// 20 after rank 0's: rank 0's path runs back through the all-reduce's
+// transfer [45, 75] to rank 1's arrival, then rank 1's GEMM [5, 45], its
+// launch wait [1, 5] and the step's first µs.
+std::unique_ptr<Trace> TwoRanks() {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  const StringId step = b.Intern("ProfilerStep#1"), annot = b.Intern("user_annotation");
+  const StringId launch = b.Intern("cudaLaunchKernel"), runtime = b.Intern("cuda_runtime");
+  const StringId sync = b.Intern("cudaDeviceSynchronize"), kernel = b.Intern("kernel");
+  const StringId gemm = b.Intern("gemm"), nccl = b.Intern("ncclKernel_AllReduce_RING_LL_Sum_float");
+  for (int r = 0; r < 2; ++r) {
+    const uint32_t host = b.ThreadTrack(IdValue::Num(100 + r), IdValue::Num(1));
+    const uint32_t dev = b.ThreadTrack(IdValue::Num(r), IdValue::Num(7));
+    b.SetTrackRole(dev, TrackKind::kDeviceStream, Layer::kDevice, 0);
+    b.SetTrackRank(host, r);
+    b.SetTrackRank(dev, r);
+    const int64_t us = 1000, gemm_us = r == 0 ? 20 : 40;
+    b.AddSlice(host, 0, 80 * us, step, annot, kNoCorrelation, 0, 0);
+    b.AddSlice(host, 1 * us, 1 * us, launch, runtime, 1, 0, 0);
+    b.AddSlice(host, 3 * us, 1 * us, launch, runtime, 2, 0, 0);
+    b.AddSlice(host, 5 * us, 72 * us, sync, runtime, kNoCorrelation, 0, 0);
+    b.AddSlice(dev, 5 * us, gemm_us * us, gemm, kernel, 1, 0, 0);
+    b.AddSlice(dev, (5 + gemm_us) * us, (70 - gemm_us) * us, nccl, kernel, 2, 0, 0);
+  }
+  if (!b.Finalize().ok()) return nullptr;
+  return trace;
+}
+
+TEST(CriticalPathTest, HandMadeCollectiveEndsWhenLastRankArrives) {
+  auto t = TwoRanks();
+  ASSERT_NE(t, nullptr);
+  CrossRankResult cross;
+  cross.clocks_agree = true;
+  cross.ranks.resize(2);
+  CriticalPathOptions o;
+  o.cross = &cross;
+  CriticalPathResult r = ComputeCriticalPath(*t, o);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.graph.edges[static_cast<size_t>(DepKind::kCollective)], 1u);
+  for (const StepPath& p : r.steps) {
+    EXPECT_EQ(p.length_ns(), 80'000);
+    EXPECT_EQ(Sum(p), 80'000);
+    EXPECT_EQ(On(p, TimeClass::kCollective), 30'000) << "rank " << p.rank;
+    EXPECT_EQ(On(p, TimeClass::kCompute), 40'000) << "rank " << p.rank;  // rank 1's GEMM on both
+    EXPECT_EQ(On(p, TimeClass::kIdleHostBound), 4'000);
+    EXPECT_EQ(On(p, TimeClass::kSync), 2'000);
+    EXPECT_EQ(On(p, TimeClass::kIdleOther), 4'000);
+  }
+  const StepPath& r0 = r.steps[0].rank == 0 ? r.steps[0] : r.steps[1];
+  const StepPath& r1 = r.steps[0].rank == 0 ? r.steps[1] : r.steps[0];
+  EXPECT_EQ(r0.waited_rank, 1);
+  EXPECT_EQ(r0.waited_late_ns, 20'000);
+  ASSERT_NE(r0.waited_cause, kNoSlice);
+  EXPECT_EQ(t->Str(t->slices.name[r0.waited_cause]), "gemm");
+  EXPECT_EQ(t->tracks.rank[t->slices.track[r0.waited_cause]], 1);
+  EXPECT_EQ(r1.waited_rank, kNoRank);
+  // Without the cross-rank join rank 0's own (shorter) GEMM is on its path.
+  CriticalPathResult alone = ComputeCriticalPath(*t);
+  const StepPath& a0 = alone.steps[0].rank == 0 ? alone.steps[0] : alone.steps[1];
+  EXPECT_EQ(On(a0, TimeClass::kCompute), 20'000);
+  EXPECT_EQ(On(a0, TimeClass::kCollective), 50'000);
+}
+
+// HTA's critical-path test (tests/test_critical_path_analysis.py) checks on
+// this AlexNet trace a GPU→GPU sync edge from the fft2d_c2r kernel of
+// correlation 5606 on stream 20 to the elementwise kernel of correlation
+// 5629 on stream 7 (cudaStreamWaitEvent); we find the same edge.
+TEST(CriticalPathTest, AlexnetStreamWaitEdgeMatchesHta) {
+  auto t = ImportFixture(
+      "kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  auto device_with_corr = [&](int64_t corr) {
+    for (uint32_t i = 0; i < t->slices.size(); ++i) {
+      if (r.graph.on_device[i] && t->slices.correlation[i] == corr) return i;
+    }
+    return kNoSlice;
+  };
+  const uint32_t fft = device_with_corr(5606), elwise = device_with_corr(5629);
+  ASSERT_NE(fft, kNoSlice);
+  ASSERT_NE(elwise, kNoSlice);
+  EXPECT_TRUE(t->Str(t->slices.name[fft]).starts_with("void fft2d_c2r_32x32"));
+  EXPECT_EQ(t->tracks.tid[t->slices.track[fft]], 20);
+  EXPECT_EQ(t->tracks.tid[t->slices.track[elwise]], 7);
+  EXPECT_EQ(r.graph.wait_on[elwise], fft);
+  EXPECT_GT(r.graph.edges[static_cast<size_t>(DepKind::kSync)], 0u);
+  ASSERT_FALSE(r.steps.empty());
+  for (const StepPath& p : r.steps) {
+    EXPECT_EQ(Sum(p), p.length_ns());
+    EXPECT_FALSE(p.truncated);
+  }
+}
+
+}  // namespace
+}  // namespace aiprof

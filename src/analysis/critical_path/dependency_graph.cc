@@ -1,0 +1,367 @@
+// BuildDependencyGraph: the edges of critical_path.h, as per-slice arrays.
+#include <algorithm>
+#include <tuple>
+
+#include "src/analysis/common/trace_index.h"
+#include "src/analysis/communication/collectives.h"
+#include "src/analysis/communication/cross_rank.h"
+#include "src/analysis/critical_path/critical_path.h"
+
+namespace aiprof {
+namespace {
+
+int64_t End(const SliceTable& s, uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; }
+
+// Device activity grouped by stream track, with the time each was launched
+// (its launching call's start, else its own start): "the last activity
+// launched on stream S before time t" is a binary search.
+class StreamIndex {
+ public:
+  StreamIndex(const Trace& trace, const DependencyGraph& g) : trace_(trace) {
+    const SliceTable& s = trace.slices;
+    range_.assign(trace.tracks.size(), {0, 0});
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (!g.on_device[i]) continue;
+      const uint32_t tr = s.track[i];
+      if (range_[tr].second == 0) range_[tr].first = acts_.size();
+      acts_.push_back(i);
+      launched_.push_back(g.launch[i] != kNoSlice ? s.ts_ns[g.launch[i]] : s.ts_ns[i]);
+      range_[tr].second = acts_.size();
+    }
+    // Launch order follows stream order; a stray inversion (clock skew)
+    // must not break the binary searches.
+    for (size_t k = 1; k < launched_.size(); ++k) {
+      if (s.track[acts_[k]] == s.track[acts_[k - 1]]) launched_[k] = std::max(launched_[k], launched_[k - 1]);
+    }
+    for (uint32_t tr = 0; tr < trace.tracks.size(); ++tr) {
+      if (trace.tracks.kind[tr] == TrackKind::kDeviceStream && range_[tr].second > range_[tr].first) {
+        streams_.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], trace.tracks.tid[tr], tr});
+      }
+    }
+    std::sort(streams_.begin(), streams_.end());
+  }
+
+  // Last activity on stream track `tr` launched at or before `t`, or kNoSlice.
+  uint32_t LastBefore(uint32_t tr, int64_t t) const {
+    if (tr >= range_.size()) return kNoSlice;
+    auto [b, e] = range_[tr];
+    auto it = std::upper_bound(launched_.begin() + static_cast<ptrdiff_t>(b),
+                               launched_.begin() + static_cast<ptrdiff_t>(e), t);
+    size_t k = static_cast<size_t>(it - launched_.begin());
+    return k > b ? acts_[k - 1] : kNoSlice;
+  }
+  // First activity on stream track `tr` launched after `t`, or kNoSlice.
+  uint32_t FirstAfter(uint32_t tr, int64_t t) const {
+    if (tr >= range_.size()) return kNoSlice;
+    auto [b, e] = range_[tr];
+    auto it = std::upper_bound(launched_.begin() + static_cast<ptrdiff_t>(b),
+                               launched_.begin() + static_cast<ptrdiff_t>(e), t);
+    size_t k = static_cast<size_t>(it - launched_.begin());
+    return k < e ? acts_[k] : kNoSlice;
+  }
+  // Of the streams of (rank, device) — every device of the rank when
+  // `device` is -1 — the activity launched last before `t` per stream that
+  // ends latest.
+  uint32_t LatestEndingBefore(int32_t rank, int64_t device, int64_t t) const {
+    uint32_t best = kNoSlice;
+    const SliceTable& s = trace_.slices;
+    auto lo = std::lower_bound(streams_.begin(), streams_.end(), Stream{rank, INT64_MIN, INT64_MIN, 0});
+    for (auto it = lo; it != streams_.end() && it->rank == rank; ++it) {
+      if (device != -1 && it->device != device) continue;
+      uint32_t a = LastBefore(it->track, t);
+      if (a != kNoSlice && (best == kNoSlice || End(s, a) > End(s, best))) best = a;
+    }
+    return best;
+  }
+  uint32_t StreamTrack(int32_t rank, int64_t device, int64_t stream) const {
+    auto it = std::lower_bound(streams_.begin(), streams_.end(), Stream{rank, device, stream, 0});
+    return it != streams_.end() && it->rank == rank && it->device == device && it->stream == stream ? it->track
+                                                                                                    : kNoTrack;
+  }
+
+ private:
+  struct Stream {
+    int32_t rank;
+    int64_t device, stream;
+    uint32_t track;
+    bool operator<(const Stream& o) const {
+      return std::tie(rank, device, stream, track) < std::tie(o.rank, o.device, o.stream, o.track);
+    }
+  };
+  const Trace& trace_;
+  std::vector<uint32_t> acts_;
+  std::vector<int64_t> launched_;
+  std::vector<std::pair<size_t, size_t>> range_;  // per track, into acts_
+  std::vector<Stream> streams_;
+};
+
+// Host slices by (rank, correlation id): the runtime call a CUPTI record
+// names.
+class HostByCorrelation {
+ public:
+  explicit HostByCorrelation(const Trace& trace) : trace_(trace) {
+    const SliceTable& s = trace.slices;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.correlation[i] == kNoCorrelation || trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream) continue;
+      rows_.push_back({trace.tracks.rank[s.track[i]], s.correlation[i], i});
+    }
+    std::sort(rows_.begin(), rows_.end());
+  }
+  uint32_t Find(int32_t rank, int64_t corr) const {
+    auto it = std::lower_bound(rows_.begin(), rows_.end(), Row{rank, corr, 0});
+    return it != rows_.end() && it->rank == rank && it->corr == corr ? it->slice : kNoSlice;
+  }
+
+ private:
+  struct Row {
+    int32_t rank;
+    int64_t corr;
+    uint32_t slice;
+    bool operator<(const Row& o) const { return std::tie(rank, corr, slice) < std::tie(o.rank, o.corr, o.slice); }
+  };
+  const Trace& trace_;
+  std::vector<Row> rows_;
+};
+
+int64_t IntArg(const Trace& trace, uint32_t slice, std::optional<StringId> key, int64_t fallback) {
+  if (!key) return fallback;
+  const Arg* a = trace.FindSliceArg(slice, *key);
+  if (!a) return fallback;
+  switch (a->type) {
+    case ArgType::kInt: return a->i;
+    case ArgType::kUint: return static_cast<int64_t>(a->u);
+    case ArgType::kDouble: return static_cast<int64_t>(a->d);
+    default: return fallback;
+  }
+}
+
+// Classes, nesting and order on host threads, order on streams.
+void BuildStructure(const Trace& trace, DependencyGraph* g) {
+  const SliceTable& s = trace.slices;
+  const size_t n = s.size();
+  std::vector<uint32_t> stack;
+  uint32_t track = kNoTrack, last_top = kNoSlice, last_act = kNoSlice;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (s.track[i] != track) {
+      track = s.track[i];
+      stack.clear();
+      last_top = last_act = kNoSlice;
+    }
+    const TrackKind tk = trace.tracks.kind[track];
+    g->cls[i] = ClassOfSlice(s.kind[i], trace.Str(s.name[i]));
+    if (tk == TrackKind::kDeviceStream) {
+      if (!IsDeviceActivity(s.kind[i])) continue;  // labels and CUPTI sync records
+      g->on_device[i] = true;
+      g->prev[i] = last_act;
+      if (last_act != kNoSlice) ++g->edges[static_cast<size_t>(DepKind::kStreamOrder)];
+      last_act = i;
+      continue;
+    }
+    const int64_t start = s.ts_ns[i], end = End(s, i);
+    while (!stack.empty() && !(End(s, stack.back()) >= end && s.ts_ns[stack.back()] <= start)) stack.pop_back();
+    const uint32_t parent = stack.empty() ? kNoSlice : stack.back();
+    g->parent[i] = parent;
+    if (parent != kNoSlice) {
+      g->prev[i] = g->last_child[parent];
+      g->last_child[parent] = i;
+      ++g->edges[static_cast<size_t>(DepKind::kNesting)];
+      // Work inside a data-loader span is data loading.
+      if (g->cls[parent] == TimeClass::kIdleDataLoading && !IsIdleClass(g->cls[i])) {
+        g->cls[i] = TimeClass::kIdleDataLoading;
+      }
+    } else {
+      g->prev[i] = last_top;
+      last_top = i;
+    }
+    if (g->prev[i] != kNoSlice) ++g->edges[static_cast<size_t>(DepKind::kThreadOrder)];
+    stack.push_back(i);
+  }
+}
+
+void LinkLaunches(const Trace& trace, DependencyGraph* g) {
+  std::vector<uint32_t> calls = LaunchingCalls(trace);
+  std::vector<uint32_t> ops = LaunchingOps(trace);
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    if (!g->on_device[i]) continue;
+    g->launch[i] = calls[i] != kNoSlice ? calls[i] : ops[i];
+    if (g->launch[i] != kNoSlice) ++g->edges[static_cast<size_t>(DepKind::kLaunch)];
+  }
+}
+
+// Adds `source` as what `target` waits for, keeping the latest-ending one.
+void AddWait(const SliceTable& s, uint32_t target, uint32_t source, DependencyGraph* g) {
+  if (target == kNoSlice || source == kNoSlice || target == source) return;
+  uint32_t& cur = g->wait_on[target];
+  if (cur == kNoSlice) {
+    ++g->edges[static_cast<size_t>(g->on_device[target] ? DepKind::kStreamWait : DepKind::kSync)];
+    cur = source;
+  } else if (End(s, source) > End(s, cur)) {
+    cur = source;
+  }
+}
+
+void LinkSyncs(const Trace& trace, DependencyGraph* g) {
+  const SliceTable& s = trace.slices;
+  StreamIndex streams(trace, *g);
+  HostByCorrelation host(trace);
+  const std::optional<StringId> k_wait_stream = trace.strings.Find("wait_on_stream");
+  const std::optional<StringId> k_record = trace.strings.Find("wait_on_cuda_event_record_corr_id");
+  bool has_records = false;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const uint32_t tr = s.track[i];
+    if (s.kind[i] != EventKind::kSync || trace.tracks.kind[tr] != TrackKind::kDeviceStream) continue;
+    has_records = true;
+    const int32_t rank = trace.tracks.rank[tr];
+    const int64_t device = trace.tracks.pid[tr];
+    const uint32_t call = host.Find(rank, s.correlation[i]);
+    if (call == kNoSlice) continue;
+    const std::string_view name = trace.Str(s.name[i]);
+    const int64_t wait_stream = IntArg(trace, i, k_wait_stream, -1);
+    const uint32_t record = host.Find(rank, IntArg(trace, i, k_record, kNoCorrelation));
+    const uint32_t wait_track = wait_stream >= 0 ? streams.StreamTrack(rank, device, wait_stream) : kNoTrack;
+    if (name == "Stream Wait Event") {
+      if (record == kNoSlice || wait_track == kNoTrack) continue;
+      AddWait(s, streams.FirstAfter(tr, s.ts_ns[call]), streams.LastBefore(wait_track, s.ts_ns[record]), g);
+    } else if (name == "Stream Sync") {
+      AddWait(s, call, streams.LastBefore(tr, s.ts_ns[call]), g);
+    } else if (name == "Event Sync" && record != kNoSlice && wait_track != kNoTrack) {
+      AddWait(s, call, streams.LastBefore(wait_track, s.ts_ns[record]), g);
+    } else {  // Context Sync, an Event Sync naming no stream: every stream of the device
+      AddWait(s, call, streams.LatestEndingBefore(rank, device, s.ts_ns[call]), g);
+    }
+  }
+  if (has_records) return;
+  // No CUPTI sync records (older traces, other runtimes): a blocking sync
+  // call waits for every stream of its rank.
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const uint32_t tr = s.track[i];
+    if (trace.tracks.kind[tr] == TrackKind::kDeviceStream || !IsBlockingSyncName(trace.Str(s.name[i]))) continue;
+    if (s.kind[i] != EventKind::kSync && s.kind[i] != EventKind::kRuntime) continue;
+    AddWait(s, i, streams.LatestEndingBefore(trace.tracks.rank[tr], -1, s.ts_ns[i]), g);
+  }
+}
+
+// Matches the i-th collective of a (group, type) across ranks; every
+// instance but the last to arrive gets the last arrival as its peer.
+void LinkCollectives(const Trace& trace, DependencyGraph* g) {
+  const SliceTable& s = trace.slices;
+  std::vector<CollectiveSlice> colls = CollectCollectives(trace);
+  struct Key {
+    uint32_t group;
+    uint8_t type;
+    int32_t rank;
+    int64_t ts;
+    uint32_t slice;
+    uint64_t ordinal;
+  };
+  std::vector<Key> keys;
+  keys.reserve(colls.size());
+  for (const CollectiveSlice& c : colls) {
+    keys.push_back({c.group.raw, static_cast<uint8_t>(c.type), c.rank, s.ts_ns[c.slice], c.slice, 0});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.group, a.type, a.rank, a.ts, a.slice) < std::tie(b.group, b.type, b.rank, b.ts, b.slice);
+  });
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const bool same = k > 0 && keys[k - 1].group == keys[k].group && keys[k - 1].type == keys[k].type &&
+                      keys[k - 1].rank == keys[k].rank;
+    keys[k].ordinal = same ? keys[k - 1].ordinal + 1 : 0;
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.group, a.type, a.ordinal, a.rank) < std::tie(b.group, b.type, b.ordinal, b.rank);
+  });
+  for (size_t b = 0; b < keys.size();) {
+    size_t e = b + 1;
+    while (e < keys.size() && keys[e].group == keys[b].group && keys[e].type == keys[b].type &&
+           keys[e].ordinal == keys[b].ordinal) {
+      ++e;
+    }
+    size_t last = b;
+    for (size_t k = b; k < e; ++k) {
+      if (keys[k].ts > keys[last].ts) last = k;
+    }
+    for (size_t k = b; k < e && e - b > 1; ++k) {
+      if (keys[k].rank == keys[last].rank || keys[k].ts >= keys[last].ts) continue;
+      g->peer[keys[k].slice] = keys[last].slice;
+      ++g->edges[static_cast<size_t>(DepKind::kCollective)];
+    }
+    b = e;
+  }
+  g->cross_rank = true;
+}
+
+// Work roots: host slices that start work on their thread (no parent, or a
+// profiler wrapper as parent) and are no wrapper themselves.
+bool IsWorkRoot(const DependencyGraph& g, uint32_t i) {
+  if (g.on_device[i] || g.cls[i] == TimeClass::kIdleOther) return false;
+  return g.parent[i] == kNoSlice || g.cls[g.parent[i]] == TimeClass::kIdleOther;
+}
+
+void LinkHandoffs(const Trace& trace, DependencyGraph* g) {
+  const SliceTable& s = trace.slices;
+  struct Root {
+    int32_t rank;
+    int64_t pid, end;
+    uint32_t track, slice;
+    bool operator<(const Root& o) const { return std::tie(rank, pid, end, slice) < std::tie(o.rank, o.pid, o.end, o.slice); }
+  };
+  std::vector<Root> roots;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const uint32_t tr = s.track[i];
+    if (trace.tracks.kind[tr] != TrackKind::kThread || !IsWorkRoot(*g, i)) continue;
+    roots.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], End(s, i), tr, i});
+  }
+  std::sort(roots.begin(), roots.end());
+  constexpr int kScan = 8;  // entries of the same thread skipped at most
+  for (const Root& x : roots) {
+    const uint32_t i = x.slice;
+    const uint32_t p = g->prev[i], u = g->parent[i];
+    const int64_t own = p != kNoSlice ? End(s, p) : u != kNoSlice ? s.ts_ns[u] : INT64_MIN;
+    auto it = std::upper_bound(roots.begin(), roots.end(), Root{x.rank, x.pid, s.ts_ns[i], 0, UINT32_MAX});
+    for (int k = 0; k < kScan && it != roots.begin(); ++k) {
+      --it;
+      if (it->rank != x.rank || it->pid != x.pid || it->end <= own) break;
+      if (it->track == x.track) continue;
+      g->handoff[i] = it->slice;
+      ++g->edges[static_cast<size_t>(DepKind::kHandoff)];
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+const char* DepKindName(DepKind kind) {
+  switch (kind) {
+    case DepKind::kNone: return "start";
+    case DepKind::kNesting: return "nesting";
+    case DepKind::kThreadOrder: return "thread_order";
+    case DepKind::kLaunch: return "launch";
+    case DepKind::kStreamOrder: return "stream_order";
+    case DepKind::kSync: return "sync";
+    case DepKind::kStreamWait: return "stream_wait";
+    case DepKind::kCollective: return "collective";
+    case DepKind::kHandoff: return "handoff";
+  }
+  return "?";
+}
+
+DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptions& options) {
+  const size_t n = trace.slices.size();
+  DependencyGraph g;
+  for (std::vector<uint32_t>* v : {&g.parent, &g.prev, &g.last_child, &g.launch, &g.wait_on, &g.peer, &g.handoff}) {
+    v->assign(n, kNoSlice);
+  }
+  g.cls.assign(n, TimeClass::kIdleOther);
+  g.on_device.assign(n, false);
+  BuildStructure(trace, &g);
+  LinkLaunches(trace, &g);
+  LinkSyncs(trace, &g);
+  LinkHandoffs(trace, &g);
+  if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
+    LinkCollectives(trace, &g);
+  }
+  return g;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,49 @@
+// What a stretch of time is, in the words every "where does the step go"
+// figure shares: the critical path's composition (critical_path.h) and,
+// later, the attribution tree. Device activity by kind, host work, and idle
+// or waiting by the causes of the gap analysis (src/analysis/gaps/).
+#ifndef AIPROF_SRC_ANALYSIS_CRITICAL_PATH_TIME_CLASS_H_
+#define AIPROF_SRC_ANALYSIS_CRITICAL_PATH_TIME_CLASS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "src/analysis/gaps/idle_gaps.h"
+#include "src/model/event_kind.h"
+
+namespace aiprof {
+
+enum class TimeClass : uint8_t {
+  kCompute = 0,      // a device kernel
+  kCopy,             // a device copy or set (memcpy, memset)
+  kCollective,       // a collective (NCCL/HCCL kernel, gloo span)
+  kHostOp,           // a host op's own time (cpu_op, python_function, record_function)
+  kRuntime,          // a runtime/driver call's own time (launches, allocations)
+  kSync,             // a synchronisation call's own time, not spent waiting for the device
+  kIdleDataLoading,  // waiting on data loading (inside a data-loader span)
+  kIdleSync,         // a device stream waiting for another stream (stream wait event)
+  kIdleHostBound,    // the device waiting for the host to launch (launch delay)
+  kIdleOther,        // no recorded work: host time outside any op (a wrapper's self time), device gaps
+};
+inline constexpr size_t kTimeClassCount = 10;
+
+// Stable lower-case names ("compute", "copy", ..., "idle_other").
+const char* TimeClassName(TimeClass c);
+
+// The class of a slice's own time, from its kind and name: profiler wrapper
+// spans (ProfilerStep#N, "PyTorch Profiler (N)", the "Trace" span) are
+// structure, their own time kIdleOther; data-loader spans kIdleDataLoading.
+TimeClass ClassOfSlice(EventKind kind, std::string_view name);
+
+// The idle class of a gap cause.
+TimeClass IdleClassOf(GapCause cause);
+
+inline bool IsIdleClass(TimeClass c) { return c >= TimeClass::kIdleDataLoading; }
+
+// True for the profiler's own wrapper spans, which are structure, never work.
+bool IsProfilerWrapperName(std::string_view name);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_CRITICAL_PATH_TIME_CLASS_H_
