@@ -3,8 +3,8 @@
 // summary time). Inputs: the shipped CPU sample (AIPROF_SAMPLE_TRACE) and the
 // ResNet50 GPU trace of ../shared/fixtures (AIPROF_BENCH_GPU_TRACE overrides
 // it), each imported once. Run the two families interleaved:
-//   build/bench/aiprof_benchmarks --benchmark_filter='CriticalPath|SummaryOf' \
-//     --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+//   build/bench/aiprof_benchmarks --benchmark_filter='CriticalPath|SummaryOf'
+//     --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true  (one line)
 // Figures in README.md ("Performance").
 #include <benchmark/benchmark.h>
 

@@ -1,5 +1,7 @@
 #include "src/analysis/attribution/op_class.h"
 
+#include "src/analysis/common/trace_index.h"
+
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -89,11 +91,6 @@ OpClass ClassifyOpName(std::string_view name) {
   if (HasAny(s, kReduce)) return OpClass::kReduction;
   if (HasAny(s, kElementwise)) return OpClass::kElementwise;
   return OpClass::kOther;
-}
-
-bool IsProfilerWrapperName(std::string_view name) {
-  return name.substr(0, 13) == "ProfilerStep#" || name.substr(0, 18) == "PyTorch Profiler (" ||
-         name == "record_param_comms" || name == "Trace" || name == "PyTorch Profiler";
 }
 
 }  // namespace aiprof

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "src/analysis/common/trace_index.h"  // IsProfilerWrapperName
+
 namespace aiprof {
 
 enum class OpClass : uint8_t {
@@ -36,9 +38,6 @@ const char* OpClassName(OpClass c);
 // threshold, dropout, where, clamp, elementwise, foreach, addcmul, sqrt, pow).
 OpClass ClassifyOpName(std::string_view name);
 
-// The profiler's own spans: "ProfilerStep#N", "PyTorch Profiler (N)",
-// "record_param_comms" (a wrapper around a collective op), "Trace".
-bool IsProfilerWrapperName(std::string_view name);
 
 }  // namespace aiprof
 

@@ -68,4 +68,9 @@ bool IsBlockingSyncName(std::string_view name) {
 
 bool IsDataLoaderName(std::string_view name) { return ContainsIgnoreCase(name, "dataloader"); }
 
+bool IsProfilerWrapperName(std::string_view name) {
+  return name.starts_with("ProfilerStep#") || name.starts_with("PyTorch Profiler") || name.starts_with("## step") ||
+         name == "record_param_comms" || name == "Trace";
+}
+
 }  // namespace aiprof

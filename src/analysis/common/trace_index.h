@@ -36,6 +36,12 @@ bool IsBlockingSyncName(std::string_view name);
 // e.g. "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__").
 bool IsDataLoaderName(std::string_view name);
 
+// True for the profiler's own wrapper spans, which are structure, never a
+// consumer of time: "ProfilerStep#N", "PyTorch Profiler (N)", the "Trace"
+// span, "## step N ##" markers and record_param_comms (which wraps a
+// collective). Shared by the attribution tree and the critical path.
+bool IsProfilerWrapperName(std::string_view name);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_COMMON_TRACE_INDEX_H_

@@ -139,7 +139,7 @@ class Walker {
     if (w.device_sink != kNoSlice && (x == kNoSlice || End(s_, w.device_sink) > End(s_, x))) x = w.device_sink;
     if (x == kNoSlice) return Finish(p);
     t_ = p.end_ns;
-    if (End(s_, x) < t_) Emit(End(s_, x), kNoSlice, TimeClass::kIdleOther, DepKind::kNone);
+    if (End(s_, x) < t_) Emit(End(s_, x), kNoSlice, PathClass::kIdleOther, DepKind::kNone);
     size_t budget = 4 * s_.size() + 64;
     while (t_ > t0_) {
       if (budget-- == 0) {
@@ -154,7 +154,7 @@ class Walker {
  private:
   // Records [max(from, t0), t) as `slice`'s time of class `cls` and moves
   // the cursor to `from`.
-  void Emit(int64_t from, uint32_t slice, TimeClass cls, DepKind via) {
+  void Emit(int64_t from, uint32_t slice, PathClass cls, DepKind via) {
     from = std::max(from, t0_);
     if (from < t_) {
       segs_.push_back({from, t_, slice, cls, via});
@@ -204,7 +204,7 @@ class Walker {
     const uint32_t i = *x;
     if (g_.on_device[i]) return DeviceStart(x, at_end);
     if (uint32_t h = g_.handoff[i]; h != kNoSlice && End(s_, h) > OwnPredecessorTime(i)) {
-      Emit(std::min(End(s_, h), t_), i, TimeClass::kIdleOther, DepKind::kHandoff);
+      Emit(std::min(End(s_, h), t_), i, PathClass::kIdleOther, DepKind::kHandoff);
       Edge(h, i, DepKind::kHandoff);
       *x = h;
       *at_end = true;
@@ -212,7 +212,7 @@ class Walker {
     }
     if (uint32_t p = g_.prev[i]; p != kNoSlice) {
       const uint32_t parent = g_.parent[i];
-      Emit(std::min(End(s_, p), t_), parent, parent != kNoSlice ? g_.cls[parent] : TimeClass::kIdleOther,
+      Emit(std::min(End(s_, p), t_), parent, parent != kNoSlice ? g_.cls[parent] : PathClass::kIdleOther,
            DepKind::kThreadOrder);
       *x = p;
       *at_end = true;
@@ -224,7 +224,7 @@ class Walker {
       *at_end = false;
       return true;
     }
-    Emit(t0_, kNoSlice, TimeClass::kIdleOther, DepKind::kNone);
+    Emit(t0_, kNoSlice, PathClass::kIdleOther, DepKind::kNone);
     return false;
   }
 
@@ -239,18 +239,18 @@ class Walker {
     uint32_t next = kNoSlice;
     bool next_end = false;
     DepKind via = DepKind::kNone;
-    TimeClass wait = TimeClass::kIdleOther;
+    PathClass wait = PathClass::kIdleOther;
     if (uint32_t l = g_.launch[i]; l != kNoSlice) {
-      best_t = s_.ts_ns[l], next = l, next_end = false, via = DepKind::kLaunch, wait = TimeClass::kIdleHostBound;
+      best_t = s_.ts_ns[l], next = l, next_end = false, via = DepKind::kLaunch, wait = PathClass::kIdleHostBound;
     }
     if (uint32_t p = g_.prev[i]; p != kNoSlice && End(s_, p) >= best_t) {
-      best_t = End(s_, p), next = p, next_end = true, via = DepKind::kStreamOrder, wait = TimeClass::kIdleOther;
+      best_t = End(s_, p), next = p, next_end = true, via = DepKind::kStreamOrder, wait = PathClass::kIdleOther;
     }
     if (uint32_t w = g_.wait_on[i]; w != kNoSlice && End(s_, w) >= best_t) {
-      best_t = End(s_, w), next = w, next_end = true, via = DepKind::kStreamWait, wait = TimeClass::kIdleSync;
+      best_t = End(s_, w), next = w, next_end = true, via = DepKind::kStreamWait, wait = PathClass::kIdleSync;
     }
     if (next == kNoSlice) {
-      Emit(t0_, i, TimeClass::kIdleOther, DepKind::kNone);
+      Emit(t0_, i, PathClass::kIdleOther, DepKind::kNone);
       return false;
     }
     Emit(std::min(best_t, t_), i, wait, via);
@@ -310,7 +310,7 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
     }
     ++r.window_steps;
     r.window_path_ns += p.length_ns();
-    for (size_t c = 0; c < kTimeClassCount; ++c) {
+    for (size_t c = 0; c < kPathClassCount; ++c) {
       r.window_by_class_ns[c] += p.by_class_ns[c];
       r.window_device_total_ns[c] += p.device_total_ns[c];
     }

@@ -45,7 +45,7 @@
 // the path's length is the step's makespan (step start to its last device
 // activity's end), and every nanosecond of it is assigned once: to the slice
 // running on the path (its own time, children excluded) or to the wait
-// between a dependency and the next node, by TimeClass (time_class.h). A
+// between a dependency and the next node, by PathClass (time_class.h). A
 // copy hidden under compute is off the path; a copy the host or a stream
 // waited for is on it. A collective whose last rank arrived late moves the
 // path to that rank: the step names the rank and the op it was late for.
@@ -90,7 +90,7 @@ const char* DepKindName(DepKind kind);
 // source.
 struct DependencyGraph {
   std::vector<uint32_t> parent, prev, last_child, launch, wait_on, peer, handoff;
-  std::vector<TimeClass> cls;  // class of each slice's own time
+  std::vector<PathClass> cls;  // class of each slice's own time
   std::vector<bool> on_device;  // slice is device activity on a stream
   std::array<uint64_t, kDepKindCount> edges{};  // edge count per kind
   bool cross_rank = false;  // collectives were joined across ranks
@@ -102,7 +102,7 @@ struct DependencyGraph {
 struct PathSegment {
   int64_t start_ns = 0, end_ns = 0;
   uint32_t slice = kNoSlice;  // the slice running (or waited for, for idle classes)
-  TimeClass cls = TimeClass::kIdleOther;
+  PathClass cls = PathClass::kIdleOther;
   DepKind via = DepKind::kNone;
 };
 
@@ -120,10 +120,10 @@ struct StepPath {
   int64_t start_ns = 0;      // the step's start
   int64_t end_ns = 0;        // its sink: the latest end of its host span and launched activity
   int64_t step_dur_ns = 0;   // the step as recorded (host span)
-  std::array<int64_t, kTimeClassCount> by_class_ns{};  // path time by class; sums to end − start
+  std::array<int64_t, kPathClassCount> by_class_ns{};  // path time by class; sums to end − start
   // Device time of the step's launched activity per class (compute, copy,
   // collective), on the path or not: the base of the on-path shares.
-  std::array<int64_t, kTimeClassCount> device_total_ns{};
+  std::array<int64_t, kPathClassCount> device_total_ns{};
   size_t first_segment = 0, segment_count = 0;  // into CriticalPathResult::segments, time order
   size_t first_edge = 0, edge_count = 0;        // into CriticalPathResult::edges
   // Across ranks: the path moved to another rank at a collective whose last
@@ -145,8 +145,8 @@ struct CriticalPathResult {
   // Sums over the steady-state steps (all steps when none is marked steady).
   size_t window_steps = 0;
   int64_t window_path_ns = 0;
-  std::array<int64_t, kTimeClassCount> window_by_class_ns{};
-  std::array<int64_t, kTimeClassCount> window_device_total_ns{};
+  std::array<int64_t, kPathClassCount> window_by_class_ns{};
+  std::array<int64_t, kPathClassCount> window_device_total_ns{};
   // The slices on some step's path, by slice index (for the exports).
   std::vector<bool> on_path;
 };

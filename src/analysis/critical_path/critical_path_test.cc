@@ -13,7 +13,7 @@ namespace {
 using testing::ImportFixture;
 using testing::ImportJsonText;
 
-int64_t On(const StepPath& p, TimeClass c) { return p.by_class_ns[static_cast<size_t>(c)]; }
+int64_t On(const StepPath& p, PathClass c) { return p.by_class_ns[static_cast<size_t>(c)]; }
 
 int64_t Sum(const StepPath& p) {
   int64_t sum = 0;
@@ -64,13 +64,13 @@ TEST(CriticalPathTest, HandMadeHiddenCopyOffPathStallingCopyOn) {
   const StepPath& p = r.steps[0];
   EXPECT_EQ(p.length_ns(), 105'000);
   EXPECT_EQ(Sum(p), 105'000);
-  EXPECT_EQ(On(p, TimeClass::kIdleOther), 5'000);
-  EXPECT_EQ(On(p, TimeClass::kSync), 2'000);
-  EXPECT_EQ(On(p, TimeClass::kCopy), 20'000);
-  EXPECT_EQ(On(p, TimeClass::kCompute), 70'000);
-  EXPECT_EQ(On(p, TimeClass::kIdleHostBound), 6'000);
-  EXPECT_EQ(On(p, TimeClass::kHostOp), 2'000);
-  EXPECT_EQ(p.device_total_ns[static_cast<size_t>(TimeClass::kCopy)], 50'000);
+  EXPECT_EQ(On(p, PathClass::kIdleOther), 5'000);
+  EXPECT_EQ(On(p, PathClass::kSync), 2'000);
+  EXPECT_EQ(On(p, PathClass::kCopy), 20'000);
+  EXPECT_EQ(On(p, PathClass::kCompute), 70'000);
+  EXPECT_EQ(On(p, PathClass::kIdleHostBound), 6'000);
+  EXPECT_EQ(On(p, PathClass::kHostOp), 2'000);
+  EXPECT_EQ(p.device_total_ns[static_cast<size_t>(PathClass::kCopy)], 50'000);
   EXPECT_FALSE(r.on_path[SliceNamed(*t, "Memcpy HtoD (Pageable -> Device)")]);
   EXPECT_TRUE(r.on_path[SliceNamed(*t, "Memcpy DtoH (Device -> Pageable)")]);
   EXPECT_TRUE(r.on_path[SliceNamed(*t, "K1")]);
@@ -135,11 +135,11 @@ TEST(CriticalPathTest, HandMadeCollectiveEndsWhenLastRankArrives) {
   for (const StepPath& p : r.steps) {
     EXPECT_EQ(p.length_ns(), 80'000);
     EXPECT_EQ(Sum(p), 80'000);
-    EXPECT_EQ(On(p, TimeClass::kCollective), 30'000) << "rank " << p.rank;
-    EXPECT_EQ(On(p, TimeClass::kCompute), 40'000) << "rank " << p.rank;  // rank 1's GEMM on both
-    EXPECT_EQ(On(p, TimeClass::kIdleHostBound), 4'000);
-    EXPECT_EQ(On(p, TimeClass::kSync), 2'000);
-    EXPECT_EQ(On(p, TimeClass::kIdleOther), 4'000);
+    EXPECT_EQ(On(p, PathClass::kCollective), 30'000) << "rank " << p.rank;
+    EXPECT_EQ(On(p, PathClass::kCompute), 40'000) << "rank " << p.rank;  // rank 1's GEMM on both
+    EXPECT_EQ(On(p, PathClass::kIdleHostBound), 4'000);
+    EXPECT_EQ(On(p, PathClass::kSync), 2'000);
+    EXPECT_EQ(On(p, PathClass::kIdleOther), 4'000);
   }
   const StepPath& r0 = r.steps[0].rank == 0 ? r.steps[0] : r.steps[1];
   const StepPath& r1 = r.steps[0].rank == 0 ? r.steps[1] : r.steps[0];
@@ -152,8 +152,8 @@ TEST(CriticalPathTest, HandMadeCollectiveEndsWhenLastRankArrives) {
   // Without the cross-rank join rank 0's own (shorter) GEMM is on its path.
   CriticalPathResult alone = ComputeCriticalPath(*t);
   const StepPath& a0 = alone.steps[0].rank == 0 ? alone.steps[0] : alone.steps[1];
-  EXPECT_EQ(On(a0, TimeClass::kCompute), 20'000);
-  EXPECT_EQ(On(a0, TimeClass::kCollective), 50'000);
+  EXPECT_EQ(On(a0, PathClass::kCompute), 20'000);
+  EXPECT_EQ(On(a0, PathClass::kCollective), 50'000);
 }
 
 // HTA's critical-path test (tests/test_critical_path_analysis.py) checks on

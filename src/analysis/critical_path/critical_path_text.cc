@@ -15,30 +15,30 @@ constexpr char kSource[] = "critical_path";
 constexpr size_t kStepsDescribed = 8;
 constexpr size_t kTopSlices = 8;
 
-int64_t ClassNs(const std::array<int64_t, kTimeClassCount>& a, TimeClass c) { return a[static_cast<size_t>(c)]; }
+int64_t ClassNs(const std::array<int64_t, kPathClassCount>& a, PathClass c) { return a[static_cast<size_t>(c)]; }
 std::string Ns(double ns) { return FormatDurationNs(ns); }
 double Share(double a, double b) { return b > 0 ? a / b : 0; }
 
-int64_t HostNs(const std::array<int64_t, kTimeClassCount>& a) {
-  return ClassNs(a, TimeClass::kHostOp) + ClassNs(a, TimeClass::kRuntime) + ClassNs(a, TimeClass::kSync);
+int64_t HostNs(const std::array<int64_t, kPathClassCount>& a) {
+  return ClassNs(a, PathClass::kHostOp) + ClassNs(a, PathClass::kRuntime) + ClassNs(a, PathClass::kSync);
 }
-int64_t IdleNs(const std::array<int64_t, kTimeClassCount>& a) {
+int64_t IdleNs(const std::array<int64_t, kPathClassCount>& a) {
   int64_t sum = 0;
-  for (size_t c = 0; c < kTimeClassCount; ++c) sum += IsIdleClass(static_cast<TimeClass>(c)) ? a[c] : 0;
+  for (size_t c = 0; c < kPathClassCount; ++c) sum += IsIdleClass(static_cast<PathClass>(c)) ? a[c] : 0;
   return sum;
 }
 
-std::string Composition(const std::array<int64_t, kTimeClassCount>& a, int64_t total_ns, double per) {
+std::string Composition(const std::array<int64_t, kPathClassCount>& a, int64_t total_ns, double per) {
   std::string out;
-  for (size_t c = 0; c < kTimeClassCount; ++c) {
+  for (size_t c = 0; c < kPathClassCount; ++c) {
     if (a[c] == 0) continue;
-    out += std::string(out.empty() ? "" : ", ") + TimeClassName(static_cast<TimeClass>(c)) + " " +
+    out += std::string(out.empty() ? "" : ", ") + PathClassName(static_cast<PathClass>(c)) + " " +
            Ns(static_cast<double>(a[c]) / per) + " (" + FormatPercent(Share(static_cast<double>(a[c]), static_cast<double>(total_ns))) + ")";
   }
   return out.empty() ? "empty" : out;
 }
 
-std::string OnPathLine(const char* what, const CriticalPathResult& r, TimeClass c, double per) {
+std::string OnPathLine(const char* what, const CriticalPathResult& r, PathClass c, double per) {
   const double on = static_cast<double>(ClassNs(r.window_by_class_ns, c));
   const double total = static_cast<double>(ClassNs(r.window_device_total_ns, c));
   if (total <= 0) return {};
@@ -49,7 +49,7 @@ std::string OnPathLine(const char* what, const CriticalPathResult& r, TimeClass 
 }
 
 std::vector<std::string> TopSlices(const Trace& trace, const CriticalPathResult& r, double per) {
-  std::unordered_map<uint32_t, std::pair<int64_t, TimeClass>> by_name;
+  std::unordered_map<uint32_t, std::pair<int64_t, PathClass>> by_name;
   for (const StepPath& p : r.steps) {
     if (r.window_steps > 0 && !p.steady && r.window_steps != r.steps.size()) continue;
     for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
@@ -60,13 +60,13 @@ std::vector<std::string> TopSlices(const Trace& trace, const CriticalPathResult&
       e.second = seg.cls;
     }
   }
-  std::vector<std::pair<uint32_t, std::pair<int64_t, TimeClass>>> v(by_name.begin(), by_name.end());
+  std::vector<std::pair<uint32_t, std::pair<int64_t, PathClass>>> v(by_name.begin(), by_name.end());
   std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
     return a.second.first != b.second.first ? a.second.first > b.second.first : a.first < b.first;
   });
   std::vector<std::string> out;
   for (size_t k = 0; k < std::min(kTopSlices, v.size()); ++k) {
-    out.push_back("  " + std::string(trace.Str(StringId{v[k].first})) + " [" + TimeClassName(v[k].second.second) +
+    out.push_back("  " + std::string(trace.Str(StringId{v[k].first})) + " [" + PathClassName(v[k].second.second) +
                   "]: " + Ns(static_cast<double>(v[k].second.first) / per) + " per step on the path");
   }
   return out;
@@ -101,15 +101,15 @@ void PublishCriticalPath(const CriticalPathResult& r, MetricSet* m) {
   const double per = static_cast<double>(r.window_steps);
   const auto& a = r.window_by_class_ns;
   m->Set("critical_path_ns", static_cast<double>(r.window_path_ns) / per, kSource);
-  m->Set("critical_path_compute_ns", static_cast<double>(ClassNs(a, TimeClass::kCompute)) / per, kSource);
-  m->Set("critical_path_copy_ns", static_cast<double>(ClassNs(a, TimeClass::kCopy)) / per, kSource);
-  m->Set("critical_path_collective_ns", static_cast<double>(ClassNs(a, TimeClass::kCollective)) / per, kSource);
+  m->Set("critical_path_compute_ns", static_cast<double>(ClassNs(a, PathClass::kCompute)) / per, kSource);
+  m->Set("critical_path_copy_ns", static_cast<double>(ClassNs(a, PathClass::kCopy)) / per, kSource);
+  m->Set("critical_path_collective_ns", static_cast<double>(ClassNs(a, PathClass::kCollective)) / per, kSource);
   m->Set("critical_path_host_ns", static_cast<double>(HostNs(a)) / per, kSource);
   m->Set("critical_path_idle_ns", static_cast<double>(IdleNs(a)) / per, kSource);
-  const double copies = static_cast<double>(ClassNs(r.window_device_total_ns, TimeClass::kCopy));
+  const double copies = static_cast<double>(ClassNs(r.window_device_total_ns, PathClass::kCopy));
   if (copies > 0) {
     m->Set("critical_path_copy_hidden_ratio",
-           std::max(0.0, copies - static_cast<double>(ClassNs(a, TimeClass::kCopy))) / copies, kSource);
+           std::max(0.0, copies - static_cast<double>(ClassNs(a, PathClass::kCopy))) / copies, kSource);
   } else {
     m->SetUnavailable("critical_path_copy_hidden_ratio", "no device copies in the steps");
   }
@@ -129,8 +129,8 @@ std::vector<std::string> DescribeCriticalPath(const Trace& trace, const Critical
                 "launched), mean of " + std::to_string(r.window_steps) + " step(s): " +
                 Ns(static_cast<double>(r.window_path_ns) / per));
   out.push_back("  composition: " + Composition(r.window_by_class_ns, r.window_path_ns, per));
-  for (auto [what, c] : {std::pair{"compute", TimeClass::kCompute}, std::pair{"copies", TimeClass::kCopy},
-                         std::pair{"collectives", TimeClass::kCollective}}) {
+  for (auto [what, c] : {std::pair{"compute", PathClass::kCompute}, std::pair{"copies", PathClass::kCopy},
+                         std::pair{"collectives", PathClass::kCollective}}) {
     std::string line = OnPathLine(what, r, c, per);
     if (!line.empty()) out.push_back("  " + line);
   }

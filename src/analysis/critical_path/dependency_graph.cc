@@ -166,8 +166,8 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
       g->last_child[parent] = i;
       ++g->edges[static_cast<size_t>(DepKind::kNesting)];
       // Work inside a data-loader span is data loading.
-      if (g->cls[parent] == TimeClass::kIdleDataLoading && !IsIdleClass(g->cls[i])) {
-        g->cls[i] = TimeClass::kIdleDataLoading;
+      if (g->cls[parent] == PathClass::kIdleDataLoading && !IsIdleClass(g->cls[i])) {
+        g->cls[i] = PathClass::kIdleDataLoading;
       }
     } else {
       g->prev[i] = last_top;
@@ -293,8 +293,8 @@ void LinkCollectives(const Trace& trace, DependencyGraph* g) {
 // Work roots: host slices that start work on their thread (no parent, or a
 // profiler wrapper as parent) and are no wrapper themselves.
 bool IsWorkRoot(const DependencyGraph& g, uint32_t i) {
-  if (g.on_device[i] || g.cls[i] == TimeClass::kIdleOther) return false;
-  return g.parent[i] == kNoSlice || g.cls[g.parent[i]] == TimeClass::kIdleOther;
+  if (g.on_device[i] || g.cls[i] == PathClass::kIdleOther) return false;
+  return g.parent[i] == kNoSlice || g.cls[g.parent[i]] == PathClass::kIdleOther;
 }
 
 void LinkHandoffs(const Trace& trace, DependencyGraph* g) {
@@ -352,7 +352,7 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   for (std::vector<uint32_t>* v : {&g.parent, &g.prev, &g.last_child, &g.launch, &g.wait_on, &g.peer, &g.handoff}) {
     v->assign(n, kNoSlice);
   }
-  g.cls.assign(n, TimeClass::kIdleOther);
+  g.cls.assign(n, PathClass::kIdleOther);
   g.on_device.assign(n, false);
   BuildStructure(trace, &g);
   LinkLaunches(trace, &g);

@@ -4,52 +4,47 @@
 
 namespace aiprof {
 
-const char* TimeClassName(TimeClass c) {
+const char* PathClassName(PathClass c) {
   switch (c) {
-    case TimeClass::kCompute: return "compute";
-    case TimeClass::kCopy: return "copy";
-    case TimeClass::kCollective: return "collective";
-    case TimeClass::kHostOp: return "host_op";
-    case TimeClass::kRuntime: return "runtime";
-    case TimeClass::kSync: return "sync_call";
-    case TimeClass::kIdleDataLoading: return "idle_data_loading";
-    case TimeClass::kIdleSync: return "idle_sync";
-    case TimeClass::kIdleHostBound: return "idle_host_bound";
-    case TimeClass::kIdleOther: return "idle_other";
+    case PathClass::kCompute: return "compute";
+    case PathClass::kCopy: return "copy";
+    case PathClass::kCollective: return "collective";
+    case PathClass::kHostOp: return "host_op";
+    case PathClass::kRuntime: return "runtime";
+    case PathClass::kSync: return "sync_call";
+    case PathClass::kIdleDataLoading: return "idle_data_loading";
+    case PathClass::kIdleSync: return "idle_sync";
+    case PathClass::kIdleHostBound: return "idle_host_bound";
+    case PathClass::kIdleOther: return "idle_other";
   }
   return "?";
 }
 
-bool IsProfilerWrapperName(std::string_view name) {
-  return name.starts_with("ProfilerStep#") || name.starts_with("PyTorch Profiler") ||
-         name.starts_with("## step") || name == "Trace";
-}
-
-TimeClass ClassOfSlice(EventKind kind, std::string_view name) {
+PathClass ClassOfSlice(EventKind kind, std::string_view name) {
   switch (kind) {
-    case EventKind::kKernel: return TimeClass::kCompute;
+    case EventKind::kKernel: return PathClass::kCompute;
     case EventKind::kMemcpy:
-    case EventKind::kMemset: return TimeClass::kCopy;
-    case EventKind::kCollective: return TimeClass::kCollective;
+    case EventKind::kMemset: return PathClass::kCopy;
+    case EventKind::kCollective: return PathClass::kCollective;
     case EventKind::kRuntime:
-    case EventKind::kDriver: return TimeClass::kRuntime;
-    case EventKind::kSync: return TimeClass::kSync;
-    case EventKind::kTraceSpan: return TimeClass::kIdleOther;
+    case EventKind::kDriver: return PathClass::kRuntime;
+    case EventKind::kSync: return PathClass::kSync;
+    case EventKind::kTraceSpan: return PathClass::kIdleOther;
     default: break;
   }
-  if (IsProfilerWrapperName(name)) return TimeClass::kIdleOther;
-  if (IsDataLoaderName(name)) return TimeClass::kIdleDataLoading;
-  return TimeClass::kHostOp;
+  if (IsProfilerWrapperName(name)) return PathClass::kIdleOther;
+  if (IsDataLoaderName(name)) return PathClass::kIdleDataLoading;
+  return PathClass::kHostOp;
 }
 
-TimeClass IdleClassOf(GapCause cause) {
+PathClass IdleClassOf(GapCause cause) {
   switch (cause) {
-    case GapCause::kDataLoading: return TimeClass::kIdleDataLoading;
-    case GapCause::kSync: return TimeClass::kIdleSync;
-    case GapCause::kHostBound: return TimeClass::kIdleHostBound;
-    case GapCause::kOther: return TimeClass::kIdleOther;
+    case GapCause::kDataLoading: return PathClass::kIdleDataLoading;
+    case GapCause::kSync: return PathClass::kIdleSync;
+    case GapCause::kHostBound: return PathClass::kIdleHostBound;
+    case GapCause::kOther: return PathClass::kIdleOther;
   }
-  return TimeClass::kIdleOther;
+  return PathClass::kIdleOther;
 }
 
 }  // namespace aiprof

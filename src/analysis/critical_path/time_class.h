@@ -9,12 +9,13 @@
 #include <cstdint>
 #include <string_view>
 
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/model/event_kind.h"
 
 namespace aiprof {
 
-enum class TimeClass : uint8_t {
+enum class PathClass : uint8_t {
   kCompute = 0,      // a device kernel
   kCopy,             // a device copy or set (memcpy, memset)
   kCollective,       // a collective (NCCL/HCCL kernel, gloo span)
@@ -26,23 +27,21 @@ enum class TimeClass : uint8_t {
   kIdleHostBound,    // the device waiting for the host to launch (launch delay)
   kIdleOther,        // no recorded work: host time outside any op (a wrapper's self time), device gaps
 };
-inline constexpr size_t kTimeClassCount = 10;
+inline constexpr size_t kPathClassCount = 10;
 
 // Stable lower-case names ("compute", "copy", ..., "idle_other").
-const char* TimeClassName(TimeClass c);
+const char* PathClassName(PathClass c);
 
 // The class of a slice's own time, from its kind and name: profiler wrapper
 // spans (ProfilerStep#N, "PyTorch Profiler (N)", the "Trace" span) are
 // structure, their own time kIdleOther; data-loader spans kIdleDataLoading.
-TimeClass ClassOfSlice(EventKind kind, std::string_view name);
+PathClass ClassOfSlice(EventKind kind, std::string_view name);
 
 // The idle class of a gap cause.
-TimeClass IdleClassOf(GapCause cause);
+PathClass IdleClassOf(GapCause cause);
 
-inline bool IsIdleClass(TimeClass c) { return c >= TimeClass::kIdleDataLoading; }
+inline bool IsIdleClass(PathClass c) { return c >= PathClass::kIdleDataLoading; }
 
-// True for the profiler's own wrapper spans, which are structure, never work.
-bool IsProfilerWrapperName(std::string_view name);
 
 }  // namespace aiprof
 
