@@ -19,7 +19,8 @@ from collections import defaultdict
 
 # Categories (compared in lower case) of device activity: a (pid, tid) with
 # any of them is a device stream, not a thread.
-DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation"}
+# Meta MTIA's command-processor events (mtia_ccp_events) run on its device streams.
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation", "mtia_ccp_events"}
 
 
 def to_ns(us):

@@ -173,6 +173,10 @@ SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, cons
     }
   }
   std::stable_sort(result.kept.begin(), result.kept.end(), [](const SuggestionOutcome& a, const SuggestionOutcome& b) {
+    // As the diagnosis orders findings: fixes of a removable cause before
+    // ways to make the compute itself faster (what the step does).
+    bool da = DescriptiveFinding(a.finding->rule->bottleneck), db = DescriptiveFinding(b.finding->rule->bottleneck);
+    if (da != db) return db;
     if (a.finding->priority != b.finding->priority) return a.finding->priority > b.finding->priority;
     return a.gain_max > b.gain_max;
   });
