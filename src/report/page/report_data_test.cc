@@ -99,9 +99,13 @@ TEST(ReportDataTest, Resnet50HeadlineMatchesIndependentFigures) {
   EXPECT_GT(r.memory[0].peak_bytes, 0);
   EXPECT_LE(r.memory[0].ts_ns.size(), kReportMemoryPoints);
   EXPECT_EQ(*std::max_element(r.memory[0].bytes.begin(), r.memory[0].bytes.end()), r.memory[0].peak_bytes);
-  // Top ops sorted by total time.
+  // Top ops sorted by self time (total beside it, never below self), no profiler wrapper among them.
   ASSERT_FALSE(r.top_ops.empty());
-  for (size_t i = 1; i < r.top_ops.size(); ++i) EXPECT_GE(r.top_ops[i - 1].total_ms, r.top_ops[i].total_ms);
+  for (size_t i = 1; i < r.top_ops.size(); ++i) EXPECT_GE(r.top_ops[i - 1].self_ms, r.top_ops[i].self_ms);
+  for (const auto& op : r.top_ops) {
+    EXPECT_GE(op.total_ms + 1e-9, op.self_ms);
+    EXPECT_EQ(op.name.rfind("ProfilerStep#", 0), std::string::npos) << op.name;
+  }
 
   std::string html = ReportToHtml(r);
   EXPECT_NE(html.find("<svg class=\"chart\""), std::string::npos);
