@@ -10,23 +10,15 @@ median device gap between consecutive replays on a stream, the per-call
 delay p50 (first kernel start - call end). Definitions: docs/analyses.md.
 Usage: graph_launch_oracle.py TRACE
 """
-import gzip, json, sys
+import json, sys
 from decimal import Decimal
 
-
-def q(v, p):
-    v = sorted(v)
-    if not v:
-        return 0
-    pos = p * (len(v) - 1)
-    lo = int(pos)
-    return float(v[-1]) if lo + 1 >= len(v) else v[lo] + (v[lo + 1] - v[lo]) * (pos - lo)
+from oracle_common import load_events, q
 
 
 def main():
     path = sys.argv[1]
-    d = json.load((gzip.open if path.endswith('.gz') else open)(path), parse_float=Decimal)
-    ev = d['traceEvents'] if isinstance(d, dict) else d
+    ev = load_events(path)
     ns = lambda v: int(Decimal(v) * 1000)
     X = [e for e in ev if e.get('ph') == 'X']
     calls = {e['args']['correlation']: e for e in X
