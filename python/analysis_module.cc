@@ -307,18 +307,18 @@ py::dict ModuleColumns(PyTrace& self) {
     r = &self.session().results().attribution();
   }
   const AttributionNodes& nodes = r->nodes;
-  std::vector<uint32_t> rows;  // every node but the root
-  for (uint32_t i = 1; i < nodes.size(); ++i) rows.push_back(i);
-  size_t n = rows.size();
+  // Row k is node k + 1 (every node but the root); a parent precedes its
+  // children, so a node's depth is its parent's plus one.
+  const size_t n = nodes.size() > 0 ? nodes.size() - 1 : 0;
   py::array_t<int64_t> parent(n), depth(n);
   py::array_t<double> count(n), total(n), self_ns(n), device(n), share(n);
   py::list path, name, kind, time_class, op_class;
   for (size_t k = 0; k < n; ++k) {
-    uint32_t x = rows[k];
-    parent.mutable_data()[k] = nodes.parent[x] == 0 ? -1 : static_cast<int64_t>(nodes.parent[x]) - 1;
-    int64_t d = 0;
-    for (uint32_t p = nodes.parent[x]; p != 0 && p != kNoNode; p = nodes.parent[p]) ++d;
-    depth.mutable_data()[k] = d;
+    const uint32_t x = static_cast<uint32_t>(k + 1);
+    const uint32_t up = nodes.parent[x];
+    const bool top = up == 0 || up == kNoNode;
+    parent.mutable_data()[k] = top ? -1 : static_cast<int64_t>(up) - 1;
+    depth.mutable_data()[k] = top ? 0 : depth.data()[up - 1] + 1;
     count.mutable_data()[k] = r->PerStep(static_cast<int64_t>(nodes.count[x]));
     total.mutable_data()[k] = r->PerStep(nodes.total_ns[x]);
     self_ns.mutable_data()[k] = r->PerStep(nodes.self_ns[x]);
