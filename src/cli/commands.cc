@@ -15,6 +15,7 @@ std::unique_ptr<Command> NewRooflineCommand();
 std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
 std::unique_ptr<Command> NewExportCommand();
+std::unique_ptr<Command> NewWhatIfCommand();
 std::unique_ptr<Command> NewTraceCommand();
 std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
@@ -43,6 +44,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewCalibrateCommand());
   out.push_back(NewNodeBottleneckCommand());
   out.push_back(NewExportCommand());
+  out.push_back(NewWhatIfCommand());
   out.push_back(NewViewCommand());
   out.push_back(NewClusterCommand());
   out.push_back(NewQueryCommand());

@@ -129,6 +129,8 @@ class Walker {
 
   void Walk(Window& w) {
     StepPath& p = w.path;
+    p.host_sink = w.host_sink;
+    p.device_sink = w.device_sink;
     segs_.clear();
     edges_.clear();
     t0_ = p.start_ns;

@@ -30,6 +30,8 @@
 //                 ended on another thread of its process inside that gap
 //                 (the forward pass on the main thread → the autograd
 //                 thread's backward; the backward's end → the optimizer);
+//                 only gaps of at least kMinHandoffGapNs count (shorter
+//                 ones are a busy thread's own dispatch time);
 //   kCollective   the i-th collective of a (group, type) on every rank is one
 //                 collective (as src/analysis/communication/cross_rank.h
 //                 matches them): it ends only once its last rank arrives, so
@@ -67,6 +69,10 @@ namespace aiprof {
 class MetricSet;
 struct AnalysisWindow;
 struct CrossRankResult;
+
+// The shortest idle gap on a thread that a hand-off from another thread
+// may explain (critical_path.h, kHandoff).
+inline constexpr int64_t kMinHandoffGapNs = 50'000;
 
 enum class DepKind : uint8_t {
   kNone = 0,  // the path's first segment
@@ -134,6 +140,8 @@ struct StepPath {
   int64_t waited_late_ns = 0;             // its arrival after this rank's
   bool truncated = false;
   bool steady = false;  // inside the analysis window's steady state
+  uint32_t host_sink = kNoSlice;    // the step's host span (or the rank's latest-ending host slice)
+  uint32_t device_sink = kNoSlice;  // the latest-ending device activity the step launched
   int64_t length_ns() const { return end_ns - start_ns; }
 };
 

@@ -317,6 +317,7 @@ void LinkHandoffs(const Trace& trace, DependencyGraph* g) {
     const uint32_t i = x.slice;
     const uint32_t p = g->prev[i], u = g->parent[i];
     const int64_t own = p != kNoSlice ? End(s, p) : u != kNoSlice ? s.ts_ns[u] : INT64_MIN;
+    if (own != INT64_MIN && s.ts_ns[i] - own < kMinHandoffGapNs) continue;  // busy thread: no waiting
     auto it = std::upper_bound(roots.begin(), roots.end(), Root{x.rank, x.pid, s.ts_ns[i], 0, UINT32_MAX});
     for (int k = 0; k < kScan && it != roots.begin(); ++k) {
       --it;

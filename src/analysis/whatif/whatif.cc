@@ -1,0 +1,299 @@
+#include "src/analysis/whatif/whatif.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace aiprof {
+namespace {
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t b = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      std::string_view part = s.substr(b, i - b);
+      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+      while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
+      if (!part.empty()) out.push_back(part);
+      b = i + 1;
+    }
+  }
+  return out;
+}
+
+StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
+  std::vector<std::string_view> w = Split(clause, ' ');
+  WhatIfClause c;
+  const std::string where = "scenario clause '" + std::string(clause) + "': ";
+  if (w[0] == "remove-idle") {
+    if (w.size() != 2) return ErrStatus(where + "expected 'remove-idle data_loading|host_bound|sync|other'");
+    c.kind = WhatIfClause::Kind::kRemoveIdle;
+    if (w[1] == "data_loading") c.cause = GapCause::kDataLoading;
+    else if (w[1] == "host_bound") c.cause = GapCause::kHostBound;
+    else if (w[1] == "sync") c.cause = GapCause::kSync;
+    else if (w[1] == "other") c.cause = GapCause::kOther;
+    else return ErrStatus(where + "unknown cause '" + std::string(w[1]) + "' (data_loading, host_bound, sync, other)");
+    return c;
+  }
+  if (w[0] == "remove") {
+    if (w.size() != 2) return ErrStatus(where + "expected 'remove PATTERN' (one word, matched as a substring)");
+    c.kind = WhatIfClause::Kind::kRemove;
+    c.pattern = std::string(w[1]);
+    return c;
+  }
+  if (w[0] == "scale") {
+    if (w.size() != 3) return ErrStatus(where + "expected 'scale PATTERN FACTOR'");
+    c.kind = WhatIfClause::Kind::kScale;
+    c.pattern = std::string(w[1]);
+    std::string f(w[2]);
+    char* end = nullptr;
+    c.factor = std::strtod(f.c_str(), &end);
+    if (end == f.c_str() || *end != '\0' || !std::isfinite(c.factor) || c.factor < 0) {
+      return ErrStatus(where + "FACTOR must be a number ≥ 0, got '" + f + "'");
+    }
+    return c;
+  }
+  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale)");
+}
+
+// Student's t, two-sided 95%, by degrees of freedom (1..30; 1.96 beyond).
+double T95(size_t df) {
+  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                  2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
+                                  2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  return df >= 1 && df <= 30 ? kT[df] : 1.96;
+}
+
+class Replay {
+ public:
+  Replay(const Trace& trace, const DependencyGraph& g, const Scenario& sc, WhatIfResult* out)
+      : s_(trace.slices), trace_(trace), g_(g), out_(out) {
+    const size_t n = s_.size();
+    start_.assign(n, 0);
+    end_.assign(n, 0);
+    done_start_.assign(n, false);
+    done_end_.assign(n, false);
+    factor_.assign(n, 1.0f);
+    for (const WhatIfClause& c : sc.clauses) {
+      if (c.kind != WhatIfClause::Kind::kRemoveIdle) continue;
+      remove_[static_cast<size_t>(c.cause)] = true;
+    }
+    Factors(sc);
+  }
+
+  void Run() {
+    struct Event {
+      int64_t t;
+      uint8_t phase;   // 0 end, 1 start: ends first at equal times
+      uint16_t order;  // ends: deepest first; starts: shallowest first
+      uint32_t slice;
+    };
+    std::vector<Event> ev;
+    ev.reserve(2 * s_.size());
+    for (uint32_t i = 0; i < s_.size(); ++i) {
+      if (!Active(i)) continue;
+      const uint16_t d = s_.depth[i];
+      ev.push_back({s_.ts_ns[i], 1, d, i});
+      ev.push_back({End(i), 0, static_cast<uint16_t>(UINT16_MAX - d), i});
+    }
+    std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
+      return std::tie(a.t, a.phase, a.order, a.slice) < std::tie(b.t, b.phase, b.order, b.slice);
+    });
+    for (const Event& e : ev) e.phase == 1 ? Start(e.slice) : Finish(e.slice);
+  }
+
+  int64_t NewStart(uint32_t i) const { return done_start_[i] ? start_[i] : s_.ts_ns[i]; }
+  int64_t NewEnd(uint32_t i) const { return done_end_[i] ? end_[i] : End(i); }
+
+ private:
+  int64_t End(uint32_t i) const { return s_.ts_ns[i] + s_.dur_ns[i]; }
+  bool Active(uint32_t i) const {
+    return g_.on_device[i] || trace_.tracks.kind[s_.track[i]] == TrackKind::kThread;
+  }
+  int64_t Scaled(int64_t ns, uint32_t i) const { return static_cast<int64_t>(std::llround(static_cast<double>(ns) * factor_[i])); }
+  bool Removed(GapCause c) const { return remove_[static_cast<size_t>(c)]; }
+
+  // Each slice's factor: its own clause, else its parent's (host) or its
+  // launching call's (device). Host slices first: launches precede kernels.
+  void Factors(const Scenario& sc) {
+    std::vector<int8_t> name_clause(trace_.strings.size(), -2);  // -2 unknown, -1 none
+    auto clause_of = [&](uint32_t i) -> int {
+      int8_t& c = name_clause[s_.name[i].raw];
+      if (c == -2) {
+        c = -1;
+        std::string_view name = trace_.Str(s_.name[i]);
+        for (size_t k = 0; k < sc.clauses.size(); ++k) {
+          const WhatIfClause& cl = sc.clauses[k];
+          if (cl.kind != WhatIfClause::Kind::kRemoveIdle && name.find(cl.pattern) != std::string_view::npos) {
+            c = static_cast<int8_t>(std::min<size_t>(k, 127));
+          }
+        }
+      }
+      return c;
+    };
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint32_t i = 0; i < s_.size(); ++i) {
+        if (g_.on_device[i] != (pass == 1)) continue;
+        const int c = clause_of(i);
+        float f = 1.0f;
+        if (c >= 0) {
+          f = static_cast<float>(sc.clauses[static_cast<size_t>(c)].factor);
+        } else if (pass == 0 && g_.parent[i] != kNoSlice) {
+          f = factor_[g_.parent[i]];
+        } else if (pass == 1 && g_.launch[i] != kNoSlice) {
+          f = factor_[g_.launch[i]];
+        }
+        if (Removed(GapCause::kDataLoading) && g_.cls[i] == TimeClass::kIdleDataLoading) f = 0.0f;
+        factor_[i] = f;
+        out_->slices_changed += f != 1.0f ? 1 : 0;
+      }
+    }
+  }
+
+  // Latest (predecessor's new time + lag); `binding` keeps the measured lag.
+  struct Latest {
+    int64_t t = INT64_MIN;
+    void Add(int64_t pred_new, int64_t lag) { t = std::max(t, pred_new + lag); }
+  };
+
+  void Start(uint32_t i) {
+    if (done_start_[i]) return;
+    const int64_t s = s_.ts_ns[i];
+    Latest l;
+    if (g_.on_device[i]) {
+      DeviceStart(i, s, &l);
+    } else {
+      HostStart(i, s, &l);
+    }
+    start_[i] = l.t == INT64_MIN ? s : l.t;
+    done_start_[i] = true;
+  }
+
+  // A work root that waited for another thread (a binding handoff) spent
+  // the gap before it idle, not working: its own thread then adds no lag.
+  void HostStart(uint32_t i, int64_t s, Latest* l) {
+    const uint32_t p = g_.prev[i], u = g_.parent[i], h = g_.handoff[i];
+    const bool idle_gap = u == kNoSlice || g_.cls[u] == TimeClass::kIdleOther;
+    const int64_t own = p != kNoSlice ? End(p) : u != kNoSlice ? s_.ts_ns[u] : INT64_MIN;
+    const bool handed = h != kNoSlice && End(h) > own;
+    if (handed) {
+      int64_t gap = std::max<int64_t>(0, s - End(h));
+      if (Removed(GapCause::kOther) && gap > 0) gap = 0, ++out_->edges_changed;
+      l->Add(NewEnd(h), gap);
+    }
+    if (p != kNoSlice) {
+      int64_t gap = std::max<int64_t>(0, s - End(p));
+      if (u != kNoSlice) gap = Scaled(gap, u);
+      if (idle_gap && (handed || Removed(GapCause::kOther)) && gap > 0) gap = 0, out_->edges_changed += handed ? 0 : 1;
+      l->Add(NewEnd(p), gap);
+    } else if (u != kNoSlice) {
+      int64_t off = Scaled(s - s_.ts_ns[u], u);
+      if (idle_gap && (handed || Removed(GapCause::kOther)) && off > 0) off = 0, out_->edges_changed += handed ? 0 : 1;
+      l->Add(NewStart(u), off);
+    }
+  }
+
+  void DeviceStart(uint32_t i, int64_t s, Latest* l) {
+    const uint32_t L = g_.launch[i], p = g_.prev[i], w = g_.wait_on[i];
+    int64_t bind = INT64_MIN;
+    if (p != kNoSlice) bind = std::max(bind, End(p));
+    if (w != kNoSlice) bind = std::max(bind, End(w));
+    if (L != kNoSlice) {
+      const int64_t measured = s - s_.ts_ns[L];
+      // The launch binds unless the activity started the moment a device
+      // predecessor ended (then it had been launched earlier: its lag is
+      // at most the call's duration).
+      int64_t lag = s > bind ? measured : std::min(measured, s_.dur_ns[L]);
+      if (Removed(GapCause::kHostBound) && lag > 0) lag = 0, ++out_->edges_changed;
+      l->Add(NewStart(L), lag);
+    }
+    if (p != kNoSlice) l->Add(NewEnd(p), std::min<int64_t>(0, s - End(p)));
+    if (w != kNoSlice && !Removed(GapCause::kSync)) l->Add(NewEnd(w), std::min<int64_t>(0, s - End(w)));
+  }
+
+  void Finish(uint32_t i) {
+    if (done_end_[i]) return;
+    Start(i);
+    const int64_t e = End(i);
+    int64_t t;
+    if (uint32_t c = g_.last_child[i]; c != kNoSlice && !g_.on_device[i]) {
+      t = NewEnd(c) + Scaled(std::max<int64_t>(0, e - End(c)), i);
+    } else if (uint32_t q = g_.peer[i]; q != kNoSlice) {
+      // A collective: its transfer after the last rank arrives.
+      t = std::max(start_[i], NewStart(q)) + Scaled(std::max<int64_t>(0, e - std::max(s_.ts_ns[i], s_.ts_ns[q])), i);
+    } else {
+      t = start_[i] + Scaled(s_.dur_ns[i], i);
+    }
+    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && !g_.on_device[i] && End(w) > s_.ts_ns[i]) {
+      // A sync call that waited: its overhead after the work it waited for.
+      const int64_t post = std::max<int64_t>(0, e - End(w));
+      t = Removed(GapCause::kSync) ? start_[i] + post : std::max(start_[i] + post, NewEnd(w) + post);
+    }
+    end_[i] = std::max(t, start_[i]);
+    done_end_[i] = true;
+  }
+
+  const SliceTable& s_;
+  const Trace& trace_;
+  const DependencyGraph& g_;
+  WhatIfResult* out_;
+  std::vector<int64_t> start_, end_;
+  std::vector<bool> done_start_, done_end_;
+  std::vector<float> factor_;
+  bool remove_[kGapCauseCount] = {false, false, false, false};
+};
+
+}  // namespace
+
+StatusOr<Scenario> ParseScenario(std::string_view text) {
+  Scenario sc;
+  sc.text = std::string(text);
+  for (std::string_view clause : Split(text, ';')) {
+    ASSIGN_OR_RETURN(WhatIfClause c, ParseClause(clause));
+    sc.clauses.push_back(std::move(c));
+  }
+  if (sc.clauses.empty()) return ErrStatus("empty scenario (see docs/whatif.md)");
+  return sc;
+}
+
+WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario) {
+  WhatIfResult r;
+  r.scenario = scenario.text;
+  if (path.graph.parent.size() != trace.slices.size()) return r;  // graph not kept
+  Replay replay(trace, path.graph, scenario, &r);
+  replay.Run();
+  const SliceTable& s = trace.slices;
+  std::vector<double> predicted;
+  double measured_sum = 0;
+  for (const StepPath& p : path.steps) {
+    StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
+    int64_t start = p.start_ns, end = INT64_MIN;
+    if (p.host_sink != kNoSlice) {
+      if (s.ts_ns[p.host_sink] == p.start_ns) start = replay.NewStart(p.host_sink);
+      end = std::max(end, replay.NewEnd(p.host_sink));
+    }
+    if (p.device_sink != kNoSlice) end = std::max(end, replay.NewEnd(p.device_sink));
+    if (end != INT64_MIN) sp.predicted_ns = std::max<int64_t>(0, end - start);
+    if (p.steady) {
+      predicted.push_back(static_cast<double>(sp.predicted_ns));
+      measured_sum += static_cast<double>(sp.measured_ns);
+    }
+    r.steps.push_back(sp);
+  }
+  r.steady_steps = predicted.size();
+  if (predicted.empty()) return r;
+  const double n = static_cast<double>(predicted.size());
+  double mean = 0, var = 0;
+  for (double v : predicted) mean += v / n;
+  for (double v : predicted) var += (v - mean) * (v - mean);
+  var = predicted.size() > 1 ? var / (n - 1) : 0;
+  const double half = predicted.size() > 1 ? T95(predicted.size() - 1) * std::sqrt(var / n) : 0;
+  r.measured_mean_ns = measured_sum / n;
+  r.predicted_mean_ns = mean;
+  r.predicted_lo_ns = mean - half;
+  r.predicted_hi_ns = mean + half;
+  return r;
+}
+
+}  // namespace aiprof

@@ -1,0 +1,78 @@
+// What-if: change the dependency graph of the critical path
+// (src/analysis/critical_path/) and replay it, respecting every dependency,
+// to predict each step's time. Grammar (docs/whatif.md): clauses separated
+// by ';'
+//   remove-idle data_loading|host_bound|sync|other
+//   remove PATTERN            ops and kernels whose name contains PATTERN
+//   scale PATTERN FACTOR      their durations × FACTOR (FACTOR ≥ 0)
+// A matching host op's factor applies to its children and to the device
+// work it launched, unless they match a clause of their own.
+//
+// Replay: slices are visited in the order of their measured start and end
+// times; each new start is the latest of its predecessors' new times plus the
+// edge's lag. A binding edge (the predecessor that finished last) keeps its
+// measured lag; a non-binding one its intrinsic lag (thread gaps and nested
+// offsets: the measured CPU time, except the idle gap before work another
+// thread handed over; a launch: min(measured lag, the call's duration),
+// binding whenever the activity did not start the moment a device
+// predecessor ended; stream order and stream waits: 0). Ends: a host slice ends its
+// (scaled) tail after its last child, or its scaled duration after its start;
+// a sync call no earlier than the work it waited for plus its measured
+// overhead; a collective its transfer time after its last rank arrives.
+// With no clause the replay reproduces every measured time (tested).
+#ifndef AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_H_
+#define AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/analysis/critical_path/critical_path.h"
+#include "src/base/status.h"
+
+namespace aiprof {
+
+struct WhatIfClause {
+  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale };
+  Kind kind = Kind::kRemove;
+  GapCause cause = GapCause::kOther;  // kRemoveIdle
+  std::string pattern;                // kRemove, kScale
+  double factor = 0;                  // kScale (kRemove: 0)
+};
+
+struct Scenario {
+  std::string text;
+  std::vector<WhatIfClause> clauses;
+};
+
+// Parses `text`; the error names the clause and what was expected.
+StatusOr<Scenario> ParseScenario(std::string_view text);
+
+struct StepPrediction {
+  int32_t rank = kNoRank;
+  int64_t number = -1;
+  bool steady = false;
+  int64_t measured_ns = 0;   // the step's critical-path length (its makespan)
+  int64_t predicted_ns = 0;  // the same after the replay
+};
+
+struct WhatIfResult {
+  std::string scenario;
+  std::vector<StepPrediction> steps;
+  // Over the steady steps: the mean measured and predicted step time and a
+  // 95% interval of the predicted mean (Student's t over the per-step
+  // predictions: their step-to-step variation); lo = hi = mean with one step.
+  size_t steady_steps = 0;
+  double measured_mean_ns = 0, predicted_mean_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  uint64_t slices_changed = 0;  // slices whose duration a clause changed
+  uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
+};
+
+// Replays `trace` through `path`'s graph (ComputeCriticalPath with
+// keep_graph) under `scenario`. O(n log n).
+WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_H_

@@ -1,0 +1,69 @@
+#include "src/analysis/whatif/whatif.h"
+
+#include <gtest/gtest.h>
+
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+// Hand-made (µs): step [0, 100]; the data loader [0, 40]; cudaLaunchKernel
+// [41, 42] → K [45, 95]; cudaStreamSynchronize [43, 97] waits for K.
+// Removing data loading by hand: the loader takes 0, so everything after it
+// moves 40 earlier: launch at 1, K [5, 55], the sync ends 2 after K at 57,
+// the step's 3 µs tail ends it at 60: predicted step 60 µs (measured 100).
+constexpr char kLoader[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":0,"dur":40},
+  {"ph":"X","cat":"cpu_op","name":"aten::stack","pid":1,"tid":1,"ts":5,"dur":30},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":41,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":43,"dur":54},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":45,"dur":50,"args":{"device":0,"stream":7,"correlation":1}}
+]})json";
+
+WhatIfResult Predict(const Trace& t, std::string_view text) {
+  CriticalPathResult path = ComputeCriticalPath(t);
+  StatusOr<Scenario> sc = ParseScenario(text);
+  EXPECT_TRUE(sc.ok()) << sc.status().message();
+  return PredictWhatIf(t, path, *sc);
+}
+
+TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
+  auto t = ImportJsonText(kLoader);
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = Predict(*t, "remove-idle data_loading");
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].measured_ns, 100'000);
+  EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
+  EXPECT_EQ(r.steady_steps, 1u);
+  EXPECT_EQ(r.predicted_mean_ns, 60'000);
+  EXPECT_EQ(r.predicted_lo_ns, r.predicted_hi_ns);
+  // Halving the kernel instead: K [45, 70], the sync ends at 72, the step at 75.
+  WhatIfResult half = Predict(*t, "scale K 0.5");
+  EXPECT_EQ(half.steps[0].predicted_ns, 75'000);
+}
+
+TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {
+  auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = Predict(*t, "remove no_op_has_this_name");
+  ASSERT_FALSE(r.steps.empty());
+  for (const StepPrediction& s : r.steps) EXPECT_EQ(s.predicted_ns, s.measured_ns) << "step " << s.number;
+  EXPECT_EQ(r.slices_changed, 0u);
+}
+
+TEST(WhatIfTest, ParseErrorsNameTheClause) {
+  EXPECT_FALSE(ParseScenario("").ok());
+  EXPECT_NE(ParseScenario("scale aten::mm x").status().message().find("'scale aten::mm x'"), std::string::npos);
+  EXPECT_FALSE(ParseScenario("remove-idle lunch").ok());
+  EXPECT_FALSE(ParseScenario("fly away").ok());
+  StatusOr<Scenario> ok = ParseScenario("remove-idle host_bound; scale gemm 0.5 ; remove aten::copy_");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->clauses.size(), 3u);
+}
+
+}  // namespace
+}  // namespace aiprof
