@@ -51,11 +51,11 @@ class WhatIfCommand : public Command {
     out += "  changed: " + std::to_string(r.slices_changed) + " slice durations, " + std::to_string(r.edges_changed) +
            " dependency lags\n";
     if (r.steady_steps == 0) return out + "  no step to predict\n";
-    const double gain = r.measured_mean_ns > 0 ? 1 - r.predicted_mean_ns / r.measured_mean_ns : 0;
+    const double gain = r.measured_ns > 0 ? 1 - r.predicted_ns / r.measured_ns : 0;
     out += "  steady state (" + std::to_string(r.steady_steps) + " steps; time base: step wall time, step start to the end "
-           "of the last work it launched): measured " + Ns(r.measured_mean_ns) + ", predicted " +
-           Ns(r.predicted_mean_ns) + " (95% interval " + Ns(r.predicted_lo_ns) + " .. " + Ns(r.predicted_hi_ns) +
-           ", from the step-to-step variation), " + FormatPercent(gain) + " shorter\n";
+           "of the last work it launched; medians): measured " + Ns(r.measured_ns) + ", predicted " +
+           Ns(r.predicted_ns) + " (interval of the median " + Ns(r.predicted_lo_ns) + " .. " + Ns(r.predicted_hi_ns) +
+           ", order statistics of the steps), " + FormatPercent(gain) + " shorter\n";
     for (const StepPrediction& s : r.steps) {
       out += "  " + (s.rank != kNoRank ? "rank " + std::to_string(s.rank) + " " : std::string()) +
              (s.number >= 0 ? "step " + std::to_string(s.number) : std::string("trace")) +
@@ -67,10 +67,10 @@ class WhatIfCommand : public Command {
 
   static std::string Json(const WhatIfResult& r) {
     auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
-    std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"step wall time (ns)\"" +
+    std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"step wall time (ns)\",\"statistic\":\"median of the steady steps\"" +
                       ",\"steady_steps\":" + std::to_string(r.steady_steps) +
-                      ",\"measured_mean_ns\":" + num(r.measured_mean_ns) + ",\"predicted_mean_ns\":" +
-                      num(r.predicted_mean_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," +
+                      ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" +
+                      num(r.predicted_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," +
                       num(r.predicted_hi_ns) + "],\"steps\":[";
     for (size_t k = 0; k < r.steps.size(); ++k) {
       const StepPrediction& s = r.steps[k];

@@ -307,8 +307,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   replay.Run();
   r.measured_fallbacks = replay.fallbacks();
   const SliceTable& s = trace.slices;
-  std::vector<double> predicted;
-  double measured_sum = 0;
+  std::vector<double> predicted, measured;
   for (const StepPath& p : path.steps) {
     StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
     int64_t start = p.start_ns, end = INT64_MIN;
@@ -320,15 +319,15 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     if (end != INT64_MIN) sp.predicted_ns = std::max<int64_t>(0, end - start);
     if (p.steady) {
       predicted.push_back(static_cast<double>(sp.predicted_ns));
-      measured_sum += static_cast<double>(sp.measured_ns);
+      measured.push_back(static_cast<double>(sp.measured_ns));
     }
     r.steps.push_back(sp);
   }
   r.steady_steps = predicted.size();
   if (predicted.empty()) return r;
-  const MeanInterval m = MeanWithInterval(predicted);
-  r.measured_mean_ns = measured_sum / static_cast<double>(predicted.size());
-  r.predicted_mean_ns = m.mean;
+  const MeanInterval m = MedianWithInterval(predicted);
+  r.measured_ns = MedianWithInterval(measured).mean;
+  r.predicted_ns = m.mean;
   r.predicted_lo_ns = m.lo;
   r.predicted_hi_ns = m.hi;
   return r;

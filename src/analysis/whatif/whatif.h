@@ -64,11 +64,14 @@ struct StepPrediction {
 struct WhatIfResult {
   std::string scenario;
   std::vector<StepPrediction> steps;
-  // Over the steady steps: the mean measured and predicted step time and a
-  // 95% interval of the predicted mean (Student's t over the per-step
-  // predictions: their step-to-step variation); lo = hi = mean with one step.
+  // Over the steady steps: the median measured and predicted step time
+  // and a distribution-free interval of the predicted median (order
+  // statistics, MedianWithInterval: ≥ 95% from 6 steps, [min, max] below).
+  // The median, not the mean: one step slowed by the host (a page-fault
+  // storm, a preempted thread) moves a mean of a few steps by tens of
+  // percent (test/whatif/README.md).
   size_t steady_steps = 0;
-  double measured_mean_ns = 0, predicted_mean_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
   uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)

@@ -39,7 +39,7 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   EXPECT_EQ(r.steps[0].measured_ns, 100'000);
   EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
   EXPECT_EQ(r.steady_steps, 1u);
-  EXPECT_EQ(r.predicted_mean_ns, 60'000);
+  EXPECT_EQ(r.predicted_ns, 60'000);
   EXPECT_EQ(r.predicted_lo_ns, r.predicted_hi_ns);
   // Halving the kernel instead: K [45, 70], the sync ends at 72, the step at 75.
   WhatIfResult half = Predict(*t, "scale K 0.5");
