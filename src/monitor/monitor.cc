@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "src/analysis/validation/baseline_store.h"
@@ -175,34 +176,60 @@ SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
     }
   }
   if (!threads.empty()) r.thread = std::string(t.Str(t.tracks.name[threads[0]])) + " (tid " + std::to_string(t.tracks.tid[threads[0]]) + ")";
-  std::map<uint32_t, uint64_t> on_stack;  // frame string id -> samples with it on the stack
-  std::map<uint32_t, uint32_t> depth;     // frame -> smallest depth seen
+  // A function on the stack: native frames by name; Python frames
+  // ("function (file.py:line)", the capture's splice) by function and file,
+  // whatever line it was at, shown with its line seen most often.
+  struct OnStack {
+    uint64_t samples = 0;
+    std::map<uint32_t, uint64_t> depths;  // depth -> samples (ordered by the most frequent: a stack cut
+                                          // short puts its Python frames at the root)
+    std::map<uint32_t, uint64_t> names;   // frame string id -> samples (a Python function's lines)
+  };
+  auto most = [](const std::map<uint32_t, uint64_t>& m) {
+    return std::max_element(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  };
+  // Without a flow every thread counts but aiprof's own (named "aiprof-…":
+  // the SDK's live thread, the Python SDK's frame sampler).
+  std::vector<uint32_t> own;
+  if (threads.empty()) {
+    for (uint32_t k = 0; k < t.tracks.size(); ++k) {
+      if (t.tracks.kind[k] == TrackKind::kThread && t.Str(t.tracks.name[k]).starts_with("aiprof-")) own.push_back(k);
+    }
+  }
+  std::map<std::string_view, OnStack> on_stack;
   const CallsiteTable& cs = t.callsites;
+  std::vector<std::string_view> seen;
   for (size_t i = 0; i < t.samples.size(); ++i) {
     const int64_t ts = t.samples.ts_ns[i];
     if (ts < r.ts_ns || ts > r.ts_ns + r.dur_ns) continue;
     if (!threads.empty() && std::find(threads.begin(), threads.end(), t.samples.track[i]) == threads.end()) continue;
+    if (std::find(own.begin(), own.end(), t.samples.track[i]) != own.end()) continue;
     uint32_t c = t.samples.callsite[i];
     if (c == kNoCallsite || c >= cs.size()) continue;
     ++r.samples;
-    std::vector<uint32_t> seen;
+    seen.clear();
     for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
-      const uint32_t frame = cs.frame[c].raw;
-      if (std::find(seen.begin(), seen.end(), frame) != seen.end()) continue;
-      seen.push_back(frame);
-      ++on_stack[frame];
-      auto [it, fresh] = depth.emplace(frame, cs.depth[c]);
-      if (!fresh) it->second = std::min(it->second, cs.depth[c]);
+      std::string_view key = t.Str(cs.frame[c]);
+      if (cs.kind[c] == FrameKind::kPython && key.ends_with(')')) {
+        const size_t colon = key.rfind(':');
+        if (colon != std::string_view::npos) key = key.substr(0, colon);
+      }
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      OnStack& o = on_stack[key];
+      ++o.samples;
+      ++o.names[cs.frame[c].raw];
+      ++o.depths[cs.depth[c]];
     }
   }
-  std::vector<std::pair<uint32_t, uint32_t>> chain;  // (depth, frame) on at least half the stacks
-  for (const auto& [frame, n] : on_stack) {
-    if (2 * n >= r.samples) chain.emplace_back(depth[frame], frame);
+  std::vector<std::pair<uint32_t, const OnStack*>> chain;  // (depth, function) on at least half the stacks
+  for (const auto& [key, o] : on_stack) {
+    if (2 * o.samples >= r.samples) chain.emplace_back(most(o.depths), &o);
   }
-  std::sort(chain.begin(), chain.end());
-  for (const auto& [d, frame] : chain) {
-    r.path.emplace_back(std::string(t.Str(StringId{frame})),
-                        r.samples ? static_cast<double>(on_stack[frame]) / static_cast<double>(r.samples) : 0);
+  std::stable_sort(chain.begin(), chain.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [d, o] : chain) {
+    r.path.emplace_back(std::string(t.Str(StringId{most(o->names)})),
+                        r.samples ? static_cast<double>(o->samples) / static_cast<double>(r.samples) : 0);
   }
   return r;
 }
@@ -646,22 +673,46 @@ class Monitor {
     c.target = o_.service;
     // The framework layer (torch.profiler in a Python process), when the
     // process registered one: started before the samples, stopped after.
+    // In a Python process the same request starts the SDK's sampler of
+    // Python frames (python/aiprof/_framework.py), whose py-<pid>.txt the
+    // capture splices into the host samples in place of the interpreter's
+    // frames, as it does for its own start-up hook's.
     const std::string torch_dir = inc->dir + "/.framework";
-    bool framework = false;
+    bool framework = false, stopped = false, recorded = false;
     if (client_->framework_available()) {
       Status st = client_->RunCommand(live::kCmdFrameworkOn, torch_dir, kFlushTimeoutNs);
       framework = st.ok();
       inc->framework_status = st.ok() ? "started" : "not started: " + st.message();
     }
+    // Stopped when recording ends, before the capture reads the samples.
+    auto stop_framework = [&] {
+      if (stopped || !framework) return;
+      stopped = true;
+      Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
+      recorded = st.ok();
+      inc->framework_status = st.ok() ? "recorded" : "failed to stop: " + st.message();
+    };
+    c.on_stopped = stop_framework;
+    c.python_samples_dir = torch_dir + "/python";
     inc->trace_start_ns = NowNs();
     StatusOr<CaptureResult> captured = RunCapture(c);
     inc->trace_end_ns = NowNs();
+    stop_framework();  // the capture failed before recording
     std::vector<std::unique_ptr<Trace>> parts;
-    if (framework) {
-      Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
-      inc->framework_status = st.ok() ? "recorded" : "failed to stop: " + st.message();
-      if (st.ok()) AddFrameworkTraces(torch_dir, inc, &parts);
+    const std::string py_file = c.python_samples_dir + "/py-" + std::to_string(pid_) + ".txt";
+    const bool python_frames = access(py_file.c_str(), F_OK) == 0;
+    unlink(py_file.c_str());
+    rmdir(c.python_samples_dir.c_str());
+    if (recorded) {
+      if (access((torch_dir + "/torch-" + std::to_string(pid_) + ".json").c_str(), F_OK) == 0) {
+        AddFrameworkTraces(torch_dir, inc, &parts);
+        if (python_frames) inc->framework_status += "; Python frames sampled";
+      } else {
+        inc->framework_status = python_frames ? "Python frames sampled (no torch.profiler: the process has not "
+                                                "imported torch)" : "recorded nothing";
+      }
     }
+    rmdir(torch_dir.c_str());
     if (!captured.ok()) return captured.status();
     CaptureResult r = std::move(captured).value();
     inc->capture_summary = r.summary;
