@@ -20,7 +20,6 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <string_view>
 #include <thread>
 
 #include "src/analysis/validation/baseline_store.h"
