@@ -18,6 +18,10 @@ inspect.py there shadows the stdlib and breaks `import torch`):
     /usr/bin/python3 test/data/pairs/gen_pairs.py --out test/data/pairs
     /usr/bin/python3 test/data/pairs/gen_pairs.py --out DIR --pairs layout_roundtrip --variants before
 
+The shipped traces were recorded as root with `chrt -f 10` in front (SCHED_FIFO) (this
+machine's 2 cores are shared with other jobs' builds; the priority keeps
+their interference down, it does not change what the program does).
+
 Each variant runs in a subprocess of its own (a fresh interpreter, no state
 carried between runs); BEFORE and AFTER of one pair run back to back so that
 they see the same load on this shared machine.  Not run by CI: CI reads the
@@ -340,58 +344,87 @@ PAIRS = {
 
 
 # ----------------------------------------------------------------------------
-# one run (in a subprocess)
+# one pair (in a subprocess): BEFORE and AFTER interleaved step by step
 # ----------------------------------------------------------------------------
 
-def run_one(pair, variant, out_dir, tools):
+def _split(records):
+    """Records of one profiling session -> {0: before's, 1: after's}: every
+    record goes with the ProfilerStep span that contains its start; the
+    session's first active step (its earliest ProfilerStep span) is BEFORE's,
+    then they alternate."""
+    import bisect
+    steps = sorted((r[4], r[4] + r[5]) for r in records
+                   if r[0] == "X" and r[2].startswith("ProfilerStep#"))
+    starts = [s[0] for s in steps]
+    out = {0: [], 1: []}
+    for r in records:
+        k = bisect.bisect_right(starts, r[4]) - 1
+        if k < 0 or r[4] > steps[k][1]:
+            continue  # outside every step (none in practice: the spans tile the window)
+        out[k % 2].append(r)
+    return out
+
+
+def run_pair(pair, out_dir, tools):
     sys.path.insert(0, tools)
     import gen_torch_traces as gtt  # the shared Kineto-layout serialiser
     import torch
     from torch.profiler import ProfilerActivity, profile, schedule
 
-    torch.manual_seed(0)
     torch.set_num_threads(1)
-    mode, step = PAIRS[pair](variant == "before")
-    path = os.path.join(out_dir, "%s_%s.pt.trace.json.gz" % (pair, variant))
-    written = {}
+    torch.manual_seed(0)
+    mode, step_before = PAIRS[pair](True)
+    torch.manual_seed(0)  # same weights for the fixed program
+    _, step_after = PAIRS[pair](False)
+    paths = [os.path.join(out_dir, "%s_%s.pt.trace.json.gz" % (pair, v)) for v in ("before", "after")]
+    counts = {}
+    first = 2 * (WAIT + WARMUP)
 
     def on_ready(prof):
         records, info = gtt.collect_kineto_events(prof)
-        meta = {
-            "trace_generator": "test/data/pairs/gen_pairs.py with gen_torch_traces.py's serialiser: "
-                               "torch.profiler %s (Debian, Kineto not compiled in) results "
-                               "re-serialized in torch-1.13/libkineto Chrome-trace layout"
-                               % torch.__version__,
-            "trace_generator_args": "%s %s" % (pair, variant),
-        }
-        gtt.write_kineto_json(records, info, path, meta)
-        written["records"] = len(records)
+        for v, recs in _split(records).items():
+            meta = {
+                "trace_generator": "test/data/pairs/gen_pairs.py with gen_torch_traces.py's serialiser: "
+                                   "torch.profiler %s (Debian, Kineto not compiled in) results "
+                                   "re-serialized in torch-1.13/libkineto Chrome-trace layout; the "
+                                   "%s steps of a session that alternated BEFORE and AFTER steps"
+                                   % (torch.__version__, ("even", "odd")[v]),
+                "trace_generator_args": "%s %s" % (pair, ("before", "after")[v]),
+            }
+            vinfo = dict(info, t1=max([r[4] + r[5] for r in recs] + [info["t0"]]))
+            gtt.write_kineto_json(recs, vinfo, paths[v], meta)
+            counts[v] = len(recs)
 
-    first = WAIT + WARMUP
-    times = []
+    times = {0: [], 1: []}
     with profile(activities=[ProfilerActivity.CPU],
-                 schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
+                 schedule=schedule(wait=2 * WAIT, warmup=2 * WARMUP, active=2 * ACTIVE, repeat=1),
                  on_trace_ready=on_ready, record_shapes=True) as prof:
-        for i in range(WAIT + WARMUP + ACTIVE):
+        for k in range(2 * (WAIT + WARMUP + ACTIVE)):
+            v, i = k % 2, k // 2
             t0 = time.perf_counter()
-            step(i)
+            (step_before if v == 0 else step_after)(i)
             t1 = time.perf_counter()
-            if i >= first:
-                times.append((t1 - t0) * 1e3)
+            if k >= first:
+                times[v].append((t1 - t0) * 1e3)
             prof.step()
-    return {
-        "file": os.path.basename(path),
-        "bytes": os.path.getsize(path),
-        "events": written.get("records"),
-        "mode": mode,
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "perf_counter_step_ms": [round(t, 3) for t in times],
-        "perf_counter_mean_ms": round(statistics.fmean(times), 3),
-        "perf_counter_median_ms": round(statistics.median(times), 3),
-        "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "loadavg_1min": round(os.getloadavg()[0], 2),
-    }
+    out = {}
+    for v, name in ((0, "before"), (1, "after")):
+        t = times[v]
+        out[name] = {
+            "file": os.path.basename(paths[v]),
+            "bytes": os.path.getsize(paths[v]),
+            "events": counts.get(v),
+            "mode": mode,
+            "torch": torch.__version__,
+            "torch_threads": torch.get_num_threads(),
+            "perf_counter_step_ms": [round(x, 3) for x in t],
+            "perf_counter_mean_ms": round(statistics.fmean(t), 3),
+            "perf_counter_median_ms": round(statistics.median(t), 3),
+            "perf_counter_cv": round(statistics.stdev(t) / statistics.fmean(t), 3),
+            "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "loadavg_1min": round(os.getloadavg()[0], 2),
+        }
+    return out
 
 
 def main(argv=None):
@@ -399,13 +432,12 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=HERE, help="folder for the traces and runs.json")
     ap.add_argument("--pairs", default=",".join(PAIRS), help="comma list of: " + ", ".join(PAIRS))
-    ap.add_argument("--variants", default="before,after")
     ap.add_argument("--tools", default=DEFAULT_TOOLS, help="folder of gen_torch_traces.py")
-    ap.add_argument("--one", nargs=2, metavar=("PAIR", "VARIANT"), help=argparse.SUPPRESS)
+    ap.add_argument("--one", metavar="PAIR", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     if a.one:
-        print(json.dumps(run_one(a.one[0], a.one[1], a.out, a.tools)))
+        print(json.dumps(run_pair(a.one, a.out, a.tools)))
         return 0
     if os.path.abspath(os.getcwd()).startswith("/tmp"):
         raise SystemExit("gen_pairs.py: do not run from /tmp (a stray inspect.py there breaks import torch)")
@@ -419,22 +451,23 @@ def main(argv=None):
         with open(manifest_path) as f:
             runs = json.load(f).get("runs", {})
     for p in names:
-        for v in [v for v in a.variants.split(",") if v]:
-            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out,
-                                "--tools", a.tools, "--one", p, v],
-                               capture_output=True, text=True, cwd=REPO)
-            if r.returncode != 0:
-                sys.stderr.write(r.stderr)
-                raise SystemExit("gen_pairs.py: %s %s failed" % (p, v))
-            res = json.loads(r.stdout.strip().splitlines()[-1])
-            runs.setdefault(p, {})[v] = res
-            print("%-24s %-6s %7.2f ms/step (perf_counter mean) %7d bytes  load %.2f"
-                  % (p, v, res["perf_counter_mean_ms"], res["bytes"], res["loadavg_1min"]), flush=True)
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out,
+                            "--tools", a.tools, "--one", p], capture_output=True, text=True, cwd=REPO)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr)
+            raise SystemExit("gen_pairs.py: %s failed" % p)
+        runs[p] = json.loads(r.stdout.strip().splitlines()[-1])
+        for v in ("before", "after"):
+            x = runs[p][v]
+            print("%-24s %-6s %8.2f ms/step (perf_counter mean, median %.2f, CV %.2f) %7d bytes  load %.2f"
+                  % (p, v, x["perf_counter_mean_ms"], x["perf_counter_median_ms"], x["perf_counter_cv"],
+                     x["bytes"], x["loadavg_1min"]), flush=True)
     doc = {
         "generator": "test/data/pairs/gen_pairs.py (run with /usr/bin/python3)",
         "machine": {"cpu_count": os.cpu_count(), "machine": platform.machine(),
                     "python": sys.version.split()[0]},
-        "schedule": {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE},
+        "schedule": {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE,
+                     "note": "per variant; the session alternates BEFORE and AFTER steps"},
         "perf_counter": "wall time of each profiled step's body (the step function, "
                         "prof.step() excluded), milliseconds",
         "runs": {k: runs[k] for k in sorted(runs)},
