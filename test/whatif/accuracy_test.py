@@ -140,9 +140,12 @@ def main():
     a = ap.parse_args()
 
     pdir = os.path.join(a.data, "pairs")
-    pairs = load_pairs(os.path.join(pdir, "pairs.yaml"))
-    with open(os.path.join(pdir, "runs.json")) as f:
-        runs = json.load(f)["runs"]
+    try:
+        pairs = load_pairs(os.path.join(pdir, "pairs.yaml"))
+        with open(os.path.join(pdir, "runs.json")) as f:
+            runs = json.load(f)["runs"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit("accuracy_test.py: %s: %s" % (pdir, e))
     cases = [dict(p, before=os.path.join(pdir, p["name"] + "_before.pt.trace.json.gz"),
                   after=os.path.join(pdir, p["name"] + "_after.pt.trace.json.gz"), cpu=True) for p in pairs]
     cases.append({"name": "resnet50_num_workers", "problem": "DataLoader(num_workers=0), ResNet50 training on a GPU",

@@ -1,31 +1,32 @@
 #!/usr/bin/python3
 """Real before/after pairs on CPU for the what-if accuracy test (issue #23 item 5).
 
-Each pair is one small PyTorch program run twice on this machine with Debian's
+Each pair is one small PyTorch program on this machine with Debian's
 python3-torch (1.13, CPU only, no libkineto): BEFORE has one planted
 performance problem, AFTER is the same program with the practitioner's fix
-and nothing else changed (same model, data, seeds, batch).  Every run is
-profiled by torch.profiler with a schedule (wait 1, warmup 2, active 12), so
-the trace carries ProfilerStep#N spans, and is written in the Kineto
-Chrome-trace layout by the serialiser of ../shared/tools/gen_torch_traces.py
-(imported, not copied), gzipped.  The script also times the body of every
-profiled step with time.perf_counter (an independent check of aiprof's step
-time) and writes those figures to runs.json beside the traces.
+and nothing else changed (same model, data, seeds, batch).  Both run in one
+process (a fresh interpreter per pair) under one torch.profiler session with
+a schedule (wait 2, warmup 4, active 24), alternating a BEFORE step and an
+AFTER step, so both see the same load on this shared machine; the session's
+records are split by the ProfilerStep span containing them into
+<pair>_before.pt.trace.json.gz and <pair>_after.pt.trace.json.gz (12 steps
+each, numbered every other, an idle gap between steps), written in the
+Kineto Chrome-trace layout by the serialiser of
+../shared/tools/gen_torch_traces.py (imported, not copied), gzipped.  The
+script also times the body of every profiled step with time.perf_counter (an
+independent check of aiprof's step time) and writes those figures to
+runs.json beside the traces.
 
 Run with Debian's interpreter, from the repository (never from /tmp: a stray
 inspect.py there shadows the stdlib and breaks `import torch`):
 
-    /usr/bin/python3 test/data/pairs/gen_pairs.py --out test/data/pairs
-    /usr/bin/python3 test/data/pairs/gen_pairs.py --out DIR --pairs layout_roundtrip --variants before
+    chrt -f 10 /usr/bin/python3 test/data/pairs/gen_pairs.py --out test/data/pairs
+    /usr/bin/python3 test/data/pairs/gen_pairs.py --out DIR --pairs layout_roundtrip
 
-The shipped traces were recorded as root with `chrt -f 10` in front (SCHED_FIFO) (this
-machine's 2 cores are shared with other jobs' builds; the priority keeps
-their interference down, it does not change what the program does).
-
-Each variant runs in a subprocess of its own (a fresh interpreter, no state
-carried between runs); BEFORE and AFTER of one pair run back to back so that
-they see the same load on this shared machine.  Not run by CI: CI reads the
-shipped traces only.
+The shipped traces were recorded as root with `chrt -f 10` (SCHED_FIFO) in
+front: this machine's 2 cores are shared with other jobs' builds; the
+priority keeps their interference down, it does not change what the
+programs do.  Not run by CI: CI reads the shipped traces only.
 """
 
 import argparse
