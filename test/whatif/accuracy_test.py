@@ -5,12 +5,12 @@ For every pair of test/data/pairs/pairs.yaml (real CPU runs, see
 test/data/pairs/README.md) and the ResNet50 num_workers pair of test/data:
 
   predicted  `aiprof whatif BEFORE --scenario S --format json`:
-             predicted_mean_ns, the mean over the steady steps of the
-             replayed step time (its 95% interval beside it)
+             predicted_ns, the median over the steady steps of the
+             replayed step time (its interval beside it)
   measured   the same statistic on the AFTER trace, read through the same
              code: `aiprof whatif AFTER --scenario "scale ProfilerStep 1"`
-             (factor 1: an identity scenario) gives its measured_mean_ns,
-             the mean over the steady steps of the step's wall time
+             (factor 1: an identity scenario) gives its measured_ns,
+             the median over the steady steps of the step's wall time
   error      (predicted - measured) / measured
 
 Independent checks of the measured figures (so that a broken step time
@@ -172,24 +172,28 @@ def main():
             failures.append("%s: %s" % (c["name"], e))
             rows.append(dict(c, error=None))
             continue
-        before_ns = pred["measured_mean_ns"]
-        after_ns = meas["measured_mean_ns"]
-        predicted_ns = pred["predicted_mean_ns"]
+        # aiprof whatif's steady statistic: the median of the steady steps.
+        before_ns = pred["measured_ns"]
+        after_ns = meas["measured_ns"]
+        predicted_ns = pred["predicted_ns"]
+        mean_after = statistics.mean(x["measured_ns"] for x in meas["steps"] if x["steady"])
+        mean_of = {"before": statistics.mean(x["measured_ns"] for x in pred["steps"] if x["steady"]), "after": mean_after}
         steady = {s["step"] for s in meas["steps"] if s["steady"]}
         checks = []
         try:
             summ = summary_steady_mean_ns(a.aiprof, c["after"], steady)
-            d = abs(summ - after_ns) / after_ns
-            checks.append("summary %+.1f%%" % (100 * (summ - after_ns) / after_ns))
+            d = abs(summ - mean_after) / mean_after
+            checks.append("summary %+.1f%%" % (100 * (summ - mean_after) / mean_after))
             if d > a.check_tol:
-                failures.append("%s: aiprof whatif's measured after step %.2f ms, summary's step durations %.2f ms"
-                                % (c["name"], after_ns / 1e6, summ / 1e6))
+                failures.append("%s: aiprof whatif's mean measured after step %.2f ms, summary's step durations %.2f ms"
+                                % (c["name"], mean_after / 1e6, summ / 1e6))
         except (RuntimeError, KeyError, ValueError) as e:
             failures.append("%s: %s" % (c["name"], e))
         arith = None
         if c["cpu"]:
             arith = serial_arithmetic_ns(c["before"], c["scenario"], {s["step"] for s in pred["steps"] if s["steady"]})
-            for v, ns, doc in (("before", before_ns, pred), ("after", after_ns, meas)):
+            for v, doc in (("before", pred), ("after", meas)):
+                ns = mean_of[v]
                 per = runs.get(c["name"], {}).get(v, {}).get("perf_counter_step_ms")
                 if not per or len(per) != len(doc["steps"]):
                     failures.append("%s: runs.json has no perf_counter figure per step for %s" % (c["name"], v))
@@ -203,8 +207,8 @@ def main():
                 if abs(d) > a.perf_tol:
                     failures.append("%s %s: aiprof's steady step %.2f ms vs the run's own perf_counter %.2f ms"
                                     % (c["name"], v, ns / 1e6, pc))
-        med_pred = statistics.median(x["predicted_ns"] for x in pred["steps"] if x["steady"])
-        med_after = statistics.median(x["measured_ns"] for x in meas["steps"] if x["steady"])
+        med_pred = statistics.mean(x["predicted_ns"] for x in pred["steps"] if x["steady"])
+        med_after = mean_after
         rows.append(dict(c, med_pred=med_pred, med_after=med_after, before_ns=before_ns, after_ns=after_ns, predicted_ns=predicted_ns,
                          lo_ns=pred["predicted_interval_ns"][0], hi_ns=pred["predicted_interval_ns"][1],
                          error=(predicted_ns - after_ns) / after_ns, arith_ns=arith,
@@ -212,7 +216,7 @@ def main():
                          nochange=(before_ns - after_ns) / after_ns, checks=checks))
 
     head = ("| pair | problem → fix | scenario | before (ms) | predicted (ms) [95%] | measured after (ms) "
-            "| error | measured change | error of 'no change' | serial arithmetic (ms), its error | medians: predicted / after (ms), error |")
+            "| error | measured change | error of 'no change' | serial arithmetic (ms), its error | means: predicted / after (ms), error |")
     lines = [head, "|" + "---|" * 11]
     for r in rows:
         if r["error"] is None:
@@ -234,14 +238,15 @@ def main():
     verdict = ("CPU pairs within %d%%: %d of %d (%.0f%%, needed %.0f%%); ResNet50 within %d%%: %s"
                % (round(100 * a.tol), hits, len(cpu), 100.0 * hits / len(cpu), 100 * a.min_share,
                   round(100 * a.resnet_tol), "yes" if res_ok else "no"))
-    notes = ("Time base: mean wall time of the steady steps (aiprof whatif's measured_mean_ns / "
-             "predicted_mean_ns, ms). error = (predicted − measured after) / measured after; "
+    notes = ("Time base: median wall time of the steady steps (aiprof whatif's measured_ns / "
+             "predicted_ns, ms; its interval: order statistics of the median). error = (predicted − measured after) / measured after; "
              "measured change = (after − before) / before; error of 'no change' = the error a "
              "prediction of no change would have (how hard the pair is); serial arithmetic = "
              "each steady BEFORE step minus the time the scenario takes out of it, summed from the "
              "trace JSON without aiprof (what a replay of a one-thread CPU step should give), and its "
-             "error against the measured after; medians: the same over the steady steps' medians (not "
-             "gated: shown because this shared 2-core machine slows single steps by up to 10x).")
+             "error against the measured after; means: the same over the steady steps' means (not "
+             "gated: shown because this shared 2-core machine slows single steps by up to 10x, which moves "
+             "a mean of a few steps and not the median).")
     table = "\n".join(lines) + "\n\n" + verdict + "\n\n" + notes + "\n"
     print(table)
     for r in rows:
