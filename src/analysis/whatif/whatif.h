@@ -5,6 +5,10 @@
 //   remove-idle data_loading|host_bound|sync|other
 //   remove PATTERN            ops and kernels whose name contains PATTERN
 //   scale PATTERN FACTOR      their durations × FACTOR (FACTOR ≥ 0)
+//   overlap-data-loading N    data loading moves to N workers running beside
+//                             the step: its time leaves the step, but a step
+//                             is never shorter than its loading time / N
+//                             (the workers' throughput)
 //   graph-launch              the step replayed as one captured graph: host
 //                             ops and runtime calls take no time, no launch
 //                             delay, no idle between host work (an ideal
@@ -38,11 +42,11 @@
 namespace aiprof {
 
 struct WhatIfClause {
-  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch };
+  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle
   std::string pattern;                // kRemove, kScale
-  double factor = 0;                  // kScale (kRemove: 0)
+  double factor = 0;                  // kScale (kRemove: 0); kOverlapDataLoading: the workers
 };
 
 struct Scenario {

@@ -69,6 +69,27 @@ TEST(WhatIfTest, HandMadeZeroLengthCallAtItsSiblingsEnd) {
   EXPECT_EQ(r.measured_fallbacks, 0u);
 }
 
+// Hand-made (µs): loader [0, 80] in a 100 µs step; the rest is 20 µs.
+// overlap-data-loading N: the loading leaves the step (20 µs) but a step is
+// never shorter than 80 / N: N = 1 → 80, N = 2 → 40, N = 8 → 20.
+constexpr char kSlowLoader[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":0,"dur":80},
+  {"ph":"X","cat":"cpu_op","name":"aten::stack","pid":1,"tid":1,"ts":5,"dur":70},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":80,"dur":20}
+]})json";
+
+TEST(WhatIfTest, HandMadeOverlapDataLoadingIsBoundedByTheWorkers) {
+  auto t = ImportJsonText(kSlowLoader);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(Predict(*t, "remove-idle data_loading").steps.at(0).predicted_ns, 20'000);
+  EXPECT_EQ(Predict(*t, "overlap-data-loading 1").steps.at(0).predicted_ns, 80'000);
+  EXPECT_EQ(Predict(*t, "overlap-data-loading 2").steps.at(0).predicted_ns, 40'000);
+  EXPECT_EQ(Predict(*t, "overlap-data-loading 8").steps.at(0).predicted_ns, 20'000);
+  EXPECT_FALSE(ParseScenario("overlap-data-loading 0").ok());
+  EXPECT_FALSE(ParseScenario("overlap-data-loading two").ok());
+}
+
 TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {
   auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
   ASSERT_NE(t, nullptr);
