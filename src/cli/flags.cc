@@ -33,6 +33,10 @@ CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::stri
   return sub->add_option("--service", *service, help);
 }
 
+CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string& help) {
+  return sub->add_option("--fix-id", *fix_id, help);
+}
+
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help) {
   return sub->add_option("--pid", *pid, help)->check(CLI::PositiveNumber);
 }
