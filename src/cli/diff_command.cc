@@ -4,6 +4,8 @@
 // step, with validate's statistics where both runs have enough steps.
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -26,7 +28,7 @@ class DiffCommand : public Command {
                    render::YamlFormat(), render::CsvFormat()},
              "Write here (atomically) instead of standard output");
     sub->add_option("--map", map_path_, "Name map (YAML): op, module or kernel names of A → names of B, /regex/ allowed (docs/diff.md)");
-    AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20); per-node statistics for as many");
+    AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20, 0 = all); per-node statistics for as many");
     stats_.Add(sub, /*resamples_flag=*/true);
     return sub;
   }
@@ -36,6 +38,7 @@ class DiffCommand : public Command {
     DiffOptions options;
     RETURN_IF_ERROR(stats_.Apply(&options.stats));
     options.top_n = top_.value_or(kDefaultTop);
+    if (options.top_n == 0) options.top_n = SIZE_MAX;  // --top 0: every changed node
     DiffNameMap map;
     if (!map_path_.empty()) {
       ASSIGN_OR_RETURN(map, DiffNameMap::Load(map_path_));
