@@ -23,6 +23,7 @@ the source JSON (no aiprof code):
 """
 import argparse
 import bisect
+import functools
 import gzip
 import json
 import os
@@ -39,6 +40,7 @@ def check(cond, what):
         FAILS.append(what)
 
 
+@functools.lru_cache(maxsize=None)
 def load_events(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
@@ -201,12 +203,28 @@ def tracelens(a):
 
 
 def formats_and_map(a, before, after):
+    small = [os.path.join(a.fixtures, "tracelens", hw + "__gaunernst_bert-small-uncased__1016001.json.gz")
+             for hw in ("h100", "mi300")]
     with tempfile.TemporaryDirectory() as tmp:
-        for fmt, needle in (("text", "Largest change"), ("md", "| "), ("html", "Content-Security-Policy"),
+        for fmt, needle in (("text", "Matched under different names"), ("md", "| "), ("html", "Content-Security-Policy"),
                             ("yaml", "document: \"diff\""), ("csv", "path")):
             out = os.path.join(tmp, "d." + fmt)
-            p = subprocess.run([a.aiprof, "diff", before, after, "--format", fmt, "-o", out], capture_output=True, text=True)
+            p = subprocess.run([a.aiprof, "diff", *small, "--format", fmt, "-o", out], capture_output=True, text=True)
             check(p.returncode == 0 and needle in open(out, encoding="utf-8").read(), "format %s renders" % fmt)
+        # Hostile names from the trace are escaped in HTML and Markdown.
+        hostile = '<img src=x onerror=alert(1)>|*'
+        for side, dur in (("ha", 100), ("hb", 300)):
+            with open(os.path.join(tmp, side + ".json"), "w") as f:
+                json.dump({"traceEvents": [
+                    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+                    {"ph": "X", "cat": "cpu_op", "name": hostile + side, "pid": 1, "tid": 1, "ts": 10, "dur": dur}]}, f)
+        for fmt in ("html", "md"):
+            out = os.path.join(tmp, "h." + fmt)
+            p = subprocess.run([a.aiprof, "diff", os.path.join(tmp, "ha.json"), os.path.join(tmp, "hb.json"), "-o", out],
+                               capture_output=True, text=True)
+            text = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
+            check(p.returncode == 0 and "onerror" in text and "<img src=x" not in text,
+                  "hostile names are escaped (%s)" % fmt)
         good = os.path.join(tmp, "map.yaml")
         with open(good, "w") as f:
             f.write("map:\n  - a: /SingleProcessDataLoaderIter/\n    b: /MultiProcessingDataLoaderIter/\n")
@@ -218,7 +236,7 @@ def formats_and_map(a, before, after):
             f.write("map:\n  - a: x\n    b: /[oops/\n")
         p = subprocess.run([a.aiprof, "diff", before, after, "--map", bad], capture_output=True, text=True)
         check(p.returncode == 1 and bad + ":2:" in p.stderr, "bad map: exit 1 naming file and line (%s)" % p.stderr.strip())
-        p = subprocess.run([a.aiprof, "diff", before, os.path.join(tmp, "missing.json")], capture_output=True, text=True)
+        p = subprocess.run([a.aiprof, "diff", small[0], os.path.join(tmp, "missing.json")], capture_output=True, text=True)
         check(p.returncode == 1 and "missing.json" in p.stderr, "missing run B: exit 1 naming the file")
 
 
