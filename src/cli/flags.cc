@@ -29,6 +29,10 @@ CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& h
   return sub->add_option("--after", *path, help);
 }
 
+CLI::Option* AddTopFlag(CLI::App* sub, std::optional<size_t>* top, const std::string& help) {
+  return sub->add_option("--top", *top, help);
+}
+
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help) {
   return sub->add_option("--service", *service, help);
 }

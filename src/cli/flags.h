@@ -4,6 +4,7 @@
 #ifndef AIPROF_SRC_CLI_FLAGS_H_
 #define AIPROF_SRC_CLI_FLAGS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ CLI::Option* AddCpuHzFlag(CLI::App* sub, int* hz, const std::string& help);
 // --timeout: a duration ("30s", "500ms", "2m"; a bare number is seconds),
 // read with ParseDuration (src/cli/duration_flag.h).
 CLI::Option* AddTimeoutFlag(CLI::App* sub, std::string* duration, const std::string& help);
+
+// --top N: rows of a ranked list (summary's ops, diff's changes).
+CLI::Option* AddTopFlag(CLI::App* sub, std::optional<size_t>* top, const std::string& help);
 
 // --rules, --no-builtin-rules.
 void AddRuleFlags(CLI::App* sub, SessionOptions* options);

@@ -72,7 +72,7 @@ def main():
     check(r.get("result") == {}, "ping")
     r = c.call("tools/list")
     names = sorted(t["name"] for t in r["result"]["tools"])
-    check(names == ["analyze", "diagnose", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
+    check(names == ["analyze", "diagnose", "diff", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
                     "validate"],
           "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
@@ -129,6 +129,14 @@ def main():
           "validate equals aiprof validate (%s)" % r["result"]["content"][0]["text"])
     check(c.tool("validate", before=tb)["error"]["code"] == -32602, "validate needs 'after'")
     check(c.tool("validate", before=tb, after=ta, alpha=2)["error"]["code"] == -32602, "validate: alpha range")
+    # diff: the same pair, the document of aiprof diff as structured content.
+    r = c.tool("diff", a=tb, b=ta)
+    cli_diff = json.loads(subprocess.run([a.aiprof, "diff", before, after, "--format", "json"],
+                                         capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_diff and "DataLoader" in r["result"]["content"][0]["text"] + json.dumps(cli_diff),
+          "diff equals aiprof diff (%s)" % r["result"]["content"][0]["text"])
+    check(c.tool("diff", a=tb)["error"]["code"] == -32602, "diff needs 'b'")
+    check(c.tool("diff", a=tb, b=ta, top=0)["error"]["code"] == -32602, "diff: top range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")
     check(r["result"]["isError"] is True, "validate: no samples of that unit is a tool error: %r" % r["result"]["content"])
 
