@@ -20,6 +20,7 @@
 #include "src/analysis/summary/summary.h"
 #include "src/cli/command.h"
 #include "src/report/diagnosis/diagnosis_report.h"
+#include "src/session/prediction_check.h"
 #include "src/session/session.h"
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
@@ -71,7 +72,7 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
-  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
+  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied (default: the fix of the finding that went away)"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
   tools += R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
@@ -235,6 +236,15 @@ class McpServer {
       return std::nullopt;
     }
     ValidationResult v = Validate(*b, *a, options);
+    std::string fix_id;
+    std::string_view fix;
+    if (args["fix_id"].get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
+    auto prediction = CheckPrediction(*before->session, *after->session, fix_id);
+    if (!prediction.ok()) {
+      *result = ToolResult(prediction.status().message(), "", true);
+      return std::nullopt;
+    }
+    v.prediction = *prediction;
     *result = ToolResult("validation of " + after->path + " against " + before->path + ": " + VerdictText(v.overall),
                          ValidationToJson(v));
     return std::nullopt;
