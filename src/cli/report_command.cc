@@ -9,6 +9,7 @@
 #include "src/cli/flags.h"
 #include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
+#include "src/session/prediction_check.h"
 #include "src/session/run_loader.h"
 #include "src/session/session.h"
 #include "src/view/timeline/timeline_view.h"
@@ -79,6 +80,8 @@ class ReportCommand : public Command {
     out_.Add(sub, {render::HtmlFormat(), render::PdfFormat(), render::MarkdownFormat()},
              "analysis.html, report.pdf or report.md (format from the extension)", /*required=*/true);
     AddBeforeFlag(sub, &before_, "A trace of the run before the change: adds the validation (before -> input)");
+    AddFixIdFlag(sub, &fix_id_,
+                 "With --before: the suggestion id this run applied (default: the fix of the finding that went away)");
     target_.Add(sub, &flags_.session.suggest);
     AddDbFlag(sub, &flags_.session.db, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;
@@ -94,10 +97,15 @@ class ReportCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
-      ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, RunInputs{}));
+      ASSIGN_OR_RETURN(LoadedRun before, LoadRun(before_, RunInputs{}));
       TraceSampleOptions after_options;  // the same defaults as RunInputs{}
       ASSIGN_OR_RETURN(RunSamples after, session->samples(after_options));
-      validation = Validate(before, after, ValidationOptions{});
+      validation = Validate(before.samples, after, ValidationOptions{});
+      if (before.trace) {
+        // The prediction made for the before run, for the fix this run applied.
+        std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, session->options());
+        ASSIGN_OR_RETURN(validation->prediction, CheckPrediction(*b, *session, fix_id_));
+      }
     }
     ReportInputs inputs;
     inputs.before_source = before_;
@@ -115,7 +123,7 @@ class ReportCommand : public Command {
   DiagnosisFlags flags_;
   OutputFlags out_;
   TargetFlags target_;
-  std::string before_;
+  std::string before_, fix_id_;
 };
 
 }  // namespace

@@ -369,6 +369,7 @@ std::string ValidationHtml(const ReportData& r) {
         m.n_before, m.n_after, VerdictId(m.verdict), VerdictText(m.verdict));
   }
   out += "</tbody></table>";
+  if (v.prediction) out += "<p id=\"prediction\"><b>Predicted vs measured:</b> " + E(DescribePredictionCheck(*v.prediction)) + "</p>";
   if (v.op_shift.available) {
     out += "<h3>Per-op before / after</h3><table class=\"sortable\"><thead><tr><th>op</th><th>count before</th><th>count "
            "after</th><th>mean before</th><th>mean after</th><th>ratio</th><th>added per sample</th></tr></thead><tbody>";

@@ -120,6 +120,7 @@ std::string ReportToMarkdown(const ReportData& r) {
       out += fmt::format("| {} | {} | {} | {} | {} |\n", M(m.metric), M(FormatValue(m.before, m.unit)),
                          M(FormatValue(m.after, m.unit)), Pct(m.change_rel), VerdictText(m.verdict));
     }
+    if (v.prediction) out += "\n**Predicted vs measured:** " + M(DescribePredictionCheck(*v.prediction)) + "\n";
   }
   out += fmt::format("\n## Inputs and import diagnostics\n\n- input: {}\n", M(r.source));
   if (!r.before_source.empty()) out += "- before: " + M(r.before_source) + "\n";
