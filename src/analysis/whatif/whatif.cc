@@ -144,7 +144,7 @@ class Replay {
         } else if (pass == 1 && g_.launch[i] != kNoSlice) {
           f = factor_[g_.launch[i]];
         }
-        if (Removed(GapCause::kDataLoading) && g_.cls[i] == TimeClass::kIdleDataLoading) f = 0.0f;
+        if (Removed(GapCause::kDataLoading) && g_.cls[i] == PathClass::kIdleDataLoading) f = 0.0f;
         factor_[i] = f;
         out_->slices_changed += f != 1.0f ? 1 : 0;
       }
@@ -174,7 +174,7 @@ class Replay {
   // the gap before it idle, not working: its own thread then adds no lag.
   void HostStart(uint32_t i, int64_t s, Latest* l) {
     const uint32_t p = g_.prev[i], u = g_.parent[i], h = g_.handoff[i];
-    const bool idle_gap = u == kNoSlice || g_.cls[u] == TimeClass::kIdleOther;
+    const bool idle_gap = u == kNoSlice || g_.cls[u] == PathClass::kIdleOther;
     const int64_t own = p != kNoSlice ? End(p) : u != kNoSlice ? s_.ts_ns[u] : INT64_MIN;
     const bool handed = h != kNoSlice && End(h) > own;
     if (handed) {
