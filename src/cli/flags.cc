@@ -33,6 +33,10 @@ CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::stri
   return sub->add_option("--service", *service, help);
 }
 
+CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help) {
+  return sub->add_option("--token-file", *path, help);
+}
+
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help) {
   return sub->add_option("--pid", *pid, help)->check(CLI::PositiveNumber);
 }

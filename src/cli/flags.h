@@ -55,6 +55,8 @@ CLI::Option* AddBeforeFlag(CLI::App* sub, std::string* path, const std::string& 
 CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& help);
 // --service: the service a baseline, a history or a monitor is for.
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
+// --token-file: bearer tokens (serve: the tokens it accepts; push: the one it sends).
+CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help);
 // --pid: a running process (positive).
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help);
 // --cpu-hz: host CPU sampling frequency.
