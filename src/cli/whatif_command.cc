@@ -47,8 +47,7 @@ class WhatIfCommand : public Command {
   static std::string Ns(double ns) { return FormatDurationNs(ns); }
 
   static std::string Describe(const WhatIfResult& r) {
-    std::string out = "scenario: " + TerminalSafe(r.scenario) +
-                      "\n  experimental: see docs/whatif.md for a known defect before acting on these figures\n";
+    std::string out = "scenario: " + TerminalSafe(r.scenario) + "\n";
     out += "  changed: " + std::to_string(r.slices_changed) + " slice durations, " + std::to_string(r.edges_changed) +
            " dependency lags\n";
     if (r.steady_steps == 0) return out + "  no step to predict\n";

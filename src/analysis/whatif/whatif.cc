@@ -74,6 +74,7 @@ class Replay {
     end_.assign(n, 0);
     done_start_.assign(n, false);
     done_end_.assign(n, false);
+    busy_.assign(n, false);
     factor_.assign(n, 1.0f);
     for (const WhatIfClause& c : sc.clauses) {
       if (c.kind != WhatIfClause::Kind::kRemoveIdle) continue;
@@ -100,11 +101,12 @@ class Replay {
     std::sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
       return std::tie(a.t, a.phase, a.order, a.slice) < std::tie(b.t, b.phase, b.order, b.slice);
     });
-    for (const Event& e : ev) e.phase == 1 ? Start(e.slice) : Finish(e.slice);
+    for (const Event& e : ev) e.phase == 1 ? StartOf(e.slice) : EndOf(e.slice);
   }
 
   int64_t NewStart(uint32_t i) const { return done_start_[i] ? start_[i] : s_.ts_ns[i]; }
   int64_t NewEnd(uint32_t i) const { return done_end_[i] ? end_[i] : End(i); }
+  uint64_t fallbacks() const { return fallbacks_; }
 
  private:
   int64_t End(uint32_t i) const { return s_.ts_ns[i] + s_.dur_ns[i]; }
@@ -151,6 +153,34 @@ class Replay {
     }
   }
 
+  // A predecessor's new time, replayed first when the visiting order has
+  // not reached it yet: a child starting at its parent's end, a zero-length
+  // slice at a boundary, a collective's later rank. The recursion is bounded
+  // (kMaxDepth); past it, or in a cycle of malformed nesting, the measured
+  // time stands in and is counted.
+  int64_t StartOf(uint32_t i) {
+    if (!done_start_[i] && Enter(i)) Start(i), Leave(i);
+    return NewStart(i);
+  }
+  int64_t EndOf(uint32_t i) {
+    if (!done_end_[i] && Enter(i)) Finish(i), Leave(i);
+    return NewEnd(i);
+  }
+  bool Enter(uint32_t i) {
+    if (depth_ >= kMaxDepth || busy_[i]) {
+      ++fallbacks_;
+      return false;
+    }
+    busy_[i] = true;
+    ++depth_;
+    return true;
+  }
+  void Leave(uint32_t i) {
+    busy_[i] = false;
+    --depth_;
+  }
+  static constexpr int kMaxDepth = 256;
+
   // Latest (predecessor's new time + lag); `binding` keeps the measured lag.
   struct Latest {
     int64_t t = INT64_MIN;
@@ -180,17 +210,17 @@ class Replay {
     if (handed) {
       int64_t gap = std::max<int64_t>(0, s - End(h));
       if (Removed(GapCause::kOther) && gap > 0) gap = 0, ++out_->edges_changed;
-      l->Add(NewEnd(h), gap);
+      l->Add(EndOf(h), gap);
     }
     if (p != kNoSlice) {
       int64_t gap = std::max<int64_t>(0, s - End(p));
       if (u != kNoSlice) gap = Scaled(gap, u);
       if (idle_gap && (handed || Removed(GapCause::kOther)) && gap > 0) gap = 0, out_->edges_changed += handed ? 0 : 1;
-      l->Add(NewEnd(p), gap);
+      l->Add(EndOf(p), gap);
     } else if (u != kNoSlice) {
       int64_t off = Scaled(s - s_.ts_ns[u], u);
       if (idle_gap && (handed || Removed(GapCause::kOther)) && off > 0) off = 0, out_->edges_changed += handed ? 0 : 1;
-      l->Add(NewStart(u), off);
+      l->Add(StartOf(u), off);
     }
   }
 
@@ -206,10 +236,10 @@ class Replay {
       // at most the call's duration).
       int64_t lag = s > bind ? measured : std::min(measured, s_.dur_ns[L]);
       if (Removed(GapCause::kHostBound) && lag > 0) lag = 0, ++out_->edges_changed;
-      l->Add(NewStart(L), lag);
+      l->Add(StartOf(L), lag);
     }
-    if (p != kNoSlice) l->Add(NewEnd(p), std::min<int64_t>(0, s - End(p)));
-    if (w != kNoSlice && !Removed(GapCause::kSync)) l->Add(NewEnd(w), std::min<int64_t>(0, s - End(w)));
+    if (p != kNoSlice) l->Add(EndOf(p), std::min<int64_t>(0, s - End(p)));
+    if (w != kNoSlice && !Removed(GapCause::kSync)) l->Add(EndOf(w), std::min<int64_t>(0, s - End(w)));
   }
 
   void Finish(uint32_t i) {
@@ -218,17 +248,17 @@ class Replay {
     const int64_t e = End(i);
     int64_t t;
     if (uint32_t c = g_.last_child[i]; c != kNoSlice && !g_.on_device[i]) {
-      t = NewEnd(c) + Scaled(std::max<int64_t>(0, e - End(c)), i);
+      t = EndOf(c) + Scaled(std::max<int64_t>(0, e - End(c)), i);
     } else if (uint32_t q = g_.peer[i]; q != kNoSlice) {
       // A collective: its transfer after the last rank arrives.
-      t = std::max(start_[i], NewStart(q)) + Scaled(std::max<int64_t>(0, e - std::max(s_.ts_ns[i], s_.ts_ns[q])), i);
+      t = std::max(start_[i], StartOf(q)) + Scaled(std::max<int64_t>(0, e - std::max(s_.ts_ns[i], s_.ts_ns[q])), i);
     } else {
       t = start_[i] + Scaled(s_.dur_ns[i], i);
     }
     if (uint32_t w = g_.wait_on[i]; w != kNoSlice && !g_.on_device[i] && End(w) > s_.ts_ns[i]) {
       // A sync call that waited: its overhead after the work it waited for.
       const int64_t post = std::max<int64_t>(0, e - End(w));
-      t = Removed(GapCause::kSync) ? start_[i] + post : std::max(start_[i] + post, NewEnd(w) + post);
+      t = Removed(GapCause::kSync) ? start_[i] + post : std::max(start_[i] + post, EndOf(w) + post);
     }
     end_[i] = std::max(t, start_[i]);
     done_end_[i] = true;
@@ -239,7 +269,9 @@ class Replay {
   const DependencyGraph& g_;
   WhatIfResult* out_;
   std::vector<int64_t> start_, end_;
-  std::vector<bool> done_start_, done_end_;
+  std::vector<bool> done_start_, done_end_, busy_;
+  int depth_ = 0;
+  uint64_t fallbacks_ = 0;
   std::vector<float> factor_;
   bool remove_[kGapCauseCount] = {false, false, false, false};
 };
@@ -263,6 +295,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   if (path.graph.parent.size() != trace.slices.size()) return r;  // graph not kept
   Replay replay(trace, path.graph, scenario, &r);
   replay.Run();
+  r.measured_fallbacks = replay.fallbacks();
   const SliceTable& s = trace.slices;
   std::vector<double> predicted;
   double measured_sum = 0;

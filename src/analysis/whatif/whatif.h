@@ -67,6 +67,7 @@ struct WhatIfResult {
   double measured_mean_ns = 0, predicted_mean_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
+  uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)
 };
 
 // Replays `trace` through `path`'s graph (ComputeCriticalPath with

@@ -46,6 +46,29 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   EXPECT_EQ(half.steps[0].predicted_ns, 75'000);
 }
 
+// Hand-made (µs), the shape that pinned ResNet50's backward: aten::mm
+// [41, 43] and a zero-length runtime call at 43, which the graph nests under
+// aten::mm (it starts at its end). Its end must be replayed before aten::mm's,
+// or aten::mm keeps its measured end and the step cannot move: with the
+// loader removed everything after it moves 40 earlier, step 100 → 60.
+constexpr char kZeroAtEnd[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":0,"dur":40},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":41,"dur":2},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaOccupancyMaxActiveBlocksPerMultiprocessor","pid":1,"tid":1,"ts":43,"dur":0},
+  {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":44,"dur":53}
+]})json";
+
+TEST(WhatIfTest, HandMadeZeroLengthCallAtItsSiblingsEnd) {
+  auto t = ImportJsonText(kZeroAtEnd);
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = Predict(*t, "remove-idle data_loading");
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].measured_ns, 100'000);
+  EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
+  EXPECT_EQ(r.measured_fallbacks, 0u);
+}
+
 TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {
   auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
   ASSERT_NE(t, nullptr);
