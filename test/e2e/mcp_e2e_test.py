@@ -143,7 +143,7 @@ def main():
     same = r["result"]["structuredContent"]["scenarios"][2]
     check(same["steady_steps"] > 0 and same["predicted_mean_ns"] == same["measured_mean_ns"] and
           all(s["predicted_ns"] == s["measured_ns"] for s in same["steps"]), "whatif: no change, no gain")
-    check("experimental" in r["result"]["content"][0]["text"], "whatif text says experimental")
+    check("time base: step wall time" in r["result"]["content"][0]["text"], "whatif text names its time base")
     r = c.tool("whatif", trace=tid, scenario="scale aten::mm x")
     check(r.get("error", {}).get("code") == -32602 and "FACTOR" in r["error"]["message"], "whatif: bad clause %r" % r)
     check(c.tool("whatif", trace=tid, scenario=[])["error"]["code"] == -32602, "whatif: no scenario")

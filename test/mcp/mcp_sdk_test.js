@@ -169,7 +169,7 @@ async function main() {
     assert.deepEqual(r.structuredContent, cli);
     assert.equal(r.structuredContent.scenarios.length, 2);
     assert.ok(r.structuredContent.scenarios[0].steady_steps > 0);
-    assert.match(text(r), /experimental/);
+    assert.match(text(r), /time base: step wall time/);
   });
 
   await check('whatif: a clause that matches nothing predicts the measured time', async () => {
