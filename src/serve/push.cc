@@ -146,6 +146,13 @@ class Connection {
     return true;
   }
 
+  // Whether the server has answered (or closed) already: it refuses an
+  // upload (401, 413) from the headers, before reading the body.
+  bool Answered() {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
+  }
+
   // The whole answer (until Content-Length is met or the server closes).
   Status Receive(std::string* out, const std::string& origin) {
     char buf[65536];
@@ -215,7 +222,7 @@ StatusOr<Reply> Exchange(const ServerUrl& u, const std::string& head, int body_f
   std::string why;
   bool sent = c.Send(head.data(), head.size(), &why);
   std::string chunk(body_fd >= 0 ? kSendChunkBytes : 0, '\0');
-  for (uint64_t left = body_bytes; sent && left > 0;) {
+  for (uint64_t left = body_bytes; sent && left > 0 && !c.Answered();) {
     const ssize_t r = ::read(body_fd, chunk.data(), std::min<uint64_t>(left, chunk.size()));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return ErrStatus(file + ": read failed while sending: " + (r < 0 ? Errno() : "the file shrank"));
