@@ -12,6 +12,8 @@
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/report/validation/validation_report.h"
+#include "src/session/prediction_check.h"
+#include "src/session/run_loader.h"
 
 namespace aiprof {
 
@@ -27,6 +29,9 @@ class CardCommand : public Command {
     sub->add_option("--bottleneck", bottleneck_,
                     "Core bottleneck type, as findings name it (default: inferred, op:NAME of the op that lost the most time)");
     sub->add_option("--fix", fix_, "The effective fix, in a few words");
+    sub->add_option("--fix-id", fix_id_,
+                    "The suggestion id the after run applied (default: matched by the finding that went away): the "
+                    "card keeps its prediction and the error, which corrects later predictions of that fix");
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");
     stats_.Add(sub, /*resamples_flag=*/false);
     AddRunInputFlags(sub, &run_inputs_, /*warmup_steps=*/false);
@@ -40,8 +45,10 @@ class CardCommand : public Command {
     options.metrics = {metric_};
     RETURN_IF_ERROR(CheckMetricNames(options.metrics));
     RETURN_IF_ERROR(stats_.Apply(&options));
-    ASSIGN_OR_RETURN(RunSamples before, LoadRunSamples(before_, run_inputs_));
-    ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(after_, run_inputs_));
+    ASSIGN_OR_RETURN(LoadedRun before_run, LoadRun(before_, run_inputs_));
+    ASSIGN_OR_RETURN(LoadedRun after_run, LoadRun(after_, run_inputs_));
+    const RunSamples& before = before_run.samples;
+    const RunSamples& after = after_run.samples;
     ValidationResult result = Validate(before, after, options);
     const MetricComparison& m = result.metrics.at(0);
     if (m.verdict == Verdict::kInsufficientData) {
@@ -75,9 +82,35 @@ class CardCommand : public Command {
     if (db.empty()) {
       ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
     }
+    std::optional<PredictionCheck> check;
+    if (before_run.trace && after_run.trace) {
+      SessionOptions so;
+      so.db = db;
+      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, so);
+      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, so);
+      ASSIGN_OR_RETURN(check, CheckPrediction(*b, *a, fix_id_));
+    } else if (!fix_id_.empty()) {
+      return ErrStatus("--fix-id needs traces before and after (the prediction is made from the before trace)");
+    }
+    if (check) {
+      // The prediction kept is the simulation before any history correction,
+      // so each card's error is the simulation's own.
+      const double raw = check->history_cases > 0 ? check->uncorrected_ns / check->predicted_ns : 1.0;
+      card.prediction = CardPrediction{check->fix_id,
+                                       check->source,
+                                       check->scenario,
+                                       check->predicted_ns * raw,
+                                       check->predicted_lo_ns * raw,
+                                       check->predicted_hi_ns * raw,
+                                       check->measured_ns,
+                                       check->measured_lo_ns,
+                                       check->measured_hi_ns};
+      if (bottleneck_.empty()) card.bottleneck = check->bottleneck;
+    }
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db));
     ASSIGN_OR_RETURN(card.id, store->SaveCard(card));
     std::string text = CardToMarkdown(card);
+    if (check) text += "\n" + DescribePredictionCheck(*check) + "\n";
     if (bottleneck_.empty() && saved_ns > 0) {
       text += "\nThe bottleneck was inferred, not given: " + card.bottleneck.substr(3) + " lost the most time per " + after.unit +
               " (" + FormatValue(saved_ns, "ns") + "; op time includes child ops, and an op replaced by another counts as "
@@ -87,7 +120,7 @@ class CardCommand : public Command {
   }
 
  private:
-  std::string before_, after_, scene_, bottleneck_, fix_, output_, db_;
+  std::string before_, after_, scene_, bottleneck_, fix_, fix_id_, output_, db_;
   std::string metric_ = "latency";
   StatsFlags stats_;
   RunInputs run_inputs_;

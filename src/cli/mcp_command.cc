@@ -21,6 +21,7 @@
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/report/diagnosis/diagnosis_report.h"
+#include "src/session/prediction_check.h"
 #include "src/session/session.h"
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
@@ -72,7 +73,7 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
   tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_mean_ns":{"type":"integer"},"predicted_mean_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_mean_ns","predicted_mean_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
-  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
+  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5},"fix":{"type":"string","description":"suggestion id the after run applied; default: the one matched by the finding that went away"}},"required":["before","after"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
   return tools;
@@ -234,7 +235,16 @@ class McpServer {
                            "", true);
       return std::nullopt;
     }
+    std::string_view fix;
+    simdjson::dom::element fix_element;
+    if (args["fix"].get(fix_element) == simdjson::SUCCESS && fix_element.get(fix) != simdjson::SUCCESS) {
+      return RpcError{-32602, "invalid params: 'fix' is a suggestion id of the before trace (a string)"};
+    }
     ValidationResult v = Validate(*b, *a, options);
+    // The prediction made for the fix against the measurement, as aiprof validate does.
+    auto prediction = CheckPrediction(*before->session, *after->session, std::string(fix));
+    if (!prediction.ok()) return RpcError{-32602, "invalid params: " + prediction.status().message()};
+    v.prediction = std::move(*prediction);
     *result = ToolResult("validation of " + after->path + " against " + before->path + ": " + VerdictText(v.overall),
                          ValidationToJson(v));
     return std::nullopt;

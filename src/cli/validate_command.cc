@@ -14,6 +14,8 @@
 #include "src/cli/flags.h"
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/report/validation/validation_report.h"
+#include "src/session/prediction_check.h"
+#include "src/session/run_loader.h"
 
 namespace aiprof {
 
@@ -37,6 +39,9 @@ class ValidateCommand : public Command {
              "Report file: .md, .html, .json, .txt or .pdf (written atomically); default text to standard output");
     AddServiceFlag(sub, &service_, "Keep this validation in the service's history (implied by --baseline)");
     AddDbFlag(sub, &db_);
+    sub->add_option("--fix", fix_,
+                    "The suggestion id the after run applied (default: matched by the finding that went away); "
+                    "shows its prediction against the measurement");
     sub->add_flag("--alert-on-regression", alert_,
                   "On a significant regression print a one-line alert to standard error and exit with status 3");
     return sub;
@@ -53,16 +58,28 @@ class ValidateCommand : public Command {
     std::unique_ptr<BaselineStore> store;
     StoredBaseline baseline;
     RunSamples before;
+    std::unique_ptr<Trace> before_trace;
     if (!baseline_.empty()) {
       ASSIGN_OR_RETURN(store, OpenStore());
       ASSIGN_OR_RETURN(baseline, store->LatestBaseline(baseline_));
       before = baseline.samples;
       if (input_.batch_size > 0) before.items_per_sample = input_.batch_size;
     } else {
-      ASSIGN_OR_RETURN(before, LoadRunSamples(before_, input_));
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_, input_));
+      before = std::move(run.samples);
+      before_trace = std::move(run.trace);
     }
-    ASSIGN_OR_RETURN(RunSamples after, LoadRunSamples(after_, input_));
-    ValidationResult result = Validate(before, after, options);
+    ASSIGN_OR_RETURN(LoadedRun after_run, LoadRun(after_, input_));
+    ValidationResult result = Validate(before, after_run.samples, options);
+    if (before_trace && after_run.trace) {
+      SessionOptions so;
+      so.db = db_;
+      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_trace, so);
+      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, so);
+      ASSIGN_OR_RETURN(result.prediction, CheckPrediction(*b, *a, fix_));
+    } else if (!fix_.empty()) {
+      return ErrStatus("--fix needs traces before and after (a prediction is made from the before trace)");
+    }
 
     std::string json = ValidationToJson(result);
     if (format == "pdf") {
@@ -114,7 +131,7 @@ class ValidateCommand : public Command {
     return BaselineStore::Open(path);
   }
 
-  std::string before_, baseline_, after_, service_, db_;
+  std::string before_, baseline_, after_, service_, db_, fix_;
   std::vector<std::string> metrics_;
   StatsFlags stats_;
   RunInputs input_;

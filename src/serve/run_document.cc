@@ -275,7 +275,10 @@ render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards) {
                {"ci_low_rel", "Interval from", Unit::kChange},
                {"ci_high_rel", "Interval to", Unit::kChange},
                {"confidence", "Confidence", Unit::kFraction},
-               {"verdict", "Verdict", Unit::kNone},   {"samples", "Samples (before, after)", Unit::kNone}};
+               {"verdict", "Verdict", Unit::kNone},   {"samples", "Samples (before, after)", Unit::kNone},
+               {"predicted_ns", "Predicted step (steady mean)", Unit::kNs},
+               {"measured_ns", "Measured step after (steady mean)", Unit::kNs},
+               {"prediction_source", "Predicted by", Unit::kNone}};
   for (const KnowledgeCard& c : cards) {
     const std::time_t when = static_cast<std::time_t>(c.created_unix_ms / 1000);
     std::tm tm{};
@@ -285,7 +288,10 @@ render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards) {
     t.rows.push_back({Value::Int(c.id), Value::String(date), Value::String(c.scene), Value::String(c.bottleneck),
                       Value::String(c.fix), Value::String(c.metric + " (" + c.statistic + ")"), Num(c.change_rel),
                       Num(c.ci_low_rel), Num(c.ci_high_rel), Num(c.confidence), Value::String(c.verdict),
-                      Value::String(std::to_string(c.n_before) + ", " + std::to_string(c.n_after))});
+                      Value::String(std::to_string(c.n_before) + ", " + std::to_string(c.n_after)),
+                      c.prediction ? Num(c.prediction->predicted_ns) : Value::Null(),
+                      c.prediction ? Num(c.prediction->measured_ns) : Value::Null(),
+                      Value::String(c.prediction ? c.prediction->source : "")});
   }
   s.Add(std::move(t));
   return doc;

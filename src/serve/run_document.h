@@ -48,7 +48,8 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
 render::Document RunToDocument(const RunRow& run, const ReportData& report);
 // Knowledge cards (`aiprof card`): what each fix measurably did, newest
 // first; the gain is the change of the card's metric statistic, after /
-// before - 1, with its bootstrap interval.
+// before - 1, with its bootstrap interval; and, where the card kept one, the
+// prediction made for the fix against the step time measured after it.
 render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards);
 render::Document QueryToDocument(const RunRow& run, const std::string& sql, const QueryResult& result);
 

@@ -7,6 +7,7 @@
 #include "src/analysis/rules/rule_loader.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/whatif/simulate.h"
 #include "src/base/phase_log.h"
 #include "src/importers/common/importer_registry.h"
 
@@ -80,7 +81,14 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
       StatusOr<std::string> default_db = DefaultBaselineDbPath();
       if (default_db.ok()) db = default_db.value();
     }
-    if (options_.attach_history) RETURN_IF_ERROR(AttachHistory(db, &s));
+    {
+      ScopedPhase sim("simulate suggestions");
+      SimulateSuggestions(*trace_, results_.critical_path(), &s);
+    }
+    if (options_.attach_history) {
+      RETURN_IF_ERROR(AttachHistory(db, &s));
+      RankSuggestions(&s);
+    }
     suggestions_.emplace(std::move(s));
   }
   return &*suggestions_;
@@ -94,11 +102,13 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result) {
   struct stat st;
   if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
   std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
+  std::map<std::string, std::vector<KnowledgeCard>> cards_of;
   for (SuggestionOutcome& o : result->kept) {
     const std::string& bottleneck = o.finding->rule->bottleneck;
     auto it = by_bottleneck.find(bottleneck);
     if (it == by_bottleneck.end()) {
       ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, FindCards(db_path, bottleneck));
+      cards_of[bottleneck] = cards;
       std::optional<HistoricalGain> h;
       if (!cards.empty()) {
         ExpectedGain g = EstimateGain(cards);
@@ -108,6 +118,7 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result) {
       it = by_bottleneck.emplace(bottleneck, h).first;
     }
     if (it->second) ApplyHistory(*it->second, &o);
+    CorrectByHistory(cards_of[bottleneck], &o);
   }
   return OkStatus();
 }

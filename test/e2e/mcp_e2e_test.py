@@ -127,6 +127,10 @@ def main():
                                         capture_output=True, check=True).stdout)
     check(r["result"]["structuredContent"] == cli_val and cli_val["overall"] == "improved",
           "validate equals aiprof validate (%s)" % r["result"]["content"][0]["text"])
+    check("prediction" in r["result"]["structuredContent"], "validate carries the prediction for the fix")
+    r = c.tool("validate", before=tb, after=ta, fix="no_such_fix")
+    check(r.get("error", {}).get("code") == -32602 and "no_such_fix" in r["error"]["message"],
+          "validate: an unknown fix id is a bad argument: %r" % r.get("error"))
     check(c.tool("validate", before=tb)["error"]["code"] == -32602, "validate needs 'after'")
     check(c.tool("validate", before=tb, after=ta, alpha=2)["error"]["code"] == -32602, "validate: alpha range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")

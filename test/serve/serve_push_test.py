@@ -12,7 +12,8 @@ run's service (given at upload, else its top folder in the logdir) and date
 (its file's modification time, computed here from os.stat) and the group
 counts, hostile service and tag names escaped. Cards: a card stored by
 `aiprof card` is listed with the change `aiprof validate` measures on the
-same pair. An index of schema version 1 (no service column) is upgraded.
+same pair, and the prediction it kept against the after run's steady step
+time from `aiprof whatif`. An index of schema version 1 (no service column) is upgraded.
 
   serve_push_test.py --aiprof build/aiprof --data test/data
 """
@@ -145,6 +146,11 @@ def run_tests(exe, data, tmp):
     val = json.loads(subprocess.run([exe, "validate", "--before", before, "--after", after, "--format", "json"],
                                     capture_output=True, check=True).stdout)
     latency = [m for m in val["metrics"] if m["metric"] == "latency"][0]
+    # The after run's steady steps' mean wall time, the prediction's time base,
+    # from aiprof whatif (a clause that changes nothing: measured = predicted).
+    steady_after = json.loads(subprocess.run([exe, "whatif", after, "--scenario", "remove no_such_op_anywhere",
+                                              "--format", "json"], capture_output=True, check=True).stdout)
+    steady_after = steady_after["scenarios"][0]["measured_mean_ns"]
 
     tokens = os.path.join(tmp, "tokens")
     open(tokens, "w").write("read %s\nupload %s\n" % (READ, UPLOAD))
@@ -256,6 +262,10 @@ def run_tests(exe, data, tmp):
               and c.get("ci_low_rel", 0) <= c.get("change_rel", 1) <= c.get("ci_high_rel", 0),
               "the card's gain is the latency change aiprof validate measures on the pair (%.4f vs %.4f), "
               "inside its interval" % (c.get("change_rel", 0), latency["change_rel"]))
+        check(c.get("predicted_ns") is not None and c.get("prediction_source")
+              and abs(c.get("measured_ns", 0) - steady_after) <= 1,
+              "the card's prediction is listed against the after run's steady step (%s vs %s ns from aiprof whatif)"
+              % (c.get("measured_ns"), steady_after))
         s, page = http(port, "/history")
         check(s == 200 and 'id="cards"' in page and "data_loading" in page and "<script>alert(1)" not in page
               and "num_workers=4 &lt;script&gt;" in page, "the history page lists the cards, escaped")

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "src/analysis/common/text_format.h"
+
 namespace aiprof {
 namespace {
 
@@ -107,9 +109,37 @@ std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, cons
 
 }  // namespace
 
+std::string GainBasis(const SuggestionOutcome& o) {
+  return o.simulation ? std::string("step wall time") : o.finding->impact.basis;
+}
+
+std::string GainOrigin(const SuggestionOutcome& o) {
+  if (o.simulation) {
+    const SimulatedGain& s = *o.simulation;
+    return "simulated '" + s.scenario + "': " + FormatDurationNs(s.measured_ns) + " -> " +
+           FormatDurationNs(s.predicted_ns) + " per step (95% interval " + FormatDurationNs(s.predicted_lo_ns) + " .. " +
+           FormatDurationNs(s.predicted_hi_ns) + ", " + std::to_string(s.steps) + " steps)";
+  }
+  if (o.gain_source == kGainFromCards) return "measured by knowledge cards";
+  return o.suggestion->scenario.empty() ? "prior: impact x efficacy (no scenario simulates this fix from a trace)"
+                                        : "prior: impact x efficacy (the scenario could not be replayed: no steady step)";
+}
+
+void RankSuggestions(SuggestResult* result) {
+  auto per_effort = [](const SuggestionOutcome& o) {
+    const std::string& e = o.suggestion->risk.effort;
+    const double weight = e == "high" ? 4 : e == "medium" ? 2 : 1;
+    return (o.gain_min + o.gain_max) / 2 / weight;
+  };
+  std::stable_sort(result->kept.begin(), result->kept.end(), [&](const SuggestionOutcome& a, const SuggestionOutcome& b) {
+    return per_effort(a) > per_effort(b);
+  });
+}
+
 void ApplyHistory(const HistoricalGain& h, SuggestionOutcome* o) {
   o->history = h;
-  if (!o->finding || o->finding->rule->impact_on_memory || !o->finding->impact.quantified) return;
+  // A simulated gain stays: the cards' record is shown beside it.
+  if (o->simulation || !o->finding || o->finding->rule->impact_on_memory || !o->finding->impact.quantified) return;
   double cap = std::min(o->finding->impact.share, 0.999);
   double lo = std::clamp(std::min(h.ci_low, h.ci_high), 0.0, cap);
   double hi = std::clamp(std::max(h.ci_low, h.ci_high), 0.0, cap);
@@ -117,7 +147,7 @@ void ApplyHistory(const HistoricalGain& h, SuggestionOutcome* o) {
   o->gain_max = hi;
   o->speedup_min = 1.0 / (1.0 - lo);
   o->speedup_max = 1.0 / (1.0 - hi);
-  o->gain_source = "knowledge card";
+  o->gain_source = kGainFromCards;
 }
 
 StatusOr<std::vector<Constraint>> ParseConstraints(const std::string& text) {
@@ -172,14 +202,7 @@ SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, cons
       (o.excluded ? result.excluded : result.kept).push_back(o);
     }
   }
-  std::stable_sort(result.kept.begin(), result.kept.end(), [](const SuggestionOutcome& a, const SuggestionOutcome& b) {
-    // As the diagnosis orders findings: fixes of a removable cause before
-    // ways to make the compute itself faster (what the step does).
-    bool da = DescriptiveFinding(a.finding->rule->bottleneck), db = DescriptiveFinding(b.finding->rule->bottleneck);
-    if (da != db) return db;
-    if (a.finding->priority != b.finding->priority) return a.finding->priority > b.finding->priority;
-    return a.gain_max > b.gain_max;
-  });
+  RankSuggestions(&result);
   return result;
 }
 

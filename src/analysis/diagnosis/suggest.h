@@ -30,15 +30,37 @@ struct HistoricalGain {
   std::string card;          // a sentence describing the cards it comes from
 };
 
+// The suggestion's scenario replayed on the trace (src/analysis/whatif/):
+// the steady steps' mean wall time (step start to the end of its last device
+// work) measured and predicted, with the 95% interval of the prediction from
+// the step-to-step variation.
+struct SimulatedGain {
+  std::string scenario;
+  size_t steps = 0;
+  double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  // Corrected by the prediction errors of past cases (CorrectByHistory):
+  // how many, and the prediction before the correction.
+  size_t history_cases = 0;
+  double uncorrected_ns = 0;
+};
+
+// Where a suggestion's expected gain comes from.
+inline constexpr char kGainFromSimulation[] = "simulation";
+inline constexpr char kGainFromPrior[] = "prior: impact x efficacy";
+inline constexpr char kGainFromCards[] = "knowledge card";
+
 struct SuggestionOutcome {
   const Finding* finding = nullptr;
   const Suggestion* suggestion = nullptr;
   double gain_min = 0, gain_max = 0;  // expected fraction of the basis time removed
   double speedup_min = 1, speedup_max = 1;
   std::optional<HistoricalGain> history;
-  // "impact x efficacy" (Amdahl over the finding's impact share), or
-  // "knowledge card" (the measured gain's interval, capped at the impact share).
-  std::string gain_source = "impact x efficacy";
+  std::optional<SimulatedGain> simulation;
+  // kGainFromSimulation (the scenario replayed: 1 - predicted/measured step
+  // wall time), kGainFromPrior (Amdahl over the finding's impact share times
+  // the rule's efficacy range: the rule's prior belief), or kGainFromCards
+  // (measured gains of stored cards, capped at the impact share).
+  std::string gain_source = kGainFromPrior;
   bool excluded = false;
   std::string exclusion_reason;
 };
@@ -56,6 +78,20 @@ struct SuggestResult {
 // Replaces the expected gain of `o` by a matching card's measured interval,
 // bounded by Amdahl: never more than the finding's impact share.
 void ApplyHistory(const HistoricalGain& history, SuggestionOutcome* o);
+
+// What a suggestion's gain is a share of: "step wall time" (step start to
+// the end of its last device work, the steady steps' mean) for a simulated
+// gain, else the finding's impact basis.
+std::string GainBasis(const SuggestionOutcome& o);
+// Where the gain comes from, in one sentence: "simulated 'remove-idle
+// data_loading': 188.21 ms → 129.23 ms per step (95% interval 123.73 ms ..
+// 134.73 ms, 6 steps)", or the prior or the cards it comes from.
+std::string GainOrigin(const SuggestionOutcome& o);
+
+// Orders kept suggestions by expected gain per effort (the middle of the
+// gain interval; effort low 1, medium 2, high 4), best first; ties keep the
+// diagnosis' order of findings.
+void RankSuggestions(SuggestResult* result);
 
 // `metrics` supplies peak memory for memory constraints.
 SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, const SuggestOptions& options);

@@ -48,6 +48,11 @@ struct Suggestion {
   std::vector<std::string> targets;  // latency | throughput | memory
   SuggestionRisk risk;
   std::vector<SuggestionChange> changes;  // machine-readable form of `action`
+  // What the fix does to the trace, as a what-if scenario (docs/whatif.md),
+  // e.g. "remove-idle data_loading": its expected gain is then simulated on
+  // the trace's dependency graph. Empty: the fix cannot be simulated from a
+  // trace (a new library, a precision change) and the efficacy is a prior.
+  std::string scenario;
 };
 
 struct Rule {

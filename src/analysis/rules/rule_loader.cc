@@ -1,5 +1,7 @@
 #include "src/analysis/rules/rule_loader.h"
 
+#include "src/analysis/whatif/whatif.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -110,6 +112,10 @@ class RuleReader {
     ASSIGN_OR_RETURN(s.efficacy_max, Fraction(eff[1], "efficacy"));
     if (s.efficacy_min < 0 || s.efficacy_max > 1 || s.efficacy_min > s.efficacy_max) {
       return Fail(eff, "'efficacy' must satisfy 0 <= min <= max <= 1");
+    }
+    ASSIGN_OR_RETURN(s.scenario, String(n, "scenario", false));
+    if (!s.scenario.empty()) {
+      if (StatusOr<Scenario> sc = ParseScenario(s.scenario); !sc.ok()) return Fail(n["scenario"], sc.status().message());
     }
     if (!n["targets"]) return Fail(n, "missing field 'targets'");
     ASSIGN_OR_RETURN(s.targets, Words(n["targets"], "targets", kTargets));

@@ -67,6 +67,17 @@ CREATE TABLE IF NOT EXISTS cards (
   test TEXT NOT NULL,
   verdict TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS cards_by_bottleneck ON cards(bottleneck, id);
+CREATE TABLE IF NOT EXISTS card_predictions (
+  card_id INTEGER PRIMARY KEY REFERENCES cards(id),
+  fix_id TEXT NOT NULL,
+  source TEXT NOT NULL,
+  scenario TEXT NOT NULL,
+  predicted_ns REAL NOT NULL,
+  predicted_lo_ns REAL NOT NULL,
+  predicted_hi_ns REAL NOT NULL,
+  measured_ns REAL NOT NULL,
+  measured_lo_ns REAL NOT NULL,
+  measured_hi_ns REAL NOT NULL);
 )sql";
 
 // A prepared statement, finalized on scope exit.
@@ -160,6 +171,19 @@ KnowledgeCard ReadCard(const Stmt& s) {
   c.p_value = s.ColReal(i++);
   c.test = s.ColText(i++);
   c.verdict = s.ColText(i++);
+  if (!s.ColText(i).empty()) {  // LEFT JOIN card_predictions: fix_id is NULL without one
+    CardPrediction p;
+    p.fix_id = s.ColText(i++);
+    p.source = s.ColText(i++);
+    p.scenario = s.ColText(i++);
+    p.predicted_ns = s.ColReal(i++);
+    p.predicted_lo_ns = s.ColReal(i++);
+    p.predicted_hi_ns = s.ColReal(i++);
+    p.measured_ns = s.ColReal(i++);
+    p.measured_lo_ns = s.ColReal(i++);
+    p.measured_hi_ns = s.ColReal(i++);
+    c.prediction = p;
+  }
   return c;
 }
 
@@ -358,15 +382,28 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
       .Text(20, c.test).Text(21, c.verdict);
   if (ins.Step() != SQLITE_DONE) return Error("cannot store the card");
   int64_t id = sqlite3_last_insert_rowid(db_);
+  if (c.prediction) {
+    const CardPrediction& p = *c.prediction;
+    Stmt pred(db_,
+              "INSERT INTO card_predictions(card_id, fix_id, source, scenario, predicted_ns, predicted_lo_ns, "
+              "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
+    if (!pred.ok()) return Error("cannot prepare");
+    pred.Int(1, id).Text(2, p.fix_id).Text(3, p.source).Text(4, p.scenario).Real(5, p.predicted_ns)
+        .Real(6, p.predicted_lo_ns).Real(7, p.predicted_hi_ns).Real(8, p.measured_ns).Real(9, p.measured_lo_ns)
+        .Real(10, p.measured_hi_ns);
+    if (pred.Step() != SQLITE_DONE) return Error("cannot store the card's prediction");
+  }
   if (tx.Commit() != SQLITE_OK) return Error("cannot commit the card");
   return id;
 }
 
 namespace {
+// A card's columns and its prediction, if it has one (ReadCard's order).
 constexpr char kCardColumns[] =
     "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, statistic, unit, higher_is_better, before_label, "
     "after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
-    "p_value, test, verdict FROM cards ";
+    "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
+    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
 }  // namespace
 
 StatusOr<std::vector<KnowledgeCard>> BaselineStore::RecentCards(size_t limit) {

@@ -16,11 +16,13 @@
 #define AIPROF_SRC_ANALYSIS_VALIDATION_COMPARE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "src/analysis/validation/run_samples.h"
+#include "src/analysis/whatif/prediction.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/base/status.h"
 
@@ -119,6 +121,9 @@ struct ValidationResult {
   std::string diagnosis;
   std::string diagnosis_text;
   Verdict overall = Verdict::kInsufficientData;
+  // The prediction made for the before run, for the fix the after run
+  // applied, against the after run's measurement (traces only).
+  std::optional<PredictionCheck> prediction;
 };
 
 // Compares `after` with `before`. Deterministic for fixed options (seeded bootstrap).

@@ -17,6 +17,7 @@
 #define AIPROF_SRC_ANALYSIS_VALIDATION_KNOWLEDGE_CARD_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,17 @@
 #include "src/base/status.h"
 
 namespace aiprof {
+
+// The prediction that was made for the card's before run, for its fix, and
+// what the after run measured, on one time base (the steady steps' mean wall
+// time, ns; src/session/prediction_check.h).
+struct CardPrediction {
+  std::string fix_id;    // the suggestion id
+  std::string source;    // "simulation" or "prior: impact x efficacy"
+  std::string scenario;  // "" for a prior
+  double predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  double measured_ns = 0, measured_lo_ns = 0, measured_hi_ns = 0;
+};
 
 struct KnowledgeCard {
   int64_t id = 0;  // 0 until stored
@@ -45,6 +57,7 @@ struct KnowledgeCard {
   double p_value = 1;
   std::string test;     // the test that decided
   std::string verdict;  // VerdictId of the metric: "improved", ...
+  std::optional<CardPrediction> prediction;
 };
 
 // What stored cards for one bottleneck say a fix should gain.

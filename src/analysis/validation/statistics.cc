@@ -8,6 +8,24 @@
 #include <boost/math/distributions/students_t.hpp>
 
 namespace aiprof {
+
+double StudentT95(double df) {
+  boost::math::students_t dist(std::max(df, 1.0));
+  return boost::math::quantile(boost::math::complement(dist, 0.025));
+}
+
+MeanInterval MeanWithInterval(std::span<const double> x) {
+  MeanInterval m;
+  m.n = x.size();
+  if (x.empty()) return m;
+  m.mean = m.lo = m.hi = Mean(x);
+  if (x.size() < 2) return m;
+  const double half = StudentT95(static_cast<double>(x.size() - 1)) *
+                      std::sqrt(SampleVariance(x) / static_cast<double>(x.size()));
+  m.lo = m.mean - half;
+  m.hi = m.mean + half;
+  return m;
+}
 namespace {
 
 // Fractional ranks (average rank for ties) of the concatenation a ++ b;

@@ -24,6 +24,15 @@ struct TestResult {
 };
 
 double Mean(std::span<const double> x);
+// The two-sided 95% quantile of Student's t with `df` degrees of freedom
+// (df ≥ 1): the half-width of a mean's 95% interval in standard errors.
+double StudentT95(double df);
+// A mean and its 95% t interval (lo = hi = mean for one value).
+struct MeanInterval {
+  double mean = 0, lo = 0, hi = 0;
+  size_t n = 0;
+};
+MeanInterval MeanWithInterval(std::span<const double> x);
 // Sample variance (n - 1 denominator); 0 when n < 2.
 double SampleVariance(std::span<const double> x);
 // Adjusted Fisher-Pearson sample skewness (SciPy's skew(bias=False)); 0 when n < 3 or no spread.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "src/analysis/validation/statistics.h"
+
 namespace aiprof {
 namespace {
 
@@ -36,6 +38,11 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     else return ErrStatus(where + "unknown cause '" + std::string(w[1]) + "' (data_loading, host_bound, sync, other)");
     return c;
   }
+  if (w[0] == "graph-launch") {
+    if (w.size() != 1) return ErrStatus(where + "expected 'graph-launch' (no arguments)");
+    c.kind = WhatIfClause::Kind::kGraphLaunch;
+    return c;
+  }
   if (w[0] == "remove") {
     if (w.size() != 2) return ErrStatus(where + "expected 'remove PATTERN' (one word, matched as a substring)");
     c.kind = WhatIfClause::Kind::kRemove;
@@ -54,15 +61,7 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     }
     return c;
   }
-  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale)");
-}
-
-// Student's t, two-sided 95%, by degrees of freedom (1..30; 1.96 beyond).
-double T95(size_t df) {
-  static constexpr double kT[] = {0,     12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                  2.201, 2.179,  2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080,
-                                  2.074, 2.069,  2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  return df >= 1 && df <= 30 ? kT[df] : 1.96;
+  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale, graph-launch)");
 }
 
 class Replay {
@@ -77,6 +76,11 @@ class Replay {
     busy_.assign(n, false);
     factor_.assign(n, 1.0f);
     for (const WhatIfClause& c : sc.clauses) {
+      if (c.kind == WhatIfClause::Kind::kGraphLaunch) {
+        graph_ = true;
+        remove_[static_cast<size_t>(GapCause::kHostBound)] = true;
+        remove_[static_cast<size_t>(GapCause::kOther)] = true;
+      }
       if (c.kind != WhatIfClause::Kind::kRemoveIdle) continue;
       remove_[static_cast<size_t>(c.cause)] = true;
     }
@@ -127,7 +131,7 @@ class Replay {
         std::string_view name = trace_.Str(s_.name[i]);
         for (size_t k = 0; k < sc.clauses.size(); ++k) {
           const WhatIfClause& cl = sc.clauses[k];
-          if (cl.kind != WhatIfClause::Kind::kRemoveIdle && name.find(cl.pattern) != std::string_view::npos) {
+          if ((cl.kind == WhatIfClause::Kind::kRemove || cl.kind == WhatIfClause::Kind::kScale) && name.find(cl.pattern) != std::string_view::npos) {
             c = static_cast<int8_t>(std::min<size_t>(k, 127));
           }
         }
@@ -148,9 +152,14 @@ class Replay {
         }
         if (Removed(GapCause::kDataLoading) && g_.cls[i] == PathClass::kIdleDataLoading) f = 0.0f;
         factor_[i] = f;
-        out_->slices_changed += f != 1.0f ? 1 : 0;
       }
     }
+    // A captured graph: the host no longer dispatches (device work keeps
+    // the factor its launch had before).
+    for (uint32_t i = 0; graph_ && i < s_.size(); ++i) {
+      if (!g_.on_device[i] && (g_.cls[i] == PathClass::kHostOp || g_.cls[i] == PathClass::kRuntime)) factor_[i] = 0.0f;
+    }
+    for (uint32_t i = 0; i < s_.size(); ++i) out_->slices_changed += factor_[i] != 1.0f ? 1 : 0;
   }
 
   // A predecessor's new time, replayed first when the visiting order has
@@ -274,6 +283,7 @@ class Replay {
   uint64_t fallbacks_ = 0;
   std::vector<float> factor_;
   bool remove_[kGapCauseCount] = {false, false, false, false};
+  bool graph_ = false;
 };
 
 }  // namespace
@@ -316,16 +326,11 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   }
   r.steady_steps = predicted.size();
   if (predicted.empty()) return r;
-  const double n = static_cast<double>(predicted.size());
-  double mean = 0, var = 0;
-  for (double v : predicted) mean += v / n;
-  for (double v : predicted) var += (v - mean) * (v - mean);
-  var = predicted.size() > 1 ? var / (n - 1) : 0;
-  const double half = predicted.size() > 1 ? T95(predicted.size() - 1) * std::sqrt(var / n) : 0;
-  r.measured_mean_ns = measured_sum / n;
-  r.predicted_mean_ns = mean;
-  r.predicted_lo_ns = mean - half;
-  r.predicted_hi_ns = mean + half;
+  const MeanInterval m = MeanWithInterval(predicted);
+  r.measured_mean_ns = measured_sum / static_cast<double>(predicted.size());
+  r.predicted_mean_ns = m.mean;
+  r.predicted_lo_ns = m.lo;
+  r.predicted_hi_ns = m.hi;
   return r;
 }
 

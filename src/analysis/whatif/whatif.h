@@ -5,6 +5,10 @@
 //   remove-idle data_loading|host_bound|sync|other
 //   remove PATTERN            ops and kernels whose name contains PATTERN
 //   scale PATTERN FACTOR      their durations × FACTOR (FACTOR ≥ 0)
+//   graph-launch              the step replayed as one captured graph: host
+//                             ops and runtime calls take no time, no launch
+//                             delay, no idle between host work (an ideal
+//                             CUDA/HIP graph or graph mode)
 // A matching host op's factor applies to its children and to the device
 // work it launched, unless they match a clause of their own.
 //
@@ -34,7 +38,7 @@
 namespace aiprof {
 
 struct WhatIfClause {
-  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale };
+  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle
   std::string pattern;                // kRemove, kScale

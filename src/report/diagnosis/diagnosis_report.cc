@@ -36,9 +36,10 @@ std::string GainText(const SuggestionOutcome& o) {
   }
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
   // Amdahl: the fix removes efficacy x the impact's share of the base.
-  const std::string& basis = o.finding->impact.basis;
-  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; from {})", Pct(o.gain_min), Pct(o.gain_max),
-                     basis == "trace span" ? basis : "time " + basis, o.speedup_min, o.speedup_max, o.gain_source);
+  const std::string basis = GainBasis(o);
+  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; {})", Pct(o.gain_min), Pct(o.gain_max),
+                     basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min, o.speedup_max,
+                     GainOrigin(o));
 }
 
 std::string RiskText(const SuggestionRisk& r) {
@@ -234,7 +235,7 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
         "\"speedup\": {{\"min\": {}, \"max\": {}}}, \"risk\": {{\"precision_loss\": {}, \"memory_increase\": {}, "
         "\"effort\": {}, \"note\": {}}}",
         JsonString(o.suggestion->id), JsonString(o.suggestion->title), JsonString(o.suggestion->platform),
-        JsonString(o.suggestion->action), o.gain_min, o.gain_max, JsonString(o.finding->impact.basis),
+        JsonString(o.suggestion->action), o.gain_min, o.gain_max, JsonString(GainBasis(o)),
         JsonString(o.gain_source), o.speedup_min, o.speedup_max,
         o.suggestion->risk.precision_loss, o.suggestion->risk.memory_increase, JsonString(o.suggestion->risk.effort),
         JsonString(o.suggestion->risk.note));
@@ -245,6 +246,13 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
                        JsonString(ch.tool), JsonString(ch.kind), JsonString(ch.setting), JsonString(ch.value));
     }
     s += "]";
+    if (o.simulation) {
+      const SimulatedGain& g = *o.simulation;
+      s += fmt::format(", \"simulation\": {{\"scenario\": {}, \"time_base\": \"steady step wall time\", \"steps\": {}, "
+                       "\"measured_step_ms\": {}, \"predicted_step_ms\": {}, \"predicted_interval_ms\": [{}, {}]}}",
+                       JsonString(g.scenario), g.steps, g.measured_ns / 1e6, g.predicted_ns / 1e6, g.predicted_lo_ns / 1e6,
+                       g.predicted_hi_ns / 1e6);
+    }
     if (o.history) {
       s += fmt::format(", \"history\": {{\"gain\": {}, \"ci_low\": {}, \"ci_high\": {}, \"card\": {}}}",
                        o.history->gain_fraction, o.history->ci_low, o.history->ci_high, JsonString(o.history->card));

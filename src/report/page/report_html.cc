@@ -95,8 +95,8 @@ std::string Headline(const ReportData& r) {
   if (r.best_fix) {
     const SuggestionOutcome& o = *r.best_fix;
     out += Card("Best fix", o.suggestion->title,
-                E(fmt::format("expected gain {}–{} of {} (×{:.2f}–×{:.2f})", Pct(o.gain_min), Pct(o.gain_max),
-                              o.finding->impact.basis, o.speedup_min, o.speedup_max)));
+                E(fmt::format("expected gain {}–{} of {} (×{:.2f}–×{:.2f}; {})", Pct(o.gain_min), Pct(o.gain_max),
+                              GainBasis(o), o.speedup_min, o.speedup_max, GainOrigin(o))));
   }
   return out + "</div></section>";
 }
@@ -278,7 +278,7 @@ std::string SuggestionHtml(const SuggestionOutcome& o) {
   std::string out = fmt::format(
       "<li class=\"suggestion\"><b>{}</b> <span class=\"tag\">{}</span> expected gain {}–{} of {} (×{:.2f}–×{:.2f}); "
       "risk: precision loss {}, memory +{}, effort {}<br>{}",
-      E(s.title), E(s.platform), Pct(o.gain_min), Pct(o.gain_max), E(o.finding->impact.basis), o.speedup_min,
+      E(s.title), E(s.platform), Pct(o.gain_min), Pct(o.gain_max), E(GainBasis(o)), o.speedup_min,
       o.speedup_max, Pct(s.risk.precision_loss), Pct(s.risk.memory_increase), E(s.risk.effort), E(s.action));
   if (!s.changes.empty()) {
     out += "<br>Changes:";
@@ -286,6 +286,7 @@ std::string SuggestionHtml(const SuggestionOutcome& o) {
       out += fmt::format(" <code>{}: {} = {}</code>", E(c.tool), E(c.setting), E(c.value));
     }
   }
+  out += "<br>Expected gain: " + E(GainOrigin(o));
   if (o.history) {
     out += fmt::format("<br>Measured before: {} ({}–{}) — {}", Pct(o.history->gain_fraction), Pct(o.history->ci_low),
                        Pct(o.history->ci_high), E(o.history->card));

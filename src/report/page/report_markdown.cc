@@ -52,8 +52,9 @@ std::string ReportToMarkdown(const ReportData& r) {
                        Pct(f.self_share), r.host_stacks, Pct(f.total_share), M(f.module));
   }
   if (r.best_fix) {
-    out += fmt::format("- **Best fix**: {} — expected gain {}–{} of {}\n", M(r.best_fix->suggestion->title),
-                       Pct(r.best_fix->gain_min), Pct(r.best_fix->gain_max), M(r.best_fix->finding->impact.basis));
+    out += fmt::format("- **Best fix**: {} — expected gain {}–{} of {} ({})\n", M(r.best_fix->suggestion->title),
+                       Pct(r.best_fix->gain_min), Pct(r.best_fix->gain_max), M(GainBasis(*r.best_fix)),
+                       M(GainOrigin(*r.best_fix)));
   }
   if (!r.breakdown.empty()) {
     out += "\n## Time breakdown per device and rank\n\n| timeline | span | compute | communication (not overlapped) | "
@@ -98,8 +99,9 @@ std::string ReportToMarkdown(const ReportData& r) {
     if (r.suggestions) {
       for (const SuggestionOutcome& o : r.suggestions->kept) {
         if (o.finding != &f) continue;
-        out += fmt::format("- **{}** ({}): expected gain {}–{} of {}; {}\n", M(o.suggestion->title), M(o.suggestion->platform),
-                           Pct(o.gain_min), Pct(o.gain_max), M(f.impact.basis), M(o.suggestion->action));
+        out += fmt::format("- **{}** ({}): expected gain {}–{} of {} ({}); {}\n", M(o.suggestion->title),
+                           M(o.suggestion->platform), Pct(o.gain_min), Pct(o.gain_max), M(GainBasis(o)), M(GainOrigin(o)),
+                           M(o.suggestion->action));
       }
     }
     out += "\n";

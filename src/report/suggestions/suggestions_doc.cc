@@ -44,8 +44,10 @@ Tree Outcome(const SuggestionOutcome& o) {
   Tree& gain = m.Set("expected_gain", Tree::Map());
   gain.Set("min", Tree::Number(o.gain_min));
   gain.Set("max", Tree::Number(o.gain_max));
-  gain.Set("of", Tree::String(o.finding->impact.basis));
-  gain.Set("of_ms", Tree::Number(o.finding->impact.basis_ns / 1e6));
+  gain.Set("of", Tree::String(GainBasis(o)));
+  gain.Set("of_ms", Tree::Number(o.simulation ? o.simulation->measured_ns / 1e6 : o.finding->impact.basis_ns / 1e6));
+  gain.Set("source", Tree::String(o.gain_source));
+  gain.Set("origin", Tree::String(GainOrigin(o)));
   Tree& speedup = m.Set("speedup", Tree::Map());
   speedup.Set("min", Tree::Number(o.speedup_min));
   speedup.Set("max", Tree::Number(o.speedup_max));
@@ -54,6 +56,20 @@ Tree Outcome(const SuggestionOutcome& o) {
   risk.Set("memory_increase", Tree::Number(s.risk.memory_increase));
   risk.Set("effort", Tree::String(s.risk.effort));
   risk.Set("note", Tree::String(s.risk.note));
+  if (o.simulation) {
+    const SimulatedGain& g = *o.simulation;
+    Tree& sim = m.Set("simulation", Tree::Map());
+    sim.Set("scenario", Tree::String(g.scenario));
+    sim.Set("time_base", Tree::String("steady step wall time: step start to the end of its last device work"));
+    sim.Set("steps", Tree::Number(static_cast<double>(g.steps)));
+    sim.Set("measured_step_ms", Tree::Number(g.measured_ns / 1e6));
+    sim.Set("predicted_step_ms", Tree::Number(g.predicted_ns / 1e6));
+    Tree& iv = sim.Set("predicted_interval_ms", Tree::List());
+    iv.Push(Tree::Number(g.predicted_lo_ns / 1e6));
+    iv.Push(Tree::Number(g.predicted_hi_ns / 1e6));
+  } else {
+    m.Set("scenario", Tree::String(s.scenario));
+  }
   if (o.history) {
     Tree& h = m.Set("history", Tree::Map());
     h.Set("gain", Tree::Number(o.history->gain_fraction));

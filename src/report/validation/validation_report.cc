@@ -166,6 +166,18 @@ std::string ValidationToJson(const ValidationResult& r) {
   AppendOpShiftJson(r.op_shift, &o);
   o += ",\n  \"diagnosis\": ";
   o += r.diagnosis.empty() ? "null" : "{\"kind\": " + JsonString(r.diagnosis) + ", \"text\": " + JsonString(r.diagnosis_text) + "}";
+  if (r.prediction) {
+    const PredictionCheck& c = *r.prediction;
+    o += ",\n  \"prediction\": {\"fix\": " + JsonString(c.fix_id) + ", \"matched_by\": " + JsonString(c.matched_by) +
+         ", \"source\": " + JsonString(c.source) + ", \"scenario\": " + JsonString(c.scenario) +
+         ", \"time_base\": " + JsonString(c.time_base) + ", \"before_ms\": " + Num(c.before_ns / 1e6) +
+         ", \"predicted_ms\": " + Num(c.predicted_ns / 1e6) + ", \"predicted_interval_ms\": [" +
+         Num(c.predicted_lo_ns / 1e6) + ", " + Num(c.predicted_hi_ns / 1e6) + "], \"measured_ms\": " +
+         Num(c.measured_ns / 1e6) + ", \"measured_interval_ms\": [" + Num(c.measured_lo_ns / 1e6) + ", " +
+         Num(c.measured_hi_ns / 1e6) + "], \"error\": " + Num(c.error) + ", \"within\": " +
+         (c.within ? "true" : "false") + ", \"agrees\": " + (c.agrees ? "true" : "false") +
+         ", \"history_cases\": " + std::to_string(c.history_cases) + "}";
+  }
   o += "\n}\n";
   return o;
 }
@@ -263,6 +275,19 @@ render::Document ValidationToDocument(const ValidationResult& r) {
   if (!r.diagnosis.empty()) {
     doc.AddSection("diagnosis", "Diagnosis: " + r.diagnosis).Add(render::Paragraph{r.diagnosis_text});
   }
+  if (r.prediction) {
+    const PredictionCheck& c = *r.prediction;
+    render::Section& sec = doc.AddSection("prediction", "Predicted vs measured");
+    sec.Add(render::Paragraph{DescribePredictionCheck(c)});
+    sec.Add(render::KeyValues{{{"fix", "Fix", Value::String(c.fix_id + ": " + c.fix_title)},
+                               {"matched_by", "Matched by", Value::String(c.matched_by)},
+                               {"source", "Predicted by", Value::String(c.scenario.empty() ? c.source : c.source + " of '" + c.scenario + "'")},
+                               {"time_base", "Time base", Value::String(c.time_base)},
+                               {"before", "Before (measured)", Value::Number(c.before_ns), render::Unit::kNs},
+                               {"predicted", "Predicted", Value::Number(c.predicted_ns), render::Unit::kNs},
+                               {"measured", "After (measured)", Value::Number(c.measured_ns), render::Unit::kNs},
+                               {"error", "Prediction error", Value::Number(c.error), render::Unit::kChange}}});
+  }
   if (r.op_shift.available) AddOpShift(r.op_shift, &doc.AddSection("op_shift", "Per-op before/after"));
   doc.AddSection("notes", "").Add(render::Paragraph{"Verdict rules, tests and calibration: docs/validation.md."});
   return doc;
@@ -332,6 +357,15 @@ render::Document CardToDocument(const KnowledgeCard& c) {
                                                     {"gain", "Measured gain", Value::String(gain)},
                                                     {"verdict", "Verdict", Value::String(c.verdict)},
                                                     {"evidence", "Evidence", Value::String(evidence)}}});
+  if (c.prediction) {
+    const CardPrediction& p = *c.prediction;
+    doc.AddSection("prediction", "Predicted before the fix")
+        .Add(render::KeyValues{{{"fix_id", "Suggestion", Value::String(p.fix_id)},
+                                {"source", "Predicted by", Value::String(p.scenario.empty() ? p.source : p.source + " of '" + p.scenario + "'")},
+                                {"predicted", "Predicted step wall time", Value::Number(p.predicted_ns), render::Unit::kNs},
+                                {"measured", "Measured step wall time", Value::Number(p.measured_ns), render::Unit::kNs},
+                                {"error", "Prediction error", Value::Number(p.measured_ns > 0 ? p.predicted_ns / p.measured_ns - 1 : 0), render::Unit::kChange}}});
+  }
   return doc;
 }
 

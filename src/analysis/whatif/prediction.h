@@ -1,0 +1,38 @@
+// A prediction checked against what was measured (src/session/
+// prediction_check.h computes it; validate, report --before and card show
+// and store it). Both figures on one time base: the steady steps' mean wall
+// time (step start to the end of its last device work), each with its 95%
+// interval.
+#ifndef AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
+#define AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
+
+#include <cstddef>
+#include <string>
+
+namespace aiprof {
+
+struct PredictionCheck {
+  std::string fix_id, fix_title, bottleneck;
+  std::string matched_by;  // "--fix" or "finding '...' gone after" / "... fell from X to Y"
+  std::string source;      // kGainFromSimulation, kGainFromPrior, kGainFromCards
+  std::string scenario;    // the simulated scenario ("" for a prior)
+  std::string time_base = "steady step wall time: step start to the end of its last device work";
+  size_t before_steps = 0, after_steps = 0;
+  double before_ns = 0;  // measured before (mean)
+  double predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  double measured_ns = 0, measured_lo_ns = 0, measured_hi_ns = 0;  // after
+  double error = 0;      // predicted / measured - 1
+  bool within = false;   // the measured mean lies inside the predicted interval
+  bool agrees = false;   // the two intervals overlap
+  size_t history_cases = 0;   // past cases (cards) the prediction was corrected by
+  double uncorrected_ns = 0;  // the simulation before that correction
+};
+
+// One line: "prediction for dataloader_workers (simulation: 'remove-idle
+// data_loading'): 129.2 ms (123.7 .. 134.7) vs measured 134.2 ms (120.1 ..
+// 148.3) per step: -3.7%, inside the predicted interval".
+std::string DescribePredictionCheck(const PredictionCheck& c);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_

@@ -1,0 +1,79 @@
+#include "src/analysis/whatif/simulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "src/analysis/whatif/whatif.h"
+
+namespace aiprof {
+
+void ApplySimulation(const SimulatedGain& sim, SuggestionOutcome* o) {
+  o->simulation = sim;
+  if (sim.measured_ns <= 0) return;
+  // A scenario can predict a longer step (a negative gain); never a step
+  // shorter than nothing.
+  auto gain = [&](double predicted) { return std::clamp(1 - predicted / sim.measured_ns, -1.0, 0.999); };
+  o->gain_min = gain(sim.predicted_hi_ns);
+  o->gain_max = gain(sim.predicted_lo_ns);
+  o->speedup_min = 1 / (1 - o->gain_min);
+  o->speedup_max = 1 / (1 - o->gain_max);
+  o->gain_source = kGainFromSimulation;
+}
+
+void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o) {
+  if (!o->simulation || o->simulation->history_cases > 0) return;
+  std::vector<double> r;
+  for (const KnowledgeCard& c : cards) {
+    if (!c.prediction || c.prediction->fix_id != o->suggestion->id || c.prediction->source != kGainFromSimulation) continue;
+    if (c.prediction->predicted_ns > 0 && c.prediction->measured_ns > 0) {
+      r.push_back(std::log(c.prediction->measured_ns / c.prediction->predicted_ns));
+    }
+  }
+  if (r.empty()) return;
+  const double n = static_cast<double>(r.size());
+  double sum = 0;
+  for (double x : r) sum += x;
+  double sigma = kHistoryCaseSd;
+  if (r.size() >= 3) {
+    double ss = 0;
+    for (double x : r) ss += (x - sum / n) * (x - sum / n);
+    sigma = std::max(std::sqrt(ss / (n - 1)), 1e-3);
+  }
+  const double precision = n / (sigma * sigma) + 1 / (kHistoryPriorSd * kHistoryPriorSd);
+  const double bias = sum / (sigma * sigma) / precision;
+  const double spread = 1.96 * std::sqrt(1 / precision + sigma * sigma);
+  SimulatedGain g = *o->simulation;
+  g.uncorrected_ns = g.predicted_ns;
+  g.history_cases = r.size();
+  g.predicted_ns *= std::exp(bias);
+  g.predicted_lo_ns *= std::exp(bias - spread);
+  g.predicted_hi_ns *= std::exp(bias + spread);
+  ApplySimulation(g, o);
+}
+
+void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result) {
+  std::map<std::string, std::optional<SimulatedGain>> done;
+  auto simulate = [&](const std::string& text) -> const std::optional<SimulatedGain>& {
+    auto it = done.find(text);
+    if (it != done.end()) return it->second;
+    std::optional<SimulatedGain> g;
+    if (StatusOr<Scenario> sc = ParseScenario(text); sc.ok()) {
+      WhatIfResult r = PredictWhatIf(trace, path, *sc);
+      if (r.steady_steps > 0 && r.measured_mean_ns > 0) {
+        g = SimulatedGain{text, r.steady_steps, r.measured_mean_ns, r.predicted_mean_ns, r.predicted_lo_ns,
+                          r.predicted_hi_ns};
+      }
+    }
+    return done.emplace(text, std::move(g)).first->second;
+  };
+  for (std::vector<SuggestionOutcome>* list : {&result->kept, &result->excluded}) {
+    for (SuggestionOutcome& o : *list) {
+      if (o.suggestion->scenario.empty() || o.finding->rule->impact_on_memory) continue;
+      if (const std::optional<SimulatedGain>& g = simulate(o.suggestion->scenario)) ApplySimulation(*g, &o);
+    }
+  }
+  RankSuggestions(result);
+}
+
+}  // namespace aiprof
