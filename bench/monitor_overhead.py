@@ -12,13 +12,19 @@ prints the VmRSS of service and monitor over that time.
 
   bench/monitor_overhead.py --aiprof build/aiprof --service build/test/monitor_service \\
       --load build/test/monitor_load [--seconds 8] [--repeats 5] [--connections 4] [--work-us 100] [--window 60s]
-      [--churn-seconds 180]
+      [--churn-seconds 180] [--python-http build/python]
+
+--python-http PACKAGE_PARENT: the service is the issue's case instead,
+test/monitor/python_http_service.py (Python's ThreadingHTTPServer, a thread
+per connection), loaded with `monitor_load ... http` (a new connection per
+request).
 """
 import argparse
 import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -28,9 +34,18 @@ def one_run(args, tmp, monitored, seconds=None, reconnect=False, sample_rss=Fals
     if os.path.exists(port_file):
         os.unlink(port_file)
     env = dict(os.environ, AIPROF_MODE='ring', AIPROF_OUTPUT=os.path.join(tmp, 'svc.aiprof'))
-    svc = subprocess.Popen([args.service, '--port-file', port_file, '--work-us', str(args.work_us)], env=env)
+    if args.python_http:
+        svc = subprocess.Popen([args.python, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test',
+                                                          'monitor', 'python_http_service.py'), args.python_http,
+                                '--port-file', port_file], env=env)
+    else:
+        svc = subprocess.Popen([args.service, '--port-file', port_file, '--work-us', str(args.work_us)], env=env)
     while not os.path.exists(port_file):
         time.sleep(0.01)
+    if args.python_http:
+        # The Python SDK loads at the first request: one before the monitor attaches.
+        import urllib.request
+        urllib.request.urlopen('http://127.0.0.1:%s/' % open(port_file).read().strip(), timeout=30).read()
     mon = None
     if monitored:
         mon = subprocess.Popen([args.aiprof, 'monitor', '--pid', str(svc.pid), '--alert', 'p99_latency > 100s',
@@ -40,7 +55,9 @@ def one_run(args, tmp, monitored, seconds=None, reconnect=False, sample_rss=Fals
         assert 'watching pid' in line, line
     time.sleep(0.5)
     cmd = [args.load, open(port_file).read().strip(), str(args.connections), str(seconds or args.seconds)]
-    if reconnect:
+    if args.python_http:
+        cmd += ['0', 'http']
+    elif reconnect:
         cmd += ['0', 'reconnect']
     load = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     rss = []
@@ -81,6 +98,8 @@ def main():
     ap.add_argument('--window', default='60s', help='the monitor\'s --window (shorter than --seconds: a full window)')
     ap.add_argument('--reconnect', action='store_true', help='a new connection per request in the overhead runs too')
     ap.add_argument('--churn-seconds', type=float, default=0)
+    ap.add_argument('--python-http', help='<build>/python: measure test/monitor/python_http_service.py instead')
+    ap.add_argument('--python', default=sys.executable)
     args = ap.parse_args()
     base, mon = [], []
     with tempfile.TemporaryDirectory(prefix='aiprof-monitor-bench-') as tmp:
@@ -100,7 +119,8 @@ def main():
                               'throughput_ratio': round(m / b, 4), 'unmonitored_p99_ms': round(bp, 4),
                               'monitored_p99_ms': round(mp, 4), 'p99_ratio': round(mp / bp, 4) if bp else None,
                               'repeats': args.repeats, 'seconds': args.seconds, 'connections': args.connections,
-                              'work_us': args.work_us, 'window': args.window, 'reconnect': args.reconnect}))
+                              'work_us': args.work_us, 'window': args.window, 'reconnect': args.reconnect,
+                              'service': 'python_http_service.py' if args.python_http else 'service.cc'}))
         if args.churn_seconds > 0:
             r = one_run(args, tmp, True, seconds=args.churn_seconds, reconnect=True, sample_rss=True)
             rss = r['rss']

@@ -177,6 +177,70 @@ class Disabled(unittest.TestCase):
             self.assertEqual(os.listdir(d), [])
 
 
+class MonitorPythonFrames(unittest.TestCase):
+    """The sampler aiprof monitor's deep trace starts through the framework
+    handler (python/aiprof/_framework.py): the file is in the format the
+    capture splices (src/capture/host_trace.cc, ReadPythonSamples)."""
+
+    def test_samples_name_the_busy_function_on_its_thread(self):
+        import errno
+        import threading
+        import time
+        from aiprof import _framework
+        if 'torch' in sys.modules:
+            self.skipTest('torch imported: the handler would start torch.profiler too')
+
+        def busy_python_function(stop):
+            n = 0
+            while not stop.is_set():
+                n += 1
+            return n
+
+        with tempfile.TemporaryDirectory() as d:
+            stop = threading.Event()
+            worker = threading.Thread(target=busy_python_function, args=(stop,))
+            worker.start()
+            try:
+                self.assertEqual(_framework.handle(True, d), 0)
+                time.sleep(0.3)
+                self.assertEqual(_framework.handle(False, d), 0)
+            finally:
+                stop.set()
+                worker.join()
+            nodes, samples = {0: None}, []
+            with open(os.path.join(d, 'python', 'py-%d.txt' % os.getpid())) as f:
+                for line in f:
+                    if line.startswith('F '):
+                        head, file = line.rstrip('\n').split('\t')
+                        _, nid, parent, lineno, name = head.split(' ', 4)
+                        self.assertEqual(int(nid), len(nodes), line)  # ids in order, parents before children
+                        self.assertIn(int(parent), nodes, line)
+                        nodes[int(nid)] = (int(parent), name, file)
+                    else:
+                        tag, ts, tid, nid = line.split()
+                        self.assertEqual(tag, 'S', line)
+                        self.assertIn(int(nid), nodes, line)
+                        samples.append((int(tid), int(nid)))
+            on_worker = [n for tid, n in samples if tid == worker.native_id]
+            self.assertGreater(len(on_worker), 5)
+            def chain(n):
+                while n:
+                    yield nodes[n][1]
+                    n = nodes[n][0]
+            busy = [n for n in on_worker if 'busy_python_function' in chain(n)]
+            self.assertGreater(len(busy), len(on_worker) // 2, [nodes[n] for n in on_worker[:5]])
+            self.assertFalse(any(name == 'run' and file.endswith('_framework.py')
+                                 for _, name, file in filter(None, nodes.values())),
+                             'the sampler does not sample itself')
+            # Off: AIPROF_PY_SAMPLE_HZ=0 starts nothing (and torch is not imported).
+            os.environ['AIPROF_PY_SAMPLE_HZ'] = '0'
+            try:
+                self.assertEqual(_framework.handle(True, d + '/off'), errno.ENOTSUP)
+            finally:
+                del os.environ['AIPROF_PY_SAMPLE_HZ']
+            self.assertFalse(os.path.exists(d + '/off'))
+
+
 class Api(unittest.TestCase):
     def test_decorator_keeps_metadata_and_exceptions_close_spans(self):
         with tempfile.TemporaryDirectory() as d:

@@ -171,6 +171,7 @@ class Session {
     InstallSigint();
     Status st = o_.pid > 0 ? Attach() : Launch();
     if (st.ok()) st = Record();
+    if (o_.on_stopped) o_.on_stopped();
     // SIGINT stays caught (and ignored) while the file is being made: a
     // second Ctrl-C must not lose the recording.
     if (!st.ok()) {
@@ -416,10 +417,19 @@ class Session {
         if (!name.empty()) perf.thread_names.try_emplace(tid, name);
       }
       std::map<int32_t, PythonSamples> python;
-      for (const std::string& f : ListDir(dir_ + "/python", ".txt")) {
+      std::vector<std::string> py_files = ListDir(dir_ + "/python", ".txt");
+      if (!o_.python_samples_dir.empty()) {
+        for (std::string& f : ListDir(o_.python_samples_dir, ".txt")) py_files.push_back(std::move(f));
+      }
+      for (const std::string& f : py_files) {
         const std::string base = f.substr(f.rfind('/') + 1);  // py-<pid>.txt
         const int32_t pid = std::atoi(base.c_str() + 3);
         if (base.rfind("py-", 0) != 0 || pid <= 0) continue;
+        if (python.count(pid)) {
+          b.Diagnose("python_samples_duplicate", f, "a second file of Python samples for pid " + std::to_string(pid) +
+                     " (the first was kept)");
+          continue;
+        }
         Status st = ReadPythonSamples(f, &python[pid]);
         if (!st.ok()) b.Diagnose("python_samples_unreadable", f, st.message());
         if (python[pid].malformed_lines > 0) {

@@ -13,6 +13,7 @@
 #define AIPROF_SRC_CAPTURE_CAPTURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ struct CaptureOptions {
   std::string target;                // service name recorded in metadata
   bool progress = false;             // progress line on stderr
   bool keep_dir = false;             // keep the capture folder (debugging)
+  // aiprof monitor's seam for the Python SDK's on-demand frame sampler:
+  // on_stopped runs once when recording ends (whether or not it went well),
+  // before any layer is read, so the monitor can stop the sampler and have
+  // its file complete; python_samples_dir is one more folder of
+  // py-<pid>.txt files (the hook's format), spliced into the host samples
+  // like the hook's own.
+  std::function<void()> on_stopped;
+  std::string python_samples_dir;
 };
 
 struct CaptureResult {

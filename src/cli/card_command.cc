@@ -111,7 +111,9 @@ class CardCommand : public Command {
     ASSIGN_OR_RETURN(card.id, store->SaveCard(card));
     std::string text = CardToMarkdown(card);
     if (check) text += "\n" + DescribePredictionCheck(*check) + "\n";
-    if (bottleneck_.empty() && saved_ns > 0) {
+    if (bottleneck_.empty() && check) {
+      text += "\nThe bottleneck is the type of the before run's finding the fix answered (" + check->matched_by + ").\n";
+    } else if (bottleneck_.empty() && saved_ns > 0) {
       text += "\nThe bottleneck was inferred, not given: " + card.bottleneck.substr(3) + " lost the most time per " + after.unit +
               " (" + FormatValue(saved_ns, "ns") + "; op time includes child ops, and an op replaced by another counts as "
               "removed). Check it, and pass --bottleneck with the finding's type so that suggest can match this card.\n";

@@ -28,6 +28,8 @@
 #include "src/report/analysis/analyze_report.h"
 #include "src/render/escape.h"
 #include "src/report/summary_report.h"
+#include "src/report/whatif/whatif_report.h"
+#include "src/render/renderers.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
@@ -72,7 +74,7 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
-  tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_mean_ns":{"type":"integer"},"predicted_mean_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_mean_ns","predicted_mean_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
+  tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
   tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5},"fix":{"type":"string","description":"suggestion id the after run applied; default: the one matched by the finding that went away"}},"required":["before","after"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
@@ -444,7 +446,7 @@ class McpServer {
   }
 
   // whatif: each scenario replayed over the trace's critical path (computed
-  // once in its session); the JSON of `aiprof whatif --format json`.
+  // once in its session); the whatif document, as `aiprof whatif --format json`.
   std::optional<RpcError> WhatIfTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
     std::vector<std::string_view> texts;
     simdjson::dom::element arg;
@@ -472,40 +474,27 @@ class McpServer {
       scenarios.push_back(std::move(*parsed));
     }
     const CriticalPathResult& path = t.session->results().critical_path();
+    std::vector<WhatIfResult> results;
+    for (const Scenario& sc : scenarios) results.push_back(PredictWhatIf(t.trace(), path, sc));
+    auto json = render::RenderDocument(WhatIfToDocument(results), "json");
+    if (!json.ok()) {
+      *result = ToolResult(json.status().message(), "", true);
+      return std::nullopt;
+    }
     std::string text = "what-if on " + t.path + " (time base: step wall time, from the step's start to the end of the "
-                       "last work it launched)";
-    std::string json = "{\"scenarios\":[";
-    for (size_t k = 0; k < scenarios.size(); ++k) {
-      WhatIfResult r = PredictWhatIf(t.trace(), path, scenarios[k]);
+                       "last work it launched; medians of the steady steps)";
+    for (const WhatIfResult& r : results) {
       text += "\n" + r.scenario + ": ";
       if (r.steady_steps == 0) {
         text += "no step to predict";
       } else {
-        text += "measured " + FormatDurationNs(r.measured_mean_ns) + ", predicted " +
-                FormatDurationNs(r.predicted_mean_ns) + " per steady step (" + std::to_string(r.steady_steps) + " steps; " +
-                std::to_string(r.slices_changed) + " slice durations changed)";
+        text += "measured " + FormatDurationNs(r.measured_ns) + ", predicted " + FormatDurationNs(r.predicted_ns) +
+                " per steady step (" + std::to_string(r.steady_steps) + " steps; " + std::to_string(r.slices_changed) +
+                " slice durations changed)";
       }
-      json += (k ? "," : "") + WhatIfJson(r);
     }
-    *result = ToolResult(text, json + "]}");
+    *result = ToolResult(text, *json);
     return std::nullopt;
-  }
-
-  // One scenario's figures, field for field those of `aiprof whatif --format json`.
-  static std::string WhatIfJson(const WhatIfResult& r) {
-    auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
-    std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"step wall time (ns)\"" +
-                      ",\"steady_steps\":" + std::to_string(r.steady_steps) + ",\"measured_mean_ns\":" +
-                      num(r.measured_mean_ns) + ",\"predicted_mean_ns\":" + num(r.predicted_mean_ns) +
-                      ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) +
-                      "],\"steps\":[";
-    for (size_t k = 0; k < r.steps.size(); ++k) {
-      const StepPrediction& s = r.steps[k];
-      out += std::string(k ? "," : "") + "{\"rank\":" + std::to_string(s.rank) + ",\"step\":" +
-             std::to_string(s.number) + ",\"steady\":" + (s.steady ? "true" : "false") + ",\"measured_ns\":" +
-             std::to_string(s.measured_ns) + ",\"predicted_ns\":" + std::to_string(s.predicted_ns) + "}";
-    }
-    return out + "]}";
   }
 
   std::vector<fs::path> allowed_;

@@ -34,6 +34,7 @@
 #include "src/monitor/metrics_server.h"
 #include "src/monitor/monitor_metrics.h"
 #include "src/monitor/proc_stats.h"
+#include "src/monitor/slowest_request.h"
 #include "src/render/escape.h"
 #include "src/render/tree.h"
 #include "src/report/page/report_data.h"
@@ -141,109 +142,6 @@ bool IsZombie(int pid) {
   std::getline(std::ifstream("/proc/" + std::to_string(pid) + "/stat"), line);
   const size_t close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
-}
-
-// The slowest request with host samples that began during the deep trace
-// (the slowest of all when none has samples), and where its time
-// went: the host samples taken on the thread(s) that served it while it ran
-// (the threads its "request" flows touch), as the chain of functions on the
-// stack in at least half of them, root first; the last is the function that
-// took the time.
-struct SlowestRequest {
-  bool found = false;
-  std::string name, thread;
-  int64_t ts_ns = 0, dur_ns = 0;
-  uint64_t samples = 0;
-  std::vector<std::pair<std::string, double>> path;  // function, share of the samples
-};
-
-// Where the time of request slice `best` went (see SlowestRequest).
-SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
-  SlowestRequest r;
-  r.found = true;
-  r.name = std::string(t.Str(t.slices.name[best]));
-  r.ts_ns = t.slices.ts_ns[best];
-  r.dur_ns = t.slices.dur_ns[best];
-  std::vector<uint32_t> threads;
-  for (size_t f = 0; f < t.flows.size(); ++f) {
-    const uint32_t a = t.flows.from_slice[f], b = t.flows.to_slice[f];
-    if (a != best && b != best) continue;
-    for (uint32_t end : {a, b}) {
-      if (end < t.slices.size() && t.tracks.kind[t.slices.track[end]] == TrackKind::kThread) {
-        threads.push_back(t.slices.track[end]);
-      }
-    }
-  }
-  if (!threads.empty()) r.thread = std::string(t.Str(t.tracks.name[threads[0]])) + " (tid " + std::to_string(t.tracks.tid[threads[0]]) + ")";
-  std::map<uint32_t, uint64_t> on_stack;  // frame string id -> samples with it on the stack
-  std::map<uint32_t, uint32_t> depth;     // frame -> smallest depth seen
-  const CallsiteTable& cs = t.callsites;
-  for (size_t i = 0; i < t.samples.size(); ++i) {
-    const int64_t ts = t.samples.ts_ns[i];
-    if (ts < r.ts_ns || ts > r.ts_ns + r.dur_ns) continue;
-    if (!threads.empty() && std::find(threads.begin(), threads.end(), t.samples.track[i]) == threads.end()) continue;
-    uint32_t c = t.samples.callsite[i];
-    if (c == kNoCallsite || c >= cs.size()) continue;
-    ++r.samples;
-    std::vector<uint32_t> seen;
-    for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
-      const uint32_t frame = cs.frame[c].raw;
-      if (std::find(seen.begin(), seen.end(), frame) != seen.end()) continue;
-      seen.push_back(frame);
-      ++on_stack[frame];
-      auto [it, fresh] = depth.emplace(frame, cs.depth[c]);
-      if (!fresh) it->second = std::min(it->second, cs.depth[c]);
-    }
-  }
-  std::vector<std::pair<uint32_t, uint32_t>> chain;  // (depth, frame) on at least half the stacks
-  for (const auto& [frame, n] : on_stack) {
-    if (2 * n >= r.samples) chain.emplace_back(depth[frame], frame);
-  }
-  std::sort(chain.begin(), chain.end());
-  for (const auto& [d, frame] : chain) {
-    r.path.emplace_back(std::string(t.Str(StringId{frame})),
-                        r.samples ? static_cast<double>(on_stack[frame]) / static_cast<double>(r.samples) : 0);
-  }
-  return r;
-}
-
-// Requests tried, slowest first, for one with host samples: the sampler
-// starts a little after the deep trace's window opens, so the slowest
-// request may hold none.
-inline constexpr size_t kSlowestRequestCandidates = 64;
-
-SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns) {
-  std::vector<uint32_t> requests;
-  for (uint32_t i = 0; i < t.slices.size(); ++i) {
-    const uint32_t track = t.slices.track[i];
-    if (t.tracks.kind[track] != TrackKind::kSpans || !t.Str(t.tracks.name[track]).starts_with("requests")) continue;
-    if (t.slices.ts_ns[i] < from_ns || t.slices.ts_ns[i] > to_ns) continue;
-    requests.push_back(i);
-  }
-  if (requests.empty()) return SlowestRequest{};
-  const size_t n = std::min(requests.size(), kSlowestRequestCandidates);
-  std::partial_sort(requests.begin(), requests.begin() + static_cast<std::ptrdiff_t>(n), requests.end(),
-                    [&](uint32_t a, uint32_t b) {
-                      return t.slices.dur_ns[a] != t.slices.dur_ns[b] ? t.slices.dur_ns[a] > t.slices.dur_ns[b] : a < b;
-                    });
-  for (size_t k = 0; k < n; ++k) {
-    SlowestRequest r = DescribeRequest(t, requests[k]);
-    if (r.samples > 0) return r;
-  }
-  return DescribeRequest(t, requests[0]);
-}
-
-std::string DescribeSlowest(const SlowestRequest& r) {
-  char buf[128];
-  std::snprintf(buf, sizeof(buf), "%.4g ms", static_cast<double>(r.dur_ns) / 1e6);
-  std::string out = "\"" + r.name + "\", " + buf + (r.thread.empty() ? "" : " on " + r.thread);
-  if (r.path.empty()) return out + "; no host samples on its thread while it ran";
-  std::snprintf(buf, sizeof(buf), ": %s (on the stack in %.0f%% of its %llu samples)", r.path.back().first.c_str(),
-                r.path.back().second * 100, static_cast<unsigned long long>(r.samples));
-  out += buf;
-  out += "; path: ";
-  for (size_t i = 0; i < r.path.size(); ++i) out += (i ? " > " : "") + r.path[i].first;
-  return out;
 }
 
 // SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
@@ -646,22 +544,46 @@ class Monitor {
     c.target = o_.service;
     // The framework layer (torch.profiler in a Python process), when the
     // process registered one: started before the samples, stopped after.
+    // In a Python process the same request starts the SDK's sampler of
+    // Python frames (python/aiprof/_framework.py), whose py-<pid>.txt the
+    // capture splices into the host samples in place of the interpreter's
+    // frames, as it does for its own start-up hook's.
     const std::string torch_dir = inc->dir + "/.framework";
-    bool framework = false;
+    bool framework = false, stopped = false, recorded = false;
     if (client_->framework_available()) {
       Status st = client_->RunCommand(live::kCmdFrameworkOn, torch_dir, kFlushTimeoutNs);
       framework = st.ok();
       inc->framework_status = st.ok() ? "started" : "not started: " + st.message();
     }
+    // Stopped when recording ends, before the capture reads the samples.
+    auto stop_framework = [&] {
+      if (stopped || !framework) return;
+      stopped = true;
+      Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
+      recorded = st.ok();
+      inc->framework_status = st.ok() ? "recorded" : "failed to stop: " + st.message();
+    };
+    c.on_stopped = stop_framework;
+    c.python_samples_dir = torch_dir + "/python";
     inc->trace_start_ns = NowNs();
     StatusOr<CaptureResult> captured = RunCapture(c);
     inc->trace_end_ns = NowNs();
+    stop_framework();  // the capture failed before recording
     std::vector<std::unique_ptr<Trace>> parts;
-    if (framework) {
-      Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
-      inc->framework_status = st.ok() ? "recorded" : "failed to stop: " + st.message();
-      if (st.ok()) AddFrameworkTraces(torch_dir, inc, &parts);
+    const std::string py_file = c.python_samples_dir + "/py-" + std::to_string(pid_) + ".txt";
+    const bool python_frames = access(py_file.c_str(), F_OK) == 0;
+    unlink(py_file.c_str());
+    rmdir(c.python_samples_dir.c_str());
+    if (recorded) {
+      if (access((torch_dir + "/torch-" + std::to_string(pid_) + ".json").c_str(), F_OK) == 0) {
+        AddFrameworkTraces(torch_dir, inc, &parts);
+        if (python_frames) inc->framework_status += "; Python frames sampled";
+      } else {
+        inc->framework_status = python_frames ? "Python frames sampled (no torch.profiler: the process has not "
+                                                "imported torch)" : "recorded nothing";
+      }
     }
+    rmdir(torch_dir.c_str());
     if (!captured.ok()) return captured.status();
     CaptureResult r = std::move(captured).value();
     inc->capture_summary = r.summary;

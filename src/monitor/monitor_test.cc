@@ -20,7 +20,9 @@
 #include "src/monitor/metrics_server.h"
 #include "src/monitor/monitor_metrics.h"
 #include "src/monitor/proc_stats.h"
+#include "src/monitor/slowest_request.h"
 #include "src/monitor/window.h"
+#include "src/model/trace_builder.h"
 #include "src/render/tree.h"
 #include "src/sdk/live_channel.h"
 
@@ -523,6 +525,54 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   EXPECT_NE(j2.find("\"expression\": \"x\\\"}\\n\\u003cscript\\u003e\""), std::string::npos) << j2;
   EXPECT_NE(j2.find("\"requested_by\": \"127.0.0.1:4242\""), std::string::npos) << j2;
   EXPECT_EQ(UtcStamp(1764585600123), "20251201T104000Z");
+}
+
+// Hand-made: one 100 ms request (no flows, so every thread counts but
+// aiprof's own) on a Python worker whose samples fall on three lines of
+// slow(): 4 + 3 + 3 of 11, none alone on half the stacks; one stack was cut
+// short (its Python frames at the root). The sampler thread's 30 samples in
+// the same time would outnumber the worker's.
+TEST(MonitorSlowestRequestTest, PythonFunctionNamedOnceWithItsHottestLineOwnThreadsLeftOut) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
+  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
+  b.SetThreadName(requests, b.Intern("requests"));
+  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
+  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
+  b.SetThreadName(worker, b.Intern("python3"));
+  const uint32_t sampler = b.ThreadTrack(IdValue::Num(1), IdValue::Num(11));
+  b.SetTrackRole(sampler, TrackKind::kThread, Layer::kHost, kHostDevice);
+  b.SetThreadName(sampler, b.Intern("aiprof-pysample"));
+  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
+  const StringId py = b.Intern("svc.py"), native = b.Intern("python3.11");
+  const uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("start_thread"), native, FrameKind::kNative);
+  const uint32_t handle = b.InternCallsite(root, b.Intern("handle (svc.py:10)"), py, FrameKind::kPython);
+  const uint32_t l20 = b.InternCallsite(handle, b.Intern("slow (svc.py:20)"), py, FrameKind::kPython);
+  const uint32_t l21 = b.InternCallsite(handle, b.Intern("slow (svc.py:21)"), py, FrameKind::kPython);
+  const uint32_t l22 = b.InternCallsite(handle, b.Intern("slow (svc.py:22)"), py, FrameKind::kPython);
+  const uint32_t cut_handle = b.InternCallsite(kNoCallsite, b.Intern("handle (svc.py:10)"), py, FrameKind::kPython);
+  const uint32_t cut_slow = b.InternCallsite(cut_handle, b.Intern("slow (svc.py:21)"), py, FrameKind::kPython);
+  const uint32_t cut = b.InternCallsite(cut_slow, b.Intern("[native stack truncated]"), b.Intern("[unknown]"),
+                                        FrameKind::kUnknown);
+  const uint32_t own = b.InternCallsite(root, b.Intern("run (_framework.py:90)"), b.Intern("_framework.py"),
+                                        FrameKind::kPython);
+  const uint32_t worker_stacks[] = {l21, l21, l21, l20, l20, l20, l22, l22, l22, l21, cut};
+  int64_t ts = 2'000'000;
+  for (uint32_t c : worker_stacks) b.AddStackSample(worker, ts += 5'000'000, c, 1'000'000);
+  for (int i = 0; i < 30; ++i) b.AddStackSample(sampler, 2'000'000 + i * 3'000'000, own, 1'000'000);
+  ASSERT_TRUE(b.Finalize().ok());
+
+  const SlowestRequest r = FindSlowestRequest(trace, 0, 200'000'000);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.samples, 11u);
+  ASSERT_EQ(r.path.size(), 3u);
+  EXPECT_EQ(r.path[0].first, "start_thread");
+  EXPECT_EQ(r.path[1].first, "handle (svc.py:10)");
+  EXPECT_EQ(r.path[2].first, "slow (svc.py:21)");  // 5 of its 11 samples at line 21
+  EXPECT_DOUBLE_EQ(r.path[2].second, 1.0);
+  EXPECT_NE(DescribeSlowest(r).find(": slow (svc.py:21) (on the stack in 100% of its 11 samples)"), std::string::npos)
+      << DescribeSlowest(r);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ MeanInterval SteadyWallTime(AnalysisSession& s) {
   for (const StepPath& p : s.results().critical_path().steps) {
     if (p.steady) v.push_back(static_cast<double>(p.length_ns()));
   }
-  return MeanWithInterval(v);
+  return MedianWithInterval(v);
 }
 
 const SuggestionOutcome* FindOutcome(const SuggestResult& r, const std::string& id) {

@@ -1,9 +1,9 @@
 // The loop closed: the prediction made for a before run, for the fix the
 // after run applied, against what the after run measured. Both on one time
-// base: the steady steps' mean wall time (step start to the end of its last
-// device work, the critical path's length), each with a 95% interval (the
-// prediction's from the before run's step-to-step variation, the
-// measurement's a t interval over the after run's steady steps).
+// base: the steady steps' median wall time (step start to the end of its last
+// device work, the critical path's length), each with a distribution-free
+// interval of the median (MedianWithInterval: order statistics of the
+// before run's predicted steps, and of the after run's measured steps).
 //
 // The fix: `--fix ID` (a suggestion id of the before run), else matched by
 // what changed: the before run's first finding (in the diagnosis' order)

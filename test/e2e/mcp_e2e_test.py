@@ -145,7 +145,7 @@ def main():
                                            capture_output=True, check=True).stdout)
     check(r["result"]["structuredContent"] == cli_whatif, "whatif equals aiprof whatif --format json")
     same = r["result"]["structuredContent"]["scenarios"][2]
-    check(same["steady_steps"] > 0 and same["predicted_mean_ns"] == same["measured_mean_ns"] and
+    check(same["steady_steps"] > 0 and same["predicted_ns"] == same["measured_ns"] and
           all(s["predicted_ns"] == s["measured_ns"] for s in same["steps"]), "whatif: no change, no gain")
     check("time base: step wall time" in r["result"]["content"][0]["text"], "whatif text names its time base")
     r = c.tool("whatif", trace=tid, scenario="scale aten::mm x")

@@ -4,10 +4,13 @@
 //   {"requests": N, "seconds": S, "throughput": N/S, "errors": E, "p50_ms": .., "p99_ms": ..}
 // (latencies as this client measured them, nearest rank).
 //
-//   load PORT CONNECTIONS SECONDS [ERROR_EVERY] [reconnect]
+//   load PORT CONNECTIONS SECONDS [ERROR_EVERY] [reconnect|http]
 // ERROR_EVERY k > 0: every k-th request asks for an error answer.
 // reconnect: a new connection for every request (the service starts a
 // thread per connection: thread churn).
+// http: "GET / HTTP/1.0" on a new connection per request, the answer read to
+// its end, an error unless it starts "HTTP/1.0 200" (ERROR_EVERY ignored;
+// test/monitor/python_http_service.py).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -44,7 +47,8 @@ int main(int argc, char** argv) {
   const int conns = std::atoi(argv[2]);
   const double seconds = std::atof(argv[3]);
   const long error_every = argc > 4 ? std::atol(argv[4]) : 0;
-  const bool reconnect = argc > 5 && std::strcmp(argv[5], "reconnect") == 0;
+  const bool http = argc > 5 && std::strcmp(argv[5], "http") == 0;
+  const bool reconnect = http || (argc > 5 && std::strcmp(argv[5], "reconnect") == 0);
   std::mutex latencies_mu;
   std::vector<double> latencies_ms;
   std::atomic<long> total{0}, errors{0};
@@ -72,8 +76,24 @@ int main(int argc, char** argv) {
       char buf[8];
       std::vector<double> mine;
       while (Now() - start < seconds) {
-        const bool fail = error_every > 0 && (n + 1) % error_every == 0;
         const double t0 = Now();
+        if (http) {
+          static const char kGet[] = "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+          if (fd < 0 || write(fd, kGet, sizeof(kGet) - 1) != static_cast<ssize_t>(sizeof(kGet) - 1)) break;
+          char head[16] = {}, chunk[512];
+          size_t got = 0;
+          for (ssize_t r; (r = read(fd, chunk, sizeof(chunk))) > 0; got += static_cast<size_t>(r)) {
+            if (got < sizeof(head)) std::memcpy(head + got, chunk, std::min(sizeof(head) - got, static_cast<size_t>(r)));
+          }
+          if (got == 0) break;
+          mine.push_back((Now() - t0) * 1e3);
+          ++n;
+          if (std::strncmp(head, "HTTP/1.0 200", 12) != 0) errors.fetch_add(1);
+          close(fd);
+          fd = open_connection();
+          continue;
+        }
+        const bool fail = error_every > 0 && (n + 1) % error_every == 0;
         if (fd < 0 || write(fd, fail ? "e\n" : "r\n", 2) != 2) break;
         ssize_t got = 0;
         while (got < 3) {

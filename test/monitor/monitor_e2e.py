@@ -29,6 +29,12 @@ Cases:
              is reported at start.
   python     a Python service using the aiprof package: a request left by an
              exception counts as an error; --on-alert dump.
+  pyhttp     a Python ThreadingHTTPServer (test/monitor/python_http_service.py)
+             turns slow in planted_slow_checksum(), pure Python, after 4 s:
+             the deep trace's host samples carry the Python stacks the SDK's
+             on-demand sampler took, and the incident's diagnosis opens with
+             the slowest request's path ending in that function, file:line
+             (not the interpreter's _PyEval_EvalFrameDefault; uses perf: heavy).
   torch      a PyTorch service: the deep trace turns torch.profiler on in the
              running process through the SDK's control channel, and its ops
              land on the monitor's clock (heavy; skipped without torch).
@@ -698,6 +704,79 @@ def case_python(args, tmp):
               os.path.exists(os.path.join(inc[0], 'diagnosis.md')), '--on-alert dump: flight recorder and its diagnosis')
 
 
+def python_http_load(port, stop, connections=2, pause=0.005):
+    """Closed-loop GETs on new connections (a new service thread each) until `stop`."""
+    import http.client
+    import threading
+
+    def loop():
+        while not stop.is_set():
+            try:
+                c = http.client.HTTPConnection('127.0.0.1', port, timeout=10)
+                c.request('GET', '/')
+                c.getresponse().read()
+                c.close()
+            except OSError:
+                stop.wait(0.05)
+            stop.wait(pause)
+    threads = [threading.Thread(target=loop, daemon=True) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def case_pyhttp(args, tmp):
+    import threading
+    out = os.path.join(tmp, 'incidents')
+    port_file, marks = os.path.join(tmp, 'port'), os.path.join(tmp, 'marks')
+    mon = subprocess.Popen([args.aiprof, 'monitor', '--alert', 'p99_latency > 40ms', '--window', '2s',
+                            '--interval', '0.25s', '--trace-duration', '2s', '--once', '--timeout', '40s',
+                            '--attach-timeout', '20s', '-o', out, '--', args.python,
+                            os.path.join(os.path.dirname(__file__), 'python_http_service.py'), args.python_dir,
+                            '--port-file', port_file, '--marks-file', marks, '--slow-after', '4', '--slow-ms', '60'],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(wait_for_file(port_file, 30), 'the Python service started and wrote its port')
+    stop = threading.Event()
+    threads = python_http_load(int(open(port_file).read()), stop) if os.path.exists(port_file) else []
+    try:
+        o, err = mon.communicate(timeout=STEP_TIMEOUT + 15)
+    except subprocess.TimeoutExpired:
+        mon.kill()
+        o, err = mon.communicate()
+    stop.set()
+    for t in threads:
+        t.join(timeout=15)
+    sys.stderr.write(err)
+    check(mon.returncode == 3, 'the Python service\'s slowdown makes an incident (rc %d)' % mon.returncode)
+    inc = sorted(glob.glob(os.path.join(out, '*-*')))
+    if not inc:
+        check(False, 'an incident folder')
+        return
+    alert = json.load(open(os.path.join(inc[0], 'alert.json')))
+    if os.path.exists(marks):
+        slow_from = int(open(marks).read().split()[1])
+        print('info: alert %.2f s after the slowdown began' % ((int(alert['trigger']['monotonic_ns']) - slow_from) / 1e9))
+    dt = alert['deep_trace']
+    check('Python frames sampled' in dt['framework_layer'], 'the SDK sampled Python frames during the deep trace: %s' %
+          dt['framework_layer'])
+    slow = dt.get('slowest_request')
+    fn = slow['path'][-1]['function'] if slow and slow.get('path') else ''
+    check(fn.startswith('planted_slow_checksum (python_http_service.py:'),
+          'the slowest request\'s path ends in the planted Python function, file:line (%s)' % slow)
+    check(slow and slow['duration_s'] > 0.05, 'the slowest request is a slow one (%s)' % (slow and slow['duration_s']))
+    check(slow and any(p['function'].startswith('handle_request (python_http_service.py:') for p in slow['path']),
+          'its path holds the Python caller handle_request')
+    md = open(os.path.join(inc[0], 'diagnosis.md')).read()
+    # Markdown's escapes (\_, \( ...) undone to read the row.
+    rows = [re.sub(r'\\(.)', r'\1', l) for l in md.splitlines() if l.startswith('| ') and not l.startswith('| ---')]
+    check(len(rows) > 1 and 'slowest request in the deep trace' in rows[1] and
+          ': planted_slow_checksum (python_http_service.py:' in rows[1],
+          'the incident section opens with the slowest request and the Python function that took its time (%s)' %
+          (rows[1] if len(rows) > 1 else rows))
+    html = open(os.path.join(inc[0], 'diagnosis.html')).read()
+    check('planted_slow_checksum (python_http_service.py:' in html, 'diagnosis.html names the Python function')
+
+
 def case_torch(args, tmp):
     if subprocess.run([args.python, '-c', 'import torch'], capture_output=True).returncode != 0:
         print('skip: %s cannot import torch' % args.python)
@@ -733,7 +812,7 @@ CASES = {'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'ste
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
-         'torch': case_torch}
+         'pyhttp': case_pyhttp, 'torch': case_torch}
 
 
 def main():

@@ -264,7 +264,7 @@ TEST(SuggestTest, KnowledgeCardGainIsCappedByTheImpact) {
   SuggestResult r = Suggest(d, f.metrics, SuggestOptions{});
   ASSERT_FALSE(r.kept.empty());
   SuggestionOutcome o = r.kept[0];
-  EXPECT_EQ(o.gain_source, "impact x efficacy");
+  EXPECT_EQ(o.gain_source, kGainFromPrior);
   // A card measured 10-50% faster: Amdahl caps it at the 30% the cause takes.
   ApplyHistory(HistoricalGain{0.2, 0.1, 0.5, "2 cards"}, &o);
   EXPECT_EQ(o.gain_source, "knowledge card");

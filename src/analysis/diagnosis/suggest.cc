@@ -117,7 +117,7 @@ std::string GainOrigin(const SuggestionOutcome& o) {
   if (o.simulation) {
     const SimulatedGain& s = *o.simulation;
     return "simulated '" + s.scenario + "': " + FormatDurationNs(s.measured_ns) + " -> " +
-           FormatDurationNs(s.predicted_ns) + " per step (95% interval " + FormatDurationNs(s.predicted_lo_ns) + " .. " +
+           FormatDurationNs(s.predicted_ns) + " per step (median; interval " + FormatDurationNs(s.predicted_lo_ns) + " .. " +
            FormatDurationNs(s.predicted_hi_ns) + ", " + std::to_string(s.steps) + " steps)";
   }
   if (o.gain_source == kGainFromCards) return "measured by knowledge cards";

@@ -31,7 +31,7 @@ struct HistoricalGain {
 };
 
 // The suggestion's scenario replayed on the trace (src/analysis/whatif/):
-// the steady steps' mean wall time (step start to the end of its last device
+// the steady steps' median wall time (step start to the end of its last device
 // work) measured and predicted, with the 95% interval of the prediction from
 // the step-to-step variation.
 struct SimulatedGain {
@@ -80,7 +80,7 @@ struct SuggestResult {
 void ApplyHistory(const HistoricalGain& history, SuggestionOutcome* o);
 
 // What a suggestion's gain is a share of: "step wall time" (step start to
-// the end of its last device work, the steady steps' mean) for a simulated
+// the end of its last device work, the steady steps' median) for a simulated
 // gain, else the finding's impact basis.
 std::string GainBasis(const SuggestionOutcome& o);
 // Where the gain comes from, in one sentence: "simulated 'remove-idle

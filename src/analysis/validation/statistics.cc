@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include <boost/math/distributions/binomial.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
@@ -12,6 +13,21 @@ namespace aiprof {
 double StudentT95(double df) {
   boost::math::students_t dist(std::max(df, 1.0));
   return boost::math::quantile(boost::math::complement(dist, 0.025));
+}
+
+MeanInterval MedianWithInterval(std::span<const double> x) {
+  MeanInterval m;
+  m.n = x.size();
+  if (x.empty()) return m;
+  std::vector<double> v(x.begin(), x.end());
+  std::sort(v.begin(), v.end());
+  m.mean = QuantileOfSorted(v, 0.5);
+  size_t k = 1;  // 1-based order statistic
+  boost::math::binomial dist(static_cast<double>(v.size()), 0.5);
+  while (k + 1 <= (v.size() + 1) / 2 && boost::math::cdf(dist, static_cast<double>(k)) <= 0.025) ++k;
+  m.lo = v[k - 1];
+  m.hi = v[v.size() - k];
+  return m;
 }
 
 MeanInterval MeanWithInterval(std::span<const double> x) {

@@ -33,6 +33,11 @@ struct MeanInterval {
   size_t n = 0;
 };
 MeanInterval MeanWithInterval(std::span<const double> x);
+// The median and its distribution-free interval from order statistics: the
+// k-th smallest and k-th largest values, k the largest with
+// P(Binomial(n, 1/2) < k) ≤ 2.5% (coverage ≥ 95%); below 6 values no such
+// k exists and the interval is [min, max] (coverage 1 - 2^(1-n)).
+MeanInterval MedianWithInterval(std::span<const double> x);
 // Sample variance (n - 1 denominator); 0 when n < 2.
 double SampleVariance(std::span<const double> x);
 // Adjusted Fisher-Pearson sample skewness (SciPy's skew(bias=False)); 0 when n < 3 or no spread.

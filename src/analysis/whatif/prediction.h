@@ -1,6 +1,6 @@
 // A prediction checked against what was measured (src/session/
 // prediction_check.h computes it; validate, report --before and card show
-// and store it). Both figures on one time base: the steady steps' mean wall
+// and store it). Both figures on one time base: the steady steps' median wall
 // time (step start to the end of its last device work), each with its 95%
 // interval.
 #ifndef AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
@@ -18,11 +18,11 @@ struct PredictionCheck {
   std::string scenario;    // the simulated scenario ("" for a prior)
   std::string time_base = "steady step wall time: step start to the end of its last device work";
   size_t before_steps = 0, after_steps = 0;
-  double before_ns = 0;  // measured before (mean)
+  double before_ns = 0;  // measured before (median of the steady steps)
   double predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   double measured_ns = 0, measured_lo_ns = 0, measured_hi_ns = 0;  // after
   double error = 0;      // predicted / measured - 1
-  bool within = false;   // the measured mean lies inside the predicted interval
+  bool within = false;   // the measured median lies inside the predicted interval
   bool agrees = false;   // the two intervals overlap
   size_t history_cases = 0;   // past cases (cards) the prediction was corrected by
   double uncorrected_ns = 0;  // the simulation before that correction

@@ -60,8 +60,8 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
     std::optional<SimulatedGain> g;
     if (StatusOr<Scenario> sc = ParseScenario(text); sc.ok()) {
       WhatIfResult r = PredictWhatIf(trace, path, *sc);
-      if (r.steady_steps > 0 && r.measured_mean_ns > 0) {
-        g = SimulatedGain{text, r.steady_steps, r.measured_mean_ns, r.predicted_mean_ns, r.predicted_lo_ns,
+      if (r.steady_steps > 0 && r.measured_ns > 0) {
+        g = SimulatedGain{text, r.steady_steps, r.measured_ns, r.predicted_ns, r.predicted_lo_ns,
                           r.predicted_hi_ns};
       }
     }

@@ -38,6 +38,18 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     else return ErrStatus(where + "unknown cause '" + std::string(w[1]) + "' (data_loading, host_bound, sync, other)");
     return c;
   }
+  if (w[0] == "overlap-data-loading") {
+    if (w.size() != 2) return ErrStatus(where + "expected 'overlap-data-loading WORKERS'");
+    c.kind = WhatIfClause::Kind::kOverlapDataLoading;
+    std::string f(w[1]);
+    char* end = nullptr;
+    const long n = std::strtol(f.c_str(), &end, 10);
+    if (end == f.c_str() || *end != '\0' || n < 1 || n > 1024) {
+      return ErrStatus(where + "WORKERS must be a whole number from 1 to 1024, got '" + f + "'");
+    }
+    c.factor = static_cast<double>(n);
+    return c;
+  }
   if (w[0] == "graph-launch") {
     if (w.size() != 1) return ErrStatus(where + "expected 'graph-launch' (no arguments)");
     c.kind = WhatIfClause::Kind::kGraphLaunch;
@@ -61,7 +73,7 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     }
     return c;
   }
-  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale, graph-launch)");
+  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale, graph-launch, overlap-data-loading)");
 }
 
 class Replay {
@@ -76,6 +88,9 @@ class Replay {
     busy_.assign(n, false);
     factor_.assign(n, 1.0f);
     for (const WhatIfClause& c : sc.clauses) {
+      if (c.kind == WhatIfClause::Kind::kOverlapDataLoading) {
+        remove_[static_cast<size_t>(GapCause::kDataLoading)] = true;
+      }
       if (c.kind == WhatIfClause::Kind::kGraphLaunch) {
         graph_ = true;
         remove_[static_cast<size_t>(GapCause::kHostBound)] = true;
@@ -307,8 +322,34 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   replay.Run();
   r.measured_fallbacks = replay.fallbacks();
   const SliceTable& s = trace.slices;
-  std::vector<double> predicted;
-  double measured_sum = 0;
+  // overlap-data-loading N: a step is never shorter than the loading it
+  // held divided by the workers (they deliver a batch that often at best).
+  double workers = 0;
+  for (const WhatIfClause& c : scenario.clauses) {
+    if (c.kind == WhatIfClause::Kind::kOverlapDataLoading) workers = c.factor;
+  }
+  std::vector<uint32_t> loads;  // outermost data-loading spans, by start
+  if (workers > 0) {
+    const DependencyGraph& g = path.graph;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      const uint32_t u = g.parent[i];
+      if (!g.on_device[i] && g.cls[i] == PathClass::kIdleDataLoading &&
+          (u == kNoSlice || g.cls[u] != PathClass::kIdleDataLoading)) {
+        loads.push_back(i);
+      }
+    }
+    std::sort(loads.begin(), loads.end(), [&](uint32_t a, uint32_t b) { return s.ts_ns[a] < s.ts_ns[b]; });
+  }
+  auto loading_in = [&](const StepPath& p) {
+    int64_t sum = 0;
+    auto it = std::lower_bound(loads.begin(), loads.end(), p.start_ns,
+                               [&](uint32_t i, int64_t t) { return s.ts_ns[i] < t; });
+    for (; it != loads.end() && s.ts_ns[*it] < p.end_ns; ++it) {
+      if (trace.tracks.rank[s.track[*it]] == p.rank || p.rank == kNoRank) sum += s.dur_ns[*it];
+    }
+    return sum;
+  };
+  std::vector<double> predicted, measured;
   for (const StepPath& p : path.steps) {
     StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
     int64_t start = p.start_ns, end = INT64_MIN;
@@ -318,17 +359,20 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     }
     if (p.device_sink != kNoSlice) end = std::max(end, replay.NewEnd(p.device_sink));
     if (end != INT64_MIN) sp.predicted_ns = std::max<int64_t>(0, end - start);
+    if (workers > 0) {
+      sp.predicted_ns = std::max(sp.predicted_ns, static_cast<int64_t>(static_cast<double>(loading_in(p)) / workers));
+    }
     if (p.steady) {
       predicted.push_back(static_cast<double>(sp.predicted_ns));
-      measured_sum += static_cast<double>(sp.measured_ns);
+      measured.push_back(static_cast<double>(sp.measured_ns));
     }
     r.steps.push_back(sp);
   }
   r.steady_steps = predicted.size();
   if (predicted.empty()) return r;
-  const MeanInterval m = MeanWithInterval(predicted);
-  r.measured_mean_ns = measured_sum / static_cast<double>(predicted.size());
-  r.predicted_mean_ns = m.mean;
+  const MeanInterval m = MedianWithInterval(predicted);
+  r.measured_ns = MedianWithInterval(measured).mean;
+  r.predicted_ns = m.mean;
   r.predicted_lo_ns = m.lo;
   r.predicted_hi_ns = m.hi;
   return r;

@@ -5,6 +5,10 @@
 //   remove-idle data_loading|host_bound|sync|other
 //   remove PATTERN            ops and kernels whose name contains PATTERN
 //   scale PATTERN FACTOR      their durations × FACTOR (FACTOR ≥ 0)
+//   overlap-data-loading N    data loading moves to N workers running beside
+//                             the step: its time leaves the step, but a step
+//                             is never shorter than its loading time / N
+//                             (the workers' throughput)
 //   graph-launch              the step replayed as one captured graph: host
 //                             ops and runtime calls take no time, no launch
 //                             delay, no idle between host work (an ideal
@@ -38,11 +42,11 @@
 namespace aiprof {
 
 struct WhatIfClause {
-  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch };
+  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle
   std::string pattern;                // kRemove, kScale
-  double factor = 0;                  // kScale (kRemove: 0)
+  double factor = 0;                  // kScale (kRemove: 0); kOverlapDataLoading: the workers
 };
 
 struct Scenario {
@@ -64,11 +68,14 @@ struct StepPrediction {
 struct WhatIfResult {
   std::string scenario;
   std::vector<StepPrediction> steps;
-  // Over the steady steps: the mean measured and predicted step time and a
-  // 95% interval of the predicted mean (Student's t over the per-step
-  // predictions: their step-to-step variation); lo = hi = mean with one step.
+  // Over the steady steps: the median measured and predicted step time
+  // and a distribution-free interval of the predicted median (order
+  // statistics, MedianWithInterval: ≥ 95% from 6 steps, [min, max] below).
+  // The median, not the mean: one step slowed by the host (a page-fault
+  // storm, a preempted thread) moves a mean of a few steps by tens of
+  // percent (test/whatif/README.md).
   size_t steady_steps = 0;
-  double measured_mean_ns = 0, predicted_mean_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
   uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)

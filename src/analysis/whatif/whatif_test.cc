@@ -39,7 +39,7 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   EXPECT_EQ(r.steps[0].measured_ns, 100'000);
   EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
   EXPECT_EQ(r.steady_steps, 1u);
-  EXPECT_EQ(r.predicted_mean_ns, 60'000);
+  EXPECT_EQ(r.predicted_ns, 60'000);
   EXPECT_EQ(r.predicted_lo_ns, r.predicted_hi_ns);
   // Halving the kernel instead: K [45, 70], the sync ends at 72, the step at 75.
   WhatIfResult half = Predict(*t, "scale K 0.5");
@@ -67,6 +67,27 @@ TEST(WhatIfTest, HandMadeZeroLengthCallAtItsSiblingsEnd) {
   EXPECT_EQ(r.steps[0].measured_ns, 100'000);
   EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
   EXPECT_EQ(r.measured_fallbacks, 0u);
+}
+
+// Hand-made (µs): loader [0, 80] in a 100 µs step; the rest is 20 µs.
+// overlap-data-loading N: the loading leaves the step (20 µs) but a step is
+// never shorter than 80 / N: N = 1 → 80, N = 2 → 40, N = 8 → 20.
+constexpr char kSlowLoader[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":0,"dur":80},
+  {"ph":"X","cat":"cpu_op","name":"aten::stack","pid":1,"tid":1,"ts":5,"dur":70},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":80,"dur":20}
+]})json";
+
+TEST(WhatIfTest, HandMadeOverlapDataLoadingIsBoundedByTheWorkers) {
+  auto t = ImportJsonText(kSlowLoader);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(Predict(*t, "remove-idle data_loading").steps.at(0).predicted_ns, 20'000);
+  EXPECT_EQ(Predict(*t, "overlap-data-loading 1").steps.at(0).predicted_ns, 80'000);
+  EXPECT_EQ(Predict(*t, "overlap-data-loading 2").steps.at(0).predicted_ns, 40'000);
+  EXPECT_EQ(Predict(*t, "overlap-data-loading 8").steps.at(0).predicted_ns, 20'000);
+  EXPECT_FALSE(ParseScenario("overlap-data-loading 0").ok());
+  EXPECT_FALSE(ParseScenario("overlap-data-loading two").ok());
 }
 
 TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {

@@ -1,0 +1,89 @@
+#include "src/analysis/whatif/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include "src/analysis/validation/statistics.h"
+
+namespace aiprof {
+namespace {
+
+TEST(MedianIntervalTest, OrderStatisticsByHand) {
+  // Six values: P(Bin(6, 1/2) = 0) = 1/64 ≤ 2.5% but P(≤ 1) = 7/64 is not,
+  // so k = 1: [min, max].
+  std::vector<double> six = {5, 1, 4, 2, 3, 6};
+  MeanInterval m = MedianWithInterval(six);
+  EXPECT_DOUBLE_EQ(m.mean, 3.5);
+  EXPECT_DOUBLE_EQ(m.lo, 1);
+  EXPECT_DOUBLE_EQ(m.hi, 6);
+  // Nine: P(≤ 1) = 10/512 = 1.95% ≤ 2.5%, P(≤ 2) = 46/512 is not: k = 2.
+  std::vector<double> nine = {9, 8, 7, 6, 5, 4, 3, 2, 1};
+  m = MedianWithInterval(nine);
+  EXPECT_DOUBLE_EQ(m.mean, 5);
+  EXPECT_DOUBLE_EQ(m.lo, 2);
+  EXPECT_DOUBLE_EQ(m.hi, 8);
+  std::vector<double> one = {7};
+  m = MedianWithInterval(one);
+  EXPECT_DOUBLE_EQ(m.lo, 7);
+  EXPECT_DOUBLE_EQ(m.hi, 7);
+}
+
+struct Outcome {
+  Rule rule;
+  Suggestion suggestion;
+  Finding finding;
+  SuggestionOutcome o;
+  Outcome() {
+    rule.id = rule.bottleneck = "data_loading";
+    suggestion.id = "dataloader_workers";
+    suggestion.risk.effort = "low";
+    finding.rule = &rule;
+    o.finding = &finding;
+    o.suggestion = &suggestion;
+  }
+};
+
+TEST(SimulateTest, GainIsOneMinusPredictedOverMeasured) {
+  Outcome x;
+  ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 200, 150, 140, 160}, &x.o);
+  EXPECT_EQ(x.o.gain_source, kGainFromSimulation);
+  EXPECT_DOUBLE_EQ(x.o.gain_min, 0.2);   // 1 - 160/200
+  EXPECT_DOUBLE_EQ(x.o.gain_max, 0.3);   // 1 - 140/200
+  EXPECT_DOUBLE_EQ(x.o.speedup_max, 1 / 0.7);
+  EXPECT_EQ(GainBasis(x.o), "step wall time");
+}
+
+TEST(SimulateTest, HistoryCorrectionByHand) {
+  Outcome x;
+  ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &x.o);
+  KnowledgeCard past;
+  past.prediction = CardPrediction{"dataloader_workers", kGainFromSimulation, "remove-idle data_loading", 100, 95, 105, 120, 110, 130};
+  KnowledgeCard other = past;
+  other.prediction->fix_id = "another_fix";  // not this fix: ignored
+  CorrectByHistory({past, other}, &x.o);
+  ASSERT_TRUE(x.o.simulation);
+  // One case, r = ln(120/100) = 0.182322; σ = 0.15, τ = 0.25:
+  // precision = 1/0.0225 + 1/0.0625 = 60.4444, b = (0.182322/0.0225)/60.4444
+  // = 0.134059; 200·e^b = 228.69. Spread 1.96·√(1/60.4444 + 0.0225) = 0.387288.
+  EXPECT_EQ(x.o.simulation->history_cases, 1u);
+  EXPECT_DOUBLE_EQ(x.o.simulation->uncorrected_ns, 200);
+  EXPECT_NEAR(x.o.simulation->predicted_ns, 228.69, 0.01);
+  EXPECT_NEAR(x.o.simulation->predicted_lo_ns, 190 * std::exp(0.134059 - 0.387288), 0.01);
+  EXPECT_NEAR(x.o.simulation->predicted_hi_ns, 210 * std::exp(0.134059 + 0.387288), 0.01);
+  EXPECT_NEAR(x.o.gain_max, 1 - 190 * std::exp(0.134059 - 0.387288) / 300, 1e-4);
+  // Corrected once only.
+  CorrectByHistory({past}, &x.o);
+  EXPECT_NEAR(x.o.simulation->predicted_ns, 228.69, 0.01);
+}
+
+TEST(SimulateTest, NoPastCaseOfThisFixChangesNothing) {
+  Outcome x;
+  ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &x.o);
+  KnowledgeCard prior_only;
+  prior_only.prediction = CardPrediction{"dataloader_workers", kGainFromPrior, "", 100, 95, 105, 120, 110, 130};
+  CorrectByHistory({prior_only, KnowledgeCard{}}, &x.o);
+  EXPECT_EQ(x.o.simulation->history_cases, 0u);
+  EXPECT_DOUBLE_EQ(x.o.simulation->predicted_ns, 200);
+}
+
+}  // namespace
+}  // namespace aiprof

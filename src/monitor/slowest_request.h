@@ -1,0 +1,43 @@
+// The slowest request of an incident's deep trace and the function that
+// took its time (the incident section's first line, alert.json's
+// deep_trace.slowest_request; docs/monitor.md, "On an alert").
+#ifndef AIPROF_SRC_MONITOR_SLOWEST_REQUEST_H_
+#define AIPROF_SRC_MONITOR_SLOWEST_REQUEST_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+// The slowest request with host samples that began during the deep trace
+// (the slowest of all when none has samples), and where its time
+// went: the host samples taken on the thread(s) that served it while it ran
+// (the threads its "request" flows touch), as the chain of functions on the
+// stack in at least half of them, root first; the last is the function that
+// took the time.
+struct SlowestRequest {
+  bool found = false;
+  std::string name, thread;
+  int64_t ts_ns = 0, dur_ns = 0;
+  uint64_t samples = 0;
+  std::vector<std::pair<std::string, double>> path;  // function, share of the samples
+};
+
+// The slowest request (a slice on a "requests…" spans track) that began in
+// [from_ns, to_ns]. A request without flows counts every thread's samples
+// but aiprof's own threads (named "aiprof-…"). Python frames (the capture's
+// "function (file.py:line)") count as one function whatever their line and
+// are named with the line seen most often; the path is ordered by each
+// function's most frequent depth.
+SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns);
+
+// One line: name, duration, thread, the function that took the time, the path.
+std::string DescribeSlowest(const SlowestRequest& r);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_MONITOR_SLOWEST_REQUEST_H_

@@ -1,0 +1,83 @@
+#include "src/report/whatif/whatif_report.h"
+
+#include <string>
+
+#include "src/render/escape.h"
+
+namespace aiprof {
+namespace {
+
+using render::Unit;
+using render::Value;
+
+std::string Json(const WhatIfResult& r) {
+  auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
+  std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"step wall time (ns)\"" +
+                    ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
+                    ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
+                    ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) +
+                    "],\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
+                    std::to_string(r.edges_changed) + ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) +
+                    ",\"steps\":[";
+  for (size_t k = 0; k < r.steps.size(); ++k) {
+    const StepPrediction& s = r.steps[k];
+    out += std::string(k ? "," : "") + "{\"rank\":" + std::to_string(s.rank) + ",\"step\":" + std::to_string(s.number) +
+           ",\"steady\":" + (s.steady ? "true" : "false") + ",\"measured_ns\":" + std::to_string(s.measured_ns) +
+           ",\"predicted_ns\":" + std::to_string(s.predicted_ns) + "}";
+  }
+  return out + "]}";
+}
+
+void AddScenario(const WhatIfResult& r, render::Section* sec) {
+  sec->Add(render::KeyValues{{{"scenario", "Scenario", Value::String(r.scenario)},
+                              {"time_base", "Time base",
+                               Value::String("step wall time: step start to the end of the last work it launched; "
+                                             "median of the steady steps")},
+                              {"changed", "Changed",
+                               Value::String(std::to_string(r.slices_changed) + " slice durations, " +
+                                             std::to_string(r.edges_changed) + " dependency lags")}}});
+  if (r.measured_fallbacks > 0) {
+    sec->Add(render::Paragraph{std::to_string(r.measured_fallbacks) +
+                               " predecessors past the replay's recursion bound kept their measured times"});
+  }
+  if (r.steady_steps == 0) {
+    sec->Add(render::Paragraph{"No step to predict."});
+    return;
+  }
+  const double change = r.measured_ns > 0 ? r.predicted_ns / r.measured_ns - 1 : 0;
+  sec->Add(render::KeyValues{{{"steady_steps", "Steady steps", Value::Int(static_cast<int64_t>(r.steady_steps)), Unit::kCount},
+                              {"measured", "Measured", Value::Number(r.measured_ns), Unit::kNs},
+                              {"predicted", "Predicted", Value::Number(r.predicted_ns), Unit::kNs},
+                              {"predicted_lo", "Interval from", Value::Number(r.predicted_lo_ns), Unit::kNs},
+                              {"predicted_hi", "Interval to", Value::Number(r.predicted_hi_ns), Unit::kNs},
+                              {"change", "Change of the step", Value::Number(change), Unit::kChange}}});
+  render::Table t;
+  t.key = "steps";
+  t.title = "Per step";
+  t.columns = {{"rank", "Rank"}, {"step", "Step"}, {"steady", "Steady"}, {"measured_ns", "Measured", Unit::kNs},
+               {"predicted_ns", "Predicted", Unit::kNs}};
+  for (const StepPrediction& s : r.steps) {
+    t.rows.push_back({s.rank != kNoRank ? Value::Int(s.rank) : Value::Null(),
+                      s.number >= 0 ? Value::Int(s.number) : Value::String("trace"), Value::Bool(s.steady),
+                      Value::Int(s.measured_ns), Value::Int(s.predicted_ns)});
+  }
+  sec->Add(std::move(t));
+}
+
+}  // namespace
+
+render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results) {
+  render::Document doc;
+  doc.key = "whatif";
+  doc.title = "aiprof whatif";
+  doc.generator = "aiprof whatif";
+  doc.machine_json = "{\"scenarios\":[";
+  for (size_t k = 0; k < results.size(); ++k) {
+    doc.machine_json += (k ? "," : "") + Json(results[k]);
+    AddScenario(results[k], &doc.AddSection("scenario_" + std::to_string(k + 1), "Scenario: " + results[k].scenario));
+  }
+  doc.machine_json += "]}\n";
+  return doc;
+}
+
+}  // namespace aiprof
