@@ -29,7 +29,7 @@ class CardCommand : public Command {
     sub->add_option("--bottleneck", bottleneck_,
                     "Core bottleneck type, as findings name it (default: inferred, op:NAME of the op that lost the most time)");
     sub->add_option("--fix", fix_, "The effective fix, in a few words");
-    sub->add_option("--fix-id", fix_id_,
+    AddFixIdFlag(sub, &fix_id_,
                     "The suggestion id the after run applied (default: matched by the finding that went away): the "
                     "card keeps its prediction and the error, which corrects later predictions of that fix");
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");

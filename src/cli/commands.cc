@@ -16,6 +16,7 @@ std::unique_ptr<Command> NewCalibrateCommand();
 std::unique_ptr<Command> NewNodeBottleneckCommand();
 std::unique_ptr<Command> NewExportCommand();
 std::unique_ptr<Command> NewWhatIfCommand();
+std::unique_ptr<Command> NewDiffCommand();
 std::unique_ptr<Command> NewTraceCommand();
 std::unique_ptr<Command> NewReportCommand();
 std::unique_ptr<Command> NewViewCommand();
@@ -46,6 +47,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewNodeBottleneckCommand());
   out.push_back(NewExportCommand());
   out.push_back(NewWhatIfCommand());
+  out.push_back(NewDiffCommand());
   out.push_back(NewViewCommand());
   out.push_back(NewClusterCommand());
   out.push_back(NewQueryCommand());

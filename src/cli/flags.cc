@@ -29,12 +29,20 @@ CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& h
   return sub->add_option("--after", *path, help);
 }
 
+CLI::Option* AddTopFlag(CLI::App* sub, std::optional<size_t>* top, const std::string& help) {
+  return sub->add_option("--top", *top, help);
+}
+
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help) {
   return sub->add_option("--service", *service, help);
 }
 
 CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help) {
   return sub->add_option("--token-file", *path, help);
+}
+
+CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string& help) {
+  return sub->add_option("--fix-id", *fix_id, help);
 }
 
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help) {

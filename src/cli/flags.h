@@ -4,6 +4,7 @@
 #ifndef AIPROF_SRC_CLI_FLAGS_H_
 #define AIPROF_SRC_CLI_FLAGS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& h
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
 // --token-file: bearer tokens (serve: the tokens it accepts; push: the one it sends).
 CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help);
+// --fix-id ID: the suggestion id the after run applied (validate, card).
+CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string& help);
 // --pid: a running process (positive).
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help);
 // --cpu-hz: host CPU sampling frequency.
@@ -64,6 +67,9 @@ CLI::Option* AddCpuHzFlag(CLI::App* sub, int* hz, const std::string& help);
 // --timeout: a duration ("30s", "500ms", "2m"; a bare number is seconds),
 // read with ParseDuration (src/cli/duration_flag.h).
 CLI::Option* AddTimeoutFlag(CLI::App* sub, std::string* duration, const std::string& help);
+
+// --top N: rows of a ranked list (summary's ops, diff's changes).
+CLI::Option* AddTopFlag(CLI::App* sub, std::optional<size_t>* top, const std::string& help);
 
 // --rules, --no-builtin-rules.
 void AddRuleFlags(CLI::App* sub, SessionOptions* options);

@@ -17,6 +17,7 @@
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
@@ -27,9 +28,10 @@
 #include "src/query/query_format.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/render/escape.h"
+#include "src/render/renderers.h"
+#include "src/report/diff/diff_report.h"
 #include "src/report/summary_report.h"
 #include "src/report/whatif/whatif_report.h"
-#include "src/render/renderers.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
@@ -75,7 +77,8 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
   tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
-  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5},"fix":{"type":"string","description":"suggestion id the after run applied; default: the one matched by the finding that went away"}},"required":["before","after"]}},)";
+  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
+  tools += R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
   return tools;
@@ -237,18 +240,61 @@ class McpServer {
                            "", true);
       return std::nullopt;
     }
-    std::string_view fix;
-    simdjson::dom::element fix_element;
-    if (args["fix"].get(fix_element) == simdjson::SUCCESS && fix_element.get(fix) != simdjson::SUCCESS) {
-      return RpcError{-32602, "invalid params: 'fix' is a suggestion id of the before trace (a string)"};
-    }
     ValidationResult v = Validate(*b, *a, options);
-    // The prediction made for the fix against the measurement, as aiprof validate does.
-    auto prediction = CheckPrediction(*before->session, *after->session, std::string(fix));
-    if (!prediction.ok()) return RpcError{-32602, "invalid params: " + prediction.status().message()};
-    v.prediction = std::move(*prediction);
+    std::string fix_id;
+    std::string_view fix;
+    if (args["fix_id"].get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
+    auto prediction = CheckPrediction(*before->session, *after->session, fix_id);
+    if (!prediction.ok()) {
+      *result = ToolResult(prediction.status().message(), "", true);
+      return std::nullopt;
+    }
+    v.prediction = *prediction;
     *result = ToolResult("validation of " + after->path + " against " + before->path + ": " + VerdictText(v.overall),
                          ValidationToJson(v));
+    return std::nullopt;
+  }
+
+  // The structural diff of two loaded traces, each through its own session:
+  // the document of `aiprof diff` as structured content.
+  std::optional<RpcError> DiffTool(simdjson::dom::element args, std::string* result) {
+    LoadedTrace *a = nullptr, *b = nullptr;
+    if (auto e = TraceArg(args, &a, "a")) return e;
+    if (auto e = TraceArg(args, &b, "b")) return e;
+    DiffOptions options;
+    int64_t top = 20;
+    simdjson::dom::element top_element;
+    if (args["top"].get(top_element) == simdjson::SUCCESS &&
+        (top_element.get(top) != simdjson::SUCCESS || top < 1 || top > 1000)) {
+      return RpcError{-32602, "invalid params: 'top' is an integer in [1, 1000]"};
+    }
+    options.top_n = static_cast<size_t>(top);
+    DiffNameMap map;
+    std::string_view map_path;
+    if (args["map"].get(map_path) == simdjson::SUCCESS) {
+      std::string why;
+      std::optional<fs::path> confined = Confine(map_path, &why);
+      if (!confined) return RpcError{-32602, "invalid params: " + why};
+      auto loaded = DiffNameMap::Load(confined->string());
+      if (!loaded.ok()) {
+        *result = ToolResult(loaded.status().message(), "", true);
+        return std::nullopt;
+      }
+      map = std::move(*loaded);
+      options.map = &map;
+    }
+    const AttributionResult& ra = a->session->results().attribution();
+    const AttributionResult& rb = b->session->results().attribution();
+    if (!ra.available || !rb.available) {
+      *result = ToolResult((!ra.available ? a->path + ": " + ra.problem : b->path + ": " + rb.problem), "", true);
+      return std::nullopt;
+    }
+    AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
+    render::Document doc = DiffToDocument({a->path, &a->trace(), &ra}, {b->path, &b->trace(), &rb}, d, options.top_n);
+    *result = ToolResult("diff of " + b->path + " against " + a->path + ": " + std::to_string(d.matched) +
+                             " nodes matched, " + std::to_string(d.added) + " added, " + std::to_string(d.removed) +
+                             " removed",
+                         render::RenderJson(doc));
     return std::nullopt;
   }
 
@@ -321,6 +367,7 @@ class McpServer {
       return std::nullopt;
     }
     if (name == "validate") return ValidateTool(args, result);
+    if (name == "diff") return DiffTool(args, result);
     LoadedTrace* t = nullptr;
     if (name == "summary" || name == "analyze" || name == "query" || name == "schema" || name == "diagnose" ||
         name == "suggest" || name == "whatif") {

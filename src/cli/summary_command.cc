@@ -20,7 +20,7 @@ class SummaryCommand : public Command {
     in_.Add(sub, "Trace file (Chrome/Kineto or Ascend JSON, .gz, .zst; nsys SQLite) or .aiprof, or a folder (torch_npu *_ascend_pt, msprof PROF_*, several ranks)");
     out_.Add(sub, {render::TextFormat(), render::JsonFormat(), render::CsvFormat()},
              "Write here (atomically) instead of standard output");
-    sub->add_option("--top", top_, "Ops to list, by total time (0 = all; default 20 for text, all for json and csv)");
+    AddTopFlag(sub, &top_, "Ops to list, by total time (0 = all; default 20 for text, all for json and csv)");
     return sub;
   }
 

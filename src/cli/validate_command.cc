@@ -39,7 +39,7 @@ class ValidateCommand : public Command {
              "Report file: .md, .html, .json, .txt or .pdf (written atomically); default text to standard output");
     AddServiceFlag(sub, &service_, "Keep this validation in the service's history (implied by --baseline)");
     AddDbFlag(sub, &db_);
-    sub->add_option("--fix", fix_,
+    AddFixIdFlag(sub, &fix_,
                     "The suggestion id the after run applied (default: matched by the finding that went away); "
                     "shows its prediction against the measurement");
     sub->add_flag("--alert-on-regression", alert_,
@@ -78,7 +78,7 @@ class ValidateCommand : public Command {
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, so);
       ASSIGN_OR_RETURN(result.prediction, CheckPrediction(*b, *a, fix_));
     } else if (!fix_.empty()) {
-      return ErrStatus("--fix needs traces before and after (a prediction is made from the before trace)");
+      return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
     }
 
     std::string json = ValidationToJson(result);

@@ -61,10 +61,10 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     if (!o) {
       std::string ids;
       for (const SuggestionOutcome& k : sug->kept) ids += (ids.empty() ? "" : ", ") + k.suggestion->id;
-      return ErrStatus("--fix " + fix_id + ": the before run has no such suggestion (it has: " +
+      return ErrStatus("--fix-id " + fix_id + ": the before run has no such suggestion (it has: " +
                        (ids.empty() ? std::string("none") : ids) + ")");
     }
-    c.matched_by = "--fix";
+    c.matched_by = "--fix-id";
   } else {
     ASSIGN_OR_RETURN(const Diagnosis* db, before.diagnosis());
     ASSIGN_OR_RETURN(const Diagnosis* da, after.diagnosis());

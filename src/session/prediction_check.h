@@ -5,7 +5,7 @@
 // interval of the median (MedianWithInterval: order statistics of the
 // before run's predicted steps, and of the after run's measured steps).
 //
-// The fix: `--fix ID` (a suggestion id of the before run), else matched by
+// The fix: `--fix-id ID` (a suggestion id of the before run), else matched by
 // what changed: the before run's first finding (in the diagnosis' order)
 // that is gone after, or whose impact fell to less than half, and its best
 // ranked suggestion.

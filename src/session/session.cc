@@ -81,7 +81,12 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
       StatusOr<std::string> default_db = DefaultBaselineDbPath();
       if (default_db.ok()) db = default_db.value();
     }
-    {
+    // The dependency graph is built only when a suggestion has a scenario.
+    bool scenarios = false;
+    for (const auto* list : {&s.kept, &s.excluded}) {
+      for (const SuggestionOutcome& o : *list) scenarios |= !o.suggestion->scenario.empty();
+    }
+    if (scenarios) {
       ScopedPhase sim("simulate suggestions");
       SimulateSuggestions(*trace_, results_.critical_path(), &s);
     }

@@ -72,7 +72,7 @@ def main():
     check(r.get("result") == {}, "ping")
     r = c.call("tools/list")
     names = sorted(t["name"] for t in r["result"]["tools"])
-    check(names == ["analyze", "diagnose", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
+    check(names == ["analyze", "diagnose", "diff", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
                     "validate", "whatif"],
           "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
@@ -128,11 +128,19 @@ def main():
     check(r["result"]["structuredContent"] == cli_val and cli_val["overall"] == "improved",
           "validate equals aiprof validate (%s)" % r["result"]["content"][0]["text"])
     check("prediction" in r["result"]["structuredContent"], "validate carries the prediction for the fix")
-    r = c.tool("validate", before=tb, after=ta, fix="no_such_fix")
-    check(r.get("error", {}).get("code") == -32602 and "no_such_fix" in r["error"]["message"],
-          "validate: an unknown fix id is a bad argument: %r" % r.get("error"))
+    r = c.tool("validate", before=tb, after=ta, fix_id="no_such_fix")
+    check(r["result"]["isError"] is True and "no_such_fix" in r["result"]["content"][0]["text"],
+          "validate: an unknown fix id is a tool error: %r" % r["result"]["content"])
     check(c.tool("validate", before=tb)["error"]["code"] == -32602, "validate needs 'after'")
     check(c.tool("validate", before=tb, after=ta, alpha=2)["error"]["code"] == -32602, "validate: alpha range")
+    # diff: the same pair, the document of aiprof diff as structured content.
+    r = c.tool("diff", a=tb, b=ta)
+    cli_diff = json.loads(subprocess.run([a.aiprof, "diff", before, after, "--format", "json"],
+                                         capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_diff and "DataLoader" in r["result"]["content"][0]["text"] + json.dumps(cli_diff),
+          "diff equals aiprof diff (%s)" % r["result"]["content"][0]["text"])
+    check(c.tool("diff", a=tb)["error"]["code"] == -32602, "diff needs 'b'")
+    check(c.tool("diff", a=tb, b=ta, top=0)["error"]["code"] == -32602, "diff: top range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")
     check(r["result"]["isError"] is True, "validate: no samples of that unit is a tool error: %r" % r["result"]["content"])
 

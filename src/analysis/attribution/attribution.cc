@@ -197,8 +197,18 @@ class Builder {
     AttributionStep& st = out_->per_step[steps_[step].out];
     st.by_class_ns[static_cast<size_t>(cls)] += len;
     st.attributed_ns += len;
-    if (st.steady) out_->nodes.self_ns[node] += len;
+    if (!st.steady) return;
+    out_->nodes.self_ns[node] += len;
+    const uint32_t out = static_cast<uint32_t>(steps_[step].out);
+    if (!raw_self_.empty() && raw_self_.back().step == out && raw_self_.back().node == node) {
+      raw_self_.back().ns += len;
+    } else {
+      raw_self_.push_back({out, node, len});
+    }
   }
+  // Builds out_->step_self from raw_self_ (counting sort by step, then one
+  // entry per node and step).
+  void BuildStepSelf();
 
   // [a, b) belongs to `top` (the innermost open slice; nullptr: none).
   void Emit(int64_t a, int64_t b, const Open* top, bool primary);
@@ -220,6 +230,12 @@ class Builder {
   std::vector<uint32_t> startup_;
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> index_;
   uint32_t untraced_ = kNoNode;
+  struct RawSelf {
+    uint32_t step;  // index into per_step
+    uint32_t node;
+    int64_t ns;
+  };
+  std::vector<RawSelf> raw_self_;  // Account() of steady steps, in emission order
   std::vector<StepWork> steps_;
   std::vector<Hole> holes_, next_holes_;
   size_t emit_step_ = 0, hole_ = 0;
@@ -431,6 +447,43 @@ void Builder::Finish() {
     for (size_t c = 0; c < kTimeClassCount; ++c) out_->by_class_ns[c] += st.by_class_ns[c];
   }
   n.count[0] = out_->steps;
+  BuildStepSelf();
+}
+
+void Builder::BuildStepSelf() {
+  AttributionResult::StepSelf& ss = out_->step_self;
+  std::vector<uint32_t> ordinal(out_->per_step.size(), UINT32_MAX);
+  uint32_t steady = 0;
+  for (size_t k = 0; k < out_->per_step.size(); ++k) {
+    if (out_->per_step[k].steady) ordinal[k] = steady++;
+  }
+  std::vector<uint32_t> start(steady + 1, 0);
+  for (const RawSelf& r : raw_self_) ++start[ordinal[r.step] + 1];
+  for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  std::vector<uint32_t> order(raw_self_.size());
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (uint32_t i = 0; i < raw_self_.size(); ++i) order[fill[ordinal[raw_self_[i].step]]++] = i;
+  }
+  std::vector<int64_t> acc(out_->nodes.size(), 0);
+  std::vector<uint32_t> touched;
+  ss.begin.assign(1, 0);
+  for (uint32_t k = 0; k < steady; ++k) {
+    touched.clear();
+    for (uint32_t j = start[k]; j < start[k + 1]; ++j) {
+      const RawSelf& r = raw_self_[order[j]];
+      if (acc[r.node] == 0) touched.push_back(r.node);
+      acc[r.node] += r.ns;
+    }
+    std::sort(touched.begin(), touched.end());
+    for (uint32_t node : touched) {
+      ss.node.push_back(node);
+      ss.ns.push_back(acc[node]);
+      acc[node] = 0;
+    }
+    ss.begin.push_back(static_cast<uint32_t>(ss.node.size()));
+  }
+  raw_self_ = {};
 }
 
 // Host thread tracks of `pid`/`rank` other than `track`, most cpu_op time first.

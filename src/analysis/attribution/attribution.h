@@ -120,6 +120,15 @@ struct AttributionResult {
   std::array<int64_t, kTimeClassCount> by_class_ns{};  // over the steady steps
   int64_t device_ns = 0;           // device activity joined to a node
   int64_t unlinked_device_ns = 0;  // device activity starting inside steady steps, joined to none
+  // Host self time per steady step and node, so a node's per-step figures
+  // (src/analysis/diff) need no second sweep: CSR over the steady steps in
+  // per_step order, the k-th steady step's entries at [begin[k], begin[k+1]),
+  // each node at most once per step. Σ over steps = nodes.self_ns.
+  struct StepSelf {
+    std::vector<uint32_t> begin;  // steady steps + 1 offsets
+    std::vector<uint32_t> node;
+    std::vector<int64_t> ns;
+  } step_self;
   double PerStep(int64_t ns) const { return steps > 0 ? static_cast<double>(ns) / static_cast<double>(steps) : 0; }
   // Share of the wall time assigned to a node: 1 by construction.
   double Coverage() const;

@@ -292,6 +292,15 @@ Status CheckMetricNames(const std::vector<std::string>& metrics) {
   return OkStatus();
 }
 
+MetricComparison CompareSamples(const std::string& metric, const std::string& unit, const std::vector<double>& before,
+                                const std::vector<double>& after, const ValidationOptions& options, uint64_t salt) {
+  MetricComparison m;
+  m.metric = metric;
+  m.unit = unit;
+  CompareLocation(before, after, options, salt, &m);
+  return m;
+}
+
 OpShiftAnalysis CompareOps(const RunSamples& before, const RunSamples& after) {
   OpShiftAnalysis s;
   if (before.op_dur_ns.empty() || after.op_dur_ns.empty()) return s;

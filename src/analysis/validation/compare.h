@@ -129,6 +129,13 @@ struct ValidationResult {
 // Compares `after` with `before`. Deterministic for fixed options (seeded bootstrap).
 ValidationResult Validate(const RunSamples& before, const RunSamples& after, const ValidationOptions& options);
 
+// One location comparison of two samples, made exactly as `validate` makes
+// it for a metric (the test of options.test, effect sizes, bootstrap
+// interval, verdict); lower is better. `aiprof diff` uses it per node.
+// `salt` picks a distinct bootstrap stream.
+MetricComparison CompareSamples(const std::string& metric, const std::string& unit, const std::vector<double>& before,
+                                const std::vector<double>& after, const ValidationOptions& options, uint64_t salt);
+
 // Per-op comparison alone. Visible for testing.
 OpShiftAnalysis CompareOps(const RunSamples& before, const RunSamples& after);
 

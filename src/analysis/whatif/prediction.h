@@ -13,7 +13,7 @@ namespace aiprof {
 
 struct PredictionCheck {
   std::string fix_id, fix_title, bottleneck;
-  std::string matched_by;  // "--fix" or "finding '...' gone after" / "... fell from X to Y"
+  std::string matched_by;  // "--fix-id" or "finding '...' gone after" / "... fell from X to Y"
   std::string source;      // kGainFromSimulation, kGainFromPrior, kGainFromCards
   std::string scenario;    // the simulated scenario ("" for a prior)
   std::string time_base = "steady step wall time: step start to the end of its last device work";

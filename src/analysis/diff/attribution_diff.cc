@@ -1,0 +1,385 @@
+#include "src/analysis/diff/attribution_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace aiprof {
+
+const char* DiffChangeName(DiffChange c) {
+  switch (c) {
+    case DiffChange::kUnchanged: return "unchanged";
+    case DiffChange::kSlower: return "slower";
+    case DiffChange::kFaster: return "faster";
+    case DiffChange::kAdded: return "added";
+    case DiffChange::kRemoved: return "removed";
+  }
+  return "?";
+}
+
+const char* DiffMatchName(DiffMatch m) {
+  switch (m) {
+    case DiffMatch::kNone: return "";
+    case DiffMatch::kName: return "name";
+    case DiffMatch::kMap: return "map";
+    case DiffMatch::kLaunchOrder: return "through op";
+    case DiffMatch::kRole: return "role";
+    case DiffMatch::kThread: return "thread";
+  }
+  return "?";
+}
+
+namespace {
+
+// One run's tree, prepared for the alignment: children in CSR (index order,
+// which is order of first appearance) and one key per node.
+struct Side {
+  const Trace* trace = nullptr;
+  const AttributionResult* r = nullptr;
+  std::vector<uint32_t> child_begin, child;
+  std::vector<uint64_t> key;
+  std::vector<uint8_t> mapped;  // the key comes from a map entry
+
+  void Prepare(const Trace& t, const AttributionResult& res, int side, const DiffNameMap* map) {
+    trace = &t;
+    r = &res;
+    const AttributionNodes& n = res.nodes;
+    child_begin.assign(n.size() + 1, 0);
+    for (size_t i = 1; i < n.size(); ++i) ++child_begin[n.parent[i] + 1];
+    for (size_t i = 1; i < child_begin.size(); ++i) child_begin[i] += child_begin[i - 1];
+    child.resize(n.size() > 0 ? n.size() - 1 : 0);
+    std::vector<uint32_t> fill(child_begin.begin(), child_begin.end() - 1);
+    for (size_t i = 1; i < n.size(); ++i) child[fill[n.parent[i]]++] = static_cast<uint32_t>(i);
+    Keys(side, map);
+  }
+
+  // kind × (name, or map entry); the root, thread and untraced nodes by kind alone.
+  void Keys(int side, const DiffNameMap* map) {
+    const AttributionNodes& n = r->nodes;
+    key.assign(n.size(), 0);
+    mapped.assign(n.size(), 0);
+    std::vector<int32_t> entry_of(map && !map->empty() ? trace->strings.size() : 0, -2);  // -2: not looked up
+    for (size_t i = 0; i < n.size(); ++i) {
+      const uint64_t kind = static_cast<uint64_t>(n.kind[i]) + 1;
+      if (n.kind[i] == AttributionKind::kRoot || n.kind[i] == AttributionKind::kThread ||
+          n.kind[i] == AttributionKind::kUntraced) {
+        key[i] = kind;
+        continue;
+      }
+      const StringId name = n.name[i];
+      int32_t e = -1;
+      if (!entry_of.empty()) {
+        int32_t& slot = entry_of[name.raw];
+        if (slot == -2) slot = map->Find(side, trace->Str(name));
+        e = slot;
+      }
+      uint64_t h = e >= 0 ? 0x6d61700000000000ull + static_cast<uint64_t>(e)
+                          : std::hash<std::string_view>{}(trace->Str(name));
+      key[i] = (h ^ (kind * 0x9E3779B97F4A7C15ull)) | 0x100;  // never a bare kind
+      mapped[i] = e >= 0;
+    }
+  }
+};
+
+bool IsDataLoading(const AttributionNodes& n, uint32_t i) {
+  return n.kind[i] == AttributionKind::kModule && n.time_class[i] == TimeClass::kDataLoading;
+}
+
+class Aligner {
+ public:
+  Aligner(const Side& a, const Side& b, AttributionDiff* out) : a_(a), b_(b), out_(out) {}
+
+  void Run() {
+    Add(kNoNode, 0, 0, DiffMatch::kName);
+    for (size_t q = 0; q < work_.size(); ++q) {
+      const Pair p = work_[q];
+      AlignChildren(p);
+    }
+  }
+
+ private:
+  struct Pair {
+    uint32_t a, b, diff;
+  };
+  struct Kid {
+    uint64_t key;
+    uint32_t node;
+    bool operator<(const Kid& o) const { return key != o.key ? key < o.key : node < o.node; }
+  };
+
+  uint32_t Add(uint32_t parent, uint32_t a, uint32_t b, DiffMatch m) {
+    DiffNodes& d = out_->nodes;
+    d.parent.push_back(parent);
+    d.a.push_back(a);
+    d.b.push_back(b);
+    d.kind.push_back(a != kNoNode ? a_.r->nodes.kind[a] : b_.r->nodes.kind[b]);
+    d.match.push_back(a != kNoNode && b != kNoNode ? m : DiffMatch::kNone);
+    const uint32_t id = static_cast<uint32_t>(d.parent.size() - 1);
+    if (a != kNoNode && b != kNoNode) {
+      work_.push_back({a, b, id});
+      ++out_->matched;
+      if (m == DiffMatch::kMap) ++out_->by_map;
+      if (m == DiffMatch::kLaunchOrder) ++out_->through_op;
+      if (m == DiffMatch::kRole) ++out_->by_role;
+    }
+    return id;
+  }
+
+  // A node of one run alone, with its whole subtree.
+  void AddSubtree(uint32_t parent, uint32_t node, bool in_a) {
+    const Side& s = in_a ? a_ : b_;
+    stack_.clear();
+    stack_.push_back({node, parent});
+    while (!stack_.empty()) {
+      auto [n, p] = stack_.back();
+      stack_.pop_back();
+      uint32_t id = in_a ? Add(p, n, kNoNode, DiffMatch::kNone) : Add(p, kNoNode, n, DiffMatch::kNone);
+      (in_a ? out_->removed : out_->added) += 1;
+      for (uint32_t c = s.child_begin[n + 1]; c-- > s.child_begin[n];) stack_.push_back({s.child[c], id});
+    }
+  }
+
+  void Collect(const Side& s, uint32_t parent, std::vector<Kid>* kids) {
+    kids->clear();
+    for (uint32_t c = s.child_begin[parent]; c < s.child_begin[parent + 1]; ++c) {
+      kids->push_back({s.key[s.child[c]], s.child[c]});
+    }
+    std::sort(kids->begin(), kids->end());
+  }
+
+  // Pairs the leftovers of each side that `pred` accepts, in order of first appearance.
+  template <typename Pred>
+  void PairInOrder(const Pair& p, Pred pred, DiffMatch m) {
+    size_t j = 0;
+    for (uint32_t& x : left_a_) {
+      if (x == kNoNode || !pred(a_.r->nodes, x)) continue;
+      while (j < left_b_.size() && (left_b_[j] == kNoNode || !pred(b_.r->nodes, left_b_[j]))) ++j;
+      if (j == left_b_.size()) break;
+      Add(p.diff, x, left_b_[j], m);
+      x = kNoNode;
+      left_b_[j++] = kNoNode;
+    }
+  }
+
+  void AlignChildren(const Pair& p) {
+    Collect(a_, p.a, &kids_a_);
+    Collect(b_, p.b, &kids_b_);
+    left_a_.clear();
+    left_b_.clear();
+    size_t i = 0, j = 0;
+    // 1. Same key (kind and name, or map entry): in order within one key.
+    while (i < kids_a_.size() || j < kids_b_.size()) {
+      if (j == kids_b_.size() || (i < kids_a_.size() && kids_a_[i].key < kids_b_[j].key)) {
+        left_a_.push_back(kids_a_[i++].node);
+      } else if (i == kids_a_.size() || kids_b_[j].key < kids_a_[i].key) {
+        left_b_.push_back(kids_b_[j++].node);
+      } else {
+        const uint32_t x = kids_a_[i++].node, y = kids_b_[j++].node;
+        const AttributionKind k = a_.r->nodes.kind[x];
+        DiffMatch m = k == AttributionKind::kThread ? DiffMatch::kThread
+                      : (a_.mapped[x] || b_.mapped[y]) ? DiffMatch::kMap
+                                                       : DiffMatch::kName;
+        Add(p.diff, x, y, m);
+      }
+    }
+    std::sort(left_a_.begin(), left_a_.end());
+    std::sort(left_b_.begin(), left_b_.end());
+    // 2. Through the launching op: runtime calls, then device activity.
+    PairInOrder(p, [](const AttributionNodes& n, uint32_t x) { return n.kind[x] == AttributionKind::kRuntime; },
+                DiffMatch::kLaunchOrder);
+    PairInOrder(p, [](const AttributionNodes& n, uint32_t x) { return n.kind[x] == AttributionKind::kDevice; },
+                DiffMatch::kLaunchOrder);
+    // 3. By role: data loading.
+    PairInOrder(p, IsDataLoading, DiffMatch::kRole);
+    for (uint32_t x : left_a_) {
+      if (x != kNoNode) AddSubtree(p.diff, x, /*in_a=*/true);
+    }
+    for (uint32_t y : left_b_) {
+      if (y != kNoNode) AddSubtree(p.diff, y, /*in_a=*/false);
+    }
+  }
+
+  const Side& a_;
+  const Side& b_;
+  AttributionDiff* out_;
+  std::vector<Pair> work_;
+  std::vector<Kid> kids_a_, kids_b_;
+  std::vector<uint32_t> left_a_, left_b_;
+  std::vector<std::pair<uint32_t, uint32_t>> stack_;
+};
+
+double PerStep(const AttributionResult& r, int64_t ns) { return r.PerStep(ns); }
+
+// Per-step figures of every diff node: the time base (host total, or device
+// time for device activity), the device time under it, calls.
+void Figures(const AttributionResult& ra, const AttributionResult& rb, DiffNodes* d) {
+  const size_t n = d->size();
+  d->a_ns.assign(n, 0);
+  d->b_ns.assign(n, 0);
+  d->a_device_ns.assign(n, 0);
+  d->b_device_ns.assign(n, 0);
+  d->a_calls.assign(n, 0);
+  d->b_calls.assign(n, 0);
+  d->stats.assign(n, -1);
+  d->change.assign(n, DiffChange::kUnchanged);
+  auto fill = [](const AttributionResult& r, uint32_t x, double* ns, double* dev, double* calls) {
+    if (x == kNoNode) return;
+    const AttributionNodes& t = r.nodes;
+    *dev = PerStep(r, t.device_total_ns[x]);
+    *ns = t.kind[x] == AttributionKind::kDevice ? *dev : PerStep(r, t.total_ns[x]);
+    *calls = PerStep(r, static_cast<int64_t>(t.count[x]));
+  };
+  for (size_t i = 0; i < n; ++i) {
+    fill(ra, d->a[i], &d->a_ns[i], &d->a_device_ns[i], &d->a_calls[i]);
+    fill(rb, d->b[i], &d->b_ns[i], &d->b_device_ns[i], &d->b_calls[i]);
+  }
+}
+
+DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
+  const DiffNodes& d = out.nodes;
+  if (d.a[i] == kNoNode) return DiffChange::kAdded;
+  if (d.b[i] == kNoNode) return DiffChange::kRemoved;
+  if (d.stats[i] >= 0) {
+    switch (out.stats[d.stats[i]].cmp.verdict) {
+      case Verdict::kRegressed: return DiffChange::kSlower;
+      case Verdict::kImproved: return DiffChange::kFaster;
+      case Verdict::kNoChange: return DiffChange::kUnchanged;
+      case Verdict::kInsufficientData: break;
+    }
+  }
+  const double delta = d.Delta(i);
+  if (std::fabs(delta) < kDiffMinDeltaNs || std::fabs(delta) < min_effect * d.a_ns[i]) return DiffChange::kUnchanged;
+  return delta > 0 ? DiffChange::kSlower : DiffChange::kFaster;
+}
+
+// Changed nodes that localise their change, largest first.
+std::vector<uint32_t> Rank(const AttributionDiff& out) {
+  const DiffNodes& d = out.nodes;
+  std::vector<uint8_t> gives_way(d.size(), 0);
+  for (size_t c = 1; c < d.size(); ++c) {
+    const uint32_t p = d.parent[c];
+    if (d.kind[c] == AttributionKind::kDevice && d.kind[p] != AttributionKind::kDevice) continue;  // other time base
+    const double dp = d.Delta(p), dc = d.Delta(c);
+    if (dp != 0 && dc * dp > 0 && std::fabs(dc) >= kDiffExplainedShare * std::fabs(dp)) gives_way[p] = 1;
+  }
+  std::vector<uint32_t> ranked;
+  for (size_t i = 1; i < d.size(); ++i) {
+    if (d.change[i] != DiffChange::kUnchanged && !gives_way[i]) ranked.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](uint32_t x, uint32_t y) { return std::fabs(d.Delta(x)) > std::fabs(d.Delta(y)); });
+  return ranked;
+}
+
+std::vector<double> StepWalls(const AttributionResult& r) {
+  std::vector<double> out;
+  for (const AttributionStep& s : r.per_step) {
+    if (s.steady) out.push_back(static_cast<double>(s.wall_ns));
+  }
+  return out;
+}
+
+// validate's comparison of the per-step totals of the top_n ranked pairs.
+void NodeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+                    AttributionDiff* out) {
+  DiffNodes& d = out->nodes;
+  std::vector<uint32_t> chosen, na, nb;
+  for (uint32_t i : out->ranked) {
+    if (chosen.size() >= options.top_n) break;
+    if (d.a[i] == kNoNode || d.b[i] == kNoNode || d.kind[i] == AttributionKind::kDevice) continue;
+    chosen.push_back(i);
+    na.push_back(d.a[i]);
+    nb.push_back(d.b[i]);
+  }
+  if (chosen.empty()) return;
+  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
+  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> xa(sa), xb(sb);
+  for (size_t j = 0; j < chosen.size(); ++j) {
+    for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
+    for (size_t k = 0; k < sb; ++k) xb[k] = tb[k * chosen.size() + j];
+    d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
+    out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
+  }
+}
+
+}  // namespace
+
+std::vector<double> PerStepTotals(const AttributionResult& r, const std::vector<uint32_t>& nodes) {
+  const AttributionResult::StepSelf& ss = r.step_self;
+  const size_t steps = ss.begin.empty() ? 0 : ss.begin.size() - 1;
+  const AttributionNodes& n = r.nodes;
+  std::vector<double> out(steps * nodes.size(), 0);
+  std::vector<int64_t> acc(n.size(), 0);
+  for (size_t k = 0; k < steps; ++k) {
+    std::fill(acc.begin(), acc.end(), 0);
+    for (uint32_t e = ss.begin[k]; e < ss.begin[k + 1]; ++e) acc[ss.node[e]] += ss.ns[e];
+    for (size_t i = n.size(); i-- > 1;) acc[n.parent[i]] += acc[i];
+    double* row = out.data() + k * nodes.size();
+    for (size_t j = 0; j < nodes.size(); ++j) row[j] = static_cast<double>(acc[nodes[j]]);
+  }
+  return out;
+}
+
+AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, const Trace& b,
+                                const AttributionResult& rb, const DiffOptions& options) {
+  AttributionDiff out;
+  if (!ra.available || !rb.available) {
+    out.problem = !ra.available ? "run A: " + ra.problem : "run B: " + rb.problem;
+    return out;
+  }
+  out.steps_a = ra.steps;
+  out.steps_b = rb.steps;
+  out.pseudo_a = ra.pseudo_step;
+  out.pseudo_b = rb.pseudo_step;
+  out.step_a_ns = ra.PerStep(ra.wall_ns);
+  out.step_b_ns = rb.PerStep(rb.wall_ns);
+  for (size_t c = 0; c < kTimeClassCount; ++c) {
+    out.class_a_ns[c] = ra.PerStep(ra.by_class_ns[c]);
+    out.class_b_ns[c] = rb.PerStep(rb.by_class_ns[c]);
+  }
+  out.step = CompareSamples("step wall time", "ns", StepWalls(ra), StepWalls(rb), options.stats, 0);
+  Side sa, sb;
+  sa.Prepare(a, ra, 0, options.map);
+  sb.Prepare(b, rb, 1, options.map);
+  Aligner(sa, sb, &out).Run();
+  --out.matched;  // the roots
+  Figures(ra, rb, &out.nodes);
+  DiffNodes& d = out.nodes;
+  for (size_t i = 0; i < d.size(); ++i) d.change[i] = Classify(out, i, options.stats.min_effect);
+  out.ranked = Rank(out);
+  NodeStatistics(ra, rb, options, &out);
+  for (const DiffNodeStats& s : out.stats) d.change[s.node] = Classify(out, s.node, options.stats.min_effect);
+  // A node validate's test finds unchanged leaves the ranking.
+  out.ranked.erase(std::remove_if(out.ranked.begin(), out.ranked.end(),
+                                  [&](uint32_t x) { return d.change[x] == DiffChange::kUnchanged; }),
+                   out.ranked.end());
+  out.available = true;
+  return out;
+}
+
+std::string DiffNodeLabel(const Trace& a, const AttributionResult& ra, const Trace& b, const AttributionResult& rb,
+                          const AttributionDiff& d, uint32_t node) {
+  const uint32_t x = d.nodes.a[node], y = d.nodes.b[node];
+  if (y == kNoNode) return NodeLabel(a, ra, x);
+  std::string lb = NodeLabel(b, rb, y);
+  if (x == kNoNode) return lb;
+  std::string la = NodeLabel(a, ra, x);
+  return la == lb ? lb : la + " → " + lb;
+}
+
+std::string DiffNodePath(const Trace& a, const AttributionResult& ra, const Trace& b, const AttributionResult& rb,
+                         const AttributionDiff& d, uint32_t node) {
+  std::vector<uint32_t> chain;
+  for (uint32_t n = node; n != 0 && n != kNoNode; n = d.nodes.parent[n]) chain.push_back(n);
+  std::string out;
+  for (size_t i = chain.size(); i-- > 0;) {
+    if (!out.empty()) out += " / ";
+    out += DiffNodeLabel(a, ra, b, rb, d, chain[i]);
+  }
+  return out;
+}
+
+}  // namespace aiprof

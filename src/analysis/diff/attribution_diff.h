@@ -1,0 +1,137 @@
+// A structural diff of two runs (`aiprof diff A B`, docs/diff.md): the two
+// runs' attribution trees (src/analysis/attribution: step → module → op →
+// runtime → device activity) aligned node by node, with each node's time per
+// steady step in A and in B, the change, and what happened to it (added,
+// removed, slower, faster, unchanged).
+//
+// Alignment, top down from the two roots (the step): under a pair of aligned
+// parents, children pair by
+//   1. kind and name (after the user's name map, name_map.h): attribution
+//      already sums the instances of one name under one parent (repeated ops
+//      are one node with their calls per step), so a name pairs at most once;
+//      nodes that share a map entry pair in order of first appearance;
+//   2. through the launching op: runtime calls and device activity left over
+//      under an aligned pair pair in order of first appearance (cudaLaunchKernel
+//      ↔ hipLaunchKernel, an H100 GEMM kernel ↔ an MI300 GEMM kernel: kernels
+//      differ by name across hardware, the op that launched them does not);
+//   3. by role: data-loading modules left over pair in order (the
+//      single-process and the multi-process DataLoader iterator are one role);
+//   4. other threads (the "[other thread]" nodes of attribution) in order of
+//      first appearance.
+// What is left is removed (A only) or added (B only), with its whole subtree.
+//
+// Time base: host wall time per steady step on the step's critical thread,
+// as attribution defines it (the tree's totals over the steady steps divided
+// by their number), for every node but device activity; device activity is
+// device time per steady step (it runs beside the host time, not in it).
+//
+// Statistics: where both runs have at least kDiffMinStepsForStats steady
+// steps, a node's per-step totals are two samples and `validate`'s location
+// comparison (CompareSamples: Welch or Mann-Whitney, effect sizes, bootstrap
+// interval, verdict) decides slower / faster / unchanged; it is computed for
+// the step and for the top_n largest changes. Otherwise a node is slower or
+// faster when its per-step change is at least min_effect of its A time and
+// at least kDiffMinDeltaNs.
+//
+// Cost: linear in the two trees' nodes for the alignment (keys hashed once
+// per node, children in CSR, scratch reused: no allocation per node in the
+// loop), plus steps × nodes for the per-step samples (one columnar
+// bottom-up pass per step over attribution's per-step self times).
+#ifndef AIPROF_SRC_ANALYSIS_DIFF_ATTRIBUTION_DIFF_H_
+#define AIPROF_SRC_ANALYSIS_DIFF_ATTRIBUTION_DIFF_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/analysis/attribution/attribution.h"
+#include "src/analysis/diff/name_map.h"
+#include "src/analysis/validation/compare.h"
+#include "src/model/trace.h"
+
+namespace aiprof {
+
+// Fewest steady steps per run for per-node statistics (validate's minimum).
+inline constexpr size_t kDiffMinStepsForStats = kMinSamplesForTest;
+// Without statistics, a change smaller than this per step is "unchanged".
+inline constexpr double kDiffMinDeltaNs = 1000;
+// Bootstrap resamples per node (the step itself uses validate's default).
+inline constexpr int kDiffNodeResamples = 2000;
+
+enum class DiffChange : uint8_t { kUnchanged = 0, kSlower, kFaster, kAdded, kRemoved };
+const char* DiffChangeName(DiffChange c);  // "unchanged", "slower", "faster", "added", "removed"
+
+enum class DiffMatch : uint8_t { kNone = 0, kName, kMap, kLaunchOrder, kRole, kThread };
+// "", "name", "map", "through op", "role", "thread"
+const char* DiffMatchName(DiffMatch m);
+
+struct DiffOptions {
+  const DiffNameMap* map = nullptr;  // may be null
+  // Statistics for the step and the top_n largest changes.
+  size_t top_n = 20;
+  ValidationOptions stats;  // alpha, min_effect, test, seed, resamples (for the step)
+};
+
+// The aligned tree as columns; node 0 is the pair of roots, a parent has a
+// smaller index than its children. Per-step figures are per steady step of
+// each run (A: before, B: after).
+struct DiffNodes {
+  std::vector<uint32_t> parent;
+  std::vector<uint32_t> a, b;  // attribution nodes; kNoNode where the run lacks the node
+  std::vector<AttributionKind> kind;
+  std::vector<DiffMatch> match;
+  std::vector<DiffChange> change;
+  std::vector<double> a_ns, b_ns;        // time per step (the time base above; device time for device activity)
+  std::vector<double> a_device_ns, b_device_ns;  // device time launched by the node and its subtree, per step
+  std::vector<double> a_calls, b_calls;  // instances per step
+  std::vector<int32_t> stats;            // index into AttributionDiff::stats, -1: none
+  size_t size() const { return parent.size(); }
+  double Delta(size_t i) const { return b_ns[i] - a_ns[i]; }
+};
+
+struct DiffNodeStats {
+  uint32_t node = 0;
+  MetricComparison cmp;  // before = A, after = B, ns per step
+};
+
+struct AttributionDiff {
+  bool available = false;
+  std::string problem;  // why not, when !available
+  size_t steps_a = 0, steps_b = 0;
+  bool pseudo_a = false, pseudo_b = false;  // no steps: the main thread's span
+  double step_a_ns = 0, step_b_ns = 0;       // wall time per steady step
+  MetricComparison step;                     // the step wall times as two samples
+  std::array<double, kTimeClassCount> class_a_ns{}, class_b_ns{};  // per step
+  DiffNodes nodes;
+  std::vector<DiffNodeStats> stats;
+  // Changed nodes (not the root), largest |change| first, each the outermost
+  // node that localises its change: a node whose change one child explains
+  // (at least kDiffExplainedShare of it, same sign) gives way to the child.
+  std::vector<uint32_t> ranked;
+  size_t matched = 0, added = 0, removed = 0;
+  size_t through_op = 0, by_map = 0, by_role = 0;  // pairs made by rules 2, 1 (map) and 3
+};
+
+inline constexpr double kDiffExplainedShare = 0.9;
+
+// Aligns `rb` (run B, `b`) against `ra` (run A, `a`). Both results must be
+// available (else the diff is not, with the reason).
+AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, const Trace& b,
+                                const AttributionResult& rb, const DiffOptions& options);
+
+// Per steady step, the total (self + descendants) of each of `nodes` in
+// `r`: out[k * nodes.size() + j] for steady step k. One bottom-up pass per
+// step over r.step_self. Visible for testing and for the benchmark.
+std::vector<double> PerStepTotals(const AttributionResult& r, const std::vector<uint32_t>& nodes);
+
+// A diff node's label and path ("a / b / c"), from run B where it has the
+// node, else from A; a pair with different names reads "A-name → B-name".
+std::string DiffNodeLabel(const Trace& a, const AttributionResult& ra, const Trace& b, const AttributionResult& rb,
+                          const AttributionDiff& d, uint32_t node);
+std::string DiffNodePath(const Trace& a, const AttributionResult& ra, const Trace& b, const AttributionResult& rb,
+                         const AttributionDiff& d, uint32_t node);
+
+}  // namespace aiprof
+
+#endif  // AIPROF_SRC_ANALYSIS_DIFF_ATTRIBUTION_DIFF_H_

@@ -1,0 +1,284 @@
+#include "src/analysis/diff/attribution_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::ImportJsonText;
+
+// Hand-made pair of runs, 5 steps each, on one main thread (tid 1) and one
+// device stream. Run A ("H100") per step [s, s+1000):
+//   nn.Module: Block_0  [s+10, s+410)   400 µs
+//     aten::linear ×2 at s+20, s+180 (100 µs each), each: 2 × cudaLaunchKernel (10 µs)
+//                 launching sm90_gemm (50 µs) and sm90_bias (20 µs)
+//     aten::relu  [s+130, +40)
+//     aten::dropout [s+290, +40)                 (gone in B)
+//   aten::cudnn_convolution [s+420, +100)       (aten::miopen_convolution in B)
+//   aten::softmax [s+600, +100)
+// Run B ("MI300") per step [s, s+1300):
+//   nn.Module: Block_0  [s+10, s+510)   500 µs
+//     aten::linear ×3 at s+20, s+180, s+290, each: 2 × hipLaunchKernel (10 µs)
+//                 launching Cijk_gemm (80 µs) and Cijk_bias (10 µs)
+//     aten::relu  [s+130, +r_k) with r = 30, 50, 35, 45, 45 µs (mean 41: noise)
+//     aten::gelu  [s+400, +40)                   (new)
+//   aten::miopen_convolution [s+520, +100)
+//   aten::softmax [s+650, +300)                  (slower)
+// Worked out by hand, per step (µs), A → B:
+//   softmax 100 → 300 (+200); linear 200 → 300 (+100, calls 2 → 3); Block_0
+//   400 → 500 (+100, all of it linear's: Block_0 gives way to linear);
+//   launch calls 40 → 60 (+20, matched through linear: cuda ↔ hip);
+//   gemm kernel 100 → 240 device (+140, through the op), bias 40 → 30 (-10);
+//   dropout 40 removed, gelu 40 added; cudnn 100 removed, miopen 100 added
+//   (matched by the map when given); relu 40 → 41 (+1: beyond the 1 µs and 2%
+//   thresholds, but validate's test finds no change); untraced 400 → 400.
+std::string MakeRun(bool b) {
+  std::string j = R"({"traceEvents":[)";
+  int corr = 1;
+  auto ev = [&](const std::string& cat, const std::string& name, int pid, int tid, int ts, int dur,
+                const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":)" + std::to_string(pid) +
+         R"(,"tid":)" + std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
+         (args.empty() ? "" : R"(,"args":{)" + args + "}") + "},";
+  };
+  const int step_len = b ? 1300 : 1000;
+  const int relu_b[] = {30, 50, 35, 45, 45};
+  for (int k = 0; k < 5; ++k) {
+    const int s = 100 + k * step_len;
+    ev("user_annotation", "ProfilerStep#" + std::to_string(k), 1, 1, s, step_len);
+    ev("python_function", "nn.Module: Block_0", 1, 1, s + 10, b ? 500 : 400);
+    std::vector<int> linears = b ? std::vector<int>{20, 180, 290} : std::vector<int>{20, 180};
+    for (int at : linears) {
+      const int l = s + at;
+      ev("cpu_op", "aten::linear", 1, 1, l, 100);
+      const char* launch = b ? "hipLaunchKernel" : "cudaLaunchKernel";
+      ev("cuda_runtime", launch, 1, 1, l + 10, 10, R"("correlation":)" + std::to_string(corr));
+      ev("kernel", b ? "Cijk_gemm" : "sm90_gemm", 0, 7, l + 30, b ? 80 : 50,
+         R"("correlation":)" + std::to_string(corr) + R"(,"device":0,"stream":7)");
+      ++corr;
+      ev("cuda_runtime", launch, 1, 1, l + 40, 10, R"("correlation":)" + std::to_string(corr));
+      ev("kernel", b ? "Cijk_bias" : "sm90_bias", 0, 7, l + 120, b ? 10 : 20,
+         R"("correlation":)" + std::to_string(corr) + R"(,"device":0,"stream":7)");
+      ++corr;
+    }
+    ev("cpu_op", "aten::relu", 1, 1, s + 130, b ? relu_b[k] : 40);
+    if (b) ev("cpu_op", "aten::gelu", 1, 1, s + 400, 40);
+    else ev("cpu_op", "aten::dropout", 1, 1, s + 290, 40);
+    ev("cpu_op", b ? "aten::miopen_convolution" : "aten::cudnn_convolution", 1, 1, s + (b ? 520 : 420), 100);
+    ev("cpu_op", "aten::softmax", 1, 1, s + (b ? 650 : 600), b ? 300 : 100);
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+struct Pair {
+  std::unique_ptr<Trace> ta, tb;
+  AttributionResult ra, rb;
+  AttributionDiff d;
+  // Diff node by its path (A → B labels where they differ).
+  std::map<std::string, uint32_t> by_path;
+};
+
+std::unique_ptr<Pair> DiffHandMade(const DiffNameMap* map) {
+  auto p = std::make_unique<Pair>();
+  p->ta = ImportJsonText(MakeRun(false));
+  p->tb = ImportJsonText(MakeRun(true));
+  if (!p->ta || !p->tb) return nullptr;
+  p->ra = ComputeAttribution(*p->ta, nullptr);
+  p->rb = ComputeAttribution(*p->tb, nullptr);
+  DiffOptions o;
+  o.map = map;
+  p->d = DiffAttribution(*p->ta, p->ra, *p->tb, p->rb, o);
+  for (uint32_t i = 1; i < p->d.nodes.size(); ++i) {
+    p->by_path[DiffNodePath(*p->ta, p->ra, *p->tb, p->rb, p->d, i)] = i;
+  }
+  return p;
+}
+
+double Us(double ns) { return ns / 1000; }
+
+TEST(AttributionDiffTest, HandMadePairMatchesHandComputation) {
+  auto p = DiffHandMade(nullptr);
+  ASSERT_NE(p, nullptr);
+  const AttributionDiff& d = p->d;
+  ASSERT_TRUE(d.available) << d.problem;
+  EXPECT_EQ(d.steps_a, 5u);
+  EXPECT_EQ(d.steps_b, 5u);
+  EXPECT_DOUBLE_EQ(Us(d.step_a_ns), 1000);
+  EXPECT_DOUBLE_EQ(Us(d.step_b_ns), 1300);
+  const DiffNodes& n = d.nodes;
+  auto at = [&](const std::string& path) -> uint32_t {
+    auto it = p->by_path.find(path);
+    EXPECT_NE(it, p->by_path.end()) << path;
+    return it == p->by_path.end() ? 0 : it->second;
+  };
+  uint32_t softmax = at("aten::softmax"), block = at("Block_0"), linear = at("Block_0 / aten::linear");
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[softmax]), 100);
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[softmax]), 300);
+  EXPECT_EQ(n.change[softmax], DiffChange::kSlower);
+  EXPECT_EQ(n.match[softmax], DiffMatch::kName);
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[block]), 400);
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[block]), 500);
+  // Repeated ops under one parent: one node, calls per step 2 → 3.
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[linear]), 200);
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[linear]), 300);
+  EXPECT_DOUBLE_EQ(n.a_calls[linear], 2);
+  EXPECT_DOUBLE_EQ(n.b_calls[linear], 3);
+  // Launch calls and kernels renamed across "hardware": matched through the op, in order.
+  uint32_t launch = at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel");
+  uint32_t gemm = at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel / sm90_gemm → Cijk_gemm");
+  uint32_t bias = at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel / sm90_bias → Cijk_bias");
+  EXPECT_EQ(n.match[launch], DiffMatch::kLaunchOrder);
+  EXPECT_EQ(n.match[gemm], DiffMatch::kLaunchOrder);
+  EXPECT_EQ(n.match[bias], DiffMatch::kLaunchOrder);
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[launch]), 40);
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[launch]), 60);
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[gemm]), 100);  // device time per step
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[gemm]), 240);
+  EXPECT_EQ(n.change[gemm], DiffChange::kSlower);
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[bias]), 40);
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[bias]), 30);
+  EXPECT_EQ(n.change[bias], DiffChange::kFaster);
+  EXPECT_DOUBLE_EQ(Us(n.a_device_ns[linear]), 140);
+  EXPECT_DOUBLE_EQ(Us(n.b_device_ns[linear]), 270);
+  // Added and removed.
+  EXPECT_EQ(n.change[at("Block_0 / aten::dropout")], DiffChange::kRemoved);
+  EXPECT_EQ(n.change[at("Block_0 / aten::gelu")], DiffChange::kAdded);
+  EXPECT_EQ(n.change[at("aten::cudnn_convolution")], DiffChange::kRemoved);
+  EXPECT_EQ(n.change[at("aten::miopen_convolution")], DiffChange::kAdded);
+  EXPECT_EQ(d.removed, 2u);
+  EXPECT_EQ(d.added, 2u);
+  EXPECT_EQ(d.through_op, 3u);
+  uint32_t untraced = at("(host time outside any recorded op)");
+  EXPECT_DOUBLE_EQ(Us(n.a_ns[untraced]), 400);
+  EXPECT_DOUBLE_EQ(Us(n.b_ns[untraced]), 400);
+  EXPECT_EQ(n.change[untraced], DiffChange::kUnchanged);
+  // Ranking: softmax first; Block_0's change is all linear's, so linear stands for it.
+  ASSERT_FALSE(d.ranked.empty());
+  EXPECT_EQ(d.ranked.front(), softmax);
+  EXPECT_EQ(std::count(d.ranked.begin(), d.ranked.end(), block), 0);
+  EXPECT_EQ(std::count(d.ranked.begin(), d.ranked.end(), linear), 1);
+}
+
+TEST(AttributionDiffTest, ValidateStatisticsDecideNoisyNodes) {
+  auto p = DiffHandMade(nullptr);
+  ASSERT_NE(p, nullptr);
+  const DiffNodes& n = p->d.nodes;
+  uint32_t relu = p->by_path.at("Block_0 / aten::relu");
+  uint32_t softmax = p->by_path.at("aten::softmax");
+  // +1 µs per step passes the plain thresholds (1 µs, 2% of 40 µs) ...
+  EXPECT_DOUBLE_EQ(Us(n.Delta(relu)), 1);
+  // ... but validate's test on the 5 + 5 per-step samples finds no change.
+  ASSERT_GE(n.stats[relu], 0);
+  const MetricComparison& m = p->d.stats[n.stats[relu]].cmp;
+  EXPECT_EQ(m.n_before, 5u);
+  EXPECT_EQ(m.n_after, 5u);
+  EXPECT_GT(m.p_value, 0.05);
+  EXPECT_EQ(n.change[relu], DiffChange::kUnchanged);
+  EXPECT_EQ(std::count(p->d.ranked.begin(), p->d.ranked.end(), relu), 0);
+  // softmax: 100 → 300 every step: certain.
+  ASSERT_GE(n.stats[softmax], 0);
+  EXPECT_EQ(p->d.stats[n.stats[softmax]].cmp.verdict, Verdict::kRegressed);
+  // The step: 1000 → 1300 µs every step.
+  EXPECT_EQ(p->d.step.verdict, Verdict::kRegressed);
+}
+
+TEST(AttributionDiffTest, PerStepTotalsAddUpToTheTree) {
+  auto p = DiffHandMade(nullptr);
+  ASSERT_NE(p, nullptr);
+  for (const AttributionResult* r : {&p->ra, &p->rb}) {
+    std::vector<uint32_t> all;
+    for (uint32_t i = 0; i < r->nodes.size(); ++i) all.push_back(i);
+    std::vector<double> t = PerStepTotals(*r, all);
+    ASSERT_EQ(t.size(), r->steps * all.size());
+    for (uint32_t i = 0; i < all.size(); ++i) {
+      double sum = 0;
+      for (size_t k = 0; k < r->steps; ++k) sum += t[k * all.size() + i];
+      if (r->nodes.kind[i] != AttributionKind::kDevice) {
+        EXPECT_DOUBLE_EQ(sum, static_cast<double>(r->nodes.total_ns[i]));
+      }
+    }
+    EXPECT_DOUBLE_EQ(t[0], 1000e3 * (r == &p->ra ? 1 : 1.3));  // the root: one step's wall time
+  }
+  // relu in B, step by step (µs): 30, 50, 35, 45, 45.
+  uint32_t relu_b = p->d.nodes.b[p->by_path.at("Block_0 / aten::relu")];
+  std::vector<double> r = PerStepTotals(p->rb, {relu_b});
+  EXPECT_EQ(r, (std::vector<double>{30e3, 50e3, 35e3, 45e3, 45e3}));
+}
+
+TEST(AttributionDiffTest, NameMapMatchesRenamedOps) {
+  auto map = DiffNameMap::Parse(R"(
+map:
+  - a: aten::cudnn_convolution
+    b: aten::miopen_convolution
+  - a: /^sm90_gemm/
+    b: /^Cijk_g/
+)", "hand-made.yaml");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  auto p = DiffHandMade(&*map);
+  ASSERT_NE(p, nullptr);
+  const DiffNodes& n = p->d.nodes;
+  uint32_t conv = p->by_path.at("aten::cudnn_convolution → aten::miopen_convolution");
+  EXPECT_EQ(n.match[conv], DiffMatch::kMap);
+  EXPECT_EQ(n.change[conv], DiffChange::kUnchanged);
+  uint32_t gemm = p->by_path.at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel / sm90_gemm → Cijk_gemm");
+  EXPECT_EQ(n.match[gemm], DiffMatch::kMap);
+  EXPECT_EQ(p->d.removed, 1u);  // dropout
+  EXPECT_EQ(p->d.added, 1u);    // gelu
+  EXPECT_EQ(p->d.by_map, 2u);
+  EXPECT_EQ(p->by_path.count("aten::cudnn_convolution"), 0u);
+}
+
+TEST(AttributionDiffTest, NameMapErrorsNameFileAndLine) {
+  auto bad_regex = DiffNameMap::Parse("map:\n  - a: /[unclosed/\n    b: x\n", "m.yaml");
+  ASSERT_FALSE(bad_regex.ok());
+  EXPECT_NE(bad_regex.status().message().find("m.yaml:2:"), std::string::npos) << bad_regex.status().message();
+  auto missing = DiffNameMap::Parse("map:\n  - a: x\n", "m.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("'b'"), std::string::npos);
+  auto not_a_list = DiffNameMap::Parse("a: b\n", "m.yaml");
+  ASSERT_FALSE(not_a_list.ok());
+  EXPECT_NE(not_a_list.status().message().find("m.yaml:1:"), std::string::npos);
+  auto syntax = DiffNameMap::Parse("map: [\n", "m.yaml");
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_FALSE(DiffNameMap::Load("/nonexistent/map.yaml").ok());
+}
+
+TEST(AttributionDiffTest, RunWithoutTreeIsNotDiffed) {
+  auto t = ImportJsonText(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":0,"dur":5}]})");
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  auto p = DiffHandMade(nullptr);
+  ASSERT_NE(p, nullptr);
+  AttributionDiff d = DiffAttribution(*p->ta, p->ra, *t, r, {});
+  EXPECT_FALSE(d.available);
+  EXPECT_NE(d.problem.find("run B"), std::string::npos);
+}
+
+TEST(AttributionDiffTest, IdenticalRunsHaveNoChange) {
+  auto imported = testing::ImportPath(std::string(AIPROF_TEST_DATA_DIR) + "/resnet50_num_workers_0.pt.trace.json.gz");
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const std::unique_ptr<Trace>& t = *imported;
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available);
+  AttributionDiff d = DiffAttribution(*t, r, *t, r, {});
+  ASSERT_TRUE(d.available);
+  EXPECT_EQ(d.matched + 1, r.nodes.size());
+  EXPECT_EQ(d.added + d.removed, 0u);
+  EXPECT_TRUE(d.ranked.empty());
+  // Per-step self times sum to the tree's self times.
+  std::vector<int64_t> self(r.nodes.size(), 0);
+  for (size_t e = 0; e < r.step_self.node.size(); ++e) self[r.step_self.node[e]] += r.step_self.ns[e];
+  EXPECT_EQ(self, r.nodes.self_ns);
+  EXPECT_EQ(r.step_self.begin.size(), r.steps + 1);
+}
+
+}  // namespace
+}  // namespace aiprof

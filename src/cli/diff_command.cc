@@ -1,0 +1,74 @@
+// `aiprof diff A B [--map FILE] [--format text|md|html|json|yaml|csv] [-o FILE] [--top N]`:
+// the two runs' attribution trees aligned node by node (src/analysis/diff,
+// docs/diff.md): what was added, removed, got slower or faster, per steady
+// step, with validate's statistics where both runs have enough steps.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+
+#include "src/analysis/diff/attribution_diff.h"
+#include "src/cli/command.h"
+#include "src/cli/flags.h"
+#include "src/render/renderers.h"
+#include "src/report/diff/diff_report.h"
+#include "src/session/session.h"
+
+namespace aiprof {
+namespace {
+
+constexpr size_t kDefaultTop = 20;
+
+class DiffCommand : public Command {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* sub = app->add_subcommand("diff", "Structural diff of two runs: attribution trees aligned (module → op → kernel), what was added, removed, slower, faster per step");
+    in_.Add(sub, "Run A (before): trace file or folder, or .aiprof");
+    sub->add_option("b", input_b_, "Run B (after): trace file or folder, or .aiprof")->required();
+    out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
+                   render::YamlFormat(), render::CsvFormat()},
+             "Write here (atomically) instead of standard output");
+    sub->add_option("--map", map_path_, "Name map (YAML): op, module or kernel names of A → names of B, /regex/ allowed (docs/diff.md)");
+    AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20, 0 = all); per-node statistics for as many");
+    stats_.Add(sub, /*resamples_flag=*/true);
+    return sub;
+  }
+
+  Status Run() override {
+    ASSIGN_OR_RETURN(std::string format, out_.Resolve());
+    DiffOptions options;
+    RETURN_IF_ERROR(stats_.Apply(&options.stats));
+    options.top_n = top_.value_or(kDefaultTop);
+    if (options.top_n == 0) options.top_n = SIZE_MAX;  // --top 0: every changed node
+    DiffNameMap map;
+    if (!map_path_.empty()) {
+      ASSIGN_OR_RETURN(map, DiffNameMap::Load(map_path_));
+      options.map = &map;
+    }
+    SessionOptions sa, sb;
+    sa.input = in_.input;
+    sb.input = input_b_;
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> a, AnalysisSession::Open(std::move(sa)));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> b, AnalysisSession::Open(std::move(sb)));
+    const AttributionResult& ra = a->results().attribution();
+    const AttributionResult& rb = b->results().attribution();
+    if (!ra.available) return ErrStatus(in_.input + ": no attribution tree to diff: " + ra.problem);
+    if (!rb.available) return ErrStatus(input_b_ + ": no attribution tree to diff: " + rb.problem);
+    AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
+    render::Document doc = DiffToDocument({in_.input, &a->trace(), &ra}, {input_b_, &b->trace(), &rb}, d, options.top_n);
+    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format));
+    return WriteOutput(out_.output, text);
+  }
+
+ private:
+  InputFlags in_;
+  OutputFlags out_;
+  StatsFlags stats_;
+  std::string input_b_, map_path_;
+  std::optional<size_t> top_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewDiffCommand() { return std::make_unique<DiffCommand>(); }
+
+}  // namespace aiprof

@@ -1,0 +1,193 @@
+#include "src/report/diff/diff_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "src/render/units.h"
+
+namespace aiprof {
+namespace {
+
+using render::Unit;
+using render::Value;
+
+constexpr const char* kTimeBase =
+    "time per steady step on the step's critical thread (attribution's host wall time; device activity: device "
+    "time per step)";
+
+Value Num(double v) { return Value::Number(v); }
+Value Rel(double a, double b) { return a != 0 ? Value::Number(b / a - 1) : Value::Null(); }
+
+std::string Label(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uint32_t node) {
+  return DiffNodeLabel(*a.trace, *a.attribution, *b.trace, *b.attribution, d, node);
+}
+std::string Path(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uint32_t node) {
+  return DiffNodePath(*a.trace, *a.attribution, *b.trace, *b.attribution, d, node);
+}
+
+void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, render::Section* s) {
+  render::KeyValues kv;
+  kv.items.push_back({"run_a", "Run A (before)", Value::String(a.label), Unit::kNone});
+  kv.items.push_back({"run_b", "Run B (after)", Value::String(b.label), Unit::kNone});
+  kv.items.push_back({"time_base", "Time base", Value::String(kTimeBase), Unit::kNone});
+  kv.items.push_back({"steps_a", d.pseudo_a ? "Steps in A (none: main thread span)" : "Steady steps in A",
+                      Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount});
+  kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
+                      Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount});
+  kv.items.push_back({"step_a_ns", "Step wall time in A", Num(d.step_a_ns), Unit::kNs});
+  kv.items.push_back({"step_b_ns", "Step wall time in B", Num(d.step_b_ns), Unit::kNs});
+  kv.items.push_back({"step_delta_ns", "Change per step", Num(d.step_b_ns - d.step_a_ns), Unit::kNs});
+  kv.items.push_back({"step_change", "Relative change", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
+  const MetricComparison& m = d.step;
+  kv.items.push_back({"step_verdict", "Verdict (validate's statistics)", Value::String(VerdictText(m.verdict)),
+                      Unit::kNone});
+  kv.items.push_back({"step_test", "Test", Value::String(m.test.empty() ? "none" : m.test), Unit::kNone});
+  kv.items.push_back({"step_p_value", "p-value", m.test.empty() ? Value::Null() : Num(m.p_value), Unit::kNone});
+  kv.items.push_back({"step_ci_low_ns", "Interval of the change, low", m.ci_available ? Num(m.ci.low) : Value::Null(),
+                      Unit::kNs});
+  kv.items.push_back({"step_ci_high_ns", "Interval of the change, high",
+                      m.ci_available ? Num(m.ci.high) : Value::Null(), Unit::kNs});
+  kv.items.push_back({"step_reason", "Why", Value::String(m.reason), Unit::kNone});
+  kv.items.push_back({"matched", "Nodes matched", Value::Int(static_cast<int64_t>(d.matched)), Unit::kCount});
+  kv.items.push_back({"through_op", "… of which through the launching op (renamed runtime calls and kernels)",
+                      Value::Int(static_cast<int64_t>(d.through_op)), Unit::kCount});
+  kv.items.push_back({"by_map", "… of which by the name map", Value::Int(static_cast<int64_t>(d.by_map)), Unit::kCount});
+  kv.items.push_back({"by_role", "… of which by role (data loading)", Value::Int(static_cast<int64_t>(d.by_role)),
+                      Unit::kCount});
+  kv.items.push_back({"removed", "Nodes only in A (removed)", Value::Int(static_cast<int64_t>(d.removed)), Unit::kCount});
+  kv.items.push_back({"added", "Nodes only in B (added)", Value::Int(static_cast<int64_t>(d.added)), Unit::kCount});
+  s->Add(std::move(kv));
+}
+
+void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, render::Section* s) {
+  if (d.ranked.empty()) {
+    s->Add(render::Paragraph{"No node changed by more than the thresholds (docs/diff.md)."});
+    return;
+  }
+  const uint32_t x = d.ranked.front();
+  const DiffNodes& n = d.nodes;
+  render::Finding f;
+  f.key = "largest_change";
+  f.title = "Largest change per step: " + Label(a, b, d, x) + " (" + DiffChangeName(n.change[x]) + ")";
+  f.severity = render::Severity::kInfo;
+  if (d.step_a_ns > 0) f.impact = n.Delta(x) / d.step_a_ns;
+  f.impact_base = "run A's step wall time per steady step";
+  f.detail = Path(a, b, d, x);
+  f.evidence.push_back({"a_ns", "A per step", Num(n.a_ns[x]), Unit::kNs});
+  f.evidence.push_back({"b_ns", "B per step", Num(n.b_ns[x]), Unit::kNs});
+  f.evidence.push_back({"delta_ns", "Change per step", Num(n.Delta(x)), Unit::kNs});
+  f.evidence.push_back({"kind", "Kind", Value::String(AttributionKindName(n.kind[x])), Unit::kNone});
+  s->Add(std::move(f));
+}
+
+void AddClasses(const AttributionDiff& d, render::Section* s) {
+  render::Table t;
+  t.key = "classes";
+  t.title = "Step time by class (per steady step)";
+  t.columns = {{"class", "Class", Unit::kNone},
+               {"a_ns", "A", Unit::kNs},
+               {"b_ns", "B", Unit::kNs},
+               {"delta_ns", "Change", Unit::kNs}};
+  std::vector<size_t> order(kTimeClassCount);
+  for (size_t c = 0; c < kTimeClassCount; ++c) order[c] = c;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::fabs(d.class_b_ns[x] - d.class_a_ns[x]) > std::fabs(d.class_b_ns[y] - d.class_a_ns[y]);
+  });
+  for (size_t c : order) {
+    t.rows.push_back({Value::String(TimeClassName(static_cast<TimeClass>(c))), Num(d.class_a_ns[c]),
+                      Num(d.class_b_ns[c]), Num(d.class_b_ns[c] - d.class_a_ns[c])});
+  }
+  s->Add(std::move(t));
+}
+
+void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n, render::Section* s) {
+  const DiffNodes& n = d.nodes;
+  render::Table t;
+  t.key = "changes";
+  t.title = "Largest changes per step";
+  t.columns = {{"rank", "#", Unit::kCount},
+               {"path", "Node (path)", Unit::kNone},
+               {"kind", "Kind", Unit::kNone},
+               {"change", "Change", Unit::kNone},
+               {"match", "Matched by", Unit::kNone},
+               {"a_ns", "A", Unit::kNs},
+               {"b_ns", "B", Unit::kNs},
+               {"delta_ns", "Δ", Unit::kNs},
+               {"change_rel", "Δ%", Unit::kChange},
+               {"a_calls", "Calls A", Unit::kNone},
+               {"b_calls", "Calls B", Unit::kNone},
+               {"a_device_ns", "Device A", Unit::kNs},
+               {"b_device_ns", "Device B", Unit::kNs},
+               {"test", "Test", Unit::kNone},
+               {"p_value", "p", Unit::kNone},
+               {"ci_low_ns", "Δ low", Unit::kNs},
+               {"ci_high_ns", "Δ high", Unit::kNs}};
+  const size_t shown = std::min(top_n, d.ranked.size());
+  for (size_t r = 0; r < shown; ++r) {
+    const uint32_t x = d.ranked[r];
+    const MetricComparison* m = n.stats[x] >= 0 ? &d.stats[n.stats[x]].cmp : nullptr;
+    const bool tested = m && !m->test.empty();
+    t.rows.push_back({Value::Int(static_cast<int64_t>(r + 1)), Value::String(Path(a, b, d, x)),
+                      Value::String(AttributionKindName(n.kind[x])), Value::String(DiffChangeName(n.change[x])),
+                      Value::String(DiffMatchName(n.match[x])), Num(n.a_ns[x]), Num(n.b_ns[x]), Num(n.Delta(x)),
+                      Rel(n.a_ns[x], n.b_ns[x]), Num(n.a_calls[x]), Num(n.b_calls[x]), Num(n.a_device_ns[x]),
+                      Num(n.b_device_ns[x]), Value::String(tested ? m->test : "none"),
+                      tested ? Num(m->p_value) : Value::Null(), tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
+                      tested && m->ci_available ? Num(m->ci.high) : Value::Null()});
+  }
+  if (d.ranked.size() > shown) t.note = std::to_string(d.ranked.size() - shown) + " more changed nodes not shown (--top)";
+  else if (d.steps_a < kDiffMinStepsForStats || d.steps_b < kDiffMinStepsForStats) {
+    t.note = "no per-node statistics: fewer than " + std::to_string(kDiffMinStepsForStats) + " steady steps in a run";
+  }
+  s->Add(std::move(t));
+}
+
+// Pairs matched under different names: through the op, by the map, by role.
+void AddRenamed(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n, render::Section* s) {
+  const DiffNodes& n = d.nodes;
+  std::vector<uint32_t> rows;
+  for (uint32_t i = 1; i < n.size(); ++i) {
+    DiffMatch m = n.match[i];
+    if (m == DiffMatch::kLaunchOrder || m == DiffMatch::kMap || m == DiffMatch::kRole) rows.push_back(i);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t x, uint32_t y) {
+    return std::max(n.a_ns[x], n.b_ns[x]) > std::max(n.a_ns[y], n.b_ns[y]);
+  });
+  render::Table t;
+  t.key = "renamed";
+  t.title = "Matched under different names";
+  t.columns = {{"path", "Node (A → B)", Unit::kNone}, {"kind", "Kind", Unit::kNone}, {"match", "Matched by", Unit::kNone},
+               {"a_ns", "A", Unit::kNs},           {"b_ns", "B", Unit::kNs},       {"delta_ns", "Δ", Unit::kNs}};
+  const size_t shown = std::min(top_n, rows.size());
+  for (size_t r = 0; r < shown; ++r) {
+    const uint32_t x = rows[r];
+    t.rows.push_back({Value::String(Path(a, b, d, x)), Value::String(AttributionKindName(n.kind[x])),
+                      Value::String(DiffMatchName(n.match[x])), Num(n.a_ns[x]), Num(n.b_ns[x]), Num(n.Delta(x))});
+  }
+  if (rows.size() > shown) t.note = std::to_string(rows.size() - shown) + " more pairs not shown (--top)";
+  s->Add(std::move(t));
+}
+
+}  // namespace
+
+render::Document DiffToDocument(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n) {
+  render::Document doc;
+  doc.key = "diff";
+  doc.title = "Structural diff: " + a.label + " → " + b.label;
+  doc.generator = "aiprof diff";
+  render::Section& s = doc.AddSection("diff", "Step");
+  if (!d.available) {
+    s.Add(render::Paragraph{"No diff: " + d.problem});
+    return doc;
+  }
+  AddStepFigures(a, b, d, &s);
+  AddLargestFinding(a, b, d, &s);
+  AddChanges(a, b, d, top_n, &doc.AddSection("changes", "Changes"));
+  AddClasses(d, &doc.AddSection("classes", "Time classes"));
+  AddRenamed(a, b, d, top_n, &doc.AddSection("renamed", "Renamed"));
+  return doc;
+}
+
+}  // namespace aiprof
