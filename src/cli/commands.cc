@@ -25,6 +25,7 @@ std::unique_ptr<Command> NewMonitorCommand();
 std::unique_ptr<Command> NewQueryCommand();
 std::unique_ptr<Command> NewMcpCommand();
 std::unique_ptr<Command> NewServeCommand();
+std::unique_ptr<Command> NewPushCommand();
 
 // Every subcommand, in the order `aiprof --help` lists them.
 std::vector<std::unique_ptr<Command>> AllCommands() {
@@ -52,6 +53,7 @@ std::vector<std::unique_ptr<Command>> AllCommands() {
   out.push_back(NewQueryCommand());
   out.push_back(NewMcpCommand());
   out.push_back(NewServeCommand());
+  out.push_back(NewPushCommand());
   return out;
 }
 

@@ -37,6 +37,10 @@ CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::stri
   return sub->add_option("--service", *service, help);
 }
 
+CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help) {
+  return sub->add_option("--token-file", *path, help);
+}
+
 CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string& help) {
   return sub->add_option("--fix-id", *fix_id, help);
 }

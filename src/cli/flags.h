@@ -56,6 +56,8 @@ CLI::Option* AddBeforeFlag(CLI::App* sub, std::string* path, const std::string& 
 CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& help);
 // --service: the service a baseline, a history or a monitor is for.
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
+// --token-file: bearer tokens (serve: the tokens it accepts; push: the one it sends).
+CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help);
 // --fix-id ID: the suggestion id the after run applied (validate, card).
 CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string& help);
 // --pid: a running process (positive).

@@ -16,8 +16,10 @@
 #include <optional>
 
 #include "src/analysis/analyze.h"
+#include "src/analysis/common/text_format.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/session/prediction_check.h"
@@ -29,6 +31,7 @@
 #include "src/render/renderers.h"
 #include "src/report/diff/diff_report.h"
 #include "src/report/summary_report.h"
+#include "src/report/whatif/whatif_report.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
@@ -40,6 +43,7 @@ constexpr size_t kMaxMessageBytes = 16 << 20;   // longer lines are refused (par
 constexpr size_t kMaxLoadedTraces = 8;
 constexpr size_t kMcpDefaultMaxRows = 1000;
 constexpr size_t kMcpMaxRows = 100000;
+constexpr size_t kMaxWhatIfScenarios = 16;  // per whatif call
 constexpr const char* kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
 // A JSON-RPC error: code and message.
@@ -72,6 +76,7 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
+  tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
   tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
   tools += R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
@@ -365,7 +370,7 @@ class McpServer {
     if (name == "diff") return DiffTool(args, result);
     LoadedTrace* t = nullptr;
     if (name == "summary" || name == "analyze" || name == "query" || name == "schema" || name == "diagnose" ||
-        name == "suggest") {
+        name == "suggest" || name == "whatif") {
       if (auto e = TraceArg(args, &t)) return e;
     }
     if (name == "summary") {
@@ -401,6 +406,7 @@ class McpServer {
       return std::nullopt;
     }
     if (name == "diagnose" || name == "suggest") return Diagnose(name == "suggest", *t, args, result);
+    if (name == "whatif") return WhatIfTool(*t, args, result);
     if (name == "schema") {
       *result = ToolResult(t->engine->Schema(), "");
       return std::nullopt;
@@ -483,6 +489,58 @@ class McpServer {
                        std::to_string(findings) + " findings";
     if (suggestions) text += ", " + std::to_string(suggestions->kept.size()) + " suggestions kept";
     *result = ToolResult(text, DiagnosisToJson(report));
+    return std::nullopt;
+  }
+
+  // whatif: each scenario replayed over the trace's critical path (computed
+  // once in its session); the whatif document, as `aiprof whatif --format json`.
+  std::optional<RpcError> WhatIfTool(const LoadedTrace& t, simdjson::dom::element args, std::string* result) {
+    std::vector<std::string_view> texts;
+    simdjson::dom::element arg;
+    std::string_view one;
+    simdjson::dom::array many;
+    if (args["scenario"].get(arg) != simdjson::SUCCESS) {
+      return RpcError{-32602, "invalid params: 'scenario' (a string or an array of strings) is required"};
+    }
+    if (arg.get(one) == simdjson::SUCCESS) {
+      texts.push_back(one);
+    } else if (arg.get(many) == simdjson::SUCCESS) {
+      for (simdjson::dom::element e : many) {
+        if (e.get(one) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'scenario' holds strings"};
+        texts.push_back(one);
+      }
+    }
+    if (texts.empty() || texts.size() > kMaxWhatIfScenarios) {
+      return RpcError{-32602, "invalid params: 'scenario' is a string or 1 to " + std::to_string(kMaxWhatIfScenarios) +
+                                  " strings"};
+    }
+    std::vector<Scenario> scenarios;
+    for (std::string_view text : texts) {
+      auto parsed = ParseScenario(text);
+      if (!parsed.ok()) return RpcError{-32602, "invalid params: " + parsed.status().message()};
+      scenarios.push_back(std::move(*parsed));
+    }
+    const CriticalPathResult& path = t.session->results().critical_path();
+    std::vector<WhatIfResult> results;
+    for (const Scenario& sc : scenarios) results.push_back(PredictWhatIf(t.trace(), path, sc));
+    auto json = render::RenderDocument(WhatIfToDocument(results), "json");
+    if (!json.ok()) {
+      *result = ToolResult(json.status().message(), "", true);
+      return std::nullopt;
+    }
+    std::string text = "what-if on " + t.path + " (time base: step wall time, from the step's start to the end of the "
+                       "last work it launched; medians of the steady steps)";
+    for (const WhatIfResult& r : results) {
+      text += "\n" + r.scenario + ": ";
+      if (r.steady_steps == 0) {
+        text += "no step to predict";
+      } else {
+        text += "measured " + FormatDurationNs(r.measured_ns) + ", predicted " + FormatDurationNs(r.predicted_ns) +
+                " per steady step (" + std::to_string(r.steady_steps) + " steps; " + std::to_string(r.slices_changed) +
+                " slice durations changed)";
+      }
+    }
+    *result = ToolResult(text, *json);
     return std::nullopt;
   }
 

@@ -22,8 +22,8 @@ class ServeCommand : public Command {
     AddDbFlag(sub, &o_.db, "Index database (SQLite, WAL; default LOGDIR/.aiprof-serve/index.db; native files in "
                            "cache/ beside it)");
     sub->add_option("--listen", o_.listen, "HOST:PORT or PORT (default 127.0.0.1:8080; port 0 picks one)");
-    sub->add_option("--token-file", o_.token_file, "Bearer tokens, one \"read TOKEN\" or \"upload TOKEN\" per line "
-                                                   "(required to listen beyond loopback)");
+    AddTokenFileFlag(sub, &o_.token_file, "Bearer tokens, one \"read TOKEN\" or \"upload TOKEN\" per line "
+                                       "(required to listen beyond loopback)");
     sub->add_option("--baselines", o_.baselines_db, "Baseline database whose validations /history shows (default "
                                                     "$XDG_DATA_HOME/aiprof/baselines.db; read, never created)");
     sub->add_option("--index-threads", o_.index_threads, "Runs converted at once (default 1)")

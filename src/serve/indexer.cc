@@ -36,7 +36,11 @@ int64_t MtimeNs(const fs::directory_entry& e) {
   std::error_code ec;
   const auto t = e.last_write_time(ec);
   if (ec) return 0;
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  // Unix time (file_clock's epoch is not 1970 in libstdc++), as uploads
+  // record theirs, so a run's date reads right and an upload's stamp matches
+  // the scan's.
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::file_clock::to_sys(t).time_since_epoch())
+      .count();
 }
 
 // True when folder `dir` is one run: a torch_npu rank folder, an msprof

@@ -1,6 +1,9 @@
 #include "src/serve/run_document.h"
 
+#include <algorithm>
 #include <cmath>
+#include <ctime>
+#include <map>
 
 #include "src/query/query_format.h"
 
@@ -133,7 +136,54 @@ void AddSteps(const ReportData& r, render::Document* doc) {
 
 }  // namespace
 
-render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::string& search) {
+std::string ServiceOf(const RunRow& run) {
+  if (!run.service.empty()) return run.service;
+  const size_t slash = run.path.find('/');
+  if (slash == std::string::npos) return "";
+  const std::string top = run.path.substr(0, slash);
+  return top == "uploads" ? "" : top;
+}
+
+std::string DateOf(const RunRow& run) {
+  const std::time_t t = static_cast<std::time_t>(run.mtime_ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::optional<RunGrouping> ParseRunGrouping(std::string_view text) {
+  if (text == "none") return RunGrouping::kNone;
+  if (text == "service") return RunGrouping::kService;
+  if (text == "tag") return RunGrouping::kTag;
+  if (text == "date") return RunGrouping::kDate;
+  return std::nullopt;
+}
+
+std::vector<RunGroup> GroupRuns(const std::vector<RunRow>& runs, RunGrouping grouping) {
+  auto key_of = [&](const RunRow& r) {
+    switch (grouping) {
+      case RunGrouping::kService: return ServiceOf(r);
+      case RunGrouping::kTag: return r.tag;
+      case RunGrouping::kDate: return DateOf(r);
+      case RunGrouping::kNone: break;
+    }
+    return std::string();
+  };
+  std::map<std::string, std::vector<const RunRow*>> by_key;
+  for (const RunRow& r : runs) by_key[key_of(r)].push_back(&r);
+  std::vector<RunGroup> out;
+  for (auto& [key, list] : by_key) out.push_back({key, std::move(list)});
+  if (grouping == RunGrouping::kDate) {
+    std::reverse(out.begin(), out.end());
+  } else if (!out.empty() && out.front().key.empty()) {
+    std::rotate(out.begin(), out.begin() + 1, out.end());  // "" (none given) last
+  }
+  return out;
+}
+
+render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::string& search, RunGrouping grouping) {
   render::Document doc;
   doc.key = "runs";
   doc.title = "aiprof serve: runs";
@@ -145,6 +195,8 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
                {"name", "Name", Unit::kNone},
                {"path", "File", Unit::kNone},
                {"tag", "Tag", Unit::kNone},
+               {"service", "Service", Unit::kNone},
+               {"date", "Date (file, UTC)", Unit::kNone},
                {"state", "State", Unit::kNone},
                {"size_bytes", "Size", Unit::kBytes},
                {"steps", "Steps", Unit::kCount},
@@ -157,7 +209,7 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
   for (const RunRow& r : runs) {
     const bool ready = r.state == RunState::kReady;
     t.rows.push_back({Value::Int(r.id), Value::String(r.name), Value::String(r.path), Value::String(r.tag),
-                      Value::String(RunStateName(r.state)), Value::Int(r.size_bytes),
+                      Value::String(ServiceOf(r)), Value::String(DateOf(r)), Value::String(RunStateName(r.state)), Value::Int(r.size_bytes),
                       ready ? Value::Int(r.steps) : Value::Null(),
                       ready && r.steps > 0 ? Num(r.step_p50_ns) : Value::Null(),
                       ready && r.device_util >= 0 ? Num(r.device_util) : Value::Null(), Value::String(r.top_finding),
@@ -165,6 +217,26 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
                       Value::String(r.error)});
   }
   s.Add(std::move(t));
+  if (grouping == RunGrouping::kNone) return doc;
+  const char* what = grouping == RunGrouping::kService ? "service" : grouping == RunGrouping::kTag ? "tag" : "date";
+  render::Section& g = doc.AddSection("groups", std::string("Runs by ") + what);
+  render::Table gt;
+  gt.key = "groups";
+  gt.columns = {{"group", what, Unit::kNone},     {"runs", "Runs", Unit::kCount},
+                {"ready", "Ready", Unit::kCount}, {"failed", "Failed", Unit::kCount},
+                {"newest", "Newest date", Unit::kNone}};
+  for (const RunGroup& group : GroupRuns(runs, grouping)) {
+    int64_t ready = 0, failed = 0;
+    std::string newest;
+    for (const RunRow* r : group.runs) {
+      ready += r->state == RunState::kReady;
+      failed += r->state == RunState::kFailed;
+      newest = std::max(newest, DateOf(*r));
+    }
+    gt.rows.push_back({Value::String(group.key), Value::Int(static_cast<int64_t>(group.runs.size())), Value::Int(ready),
+                       Value::Int(failed), Value::String(newest)});
+  }
+  g.Add(std::move(gt));
   return doc;
 }
 
@@ -178,6 +250,50 @@ render::Document RunToDocument(const RunRow& run, const ReportData& report) {
   AddDiagnosis(report, &doc);
   AddTopOps(report, &doc);
   AddSteps(report, &doc);
+  return doc;
+}
+
+render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards) {
+  render::Document doc;
+  doc.key = "cards";
+  doc.title = "Knowledge cards";
+  doc.generator = "aiprof serve";
+  render::Section& s = doc.AddSection("cards", "Knowledge cards: measured gains of past fixes");
+  if (cards.empty()) {
+    s.Add(render::Paragraph{"No knowledge card yet: aiprof card --before A --after B --fix TEXT --bottleneck TYPE "
+                            "stores one."});
+    return doc;
+  }
+  render::Table t;
+  t.key = "cards";
+  t.title = "Measured change: the metric's statistic after / before - 1 (negative is faster for latency), with its "
+            "bootstrap interval";
+  t.columns = {{"id", "Card", Unit::kNone},          {"date", "Date (UTC)", Unit::kNone},
+               {"scene", "Scene", Unit::kNone},       {"bottleneck", "Bottleneck", Unit::kNone},
+               {"fix", "Fix", Unit::kNone},           {"metric", "Metric", Unit::kNone},
+               {"change_rel", "Measured change", Unit::kChange},
+               {"ci_low_rel", "Interval from", Unit::kChange},
+               {"ci_high_rel", "Interval to", Unit::kChange},
+               {"confidence", "Confidence", Unit::kFraction},
+               {"verdict", "Verdict", Unit::kNone},   {"samples", "Samples (before, after)", Unit::kNone},
+               {"predicted_ns", "Predicted step (steady mean)", Unit::kNs},
+               {"measured_ns", "Measured step after (steady mean)", Unit::kNs},
+               {"prediction_source", "Predicted by", Unit::kNone}};
+  for (const KnowledgeCard& c : cards) {
+    const std::time_t when = static_cast<std::time_t>(c.created_unix_ms / 1000);
+    std::tm tm{};
+    gmtime_r(&when, &tm);
+    char date[16];
+    std::strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    t.rows.push_back({Value::Int(c.id), Value::String(date), Value::String(c.scene), Value::String(c.bottleneck),
+                      Value::String(c.fix), Value::String(c.metric + " (" + c.statistic + ")"), Num(c.change_rel),
+                      Num(c.ci_low_rel), Num(c.ci_high_rel), Num(c.confidence), Value::String(c.verdict),
+                      Value::String(std::to_string(c.n_before) + ", " + std::to_string(c.n_after)),
+                      c.prediction ? Num(c.prediction->predicted_ns) : Value::Null(),
+                      c.prediction ? Num(c.prediction->measured_ns) : Value::Null(),
+                      Value::String(c.prediction ? c.prediction->source : "")});
+  }
+  s.Add(std::move(t));
   return doc;
 }
 

@@ -5,8 +5,12 @@
 #ifndef AIPROF_SRC_SERVE_RUN_DOCUMENT_H_
 #define AIPROF_SRC_SERVE_RUN_DOCUMENT_H_
 
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "src/analysis/validation/knowledge_card.h"
 #include "src/query/query_engine.h"
 #include "src/render/document.h"
 #include "src/report/page/report_data.h"
@@ -17,9 +21,36 @@ namespace aiprof {
 // Top ops listed on a run's page.
 inline constexpr size_t kServeTopOps = 25;
 
-render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::string& search);
+// The service a run belongs to: the one it was uploaded with (aiprof push
+// --service), else the top folder of its path in the logdir ("" for a file at
+// the top of the logdir or an upload without one).
+std::string ServiceOf(const RunRow& run);
+// The run's date: its file's modification time, YYYY-MM-DD in UTC.
+std::string DateOf(const RunRow& run);
+
+enum class RunGrouping { kNone, kService, kTag, kDate };
+// "none", "service", "tag", "date"; nullopt for anything else.
+std::optional<RunGrouping> ParseRunGrouping(std::string_view text);
+struct RunGroup {
+  std::string key;  // the service, tag or date ("" = none given)
+  std::vector<const RunRow*> runs;  // in the list's order (newest first)
+};
+// The runs split into groups: services and tags by name with the empty one
+// last, dates newest first; kNone: one group of all.
+std::vector<RunGroup> GroupRuns(const std::vector<RunRow>& runs, RunGrouping grouping);
+
+// The runs list: section "runs" (one row per run, with its service and
+// date); with a grouping, also section "groups" (one row per group: runs,
+// ready, failed, newest date).
+render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::string& search,
+                                RunGrouping grouping = RunGrouping::kNone);
 // A run: headline, breakdown, findings with their suggestions, top ops, steps.
 render::Document RunToDocument(const RunRow& run, const ReportData& report);
+// Knowledge cards (`aiprof card`): what each fix measurably did, newest
+// first; the gain is the change of the card's metric statistic, after /
+// before - 1, with its bootstrap interval; and, where the card kept one, the
+// prediction made for the fix against the step time measured after it.
+render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards);
 render::Document QueryToDocument(const RunRow& run, const std::string& sql, const QueryResult& result);
 
 }  // namespace aiprof

@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS runs(
   path TEXT NOT NULL UNIQUE,
   name TEXT NOT NULL,
   tag TEXT NOT NULL DEFAULT '',
+  service TEXT NOT NULL DEFAULT '',
   size_bytes INTEGER NOT NULL,
   mtime_ns INTEGER NOT NULL,
   state TEXT NOT NULL,
@@ -37,7 +38,7 @@ CREATE INDEX IF NOT EXISTS runs_state ON runs(state, id);
 
 constexpr char kColumns[] =
     "id, path, name, tag, size_bytes, mtime_ns, state, error, cache, source_format, steps, step_p50_ns, "
-    "device_util, top_finding, top_share, top_basis, indexed_unix_ms, convert_ms";
+    "device_util, top_finding, top_share, top_basis, indexed_unix_ms, convert_ms, service";
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -102,6 +103,7 @@ RunRow ReadRow(Stmt& s) {
   r.top_basis = s.ColText(15);
   r.indexed_unix_ms = s.ColInt(16);
   r.convert_ms = s.ColReal(17);
+  r.service = s.ColText(18);
   return r;
 }
 
@@ -142,10 +144,20 @@ StatusOr<std::unique_ptr<RunIndex>> RunIndex::Open(const std::string& path) {
   RETURN_IF_ERROR(index->Exec("BEGIN IMMEDIATE"));
   Status schema = index->Exec(kSchema);
   if (schema.ok()) {
-    Stmt v(db, "SELECT value FROM meta WHERE key = 'schema_version'");
-    if (v.Step() == SQLITE_ROW) {
-      if (v.ColText(0) != std::to_string(kRunIndexSchemaVersion)) {
-        schema = ErrStatus(path + ": index schema version " + v.ColText(0) + " is not the supported version " +
+    bool has_version = false;
+    std::string version;
+    {
+      Stmt v(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+      has_version = v.Step() == SQLITE_ROW;
+      if (has_version) version = v.ColText(0);
+    }
+    if (version == "1") {
+      // Version 1 had no service column: add it (existing runs have none).
+      schema = index->Exec("ALTER TABLE runs ADD COLUMN service TEXT NOT NULL DEFAULT ''; "
+                           "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    } else if (has_version) {
+      if (version != std::to_string(kRunIndexSchemaVersion)) {
+        schema = ErrStatus(path + ": index schema version " + version + " is not the supported version " +
                            std::to_string(kRunIndexSchemaVersion) + " (remove the file to rebuild the index)");
       }
     } else {
@@ -200,6 +212,19 @@ StatusOr<int64_t> RunIndex::Upsert(const std::string& rel_path, int64_t size_byt
   id.Text(1, rel_path);
   if (id.Step() != SQLITE_ROW) return Error("cannot read a run's id");
   return id.ColInt(0);
+}
+
+StatusOr<int64_t> RunIndex::AddUpload(const std::string& rel_path, int64_t size_bytes, int64_t mtime_ns,
+                                      const std::string& name, const std::string& service, const std::string& tag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s(db_,
+         "INSERT INTO runs(path, name, service, tag, size_bytes, mtime_ns, state) "
+         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued') "
+         "ON CONFLICT(path) DO UPDATE SET name = ?2, service = ?3, tag = ?4 RETURNING id");
+  if (!s.ok()) return Error("cannot prepare the upload");
+  s.Text(1, rel_path).Text(2, name).Text(3, service).Text(4, tag).Int(5, size_bytes).Int(6, mtime_ns);
+  if (s.Step() != SQLITE_ROW) return Error("cannot record an upload");
+  return s.ColInt(0);
 }
 
 StatusOr<std::optional<std::pair<int64_t, int64_t>>> RunIndex::Stamp(const std::string& rel_path) {
@@ -260,7 +285,7 @@ StatusOr<std::vector<RunRow>> RunIndex::List(const std::string& search, size_t l
   // instr() on lower(): no LIKE wildcards to escape in the user's text.
   const std::string sql = std::string("SELECT ") + kColumns +
                           " FROM runs WHERE ?1 = '' OR instr(lower(path || ' ' || name || ' ' || tag || ' ' || state "
-                          "|| ' ' || top_finding), lower(?1)) > 0 ORDER BY id DESC LIMIT ?2";
+                          "|| ' ' || top_finding || ' ' || service), lower(?1)) > 0 ORDER BY id DESC LIMIT ?2";
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return Error("cannot prepare the list");
   s.Text(1, search).Int(2, limit == 0 ? -1 : static_cast<int64_t>(limit));

@@ -20,7 +20,7 @@ struct sqlite3;
 
 namespace aiprof {
 
-inline constexpr int kRunIndexSchemaVersion = 1;
+inline constexpr int kRunIndexSchemaVersion = 2;  // 2: runs.service (a version-1 index is upgraded)
 // A conversion claimed longer ago than this (a server that died while
 // converting) is queued again when an index opens.
 inline constexpr int64_t kStaleClaimMs = 3'600'000;
@@ -33,7 +33,8 @@ struct RunRow {
   std::string path;  // relative to the logdir
   std::string name;  // shown; the file name unless renamed
   std::string tag;
-  int64_t size_bytes = 0, mtime_ns = 0;
+  std::string service;  // given at upload (aiprof push --service); "" for scanned runs
+  int64_t size_bytes = 0, mtime_ns = 0;  // mtime: Unix time of the file (a folder run: its newest file)
   RunState state = RunState::kQueued;
   std::string error;  // the importer's message when failed
   std::string cache;  // native file name in the cache folder ("" until ready)
@@ -60,6 +61,11 @@ class RunIndex {
   // Records a file found under the logdir; a new file, or one whose size or
   // modification time changed, is (re)queued. Returns its id.
   StatusOr<int64_t> Upsert(const std::string& rel_path, int64_t size_bytes, int64_t mtime_ns);
+  // Records an uploaded file, queued, with its name, service and tag in one
+  // statement (if a scan recorded the file first, it gets the labels).
+  // Returns its id.
+  StatusOr<int64_t> AddUpload(const std::string& rel_path, int64_t size_bytes, int64_t mtime_ns,
+                              const std::string& name, const std::string& service, const std::string& tag);
   // Size and modification time recorded for `rel_path`, if known.
   StatusOr<std::optional<std::pair<int64_t, int64_t>>> Stamp(const std::string& rel_path);
   // Claims the oldest queued run for conversion (nullopt: none queued).
@@ -67,7 +73,7 @@ class RunIndex {
   Status MarkReady(const RunRow& row);  // cache and figures from `row`
   Status MarkFailed(int64_t id, const std::string& error);
   Status SetName(int64_t id, const std::string& name, const std::string& tag);
-  // Runs whose path, name, tag, state or top finding contain `search`
+  // Runs whose path, name, service, tag, state or top finding contain `search`
   // (case-insensitive; all when empty), newest first.
   StatusOr<std::vector<RunRow>> List(const std::string& search, size_t limit);
   StatusOr<std::optional<RunRow>> Get(int64_t id);

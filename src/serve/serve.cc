@@ -112,7 +112,7 @@ HttpResponse Html(int status, const std::string& title, const std::string& body,
   HttpResponse r;
   r.status = status;
   r.content_type = "text/html; charset=utf-8";
-  r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a><a href=\"/history\">History</a></nav><main>" + body +
+  r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a><a href=\"/history\">History</a><a href=\"/cards\">Cards</a></nav><main>" + body +
                                         "</main>");
   // The policy is the page shell's CSP meta, first in <head> (a header with
   // the same policy would only report each violation twice).
@@ -170,6 +170,23 @@ std::string RunJson(const RunRow& r) {
   return "{\"id\": " + std::to_string(r.id) + ", \"path\": " + JsonString(r.path) +
          ", \"state\": " + JsonString(RunStateName(r.state)) + ", \"error\": " + JsonString(r.error) +
          "}";
+}
+
+// Percent-encodes a query-string value (all but RFC 3986's unreserved characters).
+std::string UrlEncodeParam(std::string_view s) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+        c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
 }
 
 std::string Fmt(double v, render::Unit u) { return render::FormatQuantity(v, u); }
@@ -337,10 +354,11 @@ struct ServeServer::Impl {
       }
       return Rename(ParseId(p[2]).value_or(0), param("name"), param("tag"));
     }
-    if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), false);
-    if (p[b] == "runs" && n == 1) return RunsPage(param("q"), api);
+    if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), param("group"), false);
+    if (p[b] == "runs" && n == 1) return RunsPage(param("q"), param("group"), api);
     if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), api);
     if (p[b] == "history" && n == 1) return History(param("service"), api);
+    if (p[b] == "cards" && n == 1) return Cards(api);
     if (p[b] == "runs" && (n == 2 || n == 3)) {
       const std::optional<int64_t> id = ParseId(p[b + 1]);
       if (!id) return NotFound(api);
@@ -420,23 +438,54 @@ struct ServeServer::Impl {
     return &run->report->value();
   }
 
-  HttpResponse RunsPage(const std::string& search, bool api) {
+  // The runs list: searchable (?q=), grouped by service (default), tag or
+  // date (?group=); the API's list is flat unless ?group= is given.
+  HttpResponse RunsPage(const std::string& search, const std::string& group_text, bool api) {
+    const std::optional<RunGrouping> grouping =
+        ParseRunGrouping(group_text.empty() ? (api ? "none" : "service") : group_text);
+    if (!grouping) return Failure(api, 400, "group is one of service, tag, date, none");
     StatusOr<std::vector<RunRow>> runs = index->List(search, kServeListLimit);
     if (!runs.ok()) return Failure(api, 500, runs.status().message());
-    if (api) return Json(200, render::RenderJson(RunsToDocument(*runs, search)));
+    if (api) return Json(200, render::RenderJson(RunsToDocument(*runs, search, *grouping)));
     std::string body = "<h1>Runs</h1><div class=\"box\" data-go=\"/\" id=\"search\"><input data-param=\"q\" value=\"" +
-                       Esc(search) + "\" placeholder=\"search name, file, tag, finding\" size=\"40\"><button>Search</button></div> "
+                       Esc(search) + "\" placeholder=\"search name, file, service, tag, finding\" size=\"40\">"
+                       "<input type=\"hidden\" data-param=\"group\" value=\"" + Esc(group_text) + "\"><button>Search</button></div> "
                        "<div class=\"box\" data-go=\"/compare\" id=\"compare\">Compare run <input data-param=\"a\" size=\"4\"> "
-                       "with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
-    body += "<table id=\"runs\"><tr><th>Run</th><th>Name</th><th>Tag</th><th>State</th><th>Steps</th><th>Median step</th>"
-            "<th>Device utilisation</th><th>Top finding (impact, share of its base)</th></tr>";
-    for (const RunRow& r : *runs) {
+                       "with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div><p id=\"grouping\">Group by:";
+    const std::string q = search.empty() ? "" : "&amp;q=" + Esc(UrlEncodeParam(search));
+    for (const char* g : {"service", "tag", "date", "none"}) {
+      body += ParseRunGrouping(g) == grouping ? std::string(" <b>") + g + "</b>"
+                                              : std::string(" <a href=\"/?group=") + g + q + "\">" + g + "</a>";
+    }
+    body += "</p><div id=\"runs\">";
+    const char* label = *grouping == RunGrouping::kService ? "Service" : *grouping == RunGrouping::kTag ? "Tag" : "Date";
+    const char* none = *grouping == RunGrouping::kService ? "(no service)" : "(no tag)";
+    for (const RunGroup& group : GroupRuns(*runs, *grouping)) {
+      if (*grouping != RunGrouping::kNone) {
+        body += "<h2 class=\"group\" data-group=\"" + Esc(group.key) + "\">" + label + ": " +
+                (group.key.empty() ? std::string(none) : Esc(group.key)) + " <span class=\"note\">(" +
+                std::to_string(group.runs.size()) + " run" + (group.runs.size() == 1 ? "" : "s") + ")</span></h2>";
+      }
+      body += RunsTable(group.runs);
+    }
+    body += "</div>";
+    if (runs->empty()) body += "<p class=\"note\">No runs" + std::string(search.empty() ? " yet" : " match") + ".</p>";
+    return Html(200, "aiprof serve: runs", body);
+  }
+
+  static std::string RunsTable(const std::vector<const RunRow*>& runs) {
+    std::string body = "<table class=\"runs\"><tr><th>Run</th><th>Name</th><th>Service</th><th>Tag</th><th>Date</th>"
+                       "<th>State</th><th>Steps</th><th>Median step</th><th>Device utilisation</th>"
+                       "<th>Top finding (impact, share of its base)</th></tr>";
+    for (const RunRow* run : runs) {
+      const RunRow& r = *run;
       const std::string link = "/runs/" + std::to_string(r.id);
       const bool ready = r.state == RunState::kReady;
       body += "<tr data-run=\"" + std::to_string(r.id) + "\"><td><a href=\"" + link + "\">" + std::to_string(r.id) +
               "</a></td><td><a class=\"run-name\" href=\"" + link + "\">" + Esc(r.name) + "</a><br><span class=\"note\">" +
-              Esc(r.path) + "</span></td><td>" + Esc(r.tag) + "</td><td class=\"" + RunStateName(r.state) + "\">" +
-              RunStateName(r.state) + "</td><td>" + (ready ? std::to_string(r.steps) : "") + "</td><td>" +
+              Esc(r.path) + "</span></td><td>" + Esc(ServiceOf(r)) + "</td><td>" + Esc(r.tag) + "</td><td>" + DateOf(r) +
+              "</td><td class=\"" + RunStateName(r.state) + "\">" + RunStateName(r.state) + "</td><td>" +
+              (ready ? std::to_string(r.steps) : "") + "</td><td>" +
               (ready && r.steps > 0 ? Fmt(r.step_p50_ns, render::Unit::kNs) : "") + "</td><td>" +
               (ready && r.device_util >= 0 ? Fmt(r.device_util, render::Unit::kFraction) : "") + "</td><td>";
       if (r.state == RunState::kFailed) {
@@ -447,9 +496,7 @@ struct ServeServer::Impl {
       }
       body += "</td></tr>";
     }
-    body += "</table>";
-    if (runs->empty()) body += "<p class=\"note\">No runs" + std::string(search.empty() ? " yet" : " match") + ".</p>";
-    return Html(200, "aiprof serve: runs", body);
+    return body + "</table>";
   }
 
   HttpResponse RunPage(int64_t id, bool api) {
@@ -630,27 +677,57 @@ struct ServeServer::Impl {
                                     "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc));
   }
 
+  // The baseline database if it exists (opened per request, never created);
+  // nullptr when there is none.
+  StatusOr<std::unique_ptr<BaselineStore>> Baselines() {
+    struct stat st{};
+    if (::stat(baselines_db.c_str(), &st) != 0) return std::unique_ptr<BaselineStore>();
+    return BaselineStore::Open(baselines_db);
+  }
+
+  // GET /cards, /api/cards: the knowledge cards with their measured gains.
+  HttpResponse Cards(bool api) {
+    StatusOr<std::unique_ptr<BaselineStore>> store = Baselines();
+    if (!store.ok()) return Failure(api, 500, store.status().message());
+    std::vector<KnowledgeCard> cards;
+    if (*store) {
+      StatusOr<std::vector<KnowledgeCard>> c = (*store)->RecentCards(kServeCardLimit);
+      if (!c.ok()) return Failure(api, 500, c.status().message());
+      cards = std::move(*c);
+    }
+    const render::Document doc = CardsToDocument(cards);
+    if (api) return Json(200, render::RenderJson(doc));
+    return Html(200, "Knowledge cards", "<p class=\"note\">Cards stored by <code>aiprof card</code> in " +
+                                            Esc(baselines_db) + ".</p>" + render::RenderHtmlBody(doc));
+  }
+
   // A service's validations from the baseline database (`aiprof validate
-  // --service` / `--baseline` write them), newest first; opened per request,
-  // never created.
+  // --service` / `--baseline` write them), newest first, and the team's
+  // knowledge cards; opened per request, never created.
   HttpResponse History(const std::string& service, bool api) {
     std::string body = "<h1>History</h1><div class=\"box\" data-go=\"/history\" id=\"history\">Service <input "
                        "data-param=\"service\" value=\"" + Esc(service) + "\"><button>Show</button></div><p class=\"note\">"
-                       "Validations stored by <code>aiprof validate --service NAME</code> or <code>--baseline NAME</code> in " +
-                       Esc(baselines_db) + ".</p>";
-    if (service.empty()) {
-      if (api) return JsonError(400, "give ?service=NAME");
-      return Html(200, "History", body);
-    }
-    struct stat st{};
+                       "Validations stored by <code>aiprof validate --service NAME</code> or <code>--baseline NAME</code>, "
+                       "knowledge cards by <code>aiprof card</code>, in " + Esc(baselines_db) + ".</p>";
+    if (service.empty() && api) return JsonError(400, "give ?service=NAME");
+    StatusOr<std::unique_ptr<BaselineStore>> store = Baselines();
+    if (!store.ok()) return Failure(api, 500, store.status().message());
     std::vector<ValidationRecord> records;
-    if (::stat(baselines_db.c_str(), &st) == 0) {
-      StatusOr<std::unique_ptr<BaselineStore>> store = BaselineStore::Open(baselines_db);
-      if (!store.ok()) return Failure(api, 500, store.status().message());
-      StatusOr<std::vector<ValidationRecord>> h = (*store)->History(service, kServeListLimit);
-      if (!h.ok()) return Failure(api, 500, h.status().message());
-      records = std::move(*h);
+    std::vector<KnowledgeCard> cards;
+    if (*store) {
+      if (!service.empty()) {
+        StatusOr<std::vector<ValidationRecord>> h = (*store)->History(service, kServeListLimit);
+        if (!h.ok()) return Failure(api, 500, h.status().message());
+        records = std::move(*h);
+      }
+      if (!api) {
+        StatusOr<std::vector<KnowledgeCard>> c = (*store)->RecentCards(kServeCardLimit);
+        if (!c.ok()) return Failure(api, 500, c.status().message());
+        cards = std::move(*c);
+      }
     }
+    const std::string cards_html = "<div id=\"cards\">" + render::RenderHtmlBody(CardsToDocument(cards)) + "</div>";
+    if (service.empty()) return Html(200, "History", body + cards_html);
     if (api) return Json(200, HistoryToJson(records));
     render::Document doc = HistoryToDocument(records);
     doc.title = "Validations of " + service;
@@ -671,14 +748,24 @@ struct ServeServer::Impl {
     for (const ValidationRecord& r : records) regressed += r.alert;
     return Html(200, "History of " + service, body + "<p id=\"history-summary\">" + std::to_string(records.size()) +
                                                   " validation(s), " + std::to_string(regressed) +
-                                                  " with a significant regression.</p>" + render::RenderHtmlBody(doc));
+                                                  " with a significant regression.</p>" + render::RenderHtmlBody(doc) +
+                                                  cards_html);
   }
 
-  // POST /api/runs?name=FILE: the body becomes LOGDIR/uploads/<ms>-<n>-FILE
-  // (written under a hidden name, then renamed), recorded and queued.
+  // POST /api/runs?name=FILE[&service=S][&tag=T]: the body becomes
+  // LOGDIR/uploads/<ms>-<pid>-<n>-FILE (written under a hidden name, then
+  // renamed), recorded with its name, service and tag in one statement, and
+  // queued.
   HttpResponse Upload(const HttpRequest& req) {
     if (req.body.empty()) return JsonError(400, "empty body: POST the trace file's bytes");
-    const std::string name = SafeFileName(QueryParam(req.query, "name").value_or("upload.json"));
+    const std::string given = QueryParam(req.query, "name").value_or("upload.json");
+    const std::string service = QueryParam(req.query, "service").value_or("");
+    const std::string tag = QueryParam(req.query, "tag").value_or("");
+    if (given.empty() || given.size() > kMaxNameBytes || service.size() > kMaxNameBytes || tag.size() > kMaxNameBytes) {
+      return JsonError(400, "name (1 to " + std::to_string(kMaxNameBytes) + " bytes), service and tag (at most " +
+                                std::to_string(kMaxNameBytes) + " bytes each)");
+    }
+    const std::string name = SafeFileName(given);
     const uint64_t seq = ++upload_seq;
     const std::string file = std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
                              std::to_string(seq) + "-" + name;
@@ -698,7 +785,7 @@ struct ServeServer::Impl {
     if (::stat(final_path.c_str(), &st) != 0) return JsonError(500, "cannot stat the upload");
     const std::string rel = "uploads/" + file;
     const int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    StatusOr<int64_t> id = index->Upsert(rel, static_cast<int64_t>(st.st_size), mtime);
+    StatusOr<int64_t> id = index->AddUpload(rel, static_cast<int64_t>(st.st_size), mtime, given, service, tag);
     if (!id.ok()) return JsonError(500, id.status().message());
     indexer->Notify();
     RunRow r;

@@ -10,6 +10,7 @@
 //   /runs/ID/query?sql=    read-only SQL over the run (src/query/)
 //   /compare?a=ID&b=ID     two runs through validation (verdicts, intervals)
 //   /history?service=S     a service's validations (aiprof validate --service)
+//                          and the team's knowledge cards (aiprof card)
 //   /api/...               the same documents as JSON (docs/serve.md)
 //
 // Every page goes through the page shell (src/render/page.h, one CSP).
@@ -32,6 +33,7 @@ inline constexpr size_t kServeSessionCache = 4;       // open runs kept
 inline constexpr size_t kServeQueueLimit = 256;       // requests waiting for a worker; more get 503
 inline constexpr size_t kServeMaxSqlBytes = 16 << 10;  // a query's text
 inline constexpr size_t kServeListLimit = 1000;       // runs per list
+inline constexpr size_t kServeCardLimit = 200;        // knowledge cards on the history page
 
 enum class TokenRole { kRead, kUpload };
 

@@ -1,14 +1,18 @@
-# Installs test/browser's npm packages (puppeteer-core, pinned by
-# package-lock.json) into DEST with `npm ci`, unless DEST already holds the
-# same lockfile's install. Run by the browser_npm_install test (a fixture).
-#   cmake -DSRC=<test/browser> -DDEST=<build/browser> -DNPM=<npm> -P install_modules.cmake
+# Installs a test folder's npm packages (test/browser: puppeteer-core;
+# test/mcp: @modelcontextprotocol/sdk; pinned by package-lock.json) into DEST
+# with `npm ci`, unless DEST already holds the same lockfile's install. Run by
+# the browser_npm_install and mcp_npm_install tests (fixtures).
+#   cmake -DSRC=<test/browser> -DDEST=<build/browser> -DNPM=<npm> [-DPACKAGE=<main package>] -P install_modules.cmake
+if(NOT PACKAGE)
+  set(PACKAGE puppeteer-core)
+endif()
 file(MAKE_DIRECTORY ${DEST})
 set(stamp ${DEST}/node_modules/.aiprof-lock)
 file(READ ${SRC}/package-lock.json lock)
 if(EXISTS ${stamp})
   file(READ ${stamp} installed)
-  if(installed STREQUAL lock AND EXISTS ${DEST}/node_modules/puppeteer-core/package.json)
-    message(STATUS "puppeteer-core already installed in ${DEST}")
+  if(installed STREQUAL lock AND EXISTS ${DEST}/node_modules/${PACKAGE}/package.json)
+    message(STATUS "${PACKAGE} already installed in ${DEST}")
     return()
   endif()
 endif()

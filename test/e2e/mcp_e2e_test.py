@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """aiprof mcp over stdio, driven as an MCP client does (JSON-RPC 2.0, one
 message per line): initialize, tools/list, load_trace, summary (its figures
-equal `aiprof summary --format json`), query, analyze, resources/list, and
-the errors: a path outside --allow, unknown tools and methods, bad
-arguments, a broken message, a failing query. The server must answer each
-and keep serving."""
+equal `aiprof summary --format json`), query, analyze, whatif (equal to
+`aiprof whatif`), resources/list, and the errors: a path outside --allow,
+unknown tools and methods, bad arguments, a broken message, a failing
+query. The server must answer each and keep serving."""
 import argparse
 import json
 import os
@@ -73,7 +73,7 @@ def main():
     r = c.call("tools/list")
     names = sorted(t["name"] for t in r["result"]["tools"])
     check(names == ["analyze", "diagnose", "diff", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
-                    "validate"],
+                    "validate", "whatif"],
           "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
 
@@ -127,6 +127,10 @@ def main():
                                         capture_output=True, check=True).stdout)
     check(r["result"]["structuredContent"] == cli_val and cli_val["overall"] == "improved",
           "validate equals aiprof validate (%s)" % r["result"]["content"][0]["text"])
+    check("prediction" in r["result"]["structuredContent"], "validate carries the prediction for the fix")
+    r = c.tool("validate", before=tb, after=ta, fix_id="no_such_fix")
+    check(r["result"]["isError"] is True and "no_such_fix" in r["result"]["content"][0]["text"],
+          "validate: an unknown fix id is a tool error: %r" % r["result"]["content"])
     check(c.tool("validate", before=tb)["error"]["code"] == -32602, "validate needs 'after'")
     check(c.tool("validate", before=tb, after=ta, alpha=2)["error"]["code"] == -32602, "validate: alpha range")
     # diff: the same pair, the document of aiprof diff as structured content.
@@ -139,6 +143,24 @@ def main():
     check(c.tool("diff", a=tb, b=ta, top=0)["error"]["code"] == -32602, "diff: top range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")
     check(r["result"]["isError"] is True, "validate: no samples of that unit is a tool error: %r" % r["result"]["content"])
+
+    # whatif: the scenarios of one call equal aiprof whatif on the same file;
+    # a clause matching nothing reproduces the measured steps.
+    scenarios = ["remove-idle data_loading", "scale aten:: 0.5", "remove no_such_op_anywhere"]
+    r = c.tool("whatif", trace=tb, scenario=scenarios)
+    cli_whatif = json.loads(subprocess.run([a.aiprof, "whatif", before, "--format", "json",
+                                            *sum((["--scenario", s] for s in scenarios), [])],
+                                           capture_output=True, check=True).stdout)
+    check(r["result"]["structuredContent"] == cli_whatif, "whatif equals aiprof whatif --format json")
+    same = r["result"]["structuredContent"]["scenarios"][2]
+    check(same["steady_steps"] > 0 and same["predicted_ns"] == same["measured_ns"] and
+          all(s["predicted_ns"] == s["measured_ns"] for s in same["steps"]), "whatif: no change, no gain")
+    check("time base: step wall time" in r["result"]["content"][0]["text"], "whatif text names its time base")
+    r = c.tool("whatif", trace=tid, scenario="scale aten::mm x")
+    check(r.get("error", {}).get("code") == -32602 and "FACTOR" in r["error"]["message"], "whatif: bad clause %r" % r)
+    check(c.tool("whatif", trace=tid, scenario=[])["error"]["code"] == -32602, "whatif: no scenario")
+    check(c.tool("whatif", trace=tid, scenario=["remove x"] * 17)["error"]["code"] == -32602, "whatif: 17 scenarios")
+    check(c.tool("whatif", trace=tid, scenario=[3])["error"]["code"] == -32602, "whatif: not strings")
 
     r = c.call("resources/list")
     check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t1", "aiprof://trace/t2", "aiprof://trace/t3"],

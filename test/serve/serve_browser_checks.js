@@ -1,13 +1,14 @@
 // `aiprof serve` in headless Chromium (Debian's, driven by puppeteer-core as
 // the other browser tests are): clicks through the runs list, a run with
-// hostile names, the search box, compare and the query page of a real
+// hostile names, the search box, compare, the query page, the runs grouped
+// by service and date, and the knowledge cards on the history page of a real
 // server on loopback. On every page: the shared CSP (test/browser/csp_check.js,
 // which also proves an injected script and handler do not run), no console
 // or page error, no dialog, no request to another origin. Screenshots go
 // beside --screenshots.
 //
 //   node serve_browser_checks.js --url http://127.0.0.1:PORT --screenshots DIR
-//        --hostile-run ID --a ID --b ID [--chromium PATH]
+//        --hostile-run ID --a ID --b ID --service NAME --fix TEXT [--chromium PATH]
 'use strict';
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -18,7 +19,7 @@ const cspCheck = require(path.join(__dirname, '..', 'browser', 'csp_check.js'));
 function parseArgs(argv) {
   const args = {chromium: '/usr/bin/chromium'};
   for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
-  for (const k of ['url', 'screenshots', 'hostile-run', 'a', 'b']) if (!args[k]) throw new Error(`--${k} is required`);
+  for (const k of ['url', 'screenshots', 'hostile-run', 'a', 'b', 'service', 'fix']) if (!args[k]) throw new Error(`--${k} is required`);
   return args;
 }
 
@@ -181,6 +182,31 @@ async function main() {
       assert.match(await page.$eval('#run-error', (e) => e.textContent), /truncated JSON/);
     });
     await checkCsp(t);
+
+    await t.check('runs grouped by service (the pushed one\'s hostile name as text), then by date by a click',
+                  async () => {
+      await page.goto(args.url + '/', {waitUntil: 'load'});
+      const heads = await page.$$eval('#runs h2.group', (hs) => hs.map((h) => h.textContent));
+      assert.ok(heads.some((h) => h.startsWith(`Service: ${args.service} (1 run)`)), heads.join(' | '));
+      assert.ok(heads[heads.length - 1].startsWith('Service: (no service)'), heads.join(' | '));
+      assert.equal(await page.$$eval('main img', (x) => x.length), 0, 'no <img> from a service name');
+      await clickTo('#grouping a[href="/?group=date"]');
+      const dates = await page.$$eval('#runs h2.group', (hs) => hs.map((h) => h.dataset.group));
+      assert.ok(dates.length >= 1 && dates.every((d) => /^\d{4}-\d{2}-\d{2}$/.test(d)), dates.join(' | '));
+      assert.ok((await page.$$eval('#runs tr[data-run]', (x) => x.length)) >= 5);
+    });
+    await checkCsp(t);
+    await shot('runs_by_date');
+
+    await t.check('history lists the knowledge cards with their measured change, the hostile fix as text', async () => {
+      await clickTo('nav a[href="/history"]');
+      const cells = await page.$$eval('#cards td', (tds) => tds.map((td) => td.textContent));
+      assert.ok(cells.includes(args.fix), cells.join(' | '));
+      assert.ok(cells.some((c) => /^[−-]\d+(\.\d+)?%$/.test(c)), 'a measured change in percent: ' + cells.join(' | '));
+      assert.equal(await page.$$eval('main img', (x) => x.length), 0, 'no <img> from a card');
+    });
+    await checkCsp(t);
+    await shot('history_cards');
     await new Promise((r) => setTimeout(r, 200));
   } finally {
     await browser.close();

@@ -397,13 +397,28 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
   return id;
 }
 
+namespace {
+// A card's columns and its prediction, if it has one (ReadCard's order).
+constexpr char kCardColumns[] =
+    "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, statistic, unit, higher_is_better, before_label, "
+    "after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
+    "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
+    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
+}  // namespace
+
+StatusOr<std::vector<KnowledgeCard>> BaselineStore::RecentCards(size_t limit) {
+  Stmt q(db_, (std::string(kCardColumns) + "ORDER BY id DESC LIMIT ?").c_str());
+  if (!q.ok()) return Error("cannot prepare");
+  q.Int(1, limit == 0 ? -1 : static_cast<int64_t>(limit));
+  std::vector<KnowledgeCard> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(ReadCard(q));
+  if (rc != SQLITE_DONE) return Error("cannot read the cards");
+  return out;
+}
+
 StatusOr<std::vector<KnowledgeCard>> BaselineStore::Cards(std::string_view bottleneck) {
-  Stmt q(db_,
-         "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, statistic, unit, higher_is_better, before_label, "
-         "after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
-         "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
-         "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns FROM cards LEFT JOIN card_predictions p ON p.card_id = id "
-         "WHERE bottleneck = ? ORDER BY id DESC");
+  Stmt q(db_, (std::string(kCardColumns) + "WHERE bottleneck = ? ORDER BY id DESC").c_str());
   if (!q.ok()) return Error("cannot prepare");
   q.Text(1, std::string(bottleneck));
   std::vector<KnowledgeCard> out;

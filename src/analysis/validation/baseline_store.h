@@ -65,6 +65,8 @@ class BaselineStore {
   StatusOr<int64_t> SaveCard(const KnowledgeCard& card);
   // Cards with this bottleneck (case-insensitive), newest first.
   StatusOr<std::vector<KnowledgeCard>> Cards(std::string_view bottleneck);
+  // Every card, newest first (at most `limit`; all when 0).
+  StatusOr<std::vector<KnowledgeCard>> RecentCards(size_t limit);
 
   const std::string& path() const { return path_; }
 
