@@ -374,9 +374,9 @@ struct AnalysisResults::Slots {
 namespace {
 
 template <typename T, typename F>
-const T& Once(Slot<T>& slot, const char* phase, F&& compute) {
+const T& Once(const std::string& prefix, Slot<T>& slot, const char* phase, F&& compute) {
   std::call_once(slot.once, [&] {
-    ScopedPhase timed(phase);
+    ScopedPhase timed(prefix, phase);
     slot.value.emplace(compute());
   });
   return *slot.value;
@@ -391,14 +391,14 @@ AnalysisResults::AnalysisResults(const Trace& trace, AnalyzeOptions options)
 AnalysisResults::~AnalysisResults() = default;
 
 const AnalysisWindow& AnalysisResults::window() {
-  return Once(slots_->window, "analysis.window", [&] { return ComputeAnalysisWindow(trace_, options_.warmup_steps); });
+  return Once(options_.phase_prefix, slots_->window, "analysis.window", [&] { return ComputeAnalysisWindow(trace_, options_.warmup_steps); });
 }
 const Summary& AnalysisResults::summary() {
-  return Once(slots_->summary, "analysis.summary", [&] { return ComputeSummary(trace_); });
+  return Once(options_.phase_prefix, slots_->summary, "analysis.summary", [&] { return ComputeSummary(trace_); });
 }
 const GapsResult& AnalysisResults::gaps() {
   const AnalysisWindow& w = window();
-  return Once(slots_->gaps, "analysis.breakdown", [&] {
+  return Once(options_.phase_prefix, slots_->gaps, "analysis.breakdown", [&] {
     GapsOptions o;
     o.window = &w;
     o.keep_all_gaps = options_.keep_all_gaps;
@@ -408,7 +408,7 @@ const GapsResult& AnalysisResults::gaps() {
 const GapsResult& AnalysisResults::all_gaps() {
   if (options_.keep_all_gaps) return gaps();
   const AnalysisWindow& w = window();
-  return Once(slots_->all_gaps, "analysis.breakdown_all_gaps", [&] {
+  return Once(options_.phase_prefix, slots_->all_gaps, "analysis.breakdown_all_gaps", [&] {
     GapsOptions o;
     o.window = &w;
     o.keep_all_gaps = true;
@@ -416,47 +416,47 @@ const GapsResult& AnalysisResults::all_gaps() {
   });
 }
 const LaunchStats& AnalysisResults::launches() {
-  return Once(slots_->launches, "analysis.launches", [&] { return ComputeLaunchStats(trace_); });
+  return Once(options_.phase_prefix, slots_->launches, "analysis.launches", [&] { return ComputeLaunchStats(trace_); });
 }
 const MemcpyStats& AnalysisResults::memcpy() {
-  return Once(slots_->memcpy, "analysis.memcpy", [&] { return ComputeMemcpyStats(trace_); });
+  return Once(options_.phase_prefix, slots_->memcpy, "analysis.memcpy", [&] { return ComputeMemcpyStats(trace_); });
 }
 const LayoutResult& AnalysisResults::layout() {
-  return Once(slots_->layout, "analysis.layout", [&] { return ComputeLayoutConversions(trace_); });
+  return Once(options_.phase_prefix, slots_->layout, "analysis.layout", [&] { return ComputeLayoutConversions(trace_); });
 }
 const FusionResult& AnalysisResults::fusion() {
   const AnalysisWindow& w = window();
-  return Once(slots_->fusion, "analysis.fusion", [&] { return ComputeFusionCandidates(trace_, &w); });
+  return Once(options_.phase_prefix, slots_->fusion, "analysis.fusion", [&] { return ComputeFusionCandidates(trace_, &w); });
 }
 const LongTailResult& AnalysisResults::long_tail() {
   const AnalysisWindow& w = window();
-  return Once(slots_->long_tail, "analysis.long_tail", [&] { return ComputeLongTails(trace_, &w); });
+  return Once(options_.phase_prefix, slots_->long_tail, "analysis.long_tail", [&] { return ComputeLongTails(trace_, &w); });
 }
 const StepStats& AnalysisResults::steps() {
   const AnalysisWindow& w = window();
-  return Once(slots_->steps, "analysis.steps", [&] { return ComputeStepStats(trace_, &w); });
+  return Once(options_.phase_prefix, slots_->steps, "analysis.steps", [&] { return ComputeStepStats(trace_, &w); });
 }
 const StepStats& AnalysisResults::all_steps() {
-  return Once(slots_->all_steps, "analysis.steps_all", [&] { return ComputeStepStats(trace_); });
+  return Once(options_.phase_prefix, slots_->all_steps, "analysis.steps_all", [&] { return ComputeStepStats(trace_); });
 }
 const MemoryResult& AnalysisResults::memory() {
-  return Once(slots_->memory, "analysis.memory", [&] { return ComputeMemoryPeaks(trace_); });
+  return Once(options_.phase_prefix, slots_->memory, "analysis.memory", [&] { return ComputeMemoryPeaks(trace_); });
 }
 const std::vector<MemorySeries>& AnalysisResults::memory_series() {
-  return Once(slots_->memory_series, "analysis.memory_series",
+  return Once(options_.phase_prefix, slots_->memory_series, "analysis.memory_series",
               [&] { return ComputeMemorySeries(trace_, kMemorySeriesPoints); });
 }
 const KernelClassResult& AnalysisResults::kernel_classes() {
-  return Once(slots_->kernel_classes, "analysis.kernels", [&] { return ComputeKernelClasses(trace_); });
+  return Once(options_.phase_prefix, slots_->kernel_classes, "analysis.kernels", [&] { return ComputeKernelClasses(trace_); });
 }
 const LlmPhasesResult& AnalysisResults::llm_phases() {
-  return Once(slots_->llm_phases, "analysis.llm", [&] { return ComputeLlmPhases(trace_); });
+  return Once(options_.phase_prefix, slots_->llm_phases, "analysis.llm", [&] { return ComputeLlmPhases(trace_); });
 }
 const CommunicationResult& AnalysisResults::communication() {
-  return Once(slots_->communication, "analysis.communication", [&] { return ComputeCommunication(trace_); });
+  return Once(options_.phase_prefix, slots_->communication, "analysis.communication", [&] { return ComputeCommunication(trace_); });
 }
 const PipelineResult& AnalysisResults::pipeline() {
-  return Once(slots_->pipeline, "analysis.pipeline", [&] { return ComputePipelineStages(trace_); });
+  return Once(options_.phase_prefix, slots_->pipeline, "analysis.pipeline", [&] { return ComputePipelineStages(trace_); });
 }
 const CriticalPathResult& AnalysisResults::critical_path() {
   const AnalysisWindow& w = window();
@@ -467,7 +467,7 @@ const CriticalPathResult& AnalysisResults::critical_path() {
     ranks = trace_.tracks.rank[t] != trace_.tracks.rank[0];
   }
   const CrossRankResult* cross = ranks ? &communication().cross : nullptr;
-  return Once(slots_->critical_path, "analysis.critical_path", [&] {
+  return Once(options_.phase_prefix, slots_->critical_path, "analysis.critical_path", [&] {
     CriticalPathOptions o;
     o.window = &w;
     o.cross = cross;
@@ -475,7 +475,7 @@ const CriticalPathResult& AnalysisResults::critical_path() {
   });
 }
 const RooflineResult& AnalysisResults::roofline() {
-  return Once(slots_->roofline, "analysis.roofline", [&] {
+  return Once(options_.phase_prefix, slots_->roofline, "analysis.roofline", [&] {
     Slots::Roofline r;
     r.device = ResolveDevice(trace_, options_.device, options_.devices_file, &r.problem);
     r.result = ComputeRoofline(trace_, r.device ? &*r.device : nullptr);
@@ -493,7 +493,7 @@ const std::string& AnalysisResults::roofline_problem() {
 
 const AttributionResult& AnalysisResults::attribution() {
   const AnalysisWindow& w = window();
-  return Once(slots_->attribution, "analysis.attribution", [&] { return ComputeAttribution(trace_, &w); });
+  return Once(options_.phase_prefix, slots_->attribution, "analysis.attribution", [&] { return ComputeAttribution(trace_, &w); });
 }
 
 AnalysisReport RunAnalyses(AnalysisResults& results) {

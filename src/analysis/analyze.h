@@ -49,6 +49,10 @@ struct AnalyzeOptions {
   // Leading warm-up steps left out of impacts; -1 detects them
   // (src/analysis/window/analysis_window.h).
   int warmup_steps = -1;
+  // Prefixed to the --timing phases of this trace's analyses, rules and
+  // diagnosis ("before." for the before run of report --before), so each
+  // run's phases read once.
+  std::string phase_prefix;
   // Gaps: also keep every gap (GapsOptions::keep_all_gaps), for a front end
   // that draws them (the timeline view, the report that embeds it).
   bool keep_all_gaps = false;

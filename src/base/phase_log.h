@@ -22,6 +22,9 @@ std::vector<std::pair<std::string, double>> TakePhaseLog();
 class ScopedPhase {
  public:
   explicit ScopedPhase(const char* name) : name_(name), start_(std::chrono::steady_clock::now()) {}
+  // `prefix` + `name`: phases of a second run in one command ("before.").
+  ScopedPhase(const std::string& prefix, const char* name)
+      : name_(prefix + name), start_(std::chrono::steady_clock::now()) {}
   ~ScopedPhase() {
     LogPhase(name_, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
   }
@@ -29,7 +32,7 @@ class ScopedPhase {
   ScopedPhase& operator=(const ScopedPhase&) = delete;
 
  private:
-  const char* name_;
+  std::string name_;
   std::chrono::steady_clock::time_point start_;
 };
 

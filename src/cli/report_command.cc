@@ -103,7 +103,9 @@ class ReportCommand : public Command {
       validation = Validate(before.samples, after, ValidationOptions{});
       if (before.trace) {
         // The prediction made for the before run, for the fix this run applied.
-        std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, session->options());
+        SessionOptions before_options = session->options();
+        before_options.analyze.phase_prefix = "before.";
+        std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, before_options);
         ASSIGN_OR_RETURN(validation->prediction, CheckPrediction(*b, *session, fix_id_));
       }
     }

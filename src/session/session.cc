@@ -40,7 +40,7 @@ const AnalysisReport& AnalysisSession::analyses() {
 StatusOr<const std::vector<Rule>*> AnalysisSession::rules() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!rules_) {
-    ScopedPhase timed("rules");
+    ScopedPhase timed(options_.analyze.phase_prefix, "rules");
     rules_.emplace([&]() -> StatusOr<std::vector<Rule>> {
       std::vector<Rule> rules;
       if (!options_.no_builtin_rules) {
@@ -63,7 +63,7 @@ StatusOr<const Diagnosis*> AnalysisSession::diagnosis() {
   const MetricSet& m = metrics();
   std::lock_guard<std::mutex> lock(mu_);
   if (!diagnosis_) {
-    ScopedPhase timed("diagnose");
+    ScopedPhase timed(options_.analyze.phase_prefix, "diagnose");
     diagnosis_.emplace(Diagnose(*trace_, m, *rules));
   }
   return &*diagnosis_;
@@ -74,7 +74,7 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
   const MetricSet& m = metrics();
   std::lock_guard<std::mutex> lock(mu_);
   if (!suggestions_) {
-    ScopedPhase timed("suggest");
+    ScopedPhase timed(options_.analyze.phase_prefix, "suggest");
     SuggestResult s = Suggest(*d, m, options_.suggest);
     std::string db = options_.db;
     if (db.empty()) {
@@ -87,7 +87,7 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
       for (const SuggestionOutcome& o : *list) scenarios |= !o.suggestion->scenario.empty();
     }
     if (scenarios) {
-      ScopedPhase sim("simulate suggestions");
+      ScopedPhase sim(options_.analyze.phase_prefix, "simulate suggestions");
       SimulateSuggestions(*trace_, results_.critical_path(), &s);
     }
     if (options_.attach_history) {
