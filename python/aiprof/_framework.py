@@ -10,12 +10,12 @@ imports and aligns the same way. A process that has not imported torch
 answers ENOTSUP for torch: torch is never imported here.
 
 The same request starts a sampler of the process's Python frames
-(_PythonSampler), in every Python process: perf sees only the interpreter
+(aiprof/_pysampler.py, shared with aiprof trace's start-up hook), in every Python process: perf sees only the interpreter
 (_PyEval_EvalFrameDefault), so the monitor's capture puts these stacks in
 place of its frames (src/capture/host_trace.cc, the splice `aiprof trace`
 uses for its start-up hook's samples) and the incident names the Python
 function that took the time. It writes `dir/python/py-<pid>.txt` in the
-start-up hook's format (src/capture/torch_hook.py, _AiprofPythonSampler) at
+start-up hook's format at
 AIPROF_PY_SAMPLE_HZ (200 by default; 0 turns it off) and stops with the
 framework layer, before the monitor reads the samples.
 """
@@ -26,103 +26,16 @@ import sys
 import threading
 import time
 
+from aiprof._pysampler import PythonSampler
+
 _state = {'prof': None, 'sync': [], 'kineto': False, 'sampler': None}
-
-# Distinct stacks kept per deep trace; past it, samples are not written (a
-# process whose stacks never repeat must not grow without bound), and the
-# count is said on stderr.
-_MAX_NODES = 200000
-
-
-class _PythonSampler:
-    """The Python frames of every thread, `hz` times a second, into `path` as
-    "F id parent line function<TAB>file" (each distinct stack node once) and
-    "S monotonic_ns native_tid node" lines: the format aiprof's capture reads
-    (ReadPythonSamples). It needs the GIL, so it sees a busy thread when that
-    thread lets the GIL go (every 5 ms switch interval at most)."""
-
-    def __init__(self, path, hz):
-        self.period = 1.0 / hz
-        self.pid = os.getpid()
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        self.out = open(path, 'w')
-        self.nodes = {}
-        self.lines = []
-        self.dropped = 0
-        self.lock = threading.Lock()
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self.run, name='aiprof-pysampler', daemon=True)
-        self.thread.start()
-
-    def node(self, frame):
-        chain = []
-        while frame is not None:
-            chain.append(frame)
-            frame = frame.f_back
-        parent = 0
-        for f in reversed(chain):
-            code = f.f_code
-            key = (parent, code.co_filename, code.co_name, f.f_lineno)
-            nid = self.nodes.get(key)
-            if nid is None:
-                if len(self.nodes) >= _MAX_NODES:
-                    return 0
-                nid = len(self.nodes) + 1
-                self.nodes[key] = nid
-                self.lines.append('F %d %d %d %s\t%s\n' % (nid, parent, f.f_lineno or 0,
-                                                          code.co_name.replace('\t', ' ').replace('\n', ' '),
-                                                          code.co_filename.replace('\t', ' ').replace('\n', ' ')))
-            parent = nid
-        return parent
-
-    def run(self):
-        me = threading.get_ident()
-        try:  # the OS thread's name, so that the monitor leaves this thread's samples out of a request's
-            import ctypes
-            ctypes.CDLL(None).prctl(15, b'aiprof-pysample', 0, 0, 0)  # PR_SET_NAME
-        except Exception:
-            pass
-        next_flush = time.monotonic() + 1.0
-        while not self.stopped.is_set() and os.getpid() == self.pid:
-            with self.lock:
-                now_ns = time.monotonic_ns()
-                natives = {t.ident: t.native_id for t in threading.enumerate()}
-                for ident, frame in sys._current_frames().items():
-                    if ident == me or ident not in natives:
-                        continue
-                    nid = self.node(frame)
-                    if nid == 0:
-                        self.dropped += 1
-                        continue
-                    self.lines.append('S %d %d %d\n' % (now_ns, natives[ident], nid))
-                if time.monotonic() >= next_flush:
-                    self.flush()
-                    next_flush = time.monotonic() + 1.0
-            self.stopped.wait(self.period)
-
-    def flush(self):
-        if self.lines:
-            self.out.write(''.join(self.lines))
-            self.out.flush()
-            self.lines = []
-
-    def stop(self):
-        self.stopped.set()
-        self.thread.join(timeout=2.0)
-        with self.lock:
-            self.flush()
-            if self.dropped:
-                sys.stderr.write('aiprof: %d Python samples not written for aiprof monitor: more than %d distinct '
-                                 'stack nodes\n' % (self.dropped, _MAX_NODES))
-            self.out.close()
-
 
 def _start_sampler(out_dir):
     hz = float(os.environ.get('AIPROF_PY_SAMPLE_HZ', '200') or 0)
     if hz <= 0 or _state['sampler'] is not None:
         return False
     path = os.path.join(out_dir, 'python', 'py-%d.txt' % os.getpid())
-    _state['sampler'] = _PythonSampler(path, min(hz, 1000.0))
+    _state['sampler'] = PythonSampler(path, min(hz, 1000.0))
     return True
 
 

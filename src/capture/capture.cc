@@ -197,6 +197,9 @@ class Session {
       std::ofstream hook(dir_ + "/hook/sitecustomize.py");
       hook << TorchHookSource();
       if (!hook) return ErrStatus("cannot write " + dir_ + "/hook/sitecustomize.py");
+      std::ofstream sampler(dir_ + "/hook/aiprof_pysampler.py");
+      sampler << PythonSamplerSource();
+      if (!sampler) return ErrStatus("cannot write " + dir_ + "/hook/aiprof_pysampler.py");
     }
     return OkStatus();
   }

@@ -76,6 +76,9 @@ Status MeasureTorchOffset(const Trace& torch_trace, const std::string& sync_path
 
 // The sitecustomize.py written for the framework layer (src/capture/torch_hook.py).
 const char* TorchHookSource();
+// python/aiprof/_pysampler.py (the Python-frame sampler the aiprof package
+// uses too), written beside the hook as aiprof_pysampler.py.
+const char* PythonSamplerSource();
 
 }  // namespace aiprof
 

@@ -27,7 +27,8 @@ class TraceBuilder;
 enum class UnwindMode : uint8_t { kFramePointer, kDwarf, kAuto };
 
 // The Python stacks the capture hook sampled in a Python program
-// (src/capture/torch_hook.py, _AiprofPythonSampler): interned stack nodes
+// (python/aiprof/_pysampler.py, run by src/capture/torch_hook.py and by the
+// aiprof package for aiprof monitor): interned stack nodes
 // and, per thread, (time, leaf node) in time order.
 struct PythonSamples {
   struct Node {

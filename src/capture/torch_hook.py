@@ -307,96 +307,17 @@ def _aiprof_start(torch):
     atexit.register(profiler.stop)
 
 
-class _AiprofPythonSampler:
-    """The Python frames of every thread, AIPROF_PY_SAMPLE_HZ times a second.
-
-    perf's samples of a Python program show the interpreter's C frames
-    (_PyEval_EvalFrameDefault), not the program's functions; Debian's Python
-    3.11 has no perf trampolines. So a daemon thread of the program's own
-    reads sys._current_frames() and writes, to
-    $AIPROF_CAPTURE_DIR/python/py-<pid>.txt, each distinct stack once as a
-    chain of nodes ("F id parent line function<TAB>file") and each sample as
-    "S monotonic_ns native_tid node". aiprof puts the Python stack nearest
-    in time on each perf sample of the same thread, in place of its
-    interpreter frames (docs/capture.md). The thread needs the GIL to read
-    the frames, so a stack is taken when the running thread lets the GIL go
-    (at most every switch interval, 5 ms): it names the Python function the
-    thread is in, not the instant.
-    """
-
-    def __init__(self, hz):
-        import threading
-        import time
-        self.period = 1.0 / hz
-        self.time = time
-        self.threading = threading
-        self.pid = os.getpid()
-        out_dir = os.path.join(os.environ['AIPROF_CAPTURE_DIR'], 'python')
-        os.makedirs(out_dir, exist_ok=True)
-        self.out = open(os.path.join(out_dir, 'py-%d.txt' % self.pid), 'w')
-        self.nodes = {}
-        self.lines = []
-        self.stopped = False
-        self.thread = threading.Thread(target=self.run, name='aiprof-pysampler', daemon=True)
-        self.thread.start()
-
-    def node(self, frame):
-        # Interned root-first: (parent, file, function, line) -> id.
-        chain = []
-        while frame is not None:
-            chain.append(frame)
-            frame = frame.f_back
-        parent = 0
-        for f in reversed(chain):
-            code = f.f_code
-            key = (parent, code.co_filename, code.co_name, f.f_lineno)
-            nid = self.nodes.get(key)
-            if nid is None:
-                nid = len(self.nodes) + 1
-                self.nodes[key] = nid
-                self.lines.append('F %d %d %d %s\t%s\n' % (nid, parent, f.f_lineno or 0,
-                                                          code.co_name.replace('\t', ' ').replace('\n', ' '),
-                                                          code.co_filename.replace('\t', ' ').replace('\n', ' ')))
-            parent = nid
-        return parent
-
-    def run(self):
-        me = self.threading.get_ident()
-        next_flush = self.time.monotonic() + 1.0
-        while not self.stopped and os.getpid() == self.pid:
-            now_ns = self.time.monotonic_ns()
-            natives = {t.ident: t.native_id for t in self.threading.enumerate()}
-            for ident, frame in sys._current_frames().items():
-                if ident == me or ident not in natives:
-                    continue
-                self.lines.append('S %d %d %d\n' % (now_ns, natives[ident], self.node(frame)))
-            if self.time.monotonic() >= next_flush:
-                self.flush()
-                next_flush = self.time.monotonic() + 1.0
-            self.time.sleep(self.period)
-
-    def flush(self):
-        if self.lines:
-            self.out.write(''.join(self.lines))
-            self.out.flush()
-            self.lines = []
-
-    def stop(self):
-        if self.stopped or os.getpid() != self.pid:
-            return
-        self.stopped = True
-        self.thread.join(timeout=1.0)
-        self.flush()
-        self.out.close()
-
-
 def _aiprof_start_python_sampler():
     hz = float(os.environ.get('AIPROF_PY_SAMPLE_HZ', '0') or 0)
     if hz <= 0:
         return
     import atexit
     try:
-        sampler = _AiprofPythonSampler(min(hz, 1000.0))
+        # aiprof writes python/aiprof/_pysampler.py beside this file as
+        # aiprof_pysampler.py: one sampler for aiprof trace and aiprof monitor.
+        from aiprof_pysampler import PythonSampler
+        out = os.path.join(os.environ['AIPROF_CAPTURE_DIR'], 'python', 'py-%d.txt' % os.getpid())
+        sampler = PythonSampler(out, min(hz, 1000.0))
     except Exception as e:  # the program runs on without Python frames
         sys.stderr.write('aiprof: Python frames not sampled: %s\n' % e)
         return

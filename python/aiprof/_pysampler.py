@@ -1,0 +1,111 @@
+"""The Python frames of every thread, sampled by a thread of the program's own.
+
+perf's samples of a Python program show the interpreter's C frames
+(_PyEval_EvalFrameDefault), not the program's functions; Debian's Python 3.11
+has no perf trampolines. So a daemon thread reads sys._current_frames() `hz`
+times a second and writes, to `path`, each distinct stack once as a chain of
+nodes ("F id parent line function<TAB>file") and each sample as
+"S monotonic_ns native_tid node". aiprof puts the Python stack nearest in time
+on each perf sample of the same thread, in place of its interpreter frames
+(src/capture/host_trace.cc; docs/capture.md). The thread needs the GIL to
+read the frames, so a stack is taken when the running thread lets the GIL go
+(at most every switch interval, 5 ms): it names the Python function the
+thread is in, not the instant.
+
+One source for both users: the aiprof package imports it (aiprof monitor's
+deep trace, python/aiprof/_framework.py), and `aiprof trace` writes this file
+as aiprof_pysampler.py beside its start-up hook (src/capture/torch_hook.py),
+which imports it from there. Standard library only.
+"""
+import os
+import sys
+import threading
+import time
+
+# Distinct stack nodes kept; past it, samples are not written (a process whose
+# stacks never repeat must not grow without bound), and the count is said on
+# stderr at stop.
+MAX_NODES = 200000
+
+
+class PythonSampler:
+    def __init__(self, path, hz, max_nodes=MAX_NODES):
+        self.period = 1.0 / hz
+        self.pid = os.getpid()
+        self.max_nodes = max_nodes
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.out = open(path, 'w')
+        self.nodes = {}
+        self.lines = []
+        self.dropped = 0
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run, name='aiprof-pysampler', daemon=True)
+        self.thread.start()
+
+    def node(self, frame):
+        # Interned root-first: (parent, file, function, line) -> id; 0 when full.
+        chain = []
+        while frame is not None:
+            chain.append(frame)
+            frame = frame.f_back
+        parent = 0
+        for f in reversed(chain):
+            code = f.f_code
+            key = (parent, code.co_filename, code.co_name, f.f_lineno)
+            nid = self.nodes.get(key)
+            if nid is None:
+                if len(self.nodes) >= self.max_nodes:
+                    return 0
+                nid = len(self.nodes) + 1
+                self.nodes[key] = nid
+                self.lines.append('F %d %d %d %s\t%s\n' % (nid, parent, f.f_lineno or 0,
+                                                          code.co_name.replace('\t', ' ').replace('\n', ' '),
+                                                          code.co_filename.replace('\t', ' ').replace('\n', ' ')))
+            parent = nid
+        return parent
+
+    def run(self):
+        me = threading.get_ident()
+        try:  # the OS thread's name, so that the monitor leaves this thread's samples out of a request's
+            import ctypes
+            ctypes.CDLL(None).prctl(15, b'aiprof-pysample', 0, 0, 0)  # PR_SET_NAME
+        except Exception:
+            pass
+        next_flush = time.monotonic() + 1.0
+        while not self.stopped.is_set() and os.getpid() == self.pid:
+            with self.lock:
+                now_ns = time.monotonic_ns()
+                natives = {t.ident: t.native_id for t in threading.enumerate()}
+                for ident, frame in sys._current_frames().items():
+                    if ident == me or ident not in natives:
+                        continue
+                    nid = self.node(frame)
+                    if nid == 0:
+                        self.dropped += 1
+                        continue
+                    self.lines.append('S %d %d %d\n' % (now_ns, natives[ident], nid))
+                if time.monotonic() >= next_flush:
+                    self.flush()
+                    next_flush = time.monotonic() + 1.0
+            self.stopped.wait(self.period)
+
+    def flush(self):
+        if self.lines:
+            self.out.write(''.join(self.lines))
+            self.out.flush()
+            self.lines = []
+
+    def stop(self):
+        # A forked child inherits the object, not the thread: only the
+        # process that started it writes its file.
+        if self.stopped.is_set() or os.getpid() != self.pid:
+            return
+        self.stopped.set()
+        self.thread.join(timeout=2.0)
+        with self.lock:
+            self.flush()
+            if self.dropped:
+                sys.stderr.write('aiprof: %d Python samples not written: more than %d distinct stack nodes\n'
+                                 % (self.dropped, self.max_nodes))
+            self.out.close()
