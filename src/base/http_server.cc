@@ -117,6 +117,22 @@ HttpResponse TextResponse(int status, std::string body) {
   return r;
 }
 
+std::string PercentEncode(std::string_view in) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : in) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+        c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 bool PercentDecode(const std::string& in, std::string* out) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {

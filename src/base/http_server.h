@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -133,6 +134,9 @@ HttpResponse TextResponse(int status, std::string body);
 std::optional<std::string> QueryParam(const std::string& query, const std::string& key);
 // Percent-decoding ('+' is a space); false on a malformed escape.
 bool PercentDecode(const std::string& in, std::string* out);
+// Percent-encodes a query-string value: all but RFC 3986's unreserved
+// characters (A-Z a-z 0-9 - . _ ~).
+std::string PercentEncode(std::string_view in);
 
 }  // namespace aiprof
 

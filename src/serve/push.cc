@@ -16,6 +16,8 @@
 #include <fstream>
 #include <thread>
 
+#include "src/base/http_server.h"
+
 namespace aiprof {
 namespace {
 
@@ -74,22 +76,6 @@ StatusOr<ServerUrl> ParseServer(const std::string& text) {
   if (!AllOf(u.prefix, "/-._~")) return ErrStatus(where + ": the path may hold letters, digits and / - . _ ~ only");
   u.origin = "http://" + hostport;
   return u;
-}
-
-// Percent-encodes everything but RFC 3986's unreserved characters.
-std::string UrlEncode(std::string_view s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (AllOf(std::string_view(reinterpret_cast<const char*>(&c), 1), "-._~")) {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
 }
 
 std::string Errno() { return std::strerror(errno); }
@@ -337,9 +323,9 @@ StatusOr<PushResult> PushRun(const PushOptions& o) {
     ~Closer() { ::close(fd); }
   } closer{fd};
   const std::string name = o.name.empty() ? std::filesystem::path(o.file).filename().string() : o.name;
-  std::string target = u.prefix + "/api/runs?name=" + UrlEncode(name);
-  if (!o.service.empty()) target += "&service=" + UrlEncode(o.service);
-  if (!o.tag.empty()) target += "&tag=" + UrlEncode(o.tag);
+  std::string target = u.prefix + "/api/runs?name=" + PercentEncode(name);
+  if (!o.service.empty()) target += "&service=" + PercentEncode(o.service);
+  if (!o.tag.empty()) target += "&tag=" + PercentEncode(o.tag);
   const std::string auth = o.token.empty() ? "" : "Authorization: Bearer " + o.token + "\r\n";
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const std::string head = "POST " + target + " HTTP/1.1\r\nHost: " + u.origin.substr(7) +

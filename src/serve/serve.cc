@@ -172,22 +172,6 @@ std::string RunJson(const RunRow& r) {
          "}";
 }
 
-// Percent-encodes a query-string value (all but RFC 3986's unreserved characters).
-std::string UrlEncodeParam(std::string_view s) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-        c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 std::string Fmt(double v, render::Unit u) { return render::FormatQuantity(v, u); }
 
@@ -452,7 +436,7 @@ struct ServeServer::Impl {
                        "<input type=\"hidden\" data-param=\"group\" value=\"" + Esc(group_text) + "\"><button>Search</button></div> "
                        "<div class=\"box\" data-go=\"/compare\" id=\"compare\">Compare run <input data-param=\"a\" size=\"4\"> "
                        "with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div><p id=\"grouping\">Group by:";
-    const std::string q = search.empty() ? "" : "&amp;q=" + Esc(UrlEncodeParam(search));
+    const std::string q = search.empty() ? "" : "&amp;q=" + Esc(PercentEncode(search));
     for (const char* g : {"service", "tag", "date", "none"}) {
       body += ParseRunGrouping(g) == grouping ? std::string(" <b>") + g + "</b>"
                                               : std::string(" <a href=\"/?group=") + g + q + "\">" + g + "</a>";
