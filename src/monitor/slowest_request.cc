@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string_view>
 
 namespace aiprof {
@@ -59,8 +60,10 @@ SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
     if (c == kNoCallsite || c >= cs.size()) continue;
     ++r.samples;
     seen.clear();
+    bool python = false;
     for (size_t guard = 0; c != kNoCallsite && c < cs.size() && guard < 4096; c = cs.parent[c], ++guard) {
       std::string_view key = t.Str(cs.frame[c]);
+      python |= cs.kind[c] == FrameKind::kPython;
       if (cs.kind[c] == FrameKind::kPython && key.ends_with(')')) {
         const size_t colon = key.rfind(':');
         if (colon != std::string_view::npos) key = key.substr(0, colon);
@@ -72,6 +75,7 @@ SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
       ++o.names[cs.frame[c].raw];
       ++o.depths[cs.depth[c]];
     }
+    r.python_samples += python ? 1 : 0;
   }
   std::vector<std::pair<uint32_t, const OnStack*>> chain;  // (depth, function) on at least half the stacks
   for (const auto& [key, o] : on_stack) {
@@ -106,11 +110,13 @@ SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns
                     [&](uint32_t a, uint32_t b) {
                       return t.slices.dur_ns[a] != t.slices.dur_ns[b] ? t.slices.dur_ns[a] > t.slices.dur_ns[b] : a < b;
                     });
+  std::optional<SlowestRequest> with_samples;
   for (size_t k = 0; k < n; ++k) {
     SlowestRequest r = DescribeRequest(t, requests[k]);
-    if (r.samples > 0) return r;
+    if (r.python_samples > 0) return r;
+    if (r.samples > 0 && !with_samples) with_samples = std::move(r);
   }
-  return DescribeRequest(t, requests[0]);
+  return with_samples ? *with_samples : DescribeRequest(t, requests[0]);
 }
 
 std::string DescribeSlowest(const SlowestRequest& r) {

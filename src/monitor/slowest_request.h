@@ -24,6 +24,7 @@ struct SlowestRequest {
   std::string name, thread;
   int64_t ts_ns = 0, dur_ns = 0;
   uint64_t samples = 0;
+  uint64_t python_samples = 0;  // of them, with a Python frame (the capture's splice)
   std::vector<std::pair<std::string, double>> path;  // function, share of the samples
 };
 
@@ -32,7 +33,10 @@ struct SlowestRequest {
 // but aiprof's own threads (named "aiprof-…"). Python frames (the capture's
 // "function (file.py:line)") count as one function whatever their line and
 // are named with the line seen most often; the path is ordered by each
-// function's most frequent depth.
+// function's most frequent depth. Slowest first among the requests whose
+// samples hold Python frames, when any does (a Python service: the frame
+// sampler starts with the deep trace, a little after its window opens, and
+// under load later still), else among those with samples.
 SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns);
 
 // One line: name, duration, thread, the function that took the time, the path.
