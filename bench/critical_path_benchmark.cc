@@ -3,7 +3,7 @@
 // summary time). Inputs: the shipped CPU sample (AIPROF_SAMPLE_TRACE) and the
 // ResNet50 GPU trace of ../shared/fixtures (AIPROF_BENCH_GPU_TRACE overrides
 // it), each imported once. Run the two families interleaved:
-//   build/bench/aiprof_benchmarks --benchmark_filter='CriticalPath|SummaryOf'
+//   build/bench/aiprof_benchmarks --benchmark_filter='CriticalPath|WhatIfReplay|SummaryOf'
 //     --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true  (one line)
 // Figures in README.md ("Performance").
 #include <benchmark/benchmark.h>
@@ -14,6 +14,7 @@
 
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/whatif/whatif.h"
 #include "src/importers/common/importer_registry.h"
 
 namespace aiprof {
@@ -46,6 +47,21 @@ void BM_CriticalPath(benchmark::State& state) {
   state.counters["slices"] = static_cast<double>(t->slices.size());
 }
 BENCHMARK(BM_CriticalPath)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// The what-if replay alone (the graph built once outside the loop), for a
+// scenario that changes every data-loading span: one replay per suggestion.
+void BM_WhatIfReplay(benchmark::State& state) {
+  const Trace* t = Input(static_cast<int>(state.range(0)));
+  if (t == nullptr) return state.SkipWithError("input trace not found");
+  const CriticalPathResult path = ComputeCriticalPath(*t);
+  const Scenario sc = ParseScenario("remove-idle data_loading").value();
+  for (auto _ : state) {
+    WhatIfResult r = PredictWhatIf(*t, path, sc);
+    benchmark::DoNotOptimize(r.predicted_ns);
+  }
+  state.counters["slices"] = static_cast<double>(t->slices.size());
+}
+BENCHMARK(BM_WhatIfReplay)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_SummaryOf(benchmark::State& state) {
   const Trace* t = Input(static_cast<int>(state.range(0)));
