@@ -249,9 +249,11 @@ std::string DiagnosisToJson(const DiagnosisReport& r) {
     if (o.simulation) {
       const SimulatedGain& g = *o.simulation;
       s += fmt::format(", \"simulation\": {{\"scenario\": {}, \"time_base\": \"steady step wall time\", \"steps\": {}, "
-                       "\"measured_step_ms\": {}, \"predicted_step_ms\": {}, \"predicted_interval_ms\": [{}, {}]}}",
+                       "\"measured_step_ms\": {}, \"predicted_step_ms\": {}, \"predicted_interval_ms\": [{}, {}], "
+                       "\"history_cases\": {}, \"uncorrected_step_ms\": {}}}",
                        JsonString(g.scenario), g.steps, g.measured_ns / 1e6, g.predicted_ns / 1e6, g.predicted_lo_ns / 1e6,
-                       g.predicted_hi_ns / 1e6);
+                       g.predicted_hi_ns / 1e6, g.history_cases,
+                       (g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6);
     }
     if (o.history) {
       s += fmt::format(", \"history\": {{\"gain\": {}, \"ci_low\": {}, \"ci_high\": {}, \"card\": {}}}",

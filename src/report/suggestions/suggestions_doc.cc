@@ -67,6 +67,8 @@ Tree Outcome(const SuggestionOutcome& o) {
     Tree& iv = sim.Set("predicted_interval_ms", Tree::List());
     iv.Push(Tree::Number(g.predicted_lo_ns / 1e6));
     iv.Push(Tree::Number(g.predicted_hi_ns / 1e6));
+    sim.Set("history_cases", Tree::Number(static_cast<double>(g.history_cases)));
+    sim.Set("uncorrected_step_ms", Tree::Number((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
   } else {
     m.Set("scenario", Tree::String(s.scenario));
   }
