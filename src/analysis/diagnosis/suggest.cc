@@ -122,7 +122,7 @@ std::string GainOrigin(const SuggestionOutcome& o) {
   }
   if (o.gain_source == kGainFromCards) return "measured by knowledge cards";
   return o.suggestion->scenario.empty() ? "prior: impact x efficacy (no scenario simulates this fix from a trace)"
-                                        : "prior: impact x efficacy (the scenario could not be replayed: no steady step)";
+                                        : "prior: impact x efficacy (the scenario is not replayed: the trace has no steady steps)";
 }
 
 void RankSuggestions(SuggestResult* result) {

@@ -53,6 +53,10 @@ void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome
 }
 
 void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result) {
+  // Without steps the "step" is the whole trace, start-up and idle between
+  // captures included: a scenario that removes idle would claim most of it.
+  const bool steps = std::any_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.number >= 0; });
+  if (!steps) return;
   std::map<std::string, std::optional<SimulatedGain>> done;
   auto simulate = [&](const std::string& text) -> const std::optional<SimulatedGain>& {
     auto it = done.find(text);

@@ -16,7 +16,8 @@ namespace aiprof {
 // Simulates every kept and excluded suggestion with a scenario (each
 // distinct scenario replayed once) and re-ranks the kept ones
 // (RankSuggestions). Needs `path` built with its graph (the session's).
-// A trace without steady steps leaves the priors in place.
+// A trace without steps (its one "step" would be the whole trace, start-up
+// and idle included) or without steady steps leaves the priors in place.
 void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result);
 
 // The gain interval of a simulation: 1 - predicted/measured at the ends of
