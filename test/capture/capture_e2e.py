@@ -260,10 +260,19 @@ def case_train(args):
     # The script prints its own CLOCK_MONOTONIC right after each
     # optimizer.step returns, which is just after the hook began the next
     # step: print k lies inside ProfilerStep#k, and the last after them all.
+    # Each chunk's times come through its own clock-sync marks (a
+    # record_function span timed with time.monotonic_ns), whose offset is
+    # known to within the mark's own duration: under a loaded run a print
+    # made microseconds after a step began can land that much before it
+    # (seen once in a loaded full ctest run: 21 of 22). Tolerance 2 ms: a
+    # print in the wrong step would miss by a whole step (about 40 ms here).
+    tol = 2_000_000
     printed = [int(line.split()[2]) for line in d['stdout'].splitlines() if line.startswith('step ')]
-    inside = sum(1 for p, s in zip(printed, steps) if s['ts'] <= p < s['ts'] + s['dur'])
-    check(len(printed) == 23 and inside == 22 and printed[-1] >= steps[-1]['ts'] + steps[-1]['dur'],
-          'train: the script\'s own step times fall in the steps aiprof wrote (%d of 22)' % inside)
+    miss = [max(s['ts'] - p, p - (s['ts'] + s['dur']), 0) for p, s in zip(printed, steps)]
+    inside = sum(1 for m in miss if m <= tol)
+    check(len(printed) == 23 and inside == 22 and printed[-1] >= steps[-1]['ts'] + steps[-1]['dur'] - tol,
+          'train: the script\'s own step times fall in the steps aiprof wrote (%d of 22 within %d us; worst miss %d ns)'
+          % (inside, tol // 1000, max(miss) if miss else -1))
     # Ops of every chunk lie on the same clock: each aten::addmm of a step
     # inside that step.
     addmm = [o for o in ops if o['slice'] == 'aten::addmm']
