@@ -196,6 +196,22 @@ TEST(ChromeJsonImporterTest, TimesOutOfRangeAreCountedNotSummed) {
   EXPECT_EQ(DiagCount(*b, "time_out_of_range"), 1u);
 }
 
+// Hand-made from the input libFuzzer found (CI, stop 31): a tid past the
+// range of int64 as a double was an undefined cast; now a malformed id (the
+// slice keeps its pid's default thread), and a 64-bit unsigned id keeps its bits.
+TEST(ChromeJsonImporterTest, IdsOutOfInt64RangeAreNotAnUndefinedCast) {
+  TempDir dir;
+  std::string path = dir.Write("ids.json", R"({"traceEvents": [
+{"ph": "X", "name": "huge", "pid": 1, "tid": 2.56851e+19, "ts": 1, "dur": 1},
+{"ph": "X", "name": "nan-ish", "pid": -1e300, "tid": 1, "ts": 2, "dur": 1},
+{"ph": "X", "name": "u64", "pid": 1, "tid": 18446744073709551615, "ts": 3, "dur": 1},
+{"ph": "X", "name": "frac", "pid": 1, "tid": 7.9, "ts": 4, "dur": 1}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 4u);
+}
+
 // The scanner keeps no recursion stack, and simdjson's On-Demand API does not
 // descend into an arg it only copies, so 100k levels import as one JSON arg.
 TEST(ChromeJsonImporterTest, DeeplyNestedArgsImportWithoutRecursion) {

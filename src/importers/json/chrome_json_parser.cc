@@ -268,8 +268,17 @@ class ChromeJsonEventParser {
       *out = IdValue::Num(n);
       return true;
     }
+    uint64_t u;
+    if (!v.get_uint64().get(u)) {
+      // An id past INT64_MAX (a 64-bit hash) keeps its bits: ids are names.
+      *out = IdValue::Num(static_cast<int64_t>(u));
+      return true;
+    }
+    // A fractional or exponent id ("tid": 1.5e3) is truncated when it fits;
+    // one out of range or not finite is malformed, not an undefined cast.
     double d;
     if (v.get_double().get(d)) return false;
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return false;
     *out = IdValue::Num(static_cast<int64_t>(d));
     return true;
   }
