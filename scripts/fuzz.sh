@@ -7,6 +7,10 @@
 # A crash, leak, timeout (10 s per input) or out-of-memory (2 GiB) fails the
 # run; the input is kept under build-fuzz/crashes/<fuzzer>/ — make it a
 # regression test beside the importer. A longer run: bench/fuzz_long.sh.
+# The mutation seed is fixed (AIPROF_FUZZ_SEED), and the corpus starts from the
+# seeds each time, so a run explores a prefix of what a longer run with the same
+# seed explores: run `scripts/fuzz.sh 600` before landing and CI (15 s, slower
+# machine) meets no input that run did not.
 #   scripts/fuzz.sh [SECONDS] [FUZZER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -96,11 +100,13 @@ status=0
 for fuzzer in "${FUZZERS[@]}"; do
   corpus=build-fuzz/corpus/$fuzzer
   crashes=build-fuzz/crashes/$fuzzer
+  [ "${AIPROF_FUZZ_KEEP_CORPUS:-0}" = 1 ] || rm -rf "$corpus"
   mkdir -p "$corpus" "$crashes"
   echo "== $fuzzer: ${SECONDS_EACH}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan.supp \
        "build-fuzz/$fuzzer" "$corpus" "$SEEDS/$fuzzer" -max_total_time="$SECONDS_EACH" -timeout=10 \
+         -seed="${AIPROF_FUZZ_SEED:-20261202}" \
          -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
          >"build-fuzz/$fuzzer.log" 2>&1; then
     echo "FAILED: $fuzzer (log: build-fuzz/$fuzzer.log; inputs: $crashes/)"
