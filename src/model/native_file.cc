@@ -258,9 +258,9 @@ Status CheckColumn(const char* table, const ColumnInfo& info, const ChunkedVecto
   if (ok) return OkStatus();
   for (size_t row = 0; row < column.size(); ++row) {
     uint64_t v = RawValue(column[row]);
-    if (v < limit && RefOk(info.ref, v, row, b)) continue;
-    return r.Corrupt(std::string(table) + " " + std::to_string(row) + " refers outside its tables (" + info.name +
-                     " = " + std::to_string(v) + ")");
+    std::string where = std::string(table) + " " + std::to_string(row) + ": " + info.name + " = " + std::to_string(v);
+    if (v >= limit) return r.Corrupt(where + " is not one of its values");
+    if (!RefOk(info.ref, v, row, b)) return r.Corrupt(where + " refers outside its table");
   }
   return OkStatus();
 }
