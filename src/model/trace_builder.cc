@@ -292,18 +292,23 @@ void TraceBuilder::SortSlices() {
     uint32_t track;
     uint32_t index;
   };
-  std::vector<Key> keys(s.size());
-  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {s.ts_ns[i], -s.dur_ns[i], s.track[i], i};
   auto less = [](const Key& a, const Key& b) {
     if (a.track != b.track) return a.track < b.track;
     if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
     if (a.neg_dur_ns != b.neg_dur_ns) return a.neg_dur_ns < b.neg_dur_ns;
     return a.index < b.index;
   };
+  // Importers that add slices in order (the SDK's, per thread) need no keys:
+  // check the columns first.
+  bool sorted = true;
+  for (uint32_t i = 1; i < s.size() && sorted; ++i) {
+    sorted = !less({s.ts_ns[i], -s.dur_ns[i], s.track[i], i}, {s.ts_ns[i - 1], -s.dur_ns[i - 1], s.track[i - 1], i - 1});
+  }
+  std::vector<Key> keys(sorted ? 0 : s.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {s.ts_ns[i], -s.dur_ns[i], s.track[i], i};
   // The order is total (index breaks ties), so the result is the same for
   // any thread count.
   const size_t threads = WorkerThreads();
-  bool sorted = std::is_sorted(keys.begin(), keys.end(), less);
   std::vector<uint32_t> order(sorted ? 0 : keys.size());
   // Only the order is kept of the sorted keys.
   if (!sorted) ParallelSortEmit(&keys, less, threads, [&order](size_t i, const Key& k) { order[i] = k.index; });

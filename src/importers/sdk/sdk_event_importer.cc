@@ -220,20 +220,25 @@ class SdkDecoder {
     return static_cast<int64_t>(static_cast<uint64_t>(h.base_ns) + (ticks < 0 ? -ns : ns));
   }
 
-  StatusOr<StringId> Name(uint32_t thread, uint64_t index) {
-    if (index >= f_.strings.size()) {
-      return ErrStatus(path_ + ": corrupt SDK event file: thread " + std::to_string(thread) + " names string " +
-                       std::to_string(index) + " of " + std::to_string(f_.strings.size()));
-    }
+  // The name at string `index` (interned on first use); false when the
+  // index is past the table (BadName() says so).
+  bool Name(uint64_t index, StringId* out) {
+    if (index >= string_ids_.size()) return false;
     StringId& id = string_ids_[index];
     if (id.raw == kNone) id = b_->Intern(f_.strings[index]);
-    return id;
+    *out = id;
+    return true;
   }
-  StatusOr<StringId> NodeName(uint32_t thread, uint64_t index) {
-    RETURN_IF_ERROR(Name(thread, index).status());
+  bool NodeName(uint64_t index, StringId* out) {
+    if (index >= node_ids_.size()) return false;
     StringId& id = node_ids_[index];
     if (id.raw == kNone) id = b_->Intern("node:" + std::string(f_.strings[index]));
-    return id;
+    *out = id;
+    return true;
+  }
+  Status BadName(uint32_t thread, uint64_t index) const {
+    return ErrStatus(path_ + ": corrupt SDK event file: thread " + std::to_string(thread) + " names string " +
+                     std::to_string(index) + " of " + std::to_string(f_.strings.size()));
   }
 
   // Closes the innermost open entry of class `cls` at `ts`; entries above it
@@ -254,7 +259,8 @@ class SdkDecoder {
   }
 
   Status NamedEvent(uint32_t thread, const Event& pending, const Event& name_event, const std::vector<OpenEntry>& stack) {
-    ASSIGN_OR_RETURN(StringId name, Name(thread, name_event.payload));
+    StringId name;
+    if (!Name(name_event.payload, &name)) return BadName(thread, name_event.payload);
     int64_t ts = ToNs(sdkrt::TicksOf(pending));
     if (sdkrt::TypeOf(pending) == sdkrt::kRequestBegin) {
       uint32_t anchor = stack.empty() ? kNone : stack.back().slice;
@@ -273,6 +279,7 @@ class SdkDecoder {
     const ThreadStream& view = f_.threads[thread];
     std::vector<SliceRec>& slices = slices_[thread];
     std::vector<OpenEntry> stack;
+    slices.reserve(view.count / 2);  // a begin and an end per slice, mostly
     const bool ring_loss = view.overwritten > 0;
     ring_loss_ = ring_loss_ || ring_loss;
     bool has_pending = false;  // an event waiting for its kExtName
@@ -298,10 +305,10 @@ class SdkDecoder {
           StringId name;
           uint8_t cls;
           if (type == sdkrt::kSpanBegin) {
-            ASSIGN_OR_RETURN(name, Name(thread, e.payload));
+            if (!Name(e.payload, &name)) return BadName(thread, e.payload);
             cls = 0;
           } else if (type == sdkrt::kNodeBegin) {
-            ASSIGN_OR_RETURN(name, NodeName(thread, e.payload));
+            if (!NodeName(e.payload, &name)) return BadName(thread, e.payload);
             cls = 1;
           } else {
             char text[40];
@@ -327,7 +334,8 @@ class SdkDecoder {
           break;
         }
         case sdkrt::kMark: {
-          ASSIGN_OR_RETURN(StringId name, Name(thread, e.payload));
+          StringId name;
+          if (!Name(e.payload, &name)) return BadName(thread, e.payload);
           instants_.push_back(InstantRec{ts, name, thread});
           break;
         }
