@@ -5,7 +5,7 @@
 // the model: tracks, slices, steps, requests' lanes and flows are made at
 // load time, by the same builder as every other format's.
 //
-// The file (little-endian; docs/sdk.md, "The event file"):
+// The file (little-endian; docs/sdk.md, "The file"):
 //   "AIPROFS\n"                                8 bytes (kEventFileMagic)
 //   u32 version (kEventFileVersion), u32 bytes per event (16)
 //   i64 pid, i32 rank (-1: none), u32 clock (1: TSC ticks, 0: nanoseconds)
