@@ -217,6 +217,33 @@ TEST(SdkEventImporter, RequestsTakeTheLaneFreeLongest) {
   EXPECT_EQ(t.flows.size(), 0u);  // no span open at either end
 }
 
+// Clock ties reorder slices (longest first): a request's flow still joins
+// the spans that were open, at their places after the sort. Hand-made: A
+// [10, 10] (empty), B [10, 30] holding the request's begin at 15, C [20, 25]
+// holding its end at 22; begin order A, B, C, sorted B, A, C.
+TEST(SdkEventImporter, RequestFlowsFollowTheirSlicesThroughTheSort) {
+  EventFileBuilder b;
+  b.Thread(1, "t")
+      .Named(kSpanBegin, 10, "A").Ev(kSpanEnd, 10)
+      .Named(kSpanBegin, 10, "B")
+      .Ev(kRequestBegin, 15, 5).Named(kExtName, 15, "r")
+      .Named(kSpanBegin, 20, "C")
+      .Ev(kRequestEnd, 22, 5)
+      .Ev(kSpanEnd, 25)
+      .Ev(kSpanEnd, 30);
+  testing::TempDir dir;
+  auto r = Import(b.Bytes(), &dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  ASSERT_EQ(t.slices.size(), 4u);
+  EXPECT_EQ(t.Str(t.slices.name[0]), "B");
+  EXPECT_EQ(t.Str(t.slices.name[1]), "A");
+  EXPECT_EQ(t.Str(t.slices.name[2]), "C");
+  ASSERT_EQ(t.flows.size(), 1u);
+  EXPECT_EQ(t.flows.from_slice[0], 0u);  // B
+  EXPECT_EQ(t.flows.to_slice[0], 2u);    // C
+}
+
 TEST(SdkEventImporter, BadFilesAreClearErrors) {
   testing::TempDir dir;
   std::string good = TwoThreads().Bytes();
