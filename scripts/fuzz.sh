@@ -19,7 +19,7 @@ SECONDS_EACH=${1:-15}
 shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
-ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer
+ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
      sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
@@ -31,7 +31,7 @@ cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/build-fuzz/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,ascend_pt,msprof,nsys_sqlite,native_file,sample_file,rules_yaml,digest}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -84,6 +84,12 @@ if [ -x build/aiprof ]; then
   mkdir -p build-fuzz/digests
   build/aiprof cluster map test/data/alexnet_a100_kineto.json.gz -o build-fuzz/digests >/dev/null 2>&1 || true
   cp build-fuzz/digests/*.digest "$SEEDS/digest_fuzzer/" 2>/dev/null || true
+fi
+# SDK event files: what the SDK's test program writes (when built).
+if [ -x build/test/sdk_c_program ]; then
+  for mode in "steps 3" "requests 4" misuse; do
+    AIPROF_OUTPUT="$SEEDS/sdk_event_fuzzer/${mode%% *}.aiprof" build/test/sdk_c_program $mode >/dev/null 2>&1 || true
+  done
 fi
 
 # Validation samples: one of each kind the reader knows.
