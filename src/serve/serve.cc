@@ -1,5 +1,6 @@
 #include "src/serve/serve.h"
 
+#include <fcntl.h>
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <variant>
 
 #include "src/analysis/validation/baseline_store.h"
@@ -166,6 +169,66 @@ std::string SafeFileName(const std::string& name) {
   return out.empty() ? "upload" : out;
 }
 
+// An upload's body, written to a hidden file in the uploads folder as it
+// arrives (on the HTTP server's thread), so the server never holds it
+// whole. Kept only when the handler renames it into place (Keep); a refused,
+// failed or broken-off upload's file is removed with the sink.
+class UploadSink : public BodySink {
+ public:
+  static StatusOr<std::shared_ptr<UploadSink>> Create(const std::string& dir, const std::string& hidden_name) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    auto sink = std::shared_ptr<UploadSink>(new UploadSink((fs::path(dir) / hidden_name).string()));
+    sink->fd_ = ::open(sink->path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);  // data, never executable
+    if (sink->fd_ < 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    return sink;
+  }
+  ~UploadSink() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (!kept_) ::unlink(path_.c_str());
+  }
+  Status Write(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return OkStatus();
+  }
+  // Closes the file and renames it to `final_path`; the file is then kept.
+  Status Keep(const std::string& final_path) {
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    if (::rename(path_.c_str(), final_path.c_str()) != 0) {
+      return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    }
+    kept_ = true;
+    return OkStatus();
+  }
+
+ private:
+  explicit UploadSink(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+  int fd_ = -1;
+  bool kept_ = false;
+};
+
+// Removes the hidden files of uploads that broke off when a server died
+// (untouched for 10 minutes: a live upload writes at least every 120 s, its
+// body deadline). Another server on the same logdir keeps its live ones.
+void RemoveStaleUploadParts(const std::string& dir) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(".upload-", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".part") continue;
+    std::error_code e;
+    const auto mtime = fs::last_write_time(it->path(), e);
+    if (!e && now - mtime > std::chrono::minutes(10)) fs::remove(it->path(), e);
+  }
+}
+
 std::string RunJson(const RunRow& r) {
   return "{\"id\": " + std::to_string(r.id) + ", \"path\": " + JsonString(r.path) +
          ", \"state\": " + JsonString(RunStateName(r.state)) + ", \"error\": " + JsonString(r.error) +
@@ -302,8 +365,28 @@ struct ServeServer::Impl {
                          (parts.size() == 4 && parts[0] == "api" && parts[1] == "runs" && parts[3] == "name");
       if (!upload && !small) return TextResponse(405, "POST only on /api/runs, /api/rescan and /api/runs/ID/name\n");
       *max_body = upload ? options.max_upload_bytes : kMaxSmallBodyBytes;
+      if (upload) {  // refused from the headers, before any of the body travels
+        const std::string given = QueryParam(head.query, "name").value_or("upload.json");
+        const std::string service = QueryParam(head.query, "service").value_or("");
+        const std::string tag = QueryParam(head.query, "tag").value_or("");
+        if (given.empty() || given.size() > kMaxNameBytes || service.size() > kMaxNameBytes ||
+            tag.size() > kMaxNameBytes) {
+          return JsonError(400, "name (1 to " + std::to_string(kMaxNameBytes) + " bytes), service and tag (at most " +
+                                    std::to_string(kMaxNameBytes) + " bytes each)");
+        }
+      }
     }
     return std::nullopt;
+  }
+
+  // An upload's body goes to a hidden file in the uploads folder as it
+  // arrives; other bodies (at most kMaxSmallBodyBytes) stay in memory.
+  StatusOr<std::shared_ptr<BodySink>> OpenBodySink(const HttpRequest& head) {
+    if (head.method != "POST" || head.path != "/api/runs") return std::shared_ptr<BodySink>();
+    const std::string hidden = ".upload-" + std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
+                               std::to_string(++upload_seq) + ".part";
+    ASSIGN_OR_RETURN(std::shared_ptr<UploadSink> sink, UploadSink::Create(uploads_dir, hidden));
+    return std::shared_ptr<BodySink>(std::move(sink));
   }
 
   void Handle(HttpRequest request, HttpServer::Responder respond) {
@@ -736,35 +819,23 @@ struct ServeServer::Impl {
                                                   cards_html);
   }
 
-  // POST /api/runs?name=FILE[&service=S][&tag=T]: the body becomes
-  // LOGDIR/uploads/<ms>-<pid>-<n>-FILE (written under a hidden name, then
-  // renamed), recorded with its name, service and tag in one statement, and
-  // queued.
+  // POST /api/runs?name=FILE[&service=S][&tag=T]: the body, already
+  // written to a hidden file as it arrived (OpenBodySink), becomes
+  // LOGDIR/uploads/<ms>-<pid>-<n>-FILE by a rename, is recorded with its
+  // name, service and tag in one statement, and queued.
   HttpResponse Upload(const HttpRequest& req) {
-    if (req.body.empty()) return JsonError(400, "empty body: POST the trace file's bytes");
+    auto* sink = dynamic_cast<UploadSink*>(req.body_sink.get());
+    if (!sink) return JsonError(500, "internal error: the upload was not stored");
+    if (req.body_bytes == 0) return JsonError(400, "empty body: POST the trace file's bytes");
     const std::string given = QueryParam(req.query, "name").value_or("upload.json");
     const std::string service = QueryParam(req.query, "service").value_or("");
     const std::string tag = QueryParam(req.query, "tag").value_or("");
-    if (given.empty() || given.size() > kMaxNameBytes || service.size() > kMaxNameBytes || tag.size() > kMaxNameBytes) {
-      return JsonError(400, "name (1 to " + std::to_string(kMaxNameBytes) + " bytes), service and tag (at most " +
-                                std::to_string(kMaxNameBytes) + " bytes each)");
-    }
     const std::string name = SafeFileName(given);
     const uint64_t seq = ++upload_seq;
     const std::string file = std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
                              std::to_string(seq) + "-" + name;
-    std::error_code ec;
-    fs::create_directories(uploads_dir, ec);
-    const std::string tmp = (fs::path(uploads_dir) / ("." + file + ".part")).string();
     const std::string final_path = (fs::path(uploads_dir) / file).string();
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
-      if (!out.good()) return JsonError(500, "cannot store the upload");
-    }
-    ::chmod(tmp.c_str(), 0640);  // data, never executable
-    fs::rename(tmp, final_path, ec);
-    if (ec) return JsonError(500, "cannot store the upload: " + ec.message());
+    if (Status s = sink->Keep(final_path); !s.ok()) return JsonError(500, s.message());
     struct stat st{};
     if (::stat(final_path.c_str(), &st) != 0) return JsonError(500, "cannot stat the upload");
     const std::string rel = "uploads/" + file;
@@ -814,6 +885,7 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   if (ec || !fs::is_directory(logdir)) return ErrStatus("--logdir " + options.logdir + ": not a folder");
   impl->logdir = logdir.string();
   impl->uploads_dir = (logdir / "uploads").string();
+  RemoveStaleUploadParts(impl->uploads_dir);
   if (!options.baselines_db.empty()) {
     impl->baselines_db = options.baselines_db;
   } else {
@@ -839,6 +911,7 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   http.limits.max_body_bytes = kMaxSmallBodyBytes;
   http.limits.body_timeout_ns = 120'000'000'000;  // an upload of 64 MiB over a slow link
   Impl* p = impl.get();
+  http.open_body_sink = [p](const HttpRequest& head) { return p->OpenBodySink(head); };
   ASSIGN_OR_RETURN(impl->http, HttpServer::Start(
                                    http, [p](const HttpRequest& head, size_t* max) { return p->Admit(head, max); },
                                    [p](HttpRequest r, HttpServer::Responder respond) { p->Handle(std::move(r), std::move(respond)); }));
