@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <list>
 #include <mutex>
@@ -570,32 +571,56 @@ struct ServeServer::Impl {
     auto ready = ReadyRun(id, api);
     if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
     const RunRow& row = std::get<RunRow>(ready);
-    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
-    if (!run.ok()) return Failure(api, 500, run.status().message());
-    std::lock_guard<std::mutex> lock((*run)->mu);
-    StatusOr<const ReportData*> report = ReportOf(run->get());
-    if (!report.ok()) return Failure(api, 500, report.status().message());
-    const render::Document doc = RunToDocument(row, **report);
-    if (api) return Json(200, render::RenderJson(doc));
+    std::string json, html;
+    if (std::optional<StoredRunPage> stored = StoredPage(row)) {
+      json = stored->JsonWithTitle(row.name);
+      if (!api) html = stored->HtmlWithTitle(row.name);
+    } else {
+      StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+      if (!run.ok()) return Failure(api, 500, run.status().message());
+      std::lock_guard<std::mutex> lock((*run)->mu);
+      StatusOr<const ReportData*> report = ReportOf(run->get());
+      if (!report.ok()) return Failure(api, 500, report.status().message());
+      const render::Document doc = RunToDocument(row, **report);
+      json = render::RenderJson(doc);
+      html = render::RenderHtmlBody(doc);
+    }
+    if (api) return Json(200, std::move(json));
     const std::string sid = std::to_string(id);
     std::string body = "<p><a href=\"/runs/" + sid + "/report\">Full report</a> · <a href=\"/runs/" + sid +
                        "/timeline\">Timeline</a> · <a href=\"/runs/" + sid + "/flame\">Flame graph</a> · <a href=\"/runs/" +
                        sid + "/topology\">Topology</a> · <a href=\"/runs/" + sid + "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
                        "<div class=\"box\" data-go=\"/compare\" id=\"compare\"><input type=\"hidden\" data-param=\"a\" value=\"" +
                        sid + "\">Compare with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
-    return Html(200, row.name, body + render::RenderHtmlBody(doc));
+    return Html(200, row.name, body + html);
+  }
+
+  // The run's page as stored at conversion (docs/serve.md), if there is one
+  // built with the knowledge cards there are now.
+  std::optional<StoredRunPage> StoredPage(const RunRow& row) {
+    const std::string path = (fs::path(cache_dir) / (std::to_string(row.id) + ".run")).string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::optional<StoredRunPage> page = ParseStoredRunPage(text);
+    if (!page || page->cards != CardsFingerprint(baselines_db)) return std::nullopt;
+    return page;
   }
 
   HttpResponse Report(int64_t id) {
     auto ready = ReadyRun(id, false);
     if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    if (std::optional<StoredRunPage> stored = StoredPage(std::get<RunRow>(ready))) {
+      r.body = std::move(stored->report_html);
+      return r;
+    }
     StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
     if (!run.ok()) return Failure(false, 500, run.status().message());
     std::lock_guard<std::mutex> lock((*run)->mu);
     StatusOr<const ReportData*> report = ReportOf(run->get());
     if (!report.ok()) return Failure(false, 500, report.status().message());
-    HttpResponse r;
-    r.content_type = "text/html; charset=utf-8";
     r.body = ReportToHtml(**report);  // the report's own page shell and CSP meta
     return r;
   }
@@ -902,6 +927,7 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   io.cache_dir = impl->cache_dir;
   io.threads = options.index_threads;
   io.scan_interval_ms = options.scan_interval_ms;
+  io.baselines_db = impl->baselines_db;
   impl->indexer = std::make_unique<Indexer>(impl->index.get(), io);
   for (int i = 0; i < std::max(1, options.request_threads); ++i) impl->workers.emplace_back([p = impl.get()] { p->Work(); });
   HttpServer::Options http;

@@ -264,6 +264,26 @@ def run_tests(exe, data, fixtures, tmp):
         evil = by_path.get(evil_name, {})
         check(evil.get("state") == "ready", "the hostile-named trace is ready")
 
+        # A run's page is stored at conversion (cache/<id>.run): served
+        # without analysing, it equals the page computed when the stored one
+        # is gone, as JSON and as HTML, for the hostile-named trace too.
+        cache = os.path.join(logdir, ".aiprof-serve", "cache")
+        for run in (conv, evil):
+            stored_json, stored_html = http(port, "/api/runs/%d" % run["id"])[1], http(port, "/runs/%d" % run["id"])[1]
+            stored_report = http(port, "/runs/%d/report" % run["id"])[1]
+            page_file = os.path.join(cache, "%d.run" % run["id"])
+            had = os.path.exists(page_file)
+            if had:
+                os.remove(page_file)
+            live_json, live_html = http(port, "/api/runs/%d" % run["id"])[1], http(port, "/runs/%d" % run["id"])[1]
+            live_report = http(port, "/runs/%d/report" % run["id"])[1]
+            stamp = re.compile(r"at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")  # the report says when it was written
+            stored_report, live_report = stamp.sub("at T", stored_report), stamp.sub("at T", live_report)
+            check(had and stored_json == live_json and stored_html == live_html and stored_report == live_report
+                  and "<html" in stored_report
+                  and json.loads(stored_json)["title"] == run["name"],
+                  "run %d's stored pages equal the pages computed again (JSON, HTML, report)" % run["id"])
+
         # Pages escape every trace string and file name.
         s, page, hdr = http(port, "/")
         check(s == 200 and re.search(r'<head><meta charset="utf-8">\s*<meta http-equiv="Content-Security-Policy" '
@@ -388,6 +408,12 @@ def run_tests(exe, data, fixtures, tmp):
         found = rows(port, q="nightly")
         check(s == 200 and [(x["id"], x["name"], x["tag"]) for x in found] == [(conv["id"], "<base> run", "nightly")],
               "a run is named and tagged, and found by its tag")
+        s2, _, _ = http(port, "/api/runs/%d/name?name=%s" % (res["id"], urllib.parse.quote("<renamed> & stored")), "POST", b"")
+        s, body, _ = http(port, "/api/runs/%d" % res["id"])
+        s3, page, _ = http(port, "/runs/%d" % res["id"])
+        check(s2 == 200 and os.path.exists(os.path.join(cache, "%d.run" % res["id"]))
+              and json.loads(body)["title"] == "<renamed> & stored" and "<h1>&lt;renamed&gt; &amp; stored</h1>" in page,
+              "a renamed run's stored page carries its new name, escaped")
         # Rescan picks up a new file.
         shutil.copy(convnet, os.path.join(logdir, "team a", "later.json"))
         s, _, _ = http(port, "/api/rescan", "POST", b"")
