@@ -34,6 +34,7 @@
 #include "src/render/units.h"
 #include "src/report/page/report_data.h"
 #include "src/report/validation/validation_report.h"
+#include "src/serve/compare_timeline.h"
 #include "src/serve/indexer.h"
 #include "src/serve/run_document.h"
 #include "src/serve/run_index.h"
@@ -424,7 +425,10 @@ struct ServeServer::Impl {
     }
     if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), param("group"), false);
     if (p[b] == "runs" && n == 1) return RunsPage(param("q"), param("group"), api);
-    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), api);
+    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), param("step"), api);
+    if (api && p[b] == "compare" && n == 2 && p[b + 1] == "timeline") {
+      return CompareTimeline(param("a"), param("b"), param("step"), param("width"), true);
+    }
     if (p[b] == "history" && n == 1) return History(param("service"), api);
     if (p[b] == "cards" && n == 1) return Cards(api);
     if (p[b] == "runs" && (n == 2 || n == 3)) {
@@ -739,7 +743,7 @@ struct ServeServer::Impl {
     return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(row, sql, *result)));
   }
 
-  HttpResponse Compare(const std::string& a, const std::string& b, bool api) {
+  HttpResponse Compare(const std::string& a, const std::string& b, const std::string& step, bool api) {
     const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
     if (!ia || !ib) {
       if (api) return JsonError(400, "give two runs: ?a=ID&b=ID (a before, b after)");
@@ -763,10 +767,100 @@ struct ServeServer::Impl {
     const ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
+    const HttpResponse timeline = CompareTimeline(a, b, step, "1000", false);  // a fragment, also when it fails
     return Html(200, doc.title, "<p><a href=\"/runs/" + std::to_string(ids[0]) + "\">Run " + std::to_string(ids[0]) +
                                     "</a> → <a href=\"/runs/" + std::to_string(ids[1]) + "\">Run " +
                                     std::to_string(ids[1]) + "</a> · <a href=\"/api/compare?a=" + std::to_string(ids[0]) +
-                                    "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc));
+                                    "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc) +
+                                    timeline.body);
+  }
+
+  // The timeline of both runs aligned on steps (compare_timeline.h): steady
+  // step `step` (0-based, default 0) of each, same time per pixel. The API
+  // answers JSON; for the page, the body is an HTML fragment (a note when
+  // a run has no steps with starts).
+  HttpResponse CompareTimeline(const std::string& a, const std::string& b, const std::string& step_text,
+                               const std::string& width_text, bool api) {
+    // The page's fragment says what went wrong where the API answers an error.
+    auto fail = [&](int status, const std::string& why) {
+      if (api) return JsonError(status, why);
+      HttpResponse r;
+      r.status = status;
+      r.body = "<h2>Timeline aligned on steps</h2><p class=\"err\" id=\"compare-timeline\">" + Esc(why) + "</p>";
+      return r;
+    };
+    const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
+    const std::optional<int64_t> step = step_text.empty() ? std::optional<int64_t>(0) : ParseId(step_text);
+    const std::optional<int64_t> width = width_text.empty() ? std::optional<int64_t>(1000) : ParseId(width_text);
+    if (!ia || !ib || !step || !width || *width < 1 || *width > kMaxTileWidth) {
+      return fail(400, "give ?a=ID&b=ID[&step=K][&width=1.." + std::to_string(kMaxTileWidth) + "]");
+    }
+    const int64_t ids[2] = {*ia, *ib};
+    std::shared_ptr<OpenRun> runs[2];
+    for (int i = 0; i < 2; ++i) {
+      auto ready = ReadyRun(ids[i], api);
+      if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+      StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
+      if (!run.ok()) return fail(500, run.status().message());
+      runs[i] = std::move(*run);
+    }
+    // One run at a time holds its lock (the same run may be both sides).
+    std::vector<AlignedStep> steps[2];
+    for (int i = 0; i < 2; ++i) {
+      std::lock_guard<std::mutex> lock(runs[i]->mu);
+      const Trace& trace = runs[i]->session->trace();
+      if (!runs[i]->tiles) runs[i]->tiles = BuildTileIndex(trace);
+      steps[i] = AlignableSteps(trace);
+    }
+    const size_t count = std::min(steps[0].size(), steps[1].size());
+    if (count == 0) {
+      const std::string why = "no steady steps with start times in run " +
+                              std::to_string(steps[0].empty() ? ids[0] : ids[1]) + ": nothing to align";
+      return fail(422, why);
+    }
+    if (static_cast<size_t>(*step) >= count) {
+      return fail(400, "step " + std::to_string(*step) + ": the runs have " + std::to_string(count) +
+                                   " steady steps to align (0 to " + std::to_string(count - 1) + ")");
+    }
+    const size_t k = static_cast<size_t>(*step);
+    std::vector<StepTile> tiles;
+    {
+      std::unique_lock<std::mutex> la(runs[0]->mu, std::defer_lock), lb(runs[1]->mu, std::defer_lock);
+      if (runs[0] == runs[1]) {
+        la.lock();  // a run compared with itself
+      } else {
+        std::lock(la, lb);
+      }
+      tiles = AlignStepTiles(runs[0]->session->trace(), *runs[0]->tiles, steps[0][k], runs[1]->session->trace(),
+                             *runs[1]->tiles, steps[1][k], static_cast<uint32_t>(*width));
+    }
+    const Trace* traces[2] = {&runs[0]->session->trace(), &runs[1]->session->trace()};
+    if (api) return Json(200, AlignedTilesToJson({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count));
+    const std::string base = "/compare?a=" + std::to_string(ids[0]) + "&amp;b=" + std::to_string(ids[1]) + "&amp;step=";
+    std::string o = "<h2>Timeline aligned on steps</h2><p id=\"compare-timeline-nav\">Steady step " +
+                    std::to_string(k + 1) + " of " + std::to_string(count) + " of each run, from the step's start, "
+                    "at the same time per pixel (" + Esc(render::FormatQuantity(tiles[0].tile.bin_ns, render::Unit::kNs)) +
+                    "). ";
+    if (k > 0) o += "<a href=\"" + base + std::to_string(k - 1) + "\">« previous step</a> ";
+    if (k + 1 < count) o += "<a href=\"" + base + std::to_string(k + 1) + "\">next step »</a> ";
+    o += "<a href=\"/api/compare/timeline?a=" + std::to_string(ids[0]) + "&amp;b=" + std::to_string(ids[1]) +
+         "&amp;step=" + std::to_string(k) + "\">JSON</a></p><div id=\"compare-timeline\">";
+    const char* side[2] = {"before", "after"};
+    for (int i = 0; i < 2; ++i) {
+      const AlignedStep& st = tiles[i].step;
+      std::string svg = TileToSvg(*traces[i], tiles[i].tile);
+      const std::string id_attr = "<svg id=\"timeline\"";
+      if (svg.compare(0, id_attr.size(), id_attr) == 0) {
+        svg.replace(0, id_attr.size(), std::string("<svg id=\"timeline-") + (i == 0 ? "a" : "b") + "\"");
+      }
+      o += "<h3>Run " + std::to_string(ids[i]) + " (" + side[i] + "): step " +
+           (st.number >= 0 ? std::to_string(st.number) : std::string("?")) +
+           (st.rank == kNoRank ? std::string() : ", rank " + std::to_string(st.rank)) + ", " +
+           Esc(render::FormatQuantity(static_cast<double>(st.dur_ns), render::Unit::kNs)) + "</h3>" + svg;
+    }
+    HttpResponse r;
+    r.body = o + "</div>";
+    return r;
   }
 
   // The baseline database if it exists (opened per request, never created);

@@ -336,6 +336,37 @@ def run_tests(exe, data, fixtures, tmp):
         check(s == 200 and "regress" in page.lower(), "compare page")
         s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], broken["id"]))
         check(s == 409 and json.loads(body)["state"] == "failed", "compare with a failed run: 409 with its state")
+        # The timeline of both runs aligned on steps: steady step k of each,
+        # from the step's start, at one time per pixel. Independent: each
+        # run's ProfilerStep slices read from its source JSON here.
+        def source_steps(path):
+            opener = gzip.open if path.endswith(".gz") else open
+            events = json.load(opener(path, "rt"))["traceEvents"]
+            return {int(e["name"].split("#")[1]): (round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in events
+                    if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")}
+        src_steps = [source_steps(convnet), source_steps(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"))]
+        s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
+        ct = json.loads(body) if s == 200 else {}
+        sides = ct.get("runs", [])
+        ok = s == 200 and ct["step"] == 1 and ct["steps"] >= 2 and [x["run"] for x in sides] == [conv["id"], res["id"]]
+        for x, srcs in zip(sides, src_steps):
+            ts, dur = srcs.get(x["step_number"], (None, None))
+            ok = ok and x["step_dur_ns"] == dur and x["tile"]["start_ns"] == 0 and x["tile"]["end_ns"] <= dur
+            # its slices are placed from the step's start: the step itself at 0
+            ok = ok and any(sl["ts_ns"] == 0 and sl["dur_ns"] == dur and sl["name"] == "ProfilerStep#%d" % x["step_number"]
+                            for t in x["tile"]["tracks"] for sl in t["slices"])
+        if len(sides) == 2:
+            bins = [x["tile"]["bin_ns"] for x in sides]
+            ok = ok and abs(bins[0] - bins[1]) <= 0.01 * max(bins) and max(x["tile"]["width"] for x in sides) == 1000
+        check(ok, "compare timeline: step 1 of each run from its start, same time per pixel, durations as in the "
+                  "sources: %s" % [(x["step_number"], x["step_dur_ns"], x["tile"]["width"]) for x in sides])
+        s, page, _ = http(port, "/compare?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
+        check(s == 200 and 'id="timeline-a"' in page and 'id="timeline-b"' in page and "next step" in page
+              and "previous step" in page, "compare page draws both runs' step 1 with step navigation")
+        s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=9999" % (conv["id"], res["id"]))
+        check(s == 400 and "steady steps to align" in json.loads(body)["error"], "compare timeline: a step past the end is 400")
+        s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d" % (conv["id"], evil["id"]))
+        check(s == 422 and "no steady steps" in json.loads(body)["error"], "compare timeline: a run without steps is 422")
 
         s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
         hist = json.loads(body) if s == 200 else []
