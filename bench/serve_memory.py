@@ -5,7 +5,8 @@ the size of the run's native file plus 200 MB).
 Copies TRACE into a fresh logdir under --tmp, starts the server until the
 run is converted, stops it, starts it again (serving only: index and cache
 kept) and requests the run page, the full report, the timeline page, two
-tiles, a query and the run's JSON, printing after each the server's VmHWM
+tiles, a query, the run's JSON, compare (the run with itself: validation
+and the timeline aligned on steps), the flame graph and topology, printing after each the server's VmHWM
 (peak), RssAnon and RssFile from /proc/PID/status, then the native file's
 size. The logdir is removed at the end.
 
@@ -73,7 +74,8 @@ def main():
             for path in ("/runs/%d" % rid, "/runs/%d/report" % rid, "/runs/%d/timeline" % rid,
                          "/api/runs/%d/timeline?width=1000" % rid,
                          "/api/runs/%d/timeline?start=0&end=100000000&width=1000" % rid,
-                         "/api/runs/%d/query?sql=SELECT%%20count(*)%%20FROM%%20slices" % rid, "/api/runs/%d" % rid):
+                         "/api/runs/%d/query?sql=SELECT%%20count(*)%%20FROM%%20slices" % rid, "/api/runs/%d" % rid,
+                         "/compare?a=%d&b=%d" % (rid, rid), "/runs/%d/flame" % rid, "/runs/%d/topology" % rid):
                 took = get(port, path)
                 print("%-58s %6.2f s  %s MiB" % (path, took, status_mib(p.pid)))
             cache = os.path.join(logdir, ".aiprof-serve", "cache")
