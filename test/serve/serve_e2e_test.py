@@ -445,6 +445,34 @@ def run_tests(exe, data, fixtures, tmp):
         check(s2 == 200 and os.path.exists(os.path.join(cache, "%d.run" % res["id"]))
               and json.loads(body)["title"] == "<renamed> & stored" and "<h1>&lt;renamed&gt; &amp; stored</h1>" in page,
               "a renamed run's stored page carries its new name, escaped")
+        # A knowledge card added after conversion: the stored page (built
+        # without it) is not served; the page computed again carries the
+        # card's measured gain for the data-loading suggestion.
+        def data_loading_gain(body):
+            found = []
+
+            def walk(x):
+                if isinstance(x, dict):
+                    if x.get("finding") == "The device waits for input data" and "gain_max" in x:
+                        found.append((x["gain_min"], x["gain_max"]))
+                    for v in x.values():
+                        walk(v)
+                elif isinstance(x, list):
+                    for v in x:
+                        walk(v)
+            walk(json.loads(body))
+            return found
+        before_card = data_loading_gain(http(port, "/api/runs/%d" % res["id"])[1])
+        subprocess.run([exe, "card", "--before", os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "--after",
+                        os.path.join(data, "resnet50_num_workers_4.pt.trace.json.gz"), "--db", baselines, "--bottleneck",
+                        "data_loading", "--fix", "num_workers=4", "-o", os.path.join(tmp, "card.md")],
+                       check=True, capture_output=True)
+        with_card = http(port, "/api/runs/%d" % res["id"])[1]
+        os.remove(os.path.join(cache, "%d.run" % res["id"]))
+        live = http(port, "/api/runs/%d" % res["id"])[1]
+        check(len(before_card) == 1 and data_loading_gain(with_card) != before_card and with_card == live,
+              "a card added after conversion is on the run page: gain %s, then %s" %
+              (before_card, data_loading_gain(with_card)))
         # Rescan picks up a new file.
         shutil.copy(convnet, os.path.join(logdir, "team a", "later.json"))
         s, _, _ = http(port, "/api/rescan", "POST", b"")
