@@ -5,6 +5,8 @@
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/render/escape.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 
@@ -66,6 +68,34 @@ std::string AlignedTilesToJson(const std::vector<const Trace*>& traces, const st
          ", \"step_dur_ns\": " + std::to_string(t.step.dur_ns) + ", \"tile\": " + TileToJson(*traces[i], t.tile) + "}";
   }
   return o + "]}";
+}
+
+std::string AlignedTilesToHtml(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
+                               const std::vector<StepTile>& tiles, size_t step, size_t steps) {
+  const std::string a = std::to_string(ids[0]), b = std::to_string(ids[1]);
+  const std::string base = "/compare?a=" + a + "&amp;b=" + b + "&amp;step=";
+  std::string o = "<h2>Timeline aligned on steps</h2><p id=\"compare-timeline-nav\">Steady step " +
+                  std::to_string(step + 1) + " of " + std::to_string(steps) +
+                  " of each run, from the step's start, at the same time per pixel (" +
+                  HtmlEscape(render::FormatQuantity(tiles[0].tile.bin_ns, render::Unit::kNs)) + "). ";
+  if (step > 0) o += "<a href=\"" + base + std::to_string(step - 1) + "\">« previous step</a> ";
+  if (step + 1 < steps) o += "<a href=\"" + base + std::to_string(step + 1) + "\">next step »</a> ";
+  o += "<a href=\"/api/compare/timeline?a=" + a + "&amp;b=" + b + "&amp;step=" + std::to_string(step) +
+       "\">JSON</a></p><div id=\"compare-timeline\">";
+  const char* side[2] = {"before", "after"};
+  for (size_t i = 0; i < 2 && i < tiles.size(); ++i) {
+    const AlignedStep& st = tiles[i].step;
+    std::string svg = TileToSvg(*traces[i], tiles[i].tile);
+    const std::string id_attr = "<svg id=\"timeline\"";  // one id per drawing on the page
+    if (svg.compare(0, id_attr.size(), id_attr) == 0) {
+      svg.replace(0, id_attr.size(), std::string("<svg id=\"timeline-") + (i == 0 ? "a" : "b") + "\"");
+    }
+    o += "<h3>Run " + std::to_string(ids[i]) + " (" + side[i] + "): step " +
+         (st.number >= 0 ? std::to_string(st.number) : std::string("?")) +
+         (st.rank == kNoRank ? std::string() : ", rank " + std::to_string(st.rank)) + ", " +
+         HtmlEscape(render::FormatQuantity(static_cast<double>(st.dur_ns), render::Unit::kNs)) + "</h3>" + svg;
+  }
+  return o + "</div>";
 }
 
 }  // namespace aiprof

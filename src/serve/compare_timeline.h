@@ -52,6 +52,12 @@ std::vector<StepTile> AlignStepTiles(const Trace& trace_a, const TileIndex& inde
 std::string AlignedTilesToJson(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
                                const std::vector<StepTile>& tiles, size_t step, size_t steps);
 
+// The compare page's section: heading, navigation (previous / next step,
+// the JSON), and each run's step drawn as SVG (ids timeline-a, timeline-b),
+// every name escaped.
+std::string AlignedTilesToHtml(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
+                               const std::vector<StepTile>& tiles, size_t step, size_t steps);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_SERVE_COMPARE_TIMELINE_H_

@@ -77,6 +77,13 @@ TEST(CompareTimeline, TilesShareTheTimePerPixelFromEachStepsStart) {
   EXPECT_NE(json.find("\"run\": 7, \"step_number\": 3"), std::string::npos) << json;
   EXPECT_NE(json.find("\"ts_ns\": 100, \"dur_ns\": 5000"), std::string::npos) << json;   // A's work_3
   EXPECT_NE(json.find("\"ts_ns\": 100, \"dur_ns\": 10000"), std::string::npos) << json;  // B's work_2
+  const std::string html = AlignedTilesToHtml({a.get(), b.get()}, {7, 9}, tiles, 1, 3);
+  EXPECT_NE(html.find("<svg id=\"timeline-a\""), std::string::npos);
+  EXPECT_NE(html.find("<svg id=\"timeline-b\""), std::string::npos);
+  EXPECT_EQ(html.find("<svg id=\"timeline\""), std::string::npos);
+  EXPECT_NE(html.find("Run 7 (before): step 3"), std::string::npos) << html.substr(0, 600);
+  EXPECT_NE(html.find("step=0\">« previous step"), std::string::npos);
+  EXPECT_NE(html.find("step=2\">next step »"), std::string::npos);
 }
 
 }  // namespace

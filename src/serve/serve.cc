@@ -836,30 +836,8 @@ struct ServeServer::Impl {
     }
     const Trace* traces[2] = {&runs[0]->session->trace(), &runs[1]->session->trace()};
     if (api) return Json(200, AlignedTilesToJson({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count));
-    const std::string base = "/compare?a=" + std::to_string(ids[0]) + "&amp;b=" + std::to_string(ids[1]) + "&amp;step=";
-    std::string o = "<h2>Timeline aligned on steps</h2><p id=\"compare-timeline-nav\">Steady step " +
-                    std::to_string(k + 1) + " of " + std::to_string(count) + " of each run, from the step's start, "
-                    "at the same time per pixel (" + Esc(render::FormatQuantity(tiles[0].tile.bin_ns, render::Unit::kNs)) +
-                    "). ";
-    if (k > 0) o += "<a href=\"" + base + std::to_string(k - 1) + "\">« previous step</a> ";
-    if (k + 1 < count) o += "<a href=\"" + base + std::to_string(k + 1) + "\">next step »</a> ";
-    o += "<a href=\"/api/compare/timeline?a=" + std::to_string(ids[0]) + "&amp;b=" + std::to_string(ids[1]) +
-         "&amp;step=" + std::to_string(k) + "\">JSON</a></p><div id=\"compare-timeline\">";
-    const char* side[2] = {"before", "after"};
-    for (int i = 0; i < 2; ++i) {
-      const AlignedStep& st = tiles[i].step;
-      std::string svg = TileToSvg(*traces[i], tiles[i].tile);
-      const std::string id_attr = "<svg id=\"timeline\"";
-      if (svg.compare(0, id_attr.size(), id_attr) == 0) {
-        svg.replace(0, id_attr.size(), std::string("<svg id=\"timeline-") + (i == 0 ? "a" : "b") + "\"");
-      }
-      o += "<h3>Run " + std::to_string(ids[i]) + " (" + side[i] + "): step " +
-           (st.number >= 0 ? std::to_string(st.number) : std::string("?")) +
-           (st.rank == kNoRank ? std::string() : ", rank " + std::to_string(st.rank)) + ", " +
-           Esc(render::FormatQuantity(static_cast<double>(st.dur_ns), render::Unit::kNs)) + "</h3>" + svg;
-    }
     HttpResponse r;
-    r.body = o + "</div>";
+    r.body = AlignedTilesToHtml({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count);
     return r;
   }
 
