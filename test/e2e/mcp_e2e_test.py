@@ -4,12 +4,16 @@ message per line): initialize, tools/list, load_trace, summary (its figures
 equal `aiprof summary --format json`), query, analyze, whatif (equal to
 `aiprof whatif`), resources/list, and the errors: a path outside --allow,
 unknown tools and methods, bad arguments, a broken message, a failing
-query. The server must answer each and keep serving."""
+query; a query cancelled by notifications/cancelled while requests wait
+behind it (ping answered meanwhile, the 33rd waiting request refused as
+busy, no reply to the cancelled one). The server must answer each and keep
+serving."""
 import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 
 FAILURES = []
 CHECKS = [0]
@@ -189,6 +193,31 @@ def main():
     check(r == {"jsonrpc": "2.0", "id": "s-1", "result": {}}, "string ids echoed: %r" % r)
     r = c.call("ping")
     check(r.get("result") == {}, "still serving")
+
+    # Cancellation and the queue: an endless query runs; ping is answered
+    # meanwhile; 32 requests wait behind it and the 33rd is refused (busy);
+    # notifications/cancelled stops the query, which gets no response, and
+    # the 32 waiting are answered in order.
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                                 "params": {"name": "query", "arguments": {"trace": tid, "sql": endless}}}) + "\n").encode())
+    c.p.stdin.flush()
+    time.sleep(0.3)  # the worker has taken it
+    r = c.send_raw(json.dumps({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
+    check(r == {"jsonrpc": "2.0", "id": "p", "result": {}}, "ping answered while a query runs: %r" % r)
+    for i in range(33):
+        c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/list"}) + "\n").encode())
+    c.p.stdin.flush()
+    r = json.loads(c.p.stdout.readline())
+    check(r.get("id") == 1032 and r.get("error", {}).get("code") == -32000, "the 33rd waiting request: busy: %r" % r)
+    c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": "slow", "reason": "test"}}) + "\n").encode())
+    c.p.stdin.flush()
+    ids = [json.loads(c.p.stdout.readline()).get("id") for _ in range(32)]
+    check(ids == list(range(1000, 1032)), "after the cancellation the waiting requests are answered, no reply to "
+                                           "the cancelled one: %s" % ids[:5])
+    r = c.call("ping")
+    check(r.get("result") == {}, "still serving after a cancellation")
     check(c.close() == 0, "exits 0 at end of input")
 
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
