@@ -64,7 +64,10 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
     std::optional<SimulatedGain> g;
     if (StatusOr<Scenario> sc = ParseScenario(text); sc.ok()) {
       WhatIfResult r = PredictWhatIf(trace, path, *sc);
-      if (r.steady_steps > 0 && r.measured_ns > 0) {
+      // A gain is a share of the step wall time (what validate measures on
+      // the after run); a period-based prediction (graph-launch) keeps the
+      // rule's prior until validate measures periods too.
+      if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime) {
         g = SimulatedGain{text, r.steady_steps, r.measured_ns, r.predicted_ns, r.predicted_lo_ns,
                           r.predicted_hi_ns};
       }

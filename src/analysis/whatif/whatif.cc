@@ -466,14 +466,40 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     return sum;
   };
   std::vector<double> predicted, measured;
+  // graph-launch: the step period, from the previous step's end on the same
+  // rank to this step's (a host that no longer paces the device runs ahead,
+  // and a step's wall time would count the device queue it runs into).
+  bool period = false;
+  for (const WhatIfClause& c : scenario.clauses) period |= c.kind == WhatIfClause::Kind::kGraphLaunch;
+  r.time_base = period ? WhatIfResult::TimeBase::kStepPeriod : WhatIfResult::TimeBase::kStepWallTime;
+  std::vector<size_t> prev(path.steps.size(), SIZE_MAX);  // the rank's previous step
+  if (period) {
+    std::vector<size_t> order(path.steps.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return std::tie(path.steps[a].rank, path.steps[a].start_ns) < std::tie(path.steps[b].rank, path.steps[b].start_ns);
+    });
+    for (size_t j = 1; j < order.size(); ++j) {
+      if (path.steps[order[j]].rank == path.steps[order[j - 1]].rank) prev[order[j]] = order[j - 1];
+    }
+  }
   for (size_t k = 0; k < path.steps.size(); ++k) {
     const StepPath& p = path.steps[k];
     StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
     if (k < replayed.steps.size()) sp.predicted_ns = replayed.steps[k].length_ns();
+    if (period) {
+      const size_t q = prev[k];
+      if (q == SIZE_MAX || k >= replayed.steps.size() || q >= replayed.steps.size()) {
+        sp.steady = false;  // no previous step: no period
+      } else {
+        sp.measured_ns = p.end_ns - path.steps[q].end_ns;
+        sp.predicted_ns = std::max<int64_t>(0, replayed.steps[k].end_ns - replayed.steps[q].end_ns);
+      }
+    }
     if (workers > 0) {
       sp.predicted_ns = std::max(sp.predicted_ns, static_cast<int64_t>(static_cast<double>(loading_in(p)) / workers));
     }
-    if (p.steady) {
+    if (sp.steady) {
       predicted.push_back(static_cast<double>(sp.predicted_ns));
       measured.push_back(static_cast<double>(sp.measured_ns));
     }

@@ -72,6 +72,12 @@ struct StepPrediction {
 
 struct WhatIfResult {
   std::string scenario;
+  // The step time every figure is: its wall time (start to the end of the
+  // last work it launched), or, under graph-launch, its period (from the
+  // previous step's end on its rank to its own; a rank's first step has
+  // none and is left out of the statistics).
+  enum class TimeBase : uint8_t { kStepWallTime, kStepPeriod };
+  TimeBase time_base = TimeBase::kStepWallTime;
   std::vector<StepPrediction> steps;
   // Over the steady steps: the median measured and predicted step time
   // and a distribution-free interval of the predicted median (order

@@ -12,7 +12,7 @@ using render::Value;
 
 std::string Json(const WhatIfResult& r) {
   auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
-  std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"step wall time (ns)\"" +
+  std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" + (r.time_base == WhatIfResult::TimeBase::kStepPeriod ? "step period (ns)" : "step wall time (ns)") + "\"" +
                     ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
                     ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
                     ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) +
@@ -74,8 +74,11 @@ void AddMoves(const WhatIfResult& r, render::Section* sec) {
 void AddScenario(const WhatIfResult& r, render::Section* sec) {
   sec->Add(render::KeyValues{{{"scenario", "Scenario", Value::String(r.scenario)},
                               {"time_base", "Time base",
-                               Value::String("step wall time: step start to the end of the last work it launched; "
-                                             "median of the steady steps")},
+                               Value::String(r.time_base == WhatIfResult::TimeBase::kStepPeriod
+                                                 ? "step period: from the previous step's end to this step's end "
+                                                   "(the host no longer paces the device); median of the steady steps"
+                                                 : "step wall time: step start to the end of the last work it launched; "
+                                                   "median of the steady steps")},
                               {"changed", "Changed",
                                Value::String(std::to_string(r.slices_changed) + " slice durations, " +
                                              std::to_string(r.edges_changed) + " dependency lags")}}});
