@@ -435,7 +435,7 @@ py::bytes DiagnoseJson(PyTrace& self, const std::string& target, const std::stri
     const Diagnosis* diagnosis = ValueOrThrow(session.diagnosis());
     const SuggestResult* suggestions = ValueOrThrow(session.suggestions());
     DiagnosisReport report{self.path(), &session.metrics(), diagnosis, suggestions, &session.options().suggest};
-    json = DiagnosisToJson(report);
+    json = TreeToJson(DiagnosisTree(report));
   }
   return py::bytes(json);
 }

@@ -488,7 +488,7 @@ class McpServer {
     std::string text = std::string(suggest ? "suggestions" : "diagnosis") + " of " + t.path + ": " +
                        std::to_string(findings) + " findings";
     if (suggestions) text += ", " + std::to_string(suggestions->kept.size()) + " suggestions kept";
-    *result = ToolResult(text, DiagnosisToJson(report));
+    *result = ToolResult(text, TreeToJson(DiagnosisTree(report)));
     return std::nullopt;
   }
 
