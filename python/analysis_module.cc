@@ -30,7 +30,7 @@
 #include "src/importers/common/importer_registry.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/report/diagnosis/diagnosis_report.h"
-#include "src/report/summary_report.h"
+#include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {

@@ -30,7 +30,7 @@
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
 #include "src/report/diff/diff_report.h"
-#include "src/report/summary_report.h"
+#include "src/report/summary/summary_report.h"
 #include "src/report/whatif/whatif_report.h"
 #include "src/report/validation/validation_report.h"
 
