@@ -28,6 +28,7 @@
 #include "src/session/run_loader.h"
 #include "src/session/session.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/summary/summary_report.h"
@@ -398,12 +399,12 @@ py::bytes AnalyzeJson(PyTrace& self, const std::vector<std::string>& only, const
   {
     py::gil_scoped_release release;
     if (only.empty() && device.empty()) {
-      json = AnalysisToJson(self.session().analyses());
+      json = render::RenderJson(AnalyzeToDocument(self.session().analyses(), self.session().results()));
     } else {
       SessionOptions o = self.Options();
       o.analyze = options;
       AnalysisSession session(std::shared_ptr<const Trace>(&self.trace(), [](const Trace*) {}), o);
-      json = AnalysisToJson(session.analyses());
+      json = render::RenderJson(AnalyzeToDocument(session.analyses(), session.results()));
     }
   }
   return py::bytes(json);

@@ -402,7 +402,9 @@ class McpServer {
         o.analyze = options;
         own = t->With(std::move(o));
       }
-      *result = ToolResult("analyses of " + t->path, AnalysisToJson((own ? *own : *t->session).analyses()));
+      AnalysisSession& session = own ? *own : *t->session;
+      *result = ToolResult("analyses of " + t->path,
+                           render::RenderJson(AnalyzeToDocument(session.analyses(), session.results())));
       return std::nullopt;
     }
     if (name == "diagnose" || name == "suggest") return Diagnose(name == "suggest", *t, args, result);

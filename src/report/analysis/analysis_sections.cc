@@ -1,0 +1,308 @@
+#include "src/report/analysis/analysis_sections.h"
+
+#include <algorithm>
+#include <string>
+
+namespace aiprof {
+namespace {
+
+using render::List;
+using render::Paragraph;
+using render::Section;
+using render::Table;
+using render::Unit;
+using render::Value;
+
+template <typename T>
+Value Int(T v) {
+  return Value::Int(static_cast<int64_t>(v));
+}
+Value Ns(double ns) { return Value::Number(ns); }
+Value Share(int64_t a, int64_t b) {
+  return b > 0 ? Value::Number(static_cast<double>(a) / static_cast<double>(b)) : Value::Null();
+}
+Value Str(std::string_view s) { return Value::String(std::string(s)); }
+
+// Prose lines an analysis still writes itself (see the registry below).
+void AddLines(std::vector<std::string> lines, Section* s) {
+  List& list = s->Add(List{"lines", "", {}});
+  for (std::string& line : lines) list.items.push_back({std::move(line), "", {}});
+}
+
+// ---------------------------------------------------------------- per analysis
+
+void WindowSection(AnalysisResults& in, Section* s) {
+  const AnalysisWindow& w = in.window();
+  render::KeyValues& kv = s->Add(render::KeyValues{{{"impacts_measured", "Impacts are measured", Str(w.Describe())}}});
+  if (w.startup_ns > 0) {
+    kv.items.push_back({"startup_ns", "Start-up calls", Int(w.startup_ns), Unit::kNs});
+    kv.items.push_back({"trace_span_ns", "Trace span", Int(w.trace_span_ns), Unit::kNs});
+    kv.items.push_back({"startup_dominated", "Start-up dominated", Value::Bool(w.startup_dominated)});
+  }
+}
+
+std::string TimelineName(const TimelineBreakdown& tl) {
+  std::string who = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
+  return tl.rank != kNoRank ? "rank " + std::to_string(tl.rank) + " " + who : who;
+}
+
+void BreakdownSection(AnalysisResults& in, Section* s) {
+  const GapsResult& r = in.gaps();
+  if (r.cpu_only) s->Add(Paragraph{"CPU-only trace: timeline = main thread's cpu_op time"});
+  Table shares{"timelines", "Time by activity (shares of the span)",
+               {{"timeline", "Timeline"}, {"span_ns", "Span", Unit::kNs}, {"busy", "Busy", Unit::kFraction},
+                {"compute", "Compute", Unit::kFraction}, {"communication", "Communication", Unit::kFraction},
+                {"memcpy", "Memory copy", Unit::kFraction}, {"idle", "Idle", Unit::kFraction},
+                {"comm_hidden", "Communication hidden", Unit::kFraction}},
+               {}, "Communication hidden: share of communication time overlapped by compute"};
+  Table causes{"idle_by_cause", "Idle time by cause", {{"timeline", "Timeline"}}, {}, ""};
+  for (size_t c = 0; c < kGapCauseCount; ++c) {
+    std::string name = GapCauseName(static_cast<GapCause>(c));
+    causes.columns.push_back({name + "_ns", name, Unit::kNs});
+  }
+  static constexpr const char* kBuckets[kGapBucketCount] = {"<1us", "1-10us", "10-100us", "0.1-1ms", "1-10ms", ">=10ms"};
+  Table hist{"gap_histogram", "Gaps by length",
+             {{"timeline", "Timeline"}, {"bucket", "Length"}, {"gaps", "Gaps", Unit::kCount}, {"time_ns", "Time", Unit::kNs}},
+             {}, ""};
+  List largest{"largest_gaps", "Largest gaps", {}};
+  for (const TimelineBreakdown& tl : r.timelines) {
+    const std::string who = TimelineName(tl);
+    shares.rows.push_back({Str(who), Int(tl.span_ns), Share(tl.busy_ns, tl.span_ns), Share(tl.compute_ns, tl.span_ns),
+                           Share(tl.comm_ns, tl.span_ns), Share(tl.memcpy_ns, tl.span_ns), Share(tl.idle_ns, tl.span_ns),
+                           Share(tl.comm_overlap_ns, tl.comm_ns)});
+    std::vector<Value>& row = causes.rows.emplace_back();
+    row.push_back(Str(who));
+    for (size_t c = 0; c < kGapCauseCount; ++c) row.push_back(Int(tl.idle_by_cause_ns[c]));
+    for (size_t b = 0; b < kGapBucketCount; ++b) {
+      hist.rows.push_back({Str(who), Str(kBuckets[b]), Int(tl.gap_hist_count[b]), Int(tl.gap_hist_ns[b])});
+    }
+    for (const Gap& g : tl.largest_gaps) largest.items.push_back({DescribeGap(in.trace(), tl, g), "", {}});
+  }
+  s->Add(std::move(shares));
+  s->Add(std::move(causes));
+  s->Add(std::move(hist));
+  if (!largest.items.empty()) s->Add(std::move(largest));
+}
+
+void LaunchesSection(AnalysisResults& in, Section* s) {
+  const Trace& trace = in.trace();
+  const LaunchStats& st = in.launches();
+  if (st.kernels == 0) {
+    auto unmodelled = trace.metadata.find("accelerator_unmodelled");
+    s->Add(Paragraph{unmodelled != trace.metadata.end()
+                         ? "No kernels aiprof recognises: the trace holds device events of an accelerator it has no "
+                           "model for (" + unmodelled->second + ")"
+                         : "No device kernels (CPU-only trace)"});
+    return;
+  }
+  render::KeyValues& kv = s->Add(render::KeyValues{{
+      {"kernels", "Kernels", Int(st.kernels), Unit::kCount},
+      {"linked", "Linked to a launch call", Int(st.launches), Unit::kCount},
+      {"launched_in_steps", "Launched inside steps", Int(st.launches_in_steps), Unit::kCount},
+      {"launch_calls", "Launch calls (delays are per call: its first kernel)", Int(st.launch_calls), Unit::kCount},
+      {"delay_p50_ns", "Launch delay p50", Ns(st.delay_p50_ns), Unit::kNs},
+      {"delay_p90_ns", "Launch delay p90", Ns(st.delay_p90_ns), Unit::kNs},
+      {"delay_max_ns", "Launch delay max", Int(st.delay_max_ns), Unit::kNs},
+      {"launch_cost_ns", "Launch cost (median one-by-one launch call)", Ns(st.launch_cost_ns), Unit::kNs},
+      {"short_kernels", "Kernels launched one by one and shorter than that", Int(st.short_kernels), Unit::kCount}}});
+  if (st.graph_launches > 0) {
+    kv.items.push_back({"graph_launches", "Graph launches", Int(st.graph_launches), Unit::kCount});
+    kv.items.push_back({"graph_kernels", "Kernels they replay", Int(st.graph_kernels), Unit::kCount});
+    kv.items.push_back({"graph_launch_cost_ns", "Graph launch call (median)", Ns(st.graph_launch_cost_ns), Unit::kNs});
+    kv.items.push_back({"graph_gap_p50_ns", "Device gap between replays (median)",
+                        st.graph_gaps > 0 ? Ns(st.graph_gap_p50_ns) : Value::Null(), Unit::kNs});
+  }
+  if (st.device_time_ns > 0) {
+    kv.items.push_back({"op_coverage", "Op coverage (device-activity time attributed to a host op)",
+                        Share(st.attributed_time_ns, st.device_time_ns), Unit::kFraction});
+    if (st.graph_kernels > 0) {
+      s->Add(Paragraph{"Graph-replayed kernels are tied to no op (the capture trace is not merged)."});
+    }
+  }
+  if (st.outliers.empty()) return;
+  Table t{"outliers", "Runtime-call outliers", {{"dur_ns", "Duration", Unit::kNs}, {"median_ns", "Median", Unit::kNs},
+                                               {"ts_ns", "At ts (ns)"}, {"name", "Call"}}, {}, ""};
+  for (const RuntimeOutlier& o : st.outliers) {
+    t.rows.push_back({Int(trace.slices.dur_ns[o.slice]), Ns(o.median_ns), Int(trace.slices.ts_ns[o.slice]),
+                      Str(trace.Str(trace.slices.name[o.slice]))});
+  }
+  s->Add(std::move(t));
+}
+
+void MemcpySection(AnalysisResults& in, Section* s) {
+  const MemcpyStats& st = in.memcpy();
+  Table t{"directions", "", {{"direction", "Direction"}, {"copies", "Copies", Unit::kCount},
+                             {"time_ns", "Time", Unit::kNs}, {"bytes", "Bytes", Unit::kBytes}}, {}, ""};
+  for (size_t d = 0; d < kCopyDirectionCount; ++d) {
+    const CopyTotals& c = st.by_direction[d];
+    if (c.count == 0) continue;
+    t.rows.push_back({Str(CopyDirectionName(static_cast<CopyDirection>(d))), Int(c.count), Int(c.time_ns),
+                      c.with_bytes ? Value::Number(c.bytes) : Value::Null()});
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+  s->Add(render::KeyValues{{{"copies", "Copies", Int(st.total), Unit::kCount},
+                            {"pageable", "Pageable", Int(st.pageable), Unit::kCount},
+                            {"synchronous", "Synchronous", Int(st.synchronous), Unit::kCount},
+                            {"step_share", "Share of step time", Share(st.in_steps_ns, st.step_time_ns), Unit::kFraction}}});
+}
+
+void LayoutSection(AnalysisResults& in, Section* s) {
+  const LayoutResult& r = in.layout();
+  s->Add(render::KeyValues{
+      {{"conversions", "Conversions", Int(r.count), Unit::kCount},
+       {"conversion_ns", "Time", Int(r.conversion_ns), Unit::kNs},
+       {"share", r.device ? "Share of kernel time" : "Share of top-level CPU op time",
+        Share(r.conversion_ns, r.denominator_ns), Unit::kFraction}}});
+  if (r.groups.empty()) return;
+  Table t{"groups", "", {{"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+                         {"trigger", "Triggered by"}, {"op", "Op"}}, {}, ""};
+  for (const ConversionGroup& g : r.groups) {
+    t.rows.push_back({Int(g.count), Int(g.total_ns), Str(g.trigger.empty() ? "(top level)" : g.trigger), Str(g.op)});
+  }
+  s->Add(std::move(t));
+}
+
+void FusionSection(AnalysisResults& in, Section* s) {
+  const FusionResult& r = in.fusion();
+  s->Add(render::KeyValues{{{"scope", "Ops", Str(r.device ? "kernels" : "top-level CPU ops")},
+                            {"ops", "Count", Int(r.op_count), Unit::kCount},
+                            {"op_time_ns", "Time", Int(r.op_time_ns), Unit::kNs},
+                            {"short_ops", "Short ops (share of the time)", Share(r.short_op_ns, r.op_time_ns), Unit::kFraction},
+                            {"covered", "Top candidates cover", Share(r.covered_ns, r.op_time_ns), Unit::kFraction}}});
+  if (r.top.empty()) return;
+  Table t{"candidates", "Top fusion candidates",
+          {{"occurrences", "Occurrences", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+           {"boundaries_removed", "Launches/dispatches removed", Unit::kCount}, {"gap_ns", "Gaps removed", Unit::kNs},
+           {"traffic_bytes", "Intermediate traffic (~)", Unit::kBytes}, {"sequence", "Sequence"}},
+          {}, ""};
+  for (const FusionCandidate& c : r.top) {
+    t.rows.push_back({Int(c.occurrences), Int(c.total_ns), Int(c.boundaries_removed), Int(c.gap_ns),
+                      c.has_shapes ? Value::Number(c.intermediate_bytes) : Value::Null(),
+                      Str(DescribeSequence(in.trace(), c))});
+  }
+  s->Add(std::move(t));
+}
+
+void LongTailSection(AnalysisResults& in, Section* s) {
+  const LongTailResult& r = in.long_tail();
+  if (r.ops.empty()) return;
+  Table t{"ops", "", {{"count", "n", Unit::kCount}, {"p50_ns", "p50", Unit::kNs}, {"p90_ns", "p90", Unit::kNs},
+                      {"p99_ns", "p99", Unit::kNs}, {"max_ns", "Max", Unit::kNs},
+                      {"tail_count", "Beyond 3x median", Unit::kCount}, {"tail_share", "Tail share of its time", Unit::kFraction},
+                      {"tail_dominated", "Tail-dominated"}, {"qualifies", "Past count/time minimums"}, {"op", "Op"}},
+          {}, ""};
+  const size_t n = std::min<size_t>(10, r.ops.size());
+  for (size_t i = 0; i < n; ++i) {
+    const OpTail& op = r.ops[i];
+    t.rows.push_back({Int(op.count), Ns(op.p50_ns), Ns(op.p90_ns), Ns(op.p99_ns), Int(op.max_ns), Int(op.tail_count),
+                      Value::Number(op.tail_share), Value::Bool(op.tail_share > kTailDominatedShare),
+                      Value::Bool(op.qualifies), Str(in.trace().Str(op.name))});
+  }
+  if (r.ops.size() > n) t.note = std::to_string(r.ops.size() - n) + " more ops not shown";
+  s->Add(std::move(t));
+}
+
+void StepsSection(AnalysisResults& in, Section* s) {
+  const Trace& trace = in.trace();
+  const StepStats& st = in.steps();
+  if (st.count == 0) {
+    s->Add(Paragraph{"No steps."});
+    return;
+  }
+  s->Add(render::KeyValues{{{"count", "Steps", Int(st.count), Unit::kCount}, {"mean_ns", "Mean", Ns(st.mean_ns), Unit::kNs},
+                            {"stddev_ns", "Stddev", Ns(st.stddev_ns), Unit::kNs}, {"p50_ns", "p50", Ns(st.p50_ns), Unit::kNs},
+                            {"p99_ns", "p99", Ns(st.p99_ns), Unit::kNs}, {"min_ns", "Min", Int(st.min_ns), Unit::kNs},
+                            {"max_ns", "Max", Int(st.max_ns), Unit::kNs}}});
+  if (st.slowest.empty()) return;
+  Table t{"slowest", "Slowest steps and the ops that differ from the median step",
+          {{"step", "Step"}, {"step_ns", "Step time", Unit::kNs}, {"op_ns", "Op time in the step", Unit::kNs},
+           {"median_ns", "Median step's", Unit::kNs}, {"op", "Op"}},
+          {}, ""};
+  for (const SlowStep& slow : st.slowest) {
+    Value name = Str(trace.Str(trace.steps.name[slow.step]));
+    if (slow.differing_ops.empty()) t.rows.push_back({name, Int(slow.dur_ns), Value(), Value(), Value()});
+    for (const StepDiffOp& d : slow.differing_ops) {
+      t.rows.push_back({name, Int(slow.dur_ns), Int(d.step_total_ns), Ns(d.median_total_ns), Str(trace.Str(d.name))});
+    }
+  }
+  s->Add(std::move(t));
+}
+
+void MemorySection(AnalysisResults& in, Section* s) {
+  const Trace& trace = in.trace();
+  const MemoryResult& r = in.memory();
+  if (r.devices.empty()) {
+    s->Add(Paragraph{"No [memory] events."});
+    return;
+  }
+  Table t{"devices", "", {{"device_type", "Device type"}, {"device_id", "Id"}, {"peak_allocated", "Peak allocated", Unit::kBytes},
+                          {"peak_ts_ns", "At ts (ns)"}, {"peak_reserved", "Peak reserved", Unit::kBytes},
+                          {"events", "Events", Unit::kCount}, {"during", "During"}},
+          {}, ""};
+  for (const MemoryPeak& p : r.devices) {
+    t.rows.push_back({Int(p.device_type), Int(p.device_id), Value::Number(p.peak_allocated), Int(p.peak_allocated_ts_ns),
+                      Value::Number(p.peak_reserved), Int(p.events),
+                      p.peak_allocated_op == kNoSlice ? Value() : Str(trace.Str(trace.slices.name[p.peak_allocated_op]))});
+  }
+  s->Add(std::move(t));
+}
+
+void PipelineSection(AnalysisResults& in, Section* s) {
+  const PipelineResult& r = in.pipeline();
+  if (r.stages.empty()) {
+    s->Add(Paragraph{"No stage spans (stage:<name>, node:<name>, pipeline/<name>)."});
+    return;
+  }
+  Table t{"stages", "", {{"stage", "Stage"}, {"latency_share", "Share of pipeline time", Unit::kFraction},
+                         {"instances", "Instances", Unit::kCount}, {"waiting", "Waiting", Unit::kFraction},
+                         {"mean_work_ns", "Mean work", Unit::kNs}},
+          {}, ""};
+  for (const PipelineStage& st : r.stages) {
+    t.rows.push_back({Str(st.name), Value::Number(st.latency_share), Int(st.instances), Share(st.waiting_ns, st.total_ns),
+                      Ns(st.MeanWorkingNs())});
+  }
+  s->Add(std::move(t));
+}
+
+// Not yet typed: these analyses still describe their result in prose lines
+// of their own (communication_text.cc, critical_path_text.cc, ...).
+void CommunicationSection(AnalysisResults& in, Section* s) { AddLines(DescribeCommunication(in.communication()), s); }
+void CriticalPathSection(AnalysisResults& in, Section* s) {
+  AddLines(DescribeCriticalPath(in.trace(), in.critical_path()), s);
+}
+void RooflineSection(AnalysisResults& in, Section* s) {
+  AddLines(DescribeRoofline(in.roofline(), in.roofline_problem()), s);
+}
+void KernelsSection(AnalysisResults& in, Section* s) { AddLines(DescribeKernelClasses(in.kernel_classes()), s); }
+void LlmSection(AnalysisResults& in, Section* s) { AddLines(DescribeLlmPhases(in.llm_phases()), s); }
+void AttributionSection(AnalysisResults& in, Section* s) { AddLines(DescribeAttribution(in.trace(), in.attribution()), s); }
+
+struct SectionEntry {
+  std::string_view name;
+  void (*add)(AnalysisResults&, Section*);
+};
+
+// One line per analysis (AnalysisNames(), and the window).
+constexpr SectionEntry kSections[] = {
+    {"window", WindowSection},          {"breakdown", BreakdownSection},
+    {"launches", LaunchesSection},      {"memcpy", MemcpySection},
+    {"layout", LayoutSection},          {"fusion", FusionSection},
+    {"long_tail", LongTailSection},     {"steps", StepsSection},
+    {"memory", MemorySection},          {"communication", CommunicationSection},
+    {"pipeline", PipelineSection},      {"roofline", RooflineSection},
+    {"kernels", KernelsSection},        {"llm", LlmSection},
+    {"attribution", AttributionSection}, {"critical_path", CriticalPathSection},
+};
+
+}  // namespace
+
+bool AddAnalysisSection(std::string_view name, AnalysisResults& results, Section* section) {
+  for (const SectionEntry& e : kSections) {
+    if (e.name != name) continue;
+    e.add(results, section);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace aiprof
