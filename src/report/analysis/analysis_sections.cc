@@ -264,6 +264,79 @@ void PipelineSection(AnalysisResults& in, Section* s) {
   s->Add(std::move(t));
 }
 
+void KernelsSection(AnalysisResults& in, Section* s) {
+  const KernelClassResult& r = in.kernel_classes();
+  if (r.device_time_ns <= 0) return;
+  Table classes{"classes", "Device time by kernel class",
+                {{"class", "Class"}, {"time_ns", "Time", Unit::kNs}, {"share", "Share of device time", Unit::kFraction},
+                 {"kernels", "Kernels", Unit::kCount}},
+                {}, ""};
+  for (const KernelClassTotal& t : r.classes) {
+    classes.rows.push_back({Str(KernelClassName(t.kernel_class)), Int(t.time_ns), Share(t.time_ns, r.device_time_ns),
+                            Int(t.count)});
+  }
+  s->Add(std::move(classes));
+  constexpr size_t kRegionsShown = 5;
+  Table regions{"compiled_regions", "Compiled regions (torch.compile), by kernel time",
+                {{"instances", "Instances", Unit::kCount}, {"kernels", "Kernels", Unit::kCount},
+                 {"triton_kernels", "Triton kernels", Unit::kCount}, {"kernel_time_ns", "Kernel time", Unit::kNs},
+                 {"region", "Region"}},
+                {}, ""};
+  for (size_t i = 0; i < r.regions.size() && i < kRegionsShown; ++i) {
+    const CompiledRegionTotal& g = r.regions[i];
+    if (g.kernels == 0) break;  // by kernel time: the rest launched none either
+    regions.rows.push_back({Int(g.instances), Int(g.kernels), Int(g.triton_kernels), Int(g.kernel_time_ns), Str(g.name)});
+  }
+  if (!regions.rows.empty()) s->Add(std::move(regions));
+  if (r.compiled_region_entries > 0 || r.dynamo_cache_lookups > 0) {
+    s->Add(render::KeyValues{{{"compiled_region_entries", "torch.compile region entries", Int(r.compiled_region_entries),
+                               Unit::kCount},
+                              {"dynamo_cache_lookups", "Dynamo cache lookups", Int(r.dynamo_cache_lookups), Unit::kCount}}});
+  }
+}
+
+void LlmSection(AnalysisResults& in, Section* s) {
+  const LlmPhasesResult& r = in.llm_phases();
+  if (r.source.empty()) {
+    s->Add(Paragraph{"No prefill/decode annotations (SGLang step[...], vLLM execute_...) and no attention kernel that "
+                     "names its phase."});
+    return;
+  }
+  s->Add(render::KeyValues{{{"source", "Phases from", Str(r.source)}}});
+  Table t{"phases", "", {{"phase", "Phase"}, {"steps", "Steps", Unit::kCount}, {"wall_ns", "Wall", Unit::kNs},
+                         {"device_ns", "Device", Unit::kNs}},
+          {}, "Work shares are of the phase's device time; host: step time without busy device time"};
+  for (size_t w = 0; w < kLlmWorkCount; ++w) {
+    std::string work = LlmWorkName(static_cast<LlmWork>(w));
+    t.columns.push_back({work, work, Unit::kFraction});
+  }
+  t.columns.push_back({"host_ns", "Host", Unit::kNs});
+  t.columns.push_back({"tokens", "Tokens", Unit::kCount});
+  t.columns.push_back({"wall_per_token_ns", "Wall per token", Unit::kNs});
+  t.columns.push_back({"requests", "Requests in steps", Unit::kCount});
+  for (size_t p = 0; p < kLlmPhaseCount; ++p) {
+    const LlmPhaseTotals& ph = r.phases[p];
+    if (ph.steps == 0) continue;
+    std::vector<Value>& row = t.rows.emplace_back();
+    row = {Str(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns), Int(ph.device_ns)};
+    for (size_t w = 0; w < kLlmWorkCount; ++w) row.push_back(Share(ph.work_ns[w], ph.device_ns));
+    const bool tokens = ph.steps_with_tokens == ph.steps && ph.tokens > 0;
+    row.push_back(Int(ph.host_ns));
+    row.push_back(tokens ? Int(ph.tokens) : Value());
+    row.push_back(tokens ? Value::Number(static_cast<double>(ph.wall_ns) / static_cast<double>(ph.tokens)) : Value());
+    row.push_back(ph.requests > 0 ? Int(ph.requests) : Value());
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+  Table attention{"attention_families", "Attention kernels by the phase their family serves",
+                  {{"phase", "Phase"}, {"kernels", "Kernels", Unit::kCount}, {"time_ns", "Time", Unit::kNs}}, {}, ""};
+  for (size_t p = 0; p < 2; ++p) {
+    if (r.attention_family_kernels[p] == 0) continue;
+    attention.rows.push_back({Str(LlmPhaseName(static_cast<LlmPhase>(p))), Int(r.attention_family_kernels[p]),
+                              Int(r.attention_family_ns[p])});
+  }
+  if (!attention.rows.empty()) s->Add(std::move(attention));
+}
+
 // Not yet typed: these analyses still describe their result in prose lines
 // of their own (communication_text.cc, critical_path_text.cc, ...).
 void CommunicationSection(AnalysisResults& in, Section* s) { AddLines(DescribeCommunication(in.communication()), s); }
@@ -273,8 +346,6 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
 void RooflineSection(AnalysisResults& in, Section* s) {
   AddLines(DescribeRoofline(in.roofline(), in.roofline_problem()), s);
 }
-void KernelsSection(AnalysisResults& in, Section* s) { AddLines(DescribeKernelClasses(in.kernel_classes()), s); }
-void LlmSection(AnalysisResults& in, Section* s) { AddLines(DescribeLlmPhases(in.llm_phases()), s); }
 void AttributionSection(AnalysisResults& in, Section* s) { AddLines(DescribeAttribution(in.trace(), in.attribution()), s); }
 
 struct SectionEntry {
