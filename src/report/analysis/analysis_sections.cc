@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "src/report/attribution/attribution_report.h"
+
 namespace aiprof {
 namespace {
 
@@ -337,6 +339,12 @@ void LlmSection(AnalysisResults& in, Section* s) {
   if (!attention.rows.empty()) s->Add(std::move(attention));
 }
 
+// The attribution tree's own document (the one `aiprof report` embeds).
+void AttributionSection(AnalysisResults& in, Section* s) {
+  render::Document doc = AttributionToDocument(in.trace(), in.attribution());
+  for (render::Section& sub : doc.sections) s->sections.push_back(std::move(sub));
+}
+
 // Not yet typed: these analyses still describe their result in prose lines
 // of their own (communication_text.cc, critical_path_text.cc, ...).
 void CommunicationSection(AnalysisResults& in, Section* s) { AddLines(DescribeCommunication(in.communication()), s); }
@@ -346,7 +354,6 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
 void RooflineSection(AnalysisResults& in, Section* s) {
   AddLines(DescribeRoofline(in.roofline(), in.roofline_problem()), s);
 }
-void AttributionSection(AnalysisResults& in, Section* s) { AddLines(DescribeAttribution(in.trace(), in.attribution()), s); }
 
 struct SectionEntry {
   std::string_view name;
