@@ -345,14 +345,52 @@ void AttributionSection(AnalysisResults& in, Section* s) {
   for (render::Section& sub : doc.sections) s->sections.push_back(std::move(sub));
 }
 
+// Counts, where FLOPs and bytes came from, the device, the ten longest rows.
+void RooflineSection(AnalysisResults& in, Section* s) {
+  const RooflineResult& r = in.roofline();
+  render::KeyValues& kv = s->Add(render::KeyValues{
+      {{"host_ops", "Host tensor ops with a FLOP model", Int(r.ops - r.device_ops), Unit::kCount},
+       {"ops_without_shapes", "Without usable shapes", Int(r.ops_without_shapes), Unit::kCount}}});
+  if (r.device_time) {
+    kv.items.push_back({"ops_without_time", "That launched no kernel", Int(r.ops_without_time), Unit::kCount});
+    kv.items.push_back({"ops_on_device_tasks", "Counted as their device tasks", Int(r.ops_on_device_tasks), Unit::kCount});
+  }
+  kv.items.push_back({"time_source", "Host time from", Str(r.device_time ? "device kernels" : "host ops")});
+  if (r.device) {
+    kv.items.push_back({"device", "Device", Str(r.device->name)});
+    kv.items.push_back({"memory_bandwidth", "Memory bandwidth", Value::Number(r.device->memory_bandwidth_bytes_per_second),
+                        Unit::kBytesPerSecond});
+  } else {
+    kv.items.push_back({"device", "Device peaks", Str("none: " + in.roofline_problem())});
+  }
+  s->Add(Paragraph{"Host FLOPs and bytes are estimates from shapes."});
+  for (std::string& line : DescribeDeviceTasks(r)) s->Add(Paragraph{std::move(line)});
+  if (r.rows.empty()) return;
+  Table t{"rows", "Longest ops", {{"precision", "Precision"}, {"count", "Count", Unit::kCount}, {"time_ns", "Time", Unit::kNs},
+                                  {"intensity", "FLOP/byte"}, {"flops_per_second", "Achieved", Unit::kFlopsPerSecond},
+                                  {"bytes_per_second", "Bandwidth", Unit::kBytesPerSecond}, {"bytes_from", "Bytes from"},
+                                  {"bound", "Bound"}, {"of_attainable", "Of attainable", Unit::kFraction}, {"op", "Op"}},
+          {}, ""};
+  const DevicePeaks* d = r.device ? &*r.device : nullptr;
+  auto opt = [](const std::optional<double>& v) { return v ? Value::Number(*v) : Value(); };
+  const size_t n = std::min<size_t>(10, r.rows.size());
+  for (size_t i = 0; i < n; ++i) {
+    const RooflineRow& row = r.rows[i];
+    RooflinePoint p = EvaluateRow(row, d);
+    t.rows.push_back({Str(PrecisionName(row.precision)), Int(row.count), Int(row.time_ns),
+                      opt(p.arithmetic_intensity_flops_per_byte), opt(p.achieved_flops_per_second),
+                      opt(p.achieved_bytes_per_second), Str(BytesSourceName(row.bytes_source)), Str(BoundName(p.bound)),
+                      opt(p.ai_utilization), Str(row.name)});
+  }
+  if (r.rows.size() > n) t.note = std::to_string(r.rows.size() - n) + " more ops not shown";
+  s->Add(std::move(t));
+}
+
 // Not yet typed: these analyses still describe their result in prose lines
 // of their own (communication_text.cc, critical_path_text.cc, ...).
 void CommunicationSection(AnalysisResults& in, Section* s) { AddLines(DescribeCommunication(in.communication()), s); }
 void CriticalPathSection(AnalysisResults& in, Section* s) {
   AddLines(DescribeCriticalPath(in.trace(), in.critical_path()), s);
-}
-void RooflineSection(AnalysisResults& in, Section* s) {
-  AddLines(DescribeRoofline(in.roofline(), in.roofline_problem()), s);
 }
 
 struct SectionEntry {
