@@ -1,6 +1,7 @@
 #include "src/report/analysis/analysis_sections.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "src/report/attribution/attribution_report.h"
@@ -386,9 +387,140 @@ void RooflineSection(AnalysisResults& in, Section* s) {
   s->Add(std::move(t));
 }
 
+Value Rank(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(rank); }
+// The profiler's own figures are -1 when its file is absent.
+Value Known(int64_t ns) { return ns >= 0 ? Value::Int(ns) : Value(); }
+
+void CollectiveTypes(const CollectiveStats& st, Section* s) {
+  if (st.by_type.empty()) return;
+  Table t{"types", "Time per collective type",
+          {{"rank", "Rank"}, {"type", "Type"}, {"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+           {"share", "Share of collective time", Unit::kFraction}, {"max_ns", "Longest", Unit::kNs},
+           {"sized", "Sized", Unit::kCount}, {"bytes", "Bytes", Unit::kBytes},
+           {"algbw", "Algorithm bandwidth", Unit::kBytesPerSecond}, {"busbw", "Bus bandwidth", Unit::kBytesPerSecond},
+           {"group_size", "Group"}},
+          {}, ""};
+  for (const CollectiveTypeStats& c : st.by_type) {
+    const bool sized = c.sized > 0, group = sized && c.group_size > 0;
+    t.rows.push_back({Rank(c.rank), Str(CollectiveTypeName(c.type)), Int(c.count), Int(c.total_ns),
+                      Share(c.total_ns, st.total_ns), Int(c.max_ns), Int(c.sized),
+                      sized ? Value::Number(c.bytes) : Value(),
+                      sized ? Value::Number(c.AlgBandwidthBytesPerSecond()) : Value(),
+                      group ? Value::Number(c.BusBandwidthBytesPerSecond()) : Value(), group ? Int(c.group_size) : Value()});
+  }
+  s->Add(std::move(t));
+}
+
+void CollectiveSteps(const CollectiveStats& st, Section* s) {
+  if (st.steps.empty()) return;
+  Table t{"steps", "Communication per step (first " + std::to_string(kStepLinesPerRank) + " steps of each rank)",
+          {{"rank", "Rank"}, {"step", "Step"}, {"step_ns", "Step", Unit::kNs}, {"comm_ns", "Communication", Unit::kNs},
+           {"exposed_ns", "Exposed", Unit::kNs}, {"exposed_share", "Exposed share of the step", Unit::kFraction},
+           {"profiler_comm_ns", "step_trace_time.csv Communication", Unit::kNs},
+           {"profiler_exposed_ns", "step_trace_time.csv Not Overlapped", Unit::kNs}},
+          {}, ""};
+  std::map<int32_t, size_t> shown;
+  size_t hidden = 0;
+  for (const StepCommunication& c : st.steps) {
+    if (++shown[c.rank] > kStepLinesPerRank) {
+      ++hidden;
+      continue;
+    }
+    t.rows.push_back({Rank(c.rank), Int(c.number), Int(c.step_ns), Known(c.comm_ns), Known(c.exposed_ns),
+                      c.comm_ns >= 0 ? Share(c.exposed_ns, c.step_ns) : Value(), Known(c.profiler_comm_ns),
+                      Known(c.profiler_exposed_ns)});
+  }
+  if (hidden > 0) t.note = std::to_string(hidden) + " more steps not shown";
+  s->Add(std::move(t));
+}
+
+void CrossRanks(const CrossRankResult& c, Section* s) {
+  size_t with_matches = 0;
+  for (const RankCommunication& r : c.ranks) with_matches += r.matched > 0;
+  if (with_matches >= 2) {
+    s->Add(render::KeyValues{{{"ranks_matched", "Ranks with matched collectives", Int(with_matches), Unit::kCount},
+                              {"matched", "Collectives matched", Int(c.matched), Unit::kCount},
+                              {"unmatched", "Slices unmatched", Int(c.unmatched), Unit::kCount},
+                              {"end_spread_p50_ns", "End times agree within (median spread)", Int(c.end_spread_p50_ns),
+                               Unit::kNs},
+                              {"clocks_agree", "Clocks agree", Value::Bool(c.clocks_agree)}}});
+    if (!c.clocks_agree) {
+      s->Add(Paragraph{"Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
+                       " of a mean collective, so the ranks' clocks (or the pairing of collectives) disagree: wait and "
+                       "lateness are not trusted."});
+    }
+  }
+  Table t{"ranks", "Per rank (wait for later ranks, lateness, transfer once all are in)",
+          {{"rank", "Rank"}, {"matched", "Matched", Unit::kCount}, {"wait_ns", "Waits", Unit::kNs},
+           {"lateness_ns", "Late", Unit::kNs}, {"transfer_ns", "Transfer", Unit::kNs},
+           {"profiler_elapse_ns", "communication.json elapse", Unit::kNs}, {"profiler_wait_ns", "wait", Unit::kNs},
+           {"profiler_transit_ns", "transit", Unit::kNs}, {"profiler_sync_ns", "synchronization", Unit::kNs},
+           {"profiler_idle_ns", "idle", Unit::kNs}},
+          {}, ""};
+  for (const RankCommunication& r : c.ranks) {
+    if (r.matched == 0 && r.profiler_elapse_ns < 0) continue;
+    const bool m = r.matched > 0;
+    t.rows.push_back({Rank(r.rank), Int(r.matched), m ? Int(r.wait_ns) : Value(), m ? Int(r.lateness_ns) : Value(),
+                      m ? Int(r.transfer_ns) : Value(), Known(r.profiler_elapse_ns), Known(r.profiler_wait_ns),
+                      Known(r.profiler_transit_ns), Known(r.profiler_sync_ns), Known(r.profiler_idle_ns)});
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+  if (c.slow_rank && c.clocks_agree) {
+    const SlowRank& sr = *c.slow_rank;
+    render::KeyValues& kv = s->Add(render::KeyValues{
+        {{"slowest_rank", "Slowest to arrive", Rank(sr.rank)},
+         {"excess_ns", "Later than the median of the others", Int(sr.excess_ns), Unit::kNs},
+         {"excess_ratio", "Of its device span", Value::Number(sr.excess_ratio), Unit::kFraction}}});
+    if (sr.test.test == OutlierTest::kNone) {
+      kv.items.push_back({"outlier_test", "Outlier test", Str("none: 2 ranks are too few")});
+    } else {
+      kv.items.push_back({"outlier_test", "Outlier test", Str(sr.test.test == OutlierTest::kDixonQ ? "Dixon's Q" : "z")});
+      kv.items.push_back({"statistic", "Statistic", Value::Number(sr.test.statistic)});
+      kv.items.push_back({"critical", "Critical value", Value::Number(sr.test.critical)});
+      kv.items.push_back({"outlier", "An outlier", Value::Bool(sr.test.outlier)});
+    }
+  }
+}
+
+void Links(const CrossRankResult& c, Section* s) {
+  if (c.links.empty()) return;
+  size_t judged = 0, slow = 0;
+  for (const LinkBandwidth& l : c.links) {
+    judged += l.judged;
+    slow += l.slow;
+  }
+  s->Add(render::KeyValues{{{"links", "(rank, link) pairs", Int(c.links.size()), Unit::kCount},
+                            {"judged", "Judged", Int(judged), Unit::kCount},
+                            {"slow", "Slow (below 80% of their transport's median)", Int(slow), Unit::kCount}}});
+  Table t{"links", "Links (slowest first; every slow one, and three more)",
+          {{"rank", "Rank"}, {"link", "Link"}, {"transport", "Transport"},
+           {"bandwidth", "Bandwidth", Unit::kBytesPerSecond}, {"median", "Transport median", Unit::kBytesPerSecond},
+           {"slow", "Slow"}},
+          {}, ""};
+  size_t listed = 0;
+  for (const LinkBandwidth& l : c.links) {
+    if (!l.judged || (listed >= 3 && !l.slow)) continue;
+    ++listed;
+    t.rows.push_back({Rank(l.rank), Str(l.link), Str(l.transport), Value::Number(l.bandwidth_bytes_per_second),
+                      Value::Number(l.transport_median_bytes_per_second), Value::Bool(l.slow)});
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+}
+
+void CommunicationSection(AnalysisResults& in, Section* s) {
+  const CommunicationResult& r = in.communication();
+  if (r.collective_slices == 0 && r.cross.ranks.empty() && r.cross.links.empty() && r.stats.steps.empty()) {
+    s->Add(Paragraph{"No collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)."});
+    return;
+  }
+  CollectiveTypes(r.stats, s);
+  CollectiveSteps(r.stats, s);
+  CrossRanks(r.cross, s);
+  Links(r.cross, s);
+}
+
 // Not yet typed: these analyses still describe their result in prose lines
 // of their own (communication_text.cc, critical_path_text.cc, ...).
-void CommunicationSection(AnalysisResults& in, Section* s) { AddLines(DescribeCommunication(in.communication()), s); }
 void CriticalPathSection(AnalysisResults& in, Section* s) {
   AddLines(DescribeCriticalPath(in.trace(), in.critical_path()), s);
 }
