@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <string>
 
 #include "src/report/attribution/attribution_report.h"
@@ -25,12 +26,6 @@ Value Share(int64_t a, int64_t b) {
   return b > 0 ? Value::Number(static_cast<double>(a) / static_cast<double>(b)) : Value::Null();
 }
 Value Str(std::string_view s) { return Value::String(std::string(s)); }
-
-// Prose lines an analysis still writes itself (see the registry below).
-void AddLines(std::vector<std::string> lines, Section* s) {
-  List& list = s->Add(List{"lines", "", {}});
-  for (std::string& line : lines) list.items.push_back({std::move(line), "", {}});
-}
 
 // ---------------------------------------------------------------- per analysis
 
@@ -519,11 +514,119 @@ void CommunicationSection(AnalysisResults& in, Section* s) {
   Links(r.cross, s);
 }
 
-// Not yet typed: these analyses still describe their result in prose lines
-// of their own (communication_text.cc, critical_path_text.cc, ...).
-void CriticalPathSection(AnalysisResults& in, Section* s) {
-  AddLines(DescribeCriticalPath(in.trace(), in.critical_path()), s);
+// Critical path: steps described one by one; slices named as the largest
+// on-path consumers.
+constexpr size_t kPathStepsShown = 8;
+constexpr size_t kPathTopSlices = 8;
+
+// Path time by class as columns (one per class), appended to `t` and `row`.
+void ClassColumns(Table* t) {
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    std::string name = PathClassName(static_cast<PathClass>(c));
+    t->columns.push_back({name + "_ns", name, Unit::kNs});
+  }
 }
+
+// The slices with the most own time on the steady steps' paths, per step.
+Table TopPathSlices(const Trace& trace, const CriticalPathResult& r, double per) {
+  std::unordered_map<uint32_t, std::pair<int64_t, PathClass>> by_name;
+  for (const StepPath& p : r.steps) {
+    if (r.window_steps > 0 && !p.steady && r.window_steps != r.steps.size()) continue;
+    for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
+      const PathSegment& seg = r.segments[k];
+      if (seg.slice == kNoSlice || IsIdleClass(seg.cls)) continue;
+      auto& e = by_name[trace.slices.name[seg.slice].raw];
+      e.first += seg.end_ns - seg.start_ns;
+      e.second = seg.cls;
+    }
+  }
+  std::vector<std::pair<uint32_t, std::pair<int64_t, PathClass>>> v(by_name.begin(), by_name.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second.first != b.second.first ? a.second.first > b.second.first : a.first < b.first;
+  });
+  Table t{"top_slices", "Largest on-path consumers (own time, per steady step)",
+          {{"class", "Class"}, {"per_step_ns", "On the path per step", Unit::kNs}, {"name", "Slice"}}, {}, ""};
+  for (size_t k = 0; k < std::min(kPathTopSlices, v.size()); ++k) {
+    t.rows.push_back({Str(PathClassName(v[k].second.second)), Ns(static_cast<double>(v[k].second.first) / per),
+                      Str(trace.Str(StringId{v[k].first}))});
+  }
+  return t;
+}
+
+Table PathSteps(const Trace& trace, const CriticalPathResult& r) {
+  Table t{"steps", "Per step (path time by class)",
+          {{"rank", "Rank"}, {"step", "Step"}, {"steady", "Steady"}, {"path_ns", "Path", Unit::kNs},
+           {"host_span_ns", "Host span", Unit::kNs}},
+          {}, ""};
+  ClassColumns(&t);
+  for (const char* c : {"waited_rank", "late_ns", "at", "after", "truncated"}) {
+    static const std::map<std::string, std::pair<std::string, Unit>> kLabels = {
+        {"waited_rank", {"Waited for rank", Unit::kNone}}, {"late_ns", {"Late by", Unit::kNs}},
+        {"at", {"At", Unit::kNone}}, {"after", {"After", Unit::kNone}}, {"truncated", {"Walk truncated", Unit::kNone}}};
+    const auto& [label, unit] = kLabels.at(c);
+    t.columns.push_back({c, label, unit});
+  }
+  const SliceTable& sl = trace.slices;
+  for (size_t k = 0; k < std::min(kPathStepsShown, r.steps.size()); ++k) {
+    const StepPath& p = r.steps[k];
+    std::vector<Value>& row = t.rows.emplace_back();
+    row = {Rank(p.rank), p.number >= 0 ? Int(p.number) : Str("trace"), Value::Bool(p.steady), Int(p.length_ns()),
+           Int(p.step_dur_ns)};
+    for (size_t c = 0; c < kPathClassCount; ++c) row.push_back(Int(p.by_class_ns[c]));
+    const bool waited = p.waited_rank != kNoRank;
+    row.push_back(waited ? Value::Int(p.waited_rank) : Value());
+    row.push_back(waited ? Int(p.waited_late_ns) : Value());
+    row.push_back(waited ? Str(trace.Str(sl.name[p.waited_collective])) : Value());
+    row.push_back(waited && p.waited_cause != kNoSlice ? Str(trace.Str(sl.name[p.waited_cause])) : Value());
+    row.push_back(Value::Bool(p.truncated));
+  }
+  if (r.steps.size() > kPathStepsShown) t.note = std::to_string(r.steps.size() - kPathStepsShown) + " more steps";
+  return t;
+}
+
+void CriticalPathSection(AnalysisResults& in, Section* s) {
+  const CriticalPathResult& r = in.critical_path();
+  if (r.steps.empty()) {
+    s->Add(Paragraph{"No steps or activity to walk."});
+    return;
+  }
+  const DependencyGraph& g = r.graph;
+  render::KeyValues& edges = s->Add(render::KeyValues{});
+  for (size_t k = 1; k < kDepKindCount; ++k) {
+    std::string kind = DepKindName(static_cast<DepKind>(k));
+    edges.items.push_back({kind + "_edges", "Dependency edges: " + kind, Int(g.edges[k]), Unit::kCount});
+  }
+  edges.items.push_back({"cross_rank", "Collectives joined across ranks", Value::Bool(g.cross_rank)});
+  const double per = std::max<double>(1.0, static_cast<double>(r.window_steps));
+  s->Add(render::KeyValues{{{"steady_steps", "Steady steps", Int(r.window_steps), Unit::kCount},
+                            {"path_ns", "Critical path per steady step (step start to the end of the last work it launched)",
+                             Ns(static_cast<double>(r.window_path_ns) / per), Unit::kNs}}});
+  Table comp{"composition", "Composition per steady step",
+             {{"class", "Class"}, {"per_step_ns", "Per step", Unit::kNs}, {"share", "Share of the path", Unit::kFraction}},
+             {}, ""};
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    if (r.window_by_class_ns[c] == 0) continue;
+    comp.rows.push_back({Str(PathClassName(static_cast<PathClass>(c))), Ns(static_cast<double>(r.window_by_class_ns[c]) / per),
+                         Share(r.window_by_class_ns[c], r.window_path_ns)});
+  }
+  s->Add(std::move(comp));
+  Table on{"on_path", "Device work on the path (the rest is hidden under other work: not a bottleneck)",
+           {{"work", "Work"}, {"device_ns", "Device time per step", Unit::kNs}, {"on_path_ns", "On the path", Unit::kNs},
+            {"on_path_share", "On-path share", Unit::kFraction}, {"hidden_ns", "Hidden", Unit::kNs}},
+           {}, ""};
+  for (auto [what, c] : {std::pair{"compute", PathClass::kCompute}, std::pair{"copies", PathClass::kCopy},
+                         std::pair{"collectives", PathClass::kCollective}}) {
+    const int64_t on_ns = r.window_by_class_ns[static_cast<size_t>(c)];
+    const int64_t total = r.window_device_total_ns[static_cast<size_t>(c)];
+    if (total <= 0) continue;
+    on.rows.push_back({Str(what), Ns(static_cast<double>(total) / per), Ns(static_cast<double>(on_ns) / per),
+                       Share(on_ns, total), Ns(static_cast<double>(std::max<int64_t>(0, total - on_ns)) / per)});
+  }
+  if (!on.rows.empty()) s->Add(std::move(on));
+  s->Add(TopPathSlices(in.trace(), r, per));
+  s->Add(PathSteps(in.trace(), r));
+}
+
 
 struct SectionEntry {
   std::string_view name;
