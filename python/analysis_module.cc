@@ -164,22 +164,6 @@ py::tuple EnumColumn(const ChunkedVector<E>& c, int count, Name name) {
   return py::make_tuple("categorical", EnumCodes(c), std::move(names));
 }
 
-py::tuple EventKindColumn(const ChunkedVector<EventKind>& c) {
-  return EnumColumn(c, static_cast<int>(EventKind::kTraceSpan) + 1, EventKindName);
-}
-py::tuple LayerColumn(const ChunkedVector<Layer>& c) {
-  return EnumColumn(c, static_cast<int>(Layer::kHost) + 1, LayerName);
-}
-const char* TrackKindName(TrackKind k) {
-  switch (k) {
-    case TrackKind::kThread: return "thread";
-    case TrackKind::kDeviceStream: return "device_stream";
-    case TrackKind::kCounter: return "counter";
-    case TrackKind::kSpans: return "spans";
-  }
-  return "unknown";
-}
-
 // A per-row value taken from the row's track (rank, device, pid, tid).
 template <typename T>
 py::array_t<T> GatherByTrack(const ChunkedVector<uint32_t>& track, const ChunkedVector<T>& by_track, T missing) {
@@ -192,18 +176,30 @@ py::array_t<T> GatherByTrack(const ChunkedVector<uint32_t>& track, const Chunked
   return out;
 }
 
+// Every column of model table `table` that src/model/tables.h marks kPython,
+// in declaration order: numbers as numpy arrays, strings and enums as
+// categoricals.
+template <typename Table>
+py::dict ExportTable(const Trace& trace, const Table& table) {
+  py::dict d;
+  Table::ColumnsWithInfo(table, [&](const ColumnInfo& info, const auto& column) {
+    using T = std::remove_cvref_t<decltype(column[0])>;
+    if (info.exported != ColumnExport::kPython) return;
+    if constexpr (std::is_same_v<T, StringId>) {
+      d[info.name] = StringColumn(trace, column);
+    } else if constexpr (std::is_enum_v<T>) {
+      d[info.name] = EnumColumn(column, EnumInfo<T>::kCount, EnumInfo<T>::Name);
+    } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, char>) {
+      d[info.name] = ColumnArray(column);
+    }
+  });
+  return d;
+}
+
 py::dict SliceColumns(PyTrace& self) {
   const Trace& t = self.trace();
   const SliceTable& s = t.slices;
-  py::dict d;
-  d["ts_ns"] = ColumnArray(s.ts_ns);
-  d["dur_ns"] = ColumnArray(s.dur_ns);
-  d["name"] = StringColumn(t, s.name);
-  d["category"] = StringColumn(t, s.category);
-  d["kind"] = EventKindColumn(s.kind);
-  d["track"] = ColumnArray(s.track);
-  d["depth"] = ColumnArray(s.depth);
-  d["correlation"] = ColumnArray(s.correlation);
+  py::dict d = ExportTable(t, s);
   d["rank"] = GatherByTrack(s.track, t.tracks.rank, kNoRank);
   d["device"] = GatherByTrack(s.track, t.tracks.device, kHostDevice);
   d["pid"] = GatherByTrack(s.track, t.tracks.pid, int64_t{-1});
@@ -211,60 +207,24 @@ py::dict SliceColumns(PyTrace& self) {
   return d;
 }
 
-py::dict TrackColumns(PyTrace& self) {
-  const Trace& t = self.trace();
-  const TrackTable& k = t.tracks;
-  py::dict d;
-  d["kind"] = EnumColumn(k.kind, static_cast<int>(TrackKind::kSpans) + 1, TrackKindName);
-  d["layer"] = LayerColumn(k.layer);
-  d["pid"] = ColumnArray(k.pid);
-  d["tid"] = ColumnArray(k.tid);
-  d["name"] = StringColumn(t, k.name);
-  d["process_name"] = StringColumn(t, k.process_name);
-  d["rank"] = ColumnArray(k.rank);
-  d["device"] = ColumnArray(k.device);
-  return d;
-}
+py::dict TrackColumns(PyTrace& self) { return ExportTable(self.trace(), self.trace().tracks); }
 
-py::dict StepColumns(PyTrace& self) {
-  const Trace& t = self.trace();
-  const StepTable& s = t.steps;
-  py::dict d;
-  d["name"] = StringColumn(t, s.name);
-  d["number"] = ColumnArray(s.number);
-  d["ts_ns"] = ColumnArray(s.ts_ns);
-  d["dur_ns"] = ColumnArray(s.dur_ns);
-  d["track"] = ColumnArray(s.track);
-  d["rank"] = ColumnArray(s.rank);
-  return d;
-}
+py::dict StepColumns(PyTrace& self) { return ExportTable(self.trace(), self.trace().steps); }
 
 py::dict CounterColumns(PyTrace& self) {
   const Trace& t = self.trace();
   const CounterTable& c = t.counters;
-  py::dict d;
-  d["ts_ns"] = ColumnArray(c.ts_ns);
+  py::dict d = ExportTable(t, c);
   d["name"] = StringColumn(t, c.size(), [&](size_t i) {
     uint32_t k = c.track[i];
     return k < t.tracks.size() ? t.tracks.name[k] : StringId{};
   });
-  d["value"] = ColumnArray(c.value);
-  d["track"] = ColumnArray(c.track);
   d["rank"] = GatherByTrack(c.track, t.tracks.rank, kNoRank);
   d["device"] = GatherByTrack(c.track, t.tracks.device, kHostDevice);
   return d;
 }
 
-py::dict FlowColumns(PyTrace& self) {
-  const Trace& t = self.trace();
-  const FlowTable& f = t.flows;
-  py::dict d;
-  d["from_slice"] = ColumnArray(f.from_slice);
-  d["to_slice"] = ColumnArray(f.to_slice);
-  d["flow_id"] = ColumnArray(f.flow_id);
-  d["category"] = StringColumn(t, f.category);
-  return d;
-}
+py::dict FlowColumns(PyTrace& self) { return ExportTable(self.trace(), self.trace().flows); }
 
 // The summary's op table (all ops, largest total first) in nanoseconds.
 py::dict OpColumns(PyTrace& self) {

@@ -7,6 +7,10 @@
 # A crash, leak, timeout (10 s per input) or out-of-memory (2 GiB) fails the
 # run; the input is kept under build-fuzz/crashes/<fuzzer>/ — make it a
 # regression test beside the importer. A longer run: bench/fuzz_long.sh.
+# The mutation seed is fixed (AIPROF_FUZZ_SEED), and the corpus starts from the
+# seeds each time, so a run explores a prefix of what a longer run with the same
+# seed explores: run `scripts/fuzz.sh 600` before landing and CI (15 s, slower
+# machine) meets no input that run did not.
 #   scripts/fuzz.sh [SECONDS] [FUZZER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +19,7 @@ SECONDS_EACH=${1:-15}
 shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
-ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer
+ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
      sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
@@ -27,7 +31,7 @@ cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/build-fuzz/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,ascend_pt,msprof,nsys_sqlite,native_file,sample_file,rules_yaml,digest}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -81,6 +85,12 @@ if [ -x build/aiprof ]; then
   build/aiprof cluster map test/data/alexnet_a100_kineto.json.gz -o build-fuzz/digests >/dev/null 2>&1 || true
   cp build-fuzz/digests/*.digest "$SEEDS/digest_fuzzer/" 2>/dev/null || true
 fi
+# SDK event files: what the SDK's test program writes (when built).
+if [ -x build/test/sdk_c_program ]; then
+  for mode in "steps 3" "requests 4" misuse; do
+    AIPROF_OUTPUT="$SEEDS/sdk_event_fuzzer/${mode%% *}.aiprof" build/test/sdk_c_program $mode >/dev/null 2>&1 || true
+  done
+fi
 
 # Validation samples: one of each kind the reader knows.
 S=$SEEDS/sample_file_fuzzer
@@ -96,11 +106,13 @@ status=0
 for fuzzer in "${FUZZERS[@]}"; do
   corpus=build-fuzz/corpus/$fuzzer
   crashes=build-fuzz/crashes/$fuzzer
+  [ "${AIPROF_FUZZ_KEEP_CORPUS:-0}" = 1 ] || rm -rf "$corpus"
   mkdir -p "$corpus" "$crashes"
   echo "== $fuzzer: ${SECONDS_EACH}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan.supp \
        "build-fuzz/$fuzzer" "$corpus" "$SEEDS/$fuzzer" -max_total_time="$SECONDS_EACH" -timeout=10 \
+         -seed="${AIPROF_FUZZ_SEED:-20261202}" \
          -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
          >"build-fuzz/$fuzzer.log" 2>&1; then
     echo "FAILED: $fuzzer (log: build-fuzz/$fuzzer.log; inputs: $crashes/)"

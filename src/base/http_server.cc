@@ -322,6 +322,7 @@ void HttpServer::Respond(Connection* c, const HttpResponse& r) {
   c->in.clear();
   c->request.body.clear();
   c->request.body.shrink_to_fit();
+  c->request.body_sink.reset();  // a refused or answered body's file goes now
 }
 
 // Hands the whole request to the handler; its answer comes back through the
@@ -459,6 +460,14 @@ bool HttpServer::OnHead(Connection* c) {
     Respond(c, TextResponse(413, "body over " + std::to_string(c->max_body_bytes) + " bytes\n"));
     return false;
   }
+  if (options_.open_body_sink) {
+    StatusOr<std::shared_ptr<BodySink>> sink = options_.open_body_sink(req);
+    if (!sink.ok()) {
+      Respond(c, TextResponse(500, sink.status().message() + "\n"));
+      return false;
+    }
+    req.body_sink = std::move(*sink);
+  }
   if (h.expect == "100-continue") (void)!send(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
   c->content_length = h.content_length;
   c->state = c->chunked ? State::kChunkSize : State::kBody;
@@ -467,6 +476,22 @@ bool HttpServer::OnHead(Connection* c) {
     Handle(c);
     return false;
   }
+  return true;
+}
+
+// Moves `take` bytes of the body from `in` to the request's body or its
+// sink; false (and a 500 answer) when the sink fails.
+bool HttpServer::TakeBody(Connection* c, size_t take) {
+  if (c->request.body_sink) {
+    if (Status s = c->request.body_sink->Write(std::string_view(c->in).substr(0, take)); !s.ok()) {
+      Respond(c, TextResponse(500, s.message() + "\n"));
+      return false;
+    }
+  } else {
+    c->request.body.append(c->in, 0, take);
+  }
+  c->request.body_bytes += take;
+  c->in.erase(0, take);
   return true;
 }
 
@@ -483,7 +508,6 @@ bool HttpServer::OnReadable(Connection* c) {
     if (!c->reading()) continue;  // past the request: dropped
     c->in.append(buf, static_cast<size_t>(n));
     using State = Connection::State;
-    std::string& body = c->request.body;
     // Parse as far as the bytes go; `in` keeps only what is not parsed yet.
     for (bool progress = true; progress && c->reading();) {
       progress = false;
@@ -492,10 +516,9 @@ bool HttpServer::OnReadable(Connection* c) {
           progress = OnHead(c);
           break;
         case State::kBody: {
-          const size_t take = std::min<uint64_t>(c->in.size(), c->content_length - body.size());
-          body.append(c->in, 0, take);
-          c->in.erase(0, take);
-          if (body.size() == c->content_length) Handle(c);
+          const size_t take = std::min<uint64_t>(c->in.size(), c->content_length - c->request.body_bytes);
+          if (!TakeBody(c, take)) break;
+          if (c->request.body_bytes == c->content_length) Handle(c);
           break;
         }
         case State::kChunkSize:
@@ -518,7 +541,7 @@ bool HttpServer::OnReadable(Connection* c) {
             break;
           }
           const uint64_t size = std::stoull(hex, nullptr, 16);
-          if (size > c->max_body_bytes - body.size()) {
+          if (size > c->max_body_bytes - c->request.body_bytes) {
             Respond(c, TextResponse(413, "body over " + std::to_string(c->max_body_bytes) + " bytes\n"));
             break;
           }
@@ -528,8 +551,7 @@ bool HttpServer::OnReadable(Connection* c) {
         }
         case State::kChunkData: {
           const size_t take = std::min<uint64_t>(c->in.size(), c->chunk_left);
-          body.append(c->in, 0, take);
-          c->in.erase(0, take);
+          if (!TakeBody(c, take)) break;
           c->chunk_left -= take;
           if (c->chunk_left == 0) {
             c->state = State::kChunkEnd;

@@ -64,13 +64,27 @@ struct HttpCounts {
   std::atomic<uint64_t> requests{0}, rejected{0}, timed_out{0}, evicted{0};
 };
 
+// Where a request's body goes instead of HttpRequest::body (an upload
+// written to disk as it arrives, so the server never holds it whole). Write
+// is called on the server's thread with each piece, in order; an error
+// answers 500 with its message. The sink travels with the request to the
+// handler (HttpRequest::body_sink), and is dropped with a connection that
+// breaks off.
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  virtual Status Write(std::string_view bytes) = 0;
+};
+
 struct HttpRequest {
   std::string method;  // "GET"
   std::string path;    // "/api/runs" (the target without its query)
   std::string query;   // "a=1&b=2" (after '?', still percent-encoded)
   std::string authorization, content_type;
   std::string peer;    // "127.0.0.1:53412"
-  std::string body;    // empty for GET and HEAD
+  std::string body;    // empty for GET and HEAD, and when the body went to body_sink
+  std::shared_ptr<BodySink> body_sink;  // set by Options::open_body_sink
+  uint64_t body_bytes = 0;  // the body's length (decoded, for chunked bodies)
 };
 
 struct HttpResponse {
@@ -87,6 +101,10 @@ class HttpServer {
     int port = 0;
     std::string flag = "--listen";  // names the option in errors
     HttpLimits limits;
+    // Called (on the server's thread) for an admitted request with a body
+    // once its length passed the limit: a sink receives the body instead of
+    // HttpRequest::body; nullptr keeps it in memory; an error answers 500.
+    std::function<StatusOr<std::shared_ptr<BodySink>>(const HttpRequest& head)> open_body_sink;
   };
   // Called once the request line and headers are in: a response answers at
   // once (the body is not read); nullopt reads the body (if the method has
@@ -112,6 +130,7 @@ class HttpServer {
   void Accept(std::vector<std::unique_ptr<Connection>>* conns);
   void DeliverAnswers(std::vector<std::unique_ptr<Connection>>* conns);
   bool OnReadable(Connection* c);
+  bool TakeBody(Connection* c, size_t take);
   bool OnHead(Connection* c);
   void Respond(Connection* c, const HttpResponse& r);
   void Handle(Connection* c);

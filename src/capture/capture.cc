@@ -467,12 +467,14 @@ class Session {
     Diagnostics extra;
     size_t sdk_files = 0, torch_files = 0;
     for (const std::string& f : ListDir(dir_ + "/sdk", ".aiprof")) {
-      StatusOr<std::unique_ptr<Trace>> t = ReadNativeFile(f);
+      // The SDK's event file (or an older SDK's native file) through its importer.
+      StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(f);
       if (!t.ok()) {
         extra.Add("sdk_file_unreadable", f, t.status().message());
         continue;
       }
       std::unique_ptr<Trace> sdk = std::move(t).value();
+      sdk->metadata.erase("source_path");  // a file of the capture's own folder
       if (o_.sampling_rate < 1.0) SampleTopLevelSlices(sdk.get(), o_.sampling_rate);
       parts.push_back(std::move(sdk));
       ++sdk_files;

@@ -8,12 +8,18 @@
 #include <CLI/CLI.hpp>
 #include <simdjson.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/common/text_format.h"
@@ -41,6 +47,7 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxMessageBytes = 16 << 20;   // longer lines are refused (parse error)
 constexpr size_t kMaxLoadedTraces = 8;
+constexpr size_t kMaxQueuedMessages = 32;  // more waiting for the worker: -32000 busy
 constexpr size_t kMcpDefaultMaxRows = 1000;
 constexpr size_t kMcpMaxRows = 100000;
 constexpr size_t kMaxWhatIfScenarios = 16;  // per whatif call
@@ -84,23 +91,133 @@ std::string ToolsJson() {
   return tools;
 }
 
+// Messages are read on the calling thread and handled in order on one
+// worker thread, so a notifications/cancelled arrives while a tool call runs:
+// the call's cancel flag is set (a query stops within 1000 SQLite
+// instructions; an analysis, which cannot stop midway, runs to its end), and
+// no response is sent for it, as the MCP specification's cancellation
+// section says. `ping` is answered on the reading thread at once.
 class McpServer {
  public:
   explicit McpServer(std::vector<fs::path> allowed) : allowed_(std::move(allowed)) {}
 
-  // Serves until end of input.
+  // Serves until end of input, then answers what is still queued.
   void Serve(std::istream& in, std::FILE* out) {
+    out_ = out;
+    std::thread worker([this] { Work(); });
     std::string line;
-    while (ReadLine(in, &line)) {
-      std::string reply = Handle(line);
-      if (reply.empty()) continue;  // a notification
-      std::fputs(reply.c_str(), out);
-      std::fputc('\n', out);
-      std::fflush(out);
+    while (ReadLine(in, &line)) Receive(std::move(line));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      input_done_ = true;
     }
+    cv_.notify_one();
+    worker.join();
   }
 
  private:
+  // A request waiting for, or in, the worker. `cancelled` is shared with
+  // the reading thread.
+  struct Pending {
+    std::string line;
+    std::string id;  // minified JSON id; "" for a notification or a bad message
+    std::shared_ptr<std::atomic<bool>> cancelled;
+  };
+
+  void Send(const std::string& reply) {
+    std::lock_guard<std::mutex> lock(out_mu_);
+    std::fputs(reply.c_str(), out_);
+    std::fputc('\n', out_);
+    std::fflush(out_);
+  }
+
+  // On the reading thread: cancellations and pings are handled here, the
+  // rest is queued for the worker.
+  void Receive(std::string line) {
+    Pending p;
+    simdjson::dom::element message, id_element;
+    std::string_view method;
+    if (!line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS && message.is_object()) {
+      if (message["id"].get(id_element) == simdjson::SUCCESS) p.id = simdjson::minify(id_element);
+      if (message["method"].get(method) == simdjson::SUCCESS) {
+        if (method == "notifications/cancelled" && p.id.empty()) {
+          simdjson::dom::element request_id;
+          std::string_view reason;
+          if (message["params"]["requestId"].get(request_id) != simdjson::SUCCESS) return;  // malformed: ignored
+          if (message["params"]["reason"].get(reason) != simdjson::SUCCESS) reason = {};
+          Cancel(simdjson::minify(request_id), reason);
+          return;
+        }
+        if (method == "ping" && !p.id.empty() && (id_element.is_string() || id_element.is_int64())) {
+          Send(Reply(p.id, "{}"));
+          return;
+        }
+      }
+    }
+    p.line = std::move(line);
+    p.cancelled = std::make_shared<std::atomic<bool>>(false);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queue_.size() >= kMaxQueuedMessages) {
+        if (!p.id.empty()) Send(Error(p.id, {-32000, "busy: " + std::to_string(kMaxQueuedMessages) +
+                                                  " messages are waiting; send fewer at a time"}));
+        return;
+      }
+      if (!p.id.empty()) in_flight_.emplace(p.id, p.cancelled);
+      queue_.push_back(std::move(p));
+    }
+    cv_.notify_one();
+  }
+
+  // Marks the requests with this id (queued or running) cancelled.
+  void Cancel(const std::string& id, std::string_view reason) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [first, last] = in_flight_.equal_range(id);
+    for (auto it = first; it != last; ++it) it->second->store(true);
+    std::fprintf(stderr, "aiprof mcp: request %s cancelled by the client%s%s%s\n", id.c_str(),
+                 reason.empty() ? "" : " (", std::string(reason).c_str(), reason.empty() ? "" : ")");
+  }
+
+  void Work() {
+    for (;;) {
+      Pending p;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return input_done_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        p = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::string reply;
+      const auto start = std::chrono::steady_clock::now();
+      if (!p.cancelled->load()) {
+        cancel_ = p.cancelled.get();
+        reply = Handle(p.line);
+        cancel_ = nullptr;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto [first, last] = in_flight_.equal_range(p.id);
+        for (auto it = first; it != last; ++it) {
+          if (it->second == p.cancelled) {
+            in_flight_.erase(it);
+            break;
+          }
+        }
+      }
+      if (p.cancelled->load()) {
+        std::fprintf(stderr, "aiprof mcp: request %s stopped after %.0f ms; no response sent\n", p.id.c_str(),
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        continue;
+      }
+      if (!reply.empty()) Send(reply);  // empty: a notification
+    }
+  }
+
+  // True when the running call was cancelled (checked between the steps of
+  // a tool that cannot stop midway).
+  bool Cancelled() const { return cancel_ && cancel_->load(); }
+
   // One line, at most kMaxMessageBytes (longer: the rest is skipped and the
   // line comes back empty, which is a parse error).
   static bool ReadLine(std::istream& in, std::string* line) {
@@ -348,6 +465,7 @@ class McpServer {
         *result = ToolResult(engine.status().message(), "", true);
         return std::nullopt;
       }
+      if (Cancelled()) return std::nullopt;  // no response is sent; the import is dropped
       std::string id = "t" + std::to_string(++next_id_);
       const size_t slices = (*session)->trace().slices.size();
       traces_[id] = LoadedTrace{confined->string(), std::move(*session), std::move(*engine)};
@@ -418,6 +536,7 @@ class McpServer {
       if (args["sql"].get(sql) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
       QueryLimits limits;
       limits.max_rows = kMcpDefaultMaxRows;
+      limits.cancel = cancel_;
       int64_t max_rows = 0;
       simdjson::dom::element max_rows_element;
       if (args["max_rows"].get(max_rows_element) == simdjson::SUCCESS) {
@@ -524,7 +643,10 @@ class McpServer {
     }
     const CriticalPathResult& path = t.session->results().critical_path();
     std::vector<WhatIfResult> results;
-    for (const Scenario& sc : scenarios) results.push_back(PredictWhatIf(t.trace(), path, sc));
+    for (const Scenario& sc : scenarios) {
+      if (Cancelled()) return std::nullopt;  // no response is sent
+      results.push_back(PredictWhatIf(t.trace(), path, sc));
+    }
     auto json = render::RenderDocument(WhatIfToDocument(results), "json");
     if (!json.ok()) {
       *result = ToolResult(json.status().message(), "", true);
@@ -547,6 +669,16 @@ class McpServer {
   }
 
   std::vector<fs::path> allowed_;
+  std::FILE* out_ = nullptr;
+  std::mutex out_mu_;  // one reply at a time on stdout
+  simdjson::dom::parser reader_parser_;  // the reading thread's
+  std::mutex mu_;  // guards queue_, in_flight_, input_done_
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  std::multimap<std::string, std::shared_ptr<std::atomic<bool>>> in_flight_;
+  bool input_done_ = false;
+  const std::atomic<bool>* cancel_ = nullptr;  // the worker's running call
+  // The worker's (everything below).
   simdjson::dom::parser parser_;
   simdjson::dom::parser parser_args_;
   simdjson::dom::parser parser_doc_;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 #include "src/base/atomic_file.h"
 #include "src/base/parallel.h"
@@ -203,28 +204,80 @@ Status ReadAll(NativeReader& r, Trace* t) {
   return OkStatus();
 }
 
-// Ids stored in columns must point into their tables.
-// Fast whole-column checks (branch-free block loops the compiler vectorises)
-// for the two big tables; only a file that fails them is walked row by row
-// to name the first bad row.
-template <typename T, typename F>
-uint64_t ColumnMax(const ChunkedVector<T>& c, F value) {
-  uint64_t m = 0;
-  for (size_t b = 0; b < c.block_count(); ++b) {
-    const T* p = c.block(b);
-    size_t n = c.block_items(b);
-    for (size_t i = 0; i < n; ++i) m = std::max<uint64_t>(m, value(p[i]));
+// Ids stored in columns must point into their tables: every column's
+// ColumnRef (tables.h) says where, and enum columns hold one of their
+// values. Each column is checked whole in a branch-free block loop the
+// compiler vectorises; only a column that fails is walked row by row to name
+// the first bad row.
+struct Bounds {
+  uint64_t strings, tracks, slices, callsites;
+};
+
+template <typename T>
+uint64_t RawValue(T v) {
+  if constexpr (std::is_same_v<T, StringId>) {
+    return v.raw;
+  } else if constexpr (std::is_enum_v<T>) {
+    return static_cast<uint64_t>(v);
+  } else {
+    return static_cast<uint64_t>(v);
   }
-  return m;
 }
 
-bool SlicesLookValid(const Trace& t, uint32_t strings) {
+// True when `v`, in row `row`, is a value the column may hold.
+inline bool RefOk(ColumnRef ref, uint64_t v, uint64_t row, const Bounds& b) {
+  constexpr uint64_t kNone = UINT32_MAX;
+  switch (ref) {
+    case ColumnRef::kNone: return true;
+    case ColumnRef::kString: return v < b.strings;
+    case ColumnRef::kTrack: return v < b.tracks;
+    case ColumnRef::kSlice: return v < b.slices;
+    case ColumnRef::kOptionalSlice: return v == kNone || v < b.slices;
+    case ColumnRef::kOptionalCallsite: return v == kNone || v < b.callsites;
+    case ColumnRef::kEarlierRow: return v == kNone || v < row;
+  }
+  return false;
+}
+
+// OK, or the first row of `column` holding a value it may not hold.
+template <typename T>
+Status CheckColumn(const char* table, const ColumnInfo& info, const ChunkedVector<T>& column, const Bounds& b,
+                   const NativeReader& r) {
+  if constexpr (std::is_floating_point_v<T>) return OkStatus();
+  uint64_t limit = UINT64_MAX;  // values must be below it (enums: their count)
+  if constexpr (std::is_enum_v<T>) limit = EnumInfo<T>::kCount;
+  if (info.ref == ColumnRef::kNone && limit == UINT64_MAX) return OkStatus();
+  bool ok = true;
+  for (size_t blk = 0, row = 0; blk < column.block_count(); ++blk) {
+    const T* p = column.block(blk);
+    for (size_t i = 0, n = column.block_items(blk); i < n; ++i, ++row) {
+      uint64_t v = RawValue(p[i]);
+      ok &= (v < limit) & RefOk(info.ref, v, row, b);
+    }
+  }
+  if (ok) return OkStatus();
+  for (size_t row = 0; row < column.size(); ++row) {
+    uint64_t v = RawValue(column[row]);
+    std::string where = std::string(table) + " " + std::to_string(row) + ": " + info.name + " = " + std::to_string(v);
+    if (v >= limit) return r.Corrupt(where + " is not one of its values");
+    if (!RefOk(info.ref, v, row, b)) return r.Corrupt(where + " refers outside its table");
+  }
+  return OkStatus();
+}
+
+template <typename Table>
+Status CheckTable(const Table& t, const Bounds& b, const NativeReader& r) {
+  Status status = OkStatus();
+  Table::ColumnsWithInfo(t, [&](const ColumnInfo& info, const auto& column) {
+    if (status.ok()) status = CheckColumn(Table::kName, info, column, b, r);
+  });
+  return status;
+}
+
+// Times as TraceBuilder admits them (time_range.h), so no end overflows, and
+// args within the args table.
+bool SliceSpansLookValid(const Trace& t) {
   const SliceTable& s = t.slices;
-  auto id = [](StringId x) { return uint64_t{x.raw}; };
-  if (s.size() == 0) return true;
-  if (ColumnMax(s.track, [](uint32_t x) { return uint64_t{x}; }) >= t.tracks.size()) return false;
-  if (ColumnMax(s.name, id) >= strings || ColumnMax(s.category, id) >= strings) return false;
-  // Times as TraceBuilder admits them (time_range.h), so no end overflows.
   for (size_t b = 0; b < s.ts_ns.block_count(); ++b) {
     const int64_t* ts = s.ts_ns.block(b);
     const int64_t* dur = s.dur_ns.block(b);
@@ -260,95 +313,71 @@ bool ArgsLookValid(const Trace& t, uint32_t strings) {
   return bad == 0;
 }
 
-Status Validate(const Trace& t, const NativeReader& r) {
-  uint32_t strings = static_cast<uint32_t>(t.strings.size());
-  // The two big whole-table checks run side by side.
-  bool slices_ok = true, args_ok = true;
-  ParallelFor(2, WorkerThreads(), [&](size_t which) {
-    if (which == 0) slices_ok = SlicesLookValid(t, strings);
-    else args_ok = ArgsLookValid(t, strings);
-  });
-  for (size_t i = 0; !slices_ok && i < t.slices.size(); ++i) {
-    if (t.slices.track[i] >= t.tracks.size() || t.slices.name[i].raw >= strings ||
-        t.slices.category[i].raw >= strings ||
-        t.slices.arg_begin[i] + t.slices.arg_count[i] > t.args.size()) {
-      return r.Corrupt("slice " + std::to_string(i) + " refers outside its tables");
+Status CheckSliceSpans(const Trace& t, const NativeReader& r) {
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    if (t.slices.arg_begin[i] + t.slices.arg_count[i] > t.args.size()) {
+      return r.Corrupt("slice " + std::to_string(i) + " refers outside the args table");
     }
     if (!SpanInRange(t.slices.ts_ns[i], t.slices.dur_ns[i])) {
       return r.Corrupt("slice " + std::to_string(i) + " has ts " + std::to_string(t.slices.ts_ns[i]) + " ns, dur " +
                        std::to_string(t.slices.dur_ns[i]) + " ns: outside +-2^61 ns or negative");
     }
   }
-  if (!slices_ok) return r.Corrupt("slices refer outside their tables or hold impossible times");
-  for (size_t i = 0; !args_ok && i < t.args.size(); ++i) {
+  return r.Corrupt("slices hold impossible times or args");
+}
+
+Status CheckArgs(const Trace& t, uint32_t strings, const NativeReader& r) {
+  for (size_t i = 0; i < t.args.size(); ++i) {
     ArgType ty = t.args[i].type;
     if (t.args[i].key.raw >= strings || static_cast<uint8_t>(ty) > static_cast<uint8_t>(ArgType::kNull) ||
         ((ty == ArgType::kString || ty == ArgType::kJson) && t.args[i].str >= strings)) {
       return r.Corrupt("arg " + std::to_string(i) + " refers outside the string table");
     }
   }
-  if (!args_ok) return r.Corrupt("args refer outside the string table");
-  for (size_t i = 0; i < t.tracks.size(); ++i) {
-    if (t.tracks.name[i].raw >= strings || t.tracks.process_name[i].raw >= strings ||
-        t.tracks.pid_label[i].raw >= strings || t.tracks.tid_label[i].raw >= strings) {
-      return r.Corrupt("track " + std::to_string(i) + " refers outside the string table");
+  return r.Corrupt("args refer outside the string table");
+}
+
+Status Validate(const Trace& t, const NativeReader& r) {
+  uint32_t strings = static_cast<uint32_t>(t.strings.size());
+  const Bounds b{strings, t.tracks.size(), t.slices.size(), t.callsites.size()};
+  // The two big tables' checks run side by side.
+  Status slice_refs = OkStatus();
+  bool spans_ok = true, args_ok = true;
+  ParallelFor(2, WorkerThreads(), [&](size_t which) {
+    if (which == 0) {
+      slice_refs = CheckTable(t.slices, b, r);
+      spans_ok = SliceSpansLookValid(t);
+    } else {
+      args_ok = ArgsLookValid(t, strings);
     }
-  }
+  });
+  RETURN_IF_ERROR(slice_refs);
+  if (!spans_ok) return CheckSliceSpans(t, r);
+  if (!args_ok) return CheckArgs(t, strings, r);
+  RETURN_IF_ERROR(CheckTable(t.tracks, b, r));
   for (size_t i = 0; i < t.instants.size(); ++i) {
-    if (t.instants.track[i] >= t.tracks.size() || t.instants.name[i].raw >= strings ||
-        t.instants.category[i].raw >= strings || t.instants.arg_begin[i] + t.instants.arg_count[i] > t.args.size()) {
-      return r.Corrupt("instant " + std::to_string(i) + " refers outside its tables");
+    if (t.instants.arg_begin[i] + t.instants.arg_count[i] > t.args.size()) {
+      return r.Corrupt("instant " + std::to_string(i) + " refers outside the args table");
     }
   }
-  for (size_t i = 0; i < t.counters.size(); ++i) {
-    if (t.counters.track[i] >= t.tracks.size()) return r.Corrupt("counter refers to a missing track");
-  }
-  for (size_t i = 0; i < t.flows.size(); ++i) {
-    if (t.flows.from_slice[i] >= t.slices.size() || t.flows.to_slice[i] >= t.slices.size() ||
-        t.flows.category[i].raw >= strings) {
-      return r.Corrupt("flow refers to a missing slice");
-    }
-  }
-  for (size_t i = 0; i < t.steps.size(); ++i) {
-    if (t.steps.track[i] >= t.tracks.size() || t.steps.name[i].raw >= strings) return r.Corrupt("step refers to a missing track");
-  }
-  const OpMetricTable& om = t.op_metrics;
-  for (size_t i = 0; i < om.size(); ++i) {
-    if ((om.slice[i] != kNoSlice && om.slice[i] >= t.slices.size()) || om.source[i].raw >= strings ||
-        om.op[i].raw >= strings || om.key[i].raw >= strings || om.text[i].raw >= strings) {
-      return r.Corrupt("op metric " + std::to_string(i) + " refers outside its tables");
-    }
-  }
-  const StepBreakdownTable& sb = t.step_breakdown;
-  for (size_t i = 0; i < sb.size(); ++i) {
-    if (sb.source[i].raw >= strings || sb.key[i].raw >= strings) {
-      return r.Corrupt("step breakdown " + std::to_string(i) + " refers outside the string table");
-    }
-  }
+  RETURN_IF_ERROR(CheckTable(t.instants, b, r));
+  RETURN_IF_ERROR(CheckTable(t.counters, b, r));
+  RETURN_IF_ERROR(CheckTable(t.flows, b, r));
+  RETURN_IF_ERROR(CheckTable(t.steps, b, r));
+  RETURN_IF_ERROR(CheckTable(t.op_metrics, b, r));
+  RETURN_IF_ERROR(CheckTable(t.step_breakdown, b, r));
+  RETURN_IF_ERROR(CheckTable(t.callsites, b, r));
+  RETURN_IF_ERROR(CheckTable(t.samples, b, r));
+  RETURN_IF_ERROR(CheckTable(t.op_stats, b, r));
   const OpStatTable& os = t.op_stats;
   uint64_t counted = 0;
   for (size_t i = 0; i < os.size(); ++i) {
-    if (os.category[i].raw >= strings || os.name[i].raw >= strings || os.count[i] == 0) {
-      return r.Corrupt("op statistics row " + std::to_string(i) + " is invalid");
-    }
+    if (os.count[i] == 0) return r.Corrupt("op statistics row " + std::to_string(i) + " counts no slice");
     counted += os.count[i];
   }
-  // Writers that do not compute them (the SDK) store none.
+  // Writers that do not compute them store none.
   if (os.size() > 0 && (t.op_stats_slices != t.slices.size() || counted != t.slices.size())) {
     return r.Corrupt("op statistics do not cover the slice table");
-  }
-  const CallsiteTable& cs = t.callsites;
-  for (size_t i = 0; i < cs.size(); ++i) {
-    if ((cs.parent[i] != kNoCallsite && cs.parent[i] >= i) || cs.frame[i].raw >= strings ||
-        cs.module[i].raw >= strings || static_cast<uint8_t>(cs.kind[i]) > static_cast<uint8_t>(FrameKind::kKernel)) {
-      return r.Corrupt("callsite " + std::to_string(i) + " refers outside its tables");
-    }
-  }
-  for (size_t i = 0; i < t.samples.size(); ++i) {
-    if (t.samples.track[i] >= t.tracks.size() ||
-        (t.samples.callsite[i] != kNoCallsite && t.samples.callsite[i] >= cs.size())) {
-      return r.Corrupt("stack sample " + std::to_string(i) + " refers outside its tables");
-    }
   }
   return OkStatus();
 }

@@ -1,8 +1,8 @@
 // libFuzzer harness for the native file (.aiprof): the files `aiprof import`
-// and `aiprof trace` write and the files the SDK's own writer
-// (src/sdk/native_writer.cc) writes share this reader, so one target covers
-// both; seeds are of both kinds (scripts/fuzz.sh). The reader checks every
-// count against the file size and every id against its table.
+// and `aiprof trace` write (and earlier SDKs wrote); seeds from `aiprof
+// import` (scripts/fuzz.sh). The reader checks every count against the file
+// size and every id against its table. The SDK's event file has its own
+// target (src/importers/sdk/sdk_event_fuzzer.cc).
 #include <cstddef>
 #include <cstdint>
 

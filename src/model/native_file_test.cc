@@ -109,6 +109,34 @@ TEST(NativeFileTest, ImpossibleSliceTimesAreErrors) {
   }
 }
 
+// Every reference column (tables.h: its ColumnRef) and every enum column is
+// checked without per-table code: one bad value in each kind of column is an
+// error naming the table, row, column and value.
+TEST(NativeFileTest, EveryReferenceAndEnumColumnIsChecked) {
+  testing::TempDir dir;
+  struct Case {
+    const char* what;
+    void (*spoil)(Trace*);
+  } cases[] = {
+      {"track 1: layer = 200 is not one of its values", [](Trace* t) { t->tracks.layer[1] = static_cast<Layer>(200); }},
+      {"slice 0: kind = 99 is not one of its values", [](Trace* t) { t->slices.kind[0] = static_cast<EventKind>(99); }},
+      {"flow 0: to_slice = 3 refers outside its table", [](Trace* t) { t->flows.to_slice[0] = 3; }},
+      {"step 0: track = 9 refers outside its table", [](Trace* t) { t->steps.track[0] = 9; }},
+      {"counter 0: track = 7 refers outside its table", [](Trace* t) { t->counters.track[0] = 7; }},
+      {"track 2: process_name = 999 refers outside its table",
+       [](Trace* t) { t->tracks.process_name[2] = StringId{999}; }},
+  };
+  for (const Case& c : cases) {
+    auto t = SmallTrace();
+    c.spoil(t.get());
+    std::string path = dir.Path("bad.aiprof");
+    ASSERT_TRUE(WriteNativeFile(*t, path).ok());
+    auto r = ReadNativeFile(path);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_NE(r.status().message().find(c.what), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(NativeFileTest, RoundTripsStackSamples) {
   Trace t;
   TraceBuilder b(&t);

@@ -15,6 +15,26 @@ const char* LayerName(Layer layer) {
   return "unknown";
 }
 
+const char* TrackKindName(TrackKind kind) {
+  switch (kind) {
+    case TrackKind::kThread: return "thread";
+    case TrackKind::kDeviceStream: return "device_stream";
+    case TrackKind::kCounter: return "counter";
+    case TrackKind::kSpans: return "spans";
+  }
+  return "unknown";
+}
+
+const char* FrameKindName(FrameKind kind) {
+  switch (kind) {
+    case FrameKind::kUnknown: return "unknown";
+    case FrameKind::kNative: return "native";
+    case FrameKind::kPython: return "python";
+    case FrameKind::kKernel: return "kernel";
+  }
+  return "unknown";
+}
+
 const Arg* Trace::FindSliceArg(uint32_t slice, StringId key) const {
   uint64_t begin = slices.arg_begin[slice];
   for (uint64_t i = begin; i < begin + slices.arg_count[slice]; ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <unordered_set>
 
 #include "src/base/check.h"
@@ -40,16 +41,16 @@ TraceBuilder::TraceBuilder(Trace* trace) : trace_(trace) {}
 uint32_t TraceBuilder::NewTrack(TrackKind kind, IdValue pid, IdValue tid) {
   TrackTable& t = trace_->tracks;
   uint32_t id = static_cast<uint32_t>(t.size());
-  t.kind.push_back(kind);
-  t.layer.push_back(Layer::kUnknown);
-  t.pid.push_back(pid.is_string ? -1 : pid.num);
-  t.tid.push_back(tid.is_string ? -1 : tid.num);
-  t.pid_label.push_back(pid.is_string ? pid.str : StringId{});
-  t.tid_label.push_back(tid.is_string ? tid.str : StringId{});
-  t.name.push_back(StringId{});
-  t.process_name.push_back(StringId{});
-  t.rank.push_back(kNoRank);
-  t.device.push_back(kHostDevice);
+  t.Append({.kind = kind,
+            .layer = Layer::kUnknown,
+            .pid = pid.is_string ? -1 : pid.num,
+            .tid = tid.is_string ? -1 : tid.num,
+            .pid_label = pid.is_string ? pid.str : StringId{},
+            .tid_label = tid.is_string ? tid.str : StringId{},
+            .name = StringId{},
+            .process_name = StringId{},
+            .rank = kNoRank,
+            .device = kHostDevice});
   role_fixed_.push_back(false);
   return id;
 }
@@ -99,21 +100,22 @@ void TraceBuilder::SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int
   role_fixed_[track] = true;
 }
 
-void TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name,
-                            StringId category, int64_t correlation, uint64_t arg_begin,
-                            uint16_t arg_count) {
-  if (!TimesInRange(trace_, "slice", track, ts_ns, dur_ns)) return;
-  SliceTable& s = trace_->slices;
-  s.ts_ns.push_back(ts_ns);
-  s.dur_ns.push_back(dur_ns);
-  s.name.push_back(name);
-  s.category.push_back(category);
-  s.kind.push_back(EventKind::kOther);
-  s.track.push_back(track);
-  s.depth.push_back(0);
-  s.correlation.push_back(correlation);
-  s.arg_begin.push_back(arg_begin);
-  s.arg_count.push_back(arg_count);
+uint32_t TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name,
+                                StringId category, int64_t correlation, uint64_t arg_begin,
+                                uint16_t arg_count) {
+  if (!TimesInRange(trace_, "slice", track, ts_ns, dur_ns)) return kNoSlice;
+  uint32_t index = static_cast<uint32_t>(trace_->slices.size());
+  trace_->slices.Append({.ts_ns = ts_ns,
+                         .dur_ns = dur_ns,
+                         .name = name,
+                         .category = category,
+                         .kind = EventKind::kOther,
+                         .track = track,
+                         .depth = 0,
+                         .correlation = correlation,
+                         .arg_begin = arg_begin,
+                         .arg_count = arg_count});
+  return index;
 }
 
 void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
@@ -131,42 +133,28 @@ void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns) {
 void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category,
                               char scope, uint64_t arg_begin, uint16_t arg_count) {
   if (!TimesInRange(trace_, "instant", track, ts_ns)) return;
-  InstantTable& t = trace_->instants;
-  t.ts_ns.push_back(ts_ns);
-  t.name.push_back(name);
-  t.category.push_back(category);
-  t.track.push_back(track);
-  t.scope.push_back(scope);
-  t.arg_begin.push_back(arg_begin);
-  t.arg_count.push_back(arg_count);
+  trace_->instants.Append({.ts_ns = ts_ns,
+                           .name = name,
+                           .category = category,
+                           .track = track,
+                           .scope = scope,
+                           .arg_begin = arg_begin,
+                           .arg_count = arg_count});
 }
 
 void TraceBuilder::AddCounter(uint32_t track, int64_t ts_ns, double value) {
   if (!TimesInRange(trace_, "counter value", track, ts_ns)) return;
-  trace_->counters.ts_ns.push_back(ts_ns);
-  trace_->counters.track.push_back(track);
-  trace_->counters.value.push_back(value);
+  trace_->counters.Append({.ts_ns = ts_ns, .track = track, .value = value});
 }
 
 void TraceBuilder::AddOpMetric(uint32_t slice, int32_t rank, StringId source, StringId op, StringId key,
                                double value, StringId text) {
-  OpMetricTable& m = trace_->op_metrics;
-  m.slice.push_back(slice);
-  m.rank.push_back(rank);
-  m.source.push_back(source);
-  m.op.push_back(op);
-  m.key.push_back(key);
-  m.value.push_back(value);
-  m.text.push_back(text);
+  trace_->op_metrics.Append(
+      {.slice = slice, .rank = rank, .source = source, .op = op, .key = key, .value = value, .text = text});
 }
 
 void TraceBuilder::AddStepBreakdown(int32_t rank, int64_t step, StringId source, StringId key, int64_t value_ns) {
-  StepBreakdownTable& b = trace_->step_breakdown;
-  b.rank.push_back(rank);
-  b.step.push_back(step);
-  b.source.push_back(source);
-  b.key.push_back(key);
-  b.value_ns.push_back(value_ns);
+  trace_->step_breakdown.Append({.rank = rank, .step = step, .source = source, .key = key, .value_ns = value_ns});
 }
 
 void TraceBuilder::AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns,
@@ -186,6 +174,7 @@ Status TraceBuilder::Finalize() {
   InferTracks();
   LinkCorrelationFlows();
   LinkFlowEvents();
+  LinkSliceFlows();
   ExtractSteps();
   SortSamples();
   return OkStatus();
@@ -203,22 +192,18 @@ uint32_t TraceBuilder::InternCallsite(uint32_t parent, StringId frame, StringId 
   auto [it, inserted] = callsites_.try_emplace(CallsiteKey{parent, frame.raw, module.raw, kind},
                                                static_cast<uint32_t>(cs.size()));
   if (inserted) {
-    cs.parent.push_back(parent);
-    cs.depth.push_back(parent == kNoCallsite ? 0 : cs.depth[parent] + 1);
-    cs.frame.push_back(frame);
-    cs.module.push_back(module);
-    cs.kind.push_back(kind);
+    cs.Append({.parent = parent,
+               .depth = parent == kNoCallsite ? 0 : cs.depth[parent] + 1,
+               .frame = frame,
+               .module = module,
+               .kind = kind});
   }
   return it->second;
 }
 
 void TraceBuilder::AddStackSample(uint32_t track, int64_t ts_ns, uint32_t callsite, int64_t weight_ns) {
   if (!TimesInRange(trace_, "stack sample", track, ts_ns, std::max<int64_t>(weight_ns, 0))) return;
-  StackSampleTable& s = trace_->samples;
-  s.ts_ns.push_back(ts_ns);
-  s.track.push_back(track);
-  s.callsite.push_back(callsite);
-  s.weight_ns.push_back(weight_ns);
+  trace_->samples.Append({.ts_ns = ts_ns, .track = track, .callsite = callsite, .weight_ns = weight_ns});
 }
 
 // Samples ordered by (track, ts); sources deliver them per CPU or interleaved.
@@ -236,14 +221,7 @@ void TraceBuilder::SortSamples() {
     if (s.track[a] != s.track[b]) return s.track[a] < s.track[b];
     return s.ts_ns[a] < s.ts_ns[b];
   });
-  StackSampleTable out;
-  for (uint32_t i : order) {
-    out.ts_ns.push_back(s.ts_ns[i]);
-    out.track.push_back(s.track[i]);
-    out.callsite.push_back(s.callsite[i]);
-    out.weight_ns.push_back(s.weight_ns[i]);
-  }
-  s = std::move(out);
+  StackSampleTable::Columns(s, [&order](auto& column) { column.Permute(order); });
 }
 
 void TraceBuilder::ApplyTimeBase() {
@@ -314,39 +292,37 @@ void TraceBuilder::SortSlices() {
     uint32_t track;
     uint32_t index;
   };
-  std::vector<Key> keys(s.size());
-  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {s.ts_ns[i], -s.dur_ns[i], s.track[i], i};
   auto less = [](const Key& a, const Key& b) {
     if (a.track != b.track) return a.track < b.track;
     if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
     if (a.neg_dur_ns != b.neg_dur_ns) return a.neg_dur_ns < b.neg_dur_ns;
     return a.index < b.index;
   };
+  // Importers that add slices in order (the SDK's, per thread) need no keys:
+  // check the columns first.
+  bool sorted = true;
+  for (uint32_t i = 1; i < s.size() && sorted; ++i) {
+    sorted = !less({s.ts_ns[i], -s.dur_ns[i], s.track[i], i}, {s.ts_ns[i - 1], -s.dur_ns[i - 1], s.track[i - 1], i - 1});
+  }
+  std::vector<Key> keys(sorted ? 0 : s.size());
+  for (uint32_t i = 0; i < keys.size(); ++i) keys[i] = {s.ts_ns[i], -s.dur_ns[i], s.track[i], i};
   // The order is total (index breaks ties), so the result is the same for
   // any thread count.
   const size_t threads = WorkerThreads();
-  bool sorted = std::is_sorted(keys.begin(), keys.end(), less);
   std::vector<uint32_t> order(sorted ? 0 : keys.size());
   // Only the order is kept of the sorted keys.
   if (!sorted) ParallelSortEmit(&keys, less, threads, [&order](size_t i, const Key& k) { order[i] = k.index; });
   keys.clear();
   keys.shrink_to_fit();
+  if (!slice_flows_.empty()) {
+    slice_position_.resize(s.size());
+    for (uint32_t i = 0; i < s.size(); ++i) slice_position_[sorted ? i : order[i]] = i;
+  }
   if (!sorted) {
     // Columns are independent: permute them side by side.
-    ParallelFor(10, threads, [&](size_t column) {
-      switch (column) {
-        case 0: s.ts_ns.Permute(order); break;
-        case 1: s.dur_ns.Permute(order); break;
-        case 2: s.name.Permute(order); break;
-        case 3: s.category.Permute(order); break;
-        case 4: s.kind.Permute(order); break;
-        case 5: s.track.Permute(order); break;
-        case 6: s.depth.Permute(order); break;
-        case 7: s.correlation.Permute(order); break;
-        case 8: s.arg_begin.Permute(order); break;
-        case 9: s.arg_count.Permute(order); break;
-      }
-    });
+    std::vector<std::function<void()>> permute;
+    SliceTable::Columns(s, [&](auto& column) { permute.push_back([&column, &order] { column.Permute(order); }); });
+    ParallelFor(permute.size(), threads, [&](size_t column) { permute[column](); });
   }
   track_slice_begin_.assign(trace_->tracks.size() + 1, static_cast<uint32_t>(s.size()));
   for (size_t i = s.size(); i-- > 0;) track_slice_begin_[s.track[i]] = static_cast<uint32_t>(i);
@@ -448,10 +424,10 @@ void TraceBuilder::LinkCorrelationFlows() {
     if (s.correlation[i] == kNoCorrelation || !IsDeviceActivity(s.kind[i])) continue;
     auto it = host_by_corr.find(s.correlation[i]);
     if (it == host_by_corr.end()) continue;
-    trace_->flows.from_slice.push_back(it->second);
-    trace_->flows.to_slice.push_back(static_cast<uint32_t>(i));
-    trace_->flows.flow_id.push_back(static_cast<uint64_t>(s.correlation[i]));
-    trace_->flows.category.push_back(cat);
+    trace_->flows.Append({.from_slice = it->second,
+                          .to_slice = static_cast<uint32_t>(i),
+                          .flow_id = static_cast<uint64_t>(s.correlation[i]),
+                          .category = cat});
   }
 }
 
@@ -547,16 +523,23 @@ void TraceBuilder::LinkFlowEvents() {
     if (previous != kNoSlice && previous != slice) {
       uint64_t key = (uint64_t{previous} << 32) | slice;
       if (existing.insert(key).second) {
-        trace_->flows.from_slice.push_back(previous);
-        trace_->flows.to_slice.push_back(slice);
-        trace_->flows.flow_id.push_back(f.id);
-        trace_->flows.category.push_back(f.category);
+        trace_->flows.Append({.from_slice = previous, .to_slice = slice, .flow_id = f.id, .category = f.category});
       }
     }
     previous = slice;
   }
   flow_events_.clear();
   flow_events_.shrink_to_fit();
+}
+
+void TraceBuilder::LinkSliceFlows() {
+  for (const PendingSliceFlow& f : slice_flows_) {
+    AIPROF_CHECK(f.from < slice_position_.size() && f.to < slice_position_.size());
+    trace_->flows.Append(
+        {.from_slice = slice_position_[f.from], .to_slice = slice_position_[f.to], .flow_id = f.id, .category = f.category});
+  }
+  slice_flows_.clear();
+  slice_position_.clear();
 }
 
 namespace {
@@ -611,12 +594,12 @@ void TraceBuilder::ExtractSteps() {
   std::vector<std::pair<uint32_t, int64_t>>& found = profiler_steps.empty() ? annotated_steps : profiler_steps;
   std::sort(found.begin(), found.end(), [&s](const auto& a, const auto& b) { return s.ts_ns[a.first] < s.ts_ns[b.first]; });
   for (auto [i, number] : found) {
-    trace_->steps.name.push_back(s.name[i]);
-    trace_->steps.number.push_back(number);
-    trace_->steps.ts_ns.push_back(s.ts_ns[i]);
-    trace_->steps.dur_ns.push_back(s.dur_ns[i]);
-    trace_->steps.track.push_back(s.track[i]);
-    trace_->steps.rank.push_back(t.rank[s.track[i]]);
+    trace_->steps.Append({.name = s.name[i],
+                          .number = number,
+                          .ts_ns = s.ts_ns[i],
+                          .dur_ns = s.dur_ns[i],
+                          .track = s.track[i],
+                          .rank = t.rank[s.track[i]]});
   }
 }
 

@@ -35,6 +35,9 @@ class TraceBuilder {
 
   // Track for (pid, tid); created on first use.
   uint32_t ThreadTrack(IdValue pid, IdValue tid);
+  // A thread track of its own even when another has the same (pid, tid):
+  // for recorders that tell apart threads whose ids the OS reused.
+  uint32_t NewThreadTrack(IdValue pid, IdValue tid) { return NewTrack(TrackKind::kThread, pid, tid); }
   // Counter track named `name` in process `pid`.
   uint32_t CounterTrack(IdValue pid, StringId name, int32_t device);
   // Metadata: names apply to every track of the process / that thread.
@@ -52,7 +55,9 @@ class TraceBuilder {
   uint64_t ArgCursor() const { return trace_->args.size(); }
   void AddArg(const Arg& arg) { trace_->args.push_back(arg); }
 
-  void AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
+  // Returns the slice's index in insertion order (kNoSlice when its times
+  // are out of range and it was skipped).
+  uint32_t AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
                 int64_t correlation, uint64_t arg_begin, uint16_t arg_count);
   void AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
                 uint64_t arg_begin, uint16_t arg_count);
@@ -74,6 +79,12 @@ class TraceBuilder {
   uint32_t InternCallsite(uint32_t parent, StringId frame, StringId module, FrameKind kind);
   // One stack sample of thread track `track`; `callsite` is its leaf frame.
   void AddStackSample(uint32_t track, int64_t ts_ns, uint32_t callsite, int64_t weight_ns);
+  // A flow between two slices named by their AddSlice indices (insertion
+  // order); Finalize adds it, at the slices' final places, after the flows
+  // it links itself. Either index kNoSlice: nothing is added.
+  void AddSliceFlow(uint32_t from_slice, uint32_t to_slice, uint64_t id, StringId category) {
+    if (from_slice != kNoSlice && to_slice != kNoSlice) slice_flows_.push_back({from_slice, to_slice, id, category});
+  }
   // One end of a flow: phase 's' (start), 't' (step) or 'f' (finish).
   void AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing,
                     StringId category);
@@ -117,6 +128,11 @@ class TraceBuilder {
     uint64_t arg_begin;
     uint16_t arg_count;
   };
+  struct PendingSliceFlow {
+    uint32_t from, to;
+    uint64_t id;
+    StringId category;
+  };
   struct PendingFlow {
     uint64_t id;
     int64_t ts_ns;
@@ -134,6 +150,7 @@ class TraceBuilder {
   void InferTracks();
   void LinkCorrelationFlows();
   void LinkFlowEvents();
+  void LinkSliceFlows();
   void StartFlowsFirst();
   void ExtractSteps();
   void SortSamples();
@@ -149,6 +166,8 @@ class TraceBuilder {
   std::vector<bool> role_fixed_;
   std::vector<PendingBeginEnd> begin_end_;
   std::vector<PendingFlow> flow_events_;
+  std::vector<PendingSliceFlow> slice_flows_;
+  std::vector<uint32_t> slice_position_;  // after SortSlices, when slice_flows_: insertion index -> final index
   std::vector<uint32_t> track_slice_begin_;  // after SortSlices: per track, first slice
   int64_t time_base_ns_ = 0;
   int32_t default_rank_ = kNoRank;

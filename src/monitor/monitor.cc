@@ -592,12 +592,13 @@ class Monitor {
     const std::string after = inc->dir + "/.sdk-after-trace.aiprof";
     Status flushed = client_->RunCommand(live::kCmdFlush, after, kFlushTimeoutNs);
     std::string sdk_source = "after the deep trace";
-    StatusOr<std::unique_ptr<Trace>> sdk = flushed.ok() ? ReadNativeFile(after) : StatusOr<std::unique_ptr<Trace>>(flushed);
+    StatusOr<std::unique_ptr<Trace>> sdk = flushed.ok() ? ImportTraceFile(after) : StatusOr<std::unique_ptr<Trace>>(flushed);
     if (!sdk.ok()) {
-      sdk = ReadNativeFile(inc->dir + "/flight_recorder.aiprof");  // the process is gone: what it wrote at the alert
+      sdk = ImportTraceFile(inc->dir + "/flight_recorder.aiprof");  // the process is gone: what it wrote at the alert
       sdk_source = "at the alert (the flush after the deep trace failed: " + flushed.message() + ")";
     }
     unlink(after.c_str());
+    if (sdk.ok()) (*sdk)->metadata.erase("source_path");  // a file of the incident's own folder
     if (sdk.ok()) parts.push_back(std::move(sdk).value());
     std::unique_ptr<Trace> trace = parts.size() == 1 ? std::move(parts[0]) : MergeTraces(std::move(parts));
     trace->metadata["source_format"] = "aiprof_monitor";

@@ -186,6 +186,10 @@ QueryEngine::~QueryEngine() { sqlite3_close_v2(db_); }
 int QueryEngine::Progress(void* self) {
   auto* engine = static_cast<QueryEngine*>(self);
   if (engine->interrupted_.load(std::memory_order_relaxed)) return 1;
+  if (engine->cancel_ && engine->cancel_->load(std::memory_order_relaxed)) {
+    engine->cancelled_ = true;
+    return 1;
+  }
   if (engine->deadline_ns_ != 0 && NowNs() > engine->deadline_ns_) {
     engine->timed_out_ = true;
     return 1;
@@ -202,6 +206,12 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
   QueryResult result;
   result.max_rows = limits.max_rows;
   timed_out_ = false;
+  cancelled_ = false;
+  cancel_ = limits.cancel;
+  struct ClearCancel {
+    const std::atomic<bool>** cancel;
+    ~ClearCancel() { *cancel = nullptr; }  // the caller's flag may not outlive this call
+  } clear_cancel{&cancel_};
   interrupted_.store(false, std::memory_order_relaxed);
   deadline_ns_ = limits.timeout_s > 0 ? NowNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
   ScopedHeapLimit heap_limit(limits.max_memory_bytes);
@@ -210,7 +220,9 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     std::string place = ErrorPlace(db_, statement);
     std::string message = sqlite3_errmsg(db_);
     sqlite3_finalize(stmt);
-    if (timed_out_) {
+    if (cancelled_) {
+      message = "cancelled";
+    } else if (timed_out_) {
       message = "stopped after the time limit (--timeout " + std::to_string(limits.timeout_s) + " s)";
     } else if (interrupted_.load()) {
       message = "interrupted";

@@ -38,6 +38,10 @@ struct QueryLimits {
   size_t max_rows = kDefaultQueryMaxRows;  // rows kept; 0 = no limit
   double timeout_s = kDefaultQueryTimeoutS;  // 0 = no limit
   int64_t max_memory_bytes = kDefaultQueryMaxMemoryBytes;  // SQLite's heap; 0 = no limit
+  // Stops the query when it becomes true (checked by the progress handler,
+  // every 1000 SQLite instructions): a caller's cancellation that may come
+  // before the query starts (Interrupt() only stops a query already running).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A cell: NULL, integer, real or text (blobs are shown as text).
@@ -78,6 +82,8 @@ class QueryEngine {
   std::vector<std::unique_ptr<QueryTable>> tables_;
   int64_t deadline_ns_ = 0;  // steady clock; 0 = none
   bool timed_out_ = false;
+  bool cancelled_ = false;
+  const std::atomic<bool>* cancel_ = nullptr;  // of the running Execute()
   std::atomic<bool> interrupted_{false};
 };
 

@@ -19,26 +19,6 @@ namespace {
 
 std::atomic<uint64_t> g_rows_visited{0};
 
-const char* TrackKindName(TrackKind kind) {
-  switch (kind) {
-    case TrackKind::kThread: return "thread";
-    case TrackKind::kDeviceStream: return "device_stream";
-    case TrackKind::kCounter: return "counter";
-    case TrackKind::kSpans: return "spans";
-  }
-  return "unknown";
-}
-
-const char* FrameKindName(FrameKind kind) {
-  switch (kind) {
-    case FrameKind::kUnknown: return "unknown";
-    case FrameKind::kNative: return "native";
-    case FrameKind::kPython: return "python";
-    case FrameKind::kKernel: return "kernel";
-  }
-  return "unknown";
-}
-
 const char* ArgTypeName(ArgType type) {
   switch (type) {
     case ArgType::kInt: return "int";

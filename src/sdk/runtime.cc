@@ -743,7 +743,7 @@ int WriteTo(const char* path) {
       req.process_name = process;
       req.mode = g_config.mode == Mode::kRing ? "ring" : "record";
       req.ring_mb = g_config.mode == Mode::kRing ? g_config.ring_mb : 0;
-      err = WriteNativeTrace(req, path);
+      err = WriteEventFile(req, path);
     }
   }
   pthread_mutex_unlock(&g_flush_mu);

@@ -1,5 +1,5 @@
 // Internals shared by the SDK runtime (runtime.cc) and its file writer
-// (native_writer.cc). Neither links anything of ours nor libstdc++: memory is
+// (event_file.cc). Neither links anything of ours nor libstdc++: memory is
 // malloc/mmap, containers are the small Vec below, no exceptions.
 #ifndef AIPROF_SRC_SDK_SDK_INTERNAL_H_
 #define AIPROF_SRC_SDK_SDK_INTERNAL_H_
@@ -11,38 +11,9 @@
 
 #include <type_traits>
 
+#include "src/sdk/event_stream.h"
+
 namespace aiprof::sdkrt {
-
-// One recorded event: 16 bytes. `head` holds the clock reading (TSC ticks or
-// nanoseconds since the runtime's base, 56-bit two's complement) << 8 | type;
-// `payload` a name pointer, an id, a step number or a double's bits.
-struct Event {
-  uint64_t head;
-  uint64_t payload;
-};
-static_assert(sizeof(Event) == 16, "events are 16 bytes");
-
-enum EventType : uint8_t {
-  kSpanBegin = 1,   // payload: const char* name
-  kSpanEnd = 2,     // payload: 0
-  kIterStart = 3,   // payload: step number
-  kIterEnd = 4,     // payload: 0
-  kNodeBegin = 5,   // payload: const char* node name
-  kNodeEnd = 6,     // payload: 0
-  kRequestBegin = 7,  // payload: request id; followed by kExtName
-  kRequestEnd = 8,    // payload: request id
-  kCounter = 9,       // payload: double bits; followed by kExtName
-  kMark = 10,         // payload: const char* name
-  kExtName = 11,      // payload: const char* name of the event before it
-  // Written by a thread as it exits, so that its buffer can be handed to a
-  // later thread (runtime.cc): the events before it belong to thread `tid`.
-  kThreadExit = 12,   // payload: tid; followed by up to 8 kThreadName
-  kThreadName = 13,   // payload: 8 bytes of the exited thread's name (NUL-padded)
-};
-
-inline constexpr int kTypeBits = 8;
-inline uint8_t TypeOf(const Event& e) { return static_cast<uint8_t>(e.head & 0xff); }
-inline int64_t TicksOf(const Event& e) { return static_cast<int64_t>(e.head) >> kTypeBits; }  // sign-extends
 
 // A growable array of trivially copyable T on malloc (no operator new, so the
 // runtime does not need libstdc++). Allocation failure leaves it unchanged and
@@ -135,13 +106,9 @@ struct WriteRequest {
   double ring_mb = 0;
 };
 
-// Writes the native .aiprof file (version 4 layout, src/model/native_file.h)
-// for `req` to `path` atomically. Returns 0, or an errno value.
-int WriteNativeTrace(const WriteRequest& req, const char* path);
-
-// The native file's layout version this writer produces. Visible for testing
-// (checked against the model's kNativeVersion).
-inline constexpr uint32_t kWriterNativeVersion = 5;
+// Writes the event file (event_stream.h) for `req` to `path` atomically.
+// Returns 0, or an errno value.
+int WriteEventFile(const WriteRequest& req, const char* path);
 
 // --- Live channel (live.cc, self_monitor.cc; layout in live_channel.h) ------
 

@@ -11,8 +11,10 @@
 #include "src/importers/ascend/msprof_importer.h"
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/base/atomic_file.h"
 #include "src/model/native_file.h"
 #include "src/report/page/report_data.h"
+#include "src/serve/run_document.h"
 #include "src/session/session.h"
 
 namespace aiprof {
@@ -225,11 +227,19 @@ void Indexer::Convert(RunRow run) {
     if (ec) return fail(cache + ": " + ec.message());
     SessionOptions so;
     so.input = run.path;
+    so.db = options_.baselines_db;
+    const std::string cards = CardsFingerprint(options_.baselines_db);  // before the suggestions read them
     AnalysisSession session(trace, so);
     ReportInputs in;
     in.session = &session;
     StatusOr<ReportData> report = BuildReport(in);
     if (!report.ok()) return fail(report.status().message());
+    // The run's page, stored so that serving it runs no analysis (a page
+    // that cannot be stored is computed when asked for).
+    const std::string page = (fs::path(options_.cache_dir) / (std::to_string(run.id) + ".run")).string();
+    if (Status w = WriteFileAtomically(page, SerializeStoredRunPage(StoreRunPage(run, *report, cards))); !w.ok()) {
+      std::fprintf(stderr, "aiprof serve: %s\n", w.message().c_str());
+    }
     run.source_format = report->source_format;
     run.steps = static_cast<int64_t>(report->steps_stats.count);
     run.step_p50_ns = report->steps_stats.p50_ns;

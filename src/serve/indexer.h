@@ -33,6 +33,9 @@ struct IndexerOptions {
   std::string cache_dir;  // canonical; native files go here
   int threads = 1;        // converters
   int64_t scan_interval_ms = 10'000;  // 0: scan only at start and on request
+  // The baseline database whose knowledge cards the suggestions carry (as
+  // on the served pages); "" for the default.
+  std::string baselines_db;
 };
 
 class Indexer {

@@ -5,7 +5,12 @@
 #include <ctime>
 #include <map>
 
+#include <sys/stat.h>
+
+#include "src/analysis/validation/baseline_store.h"
 #include "src/query/query_format.h"
+#include "src/render/escape.h"
+#include "src/render/renderers.h"
 
 namespace aiprof {
 
@@ -326,6 +331,73 @@ render::Document QueryToDocument(const RunRow& run, const std::string& sql, cons
   if (result.truncated) t.note = "only the first " + std::to_string(result.max_rows) + " rows are shown";
   s.Add(std::move(t));
   return doc;
+}
+
+namespace {
+constexpr std::string_view kStoredRunPageMagic = "aiprof-serve-run-page 2\n";
+}  // namespace
+
+StoredRunPage StoreRunPage(const RunRow& run, const ReportData& report, std::string cards) {
+  render::Document doc = RunToDocument(run, report);
+  doc.title.clear();
+  StoredRunPage page;
+  page.cards = std::move(cards);
+  page.json = render::RenderJson(doc);
+  page.html_body = render::RenderHtmlBody(doc);
+  page.report_html = ReportToHtml(report);
+  return page;
+}
+
+std::string StoredRunPage::JsonWithTitle(const std::string& name) const {
+  // The document's own "title" is the first key named so (after "document").
+  const size_t key = json.find("\"title\"");
+  const size_t value = key == std::string::npos ? key : json.find("\"\"", key + 7);
+  if (value == std::string::npos) return json;
+  return json.substr(0, value) + JsonString(name) + json.substr(value + 2);
+}
+
+std::string StoredRunPage::HtmlWithTitle(const std::string& name) const {
+  return "<h1>" + HtmlEscape(name) + "</h1>\n" + html_body;  // as the HTML renderer writes a document's title
+}
+
+std::string SerializeStoredRunPage(const StoredRunPage& page) {
+  std::string out(kStoredRunPageMagic);
+  for (const std::string* part : {&page.cards, &page.json, &page.html_body, &page.report_html}) {
+    out += std::to_string(part->size()) + "\n" + *part;
+  }
+  return out;
+}
+
+std::optional<StoredRunPage> ParseStoredRunPage(std::string_view text) {
+  if (!text.starts_with(kStoredRunPageMagic)) return std::nullopt;
+  text.remove_prefix(kStoredRunPageMagic.size());
+  StoredRunPage page;
+  for (std::string* part : {&page.cards, &page.json, &page.html_body, &page.report_html}) {
+    const size_t eol = text.find('\n');
+    if (eol == std::string_view::npos || eol == 0 || eol > 19) return std::nullopt;
+    size_t n = 0;
+    for (char c : text.substr(0, eol)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      n = n * 10 + static_cast<size_t>(c - '0');
+    }
+    text.remove_prefix(eol + 1);
+    if (n > text.size()) return std::nullopt;
+    part->assign(text.substr(0, n));
+    text.remove_prefix(n);
+  }
+  if (!text.empty()) return std::nullopt;
+  return page;
+}
+
+std::string CardsFingerprint(const std::string& baselines_db) {
+  struct stat st{};
+  if (baselines_db.empty() || ::stat(baselines_db.c_str(), &st) != 0) return "";
+  StatusOr<std::unique_ptr<BaselineStore>> store = BaselineStore::Open(baselines_db);
+  if (!store.ok()) return "unreadable";
+  StatusOr<std::vector<KnowledgeCard>> cards = (*store)->RecentCards(1);
+  if (!cards.ok()) return "unreadable";
+  if (cards->empty()) return "";
+  return std::to_string(cards->front().id) + " " + std::to_string(cards->front().created_unix_ms);
 }
 
 }  // namespace aiprof

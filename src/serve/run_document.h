@@ -12,6 +12,7 @@
 
 #include "src/analysis/validation/knowledge_card.h"
 #include "src/query/query_engine.h"
+#include "src/base/status.h"
 #include "src/render/document.h"
 #include "src/report/page/report_data.h"
 #include "src/serve/run_index.h"
@@ -51,6 +52,30 @@ render::Document RunToDocument(const RunRow& run, const ReportData& report);
 // before - 1, with its bootstrap interval; and, where the card kept one, the
 // prediction made for the fix against the step time measured after it.
 render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards);
+
+// A run's pages as stored beside its native file at conversion
+// (cache/<id>.run), so serving them runs no analysis: the run document
+// rendered as JSON and as an HTML body, without its title (the run's name,
+// which a rename changes; WithTitle puts it back), the full report page
+// (ReportToHtml), and the knowledge cards they were built with
+// (CardsFingerprint): when those changed, the pages are computed again.
+struct StoredRunPage {
+  std::string cards;
+  std::string json;       // title ""
+  std::string html_body;  // no title heading
+  std::string report_html;  // the whole report page
+  // The JSON and the HTML body with the run's name as title (as
+  // RenderJson / RenderHtmlBody write the document with that title).
+  std::string JsonWithTitle(const std::string& name) const;
+  std::string HtmlWithTitle(const std::string& name) const;
+};
+StoredRunPage StoreRunPage(const RunRow& run, const ReportData& report, std::string cards);
+std::string SerializeStoredRunPage(const StoredRunPage& page);
+// nullopt for anything SerializeStoredRunPage did not write.
+std::optional<StoredRunPage> ParseStoredRunPage(std::string_view text);
+// The newest knowledge card of the baseline database (its id and date), ""
+// without a database or a card; cards are only added, so a new one changes it.
+std::string CardsFingerprint(const std::string& baselines_db);
 render::Document QueryToDocument(const RunRow& run, const std::string& sql, const QueryResult& result);
 
 }  // namespace aiprof

@@ -1,5 +1,6 @@
 #include "src/serve/serve.h"
 
+#include <fcntl.h>
 #include <simdjson.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,14 +8,17 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <list>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <variant>
 
 #include "src/analysis/validation/baseline_store.h"
@@ -30,6 +34,7 @@
 #include "src/render/units.h"
 #include "src/report/page/report_data.h"
 #include "src/report/validation/validation_report.h"
+#include "src/serve/compare_timeline.h"
 #include "src/serve/indexer.h"
 #include "src/serve/run_document.h"
 #include "src/serve/run_index.h"
@@ -164,6 +169,66 @@ std::string SafeFileName(const std::string& name) {
   }
   while (!out.empty() && out[0] == '.') out[0] = '_';
   return out.empty() ? "upload" : out;
+}
+
+// An upload's body, written to a hidden file in the uploads folder as it
+// arrives (on the HTTP server's thread), so the server never holds it
+// whole. Kept only when the handler renames it into place (Keep); a refused,
+// failed or broken-off upload's file is removed with the sink.
+class UploadSink : public BodySink {
+ public:
+  static StatusOr<std::shared_ptr<UploadSink>> Create(const std::string& dir, const std::string& hidden_name) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    auto sink = std::shared_ptr<UploadSink>(new UploadSink((fs::path(dir) / hidden_name).string()));
+    sink->fd_ = ::open(sink->path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);  // data, never executable
+    if (sink->fd_ < 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    return sink;
+  }
+  ~UploadSink() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (!kept_) ::unlink(path_.c_str());
+  }
+  Status Write(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return OkStatus();
+  }
+  // Closes the file and renames it to `final_path`; the file is then kept.
+  Status Keep(const std::string& final_path) {
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    if (::rename(path_.c_str(), final_path.c_str()) != 0) {
+      return ErrStatus("cannot store the upload: " + std::string(std::strerror(errno)));
+    }
+    kept_ = true;
+    return OkStatus();
+  }
+
+ private:
+  explicit UploadSink(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+  int fd_ = -1;
+  bool kept_ = false;
+};
+
+// Removes the hidden files of uploads that broke off when a server died
+// (untouched for 10 minutes: a live upload writes at least every 120 s, its
+// body deadline). Another server on the same logdir keeps its live ones.
+void RemoveStaleUploadParts(const std::string& dir) {
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(".upload-", 0) != 0 || name.size() < 5 || name.substr(name.size() - 5) != ".part") continue;
+    std::error_code e;
+    const auto mtime = fs::last_write_time(it->path(), e);
+    if (!e && now - mtime > std::chrono::minutes(10)) fs::remove(it->path(), e);
+  }
 }
 
 std::string RunJson(const RunRow& r) {
@@ -302,8 +367,28 @@ struct ServeServer::Impl {
                          (parts.size() == 4 && parts[0] == "api" && parts[1] == "runs" && parts[3] == "name");
       if (!upload && !small) return TextResponse(405, "POST only on /api/runs, /api/rescan and /api/runs/ID/name\n");
       *max_body = upload ? options.max_upload_bytes : kMaxSmallBodyBytes;
+      if (upload) {  // refused from the headers, before any of the body travels
+        const std::string given = QueryParam(head.query, "name").value_or("upload.json");
+        const std::string service = QueryParam(head.query, "service").value_or("");
+        const std::string tag = QueryParam(head.query, "tag").value_or("");
+        if (given.empty() || given.size() > kMaxNameBytes || service.size() > kMaxNameBytes ||
+            tag.size() > kMaxNameBytes) {
+          return JsonError(400, "name (1 to " + std::to_string(kMaxNameBytes) + " bytes), service and tag (at most " +
+                                    std::to_string(kMaxNameBytes) + " bytes each)");
+        }
+      }
     }
     return std::nullopt;
+  }
+
+  // An upload's body goes to a hidden file in the uploads folder as it
+  // arrives; other bodies (at most kMaxSmallBodyBytes) stay in memory.
+  StatusOr<std::shared_ptr<BodySink>> OpenBodySink(const HttpRequest& head) {
+    if (head.method != "POST" || head.path != "/api/runs") return std::shared_ptr<BodySink>();
+    const std::string hidden = ".upload-" + std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
+                               std::to_string(++upload_seq) + ".part";
+    ASSIGN_OR_RETURN(std::shared_ptr<UploadSink> sink, UploadSink::Create(uploads_dir, hidden));
+    return std::shared_ptr<BodySink>(std::move(sink));
   }
 
   void Handle(HttpRequest request, HttpServer::Responder respond) {
@@ -340,7 +425,10 @@ struct ServeServer::Impl {
     }
     if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), param("group"), false);
     if (p[b] == "runs" && n == 1) return RunsPage(param("q"), param("group"), api);
-    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), api);
+    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), param("step"), api);
+    if (api && p[b] == "compare" && n == 2 && p[b + 1] == "timeline") {
+      return CompareTimeline(param("a"), param("b"), param("step"), param("width"), true);
+    }
     if (p[b] == "history" && n == 1) return History(param("service"), api);
     if (p[b] == "cards" && n == 1) return Cards(api);
     if (p[b] == "runs" && (n == 2 || n == 3)) {
@@ -487,32 +575,56 @@ struct ServeServer::Impl {
     auto ready = ReadyRun(id, api);
     if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
     const RunRow& row = std::get<RunRow>(ready);
-    StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
-    if (!run.ok()) return Failure(api, 500, run.status().message());
-    std::lock_guard<std::mutex> lock((*run)->mu);
-    StatusOr<const ReportData*> report = ReportOf(run->get());
-    if (!report.ok()) return Failure(api, 500, report.status().message());
-    const render::Document doc = RunToDocument(row, **report);
-    if (api) return Json(200, render::RenderJson(doc));
+    std::string json, html;
+    if (std::optional<StoredRunPage> stored = StoredPage(row)) {
+      json = stored->JsonWithTitle(row.name);
+      if (!api) html = stored->HtmlWithTitle(row.name);
+    } else {
+      StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
+      if (!run.ok()) return Failure(api, 500, run.status().message());
+      std::lock_guard<std::mutex> lock((*run)->mu);
+      StatusOr<const ReportData*> report = ReportOf(run->get());
+      if (!report.ok()) return Failure(api, 500, report.status().message());
+      const render::Document doc = RunToDocument(row, **report);
+      json = render::RenderJson(doc);
+      html = render::RenderHtmlBody(doc);
+    }
+    if (api) return Json(200, std::move(json));
     const std::string sid = std::to_string(id);
     std::string body = "<p><a href=\"/runs/" + sid + "/report\">Full report</a> · <a href=\"/runs/" + sid +
                        "/timeline\">Timeline</a> · <a href=\"/runs/" + sid + "/flame\">Flame graph</a> · <a href=\"/runs/" +
                        sid + "/topology\">Topology</a> · <a href=\"/runs/" + sid + "/query\">Query (SQL)</a> · <a href=\"/api/runs/" + sid + "\">JSON</a></p>"
                        "<div class=\"box\" data-go=\"/compare\" id=\"compare\"><input type=\"hidden\" data-param=\"a\" value=\"" +
                        sid + "\">Compare with run <input data-param=\"b\" size=\"4\"><button>Compare</button></div>";
-    return Html(200, row.name, body + render::RenderHtmlBody(doc));
+    return Html(200, row.name, body + html);
+  }
+
+  // The run's page as stored at conversion (docs/serve.md), if there is one
+  // built with the knowledge cards there are now.
+  std::optional<StoredRunPage> StoredPage(const RunRow& row) {
+    const std::string path = (fs::path(cache_dir) / (std::to_string(row.id) + ".run")).string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::optional<StoredRunPage> page = ParseStoredRunPage(text);
+    if (!page || page->cards != CardsFingerprint(baselines_db)) return std::nullopt;
+    return page;
   }
 
   HttpResponse Report(int64_t id) {
     auto ready = ReadyRun(id, false);
     if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+    HttpResponse r;
+    r.content_type = "text/html; charset=utf-8";
+    if (std::optional<StoredRunPage> stored = StoredPage(std::get<RunRow>(ready))) {
+      r.body = std::move(stored->report_html);
+      return r;
+    }
     StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
     if (!run.ok()) return Failure(false, 500, run.status().message());
     std::lock_guard<std::mutex> lock((*run)->mu);
     StatusOr<const ReportData*> report = ReportOf(run->get());
     if (!report.ok()) return Failure(false, 500, report.status().message());
-    HttpResponse r;
-    r.content_type = "text/html; charset=utf-8";
     r.body = ReportToHtml(**report);  // the report's own page shell and CSP meta
     return r;
   }
@@ -631,7 +743,7 @@ struct ServeServer::Impl {
     return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(row, sql, *result)));
   }
 
-  HttpResponse Compare(const std::string& a, const std::string& b, bool api) {
+  HttpResponse Compare(const std::string& a, const std::string& b, const std::string& step, bool api) {
     const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
     if (!ia || !ib) {
       if (api) return JsonError(400, "give two runs: ?a=ID&b=ID (a before, b after)");
@@ -655,10 +767,78 @@ struct ServeServer::Impl {
     const ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
+    const HttpResponse timeline = CompareTimeline(a, b, step, "1000", false);  // a fragment, also when it fails
     return Html(200, doc.title, "<p><a href=\"/runs/" + std::to_string(ids[0]) + "\">Run " + std::to_string(ids[0]) +
                                     "</a> → <a href=\"/runs/" + std::to_string(ids[1]) + "\">Run " +
                                     std::to_string(ids[1]) + "</a> · <a href=\"/api/compare?a=" + std::to_string(ids[0]) +
-                                    "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc));
+                                    "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc) +
+                                    timeline.body);
+  }
+
+  // The timeline of both runs aligned on steps (compare_timeline.h): steady
+  // step `step` (0-based, default 0) of each, same time per pixel. The API
+  // answers JSON; for the page, the body is an HTML fragment (a note when
+  // a run has no steps with starts).
+  HttpResponse CompareTimeline(const std::string& a, const std::string& b, const std::string& step_text,
+                               const std::string& width_text, bool api) {
+    // The page's fragment says what went wrong where the API answers an error.
+    auto fail = [&](int status, const std::string& why) {
+      if (api) return JsonError(status, why);
+      HttpResponse r;
+      r.status = status;
+      r.body = "<h2>Timeline aligned on steps</h2><p class=\"err\" id=\"compare-timeline\">" + Esc(why) + "</p>";
+      return r;
+    };
+    const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
+    const std::optional<int64_t> step = step_text.empty() ? std::optional<int64_t>(0) : ParseId(step_text);
+    const std::optional<int64_t> width = width_text.empty() ? std::optional<int64_t>(1000) : ParseId(width_text);
+    if (!ia || !ib || !step || !width || *width < 1 || *width > kMaxTileWidth) {
+      return fail(400, "give ?a=ID&b=ID[&step=K][&width=1.." + std::to_string(kMaxTileWidth) + "]");
+    }
+    const int64_t ids[2] = {*ia, *ib};
+    std::shared_ptr<OpenRun> runs[2];
+    for (int i = 0; i < 2; ++i) {
+      auto ready = ReadyRun(ids[i], api);
+      if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
+      StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
+      if (!run.ok()) return fail(500, run.status().message());
+      runs[i] = std::move(*run);
+    }
+    // One run at a time holds its lock (the same run may be both sides).
+    std::vector<AlignedStep> steps[2];
+    for (int i = 0; i < 2; ++i) {
+      std::lock_guard<std::mutex> lock(runs[i]->mu);
+      const Trace& trace = runs[i]->session->trace();
+      if (!runs[i]->tiles) runs[i]->tiles = BuildTileIndex(trace);
+      steps[i] = AlignableSteps(trace);
+    }
+    const size_t count = std::min(steps[0].size(), steps[1].size());
+    if (count == 0) {
+      const std::string why = "no steady steps with start times in run " +
+                              std::to_string(steps[0].empty() ? ids[0] : ids[1]) + ": nothing to align";
+      return fail(422, why);
+    }
+    if (static_cast<size_t>(*step) >= count) {
+      return fail(400, "step " + std::to_string(*step) + ": the runs have " + std::to_string(count) +
+                                   " steady steps to align (0 to " + std::to_string(count - 1) + ")");
+    }
+    const size_t k = static_cast<size_t>(*step);
+    std::vector<StepTile> tiles;
+    {
+      std::unique_lock<std::mutex> la(runs[0]->mu, std::defer_lock), lb(runs[1]->mu, std::defer_lock);
+      if (runs[0] == runs[1]) {
+        la.lock();  // a run compared with itself
+      } else {
+        std::lock(la, lb);
+      }
+      tiles = AlignStepTiles(runs[0]->session->trace(), *runs[0]->tiles, steps[0][k], runs[1]->session->trace(),
+                             *runs[1]->tiles, steps[1][k], static_cast<uint32_t>(*width));
+    }
+    const Trace* traces[2] = {&runs[0]->session->trace(), &runs[1]->session->trace()};
+    if (api) return Json(200, AlignedTilesToJson({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count));
+    HttpResponse r;
+    r.body = AlignedTilesToHtml({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count);
+    return r;
   }
 
   // The baseline database if it exists (opened per request, never created);
@@ -736,35 +916,23 @@ struct ServeServer::Impl {
                                                   cards_html);
   }
 
-  // POST /api/runs?name=FILE[&service=S][&tag=T]: the body becomes
-  // LOGDIR/uploads/<ms>-<pid>-<n>-FILE (written under a hidden name, then
-  // renamed), recorded with its name, service and tag in one statement, and
-  // queued.
+  // POST /api/runs?name=FILE[&service=S][&tag=T]: the body, already
+  // written to a hidden file as it arrived (OpenBodySink), becomes
+  // LOGDIR/uploads/<ms>-<pid>-<n>-FILE by a rename, is recorded with its
+  // name, service and tag in one statement, and queued.
   HttpResponse Upload(const HttpRequest& req) {
-    if (req.body.empty()) return JsonError(400, "empty body: POST the trace file's bytes");
+    auto* sink = dynamic_cast<UploadSink*>(req.body_sink.get());
+    if (!sink) return JsonError(500, "internal error: the upload was not stored");
+    if (req.body_bytes == 0) return JsonError(400, "empty body: POST the trace file's bytes");
     const std::string given = QueryParam(req.query, "name").value_or("upload.json");
     const std::string service = QueryParam(req.query, "service").value_or("");
     const std::string tag = QueryParam(req.query, "tag").value_or("");
-    if (given.empty() || given.size() > kMaxNameBytes || service.size() > kMaxNameBytes || tag.size() > kMaxNameBytes) {
-      return JsonError(400, "name (1 to " + std::to_string(kMaxNameBytes) + " bytes), service and tag (at most " +
-                                std::to_string(kMaxNameBytes) + " bytes each)");
-    }
     const std::string name = SafeFileName(given);
     const uint64_t seq = ++upload_seq;
     const std::string file = std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
                              std::to_string(seq) + "-" + name;
-    std::error_code ec;
-    fs::create_directories(uploads_dir, ec);
-    const std::string tmp = (fs::path(uploads_dir) / ("." + file + ".part")).string();
     const std::string final_path = (fs::path(uploads_dir) / file).string();
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
-      if (!out.good()) return JsonError(500, "cannot store the upload");
-    }
-    ::chmod(tmp.c_str(), 0640);  // data, never executable
-    fs::rename(tmp, final_path, ec);
-    if (ec) return JsonError(500, "cannot store the upload: " + ec.message());
+    if (Status s = sink->Keep(final_path); !s.ok()) return JsonError(500, s.message());
     struct stat st{};
     if (::stat(final_path.c_str(), &st) != 0) return JsonError(500, "cannot stat the upload");
     const std::string rel = "uploads/" + file;
@@ -814,6 +982,7 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   if (ec || !fs::is_directory(logdir)) return ErrStatus("--logdir " + options.logdir + ": not a folder");
   impl->logdir = logdir.string();
   impl->uploads_dir = (logdir / "uploads").string();
+  RemoveStaleUploadParts(impl->uploads_dir);
   if (!options.baselines_db.empty()) {
     impl->baselines_db = options.baselines_db;
   } else {
@@ -830,6 +999,7 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   io.cache_dir = impl->cache_dir;
   io.threads = options.index_threads;
   io.scan_interval_ms = options.scan_interval_ms;
+  io.baselines_db = impl->baselines_db;
   impl->indexer = std::make_unique<Indexer>(impl->index.get(), io);
   for (int i = 0; i < std::max(1, options.request_threads); ++i) impl->workers.emplace_back([p = impl.get()] { p->Work(); });
   HttpServer::Options http;
@@ -839,6 +1009,7 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   http.limits.max_body_bytes = kMaxSmallBodyBytes;
   http.limits.body_timeout_ns = 120'000'000'000;  // an upload of 64 MiB over a slow link
   Impl* p = impl.get();
+  http.open_body_sink = [p](const HttpRequest& head) { return p->OpenBodySink(head); };
   ASSIGN_OR_RETURN(impl->http, HttpServer::Start(
                                    http, [p](const HttpRequest& head, size_t* max) { return p->Admit(head, max); },
                                    [p](HttpRequest r, HttpServer::Responder respond) { p->Handle(std::move(r), std::move(respond)); }));

@@ -166,13 +166,15 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
       "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-size=\"10\">",
       kLabel + tile.width, height, kLabel + tile.width, height);
-  // Axis: 5 ticks, relative to the trace's first slice.
-  for (int k = 0; k <= 4; ++k) {
-    const double x = kLabel + tile.width * k / 4.0;
-    const double t = tile.start_ns + (tile.end_ns - tile.start_ns) * k / 4.0;
+  // Axis: up to 5 ticks (one per 120 px at least, so labels do not
+  // overlap on a narrow tile), relative to the tile's origin.
+  const int ticks = static_cast<int>(std::clamp<uint32_t>(tile.width / 120, 1, 4));
+  for (int k = 0; k <= ticks; ++k) {
+    const double x = kLabel + tile.width * static_cast<double>(k) / ticks;
+    const double t = tile.start_ns + (tile.end_ns - tile.start_ns) * static_cast<double>(k) / ticks;
     o += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"14\" y2=\"{}\" stroke=\"#ddd\"/><text x=\"{:.1f}\" y=\"10\" "
                      "text-anchor=\"{}\">{}</text>",
-                     x, x, height, x, k == 0 ? "start" : k == 4 ? "end" : "middle",
+                     x, x, height, x, k == 0 ? "start" : k == ticks ? "end" : "middle",
                      HtmlEscape(render::FormatQuantity(t, render::Unit::kNs)));
   }
   const SliceTable& s = trace.slices;

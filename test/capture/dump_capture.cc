@@ -1,10 +1,12 @@
 // Test helper: prints a .aiprof file's samples (with their stacks), slices,
-// steps, counters and metadata as JSON lines, for the capture tests'
-// Python checks (test/capture/capture_e2e.py).
+// steps, counters and metadata as JSON lines, for the capture and monitor
+// tests' Python checks (test/capture/capture_e2e.py, test/monitor/). The
+// file is a native one or the SDK's event file (imported, as every command
+// does).
 #include <cstdio>
 #include <string>
 
-#include "src/model/native_file.h"
+#include "src/importers/common/importer_registry.h"
 
 namespace {
 
@@ -32,7 +34,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dump_capture FILE.aiprof\n");
     return 2;
   }
-  auto r = aiprof::ReadNativeFile(argv[1]);
+  auto r = aiprof::ImportTraceFile(argv[1]);
   if (!r.ok()) {
     std::fprintf(stderr, "%s\n", r.status().message().c_str());
     return 1;

@@ -4,12 +4,16 @@ message per line): initialize, tools/list, load_trace, summary (its figures
 equal `aiprof summary --format json`), query, analyze, whatif (equal to
 `aiprof whatif`), resources/list, and the errors: a path outside --allow,
 unknown tools and methods, bad arguments, a broken message, a failing
-query. The server must answer each and keep serving."""
+query; a query cancelled by notifications/cancelled while requests wait
+behind it (ping answered meanwhile, the 33rd waiting request refused as
+busy, no reply to the cancelled one). The server must answer each and keep
+serving."""
 import argparse
 import json
 import os
 import subprocess
 import sys
+import time
 
 FAILURES = []
 CHECKS = [0]
@@ -189,6 +193,40 @@ def main():
     check(r == {"jsonrpc": "2.0", "id": "s-1", "result": {}}, "string ids echoed: %r" % r)
     r = c.call("ping")
     check(r.get("result") == {}, "still serving")
+
+    # Cancellation and the queue: an endless query runs; ping is answered
+    # meanwhile; 32 requests wait behind it and the 33rd is refused (busy);
+    # notifications/cancelled stops the query, which gets no response, and
+    # the 32 waiting are answered in order.
+    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+    c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+                                 "params": {"name": "query", "arguments": {"trace": tid, "sql": endless}}}) + "\n").encode())
+    c.p.stdin.flush()
+    time.sleep(0.3)  # the worker has taken it (on a slow machine perhaps not yet: see below)
+    r = c.send_raw(json.dumps({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
+    check(r == {"jsonrpc": "2.0", "id": "p", "result": {}}, "ping answered while a query runs: %r" % r)
+    for i in range(33):
+        c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/list"}) + "\n").encode())
+    c.p.stdin.flush()
+    first = json.loads(c.p.stdout.readline())  # a busy answer comes at once, before any list
+    check(first.get("id") in (1031, 1032) and first.get("error", {}).get("code") == -32000,
+          "the 33rd waiting request: busy: %r" % first)
+    c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": "slow", "reason": "test"}}) + "\n").encode())
+    c.p.stdin.flush()
+    # The rest: every waiting request answered, in order. (Had the worker
+    # not yet taken the query, one more would have been busy: accepted.)
+    replies = [first]
+    while len(replies) < 33:
+        replies.append(json.loads(c.p.stdout.readline()))
+    busy = sorted(x["id"] for x in replies if "error" in x)
+    listed = [x["id"] for x in replies if "result" in x]
+    check(busy in ([1032], [1031, 1032]) and listed == list(range(1000, 1033 - len(busy)))
+          and all(x["id"] != "slow" for x in replies),
+          "after the cancellation the waiting requests are answered in order, none for the cancelled one: "
+          "busy %s, answered %s..%s" % (busy, listed[:1], listed[-1:]))
+    r = c.call("ping")
+    check(r.get("result") == {}, "still serving after a cancellation")
     check(c.close() == 0, "exits 0 at end of input")
 
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode

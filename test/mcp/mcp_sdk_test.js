@@ -5,7 +5,9 @@
 // tools, calls each one and compares its structured content with the JSON of
 // the matching aiprof command run separately, lists the resources, and
 // checks that bad arguments and a path outside --allow are protocol errors
-// after which the same server still answers.
+// after which the same server still answers; a call aborted through the
+// SDK (AbortSignal -> notifications/cancelled) stops, gets no response, and
+// the server answers the next one.
 //
 //   NODE_PATH=<build>/mcp/node_modules node mcp_sdk_test.js --aiprof AIPROF --data test/data
 'use strict';
@@ -206,6 +208,45 @@ async function main() {
                               /outside the directories/);
     await expectProtocolError(call('load_trace', { path: path.join(data, '..', 'CMakeLists.txt') }), ErrorCode.InvalidParams,
                               /outside the directories/);
+  });
+
+  await check('cancel: an aborted query stops, gets no response, and the next call is answered', async () => {
+    // An endless recursive CTE: only the cancellation (or the tool's 30 s
+    // limit) stops it. The SDK sends notifications/cancelled on abort and
+    // reports any later response to that id through onerror.
+    const late = [];
+    const previous = client.onerror;
+    client.onerror = (e) => { late.push(String(e)); };
+    const controller = new AbortController();
+    const endless = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c';
+    const slow = call('query', { trace: tid, sql: endless }, { signal: controller.signal });
+    setTimeout(() => controller.abort('the test cancels'), 500);
+    await assert.rejects(slow, /the test cancels/);
+    // Answered well before the query's own 30 s limit: the query stopped.
+    const r = await call('query', { trace: tid, sql: 'SELECT count(*) AS n FROM slices' }, { timeout: 20000 });
+    assert.deepEqual(r.structuredContent.rows, [[summaryCli.totals.slices]]);
+    assert.deepEqual(await client.ping(), {});
+    client.onerror = previous;
+    assert.deepEqual(late.filter((e) => /unknown message ID/.test(e)), [], 'no response to the cancelled request');
+    // stderr is another pipe: its lines may arrive after the next reply.
+    for (let i = 0; i < 50 && !/stopped after \d+ ms/.test(stderr); ++i) await new Promise((r) => setTimeout(r, 100));
+    assert.match(stderr, /request \d+ cancelled by the client \(the test cancels\)/);
+    assert.match(stderr, /request \d+ stopped after \d+ ms; no response sent/);
+  });
+
+  await check('cancel: a call cancelled while it waits behind another is never run', async () => {
+    const controller = new AbortController();
+    const endless = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c';
+    const first = new AbortController();
+    const running = call('query', { trace: tid, sql: endless }, { signal: first.signal });
+    const waiting = call('load_trace', { path: after }, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 300));  // both sent; the query runs
+    controller.abort('queued');
+    first.abort('running');
+    await assert.rejects(running, /running/);
+    await assert.rejects(waiting, /queued/);
+    const r = await call('list_traces', {}, { timeout: 20000 });
+    assert.equal(r.structuredContent.traces.length, 3, 'the cancelled load_trace added nothing');
   });
 
   await check('the server is still alive and serving after the errors', async () => {

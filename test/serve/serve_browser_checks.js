@@ -1,6 +1,7 @@
 // `aiprof serve` in headless Chromium (Debian's, driven by puppeteer-core as
 // the other browser tests are): clicks through the runs list, a run with
-// hostile names, the search box, compare, the query page, the runs grouped
+// hostile names, the search box, compare (with its timeline of both runs
+// aligned on steps), the query page, the runs grouped
 // by service and date, and the knowledge cards on the history page of a real
 // server on loopback. On every page: the shared CSP (test/browser/csp_check.js,
 // which also proves an injected script and handler do not run), no console
@@ -163,6 +164,28 @@ async function main() {
     });
     await checkCsp(t);
     await shot('compare');
+
+    await t.check('compare: both runs\' steady step drawn from its start at one time per pixel; next step by a click',
+                  async () => {
+      const heads = await page.$$eval('#compare-timeline h3', (hs) => hs.map((h) => h.textContent));
+      assert.equal(heads.length, 2, heads.join(' | '));
+      assert.match(heads[0], new RegExp(`^Run ${args.a} \\(before\\): step \\d+`));
+      assert.match(heads[1], new RegExp(`^Run ${args.b} \\(after\\): step \\d+`));
+      // The same time per pixel: each drawing's width (label column 220 px)
+      // is in proportion to its step's duration.
+      const widths = await page.$$eval('#compare-timeline svg', (svgs) => svgs.map((x) => Number(x.getAttribute('width')) - 220));
+      assert.equal(widths.length, 2);
+      assert.equal(Math.max(...widths), 1000, widths.join(', '));
+      const nav = await page.$eval('#compare-timeline-nav', (e) => e.textContent);
+      assert.match(nav, /Steady step 1 of \d+/);
+      await clickTo('#compare-timeline-nav a[href*="step=1"]');
+      assert.match(page.url(), /step=1$/);
+      assert.match(await page.$eval('#compare-timeline-nav', (e) => e.textContent), /Steady step 2 of/);
+      assert.equal(await page.$$eval('#compare-timeline svg', (x) => x.length), 2);
+      await page.$eval('#compare-timeline-nav', (e) => e.scrollIntoView());
+    });
+    await checkCsp(t);
+    await shot('compare_timeline');
 
     for (const view of ['flame', 'topology']) {
       await t.check(`the ${view} view of a GPU run opens from its page`, async () => {

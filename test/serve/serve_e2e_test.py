@@ -2,7 +2,8 @@
 """`aiprof serve` end to end: the real server on loopback over real fixtures,
 a hand-made trace with hostile names (in its events and its file name), a
 broken trace, a symbolic link out of the logdir, parallel uploads, the
-upload limit, tokens and the read-only query. Figures are checked against
+upload limit, uploads streamed to disk (memory bounded, nothing left by a
+broken-off upload), tokens and the read-only query. Figures are checked against
 independent computations over the source JSON (hand-made trace: counted
 here; convnet fixture: its ProfilerStep durations).
 
@@ -15,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -99,6 +101,100 @@ def tiny_trace(tag, n):
     return json.dumps({"traceEvents": ev}).encode()
 
 
+def peak_rss_bytes(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return -1
+
+
+def raw_post(port, path, head_extra, parts, close_early=False):
+    """POST over a raw socket: the body as given pieces (bytes), so the test
+    controls what is sent (a broken-off or chunked body). Returns the status
+    line, or "" when the server closed without one."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    try:
+        s.sendall(("POST %s HTTP/1.1\r\nHost: t\r\n%s\r\n" % (path, head_extra)).encode())
+        for part in parts:
+            s.sendall(part)
+        if close_early:
+            return ""
+        answer = b""
+        while b"\r\n" not in answer:
+            got = s.recv(4096)
+            if not got:
+                break
+            answer += got
+        return answer.split(b"\r\n")[0].decode()
+    except (BrokenPipeError, ConnectionResetError):
+        return "closed"
+    finally:
+        s.close()
+
+
+def streamed_upload_tests(exe, tmp):
+    """Uploads go to disk as they arrive: parallel uploads do not grow the
+    server's memory by their size (held in memory, 4 x 16 MiB grew its peak
+    RSS by 74 MB; streamed, by about 1 MB), and a broken-off or over-limit
+    upload leaves no file behind."""
+    logdir = os.path.join(tmp, "stream")
+    os.makedirs(logdir)
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-upload-mb", "20", "--request-threads", "4"])
+    uploads = os.path.join(logdir, "uploads")
+    try:
+        before = peak_rss_bytes(p.pid)
+        body = b"x" * (16 << 20)  # not a trace: each run fails at its first byte
+        answers = {}
+
+        def upload(i):
+            answers[i] = raw_post(port, "/api/runs?name=junk%d.json" % i, "Content-Length: %d\r\n" % len(body),
+                                  [body[k:k + (1 << 20)] for k in range(0, len(body), 1 << 20)])
+
+        threads = [threading.Thread(target=upload, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        check(sorted(answers.values()) == ["HTTP/1.1 202 Accepted"] * 4, "4 parallel 16 MiB uploads: %r" % answers)
+        runs = wait_settled(port, 4)
+        growth = peak_rss_bytes(p.pid) - before
+        check(0 <= growth < (32 << 20),
+              "4 parallel 16 MiB uploads grow the server's peak RSS by %.1f MB (< 32 MiB: bodies go to disk)" % (growth / 1e6))
+        check(len(runs) == 4 and all(r["state"] == "failed" and r["error"] for r in runs),
+              "the junk uploads are runs that failed with the importer's message")
+        sizes = sorted(os.path.getsize(os.path.join(uploads, f)) for f in os.listdir(uploads))
+        check(sizes == [len(body)] * 4, "each upload stored whole: %r" % sizes)
+        # Broken off after 1 MiB of 8: no run, no file left.
+        raw_post(port, "/api/runs?name=cut.json", "Content-Length: %d\r\n" % (8 << 20), [b"x" * (1 << 20)],
+                 close_early=True)
+        # Chunked past the limit: 413 while it streams, no file left.
+        chunk = b"%x\r\n" % (1 << 20) + b"x" * (1 << 20) + b"\r\n"
+        status = raw_post(port, "/api/runs?name=huge.json", "Transfer-Encoding: chunked\r\n", [chunk] * 24)
+        check(status in ("HTTP/1.1 413 Payload Too Large", "closed"), "a chunked upload past the limit: " + status)
+        # Chunked within the limit: stored whole, decoded.
+        trace = tiny_trace("chunked", 3)
+        pieces = [trace[k:k + 7] for k in range(0, len(trace), 7)]
+        status = raw_post(port, "/api/runs?name=chunked.json", "Transfer-Encoding: chunked\r\n",
+                          [b"%x\r\n%s\r\n" % (len(x), x) for x in pieces] + [b"0\r\n\r\n"])
+        check(status == "HTTP/1.1 202 Accepted", "a chunked upload within the limit is accepted: " + status)
+        deadline = time.time() + 10
+        while time.time() < deadline and any(f.startswith(".") for f in os.listdir(uploads)):
+            time.sleep(0.1)
+        left = sorted(f for f in os.listdir(uploads) if f.startswith("."))
+        check(left == [], "no partial file left by a broken-off or refused upload: %r" % left)
+        runs = wait_settled(port, 5)
+        chunked = [x for x in runs if x["path"].endswith("chunked.json")]
+        check(len(runs) == 5 and len(chunked) == 1 and chunked[0]["state"] == "ready",
+              "the chunked upload is a ready run; the broken-off and refused ones made none")
+        if chunked:
+            s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (chunked[0]["id"], urllib.parse.quote(
+                "SELECT name, count(*) FROM slices GROUP BY name")))
+            check(s == 200 and json.loads(body)["rows"] == [["op_chunked", 3]], "the chunked body decoded: " + body[:200])
+    finally:
+        check(stop(p) == 0, "server stops cleanly on SIGTERM")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -109,6 +205,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="aiprof_serve_")
     try:
         run_tests(exe, a.data, a.fixtures, tmp)
+        streamed_upload_tests(exe, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if FAILURES:
@@ -180,6 +277,26 @@ def run_tests(exe, data, fixtures, tmp):
         evil = by_path.get(evil_name, {})
         check(evil.get("state") == "ready", "the hostile-named trace is ready")
 
+        # A run's page is stored at conversion (cache/<id>.run): served
+        # without analysing, it equals the page computed when the stored one
+        # is gone, as JSON and as HTML, for the hostile-named trace too.
+        cache = os.path.join(logdir, ".aiprof-serve", "cache")
+        for run in (conv, evil):
+            stored_json, stored_html = http(port, "/api/runs/%d" % run["id"])[1], http(port, "/runs/%d" % run["id"])[1]
+            stored_report = http(port, "/runs/%d/report" % run["id"])[1]
+            page_file = os.path.join(cache, "%d.run" % run["id"])
+            had = os.path.exists(page_file)
+            if had:
+                os.remove(page_file)
+            live_json, live_html = http(port, "/api/runs/%d" % run["id"])[1], http(port, "/runs/%d" % run["id"])[1]
+            live_report = http(port, "/runs/%d/report" % run["id"])[1]
+            stamp = re.compile(r"at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")  # the report says when it was written
+            stored_report, live_report = stamp.sub("at T", stored_report), stamp.sub("at T", live_report)
+            check(had and stored_json == live_json and stored_html == live_html and stored_report == live_report
+                  and "<html" in stored_report
+                  and json.loads(stored_json)["title"] == run["name"],
+                  "run %d's stored pages equal the pages computed again (JSON, HTML, report)" % run["id"])
+
         # Pages escape every trace string and file name.
         s, page, hdr = http(port, "/")
         check(s == 200 and re.search(r'<head><meta charset="utf-8">\s*<meta http-equiv="Content-Security-Policy" '
@@ -232,6 +349,37 @@ def run_tests(exe, data, fixtures, tmp):
         check(s == 200 and "regress" in page.lower(), "compare page")
         s, body, _ = http(port, "/api/compare?a=%d&b=%d" % (conv["id"], broken["id"]))
         check(s == 409 and json.loads(body)["state"] == "failed", "compare with a failed run: 409 with its state")
+        # The timeline of both runs aligned on steps: steady step k of each,
+        # from the step's start, at one time per pixel. Independent: each
+        # run's ProfilerStep slices read from its source JSON here.
+        def source_steps(path):
+            opener = gzip.open if path.endswith(".gz") else open
+            events = json.load(opener(path, "rt"))["traceEvents"]
+            return {int(e["name"].split("#")[1]): (round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in events
+                    if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")}
+        src_steps = [source_steps(convnet), source_steps(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"))]
+        s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
+        ct = json.loads(body) if s == 200 else {}
+        sides = ct.get("runs", [])
+        ok = s == 200 and ct["step"] == 1 and ct["steps"] >= 2 and [x["run"] for x in sides] == [conv["id"], res["id"]]
+        for x, srcs in zip(sides, src_steps):
+            ts, dur = srcs.get(x["step_number"], (None, None))
+            ok = ok and x["step_dur_ns"] == dur and x["tile"]["start_ns"] == 0 and x["tile"]["end_ns"] <= dur
+            # its slices are placed from the step's start: the step itself at 0
+            ok = ok and any(sl["ts_ns"] == 0 and sl["dur_ns"] == dur and sl["name"] == "ProfilerStep#%d" % x["step_number"]
+                            for t in x["tile"]["tracks"] for sl in t["slices"])
+        if len(sides) == 2:
+            bins = [x["tile"]["bin_ns"] for x in sides]
+            ok = ok and abs(bins[0] - bins[1]) <= 0.01 * max(bins) and max(x["tile"]["width"] for x in sides) == 1000
+        check(ok, "compare timeline: step 1 of each run from its start, same time per pixel, durations as in the "
+                  "sources: %s" % [(x["step_number"], x["step_dur_ns"], x["tile"]["width"]) for x in sides])
+        s, page, _ = http(port, "/compare?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
+        check(s == 200 and 'id="timeline-a"' in page and 'id="timeline-b"' in page and "next step" in page
+              and "previous step" in page, "compare page draws both runs' step 1 with step navigation")
+        s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=9999" % (conv["id"], res["id"]))
+        check(s == 400 and "steady steps to align" in json.loads(body)["error"], "compare timeline: a step past the end is 400")
+        s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d" % (conv["id"], evil["id"]))
+        check(s == 422 and "no steady steps" in json.loads(body)["error"], "compare timeline: a run without steps is 422")
 
         s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
         hist = json.loads(body) if s == 200 else []
@@ -304,6 +452,40 @@ def run_tests(exe, data, fixtures, tmp):
         found = rows(port, q="nightly")
         check(s == 200 and [(x["id"], x["name"], x["tag"]) for x in found] == [(conv["id"], "<base> run", "nightly")],
               "a run is named and tagged, and found by its tag")
+        s2, _, _ = http(port, "/api/runs/%d/name?name=%s" % (res["id"], urllib.parse.quote("<renamed> & stored")), "POST", b"")
+        s, body, _ = http(port, "/api/runs/%d" % res["id"])
+        s3, page, _ = http(port, "/runs/%d" % res["id"])
+        check(s2 == 200 and os.path.exists(os.path.join(cache, "%d.run" % res["id"]))
+              and json.loads(body)["title"] == "<renamed> & stored" and "<h1>&lt;renamed&gt; &amp; stored</h1>" in page,
+              "a renamed run's stored page carries its new name, escaped")
+        # A knowledge card added after conversion: the stored page (built
+        # without it) is not served; the page computed again carries the
+        # card's measured gain for the data-loading suggestion.
+        def data_loading_gain(body):
+            found = []
+
+            def walk(x):
+                if isinstance(x, dict):
+                    if x.get("finding") == "The device waits for input data" and "gain_max" in x:
+                        found.append((x["gain_min"], x["gain_max"]))
+                    for v in x.values():
+                        walk(v)
+                elif isinstance(x, list):
+                    for v in x:
+                        walk(v)
+            walk(json.loads(body))
+            return found
+        before_card = data_loading_gain(http(port, "/api/runs/%d" % res["id"])[1])
+        subprocess.run([exe, "card", "--before", os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "--after",
+                        os.path.join(data, "resnet50_num_workers_4.pt.trace.json.gz"), "--db", baselines, "--bottleneck",
+                        "data_loading", "--fix", "num_workers=4", "-o", os.path.join(tmp, "card.md")],
+                       check=True, capture_output=True)
+        with_card = http(port, "/api/runs/%d" % res["id"])[1]
+        os.remove(os.path.join(cache, "%d.run" % res["id"]))
+        live = http(port, "/api/runs/%d" % res["id"])[1]
+        check(len(before_card) == 1 and data_loading_gain(with_card) != before_card and with_card == live,
+              "a card added after conversion is on the run page: gain %s, then %s" %
+              (before_card, data_loading_gain(with_card)))
         # Rescan picks up a new file.
         shutil.copy(convnet, os.path.join(logdir, "team a", "later.json"))
         s, _, _ = http(port, "/api/rescan", "POST", b"")

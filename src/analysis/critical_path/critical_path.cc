@@ -124,8 +124,10 @@ std::vector<Window> FindWindows(const Trace& trace, const DependencyGraph& g, co
 // order) to the result.
 class Walker {
  public:
-  Walker(const Trace& trace, const DependencyGraph& g, CriticalPathResult* out)
-      : s_(trace.slices), trace_(trace), g_(g), out_(out) {}
+  // `start`/`end`: every slice's times (a what-if's replay); null: measured.
+  Walker(const Trace& trace, const DependencyGraph& g, CriticalPathResult* out,
+         const std::vector<int64_t>* start = nullptr, const std::vector<int64_t>* end = nullptr)
+      : s_(trace.slices), trace_(trace), g_(g), out_(out), start_(start), end_(end) {}
 
   void Walk(Window& w) {
     StepPath& p = w.path;
@@ -138,10 +140,10 @@ class Walker {
     want_cause_ = kNoSlice;
     uint32_t x = w.host_sink;
     bool at_end = true;
-    if (w.device_sink != kNoSlice && (x == kNoSlice || End(s_, w.device_sink) > End(s_, x))) x = w.device_sink;
+    if (w.device_sink != kNoSlice && (x == kNoSlice || En(w.device_sink) > En(x))) x = w.device_sink;
     if (x == kNoSlice) return Finish(p);
     t_ = p.end_ns;
-    if (End(s_, x) < t_) Emit(End(s_, x), kNoSlice, PathClass::kIdleOther, DepKind::kNone);
+    if (En(x) < t_) Emit(En(x), kNoSlice, PathClass::kIdleOther, DepKind::kNone);
     size_t budget = 4 * s_.size() + 64;
     while (t_ > t0_) {
       if (budget-- == 0) {
@@ -174,24 +176,24 @@ class Walker {
   // for, and the last rank's arrival at a collective.
   bool StepFromEnd(uint32_t* x, bool* at_end) {
     const uint32_t i = *x;
-    int64_t best_t = s_.ts_ns[i];
+    int64_t best_t = St(i);
     uint32_t next = i;
     bool next_end = false;
     DepKind via = DepKind::kNone;
-    if (uint32_t c = g_.last_child[i]; c != kNoSlice && End(s_, c) >= best_t) {
-      best_t = End(s_, c), next = c, next_end = true, via = DepKind::kNesting;
+    if (uint32_t c = g_.last_child[i]; c != kNoSlice && En(c) >= best_t) {
+      best_t = En(c), next = c, next_end = true, via = DepKind::kNesting;
     }
-    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && !g_.on_device[i] && End(s_, w) > best_t) {
-      best_t = End(s_, w), next = w, next_end = true, via = DepKind::kSync;
+    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && !g_.on_device[i] && En(w) > best_t) {
+      best_t = En(w), next = w, next_end = true, via = DepKind::kSync;
     }
-    if (uint32_t q = g_.peer[i]; q != kNoSlice && s_.ts_ns[q] > best_t) {
-      best_t = s_.ts_ns[q], next = q, next_end = false, via = DepKind::kCollective;
+    if (uint32_t q = g_.peer[i]; q != kNoSlice && St(q) > best_t) {
+      best_t = St(q), next = q, next_end = false, via = DepKind::kCollective;
     }
     Emit(std::min(best_t, t_), i, g_.cls[i], via);
     if (via == DepKind::kCollective && step_->waited_rank == kNoRank) {
       step_->waited_rank = trace_.tracks.rank[s_.track[next]];
       step_->waited_collective = next;
-      step_->waited_late_ns = s_.ts_ns[next] - s_.ts_ns[i];
+      step_->waited_late_ns = St(next) - St(i);
       want_cause_ = next;
     }
     if (via == DepKind::kSync || via == DepKind::kCollective) Edge(next, i, via);
@@ -205,8 +207,8 @@ class Walker {
   bool StepFromStart(uint32_t* x, bool* at_end) {
     const uint32_t i = *x;
     if (g_.on_device[i]) return DeviceStart(x, at_end);
-    if (uint32_t h = g_.handoff[i]; h != kNoSlice && End(s_, h) > OwnPredecessorTime(i)) {
-      Emit(std::min(End(s_, h), t_), i, PathClass::kIdleOther, DepKind::kHandoff);
+    if (uint32_t h = g_.handoff[i]; h != kNoSlice && En(h) > OwnPredecessorTime(i)) {
+      Emit(std::min(En(h), t_), i, PathClass::kIdleOther, DepKind::kHandoff);
       Edge(h, i, DepKind::kHandoff);
       *x = h;
       *at_end = true;
@@ -214,14 +216,14 @@ class Walker {
     }
     if (uint32_t p = g_.prev[i]; p != kNoSlice) {
       const uint32_t parent = g_.parent[i];
-      Emit(std::min(End(s_, p), t_), parent, parent != kNoSlice ? g_.cls[parent] : PathClass::kIdleOther,
+      Emit(std::min(En(p), t_), parent, parent != kNoSlice ? g_.cls[parent] : PathClass::kIdleOther,
            DepKind::kThreadOrder);
       *x = p;
       *at_end = true;
       return true;
     }
     if (uint32_t u = g_.parent[i]; u != kNoSlice) {
-      Emit(std::min(s_.ts_ns[u], t_), u, g_.cls[u], DepKind::kNesting);
+      Emit(std::min(St(u), t_), u, g_.cls[u], DepKind::kNesting);
       *x = u;
       *at_end = false;
       return true;
@@ -231,8 +233,8 @@ class Walker {
   }
 
   int64_t OwnPredecessorTime(uint32_t i) const {
-    if (g_.prev[i] != kNoSlice) return End(s_, g_.prev[i]);
-    return g_.parent[i] != kNoSlice ? s_.ts_ns[g_.parent[i]] : INT64_MIN;
+    if (g_.prev[i] != kNoSlice) return En(g_.prev[i]);
+    return g_.parent[i] != kNoSlice ? St(g_.parent[i]) : INT64_MIN;
   }
 
   bool DeviceStart(uint32_t* x, bool* at_end) {
@@ -243,13 +245,13 @@ class Walker {
     DepKind via = DepKind::kNone;
     PathClass wait = PathClass::kIdleOther;
     if (uint32_t l = g_.launch[i]; l != kNoSlice) {
-      best_t = s_.ts_ns[l], next = l, next_end = false, via = DepKind::kLaunch, wait = PathClass::kIdleHostBound;
+      best_t = St(l), next = l, next_end = false, via = DepKind::kLaunch, wait = PathClass::kIdleHostBound;
     }
-    if (uint32_t p = g_.prev[i]; p != kNoSlice && End(s_, p) >= best_t) {
-      best_t = End(s_, p), next = p, next_end = true, via = DepKind::kStreamOrder, wait = PathClass::kIdleOther;
+    if (uint32_t p = g_.prev[i]; p != kNoSlice && En(p) >= best_t) {
+      best_t = En(p), next = p, next_end = true, via = DepKind::kStreamOrder, wait = PathClass::kIdleOther;
     }
-    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && End(s_, w) >= best_t) {
-      best_t = End(s_, w), next = w, next_end = true, via = DepKind::kStreamWait, wait = PathClass::kIdleSync;
+    if (uint32_t w = g_.wait_on[i]; w != kNoSlice && En(w) >= best_t) {
+      best_t = En(w), next = w, next_end = true, via = DepKind::kStreamWait, wait = PathClass::kIdleSync;
     }
     if (next == kNoSlice) {
       Emit(t0_, i, PathClass::kIdleOther, DepKind::kNone);
@@ -280,10 +282,15 @@ class Walker {
     }
   }
 
+  int64_t St(uint32_t i) const { return start_ != nullptr ? (*start_)[i] : s_.ts_ns[i]; }
+  int64_t En(uint32_t i) const { return end_ != nullptr ? (*end_)[i] : s_.ts_ns[i] + s_.dur_ns[i]; }
+
   const SliceTable& s_;
   const Trace& trace_;
   const DependencyGraph& g_;
   CriticalPathResult* out_;
+  const std::vector<int64_t>* start_;
+  const std::vector<int64_t>* end_;
   std::vector<PathSegment> segs_;  // reused across windows
   std::vector<PathEdge> edges_;
   int64_t t0_ = 0, t_ = 0;
@@ -293,12 +300,13 @@ class Walker {
 
 }  // namespace
 
-CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options) {
-  CriticalPathResult r;
-  r.graph = BuildDependencyGraph(trace, options);
-  r.on_path.assign(trace.slices.size(), false);
-  std::vector<Window> windows = FindWindows(trace, r.graph, options.window);
-  Walker walker(trace, r.graph, &r);
+namespace {
+
+// Walks every window and sums the steady ones (all when none is steady).
+void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<Window>& windows,
+             const std::vector<int64_t>* start, const std::vector<int64_t>* end, CriticalPathResult* r) {
+  r->on_path.assign(trace.slices.size(), false);
+  Walker walker(trace, g, r, start, end);
   bool any_steady = false;
   for (Window& w : windows) {
     walker.Walk(w);
@@ -307,18 +315,60 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
   for (Window& w : windows) {
     StepPath& p = w.path;
     if (any_steady && !p.steady) {
-      r.steps.push_back(p);
+      r->steps.push_back(p);
       continue;
     }
-    ++r.window_steps;
-    r.window_path_ns += p.length_ns();
+    ++r->window_steps;
+    r->window_path_ns += p.length_ns();
     for (size_t c = 0; c < kPathClassCount; ++c) {
-      r.window_by_class_ns[c] += p.by_class_ns[c];
-      r.window_device_total_ns[c] += p.device_total_ns[c];
+      r->window_by_class_ns[c] += p.by_class_ns[c];
+      r->window_device_total_ns[c] += p.device_total_ns[c];
     }
-    r.steps.push_back(p);
+    r->steps.push_back(p);
   }
+}
+
+}  // namespace
+
+CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options) {
+  CriticalPathResult r;
+  r.graph = BuildDependencyGraph(trace, options);
+  std::vector<Window> windows = FindWindows(trace, r.graph, options.window);
+  WalkAll(trace, r.graph, windows, nullptr, nullptr, &r);
   if (!options.keep_graph) r.graph = DependencyGraph{};
+  return r;
+}
+
+CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResult& measured,
+                                      const std::vector<int64_t>& start, const std::vector<int64_t>& end) {
+  CriticalPathResult r;
+  const size_t n = trace.slices.size();
+  if (measured.graph.parent.size() != n || start.size() != n || end.size() != n) return r;
+  std::vector<Window> windows;
+  windows.reserve(measured.steps.size());
+  for (const StepPath& m : measured.steps) {
+    Window w;
+    w.host_sink = m.host_sink;
+    w.device_sink = m.device_sink;
+    StepPath& p = w.path;
+    p.rank = m.rank;
+    p.number = m.number;
+    p.step_index = m.step_index;
+    p.steady = m.steady;
+    p.step_dur_ns = m.step_dur_ns;
+    p.device_total_ns = m.device_total_ns;
+    p.start_ns = m.start_ns;
+    p.end_ns = INT64_MIN;
+    if (m.host_sink != kNoSlice) {
+      if (trace.slices.ts_ns[m.host_sink] == m.start_ns) p.start_ns = start[m.host_sink];
+      p.end_ns = end[m.host_sink];
+    }
+    if (m.device_sink != kNoSlice) p.end_ns = std::max(p.end_ns, end[m.device_sink]);
+    if (p.end_ns == INT64_MIN) p.end_ns = m.end_ns;
+    p.end_ns = std::max(p.end_ns, p.start_ns);
+    windows.push_back(w);
+  }
+  WalkAll(trace, measured.graph, windows, &start, &end, &r);
   return r;
 }
 

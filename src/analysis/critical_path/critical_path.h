@@ -171,6 +171,15 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
 // Graph and path of every step.
 CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options = {});
 
+// The path of each of `measured`'s steps walked again over its graph (kept:
+// keep_graph) with every slice's times replaced by `start`/`end` (a
+// what-if's replay). A step starts where its host span now starts and ends
+// at the later new end of its two sinks; segments, edges and the sums by
+// class are ComputeCriticalPath's, over the new times. The result keeps no
+// graph. Empty when the graph was not kept or the sizes differ.
+CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResult& measured,
+                                      const std::vector<int64_t>& start, const std::vector<int64_t>& end);
+
 // Publishes critical_path_ns and the on-path time of compute, copies,
 // collectives, host work and idle per steady step (the window's base).
 void PublishCriticalPath(const CriticalPathResult& r, MetricSet* metrics);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "src/analysis/validation/statistics.h"
 
@@ -73,13 +74,27 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     }
     return c;
   }
-  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale, graph-launch, overlap-data-loading)");
+  if (w[0] == "every") {
+    if (w.size() != 3) return ErrStatus(where + "expected 'every N PATTERN'");
+    c.kind = WhatIfClause::Kind::kEvery;
+    std::string f(w[1]);
+    char* end = nullptr;
+    const long long n = std::strtoll(f.c_str(), &end, 10);
+    if (end == f.c_str() || *end != '\0' || n < 1 || n > 1000000) {
+      return ErrStatus(where + "N must be a whole number from 1 to 1000000, got '" + f + "'");
+    }
+    c.every = n;
+    c.pattern = std::string(w[2]);
+    return c;
+  }
+  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading)");
 }
 
 class Replay {
  public:
-  Replay(const Trace& trace, const DependencyGraph& g, const Scenario& sc, WhatIfResult* out)
-      : s_(trace.slices), trace_(trace), g_(g), out_(out) {
+  Replay(const Trace& trace, const DependencyGraph& g, const std::vector<StepPath>& steps, const Scenario& sc,
+         WhatIfResult* out)
+      : s_(trace.slices), trace_(trace), g_(g), steps_(steps), out_(out) {
     const size_t n = s_.size();
     start_.assign(n, 0);
     end_.assign(n, 0);
@@ -127,6 +142,16 @@ class Replay {
   int64_t NewEnd(uint32_t i) const { return done_end_[i] ? end_[i] : End(i); }
   uint64_t fallbacks() const { return fallbacks_; }
 
+  // Every slice's new times (measured where not replayed), moved out.
+  void TakeTimes(std::vector<int64_t>* start, std::vector<int64_t>* end) {
+    for (uint32_t i = 0; i < s_.size(); ++i) {
+      if (!done_start_[i]) start_[i] = s_.ts_ns[i];
+      if (!done_end_[i]) end_[i] = End(i);
+    }
+    *start = std::move(start_);
+    *end = std::move(end_);
+  }
+
  private:
   int64_t End(uint32_t i) const { return s_.ts_ns[i] + s_.dur_ns[i]; }
   bool Active(uint32_t i) const {
@@ -146,7 +171,9 @@ class Replay {
         std::string_view name = trace_.Str(s_.name[i]);
         for (size_t k = 0; k < sc.clauses.size(); ++k) {
           const WhatIfClause& cl = sc.clauses[k];
-          if ((cl.kind == WhatIfClause::Kind::kRemove || cl.kind == WhatIfClause::Kind::kScale) && name.find(cl.pattern) != std::string_view::npos) {
+          if ((cl.kind == WhatIfClause::Kind::kRemove || cl.kind == WhatIfClause::Kind::kScale ||
+               cl.kind == WhatIfClause::Kind::kEvery) &&
+              name.find(cl.pattern) != std::string_view::npos) {
             c = static_cast<int8_t>(std::min<size_t>(k, 127));
           }
         }
@@ -159,7 +186,9 @@ class Replay {
         const int c = clause_of(i);
         float f = 1.0f;
         if (c >= 0) {
-          f = static_cast<float>(sc.clauses[static_cast<size_t>(c)].factor);
+          const WhatIfClause& cl = sc.clauses[static_cast<size_t>(c)];
+          f = cl.kind == WhatIfClause::Kind::kEvery ? (KeptOnItsStep(i, cl.every) ? 1.0f : 0.0f)
+                                                    : static_cast<float>(cl.factor);
         } else if (pass == 0 && g_.parent[i] != kNoSlice) {
           f = factor_[g_.parent[i]];
         } else if (pass == 1 && g_.launch[i] != kNoSlice) {
@@ -175,6 +204,33 @@ class Replay {
       if (!g_.on_device[i] && (g_.cls[i] == PathClass::kHostOp || g_.cls[i] == PathClass::kRuntime)) factor_[i] = 0.0f;
     }
     for (uint32_t i = 0; i < s_.size(); ++i) out_->slices_changed += factor_[i] != 1.0f ? 1 : 0;
+  }
+
+  // `every N`: whether slice i's step is one of the steps the work stays
+  // on: numbered a multiple of N (or, unnumbered, the rank's k-th step with
+  // k a multiple of N). Work outside every step stays.
+  bool KeptOnItsStep(uint32_t i, int64_t n) {
+    if (by_rank_start_.empty()) {
+      for (size_t k = 0; k < steps_.size(); ++k) by_rank_start_.push_back(k);
+      std::sort(by_rank_start_.begin(), by_rank_start_.end(), [&](size_t a, size_t b) {
+        return std::tie(steps_[a].rank, steps_[a].start_ns) < std::tie(steps_[b].rank, steps_[b].start_ns);
+      });
+    }
+    const int32_t rank = trace_.tracks.rank[s_.track[i]];
+    const int64_t t = s_.ts_ns[i];
+    auto it = std::upper_bound(by_rank_start_.begin(), by_rank_start_.end(), std::make_pair(rank, t),
+                               [&](const std::pair<int32_t, int64_t>& key, size_t k) {
+                                 return std::tie(key.first, key.second) < std::tie(steps_[k].rank, steps_[k].start_ns);
+                               });
+    if (it == by_rank_start_.begin()) return true;
+    const StepPath& st = steps_[*(it - 1)];
+    if (st.rank != rank || t >= st.start_ns + std::max(st.step_dur_ns, st.length_ns())) return true;
+    int64_t index = st.number;
+    if (index < 0) {
+      index = 0;
+      for (auto j = it - 1; j != by_rank_start_.begin() && steps_[*(j - 1)].rank == rank; --j) ++index;
+    }
+    return index % n == 0;
   }
 
   // A predecessor's new time, replayed first when the visiting order has
@@ -291,6 +347,8 @@ class Replay {
   const SliceTable& s_;
   const Trace& trace_;
   const DependencyGraph& g_;
+  const std::vector<StepPath>& steps_;
+  std::vector<size_t> by_rank_start_;  // steps_ by (rank, start), built on first use
   WhatIfResult* out_;
   std::vector<int64_t> start_, end_;
   std::vector<bool> done_start_, done_end_, busy_;
@@ -300,6 +358,61 @@ class Replay {
   bool remove_[kGapCauseCount] = {false, false, false, false};
   bool graph_ = false;
 };
+
+// The path's time by class and by slice name, mean per steady step, before
+// and after: what moved on the critical path.
+void DescribeMoves(const Trace& trace, const CriticalPathResult& before, const CriticalPathResult& after,
+                   WhatIfResult* r) {
+  // Key: the class and the slice's name (none for time no slice holds).
+  struct Both {
+    int64_t before = 0, after = 0;
+    PathClass cls = PathClass::kIdleOther;
+    uint32_t name = 0;
+  };
+  std::unordered_map<uint64_t, Both> by_key;
+  size_t steps = 0;
+  auto add = [&](const CriticalPathResult& c, bool is_after) {
+    for (const StepPath& p : c.steps) {
+      if (!p.steady && c.window_steps != c.steps.size()) continue;
+      steps += is_after ? 0 : 1;
+      for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
+        const PathSegment& seg = c.segments[k];
+        const int64_t d = seg.end_ns - seg.start_ns;
+        (is_after ? r->predicted_path_ns : r->measured_path_ns)[static_cast<size_t>(seg.cls)] += static_cast<double>(d);
+        const uint32_t name = seg.slice == kNoSlice ? 0 : trace.slices.name[seg.slice].raw;
+        Both& b = by_key[static_cast<uint64_t>(seg.cls) << 32 | name];
+        (is_after ? b.after : b.before) += d;
+        b.cls = seg.cls;
+        b.name = name;
+      }
+    }
+  };
+  add(before, false);
+  add(after, true);
+  if (steps == 0) return;
+  const double per = 1.0 / static_cast<double>(steps);
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    r->measured_path_ns[c] *= per;
+    r->predicted_path_ns[c] *= per;
+  }
+  std::vector<WhatIfResult::Move> moves;
+  for (const auto& [key, b] : by_key) {
+    (void)key;
+    if (b.before == b.after) continue;
+    WhatIfResult::Move m;
+    m.cls = b.cls;
+    m.name = std::string(trace.Str(StringId{b.name}));
+    m.measured_ns = static_cast<double>(b.before) * per;
+    m.predicted_ns = static_cast<double>(b.after) * per;
+    moves.push_back(std::move(m));
+  }
+  std::sort(moves.begin(), moves.end(), [](const WhatIfResult::Move& a, const WhatIfResult::Move& b) {
+    const double da = std::abs(a.predicted_ns - a.measured_ns), db = std::abs(b.predicted_ns - b.measured_ns);
+    return da != db ? da > db : a.name < b.name;
+  });
+  if (moves.size() > WhatIfResult::kMovedTop) moves.resize(WhatIfResult::kMovedTop);
+  r->moved = std::move(moves);
+}
 
 }  // namespace
 
@@ -318,9 +431,12 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   WhatIfResult r;
   r.scenario = scenario.text;
   if (path.graph.parent.size() != trace.slices.size()) return r;  // graph not kept
-  Replay replay(trace, path.graph, scenario, &r);
+  Replay replay(trace, path.graph, path.steps, scenario, &r);
   replay.Run();
   r.measured_fallbacks = replay.fallbacks();
+  std::vector<int64_t> new_start, new_end;
+  replay.TakeTimes(&new_start, &new_end);
+  const CriticalPathResult replayed = RewalkCriticalPath(trace, path, new_start, new_end);
   const SliceTable& s = trace.slices;
   // overlap-data-loading N: a step is never shorter than the loading it
   // held divided by the workers (they deliver a batch that often at best).
@@ -350,15 +466,10 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     return sum;
   };
   std::vector<double> predicted, measured;
-  for (const StepPath& p : path.steps) {
+  for (size_t k = 0; k < path.steps.size(); ++k) {
+    const StepPath& p = path.steps[k];
     StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
-    int64_t start = p.start_ns, end = INT64_MIN;
-    if (p.host_sink != kNoSlice) {
-      if (s.ts_ns[p.host_sink] == p.start_ns) start = replay.NewStart(p.host_sink);
-      end = std::max(end, replay.NewEnd(p.host_sink));
-    }
-    if (p.device_sink != kNoSlice) end = std::max(end, replay.NewEnd(p.device_sink));
-    if (end != INT64_MIN) sp.predicted_ns = std::max<int64_t>(0, end - start);
+    if (k < replayed.steps.size()) sp.predicted_ns = replayed.steps[k].length_ns();
     if (workers > 0) {
       sp.predicted_ns = std::max(sp.predicted_ns, static_cast<int64_t>(static_cast<double>(loading_in(p)) / workers));
     }
@@ -370,6 +481,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   }
   r.steady_steps = predicted.size();
   if (predicted.empty()) return r;
+  DescribeMoves(trace, path, replayed, &r);
   const MeanInterval m = MedianWithInterval(predicted);
   r.measured_ns = MedianWithInterval(measured).mean;
   r.predicted_ns = m.mean;

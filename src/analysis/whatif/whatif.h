@@ -5,6 +5,9 @@
 //   remove-idle data_loading|host_bound|sync|other
 //   remove PATTERN            ops and kernels whose name contains PATTERN
 //   scale PATTERN FACTOR      their durations × FACTOR (FACTOR ≥ 0)
+//   every N PATTERN           the matching work runs on one step in N (the
+//                             steps numbered a multiple of N), not at all on
+//                             the others: "checkpoint every 10th step"
 //   overlap-data-loading N    data loading moves to N workers running beside
 //                             the step: its time leaves the step, but a step
 //                             is never shorter than its loading time / N
@@ -31,6 +34,7 @@
 #ifndef AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_H_
 #define AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -42,11 +46,12 @@
 namespace aiprof {
 
 struct WhatIfClause {
-  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading };
+  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle
   std::string pattern;                // kRemove, kScale
   double factor = 0;                  // kScale (kRemove: 0); kOverlapDataLoading: the workers
+  int64_t every = 0;                  // kEvery: N
 };
 
 struct Scenario {
@@ -79,6 +84,22 @@ struct WhatIfResult {
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
   uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)
+
+  // What moved on the critical path: the path walked again over the
+  // replayed times (RewalkCriticalPath). Time base: the path's time per
+  // steady step, the mean over the steady steps (it sums to the mean step
+  // wall time), by class, measured and replayed; and the slices, by name,
+  // whose time on the path, by class, changed most (largest |change|
+  // first, at most kMovedTop). An idle class names the slice waited in or
+  // for (the data loader, the kernel launched late); empty: no slice.
+  std::array<double, kPathClassCount> measured_path_ns{}, predicted_path_ns{};
+  struct Move {
+    std::string name;  // the slice's name ("" for time no slice holds)
+    PathClass cls = PathClass::kIdleOther;
+    double measured_ns = 0, predicted_ns = 0;  // mean per steady step
+  };
+  static constexpr size_t kMovedTop = 10;
+  std::vector<Move> moved;
 };
 
 // Replays `trace` through `path`'s graph (ComputeCriticalPath with

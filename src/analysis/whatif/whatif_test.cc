@@ -46,6 +46,69 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   EXPECT_EQ(half.steps[0].predicted_ns, 75'000);
 }
 
+// The same trace, walked again on the replayed times (worked by hand): the
+// measured path is the step's tail 3 + its gap after the loader 1
+// (idle_other 4), the sync's overhead 2, K 50, the launch delay 4, and the
+// loader with aten::stack inside it, all data loading (40): 100. Replayed:
+// the loader and aten::stack take no time and leave the path, the rest is
+// unchanged: 60.
+TEST(WhatIfTest, HandMadeWhatMovedOnTheCriticalPath) {
+  auto t = ImportJsonText(kLoader);
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = Predict(*t, "remove-idle data_loading");
+  auto ns = [](const std::array<double, kPathClassCount>& a, PathClass c) { return a[static_cast<size_t>(c)]; };
+  EXPECT_EQ(ns(r.measured_path_ns, PathClass::kIdleDataLoading), 40'000);
+  EXPECT_EQ(ns(r.measured_path_ns, PathClass::kCompute), 50'000);
+  EXPECT_EQ(ns(r.measured_path_ns, PathClass::kIdleHostBound), 4'000);
+  EXPECT_EQ(ns(r.measured_path_ns, PathClass::kSync), 2'000);
+  EXPECT_EQ(ns(r.measured_path_ns, PathClass::kIdleOther), 4'000);
+  EXPECT_EQ(ns(r.predicted_path_ns, PathClass::kIdleDataLoading), 0);
+  EXPECT_EQ(ns(r.predicted_path_ns, PathClass::kCompute), 50'000);
+  EXPECT_EQ(ns(r.predicted_path_ns, PathClass::kIdleHostBound), 4'000);
+  EXPECT_EQ(ns(r.predicted_path_ns, PathClass::kSync), 2'000);
+  EXPECT_EQ(ns(r.predicted_path_ns, PathClass::kIdleOther), 4'000);
+  ASSERT_EQ(r.moved.size(), 2u);
+  EXPECT_EQ(r.moved[0].name, "aten::stack");
+  EXPECT_EQ(r.moved[0].cls, PathClass::kIdleDataLoading);
+  EXPECT_EQ(r.moved[0].measured_ns, 30'000);
+  EXPECT_EQ(r.moved[0].predicted_ns, 0);
+  EXPECT_EQ(r.moved[1].name, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+  EXPECT_EQ(r.moved[1].measured_ns, 10'000);
+  EXPECT_EQ(r.moved[1].predicted_ns, 0);
+}
+
+// Hand-made (µs): four steps of 20 µs, each aten::mm 10 then checkpoint 10.
+// `every 2 checkpoint` keeps the checkpoint on steps 2 and 4 only: 10, 20,
+// 10, 20; `scale checkpoint 0.5` spreads it: 15 on every step.
+constexpr char kCheckpoint[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":10,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":110,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":200,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":210,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":300,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":300,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":310,"dur":10}
+]})json";
+
+TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
+  auto t = ImportJsonText(kCheckpoint);
+  ASSERT_NE(t, nullptr);
+  WhatIfResult every = Predict(*t, "every 2 checkpoint");
+  ASSERT_EQ(every.steps.size(), 4u);
+  std::vector<int64_t> got;
+  for (const StepPrediction& s : every.steps) got.push_back(s.predicted_ns);
+  EXPECT_EQ(got, (std::vector<int64_t>{10'000, 20'000, 10'000, 20'000}));
+  WhatIfResult spread = Predict(*t, "scale checkpoint 0.5");
+  for (const StepPrediction& s : spread.steps) EXPECT_EQ(s.predicted_ns, 15'000);
+  EXPECT_FALSE(ParseScenario("every 0 checkpoint").ok());
+  EXPECT_FALSE(ParseScenario("every 10").ok());
+}
+
 // Hand-made (µs), the shape that pinned ResNet50's backward: aten::mm
 // [41, 43] and a zero-length runtime call at 43, which the graph nests under
 // aten::mm (it starts at its end). Its end must be replayed before aten::mm's,

@@ -9,6 +9,7 @@
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/json/chrome_json_importer.h"
 #include "src/importers/nsys/nsys_sqlite_importer.h"
+#include "src/importers/sdk/sdk_event_importer.h"
 #include "src/model/native_file.h"
 #include "src/model/trace_builder.h"
 
@@ -18,6 +19,7 @@ namespace {
 // Order matters: the first entry whose detect() accepts the prefix imports.
 // ascend_timeline (bare array, ts as strings) precedes the general chrome_json.
 constexpr ImporterEntry kImporters[] = {
+    {"aiprof_sdk", &DetectSdkEventFile, &ImportSdkEventFile},
     {"nsys_sqlite", &DetectNsysSqlite, &ImportNsysSqlite},
     {"ascend_timeline", &DetectAscendTimeline, &ImportAscendTimelineFile},
     {"chrome_json", &DetectChromeJson, &ImportChromeJson},

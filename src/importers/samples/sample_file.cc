@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "src/importers/common/byte_source.h"
+#include "src/importers/sdk/sdk_event_importer.h"
 #include "src/model/native_file.h"
 
 namespace aiprof {
@@ -405,8 +406,10 @@ double NanosecondsPerUnit(std::string_view unit) {
 bool LooksLikeSampleFile(const std::string& path) {
   StatusOr<std::string> prefix = ReadPrefix(path, 4096);
   if (!prefix.ok()) return false;
-  // A native .aiprof file starts with a letter too ("AIPROF\0\n").
+  // A native .aiprof file starts with a letter too ("AIPROF\0\n"), and so
+  // does the SDK's event file ("AIPROFS\n").
   if (std::string_view(*prefix).substr(0, kNativeMagic.size()) == kNativeMagic) return false;
+  if (DetectSdkEventFile(*prefix)) return false;
   std::string_view p = Trim(*prefix);
   if (p.empty()) return false;
   char c = p[0];

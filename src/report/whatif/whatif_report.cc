@@ -25,7 +25,50 @@ std::string Json(const WhatIfResult& r) {
            ",\"steady\":" + (s.steady ? "true" : "false") + ",\"measured_ns\":" + std::to_string(s.measured_ns) +
            ",\"predicted_ns\":" + std::to_string(s.predicted_ns) + "}";
   }
-  return out + "]}";
+  out += "],\"critical_path\":{\"time_base\":\"the path's time per steady step, mean (ns)\",\"by_class\":[";
+  bool first = true;
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    if (r.measured_path_ns[c] == 0 && r.predicted_path_ns[c] == 0) continue;
+    out += std::string(first ? "" : ",") + "{\"class\":\"" + PathClassName(static_cast<PathClass>(c)) +
+           "\",\"measured_ns\":" + num(r.measured_path_ns[c]) + ",\"predicted_ns\":" + num(r.predicted_path_ns[c]) + "}";
+    first = false;
+  }
+  out += "],\"moved\":[";
+  for (size_t k = 0; k < r.moved.size(); ++k) {
+    const WhatIfResult::Move& m = r.moved[k];
+    out += std::string(k ? "," : "") + "{\"name\":" + JsonString(m.name) + ",\"class\":\"" + PathClassName(m.cls) +
+           "\",\"measured_ns\":" + num(m.measured_ns) + ",\"predicted_ns\":" + num(m.predicted_ns) + "}";
+  }
+  return out + "]}}";
+}
+
+// What moved on the critical path: its time by class, and the slices whose
+// time on it changed most; both the mean per steady step.
+void AddMoves(const WhatIfResult& r, render::Section* sec) {
+  render::Table by_class;
+  by_class.key = "critical_path";
+  by_class.title = "What moved on the critical path (time on the path, mean per steady step)";
+  by_class.columns = {{"class", "Time class"}, {"measured_ns", "Measured", Unit::kNs},
+                      {"predicted_ns", "Predicted", Unit::kNs}, {"change_ns", "Change", Unit::kNs}};
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    const double m = r.measured_path_ns[c], p = r.predicted_path_ns[c];
+    if (m == 0 && p == 0) continue;
+    by_class.rows.push_back({Value::String(PathClassName(static_cast<PathClass>(c))), Value::Number(m),
+                             Value::Number(p), Value::Number(p - m)});
+  }
+  if (!by_class.rows.empty()) sec->Add(std::move(by_class));
+  if (r.moved.empty()) return;
+  render::Table moved;
+  moved.key = "moved";
+  moved.title = "Largest changes on the path, by slice (mean per steady step)";
+  moved.columns = {{"name", "Slice"}, {"class", "Time class"}, {"measured_ns", "Measured", Unit::kNs},
+                   {"predicted_ns", "Predicted", Unit::kNs}, {"change_ns", "Change", Unit::kNs}};
+  for (const WhatIfResult::Move& m : r.moved) {
+    moved.rows.push_back({Value::String(m.name.empty() ? "(no slice)" : m.name), Value::String(PathClassName(m.cls)),
+                          Value::Number(m.measured_ns), Value::Number(m.predicted_ns),
+                          Value::Number(m.predicted_ns - m.measured_ns)});
+  }
+  sec->Add(std::move(moved));
 }
 
 void AddScenario(const WhatIfResult& r, render::Section* sec) {
@@ -62,6 +105,7 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
                       Value::Int(s.measured_ns), Value::Int(s.predicted_ns)});
   }
   sec->Add(std::move(t));
+  AddMoves(r, sec);
 }
 
 }  // namespace

@@ -1,0 +1,572 @@
+#include "src/importers/sdk/sdk_event_importer.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "src/model/trace_builder.h"
+#include "src/sdk/event_stream.h"
+
+namespace aiprof {
+namespace {
+
+using sdkrt::Event;
+constexpr uint32_t kNone = UINT32_MAX;
+
+// --- The file ---------------------------------------------------------------------
+
+struct Header {
+  int64_t pid = 0;
+  int32_t rank = -1;
+  bool tsc = false;
+  int64_t base_ns = 0;
+  uint64_t mult = 0;
+  double ns_per_tick = 1;
+  double ring_mb = 0;
+  std::string_view process_name, mode;
+};
+
+struct ThreadStream {
+  int64_t tid = 0;
+  uint64_t recorded = 0, overwritten = 0;
+  std::string_view name;
+  const char* events = nullptr;  // unaligned: read with memcpy
+  uint64_t count = 0;
+  Event event(uint64_t i) const {
+    Event e;
+    std::memcpy(&e, events + i * sizeof(Event), sizeof(Event));
+    return e;
+  }
+};
+
+struct EventFile {
+  Header header;
+  std::vector<ThreadStream> threads;
+  std::vector<std::string_view> strings;
+};
+
+// Reads the mapped file; every count is checked against the bytes left.
+class Reader {
+ public:
+  Reader(const char* data, uint64_t size, const std::string& path) : data_(data), size_(size), path_(path) {}
+  template <typename T>
+  Status Value(T* v) {
+    if (sizeof(T) > size_ - pos_) return Corrupt("the file ends inside a header");
+    std::memcpy(v, data_ + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return OkStatus();
+  }
+  Status Str(std::string_view* s) {
+    uint64_t n = 0;
+    RETURN_IF_ERROR(Value(&n));
+    if (n > size_ - pos_) return Corrupt("a string runs past the end of the file");
+    *s = std::string_view(data_ + pos_, n);
+    pos_ += n;
+    return OkStatus();
+  }
+  Status Events(uint64_t count, const char** events) {
+    if (count > (size_ - pos_) / sizeof(Event)) return Corrupt("a thread's events run past the end of the file");
+    *events = data_ + pos_;
+    pos_ += count * sizeof(Event);
+    return OkStatus();
+  }
+  Status Expect(const char* bytes, size_t n, const char* what) {
+    if (n > size_ - pos_ || std::memcmp(data_ + pos_, bytes, n) != 0) return Corrupt(what);
+    pos_ += n;
+    return OkStatus();
+  }
+  Status Corrupt(const std::string& what) const {
+    return ErrStatus(path_ + ": corrupt SDK event file at byte " + std::to_string(pos_) + ": " + what);
+  }
+
+ private:
+  const char* data_;
+  uint64_t size_;
+  const std::string& path_;
+  uint64_t pos_ = 0;
+};
+
+Status ReadHeader(Reader& r, const std::string& path, Header* h) {
+  RETURN_IF_ERROR(r.Expect(sdkrt::kEventFileMagic, sizeof(sdkrt::kEventFileMagic), "not an SDK event file"));
+  uint32_t version = 0, event_bytes = 0, tsc = 0;
+  RETURN_IF_ERROR(r.Value(&version));
+  if (version != sdkrt::kEventFileVersion) {
+    return ErrStatus(path + ": SDK event file version " + std::to_string(version) +
+                     " is not supported (this build reads " + std::to_string(sdkrt::kEventFileVersion) + ")");
+  }
+  RETURN_IF_ERROR(r.Value(&event_bytes));
+  if (event_bytes != sizeof(Event)) return r.Corrupt("events of " + std::to_string(event_bytes) + " bytes, not 16");
+  RETURN_IF_ERROR(r.Value(&h->pid));
+  RETURN_IF_ERROR(r.Value(&h->rank));
+  RETURN_IF_ERROR(r.Value(&tsc));
+  h->tsc = tsc != 0;
+  RETURN_IF_ERROR(r.Value(&h->base_ns));
+  RETURN_IF_ERROR(r.Value(&h->mult));
+  RETURN_IF_ERROR(r.Value(&h->ns_per_tick));
+  RETURN_IF_ERROR(r.Value(&h->ring_mb));
+  RETURN_IF_ERROR(r.Str(&h->process_name));
+  return r.Str(&h->mode);
+}
+
+Status ReadEventFile(const char* data, uint64_t size, const std::string& path, EventFile* f) {
+  Reader r(data, size, path);
+  RETURN_IF_ERROR(ReadHeader(r, path, &f->header));
+  uint64_t threads = 0;
+  RETURN_IF_ERROR(r.Value(&threads));
+  for (uint64_t t = 0; t < threads; ++t) {
+    ThreadStream s;
+    RETURN_IF_ERROR(r.Value(&s.tid));
+    RETURN_IF_ERROR(r.Value(&s.recorded));
+    RETURN_IF_ERROR(r.Value(&s.overwritten));
+    RETURN_IF_ERROR(r.Str(&s.name));
+    RETURN_IF_ERROR(r.Value(&s.count));
+    RETURN_IF_ERROR(r.Events(s.count, &s.events));
+    f->threads.push_back(s);
+  }
+  uint64_t strings = 0;
+  RETURN_IF_ERROR(r.Value(&strings));
+  if (strings > UINT32_MAX) return r.Corrupt("more strings than ids");
+  for (uint64_t i = 0; i < strings; ++i) {
+    std::string_view s;
+    RETURN_IF_ERROR(r.Str(&s));
+    f->strings.push_back(s);
+  }
+  return r.Expect(sdkrt::kEventFileEnd, sizeof(sdkrt::kEventFileEnd), "missing end marker (truncated?)");
+}
+
+// --- Decoded records -----------------------------------------------------------
+
+struct SliceRec {
+  int64_t ts_ns;
+  int64_t dur_ns;  // -1 while open
+  StringId name;
+};
+
+struct OpenEntry {
+  uint32_t slice;  // index in the thread's slices (begin order)
+  uint8_t cls;     // 0 span, 1 node, 2 iteration
+};
+
+// A request's begin or end: where it happened and the span open there.
+struct RequestSide {
+  uint64_t id;
+  int64_t ts_ns;
+  uint32_t thread, anchor;  // anchor: begin-order slice index or kNone
+  StringId name;            // begins only
+};
+
+struct RequestRec {
+  int64_t ts_ns, dur_ns;
+  uint64_t id;
+  StringId name;
+  RequestSide begin, end;
+  uint32_t lane;
+};
+
+struct CounterRec {
+  uint32_t counter, seq;
+  int64_t ts_ns;
+  double value;
+};
+
+struct InstantRec {
+  int64_t ts_ns;
+  StringId name;
+  uint32_t thread;
+};
+
+struct Counts {
+  uint64_t unmatched_end = 0, unclosed = 0, open_at_write = 0, ring_partial = 0, orphan_names = 0;
+  uint64_t request_unmatched_end = 0, requests_in_flight = 0, request_duplicate_end = 0;
+};
+
+// Turns the file's events into builder calls.
+class SdkDecoder {
+ public:
+  SdkDecoder(const EventFile& file, TraceBuilder* builder, const std::string& path)
+      : f_(file), b_(builder), path_(path), string_ids_(file.strings.size(), StringId{kNone}),
+        node_ids_(file.strings.size(), StringId{kNone}), slices_(file.threads.size()) {}
+
+  Status Run() {
+    for (uint32_t t = 0; t < f_.threads.size(); ++t) RETURN_IF_ERROR(DecodeThread(t));
+    MatchRequests();
+    MakeTracks();
+    AddSlices();
+    AddRequests();
+    AddInstantsAndCounters();
+    AddMetadata();
+    AddDiagnostics();
+    return OkStatus();
+  }
+
+ private:
+  int64_t ToNs(int64_t ticks) const {
+    const Header& h = f_.header;
+    if (!h.tsc) return static_cast<int64_t>(static_cast<uint64_t>(h.base_ns) + static_cast<uint64_t>(ticks));
+    unsigned __int128 mag =
+        static_cast<unsigned __int128>(ticks < 0 ? -static_cast<uint64_t>(ticks) : static_cast<uint64_t>(ticks)) * h.mult;
+    uint64_t ns = static_cast<uint64_t>(mag >> 32);
+    // Wraps (no overflow) on a hostile file: TraceBuilder refuses times out of range.
+    return static_cast<int64_t>(static_cast<uint64_t>(h.base_ns) + (ticks < 0 ? -ns : ns));
+  }
+
+  // The name at string `index` (interned on first use); false when the
+  // index is past the table (BadName() says so).
+  bool Name(uint64_t index, StringId* out) {
+    if (index >= string_ids_.size()) return false;
+    StringId& id = string_ids_[index];
+    if (id.raw == kNone) id = b_->Intern(f_.strings[index]);
+    *out = id;
+    return true;
+  }
+  bool NodeName(uint64_t index, StringId* out) {
+    if (index >= node_ids_.size()) return false;
+    StringId& id = node_ids_[index];
+    if (id.raw == kNone) id = b_->Intern("node:" + std::string(f_.strings[index]));
+    *out = id;
+    return true;
+  }
+  Status BadName(uint32_t thread, uint64_t index) const {
+    return ErrStatus(path_ + ": corrupt SDK event file: thread " + std::to_string(thread) + " names string " +
+                     std::to_string(index) + " of " + std::to_string(f_.strings.size()));
+  }
+
+  // Closes the innermost open entry of class `cls` at `ts`; entries above it
+  // close with it (their end was never recorded).
+  void Close(std::vector<OpenEntry>* stack, std::vector<SliceRec>* slices, uint8_t cls, int64_t ts, bool ring_loss) {
+    size_t i = stack->size();
+    while (i > 0 && (*stack)[i - 1].cls != cls) --i;
+    if (i == 0) {
+      ++(ring_loss ? counts_.ring_partial : counts_.unmatched_end);
+      return;
+    }
+    while (stack->size() >= i) {
+      SliceRec& s = (*slices)[stack->back().slice];
+      s.dur_ns = ts > s.ts_ns ? static_cast<int64_t>(static_cast<uint64_t>(ts) - static_cast<uint64_t>(s.ts_ns)) : 0;
+      if (stack->size() > i) ++counts_.unclosed;
+      stack->pop_back();
+    }
+  }
+
+  Status NamedEvent(uint32_t thread, const Event& pending, const Event& name_event, const std::vector<OpenEntry>& stack) {
+    StringId name;
+    if (!Name(name_event.payload, &name)) return BadName(thread, name_event.payload);
+    int64_t ts = ToNs(sdkrt::TicksOf(pending));
+    if (sdkrt::TypeOf(pending) == sdkrt::kRequestBegin) {
+      uint32_t anchor = stack.empty() ? kNone : stack.back().slice;
+      req_begins_.push_back(RequestSide{pending.payload, ts, thread, anchor, name});
+      return OkStatus();
+    }
+    auto [it, added] = counter_index_.try_emplace(name.raw, static_cast<uint32_t>(counter_names_.size()));
+    if (added) counter_names_.push_back(name);
+    double value;
+    std::memcpy(&value, &pending.payload, sizeof(value));
+    counters_.push_back(CounterRec{it->second, static_cast<uint32_t>(counters_.size()), ts, value});
+    return OkStatus();
+  }
+
+  Status DecodeThread(uint32_t thread) {
+    const ThreadStream& view = f_.threads[thread];
+    std::vector<SliceRec>& slices = slices_[thread];
+    std::vector<OpenEntry> stack;
+    slices.reserve(view.count / 2);  // a begin and an end per slice, mostly
+    const bool ring_loss = view.overwritten > 0;
+    ring_loss_ = ring_loss_ || ring_loss;
+    bool has_pending = false;  // an event waiting for its kExtName
+    Event pending{};
+    for (uint64_t k = 0; k < view.count; ++k) {
+      const Event e = view.event(k);
+      const uint8_t type = sdkrt::TypeOf(e);
+      if (type == sdkrt::kExtName) {
+        if (!has_pending) {
+          ++counts_.orphan_names;  // its event was overwritten in the ring
+          continue;
+        }
+        RETURN_IF_ERROR(NamedEvent(thread, pending, e, stack));
+        has_pending = false;
+        continue;
+      }
+      has_pending = false;  // pairs commit together: a lone event lost its name
+      int64_t ts = ToNs(sdkrt::TicksOf(e));
+      switch (type) {
+        case sdkrt::kSpanBegin:
+        case sdkrt::kNodeBegin:
+        case sdkrt::kIterStart: {
+          StringId name;
+          uint8_t cls;
+          if (type == sdkrt::kSpanBegin) {
+            if (!Name(e.payload, &name)) return BadName(thread, e.payload);
+            cls = 0;
+          } else if (type == sdkrt::kNodeBegin) {
+            if (!NodeName(e.payload, &name)) return BadName(thread, e.payload);
+            cls = 1;
+          } else {
+            char text[40];
+            std::snprintf(text, sizeof(text), "ProfilerStep#%llu", static_cast<unsigned long long>(e.payload));
+            name = b_->Intern(text);
+            cls = 2;
+          }
+          stack.push_back(OpenEntry{static_cast<uint32_t>(slices.size()), cls});
+          slices.push_back(SliceRec{ts, -1, name});
+          break;
+        }
+        case sdkrt::kSpanEnd: Close(&stack, &slices, 0, ts, ring_loss); break;
+        case sdkrt::kNodeEnd: Close(&stack, &slices, 1, ts, ring_loss); break;
+        case sdkrt::kIterEnd: Close(&stack, &slices, 2, ts, ring_loss); break;
+        case sdkrt::kRequestBegin:
+        case sdkrt::kCounter:
+          pending = e;
+          has_pending = true;
+          break;
+        case sdkrt::kRequestEnd: {
+          uint32_t anchor = stack.empty() ? kNone : stack.back().slice;
+          req_ends_.push_back(RequestSide{e.payload, ts, thread, anchor, StringId{}});
+          break;
+        }
+        case sdkrt::kMark: {
+          StringId name;
+          if (!Name(e.payload, &name)) return BadName(thread, e.payload);
+          instants_.push_back(InstantRec{ts, name, thread});
+          break;
+        }
+        default: break;
+      }
+    }
+    counts_.open_at_write += stack.size();
+    return OkStatus();
+  }
+
+  // Pairs request begins and ends by id; assigns lanes (the lane that has
+  // been free longest) so requests on one lane never overlap.
+  void MatchRequests() {
+    auto by_id = [](const RequestSide& a, const RequestSide& b) { return a.id != b.id ? a.id < b.id : a.ts_ns < b.ts_ns; };
+    std::sort(req_begins_.begin(), req_begins_.end(), by_id);
+    std::sort(req_ends_.begin(), req_ends_.end(), by_id);
+    size_t b = 0, e = 0;
+    while (b < req_begins_.size() || e < req_ends_.size()) {
+      if (e == req_ends_.size() || (b < req_begins_.size() && req_begins_[b].id < req_ends_[e].id)) {
+        ++counts_.requests_in_flight, ++b;
+        continue;
+      }
+      if (b == req_begins_.size() || req_ends_[e].id < req_begins_[b].id) {
+        ++(ring_loss_ ? counts_.ring_partial : counts_.request_unmatched_end), ++e;
+        continue;
+      }
+      const RequestSide& rb = req_begins_[b];
+      const RequestSide& re = req_ends_[e];
+      int64_t dur = re.ts_ns > rb.ts_ns ? static_cast<int64_t>(static_cast<uint64_t>(re.ts_ns) - static_cast<uint64_t>(rb.ts_ns)) : 0;
+      requests_.push_back(RequestRec{rb.ts_ns, dur, rb.id, rb.name, rb, re, 0});
+      ++b, ++e;
+      while (e < req_ends_.size() && req_ends_[e].id == rb.id) ++counts_.request_duplicate_end, ++e;
+    }
+    std::sort(requests_.begin(), requests_.end(), [](const RequestRec& x, const RequestRec& y) {
+      if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
+      if (x.dur_ns != y.dur_ns) return x.dur_ns > y.dur_ns;
+      return x.id < y.id;
+    });
+    // Min-heap of (lane end, lane).
+    using Lane = std::pair<int64_t, uint32_t>;
+    std::priority_queue<Lane, std::vector<Lane>, std::greater<Lane>> free_at;
+    for (RequestRec& r : requests_) {
+      if (!free_at.empty() && free_at.top().first <= r.ts_ns) {
+        r.lane = free_at.top().second;
+        free_at.pop();
+      } else {
+        r.lane = lanes_++;
+      }
+      free_at.push(Lane{static_cast<int64_t>(static_cast<uint64_t>(r.ts_ns) + static_cast<uint64_t>(r.dur_ns)), r.lane});
+    }
+    // Slices sort by track: requests by (lane, start, longest first).
+    std::sort(requests_.begin(), requests_.end(), [](const RequestRec& x, const RequestRec& y) {
+      if (x.lane != y.lane) return x.lane < y.lane;
+      if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
+      return x.dur_ns != y.dur_ns ? x.dur_ns > y.dur_ns : x.id < y.id;
+    });
+  }
+
+  // Threads, then request lanes, then counters, every one of the process.
+  void MakeTracks() {
+    const IdValue pid = IdValue::Num(f_.header.pid);
+    for (const ThreadStream& t : f_.threads) {
+      uint32_t track = b_->NewThreadTrack(pid, IdValue::Num(t.tid));
+      b_->SetThreadName(track, b_->Intern(t.name));
+      b_->SetTrackRole(track, TrackKind::kThread, Layer::kApplication, kHostDevice);
+      thread_tracks_.push_back(track);
+    }
+    for (uint32_t i = 0; i < lanes_; ++i) {
+      StringId name = b_->Intern(i == 0 ? std::string("requests") : "requests " + std::to_string(i + 1));
+      uint32_t track = b_->ThreadTrack(pid, IdValue::Str(name));
+      b_->SetThreadName(track, name);
+      b_->SetTrackRole(track, TrackKind::kSpans, Layer::kApplication, kHostDevice);
+      lane_tracks_.push_back(track);
+    }
+    for (StringId name : counter_names_) {
+      uint32_t track = b_->CounterTrack(pid, name, kHostDevice);
+      b_->SetTrackRole(track, TrackKind::kCounter, Layer::kApplication, kHostDevice);
+      counter_tracks_.push_back(track);
+    }
+    b_->SetProcessName(pid, b_->Intern(f_.header.process_name));
+    b_->SetDefaultRank(f_.header.rank >= 0 ? f_.header.rank : kNoRank);
+  }
+
+  // Closed slices in begin order (Finalize sorts them; ties keep this
+  // order); slice_index_ maps begin order to the builder's index.
+  void AddSlices() {
+    category_ = b_->Intern("user_annotation");
+    slice_index_.resize(slices_.size());
+    for (uint32_t t = 0; t < slices_.size(); ++t) {
+      slice_index_[t].assign(slices_[t].size(), kNoSlice);
+      for (size_t i = 0; i < slices_[t].size(); ++i) {
+        const SliceRec& s = slices_[t][i];
+        if (s.dur_ns < 0) continue;  // still open when the file was written
+        slice_index_[t][i] = b_->AddSlice(thread_tracks_[t], s.ts_ns, s.dur_ns, s.name, category_, kNoCorrelation, 0, 0);
+      }
+    }
+  }
+
+  uint32_t AnchorSlice(const RequestSide& side) const {
+    return side.anchor == kNone ? kNoSlice : slice_index_[side.thread][side.anchor];
+  }
+
+  void AddRequests() {
+    StringId id_key = b_->Intern("id");
+    StringId flow_category = b_->Intern("request");
+    for (const RequestRec& r : requests_) {
+      Arg arg{};
+      arg.key = id_key;
+      arg.type = ArgType::kUint;
+      arg.u = r.id;
+      uint64_t arg_begin = b_->ArgCursor();
+      b_->AddArg(arg);
+      uint32_t self = b_->AddSlice(lane_tracks_[r.lane], r.ts_ns, r.dur_ns, r.name, category_, kNoCorrelation, arg_begin, 1);
+      uint32_t from = AnchorSlice(r.begin), to = AnchorSlice(r.end);
+      if (from == kNoSlice) from = self;
+      if (to == kNoSlice) to = self;
+      if (from != to) b_->AddSliceFlow(from, to, r.id, flow_category);
+    }
+  }
+
+  void AddInstantsAndCounters() {
+    StringId mark = b_->Intern("mark");
+    for (const InstantRec& x : instants_) b_->AddInstant(thread_tracks_[x.thread], x.ts_ns, x.name, mark, 't', 0, 0);
+    std::sort(counters_.begin(), counters_.end(), [](const CounterRec& a, const CounterRec& b) {
+      if (a.counter != b.counter) return a.counter < b.counter;
+      return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.seq < b.seq;
+    });
+    for (const CounterRec& c : counters_) b_->AddCounter(counter_tracks_[c.counter], c.ts_ns, c.value);
+  }
+
+  void AddMetadata() {
+    const Header& h = f_.header;
+    uint64_t recorded = 0, held = 0, overwritten = 0;
+    for (const ThreadStream& t : f_.threads) recorded += t.recorded, held += t.count, overwritten += t.overwritten;
+    char text[64];
+    auto& meta = b_->trace()->metadata;
+    meta["source_format"] = "aiprof_sdk";
+    meta["clock_domain"] = "CLOCK_MONOTONIC";
+    meta["process_name"] = std::string(h.process_name);
+    meta["pid"] = std::to_string(static_cast<uint64_t>(h.pid));
+    if (h.rank >= 0) meta["rank"] = std::to_string(h.rank);
+    meta["sdk.abi_version"] = "1";
+    meta["sdk.mode"] = std::string(h.mode);
+    std::snprintf(text, sizeof(text), "%g", h.ring_mb);
+    meta["sdk.ring_mb"] = text;
+    meta["sdk.clock"] = h.tsc ? "tsc" : "monotonic";
+    std::snprintf(text, sizeof(text), "%.9f", h.ns_per_tick);
+    meta["sdk.ns_per_tick"] = text;
+    meta["sdk.bytes_per_event"] = std::to_string(sizeof(Event));
+    meta["sdk.threads"] = std::to_string(f_.threads.size());
+    meta["sdk.events_recorded"] = std::to_string(recorded);
+    meta["sdk.events_written"] = std::to_string(held);
+    meta["sdk.events_overwritten"] = std::to_string(overwritten);
+    meta["sdk.open_spans"] = std::to_string(counts_.open_at_write);
+    meta["sdk.requests_in_flight"] = std::to_string(counts_.requests_in_flight);
+    meta["sdk.ring_partial"] = std::to_string(counts_.ring_partial + counts_.orphan_names);
+  }
+
+  // Misuse the SDK's calls allowed, repaired or dropped here.
+  void AddDiagnostics() {
+    const Counts& c = counts_;
+    struct {
+      const char* kind;
+      uint64_t count;
+      const char* what;
+    } diags[] = {
+        {"sdk_unmatched_end", c.unmatched_end,
+         "an aiprof_*_end() call had no open begin of its kind on its thread; it was ignored"},
+        {"sdk_unclosed_span", c.unclosed,
+         "a span was still open when an enclosing span or step ended; it was closed there"},
+        {"sdk_request_unmatched_end", c.request_unmatched_end,
+         "aiprof_request_end() was given an id that no aiprof_request_begin() returned; it was ignored"},
+        {"sdk_request_duplicate_end", c.request_duplicate_end,
+         "aiprof_request_end() was called more than once for one id; the first end counts"},
+    };
+    for (const auto& x : diags) {
+      if (x.count == 0) continue;
+      DiagnosticEntry& d = b_->trace()->diagnostics.mutable_entries()[x.kind];
+      if (d.count == 0) d.first_where = "aiprof SDK", d.description = x.what;
+      d.count += x.count;
+    }
+  }
+
+  const EventFile& f_;
+  TraceBuilder* b_;
+  const std::string& path_;
+  std::vector<StringId> string_ids_, node_ids_;  // by file string index; raw kNone until interned
+  std::vector<std::vector<SliceRec>> slices_;    // per thread, begin order
+  std::vector<std::vector<uint32_t>> slice_index_;
+  std::vector<RequestSide> req_begins_, req_ends_;
+  std::vector<RequestRec> requests_;
+  std::vector<StringId> counter_names_;
+  std::unordered_map<uint32_t, uint32_t> counter_index_;  // name id -> counter
+  std::vector<CounterRec> counters_;
+  std::vector<InstantRec> instants_;
+  std::vector<uint32_t> thread_tracks_, lane_tracks_, counter_tracks_;
+  StringId category_;
+  Counts counts_;
+  uint32_t lanes_ = 0;
+  bool ring_loss_ = false;
+};
+
+}  // namespace
+
+bool DetectSdkEventFile(std::string_view prefix) {
+  return prefix.substr(0, sizeof(sdkrt::kEventFileMagic)) ==
+         std::string_view(sdkrt::kEventFileMagic, sizeof(sdkrt::kEventFileMagic));
+}
+
+Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return ErrStatus(path + ": not a regular file");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* base = size == 0 ? nullptr : ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) return ErrStatus(path + ": cannot map: " + std::strerror(errno));
+  struct Unmap {
+    size_t size;
+    void operator()(void* p) const {
+      if (p) ::munmap(p, size);
+    }
+  };
+  std::unique_ptr<void, Unmap> mapping(base, Unmap{size});
+  EventFile file;
+  RETURN_IF_ERROR(ReadEventFile(static_cast<const char*>(base), size, path, &file));
+  return SdkDecoder(file, builder, path).Run();
+}
+
+}  // namespace aiprof

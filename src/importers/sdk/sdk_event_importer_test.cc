@@ -1,0 +1,292 @@
+#include "src/importers/sdk/sdk_event_importer.h"
+
+#include <bit>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "src/importers/common/importer_registry.h"
+#include "src/sdk/event_stream.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+namespace {
+
+using namespace sdkrt;  // event types
+
+// Writes the SDK's event file layout (event_stream.h) for hand-made events;
+// the clock is nanoseconds from base 1000.
+class EventFileBuilder {
+ public:
+  EventFileBuilder& Thread(int64_t tid, const std::string& name, uint64_t overwritten = 0) {
+    threads_.push_back({tid, name, overwritten, {}});
+    return *this;
+  }
+  // An event of the last thread at `ticks`; `name` (if any) becomes the payload.
+  EventFileBuilder& Ev(uint8_t type, int64_t ticks, uint64_t payload = 0) {
+    threads_.back().events.push_back(Event{(static_cast<uint64_t>(ticks) << kTypeBits) | type, payload});
+    return *this;
+  }
+  EventFileBuilder& Named(uint8_t type, int64_t ticks, const std::string& name) { return Ev(type, ticks, Str(name)); }
+  uint64_t Str(const std::string& s) {
+    auto [it, added] = index_.try_emplace(s, strings_.size());
+    if (added) strings_.push_back(s);
+    return it->second;
+  }
+  uint32_t version = kEventFileVersion;
+
+  std::string Bytes() const {
+    std::string out(kEventFileMagic, sizeof(kEventFileMagic));
+    Put<uint32_t>(&out, version);
+    Put<uint32_t>(&out, sizeof(Event));
+    Put<int64_t>(&out, 4242);  // pid
+    Put<int32_t>(&out, 3);     // rank
+    Put<uint32_t>(&out, 0);    // clock: nanoseconds
+    Put<int64_t>(&out, 1000);  // base ns
+    Put<uint64_t>(&out, uint64_t{1} << 32);
+    Put<double>(&out, 1.0);
+    Put<double>(&out, 0.0);
+    PutStr(&out, "server");
+    PutStr(&out, "record");
+    Put<uint64_t>(&out, threads_.size());
+    for (const ThreadEvents& t : threads_) {
+      Put<int64_t>(&out, t.tid);
+      Put<uint64_t>(&out, t.events.size() + t.overwritten);
+      Put<uint64_t>(&out, t.overwritten);
+      PutStr(&out, t.name);
+      Put<uint64_t>(&out, t.events.size());
+      out.append(reinterpret_cast<const char*>(t.events.data()), t.events.size() * sizeof(Event));
+    }
+    Put<uint64_t>(&out, strings_.size());
+    for (const std::string& s : strings_) PutStr(&out, s);
+    out.append(kEventFileEnd, sizeof(kEventFileEnd));
+    return out;
+  }
+
+ private:
+  struct ThreadEvents {
+    int64_t tid;
+    std::string name;
+    uint64_t overwritten;
+    std::vector<Event> events;
+  };
+  template <typename T>
+  static void Put(std::string* out, T v) {
+    out->append(reinterpret_cast<const char*>(&v), sizeof(v));
+  }
+  static void PutStr(std::string* out, const std::string& s) {
+    Put<uint64_t>(out, s.size());
+    out->append(s);
+  }
+  std::vector<ThreadEvents> threads_;
+  std::vector<std::string> strings_;
+  std::map<std::string, uint64_t> index_;
+};
+
+// Two threads (hand-made): "main" opens outer [0, 90], a request (id 7) at
+// 10, node "stage" [20, 40], a counter at 30, a mark at 50, iteration 3
+// [60, 80] with "inner" opened at 70 and left open (closed by the iteration's
+// end), an end without a begin at 95 and a span left open at 100; "worker"
+// has span "work" [5, 45] holding the request's end at 40, an end for an
+// unknown request, and a request still in flight.
+EventFileBuilder TwoThreads() {
+  EventFileBuilder b;
+  b.Thread(11, "main")
+      .Named(kSpanBegin, 0, "outer")
+      .Ev(kRequestBegin, 10, 7)
+      .Named(kExtName, 10, "req")
+      .Named(kNodeBegin, 20, "stage")
+      .Ev(kCounter, 30, std::bit_cast<uint64_t>(2.5))
+      .Named(kExtName, 30, "queue")
+      .Ev(kNodeEnd, 40)
+      .Named(kMark, 50, "tick")
+      .Ev(kIterStart, 60, 3)
+      .Named(kSpanBegin, 70, "inner")
+      .Ev(kIterEnd, 80)
+      .Ev(kSpanEnd, 90)
+      .Ev(kSpanEnd, 95)
+      .Named(kSpanBegin, 100, "open");
+  b.Thread(12, "worker")
+      .Named(kSpanBegin, 5, "work")
+      .Ev(kRequestEnd, 40, 7)
+      .Ev(kSpanEnd, 45)
+      .Ev(kRequestEnd, 50, 99)
+      .Ev(kRequestBegin, 55, 8)
+      .Named(kExtName, 55, "req")
+      .Ev(kCounter, 60, std::bit_cast<uint64_t>(1.0))
+      .Named(kExtName, 60, "queue");
+  return b;
+}
+
+StatusOr<std::unique_ptr<Trace>> Import(const std::string& bytes, testing::TempDir* dir) {
+  return ImportTrace(dir->Write("events.aiprof", bytes));
+}
+
+TEST(SdkEventImporter, HandMadeStreamBecomesTheModel) {
+  testing::TempDir dir;
+  auto r = Import(TwoThreads().Bytes(), &dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  // Tracks: the threads, one request lane, one counter; all of the process.
+  ASSERT_EQ(t.tracks.size(), 4u);
+  EXPECT_EQ(t.Str(t.tracks.name[0]), "main");
+  EXPECT_EQ(t.tracks.tid[1], 12);
+  EXPECT_EQ(t.tracks.kind[2], TrackKind::kSpans);
+  EXPECT_EQ(t.Str(t.tracks.name[2]), "requests");
+  EXPECT_EQ(t.tracks.kind[3], TrackKind::kCounter);
+  EXPECT_EQ(t.Str(t.tracks.name[3]), "queue");
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(t.tracks.layer[i], Layer::kApplication) << i;
+    EXPECT_EQ(t.tracks.pid[i], 4242) << i;
+    EXPECT_EQ(t.tracks.rank[i], 3) << i;
+    EXPECT_EQ(t.Str(t.tracks.process_name[i]), "server") << i;
+  }
+  // Slices sorted by (track, start), with depth; "open" is left out.
+  struct Want {
+    const char* name;
+    uint32_t track;
+    int64_t ts, dur;
+    uint16_t depth;
+  } want[] = {{"outer", 0, 1000, 90, 0},         {"node:stage", 0, 1020, 20, 1}, {"ProfilerStep#3", 0, 1060, 20, 1},
+              {"inner", 0, 1070, 10, 2},         {"work", 1, 1005, 40, 0},       {"req", 2, 1010, 30, 0}};
+  ASSERT_EQ(t.slices.size(), std::size(want));
+  for (size_t i = 0; i < std::size(want); ++i) {
+    EXPECT_EQ(t.Str(t.slices.name[i]), want[i].name) << i;
+    EXPECT_EQ(t.slices.track[i], want[i].track) << i;
+    EXPECT_EQ(t.slices.ts_ns[i], want[i].ts) << i;
+    EXPECT_EQ(t.slices.dur_ns[i], want[i].dur) << i;
+    EXPECT_EQ(t.slices.depth[i], want[i].depth) << i;
+    EXPECT_EQ(t.slices.kind[i], EventKind::kUserAnnotation) << i;
+  }
+  ASSERT_EQ(t.slices.arg_count[5], 1u);
+  EXPECT_EQ(t.args[t.slices.arg_begin[5]].u, 7u);
+  // The request's flow: from "outer" (open on main at its begin) to "work"
+  // (open on worker at its end).
+  ASSERT_EQ(t.flows.size(), 1u);
+  EXPECT_EQ(t.flows.from_slice[0], 0u);
+  EXPECT_EQ(t.flows.to_slice[0], 4u);
+  EXPECT_EQ(t.flows.flow_id[0], 7u);
+  EXPECT_EQ(t.Str(t.flows.category[0]), "request");
+  // The iteration is a step (by the builder, as for every format).
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps.number[0], 3);
+  EXPECT_EQ(t.steps.ts_ns[0], 1060);
+  EXPECT_EQ(t.steps.rank[0], 3);
+  ASSERT_EQ(t.counters.size(), 2u);
+  EXPECT_EQ(t.counters.value[0], 2.5);
+  EXPECT_EQ(t.counters.ts_ns[1], 1060);
+  ASSERT_EQ(t.instants.size(), 1u);
+  EXPECT_EQ(t.Str(t.instants.name[0]), "tick");
+  EXPECT_EQ(t.instants.ts_ns[0], 1050);
+  const auto& d = t.diagnostics.entries();
+  EXPECT_EQ(d.at("sdk_unmatched_end").count, 1u);
+  EXPECT_EQ(d.at("sdk_unclosed_span").count, 1u);
+  EXPECT_EQ(d.at("sdk_request_unmatched_end").count, 1u);
+  EXPECT_EQ(d.count("sdk_request_duplicate_end"), 0u);
+  EXPECT_EQ(t.metadata.at("source_format"), "aiprof_sdk");
+  EXPECT_EQ(t.metadata.at("sdk.open_spans"), "1");
+  EXPECT_EQ(t.metadata.at("sdk.requests_in_flight"), "1");
+  EXPECT_EQ(t.metadata.at("sdk.events_written"), "22");
+}
+
+// Overlapping requests take separate lanes; a lane is reused once free.
+TEST(SdkEventImporter, RequestsTakeTheLaneFreeLongest) {
+  EventFileBuilder b;
+  b.Thread(1, "t")
+      .Ev(kRequestBegin, 0, 1).Named(kExtName, 0, "r")
+      .Ev(kRequestBegin, 5, 2).Named(kExtName, 5, "r")
+      .Ev(kRequestEnd, 10, 1)
+      .Ev(kRequestBegin, 12, 3).Named(kExtName, 12, "r")
+      .Ev(kRequestEnd, 20, 2)
+      .Ev(kRequestEnd, 30, 3);
+  testing::TempDir dir;
+  auto r = Import(b.Bytes(), &dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  ASSERT_EQ(t.tracks.size(), 3u);  // the thread, "requests", "requests 2"
+  EXPECT_EQ(t.Str(t.tracks.name[2]), "requests 2");
+  ASSERT_EQ(t.slices.size(), 3u);
+  // Request 3 starts at 12: lane 1 (free since 10) rather than lane 2.
+  EXPECT_EQ(t.slices.track[0], 1u);
+  EXPECT_EQ(t.slices.ts_ns[1], 1012);
+  EXPECT_EQ(t.slices.track[1], 1u);
+  EXPECT_EQ(t.slices.track[2], 2u);
+  EXPECT_EQ(t.flows.size(), 0u);  // no span open at either end
+}
+
+// Clock ties reorder slices (longest first): a request's flow still joins
+// the spans that were open, at their places after the sort. Hand-made: A
+// [10, 10] (empty), B [10, 30] holding the request's begin at 15, C [20, 25]
+// holding its end at 22; begin order A, B, C, sorted B, A, C.
+TEST(SdkEventImporter, RequestFlowsFollowTheirSlicesThroughTheSort) {
+  EventFileBuilder b;
+  b.Thread(1, "t")
+      .Named(kSpanBegin, 10, "A").Ev(kSpanEnd, 10)
+      .Named(kSpanBegin, 10, "B")
+      .Ev(kRequestBegin, 15, 5).Named(kExtName, 15, "r")
+      .Named(kSpanBegin, 20, "C")
+      .Ev(kRequestEnd, 22, 5)
+      .Ev(kSpanEnd, 25)
+      .Ev(kSpanEnd, 30);
+  testing::TempDir dir;
+  auto r = Import(b.Bytes(), &dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  ASSERT_EQ(t.slices.size(), 4u);
+  EXPECT_EQ(t.Str(t.slices.name[0]), "B");
+  EXPECT_EQ(t.Str(t.slices.name[1]), "A");
+  EXPECT_EQ(t.Str(t.slices.name[2]), "C");
+  ASSERT_EQ(t.flows.size(), 1u);
+  EXPECT_EQ(t.flows.from_slice[0], 0u);  // B
+  EXPECT_EQ(t.flows.to_slice[0], 2u);    // C
+}
+
+TEST(SdkEventImporter, BadFilesAreClearErrors) {
+  testing::TempDir dir;
+  std::string good = TwoThreads().Bytes();
+  auto truncated = Import(good.substr(0, good.size() - 1), &dir);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("events.aiprof: corrupt SDK event file at byte"), std::string::npos)
+      << truncated.status().message();
+
+  EventFileBuilder bad_name;
+  bad_name.Thread(1, "t").Ev(kSpanBegin, 0, 5).Ev(kSpanEnd, 1);
+  auto named = Import(bad_name.Bytes(), &dir);
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.status().message().find("names string 5 of 0"), std::string::npos) << named.status().message();
+
+  EventFileBuilder newer = TwoThreads();
+  newer.version = kEventFileVersion + 1;
+  auto version = Import(newer.Bytes(), &dir);
+  ASSERT_FALSE(version.ok());
+  EXPECT_NE(version.status().message().find("is not supported"), std::string::npos) << version.status().message();
+
+  // A thread claiming more events than the file holds.
+  std::string huge = good;
+  size_t count_at = good.find("main") + 4;  // the name, then u64 event count
+  uint64_t lots = uint64_t{1} << 60;
+  std::memcpy(huge.data() + count_at, &lots, sizeof(lots));
+  auto runs_past = Import(huge, &dir);
+  ASSERT_FALSE(runs_past.ok());
+  EXPECT_NE(runs_past.status().message().find("run past the end"), std::string::npos) << runs_past.status().message();
+}
+
+// A file an SDK wrote before the event file existed (the native layout,
+// version 5, written by the main branch's SDK: `sdk_c_program requests 8`)
+// still loads.
+TEST(SdkEventImporter, OlderSdkNativeFilesStillLoad) {
+  auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/sdk/requests_native_v5.aiprof");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  EXPECT_EQ(t.metadata.at("source_format"), "aiprof_sdk");
+  size_t requests = 0;
+  for (size_t i = 0; i < t.slices.size(); ++i) requests += t.Str(t.slices.name[i]) == "request";
+  EXPECT_EQ(requests, 8u);
+  EXPECT_GT(t.flows.size(), 0u);
+}
+
+}  // namespace
+}  // namespace aiprof

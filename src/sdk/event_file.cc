@@ -1,0 +1,227 @@
+// Writes the threads' event streams to the SDK's event file (layout in
+// event_stream.h). The SDK builds no model: importers/sdk/ turns the file
+// into tracks, slices, steps, requests and flows through TraceBuilder when
+// it is loaded. Here each event is copied as recorded, except that a name's
+// address becomes its index in the file's string table (each distinct
+// address measured and copied once).
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/sdk/event_stream.h"
+#include "src/sdk/sdk_internal.h"
+
+namespace aiprof::sdkrt {
+namespace {
+
+// --- Hash map (open addressing, power-of-two capacity) --------------------------
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+// uint64 key (never 0) -> uint32 value.
+class U64Map {
+ public:
+  ~U64Map() { free(slots_); }
+  uint32_t* Find(uint64_t key) {
+    if (!cap_) return nullptr;
+    for (size_t i = Mix(key) & (cap_ - 1);; i = (i + 1) & (cap_ - 1)) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].key == 0) return nullptr;
+    }
+  }
+  bool Insert(uint64_t key, uint32_t value) {
+    if ((size_ + 1) * 2 > cap_ && !Grow()) return false;
+    size_t i = Mix(key) & (cap_ - 1);
+    while (slots_[i].key != 0 && slots_[i].key != key) i = (i + 1) & (cap_ - 1);
+    if (slots_[i].key == 0) ++size_;
+    slots_[i] = Slot{key, value};
+    return true;
+  }
+
+ private:
+  struct Slot {
+    uint64_t key;
+    uint32_t value;
+  };
+  bool Grow() {
+    size_t cap = cap_ ? cap_ * 2 : 256;
+    Slot* slots = static_cast<Slot*>(calloc(cap, sizeof(Slot)));
+    if (!slots) return false;
+    for (size_t j = 0; j < cap_; ++j) {
+      if (slots_[j].key == 0) continue;
+      size_t i = Mix(slots_[j].key) & (cap - 1);
+      while (slots[i].key != 0) i = (i + 1) & (cap - 1);
+      slots[i] = slots_[j];
+    }
+    free(slots_);
+    slots_ = slots;
+    cap_ = cap;
+    return true;
+  }
+  Slot* slots_ = nullptr;
+  size_t cap_ = 0, size_ = 0;
+};
+
+// --- The file -------------------------------------------------------------------
+
+class FileWriter {
+ public:
+  ~FileWriter() {
+    if (fd_ >= 0) {
+      close(fd_);
+      unlink(tmp_);
+    }
+    free(buf_);
+  }
+  int Open(const char* path) {
+    if (snprintf(path_, sizeof(path_), "%s", path) >= static_cast<int>(sizeof(path_)) ||
+        snprintf(tmp_, sizeof(tmp_), "%s.tmp.XXXXXX", path) >= static_cast<int>(sizeof(tmp_))) {
+      return ENAMETOOLONG;
+    }
+    buf_ = static_cast<char*>(malloc(kBuf));
+    if (!buf_) return ENOMEM;
+    fd_ = mkstemp(tmp_);
+    if (fd_ < 0) return errno;
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd_, 0666 & ~mask);
+    return 0;
+  }
+  void Write(const void* data, size_t n) {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0 && err_ == 0) {
+      size_t take = kBuf - used_ < n ? kBuf - used_ : n;
+      memcpy(buf_ + used_, p, take);
+      used_ += take, p += take, n -= take;
+      if (used_ == kBuf) Drain();
+    }
+  }
+  void U64(uint64_t v) { Write(&v, 8); }
+  void Str(const char* s, size_t n) {
+    U64(n);
+    Write(s, n);
+  }
+  void Str(const char* s) { Str(s, strlen(s)); }
+  template <typename T>
+  void Value(T v) {
+    Write(&v, sizeof(v));
+  }
+  int Commit() {
+    Drain();
+    if (err_ == 0 && fsync(fd_) != 0) err_ = errno;
+    if (close(fd_) != 0 && err_ == 0) err_ = errno;
+    fd_ = -1;
+    if (err_ == 0 && rename(tmp_, path_) != 0) err_ = errno;
+    if (err_ != 0) unlink(tmp_);
+    return err_;
+  }
+  int error() const { return err_; }
+
+ private:
+  static constexpr size_t kBuf = 1 << 20;
+  void Drain() {
+    size_t off = 0;
+    while (off < used_ && err_ == 0) {
+      ssize_t w = write(fd_, buf_ + off, used_ - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        err_ = w < 0 ? errno : EIO;
+        break;
+      }
+      off += static_cast<size_t>(w);
+    }
+    used_ = 0;
+  }
+  char path_[4096], tmp_[4200];
+  char* buf_ = nullptr;
+  size_t used_ = 0;
+  int fd_ = -1;
+  int err_ = 0;
+};
+
+// The names events point to, by address: each distinct address gets the next
+// index; the texts are written after the events.
+class Names {
+ public:
+  // Index of the name at `p`, or UINT32_MAX when memory ran out.
+  uint32_t Index(uint64_t p) {
+    uint64_t key = p ? p : 1;  // 0 is the map's empty key; address 1 holds no name
+    if (uint32_t* id = by_address_.Find(key)) return *id;
+    uint32_t id = static_cast<uint32_t>(addresses_.size());
+    if (!addresses_.push_back(p) || !by_address_.Insert(key, id)) return UINT32_MAX;
+    return id;
+  }
+  void Write(FileWriter& w) const {
+    w.U64(addresses_.size());
+    for (uint64_t p : addresses_) w.Str(p ? reinterpret_cast<const char*>(static_cast<uintptr_t>(p)) : "");
+  }
+
+ private:
+  Vec<uint64_t> addresses_;
+  U64Map by_address_;
+};
+
+void WriteHeader(FileWriter& w, const WriteRequest& req) {
+  w.Write(kEventFileMagic, sizeof(kEventFileMagic));
+  w.Value<uint32_t>(kEventFileVersion);
+  w.Value<uint32_t>(sizeof(Event));
+  w.Value<int64_t>(req.pid);
+  w.Value<int32_t>(req.rank);
+  w.Value<uint32_t>(req.clock.tsc ? 1 : 0);
+  w.Value<int64_t>(req.clock.base_ns);
+  w.Value<uint64_t>(req.clock.mult);
+  w.Value<double>(req.clock.ns_per_tick);
+  w.Value<double>(req.ring_mb);
+  w.Str(req.process_name);
+  w.Str(req.mode);
+}
+
+// One thread's header and events; false when memory ran out.
+bool WriteThread(FileWriter& w, const ThreadView& view, Names* names) {
+  uint64_t count = 0;
+  for (size_t r = 0; r < view.run_count; ++r) count += view.runs[r].count;
+  w.Value<int64_t>(view.tid);
+  w.U64(view.recorded);
+  w.U64(view.overwritten);
+  w.Str(view.name, strnlen(view.name, sizeof(view.name)));
+  w.U64(count);
+  for (size_t r = 0; r < view.run_count; ++r) {
+    const EventRun& run = view.runs[r];
+    for (size_t k = 0; k < run.count; ++k) {
+      Event e = run.events[k];
+      if (EventNamesString(TypeOf(e))) {
+        uint32_t index = names->Index(e.payload);
+        if (index == UINT32_MAX) return false;
+        e.payload = index;
+      }
+      w.Write(&e, sizeof(e));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int WriteEventFile(const WriteRequest& req, const char* path) {
+  FileWriter w;
+  if (int err = w.Open(path)) return err;
+  WriteHeader(w, req);
+  w.U64(req.thread_count);
+  Names names;
+  for (size_t t = 0; t < req.thread_count; ++t) {
+    if (!WriteThread(w, req.threads[t], &names)) return ENOMEM;
+  }
+  names.Write(w);
+  w.Write(kEventFileEnd, sizeof(kEventFileEnd));
+  return w.error() ? w.error() : w.Commit();
+}
+
+}  // namespace aiprof::sdkrt

@@ -1,0 +1,90 @@
+#include "src/serve/compare_timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/model/trace_builder.h"
+
+namespace aiprof {
+namespace {
+
+// A hand-made trace: one host thread with ProfilerStep#1.. of the given
+// durations (ns) back to back from t0 + 1000, each with one op "work_N"
+// from 100 ns after its start lasting half the step.
+std::unique_ptr<Trace> StepTrace(int64_t t0, const std::vector<int64_t>& durs) {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  int64_t ts = t0 + 1000;
+  b.AddSlice(track, t0, 10, b.Intern("setup"), b.Intern("cpu_op"), kNoCorrelation, b.ArgCursor(), 0);
+  for (size_t i = 0; i < durs.size(); ++i) {
+    b.AddSlice(track, ts, durs[i], b.Intern("ProfilerStep#" + std::to_string(i + 1)), b.Intern("user_annotation"),
+               kNoCorrelation, b.ArgCursor(), 0);
+    b.AddSlice(track, ts + 100, durs[i] / 2, b.Intern("work_" + std::to_string(i + 1)), b.Intern("cpu_op"),
+               kNoCorrelation, b.ArgCursor(), 0);
+    ts += durs[i];
+  }
+  EXPECT_TRUE(b.Finalize().ok());
+  return trace;
+}
+
+// A leading step far slower than the rest is warm-up (the analysis window
+// leaves it out, as the structural diff does): steady step 0 of A is its
+// ProfilerStep#2.
+TEST(CompareTimeline, SteadyStepsLeaveOutWarmup) {
+  auto a = StepTrace(0, {100000, 10000, 10000, 10000});
+  const std::vector<AlignedStep> steps = AlignableSteps(*a);
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].number, 2);
+  EXPECT_EQ(steps[0].start_ns, 1000 + 100000);
+  EXPECT_EQ(steps[0].dur_ns, 10000);
+  EXPECT_EQ(steps[2].number, 4);
+  auto none = StepTrace(0, {});
+  EXPECT_TRUE(AlignableSteps(*none).empty());
+}
+
+// Step k of A and step k of B at one scale: the longer gets the width, the
+// shorter proportionally fewer bins of the same length; times count from
+// each step's start, so each run's op starts at 100 ns.
+TEST(CompareTimeline, TilesShareTheTimePerPixelFromEachStepsStart) {
+  auto a = StepTrace(5'000'000, {100000, 10000, 10000, 10000});
+  auto b = StepTrace(0, {20000, 20000, 20000});
+  const std::vector<AlignedStep> sa = AlignableSteps(*a), sb = AlignableSteps(*b);
+  ASSERT_EQ(sa.size(), 3u);
+  ASSERT_EQ(sb.size(), 3u);
+  const TileIndex ia = BuildTileIndex(*a), ib = BuildTileIndex(*b);
+  const std::vector<StepTile> tiles = AlignStepTiles(*a, ia, sa[1], *b, ib, sb[1], 1000);
+  ASSERT_EQ(tiles.size(), 2u);
+  EXPECT_EQ(tiles[0].tile.width, 500u);   // 10 us of 20 us
+  EXPECT_EQ(tiles[1].tile.width, 1000u);
+  EXPECT_DOUBLE_EQ(tiles[0].tile.bin_ns, 20.0);
+  EXPECT_DOUBLE_EQ(tiles[1].tile.bin_ns, 20.0);
+  EXPECT_EQ(tiles[0].tile.start_ns, 0);
+  EXPECT_EQ(tiles[0].tile.end_ns, 10000);
+  EXPECT_EQ(tiles[1].tile.end_ns, 20000);
+  EXPECT_EQ(tiles[0].tile.origin_ns, sa[1].start_ns);
+  EXPECT_EQ(tiles[1].tile.origin_ns, sb[1].start_ns);
+  // Each window holds its step and its op (both listed: longer than a bin).
+  for (const StepTile& t : tiles) {
+    EXPECT_EQ(t.tile.listed, 2u);
+    EXPECT_EQ(t.tile.merged, 0u);
+  }
+  const std::string json = AlignedTilesToJson({a.get(), b.get()}, {7, 9}, tiles, 1, 3);
+  EXPECT_NE(json.find("\"step\": 1, \"steps\": 3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"run\": 7, \"step_number\": 3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"ts_ns\": 100, \"dur_ns\": 5000"), std::string::npos) << json;   // A's work_3
+  EXPECT_NE(json.find("\"ts_ns\": 100, \"dur_ns\": 10000"), std::string::npos) << json;  // B's work_2
+  const std::string html = AlignedTilesToHtml({a.get(), b.get()}, {7, 9}, tiles, 1, 3);
+  EXPECT_NE(html.find("<svg id=\"timeline-a\""), std::string::npos);
+  EXPECT_NE(html.find("<svg id=\"timeline-b\""), std::string::npos);
+  EXPECT_EQ(html.find("<svg id=\"timeline\""), std::string::npos);
+  EXPECT_NE(html.find("Run 7 (before): step 3"), std::string::npos) << html.substr(0, 600);
+  EXPECT_NE(html.find("step=0\">« previous step"), std::string::npos);
+  EXPECT_NE(html.find("step=2\">next step »"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof
