@@ -28,9 +28,10 @@
 #include "src/session/run_loader.h"
 #include "src/session/session.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/report/diagnosis/diagnosis_report.h"
-#include "src/report/summary_report.h"
+#include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {
@@ -358,12 +359,12 @@ py::bytes AnalyzeJson(PyTrace& self, const std::vector<std::string>& only, const
   {
     py::gil_scoped_release release;
     if (only.empty() && device.empty()) {
-      json = AnalysisToJson(self.session().analyses());
+      json = render::RenderJson(AnalyzeToDocument(self.session().analyses(), self.session().results()));
     } else {
       SessionOptions o = self.Options();
       o.analyze = options;
       AnalysisSession session(std::shared_ptr<const Trace>(&self.trace(), [](const Trace*) {}), o);
-      json = AnalysisToJson(session.analyses());
+      json = render::RenderJson(AnalyzeToDocument(session.analyses(), session.results()));
     }
   }
   return py::bytes(json);
@@ -395,7 +396,7 @@ py::bytes DiagnoseJson(PyTrace& self, const std::string& target, const std::stri
     const Diagnosis* diagnosis = ValueOrThrow(session.diagnosis());
     const SuggestResult* suggestions = ValueOrThrow(session.suggestions());
     DiagnosisReport report{self.path(), &session.metrics(), diagnosis, suggestions, &session.options().suggest};
-    json = DiagnosisToJson(report);
+    json = TreeToJson(DiagnosisTree(report));
   }
   return py::bytes(json);
 }

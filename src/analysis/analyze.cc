@@ -4,7 +4,6 @@
 #include <chrono>
 #include <mutex>
 
-#include "src/analysis/common/text_format.h"
 #include "src/base/parallel.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
@@ -25,168 +24,6 @@
 namespace aiprof {
 namespace {
 
-std::string Ns(double ns) { return FormatDurationNs(ns); }
-double Share(int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0; }
-
-std::vector<std::string> DescribeBreakdown(const Trace& trace, const GapsResult& r) {
-  std::vector<std::string> out;
-  if (r.cpu_only) out.push_back("CPU-only trace: timeline = main thread's cpu_op time");
-  for (const TimelineBreakdown& tl : r.timelines) {
-    std::string who = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
-    if (tl.rank != kNoRank) who = "rank " + std::to_string(tl.rank) + " " + who;
-    out.push_back(who + ": span " + Ns(tl.span_ns) + ", busy " + FormatPercent(Share(tl.busy_ns, tl.span_ns)) +
-                  " (compute " + FormatPercent(Share(tl.compute_ns, tl.span_ns)) + ", communication " +
-                  FormatPercent(Share(tl.comm_ns, tl.span_ns)) + ", memory copy " +
-                  FormatPercent(Share(tl.memcpy_ns, tl.span_ns)) + "), idle " +
-                  FormatPercent(Share(tl.idle_ns, tl.span_ns)) + "; communication hidden behind compute " +
-                  (tl.comm_ns > 0 ? FormatPercent(Share(tl.comm_overlap_ns, tl.comm_ns)) : std::string("n/a")));
-    std::string causes = "  idle by cause:";
-    for (size_t c = 0; c < kGapCauseCount; ++c) {
-      causes += std::string(" ") + GapCauseName(static_cast<GapCause>(c)) + " " + Ns(tl.idle_by_cause_ns[c]);
-    }
-    out.push_back(causes);
-    std::string hist = "  gaps: " + std::to_string(tl.gap_count) + "; histogram";
-    const char* labels[kGapBucketCount] = {"<1us", "1-10us", "10-100us", "0.1-1ms", "1-10ms", ">=10ms"};
-    for (size_t b = 0; b < kGapBucketCount; ++b) {
-      hist += std::string(" ") + labels[b] + ":" + std::to_string(tl.gap_hist_count[b]) + "/" + Ns(tl.gap_hist_ns[b]);
-    }
-    out.push_back(hist);
-    for (const Gap& g : tl.largest_gaps) out.push_back("  " + DescribeGap(trace, tl, g));
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeLaunches(const Trace& trace, const LaunchStats& st) {
-  if (st.kernels == 0) {
-    auto unmodelled = trace.metadata.find("accelerator_unmodelled");
-    if (unmodelled != trace.metadata.end()) {
-      return {"no kernels aiprof recognises: the trace holds device events of an accelerator it has no model for (" +
-              unmodelled->second + ")"};
-    }
-    return {"no device kernels (CPU-only trace)"};
-  }
-  std::vector<std::string> out = {
-      std::to_string(st.kernels) + " kernels, " + std::to_string(st.launches) + " linked to a launch call, " +
-          std::to_string(st.launches_in_steps) + " launched inside steps",
-      "launch delay p50 " + Ns(st.delay_p50_ns) + ", p90 " + Ns(st.delay_p90_ns) + ", max " +
-          Ns(static_cast<double>(st.delay_max_ns)),
-      "launch cost (median one-by-one launch call) " + Ns(st.launch_cost_ns) +
-          "; kernels launched one by one and shorter than that: " + std::to_string(st.short_kernels),
-      std::to_string(st.launch_calls) + " launch calls; delays are per call (its first kernel)"};
-  if (st.graph_launches > 0) {
-    out.push_back("graphs: " + std::to_string(st.graph_launches) + " graph launches replay " +
-                  std::to_string(st.graph_kernels) + " kernels; graph launch call " + Ns(st.graph_launch_cost_ns) +
-                  " (median); device gap between replays " +
-                  (st.graph_gaps > 0 ? Ns(st.graph_gap_p50_ns) + " (median of " + std::to_string(st.graph_gaps) + ")"
-                                     : std::string("n/a (fewer than two consecutive replays)")));
-  }
-  if (st.device_time_ns > 0) {
-    out.push_back("op coverage: " + FormatPercent(Share(st.attributed_time_ns, st.device_time_ns)) +
-                  " of device-activity time (" + Ns(static_cast<double>(st.device_time_ns)) +
-                  ") is attributed to a host op" +
-                  (st.graph_kernels > 0 ? "; graph-replayed kernels are tied to no op (the capture trace is not merged)" : ""));
-  }
-  for (const RuntimeOutlier& o : st.outliers) {
-    out.push_back("outlier: " + std::string(trace.Str(trace.slices.name[o.slice])) + " " +
-                  Ns(static_cast<double>(trace.slices.dur_ns[o.slice])) + " vs median " + Ns(o.median_ns) + " at ts " +
-                  std::to_string(trace.slices.ts_ns[o.slice]));
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeMemcpy(const MemcpyStats& st) {
-  std::vector<std::string> out;
-  for (size_t d = 0; d < kCopyDirectionCount; ++d) {
-    const CopyTotals& t = st.by_direction[d];
-    if (t.count == 0) continue;
-    out.push_back(std::string(CopyDirectionName(static_cast<CopyDirection>(d))) + ": " + std::to_string(t.count) +
-                  " copies, " + Ns(static_cast<double>(t.time_ns)) + ", " +
-                  (t.with_bytes ? FormatBytes(t.bytes) : std::string("bytes unknown")));
-  }
-  out.push_back(std::to_string(st.total) + " copies; pageable " + std::to_string(st.pageable) + ", synchronous " +
-                std::to_string(st.synchronous) + "; share of step time " +
-                (st.step_time_ns > 0 ? FormatPercent(Share(st.in_steps_ns, st.step_time_ns)) : std::string("n/a")));
-  return out;
-}
-
-std::vector<std::string> DescribeLayout(const LayoutResult& r) {
-  std::vector<std::string> out = {std::to_string(r.count) + " conversions, " + Ns(static_cast<double>(r.conversion_ns)) +
-                                  " = " + FormatPercent(Share(r.conversion_ns, r.denominator_ns)) + " of " +
-                                  (r.device ? "kernel" : "top-level CPU op") + " time"};
-  for (const ConversionGroup& g : r.groups) {
-    out.push_back("  " + g.op + " x" + std::to_string(g.count) + " " + Ns(static_cast<double>(g.total_ns)) +
-                  ", triggered by " + (g.trigger.empty() ? "(top level)" : g.trigger));
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeFusion(const Trace& trace, const FusionResult& r) {
-  std::vector<std::string> out = {std::string(r.device ? "kernels" : "top-level CPU ops") + ": " +
-                                  std::to_string(r.op_count) + " ops, " + Ns(static_cast<double>(r.op_time_ns)) +
-                                  "; short ops " + FormatPercent(Share(r.short_op_ns, r.op_time_ns)) +
-                                  "; top candidates cover " + FormatPercent(Share(r.covered_ns, r.op_time_ns))};
-  for (const FusionCandidate& c : r.top) {
-    out.push_back("  " + DescribeSequence(trace, c) + ": x" + std::to_string(c.occurrences) + ", " +
-                  Ns(static_cast<double>(c.total_ns)) + ", removes " + std::to_string(c.boundaries_removed) +
-                  " launches/dispatches and " + Ns(static_cast<double>(c.gap_ns)) + " of gaps" +
-                  (c.has_shapes ? ", ~" + FormatBytes(c.intermediate_bytes) + " traffic" : std::string()));
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeLongTail(const Trace& trace, const LongTailResult& r) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < std::min<size_t>(10, r.ops.size()); ++i) {
-    const OpTail& op = r.ops[i];
-    out.push_back(std::string(trace.Str(op.name)) + ": n=" + std::to_string(op.count) + " p50 " + Ns(op.p50_ns) +
-                  " p90 " + Ns(op.p90_ns) + " p99 " + Ns(op.p99_ns) + " max " + Ns(static_cast<double>(op.max_ns)) +
-                  "; beyond 3x median: " + std::to_string(op.tail_count) + " (" + FormatPercent(op.tail_share) +
-                  " of its time)" + (op.tail_share > kTailDominatedShare ? " tail-dominated" : "") +
-                  (op.qualifies ? "" : " [below count/time minimums]"));
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeSteps(const Trace& trace, const StepStats& s) {
-  if (s.count == 0) return {"no steps"};
-  std::vector<std::string> out = {std::to_string(s.count) + " steps: mean " + Ns(s.mean_ns) + ", stddev " +
-                                  Ns(s.stddev_ns) + ", p50 " + Ns(s.p50_ns) + ", p99 " + Ns(s.p99_ns) + ", min " +
-                                  Ns(static_cast<double>(s.min_ns)) + ", max " + Ns(static_cast<double>(s.max_ns))};
-  for (const SlowStep& slow : s.slowest) {
-    std::string line = "  slow: " + std::string(trace.Str(trace.steps.name[slow.step])) + " " +
-                       Ns(static_cast<double>(slow.dur_ns));
-    for (const StepDiffOp& d : slow.differing_ops) {
-      line += "; " + std::string(trace.Str(d.name)) + " " + Ns(static_cast<double>(d.step_total_ns)) + " vs median " +
-              Ns(d.median_total_ns);
-    }
-    out.push_back(line);
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeMemory(const Trace& trace, const MemoryResult& r) {
-  if (r.devices.empty()) return {"no [memory] events"};
-  std::vector<std::string> out;
-  for (const MemoryPeak& p : r.devices) {
-    out.push_back("device type " + std::to_string(p.device_type) + " id " + std::to_string(p.device_id) +
-                  ": peak allocated " + FormatBytes(p.peak_allocated) + " at ts " +
-                  std::to_string(p.peak_allocated_ts_ns) + (p.peak_allocated_op == kNoSlice ? std::string() :
-                  " during " + std::string(trace.Str(trace.slices.name[p.peak_allocated_op]))) +
-                  ", peak reserved " + FormatBytes(p.peak_reserved) + ", " + std::to_string(p.events) + " events");
-  }
-  return out;
-}
-
-std::vector<std::string> DescribeWindow(const AnalysisWindow& w) {
-  std::vector<std::string> out = {"impacts are measured " + w.Describe()};
-  if (w.startup_ns > 0) {
-    out.push_back("start-up calls: " + Ns(static_cast<double>(w.startup_ns)) + " of the " +
-                  Ns(static_cast<double>(w.trace_span_ns)) + " trace span" +
-                  (w.startup_dominated ? " (start-up dominated)" : ""));
-  }
-  return out;
-}
-
 void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w, MetricSet* m) {
   if (!r.cross.slow_rank || !r.cross.clocks_agree) {
     m->SetUnavailable("slow_rank_excess_ns", "no slow rank measured (see slow_rank_excess_ratio)");
@@ -203,109 +40,72 @@ void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w
          "communication");
 }
 
-// One entry per analysis: publish its metrics from the session's result,
-// describe it.
-using SectionLines = std::vector<std::string>;
-
-SectionLines RunBreakdown(AnalysisResults& in, MetricSet* m) {
+// One entry per analysis: publish its metrics from the session's result.
+// What `analyze` shows of each result is its section's document function
+// (src/report/analysis/analysis_sections.cc), not the analysis's concern.
+void RunBreakdown(AnalysisResults& in, MetricSet* m) {
   const GapsResult& r = in.gaps();
   PublishGaps(in.trace(), r, m);
   PublishGapImpacts(r, in.window(), m);
-  return DescribeBreakdown(in.trace(), r);
 }
 
-SectionLines RunLaunches(AnalysisResults& in, MetricSet* m) {
-  const LaunchStats& r = in.launches();
-  PublishLaunchStats(in.trace(), r, m);
-  return DescribeLaunches(in.trace(), r);
-}
+void RunLaunches(AnalysisResults& in, MetricSet* m) { PublishLaunchStats(in.trace(), in.launches(), m); }
 
-SectionLines RunMemcpy(AnalysisResults& in, MetricSet* m) {
-  const MemcpyStats& r = in.memcpy();
-  PublishMemcpyStats(in.trace(), r, m);
-  return DescribeMemcpy(r);
-}
+void RunMemcpy(AnalysisResults& in, MetricSet* m) { PublishMemcpyStats(in.trace(), in.memcpy(), m); }
 
-SectionLines RunLayout(AnalysisResults& in, MetricSet* m) {
+void RunLayout(AnalysisResults& in, MetricSet* m) {
   const LayoutResult& r = in.layout();
   PublishLayoutConversions(in.trace(), r, m);
   PublishLayoutImpact(in.trace(), r, in.window(), m);
-  return DescribeLayout(r);
 }
 
-SectionLines RunFusion(AnalysisResults& in, MetricSet* m) {
+void RunFusion(AnalysisResults& in, MetricSet* m) {
   const FusionResult& r = in.fusion();
   PublishFusionCandidates(in.trace(), r, m);
   PublishFusionImpact(r, in.window(), m);
-  return DescribeFusion(in.trace(), r);
 }
 
-SectionLines RunLongTail(AnalysisResults& in, MetricSet* m) {
+void RunLongTail(AnalysisResults& in, MetricSet* m) {
   const LongTailResult& r = in.long_tail();
   PublishLongTails(in.trace(), r, m);
   PublishLongTailImpact(r, in.window(), m);
-  return DescribeLongTail(in.trace(), r);
 }
 
-SectionLines RunSteps(AnalysisResults& in, MetricSet* m) {
+void RunSteps(AnalysisResults& in, MetricSet* m) {
   const StepStats& r = in.steps();
   PublishStepStats(in.trace(), r, m);
   PublishStepImpact(r, m);
-  return DescribeSteps(in.trace(), r);
 }
 
-SectionLines RunMemory(AnalysisResults& in, MetricSet* m) {
-  const MemoryResult& r = in.memory();
-  PublishMemoryPeaks(in.trace(), r, m);
-  return DescribeMemory(in.trace(), r);
-}
+void RunMemory(AnalysisResults& in, MetricSet* m) { PublishMemoryPeaks(in.trace(), in.memory(), m); }
 
-SectionLines RunCommunication(AnalysisResults& in, MetricSet* m) {
+void RunCommunication(AnalysisResults& in, MetricSet* m) {
   const CommunicationResult& r = in.communication();
   PublishCommunication(r, m);
   PublishSlowRankImpact(r, in.window(), m);
-  return DescribeCommunication(r);
 }
 
-SectionLines RunPipeline(AnalysisResults& in, MetricSet* m) {
-  const PipelineResult& r = in.pipeline();
-  PublishPipelineStages(r, m);
-  SectionLines lines;
-  if (r.stages.empty()) lines.push_back("no stage spans (stage:<name>, node:<name>, pipeline/<name>)");
-  for (const PipelineStage& st : r.stages) {
-    lines.push_back(st.name + ": " + FormatPercent(st.latency_share) + " of pipeline time, x" +
-                    std::to_string(st.instances) + ", waiting " + FormatPercent(Share(st.waiting_ns, st.total_ns)) +
-                    ", mean work " + Ns(st.MeanWorkingNs()));
-  }
-  return lines;
-}
+void RunPipeline(AnalysisResults& in, MetricSet* m) { PublishPipelineStages(in.pipeline(), m); }
 
-SectionLines RunCriticalPath(AnalysisResults& in, MetricSet* m) {
-  const CriticalPathResult& r = in.critical_path();
-  PublishCriticalPath(r, m);
-  return DescribeCriticalPath(in.trace(), r);
-}
+void RunCriticalPath(AnalysisResults& in, MetricSet* m) { PublishCriticalPath(in.critical_path(), m); }
 
-SectionLines RunRoofline(AnalysisResults& in, MetricSet* m) {
-  const RooflineResult& r = in.roofline();
-  PublishRoofline(r, in.roofline_problem(), m);
-  return DescribeRoofline(r, in.roofline_problem());
-}
+void RunRoofline(AnalysisResults& in, MetricSet* m) { PublishRoofline(in.roofline(), in.roofline_problem(), m); }
 
-SectionLines RunKernels(AnalysisResults& in, MetricSet*) { return DescribeKernelClasses(in.kernel_classes()); }
+// Kernel classes and LLM phases publish no metrics: computed here so the
+// analysis runs (and is timed) with the others.
+void RunKernels(AnalysisResults& in, MetricSet*) { in.kernel_classes(); }
 
-SectionLines RunLlm(AnalysisResults& in, MetricSet*) { return DescribeLlmPhases(in.llm_phases()); }
+void RunLlm(AnalysisResults& in, MetricSet*) { in.llm_phases(); }
 
-SectionLines RunAttribution(AnalysisResults& in, MetricSet* m) {
+void RunAttribution(AnalysisResults& in, MetricSet* m) {
   const AttributionResult& r = in.attribution();
   PublishAttribution(r, m);
   PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem()), m);
-  return DescribeAttribution(in.trace(), r);
 }
 
 struct AnalysisEntry {
   std::string_view name;
-  SectionLines (*run)(AnalysisResults&, MetricSet*);
+  void (*run)(AnalysisResults&, MetricSet*);
 };
 
 // Every analysis, in the order they run (and their sections appear).
@@ -507,7 +307,7 @@ AnalysisReport RunAnalyses(AnalysisResults& results) {
   const AnalysisWindow& window = results.window();
   PublishAnalysisWindow(trace, window, &rep.metrics);
   PublishConsumers(trace, window, &rep.metrics);
-  rep.sections.push_back({"window", DescribeWindow(window), MsSince(window_start)});
+  rep.sections.push_back({"window", MsSince(window_start)});
   // Analyses read the trace and the window only, and publish into their own
   // metric sets, so they run side by side; their results are merged in
   // registry order, as if they had run one after another.
@@ -517,18 +317,17 @@ AnalysisReport RunAnalyses(AnalysisResults& results) {
   }
   struct Outcome {
     MetricSet metrics;
-    SectionLines lines;
     double ms = 0;
   };
   std::vector<Outcome> outcomes(selected.size());
   ParallelFor(selected.size(), WorkerThreads(), [&](size_t i) {
     const Clock::time_point start = Clock::now();
-    outcomes[i].lines = selected[i]->run(results, &outcomes[i].metrics);
+    selected[i]->run(results, &outcomes[i].metrics);
     outcomes[i].ms = MsSince(start);
   });
   for (size_t i = 0; i < selected.size(); ++i) {
     rep.metrics.MergeFrom(std::move(outcomes[i].metrics));
-    rep.sections.push_back({std::string(selected[i]->name), std::move(outcomes[i].lines), outcomes[i].ms});
+    rep.sections.push_back({std::string(selected[i]->name), outcomes[i].ms});
   }
   return rep;
 }

@@ -64,12 +64,11 @@ const std::vector<std::string_view>& AnalysisNames();
 // True if `name` is selected by `options` (empty `only` selects everything).
 bool AnalysisSelected(const AnalyzeOptions& options, std::string_view name);
 
-// Per-analysis details for `aiprof analyze` (per-device tables, histograms,
-// largest gaps, top lists) as plain-text lines; reports escape them.
+// An analysis that ran, in order: its section of `aiprof analyze` is a
+// document built from its result (src/report/analysis/analysis_sections.h).
 struct AnalysisSection {
-  std::string name;  // one of AnalysisNames()
-  std::vector<std::string> lines;
-  double elapsed_ms = 0;  // wall time of the analysis (compute, publish, describe)
+  std::string name;       // one of AnalysisNames(), or "window"
+  double elapsed_ms = 0;  // wall time of the analysis (compute, publish)
 };
 
 struct AnalysisReport {

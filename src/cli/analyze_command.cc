@@ -6,6 +6,7 @@
 #include "src/analysis/analyze.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
+#include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
 
 namespace aiprof {
@@ -35,7 +36,9 @@ class AnalyzeCommand : public Command {
     options_.input = in_.input;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
     const AnalysisReport& report = session->analyses();
-    return WriteOutput(out_.output, format == "json" ? AnalysisToJson(report) : AnalysisToText(report));
+    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(AnalyzeToDocument(report, session->results()), format,
+                                                             {.color = out_.UseColor()}));
+    return WriteOutput(out_.output, text);
   }
 
  private:

@@ -8,7 +8,7 @@
 #include "src/cli/command.h"
 #include "src/analysis/summary/summary.h"
 #include "src/cli/flags.h"
-#include "src/report/summary_report.h"
+#include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
 
 namespace aiprof {

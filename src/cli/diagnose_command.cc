@@ -4,6 +4,7 @@
 
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
+#include "src/render/renderers.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/diagnosis/draft_rule.h"
 #include "src/report/pdf/html_to_pdf.h"
@@ -18,11 +19,9 @@ std::vector<render::OutputFormat> ReportFormats() {
 }
 
 Status WriteDiagnosis(const std::string& format, const OutputFlags& out, const DiagnosisReport& report) {
-  if (format == "pdf") return HtmlToPdf(DiagnosisToHtml(report), out.output);
-  std::string text = format == "md"     ? DiagnosisToMarkdown(report)
-                     : format == "json" ? DiagnosisToJson(report)
-                     : format == "html" ? DiagnosisToHtml(report)
-                                        : DiagnosisToText(report, out.UseColor());
+  render::Document doc = DiagnosisToDocument(report);
+  if (format == "pdf") return HtmlToPdf(render::RenderHtmlPage(doc), out.output);
+  ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format, {.color = out.UseColor()}));
   return WriteOutput(out.output, text);
 }
 

@@ -36,7 +36,7 @@
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
 #include "src/report/diff/diff_report.h"
-#include "src/report/summary_report.h"
+#include "src/report/summary/summary_report.h"
 #include "src/report/whatif/whatif_report.h"
 #include "src/report/validation/validation_report.h"
 
@@ -520,7 +520,9 @@ class McpServer {
         o.analyze = options;
         own = t->With(std::move(o));
       }
-      *result = ToolResult("analyses of " + t->path, AnalysisToJson((own ? *own : *t->session).analyses()));
+      AnalysisSession& session = own ? *own : *t->session;
+      *result = ToolResult("analyses of " + t->path,
+                           render::RenderJson(AnalyzeToDocument(session.analyses(), session.results())));
       return std::nullopt;
     }
     if (name == "diagnose" || name == "suggest") return Diagnose(name == "suggest", *t, args, result);
@@ -607,7 +609,7 @@ class McpServer {
     std::string text = std::string(suggest ? "suggestions" : "diagnosis") + " of " + t.path + ": " +
                        std::to_string(findings) + " findings";
     if (suggestions) text += ", " + std::to_string(suggestions->kept.size()) + " suggestions kept";
-    *result = ToolResult(text, DiagnosisToJson(report));
+    *result = ToolResult(text, TreeToJson(DiagnosisTree(report)));
     return std::nullopt;
   }
 

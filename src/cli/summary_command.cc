@@ -8,7 +8,8 @@
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
 #include "src/cli/flags.h"
-#include "src/report/summary_report.h"
+#include "src/render/renderers.h"
+#include "src/report/summary/summary_report.h"
 
 namespace aiprof {
 namespace {
@@ -43,9 +44,13 @@ class SummaryCommand : public Command {
       std::fprintf(stderr, "aiprof summary: --top %zu listed %zu of %zu ops\n", report.top_n, report.top_n,
                    summary.ops.size());
     }
-    std::string text = format == "json" ? SummaryToJson(trace, summary, report)
-                       : format == "csv" ? SummaryToCsv(trace, summary, report)
-                                         : SummaryToText(trace, summary, report);
+    std::string text;
+    if (format == "csv") {
+      text = SummaryToCsv(trace, summary, report);
+    } else {
+      ASSIGN_OR_RETURN(text, render::RenderDocument(SummaryToDocument(trace, summary, report), format,
+                                                    {.color = out_.UseColor()}));
+    }
     RETURN_IF_ERROR(WriteOutput(out_.output, text));
     timer.Mark("render+write");
     return OkStatus();

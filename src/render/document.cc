@@ -147,6 +147,23 @@ Tree BlockTree(const Block& block) {
     out.Set("text", Tree::String(p->text));
     return out;
   }
+  if (const auto* l = std::get_if<List>(&block)) {
+    Tree out = Tree::Map();
+    out.Set("type", Tree::String("list"));
+    out.Set("key", Tree::String(l->key));
+    if (!l->title.empty()) out.Set("title", Tree::String(l->title));
+    Tree& items = out.Set("items", Tree::List());
+    for (const ListItem& i : l->items) {
+      Tree& item = items.Push(Tree::Map());
+      item.Set("text", Tree::String(i.text));
+      if (!i.note.empty()) item.Set("note", Tree::String(i.note));
+      if (!i.details.empty()) {
+        Tree& details = item.Set("details", Tree::List());
+        for (const std::string& d : i.details) details.Push(Tree::String(d));
+      }
+    }
+    return out;
+  }
   const auto& raw = std::get<RawHtml>(block);
   Tree out = Tree::Map();
   out.Set("type", Tree::String("text"));

@@ -11,6 +11,7 @@
 //       ├── Finding    title, severity, impact as a share of a named time
 //       │              base, evidence as key/values
 //       ├── Paragraph  a short sentence of plain text
+//       ├── List       items of prose, each with a remark and detail lines
 //       └── RawHtml    pre-rendered HTML/SVG (an embedded view), escaped by
 //                      whoever built it; other formats show its text
 //
@@ -117,6 +118,22 @@ struct Paragraph {
   std::string text;
 };
 
+// A list of prose items (root causes with their evidence lines, reasons a
+// fix was left out): what a table cannot show readably, one long sentence
+// per item. `note` is a remark on the item (shown set apart: "[...]",
+// italics); `details` are sub-items.
+struct ListItem {
+  std::string text;
+  std::string note;
+  std::vector<std::string> details;
+};
+
+struct List {
+  std::string key;
+  std::string title;  // may be empty
+  std::vector<ListItem> items;
+};
+
 // Pre-rendered HTML or SVG for the HTML renderer (its builder escaped every
 // trace string in it); the other formats show `text` instead.
 struct RawHtml {
@@ -124,7 +141,7 @@ struct RawHtml {
   std::string text;
 };
 
-using Block = std::variant<KeyValues, Table, Series, Finding, Paragraph, RawHtml>;
+using Block = std::variant<KeyValues, Table, Series, Finding, Paragraph, List, RawHtml>;
 
 struct Section {
   std::string key;    // machine name

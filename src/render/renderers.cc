@@ -142,6 +142,15 @@ class TextWriter {
     }
   }
   void Write(const Paragraph& p) { out_ += TerminalSafe(p.text) + "\n"; }
+  void Write(const List& l) {
+    if (!l.title.empty()) out_ += TerminalSafe(l.title) + "\n";
+    for (const ListItem& i : l.items) {
+      out_ += "  - " + TerminalSafe(i.text);
+      if (!i.note.empty()) out_ += " " + Color("2", "[" + TerminalSafe(i.note) + "]");
+      out_ += "\n";
+      for (const std::string& d : i.details) out_ += "      " + TerminalSafe(d) + "\n";
+    }
+  }
   void Write(const RawHtml& r) {
     if (!r.text.empty()) out_ += TerminalSafe(r.text) + "\n";
   }
@@ -208,6 +217,16 @@ class MarkdownWriter {
     out_ += "\n";
   }
   void Write(const Paragraph& p) { out_ += MarkdownEscape(p.text) + "\n\n"; }
+  void Write(const List& l) {
+    if (!l.title.empty()) out_ += "**" + MarkdownEscape(l.title) + "**\n\n";
+    for (const ListItem& i : l.items) {
+      out_ += "- " + MarkdownEscape(i.text);
+      if (!i.note.empty()) out_ += " — *" + MarkdownEscape(i.note) + "*";
+      out_ += "\n";
+      for (const std::string& d : i.details) out_ += "  - " + MarkdownEscape(d) + "\n";
+    }
+    out_ += "\n";
+  }
   void Write(const RawHtml& r) {
     if (!r.text.empty()) out_ += MarkdownEscape(r.text) + "\n\n";
   }
@@ -285,6 +304,21 @@ class HtmlWriter {
     out_ += "</div>\n";
   }
   void Write(const Paragraph& p) { out_ += "<p>" + HtmlEscape(p.text) + "</p>\n"; }
+  void Write(const List& l) {
+    if (!l.title.empty()) out_ += "<p><b>" + HtmlEscape(l.title) + "</b></p>\n";
+    out_ += "<ul data-key=\"" + HtmlEscape(l.key) + "\">";
+    for (const ListItem& i : l.items) {
+      out_ += "<li>" + HtmlEscape(i.text);
+      if (!i.note.empty()) out_ += " <span class=\"note\">(" + HtmlEscape(i.note) + ")</span>";
+      if (!i.details.empty()) {
+        out_ += "<ul>";
+        for (const std::string& d : i.details) out_ += "<li>" + HtmlEscape(d) + "</li>";
+        out_ += "</ul>";
+      }
+      out_ += "</li>";
+    }
+    out_ += "</ul>\n";
+  }
   void Write(const RawHtml& r) { out_ += r.html + "\n"; }
 
  private:

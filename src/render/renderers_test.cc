@@ -120,6 +120,52 @@ TEST(RenderersTest, HostileStringsEscapedInEveryFormat) {
   EXPECT_NE(csv->find("\"<script>alert(1)</script>|*x*\x1b[31m\n\"\"'&\""), std::string::npos) << *csv;
 }
 
+Document ListDocument(std::string_view name) {
+  Document doc;
+  doc.key = "causes";
+  Section& s = doc.AddSection("causes", "Causes");
+  s.Add(List{"root_causes", "Root causes", {{"Too few workers " + std::string(name), "why " + std::string(name),
+                                            {"evidence " + std::string(name), "second"}},
+                                           {"Plain", "", {}}}});
+  return doc;
+}
+
+TEST(RenderersTest, ListInEveryFormat) {
+  Document doc = ListDocument("w");
+  EXPECT_NE(RenderText(doc).find("Root causes\n  - Too few workers w [why w]\n      evidence w\n      second\n  - Plain\n"),
+            std::string::npos)
+      << RenderText(doc);
+  EXPECT_NE(RenderText(doc, {.color = true}).find("\x1b[2m[why w]\x1b[0m"), std::string::npos);
+  EXPECT_NE(RenderMarkdown(doc).find("**Root causes**\n\n- Too few workers w — *why w*\n  - evidence w\n  - second\n- Plain"),
+            std::string::npos)
+      << RenderMarkdown(doc);
+  EXPECT_NE(RenderHtmlBody(doc).find("<ul data-key=\"root_causes\"><li>Too few workers w <span class=\"note\">(why w)</span>"
+                                     "<ul><li>evidence w</li><li>second</li></ul></li><li>Plain</li></ul>"),
+            std::string::npos)
+      << RenderHtmlBody(doc);
+  std::string json = RenderJson(doc);
+  EXPECT_NE(json.find("\"type\": \"list\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"details\": [\n"), std::string::npos) << json;
+  EXPECT_FALSE(OffersFormat(DocumentFormats(doc), "csv"));
+}
+
+TEST(RenderersTest, ListEscapedInEveryFormat) {
+  Document doc = ListDocument(kHostile);
+  std::string html = RenderHtmlPage(doc);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("(why &lt;script&gt;"), std::string::npos) << html;
+  std::string md = RenderMarkdown(doc);
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  EXPECT_NE(md.find("  - evidence &lt;script&gt;"), std::string::npos) << md;
+  std::string text = RenderText(doc);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_NE(text.find("evidence <script>alert(1)</script>|*x*\\x1b[31m\\x0a"), std::string::npos) << text;
+  EXPECT_EQ(RenderJson(doc).find('\x1b'), std::string::npos);
+  StatusOr<std::string> yaml = RenderYaml(doc);
+  ASSERT_TRUE(yaml.ok());
+  EXPECT_EQ(yaml->find('\x1b'), std::string::npos);
+}
+
 TEST(RenderersTest, RenderDocumentDispatches) {
   Document doc = SmallDocument("x");
   for (const OutputFormat& f : DocumentFormats(doc)) EXPECT_TRUE(RenderDocument(doc, f.name).ok()) << f.name;

@@ -246,17 +246,18 @@ def check_slow_rank(exe, graph, folder, label):
     rc, out, _ = run([exe, "analyze", folder, "--format", "json"])
     check(rc == 0, label + ": analyze runs")
     highlighted = [n for n in graph["nodes"] if n["kind"] == "rank" and n["highlight"] and not n["cluster"]]
-    m = re.search(r"slowest to arrive: rank (\d+)", out)
-    if m:
-        check([n["rank"] for n in highlighted] == [int(m.group(1))],
-              label + ": the highlighted rank is analyze's slow rank %s" % m.group(1))
+    slow = [b["values"]["slowest_rank"]["value"] for b in json.loads(out)["sections"]["communication"]["blocks"]
+            if b.get("type") == "values" and "slowest_rank" in b["values"]]
+    m = slow[0] if slow and slow[0] is not None else None
+    if m is not None:
+        check([n["rank"] for n in highlighted] == [m], label + ": the highlighted rank is analyze's slow rank %s" % m)
     else:  # no slow rank named: the longest device busy time
         ranks = [n for n in graph["nodes"] if n["kind"] == "rank" and not n["cluster"] and n["rank"] >= 0 and
                  "not in this trace" not in n["label"]]
         busiest = max(ranks, key=lambda n: n["time_ns"])
         check([n["id"] for n in highlighted] == [busiest["id"]],
               label + ": without a slow rank, the rank with the longest device busy time is highlighted")
-    print("%s: highlighted %s (analyze: %s)" % (label, [n["label"] for n in highlighted], m and m.group(1)))
+    print("%s: highlighted %s (analyze: %s)" % (label, [n["label"] for n in highlighted], m))
 
 
 def check_formats_agree(exe, src, graph, tmp, label):

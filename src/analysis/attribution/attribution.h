@@ -159,9 +159,6 @@ std::vector<uint32_t> ModulesByExclusiveTime(const AttributionResult& r, size_t 
 // over wall), untraced_ratio and per-class *_ns per step (attribution_*_ns).
 void PublishAttribution(const AttributionResult& r, MetricSet* metrics);
 
-// The `analyze` section: coverage, time by class, the tree to `max_depth`
-// levels with nodes of at least `min_share` of the step.
-std::vector<std::string> DescribeAttribution(const Trace& trace, const AttributionResult& r);
 
 }  // namespace aiprof
 

@@ -36,8 +36,6 @@ CommunicationResult ComputeCommunication(const Trace& trace);
 // breakdown.
 void PublishCommunication(const CommunicationResult& result, MetricSet* metrics);
 
-// Plain-text lines for the analyze report.
-std::vector<std::string> DescribeCommunication(const CommunicationResult& result);
 
 }  // namespace aiprof
 

@@ -1,5 +1,5 @@
-// Plain-text pieces shared by communication.cc (evidence) and
-// communication_text.cc (report lines). Internal to this directory.
+// Plain-text pieces of communication.cc's evidence lines. Internal to this
+// directory.
 #ifndef AIPROF_SRC_ANALYSIS_COMMUNICATION_TEXT_HELPERS_H_
 #define AIPROF_SRC_ANALYSIS_COMMUNICATION_TEXT_HELPERS_H_
 

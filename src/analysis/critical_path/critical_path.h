@@ -184,9 +184,6 @@ CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResu
 // collectives, host work and idle per steady step (the window's base).
 void PublishCriticalPath(const CriticalPathResult& r, MetricSet* metrics);
 
-// Plain-text lines for `aiprof analyze`.
-std::vector<std::string> DescribeCriticalPath(const Trace& trace, const CriticalPathResult& r);
-
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_CRITICAL_PATH_CRITICAL_PATH_H_

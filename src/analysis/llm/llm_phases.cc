@@ -4,7 +4,6 @@
 #include <cctype>
 #include <tuple>
 
-#include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/roofline/kernel_class.h"
 #include "src/base/ascii.h"
@@ -197,39 +196,6 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     r.source = "attention kernels";
   }
   return r;
-}
-
-std::vector<std::string> DescribeLlmPhases(const LlmPhasesResult& r) {
-  if (r.source.empty()) {
-    return {"no prefill/decode annotations (SGLang step[...], vLLM execute_...) and no attention kernel that names "
-            "its phase"};
-  }
-  std::vector<std::string> out = {"phases from " + r.source};
-  for (size_t p = 0; p < kLlmPhaseCount; ++p) {
-    const LlmPhaseTotals& t = r.phases[p];
-    if (t.steps == 0) continue;
-    std::string line = std::string(LlmPhaseName(static_cast<LlmPhase>(p))) + ": " + std::to_string(t.steps) +
-                       " steps, " + FormatDurationNs(static_cast<double>(t.wall_ns)) + " wall; device " +
-                       FormatDurationNs(static_cast<double>(t.device_ns)) + " (";
-    for (size_t w = 0; w < kLlmWorkCount; ++w) {
-      line += std::string(w ? ", " : "") + LlmWorkName(static_cast<LlmWork>(w)) + " " +
-              FormatPercent(t.device_ns > 0 ? static_cast<double>(t.work_ns[w]) / static_cast<double>(t.device_ns) : 0);
-    }
-    line += " of the phase's device time); host " + FormatDurationNs(static_cast<double>(t.host_ns));
-    if (t.steps_with_tokens == t.steps && t.tokens > 0) {
-      line += "; " + std::to_string(t.tokens) + " tokens, " +
-              FormatDurationNs(static_cast<double>(t.wall_ns) / static_cast<double>(t.tokens)) + " wall per token";
-    }
-    if (t.requests > 0) line += "; " + std::to_string(t.requests) + " requests in steps";
-    out.push_back(line);
-  }
-  for (size_t p = 0; p < 2; ++p) {
-    if (r.attention_family_kernels[p] == 0) continue;
-    out.push_back("attention kernels of the " + std::string(LlmPhaseName(static_cast<LlmPhase>(p))) + " family: x" +
-                  std::to_string(r.attention_family_kernels[p]) + ", " +
-                  FormatDurationNs(static_cast<double>(r.attention_family_ns[p])));
-  }
-  return out;
 }
 
 }  // namespace aiprof

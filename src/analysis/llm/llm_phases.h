@@ -80,9 +80,6 @@ std::optional<LlmPhase> AttentionKernelPhase(std::string_view name);
 
 LlmPhasesResult ComputeLlmPhases(const Trace& trace);
 
-// The `analyze` section lines.
-std::vector<std::string> DescribeLlmPhases(const LlmPhasesResult& r);
-
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_LLM_LLM_PHASES_H_

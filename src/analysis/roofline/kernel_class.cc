@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/base/ascii.h"
 
@@ -131,31 +130,6 @@ KernelClassResult ComputeKernelClasses(const Trace& trace) {
     return a.kernel_time_ns > b.kernel_time_ns;
   });
   return r;
-}
-
-std::vector<std::string> DescribeKernelClasses(const KernelClassResult& r) {
-  std::vector<std::string> out;
-  if (r.device_time_ns <= 0) return out;
-  std::string line = "device time by kernel class:";
-  for (const KernelClassTotal& t : r.classes) {
-    line += std::string(" ") + KernelClassName(t.kernel_class) + " " + FormatDurationNs(static_cast<double>(t.time_ns)) +
-            " (" + FormatPercent(static_cast<double>(t.time_ns) / static_cast<double>(r.device_time_ns)) + ", x" +
-            std::to_string(t.count) + ")";
-  }
-  out.push_back(line);
-  constexpr size_t kRegionsShown = 5;
-  for (size_t i = 0; i < r.regions.size() && i < kRegionsShown; ++i) {
-    const CompiledRegionTotal& g = r.regions[i];
-    if (g.kernels == 0) break;  // by kernel time: the rest launched none either
-    out.push_back("  compiled region " + g.name + " x" + std::to_string(g.instances) + ": " +
-                  std::to_string(g.kernels) + " kernels (" + std::to_string(g.triton_kernels) + " Triton), " +
-                  FormatDurationNs(static_cast<double>(g.kernel_time_ns)));
-  }
-  if (r.compiled_region_entries > 0 || r.dynamo_cache_lookups > 0) {
-    out.push_back("  torch.compile: " + std::to_string(r.compiled_region_entries) + " compiled-region entries, " +
-                  std::to_string(r.dynamo_cache_lookups) + " Dynamo cache lookups");
-  }
-  return out;
 }
 
 }  // namespace aiprof

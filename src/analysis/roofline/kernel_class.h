@@ -87,9 +87,6 @@ bool IsCompiledRegionName(std::string_view name);
 // launch calls (or launching ops) they came from. Linear in slices × depth.
 KernelClassResult ComputeKernelClasses(const Trace& trace);
 
-// Lines for the `analyze` roofline section.
-std::vector<std::string> DescribeKernelClasses(const KernelClassResult& r);
-
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_ROOFLINE_KERNEL_CLASS_H_

@@ -425,40 +425,4 @@ std::vector<std::string> DescribeDeviceTasks(const RooflineResult& r) {
   return out;
 }
 
-namespace {
-
-std::string DescribeRow(const RooflineRow& row, const DevicePeaks* d) {
-  RooflinePoint p = EvaluateRow(row, d);
-  auto opt = [](const std::optional<double>& v, double scale, int digits) {
-    return v ? FormatFixed(*v * scale, digits) : std::string("n/a");
-  };
-  return "  " + row.name + " " + PrecisionName(row.precision) + " x" + std::to_string(row.count) + " " +
-         FormatDurationNs(static_cast<double>(row.time_ns)) + ": AI " +
-         opt(p.arithmetic_intensity_flops_per_byte, 1, 2) + " FLOP/B, " + opt(p.achieved_flops_per_second, 1e-9, 2) +
-         " GFLOP/s, " + opt(p.achieved_bytes_per_second, 1e-9, 2) + " GB/s (bytes from " +
-         BytesSourceName(row.bytes_source) + "), " + BoundName(p.bound) + "-bound, " +
-         (p.ai_utilization ? FormatPercent(*p.ai_utilization) : std::string("n/a")) + " of attainable";
-}
-
-}  // namespace
-
-std::vector<std::string> DescribeRoofline(const RooflineResult& r, const std::string& device_problem) {
-  uint64_t host_ops = r.ops - r.device_ops;
-  std::vector<std::string> out;
-  out.push_back(Count(host_ops) + " host tensor ops with a FLOP model (" + Count(r.ops_without_shapes) +
-                " without usable shapes" +
-                (r.device_time ? ", " + Count(r.ops_without_time) + " that launched no kernel, " +
-                                     Count(r.ops_on_device_tasks) + " counted as their device tasks"
-                               : std::string()) +
-                "); host time from " + (r.device_time ? "device kernels" : "host ops") +
-                "; host FLOPs and bytes are estimates from shapes");
-  for (std::string& line : DescribeDeviceTasks(r)) out.push_back(std::move(line));
-  out.push_back(r.device ? "device " + r.device->name + ": memory bandwidth " +
-                               FormatBytes(r.device->memory_bandwidth_bytes_per_second) + "/s"
-                         : "no device peaks: " + device_problem);
-  const DevicePeaks* d = r.device ? &*r.device : nullptr;
-  for (size_t i = 0; i < std::min<size_t>(10, r.rows.size()); ++i) out.push_back(DescribeRow(r.rows[i], d));
-  return out;
-}
-
 }  // namespace aiprof

@@ -135,10 +135,7 @@ std::optional<OpCost> ShapeCostOfSlice(const Trace& trace, uint32_t slice);
 // why there is no device.
 void PublishRoofline(const RooflineResult& result, const std::string& device_problem, MetricSet* metrics);
 
-// The `analyze` section: counts, where FLOPs and bytes came from, the device,
-// and the ten longest rows.
-std::vector<std::string> DescribeRoofline(const RooflineResult& result, const std::string& device_problem);
-// Its lines on device tasks: how many were placed, where their FLOPs and bytes
+// Lines on device tasks: how many were placed, where their FLOPs and bytes
 // came from, and on-chip-only PMU columns; empty without device tasks.
 std::vector<std::string> DescribeDeviceTasks(const RooflineResult& result);
 

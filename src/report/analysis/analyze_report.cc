@@ -1,86 +1,100 @@
 #include "src/report/analysis/analyze_report.h"
 
-#include <cmath>
-#include <cstdio>
-
-#include "src/render/escape.h"
+#include "src/report/analysis/analysis_sections.h"
 
 namespace aiprof {
 namespace {
 
-std::string Number(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+using render::Unit;
+using render::Value;
+
+// The unit the renderers format a metric's value in.
+Unit DisplayUnit(const MetricInfo* info) {
+  switch (info ? info->unit : MetricUnit::kNumber) {
+    case MetricUnit::kRatio: return Unit::kFraction;
+    case MetricUnit::kCount: return Unit::kCount;
+    case MetricUnit::kNanoseconds: return Unit::kNs;
+    case MetricUnit::kBytes: return Unit::kBytes;
+    case MetricUnit::kBytesPerSecond: return Unit::kBytesPerSecond;
+    case MetricUnit::kFlopsPerSecond: return Unit::kFlopsPerSecond;
+    case MetricUnit::kPerSecond: return Unit::kPerSecond;
+    case MetricUnit::kNumber: return Unit::kNone;
+  }
+  return Unit::kNone;
 }
 
-std::string Pretty(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+Tree MachineForm(const MetricSet& m, const render::Document& doc) {
+  Tree out = Tree::Map();
+  Tree& metrics = out.Set("metrics", Tree::Map());
+  for (const auto& [name, v] : m.values()) {
+    const MetricInfo* info = FindMetricInfo(name);
+    Tree& e = metrics.Set(name, Tree::Map());
+    e.Set("value", Tree::Number(v.value));
+    e.Set("unit", Tree::String(info ? MetricUnitName(info->unit) : ""));
+    e.Set("source", Tree::String(v.source));
+    e.Set("measured", Tree::Bool(v.measured));
+  }
+  Tree& unavailable = out.Set("unavailable", Tree::Map());
+  for (const auto& [name, why] : m.unavailable()) unavailable.Set(name, Tree::String(why));
+  Tree& evidence = out.Set("evidence", Tree::Map());
+  for (const auto& [topic, lines] : m.evidence()) {
+    if (lines.empty()) continue;
+    Tree& list = evidence.Set(topic, Tree::List());
+    for (const std::string& line : lines) list.Push(Tree::String(line));
+  }
+  // The analyses' sections in their generic form (the metric sections after
+  // them are the fields above).
+  render::Document sections;
+  for (const render::Section& s : doc.sections) {
+    if (s.key != "metrics" && s.key != "unavailable" && s.key != "evidence") sections.sections.push_back(s);
+  }
+  Tree tree = render::DocumentToTree(sections);
+  for (const auto& [key, value] : tree.entries()) {
+    if (key == "sections") out.Set("sections", value);
+  }
+  return out;
+}
+
+void AddMetrics(const MetricSet& m, render::Document* doc) {
+  render::Table t{"metrics", "", {{"metric", "Metric"}, {"value", "Value"}, {"unit", "Unit"}, {"source", "Source"},
+                                  {"measured", "Measured"}}, {}, ""};
+  for (const auto& [name, v] : m.values()) {
+    const MetricInfo* info = FindMetricInfo(name);
+    t.rows.push_back({Value::String(name), Value::Number(v.value).In(DisplayUnit(info)),
+                      Value::String(info ? MetricUnitName(info->unit) : ""), Value::String(v.source),
+                      Value::Bool(v.measured)});
+  }
+  doc->AddSection("metrics", "Metrics").Add(std::move(t));
+  if (!m.unavailable().empty()) {
+    render::Table u{"unavailable", "", {{"metric", "Metric"}, {"reason", "Why unavailable"}}, {}, ""};
+    for (const auto& [name, why] : m.unavailable()) u.rows.push_back({Value::String(name), Value::String(why)});
+    doc->AddSection("unavailable", "Unavailable metrics").Add(std::move(u));
+  }
+  // Every topic the analyses published (a fixed list had drifted and dropped
+  // eight of them).
+  render::Section* evidence = nullptr;
+  for (const auto& [topic, lines] : m.evidence()) {
+    if (lines.empty()) continue;
+    if (!evidence) evidence = &doc->AddSection("evidence", "Evidence");
+    render::List& list = evidence->Add(render::List{topic, topic, {}});
+    for (const std::string& line : lines) list.items.push_back({line, "", {}});
+  }
 }
 
 }  // namespace
 
-std::string AnalysisToText(const AnalysisReport& r) {
-  std::string out;
-  for (const AnalysisSection& s : r.sections) {
-    out += "== " + s.name + "\n";
-    for (const std::string& line : s.lines) out += "  " + TerminalSafe(line) + "\n";
+render::Document AnalyzeToDocument(const AnalysisReport& report, AnalysisResults& results) {
+  render::Document doc;
+  doc.key = "analyze";
+  auto source = results.trace().metadata.find("source_path");
+  doc.title = "aiprof analyze: " + (source == results.trace().metadata.end() ? std::string() : source->second);
+  doc.generator = "aiprof analyze";
+  for (const AnalysisSection& s : report.sections) {
+    AddAnalysisSection(s.name, results, &doc.AddSection(s.name, s.name));
   }
-  out += "== metrics\n";
-  for (const auto& [name, v] : r.metrics.values()) {
-    const MetricInfo* info = FindMetricInfo(name);
-    out += "  " + name + " = " + Pretty(v.value) + " " + (info ? MetricUnitName(info->unit) : "") +
-           (v.measured ? "" : " (estimated)") + "\n";
-  }
-  for (const auto& [name, why] : r.metrics.unavailable()) out += "  " + name + " unavailable: " + TerminalSafe(why) + "\n";
-  bool header = false;
-  // Every topic the analyses published (a fixed list here had drifted and
-  // dropped eight of them).
-  for (const auto& [topic, lines] : r.metrics.evidence()) {
-    for (const std::string& line : lines) {
-      if (!header) out += "== evidence\n", header = true;
-      out += "  [" + TerminalSafe(topic) + "] " + TerminalSafe(line) + "\n";
-    }
-  }
-  return out;
-}
-
-std::string AnalysisToJson(const AnalysisReport& r) {
-  std::string out = "{\"metrics\":{";
-  bool first = true;
-  for (const auto& [name, v] : r.metrics.values()) {
-    const MetricInfo* info = FindMetricInfo(name);
-    out += std::string(first ? "" : ",") + JsonString(name) + ":{\"value\":" + Number(v.value) +
-           ",\"unit\":" + JsonString(info ? MetricUnitName(info->unit) : "") + ",\"source\":" + JsonString(v.source) +
-           ",\"measured\":" + (v.measured ? "true" : "false") + "}";
-    first = false;
-  }
-  out += "},\"unavailable\":{";
-  first = true;
-  for (const auto& [name, why] : r.metrics.unavailable()) {
-    out += std::string(first ? "" : ",") + JsonString(name) + ":" + JsonString(why);
-    first = false;
-  }
-  out += "},\"evidence\":{";
-  first = true;
-  for (const auto& [topic, lines] : r.metrics.evidence()) {
-    if (lines.empty()) continue;
-    out += std::string(first ? "" : ",") + JsonString(topic) + ":[";
-    for (size_t i = 0; i < lines.size(); ++i) out += (i ? "," : "") + JsonString(lines[i]);
-    out += "]";
-    first = false;
-  }
-  out += "},\"sections\":{";
-  for (size_t s = 0; s < r.sections.size(); ++s) {
-    out += (s ? "," : "") + JsonString(r.sections[s].name) + ":[";
-    for (size_t i = 0; i < r.sections[s].lines.size(); ++i) out += (i ? "," : "") + JsonString(r.sections[s].lines[i]);
-    out += "]";
-  }
-  out += "}}\n";
-  return out;
+  AddMetrics(report.metrics, &doc);
+  doc.machine = MachineForm(report.metrics, doc);
+  return doc;
 }
 
 }  // namespace aiprof

@@ -4,30 +4,29 @@
 
 #include <cmath>
 
-#include "src/render/escape.h"
-#include "src/render/page.h"
-
 namespace aiprof {
 namespace {
+
+using render::Unit;
+using render::Value;
 
 std::string Pct(double f) { return fmt::format("{:.1f}%", f * 100); }
 std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-std::string ValueText(const std::string& metric, double v) {
+// The unit the renderers format a metric's value in.
+Unit MetricDisplayUnit(const std::string& metric) {
   const MetricInfo* info = FindMetricInfo(metric);
   switch (info ? info->unit : MetricUnit::kNumber) {
-    case MetricUnit::kRatio: return Pct(v);
-    case MetricUnit::kNanoseconds: return Ms(v);
-    case MetricUnit::kBytes: return fmt::format("{:.1f} MB", v / 1e6);
-    case MetricUnit::kBytesPerSecond: return fmt::format("{:.1f} GB/s", v / 1e9);
-    case MetricUnit::kFlopsPerSecond: return fmt::format("{:.1f} GFLOP/s", v / 1e9);
-    default: return fmt::format("{:.4g}", v);
+    case MetricUnit::kRatio: return Unit::kFraction;
+    case MetricUnit::kCount: return Unit::kCount;
+    case MetricUnit::kNanoseconds: return Unit::kNs;
+    case MetricUnit::kBytes: return Unit::kBytes;
+    case MetricUnit::kBytesPerSecond: return Unit::kBytesPerSecond;
+    case MetricUnit::kFlopsPerSecond: return Unit::kFlopsPerSecond;
+    case MetricUnit::kPerSecond: return Unit::kPerSecond;
+    case MetricUnit::kNumber: return Unit::kNone;
   }
-}
-
-std::string Indicator(const ComparisonOutcome& c) {
-  return fmt::format("{} = {} ({} {}{})", c.metric, ValueText(c.metric, c.value), c.op, ValueText(c.metric, c.threshold),
-                     c.measured ? "" : ", estimated");
+  return Unit::kNone;
 }
 
 std::string GainText(const SuggestionOutcome& o) {
@@ -52,7 +51,9 @@ std::string RiskText(const SuggestionRisk& r) {
 // "2.5 ms per step = 25.0% of 10.0 ms (mean step time); at most x1.33 if removed".
 std::string ImpactText(const Finding& f) {
   if (f.rule->impact_on_memory) return Pct(f.impact.share) + " of device memory";
-  if (!f.impact.quantified) return "not quantified in wall-clock time (" + f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2) + ")";
+  if (!f.impact.quantified) {
+    return "not quantified in wall-clock time (" + f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2) + ")";
+  }
   if (f.rule->impact_on_trace) {
     return fmt::format("{} = {} of the {} trace span (start-up; not part of the steady state)", Ms(f.impact.time_ns),
                        Pct(f.impact.share), Ms(f.impact.basis_ns));
@@ -75,337 +76,272 @@ std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Fi
   return out;
 }
 
-// The card store's own sentence, which states the figures and that they are measured.
-std::string HistoryText(const HistoricalGain& h) { return "measured history: " + h.card; }
+// ---------------------------------------------------------------- machine form
 
-// ---------------------------------------------------------------- text
+Tree Num(double v) { return Tree::Number(v); }
+Tree Str(std::string_view s) { return Tree::String(s); }
 
-struct Colors {
-  const char *red = "", *yellow = "", *green = "", *bold = "", *dim = "", *reset = "";
-};
+Tree SuggestionTree(const SuggestionOutcome& o) {
+  const Suggestion& sg = *o.suggestion;
+  Tree s = Tree::Map();
+  s.Set("id", Str(sg.id));
+  s.Set("title", Str(sg.title));
+  s.Set("platform", Str(sg.platform));
+  s.Set("action", Str(sg.action));
+  Tree& gain = s.Set("expected_gain", Tree::Map());
+  gain.Set("min", Num(o.gain_min));
+  gain.Set("max", Num(o.gain_max));
+  gain.Set("basis", Str(GainBasis(o)));
+  gain.Set("source", Str(o.gain_source));
+  Tree& speedup = s.Set("speedup", Tree::Map());
+  speedup.Set("min", Num(o.speedup_min));
+  speedup.Set("max", Num(o.speedup_max));
+  Tree& risk = s.Set("risk", Tree::Map());
+  risk.Set("precision_loss", Num(sg.risk.precision_loss));
+  risk.Set("memory_increase", Num(sg.risk.memory_increase));
+  risk.Set("effort", Str(sg.risk.effort));
+  risk.Set("note", Str(sg.risk.note));
+  Tree& changes = s.Set("changes", Tree::List());
+  for (const SuggestionChange& ch : sg.changes) {
+    Tree& c = changes.Push(Tree::Map());
+    c.Set("tool", Str(ch.tool));
+    c.Set("kind", Str(ch.kind));
+    c.Set("setting", Str(ch.setting));
+    c.Set("value", Str(ch.value));
+  }
+  if (o.simulation) {
+    const SimulatedGain& g = *o.simulation;
+    Tree& sim = s.Set("simulation", Tree::Map());
+    sim.Set("scenario", Str(g.scenario));
+    sim.Set("time_base", Str("steady step wall time"));
+    sim.Set("steps", Num(static_cast<double>(g.steps)));
+    sim.Set("measured_step_ms", Num(g.measured_ns / 1e6));
+    sim.Set("predicted_step_ms", Num(g.predicted_ns / 1e6));
+    Tree& interval = sim.Set("predicted_interval_ms", Tree::List());
+    interval.Push(Num(g.predicted_lo_ns / 1e6));
+    interval.Push(Num(g.predicted_hi_ns / 1e6));
+    sim.Set("history_cases", Num(static_cast<double>(g.history_cases)));
+    sim.Set("uncorrected_step_ms", Num((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
+  }
+  if (o.history) {
+    Tree& h = s.Set("history", Tree::Map());
+    h.Set("gain", Num(o.history->gain_fraction));
+    h.Set("ci_low", Num(o.history->ci_low));
+    h.Set("ci_high", Num(o.history->ci_high));
+    h.Set("card", Str(o.history->card));
+  }
+  return s;
+}
+
+Tree FindingTree(const DiagnosisReport& r, const Finding& f) {
+  Tree out = Tree::Map();
+  out.Set("rule", Str(f.rule->id));
+  out.Set("bottleneck", Str(f.rule->bottleneck));
+  out.Set("title", Str(f.rule->title));
+  out.Set("description", Str(f.rule->description));
+  out.Set("priority", Str(PriorityName(f.priority)));
+  out.Set("confidence", Str(ConfidenceName(f.confidence)));
+  out.Set("confidence_reason", Str(f.confidence_reason));
+  out.Set("rule_source", Str(f.rule->source));
+  Tree& impact = out.Set("impact", Tree::Map());
+  impact.Set("quantified", Tree::Bool(f.impact.quantified));
+  impact.Set("metric", Str(f.impact.metric));
+  impact.Set("share", Num(f.impact.share));
+  impact.Set("time_ms", Num(f.impact.time_ns / 1e6));
+  impact.Set("basis", Str(f.impact.basis));
+  impact.Set("basis_ms", Num(f.impact.basis_ns / 1e6));
+  impact.Set("basis_text", Str(f.impact.basis_text));
+  impact.Set("max_speedup", Num(f.impact.max_speedup));  // unbounded: null
+  Tree& indicators = out.Set("indicators", Tree::List());
+  for (const ComparisonOutcome& c : f.indicators) {
+    Tree& i = indicators.Push(Tree::Map());
+    i.Set("metric", Str(c.metric));
+    i.Set("value", Num(c.value));
+    i.Set("op", Str(c.op));
+    i.Set("threshold", Num(c.threshold));
+    i.Set("holds", Tree::Bool(c.holds));
+    i.Set("measured", Tree::Bool(c.measured));
+  }
+  Tree& consumers = out.Set("consumers", Tree::List());
+  for (const TimeConsumer& tc : f.consumers) {
+    Tree& c = consumers.Push(Tree::Map());
+    c.Set("kind", Str(tc.kind));
+    c.Set("name", Str(tc.name));
+    c.Set("time_ms", Num(tc.ns / 1e6));
+    c.Set("share", Num(f.impact.basis_ns > 0 ? tc.ns / f.impact.basis_ns : 0.0));
+  }
+  Tree& causes = out.Set("root_causes", Tree::List());
+  for (const RankedCause& cause : f.causes) {
+    Tree& c = causes.Push(Tree::Map());
+    c.Set("id", Str(cause.id));
+    c.Set("text", Str(cause.text));
+    c.Set("why", Str(cause.why));
+    Tree& evidence = c.Set("evidence", Tree::List());
+    for (const std::string& e : cause.evidence) evidence.Push(Str(e));
+  }
+  Tree& suggestions = out.Set("suggestions", Tree::List());
+  for (const SuggestionOutcome* o : KeptFor(r, f)) suggestions.Push(SuggestionTree(*o));
+  return out;
+}
+
+// ---------------------------------------------------------------- document
+
+// Platform, time base, target and constraints.
+void AddRun(const DiagnosisReport& r, render::Section* sec) {
+  const Diagnosis& d = *r.diagnosis;
+  render::KeyValues& kv = sec->Add(render::KeyValues{{{"platform", "Platform", Value::String(d.platform.Describe())}}});
+  if (!d.impact_basis_text.empty()) {
+    kv.items.push_back({"impact_basis", "Impacts", Value::String("wall-clock time " + d.impact_basis_text)});
+  }
+  if (r.options) {
+    std::string constraints;
+    for (const Constraint& c : r.options->constraints) constraints += (constraints.empty() ? "" : ", ") + c.text;
+    kv.items.push_back({"target", "Target", Value::String(r.options->target)});
+    kv.items.push_back({"constraints", "Constraints", Value::String(constraints.empty() ? "none" : constraints)});
+  }
+  if (d.findings.empty()) sec->Add(render::Paragraph{"No bottleneck found by the rules that could be evaluated."});
+}
+
+// The rule's conditions with the measured values, each in its metric's unit.
+render::Table IndicatorTable(const Finding& f) {
+  render::Table t{"evidence", "Evidence", {{"metric", "Metric"}, {"value", "Value"}, {"op", "Test"},
+                                           {"threshold", "Threshold"}, {"measured", "Measured"}}, {}, ""};
+  for (const ComparisonOutcome& c : f.indicators) {
+    Unit unit = MetricDisplayUnit(c.metric);
+    t.rows.push_back({Value::String(c.metric), Value::Number(c.value).In(unit), Value::String(c.op),
+                      Value::Number(c.threshold).In(unit), Value::Bool(c.measured)});
+  }
+  return t;
+}
+
+render::Table ConsumerTable(const Finding& f) {
+  render::Table t{"consumers", "Largest consumers of the unexplained time",
+                  {{"kind", "Kind"}, {"name", "Name"}, {"time_ns", "Time " + f.impact.basis, Unit::kNs},
+                   {"share", "Share of " + Ms(f.impact.basis_ns), Unit::kFraction}},
+                  {}, ""};
+  for (const TimeConsumer& tc : f.consumers) {
+    t.rows.push_back({Value::String(tc.kind), Value::String(tc.name), Value::Number(tc.ns),
+                      f.impact.basis_ns > 0 ? Value::Number(tc.ns / f.impact.basis_ns) : Value::Null()});
+  }
+  return t;
+}
+
+void AddFinding(const DiagnosisReport& r, const Finding& f, render::Section* sec) {
+  render::KeyValues& kv = sec->Add(render::KeyValues{
+      {{"priority", "Priority", Value::String(PriorityName(f.priority))},
+       {"bottleneck", "Bottleneck", Value::String(f.rule->bottleneck)},
+       {"confidence", "Confidence",
+        Value::String(std::string(ConfidenceName(f.confidence)) + " (" + f.confidence_reason + ")")},
+       {"impact", "Impact", Value::String(ImpactText(f))}}});
+  if (!f.rule->description.empty()) kv.items.push_back({"problem", "Problem", Value::String(f.rule->description)});
+  if (!f.consumers.empty()) sec->Add(ConsumerTable(f));
+  sec->Add(IndicatorTable(f));
+  render::List& causes = sec->Add(render::List{"root_causes", "Root causes (most likely first)", {}});
+  for (const RankedCause& cause : f.causes) {
+    render::ListItem& item = causes.items.emplace_back(render::ListItem{cause.text, cause.why, {}});
+    for (size_t i = 0; i < cause.evidence.size() && i < 5; ++i) item.details.push_back(cause.evidence[i]);
+  }
+  std::vector<const SuggestionOutcome*> kept = KeptFor(r, f);
+  if (kept.empty()) return;
+  render::List& fixes = sec->Add(render::List{"fixes", "Fixes", {}});
+  for (const SuggestionOutcome* o : kept) {
+    render::ListItem& item = fixes.items.emplace_back(
+        render::ListItem{o->suggestion->title + ": " + o->suggestion->action, o->suggestion->platform, {}});
+    item.details.push_back("expected gain: " + GainText(*o));
+    if (o->history) item.details.push_back("measured history: " + o->history->card);
+    item.details.push_back("risk: " + RiskText(o->suggestion->risk));
+  }
+}
+
+void AddLeftOut(const DiagnosisReport& r, render::Document* doc) {
+  const Diagnosis& d = *r.diagnosis;
+  if (r.suggestions && !r.suggestions->excluded.empty()) {
+    render::Table t{"excluded", "", {{"suggestion", "Suggestion"}, {"rule", "Rule"}, {"reason", "Reason"}}, {}, ""};
+    for (const SuggestionOutcome& o : r.suggestions->excluded) {
+      t.rows.push_back({Value::String(o.suggestion->title), Value::String(o.finding->rule->id),
+                        Value::String(o.exclusion_reason)});
+    }
+    doc->AddSection("excluded_suggestions", "Excluded suggestions").Add(std::move(t));
+  }
+  if (!d.not_evaluated.empty()) {
+    render::Table t{"not_evaluated", "", {{"rule", "Rule"}, {"metric", "Missing metric"}, {"reason", "Reason"}}, {}, ""};
+    for (const NotEvaluated& ne : d.not_evaluated) {
+      for (const auto& [metric, why] : ne.missing) {
+        t.rows.push_back({Value::String(ne.rule->id), Value::String(metric), Value::String(why)});
+      }
+    }
+    doc->AddSection("not_evaluated", "Not evaluated (the trace lacks their metrics)").Add(std::move(t));
+  }
+  if (!d.not_fired.empty()) {
+    std::string ids;
+    for (const Rule* rule : d.not_fired) ids += (ids.empty() ? "" : ", ") + rule->id;
+    doc->AddSection("not_fired", "Checked, not found").Add(render::Paragraph{ids});
+  }
+}
 
 }  // namespace
 
-std::string DiagnosisToText(const DiagnosisReport& r, bool color) {
-  Colors c;
-  if (color) c = Colors{"\x1b[31m", "\x1b[33m", "\x1b[32m", "\x1b[1m", "\x1b[2m", "\x1b[0m"};
+Tree DiagnosisTree(const DiagnosisReport& r) {
   const Diagnosis& d = *r.diagnosis;
-  std::string out = fmt::format("{}aiprof {}{}: {} (platform: {})\n", c.bold, r.suggestions ? "suggest" : "diagnose",
-                                c.reset, TerminalSafe(r.source), d.platform.Describe());
-  if (!d.impact_basis_text.empty()) out += "impacts are wall-clock time " + d.impact_basis_text + "\n";
+  Tree out = Tree::Map();
+  out.Set("schema", Str("aiprof.diagnosis/1"));
+  out.Set("source", Str(r.source));
+  out.Set("platform", Str(d.platform.Describe()));
+  out.Set("impact_basis", Str(d.impact_basis_text));
+  out.Set("explained_ms", Num(d.explained_ns / 1e6));
   if (r.options) {
-    out += fmt::format("target: {}; constraints: ", r.options->target);
-    if (r.options->constraints.empty()) out += "none";
-    for (size_t i = 0; i < r.options->constraints.size(); ++i) out += (i ? ", " : "") + r.options->constraints[i].text;
-    out += "\n";
+    out.Set("target", Str(r.options->target));
+    Tree& constraints = out.Set("constraints", Tree::List());
+    for (const Constraint& c : r.options->constraints) constraints.Push(Str(c.text));
   }
-  if (d.findings.empty()) out += "\nNo bottleneck found by the rules that could be evaluated.\n";
-  int n = 0;
-  for (const Finding& f : d.findings) {
-    const char* pc = f.priority == Priority::kHigh ? c.red : f.priority == Priority::kMedium ? c.yellow : c.green;
-    out += fmt::format("\n{}{}. [{} priority] {}{}\n", pc, ++n, PriorityName(f.priority), TerminalSafe(f.rule->title),
-                       c.reset);
-    out += fmt::format("   bottleneck: {}   confidence: {} ({})\n", f.rule->bottleneck, ConfidenceName(f.confidence),
-                       TerminalSafe(f.confidence_reason));
-    out += "   impact: " + ImpactText(f) + "\n";
-    if (!f.consumers.empty()) {
-      out += "   largest consumers of the unexplained time:\n";
-      for (const TimeConsumer& tc : f.consumers) {
-        out += fmt::format("     - {} {}: {} {} ({})\n", tc.kind, TerminalSafe(tc.name), Ms(tc.ns), f.impact.basis,
-                           f.impact.basis_ns > 0 ? Pct(tc.ns / f.impact.basis_ns) : std::string("n/a"));
-      }
-    }
-    out += "   evidence:\n";
-    for (const auto& ind : f.indicators) out += "     - " + TerminalSafe(Indicator(ind)) + "\n";
-    out += "   root causes (most likely first):\n";
-    for (const auto& cause : f.causes) {
-      out += fmt::format("     - {} {}[{}]{}\n", TerminalSafe(cause.text), c.dim, TerminalSafe(cause.why), c.reset);
-      for (size_t i = 0; i < cause.evidence.size() && i < 5; ++i) out += "         " + TerminalSafe(cause.evidence[i]) + "\n";
-    }
-    for (const SuggestionOutcome* o : KeptFor(r, f)) {
-      out += fmt::format("   {}fix:{} {} [{}]\n", c.bold, c.reset, TerminalSafe(o->suggestion->title), o->suggestion->platform);
-      out += "        " + TerminalSafe(o->suggestion->action) + "\n";
-      out += "        expected gain: " + GainText(*o) + "\n";
-      if (o->history) out += "        " + TerminalSafe(HistoryText(*o->history)) + "\n";
-      out += "        risk: " + TerminalSafe(RiskText(o->suggestion->risk)) + "\n";
-    }
-  }
-  if (r.suggestions && !r.suggestions->excluded.empty()) {
-    out += "\nExcluded suggestions:\n";
-    for (const auto& o : r.suggestions->excluded) {
-      out += fmt::format("  - {} ({}): {}\n", TerminalSafe(o.suggestion->title), o.finding->rule->id,
-                         TerminalSafe(o.exclusion_reason));
-    }
-  }
-  if (!d.not_evaluated.empty()) {
-    out += "\nNot evaluated (the trace lacks their metrics):\n";
-    for (const auto& ne : d.not_evaluated) {
-      out += "  - " + ne.rule->id + ":";
-      for (const auto& [m, why] : ne.missing) out += " " + m + " (" + TerminalSafe(why) + ")";
-      out += "\n";
-    }
-  }
-  if (!d.not_fired.empty()) {
-    out += "\nChecked, not found:";
-    for (const Rule* rule : d.not_fired) out += " " + rule->id;
-    out += "\n";
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- markdown
-
-std::string DiagnosisToMarkdown(const DiagnosisReport& r) {
-  const Diagnosis& d = *r.diagnosis;
-  std::string out = fmt::format("# aiprof {}: {}\n\nPlatform: {}.", r.suggestions ? "suggestions" : "diagnosis",
-                                MarkdownEscape(r.source), d.platform.Describe());
-  if (r.options) {
-    out += fmt::format(" Target: **{}**. Constraints: ", r.options->target);
-    if (r.options->constraints.empty()) out += "none";
-    for (size_t i = 0; i < r.options->constraints.size(); ++i) {
-      out += (i ? ", " : "") + std::string("`") + MarkdownEscape(r.options->constraints[i].text) + "`";
-    }
-    out += ".";
-  }
-  out += "\n\n";
-  if (d.findings.empty()) out += "No bottleneck found by the rules that could be evaluated.\n";
-  int n = 0;
-  for (const Finding& f : d.findings) {
-    out += fmt::format("## {}. {} ({} priority)\n\n", ++n, MarkdownEscape(f.rule->title), PriorityName(f.priority));
-    out += "| | |\n|---|---|\n";
-    out += fmt::format("| Bottleneck | `{}` |\n", f.rule->bottleneck);
-    out += fmt::format("| Confidence | {} — {} |\n", ConfidenceName(f.confidence), MarkdownEscape(f.confidence_reason));
-    out += "| Impact | " + MarkdownEscape(ImpactText(f)) + " |\n\n";
-    if (!f.rule->description.empty()) out += "**Problem.** " + MarkdownEscape(f.rule->description) + "\n\n";
-    out += "**Evidence.**\n\n";
-    for (const auto& ind : f.indicators) out += "- " + MarkdownEscape(Indicator(ind)) + "\n";
-    out += "\n**Root cause** (most likely first).\n\n";
-    for (const auto& cause : f.causes) {
-      out += "- " + MarkdownEscape(cause.text) + " — *" + MarkdownEscape(cause.why) + "*\n";
-      for (size_t i = 0; i < cause.evidence.size() && i < 5; ++i) out += "  - " + MarkdownEscape(cause.evidence[i]) + "\n";
-    }
-    std::vector<const SuggestionOutcome*> kept = KeptFor(r, f);
-    if (!kept.empty()) out += "\n**Fix.**\n\n";
-    for (const SuggestionOutcome* o : kept) {
-      out += fmt::format("- **{}** ({}): {}\n  - Expected gain: {}\n", MarkdownEscape(o->suggestion->title),
-                         o->suggestion->platform, MarkdownEscape(o->suggestion->action), MarkdownEscape(GainText(*o)));
-      if (o->history) out += "  - " + MarkdownEscape(HistoryText(*o->history)) + "\n";
-      out += "  - Risk: " + MarkdownEscape(RiskText(o->suggestion->risk)) + "\n";
-    }
-    out += "\n";
-  }
-  if (r.suggestions && !r.suggestions->excluded.empty()) {
-    out += "## Excluded suggestions\n\n";
-    for (const auto& o : r.suggestions->excluded) {
-      out += fmt::format("- {} (`{}`): {}\n", MarkdownEscape(o.suggestion->title), o.finding->rule->id,
-                         MarkdownEscape(o.exclusion_reason));
-    }
-    out += "\n";
-  }
-  if (!d.not_evaluated.empty()) {
-    out += "## Not evaluated\n\n";
-    for (const auto& ne : d.not_evaluated) {
-      out += "- `" + ne.rule->id + "`:";
-      for (const auto& [m, why] : ne.missing) out += " `" + m + "` (" + MarkdownEscape(why) + ")";
-      out += "\n";
-    }
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------- JSON
-
-std::string DiagnosisToJson(const DiagnosisReport& r) {
-  const Diagnosis& d = *r.diagnosis;
-  std::string out = "{\n  \"schema\": \"aiprof.diagnosis/1\",\n";
-  out += fmt::format("  \"source\": {},\n  \"platform\": {},\n", JsonString(r.source), JsonString(d.platform.Describe()));
-  out += fmt::format("  \"impact_basis\": {},\n  \"explained_ms\": {},\n", JsonString(d.impact_basis_text),
-                     d.explained_ns / 1e6);
-  if (r.options) {
-    out += fmt::format("  \"target\": {},\n  \"constraints\": [", JsonString(r.options->target));
-    for (size_t i = 0; i < r.options->constraints.size(); ++i) {
-      out += (i ? ", " : "") + JsonString(r.options->constraints[i].text);
-    }
-    out += "],\n";
-  }
-  auto suggestion_json = [](const SuggestionOutcome& o) {
-    std::string s = fmt::format(
-        "{{\"id\": {}, \"title\": {}, \"platform\": {}, \"action\": {}, \"expected_gain\": {{\"min\": {}, \"max\": {}, "
-        "\"basis\": {}, \"source\": {}}}, "
-        "\"speedup\": {{\"min\": {}, \"max\": {}}}, \"risk\": {{\"precision_loss\": {}, \"memory_increase\": {}, "
-        "\"effort\": {}, \"note\": {}}}",
-        JsonString(o.suggestion->id), JsonString(o.suggestion->title), JsonString(o.suggestion->platform),
-        JsonString(o.suggestion->action), o.gain_min, o.gain_max, JsonString(GainBasis(o)),
-        JsonString(o.gain_source), o.speedup_min, o.speedup_max,
-        o.suggestion->risk.precision_loss, o.suggestion->risk.memory_increase, JsonString(o.suggestion->risk.effort),
-        JsonString(o.suggestion->risk.note));
-    s += ", \"changes\": [";
-    for (size_t c = 0; c < o.suggestion->changes.size(); ++c) {
-      const SuggestionChange& ch = o.suggestion->changes[c];
-      s += fmt::format("{}{{\"tool\": {}, \"kind\": {}, \"setting\": {}, \"value\": {}}}", c ? ", " : "",
-                       JsonString(ch.tool), JsonString(ch.kind), JsonString(ch.setting), JsonString(ch.value));
-    }
-    s += "]";
-    if (o.simulation) {
-      const SimulatedGain& g = *o.simulation;
-      s += fmt::format(", \"simulation\": {{\"scenario\": {}, \"time_base\": \"steady step wall time\", \"steps\": {}, "
-                       "\"measured_step_ms\": {}, \"predicted_step_ms\": {}, \"predicted_interval_ms\": [{}, {}], "
-                       "\"history_cases\": {}, \"uncorrected_step_ms\": {}}}",
-                       JsonString(g.scenario), g.steps, g.measured_ns / 1e6, g.predicted_ns / 1e6, g.predicted_lo_ns / 1e6,
-                       g.predicted_hi_ns / 1e6, g.history_cases,
-                       (g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6);
-    }
-    if (o.history) {
-      s += fmt::format(", \"history\": {{\"gain\": {}, \"ci_low\": {}, \"ci_high\": {}, \"card\": {}}}",
-                       o.history->gain_fraction, o.history->ci_low, o.history->ci_high, JsonString(o.history->card));
-    }
-    return s + "}";
-  };
-  out += "  \"findings\": [";
-  for (size_t i = 0; i < d.findings.size(); ++i) {
-    const Finding& f = d.findings[i];
-    out += fmt::format(
-        "{}\n    {{\"rule\": {}, \"bottleneck\": {}, \"title\": {}, \"description\": {}, \"priority\": \"{}\", "
-        "\"confidence\": \"{}\", \"confidence_reason\": {}, \"rule_source\": {},\n     \"impact\": {{\"quantified\": {}, "
-        "\"metric\": {}, \"share\": {}, \"time_ms\": {}, \"basis\": {}, \"basis_ms\": {}, \"basis_text\": {}, "
-        "\"max_speedup\": {}}},\n     \"indicators\": [",
-        i ? "," : "", JsonString(f.rule->id), JsonString(f.rule->bottleneck), JsonString(f.rule->title),
-        JsonString(f.rule->description), PriorityName(f.priority), ConfidenceName(f.confidence),
-        JsonString(f.confidence_reason), JsonString(f.rule->source), f.impact.quantified ? "true" : "false",
-        JsonString(f.impact.metric), f.impact.share, f.impact.time_ns / 1e6, JsonString(f.impact.basis),
-        f.impact.basis_ns / 1e6, JsonString(f.impact.basis_text),
-        std::isfinite(f.impact.max_speedup) ? fmt::format("{}", f.impact.max_speedup) : std::string("null"));
-    for (size_t k = 0; k < f.indicators.size(); ++k) {
-      const auto& c = f.indicators[k];
-      out += fmt::format("{}{{\"metric\": {}, \"value\": {}, \"op\": {}, \"threshold\": {}, \"holds\": {}, \"measured\": {}}}",
-                         k ? ", " : "", JsonString(c.metric), c.value, JsonString(c.op), c.threshold, c.holds, c.measured);
-    }
-    out += "],\n     \"consumers\": [";
-    for (size_t k = 0; k < f.consumers.size(); ++k) {
-      const TimeConsumer& tc = f.consumers[k];
-      out += fmt::format("{}{{\"kind\": {}, \"name\": {}, \"time_ms\": {}, \"share\": {}}}", k ? ", " : "",
-                         JsonString(tc.kind), JsonString(tc.name), tc.ns / 1e6,
-                         f.impact.basis_ns > 0 ? tc.ns / f.impact.basis_ns : 0.0);
-    }
-    out += "],\n     \"root_causes\": [";
-    for (size_t k = 0; k < f.causes.size(); ++k) {
-      const auto& cause = f.causes[k];
-      out += fmt::format("{}{{\"id\": {}, \"text\": {}, \"why\": {}, \"evidence\": [", k ? ", " : "",
-                         JsonString(cause.id), JsonString(cause.text), JsonString(cause.why));
-      for (size_t e = 0; e < cause.evidence.size(); ++e) out += (e ? ", " : "") + JsonString(cause.evidence[e]);
-      out += "]}";
-    }
-    out += "],\n     \"suggestions\": [";
-    std::vector<const SuggestionOutcome*> kept = KeptFor(r, f);
-    for (size_t k = 0; k < kept.size(); ++k) out += (k ? ", " : "") + suggestion_json(*kept[k]);
-    out += "]}";
-  }
-  out += d.findings.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"excluded_suggestions\": [";
+  Tree& findings = out.Set("findings", Tree::List());
+  for (const Finding& f : d.findings) findings.Push(FindingTree(r, f));
+  Tree& excluded = out.Set("excluded_suggestions", Tree::List());
   if (r.suggestions) {
-    for (size_t i = 0; i < r.suggestions->excluded.size(); ++i) {
-      const auto& o = r.suggestions->excluded[i];
-      out += fmt::format("{}\n    {{\"rule\": {}, \"id\": {}, \"title\": {}, \"reason\": {}}}", i ? "," : "",
-                         JsonString(o.finding->rule->id), JsonString(o.suggestion->id), JsonString(o.suggestion->title),
-                         JsonString(o.exclusion_reason));
+    for (const SuggestionOutcome& o : r.suggestions->excluded) {
+      Tree& e = excluded.Push(Tree::Map());
+      e.Set("rule", Str(o.finding->rule->id));
+      e.Set("id", Str(o.suggestion->id));
+      e.Set("title", Str(o.suggestion->title));
+      e.Set("reason", Str(o.exclusion_reason));
     }
   }
-  out += "],\n  \"not_evaluated\": [";
-  for (size_t i = 0; i < d.not_evaluated.size(); ++i) {
-    out += fmt::format("{}\n    {{\"rule\": {}, \"missing\": [", i ? "," : "", JsonString(d.not_evaluated[i].rule->id));
-    for (size_t k = 0; k < d.not_evaluated[i].missing.size(); ++k) {
-      const auto& [m, why] = d.not_evaluated[i].missing[k];
-      out += fmt::format("{}{{\"metric\": {}, \"reason\": {}}}", k ? ", " : "", JsonString(m), JsonString(why));
+  Tree& not_evaluated = out.Set("not_evaluated", Tree::List());
+  for (const NotEvaluated& ne : d.not_evaluated) {
+    Tree& n = not_evaluated.Push(Tree::Map());
+    n.Set("rule", Str(ne.rule->id));
+    Tree& missing = n.Set("missing", Tree::List());
+    for (const auto& [metric, why] : ne.missing) {
+      Tree& m = missing.Push(Tree::Map());
+      m.Set("metric", Str(metric));
+      m.Set("reason", Str(why));
     }
-    out += "]}";
   }
-  out += "],\n  \"not_fired\": [";
-  for (size_t i = 0; i < d.not_fired.size(); ++i) out += (i ? ", " : "") + JsonString(d.not_fired[i]->id);
-  out += "],\n  \"metrics\": {";
-  bool first = true;
+  Tree& not_fired = out.Set("not_fired", Tree::List());
+  for (const Rule* rule : d.not_fired) not_fired.Push(Str(rule->id));
+  Tree& metrics = out.Set("metrics", Tree::Map());
   for (const auto& [name, v] : r.metrics->values()) {
-    out += fmt::format("{}\n    {}: {{\"value\": {}, \"measured\": {}}}", first ? "" : ",", JsonString(name), v.value,
-                       v.measured);
-    first = false;
+    Tree& m = metrics.Set(name, Tree::Map());
+    m.Set("value", Num(v.value));
+    m.Set("measured", Tree::Bool(v.measured));
   }
-  out += first ? "}\n}\n" : "\n  }\n}\n";
   return out;
 }
 
-// ---------------------------------------------------------------- HTML
-
-constexpr std::string_view kDiagnosisStyle =
-    "body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;padding:0 1em;color:#222}"
-    ".f{border:1px solid #ccc;border-radius:8px;padding:1em 1.2em;margin:1em 0}"
-    ".high{border-left:8px solid #c0392b}.medium{border-left:8px solid #e67e22}.low{border-left:8px solid #27ae60}"
-    ".tag{display:inline-block;padding:0 .5em;border-radius:4px;background:#eee;margin-right:.4em;font-size:.9em}"
-    "table{border-collapse:collapse}td{padding:.2em .8em .2em 0;vertical-align:top}"
-    "code,.ev{font-family:ui-monospace,monospace;font-size:.9em}.why{color:#666}";
-
-std::string DiagnosisToHtml(const DiagnosisReport& r) {
-  const Diagnosis& d = *r.diagnosis;
-  std::string title = std::string("aiprof ") + (r.suggestions ? "suggestions" : "diagnosis") + ": " + r.source;
-  render::PageSpec page;
-  page.title = title;
-  page.generator = r.suggestions ? "aiprof suggest" : "aiprof diagnose";
-  page.styles = {kDiagnosisStyle};
-  std::string out = render::PageHead(page);
-  out += "<h1>" + HtmlEscape(title) + "</h1>\n<p>Platform: " + HtmlEscape(d.platform.Describe());
-  if (r.options) {
-    out += ". Target: <b>" + HtmlEscape(r.options->target) + "</b>. Constraints: ";
-    if (r.options->constraints.empty()) out += "none";
-    for (size_t i = 0; i < r.options->constraints.size(); ++i) {
-      out += (i ? ", " : "") + std::string("<code>") + HtmlEscape(r.options->constraints[i].text) + "</code>";
-    }
-  }
-  out += ".</p>\n";
-  if (d.findings.empty()) out += "<p>No bottleneck found by the rules that could be evaluated.</p>\n";
+render::Document DiagnosisToDocument(const DiagnosisReport& r) {
+  render::Document doc;
+  doc.key = r.suggestions ? "suggestions" : "diagnosis";
+  doc.title = "aiprof " + doc.key + ": " + r.source;
+  doc.generator = r.suggestions ? "aiprof suggest" : "aiprof diagnose";
+  doc.machine = DiagnosisTree(r);
+  AddRun(r, &doc.AddSection("run", ""));
   int n = 0;
-  for (const Finding& f : d.findings) {
-    out += fmt::format("<div class=\"f {}\"><h2>{}. {}</h2>\n", PriorityName(f.priority), ++n, HtmlEscape(f.rule->title));
-    out += fmt::format("<p><span class=\"tag\">{} priority</span><span class=\"tag\">confidence {}</span>"
-                       "<span class=\"tag\">{}</span></p>\n",
-                       PriorityName(f.priority), ConfidenceName(f.confidence), HtmlEscape(f.rule->bottleneck));
-    out += "<table><tr><td>Problem</td><td>" + HtmlEscape(f.rule->description) + "</td></tr>";
-    out += "<tr><td>Impact</td><td>" + HtmlEscape(ImpactText(f)) + "</td></tr>";
-    out += "<tr><td>Confidence</td><td>" + HtmlEscape(f.confidence_reason) + "</td></tr><tr><td>Evidence</td><td>";
-    for (const auto& ind : f.indicators) out += "<div class=\"ev\">" + HtmlEscape(Indicator(ind)) + "</div>";
-    out += "</td></tr><tr><td>Root cause</td><td><ol>";
-    for (const auto& cause : f.causes) {
-      out += "<li>" + HtmlEscape(cause.text) + " <span class=\"why\">(" + HtmlEscape(cause.why) + ")</span>";
-      for (size_t i = 0; i < cause.evidence.size() && i < 5; ++i) {
-        out += "<div class=\"ev\">" + HtmlEscape(cause.evidence[i]) + "</div>";
-      }
-      out += "</li>";
-    }
-    out += "</ol></td></tr>";
-    for (const SuggestionOutcome* o : KeptFor(r, f)) {
-      out += "<tr><td>Fix</td><td><b>" + HtmlEscape(o->suggestion->title) + "</b> (" + HtmlEscape(o->suggestion->platform) +
-             ")<br>" + HtmlEscape(o->suggestion->action) + "<br>Expected gain: " + HtmlEscape(GainText(*o));
-      if (o->history) out += "<br>" + HtmlEscape(HistoryText(*o->history));
-      out += "<br>Risk: " + HtmlEscape(RiskText(o->suggestion->risk)) + "</td></tr>";
-    }
-    out += "</table></div>\n";
+  for (const Finding& f : r.diagnosis->findings) {
+    ++n;
+    AddFinding(r, f, &doc.AddSection("finding_" + std::to_string(n), std::to_string(n) + ". " + f.rule->title));
   }
-  if (r.suggestions && !r.suggestions->excluded.empty()) {
-    out += "<h2>Excluded suggestions</h2><ul>";
-    for (const auto& o : r.suggestions->excluded) {
-      out += "<li>" + HtmlEscape(o.suggestion->title) + " (" + HtmlEscape(o.finding->rule->id) + "): " +
-             HtmlEscape(o.exclusion_reason) + "</li>";
-    }
-    out += "</ul>\n";
-  }
-  if (!d.not_evaluated.empty()) {
-    out += "<h2>Not evaluated</h2><ul>";
-    for (const auto& ne : d.not_evaluated) {
-      out += "<li><code>" + HtmlEscape(ne.rule->id) + "</code>:";
-      for (const auto& [m, why] : ne.missing) out += " <code>" + HtmlEscape(m) + "</code> (" + HtmlEscape(why) + ")";
-      out += "</li>";
-    }
-    out += "</ul>\n";
-  }
-  out += render::PageTail(page);
-  return out;
+  AddLeftOut(r, &doc);
+  return doc;
 }
 
 }  // namespace aiprof

@@ -1,7 +1,11 @@
-// Renders a diagnosis (and, for `suggest`, its filtered suggestions) as
-// terminal text, Markdown, JSON (schema: docs/diagnosis-schema.md) or one
-// self-contained HTML page. Everything that comes from the trace or the rule
-// files is escaped for the format.
+// A diagnosis (and, for `suggest`, its filtered suggestions) as one
+// document: per finding its bottleneck, confidence and impact, the rule's
+// indicators as a typed table, the root causes with their evidence and the
+// kept fixes; then the excluded suggestions and the rules not evaluated.
+// The shared renderers write it as text, Markdown and HTML; JSON keeps its
+// published schema (aiprof.diagnosis/1, docs/diagnosis-schema.md) as the
+// document's machine form. Every string from the trace or the rule files is
+// plain text in the document, escaped by the renderers.
 #ifndef AIPROF_SRC_REPORT_DIAGNOSIS_DIAGNOSIS_REPORT_H_
 #define AIPROF_SRC_REPORT_DIAGNOSIS_DIAGNOSIS_REPORT_H_
 
@@ -9,6 +13,7 @@
 
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/diagnosis/suggest.h"
+#include "src/render/document.h"
 
 namespace aiprof {
 
@@ -20,10 +25,10 @@ struct DiagnosisReport {
   const SuggestOptions* options = nullptr;     // null for `diagnose`
 };
 
-std::string DiagnosisToText(const DiagnosisReport& r, bool color);
-std::string DiagnosisToMarkdown(const DiagnosisReport& r);
-std::string DiagnosisToJson(const DiagnosisReport& r);
-std::string DiagnosisToHtml(const DiagnosisReport& r);
+// The published JSON form (aiprof.diagnosis/1) as a tree.
+Tree DiagnosisTree(const DiagnosisReport& r);
+// The whole result as a document; its machine form is DiagnosisTree.
+render::Document DiagnosisToDocument(const DiagnosisReport& r);
 
 }  // namespace aiprof
 

@@ -1,12 +1,18 @@
-// Renders a Summary as text, JSON (schema: docs/summary-schema.md) or CSV.
-#ifndef AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
-#define AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
+// A Summary as one document (totals, top ops by self time, devices, steps,
+// ranks and step breakdowns, events by category, import diagnostics),
+// written by the shared renderers. Its machine forms keep their published
+// contracts: JSON (schema aiprof.summary/1, docs/summary-schema.md: exact
+// decimal microseconds, ops by total time, every op unless --top) is the
+// document's `machine_json`; CSV is the op table in those columns.
+#ifndef AIPROF_SRC_REPORT_SUMMARY_SUMMARY_REPORT_H_
+#define AIPROF_SRC_REPORT_SUMMARY_SUMMARY_REPORT_H_
 
 #include <optional>
 #include <string>
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/summary/summary.h"
+#include "src/render/document.h"
 
 namespace aiprof {
 
@@ -22,11 +28,13 @@ struct SummaryReportOptions {
 // writes the same summary.
 void AddResultFigures(AnalysisResults& results, SummaryReportOptions* o);
 
-std::string SummaryToText(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
+// The document; `o.top_n` limits its op table (ranked by self time).
+render::Document SummaryToDocument(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
+// The published JSON form (aiprof.summary/1): the document's machine form.
 std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
 // CSV holds the op table only (one row per op).
 std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_REPORT_SUMMARY_REPORT_H_
+#endif  // AIPROF_SRC_REPORT_SUMMARY_SUMMARY_REPORT_H_

@@ -1,0 +1,659 @@
+#include "src/report/analysis/analysis_sections.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <string>
+
+#include "src/report/attribution/attribution_report.h"
+
+namespace aiprof {
+namespace {
+
+using render::List;
+using render::Paragraph;
+using render::Section;
+using render::Table;
+using render::Unit;
+using render::Value;
+
+template <typename T>
+Value Int(T v) {
+  return Value::Int(static_cast<int64_t>(v));
+}
+Value Ns(double ns) { return Value::Number(ns); }
+Value Share(int64_t a, int64_t b) {
+  return b > 0 ? Value::Number(static_cast<double>(a) / static_cast<double>(b)) : Value::Null();
+}
+Value Str(std::string_view s) { return Value::String(std::string(s)); }
+
+// ---------------------------------------------------------------- per analysis
+
+void WindowSection(AnalysisResults& in, Section* s) {
+  const AnalysisWindow& w = in.window();
+  render::KeyValues& kv = s->Add(render::KeyValues{{{"impacts_measured", "Impacts are measured", Str(w.Describe())}}});
+  if (w.startup_ns > 0) {
+    kv.items.push_back({"startup_ns", "Start-up calls", Int(w.startup_ns), Unit::kNs});
+    kv.items.push_back({"trace_span_ns", "Trace span", Int(w.trace_span_ns), Unit::kNs});
+    kv.items.push_back({"startup_dominated", "Start-up dominated", Value::Bool(w.startup_dominated)});
+  }
+}
+
+std::string TimelineName(const TimelineBreakdown& tl) {
+  std::string who = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
+  return tl.rank != kNoRank ? "rank " + std::to_string(tl.rank) + " " + who : who;
+}
+
+void BreakdownSection(AnalysisResults& in, Section* s) {
+  const GapsResult& r = in.gaps();
+  if (r.cpu_only) s->Add(Paragraph{"CPU-only trace: timeline = main thread's cpu_op time"});
+  Table shares{"timelines", "Time by activity (shares of the span)",
+               {{"timeline", "Timeline"}, {"span_ns", "Span", Unit::kNs}, {"busy", "Busy", Unit::kFraction},
+                {"compute", "Compute", Unit::kFraction}, {"communication", "Communication", Unit::kFraction},
+                {"memcpy", "Memory copy", Unit::kFraction}, {"idle", "Idle", Unit::kFraction},
+                {"comm_hidden", "Communication hidden", Unit::kFraction}},
+               {}, "Communication hidden: share of communication time overlapped by compute"};
+  Table causes{"idle_by_cause", "Idle time by cause", {{"timeline", "Timeline"}}, {}, ""};
+  for (size_t c = 0; c < kGapCauseCount; ++c) {
+    std::string name = GapCauseName(static_cast<GapCause>(c));
+    causes.columns.push_back({name + "_ns", name, Unit::kNs});
+  }
+  static constexpr const char* kBuckets[kGapBucketCount] = {"<1us", "1-10us", "10-100us", "0.1-1ms", "1-10ms", ">=10ms"};
+  Table hist{"gap_histogram", "Gaps by length",
+             {{"timeline", "Timeline"}, {"bucket", "Length"}, {"gaps", "Gaps", Unit::kCount}, {"time_ns", "Time", Unit::kNs}},
+             {}, ""};
+  List largest{"largest_gaps", "Largest gaps", {}};
+  for (const TimelineBreakdown& tl : r.timelines) {
+    const std::string who = TimelineName(tl);
+    shares.rows.push_back({Str(who), Int(tl.span_ns), Share(tl.busy_ns, tl.span_ns), Share(tl.compute_ns, tl.span_ns),
+                           Share(tl.comm_ns, tl.span_ns), Share(tl.memcpy_ns, tl.span_ns), Share(tl.idle_ns, tl.span_ns),
+                           Share(tl.comm_overlap_ns, tl.comm_ns)});
+    std::vector<Value>& row = causes.rows.emplace_back();
+    row.push_back(Str(who));
+    for (size_t c = 0; c < kGapCauseCount; ++c) row.push_back(Int(tl.idle_by_cause_ns[c]));
+    for (size_t b = 0; b < kGapBucketCount; ++b) {
+      hist.rows.push_back({Str(who), Str(kBuckets[b]), Int(tl.gap_hist_count[b]), Int(tl.gap_hist_ns[b])});
+    }
+    for (const Gap& g : tl.largest_gaps) largest.items.push_back({DescribeGap(in.trace(), tl, g), "", {}});
+  }
+  s->Add(std::move(shares));
+  s->Add(std::move(causes));
+  s->Add(std::move(hist));
+  if (!largest.items.empty()) s->Add(std::move(largest));
+}
+
+void LaunchesSection(AnalysisResults& in, Section* s) {
+  const Trace& trace = in.trace();
+  const LaunchStats& st = in.launches();
+  if (st.kernels == 0) {
+    auto unmodelled = trace.metadata.find("accelerator_unmodelled");
+    s->Add(Paragraph{unmodelled != trace.metadata.end()
+                         ? "No kernels aiprof recognises: the trace holds device events of an accelerator it has no "
+                           "model for (" + unmodelled->second + ")"
+                         : "No device kernels (CPU-only trace)"});
+    return;
+  }
+  render::KeyValues& kv = s->Add(render::KeyValues{{
+      {"kernels", "Kernels", Int(st.kernels), Unit::kCount},
+      {"linked", "Linked to a launch call", Int(st.launches), Unit::kCount},
+      {"launched_in_steps", "Launched inside steps", Int(st.launches_in_steps), Unit::kCount},
+      {"launch_calls", "Launch calls (delays are per call: its first kernel)", Int(st.launch_calls), Unit::kCount},
+      {"delay_p50_ns", "Launch delay p50", Ns(st.delay_p50_ns), Unit::kNs},
+      {"delay_p90_ns", "Launch delay p90", Ns(st.delay_p90_ns), Unit::kNs},
+      {"delay_max_ns", "Launch delay max", Int(st.delay_max_ns), Unit::kNs},
+      {"launch_cost_ns", "Launch cost (median one-by-one launch call)", Ns(st.launch_cost_ns), Unit::kNs},
+      {"short_kernels", "Kernels launched one by one and shorter than that", Int(st.short_kernels), Unit::kCount}}});
+  if (st.graph_launches > 0) {
+    kv.items.push_back({"graph_launches", "Graph launches", Int(st.graph_launches), Unit::kCount});
+    kv.items.push_back({"graph_kernels", "Kernels they replay", Int(st.graph_kernels), Unit::kCount});
+    kv.items.push_back({"graph_launch_cost_ns", "Graph launch call (median)", Ns(st.graph_launch_cost_ns), Unit::kNs});
+    kv.items.push_back({"graph_gap_p50_ns", "Device gap between replays (median)",
+                        st.graph_gaps > 0 ? Ns(st.graph_gap_p50_ns) : Value::Null(), Unit::kNs});
+  }
+  if (st.device_time_ns > 0) {
+    kv.items.push_back({"op_coverage", "Op coverage (device-activity time attributed to a host op)",
+                        Share(st.attributed_time_ns, st.device_time_ns), Unit::kFraction});
+    if (st.graph_kernels > 0) {
+      s->Add(Paragraph{"Graph-replayed kernels are tied to no op (the capture trace is not merged)."});
+    }
+  }
+  if (st.outliers.empty()) return;
+  Table t{"outliers", "Runtime-call outliers", {{"dur_ns", "Duration", Unit::kNs}, {"median_ns", "Median", Unit::kNs},
+                                               {"ts_ns", "At ts (ns)"}, {"name", "Call"}}, {}, ""};
+  for (const RuntimeOutlier& o : st.outliers) {
+    t.rows.push_back({Int(trace.slices.dur_ns[o.slice]), Ns(o.median_ns), Int(trace.slices.ts_ns[o.slice]),
+                      Str(trace.Str(trace.slices.name[o.slice]))});
+  }
+  s->Add(std::move(t));
+}
+
+void MemcpySection(AnalysisResults& in, Section* s) {
+  const MemcpyStats& st = in.memcpy();
+  Table t{"directions", "", {{"direction", "Direction"}, {"copies", "Copies", Unit::kCount},
+                             {"time_ns", "Time", Unit::kNs}, {"bytes", "Bytes", Unit::kBytes}}, {}, ""};
+  for (size_t d = 0; d < kCopyDirectionCount; ++d) {
+    const CopyTotals& c = st.by_direction[d];
+    if (c.count == 0) continue;
+    t.rows.push_back({Str(CopyDirectionName(static_cast<CopyDirection>(d))), Int(c.count), Int(c.time_ns),
+                      c.with_bytes ? Value::Number(c.bytes) : Value::Null()});
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+  s->Add(render::KeyValues{{{"copies", "Copies", Int(st.total), Unit::kCount},
+                            {"pageable", "Pageable", Int(st.pageable), Unit::kCount},
+                            {"synchronous", "Synchronous", Int(st.synchronous), Unit::kCount},
+                            {"step_share", "Share of step time", Share(st.in_steps_ns, st.step_time_ns), Unit::kFraction}}});
+}
+
+void LayoutSection(AnalysisResults& in, Section* s) {
+  const LayoutResult& r = in.layout();
+  s->Add(render::KeyValues{
+      {{"conversions", "Conversions", Int(r.count), Unit::kCount},
+       {"conversion_ns", "Time", Int(r.conversion_ns), Unit::kNs},
+       {"share", r.device ? "Share of kernel time" : "Share of top-level CPU op time",
+        Share(r.conversion_ns, r.denominator_ns), Unit::kFraction}}});
+  if (r.groups.empty()) return;
+  Table t{"groups", "", {{"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+                         {"trigger", "Triggered by"}, {"op", "Op"}}, {}, ""};
+  for (const ConversionGroup& g : r.groups) {
+    t.rows.push_back({Int(g.count), Int(g.total_ns), Str(g.trigger.empty() ? "(top level)" : g.trigger), Str(g.op)});
+  }
+  s->Add(std::move(t));
+}
+
+void FusionSection(AnalysisResults& in, Section* s) {
+  const FusionResult& r = in.fusion();
+  s->Add(render::KeyValues{{{"scope", "Ops", Str(r.device ? "kernels" : "top-level CPU ops")},
+                            {"ops", "Count", Int(r.op_count), Unit::kCount},
+                            {"op_time_ns", "Time", Int(r.op_time_ns), Unit::kNs},
+                            {"short_ops", "Short ops (share of the time)", Share(r.short_op_ns, r.op_time_ns), Unit::kFraction},
+                            {"covered", "Top candidates cover", Share(r.covered_ns, r.op_time_ns), Unit::kFraction}}});
+  if (r.top.empty()) return;
+  Table t{"candidates", "Top fusion candidates",
+          {{"occurrences", "Occurrences", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+           {"boundaries_removed", "Launches/dispatches removed", Unit::kCount}, {"gap_ns", "Gaps removed", Unit::kNs},
+           {"traffic_bytes", "Intermediate traffic (~)", Unit::kBytes}, {"sequence", "Sequence"}},
+          {}, ""};
+  for (const FusionCandidate& c : r.top) {
+    t.rows.push_back({Int(c.occurrences), Int(c.total_ns), Int(c.boundaries_removed), Int(c.gap_ns),
+                      c.has_shapes ? Value::Number(c.intermediate_bytes) : Value::Null(),
+                      Str(DescribeSequence(in.trace(), c))});
+  }
+  s->Add(std::move(t));
+}
+
+void LongTailSection(AnalysisResults& in, Section* s) {
+  const LongTailResult& r = in.long_tail();
+  if (r.ops.empty()) return;
+  Table t{"ops", "", {{"count", "n", Unit::kCount}, {"p50_ns", "p50", Unit::kNs}, {"p90_ns", "p90", Unit::kNs},
+                      {"p99_ns", "p99", Unit::kNs}, {"max_ns", "Max", Unit::kNs},
+                      {"tail_count", "Beyond 3x median", Unit::kCount}, {"tail_share", "Tail share of its time", Unit::kFraction},
+                      {"tail_dominated", "Tail-dominated"}, {"qualifies", "Past count/time minimums"}, {"op", "Op"}},
+          {}, ""};
+  const size_t n = std::min<size_t>(10, r.ops.size());
+  for (size_t i = 0; i < n; ++i) {
+    const OpTail& op = r.ops[i];
+    t.rows.push_back({Int(op.count), Ns(op.p50_ns), Ns(op.p90_ns), Ns(op.p99_ns), Int(op.max_ns), Int(op.tail_count),
+                      Value::Number(op.tail_share), Value::Bool(op.tail_share > kTailDominatedShare),
+                      Value::Bool(op.qualifies), Str(in.trace().Str(op.name))});
+  }
+  if (r.ops.size() > n) t.note = std::to_string(r.ops.size() - n) + " more ops not shown";
+  s->Add(std::move(t));
+}
+
+void StepsSection(AnalysisResults& in, Section* s) {
+  const Trace& trace = in.trace();
+  const StepStats& st = in.steps();
+  if (st.count == 0) {
+    s->Add(Paragraph{"No steps."});
+    return;
+  }
+  s->Add(render::KeyValues{{{"count", "Steps", Int(st.count), Unit::kCount}, {"mean_ns", "Mean", Ns(st.mean_ns), Unit::kNs},
+                            {"stddev_ns", "Stddev", Ns(st.stddev_ns), Unit::kNs}, {"p50_ns", "p50", Ns(st.p50_ns), Unit::kNs},
+                            {"p99_ns", "p99", Ns(st.p99_ns), Unit::kNs}, {"min_ns", "Min", Int(st.min_ns), Unit::kNs},
+                            {"max_ns", "Max", Int(st.max_ns), Unit::kNs}}});
+  if (st.slowest.empty()) return;
+  Table t{"slowest", "Slowest steps and the ops that differ from the median step",
+          {{"step", "Step"}, {"step_ns", "Step time", Unit::kNs}, {"op_ns", "Op time in the step", Unit::kNs},
+           {"median_ns", "Median step's", Unit::kNs}, {"op", "Op"}},
+          {}, ""};
+  for (const SlowStep& slow : st.slowest) {
+    Value name = Str(trace.Str(trace.steps.name[slow.step]));
+    if (slow.differing_ops.empty()) t.rows.push_back({name, Int(slow.dur_ns), Value(), Value(), Value()});
+    for (const StepDiffOp& d : slow.differing_ops) {
+      t.rows.push_back({name, Int(slow.dur_ns), Int(d.step_total_ns), Ns(d.median_total_ns), Str(trace.Str(d.name))});
+    }
+  }
+  s->Add(std::move(t));
+}
+
+void MemorySection(AnalysisResults& in, Section* s) {
+  const Trace& trace = in.trace();
+  const MemoryResult& r = in.memory();
+  if (r.devices.empty()) {
+    s->Add(Paragraph{"No [memory] events."});
+    return;
+  }
+  Table t{"devices", "", {{"device_type", "Device type"}, {"device_id", "Id"}, {"peak_allocated", "Peak allocated", Unit::kBytes},
+                          {"peak_ts_ns", "At ts (ns)"}, {"peak_reserved", "Peak reserved", Unit::kBytes},
+                          {"events", "Events", Unit::kCount}, {"during", "During"}},
+          {}, ""};
+  for (const MemoryPeak& p : r.devices) {
+    t.rows.push_back({Int(p.device_type), Int(p.device_id), Value::Number(p.peak_allocated), Int(p.peak_allocated_ts_ns),
+                      Value::Number(p.peak_reserved), Int(p.events),
+                      p.peak_allocated_op == kNoSlice ? Value() : Str(trace.Str(trace.slices.name[p.peak_allocated_op]))});
+  }
+  s->Add(std::move(t));
+}
+
+void PipelineSection(AnalysisResults& in, Section* s) {
+  const PipelineResult& r = in.pipeline();
+  if (r.stages.empty()) {
+    s->Add(Paragraph{"No stage spans (stage:<name>, node:<name>, pipeline/<name>)."});
+    return;
+  }
+  Table t{"stages", "", {{"stage", "Stage"}, {"latency_share", "Share of pipeline time", Unit::kFraction},
+                         {"instances", "Instances", Unit::kCount}, {"waiting", "Waiting", Unit::kFraction},
+                         {"mean_work_ns", "Mean work", Unit::kNs}},
+          {}, ""};
+  for (const PipelineStage& st : r.stages) {
+    t.rows.push_back({Str(st.name), Value::Number(st.latency_share), Int(st.instances), Share(st.waiting_ns, st.total_ns),
+                      Ns(st.MeanWorkingNs())});
+  }
+  s->Add(std::move(t));
+}
+
+void KernelsSection(AnalysisResults& in, Section* s) {
+  const KernelClassResult& r = in.kernel_classes();
+  if (r.device_time_ns <= 0) return;
+  Table classes{"classes", "Device time by kernel class",
+                {{"class", "Class"}, {"time_ns", "Time", Unit::kNs}, {"share", "Share of device time", Unit::kFraction},
+                 {"kernels", "Kernels", Unit::kCount}},
+                {}, ""};
+  for (const KernelClassTotal& t : r.classes) {
+    classes.rows.push_back({Str(KernelClassName(t.kernel_class)), Int(t.time_ns), Share(t.time_ns, r.device_time_ns),
+                            Int(t.count)});
+  }
+  s->Add(std::move(classes));
+  constexpr size_t kRegionsShown = 5;
+  Table regions{"compiled_regions", "Compiled regions (torch.compile), by kernel time",
+                {{"instances", "Instances", Unit::kCount}, {"kernels", "Kernels", Unit::kCount},
+                 {"triton_kernels", "Triton kernels", Unit::kCount}, {"kernel_time_ns", "Kernel time", Unit::kNs},
+                 {"region", "Region"}},
+                {}, ""};
+  for (size_t i = 0; i < r.regions.size() && i < kRegionsShown; ++i) {
+    const CompiledRegionTotal& g = r.regions[i];
+    if (g.kernels == 0) break;  // by kernel time: the rest launched none either
+    regions.rows.push_back({Int(g.instances), Int(g.kernels), Int(g.triton_kernels), Int(g.kernel_time_ns), Str(g.name)});
+  }
+  if (!regions.rows.empty()) s->Add(std::move(regions));
+  if (r.compiled_region_entries > 0 || r.dynamo_cache_lookups > 0) {
+    s->Add(render::KeyValues{{{"compiled_region_entries", "torch.compile region entries", Int(r.compiled_region_entries),
+                               Unit::kCount},
+                              {"dynamo_cache_lookups", "Dynamo cache lookups", Int(r.dynamo_cache_lookups), Unit::kCount}}});
+  }
+}
+
+void LlmSection(AnalysisResults& in, Section* s) {
+  const LlmPhasesResult& r = in.llm_phases();
+  if (r.source.empty()) {
+    s->Add(Paragraph{"No prefill/decode annotations (SGLang step[...], vLLM execute_...) and no attention kernel that "
+                     "names its phase."});
+    return;
+  }
+  s->Add(render::KeyValues{{{"source", "Phases from", Str(r.source)}}});
+  Table t{"phases", "", {{"phase", "Phase"}, {"steps", "Steps", Unit::kCount}, {"wall_ns", "Wall", Unit::kNs},
+                         {"device_ns", "Device", Unit::kNs}},
+          {}, "Work shares are of the phase's device time; host: step time without busy device time"};
+  for (size_t w = 0; w < kLlmWorkCount; ++w) {
+    std::string work = LlmWorkName(static_cast<LlmWork>(w));
+    t.columns.push_back({work, work, Unit::kFraction});
+  }
+  t.columns.push_back({"host_ns", "Host", Unit::kNs});
+  t.columns.push_back({"tokens", "Tokens", Unit::kCount});
+  t.columns.push_back({"wall_per_token_ns", "Wall per token", Unit::kNs});
+  t.columns.push_back({"requests", "Requests in steps", Unit::kCount});
+  for (size_t p = 0; p < kLlmPhaseCount; ++p) {
+    const LlmPhaseTotals& ph = r.phases[p];
+    if (ph.steps == 0) continue;
+    std::vector<Value>& row = t.rows.emplace_back();
+    row = {Str(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns), Int(ph.device_ns)};
+    for (size_t w = 0; w < kLlmWorkCount; ++w) row.push_back(Share(ph.work_ns[w], ph.device_ns));
+    const bool tokens = ph.steps_with_tokens == ph.steps && ph.tokens > 0;
+    row.push_back(Int(ph.host_ns));
+    row.push_back(tokens ? Int(ph.tokens) : Value());
+    row.push_back(tokens ? Value::Number(static_cast<double>(ph.wall_ns) / static_cast<double>(ph.tokens)) : Value());
+    row.push_back(ph.requests > 0 ? Int(ph.requests) : Value());
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+  Table attention{"attention_families", "Attention kernels by the phase their family serves",
+                  {{"phase", "Phase"}, {"kernels", "Kernels", Unit::kCount}, {"time_ns", "Time", Unit::kNs}}, {}, ""};
+  for (size_t p = 0; p < 2; ++p) {
+    if (r.attention_family_kernels[p] == 0) continue;
+    attention.rows.push_back({Str(LlmPhaseName(static_cast<LlmPhase>(p))), Int(r.attention_family_kernels[p]),
+                              Int(r.attention_family_ns[p])});
+  }
+  if (!attention.rows.empty()) s->Add(std::move(attention));
+}
+
+// The attribution tree's own document (the one `aiprof report` embeds).
+void AttributionSection(AnalysisResults& in, Section* s) {
+  render::Document doc = AttributionToDocument(in.trace(), in.attribution());
+  for (render::Section& sub : doc.sections) s->sections.push_back(std::move(sub));
+}
+
+// Counts, where FLOPs and bytes came from, the device, the ten longest rows.
+void RooflineSection(AnalysisResults& in, Section* s) {
+  const RooflineResult& r = in.roofline();
+  render::KeyValues& kv = s->Add(render::KeyValues{
+      {{"host_ops", "Host tensor ops with a FLOP model", Int(r.ops - r.device_ops), Unit::kCount},
+       {"ops_without_shapes", "Without usable shapes", Int(r.ops_without_shapes), Unit::kCount}}});
+  if (r.device_time) {
+    kv.items.push_back({"ops_without_time", "That launched no kernel", Int(r.ops_without_time), Unit::kCount});
+    kv.items.push_back({"ops_on_device_tasks", "Counted as their device tasks", Int(r.ops_on_device_tasks), Unit::kCount});
+  }
+  kv.items.push_back({"time_source", "Host time from", Str(r.device_time ? "device kernels" : "host ops")});
+  if (r.device) {
+    kv.items.push_back({"device", "Device", Str(r.device->name)});
+    kv.items.push_back({"memory_bandwidth", "Memory bandwidth", Value::Number(r.device->memory_bandwidth_bytes_per_second),
+                        Unit::kBytesPerSecond});
+  } else {
+    kv.items.push_back({"device", "Device peaks", Str("none: " + in.roofline_problem())});
+  }
+  s->Add(Paragraph{"Host FLOPs and bytes are estimates from shapes."});
+  for (std::string& line : DescribeDeviceTasks(r)) s->Add(Paragraph{std::move(line)});
+  if (r.rows.empty()) return;
+  Table t{"rows", "Longest ops", {{"precision", "Precision"}, {"count", "Count", Unit::kCount}, {"time_ns", "Time", Unit::kNs},
+                                  {"intensity", "FLOP/byte"}, {"flops_per_second", "Achieved", Unit::kFlopsPerSecond},
+                                  {"bytes_per_second", "Bandwidth", Unit::kBytesPerSecond}, {"bytes_from", "Bytes from"},
+                                  {"bound", "Bound"}, {"of_attainable", "Of attainable", Unit::kFraction}, {"op", "Op"}},
+          {}, ""};
+  const DevicePeaks* d = r.device ? &*r.device : nullptr;
+  auto opt = [](const std::optional<double>& v) { return v ? Value::Number(*v) : Value(); };
+  const size_t n = std::min<size_t>(10, r.rows.size());
+  for (size_t i = 0; i < n; ++i) {
+    const RooflineRow& row = r.rows[i];
+    RooflinePoint p = EvaluateRow(row, d);
+    t.rows.push_back({Str(PrecisionName(row.precision)), Int(row.count), Int(row.time_ns),
+                      opt(p.arithmetic_intensity_flops_per_byte), opt(p.achieved_flops_per_second),
+                      opt(p.achieved_bytes_per_second), Str(BytesSourceName(row.bytes_source)), Str(BoundName(p.bound)),
+                      opt(p.ai_utilization), Str(row.name)});
+  }
+  if (r.rows.size() > n) t.note = std::to_string(r.rows.size() - n) + " more ops not shown";
+  s->Add(std::move(t));
+}
+
+Value Rank(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(rank); }
+// The profiler's own figures are -1 when its file is absent.
+Value Known(int64_t ns) { return ns >= 0 ? Value::Int(ns) : Value(); }
+
+void CollectiveTypes(const CollectiveStats& st, Section* s) {
+  if (st.by_type.empty()) return;
+  Table t{"types", "Time per collective type",
+          {{"rank", "Rank"}, {"type", "Type"}, {"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+           {"share", "Share of collective time", Unit::kFraction}, {"max_ns", "Longest", Unit::kNs},
+           {"sized", "Sized", Unit::kCount}, {"bytes", "Bytes", Unit::kBytes},
+           {"algbw", "Algorithm bandwidth", Unit::kBytesPerSecond}, {"busbw", "Bus bandwidth", Unit::kBytesPerSecond},
+           {"group_size", "Group"}},
+          {}, ""};
+  for (const CollectiveTypeStats& c : st.by_type) {
+    const bool sized = c.sized > 0, group = sized && c.group_size > 0;
+    t.rows.push_back({Rank(c.rank), Str(CollectiveTypeName(c.type)), Int(c.count), Int(c.total_ns),
+                      Share(c.total_ns, st.total_ns), Int(c.max_ns), Int(c.sized),
+                      sized ? Value::Number(c.bytes) : Value(),
+                      sized ? Value::Number(c.AlgBandwidthBytesPerSecond()) : Value(),
+                      group ? Value::Number(c.BusBandwidthBytesPerSecond()) : Value(), group ? Int(c.group_size) : Value()});
+  }
+  s->Add(std::move(t));
+}
+
+void CollectiveSteps(const CollectiveStats& st, Section* s) {
+  if (st.steps.empty()) return;
+  Table t{"steps", "Communication per step (first " + std::to_string(kStepLinesPerRank) + " steps of each rank)",
+          {{"rank", "Rank"}, {"step", "Step"}, {"step_ns", "Step", Unit::kNs}, {"comm_ns", "Communication", Unit::kNs},
+           {"exposed_ns", "Exposed", Unit::kNs}, {"exposed_share", "Exposed share of the step", Unit::kFraction},
+           {"profiler_comm_ns", "step_trace_time.csv Communication", Unit::kNs},
+           {"profiler_exposed_ns", "step_trace_time.csv Not Overlapped", Unit::kNs}},
+          {}, ""};
+  std::map<int32_t, size_t> shown;
+  size_t hidden = 0;
+  for (const StepCommunication& c : st.steps) {
+    if (++shown[c.rank] > kStepLinesPerRank) {
+      ++hidden;
+      continue;
+    }
+    t.rows.push_back({Rank(c.rank), Int(c.number), Int(c.step_ns), Known(c.comm_ns), Known(c.exposed_ns),
+                      c.comm_ns >= 0 ? Share(c.exposed_ns, c.step_ns) : Value(), Known(c.profiler_comm_ns),
+                      Known(c.profiler_exposed_ns)});
+  }
+  if (hidden > 0) t.note = std::to_string(hidden) + " more steps not shown";
+  s->Add(std::move(t));
+}
+
+void CrossRanks(const CrossRankResult& c, Section* s) {
+  size_t with_matches = 0;
+  for (const RankCommunication& r : c.ranks) with_matches += r.matched > 0;
+  if (with_matches >= 2) {
+    s->Add(render::KeyValues{{{"ranks_matched", "Ranks with matched collectives", Int(with_matches), Unit::kCount},
+                              {"matched", "Collectives matched", Int(c.matched), Unit::kCount},
+                              {"unmatched", "Slices unmatched", Int(c.unmatched), Unit::kCount},
+                              {"end_spread_p50_ns", "End times agree within (median spread)", Int(c.end_spread_p50_ns),
+                               Unit::kNs},
+                              {"clocks_agree", "Clocks agree", Value::Bool(c.clocks_agree)}}});
+    if (!c.clocks_agree) {
+      s->Add(Paragraph{"Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
+                       " of a mean collective, so the ranks' clocks (or the pairing of collectives) disagree: wait and "
+                       "lateness are not trusted."});
+    }
+  }
+  Table t{"ranks", "Per rank (wait for later ranks, lateness, transfer once all are in)",
+          {{"rank", "Rank"}, {"matched", "Matched", Unit::kCount}, {"wait_ns", "Waits", Unit::kNs},
+           {"lateness_ns", "Late", Unit::kNs}, {"transfer_ns", "Transfer", Unit::kNs},
+           {"profiler_elapse_ns", "communication.json elapse", Unit::kNs}, {"profiler_wait_ns", "wait", Unit::kNs},
+           {"profiler_transit_ns", "transit", Unit::kNs}, {"profiler_sync_ns", "synchronization", Unit::kNs},
+           {"profiler_idle_ns", "idle", Unit::kNs}},
+          {}, ""};
+  for (const RankCommunication& r : c.ranks) {
+    if (r.matched == 0 && r.profiler_elapse_ns < 0) continue;
+    const bool m = r.matched > 0;
+    t.rows.push_back({Rank(r.rank), Int(r.matched), m ? Int(r.wait_ns) : Value(), m ? Int(r.lateness_ns) : Value(),
+                      m ? Int(r.transfer_ns) : Value(), Known(r.profiler_elapse_ns), Known(r.profiler_wait_ns),
+                      Known(r.profiler_transit_ns), Known(r.profiler_sync_ns), Known(r.profiler_idle_ns)});
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+  if (c.slow_rank && c.clocks_agree) {
+    const SlowRank& sr = *c.slow_rank;
+    render::KeyValues& kv = s->Add(render::KeyValues{
+        {{"slowest_rank", "Slowest to arrive", Rank(sr.rank)},
+         {"excess_ns", "Later than the median of the others", Int(sr.excess_ns), Unit::kNs},
+         {"excess_ratio", "Of its device span", Value::Number(sr.excess_ratio), Unit::kFraction}}});
+    if (sr.test.test == OutlierTest::kNone) {
+      kv.items.push_back({"outlier_test", "Outlier test", Str("none: 2 ranks are too few")});
+    } else {
+      kv.items.push_back({"outlier_test", "Outlier test", Str(sr.test.test == OutlierTest::kDixonQ ? "Dixon's Q" : "z")});
+      kv.items.push_back({"statistic", "Statistic", Value::Number(sr.test.statistic)});
+      kv.items.push_back({"critical", "Critical value", Value::Number(sr.test.critical)});
+      kv.items.push_back({"outlier", "An outlier", Value::Bool(sr.test.outlier)});
+    }
+  }
+}
+
+void Links(const CrossRankResult& c, Section* s) {
+  if (c.links.empty()) return;
+  size_t judged = 0, slow = 0;
+  for (const LinkBandwidth& l : c.links) {
+    judged += l.judged;
+    slow += l.slow;
+  }
+  s->Add(render::KeyValues{{{"links", "(rank, link) pairs", Int(c.links.size()), Unit::kCount},
+                            {"judged", "Judged", Int(judged), Unit::kCount},
+                            {"slow", "Slow (below 80% of their transport's median)", Int(slow), Unit::kCount}}});
+  Table t{"links", "Links (slowest first; every slow one, and three more)",
+          {{"rank", "Rank"}, {"link", "Link"}, {"transport", "Transport"},
+           {"bandwidth", "Bandwidth", Unit::kBytesPerSecond}, {"median", "Transport median", Unit::kBytesPerSecond},
+           {"slow", "Slow"}},
+          {}, ""};
+  size_t listed = 0;
+  for (const LinkBandwidth& l : c.links) {
+    if (!l.judged || (listed >= 3 && !l.slow)) continue;
+    ++listed;
+    t.rows.push_back({Rank(l.rank), Str(l.link), Str(l.transport), Value::Number(l.bandwidth_bytes_per_second),
+                      Value::Number(l.transport_median_bytes_per_second), Value::Bool(l.slow)});
+  }
+  if (!t.rows.empty()) s->Add(std::move(t));
+}
+
+void CommunicationSection(AnalysisResults& in, Section* s) {
+  const CommunicationResult& r = in.communication();
+  if (r.collective_slices == 0 && r.cross.ranks.empty() && r.cross.links.empty() && r.stats.steps.empty()) {
+    s->Add(Paragraph{"No collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)."});
+    return;
+  }
+  CollectiveTypes(r.stats, s);
+  CollectiveSteps(r.stats, s);
+  CrossRanks(r.cross, s);
+  Links(r.cross, s);
+}
+
+// Critical path: steps described one by one; slices named as the largest
+// on-path consumers.
+constexpr size_t kPathStepsShown = 8;
+constexpr size_t kPathTopSlices = 8;
+
+// Path time by class as columns (one per class), appended to `t` and `row`.
+void ClassColumns(Table* t) {
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    std::string name = PathClassName(static_cast<PathClass>(c));
+    t->columns.push_back({name + "_ns", name, Unit::kNs});
+  }
+}
+
+// The slices with the most own time on the steady steps' paths, per step.
+Table TopPathSlices(const Trace& trace, const CriticalPathResult& r, double per) {
+  std::unordered_map<uint32_t, std::pair<int64_t, PathClass>> by_name;
+  for (const StepPath& p : r.steps) {
+    if (r.window_steps > 0 && !p.steady && r.window_steps != r.steps.size()) continue;
+    for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
+      const PathSegment& seg = r.segments[k];
+      if (seg.slice == kNoSlice || IsIdleClass(seg.cls)) continue;
+      auto& e = by_name[trace.slices.name[seg.slice].raw];
+      e.first += seg.end_ns - seg.start_ns;
+      e.second = seg.cls;
+    }
+  }
+  std::vector<std::pair<uint32_t, std::pair<int64_t, PathClass>>> v(by_name.begin(), by_name.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second.first != b.second.first ? a.second.first > b.second.first : a.first < b.first;
+  });
+  Table t{"top_slices", "Largest on-path consumers (own time, per steady step)",
+          {{"class", "Class"}, {"per_step_ns", "On the path per step", Unit::kNs}, {"name", "Slice"}}, {}, ""};
+  for (size_t k = 0; k < std::min(kPathTopSlices, v.size()); ++k) {
+    t.rows.push_back({Str(PathClassName(v[k].second.second)), Ns(static_cast<double>(v[k].second.first) / per),
+                      Str(trace.Str(StringId{v[k].first}))});
+  }
+  return t;
+}
+
+Table PathSteps(const Trace& trace, const CriticalPathResult& r) {
+  Table t{"steps", "Per step (path time by class)",
+          {{"rank", "Rank"}, {"step", "Step"}, {"steady", "Steady"}, {"path_ns", "Path", Unit::kNs},
+           {"host_span_ns", "Host span", Unit::kNs}},
+          {}, ""};
+  ClassColumns(&t);
+  for (const char* c : {"waited_rank", "late_ns", "at", "after", "truncated"}) {
+    static const std::map<std::string, std::pair<std::string, Unit>> kLabels = {
+        {"waited_rank", {"Waited for rank", Unit::kNone}}, {"late_ns", {"Late by", Unit::kNs}},
+        {"at", {"At", Unit::kNone}}, {"after", {"After", Unit::kNone}}, {"truncated", {"Walk truncated", Unit::kNone}}};
+    const auto& [label, unit] = kLabels.at(c);
+    t.columns.push_back({c, label, unit});
+  }
+  const SliceTable& sl = trace.slices;
+  for (size_t k = 0; k < std::min(kPathStepsShown, r.steps.size()); ++k) {
+    const StepPath& p = r.steps[k];
+    std::vector<Value>& row = t.rows.emplace_back();
+    row = {Rank(p.rank), p.number >= 0 ? Int(p.number) : Str("trace"), Value::Bool(p.steady), Int(p.length_ns()),
+           Int(p.step_dur_ns)};
+    for (size_t c = 0; c < kPathClassCount; ++c) row.push_back(Int(p.by_class_ns[c]));
+    const bool waited = p.waited_rank != kNoRank;
+    row.push_back(waited ? Value::Int(p.waited_rank) : Value());
+    row.push_back(waited ? Int(p.waited_late_ns) : Value());
+    row.push_back(waited ? Str(trace.Str(sl.name[p.waited_collective])) : Value());
+    row.push_back(waited && p.waited_cause != kNoSlice ? Str(trace.Str(sl.name[p.waited_cause])) : Value());
+    row.push_back(Value::Bool(p.truncated));
+  }
+  if (r.steps.size() > kPathStepsShown) t.note = std::to_string(r.steps.size() - kPathStepsShown) + " more steps";
+  return t;
+}
+
+void CriticalPathSection(AnalysisResults& in, Section* s) {
+  const CriticalPathResult& r = in.critical_path();
+  if (r.steps.empty()) {
+    s->Add(Paragraph{"No steps or activity to walk."});
+    return;
+  }
+  const DependencyGraph& g = r.graph;
+  render::KeyValues& edges = s->Add(render::KeyValues{});
+  for (size_t k = 1; k < kDepKindCount; ++k) {
+    std::string kind = DepKindName(static_cast<DepKind>(k));
+    edges.items.push_back({kind + "_edges", "Dependency edges: " + kind, Int(g.edges[k]), Unit::kCount});
+  }
+  edges.items.push_back({"cross_rank", "Collectives joined across ranks", Value::Bool(g.cross_rank)});
+  const double per = std::max<double>(1.0, static_cast<double>(r.window_steps));
+  s->Add(render::KeyValues{{{"steady_steps", "Steady steps", Int(r.window_steps), Unit::kCount},
+                            {"path_ns", "Critical path per steady step (step start to the end of the last work it launched)",
+                             Ns(static_cast<double>(r.window_path_ns) / per), Unit::kNs}}});
+  Table comp{"composition", "Composition per steady step",
+             {{"class", "Class"}, {"per_step_ns", "Per step", Unit::kNs}, {"share", "Share of the path", Unit::kFraction}},
+             {}, ""};
+  for (size_t c = 0; c < kPathClassCount; ++c) {
+    if (r.window_by_class_ns[c] == 0) continue;
+    comp.rows.push_back({Str(PathClassName(static_cast<PathClass>(c))), Ns(static_cast<double>(r.window_by_class_ns[c]) / per),
+                         Share(r.window_by_class_ns[c], r.window_path_ns)});
+  }
+  s->Add(std::move(comp));
+  Table on{"on_path", "Device work on the path (the rest is hidden under other work: not a bottleneck)",
+           {{"work", "Work"}, {"device_ns", "Device time per step", Unit::kNs}, {"on_path_ns", "On the path", Unit::kNs},
+            {"on_path_share", "On-path share", Unit::kFraction}, {"hidden_ns", "Hidden", Unit::kNs}},
+           {}, ""};
+  for (auto [what, c] : {std::pair{"compute", PathClass::kCompute}, std::pair{"copies", PathClass::kCopy},
+                         std::pair{"collectives", PathClass::kCollective}}) {
+    const int64_t on_ns = r.window_by_class_ns[static_cast<size_t>(c)];
+    const int64_t total = r.window_device_total_ns[static_cast<size_t>(c)];
+    if (total <= 0) continue;
+    on.rows.push_back({Str(what), Ns(static_cast<double>(total) / per), Ns(static_cast<double>(on_ns) / per),
+                       Share(on_ns, total), Ns(static_cast<double>(std::max<int64_t>(0, total - on_ns)) / per)});
+  }
+  if (!on.rows.empty()) s->Add(std::move(on));
+  s->Add(TopPathSlices(in.trace(), r, per));
+  s->Add(PathSteps(in.trace(), r));
+}
+
+
+struct SectionEntry {
+  std::string_view name;
+  void (*add)(AnalysisResults&, Section*);
+};
+
+// One line per analysis (AnalysisNames(), and the window).
+constexpr SectionEntry kSections[] = {
+    {"window", WindowSection},          {"breakdown", BreakdownSection},
+    {"launches", LaunchesSection},      {"memcpy", MemcpySection},
+    {"layout", LayoutSection},          {"fusion", FusionSection},
+    {"long_tail", LongTailSection},     {"steps", StepsSection},
+    {"memory", MemorySection},          {"communication", CommunicationSection},
+    {"pipeline", PipelineSection},      {"roofline", RooflineSection},
+    {"kernels", KernelsSection},        {"llm", LlmSection},
+    {"attribution", AttributionSection}, {"critical_path", CriticalPathSection},
+};
+
+}  // namespace
+
+bool AddAnalysisSection(std::string_view name, AnalysisResults& results, Section* section) {
+  for (const SectionEntry& e : kSections) {
+    if (e.name != name) continue;
+    e.add(results, section);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace aiprof

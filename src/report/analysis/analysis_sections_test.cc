@@ -1,0 +1,71 @@
+#include "src/report/analysis/analysis_sections.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "src/render/renderers.h"
+#include "src/report/analysis/analyze_report.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+// Hand-made: on device 0, two 100 us kernels 200 us apart (span 400 us,
+// busy 50%, one gap of 200 us in the 0.1-1 ms bucket) and a 50 us
+// host-to-device copy of 1 MiB after them; the second kernel has a hostile name.
+constexpr std::string_view kTrace = R"j({"traceEvents":[
+ {"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":1000,"dur":100,"args":{"device":0,"stream":7}},
+ {"ph":"X","name":"<script>x</script>\u001b[31m","cat":"kernel","pid":0,"tid":7,"ts":1300,"dur":100,"args":{"device":0,"stream":7}},
+ {"ph":"X","name":"Memcpy HtoD (Pageable -> Device)","cat":"gpu_memcpy","pid":0,"tid":7,"ts":1400,"dur":50,
+  "args":{"device":0,"stream":7,"bytes":1048576}}
+]})j";
+
+YAML::Node Block(const YAML::Node& section, const std::string& key) {
+  for (const auto& b : section["blocks"]) {
+    if (b["key"] && b["key"].as<std::string>() == key) return b;
+  }
+  return YAML::Node();
+}
+
+TEST(AnalysisSectionsTest, TypedTablesFromTheResults) {
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(kTrace);
+  ASSERT_TRUE(trace);
+  AnalysisResults results(*trace, AnalyzeOptions{});
+  render::Document doc = AnalyzeToDocument(RunAnalyses(results), results);
+  YAML::Node j = YAML::Load(render::RenderJson(doc));
+  // The metrics keep their published fields.
+  EXPECT_TRUE(j["metrics"]["device_util"]["value"].IsScalar());
+  EXPECT_EQ(j["metrics"]["device_util"]["unit"].as<std::string>(), "ratio");
+  // Breakdown: shares of the 450 us span (kernels 200 us, copy 50 us, idle 200 us).
+  YAML::Node timelines = Block(j["sections"]["breakdown"], "timelines");
+  ASSERT_TRUE(timelines) << render::RenderJson(doc);
+  EXPECT_EQ(timelines["rows"][0]["timeline"].as<std::string>(), "device 0");
+  EXPECT_EQ(timelines["rows"][0]["span_ns"].as<int64_t>(), 450000);
+  EXPECT_NEAR(timelines["rows"][0]["idle"].as<double>(), 200.0 / 450, 1e-9);
+  YAML::Node hist = Block(j["sections"]["breakdown"], "gap_histogram");
+  ASSERT_TRUE(hist);
+  EXPECT_EQ(hist["rows"][3]["bucket"].as<std::string>(), "0.1-1ms");
+  EXPECT_EQ(hist["rows"][3]["gaps"].as<int>(), 1);
+  EXPECT_EQ(hist["rows"][3]["time_ns"].as<int64_t>(), 200000);
+  // Memcpy: one host-to-device copy of 1 MiB in 50 us.
+  YAML::Node copies = Block(j["sections"]["memcpy"], "directions");
+  ASSERT_TRUE(copies);
+  EXPECT_EQ(copies["rows"][0]["copies"].as<int>(), 1);
+  EXPECT_EQ(copies["rows"][0]["time_ns"].as<int64_t>(), 50000);
+  EXPECT_EQ(copies["rows"][0]["bytes"].as<double>(), 1048576);
+  // For people: units formatted, the hostile name escaped.
+  std::string text = render::RenderText(doc);
+  EXPECT_NE(text.find("1.0 MiB"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(render::RenderHtmlPage(doc).find("<script>x"), std::string::npos);
+  // Every analysis has a section function; an unknown name has none.
+  for (std::string_view name : AnalysisNames()) {
+    render::Section s;
+    EXPECT_TRUE(AddAnalysisSection(name, results, &s)) << name;
+  }
+  render::Section none;
+  EXPECT_FALSE(AddAnalysisSection("nope", results, &none));
+}
+
+}  // namespace
+}  // namespace aiprof

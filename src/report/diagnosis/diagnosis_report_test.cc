@@ -1,0 +1,137 @@
+#include "src/report/diagnosis/diagnosis_report.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <limits>
+
+#include "src/render/renderers.h"
+
+namespace aiprof {
+namespace {
+
+constexpr std::string_view kHostile = "<script>alert(1)</script>|*x*\x1b[31m\n";
+
+// A hand-made diagnosis: one data-loading finding (a ratio and a ns
+// indicator, a cause with evidence, a kept and an excluded fix with a
+// simulation) and one rule not evaluated. Trace strings are `name`.
+struct HandMade {
+  Rule rule;
+  MetricSet metrics;
+  Diagnosis diagnosis;
+  SuggestResult suggestions;
+  SuggestOptions options;
+  Rule missing_rule;
+
+  explicit HandMade(std::string_view name) {
+    rule.id = "data_loading";
+    rule.bottleneck = "data_loading";
+    rule.title = "Input pipeline stalls the device";
+    rule.description = "The device waits for " + std::string(name);
+    rule.source = "rules/data.yaml:3";
+    rule.suggestions.push_back(Suggestion{"dataloader_workers", "More DataLoader workers", "pytorch",
+                                          "Set num_workers=4", 0.5, 0.9, {"latency"}, {0, 0.1, "low", ""},
+                                          {{"pytorch", "api", "DataLoader(num_workers)", "4"}}, "remove-idle"});
+    rule.suggestions.push_back(Suggestion{"pin_memory", "Pin memory", "pytorch", "pin_memory=True", 0.1, 0.2,
+                                          {"latency"}, {0, 0.2, "low", ""}, {}, ""});
+    Finding f;
+    f.rule = &rule;
+    f.confidence = Confidence::kHigh;
+    f.confidence_reason = "2.0x past the threshold";
+    f.indicators = {{"data_loading_ratio", ">", 0.25, 0.1, true, true, 1.5},
+                    {"critical_path_idle_ns", ">", 2.5e6, 1e6, true, false, 1.5}};
+    f.causes = {{"few_workers", "Too few workers", {"slow op " + std::string(name), "second"}, "condition holds"}};
+    f.impact = {true, 2.5e6, 10e6, "per step", "per step (mean of 5 steps)", "data_loading_ns", 0.25,
+                std::numeric_limits<double>::infinity()};
+    f.priority = Priority::kHigh;
+    diagnosis.platform.pytorch = true;
+    diagnosis.impact_basis_text = "per step (mean of 5 steps)";
+    diagnosis.explained_ns = 2.5e6;
+    diagnosis.findings.push_back(f);
+    missing_rule.id = "comm_bound";
+    diagnosis.not_evaluated.push_back({&missing_rule, {{"comm_ratio", "no collectives in " + std::string(name)}}});
+    SuggestionOutcome kept;
+    kept.finding = &diagnosis.findings[0];
+    kept.suggestion = &rule.suggestions[0];
+    kept.gain_min = 0.2;
+    kept.gain_max = 0.22;
+    kept.simulation = SimulatedGain{"remove-idle data_loading", 5, 10e6, 8e6, 7.5e6, 8.5e6, 0, 0};
+    kept.gain_source = kGainFromSimulation;
+    suggestions.kept.push_back(kept);
+    SuggestionOutcome excluded;
+    excluded.finding = &diagnosis.findings[0];
+    excluded.suggestion = &rule.suggestions[1];
+    excluded.excluded = true;
+    excluded.exclusion_reason = "memory_increase 20% breaks " + std::string(name);
+    suggestions.excluded.push_back(excluded);
+    metrics.Set("data_loading_ratio", 0.25, "test");
+  }
+  DiagnosisReport Report(std::string source, bool suggest) const {
+    return {std::move(source), &metrics, &diagnosis, suggest ? &suggestions : nullptr, suggest ? &options : nullptr};
+  }
+};
+
+// The machine form keeps the published schema's fields and types.
+TEST(DiagnosisReportTest, JsonKeepsTheSchema) {
+  HandMade h("conv");
+  YAML::Node j = YAML::Load(render::RenderJson(DiagnosisToDocument(h.Report("t.json", true))));
+  EXPECT_EQ(j["schema"].as<std::string>(), "aiprof.diagnosis/1");
+  EXPECT_EQ(j["target"].as<std::string>(), "latency");
+  EXPECT_DOUBLE_EQ(j["explained_ms"].as<double>(), 2.5);
+  YAML::Node f = j["findings"][0];
+  EXPECT_EQ(f["priority"].as<std::string>(), "high");
+  EXPECT_TRUE(f["impact"]["max_speedup"].IsNull());  // unbounded
+  EXPECT_DOUBLE_EQ(f["impact"]["time_ms"].as<double>(), 2.5);
+  EXPECT_FALSE(f["indicators"][1]["measured"].as<bool>());
+  EXPECT_EQ(f["root_causes"][0]["evidence"].size(), 2u);
+  YAML::Node s = f["suggestions"][0];
+  EXPECT_EQ(s["expected_gain"]["source"].as<std::string>(), "simulation");
+  EXPECT_DOUBLE_EQ(s["simulation"]["predicted_interval_ms"][1].as<double>(), 8.5);
+  EXPECT_EQ(s["changes"][0]["value"].as<std::string>(), "4");
+  EXPECT_EQ(j["excluded_suggestions"][0]["id"].as<std::string>(), "pin_memory");
+  EXPECT_EQ(j["not_evaluated"][0]["missing"][0]["metric"].as<std::string>(), "comm_ratio");
+  EXPECT_TRUE(j["metrics"]["data_loading_ratio"]["measured"].as<bool>());
+  // `diagnose` has no target and no suggestions.
+  YAML::Node d = YAML::Load(render::RenderJson(DiagnosisToDocument(h.Report("t.json", false))));
+  EXPECT_FALSE(d["target"]);
+  EXPECT_EQ(d["findings"][0]["suggestions"].size(), 0u);
+}
+
+// For people: indicators in their metric's unit, causes with evidence, the fix.
+TEST(DiagnosisReportTest, TextShowsEachPartOnce) {
+  HandMade h("conv");
+  std::string text = render::RenderText(DiagnosisToDocument(h.Report("t.json", true)));
+  EXPECT_NE(text.find("aiprof suggestions: t.json\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("1. Input pipeline stalls the device\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Confidence: high (2.0x past the threshold)"), std::string::npos) << text;
+  EXPECT_NE(text.find("data_loading_ratio      25.0% >        10.0% yes\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("2.50 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("  - Too few workers [condition holds]\n      slow op conv\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("More DataLoader workers: Set num_workers=4 [pytorch]\n      expected gain: 20.0%-22.0%"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Not evaluated"), std::string::npos) << text;
+  EXPECT_NE(text.find("Pin memory"), std::string::npos) << text;
+}
+
+// Trace and rule strings are escaped in every format.
+TEST(DiagnosisReportTest, HostileStringsEscapedInEveryFormat) {
+  HandMade h(kHostile);
+  render::Document doc = DiagnosisToDocument(h.Report(std::string(kHostile), true));
+  std::string html = render::RenderHtmlPage(doc);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_NE(html.find("slow op &lt;script&gt;"), std::string::npos) << html;
+  std::string md = render::RenderMarkdown(doc);
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  std::string text = render::RenderText(doc);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  std::string json = render::RenderJson(doc);
+  EXPECT_EQ(json.find('\x1b'), std::string::npos);
+  EXPECT_EQ(json.find("<script>"), std::string::npos);
+  EXPECT_EQ(YAML::Load(json)["findings"][0]["root_causes"][0]["evidence"][0].as<std::string>(),
+            "slow op " + std::string(kHostile));
+}
+
+}  // namespace
+}  // namespace aiprof

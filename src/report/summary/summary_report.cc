@@ -1,0 +1,286 @@
+#include "src/report/summary/summary_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cinttypes>
+
+#include "src/analysis/common/steps.h"
+#include "src/render/escape.h"
+#include "src/render/units.h"
+
+namespace aiprof {
+namespace {
+
+using render::Unit;
+using render::Value;
+
+size_t OpLimit(const Summary& s, const SummaryReportOptions& o) {
+  return o.top_n == 0 ? s.ops.size() : std::min(o.top_n, s.ops.size());
+}
+
+std::string ValuesUsJson(const std::map<std::string, int64_t>& values_ns) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [key, ns] : values_ns) {
+    out += fmt::format("{}{}: {}", first ? "" : ", ", JsonString(key), NsToUsText(ns));
+    first = false;
+  }
+  return out + "}";
+}
+
+// Additive sections for multi-rank and Ascend inputs: ranks, step breakdowns, op types.
+void RanksAndBreakdownsToJson(const Trace& trace, const Summary& s, std::string* out) {
+  *out += "  \"ranks\": [";
+  for (size_t i = 0; i < s.ranks.size(); ++i) {
+    const RankStat& r = s.ranks[i];
+    *out += fmt::format("{}\n    {{\"rank\": {}, \"tracks\": {}, \"slices\": {}, \"steps\": {}, \"device_busy_us\": {}, "
+                        "\"devices\": [{}]}}",
+                        i ? "," : "", r.rank, r.tracks, r.slices, r.steps, NsToUsText(r.device_busy_ns),
+                        fmt::join(r.devices, ", "));
+  }
+  *out += s.ranks.empty() ? "],\n" : "\n  ],\n";
+  *out += "  \"step_breakdown\": [";
+  for (size_t i = 0; i < s.step_breakdowns.size(); ++i) {
+    const StepBreakdown& b = s.step_breakdowns[i];
+    *out += fmt::format("{}\n    {{\"rank\": {}, \"step\": {}, \"source\": {}, \"method\": {}, \"values_us\": {}}}",
+                        i ? "," : "", b.rank, b.step, JsonString(b.source), JsonString(b.method), ValuesUsJson(b.values_ns));
+  }
+  *out += s.step_breakdowns.empty() ? "],\n" : "\n  ],\n";
+  *out += "  \"op_types\": [";
+  for (size_t i = 0; i < s.op_types.size(); ++i) {
+    const OpTypeStat& t = s.op_types[i];
+    *out += fmt::format("{}\n    {{\"rank\": {}, \"type\": {}, \"count\": {}, \"total_us\": {}}}", i ? "," : "", t.rank,
+                        JsonString(trace.Str(t.type)), t.count, NsToUsText(t.total_ns));
+  }
+  *out += s.op_types.empty() ? "],\n" : "\n  ],\n";
+}
+
+// A whole count as a document value.
+template <typename T>
+Value Int(T v) {
+  return Value::Int(static_cast<int64_t>(v));
+}
+
+Value Rank(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(rank); }
+
+// Ranked by self time (nested ops are not counted twice), total beside it;
+// the profiler's wrapper spans are structure and left out.
+void AddOps(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Document* doc) {
+  std::vector<size_t> ranked = TopOpsBySelf(trace, s);
+  size_t n = o.top_n == 0 ? ranked.size() : std::min(o.top_n, ranked.size());
+  render::Table t{"ops", "", {{"count", "Count", Unit::kCount}, {"self_ns", "Self", Unit::kNs},
+                              {"total_ns", "Total", Unit::kNs}, {"mean_ns", "Mean", Unit::kNs},
+                              {"p50_ns", "p50", Unit::kNs}, {"p99_ns", "p99", Unit::kNs}, {"max_ns", "Max", Unit::kNs},
+                              {"category", "Category"}, {"name", "Name"}}, {}, ""};
+  for (size_t i = 0; i < n; ++i) {
+    const OpStat& op = s.ops[ranked[i]];
+    t.rows.push_back({Int(op.count), Value::Int(op.self_ns), Value::Int(op.total_ns), Value::Number(op.mean_ns),
+                      Value::Number(op.p50_ns), Value::Number(op.p99_ns), Value::Int(op.max_ns),
+                      Value::String(std::string(trace.Str(op.category))), Value::String(std::string(trace.Str(op.name)))});
+  }
+  doc->AddSection("ops", fmt::format("Top {} ops by self time (of {}; profiler wrappers left out)", n, ranked.size()))
+      .Add(std::move(t));
+}
+
+void AddDevices(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Section* sec) {
+  auto unmodelled = trace.metadata.find("accelerator_unmodelled");
+  if (s.devices.empty() && unmodelled != trace.metadata.end()) {
+    sec->Add(render::Paragraph{"Device events of an accelerator aiprof has no model for: " + unmodelled->second});
+  } else if (s.devices.empty()) {
+    sec->Add(render::Paragraph{"No device activity in this trace (kernels, copies, sets, collectives)."});
+  } else {
+    render::Table t{"devices", "", {{"rank", "Rank"}, {"device", "Device"}, {"busy_ns", "Busy", Unit::kNs},
+                                    {"span_ns", "Span", Unit::kNs}, {"utilization", "Utilization", Unit::kFraction}},
+                    {}, ""};
+    for (const DeviceStat& d : s.devices) {
+      t.rows.push_back({Rank(d.rank), Value::Int(d.device), Value::Int(d.busy_ns), Value::Int(d.span_ns),
+                        Value::Number(d.utilization)});
+    }
+    sec->Add(std::move(t));
+  }
+  if (o.op_coverage) {
+    sec->Add(render::KeyValues{{{"op_coverage", "Op coverage (device-activity time attributed to a host op)",
+                                 Value::Number(*o.op_coverage), Unit::kFraction}}});
+  }
+}
+
+// Trace::steps rows keep their name; breakdown steps are "step N".
+std::string StepLabel(const Trace& trace, const StepStat& st) {
+  std::string_view name = trace.Str(st.name);
+  return name.empty() ? "step " + std::to_string(st.number) : std::string(name);
+}
+
+// Start times are absolute trace timestamps: shown as exact microseconds.
+void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
+  render::Table t{"steps", "", {{"name", "Step"}, {"rank", "Rank"}, {"start_us", "Start (µs)"},
+                                {"dur_ns", "Duration", Unit::kNs}}, {}, ""};
+  for (const StepStat& st : s.steps) {
+    t.rows.push_back({Value::String(StepLabel(trace, st)), Rank(st.rank),
+                      st.start_ns == kUnknownStart ? Value::Null() : Value::String(NsToUsText(st.start_ns)),
+                      Value::Int(st.dur_ns)});
+  }
+  if (!t.rows.empty()) sec->Add(std::move(t));
+}
+
+// Multi-rank and Ascend inputs: ranks, step breakdowns, op types.
+void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Document* doc) {
+  if (s.ranks.size() > 1 || (s.ranks.size() == 1 && s.ranks[0].rank != kNoRank)) {
+    render::Table t{"ranks", "", {{"rank", "Rank"}, {"tracks", "Tracks", Unit::kCount}, {"slices", "Slices", Unit::kCount},
+                                  {"steps", "Steps", Unit::kCount}, {"device_busy_ns", "Device busy", Unit::kNs}},
+                    {}, ""};
+    for (const RankStat& r : s.ranks) {
+      t.rows.push_back({Rank(r.rank), Int(r.tracks), Int(r.slices), Int(r.steps), Value::Int(r.device_busy_ns)});
+    }
+    doc->AddSection("ranks", "Ranks").Add(std::move(t));
+  }
+  if (!s.step_breakdowns.empty()) {
+    // One row per step, one column per component (in order of first use).
+    render::Table t{"step_breakdown", "", {{"rank", "Rank"}, {"step", "Step"}, {"source", "Source"}}, {}, ""};
+    std::vector<std::string> keys;
+    for (const StepBreakdown& b : s.step_breakdowns) {
+      for (const auto& entry : b.values_ns) {
+        if (std::find(keys.begin(), keys.end(), entry.first) == keys.end()) keys.push_back(entry.first);
+      }
+    }
+    for (const std::string& key : keys) t.columns.push_back({key, key, Unit::kNs});
+    for (const StepBreakdown& b : s.step_breakdowns) {
+      std::vector<Value>& row = t.rows.emplace_back();
+      row = {Rank(b.rank), Int(b.step), Value::String(b.source + (b.method.empty() ? "" : " (" + b.method + ")"))};
+      for (const std::string& key : keys) {
+        auto v = b.values_ns.find(key);
+        row.push_back(v == b.values_ns.end() ? Value::Null() : Value::Int(v->second));
+      }
+    }
+    doc->AddSection("step_breakdown", "Step breakdown").Add(std::move(t));
+  }
+  if (!s.op_types.empty()) {
+    render::Table t{"op_types", "", {{"rank", "Rank"}, {"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
+                                     {"type", "Type"}}, {}, ""};
+    for (const OpTypeStat& o : s.op_types) {
+      t.rows.push_back({Rank(o.rank), Int(o.count), Value::Int(o.total_ns), Value::String(std::string(trace.Str(o.type)))});
+    }
+    doc->AddSection("op_types", "Device time by op type (joined from kernel_details / op_summary)").Add(std::move(t));
+  }
+}
+
+}  // namespace
+
+render::Document SummaryToDocument(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
+  render::Document doc;
+  doc.key = "summary";
+  auto it = trace.metadata.find("source_path");
+  doc.title = "aiprof summary: " + (it == trace.metadata.end() ? std::string() : it->second);
+  doc.generator = "aiprof summary";
+  doc.machine_json = SummaryToJson(trace, s, o);
+  doc.AddSection("totals", "").Add(render::KeyValues{{{"slices", "Slices", Int(s.slice_count), Unit::kCount},
+                                                      {"instants", "Instants", Int(s.instant_count), Unit::kCount},
+                                                      {"counter_samples", "Counter samples", Int(s.counter_count), Unit::kCount},
+                                                      {"flows", "Flows", Int(s.flow_count), Unit::kCount},
+                                                      {"tracks", "Tracks", Int(s.track_count), Unit::kCount}}});
+  AddOps(trace, s, o, &doc);
+  AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
+  AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(),
+                                                          s.step_source.empty() ? "" : ", from " + s.step_source)));
+  AddRanksAndBreakdowns(trace, s, &doc);
+  render::Table categories{"events_by_category", "", {{"category", "Category"}, {"events", "Events", Unit::kCount}}, {}, ""};
+  for (const auto& [cat, count] : s.events_by_category) {
+    categories.rows.push_back({Value::String(cat.empty() ? "(none)" : cat), Int(count)});
+  }
+  doc.AddSection("events_by_category", "Events by category").Add(std::move(categories));
+  render::Section& diagnostics = doc.AddSection("diagnostics", "Import diagnostics");
+  if (trace.diagnostics.empty()) {
+    diagnostics.Add(render::Paragraph{"none"});
+  } else {
+    render::Table t{"diagnostics", "", {{"kind", "Kind"}, {"count", "Count", Unit::kCount}, {"first_at", "First at"},
+                                        {"description", "Description"}}, {}, ""};
+    for (const auto& [kind, e] : trace.diagnostics.entries()) {
+      t.rows.push_back({Value::String(kind), Int(e.count), Value::String(e.first_where), Value::String(e.description)});
+    }
+    diagnostics.Add(std::move(t));
+  }
+  return doc;
+}
+
+std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
+  std::string out = "{\n  \"schema\": \"aiprof.summary/1\",\n";
+  auto it = trace.metadata.find("source_path");
+  out += fmt::format("  \"source\": {},\n", JsonString(it == trace.metadata.end() ? "" : it->second));
+  out += fmt::format(
+      "  \"totals\": {{\"slices\": {}, \"instants\": {}, \"counter_samples\": {}, \"flows\": {}, \"tracks\": {}, "
+      "\"ops\": {}}},\n",
+      s.slice_count, s.instant_count, s.counter_count, s.flow_count, s.track_count, s.ops.size());
+  size_t n = OpLimit(s, o);
+  // Machine-readable output lists every op unless --top limited it, and says so.
+  out += fmt::format("  \"ops_listed\": {}, \"ops_limited_by_top\": {},\n", n,
+                     n < s.ops.size() ? std::to_string(o.top_n) : std::string("null"));
+  out += "  \"ops\": [";
+  for (size_t i = 0; i < n; ++i) {
+    const OpStat& op = s.ops[i];
+    out += fmt::format(
+        "{}\n    {{\"name\": {}, \"category\": {}, \"count\": {}, \"total_us\": {}, \"self_us\": {}, "
+        "\"profiler_wrapper\": {}, \"mean_us\": {}, \"p50_us\": {}, \"p99_us\": {}, \"max_us\": {}}}",
+        i ? "," : "", JsonString(trace.Str(op.name)), JsonString(trace.Str(op.category)), op.count,
+        NsToUsText(op.total_ns), NsToUsText(op.self_ns), op.profiler_wrapper ? "true" : "false", op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
+  }
+  out += n ? "\n  ],\n" : "],\n";
+  out += "  \"devices\": [";
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceStat& d = s.devices[i];
+    out += fmt::format("{}\n    {{\"device\": {}, \"rank\": {}, \"busy_us\": {}, \"span_us\": {}, \"utilization\": {}}}",
+                       i ? "," : "", d.device, d.rank, NsToUsText(d.busy_ns), NsToUsText(d.span_ns), d.utilization);
+  }
+  out += s.devices.empty() ? "],\n" : "\n  ],\n";
+  if (o.op_coverage) out += fmt::format("  \"op_coverage\": {},\n", *o.op_coverage);
+  out += fmt::format("  \"step_source\": {},\n", s.step_source.empty() ? "null" : JsonString(s.step_source));
+  out += "  \"steps\": [";
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const StepStat& st = s.steps[i];
+    bool known = st.start_ns != kUnknownStart;
+    out += fmt::format(
+        "{}\n    {{\"name\": {}, \"number\": {}, \"rank\": {}, \"start_us\": {}, \"dur_us\": {}, \"start_ns\": {}}}",
+        i ? "," : "", JsonString(StepLabel(trace, st)), st.number, st.rank,
+        known ? NsToUsText(st.start_ns) : std::string("null"), NsToUsText(st.dur_ns),
+        known ? std::to_string(st.start_ns) : std::string("null"));
+  }
+  out += s.steps.empty() ? "],\n" : "\n  ],\n";
+  RanksAndBreakdownsToJson(trace, s, &out);
+  out += "  \"events_by_category\": {";
+  bool first = true;
+  for (const auto& [cat, count] : s.events_by_category) {
+    out += fmt::format("{}\n    {}: {}", first ? "" : ",", JsonString(cat), count);
+    first = false;
+  }
+  out += first ? "},\n" : "\n  },\n";
+  out += "  \"diagnostics\": {";
+  first = true;
+  for (const auto& [kind, e] : trace.diagnostics.entries()) {
+    out += fmt::format("{}\n    {}: {{\"count\": {}, \"first_at\": {}, \"description\": {}}}", first ? "" : ",",
+                       JsonString(kind), e.count, JsonString(e.first_where), JsonString(e.description));
+    first = false;
+  }
+  out += first ? "}\n}\n" : "\n  }\n}\n";
+  return out;
+}
+
+std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
+  std::string out = "name,category,count,total_us,mean_us,p50_us,p99_us,max_us\n";
+  size_t n = OpLimit(s, o);
+  for (size_t i = 0; i < n; ++i) {
+    const OpStat& op = s.ops[i];
+    out += fmt::format("{},{},{},{},{},{},{},{}\n", CsvField(trace.Str(op.name)), CsvField(trace.Str(op.category)),
+                       op.count, NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3,
+                       NsToUsText(op.max_ns));
+  }
+  return out;
+}
+
+void AddResultFigures(AnalysisResults& results, SummaryReportOptions* o) {
+  const LaunchStats& launches = results.launches();
+  if (launches.device_time_ns > 0) {
+    o->op_coverage = static_cast<double>(launches.attributed_time_ns) / static_cast<double>(launches.device_time_ns);
+  }
+}
+
+}  // namespace aiprof

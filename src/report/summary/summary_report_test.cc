@@ -1,0 +1,51 @@
+#include "src/report/summary/summary_report.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "src/render/renderers.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+// Hand-made: two steps on one thread, a kernel on a GPU stream nested
+// nowhere, a hostile op name.
+constexpr std::string_view kTrace = R"({"traceEvents":[
+ {"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":1000,"dur":100},
+ {"ph":"X","name":"<script>alert(1)</script>|*x*\u001b[31m","cat":"cpu_op","pid":1,"tid":1,"ts":1010,"dur":40},
+ {"ph":"X","name":"ProfilerStep#2","cat":"user_annotation","pid":1,"tid":1,"ts":1100,"dur":50},
+ {"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":1020,"dur":30,"args":{"device":0,"stream":7}}
+]})";
+
+TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(kTrace);
+  ASSERT_TRUE(trace);
+  Summary s = ComputeSummary(*trace);
+  render::Document doc = SummaryToDocument(*trace, s, SummaryReportOptions{});
+  // JSON is the published schema, exact microseconds.
+  YAML::Node j = YAML::Load(render::RenderJson(doc));
+  EXPECT_EQ(j["schema"].as<std::string>(), "aiprof.summary/1");
+  EXPECT_EQ(j["totals"]["slices"].as<int>(), 4);
+  EXPECT_EQ(j["steps"].size(), 2u);
+  std::string text = render::RenderText(doc);
+  // Steps: 100 us and 50 us; the op table ranks by self time (ProfilerStep
+  // wrappers left out: 40 us op, 30 us kernel).
+  EXPECT_NE(text.find("Top 2 ops by self time (of 2; profiler wrappers left out)"), std::string::npos) << text;
+  EXPECT_NE(text.find("ProfilerStep#1"), std::string::npos) << text;
+  EXPECT_NE(text.find("100.0 µs"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 40.0 µs"), std::string::npos) << text;
+  EXPECT_NE(text.find("Import diagnostics\n------------------\nnone\n"), std::string::npos) << text;
+  // The hostile name is escaped for the terminal, Markdown and HTML.
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(render::RenderMarkdown(doc).find("<script>"), std::string::npos);
+  EXPECT_EQ(render::RenderHtmlPage(doc).find("<script>alert"), std::string::npos);
+  // --top limits the people's table, not what it says it left out.
+  SummaryReportOptions top1;
+  top1.top_n = 1;
+  EXPECT_NE(render::RenderText(SummaryToDocument(*trace, s, top1)).find("Top 1 ops by self time (of 2;"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof
