@@ -162,6 +162,26 @@ TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {
   EXPECT_EQ(r.slices_changed, 0u);
 }
 
+// Real trace (the ResNet50 num_workers=0 sample): under graph-launch the
+// host no longer paces the device and runs ahead into the device's queue, so
+// a step's wall time grows (it measured 199.3 against 189.1 ms); the period
+// between step ends is the time base, and it cannot grow when host work is
+// only removed.
+TEST(WhatIfTest, GraphLaunchPredictsTheStepPeriod) {
+  auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = Predict(*t, "graph-launch");
+  EXPECT_EQ(r.time_base, WhatIfResult::TimeBase::kStepPeriod);
+  ASSERT_GT(r.steady_steps, 2u);
+  EXPECT_LT(r.predicted_ns, r.measured_ns);
+  for (const StepPrediction& s : r.steps) {
+    if (s.steady) {
+      EXPECT_LE(s.predicted_ns, s.measured_ns + 1'000'000) << "step " << s.number;
+    }
+  }
+  EXPECT_EQ(Predict(*t, "remove-idle sync").time_base, WhatIfResult::TimeBase::kStepWallTime);
+}
+
 TEST(WhatIfTest, ParseErrorsNameTheClause) {
   EXPECT_FALSE(ParseScenario("").ok());
   EXPECT_NE(ParseScenario("scale aten::mm x").status().message().find("'scale aten::mm x'"), std::string::npos);
