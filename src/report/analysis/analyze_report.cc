@@ -1,6 +1,7 @@
 #include "src/report/analysis/analyze_report.h"
 
 #include "src/report/analysis/analysis_sections.h"
+#include "src/report/metric_unit.h"
 
 namespace aiprof {
 namespace {
@@ -8,20 +9,6 @@ namespace {
 using render::Unit;
 using render::Value;
 
-// The unit the renderers format a metric's value in.
-Unit DisplayUnit(const MetricInfo* info) {
-  switch (info ? info->unit : MetricUnit::kNumber) {
-    case MetricUnit::kRatio: return Unit::kFraction;
-    case MetricUnit::kCount: return Unit::kCount;
-    case MetricUnit::kNanoseconds: return Unit::kNs;
-    case MetricUnit::kBytes: return Unit::kBytes;
-    case MetricUnit::kBytesPerSecond: return Unit::kBytesPerSecond;
-    case MetricUnit::kFlopsPerSecond: return Unit::kFlopsPerSecond;
-    case MetricUnit::kPerSecond: return Unit::kPerSecond;
-    case MetricUnit::kNumber: return Unit::kNone;
-  }
-  return Unit::kNone;
-}
 
 Tree MachineForm(const MetricSet& m, const render::Document& doc) {
   Tree out = Tree::Map();
@@ -60,7 +47,7 @@ void AddMetrics(const MetricSet& m, render::Document* doc) {
                                   {"measured", "Measured"}}, {}, ""};
   for (const auto& [name, v] : m.values()) {
     const MetricInfo* info = FindMetricInfo(name);
-    t.rows.push_back({Value::String(name), Value::Number(v.value).In(DisplayUnit(info)),
+    t.rows.push_back({Value::String(name), Value::Number(v.value).In(MetricDisplayUnit(info)),
                       Value::String(info ? MetricUnitName(info->unit) : ""), Value::String(v.source),
                       Value::Bool(v.measured)});
   }

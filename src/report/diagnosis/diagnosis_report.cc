@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "src/report/metric_unit.h"
+
 namespace aiprof {
 namespace {
 
@@ -13,21 +15,6 @@ using render::Value;
 std::string Pct(double f) { return fmt::format("{:.1f}%", f * 100); }
 std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-// The unit the renderers format a metric's value in.
-Unit MetricDisplayUnit(const std::string& metric) {
-  const MetricInfo* info = FindMetricInfo(metric);
-  switch (info ? info->unit : MetricUnit::kNumber) {
-    case MetricUnit::kRatio: return Unit::kFraction;
-    case MetricUnit::kCount: return Unit::kCount;
-    case MetricUnit::kNanoseconds: return Unit::kNs;
-    case MetricUnit::kBytes: return Unit::kBytes;
-    case MetricUnit::kBytesPerSecond: return Unit::kBytesPerSecond;
-    case MetricUnit::kFlopsPerSecond: return Unit::kFlopsPerSecond;
-    case MetricUnit::kPerSecond: return Unit::kPerSecond;
-    case MetricUnit::kNumber: return Unit::kNone;
-  }
-  return Unit::kNone;
-}
 
 std::string GainText(const SuggestionOutcome& o) {
   if (o.finding->rule->impact_on_memory) {
@@ -207,7 +194,7 @@ render::Table IndicatorTable(const Finding& f) {
   render::Table t{"evidence", "Evidence", {{"metric", "Metric"}, {"value", "Value"}, {"op", "Test"},
                                            {"threshold", "Threshold"}, {"measured", "Measured"}}, {}, ""};
   for (const ComparisonOutcome& c : f.indicators) {
-    Unit unit = MetricDisplayUnit(c.metric);
+    Unit unit = MetricDisplayUnit(FindMetricInfo(c.metric));
     t.rows.push_back({Value::String(c.metric), Value::Number(c.value).In(unit), Value::String(c.op),
                       Value::Number(c.threshold).In(unit), Value::Bool(c.measured)});
   }
