@@ -5,7 +5,7 @@
 #                       [EXPECT_FAILURE <regex>]  # the harness's own self-test
 #                       [NO_CSP])                 # a self-test page without the CSP
 #
-# runs COMMAND, then loads HTML in Debian's chromium through puppeteer-core
+# runs COMMAND, then loads HTML in Debian's chromium through playwright-core
 # (test/browser/check_page.js): no console error, no page error, no dialog,
 # no network request, the shared Content-Security-Policy (csp_check.js:
 # present, strict, every inline script allowed by its hash, an injected inline
@@ -13,7 +13,7 @@
 # `async (t) => {...}`, see check_page.js). A screenshot of the page as loaded
 # goes to <build>/browser/screenshots/<test>.png. The tests are labelled
 # `heavy` (the sanitizer pass skips them) and need the browser_npm_install
-# fixture, which installs puppeteer-core from package-lock.json into
+# fixture, which installs playwright-core from package-lock.json into
 # <build>/browser/node_modules.
 find_program(AIPROF_NODE NAMES node nodejs)
 find_program(AIPROF_NPM npm)

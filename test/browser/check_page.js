@@ -1,5 +1,5 @@
 // Loads one HTML view in headless Chromium (Debian's /usr/bin/chromium,
-// driven by puppeteer-core over the DevTools protocol) and runs a view's
+// driven by playwright-core over the DevTools protocol) and runs a view's
 // checks on it. Fails (exit 1) on any console error, uncaught page error,
 // dialog (alert/confirm/prompt: injected script ran), or network request
 // other than the page itself (views must be self-contained and offline).
@@ -12,7 +12,7 @@
 // self-test pages skip it (--csp skip).
 //
 // CHECKS.js exports `async function (t)`, where t has:
-//   t.page              the puppeteer Page (t.page.evaluate, .click, .type, .$$ ...)
+//   t.page              the Playwright Page (t.page.evaluate, .click, .type, .$$ ...)
 //   t.assert            node:assert (strict)
 //   t.check(name, fn)   runs one named check (await it); failures name the check
 //   t.screenshot(file)  saves a PNG of the page now (beside --screenshot when relative)
@@ -21,7 +21,7 @@
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const fs = require('node:fs');
-const puppeteer = require('puppeteer-core');
+const {chromium} = require('playwright-core');
 
 function parseArgs(argv) {
   const args = {chromium: '/usr/bin/chromium', viewport: '1280x800', csp: 'require'};
@@ -44,12 +44,11 @@ async function main() {
   const [width, height] = args.viewport.split('x').map(Number);
   const launchArgs = ['--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--allow-file-access-from-files'];
   if (process.getuid && process.getuid() === 0) launchArgs.push('--no-sandbox');
-  const browser = await puppeteer.launch({executablePath: args.chromium, headless: true, args: launchArgs});
+  const browser = await chromium.launch({executablePath: args.chromium, headless: true, args: launchArgs});
   const errors = [];
   let passed = 0;
   try {
-    const page = await browser.newPage();
-    await page.setViewport({width, height});
+    const page = await browser.newPage({viewport: {width, height}});
     const pageUrl = 'file://' + html;
     page.on('console', (msg) => {
       if (msg.type() === 'error') errors.push(`console error: ${msg.text()}`);
@@ -59,12 +58,11 @@ async function main() {
       errors.push(`dialog (${dialog.type()}): ${dialog.message()} - script from the page's data ran`);
       await dialog.dismiss();
     });
-    await page.setRequestInterception(true);
-    page.on('request', (req) => {
-      const url = req.url();
-      if (url === pageUrl || url.startsWith('data:') || url === 'about:blank') return req.continue();
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url === pageUrl || url.startsWith('data:') || url === 'about:blank') return route.continue();
       errors.push(`request to ${url}: a view must be self-contained`);
-      return req.abort();
+      return route.abort();
     });
     await page.goto(pageUrl, {waitUntil: 'load', timeout: 60000});
     await page.screenshot({path: args.screenshot});

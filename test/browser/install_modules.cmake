@@ -1,10 +1,10 @@
-# Installs a test folder's npm packages (test/browser: puppeteer-core;
+# Installs a test folder's npm packages (test/browser: playwright-core;
 # test/mcp: @modelcontextprotocol/sdk; pinned by package-lock.json) into DEST
 # with `npm ci`, unless DEST already holds the same lockfile's install. Run by
 # the browser_npm_install and mcp_npm_install tests (fixtures).
 #   cmake -DSRC=<test/browser> -DDEST=<build/browser> -DNPM=<npm> [-DPACKAGE=<main package>] -P install_modules.cmake
 if(NOT PACKAGE)
-  set(PACKAGE puppeteer-core)
+  set(PACKAGE playwright-core)
 endif()
 file(MAKE_DIRECTORY ${DEST})
 set(stamp ${DEST}/node_modules/.aiprof-lock)

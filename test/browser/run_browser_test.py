@@ -16,7 +16,7 @@ def main():
     cut = argv.index("--")
     p = argparse.ArgumentParser()
     p.add_argument("--node", required=True)
-    p.add_argument("--modules", required=True, help="node_modules folder holding puppeteer-core")
+    p.add_argument("--modules", required=True, help="node_modules folder holding playwright-core")
     p.add_argument("--chromium", required=True)
     p.add_argument("--checks", required=True)
     p.add_argument("--html", required=True)
@@ -26,10 +26,10 @@ def main():
     p.add_argument("--no-csp", action="store_true", help="the harness's self-test pages carry no CSP")
     a = p.parse_args(argv[:cut])
     command = argv[cut + 1:]
-    for what, path in (("node", a.node), ("chromium", a.chromium), ("puppeteer-core", os.path.join(a.modules, "puppeteer-core"))):
+    for what, path in (("node", a.node), ("chromium", a.chromium), ("playwright-core", os.path.join(a.modules, "playwright-core"))):
         if not os.path.exists(path):
             sys.exit(f"FAILED: {what} not found at {path} (scripts/install-deps.sh installs chromium and nodejs; "
-                     "the browser_npm_install test installs puppeteer-core)")
+                     "the browser_npm_install test installs playwright-core)")
     os.makedirs(os.path.dirname(os.path.abspath(a.html)), exist_ok=True)
     os.makedirs(os.path.dirname(os.path.abspath(a.screenshot)), exist_ok=True)
     if command:

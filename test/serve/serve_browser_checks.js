@@ -1,4 +1,4 @@
-// `aiprof serve` in headless Chromium (Debian's, driven by puppeteer-core as
+// `aiprof serve` in headless Chromium (Debian's, driven by playwright-core as
 // the other browser tests are): clicks through the runs list, a run with
 // hostile names, the search box, compare (with its timeline of both runs
 // aligned on steps), the query page, the runs grouped
@@ -14,7 +14,7 @@
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const fs = require('node:fs');
-const puppeteer = require('puppeteer-core');
+const {chromium} = require('playwright-core');
 const cspCheck = require(path.join(__dirname, '..', 'browser', 'csp_check.js'));
 
 function parseArgs(argv) {
@@ -30,21 +30,19 @@ async function main() {
   const origin = new URL(args.url).origin;
   const launchArgs = ['--disable-gpu', '--disable-dev-shm-usage', '--no-first-run', '--no-proxy-server'];
   if (process.getuid && process.getuid() === 0) launchArgs.push('--no-sandbox');
-  const browser = await puppeteer.launch({executablePath: args.chromium, headless: true, args: launchArgs});
+  const browser = await chromium.launch({executablePath: args.chromium, headless: true, args: launchArgs});
   const errors = [];
   let passed = 0;
   try {
-    const page = await browser.newPage();
-    await page.setViewport({width: 1280, height: 900});
+    const page = await browser.newPage({viewport: {width: 1280, height: 900}});
     page.on('console', (msg) => { if (msg.type() === 'error') errors.push(`console error: ${msg.text()}`); });
     page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
     page.on('dialog', async (d) => { errors.push(`dialog (${d.type()}): ${d.message()}: script from a trace ran`); await d.dismiss(); });
-    await page.setRequestInterception(true);
-    page.on('request', (req) => {
-      const url = req.url();
-      if (url.startsWith(origin + '/') || url.startsWith('data:') || url === 'about:blank') return req.continue();
+    await page.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(origin + '/') || url.startsWith('data:') || url === 'about:blank') return route.continue();
       errors.push(`request to ${url}: pages fetch nothing from elsewhere`);
-      return req.abort();
+      return route.abort();
     });
     const t = {
       page, assert, errors,

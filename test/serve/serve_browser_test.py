@@ -3,7 +3,7 @@
 names (events and file name) and a broken trace, waits until every run is
 converted, pushes one more with a hostile service name (aiprof push), stores
 a knowledge card with a hostile fix, then drives the pages in headless Chromium
-(serve_browser_checks.js, puppeteer-core as the other browser tests).
+(serve_browser_checks.js, playwright-core as the other browser tests).
 
   serve_browser_test.py --aiprof build/aiprof --data test/data --node node
       --modules build/browser/node_modules --chromium /usr/bin/chromium --screenshots DIR
@@ -27,7 +27,7 @@ def main():
         ap.add_argument("--" + k, required=True)
     a = ap.parse_args()
     for what, path in (("node", a.node), ("chromium", a.chromium),
-                       ("puppeteer-core", os.path.join(a.modules, "puppeteer-core"))):
+                       ("playwright-core", os.path.join(a.modules, "playwright-core"))):
         if not shutil.which(path) and not os.path.exists(path):
             print("missing %s (%s): scripts/install-deps.sh and the browser_npm_install test install it" % (what, path))
             return 1

@@ -78,7 +78,7 @@ module.exports = async (t) => {
   await t.check('wheel zooms around the cursor, drag pans', async () => {
     const s0 = await state(), p0 = await pixels();
     await page.mouse.move(box.x + LABEL_W + (box.width - LABEL_W) / 2, laneY(mainLane, 0));
-    await page.mouse.wheel({deltaY: -400});
+    await page.mouse.wheel(0, -400);
     const s1 = await state();
     assert.ok(s1.end - s1.start < (s0.end - s0.start) * 0.7, JSON.stringify([s0, s1]));
     assert.notEqual(await pixels(), p0, 'zoom did not change the canvas');
@@ -141,7 +141,7 @@ module.exports = async (t) => {
   await t.check('clicking a launch shows its flow', async () => {
     const launch = mainSlices.find((e) => e.name === 'cudaLaunchKernel');
     await page.keyboard.press('Escape');
-    await page.evaluate((a, b) => window.aiprofTimeline.setView(a, b), launch.a - 20_000, launch.b + 200_000);
+    await page.evaluate(([a, b]) => window.aiprofTimeline.setView(a, b), [launch.a - 20_000, launch.b + 200_000]);
     const before = await pixels();
     await page.mouse.click(await xOf((launch.a + launch.b) / 2), laneY(mainLane, 3));  // step > conv2d > convolution > launch
     const details = await page.$eval('#details', (e) => e.textContent);

@@ -52,7 +52,7 @@ module.exports = async (t) => {
     const range = () => page.$eval('#range', (e) => Number(e.dataset.end) - Number(e.dataset.start));
     const w0 = await range(), p0 = await pixels();
     await page.mouse.move(box.x + LABEL_W + (box.width - LABEL_W) * 0.7, box.y + box.height / 2);
-    await page.mouse.wheel({deltaY: -600});
+    await page.mouse.wheel(0, -600);
     assert.ok(await range() < w0 * 0.5);
     assert.notEqual(await pixels(), p0);
     await page.focus('#canvas');
