@@ -320,6 +320,11 @@ def case_killedpid(args, tmp):
                             '5s', '--interval', '0.25s', '--timeout', '20s', '-o', out],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     load = subprocess.Popen([args.load, open(port_file).read().strip(), '4', '3'], stdout=subprocess.PIPE, text=True)
+    # The monitor's segment first (a sanitizer build under a loaded ctest
+    # can take seconds to start), then time for the SDK to attach to it.
+    deadline = time.time() + 15
+    while not os.path.exists('/dev/shm/aiprof-live-%d' % svc_pid) and time.time() < deadline:
+        time.sleep(0.05)
     time.sleep(2)
     os.kill(svc_pid, 15)
     o, err = mon.communicate(timeout=STEP_TIMEOUT)
