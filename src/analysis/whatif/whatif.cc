@@ -226,9 +226,9 @@ class Replay {
     const StepPath& st = steps_[*(it - 1)];
     if (st.rank != rank || t >= st.start_ns + std::max(st.step_dur_ns, st.length_ns())) return true;
     int64_t index = st.number;
-    if (index < 0) {
-      index = 0;
-      for (auto j = it - 1; j != by_rank_start_.begin() && steps_[*(j - 1)].rank == rank; --j) ++index;
+    if (index < 0) {  // unnumbered: the step's position among its rank's steps
+      auto first = std::partition_point(by_rank_start_.begin(), it, [&](size_t k) { return steps_[k].rank < rank; });
+      index = (it - 1) - first;
     }
     return index % n == 0;
   }
@@ -396,8 +396,8 @@ void DescribeMoves(const Trace& trace, const CriticalPathResult& before, const C
     r->predicted_path_ns[c] *= per;
   }
   std::vector<WhatIfResult::Move> moves;
-  for (const auto& [key, b] : by_key) {
-    (void)key;
+  for (const auto& entry : by_key) {
+    const Both& b = entry.second;
     if (b.before == b.after) continue;
     WhatIfResult::Move m;
     m.cls = b.cls;
