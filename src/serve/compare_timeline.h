@@ -14,6 +14,7 @@
 #define AIPROF_SRC_SERVE_COMPARE_TIMELINE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,31 +33,52 @@ struct AlignedStep {
 // The run's steady steps with starts, on its first rank, in time order.
 std::vector<AlignedStep> AlignableSteps(const Trace& trace);
 
-// One run's side: its step and the tile of that step, with times relative
-// to the step's start (tile.origin_ns is the step's start).
+// The part of the aligned steps shown: [start_ns, end_ns) from each step's
+// start, the same for both runs (zoom and pan move it); span_ns is the
+// longer step's duration, the whole view.
+struct CompareWindow {
+  int64_t start_ns = 0, end_ns = 0, span_ns = 0;
+};
+// The window [start, end) clamped to the longer step of `a` and `b`
+// (end -1: to its end); nullopt when it is empty after clamping.
+std::optional<CompareWindow> ClampCompareWindow(const AlignedStep& a, const AlignedStep& b, int64_t start_ns,
+                                                int64_t end_ns);
+
+// One run's side: its step and the tile of the window of that step, with
+// times relative to the step's start (tile.origin_ns is the step's start).
+// A step that ends before the window starts has no tile (in_window false).
 struct StepTile {
   AlignedStep step;
+  bool in_window = true;
   Tile tile;
 };
 
-// The tiles of step `a` of trace A and step `b` of trace B at one scale: the
-// longer step gets `width` bins, the shorter as many of the same length as
-// it covers (at least 1).
+// The tiles of `window` of step `a` of trace A and step `b` of trace B at
+// one scale: the window gets `width` bins; each run's tile covers the part
+// of the window its step lasts, in as many bins of the same length (at
+// least 1). The default window is both steps whole (the longer one `width`
+// bins wide).
 std::vector<StepTile> AlignStepTiles(const Trace& trace_a, const TileIndex& index_a, const AlignedStep& a,
                                      const Trace& trace_b, const TileIndex& index_b, const AlignedStep& b,
-                                     uint32_t width);
+                                     uint32_t width, std::optional<CompareWindow> window = std::nullopt);
 
-// JSON (docs/serve.md: the compare timeline): {"step", "steps",
-// "runs": [{"run", "step_number", "rank", "step_start_ns", "step_dur_ns",
-// "tile"}, ...]}; `ids` and `traces` in the order of `tiles`.
+// JSON (docs/serve.md: the compare timeline): {"step", "steps", "start_ns",
+// "end_ns", "span_ns", "runs": [{"run", "step_number", "rank",
+// "step_start_ns", "step_dur_ns", "tile"}, ...]} ("tile" null for a step
+// that ends before the window); `ids` and `traces` in the order of `tiles`.
 std::string AlignedTilesToJson(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
-                               const std::vector<StepTile>& tiles, size_t step, size_t steps);
+                               const std::vector<StepTile>& tiles, size_t step, size_t steps,
+                               const CompareWindow& window);
 
-// The compare page's section: heading, navigation (previous / next step,
-// the JSON), and each run's step drawn as SVG (ids timeline-a, timeline-b),
-// every name escaped.
+// The compare page's section: heading, navigation (zoom and pan links over
+// the window, previous / next step, the JSON; the element carries the data
+// the page's zoom script reads: data-zoom-base, data-start, data-end,
+// data-span, data-px), and each run's window drawn as SVG (ids timeline-a,
+// timeline-b), every name escaped.
 std::string AlignedTilesToHtml(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
-                               const std::vector<StepTile>& tiles, size_t step, size_t steps);
+                               const std::vector<StepTile>& tiles, size_t step, size_t steps,
+                               const CompareWindow& window, uint32_t width);
+
 
 }  // namespace aiprof
 

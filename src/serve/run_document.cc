@@ -210,7 +210,8 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
                {"top_finding", "Top finding", Unit::kNone},
                {"top_share", "Its impact", Unit::kFraction},
                {"top_basis", "Impact base", Unit::kNone},
-               {"error", "Error", Unit::kNone}};
+               {"error", "Error", Unit::kNone},
+               {"convert_ms", "Conversion", Unit::kMs}};
   for (const RunRow& r : runs) {
     const bool ready = r.state == RunState::kReady;
     t.rows.push_back({Value::Int(r.id), Value::String(r.name), Value::String(r.path), Value::String(r.tag),
@@ -219,7 +220,7 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
                       ready && r.steps > 0 ? Num(r.step_p50_ns) : Value::Null(),
                       ready && r.device_util >= 0 ? Num(r.device_util) : Value::Null(), Value::String(r.top_finding),
                       ready && !r.top_finding.empty() ? Num(r.top_share) : Value::Null(), Value::String(r.top_basis),
-                      Value::String(r.error)});
+                      Value::String(r.error), ready ? Num(r.convert_ms) : Value::Null()});
   }
   s.Add(std::move(t));
   if (grouping == RunGrouping::kNone) return doc;

@@ -87,22 +87,63 @@ document.querySelectorAll('[data-go]').forEach(function (box) {
 });
 )js";
 
-// The timeline page: a click on the drawing zooms in (x4) around that time.
-constexpr std::string_view kTimelineJs = R"js(
+// Zoom and pan on the run's timeline page and the compare page's aligned
+// timeline. Every view is a new page whose drawing the server made from one
+// tile (the CSP lets a page fetch nothing, and the browser never holds more
+// than the tile it shows). The navigation element (data-zoom-base, ending
+// in '?' or '&') says the window [data-start, data-end) of [0, data-span)
+// drawn data-px pixels wide; on the drawings (svg#timeline, #timeline-a,
+// #timeline-b; 220 px of labels first) a click zooms in 4x around that
+// time, a drag pans by the distance dragged (the drawing follows the mouse
+// meanwhile); keys: arrows left / right pan by half the window, + and -
+// zoom 2x around its middle, 0 shows the whole span.
+constexpr std::string_view kZoomJs = R"js(
 (function () {
-  var nav = document.getElementById('timeline-nav');
-  var svg = document.getElementById('timeline');
-  if (!nav || !svg) return;
-  var start = Number(nav.dataset.start), end = Number(nav.dataset.end), span = Number(nav.dataset.span);
-  svg.addEventListener('click', function (e) {
-    var box = svg.getBoundingClientRect();
-    var x = e.clientX - box.left - 220;
-    var width = box.width - 220;
-    if (x < 0 || width <= 0) return;
-    var t = start + (end - start) * x / width;
-    var half = Math.max(1, Math.round((end - start) / 8));
-    var a = Math.max(0, Math.round(t - half)), b = Math.min(span, Math.round(t + half));
-    location.href = nav.dataset.base + '?start=' + a + '&end=' + Math.max(b, a + 1);
+  var nav = document.querySelector('[data-zoom-base]');
+  if (!nav) return;
+  var d = nav.dataset;
+  var start = Number(d.start), end = Number(d.end), span = Number(d.span), px = Number(d.px);
+  var perPx = (end - start) / px;
+  function go(a, len) {
+    len = Math.max(1, Math.min(span, Math.round(len)));
+    a = Math.max(0, Math.min(span - len, Math.round(a)));
+    var url = d.zoomBase + 'start=' + a + '&end=' + (a + len);
+    if (a !== start || a + len !== end) location.href = url;
+  }
+  function zoomAround(t, factor) { var len = (end - start) / factor; go(t - len / 2, len); }
+  var drag = null;
+  document.querySelectorAll('svg#timeline, svg#timeline-a, svg#timeline-b').forEach(function (svg) {
+    svg.style.cursor = 'grab';
+    svg.addEventListener('mousedown', function (e) {
+      if (e.button !== 0) return;
+      drag = {svg: svg, x: e.clientX, dx: 0};
+      e.preventDefault();
+    });
+  });
+  window.addEventListener('mousemove', function (e) {
+    if (!drag) return;
+    drag.dx = e.clientX - drag.x;
+    if (Math.abs(drag.dx) >= 5) drag.svg.style.transform = 'translateX(' + drag.dx + 'px)';
+  });
+  window.addEventListener('mouseup', function (e) {
+    if (!drag) return;
+    var g = drag;
+    drag = null;
+    if (Math.abs(g.dx) >= 5) { go(start - g.dx * perPx, end - start); return; }
+    var x = e.clientX - g.svg.getBoundingClientRect().left - 220;
+    if (x >= 0) zoomAround(start + x * perPx, 4);
+  });
+  document.addEventListener('keydown', function (e) {
+    var tag = e.target && e.target.tagName;
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || e.ctrlKey || e.metaKey || e.altKey) return;
+    var len = end - start, mid = (start + end) / 2;
+    if (e.key === 'ArrowLeft') go(start - len / 2, len);
+    else if (e.key === 'ArrowRight') go(start + len / 2, len);
+    else if (e.key === '+' || e.key === '=') zoomAround(mid, 2);
+    else if (e.key === '-' || e.key === '_') zoomAround(mid, 0.5);
+    else if (e.key === '0') go(0, span);
+    else return;
+    e.preventDefault();
   });
 })();
 )js";
@@ -425,9 +466,9 @@ struct ServeServer::Impl {
     }
     if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), param("group"), false);
     if (p[b] == "runs" && n == 1) return RunsPage(param("q"), param("group"), api);
-    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), param("step"), api);
+    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), param("step"), param("start"), param("end"), api);
     if (api && p[b] == "compare" && n == 2 && p[b + 1] == "timeline") {
-      return CompareTimeline(param("a"), param("b"), param("step"), param("width"), true);
+      return CompareTimeline(param("a"), param("b"), param("step"), param("start"), param("end"), param("width"), true);
     }
     if (p[b] == "history" && n == 1) return History(param("service"), api);
     if (p[b] == "cards" && n == 1) return Cards(api);
@@ -658,29 +699,24 @@ struct ServeServer::Impl {
     const Tile tile = ComputeTile(trace, index, *start, *end, static_cast<uint32_t>(*width));
     if (api) return Json(200, TileToJson(trace, tile));
     const std::string base = "/runs/" + std::to_string(id) + "/timeline";
-    const int64_t len = tile.end_ns - tile.start_ns;
-    auto link = [&](const char* text, int64_t a, int64_t b) {
-      a = std::max<int64_t>(0, a);
-      b = std::min<int64_t>(span, std::max(b, a + 1));
-      return "<a href=\"" + base + "?start=" + std::to_string(a) + "&amp;end=" + std::to_string(b) + "\">" + text + "</a> ";
-    };
-    std::string body = "<h1>Timeline of " + Esc(row.name) + "</h1><p id=\"timeline-nav\" data-base=\"" + base +
-                       "\" data-start=\"" + std::to_string(tile.start_ns) + "\" data-end=\"" + std::to_string(tile.end_ns) +
-                       "\" data-span=\"" + std::to_string(span) + "\">" + link("« pan", tile.start_ns - len / 2, tile.end_ns - len / 2) +
-                       link("zoom in", tile.start_ns + len / 4, tile.end_ns - len / 4) +
-                       link("zoom out", tile.start_ns - len / 2, tile.end_ns + len / 2) +
-                       link("pan »", tile.start_ns + len / 2, tile.end_ns + len / 2) + link("whole run", 0, span) +
+    std::string body = "<h1>Timeline of " + Esc(row.name) + "</h1><p id=\"timeline-nav\" data-zoom-base=\"" + base +
+                       "?\" data-start=\"" + std::to_string(tile.start_ns) + "\" data-end=\"" + std::to_string(tile.end_ns) +
+                       "\" data-span=\"" + std::to_string(span) + "\" data-px=\"" + std::to_string(tile.width) + "\">" +
+                       ZoomLinks(base + "?", tile.start_ns, tile.end_ns, span, "whole run") +
                        "· <a href=\"/api" + base + "?start=" + std::to_string(tile.start_ns) + "&amp;end=" +
-                       std::to_string(tile.end_ns) + "\">JSON</a></p><p class=\"note\">" +
+                       std::to_string(tile.end_ns) + "\">JSON</a></p><p class=\"note\" id=\"timeline-summary\">" +
                        Esc(render::FormatQuantity(static_cast<double>(tile.start_ns), render::Unit::kNs)) + " to " +
                        Esc(render::FormatQuantity(static_cast<double>(tile.end_ns), render::Unit::kNs)) +
-                       " after the first slice; " + std::to_string(tile.listed) + " slices drawn on their own, " +
-                       std::to_string(tile.merged) + " shorter than a pixel (" +
+                       " after the first slice (the run lasts " +
+                       Esc(render::FormatQuantity(static_cast<double>(span), render::Unit::kNs)) + "); <span id=\"tile-listed\">" +
+                       std::to_string(tile.listed) + "</span> slices drawn on their own, <span id=\"tile-merged\">" +
+                       std::to_string(tile.merged) + "</span> shorter than a pixel (" +
                        Esc(render::FormatQuantity(tile.bin_ns, render::Unit::kNs)) +
                        ") merged into shaded bins (darker: busier)" + (tile.truncated ? "; more than " +
                        std::to_string(kMaxTileSlices) + " long slices: the rest merged too" : std::string()) +
-                       ". Click the drawing to zoom in there.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
-    return Html(200, "Timeline of " + row.name, body, kTimelineJs);
+                       ".</p><p class=\"note\">Click the drawing to zoom in 4× there, drag it to pan; keys: ← → pan, "
+                       "+ − zoom, 0 the whole run.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
+    return Html(200, "Timeline of " + row.name, body, kZoomJs);
   }
 
   // The run's flame graph or topology: the view's own page (`aiprof view
@@ -743,7 +779,8 @@ struct ServeServer::Impl {
     return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(row, sql, *result)));
   }
 
-  HttpResponse Compare(const std::string& a, const std::string& b, const std::string& step, bool api) {
+  HttpResponse Compare(const std::string& a, const std::string& b, const std::string& step, const std::string& start,
+                       const std::string& end, bool api) {
     const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
     if (!ia || !ib) {
       if (api) return JsonError(400, "give two runs: ?a=ID&b=ID (a before, b after)");
@@ -767,12 +804,12 @@ struct ServeServer::Impl {
     const ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
-    const HttpResponse timeline = CompareTimeline(a, b, step, "1000", false);  // a fragment, also when it fails
+    const HttpResponse timeline = CompareTimeline(a, b, step, start, end, "1000", false);  // a fragment, also when it fails
     return Html(200, doc.title, "<p><a href=\"/runs/" + std::to_string(ids[0]) + "\">Run " + std::to_string(ids[0]) +
                                     "</a> → <a href=\"/runs/" + std::to_string(ids[1]) + "\">Run " +
                                     std::to_string(ids[1]) + "</a> · <a href=\"/api/compare?a=" + std::to_string(ids[0]) +
                                     "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc) +
-                                    timeline.body);
+                                    timeline.body, kZoomJs);
   }
 
   // The timeline of both runs aligned on steps (compare_timeline.h): steady
@@ -780,6 +817,7 @@ struct ServeServer::Impl {
   // answers JSON; for the page, the body is an HTML fragment (a note when
   // a run has no steps with starts).
   HttpResponse CompareTimeline(const std::string& a, const std::string& b, const std::string& step_text,
+                               const std::string& start_text, const std::string& end_text,
                                const std::string& width_text, bool api) {
     // The page's fragment says what went wrong where the API answers an error.
     auto fail = [&](int status, const std::string& why) {
@@ -792,8 +830,10 @@ struct ServeServer::Impl {
     const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
     const std::optional<int64_t> step = step_text.empty() ? std::optional<int64_t>(0) : ParseId(step_text);
     const std::optional<int64_t> width = width_text.empty() ? std::optional<int64_t>(1000) : ParseId(width_text);
-    if (!ia || !ib || !step || !width || *width < 1 || *width > kMaxTileWidth) {
-      return fail(400, "give ?a=ID&b=ID[&step=K][&width=1.." + std::to_string(kMaxTileWidth) + "]");
+    const std::optional<int64_t> from = start_text.empty() ? std::optional<int64_t>(0) : ParseId(start_text);
+    const std::optional<int64_t> to = end_text.empty() ? std::optional<int64_t>(-1) : ParseId(end_text);
+    if (!ia || !ib || !step || !width || *width < 1 || *width > kMaxTileWidth || !from || !to) {
+      return fail(400, "give ?a=ID&b=ID[&step=K][&start=NS&end=NS][&width=1.." + std::to_string(kMaxTileWidth) + "]");
     }
     const int64_t ids[2] = {*ia, *ib};
     std::shared_ptr<OpenRun> runs[2];
@@ -823,6 +863,11 @@ struct ServeServer::Impl {
                                    " steady steps to align (0 to " + std::to_string(count - 1) + ")");
     }
     const size_t k = static_cast<size_t>(*step);
+    const std::optional<CompareWindow> window = ClampCompareWindow(steps[0][k], steps[1][k], *from, *to);
+    if (!window) {
+      return fail(400, "start and end: ns from the steps' starts, end > start, start before the longer step's end (" +
+                           std::to_string(std::max(steps[0][k].dur_ns, steps[1][k].dur_ns)) + " ns)");
+    }
     std::vector<StepTile> tiles;
     {
       std::unique_lock<std::mutex> la(runs[0]->mu, std::defer_lock), lb(runs[1]->mu, std::defer_lock);
@@ -832,12 +877,13 @@ struct ServeServer::Impl {
         std::lock(la, lb);
       }
       tiles = AlignStepTiles(runs[0]->session->trace(), *runs[0]->tiles, steps[0][k], runs[1]->session->trace(),
-                             *runs[1]->tiles, steps[1][k], static_cast<uint32_t>(*width));
+                             *runs[1]->tiles, steps[1][k], static_cast<uint32_t>(*width), window);
     }
     const Trace* traces[2] = {&runs[0]->session->trace(), &runs[1]->session->trace()};
-    if (api) return Json(200, AlignedTilesToJson({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count));
+    if (api) return Json(200, AlignedTilesToJson({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count, *window));
     HttpResponse r;
-    r.body = AlignedTilesToHtml({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count);
+    r.body = AlignedTilesToHtml({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count, *window,
+                                static_cast<uint32_t>(*width));
     return r;
   }
 

@@ -31,6 +31,24 @@ TileIndex BuildTileIndex(const Trace& trace) {
     index.tracks.push_back(r);
   }
   if (index.tracks.empty()) index.start_ns = index.end_ns = 0;
+  // Counter samples per track, by time (importers append them as read).
+  const CounterTable& c = trace.counters;
+  std::vector<uint32_t> rows(c.size());
+  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  std::stable_sort(rows.begin(), rows.end(), [&](uint32_t x, uint32_t y) {
+    return c.track[x] != c.track[y] ? c.track[x] < c.track[y] : c.ts_ns[x] < c.ts_ns[y];
+  });
+  for (size_t i = 0; i < rows.size();) {
+    TileIndex::CounterRange r;
+    r.track = c.track[rows[i]];
+    for (; i < rows.size() && c.track[rows[i]] == r.track; ++i) r.rows.push_back(rows[i]);
+    index.counter_tracks.push_back(std::move(r));
+  }
+  index.flows.resize(trace.flows.size());
+  for (uint32_t i = 0; i < index.flows.size(); ++i) index.flows[i] = i;
+  std::stable_sort(index.flows.begin(), index.flows.end(), [&](uint32_t x, uint32_t y) {
+    return s.ts_ns[trace.flows.from_slice[x]] < s.ts_ns[trace.flows.from_slice[y]];
+  });
   return index;
 }
 
@@ -127,6 +145,49 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
     out.label = TrackLabel(trace, r.track);
     tile.tracks.push_back(std::move(out));
   }
+  auto bin_of = [&](int64_t t) {
+    return std::min<uint32_t>(tile.width - 1, static_cast<uint32_t>(static_cast<double>(t - start) / tile.bin_ns));
+  };
+  // Counters: the value in effect at the start, then each bin's samples.
+  const CounterTable& c = trace.counters;
+  for (const TileIndex::CounterRange& r : index.counter_tracks) {
+    const auto first = std::lower_bound(r.rows.begin(), r.rows.end(), start,
+                                        [&](uint32_t row, int64_t t) { return c.ts_ns[row] < t; });
+    TileCounter out;
+    out.track = r.track;
+    if (first != r.rows.begin()) {
+      out.has_before = true;
+      out.before = c.value[*(first - 1)];
+    }
+    for (auto it = first; it != r.rows.end() && c.ts_ns[*it] < end; ++it) {
+      const uint32_t bin = bin_of(c.ts_ns[*it]);
+      const double v = c.value[*it];
+      if (out.bins.empty() || out.bins.back().bin != bin) out.bins.push_back({bin, 0, v, v, v});
+      TileCounterBin& b = out.bins.back();
+      ++b.count;
+      b.min = std::min(b.min, v);
+      b.max = std::max(b.max, v);
+      b.last = v;
+    }
+    if (!out.has_before && out.bins.empty()) continue;
+    out.label = TrackLabel(trace, r.track);
+    tile.counters.push_back(std::move(out));
+  }
+  // Flows whose source slice starts in the window.
+  const auto from_ts = [&](uint32_t row) { return s.ts_ns[trace.flows.from_slice[row]]; };
+  const auto lo = std::lower_bound(index.flows.begin(), index.flows.end(), start,
+                                   [&](uint32_t row, int64_t t) { return from_ts(row) < t; });
+  const auto hi = std::lower_bound(lo, index.flows.end(), end, [&](uint32_t row, int64_t t) { return from_ts(row) < t; });
+  tile.flow_count = static_cast<uint64_t>(hi - lo);
+  if (tile.flow_count <= kMaxTileFlows) {
+    tile.flows.assign(lo, hi);
+  } else {
+    for (auto it = lo; it != hi; ++it) {
+      const uint32_t bin = bin_of(from_ts(*it));
+      if (tile.flow_bins.empty() || tile.flow_bins.back().first != bin) tile.flow_bins.emplace_back(bin, 0);
+      ++tile.flow_bins.back().second;
+    }
+  }
   return tile;
 }
 
@@ -152,15 +213,41 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
     }
     o += "]}";
   }
-  o += "\n]}";
+  o += "\n], \"counters\": [";
+  auto num = [](double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : std::string("null"); };
+  for (size_t k = 0; k < tile.counters.size(); ++k) {
+    const TileCounter& tc = tile.counters[k];
+    o += (k ? ",\n" : "\n") + fmt::format("{{\"track\": {}, \"label\": {}, \"before\": {}, \"bins\": [", tc.track,
+                                          JsonString(tc.label), tc.has_before ? num(tc.before) : std::string("null"));
+    for (size_t j = 0; j < tc.bins.size(); ++j) {
+      const TileCounterBin& b = tc.bins[j];
+      o += fmt::format("{}[{}, {}, {}, {}, {}]", j ? ", " : "", b.bin, b.count, num(b.min), num(b.max), num(b.last));
+    }
+    o += "]}";
+  }
+  o += fmt::format("\n], \"flows\": {{\"count\": {}, \"listed\": [", tile.flow_count);
+  for (size_t k = 0; k < tile.flows.size(); ++k) {
+    const uint32_t f = tile.flows[k];
+    const uint32_t a = trace.flows.from_slice[f], b = trace.flows.to_slice[f];
+    o += fmt::format("{}{{\"from_track\": {}, \"from_ts_ns\": {}, \"to_track\": {}, \"to_ts_ns\": {}, \"category\": {}}}",
+                     k ? ", " : "", s.track[a], s.ts_ns[a] - tile.origin_ns, s.track[b], s.ts_ns[b] - tile.origin_ns,
+                     JsonString(trace.Str(trace.flows.category[f])));
+  }
+  o += "], \"bins\": [";
+  for (size_t k = 0; k < tile.flow_bins.size(); ++k) {
+    o += fmt::format("{}[{}, {}]", k ? ", " : "", tile.flow_bins[k].first, tile.flow_bins[k].second);
+  }
+  o += "]}}";
   return o;
 }
 
 std::string TileToSvg(const Trace& trace, const Tile& tile) {
-  constexpr int kRow = 14, kLabel = 220;
+  constexpr int kRow = 14, kLabel = 220, kCounterRow = 30;
   size_t rows = 0;
   for (const TileTrack& t : tile.tracks) rows += t.depth_count + 1;
-  const int height = static_cast<int>(rows) * kRow + 24;
+  const bool flow_row = !tile.flow_bins.empty();
+  const int height = static_cast<int>(rows) * kRow + 24 + static_cast<int>(tile.counters.size()) * (kCounterRow + kRow) +
+                     (flow_row ? 2 * kRow : 0);
   const double px = 1.0;  // one bin per pixel
   std::string o = fmt::format(
       "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
@@ -180,9 +267,11 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
   const SliceTable& s = trace.slices;
   const int64_t start = tile.origin_ns + tile.start_ns;
   int y = 18;
+  std::vector<std::pair<uint32_t, int>> track_y;  // each drawn track's first depth row
   for (const TileTrack& t : tile.tracks) {
     o += fmt::format("<text x=\"2\" y=\"{}\" font-weight=\"bold\">{}</text>", y + 10, HtmlEscape(t.label));
     y += kRow;
+    track_y.emplace_back(t.track, y);
     for (const TileBin& b : t.bins) {
       const double share = std::min(1.0, static_cast<double>(b.busy_ns) / tile.bin_ns);
       o += fmt::format("<rect class=\"bin\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#4c72b0\" "
@@ -209,8 +298,90 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
     }
     y += static_cast<int>(t.depth_count) * kRow;
   }
+  auto x_of = [&](double t) { return kLabel + std::clamp((t - static_cast<double>(start)) / tile.bin_ns, 0.0, double(tile.width)); };
+  // Counters: a band per track, each bin's samples from min to max, the
+  // value at the start as a line from the left edge to the first sample.
+  for (const TileCounter& c : tile.counters) {
+    double lo = c.has_before ? c.before : std::numeric_limits<double>::infinity(), hi = c.has_before ? c.before : -lo;
+    for (const TileCounterBin& b : c.bins) {
+      lo = std::min(lo, b.min);
+      hi = std::max(hi, b.max);
+    }
+    const double range = hi > lo ? hi - lo : 1.0;
+    auto y_of = [&](double v) { return y + kRow + kCounterRow - 2 - (kCounterRow - 4) * (v - lo) / range; };
+    o += fmt::format("<text x=\"2\" y=\"{}\" font-weight=\"bold\">{}</text><text x=\"2\" y=\"{}\" class=\"note\">{} to {}</text>",
+                     y + 10, HtmlEscape(c.label), y + kRow + 12, HtmlEscape(fmt::format("{:.6g}", lo)),
+                     HtmlEscape(fmt::format("{:.6g}", hi)));
+    double prev = c.has_before ? c.before : std::nan("");
+    double prev_x = kLabel;
+    for (const TileCounterBin& b : c.bins) {
+      const double x = kLabel + b.bin;
+      if (!std::isnan(prev)) {
+        o += fmt::format("<line class=\"counter\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#b05c1f\"/>",
+                         prev_x, x, y_of(prev), y_of(prev));
+      }
+      o += fmt::format("<rect class=\"counter\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"1\" height=\"{:.1f}\" fill=\"#b05c1f\">"
+                       "<title>{}: {} sample(s), {} to {}, last {}</title></rect>",
+                       x, y_of(b.max), std::max(1.0, y_of(b.min) - y_of(b.max)), HtmlEscape(c.label), b.count,
+                       fmt::format("{:.6g}", b.min), fmt::format("{:.6g}", b.max), fmt::format("{:.6g}", b.last));
+      prev = b.last;
+      prev_x = x + 1;
+    }
+    if (!std::isnan(prev)) {
+      o += fmt::format("<line class=\"counter\" x1=\"{:.1f}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#b05c1f\"/>", prev_x,
+                       kLabel + tile.width, y_of(prev), y_of(prev));
+    }
+    y += kRow + kCounterRow;
+  }
+  // Flows: each listed one as a line between its slices' starts (where both
+  // tracks are drawn), or, when there are too many, a count per bin.
+  const SliceTable& sl = trace.slices;
+  auto row_y = [&](uint32_t slice) -> int {
+    for (const auto& [track, ty] : track_y) {
+      if (track == sl.track[slice]) return ty + static_cast<int>(sl.depth[slice]) * kRow + kRow / 2;
+    }
+    return -1;
+  };
+  for (uint32_t f : tile.flows) {
+    const uint32_t a = trace.flows.from_slice[f], b = trace.flows.to_slice[f];
+    const int ya = row_y(a), yb = row_y(b);
+    if (ya < 0 || yb < 0) continue;
+    o += fmt::format("<line class=\"flow\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#6a3d9a\" "
+                     "stroke-opacity=\"0.6\"><title>flow {}</title></line>",
+                     x_of(static_cast<double>(sl.ts_ns[a])), ya, x_of(static_cast<double>(sl.ts_ns[b])), yb,
+                     HtmlEscape(trace.Str(trace.flows.category[f])));
+  }
+  if (flow_row) {
+    uint32_t most = 1;
+    for (const auto& [bin, n] : tile.flow_bins) most = std::max(most, n);
+    o += fmt::format("<text x=\"2\" y=\"{}\" font-weight=\"bold\">flows ({} starting here)</text>", y + 10, tile.flow_count);
+    for (const auto& [bin, n] : tile.flow_bins) {
+      const double h = std::max(1.0, (2 * kRow - 4) * static_cast<double>(n) / most);
+      o += fmt::format("<rect class=\"flowbin\" x=\"{}\" y=\"{:.1f}\" width=\"1\" height=\"{:.1f}\" fill=\"#6a3d9a\">"
+                       "<title>{} flows</title></rect>",
+                       kLabel + bin, y + 2 * kRow - 2 - h, h, n);
+    }
+  }
   o += "</svg>";
   return o;
+}
+
+std::pair<int64_t, int64_t> FitWindow(int64_t a, int64_t len, int64_t span) {
+  span = std::max<int64_t>(span, 1);
+  len = std::clamp<int64_t>(len, 1, span);
+  a = std::clamp<int64_t>(a, 0, span - len);
+  return {a, a + len};
+}
+
+std::string ZoomLinks(const std::string& base, int64_t start, int64_t end, int64_t span, const char* whole) {
+  const int64_t len = std::max<int64_t>(1, end - start);
+  auto link = [&](const char* text, int64_t a, int64_t l) {
+    const auto [from, to] = FitWindow(a, l, span);
+    return "<a href=\"" + base + "start=" + std::to_string(from) + "&amp;end=" + std::to_string(to) + "\">" + text +
+           "</a> ";
+  };
+  return link("« pan", start - len / 2, len) + link("zoom in", start + len / 4, len / 2) +
+         link("zoom out", start - len / 2, 2 * len) + link("pan »", start + len / 2, len) + link(whole, 0, span);
 }
 
 }  // namespace aiprof

@@ -9,7 +9,13 @@
 //     rest are binned and the tile says it is truncated);
 //   * every shorter slice is merged into its (track, depth)'s bins: the
 //     number of slices starting in the bin and the time they cover inside
-//     it (a slice spills into the next bin by its overhang).
+//     it (a slice spills into the next bin by its overhang);
+//   * counters: per counter track, the value in effect when the window
+//     starts and, per bin with samples, their count, min, max and last
+//     value (at a zoom where a bin holds one sample, every sample);
+//   * flows (launch -> kernel, correlation, fwd/bwd) whose source slice
+//     starts in the window: each listed (both ends) while there are at most
+//     kMaxTileFlows, else counted per bin of their source's start.
 // Counts and covered times are exact: over a tile, listed slices plus bin
 // counts are the slices starting inside it, and covered time is the sum of
 // the slices' durations clipped to it (timeline_tiles_test.cc checks both
@@ -23,6 +29,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -31,6 +38,7 @@ namespace aiprof {
 
 inline constexpr uint32_t kMaxTileWidth = 4000;
 inline constexpr size_t kMaxTileSlices = 20000;
+inline constexpr size_t kMaxTileFlows = 2000;
 
 // Per-track ranges of a trace's slices, built once per run (O(slices)).
 struct TileIndex {
@@ -42,6 +50,12 @@ struct TileIndex {
     uint32_t depth_count = 0;
   };
   std::vector<TrackRange> tracks;  // slice tracks, in track order
+  struct CounterRange {
+    uint32_t track = 0;
+    std::vector<uint32_t> rows;  // counter rows by time
+  };
+  std::vector<CounterRange> counter_tracks;  // in track order
+  std::vector<uint32_t> flows;               // flow rows by their source slice's start
 };
 TileIndex BuildTileIndex(const Trace& trace);
 
@@ -60,6 +74,20 @@ struct TileTrack {
   std::vector<TileBin> bins;     // by depth, then bin
 };
 
+struct TileCounterBin {
+  uint32_t bin = 0;
+  uint32_t count = 0;  // samples in the bin
+  double min = 0, max = 0, last = 0;
+};
+
+struct TileCounter {
+  uint32_t track = 0;
+  std::string label;
+  bool has_before = false;  // a sample before the window: its value holds at the start
+  double before = 0;
+  std::vector<TileCounterBin> bins;  // bins with samples, in order
+};
+
 struct Tile {
   int64_t origin_ns = 0;             // TileIndex::start_ns: the trace's first slice (its clock)
   int64_t start_ns = 0, end_ns = 0;  // relative to origin_ns, as are the listed slices' times in JSON
@@ -68,6 +96,10 @@ struct Tile {
   std::vector<TileTrack> tracks;     // tracks with something in the window
   uint64_t listed = 0, merged = 0;   // slices starting in the window: on their own, in bins
   bool truncated = false;            // kMaxTileSlices reached
+  std::vector<TileCounter> counters;  // counter tracks with a value in the window
+  uint64_t flow_count = 0;            // flows whose source slice starts in the window
+  std::vector<uint32_t> flows;        // those flows' rows, when at most kMaxTileFlows
+  std::vector<std::pair<uint32_t, uint32_t>> flow_bins;  // else (bin, flows starting in it)
 };
 
 // The tile [start_ns, end_ns) (relative to the trace's first slice; clamped
@@ -79,6 +111,15 @@ std::string TrackLabel(const Trace& trace, uint32_t track);
 std::string TileToJson(const Trace& trace, const Tile& tile);
 // An SVG drawing of the tile; every name escaped.
 std::string TileToSvg(const Trace& trace, const Tile& tile);
+
+// Zoom and pan links over [start, end) of [0, span) (the run and compare
+// timelines): "« pan", "zoom in", "zoom out", "pan »", then `whole` for the
+// whole span; each link is `base` + "start=A&amp;end=B" (base HTML-escaped,
+// ending in '?' or '&amp;'). Windows keep their length when panned against
+// an end and never leave [0, span).
+std::string ZoomLinks(const std::string& base, int64_t start, int64_t end, int64_t span, const char* whole);
+// [a, a + len) moved (not shrunk) into [0, span), len at least 1 and at most span.
+std::pair<int64_t, int64_t> FitWindow(int64_t a, int64_t len, int64_t span);
 
 }  // namespace aiprof
 

@@ -87,6 +87,94 @@ TEST(TimelineTilesTest, HandMadeTraceCountsAndBins) {
   CheckConservation(trace, 3, 57, 7);
 }
 
+// Counters and flows: a counter's value in effect at the window's start and
+// its samples per bin (count, min, max, last); flows whose source starts in
+// the window, listed with both ends.
+TEST(TimelineTilesTest, CountersAndFlowsInATile) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t host = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const uint32_t other = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  const StringId cat = b.Intern("cpu_op");
+  const uint32_t launch1 = b.AddSlice(host, 1000, 10, b.Intern("launch"), cat, kNoCorrelation, 0, 0);
+  const uint32_t launch2 = b.AddSlice(host, 1060, 10, b.Intern("launch"), cat, kNoCorrelation, 0, 0);
+  const uint32_t work1 = b.AddSlice(other, 1020, 30, b.Intern("work <1>"), cat, kNoCorrelation, 0, 0);
+  const uint32_t work2 = b.AddSlice(other, 1080, 20, b.Intern("work 2"), cat, kNoCorrelation, 0, 0);
+  b.AddSliceFlow(launch1, work1, 1, b.Intern("ac2g"));
+  b.AddSliceFlow(launch2, work2, 2, b.Intern("ac2g"));
+  const uint32_t mem = b.CounterTrack(IdValue::Num(1), b.Intern("memory <MB>"), kHostDevice);
+  // Out of order, as an importer may append them.
+  for (auto [ts, v] : std::vector<std::pair<int64_t, double>>{{1030, 7}, {990, 5}, {1005, 9}, {1008, 3}, {1090, 4}}) {
+    b.AddCounter(mem, ts, v);
+  }
+  ASSERT_TRUE(b.Finalize().ok());
+  const TileIndex index = BuildTileIndex(trace);
+  ASSERT_EQ(index.counter_tracks.size(), 1u);
+  // [1000, 1050) in 5 bins of 10 ns: counter 5 before; bin 0 has 9 then 3,
+  // bin 3 has 7; only launch 1's flow starts inside.
+  Tile tile = ComputeTile(trace, index, 0, 50, 5);
+  ASSERT_EQ(tile.counters.size(), 1u);
+  const TileCounter& c = tile.counters[0];
+  EXPECT_TRUE(c.has_before);
+  EXPECT_EQ(c.before, 5);
+  ASSERT_EQ(c.bins.size(), 2u);
+  EXPECT_EQ(c.bins[0].bin, 0u);
+  EXPECT_EQ(c.bins[0].count, 2u);
+  EXPECT_EQ(c.bins[0].min, 3);
+  EXPECT_EQ(c.bins[0].max, 9);
+  EXPECT_EQ(c.bins[0].last, 3);
+  EXPECT_EQ(c.bins[1].bin, 3u);
+  EXPECT_EQ(c.bins[1].last, 7);
+  EXPECT_EQ(tile.flow_count, 1u);
+  ASSERT_EQ(tile.flows.size(), 1u);
+  const std::string json = TileToJson(trace, tile);
+  EXPECT_NE(json.find("\"label\": \"memory \\u003cMB\\u003e\", \"before\": 5, \"bins\": [[0, 2, 3, 9, 3], [3, 1, 7, 7, 7]]"),
+            std::string::npos) << json;
+  EXPECT_NE(json.find("\"flows\": {\"count\": 1, \"listed\": [{\"from_track\": "), std::string::npos) << json;
+  EXPECT_NE(json.find("\"from_ts_ns\": 0, \"to_track\": "), std::string::npos) << json;
+  EXPECT_NE(json.find("\"to_ts_ns\": 20, \"category\": \"ac2g\"}], \"bins\": []}"), std::string::npos) << json;
+  const std::string svg = TileToSvg(trace, tile);
+  EXPECT_NE(svg.find("class=\"flow\""), std::string::npos);
+  EXPECT_NE(svg.find("memory &lt;MB&gt;: 2 sample(s), 3 to 9, last 3"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("<MB>"), std::string::npos);
+  // The whole run: both flows; the window after the last sample still
+  // shows the counter's value (4) from its left edge.
+  tile = ComputeTile(trace, index, 0, 100, 10);
+  EXPECT_EQ(tile.flow_count, 2u);
+  tile = ComputeTile(trace, index, 95, 100, 5);
+  ASSERT_EQ(tile.counters.size(), 1u);
+  EXPECT_TRUE(tile.counters[0].bins.empty());
+  EXPECT_EQ(tile.counters[0].before, 4);
+  EXPECT_EQ(tile.flow_count, 0u);
+}
+
+// On a real GPU trace: the flows counted in a tile (listed or binned) are
+// those whose source slice starts in it, checked by brute force.
+TEST(TimelineTilesTest, RealTraceFlowsCountedPerTile) {
+  auto trace = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/resnet50_num_workers_0.pt.trace.json.gz");
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = **trace;
+  ASSERT_GT(t.flows.size(), kMaxTileFlows);
+  const TileIndex index = BuildTileIndex(t);
+  const int64_t span = index.end_ns - index.start_ns;
+  for (auto [a, b] : std::vector<std::pair<int64_t, int64_t>>{{0, span}, {span / 3, span / 3 + span / 200}, {span / 2, span / 2 + span / 7}}) {
+    const Tile tile = ComputeTile(t, index, a, b, 1000);
+    uint64_t want = 0;
+    for (size_t f = 0; f < t.flows.size(); ++f) {
+      const int64_t ts = t.slices.ts_ns[t.flows.from_slice[f]] - index.start_ns;
+      want += ts >= tile.start_ns && ts < tile.end_ns;
+    }
+    EXPECT_EQ(tile.flow_count, want);
+    uint64_t got = tile.flows.size();
+    for (const auto& [bin, n] : tile.flow_bins) {
+      got += n;
+      EXPECT_LT(bin, tile.width);
+    }
+    EXPECT_EQ(got, want) << a << ".." << b;
+    EXPECT_TRUE(tile.flows.empty() || tile.flow_bins.empty());
+  }
+}
+
 TEST(TimelineTilesTest, RealTracesConserveCountsAndTimeAtEveryZoom) {
   for (const char* name : {"convnet_bs8_channels_last.kineto.json"}) {
     auto trace = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/" + name);

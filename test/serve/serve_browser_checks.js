@@ -1,15 +1,18 @@
 // `aiprof serve` in headless Chromium (Debian's, driven by playwright-core as
 // the other browser tests are): clicks through the runs list, a run with
-// hostile names, the search box, compare (with its timeline of both runs
-// aligned on steps), the query page, the runs grouped
-// by service and date, and the knowledge cards on the history page of a real
-// server on loopback. On every page: the shared CSP (test/browser/csp_check.js,
+// hostile names, the search box, the timeline of a large run (zoomed in five
+// levels and panned by a drag, the arrow keys and the links, each view drawn
+// from one tile, the bytes the browser fetched counted), compare (with its
+// timeline of both runs aligned on steps, zoomed and panned), the query
+// page, the runs grouped by service and date, and the knowledge cards on the
+// history page of a real server on loopback. On every page: the shared CSP (test/browser/csp_check.js,
 // which also proves an injected script and handler do not run), no console
 // or page error, no dialog, no request to another origin. Screenshots go
 // beside --screenshots.
 //
 //   node serve_browser_checks.js --url http://127.0.0.1:PORT --screenshots DIR
-//        --hostile-run ID --a ID --b ID --service NAME --fix TEXT [--chromium PATH]
+//        --hostile-run ID --a ID --b ID --service NAME --fix TEXT
+//        --large ID --large-slices N --large-bytes B [--chromium PATH]
 'use strict';
 const assert = require('node:assert/strict');
 const path = require('node:path');
@@ -20,7 +23,7 @@ const cspCheck = require(path.join(__dirname, '..', 'browser', 'csp_check.js'));
 function parseArgs(argv) {
   const args = {chromium: '/usr/bin/chromium'};
   for (let i = 0; i < argv.length; i += 2) args[argv[i].replace(/^--/, '')] = argv[i + 1];
-  for (const k of ['url', 'screenshots', 'hostile-run', 'a', 'b', 'service', 'fix']) if (!args[k]) throw new Error(`--${k} is required`);
+  for (const k of ['url', 'screenshots', 'hostile-run', 'a', 'b', 'service', 'fix', 'large', 'large-slices', 'large-bytes']) if (!args[k]) throw new Error(`--${k} is required`);
   return args;
 }
 
@@ -139,6 +142,140 @@ async function main() {
     await shot('timeline');
     await page.goto(`${args.url}/runs/${args['hostile-run']}`, {waitUntil: 'load'});
 
+    // The large run's timeline: every view is one page drawn by the server
+    // from one tile of the native file; the browser is handed nothing else.
+    // Requests and their bytes are counted from here to the last view.
+    const large = args.large, largeSlices = Number(args['large-slices']), largeBytes = Number(args['large-bytes']);
+    const fetched = [];
+    const onResponse = async (r) => {
+      let size = 0;
+      try { size = (await r.body()).length; } catch (e) { size = Number(r.headers()['content-length'] || 0); }
+      fetched.push({url: r.url(), type: r.request().resourceType(), size});
+    };
+    const windowOf = () => {
+      const u = new URL(page.url());
+      return [Number(u.searchParams.get('start')), Number(u.searchParams.get('end'))];
+    };
+    const nav = () => page.$eval('#timeline-nav', (e) => ({start: Number(e.dataset.start), end: Number(e.dataset.end),
+                                                         span: Number(e.dataset.span), px: Number(e.dataset.px)}));
+    // What the view drew: its window, the tile's counts, the drawing's rects.
+    const view = async () => {
+      const v = await nav();
+      v.listed = Number(await page.$eval('#tile-listed', (e) => e.textContent));
+      v.merged = Number(await page.$eval('#tile-merged', (e) => e.textContent));
+      v.slices = await page.$$eval('svg#timeline rect.slice', (x) => x.length);
+      v.bins = await page.$$eval('svg#timeline rect.bin', (x) => x.length);
+      v.names = await page.$$eval('svg#timeline rect.slice title', (ts) => ts.slice(0, 200).map((x) => x.textContent));
+      v.paint = await page.evaluate(() => {
+        const e = performance.getEntriesByName('first-contentful-paint')[0];
+        return e ? e.startTime : -1;
+      });
+      assert.ok(v.slices + v.bins > 0, `the view [${v.start}, ${v.end}) draws something`);
+      return v;
+    };
+    const paints = [];
+    const views = [];
+    // Navigates by `action` (a click, a key, a drag) and checks the new view.
+    const step = async (what, action, expect) => {
+      const before = await nav();
+      await Promise.all([page.waitForNavigation({waitUntil: 'load', timeout: 60000}), action()]);
+      const v = await view();
+      assert.deepEqual(windowOf(), [v.start, v.end], 'the page shows the window its address asks');
+      expect(before, v);
+      views.push(`${what}: [${v.start}, ${v.end}) ${v.listed} listed + ${v.merged} merged`);
+      paints.push(v.paint);
+      return v;
+    };
+    const len = (v) => v.end - v.start;
+    const svgBox = () => page.$eval('svg#timeline', (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top]; });
+    const near = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b} (±${tol})`);
+    let whole;
+
+    await t.check('large run: the timeline opens whole, every one of its slices accounted for in one tile', async () => {
+      await page.goto(`${args.url}/runs/${large}`, {waitUntil: 'load'});
+      page.on('response', onResponse);
+      await clickTo('a[href$="/timeline"]');
+      whole = await view();
+      paints.push(whole.paint);
+      assert.equal(whole.start, 0);
+      assert.equal(whole.end, whole.span);
+      // The whole run in 1000 px: each of its slices started in the window,
+      // all but the few as long as a pixel merged into bins.
+      assert.equal(whole.listed + whole.merged, largeSlices, 'listed + merged = the run\\'s slices (SQL count)');
+      assert.ok(whole.merged > 0.99 * largeSlices, `${whole.merged} of ${largeSlices} merged`);
+      assert.ok(whole.bins > 100, `${whole.bins} bins drawn`);
+      views.push(`whole: [0, ${whole.span}) ${whole.listed} listed + ${whole.merged} merged`);
+    });
+    await checkCsp(t);
+    await shot('large_timeline_whole');
+
+    await t.check('large run: zoom in five levels (a click, the + key, the link, a click, the + key)', async () => {
+      const box = await svgBox();
+      const zoomed = (factor) => (b, v) => near(len(v), len(b) / factor, 2, 'window length');
+      // A click in the middle of the drawing: 4x around that time.
+      let v = await step('click', () => page.mouse.click(box[0] + 220 + 500, box[1] + 30), zoomed(4));
+      near((v.start + v.end) / 2, whole.span / 2, whole.span / 1000 + 2, 'zoomed around the time clicked');
+      await step('+ key', () => page.keyboard.press('+'), zoomed(2));
+      await step('zoom in link', () => page.click('#timeline-nav a:text-is("zoom in")'), zoomed(2));
+      const b2 = await svgBox();
+      await step('click', () => page.mouse.click(b2[0] + 220 + 250, b2[1] + 30), zoomed(4));
+      v = await step('+ key', () => page.keyboard.press('+'), zoomed(2));
+      near(len(v), whole.span / 128, 8, '1/128 of the run');
+      // Detail grows as the window shrinks: at 1/128 of the run, slices
+      // longer than a pixel are drawn on their own, named from the trace.
+      assert.ok(v.listed > 0 && v.slices > 0, `${v.listed} slices listed at 1/128`);
+      assert.ok(v.names.some((n) => /^(aten::|ProfilerStep#|cuda|void |volta_|Memcpy|Memset)/.test(n)), v.names.slice(0, 10).join(' | '));
+      assert.ok(v.listed + v.merged < largeSlices / 20, 'a deep view holds a small part of the run');
+    });
+    await shot('large_timeline_zoomed');
+
+    await t.check('large run: pan by a drag, the arrow keys and the links, the window\\'s length kept', async () => {
+      const v0 = await nav();
+      const perPx = (v0.end - v0.start) / v0.px;
+      const box = await svgBox();
+      // Drag the drawing 300 px to the left: later times come into view.
+      await step('drag left', async () => {
+        await page.mouse.move(box[0] + 220 + 700, box[1] + 30);
+        await page.mouse.down();
+        await page.mouse.move(box[0] + 220 + 550, box[1] + 30, {steps: 5});
+        await page.mouse.move(box[0] + 220 + 400, box[1] + 30, {steps: 5});
+        await page.mouse.up();
+      }, (b, v) => { near(v.start - b.start, 300 * perPx, 2, 'dragged 300 px'); near(len(v), len(b), 1, 'length'); });
+      await step('→ key', () => page.keyboard.press('ArrowRight'),
+                 (b, v) => { near(v.start - b.start, len(b) / 2, 2, 'half a window later'); near(len(v), len(b), 1, 'length'); });
+      await step('← key', () => page.keyboard.press('ArrowLeft'),
+                 (b, v) => { near(b.start - v.start, len(b) / 2, 2, 'half a window earlier'); near(len(v), len(b), 1, 'length'); });
+      await step('« pan link', () => page.click('#timeline-nav a:text-is("« pan")'),
+                 (b, v) => { near(b.start - v.start, len(b) / 2, 2, 'half a window earlier'); near(len(v), len(b), 1, 'length'); });
+      const b3 = await svgBox();
+      await step('drag right', async () => {
+        await page.mouse.move(b3[0] + 220 + 200, b3[1] + 30);
+        await page.mouse.down();
+        await page.mouse.move(b3[0] + 220 + 600, b3[1] + 30, {steps: 8});
+        await page.mouse.up();
+      }, (b, v) => { near(b.start - v.start, 400 * perPx, 2, 'dragged 400 px'); near(len(v), len(b), 1, 'length'); });
+      await step('zoom out link', () => page.click('#timeline-nav a:text-is("zoom out")'),
+                 (b, v) => near(len(v), 2 * len(b), 2, 'window length'));
+      await step('0 key', () => page.keyboard.press('0'), (b, v) => assert.deepEqual([v.start, v.end], [0, v.span]));
+    });
+    await checkCsp(t);
+    page.off('response', onResponse);
+
+    await t.check('large run: each view was one page drawn from one tile; the browser never got the trace', async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      const total = fetched.reduce((n, f) => n + f.size, 0);
+      const bad = fetched.filter((f) => f.type !== 'document' || !new URL(f.url).pathname.startsWith(`/runs/${large}/timeline`));
+      assert.deepEqual(bad.map((f) => `${f.type} ${f.url}`), [], 'only the timeline pages were requested');
+      assert.equal(fetched.length, views.length, `${fetched.length} requests for ${views.length} views`);
+      const biggest = Math.max(...fetched.map((f) => f.size));
+      assert.ok(total < largeBytes / 20, `${total} bytes fetched for ${views.length} views of a ${largeBytes}-byte trace`);
+      console.log(`  large run: ${largeSlices} slices, ${largeBytes} bytes of JSON; ${views.length} views, ` +
+                  `${total} bytes fetched in all (largest page ${biggest}); first contentful paint per view (ms): ` +
+                  paints.map((x) => x.toFixed(0)).join(' '));
+      for (const v of views) console.log(`    ${v}`);
+    });
+    await page.goto(`${args.url}/runs/${args['hostile-run']}`, {waitUntil: 'load'});
+
     await t.check('query page: SQL typed and run, rows escaped', async () => {
       await clickTo('a[href$="/query"]');
       await page.$eval('#query textarea', (el) => { el.value = ''; });
@@ -181,6 +318,59 @@ async function main() {
       assert.match(await page.$eval('#compare-timeline-nav', (e) => e.textContent), /Steady step 2 of/);
       assert.equal(await page.$$eval('#compare-timeline svg', (x) => x.length), 2);
       await page.$eval('#compare-timeline-nav', (e) => e.scrollIntoView());
+    });
+    await t.check('compare timeline: zoom by a click and the + key, pan by a drag and the arrow keys, both runs at one scale',
+                  async () => {
+      const cnav = () => page.$eval('#compare-timeline-nav', (e) => ({start: Number(e.dataset.start), end: Number(e.dataset.end),
+                                                                     span: Number(e.dataset.span), px: Number(e.dataset.px)}));
+      const widths = () => page.$$eval('#compare-timeline svg', (svgs) => svgs.map((x) => Number(x.getAttribute('width')) - 220));
+      const go = async (action) => { await Promise.all([page.waitForNavigation({waitUntil: 'load', timeout: 60000}), action()]); };
+      const whole = await cnav();
+      assert.equal(whole.start, 0);
+      assert.equal(whole.end, whole.span);
+      // The drawing of the longer step (the whole window wide), scrolled into view.
+      const boxOf = async () => {
+        const all = await page.$$eval('#compare-timeline svg', (svgs) => svgs.map((x) => [x.id, Number(x.getAttribute('width'))]));
+        const id = all.reduce((m, x) => (x[1] > m[1] ? x : m))[0];
+        await page.$eval('#' + id, (el) => el.scrollIntoView({block: 'center'}));
+        return page.$eval('#' + id, (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top]; });
+      };
+      // A click at a tenth of the window: 4x around that time.
+      const box = await boxOf();
+      await go(() => page.mouse.click(box[0] + 220 + 100, box[1] + 30));
+      let v = await cnav();
+      const near = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: ${a} vs ${b} (±${tol})`);
+      near(v.end - v.start, whole.span / 4, 2, 'zoomed 4x');
+      assert.match(page.url(), /\/compare\?a=\d+&b=\d+&step=1&start=\d+&end=\d+$/);
+      // The same time per pixel on both: the window is 1000 px, each run's
+      // drawing as wide as the part of the window its step lasts.
+      let w = await widths();
+      assert.ok(w.length >= 1 && Math.max(...w) <= 1000, w.join(', '));
+      await go(() => page.keyboard.press('+'));
+      const z = await cnav();
+      near(z.end - z.start, (v.end - v.start) / 2, 2, 'zoomed 2x');
+      const perPx = (z.end - z.start) / z.px;
+      const b = await boxOf();
+      // Drag 200 px to the right: earlier times (clamped at the step's start).
+      await go(async () => {
+        await page.mouse.move(b[0] + 220 + 400, b[1] + 30);
+        await page.mouse.down();
+        await page.mouse.move(b[0] + 220 + 600, b[1] + 30, {steps: 6});
+        await page.mouse.up();
+      });
+      v = await cnav();
+      near(v.start, Math.max(0, z.start - 200 * perPx), 2, 'dragged 200 px');
+      near(v.end - v.start, z.end - z.start, 1, 'length kept');
+      await go(() => page.keyboard.press('ArrowRight'));
+      const r = await cnav();
+      near(r.start, v.start + (v.end - v.start) / 2, 2, 'half a window later');
+      assert.ok((await page.$$eval('#compare-timeline svg', (x) => x.length)) +
+                (await page.$$eval('#compare-timeline .step-ended', (x) => x.length)) === 2, 'each run drawn or said to have ended');
+      assert.match(await page.$eval('#compare-timeline-nav', (e) => e.textContent), /Steady step 2 of/);
+      await go(() => page.click('#compare-zoom a:text-is("whole step")'));
+      w = await widths();
+      assert.equal(w.length, 2);
+      assert.equal(Math.max(...w), 1000, w.join(', '));
     });
     await checkCsp(t);
     await shot('compare_timeline');

@@ -376,6 +376,43 @@ def run_tests(exe, data, fixtures, tmp):
         s, page, _ = http(port, "/compare?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
         check(s == 200 and 'id="timeline-a"' in page and 'id="timeline-b"' in page and "next step" in page
               and "previous step" in page, "compare page draws both runs' step 1 with step navigation")
+        # Zoomed: one window, from each step's start, for both runs; the
+        # shorter step covers only its part of it, at the same time per bin.
+        if len(sides) == 2:
+            durs = [x["step_dur_ns"] for x in sides]
+            lo, hi = min(durs) // 2, min(durs) // 2 + max(durs) // 4
+            s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=1&start=%d&end=%d" % (conv["id"], res["id"], lo, hi))
+            zt = json.loads(body) if s == 200 else {}
+            zs = zt.get("runs", [])
+            ok = s == 200 and (zt["start_ns"], zt["end_ns"], zt["span_ns"]) == (lo, hi, max(durs)) and len(zs) == 2
+            for x in zs:
+                want_end = min(hi, x["step_dur_ns"])
+                ok = ok and x["tile"]["start_ns"] == lo and x["tile"]["end_ns"] == want_end
+                ok = ok and abs(x["tile"]["bin_ns"] - (hi - lo) / 1000.0) <= 0.01 * (hi - lo) / 1000.0
+                ok = ok and x["tile"]["width"] == max(1, round(1000.0 * (want_end - lo) / (hi - lo)))
+            check(ok, "compare timeline zoomed to [%d, %d): both steps' part of the window at one time per bin: %s"
+                  % (lo, hi, [(x["tile"]["start_ns"], x["tile"]["end_ns"], x["tile"]["width"]) for x in zs]))
+            s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=1&start=%d&end=%d" % (
+                conv["id"], res["id"], min(durs) + 1, max(durs)))
+            late = json.loads(body) if s == 200 else {}
+            shorter = durs.index(min(durs))
+            check(s == 200 and late["runs"][shorter]["tile"] is None and late["runs"][1 - shorter]["tile"] is not None,
+                  "compare timeline past the shorter step's end: no tile for it")
+            s, page, _ = http(port, "/compare?a=%d&b=%d&step=1&start=%d&end=%d" % (conv["id"], res["id"], min(durs) + 1, max(durs)))
+            check(s == 200 and "before the window starts" in page and 'data-zoom-base="/compare?a=' in page,
+                  "compare page zoomed past the shorter step: says so, zoom data for the page's script")
+            check(http(port, "/api/compare/timeline?a=%d&b=%d&step=1&start=%d&end=%d" % (
+                conv["id"], res["id"], max(durs), max(durs) + 5))[0] == 400, "compare timeline: a window past both steps is 400")
+        # Counters and flows in a tile: the GPU run's launch -> kernel flows
+        # starting in the whole run, counted against the source's flow events.
+        s, body, _ = http(port, "/api/runs/%d/timeline" % res["id"])
+        tile = json.loads(body) if s == 200 else {}
+        src_flows = sum(1 for e in json.load(gzip.open(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "rt"))["traceEvents"]
+                        if e.get("ph") == "s")
+        flows = tile.get("flows", {})
+        check(s == 200 and "counters" in tile and flows.get("count") == src_flows
+              and sum(n for _, n in flows.get("bins", [])) + len(flows.get("listed", [])) == src_flows,
+              "tile of the GPU run: its %d flows (source 's' events) counted: %s" % (src_flows, flows.get("count")))
         s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=9999" % (conv["id"], res["id"]))
         check(s == 400 and "steady steps to align" in json.loads(body)["error"], "compare timeline: a step past the end is 400")
         s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d" % (conv["id"], evil["id"]))
@@ -391,6 +428,29 @@ def run_tests(exe, data, fixtures, tmp):
               "history page: chart over time, regressions counted, service name escaped")
         s, body, _ = http(port, "/api/history?service=nobody")
         check(s == 200 and json.loads(body) == [], "history of an unknown service is empty")
+        # CLI writers and the server's readers on one baseline database:
+        # four validations stored in parallel while the history is read;
+        # none lost, every read answered.
+        history_reads = []
+        writing = [True]
+
+        def read_history():
+            while writing[0]:
+                s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
+                history_reads.append(len(json.loads(body)) if s == 200 else -s)
+        reader = threading.Thread(target=read_history)
+        reader.start()
+        writers = [subprocess.Popen([exe, "validate", "--baseline", service, "--after", convnet, "--db", baselines,
+                                     "--format", "json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                   for _ in range(4)]
+        codes = [w.wait(timeout=120) for w in writers]
+        writing[0] = False
+        reader.join()
+        s, body, _ = http(port, "/api/history?service=" + urllib.parse.quote(service))
+        check(codes == [0] * 4 and s == 200 and len(json.loads(body)) == 6 and history_reads
+              and all(2 <= n <= 6 for n in history_reads) and history_reads == sorted(history_reads),
+              "4 validations stored in parallel while the server reads the history: 6 stored, %d reads %s..%s"
+              % (len(history_reads), history_reads[:1], history_reads[-1:]))
 
         # Paths never leave the logdir; unknown routes are 404.
         for bad in ["/runs/../../etc/passwd", "/api/runs/%2e%2e", "/api/runs/1x", "/etc/passwd", "/runs/999999"]:
