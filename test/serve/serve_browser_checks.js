@@ -201,7 +201,7 @@ async function main() {
       assert.equal(whole.end, whole.span);
       // The whole run in 1000 px: each of its slices started in the window,
       // all but the few as long as a pixel merged into bins.
-      assert.equal(whole.listed + whole.merged, largeSlices, 'listed + merged = the run\\'s slices (SQL count)');
+      assert.equal(whole.listed + whole.merged, largeSlices, 'listed + merged = the run\'s slices (SQL count)');
       assert.ok(whole.merged > 0.99 * largeSlices, `${whole.merged} of ${largeSlices} merged`);
       assert.ok(whole.bins > 100, `${whole.bins} bins drawn`);
       views.push(`whole: [0, ${whole.span}) ${whole.listed} listed + ${whole.merged} merged`);
@@ -229,7 +229,7 @@ async function main() {
     });
     await shot('large_timeline_zoomed');
 
-    await t.check('large run: pan by a drag, the arrow keys and the links, the window\\'s length kept', async () => {
+    await t.check('large run: pan by a drag, the arrow keys and the links, the window\'s length kept', async () => {
       const v0 = await nav();
       const perPx = (v0.end - v0.start) / v0.px;
       const box = await svgBox();
@@ -361,6 +361,8 @@ async function main() {
       v = await cnav();
       near(v.start, Math.max(0, z.start - 200 * perPx), 2, 'dragged 200 px');
       near(v.end - v.start, z.end - z.start, 1, 'length kept');
+      await page.$eval('#compare-timeline-nav', (e) => e.scrollIntoView());
+      await shot('compare_timeline_zoomed');
       await go(() => page.keyboard.press('ArrowRight'));
       const r = await cnav();
       near(r.start, v.start + (v.end - v.start) / 2, 2, 'half a window later');
@@ -371,6 +373,7 @@ async function main() {
       w = await widths();
       assert.equal(w.length, 2);
       assert.equal(Math.max(...w), 1000, w.join(', '));
+      await page.$eval('#compare-timeline-nav', (e) => e.scrollIntoView());
     });
     await checkCsp(t);
     await shot('compare_timeline');
