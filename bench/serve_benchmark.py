@@ -10,10 +10,15 @@ built by bench/make_large_trace.py), starts the server, and measures
     runs list, a run page, its JSON and a query;
   * timeline tiles (p50/p95) over windows of the whole run down to 1/1000
     of it at random places, 1000 px wide;
-  * the server's peak RSS (VmHWM).
+  * the server's peak RSS (VmHWM);
+  * with --browser: time to first contentful paint in headless Chromium of
+    the run's page and of its timeline at four zoom levels
+    (bench/serve_paint.js; needs node, playwright-core and chromium, as the
+    browser tests do).
 Latencies are wall times of whole HTTP requests on loopback.
 
   bench/serve_benchmark.py --aiprof build/aiprof [--mb 100] [--copies 3] [--trace T]
+      [--browser --modules build/browser/node_modules [--node node] [--chromium /usr/bin/chromium]]
 """
 import argparse
 import json
@@ -52,6 +57,11 @@ def main():
     ap.add_argument("--copies", type=int, default=3)
     ap.add_argument("--index-threads", type=int, default=1)
     ap.add_argument("--requests", type=int, default=30)
+    ap.add_argument("--browser", action="store_true", help="also first paint in Chromium (serve_paint.js)")
+    ap.add_argument("--node", default="node")
+    ap.add_argument("--modules", default="build/browser/node_modules")
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--paint-repeats", type=int, default=5)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="aiprof_serve_bench_")
     try:
@@ -104,6 +114,15 @@ def main():
             res["tile_p95_ms"] = pct(tiles, 0.95) * 1000
             status = open("/proc/%d/status" % p.pid).read()
             res["peak_rss_mb"] = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
+            if a.browser:
+                env = dict(os.environ, NODE_PATH=os.path.abspath(a.modules))
+                out = subprocess.run([a.node, os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_paint.js"),
+                                      "--url", "http://127.0.0.1:%d" % port, "--run", str(rid), "--span", str(span),
+                                      "--repeats", str(a.paint_repeats), "--chromium", a.chromium],
+                                     env=env, check=True, capture_output=True, text=True, timeout=1200).stdout
+                res["browser"] = json.loads(out)
+                status = open("/proc/%d/status" % p.pid).read()
+                res["peak_rss_mb_after_browser"] = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
             print(json.dumps(res, indent=1))
         finally:
             p.send_signal(signal.SIGTERM)
