@@ -39,6 +39,7 @@
 #include "src/serve/run_document.h"
 #include "src/serve/run_index.h"
 #include "src/serve/timeline_tiles.h"
+#include "src/session/prediction_check.h"
 #include "src/session/session.h"
 #include "src/view/view_registry.h"
 #include "src/view/view_sink.h"
@@ -466,7 +467,7 @@ struct ServeServer::Impl {
     }
     if (n == 0) return api ? Json(200, "{\"runs\": \"/api/runs\", \"compare\": \"/api/compare?a=ID&b=ID\"}") : RunsPage(param("q"), param("group"), false);
     if (p[b] == "runs" && n == 1) return RunsPage(param("q"), param("group"), api);
-    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), param("step"), param("start"), param("end"), api);
+    if (p[b] == "compare" && n == 1) return Compare(param("a"), param("b"), param("step"), param("start"), param("end"), param("fix"), api);
     if (api && p[b] == "compare" && n == 2 && p[b + 1] == "timeline") {
       return CompareTimeline(param("a"), param("b"), param("step"), param("start"), param("end"), param("width"), true);
     }
@@ -780,7 +781,7 @@ struct ServeServer::Impl {
   }
 
   HttpResponse Compare(const std::string& a, const std::string& b, const std::string& step, const std::string& start,
-                       const std::string& end, bool api) {
+                       const std::string& end, const std::string& fix, bool api) {
     const std::optional<int64_t> ia = ParseId(a), ib = ParseId(b);
     if (!ia || !ib) {
       if (api) return JsonError(400, "give two runs: ?a=ID&b=ID (a before, b after)");
@@ -790,18 +791,31 @@ struct ServeServer::Impl {
     }
     RunSamples samples[2];
     const int64_t ids[2] = {*ia, *ib};
+    std::shared_ptr<OpenRun> runs[2];
     for (int i = 0; i < 2; ++i) {
       auto ready = ReadyRun(ids[i], api);
       if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
       StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
       if (!run.ok()) return Failure(api, 500, run.status().message());
+      runs[i] = *run;
       std::lock_guard<std::mutex> lock((*run)->mu);
       StatusOr<RunSamples> s = (*run)->session->samples(TraceSampleOptions{});
       if (!s.ok()) return Failure(api, 422, s.status().message());
       samples[i] = std::move(*s);
       samples[i].label = "run " + std::to_string(ids[i]) + " (" + std::get<RunRow>(ready).name + ")";
     }
-    const ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
+    ValidationResult result = Validate(samples[0], samples[1], ValidationOptions{});
+    // Predicted vs measured, as `aiprof validate --before A --after B
+    // [--fix-id F]`: the prediction made from run a for the fix run b
+    // applied (&fix=ID, else matched by the finding that went away). Runs
+    // a's diagnosis and what-if in the server (kept with its session).
+    if (fix.size() > kMaxNameBytes) return Failure(api, 400, "fix: a suggestion id of run a (at most 200 bytes)");
+    if (ids[0] != ids[1]) {
+      std::scoped_lock lock(runs[0]->mu, runs[1]->mu);
+      StatusOr<std::optional<PredictionCheck>> check = CheckPrediction(*runs[0]->session, *runs[1]->session, fix);
+      if (!check.ok()) return Failure(api, 400, check.status().message());
+      result.prediction = std::move(*check);
+    }
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
     const HttpResponse timeline = CompareTimeline(a, b, step, start, end, "1000", false);  // a fragment, also when it fails

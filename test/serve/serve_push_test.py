@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -275,6 +276,35 @@ def run_tests(exe, data, tmp):
         check(s == 200 and "Content-Security-Policy" in page and "data_loading" in page, "the cards page")
         s, _ = http(port, "/api/cards", token=None)
         check(s == 401, "cards need a token like every page")
+
+        # Compare shows the prediction made from the before run for the fix
+        # the after run applied against what the after run measured, as
+        # `aiprof validate --before A --after B` does (same baseline database).
+        # (Over this server's 1 MiB upload limit: put in the logdir and rescanned.)
+        os.makedirs(os.path.join(logdir, "pair"))
+        for path in (before, after):
+            shutil.copy(path, os.path.join(logdir, "pair"))
+        OPENER.open(urllib.request.Request(server + "/api/rescan", data=b"", method="POST",
+                                           headers={"Authorization": "Bearer " + UPLOAD}), timeout=60).read()
+        ids = [-1, -1]
+        deadline = time.time() + 120
+        while time.time() < deadline and min(ids) < 0:
+            for x in runs(port)["sections"]["runs"]["blocks"][0]["rows"]:
+                for i, path in enumerate((before, after)):
+                    if x["path"] == "pair/" + os.path.basename(path) and x["state"] == "ready":
+                        ids[i] = x["id"]
+            time.sleep(0.2)
+        cli = json.loads(subprocess.run([exe, "validate", "--before", before, "--after", after, "--db", baselines,
+                                         "--format", "json"], capture_output=True, check=True).stdout).get("prediction")
+        s, body = http(port, "/api/compare?a=%d&b=%d" % tuple(ids))
+        served = json.loads(body).get("prediction") if s == 200 else None
+        check(cli is not None and served is not None and served == cli,
+              "compare: predicted vs measured as aiprof validate has it: %s" % (
+                  {k: (served or {}).get(k) for k in ("fix", "predicted_ms", "measured_ms", "within")}))
+        s, page = http(port, "/compare?a=%d&b=%d" % tuple(ids))
+        check(s == 200 and "Predicted vs measured" in page, "the compare page shows predicted vs measured")
+        s, body = http(port, "/api/compare?a=%d&b=%d&fix=%s" % (ids[0], ids[1], urllib.parse.quote("no-such-fix <b>")))
+        check(s == 400 and "no-such-fix <b>" in json.loads(body).get("error", ""), "compare with an unknown fix id: 400 naming it")
     finally:
         check(stop(p) == 0, "server stops cleanly")
 
