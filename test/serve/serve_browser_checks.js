@@ -378,6 +378,15 @@ async function main() {
     await checkCsp(t);
     await shot('compare_timeline');
 
+    await t.check('the hostile run\'s flame graph: names as text, nothing injected', async () => {
+      await page.goto(`${args.url}/runs/${args['hostile-run']}/flame`, {waitUntil: 'load'});
+      const html = await page.content();
+      assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt;') || html.includes('\\u003cscript\\u003ealert(1)'),
+                'hostile op name in the flame graph, escaped (as text or in its JSON data)');
+      assert.equal(await page.$$eval('img', (x) => x.length), 0, 'no injected <img>');
+    });
+    await checkCsp(t);
+
     for (const view of ['flame', 'topology']) {
       await t.check(`the ${view} view of a GPU run opens from its page`, async () => {
         await page.goto(`${args.url}/runs/${args.b}`, {waitUntil: 'load'});
