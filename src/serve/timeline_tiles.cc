@@ -21,13 +21,22 @@ TileIndex BuildTileIndex(const Trace& trace) {
     TileIndex::TrackRange r;
     r.track = s.track[i];
     r.begin = i;
+    int64_t track_end = std::numeric_limits<int64_t>::min();
     for (; i < s.size() && s.track[i] == r.track; ++i) {
-      r.max_dur_ns = std::max(r.max_dur_ns, s.dur_ns[i]);
       r.depth_count = std::max<uint32_t>(r.depth_count, s.depth[i] + 1u);
+      track_end = std::max(track_end, s.ts_ns[i] + s.dur_ns[i]);
       index.start_ns = std::min(index.start_ns, s.ts_ns[i]);
       index.end_ns = std::max(index.end_ns, s.ts_ns[i] + s.dur_ns[i]);
     }
     r.end = i;
+    r.long_ns = std::max<int64_t>(1, (track_end - s.ts_ns[r.begin]) / 16);
+    for (uint32_t k = r.begin; k < r.end; ++k) {
+      if (s.dur_ns[k] > r.long_ns) {
+        r.long_rows.push_back(k);
+      } else {
+        r.max_dur_ns = std::max(r.max_dur_ns, s.dur_ns[k]);
+      }
+    }
     index.tracks.push_back(r);
   }
   if (index.tracks.empty()) index.start_ns = index.end_ns = 0;
@@ -109,7 +118,7 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
   size_t listed_total = 0;
   for (const TileIndex::TrackRange& r : index.tracks) {
     // Rows that can overlap [start, end): starting before `end` and not
-    // before start - the track's longest slice.
+    // before start - the track's longest slice (not counting its long ones).
     auto ts_at = [&](uint32_t i) { return s.ts_ns[i]; };
     uint32_t lo = r.begin, hi = r.end;
     const int64_t from_ts = start - r.max_dur_ns;
@@ -122,19 +131,25 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
     out.depth_count = r.depth_count;
     TrackBins bins;
     bins.width = tile.width;
-    for (uint32_t i = lo; i < r.end && s.ts_ns[i] < end; ++i) {
+    // The long slices first (in row order, so listed before the rest when
+    // the tile is full), then the others that can overlap the window.
+    auto visit = [&](uint32_t i) {
       const int64_t ts = s.ts_ns[i], slice_end = ts + s.dur_ns[i];
-      if (slice_end <= start && !(s.dur_ns[i] == 0 && ts >= start)) continue;
+      if (ts >= end || (slice_end <= start && !(s.dur_ns[i] == 0 && ts >= start))) return;
       const bool starts_inside = ts >= start;
       if (static_cast<double>(s.dur_ns[i]) >= tile.bin_ns && listed_total < kMaxTileSlices) {
         out.slices.push_back(i);
         ++listed_total;
         tile.listed += starts_inside;
-        continue;
+        return;
       }
       if (static_cast<double>(s.dur_ns[i]) >= tile.bin_ns) tile.truncated = true;
       tile.merged += starts_inside;
       bins.Add(s.depth[i], std::max(ts, start), std::min(slice_end, end), ts, start, tile.bin_ns);
+    };
+    for (uint32_t i : r.long_rows) visit(i);
+    for (uint32_t i = lo; i < r.end && s.ts_ns[i] < end; ++i) {
+      if (s.dur_ns[i] <= r.long_ns) visit(i);
     }
     for (uint32_t d = 0; d < bins.busy.size(); ++d) {
       for (uint32_t b = 0; b < bins.busy[d].size(); ++b) {

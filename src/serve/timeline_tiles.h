@@ -23,7 +23,8 @@
 //
 // Cost: O(log n) per track to find the window, then linear in the slices
 // that overlap it (plus those starting up to the track's longest slice
-// before it).
+// before it, not counting the few longer than a 16th of the track's time,
+// which are visited apart).
 #ifndef AIPROF_SRC_SERVE_TIMELINE_TILES_H_
 #define AIPROF_SRC_SERVE_TIMELINE_TILES_H_
 
@@ -46,7 +47,12 @@ struct TileIndex {
   struct TrackRange {
     uint32_t track = 0;
     uint32_t begin = 0, end = 0;  // slice rows
-    int64_t max_dur_ns = 0;
+    // Slices longer than a 16th of the track's time (a few per depth, e.g.
+    // a profiler span over the whole run) are kept apart, so a window is
+    // found from the longest of the others, not from the whole run.
+    int64_t long_ns = 0;
+    std::vector<uint32_t> long_rows;
+    int64_t max_dur_ns = 0;  // of the other slices
     uint32_t depth_count = 0;
   };
   std::vector<TrackRange> tracks;  // slice tracks, in track order

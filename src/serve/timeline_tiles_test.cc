@@ -175,6 +175,30 @@ TEST(TimelineTilesTest, RealTraceFlowsCountedPerTile) {
   }
 }
 
+// A span over the whole run (as Kineto's "PyTorch Profiler" span) is kept
+// apart from the track's short slices, so a window is found from those;
+// tiles still count it and cover its time.
+TEST(TimelineTilesTest, AWholeRunSpanIsVisitedApart) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const StringId cat = b.Intern("cpu_op");
+  b.AddSlice(track, 0, 100000, b.Intern("profiler span"), cat, kNoCorrelation, 0, 0);
+  for (int k = 0; k < 1000; ++k) b.AddSlice(track, k * 100, 10 + k % 7, b.Intern("op"), cat, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  const TileIndex index = BuildTileIndex(trace);
+  ASSERT_EQ(index.tracks.size(), 1u);
+  EXPECT_EQ(index.tracks[0].long_rows.size(), 1u);
+  EXPECT_EQ(index.tracks[0].max_dur_ns, 16);
+  CheckConservation(trace, 0, 100000, 1000);
+  CheckConservation(trace, 50003, 50997, 100);
+  CheckConservation(trace, 99990, 100000, 10);
+  const Tile tile = ComputeTile(trace, index, 70000, 70100, 10);
+  ASSERT_EQ(tile.tracks.size(), 1u);
+  ASSERT_FALSE(tile.tracks[0].slices.empty());
+  EXPECT_EQ(trace.Str(trace.slices.name[tile.tracks[0].slices[0]]), "profiler span");
+}
+
 TEST(TimelineTilesTest, RealTracesConserveCountsAndTimeAtEveryZoom) {
   for (const char* name : {"convnet_bs8_channels_last.kineto.json"}) {
     auto trace = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/" + name);
