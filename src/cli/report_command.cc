@@ -8,6 +8,7 @@
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/report/page/report_data.h"
+#include "src/render/renderers.h"
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/session/prediction_check.h"
 #include "src/session/run_loader.h"
@@ -75,10 +76,10 @@ class ReportCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand(
-        "report", "One report to read first: headline, charts, top ops, diagnosis, suggestions, validation (HTML, PDF, Markdown)");
+        "report", "One report to read first: headline, charts, top ops, diagnosis, suggestions, validation (HTML, PDF, Markdown, text, JSON)");
     flags_.Add(sub);
-    out_.Add(sub, {render::HtmlFormat(), render::PdfFormat(), render::MarkdownFormat()},
-             "analysis.html, report.pdf or report.md (format from the extension)", /*required=*/true);
+    out_.Add(sub, {render::HtmlFormat(), render::PdfFormat(), render::MarkdownFormat(), render::TextFormat(), render::JsonFormat()},
+             "analysis.html, report.pdf, report.md, report.txt or report.json (format from the extension)", /*required=*/true);
     AddBeforeFlag(sub, &before_, "A trace of the run before the change: adds the validation (before -> input)");
     AddFixIdFlag(sub, &fix_id_,
                  "With --before: the suggestion id this run applied (default: the fix of the finding that went away)");
@@ -114,7 +115,11 @@ class ReportCommand : public Command {
     inputs.session = session.get();
     inputs.validation = validation ? &*validation : nullptr;
     ASSIGN_OR_RETURN(ReportData data, BuildReport(inputs));
-    if (format == "md") return WriteOutput(out_.output, ReportToMarkdown(data));
+    if (format != "html" && format != "pdf") {
+      // Markdown, text and JSON: the report's document without the drawn views.
+      ASSIGN_OR_RETURN(std::string text, render::RenderDocument(ReportToDocument(data), format));
+      return WriteOutput(out_.output, text);
+    }
     EmbedViews(*session, flags_.in.input, pdf, &data);
     std::string html = ReportToHtml(data);
     if (pdf) return HtmlToPdf(html, out_.output);

@@ -75,6 +75,7 @@ Tree KeyValuesTree(const std::vector<KeyValue>& items) {
     entry.Set("label", Tree::String(kv.label));
     entry.Set("value", ValueTree(kv.value));
     if (kv.unit != Unit::kNone) entry.Set("unit", Tree::String(UnitName(kv.unit)));
+    if (!kv.detail.empty()) entry.Set("detail", Tree::String(kv.detail));
   }
   return map;
 }
@@ -162,6 +163,13 @@ Tree BlockTree(const Block& block) {
         for (const std::string& d : i.details) details.Push(Tree::String(d));
       }
     }
+    return out;
+  }
+  if (const auto* c = std::get_if<Chart>(&block)) {
+    Tree out = Tree::Map();
+    out.Set("type", Tree::String("chart"));
+    out.Set("key", Tree::String(c->key));
+    out.Set("data", TableTree(c->data));
     return out;
   }
   const auto& raw = std::get<RawHtml>(block);

@@ -12,8 +12,14 @@
 //       │              base, evidence as key/values
 //       ├── Paragraph  a short sentence of plain text
 //       ├── List       items of prose, each with a remark and detail lines
+//       ├── Chart      a drawn chart (SVG from svg_chart.h) with its data as
+//       │              a table: HTML draws it, other formats show the table
 //       └── RawHtml    pre-rendered HTML/SVG (an embedded view), escaped by
 //                      whoever built it; other formats show its text
+//
+// Presentation hints a renderer may use or ignore: KeyValues::cards (the
+// HTML page shows them as headline cards), Table::sortable (HTML: click a
+// column to sort). A top-level section's key is its HTML id (an anchor).
 //
 // Numbers stay raw (nanoseconds, bytes, fractions) with a Unit; formatting
 // them for people is the renderers' job (units.h FormatQuantity). All text is
@@ -74,10 +80,12 @@ struct KeyValue {
   std::string label;  // for people: "Wall time"
   Value value;
   Unit unit = Unit::kNone;
+  std::string detail = {};  // a remark on the value: "mean ± sd over 6 steps" (may be empty)
 };
 
 struct KeyValues {
   std::vector<KeyValue> items;
+  bool cards = false;  // headline figures: HTML draws each as a card
 };
 
 struct Column {
@@ -92,6 +100,7 @@ struct Table {
   std::vector<Column> columns;
   std::vector<std::vector<Value>> rows;  // each row has one cell per column
   std::string note;   // shown under the table (e.g. "12 more rows not shown")
+  bool sortable = false;  // HTML: a click on a column sorts by it
 };
 
 struct Series {
@@ -134,6 +143,15 @@ struct List {
   std::vector<ListItem> items;
 };
 
+// A chart drawn by its builder (svg_chart.h, every label escaped there) and
+// the figures it draws as a table: the HTML renderer shows the drawing with
+// the table folded under it; the other formats show the table.
+struct Chart {
+  std::string key;
+  std::string svg;
+  Table data;
+};
+
 // Pre-rendered HTML or SVG for the HTML renderer (its builder escaped every
 // trace string in it); the other formats show `text` instead.
 struct RawHtml {
@@ -141,7 +159,7 @@ struct RawHtml {
   std::string text;
 };
 
-using Block = std::variant<KeyValues, Table, Series, Finding, Paragraph, List, RawHtml>;
+using Block = std::variant<KeyValues, Table, Series, Finding, Paragraph, List, Chart, RawHtml>;
 
 struct Section {
   std::string key;    // machine name

@@ -1,6 +1,7 @@
 #include "src/render/renderers.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,18 @@ std::string Plain(const Value& v, Unit column_unit) {
 
 bool IsNumeric(const Value& v) { return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kNumber; }
 
+// What a sortable HTML table sorts a cell by: the raw number, else the text.
+std::string SortKey(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNull: return "";
+    case Value::Kind::kBool: return v.boolean() ? "1" : "0";
+    case Value::Kind::kInt: return std::to_string(v.integer());
+    case Value::Kind::kNumber: return std::isfinite(v.number()) ? fmt::format("{}", v.number()) : "";
+    case Value::Kind::kString: return v.str();
+  }
+  return "";
+}
+
 std::string SeverityLabel(Severity s) {
   switch (s) {
     case Severity::kInfo: return "INFO";
@@ -57,9 +70,11 @@ size_t Width(std::string_view s) {
 // document's own title.
 template <typename Writer>
 void Walk(const Section& s, int depth, Writer* w) {
+  if constexpr (requires { w->Enter(s, depth); }) w->Enter(s, depth);
   if (!s.title.empty()) w->Heading(s.title, depth);
   for (const Block& b : s.blocks) std::visit([&](const auto& block) { w->Write(block); }, b);
   for (const Section& c : s.sections) Walk(c, depth + 1, w);
+  if constexpr (requires { w->Leave(s, depth); }) w->Leave(s, depth);
 }
 
 template <typename Writer>
@@ -86,7 +101,9 @@ class TextWriter {
     for (const KeyValue& i : kv.items) width = std::max(width, Width(TerminalSafe(i.label)));
     for (const KeyValue& i : kv.items) {
       std::string label = TerminalSafe(i.label);
-      out_ += "  " + label + ":" + std::string(width - Width(label) + 1, ' ') + TerminalSafe(Plain(i.value, i.unit)) + "\n";
+      out_ += "  " + label + ":" + std::string(width - Width(label) + 1, ' ') + TerminalSafe(Plain(i.value, i.unit));
+      if (!i.detail.empty()) out_ += " (" + TerminalSafe(i.detail) + ")";
+      out_ += "\n";
     }
   }
   void Write(const Table& t) {
@@ -151,6 +168,7 @@ class TextWriter {
       for (const std::string& d : i.details) out_ += "      " + TerminalSafe(d) + "\n";
     }
   }
+  void Write(const Chart& c) { Write(c.data); }
   void Write(const RawHtml& r) {
     if (!r.text.empty()) out_ += TerminalSafe(r.text) + "\n";
   }
@@ -175,7 +193,9 @@ class MarkdownWriter {
   }
   void Write(const KeyValues& kv) {
     for (const KeyValue& i : kv.items) {
-      out_ += "- **" + MarkdownEscape(i.label) + ":** " + MarkdownEscape(Plain(i.value, i.unit)) + "\n";
+      out_ += "- **" + MarkdownEscape(i.label) + ":** " + MarkdownEscape(Plain(i.value, i.unit));
+      if (!i.detail.empty()) out_ += " — " + MarkdownEscape(i.detail);
+      out_ += "\n";
     }
     out_ += "\n";
   }
@@ -227,6 +247,7 @@ class MarkdownWriter {
     }
     out_ += "\n";
   }
+  void Write(const Chart& c) { Write(c.data); }
   void Write(const RawHtml& r) {
     if (!r.text.empty()) out_ += MarkdownEscape(r.text) + "\n\n";
   }
@@ -240,7 +261,7 @@ class MarkdownWriter {
 constexpr std::string_view kDocumentStyle =
     "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:24px auto;max-width:1000px;"
     "padding:0 1em;color:#222;line-height:1.4}"
-    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
     "h3{font-size:15px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
@@ -248,7 +269,44 @@ constexpr std::string_view kDocumentStyle =
     ".finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}"
     ".finding.high{border-color:#d62728}.finding.medium{border-color:#ff7f0e}.finding.low{border-color:#2ca02c}"
     ".sev{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;margin-right:6px}"
-    ".note{color:#666;font-size:13px}svg.chart{max-width:100%;height:auto}";
+    ".note{color:#666;font-size:13px}svg.chart{max-width:100%;height:auto}"
+    ".cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 210px;border:1px solid #ddd;border-radius:6px;"
+    "padding:10px 12px;background:#fafafa}.card .k{font-size:12px;color:#666;text-transform:uppercase;letter-spacing:.04em}"
+    ".card .v{font-size:20px;font-weight:600;margin:2px 0}.card .s{font-size:12px;color:#444}"
+    "table.sortable th{cursor:pointer;user-select:none}figure.chart{margin:6px 0}"
+    "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
+    "iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
+    "@media print{body{max-width:none;margin:0}h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"
+    "iframe.view,details.chart-data{display:none}}";
+
+// Sorts a table.sortable by the clicked column (cells' data-v: the raw number
+// or the text); a second click reverses.
+constexpr std::string_view kSortScript = R"JS(
+document.querySelectorAll('table.sortable').forEach(function(table){
+  table.querySelectorAll('th').forEach(function(th, col){
+    th.addEventListener('click', function(){
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var asc = th.getAttribute('data-dir') !== 'asc';
+      table.querySelectorAll('th').forEach(function(h){ h.removeAttribute('data-dir'); });
+      th.setAttribute('data-dir', asc ? 'asc' : 'desc');
+      rows.sort(function(a, b){
+        var x = a.cells[col].getAttribute('data-v'), y = b.cells[col].getAttribute('data-v');
+        var nx = parseFloat(x), ny = parseFloat(y), r;
+        if (!isNaN(nx) && !isNaN(ny)) r = nx - ny; else r = String(x).localeCompare(String(y));
+        return asc ? r : -r;
+      });
+      rows.forEach(function(r){ body.appendChild(r); });
+    });
+  });
+});
+)JS";
+
+bool HasSortable(const Section& s) {
+  for (const Block& b : s.blocks) {
+    if (const auto* t = std::get_if<Table>(&b); t && t->sortable) return true;
+  }
+  return std::any_of(s.sections.begin(), s.sections.end(), HasSortable);
+}
 
 class HtmlWriter {
  public:
@@ -258,15 +316,34 @@ class HtmlWriter {
     int level = std::min(depth + 1, 6);
     out_ += fmt::format("<h{}>{}</h{}>\n", level, HtmlEscape(title), level);
   }
+  // A top-level section is an HTML section whose id is its key (an anchor).
+  void Enter(const Section& s, int depth) {
+    if (depth == 1 && !s.key.empty()) out_ += "<section id=\"" + HtmlEscape(s.key) + "\">\n";
+  }
+  void Leave(const Section& s, int depth) {
+    if (depth == 1 && !s.key.empty()) out_ += "</section>\n";
+  }
   void Write(const KeyValues& kv) {
+    if (kv.cards) {
+      out_ += "<div class=\"cards\">";
+      for (const KeyValue& i : kv.items) {
+        out_ += "<div class=\"card\" data-key=\"" + HtmlEscape(i.key) + "\"><div class=\"k\">" + HtmlEscape(i.label) +
+                "</div><div class=\"v\">" + HtmlEscape(Plain(i.value, i.unit)) + "</div><div class=\"s\">" +
+                HtmlEscape(i.detail) + "</div></div>";
+      }
+      out_ += "</div>\n";
+      return;
+    }
     out_ += "<dl class=\"kv\">";
     for (const KeyValue& i : kv.items) {
-      out_ += "<dt>" + HtmlEscape(i.label) + "</dt><dd>" + HtmlEscape(Plain(i.value, i.unit)) + "</dd>";
+      out_ += "<dt>" + HtmlEscape(i.label) + "</dt><dd>" + HtmlEscape(Plain(i.value, i.unit));
+      if (!i.detail.empty()) out_ += " <span class=\"note\">" + HtmlEscape(i.detail) + "</span>";
+      out_ += "</dd>";
     }
     out_ += "</dl>\n";
   }
   void Write(const Table& t) {
-    out_ += "<table data-key=\"" + HtmlEscape(t.key) + "\">";
+    out_ += "<table data-key=\"" + HtmlEscape(t.key) + (t.sortable ? "\" class=\"sortable\">" : "\">");
     if (!t.title.empty()) out_ += "<caption>" + HtmlEscape(t.title) + "</caption>";
     out_ += "<thead><tr>";
     for (const Column& c : t.columns) out_ += "<th>" + HtmlEscape(c.label) + "</th>";
@@ -275,8 +352,9 @@ class HtmlWriter {
       out_ += "<tr>";
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
-        out_ += IsNumeric(v) ? "<td class=\"n\">" : "<td>";
-        out_ += HtmlEscape(Plain(v, t.columns[c].unit)) + "</td>";
+        out_ += IsNumeric(v) ? "<td class=\"n\"" : "<td";
+        if (t.sortable) out_ += " data-v=\"" + HtmlEscape(SortKey(v)) + "\"";
+        out_ += ">" + HtmlEscape(Plain(v, t.columns[c].unit)) + "</td>";
       }
       out_ += "</tr>\n";
     }
@@ -319,6 +397,12 @@ class HtmlWriter {
     }
     out_ += "</ul>\n";
   }
+  void Write(const Chart& c) {
+    out_ += "<figure class=\"chart\" data-key=\"" + HtmlEscape(c.key) + "\">" + c.svg +
+            "<details class=\"chart-data\"><summary>The figures</summary>";
+    Write(c.data);
+    out_ += "</details></figure>\n";
+  }
   void Write(const RawHtml& r) { out_ += r.html + "\n"; }
 
  private:
@@ -327,14 +411,16 @@ class HtmlWriter {
 
 bool HasTable(const Section& s) {
   for (const Block& b : s.blocks) {
-    if (std::holds_alternative<Table>(b)) return true;
+    if (std::holds_alternative<Table>(b) || std::holds_alternative<Chart>(b)) return true;
   }
   return std::any_of(s.sections.begin(), s.sections.end(), HasTable);
 }
 
 const Table* FindTable(const Section& s, std::string_view key) {
   for (const Block& b : s.blocks) {
-    if (const auto* t = std::get_if<Table>(&b); t && (key.empty() || t->key == key)) return t;
+    const Table* t = std::get_if<Table>(&b);
+    if (const auto* c = std::get_if<Chart>(&b)) t = &c->data;
+    if (t && (key.empty() || t->key == key)) return t;
   }
   for (const Section& c : s.sections) {
     if (const Table* t = FindTable(c, key)) return t;
@@ -364,11 +450,13 @@ std::string RenderHtmlBody(const Document& doc) {
   return w.Take();
 }
 
-std::string RenderHtmlPage(const Document& doc) {
+std::string RenderHtmlPage(const Document& doc, const HtmlPageOptions& options) {
   PageSpec page;
   page.title = doc.title;
   page.generator = doc.generator;
   page.styles = {kDocumentStyle};
+  if (std::any_of(doc.sections.begin(), doc.sections.end(), HasSortable)) page.scripts.push_back(kSortScript);
+  page.embedded_pages = options.embedded_pages;
   return RenderPage(page, RenderHtmlBody(doc));
 }
 

@@ -27,9 +27,14 @@ std::string RenderMarkdown(const Document& doc);
 // The HTML of the document's sections (no page around it): every string
 // through HtmlEscape; RawHtml blocks as they are.
 std::string RenderHtmlBody(const Document& doc);
+// What a page adds to its document: the aiprof pages it shows in
+// <iframe srcdoc> (RawHtml blocks), whose scripts the page's CSP must allow.
+struct HtmlPageOptions {
+  std::vector<std::string_view> embedded_pages;
+};
 // A whole page: RenderHtmlBody in the page shell (page.h) with the
-// documents' style and the CSP.
-std::string RenderHtmlPage(const Document& doc);
+// documents' style, the sort script when a table is sortable, and the CSP.
+std::string RenderHtmlPage(const Document& doc, const HtmlPageOptions& options = {});
 // JSON: the published machine form when the document has one, else
 // DocumentToTree.
 std::string RenderJson(const Document& doc);

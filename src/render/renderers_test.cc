@@ -186,5 +186,47 @@ TEST(UnitsTest, FormatQuantity) {
   EXPECT_EQ(FormatQuantity(std::nan(""), Unit::kNs), "n/a");
 }
 
+// The page blocks the report uses: headline cards with a remark, a sortable
+// table (raw sort keys, the sort script on the page), a chart with its
+// figures, and top-level sections as anchors; every string escaped.
+TEST(RenderersTest, CardsSortableTablesChartsAndAnchors) {
+  Document doc;
+  doc.key = "page";
+  doc.title = "Page";
+  KeyValues cards{{{"step", "Step time", Value::Number(1.5), Unit::kMs, std::string(kHostile)}}, true};
+  doc.AddSection("headline", "Headline").Add(std::move(cards));
+  Table t{"ops", "", {{"op", "Op"}, {"t", "Time", Unit::kMs}}, {}, ""};
+  t.sortable = true;
+  t.rows.push_back({Value::String(std::string(kHostile)), Value::Number(2.25)});
+  doc.AddSection("ops", "Ops").Add(std::move(t));
+  Table figures{"bars", "", {{"x", "Bar"}, {"y", "Height", Unit::kMs}}, {}, ""};
+  figures.rows.push_back({Value::String("b1"), Value::Number(3)});
+  doc.AddSection("charts", "Charts").Add(Chart{"bars", "<svg class=\"chart\"></svg>", std::move(figures)});
+
+  std::string html = RenderHtmlPage(doc);
+  EXPECT_NE(html.find("<section id=\"headline\">"), std::string::npos);
+  EXPECT_NE(html.find("<div class=\"card\" data-key=\"step\"><div class=\"k\">Step time</div><div class=\"v\">1.50 ms</div>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<table data-key=\"ops\" class=\"sortable\">"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"n\" data-v=\"2.25\">2.25 ms</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("table.sortable"), std::string::npos);  // the sort script
+  EXPECT_NE(html.find("<figure class=\"chart\" data-key=\"bars\"><svg class=\"chart\"></svg><details"), std::string::npos);
+  EXPECT_EQ(html.find("<script>alert(1)"), std::string::npos);
+  // Without a sortable table the page carries no script.
+  Document plain = SmallDocument("x");
+  EXPECT_TRUE(ScriptHashesOfPage(RenderHtmlPage(plain)).empty());
+
+  std::string md = RenderMarkdown(doc);
+  EXPECT_NE(md.find("- **Step time:** 1.50 ms — "), std::string::npos) << md;
+  EXPECT_NE(md.find("| b1 | 3.00 ms |"), std::string::npos) << md;  // the chart as its figures
+  EXPECT_EQ(md.find("<svg"), std::string::npos);
+  std::string text = RenderText(doc);
+  EXPECT_NE(text.find("b1"), std::string::npos);
+  EXPECT_EQ(text.find("\x1b[31m"), std::string::npos);
+  std::string json = RenderJson(doc);
+  EXPECT_NE(json.find("\"chart\""), std::string::npos);
+  EXPECT_NE(json.find("\"detail\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aiprof::render

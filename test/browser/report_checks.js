@@ -19,11 +19,11 @@ async function run(t, opts = {}) {
   });
 
   await t.check('clicking a column sorts the top-ops table', async () => {
-    const counts = () => page.$$eval('#top-ops tbody tr', (rows) => rows.map((r) => Number(r.cells[2].dataset.v)));
-    await page.click('#top-ops thead th:nth-child(3)');
+    const counts = () => page.$$eval('table[data-key="top_ops"] tbody tr', (rows) => rows.map((r) => Number(r.cells[2].dataset.v)));
+    await page.click('table[data-key="top_ops"] thead th:nth-child(3)');
     const asc = await counts();
     assert.deepEqual(asc, [...asc].sort((a, b) => a - b), 'not ascending after one click');
-    await page.click('#top-ops thead th:nth-child(3)');
+    await page.click('table[data-key="top_ops"] thead th:nth-child(3)');
     const desc = await counts();
     assert.deepEqual(desc, [...desc].sort((a, b) => b - a), 'not descending after two clicks');
     assert.ok(desc.length > 0);
@@ -50,7 +50,7 @@ async function run(t, opts = {}) {
     await t.check('hostile names stay text', async () => {
       const imgs = await page.$$eval('img', (els) => els.length);
       assert.equal(imgs, 0, 'an <img> was injected');
-      const text = await page.$eval('#top-ops', (e) => e.textContent);
+      const text = await page.$eval('table[data-key="top_ops"]', (e) => e.textContent);
       assert.ok(text.includes('</script><img src=x onerror=alert(1)>'), 'the hostile op name is not shown as text');
     });
   }

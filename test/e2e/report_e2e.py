@@ -72,8 +72,10 @@ def main():
         vhtml = os.path.join(d, "validation.html")
         run([a.aiprof, "report", after, "--before", before, "-o", vhtml])
         vpage = open(vhtml, encoding="utf-8").read()
-        check("id=\"validation\"" in vpage and "verdict-" in vpage, "report --before has the validation with verdicts")
-        check("Per-op before / after" in vpage, "report --before has the per-op before/after")
+        vsec = vpage[vpage.find("<section id=\"validation\">"):]
+        check("<section id=\"validation\">" in vpage and any(v in vsec for v in ("improved", "regressed", "no significant change")),
+              "report --before has the validation with verdicts")
+        check("Per-op before/after" in vsec, "report --before has the per-op before/after")
 
         # Machine-readable suggestions: YAML and JSON say the same, and the
         # data-loading fix names DataLoader(num_workers).

@@ -165,7 +165,7 @@ def case_slow(args, tmp):
     html = open(os.path.join(d, 'diagnosis.html')).read()
     check('hottest host function in the deep trace | planted\\_slow\\_path' in md or
           'hottest host function in the deep trace | planted_slow_path' in md, 'diagnosis.md names planted_slow_path')
-    check('**Hottest host function**: planted\\_slow\\_path' in md, 'the diagnosis headline names planted_slow_path')
+    check('**Hottest host function:** planted\\_slow\\_path' in md, 'the diagnosis headline names planted_slow_path')
     check('planted_slow_path' in html, 'diagnosis.html names planted_slow_path')
     slow = alert['deep_trace'].get('slowest_request')
     check(slow is not None and slow['path'] and slow['path'][-1]['function'] == 'planted_slow_path' and

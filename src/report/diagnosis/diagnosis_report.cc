@@ -235,6 +235,9 @@ void AddFinding(const DiagnosisReport& r, const Finding& f, render::Section* sec
     render::ListItem& item = fixes.items.emplace_back(
         render::ListItem{o->suggestion->title + ": " + o->suggestion->action, o->suggestion->platform, {}});
     item.details.push_back("expected gain: " + GainText(*o));
+    for (const SuggestionChange& c : o->suggestion->changes) {
+      item.details.push_back("change: " + c.tool + ": " + c.setting + " = " + c.value);
+    }
     if (o->history) item.details.push_back("measured history: " + o->history->card);
     item.details.push_back("risk: " + RiskText(o->suggestion->risk));
   }

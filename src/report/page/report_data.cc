@@ -123,6 +123,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   for (const Constraint& c : options.constraints) r.constraints.push_back(c.text);
   r.diagnosis = diagnosis;
   r.suggestions = suggestions;
+  r.suggest_options = &options;
   r.metrics = &session.metrics();
   r.validation = in.validation;
 

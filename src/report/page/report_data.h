@@ -1,8 +1,9 @@
 // `aiprof report`: the one page a team lead opens first. BuildReport()
 // gathers the structured results of the analyses, the diagnosis, the
-// suggestions and (with --before) the validation into ReportData; the HTML,
-// Markdown and PDF writers only render it (report_html.cc,
-// report_markdown.cc), so every format says the same thing.
+// suggestions and (with --before) the validation into ReportData;
+// ReportToDocument (report_document.cc) turns it into one document, which the
+// shared renderers write as HTML (and from it PDF), Markdown, text or JSON,
+// so every format says the same thing.
 #ifndef AIPROF_SRC_REPORT_PAGE_REPORT_DATA_H_
 #define AIPROF_SRC_REPORT_PAGE_REPORT_DATA_H_
 
@@ -111,6 +112,7 @@ struct ReportData {
   uint64_t host_stacks = 0;  // samples with a stack
   const Diagnosis* diagnosis = nullptr;
   const SuggestResult* suggestions = nullptr;
+  const SuggestOptions* suggest_options = nullptr;  // target and constraints the suggestions were filtered by
   const MetricSet* metrics = nullptr;
   const ValidationResult* validation = nullptr;
 
@@ -126,6 +128,10 @@ struct ReportData {
 // The report of the session's trace; an error when its rules do not load.
 StatusOr<ReportData> BuildReport(const ReportInputs& in);
 
+// The report as one document: every section, figure and table.
+render::Document ReportToDocument(const ReportData& r);
+// The document as a page in the shared shell (its CSP also allows the
+// embedded views' scripts), and as Markdown.
 std::string ReportToHtml(const ReportData& r);
 std::string ReportToMarkdown(const ReportData& r);
 

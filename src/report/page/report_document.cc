@@ -1,0 +1,408 @@
+// The report as one document (document.h): headline cards, charts with their
+// figures, the top ops, the attribution tree, host functions, the diagnosis
+// and validation (their own documents' sections, so `report` says what
+// `suggest` and `validate` say), the embedded views and the inputs. The
+// shared renderers write it: ReportToHtml and ReportToMarkdown are the page
+// shell and RenderMarkdown around ReportToDocument, with no wording of their
+// own. Every string from the trace, the rules or the command line is plain
+// text in the document, escaped by the renderers; the charts and the
+// embedded views escape their own (svg_chart.h, the views).
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "src/analysis/metrics/metric_set.h"
+#include "src/render/escape.h"
+#include "src/render/renderers.h"
+#include "src/render/svg_chart.h"
+#include "src/report/diagnosis/diagnosis_report.h"
+#include "src/report/page/report_data.h"
+#include "src/report/validation/validation_report.h"
+
+namespace aiprof {
+namespace {
+
+using render::Column;
+using render::KeyValue;
+using render::Unit;
+using render::Value;
+
+Value Ms(double ms) { return std::isfinite(ms) ? Value::Number(ms) : Value::Null(); }
+std::string MsText(double ms) { return render::FormatQuantity(ms, Unit::kMs); }
+std::string PctText(double f) { return render::FormatQuantity(f, Unit::kFraction); }
+
+void AddContext(const ReportData& r, render::Document* doc) {
+  if (r.context.empty()) return;
+  render::Table t{"context", "", {{"what", "What"}, {"value", "Value"}}, {}, ""};
+  for (const auto& [k, v] : r.context) t.rows.push_back({Value::String(k), Value::String(v)});
+  doc->AddSection("context", r.context_title.empty() ? "Context" : r.context_title).Add(std::move(t));
+}
+
+void AddHeadline(const ReportData& r, render::Document* doc) {
+  render::KeyValues cards;
+  cards.cards = true;
+  const StepStats& s = r.steps_stats;
+  if (s.count > 0) {
+    cards.items.push_back({"step_time", "Step time",
+                           Value::String(fmt::format("{} ± {}", MsText(s.mean_ns / 1e6), MsText(s.stddev_ns / 1e6))),
+                           Unit::kNone,
+                           fmt::format("mean ± sd over {} steps ({}); p50 {}, p99 {}", s.count, s.source,
+                                       MsText(s.p50_ns / 1e6), MsText(s.p99_ns / 1e6))});
+  } else {
+    cards.items.push_back({"step_time", "Step time", Value::String("no steps"), Unit::kNone,
+                           "the trace marks no steps: figures are per trace"});
+  }
+  cards.items.push_back({"device_utilisation", "Device utilisation",
+                         r.device_util >= 0 ? Value::Number(r.device_util) : Value::Null(), Unit::kFraction,
+                         r.device_util >= 0 ? r.device_util_basis : "no device or main-thread activity"});
+  if (r.top_finding) {
+    const Finding& f = *r.top_finding;
+    cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String(f.rule->title), Unit::kNone,
+                           fmt::format("{} confidence; impact {} = {} of {}", ConfidenceName(f.confidence),
+                                       MsText(f.impact.time_ns / 1e6), PctText(f.impact.share), f.impact.basis)});
+  } else {
+    cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String("none found"), Unit::kNone,
+                           "no rule fired on this trace"});
+  }
+  if (!r.host_functions.empty()) {
+    const ReportHostFunction& f = r.host_functions[0];
+    cards.items.push_back({"hottest_host_function", "Hottest host function", Value::String(f.name), Unit::kNone,
+                           fmt::format("{} of {} CPU samples (self), {} on the stack; {}", PctText(f.self_share),
+                                       r.host_stacks, PctText(f.total_share), f.module)});
+  }
+  if (r.best_fix) {
+    const SuggestionOutcome& o = *r.best_fix;
+    cards.items.push_back({"best_fix", "Best fix", Value::String(o.suggestion->title), Unit::kNone,
+                           fmt::format("expected gain {}–{} of {} (×{:.2f}–×{:.2f}; {})", PctText(o.gain_min),
+                                       PctText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max, GainOrigin(o))});
+  }
+  doc->AddSection("headline", "Headline").Add(std::move(cards));
+}
+
+// ------------------------------------------------------------ charts
+
+void AddBreakdown(const ReportData& r, render::Section* charts) {
+  if (r.breakdown.empty()) return;
+  const auto& pal = ChartPalette();
+  render::Table data{"breakdown", "",
+                     {{"timeline", "Timeline"}, {"span", "Span", Unit::kMs},
+                      {"compute", r.cpu_only ? "Op time" : "Compute", Unit::kMs},
+                      {"communication", "Communication (not overlapped)", Unit::kMs},
+                      {"memcpy", "Memory copy", Unit::kMs}},
+                     {}, ""};
+  std::vector<std::string> cats;
+  std::vector<ChartSeries> series = {{r.cpu_only ? "op time" : "compute", pal[0], {}},
+                                     {"communication (not overlapped)", pal[1], {}},
+                                     {"memory copy", pal[2], {}}};
+  for (size_t c = 0; c < kGapCauseCount; ++c) {
+    std::string cause = GapCauseName(static_cast<GapCause>(c));
+    data.columns.push_back({"idle_" + cause, "Idle: " + cause, Unit::kMs});
+    series.push_back({"idle: " + cause, pal[3 + c], {}});
+  }
+  for (const ReportBreakdownRow& row : r.breakdown) {
+    cats.push_back(row.label);
+    series[0].values.push_back(row.compute_ms);
+    series[1].values.push_back(row.comm_ms);
+    series[2].values.push_back(row.memcpy_ms);
+    std::vector<Value>& cells = data.rows.emplace_back(
+        std::vector<Value>{Value::String(row.label), Ms(row.span_ms), Ms(row.compute_ms), Ms(row.comm_ms), Ms(row.memcpy_ms)});
+    for (size_t c = 0; c < kGapCauseCount; ++c) {
+      series[3 + c].values.push_back(row.idle_by_cause_ms[c]);
+      cells.push_back(Ms(row.idle_by_cause_ms[c]));
+    }
+  }
+  render::Section& sec = charts->AddSection("breakdown", "Time breakdown per device and rank");
+  sec.Add(render::Chart{"breakdown", StackedBarChart("Each bar: one device's span", cats, series, "ms"), std::move(data)});
+  sec.Add(render::Paragraph{"Compute, copies and exposed communication can overlap each other, so a bar may exceed "
+                            "the span by the overlap; idle time is split by the cause of each gap."});
+}
+
+void AddSteps(const ReportData& r, render::Section* charts) {
+  if (r.steps.empty()) return;
+  std::vector<std::string> labels;
+  std::vector<double> values;
+  std::vector<bool> marked;
+  render::Table data{"steps", "", {{"step", "Step"}, {"time", "Time", Unit::kMs}, {"slow", "Slow"}}, {}, ""};
+  for (const ReportStep& s : r.steps) {
+    labels.push_back(s.label);
+    values.push_back(s.dur_ms);
+    marked.push_back(s.slow);
+    data.rows.push_back({Value::String(s.label), Ms(s.dur_ms), Value::Bool(s.slow)});
+  }
+  render::Section& sec = charts->AddSection("steps", "Step times");
+  sec.Add(render::Paragraph{fmt::format("Median {}; slow = more than {:.1f}× the median.", MsText(r.median_step_ms),
+                                        kSlowStepFactor)});
+  sec.Add(render::Chart{"steps",
+                        BarChart("Duration of each step", labels, values, marked,
+                                 fmt::format("slow: > {:.1f}× median", kSlowStepFactor), r.median_step_ms, "median", "ms"),
+                        std::move(data)});
+}
+
+void AddGaps(const ReportData& r, render::Section* charts) {
+  uint64_t gaps = 0;
+  for (uint64_t c : r.gap_hist_count) gaps += c;
+  if (gaps == 0) return;
+  const auto& pal = ChartPalette();
+  render::Table data{"idle_gaps", "", {{"length", "Gap length"}, {"gaps", "Gaps", Unit::kCount}},
+                     {}, ""};
+  std::vector<std::string> cats;
+  std::vector<ChartSeries> series;
+  for (size_t c = 0; c < kGapCauseCount; ++c) {
+    std::string cause = GapCauseName(static_cast<GapCause>(c));
+    series.push_back({cause, pal[3 + c], {}});
+    data.columns.push_back({cause, cause, Unit::kMs});
+  }
+  for (size_t b = 0; b < kGapBucketCount; ++b) {
+    cats.push_back(fmt::format("{} ({} gaps)", GapBucketLabel(b), r.gap_hist_count[b]));
+    std::vector<Value>& cells = data.rows.emplace_back(
+        std::vector<Value>{Value::String(GapBucketLabel(b)), Value::Int(static_cast<int64_t>(r.gap_hist_count[b]))});
+    for (size_t c = 0; c < kGapCauseCount; ++c) {
+      series[c].values.push_back(r.gap_hist_ms[b][c]);
+      cells.push_back(Ms(r.gap_hist_ms[b][c]));
+    }
+  }
+  charts->AddSection("idle_gaps", "Idle gaps by length and cause")
+      .Add(render::Chart{"idle_gaps", StackedBarChart("Idle time in gaps of each length, by cause", cats, series, "ms"),
+                         std::move(data)});
+}
+
+void AddRoofline(const ReportData& r, render::Section* charts) {
+  std::vector<ScatterPoint> pts;
+  render::Table data{"roofline", "",
+                     {{"op", "Op"}, {"calls", "Calls", Unit::kCount}, {"time", "Time", Unit::kNs},
+                      {"intensity", "FLOP/byte"}, {"achieved", "Achieved", Unit::kFlopsPerSecond}},
+                     {}, ""};
+  for (const RooflineRow& row : r.roofline.rows) {
+    if (pts.size() >= kReportRooflinePoints) break;
+    if (!row.flops_known || row.flops <= 0 || row.bytes <= 0 || row.time_ns <= 0) continue;
+    ScatterPoint p;
+    p.x = row.flops / row.bytes;
+    p.y = row.flops / (static_cast<double>(row.time_ns) / 1e9);
+    p.weight = static_cast<double>(row.time_ns);
+    p.label = fmt::format("{}: {} calls, {}, {:.3g} FLOP/byte, {:.3g} FLOP/s", row.name, row.count,
+                          MsText(static_cast<double>(row.time_ns) / 1e6), p.x, p.y);
+    data.rows.push_back({Value::String(row.name), Value::Int(static_cast<int64_t>(row.count)),
+                         Value::Int(row.time_ns), Value::Number(p.x), Value::Number(p.y)});
+    pts.push_back(std::move(p));
+  }
+  if (pts.empty()) return;
+  double peak = 0, bw = 0;
+  std::string dev = "no device peaks (" + r.roofline_problem + ")";
+  if (r.roofline_device) {
+    peak = r.roofline_device->PeakFlops(Precision::kFp32).value_or(0);
+    bw = r.roofline_device->memory_bandwidth_bytes_per_second;
+    dev = r.roofline_device->name + " (fp32 peak, DRAM bandwidth)";
+  }
+  render::Section& sec = charts->AddSection("roofline", "Roofline");
+  sec.Add(render::Chart{"roofline",
+                        RooflineChart("Ops on the roofline", pts, peak, bw, "arithmetic intensity (FLOP/byte)",
+                                      "achieved FLOP/s"),
+                        std::move(data)});
+  sec.Add(render::Paragraph{"Roofs: " + dev +
+                            ". Each point is one op (point area ∝ its time); FLOPs and bytes from the profiler or "
+                            "from shapes (docs/analyses.md)."});
+}
+
+void AddCommunication(const ReportData& r, render::Section* charts) {
+  if (r.comm.empty()) return;
+  const auto& pal = ChartPalette();
+  std::vector<std::string> cats;
+  std::vector<ChartSeries> series = {{"wait", pal[3], {}}, {"transfer", pal[0], {}}, {"other collective time", pal[6], {}}};
+  render::Table table{"communication", "",
+                      {{"rank", "Rank"}, {"collective", "Collective time", Unit::kMs}, {"wait", "Wait", Unit::kMs},
+                       {"transfer", "Transfer", Unit::kMs}, {"exposed", "Exposed (not overlapped)", Unit::kMs}},
+                      {}, ""};
+  for (const ReportCommRow& row : r.comm) {
+    std::string who = row.rank == kNoRank ? std::string("trace") : "rank " + std::to_string(row.rank);
+    cats.push_back(who);
+    series[0].values.push_back(row.wait_ms);
+    series[1].values.push_back(row.transfer_ms);
+    series[2].values.push_back(std::max(0.0, row.comm_ms - row.wait_ms - row.transfer_ms));
+    table.rows.push_back({Value::String(who), Ms(row.comm_ms), Ms(row.wait_ms), Ms(row.transfer_ms),
+                          row.exposed_ms >= 0 ? Ms(row.exposed_ms) : Value::Null()});
+  }
+  render::Section& sec = charts->AddSection("communication", "Communication per rank");
+  sec.Add(render::RawHtml{StackedBarChart("Collective time: wait vs transfer", cats, series, "ms"), ""});
+  sec.Add(std::move(table));
+}
+
+void AddMemory(const ReportData& r, render::Section* charts) {
+  if (r.memory.empty()) return;
+  const auto& pal = ChartPalette();
+  int64_t t0 = INT64_MAX;
+  for (const MemorySeries& m : r.memory) t0 = std::min(t0, m.ts_ns.front());
+  // One x axis for all series: their points merged in time order.
+  std::vector<std::pair<int64_t, std::pair<size_t, double>>> pts;
+  for (size_t k = 0; k < r.memory.size(); ++k) {
+    for (size_t i = 0; i < r.memory[k].ts_ns.size(); ++i) pts.push_back({r.memory[k].ts_ns[i], {k, r.memory[k].bytes[i]}});
+  }
+  std::sort(pts.begin(), pts.end());
+  std::vector<double> xs;
+  std::vector<ChartSeries> series;
+  render::Table data{"memory", "Peak allocated memory per series",
+                     {{"series", "Series"}, {"peak", "Peak", Unit::kBytes}, {"points", "Points", Unit::kCount}}, {}, ""};
+  for (size_t k = 0; k < r.memory.size(); ++k) {
+    series.push_back({fmt::format("{} (peak {:.1f} MiB)", r.memory[k].label, r.memory[k].peak_bytes / 1048576.0),
+                      pal[k % pal.size()], {}});
+    data.rows.push_back({Value::String(r.memory[k].label), Value::Number(r.memory[k].peak_bytes),
+                         Value::Int(static_cast<int64_t>(r.memory[k].ts_ns.size()))});
+  }
+  std::vector<double> last(r.memory.size(), 0);
+  for (const auto& [ts, kv] : pts) {
+    last[kv.first] = kv.second / 1048576.0;
+    xs.push_back(static_cast<double>(ts - t0) / 1e9);
+    for (size_t k = 0; k < series.size(); ++k) series[k].values.push_back(last[k]);
+  }
+  charts->AddSection("memory", "Memory over time")
+      .Add(render::Chart{"memory", AreaChart("Allocated memory", xs, series, "MiB"), std::move(data)});
+}
+
+// ------------------------------------------------------------ tables
+
+void AddTopOps(const ReportData& r, render::Document* doc) {
+  render::Section& sec = doc->AddSection("ops", "Top ops");
+  sec.Add(render::Paragraph{"By self time (nested ops are not counted twice), total beside it; profiler wrappers left "
+                            "out; share is of the summed time of all ops in the same category."});
+  render::Table t{"top_ops", "",
+                  {{"op", "Op"}, {"category", "Category"}, {"count", "Count", Unit::kCount}, {"self", "Self", Unit::kMs},
+                   {"total", "Total", Unit::kMs}, {"share", "Share", Unit::kFraction}, {"mean", "Mean", Unit::kMs},
+                   {"p50", "p50", Unit::kMs}, {"p99", "p99", Unit::kMs}, {"max", "Max", Unit::kMs}},
+                  {}, ""};
+  t.sortable = true;
+  for (const ReportOp& o : r.top_ops) {
+    t.rows.push_back({Value::String(o.name), Value::String(o.category), Value::Int(static_cast<int64_t>(o.count)),
+                      Ms(o.self_ms), Ms(o.total_ms), Value::Number(o.share), Ms(o.mean_us / 1e3), Ms(o.p50_us / 1e3),
+                      Ms(o.p99_us / 1e3), Ms(o.max_us / 1e3)});
+  }
+  sec.Add(std::move(t));
+}
+
+// Another result's document as one section of the report (a document of one
+// titled section becomes that section).
+void Adopt(render::Document part, std::string key, std::string title, render::Document* doc) {
+  if (part.sections.size() == 1 && !part.sections[0].title.empty()) {
+    part.sections[0].key = std::move(key);
+    doc->sections.push_back(std::move(part.sections[0]));
+    return;
+  }
+  render::Section& sec = doc->AddSection(std::move(key), std::move(title));
+  for (render::Section& s : part.sections) sec.sections.push_back(std::move(s));
+}
+
+void AddHostFunctions(const ReportData& r, render::Document* doc) {
+  if (r.host_functions.empty()) return;
+  render::Section& sec = doc->AddSection("host_functions", "Host functions in the CPU samples");
+  sec.Add(render::Paragraph{fmt::format("{} samples with a call stack; self = the sample landed in the function, "
+                                        "total = the function was on the stack.",
+                                        r.host_stacks)});
+  render::Table t{"host_functions", "",
+                  {{"function", "Function"}, {"module", "Module"}, {"self", "Self", Unit::kFraction},
+                   {"self_samples", "Self samples", Unit::kCount}, {"total", "Total", Unit::kFraction},
+                   {"total_samples", "Total samples", Unit::kCount}},
+                  {}, ""};
+  t.sortable = true;
+  for (const ReportHostFunction& f : r.host_functions) {
+    t.rows.push_back({Value::String(f.name), Value::String(f.module), Value::Number(f.self_share),
+                      Value::Int(static_cast<int64_t>(f.self_samples)), Value::Number(f.total_share),
+                      Value::Int(static_cast<int64_t>(f.total_samples))});
+  }
+  sec.Add(std::move(t));
+}
+
+void AddDiagnosis(const ReportData& r, render::Document* doc) {
+  static const MetricSet kNoMetrics;
+  static const Diagnosis kNoDiagnosis;
+  DiagnosisReport d;
+  d.source = r.source;
+  d.metrics = r.metrics ? r.metrics : &kNoMetrics;
+  d.diagnosis = r.diagnosis ? r.diagnosis : &kNoDiagnosis;
+  d.suggestions = r.suggestions;
+  d.options = r.suggestions ? r.suggest_options : nullptr;
+  Adopt(DiagnosisToDocument(d), "diagnosis", "Diagnosis and suggestions", doc);
+}
+
+void AddViews(const ReportData& r, render::Document* doc) {
+  size_t n = 0;
+  for (const auto& [title, html] : r.embedded_views) {
+    std::string e = HtmlEscape(title);
+    doc->AddSection("view_" + std::to_string(n++), title)
+        .Add(render::RawHtml{"<iframe class=\"view\" sandbox=\"allow-scripts\" title=\"" + e + "\" srcdoc=\"" +
+                                 HtmlEscape(html) + "\"></iframe>",
+                             ""});
+  }
+  for (const auto& [title, svg] : r.embedded_svgs) {
+    // The view wrote and escaped this SVG itself; drop any XML prolog.
+    std::string_view body(svg);
+    if (size_t at = body.find("<svg"); at != std::string_view::npos) body = body.substr(at);
+    doc->AddSection("view_" + std::to_string(n++), title)
+        .Add(render::RawHtml{"<div class=\"svg-view\">" + std::string(body) + "</div>", ""});
+  }
+  for (const auto& [title, why] : r.view_errors) {
+    doc->AddSection("view_" + std::to_string(n++), title).Add(render::Paragraph{"Not drawn: " + why});
+  }
+}
+
+void AddEvidence(const ReportData& r, render::Document* doc) {
+  render::Section& sec = doc->AddSection("evidence", "Inputs and import diagnostics");
+  render::KeyValues kv{{{"input", "Input", Value::String(r.source)}}};
+  if (!r.before_source.empty()) kv.items.push_back({"before", "Before", Value::String(r.before_source)});
+  kv.items.push_back({"format", "Format", Value::String(r.source_format)});
+  kv.items.push_back({"platform", "Platform", Value::String(r.platform)});
+  kv.items.push_back({"slices", "Slices", Value::Int(static_cast<int64_t>(r.slices)), Unit::kCount});
+  kv.items.push_back({"instants", "Instants", Value::Int(static_cast<int64_t>(r.instants)), Unit::kCount});
+  kv.items.push_back({"counters", "Counter samples", Value::Int(static_cast<int64_t>(r.counters)), Unit::kCount});
+  kv.items.push_back({"samples", "Stack samples", Value::Int(static_cast<int64_t>(r.samples)), Unit::kCount});
+  kv.items.push_back({"tracks", "Tracks", Value::Int(static_cast<int64_t>(r.tracks)), Unit::kCount});
+  kv.items.push_back({"written_by", "Written by", Value::String("aiprof " + r.version + " at " + r.generated_utc)});
+  sec.Add(std::move(kv));
+  if (r.diagnostics.empty()) {
+    sec.Add(render::Paragraph{"No malformed records."});
+    return;
+  }
+  render::Table t{"diagnostics", "", {{"diagnostic", "Diagnostic"}, {"what", "Count and description"}}, {}, ""};
+  for (const auto& [kind, text] : r.diagnostics) t.rows.push_back({Value::String(kind), Value::String(text)});
+  sec.Add(std::move(t));
+}
+
+}  // namespace
+
+render::Document ReportToDocument(const ReportData& r) {
+  render::Document doc;
+  doc.key = "report";
+  doc.title = "aiprof report: " + r.source;
+  doc.generator = "aiprof report";
+  doc.AddSection("about", "").Add(render::Paragraph{r.platform + " · aiprof " + r.version + " · " + r.generated_utc});
+  AddContext(r, &doc);
+  AddHeadline(r, &doc);
+  render::Section& charts = doc.AddSection("charts", "Where the time goes");
+  AddBreakdown(r, &charts);
+  AddSteps(r, &charts);
+  AddGaps(r, &charts);
+  AddRoofline(r, &charts);
+  AddCommunication(r, &charts);
+  AddMemory(r, &charts);
+  AddTopOps(r, &doc);
+  if (!r.attribution.sections.empty()) Adopt(r.attribution, "attribution", r.attribution.title, &doc);
+  AddHostFunctions(r, &doc);
+  AddDiagnosis(r, &doc);
+  AddViews(r, &doc);
+  if (r.validation) {
+    Adopt(ValidationToDocument(*r.validation), "validation",
+          "Validation: " + r.validation->before_label + " → " + r.validation->after_label, &doc);
+  }
+  AddEvidence(r, &doc);
+  return doc;
+}
+
+std::string ReportToHtml(const ReportData& r) {
+  render::HtmlPageOptions options;
+  // The embedded views run in <iframe srcdoc>, which inherits this page's
+  // policy: their scripts must be allowed here too.
+  for (const auto& [title, html] : r.embedded_views) options.embedded_pages.push_back(html);
+  return render::RenderHtmlPage(ReportToDocument(r), options);
+}
+
+std::string ReportToMarkdown(const ReportData& r) { return render::RenderMarkdown(ReportToDocument(r)); }
+
+}  // namespace aiprof
