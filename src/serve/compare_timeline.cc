@@ -5,6 +5,7 @@
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/base/http_server.h"
 #include "src/render/escape.h"
 #include "src/render/units.h"
 
@@ -99,9 +100,10 @@ std::string AlignedTilesToJson(const std::vector<const Trace*>& traces, const st
 
 std::string AlignedTilesToHtml(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
                                const std::vector<StepTile>& tiles, size_t step, size_t steps,
-                               const CompareWindow& window, uint32_t width) {
+                               const CompareWindow& window, uint32_t width, const std::string& fix) {
   const std::string a = std::to_string(ids[0]), b = std::to_string(ids[1]);
-  const std::string base = "/compare?a=" + a + "&amp;b=" + b + "&amp;step=";
+  const std::string base =
+      "/compare?a=" + a + "&amp;b=" + b + (fix.empty() ? "" : "&amp;fix=" + HtmlEscape(PercentEncode(fix))) + "&amp;step=";
   const std::string here = base + std::to_string(step) + "&amp;";
   const bool whole = window.start_ns == 0 && window.end_ns == window.span_ns;
   auto ns = [](double v) { return HtmlEscape(render::FormatQuantity(v, render::Unit::kNs)); };

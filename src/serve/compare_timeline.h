@@ -74,10 +74,11 @@ std::string AlignedTilesToJson(const std::vector<const Trace*>& traces, const st
 // the window, previous / next step, the JSON; the element carries the data
 // the page's zoom script reads: data-zoom-base, data-start, data-end,
 // data-span, data-px), and each run's window drawn as SVG (ids timeline-a,
-// timeline-b), every name escaped.
+// timeline-b), every name escaped. `fix`: the page's &fix= (kept by the
+// links; "" for none).
 std::string AlignedTilesToHtml(const std::vector<const Trace*>& traces, const std::vector<int64_t>& ids,
                                const std::vector<StepTile>& tiles, size_t step, size_t steps,
-                               const CompareWindow& window, uint32_t width);
+                               const CompareWindow& window, uint32_t width, const std::string& fix = "");
 
 
 }  // namespace aiprof

@@ -95,6 +95,13 @@ TEST(CompareTimeline, TilesShareTheTimePerPixelFromEachStepsStart) {
             std::string::npos)
       << html.substr(0, 800);
   EXPECT_NE(html.find("step=1&amp;start=5000&amp;end=15000\">zoom in"), std::string::npos) << html.substr(0, 1200);
+  // A named fix is kept by every link, encoded.
+  const std::string with_fix = AlignedTilesToHtml({a.get(), b.get()}, {7, 9}, tiles, 1, 3, whole, 1000, "x y&<\"");
+  EXPECT_NE(with_fix.find("/compare?a=7&amp;b=9&amp;fix=x%20y%26%3C%22&amp;step=1&amp;start=5000&amp;end=15000\">zoom in"),
+            std::string::npos)
+      << with_fix.substr(0, 1200);
+  EXPECT_NE(with_fix.find("fix=x%20y%26%3C%22&amp;step=2\">next step"), std::string::npos);
+  EXPECT_EQ(with_fix.find("x y&<"), std::string::npos);
 }
 
 // A zoomed window is the same time range from each step's start, at one

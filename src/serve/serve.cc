@@ -818,11 +818,12 @@ struct ServeServer::Impl {
     }
     if (api) return Json(200, ValidationToJson(result));
     render::Document doc = ValidationToDocument(result);
-    const HttpResponse timeline = CompareTimeline(a, b, step, start, end, "1000", false);  // a fragment, also when it fails
+    const HttpResponse timeline = CompareTimeline(a, b, step, start, end, "1000", false, fix);  // a fragment, also when it fails
     return Html(200, doc.title, "<p><a href=\"/runs/" + std::to_string(ids[0]) + "\">Run " + std::to_string(ids[0]) +
                                     "</a> → <a href=\"/runs/" + std::to_string(ids[1]) + "\">Run " +
                                     std::to_string(ids[1]) + "</a> · <a href=\"/api/compare?a=" + std::to_string(ids[0]) +
-                                    "&amp;b=" + std::to_string(ids[1]) + "\">JSON</a></p>" + render::RenderHtmlBody(doc) +
+                                    "&amp;b=" + std::to_string(ids[1]) +
+                                    (fix.empty() ? "" : "&amp;fix=" + Esc(PercentEncode(fix))) + "\">JSON</a></p>" + render::RenderHtmlBody(doc) +
                                     timeline.body, kZoomJs);
   }
 
@@ -832,7 +833,7 @@ struct ServeServer::Impl {
   // a run has no steps with starts).
   HttpResponse CompareTimeline(const std::string& a, const std::string& b, const std::string& step_text,
                                const std::string& start_text, const std::string& end_text,
-                               const std::string& width_text, bool api) {
+                               const std::string& width_text, bool api, const std::string& fix = "") {
     // The page's fragment says what went wrong where the API answers an error.
     auto fail = [&](int status, const std::string& why) {
       if (api) return JsonError(status, why);
@@ -897,7 +898,7 @@ struct ServeServer::Impl {
     if (api) return Json(200, AlignedTilesToJson({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count, *window));
     HttpResponse r;
     r.body = AlignedTilesToHtml({traces[0], traces[1]}, {ids[0], ids[1]}, tiles, k, count, *window,
-                                static_cast<uint32_t>(*width));
+                                static_cast<uint32_t>(*width), fix);
     return r;
   }
 
