@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -954,6 +956,28 @@ struct ServeServer::Impl {
     const std::string cards_html = "<div id=\"cards\">" + render::RenderHtmlBody(CardsToDocument(cards)) + "</div>";
     if (service.empty()) return Html(200, "History", body + cards_html);
     if (api) return Json(200, HistoryToJson(records));
+    // The baseline the validations are measured against (the newest one).
+    std::string baseline_html = "<p class=\"note\" id=\"baseline\">No baseline stored for this service "
+                                "(<code>aiprof set-baseline --service NAME --trace T</code>).</p>";
+    if (*store) {
+      if (StatusOr<StoredBaseline> base = (*store)->LatestBaseline(service); base.ok()) {
+        std::vector<double> lat = base->samples.latency_ns;
+        std::string median = "no samples";
+        if (!lat.empty()) {
+          std::sort(lat.begin(), lat.end());
+          const size_t n = lat.size();
+          median = "median " + Fmt(n % 2 ? lat[n / 2] : (lat[n / 2 - 1] + lat[n / 2]) / 2, render::Unit::kNs);
+        }
+        const std::time_t secs = static_cast<std::time_t>(base->created_unix_ms / 1000);
+        std::tm tm{};
+        gmtime_r(&secs, &tm);
+        char when[32];
+        std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+        baseline_html = "<p id=\"baseline\">Baseline #" + std::to_string(base->id) + ", stored " + when + " from <code>" +
+                        Esc(base->source) + "</code>: " + std::to_string(lat.size()) + " " + Esc(base->samples.unit) +
+                        " sample(s), " + Esc(median) + ".</p>";
+      }
+    }
     render::Document doc = HistoryToDocument(records);
     doc.title = "Validations of " + service;
     // Latency change of each validation, oldest first (the chart over time).
@@ -973,7 +997,8 @@ struct ServeServer::Impl {
     for (const ValidationRecord& r : records) regressed += r.alert;
     return Html(200, "History of " + service, body + "<p id=\"history-summary\">" + std::to_string(records.size()) +
                                                   " validation(s), " + std::to_string(regressed) +
-                                                  " with a significant regression.</p>" + render::RenderHtmlBody(doc) +
+                                                  " with a significant regression.</p>" + baseline_html +
+                                                  render::RenderHtmlBody(doc) +
                                                   cards_html);
   }
 

@@ -426,6 +426,14 @@ def run_tests(exe, data, fixtures, tmp):
         check(s == 200 and "2 validation(s), 1 with a significant regression" in page and "<b>x</b>" not in page
               and "Latency change against the baseline" in page and "<svg" in page,
               "history page: chart over time, regressions counted, service name escaped")
+        base_steps = sorted(d for _, d in source_steps(convnet).values())
+        m = re.search(r'<p id="baseline">Baseline #\d+, stored [^<]+ from <code>([^<]+)</code>: (\d+) step sample\(s\), median ([^<]+)\.</p>', page)
+        n = len(base_steps)
+        src_median_ms = (base_steps[n // 2] if n % 2 else (base_steps[n // 2 - 1] + base_steps[n // 2]) / 2) / 1e6
+        check(m is not None and m.group(1) == convnet and int(m.group(2)) == n and m.group(3).endswith(" ms")
+              and abs(float(m.group(3)[:-3]) - src_median_ms) <= 0.006,
+              "history page names the baseline: its source, its %d steps and their median (%.3f ms from the source "
+              "JSON): %s" % (n, src_median_ms, m.group(0) if m else "no baseline line"))
         s, body, _ = http(port, "/api/history?service=nobody")
         check(s == 200 and json.loads(body) == [], "history of an unknown service is empty")
         # CLI writers and the server's readers on one baseline database:
