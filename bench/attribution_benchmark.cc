@@ -90,7 +90,14 @@ void BM_LargeCriticalPath(benchmark::State& state) {
   if (t == nullptr) return state.SkipWithError("set AIPROF_BENCH_LARGE_TRACE");
   CriticalPathOptions o;
   o.window = &LargeWindow();
-  for (auto _ : state) benchmark::DoNotOptimize(ComputeCriticalPath(*t, o).window_path_ns);
+  size_t segments = 0, edges = 0;
+  for (auto _ : state) {
+    CriticalPathResult r = ComputeCriticalPath(*t, o);
+    segments = r.segments.size(), edges = r.edges.size();
+    benchmark::DoNotOptimize(r.window_path_ns);
+  }
+  state.counters["segments"] = static_cast<double>(segments);
+  state.counters["edges"] = static_cast<double>(edges);
 }
 BENCHMARK(BM_LargeCriticalPath)->Unit(benchmark::kMillisecond);
 

@@ -483,7 +483,7 @@ void Builder::BuildStepSelf() {
       if (acc[r.node] == 0) touched.push_back(r.node);
       acc[r.node] += r.ns;
     }
-    std::sort(touched.begin(), touched.end());
+    // In order of first touch (deterministic; readers need no order).
     for (uint32_t node : touched) {
       ss.node.push_back(node);
       ss.ns.push_back(acc[node]);
