@@ -186,10 +186,20 @@ class Builder {
 
   uint32_t Child(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
     NodeKey key{parent, name.raw, track, kind};
+    // A direct-mapped cache in front of the map: a step repeats the paths
+    // of the step before, so nearly every lookup hits one array slot
+    // instead of a hash-map bucket and its node (the profile's hot spot).
+    CacheSlot& slot = cache_[NodeKeyHash()(key) & (kCacheSlots - 1)];
+    if (slot.id != kNoNode && slot.key == key) return slot.id;
     auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
-    uint32_t id = AddNode(parent, kind, name, track, cls, op);
-    index_.emplace(key, id);
+    uint32_t id;
+    if (it != index_.end()) {
+      id = it->second;
+    } else {
+      id = AddNode(parent, kind, name, track, cls, op);
+      index_.emplace(key, id);
+    }
+    slot = {key, id};
     return id;
   }
 
@@ -243,6 +253,12 @@ class Builder {
   std::vector<uint32_t> node_of_slice_;
   std::vector<uint32_t> startup_;
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> index_;
+  struct CacheSlot {
+    NodeKey key{};
+    uint32_t id = kNoNode;
+  };
+  static constexpr size_t kCacheSlots = size_t{1} << 13;
+  std::vector<CacheSlot> cache_ = std::vector<CacheSlot>(kCacheSlots);
   uint32_t untraced_ = kNoNode;
   struct RawSelf {
     uint32_t step;  // index into per_step
