@@ -311,6 +311,7 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<Window>& 
   // grows by copying (only the pages used are touched; growing would touch
   // every page of every copy, which the profile showed to dominate).
   r->segments.reserve(2 * trace.slices.size() + 64);
+  AdviseHugePages(r->segments.data(), r->segments.capacity() * sizeof(PathSegment));
   Walker walker(trace, g, r, start, end);
   bool any_steady = false;
   for (Window& w : windows) {

@@ -1,6 +1,11 @@
 // BuildDependencyGraph: the edges of critical_path.h, as per-slice arrays.
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/communication/collectives.h"
@@ -366,10 +371,25 @@ const char* DepKindName(DepKind kind) {
   return "?";
 }
 
+void AdviseHugePages(const void* p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (b > a) madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptions& options) {
   const size_t n = trace.slices.size();
   DependencyGraph g;
   for (std::vector<uint32_t>* v : {&g.parent, &g.prev, &g.last_child, &g.launch, &g.wait_on, &g.peer, &g.handoff}) {
+    v->reserve(n);
+    AdviseHugePages(v->data(), n * sizeof(uint32_t));
     v->assign(n, kNoSlice);
   }
   g.cls.assign(n, PathClass::kIdleOther);
