@@ -6,11 +6,23 @@
 //   aiprof_benchmarks --benchmark_filter='Attribution|Summary'
 //     --benchmark_repetitions=10 --benchmark_enable_random_interleaving=true
 // Figures in README.md (Performance).
+//
+// Issue 22 item 5 (attribution and critical path add at most 0.5x the
+// summary's time on the 606 MiB benchmark trace): with
+// AIPROF_BENCH_LARGE_TRACE=FILE (bench/make_large_trace.py FILE --mb 600, or
+// smaller: the ratio is the same per slice), the Large family runs the
+// summary, the attribution tree and the critical path (graph + walk, as the
+// session computes them: with the analysis window) on that trace, imported
+// once; run it interleaved and take the ratios of the medians:
+//   AIPROF_BENCH_LARGE_TRACE=large.json aiprof_benchmarks --benchmark_filter='Large'
+//     --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "src/analysis/attribution/attribution.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/importers/common/importer_registry.h"
@@ -41,6 +53,53 @@ void BM_AttributionResnet50(benchmark::State& state) {
   state.counters["slices/s"] = benchmark::Counter(static_cast<double>(t.slices.size()), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_AttributionResnet50)->Unit(benchmark::kMillisecond);
+
+const Trace* Large() {
+  static std::unique_ptr<Trace> trace = []() -> std::unique_ptr<Trace> {
+    const char* path = std::getenv("AIPROF_BENCH_LARGE_TRACE");
+    if (path == nullptr) return nullptr;
+    auto r = ImportTrace(path);
+    return r.ok() ? std::move(r).value() : nullptr;
+  }();
+  return trace.get();
+}
+
+const AnalysisWindow& LargeWindow() {
+  static const AnalysisWindow w = ComputeAnalysisWindow(*Large());
+  return w;
+}
+
+void BM_LargeSummary(benchmark::State& state) {
+  const Trace* t = Large();
+  if (t == nullptr) return state.SkipWithError("set AIPROF_BENCH_LARGE_TRACE");
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeSummary(*t).ops.size());
+  state.counters["slices"] = static_cast<double>(t->slices.size());
+}
+BENCHMARK(BM_LargeSummary)->Unit(benchmark::kMillisecond);
+
+void BM_LargeAttribution(benchmark::State& state) {
+  const Trace* t = Large();
+  if (t == nullptr) return state.SkipWithError("set AIPROF_BENCH_LARGE_TRACE");
+  const AnalysisWindow& w = LargeWindow();
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeAttribution(*t, &w).nodes.size());
+}
+BENCHMARK(BM_LargeAttribution)->Unit(benchmark::kMillisecond);
+
+void BM_LargeCriticalPath(benchmark::State& state) {
+  const Trace* t = Large();
+  if (t == nullptr) return state.SkipWithError("set AIPROF_BENCH_LARGE_TRACE");
+  CriticalPathOptions o;
+  o.window = &LargeWindow();
+  size_t segments = 0, edges = 0;
+  for (auto _ : state) {
+    CriticalPathResult r = ComputeCriticalPath(*t, o);
+    segments = r.segments.size(), edges = r.edges.size();
+    benchmark::DoNotOptimize(r.window_path_ns);
+  }
+  state.counters["segments"] = static_cast<double>(segments);
+  state.counters["edges"] = static_cast<double>(edges);
+}
+BENCHMARK(BM_LargeCriticalPath)->Unit(benchmark::kMillisecond);
 
 // N steps of a module → op → runtime call → kernel chain, 8 module instances
 // per step, on one main thread and one device stream.

@@ -40,6 +40,12 @@ class ViewCommand : public Command {
     sub->add_option("--diff", baseline_, "Baseline trace: show the change from it (views that support it)");
     sub->add_option("--thread", options_.thread, "Only this thread (its name, tid, or pid/tid)");
     sub->add_option("--rank", options_.rank, "Only this rank")->check(CLI::NonNegativeNumber);
+    sub->add_flag("--critical-path", options_.critical_path,
+                  "Timeline: highlight each step's critical path and draw its dependencies");
+    sub->add_option("--color-by", options_.color_by,
+                    "Timeline and flame graph: colour slices/frames by their nn.Module (record_function and SDK "
+                    "spans count as modules)")
+        ->check(CLI::IsMember({"module"}));
     AddFormatFlag(sub, &options_.format,
                     "Output format (default: from -o's extension, else the view's first format):" + formats);
     AddOutputPathFlag(sub, &output_, "Output file ('-' or absent: standard output)");
@@ -51,6 +57,12 @@ class ViewCommand : public Command {
     RETURN_IF_ERROR(ChooseFormat(*spec));
     if (!baseline_.empty() && !spec->supports_diff) {
       return ErrStatus(std::string("--") + spec->name + " does not support --diff");
+    }
+    if (options_.critical_path && !spec->draws_critical_path) {
+      return ErrStatus(std::string("--critical-path: --") + spec->name + " does not draw it (--timeline does)");
+    }
+    if (!options_.color_by.empty() && !spec->colors_by_module) {
+      return ErrStatus(std::string("--color-by: --") + spec->name + " has no colouring choice (--timeline and --flame do)");
     }
     PhaseTimer timer(in_.timing);
     SessionOptions session_options;

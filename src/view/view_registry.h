@@ -26,6 +26,8 @@ struct ViewOptions {
   int32_t rank = -1;       // --rank: keep tracks of this rank (-1 = all)
   std::string title;       // shown in the page's title: the input path as given
   std::string baseline_title;  // the --diff input as given ("" without --diff)
+  bool critical_path = false;  // --critical-path: overlay each step's critical path (views that draw it)
+  std::string color_by;        // --color-by: "" (the view's own colours) or "module" (the slice's nn.Module)
 };
 
 // Everything a view reads. `baseline` is set only with --diff (and only for
@@ -53,6 +55,8 @@ struct ViewSpec {
   std::vector<ViewFormat> formats;  // the first is the default
   bool supports_diff = false;       // accepts --diff BASELINE
   bool draws_gaps = false;          // reads every idle gap (the session keeps them all)
+  bool draws_critical_path = false; // accepts --critical-path
+  bool colors_by_module = false;    // accepts --color-by module
   // Writes the view to `sink`. Errors name what was wrong (e.g. an unknown
   // --thread); bad trace content is escaped, never trusted.
   Status (*render)(const ViewContext& context, ViewSink* sink) = nullptr;

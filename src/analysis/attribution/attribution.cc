@@ -84,6 +84,20 @@ uint8_t ClassifyName(std::string_view name) {
   return f;
 }
 
+// The kind of node a slice makes (module, op, runtime); kRoot: structure (no
+// node, its time goes to the enclosing node).
+AttributionKind NodeKindOf(EventKind kind, uint8_t f) {
+  if ((f & kWrapper) || kind == EventKind::kTraceSpan || kind == EventKind::kGpuUserAnnotation ||
+      IsDeviceActivity(kind) || (kind == EventKind::kPythonFunction && !(f & kModuleName))) {
+    return AttributionKind::kRoot;
+  }
+  if (kind == EventKind::kCpuOp) return (f & (kLabel | kDataLoader)) ? AttributionKind::kModule : AttributionKind::kOp;
+  if (kind == EventKind::kRuntime || kind == EventKind::kDriver || kind == EventKind::kSync) {
+    return AttributionKind::kRuntime;
+  }
+  return AttributionKind::kModule;  // nn.Module, record_function, SDK spans, pipeline nodes
+}
+
 struct NodeKey {
   uint32_t parent;
   uint32_t name;
@@ -172,10 +186,20 @@ class Builder {
 
   uint32_t Child(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
     NodeKey key{parent, name.raw, track, kind};
+    // A direct-mapped cache in front of the map: a step repeats the paths
+    // of the step before, so nearly every lookup hits one array slot
+    // instead of a hash-map bucket and its node (the profile's hot spot).
+    CacheSlot& slot = cache_[NodeKeyHash()(key) & (kCacheSlots - 1)];
+    if (slot.id != kNoNode && slot.key == key) return slot.id;
     auto it = index_.find(key);
-    if (it != index_.end()) return it->second;
-    uint32_t id = AddNode(parent, kind, name, track, cls, op);
-    index_.emplace(key, id);
+    uint32_t id;
+    if (it != index_.end()) {
+      id = it->second;
+    } else {
+      id = AddNode(parent, kind, name, track, cls, op);
+      index_.emplace(key, id);
+    }
+    slot = {key, id};
     return id;
   }
 
@@ -229,6 +253,12 @@ class Builder {
   std::vector<uint32_t> node_of_slice_;
   std::vector<uint32_t> startup_;
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> index_;
+  struct CacheSlot {
+    NodeKey key{};
+    uint32_t id = kNoNode;
+  };
+  static constexpr size_t kCacheSlots = size_t{1} << 13;
+  std::vector<CacheSlot> cache_ = std::vector<CacheSlot>(kCacheSlots);
   uint32_t untraced_ = kNoNode;
   struct RawSelf {
     uint32_t step;  // index into per_step
@@ -250,20 +280,14 @@ uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
   const TimeClass inherited = top ? top->cls : TimeClass::kUntraced;
   const bool wait_inherited = top && (inherited == TimeClass::kDataLoading || inherited == TimeClass::kSync ||
                                       inherited == TimeClass::kCommunication || inherited == TimeClass::kStartup);
-  AttributionKind k;
+  const AttributionKind k = NodeKindOf(kind, f);
+  if (k == AttributionKind::kRoot) return kNoNode;
   TimeClass c;
-  if ((f & kWrapper) || kind == EventKind::kTraceSpan || kind == EventKind::kGpuUserAnnotation ||
-      IsDeviceActivity(kind) || (kind == EventKind::kPythonFunction && !(f & kModuleName))) {
-    return kNoNode;
-  }
-  if (kind == EventKind::kCpuOp) {
-    k = (f & (kLabel | kDataLoader)) ? AttributionKind::kModule : AttributionKind::kOp;
-    c = k == AttributionKind::kOp ? TimeClass::kOp : TimeClass::kModuleCode;
-  } else if (kind == EventKind::kRuntime || kind == EventKind::kDriver || kind == EventKind::kSync) {
-    k = AttributionKind::kRuntime;
+  if (k == AttributionKind::kOp) {
+    c = TimeClass::kOp;
+  } else if (k == AttributionKind::kRuntime) {
     c = (kind == EventKind::kSync || (f & kBlockingSync)) ? TimeClass::kSync : TimeClass::kLaunch;
   } else {
-    k = AttributionKind::kModule;  // nn.Module, record_function, SDK spans, pipeline nodes
     c = TimeClass::kModuleCode;
   }
   if (f & kDataLoader) c = TimeClass::kDataLoading;
@@ -475,7 +499,7 @@ void Builder::BuildStepSelf() {
       if (acc[r.node] == 0) touched.push_back(r.node);
       acc[r.node] += r.ns;
     }
-    std::sort(touched.begin(), touched.end());
+    // In order of first touch (deterministic; readers need no order).
     for (uint32_t node : touched) {
       ss.node.push_back(node);
       ss.ns.push_back(acc[node]);
@@ -581,6 +605,72 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
   r.available = r.steps > 0;
   if (!r.available) r.problem = "no steady-state step to attribute";
   return r;
+}
+
+std::string_view ModuleLabel(std::string_view name) {
+  if (name.substr(0, 11) == "nn.Module: ") name.remove_prefix(11);
+  return name;
+}
+
+SliceModuleMap SliceModules(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  const size_t n = s.size();
+  SliceModuleMap m;
+  m.of.assign(n, kNoSlice);
+  m.outer.assign(n, kNoSlice);
+  std::vector<uint8_t> flags(trace.strings.size(), 0);  // ClassifyName per string (0: not yet)
+  std::vector<bool> marker(trace.strings.size(), false);  // step markers are structure
+  for (size_t k = 0; k < trace.steps.size(); ++k) {
+    if (trace.steps.name[k].raw < marker.size()) marker[trace.steps.name[k].raw] = true;
+  }
+  struct Open {
+    int64_t end;
+    uint32_t module;
+  };
+  std::vector<Open> stack;
+  stack.reserve(64);
+  uint32_t track = kNoTrack;
+  bool host = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (s.track[i] != track) {
+      track = s.track[i];
+      stack.clear();
+      host = trace.tracks.kind[track] != TrackKind::kDeviceStream && trace.tracks.kind[track] != TrackKind::kCounter;
+    }
+    if (!host) continue;
+    const int64_t ts = s.ts_ns[i], end = ts + std::max<int64_t>(s.dur_ns[i], 0);
+    while (!stack.empty() && stack.back().end <= ts) stack.pop_back();
+    const uint32_t enclosing = stack.empty() ? kNoSlice : stack.back().module;
+    const uint32_t name = s.name[i].raw;
+    bool is_module = false;
+    if (!IsDeviceActivity(s.kind[i]) && !marker[name]) {
+      if (flags[name] == 0) flags[name] = ClassifyName(trace.Str(s.name[i]));
+      is_module = NodeKindOf(s.kind[i], flags[name]) == AttributionKind::kModule;
+    }
+    const uint32_t mod = is_module ? i : enclosing;
+    m.of[i] = mod;
+    if (is_module) m.outer[i] = enclosing;
+    stack.push_back({end, mod});
+  }
+  // Device activity: the launching call's module, else the launching op's.
+  std::vector<uint32_t> calls = LaunchingCalls(trace);
+  std::vector<uint32_t> ops;
+  bool any_unlinked = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!IsDeviceActivity(s.kind[i])) continue;
+    if (calls[i] != kNoSlice) {
+      m.of[i] = m.of[calls[i]];
+    } else {
+      any_unlinked = true;
+    }
+  }
+  if (any_unlinked) {
+    ops = LaunchingOps(trace);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (IsDeviceActivity(s.kind[i]) && calls[i] == kNoSlice && ops[i] != kNoSlice) m.of[i] = m.of[ops[i]];
+    }
+  }
+  return m;
 }
 
 std::string NodeLabel(const Trace& trace, const AttributionResult& r, uint32_t node) {

@@ -155,6 +155,22 @@ OpClassTime TimeByOpClass(const AttributionResult& r);
 // modules under them), largest first; at most `limit`.
 std::vector<uint32_t> ModulesByExclusiveTime(const AttributionResult& r, size_t limit);
 
+// The module of every slice, for the views' colour by module (--color-by
+// module): a slice that is a module by the tree's rules above (nn.Module
+// python_function frames, record_function labels, SDK spans, pipeline
+// nodes; never profiler wrappers or step markers) is its own module; any
+// other host slice takes the innermost module enclosing it on its thread;
+// device activity takes the module of the call (else the op) that launched
+// it. `outer` is, for a module slice, the module enclosing it (kNoSlice at
+// the top). Linear: one sweep per thread with a stack.
+struct SliceModuleMap {
+  std::vector<uint32_t> of;     // per slice: its module slice, or kNoSlice
+  std::vector<uint32_t> outer;  // per slice: for module slices, the enclosing module slice
+};
+SliceModuleMap SliceModules(const Trace& trace);
+// A module's label: its name without the "nn.Module: " prefix.
+std::string_view ModuleLabel(std::string_view name);
+
 // Publishes attribution_coverage, attributed_op_ratio (op + launch time
 // over wall), untraced_ratio and per-class *_ns per step (attribution_*_ns).
 void PublishAttribution(const AttributionResult& r, MetricSet* metrics);

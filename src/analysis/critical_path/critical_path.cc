@@ -306,6 +306,12 @@ namespace {
 void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<Window>& windows,
              const std::vector<int64_t>* start, const std::vector<int64_t>* end, CriticalPathResult* r) {
   r->on_path.assign(trace.slices.size(), false);
+  // A path visits a slice about once or twice (its own time, the wait before
+  // it): room for two segments per slice up front, so the result never
+  // grows by copying (only the pages used are touched; growing would touch
+  // every page of every copy, which the profile showed to dominate).
+  r->segments.reserve(2 * trace.slices.size() + 64);
+  AdviseHugePages(r->segments.data(), r->segments.capacity() * sizeof(PathSegment));
   Walker walker(trace, g, r, start, end);
   bool any_steady = false;
   for (Window& w : windows) {

@@ -1,6 +1,11 @@
 // BuildDependencyGraph: the edges of critical_path.h, as per-slice arrays.
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/communication/collectives.h"
@@ -139,6 +144,23 @@ int64_t IntArg(const Trace& trace, uint32_t slice, std::optional<StringId> key, 
 void BuildStructure(const Trace& trace, DependencyGraph* g) {
   const SliceTable& s = trace.slices;
   const size_t n = s.size();
+  // The class from the name (host kinds) once per distinct string.
+  constexpr uint8_t kUnknown = 0xFF;
+  std::vector<uint8_t> name_cls(trace.strings.size(), kUnknown);
+  auto ClassOf = [&](uint32_t i) {
+    switch (s.kind[i]) {
+      case EventKind::kCpuOp:
+      case EventKind::kPythonFunction:
+      case EventKind::kUserAnnotation:
+      case EventKind::kGpuUserAnnotation:
+      case EventKind::kOther: {
+        uint8_t& c = name_cls[s.name[i].raw];
+        if (c == kUnknown) c = static_cast<uint8_t>(ClassOfSlice(EventKind::kOther, trace.Str(s.name[i])));
+        return static_cast<PathClass>(c);
+      }
+      default: return ClassOfSlice(s.kind[i], {});
+    }
+  };
   std::vector<uint32_t> stack;
   uint32_t track = kNoTrack, last_top = kNoSlice, last_act = kNoSlice;
   for (uint32_t i = 0; i < n; ++i) {
@@ -148,7 +170,7 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
       last_top = last_act = kNoSlice;
     }
     const TrackKind tk = trace.tracks.kind[track];
-    g->cls[i] = ClassOfSlice(s.kind[i], trace.Str(s.name[i]));
+    g->cls[i] = ClassOf(i);
     if (tk == TrackKind::kDeviceStream) {
       if (!IsDeviceActivity(s.kind[i])) continue;  // labels and CUPTI sync records
       g->on_device[i] = true;
@@ -202,6 +224,8 @@ void AddWait(const SliceTable& s, uint32_t target, uint32_t source, DependencyGr
 
 void LinkSyncs(const Trace& trace, DependencyGraph* g) {
   const SliceTable& s = trace.slices;
+  // Without device activity no call waits for a stream: nothing to index.
+  if (std::find(g->on_device.begin(), g->on_device.end(), true) == g->on_device.end()) return;
   StreamIndex streams(trace, *g);
   HostByCorrelation host(trace);
   const std::optional<StringId> k_wait_stream = trace.strings.Find("wait_on_stream");
@@ -235,8 +259,8 @@ void LinkSyncs(const Trace& trace, DependencyGraph* g) {
   // call waits for every stream of its rank.
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint32_t tr = s.track[i];
-    if (trace.tracks.kind[tr] == TrackKind::kDeviceStream || !IsBlockingSyncName(trace.Str(s.name[i]))) continue;
     if (s.kind[i] != EventKind::kSync && s.kind[i] != EventKind::kRuntime) continue;
+    if (trace.tracks.kind[tr] == TrackKind::kDeviceStream || !IsBlockingSyncName(trace.Str(s.name[i]))) continue;
     AddWait(s, i, streams.LatestEndingBefore(trace.tracks.rank[tr], -1, s.ts_ns[i]), g);
   }
 }
@@ -347,10 +371,25 @@ const char* DepKindName(DepKind kind) {
   return "?";
 }
 
+void AdviseHugePages(const void* p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (bytes < 2 * kHuge) return;
+  const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t b = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (b > a) madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptions& options) {
   const size_t n = trace.slices.size();
   DependencyGraph g;
   for (std::vector<uint32_t>* v : {&g.parent, &g.prev, &g.last_child, &g.launch, &g.wait_on, &g.peer, &g.handoff}) {
+    v->reserve(n);
+    AdviseHugePages(v->data(), n * sizeof(uint32_t));
     v->assign(n, kNoSlice);
   }
   g.cls.assign(n, PathClass::kIdleOther);

@@ -83,6 +83,30 @@
     return d > 0 ? `hsl(0, 85%, ${Math.round(96 - 46 * i)}%)` : `hsl(220, 85%, ${Math.round(96 - 46 * i)}%)`;
   }
 
+  // Colour by module (--color-by module): each frame in the colour of its
+  // innermost module frame (itself, or the nearest ancestor the writer
+  // flagged in data.nn_module); grey without one. Main chart only.
+  const modOf = data.nn_module ? new Int32Array(main.n).fill(-1) : null;
+  let byModule = modOf !== null && !diff;
+  const moduleLabel = (f) => names[main.name[f]].replace(/^nn\.Module: /, '');
+  const moduleRank = [];  // [label, self ns] by self time, largest first
+  if (modOf) {
+    for (let f = 1; f < main.n; f++) modOf[f] = data.nn_module[f] ? f : modOf[main.parent[f]];
+    const self = new Map();
+    for (let f = 1; f < main.n; f++) {
+      if (modOf[f] < 0) continue;
+      const k = moduleLabel(modOf[f]);
+      self.set(k, (self.get(k) || 0) + main.self[f]);
+    }
+    moduleRank.push(...[...self.entries()].sort((a, b) => b[1] - a[1]));
+  }
+  function moduleColour(label) {
+    return `hsl(${Math.floor(hash(label) * 360)}, 62%, ${60 + Math.floor(hash(label + '#') * 14)}%)`;
+  }
+  function frameModuleColour(f) {
+    return modOf[f] < 0 ? 'hsl(0, 0%, 82%)' : moduleColour(moduleLabel(modOf[f]));
+  }
+
   let matchNames = null;  // Set of name indices matching the search, or null
 
   class FlameChart {
@@ -110,6 +134,7 @@
     }
     colour(f) {
       if (this.isMain && diff) return diffColour(f);
+      if (this.isMain && byModule) return frameModuleColour(f);
       return kindColour(this.tree, f);
     }
     addFrame(frag, f, x, w, cls) {
@@ -174,6 +199,7 @@
         (chart.root !== 0 ? `, ${pct(t.total[f] / zoom)} of zoomed frame)` : ')'));
     row(table, 'self', `${fmtTime(t.self[f])}  (${pct(t.self[f] / all)} of all)`);
     if (t.parent[f] >= 0) row(table, 'of parent', pct(t.total[f] / (t.total[t.parent[f]] || 1)));
+    if (chart.isMain && modOf) row(table, 'module', modOf[f] >= 0 ? moduleLabel(modOf[f]) : '(none)');
     row(table, 'kind', data.kinds[t.kind[f]] + (t.module && t.module[f] ? '  ' + names[t.module[f]] : ''));
     if (chart.isMain && diff) {
       const bt = diff.root_total || 1;
@@ -382,6 +408,34 @@
     if (diff.missing_frames) summary += ` ${diff.missing_frames} baseline frames (${pct(diff.missing_ns / (diff.root_total || 1))} of its self time) have no counterpart here.`;
   }
   $('summary').textContent = summary;
-  window.aiprofFlame = {data, main, mainChart, zoomTo, search, openSandwich, closeSandwich};
+  if (modOf && $('module-legend')) {
+    const legend = $('module-legend'), btn = $('colorby');
+    const fill = () => {
+      legend.textContent = '';
+      if (!byModule) return;
+      const head = document.createElement('span');
+      head.className = 'head';
+      head.textContent = 'modules by self time (grey: none):';
+      legend.appendChild(head);
+      for (const [label, ns] of moduleRank.slice(0, 12)) {
+        const s = document.createElement('span');
+        s.className = 'mod';
+        s.style.setProperty('--c', moduleColour(label));
+        s.textContent = label + ' ' + fmtTime(ns);
+        legend.appendChild(s);
+      }
+      if (moduleRank.length > 12) {
+        const more = document.createElement('span');
+        more.className = 'head';
+        more.textContent = '+' + (moduleRank.length - 12) + ' more';
+        legend.appendChild(more);
+      }
+    };
+    const sync = () => { btn.textContent = 'Colour: ' + (byModule ? 'module' : 'kind'); btn.dataset.module = byModule ? '1' : '0'; fill(); };
+    btn.addEventListener('click', () => { byModule = !byModule; sync(); mainChart.render(); });
+    sync();
+  }
+  window.aiprofFlame = {data, main, mainChart, zoomTo, search, openSandwich, closeSandwich,
+    modules: () => moduleRank.map(([label, ns]) => ({label, ns})), colorBy: () => (byModule ? 'module' : 'kind')};
   zoomTo(0);
 })();

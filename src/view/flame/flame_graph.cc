@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -176,7 +177,7 @@ class TreeBuilder {
 };
 
 void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool multi_rank, TreeBuilder* b,
-                   FrameTree* tree) {
+                   FrameTree* tree, const SliceModuleMap* modules) {
   struct Open {
     int64_t end_ns;
     uint32_t frame;
@@ -205,6 +206,10 @@ void AddSpanStacks(const Trace& trace, const std::vector<bool>& selected, bool m
       }
     }
     uint32_t frame = b->Child(parent, b->SliceNameOf(s.name[i]), 0, ClassOfSlice(s.kind[i]));
+    if (modules != nullptr && modules->of[i] == i) {
+      if (tree->nn_module.size() <= frame) tree->nn_module.resize(frame + 1, 0);
+      tree->nn_module[frame] = 1;
+    }
     tree->total_ns[frame] += end - ts;
     if (parent == thread_frame) tree->total_ns[thread_frame] += end - ts;
     stack.push_back({end, frame});
@@ -283,7 +288,10 @@ StatusOr<FrameTree> BuildFrameTree(const Trace& trace, const ViewOptions& option
   if (tree.from_samples) {
     AddSampleStacks(trace, selected, multi_rank, &builder, &tree);
   } else {
-    AddSpanStacks(trace, selected, multi_rank, &builder, &tree);
+    SliceModuleMap modules;
+    if (options.color_by == "module") modules = SliceModules(trace);
+    AddSpanStacks(trace, selected, multi_rank, &builder, &tree, options.color_by == "module" ? &modules : nullptr);
+    if (options.color_by == "module") tree.nn_module.resize(tree.size(), 0);
   }
   return tree;
 }

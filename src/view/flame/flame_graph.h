@@ -48,7 +48,11 @@ struct FrameTree {
   // Columns, one row per frame (call path).
   std::vector<uint32_t> parent;  // kNoFrame for the root
   std::vector<uint32_t> name;    // into names
-  std::vector<uint32_t> module;  // into names (0 = none)
+  std::vector<uint32_t> module;  // into names (0 = none): a sample frame's native module (library)
+  // With --color-by module (span nesting only): 1 for a frame made by
+  // slices that are nn.Modules (or record_function / SDK spans) as the
+  // attribution tree counts them (SliceModules); empty otherwise.
+  std::vector<uint8_t> nn_module;
   std::vector<FrameClass> kind;
   std::vector<uint32_t> depth;   // 0 for the root
   std::vector<int64_t> total_ns;

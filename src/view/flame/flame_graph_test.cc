@@ -316,3 +316,50 @@ TEST(ViewRegistryTest, FormatFromExtensionLongestWins) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// --color-by module: frames made by nn.Module / record_function slices are
+// flagged, plain Python frames, ops and the step marker are not; the page
+// carries the flags and the svg format refuses the option.
+TEST(FlameGraphTest, ColourByModuleFlagsModuleFrames) {
+  auto t = std::make_unique<Trace>();
+  TraceBuilder b(t.get());
+  uint32_t th = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.SetThreadName(th, b.Intern("main"));
+  const StringId py = b.Intern("python_function"), op = b.Intern("cpu_op"), ua = b.Intern("user_annotation");
+  auto add = [&](int64_t ts, int64_t dur, std::string_view name, StringId cat) {
+    b.AddSlice(th, ts, dur, b.Intern(name), cat, kNoCorrelation, b.ArgCursor(), 0);
+  };
+  add(0, 100, "ProfilerStep#4", ua);
+  add(1, 90, "nn.Module: Net_0", py);
+  add(2, 40, "nn.Module: Linear_0", py);
+  add(3, 30, "aten::linear", op);
+  add(50, 10, "torch/nn/functional.py(1): relu", py);
+  add(70, 10, "my_block", ua);
+  ASSERT_TRUE(b.Finalize().ok());
+  ViewOptions options;
+  options.color_by = "module";
+  options.format = "html";
+  StatusOr<FrameTree> tree = BuildFrameTree(*t, options);
+  ASSERT_TRUE(tree.ok());
+  ASSERT_EQ(tree->nn_module.size(), tree->size());
+  std::vector<std::string> flagged;
+  for (uint32_t f = 0; f < tree->size(); ++f) {
+    if (tree->nn_module[f]) flagged.push_back(std::string(tree->names[tree->name[f]]));
+  }
+  std::sort(flagged.begin(), flagged.end());
+  EXPECT_EQ(flagged, (std::vector<std::string>{"my_block", "nn.Module: Linear_0", "nn.Module: Net_0"}));
+  std::string json = FlameJson(*tree, {}, options);
+  EXPECT_NE(json.find("\"nn_module\":["), std::string::npos);
+  // Without the option: no flags.
+  ViewOptions plain;
+  StatusOr<FrameTree> tree2 = BuildFrameTree(*t, plain);
+  ASSERT_TRUE(tree2.ok());
+  EXPECT_TRUE(tree2->nn_module.empty());
+  EXPECT_EQ(FlameJson(*tree2, {}, plain).find("nn_module"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -91,6 +91,10 @@ std::string FlameJson(const FrameTree& tree, const FlameDiff& diff, const ViewOp
   AppendArray(&out, "total", tree.total_ns, [&](size_t i) { return tree.total_ns[i]; });
   out.push_back(',');
   AppendArray(&out, "self", tree.self_ns, [&](size_t i) { return tree.self_ns[i]; });
+  if (!tree.nn_module.empty()) {
+    out.push_back(',');
+    AppendArray(&out, "nn_module", tree.nn_module, [&](size_t i) { return int{tree.nn_module[i]}; });
+  }
   if (diff.baseline && diff.match) AppendDiff(&out, tree, diff, options);
   out.push_back('}');
   return out;
@@ -119,6 +123,10 @@ Status WriteFlameHtml(const FrameTree& tree, const FlameDiff& diff, const ViewOp
         "<option value=\"total\">total share</option></select></label>"
         "<span class=\"legend\"><span style=\"--c:hsl(0,85%,55%)\">grew</span>"
         "<span style=\"--c:hsl(220,85%,55%)\">shrank</span></span>");
+  } else if (!tree.nn_module.empty()) {
+    // Colour by module: the page fills the legend with the largest modules.
+    head.append("<button id=\"colorby\" title=\"Colour frames by their nn.Module or by kind\"></button>"
+                "<span class=\"legend\" id=\"module-legend\"></span>");
   } else {
     head.append(
         "<span class=\"legend\"><span style=\"--c:hsl(52,75%,65%)\">python</span>"

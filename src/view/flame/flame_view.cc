@@ -11,6 +11,10 @@ namespace {
 
 Status RenderFlame(const ViewContext& context, ViewSink* sink) {
   const ViewOptions& options = context.options;
+  if (!options.color_by.empty()) {
+    if (options.format != "html") return ErrStatus("--color-by: only the flame graph's html format has colours to choose");
+    if (context.baseline) return ErrStatus("--color-by: a --diff flame graph is coloured by the change; drop one of them");
+  }
   if (options.format == "speedscope") {
     if (context.baseline) return ErrStatus("--format speedscope has no differential form; use html, svg or folded with --diff");
     return WriteSpeedscope(context.trace, options, sink);
@@ -44,6 +48,7 @@ ViewSpec FlameViewSpec() {
       {"speedscope", {".speedscope.json", ".json"}},
   };
   spec.supports_diff = true;
+  spec.colors_by_module = true;
   spec.render = &RenderFlame;
   return spec;
 }

@@ -47,6 +47,38 @@
     let m = -Infinity;
     g.ts.forEach((t, k) => { m = Math.max(m, t + g.dur[k]); g.end[k] = m; });
   });
+  // Critical path overlay (aiprof view --timeline --critical-path): row.cp[i]
+  // is 1 for a slice on some step's path; D.path.edges holds the
+  // dependencies as [from, to, kind, ends] quadruples of trace slice ids.
+  const P = D.path || null;
+  let pathOn = P !== null;
+  if (P) {
+    undelta(P.slices);
+    D.rows.forEach((row) => { if (row.kind === 'slices') row.cp = new Uint8Array(row.ts.length); });
+    for (const id of P.slices) { const a = sliceAt.get(id); if (a) D.rows[a[0]].cp[a[1]] = 1; }
+  }
+  const PATH_COLOR = '#b0002a', PATH_RUN = '#b0002a';
+  // Colour by module (--color-by module): row.m[i] indexes D.modules.names
+  // (-1: no module); colours hash the module's name like slice names do.
+  const MOD = D.modules || null;
+  let byModule = MOD !== null;
+  const NO_MODULE = ['hsla(0,0%,78%,1)', 'hsla(0,0%,88%,0.35)'];
+  const modHue = [];
+  if (MOD) {
+    for (const s of MOD.names) {
+      let h = 2166136261;
+      for (let k = 0; k < s.length; k++) { h ^= s.charCodeAt(k); h = Math.imul(h, 16777619); }
+      modHue.push((h >>> 0) % 360);
+    }
+  }
+  const modCache = [[], []];
+  function moduleColor(m, dim) {
+    if (m < 0) return NO_MODULE[dim ? 1 : 0];
+    const c = modCache[dim ? 1 : 0];
+    return c[m] || (c[m] = 'hsla(' + modHue[m] + ',65%,' + (dim ? '82%,0.35)' : '58%,1)'));
+  }
+  const fillOf = (row, i, dim) => (byModule ? moduleColor(row.m[i], dim) : sliceColor(row.n[i], dim));
+  let pathEdgesDrawn = 0;
   const flowsOf = new Map();
   for (let i = 0; i < D.flows.length; i += 2) {
     for (const id of [D.flows[i], D.flows[i + 1]]) {
@@ -211,7 +243,8 @@
       let run = null;
       const flushRun = () => {
         if (!run) return;
-        ctx.fillStyle = run.n === 1 ? sliceColor(run.first, match !== null && !match[run.first])
+        ctx.fillStyle = pathOn ? (run.cp ? PATH_RUN : RUN_DIM)
+          : run.n === 1 ? fillOf(row, run.fi, match !== null && !match[run.first])
           : match !== null ? (run.match ? RUN_MATCH : RUN_DIM) : RUN_FILL;
         ctx.fillRect(run.x0, y, Math.max(1, run.x1 - run.x0), ROW_H - 1);
         run = null;
@@ -228,7 +261,8 @@
             run.x1 = Math.max(run.x1, x2);
             run.n++;
             if (match !== null && match[n]) run.match = true;
-            if (match === null) {
+            if (pathOn && row.cp[i]) run.cp = true;
+            if (match === null && !pathOn) {
               // Skip what ends inside the run's last pixel: it adds nothing to draw.
               const k2 = firstVisible(row.endMax[d], tOf(Math.floor(run.x1) + 1), k + 1);
               run.n += k2 - k - 1;
@@ -236,15 +270,19 @@
             }
           } else {
             flushRun();
-            run = { x0: x, x1: Math.max(x2, x + 1), n: 1, first: n, match: match !== null && match[n] === 1 };
+            run = { x0: x, x1: Math.max(x2, x + 1), n: 1, first: n, fi: i, match: match !== null && match[n] === 1, cp: pathOn && row.cp[i] === 1 };
           }
           continue;
         }
         flushRun();
-        const dim = match !== null && !match[n];
-        ctx.fillStyle = sliceColor(n, dim);
+        const onPath = pathOn && row.cp[i] === 1;
+        const dim = (match !== null && !match[n]) || (pathOn && !onPath);
+        ctx.fillStyle = fillOf(row, i, dim);
         const w = x2 - x;
         ctx.fillRect(x, y, w, ROW_H - 1);
+        if (onPath) {
+          ctx.strokeStyle = PATH_COLOR; ctx.lineWidth = 2; ctx.strokeRect(x + 1, y + 1, Math.max(0, w - 2), ROW_H - 3);
+        }
         if (selected && selected.r === lane.r && selected.i === i) {
           ctx.strokeStyle = '#000'; ctx.lineWidth = 2; ctx.strokeRect(x, y, w, ROW_H - 1);
         } else if (match !== null && match[n]) {
@@ -372,6 +410,31 @@
       ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x1 - 6, y1 - 3); ctx.lineTo(x1 - 6, y1 + 3); ctx.closePath(); ctx.fill();
     }
   }
+  // The critical path's dependencies between tracks, as arrows from the end
+  // (or start) of one slice to the start (or end) of the next.
+  function drawPathEdges() {
+    pathEdgesDrawn = 0;
+    if (!pathOn) return;
+    const E = P.edges;
+    ctx.strokeStyle = PATH_COLOR; ctx.fillStyle = PATH_COLOR; ctx.lineWidth = 1.5;
+    for (let k = 0; k < E.length; k += 4) {
+      const a = sliceAt.get(E[k]), b = sliceAt.get(E[k + 1]);
+      if (!a || !b) continue;
+      const ra = D.rows[a[0]], rb = D.rows[b[0]];
+      const ta = ra.ts[a[1]] + (E[k + 3] & 1 ? ra.dur[a[1]] : 0), tb = rb.ts[b[1]] + (E[k + 3] & 2 ? rb.dur[b[1]] : 0);
+      if (Math.max(ta, tb) < v0 || Math.min(ta, tb) > v1) continue;
+      const ya = laneTopOf(a[0]), yb = laneTopOf(b[0]);
+      if (ya === null || yb === null) continue;
+      const x0 = xOf(ta), y0 = ya + 2 + ra.d[a[1]] * ROW_H + ROW_H / 2;
+      const x1 = xOf(tb), y1 = yb + 2 + rb.d[b[1]] * ROW_H + ROW_H / 2;
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.bezierCurveTo(x0 + 20, y0, x1 - 20, y1, x1, y1);
+      ctx.stroke();
+      ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x1 - 6, y1 - 3.5); ctx.lineTo(x1 - 6, y1 + 3.5); ctx.closePath(); ctx.fill();
+      pathEdgesDrawn++;
+    }
+  }
   function drawAxis() {
     ctx.fillStyle = '#f6f6f8'; ctx.fillRect(0, 0, W, 18);
     const w = v1 - v0, target = w / (plotW() / 110);
@@ -411,6 +474,7 @@
     ctx.save();
     ctx.beginPath(); ctx.rect(LABEL_W, 18, W - LABEL_W, H - 18); ctx.clip();
     ctx.translate(0, 18);
+    drawPathEdges();
     drawFlows();
     ctx.restore();
     if (selection) {
@@ -486,8 +550,11 @@
     if (h.slice !== undefined) {
       const row = L.row, i = h.slice;
       const fl = flowsOf.get(row.id[i]) || [];
-      return [['slice', names[row.n[i]]], ['category', D.cats[row.c[i]]], ['start', '+' + fmt(row.ts[i])],
+      const out = [['slice', names[row.n[i]]], ['category', D.cats[row.c[i]]], ['start', '+' + fmt(row.ts[i])],
         ['duration', fmt(row.dur[i])], ['depth', String(row.d[i])], ['track', L.label], ['flows', String(fl.length)]];
+      if (P) out.push(['critical path', row.cp[i] ? 'on a step\'s critical path' : 'off the path']);
+      if (MOD) out.push(['module', row.m[i] >= 0 ? MOD.names[row.m[i]] : '(none)']);
+      return out;
     }
     if (h.bin) return [['merged slices', String(h.bin.n) + ' starting in this bin'], ['bin', '+' + fmt(h.bin.b * h.bin.w) + ' for ' + fmt(h.bin.w)],
       ['busy', fmt(h.bin.t) + ' (' + (100 * h.bin.t / h.bin.w).toFixed(1) + '%)'], ['why', 'shorter than ' + fmt(D.threshold_ns) + ': zoom detail not embedded'], ['track', L.label]];
@@ -691,6 +758,7 @@
     else if (k === 'arrowup') scroll(-60);
     else if (k === 'arrowdown') scroll(60);
     else if (k === '0') setView(0, span);
+    else if (k === 'c' && P) document.getElementById('cpath').click();
     else if (k === 'escape') { selection = null; selected = null; showSelection(null); showDetails(null); draw(); }
     else return;
     e.preventDefault();
@@ -730,6 +798,51 @@
     (c.sample_stride > 1 ? ' (1 in ' + c.sample_stride + ')' : '') + '. Gaps shown: ' + c.gaps_shown + ' of ' + c.gaps +
     '. Flows shown for the selected slice: ' + c.flows_shown + ' of ' + c.flows + ' have both ends in full detail.';
   legend.appendChild(notes);
+  if (MOD) {
+    const ml = document.createElement('div');
+    ml.id = 'module-legend';
+    const head = document.createElement('div');
+    head.textContent = 'Colour by module (--color-by module): each slice in the colour of its innermost nn.Module ' +
+      '(record_function and SDK spans count as modules; device work takes its launching call\'s); grey: no module. ' +
+      'Largest modules by time of their slices not under a nested module' + ':';
+    ml.appendChild(head);
+    MOD.names.forEach((name, m) => {
+      if (m >= 16) return;
+      const sw = document.createElement('span');
+      sw.className = 'sw'; sw.style.background = moduleColor(m, false);
+      ml.appendChild(sw);
+      ml.appendChild(document.createTextNode(name + ' ' + fmt(MOD.self_ns[m])));
+    });
+    legend.appendChild(ml);
+    const mb = document.createElement('button');
+    mb.id = 'colorby';
+    const sync = () => { mb.textContent = 'colour: ' + (byModule ? 'module' : 'name'); mb.dataset.module = byModule ? '1' : '0'; };
+    mb.addEventListener('click', () => { byModule = !byModule; sync(); draw(); });
+    sync();
+    document.getElementById('reset').after(mb);
+  }
+  if (P) {
+    const pl = document.createElement('div');
+    pl.id = 'path-legend';
+    const sw = document.createElement('span');
+    sw.className = 'sw path'; pl.appendChild(sw);
+    const mean = P.window_steps ? P.window_path_ns / P.window_steps : 0;
+    const parts = P.classes.map((c, i) => [c, P.by_class_ns[i]]).filter((e) => e[1] > 0).sort((a, b) => b[1] - a[1])
+      .map((e) => e[0] + ' ' + (100 * e[1] / Math.max(1, P.window_path_ns)).toFixed(1) + '%');
+    pl.appendChild(document.createTextNode('Critical path (toggle: the "critical path" button or C): slices on a step\'s path ' +
+      'are outlined, the rest dimmed; arrows are the dependencies it follows between tracks (launch, stream order, sync, ' +
+      'stream wait, collective, hand-off). ' + P.slices.length + ' of ' + P.slices_total + ' on-path slices and ' +
+      (P.edges.length / 4) + ' of ' + P.edges_total + ' dependencies shown, over ' + P.steps + ' steps' +
+      (P.window_steps ? '; steady steps\' mean path ' + fmt(mean) + ': ' + parts.join(', ') : '') + '.'));
+    legend.appendChild(pl);
+    const btn = document.createElement('button');
+    btn.id = 'cpath';
+    btn.title = 'Highlight each step\'s critical path (C)';
+    const sync = () => { btn.textContent = 'critical path: ' + (pathOn ? 'on' : 'off'); btn.dataset.on = pathOn ? '1' : '0'; btn.setAttribute('aria-pressed', String(pathOn)); };
+    btn.addEventListener('click', () => { pathOn = !pathOn; sync(); draw(); });
+    sync();
+    document.getElementById('reset').after(btn);
+  }
 
   window.aiprofTimeline = {
     data: D,
@@ -739,6 +852,8 @@
     view: () => ({ start: v0, end: v1 }),
     select: (t0, t1, y0, y1) => { selection = { t0, t1, y0, y1 }; const r = computeSelection(t0, t1, y0, y1); showSelection(r); draw(); return { count: r.count, total_ns: r.total_ns, merged: r.merged }; },
     lanes: () => lanes.map((l) => ({ type: l.type, label: l.label, y: l.y, h: l.h })),
+    colorBy: () => (MOD ? (byModule ? 'module' : 'name') : 'name'),
+    criticalPath: () => ({ on: pathOn, present: P !== null, slices: P ? P.slices.length : 0, edges: P ? P.edges.length / 4 : 0, edgesDrawn: pathEdgesDrawn }),
   };
   buildLanes();
   showDetails(null);

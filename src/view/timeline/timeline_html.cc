@@ -5,6 +5,7 @@
 #include <limits>
 #include <string_view>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/render/escape.h"
 #include "src/render/page.h"
 #include "src/view/timeline/timeline.css.h"
@@ -132,6 +133,11 @@ void WriteSliceRow(const Trace& t, const TimelineModel& m, const TimelineRow& ro
       j->Raw("}");
     });
   });
+  if (!row.module.empty() || m.modules.present) {
+    j->Raw(",");
+    j->Key("m");
+    j->Array(row.module.size(), [&](size_t i) { j->Int(row.module[i]); });
+  }
   j->Raw(",");
   j->Key("sts");
   j->DeltaArray(row.samples.size(), [&](size_t i) { return Rel(m, t.samples.ts_ns[row.samples[i]]); });
@@ -263,6 +269,55 @@ void WriteMarkers(const TimelineModel& m, JsonOut* j) {
   });
 }
 
+// The critical path overlay: the on-path slices (trace slice ids, delta
+// encoded), the dependencies as [from, to, kind, ends] quadruples (ends: bit 0
+// the arrow leaves `from`'s end, bit 1 it reaches `to`'s end), and the
+// path's composition over the steady steps.
+void WritePath(const TimelineModel& m, JsonOut* j) {
+  const TimelinePath& p = m.path;
+  j->Key("path");
+  j->Raw("{");
+  j->Key("slices");
+  j->DeltaArray(p.slices.size(), [&](size_t i) { return int64_t(p.slices[i]); });
+  j->Raw(",");
+  j->Key("slices_total");
+  j->Int(int64_t(p.slices_total));
+  j->Raw(",");
+  j->Key("edges");
+  j->Array(p.edges.size(), [&](size_t i) {
+    const TimelinePathEdge& e = p.edges[i];
+    j->Int(e.from);
+    j->Raw(",");
+    j->Int(e.to);
+    j->Raw(",");
+    j->Int(int(e.kind));
+    j->Raw(",");
+    j->Int((e.from_end ? 1 : 0) | (e.to_end ? 2 : 0));
+  });
+  j->Raw(",");
+  j->Key("edges_total");
+  j->Int(int64_t(p.edges_total));
+  j->Raw(",");
+  j->Key("kinds");
+  j->Array(kDepKindCount, [&](size_t k) { j->Str(DepKindName(DepKind(k))); });
+  j->Raw(",");
+  j->Key("steps");
+  j->Int(int64_t(p.steps));
+  j->Raw(",");
+  j->Key("window_steps");
+  j->Int(int64_t(p.window_steps));
+  j->Raw(",");
+  j->Key("window_path_ns");
+  j->Int(p.window_path_ns);
+  j->Raw(",");
+  j->Key("classes");
+  j->Array(kPathClassCount, [&](size_t c) { j->Str(PathClassName(PathClass(c))); });
+  j->Raw(",");
+  j->Key("by_class_ns");
+  j->Array(kPathClassCount, [&](size_t c) { j->Int(p.window_by_class_ns[c]); });
+  j->Raw("}");
+}
+
 // Count and total time of each name over every slice of the shown tracks,
 // merged ones included, so search counts them too. Names of merged slices
 // join the table up to kMaxNames; slices of names beyond it are "other".
@@ -354,6 +409,20 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
     j.Int(t.flows.to_slice[m.flows[i]]);
   });
   j.Raw(",");
+  if (m.path.present) {
+    WritePath(m, &j);
+    j.Raw(",");
+  }
+  if (m.modules.present) {
+    j.Key("modules");
+    j.Raw("{");
+    j.Key("names");
+    j.Array(m.modules.names.size(), [&](size_t i) { j.Str(ModuleLabel(t.Str(m.modules.names[i]))); });
+    j.Raw(",");
+    j.Key("self_ns");
+    j.Array(m.modules.self_ns.size(), [&](size_t i) { j.Int(m.modules.self_ns[i]); });
+    j.Raw("},");
+  }
   j.Key("cats");
   j.Array(cats.ids().size(), [&](size_t i) { j.Str(t.Str(cats.ids()[i])); });
   j.Raw(",");

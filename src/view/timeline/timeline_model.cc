@@ -6,6 +6,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/layout/layout_conversions.h"
@@ -258,6 +259,116 @@ void FillDetailed(const Trace& t, const std::vector<TrackRange>& ranges, const s
   }
 }
 
+// The critical path overlay, part 1: the on-path slices of the shown tracks
+// join the detailed set (with their ancestors, so nesting stays whole) up to
+// max_path_slices forced slices.
+void MarkPathSlices(const Trace& t, const TimelineInputs& in, const TimelineOptions& o,
+                    std::vector<uint8_t>* detailed, TimelineModel* m) {
+  const CriticalPathResult* cp = in.critical_path;
+  if (cp == nullptr) return;
+  TimelinePath& p = m->path;
+  p.present = true;
+  const SliceTable& s = t.slices;
+  auto shown = [&](size_t i) { return o.track_shown.empty() || o.track_shown[s.track[i]]; };
+  const std::vector<uint32_t>& host_parent = cp->graph.parent;
+  // The enclosing slice of `i` (kNoSlice at depth 0): the dependency graph's
+  // parent on host threads; else the nearest earlier slice of the track one
+  // level up (a device activity under a GPU annotation), searched a bounded way.
+  auto parent_of = [&](uint32_t i) -> uint32_t {
+    if (s.depth[i] == 0) return kNoSlice;
+    if (i < host_parent.size() && host_parent[i] != kNoSlice) return host_parent[i];
+    constexpr uint32_t kMaxBack = 4096;
+    for (uint32_t k = i, n = 0; k-- > 0 && n < kMaxBack && s.track[k] == s.track[i]; ++n) {
+      if (s.depth[k] + 1 == s.depth[i] && s.ts_ns[k] <= s.ts_ns[i]) return k;
+    }
+    return kNoSlice;
+  };
+  size_t forced = 0;
+  const size_t n = std::min<size_t>(cp->on_path.size(), s.size());
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!cp->on_path[i] || !shown(i)) continue;
+    ++p.slices_total;
+    if (!(*detailed)[i]) {
+      if (forced >= o.max_path_slices) continue;
+      for (uint32_t a = i; a != kNoSlice && !(*detailed)[a]; a = parent_of(a)) {
+        (*detailed)[a] = 1;
+        ++m->detailed_count;
+        ++forced;
+      }
+    }
+    p.slices.push_back(i);
+  }
+}
+
+// Part 2: the dependencies between shown slices, and the path's figures.
+void FillPathEdges(const TimelineInputs& in, const std::vector<uint8_t>& detailed, TimelineModel* m) {
+  const CriticalPathResult* cp = in.critical_path;
+  if (cp == nullptr) return;
+  TimelinePath& p = m->path;
+  std::vector<int32_t> ranks;
+  for (const TimelineRow& r : m->rows) ranks.push_back(r.rank);
+  auto rank_shown = [&](int32_t rank) { return std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); };
+  for (const StepPath& sp : cp->steps) {
+    if (sp.segment_count == 0 || !rank_shown(sp.rank)) continue;
+    ++p.steps;
+    for (size_t k = sp.first_edge; k < sp.first_edge + sp.edge_count; ++k) {
+      const PathEdge& e = cp->edges[k];
+      ++p.edges_total;
+      if (e.from_slice >= detailed.size() || e.to_slice >= detailed.size() || !detailed[e.from_slice] ||
+          !detailed[e.to_slice]) {
+        continue;
+      }
+      TimelinePathEdge out{e.from_slice, e.to_slice, e.kind, true, false};
+      switch (e.kind) {
+        case DepKind::kSync: out.from_end = true, out.to_end = true; break;         // device end -> the call's end
+        case DepKind::kCollective: out.from_end = false, out.to_end = true; break;  // last arrival -> the end
+        case DepKind::kLaunch: out.from_end = false, out.to_end = false; break;     // call start -> kernel start
+        default: break;                                                               // end -> start
+      }
+      p.edges.push_back(out);
+    }
+  }
+  p.window_steps = cp->window_steps;
+  p.window_path_ns = cp->window_path_ns;
+  p.window_by_class_ns = cp->window_by_class_ns;
+}
+
+// Colour by module: the modules by exclusive time, and each detailed slice's.
+void FillModules(const Trace& t, const TimelineInputs& in, const TimelineOptions& o, TimelineModel* m) {
+  const SliceModuleMap* map = in.slice_modules;
+  if (map == nullptr || map->of.size() != t.slices.size()) return;
+  const SliceTable& s = t.slices;
+  TimelineModules& out = m->modules;
+  out.present = true;
+  auto shown = [&](size_t i) { return o.track_shown.empty() || o.track_shown[s.track[i]]; };
+  // Exclusive time per module slice, then per name.
+  std::vector<int64_t> by_name(t.strings.size(), 0);
+  std::vector<uint8_t> seen(t.strings.size(), 0);
+  std::vector<StringId> names;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (map->of[i] != i || !shown(i)) continue;
+    const uint32_t id = s.name[i].raw;
+    if (!seen[id]) seen[id] = 1, names.push_back(s.name[i]);
+    by_name[id] += s.dur_ns[i];
+    if (uint32_t up = map->outer[i]; up != kNoSlice) by_name[s.name[up].raw] -= s.dur_ns[i];
+  }
+  std::stable_sort(names.begin(), names.end(), [&](StringId a, StringId b) { return by_name[a.raw] > by_name[b.raw]; });
+  std::vector<int32_t> index(t.strings.size(), -1);
+  for (size_t k = 0; k < names.size(); ++k) {
+    index[names[k].raw] = static_cast<int32_t>(k);
+    out.names.push_back(names[k]);
+    out.self_ns.push_back(std::max<int64_t>(0, by_name[names[k].raw]));
+  }
+  for (TimelineRow& row : m->rows) {
+    if (row.kind != TimelineRowKind::kSlices) continue;
+    row.module.reserve(row.detailed.size());
+    for (uint32_t i : row.detailed) {
+      const uint32_t mod = map->of[i];
+      row.module.push_back(mod == kNoSlice ? -1 : index[s.name[mod].raw]);
+    }
+  }
+}
+
 // Counters: all points if they fit; else per row the first, min, max and
 // last point of each of (budget / 4) bins.
 void FillCounters(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
@@ -456,7 +567,10 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   for (size_t i = 0; i < t.samples.size(); ++i) ++samples[t.samples.track[i]];
   m.rows = MakeRows(t, ranges, counters, samples, o.track_shown);
   std::vector<uint8_t> detailed = PickDetailed(t, o, &m);
+  MarkPathSlices(t, in, o, &detailed, &m);
   FillDetailed(t, ranges, detailed, &m);
+  FillPathEdges(in, detailed, &m);
+  FillModules(t, in, o, &m);
   BuildDensity(t, ranges, detailed, o, &m);
   FillCounters(t, o, &m);
   FillSamples(t, o, &m);

@@ -32,12 +32,14 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
 
 struct Diagnosis;
+struct SliceModuleMap;
 struct StepStats;
 struct LayoutResult;
 struct FusionResult;
@@ -53,6 +55,7 @@ struct TimelineOptions {
   size_t max_gaps = 100'000;            // longest kept
   size_t max_counter_points = 300'000;  // over all counter rows
   size_t max_samples = 300'000;
+  size_t max_path_slices = 200'000;     // critical-path slices forced into full detail
   std::string title;                    // page title (the input's name)
   // Tracks to show (index = Trace track); empty shows all. Budgets apply to
   // the shown tracks; gaps, steps and findings are kept for their ranks.
@@ -66,6 +69,14 @@ struct TimelineInputs {
   const StepStats* steps = nullptr;
   const LayoutResult* layout = nullptr;
   const FusionResult* fusion = nullptr;
+  // The critical path overlay (aiprof view --timeline --critical-path): the
+  // slices on some step's path are shown in full detail (with their
+  // ancestors, up to TimelineOptions::max_path_slices) and flagged, and the
+  // dependencies the path follows between tracks are drawn.
+  const CriticalPathResult* critical_path = nullptr;
+  // Colour by module (--color-by module): each slice's module, as
+  // SliceModules (src/analysis/attribution/attribution.h) gives it.
+  const SliceModuleMap* slice_modules = nullptr;
 };
 
 // Merged slices of one (row, depth) at one level: sparse bins, ascending.
@@ -86,6 +97,7 @@ struct TimelineRow {
   std::string label;
   uint32_t depth_count = 0;          // rows of nesting (max depth + 1)
   std::vector<uint32_t> detailed;    // slice rows shown in full, in Trace order
+  std::vector<int32_t> module;       // with modules: per detailed slice, its index in TimelineModules (-1: none)
   uint64_t slice_count = 0;          // all slices of the track
   // density[L] for level L (TimelineModel::level_bin_ns), one entry per depth that has merged slices.
   std::vector<std::vector<DensityBins>> density;
@@ -115,6 +127,37 @@ struct TimelineMarker {
   int64_t ts_ns = 0, dur_ns = 0;
 };
 
+// A dependency of the critical path between two shown slices; the arrow runs
+// from one end of `from` to one end of `to` (e.g. a launch: the call's start
+// to the kernel's start; a sync: the kernel's end to the sync call's end).
+struct TimelinePathEdge {
+  uint32_t from = kNoSlice, to = kNoSlice;
+  DepKind kind = DepKind::kNone;
+  bool from_end = true, to_end = false;
+};
+
+// Colour by module: the modules' names (distinct, by their exclusive time:
+// their slices' time outside the module slices nested in them, over the
+// shown tracks; largest first).
+struct TimelineModules {
+  bool present = false;
+  std::vector<StringId> names;
+  std::vector<int64_t> self_ns;
+};
+
+// The critical path overlay's data (TimelineInputs::critical_path).
+struct TimelinePath {
+  bool present = false;
+  std::vector<uint32_t> slices;        // slices on some step's path that are shown, ascending
+  uint64_t slices_total = 0;           // on-path slices on the shown tracks
+  std::vector<TimelinePathEdge> edges; // both ends shown, in the path's order
+  uint64_t edges_total = 0;
+  size_t steps = 0;                    // steps with a path (on the shown ranks)
+  size_t window_steps = 0;             // steady steps summed below
+  int64_t window_path_ns = 0;
+  std::array<int64_t, kPathClassCount> window_by_class_ns{};
+};
+
 struct TimelineModel {
   int64_t start_ns = 0, end_ns = 0;  // over slices, counters, samples, steps
   int64_t detail_threshold_ns = 0;   // slices shorter than this are merged (0: none)
@@ -129,6 +172,8 @@ struct TimelineModel {
   uint64_t flows_total = 0;
   std::vector<TimelineMarker> markers;
   uint32_t sample_stride = 1;         // every sample_stride-th sample of a thread is shown
+  TimelinePath path;
+  TimelineModules modules;
 };
 
 // Quarter-power-of-two bucket of a duration (monotone). Visible for testing.

@@ -8,6 +8,8 @@
 #include <simdjson.h>
 #include <string>
 
+#include "src/analysis/attribution/attribution.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/model/trace_builder.h"
 #include "src/view/timeline/timeline_html.h"
 #include "src/session/session.h"
@@ -412,6 +414,246 @@ TEST(TimelineModelTest, HandMadeSamplesAndTrackFilter) {
   EXPECT_EQ(only2.rows[0].track, t2);
   EXPECT_EQ(only2.slice_count, 2u);
   EXPECT_EQ(only2.detailed_count, 2u);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// The critical path overlay on critical_path_test.cc's hand-made trace (µs):
+// one step [0, 105]; K1 (60) then K2 (10) and a D2H copy (20) on stream 7,
+// an H2D copy (30) on stream 8 hidden under K1; the host waits for the D2H
+// copy in cudaStreamSynchronize [30, 102]. Worked by hand (backward from the
+// step's end): the sync call waits for the D2H copy (sync: the copy's end to
+// the call's end), which follows K2, which follows K1 on the stream (stream
+// order: end to start), which waits for its launch call at 4 µs (launch: the
+// call's start to the kernel's start), inside aten::mm. On the path: aten::mm,
+// that launch call, K1, K2, the D2H copy and the sync call; the H2D copy,
+// aten::relu, aten::copy_ and the other runtime calls are off it, and
+// ProfilerStep#1 is structure (its own time is idle, not a slice on the path).
+constexpr char kPathTrace[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":105},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":2,"dur":6},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":4,"dur":2,"args":{"correlation":1}},
+  {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":10,"dur":4},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":11,"dur":2,"args":{"correlation":2}},
+  {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":20,"dur":4},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":2,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":25,"dur":2,"args":{"correlation":4}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":30,"dur":72},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":10,"dur":60,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":8,"ts":15,"dur":30,"args":{"device":0,"stream":8,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":70,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":80,"dur":20,"args":{"device":0,"stream":7,"correlation":4}}
+]})json";
+
+// "name@start_us" of a slice.
+std::string At(const Trace& t, uint32_t s) {
+  return std::string(t.Str(t.slices.name[s])) + "@" + std::to_string(t.slices.ts_ns[s] / 1000);
+}
+
+std::set<std::string> DetailedSet(const Trace& t, const TimelineModel& m) {
+  std::set<std::string> out;
+  for (const TimelineRow& r : m.rows) {
+    for (uint32_t s : r.detailed) out.insert(At(t, s));
+  }
+  return out;
+}
+
+TEST(TimelineModelTest, HandMadeCriticalPathSlicesAndEdges) {
+  auto t = ImportJsonText(kPathTrace);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult cp = ComputeCriticalPath(*t);
+  TimelineInputs in;
+  in.critical_path = &cp;
+  TimelineModel m = BuildTimelineModel(*t, in, {});
+  ASSERT_TRUE(m.path.present);
+  std::set<std::string> on;
+  for (uint32_t s : m.path.slices) on.insert(At(*t, s));
+  EXPECT_EQ(on, (std::set<std::string>{"aten::mm@2", "cudaLaunchKernel@4", "K1@10", "K2@70",
+                                       "Memcpy DtoH (Device -> Pageable)@80", "cudaStreamSynchronize@30"}));
+  EXPECT_EQ(m.path.slices_total, 6u);
+  EXPECT_EQ(m.path.steps, 1u);
+  ASSERT_EQ(m.path.edges.size(), 4u);
+  EXPECT_EQ(m.path.edges_total, 4u);
+  struct Want {
+    const char* from;
+    const char* to;
+    DepKind kind;
+    bool from_end, to_end;
+  };
+  const Want want[] = {{"cudaLaunchKernel@4", "K1@10", DepKind::kLaunch, false, false},
+                       {"K1@10", "K2@70", DepKind::kStreamOrder, true, false},
+                       {"K2@70", "Memcpy DtoH (Device -> Pageable)@80", DepKind::kStreamOrder, true, false},
+                       {"Memcpy DtoH (Device -> Pageable)@80", "cudaStreamSynchronize@30", DepKind::kSync, true, true}};
+  for (size_t k = 0; k < 4; ++k) {
+    SCOPED_TRACE(k);
+    const TimelinePathEdge& e = m.path.edges[k];
+    EXPECT_EQ(At(*t, e.from), want[k].from);
+    EXPECT_EQ(At(*t, e.to), want[k].to);
+    EXPECT_EQ(e.kind, want[k].kind);
+    EXPECT_EQ(e.from_end, want[k].from_end);
+    EXPECT_EQ(e.to_end, want[k].to_end);
+  }
+  EXPECT_EQ(m.path.window_path_ns, 105'000);
+
+  // A budget of one slice: only ProfilerStep#1 is detailed on its own; the
+  // path forces its six slices in, with aten::mm's and the runtime calls'
+  // ancestor ProfilerStep#1 (already there): seven in all.
+  TimelineOptions o;
+  o.max_detailed_slices = 1;
+  TimelineModel small = BuildTimelineModel(*t, in, o);
+  EXPECT_EQ(small.path.slices.size(), 6u);
+  EXPECT_EQ(small.path.edges.size(), 4u);
+  EXPECT_EQ(DetailedSet(*t, small),
+            (std::set<std::string>{"ProfilerStep#1@0", "aten::mm@2", "cudaLaunchKernel@4", "K1@10", "K2@70",
+                                   "Memcpy DtoH (Device -> Pageable)@80", "cudaStreamSynchronize@30"}));
+  EXPECT_EQ(small.detailed_count, 7u);
+  // The cap on forced slices: none forced, none shown, the total still counted.
+  o.max_path_slices = 0;
+  TimelineModel capped = BuildTimelineModel(*t, in, o);
+  EXPECT_EQ(capped.path.slices.size(), 0u);
+  EXPECT_EQ(capped.path.slices_total, 6u);
+  EXPECT_EQ(capped.path.edges.size(), 0u);
+  EXPECT_EQ(capped.detailed_count, 1u);
+
+  // The page carries the overlay; without it, no "path" key.
+  std::string page;
+  AppendTimelineJson(*t, m, {}, &page);
+  EXPECT_NE(page.find("\"path\":{\"slices\":["), std::string::npos);
+  std::string plain;
+  AppendTimelineJson(*t, BuildTimelineModel(*t, {}, {}), {}, &plain);
+  EXPECT_EQ(plain.find("\"path\":"), std::string::npos);
+}
+
+// Every detailed slice at depth d > 0 has a detailed slice one level up on
+// its track that encloses it (nesting stays whole).
+void ExpectNestingWhole(const Trace& t, const TimelineModel& m) {
+  const SliceTable& s = t.slices;
+  for (const TimelineRow& r : m.rows) {
+    for (size_t k = 0; k < r.detailed.size(); ++k) {
+      const uint32_t i = r.detailed[k];
+      if (s.depth[i] == 0) continue;
+      bool found = false;
+      for (size_t j = k; j-- > 0;) {
+        const uint32_t p = r.detailed[j];
+        if (s.depth[p] + 1 == s.depth[i] && s.ts_ns[p] <= s.ts_ns[i]) {
+          found = true;
+          break;
+        }
+      }
+      EXPECT_TRUE(found) << At(t, i);
+    }
+  }
+}
+
+// AlexNet (HTA's critical-path test trace): the overlay flags exactly the
+// session's on-path slices and edges, also when the detail budget is tiny.
+TEST(TimelineModelTest, AlexnetCriticalPathOverlayMatchesTheSession) {
+  auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/alexnet_a100_kineto.json.gz");
+  ASSERT_TRUE(r.ok());
+  const Trace& trace = **r;
+  std::unique_ptr<AnalysisSession> session = AnalysisSession::ForTrace(trace);
+  const CriticalPathResult& cp = session->results().critical_path();
+  uint64_t on = 0;
+  for (bool b : cp.on_path) on += b;
+  ASSERT_GT(on, 0u);
+  size_t steps = 0, edges = 0;
+  for (const StepPath& p : cp.steps) {
+    if (p.segment_count > 0) ++steps, edges += p.edge_count;
+  }
+  TimelineInputs in;
+  in.critical_path = &cp;
+  for (size_t budget : {size_t{400'000}, size_t{20}}) {
+    SCOPED_TRACE(budget);
+    TimelineOptions o;
+    o.max_detailed_slices = budget;
+    TimelineModel m = BuildTimelineModel(trace, in, o);
+    EXPECT_EQ(m.path.slices_total, on);
+    EXPECT_EQ(m.path.slices.size(), on);
+    std::set<uint32_t> detailed, flagged(m.path.slices.begin(), m.path.slices.end());
+    for (const TimelineRow& row : m.rows) detailed.insert(row.detailed.begin(), row.detailed.end());
+    for (uint32_t s : m.path.slices) {
+      EXPECT_TRUE(cp.on_path[s]);
+      EXPECT_TRUE(detailed.count(s)) << At(trace, s);
+    }
+    EXPECT_EQ(m.path.steps, steps);
+    EXPECT_EQ(m.path.edges_total, edges);
+    EXPECT_EQ(m.path.edges.size(), edges);  // every end is forced into detail
+    for (const TimelinePathEdge& e : m.path.edges) {
+      EXPECT_TRUE(flagged.count(e.from) && flagged.count(e.to));
+      EXPECT_NE(e.kind, DepKind::kNone);
+    }
+    ExpectNestingWhole(trace, m);
+  }
+  TimelineViewOptions vo;
+  vo.critical_path = true;
+  std::string page;
+  ASSERT_TRUE(RenderTimelinePage(*session, vo, &page).ok());
+  EXPECT_NE(page.find("\"path\":{\"slices\":["), std::string::npos);
+}
+
+// Colour by module on a hand-made trace: nn.Module frames, a record_function
+// label and an SDK-like annotation are modules; profiler wrappers and the step
+// marker are not; a kernel takes its launching call's module.
+constexpr char kModules[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"python_function","name":"nn.Module: Net_0","pid":1,"tid":1,"ts":1,"dur":90},
+  {"ph":"X","cat":"python_function","name":"nn.Module: Conv2d_0","pid":1,"tid":1,"ts":2,"dur":40},
+  {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":3,"dur":30},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":5,"dur":2,"args":{"correlation":9}},
+  {"ph":"X","cat":"python_function","name":"torch/nn/functional.py(1): relu","pid":1,"tid":1,"ts":50,"dur":10},
+  {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":51,"dur":5},
+  {"ph":"X","cat":"user_annotation","name":"my_block","pid":1,"tid":1,"ts":70,"dur":10},
+  {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":71,"dur":3},
+  {"ph":"X","cat":"cpu_op","name":"aten::zeros","pid":1,"tid":1,"ts":95,"dur":3},
+  {"ph":"X","cat":"kernel","name":"conv_kernel","pid":0,"tid":7,"ts":8,"dur":20,"args":{"device":0,"stream":7,"correlation":9}}
+]})json";
+
+TEST(TimelineModelTest, HandMadeColourByModule) {
+  auto t = ImportJsonText(kModules);
+  ASSERT_NE(t, nullptr);
+  SliceModuleMap map = SliceModules(*t);
+  std::map<std::string, std::string> module_of;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    module_of[At(*t, i)] = map.of[i] == kNoSlice ? "-" : std::string(t->Str(t->slices.name[map.of[i]]));
+  }
+  EXPECT_EQ(module_of["ProfilerStep#3@0"], "-");
+  EXPECT_EQ(module_of["nn.Module: Net_0@1"], "nn.Module: Net_0");
+  EXPECT_EQ(module_of["aten::conv2d@3"], "nn.Module: Conv2d_0");
+  EXPECT_EQ(module_of["cudaLaunchKernel@5"], "nn.Module: Conv2d_0");
+  EXPECT_EQ(module_of["conv_kernel@8"], "nn.Module: Conv2d_0");
+  EXPECT_EQ(module_of["aten::relu@51"], "nn.Module: Net_0");  // a plain Python frame is no module
+  EXPECT_EQ(module_of["aten::add@71"], "my_block");
+  EXPECT_EQ(module_of["aten::zeros@95"], "-");
+  TimelineInputs in;
+  in.slice_modules = &map;
+  TimelineModel m = BuildTimelineModel(*t, in, {});
+  ASSERT_TRUE(m.modules.present);
+  // Exclusive time: Net_0 90 - 40 (Conv2d_0) - 10 (my_block) = 40; Conv2d_0 40; my_block 10.
+  std::vector<std::pair<std::string, int64_t>> got;
+  for (size_t k = 0; k < m.modules.names.size(); ++k) {
+    got.emplace_back(t->Str(m.modules.names[k]), m.modules.self_ns[k] / 1000);
+  }
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, int64_t>>{
+                     {"nn.Module: Net_0", 40}, {"nn.Module: Conv2d_0", 40}, {"my_block", 10}}));
+  for (const TimelineRow& row : m.rows) {
+    ASSERT_EQ(row.module.size(), row.detailed.size());
+    for (size_t k = 0; k < row.detailed.size(); ++k) {
+      const uint32_t mod = map.of[row.detailed[k]];
+      if (mod == kNoSlice) {
+        EXPECT_EQ(row.module[k], -1);
+      } else {
+        ASSERT_GE(row.module[k], 0);
+        EXPECT_EQ(m.modules.names[row.module[k]], t->slices.name[mod]);
+      }
+    }
+  }
+  std::string page;
+  AppendTimelineJson(*t, m, {}, &page);
+  EXPECT_NE(page.find("\"modules\":{\"names\":[\"Net_0\",\"Conv2d_0\",\"my_block\"]"), std::string::npos);
 }
 
 }  // namespace

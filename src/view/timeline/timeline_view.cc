@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/session/session.h"
 #include "src/view/timeline/timeline_html.h"
 
@@ -39,6 +40,16 @@ Status RenderTimelinePage(AnalysisSession& session, const TimelineViewOptions& o
     ASSIGN_OR_RETURN(inputs.diagnosis, session.diagnosis());
     timer.Mark("diagnose");
   }
+  if (options.critical_path) {
+    inputs.critical_path = &results.critical_path();
+    timer.Mark("critical path");
+  }
+  SliceModuleMap modules;
+  if (options.color_by_module) {
+    modules = SliceModules(session.trace());
+    inputs.slice_modules = &modules;
+    timer.Mark("modules");
+  }
   TimelineModel model = BuildTimelineModel(session.trace(), inputs, options.layout);
   timer.Mark("model (LOD)");
   AppendTimelineHtml(session.trace(), model, options.layout, out);
@@ -53,6 +64,8 @@ Status RenderTimelineView(const ViewContext& context, ViewSink* sink) {
   RETURN_IF_ERROR(CheckFiltersMatch(trace, context.options));
   TimelineViewOptions options;
   options.layout.title = context.options.title;
+  options.critical_path = context.options.critical_path;
+  options.color_by_module = context.options.color_by == "module";
   // Budget of slices in full detail (tuning and tests; default in TimelineOptions).
   if (const char* env = std::getenv("AIPROF_VIEW_MAX_SLICES")) {
     char* end = nullptr;
@@ -81,6 +94,8 @@ ViewSpec TimelineViewSpec() {
   spec.formats = {{"html", {".html", ".htm"}}};
   spec.render = RenderTimelineView;
   spec.draws_gaps = true;
+  spec.draws_critical_path = true;
+  spec.colors_by_module = true;
   return spec;
 }
 

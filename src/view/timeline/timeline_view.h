@@ -18,6 +18,8 @@ class AnalysisSession;
 struct TimelineViewOptions {
   TimelineOptions layout;
   bool findings = true;  // show the session's findings as markers
+  bool critical_path = false;  // overlay the session's critical path
+  bool color_by_module = false;  // colour slices by their module
 };
 
 // Appends the self-contained HTML page for the session's trace to `out`.
