@@ -48,7 +48,7 @@ Result RunProgram(const std::string& program, const std::vector<std::string>& ar
   if (pid == 0) {
     dup2(out_fd, 1);
     for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_RING_MB", "AIPROF_ENABLE", "AIPROF_CLOCK",
-                          "AIPROF_FLUSH_SIGNAL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
+                          "AIPROF_FLUSH_SIGNAL", "AIPROF_SPILL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
       unsetenv(v);
     }
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
@@ -513,6 +513,83 @@ TEST(SdkFile, ForkedChildWritesItsOwnFile) {
   EXPECT_EQ(CountsByName(*parent_trace), (std::map<std::string, uint64_t>{{"parent_after", 1}, {"parent_before", 1}}));
   EXPECT_EQ(Meta(*child_trace, "pid"), child[0][1]);
   EXPECT_EQ(parent_trace->tracks.pid[0], std::stoll(parent[0][1]));
+}
+
+// A fork()ed child that leaves by _exit() (no atexit, as Python's os._exit or
+// a DataLoader worker) never writes its event file; its spill file
+// (aiprof-<pid>.aiprof.part, the buffers themselves mapped from a file) holds
+// every event it recorded, on both of its threads, with names journaled by
+// address (a literal, an interned string), counters and a request.
+TEST(SdkFile, ForkedChildLeavingByExitKeepsItsEvents) {
+  TempDir dir;
+  constexpr long kSpans = 10000;  // several chunks per thread (the first holds 4,088 events)
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_exit", std::to_string(kSpans)},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto child = Lines(r.out, "child"), parent = Lines(r.out, "parent");
+  ASSERT_EQ(child.size(), 1u);
+  ASSERT_EQ(parent.size(), 1u);
+  const std::string child_spill = "aiprof-" + child[0][1] + ".aiprof.part";
+  const std::string parent_file = "aiprof-" + parent[0][1] + ".aiprof";
+  EXPECT_EQ(dir.Files(), (std::vector<std::string>{std::min(child_spill, parent_file), std::max(child_spill, parent_file)}));
+  auto c = Load(dir.path() + "/" + child_spill);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CountsByName(*c), (std::map<std::string, uint64_t>{{"child_odd", kSpans / 2},
+                                                                {"child_request", 1},
+                                                                {"child_worker", kSpans},
+                                                                {"dyn_42", kSpans / 2}}));
+  EXPECT_EQ(c->counters.size(), static_cast<size_t>(kSpans));
+  EXPECT_EQ(Meta(*c, "pid"), child[0][1]);
+  EXPECT_EQ(Meta(*c, "sdk.source"), "spill");
+  EXPECT_EQ(Meta(*c, "sdk.names_unresolved"), "0");
+  EXPECT_EQ(Meta(*c, "sdk.open_spans"), "1");  // "left_open"
+  auto diags = c->diagnostics.entries();
+  ASSERT_TRUE(diags.count("sdk_stream_unterminated"));
+  EXPECT_EQ(diags.at("sdk_stream_unterminated").count, 1u);
+  EXPECT_FALSE(diags.count("sdk_spill_incomplete"));
+  // The worker thread exited before _exit: its own track, named as it named itself.
+  std::map<std::string, uint64_t> per_thread;
+  for (uint32_t i = 0; i < c->slices.size(); ++i) {
+    if (c->Str(c->slices.name[i]) == "child_worker") ++per_thread[std::string(c->Str(c->tracks.name[c->slices.track[i]]))];
+  }
+  EXPECT_EQ(per_thread, (std::map<std::string, uint64_t>{{"child-worker", kSpans}}));
+  auto p = Load(dir.path() + "/" + parent_file);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(CountsByName(*p), (std::map<std::string, uint64_t>{{"parent_after", 1}, {"parent_before", 1}}));
+  EXPECT_EQ(Meta(*p, "sdk.source"), "");
+}
+
+// A process killed by SIGKILL keeps every event it had written to its
+// mapping: the spill file is read up to the last whole event.
+TEST(SdkFile, KilledProcessKeepsWhatItRecorded) {
+  for (const char* clock : {"tsc", "monotonic"}) {
+    TempDir dir;
+    constexpr long kSpans = 50000;
+    Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"kill", std::to_string(kSpans)},
+                          {{"AIPROF_OUTPUT", dir.path() + "/"}, {"AIPROF_CLOCK", clock}});
+    ASSERT_EQ(r.exit_code, 128 + SIGKILL) << r.out;
+    auto pid = Lines(r.out, "pid");
+    ASSERT_EQ(pid.size(), 1u);
+    EXPECT_EQ(dir.Files(), (std::vector<std::string>{"aiprof-" + pid[0][1] + ".aiprof.part"}));
+    auto t = Load(dir.path() + "/aiprof-" + pid[0][1] + ".aiprof.part");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(CountsByName(*t), (std::map<std::string, uint64_t>{{"before_kill", kSpans}})) << clock;
+    ASSERT_EQ(t->instants.size(), 1u);
+    EXPECT_EQ(t->Str(t->instants.name[0]), "last_mark");
+    EXPECT_EQ(t->diagnostics.entries().at("sdk_stream_unterminated").count, 1u);
+  }
+}
+
+// AIPROF_SPILL=0 keeps the buffers in anonymous memory: a child leaving by
+// _exit() leaves nothing, as before.
+TEST(SdkFile, SpillOffLeavesNothingOnExit) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_exit", "10"},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}, {"AIPROF_SPILL", "0"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto parent = Lines(r.out, "parent");
+  ASSERT_EQ(parent.size(), 1u);
+  EXPECT_EQ(dir.Files(), (std::vector<std::string>{"aiprof-" + parent[0][1] + ".aiprof"}));
 }
 
 // The rest of the C API, from C: counters, marks, interning, thread names,
