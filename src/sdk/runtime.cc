@@ -469,8 +469,13 @@ void* SpillMapLocked(size_t bytes) {
 }
 
 // Faults every page in for writing, so the hot path never takes a fault (a
-// shared file mapping is not write-populated by MAP_POPULATE).
+// shared file mapping is not write-populated by MAP_POPULATE): one
+// madvise(MADV_POPULATE_WRITE) (Linux 5.14+), else a store per page.
 void TouchPages(void* mem, size_t bytes) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (madvise(mem, bytes, MADV_POPULATE_WRITE) == 0) return;
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (size_t at = 0; at < bytes; at += page) {
     __atomic_store_n(static_cast<char*>(mem) + at, 0, __ATOMIC_RELAXED);

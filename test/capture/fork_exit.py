@@ -28,11 +28,11 @@ for w in range(workers):
             lib.aiprof_span_begin(own)
             lib.aiprof_span_end()
             lib.aiprof_span_end()
-        print('worker %d %d' % (os.getpid(), spans), flush=True)
+        os.write(1, b'worker %d %d\n' % (os.getpid(), spans))  # one write: workers print at once
         os._exit(0)
     pids.append(pid)
 for pid in pids:
     os.waitpid(pid, 0)
 lib.aiprof_span_begin(parent_span)
 lib.aiprof_span_end()
-print('parent %d' % os.getpid(), flush=True)
+os.write(1, b'parent %d\n' % os.getpid())
