@@ -201,7 +201,7 @@ Status ReadSpillFile(const char* data, uint64_t size, const std::string& path, E
       c.capacity = std::min<uint64_t>(c.capacity, avail);
       names.push_back(ChunkRef{off, c});
     }
-    off += c.bytes;
+    off += std::min<uint64_t>(c.bytes, size - off);  // a hostile size cannot wrap the walk
   }
   // Names: address -> string index.
   std::unordered_map<uint64_t, uint32_t> by_address;
