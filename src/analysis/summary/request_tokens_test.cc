@@ -15,8 +15,8 @@
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/trace_samples.h"
-#include "src/importers/common/importer_registry.h"
 #include "test/util/temp_file.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -107,7 +107,7 @@ TEST(RequestTokens, HandMadeRequestsMatchTheirDefinitions) {
       {3400, kRequestTokens, 3}, {3400, kExtCount, 4}, {3500, kRequestEnd, 3},
   };
   testing::TempDir dir;
-  auto trace = ImportTrace(dir.Write("tokens.aiprof", EventFile({a, b})));
+  auto trace = testing::ImportPath(dir.Write("tokens.aiprof", EventFile({a, b})));
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   const Trace& t = **trace;
   EXPECT_EQ(t.metadata.at("sdk.token_events_unmatched"), "1");
