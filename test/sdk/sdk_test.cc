@@ -22,6 +22,7 @@
 #include <simdjson.h>
 
 #include "src/analysis/pipeline/pipeline_stages.h"
+#include "src/analysis/summary/request_tokens.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/importers/common/importer_registry.h"
@@ -592,6 +593,41 @@ TEST(SdkFile, SpillOffLeavesNothingOnExit) {
   EXPECT_EQ(dir.Files(), (std::vector<std::string>{"aiprof-" + parent[0][1] + ".aiprof"}));
 }
 
+// LLM serving through the real runtime: each request's TTFT, TPOT, queue
+// time and ITL lie within the program's own clock readings around its calls
+// (bounds: the earliest and latest the SDK could have read its clock).
+TEST(SdkFile, RequestTokensGiveTtftTpotAndItl) {
+  TempDir dir;
+  const std::string file = dir.path() + "/tokens.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"tokens", "4"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto reqs = Lines(r.out, "req");
+  ASSERT_EQ(reqs.size(), 4u);
+  auto t = Load(file);
+  ASSERT_NE(t, nullptr);
+  const RequestTokenStats s = ComputeRequestTokens(*t);
+  ASSERT_EQ(s.requests.size(), 4u);
+  EXPECT_EQ(s.output_tokens, 4u * 5);
+  EXPECT_EQ(s.prompt_tokens, 4u * 16);
+  EXPECT_EQ(s.itl_ns.count, 4u * 2);
+  const int64_t slack = 2000;  // ns: the SDK's clock against clock_gettime (TSC conversion)
+  for (size_t i = 0; i < 4; ++i) {
+    std::vector<int64_t> v;
+    for (size_t k = 1; k < reqs[i].size(); ++k) v.push_back(std::stoll(reqs[i][k]));
+    const int64_t b0 = v[0], b1 = v[1], p0 = v[2], p1 = v[3], t10 = v[4], t11 = v[5], t30 = v[8], t31 = v[9];
+    const RequestTokenRow& row = s.requests[i];
+    EXPECT_EQ(row.output_tokens, 5u);
+    EXPECT_EQ(row.prompt_tokens, 16u);
+    EXPECT_GE(row.ttft_ns, t10 - b1 - slack) << i;
+    EXPECT_LE(row.ttft_ns, t11 - b0 + slack) << i;
+    EXPECT_GE(row.queue_ns, p0 - b1 - slack) << i;
+    EXPECT_LE(row.queue_ns, p1 - b0 + slack) << i;
+    // TPOT: (t3 - t1) / (5 - 1).
+    EXPECT_GE(row.tpot_ns, static_cast<double>(t30 - t11 - slack) / 4) << i;
+    EXPECT_LE(row.tpot_ns, static_cast<double>(t31 - t10 + slack) / 4) << i;
+  }
+}
+
 // The rest of the C API, from C: counters, marks, interning, thread names,
 // flush_to, and the default output name; both link forms.
 void CheckApi(const char* program) {
@@ -705,6 +741,11 @@ TEST(SdkFile, CppApi) {
   ASSERT_EQ(trace->flows.size(), 1u);
   EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.from_slice[0]]), "submit");
   EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.to_slice[0]]), "serve");
+  // Request::Prefill / Token / Tokens (the last on the thread that ends it).
+  const RequestTokenStats tokens = ComputeRequestTokens(*trace);
+  ASSERT_EQ(tokens.requests.size(), 1u);
+  EXPECT_EQ(tokens.requests[0].prompt_tokens, 8u);
+  EXPECT_EQ(tokens.requests[0].output_tokens, 3u);
 
   TempDir off;
   Result d = RunProgram(AIPROF_SDK_CPP_PROGRAM_DISABLED, {}, {{"AIPROF_OUTPUT", off.path() + "/"}});

@@ -12,6 +12,8 @@
  *   c_api_program fork_exit N   a forked child records N spans on two threads,
  *                               a request, counters, then leaves by _exit()
  *   c_api_program kill N        N spans, then SIGKILL to itself
+ *   c_api_program tokens K      K requests, each a prefill and 1 + 1 + 3 output
+ *                               tokens 1 ms apart; prints its own times (ns)
  *   c_api_program api           every other call of the C API
  *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
  *   c_api_program misuse        ends without begins, a span left open in a step
@@ -381,6 +383,41 @@ static int Kill(long n) {
   return 1;
 }
 
+/* Each request: begin, prefill (16 prompt tokens) 1 ms later, a token 2 ms
+ * later, another 1 ms later, then 3 at once 1 ms later, end. Prints
+ * "req <begin> <prefill> <t1> <t2> <t3> <end>" with this program's own
+ * CLOCK_MONOTONIC around each call (the SDK's time lies between). */
+static int Tokens(int k) {
+  for (int i = 0; i < k; ++i) {
+    int64_t b0 = NowNs();
+    uint64_t r = aiprof_request_begin("generate");
+    int64_t b1 = NowNs();
+    BusyWaitNs(1000000);
+    int64_t p0 = NowNs();
+    aiprof_request_prefill(r, 16);
+    int64_t p1 = NowNs();
+    BusyWaitNs(2000000);
+    int64_t t10 = NowNs();
+    aiprof_request_token(r);
+    int64_t t11 = NowNs();
+    BusyWaitNs(1000000);
+    int64_t t20 = NowNs();
+    aiprof_request_token(r);
+    int64_t t21 = NowNs();
+    BusyWaitNs(1000000);
+    int64_t t30 = NowNs();
+    aiprof_request_tokens(r, 3);
+    int64_t t31 = NowNs();
+    int64_t e0 = NowNs();
+    aiprof_request_end(r);
+    int64_t e1 = NowNs();
+    printf("req %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", (long long)b0, (long long)b1,
+           (long long)p0, (long long)p1, (long long)t10, (long long)t11, (long long)t20, (long long)t21,
+           (long long)t30, (long long)t31, (long long)e0, (long long)e1);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* s = argv[1];
@@ -392,6 +429,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "fork") == 0) return Fork();
   if (strcmp(s, "fork_exit") == 0 && argc == 3) return ForkExit(atol(argv[2]));
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
+  if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
   if (strcmp(s, "misuse") == 0) return Misuse();
