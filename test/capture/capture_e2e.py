@@ -401,11 +401,18 @@ def case_forkexit(args):
               % (pid, got[0], got[1], spans))
     if parent:
         check(by_pid[(parent[0], 'parent_span')] == 2, 'forkexit: the parent\'s 2 spans (%d)' % by_pid[(parent[0], 'parent_span')])
+    # Pool workers (multiprocessing, fork): 10 tasks x 50 spans, whichever worker ran them.
+    pool = collections.Counter(int(line.split()[1]) for line in d['stdout'].splitlines() if line.startswith('pool '))
+    got = {pid: by_pid[(pid, 'pool_span')] for pid in pool}
+    check(sum(pool.values()) == 10 and got == {pid: 50 * n for pid, n in pool.items()},
+          'forkexit: pool workers\' spans, 50 per task they ran (%s, expected %s)'
+          % (got, {pid: 50 * n for pid, n in pool.items()}))
     diags = {x['diagnostic']: x['count'] for x in d['diagnostic']}
-    check(diags.get('sdk_stream_unterminated') == 2, 'forkexit: 2 processes counted as ending without their file (%s)'
-          % diags.get('sdk_stream_unterminated'))
-    check(int(d['metadata'].get('capture.sdk_files', 0)) == 3, 'forkexit: 3 SDK files merged (%s)'
-          % d['metadata'].get('capture.sdk_files'))
+    ended = 2 + len(pool)
+    check(diags.get('sdk_stream_unterminated') == ended, 'forkexit: %d processes counted as ending without their file (%s)'
+          % (ended, diags.get('sdk_stream_unterminated')))
+    check(int(d['metadata'].get('capture.sdk_files', 0)) == 1 + ended, 'forkexit: %d SDK files merged (%s)'
+          % (1 + ended, d['metadata'].get('capture.sdk_files')))
 
 
 CASES = {'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,

@@ -1,10 +1,14 @@
 """Forked workers that leave by os._exit (a DataLoader or multiprocessing
 worker's way out): each records spans through the SDK's C API (ctypes, the
 library in AIPROF_TEST_SDK_LIB) and exits without its atexit handlers; the
-parent exits normally. Usage: fork_exit.py WORKERS SPANS.
+parent exits normally. Then a multiprocessing Pool (fork start method; its
+workers also end by os._exit) maps 10 tasks of 50 spans "pool_span".
+Usage: fork_exit.py WORKERS SPANS.
 
-Prints "worker <pid> <spans>" per worker and "parent <pid>"."""
+Prints "worker <pid> <spans>" per worker, "pool <pid>" per task and
+"parent <pid>"."""
 import ctypes
+import multiprocessing
 import os
 import sys
 
@@ -33,6 +37,21 @@ for w in range(workers):
     pids.append(pid)
 for pid in pids:
     os.waitpid(pid, 0)
+
+
+def task(i):
+    name = lib.aiprof_intern(b'pool_span')
+    for _ in range(50):
+        lib.aiprof_span_begin(name)
+        lib.aiprof_span_end()
+    os.write(1, b'pool %d\n' % os.getpid())
+    return i
+
+
+pool = multiprocessing.get_context('fork').Pool(2)
+assert sorted(pool.map(task, range(10))) == list(range(10))
+pool.close()
+pool.join()
 lib.aiprof_span_begin(parent_span)
 lib.aiprof_span_end()
 os.write(1, b'parent %d\n' % os.getpid())
