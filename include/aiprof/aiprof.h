@@ -40,8 +40,14 @@
  *                    watches its own requests and writes its flight recorder
  *                    when the expression holds (docs/monitor.md)
  *
+ *   AIPROF_SPILL=0   record mode: buffers in anonymous memory, not in the
+ *                    spill file <output>.part (below)
+ *
  * The file is written at process exit, on aiprof_flush(), and on the flush
- * signal, always atomically (temporary file, then rename). */
+ * signal, always atomically (temporary file, then rename). In record mode the
+ * buffers live in <output>.part, a file mapped shared, so a process that
+ * never reaches exit() (os._exit, SIGKILL, a crash) leaves every event it
+ * recorded there; aiprof reads it in place of the file. */
 #ifndef AIPROF_AIPROF_H_
 #define AIPROF_AIPROF_H_
 
