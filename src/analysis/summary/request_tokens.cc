@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "src/analysis/metrics/metric_set.h"
@@ -70,6 +71,17 @@ Keys FindKeys(const Trace& trace) {
 RequestTokenStats ComputeRequestTokens(const Trace& trace) {
   RequestTokenStats out;
   const Keys keys = FindKeys(trace);
+  // Requests of the SDK: slices on its "requests", "requests 2", ... lanes.
+  {
+    std::vector<bool> lane(trace.tracks.size(), false);
+    bool any = false;
+    for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+      const std::string_view name = trace.Str(trace.tracks.name[t]);
+      lane[t] = name == "requests" || (name.size() > 9 && name.substr(0, 9) == "requests ");
+      any = any || lane[t];
+    }
+    for (uint32_t i = 0; any && i < trace.slices.size(); ++i) out.request_slices += lane[trace.slices.track[i]];
+  }
   const auto ttft_key = keys.ttft;
   if (!ttft_key) return out;
   const auto id_key = keys.id, prompt_key = keys.prompt, output_key = keys.output, queue_key = keys.queue;
@@ -149,8 +161,10 @@ void PublishRequestTokens(const RequestTokenStats& r, MetricSet* m) {
   const char* names[] = {"request_ttft_p50_ns", "request_ttft_p99_ns", "request_tpot_p50_ns", "request_tpot_p99_ns",
                          "request_itl_p99_ns", "request_tokens_per_s_p50", "requests_with_tokens"};
   if (r.empty()) {
+    if (r.request_slices == 0) return;  // no SDK requests: not a serving trace
     for (const char* n : names) {
-      m->SetUnavailable(n, "no request recorded tokens (aiprof_request_token / Request.token() in the SDK)");
+      m->SetUnavailable(n, "the trace's " + std::to_string(r.request_slices) +
+                               " SDK requests recorded no tokens (aiprof_request_token / Request.token())");
     }
     return;
   }

@@ -42,6 +42,7 @@ struct RequestTokenStats {
   std::vector<RequestTokenRow> requests;  // requests with output tokens, by start
   Distribution ttft_ns, tpot_ns, itl_ns, tokens_per_s, queue_ns, e2e_ns;
   uint64_t prompt_tokens = 0, output_tokens = 0;
+  uint64_t request_slices = 0;  // slices on the SDK's "requests" lanes, with or without tokens
   bool empty() const { return requests.empty(); }
 };
 
@@ -50,7 +51,9 @@ RequestTokenStats ComputeRequestTokens(const Trace& trace);
 
 // request_ttft_p50_ns, request_ttft_p99_ns, request_tpot_p50_ns,
 // request_tpot_p99_ns, request_itl_p99_ns, request_tokens_per_s_p50,
-// requests_with_tokens; unavailable (with the reason) without token calls.
+// requests_with_tokens; unavailable (with the reason) when the trace has
+// SDK requests but none recorded tokens; nothing at all for a trace without
+// SDK requests (not a serving trace: the figures do not apply).
 void PublishRequestTokens(const RequestTokenStats& stats, MetricSet* metrics);
 
 }  // namespace aiprof

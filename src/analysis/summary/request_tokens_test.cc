@@ -184,14 +184,25 @@ TEST(RequestTokens, HandMadeRequestsMatchTheirDefinitions) {
   }
 }
 
-TEST(RequestTokens, NoTokenCallsMeansUnavailableMetrics) {
-  Trace t;
-  const RequestTokenStats r = ComputeRequestTokens(t);
+TEST(RequestTokens, RequestsWithoutTokensMeanUnavailableMetrics) {
+  // A request without token calls: the metrics are unavailable, with the reason.
+  std::vector<Ev> a = {{0, kRequestBegin, 1}, {0, kExtName, 0}, {500, kRequestEnd, 1}};
+  testing::TempDir dir;
+  auto trace = testing::ImportPath(dir.Write("no-tokens.aiprof", EventFile({a})));
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const RequestTokenStats r = ComputeRequestTokens(**trace);
   EXPECT_TRUE(r.empty());
+  EXPECT_EQ(r.request_slices, 1u);
   MetricSet m;
   PublishRequestTokens(r, &m);
   EXPECT_EQ(m.Get("request_ttft_p50_ns"), nullptr);
-  EXPECT_TRUE(m.UnavailableReason("request_ttft_p50_ns").has_value());
+  ASSERT_TRUE(m.UnavailableReason("request_ttft_p50_ns").has_value());
+  EXPECT_NE(m.UnavailableReason("request_ttft_p50_ns")->find("1 SDK requests recorded no tokens"), std::string::npos);
+  // No SDK requests at all (not a serving trace): nothing published.
+  Trace empty;
+  MetricSet none;
+  PublishRequestTokens(ComputeRequestTokens(empty), &none);
+  EXPECT_FALSE(none.UnavailableReason("request_ttft_p50_ns").has_value());
 }
 
 }  // namespace
