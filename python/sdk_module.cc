@@ -190,6 +190,41 @@ PyObject* RequestEnd(PyObject* self, PyObject* args, PyObject* kwargs) {
   Py_RETURN_NONE;
 }
 
+// LLM serving: prefill(prompt_tokens), token(), tokens(n) (aiprof_request_prefill/_token/_tokens).
+bool CountArg(PyObject* const* args, Py_ssize_t nargs, const char* what, uint32_t* out) {
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError, "%s takes one int", what);
+    return false;
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(args[0]);
+  if (PyErr_Occurred()) return false;
+  if (v > UINT32_MAX) {
+    PyErr_Format(PyExc_OverflowError, "%s: %llu tokens is more than 2**32 - 1", what, v);
+    return false;
+  }
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+PyObject* RequestPrefill(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  uint32_t n = 0;
+  if (!CountArg(args, nargs, "prefill(prompt_tokens)", &n)) return nullptr;
+  aiprof_request_prefill(reinterpret_cast<RequestObject*>(self)->id, n);
+  Py_RETURN_NONE;
+}
+
+PyObject* RequestToken(PyObject* self, PyObject*) {
+  aiprof_request_token(reinterpret_cast<RequestObject*>(self)->id);
+  Py_RETURN_NONE;
+}
+
+PyObject* RequestTokens(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  uint32_t n = 0;
+  if (!CountArg(args, nargs, "tokens(n)", &n)) return nullptr;
+  aiprof_request_tokens(reinterpret_cast<RequestObject*>(self)->id, n);
+  Py_RETURN_NONE;
+}
+
 PyObject* RequestEnter(PyObject* self, PyObject*) { return Py_NewRef(self); }
 
 // A request left by an exception ends as an error (aiprof monitor's error_count).
@@ -205,6 +240,11 @@ PyObject* RequestId(PyObject* self, void*) {
 PyMethodDef kRequestMethods[] = {
     {"end", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestEnd)), METH_VARARGS | METH_KEYWORDS,
      "end(error=False): ends the request (from any thread), as failed with error=True; later calls are ignored."},
+    {"prefill", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestPrefill)), METH_FASTCALL,
+     "prefill(prompt_tokens): the request's prefill starts now over that many input tokens."},
+    {"token", RequestToken, METH_NOARGS, "token(): one output token is ready now (the first ends the TTFT)."},
+    {"tokens", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestTokens)), METH_FASTCALL,
+     "tokens(n): n output tokens are ready now."},
     {"__enter__", RequestEnter, METH_NOARGS, "Returns the request (already begun)."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestExit)), METH_FASTCALL,
      "Ends the request; as failed when an exception leaves the block."},

@@ -40,8 +40,14 @@
  *                    watches its own requests and writes its flight recorder
  *                    when the expression holds (docs/monitor.md)
  *
+ *   AIPROF_SPILL=0   record mode: buffers in anonymous memory, not in the
+ *                    spill file <output>.part (below)
+ *
  * The file is written at process exit, on aiprof_flush(), and on the flush
- * signal, always atomically (temporary file, then rename). */
+ * signal, always atomically (temporary file, then rename). In record mode the
+ * buffers live in <output>.part, a file mapped shared, so a process that
+ * never reaches exit() (os._exit, SIGKILL, a crash) leaves every event it
+ * recorded there; aiprof reads it in place of the file. */
 #ifndef AIPROF_AIPROF_H_
 #define AIPROF_AIPROF_H_
 
@@ -93,6 +99,23 @@ AIPROF_API void aiprof_request_end(uint64_t id);
  * live channel (aiprof monitor's error_count).
  *   if (!ok) aiprof_request_end_error(id); else aiprof_request_end(id); */
 AIPROF_API void aiprof_request_end_error(uint64_t id);
+
+/* LLM serving: a request's tokens, from any thread (0 is ignored). From them
+ * aiprof computes per request the time to first token (TTFT: first token −
+ * begin), the time per output token after the first (TPOT), the gaps between
+ * tokens (inter-token latency, ITL), tokens per second and the queue time
+ * (prefill − begin), with percentiles in `aiprof summary` (docs/sdk.md).
+ *   uint64_t r = aiprof_request_begin("generate");
+ *   aiprof_request_prefill(r, prompt_len);      // prefill starts now
+ *   for (...) { decode(); aiprof_request_token(r); }
+ *   aiprof_request_end(r); */
+/* Prefill of request `id` starts now, over `prompt_tokens` input tokens. */
+AIPROF_API void aiprof_request_prefill(uint64_t id, uint32_t prompt_tokens);
+/* One output token of request `id` is ready now (the first one ends TTFT). */
+AIPROF_API void aiprof_request_token(uint64_t id);
+/* `n` output tokens of request `id` are ready now (speculative decoding, a
+ * chunk streamed at once). */
+AIPROF_API void aiprof_request_tokens(uint64_t id, uint32_t n);
 
 /* Records `value` on the counter track `name` at the current time.
  *   aiprof_counter("queue_depth", (double)queue_len); */
@@ -169,6 +192,9 @@ AIPROF_API extern unsigned char aiprof_active_;
 #define aiprof_request_begin(name) (AIPROF_ACTIVE_() ? (aiprof_request_begin)(name) : (uint64_t)0)
 #define aiprof_request_end(id) (AIPROF_ACTIVE_() ? (aiprof_request_end)(id) : (void)0)
 #define aiprof_request_end_error(id) (AIPROF_ACTIVE_() ? (aiprof_request_end_error)(id) : (void)0)
+#define aiprof_request_prefill(id, n) (AIPROF_ACTIVE_() ? (aiprof_request_prefill)((id), (n)) : (void)0)
+#define aiprof_request_token(id) (AIPROF_ACTIVE_() ? (aiprof_request_token)(id) : (void)0)
+#define aiprof_request_tokens(id, n) (AIPROF_ACTIVE_() ? (aiprof_request_tokens)((id), (n)) : (void)0)
 #define aiprof_counter(name, value) (AIPROF_ACTIVE_() ? (aiprof_counter)((name), (value)) : (void)0)
 #define aiprof_mark(name) (AIPROF_ACTIVE_() ? (aiprof_mark)(name) : (void)0)
 #endif

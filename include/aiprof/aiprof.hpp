@@ -76,6 +76,17 @@ class Request {
     id_ = 0;
   }
   uint64_t id() const { return id_; }
+  // LLM serving (aiprof_request_prefill/_token/_tokens): prefill starts now
+  // over `prompt_tokens` input tokens; one or `n` output tokens are ready now.
+  void Prefill(uint32_t prompt_tokens) noexcept {
+    (void)prompt_tokens;
+    AIPROF_CALL_(aiprof_request_prefill(id_, prompt_tokens));
+  }
+  void Token() noexcept { AIPROF_CALL_(aiprof_request_token(id_)); }
+  void Tokens(uint32_t n) noexcept {
+    (void)n;
+    AIPROF_CALL_(aiprof_request_tokens(id_, n));
+  }
 
  private:
   uint64_t id_ = 0;

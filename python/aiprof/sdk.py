@@ -14,9 +14,16 @@
     with aiprof.request("infer"):         # or r = aiprof.request("infer"); ...; r.end()
         handle(req)
 
+    r = aiprof.request("generate")        # LLM serving: TTFT, TPOT, ITL per request
+    r.prefill(len(prompt))                # prefill starts now
+    for tok in decode(): r.token()        # or r.tokens(n) for n at once
+    r.end()
+
 Spans, nodes and steps nest per thread (like the C API); a request may end on
 another thread. The file (AIPROF_OUTPUT, default aiprof-<pid>.aiprof) is
-written at exit and on flush(); configuration is the C runtime's
+written at exit and on flush() (a process leaving by os._exit, e.g. a
+forked worker, leaves its buffers' spill file instead: docs/sdk.md);
+configuration is the C runtime's
 (AIPROF_MODE, AIPROF_RING_MB, AIPROF_ENABLE=0, docs/sdk.md). Names are
 interned once per distinct string, so building them per call is correct,
 but a decorator or a span object made once and reused is cheapest.

@@ -278,5 +278,49 @@ class Api(unittest.TestCase):
             self.assertEqual(s[s.name == "after"].depth.iloc[0], s[s.name == "raises"].depth.iloc[0])
 
 
+class TokensAndForkedExit(unittest.TestCase):
+    def test_tokens_and_a_worker_leaving_by_os_exit(self):
+        # A request's tokens (prefill, token, tokens) are matched to it; a
+        # fork()ed worker that leaves through os._exit keeps its spans in its
+        # spill file (docs/sdk.md, "Surviving any exit").
+        with tempfile.TemporaryDirectory() as d:
+            script = textwrap.dedent("""
+                import os
+                import aiprof
+                r = aiprof.request("generate")
+                r.prefill(7)
+                r.token()
+                r.tokens(3)
+                for bad, exc in (("x", TypeError), (2 ** 40, OverflowError)):
+                    try:
+                        r.tokens(bad)
+                    except exc:
+                        print("rejected", exc.__name__)
+                r.end()
+                pid = os.fork()
+                if pid == 0:
+                    for i in range(100):
+                        with aiprof.span("child"):
+                            pass
+                    os._exit(0)
+                os.waitpid(pid, 0)
+                print("child", pid)
+            """)
+            proc = run_child(script, {"AIPROF_OUTPUT": d + "/"})
+            self.assertIn("rejected TypeError", proc.stdout)
+            self.assertIn("rejected OverflowError", proc.stdout)
+            child = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith("child")][0]
+            spill = os.path.join(d, "aiprof-%s.aiprof.part" % child)
+            self.assertTrue(os.path.exists(spill), os.listdir(d))
+            t = aiprof.load(spill)
+            self.assertEqual(int((t.slices().name == "child").sum()), 100)
+            self.assertEqual(t.metadata.get("sdk.source"), "spill")
+            finals = [f for f in os.listdir(d) if f.endswith(".aiprof")]
+            self.assertEqual(len(finals), 1, finals)
+            parent = aiprof.load(os.path.join(d, finals[0]))
+            self.assertEqual(int((parent.slices().name == "generate").sum()), 1)
+            self.assertEqual(parent.metadata.get("sdk.token_events_unmatched"), "0")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -19,6 +19,7 @@
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
+#include "src/analysis/summary/request_tokens.h"
 #include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
@@ -95,7 +96,10 @@ void RunRoofline(AnalysisResults& in, MetricSet* m) { PublishRoofline(in.rooflin
 // analysis runs (and is timed) with the others.
 void RunKernels(AnalysisResults& in, MetricSet*) { in.kernel_classes(); }
 
-void RunLlm(AnalysisResults& in, MetricSet*) { in.llm_phases(); }
+void RunLlm(AnalysisResults& in, MetricSet* m) {
+  in.llm_phases();
+  PublishRequestTokens(ComputeRequestTokens(in.trace()), m);  // SDK token calls: TTFT, TPOT, ITL
+}
 
 void RunAttribution(AnalysisResults& in, MetricSet* m) {
   const AttributionResult& r = in.attribution();

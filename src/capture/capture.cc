@@ -290,6 +290,7 @@ class Session {
       // the GIL's 5 ms switch interval lets a sampler thread see; a value
       // the user set is kept.
       if (o_.cpu_hz > 0) setenv("AIPROF_PY_SAMPLE_HZ", "200", 0);
+      setenv("AIPROF_TORCH_EVERY", std::to_string(o_.torch_every).c_str(), 1);
     }
     char c;
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
@@ -466,7 +467,15 @@ class Session {
     std::map<std::string, std::string> meta;
     Diagnostics extra;
     size_t sdk_files = 0, torch_files = 0;
+    // A process that never wrote its event file (os._exit, a signal) left its
+    // spill file, <name>.aiprof.part, which holds everything it recorded (an
+    // event file beside it is an earlier aiprof_flush(), or the exit's write
+    // finished just before the process died: the spill file has it all).
+    std::vector<std::string> sdk_paths = ListDir(dir_ + "/sdk", ".aiprof.part");
     for (const std::string& f : ListDir(dir_ + "/sdk", ".aiprof")) {
+      if (std::find(sdk_paths.begin(), sdk_paths.end(), f + ".part") == sdk_paths.end()) sdk_paths.push_back(f);
+    }
+    for (const std::string& f : sdk_paths) {
       // The SDK's event file (or an older SDK's native file) through its importer.
       StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(f);
       if (!t.ok()) {
@@ -548,6 +557,7 @@ class Session {
     m["capture.stop_reason"] = stop_reason_;
     m["capture.cpu_hz"] = std::to_string(o_.cpu_hz);
     m["capture.sampling_rate"] = std::to_string(o_.sampling_rate);
+    if (o_.scope != CaptureScope::kApp) m["capture.torch_every"] = std::to_string(o_.torch_every);
     m["capture.unwind"] = o_.unwind == UnwindMode::kAuto ? "auto" : o_.unwind == UnwindMode::kDwarf ? "dwarf" : "fp";
     if (!o_.target.empty()) m["capture.target"] = o_.target;
     if (o_.pid > 0) {

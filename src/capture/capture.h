@@ -38,6 +38,7 @@ struct CaptureOptions {
   std::string target;                // service name recorded in metadata
   bool progress = false;             // progress line on stderr
   bool keep_dir = false;             // keep the capture folder (debugging)
+  int torch_every = 1;               // the torch op layer on 1 step in N (steps 0, N, 2N, ...)
   // aiprof monitor's seam for the Python SDK's on-demand frame sampler:
   // on_stopped runs once when recording ends (whether or not it went well),
   // before any layer is read, so the monitor can stop the sampler and have

@@ -36,6 +36,13 @@ class _AiprofTorchProfiler:
     an `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
     work, never the program's. A killed program leaves the file without its
     closing line; aiprof completes it up to the last whole event.
+
+    AIPROF_TORCH_EVERY=N (aiprof trace --torch-every N) keeps the op layer to
+    1 step in N: the profiler runs from `import torch` to the end of the
+    first optimizer step (step 0: start-up and the first step), then only
+    during ProfilerStep#k for k a multiple of N, each such step a chunk of
+    its own; between them it is stopped, and the target pays only for the
+    step hook. Step times (every ProfilerStep#N) are written for all steps.
     """
 
     def __init__(self, torch):
@@ -50,6 +57,8 @@ class _AiprofTorchProfiler:
         self.stopped = False
         self.chunk_steps = max(1, int(os.environ.get('AIPROF_TORCH_CHUNK_STEPS', '20')))
         self.chunk_ns = int(float(os.environ.get('AIPROF_TORCH_CHUNK_SECONDS', '30')) * 1e9)
+        self.every = max(1, int(os.environ.get('AIPROF_TORCH_EVERY', '1') or 1))
+        self.profiled_steps = []
         from torch.profiler import ProfilerActivity
         activities = [ProfilerActivity.CPU]
         want_cuda = os.environ.get('AIPROF_CAPTURE_CUDA', '1') == '1'
@@ -120,12 +129,12 @@ class _AiprofTorchProfiler:
         self.prof = None
         self.chunks += 1
 
-    def rotate(self, final):
+    def rotate(self, final, restart=True):
         # Everything between stopping one chunk and starting the next is
         # aiprof's work in the target: one aiprof::torch_export slice.
         t0 = self.now()
         self.end_chunk()
-        if not final:
+        if not final and restart:
             self.start_chunk()
         t1 = self.now()
         self.write_event({'name': 'aiprof::torch_export', 'ph': 'X', 'cat': 'aiprof_overhead', 'pid': self.pid,
@@ -181,7 +190,8 @@ class _AiprofTorchProfiler:
         meta = {'pid': self.pid, 'main_tid': self.main_tid, 'sync': self.sync,
                 'format': 'aiprof_stream', 'clock': 'monotonic_us', 'chunks': self.chunks,
                 'steps': self.step, 'steps_from': 'optimizer.step' if self.step else '',
-                'final': final, 'torch': self.torch.__version__, 'activities': self.activities,
+                'final': final, 'torch_every': self.every, 'profiled_steps': self.profiled_steps,
+                'torch': self.torch.__version__, 'activities': self.activities,
                 'torch_npu': self.npu is not None}
         with open(self.base + '.sync.tmp', 'w') as f:
             json.dump(meta, f)
@@ -199,7 +209,20 @@ class _AiprofTorchProfiler:
                               'pid': self.pid, 'tid': self.main_tid, 'ts': self.step_begin_ns / 1e3,
                               'dur': (now - self.step_begin_ns) / 1e3, 'args': {'aiprof_steps_from': 'optimizer.step'}})
         self.steps_in_chunk += 1
-        if self.steps_in_chunk >= self.chunk_steps or now - self.chunk_begin_ns >= self.chunk_ns:
+        # The step that begins now is ProfilerStep#(self.step + 1).
+        upcoming = self.step + 1
+        if self.every > 1:
+            want = upcoming % self.every == 0
+            if self.prof is not None and not want:
+                self.rotate(final=False, restart=False)  # the op layer rests until step k*N
+            elif self.prof is None and want:
+                self.start_chunk()
+            elif self.prof is not None and (self.steps_in_chunk >= self.chunk_steps or
+                                            now - self.chunk_begin_ns >= self.chunk_ns):
+                self.rotate(final=False)
+            if want:
+                self.profiled_steps.append(upcoming)
+        elif self.steps_in_chunk >= self.chunk_steps or now - self.chunk_begin_ns >= self.chunk_ns:
             self.rotate(final=False)
         self.step_begin_ns = self.now()
 

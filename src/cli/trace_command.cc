@@ -88,6 +88,10 @@ class TraceCommand : public Command {
     sub->add_option("--target", target_, "Name of the traced service, recorded in the trace; without a command or "
                                           "--pid, the running process of that name is attached to");
     AddPidFlag(sub, &pid_, "Attach to this running process and all its threads");
+    sub->add_option("--torch-every", torch_every_,
+                    "The torch op layer on 1 training step in N (steps 0, N, 2N, ... of optimizer.step); the other "
+                    "steps keep samples, counters, SDK spans and step times (default 1: every step)")
+        ->check(CLI::Range(1, 1000000));
     sub->add_flag("--keep-capture-dir", keep_dir_, "Keep the temporary capture folder (for debugging)");
     sub->add_option("command", command_, "The command to run, after --");
     return sub;
@@ -118,6 +122,7 @@ class TraceCommand : public Command {
     o.target = target_;
     o.progress = isatty(STDERR_FILENO) == 1;
     o.keep_dir = keep_dir_;
+    o.torch_every = torch_every_;
     if (output_.empty()) output_ = DefaultOutput();
     // A capture cannot be repeated: an output that cannot be written is
     // found before the command starts, not after it ran.
@@ -135,6 +140,7 @@ class TraceCommand : public Command {
   std::string output_, scope_ = "full_stack", duration_, sampling_rate_ = "100%", unwind_ = "auto", target_;
   int cpu_hz_ = 999;
   int pid_ = 0;
+  int torch_every_ = 1;
   bool keep_dir_ = false;
   std::vector<std::string> command_;
   int exit_code_ = kExitOk;

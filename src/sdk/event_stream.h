@@ -52,6 +52,11 @@ enum EventType : uint8_t {
   // later thread (runtime.cc): the events before it belong to thread `tid`.
   kThreadExit = 12,   // payload: tid; followed by up to 8 kThreadName
   kThreadName = 13,   // payload: 8 bytes of the exited thread's name (NUL-padded)
+  // LLM serving (aiprof_request_prefill / _token / _tokens): payload the
+  // request id; followed by kExtCount (prompt tokens, output tokens).
+  kRequestPrefill = 14,
+  kRequestTokens = 15,
+  kExtCount = 16,     // payload: a count for the event before it
 };
 
 inline constexpr int kTypeBits = 8;
@@ -67,6 +72,63 @@ inline bool EventNamesString(uint8_t type) {
 inline constexpr char kEventFileMagic[8] = {'A', 'I', 'P', 'R', 'O', 'F', 'S', '\n'};
 inline constexpr char kEventFileEnd[10] = {'A', 'I', 'P', 'R', 'O', 'F', 'S', 'E', 'N', 'D'};
 inline constexpr uint32_t kEventFileVersion = 1;
+
+// --- The spill file: the buffers themselves, on disk ----------------------------
+//
+// In record mode the runtime carves its buffers out of a file beside the
+// output, `<output>.part`, mapped shared (docs/sdk.md, "Surviving any exit"),
+// so whatever a process recorded is in the page cache, and reaches the disk,
+// however the process ends (os._exit, SIGKILL, a crash). A process that exits
+// normally writes the event file above and removes its spill file; one that
+// does not leaves it, and the importer reads it in its place.
+//
+// Layout (little-endian, all offsets multiples of the page size):
+//   page 0: SpillHeader (below), rewritten as the clock is calibrated
+//   then chunks, each a SpillChunk header (128 bytes) and its payload:
+//     kind kSpillEvents: events (16 bytes each), zero-filled until written; a
+//       thread stores an event's payload before its head, so the first
+//       all-zero head ends the buffer's whole events. Chunks of one buffer
+//       are numbered (seq) and, but for the last, full.
+//     kind kSpillNames: name records {u64 address, u64 length, bytes padded
+//       to 8}; the address is stored last (0: no record yet). Every name an
+//       event points to is journaled here before the event is written.
+// Event payloads hold names' addresses, resolved through the journal.
+inline constexpr char kSpillMagic[8] = {'A', 'I', 'P', 'R', 'O', 'F', 'P', '\n'};
+inline constexpr uint32_t kSpillVersion = 1;
+inline constexpr uint32_t kSpillChunkMagic = 0x43504941;  // "AIPC"
+inline constexpr uint32_t kSpillEvents = 1;
+inline constexpr uint32_t kSpillNames = 2;
+inline constexpr uint64_t kSpillHeaderBytes = 4096;
+
+struct SpillHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t bytes_per_event;
+  int64_t pid;
+  int32_t rank;
+  uint32_t tsc;          // 1: events hold TSC ticks, 0: nanoseconds
+  int64_t base_ns;
+  uint64_t mult;         // ns = base_ns + (ticks * mult) >> 32; 0 until calibrated
+  double ns_per_tick;
+  char process_name[64];
+};
+
+// The header of each chunk of the spill file (and, in memory, of each
+// record-mode chunk; `next` is a pointer in the writing process, meaningless
+// in the file).
+struct SpillChunk {
+  uint64_t next;
+  uint64_t capacity;     // events (kSpillEvents) or payload bytes (kSpillNames)
+  uint32_t magic;        // kSpillChunkMagic; 0 for a chunk outside the file
+  uint32_t kind;
+  uint32_t buffer;       // the thread buffer's number in the process
+  uint32_t seq;          // the chunk's number in its buffer
+  uint64_t bytes;        // the whole chunk, this header included
+  int64_t owner_tid;     // seq 0: the thread that owns the buffer now
+  char owner_name[64];   // seq 0: its name
+  uint64_t reserved[2];
+};
+static_assert(sizeof(SpillChunk) == 128, "spill chunk headers are 128 bytes");
 
 }  // namespace aiprof::sdkrt
 

@@ -29,6 +29,13 @@
 //
 // Fork: pthread_atfork holds the locks across fork(); the child drops every
 // inherited buffer, restarts step numbering, and writes its own file.
+//
+// Spill (record mode): the chunks are carved out of `<output>.part`, a file
+// mapped shared (layout in event_stream.h), so what was recorded is on disk
+// however the process ends; every name an event points to is journaled there
+// the first time a buffer sees its address (a 256-entry cache per buffer
+// keeps that off the hot path). A normal exit writes the event file and
+// removes the spill file.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -70,13 +77,24 @@ constexpr int kMaxNameEvents = 8;  // kThreadName events: 64 bytes of name
 
 enum class Mode : uint8_t { kRecord, kRing, kOff };
 
-// Record-mode chunk: header, then events.
+// Record-mode chunk: header (the spill file's chunk header, event_stream.h),
+// then events.
 struct Chunk {
   std::atomic<Chunk*> next;
-  uint64_t capacity;  // events
+  uint64_t capacity;  // events (names chunks: payload bytes)
+  uint32_t magic;     // kSpillChunkMagic when the chunk is in the spill file
+  uint32_t kind;
+  uint32_t buffer;
+  uint32_t seq;
+  uint64_t bytes;
+  int64_t owner_tid;
+  char owner_name[64];
+  uint64_t reserved[2];
   Event* events() { return reinterpret_cast<Event*>(this + 1); }
 };
-static_assert(sizeof(Chunk) == 16, "chunk header keeps events 16-byte aligned");
+static_assert(sizeof(Chunk) == sizeof(SpillChunk), "a chunk's header is the spill file's chunk header");
+static_assert(sizeof(Chunk) % 16 == 0, "chunk header keeps events 16-byte aligned");
+constexpr int kNameCacheSlots = 256;
 
 struct ThreadBuffer {
   // Written by the owning thread on every event.
@@ -99,6 +117,10 @@ struct ThreadBuffer {
   std::atomic<uint64_t> marker_events{0};  // exit-marker events written, for the counts
   ThreadBuffer* next = nullptr;       // registry list
   ThreadBuffer* idle_next = nullptr;  // idle stack (newest exit first)
+  uint32_t number = 0;                // the buffer's number in the process (spill chunks)
+  uint32_t chunks = 0;                // record chunks made
+  // Name addresses already journaled in the spill file (direct-mapped).
+  uint64_t name_seen[kNameCacheSlots] = {};
 };
 
 struct Config {
@@ -110,6 +132,20 @@ struct Config {
   int flush_signal = 0;
   int32_t rank = -1;
   uint32_t thread_buffers = kDefaultThreadBuffers;
+  bool spill = true;  // AIPROF_SPILL=0: record-mode buffers in anonymous memory
+};
+
+// The spill file (record mode): under g_spill_mu.
+struct Spill {
+  bool tried = false;  // opened, or failed to (then anonymous memory)
+  int fd = -1;
+  uint64_t size = 0;  // bytes of the file handed out
+  SpillHeader* header = nullptr;
+  char path[4200] = {};
+  Chunk* names = nullptr;  // the names chunk being filled
+  uint64_t names_used = 0;
+  uint64_t* known = nullptr;  // journaled addresses (open addressing, 0 = empty)
+  size_t known_cap = 0, known_size = 0;
 };
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -124,6 +160,10 @@ bool g_use_tsc = false;
 pthread_mutex_t g_registry_mu = PTHREAD_MUTEX_INITIALIZER;  // g_threads
 pthread_mutex_t g_flush_mu = PTHREAD_MUTEX_INITIALIZER;     // one writer at a time
 pthread_mutex_t g_intern_mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t g_spill_mu = PTHREAD_MUTEX_INITIALIZER;  // g_spill; innermost lock
+Spill g_spill;
+std::atomic<bool> g_spill_on{false};
+std::atomic<uint32_t> g_next_buffer{0};
 ThreadBuffer* g_threads = nullptr;
 ThreadBuffer* g_threads_tail = nullptr;
 ThreadBuffer* g_idle = nullptr;  // buffers of exited threads, newest exit first
@@ -327,6 +367,7 @@ void ReadConfig() {
               kDefaultThreadBuffers);
     }
   }
+  if (EnvIs("AIPROF_SPILL", "0")) g_config.spill = false;
   const char* rank = getenv("RANK");
   if (!rank) rank = getenv("OMPI_COMM_WORLD_RANK");
   if (!rank) rank = getenv("PMI_RANK");
@@ -341,15 +382,202 @@ void* MapPopulated(void* at, size_t bytes) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
+// --- The spill file ---------------------------------------------------------------
+
+// Stores the clock's rate in the spill header (slow paths only: a new
+// chunk). The rate comes from the base pair and one read now, at least 1 ms
+// apart (a process that records within 1 ms of loading the SDK waits out the
+// rest once); later chunks refine it.
+void SpillCalibrateLocked() {
+  SpillHeader* h = g_spill.header;
+  if (!h) return;
+#if AIPROF_HAVE_TSC
+  if (g_use_tsc) {
+    uint64_t tsc = 0;
+    int64_t ns = 0;
+    PairedRead(&tsc, &ns);
+    while (ns - g_mono_base_ns < 1000000) {
+      if (__atomic_load_n(&h->mult, __ATOMIC_RELAXED) != 0) return;  // calibrated; refine later
+      PairedRead(&tsc, &ns);
+    }
+    double ticks = static_cast<double>(tsc - g_tsc_base);
+    double ns_per_tick = ticks > 0 ? static_cast<double>(ns - g_mono_base_ns) / ticks : 1.0;
+    h->ns_per_tick = ns_per_tick;
+    __atomic_store_n(&h->mult, static_cast<uint64_t>(ns_per_tick * 4294967296.0 + 0.5), __ATOMIC_RELEASE);
+    return;
+  }
+#endif
+  h->ns_per_tick = 1.0;
+  __atomic_store_n(&h->mult, 1ull << 32, __ATOMIC_RELEASE);
+}
+
+// Opens `<output>.part` once per process (under g_spill_mu); false when
+// spilling is off or the file cannot be made (then memory is anonymous).
+bool SpillOpenLocked() {
+  if (g_spill.tried) return g_spill.fd >= 0;
+  g_spill.tried = true;
+  if (!g_config.spill || g_config.mode != Mode::kRecord) return false;
+  if (snprintf(g_spill.path, sizeof(g_spill.path), "%s.part", g_config.output_path) >= static_cast<int>(sizeof(g_spill.path))) {
+    return false;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  int fd = open(g_spill.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666 & ~mask);
+  if (fd < 0) return false;
+  void* mem = MAP_FAILED;
+  if (posix_fallocate(fd, 0, kSpillHeaderBytes) == 0) {
+    mem = mmap(nullptr, kSpillHeaderBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  if (mem == MAP_FAILED) {
+    close(fd);
+    unlink(g_spill.path);
+    return false;
+  }
+  SpillHeader* h = static_cast<SpillHeader*>(mem);
+  h->version = kSpillVersion;
+  h->bytes_per_event = sizeof(Event);
+  h->pid = getpid();
+  h->rank = g_config.rank;
+  h->tsc = g_use_tsc ? 1 : 0;
+  h->base_ns = g_mono_base_ns;
+  int comm = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  if (comm >= 0) {
+    ssize_t n = read(comm, h->process_name, sizeof(h->process_name) - 1);
+    close(comm);
+    if (n > 0 && h->process_name[n - 1] == '\n') h->process_name[n - 1] = '\0';
+  }
+  memcpy(h->magic, kSpillMagic, sizeof(kSpillMagic));
+  g_spill.fd = fd;
+  g_spill.header = h;
+  g_spill.size = kSpillHeaderBytes;
+  SpillCalibrateLocked();
+  g_spill_on.store(true, std::memory_order_release);
+  return true;
+}
+
+// `bytes` (a multiple of 64 KiB) of the spill file, mapped shared, or null
+// (no spill file, or the disk is full: the caller takes anonymous memory).
+// Under g_spill_mu. The blocks are allocated first (posix_fallocate), so a
+// full disk is found here and never as a SIGBUS on the hot path.
+void* SpillMapLocked(size_t bytes) {
+  if (!SpillOpenLocked()) return nullptr;
+  if (posix_fallocate(g_spill.fd, static_cast<off_t>(g_spill.size), static_cast<off_t>(bytes)) != 0) return nullptr;
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, g_spill.fd, static_cast<off_t>(g_spill.size));
+  g_spill.size += bytes;  // a region left unused stays zero: the reader skips it
+  SpillCalibrateLocked();
+  return mem == MAP_FAILED ? nullptr : mem;
+}
+
+// Faults every page in for writing, so the hot path never takes a fault (a
+// shared file mapping is not write-populated by MAP_POPULATE): one
+// madvise(MADV_POPULATE_WRITE) (Linux 5.14+), else a store per page.
+void TouchPages(void* mem, size_t bytes) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  if (madvise(mem, bytes, MADV_POPULATE_WRITE) == 0) return;
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at < bytes; at += page) {
+    __atomic_store_n(static_cast<char*>(mem) + at, 0, __ATOMIC_RELAXED);
+  }
+}
+
+void InitChunk(Chunk* c, size_t bytes, bool in_file, uint32_t kind, uint32_t buffer, uint32_t seq) {
+  c->next.store(nullptr, std::memory_order_relaxed);
+  c->capacity = kind == kSpillNames ? bytes - sizeof(Chunk) : (bytes - sizeof(Chunk)) / sizeof(Event);
+  c->kind = kind;
+  c->buffer = buffer;
+  c->seq = seq;
+  c->bytes = bytes;
+  __atomic_store_n(&c->magic, in_file ? kSpillChunkMagic : 0u, __ATOMIC_RELEASE);
+}
+
 Chunk* NewChunk(ThreadBuffer* tb) {
   size_t bytes = tb->next_chunk_bytes;
-  void* mem = MapPopulated(nullptr, bytes);
+  pthread_mutex_lock(&g_spill_mu);
+  void* mem = SpillMapLocked(bytes);
+  pthread_mutex_unlock(&g_spill_mu);
+  const bool in_file = mem != nullptr;
+  if (in_file) {
+    TouchPages(mem, bytes);
+  } else {
+    mem = MapPopulated(nullptr, bytes);
+  }
   if (!mem) return nullptr;
   if (tb->next_chunk_bytes < kMaxChunkBytes) tb->next_chunk_bytes *= 2;
   Chunk* c = static_cast<Chunk*>(mem);
-  c->next.store(nullptr, std::memory_order_relaxed);
-  c->capacity = (bytes - sizeof(Chunk)) / sizeof(Event);
+  InitChunk(c, bytes, in_file, kSpillEvents, tb->number, tb->chunks++);
   return c;
+}
+
+// The buffer's owner, in its first chunk (the spill file's reader names the
+// events after the buffer's last exit marker by it).
+void SetOwner(ThreadBuffer* tb) {
+  if (!tb->head) return;
+  tb->head->owner_tid = tb->tid;
+  memcpy(tb->head->owner_name, tb->name, sizeof(tb->head->owner_name));
+}
+
+bool KnownInsertLocked(uint64_t p) {
+  if ((g_spill.known_size + 1) * 2 > g_spill.known_cap) {
+    size_t cap = g_spill.known_cap ? g_spill.known_cap * 2 : 1024;
+    uint64_t* table = static_cast<uint64_t*>(calloc(cap, sizeof(uint64_t)));
+    if (!table) return false;
+    for (size_t i = 0; i < g_spill.known_cap; ++i) {
+      uint64_t k = g_spill.known[i];
+      if (!k) continue;
+      size_t j = (k * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+      while (table[j]) j = (j + 1) & (cap - 1);
+      table[j] = k;
+    }
+    free(g_spill.known);
+    g_spill.known = table;
+    g_spill.known_cap = cap;
+  }
+  size_t j = (p * 0x9E3779B97F4A7C15ull >> 20) & (g_spill.known_cap - 1);
+  for (; g_spill.known[j]; j = (j + 1) & (g_spill.known_cap - 1)) {
+    if (g_spill.known[j] == p) return false;  // already journaled
+  }
+  g_spill.known[j] = p;
+  ++g_spill.known_size;
+  return true;
+}
+
+// Journals the name at address `p` in the spill file (once per process),
+// before the event that points to it is written. Reached when the buffer's
+// name cache misses.
+__attribute__((noinline)) void NoteName(ThreadBuffer* tb, uint64_t p) {
+  if (g_spill_on.load(std::memory_order_acquire)) {
+    pthread_mutex_lock(&g_spill_mu);
+    if (g_spill.fd >= 0 && KnownInsertLocked(p)) {
+      const char* text = reinterpret_cast<const char*>(static_cast<uintptr_t>(p));
+      const uint64_t len = strnlen(text, 65536);
+      const uint64_t need = 16 + ((len + 7) & ~7ull);
+      if (!g_spill.names || g_spill.names_used + need > g_spill.names->capacity) {
+        size_t bytes = (sizeof(Chunk) + need + kFirstChunkBytes - 1) / kFirstChunkBytes * kFirstChunkBytes;
+        void* mem = SpillMapLocked(bytes);
+        if (mem) {
+          TouchPages(mem, bytes);
+          g_spill.names = static_cast<Chunk*>(mem);
+          InitChunk(g_spill.names, bytes, true, kSpillNames, 0, 0);
+          g_spill.names_used = 0;
+        }
+      }
+      if (g_spill.names && g_spill.names_used + need <= g_spill.names->capacity) {
+        char* rec = reinterpret_cast<char*>(g_spill.names + 1) + g_spill.names_used;
+        memcpy(rec + 16, text, len);
+        memcpy(rec + 8, &len, 8);
+        __atomic_store_n(reinterpret_cast<uint64_t*>(rec), p, __ATOMIC_RELEASE);
+        g_spill.names_used += need;
+      }
+    }
+    pthread_mutex_unlock(&g_spill_mu);
+  }
+  tb->name_seen[(p * 0x9E3779B97F4A7C15ull) >> 56] = p;
+}
+
+inline void SeeName(ThreadBuffer* tb, uint64_t p) {
+  if (__builtin_expect(tb->name_seen[(p * 0x9E3779B97F4A7C15ull) >> 56] != p, 0)) NoteName(tb, p);
 }
 
 size_t RingBytes(uint64_t capacity) {
@@ -390,6 +618,14 @@ __attribute__((noinline)) Event* Refill(ThreadBuffer* tb) {
   return tb->cur;
 }
 
+// An event's payload is stored before its head (the head with a release
+// store: a plain mov on x86, which keeps stores in order), so in the spill
+// file a non-zero head means a whole event, whenever the process stops.
+inline void Store(Event* e, uint64_t head, uint64_t payload) {
+  e->payload = payload;
+  __atomic_store_n(&e->head, head, __ATOMIC_RELEASE);
+}
+
 inline Event* Slot(ThreadBuffer* tb) {
   Event* e = tb->cur;
   if (__builtin_expect(e == tb->end, 0)) e = Refill(tb);
@@ -402,8 +638,7 @@ inline Event* Slot(ThreadBuffer* tb) {
 bool WriteExitMarker(ThreadBuffer* tb) {
   Event* e = Slot(tb);
   if (!e) return false;
-  e->head = (ReadTicks() << kTypeBits) | kThreadExit;
-  e->payload = static_cast<uint64_t>(tb->tid);
+  Store(e, (ReadTicks() << kTypeBits) | kThreadExit, static_cast<uint64_t>(tb->tid));
   tb->cur = e + 1;
   uint64_t written = 1;
   size_t len = strnlen(tb->name, sizeof(tb->name) - 1);
@@ -412,8 +647,7 @@ bool WriteExitMarker(ThreadBuffer* tb) {
     if (!x) break;  // a shorter name, still a whole marker
     uint64_t bytes = 0;
     memcpy(&bytes, tb->name + at, len - at < 8 ? len - at : 8);
-    x->head = kThreadName;
-    x->payload = bytes;
+    Store(x, kThreadName, bytes);
     tb->cur = x + 1;
     ++written;
   }
@@ -455,6 +689,7 @@ void AdoptBuffer(ThreadBuffer* tb) {
   pthread_getname_np(pthread_self(), tb->name, sizeof(tb->name));
   tb->name_fixed = false;
   tb->exited.store(false, std::memory_order_release);
+  SetOwner(tb);
 }
 
 void Init();
@@ -474,6 +709,7 @@ __attribute__((noinline)) ThreadBuffer* RegisterThread() {
   tb = static_cast<ThreadBuffer*>(calloc(1, sizeof(ThreadBuffer)));
   if (!tb) return nullptr;
   new (tb) ThreadBuffer();
+  tb->number = g_next_buffer.fetch_add(1, std::memory_order_relaxed);
   tb->tid = static_cast<int64_t>(syscall(SYS_gettid));
   pthread_getname_np(pthread_self(), tb->name, sizeof(tb->name));
   if (g_config.mode == Mode::kRing) {
@@ -496,6 +732,7 @@ __attribute__((noinline)) ThreadBuffer* RegisterThread() {
     tb->head = tb->tail = c;
     tb->cur = c->events();
     tb->end = tb->cur + c->capacity;
+    SetOwner(tb);
   }
   pthread_mutex_lock(&g_registry_mu);
   if (g_threads_tail) {
@@ -527,8 +764,41 @@ __attribute__((noinline)) void Emit(uint8_t type, uint64_t payload) {
   if (!tb) return;
   Event* e = Slot(tb);
   if (!e) return;
-  e->head = (ReadTicks() << kTypeBits) | type;
-  e->payload = payload;
+  Store(e, (ReadTicks() << kTypeBits) | type, payload);
+  tb->cur = e + 1;
+  tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// An event followed by a count (kExtCount): both committed at once.
+__attribute__((noinline)) void EmitCount(uint8_t type, uint64_t payload, uint64_t count) {
+  ThreadBuffer* tb = Buffer();
+  if (!tb) return;
+  Event* e = Slot(tb);
+  if (!e) return;
+  Store(e, (ReadTicks() << kTypeBits) | type, payload);
+  tb->cur = e + 1;
+  Event* x = Slot(tb);
+  if (!x) {
+    tb->cur = e;  // keep the pair whole: drop both
+    return;
+  }
+  Store(x, kExtCount, count);
+  tb->cur = x + 1;
+  tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 2, std::memory_order_release);
+}
+
+inline uint64_t NamePayload(const char* name) { return reinterpret_cast<uintptr_t>(name ? name : ""); }
+
+// An event whose payload is a name (span, node, mark): the name is
+// journaled first when the buffer has not seen its address.
+__attribute__((noinline)) void EmitName(uint8_t type, const char* name) {
+  ThreadBuffer* tb = Buffer();
+  if (!tb) return;
+  const uint64_t payload = NamePayload(name);
+  SeeName(tb, payload);
+  Event* e = Slot(tb);
+  if (!e) return;
+  Store(e, (ReadTicks() << kTypeBits) | type, payload);
   tb->cur = e + 1;
   tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
@@ -537,23 +807,21 @@ __attribute__((noinline)) void Emit(uint8_t type, uint64_t payload) {
 __attribute__((noinline)) void EmitNamed(uint8_t type, uint64_t payload, const char* name) {
   ThreadBuffer* tb = Buffer();
   if (!tb) return;
+  const uint64_t name_payload = NamePayload(name);
+  SeeName(tb, name_payload);
   Event* e = Slot(tb);
   if (!e) return;
-  e->head = (ReadTicks() << kTypeBits) | type;
-  e->payload = payload;
+  Store(e, (ReadTicks() << kTypeBits) | type, payload);
   tb->cur = e + 1;
   Event* x = Slot(tb);
   if (!x) {
     tb->cur = e;  // keep the pair whole: drop both
     return;
   }
-  x->head = kExtName;
-  x->payload = reinterpret_cast<uintptr_t>(name ? name : "");
+  Store(x, kExtName, name_payload);
   tb->cur = x + 1;
   tb->committed.store(tb->committed.load(std::memory_order_relaxed) + 2, std::memory_order_release);
 }
-
-inline uint64_t NamePayload(const char* name) { return reinterpret_cast<uintptr_t>(name ? name : ""); }
 
 // --- Writing ------------------------------------------------------------------
 
@@ -750,9 +1018,10 @@ int WriteTo(const char* path) {
   return err;
 }
 
-void FlushOrReport() {
+int FlushOrReport() {
   int err = WriteTo(g_config.output_path);
   if (err != 0) fprintf(stderr, "aiprof: cannot write %s: %s\n", g_config.output_path, strerror(err));
+  return err;
 }
 
 // At exit, a process that never recorded an event (a program that links the
@@ -763,7 +1032,10 @@ void AtExit() {
   pthread_mutex_lock(&g_registry_mu);
   bool recorded = g_threads != nullptr;
   pthread_mutex_unlock(&g_registry_mu);
-  if (recorded) FlushOrReport();
+  if (!recorded || FlushOrReport() != 0) return;  // a failed write keeps the spill file
+  pthread_mutex_lock(&g_spill_mu);
+  if (g_spill.fd >= 0) unlink(g_spill.path);
+  pthread_mutex_unlock(&g_spill_mu);
 }
 
 // --- Flush on a signal (for an outside process such as aiprof monitor) -------
@@ -818,9 +1090,11 @@ void ForkPrepare() {
   pthread_mutex_lock(&g_flush_mu);
   pthread_mutex_lock(&g_registry_mu);
   pthread_mutex_lock(&g_intern_mu);
+  pthread_mutex_lock(&g_spill_mu);
 }
 
 void ForkParent() {
+  pthread_mutex_unlock(&g_spill_mu);
   pthread_mutex_unlock(&g_intern_mu);
   pthread_mutex_unlock(&g_registry_mu);
   pthread_mutex_unlock(&g_flush_mu);
@@ -830,7 +1104,7 @@ void FreeBuffer(ThreadBuffer* tb) {
   if (tb->ring) munmap(tb->ring, RingBytes(tb->ring_capacity));
   for (Chunk* c = tb->head; c;) {
     Chunk* next = c->next.load(std::memory_order_relaxed);
-    munmap(c, sizeof(Chunk) + c->capacity * sizeof(Event));
+    munmap(c, c->bytes);
     c = next;
   }
   free(tb);
@@ -848,6 +1122,16 @@ void ForkChild() {
   g_buffer_count = 0;
   t_buffer = nullptr;
   g_next_step.store(0, std::memory_order_relaxed);
+  g_next_buffer.store(0, std::memory_order_relaxed);
+  // The parent's spill file stays the parent's: the child makes its own at
+  // its first event.
+  if (g_spill.fd >= 0) close(g_spill.fd);
+  if (g_spill.header) munmap(g_spill.header, kSpillHeaderBytes);
+  if (g_spill.names) munmap(g_spill.names, g_spill.names->bytes);
+  free(g_spill.known);
+  g_spill = Spill();
+  g_spill_on.store(false, std::memory_order_relaxed);
+  pthread_mutex_unlock(&g_spill_mu);
   pthread_mutex_unlock(&g_intern_mu);
   pthread_mutex_unlock(&g_registry_mu);
   pthread_mutex_unlock(&g_flush_mu);
@@ -937,7 +1221,7 @@ using namespace aiprof::sdkrt;  // NOLINT: the C entry points below
 extern "C" {
 
 void aiprof_span_begin(const char* name) {
-  if (Enabled()) Emit(kSpanBegin, NamePayload(name));
+  if (Enabled()) EmitName(kSpanBegin, name);
 }
 void aiprof_span_end(void) {
   if (Enabled()) Emit(kSpanEnd, 0);
@@ -955,7 +1239,7 @@ void aiprof_iteration_end(void) {
 }
 
 void aiprof_node_begin(const char* node) {
-  if (Enabled()) Emit(kNodeBegin, NamePayload(node));
+  if (Enabled()) EmitName(kNodeBegin, node);
 }
 void aiprof_node_end(void) {
   if (Enabled()) Emit(kNodeEnd, 0);
@@ -981,6 +1265,18 @@ void aiprof_request_end_error(uint64_t id) {
   if (LiveAttached()) LiveRequestEnd(id, true);
 }
 
+void aiprof_request_prefill(uint64_t id, uint32_t prompt_tokens) {
+  if (id != 0 && Enabled()) EmitCount(kRequestPrefill, id, prompt_tokens);
+}
+
+void aiprof_request_token(uint64_t id) {
+  if (id != 0 && Enabled()) EmitCount(kRequestTokens, id, 1);
+}
+
+void aiprof_request_tokens(uint64_t id, uint32_t n) {
+  if (id != 0 && n != 0 && Enabled()) EmitCount(kRequestTokens, id, n);
+}
+
 void aiprof_counter(const char* name, double value) {
   if (!Enabled()) return;
   uint64_t bits;
@@ -990,7 +1286,7 @@ void aiprof_counter(const char* name, double value) {
 }
 
 void aiprof_mark(const char* name) {
-  if (Enabled()) Emit(kMark, NamePayload(name));
+  if (Enabled()) EmitName(kMark, name);
 }
 
 void aiprof_flush(void) {
@@ -1048,6 +1344,7 @@ void aiprof_thread_name(const char* name) {
   if (!tb || !name) return;
   snprintf(tb->name, sizeof(tb->name), "%s", name);
   tb->name_fixed = true;
+  SetOwner(tb);
 }
 
 void aiprof_set_enabled(int on) {

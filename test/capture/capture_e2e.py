@@ -280,6 +280,29 @@ def case_train(args):
     check(inside >= 2 * 21, 'train: aten::addmm ops inside the steps on one clock (%d of %d)' % (inside, len(addmm)))
 
 
+def case_every(args):
+    # --torch-every 5 on 23 optimizer steps: 22 steps are written, and only
+    # ProfilerStep#5, 10, 15 and 20 (and the start-up before the first step)
+    # hold torch ops; 1 + 4 chunks exported.
+    d = trace(args, [args.python, torch_train(args), '23'],
+              extra=('--scope', 'framework', '--cpu-hz', '0', '--torch-every', '5'))
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    check(len(steps) == 22, 'every: 22 steps from optimizer.step (%d)' % len(steps))
+    addmm = [o for o in d['slice'] if o['slice'] == 'aten::addmm']
+    per_step = []
+    for k, s in enumerate(steps, start=1):
+        per_step.append(sum(1 for o in addmm if s['ts'] <= o['ts'] and o['ts'] + o['dur'] <= s['ts'] + s['dur']))
+    profiled = [k for k, n in enumerate(per_step, start=1) if n > 0]
+    check(profiled == [5, 10, 15, 20], 'every: torch ops in steps %s only (expected [5, 10, 15, 20])' % profiled)
+    # Each profiled step ran one forward (2 linear layers) and one backward: 2 addmm forward.
+    check(all(per_step[k - 1] >= 2 for k in (5, 10, 15, 20)), 'every: each profiled step holds its addmm ops (%s)'
+          % [per_step[k - 1] for k in (5, 10, 15, 20)])
+    exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
+    check(len(exports) == 5, 'every: 5 chunks exported (start-up, then one per profiled step) (%d)' % len(exports))
+    check(d['metadata'].get('capture.torch_every') == '5', 'every: metadata capture.torch_every = 5 (%s)'
+          % d['metadata'].get('capture.torch_every'))
+
+
 def case_exit(args):
     d = trace(args, [args.python, torch_train(args), '12', 'exit'], extra=('--scope', 'framework', '--cpu-hz', '0'),
               env=dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='4'))
@@ -357,7 +380,42 @@ def case_pyframes(args):
           'pyframes: samples with a Python stack counted (%s)' % d['metadata'].get('capture.host_samples_with_python_stack'))
 
 
-CASES = {'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+def case_forkexit(args):
+    # Two forked Python workers leave by os._exit: their SDK spans come from
+    # their spill files (the buffers, mapped from a file), counted exactly.
+    if not args.sdk_lib:
+        check(False, 'forkexit: the SDK library is built')
+        return
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'fork_exit.py')
+    env = dict(os.environ, AIPROF_TEST_SDK_LIB=args.sdk_lib)
+    d = trace(args, [args.python, script, '2', '3000'], extra=('--cpu-hz', '0'), env=env)
+    workers = {int(line.split()[1]): int(line.split()[2]) for line in d['stdout'].splitlines() if line.startswith('worker ')}
+    parent = [int(line.split()[1]) for line in d['stdout'].splitlines() if line.startswith('parent ')]
+    check(len(workers) == 2 and len(parent) == 1, 'forkexit: two workers and the parent ran (%s %s)' % (workers, parent))
+    by_pid = collections.Counter()
+    for s in d['slice']:
+        by_pid[(d['tracks'][s['track']]['pid'], s['slice'])] += 1
+    for w, (pid, spans) in enumerate(sorted(workers.items())):
+        got = by_pid[(pid, 'worker_span')], sum(by_pid[(pid, 'worker_%d' % k)] for k in range(2))
+        check(got == (spans, spans), 'forkexit: worker pid %d: %d worker_span and %d own spans (expected %d each)'
+              % (pid, got[0], got[1], spans))
+    if parent:
+        check(by_pid[(parent[0], 'parent_span')] == 2, 'forkexit: the parent\'s 2 spans (%d)' % by_pid[(parent[0], 'parent_span')])
+    # Pool workers (multiprocessing, fork): 10 tasks x 50 spans, whichever worker ran them.
+    pool = collections.Counter(int(line.split()[1]) for line in d['stdout'].splitlines() if line.startswith('pool '))
+    got = {pid: by_pid[(pid, 'pool_span')] for pid in pool}
+    check(sum(pool.values()) == 10 and got == {pid: 50 * n for pid, n in pool.items()},
+          'forkexit: pool workers\' spans, 50 per task they ran (%s, expected %s)'
+          % (got, {pid: 50 * n for pid, n in pool.items()}))
+    diags = {x['diagnostic']: x['count'] for x in d['diagnostic']}
+    ended = 2 + len(pool)
+    check(diags.get('sdk_stream_unterminated') == ended, 'forkexit: %d processes counted as ending without their file (%s)'
+          % (ended, diags.get('sdk_stream_unterminated')))
+    check(int(d['metadata'].get('capture.sdk_files', 0)) == 1 + ended, 'forkexit: %d SDK files merged (%s)'
+          % (1 + ended, d['metadata'].get('capture.sdk_files')))
+
+
+CASES = {'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 

@@ -22,6 +22,7 @@
 #include <simdjson.h>
 
 #include "src/analysis/pipeline/pipeline_stages.h"
+#include "src/analysis/summary/request_tokens.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/importers/common/importer_registry.h"
@@ -48,7 +49,7 @@ Result RunProgram(const std::string& program, const std::vector<std::string>& ar
   if (pid == 0) {
     dup2(out_fd, 1);
     for (const char* v : {"AIPROF_OUTPUT", "AIPROF_MODE", "AIPROF_RING_MB", "AIPROF_ENABLE", "AIPROF_CLOCK",
-                          "AIPROF_FLUSH_SIGNAL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
+                          "AIPROF_FLUSH_SIGNAL", "AIPROF_SPILL", "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"}) {
       unsetenv(v);
     }
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
@@ -515,6 +516,118 @@ TEST(SdkFile, ForkedChildWritesItsOwnFile) {
   EXPECT_EQ(parent_trace->tracks.pid[0], std::stoll(parent[0][1]));
 }
 
+// A fork()ed child that leaves by _exit() (no atexit, as Python's os._exit or
+// a DataLoader worker) never writes its event file; its spill file
+// (aiprof-<pid>.aiprof.part, the buffers themselves mapped from a file) holds
+// every event it recorded, on both of its threads, with names journaled by
+// address (a literal, an interned string), counters and a request.
+TEST(SdkFile, ForkedChildLeavingByExitKeepsItsEvents) {
+  TempDir dir;
+  constexpr long kSpans = 10000;  // several chunks per thread (the first holds 4,088 events)
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_exit", std::to_string(kSpans)},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto child = Lines(r.out, "child"), parent = Lines(r.out, "parent");
+  ASSERT_EQ(child.size(), 1u);
+  ASSERT_EQ(parent.size(), 1u);
+  const std::string child_spill = "aiprof-" + child[0][1] + ".aiprof.part";
+  const std::string parent_file = "aiprof-" + parent[0][1] + ".aiprof";
+  EXPECT_EQ(dir.Files(), (std::vector<std::string>{std::min(child_spill, parent_file), std::max(child_spill, parent_file)}));
+  auto c = Load(dir.path() + "/" + child_spill);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(CountsByName(*c), (std::map<std::string, uint64_t>{{"child_odd", kSpans / 2},
+                                                                {"child_request", 1},
+                                                                {"child_worker", kSpans},
+                                                                {"dyn_42", kSpans / 2}}));
+  EXPECT_EQ(c->counters.size(), static_cast<size_t>(kSpans));
+  EXPECT_EQ(Meta(*c, "pid"), child[0][1]);
+  EXPECT_EQ(Meta(*c, "sdk.source"), "spill");
+  EXPECT_EQ(Meta(*c, "sdk.names_unresolved"), "0");
+  EXPECT_EQ(Meta(*c, "sdk.open_spans"), "1");  // "left_open"
+  auto diags = c->diagnostics.entries();
+  ASSERT_TRUE(diags.count("sdk_stream_unterminated"));
+  EXPECT_EQ(diags.at("sdk_stream_unterminated").count, 1u);
+  EXPECT_FALSE(diags.count("sdk_spill_incomplete"));
+  // The worker thread exited before _exit: its own track, named as it named itself.
+  std::map<std::string, uint64_t> per_thread;
+  for (uint32_t i = 0; i < c->slices.size(); ++i) {
+    if (c->Str(c->slices.name[i]) == "child_worker") ++per_thread[std::string(c->Str(c->tracks.name[c->slices.track[i]]))];
+  }
+  EXPECT_EQ(per_thread, (std::map<std::string, uint64_t>{{"child-worker", kSpans}}));
+  auto p = Load(dir.path() + "/" + parent_file);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(CountsByName(*p), (std::map<std::string, uint64_t>{{"parent_after", 1}, {"parent_before", 1}}));
+  EXPECT_EQ(Meta(*p, "sdk.source"), "");
+}
+
+// A process killed by SIGKILL keeps every event it had written to its
+// mapping: the spill file is read up to the last whole event.
+TEST(SdkFile, KilledProcessKeepsWhatItRecorded) {
+  for (const char* clock : {"tsc", "monotonic"}) {
+    TempDir dir;
+    constexpr long kSpans = 50000;
+    Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"kill", std::to_string(kSpans)},
+                          {{"AIPROF_OUTPUT", dir.path() + "/"}, {"AIPROF_CLOCK", clock}});
+    ASSERT_EQ(r.exit_code, 128 + SIGKILL) << r.out;
+    auto pid = Lines(r.out, "pid");
+    ASSERT_EQ(pid.size(), 1u);
+    EXPECT_EQ(dir.Files(), (std::vector<std::string>{"aiprof-" + pid[0][1] + ".aiprof.part"}));
+    auto t = Load(dir.path() + "/aiprof-" + pid[0][1] + ".aiprof.part");
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(CountsByName(*t), (std::map<std::string, uint64_t>{{"before_kill", kSpans}})) << clock;
+    ASSERT_EQ(t->instants.size(), 1u);
+    EXPECT_EQ(t->Str(t->instants.name[0]), "last_mark");
+    EXPECT_EQ(t->diagnostics.entries().at("sdk_stream_unterminated").count, 1u);
+  }
+}
+
+// AIPROF_SPILL=0 keeps the buffers in anonymous memory: a child leaving by
+// _exit() leaves nothing, as before.
+TEST(SdkFile, SpillOffLeavesNothingOnExit) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_exit", "10"},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}, {"AIPROF_SPILL", "0"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto parent = Lines(r.out, "parent");
+  ASSERT_EQ(parent.size(), 1u);
+  EXPECT_EQ(dir.Files(), (std::vector<std::string>{"aiprof-" + parent[0][1] + ".aiprof"}));
+}
+
+// LLM serving through the real runtime: each request's TTFT, TPOT, queue
+// time and ITL lie within the program's own clock readings around its calls
+// (bounds: the earliest and latest the SDK could have read its clock).
+TEST(SdkFile, RequestTokensGiveTtftTpotAndItl) {
+  TempDir dir;
+  const std::string file = dir.path() + "/tokens.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"tokens", "4"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto reqs = Lines(r.out, "req");
+  ASSERT_EQ(reqs.size(), 4u);
+  auto t = Load(file);
+  ASSERT_NE(t, nullptr);
+  const RequestTokenStats s = ComputeRequestTokens(*t);
+  ASSERT_EQ(s.requests.size(), 4u);
+  EXPECT_EQ(s.output_tokens, 4u * 5);
+  EXPECT_EQ(s.prompt_tokens, 4u * 16);
+  EXPECT_EQ(s.itl_ns.count, 4u * 2);
+  const int64_t slack = 2000;  // ns: the SDK's clock against clock_gettime (TSC conversion)
+  for (size_t i = 0; i < 4; ++i) {
+    std::vector<int64_t> v;
+    for (size_t k = 1; k < reqs[i].size(); ++k) v.push_back(std::stoll(reqs[i][k]));
+    const int64_t b0 = v[0], b1 = v[1], p0 = v[2], p1 = v[3], t10 = v[4], t11 = v[5], t30 = v[8], t31 = v[9];
+    const RequestTokenRow& row = s.requests[i];
+    EXPECT_EQ(row.output_tokens, 5u);
+    EXPECT_EQ(row.prompt_tokens, 16u);
+    EXPECT_GE(row.ttft_ns, t10 - b1 - slack) << i;
+    EXPECT_LE(row.ttft_ns, t11 - b0 + slack) << i;
+    EXPECT_GE(row.queue_ns, p0 - b1 - slack) << i;
+    EXPECT_LE(row.queue_ns, p1 - b0 + slack) << i;
+    // TPOT: (t3 - t1) / (5 - 1).
+    EXPECT_GE(row.tpot_ns, static_cast<double>(t30 - t11 - slack) / 4) << i;
+    EXPECT_LE(row.tpot_ns, static_cast<double>(t31 - t10 + slack) / 4) << i;
+  }
+}
+
 // The rest of the C API, from C: counters, marks, interning, thread names,
 // flush_to, and the default output name; both link forms.
 void CheckApi(const char* program) {
@@ -628,6 +741,11 @@ TEST(SdkFile, CppApi) {
   ASSERT_EQ(trace->flows.size(), 1u);
   EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.from_slice[0]]), "submit");
   EXPECT_EQ(trace->Str(trace->slices.name[trace->flows.to_slice[0]]), "serve");
+  // Request::Prefill / Token / Tokens (the last on the thread that ends it).
+  const RequestTokenStats tokens = ComputeRequestTokens(*trace);
+  ASSERT_EQ(tokens.requests.size(), 1u);
+  EXPECT_EQ(tokens.requests[0].prompt_tokens, 8u);
+  EXPECT_EQ(tokens.requests[0].output_tokens, 3u);
 
   TempDir off;
   Result d = RunProgram(AIPROF_SDK_CPP_PROGRAM_DISABLED, {}, {{"AIPROF_OUTPUT", off.path() + "/"}});

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/summary/request_tokens.h"
 #include "src/analysis/summary/step_breakdown.h"
 #include "src/base/quantile.h"
 #include "src/model/trace.h"
@@ -62,6 +63,7 @@ struct Summary {
   std::vector<RankStat> ranks;                // per rank (kNoRank included when present)
   std::vector<StepBreakdown> step_breakdowns;  // timeline-computed, then as the profiler wrote them
   std::vector<OpTypeStat> op_types;            // device slices by joined op type
+  RequestTokenStats requests;                  // LLM serving: TTFT, TPOT, ITL, tokens/s (SDK token calls)
   uint64_t slice_count = 0, instant_count = 0, counter_count = 0, flow_count = 0, track_count = 0;
 };
 

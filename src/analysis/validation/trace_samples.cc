@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/summary/summary.h"
@@ -106,6 +107,48 @@ bool SpanNameMatchesUnit(std::string_view name, std::string_view unit) {
   return c == '#' || c == ' ' || c == '_' || c == ':' || c == '-' || c == '/';
 }
 
+namespace {
+
+// --unit ttft | tpot | itl: the SDK's request token figures
+// (src/analysis/summary/request_tokens.h); empty for other units or without
+// token calls (then the unit is a span name, as before).
+std::vector<double> TokenSamples(const Trace& trace, const std::string& unit) {
+  std::vector<double> out;
+  if (unit != "ttft" && unit != "tpot" && unit != "itl") return out;
+  const RequestTokenStats r = ComputeRequestTokens(trace);
+  if (unit == "itl") {
+    // One sample per token event after a request's first, in time order per request.
+    const auto token = trace.strings.Find("token"), id_key = trace.strings.Find("id"), n_key = trace.strings.Find("n");
+    if (!token || !id_key) return out;
+    std::vector<std::tuple<uint32_t, uint64_t, int64_t, double>> toks;  // track, id, ts, n
+    const InstantTable& in = trace.instants;
+    for (uint32_t i = 0; i < in.size(); ++i) {
+      if (in.category[i] != *token || in.name[i] != *token) continue;
+      uint64_t id = 0;
+      double n = 1;
+      for (uint64_t a = in.arg_begin[i]; a < in.arg_begin[i] + in.arg_count[i]; ++a) {
+        if (trace.args[a].key == *id_key && trace.args[a].type == ArgType::kUint) id = trace.args[a].u;
+        if (n_key && trace.args[a].key == *n_key && trace.args[a].type == ArgType::kUint) n = static_cast<double>(trace.args[a].u);
+      }
+      toks.emplace_back(in.track[i], id, in.ts_ns[i], n);
+    }
+    std::sort(toks.begin(), toks.end());
+    for (size_t i = 1; i < toks.size(); ++i) {
+      if (std::get<0>(toks[i]) != std::get<0>(toks[i - 1]) || std::get<1>(toks[i]) != std::get<1>(toks[i - 1])) continue;
+      if (std::get<3>(toks[i]) <= 0) continue;
+      out.push_back(static_cast<double>(std::get<2>(toks[i]) - std::get<2>(toks[i - 1])) / std::get<3>(toks[i]));
+    }
+    return out;
+  }
+  for (const RequestTokenRow& row : r.requests) {
+    if (unit == "ttft") out.push_back(static_cast<double>(row.ttft_ns));
+    if (unit == "tpot" && row.tpot_ns >= 0) out.push_back(row.tpot_ns);
+  }
+  return out;
+}
+
+}  // namespace
+
 StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& label, const TraceSampleOptions& options) {
   RunSamples out;
   out.label = label;
@@ -138,6 +181,10 @@ StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& lab
                        ": no steps (ProfilerStep#N or similar markers, or step_trace_time.csv) in the trace; choose "
                        "spans with --unit NAME");
     }
+  } else if (std::vector<double> tokens = TokenSamples(trace, options.unit); !tokens.empty()) {
+    // LLM serving: per-request TTFT or TPOT, or per-token ITL, from the SDK's token calls.
+    out.unit = options.unit;
+    out.latency_ns = std::move(tokens);
   } else {
     out.unit = "span '" + options.unit + "'";
     const SliceTable& s = trace.slices;

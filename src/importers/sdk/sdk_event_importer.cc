@@ -34,6 +34,9 @@ struct Header {
   double ns_per_tick = 1;
   double ring_mb = 0;
   std::string_view process_name, mode;
+  bool spill = false;           // read from a spill file (the process never wrote its event file)
+  uint64_t unresolved_names = 0;  // spill: events whose name was not in the journal
+  uint64_t cut_buffers = 0;       // spill: buffers whose chunks stop at a gap
 };
 
 struct ThreadStream {
@@ -53,6 +56,9 @@ struct EventFile {
   Header header;
   std::vector<ThreadStream> threads;
   std::vector<std::string_view> strings;
+  // Spill files: the events, copied with names' addresses made indices.
+  std::vector<std::vector<Event>> owned_events;
+  std::vector<std::string> owned_names;  // thread names (kept in a deque-like stable store)
 };
 
 // Reads the mapped file; every count is checked against the bytes left.
@@ -144,6 +150,168 @@ Status ReadEventFile(const char* data, uint64_t size, const std::string& path, E
   return r.Expect(sdkrt::kEventFileEnd, sizeof(sdkrt::kEventFileEnd), "missing end marker (truncated?)");
 }
 
+// --- The spill file (event_stream.h): a process's buffers, left on disk ------------
+
+// Reads what a process that never wrote its event file (os._exit, SIGKILL, a
+// crash) left in its spill mapping: each buffer's chunks in order, up to its
+// last whole event (the first zero head); names through the journal; one
+// stream per thread, cut at the exit markers as the runtime's writer cuts
+// them (runtime.cc, SnapshotBuffer).
+Status ReadSpillFile(const char* data, uint64_t size, const std::string& path, EventFile* f) {
+  auto corrupt = [&](const std::string& what) { return ErrStatus(path + ": corrupt SDK spill file: " + what); };
+  sdkrt::SpillHeader h;
+  if (size < sdkrt::kSpillHeaderBytes) return corrupt("shorter than its header page");
+  std::memcpy(&h, data, sizeof(h));
+  if (h.version != sdkrt::kSpillVersion) {
+    return ErrStatus(path + ": SDK spill file version " + std::to_string(h.version) + " is not supported (this build reads " +
+                     std::to_string(sdkrt::kSpillVersion) + ")");
+  }
+  if (h.bytes_per_event != sizeof(Event)) return corrupt("events of " + std::to_string(h.bytes_per_event) + " bytes, not 16");
+  if (h.mult == 0) return corrupt("the process ended before its clock was calibrated");
+  Header& out = f->header;
+  out.pid = h.pid;
+  out.rank = h.rank;
+  out.tsc = h.tsc != 0;
+  out.base_ns = h.base_ns;
+  out.mult = h.mult;
+  out.ns_per_tick = h.ns_per_tick;
+  f->owned_names.reserve(1);
+  f->owned_names.push_back(std::string(h.process_name, strnlen(h.process_name, sizeof(h.process_name))));
+  out.mode = "record";
+  out.spill = true;
+
+  constexpr uint64_t kStep = 64 << 10;  // chunks are multiples of 64 KiB
+  struct ChunkRef {
+    uint64_t offset;
+    sdkrt::SpillChunk hdr;
+  };
+  std::vector<ChunkRef> events, names;
+  for (uint64_t off = sdkrt::kSpillHeaderBytes; off + sizeof(sdkrt::SpillChunk) <= size;) {
+    sdkrt::SpillChunk c;
+    std::memcpy(&c, data + off, sizeof(c));
+    if (c.magic != sdkrt::kSpillChunkMagic || c.bytes < kStep || c.bytes % kStep != 0) {
+      off += kStep;  // a region handed out but never initialised
+      continue;
+    }
+    const uint64_t avail = std::min<uint64_t>(c.bytes, size - off) - sizeof(c);
+    if (c.kind == sdkrt::kSpillEvents) {
+      c.capacity = std::min<uint64_t>(c.capacity, avail / sizeof(Event));
+      events.push_back(ChunkRef{off, c});
+    } else if (c.kind == sdkrt::kSpillNames) {
+      c.capacity = std::min<uint64_t>(c.capacity, avail);
+      names.push_back(ChunkRef{off, c});
+    }
+    off += std::min<uint64_t>(c.bytes, size - off);  // a hostile size cannot wrap the walk
+  }
+  // Names: address -> string index.
+  std::unordered_map<uint64_t, uint32_t> by_address;
+  for (const ChunkRef& c : names) {
+    const char* base = data + c.offset + sizeof(sdkrt::SpillChunk);
+    for (uint64_t pos = 0; pos + 16 <= c.hdr.capacity;) {
+      uint64_t address = 0, len = 0;
+      std::memcpy(&address, base + pos, 8);
+      std::memcpy(&len, base + pos + 8, 8);
+      if (address == 0 || len > c.hdr.capacity - pos - 16) break;
+      by_address.try_emplace(address, static_cast<uint32_t>(f->strings.size()));
+      f->strings.emplace_back(base + pos + 16, len);
+      pos += 16 + ((len + 7) & ~7ull);
+    }
+  }
+  uint32_t unknown = kNone;
+  auto name_index = [&](uint64_t address) {
+    auto it = by_address.find(address);
+    if (it != by_address.end()) return it->second;
+    ++out.unresolved_names;
+    if (unknown == kNone) {
+      unknown = static_cast<uint32_t>(f->strings.size());
+      f->strings.push_back("<name not journaled>");
+    }
+    return unknown;
+  };
+  // Events, per buffer in chunk order.
+  std::stable_sort(events.begin(), events.end(), [](const ChunkRef& a, const ChunkRef& b) {
+    return a.hdr.buffer != b.hdr.buffer ? a.hdr.buffer < b.hdr.buffer : a.hdr.seq < b.hdr.seq;
+  });
+  struct Segment {
+    int64_t tid;
+    std::string name;
+    std::vector<Event> events;
+  };
+  std::vector<Segment> segments;
+  for (size_t i = 0; i < events.size();) {
+    const uint32_t buffer = events[i].hdr.buffer;
+    size_t j = i;
+    while (j < events.size() && events[j].hdr.buffer == buffer) ++j;
+    const sdkrt::SpillChunk& first = events[i].hdr;
+    std::vector<Event> all;
+    bool ended = false;
+    for (size_t k = i; k < j && !ended; ++k) {
+      if (events[k].hdr.seq != k - i) {  // a chunk outside the file (disk full): the rest is not here
+        ++out.cut_buffers;
+        break;
+      }
+      const char* ev = data + events[k].offset + sizeof(sdkrt::SpillChunk);
+      for (uint64_t n = 0; n < events[k].hdr.capacity; ++n) {
+        Event e;
+        std::memcpy(&e, ev + n * sizeof(Event), sizeof(e));
+        if (e.head == 0) {
+          ended = true;
+          break;
+        }
+        all.push_back(e);
+      }
+    }
+    const size_t views_before = segments.size();
+    Segment cur{0, {}, {}};
+    bool segment_empty = true;
+    for (size_t k = 0; k < all.size(); ++k) {
+      Event e = all[k];
+      const uint8_t type = sdkrt::TypeOf(e);
+      if (type == sdkrt::kThreadName) {
+        continue;  // read with its kThreadExit
+      }
+      if (type == sdkrt::kThreadExit) {
+        cur.tid = static_cast<int64_t>(e.payload);
+        char name[8 * 8 + 1] = {};
+        for (int m = 0; m < 8 && k + 1 < all.size() && sdkrt::TypeOf(all[k + 1]) == sdkrt::kThreadName; ++m) {
+          std::memcpy(name + m * 8, &all[++k].payload, 8);
+        }
+        cur.name = name;
+        segments.push_back(std::move(cur));
+        cur = Segment{0, {}, {}};
+        segment_empty = true;
+        continue;
+      }
+      if (sdkrt::EventNamesString(type)) e.payload = name_index(e.payload);
+      cur.events.push_back(e);
+      segment_empty = false;
+    }
+    if (!segment_empty || segments.size() == views_before) {
+      cur.tid = first.owner_tid;
+      cur.name.assign(first.owner_name, strnlen(first.owner_name, sizeof(first.owner_name)));
+      segments.push_back(std::move(cur));
+    }
+    i = j;
+  }
+  f->owned_events.reserve(segments.size());
+  f->owned_names.reserve(1 + segments.size());
+  for (Segment& s : segments) {
+    f->owned_events.push_back(std::move(s.events));
+    f->owned_names.push_back(std::move(s.name));
+  }
+  out.process_name = f->owned_names[0];
+  for (size_t t = 0; t < segments.size(); ++t) {
+    ThreadStream ts;
+    ts.tid = segments[t].tid;
+    ts.name = f->owned_names[t + 1];
+    ts.events = reinterpret_cast<const char*>(f->owned_events[t].data());
+    ts.count = f->owned_events[t].size();
+    ts.recorded = ts.count;
+    f->threads.push_back(ts);
+  }
+  return OkStatus();
+}
+
 // --- Decoded records -----------------------------------------------------------
 
 struct SliceRec {
@@ -179,6 +347,14 @@ struct CounterRec {
   double value;
 };
 
+// aiprof_request_prefill / _token / _tokens.
+struct TokenRec {
+  uint64_t id;
+  int64_t ts_ns;
+  uint64_t count;  // prompt tokens (prefill) or output tokens
+  bool prefill;
+};
+
 struct InstantRec {
   int64_t ts_ns;
   StringId name;
@@ -188,6 +364,7 @@ struct InstantRec {
 struct Counts {
   uint64_t unmatched_end = 0, unclosed = 0, open_at_write = 0, ring_partial = 0, orphan_names = 0;
   uint64_t request_unmatched_end = 0, requests_in_flight = 0, request_duplicate_end = 0;
+  uint64_t tokens_unmatched = 0;  // token events of no finished request
 };
 
 // Turns the file's events into builder calls.
@@ -287,6 +464,15 @@ class SdkDecoder {
     for (uint64_t k = 0; k < view.count; ++k) {
       const Event e = view.event(k);
       const uint8_t type = sdkrt::TypeOf(e);
+      if (type == sdkrt::kExtCount) {
+        if (has_pending && (sdkrt::TypeOf(pending) == sdkrt::kRequestPrefill ||
+                            sdkrt::TypeOf(pending) == sdkrt::kRequestTokens)) {
+          tokens_.push_back(TokenRec{pending.payload, ToNs(sdkrt::TicksOf(pending)), e.payload,
+                                     sdkrt::TypeOf(pending) == sdkrt::kRequestPrefill});
+        }
+        has_pending = false;
+        continue;
+      }
       if (type == sdkrt::kExtName) {
         if (!has_pending) {
           ++counts_.orphan_names;  // its event was overwritten in the ring
@@ -325,6 +511,8 @@ class SdkDecoder {
         case sdkrt::kIterEnd: Close(&stack, &slices, 2, ts, ring_loss); break;
         case sdkrt::kRequestBegin:
         case sdkrt::kCounter:
+        case sdkrt::kRequestPrefill:
+        case sdkrt::kRequestTokens:
           pending = e;
           has_pending = true;
           break;
@@ -438,22 +626,93 @@ class SdkDecoder {
     return side.anchor == kNone ? kNoSlice : slice_index_[side.thread][side.anchor];
   }
 
+  // A request's token figures (docs/sdk.md, "LLM serving"): on its slice as
+  // args, and each token event as an instant "token" (category "token", args
+  // id and n) on the request's lane.
   void AddRequests() {
-    StringId id_key = b_->Intern("id");
     StringId flow_category = b_->Intern("request");
+    std::sort(tokens_.begin(), tokens_.end(), [](const TokenRec& a, const TokenRec& b) {
+      return a.id != b.id ? a.id < b.id : a.ts_ns < b.ts_ns;
+    });
+    auto arg_uint = [&](const char* key, uint64_t v) {
+      Arg a{};
+      a.key = b_->Intern(key);
+      a.type = ArgType::kUint;
+      a.u = v;
+      b_->AddArg(a);
+    };
+    auto arg_int = [&](const char* key, int64_t v) {
+      Arg a{};
+      a.key = b_->Intern(key);
+      a.type = ArgType::kInt;
+      a.i = v;
+      b_->AddArg(a);
+    };
+    auto arg_double = [&](const char* key, double v) {
+      Arg a{};
+      a.key = b_->Intern(key);
+      a.type = ArgType::kDouble;
+      a.d = v;
+      b_->AddArg(a);
+    };
+    const StringId token_name = b_->Intern("token"), n_key = b_->Intern("n");
+    uint64_t matched_tokens = 0;
     for (const RequestRec& r : requests_) {
-      Arg arg{};
-      arg.key = id_key;
-      arg.type = ArgType::kUint;
-      arg.u = r.id;
+      auto first = std::lower_bound(tokens_.begin(), tokens_.end(), r.id,
+                                    [](const TokenRec& t, uint64_t id) { return t.id < id; });
+      auto last = first;
+      while (last != tokens_.end() && last->id == r.id) ++last;
+      matched_tokens += static_cast<uint64_t>(last - first);
       uint64_t arg_begin = b_->ArgCursor();
-      b_->AddArg(arg);
-      uint32_t self = b_->AddSlice(lane_tracks_[r.lane], r.ts_ns, r.dur_ns, r.name, category_, kNoCorrelation, arg_begin, 1);
+      arg_uint("id", r.id);
+      uint16_t args = 1;
+      // Output tokens in time order; the prefill's start and prompt size.
+      int64_t prefill_ts = 0, first_ts = 0, last_ts = 0;
+      uint64_t prompt = 0, output = 0, first_n = 0;
+      bool has_prefill = false;
+      for (auto t = first; t != last; ++t) {
+        if (t->prefill) {
+          if (!has_prefill) prefill_ts = t->ts_ns, has_prefill = true;
+          prompt += t->count;
+          continue;
+        }
+        if (output == 0) first_ts = t->ts_ns, first_n = t->count;
+        last_ts = t->ts_ns;
+        output += t->count;
+      }
+      if (has_prefill) {
+        arg_uint("prompt_tokens", prompt);
+        arg_int("queue_ns", prefill_ts - r.ts_ns);
+        args += 2;
+      }
+      if (output > 0) {
+        arg_uint("output_tokens", output);
+        arg_int("ttft_ns", first_ts - r.ts_ns);
+        arg_double("tokens_per_s", r.dur_ns > 0 ? static_cast<double>(output) * 1e9 / static_cast<double>(r.dur_ns) : 0.0);
+        args += 3;
+        if (output > first_n) {
+          arg_double("tpot_ns", static_cast<double>(last_ts - first_ts) / static_cast<double>(output - first_n));
+          ++args;
+        }
+      }
+      uint32_t self = b_->AddSlice(lane_tracks_[r.lane], r.ts_ns, r.dur_ns, r.name, category_, kNoCorrelation, arg_begin, args);
+      for (auto t = first; t != last; ++t) {
+        if (t->prefill) continue;
+        uint64_t token_args = b_->ArgCursor();
+        arg_uint("id", r.id);
+        Arg n{};
+        n.key = n_key;
+        n.type = ArgType::kUint;
+        n.u = t->count;
+        b_->AddArg(n);
+        b_->AddInstant(lane_tracks_[r.lane], t->ts_ns, token_name, token_name, 't', token_args, 2);
+      }
       uint32_t from = AnchorSlice(r.begin), to = AnchorSlice(r.end);
       if (from == kNoSlice) from = self;
       if (to == kNoSlice) to = self;
       if (from != to) b_->AddSliceFlow(from, to, r.id, flow_category);
     }
+    counts_.tokens_unmatched = tokens_.size() - matched_tokens;
   }
 
   void AddInstantsAndCounters() {
@@ -491,7 +750,12 @@ class SdkDecoder {
     meta["sdk.events_overwritten"] = std::to_string(overwritten);
     meta["sdk.open_spans"] = std::to_string(counts_.open_at_write);
     meta["sdk.requests_in_flight"] = std::to_string(counts_.requests_in_flight);
+    if (!tokens_.empty()) meta["sdk.token_events_unmatched"] = std::to_string(counts_.tokens_unmatched);
     meta["sdk.ring_partial"] = std::to_string(counts_.ring_partial + counts_.orphan_names);
+    if (h.spill) {
+      meta["sdk.source"] = "spill";
+      meta["sdk.names_unresolved"] = std::to_string(h.unresolved_names);
+    }
   }
 
   // Misuse the SDK's calls allowed, repaired or dropped here.
@@ -511,6 +775,27 @@ class SdkDecoder {
         {"sdk_request_duplicate_end", c.request_duplicate_end,
          "aiprof_request_end() was called more than once for one id; the first end counts"},
     };
+    const Header& h = f_.header;
+    if (h.spill) {
+      DiagnosticEntry& d = b_->trace()->diagnostics.mutable_entries()["sdk_stream_unterminated"];
+      if (d.count == 0) {
+        d.first_where = path_;
+        d.description =
+            "the process ended without writing its SDK file (os._exit, a signal, a crash): its events were read from "
+            "its spill file up to the last whole event";
+      }
+      ++d.count;
+    }
+    if (h.cut_buffers > 0 || h.unresolved_names > 0) {
+      DiagnosticEntry& d = b_->trace()->diagnostics.mutable_entries()["sdk_spill_incomplete"];
+      if (d.count == 0) {
+        d.first_where = path_;
+        d.description =
+            "part of the spill file was never written (a chunk kept in memory when the disk was full, or a name "
+            "the process did not journal): the events after it are left out or unnamed";
+      }
+      d.count += h.cut_buffers + h.unresolved_names;
+    }
     for (const auto& x : diags) {
       if (x.count == 0) continue;
       DiagnosticEntry& d = b_->trace()->diagnostics.mutable_entries()[x.kind];
@@ -531,6 +816,7 @@ class SdkDecoder {
   std::unordered_map<uint32_t, uint32_t> counter_index_;  // name id -> counter
   std::vector<CounterRec> counters_;
   std::vector<InstantRec> instants_;
+  std::vector<TokenRec> tokens_;
   std::vector<uint32_t> thread_tracks_, lane_tracks_, counter_tracks_;
   StringId category_;
   Counts counts_;
@@ -542,7 +828,8 @@ class SdkDecoder {
 
 bool DetectSdkEventFile(std::string_view prefix) {
   return prefix.substr(0, sizeof(sdkrt::kEventFileMagic)) ==
-         std::string_view(sdkrt::kEventFileMagic, sizeof(sdkrt::kEventFileMagic));
+             std::string_view(sdkrt::kEventFileMagic, sizeof(sdkrt::kEventFileMagic)) ||
+         prefix.substr(0, sizeof(sdkrt::kSpillMagic)) == std::string_view(sdkrt::kSpillMagic, sizeof(sdkrt::kSpillMagic));
 }
 
 Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
@@ -565,7 +852,12 @@ Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
   };
   std::unique_ptr<void, Unmap> mapping(base, Unmap{size});
   EventFile file;
-  RETURN_IF_ERROR(ReadEventFile(static_cast<const char*>(base), size, path, &file));
+  const char* data = static_cast<const char*>(base);
+  if (size >= sizeof(sdkrt::kSpillMagic) && std::memcmp(data, sdkrt::kSpillMagic, sizeof(sdkrt::kSpillMagic)) == 0) {
+    RETURN_IF_ERROR(ReadSpillFile(data, size, path, &file));
+  } else {
+    RETURN_IF_ERROR(ReadEventFile(data, size, path, &file));
+  }
   return SdkDecoder(file, builder, path).Run();
 }
 

@@ -1,6 +1,7 @@
 #include "src/importers/sdk/sdk_event_importer.h"
 
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -286,6 +287,136 @@ TEST(SdkEventImporter, OlderSdkNativeFilesStillLoad) {
   for (size_t i = 0; i < t.slices.size(); ++i) requests += t.Str(t.slices.name[i]) == "request";
   EXPECT_EQ(requests, 8u);
   EXPECT_GT(t.flows.size(), 0u);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+using namespace sdkrt;  // NOLINT: event types and the spill layout
+
+// A spill file (event_stream.h) as a process that died mid-way leaves it:
+// one buffer of two chunks (the second cut after a torn event: payload
+// stored, head not), a name journal, a thread that exited (its exit marker
+// and name) and the owner after it. Read up to the last whole event.
+class SpillBuilder {
+ public:
+  SpillBuilder() : bytes_(sdkrt::kSpillHeaderBytes, '\0') {
+    sdkrt::SpillHeader h{};
+    std::memcpy(h.magic, sdkrt::kSpillMagic, sizeof(h.magic));
+    h.version = sdkrt::kSpillVersion;
+    h.bytes_per_event = 16;
+    h.pid = 99;
+    h.rank = -1;
+    h.tsc = 0;
+    h.base_ns = 1000;
+    h.mult = uint64_t{1} << 32;
+    h.ns_per_tick = 1;
+    std::snprintf(h.process_name, sizeof(h.process_name), "worker");
+    std::memcpy(bytes_.data(), &h, sizeof(h));
+  }
+  // A 64 KiB chunk; returns its offset.
+  size_t Chunk(uint32_t kind, uint32_t buffer, uint32_t seq, int64_t owner = 0, const char* owner_name = "") {
+    size_t off = bytes_.size();
+    bytes_.resize(off + (64 << 10), '\0');
+    sdkrt::SpillChunk c{};
+    c.capacity = kind == sdkrt::kSpillNames ? (64 << 10) - sizeof(c) : ((64 << 10) - sizeof(c)) / 16;
+    c.magic = sdkrt::kSpillChunkMagic;
+    c.kind = kind;
+    c.buffer = buffer;
+    c.seq = seq;
+    c.bytes = 64 << 10;
+    c.owner_tid = owner;
+    std::snprintf(c.owner_name, sizeof(c.owner_name), "%s", owner_name);
+    std::memcpy(bytes_.data() + off, &c, sizeof(c));
+    cursor_[off] = off + sizeof(c);
+    return off;
+  }
+  void Name(size_t chunk, uint64_t address, const std::string& text) {
+    size_t& at = cursor_[chunk];
+    uint64_t len = text.size();
+    std::memcpy(bytes_.data() + at, &address, 8);
+    std::memcpy(bytes_.data() + at + 8, &len, 8);
+    std::memcpy(bytes_.data() + at + 16, text.data(), len);
+    at += 16 + ((len + 7) & ~uint64_t{7});
+  }
+  void Ev(size_t chunk, uint8_t type, int64_t ticks, uint64_t payload) {
+    size_t& at = cursor_[chunk];
+    Event e{(static_cast<uint64_t>(ticks) << kTypeBits) | type, payload};
+    std::memcpy(bytes_.data() + at, &e, sizeof(e));
+    at += sizeof(e);
+  }
+  // Fills chunk `chunk` up to its capacity with span begin/end pairs.
+  void Fill(size_t chunk, uint64_t name, int64_t* ticks) {
+    const size_t end = chunk + (64 << 10);
+    for (bool begin = true; cursor_[chunk] + 16 <= end; begin = !begin) {
+      Ev(chunk, begin ? kSpanBegin : kSpanEnd, (*ticks)++, begin ? name : 0);
+    }
+  }
+  std::string bytes_;
+  std::map<size_t, size_t> cursor_;
+};
+
+TEST(SdkEventImporter, SpillFileOfADeadProcessIsReadToItsLastWholeEvent) {
+  SpillBuilder b;
+  const size_t names = b.Chunk(kSpillNames, 0, 0);
+  b.Name(names, 0x1000, "step_work");
+  b.Name(names, 0x2000, "exited_thread_span");
+  b.Name(names, 0x3000, "req");
+  // Buffer 0: thread 501 records a span and exits (marker, name "old"), then
+  // thread 502 (the owner now, "main") fills the chunk with step_work spans
+  // and goes on in chunk 1: a request whose name event was never stored,
+  // then a torn event.
+  const size_t c0 = b.Chunk(kSpillEvents, 0, 0, 502, "main");
+  int64_t ticks = 0;
+  b.Ev(c0, kSpanBegin, ticks++, 0x2000);
+  b.Ev(c0, kSpanEnd, ticks++, 0);
+  b.Ev(c0, kThreadExit, ticks++, 501);
+  uint64_t old_name = 0;
+  std::memcpy(&old_name, "old", 3);
+  b.Ev(c0, kThreadName, 0, old_name);
+  b.Fill(c0, 0x1000, &ticks);  // (4088 - 4) / 2 = 2042 spans (4,088 events a 64 KiB chunk)
+  const size_t c1 = b.Chunk(kSpillEvents, 0, 1);
+  b.Ev(c1, kSpanBegin, ticks++, 0x1000);
+  b.Ev(c1, kSpanEnd, ticks++, 0);
+  b.Ev(c1, kRequestBegin, ticks++, 5);  // its kExtName never written
+  b.Ev(c1, 0, 0, 0x3000);               // torn: payload stored, head not
+  testing::TempDir dir;
+  auto t = ImportTrace(dir.Write("aiprof-99.aiprof.part", b.bytes_));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const Trace& tr = **t;
+  std::map<std::string, uint64_t> per_thread;
+  for (uint32_t i = 0; i < tr.slices.size(); ++i) {
+    per_thread[std::string(tr.Str(tr.tracks.name[tr.slices.track[i]])) + "/" + std::string(tr.Str(tr.slices.name[i]))]++;
+  }
+  EXPECT_EQ(per_thread, (std::map<std::string, uint64_t>{{"main/step_work", 2043}, {"old/exited_thread_span", 1}}));
+  EXPECT_EQ(tr.metadata.at("sdk.source"), "spill");
+  EXPECT_EQ(tr.metadata.at("sdk.requests_in_flight"), "0");  // the nameless begin is dropped
+  EXPECT_EQ(tr.metadata.at("process_name"), "worker");
+  EXPECT_EQ(tr.metadata.at("pid"), "99");
+  EXPECT_EQ(tr.diagnostics.entries().at("sdk_stream_unterminated").count, 1u);
+  EXPECT_FALSE(tr.diagnostics.entries().count("sdk_spill_incomplete"));
+  // Times: nanoseconds from base 1000.
+  EXPECT_EQ(tr.slices.ts_ns[0] >= 1000, true);
+
+  // A chunk missing from the sequence (kept in memory on a full disk): the
+  // buffer stops at the gap, counted; an unjournaled name is named so, counted.
+  SpillBuilder g;
+  const size_t gn = g.Chunk(kSpillNames, 0, 0);
+  g.Name(gn, 0x1000, "a");
+  const size_t g0 = g.Chunk(kSpillEvents, 0, 0, 7, "t");
+  ticks = 0;
+  g.Fill(g0, 0x4000, &ticks);  // a name the journal lacks
+  const size_t g2 = g.Chunk(kSpillEvents, 0, 2);
+  g.Ev(g2, kSpanBegin, ticks++, 0x1000);
+  g.Ev(g2, kSpanEnd, ticks++, 0);
+  auto gt = ImportTrace(dir.Write("gap.aiprof.part", g.bytes_));
+  ASSERT_TRUE(gt.ok()) << gt.status().message();
+  EXPECT_EQ((*gt)->slices.size(), 2044u);
+  EXPECT_EQ((*gt)->Str((*gt)->slices.name[0]), "<name not journaled>");
+  EXPECT_EQ((*gt)->diagnostics.entries().at("sdk_spill_incomplete").count, 1u + 2044u);
 }
 
 }  // namespace

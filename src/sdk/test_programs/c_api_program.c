@@ -9,6 +9,11 @@
  *   c_api_program requests K    K requests begun on one thread, ended on another
  *   c_api_program ring N        N spans on the main thread, 10 on a worker
  *   c_api_program fork          spans in a parent and a forked child
+ *   c_api_program fork_exit N   a forked child records N spans on two threads,
+ *                               a request, counters, then leaves by _exit()
+ *   c_api_program kill N        N spans, then SIGKILL to itself
+ *   c_api_program tokens K      K requests, each a prefill and 1 + 1 + 3 output
+ *                               tokens 1 ms apart; prints its own times (ns)
  *   c_api_program api           every other call of the C API
  *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
  *   c_api_program misuse        ends without begins, a span left open in a step
@@ -319,6 +324,100 @@ static int Churn(long n, int at_once) {
   return 0;
 }
 
+static long g_worker_spans = 0;
+static void* ChildWorker(void* arg) {
+  (void)arg;
+  aiprof_thread_name("child-worker");
+  for (long i = 0; i < g_worker_spans; ++i) {
+    aiprof_span_begin("child_worker");
+    aiprof_span_end();
+  }
+  return NULL;
+}
+
+/* The child leaves by _exit(): no atexit, so only its spill file holds its
+ * events. */
+static int ForkExit(long n) {
+  aiprof_span_begin("parent_before");
+  aiprof_span_end();
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) return 2;
+  if (child == 0) {
+    char dyn[32];
+    snprintf(dyn, sizeof(dyn), "dyn_%d", 42);
+    const char* dyn_name = aiprof_intern(dyn);
+    g_worker_spans = n;
+    pthread_t t;
+    pthread_create(&t, NULL, ChildWorker, NULL);
+    for (long i = 0; i < n; ++i) {
+      aiprof_span_begin(i % 2 ? "child_odd" : dyn_name);
+      aiprof_counter("child_counter", (double)i);
+      aiprof_span_end();
+    }
+    pthread_join(t, NULL);
+    uint64_t r = aiprof_request_begin("child_request");
+    aiprof_request_end(r);
+    aiprof_span_begin("left_open");
+    printf("child %ld\n", (long)getpid());
+    fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  aiprof_span_begin("parent_after");
+  aiprof_span_end();
+  printf("parent %ld\n", (long)getpid());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3;
+}
+
+static int Kill(long n) {
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("before_kill");
+    aiprof_span_end();
+  }
+  aiprof_mark("last_mark");
+  printf("pid %ld\n", (long)getpid());
+  fflush(stdout);
+  raise(SIGKILL);
+  return 1;
+}
+
+/* Each request: begin, prefill (16 prompt tokens) 1 ms later, a token 2 ms
+ * later, another 1 ms later, then 3 at once 1 ms later, end. Prints
+ * "req <begin> <prefill> <t1> <t2> <t3> <end>" with this program's own
+ * CLOCK_MONOTONIC around each call (the SDK's time lies between). */
+static int Tokens(int k) {
+  for (int i = 0; i < k; ++i) {
+    int64_t b0 = NowNs();
+    uint64_t r = aiprof_request_begin("generate");
+    int64_t b1 = NowNs();
+    BusyWaitNs(1000000);
+    int64_t p0 = NowNs();
+    aiprof_request_prefill(r, 16);
+    int64_t p1 = NowNs();
+    BusyWaitNs(2000000);
+    int64_t t10 = NowNs();
+    aiprof_request_token(r);
+    int64_t t11 = NowNs();
+    BusyWaitNs(1000000);
+    int64_t t20 = NowNs();
+    aiprof_request_token(r);
+    int64_t t21 = NowNs();
+    BusyWaitNs(1000000);
+    int64_t t30 = NowNs();
+    aiprof_request_tokens(r, 3);
+    int64_t t31 = NowNs();
+    int64_t e0 = NowNs();
+    aiprof_request_end(r);
+    int64_t e1 = NowNs();
+    printf("req %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", (long long)b0, (long long)b1,
+           (long long)p0, (long long)p1, (long long)t10, (long long)t11, (long long)t20, (long long)t21,
+           (long long)t30, (long long)t31, (long long)e0, (long long)e1);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   const char* s = argv[1];
@@ -328,6 +427,9 @@ int main(int argc, char** argv) {
   if (strcmp(s, "requests") == 0 && argc == 3) return Requests(atoi(argv[2]));
   if (strcmp(s, "ring") == 0 && argc == 3) return Ring(atol(argv[2]));
   if (strcmp(s, "fork") == 0) return Fork();
+  if (strcmp(s, "fork_exit") == 0 && argc == 3) return ForkExit(atol(argv[2]));
+  if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
+  if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
   if (strcmp(s, "misuse") == 0) return Misuse();

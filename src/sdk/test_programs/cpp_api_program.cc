@@ -29,8 +29,11 @@ int main() {
   {
     AIPROF_SCOPE("submit");
     aiprof::sdk::Request request("cpp_request");
+    request.Prefill(8);
+    request.Token();
     worker = std::thread([r = std::move(request)]() mutable {
       AIPROF_SCOPE("serve");
+      r.Tokens(2);
       r.End();
     });
   }
