@@ -97,6 +97,19 @@ py::array_t<T> ColumnArray(const ChunkedVector<T>& c) {
   return out;
 }
 
+// A column of row ids (TrackId, SliceId, CallsiteId) as their uint32 row
+// indices.
+template <typename Table>
+py::array_t<uint32_t> RowIdArray(const ChunkedVector<RowId<Table>>& c) {
+  py::array_t<uint32_t> out(static_cast<py::ssize_t>(c.size()));
+  uint32_t* dst = out.mutable_data();
+  for (size_t b = 0; b < c.block_count(); ++b) {
+    std::memcpy(static_cast<void*>(dst), c.block(b), c.block_items(b) * sizeof(uint32_t));
+    dst += c.block_items(b);
+  }
+  return out;
+}
+
 // Enum columns (EventKind, Layer, TrackKind: uint8_t) as their raw codes.
 template <typename E>
 py::array_t<uint8_t> EnumCodes(const ChunkedVector<E>& c) {
@@ -166,7 +179,7 @@ py::tuple EnumColumn(const ChunkedVector<E>& c, int count, Name name) {
 
 // A per-row value taken from the row's track (rank, device, pid, tid).
 template <typename T>
-py::array_t<T> GatherByTrack(const ChunkedVector<uint32_t>& track, const ChunkedVector<T>& by_track, T missing) {
+py::array_t<T> GatherByTrack(const ChunkedVector<TrackId>& track, const ChunkedVector<T>& by_track, T missing) {
   py::array_t<T> out(static_cast<py::ssize_t>(track.size()));
   T* dst = out.mutable_data();
   for (size_t i = 0; i < track.size(); ++i) {
@@ -189,8 +202,12 @@ py::dict ExportTable(const Trace& trace, const Table& table) {
       d[info.name] = StringColumn(trace, column);
     } else if constexpr (std::is_enum_v<T>) {
       d[info.name] = EnumColumn(column, EnumInfo<T>::kCount, EnumInfo<T>::Name);
+    } else if constexpr (kIsRowId<T>) {
+      d[info.name] = RowIdArray(column);
     } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, char>) {
       d[info.name] = ColumnArray(column);
+    } else {
+      static_assert(std::is_same_v<T, char>, "add a mapping for this column type");
     }
   });
   return d;

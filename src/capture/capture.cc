@@ -726,15 +726,15 @@ void SampleTopLevelSlices(Trace* t, double rate) {
   for (size_t i = 0; i < t->flows.size(); ++i) {
     uint32_t from = t->flows.from_slice[i], to = t->flows.to_slice[i];
     if (from >= n || to >= n || remap[from] == kNoSlice || remap[to] == kNoSlice) continue;
-    flows.from_slice.push_back(remap[from]);
-    flows.to_slice.push_back(remap[to]);
+    flows.from_slice.push_back(SliceId{remap[from]});
+    flows.to_slice.push_back(SliceId{remap[to]});
     flows.flow_id.push_back(t->flows.flow_id[i]);
     flows.category.push_back(t->flows.category[i]);
   }
   t->flows = std::move(flows);
   for (size_t i = 0; i < t->op_metrics.size(); ++i) {
     uint32_t s_i = t->op_metrics.slice[i];
-    if (s_i < n) t->op_metrics.slice[i] = remap[s_i];
+    if (s_i < n) t->op_metrics.slice[i] = SliceId{remap[s_i]};
   }
   t->metadata["sampling_rate"] = std::to_string(rate);
 }

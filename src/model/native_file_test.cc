@@ -120,9 +120,9 @@ TEST(NativeFileTest, EveryReferenceAndEnumColumnIsChecked) {
   } cases[] = {
       {"track 1: layer = 200 is not one of its values", [](Trace* t) { t->tracks.layer[1] = static_cast<Layer>(200); }},
       {"slice 0: kind = 99 is not one of its values", [](Trace* t) { t->slices.kind[0] = static_cast<EventKind>(99); }},
-      {"flow 0: to_slice = 3 refers outside its table", [](Trace* t) { t->flows.to_slice[0] = 3; }},
-      {"step 0: track = 9 refers outside its table", [](Trace* t) { t->steps.track[0] = 9; }},
-      {"counter 0: track = 7 refers outside its table", [](Trace* t) { t->counters.track[0] = 7; }},
+      {"flow 0: to_slice = 3 refers outside its table", [](Trace* t) { t->flows.to_slice[0] = SliceId{3}; }},
+      {"step 0: track = 9 refers outside its table", [](Trace* t) { t->steps.track[0] = TrackId{9}; }},
+      {"counter 0: track = 7 refers outside its table", [](Trace* t) { t->counters.track[0] = TrackId{7}; }},
       {"track 2: process_name = 999 refers outside its table",
        [](Trace* t) { t->tracks.process_name[2] = StringId{999}; }},
   };

@@ -25,12 +25,42 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "src/base/chunked_vector.h"
 #include "src/base/string_pool.h"
 #include "src/model/event_kind.h"
 
 namespace aiprof {
+
+// A row of one of the model's tables, typed by the table: a TrackId cannot
+// be passed where a SliceId is expected, nor a bare integer stored in a
+// column that refers to tracks, without saying so (TrackId{i}). Reading one
+// gives its row index (implicitly: `t.tracks.kind[t.slices.track[i]]`), so
+// indexing and comparing with the kNo* markers read as before.
+template <typename Table>
+class RowId {
+ public:
+  constexpr RowId() = default;
+  constexpr explicit RowId(uint32_t raw) : raw_(raw) {}
+  constexpr operator uint32_t() const { return raw_; }  // NOLINT: the row index, for indexing
+  constexpr uint32_t raw() const { return raw_; }
+
+ private:
+  uint32_t raw_ = 0;
+};
+struct TrackTable;
+struct SliceTable;
+struct CallsiteTable;
+using TrackId = RowId<TrackTable>;
+using SliceId = RowId<SliceTable>;
+using CallsiteId = RowId<CallsiteTable>;
+static_assert(sizeof(TrackId) == sizeof(uint32_t) && std::is_trivially_copyable_v<TrackId>);
+
+template <typename T>
+inline constexpr bool kIsRowId = false;
+template <typename Table>
+inline constexpr bool kIsRowId<RowId<Table>> = true;
 
 inline constexpr uint32_t kNoTrack = UINT32_MAX;
 inline constexpr uint32_t kNoSlice = UINT32_MAX;
@@ -121,7 +151,7 @@ struct ColumnInfo {
   C(StringId, name, kString, kPython)                                                        \
   C(StringId, category, kString, kPython)                                                    \
   C(EventKind, kind, kNone, kPython)                                                         \
-  C(uint32_t, track, kTrack, kPython)                                                        \
+  C(TrackId, track, kTrack, kPython)                                                         \
   C(uint16_t, depth, kNone, kPython)                                                         \
   C(int64_t, correlation, kNone, kPython) /* launch<->device correlation, or kNoCorrelation */ \
   C(uint64_t, arg_begin, kNone, kInternal) /* into Trace::args */                            \
@@ -131,19 +161,19 @@ struct ColumnInfo {
   C(int64_t, ts_ns, kNone, kInternal)                                                        \
   C(StringId, name, kString, kInternal)                                                      \
   C(StringId, category, kString, kInternal)                                                  \
-  C(uint32_t, track, kTrack, kInternal)                                                      \
+  C(TrackId, track, kTrack, kInternal)                                                       \
   C(char, scope, kNone, kInternal) /* 't' thread, 'p' process, 'g' global */                 \
   C(uint64_t, arg_begin, kNone, kInternal)                                                   \
   C(uint16_t, arg_count, kNone, kInternal)
 
 #define AIPROF_COUNTER_COLUMNS(C)                                                            \
   C(int64_t, ts_ns, kNone, kPython)                                                          \
-  C(uint32_t, track, kTrack, kPython) /* a kCounter track */                                 \
+  C(TrackId, track, kTrack, kPython) /* a kCounter track */                                 \
   C(double, value, kNone, kPython)
 
 #define AIPROF_FLOW_COLUMNS(C)                                                               \
-  C(uint32_t, from_slice, kSlice, kPython)                                                   \
-  C(uint32_t, to_slice, kSlice, kPython)                                                     \
+  C(SliceId, from_slice, kSlice, kPython)                                                   \
+  C(SliceId, to_slice, kSlice, kPython)                                                     \
   C(uint64_t, flow_id, kNone, kPython)      /* exact, may exceed 2^53 */                     \
   C(StringId, category, kString, kPython)   /* "ac2g", "correlation", "fwdbwd", ... */
 
@@ -152,7 +182,7 @@ struct ColumnInfo {
   C(int64_t, number, kNone, kPython) /* N of ProfilerStep#N / "## step N ##", or -1 */       \
   C(int64_t, ts_ns, kNone, kPython)                                                          \
   C(int64_t, dur_ns, kNone, kPython)                                                         \
-  C(uint32_t, track, kTrack, kPython)                                                        \
+  C(TrackId, track, kTrack, kPython)                                                         \
   C(int32_t, rank, kNone, kPython)
 
 // Per-op figures that are not timeline events: PMU columns of Ascend's
@@ -160,7 +190,7 @@ struct ColumnInfo {
 // times. One row per (op, key); `slice` is the finalized slice the row was
 // joined to, or kNoSlice for aggregate rows (op_statistic, communication).
 #define AIPROF_OP_METRIC_COLUMNS(C)                                                          \
-  C(uint32_t, slice, kOptionalSlice, kInternal)                                              \
+  C(SliceId, slice, kOptionalSlice, kInternal)                                              \
   C(int32_t, rank, kNone, kInternal)                                                         \
   C(StringId, source, kString, kInternal) /* file the row came from, e.g. "kernel_details.csv" */ \
   C(StringId, op, kString, kInternal)     /* op name (or op type for aggregate rows) */      \
@@ -183,7 +213,7 @@ struct ColumnInfo {
 // the stack is the chain of parents to a root (parent == kNoCallsite).
 // Parents always precede their children.
 #define AIPROF_CALLSITE_COLUMNS(C)                                                           \
-  C(uint32_t, parent, kEarlierRow, kInternal) /* kNoCallsite for a root frame */             \
+  C(CallsiteId, parent, kEarlierRow, kInternal) /* kNoCallsite for a root frame */             \
   C(uint32_t, depth, kNone, kInternal)        /* 0 for a root */                             \
   C(StringId, frame, kString, kInternal)  /* function name, or "0x7f..." when unsymbolised */ \
   C(StringId, module, kString, kInternal) /* binary or library path, "[python]", "[kernel]" */ \
@@ -193,8 +223,8 @@ struct ColumnInfo {
 // chains): one row per sample, ordered by (track, ts) after Finalize().
 #define AIPROF_STACK_SAMPLE_COLUMNS(C)                                                       \
   C(int64_t, ts_ns, kNone, kInternal)                                                        \
-  C(uint32_t, track, kTrack, kInternal)                   /* the sampled thread's track */   \
-  C(uint32_t, callsite, kOptionalCallsite, kInternal)     /* leaf frame (kNoCallsite: no stack) */ \
+  C(TrackId, track, kTrack, kInternal)                    /* the sampled thread's track */   \
+  C(CallsiteId, callsite, kOptionalCallsite, kInternal)     /* leaf frame (kNoCallsite: no stack) */ \
   C(int64_t, weight_ns, kNone, kInternal) /* time the sample stands for (the sampling period) */
 
 // Duration statistics of the slices of each (category, name): an index of

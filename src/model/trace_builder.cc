@@ -110,7 +110,7 @@ uint32_t TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, S
                          .name = name,
                          .category = category,
                          .kind = EventKind::kOther,
-                         .track = track,
+                         .track = TrackId{track},
                          .depth = 0,
                          .correlation = correlation,
                          .arg_begin = arg_begin,
@@ -136,7 +136,7 @@ void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, Stri
   trace_->instants.Append({.ts_ns = ts_ns,
                            .name = name,
                            .category = category,
-                           .track = track,
+                           .track = TrackId{track},
                            .scope = scope,
                            .arg_begin = arg_begin,
                            .arg_count = arg_count});
@@ -144,13 +144,13 @@ void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, Stri
 
 void TraceBuilder::AddCounter(uint32_t track, int64_t ts_ns, double value) {
   if (!TimesInRange(trace_, "counter value", track, ts_ns)) return;
-  trace_->counters.Append({.ts_ns = ts_ns, .track = track, .value = value});
+  trace_->counters.Append({.ts_ns = ts_ns, .track = TrackId{track}, .value = value});
 }
 
 void TraceBuilder::AddOpMetric(uint32_t slice, int32_t rank, StringId source, StringId op, StringId key,
                                double value, StringId text) {
   trace_->op_metrics.Append(
-      {.slice = slice, .rank = rank, .source = source, .op = op, .key = key, .value = value, .text = text});
+      {.slice = SliceId{slice}, .rank = rank, .source = source, .op = op, .key = key, .value = value, .text = text});
 }
 
 void TraceBuilder::AddStepBreakdown(int32_t rank, int64_t step, StringId source, StringId key, int64_t value_ns) {
@@ -192,7 +192,7 @@ uint32_t TraceBuilder::InternCallsite(uint32_t parent, StringId frame, StringId 
   auto [it, inserted] = callsites_.try_emplace(CallsiteKey{parent, frame.raw, module.raw, kind},
                                                static_cast<uint32_t>(cs.size()));
   if (inserted) {
-    cs.Append({.parent = parent,
+    cs.Append({.parent = CallsiteId{parent},
                .depth = parent == kNoCallsite ? 0 : cs.depth[parent] + 1,
                .frame = frame,
                .module = module,
@@ -203,7 +203,7 @@ uint32_t TraceBuilder::InternCallsite(uint32_t parent, StringId frame, StringId 
 
 void TraceBuilder::AddStackSample(uint32_t track, int64_t ts_ns, uint32_t callsite, int64_t weight_ns) {
   if (!TimesInRange(trace_, "stack sample", track, ts_ns, std::max<int64_t>(weight_ns, 0))) return;
-  trace_->samples.Append({.ts_ns = ts_ns, .track = track, .callsite = callsite, .weight_ns = weight_ns});
+  trace_->samples.Append({.ts_ns = ts_ns, .track = TrackId{track}, .callsite = CallsiteId{callsite}, .weight_ns = weight_ns});
 }
 
 // Samples ordered by (track, ts); sources deliver them per CPU or interleaved.
@@ -424,8 +424,8 @@ void TraceBuilder::LinkCorrelationFlows() {
     if (s.correlation[i] == kNoCorrelation || !IsDeviceActivity(s.kind[i])) continue;
     auto it = host_by_corr.find(s.correlation[i]);
     if (it == host_by_corr.end()) continue;
-    trace_->flows.Append({.from_slice = it->second,
-                          .to_slice = static_cast<uint32_t>(i),
+    trace_->flows.Append({.from_slice = SliceId{it->second},
+                          .to_slice = SliceId{static_cast<uint32_t>(i)},
                           .flow_id = static_cast<uint64_t>(s.correlation[i]),
                           .category = cat});
   }
@@ -523,7 +523,7 @@ void TraceBuilder::LinkFlowEvents() {
     if (previous != kNoSlice && previous != slice) {
       uint64_t key = (uint64_t{previous} << 32) | slice;
       if (existing.insert(key).second) {
-        trace_->flows.Append({.from_slice = previous, .to_slice = slice, .flow_id = f.id, .category = f.category});
+        trace_->flows.Append({.from_slice = SliceId{previous}, .to_slice = SliceId{slice}, .flow_id = f.id, .category = f.category});
       }
     }
     previous = slice;
@@ -536,7 +536,7 @@ void TraceBuilder::LinkSliceFlows() {
   for (const PendingSliceFlow& f : slice_flows_) {
     AIPROF_CHECK(f.from < slice_position_.size() && f.to < slice_position_.size());
     trace_->flows.Append(
-        {.from_slice = slice_position_[f.from], .to_slice = slice_position_[f.to], .flow_id = f.id, .category = f.category});
+        {.from_slice = SliceId{slice_position_[f.from]}, .to_slice = SliceId{slice_position_[f.to]}, .flow_id = f.id, .category = f.category});
   }
   slice_flows_.clear();
   slice_position_.clear();

@@ -72,7 +72,7 @@ class PartMerger {
   template <typename T, typename B>
   static void Offset(ChunkedVector<T>* column, size_t first, B base) {
     for (size_t i = first; i < column->size(); ++i) {
-      if constexpr (std::is_same_v<T, uint32_t>) {
+      if constexpr (kIsRowId<T>) {
         if ((*column)[i] == kNoSlice) continue;
       }
       (*column)[i] = static_cast<T>((*column)[i] + base);

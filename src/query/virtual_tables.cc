@@ -84,7 +84,7 @@ QueryColumn ModelColumn(const Trace& trace, const ChunkedVector<T>& col, std::st
   } else if constexpr (std::is_same_v<T, uint64_t>) {
     c.type = "INTEGER";
     c.value = [&col](sqlite3_context* ctx, size_t row) { ResultUint64(ctx, col[row]); };
-  } else if constexpr (std::is_same_v<T, uint32_t>) {
+  } else if constexpr (std::is_same_v<T, uint32_t> || kIsRowId<T>) {
     c.type = "INTEGER";
     c.value = [&col](sqlite3_context* ctx, size_t row) {
       if (col[row] == UINT32_MAX) return sqlite3_result_null(ctx);

@@ -27,6 +27,7 @@
 
 #include "src/base/chunked_vector.h"
 #include "src/base/status.h"
+#include "src/model/tables.h"
 
 struct sqlite3;
 struct sqlite3_context;
@@ -50,7 +51,7 @@ struct QueryTable {
   std::function<size_t()> rows;
   std::vector<QueryColumn> columns;  // columns[0] is always `id`, the row index
   // Set when rows are ordered by (track, ts): enables track/ts pushdown.
-  const ChunkedVector<uint32_t>* sorted_track = nullptr;
+  const ChunkedVector<TrackId>* sorted_track = nullptr;
   const ChunkedVector<int64_t>* sorted_ts = nullptr;
   // Runs before a scan starts (computes derived columns once); may throw
   // std::bad_alloc, which the scan reports as SQLITE_NOMEM.

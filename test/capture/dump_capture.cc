@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < t.slices.size(); ++i) {
     std::printf("{\"slice\":%s,\"ts\":%lld,\"dur\":%lld,\"track\":%u,\"depth\":%u,\"cat\":%s}\n",
                 Json(t.Str(t.slices.name[i])).c_str(), static_cast<long long>(t.slices.ts_ns[i]),
-                static_cast<long long>(t.slices.dur_ns[i]), t.slices.track[i], t.slices.depth[i],
+                static_cast<long long>(t.slices.dur_ns[i]), t.slices.track[i].raw(), t.slices.depth[i],
                 Json(t.Str(t.slices.category[i])).c_str());
   }
   for (size_t i = 0; i < t.steps.size(); ++i) {
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
     }
     stack += "]";
     std::printf("{\"sample\":%lld,\"track\":%u,\"weight\":%lld,\"stack\":%s}\n", static_cast<long long>(t.samples.ts_ns[i]),
-                t.samples.track[i], static_cast<long long>(t.samples.weight_ns[i]), stack.c_str());
+                t.samples.track[i].raw(), static_cast<long long>(t.samples.weight_ns[i]), stack.c_str());
   }
   return 0;
 }

@@ -145,7 +145,7 @@ TEST(ReportDataTest, HostFunctionsBySelfThenTotalSamples) {
   Trace t;
   // Stacks (leaf first): main <- work <- hot; main <- work; main <- other.
   auto frame = [&](const char* name, uint32_t parent) {
-    t.callsites.parent.push_back(parent);
+    t.callsites.parent.push_back(CallsiteId{parent});
     t.callsites.depth.push_back(parent == kNoCallsite ? 0 : t.callsites.depth[parent] + 1);
     t.callsites.frame.push_back(t.strings.Intern(name));
     t.callsites.module.push_back(t.strings.Intern("/bin/svc"));
@@ -156,8 +156,8 @@ TEST(ReportDataTest, HostFunctionsBySelfThenTotalSamples) {
   const uint32_t other = frame("other", main_fn);
   auto sample = [&](uint32_t leaf) {
     t.samples.ts_ns.push_back(static_cast<int64_t>(t.samples.size()));
-    t.samples.track.push_back(0);
-    t.samples.callsite.push_back(leaf);
+    t.samples.track.push_back(TrackId{0});
+    t.samples.callsite.push_back(CallsiteId{leaf});
     t.samples.weight_ns.push_back(1000);
   };
   for (int i = 0; i < 6; ++i) sample(hot);
