@@ -124,6 +124,30 @@ void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
   if (!t.rows.empty()) sec->Add(std::move(t));
 }
 
+// LLM serving (SDK requests with tokens): TTFT, TPOT, inter-token latency,
+// queue time and request latency in ns; tokens/s per request as a rate.
+void AddRequestTokens(const Summary& s, render::Document* doc) {
+  const RequestTokenStats& r = s.requests;
+  if (r.empty()) return;
+  render::Table t{"request_tokens", "", {{"figure", "Figure"}, {"count", "Requests", Unit::kCount}, {"mean", "Mean"},
+                                         {"p50", "p50"}, {"p90", "p90"}, {"p99", "p99"}, {"max", "Max"}},
+                  {}, ""};
+  auto row = [&](const char* name, const Distribution& d, Unit unit) {
+    if (d.count == 0) return;
+    t.rows.push_back({Value::String(name), Int(d.count), Value::Number(d.mean).In(unit), Value::Number(d.p50).In(unit),
+                      Value::Number(d.p90).In(unit), Value::Number(d.p99).In(unit), Value::Number(d.max).In(unit)});
+  };
+  row("time to first token", r.ttft_ns, Unit::kNs);
+  row("time per output token", r.tpot_ns, Unit::kNs);
+  row("inter-token latency", r.itl_ns, Unit::kNs);
+  row("queue time", r.queue_ns, Unit::kNs);
+  row("request latency", r.e2e_ns, Unit::kNs);
+  row("output tokens/s per request", r.tokens_per_s, Unit::kPerSecond);
+  doc->AddSection("request_tokens", fmt::format("Requests with tokens ({}; {} output, {} prompt tokens)", r.requests.size(),
+                                                r.output_tokens, r.prompt_tokens))
+      .Add(std::move(t));
+}
+
 // Multi-rank and Ascend inputs: ranks, step breakdowns, op types.
 void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Document* doc) {
   if (s.ranks.size() > 1 || (s.ranks.size() == 1 && s.ranks[0].rank != kNoRank)) {
@@ -183,6 +207,7 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
   AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
   AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(),
                                                           s.step_source.empty() ? "" : ", from " + s.step_source)));
+  AddRequestTokens(s, &doc);
   AddRanksAndBreakdowns(trace, s, &doc);
   render::Table categories{"events_by_category", "", {{"category", "Category"}, {"events", "Events", Unit::kCount}}, {}, ""};
   for (const auto& [cat, count] : s.events_by_category) {

@@ -47,5 +47,25 @@ TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
             std::string::npos);
 }
 
+// The LLM-serving figures (SDK requests with tokens) as their own table, in
+// their units; a trace without them has no such section.
+TEST(SummaryReportTest, RequestTokenFiguresInTheirUnits) {
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(kTrace);
+  ASSERT_TRUE(trace);
+  Summary s = ComputeSummary(*trace);
+  EXPECT_EQ(render::RenderText(SummaryToDocument(*trace, s, SummaryReportOptions{})).find("Requests with tokens"),
+            std::string::npos);
+  s.requests.requests.resize(2);
+  s.requests.output_tokens = 40;
+  s.requests.prompt_tokens = 100;
+  s.requests.ttft_ns = {2, 15'000'000, 15'000'000, 20'000'000, 20'000'000, 20'000'000};
+  s.requests.tokens_per_s = {2, 50, 50, 60, 60, 60};
+  std::string text = render::RenderText(SummaryToDocument(*trace, s, SummaryReportOptions{}));
+  EXPECT_NE(text.find("Requests with tokens (2; 40 output, 100 prompt tokens)"), std::string::npos) << text;
+  EXPECT_NE(text.find("time to first token"), std::string::npos) << text;
+  EXPECT_NE(text.find("15.00 ms"), std::string::npos) << text;
+  EXPECT_EQ(text.find("time per output token"), std::string::npos) << text;  // no TPOT figures: no row
+}
+
 }  // namespace
 }  // namespace aiprof
