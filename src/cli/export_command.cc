@@ -24,7 +24,7 @@ class ExportCommand : public Command {
     AddFormatFlag(sub, &format_, "perfetto (protobuf, .pftrace) or chrome-json")
         ->check(CLI::IsMember({"perfetto", "chrome-json"}));
     AddOutputPathFlag(sub, &output_, "Output file")->required();
-    sub->add_flag("--critical-path", critical_path_,
+    AddCriticalPathFlag(sub, &critical_path_,
                   "Flag the slices on each step's critical path (arg critical_path) and add flows for its dependencies");
     return sub;
   }

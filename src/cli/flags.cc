@@ -45,6 +45,10 @@ CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string&
   return sub->add_option("--fix-id", *fix_id, help);
 }
 
+CLI::Option* AddCriticalPathFlag(CLI::App* sub, bool* critical_path, const std::string& help) {
+  return sub->add_flag("--critical-path", *critical_path, help);
+}
+
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help) {
   return sub->add_option("--pid", *pid, help)->check(CLI::PositiveNumber);
 }

@@ -60,6 +60,8 @@ CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::stri
 CLI::Option* AddTokenFileFlag(CLI::App* sub, std::string* path, const std::string& help);
 // --fix-id ID: the suggestion id the after run applied (validate, card).
 CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string& help);
+// --critical-path: each step's critical path (export flags it, the timeline draws it).
+CLI::Option* AddCriticalPathFlag(CLI::App* sub, bool* critical_path, const std::string& help);
 // --pid: a running process (positive).
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help);
 // --cpu-hz: host CPU sampling frequency.

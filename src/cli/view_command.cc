@@ -40,7 +40,7 @@ class ViewCommand : public Command {
     sub->add_option("--diff", baseline_, "Baseline trace: show the change from it (views that support it)");
     sub->add_option("--thread", options_.thread, "Only this thread (its name, tid, or pid/tid)");
     sub->add_option("--rank", options_.rank, "Only this rank")->check(CLI::NonNegativeNumber);
-    sub->add_flag("--critical-path", options_.critical_path,
+    AddCriticalPathFlag(sub, &options_.critical_path,
                   "Timeline: highlight each step's critical path and draw its dependencies");
     sub->add_option("--color-by", options_.color_by,
                     "Timeline and flame graph: colour slices/frames by their nn.Module (record_function and SDK "
