@@ -69,9 +69,10 @@ def normalise(obj, tmp):
     return obj
 
 
-# Calibration on first need off: the CPU traces' roofline must not depend on
-# whether this machine was measured before (src/analysis/roofline/cpu_calibration.h).
-ENV = dict(os.environ, AIPROF_CALIBRATE="0")
+# Calibration on first need off and no user devices file: the CPU traces'
+# roofline must not depend on whether this machine was measured before
+# (src/analysis/roofline/cpu_calibration.h).
+ENV = dict(os.environ, AIPROF_CALIBRATE="0", XDG_CONFIG_HOME=os.path.join(tempfile.gettempdir(), "aiprof-golden-no-config"))
 
 
 def run(cmd):
