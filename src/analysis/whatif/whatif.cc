@@ -483,8 +483,11 @@ Status ResolveScenarioDevices(const Trace& trace, const std::string& devices_fil
     scenario->device_to = ResolveDevice(trace, c.device, devices_file, &problem);
     if (!scenario->device_to) return ErrStatus(where + problem);
     scenario->device_from = ResolveDevice(trace, c.from_device, devices_file, &problem);
+    if (!scenario->device_from && !c.from_device.empty()) return ErrStatus(where + problem);
     if (!scenario->device_from) {
-      return ErrStatus(where + "the trace's own device: " + problem + "; name it with 'device " + c.device + " from NAME'");
+      return ErrStatus(where + "the trace's own device is not known (its metadata names none of data/devices.yaml; a "
+                               "CPU-only trace needs `aiprof calibrate`): say which it ran on with 'device " +
+                       c.device + " from NAME'");
     }
   }
   return OkStatus();
@@ -568,7 +571,9 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
     if (k < replayed.steps.size()) sp.predicted_ns = replayed.steps[k].length_ns();
     if (overlap_comm && k < replayed.steps.size()) {
-      sp.predicted_ns = std::max(sp.predicted_ns, comm_end_in(p) - replayed.steps[k].start_ns);
+      if (const int64_t end = comm_end_in(p); end != INT64_MIN) {
+        sp.predicted_ns = std::max(sp.predicted_ns, end - replayed.steps[k].start_ns);
+      }
     }
     if (period) {
       const size_t q = prev[k];
