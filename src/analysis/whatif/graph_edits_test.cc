@@ -130,6 +130,21 @@ TEST(GraphEditsTest, HandMadeOverlapComm) {
   EXPECT_FALSE(ParseScenario("overlap-comm now").ok());
 }
 
+// Real trace (HTA's NCCL sample): the collectives run on a stream of their
+// own (40) and the compute stream waits through events: already overlapped,
+// so overlap-comm changes no step.
+TEST(GraphEditsTest, OverlapCommOnCollectivesAlreadyOnTheirOwnStream) {
+  auto t = testing::ImportFixture("kineto/HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz");
+  ASSERT_NE(t, nullptr);
+  StatusOr<WhatIfResult> r = Predict(*t, "overlap-comm");
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->steps.empty());
+  for (const StepPrediction& s : r->steps) EXPECT_EQ(s.predicted_ns, s.measured_ns) << "step " << s.number;
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("0 compute activities no longer wait"), std::string::npos) << r->notes[0];
+  EXPECT_EQ(r->notes[0].find(" 0 device collectives"), std::string::npos) << r->notes[0];
+}
+
 // Hand-made (µs): aten::mm of two fp32 1024×1024 matrices launches K1
 // [5, 205]; aten::relu_ (no shapes) launches the elementwise K2 [205, 305];
 // the sync ends 2 µs after K2, the step 3 µs after the sync.
