@@ -16,20 +16,19 @@ namespace {
 std::string Count(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
 // Shape costs of host ops, memoised: an op's own (ShapeCostOfSlice), and the
-// nearest modelled ancestor's for a device activity's launch.
+// nearest modelled ancestor's for a device activity's launch. Memory: one
+// byte per distinct name, a hash entry per modelled op asked about (never
+// a per-slice array: this runs for every scenario with fuse or device).
 class Costs {
  public:
-  Costs(const Trace& trace, const DependencyGraph& g)
-      : trace_(trace), g_(g), args_(trace), state_(trace.slices.size(), 0), cost_(trace.slices.size()) {}
+  Costs(const Trace& trace, const DependencyGraph& g) : trace_(trace), g_(g), args_(trace) {}
 
   const std::optional<OpCost>& Own(uint32_t i) {
-    if (state_[i] == 0) {
-      state_[i] = 1;
-      if (trace_.slices.kind[i] == EventKind::kCpuOp && ClassifyOp(trace_.Str(trace_.slices.name[i])) != OpFamily::kNone) {
-        cost_[i] = ShapeCostOfSlice(trace_, i);
-      }
-    }
-    return cost_[i];
+    static const std::optional<OpCost> kNone;
+    if (trace_.slices.kind[i] != EventKind::kCpuOp || !Modelled(trace_.slices.name[i])) return kNone;
+    auto it = cost_.find(i);
+    if (it == cost_.end()) it = cost_.emplace(i, ShapeCostOfSlice(trace_, i)).first;
+    return it->second;
   }
 
   // The op whose cost applies to device activity k: the launch call's
@@ -56,11 +55,18 @@ class Costs {
   }
 
  private:
+  bool Modelled(StringId name) {
+    if (modelled_.empty()) modelled_.assign(trace_.strings.size(), -1);
+    int8_t& m = modelled_[name.raw];
+    if (m < 0) m = ClassifyOp(trace_.Str(name)) != OpFamily::kNone ? 1 : 0;
+    return m == 1;
+  }
+
   const Trace& trace_;
   const DependencyGraph& g_;
   OpArgReader args_;
-  std::vector<uint8_t> state_;
-  std::vector<std::optional<OpCost>> cost_;
+  std::vector<int8_t> modelled_;  // per distinct name: -1 not asked yet
+  std::unordered_map<uint32_t, std::optional<OpCost>> cost_;
 };
 
 std::optional<double> RooflineSeconds(const OpCost& c, const DevicePeaks& d) {
@@ -344,7 +350,11 @@ class Editor {
 
 GraphEdits BuildGraphEdits(const Trace& trace, const DependencyGraph& g, const Scenario& scenario) {
   GraphEdits e;
-  Editor(trace, g, scenario, &e).Run();
+  const bool any = std::any_of(scenario.clauses.begin(), scenario.clauses.end(), [](const WhatIfClause& c) {
+    return c.kind == WhatIfClause::Kind::kFuse || c.kind == WhatIfClause::Kind::kOverlapComm ||
+           c.kind == WhatIfClause::Kind::kDevice;
+  });
+  if (any) Editor(trace, g, scenario, &e).Run();  // nothing allocated otherwise
   return e;
 }
 
