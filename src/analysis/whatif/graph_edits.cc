@@ -76,7 +76,7 @@ std::optional<double> RooflineSeconds(const OpCost& c, const DevicePeaks& d) {
 }
 
 // Host slices: own multiplier × the parent's, parents first (memoised walk).
-void PropagateHost(const Trace& trace, const DependencyGraph& g, std::vector<float>* own) {
+void PropagateHost(const DependencyGraph& g, std::vector<float>* own) {
   const size_t n = own->size();
   std::vector<float> out(n, 1.0f);
   std::vector<uint8_t> done(n, 0);
@@ -95,7 +95,6 @@ void PropagateHost(const Trace& trace, const DependencyGraph& g, std::vector<flo
   for (uint32_t i = 0; i < n; ++i) {
     if (!g.on_device[i]) (*own)[i] = out[i];
   }
-  (void)trace;
 }
 
 class Editor {
@@ -115,7 +114,7 @@ class Editor {
       if (c.kind == WhatIfClause::Kind::kDevice) Device(c), any = true;
     }
     if (!any) return;
-    PropagateHost(trace_, g_, &host_own_);
+    PropagateHost(g_, &host_own_);
     e_->factor.assign(s_.size(), 1.0f);
     for (uint32_t i = 0; i < s_.size(); ++i) e_->factor[i] = g_.on_device[i] ? device_own_[i] : host_own_[i];
   }
