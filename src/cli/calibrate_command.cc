@@ -5,11 +5,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 
 #include "src/analysis/roofline/cpu_calibration.h"
 #include "src/analysis/roofline/device_peaks.h"
-#include "src/base/atomic_file.h"
 #include "src/cli/command.h"
 
 namespace aiprof {
@@ -44,17 +42,7 @@ class CalibrateCommand : public Command {
       path = env != nullptr && *env ? env : UserDevicesFile();
     }
     if (path.empty()) return ErrStatus("no devices file: pass --devices FILE (HOME is not set)");
-    std::vector<DevicePeaks> devices;
-    std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
-      ASSIGN_OR_RETURN(devices, ReadDevicesFile(path));
-    } else if (std::filesystem::path parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
-      std::filesystem::create_directories(parent, ec);
-      if (ec) return ErrStatus("cannot create " + parent.string() + ": " + ec.message());
-    }
-    UpsertDevice(std::move(d), &devices);
-    RETURN_IF_ERROR(WriteFileAtomically(path, "# Written by `aiprof calibrate` (comments are not kept).\n" +
-                                                  DevicesToYaml(devices)));
+    RETURN_IF_ERROR(SaveDevice(d, path));
     std::printf("saved as '%s' in %s\n", name_.c_str(), path.c_str());
     return OkStatus();
   }

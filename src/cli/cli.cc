@@ -1,8 +1,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
+#include "src/analysis/roofline/cpu_calibration.h"
 #include "src/base/atomic_file.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
@@ -20,6 +23,29 @@ Status WriteOutput(const std::string& path, const std::string& content) {
   return WriteFileAtomically(path, content);
 }
 
+namespace {
+
+// Calibration on first need (src/analysis/roofline/cpu_calibration.h): on
+// unless --no-calibrate or AIPROF_CALIBRATE=0; AIPROF_CALIBRATE_SECONDS sets
+// the time per FLOP/s measurement (0.05-5 s).
+AutoCalibration CliAutoCalibration(bool no_calibrate) {
+  AutoCalibration a;
+  const char* env = std::getenv("AIPROF_CALIBRATE");
+  a.enabled = !no_calibrate && !(env != nullptr && std::string(env) == "0");
+  if (const char* s = std::getenv("AIPROF_CALIBRATE_SECONDS"); s != nullptr && *s) {
+    char* end = nullptr;
+    double v = std::strtod(s, &end);
+    if (end != s && *end == '\0' && v >= 0.05 && v <= 5) a.flops_seconds = v;
+    else std::fprintf(stderr, "aiprof: warning: AIPROF_CALIBRATE_SECONDS=%s is not a number of seconds in [0.05, 5]; using %.2f\n", s, a.flops_seconds);
+  }
+  a.notify = [](std::string_view m) {
+    std::fprintf(stderr, "aiprof: %.*s\n", static_cast<int>(m.size()), m.data());
+  };
+  return a;
+}
+
+}  // namespace
+
 int RunCli(int argc, char** argv) {
   CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
   app.require_subcommand(1);
@@ -29,7 +55,11 @@ int RunCli(int argc, char** argv) {
                  "Threads for parsing and analyses (default: the cores available); "
                  "results are the same for any count")
       ->check(CLI::Range(1, 4096));
-  app.fallthrough();  // --threads may follow the command name
+  bool no_calibrate = false;
+  app.add_flag("--no-calibrate", no_calibrate,
+               "CPU traces without calibrated peaks: leave the roofline without them instead of measuring this "
+               "machine once (`aiprof calibrate`, saved for later runs); also AIPROF_CALIBRATE=0");
+  app.fallthrough();  // --threads and --no-calibrate may follow the command name
   std::vector<std::unique_ptr<Command>> commands = AllCommands();
   std::vector<CLI::App*> subcommands;
   for (auto& c : commands) subcommands.push_back(c->Register(&app));
@@ -40,6 +70,7 @@ int RunCli(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   SetWorkerThreads(threads);
+  SetAutoCalibration(CliAutoCalibration(no_calibrate));
   for (size_t i = 0; i < commands.size(); ++i) {
     if (!subcommands[i]->parsed()) continue;
     // --timing (InputFlags): every phase logged while the command ran

@@ -1,3 +1,7 @@
+#include "src/base/huge_pages.h"
 #include "src/cli/command.h"
 
-int main(int argc, char** argv) { return aiprof::RunCli(argc, argv); }
+int main(int argc, char** argv) {
+  aiprof::MaybeRestartWithHugePages(argc, argv);
+  return aiprof::RunCli(argc, argv);
+}

@@ -69,8 +69,14 @@ def normalise(obj, tmp):
     return obj
 
 
+# Calibration on first need off and no user devices file: the CPU traces'
+# roofline must not depend on whether this machine was measured before
+# (src/analysis/roofline/cpu_calibration.h).
+ENV = dict(os.environ, AIPROF_CALIBRATE="0", XDG_CONFIG_HOME=os.path.join(tempfile.gettempdir(), "aiprof-golden-no-config"))
+
+
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, timeout=600)
+    p = subprocess.run(cmd, capture_output=True, timeout=600, env=ENV)
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
 
 

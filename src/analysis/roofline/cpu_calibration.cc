@@ -1,12 +1,17 @@
 #include "src/analysis/roofline/cpu_calibration.h"
 
+#include "src/base/atomic_file.h"
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <memory>
+#include <mutex>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -157,6 +162,74 @@ DevicePeaks CalibrationToDevice(const CpuCalibration& c, const std::string& name
   d.source = "aiprof calibrate: " + c.method + " on " + std::to_string(c.threads) + " threads, triad over 3 x " +
              std::to_string(c.triad_array_bytes >> 20) + " MiB";
   return d;
+}
+
+Status SaveDevice(const DevicePeaks& device, const std::string& path) {
+  std::vector<DevicePeaks> devices;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    ASSIGN_OR_RETURN(devices, ReadDevicesFile(path));
+  } else if (std::filesystem::path parent = std::filesystem::path(path).parent_path(); !parent.empty()) {
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return ErrStatus("cannot create " + parent.string() + ": " + ec.message());
+  }
+  UpsertDevice(device, &devices);
+  return WriteFileAtomically(path, "# Written by `aiprof calibrate` (comments are not kept).\n" + DevicesToYaml(devices));
+}
+
+namespace {
+
+struct AutoState {
+  std::mutex mu;
+  AutoCalibration policy;
+  bool done = false;
+  std::optional<DevicePeaks> measured;
+};
+AutoState& Auto() {
+  static AutoState* s = new AutoState;  // never destroyed: analyses may run on worker threads at exit
+  return *s;
+}
+
+}  // namespace
+
+void SetAutoCalibration(AutoCalibration policy) {
+  AutoState& a = Auto();
+  std::lock_guard<std::mutex> lock(a.mu);
+  a.policy = std::move(policy);
+}
+
+std::optional<DevicePeaks> CalibrateOnFirstNeed() {
+  AutoState& a = Auto();
+  std::lock_guard<std::mutex> lock(a.mu);
+  if (!a.policy.enabled) return std::nullopt;
+  if (a.done) return a.measured;
+  a.done = true;
+  auto tell = [&](const std::string& m) {
+    if (a.policy.notify) a.policy.notify(m);
+  };
+  const std::string path = UserDevicesFile();
+  char about[32];
+  std::snprintf(about, sizeof about, "%.1f", 2 * a.policy.flops_seconds + 0.3);
+  tell(std::string("no CPU peaks for the roofline yet: measuring this machine once (`aiprof calibrate`, about ") +
+       about + " s; --no-calibrate or AIPROF_CALIBRATE=0 skips it)");
+  CpuCalibration c = CalibrateCpu(a.policy.flops_seconds);
+  if (!(c.fp32_flops_per_second > 0) || !(c.memory_bandwidth_bytes_per_second > 0)) {
+    tell("calibration measured zero: the roofline stays without CPU peaks");
+    return std::nullopt;
+  }
+  a.measured = CalibrationToDevice(c, kCalibratedCpuName);
+  char figures[160];
+  std::snprintf(figures, sizeof figures, "fp32 %.1f GFLOP/s, memory %.2f GB/s", c.fp32_flops_per_second * 1e-9,
+                c.memory_bandwidth_bytes_per_second * 1e-9);
+  if (path.empty()) {
+    tell(std::string("measured ") + figures + "; not saved (HOME is not set): this run only");
+  } else if (Status st = SaveDevice(*a.measured, path); !st.ok()) {
+    tell(std::string("measured ") + figures + "; not saved: " + st.message());
+  } else {
+    tell(std::string("measured ") + figures + "; saved as '" + kCalibratedCpuName + "' in " + path +
+         " (later runs use it; `aiprof calibrate` measures again)");
+  }
+  return a.measured;
 }
 
 }  // namespace aiprof

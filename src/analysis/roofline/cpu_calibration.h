@@ -13,9 +13,13 @@
 #define AIPROF_SRC_ANALYSIS_ROOFLINE_CPU_CALIBRATION_H_
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "src/analysis/roofline/device_peaks.h"
+#include "src/base/status.h"
 
 namespace aiprof {
 
@@ -35,6 +39,29 @@ CpuCalibration CalibrateCpu(double flops_seconds);
 
 // The devices-file entry for a calibration.
 DevicePeaks CalibrationToDevice(const CpuCalibration& c, const std::string& name);
+
+// Puts `device` into the devices file `path` (its other entries kept, the
+// file and its folder created when missing), written atomically.
+Status SaveDevice(const DevicePeaks& device, const std::string& path);
+
+// Calibration on first need: a CPU-only trace whose roofline finds no
+// "cpu-local" entry measures this machine once, saves the entry in the
+// user's devices file (UserDevicesFile(): later runs read it from there) and
+// uses it. Off by default, so a library caller never pays a measurement or
+// a file write it did not ask for; the CLI turns it on (`--no-calibrate` and
+// AIPROF_CALIBRATE=0 keep it off).
+struct AutoCalibration {
+  bool enabled = false;
+  double flops_seconds = 0.25;  // per precision (AIPROF_CALIBRATE_SECONDS); the triad adds ~0.2 s
+  // Told once, before the measurement and after it (where it was saved).
+  std::function<void(std::string_view)> notify;
+};
+void SetAutoCalibration(AutoCalibration policy);
+
+// The "cpu-local" peaks measured by this process on first need (and saved),
+// or nullopt when auto-calibration is off. Measures at most once per process;
+// concurrent callers wait for the one measurement.
+std::optional<DevicePeaks> CalibrateOnFirstNeed();
 
 }  // namespace aiprof
 

@@ -8,6 +8,7 @@
 #include "src/analysis/common/op_args.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/roofline/cpu_calibration.h"
 #include "src/analysis/metrics/metric_set.h"
 
 namespace aiprof {
@@ -252,6 +253,7 @@ std::optional<DevicePeaks> ResolveDevice(const Trace& trace, const std::string& 
   }
   if (!device_activity) {
     if (const DevicePeaks* d = FindDevice(*devices, kCalibratedCpuName)) return *d;
+    if (std::optional<DevicePeaks> d = CalibrateOnFirstNeed()) return d;
     *problem = "no device peaks for this CPU trace: run `aiprof calibrate` (saves \"" + std::string(kCalibratedCpuName) +
                "\") or pass --device NAME";
     return std::nullopt;
