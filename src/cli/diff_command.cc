@@ -1,4 +1,5 @@
-// `aiprof diff A B [--map FILE] [--format text|md|html|json|yaml|csv] [-o FILE] [--top N]`:
+// `aiprof diff A B [--map FILE] [--format text|md|html|json|yaml|csv] [-o FILE] [--top N]
+//   [--flame FILE.html] [--flame-device FILE.html]`:
 // the two runs' attribution trees aligned node by node (src/analysis/diff,
 // docs/diff.md): what was added, removed, got slower or faster, per steady
 // step, with validate's statistics where both runs have enough steps.
@@ -12,6 +13,8 @@
 #include "src/render/renderers.h"
 #include "src/report/diff/diff_report.h"
 #include "src/session/session.h"
+#include "src/view/flame/flame_from_diff.h"
+#include "src/view/view_sink.h"
 
 namespace aiprof {
 namespace {
@@ -30,6 +33,11 @@ class DiffCommand : public Command {
     sub->add_option("--map", map_path_, "Name map (YAML): op, module or kernel names of A → names of B, /regex/ allowed (docs/diff.md)");
     AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20, 0 = all); per-node statistics for as many");
     stats_.Add(sub, /*resamples_flag=*/true);
+    sub->add_option("--flame", flame_path_,
+                    "Also write the differential flame graph (HTML) of host time per step on the same alignment: "
+                    "B's tree coloured by the change against A");
+    sub->add_option("--flame-device", flame_device_path_,
+                    "Also write the differential flame graph (HTML) of device time per step (kernels as leaves)");
     return sub;
   }
 
@@ -56,6 +64,14 @@ class DiffCommand : public Command {
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
     render::Document doc = DiffToDocument({in_.input, &a->trace(), &ra}, {input_b_, &b->trace(), &rb}, d, options.top_n);
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format));
+    for (const auto& [path, base] : {std::pair{flame_path_, DiffFlameBase::kHost},
+                                     std::pair{flame_device_path_, DiffFlameBase::kDevice}}) {
+      if (path.empty()) continue;
+      FileViewSink sink;
+      RETURN_IF_ERROR(sink.Open(path));
+      RETURN_IF_ERROR(WriteDiffFlameHtml(BuildDiffFlame(a->trace(), ra, b->trace(), rb, d, base), in_.input, input_b_, &sink));
+      RETURN_IF_ERROR(sink.Commit());
+    }
     return WriteOutput(out_.output, text);
   }
 
@@ -63,7 +79,7 @@ class DiffCommand : public Command {
   InputFlags in_;
   OutputFlags out_;
   StatsFlags stats_;
-  std::string input_b_, map_path_;
+  std::string input_b_, map_path_, flame_path_, flame_device_path_;
   std::optional<size_t> top_;
 };
 

@@ -23,6 +23,7 @@ class WhatIfCommand : public Command {
               render::CsvFormat()},
              "Write here (atomically) instead of standard output");
     sub->add_option("--scenario", scenarios_, "Scenario: clauses separated by ';' (docs/whatif.md); repeatable")->required();
+    AddDevicesFileFlag(sub, &options_.analyze);
     return sub;
   }
 
@@ -37,7 +38,10 @@ class WhatIfCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
     const CriticalPathResult& path = session->results().critical_path();
     std::vector<WhatIfResult> results;
-    for (const Scenario& sc : parsed) results.push_back(PredictWhatIf(session->trace(), path, sc));
+    for (Scenario& sc : parsed) {
+      RETURN_IF_ERROR(ResolveScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));
+      results.push_back(PredictWhatIf(session->trace(), path, sc));
+    }
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(WhatIfToDocument(results), format));
     return WriteOutput(out_.output, text);
   }

@@ -119,7 +119,39 @@ def resnet(a):
           "resnet: per-node statistics on the data loading (%s, p=%s)" % (top["test"], top["p_value"]))
     classes = table(doc, "classes", "classes")
     check(classes[0]["class"] == "data loading", "resnet: the class that moved most is data loading (%s)" % classes[0]["class"])
+    flame(a, before, after, wa, wb, da, db)
     return before, after
+
+
+def flame_data(path):
+    html = open(path, encoding="utf-8").read()
+    start = html.index('<script type="application/json" id="flame-data">') + len('<script type="application/json" id="flame-data">')
+    return json.loads(html[start:html.index("</script>", start)])
+
+
+def flame(a, before, after, wa, wb, da, db):
+    """--flame on the diff's alignment, against the raw JSON: the shown root
+    is B's step per steady step, the baseline's A's; the loader frame of B
+    (the multi-process iterator) carries A's single-process loader as its
+    baseline (paired by role, which the flame view's own --diff, matching
+    by path names, cannot do)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "flame.html")
+        p = subprocess.run([a.aiprof, "diff", before, after, "--flame", out, "--format", "json"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "flame: diff --flame exits 0 (%s)" % p.stderr.strip()[-200:])
+        if p.returncode != 0:
+            return
+        d = flame_data(out)
+        check(abs(d["total"][0] - wb) <= 2 and abs(d["diff"]["total"][0] - wa) <= 2,
+              "flame: root totals are the raw steps per steady step (B %d vs %.0f, A %d vs %.0f ns)"
+              % (d["total"][0], wb, d["diff"]["total"][0], wa))
+        loaders = [i for i, n in enumerate(d["name"]) if d["names"][n].startswith("enumerate(DataLoader)#")]
+        check(len(loaders) == 1 and d["diff"]["matched"][loaders[0]] == 1
+              and abs(d["total"][loaders[0]] - db) <= 1e-3 * max(db, 1000)
+              and abs(d["diff"]["total"][loaders[0]] - da) <= 1e-3 * da,
+              "flame: B's loader frame is matched to A's loader by role, totals as the raw spans (%s)"
+              % [(d["names"][d["name"][i]], d["total"][i], d["diff"]["total"][i]) for i in loaders])
 
 
 def launchers(events):

@@ -165,6 +165,13 @@ def main():
     check(c.tool("whatif", trace=tid, scenario=[])["error"]["code"] == -32602, "whatif: no scenario")
     check(c.tool("whatif", trace=tid, scenario=["remove x"] * 17)["error"]["code"] == -32602, "whatif: 17 scenarios")
     check(c.tool("whatif", trace=tid, scenario=[3])["error"]["code"] == -32602, "whatif: not strings")
+    r = c.tool("whatif", trace=tid, scenario="device NoSuchGpu from A100")
+    check(r.get("error", {}).get("code") == -32602 and "'device NoSuchGpu from A100'" in r["error"]["message"],
+          "whatif: unknown device names the clause %r" % r)
+    r = c.tool("whatif", trace=tb, scenario="device H100 from A100")
+    notes = r.get("result", {}).get("structuredContent", {}).get("scenarios", [{}])[0].get("notes", [])
+    check(len(notes) == 1 and notes[0].startswith("device H100-SXM5-80GB (from A100-SXM4-80GB)"),
+          "whatif: device clause resolved from the devices file, its note carried (%r)" % notes)
 
     r = c.call("resources/list")
     check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t1", "aiprof://trace/t2", "aiprof://trace/t3"],

@@ -62,7 +62,9 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
     auto it = done.find(text);
     if (it != done.end()) return it->second;
     std::optional<SimulatedGain> g;
-    if (StatusOr<Scenario> sc = ParseScenario(text); sc.ok()) {
+    StatusOr<Scenario> sc = ParseScenario(text);
+    // A device clause whose devices are not known keeps the rule's prior.
+    if (sc.ok() && ResolveScenarioDevices(trace, "", &*sc).ok()) {
       WhatIfResult r = PredictWhatIf(trace, path, *sc);
       // A gain is a share of the step wall time (what validate measures on
       // the after run); a period-based prediction (graph-launch) keeps the

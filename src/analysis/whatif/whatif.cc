@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/validation/statistics.h"
+#include "src/analysis/whatif/graph_edits.h"
 
 namespace aiprof {
 namespace {
@@ -87,14 +89,36 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     c.pattern = std::string(w[2]);
     return c;
   }
-  return ErrStatus(where + "unknown verb '" + std::string(w[0]) + "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading)");
+  if (w[0] == "fuse") {
+    if (w.size() < 3) return ErrStatus(where + "expected 'fuse PATTERN PATTERN...' (a chain of at least two ops or kernels, in order)");
+    if (w.size() > 33) return ErrStatus(where + "at most 32 patterns in a chain");
+    c.kind = WhatIfClause::Kind::kFuse;
+    for (size_t k = 1; k < w.size(); ++k) c.chain.emplace_back(w[k]);
+    return c;
+  }
+  if (w[0] == "overlap-comm") {
+    if (w.size() != 1) return ErrStatus(where + "expected 'overlap-comm' (no arguments)");
+    c.kind = WhatIfClause::Kind::kOverlapComm;
+    return c;
+  }
+  if (w[0] == "device") {
+    if (w.size() != 2 && !(w.size() == 4 && w[2] == "from")) {
+      return ErrStatus(where + "expected 'device NAME' or 'device NAME from NAME' (names from data/devices.yaml)");
+    }
+    c.kind = WhatIfClause::Kind::kDevice;
+    c.device = std::string(w[1]);
+    if (w.size() == 4) c.from_device = std::string(w[3]);
+    return c;
+  }
+  return ErrStatus(where + "unknown verb '" + std::string(w[0]) +
+                   "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading, fuse, overlap-comm, device)");
 }
 
 class Replay {
  public:
   Replay(const Trace& trace, const DependencyGraph& g, const std::vector<StepPath>& steps, const Scenario& sc,
          WhatIfResult* out)
-      : s_(trace.slices), trace_(trace), g_(g), steps_(steps), out_(out) {
+      : s_(trace.slices), trace_(trace), g_(g), steps_(steps), out_(out), edits_(BuildGraphEdits(trace, g, sc)) {
     const size_t n = s_.size();
     start_.assign(n, 0);
     end_.assign(n, 0);
@@ -203,8 +227,12 @@ class Replay {
     for (uint32_t i = 0; graph_ && i < s_.size(); ++i) {
       if (!g_.on_device[i] && (g_.cls[i] == PathClass::kHostOp || g_.cls[i] == PathClass::kRuntime)) factor_[i] = 0.0f;
     }
+    // fuse, overlap-comm, device (graph_edits.h): multipliers on top.
+    for (uint32_t i = 0; i < s_.size() && !edits_.factor.empty(); ++i) factor_[i] *= edits_.factor[i];
     for (uint32_t i = 0; i < s_.size(); ++i) out_->slices_changed += factor_[i] != 1.0f ? 1 : 0;
+    out_->notes = edits_.notes;
   }
+  uint32_t FusedAfter(uint32_t i) const { return edits_.after.empty() ? kNoSlice : edits_.after[i]; }
 
   // `every N`: whether slice i's step is one of the steps the work stays
   // on: numbered a multiple of N (or, unnumbered, the rank's k-th step with
@@ -296,6 +324,7 @@ class Replay {
       int64_t gap = std::max<int64_t>(0, s - End(p));
       if (u != kNoSlice) gap = Scaled(gap, u);
       if (idle_gap && (handed || Removed(GapCause::kOther)) && gap > 0) gap = 0, out_->edges_changed += handed ? 0 : 1;
+      if (FusedAfter(i) == p && gap > 0) gap = 0, ++out_->edges_changed;  // fuse: no gap inside a chain
       l->Add(EndOf(p), gap);
     } else if (u != kNoSlice) {
       int64_t off = Scaled(s - s_.ts_ns[u], u);
@@ -309,7 +338,11 @@ class Replay {
     int64_t bind = INT64_MIN;
     if (p != kNoSlice) bind = std::max(bind, End(p));
     if (w != kNoSlice) bind = std::max(bind, End(w));
-    if (L != kNoSlice) {
+    if (const uint32_t a = FusedAfter(i); a != kNoSlice) {
+      // fuse: part of the chain's one kernel, right after its previous part.
+      l->Add(EndOf(a), 0);
+      ++out_->edges_changed;
+    } else if (L != kNoSlice) {
       const int64_t measured = s - s_.ts_ns[L];
       // The launch binds unless the activity started the moment a device
       // predecessor ended (then it had been launched earlier: its lag is
@@ -317,6 +350,14 @@ class Replay {
       int64_t lag = s > bind ? measured : std::min(measured, s_.dur_ns[L]);
       if (Removed(GapCause::kHostBound) && lag > 0) lag = 0, ++out_->edges_changed;
       l->Add(StartOf(L), lag);
+    }
+    if (!edits_.comm.empty()) {  // overlap-comm: collectives skipped on the stream
+      const uint32_t q = edits_.stream_prev[i];
+      if (q != kNoSlice) l->Add(EndOf(q), std::min<int64_t>(0, s - End(q)));
+      if (const uint32_t c = edits_.comm_prev[i]; c != kNoSlice && edits_.comm[i]) l->Add(EndOf(c), 0);
+      if (w != kNoSlice && !Removed(GapCause::kSync)) l->Add(EndOf(w), std::min<int64_t>(0, s - End(w)));
+      out_->edges_changed += q != p ? 1 : 0;
+      return;
     }
     if (p != kNoSlice) l->Add(EndOf(p), std::min<int64_t>(0, s - End(p)));
     if (w != kNoSlice && !Removed(GapCause::kSync)) l->Add(EndOf(w), std::min<int64_t>(0, s - End(w)));
@@ -338,7 +379,12 @@ class Replay {
     if (uint32_t w = g_.wait_on[i]; w != kNoSlice && !g_.on_device[i] && End(w) > s_.ts_ns[i]) {
       // A sync call that waited: its overhead after the work it waited for.
       const int64_t post = std::max<int64_t>(0, e - End(w));
-      t = Removed(GapCause::kSync) ? start_[i] + post : std::max(start_[i] + post, EndOf(w) + post);
+      int64_t waited = EndOf(w);
+      // overlap-comm: a collective before w on its stream may now end later.
+      if (!edits_.comm.empty() && !edits_.comm[w] && edits_.comm_prev[w] != kNoSlice) {
+        waited = std::max(waited, EndOf(edits_.comm_prev[w]));
+      }
+      t = Removed(GapCause::kSync) ? start_[i] + post : std::max(start_[i] + post, waited + post);
     }
     end_[i] = std::max(t, start_[i]);
     done_end_[i] = true;
@@ -357,6 +403,7 @@ class Replay {
   std::vector<float> factor_;
   bool remove_[kGapCauseCount] = {false, false, false, false};
   bool graph_ = false;
+  GraphEdits edits_;
 };
 
 // The path's time by class and by slice name, mean per steady step, before
@@ -427,6 +474,25 @@ StatusOr<Scenario> ParseScenario(std::string_view text) {
   return sc;
 }
 
+Status ResolveScenarioDevices(const Trace& trace, const std::string& devices_file, Scenario* scenario) {
+  for (const WhatIfClause& c : scenario->clauses) {
+    if (c.kind != WhatIfClause::Kind::kDevice) continue;
+    const std::string where =
+        "scenario clause 'device " + c.device + (c.from_device.empty() ? "" : " from " + c.from_device) + "': ";
+    std::string problem;
+    scenario->device_to = ResolveDevice(trace, c.device, devices_file, &problem);
+    if (!scenario->device_to) return ErrStatus(where + problem);
+    scenario->device_from = ResolveDevice(trace, c.from_device, devices_file, &problem);
+    if (!scenario->device_from && !c.from_device.empty()) return ErrStatus(where + problem);
+    if (!scenario->device_from) {
+      return ErrStatus(where + "the trace's own device is not known (its metadata names none of data/devices.yaml; a "
+                               "CPU-only trace needs `aiprof calibrate`): say which it ran on with 'device " +
+                       c.device + " from NAME'");
+    }
+  }
+  return OkStatus();
+}
+
 WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario) {
   WhatIfResult r;
   r.scenario = scenario.text;
@@ -438,6 +504,23 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   replay.TakeTimes(&new_start, &new_end);
   const CriticalPathResult replayed = RewalkCriticalPath(trace, path, new_start, new_end);
   const SliceTable& s = trace.slices;
+  // overlap-comm: a step also ends after its collectives, which may now end
+  // after the activity that was its last (the rewalk keeps that sink).
+  bool overlap_comm = false;
+  for (const WhatIfClause& c : scenario.clauses) overlap_comm |= c.kind == WhatIfClause::Kind::kOverlapComm;
+  std::vector<uint32_t> comms;  // device collectives, by measured start
+  for (uint32_t i = 0; overlap_comm && i < s.size(); ++i) {
+    if (path.graph.on_device[i] && path.graph.cls[i] == PathClass::kCollective) comms.push_back(i);
+  }
+  std::sort(comms.begin(), comms.end(), [&](uint32_t a, uint32_t b) { return s.ts_ns[a] < s.ts_ns[b]; });
+  auto comm_end_in = [&](const StepPath& p) {
+    int64_t end = INT64_MIN;
+    auto it = std::lower_bound(comms.begin(), comms.end(), p.start_ns, [&](uint32_t i, int64_t t) { return s.ts_ns[i] < t; });
+    for (; it != comms.end() && s.ts_ns[*it] < p.end_ns; ++it) {
+      if (trace.tracks.rank[s.track[*it]] == p.rank || p.rank == kNoRank) end = std::max(end, new_end[*it]);
+    }
+    return end;
+  };
   // overlap-data-loading N: a step is never shorter than the loading it
   // held divided by the workers (they deliver a batch that often at best).
   double workers = 0;
@@ -487,6 +570,11 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     const StepPath& p = path.steps[k];
     StepPrediction sp{p.rank, p.number, p.steady, p.length_ns(), p.length_ns()};
     if (k < replayed.steps.size()) sp.predicted_ns = replayed.steps[k].length_ns();
+    if (overlap_comm && k < replayed.steps.size()) {
+      if (const int64_t end = comm_end_in(p); end != INT64_MIN) {
+        sp.predicted_ns = std::max(sp.predicted_ns, end - replayed.steps[k].start_ns);
+      }
+    }
     if (period) {
       const size_t q = prev[k];
       if (q == SIZE_MAX || k >= replayed.steps.size() || q >= replayed.steps.size()) {

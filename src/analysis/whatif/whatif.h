@@ -16,6 +16,15 @@
 //                             ops and runtime calls take no time, no launch
 //                             delay, no idle between host work (an ideal
 //                             CUDA/HIP graph or graph mode)
+//   fuse P1 P2 ...            every chain of consecutive ops (a thread's
+//                             siblings) or kernels (a stream's activities)
+//                             named P1, P2, ... becomes one (graph_edits.h)
+//   overlap-comm              collectives no longer block their stream's
+//                             compute; only host waits, the step's end and
+//                             the next collective wait for them
+//   device NAME [from NAME]   every kernel (CPU traces: every top-level op)
+//                             scaled by the ratio of its roofline time on
+//                             NAME to that on the trace's device
 // A matching host op's factor applies to its children and to the device
 // work it launched, unless they match a clause of their own.
 //
@@ -36,31 +45,46 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/roofline/device_peaks.h"
 #include "src/base/status.h"
 
 namespace aiprof {
 
 struct WhatIfClause {
-  enum class Kind : uint8_t { kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery };
+  enum class Kind : uint8_t {
+    kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery, kFuse, kOverlapComm, kDevice
+  };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle
   std::string pattern;                // kRemove, kScale
   double factor = 0;                  // kScale (kRemove: 0); kOverlapDataLoading: the workers
   int64_t every = 0;                  // kEvery: N
+  std::vector<std::string> chain;     // kFuse: the chain's patterns, in order (≥ 2)
+  std::string device, from_device;    // kDevice: target; source ("" = the trace's own)
 };
 
 struct Scenario {
   std::string text;
   std::vector<WhatIfClause> clauses;
+  // Set by ResolveScenarioDevices: a device clause's target (`to`) and the
+  // trace's device (`from`: the clause's `from NAME`, else the device the
+  // trace names, else, on CPU-only traces, the calibrated "cpu-local").
+  std::optional<DevicePeaks> device_to, device_from;
 };
 
 // Parses `text`; the error names the clause and what was expected.
 StatusOr<Scenario> ParseScenario(std::string_view text);
+
+// Looks up the devices a scenario names (data/devices.yaml, or
+// `devices_file`; LoadDevices' order). Errors name the clause: an unknown
+// device, or a trace whose own device is not known without `from NAME`.
+Status ResolveScenarioDevices(const Trace& trace, const std::string& devices_file, Scenario* scenario);
 
 struct StepPrediction {
   int32_t rank = kNoRank;
@@ -90,6 +114,9 @@ struct WhatIfResult {
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
   uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)
+  // What fuse, overlap-comm and device did and assumed, one line each
+  // (chains found, kernels scaled by which ratio, fallbacks taken).
+  std::vector<std::string> notes;
 
   // What moved on the critical path: the path walked again over the
   // replayed times (RewalkCriticalPath). Time base: the path's time per

@@ -18,7 +18,13 @@ std::string Json(const WhatIfResult& r) {
                     ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) +
                     "],\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
                     std::to_string(r.edges_changed) + ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) +
-                    ",\"steps\":[";
+                    ",";
+  if (!r.notes.empty()) {  // what fuse, overlap-comm and device did and assumed
+    out += "\"notes\":[";
+    for (size_t k = 0; k < r.notes.size(); ++k) out += std::string(k ? "," : "") + JsonString(r.notes[k]);
+    out += "],";
+  }
+  out += "\"steps\":[";
   for (size_t k = 0; k < r.steps.size(); ++k) {
     const StepPrediction& s = r.steps[k];
     out += std::string(k ? "," : "") + "{\"rank\":" + std::to_string(s.rank) + ",\"step\":" + std::to_string(s.number) +
@@ -82,6 +88,7 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
                               {"changed", "Changed",
                                Value::String(std::to_string(r.slices_changed) + " slice durations, " +
                                              std::to_string(r.edges_changed) + " dependency lags")}}});
+  for (const std::string& note : r.notes) sec->Add(render::Paragraph{note});
   if (r.measured_fallbacks > 0) {
     sec->Add(render::Paragraph{std::to_string(r.measured_fallbacks) +
                                " predecessors past the replay's recursion bound kept their measured times"});

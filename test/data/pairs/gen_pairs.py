@@ -331,6 +331,70 @@ def make_checkpoint_every_step(before):
     return "train", step
 
 
+def make_unfused_gelu(before):
+    """1x1 convolutions (oneDNN) with GELU written out by hand between them
+    (0.5 * h * (1 + erf(h / sqrt 2)): five elementwise ops over a 2 MB
+    activation).  Fix: the library's fused F.gelu (one op).  Added in
+    session 10; the GEMM-based first version was dropped after its
+    exploratory BEFORE run (the generic BLAS's 100 ms linears left the
+    activation under 1% of the step: a pair that measures nothing)."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(32, 32, 1)
+
+        def forward(self, x):
+            h = self.conv(x)
+            h = 0.5 * h * (1.0 + torch.erf(h / math.sqrt(2.0))) if before else F.gelu(h)
+            return x + h
+
+    model = nn.Sequential(*[Block() for _ in range(3)]).eval()
+    x = torch.randn(4, 32, 64, 64)
+
+    def step(i):
+        with torch.no_grad():
+            model(x)
+    return "infer", step
+
+
+def make_unfused_layernorm(before):
+    """Residual blocks normalised by a layer norm written out by hand (mean,
+    centre, variance, divide by the root, affine: ten small ops over 2048 x
+    512 tokens).  Fix: F.layer_norm (one op).  Added in session 10 (the
+    first version's 95 ms linears were dropped after its exploratory run,
+    as in unfused_gelu)."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.ones(512))
+            self.b = nn.Parameter(torch.zeros(512))
+
+        def norm(self, x):
+            if not before:
+                return F.layer_norm(x, (512,), self.w, self.b, 1e-5)
+            mu = x.mean(-1, keepdim=True)
+            var = ((x - mu) ** 2).mean(-1, keepdim=True)
+            return (x - mu) / torch.sqrt(var + 1e-5) * self.w + self.b
+
+        def forward(self, x):
+            return x + torch.tanh(self.norm(x))
+
+    model = nn.Sequential(*[Block() for _ in range(3)]).eval()
+    x = torch.randn(2048, 512)
+
+    def step(i):
+        with torch.no_grad():
+            model(x)
+    return "infer", step
+
 PAIRS = {
     "dataloader_workers": make_dataloader_workers,
     "layout_roundtrip": make_layout_roundtrip,
@@ -341,6 +405,8 @@ PAIRS = {
     "rebuild_mask": make_rebuild_mask,
     "per_sample_postprocess": make_per_sample_postprocess,
     "checkpoint_every_step": make_checkpoint_every_step,
+    "unfused_gelu": make_unfused_gelu,
+    "unfused_layernorm": make_unfused_layernorm,
 }
 
 
@@ -364,6 +430,34 @@ def _split(records):
             continue  # outside every step (none in practice: the spans tile the window)
         out[k % 2].append(r)
     return out
+
+
+def explore_before(pair, out_dir, tools):
+    """BEFORE alone (no AFTER program is built or run): the exploratory run
+    whose op names the pair's scenario is written from, before any AFTER
+    trace exists.  Written to <out>/<pair>_explore_before.pt.trace.json.gz."""
+    sys.path.insert(0, tools)
+    import gen_torch_traces as gtt
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    _, step = PAIRS[pair](True)
+    path = os.path.join(out_dir, "%s_explore_before.pt.trace.json.gz" % pair)
+
+    def on_ready(prof):
+        records, info = gtt.collect_kineto_events(prof)
+        gtt.write_kineto_json(records, info, path, {
+            "trace_generator": "test/data/pairs/gen_pairs.py --explore (BEFORE only, torch %s)" % torch.__version__,
+            "trace_generator_args": "%s before (exploratory)" % pair})
+
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=WAIT, warmup=WARMUP, active=4, repeat=1),
+                 on_trace_ready=on_ready, record_shapes=True) as prof:
+        for i in range(WAIT + WARMUP + 4):
+            step(i)
+            prof.step()
+    return path
 
 
 def run_pair(pair, out_dir, tools):
@@ -435,8 +529,14 @@ def main(argv=None):
     ap.add_argument("--pairs", default=",".join(PAIRS), help="comma list of: " + ", ".join(PAIRS))
     ap.add_argument("--tools", default=DEFAULT_TOOLS, help="folder of gen_torch_traces.py")
     ap.add_argument("--one", metavar="PAIR", help=argparse.SUPPRESS)
+    ap.add_argument("--explore", metavar="PAIR",
+                    help="run only PAIR's BEFORE program (4 profiled steps) into --out, to write its "
+                         "scenario from before any AFTER run exists")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
+    if a.explore:
+        print(explore_before(a.explore, a.out, a.tools))
+        return 0
     if a.one:
         print(json.dumps(run_pair(a.one, a.out, a.tools)))
         return 0
