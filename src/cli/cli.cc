@@ -26,12 +26,14 @@ Status WriteOutput(const std::string& path, const std::string& content) {
 namespace {
 
 // Calibration on first need (src/analysis/roofline/cpu_calibration.h): on
-// unless --no-calibrate or AIPROF_CALIBRATE=0; AIPROF_CALIBRATE_SECONDS sets
+// unless --no-calibrate or AIPROF_CALIBRATE=0 (AIPROF_CALIBRATE=save: keep the
+// peaks even when measured on a busy machine); AIPROF_CALIBRATE_SECONDS sets
 // the time per FLOP/s measurement (0.05-5 s).
 AutoCalibration CliAutoCalibration(bool no_calibrate) {
   AutoCalibration a;
   const char* env = std::getenv("AIPROF_CALIBRATE");
   a.enabled = !no_calibrate && !(env != nullptr && std::string(env) == "0");
+  a.save_when_busy = env != nullptr && std::string(env) == "save";
   if (const char* s = std::getenv("AIPROF_CALIBRATE_SECONDS"); s != nullptr && *s) {
     char* end = nullptr;
     double v = std::strtod(s, &end);

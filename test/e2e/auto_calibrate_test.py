@@ -15,7 +15,9 @@ MEASURING = "measuring this machine once"
 
 
 def analyze(aiprof, trace, config, extra_env=None, flags=()):
-    env = dict(os.environ, XDG_CONFIG_HOME=config, AIPROF_CALIBRATE="1", AIPROF_CALIBRATE_SECONDS="0.05")
+    # "save": keep the peaks even when other tests run beside the measurement
+    # (ctest -j); the busy case below sets "1" and makes the machine busy itself.
+    env = dict(os.environ, XDG_CONFIG_HOME=config, AIPROF_CALIBRATE="save", AIPROF_CALIBRATE_SECONDS="0.05")
     env.pop("AIPROF_DEVICES", None)
     env.update(extra_env or {})
     r = subprocess.run([aiprof, *flags, "analyze", trace, "--only", "roofline", "--format", "json"],
@@ -70,6 +72,22 @@ def main():
                   not os.path.exists(os.path.join(config, "aiprof", "devices.yaml")))
             check(f"{name}: the roofline has no CPU peaks and says how to get them",
                   device is not None and device.startswith("none:") and "aiprof calibrate" in device)
+
+        # A busy machine (twice as many spinning processes as CPUs): the
+        # peaks serve this run and are not saved.
+        spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                    for _ in range(2 * (os.cpu_count() or 1))]
+        try:
+            config = os.path.join(tmp, "busy")
+            device, err = analyze(a.aiprof, cpu, config, {"AIPROF_CALIBRATE": "1"})
+        finally:
+            for p in spinners:
+                p.kill()
+                p.wait()
+        check("busy machine: measures, says the peaks are likely low, does not save",
+              MEASURING in err and "not saved" in err and
+              not os.path.exists(os.path.join(config, "aiprof", "devices.yaml")))
+        check("busy machine: this run still uses the measured peaks", device == "cpu-local")
 
         config = os.path.join(tmp, "gpu")
         device, err = analyze(a.aiprof, gpu, config)

@@ -161,7 +161,12 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
                        " of compute)";
     if (!c.precision.empty()) line += ", " + c.precision;
     if (c.achieved_flops_per_second) line += ", " + FormatFixed(*c.achieved_flops_per_second / 1e9, 1) + " GFLOP/s";
-    if (c.compute_utilization) line += " = " + FormatPercent(*c.compute_utilization) + " of the " + r.device + " peak";
+    if (c.compute_utilization) {
+      line += " = " + FormatPercent(*c.compute_utilization) + " of the " + r.device + " peak";
+      // Above the peak: the peaks are not the machine's that recorded the
+      // trace (a CPU trace from elsewhere against this machine's cpu-local).
+      if (*c.compute_utilization > 1.0) line += " (above the peak: the trace comes from a faster machine than these peaks describe; pass --device)";
+    }
     else if (c.achieved_flops_per_second && r.device.empty()) line += " (no peak to compare: " + r.device_problem + ")";
     if (!c.modules.empty()) {
       line += "; in";

@@ -192,6 +192,22 @@ AutoState& Auto() {
 
 }  // namespace
 
+namespace {
+
+// Runnable tasks other than this one, from /proc/loadavg's "R/T" field
+// (R counts the reader itself); 0 when unreadable.
+int OtherRunnableTasks() {
+  FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return 0;
+  double l1, l5, l15;
+  int running = 0, total = 0;
+  const int n = std::fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total);
+  std::fclose(f);
+  return n == 5 ? std::max(0, running - 1) : 0;
+}
+
+}  // namespace
+
 void SetAutoCalibration(AutoCalibration policy) {
   AutoState& a = Auto();
   std::lock_guard<std::mutex> lock(a.mu);
@@ -212,16 +228,23 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
   std::snprintf(about, sizeof about, "%.1f", 2 * a.policy.flops_seconds + 0.3);
   tell(std::string("no CPU peaks for the roofline yet: measuring this machine once (`aiprof calibrate`, about ") +
        about + " s; --no-calibrate or AIPROF_CALIBRATE=0 skips it)");
+  const int busy_before = OtherRunnableTasks();
   CpuCalibration c = CalibrateCpu(a.policy.flops_seconds);
   if (!(c.fp32_flops_per_second > 0) || !(c.memory_bandwidth_bytes_per_second > 0)) {
     tell("calibration measured zero: the roofline stays without CPU peaks");
     return std::nullopt;
   }
   a.measured = CalibrationToDevice(c, kCalibratedCpuName);
+  const int busy = std::max(busy_before, OtherRunnableTasks());
   char figures[160];
   std::snprintf(figures, sizeof figures, "fp32 %.1f GFLOP/s, memory %.2f GB/s", c.fp32_flops_per_second * 1e-9,
                 c.memory_bandwidth_bytes_per_second * 1e-9);
-  if (path.empty()) {
+  if (!a.policy.save_when_busy && busy >= static_cast<int>(std::max(1u, c.threads / 2))) {
+    // Peaks measured beside other work are low; kept, they would make every
+    // later trace look efficient. This run uses them, no later one does.
+    tell(std::string("measured ") + figures + " while " + std::to_string(busy) +
+         " other tasks were running: not saved (the peaks are likely low); run `aiprof calibrate` on an idle machine");
+  } else if (path.empty()) {
     tell(std::string("measured ") + figures + "; not saved (HOME is not set): this run only");
   } else if (Status st = SaveDevice(*a.measured, path); !st.ok()) {
     tell(std::string("measured ") + figures + "; not saved: " + st.message());
