@@ -204,8 +204,9 @@ std::string ThreadLabel(const Trace& trace, TrackId track) {
   if (track >= trace.tracks.size()) return "?";
   std::string_view name = trace.Str(trace.tracks.name[track]);
   std::string_view process = trace.Str(trace.tracks.process_name[track]);
-  return fmt::format("{}{}{} (pid {}, tid {})", process, process.empty() || name.empty() ? "" : " / ", name,
-                     trace.tracks.pid[track], trace.tracks.tid[track]);
+  const std::string ids = fmt::format("pid {}, tid {}", trace.tracks.pid[track], trace.tracks.tid[track]);
+  if (process.empty() && name.empty()) return ids;
+  return fmt::format("{}{}{} ({})", process, process.empty() || name.empty() ? "" : " / ", name, ids);
 }
 
 render::Table FunctionTable(const Trace& trace, const HostSampleStats& h, const std::vector<size_t>& order,
