@@ -237,6 +237,13 @@ const SymbolisedFrame& ProcessImage::Symbolise(uint64_t pc, bool is_return) {
     if (sym != table.begin() && lookup < std::prev(sym)->end) {
       f.name = Demangle(std::prev(sym)->name);
       f.known = true;
+    } else if (sym != table.begin()) {
+      // Between symbols: the library and the nearest symbol below, with the
+      // offset from it, so that the frame says where it is without claiming
+      // to be that function.
+      f.name = f.module.substr(f.module.rfind('/') + 1) + "!" + Demangle(std::prev(sym)->name) + "+" +
+               Hex(lookup - std::prev(sym)->start);
+      f.nearest = true;
     } else {
       Dwarf_Addr low = 0;
       dwfl_module_info(mod, nullptr, &low, nullptr, nullptr, nullptr, nullptr, nullptr);

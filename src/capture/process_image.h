@@ -19,9 +19,14 @@ struct Dwfl_Module;
 namespace aiprof {
 
 struct SymbolisedFrame {
-  std::string name;    // demangled function, or "0x..." when unknown
+  // The demangled function; for a pc between a module's symbols (a static
+  // or hidden function of a library whose .symtab is stripped: only .dynsym's
+  // exported names remain) "libtorch_cpu.so!nearest_symbol_below+0xoff";
+  // "libfoo.so+0xoff" in a module without symbols; "0x..." outside modules.
+  std::string name;
   std::string module;  // file path, "[perf-map]", "[unknown]"
-  bool known = false;
+  bool known = false;    // inside a symbol
+  bool nearest = false;  // named after the nearest symbol below (not inside it)
 };
 
 class ProcessImage {
