@@ -83,6 +83,10 @@ class ProcessImage {
   UnwindState state_;
 };
 
+// Reads the word at `addr` from the unwinder's stack copy; false outside it
+// (any addr, up to 2^64 - 1). Visible for testing.
+bool ReadStackCopyWord(const ProcessImage::UnwindState& st, uint64_t addr, uint64_t* word);
+
 // Reads /proc/PID/maps into executable mappings (for --pid, taken at attach).
 std::vector<Mapping> ReadProcMaps(int32_t pid);
 
