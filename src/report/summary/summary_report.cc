@@ -69,6 +69,11 @@ Value Rank(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(r
 // the profiler's wrapper spans are structure and left out.
 void AddOps(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Document* doc) {
   std::vector<size_t> ranked = TopOpsBySelf(trace, s);
+  if (ranked.empty() && !s.host_samples.empty()) {  // a --pid or non-Python capture: samples only
+    doc->AddSection("ops", "Ops").Add(render::Paragraph{
+        "No ops in this trace (no slices); what the threads ran is under Host samples."});
+    return;
+  }
   size_t n = o.top_n == 0 ? ranked.size() : std::min(o.top_n, ranked.size());
   render::Table t{"ops", "", {{"count", "Count", Unit::kCount}, {"self_ns", "Self", Unit::kNs},
                               {"total_ns", "Total", Unit::kNs}, {"mean_ns", "Mean", Unit::kNs},

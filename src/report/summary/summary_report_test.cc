@@ -88,6 +88,7 @@ TEST(SummaryReportTest, HostSamplesOnlyWithSamples) {
   const std::string text = render::RenderText(doc);
   EXPECT_NE(text.find("Host samples (3, 1 threads)"), std::string::npos) << text;
   EXPECT_NE(text.find("Stack samples"), std::string::npos) << text;
+  EXPECT_NE(text.find("No ops in this trace (no slices)"), std::string::npos) << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_EQ(render::RenderHtmlBody(doc).find("<script>x"), std::string::npos);
 }
