@@ -274,6 +274,84 @@ py::dict OpColumns(PyTrace& self) {
   return d;
 }
 
+// Host stack samples, one row per sample: ts_ns, weight_ns, track, pid,
+// tid, thread (the track's name), leaf (function of the leaf frame), module
+// (its binary or file), leaf_kind, python (a Python frame on the stack) and
+// callstack: the frames root first joined by ";" (the folded form of flame
+// graphs) as a categorical holding each distinct stack once.
+py::dict SampleColumns(PyTrace& self) {
+  const Trace& t = self.trace();
+  const StackSampleTable& s = t.samples;
+  const CallsiteTable& c = t.callsites;
+  const size_t n = s.size();
+  // Per call site: a Python frame on its path (parents precede children).
+  std::vector<uint8_t> python(c.size(), 0);
+  for (size_t i = 0; i < c.size(); ++i) {
+    const uint32_t up = c.parent[i];
+    python[i] = c.kind[i] == FrameKind::kPython || (up != kNoCallsite && up < i && python[up]);
+  }
+  auto valid = [&](uint32_t cs) { return cs != kNoCallsite && cs < c.size(); };
+  py::array_t<bool> has_python(static_cast<py::ssize_t>(n));
+  std::vector<int32_t> stack_code(c.size(), -1);
+  py::array_t<int32_t> stacks(static_cast<py::ssize_t>(n));
+  py::list stack_texts;
+  int32_t empty_code = -1;
+  std::vector<std::string_view> frames;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t cs = s.callsite[i];
+    has_python.mutable_data()[i] = valid(cs) && python[cs];
+    if (!valid(cs)) {  // no stack: the empty string, its own category
+      if (empty_code < 0) {
+        empty_code = static_cast<int32_t>(py::len(stack_texts));
+        stack_texts.append(py::str(""));
+      }
+      stacks.mutable_data()[i] = empty_code;
+      continue;
+    }
+    int32_t& code = stack_code[cs];
+    if (code < 0) {
+      frames.clear();
+      for (uint32_t x = cs; valid(x); x = c.parent[x]) frames.push_back(t.Str(c.frame[x]));
+      std::string text;
+      for (size_t k = frames.size(); k-- > 0;) {
+        text += frames[k];
+        if (k > 0) text += ';';
+      }
+      PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<py::ssize_t>(text.size()), "replace");
+      if (str == nullptr) throw py::error_already_set();
+      code = static_cast<int32_t>(py::len(stack_texts));
+      stack_texts.append(py::reinterpret_steal<py::str>(str));
+    }
+    stacks.mutable_data()[i] = code;
+  }
+  auto leaf_string = [&](const ChunkedVector<StringId>& column) {
+    return StringColumn(t, n, [&](size_t i) { return valid(s.callsite[i]) ? column[s.callsite[i]] : StringId{}; });
+  };
+  py::array_t<uint8_t> leaf_kind(static_cast<py::ssize_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t cs = s.callsite[i];
+    leaf_kind.mutable_data()[i] = static_cast<uint8_t>(valid(cs) ? c.kind[cs] : FrameKind::kUnknown);
+  }
+  py::list kind_names;
+  for (int v = 0; v < EnumInfo<FrameKind>::kCount; ++v) kind_names.append(EnumInfo<FrameKind>::Name(static_cast<FrameKind>(v)));
+  py::dict d;
+  d["ts_ns"] = ColumnArray(s.ts_ns);
+  d["weight_ns"] = ColumnArray(s.weight_ns);
+  d["track"] = RowIdArray(s.track);
+  d["pid"] = GatherByTrack(s.track, t.tracks.pid, int64_t{-1});
+  d["tid"] = GatherByTrack(s.track, t.tracks.tid, int64_t{-1});
+  d["thread"] = StringColumn(t, n, [&](size_t i) {
+    const uint32_t k = s.track[i];
+    return k < t.tracks.size() ? t.tracks.name[k] : StringId{};
+  });
+  d["leaf"] = leaf_string(c.frame);
+  d["module"] = leaf_string(c.module);
+  d["leaf_kind"] = py::make_tuple("categorical", leaf_kind, kind_names);
+  d["python"] = has_python;
+  d["callstack"] = py::make_tuple("categorical", stacks, stack_texts);
+  return d;
+}
+
 // The attribution tree's module and op nodes (src/analysis/attribution), one
 // row per node, per steady step: path, name, kind, time class, op class,
 // depth, parent (row index, -1 for top-level nodes), instances, host total
@@ -501,6 +579,7 @@ void DefineAnalysis(py::module_& m) {
       .def("op_columns", &OpColumns)
       .def("device_columns", &DeviceColumns)
       .def("module_columns", &ModuleColumns)
+      .def("sample_columns", &SampleColumns)
       .def("analyze_json", &AnalyzeJson, py::arg("only"), py::arg("device"))
       .def("sql_columns",
            [](PyTrace& t, const std::string& sql, size_t max_rows, double timeout_s, int64_t max_memory) {

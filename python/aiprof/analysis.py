@@ -96,6 +96,17 @@ class Trace:
         and share (of the step's wall time). Filter kind == "module" for the module table."""
         return _table(self._t.module_columns(), as_frame)
 
+    def samples(self, as_frame=None):
+        """Host CPU stack samples (aiprof trace, Nsight Systems), one row per sample: ts_ns,
+        weight_ns (the time it stands for), track, pid, tid, thread (the track's name), leaf
+        (the function of the innermost frame), module (its binary, or the .py file of a Python
+        frame), leaf_kind (native, python, kernel, unknown), python (a Python frame anywhere
+        on the stack) and callstack: the frames root first joined by ";" (flame graphs'
+        folded form; `.str.split(";")` gives the list). Samples without a stack have an empty
+        leaf and callstack.
+        `aiprof summary` counts the same samples (host_samples)."""
+        return _table(self._t.sample_columns(), as_frame)
+
     def devices(self, as_frame=None):
         """Per (rank, device): busy_ns (union of device activity), span_ns, utilization."""
         return _table(self._t.device_columns(), as_frame)

@@ -135,6 +135,56 @@ class ModulesTree(unittest.TestCase):
         self.assertIn("op", set(m.kind))
 
 
+NSYS = os.path.join(FIXTURES, "nsys", "perlmutter-cloverleaf-cuda.sqlite") if FIXTURES else ""
+
+
+@unittest.skipUnless(NSYS and os.path.exists(NSYS), "fixtures not present")
+class Samples(unittest.TestCase):
+    """trace.samples() (Nsight Systems' sampled call chains, a real export) against the
+    summary's host_samples and against the raw SQL tables, counted with pandas."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.t = aiprof.load(NSYS)
+        cls.s = cls.t.samples()
+        cls.h = cls.t.summary()["host_samples"]
+
+    def test_rows_are_the_sql_samples(self):
+        s = self.s
+        raw = self.t.sql("SELECT ts, track, callsite, weight_ns FROM samples ORDER BY id")
+        self.assertEqual(len(s), len(raw))
+        self.assertGreater(len(s), 1000)
+        np.testing.assert_array_equal(s.ts_ns.to_numpy(), raw.ts.to_numpy())
+        np.testing.assert_array_equal(s.track.to_numpy(), raw.track.to_numpy())
+        # The leaf is the stack's last frame; the stack walks stack_frames up to the root.
+        frames = self.t.sql("SELECT id, parent, frame FROM stack_frames").set_index("id")
+        for i in range(0, len(s), 97):
+            chain, c = [], raw.callsite.iloc[i]
+            while c == c and c is not None:  # NULL: NaN
+                chain.append(frames.frame[int(c)])
+                c = frames.parent[int(c)]
+            self.assertEqual(str(s.callstack.iloc[i]), ";".join(reversed(chain)))
+            self.assertEqual(str(s.leaf.iloc[i]), chain[0] if chain else "")
+
+    def test_summary_counts_equal_pandas(self):
+        s, h = self.s, self.h
+        self.assertEqual(h["samples"], len(s))
+        self.assertEqual(h["with_stack"], int((s.callstack.astype(str) != "").sum()))
+        self.assertEqual(h["with_python"], int(s.python.sum()))
+        self_counts = s[s.callstack.astype(str) != ""].groupby(["leaf", "module"], observed=True).size()
+        top = self_counts.sort_values(ascending=False)
+        self.assertEqual([f["self_samples"] for f in h["top_self"][:10]], list(top.iloc[:10]))
+        for f in h["top_self"][:10]:
+            self.assertEqual(f["self_samples"], self_counts[(f["function"], f["module"])])
+        # Total: samples whose stack holds the function (by name; names unique per module here).
+        stacks = s.callstack.astype(str).str.split(";")
+        for f in h["top_total"][:5]:
+            self.assertEqual(f["total_samples"], int(stacks.map(lambda fr: f["function"] in fr).sum()), f["function"])
+        per_thread = s.groupby("track").size()
+        self.assertEqual({t["track"]: t["samples"] for t in h["threads"]}, per_thread.to_dict())
+        self.assertEqual(round(h["sampled_us"] * 1000), int(s.weight_ns.sum()))
+
+
 class TablesMatchIndependentPandas(unittest.TestCase):
     """The tables, and HTA-style breakdowns built on them, against pandas over the raw JSON."""
 

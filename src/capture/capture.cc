@@ -23,6 +23,7 @@
 #include "src/capture/counters.h"
 #include "src/capture/permissions.h"
 #include "src/capture/process_image.h"
+#include "src/capture/process_names.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "src/model/trace_builder.h"
@@ -527,6 +528,7 @@ class Session {
       for (uint64_t i = 0; i < e.count; ++i) trace->diagnostics.Add(kind, e.first_where, e.description);
     }
     for (auto& [k, v] : meta) trace->metadata[k] = v;
+    NameProcesses(ProcessNames(), trace.get());
     const double post_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Describe(trace.get(), stats, sdk_files, torch_files);
     CaptureResult r;
@@ -544,6 +546,24 @@ class Session {
     r.exit_code = exit_code_;
     r.trace = std::move(trace);
     return r;
+  }
+
+  // The hook's roles, and the launched or attached process's command line
+  // where no hook wrote one (a program that is not Python).
+  std::map<int64_t, ProcessRole> ProcessNames() const {
+    std::map<int64_t, ProcessRole> roles = ReadProcessRoles(dir_ + "/procs");
+    if (child_ > 0 && !roles.count(child_)) {
+      ProcessRole& r = roles[child_];
+      for (const std::string& a : o_.command) r.command += (r.command.empty() ? "" : " ") + a.substr(a.rfind('/') + 1);
+    }
+    if (o_.pid > 0 && !roles.count(o_.pid)) {
+      std::ifstream in("/proc/" + std::to_string(o_.pid) + "/cmdline", std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      while (!text.empty() && text.back() == '\0') text.pop_back();
+      for (char& c : text) c = c == '\0' ? ' ' : c;
+      if (!text.empty()) roles[o_.pid].command = text;
+    }
+    return roles;
   }
 
   void Describe(Trace* t, const HostStats& s, size_t sdk_files, size_t torch_files) {
@@ -578,6 +598,7 @@ class Session {
     m["capture.host_samples_dwarf"] = std::to_string(s.dwarf_stacks);
     m["capture.host_samples_fp"] = std::to_string(s.fp_stacks);
     m["capture.host_frames_unsymbolised"] = std::to_string(s.unsymbolised_frames);
+    m["capture.host_frames_nearest_symbol"] = std::to_string(s.nearest_symbol_frames);
     m["capture.host_samples_with_python_stack"] = std::to_string(s.python_samples);
     m["capture.host_stacks_truncated"] = std::to_string(s.truncated_stacks);
     m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";

@@ -34,6 +34,31 @@ TEST(ProcessImageTest, NamesAFunctionOfThisProcess) {
   EXPECT_EQ(unknown.name, "0x10");
 }
 
+// The DWARF unwinder reads the sample's stack copy at any address it
+// computes from garbage: in bounds only, without wrapping near 2^64.
+TEST(ProcessImageTest, StackCopyReadsStayInsideTheCopy) {
+  const uint64_t words[2] = {0x1111, 0x2222};
+  ProcessImage::UnwindState st;
+  st.stack = reinterpret_cast<const uint8_t*>(words);
+  st.stack_start = 0x7ffc0000;
+  st.stack_len = sizeof(words);
+  uint64_t w = 0;
+  EXPECT_TRUE(ReadStackCopyWord(st, 0x7ffc0000, &w));
+  EXPECT_EQ(w, 0x1111u);
+  EXPECT_TRUE(ReadStackCopyWord(st, 0x7ffc0008, &w));
+  EXPECT_EQ(w, 0x2222u);
+  EXPECT_FALSE(ReadStackCopyWord(st, 0x7ffc0009, &w));  // one byte past the last whole word
+  EXPECT_FALSE(ReadStackCopyWord(st, 0x7ffbfff8, &w));
+  for (uint64_t back = 1; back <= 8; ++back) EXPECT_FALSE(ReadStackCopyWord(st, ~uint64_t{0} - back + 1, &w)) << back;
+  // A copy that ends at 2^64 (a garbage stack pointer): start + len wraps.
+  st.stack_start = ~uint64_t{0} - 15;
+  EXPECT_TRUE(ReadStackCopyWord(st, st.stack_start + 8, &w));
+  EXPECT_EQ(w, 0x2222u);
+  EXPECT_FALSE(ReadStackCopyWord(st, st.stack_start + 9, &w));
+  st.stack_len = 4;  // shorter than a word
+  EXPECT_FALSE(ReadStackCopyWord(st, st.stack_start, &w));
+}
+
 // A perf map (JIT symbols) names code outside every module.
 TEST(ProcessImageTest, ReadsPerfMapForJitCode) {
   // /tmp/perf-<pid>.map belongs to the process with that pid: this test's own.

@@ -108,7 +108,7 @@ class HostTraceBuilder {
     for (size_t i = pcs_.size(); i-- > 0;) {
       const SymbolisedFrame& f = image->Symbolise(pcs_[i], i > 0);
       ++stats_->frames;
-      if (!f.known) ++stats_->unsymbolised_frames;
+      if (!f.known) ++(f.nearest ? stats_->nearest_symbol_frames : stats_->unsymbolised_frames);
       if (frames_.empty()) truncated = !IsEntryFrame(f.name);
       if (IsEvalFrame(f.name)) {
         if (outer_eval == SIZE_MAX) outer_eval = frames_.size();

@@ -58,7 +58,9 @@ struct HostStats {
   uint64_t truncated_stacks = 0;   // the root frame is not a thread's or process's entry
   uint64_t dwarf_stacks = 0;   // samples whose stack came from DWARF unwinding
   uint64_t fp_stacks = 0;      // from the kernel's frame-pointer chain
-  uint64_t frames = 0, unsymbolised_frames = 0;
+  // Frames without a name (a module's offset, an address), and frames named
+  // after the nearest symbol below them (SymbolisedFrame::nearest).
+  uint64_t frames = 0, unsymbolised_frames = 0, nearest_symbol_frames = 0;
   uint64_t processes = 0, threads = 0, modules = 0;
 };
 

@@ -19,9 +19,14 @@ struct Dwfl_Module;
 namespace aiprof {
 
 struct SymbolisedFrame {
-  std::string name;    // demangled function, or "0x..." when unknown
+  // The demangled function; for a pc between a module's symbols (a static
+  // or hidden function of a library whose .symtab is stripped: only .dynsym's
+  // exported names remain) "libtorch_cpu.so!nearest_symbol_below+0xoff";
+  // "libfoo.so+0xoff" in a module without symbols; "0x..." outside modules.
+  std::string name;
   std::string module;  // file path, "[perf-map]", "[unknown]"
-  bool known = false;
+  bool known = false;    // inside a symbol
+  bool nearest = false;  // named after the nearest symbol below (not inside it)
 };
 
 class ProcessImage {
@@ -77,6 +82,10 @@ class ProcessImage {
   };
   UnwindState state_;
 };
+
+// Reads the word at `addr` from the unwinder's stack copy; false outside it
+// (any addr, up to 2^64 - 1). Visible for testing.
+bool ReadStackCopyWord(const ProcessImage::UnwindState& st, uint64_t addr, uint64_t* word);
 
 // Reads /proc/PID/maps into executable mappings (for --pid, taken at attach).
 std::vector<Mapping> ReadProcMaps(int32_t pid);

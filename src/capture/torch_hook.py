@@ -254,7 +254,9 @@ class _AiprofTorchFinder:
 
         def exec_module(module):
             original(module)
-            _aiprof_start(module)
+            _aiprof_hook_dataloader_workers(module)
+            if os.environ.get('AIPROF_CAPTURE_TORCH', '1') == '1':
+                _aiprof_start(module)
 
         spec.loader.exec_module = exec_module
         return spec
@@ -347,10 +349,77 @@ def _aiprof_start_python_sampler():
     atexit.register(sampler.stop)
 
 
+# Each process's role and command line, for aiprof to name its tracks
+# (src/capture/process_names.cc): $AIPROF_CAPTURE_DIR/procs/<pid>.txt holds
+# "role<newline>command line"; the latest writer wins, so a DataLoader worker
+# (a multiprocessing process, itself a fork) ends as "DataLoader worker N".
+# Written when the process starts (the command), in a child right after fork
+# ("fork of PPID"), when multiprocessing starts a Process in it ("Pool worker
+# N" for a Pool's workers, else the Process's name; fork, spawn and
+# forkserver alike) and when torch's DataLoader makes it a worker. A small
+# file per process, written once per role: nothing per step.
+def _aiprof_write_role(role):
+    try:
+        folder = os.path.join(os.environ['AIPROF_CAPTURE_DIR'], 'procs')
+        os.makedirs(folder, exist_ok=True)
+        argv = [os.path.basename(sys.executable or 'python')] + [
+            os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv)]
+        text = '%s\n%s\n' % (role.replace('\n', ' '), ' '.join(argv).replace('\n', ' '))
+        path = os.path.join(folder, '%d.txt' % os.getpid())
+        with open(path + '.tmp', 'w') as f:
+            f.write(text)
+        os.replace(path + '.tmp', path)
+    except Exception:  # never the program's problem
+        pass
+
+
+def _aiprof_pool_role(name):
+    # multiprocessing names a Pool's workers ForkPoolWorker-N, SpawnPoolWorker-N, ForkServerPoolWorker-N.
+    import re
+    m = re.match(r'^(?:Fork|Spawn|ForkServer)?PoolWorker-(\d+)$', name or '')
+    return 'Pool worker %s' % m.group(1) if m else 'multiprocessing %s' % name
+
+
+def _aiprof_hook_process_roles():
+    _aiprof_write_role('')
+    if hasattr(os, 'register_at_fork'):
+        os.register_at_fork(after_in_child=lambda: _aiprof_write_role('fork of %d' % os.getppid()))
+    try:
+        import multiprocessing.process as mp
+    except Exception:
+        return
+    own = mp.BaseProcess._bootstrap
+
+    def bootstrap(self, *a, **k):
+        _aiprof_write_role(_aiprof_pool_role(self.name))
+        return own(self, *a, **k)
+
+    bootstrap.__wrapped__ = own
+    mp.BaseProcess._bootstrap = bootstrap
+
+
+def _aiprof_hook_dataloader_workers(torch):
+    try:
+        from torch.utils.data._utils import worker
+        cls = worker.WorkerInfo
+        own = cls.__init__
+    except Exception:
+        return
+
+    def init(self, *a, **k):
+        own(self, *a, **k)
+        wid = k.get('id', getattr(self, 'id', None))
+        if wid is not None:
+            _aiprof_write_role('DataLoader worker %s' % wid)
+
+    init.__wrapped__ = own
+    cls.__init__ = init
+
+
 if os.environ.get('AIPROF_CAPTURE_DIR'):
+    _aiprof_hook_process_roles()
     _aiprof_start_python_sampler()
-    if os.environ.get('AIPROF_CAPTURE_TORCH', '1') == '1':
-        sys.meta_path.insert(0, _AiprofTorchFinder())
+    sys.meta_path.insert(0, _AiprofTorchFinder())
 try:
     _aiprof_chain_original()
 except Exception:

@@ -11,6 +11,7 @@ statuses, and the permission diagnostic.
 import argparse
 import collections
 import json
+import re
 import os
 import signal
 import subprocess
@@ -51,6 +52,7 @@ def trace(args, cmd, extra=(), env=None, expect_rc=0):
     check(os.path.exists(out), '%s: trace file written' % cmd[-1])
     d = load(args, out)
     d['before'], d['after'], d['stderr'], d['stdout'] = before, after, p.stderr, p.stdout
+    d['path'] = out
     return d
 
 
@@ -70,6 +72,59 @@ def check_clock(d, what):
     counters = {c['counter'] for c in d['counter']}
     check({'rss_bytes', 'threads', 'cpu_utilization_percent', 'voluntary_context_switches_per_s'} <= counters,
           '%s: process counters recorded (%s)' % (what, sorted(counters)))
+
+
+def sql(args, path, query):
+    p = subprocess.run([args.aiprof, 'query', path, query, '--format', 'json', '--max-rows', '0'],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)['rows']
+
+
+# Every stack frame a sample passes through, once per sample (recursive SQL
+# over the samples and stack_frames tables: independent of the summary's C++).
+SAMPLE_PATHS = ('WITH RECURSIVE up(sample, cs) AS (SELECT id, callsite FROM samples WHERE callsite IS NOT NULL '
+                'UNION ALL SELECT up.sample, f.parent FROM up JOIN stack_frames f ON f.id = up.cs '
+                'WHERE f.parent IS NOT NULL) ')
+
+
+def check_summary_samples(args, path, what):
+    # `aiprof summary`'s host samples against SQL over the same file.
+    p = subprocess.run([args.aiprof, 'summary', path, '--format', 'json', '--top', '10'],
+                       capture_output=True, text=True, check=True)
+    h = json.loads(p.stdout).get('host_samples')
+    check(h is not None, '%s: summary has host_samples' % what)
+    if h is None:
+        return
+    total, with_stack = sql(args, path, 'SELECT count(*), count(callsite) FROM samples')[0]
+    python = sql(args, path, SAMPLE_PATHS + 'SELECT count(DISTINCT up.sample) FROM up JOIN stack_frames f '
+                 'ON f.id = up.cs WHERE f.kind = \'python\'')[0][0]
+    check((h['samples'], h['with_stack'], h['with_python']) == (total, with_stack, python),
+          '%s: summary samples, with a stack, with a Python frame %s = SQL %s'
+          % (what, (h['samples'], h['with_stack'], h['with_python']), (total, with_stack, python)))
+    self_by_fn = {(f, m): n for f, m, n in sql(args, path, 'SELECT frame, module, count(*) FROM sample_frames '
+                                                        'WHERE frame IS NOT NULL GROUP BY frame, module')}
+    total_by_fn = {(f, m): n for f, m, n in sql(args, path, SAMPLE_PATHS + 'SELECT f.frame, f.module, '
+                                                         'count(DISTINCT up.sample) FROM up JOIN stack_frames f '
+                                                         'ON f.id = up.cs GROUP BY f.frame, f.module')}
+    # Functions that were never a leaf follow those that were (self 0).
+    top_self = sorted(self_by_fn.values(), reverse=True)[:len(h['top_self'])]
+    top_self += [0] * (len(h['top_self']) - len(top_self))
+    got_self = [f['self_samples'] for f in h['top_self']]
+    check(got_self == top_self and all(self_by_fn.get((f['function'], f['module']), 0) == f['self_samples']
+                                       for f in h['top_self']),
+          '%s: top functions by self samples = SQL (%s)' % (what, got_self[:5]))
+    top_total = sorted(total_by_fn.values(), reverse=True)[:len(h['top_total'])]
+    got_total = [f['total_samples'] for f in h['top_total']]
+    check(got_total == top_total and all(total_by_fn.get((f['function'], f['module'])) == f['total_samples']
+                                         for f in h['top_total']),
+          '%s: top functions by total samples = SQL (%s)' % (what, got_total[:5]))
+    by_track = dict(sql(args, path, 'SELECT track, count(*) FROM samples GROUP BY track'))
+    check({t['track']: t['samples'] for t in h['threads']} == by_track,
+          '%s: samples per thread = SQL (%d threads)' % (what, len(by_track)))
+    text = subprocess.run([args.aiprof, 'summary', path, '--top', '10'], capture_output=True, text=True,
+                          check=True).stdout
+    check('Host samples (%d,' % total in text and 'Top 10 functions by self samples' in text,
+          '%s: the text summary shows the host samples' % what)
 
 
 def case_threads(args):
@@ -145,6 +200,10 @@ def case_pid(args):
           'pid: main thread sampled in SpinWallA (%d samples)' % len(main))
     check(len(late) > 20 and share(late, lambda s: any('SpinWallB' in n for n in names(s))) >= 0.9,
           'pid: thread created after the attach followed, in SpinWallB (%d samples)' % len(late))
+    check_summary_samples(args, out, 'pid')
+    command = os.path.basename(args.workload_fp) + ' wait 60'
+    got = {t['process'] for t in d['track'] if t['pid'] == target.pid}
+    check(len(got) == 1 and next(iter(got)).endswith(command), 'pid: the process named from its command line (%s)' % got)
 
 
 def case_sigint(args):
@@ -378,6 +437,33 @@ def case_pyframes(args):
           'pyframes: leaf to root spin_alpha, main, <module> (%s)' % order)
     check(int(d['metadata'].get('capture.host_samples_with_python_stack', 0)) > 100,
           'pyframes: samples with a Python stack counted (%s)' % d['metadata'].get('capture.host_samples_with_python_stack'))
+    check_summary_samples(args, d['path'], 'pyframes')
+
+
+def case_roles(args):
+    # Each process named from its command line and role: DataLoader workers
+    # (fork), a spawn Pool's workers, the command itself.
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'roles.py')
+    d = trace(args, [args.python, script], extra=('--scope', 'framework'))
+    lines = [line.split() for line in d['stdout'].splitlines()]
+    loaders = {int(x[1]): int(x[2]) for x in lines if x[0] == 'loader'}
+    pool = [int(x[1]) for x in lines if x[0] == 'pool']
+    main = [int(x[1]) for x in lines if x[0] == 'main']
+    check(len(loaders) == 2 and len(pool) >= 1 and len(main) == 1, 'roles: the processes ran (%s %s %s)'
+          % (loaders, pool, main))
+    names = collections.defaultdict(set)
+    for t in d['track']:
+        names[t['pid']].add(t['process'])
+    command = 'python3 roles.py'
+    for pid, wid in loaders.items():
+        want = 'DataLoader worker %d (%s)' % (wid, command)
+        check(names.get(pid) == {want}, 'roles: pid %d named %r (%s)' % (pid, want, names.get(pid)))
+    for pid in pool:
+        got = names.get(pid, set())
+        check(len(got) == 1 and re.match(r'^Pool worker \d+ \(python3 .*roles\.py\)$', next(iter(got))),
+              'roles: spawn pool pid %d named Pool worker N (%s)' % (pid, got))
+    for pid in main:
+        check(names.get(pid) == {command}, 'roles: the command pid %d named %r (%s)' % (pid, command, names.get(pid)))
 
 
 def case_forkexit(args):
@@ -407,6 +493,16 @@ def case_forkexit(args):
     check(sum(pool.values()) == 10 and got == {pid: 50 * n for pid, n in pool.items()},
           'forkexit: pool workers\' spans, 50 per task they ran (%s, expected %s)'
           % (got, {pid: 50 * n for pid, n in pool.items()}))
+    names = collections.defaultdict(set)
+    for t in d['track']:
+        names[t['pid']].add(t['process'])
+    command = 'python3 fork_exit.py 2 3000'
+    if parent:
+        check(names.get(parent[0]) == {command} and
+              all(names.get(w) == {'fork of %d (%s)' % (parent[0], command)} for w in workers) and
+              all(len(names.get(p, ())) == 1 and re.match(r'^Pool worker \d+ \(' + re.escape(command) + r'\)$',
+                                                         next(iter(names[p]))) for p in pool),
+              'forkexit: processes named by role and command line (%s)' % dict(names))
     diags = {x['diagnostic']: x['count'] for x in d['diagnostic']}
     ended = 2 + len(pool)
     check(diags.get('sdk_stream_unterminated') == ended, 'forkexit: %d processes counted as ending without their file (%s)'
@@ -415,7 +511,7 @@ def case_forkexit(args):
           % (1 + ended, d['metadata'].get('capture.sdk_files')))
 
 
-CASES = {'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 

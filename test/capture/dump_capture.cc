@@ -46,10 +46,10 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(e.count), Json(e.description).c_str());
   }
   for (size_t i = 0; i < t.tracks.size(); ++i) {
-    std::printf("{\"track\":%zu,\"pid\":%lld,\"tid\":%lld,\"layer\":%s,\"name\":%s,\"kind\":%d}\n", i,
-                static_cast<long long>(t.tracks.pid[i]), static_cast<long long>(t.tracks.tid[i]),
+    std::printf("{\"track\":%zu,\"pid\":%lld,\"tid\":%lld,\"layer\":%s,\"name\":%s,\"process\":%s,\"kind\":%d}\n",
+                i, static_cast<long long>(t.tracks.pid[i]), static_cast<long long>(t.tracks.tid[i]),
                 Json(aiprof::LayerName(t.tracks.layer[i])).c_str(), Json(t.Str(t.tracks.name[i])).c_str(),
-                static_cast<int>(t.tracks.kind[i]));
+                Json(t.Str(t.tracks.process_name[i])).c_str(), static_cast<int>(t.tracks.kind[i]));
   }
   for (size_t i = 0; i < t.slices.size(); ++i) {
     std::printf("{\"slice\":%s,\"ts\":%lld,\"dur\":%lld,\"track\":%u,\"depth\":%u,\"cat\":%s}\n",

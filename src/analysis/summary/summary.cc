@@ -144,6 +144,7 @@ Summary ComputeSummary(const Trace& trace) {
   sum.ops = ComputeOps(trace);
   sum.devices = ComputeDevices(trace);
   sum.requests = ComputeRequestTokens(trace);
+  sum.host_samples = ComputeHostSamples(trace);
   StepList steps = FindSteps(trace);
   sum.step_source = steps.source;
   for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns});

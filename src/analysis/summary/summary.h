@@ -1,7 +1,7 @@
 // The figures `aiprof summary` reports: per-op duration statistics, per-device
 // busy time, steps, event counts and import diagnostics.
 //
-// Definitions (docs/summary-schema.md):
+// Definitions (docs/summary-schema.md; host samples: host_samples.h):
 //   - op: all slices with one (category, name); percentiles interpolate
 //     linearly between closest ranks (numpy's default);
 //   - busy: length of the union of device-activity intervals (kernels,
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/summary/host_samples.h"
 #include "src/analysis/summary/request_tokens.h"
 #include "src/analysis/summary/step_breakdown.h"
 #include "src/base/quantile.h"
@@ -64,6 +65,7 @@ struct Summary {
   std::vector<StepBreakdown> step_breakdowns;  // timeline-computed, then as the profiler wrote them
   std::vector<OpTypeStat> op_types;            // device slices by joined op type
   RequestTokenStats requests;                  // LLM serving: TTFT, TPOT, ITL, tokens/s (SDK token calls)
+  HostSampleStats host_samples;                // host CPU stack samples: functions, threads
   uint64_t slice_count = 0, instant_count = 0, counter_count = 0, flow_count = 0, track_count = 0;
 };
 

@@ -69,6 +69,11 @@ Value Rank(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(r
 // the profiler's wrapper spans are structure and left out.
 void AddOps(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Document* doc) {
   std::vector<size_t> ranked = TopOpsBySelf(trace, s);
+  if (ranked.empty() && !s.host_samples.empty()) {  // a --pid or non-Python capture: samples only
+    doc->AddSection("ops", "Ops").Add(render::Paragraph{
+        "No ops in this trace (no slices); what the threads ran is under Host samples."});
+    return;
+  }
   size_t n = o.top_n == 0 ? ranked.size() : std::min(o.top_n, ranked.size());
   render::Table t{"ops", "", {{"count", "Count", Unit::kCount}, {"self_ns", "Self", Unit::kNs},
                               {"total_ns", "Total", Unit::kNs}, {"mean_ns", "Mean", Unit::kNs},
@@ -189,6 +194,125 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
   }
 }
 
+// Host samples: totals, functions by self and by total samples, threads.
+// `limit` caps each function table (0: every function).
+std::string ModuleBase(std::string_view module) {
+  const size_t slash = module.rfind('/');
+  return std::string(slash == std::string_view::npos ? module : module.substr(slash + 1));
+}
+
+double Share(uint64_t part, uint64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+std::string ThreadLabel(const Trace& trace, TrackId track) {
+  if (track >= trace.tracks.size()) return "?";
+  std::string_view name = trace.Str(trace.tracks.name[track]);
+  std::string_view process = trace.Str(trace.tracks.process_name[track]);
+  const std::string ids = fmt::format("pid {}, tid {}", trace.tracks.pid[track], trace.tracks.tid[track]);
+  if (process.empty() && name.empty()) return ids;
+  return fmt::format("{}{}{} ({})", process, process.empty() || name.empty() ? "" : " / ", name, ids);
+}
+
+render::Table FunctionTable(const Trace& trace, const HostSampleStats& h, const std::vector<size_t>& order,
+                            size_t limit, const char* key) {
+  render::Table t{key, "", {{"self_samples", "Self", Unit::kCount}, {"self_share", "Self %", Unit::kFraction},
+                            {"total_samples", "Total", Unit::kCount}, {"total_share", "Total %", Unit::kFraction},
+                            {"kind", "Kind"}, {"function", "Function"}, {"module", "Module"}},
+                  {}, ""};
+  const size_t n = limit == 0 ? order.size() : std::min(limit, order.size());
+  for (size_t i = 0; i < n; ++i) {
+    const SampledFunction& f = h.functions[order[i]];
+    t.rows.push_back({Int(f.self_samples), Value::Number(Share(f.self_samples, h.with_stack)), Int(f.total_samples),
+                      Value::Number(Share(f.total_samples, h.with_stack)), Value::String(FrameKindName(f.kind)),
+                      Value::String(std::string(trace.Str(f.frame))), Value::String(ModuleBase(trace.Str(f.module)))});
+  }
+  return t;
+}
+
+void AddHostSamples(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Document* doc) {
+  const HostSampleStats& h = s.host_samples;
+  if (h.empty()) return;
+  render::Section& sec = doc->AddSection(
+      "host_samples", fmt::format("Host samples ({}, {} threads)", h.samples, h.threads.size()));
+  render::KeyValues kv{{{"samples", "Samples", Int(h.samples), Unit::kCount},
+                        {"sampled_ns", "Sampled time", Value::Int(h.weight_ns), Unit::kNs},
+                        {"with_stack", "With a stack", Int(h.with_stack), Unit::kCount},
+                        {"with_python_share", "With a Python frame (of those with a stack)",
+                         Value::Number(Share(h.with_python, h.with_stack)), Unit::kFraction}}};
+  if (h.truncated) {
+    kv.items.push_back({"truncated", "Native stacks cut before the entry (capture)", Int(*h.truncated), Unit::kCount});
+  }
+  sec.Add(std::move(kv));
+  const size_t limit = o.top_n;
+  std::vector<size_t> by_self(h.functions.size());
+  for (size_t i = 0; i < by_self.size(); ++i) by_self[i] = i;
+  const size_t shown = limit == 0 ? h.functions.size() : std::min(limit, h.functions.size());
+  sec.AddSection("functions_by_self", fmt::format("Top {} functions by self samples (of {})", shown, h.functions.size()))
+      .Add(FunctionTable(trace, h, by_self, limit, "functions_by_self"));
+  sec.AddSection("functions_by_total", fmt::format("Top {} functions by total samples (on the stack)", shown))
+      .Add(FunctionTable(trace, h, FunctionsByTotal(h), limit, "functions_by_total"));
+  render::Table threads{"threads", "", {{"samples", "Samples", Unit::kCount}, {"share", "Share", Unit::kFraction},
+                                        {"sampled_ns", "Sampled time", Unit::kNs},
+                                        {"python_share", "Python %", Unit::kFraction}, {"thread", "Thread"},
+                                        {"top_function", "Top function (self)"},
+                                        {"top_function_samples", "Its samples", Unit::kCount}},
+                        {}, ""};
+  for (const SampledThread& th : h.threads) {
+    const bool top = th.top_function >= 0;
+    threads.rows.push_back(
+        {Int(th.samples), Value::Number(Share(th.samples, h.samples)), Value::Int(th.weight_ns),
+         Value::Number(Share(th.with_python, th.samples)), Value::String(ThreadLabel(trace, th.track)),
+         top ? Value::String(std::string(trace.Str(h.functions[static_cast<size_t>(th.top_function)].frame)))
+             : Value::Null(),
+         Int(th.top_function_samples)});
+  }
+  sec.AddSection("threads", "Per thread").Add(std::move(threads));
+}
+
+void HostSamplesToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o, std::string* out) {
+  const HostSampleStats& h = s.host_samples;
+  if (h.empty()) return;
+  *out += fmt::format(
+      "  \"host_samples\": {{\"samples\": {}, \"sampled_us\": {}, \"with_stack\": {}, \"with_python\": {}, "
+      "\"truncated\": {}, \"functions\": {},\n",
+      h.samples, NsToUsText(h.weight_ns), h.with_stack, h.with_python,
+      h.truncated ? std::to_string(*h.truncated) : std::string("null"), h.functions.size());
+  auto functions = [&](const char* key, const std::vector<size_t>& order) {
+    const size_t n = o.top_n == 0 ? order.size() : std::min(o.top_n, order.size());
+    *out += fmt::format("    \"{}\": [", key);
+    for (size_t i = 0; i < n; ++i) {
+      const SampledFunction& f = h.functions[order[i]];
+      *out += fmt::format("{}\n      {{\"function\": {}, \"module\": {}, \"kind\": {}, \"self_samples\": {}, "
+                          "\"total_samples\": {}, \"self_us\": {}, \"total_us\": {}}}",
+                          i ? "," : "", JsonString(trace.Str(f.frame)), JsonString(trace.Str(f.module)),
+                          JsonString(FrameKindName(f.kind)), f.self_samples, f.total_samples, NsToUsText(f.self_ns),
+                          NsToUsText(f.total_ns));
+    }
+    *out += n ? "\n    ],\n" : "],\n";
+  };
+  std::vector<size_t> by_self(h.functions.size());
+  for (size_t i = 0; i < by_self.size(); ++i) by_self[i] = i;
+  functions("top_self", by_self);
+  functions("top_total", FunctionsByTotal(h));
+  *out += "    \"threads\": [";
+  for (size_t i = 0; i < h.threads.size(); ++i) {
+    const SampledThread& th = h.threads[i];
+    const bool top = th.top_function >= 0;
+    const bool known = th.track < trace.tracks.size();
+    *out += fmt::format(
+        "{}\n      {{\"track\": {}, \"pid\": {}, \"tid\": {}, \"name\": {}, \"process_name\": {}, \"samples\": {}, "
+        "\"sampled_us\": {}, \"with_python\": {}, \"top_function\": {}, \"top_function_samples\": {}}}",
+        i ? "," : "", static_cast<uint32_t>(th.track), known ? trace.tracks.pid[th.track] : -1,
+        known ? trace.tracks.tid[th.track] : -1, JsonString(known ? trace.Str(trace.tracks.name[th.track]) : ""),
+        JsonString(known ? trace.Str(trace.tracks.process_name[th.track]) : ""), th.samples, NsToUsText(th.weight_ns),
+        th.with_python,
+        top ? JsonString(trace.Str(h.functions[static_cast<size_t>(th.top_function)].frame)) : std::string("null"),
+        th.top_function_samples);
+  }
+  *out += h.threads.empty() ? "]\n  },\n" : "\n    ]\n  },\n";
+}
+
 }  // namespace
 
 render::Document SummaryToDocument(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
@@ -203,11 +327,16 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
                                                       {"counter_samples", "Counter samples", Int(s.counter_count), Unit::kCount},
                                                       {"flows", "Flows", Int(s.flow_count), Unit::kCount},
                                                       {"tracks", "Tracks", Int(s.track_count), Unit::kCount}}});
+  if (!s.host_samples.empty()) {
+    std::get<render::KeyValues>(doc.sections.back().blocks.back())
+        .items.push_back({"stack_samples", "Stack samples", Int(s.host_samples.samples), Unit::kCount});
+  }
   AddOps(trace, s, o, &doc);
   AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
   AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(),
                                                           s.step_source.empty() ? "" : ", from " + s.step_source)));
   AddRequestTokens(s, &doc);
+  AddHostSamples(trace, s, o, &doc);
   AddRanksAndBreakdowns(trace, s, &doc);
   render::Table categories{"events_by_category", "", {{"category", "Category"}, {"events", "Events", Unit::kCount}}, {}, ""};
   for (const auto& [cat, count] : s.events_by_category) {
@@ -271,6 +400,7 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
   }
   out += s.steps.empty() ? "],\n" : "\n  ],\n";
   RanksAndBreakdownsToJson(trace, s, &out);
+  HostSamplesToJson(trace, s, o, &out);
   out += "  \"events_by_category\": {";
   bool first = true;
   for (const auto& [cat, count] : s.events_by_category) {

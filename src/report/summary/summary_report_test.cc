@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "src/model/trace_builder.h"
 #include "src/render/renderers.h"
 #include "test/util/trace_fixtures.h"
 
@@ -49,6 +50,49 @@ TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
 
 // The LLM-serving figures (SDK requests with tokens) as their own table, in
 // their units; a trace without them has no such section.
+// Host samples: a section and a JSON key only when the trace has samples;
+// a hostile frame name is escaped in every format.
+TEST(SummaryReportTest, HostSamplesOnlyWithSamples) {
+  std::unique_ptr<Trace> plain = testing::ImportJsonText(kTrace);
+  ASSERT_TRUE(plain);
+  render::Document none = SummaryToDocument(*plain, ComputeSummary(*plain), SummaryReportOptions{});
+  EXPECT_EQ(render::RenderJson(none).find("host_samples"), std::string::npos);
+  EXPECT_EQ(render::RenderText(none).find("Host samples"), std::string::npos);
+
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t th = b.ThreadTrack(IdValue::Num(5), IdValue::Num(6));
+  StringId mod = b.Intern("/usr/lib/libtorch_cpu.so");
+  uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("main"), mod, FrameKind::kNative);
+  uint32_t leaf = b.InternCallsite(root, b.Intern("<script>x</script>\x1b[31m"), mod, FrameKind::kNative);
+  b.AddStackSample(th, 10, leaf, 1000);
+  b.AddStackSample(th, 20, leaf, 1000);
+  b.AddStackSample(th, 30, root, 1000);
+  ASSERT_TRUE(b.Finalize().ok());
+  SummaryReportOptions o;
+  o.top_n = 1;
+  render::Document doc = SummaryToDocument(t, ComputeSummary(t), o);
+  YAML::Node j = YAML::Load(render::RenderJson(doc));
+  YAML::Node h = j["host_samples"];
+  ASSERT_TRUE(h.IsMap());
+  EXPECT_EQ(h["samples"].as<int>(), 3);
+  EXPECT_EQ(h["with_python"].as<int>(), 0);
+  EXPECT_TRUE(h["truncated"].IsNull());
+  ASSERT_EQ(h["top_self"].size(), 1u);  // --top 1
+  EXPECT_EQ(h["top_self"][0]["function"].as<std::string>(), "<script>x</script>\x1b[31m");
+  EXPECT_EQ(h["top_self"][0]["self_samples"].as<int>(), 2);
+  EXPECT_EQ(h["top_total"][0]["function"].as<std::string>(), "main");
+  EXPECT_EQ(h["top_total"][0]["total_samples"].as<int>(), 3);
+  EXPECT_EQ(h["threads"][0]["tid"].as<int>(), 6);
+  EXPECT_EQ(h["threads"][0]["top_function_samples"].as<int>(), 2);
+  const std::string text = render::RenderText(doc);
+  EXPECT_NE(text.find("Host samples (3, 1 threads)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Stack samples"), std::string::npos) << text;
+  EXPECT_NE(text.find("No ops in this trace (no slices)"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(render::RenderHtmlBody(doc).find("<script>x"), std::string::npos);
+}
+
 TEST(SummaryReportTest, RequestTokenFiguresInTheirUnits) {
   std::unique_ptr<Trace> trace = testing::ImportJsonText(kTrace);
   ASSERT_TRUE(trace);
