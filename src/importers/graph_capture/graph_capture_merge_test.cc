@@ -14,8 +14,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "src/importers/common/importer_registry.h"
 #include "test/util/trace_fixtures.h"
@@ -158,6 +161,106 @@ TEST(GraphCaptureMergeTest, LayoutErrorsNameTheProblem) {
   auto none = FindGraphCaptureLayout(dir.path());
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+}
+
+// Hand-made Kineto traces for the pairing methods the fixtures do not reach.
+// The capture: three ops, each launching one kernel.
+std::string CaptureJson(const char* kernel_args[3]) {
+  const char* ops[3] = {"aten::mm", "aten::add", "aten::relu"};
+  std::string out = R"({"traceEvents":[
+    {"ph":"X","cat":"cuda_runtime","name":"cudaStreamBeginCapture","pid":1,"tid":1,"ts":0,"dur":1,"args":{}})";
+  for (int i = 0; i < 3; ++i) {
+    const int ts = 10 + 30 * i;
+    out += R"(,{"ph":"X","cat":"cpu_op","name":")" + std::string(ops[i]) + R"(","pid":1,"tid":1,"ts":)" +
+           std::to_string(ts) + R"(,"dur":20,"args":{}})";
+    out += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(ts + 2) +
+           R"(,"dur":2,"args":{"correlation":)" + std::to_string(i + 1) + kernel_args[i] + "}}";
+  }
+  out += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaStreamEndCapture","pid":1,"tid":1,"ts":100,"dur":1,"args":{}}]})";
+  return out;
+}
+
+// The replay: graph launches (correlation 7, 8, ...) each running `kernels`
+// ({name, extra args}) in this order, 6 µs apart.
+std::string ReplayJson(const std::vector<std::vector<std::pair<std::string, std::string>>>& launches) {
+  std::string out = R"({"traceEvents":[)";
+  int ts = 100;
+  for (size_t l = 0; l < launches.size(); ++l) {
+    const std::string corr = std::to_string(7 + l);
+    if (l) out += ",";
+    out += R"({"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":)" + std::to_string(ts) +
+           R"(,"dur":10,"args":{"correlation":)" + corr + "}}";
+    ts += 20;
+    for (const auto& [name, args] : launches[l]) {
+      out += R"(,{"ph":"X","cat":"kernel","name":")" + name + R"(","pid":0,"tid":7,"ts":)" + std::to_string(ts) +
+             R"(,"dur":5,"args":{"correlation":)" + corr + R"(,"stream":7,"device":0)" + args + "}}";
+      ts += 6;
+    }
+    ts += 100;
+  }
+  return out + "]}";
+}
+
+// The op each replayed kernel (by start time) is attributed to through its
+// copied launch (whose enclosing slice is the previous one on its track).
+std::vector<std::string> OpsOfReplayedKernels(const Trace& t) {
+  std::vector<uint32_t> from;
+  std::vector<uint32_t> to = CaptureFlowsInto(t, &from);
+  std::vector<std::pair<int64_t, std::string>> by_ts;
+  for (size_t i = 0; i < to.size(); ++i) {
+    uint32_t f = from[i];
+    EXPECT_GT(f, 0u);
+    EXPECT_EQ(t.slices.depth[f - 1] + 1, t.slices.depth[f]);
+    by_ts.emplace_back(t.slices.ts_ns[to[i]], std::string(t.Str(t.slices.name[f - 1])));
+  }
+  std::sort(by_ts.begin(), by_ts.end());
+  std::vector<std::string> out;
+  for (auto& [ts, op] : by_ts) out.push_back(op);
+  return out;
+}
+
+StatusOr<std::unique_ptr<Trace>> MergeText(const TempDir& dir, const std::string& replay, const std::string& capture) {
+  return ImportWithGraphCaptures(dir.Write("replay.json", replay), {dir.Write("capture.json", capture)});
+}
+
+TEST(GraphCaptureMergeTest, PairsByGraphNodeIdWhenBothSidesCarryOne) {
+  TempDir dir;
+  const char* launch_args[3] = {R"(,"graph node id":1)", R"(,"graph node id":2)", R"(,"graph node id":3)"};
+  // The graph ran node 2 first: order alone would pair it with aten::mm.
+  auto r = MergeText(dir, ReplayJson({{{"kB", R"(,"graph node id":2)"}, {"kA", R"(,"graph node id":1)"},
+                                       {"kC", R"(,"graph node id":3)"}}}),
+                     CaptureJson(launch_args));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->metadata.at("graph_capture.pairs_by_method"), "node id 3, in order 0, greedy 0, by name 0");
+  EXPECT_EQ(OpsOfReplayedKernels(**r), (std::vector<std::string>{"aten::add", "aten::mm", "aten::relu"}));
+}
+
+TEST(GraphCaptureMergeTest, PairsByNameWhenTheGraphReordersNodes) {
+  TempDir dir;
+  const char* launch_args[3] = {R"(,"kernel":"kA")", R"(,"kernel":"kB")", R"(,"kernel":"kC")"};
+  auto r = MergeText(dir, ReplayJson({{{"kB", ""}, {"kA", ""}, {"kC", ""}}}), CaptureJson(launch_args));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->metadata.at("graph_capture.pairs_by_method"), "node id 0, in order 0, greedy 0, by name 3");
+  EXPECT_EQ(OpsOfReplayedKernels(**r), (std::vector<std::string>{"aten::add", "aten::mm", "aten::relu"}));
+}
+
+TEST(GraphCaptureMergeTest, UnnamedCaptureLaunchesPairInOrderUnverifiedAndMismatchesAreCounted) {
+  TempDir dir;
+  const char* launch_args[3] = {"", "", ""};
+  // The first launch has the capture's three kernels; the second only two:
+  // without kernel names nothing but the order can pair them, so it is not
+  // paired, and counted.
+  auto r = MergeText(dir, ReplayJson({{{"kA", ""}, {"kB", ""}, {"kC", ""}}, {{"kA", ""}, {"kB", ""}}}),
+                     CaptureJson(launch_args));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  EXPECT_EQ(t.metadata.at("graph_capture.graph_launches"), "2");
+  EXPECT_EQ(t.metadata.at("graph_capture.merged_launches"), "1");
+  EXPECT_EQ(t.metadata.at("graph_capture.matched_activities"), "3");
+  EXPECT_EQ(t.metadata.at("graph_capture.unverified_activities"), "3");
+  EXPECT_EQ(t.diagnostics.entries().count("graph_capture_unpaired"), 1u);
+  EXPECT_EQ(t.diagnostics.entries().count("graph_capture_unverified"), 1u);
+  EXPECT_EQ(OpsOfReplayedKernels(t), (std::vector<std::string>{"aten::mm", "aten::add", "aten::relu"}));
 }
 
 }  // namespace
