@@ -7,7 +7,7 @@
 // aten::addmm), and all 421 captured launches sit under a cpu_op; the replay's
 // device time is 10,717.708 µs, of which the graph launch's 421 kernels take
 // 10,388.482 µs, so op coverage goes from 3.07% (the non-graph copies only)
-// to 100%.
+// to 100%. Oracle: src/analysis/testing/oracles/graph_capture_oracle.py.
 //
 // TraceLens's own figures for the same merge, from its published reference
 // tests/traces/inference/vllm_decode_full/perf_csvs/GEMM.csv (AMD-AGI/TraceLens):
@@ -137,6 +137,11 @@ TEST(GraphReplayOpsTest, FluxGemmCountsMatchTraceLensPublishedOpsSummary) {
   EXPECT_EQ(Instances(ra, "aten::addmm"), 304u);
   // What was placed before stays placed (the text encoders ran outside the graph).
   EXPECT_EQ(Instances(ra, "aten::linear"), Instances(rb, "aten::linear"));
+  // Op coverage gains the replayed kernels whose captured call sits under a
+  // cpu_op: 170,998.308 of 201,351.762 µs of device time (graph_capture_oracle.py).
+  LaunchStats lb = ComputeLaunchStats(*before), la = ComputeLaunchStats(**after);
+  EXPECT_EQ(la.device_time_ns, 201351762);
+  EXPECT_EQ(la.attributed_time_ns - lb.attributed_time_ns, 170998308);
 }
 
 }  // namespace
