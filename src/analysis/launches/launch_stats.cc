@@ -148,6 +148,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
     ++out.launches;
     if (graph) {
       ++out.graph_kernels;
+      out.graph_kernels_captured += op_call[i] != call && op_call[i] != kNoSlice;
     } else {
       one_by_one.push_back(i);
     }

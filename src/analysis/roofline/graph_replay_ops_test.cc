@@ -70,6 +70,8 @@ TEST(GraphReplayOpsTest, VllmRooflineAndCoverageBeforeAndAfterTheMerge) {
   EXPECT_EQ(la.graph_kernels, 421u);
   EXPECT_EQ(la.graph_kernels, lb.graph_kernels);
   EXPECT_EQ(la.graph_launches, lb.graph_launches);
+  EXPECT_EQ(lb.graph_kernels_captured, 0u);
+  EXPECT_EQ(la.graph_kernels_captured, 421u);
 }
 
 TEST(GraphReplayOpsTest, VllmGemmsMatchTraceLensPublishedGemmCsv) {
@@ -142,6 +144,7 @@ TEST(GraphReplayOpsTest, FluxGemmCountsMatchTraceLensPublishedOpsSummary) {
   LaunchStats lb = ComputeLaunchStats(*before), la = ComputeLaunchStats(**after);
   EXPECT_EQ(la.device_time_ns, 201351762);
   EXPECT_EQ(la.attributed_time_ns - lb.attributed_time_ns, 170998308);
+  EXPECT_EQ(la.graph_kernels_captured, 6264u);
 }
 
 }  // namespace
