@@ -5,6 +5,7 @@
 
 #include "src/analysis/analyze.h"
 #include "src/cli/command.h"
+#include "src/cli/capture_trace_flag.h"
 #include "src/cli/flags.h"
 #include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
@@ -18,6 +19,7 @@ class AnalyzeCommand : public Command {
     CLI::App* sub = app->add_subcommand("analyze", "Where the time goes and why: gaps, launches, copies, layout, fusion, tails, steps, memory");
     in_.Add(sub, "Trace file (Chrome/Kineto JSON, .gz, .zst) or .aiprof");
     out_.Add(sub, {render::TextFormat(), render::JsonFormat()}, "Write here (atomically) instead of standard output");
+    captures_.Add(sub);
     sub->add_option("--only", options_.analyze.only, "Analyses to run, comma-separated")->delimiter(',');
     AddDeviceFlag(sub, &options_.analyze);
     return sub;
@@ -34,7 +36,7 @@ class AnalyzeCommand : public Command {
     }
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     options_.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(options_));
     const AnalysisReport& report = session->analyses();
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(AnalyzeToDocument(report, session->results()), format,
                                                              {.color = out_.UseColor()}));
@@ -43,6 +45,7 @@ class AnalyzeCommand : public Command {
 
  private:
   InputFlags in_;
+  CaptureTraceFlag captures_;
   OutputFlags out_;
   SessionOptions options_;
 };

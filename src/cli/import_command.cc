@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "src/cli/command.h"
+#include "src/cli/capture_trace_flag.h"
 #include "src/cli/flags.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
@@ -16,11 +17,12 @@ class ImportCommand : public Command {
     CLI::App* sub = app->add_subcommand("import", "Convert any supported input to a native .aiprof file");
     in_.Add(sub, "Trace file or folder to import");
     AddOutputPathFlag(sub, &output_, "The .aiprof file to write")->required();
+    captures_.Add(sub);
     return sub;
   }
 
   Status Run() override {
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(in_.input));
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, captures_.Import(in_.input));
     RETURN_IF_ERROR(WriteNativeFile(*trace, output_));
     std::fprintf(stderr, "aiprof: wrote %s (%zu slices, %zu tracks, %llu diagnostics)\n", output_.c_str(),
                  trace->slices.size(), trace->tracks.size(),
@@ -30,6 +32,7 @@ class ImportCommand : public Command {
 
  private:
   InputFlags in_;
+  CaptureTraceFlag captures_;
   std::string output_;
 };
 

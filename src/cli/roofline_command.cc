@@ -11,6 +11,7 @@
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
+#include "src/cli/capture_trace_flag.h"
 #include "src/cli/flags.h"
 #include "src/render/escape.h"
 
@@ -73,6 +74,7 @@ class RooflineCommand : public Command {
     in_.Add(sub, "Trace file or .aiprof (recorded with shapes: record_shapes=True)");
     AddDeviceFlag(sub, &options_.analyze);
     AddDevicesFileFlag(sub, &options_.analyze);
+    captures_.Add(sub);
     out_.Add(sub, {render::CsvFormat()}, "Write the CSV here (atomically) instead of standard output");
     return sub;
   }
@@ -80,7 +82,7 @@ class RooflineCommand : public Command {
   Status Run() override {
     PhaseTimer timer(in_.timing);
     options_.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(options_));
     timer.Mark("import");
     AnalysisResults& results = session->results();
     const RooflineResult& r = results.roofline();
@@ -100,6 +102,7 @@ class RooflineCommand : public Command {
 
  private:
   InputFlags in_;
+  CaptureTraceFlag captures_;
   OutputFlags out_;
   SessionOptions options_;
 };

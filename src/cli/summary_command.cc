@@ -7,6 +7,7 @@
 #include "src/analysis/summary/summary.h"
 #include "src/cli/command.h"
 #include "src/cli/phase_timer.h"
+#include "src/cli/capture_trace_flag.h"
 #include "src/cli/flags.h"
 #include "src/render/renderers.h"
 #include "src/report/summary/summary_report.h"
@@ -21,6 +22,7 @@ class SummaryCommand : public Command {
     in_.Add(sub, "Trace file (Chrome/Kineto or Ascend JSON, .gz, .zst; nsys SQLite) or .aiprof, or a folder (torch_npu *_ascend_pt, msprof PROF_*, several ranks)");
     out_.Add(sub, {render::TextFormat(), render::JsonFormat(), render::CsvFormat()},
              "Write here (atomically) instead of standard output");
+    captures_.Add(sub);
     AddTopFlag(sub, &top_, "Ops to list, by total time (0 = all; default 20 for text, all for json and csv)");
     return sub;
   }
@@ -30,7 +32,7 @@ class SummaryCommand : public Command {
     PhaseTimer timer(in_.timing);
     SessionOptions options;
     options.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(std::move(options)));
     timer.Mark("import");
     const Trace& trace = session->trace();
     const Summary& summary = session->results().summary();
@@ -58,6 +60,7 @@ class SummaryCommand : public Command {
 
  private:
   InputFlags in_;
+  CaptureTraceFlag captures_;
   OutputFlags out_;
   std::optional<size_t> top_;
 };

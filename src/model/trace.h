@@ -43,6 +43,10 @@ struct Arg {
 };
 static_assert(sizeof(Arg) == 16, "args are 16 bytes each");
 
+// The category of flows from a graph capture's launch call to the kernel a
+// graph launch replayed for it (src/importers/graph_capture/).
+inline constexpr const char* kGraphCaptureFlowCategory = "graph capture";
+
 struct Trace {
   // Memory the columns and strings may point into (a mapped .aiprof file);
   // declared first so it is destroyed last.

@@ -412,7 +412,7 @@ void Builder::Sweep(uint32_t track, bool primary) {
 }
 
 void Builder::JoinDevice() {
-  std::vector<uint32_t> calls = LaunchingCalls(trace_);
+  std::vector<uint32_t> calls = OpLaunchingCalls(trace_);
   std::vector<uint32_t> ops;
   bool any_unlinked = false;
   for (size_t i = 0; i < s_.size(); ++i) {
@@ -653,7 +653,7 @@ SliceModuleMap SliceModules(const Trace& trace) {
     stack.push_back({end, mod});
   }
   // Device activity: the launching call's module, else the launching op's.
-  std::vector<uint32_t> calls = LaunchingCalls(trace);
+  std::vector<uint32_t> calls = OpLaunchingCalls(trace);
   std::vector<uint32_t> ops;
   bool any_unlinked = false;
   for (uint32_t i = 0; i < n; ++i) {

@@ -1,6 +1,7 @@
 #include "src/analysis/common/trace_index.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "src/base/ascii.h"
 
@@ -27,6 +28,18 @@ std::vector<uint32_t> FlowSourcesOfDeviceActivity(const Trace& trace, Pred sourc
 std::vector<uint32_t> LaunchingCalls(const Trace& trace) {
   return FlowSourcesOfDeviceActivity(
       trace, [](EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; });
+}
+
+std::vector<uint32_t> OpLaunchingCalls(const Trace& trace) {
+  std::vector<uint32_t> out = LaunchingCalls(trace);
+  std::optional<StringId> captured = trace.strings.Find(kGraphCaptureFlowCategory);
+  if (!captured) return out;
+  for (size_t i = 0; i < trace.flows.size(); ++i) {
+    if (trace.flows.category[i] != *captured) continue;
+    uint32_t from = trace.flows.from_slice[i], to = trace.flows.to_slice[i];
+    if (from < out.size() && to < out.size()) out[to] = from;
+  }
+  return out;
 }
 
 std::vector<uint32_t> LaunchingOps(const Trace& trace) {

@@ -16,6 +16,14 @@ namespace aiprof {
 // Trace::flows whose target is device activity), or kNoSlice.
 std::vector<uint32_t> LaunchingCalls(const Trace& trace);
 
+// For every slice, the launch call that carries its op: for a kernel a graph
+// launch replayed, the captured launch call a graph-capture merge linked to
+// it (flows of category kGraphCaptureFlowCategory, src/importers/graph_capture/),
+// else LaunchingCalls(). Analyses that ask which op a kernel belongs to
+// (attribution, roofline, phases) read this; those that ask what the host
+// did at run time (launch cost, critical path, gaps) read LaunchingCalls().
+std::vector<uint32_t> OpLaunchingCalls(const Trace& trace);
+
 // For every slice, the host op (cpu_op) at the start of a flow into it when
 // it is device activity (torch_npu's async_npu / torch_to_npu flows link the
 // framework op itself, not a runtime call), or kNoSlice.

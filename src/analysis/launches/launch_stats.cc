@@ -1,6 +1,7 @@
 #include "src/analysis/launches/launch_stats.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -101,14 +102,17 @@ void SummariseCalls(const Trace& trace, const std::unordered_map<uint32_t, CallI
 }
 
 // For every slice, whether a cpu_op encloses it on its track (parents come
-// before their children in slice order).
+// before their children in slice order). The root a graph-capture merge puts
+// over a replay's copied ops is structure, not an op.
 std::vector<uint8_t> UnderHostOp(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> parent = ParentSlices(trace);
   std::vector<uint8_t> under(s.size(), 0);
+  const std::optional<StringId> replay_root = trace.strings.Find(kGraphCaptureFlowCategory);
   for (uint32_t i = 0; i < s.size(); ++i) {
     uint32_t p = parent[i];
-    under[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under[p]);
+    bool op = p != kNoSlice && s.kind[p] == EventKind::kCpuOp && (!replay_root || s.category[p] != *replay_root);
+    under[i] = p != kNoSlice && (op || under[p]);
   }
   return under;
 }
@@ -120,6 +124,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
   std::vector<uint32_t> launching_op = LaunchingOps(trace);
+  std::vector<uint32_t> op_call = OpLaunchingCalls(trace);  // a replayed kernel's captured launch
   std::vector<uint8_t> under_op = UnderHostOp(trace);
   std::vector<std::pair<int64_t, int64_t>> steps;
   for (size_t i = 0; i < trace.steps.size(); ++i) {
@@ -133,7 +138,8 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
     uint32_t call = launcher[i];
     bool graph = call != kNoSlice && IsGraphLaunchName(trace.Str(s.name[call]));
     out.device_time_ns += s.dur_ns[i];
-    if (launching_op[i] != kNoSlice || (call != kNoSlice && !graph && under_op[call])) {
+    const bool captured = op_call[i] != call && op_call[i] != kNoSlice && under_op[op_call[i]];
+    if (launching_op[i] != kNoSlice || (call != kNoSlice && !graph && under_op[call]) || captured) {
       out.attributed_time_ns += s.dur_ns[i];
     }
     if (!IsTask(s.kind[i])) continue;
@@ -142,6 +148,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
     ++out.launches;
     if (graph) {
       ++out.graph_kernels;
+      out.graph_kernels_captured += op_call[i] != call && op_call[i] != kNoSlice;
     } else {
       one_by_one.push_back(i);
     }

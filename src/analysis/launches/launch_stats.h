@@ -54,6 +54,7 @@ struct LaunchStats {
   // CUDA/HIP graphs:
   uint64_t graph_launches = 0;   // graph-launch calls linked to kernels
   uint64_t graph_kernels = 0;    // kernels + collectives they replayed
+  uint64_t graph_kernels_captured = 0;  // of them, tied to a captured launch call (capture trace merged)
   double graph_launch_cost_ns = 0;  // median graph-launch call duration
   double graph_gap_p50_ns = 0;      // median device gap between consecutive replays (0 with < 2)
   int64_t graph_gap_total_ns = 0;

@@ -34,7 +34,7 @@ bool IsCloneCaller(std::string_view n) {
 class Finder {
  public:
   explicit Finder(const Trace& t)
-      : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(LaunchingCalls(t)), named_(t.strings.size(), kUnknown) {}
+      : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(OpLaunchingCalls(t)), named_(t.strings.size(), kUnknown) {}
 
   LayoutResult Run() {
     const SliceTable& s = t_.slices;

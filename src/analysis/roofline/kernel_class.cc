@@ -101,7 +101,7 @@ KernelClassResult ComputeKernelClasses(const Trace& trace) {
       r.compiled_region_entries += StartsWith(name, "Torch-Compiled Region");
     }
   }
-  std::vector<uint32_t> launcher = LaunchingCalls(trace);
+  std::vector<uint32_t> launcher = OpLaunchingCalls(trace);
   std::vector<uint32_t> launching_op = LaunchingOps(trace);
   std::unordered_map<uint64_t, KernelClass> class_cache;  // (kind, name) → class
   for (uint32_t i = 0; i < s.size(); ++i) {

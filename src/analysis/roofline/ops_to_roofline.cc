@@ -116,7 +116,7 @@ std::vector<int64_t> DeviceTimes(const Trace& trace, const Scan& scan, const std
   const SliceTable& s = trace.slices;
   std::vector<int64_t> t(s.size(), 0);
   covered->assign(s.size(), 0);
-  std::vector<uint32_t> launcher = LaunchingCalls(trace);
+  std::vector<uint32_t> launcher = OpLaunchingCalls(trace);
   const std::vector<uint32_t> launching_op = LaunchingOps(trace);
   *any_kernel = false;
   for (uint32_t k = 0; k < s.size(); ++k) {

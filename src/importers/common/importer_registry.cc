@@ -7,6 +7,7 @@
 #include "src/importers/common/accelerator.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/folder_importer.h"
+#include "src/importers/graph_capture/graph_capture_merge.h"
 #include "src/importers/json/chrome_json_importer.h"
 #include "src/importers/nsys/nsys_sqlite_importer.h"
 #include "src/importers/sdk/sdk_event_importer.h"
@@ -63,7 +64,13 @@ StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return ErrStatus(path + ": no such file or folder");
   if (!S_ISDIR(st.st_mode)) return ImportTraceFile(path);
-  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportFolder(path));
+  ASSIGN_OR_RETURN(std::optional<GraphCaptureLayout> graphs, FindGraphCaptureLayout(path));
+  std::unique_ptr<Trace> trace;
+  if (graphs) {
+    ASSIGN_OR_RETURN(trace, ImportWithGraphCaptures(graphs->replay, graphs->captures));
+  } else {
+    ASSIGN_OR_RETURN(trace, ImportFolder(path));
+  }
   trace->metadata["source_path"] = path;
   return trace;
 }

@@ -113,8 +113,14 @@ void LaunchesSection(AnalysisResults& in, Section* s) {
   if (st.device_time_ns > 0) {
     kv.items.push_back({"op_coverage", "Op coverage (device-activity time attributed to a host op)",
                         Share(st.attributed_time_ns, st.device_time_ns), Unit::kFraction});
-    if (st.graph_kernels > 0) {
-      s->Add(Paragraph{"Graph-replayed kernels are tied to no op (the capture trace is not merged)."});
+    if (st.graph_kernels > st.graph_kernels_captured) {
+      s->Add(Paragraph{st.graph_kernels_captured == 0
+                           ? "Graph-replayed kernels are tied to no op (the capture trace is not merged)."
+                           : std::to_string(st.graph_kernels - st.graph_kernels_captured) + " of " +
+                                 std::to_string(st.graph_kernels) +
+                                 " graph-replayed kernels are tied to no op (no capture window pairs with them)."});
+    } else if (st.graph_kernels > 0) {
+      s->Add(Paragraph{"Graph-replayed kernels are attributed to the ops that captured them (capture trace merged)."});
     }
   }
   if (st.outliers.empty()) return;
