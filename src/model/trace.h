@@ -46,6 +46,10 @@ static_assert(sizeof(Arg) == 16, "args are 16 bytes each");
 // The category of flows from a graph capture's launch call to the kernel a
 // graph launch replayed for it (src/importers/graph_capture/).
 inline constexpr const char* kGraphCaptureFlowCategory = "graph capture";
+// The thread label prefix of the tracks a graph-capture merge adds ("graph
+// capture N", negative tid): copies of captured ops re-timed onto their
+// replayed kernels, so their time is not host time.
+inline constexpr const char* kGraphCaptureTrackLabel = "graph capture ";
 
 struct Trace {
   // Memory the columns and strings may point into (a mapped .aiprof file);

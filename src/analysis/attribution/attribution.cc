@@ -149,7 +149,11 @@ class Builder {
   }
 
   // Attributes the steps of one critical track (sorted by start, disjoint).
-  void AttributeTrack(uint32_t track, std::vector<StepWork> steps, const std::vector<uint32_t>& helpers) {
+  // `captures`: graph-capture tracks (IsGraphCaptureTrack) of the same
+  // process, swept for their nodes only (the ops the replayed kernels join)
+  // and never for host time.
+  void AttributeTrack(uint32_t track, std::vector<StepWork> steps, const std::vector<uint32_t>& helpers,
+                      const std::vector<uint32_t>& captures) {
     steps_ = std::move(steps);
     holes_.clear();
     helper_track_ = kNoTrack;
@@ -160,6 +164,13 @@ class Builder {
       helper_track_ = helper;
       Sweep(helper, /*primary=*/false);
     }
+    nodes_only_ = true;
+    for (uint32_t capture : captures) {
+      thread_node_ = kNoNode;
+      helper_track_ = capture;
+      Sweep(capture, /*primary=*/false);
+    }
+    nodes_only_ = false;
     for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced);
     holes_.clear();
   }
@@ -271,6 +282,7 @@ class Builder {
   size_t emit_step_ = 0, hole_ = 0;
   uint32_t thread_node_ = kNoNode;  // helper sweeps: the thread's node under the root
   uint32_t helper_track_ = kNoTrack;
+  bool nodes_only_ = false;  // sweeping a graph-capture track: nodes, no time
 };
 
 uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
@@ -323,7 +335,7 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
     return;
   }
   // A helper thread: it claims the parts of the holes it covers with a node.
-  if (hole) return;
+  if (hole || nodes_only_) return;
   while (hole_ < holes_.size() && holes_[hole_].end <= a) next_holes_.push_back(holes_[hole_++]);
   while (hole_ < holes_.size() && holes_[hole_].start < b) {
     Hole& h = holes_[hole_];
@@ -515,7 +527,7 @@ std::vector<uint32_t> HelperThreads(const Trace& trace, const std::vector<int64_
   std::vector<uint32_t> out;
   const TrackTable& t = trace.tracks;
   for (uint32_t x = 0; x < t.size(); ++x) {
-    if (x == track || t.kind[x] != TrackKind::kThread || op_time[x] <= 0) continue;
+    if (x == track || t.kind[x] != TrackKind::kThread || op_time[x] <= 0 || IsGraphCaptureTrack(trace, x)) continue;
     if (t.pid[x] != t.pid[track] || t.pid_label[x] != t.pid_label[track] || t.rank[x] != t.rank[track]) continue;
     out.push_back(x);
   }
@@ -531,6 +543,13 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
   std::vector<int64_t> op_time(trace.tracks.size(), 0);
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.kind[i] == EventKind::kCpuOp && s.depth[i] <= 1) op_time[s.track[i]] += s.dur_ns[i];
+  }
+  std::vector<uint32_t> captures;  // graph-capture tracks: never a critical or helper thread
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+    if (IsGraphCaptureTrack(trace, t)) {
+      op_time[t] = 0;
+      captures.push_back(t);
+    }
   }
   // Steps by critical track.
   std::map<uint32_t, std::vector<StepWork>> by_track;
@@ -598,7 +617,12 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
         r.per_step[steps[k].out].wall_ns = steps[k].end - steps[k].start;
       }
     }
-    b.AttributeTrack(track, std::move(steps), HelperThreads(trace, op_time, track));
+    std::vector<uint32_t> mine;  // the capture tracks of this thread's process
+    for (uint32_t c : captures) {
+      const TrackTable& t = trace.tracks;
+      if (t.pid[c] == t.pid[track] && t.pid_label[c] == t.pid_label[track] && t.rank[c] == t.rank[track]) mine.push_back(c);
+    }
+    b.AttributeTrack(track, std::move(steps), HelperThreads(trace, op_time, track), mine);
   }
   b.JoinDevice();
   b.Finish();

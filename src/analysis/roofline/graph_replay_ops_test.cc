@@ -147,5 +147,40 @@ TEST(GraphReplayOpsTest, FluxGemmCountsMatchTraceLensPublishedOpsSummary) {
   EXPECT_EQ(la.graph_kernels_captured, 6264u);
 }
 
+// The merge gives the attribution tree the captured ops (with their
+// replayed kernels' device time) but no host time: the copies sit at the
+// kernels' times, and counting them as another thread's ops would fill the
+// main thread's untraced gaps with device time. Every host figure of the tree
+// equals the unmerged trace's; only device time moves under the ops.
+TEST(GraphReplayOpsTest, FluxAttributionGainsOpsButNoHostTime) {
+  const char replay[] = "inference__xdit_flux.1_aiter_sage__profile_trace_rank_0.json.gz";
+  const char capture[] = "inference__xdit_flux.1_aiter_sage__capture_traces__capture_trace_rank_0.json.gz";
+  auto before = testing::ImportFixture(std::string("tracelens/") + replay);
+  ASSERT_NE(before, nullptr);
+  auto after = ImportWithGraphCaptures(Fixture(replay), {Fixture(capture)});
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  AttributionResult ab = ComputeAttribution(*before, nullptr), aa = ComputeAttribution(**after, nullptr);
+  EXPECT_EQ(aa.wall_ns, ab.wall_ns);
+  EXPECT_EQ(aa.by_class_ns, ab.by_class_ns);  // untraced host time included: not filled by the copies
+  int64_t capture_host = 0, capture_device = 0, mm_device = 0;
+  for (size_t n = 1; n < aa.nodes.size(); ++n) {
+    if (aa.nodes.kind[n] != AttributionKind::kThread || aa.nodes.track[n] == kNoTrack ||
+        !IsGraphCaptureTrack(**after, aa.nodes.track[n])) {
+      continue;
+    }
+    capture_host += aa.nodes.total_ns[n];
+    capture_device += aa.nodes.device_total_ns[n];
+  }
+  for (size_t n = 1; n < aa.nodes.size(); ++n) {
+    if (aa.nodes.kind[n] == AttributionKind::kOp && (**after).Str(aa.nodes.name[n]) == "aten::mm") {
+      mm_device += aa.nodes.device_total_ns[n];
+    }
+  }
+  EXPECT_EQ(capture_host, 0);
+  EXPECT_GT(capture_device, 0);
+  EXPECT_GT(mm_device, 0);  // the replayed GEMMs now sit under their op
+  EXPECT_EQ(aa.device_ns, ab.device_ns);  // every kernel joined once: before under the graph launch, now under its op
+}
+
 }  // namespace
 }  // namespace aiprof

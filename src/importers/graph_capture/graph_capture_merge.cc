@@ -449,8 +449,8 @@ class Merger {
         tr.pid = r_.tracks.pid[host];
         tr.tid = -static_cast<int64_t>(lane_no);
         tr.pid_label = r_.tracks.pid_label[host];
-        tr.tid_label = r_.strings.Intern("graph capture " + std::to_string(lane_no));
-        tr.name = r_.strings.Intern("graph capture " + std::to_string(lane_no) +
+        tr.tid_label = r_.strings.Intern(kGraphCaptureTrackLabel + std::to_string(lane_no));
+        tr.name = r_.strings.Intern(kGraphCaptureTrackLabel + std::to_string(lane_no) +
                                     " (captured ops re-timed onto their replayed kernels; not host time)");
         tr.process_name = r_.tracks.process_name[host];
         tr.rank = r_.tracks.rank[host];
