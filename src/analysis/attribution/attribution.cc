@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
+#include "src/analysis/common/op_args.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/window/analysis_window.h"
@@ -133,14 +136,22 @@ struct Open {
   int64_t end;
   uint32_t node;  // kNoNode: root level (a hole when on top); kDead: outside every step
   TimeClass cls;
+  uint32_t slice = kNoSlice;  // the slice that made `node` (op shapes only)
 };
 constexpr uint32_t kDead = kNoNode - 1;
 
 class Builder {
  public:
-  Builder(const Trace& trace, const AnalysisWindow* window, AttributionResult* out)
+  Builder(const Trace& trace, const AnalysisWindow* window, const AttributionOptions& options,
+          AttributionResult* out)
       : trace_(trace), s_(trace.slices), out_(out), flags_(trace.strings.size(), 0),
-        node_of_slice_(trace.slices.size(), kNoNode) {
+        node_of_slice_(trace.slices.size(), kNoNode), shapes_(options.op_shapes) {
+    if (shapes_) {
+      slice_self_.assign(s_.size(), 0);
+      slice_dev_.assign(s_.size(), 0);
+      up_.assign(s_.size(), kNoSlice);
+      seen_.assign(s_.size(), 0);
+    }
     AddNode(kNoNode, AttributionKind::kRoot, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
     untraced_ = AddNode(0, AttributionKind::kUntraced, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
     if (window) {
@@ -160,12 +171,13 @@ class Builder {
       helper_track_ = helper;
       Sweep(helper, /*primary=*/false);
     }
-    for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced);
+    for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced, kNoSlice);
     holes_.clear();
   }
 
   void JoinDevice();
   void Finish();
+  void BuildOpShapes();
 
  private:
   uint32_t AddNode(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
@@ -216,13 +228,14 @@ class Builder {
     return c;
   }
 
-  void Account(size_t step, int64_t len, uint32_t node, TimeClass cls) {
+  void Account(size_t step, int64_t len, uint32_t node, TimeClass cls, uint32_t slice) {
     if (len <= 0) return;
     AttributionStep& st = out_->per_step[steps_[step].out];
     st.by_class_ns[static_cast<size_t>(cls)] += len;
     st.attributed_ns += len;
     if (!st.steady) return;
     out_->nodes.self_ns[node] += len;
+    if (shapes_ && slice != kNoSlice) slice_self_[slice] += len;
     const uint32_t out = static_cast<uint32_t>(steps_[step].out);
     if (!raw_self_.empty() && raw_self_.back().step == out && raw_self_.back().node == node) {
       raw_self_.back().ns += len;
@@ -271,6 +284,14 @@ class Builder {
   size_t emit_step_ = 0, hole_ = 0;
   uint32_t thread_node_ = kNoNode;  // helper sweeps: the thread's node under the root
   uint32_t helper_track_ = kNoTrack;
+  // Op shapes (opt-in): per slice that made a node, its self time and device
+  // time over the steady steps, the node slice enclosing it, and whether it
+  // was seen / counted; node slices in the order they were opened.
+  bool shapes_ = false;
+  std::vector<int64_t> slice_self_, slice_dev_;
+  std::vector<uint32_t> up_;
+  std::vector<uint8_t> seen_;  // 1: opened as a node, 2: also counted
+  std::vector<uint32_t> opened_, opened_node_;
 };
 
 uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
@@ -317,7 +338,7 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
       int64_t lo = std::max(a, steps_[k].start), hi = std::min(b, steps_[k].end);
       if (hi <= lo) continue;
       if (hole) holes_.push_back({lo, hi, k});
-      else Account(k, hi - lo, top->node, top->cls);
+      else Account(k, hi - lo, top->node, top->cls, top->slice);
       if (steps_[k].end > b) break;
     }
     return;
@@ -329,7 +350,7 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
     Hole& h = holes_[hole_];
     if (h.start < a) next_holes_.push_back({h.start, a, h.step});
     int64_t lo = std::max(a, h.start), hi = std::min(b, h.end);
-    Account(h.step, hi - lo, top->node, top->cls);
+    Account(h.step, hi - lo, top->node, top->cls, top->slice);
     if (h.end > b) {
       h.start = b;  // the rest stays a hole
       break;
@@ -394,12 +415,21 @@ void Builder::Sweep(uint32_t track, bool primary) {
       if (n == kNoNode) {
         o.node = t ? t->node : kNoNode;
         o.cls = t ? t->cls : TimeClass::kUntraced;
+        o.slice = t ? t->slice : kNoSlice;
       } else {
         o.node = n;
         node_of_slice_[i] = n;
         const AttributionStep& st = out_->per_step[steps_[k].out];
-        if (st.steady && ts >= steps_[k].start) ++out_->nodes.count[n];
+        const bool counted = st.steady && ts >= steps_[k].start;
+        if (counted) ++out_->nodes.count[n];
         if (!st.steady) node_of_slice_[i] = kDead;
+        if (shapes_ && seen_[i] == 0) {
+          o.slice = static_cast<uint32_t>(i);
+          up_[i] = t ? t->slice : kNoSlice;
+          seen_[i] = counted ? 2 : 1;
+          opened_.push_back(static_cast<uint32_t>(i));
+          opened_node_.push_back(n);
+        }
       }
     }
     stack.push_back(o);
@@ -428,6 +458,7 @@ void Builder::JoinDevice() {
     out_->nodes.device_self_ns[d] += s_.dur_ns[i];
     out_->device_ns += s_.dur_ns[i];
     node_of_slice_[i] = d;
+    if (shapes_) slice_dev_[from] += s_.dur_ns[i];
   }
   if (any_unlinked) {
     ops = LaunchingOps(trace_);
@@ -441,6 +472,7 @@ void Builder::JoinDevice() {
       out_->nodes.device_self_ns[d] += s_.dur_ns[i];
       out_->device_ns += s_.dur_ns[i];
       node_of_slice_[i] = d;
+      if (shapes_) slice_dev_[ops[i]] += s_.dur_ns[i];
     }
   }
   // Device activity that starts inside a steady step and joined no node.
@@ -472,6 +504,82 @@ void Builder::Finish() {
   }
   n.count[0] = out_->steps;
   BuildStepSelf();
+  if (shapes_) BuildOpShapes();
+}
+
+void Builder::BuildOpShapes() {
+  // Totals per node slice: its self time plus the totals of the node slices
+  // it encloses (children are opened after their parents).
+  std::vector<int64_t> total = slice_self_;
+  std::vector<int64_t>& dev = slice_dev_;
+  for (size_t j = opened_.size(); j-- > 0;) {
+    const uint32_t i = opened_[j];
+    if (up_[i] == kNoSlice) continue;
+    total[up_[i]] += total[i];
+    dev[up_[i]] += dev[i];
+  }
+  AttributionResult::OpShapes& o = out_->op_shapes;
+  o.labels.assign(1, "");
+  OpArgReader args(trace_);
+  std::unordered_map<std::string_view, uint32_t> dims_id, types_id;  // views into the string pool
+  std::unordered_map<uint64_t, uint32_t> shape_id, row_of;          // (dims, types) → shape; (node, shape) → row
+  auto intern = [](std::unordered_map<std::string_view, uint32_t>* m, std::optional<std::string_view> v) -> uint32_t {
+    if (!v || v->empty()) return 0;
+    return m->emplace(*v, static_cast<uint32_t>(m->size() + 1)).first->second;
+  };
+  std::vector<uint32_t> rn, rs;
+  std::vector<uint64_t> rc;
+  std::vector<int64_t> rself, rtotal, rdev;
+  const AttributionNodes& n = out_->nodes;
+  for (size_t j = 0; j < opened_.size(); ++j) {
+    const uint32_t i = opened_[j], node = opened_node_[j];
+    if (n.kind[node] != AttributionKind::kOp) continue;
+    if (seen_[i] != 2 && slice_self_[i] == 0 && total[i] == 0 && dev[i] == 0) continue;
+    const std::optional<std::string_view> dims = args.String(i, "Input Dims");
+    const std::optional<std::string_view> types = dims ? args.String(i, "Input type") : std::nullopt;
+    const uint32_t d = intern(&dims_id, dims), t = d ? intern(&types_id, types) : 0;
+    uint32_t shape = 0;
+    if (d != 0) {
+      auto [it, fresh] = shape_id.emplace((uint64_t{d} << 32) | t, static_cast<uint32_t>(o.labels.size()));
+      if (fresh) o.labels.push_back(t ? std::string(*dims) + " " + std::string(*types) : std::string(*dims));
+      shape = it->second;
+    }
+    auto [it, fresh] = row_of.emplace((uint64_t{node} << 32) | shape, static_cast<uint32_t>(rn.size()));
+    if (fresh) {
+      rn.push_back(node);
+      rs.push_back(shape);
+      rc.push_back(0);
+      rself.push_back(0);
+      rtotal.push_back(0);
+      rdev.push_back(0);
+    }
+    const uint32_t r = it->second;
+    rc[r] += seen_[i] == 2 ? 1 : 0;
+    rself[r] += slice_self_[i];
+    rtotal[r] += total[i];
+    rdev[r] += dev[i];
+  }
+  // Rows grouped by node (counting sort, stable: first appearance within a node).
+  o.begin.assign(n.size() + 1, 0);
+  for (uint32_t x : rn) ++o.begin[x + 1];
+  for (size_t k = 1; k < o.begin.size(); ++k) o.begin[k] += o.begin[k - 1];
+  const size_t rows = rn.size();
+  o.node.resize(rows);
+  o.shape.resize(rows);
+  o.count.resize(rows);
+  o.self_ns.resize(rows);
+  o.total_ns.resize(rows);
+  o.device_ns.resize(rows);
+  std::vector<uint32_t> fill(o.begin.begin(), o.begin.end() - 1);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint32_t at = fill[rn[r]]++;
+    o.node[at] = rn[r];
+    o.shape[at] = rs[r];
+    o.count[at] = rc[r];
+    o.self_ns[at] = rself[r];
+    o.total_ns[at] = rtotal[r];
+    o.device_ns[at] = rdev[r];
+  }
 }
 
 void Builder::BuildStepSelf() {
@@ -526,6 +634,11 @@ std::vector<uint32_t> HelperThreads(const Trace& trace, const std::vector<int64_
 }  // namespace
 
 AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window) {
+  return ComputeAttribution(trace, window, AttributionOptions{});
+}
+
+AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window,
+                                     const AttributionOptions& options) {
   AttributionResult r;
   const SliceTable& s = trace.slices;
   std::vector<int64_t> op_time(trace.tracks.size(), 0);
@@ -588,7 +701,7 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
     r.per_step.push_back(st);
     r.pseudo_step = true;
   }
-  Builder b(trace, window, &r);
+  Builder b(trace, window, options, &r);
   for (auto& [track, steps] : by_track) {
     std::sort(steps.begin(), steps.end(), [](const StepWork& x, const StepWork& y) { return x.start < y.start; });
     // Overlapping steps on one track (nested markers) are cut at the next start.
