@@ -423,12 +423,15 @@ void Builder::Sweep(uint32_t track, bool primary) {
         const bool counted = st.steady && ts >= steps_[k].start;
         if (counted) ++out_->nodes.count[n];
         if (!st.steady) node_of_slice_[i] = kDead;
-        if (shapes_ && seen_[i] == 0) {
+        if (shapes_) {
           o.slice = static_cast<uint32_t>(i);
-          up_[i] = t ? t->slice : kNoSlice;
-          seen_[i] = counted ? 2 : 1;
-          opened_.push_back(static_cast<uint32_t>(i));
-          opened_node_.push_back(n);
+          if (seen_[i] == 0) {  // a helper thread swept for two critical tracks opens its slices twice
+            up_[i] = t ? t->slice : kNoSlice;
+            opened_.push_back(static_cast<uint32_t>(i));
+            opened_node_.push_back(n);
+          }
+          if (counted) seen_[i] = 2;
+          else if (seen_[i] == 0) seen_[i] = 1;
         }
       }
     }
