@@ -182,6 +182,7 @@ def shapes(doc, ea, eb, sa, sb):
                        % (r["shape"], r["a_calls"], r["b_calls"], r["a_ns"], r["b_ns"], ca, cb, ta * 1000, tb * 1000))
     check(not bad, "resnet: every conv2d shape row paired by shape, calls and time per step equal the raw spans%s"
           % ("" if not bad else ": " + "; ".join(bad[:3])))
+    print("     checked %d conv2d shape rows against the raw JSON" % len(rows))
     slower = [r for r in rows if r["change"] == "slower"]
     if slower:
         r = slower[0]

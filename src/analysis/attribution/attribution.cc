@@ -526,6 +526,14 @@ void Builder::BuildOpShapes() {
   OpArgReader args(trace_);
   std::unordered_map<std::string_view, uint32_t> dims_id, types_id;  // views into the string pool
   std::unordered_map<uint64_t, uint32_t> shape_id, row_of;          // (dims, types) → shape; (node, shape) → row
+  // Trimmed: some traces end the arg's JSON text with a newline.
+  auto trim = [](std::optional<std::string_view> v) -> std::optional<std::string_view> {
+    if (!v) return v;
+    std::string_view t = *v;
+    while (!t.empty() && (t.front() == ' ' || t.front() == '\n' || t.front() == '\r' || t.front() == '\t')) t.remove_prefix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+    return t;
+  };
   auto intern = [](std::unordered_map<std::string_view, uint32_t>* m, std::optional<std::string_view> v) -> uint32_t {
     if (!v || v->empty()) return 0;
     return m->emplace(*v, static_cast<uint32_t>(m->size() + 1)).first->second;
@@ -538,8 +546,8 @@ void Builder::BuildOpShapes() {
     const uint32_t i = opened_[j], node = opened_node_[j];
     if (n.kind[node] != AttributionKind::kOp) continue;
     if (seen_[i] != 2 && slice_self_[i] == 0 && total[i] == 0 && dev[i] == 0) continue;
-    const std::optional<std::string_view> dims = args.String(i, "Input Dims");
-    const std::optional<std::string_view> types = dims ? args.String(i, "Input type") : std::nullopt;
+    const std::optional<std::string_view> dims = trim(args.String(i, "Input Dims"));
+    const std::optional<std::string_view> types = dims ? trim(args.String(i, "Input type")) : std::nullopt;
     const uint32_t d = intern(&dims_id, dims), t = d ? intern(&types_id, types) : 0;
     uint32_t shape = 0;
     if (d != 0) {

@@ -293,7 +293,9 @@ TEST(AttributionDiffTest, IdenticalRunsHaveNoChange) {
 // B's first instance; add [[6]] paired by shape, [[4]] ↔ [[5]] by order.
 std::string MakeShapeRun(bool b) {
   std::string j = R"({"traceEvents":[)";
-  const std::string x = R"("Input Dims":[[1,3,32,32],[8,3,3,3]],"Input type":["float","float"])";
+  // B's JSON text of X ends in a newline (as in the ResNet50 traces): the same shape.
+  const std::string x = std::string(R"("Input Dims":[[1,3,32,32],[8,3,3,3]],"Input type":["float","float"])") +
+                        (b ? "\n" : "");
   const std::string y = R"("Input Dims":[[1,8,16,16],[16,8,3,3]],"Input type":["float","float"])";
   auto ev = [&](const std::string& cat, const std::string& name, int ts, int dur, const std::string& args = "") {
     j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":1,"tid":1,"ts":)" +
