@@ -7,7 +7,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "src/analysis/common/op_args.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/window/analysis_window.h"
@@ -523,21 +522,36 @@ void Builder::BuildOpShapes() {
   }
   AttributionResult::OpShapes& o = out_->op_shapes;
   o.labels.assign(1, "");
-  OpArgReader args(trace_);
-  std::unordered_map<std::string_view, uint32_t> dims_id, types_id;  // views into the string pool
-  std::unordered_map<uint64_t, uint32_t> shape_id, row_of;          // (dims, types) → shape; (node, shape) → row
+  // The "Input Dims" / "Input type" args as OpArgReader reads them
+  // (src/analysis/common/op_args.h: JSON or string text), keys looked up once.
+  const std::optional<StringId> dims_key = trace_.strings.Find("Input Dims");
+  const std::optional<StringId> types_key = trace_.strings.Find("Input type");
+  auto text_id = [&](uint32_t slice, std::optional<StringId> key) -> uint32_t {  // StringId raw + 1, 0: none
+    if (!key) return 0;
+    const Arg* a = trace_.FindSliceArg(slice, *key);
+    if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return 0;
+    return a->str + 1;
+  };
   // Trimmed: some traces end the arg's JSON text with a newline.
-  auto trim = [](std::optional<std::string_view> v) -> std::optional<std::string_view> {
-    if (!v) return v;
-    std::string_view t = *v;
-    while (!t.empty() && (t.front() == ' ' || t.front() == '\n' || t.front() == '\r' || t.front() == '\t')) t.remove_prefix(1);
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t')) t.remove_suffix(1);
+  auto trimmed = [&](uint32_t id) -> std::string_view {
+    if (id == 0) return {};
+    std::string_view t = trace_.Str(StringId{id - 1});
+    auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+    while (!t.empty() && space(t.front())) t.remove_prefix(1);
+    while (!t.empty() && space(t.back())) t.remove_suffix(1);
     return t;
   };
-  auto intern = [](std::unordered_map<std::string_view, uint32_t>* m, std::optional<std::string_view> v) -> uint32_t {
-    if (!v || v->empty()) return 0;
-    return m->emplace(*v, static_cast<uint32_t>(m->size() + 1)).first->second;
+  // Shape ids by text (hashed once per distinct (dims, types) string pair);
+  // rows by (node, dims, types) through a direct-mapped cache in front of a
+  // map, as the tree's own node lookup: a step repeats the step before.
+  std::unordered_map<uint64_t, uint32_t> shape_of_ids;       // (dims id, types id) → shape
+  std::unordered_map<std::string, uint32_t> shape_of_text;   // label → shape
+  std::unordered_map<uint64_t, uint32_t> row_of;             // (node, shape) → row
+  struct RowSlot {
+    uint32_t node = kNoNode, dims = 0, types = 0, row = 0;
   };
+  constexpr size_t kRowSlots = size_t{1} << 12;
+  std::vector<RowSlot> cache(kRowSlots);
   std::vector<uint32_t> rn, rs;
   std::vector<uint64_t> rc;
   std::vector<int64_t> rself, rtotal, rdev;
@@ -546,25 +560,42 @@ void Builder::BuildOpShapes() {
     const uint32_t i = opened_[j], node = opened_node_[j];
     if (n.kind[node] != AttributionKind::kOp) continue;
     if (seen_[i] != 2 && slice_self_[i] == 0 && total[i] == 0 && dev[i] == 0) continue;
-    const std::optional<std::string_view> dims = trim(args.String(i, "Input Dims"));
-    const std::optional<std::string_view> types = dims ? trim(args.String(i, "Input type")) : std::nullopt;
-    const uint32_t d = intern(&dims_id, dims), t = d ? intern(&types_id, types) : 0;
-    uint32_t shape = 0;
-    if (d != 0) {
-      auto [it, fresh] = shape_id.emplace((uint64_t{d} << 32) | t, static_cast<uint32_t>(o.labels.size()));
-      if (fresh) o.labels.push_back(t ? std::string(*dims) + " " + std::string(*types) : std::string(*dims));
-      shape = it->second;
+    const uint32_t d = text_id(i, dims_key), t = d ? text_id(i, types_key) : 0;
+    const uint64_t h = (uint64_t{node} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{d} * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t{t} << 17);
+    RowSlot& slot = cache[(h ^ (h >> 29)) & (kRowSlots - 1)];
+    uint32_t r;
+    if (slot.node == node && slot.dims == d && slot.types == t) {
+      r = slot.row;
+    } else {
+      uint32_t shape = 0;
+      if (d != 0) {
+        auto [sit, fresh_ids] = shape_of_ids.emplace((uint64_t{d} << 32) | t, 0);
+        if (fresh_ids) {
+          const std::string_view dt = trimmed(d), tt = trimmed(t);
+          std::string label(dt);
+          if (!tt.empty()) label.append(" ").append(tt);
+          if (label.empty()) {
+            sit->second = 0;
+          } else {
+            auto [lit, fresh_label] = shape_of_text.emplace(label, static_cast<uint32_t>(o.labels.size()));
+            if (fresh_label) o.labels.push_back(std::move(label));
+            sit->second = lit->second;
+          }
+        }
+        shape = sit->second;
+      }
+      auto [it, fresh] = row_of.emplace((uint64_t{node} << 32) | shape, static_cast<uint32_t>(rn.size()));
+      if (fresh) {
+        rn.push_back(node);
+        rs.push_back(shape);
+        rc.push_back(0);
+        rself.push_back(0);
+        rtotal.push_back(0);
+        rdev.push_back(0);
+      }
+      r = it->second;
+      slot = {node, d, t, r};
     }
-    auto [it, fresh] = row_of.emplace((uint64_t{node} << 32) | shape, static_cast<uint32_t>(rn.size()));
-    if (fresh) {
-      rn.push_back(node);
-      rs.push_back(shape);
-      rc.push_back(0);
-      rself.push_back(0);
-      rtotal.push_back(0);
-      rdev.push_back(0);
-    }
-    const uint32_t r = it->second;
     rc[r] += seen_[i] == 2 ? 1 : 0;
     rself[r] += slice_self_[i];
     rtotal[r] += total[i];
