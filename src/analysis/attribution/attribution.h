@@ -133,8 +133,9 @@ struct AttributionResult {
   // instances broken down by input shape, so repeated ops of one name under
   // one parent (the several aten::conv2d of a ResNet block) can be told
   // apart. The shape key is the slice's "Input Dims" arg as the trace gives
-  // it, with its "Input type" when present (read through OpArgReader,
-  // src/analysis/common/op_args.h); each distinct text is interned once.
+  // it, with its "Input type" when present (the text OpArgReader parses,
+  // src/analysis/common/op_args.h, white space trimmed); each distinct text
+  // is labelled once, instances are looked up by interned string id.
   // Rows of node n are at [begin[n], begin[n+1]), in order of first
   // appearance; per node, Σ rows = the node's count, self_ns, total_ns and
   // device_total_ns (over the steady steps, like the node's figures).
