@@ -561,7 +561,8 @@ void Builder::BuildOpShapes() {
     if (n.kind[node] != AttributionKind::kOp) continue;
     if (seen_[i] != 2 && slice_self_[i] == 0 && total[i] == 0 && dev[i] == 0) continue;
     const uint32_t d = text_id(i, dims_key), t = d ? text_id(i, types_key) : 0;
-    const uint64_t h = (uint64_t{node} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{d} * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t{t} << 17);
+    const uint64_t h =
+        (uint64_t{node} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{d} * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t{t} << 17);
     RowSlot& slot = cache[(h ^ (h >> 29)) & (kRowSlots - 1)];
     uint32_t r;
     if (slot.node == node && slot.dims == d && slot.types == t) {
