@@ -54,6 +54,17 @@ void BM_AttributionResnet50(benchmark::State& state) {
 }
 BENCHMARK(BM_AttributionResnet50)->Unit(benchmark::kMillisecond);
 
+// The same with the opt-in breakdown of ops by input shape (what `aiprof
+// diff` computes): its cost is the ratio to BM_AttributionResnet50.
+void BM_AttributionResnet50OpShapes(benchmark::State& state) {
+  const Trace& t = Resnet();
+  const AnalysisWindow w = ComputeAnalysisWindow(t);
+  const AttributionOptions o{.op_shapes = true};
+  for (auto _ : state) benchmark::DoNotOptimize(ComputeAttribution(t, &w, o).op_shapes.size());
+  state.counters["slices/s"] = benchmark::Counter(static_cast<double>(t.slices.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_AttributionResnet50OpShapes)->Unit(benchmark::kMillisecond);
+
 const Trace* Large() {
   static std::unique_ptr<Trace> trace = []() -> std::unique_ptr<Trace> {
     const char* path = std::getenv("AIPROF_BENCH_LARGE_TRACE");

@@ -16,6 +16,11 @@ the source JSON (no aiprof code):
     call -> innermost enclosing cpu_op); where TraceLens's own TraceDiff
     reference (tracediff_test__cpu_op_map.json: op -> kernels per trace, from
     its MI300 vs H100 regression test) knows a kernel, it names the same op.
+  * Repeated ops by input shape (ResNet50 pair): every aten::conv2d of the
+    forward pass is one node (53 convolutions, one name, one parent); the "By
+    shape" rows pair them by their Input Dims / Input type, and each row's
+    calls and time per step equal the raw cpu_op spans of that name and shape
+    on the main thread in the steady steps, directly under the step.
   * Every format renders; --map files are applied and bad ones are errors
     naming the file and line.
 
@@ -120,7 +125,69 @@ def resnet(a):
     classes = table(doc, "classes", "classes")
     check(classes[0]["class"] == "data loading", "resnet: the class that moved most is data loading (%s)" % classes[0]["class"])
     flame(a, before, after, wa, wb, da, db)
+    shapes(run_diff(a.aiprof, before, after, "--top", "0"), ea, eb, sa, sb)
     return before, after
+
+
+def shape_rows(events, steps, name):
+    """{(dims, types) as JSON text: (calls, us)} per step for the `name` ops of the
+    steps' thread that start in a steady step and lie directly under the step
+    (no enclosing op other than the step marker)."""
+    by_tid = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in ("Operator", "cpu_op", "user_annotation"):
+            by_tid.setdefault(e.get("tid"), []).append(e)
+    out = {}
+    for ts, dur, tid in steps:
+        spans = [e for e in by_tid.get(tid, []) if e["ts"] < ts + dur and e["ts"] + e["dur"] > ts]
+        outer = [e for e in spans if not str(e["name"]).startswith("ProfilerStep#")
+                 and not str(e["name"]).startswith("[")]
+        for e in outer:
+            if e["name"] != name or not (ts <= e["ts"] < ts + dur):
+                continue
+            if any(o is not e and o["ts"] <= e["ts"] and o["ts"] + o["dur"] >= e["ts"] + e["dur"]
+                   and (o["ts"], -o["dur"]) < (e["ts"], -e["dur"]) for o in outer):
+                continue  # under another op or label: another node
+            args = e.get("args", {})
+            key = (json.dumps(args.get("Input Dims")), json.dumps(args.get("Input type")))
+            c, t = out.get(key, (0, 0.0))
+            out[key] = (c + 1, t + min(e["ts"] + e["dur"], ts + dur) - e["ts"])
+    return {k: (c / len(steps), t / len(steps)) for k, (c, t) in out.items()}
+
+
+def split_shape(label):
+    """aiprof's shape label "DIMS TYPES" (the trace's JSON texts) → JSON texts as json.dumps writes them."""
+    dec = json.JSONDecoder()
+    dims, i = dec.raw_decode(label)
+    rest = label[i:].strip()
+    types = dec.raw_decode(rest)[0] if rest else None
+    return json.dumps(dims), json.dumps(types)
+
+
+def shapes(doc, ea, eb, sa, sb):
+    rows = [r for r in table(doc, "shapes", "shapes") if r["path"] == "aten::conv2d"]
+    check(len(rows) >= 3, "resnet: aten::conv2d split by input shape (%d changed shape rows)" % len(rows))
+    ra, rb = shape_rows(ea, sa, "aten::conv2d"), shape_rows(eb, sb, "aten::conv2d")
+    check(len(ra) >= 10, "resnet: raw JSON has many conv2d shapes under the step (%d)" % len(ra))
+    bad = []
+    for r in rows:
+        if r["match"] != "shape":
+            bad.append("%s matched by %r" % (r["shape"], r["match"]))
+            continue
+        key = split_shape(r["shape"])
+        (ca, ta), (cb, tb) = ra.get(key, (0, 0)), rb.get(key, (0, 0))
+        if abs(r["a_calls"] - ca) > 1e-9 or abs(r["b_calls"] - cb) > 1e-9 or \
+                abs(r["a_ns"] - ta * 1000) > 1 or abs(r["b_ns"] - tb * 1000) > 1:
+            bad.append("%s: aiprof %s/%s calls %.0f/%.0f ns, raw %s/%s calls %.0f/%.0f ns"
+                       % (r["shape"], r["a_calls"], r["b_calls"], r["a_ns"], r["b_ns"], ca, cb, ta * 1000, tb * 1000))
+    check(not bad, "resnet: every conv2d shape row paired by shape, calls and time per step equal the raw spans%s"
+          % ("" if not bad else ": " + "; ".join(bad[:3])))
+    print("     checked %d conv2d shape rows against the raw JSON" % len(rows))
+    slower = [r for r in rows if r["change"] == "slower"]
+    if slower:
+        r = slower[0]
+        key = split_shape(r["shape"])
+        check(rb[key][1] > ra[key][1], "resnet: the slower conv2d shape is slower in the raw spans (%s)" % r["shape"])
 
 
 def flame_data(path):

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "src/analysis/common/steps.h"
@@ -133,14 +135,22 @@ struct Open {
   int64_t end;
   uint32_t node;  // kNoNode: root level (a hole when on top); kDead: outside every step
   TimeClass cls;
+  uint32_t slice = kNoSlice;  // the slice that made `node` (op shapes only)
 };
 constexpr uint32_t kDead = kNoNode - 1;
 
 class Builder {
  public:
-  Builder(const Trace& trace, const AnalysisWindow* window, AttributionResult* out)
+  Builder(const Trace& trace, const AnalysisWindow* window, const AttributionOptions& options,
+          AttributionResult* out)
       : trace_(trace), s_(trace.slices), out_(out), flags_(trace.strings.size(), 0),
-        node_of_slice_(trace.slices.size(), kNoNode) {
+        node_of_slice_(trace.slices.size(), kNoNode), shapes_(options.op_shapes) {
+    if (shapes_) {
+      slice_self_.assign(s_.size(), 0);
+      slice_dev_.assign(s_.size(), 0);
+      up_.assign(s_.size(), kNoSlice);
+      seen_.assign(s_.size(), 0);
+    }
     AddNode(kNoNode, AttributionKind::kRoot, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
     untraced_ = AddNode(0, AttributionKind::kUntraced, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
     if (window) {
@@ -171,12 +181,13 @@ class Builder {
       Sweep(capture, /*primary=*/false);
     }
     nodes_only_ = false;
-    for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced);
+    for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced, kNoSlice);
     holes_.clear();
   }
 
   void JoinDevice();
   void Finish();
+  void BuildOpShapes();
 
  private:
   uint32_t AddNode(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
@@ -227,13 +238,14 @@ class Builder {
     return c;
   }
 
-  void Account(size_t step, int64_t len, uint32_t node, TimeClass cls) {
+  void Account(size_t step, int64_t len, uint32_t node, TimeClass cls, uint32_t slice) {
     if (len <= 0) return;
     AttributionStep& st = out_->per_step[steps_[step].out];
     st.by_class_ns[static_cast<size_t>(cls)] += len;
     st.attributed_ns += len;
     if (!st.steady) return;
     out_->nodes.self_ns[node] += len;
+    if (shapes_ && slice != kNoSlice) slice_self_[slice] += len;
     const uint32_t out = static_cast<uint32_t>(steps_[step].out);
     if (!raw_self_.empty() && raw_self_.back().step == out && raw_self_.back().node == node) {
       raw_self_.back().ns += len;
@@ -283,6 +295,14 @@ class Builder {
   uint32_t thread_node_ = kNoNode;  // helper sweeps: the thread's node under the root
   uint32_t helper_track_ = kNoTrack;
   bool nodes_only_ = false;  // sweeping a graph-capture track: nodes, no time
+  // Op shapes (opt-in): per slice that made a node, its self time and device
+  // time over the steady steps, the node slice enclosing it, and whether it
+  // was seen / counted; node slices in the order they were opened.
+  bool shapes_ = false;
+  std::vector<int64_t> slice_self_, slice_dev_;
+  std::vector<uint32_t> up_;
+  std::vector<uint8_t> seen_;  // 1: opened as a node, 2: also counted
+  std::vector<uint32_t> opened_, opened_node_;
 };
 
 uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
@@ -329,7 +349,7 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
       int64_t lo = std::max(a, steps_[k].start), hi = std::min(b, steps_[k].end);
       if (hi <= lo) continue;
       if (hole) holes_.push_back({lo, hi, k});
-      else Account(k, hi - lo, top->node, top->cls);
+      else Account(k, hi - lo, top->node, top->cls, top->slice);
       if (steps_[k].end > b) break;
     }
     return;
@@ -341,7 +361,7 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
     Hole& h = holes_[hole_];
     if (h.start < a) next_holes_.push_back({h.start, a, h.step});
     int64_t lo = std::max(a, h.start), hi = std::min(b, h.end);
-    Account(h.step, hi - lo, top->node, top->cls);
+    Account(h.step, hi - lo, top->node, top->cls, top->slice);
     if (h.end > b) {
       h.start = b;  // the rest stays a hole
       break;
@@ -406,12 +426,24 @@ void Builder::Sweep(uint32_t track, bool primary) {
       if (n == kNoNode) {
         o.node = t ? t->node : kNoNode;
         o.cls = t ? t->cls : TimeClass::kUntraced;
+        o.slice = t ? t->slice : kNoSlice;
       } else {
         o.node = n;
         node_of_slice_[i] = n;
         const AttributionStep& st = out_->per_step[steps_[k].out];
-        if (st.steady && ts >= steps_[k].start) ++out_->nodes.count[n];
+        const bool counted = st.steady && ts >= steps_[k].start;
+        if (counted) ++out_->nodes.count[n];
         if (!st.steady) node_of_slice_[i] = kDead;
+        if (shapes_) {
+          o.slice = static_cast<uint32_t>(i);
+          if (seen_[i] == 0) {  // a helper thread swept for two critical tracks opens its slices twice
+            up_[i] = t ? t->slice : kNoSlice;
+            opened_.push_back(static_cast<uint32_t>(i));
+            opened_node_.push_back(n);
+          }
+          if (counted) seen_[i] = 2;
+          else if (seen_[i] == 0) seen_[i] = 1;
+        }
       }
     }
     stack.push_back(o);
@@ -440,6 +472,7 @@ void Builder::JoinDevice() {
     out_->nodes.device_self_ns[d] += s_.dur_ns[i];
     out_->device_ns += s_.dur_ns[i];
     node_of_slice_[i] = d;
+    if (shapes_) slice_dev_[from] += s_.dur_ns[i];
   }
   if (any_unlinked) {
     ops = LaunchingOps(trace_);
@@ -453,6 +486,7 @@ void Builder::JoinDevice() {
       out_->nodes.device_self_ns[d] += s_.dur_ns[i];
       out_->device_ns += s_.dur_ns[i];
       node_of_slice_[i] = d;
+      if (shapes_) slice_dev_[ops[i]] += s_.dur_ns[i];
     }
   }
   // Device activity that starts inside a steady step and joined no node.
@@ -484,6 +518,123 @@ void Builder::Finish() {
   }
   n.count[0] = out_->steps;
   BuildStepSelf();
+  if (shapes_) BuildOpShapes();
+}
+
+void Builder::BuildOpShapes() {
+  // Totals per node slice: its self time plus the totals of the node slices
+  // it encloses (children are opened after their parents).
+  std::vector<int64_t> total = slice_self_;
+  std::vector<int64_t>& dev = slice_dev_;
+  for (size_t j = opened_.size(); j-- > 0;) {
+    const uint32_t i = opened_[j];
+    if (up_[i] == kNoSlice) continue;
+    total[up_[i]] += total[i];
+    dev[up_[i]] += dev[i];
+  }
+  AttributionResult::OpShapes& o = out_->op_shapes;
+  o.labels.assign(1, "");
+  // The "Input Dims" / "Input type" args as OpArgReader reads them
+  // (src/analysis/common/op_args.h: JSON or string text), keys looked up once.
+  const std::optional<StringId> dims_key = trace_.strings.Find("Input Dims");
+  const std::optional<StringId> types_key = trace_.strings.Find("Input type");
+  auto text_id = [&](uint32_t slice, std::optional<StringId> key) -> uint32_t {  // StringId raw + 1, 0: none
+    if (!key) return 0;
+    const Arg* a = trace_.FindSliceArg(slice, *key);
+    if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return 0;
+    return a->str + 1;
+  };
+  // Trimmed: some traces end the arg's JSON text with a newline.
+  auto trimmed = [&](uint32_t id) -> std::string_view {
+    if (id == 0) return {};
+    std::string_view t = trace_.Str(StringId{id - 1});
+    auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+    while (!t.empty() && space(t.front())) t.remove_prefix(1);
+    while (!t.empty() && space(t.back())) t.remove_suffix(1);
+    return t;
+  };
+  // Shape ids by text (hashed once per distinct (dims, types) string pair);
+  // rows by (node, dims, types) through a direct-mapped cache in front of a
+  // map, as the tree's own node lookup: a step repeats the step before.
+  std::unordered_map<uint64_t, uint32_t> shape_of_ids;       // (dims id, types id) → shape
+  std::unordered_map<std::string, uint32_t> shape_of_text;   // label → shape
+  std::unordered_map<uint64_t, uint32_t> row_of;             // (node, shape) → row
+  struct RowSlot {
+    uint32_t node = kNoNode, dims = 0, types = 0, row = 0;
+  };
+  constexpr size_t kRowSlots = size_t{1} << 12;
+  std::vector<RowSlot> cache(kRowSlots);
+  std::vector<uint32_t> rn, rs;
+  std::vector<uint64_t> rc;
+  std::vector<int64_t> rself, rtotal, rdev;
+  const AttributionNodes& n = out_->nodes;
+  for (size_t j = 0; j < opened_.size(); ++j) {
+    const uint32_t i = opened_[j], node = opened_node_[j];
+    if (n.kind[node] != AttributionKind::kOp) continue;
+    if (seen_[i] != 2 && slice_self_[i] == 0 && total[i] == 0 && dev[i] == 0) continue;
+    const uint32_t d = text_id(i, dims_key), t = d ? text_id(i, types_key) : 0;
+    const uint64_t h =
+        (uint64_t{node} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{d} * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t{t} << 17);
+    RowSlot& slot = cache[(h ^ (h >> 29)) & (kRowSlots - 1)];
+    uint32_t r;
+    if (slot.node == node && slot.dims == d && slot.types == t) {
+      r = slot.row;
+    } else {
+      uint32_t shape = 0;
+      if (d != 0) {
+        auto [sit, fresh_ids] = shape_of_ids.emplace((uint64_t{d} << 32) | t, 0);
+        if (fresh_ids) {
+          const std::string_view dt = trimmed(d), tt = trimmed(t);
+          std::string label(dt);
+          if (!tt.empty()) label.append(" ").append(tt);
+          if (label.empty()) {
+            sit->second = 0;
+          } else {
+            auto [lit, fresh_label] = shape_of_text.emplace(label, static_cast<uint32_t>(o.labels.size()));
+            if (fresh_label) o.labels.push_back(std::move(label));
+            sit->second = lit->second;
+          }
+        }
+        shape = sit->second;
+      }
+      auto [it, fresh] = row_of.emplace((uint64_t{node} << 32) | shape, static_cast<uint32_t>(rn.size()));
+      if (fresh) {
+        rn.push_back(node);
+        rs.push_back(shape);
+        rc.push_back(0);
+        rself.push_back(0);
+        rtotal.push_back(0);
+        rdev.push_back(0);
+      }
+      r = it->second;
+      slot = {node, d, t, r};
+    }
+    rc[r] += seen_[i] == 2 ? 1 : 0;
+    rself[r] += slice_self_[i];
+    rtotal[r] += total[i];
+    rdev[r] += dev[i];
+  }
+  // Rows grouped by node (counting sort, stable: first appearance within a node).
+  o.begin.assign(n.size() + 1, 0);
+  for (uint32_t x : rn) ++o.begin[x + 1];
+  for (size_t k = 1; k < o.begin.size(); ++k) o.begin[k] += o.begin[k - 1];
+  const size_t rows = rn.size();
+  o.node.resize(rows);
+  o.shape.resize(rows);
+  o.count.resize(rows);
+  o.self_ns.resize(rows);
+  o.total_ns.resize(rows);
+  o.device_ns.resize(rows);
+  std::vector<uint32_t> fill(o.begin.begin(), o.begin.end() - 1);
+  for (size_t r = 0; r < rows; ++r) {
+    const uint32_t at = fill[rn[r]]++;
+    o.node[at] = rn[r];
+    o.shape[at] = rs[r];
+    o.count[at] = rc[r];
+    o.self_ns[at] = rself[r];
+    o.total_ns[at] = rtotal[r];
+    o.device_ns[at] = rdev[r];
+  }
 }
 
 void Builder::BuildStepSelf() {
@@ -538,6 +689,11 @@ std::vector<uint32_t> HelperThreads(const Trace& trace, const std::vector<int64_
 }  // namespace
 
 AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window) {
+  return ComputeAttribution(trace, window, AttributionOptions{});
+}
+
+AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window,
+                                     const AttributionOptions& options) {
   AttributionResult r;
   const SliceTable& s = trace.slices;
   std::vector<int64_t> op_time(trace.tracks.size(), 0);
@@ -607,7 +763,7 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
     r.per_step.push_back(st);
     r.pseudo_step = true;
   }
-  Builder b(trace, window, &r);
+  Builder b(trace, window, options, &r);
   for (auto& [track, steps] : by_track) {
     std::sort(steps.begin(), steps.end(), [](const StepWork& x, const StepWork& y) { return x.start < y.start; });
     // Overlapping steps on one track (nested markers) are cut at the next start.

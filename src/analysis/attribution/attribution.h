@@ -129,13 +129,41 @@ struct AttributionResult {
     std::vector<uint32_t> node;
     std::vector<int64_t> ns;
   } step_self;
+  // Opt-in (AttributionOptions::op_shapes; empty otherwise): every op node's
+  // instances broken down by input shape, so repeated ops of one name under
+  // one parent (the several aten::conv2d of a ResNet block) can be told
+  // apart. The shape key is the slice's "Input Dims" arg as the trace gives
+  // it, with its "Input type" when present (the text OpArgReader parses,
+  // src/analysis/common/op_args.h, white space trimmed); each distinct text
+  // is labelled once, instances are looked up by interned string id.
+  // Rows of node n are at [begin[n], begin[n+1]), in order of first
+  // appearance; per node, Σ rows = the node's count, self_ns, total_ns and
+  // device_total_ns (over the steady steps, like the node's figures).
+  struct OpShapes {
+    std::vector<std::string> labels;  // per shape id; "" = no Input Dims on the slice
+    std::vector<uint32_t> begin;      // nodes + 1 offsets; empty when not computed
+    std::vector<uint32_t> node, shape;
+    std::vector<uint64_t> count;
+    std::vector<int64_t> self_ns, total_ns, device_ns;
+    bool computed() const { return !begin.empty(); }
+    size_t size() const { return node.size(); }
+  } op_shapes;
   double PerStep(int64_t ns) const { return steps > 0 ? static_cast<double>(ns) / static_cast<double>(steps) : 0; }
   // Share of the wall time assigned to a node: 1 by construction.
   double Coverage() const;
 };
 
+struct AttributionOptions {
+  // Also fill AttributionResult::op_shapes (per op node and input shape). The
+  // tree itself is the same with or without it. Costs a few words per slice
+  // and one arg lookup per op instance.
+  bool op_shapes = false;
+};
+
 // `window` may be null: then every step is steady.
 AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window);
+AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window,
+                                     const AttributionOptions& options);
 
 // A node's label: the module, op or kernel name ("nn.Module: " dropped), the
 // thread's name, or "(host time outside any recorded op)".

@@ -198,5 +198,46 @@ TEST(AttributionTest, Resnet50AddsUp) {
   }
 }
 
+// The opt-in breakdown by input shape: the same tree, and per op node the
+// shape rows add up to the node's count, self, total and device time.
+TEST(AttributionTest, Resnet50OpShapesAddUpToTheTree) {
+  auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  AttributionResult plain = ComputeAttribution(*t, &w);
+  AttributionResult r = ComputeAttribution(*t, &w, AttributionOptions{.op_shapes = true});
+  ASSERT_TRUE(r.available) << r.problem;
+  EXPECT_EQ(plain.nodes.parent, r.nodes.parent);
+  EXPECT_EQ(plain.nodes.total_ns, r.nodes.total_ns);
+  EXPECT_EQ(plain.nodes.device_total_ns, r.nodes.device_total_ns);
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  ASSERT_TRUE(o.computed());
+  ASSERT_EQ(o.begin.size(), r.nodes.size() + 1);
+  size_t split = 0;
+  for (uint32_t n = 0; n < r.nodes.size(); ++n) {
+    if (r.nodes.kind[n] != AttributionKind::kOp) {
+      EXPECT_EQ(o.begin[n], o.begin[n + 1]);
+      continue;
+    }
+    uint64_t c = 0;
+    int64_t self = 0, total = 0, dev = 0;
+    for (uint32_t x = o.begin[n]; x < o.begin[n + 1]; ++x) {
+      EXPECT_EQ(o.node[x], n);
+      c += o.count[x];
+      self += o.self_ns[x];
+      total += o.total_ns[x];
+      dev += o.device_ns[x];
+    }
+    if (o.begin[n + 1] - o.begin[n] > 1) ++split;
+    EXPECT_EQ(c, r.nodes.count[n]) << NodePath(*t, r, n);
+    EXPECT_EQ(self, r.nodes.self_ns[n]) << NodePath(*t, r, n);
+    EXPECT_EQ(total, r.nodes.total_ns[n]) << NodePath(*t, r, n);
+    EXPECT_EQ(dev, r.nodes.device_total_ns[n]) << NodePath(*t, r, n);
+  }
+  // ResNet50's blocks call one op name with several shapes.
+  EXPECT_GT(split, 0u);
+  EXPECT_GT(o.labels.size(), 10u);
+}
+
 }  // namespace
 }  // namespace aiprof

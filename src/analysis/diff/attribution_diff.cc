@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string_view>
+#include <utility>
 
 namespace aiprof {
 
@@ -27,6 +29,20 @@ const char* DiffMatchName(DiffMatch m) {
     case DiffMatch::kThread: return "thread";
   }
   return "?";
+}
+
+const char* DiffShapeMatchName(DiffShapeMatch m) {
+  switch (m) {
+    case DiffShapeMatch::kNone: return "";
+    case DiffShapeMatch::kShape: return "shape";
+    case DiffShapeMatch::kOrder: return "order";
+  }
+  return "?";
+}
+
+std::string DiffShapeLabel(const AttributionResult& r, uint32_t row) {
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  return row < o.size() ? o.labels[o.shape[row]] : std::string();
 }
 
 namespace {
@@ -235,6 +251,84 @@ void Figures(const AttributionResult& ra, const AttributionResult& rb, DiffNodes
   }
 }
 
+DiffChange ByThreshold(double a_ns, double b_ns, double min_effect) {
+  const double delta = b_ns - a_ns;
+  if (std::fabs(delta) < kDiffMinDeltaNs || std::fabs(delta) < min_effect * a_ns) return DiffChange::kUnchanged;
+  return delta > 0 ? DiffChange::kSlower : DiffChange::kFaster;
+}
+
+// The shape rows of every aligned op pair that more than one shape splits:
+// same shape text first, then in order; per node, the rows of each run are
+// few, so pairing by sorted label views is n log n in them.
+void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double min_effect, AttributionDiff* out) {
+  const AttributionResult::OpShapes& sa = ra.op_shapes;
+  const AttributionResult::OpShapes& sb = rb.op_shapes;
+  if (!sa.computed() || !sb.computed()) return;
+  const DiffNodes& d = out->nodes;
+  DiffShapes& s = out->shapes;
+  std::vector<std::pair<std::string_view, uint32_t>> kb;
+  std::vector<uint8_t> used_b;
+  std::vector<uint32_t> left_a;
+  auto add = [&](uint32_t node, uint32_t x, uint32_t y, DiffShapeMatch m) {
+    s.node.push_back(node);
+    s.a.push_back(x);
+    s.b.push_back(y);
+    s.match.push_back(x != kNoNode && y != kNoNode ? m : DiffShapeMatch::kNone);
+    auto fig = [](const AttributionResult& r, uint32_t row, std::vector<double>* ns, std::vector<double>* dev,
+                  std::vector<double>* calls) {
+      const AttributionResult::OpShapes& o = r.op_shapes;
+      ns->push_back(row == kNoNode ? 0 : r.PerStep(o.total_ns[row]));
+      dev->push_back(row == kNoNode ? 0 : r.PerStep(o.device_ns[row]));
+      calls->push_back(row == kNoNode ? 0 : r.PerStep(static_cast<int64_t>(o.count[row])));
+    };
+    fig(ra, x, &s.a_ns, &s.a_device_ns, &s.a_calls);
+    fig(rb, y, &s.b_ns, &s.b_device_ns, &s.b_calls);
+    s.change.push_back(x == kNoNode   ? DiffChange::kAdded
+                       : y == kNoNode ? DiffChange::kRemoved
+                                      : ByThreshold(s.a_ns.back(), s.b_ns.back(), min_effect));
+  };
+  for (uint32_t i = 1; i < d.size(); ++i) {
+    if (d.kind[i] != AttributionKind::kOp || d.a[i] == kNoNode || d.b[i] == kNoNode) continue;
+    const uint32_t a0 = sa.begin[d.a[i]], a1 = sa.begin[d.a[i] + 1];
+    const uint32_t b0 = sb.begin[d.b[i]], b1 = sb.begin[d.b[i] + 1];
+    if (a1 - a0 <= 1 && b1 - b0 <= 1) continue;  // one shape (or none) each: the node says it all
+    kb.clear();
+    for (uint32_t y = b0; y < b1; ++y) kb.emplace_back(sb.labels[sb.shape[y]], y);
+    std::sort(kb.begin(), kb.end());
+    used_b.assign(b1 - b0, 0);
+    left_a.clear();
+    for (uint32_t x = a0; x < a1; ++x) {
+      std::string_view la = sa.labels[sa.shape[x]];
+      auto it = std::lower_bound(kb.begin(), kb.end(), std::make_pair(la, uint32_t{0}));
+      if (it != kb.end() && it->first == la && !used_b[it->second - b0]) {
+        used_b[it->second - b0] = 1;
+        add(i, x, it->second, DiffShapeMatch::kShape);
+      } else {
+        left_a.push_back(x);
+      }
+    }
+    // Then by name in order of first appearance.
+    uint32_t y = b0;
+    for (uint32_t x : left_a) {
+      while (y < b1 && used_b[y - b0]) ++y;
+      if (y == b1) {
+        add(i, x, kNoNode, DiffShapeMatch::kNone);
+        continue;
+      }
+      used_b[y - b0] = 1;
+      add(i, x, y, DiffShapeMatch::kOrder);
+    }
+    for (uint32_t z = b0; z < b1; ++z) {
+      if (!used_b[z - b0]) add(i, kNoNode, z, DiffShapeMatch::kNone);
+    }
+  }
+  for (uint32_t r = 0; r < s.size(); ++r) {
+    if (s.change[r] != DiffChange::kUnchanged) out->shape_ranked.push_back(r);
+  }
+  std::stable_sort(out->shape_ranked.begin(), out->shape_ranked.end(),
+                   [&](uint32_t x, uint32_t y) { return std::fabs(s.Delta(x)) > std::fabs(s.Delta(y)); });
+}
+
 DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
   const DiffNodes& d = out.nodes;
   if (d.a[i] == kNoNode) return DiffChange::kAdded;
@@ -247,9 +341,7 @@ DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
       case Verdict::kInsufficientData: break;
     }
   }
-  const double delta = d.Delta(i);
-  if (std::fabs(delta) < kDiffMinDeltaNs || std::fabs(delta) < min_effect * d.a_ns[i]) return DiffChange::kUnchanged;
-  return delta > 0 ? DiffChange::kSlower : DiffChange::kFaster;
+  return ByThreshold(d.a_ns[i], d.b_ns[i], min_effect);
 }
 
 // Changed nodes that localise their change, largest first.
@@ -356,6 +448,7 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   out.ranked.erase(std::remove_if(out.ranked.begin(), out.ranked.end(),
                                   [&](uint32_t x) { return d.change[x] == DiffChange::kUnchanged; }),
                    out.ranked.end());
+  PairShapes(ra, rb, options.stats.min_effect, &out);
   out.available = true;
   return out;
 }

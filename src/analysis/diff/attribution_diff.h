@@ -95,6 +95,28 @@ struct DiffNodeStats {
   MetricComparison cmp;  // before = A, after = B, ns per step
 };
 
+// Op pairs broken down by input shape (both runs' attribution computed with
+// AttributionOptions::op_shapes; else empty). For every aligned op pair
+// where either run has more than one shape under the node (so the shape
+// tells instances apart), the shape rows (AttributionResult::op_shapes) pair
+// by (name, shape) first — the same "Input Dims" (+ "Input type") text —
+// then what is left in order of first appearance; the rest is removed or
+// added. Figures per steady step: host total, device time, calls. No
+// per-step samples exist per shape, so slower / faster is the threshold
+// rule (min_effect of A's time and kDiffMinDeltaNs).
+enum class DiffShapeMatch : uint8_t { kNone = 0, kShape, kOrder };
+const char* DiffShapeMatchName(DiffShapeMatch m);  // "", "shape", "order"
+
+struct DiffShapes {
+  std::vector<uint32_t> node;   // the diff node (an aligned op pair)
+  std::vector<uint32_t> a, b;   // rows of ra/rb.op_shapes; kNoNode where the run lacks the shape
+  std::vector<DiffShapeMatch> match;
+  std::vector<DiffChange> change;
+  std::vector<double> a_ns, b_ns, a_device_ns, b_device_ns, a_calls, b_calls;  // per steady step
+  size_t size() const { return node.size(); }
+  double Delta(size_t i) const { return b_ns[i] - a_ns[i]; }
+};
+
 struct AttributionDiff {
   bool available = false;
   std::string problem;  // why not, when !available
@@ -109,6 +131,8 @@ struct AttributionDiff {
   // node that localises its change: a node whose change one child explains
   // (at least kDiffExplainedShare of it, same sign) gives way to the child.
   std::vector<uint32_t> ranked;
+  DiffShapes shapes;                  // see DiffShapes; empty without op shapes
+  std::vector<uint32_t> shape_ranked;  // changed shape rows, largest |change| first
   size_t matched = 0, added = 0, removed = 0;
   size_t through_op = 0, by_map = 0, by_role = 0;  // pairs made by rules 2, 1 (map) and 3
 };
@@ -119,6 +143,9 @@ inline constexpr double kDiffExplainedShare = 0.9;
 // available (else the diff is not, with the reason).
 AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, const Trace& b,
                                 const AttributionResult& rb, const DiffOptions& options);
+
+// A shape row's label in its run ("" when the instances had no Input Dims).
+std::string DiffShapeLabel(const AttributionResult& r, uint32_t row);
 
 // Per steady step, the total (self + descendants) of each of `nodes` in
 // `r`: out[k * nodes.size() + j] for steady step k. One bottom-up pass per

@@ -280,5 +280,125 @@ TEST(AttributionDiffTest, IdenticalRunsHaveNoChange) {
   EXPECT_EQ(r.step_self.begin.size(), r.steps + 1);
 }
 
+// Repeated ops told apart by input shape. 5 steps; per step, under
+// nn.Module: Stage_0:
+//   run A (step 1000 µs): conv2d X [s+20,+100) with a child aten::convolution
+//     (60 µs), conv2d Y [s+200,+100), conv2d X [s+400,+100);
+//     aten::add [[4]] then [[6]] (10 µs each)
+//   run B (step 1150 µs): conv2d Y [s+20,+250) first (slower, and out of
+//     A's order), conv2d X at s+300 and s+420 (100 µs each);
+//     aten::add [[5]] then [[6]] (10 µs each)
+// By hand: conv2d X 2 calls, 200 → 200 µs (self 80 → 80), paired by shape;
+// conv2d Y 1 call, 100 → 250 µs (slower), paired by shape although it is
+// B's first instance; add [[6]] paired by shape, [[4]] ↔ [[5]] by order.
+std::string MakeShapeRun(bool b) {
+  std::string j = R"({"traceEvents":[)";
+  // B's JSON text of X ends in a newline (as in the ResNet50 traces): the same shape.
+  const std::string x = std::string(R"("Input Dims":[[1,3,32,32],[8,3,3,3]],"Input type":["float","float"])") +
+                        (b ? "\n" : "");
+  const std::string y = R"("Input Dims":[[1,8,16,16],[16,8,3,3]],"Input type":["float","float"])";
+  auto ev = [&](const std::string& cat, const std::string& name, int ts, int dur, const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":1,"tid":1,"ts":)" +
+         std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + (args.empty() ? "" : R"(,"args":{)" + args + "}") +
+         "},";
+  };
+  const int step_len = b ? 1150 : 1000;
+  for (int k = 0; k < 5; ++k) {
+    const int s = 100 + k * step_len;
+    ev("user_annotation", "ProfilerStep#" + std::to_string(k), s, step_len);
+    ev("python_function", "nn.Module: Stage_0", s + 10, 900);
+    auto conv_x = [&](int at) {
+      ev("cpu_op", "aten::conv2d", s + at, 100, x);
+      ev("cpu_op", "aten::convolution", s + at + 10, 60, x);
+    };
+    if (!b) {
+      conv_x(20);
+      ev("cpu_op", "aten::conv2d", s + 200, 100, y);
+      conv_x(400);
+    } else {
+      ev("cpu_op", "aten::conv2d", s + 20, 250, y);
+      conv_x(300);
+      conv_x(420);
+    }
+    ev("cpu_op", "aten::add", s + 600, 10, b ? R"("Input Dims":[[5]])" : R"("Input Dims":[[4]])");
+    ev("cpu_op", "aten::add", s + 650, 10, R"("Input Dims":[[6]])");
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+TEST(AttributionDiffTest, RepeatedOpsPairByShapeThenInOrder) {
+  auto ta = ImportJsonText(MakeShapeRun(false)), tb = ImportJsonText(MakeShapeRun(true));
+  ASSERT_TRUE(ta && tb);
+  const AttributionOptions with{.op_shapes = true};
+  AttributionResult ra = ComputeAttribution(*ta, nullptr, with), rb = ComputeAttribution(*tb, nullptr, with);
+  // The tree is the same with or without the breakdown.
+  AttributionResult plain = ComputeAttribution(*ta, nullptr);
+  ASSERT_TRUE(ra.available && rb.available);
+  EXPECT_FALSE(plain.op_shapes.computed());
+  EXPECT_EQ(plain.nodes.total_ns, ra.nodes.total_ns);
+  EXPECT_EQ(plain.nodes.count, ra.nodes.count);
+  // Per node, the shape rows add up to the node's figures.
+  const AttributionResult::OpShapes& o = ra.op_shapes;
+  ASSERT_TRUE(o.computed());
+  for (uint32_t n = 0; n < ra.nodes.size(); ++n) {
+    uint64_t c = 0;
+    int64_t self = 0, total = 0;
+    for (uint32_t r = o.begin[n]; r < o.begin[n + 1]; ++r) {
+      c += o.count[r];
+      self += o.self_ns[r];
+      total += o.total_ns[r];
+    }
+    if (ra.nodes.kind[n] != AttributionKind::kOp) {
+      EXPECT_EQ(o.begin[n], o.begin[n + 1]);
+      continue;
+    }
+    EXPECT_EQ(c, ra.nodes.count[n]) << NodePath(*ta, ra, n);
+    EXPECT_EQ(self, ra.nodes.self_ns[n]) << NodePath(*ta, ra, n);
+    EXPECT_EQ(total, ra.nodes.total_ns[n]) << NodePath(*ta, ra, n);
+  }
+  DiffOptions opt;
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, opt);
+  ASSERT_TRUE(d.available);
+  const DiffShapes& h = d.shapes;
+  std::map<std::string, uint32_t> row;  // "path | A shape | B shape"
+  for (uint32_t r = 0; r < h.size(); ++r) {
+    row[DiffNodePath(*ta, ra, *tb, rb, d, h.node[r]) + " | " + DiffShapeLabel(ra, h.a[r]) + " | " +
+        DiffShapeLabel(rb, h.b[r])] = r;
+  }
+  ASSERT_EQ(h.size(), 4u);  // conv2d X, conv2d Y, add [[6]], add [[4]]↔[[5]]; convolution has one shape
+  auto find = [&](const std::string& k) -> uint32_t {
+    auto it = row.find(k);
+    EXPECT_NE(it, row.end()) << k;
+    return it == row.end() ? 0 : it->second;
+  };
+  const std::string sx = R"([[1,3,32,32],[8,3,3,3]] ["float","float"])";
+  const std::string sy = R"([[1,8,16,16],[16,8,3,3]] ["float","float"])";
+  uint32_t rx = find("Stage_0 / aten::conv2d | " + sx + " | " + sx);
+  uint32_t ry = find("Stage_0 / aten::conv2d | " + sy + " | " + sy);
+  uint32_t r6 = find("Stage_0 / aten::add | [[6]] | [[6]]");
+  uint32_t r45 = find("Stage_0 / aten::add | [[4]] | [[5]]");
+  EXPECT_EQ(h.match[rx], DiffShapeMatch::kShape);
+  EXPECT_EQ(h.match[ry], DiffShapeMatch::kShape);
+  EXPECT_EQ(h.match[r6], DiffShapeMatch::kShape);
+  EXPECT_EQ(h.match[r45], DiffShapeMatch::kOrder);
+  EXPECT_DOUBLE_EQ(Us(h.a_ns[rx]), 200);
+  EXPECT_DOUBLE_EQ(Us(h.b_ns[rx]), 200);
+  EXPECT_DOUBLE_EQ(h.a_calls[rx], 2);
+  EXPECT_DOUBLE_EQ(h.b_calls[rx], 2);
+  EXPECT_EQ(h.change[rx], DiffChange::kUnchanged);
+  EXPECT_DOUBLE_EQ(Us(h.a_ns[ry]), 100);
+  EXPECT_DOUBLE_EQ(Us(h.b_ns[ry]), 250);
+  EXPECT_DOUBLE_EQ(h.a_calls[ry], 1);
+  EXPECT_EQ(h.change[ry], DiffChange::kSlower);
+  ASSERT_FALSE(d.shape_ranked.empty());
+  EXPECT_EQ(d.shape_ranked.front(), ry);
+  // Self time of X's instances: 2 × (100 − 60) µs per step.
+  EXPECT_DOUBLE_EQ(Us(ra.PerStep(ra.op_shapes.self_ns[h.a[rx]])), 80);
+  // Without the breakdown on both sides, no shape rows.
+  AttributionDiff d2 = DiffAttribution(*ta, plain, *tb, rb, opt);
+  EXPECT_EQ(d2.shapes.size(), 0u);
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -170,6 +170,53 @@ void AddRenamed(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   s->Add(std::move(t));
 }
 
+// Op pairs told apart by input shape (AttributionDiff::shapes), changed rows
+// largest first.
+void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n, render::Section* s) {
+  const DiffShapes& h = d.shapes;
+  render::Table t;
+  t.key = "shapes";
+  t.title = "Repeated ops by input shape (changed)";
+  t.columns = {{"path", "Op (path)", Unit::kNone},
+               {"shape", "Input shape (A → B where they differ)", Unit::kNone},
+               {"match", "Matched by", Unit::kNone},
+               {"change", "Change", Unit::kNone},
+               {"a_ns", "A", Unit::kNs},
+               {"b_ns", "B", Unit::kNs},
+               {"delta_ns", "Δ", Unit::kNs},
+               {"change_rel", "Δ%", Unit::kChange},
+               {"a_calls", "Calls A", Unit::kNone},
+               {"b_calls", "Calls B", Unit::kNone},
+               {"a_device_ns", "Device A", Unit::kNs},
+               {"b_device_ns", "Device B", Unit::kNs}};
+  const size_t shown = std::min(top_n, d.shape_ranked.size());
+  for (size_t r = 0; r < shown; ++r) {
+    const uint32_t x = d.shape_ranked[r];
+    std::string shape;
+    if (h.a[x] == kNoNode) {
+      shape = DiffShapeLabel(*b.attribution, h.b[x]);
+    } else {
+      shape = DiffShapeLabel(*a.attribution, h.a[x]);
+      if (h.b[x] != kNoNode) {
+        std::string sb = DiffShapeLabel(*b.attribution, h.b[x]);
+        if (sb != shape) shape += " → " + sb;
+      }
+    }
+    if (shape.empty()) shape = "(no Input Dims)";
+    t.rows.push_back({Value::String(Path(a, b, d, h.node[x])), Value::String(shape),
+                      Value::String(DiffShapeMatchName(h.match[x])), Value::String(DiffChangeName(h.change[x])),
+                      Num(h.a_ns[x]), Num(h.b_ns[x]), Num(h.Delta(x)), Rel(h.a_ns[x], h.b_ns[x]), Num(h.a_calls[x]),
+                      Num(h.b_calls[x]), Num(h.a_device_ns[x]), Num(h.b_device_ns[x])});
+  }
+  if (d.shape_ranked.size() > shown) {
+    t.note = std::to_string(d.shape_ranked.size() - shown) + " more changed shape rows not shown (--top)";
+  } else {
+    t.note = std::to_string(h.size()) + " shape rows under " + "ops with more than one input shape; no statistics "
+             "per shape (threshold rule, docs/diff.md)";
+  }
+  s->Add(std::move(t));
+}
+
 }  // namespace
 
 render::Document DiffToDocument(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n) {
@@ -187,6 +234,9 @@ render::Document DiffToDocument(const DiffRun& a, const DiffRun& b, const Attrib
   AddChanges(a, b, d, top_n, &doc.AddSection("changes", "Changes"));
   AddClasses(d, &doc.AddSection("classes", "Time classes"));
   AddRenamed(a, b, d, top_n, &doc.AddSection("renamed", "Renamed"));
+  if (a.attribution->op_shapes.computed() && b.attribution->op_shapes.computed()) {
+    AddShapes(a, b, d, top_n, &doc.AddSection("shapes", "By shape"));
+  }
   return doc;
 }
 
