@@ -173,6 +173,7 @@ struct AnalysisResults::Slots {
   Slot<KernelClassResult> kernel_classes;
   Slot<LlmPhasesResult> llm_phases;
   Slot<AttributionResult> attribution;
+  Slot<AttributionResult> attribution_by_shape;
 };
 
 namespace {
@@ -298,6 +299,11 @@ const std::string& AnalysisResults::roofline_problem() {
 const AttributionResult& AnalysisResults::attribution() {
   const AnalysisWindow& w = window();
   return Once(options_.phase_prefix, slots_->attribution, "analysis.attribution", [&] { return ComputeAttribution(trace_, &w); });
+}
+const AttributionResult& AnalysisResults::attribution_by_shape() {
+  const AnalysisWindow& w = window();
+  return Once(options_.phase_prefix, slots_->attribution_by_shape, "analysis.attribution_by_shape",
+              [&] { return ComputeAttribution(trace_, &w, AttributionOptions{.op_shapes = true}); });
 }
 
 AnalysisReport RunAnalyses(AnalysisResults& results) {

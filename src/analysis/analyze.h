@@ -128,6 +128,9 @@ class AnalysisResults {
   const LlmPhasesResult& llm_phases();
   // The attribution tree over the window's steady steps.
   const AttributionResult& attribution();
+  // The same tree plus its ops broken down by input shape
+  // (AttributionOptions::op_shapes): what `diff` pairs repeated ops by.
+  const AttributionResult& attribution_by_shape();
 
   // Points of the memory series (the report's chart).
   static constexpr size_t kMemorySeriesPoints = 400;

@@ -57,11 +57,9 @@ class DiffCommand : public Command {
     sb.input = input_b_;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> a, AnalysisSession::Open(std::move(sa)));
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> b, AnalysisSession::Open(std::move(sb)));
-    // The session's tree plus the opt-in breakdown of ops by input shape
-    // (docs/diff.md "Repeated ops by shape"): the same tree, one more sweep.
-    const AttributionOptions with_shapes{.op_shapes = true};
-    const AttributionResult ra = ComputeAttribution(a->trace(), &a->results().window(), with_shapes);
-    const AttributionResult rb = ComputeAttribution(b->trace(), &b->results().window(), with_shapes);
+    // The tree with its ops by input shape (docs/diff.md "Repeated ops by shape").
+    const AttributionResult& ra = a->results().attribution_by_shape();
+    const AttributionResult& rb = b->results().attribution_by_shape();
     if (!ra.available) return ErrStatus(in_.input + ": no attribution tree to diff: " + ra.problem);
     if (!rb.available) return ErrStatus(input_b_ + ": no attribution tree to diff: " + rb.problem);
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);

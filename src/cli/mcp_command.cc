@@ -400,8 +400,8 @@ class McpServer {
       map = std::move(*loaded);
       options.map = &map;
     }
-    const AttributionResult& ra = a->session->results().attribution();
-    const AttributionResult& rb = b->session->results().attribution();
+    const AttributionResult& ra = a->session->results().attribution_by_shape();
+    const AttributionResult& rb = b->session->results().attribution_by_shape();
     if (!ra.available || !rb.available) {
       *result = ToolResult((!ra.available ? a->path + ": " + ra.problem : b->path + ": " + rb.problem), "", true);
       return std::nullopt;
