@@ -72,9 +72,9 @@ int RunCli(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   SetWorkerThreads(threads);
-  SetAutoCalibration(CliAutoCalibration(no_calibrate));
   for (size_t i = 0; i < commands.size(); ++i) {
     if (!subcommands[i]->parsed()) continue;
+    SetAutoCalibration(CliAutoCalibration(no_calibrate || !commands[i]->CalibratesOnFirstNeed()));
     // --timing (InputFlags): every phase logged while the command ran
     // (import, each analysis once, rules, diagnosis, ...), in the order they ended.
     const CLI::Option* timing = subcommands[i]->get_option_no_throw("--timing");

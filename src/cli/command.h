@@ -28,6 +28,10 @@ class Command {
   virtual Status Run() = 0;
   // Exit status after Run() succeeded (kExitOk unless the command reports an outcome, e.g. kExitRegression).
   virtual int SuccessExitCode() const { return kExitOk; }
+  // Whether a CPU trace's roofline may measure this machine on first need
+  // (src/analysis/roofline/cpu_calibration.h). Servers (mcp, serve, monitor)
+  // say no: they answer requests and must not spend a second measuring.
+  virtual bool CalibratesOnFirstNeed() const { return true; }
 };
 
 std::vector<std::unique_ptr<Command>> AllCommands();

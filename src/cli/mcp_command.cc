@@ -698,6 +698,8 @@ class McpCommand : public Command {
     return sub;
   }
 
+  bool CalibratesOnFirstNeed() const override { return false; }  // a server: never measures the machine
+
   Status Run() override {
     std::vector<fs::path> allowed;
     for (const std::string& dir : allow_) {

@@ -52,6 +52,8 @@ class MonitorCommand : public Command {
     return sub;
   }
 
+  bool CalibratesOnFirstNeed() const override { return false; }  // a server: never measures the machine
+
   Status Run() override {
     MonitorOptions o;
     o.pid = pid_;

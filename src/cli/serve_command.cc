@@ -38,6 +38,8 @@ class ServeCommand : public Command {
     return sub;
   }
 
+  bool CalibratesOnFirstNeed() const override { return false; }  // a server: never measures the machine
+
   Status Run() override {
     o_.scan_interval_ms = static_cast<int64_t>(scan_s_) * 1000;
     o_.max_upload_bytes = static_cast<size_t>(upload_mib_) << 20;

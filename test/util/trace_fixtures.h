@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/importers/common/importer_registry.h"
+#include "src/importers/graph_capture/graph_capture_merge.h"
 #include "src/model/trace.h"
 #include "test/util/temp_file.h"
 
@@ -44,6 +45,13 @@ inline std::unique_ptr<Trace> ImportFixture(const std::string& relative) {
 }
 
 // Imports a hand-made trace given as JSON text.
+// A replay trace merged with its graph capture traces (src/importers/graph_capture/),
+// for the analyses' tests: test/util may reach the importers, analysis code may not.
+inline StatusOr<std::unique_ptr<Trace>> ImportWithCaptures(const std::string& replay,
+                                                           const std::vector<std::string>& captures) {
+  return ImportWithGraphCaptures(replay, captures);
+}
+
 inline std::unique_ptr<Trace> ImportJsonText(std::string_view json) {
   TempDir dir;
   std::string path = dir.Write("trace.json", json);

@@ -24,7 +24,6 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
-#include "src/importers/graph_capture/graph_capture_merge.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -52,7 +51,7 @@ uint64_t AllInstances(const RooflineResult& r) {
 TEST(GraphReplayOpsTest, VllmRooflineAndCoverageBeforeAndAfterTheMerge) {
   auto before = testing::ImportFixture(std::string("tracelens/") + kReplay);
   ASSERT_NE(before, nullptr);
-  auto after = ImportWithGraphCaptures(Fixture(kReplay), {Fixture(kCapture)});
+  auto after = testing::ImportWithCaptures(Fixture(kReplay), {Fixture(kCapture)});
   ASSERT_TRUE(after.ok()) << after.status().message();
 
   RooflineResult rb = ComputeRoofline(*before, nullptr), ra = ComputeRoofline(**after, nullptr);
@@ -75,7 +74,7 @@ TEST(GraphReplayOpsTest, VllmRooflineAndCoverageBeforeAndAfterTheMerge) {
 }
 
 TEST(GraphReplayOpsTest, VllmGemmsMatchTraceLensPublishedGemmCsv) {
-  auto r = ImportWithGraphCaptures(Fixture(kReplay), {Fixture(kCapture)});
+  auto r = testing::ImportWithCaptures(Fixture(kReplay), {Fixture(kCapture)});
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Trace& t = **r;
   const SliceTable& s = t.slices;
@@ -130,7 +129,7 @@ TEST(GraphReplayOpsTest, FluxGemmCountsMatchTraceLensPublishedOpsSummary) {
   const char capture[] = "inference__xdit_flux.1_aiter_sage__capture_traces__capture_trace_rank_0.json.gz";
   auto before = testing::ImportFixture(std::string("tracelens/") + replay);
   ASSERT_NE(before, nullptr);
-  auto after = ImportWithGraphCaptures(Fixture(replay), {Fixture(capture)});
+  auto after = testing::ImportWithCaptures(Fixture(replay), {Fixture(capture)});
   ASSERT_TRUE(after.ok()) << after.status().message();
   RooflineResult rb = ComputeRoofline(*before, nullptr), ra = ComputeRoofline(**after, nullptr);
   EXPECT_EQ(Instances(rb, "aten::mm"), 0u);
@@ -157,7 +156,7 @@ TEST(GraphReplayOpsTest, FluxAttributionGainsOpsButNoHostTime) {
   const char capture[] = "inference__xdit_flux.1_aiter_sage__capture_traces__capture_trace_rank_0.json.gz";
   auto before = testing::ImportFixture(std::string("tracelens/") + replay);
   ASSERT_NE(before, nullptr);
-  auto after = ImportWithGraphCaptures(Fixture(replay), {Fixture(capture)});
+  auto after = testing::ImportWithCaptures(Fixture(replay), {Fixture(capture)});
   ASSERT_TRUE(after.ok()) << after.status().message();
   AttributionResult ab = ComputeAttribution(*before, nullptr), aa = ComputeAttribution(**after, nullptr);
   EXPECT_EQ(aa.wall_ns, ab.wall_ns);
