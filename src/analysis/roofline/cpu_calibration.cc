@@ -224,10 +224,8 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
     if (a.policy.notify) a.policy.notify(m);
   };
   const std::string path = UserDevicesFile();
-  char about[32];
-  std::snprintf(about, sizeof about, "%.1f", 2 * a.policy.flops_seconds + 0.3);
-  tell(std::string("no CPU peaks for the roofline yet: measuring this machine once (`aiprof calibrate`, about ") +
-       about + " s; --no-calibrate or AIPROF_CALIBRATE=0 skips it)");
+  tell("no CPU peaks for the roofline yet: measuring this machine once (`aiprof calibrate`; --no-calibrate or "
+       "AIPROF_CALIBRATE=0 skips it)");
   const int busy_before = OtherRunnableTasks();
   CpuCalibration c = CalibrateCpu(a.policy.flops_seconds);
   if (!(c.fp32_flops_per_second > 0) || !(c.memory_bandwidth_bytes_per_second > 0)) {
@@ -237,8 +235,8 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
   a.measured = CalibrationToDevice(c, kCalibratedCpuName);
   const int busy = std::max(busy_before, OtherRunnableTasks());
   char figures[160];
-  std::snprintf(figures, sizeof figures, "fp32 %.1f GFLOP/s, memory %.2f GB/s", c.fp32_flops_per_second * 1e-9,
-                c.memory_bandwidth_bytes_per_second * 1e-9);
+  std::snprintf(figures, sizeof figures, "fp32 %.1f GFLOP/s, memory %.2f GB/s in %.1f s", c.fp32_flops_per_second * 1e-9,
+                c.memory_bandwidth_bytes_per_second * 1e-9, c.seconds);
   if (!a.policy.save_when_busy && busy >= static_cast<int>(std::max(1u, c.threads / 2))) {
     // Peaks measured beside other work are low; kept, they would make every
     // later trace look efficient. This run uses them, no later one does.

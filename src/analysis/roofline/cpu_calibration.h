@@ -52,7 +52,7 @@ Status SaveDevice(const DevicePeaks& device, const std::string& path);
 // AIPROF_CALIBRATE=0 keep it off).
 struct AutoCalibration {
   bool enabled = false;
-  double flops_seconds = 0.25;  // per precision (AIPROF_CALIBRATE_SECONDS); the triad adds ~0.2 s
+  double flops_seconds = 0.25;  // per precision (AIPROF_CALIBRATE_SECONDS); the triad adds ~1.8 s here
   // Saved even when other tasks ran beside the measurement (at least half as
   // many as hardware threads, before or after it): by default such peaks
   // serve this run only, since low peaks kept would flatter every later trace.
