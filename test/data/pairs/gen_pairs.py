@@ -36,6 +36,7 @@ import json
 import math
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,18 @@ REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 DEFAULT_TOOLS = os.path.abspath(os.path.join(REPO, "..", "shared", "tools"))
 
 WAIT, WARMUP, ACTIVE = 1, 2, 12
+
+# --allocator steady: glibc malloc with fixed thresholds, so freed memory is
+# neither trimmed back to the kernel nor mmap'd afresh each step (the
+# threshold glibc otherwise adapts at run time).  With the default allocator a
+# small CPU program on this VM takes hundreds of first-touch page faults per
+# step (20-45 us each here), and which op takes them depends on the heap's
+# layout, which no trace shows (test/whatif/README.md).  What jemalloc or
+# tcmalloc, which PyTorch's CPU tuning guidance recommends, also avoid.
+ALLOCATORS = {
+    "default": None,
+    "steady": "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432",
+}
 
 
 # ----------------------------------------------------------------------------
@@ -491,16 +504,20 @@ def run_pair(pair, out_dir, tools):
             counts[v] = len(recs)
 
     times = {0: [], 1: []}
+    faults = {0: [], 1: []}
     with profile(activities=[ProfilerActivity.CPU],
                  schedule=schedule(wait=2 * WAIT, warmup=2 * WARMUP, active=2 * ACTIVE, repeat=1),
                  on_trace_ready=on_ready, record_shapes=True) as prof:
         for k in range(2 * (WAIT + WARMUP + ACTIVE)):
             v, i = k % 2, k // 2
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = time.perf_counter()
             (step_before if v == 0 else step_after)(i)
             t1 = time.perf_counter()
+            f1 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             if k >= first:
                 times[v].append((t1 - t0) * 1e3)
+                faults[v].append(f1 - f0)
             prof.step()
     out = {}
     for v, name in ((0, "before"), (1, "after")):
@@ -516,6 +533,9 @@ def run_pair(pair, out_dir, tools):
             "perf_counter_mean_ms": round(statistics.fmean(t), 3),
             "perf_counter_median_ms": round(statistics.median(t), 3),
             "perf_counter_cv": round(statistics.stdev(t) / statistics.fmean(t), 3),
+            "minor_faults_per_step": faults[v],
+            "minor_faults_median": statistics.median(faults[v]),
+            "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
             "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "loadavg_1min": round(os.getloadavg()[0], 2),
         }
@@ -529,6 +549,9 @@ def main(argv=None):
     ap.add_argument("--pairs", default=",".join(PAIRS), help="comma list of: " + ", ".join(PAIRS))
     ap.add_argument("--tools", default=DEFAULT_TOOLS, help="folder of gen_torch_traces.py")
     ap.add_argument("--one", metavar="PAIR", help=argparse.SUPPRESS)
+    ap.add_argument("--allocator", choices=sorted(ALLOCATORS), default="default",
+                    help="glibc malloc as it comes (default), or with fixed trim and mmap thresholds "
+                         "(steady: GLIBC_TUNABLES=%s) for every pair's process" % ALLOCATORS["steady"])
     ap.add_argument("--explore", metavar="PAIR",
                     help="run only PAIR's BEFORE program (4 profiled steps) into --out, to write its "
                          "scenario from before any AFTER run exists")
@@ -551,20 +574,25 @@ def main(argv=None):
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             runs = json.load(f).get("runs", {})
+    env = dict(os.environ)
+    env.pop("GLIBC_TUNABLES", None)
+    if ALLOCATORS[a.allocator]:
+        env["GLIBC_TUNABLES"] = ALLOCATORS[a.allocator]
     for p in names:
         r = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out,
-                            "--tools", a.tools, "--one", p], capture_output=True, text=True, cwd=REPO)
+                            "--tools", a.tools, "--one", p], capture_output=True, text=True, cwd=REPO, env=env)
         if r.returncode != 0:
             sys.stderr.write(r.stderr)
             raise SystemExit("gen_pairs.py: %s failed" % p)
         runs[p] = json.loads(r.stdout.strip().splitlines()[-1])
         for v in ("before", "after"):
             x = runs[p][v]
-            print("%-24s %-6s %8.2f ms/step (perf_counter mean, median %.2f, CV %.2f) %7d bytes  load %.2f"
+            print("%-24s %-6s %8.2f ms/step (perf_counter mean, median %.2f, CV %.2f) %6d faults/step %7d bytes  load %.2f"
                   % (p, v, x["perf_counter_mean_ms"], x["perf_counter_median_ms"], x["perf_counter_cv"],
-                     x["bytes"], x["loadavg_1min"]), flush=True)
+                     x["minor_faults_median"], x["bytes"], x["loadavg_1min"]), flush=True)
     doc = {
-        "generator": "test/data/pairs/gen_pairs.py (run with /usr/bin/python3)",
+        "generator": "test/data/pairs/gen_pairs.py --allocator %s (run with /usr/bin/python3)" % a.allocator,
+        "allocator": {"name": a.allocator, "GLIBC_TUNABLES": ALLOCATORS[a.allocator] or ""},
         "machine": {"cpu_count": os.cpu_count(), "machine": platform.machine(),
                     "python": sys.version.split()[0]},
         "schedule": {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE,
