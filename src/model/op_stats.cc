@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/base/quantile.h"
+#include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
 
@@ -20,13 +21,23 @@ OpStatTable ComputeOpStats(const Trace& trace) {
   };
   std::vector<uint32_t> head(trace.strings.size(), kNone);
   std::vector<Group> groups;
-  std::vector<uint32_t> group_of(s.size());
+  std::vector<uint32_t> group_of(s.size(), kNone);
+  // Graph-capture copies (IsGraphCaptureTrack) are captured ops re-timed
+  // onto replayed kernels: not host work, so not counted here.
+  std::vector<uint8_t> skip_track(trace.tracks.size(), 0);
+  bool any_skipped = false;
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+    skip_track[t] = IsGraphCaptureTrack(trace, t);
+    any_skipped |= skip_track[t] != 0;
+  }
   for (size_t b = 0; b < s.name.block_count(); ++b) {
     const StringId* names = s.name.block(b);
     const StringId* cats = s.category.block(b);
     const int64_t* durs = s.dur_ns.block(b);
+    const TrackId* tracks = s.track.block(b);
     size_t base = b * ChunkedVector<StringId>::kBlockSize;
     for (size_t k = 0; k < s.name.block_items(b); ++k) {
+      if (any_skipped && skip_track[tracks[k]]) continue;
       StringId name = names[k], cat = cats[k];
       uint32_t g = head[name.raw];
       while (g != kNone && groups[g].category != cat) g = groups[g].next;
@@ -47,7 +58,9 @@ OpStatTable ComputeOpStats(const Trace& trace) {
   std::vector<int64_t> durs(s.size());
   {
     std::vector<uint64_t> fill(start.begin(), start.end() - 1);
-    for (size_t i = 0; i < s.size(); ++i) durs[fill[group_of[i]]++] = s.dur_ns[i];
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (group_of[i] != kNone) durs[fill[group_of[i]]++] = s.dur_ns[i];
+    }
   }
   OpStatTable out;
   for (size_t g = 0; g < groups.size(); ++g) {

@@ -1,5 +1,7 @@
 #include "src/model/trace.h"
 
+#include "src/model/graph_capture_tracks.h"
+
 namespace aiprof {
 
 const char* LayerName(Layer layer) {
@@ -41,6 +43,11 @@ const Arg* Trace::FindSliceArg(uint32_t slice, StringId key) const {
     if (args[i].key == key) return &args[i];
   }
   return nullptr;
+}
+
+bool IsGraphCaptureTrack(const Trace& trace, uint32_t track) {
+  return trace.tracks.tid[track] < 0 &&
+         trace.Str(trace.tracks.tid_label[track]).starts_with(std::string_view(kGraphCaptureTrackLabel));
 }
 
 }  // namespace aiprof

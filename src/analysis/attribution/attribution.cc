@@ -11,6 +11,7 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/base/ascii.h"
+#include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
 

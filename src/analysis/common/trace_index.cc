@@ -30,11 +30,6 @@ std::vector<uint32_t> LaunchingCalls(const Trace& trace) {
       trace, [](EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; });
 }
 
-bool IsGraphCaptureTrack(const Trace& trace, uint32_t track) {
-  return trace.tracks.tid[track] < 0 &&
-         trace.Str(trace.tracks.tid_label[track]).starts_with(std::string_view(kGraphCaptureTrackLabel));
-}
-
 std::vector<uint32_t> OpLaunchingCalls(const Trace& trace) {
   std::vector<uint32_t> out = LaunchingCalls(trace);
   std::optional<StringId> captured = trace.strings.Find(kGraphCaptureFlowCategory);

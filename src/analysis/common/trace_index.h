@@ -24,11 +24,6 @@ std::vector<uint32_t> LaunchingCalls(const Trace& trace);
 // did at run time (launch cost, critical path, gaps) read LaunchingCalls().
 std::vector<uint32_t> OpLaunchingCalls(const Trace& trace);
 
-// True for a track a graph-capture merge added (kGraphCaptureTrackLabel):
-// its slices are captured ops placed at their replayed kernels' times, so
-// they give the tree its ops but no host time.
-bool IsGraphCaptureTrack(const Trace& trace, uint32_t track);
-
 // For every slice, the host op (cpu_op) at the start of a flow into it when
 // it is device activity (torch_npu's async_npu / torch_to_npu flows link the
 // framework op itself, not a runtime call), or kNoSlice.

@@ -24,6 +24,7 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
+#include "src/model/graph_capture_tracks.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {

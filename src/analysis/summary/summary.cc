@@ -6,6 +6,7 @@
 
 #include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/steps.h"
+#include "src/model/graph_capture_tracks.h"
 #include "src/model/op_stats.h"
 
 namespace aiprof {
@@ -51,15 +52,18 @@ void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   };
   std::vector<Open> stack;
   uint32_t track = kNoTrack;
+  bool skip = false;  // a graph-capture track: not in the op statistics
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.track[i] != track) {
       stack.clear();
       track = s.track[i];
+      skip = IsGraphCaptureTrack(trace, track);
     }
+    if (skip) continue;
     const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
     while (!stack.empty() && stack.back().end <= ts) stack.pop_back();
     auto it = group.find(key(s.category[i], s.name[i]));
-    if (it == group.end()) continue;  // not in the table (cannot happen for current stats)
+    if (it == group.end()) continue;  // not in the table (a stale stats table)
     OpStat& op = (*ops)[it->second];
     op.self_ns += s.dur_ns[i];
     if (!stack.empty()) (*ops)[stack.back().group].self_ns -= std::min(end, stack.back().end) - ts;
