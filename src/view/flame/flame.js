@@ -399,8 +399,9 @@
   window.addEventListener('resize', () => { for (const c of charts()) c.render(); });
 
   // Summary line.
-  const base = data.source === 'stack samples' ? 'the sample weights' : 'the time of the top-level spans';
-  let summary = `${fmtTime(rootTotal)} from ${data.source} (${data.events} ${data.source === 'stack samples' ? 'samples' : 'slices'}, ` +
+  const base = data.source === 'stack samples' ? 'the sample weights'
+      : data.source === 'aligned diff nodes' ? "the aligned root's time" : 'the time of the top-level spans';
+  let summary = `${fmtTime(rootTotal)} from ${data.source} (${data.events} ${data.event_noun}, ` +
       `${data.threads} thread${data.threads === 1 ? '' : 's'}); shares are of ${base} of the selected threads.`;
   if (data.clipped) summary += ` ${data.clipped} slices ended after their parent and were clipped to it.`;
   if (diff) {

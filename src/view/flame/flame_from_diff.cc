@@ -54,6 +54,7 @@ void BuildSide(const Trace& t, const AttributionResult& r, const AttributionDiff
     tree->threads += n.kind[i] == AttributionKind::kThread ? 1 : 0;
   }
   tree->events = tree->parent.size();
+  tree->from_diff = true;
   // Self = total − children's totals; a total is raised to its children's
   // sum where rounding (or device time counted twice) left it smaller.
   // Children follow their parent, so one reverse pass sees them final.

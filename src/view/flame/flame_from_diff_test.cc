@@ -69,6 +69,10 @@ TEST(FlameFromDiffTest, ResNet50HostTimeOnTheDiffsAlignment) {
   ASSERT_TRUE(p->d.available) << p->d.problem;
   DiffFlame f = BuildDiffFlame(*p->a, p->ra, *p->b, p->rb, p->d, DiffFlameBase::kHost);
   CheckConsistent(*p, f, DiffFlameBase::kHost);
+  // The page says its frames are the diff's nodes, not slices.
+  EXPECT_TRUE(f.shown.from_diff);
+  EXPECT_EQ(f.shown.source(), "aligned diff nodes");
+  EXPECT_EQ(f.shown.event_noun(), "nodes");
   EXPECT_NEAR(static_cast<double>(f.shown.root_total_ns()), p->d.nodes.b_ns[0], 2);
   EXPECT_NEAR(static_cast<double>(f.baseline.root_total_ns()), p->d.nodes.a_ns[0], 2);
   // The single-process loader of A and the multi-process one of B are one

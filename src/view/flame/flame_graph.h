@@ -61,11 +61,18 @@ struct FrameTree {
   std::vector<std::string_view> names;
 
   bool from_samples = false;
-  uint64_t events = 0;          // slices or samples read
+  bool from_diff = false;       // nodes of a diff's alignment (flame_from_diff)
+  uint64_t events = 0;          // slices, samples or diff nodes read
   uint64_t clipped_events = 0;  // slices that ended after their parent (clipped)
   uint32_t threads = 0;
 
   size_t size() const { return parent.size(); }
+  // What the frames were built from, and what one event is: "span nesting"
+  // (slices), "stack samples" (samples), "aligned diff nodes" (nodes).
+  std::string_view source() const {
+    return from_diff ? "aligned diff nodes" : from_samples ? "stack samples" : "span nesting";
+  }
+  std::string_view event_noun() const { return from_diff ? "nodes" : from_samples ? "samples" : "slices"; }
   int64_t root_total_ns() const { return total_ns.empty() ? 0 : total_ns[0]; }
   // The names from the root's child down to `frame`, joined by `sep`.
   std::string PathOf(uint32_t frame, std::string_view sep) const;

@@ -64,7 +64,8 @@ void AppendDiff(std::string* out, const FrameTree& tree, const FlameDiff& diff, 
 std::string FlameJson(const FrameTree& tree, const FlameDiff& diff, const ViewOptions& options) {
   std::string out = "{\"title\":";
   AppendScriptString(&out, options.title);
-  out.append(",\"source\":\"").append(tree.from_samples ? "stack samples" : "span nesting").append("\"");
+  out.append(",\"source\":\"").append(tree.source()).append("\"");
+  out.append(",\"event_noun\":\"").append(tree.event_noun()).append("\"");
   out.append(",\"unit\":\"ns\",\"events\":").append(std::to_string(tree.events));
   out.append(",\"clipped\":").append(std::to_string(tree.clipped_events));
   out.append(",\"threads\":").append(std::to_string(tree.threads));

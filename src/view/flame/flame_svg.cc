@@ -136,8 +136,10 @@ std::string FlameSvg(const FrameTree& tree, const FlameDiff& diff, const ViewOpt
   out += "<rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n";
   out += "<text x=\"" + std::to_string(static_cast<int>(kPad)) + "\" y=\"20\" font-size=\"15\" font-family=\"sans-serif\">Flame graph: " +
          XmlText(options.title) + (diff.baseline ? " vs " + XmlText(options.baseline_title) : "") + "</text>\n";
-  std::string sub = Time(tree.root_total_ns()) + " from " + (tree.from_samples ? "stack samples" : "span nesting") +
-                    "; widths are shares of " + (tree.from_samples ? "the sample weights" : "the top-level spans' time") +
+  std::string sub = Time(tree.root_total_ns()) + " from " + std::string(tree.source()) + "; widths are shares of " +
+                    (tree.from_diff      ? "the aligned root's time"
+                     : tree.from_samples ? "the sample weights"
+                                         : "the top-level spans' time") +
                     (diff.baseline ? "; colour: change in self share (red grew, blue shrank)" : "");
   out += "<text x=\"" + std::to_string(static_cast<int>(kPad)) + "\" y=\"38\" font-size=\"11\" fill=\"#555\" font-family=\"sans-serif\">" +
          XmlText(sub) + "</text>\n";
