@@ -21,6 +21,12 @@ post-processing time, the share of host samples with a Python frame (from
 aiprof's summary line) and, with --series, the RSS every SERIES seconds.
 
   capture_torch_memory.py BUILD_DIR [SECONDS=60] [ROUNDS=1] [MODES=bare,chunks,one_chunk] [--series 30]
+                          [--program infer]
+
+--program infer runs bench/capture_infer_loop.py instead: a CNN's inference
+loop (model(x), no optimizer, no DataLoader), whose steps, and so chunks,
+come from the outermost module call; one_chunk is then what the hook did
+before it found such steps.
 
 Run on a machine otherwise idle, or say how loaded it was; the figures go to
 README.md.
@@ -54,8 +60,8 @@ def python_pid(root):
     return kids[0] if kids else root
 
 
-def run(aiprof, seconds, mode):
-    prog = [sys.executable, os.path.join(HERE, 'torch_train_loop.py'), str(seconds)]
+def run(aiprof, seconds, mode, program='torch_train_loop.py'):
+    prog = [sys.executable, os.path.join(HERE, program), str(seconds)]
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
         out_file = os.path.join(tmp, 't.aiprof')
@@ -109,6 +115,11 @@ def main():
         i = args.index('--series')
         series_every = float(args[i + 1])
         del args[i:i + 2]
+    program = 'torch_train_loop.py'
+    if '--program' in args:
+        i = args.index('--program')
+        program = {'infer': 'capture_infer_loop.py', 'train': 'torch_train_loop.py'}[args[i + 1]]
+        del args[i:i + 2]
     build = args[0]
     seconds = float(args[1]) if len(args) > 1 else 60
     rounds = int(args[2]) if len(args) > 2 else 1
@@ -119,7 +130,7 @@ def main():
                                                                'aiprof MB'))
     for _ in range(rounds):
         for mode in modes:
-            r = run(aiprof, seconds, mode)
+            r = run(aiprof, seconds, mode, program)
             py = '%.1f' % (100 * r['python_share']) if r['python_share'] is not None else '-'
             print('%-10s %6d %9.3f %10.3f %8.1f %9.1f %11.1f %7.2f %7.1f %7s %9.1f' % (
                 r['mode'], r['steps'], r['median_step_ms'], r['cpu_ms_per_step'], r['peak_mb'], r['final_mb'],

@@ -26,24 +26,37 @@ class _AiprofTorchProfiler:
     """torch.profiler in chunks, streamed to one file as the run goes.
 
     The profiler keeps every op until it stops, so it is stopped and started
-    again every AIPROF_TORCH_CHUNK_STEPS optimizer steps (default 20) or
+    again every AIPROF_TORCH_CHUNK_STEPS steps (default 20) or
     AIPROF_TORCH_CHUNK_SECONDS seconds (default 30), at a step boundary; each
     finished chunk is appended to $AIPROF_CAPTURE_DIR/torch/torch-<pid>.json,
     one event a line, its times moved onto CLOCK_MONOTONIC (microseconds)
     with the chunk's own clock-sync marks. The target's memory then holds at
-    most one chunk of ops. Step boundaries (the end of each optimizer.step)
-    are written as ProfilerStep#N events; each chunk's export is written as
-    an `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
+    most one chunk of ops. Each chunk's export is written as an
+    `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
     work, never the program's. A killed program leaves the file without its
     closing line; aiprof completes it up to the last whole event.
 
+    Step boundaries come from three sources, highest first (STEP_SOURCES,
+    docs/capture.md): the end of an optimizer.step; a DataLoader iterator's
+    __next__ in this process (its entry ends the previous step, its
+    StopIteration ends the last one); the end of an outermost call of an
+    nn.Module with parameters (an inference loop). The first boundary of a
+    higher source switches to it for the rest of the run: the step the
+    lower source had begun is dropped (not written), steps it wrote stay
+    (each event says its source in args.aiprof_steps_from) and the lower
+    sources stop marking. The span between two boundaries is written as
+    ProfilerStep#N; chunks rotate at any boundary of the current source.
+
     AIPROF_TORCH_EVERY=N (aiprof trace --torch-every N) keeps the op layer to
-    1 step in N: the profiler runs from `import torch` to the end of the
-    first optimizer step (step 0: start-up and the first step), then only
+    1 step in N: the profiler runs from `import torch` to the first step
+    boundary (step 0: start-up and the first step), then only
     during ProfilerStep#k for k a multiple of N, each such step a chunk of
     its own; between them it is stopped, and the target pays only for the
     step hook. Step times (every ProfilerStep#N) are written for all steps.
     """
+
+    # Lowest to highest precedence.
+    STEP_SOURCES = ('module.forward', 'dataloader.next', 'optimizer.step')
 
     def __init__(self, torch):
         import threading
@@ -80,6 +93,9 @@ class _AiprofTorchProfiler:
                           '"args":{"name":"torch"}}\n' % self.pid)
         self.step = 0
         self.step_begin_ns = None
+        self.level = -1            # index in STEP_SOURCES of the source marking steps; -1: none yet
+        self.steps_by_source = {}  # source -> steps written from it
+        self.on_switch = []        # called with the new level when a higher source takes over
         self.steps_in_chunk = 0
         self.chunks = 0
         self.prof = None
@@ -136,12 +152,12 @@ class _AiprofTorchProfiler:
         self.end_chunk()
         if not final and restart:
             self.start_chunk()
+        self.write_sync(final=False)
         t1 = self.now()
         self.write_event({'name': 'aiprof::torch_export', 'ph': 'X', 'cat': 'aiprof_overhead', 'pid': self.pid,
                           'tid': self.main_tid, 'ts': t0 / 1e3, 'dur': (t1 - t0) / 1e3,
                           'args': {'chunk': self.chunks}})
         self.stream.flush()
-        self.write_sync(final=False)
 
     def chunk_offset_us(self, events):
         # Monotonic minus profiler time of each mark's midpoint; the median.
@@ -189,7 +205,7 @@ class _AiprofTorchProfiler:
         import json
         meta = {'pid': self.pid, 'main_tid': self.main_tid, 'sync': self.sync,
                 'format': 'aiprof_stream', 'clock': 'monotonic_us', 'chunks': self.chunks,
-                'steps': self.step, 'steps_from': 'optimizer.step' if self.step else '',
+                'steps': self.step, 'steps_from': self.steps_from(), 'steps_by_source': self.steps_by_source,
                 'final': final, 'torch_every': self.every, 'profiled_steps': self.profiled_steps,
                 'torch': self.torch.__version__, 'activities': self.activities,
                 'torch_npu': self.npu is not None}
@@ -197,17 +213,32 @@ class _AiprofTorchProfiler:
             json.dump(meta, f)
         os.replace(self.base + '.sync.tmp', self.base + '.sync')
 
-    def after_step(self):
-        # The end of an optimizer step is a step boundary: the span from the
-        # previous boundary is written as ProfilerStep#N.
+    def steps_from(self):
+        # The sources of the written steps, in the order they took over:
+        # "optimizer.step", or "module.forward then optimizer.step" when an
+        # inference pass wrote steps before training began.
+        return ' then '.join(src for src in self.STEP_SOURCES if self.steps_by_source.get(src))
+
+    def boundary(self, source):
+        # A step boundary from `source`: the span from the previous boundary
+        # is written as ProfilerStep#N, and the chunk may rotate here.
         if self.stopped or os.getpid() != self.pid:
             return
+        level = self.STEP_SOURCES.index(source)
+        if level < self.level:
+            return
         now = self.now()
+        if level > self.level:
+            self.level = level
+            self.step_begin_ns = None  # a lower source's step in progress is not written
+            for f in self.on_switch:
+                f(level)
         if self.step_begin_ns is not None:
             self.step += 1
+            self.steps_by_source[source] = self.steps_by_source.get(source, 0) + 1
             self.write_event({'name': 'ProfilerStep#%d' % self.step, 'ph': 'X', 'cat': 'user_annotation',
                               'pid': self.pid, 'tid': self.main_tid, 'ts': self.step_begin_ns / 1e3,
-                              'dur': (now - self.step_begin_ns) / 1e3, 'args': {'aiprof_steps_from': 'optimizer.step'}})
+                              'dur': (now - self.step_begin_ns) / 1e3, 'args': {'aiprof_steps_from': source}})
         self.steps_in_chunk += 1
         # The step that begins now is ProfilerStep#(self.step + 1).
         upcoming = self.step + 1
@@ -220,11 +251,17 @@ class _AiprofTorchProfiler:
             elif self.prof is not None and (self.steps_in_chunk >= self.chunk_steps or
                                             now - self.chunk_begin_ns >= self.chunk_ns):
                 self.rotate(final=False)
-            if want:
+            if want and (not self.profiled_steps or self.profiled_steps[-1] != upcoming):
                 self.profiled_steps.append(upcoming)
         elif self.steps_in_chunk >= self.chunk_steps or now - self.chunk_begin_ns >= self.chunk_ns:
             self.rotate(final=False)
         self.step_begin_ns = self.now()
+
+    def end_steps(self, source):
+        # The source's last step ended at its last boundary (a DataLoader
+        # iterator exhausted): no step is in progress until the next one.
+        if self.level == self.STEP_SOURCES.index(source) and os.getpid() == self.pid:
+            self.step_begin_ns = None
 
     def stop(self):
         # Only the process that started the profiler writes (a fork()ed
@@ -232,6 +269,8 @@ class _AiprofTorchProfiler:
         if self.stopped or os.getpid() != self.pid:
             return
         self.stopped = True
+        for f in self.on_switch:  # the module-call wrapper comes off
+            f(len(self.STEP_SOURCES))
         if self.prof is not None:
             self.rotate(final=True)
         self.stream.write(']}\n')
@@ -276,7 +315,7 @@ def _aiprof_hook_optimizer(torch, profiler):
 
         def hooked_step(opt, *sa, **sk):
             result = step(opt, *sa, **sk)
-            profiler.after_step()
+            profiler.boundary('optimizer.step')
             return result
 
         hooked_step.__wrapped__ = step
@@ -284,6 +323,68 @@ def _aiprof_hook_optimizer(torch, profiler):
         cls._aiprof_step_hooked = True
 
     optimizer.__init__ = init
+
+
+def _aiprof_hook_dataloader_steps(torch, profiler):
+    # Each __next__ of a DataLoader iterator on the thread that imported
+    # torch ends the previous step (its entry: a step is fetching its batch
+    # and using it); the call that raises StopIteration ends the last one.
+    # A fork()ed worker inherits the patch; boundary() ignores other pids.
+    import threading
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
+    own = _BaseDataLoaderIter.__next__
+    main = threading.get_ident()
+    ident = threading.get_ident
+
+    def __next__(self):
+        if ident() != main:
+            return own(self)
+        profiler.boundary('dataloader.next')
+        try:
+            return own(self)
+        except StopIteration:
+            profiler.end_steps('dataloader.next')
+            raise
+
+    __next__.__wrapped__ = own
+    _BaseDataLoaderIter.__next__ = __next__
+
+
+def _aiprof_hook_module_steps(torch, profiler):
+    # The end of an outermost nn.Module call (no other module call on the
+    # stack) of a module with parameters, on the thread that imported torch,
+    # ends a step: an inference loop's model(x). Wrapping Module.__call__
+    # costs about 0.4 us per module call (docs/capture.md); the wrapper is
+    # taken off as soon as a higher source (DataLoader, optimizer) marks a
+    # step, so a training loop pays it during its first iteration only.
+    import threading
+    module = torch.nn.Module
+    own = module.__dict__['__call__']
+    main = threading.get_ident()
+    ident = threading.get_ident
+    depth = [0]
+
+    def call(self, *a, **k):
+        if ident() != main:
+            return own(self, *a, **k)
+        depth[0] += 1
+        try:
+            result = own(self, *a, **k)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0 and next(iter(self.parameters()), None) is not None:
+            profiler.boundary('module.forward')
+        return result
+
+    call.__wrapped__ = own
+    module.__call__ = call
+    level = profiler.STEP_SOURCES.index('module.forward')
+
+    def off(new_level):
+        if new_level > level and module.__dict__.get('__call__') is call:
+            module.__call__ = own
+
+    profiler.on_switch.append(off)
 
 
 def _aiprof_on_sigterm(profiler):
@@ -328,6 +429,15 @@ def _aiprof_start(torch):
         _aiprof_hook_optimizer(torch, profiler)
     except Exception as e:
         sys.stderr.write('aiprof: optimizer steps not hooked: %s\n' % e)
+    try:
+        _aiprof_hook_dataloader_steps(torch, profiler)
+    except Exception as e:
+        sys.stderr.write('aiprof: DataLoader steps not hooked: %s\n' % e)
+    if os.environ.get('AIPROF_TORCH_MODULE_STEPS', '1') == '1':
+        try:
+            _aiprof_hook_module_steps(torch, profiler)
+        except Exception as e:
+            sys.stderr.write('aiprof: module-call steps not hooked: %s\n' % e)
     _aiprof_on_sigterm(profiler)
     atexit.register(profiler.stop)
 

@@ -280,9 +280,20 @@ def case_torch(args):
     app = [s for s in d['slice'] if s['slice'] == 'forward']
     check(len(app) == 10, 'torch: 10 application spans "forward" from the SDK (%d)' % len(app))
     steps = d['step']
-    check(len(steps) >= 10, 'torch: steps from the SDK iteration markers (%d)' % len(steps))
-    # Every top-level linear op lies inside the forward span holding its midpoint, on the merged clock.
-    linear = [o for o in ops if o['depth'] == 0 and o['slice'] == 'aten::linear']
+    # The hook also marks a step at the end of each model(x) (module.forward,
+    # 20 calls): the SDK's iteration markers take precedence, so its 10 are
+    # the trace's steps and the hook's stay ProfilerStep#N slices only.
+    check(len(steps) == 10, 'torch: steps from the SDK iteration markers, not the hook\'s (%d)' % len(steps))
+    check('capture.steps_from' not in d['metadata'], 'torch: no capture.steps_from with SDK steps (%s)'
+          % d['metadata'].get('capture.steps_from'))
+    # Every top-level linear op (under no other op; the hook's ProfilerStep#N
+    # slices may hold it) lies inside the forward span holding its midpoint, on the merged clock.
+    marks = [s for s in d['slice'] if s['slice'].startswith('ProfilerStep#')]
+
+    def op_depth(o):
+        return o['depth'] - sum(1 for m in marks if m['track'] == o['track'] and m['ts'] <= o['ts'] and
+                                o['ts'] + o['dur'] <= m['ts'] + m['dur'])
+    linear = [o for o in ops if o['slice'] == 'aten::linear' and op_depth(o) == 0]
     worst, contained, orphans = 0, 0, 0
     for o in linear:
         mid = o['ts'] + o['dur'] // 2
@@ -337,6 +348,80 @@ def case_train(args):
     addmm = [o for o in ops if o['slice'] == 'aten::addmm']
     inside = sum(1 for o in addmm if any(s['ts'] <= o['ts'] and o['ts'] + o['dur'] <= s['ts'] + s['dur'] for s in steps))
     check(inside >= 2 * 21, 'train: aten::addmm ops inside the steps on one clock (%d of %d)' % (inside, len(addmm)))
+
+
+def check_steps_against(what, steps, marks, exports, tol):
+    # Step k of aiprof runs from the program's own record k to record k + 1
+    # (each taken microseconds from the boundary the hook saw): each start
+    # within tol of its record, each duration within tol of the records'
+    # difference, less the chunk export the hook ran at one of its two
+    # boundaries (the program's span holds it, aiprof's step does not).
+    worst_start, worst_dur = 0, 0
+    for k, s in enumerate(steps):
+        near = [0] + [e['dur'] for e in exports if marks[k] - tol <= e['ts'] <= marks[k + 1] + tol]
+        worst_start = max(worst_start, min(abs(s['ts'] - marks[k] - held) for held in near))
+        gap = marks[k + 1] - marks[k]
+        worst_dur = max(worst_dur, min(abs(gap - held - s['dur']) for held in near))
+    check(worst_start <= tol and worst_dur <= tol,
+          '%s: step starts and durations equal the program\'s own records (worst %d ns start, %d ns duration; '
+          'tolerance %d us)' % (what, worst_start, worst_dur, tol // 1000))
+
+
+def case_infer(args):
+    # An inference loop: 30 model(x) calls, no optimizer, no DataLoader. The
+    # end of each outermost call of a module with parameters is a step
+    # boundary (the softmax module between calls has none): 29 steps, a
+    # chunk every 5, so the op layer is bounded without an optimizer.
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'torch_infer.py')
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='5')
+    d = trace(args, [args.python, script, '30'], extra=('--scope', 'framework', '--cpu-hz', '0'), env=env)
+    marks = [int(line.split()[2]) for line in d['stdout'].splitlines() if line.startswith('call ')]
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    check(len(marks) == 30 and len(steps) == 29, 'infer: 29 steps between 30 model(x) calls (%d steps, %d calls)'
+          % (len(steps), len(marks)))
+    check(d['metadata'].get('capture.steps_from') == 'module.forward', 'infer: steps from module.forward (%s)'
+          % d['metadata'].get('capture.steps_from'))
+    exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
+    # 30 boundaries, rotation every 5: 6 chunks at boundaries, the last at exit.
+    check(len(exports) == 7, 'infer: the op layer rotated at module-call boundaries (%d exports, expected 7)'
+          % len(exports))
+    conv = [o for o in d['slice'] if o['slice'] == 'aten::conv2d']
+    inside = sum(1 for o in conv if any(s['ts'] <= o['ts'] and o['ts'] + o['dur'] <= s['ts'] + s['dur'] for s in steps))
+    check(inside == 2 * 29, 'infer: 2 aten::conv2d per step inside the steps (%d of %d)' % (inside, len(conv)))
+    if len(steps) == 29 and len(marks) == 30:
+        check_steps_against('infer', steps, marks, exports, 2_000_000)
+    summary = subprocess.run([args.aiprof, 'summary', '--no-calibrate', d['path']], capture_output=True, text=True)
+    check('Steps (29, from module.forward)' in summary.stdout, 'infer: summary says "Steps (29, from module.forward)"')
+
+
+def case_loader(args):
+    # A DataLoader loop, no optimizer: 12 batches, 2 epochs. Each next() on
+    # the iterator ends the previous step, the one raising StopIteration the
+    # last: 12 steps an epoch, none between epochs; model(x) in the loop
+    # does not mark (the DataLoader's boundaries take precedence).
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'torch_loader.py')
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='5')
+    d = trace(args, [args.python, script, '12', '2'], extra=('--scope', 'framework', '--cpu-hz', '0'), env=env)
+    epochs, cur = [], []
+    for line in d['stdout'].splitlines():
+        if line.startswith('next '):
+            cur.append(int(line.split()[1]))
+        elif line.startswith('epoch '):
+            epochs.append(cur)
+            cur = []
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    check([len(e) for e in epochs] == [13, 13] and len(steps) == 24,
+          'loader: 24 steps for 2 epochs of 12 batches (%d steps; next() calls per epoch %s)'
+          % (len(steps), [len(e) for e in epochs]))
+    check(d['metadata'].get('capture.steps_from') == 'dataloader.next', 'loader: steps from dataloader.next (%s)'
+          % d['metadata'].get('capture.steps_from'))
+    exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
+    check(len(exports) >= 5, 'loader: the op layer rotated at DataLoader boundaries (%d exports)' % len(exports))
+    if len(steps) == 24 and [len(e) for e in epochs] == [13, 13]:
+        check_steps_against('loader epoch 1', steps[:12], epochs[0], exports, 2_000_000)
+        check_steps_against('loader epoch 2', steps[12:], epochs[1], exports, 2_000_000)
+        gap = steps[12]['ts'] - (steps[11]['ts'] + steps[11]['dur'])
+        check(gap >= 40_000_000, 'loader: the time between epochs is no step (%d us gap)' % (gap // 1000))
 
 
 def case_every(args):
@@ -466,6 +551,7 @@ def case_roles(args):
         check(names.get(pid) == {command}, 'roles: the command pid %d named %r (%s)' % (pid, command, names.get(pid)))
 
 
+
 def case_forkexit(args):
     # Two forked Python workers leave by os._exit: their SDK spans come from
     # their spill files (the buffers, mapped from a file), counted exactly.
@@ -511,7 +597,7 @@ def case_forkexit(args):
           % (1 + ended, d['metadata'].get('capture.sdk_files')))
 
 
-CASES = {'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
