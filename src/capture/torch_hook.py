@@ -442,7 +442,19 @@ def _aiprof_start(torch):
     atexit.register(profiler.stop)
 
 
+_aiprof_py_sampler = None
+
+
 def _aiprof_start_python_sampler():
+    # One sampler per process: started here in every Python process of the
+    # command (spawned ones run this file too), and again in a fork()ed
+    # child (a DataLoader worker, a fork Pool's worker, a bare os.fork()),
+    # where the parent's thread did not survive: the child's sampler writes
+    # its own py-<pid>.txt. Its file is written on the way out by atexit, by
+    # multiprocessing's exit path (which skips atexit: see
+    # _aiprof_hook_process_roles), and every AIPROF_PY_FLUSH_SECONDS (0.2 s)
+    # as it runs, so a child leaving by os._exit loses at most that much.
+    global _aiprof_py_sampler
     hz = float(os.environ.get('AIPROF_PY_SAMPLE_HZ', '0') or 0)
     if hz <= 0:
         return
@@ -452,11 +464,27 @@ def _aiprof_start_python_sampler():
         # aiprof_pysampler.py: one sampler for aiprof trace and aiprof monitor.
         from aiprof_pysampler import PythonSampler
         out = os.path.join(os.environ['AIPROF_CAPTURE_DIR'], 'python', 'py-%d.txt' % os.getpid())
-        sampler = PythonSampler(out, min(hz, 1000.0))
+        flush_s = float(os.environ.get('AIPROF_PY_FLUSH_SECONDS', '0.2') or 0.2)
+        sampler = PythonSampler(out, min(hz, 1000.0), flush_seconds=flush_s)
     except Exception as e:  # the program runs on without Python frames
         sys.stderr.write('aiprof: Python frames not sampled: %s\n' % e)
         return
+    first = _aiprof_py_sampler is None
+    if not first:
+        _aiprof_py_sampler.forget()  # the parent's, inherited by this child
+    _aiprof_py_sampler = sampler
     atexit.register(sampler.stop)
+    if first and hasattr(os, 'register_at_fork'):
+        os.register_at_fork(after_in_child=_aiprof_start_python_sampler)
+
+
+def _aiprof_stop_python_sampler():
+    sampler = _aiprof_py_sampler
+    if sampler is not None:
+        try:
+            sampler.stop()
+        except Exception:
+            pass
 
 
 # Each process's role and command line, for aiprof to name its tracks
@@ -501,8 +529,14 @@ def _aiprof_hook_process_roles():
     own = mp.BaseProcess._bootstrap
 
     def bootstrap(self, *a, **k):
+        # A fork()ed multiprocessing child (a DataLoader or Pool worker)
+        # leaves by os._exit right after this returns, without atexit: its
+        # Python sampler writes its file here.
         _aiprof_write_role(_aiprof_pool_role(self.name))
-        return own(self, *a, **k)
+        try:
+            return own(self, *a, **k)
+        finally:
+            _aiprof_stop_python_sampler()
 
     bootstrap.__wrapped__ = own
     mp.BaseProcess._bootstrap = bootstrap

@@ -60,6 +60,9 @@ def names(sample):
     return [f[0] for f in sample['stack']]
 
 
+names_of = names  # for cases whose own variable is called names
+
+
 def share(samples, pred):
     return sum(1 for s in samples if pred(s)) / len(samples) if samples else 0.0
 
@@ -350,6 +353,13 @@ def case_train(args):
     check(inside >= 2 * 21, 'train: aten::addmm ops inside the steps on one clock (%d of %d)' % (inside, len(addmm)))
 
 
+# A step boundary seen at the wrong call would be off by a whole step (the
+# programs sleep 20 ms a step); 5 ms leaves room for the scheduler on a
+# loaded machine (a process preempted between its own record and the hook's
+# boundary: 1.7 ms seen at load 5 on 2 cores).
+TOL_STEP_NS = 5_000_000
+
+
 def check_steps_against(what, steps, marks, exports, tol):
     # Step k of aiprof runs from the program's own record k to record k + 1
     # (each taken microseconds from the boundary the hook saw): each start
@@ -389,7 +399,7 @@ def case_infer(args):
     inside = sum(1 for o in conv if any(s['ts'] <= o['ts'] and o['ts'] + o['dur'] <= s['ts'] + s['dur'] for s in steps))
     check(inside == 2 * 29, 'infer: 2 aten::conv2d per step inside the steps (%d of %d)' % (inside, len(conv)))
     if len(steps) == 29 and len(marks) == 30:
-        check_steps_against('infer', steps, marks, exports, 2_000_000)
+        check_steps_against('infer', steps, marks, exports, TOL_STEP_NS)
     summary = subprocess.run([args.aiprof, 'summary', '--no-calibrate', d['path']], capture_output=True, text=True)
     check('Steps (29, from module.forward)' in summary.stdout, 'infer: summary says "Steps (29, from module.forward)"')
 
@@ -418,8 +428,8 @@ def case_loader(args):
     exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
     check(len(exports) >= 5, 'loader: the op layer rotated at DataLoader boundaries (%d exports)' % len(exports))
     if len(steps) == 24 and [len(e) for e in epochs] == [13, 13]:
-        check_steps_against('loader epoch 1', steps[:12], epochs[0], exports, 2_000_000)
-        check_steps_against('loader epoch 2', steps[12:], epochs[1], exports, 2_000_000)
+        check_steps_against('loader epoch 1', steps[:12], epochs[0], exports, TOL_STEP_NS)
+        check_steps_against('loader epoch 2', steps[12:], epochs[1], exports, TOL_STEP_NS)
         gap = steps[12]['ts'] - (steps[11]['ts'] + steps[11]['dur'])
         check(gap >= 40_000_000, 'loader: the time between epochs is no step (%d us gap)' % (gap // 1000))
 
@@ -525,6 +535,28 @@ def case_pyframes(args):
     check_summary_samples(args, d['path'], 'pyframes')
 
 
+def case_pyfork(args):
+    # Children made by os.fork (no multiprocessing) that busy-wait in
+    # spin_child for 0.8 s and leave by os._exit: the parent's sampler
+    # thread is gone in them, the hook starts one of their own, whose lines
+    # reach its file every 0.2 s. Without it no sample of theirs has a
+    # Python frame. (A perf sample takes the Python stack sampled last up
+    # to 1 s before it, so the samples of the first child's last 0.2 s,
+    # whose Python lines os._exit loses, still show spin_child.)
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'py_fork.py')
+    d = trace(args, [args.python, script], extra=('--scope', 'framework'))
+    children = [(int(x[1]), int(x[2]), int(x[3])) for x in (line.split() for line in d['stdout'].splitlines())
+                if x[0] == 'child']
+    check(len(children) == 2, 'pyfork: two children ran (%s)' % children)
+    for k, (pid, b, e) in enumerate(children):
+        inside = [s for s in d['sample'] if d['tracks'][s['track']]['pid'] == pid and b <= s['sample'] <= e]
+        own = share(inside, lambda s: any(n.startswith('spin_child (py_fork.py:') for n in names(s)))
+        want = 0.8
+        check(len(inside) > 100 and own >= want,
+              'pyfork: child %d (pid %d): %.0f%% of the %d samples of its spin name spin_child (>= %.0f%%)'
+              % (k, pid, 100 * own, len(inside), 100 * want))
+
+
 def case_roles(args):
     # Each process named from its command line and role: DataLoader workers
     # (fork), a spawn Pool's workers, the command itself.
@@ -549,7 +581,24 @@ def case_roles(args):
               'roles: spawn pool pid %d named Pool worker N (%s)' % (pid, got))
     for pid in main:
         check(names.get(pid) == {command}, 'roles: the command pid %d named %r (%s)' % (pid, command, names.get(pid)))
-
+    # Python frames in forked DataLoader workers: the parent's sampler thread
+    # does not survive fork, the hook starts one in each child, and its file
+    # is written when the worker leaves through multiprocessing's os._exit.
+    # Each worker busy-waits 4 x 50 ms in Data.__getitem__, printing each
+    # wait's begin and end: the worker's samples inside those waits name
+    # __getitem__ (its samples outside are the worker's start-up and
+    # multiprocessing's own work).
+    items = collections.defaultdict(list)
+    for x in lines:
+        if x[0] == 'item':
+            items[int(x[1])].append((int(x[2]), int(x[3])))
+    for pid in loaders:
+        inside = [s for s in d['sample'] if d['tracks'][s['track']]['pid'] == pid and
+                  d['tracks'][s['track']]['tid'] == pid and any(b <= s['sample'] <= e for b, e in items[pid])]
+        getitem = sum(1 for s in inside if any(n.startswith('__getitem__ (roles.py:') for n in names_of(s)))
+        check(len(items[pid]) == 4 and getitem >= 20 and getitem >= 0.7 * len(inside),
+              'roles: DataLoader worker pid %d: %d of the %d samples of its 4 __getitem__ calls (%d) have that '
+              'Python frame (roles.py)' % (pid, getitem, len(inside), len(items[pid])))
 
 
 def case_forkexit(args):
@@ -597,7 +646,7 @@ def case_forkexit(args):
           % (1 + ended, d['metadata'].get('capture.sdk_files')))
 
 
-CASES = {'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
