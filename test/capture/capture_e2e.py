@@ -402,6 +402,19 @@ def case_infer(args):
         check_steps_against('infer', steps, marks, exports, TOL_STEP_NS)
     summary = subprocess.run([args.aiprof, 'summary', '--no-calibrate', d['path']], capture_output=True, text=True)
     check('Steps (29, from module.forward)' in summary.stdout, 'infer: summary says "Steps (29, from module.forward)"')
+    # 10 inference calls, then 8 training steps: the module calls wrote 10
+    # steps (9 between the calls, and the 10th up to the end of the first
+    # training forward), the first optimizer.step switched (the step begun
+    # at that forward's end is dropped) and 7 optimizer steps follow.
+    d = trace(args, [args.python, script, '10', '8'], extra=('--scope', 'framework', '--cpu-hz', '0'))
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    trained = [int(line.split()[2]) for line in d['stdout'].splitlines() if line.startswith('train ')]
+    check(len(steps) == 17 and d['metadata'].get('capture.steps_from') == 'module.forward then optimizer.step',
+          'infer+train: 10 module.forward then 7 optimizer.step steps (%d, %s)'
+          % (len(steps), d['metadata'].get('capture.steps_from')))
+    if len(steps) == 17 and len(trained) == 8:
+        check_steps_against('infer+train (training part)', steps[10:], trained,
+                            [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export'], TOL_STEP_NS)
 
 
 def case_loader(args):
