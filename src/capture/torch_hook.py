@@ -137,6 +137,7 @@ class _AiprofTorchProfiler:
         self.level = -1            # index in STEP_SOURCES of the source marking steps; -1: none yet
         self.steps_by_source = {}  # source -> steps written from it
         self.on_switch = []        # called with the new level when a higher source takes over
+        self.term_pending = None   # SIGTERM's end, when the handler could not stop (_aiprof_on_sigterm)
         self.steps_in_chunk = 0
         self.chunks = 0
         self.prof = None
@@ -306,6 +307,12 @@ class _AiprofTorchProfiler:
         # is written as ProfilerStep#N, and the chunk may rotate here.
         if self.stopped or os.getpid() != self.pid:
             return
+        if self.term_pending:  # SIGTERM came where the profiler could not be stopped
+            end, self.term_pending = self.term_pending, False
+            try:
+                self.stop()
+            finally:
+                end()
         level = self.STEP_SOURCES.index(source)
         if level < self.level:
             return
@@ -478,12 +485,28 @@ def _aiprof_on_sigterm(profiler):
         if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
             return
 
+        def end():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
         def handler(signum, frame):
             try:
                 profiler.stop()
-            finally:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGTERM)
+            except RuntimeError:
+                # torch's profiler state is thread-local and was not found
+                # where the handler interrupted the program ("Can't disable
+                # Kineto profiler when it's not running", seen after a
+                # KeyboardInterrupt the program caught): stop at the next step
+                # boundary instead, then end by SIGTERM (aiprof's SIGKILL
+                # comes 10 s later if none comes).
+                if profiler.term_pending is None:
+                    profiler.stopped = False
+                    profiler.term_pending = end
+                    return
+            except BaseException:
+                end()
+                raise
+            end()
 
         signal.signal(signal.SIGTERM, handler)
     except ValueError:  # torch imported outside the main thread
