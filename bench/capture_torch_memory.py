@@ -12,15 +12,26 @@ of MODES, the modes interleaved, ROUNDS times:
   chunks     --scope framework --cpu-hz 0: the op layer in chunks alone
   one_chunk  the op layer alone as one chunk (AIPROF_TORCH_CHUNK_STEPS very
              large: what a single torch.profiler does)
+  chunks_fe  chunks, each exported through torch.profiler's FunctionEvents
+             (AIPROF_TORCH_DIRECT=0: the hook's export before it read the
+             profiler's result directly)
 
 The python process's RSS is read from /proc every second (aiprof's own
 peak RSS beside it, its post-processing included); printed per run:
 steps, median step time and CPU per step (the program's own figures), peak
 and final RSS, RSS growth per minute over the second half, aiprof's
 post-processing time, the share of host samples with a Python frame (from
-aiprof's summary line) and, with --series, the RSS every SERIES seconds.
+aiprof's summary line), the number of chunk exports and their median time
+(the trace's aiprof::torch_export slices) and, with --series, the RSS
+every SERIES seconds.
 
   capture_torch_memory.py BUILD_DIR [SECONDS=60] [ROUNDS=1] [MODES=bare,chunks,one_chunk] [--series 30]
+                          [--program infer]
+
+--program infer runs bench/capture_infer_loop.py instead: a CNN's inference
+loop (model(x), no optimizer, no DataLoader), whose steps, and so chunks,
+come from the outermost module call; one_chunk is then what the hook did
+before it found such steps.
 
 Run on a machine otherwise idle, or say how loaded it was; the figures go to
 README.md.
@@ -54,8 +65,8 @@ def python_pid(root):
     return kids[0] if kids else root
 
 
-def run(aiprof, seconds, mode):
-    prog = [sys.executable, os.path.join(HERE, 'torch_train_loop.py'), str(seconds)]
+def run(aiprof, seconds, mode, program='torch_train_loop.py'):
+    prog = [sys.executable, os.path.join(HERE, program), str(seconds)]
     env = dict(os.environ)
     with tempfile.TemporaryDirectory() as tmp:
         out_file = os.path.join(tmp, 't.aiprof')
@@ -67,6 +78,8 @@ def run(aiprof, seconds, mode):
                 env['AIPROF_CAPTURE_TORCH'] = '0'
         else:
             cmd = [aiprof, 'trace', '--scope', 'framework', '--cpu-hz', '0', '-o', out_file, '--'] + prog
+            if mode == 'chunks_fe':
+                env['AIPROF_TORCH_DIRECT'] = '0'
             if mode == 'one_chunk':
                 env['AIPROF_TORCH_CHUNK_STEPS'] = '100000000'
                 env['AIPROF_TORCH_CHUNK_SECONDS'] = '100000000'
@@ -87,6 +100,13 @@ def run(aiprof, seconds, mode):
                 aiprof_peak_kb = max(aiprof_peak_kb, rss_kb(p.pid) or 0)
         out, err = p.communicate()
         wall = time.monotonic() - t0
+        exports = []  # the hook's chunk exports (aiprof::torch_export), ms
+        if mode != 'bare' and os.path.exists(out_file):
+            q = subprocess.run([aiprof, 'query', out_file, "select dur from slices where name = 'aiprof::torch_export'",
+                                '--format', 'json', '--max-rows', '0'], capture_output=True, text=True)
+            if q.returncode == 0:
+                import json
+                exports = sorted(r[0] / 1e6 for r in json.loads(q.stdout)['rows'])
     m = re.search(r'steps (\d+) median_step_ms ([\d.]+) mean_step_ms [\d.]+ cpu_ms_per_step ([\d.]+)', out)
     post = re.search(r'post-processing ([\d.]+) s', err)
     samples = re.search(r'(\d+) host samples \(.*?(\d+) with Python frames', err)
@@ -99,7 +119,8 @@ def run(aiprof, seconds, mode):
             'python_share': int(samples.group(2)) / max(1, int(samples.group(1))) if samples else None,
             'peak_mb': max(kb for _, kb in series) / 1024 if series else 0,
             'final_mb': series[-1][1] / 1024 if series else 0, 'growth_mb_per_min': growth,
-            'post_s': float(post.group(1)) if post else 0, 'wall_s': wall}
+            'post_s': float(post.group(1)) if post else 0, 'wall_s': wall,
+            'exports': len(exports), 'export_ms': exports[len(exports) // 2] if exports else 0}
 
 
 def main():
@@ -109,21 +130,27 @@ def main():
         i = args.index('--series')
         series_every = float(args[i + 1])
         del args[i:i + 2]
+    program = 'torch_train_loop.py'
+    if '--program' in args:
+        i = args.index('--program')
+        program = {'infer': 'capture_infer_loop.py', 'train': 'torch_train_loop.py'}[args[i + 1]]
+        del args[i:i + 2]
     build = args[0]
     seconds = float(args[1]) if len(args) > 1 else 60
     rounds = int(args[2]) if len(args) > 2 else 1
     modes = args[3].split(',') if len(args) > 3 else ['bare', 'chunks', 'one_chunk']
     aiprof = os.path.join(build, 'aiprof')
-    print('%-10s %6s %9s %10s %8s %9s %11s %7s %7s %7s %9s' % ('mode', 'steps', 'step ms', 'cpu ms/st', 'peak MB',
-                                                               'final MB', 'MB/min 2nd½', 'post s', 'wall s', 'py %',
-                                                               'aiprof MB'))
+    print('%-10s %6s %9s %10s %8s %9s %11s %7s %7s %7s %9s %8s %9s' % (
+        'mode', 'steps', 'step ms', 'cpu ms/st', 'peak MB', 'final MB', 'MB/min 2nd½', 'post s', 'wall s', 'py %',
+        'aiprof MB', 'exports', 'export ms'))
     for _ in range(rounds):
         for mode in modes:
-            r = run(aiprof, seconds, mode)
+            r = run(aiprof, seconds, mode, program)
             py = '%.1f' % (100 * r['python_share']) if r['python_share'] is not None else '-'
-            print('%-10s %6d %9.3f %10.3f %8.1f %9.1f %11.1f %7.2f %7.1f %7s %9.1f' % (
+            print('%-10s %6d %9.3f %10.3f %8.1f %9.1f %11.1f %7.2f %7.1f %7s %9.1f %8d %9.1f' % (
                 r['mode'], r['steps'], r['median_step_ms'], r['cpu_ms_per_step'], r['peak_mb'], r['final_mb'],
-                r['growth_mb_per_min'], r['post_s'], r['wall_s'], py, r['aiprof_peak_mb']), flush=True)
+                r['growth_mb_per_min'], r['post_s'], r['wall_s'], py, r['aiprof_peak_mb'], r['exports'],
+                r['export_ms']), flush=True)
             if series_every > 0:
                 marks, next_t = [], series_every
                 for t, kb in r['series']:

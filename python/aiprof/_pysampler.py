@@ -10,7 +10,9 @@ on each perf sample of the same thread, in place of its interpreter frames
 (src/capture/host_trace.cc; docs/capture.md). The thread needs the GIL to
 read the frames, so a stack is taken when the running thread lets the GIL go
 (at most every switch interval, 5 ms): it names the Python function the
-thread is in, not the instant.
+thread is in, not the instant. Lines go to the file every `flush_seconds`
+(whole lines only) and at stop(): a process that leaves without stop()
+(os._exit, a signal) loses the samples of its last flush_seconds at most.
 
 One source for both users: the aiprof package imports it (aiprof monitor's
 deep trace, python/aiprof/_framework.py), and `aiprof trace` writes this file
@@ -29,17 +31,25 @@ MAX_NODES = 200000
 
 
 class PythonSampler:
-    def __init__(self, path, hz, max_nodes=MAX_NODES):
+    def __init__(self, path, hz, max_nodes=MAX_NODES, flush_seconds=1.0):
         self.period = 1.0 / hz
+        self.flush_seconds = flush_seconds
         self.pid = os.getpid()
         self.max_nodes = max_nodes
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        self.out = open(path, 'w')
+        # A raw descriptor, not a buffered file: a fork()ed child inherits this
+        # object mid-write at worst, and must neither write its lines again nor
+        # wait on a buffer's lock held by a thread that is gone (forget()).
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         self.nodes = {}
         self.lines = []
         self.dropped = 0
         self.lock = threading.Lock()
         self.stopped = threading.Event()
+        # The native id of the thread that starts the sampler, read here: in a
+        # child made by a bare os.fork() threading still holds the parent's
+        # for it (only multiprocessing resets it).
+        self.own_native = (threading.get_ident(), threading.get_native_id())
         self.thread = threading.Thread(target=self.run, name='aiprof-pysampler', daemon=True)
         self.thread.start()
 
@@ -72,11 +82,12 @@ class PythonSampler:
             ctypes.CDLL(None).prctl(15, b'aiprof-pysample', 0, 0, 0)  # PR_SET_NAME
         except Exception:
             pass
-        next_flush = time.monotonic() + 1.0
+        next_flush = time.monotonic() + self.flush_seconds
         while not self.stopped.is_set() and os.getpid() == self.pid:
             with self.lock:
                 now_ns = time.monotonic_ns()
                 natives = {t.ident: t.native_id for t in threading.enumerate()}
+                natives[self.own_native[0]] = self.own_native[1]
                 for ident, frame in sys._current_frames().items():
                     if ident == me or ident not in natives:
                         continue
@@ -87,14 +98,25 @@ class PythonSampler:
                     self.lines.append('S %d %d %d\n' % (now_ns, natives[ident], nid))
                 if time.monotonic() >= next_flush:
                     self.flush()
-                    next_flush = time.monotonic() + 1.0
+                    next_flush = time.monotonic() + self.flush_seconds
             self.stopped.wait(self.period)
 
     def flush(self):
         if self.lines:
-            self.out.write(''.join(self.lines))
-            self.out.flush()
+            data = ''.join(self.lines).encode('utf-8', 'replace')
             self.lines = []
+            while data:
+                data = data[os.write(self.fd, data):]
+
+    def forget(self):
+        # In a fork()ed child: drop the parent's sampler without writing.
+        if os.getpid() != self.pid and self.fd >= 0:
+            self.lines = []
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = -1
 
     def stop(self):
         # A forked child inherits the object, not the thread: only the
@@ -108,4 +130,5 @@ class PythonSampler:
             if self.dropped:
                 sys.stderr.write('aiprof: %d Python samples not written: more than %d distinct stack nodes\n'
                                  % (self.dropped, self.max_nodes))
-            self.out.close()
+            os.close(self.fd)
+            self.fd = -1

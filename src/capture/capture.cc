@@ -126,7 +126,8 @@ StatusOr<bool> CompleteTorchStream(const std::string& path) {
 }
 
 // "steps_from" of the torch hook's sync file: what its steps were found
-// from ("optimizer.step"), or "" when it found none.
+// from ("optimizer.step", "dataloader.next", "module.forward", or two of them
+// joined by " then " when a higher source took over), or "" when it found none.
 std::string TorchStepsFrom(const std::string& sync_path) {
   simdjson::padded_string json;
   if (simdjson::padded_string::load(sync_path).get(json) != simdjson::SUCCESS) return "";
@@ -509,7 +510,14 @@ class Session {
       int64_t offset = 0, error = 0;
       const std::string sync = f.substr(0, f.size() - 5) + ".sync";
       Status st = MeasureTorchOffset(*torch, sync, &offset, &error);
-      if (std::string from = TorchStepsFrom(sync); !from.empty() && torch->steps.size() > 0) {
+      // The SDK's iteration markers, where the program has them, are its
+      // steps; the hook's (optimizer.step, DataLoader, module calls) stay
+      // as ProfilerStep#N slices only.
+      const bool sdk_steps = std::any_of(parts.begin() + 1, parts.begin() + 1 + static_cast<std::ptrdiff_t>(sdk_files),
+                                         [](const auto& p) { return p->steps.size() > 0; });
+      if (sdk_steps) {
+        torch->steps = StepTable();
+      } else if (std::string from = TorchStepsFrom(sync); !from.empty() && torch->steps.size() > 0) {
         meta["capture.steps_from"] = from;
       }
       if (!st.ok()) {

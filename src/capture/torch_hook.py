@@ -22,28 +22,77 @@ def _aiprof_chain_original():
         spec.loader.exec_module(module)
 
 
+class _AiprofDirectProfiler:
+    """torch.autograd's profiler entry points (what torch.profiler.profile
+    calls underneath: _prepare_profiler, _enable_profiler, _disable_profiler),
+    CPU ops with shapes; __exit__ keeps the _ProfilerResult, whose events
+    _AiprofTorchProfiler.direct_events() reads without torch.profiler's
+    FunctionEvent parsing."""
+
+    @staticmethod
+    def available():
+        try:
+            from torch.autograd import profiler as ap
+            return all(hasattr(ap, n) for n in ('_prepare_profiler', '_enable_profiler', '_disable_profiler',
+                                                 'ProfilerConfig', 'ProfilerState', '_ExperimentalConfig'))
+        except Exception:
+            return False
+
+    def __init__(self, activities):
+        from torch.autograd import profiler as ap
+        self.ap = ap
+        # (state, record_shapes, profile_memory, with_stack, with_flops,
+        # with_modules, experimental): torch.profiler.profile(record_shapes=True)'s.
+        self.config = ap.ProfilerConfig(ap.ProfilerState.KINETO, True, False, False, False, False,
+                                        ap._ExperimentalConfig())
+        self.activities = set(activities)
+        self.result = None
+
+    def __enter__(self):
+        self.ap._prepare_profiler(self.config, self.activities)
+        self.ap._enable_profiler(self.config, self.activities)
+        return self
+
+    def __exit__(self, *exc):
+        self.result = self.ap._disable_profiler()
+        return False
+
+
 class _AiprofTorchProfiler:
     """torch.profiler in chunks, streamed to one file as the run goes.
 
     The profiler keeps every op until it stops, so it is stopped and started
-    again every AIPROF_TORCH_CHUNK_STEPS optimizer steps (default 20) or
+    again every AIPROF_TORCH_CHUNK_STEPS steps (default 20) or
     AIPROF_TORCH_CHUNK_SECONDS seconds (default 30), at a step boundary; each
     finished chunk is appended to $AIPROF_CAPTURE_DIR/torch/torch-<pid>.json,
     one event a line, its times moved onto CLOCK_MONOTONIC (microseconds)
     with the chunk's own clock-sync marks. The target's memory then holds at
-    most one chunk of ops. Step boundaries (the end of each optimizer.step)
-    are written as ProfilerStep#N events; each chunk's export is written as
-    an `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
+    most one chunk of ops. Each chunk's export is written as an
+    `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
     work, never the program's. A killed program leaves the file without its
     closing line; aiprof completes it up to the last whole event.
 
+    Step boundaries come from three sources, highest first (STEP_SOURCES,
+    docs/capture.md): the end of an optimizer.step; a DataLoader iterator's
+    __next__ in this process (its entry ends the previous step, its
+    StopIteration ends the last one); the end of an outermost call of an
+    nn.Module with parameters (an inference loop). The first boundary of a
+    higher source switches to it for the rest of the run: the step the
+    lower source had begun is dropped (not written), steps it wrote stay
+    (each event says its source in args.aiprof_steps_from) and the lower
+    sources stop marking. The span between two boundaries is written as
+    ProfilerStep#N; chunks rotate at any boundary of the current source.
+
     AIPROF_TORCH_EVERY=N (aiprof trace --torch-every N) keeps the op layer to
-    1 step in N: the profiler runs from `import torch` to the end of the
-    first optimizer step (step 0: start-up and the first step), then only
+    1 step in N: the profiler runs from `import torch` to the first step
+    boundary (step 0: start-up and the first step), then only
     during ProfilerStep#k for k a multiple of N, each such step a chunk of
     its own; between them it is stopped, and the target pays only for the
     step hook. Step times (every ProfilerStep#N) are written for all steps.
     """
+
+    # Lowest to highest precedence.
+    STEP_SOURCES = ('module.forward', 'dataloader.next', 'optimizer.step')
 
     def __init__(self, torch):
         import threading
@@ -67,6 +116,11 @@ class _AiprofTorchProfiler:
         self.activity_enums = activities
         self.activities = [str(a) for a in activities]
         self.kineto = bool(getattr(torch.autograd, 'kineto_available', lambda: False)())
+        # Without Kineto, chunks are read straight from torch.autograd's
+        # profiler result (_AiprofDirectProfiler), unless the entry points
+        # are missing or AIPROF_TORCH_DIRECT=0.
+        self.direct = (not self.kineto and os.environ.get('AIPROF_TORCH_DIRECT', '1') == '1' and
+                       _AiprofDirectProfiler.available())
         self.npu = None
         try:
             import torch_npu  # noqa: F401
@@ -80,6 +134,10 @@ class _AiprofTorchProfiler:
                           '"args":{"name":"torch"}}\n' % self.pid)
         self.step = 0
         self.step_begin_ns = None
+        self.level = -1            # index in STEP_SOURCES of the source marking steps; -1: none yet
+        self.steps_by_source = {}  # source -> steps written from it
+        self.on_switch = []        # called with the new level when a higher source takes over
+        self.term_pending = None   # SIGTERM's end, when the handler could not stop (_aiprof_on_sigterm)
         self.steps_in_chunk = 0
         self.chunks = 0
         self.prof = None
@@ -91,6 +149,8 @@ class _AiprofTorchProfiler:
     def start_chunk(self):
         if self.npu is not None:
             self.prof = self.npu.profiler.profile(record_shapes=True)
+        elif self.direct:
+            self.prof = _AiprofDirectProfiler(self.activity_enums)
         else:
             from torch.profiler import profile
             self.prof = profile(activities=self.activity_enums, record_shapes=True)
@@ -136,12 +196,12 @@ class _AiprofTorchProfiler:
         self.end_chunk()
         if not final and restart:
             self.start_chunk()
+        self.write_sync(final=False)
         t1 = self.now()
         self.write_event({'name': 'aiprof::torch_export', 'ph': 'X', 'cat': 'aiprof_overhead', 'pid': self.pid,
                           'tid': self.main_tid, 'ts': t0 / 1e3, 'dur': (t1 - t0) / 1e3,
                           'args': {'chunk': self.chunks}})
         self.stream.flush()
-        self.write_sync(final=False)
 
     def chunk_offset_us(self, events):
         # Monotonic minus profiler time of each mark's midpoint; the median.
@@ -164,7 +224,46 @@ class _AiprofTorchProfiler:
             os.remove(tmp)
             events = doc.get('traceEvents', []) if isinstance(doc, dict) else doc
             return [e for e in events if isinstance(e, dict)]
+        if self.direct:
+            return self.direct_events()
         return self.legacy_events()
+
+    def direct_events(self):
+        # The same events as legacy_events() (the same filter, names, relative
+        # microseconds, threads, shapes and sequence numbers as torch's
+        # _parse_kineto_results gives FunctionEvents), read from the
+        # profiler's result without building FunctionEvents, memory
+        # attribution or the op tree: a quarter to a third of the export time
+        # (docs/capture.md, "Cheaper chunk export").
+        result = self.prof.result
+        try:
+            from torch.autograd.profiler import _filter_name
+        except ImportError:
+            def _filter_name(name):
+                return name in ('[memory]', '[OutOfMemory]')
+        start = result.trace_start_us()
+        rows = []
+        sync_threads = set()
+        for e in result.events():
+            name = e.name()
+            if _filter_name(name):
+                continue
+            tid = e.start_thread_id()
+            if name.startswith('aiprof::clock_sync#'):
+                sync_threads.add(tid)
+            elif name.startswith('ProfilerStep#'):
+                name = 'ProfilerStep*'  # as torch's own parsing names them
+            rows.append((name, tid, e.start_us() - start, e.duration_us(), e.shapes(), e.sequence_nr()))
+        out = []
+        for name, tid, ts, dur, shapes, seq in rows:
+            ev = {'name': name, 'ph': 'X', 'cat': 'cpu_op', 'pid': self.pid,
+                  'tid': self.main_tid if tid in sync_threads else -int(tid), 'ts': ts, 'dur': dur, 'args': {}}
+            if shapes:
+                ev['args']['Input Dims'] = shapes
+            if seq >= 0:
+                ev['args']['Sequence number'] = seq
+            out.append(ev)
+        return out
 
     def legacy_events(self):
         # Without Kineto (Debian's torch 1.13 is built with USE_KINETO=0) the
@@ -189,7 +288,7 @@ class _AiprofTorchProfiler:
         import json
         meta = {'pid': self.pid, 'main_tid': self.main_tid, 'sync': self.sync,
                 'format': 'aiprof_stream', 'clock': 'monotonic_us', 'chunks': self.chunks,
-                'steps': self.step, 'steps_from': 'optimizer.step' if self.step else '',
+                'steps': self.step, 'steps_from': self.steps_from(), 'steps_by_source': self.steps_by_source,
                 'final': final, 'torch_every': self.every, 'profiled_steps': self.profiled_steps,
                 'torch': self.torch.__version__, 'activities': self.activities,
                 'torch_npu': self.npu is not None}
@@ -197,17 +296,38 @@ class _AiprofTorchProfiler:
             json.dump(meta, f)
         os.replace(self.base + '.sync.tmp', self.base + '.sync')
 
-    def after_step(self):
-        # The end of an optimizer step is a step boundary: the span from the
-        # previous boundary is written as ProfilerStep#N.
+    def steps_from(self):
+        # The sources of the written steps, in the order they took over:
+        # "optimizer.step", or "module.forward then optimizer.step" when an
+        # inference pass wrote steps before training began.
+        return ' then '.join(src for src in self.STEP_SOURCES if self.steps_by_source.get(src))
+
+    def boundary(self, source):
+        # A step boundary from `source`: the span from the previous boundary
+        # is written as ProfilerStep#N, and the chunk may rotate here.
         if self.stopped or os.getpid() != self.pid:
             return
+        if self.term_pending:  # SIGTERM came where the profiler could not be stopped
+            end, self.term_pending = self.term_pending, False
+            try:
+                self.stop()
+            finally:
+                end()
+        level = self.STEP_SOURCES.index(source)
+        if level < self.level:
+            return
         now = self.now()
+        if level > self.level:
+            self.level = level
+            self.step_begin_ns = None  # a lower source's step in progress is not written
+            for f in self.on_switch:
+                f(level)
         if self.step_begin_ns is not None:
             self.step += 1
+            self.steps_by_source[source] = self.steps_by_source.get(source, 0) + 1
             self.write_event({'name': 'ProfilerStep#%d' % self.step, 'ph': 'X', 'cat': 'user_annotation',
                               'pid': self.pid, 'tid': self.main_tid, 'ts': self.step_begin_ns / 1e3,
-                              'dur': (now - self.step_begin_ns) / 1e3, 'args': {'aiprof_steps_from': 'optimizer.step'}})
+                              'dur': (now - self.step_begin_ns) / 1e3, 'args': {'aiprof_steps_from': source}})
         self.steps_in_chunk += 1
         # The step that begins now is ProfilerStep#(self.step + 1).
         upcoming = self.step + 1
@@ -220,11 +340,17 @@ class _AiprofTorchProfiler:
             elif self.prof is not None and (self.steps_in_chunk >= self.chunk_steps or
                                             now - self.chunk_begin_ns >= self.chunk_ns):
                 self.rotate(final=False)
-            if want:
+            if want and (not self.profiled_steps or self.profiled_steps[-1] != upcoming):
                 self.profiled_steps.append(upcoming)
         elif self.steps_in_chunk >= self.chunk_steps or now - self.chunk_begin_ns >= self.chunk_ns:
             self.rotate(final=False)
         self.step_begin_ns = self.now()
+
+    def end_steps(self, source):
+        # The source's last step ended at its last boundary (a DataLoader
+        # iterator exhausted): no step is in progress until the next one.
+        if self.level == self.STEP_SOURCES.index(source) and os.getpid() == self.pid:
+            self.step_begin_ns = None
 
     def stop(self):
         # Only the process that started the profiler writes (a fork()ed
@@ -232,6 +358,8 @@ class _AiprofTorchProfiler:
         if self.stopped or os.getpid() != self.pid:
             return
         self.stopped = True
+        for f in self.on_switch:  # the module-call wrapper comes off
+            f(len(self.STEP_SOURCES))
         if self.prof is not None:
             self.rotate(final=True)
         self.stream.write(']}\n')
@@ -276,7 +404,7 @@ def _aiprof_hook_optimizer(torch, profiler):
 
         def hooked_step(opt, *sa, **sk):
             result = step(opt, *sa, **sk)
-            profiler.after_step()
+            profiler.boundary('optimizer.step')
             return result
 
         hooked_step.__wrapped__ = step
@@ -284,6 +412,68 @@ def _aiprof_hook_optimizer(torch, profiler):
         cls._aiprof_step_hooked = True
 
     optimizer.__init__ = init
+
+
+def _aiprof_hook_dataloader_steps(torch, profiler):
+    # Each __next__ of a DataLoader iterator on the thread that imported
+    # torch ends the previous step (its entry: a step is fetching its batch
+    # and using it); the call that raises StopIteration ends the last one.
+    # A fork()ed worker inherits the patch; boundary() ignores other pids.
+    import threading
+    from torch.utils.data.dataloader import _BaseDataLoaderIter
+    own = _BaseDataLoaderIter.__next__
+    main = threading.get_ident()
+    ident = threading.get_ident
+
+    def __next__(self):
+        if ident() != main:
+            return own(self)
+        profiler.boundary('dataloader.next')
+        try:
+            return own(self)
+        except StopIteration:
+            profiler.end_steps('dataloader.next')
+            raise
+
+    __next__.__wrapped__ = own
+    _BaseDataLoaderIter.__next__ = __next__
+
+
+def _aiprof_hook_module_steps(torch, profiler):
+    # The end of an outermost nn.Module call (no other module call on the
+    # stack) of a module with parameters, on the thread that imported torch,
+    # ends a step: an inference loop's model(x). Wrapping Module.__call__
+    # costs about 0.4 us per module call (docs/capture.md); the wrapper is
+    # taken off as soon as a higher source (DataLoader, optimizer) marks a
+    # step, so a training loop pays it during its first iteration only.
+    import threading
+    module = torch.nn.Module
+    own = module.__dict__['__call__']
+    main = threading.get_ident()
+    ident = threading.get_ident
+    depth = [0]
+
+    def call(self, *a, **k):
+        if ident() != main:
+            return own(self, *a, **k)
+        depth[0] += 1
+        try:
+            result = own(self, *a, **k)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0 and next(iter(self.parameters()), None) is not None:
+            profiler.boundary('module.forward')
+        return result
+
+    call.__wrapped__ = own
+    module.__call__ = call
+    level = profiler.STEP_SOURCES.index('module.forward')
+
+    def off(new_level):
+        if new_level > level and module.__dict__.get('__call__') is call:
+            module.__call__ = own
+
+    profiler.on_switch.append(off)
 
 
 def _aiprof_on_sigterm(profiler):
@@ -295,12 +485,28 @@ def _aiprof_on_sigterm(profiler):
         if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
             return
 
+        def end():
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
         def handler(signum, frame):
             try:
                 profiler.stop()
-            finally:
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGTERM)
+            except RuntimeError:
+                # torch's profiler state is thread-local and was not found
+                # where the handler interrupted the program ("Can't disable
+                # Kineto profiler when it's not running", seen after a
+                # KeyboardInterrupt the program caught): stop at the next step
+                # boundary instead, then end by SIGTERM (aiprof's SIGKILL
+                # comes 10 s later if none comes).
+                if profiler.term_pending is None:
+                    profiler.stopped = False
+                    profiler.term_pending = end
+                    return
+            except BaseException:
+                end()
+                raise
+            end()
 
         signal.signal(signal.SIGTERM, handler)
     except ValueError:  # torch imported outside the main thread
@@ -328,11 +534,32 @@ def _aiprof_start(torch):
         _aiprof_hook_optimizer(torch, profiler)
     except Exception as e:
         sys.stderr.write('aiprof: optimizer steps not hooked: %s\n' % e)
+    try:
+        _aiprof_hook_dataloader_steps(torch, profiler)
+    except Exception as e:
+        sys.stderr.write('aiprof: DataLoader steps not hooked: %s\n' % e)
+    if os.environ.get('AIPROF_TORCH_MODULE_STEPS', '1') == '1':
+        try:
+            _aiprof_hook_module_steps(torch, profiler)
+        except Exception as e:
+            sys.stderr.write('aiprof: module-call steps not hooked: %s\n' % e)
     _aiprof_on_sigterm(profiler)
     atexit.register(profiler.stop)
 
 
+_aiprof_py_sampler = None
+
+
 def _aiprof_start_python_sampler():
+    # One sampler per process: started here in every Python process of the
+    # command (spawned ones run this file too), and again in a fork()ed
+    # child (a DataLoader worker, a fork Pool's worker, a bare os.fork()),
+    # where the parent's thread did not survive: the child's sampler writes
+    # its own py-<pid>.txt. Its file is written on the way out by atexit, by
+    # multiprocessing's exit path (which skips atexit: see
+    # _aiprof_hook_process_roles), and every AIPROF_PY_FLUSH_SECONDS (0.2 s)
+    # as it runs, so a child leaving by os._exit loses at most that much.
+    global _aiprof_py_sampler
     hz = float(os.environ.get('AIPROF_PY_SAMPLE_HZ', '0') or 0)
     if hz <= 0:
         return
@@ -342,11 +569,27 @@ def _aiprof_start_python_sampler():
         # aiprof_pysampler.py: one sampler for aiprof trace and aiprof monitor.
         from aiprof_pysampler import PythonSampler
         out = os.path.join(os.environ['AIPROF_CAPTURE_DIR'], 'python', 'py-%d.txt' % os.getpid())
-        sampler = PythonSampler(out, min(hz, 1000.0))
+        flush_s = float(os.environ.get('AIPROF_PY_FLUSH_SECONDS', '0.2') or 0.2)
+        sampler = PythonSampler(out, min(hz, 1000.0), flush_seconds=flush_s)
     except Exception as e:  # the program runs on without Python frames
         sys.stderr.write('aiprof: Python frames not sampled: %s\n' % e)
         return
+    first = _aiprof_py_sampler is None
+    if not first:
+        _aiprof_py_sampler.forget()  # the parent's, inherited by this child
+    _aiprof_py_sampler = sampler
     atexit.register(sampler.stop)
+    if first and hasattr(os, 'register_at_fork'):
+        os.register_at_fork(after_in_child=_aiprof_start_python_sampler)
+
+
+def _aiprof_stop_python_sampler():
+    sampler = _aiprof_py_sampler
+    if sampler is not None:
+        try:
+            sampler.stop()
+        except Exception:
+            pass
 
 
 # Each process's role and command line, for aiprof to name its tracks
@@ -391,8 +634,14 @@ def _aiprof_hook_process_roles():
     own = mp.BaseProcess._bootstrap
 
     def bootstrap(self, *a, **k):
+        # A fork()ed multiprocessing child (a DataLoader or Pool worker)
+        # leaves by os._exit right after this returns, without atexit: its
+        # Python sampler writes its file here.
         _aiprof_write_role(_aiprof_pool_role(self.name))
-        return own(self, *a, **k)
+        try:
+            return own(self, *a, **k)
+        finally:
+            _aiprof_stop_python_sampler()
 
     bootstrap.__wrapped__ = own
     mp.BaseProcess._bootstrap = bootstrap

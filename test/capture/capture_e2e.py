@@ -60,6 +60,9 @@ def names(sample):
     return [f[0] for f in sample['stack']]
 
 
+names_of = names  # for cases whose own variable is called names
+
+
 def share(samples, pred):
     return sum(1 for s in samples if pred(s)) / len(samples) if samples else 0.0
 
@@ -280,9 +283,20 @@ def case_torch(args):
     app = [s for s in d['slice'] if s['slice'] == 'forward']
     check(len(app) == 10, 'torch: 10 application spans "forward" from the SDK (%d)' % len(app))
     steps = d['step']
-    check(len(steps) >= 10, 'torch: steps from the SDK iteration markers (%d)' % len(steps))
-    # Every top-level linear op lies inside the forward span holding its midpoint, on the merged clock.
-    linear = [o for o in ops if o['depth'] == 0 and o['slice'] == 'aten::linear']
+    # The hook also marks a step at the end of each model(x) (module.forward,
+    # 20 calls): the SDK's iteration markers take precedence, so its 10 are
+    # the trace's steps and the hook's stay ProfilerStep#N slices only.
+    check(len(steps) == 10, 'torch: steps from the SDK iteration markers, not the hook\'s (%d)' % len(steps))
+    check('capture.steps_from' not in d['metadata'], 'torch: no capture.steps_from with SDK steps (%s)'
+          % d['metadata'].get('capture.steps_from'))
+    # Every top-level linear op (under no other op; the hook's ProfilerStep#N
+    # slices may hold it) lies inside the forward span holding its midpoint, on the merged clock.
+    marks = [s for s in d['slice'] if s['slice'].startswith('ProfilerStep#')]
+
+    def op_depth(o):
+        return o['depth'] - sum(1 for m in marks if m['track'] == o['track'] and m['ts'] <= o['ts'] and
+                                o['ts'] + o['dur'] <= m['ts'] + m['dur'])
+    linear = [o for o in ops if o['slice'] == 'aten::linear' and op_depth(o) == 0]
     worst, contained, orphans = 0, 0, 0
     for o in linear:
         mid = o['ts'] + o['dur'] // 2
@@ -337,6 +351,100 @@ def case_train(args):
     addmm = [o for o in ops if o['slice'] == 'aten::addmm']
     inside = sum(1 for o in addmm if any(s['ts'] <= o['ts'] and o['ts'] + o['dur'] <= s['ts'] + s['dur'] for s in steps))
     check(inside >= 2 * 21, 'train: aten::addmm ops inside the steps on one clock (%d of %d)' % (inside, len(addmm)))
+
+
+# A step boundary seen at the wrong call would be off by a whole step (the
+# programs sleep 20 ms a step); 5 ms leaves room for the scheduler on a
+# loaded machine (a process preempted between its own record and the hook's
+# boundary: 1.7 ms seen at load 5 on 2 cores).
+TOL_STEP_NS = 5_000_000
+
+
+def check_steps_against(what, steps, marks, exports, tol):
+    # Step k of aiprof runs from the program's own record k to record k + 1
+    # (each taken microseconds from the boundary the hook saw): each start
+    # within tol of its record, each duration within tol of the records'
+    # difference, less the chunk export the hook ran at one of its two
+    # boundaries (the program's span holds it, aiprof's step does not).
+    worst_start, worst_dur = 0, 0
+    for k, s in enumerate(steps):
+        near = [0] + [e['dur'] for e in exports if marks[k] - tol <= e['ts'] <= marks[k + 1] + tol]
+        worst_start = max(worst_start, min(abs(s['ts'] - marks[k] - held) for held in near))
+        gap = marks[k + 1] - marks[k]
+        worst_dur = max(worst_dur, min(abs(gap - held - s['dur']) for held in near))
+    check(worst_start <= tol and worst_dur <= tol,
+          '%s: step starts and durations equal the program\'s own records (worst %d ns start, %d ns duration; '
+          'tolerance %d us)' % (what, worst_start, worst_dur, tol // 1000))
+
+
+def case_infer(args):
+    # An inference loop: 30 model(x) calls, no optimizer, no DataLoader. The
+    # end of each outermost call of a module with parameters is a step
+    # boundary (the softmax module between calls has none): 29 steps, a
+    # chunk every 5, so the op layer is bounded without an optimizer.
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'torch_infer.py')
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='5')
+    d = trace(args, [args.python, script, '30'], extra=('--scope', 'framework', '--cpu-hz', '0'), env=env)
+    marks = [int(line.split()[2]) for line in d['stdout'].splitlines() if line.startswith('call ')]
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    check(len(marks) == 30 and len(steps) == 29, 'infer: 29 steps between 30 model(x) calls (%d steps, %d calls)'
+          % (len(steps), len(marks)))
+    check(d['metadata'].get('capture.steps_from') == 'module.forward', 'infer: steps from module.forward (%s)'
+          % d['metadata'].get('capture.steps_from'))
+    exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
+    # 30 boundaries, rotation every 5: 6 chunks at boundaries, the last at exit.
+    check(len(exports) == 7, 'infer: the op layer rotated at module-call boundaries (%d exports, expected 7)'
+          % len(exports))
+    conv = [o for o in d['slice'] if o['slice'] == 'aten::conv2d']
+    inside = sum(1 for o in conv if any(s['ts'] <= o['ts'] and o['ts'] + o['dur'] <= s['ts'] + s['dur'] for s in steps))
+    check(inside == 2 * 29, 'infer: 2 aten::conv2d per step inside the steps (%d of %d)' % (inside, len(conv)))
+    if len(steps) == 29 and len(marks) == 30:
+        check_steps_against('infer', steps, marks, exports, TOL_STEP_NS)
+    summary = subprocess.run([args.aiprof, 'summary', '--no-calibrate', d['path']], capture_output=True, text=True)
+    check('Steps (29, from module.forward)' in summary.stdout, 'infer: summary says "Steps (29, from module.forward)"')
+    # 10 inference calls, then 8 training steps: the module calls wrote 10
+    # steps (9 between the calls, and the 10th up to the end of the first
+    # training forward), the first optimizer.step switched (the step begun
+    # at that forward's end is dropped) and 7 optimizer steps follow.
+    d = trace(args, [args.python, script, '10', '8'], extra=('--scope', 'framework', '--cpu-hz', '0'))
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    trained = [int(line.split()[2]) for line in d['stdout'].splitlines() if line.startswith('train ')]
+    check(len(steps) == 17 and d['metadata'].get('capture.steps_from') == 'module.forward then optimizer.step',
+          'infer+train: 10 module.forward then 7 optimizer.step steps (%d, %s)'
+          % (len(steps), d['metadata'].get('capture.steps_from')))
+    if len(steps) == 17 and len(trained) == 8:
+        check_steps_against('infer+train (training part)', steps[10:], trained,
+                            [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export'], TOL_STEP_NS)
+
+
+def case_loader(args):
+    # A DataLoader loop, no optimizer: 12 batches, 2 epochs. Each next() on
+    # the iterator ends the previous step, the one raising StopIteration the
+    # last: 12 steps an epoch, none between epochs; model(x) in the loop
+    # does not mark (the DataLoader's boundaries take precedence).
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'torch_loader.py')
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='5')
+    d = trace(args, [args.python, script, '12', '2'], extra=('--scope', 'framework', '--cpu-hz', '0'), env=env)
+    epochs, cur = [], []
+    for line in d['stdout'].splitlines():
+        if line.startswith('next '):
+            cur.append(int(line.split()[1]))
+        elif line.startswith('epoch '):
+            epochs.append(cur)
+            cur = []
+    steps = sorted(d['step'], key=lambda s: s['ts'])
+    check([len(e) for e in epochs] == [13, 13] and len(steps) == 24,
+          'loader: 24 steps for 2 epochs of 12 batches (%d steps; next() calls per epoch %s)'
+          % (len(steps), [len(e) for e in epochs]))
+    check(d['metadata'].get('capture.steps_from') == 'dataloader.next', 'loader: steps from dataloader.next (%s)'
+          % d['metadata'].get('capture.steps_from'))
+    exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
+    check(len(exports) >= 5, 'loader: the op layer rotated at DataLoader boundaries (%d exports)' % len(exports))
+    if len(steps) == 24 and [len(e) for e in epochs] == [13, 13]:
+        check_steps_against('loader epoch 1', steps[:12], epochs[0], exports, TOL_STEP_NS)
+        check_steps_against('loader epoch 2', steps[12:], epochs[1], exports, TOL_STEP_NS)
+        gap = steps[12]['ts'] - (steps[11]['ts'] + steps[11]['dur'])
+        check(gap >= 40_000_000, 'loader: the time between epochs is no step (%d us gap)' % (gap // 1000))
 
 
 def case_every(args):
@@ -440,6 +548,28 @@ def case_pyframes(args):
     check_summary_samples(args, d['path'], 'pyframes')
 
 
+def case_pyfork(args):
+    # Children made by os.fork (no multiprocessing) that busy-wait in
+    # spin_child for 0.8 s and leave by os._exit: the parent's sampler
+    # thread is gone in them, the hook starts one of their own, whose lines
+    # reach its file every 0.2 s. Without it no sample of theirs has a
+    # Python frame. (A perf sample takes the Python stack sampled last up
+    # to 1 s before it, so the samples of the first child's last 0.2 s,
+    # whose Python lines os._exit loses, still show spin_child.)
+    script = os.path.join(os.path.dirname(os.path.abspath(args.torch_script)), 'py_fork.py')
+    d = trace(args, [args.python, script], extra=('--scope', 'framework'))
+    children = [(int(x[1]), int(x[2]), int(x[3])) for x in (line.split() for line in d['stdout'].splitlines())
+                if x[0] == 'child']
+    check(len(children) == 2, 'pyfork: two children ran (%s)' % children)
+    for k, (pid, b, e) in enumerate(children):
+        inside = [s for s in d['sample'] if d['tracks'][s['track']]['pid'] == pid and b <= s['sample'] <= e]
+        own = share(inside, lambda s: any(n.startswith('spin_child (py_fork.py:') for n in names(s)))
+        want = 0.8
+        check(len(inside) > 100 and own >= want,
+              'pyfork: child %d (pid %d): %.0f%% of the %d samples of its spin name spin_child (>= %.0f%%)'
+              % (k, pid, 100 * own, len(inside), 100 * want))
+
+
 def case_roles(args):
     # Each process named from its command line and role: DataLoader workers
     # (fork), a spawn Pool's workers, the command itself.
@@ -464,6 +594,24 @@ def case_roles(args):
               'roles: spawn pool pid %d named Pool worker N (%s)' % (pid, got))
     for pid in main:
         check(names.get(pid) == {command}, 'roles: the command pid %d named %r (%s)' % (pid, command, names.get(pid)))
+    # Python frames in forked DataLoader workers: the parent's sampler thread
+    # does not survive fork, the hook starts one in each child, and its file
+    # is written when the worker leaves through multiprocessing's os._exit.
+    # Each worker busy-waits 4 x 50 ms in Data.__getitem__, printing each
+    # wait's begin and end: the worker's samples inside those waits name
+    # __getitem__ (its samples outside are the worker's start-up and
+    # multiprocessing's own work).
+    items = collections.defaultdict(list)
+    for x in lines:
+        if x[0] == 'item':
+            items[int(x[1])].append((int(x[2]), int(x[3])))
+    for pid in loaders:
+        inside = [s for s in d['sample'] if d['tracks'][s['track']]['pid'] == pid and
+                  d['tracks'][s['track']]['tid'] == pid and any(b <= s['sample'] <= e for b, e in items[pid])]
+        getitem = sum(1 for s in inside if any(n.startswith('__getitem__ (roles.py:') for n in names_of(s)))
+        check(len(items[pid]) == 4 and getitem >= 20 and getitem >= 0.7 * len(inside),
+              'roles: DataLoader worker pid %d: %d of the %d samples of its 4 __getitem__ calls (%d) have that '
+              'Python frame (roles.py)' % (pid, getitem, len(inside), len(items[pid])))
 
 
 def case_forkexit(args):
@@ -511,7 +659,7 @@ def case_forkexit(args):
           % (1 + ended, d['metadata'].get('capture.sdk_files')))
 
 
-CASES = {'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 

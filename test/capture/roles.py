@@ -2,7 +2,8 @@
 with 2 workers (fork), then a multiprocessing Pool of 2 with the spawn start
 method. Each busy-waits so that perf samples it. Prints "loader <pid>
 <worker id>" per DataLoader worker, "pool <pid>" per Pool worker and "main
-<pid>". Usage: roles.py"""
+<pid>"; each __getitem__ (in a worker) prints "item <pid> <begin ns> <end
+ns>" of its busy wait. Usage: roles.py"""
 import multiprocessing
 import os
 import time
@@ -24,7 +25,9 @@ class Data(Dataset):
         return 8
 
     def __getitem__(self, i):
+        t0 = time.monotonic_ns()
         busy(0.05)
+        os.write(1, b'item %d %d %d\n' % (os.getpid(), t0, time.monotonic_ns()))  # one write: workers print at once
         return torch.tensor([os.getpid(), torch.utils.data.get_worker_info().id])
 
 

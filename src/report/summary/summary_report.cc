@@ -333,8 +333,10 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
   }
   AddOps(trace, s, o, &doc);
   AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
+  auto from = trace.metadata.find("capture.steps_from");  // aiprof trace's hook: what its steps came from
+  const std::string source = s.step_source == "timeline" && from != trace.metadata.end() ? from->second : s.step_source;
   AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(),
-                                                          s.step_source.empty() ? "" : ", from " + s.step_source)));
+                                                          source.empty() ? "" : ", from " + source)));
   AddRequestTokens(s, &doc);
   AddHostSamples(trace, s, o, &doc);
   AddRanksAndBreakdowns(trace, s, &doc);
