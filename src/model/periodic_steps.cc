@@ -144,9 +144,11 @@ namespace {
 // nest inside a neighbour or not depending on microsecond rounding, a first
 // iteration has an extra detach. The approximate pattern: an anchor name
 // that occurs at regular distances (coefficient of variation of its gaps,
-// in ops, at most 0.25), whose consecutive segments (anchor to next anchor)
-// hold nearly the same ops (equal in at least 80% of the longer segment's
-// ops, as multisets). A step starts at each anchor.
+// in ops, at most 0.5; the 16 shortest such periods are tried), whose
+// consecutive segments (anchor to next anchor) hold nearly the same ops:
+// as multisets of names, equal in at least 80% of the longer segment's ops,
+// or in at least 80% of each segment's busy time. A step starts at each
+// anchor.
 PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   PeriodicPattern none;
   const size_t n = seq.name.size();
@@ -156,7 +158,7 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   if (n < 2 * kMinRepetitions || cum[n] <= 0) return none;
   struct Stat {
     uint32_t count = 0;
-    size_t last = 0;
+    size_t first = 0, last = 0;
     double sum = 0, sum2 = 0;
   };
   std::unordered_map<uint32_t, Stat> stats;
@@ -167,11 +169,13 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
       st.sum += g;
       st.sum2 += g * g;
     }
+    if (st.count == 0) st.first = i;
     st.last = i;
     ++st.count;
   }
   struct Candidate {
     double mean_gap;
+    size_t first;  // the name's first op: ties break by it (not by string id, which depends on parsing)
     uint32_t name;
   };
   std::vector<Candidate> candidates;
@@ -179,28 +183,42 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
     if (st.count < kMinRepetitions) continue;
     const double gaps = st.count - 1, mean = st.sum / gaps;
     const double var = std::max(0.0, st.sum2 / gaps - mean * mean);
-    if (mean < 2 || mean > kMaxPeriod || std::sqrt(var) > 0.25 * mean) continue;
-    candidates.push_back({mean, name});
+    if (mean < 2 || mean > kMaxPeriod || std::sqrt(var) > 0.5 * mean) continue;
+    candidates.push_back({mean, st.first, name});
   }
   std::sort(candidates.begin(), candidates.end(),
-            [](const Candidate& a, const Candidate& b) { return a.mean_gap != b.mean_gap ? a.mean_gap < b.mean_gap : a.name < b.name; });
+            [](const Candidate& a, const Candidate& b) { return a.mean_gap != b.mean_gap ? a.mean_gap < b.mean_gap : a.first < b.first; });
   if (candidates.size() > 16) candidates.resize(16);  // the 16 shortest periods
 
   std::unordered_map<uint32_t, int32_t> counts;
-  auto similar = [&](size_t a0, size_t a1, size_t b0, size_t b1) {
-    const size_t la = a1 - a0, lb = b1 - b0, longer = std::max(la, lb);
-    if (5 * std::min(la, lb) < 4 * longer) return false;
+  auto dur = [&](size_t i) { return std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]); };
+  // Ops of [b0, b1) whose names are in [a0, a1) (as multisets): how many,
+  // and their summed durations.
+  auto matched = [&](size_t a0, size_t a1, size_t b0, size_t b1) {
     counts.clear();
     for (size_t i = a0; i < a1; ++i) ++counts[seq.name[i]];
-    size_t common = 0;
+    std::pair<size_t, int64_t> m{0, 0};
     for (size_t i = b0; i < b1; ++i) {
       auto it = counts.find(seq.name[i]);
       if (it != counts.end() && it->second > 0) {
         --it->second;
-        ++common;
+        ++m.first;
+        m.second += dur(i);
       }
     }
-    return 5 * common >= 4 * longer;
+    return m;
+  };
+  // Similar: the same ops in at least 80% of the longer segment (counted),
+  // or in at least 80% of each segment's busy time (the profiler's own small
+  // ops may outnumber an iteration's one record_function).
+  auto similar = [&](size_t a0, size_t a1, size_t b0, size_t b1) {
+    const size_t la = a1 - a0, lb = b1 - b0, longer = std::max(la, lb);
+    const auto [in_b, time_b] = matched(a0, a1, b0, b1);
+    if (5 * std::min(la, lb) >= 4 * longer && 5 * in_b >= 4 * longer) return true;
+    const int64_t busy_a = cum[a1] - cum[a0], busy_b = cum[b1] - cum[b0];
+    if (busy_a <= 0 || busy_b <= 0 || 5 * static_cast<double>(time_b) < 4 * static_cast<double>(busy_b)) return false;
+    const auto [in_a, time_a] = matched(b0, b1, a0, a1);
+    return 5 * static_cast<double>(time_a) >= 4 * static_cast<double>(busy_a);
   };
   PeriodicPattern best;
   best.busy_ns = cum[n];
@@ -268,7 +286,10 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
 
 PeriodicPattern FindPeriodicPattern(const OpSequence& seq) {
   PeriodicPattern exact = Finder(seq).Run();
-  return exact.found() ? exact : FindApproximatePattern(seq);
+  PeriodicPattern approximate = FindApproximatePattern(seq);
+  // The exact pattern, unless the approximate one holds more busy time (the
+  // exact run stopped at an iteration whose small ops differ).
+  return approximate.found() && (!exact.found() || approximate.covered_ns > exact.covered_ns) ? approximate : exact;
 }
 
 TracePattern FindTracePeriodicSteps(const Trace& trace) {

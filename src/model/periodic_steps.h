@@ -61,7 +61,9 @@ struct PeriodicPattern {
   double coverage() const { return busy_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(busy_ns) : 0; }
 };
 
-// The smallest accepted period of `seq`, its phase and steps.
+// The smallest accepted exact period of `seq`, its phase and steps; or the
+// approximate pattern (periodic_steps.cc) when there is no exact one or it
+// holds more busy time.
 PeriodicPattern FindPeriodicPattern(const OpSequence& seq);
 
 // The trace's best pattern: the host thread whose steps cover the most busy
