@@ -145,10 +145,10 @@ namespace {
 // iteration has an extra detach. The approximate pattern: an anchor name
 // that occurs at regular distances (coefficient of variation of its gaps,
 // in ops, at most 0.5; the 16 shortest such periods are tried), whose
-// consecutive segments (anchor to next anchor) hold nearly the same ops:
-// as multisets of names, equal in at least 80% of the longer segment's ops,
-// or in at least 80% of each segment's busy time. A step starts at each
-// anchor.
+// consecutive segments (anchor to next anchor) hold nearly the same ops
+// besides the anchor: as multisets of names, equal in at least 80% of the
+// longer segment's ops, or in at least 80% of each segment's busy time. A
+// step starts at each anchor.
 PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   PeriodicPattern none;
   const size_t n = seq.name.size();
@@ -234,7 +234,9 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
     // Runs of consecutive similar segments [at[j], at[j+1]).
     size_t run_begin = 0;
     for (size_t j = 1; j + 1 < at.size() + 1; ++j) {
-      const bool extends = j + 1 < at.size() && similar(at[j - 1], at[j], at[j], at[j + 1]);
+      // Segments are compared without their anchor (its own time would make
+      // any two segments look alike).
+      const bool extends = j + 1 < at.size() && similar(at[j - 1] + 1, at[j], at[j] + 1, at[j + 1]);
       if (extends) continue;
       const size_t segs = j - run_begin;  // segments run_begin .. j-1
       const size_t s0 = at[run_begin], s1 = at[j];

@@ -213,7 +213,7 @@ def approximate(ops):
         at = pos[x] + [n]
         run_begin = 0
         for j in range(1, len(at)):
-            if j + 1 < len(at) and similar(at[j - 1], at[j], at[j], at[j + 1]):
+            if j + 1 < len(at) and similar(at[j - 1] + 1, at[j], at[j] + 1, at[j + 1]):  # without the anchor
                 continue
             segs = j - run_begin
             s0, s1 = at[run_begin], at[j]
