@@ -15,7 +15,7 @@ int64_t AddSat(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a 
 
 class Finder {
  public:
-  explicit Finder(const OpSequence& seq) : seq_(seq), n_(seq.name.size()) {
+  explicit Finder(const OpSequence& seq) : seq_(seq), n_(seq.name.size()), budget_(32 * static_cast<int64_t>(n_) + 1'000'000) {
     cum_.resize(n_ + 1, 0);
     for (size_t i = 0; i < n_; ++i) cum_[i + 1] = AddSat(cum_[i], std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]));
   }
@@ -29,7 +29,7 @@ class Finder {
     size_t m = static_cast<size_t>(std::upper_bound(cum_.begin(), cum_.end(), total / 2) - cum_.begin()) - 1;
     if (m >= n_) m = n_ - 1;
     const size_t max_p = std::min<size_t>(kMaxPeriod, n_ / kMinRepetitions);
-    for (size_t p = 1; p <= max_p; ++p) {
+    for (size_t p = 1; p <= max_p && budget_ > 0; ++p) {
       const bool right = m + p < n_ && seq_.name[m + p] == seq_.name[m];
       const bool left = m >= p && seq_.name[m - p] == seq_.name[m];
       // A run of >= 3 repetitions holding m has a match at m or at m - p
@@ -71,7 +71,9 @@ class Finder {
     while (a > 0 && Match(a - 1, p)) --a;
     while (Match(b, p)) ++b;
     const size_t e = b + p;  // [a, e) has period p
+    budget_ -= static_cast<int64_t>(e - a);
     if (e - a < kMinRepetitions * p) return out;
+    budget_ -= 2 * static_cast<int64_t>(e - a);  // the phases: O(reps) each, O(e - a) in all
     // Phase r: steps start at a + r + k*p. Only phases that keep
     // kMinRepetitions whole repetitions covering more than half the busy time.
     const size_t r_max = std::min(p - 1, e - a - kMinRepetitions * p);
@@ -116,6 +118,11 @@ class Finder {
   const OpSequence& seq_;
   const size_t n_;
   std::vector<int64_t> cum_;
+  // Work left for growing runs (ops visited). A run that fails is grown
+  // again for each multiple of its period that matches at m (a long run of
+  // one op name holding under half the busy time: up to kMaxPeriod times),
+  // so the search gives up, finding nothing, past 32 n + 10^6 ops visited.
+  mutable int64_t budget_ = 0;
 };
 
 bool ContainsDataLoader(std::string_view name) {
@@ -233,7 +240,7 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
     at.push_back(n);  // the tail after the last anchor: a step only when similar to the one before
     // Runs of consecutive similar segments [at[j], at[j+1]).
     size_t run_begin = 0;
-    for (size_t j = 1; j + 1 < at.size() + 1; ++j) {
+    for (size_t j = 1; j < at.size(); ++j) {
       // Segments are compared without their anchor (its own time would make
       // any two segments look alike).
       const bool extends = j + 1 < at.size() && similar(at[j - 1] + 1, at[j], at[j] + 1, at[j + 1]);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 #include <string>
 
@@ -177,6 +178,26 @@ TEST(PeriodicSteps, LinearOnALongPeriodicSequence) {
   ASSERT_TRUE(p.found());
   EXPECT_EQ(p.period, 1000u);
   EXPECT_EQ(p.steps.size(), static_cast<size_t>((kN - 777) / 1000));
+}
+
+TEST(PeriodicSteps, BoundedWorkOnALongRunThatHoldsTooLittle) {
+  // Hand-made: a 300 us op, 1 million ops of one name (450 us in all: 1 ns
+  // each for 450 000 of them, 0 for the rest), a 250 us op. The
+  // run of "a" holds the busy-time median but 45% of the busy time, and every
+  // period up to 10 000 matches it: without a bound on the work this would
+  // grow the same run 10 000 times.
+  OpSequence s;
+  auto add = [&](uint32_t name, int64_t start, int64_t dur) {
+    s.name.push_back(name);
+    s.start_ns.push_back(start);
+    s.end_ns.push_back(start + dur);
+  };
+  add(1, 0, 300'000);
+  for (int i = 0; i < 1'000'000; ++i) add(2, 300'000 + i, i < 450'000 ? 1 : 0);
+  add(3, 2'000'000, 250'000);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(FindPeriodicPattern(s).found());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
 // Through the builder: a trace with no ProfilerStep#N gets steps from the
