@@ -15,7 +15,8 @@ int64_t AddSat(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a 
 
 class Finder {
  public:
-  explicit Finder(const OpSequence& seq) : seq_(seq), n_(seq.name.size()), budget_(32 * static_cast<int64_t>(n_) + 1'000'000) {
+  explicit Finder(const OpSequence& seq)
+      : seq_(seq), n_(seq.name.size()), budget_(32 * static_cast<int64_t>(n_) + 1'000'000) {
     cum_.resize(n_ + 1, 0);
     for (size_t i = 0; i < n_; ++i) cum_[i + 1] = AddSat(cum_[i], std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]));
   }
@@ -194,7 +195,9 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
     candidates.push_back({mean, st.first, name});
   }
   std::sort(candidates.begin(), candidates.end(),
-            [](const Candidate& a, const Candidate& b) { return a.mean_gap != b.mean_gap ? a.mean_gap < b.mean_gap : a.first < b.first; });
+            [](const Candidate& a, const Candidate& b) {
+              return a.mean_gap != b.mean_gap ? a.mean_gap < b.mean_gap : a.first < b.first;
+            });
   if (candidates.size() > 16) candidates.resize(16);  // the 16 shortest periods
 
   std::unordered_map<uint32_t, int32_t> counts;
@@ -253,7 +256,9 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
         double gap = 0;
         for (size_t k = run_begin; k < j; ++k) {
           longest = std::max(longest, cum[at[k + 1]] - cum[at[k]]);
-          if (k > run_begin && at[k] > 0) gap += static_cast<double>(std::max<int64_t>(0, seq.start_ns[at[k]] - seq.end_ns[at[k] - 1]));
+          if (k > run_begin && at[k] > 0) {
+            gap += static_cast<double>(std::max<int64_t>(0, seq.start_ns[at[k]] - seq.end_ns[at[k] - 1]));
+          }
         }
         gap /= static_cast<double>(segs - 1);
         const bool loader = !seq.data_loader.empty() && seq.data_loader[s0];
@@ -317,7 +322,8 @@ TracePattern FindTracePeriodicSteps(const Trace& trace) {
     while (end < s.size() && s.track[end] == track) ++end;
     const size_t range_begin = i;
     i = end;
-    if ((t.kind[track] != TrackKind::kThread && t.kind[track] != TrackKind::kSpans) || t.layer[track] == Layer::kDevice) continue;
+    const bool host = t.kind[track] == TrackKind::kThread || t.kind[track] == TrackKind::kSpans;
+    if (!host || t.layer[track] == Layer::kDevice) continue;
     // Outermost ops of [lo, hi). Without a pattern among them, an op that
     // holds more than half of their busy time (a wrapper: record_function
     // around the loop, a benchmark's phase) is replaced by the outermost ops

@@ -151,7 +151,10 @@ TEST(PeriodicSteps, ApproximatePatternToleratesSmallDifferences) {
   EXPECT_EQ(s.name[p.first], static_cast<uint32_t>('D'));
   EXPECT_EQ(p.steps.size(), 8u);
   EXPECT_NEAR(p.period, 20, 1);
-  for (const StepSpanNs& st : p.steps) EXPECT_EQ(s.name[std::find(s.start_ns.begin(), s.start_ns.end(), st.start_ns) - s.start_ns.begin()], static_cast<uint32_t>('D'));
+  for (const StepSpanNs& st : p.steps) {
+    const auto at = std::find(s.start_ns.begin(), s.start_ns.end(), st.start_ns) - s.start_ns.begin();
+    EXPECT_EQ(s.name[at], static_cast<uint32_t>('D'));
+  }
 }
 
 TEST(PeriodicSteps, ApproximatePatternNeedsSimilarSegments) {
@@ -258,7 +261,9 @@ TEST(PeriodicSteps, APatternOnASideThreadIsNotTheTracesSteps) {
   const uint32_t main = b.ThreadTrack(IdValue::Num(1), IdValue::Num(7));
   const uint32_t sync = b.ThreadTrack(IdValue::Num(1), IdValue::Num(9));
   b.AddSlice(main, 0, 1'000'000'000, b.Intern("run"), b.Intern("cpu_op"), kNoCorrelation, 0, 0);
-  for (int k = 0; k < 5; ++k) b.AddSlice(sync, k * 1000, 10, b.Intern("Context Sync"), b.Intern("cuda_sync"), kNoCorrelation, 0, 0);
+  for (int k = 0; k < 5; ++k) {
+    b.AddSlice(sync, k * 1000, 10, b.Intern("Context Sync"), b.Intern("cuda_sync"), kNoCorrelation, 0, 0);
+  }
   ASSERT_TRUE(b.Finalize().ok());
   EXPECT_EQ(t.steps.size(), 0u);
   EXPECT_EQ(t.metadata.count("steps.from"), 0u);
