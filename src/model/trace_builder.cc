@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <functional>
 #include <unordered_set>
 
@@ -9,6 +10,7 @@
 #include "src/base/parallel.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
+#include "src/model/periodic_steps.h"
 #include "src/model/time_range.h"
 
 #define XXH_INLINE_ALL
@@ -572,8 +574,14 @@ int64_t AnnotatedStepNumber(std::string_view name) {
 }  // namespace
 
 // ProfilerStep#N slices on host tracks become steps, in time order; without
-// any, step annotations ("## step N ##", "step N") do.
+// any, step annotations ("## step N ##", "step N") do; without those, the
+// repetitions of a periodic pattern of ops (src/model/periodic_steps.h),
+// named "periodic step #N" and described by the metadata "steps.*".
 void TraceBuilder::ExtractSteps() {
+  // The model's own keys: a file's metadata of these names is not believed.
+  for (auto it = trace_->metadata.begin(); it != trace_->metadata.end();) {
+    it = it->first.starts_with("steps.") ? trace_->metadata.erase(it) : std::next(it);
+  }
   const SliceTable& s = trace_->slices;
   const TrackTable& t = trace_->tracks;
   // Per name: (ProfilerStep number, annotation number), kNotStep when not one.
@@ -601,6 +609,29 @@ void TraceBuilder::ExtractSteps() {
                           .track = s.track[i],
                           .rank = t.rank[s.track[i]]});
   }
+  if (!found.empty()) return;
+  ScopedPhase phase("periodic steps");
+  TracePattern tp = FindTracePeriodicSteps(*trace_);
+  if (tp.track == kNoTrack) return;
+  const PeriodicPattern& p = tp.pattern;
+  for (size_t k = 0; k < p.steps.size(); ++k) {
+    trace_->steps.Append({.name = Intern("periodic step #" + std::to_string(k + 1)),
+                          .number = static_cast<int64_t>(k + 1),
+                          .ts_ns = p.steps[k].start_ns,
+                          .dur_ns = p.steps[k].dur_ns,
+                          .track = TrackId{tp.track},
+                          .rank = t.rank[tp.track]});
+  }
+  std::map<std::string, std::string>& md = trace_->metadata;
+  md["steps.from"] = "periodic pattern";
+  md["steps.period_ops"] = std::to_string(p.period);
+  md["steps.exact"] = p.exact ? "1" : "0";
+  md["steps.thread"] = !t.tid_label[tp.track].empty() ? std::string(trace_->Str(t.tid_label[tp.track]))
+                                                      : std::to_string(t.tid[tp.track]);
+  md["steps.thread_name"] = std::string(trace_->Str(t.name[tp.track]));
+  char coverage[32];
+  std::snprintf(coverage, sizeof(coverage), "%.3f", p.coverage());
+  md["steps.coverage"] = coverage;
 }
 
 }  // namespace aiprof

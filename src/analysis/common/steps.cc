@@ -1,14 +1,47 @@
 #include "src/analysis/common/steps.h"
 
+#include <charconv>
+#include <cstdlib>
 #include <map>
 
 namespace aiprof {
+
+namespace {
+
+// The pattern's description in the metadata "steps.*" (a merged trace's
+// parts have theirs under "<part>.steps.*"): the first part's, and the count.
+void ReadPattern(const Trace& trace, StepList* out) {
+  const std::string kFrom = "steps.from";
+  for (const auto& [key, value] : trace.metadata) {
+    if (value != "periodic pattern" || !key.ends_with(kFrom)) continue;
+    if (key.size() != kFrom.size() && key[key.size() - kFrom.size() - 1] != '.') continue;
+    if (out->from_pattern) {
+      ++out->pattern.parts;
+      continue;
+    }
+    const std::string prefix = key.substr(0, key.size() - kFrom.size()) + "steps.";
+    auto get = [&](const char* name) {
+      auto it = trace.metadata.find(prefix + name);
+      return it == trace.metadata.end() ? std::string() : it->second;
+    };
+    out->from_pattern = true;
+    out->pattern.thread = get("thread");
+    out->pattern.thread_name = get("thread_name");
+    out->pattern.exact = get("exact") != "0";
+    const std::string period = get("period_ops"), coverage = get("coverage");
+    std::from_chars(period.data(), period.data() + period.size(), out->pattern.period_ops);
+    out->pattern.coverage = std::strtod(coverage.c_str(), nullptr);
+  }
+}
+
+}  // namespace
 
 StepList FindSteps(const Trace& trace) {
   StepList out;
   const StepTable& st = trace.steps;
   if (st.size() > 0) {
     out.source = "timeline";
+    ReadPattern(trace, &out);
     out.steps.reserve(st.size());
     for (uint32_t i = 0; i < st.size(); ++i) {
       StepSpan s;

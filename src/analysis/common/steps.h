@@ -8,6 +8,9 @@
 //      device-side step time; torch_npu's Stage column is the same sum written
 //      rounded and is the fallback, then msprof's "Iteration Time(us)").
 //      These steps have no start time (start_ns = kUnknownStart).
+// Trace::steps found from a periodic pattern of ops (TraceBuilder's last
+// fallback, src/model/periodic_steps.h) are timeline steps too; the trace's
+// metadata "steps.*" describes the pattern (StepList::pattern).
 #ifndef AIPROF_SRC_ANALYSIS_COMMON_STEPS_H_
 #define AIPROF_SRC_ANALYSIS_COMMON_STEPS_H_
 
@@ -34,10 +37,23 @@ struct StepSpan {
   bool has_start() const { return start_ns != kUnknownStart; }
 };
 
+// How timeline steps were found when they come from a periodic pattern of
+// ops rather than from markers.
+struct StepPattern {
+  int64_t period_ops = 0;   // ops per repetition (step); the mean when not exact
+  bool exact = true;        // false: names nearly the same from step to step (src/model/periodic_steps.cc)
+  std::string thread;       // tid as written
+  std::string thread_name;  // the track's name
+  double coverage = 0;      // the steps' ops' busy time / the thread's busy time
+  int parts = 1;            // merged traces: how many parts' steps came from a pattern
+};
+
 struct StepList {
   // "timeline" (Trace::steps) or the breakdown file name
   // ("step_trace_time.csv"); empty when there are no steps.
   std::string source;
+  bool from_pattern = false;  // timeline steps found from a periodic pattern (see `pattern`)
+  StepPattern pattern;
   std::vector<StepSpan> steps;  // timeline steps in Trace::steps order; breakdown steps by (rank, step)
 };
 

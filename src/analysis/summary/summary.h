@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/summary/host_samples.h"
 #include "src/analysis/summary/request_tokens.h"
 #include "src/analysis/summary/step_breakdown.h"
@@ -59,7 +60,11 @@ struct Summary {
   std::vector<OpStat> ops;  // by total time, largest first
   std::vector<DeviceStat> devices;
   std::vector<StepStat> steps;
-  std::string step_source;  // "timeline", "step_trace_time.csv", or empty without steps
+  // "timeline" (ProfilerStep#N / step annotations), "periodic pattern"
+  // (timeline steps found from a repeating op sequence, `step_pattern`
+  // says which), "step_trace_time.csv", or empty without steps.
+  std::string step_source;
+  StepPattern step_pattern;  // when step_source is "periodic pattern"
   std::map<std::string, uint64_t> events_by_category;  // slices + instants
   std::vector<RankStat> ranks;                // per rank (kNoRank included when present)
   std::vector<StepBreakdown> step_breakdowns;  // timeline-computed, then as the profiler wrote them

@@ -117,6 +117,26 @@ std::string StepLabel(const Trace& trace, const StepStat& st) {
   return name.empty() ? "step " + std::to_string(st.number) : std::string(name);
 }
 
+// ", from timeline", ", from periodic pattern of 12 ops on thread 77 (python3)", "".
+std::string StepSourceText(const Trace& trace, const Summary& s) {
+  if (s.step_source.empty()) return "";
+  // aiprof trace's hook says what its marker steps came from (optimizer.step,
+  // dataloader.next, module.forward).
+  auto hook = trace.metadata.find("capture.steps_from");
+  if (s.step_source == "timeline" && hook != trace.metadata.end()) return ", from " + hook->second;
+  if (s.step_source != "periodic pattern") return ", from " + s.step_source;
+  const StepPattern& p = s.step_pattern;
+  // Track names often say the tid already ("thread 77 (python3)").
+  std::string thread = p.thread_name.find(p.thread) != std::string::npos ? p.thread_name
+                       : p.thread_name.empty()                           ? "thread " + p.thread
+                                                                         : "thread " + p.thread + " (" + p.thread_name + ")";
+  std::string text = fmt::format(", from periodic pattern of {}{} op{} on {}, {:.0f}% of its busy time",
+                                 p.exact ? "" : "about ", p.period_ops, p.period_ops == 1 ? "" : "s", thread,
+                                 100 * p.coverage);
+  if (p.parts > 1) text += fmt::format("; {} parts' steps from patterns", p.parts);
+  return text;
+}
+
 // Start times are absolute trace timestamps: shown as exact microseconds.
 void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
   render::Table t{"steps", "", {{"name", "Step"}, {"rank", "Rank"}, {"start_us", "Start (µs)"},
@@ -333,10 +353,7 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
   }
   AddOps(trace, s, o, &doc);
   AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
-  auto from = trace.metadata.find("capture.steps_from");  // aiprof trace's hook: what its steps came from
-  const std::string source = s.step_source == "timeline" && from != trace.metadata.end() ? from->second : s.step_source;
-  AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(),
-                                                          source.empty() ? "" : ", from " + source)));
+  AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(), StepSourceText(trace, s))));
   AddRequestTokens(s, &doc);
   AddHostSamples(trace, s, o, &doc);
   AddRanksAndBreakdowns(trace, s, &doc);
@@ -390,6 +407,12 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
   out += s.devices.empty() ? "],\n" : "\n  ],\n";
   if (o.op_coverage) out += fmt::format("  \"op_coverage\": {},\n", *o.op_coverage);
   out += fmt::format("  \"step_source\": {},\n", s.step_source.empty() ? "null" : JsonString(s.step_source));
+  if (s.step_source == "periodic pattern") {
+    const StepPattern& p = s.step_pattern;
+    out += fmt::format("  \"step_pattern\": {{\"period_ops\": {}, \"thread\": {}, \"thread_name\": {}, \"coverage\": {}, "
+                       "\"exact\": {}, \"parts\": {}}},\n",
+                       p.period_ops, JsonString(p.thread), JsonString(p.thread_name), p.coverage, p.exact, p.parts);
+  }
   out += "  \"steps\": [";
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const StepStat& st = s.steps[i];
