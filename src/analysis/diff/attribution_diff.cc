@@ -35,6 +35,7 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
   switch (m) {
     case DiffShapeMatch::kNone: return "";
     case DiffShapeMatch::kSite: return "call site + shape";
+    case DiffShapeMatch::kFunction: return "function + shape";
     case DiffShapeMatch::kShape: return "shape";
     case DiffShapeMatch::kOrder: return "order";
   }
@@ -44,6 +45,19 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row) {
   const AttributionResult::OpShapes& o = r.op_shapes;
   return row < o.size() ? o.labels[o.shape[row]] : std::string();
+}
+
+std::string_view SiteFunction(std::string_view site, std::string* scratch) {
+  // "file(line): function": drop "(line)" when it is digits.
+  const size_t open = site.find('(');
+  const size_t close = open == std::string_view::npos ? open : site.find(')', open);
+  if (close == std::string_view::npos || close == open + 1) return site;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (site[i] < '0' || site[i] > '9') return site;
+  }
+  scratch->assign(site.substr(0, open));
+  scratch->append(site.substr(close + 1));
+  return *scratch;
 }
 
 std::string DiffSiteLabel(const AttributionResult& r, uint32_t row) {
@@ -298,8 +312,10 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
     const bool paired = x != kNoNode && y != kNoNode;
     s.match.push_back(paired ? m : DiffShapeMatch::kNone);
     if (paired) {
-      (m == DiffShapeMatch::kSite ? out->shape_by_site : m == DiffShapeMatch::kShape ? out->shape_by_shape
-                                                                                      : out->shape_by_order) += 1;
+      (m == DiffShapeMatch::kSite       ? out->shape_by_site
+       : m == DiffShapeMatch::kFunction ? out->shape_by_function
+       : m == DiffShapeMatch::kShape    ? out->shape_by_shape
+                                        : out->shape_by_order) += 1;
     }
     auto fig = [](const AttributionResult& r, uint32_t row, std::vector<double>* ns, std::vector<double>* dev,
                   std::vector<double>* calls) {
@@ -345,6 +361,29 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
         }
       }
       if (!paired) left_a.push_back(x);
+    }
+    // 1b. The call site's function (line left out) + shape, in order of first appearance.
+    if (!left_a.empty()) {
+      std::string sx, sy;
+      size_t keep = 0;
+      for (uint32_t x : left_a) {
+        const std::string_view ls = site_a(x);
+        bool paired = false;
+        if (!ls.empty()) {
+          const std::string_view la = sa.labels[sa.shape[x]];
+          const std::string_view fa = SiteFunction(ls, &sx);
+          for (uint32_t y = b0; y < b1 && !paired; ++y) {
+            if (used_b[y - b0] || sb.labels[sb.shape[y]] != la) continue;
+            const std::string_view lb = sb.site_labels[sb.site[y]];
+            if (lb.empty() || SiteFunction(lb, &sy) != fa) continue;
+            used_b[y - b0] = 1;
+            add(i, x, y, DiffShapeMatch::kFunction);
+            paired = true;
+          }
+        }
+        if (!paired) left_a[keep++] = x;
+      }
+      left_a.resize(keep);
     }
     // 2. Shape alone: the first unused B row of that shape (B's rows of one
     // shape sort by site, then row; in order of first appearance below).

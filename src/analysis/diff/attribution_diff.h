@@ -43,6 +43,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/analysis/attribution/attribution.h"
@@ -104,6 +105,10 @@ struct DiffNodeStats {
 //      Python stack cut at its first nn.Module frame or first frame outside
 //      torch's internals) and the same "Input Dims" (+ "Input type") text;
 //      rows without a call site never pair here;
+//   1b. by the call site's function and shape: the same site with its line
+//      number left out ("model.py: forward"), for code edited above the
+//      function between the runs (PyTorch names a frame by its function's
+//      first line, which then moves);
 //   2. by shape alone, in order of first appearance within one shape;
 //   3. what is left in order of first appearance;
 // the rest is removed or added. Figures per steady step: host total, device
@@ -113,8 +118,11 @@ struct DiffNodeStats {
 // instance counts in the step it opened in; a step without the row is 0);
 // validate's verdict then decides slower / faster / unchanged. Other rows
 // use the threshold rule and say why they have no test (DiffNoStats).
-enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kShape, kOrder };
-const char* DiffShapeMatchName(DiffShapeMatch m);  // "", "call site + shape", "shape", "order"
+enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kFunction, kShape, kOrder };
+// "", "call site + shape", "function + shape", "shape", "order"
+const char* DiffShapeMatchName(DiffShapeMatch m);
+// A call site without its line number: "model.py(12): forward" → "model.py: forward".
+std::string_view SiteFunction(std::string_view site, std::string* scratch);
 
 // Why a shape row has no statistics.
 enum class DiffNoStats : uint8_t { kNone = 0, kOneRun, kFewSteps, kNotTop, kUnchanged };
@@ -151,7 +159,7 @@ struct AttributionDiff {
   DiffShapes shapes;                  // see DiffShapes; empty without op shapes
   std::vector<uint32_t> shape_ranked;  // changed shape rows, largest |change| first
   std::vector<DiffNodeStats> shape_stats;  // node = the shape row
-  size_t shape_by_site = 0, shape_by_shape = 0, shape_by_order = 0;  // row pairs made at each level
+  size_t shape_by_site = 0, shape_by_function = 0, shape_by_shape = 0, shape_by_order = 0;  // row pairs per level
   size_t matched = 0, added = 0, removed = 0;
   size_t through_op = 0, by_map = 0, by_role = 0;  // pairs made by rules 2, 1 (map) and 3
 };

@@ -434,7 +434,7 @@ TEST(AttributionDiffTest, CallSiteCutsTheStackAtTheFirstModuleOrUserFrame) {
 //      FIRST and is now the slow one, first the fast one.
 // Pairing in order would pair the two slow calls (no change); by call site:
 // first 200 → 50 (faster), second 50 → 200 (slower).
-std::string MakeSiteRun(bool b, int steps) {
+std::string MakeSiteRun(bool b, int steps, int line_shift = 0) {
   std::string j = R"({"traceEvents":[)";
   auto ev = [&](const std::string& cat, const std::string& name, int ts, int dur, const std::string& args = "") {
     j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":1,"tid":1,"ts":)" +
@@ -458,8 +458,8 @@ std::string MakeSiteRun(bool b, int steps) {
       ev("python_function", "model.py(20): second", s + 400, 300);
       ev("cpu_op", "aten::mm", s + 410, fast, shape);
     } else {
-      ev("cpu_op", "aten::mm", s + 30, slow, shape + stack("second", 20));
-      ev("cpu_op", "aten::mm", s + 410, fast, shape + stack("first", 10));
+      ev("cpu_op", "aten::mm", s + 30, slow, shape + stack("second", 20 + line_shift));
+      ev("cpu_op", "aten::mm", s + 410, fast, shape + stack("first", 10 + line_shift));
     }
   }
   j.pop_back();
@@ -545,6 +545,33 @@ TEST(AttributionDiffTest, RepeatedOpsPairByCallSiteWithStatistics) {
       EXPECT_NE(d2.shapes.change[r], DiffChange::kFaster);
     }
   }
+}
+
+TEST(AttributionDiffTest, CallSiteWhoseLineMovedPairsByFunction) {
+  // B's code was edited above both functions: their first lines moved by 3.
+  auto ta = ImportJsonText(MakeSiteRun(false, 8)), tb = ImportJsonText(MakeSiteRun(true, 8, 3));
+  ASSERT_TRUE(ta && tb);
+  const AttributionOptions with{.op_shapes = true};
+  AttributionResult ra = ComputeAttribution(*ta, nullptr, with), rb = ComputeAttribution(*tb, nullptr, with);
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available);
+  const DiffShapes& h = d.shapes;
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(d.shape_by_site, 0u);
+  EXPECT_EQ(d.shape_by_function, 2u);
+  for (uint32_t r = 0; r < h.size(); ++r) {
+    EXPECT_EQ(h.match[r], DiffShapeMatch::kFunction);
+    const std::string la = DiffSiteLabel(ra, h.a[r]), lb = DiffSiteLabel(rb, h.b[r]);
+    std::string s1, s2;
+    EXPECT_EQ(SiteFunction(la, &s1), SiteFunction(lb, &s2)) << la << " vs " << lb;
+    EXPECT_NE(la, lb);
+    // first: slow in A, fast in B; second the other way.
+    EXPECT_EQ(h.change[r], la.find("first") != std::string::npos ? DiffChange::kFaster : DiffChange::kSlower) << la;
+  }
+  std::string scratch;
+  EXPECT_EQ(SiteFunction("model.py(12): forward", &scratch), "model.py: forward");
+  EXPECT_EQ(SiteFunction("nn.Module: Linear_0", &scratch), "nn.Module: Linear_0");
+  EXPECT_EQ(SiteFunction("a.py(x1): f", &scratch), "a.py(x1): f");
 }
 
 }  // namespace

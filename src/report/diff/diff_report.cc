@@ -187,6 +187,8 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                       Unit::kCount});
   kv.items.push_back({"shape_by_site", "Row pairs by call site + shape", Value::Int(static_cast<int64_t>(d.shape_by_site)),
                       Unit::kCount});
+  kv.items.push_back({"shape_by_function", "Row pairs by the call site's function (line moved) + shape",
+                      Value::Int(static_cast<int64_t>(d.shape_by_function)), Unit::kCount});
   kv.items.push_back({"shape_by_shape", "Row pairs by shape alone", Value::Int(static_cast<int64_t>(d.shape_by_shape)),
                       Unit::kCount});
   kv.items.push_back({"shape_by_order", "Row pairs in order", Value::Int(static_cast<int64_t>(d.shape_by_order)),
