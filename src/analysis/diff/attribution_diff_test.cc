@@ -378,10 +378,16 @@ TEST(AttributionDiffTest, RepeatedOpsPairByShapeThenInOrder) {
   uint32_t ry = find("Stage_0 / aten::conv2d | " + sy + " | " + sy);
   uint32_t r6 = find("Stage_0 / aten::add | [[6]] | [[6]]");
   uint32_t r45 = find("Stage_0 / aten::add | [[4]] | [[5]]");
-  EXPECT_EQ(h.match[rx], DiffShapeMatch::kShape);
-  EXPECT_EQ(h.match[ry], DiffShapeMatch::kShape);
-  EXPECT_EQ(h.match[r6], DiffShapeMatch::kShape);
+  // The ops' call site is their module frame ("nn.Module: Stage_0", the
+  // python_function enclosing them), the same in both runs: the shape rows
+  // pair by call site + shape; [[4]] ↔ [[5]] in order.
+  EXPECT_EQ(h.match[rx], DiffShapeMatch::kSite);
+  EXPECT_EQ(h.match[ry], DiffShapeMatch::kSite);
+  EXPECT_EQ(h.match[r6], DiffShapeMatch::kSite);
   EXPECT_EQ(h.match[r45], DiffShapeMatch::kOrder);
+  EXPECT_EQ(DiffSiteLabel(ra, h.a[rx]), "nn.Module: Stage_0");
+  EXPECT_EQ(d.shape_by_site, 3u);
+  EXPECT_EQ(d.shape_by_order, 1u);
   EXPECT_DOUBLE_EQ(Us(h.a_ns[rx]), 200);
   EXPECT_DOUBLE_EQ(Us(h.b_ns[rx]), 200);
   EXPECT_DOUBLE_EQ(h.a_calls[rx], 2);
