@@ -708,21 +708,36 @@ void Builder::BuildOpShapes() {
     o.total_ns[at] = rtotal[r];
     o.device_ns[at] = rdev[r];
   }
-  // Per-step totals per row: by (row, step), equal keys merged.
-  for (StepEntry& e : per_step) e.row = final_row[e.row];
-  std::sort(per_step.begin(), per_step.end(),
-            [](const StepEntry& x, const StepEntry& y) { return x.row != y.row ? x.row < y.row : x.step < y.step; });
-  o.step_begin.assign(rows + 1, 0);
-  for (size_t e = 0; e < per_step.size(); ++e) {
-    if (e > 0 && per_step[e].row == per_step[e - 1].row && per_step[e].step == per_step[e - 1].step) {
-      o.step_ns.back() += per_step[e].ns;
-      continue;
-    }
-    ++o.step_begin[per_step[e].row + 1];
-    o.step.push_back(per_step[e].step);
-    o.step_ns.push_back(per_step[e].ns);
+  // Per-step totals per row: a counting sort by row (stable: opened order,
+  // which is time order on one track), a row's segment sorted by step only
+  // when several tracks interleaved it, equal steps merged.
+  std::vector<uint32_t> at(rows + 1, 0);
+  for (const StepEntry& e : per_step) ++at[final_row[e.row] + 1];
+  for (size_t r = 1; r < at.size(); ++r) at[r] += at[r - 1];
+  std::vector<std::pair<uint32_t, int64_t>> sorted(per_step.size());
+  {
+    std::vector<uint32_t> fill_at(at.begin(), at.end() - 1);
+    for (const StepEntry& e : per_step) sorted[fill_at[final_row[e.row]]++] = {e.step, e.ns};
   }
-  for (size_t r = 1; r < o.step_begin.size(); ++r) o.step_begin[r] += o.step_begin[r - 1];
+  per_step = {};
+  o.step_begin.assign(rows + 1, 0);
+  o.step.reserve(sorted.size());
+  o.step_ns.reserve(sorted.size());
+  for (size_t r = 0; r < rows; ++r) {
+    auto b = sorted.begin() + at[r], e = sorted.begin() + at[r + 1];
+    if (!std::is_sorted(b, e, [](const auto& x, const auto& y) { return x.first < y.first; })) {
+      std::sort(b, e, [](const auto& x, const auto& y) { return x.first < y.first; });
+    }
+    for (auto it = b; it != e; ++it) {
+      if (o.step.size() > o.step_begin[r] && o.step.back() == it->first) {
+        o.step_ns.back() += it->second;
+      } else {
+        o.step.push_back(it->first);
+        o.step_ns.push_back(it->second);
+      }
+    }
+    o.step_begin[r + 1] = static_cast<uint32_t>(o.step.size());
+  }
 }
 
 void Builder::BuildStepSelf() {
