@@ -41,6 +41,7 @@ import bisect
 import functools
 import gzip
 import json
+import math
 import os
 import subprocess
 import sys
@@ -215,11 +216,61 @@ def shapes(doc, ea, eb, sa, sb):
     check(not bad, "resnet: every conv2d row paired by call site + shape, calls and time per step equal the raw spans%s"
           % ("" if not bad else ": " + "; ".join(bad[:3])))
     print("     checked %d conv2d shape rows against the raw JSON" % len(rows))
+    allrows = table(doc, "shapes", "shapes")
+    tested = [r for r in allrows if r["test"] != "none"]
+    untested = [r for r in allrows if r["test"] == "none"]
+    k = kv(doc, "shapes")
+    check(0 < len(tested) <= k["shape_tested"],  # --top 0: every changed paired row is tested
+          "resnet: the changed shape rows carry validate's statistics (%d rows)" % len(tested))
+    check(all(r["no_test"] for r in untested) and all(not r["no_test"] for r in tested),
+          "resnet: every shape row without a test says why (%s)" % sorted({r["no_test"] for r in untested}))
+    check(k["shape_by_site"] + k["shape_by_function"] + k["shape_by_shape"] + k["shape_by_order"] <= k["shape_rows"],
+          "resnet: row pairs per level (%s)" % {x: k[x] for x in k if x.startswith("shape_by")})
     slower = [r for r in rows if r["change"] == "slower"]
     if slower:
         r = slower[0]
         key = split_shape(r["shape"]) + (r["site"],)
         check(rb[key][1] > ra[key][1], "resnet: the slower conv2d shape is slower in the raw spans (%s)" % r["shape"])
+
+
+def betacf(a, b, x):
+    """Continued fraction of the regularized incomplete beta (Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)), -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betai(a, b, x):
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x)
+    if x < (a + 1) / (a + b + 2):
+        return math.exp(lbt) * betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * betacf(b, a, 1 - x) / b
+
+
+def welch_p(xa, xb):
+    """Two-sided p of Welch's t-test (written here from the textbook formulas)."""
+    na, nb = len(xa), len(xb)
+    ma, mb = sum(xa) / na, sum(xb) / nb
+    va = sum((x - ma) ** 2 for x in xa) / (na - 1)
+    vb = sum((x - mb) ** 2 for x in xb) / (nb - 1)
+    se2 = va / na + vb / nb
+    t = (mb - ma) / math.sqrt(se2)
+    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    return betai(df / 2, 0.5, df / (df + t * t))
 
 
 def callsites(a):
@@ -233,17 +284,19 @@ def callsites(a):
     check(s["steps_a"] >= 5 and s["steps_b"] >= 5, "callsite: >= 5 steady steps per run (%s, %s)" % (s["steps_a"], s["steps_b"]))
 
     def raw(events, steps):
-        out, first = {}, []
-        for ts, dur, tid in steps:
+        out, first, per = {}, [], {}
+        for k, (ts, dur, tid) in enumerate(steps):
             copies = sorted((e for e in events if e.get("ph") == "X" and e.get("name") == "aten::copy_"
                              and e.get("tid") == tid and ts <= e["ts"] < ts + dur), key=lambda e: e["ts"])
             first.append(call_site(copies[0]["args"].get("Call stack")))
             for e in copies:
                 site = call_site(e["args"].get("Call stack"))
-                out[site] = out.get(site, 0.0) + min(e["ts"] + e["dur"], ts + dur) - e["ts"]
-        return {k: v / len(steps) * 1000 for k, v in out.items()}, first
+                t = min(e["ts"] + e["dur"], ts + dur) - e["ts"]
+                out[site] = out.get(site, 0.0) + t
+                per.setdefault(site, [0.0] * len(steps))[k] += t * 1000
+        return {k: v / len(steps) * 1000 for k, v in out.items()}, first, per
 
-    (ra, first_a), (rb, first_b) = raw(ea, sa), raw(eb, sb)
+    (ra, first_a, pa_steps), (rb, first_b, pb_steps) = raw(ea, sa), raw(eb, sb)
     sites = sorted(ra)
     check(len(sites) == 2 and sorted(rb) == sites and all(x.endswith(("load_first", "load_second")) for x in sites),
           "callsite: raw JSON has two copy_ call sites in both runs (%s)" % sites)
@@ -256,7 +309,7 @@ def callsites(a):
     check(all(x == site_first for x in first_a) and all(x == site_second for x in first_b),
           "callsite: B calls the two in the other order (pairing in order would pair the slow copies)")
     k = kv(doc, "shapes")
-    check(k["shape_by_site"] >= 2 and k["shape_by_order"] == 0,
+    check(k["shape_by_site"] >= 2 and k["shape_by_order"] == 0 and k["shape_by_function"] == 0,
           "callsite: row pairs by call site + shape %s, by shape %s, in order %s"
           % (k["shape_by_site"], k["shape_by_shape"], k["shape_by_order"]))
     rows = {r["site"]: r for r in table(doc, "shapes", "shapes") if r["path"].endswith("aten::copy_")}
@@ -274,6 +327,11 @@ def callsites(a):
               and r["ci_low_ns"] is not None and (r["ci_high_ns"] < 0 if want == "faster" else r["ci_low_ns"] > 0),
               "callsite: %s has validate's statistics (%s, p=%s, interval %s..%s ns)"
               % (site, r["test"], r["p_value"], r["ci_low_ns"], r["ci_high_ns"]))
+        if r["test"] == "welch" and site in pa_steps and site in pb_steps:
+            p = welch_p(pa_steps[site], pb_steps[site])
+            check(r["p_value"] is not None and abs(math.log(r["p_value"]) - math.log(p)) < 1e-3,
+                  "callsite: %s: Welch's p on the raw per-step sums, computed here, is aiprof's (%.6g vs %.6g)"
+                  % (site, p, r["p_value"]))
     # With too few steps the rows say why they have no test.
     with tempfile.TemporaryDirectory() as tmp:
         cut = []
