@@ -476,7 +476,13 @@ def formats_and_map(a, before, after):
             with open(os.path.join(tmp, side + ".json"), "w") as f:
                 json.dump({"traceEvents": [
                     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
-                    {"ph": "X", "cat": "cpu_op", "name": hostile + side, "pid": 1, "tid": 1, "ts": 10, "dur": dur}]}, f)
+                    {"ph": "X", "cat": "cpu_op", "name": hostile + side, "pid": 1, "tid": 1, "ts": 10, "dur": dur}] + [
+                    # Hostile call sites: two same-shape ops split by their call stack.
+                    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 400 + 200 * k,
+                     "dur": dur // 2 if k == 0 else 50,
+                     "args": {"Input Dims": [[2, 2], [2, 2]],
+                              "Call stack": "<built-in>;/x/m.py(%d): <img src=y onerror=alert(2)>|*;" % (k + 1)}}
+                    for k in range(2)]}, f)
         for fmt in ("html", "md"):
             out = os.path.join(tmp, "h." + fmt)
             p = subprocess.run([a.aiprof, "diff", os.path.join(tmp, "ha.json"), os.path.join(tmp, "hb.json"), "-o", out],
@@ -484,6 +490,8 @@ def formats_and_map(a, before, after):
             text = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
             check(p.returncode == 0 and "onerror" in text and "<img src=x" not in text,
                   "hostile names are escaped (%s)" % fmt)
+            check(p.returncode == 0 and "src=y onerror" in text and "<img src=y" not in text,
+                  "hostile call sites are escaped (%s)" % fmt)
         good = os.path.join(tmp, "map.yaml")
         with open(good, "w") as f:
             f.write("map:\n  - a: /SingleProcessDataLoaderIter/\n    b: /MultiProcessingDataLoaderIter/\n")
