@@ -453,6 +453,20 @@ def tracelens(a):
                         bad.append("TraceLens: %s on %s is launched by %s, aiprof says %s" % (k, hw, tl_op[hw][k], op))
         check(renamed and not bad, "%s: every kernel pair made through an op has that op as launcher in both raw traces "
               "and agrees with TraceLens where it knows the kernel (%d pairs; %s)" % (model, len(renamed), bad[:3]))
+        # Call sites from python_function frames (torch 2 traces: no "Call
+        # stack" arg): every site shown is the cut of a frame of the raw trace.
+        k = kv(doc, "shapes")
+        frames = set()
+        for path in (h100, mi300):
+            for e in load_events(path):
+                if e.get("cat") == "python_function":
+                    c = call_site(e.get("name", ""))
+                    if c:
+                        frames.add(c)
+        sites = {x for r in table(doc, "shapes", "shapes") for x in r["site"].split(" → ") if x != "(no call stack)"}
+        check(k["shape_by_site"] > 0 and sites and sites <= frames,
+              "%s: shape rows paired by call site from python_function frames (%d pairs; %d sites, all raw frames; %s)"
+              % (model, k["shape_by_site"], len(sites), sorted(sites - frames)[:3]))
         # Independent: the step wall time per step.
         for path, key in ((h100, "step_a_ns"), (mi300, "step_b_ns")):
             st = steady_steps(load_events(path), s["steps_a" if key == "step_a_ns" else "steps_b"])
