@@ -12,7 +12,7 @@ and "...(M): load_second"):
 A copy from a transposed (non-contiguous) source walks memory across the
 cache lines and is several times slower than a copy from a contiguous one;
 the profiler records the same shape for both.  In run A the first source is
-the transposed one; in run B the second is.  The cost moves from one line to
+the transposed one; in run B the second is.  The cost moves from one function to
 the other; the op's total barely moves.  Run B also calls the two functions
 in the other order, so pairing the instances in order of first appearance
 would pair the two slow copies (and call nothing changed).  Shapes alone
