@@ -21,6 +21,16 @@ the source JSON (no aiprof code):
     shape" rows pair them by their Input Dims / Input type, and each row's
     calls and time per step equal the raw cpu_op spans of that name and shape
     on the main thread in the steady steps, directly under the step.
+    With the ops' "Call stack" args the rows are keyed by call site too
+    (the stack cut at its first nn.Module frame or first frame outside
+    torch's internals, re-implemented here from docs/diff.md) and the raw
+    spans are grouped the same way.
+  * Call sites (test/data/diff/callsite_{a,b}, Debian torch, with_stack): two
+    same-shape aten::copy_ from two functions swap cost (and call order)
+    between A and B; the "By shape" rows pair them by call site + shape and
+    say the first got faster and the second slower, with per-row statistics,
+    as the raw spans per call site show; pairing in order would have paired
+    the two slow copies.
   * Every format renders; --map files are applied and bad ones are errors
     naming the file and line.
 
@@ -31,6 +41,7 @@ import bisect
 import functools
 import gzip
 import json
+import math
 import os
 import subprocess
 import sys
@@ -129,8 +140,30 @@ def resnet(a):
     return before, after
 
 
+def call_site(stack):
+    """The call site of a "Call stack" arg (innermost frame first, ';'-joined):
+    the first nn.Module frame or frame outside torch's internals, folders
+    dropped up to site-packages/dist-packages, else to the file name."""
+    for f in (stack or "").split(";"):
+        f = f.strip()
+        if not f or f.startswith("<"):
+            continue
+        if f.startswith("nn.Module: "):
+            return f
+        if "(" not in f:
+            continue
+        path = f.split("(", 1)[0]
+        if path.startswith("torch/") or "/torch/" in path:
+            continue
+        for m in ("site-packages/", "dist-packages/"):
+            if m in path:
+                return f[path.rfind(m) + len(m):]
+        return f[path.rfind("/") + 1:]
+    return ""
+
+
 def shape_rows(events, steps, name):
-    """{(dims, types) as JSON text: (calls, us)} per step for the `name` ops of the
+    """{(dims, types, call site) as JSON text: (calls, us)} per step for the `name` ops of the
     steps' thread that start in a steady step and lie directly under the step
     (no enclosing op other than the step marker)."""
     by_tid = {}
@@ -149,7 +182,7 @@ def shape_rows(events, steps, name):
                    and (o["ts"], -o["dur"]) < (e["ts"], -e["dur"]) for o in outer):
                 continue  # under another op or label: another node
             args = e.get("args", {})
-            key = (json.dumps(args.get("Input Dims")), json.dumps(args.get("Input type")))
+            key = (json.dumps(args.get("Input Dims")), json.dumps(args.get("Input type")), call_site(args.get("Call stack")))
             c, t = out.get(key, (0, 0.0))
             out[key] = (c + 1, t + min(e["ts"] + e["dur"], ts + dur) - e["ts"])
     return {k: (c / len(steps), t / len(steps)) for k, (c, t) in out.items()}
@@ -171,23 +204,150 @@ def shapes(doc, ea, eb, sa, sb):
     check(len(ra) >= 10, "resnet: raw JSON has many conv2d shapes under the step (%d)" % len(ra))
     bad = []
     for r in rows:
-        if r["match"] != "shape":
-            bad.append("%s matched by %r" % (r["shape"], r["match"]))
+        if r["match"] != "call site + shape":
+            bad.append("%s at %s matched by %r" % (r["shape"], r["site"], r["match"]))
             continue
-        key = split_shape(r["shape"])
+        key = split_shape(r["shape"]) + (r["site"],)
         (ca, ta), (cb, tb) = ra.get(key, (0, 0)), rb.get(key, (0, 0))
         if abs(r["a_calls"] - ca) > 1e-9 or abs(r["b_calls"] - cb) > 1e-9 or \
                 abs(r["a_ns"] - ta * 1000) > 1 or abs(r["b_ns"] - tb * 1000) > 1:
             bad.append("%s: aiprof %s/%s calls %.0f/%.0f ns, raw %s/%s calls %.0f/%.0f ns"
                        % (r["shape"], r["a_calls"], r["b_calls"], r["a_ns"], r["b_ns"], ca, cb, ta * 1000, tb * 1000))
-    check(not bad, "resnet: every conv2d shape row paired by shape, calls and time per step equal the raw spans%s"
+    check(not bad, "resnet: every conv2d row paired by call site + shape, calls and time per step equal the raw spans%s"
           % ("" if not bad else ": " + "; ".join(bad[:3])))
     print("     checked %d conv2d shape rows against the raw JSON" % len(rows))
+    allrows = table(doc, "shapes", "shapes")
+    tested = [r for r in allrows if r["test"] != "none"]
+    untested = [r for r in allrows if r["test"] == "none"]
+    k = kv(doc, "shapes")
+    check(0 < len(tested) <= k["shape_tested"],  # --top 0: every changed paired row is tested
+          "resnet: the changed shape rows carry validate's statistics (%d rows)" % len(tested))
+    check(all(r["no_test"] for r in untested) and all(not r["no_test"] for r in tested),
+          "resnet: every shape row without a test says why (%s)" % sorted({r["no_test"] for r in untested}))
+    check(k["shape_by_site"] + k["shape_by_function"] + k["shape_by_shape"] + k["shape_by_order"] <= k["shape_rows"],
+          "resnet: row pairs per level (%s)" % {x: k[x] for x in k if x.startswith("shape_by")})
     slower = [r for r in rows if r["change"] == "slower"]
     if slower:
         r = slower[0]
-        key = split_shape(r["shape"])
+        key = split_shape(r["shape"]) + (r["site"],)
         check(rb[key][1] > ra[key][1], "resnet: the slower conv2d shape is slower in the raw spans (%s)" % r["shape"])
+
+
+def betacf(a, b, x):
+    """Continued fraction of the regularized incomplete beta (Lentz)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)), -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def betai(a, b, x):
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(1 - x)
+    if x < (a + 1) / (a + b + 2):
+        return math.exp(lbt) * betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * betacf(b, a, 1 - x) / b
+
+
+def welch_p(xa, xb):
+    """Two-sided p of Welch's t-test (written here from the textbook formulas)."""
+    na, nb = len(xa), len(xb)
+    ma, mb = sum(xa) / na, sum(xb) / nb
+    va = sum((x - ma) ** 2 for x in xa) / (na - 1)
+    vb = sum((x - mb) ** 2 for x in xb) / (nb - 1)
+    se2 = va / na + vb / nb
+    t = (mb - ma) / math.sqrt(se2)
+    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    return betai(df / 2, 0.5, df / (df + t * t))
+
+
+def callsites(a):
+    """The call-site pair: per call site, the raw aten::copy_ time per steady step."""
+    pa = os.path.join(a.data, "diff", "callsite_a.pt.trace.json.gz")
+    pb = os.path.join(a.data, "diff", "callsite_b.pt.trace.json.gz")
+    doc = run_diff(a.aiprof, pa, pb, "--top", "0")
+    s = kv(doc, "diff")
+    ea, eb = load_events(pa), load_events(pb)
+    sa, sb = steady_steps(ea, s["steps_a"]), steady_steps(eb, s["steps_b"])
+    check(s["steps_a"] >= 5 and s["steps_b"] >= 5, "callsite: >= 5 steady steps per run (%s, %s)" % (s["steps_a"], s["steps_b"]))
+
+    def raw(events, steps):
+        out, first, per = {}, [], {}
+        for k, (ts, dur, tid) in enumerate(steps):
+            copies = sorted((e for e in events if e.get("ph") == "X" and e.get("name") == "aten::copy_"
+                             and e.get("tid") == tid and ts <= e["ts"] < ts + dur), key=lambda e: e["ts"])
+            first.append(call_site(copies[0]["args"].get("Call stack")))
+            for e in copies:
+                site = call_site(e["args"].get("Call stack"))
+                t = min(e["ts"] + e["dur"], ts + dur) - e["ts"]
+                out[site] = out.get(site, 0.0) + t
+                per.setdefault(site, [0.0] * len(steps))[k] += t * 1000
+        return {k: v / len(steps) * 1000 for k, v in out.items()}, first, per
+
+    (ra, first_a, pa_steps), (rb, first_b, pb_steps) = raw(ea, sa), raw(eb, sb)
+    sites = sorted(ra)
+    check(len(sites) == 2 and sorted(rb) == sites and all(x.endswith(("load_first", "load_second")) for x in sites),
+          "callsite: raw JSON has two copy_ call sites in both runs (%s)" % sites)
+    site_first = [x for x in sites if x.endswith("load_first")][0]
+    site_second = [x for x in sites if x.endswith("load_second")][0]
+    check(ra[site_first] > 2 * ra[site_second] and rb[site_second] > 2 * rb[site_first],
+          "callsite: raw spans: the cost moved from load_first to load_second (A %.0f/%.0f, B %.0f/%.0f ns)"
+          % (ra[site_first], ra[site_second], rb[site_first], rb[site_second]))
+    # Order alone would pair A's first copy (load_first, slow) with B's first (load_second, slow).
+    check(all(x == site_first for x in first_a) and all(x == site_second for x in first_b),
+          "callsite: B calls the two in the other order (pairing in order would pair the slow copies)")
+    k = kv(doc, "shapes")
+    check(k["shape_by_site"] >= 2 and k["shape_by_order"] == 0 and k["shape_by_function"] == 0,
+          "callsite: row pairs by call site + shape %s, by shape %s, in order %s"
+          % (k["shape_by_site"], k["shape_by_shape"], k["shape_by_order"]))
+    rows = {r["site"]: r for r in table(doc, "shapes", "shapes") if r["path"].endswith("aten::copy_")}
+    check(sorted(rows) == sites, "callsite: both copy_ call sites are changed rows (%s)" % sorted(rows))
+    for site, want in ((site_first, "faster"), (site_second, "slower")):
+        r = rows.get(site)
+        if r is None:
+            continue
+        check(r["match"] == "call site + shape" and r["change"] == want,
+              "callsite: %s is %s (%s, matched by %s)" % (site, want, r["change"], r["match"]))
+        check(abs(r["a_ns"] - ra[site]) <= 1 and abs(r["b_ns"] - rb[site]) <= 1,
+              "callsite: %s per step equals the raw spans (A %.0f vs %.0f, B %.0f vs %.0f ns)"
+              % (site, r["a_ns"], ra[site], r["b_ns"], rb[site]))
+        check(r["test"] in ("welch", "mannwhitney") and r["p_value"] is not None and r["p_value"] < 0.01
+              and r["ci_low_ns"] is not None and (r["ci_high_ns"] < 0 if want == "faster" else r["ci_low_ns"] > 0),
+              "callsite: %s has validate's statistics (%s, p=%s, interval %s..%s ns)"
+              % (site, r["test"], r["p_value"], r["ci_low_ns"], r["ci_high_ns"]))
+        if r["test"] == "welch" and site in pa_steps and site in pb_steps:
+            p = welch_p(pa_steps[site], pb_steps[site])
+            check(r["p_value"] is not None and abs(math.log(r["p_value"]) - math.log(p)) < 1e-3,
+                  "callsite: %s: Welch's p on the raw per-step sums, computed here, is aiprof's (%.6g vs %.6g)"
+                  % (site, p, r["p_value"]))
+    # With too few steps the rows say why they have no test.
+    with tempfile.TemporaryDirectory() as tmp:
+        cut = []
+        for name, events, steps in (("a", ea, sa), ("b", eb, sb)):
+            keep = steps[:3]
+            lo, hi = keep[0][0], keep[-1][0] + keep[-1][1]
+            ev = [e for e in events if e.get("ph") != "X" or lo <= e.get("ts", 0) < hi]
+            path = os.path.join(tmp, name + ".json")
+            with open(path, "w") as f:
+                json.dump({"traceEvents": ev}, f)
+            cut.append(path)
+        d3 = run_diff(a.aiprof, cut[0], cut[1], "--top", "0")
+        rows3 = [r for r in table(d3, "shapes", "shapes") if r["path"].endswith("aten::copy_")]
+        check(rows3 and all(r["test"] == "none" and "steady steps" in r["no_test"] for r in rows3),
+              "callsite: with 3 steps per run the rows say why there is no test (%s)"
+              % [r["no_test"] for r in rows3])
 
 
 def flame_data(path):
@@ -293,6 +453,20 @@ def tracelens(a):
                         bad.append("TraceLens: %s on %s is launched by %s, aiprof says %s" % (k, hw, tl_op[hw][k], op))
         check(renamed and not bad, "%s: every kernel pair made through an op has that op as launcher in both raw traces "
               "and agrees with TraceLens where it knows the kernel (%d pairs; %s)" % (model, len(renamed), bad[:3]))
+        # Call sites from python_function frames (torch 2 traces: no "Call
+        # stack" arg): every site shown is the cut of a frame of the raw trace.
+        k = kv(doc, "shapes")
+        frames = set()
+        for path in (h100, mi300):
+            for e in load_events(path):
+                if e.get("cat") == "python_function":
+                    c = call_site(e.get("name", ""))
+                    if c:
+                        frames.add(c)
+        sites = {x for r in table(doc, "shapes", "shapes") for x in r["site"].split(" → ") if x != "(no call stack)"}
+        check(k["shape_by_site"] > 0 and sites and sites <= frames,
+              "%s: shape rows paired by call site from python_function frames (%d pairs; %d sites, all raw frames; %s)"
+              % (model, k["shape_by_site"], len(sites), sorted(sites - frames)[:3]))
         # Independent: the step wall time per step.
         for path, key in ((h100, "step_a_ns"), (mi300, "step_b_ns")):
             st = steady_steps(load_events(path), s["steps_a" if key == "step_a_ns" else "steps_b"])
@@ -316,7 +490,13 @@ def formats_and_map(a, before, after):
             with open(os.path.join(tmp, side + ".json"), "w") as f:
                 json.dump({"traceEvents": [
                     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
-                    {"ph": "X", "cat": "cpu_op", "name": hostile + side, "pid": 1, "tid": 1, "ts": 10, "dur": dur}]}, f)
+                    {"ph": "X", "cat": "cpu_op", "name": hostile + side, "pid": 1, "tid": 1, "ts": 10, "dur": dur}] + [
+                    # Hostile call sites: two same-shape ops split by their call stack.
+                    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 400 + 200 * k,
+                     "dur": dur // 2 if k == 0 else 50,
+                     "args": {"Input Dims": [[2, 2], [2, 2]],
+                              "Call stack": "<built-in>;/x/m.py(%d): <img src=y onerror=alert(2)>|*;" % (k + 1)}}
+                    for k in range(2)]}, f)
         for fmt in ("html", "md"):
             out = os.path.join(tmp, "h." + fmt)
             p = subprocess.run([a.aiprof, "diff", os.path.join(tmp, "ha.json"), os.path.join(tmp, "hb.json"), "-o", out],
@@ -324,6 +504,8 @@ def formats_and_map(a, before, after):
             text = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
             check(p.returncode == 0 and "onerror" in text and "<img src=x" not in text,
                   "hostile names are escaped (%s)" % fmt)
+            check(p.returncode == 0 and "src=y onerror" in text and "<img src=y" not in text,
+                  "hostile call sites are escaped (%s)" % fmt)
         good = os.path.join(tmp, "map.yaml")
         with open(good, "w") as f:
             f.write("map:\n  - a: /SingleProcessDataLoaderIter/\n    b: /MultiProcessingDataLoaderIter/\n")
@@ -346,6 +528,7 @@ def main():
     ap.add_argument("--fixtures", required=True)
     a = ap.parse_args()
     before, after = resnet(a)
+    callsites(a)
     tracelens(a)
     formats_and_map(a, before, after)
     if FAILS:

@@ -143,6 +143,20 @@ def main():
                                          capture_output=True, check=True).stdout)
     check(r["result"]["structuredContent"] == cli_diff and "DataLoader" in r["result"]["content"][0]["text"] + json.dumps(cli_diff),
           "diff equals aiprof diff (%s)" % r["result"]["content"][0]["text"])
+    check("shapes" in cli_diff["sections"] and r["result"]["structuredContent"]["sections"].get("shapes") ==
+          cli_diff["sections"]["shapes"], "diff carries the CLI's 'By shape' section")
+    # The call-site pair (test/data/diff): the By shape rows keyed by call site, as the CLI's.
+    ca = os.path.join(os.path.abspath(a.data), "diff", "callsite_a.pt.trace.json.gz")
+    cb = os.path.join(os.path.abspath(a.data), "diff", "callsite_b.pt.trace.json.gz")
+    ida = c.tool("load_trace", path=ca)["result"]["structuredContent"]["trace"]
+    idb = c.tool("load_trace", path=cb)["result"]["structuredContent"]["trace"]
+    r2 = c.tool("diff", a=ida, b=idb)
+    cli2 = json.loads(subprocess.run([a.aiprof, "diff", ca, cb, "--format", "json"],
+                                     capture_output=True, check=True).stdout)
+    site_rows = [row for block in cli2["sections"]["shapes"]["blocks"] if block.get("key") == "shapes"
+                 for row in block["rows"] if row["match"] == "call site + shape"]
+    check(r2["result"]["structuredContent"] == cli2 and len(site_rows) >= 2,
+          "diff of the call-site pair equals aiprof diff, %d rows matched by call site" % len(site_rows))
     check(c.tool("diff", a=tb)["error"]["code"] == -32602, "diff needs 'b'")
     check(c.tool("diff", a=tb, b=ta, top=0)["error"]["code"] == -32602, "diff: top range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")
@@ -174,7 +188,7 @@ def main():
           "whatif: device clause resolved from the devices file, its note carried (%r)" % notes)
 
     r = c.call("resources/list")
-    check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t1", "aiprof://trace/t2", "aiprof://trace/t3"],
+    check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t%d" % k for k in range(1, 6)],
           "resources: %r" % r)
     r = c.tool("list_traces")
     check(r["result"]["structuredContent"]["traces"][0]["path"] == sample, "list_traces")

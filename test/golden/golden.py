@@ -52,7 +52,7 @@ def inputs(fixtures, data):
             for f in sorted(filenames):
                 if re.search(r"\.(json|json\.gz|sqlite)$", f) and not f.endswith(".meta.json") \
                         and "/validation" not in dirpath and "/rules" not in dirpath \
-                        and "/pairs" not in dirpath \
+                        and "/pairs" not in dirpath and "/diff/" not in dirpath + "/" \
                         and not f.startswith("execution_details") and "capture_trace" not in f:
                     out.append(os.path.join(dirpath, f))
     return out

@@ -137,6 +137,7 @@ struct Open {
   uint32_t node;  // kNoNode: root level (a hole when on top); kDead: outside every step
   TimeClass cls;
   uint32_t slice = kNoSlice;  // the slice that made `node` (op shapes only)
+  uint32_t site = 0;          // innermost enclosing call-site frame: its name's StringId raw + 1 (op shapes only)
 };
 constexpr uint32_t kDead = kNoNode - 1;
 
@@ -151,6 +152,7 @@ class Builder {
       slice_dev_.assign(s_.size(), 0);
       up_.assign(s_.size(), kNoSlice);
       seen_.assign(s_.size(), 0);
+      site_frame_.assign(trace.strings.size(), 0);
     }
     AddNode(kNoNode, AttributionKind::kRoot, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
     untraced_ = AddNode(0, AttributionKind::kUntraced, StringId{}, kNoTrack, TimeClass::kUntraced, OpClass::kOther);
@@ -304,6 +306,9 @@ class Builder {
   std::vector<uint32_t> up_;
   std::vector<uint8_t> seen_;  // 1: opened as a node, 2: also counted
   std::vector<uint32_t> opened_, opened_node_;
+  std::vector<uint32_t> opened_site_;  // per opened node slice: Open::site of it
+  std::vector<uint32_t> opened_step_;  // per opened node slice: its per_step index
+  std::vector<uint8_t> site_frame_;    // per string: 0 not looked at, 1 not a call-site frame, 2 one
 };
 
 uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
@@ -414,6 +419,15 @@ void Builder::Sweep(uint32_t track, bool primary) {
     if (!stack.empty()) end = std::min(end, stack.back().end);
     if (end <= first) continue;  // wholly before the steps (and so are its children)
     Open o{end, kNoNode, TimeClass::kUntraced};
+    if (shapes_) {
+      // The innermost enclosing python_function frame that is a call site.
+      o.site = stack.empty() ? 0 : stack.back().site;
+      if (s_.kind[i] == EventKind::kPythonFunction) {
+        uint8_t& f = site_frame_[s_.name[i].raw];
+        if (f == 0) f = IsCallSiteFrame(trace_.Str(s_.name[i])) ? 2 : 1;
+        if (f == 2) o.site = s_.name[i].raw + 1;
+      }
+    }
     size_t k = StepAt(ts, &step_p);
     bool in_step = k < steps_.size() && steps_[k].start < end;
     if (!in_step || (stack.size() > 0 && stack.back().node == kDead)) {
@@ -441,6 +455,8 @@ void Builder::Sweep(uint32_t track, bool primary) {
             up_[i] = t ? t->slice : kNoSlice;
             opened_.push_back(static_cast<uint32_t>(i));
             opened_node_.push_back(n);
+            opened_site_.push_back(o.site);
+            opened_step_.push_back(static_cast<uint32_t>(steps_[k].out));
           }
           if (counted) seen_[i] = 2;
           else if (seen_[i] == 0) seen_[i] = 1;
@@ -554,31 +570,79 @@ void Builder::BuildOpShapes() {
     while (!t.empty() && space(t.back())) t.remove_suffix(1);
     return t;
   };
+  // Call sites: the "Call stack" arg's cut (CallSiteOfStack), else the
+  // enclosing call-site frame's label; one id per distinct label, each
+  // source string looked at once.
+  const std::optional<StringId> stack_key = trace_.strings.Find("Call stack");
+  o.site_labels.assign(1, "");
+  std::unordered_map<std::string, uint32_t> site_of_text;
+  std::unordered_map<uint32_t, uint32_t> site_of_source;  // source (see below) → site id
+  auto site_id = [&](uint32_t source) -> uint32_t {  // source: stack arg id + 1, or frame id + 1 | top bit
+    if (source == 0) return 0;
+    auto [it, fresh] = site_of_source.emplace(source, 0);
+    if (fresh) {
+      const bool frame = (source & 0x80000000u) != 0;
+      const std::string_view text = trace_.Str(StringId{(source & 0x7FFFFFFFu) - 1});
+      std::string label = frame ? CallSiteLabel(text) : CallSiteOfStack(text);
+      if (!label.empty()) {
+        auto [lit, fresh_label] = site_of_text.emplace(label, static_cast<uint32_t>(o.site_labels.size()));
+        if (fresh_label) o.site_labels.push_back(std::move(label));
+        it->second = lit->second;
+      }
+    }
+    return it->second;
+  };
   // Shape ids by text (hashed once per distinct (dims, types) string pair);
-  // rows by (node, dims, types) through a direct-mapped cache in front of a
-  // map, as the tree's own node lookup: a step repeats the step before.
+  // rows by (node, dims, types, site source) through a direct-mapped cache in
+  // front of a map, as the tree's own node lookup: a step repeats the step before.
+  struct RowKey {
+    uint32_t node, shape, site;
+    bool operator==(const RowKey& k) const { return node == k.node && shape == k.shape && site == k.site; }
+  };
+  struct RowKeyHash {
+    size_t operator()(const RowKey& k) const {
+      uint64_t h = uint64_t{k.node} * 0x9E3779B97F4A7C15ull ^ uint64_t{k.shape} * 0xC2B2AE3D27D4EB4Full ^
+                   uint64_t{k.site} * 0x165667B19E3779F9ull;
+      return static_cast<size_t>(h ^ (h >> 31));
+    }
+  };
   std::unordered_map<uint64_t, uint32_t> shape_of_ids;       // (dims id, types id) → shape
   std::unordered_map<std::string, uint32_t> shape_of_text;   // label → shape
-  std::unordered_map<uint64_t, uint32_t> row_of;             // (node, shape) → row
+  std::unordered_map<RowKey, uint32_t, RowKeyHash> row_of;   // (node, shape, site) → row
   struct RowSlot {
-    uint32_t node = kNoNode, dims = 0, types = 0, row = 0;
+    uint32_t node = kNoNode, dims = 0, types = 0, source = 0, row = 0;
   };
   constexpr size_t kRowSlots = size_t{1} << 12;
   std::vector<RowSlot> cache(kRowSlots);
-  std::vector<uint32_t> rn, rs;
+  std::vector<uint32_t> rn, rs, rsite;
   std::vector<uint64_t> rc;
   std::vector<int64_t> rself, rtotal, rdev;
+  // Steady step ordinal of each per_step entry (UINT32_MAX: not steady).
+  std::vector<uint32_t> ordinal(out_->per_step.size(), UINT32_MAX);
+  {
+    uint32_t steady = 0;
+    for (size_t k = 0; k < out_->per_step.size(); ++k) {
+      if (out_->per_step[k].steady) ordinal[k] = steady++;
+    }
+  }
+  struct StepEntry {
+    uint32_t row, step;
+    int64_t ns;
+  };
+  std::vector<StepEntry> per_step;
   const AttributionNodes& n = out_->nodes;
   for (size_t j = 0; j < opened_.size(); ++j) {
     const uint32_t i = opened_[j], node = opened_node_[j];
     if (n.kind[node] != AttributionKind::kOp) continue;
     if (seen_[i] != 2 && slice_self_[i] == 0 && total[i] == 0 && dev[i] == 0) continue;
     const uint32_t d = text_id(i, dims_key), t = d ? text_id(i, types_key) : 0;
-    const uint64_t h =
-        (uint64_t{node} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{d} * 0xC2B2AE3D27D4EB4Full) ^ (uint64_t{t} << 17);
+    const uint32_t stack = text_id(i, stack_key);
+    const uint32_t source = stack != 0 ? stack : opened_site_[j] != 0 ? (opened_site_[j] | 0x80000000u) : 0;
+    const uint64_t h = (uint64_t{node} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{d} * 0xC2B2AE3D27D4EB4Full) ^
+                       (uint64_t{t} << 17) ^ (uint64_t{source} * 0x165667B19E3779F9ull);
     RowSlot& slot = cache[(h ^ (h >> 29)) & (kRowSlots - 1)];
     uint32_t r;
-    if (slot.node == node && slot.dims == d && slot.types == t) {
+    if (slot.node == node && slot.dims == d && slot.types == t && slot.source == source) {
       r = slot.row;
     } else {
       uint32_t shape = 0;
@@ -598,22 +662,26 @@ void Builder::BuildOpShapes() {
         }
         shape = sit->second;
       }
-      auto [it, fresh] = row_of.emplace((uint64_t{node} << 32) | shape, static_cast<uint32_t>(rn.size()));
+      const uint32_t site = site_id(source);
+      auto [it, fresh] = row_of.emplace(RowKey{node, shape, site}, static_cast<uint32_t>(rn.size()));
       if (fresh) {
         rn.push_back(node);
         rs.push_back(shape);
+        rsite.push_back(site);
         rc.push_back(0);
         rself.push_back(0);
         rtotal.push_back(0);
         rdev.push_back(0);
       }
       r = it->second;
-      slot = {node, d, t, r};
+      slot = {node, d, t, source, r};
     }
     rc[r] += seen_[i] == 2 ? 1 : 0;
     rself[r] += slice_self_[i];
     rtotal[r] += total[i];
     rdev[r] += dev[i];
+    const uint32_t k = ordinal[opened_step_[j]];
+    if (k != UINT32_MAX && total[i] != 0) per_step.push_back({r, k, total[i]});
   }
   // Rows grouped by node (counting sort, stable: first appearance within a node).
   o.begin.assign(n.size() + 1, 0);
@@ -622,19 +690,53 @@ void Builder::BuildOpShapes() {
   const size_t rows = rn.size();
   o.node.resize(rows);
   o.shape.resize(rows);
+  o.site.resize(rows);
   o.count.resize(rows);
   o.self_ns.resize(rows);
   o.total_ns.resize(rows);
   o.device_ns.resize(rows);
   std::vector<uint32_t> fill(o.begin.begin(), o.begin.end() - 1);
+  std::vector<uint32_t> final_row(rows);
   for (size_t r = 0; r < rows; ++r) {
     const uint32_t at = fill[rn[r]]++;
+    final_row[r] = at;
     o.node[at] = rn[r];
     o.shape[at] = rs[r];
+    o.site[at] = rsite[r];
     o.count[at] = rc[r];
     o.self_ns[at] = rself[r];
     o.total_ns[at] = rtotal[r];
     o.device_ns[at] = rdev[r];
+  }
+  // Per-step totals per row: a counting sort by row (stable: opened order,
+  // which is time order on one track), a row's segment sorted by step only
+  // when several tracks interleaved it, equal steps merged.
+  std::vector<uint32_t> at(rows + 1, 0);
+  for (const StepEntry& e : per_step) ++at[final_row[e.row] + 1];
+  for (size_t r = 1; r < at.size(); ++r) at[r] += at[r - 1];
+  std::vector<std::pair<uint32_t, int64_t>> sorted(per_step.size());
+  {
+    std::vector<uint32_t> fill_at(at.begin(), at.end() - 1);
+    for (const StepEntry& e : per_step) sorted[fill_at[final_row[e.row]]++] = {e.step, e.ns};
+  }
+  per_step = {};
+  o.step_begin.assign(rows + 1, 0);
+  o.step.reserve(sorted.size());
+  o.step_ns.reserve(sorted.size());
+  for (size_t r = 0; r < rows; ++r) {
+    auto b = sorted.begin() + at[r], e = sorted.begin() + at[r + 1];
+    if (!std::is_sorted(b, e, [](const auto& x, const auto& y) { return x.first < y.first; })) {
+      std::sort(b, e, [](const auto& x, const auto& y) { return x.first < y.first; });
+    }
+    for (auto it = b; it != e; ++it) {
+      if (o.step.size() > o.step_begin[r] && o.step.back() == it->first) {
+        o.step_ns.back() += it->second;
+      } else {
+        o.step.push_back(it->first);
+        o.step_ns.push_back(it->second);
+      }
+    }
+    o.step_begin[r + 1] = static_cast<uint32_t>(o.step.size());
   }
 }
 
@@ -786,6 +888,58 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
   r.available = r.steps > 0;
   if (!r.available) r.problem = "no steady-state step to attribute";
   return r;
+}
+
+namespace {
+std::string_view TrimSpace(std::string_view t) {
+  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  while (!t.empty() && space(t.front())) t.remove_prefix(1);
+  while (!t.empty() && space(t.back())) t.remove_suffix(1);
+  return t;
+}
+}  // namespace
+
+bool IsCallSiteFrame(std::string_view frame) {
+  frame = TrimSpace(frame);
+  if (frame.empty() || frame.front() == '<') return false;  // "<built-in method ...>": C code, an address in the name
+  if (frame.starts_with("nn.Module: ")) return true;
+  // "path/file.py(line): function": torch's internals lie under a "torch/" folder.
+  const size_t paren = frame.find('(');
+  const std::string_view path = frame.substr(0, paren);
+  if (path.starts_with("torch/") || path.find("/torch/") != std::string_view::npos) return false;
+  return paren != std::string_view::npos;  // a Python frame (else a record_function label or the like)
+}
+
+std::string CallSiteLabel(std::string_view frame) {
+  frame = TrimSpace(frame);
+  if (!IsCallSiteFrame(frame)) return {};
+  if (frame.starts_with("nn.Module: ")) return std::string(frame);
+  const size_t paren = frame.find('(');
+  std::string_view path = frame.substr(0, paren);
+  size_t cut = std::string_view::npos;
+  for (std::string_view marker : {std::string_view("site-packages/"), std::string_view("dist-packages/")}) {
+    const size_t at = path.rfind(marker);
+    if (at != std::string_view::npos) {
+      cut = at + marker.size();
+      break;
+    }
+  }
+  if (cut == std::string_view::npos) {
+    const size_t slash = path.find_last_of("/\\");
+    cut = slash == std::string_view::npos ? 0 : slash + 1;
+  }
+  return std::string(frame.substr(cut));
+}
+
+std::string CallSiteOfStack(std::string_view stack) {
+  while (!stack.empty()) {
+    const size_t semi = stack.find(';');
+    const std::string_view frame = stack.substr(0, semi);
+    if (IsCallSiteFrame(frame)) return CallSiteLabel(frame);
+    if (semi == std::string_view::npos) break;
+    stack.remove_prefix(semi + 1);
+  }
+  return {};
 }
 
 std::string_view ModuleLabel(std::string_view name) {

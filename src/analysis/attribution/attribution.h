@@ -53,6 +53,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/analysis/attribution/op_class.h"
@@ -139,12 +140,25 @@ struct AttributionResult {
   // Rows of node n are at [begin[n], begin[n+1]), in order of first
   // appearance; per node, Σ rows = the node's count, self_ns, total_ns and
   // device_total_ns (over the steady steps, like the node's figures).
+  //
+  // Rows are keyed by (node, shape, call site). The call site of an instance
+  // is its Python call stack cut at the first frame that is an nn.Module
+  // frame or outside torch's internals (CallSiteOfStack below): from the
+  // slice's "Call stack" arg (PyTorch with with_stack), else from the
+  // python_function slices enclosing it on its thread; none without either.
+  // Per-step totals (for the diff's statistics per row): each instance's
+  // total goes to the steady step it opened in; row r's entries are at
+  // [step_begin[r], step_begin[r+1]), steady step ordinals ascending.
   struct OpShapes {
-    std::vector<std::string> labels;  // per shape id; "" = no Input Dims on the slice
-    std::vector<uint32_t> begin;      // nodes + 1 offsets; empty when not computed
-    std::vector<uint32_t> node, shape;
+    std::vector<std::string> labels;       // per shape id; "" = no Input Dims on the slice
+    std::vector<std::string> site_labels;  // per call-site id; "" = no call site
+    std::vector<uint32_t> begin;           // nodes + 1 offsets; empty when not computed
+    std::vector<uint32_t> node, shape, site;
     std::vector<uint64_t> count;
     std::vector<int64_t> self_ns, total_ns, device_ns;
+    std::vector<uint32_t> step_begin;  // rows + 1
+    std::vector<uint32_t> step;        // steady step ordinal (0 = first steady step)
+    std::vector<int64_t> step_ns;
     bool computed() const { return !begin.empty(); }
     size_t size() const { return node.size(); }
   } op_shapes;
@@ -154,11 +168,27 @@ struct AttributionResult {
 };
 
 struct AttributionOptions {
-  // Also fill AttributionResult::op_shapes (per op node and input shape). The
-  // tree itself is the same with or without it. Costs a few words per slice
-  // and one arg lookup per op instance.
+  // Also fill AttributionResult::op_shapes (per op node, input shape and call
+  // site). The tree itself is the same with or without it. Costs a few words
+  // per slice, three arg lookups per op instance (Input Dims, Input type,
+  // Call stack), one classification per distinct python_function name, and a
+  // sort of the per-step entries (one per op instance at most).
   bool op_shapes = false;
 };
+
+// The call site of a Python call stack given innermost frame first
+// (PyTorch's "Call stack" arg: frames joined by ';'): the first frame that
+// is an nn.Module frame ("nn.Module: Linear_0") or a frame outside torch's
+// internals (not "<built-in ...>", not under a "torch/" folder), with its
+// folders dropped up to site-packages/dist-packages (else to the file's
+// name) so the key does not depend on where the run lay:
+// "model.py(12): forward". "" when no frame qualifies. PyTorch names a
+// frame by its function's first line, so two calls from one function share
+// their site.
+std::string CallSiteOfStack(std::string_view stack);
+// Whether one frame is a call site (see above), and its label ("" when not).
+bool IsCallSiteFrame(std::string_view frame);
+std::string CallSiteLabel(std::string_view frame);
 
 // `window` may be null: then every step is steady.
 AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window);

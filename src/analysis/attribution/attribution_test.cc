@@ -237,6 +237,29 @@ TEST(AttributionTest, Resnet50OpShapesAddUpToTheTree) {
   // ResNet50's blocks call one op name with several shapes.
   EXPECT_GT(split, 0u);
   EXPECT_GT(o.labels.size(), 10u);
+  // Per row, the per-step totals (steady step ordinals, ascending) add up to
+  // the row's total; every row has a call site from the ops' "Call stack" arg
+  // (cut at the first frame outside torch: never a torch/ frame).
+  ASSERT_EQ(o.step_begin.size(), o.size() + 1);
+  ASSERT_EQ(o.site.size(), o.size());
+  size_t with_site = 0;
+  for (uint32_t x = 0; x < o.size(); ++x) {
+    int64_t sum = 0;
+    for (uint32_t e = o.step_begin[x]; e < o.step_begin[x + 1]; ++e) {
+      EXPECT_LT(o.step[e], r.steps);
+      if (e > o.step_begin[x]) {
+        EXPECT_LT(o.step[e - 1], o.step[e]);
+      }
+      sum += o.step_ns[e];
+    }
+    EXPECT_EQ(sum, o.total_ns[x]) << x;
+    const std::string& site = o.site_labels[o.site[x]];
+    if (!site.empty()) ++with_site;
+    EXPECT_EQ(site.find("/torch/"), std::string::npos) << site;
+    EXPECT_FALSE(site.starts_with("torch/")) << site;
+  }
+  EXPECT_GT(with_site, o.size() / 2);
+  EXPECT_GT(o.site_labels.size(), 3u);
 }
 
 }  // namespace

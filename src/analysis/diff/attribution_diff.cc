@@ -34,6 +34,8 @@ const char* DiffMatchName(DiffMatch m) {
 const char* DiffShapeMatchName(DiffShapeMatch m) {
   switch (m) {
     case DiffShapeMatch::kNone: return "";
+    case DiffShapeMatch::kSite: return "call site + shape";
+    case DiffShapeMatch::kFunction: return "function + shape";
     case DiffShapeMatch::kShape: return "shape";
     case DiffShapeMatch::kOrder: return "order";
   }
@@ -43,6 +45,36 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row) {
   const AttributionResult::OpShapes& o = r.op_shapes;
   return row < o.size() ? o.labels[o.shape[row]] : std::string();
+}
+
+std::string_view SiteFunction(std::string_view site, std::string* scratch) {
+  // "file(line): function": drop "(line)" when it is digits.
+  const size_t open = site.find('(');
+  const size_t close = open == std::string_view::npos ? open : site.find(')', open);
+  if (close == std::string_view::npos || close == open + 1) return site;
+  for (size_t i = open + 1; i < close; ++i) {
+    if (site[i] < '0' || site[i] > '9') return site;
+  }
+  scratch->assign(site.substr(0, open));
+  scratch->append(site.substr(close + 1));
+  return *scratch;
+}
+
+std::string DiffSiteLabel(const AttributionResult& r, uint32_t row) {
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  return row < o.size() && row < o.site.size() ? o.site_labels[o.site[row]] : std::string();
+}
+
+std::string DiffNoStatsText(DiffNoStats why, size_t top_n) {
+  switch (why) {
+    case DiffNoStats::kNone: return "";
+    case DiffNoStats::kOneRun: return "in one run only";
+    case DiffNoStats::kFewSteps:
+      return "fewer than " + std::to_string(kDiffMinStepsForStats) + " steady steps in a run";
+    case DiffNoStats::kNotTop: return "not among the top " + std::to_string(top_n) + " changed rows";
+    case DiffNoStats::kUnchanged: return "unchanged by the thresholds";
+  }
+  return "?";
 }
 
 namespace {
@@ -257,23 +289,34 @@ DiffChange ByThreshold(double a_ns, double b_ns, double min_effect) {
   return delta > 0 ? DiffChange::kSlower : DiffChange::kFaster;
 }
 
-// The shape rows of every aligned op pair that more than one shape splits:
-// same shape text first, then in order; per node, the rows of each run are
-// few, so pairing by sorted label views is n log n in them.
+// The rows of every aligned op pair that more than one row splits: call
+// site + shape first, then shape, then in order; per node, the rows of each
+// run are few, so pairing by sorted keys is n log n in them.
 void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double min_effect, AttributionDiff* out) {
   const AttributionResult::OpShapes& sa = ra.op_shapes;
   const AttributionResult::OpShapes& sb = rb.op_shapes;
   if (!sa.computed() || !sb.computed()) return;
   const DiffNodes& d = out->nodes;
   DiffShapes& s = out->shapes;
-  std::vector<std::pair<std::string_view, uint32_t>> kb;
+  struct Key {
+    std::string_view shape, site;
+    uint32_t row;
+  };
+  std::vector<Key> kb;
   std::vector<uint8_t> used_b;
-  std::vector<uint32_t> left_a;
+  std::vector<uint32_t> left_a, left_a2;
   auto add = [&](uint32_t node, uint32_t x, uint32_t y, DiffShapeMatch m) {
     s.node.push_back(node);
     s.a.push_back(x);
     s.b.push_back(y);
-    s.match.push_back(x != kNoNode && y != kNoNode ? m : DiffShapeMatch::kNone);
+    const bool paired = x != kNoNode && y != kNoNode;
+    s.match.push_back(paired ? m : DiffShapeMatch::kNone);
+    if (paired) {
+      (m == DiffShapeMatch::kSite       ? out->shape_by_site
+       : m == DiffShapeMatch::kFunction ? out->shape_by_function
+       : m == DiffShapeMatch::kShape    ? out->shape_by_shape
+                                        : out->shape_by_order) += 1;
+    }
     auto fig = [](const AttributionResult& r, uint32_t row, std::vector<double>* ns, std::vector<double>* dev,
                   std::vector<double>* calls) {
       const AttributionResult::OpShapes& o = r.op_shapes;
@@ -286,30 +329,82 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
     s.change.push_back(x == kNoNode   ? DiffChange::kAdded
                        : y == kNoNode ? DiffChange::kRemoved
                                       : ByThreshold(s.a_ns.back(), s.b_ns.back(), min_effect));
+    s.stats.push_back(-1);
+    s.no_stats.push_back(paired ? DiffNoStats::kNone : DiffNoStats::kOneRun);
   };
+  auto less = [](const Key& x, const Key& y) {
+    return x.shape != y.shape ? x.shape < y.shape : x.site != y.site ? x.site < y.site : x.row < y.row;
+  };
+  auto site_a = [&](uint32_t x) -> std::string_view { return sa.site_labels[sa.site[x]]; };
   for (uint32_t i = 1; i < d.size(); ++i) {
     if (d.kind[i] != AttributionKind::kOp || d.a[i] == kNoNode || d.b[i] == kNoNode) continue;
     const uint32_t a0 = sa.begin[d.a[i]], a1 = sa.begin[d.a[i] + 1];
     const uint32_t b0 = sb.begin[d.b[i]], b1 = sb.begin[d.b[i] + 1];
-    if (a1 - a0 <= 1 && b1 - b0 <= 1) continue;  // one shape (or none) each: the node says it all
+    if (a1 - a0 <= 1 && b1 - b0 <= 1) continue;  // one row (or none) each: the node says it all
     kb.clear();
-    for (uint32_t y = b0; y < b1; ++y) kb.emplace_back(sb.labels[sb.shape[y]], y);
-    std::sort(kb.begin(), kb.end());
+    for (uint32_t y = b0; y < b1; ++y) kb.push_back({sb.labels[sb.shape[y]], sb.site_labels[sb.site[y]], y});
+    std::sort(kb.begin(), kb.end(), less);
     used_b.assign(b1 - b0, 0);
+    // 1. Call site + shape (rows with a call site only).
     left_a.clear();
     for (uint32_t x = a0; x < a1; ++x) {
-      std::string_view la = sa.labels[sa.shape[x]];
-      auto it = std::lower_bound(kb.begin(), kb.end(), std::make_pair(la, uint32_t{0}));
-      if (it != kb.end() && it->first == la && !used_b[it->second - b0]) {
-        used_b[it->second - b0] = 1;
-        add(i, x, it->second, DiffShapeMatch::kShape);
-      } else {
-        left_a.push_back(x);
+      const std::string_view la = sa.labels[sa.shape[x]], ls = site_a(x);
+      bool paired = false;
+      if (!ls.empty()) {
+        auto it = std::lower_bound(kb.begin(), kb.end(), Key{la, ls, 0}, less);
+        for (; it != kb.end() && it->shape == la && it->site == ls; ++it) {
+          if (used_b[it->row - b0]) continue;
+          used_b[it->row - b0] = 1;
+          add(i, x, it->row, DiffShapeMatch::kSite);
+          paired = true;
+          break;
+        }
       }
+      if (!paired) left_a.push_back(x);
     }
-    // Then by name in order of first appearance.
-    uint32_t y = b0;
+    // 1b. The call site's function (line left out) + shape, in order of first appearance.
+    if (!left_a.empty()) {
+      std::string sx, sy;
+      size_t keep = 0;
+      for (uint32_t x : left_a) {
+        const std::string_view ls = site_a(x);
+        bool paired = false;
+        if (!ls.empty()) {
+          const std::string_view la = sa.labels[sa.shape[x]];
+          const std::string_view fa = SiteFunction(ls, &sx);
+          for (uint32_t y = b0; y < b1 && !paired; ++y) {
+            if (used_b[y - b0] || sb.labels[sb.shape[y]] != la) continue;
+            const std::string_view lb = sb.site_labels[sb.site[y]];
+            if (lb.empty() || SiteFunction(lb, &sy) != fa) continue;
+            used_b[y - b0] = 1;
+            add(i, x, y, DiffShapeMatch::kFunction);
+            paired = true;
+          }
+        }
+        if (!paired) left_a[keep++] = x;
+      }
+      left_a.resize(keep);
+    }
+    // 2. Shape alone: the first unused B row of that shape (B's rows of one
+    // shape sort by site, then row; in order of first appearance below).
+    left_a2.clear();
     for (uint32_t x : left_a) {
+      const std::string_view la = sa.labels[sa.shape[x]];
+      uint32_t best = kNoNode;
+      for (auto it = std::lower_bound(kb.begin(), kb.end(), Key{la, std::string_view(), 0}, less);
+           it != kb.end() && it->shape == la; ++it) {
+        if (!used_b[it->row - b0] && it->row < best) best = it->row;
+      }
+      if (best == kNoNode) {
+        left_a2.push_back(x);
+        continue;
+      }
+      used_b[best - b0] = 1;
+      add(i, x, best, DiffShapeMatch::kShape);
+    }
+    // 3. In order of first appearance.
+    uint32_t y = b0;
+    for (uint32_t x : left_a2) {
       while (y < b1 && used_b[y - b0]) ++y;
       if (y == b1) {
         add(i, x, kNoNode, DiffShapeMatch::kNone);
@@ -322,11 +417,65 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
       if (!used_b[z - b0]) add(i, kNoNode, z, DiffShapeMatch::kNone);
     }
   }
+}
+
+// A shape row's per-step totals over the steady steps (0 where absent).
+void RowSamples(const AttributionResult& r, uint32_t row, std::vector<double>* out) {
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  out->assign(r.steps, 0);
+  if (o.step_begin.size() <= row + 1) return;
+  for (uint32_t e = o.step_begin[row]; e < o.step_begin[row + 1]; ++e) {
+    if (o.step[e] < out->size()) (*out)[o.step[e]] = static_cast<double>(o.step_ns[e]);
+  }
+}
+
+// Ranks the changed shape rows, tests the top_n paired ones with
+// validate's comparison of their per-step totals, reclassifies them and
+// drops those the test finds unchanged.
+void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+                     AttributionDiff* out) {
+  DiffShapes& s = out->shapes;
   for (uint32_t r = 0; r < s.size(); ++r) {
     if (s.change[r] != DiffChange::kUnchanged) out->shape_ranked.push_back(r);
   }
   std::stable_sort(out->shape_ranked.begin(), out->shape_ranked.end(),
                    [&](uint32_t x, uint32_t y) { return std::fabs(s.Delta(x)) > std::fabs(s.Delta(y)); });
+  const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> xa, xb;
+  size_t tested = 0;
+  for (uint32_t r = 0; r < s.size(); ++r) {
+    if (s.no_stats[r] == DiffNoStats::kNone && s.change[r] == DiffChange::kUnchanged) {
+      s.no_stats[r] = DiffNoStats::kUnchanged;
+    }
+  }
+  for (uint32_t r : out->shape_ranked) {
+    if (s.no_stats[r] != DiffNoStats::kNone) continue;  // one run only
+    if (!enough) {
+      s.no_stats[r] = DiffNoStats::kFewSteps;
+      continue;
+    }
+    if (tested >= options.top_n) {
+      s.no_stats[r] = DiffNoStats::kNotTop;
+      continue;
+    }
+    ++tested;
+    RowSamples(ra, s.a[r], &xa);
+    RowSamples(rb, s.b[r], &xb);
+    s.stats[r] = static_cast<int32_t>(out->shape_stats.size());
+    const MetricComparison cmp = CompareSamples("time per step", "ns", xa, xb, o, 0x5000 + r);
+    out->shape_stats.push_back({r, cmp});
+    switch (cmp.verdict) {
+      case Verdict::kRegressed: s.change[r] = DiffChange::kSlower; break;
+      case Verdict::kImproved: s.change[r] = DiffChange::kFaster; break;
+      case Verdict::kNoChange: s.change[r] = DiffChange::kUnchanged; break;
+      case Verdict::kInsufficientData: break;
+    }
+  }
+  out->shape_ranked.erase(std::remove_if(out->shape_ranked.begin(), out->shape_ranked.end(),
+                                         [&](uint32_t x) { return s.change[x] == DiffChange::kUnchanged; }),
+                          out->shape_ranked.end());
 }
 
 DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
@@ -449,6 +598,7 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
                                   [&](uint32_t x) { return d.change[x] == DiffChange::kUnchanged; }),
                    out.ranked.end());
   PairShapes(ra, rb, options.stats.min_effect, &out);
+  ShapeStatistics(ra, rb, options, &out);
   out.available = true;
   return out;
 }

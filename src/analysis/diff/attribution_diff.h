@@ -43,6 +43,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/analysis/attribution/attribution.h"
@@ -95,17 +96,39 @@ struct DiffNodeStats {
   MetricComparison cmp;  // before = A, after = B, ns per step
 };
 
-// Op pairs broken down by input shape (both runs' attribution computed with
-// AttributionOptions::op_shapes; else empty). For every aligned op pair
-// where either run has more than one shape under the node (so the shape
-// tells instances apart), the shape rows (AttributionResult::op_shapes) pair
-// by (name, shape) first — the same "Input Dims" (+ "Input type") text —
-// then what is left in order of first appearance; the rest is removed or
-// added. Figures per steady step: host total, device time, calls. No
-// per-step samples exist per shape, so slower / faster is the threshold
-// rule (min_effect of A's time and kDiffMinDeltaNs).
-enum class DiffShapeMatch : uint8_t { kNone = 0, kShape, kOrder };
-const char* DiffShapeMatchName(DiffShapeMatch m);  // "", "shape", "order"
+// Op pairs broken down by call site and input shape (both runs' attribution
+// computed with AttributionOptions::op_shapes; else empty). For every
+// aligned op pair where either run has more than one row under the node
+// (so call site or shape tells instances apart), the rows
+// (AttributionResult::op_shapes, keyed by node, shape and call site) pair
+//   1. by call site and shape: the same call site (CallSiteOfStack: the
+//      Python stack cut at its first nn.Module frame or first frame outside
+//      torch's internals) and the same "Input Dims" (+ "Input type") text;
+//      rows without a call site never pair here;
+//   1b. by the call site's function and shape: the same site with its line
+//      number left out ("model.py: forward"), for code edited above the
+//      function between the runs (PyTorch names a frame by its function's
+//      first line, which then moves);
+//   2. by shape alone, in order of first appearance within one shape;
+//   3. what is left in order of first appearance;
+// the rest is removed or added. Figures per steady step: host total, device
+// time, calls. Statistics: as for the nodes, for the top_n changed paired
+// rows when both runs have kDiffMinStepsForStats steady steps, on each
+// row's per-step totals (AttributionResult::OpShapes step entries: an
+// instance counts in the step it opened in; a step without the row is 0);
+// validate's verdict then decides slower / faster / unchanged. Other rows
+// use the threshold rule and say why they have no test (DiffNoStats).
+enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kFunction, kShape, kOrder };
+// "", "call site + shape", "function + shape", "shape", "order"
+const char* DiffShapeMatchName(DiffShapeMatch m);
+// A call site without its line number: "model.py(12): forward" → "model.py: forward".
+std::string_view SiteFunction(std::string_view site, std::string* scratch);
+
+// Why a shape row has no statistics.
+enum class DiffNoStats : uint8_t { kNone = 0, kOneRun, kFewSteps, kNotTop, kUnchanged };
+// "", "in one run only", "fewer than N steady steps in a run", "not among the top N changes",
+// "unchanged by the thresholds"
+std::string DiffNoStatsText(DiffNoStats why, size_t top_n);
 
 struct DiffShapes {
   std::vector<uint32_t> node;   // the diff node (an aligned op pair)
@@ -113,6 +136,8 @@ struct DiffShapes {
   std::vector<DiffShapeMatch> match;
   std::vector<DiffChange> change;
   std::vector<double> a_ns, b_ns, a_device_ns, b_device_ns, a_calls, b_calls;  // per steady step
+  std::vector<int32_t> stats;       // index into AttributionDiff::shape_stats, -1: none
+  std::vector<DiffNoStats> no_stats;  // why not, where stats is -1
   size_t size() const { return node.size(); }
   double Delta(size_t i) const { return b_ns[i] - a_ns[i]; }
 };
@@ -133,6 +158,8 @@ struct AttributionDiff {
   std::vector<uint32_t> ranked;
   DiffShapes shapes;                  // see DiffShapes; empty without op shapes
   std::vector<uint32_t> shape_ranked;  // changed shape rows, largest |change| first
+  std::vector<DiffNodeStats> shape_stats;  // node = the shape row
+  size_t shape_by_site = 0, shape_by_function = 0, shape_by_shape = 0, shape_by_order = 0;  // row pairs per level
   size_t matched = 0, added = 0, removed = 0;
   size_t through_op = 0, by_map = 0, by_role = 0;  // pairs made by rules 2, 1 (map) and 3
 };
@@ -146,6 +173,8 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
 
 // A shape row's label in its run ("" when the instances had no Input Dims).
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row);
+// A shape row's call site in its run ("" when none was recorded).
+std::string DiffSiteLabel(const AttributionResult& r, uint32_t row);
 
 // Per steady step, the total (self + descendants) of each of `nodes` in
 // `r`: out[k * nodes.size() + j] for steady step k. One bottom-up pass per

@@ -378,10 +378,16 @@ TEST(AttributionDiffTest, RepeatedOpsPairByShapeThenInOrder) {
   uint32_t ry = find("Stage_0 / aten::conv2d | " + sy + " | " + sy);
   uint32_t r6 = find("Stage_0 / aten::add | [[6]] | [[6]]");
   uint32_t r45 = find("Stage_0 / aten::add | [[4]] | [[5]]");
-  EXPECT_EQ(h.match[rx], DiffShapeMatch::kShape);
-  EXPECT_EQ(h.match[ry], DiffShapeMatch::kShape);
-  EXPECT_EQ(h.match[r6], DiffShapeMatch::kShape);
+  // The ops' call site is their module frame ("nn.Module: Stage_0", the
+  // python_function enclosing them), the same in both runs: the shape rows
+  // pair by call site + shape; [[4]] ↔ [[5]] in order.
+  EXPECT_EQ(h.match[rx], DiffShapeMatch::kSite);
+  EXPECT_EQ(h.match[ry], DiffShapeMatch::kSite);
+  EXPECT_EQ(h.match[r6], DiffShapeMatch::kSite);
   EXPECT_EQ(h.match[r45], DiffShapeMatch::kOrder);
+  EXPECT_EQ(DiffSiteLabel(ra, h.a[rx]), "nn.Module: Stage_0");
+  EXPECT_EQ(d.shape_by_site, 3u);
+  EXPECT_EQ(d.shape_by_order, 1u);
   EXPECT_DOUBLE_EQ(Us(h.a_ns[rx]), 200);
   EXPECT_DOUBLE_EQ(Us(h.b_ns[rx]), 200);
   EXPECT_DOUBLE_EQ(h.a_calls[rx], 2);
@@ -398,6 +404,180 @@ TEST(AttributionDiffTest, RepeatedOpsPairByShapeThenInOrder) {
   // Without the breakdown on both sides, no shape rows.
   AttributionDiff d2 = DiffAttribution(*ta, plain, *tb, rb, opt);
   EXPECT_EQ(d2.shapes.size(), 0u);
+}
+
+TEST(AttributionDiffTest, CallSiteCutsTheStackAtTheFirstModuleOrUserFrame) {
+  // From test/data/diff/callsite_a (torch 1.13, with_stack): the built-in
+  // frame (an address in its name) is skipped, the first user frame is the site.
+  EXPECT_EQ(CallSiteOfStack("<built-in method copy_ of Tensor object at 0x7ff73e93f200>;gen_callsite_pair.py(61): "
+                            "load_first;gen_callsite_pair.py(67): forward;nn.Module: TwoCopies_0;"),
+            "gen_callsite_pair.py(61): load_first");
+  // From the ResNet50 fixture (kineto 2021): torch's internals under site-packages/torch/ skipped, torchvision kept
+  // without its folders up to site-packages.
+  EXPECT_EQ(CallSiteOfStack("/home/u/envs/k/lib/python3.7/site-packages/torch/nn/modules/conv.py(440): _conv_forward;"
+                            "/home/u/envs/k/lib/python3.7/site-packages/torch/nn/modules/module.py(1051): _call_impl;"
+                            "/home/u/envs/k/lib/python3.7/site-packages/torchvision/models/resnet.py(232): "
+                            "_forward_impl;resnet50_profiler_api.py(46): <module>"),
+            "torchvision/models/resnet.py(232): _forward_impl");
+  // From resnet18_bs1_full (torch 1.13): the nn.Module frame comes first.
+  EXPECT_EQ(CallSiteOfStack("<built-in method conv2d of type object at 0x7f14>;torch/nn/modules/conv.py(454): "
+                            "_conv_forward;torch/nn/modules/conv.py(462): forward;nn.Module: Conv2d_0;"
+                            "torchvision/models/resnet.py(266): _forward_impl"),
+            "nn.Module: Conv2d_0");
+  EXPECT_EQ(CallSiteOfStack("/abs/path/train.py(12): step"), "train.py(12): step");
+  EXPECT_EQ(CallSiteOfStack("<built-in method zeros>;torch/autograd/profiler.py(478): __init__;"), "");
+  EXPECT_EQ(CallSiteOfStack(""), "");
+  EXPECT_FALSE(IsCallSiteFrame("ProfilerStep#3"));  // not a Python frame
+  EXPECT_TRUE(IsCallSiteFrame("nn.Module: Linear_1"));
+}
+
+// Hand-made pair for call sites, `steps` steps of 1000 µs, main thread.
+// Module M_0 runs aten::mm (same shape S) from two functions:
+//   A: python_function frames "…/model.py(10): first" then "model.py(20): second";
+//      first's mm is slow (200 + k%3 µs), second's fast (50 + k%2 µs).
+//   B: no python_function frames but the ops' "Call stack" arg (torch 1.13's
+//      layout: built-in frame, torch internals, absolute path); second is called
+//      FIRST and is now the slow one, first the fast one.
+// Pairing in order would pair the two slow calls (no change); by call site:
+// first 200 → 50 (faster), second 50 → 200 (slower).
+std::string MakeSiteRun(bool b, int steps, int line_shift = 0) {
+  std::string j = R"({"traceEvents":[)";
+  auto ev = [&](const std::string& cat, const std::string& name, int ts, int dur, const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":1,"tid":1,"ts":)" +
+         std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + (args.empty() ? "" : R"(,"args":{)" + args + "}") +
+         "},";
+  };
+  const std::string shape = R"("Input Dims":[[64,64],[64,64]],"Input type":["float","float"])";
+  auto stack = [](const char* fn, int line) {
+    return std::string(R"(,"Call stack":"<built-in method mm of type object at 0x7f01>;)") +
+           "/usr/lib/python3/dist-packages/torch/_tensor.py(5): helper;/home/u/proj/model.py(" + std::to_string(line) +
+           "): " + fn + R"(;nn.Module: M_0;train.py(3): <module>;")";
+  };
+  for (int k = 0; k < steps; ++k) {
+    const int s = 100 + k * 1000;
+    const int slow = 200 + k % 3, fast = 50 + k % 2;
+    ev("user_annotation", "ProfilerStep#" + std::to_string(k), s, 1000);
+    ev("python_function", "nn.Module: M_0", s + 10, 900);
+    if (!b) {
+      ev("python_function", "/home/u/proj/model.py(10): first", s + 20, 300);
+      ev("cpu_op", "aten::mm", s + 30, slow, shape);
+      ev("python_function", "model.py(20): second", s + 400, 300);
+      ev("cpu_op", "aten::mm", s + 410, fast, shape);
+    } else {
+      ev("cpu_op", "aten::mm", s + 30, slow, shape + stack("second", 20 + line_shift));
+      ev("cpu_op", "aten::mm", s + 410, fast, shape + stack("first", 10 + line_shift));
+    }
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+TEST(AttributionDiffTest, RepeatedOpsPairByCallSiteWithStatistics) {
+  for (int steps : {8, 3}) {
+    SCOPED_TRACE(steps);
+    auto ta = ImportJsonText(MakeSiteRun(false, steps)), tb = ImportJsonText(MakeSiteRun(true, steps));
+    ASSERT_TRUE(ta && tb);
+    const AttributionOptions with{.op_shapes = true};
+    AttributionResult ra = ComputeAttribution(*ta, nullptr, with), rb = ComputeAttribution(*tb, nullptr, with);
+    ASSERT_TRUE(ra.available && rb.available);
+    ASSERT_EQ(ra.steps, static_cast<size_t>(steps));
+    // Per-step totals of each row add up to the row's total, step by step as built.
+    for (const AttributionResult* r : {&ra, &rb}) {
+      const AttributionResult::OpShapes& o = r->op_shapes;
+      ASSERT_EQ(o.step_begin.size(), o.size() + 1);
+      for (uint32_t row = 0; row < o.size(); ++row) {
+        int64_t sum = 0;
+        for (uint32_t e = o.step_begin[row]; e < o.step_begin[row + 1]; ++e) sum += o.step_ns[e];
+        EXPECT_EQ(sum, o.total_ns[row]);
+      }
+    }
+    AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+    ASSERT_TRUE(d.available);
+    const DiffShapes& h = d.shapes;
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(d.shape_by_site, 2u);
+    EXPECT_EQ(d.shape_by_shape, 0u);
+    EXPECT_EQ(d.shape_by_order, 0u);
+    std::map<std::string, uint32_t> row;
+    for (uint32_t r = 0; r < h.size(); ++r) {
+      EXPECT_EQ(h.match[r], DiffShapeMatch::kSite);
+      EXPECT_EQ(DiffSiteLabel(ra, h.a[r]), DiffSiteLabel(rb, h.b[r]));
+      row[DiffSiteLabel(ra, h.a[r])] = r;
+    }
+    ASSERT_EQ(row.count("model.py(10): first"), 1u);
+    ASSERT_EQ(row.count("model.py(20): second"), 1u);
+    const uint32_t first = row["model.py(10): first"], second = row["model.py(20): second"];
+    // By hand: mean of 200 + k%3 and 50 + k%2 over the steps.
+    double slow = 0, fast = 0;
+    for (int k = 0; k < steps; ++k) {
+      slow += 200 + k % 3;
+      fast += 50 + k % 2;
+    }
+    slow /= steps;
+    fast /= steps;
+    EXPECT_NEAR(Us(h.a_ns[first]), slow, 1e-9);
+    EXPECT_NEAR(Us(h.b_ns[first]), fast, 1e-9);
+    EXPECT_NEAR(Us(h.a_ns[second]), fast, 1e-9);
+    EXPECT_NEAR(Us(h.b_ns[second]), slow, 1e-9);
+    EXPECT_EQ(h.change[first], DiffChange::kFaster);
+    EXPECT_EQ(h.change[second], DiffChange::kSlower);
+    if (steps >= static_cast<int>(kDiffMinStepsForStats)) {
+      ASSERT_GE(h.stats[first], 0);
+      ASSERT_GE(h.stats[second], 0);
+      const MetricComparison& mf = d.shape_stats[h.stats[first]].cmp;
+      const MetricComparison& ms = d.shape_stats[h.stats[second]].cmp;
+      EXPECT_EQ(mf.verdict, Verdict::kImproved);
+      EXPECT_EQ(ms.verdict, Verdict::kRegressed);
+      EXPECT_LT(mf.p_value, 0.01);
+      ASSERT_TRUE(mf.ci_available);
+      EXPECT_LT(mf.ci.low, mf.ci.high);
+      EXPECT_LT(mf.ci.high, 0);
+      EXPECT_EQ(mf.n_before, static_cast<size_t>(steps));
+    } else {
+      EXPECT_EQ(h.stats[first], -1);
+      EXPECT_EQ(h.no_stats[first], DiffNoStats::kFewSteps);
+      EXPECT_NE(DiffNoStatsText(h.no_stats[first], 20).find("steady steps"), std::string::npos);
+    }
+    // Without A's call sites the rows pair by shape in order of first
+    // appearance: A's first (slow) with B's first (second, slow), so the
+    // swap is invisible; the call site is what tells them apart.
+    for (uint32_t& x : ra.op_shapes.site) x = 0;
+    AttributionDiff d2 = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+    ASSERT_EQ(d2.shapes.size(), 2u);
+    EXPECT_EQ(d2.shape_by_site, 0u);
+    EXPECT_EQ(d2.shape_by_shape, 2u);
+    for (uint32_t r = 0; r < 2; ++r) {
+      EXPECT_NEAR(d2.shapes.a_ns[r], d2.shapes.b_ns[r], 2000);
+      EXPECT_NE(d2.shapes.change[r], DiffChange::kFaster);
+    }
+  }
+}
+
+TEST(AttributionDiffTest, CallSiteWhoseLineMovedPairsByFunction) {
+  // B's code was edited above both functions: their first lines moved by 3.
+  auto ta = ImportJsonText(MakeSiteRun(false, 8)), tb = ImportJsonText(MakeSiteRun(true, 8, 3));
+  ASSERT_TRUE(ta && tb);
+  const AttributionOptions with{.op_shapes = true};
+  AttributionResult ra = ComputeAttribution(*ta, nullptr, with), rb = ComputeAttribution(*tb, nullptr, with);
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available);
+  const DiffShapes& h = d.shapes;
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(d.shape_by_site, 0u);
+  EXPECT_EQ(d.shape_by_function, 2u);
+  for (uint32_t r = 0; r < h.size(); ++r) {
+    EXPECT_EQ(h.match[r], DiffShapeMatch::kFunction);
+    const std::string la = DiffSiteLabel(ra, h.a[r]), lb = DiffSiteLabel(rb, h.b[r]);
+    std::string s1, s2;
+    EXPECT_EQ(SiteFunction(la, &s1), SiteFunction(lb, &s2)) << la << " vs " << lb;
+    EXPECT_NE(la, lb);
+    // first: slow in A, fast in B; second the other way.
+    EXPECT_EQ(h.change[r], la.find("first") != std::string::npos ? DiffChange::kFaster : DiffChange::kSlower) << la;
+  }
+  std::string scratch;
+  EXPECT_EQ(SiteFunction("model.py(12): forward", &scratch), "model.py: forward");
+  EXPECT_EQ(SiteFunction("nn.Module: Linear_0", &scratch), "nn.Module: Linear_0");
+  EXPECT_EQ(SiteFunction("a.py(x1): f", &scratch), "a.py(x1): f");
 }
 
 }  // namespace

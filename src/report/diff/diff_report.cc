@@ -170,14 +170,37 @@ void AddRenamed(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   s->Add(std::move(t));
 }
 
-// Op pairs told apart by input shape (AttributionDiff::shapes), changed rows
-// largest first.
+// One side's label of a shape row pair: A's, with " → B" where B's differs.
+std::string PairText(const std::string& la, const std::string& lb, bool has_a, bool has_b) {
+  if (!has_a) return lb;
+  if (has_b && lb != la) return la + " → " + lb;
+  return la;
+}
+
+// Op pairs told apart by call site and input shape (AttributionDiff::shapes):
+// how many row pairs each level made, then the changed rows largest first
+// with validate's statistics per row where there are enough steps.
 void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n, render::Section* s) {
   const DiffShapes& h = d.shapes;
+  render::KeyValues kv;
+  kv.items.push_back({"shape_rows", "Rows (ops split by call site or shape)", Value::Int(static_cast<int64_t>(h.size())),
+                      Unit::kCount});
+  kv.items.push_back({"shape_by_site", "Row pairs by call site + shape", Value::Int(static_cast<int64_t>(d.shape_by_site)),
+                      Unit::kCount});
+  kv.items.push_back({"shape_by_function", "Row pairs by the call site's function (line moved) + shape",
+                      Value::Int(static_cast<int64_t>(d.shape_by_function)), Unit::kCount});
+  kv.items.push_back({"shape_by_shape", "Row pairs by shape alone", Value::Int(static_cast<int64_t>(d.shape_by_shape)),
+                      Unit::kCount});
+  kv.items.push_back({"shape_by_order", "Row pairs in order", Value::Int(static_cast<int64_t>(d.shape_by_order)),
+                      Unit::kCount});
+  kv.items.push_back({"shape_tested", "Rows with statistics", Value::Int(static_cast<int64_t>(d.shape_stats.size())),
+                      Unit::kCount});
+  s->Add(std::move(kv));
   render::Table t;
   t.key = "shapes";
-  t.title = "Repeated ops by input shape (changed)";
+  t.title = "Repeated ops by call site and input shape (changed)";
   t.columns = {{"path", "Op (path)", Unit::kNone},
+               {"site", "Call site (A → B where they differ)", Unit::kNone},
                {"shape", "Input shape (A → B where they differ)", Unit::kNone},
                {"match", "Matched by", Unit::kNone},
                {"change", "Change", Unit::kNone},
@@ -188,31 +211,37 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                {"a_calls", "Calls A", Unit::kNone},
                {"b_calls", "Calls B", Unit::kNone},
                {"a_device_ns", "Device A", Unit::kNs},
-               {"b_device_ns", "Device B", Unit::kNs}};
+               {"b_device_ns", "Device B", Unit::kNs},
+               {"test", "Test", Unit::kNone},
+               {"p_value", "p", Unit::kNone},
+               {"ci_low_ns", "Δ low", Unit::kNs},
+               {"ci_high_ns", "Δ high", Unit::kNs},
+               {"no_test", "Why no test", Unit::kNone}};
   const size_t shown = std::min(top_n, d.shape_ranked.size());
   for (size_t r = 0; r < shown; ++r) {
     const uint32_t x = d.shape_ranked[r];
-    std::string shape;
-    if (h.a[x] == kNoNode) {
-      shape = DiffShapeLabel(*b.attribution, h.b[x]);
-    } else {
-      shape = DiffShapeLabel(*a.attribution, h.a[x]);
-      if (h.b[x] != kNoNode) {
-        std::string sb = DiffShapeLabel(*b.attribution, h.b[x]);
-        if (sb != shape) shape += " → " + sb;
-      }
-    }
+    const bool has_a = h.a[x] != kNoNode, has_b = h.b[x] != kNoNode;
+    std::string shape = PairText(has_a ? DiffShapeLabel(*a.attribution, h.a[x]) : "",
+                                 has_b ? DiffShapeLabel(*b.attribution, h.b[x]) : "", has_a, has_b);
     if (shape.empty()) shape = "(no Input Dims)";
-    t.rows.push_back({Value::String(Path(a, b, d, h.node[x])), Value::String(shape),
+    std::string site = PairText(has_a ? DiffSiteLabel(*a.attribution, h.a[x]) : "",
+                                has_b ? DiffSiteLabel(*b.attribution, h.b[x]) : "", has_a, has_b);
+    if (site.empty()) site = "(no call stack)";
+    const MetricComparison* m = h.stats[x] >= 0 ? &d.shape_stats[h.stats[x]].cmp : nullptr;
+    const bool tested = m && !m->test.empty();
+    std::string why = m ? (tested ? "" : m->reason) : DiffNoStatsText(h.no_stats[x], top_n);
+    t.rows.push_back({Value::String(Path(a, b, d, h.node[x])), Value::String(site), Value::String(shape),
                       Value::String(DiffShapeMatchName(h.match[x])), Value::String(DiffChangeName(h.change[x])),
                       Num(h.a_ns[x]), Num(h.b_ns[x]), Num(h.Delta(x)), Rel(h.a_ns[x], h.b_ns[x]), Num(h.a_calls[x]),
-                      Num(h.b_calls[x]), Num(h.a_device_ns[x]), Num(h.b_device_ns[x])});
+                      Num(h.b_calls[x]), Num(h.a_device_ns[x]), Num(h.b_device_ns[x]),
+                      Value::String(tested ? m->test : "none"), tested ? Num(m->p_value) : Value::Null(),
+                      tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
+                      tested && m->ci_available ? Num(m->ci.high) : Value::Null(), Value::String(why)});
   }
   if (d.shape_ranked.size() > shown) {
-    t.note = std::to_string(d.shape_ranked.size() - shown) + " more changed shape rows not shown (--top)";
+    t.note = std::to_string(d.shape_ranked.size() - shown) + " more changed rows not shown (--top)";
   } else {
-    t.note = std::to_string(h.size()) + " shape rows under " + "ops with more than one input shape; no statistics "
-             "per shape (threshold rule, docs/diff.md)";
+    t.note = std::to_string(h.size()) + " rows under ops with more than one call site or input shape (docs/diff.md)";
   }
   s->Add(std::move(t));
 }
