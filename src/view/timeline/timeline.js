@@ -90,7 +90,7 @@
   // ---- lanes: rank header, steps, gaps, then layers and their rows ----
   const collapsed = new Set();
   let lanes = [], totalH = 0;
-  const rankName = (r) => (r < 0 ? 'trace (no rank)' : 'rank ' + r);
+  const rankName = (r) => (r >= 0 && D.rank_labels && D.rank_labels[r]) || (r < 0 ? 'trace (no rank)' : 'rank ' + r);
   function buildLanes() {
     lanes = [];
     let y = 0;
@@ -105,7 +105,7 @@
         ends[k] = m.ts + Math.max(m.dur, span / 200);
         m.sub = k;
       });
-      add({ type: 'markers', label: 'findings of diagnose (' + D.markers.length + ')' }, MARK_H * Math.max(1, ends.length));
+      add({ type: 'markers', label: (D.markers_label || 'findings of diagnose') + ' (' + D.markers.length + ')' }, MARK_H * Math.max(1, ends.length));
     }
     const ranks = [...new Set(D.rows.map((r) => r.rank).concat(D.steps.rank, D.gaps.map((g) => g.rank)))];
     ranks.sort((a, b) => (a < 0) - (b < 0) || a - b);
@@ -798,6 +798,12 @@
     (c.sample_stride > 1 ? ' (1 in ' + c.sample_stride + ')' : '') + '. Gaps shown: ' + c.gaps_shown + ' of ' + c.gaps +
     '. Flows shown for the selected slice: ' + c.flows_shown + ' of ' + c.flows + ' have both ends in full detail.';
   legend.appendChild(notes);
+  if (D.note) {
+    const pn = document.createElement('p');
+    pn.id = 'page-note';
+    pn.textContent = D.note;
+    legend.insertBefore(pn, lh);
+  }
   if (MOD) {
     const ml = document.createElement('div');
     ml.id = 'module-legend';

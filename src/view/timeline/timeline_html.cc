@@ -370,6 +370,15 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
   j.Key("title");
   j.Str(o.title);
   j.Raw(",");
+  j.Key("rank_labels");
+  j.Array(o.rank_labels.size(), [&](size_t i) { j.Str(o.rank_labels[i]); });
+  j.Raw(",");
+  j.Key("markers_label");
+  j.Str(o.markers_label);
+  j.Raw(",");
+  j.Key("note");
+  j.Str(o.note);
+  j.Raw(",");
   j.Key("origin_ns");
   j.Str(std::to_string(m.start_ns));
   j.Raw(",");
@@ -434,7 +443,7 @@ void AppendTimelineHtml(const Trace& t, const TimelineModel& m, const TimelineOp
   std::string title = o.title.empty() ? "aiprof timeline" : "aiprof timeline: " + o.title;
   render::PageSpec page;
   page.title = title;
-  page.generator = "aiprof view --timeline";
+  page.generator = o.generator.empty() ? "aiprof view --timeline" : o.generator;
   page.styles = {embedded::kTimelineCss};
   page.scripts = {embedded::kTimelineJs};
   out->append(render::PageHead(page));
