@@ -477,6 +477,20 @@
     drawPathEdges();
     drawFlows();
     ctx.restore();
+    if (D.boundaries && D.boundaries.length) {
+      // Boundaries the page was given (aiprof diff --timeline: the slots of the aligned steps).
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL_W, 18, W - LABEL_W, H - 18); ctx.clip();
+      ctx.strokeStyle = 'rgba(20,30,70,0.6)'; ctx.lineWidth = 1; ctx.setLineDash([4, 3]);
+      ctx.beginPath();
+      for (const b of D.boundaries) {
+        if (b < v0 || b > v1) continue;
+        const x = Math.round(xOf(b)) + 0.5;
+        ctx.moveTo(x, 18); ctx.lineTo(x, H);
+      }
+      ctx.stroke();
+      ctx.restore();
+    }
     if (selection) {
       const x = xOf(Math.min(selection.t0, selection.t1)), x2 = xOf(Math.max(selection.t0, selection.t1));
       ctx.fillStyle = 'rgba(30,110,220,0.12)'; ctx.fillRect(x, 18, x2 - x, H);
@@ -799,7 +813,7 @@
     '. Flows shown for the selected slice: ' + c.flows_shown + ' of ' + c.flows + ' have both ends in full detail.';
   legend.appendChild(notes);
   if (D.note) {
-    const pn = document.createElement('p');
+    const pn = document.createElement('div');
     pn.id = 'page-note';
     pn.textContent = D.note;
     legend.insertBefore(pn, lh);

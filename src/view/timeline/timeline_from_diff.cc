@@ -425,7 +425,7 @@ void AppendDiffTimelineHtml(const DiffTimeline& t, const std::string& name_a, co
   options.markers_label = "largest changes of the diff";
   options.note =
       "Steps aligned: steady step k of A and of B (warm-up left out, as the diff does) both start at slot k's start; "
-      "slot k lasts the longer of the two steps. A: " + std::to_string(t.a.steps) + " steady steps, B: " +
+      "slot k lasts the longer of the two steps (dashed lines: the slots' boundaries). A: " + std::to_string(t.a.steps) + " steady steps, B: " +
       std::to_string(t.b.steps) + (t.a.steps == t.b.steps ? "" : " (the longer run's extra steps have slots of their own)") +
       ". Time between steps is dropped (A: " + Ms(t.a.between_ns) + ", B: " + Ms(t.b.between_ns) +
       "), as is everything before the first and after the last steady step (A: " + std::to_string(t.a.slices_out) +
@@ -434,6 +434,8 @@ void AppendDiffTimelineHtml(const DiffTimeline& t, const std::string& name_a, co
       " pieces). Only the tracks of the steps' rank are shown; instants, stack samples and slice args are left out. "
       "Markers: the diff's largest changes (" + std::to_string(t.marked_changes) +
       " found by name), per step from the first to the last slice of that name.";
+  for (const DiffTimelineSlot& s : t.slots) options.boundaries_ns.push_back(s.start_ns);
+  if (!t.slots.empty()) options.boundaries_ns.push_back(t.slots.back().start_ns + t.slots.back().width_ns);
   TimelineModel model = BuildTimelineModel(*t.trace, TimelineInputs{}, options);
   model.markers = t.markers;
   AppendTimelineHtml(*t.trace, model, options, out);

@@ -379,6 +379,9 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
   j.Key("note");
   j.Str(o.note);
   j.Raw(",");
+  j.Key("boundaries");
+  j.Array(o.boundaries_ns.size(), [&](size_t i) { j.Int(Rel(m, o.boundaries_ns[i])); });
+  j.Raw(",");
   j.Key("origin_ns");
   j.Str(std::to_string(m.start_ns));
   j.Raw(",");

@@ -67,6 +67,8 @@ struct TimelineOptions {
   // generator meta ("": "aiprof view --timeline").
   std::vector<std::string> rank_labels;
   std::string markers_label, note, generator;
+  // Times (the trace's clock) drawn as dashed lines across every lane.
+  std::vector<int64_t> boundaries_ns;
 };
 
 // Analyses' results the view shows; any may be null.
