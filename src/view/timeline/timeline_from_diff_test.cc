@@ -217,6 +217,7 @@ TEST(DiffTimelineTest, HostileNamesStayEscapedOnThePage) {
   EXPECT_EQ(page.find("</script><img"), std::string::npos);
   EXPECT_NE(page.find("Content-Security-Policy"), std::string::npos);
   EXPECT_NE(page.find("Time between steps is dropped"), std::string::npos);
+  EXPECT_NE(page.find("<meta name=\"generator\" content=\"aiprof diff --timeline\">"), std::string::npos);
 }
 
 TEST(DiffTimelineTest, UnavailableDiffSaysWhy) {
