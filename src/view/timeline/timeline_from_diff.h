@@ -25,8 +25,9 @@
 // with its own steps lane and tracks of the step's rank only; process names
 // prefixed "A: " / "B: "). The diff's largest changes (AttributionDiff::
 // ranked) are markers on both runs: per slot, the span from the first to the
-// last piece whose name is the node's name (on the step's critical thread
-// for host nodes, on any track for device activity). Instants, stack samples
+// last piece whose name is the node's name (host nodes: on the step's
+// critical thread, under enclosing slices named as the node's named
+// ancestors, in order; device activity: on any track). Instants, stack samples
 // and slice args are not carried; counters of the kept tracks are, shifted
 // like slices.
 //
