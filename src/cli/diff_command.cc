@@ -1,5 +1,5 @@
 // `aiprof diff A B [--map FILE] [--format text|md|html|json|yaml|csv] [-o FILE] [--top N]
-//   [--flame FILE.html] [--flame-device FILE.html]`:
+//   [--flame FILE.html] [--flame-device FILE.html] [--timeline FILE.html]`:
 // the two runs' attribution trees aligned node by node (src/analysis/diff,
 // docs/diff.md): what was added, removed, got slower or faster, per steady
 // step, with validate's statistics where both runs have enough steps.
@@ -14,6 +14,7 @@
 #include "src/report/diff/diff_report.h"
 #include "src/session/session.h"
 #include "src/view/flame/flame_from_diff.h"
+#include "src/view/timeline/timeline_from_diff.h"
 #include "src/view/view_sink.h"
 
 namespace aiprof {
@@ -38,6 +39,9 @@ class DiffCommand : public Command {
                     "B's tree coloured by the change against A");
     sub->add_option("--flame-device", flame_device_path_,
                     "Also write the differential flame graph (HTML) of device time per step (kernels as leaves)");
+    sub->add_option("--timeline", timeline_path_,
+                    "Also write a timeline (HTML) of both runs aligned on steps: steady step k of A and of B start "
+                    "together, in a slot as long as the longer of the two; the diff's largest changes marked");
     return sub;
   }
 
@@ -73,6 +77,16 @@ class DiffCommand : public Command {
       RETURN_IF_ERROR(WriteDiffFlameHtml(BuildDiffFlame(a->trace(), ra, b->trace(), rb, d, base), in_.input, input_b_, &sink));
       RETURN_IF_ERROR(sink.Commit());
     }
+    if (!timeline_path_.empty()) {
+      DiffTimeline t = BuildDiffTimeline(a->trace(), ra, b->trace(), rb, d);
+      if (!t.available) return ErrStatus("--timeline: " + t.problem);
+      std::string page;
+      AppendDiffTimelineHtml(t, in_.input, input_b_, &page);
+      FileViewSink sink;
+      RETURN_IF_ERROR(sink.Open(timeline_path_));
+      RETURN_IF_ERROR(sink.Append(page));
+      RETURN_IF_ERROR(sink.Commit());
+    }
     return WriteOutput(out_.output, text);
   }
 
@@ -80,7 +94,7 @@ class DiffCommand : public Command {
   InputFlags in_;
   OutputFlags out_;
   StatsFlags stats_;
-  std::string input_b_, map_path_, flame_path_, flame_device_path_;
+  std::string input_b_, map_path_, flame_path_, flame_device_path_, timeline_path_;
   std::optional<size_t> top_;
 };
 

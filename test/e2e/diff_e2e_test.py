@@ -33,6 +33,14 @@ the source JSON (no aiprof code):
     the two slow copies.
   * Every format renders; --map files are applied and bad ones are errors
     naming the file and line.
+  * --timeline (ResNet50 pair): from the page's embedded data, slot k is as
+    long as the longer of the two runs' steady step k (raw ProfilerStep
+    spans; the longer run's extra steps get slots of their own), slots follow
+    each other from 0 and are labelled with both durations; every slice of
+    each run lies in its slot, within that run's step; each run's slices
+    cover exactly the time the raw X events spend inside its steady steps;
+    the largest change (the DataLoader iterator) is marked in every slot of
+    both runs at the raw iterator spans, shifted by the slot.
 
   diff_e2e_test.py --aiprof BIN --data test/data --fixtures ../shared/fixtures
 """
@@ -137,6 +145,7 @@ def resnet(a):
     check(classes[0]["class"] == "data loading", "resnet: the class that moved most is data loading (%s)" % classes[0]["class"])
     flame(a, before, after, wa, wb, da, db)
     shapes(run_diff(a.aiprof, before, after, "--top", "0"), ea, eb, sa, sb)
+    timeline(a, before, after, ea, eb, sa, sb)
     return before, after
 
 
@@ -160,6 +169,110 @@ def call_site(stack):
                 return f[path.rfind(m) + len(m):]
         return f[path.rfind("/") + 1:]
     return ""
+
+
+def timeline_data(path):
+    with open(path, encoding="utf-8") as f:
+        html = f.read()
+    tag = '<script type="application/json" id="aiprof-data">'
+    start = html.index(tag) + len(tag)
+    return html, json.loads(html[start:html.index("</script>", start)])
+
+
+def undelta(values):
+    out, at = [], 0
+    for v in values:
+        at += v
+        out.append(at)
+    return out
+
+
+def ns(us):
+    return int(round(us * 1000))
+
+
+def timeline(a, before, after, ea, eb, sa, sb):
+    """--timeline: the page's data against the raw steps and events."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "timeline.html")
+        p = subprocess.run([a.aiprof, "diff", before, after, "--timeline", out, "--format", "json"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "timeline: diff --timeline exits 0 (%s)" % p.stderr.strip()[-200:])
+        if p.returncode != 0:
+            return
+        html, d = timeline_data(out)
+    check("Content-Security-Policy" in html, "timeline: the page carries the CSP")
+    check("Time between steps is dropped" in d["note"], "timeline: the page says time between steps is dropped")
+    steps = d["steps"]
+    names = d["names"]
+    # Raw steady steps in ns: (start, dur) per run.
+    raw = [[(ns(ts), ns(ts + dur) - ns(ts)) for ts, dur, _ in sa], [(ns(ts), ns(ts + dur) - ns(ts)) for ts, dur, _ in sb]]
+    n = max(len(raw[0]), len(raw[1]))
+    slots = sorted((steps["ts"][i], steps["dur"][i], names[steps["n"][i]])
+                   for i in range(len(steps["ts"])) if steps["rank"][i] == 0)
+    check(len(slots) == n and len(raw[0]) != len(raw[1]),
+          "timeline: one slot per step of the longer run (%d slots; A %d, B %d steady steps)"
+          % (len(slots), len(raw[0]), len(raw[1])))
+    at, ok_width, ok_label = 0, True, True
+    for k, (ts, dur, label) in enumerate(slots):
+        da = raw[0][k][1] if k < len(raw[0]) else None
+        db = raw[1][k][1] if k < len(raw[1]) else None
+        want = max(x for x in (da, db) if x is not None)
+        if ts != at or dur != want:
+            ok_width = False
+            print("  slot %d: start %d (want %d), width %d (want max(%s, %s) = %d)" % (k + 1, ts, at, dur, da, db, want))
+        fmt = lambda v: "%.2f ms" % (v / 1e6) if v is not None else "\u2014"
+        if label != "step %d: A %s, B %s" % (k + 1, fmt(da), fmt(db)):
+            ok_label = False
+            print("  slot %d label: %r" % (k + 1, label))
+        at += dur
+    check(ok_width, "timeline: slot k = max(A's, B's raw steady step k), slots back to back from 0")
+    check(ok_label, "timeline: slots labelled 'step k: A x ms, B y ms' with the raw durations")
+    check(d["counts"]["detailed"] == d["counts"]["slices"], "timeline: every slice in full detail (%d)" % d["counts"]["slices"])
+    # Every slice inside its slot, within its run's step; time per run.
+    starts = [s[0] for s in slots]
+    outside, total = 0, [0, 0]
+    for row in d["rows"]:
+        if row["kind"] != "slices":
+            continue
+        side = row["rank"] - 1
+        if side not in (0, 1) or not row["label"].startswith("AB"[side] + ": "):
+            outside += 1
+            continue
+        for ts, dur in zip(undelta(row["ts"]), row["dur"]):
+            k = bisect.bisect_right(starts, ts) - 1
+            if k < 0 or k >= len(raw[side]) or ts + dur > starts[k] + raw[side][k][1]:
+                outside += 1
+            total[side] += dur
+    check(outside == 0, "timeline: every slice of each run lies in its slot, within its own step (%d outside)" % outside)
+    for side, events in ((0, ea), (1, eb)):
+        want = 0
+        for e in events:
+            if e.get("ph") != "X":
+                continue
+            lo, hi = ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0))
+            for s0, sd in raw[side]:
+                want += max(0, min(hi, s0 + sd) - max(lo, s0))
+        check(total[side] == want, "timeline: run %s's slices cover the raw X events' time inside its steady steps "
+              "(%d vs %d ns)" % ("AB"[side], total[side], want))
+    # The largest change, the DataLoader iterator: marked on both runs in every
+    # slot, from the first to the last raw iterator span on the step's thread.
+    for side, events, st in ((0, ea, sa), (1, eb, sb)):
+        marks = sorted((m["ts"], m["dur"]) for m in d["markers"]
+                       if m["rule"] == "diff change #1" and m["rank"] == side + 1)
+        want = []
+        for k, (ts, dur, tid) in enumerate(st):
+            spans = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+                     if e.get("ph") == "X" and e.get("tid") == tid
+                     and str(e.get("name", "")).startswith("enumerate(DataLoader)#")
+                     and e["ts"] >= ts and e["ts"] + e["dur"] <= ts + dur]
+            if spans:
+                shift = starts[k] - ns(ts)
+                lo, hi = min(x for x, _ in spans), max(y for _, y in spans)
+                want.append((lo + shift, hi - lo))
+        check(marks == want and len(want) == len(st),
+              "timeline: the data loading change is marked on run %s in each of its %d steps at the raw spans (%s vs %s)"
+              % ("AB"[side], len(st), marks[:2], want[:2]))
 
 
 def shape_rows(events, steps, name):

@@ -90,7 +90,7 @@
   // ---- lanes: rank header, steps, gaps, then layers and their rows ----
   const collapsed = new Set();
   let lanes = [], totalH = 0;
-  const rankName = (r) => (r < 0 ? 'trace (no rank)' : 'rank ' + r);
+  const rankName = (r) => (r >= 0 && D.rank_labels && D.rank_labels[r]) || (r < 0 ? 'trace (no rank)' : 'rank ' + r);
   function buildLanes() {
     lanes = [];
     let y = 0;
@@ -105,7 +105,7 @@
         ends[k] = m.ts + Math.max(m.dur, span / 200);
         m.sub = k;
       });
-      add({ type: 'markers', label: 'findings of diagnose (' + D.markers.length + ')' }, MARK_H * Math.max(1, ends.length));
+      add({ type: 'markers', label: (D.markers_label || 'findings of diagnose') + ' (' + D.markers.length + ')' }, MARK_H * Math.max(1, ends.length));
     }
     const ranks = [...new Set(D.rows.map((r) => r.rank).concat(D.steps.rank, D.gaps.map((g) => g.rank)))];
     ranks.sort((a, b) => (a < 0) - (b < 0) || a - b);
@@ -477,6 +477,20 @@
     drawPathEdges();
     drawFlows();
     ctx.restore();
+    if (D.boundaries && D.boundaries.length) {
+      // Boundaries the page was given (aiprof diff --timeline: the slots of the aligned steps).
+      ctx.save();
+      ctx.beginPath(); ctx.rect(LABEL_W, 18, W - LABEL_W, H - 18); ctx.clip();
+      ctx.strokeStyle = 'rgba(20,30,70,0.6)'; ctx.lineWidth = 1; ctx.setLineDash([4, 3]);
+      ctx.beginPath();
+      for (const b of D.boundaries) {
+        if (b < v0 || b > v1) continue;
+        const x = Math.round(xOf(b)) + 0.5;
+        ctx.moveTo(x, 18); ctx.lineTo(x, H);
+      }
+      ctx.stroke();
+      ctx.restore();
+    }
     if (selection) {
       const x = xOf(Math.min(selection.t0, selection.t1)), x2 = xOf(Math.max(selection.t0, selection.t1));
       ctx.fillStyle = 'rgba(30,110,220,0.12)'; ctx.fillRect(x, 18, x2 - x, H);
@@ -798,6 +812,12 @@
     (c.sample_stride > 1 ? ' (1 in ' + c.sample_stride + ')' : '') + '. Gaps shown: ' + c.gaps_shown + ' of ' + c.gaps +
     '. Flows shown for the selected slice: ' + c.flows_shown + ' of ' + c.flows + ' have both ends in full detail.';
   legend.appendChild(notes);
+  if (D.note) {
+    const pn = document.createElement('div');
+    pn.id = 'page-note';
+    pn.textContent = D.note;
+    legend.insertBefore(pn, lh);
+  }
   if (MOD) {
     const ml = document.createElement('div');
     ml.id = 'module-legend';

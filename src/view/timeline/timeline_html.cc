@@ -370,6 +370,23 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
   j.Key("title");
   j.Str(o.title);
   j.Raw(",");
+  // The optional parts (aiprof diff --timeline), only when set.
+  if (!o.rank_labels.empty()) {
+    j.Key("rank_labels");
+    j.Array(o.rank_labels.size(), [&](size_t i) { j.Str(o.rank_labels[i]); });
+    j.Raw(",");
+  }
+  for (auto [key, value] : {std::pair{"markers_label", &o.markers_label}, std::pair{"note", &o.note}}) {
+    if (value->empty()) continue;
+    j.Key(key);
+    j.Str(*value);
+    j.Raw(",");
+  }
+  if (!o.boundaries_ns.empty()) {
+    j.Key("boundaries");
+    j.Array(o.boundaries_ns.size(), [&](size_t i) { j.Int(Rel(m, o.boundaries_ns[i])); });
+    j.Raw(",");
+  }
   j.Key("origin_ns");
   j.Str(std::to_string(m.start_ns));
   j.Raw(",");
@@ -434,7 +451,8 @@ void AppendTimelineHtml(const Trace& t, const TimelineModel& m, const TimelineOp
   std::string title = o.title.empty() ? "aiprof timeline" : "aiprof timeline: " + o.title;
   render::PageSpec page;
   page.title = title;
-  page.generator = "aiprof view --timeline";
+  const std::string generator = o.generator.empty() ? "aiprof view --timeline" : o.generator;  // outlives `page`'s view
+  page.generator = generator;
   page.styles = {embedded::kTimelineCss};
   page.scripts = {embedded::kTimelineJs};
   out->append(render::PageHead(page));

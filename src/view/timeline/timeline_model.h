@@ -60,6 +60,15 @@ struct TimelineOptions {
   // Tracks to show (index = Trace track); empty shows all. Budgets apply to
   // the shown tracks; gaps, steps and findings are kept for their ranks.
   std::vector<uint8_t> track_shown;
+  // Page text for callers other than `view --timeline` (aiprof diff
+  // --timeline): rank_labels[r] names rank r's header ("" or past the end:
+  // "rank r"); markers_label names the markers lane ("": diagnose's
+  // findings); note is shown above the legend; generator is the page's
+  // generator meta ("": "aiprof view --timeline").
+  std::vector<std::string> rank_labels;
+  std::string markers_label, note, generator;
+  // Times (the trace's clock) drawn as dashed lines across every lane.
+  std::vector<int64_t> boundaries_ns;
 };
 
 // Analyses' results the view shows; any may be null.

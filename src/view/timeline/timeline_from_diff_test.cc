@@ -1,0 +1,234 @@
+#include "src/view/timeline/timeline_from_diff.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "src/analysis/window/analysis_window.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+struct Pair {
+  std::unique_ptr<Trace> a, b;
+  AttributionResult ra, rb;
+  AttributionDiff d;
+};
+
+// `swap`: the pair as B → A, so the longer step of a slot is B's and the
+// longer run (more steady steps) is B.
+std::unique_ptr<Pair> LoadResNet50(bool swap = false) {
+  auto p = std::make_unique<Pair>();
+  for (auto [name, t] : {std::pair{"resnet50_num_workers_0.pt.trace.json.gz", swap ? &p->b : &p->a},
+                         std::pair{"resnet50_num_workers_4.pt.trace.json.gz", swap ? &p->a : &p->b}}) {
+    StatusOr<std::unique_ptr<Trace>> r = testing::ImportPath(std::string(AIPROF_TEST_DATA_DIR) + "/" + name);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    if (!r.ok()) return nullptr;
+    *t = std::move(*r);
+  }
+  // As the session computes it: over the analysis window's steady steps.
+  const AnalysisWindow wa = ComputeAnalysisWindow(*p->a), wb = ComputeAnalysisWindow(*p->b);
+  p->ra = ComputeAttribution(*p->a, &wa);
+  p->rb = ComputeAttribution(*p->b, &wb);
+  p->d = DiffAttribution(*p->a, p->ra, *p->b, p->rb, {});
+  return p;
+}
+
+// The run's ProfilerStep rows straight from the trace's step table, in time
+// order: the last `steady` of them are the steps the diff compares (the
+// analysis window leaves out leading warm-up steps only).
+std::vector<std::pair<int64_t, int64_t>> LastSteps(const Trace& t, size_t steady) {
+  std::vector<std::pair<int64_t, int64_t>> all;
+  for (size_t i = 0; i < t.steps.size(); ++i) all.push_back({t.steps.ts_ns[i], t.steps.dur_ns[i]});
+  std::sort(all.begin(), all.end());
+  EXPECT_GE(all.size(), steady);
+  return {all.end() - static_cast<std::ptrdiff_t>(std::min(steady, all.size())), all.end()};
+}
+
+// Per slice name: the time the run's slices spend inside its steps, and how
+// many (slice, step) overlaps there are, by brute force over every pair.
+struct Inside {
+  std::map<std::string, int64_t> ns;
+  uint64_t pieces = 0;
+};
+Inside BruteForceInside(const Trace& t, const std::vector<std::pair<int64_t, int64_t>>& steps) {
+  Inside out;
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    const int64_t ts = t.slices.ts_ns[i], end = ts + t.slices.dur_ns[i];
+    for (auto [s, d] : steps) {
+      const int64_t lo = std::max(ts, s), hi = std::min(end, s + d);
+      if (hi > lo || (ts == end && ts >= s && ts < s + d)) {
+        ++out.pieces;
+        out.ns[std::string(t.Str(t.slices.name[i]))] += hi - lo;
+      }
+    }
+  }
+  return out;
+}
+
+class DiffTimelineOrderTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DiffTimelineOrderTest, ResNet50SlotsAreTheLongerStepAndEverySliceLiesInItsSlot) {
+  std::unique_ptr<Pair> p = LoadResNet50(GetParam());
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->d.available);
+  DiffTimeline t = BuildDiffTimeline(*p->a, p->ra, *p->b, p->rb, p->d);
+  ASSERT_TRUE(t.available) << t.problem;
+  ASSERT_EQ(t.a.steps, p->d.steps_a);
+  ASSERT_EQ(t.b.steps, p->d.steps_b);
+  ASSERT_NE(t.a.steps, t.b.steps);  // the pair has 6 and 5 steady steps: the unequal case is exercised
+  const auto sa = LastSteps(*p->a, t.a.steps), sb = LastSteps(*p->b, t.b.steps);
+  ASSERT_EQ(t.slots.size(), std::max(sa.size(), sb.size()));
+  int64_t at = 0;
+  for (size_t k = 0; k < t.slots.size(); ++k) {
+    const DiffTimelineSlot& s = t.slots[k];
+    const int64_t da = k < sa.size() ? sa[k].second : 0, db = k < sb.size() ? sb[k].second : 0;
+    EXPECT_EQ(s.start_ns, at) << k;
+    EXPECT_EQ(s.width_ns, std::max(da, db)) << k;
+    EXPECT_EQ(s.a.present, k < sa.size());
+    EXPECT_EQ(s.b.present, k < sb.size());
+    if (s.a.present) {
+      EXPECT_EQ(s.a.start_ns, sa[k].first);
+    }
+    if (s.b.present) {
+      EXPECT_EQ(s.b.start_ns, sb[k].first);
+    }
+    at += s.width_ns;
+  }
+
+  // Every slice of the merged trace: in its run's slot, within the run's step.
+  const Trace& m = *t.trace;
+  std::map<std::string, int64_t> got_ns[2];
+  uint64_t got_pieces[2] = {0, 0};
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    const int32_t rank = m.tracks.rank[m.slices.track[i]];
+    ASSERT_TRUE(rank == kDiffTimelineRankA || rank == kDiffTimelineRankB) << i;
+    const int side = rank == kDiffTimelineRankA ? 0 : 1;
+    const int64_t ts = m.slices.ts_ns[i], end = ts + m.slices.dur_ns[i];
+    auto slot = std::upper_bound(t.slots.begin(), t.slots.end(), ts,
+                                 [](int64_t v, const DiffTimelineSlot& s) { return v < s.start_ns; });
+    ASSERT_NE(slot, t.slots.begin());
+    --slot;
+    const DiffTimelineStep& step = side == 0 ? slot->a : slot->b;
+    ASSERT_TRUE(step.present) << i;
+    EXPECT_LE(end, slot->start_ns + step.dur_ns) << i;
+    EXPECT_LE(end, slot->start_ns + slot->width_ns) << i;
+    const std::string_view label = m.Str(m.tracks.process_name[m.slices.track[i]]);
+    EXPECT_EQ(label.substr(0, 3), side == 0 ? "A: " : "B: ");
+    got_ns[side][std::string(m.Str(m.slices.name[i]))] += m.slices.dur_ns[i];
+    ++got_pieces[side];
+  }
+  // Nothing inside a step is lost, nothing outside is added: per name, the
+  // time equals the brute-force overlap of the source slices with the steps.
+  const Inside want_a = BruteForceInside(*p->a, sa), want_b = BruteForceInside(*p->b, sb);
+  EXPECT_EQ(got_pieces[0], want_a.pieces);
+  EXPECT_EQ(got_pieces[1], want_b.pieces);
+  EXPECT_EQ(got_ns[0], want_a.ns);
+  EXPECT_EQ(got_ns[1], want_b.ns);
+  EXPECT_GT(t.a.clipped + t.b.clipped, 0u);  // slices across step boundaries exist and were cut
+
+  // The merged trace keeps Finalize()'s order and nesting: by track and
+  // start, and every slice at depth d > 0 inside the last slice at d - 1.
+  std::vector<std::pair<int64_t, int64_t>> open;
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    const bool new_track = i == 0 || m.slices.track[i] != m.slices.track[i - 1];
+    if (!new_track) {
+      ASSERT_GE(m.slices.track[i], m.slices.track[i - 1]);
+      ASSERT_GE(m.slices.ts_ns[i], m.slices.ts_ns[i - 1]) << i;
+    } else {
+      open.clear();
+    }
+    const uint16_t depth = m.slices.depth[i];
+    ASSERT_LE(depth, open.size()) << i;
+    open.resize(depth);
+    if (depth > 0) {
+      EXPECT_GE(m.slices.ts_ns[i], open.back().first) << i;
+      EXPECT_LE(m.slices.ts_ns[i] + m.slices.dur_ns[i], open.back().second) << i;
+    }
+    open.push_back({m.slices.ts_ns[i], m.slices.ts_ns[i] + m.slices.dur_ns[i]});
+  }
+
+  // Slot labels: one rank-0 step per slot with both durations.
+  size_t slot_steps = 0;
+  for (size_t i = 0; i < m.steps.size(); ++i) {
+    if (m.steps.rank[i] != kDiffTimelineSlotRank) continue;
+    const size_t k = slot_steps++;
+    EXPECT_EQ(m.steps.ts_ns[i], t.slots[k].start_ns);
+    EXPECT_EQ(m.steps.dur_ns[i], t.slots[k].width_ns);
+    const std::string name(m.Str(m.steps.name[i]));
+    EXPECT_EQ(name.rfind("step " + std::to_string(k + 1) + ": A ", 0), 0u) << name;
+    EXPECT_NE(name.find(", B "), std::string::npos) << name;
+  }
+  EXPECT_EQ(slot_steps, t.slots.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(BothOrders, DiffTimelineOrderTest, ::testing::Bool());
+
+TEST(DiffTimelineTest, ResNet50LargestChangeIsMarkedOnBothRunsInItsSlots) {
+  std::unique_ptr<Pair> p = LoadResNet50();
+  ASSERT_NE(p, nullptr);
+  DiffTimeline t = BuildDiffTimeline(*p->a, p->ra, *p->b, p->rb, p->d);
+  ASSERT_TRUE(t.available) << t.problem;
+  ASSERT_FALSE(p->d.ranked.empty());
+  // The pair's largest change is the DataLoader iterator (single → multi
+  // process), aligned by role: it is found in every slot of each run.
+  const uint32_t top = p->d.ranked[0];
+  ASSERT_EQ(p->d.nodes.match[top], DiffMatch::kRole);
+  size_t on[2] = {0, 0};
+  for (const TimelineMarker& m : t.markers) {
+    ASSERT_TRUE(m.rank == kDiffTimelineRankA || m.rank == kDiffTimelineRankB);
+    const int side = m.rank == kDiffTimelineRankA ? 0 : 1;
+    auto slot = std::upper_bound(t.slots.begin(), t.slots.end(), m.ts_ns,
+                                 [](int64_t v, const DiffTimelineSlot& s) { return v < s.start_ns; });
+    ASSERT_NE(slot, t.slots.begin());
+    --slot;
+    const DiffTimelineStep& step = side == 0 ? slot->a : slot->b;
+    ASSERT_TRUE(step.present);
+    EXPECT_LE(m.ts_ns + m.dur_ns, slot->start_ns + step.dur_ns);
+    if (m.rule_id == "diff change #1") ++on[side];
+  }
+  EXPECT_EQ(on[0], t.a.steps);
+  EXPECT_EQ(on[1], t.b.steps);
+  // Removed nodes are marked on A only.
+  for (const TimelineMarker& m : t.markers) {
+    if (m.bottleneck == "removed") {
+      EXPECT_EQ(m.rank, kDiffTimelineRankA) << m.title;
+    }
+    if (m.bottleneck == "added") {
+      EXPECT_EQ(m.rank, kDiffTimelineRankB) << m.title;
+    }
+  }
+}
+
+TEST(DiffTimelineTest, HostileNamesStayEscapedOnThePage) {
+  std::unique_ptr<Pair> p = LoadResNet50();
+  ASSERT_NE(p, nullptr);
+  DiffTimeline t = BuildDiffTimeline(*p->a, p->ra, *p->b, p->rb, p->d);
+  ASSERT_TRUE(t.available) << t.problem;
+  const std::string hostile = "</script><img src=x onerror=alert(1)>";
+  t.trace->slices.name[0] = t.trace->strings.Intern(hostile);
+  t.trace->tracks.process_name[0] = t.trace->strings.Intern("A: " + hostile);
+  if (!t.markers.empty()) t.markers[0].title = hostile;
+  std::string page;
+  AppendDiffTimelineHtml(t, hostile + ".json", "b.json", &page);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("</script><img"), std::string::npos);
+  EXPECT_NE(page.find("Content-Security-Policy"), std::string::npos);
+  EXPECT_NE(page.find("Time between steps is dropped"), std::string::npos);
+  EXPECT_NE(page.find("<meta name=\"generator\" content=\"aiprof diff --timeline\">"), std::string::npos);
+}
+
+TEST(DiffTimelineTest, UnavailableDiffSaysWhy) {
+  Trace a, b;
+  AttributionResult ra, rb;
+  AttributionDiff d;
+  d.problem = "no steps";
+  DiffTimeline t = BuildDiffTimeline(a, ra, b, rb, d);
+  EXPECT_FALSE(t.available);
+  EXPECT_NE(t.problem.find("no steps"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof
