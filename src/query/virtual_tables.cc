@@ -294,7 +294,7 @@ void AddSimpleTables(const Trace& trace, std::vector<std::unique_ptr<QueryTable>
   }
   {
     const StepTable& t = trace.steps;
-    auto table = NewTable("steps", "Steps (ProfilerStep#N, else step annotations)", [&t] { return t.size(); });
+    auto table = NewTable("steps", "Steps (ProfilerStep#N, else step annotations, else a periodic op pattern: trace metadata steps.from)", [&t] { return t.size(); });
     AddModelColumns(trace, t, {"name", "number", "ts", "dur", "track", "rank"}, table.get());
     Document(table.get(), {{"number", "N of ProfilerStep#N, -1 when unknown"}, {"ts", "integer ns"},
                            {"dur", "integer ns"}});

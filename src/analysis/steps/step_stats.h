@@ -57,8 +57,10 @@ struct BreakdownStep {
 
 struct StepStats {
   size_t count = 0;
-  // Where the steps came from: "timeline" (Trace::steps) or the breakdown
-  // file ("step_trace_time.csv"); empty when there are none.
+  // Where the steps came from: "timeline" (Trace::steps from markers),
+  // "periodic pattern" (Trace::steps found from a repeating op pattern,
+  // src/model/periodic_steps.h) or the breakdown file
+  // ("step_trace_time.csv"); empty when there are none.
   std::string source;
   double mean_ns = 0, stddev_ns = 0, cv = 0;
   double p50_ns = 0, p99_ns = 0;
