@@ -29,6 +29,7 @@
 #define AIPROF_SRC_MODEL_PERIODIC_STEPS_H_
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -38,6 +39,8 @@ namespace aiprof {
 inline constexpr uint32_t kMaxPeriod = 10000;      // ops per repetition
 inline constexpr uint32_t kMinRepetitions = 3;     // steps
 inline constexpr double kMinCoverage = 0.5;        // of the thread's busy time (strictly more)
+// The metadata "steps.from" of such steps, and the step source analyses report.
+inline constexpr std::string_view kPeriodicPatternSource = "periodic pattern";
 
 // One thread's outermost ops, in time order.
 struct OpSequence {

@@ -623,7 +623,7 @@ void TraceBuilder::ExtractSteps() {
                           .rank = t.rank[tp.track]});
   }
   std::map<std::string, std::string>& md = trace_->metadata;
-  md["steps.from"] = "periodic pattern";
+  md["steps.from"] = kPeriodicPatternSource;
   md["steps.period_ops"] = std::to_string(p.period);
   md["steps.exact"] = p.exact ? "1" : "0";
   md["steps.thread"] = !t.tid_label[tp.track].empty() ? std::string(trace_->Str(t.tid_label[tp.track]))

@@ -13,7 +13,7 @@ namespace {
 void ReadPattern(const Trace& trace, StepList* out) {
   const std::string kFrom = "steps.from";
   for (const auto& [key, value] : trace.metadata) {
-    if (value != "periodic pattern" || !key.ends_with(kFrom)) continue;
+    if (value != kPeriodicPatternSource || !key.ends_with(kFrom)) continue;
     if (key.size() != kFrom.size() && key[key.size() - kFrom.size() - 1] != '.') continue;
     if (out->from_pattern) {
       ++out->pattern.parts;
@@ -42,6 +42,7 @@ StepList FindSteps(const Trace& trace) {
   if (st.size() > 0) {
     out.source = "timeline";
     ReadPattern(trace, &out);
+    if (auto hook = trace.metadata.find("capture.steps_from"); hook != trace.metadata.end()) out.hook_source = hook->second;
     out.steps.reserve(st.size());
     for (uint32_t i = 0; i < st.size(); ++i) {
       StepSpan s;

@@ -17,8 +17,10 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "src/model/periodic_steps.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -54,7 +56,14 @@ struct StepList {
   std::string source;
   bool from_pattern = false;  // timeline steps found from a periodic pattern (see `pattern`)
   StepPattern pattern;
+  // What aiprof trace's hook made its ProfilerStep#N marker steps from
+  // ("optimizer.step", "dataloader.next", "module.forward"; metadata
+  // capture.steps_from), empty otherwise.
+  std::string hook_source;
   std::vector<StepSpan> steps;  // timeline steps in Trace::steps order; breakdown steps by (rank, step)
+
+  // The source analyses report: "periodic pattern" for pattern steps, else `source`.
+  std::string_view reported_source() const { return from_pattern ? kPeriodicPatternSource : std::string_view(source); }
 };
 
 StepList FindSteps(const Trace& trace);

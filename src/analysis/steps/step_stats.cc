@@ -130,7 +130,7 @@ StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
     }
     if (list.source != "timeline") return ComputeBreakdownStepStats(steady);
     StepStats stats;
-    stats.source = list.from_pattern ? "periodic pattern" : "timeline";
+    stats.source = list.reported_source();
     std::vector<int64_t> durs;
     for (const StepSpan& s : steady.steps) durs.push_back(s.dur_ns);
     SetDistribution(std::move(durs), &stats);
@@ -147,7 +147,7 @@ StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
   }
   if (list.source != "timeline") return ComputeBreakdownStepStats(list);
   StepStats stats;
-  stats.source = list.from_pattern ? "periodic pattern" : "timeline";
+  stats.source = list.reported_source();
   std::vector<int64_t> durs(st.size());
   for (size_t i = 0; i < st.size(); ++i) durs[i] = st.dur_ns[i];
   SetDistribution(std::move(durs), &stats);

@@ -150,7 +150,8 @@ Summary ComputeSummary(const Trace& trace) {
   sum.requests = ComputeRequestTokens(trace);
   sum.host_samples = ComputeHostSamples(trace);
   StepList steps = FindSteps(trace);
-  sum.step_source = steps.from_pattern ? "periodic pattern" : steps.source;
+  sum.step_source = steps.reported_source();
+  sum.step_hook_source = steps.hook_source;
   sum.step_pattern = steps.pattern;
   for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns});
   std::vector<uint64_t> by_cat(trace.strings.size(), 0);  // by category string id

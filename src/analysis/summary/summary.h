@@ -64,7 +64,8 @@ struct Summary {
   // (timeline steps found from a repeating op sequence, `step_pattern`
   // says which), "step_trace_time.csv", or empty without steps.
   std::string step_source;
-  StepPattern step_pattern;  // when step_source is "periodic pattern"
+  StepPattern step_pattern;      // when step_source is "periodic pattern"
+  std::string step_hook_source;  // StepList::hook_source (aiprof trace's step markers)
   std::map<std::string, uint64_t> events_by_category;  // slices + instants
   std::vector<RankStat> ranks;                // per rank (kNoRank included when present)
   std::vector<StepBreakdown> step_breakdowns;  // timeline-computed, then as the profiler wrote them

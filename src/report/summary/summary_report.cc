@@ -118,13 +118,10 @@ std::string StepLabel(const Trace& trace, const StepStat& st) {
 }
 
 // ", from timeline", ", from periodic pattern of 12 ops on thread 77 (python3)", "".
-std::string StepSourceText(const Trace& trace, const Summary& s) {
+std::string StepSourceText(const Summary& s) {
   if (s.step_source.empty()) return "";
-  // aiprof trace's hook says what its marker steps came from (optimizer.step,
-  // dataloader.next, module.forward).
-  auto hook = trace.metadata.find("capture.steps_from");
-  if (s.step_source == "timeline" && hook != trace.metadata.end()) return ", from " + hook->second;
-  if (s.step_source != "periodic pattern") return ", from " + s.step_source;
+  if (!s.step_hook_source.empty()) return ", from " + s.step_hook_source;
+  if (s.step_source != kPeriodicPatternSource) return ", from " + s.step_source;
   const StepPattern& p = s.step_pattern;
   // Track names often say the tid already ("thread 77 (python3)").
   std::string thread = p.thread_name.find(p.thread) != std::string::npos ? p.thread_name
@@ -353,7 +350,7 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
   }
   AddOps(trace, s, o, &doc);
   AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
-  AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(), StepSourceText(trace, s))));
+  AddSteps(trace, s, &doc.AddSection("steps", fmt::format("Steps ({}{})", s.steps.size(), StepSourceText(s))));
   AddRequestTokens(s, &doc);
   AddHostSamples(trace, s, o, &doc);
   AddRanksAndBreakdowns(trace, s, &doc);
@@ -407,7 +404,7 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
   out += s.devices.empty() ? "],\n" : "\n  ],\n";
   if (o.op_coverage) out += fmt::format("  \"op_coverage\": {},\n", *o.op_coverage);
   out += fmt::format("  \"step_source\": {},\n", s.step_source.empty() ? "null" : JsonString(s.step_source));
-  if (s.step_source == "periodic pattern") {
+  if (s.step_source == kPeriodicPatternSource) {
     const StepPattern& p = s.step_pattern;
     out += fmt::format("  \"step_pattern\": {{\"period_ops\": {}, \"thread\": {}, \"thread_name\": {}, \"coverage\": {}, "
                        "\"exact\": {}, \"parts\": {}}},\n",
