@@ -132,6 +132,11 @@ def main():
                     help="the pairs' traces and runs.json from test/data/pairs/DIR (steady_alloc: the "
                          "steady-allocator recording) instead of test/data/pairs; scenarios always from "
                          "test/data/pairs/pairs.yaml")
+    ap.add_argument("--statistic", choices=("median", "mean"), default="median",
+                    help="the step time compared: the median of the steady steps (aiprof whatif's own "
+                         "steady figure, and its order-statistics interval) or their mean (the "
+                         "throughput figure, total time / steps; interval mean ± 1.96·s/√n of the "
+                         "predicted steps); the other one is shown beside it, not gated")
     ap.add_argument("--tol", type=float, default=0.15)
     ap.add_argument("--min-share", type=float, default=0.80)
     ap.add_argument("--resnet-tol", type=float, default=0.10)
@@ -215,16 +220,28 @@ def main():
                 if abs(d) > a.perf_tol:
                     failures.append("%s %s: aiprof's steady step %.2f ms vs the run's own perf_counter %.2f ms"
                                     % (c["name"], v, ns / 1e6, pc))
-        med_pred = statistics.mean(x["predicted_ns"] for x in pred["steps"] if x["steady"])
-        med_after = mean_after
-        rows.append(dict(c, med_pred=med_pred, med_after=med_after, before_ns=before_ns, after_ns=after_ns, predicted_ns=predicted_ns,
-                         lo_ns=pred["predicted_interval_ns"][0], hi_ns=pred["predicted_interval_ns"][1],
+        def steady(doc, key):
+            return [x[key] for x in doc["steps"] if x["steady"]]
+        mean_pred = statistics.mean(steady(pred, "predicted_ns"))
+        mean_before = statistics.mean(steady(pred, "measured_ns"))
+        if a.statistic == "mean":
+            ps = steady(pred, "predicted_ns")
+            half = 1.96 * statistics.stdev(ps) / len(ps) ** 0.5 if len(ps) > 1 else 0.0
+            before_ns, after_ns, predicted_ns = mean_before, mean_after, mean_pred
+            lo_ns, hi_ns = mean_pred - half, mean_pred + half
+            other_pred, other_after = pred["predicted_ns"], meas["measured_ns"]
+        else:
+            lo_ns, hi_ns = pred["predicted_interval_ns"]
+            other_pred, other_after = mean_pred, mean_after
+        rows.append(dict(c, other_pred=other_pred, other_after=other_after, before_ns=before_ns, after_ns=after_ns,
+                         predicted_ns=predicted_ns, lo_ns=lo_ns, hi_ns=hi_ns,
                          error=(predicted_ns - after_ns) / after_ns, arith_ns=arith,
                          change=(after_ns - before_ns) / before_ns,
                          nochange=(before_ns - after_ns) / after_ns, checks=checks))
 
-    head = ("| pair | problem → fix | scenario | before (ms) | predicted (ms) [95%] | measured after (ms) "
-            "| error | measured change | error of 'no change' | serial arithmetic (ms), its error | means: predicted / after (ms), error |")
+    head = ("| pair | problem → fix | scenario | before (ms) | predicted (ms) [95%%] | measured after (ms) "
+            "| error | measured change | error of 'no change' | serial arithmetic (ms), its error | %s: predicted / after (ms), error |"
+            % ("means" if a.statistic == "median" else "medians"))
     lines = [head, "|" + "---|" * 11]
     for r in rows:
         if r["error"] is None:
@@ -237,8 +254,8 @@ def main():
         lines.append("| %s | %s → %s | `%s` | %.2f | %.2f [%.2f, %.2f] | %.2f | %s %s | %s | %s | %s | %.2f / %.2f, %s |" % (
             r["name"], r["problem"], r["fix"], r["scenario"], r["before_ns"] / 1e6, r["predicted_ns"] / 1e6,
             r["lo_ns"] / 1e6, r["hi_ns"] / 1e6, r["after_ns"] / 1e6, pct(r["error"]), "✓" if ok else "✗",
-            pct(r["change"]), pct(r["nochange"]), ar, r["med_pred"] / 1e6, r["med_after"] / 1e6,
-            pct((r["med_pred"] - r["med_after"]) / r["med_after"])))
+            pct(r["change"]), pct(r["nochange"]), ar, r["other_pred"] / 1e6, r["other_after"] / 1e6,
+            pct((r["other_pred"] - r["other_after"]) / r["other_after"])))
     cpu = [r for r in rows if r["cpu"]]
     hits = sum(1 for r in cpu if r["error"] is not None and abs(r["error"]) <= a.tol)
     res = [r for r in rows if not r["cpu"]][0]
@@ -246,15 +263,23 @@ def main():
     verdict = ("CPU pairs within %d%%: %d of %d (%.0f%%, needed %.0f%%); ResNet50 within %d%%: %s"
                % (round(100 * a.tol), hits, len(cpu), 100.0 * hits / len(cpu), 100 * a.min_share,
                   round(100 * a.resnet_tol), "yes" if res_ok else "no"))
-    notes = ("Time base: median wall time of the steady steps (aiprof whatif's measured_ns / "
-             "predicted_ns, ms; its interval: order statistics of the median). error = (predicted − measured after) / measured after; "
+    if a.statistic == "median":
+        base = ("Time base: median wall time of the steady steps (aiprof whatif's measured_ns / "
+                "predicted_ns, ms; its interval: order statistics of the median).")
+        other = ("means: the same over the steady steps' means (not gated: shown because this shared 2-core "
+                 "machine slows single steps by up to 10x, which moves a mean of a few steps and not the median).")
+    else:
+        base = ("Time base: mean wall time of the steady steps (the throughput figure: their total time / "
+                "their number; predicted: the mean of aiprof whatif's predicted time per steady step; its "
+                "interval: mean ± 1.96·s/√n of those steps).")
+        other = ("medians: aiprof whatif's own steady figure, the median of the steady steps (not gated: "
+                 "a median does not see a fix that acts on one step in ten).")
+    notes = (base + " error = (predicted − measured after) / measured after; "
              "measured change = (after − before) / before; error of 'no change' = the error a "
              "prediction of no change would have (how hard the pair is); serial arithmetic = "
              "each steady BEFORE step minus the time the scenario takes out of it, summed from the "
-             "trace JSON without aiprof (what a replay of a one-thread CPU step should give), and its "
-             "error against the measured after; means: the same over the steady steps' means (not "
-             "gated: shown because this shared 2-core machine slows single steps by up to 10x, which moves "
-             "a mean of a few steps and not the median).")
+             "trace JSON without aiprof (what a replay of a one-thread CPU step should give; a mean), and its "
+             "error against the measured after; " + other)
     table = "\n".join(lines) + "\n\n" + verdict + "\n\n" + notes + "\n"
     print(table)
     for r in rows:

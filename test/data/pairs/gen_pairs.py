@@ -47,6 +47,10 @@ REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 DEFAULT_TOOLS = os.path.abspath(os.path.join(REPO, "..", "shared", "tools"))
 
 WAIT, WARMUP, ACTIVE = 1, 2, 12
+# --protocol separate: each variant in its own process, 30 profiled steps
+# (so a fix "every 10th step" acts on exactly 3 of them).
+ACTIVE_SEPARATE = 30
+PROTOCOLS = ("interleaved", "separate")
 
 # --allocator steady: glibc malloc with fixed thresholds, so freed memory is
 # neither trimmed back to the kernel nor mmap'd afresh each step (the
@@ -542,6 +546,91 @@ def run_pair(pair, out_dir, tools):
     return out
 
 
+def run_variant(pair, variant, out_path, tools):
+    """--protocol separate: one variant alone in this process (the same program,
+    seeds and schedule as the interleaved protocol, 30 profiled steps), its
+    trace written to out_path.  Returns the run's figures for runs.json."""
+    global ACTIVE
+    ACTIVE = ACTIVE_SEPARATE  # before the program is made: the loader's length depends on it
+    sys.path.insert(0, tools)
+    import gen_torch_traces as gtt
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    mode, step = PAIRS[pair](variant == "before")
+    counts = {}
+
+    def on_ready(prof):
+        records, info = gtt.collect_kineto_events(prof)
+        gtt.write_kineto_json(records, info, out_path, {
+            "trace_generator": "test/data/pairs/gen_pairs.py --protocol separate with gen_torch_traces.py's "
+                               "serialiser: torch.profiler %s (Debian, Kineto not compiled in) results "
+                               "re-serialized in torch-1.13/libkineto Chrome-trace layout; this variant "
+                               "alone in its process" % torch.__version__,
+            "trace_generator_args": "%s %s" % (pair, variant)})
+        counts["events"] = len(records)
+
+    times, faults = [], []
+    with profile(activities=[ProfilerActivity.CPU],
+                 schedule=schedule(wait=WAIT, warmup=WARMUP, active=ACTIVE, repeat=1),
+                 on_trace_ready=on_ready, record_shapes=True) as prof:
+        for i in range(WAIT + WARMUP + ACTIVE):
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            t0 = time.perf_counter()
+            step(i)
+            t1 = time.perf_counter()
+            f1 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            if i >= WAIT + WARMUP:
+                times.append((t1 - t0) * 1e3)
+                faults.append(f1 - f0)
+            prof.step()
+    return {
+        "file": os.path.basename(out_path),
+        "bytes": os.path.getsize(out_path),
+        "events": counts.get("events"),
+        "mode": mode,
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "perf_counter_step_ms": [round(x, 3) for x in times],
+        "perf_counter_mean_ms": round(statistics.fmean(times), 3),
+        "perf_counter_median_ms": round(statistics.median(times), 3),
+        "perf_counter_cv": round(statistics.stdev(times) / statistics.fmean(times), 3),
+        "minor_faults_per_step": faults,
+        "minor_faults_median": statistics.median(faults),
+        "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
+        "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "loadavg_1min": round(os.getloadavg()[0], 2),
+    }
+
+
+def _separate(pair, a, env):
+    """BEFORE, AFTER, BEFORE, AFTER, ... (--rounds rounds), each a fresh
+    process.  Round 1's traces are the shipped files; every round's figures
+    go to runs.json (the later rounds' traces are written and deleted: the
+    same profiling cost, a check of how far runs of one variant differ)."""
+    out = {}
+    for r in range(1, a.rounds + 1):
+        for v in ("before", "after"):
+            name = "%s_%s.pt.trace.json.gz" % (pair, v)
+            path = os.path.join(a.out, name) if r == 1 else os.path.join(a.out, ".round%d_%s" % (r, name))
+            res = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out, "--tools", a.tools,
+                                  "--one-variant", pair, v, path], capture_output=True, text=True, cwd=REPO, env=env)
+            if res.returncode != 0:
+                sys.stderr.write(res.stderr)
+                raise SystemExit("gen_pairs.py: %s %s (round %d) failed" % (pair, v, r))
+            fig = json.loads(res.stdout.strip().splitlines()[-1])
+            if r == 1:
+                out[v] = dict(fig, rounds=[])
+            else:
+                os.unlink(path)
+            out[v]["rounds"].append({k: fig[k] for k in ("perf_counter_mean_ms", "perf_counter_median_ms",
+                                                         "perf_counter_cv", "minor_faults_median",
+                                                         "loadavg_1min", "recorded_utc")})
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -552,6 +641,13 @@ def main(argv=None):
     ap.add_argument("--allocator", choices=sorted(ALLOCATORS), default="default",
                     help="glibc malloc as it comes (default), or with fixed trim and mmap thresholds "
                          "(steady: GLIBC_TUNABLES=%s) for every pair's process" % ALLOCATORS["steady"])
+    ap.add_argument("--protocol", choices=PROTOCOLS, default="interleaved",
+                    help="interleaved: BEFORE and AFTER steps alternate in one process (12 profiled "
+                         "steps each); separate: each variant alone in its own process (30 profiled "
+                         "steps), BEFORE and AFTER runs alternating for --rounds rounds")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="--protocol separate: BEFORE/AFTER run pairs per pair (round 1's traces are kept)")
+    ap.add_argument("--one-variant", nargs=3, metavar=("PAIR", "VARIANT", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--explore", metavar="PAIR",
                     help="run only PAIR's BEFORE program (4 profiled steps) into --out, to write its "
                          "scenario from before any AFTER run exists")
@@ -562,6 +658,9 @@ def main(argv=None):
         return 0
     if a.one:
         print(json.dumps(run_pair(a.one, a.out, a.tools)))
+        return 0
+    if a.one_variant:
+        print(json.dumps(run_variant(a.one_variant[0], a.one_variant[1], a.one_variant[2], a.tools)))
         return 0
     if os.path.abspath(os.getcwd()).startswith("/tmp"):
         raise SystemExit("gen_pairs.py: do not run from /tmp (a stray inspect.py there breaks import torch)")
@@ -579,24 +678,33 @@ def main(argv=None):
     if ALLOCATORS[a.allocator]:
         env["GLIBC_TUNABLES"] = ALLOCATORS[a.allocator]
     for p in names:
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out,
-                            "--tools", a.tools, "--one", p], capture_output=True, text=True, cwd=REPO, env=env)
-        if r.returncode != 0:
-            sys.stderr.write(r.stderr)
-            raise SystemExit("gen_pairs.py: %s failed" % p)
-        runs[p] = json.loads(r.stdout.strip().splitlines()[-1])
+        if a.protocol == "separate":
+            runs[p] = _separate(p, a, env)
+        else:
+            r = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out,
+                                "--tools", a.tools, "--one", p], capture_output=True, text=True, cwd=REPO, env=env)
+            if r.returncode != 0:
+                sys.stderr.write(r.stderr)
+                raise SystemExit("gen_pairs.py: %s failed" % p)
+            runs[p] = json.loads(r.stdout.strip().splitlines()[-1])
         for v in ("before", "after"):
             x = runs[p][v]
             print("%-24s %-6s %8.2f ms/step (perf_counter mean, median %.2f, CV %.2f) %6d faults/step %7d bytes  load %.2f"
                   % (p, v, x["perf_counter_mean_ms"], x["perf_counter_median_ms"], x["perf_counter_cv"],
                      x["minor_faults_median"], x["bytes"], x["loadavg_1min"]), flush=True)
     doc = {
-        "generator": "test/data/pairs/gen_pairs.py --allocator %s (run with /usr/bin/python3)" % a.allocator,
+        "generator": "test/data/pairs/gen_pairs.py --allocator %s --protocol %s%s (run with /usr/bin/python3)"
+                     % (a.allocator, a.protocol, " --rounds %d" % a.rounds if a.protocol == "separate" else ""),
+        "protocol": a.protocol,
         "allocator": {"name": a.allocator, "GLIBC_TUNABLES": ALLOCATORS[a.allocator] or ""},
         "machine": {"cpu_count": os.cpu_count(), "machine": platform.machine(),
                     "python": sys.version.split()[0]},
-        "schedule": {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE,
-                     "note": "per variant; the session alternates BEFORE and AFTER steps"},
+        "schedule": ({"wait": WAIT, "warmup": WARMUP, "active": ACTIVE,
+                      "note": "per variant; the session alternates BEFORE and AFTER steps"}
+                     if a.protocol == "interleaved" else
+                     {"wait": WAIT, "warmup": WARMUP, "active": ACTIVE_SEPARATE, "rounds": a.rounds,
+                      "note": "each variant alone in its own process; BEFORE and AFTER runs alternate, "
+                              "round 1's traces shipped"}),
         "perf_counter": "wall time of each profiled step's body (the step function, "
                         "prof.step() excluded), milliseconds",
         "runs": {k: runs[k] for k in sorted(runs)},
