@@ -280,7 +280,34 @@ def main():
              "each steady BEFORE step minus the time the scenario takes out of it, summed from the "
              "trace JSON without aiprof (what a replay of a one-thread CPU step should give; a mean), and its "
              "error against the measured after; " + other)
-    table = "\n".join(lines) + "\n\n" + verdict + "\n\n" + notes + "\n"
+    # Repeatability (sets recorded with --rounds >= 2): how well would a
+    # predictor do that had seen another run of the fixed program?  AFTER
+    # round 2's perf_counter figure "predicts" round 1's (the same statistic,
+    # over all profiled steps): the ceiling this machine's run-to-run noise
+    # puts on any prediction, shown beside the gate, never part of it.
+    repeat_lines = []
+    rep_hits = rep_n = 0
+    key = "perf_counter_mean_ms" if a.statistic == "mean" else "perf_counter_median_ms"
+    for c in cases:
+        rr = runs.get(c["name"], {})
+        if not c["cpu"] or not all(len(rr.get(v, {}).get("rounds", [])) >= 2 for v in ("before", "after")):
+            continue
+        b1, b2 = (r[key] for r in rr["before"]["rounds"][:2])
+        a1, a2 = (r[key] for r in rr["after"]["rounds"][:2])
+        e = (a2 - a1) / a1
+        rep_n += 1
+        rep_hits += abs(e) <= a.tol
+        repeat_lines.append("| %s | %.2f / %.2f, %s | %.2f / %.2f, %s %s |" % (
+            c["name"], b1, b2, pct((b2 - b1) / b1), a1, a2, pct(e), "✓" if abs(e) <= a.tol else "✗"))
+    repeat = ""
+    if rep_n:
+        repeat = ("\nRepeatability (runs.json, perf_counter %s over all profiled steps): each variant run twice in "
+                  "separate processes (B, A, B, A); the AFTER run of round 2 as a 'prediction' of round 1's, "
+                  "what a predictor that had seen another run of the fixed program would score.\n\n"
+                  "| pair | before: round 1 / round 2 (ms), difference | after: round 1 / round 2 (ms), difference |\n"
+                  "|---|---|---|\n" % a.statistic + "\n".join(repeat_lines) +
+                  "\n\nRepeat of the AFTER run within %d%%: %d of %d\n" % (round(100 * a.tol), rep_hits, rep_n))
+    table = "\n".join(lines) + "\n\n" + verdict + "\n\n" + notes + "\n" + repeat
     print(table)
     for r in rows:
         if r.get("checks"):
