@@ -153,11 +153,20 @@ def main():
     try:
         pairs = load_pairs(os.path.join(ydir, "pairs.yaml"))
         with open(os.path.join(pdir, "runs.json")) as f:
-            runs = json.load(f)["runs"]
+            rdoc = json.load(f)
+            runs = rdoc["runs"]
     except (OSError, ValueError, KeyError) as e:
         sys.exit("accuracy_test.py: %s: %s" % (pdir, e))
-    cases = [dict(p, before=os.path.join(pdir, p["name"] + "_before.pt.trace.json.gz"),
-                  after=os.path.join(pdir, p["name"] + "_after.pt.trace.json.gz"), cpu=True) for p in pairs]
+    # A set recorded with --keep-rounds: every round's traces in rN/; round 1
+    # is the case the checks read, every round is predicted and measured.
+    nrounds = 0
+    if rdoc.get("keep_rounds"):
+        nrounds = min(len(runs[p["name"]]["after"]["rounds"]) for p in pairs)
+        if a.statistic != "mean":
+            sys.exit("accuracy_test.py: %s: a set of rounds is judged by --statistic mean" % pdir)
+    rdir = os.path.join(pdir, "r1") if nrounds else pdir
+    cases = [dict(p, before=os.path.join(rdir, p["name"] + "_before.pt.trace.json.gz"),
+                  after=os.path.join(rdir, p["name"] + "_after.pt.trace.json.gz"), cpu=True) for p in pairs]
     cases.append({"name": "resnet50_num_workers", "problem": "DataLoader(num_workers=0), ResNet50 training on a GPU",
                   "fix": "num_workers=4", "scenario": "remove-idle data_loading",
                   "before": os.path.join(a.data, "resnet50_num_workers_0.pt.trace.json.gz"),
@@ -239,9 +248,49 @@ def main():
                          change=(after_ns - before_ns) / before_ns,
                          nochange=(before_ns - after_ns) / after_ns, checks=checks))
 
+    if nrounds:
+        # Each round r: the prediction from BEFORE_r against AFTER_r (run just
+        # after it, so both see the same conditions); the pair's error is the
+        # median of the rounds' errors, its figures the medians of theirs.
+        def one_round(job):
+            c, r = job
+            b = os.path.join(pdir, "r%d" % r, c["name"] + "_before.pt.trace.json.gz")
+            f = os.path.join(pdir, "r%d" % r, c["name"] + "_after.pt.trace.json.gz")
+            try:
+                pr, me = whatif(a.aiprof, b, c["scenario"]), whatif(a.aiprof, f, IDENTITY)
+            except (RuntimeError, KeyError, ValueError) as e:
+                return c["name"], r, None, e
+            mean = lambda d, k: statistics.mean(x[k] for x in d["steps"] if x["steady"])
+            return c["name"], r, (mean(pr, "measured_ns"), mean(pr, "predicted_ns"), mean(me, "measured_ns")), None
+        jobs = [(c, r) for c in cases if c["cpu"] for r in range(1, nrounds + 1)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            per = list(pool.map(one_round, jobs))
+        for r in rows:
+            if not r["cpu"] or r["error"] is None:
+                continue
+            got = [(k, v) for name, k, v, e in per if name == r["name"] and v is not None]
+            bad = [e for name, k, v, e in per if name == r["name"] and e is not None]
+            if bad or len(got) != nrounds:
+                failures.append("%s: rounds: %s" % (r["name"], bad[0] if bad else "missing"))
+                continue
+            errs = [(p - m) / m for _, (b, p, m) in got]
+            r["round_errors"] = errs
+            r["before_ns"] = statistics.median(b for _, (b, p, m) in got)
+            r["predicted_ns"] = statistics.median(p for _, (b, p, m) in got)
+            r["after_ns"] = statistics.median(m for _, (b, p, m) in got)
+            r["lo_ns"] = min(p for _, (b, p, m) in got)
+            r["hi_ns"] = max(p for _, (b, p, m) in got)
+            r["error"] = statistics.median(errs)
+            r["change"] = (r["after_ns"] - r["before_ns"]) / r["before_ns"]
+            r["nochange"] = (r["before_ns"] - r["after_ns"]) / r["after_ns"]
+            r["arith_ns"] = None  # round 1's only; not shown for a set of rounds
+            r["other_pred"] = r["other_after"] = float("nan")
+
     head = ("| pair | problem → fix | scenario | before (ms) | predicted (ms) [95%%] | measured after (ms) "
             "| error | measured change | error of 'no change' | serial arithmetic (ms), its error | %s: predicted / after (ms), error |"
             % ("means" if a.statistic == "median" else "medians"))
+    if nrounds:
+        head = head.replace("| medians: predicted / after (ms), error |", "| error of each round |")
     lines = [head, "|" + "---|" * 11]
     for r in rows:
         if r["error"] is None:
@@ -251,11 +300,13 @@ def main():
         ok = abs(r["error"]) <= (a.tol if r["cpu"] else a.resnet_tol)
         ar = ("%.2f, %s" % (r["arith_ns"] / 1e6, pct((r["arith_ns"] - r["after_ns"]) / r["after_ns"]))
               if r.get("arith_ns") else "—")
-        lines.append("| %s | %s → %s | `%s` | %.2f | %.2f [%.2f, %.2f] | %.2f | %s %s | %s | %s | %s | %.2f / %.2f, %s |" % (
+        lines.append("| %s | %s → %s | `%s` | %.2f | %.2f [%.2f, %.2f] | %.2f | %s %s | %s | %s | %s | %s |" % (
             r["name"], r["problem"], r["fix"], r["scenario"], r["before_ns"] / 1e6, r["predicted_ns"] / 1e6,
             r["lo_ns"] / 1e6, r["hi_ns"] / 1e6, r["after_ns"] / 1e6, pct(r["error"]), "✓" if ok else "✗",
-            pct(r["change"]), pct(r["nochange"]), ar, r["other_pred"] / 1e6, r["other_after"] / 1e6,
-            pct((r["other_pred"] - r["other_after"]) / r["other_after"])))
+            pct(r["change"]), pct(r["nochange"]), ar,
+            ", ".join(pct(e) for e in r["round_errors"]) if r.get("round_errors") else
+            "%.2f / %.2f, %s" % (r["other_pred"] / 1e6, r["other_after"] / 1e6,
+                                 pct((r["other_pred"] - r["other_after"]) / r["other_after"]))))
     cpu = [r for r in rows if r["cpu"]]
     hits = sum(1 for r in cpu if r["error"] is not None and abs(r["error"]) <= a.tol)
     res = [r for r in rows if not r["cpu"]][0]
@@ -292,19 +343,26 @@ def main():
         rr = runs.get(c["name"], {})
         if not c["cpu"] or not all(len(rr.get(v, {}).get("rounds", [])) >= 2 for v in ("before", "after")):
             continue
-        b1, b2 = (r[key] for r in rr["before"]["rounds"][:2])
-        a1, a2 = (r[key] for r in rr["after"]["rounds"][:2])
-        e = (a2 - a1) / a1
+        # Each run "predicted" by the next run of the same program; the median
+        # of those errors (one error with two rounds).
+        b = [r[key] for r in rr["before"]["rounds"]]
+        af = [r[key] for r in rr["after"]["rounds"]]
+        b1, b2 = b[0], b[1]
+        a1, a2 = af[0], af[1]
+        e = statistics.median((af[k + 1] - af[k]) / af[k] for k in range(len(af) - 1))
+        eb = statistics.median((b[k + 1] - b[k]) / b[k] for k in range(len(b) - 1))
         rep_n += 1
         rep_hits += abs(e) <= a.tol
-        repeat_lines.append("| %s | %.2f / %.2f, %s | %.2f / %.2f, %s %s |" % (
-            c["name"], b1, b2, pct((b2 - b1) / b1), a1, a2, pct(e), "✓" if abs(e) <= a.tol else "✗"))
+        repeat_lines.append("| %s | %s, %s | %s, %s %s |" % (
+            c["name"], " / ".join("%.2f" % x for x in b), pct(eb), " / ".join("%.2f" % x for x in af), pct(e),
+            "✓" if abs(e) <= a.tol else "✗"))
     repeat = ""
     if rep_n:
-        repeat = ("\nRepeatability (runs.json, perf_counter %s over all profiled steps): each variant run twice in "
-                  "separate processes (B, A, B, A); the AFTER run of round 2 as a 'prediction' of round 1's, "
-                  "what a predictor that had seen another run of the fixed program would score.\n\n"
-                  "| pair | before: round 1 / round 2 (ms), difference | after: round 1 / round 2 (ms), difference |\n"
+        repeat = ("\nRepeatability (runs.json, perf_counter %s over all profiled steps): each variant run in "
+                  "separate processes (B, A, B, A, ...); each round's run as a 'prediction' of the one before "
+                  "it (the median of those errors), what a predictor that had seen another run of the fixed "
+                  "program would score.\n\n"
+                  "| pair | before: each round (ms), difference | after: each round (ms), difference |\n"
                   "|---|---|---|\n" % a.statistic + "\n".join(repeat_lines) +
                   "\n\nRepeat of the AFTER run within %d%%: %d of %d\n" % (round(100 * a.tol), rep_hits, rep_n))
     table = "\n".join(lines) + "\n\n" + verdict + "\n\n" + notes + "\n" + repeat

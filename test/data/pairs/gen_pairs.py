@@ -614,7 +614,11 @@ def _separate(pair, a, env):
     for r in range(1, a.rounds + 1):
         for v in ("before", "after"):
             name = "%s_%s.pt.trace.json.gz" % (pair, v)
-            path = os.path.join(a.out, name) if r == 1 else os.path.join(a.out, ".round%d_%s" % (r, name))
+            if a.keep_rounds:
+                os.makedirs(os.path.join(a.out, "r%d" % r), exist_ok=True)
+                path = os.path.join(a.out, "r%d" % r, name)
+            else:
+                path = os.path.join(a.out, name) if r == 1 else os.path.join(a.out, ".round%d_%s" % (r, name))
             res = subprocess.run([sys.executable, os.path.abspath(__file__), "--out", a.out, "--tools", a.tools,
                                   "--one-variant", pair, v, path], capture_output=True, text=True, cwd=REPO, env=env)
             if res.returncode != 0:
@@ -623,11 +627,13 @@ def _separate(pair, a, env):
             fig = json.loads(res.stdout.strip().splitlines()[-1])
             if r == 1:
                 out[v] = dict(fig, rounds=[])
-            else:
+            elif not a.keep_rounds:
                 os.unlink(path)
-            out[v]["rounds"].append({k: fig[k] for k in ("perf_counter_mean_ms", "perf_counter_median_ms",
-                                                         "perf_counter_cv", "minor_faults_median",
-                                                         "loadavg_1min", "recorded_utc")})
+            keys = ("perf_counter_mean_ms", "perf_counter_median_ms", "perf_counter_cv", "minor_faults_median",
+                    "loadavg_1min", "recorded_utc")
+            if a.keep_rounds:
+                keys += ("file", "bytes", "perf_counter_step_ms", "minor_faults_per_step")
+            out[v]["rounds"].append({k: fig[k] for k in keys})
     return out
 
 
@@ -647,6 +653,8 @@ def main(argv=None):
                          "steps), BEFORE and AFTER runs alternating for --rounds rounds")
     ap.add_argument("--rounds", type=int, default=2,
                     help="--protocol separate: BEFORE/AFTER run pairs per pair (round 1's traces are kept)")
+    ap.add_argument("--keep-rounds", action="store_true",
+                    help="--protocol separate: keep every round's traces, in rN/ under --out (round 1 too)")
     ap.add_argument("--one-variant", nargs=3, metavar=("PAIR", "VARIANT", "PATH"), help=argparse.SUPPRESS)
     ap.add_argument("--explore", metavar="PAIR",
                     help="run only PAIR's BEFORE program (4 profiled steps) into --out, to write its "
@@ -694,7 +702,9 @@ def main(argv=None):
                      x["minor_faults_median"], x["bytes"], x["loadavg_1min"]), flush=True)
     doc = {
         "generator": "test/data/pairs/gen_pairs.py --allocator %s --protocol %s%s (run with /usr/bin/python3)"
-                     % (a.allocator, a.protocol, " --rounds %d" % a.rounds if a.protocol == "separate" else ""),
+                     % (a.allocator, a.protocol, " --rounds %d%s" % (a.rounds, " --keep-rounds" if a.keep_rounds else "")
+                        if a.protocol == "separate" else ""),
+        "keep_rounds": bool(a.keep_rounds),
         "protocol": a.protocol,
         "allocator": {"name": a.allocator, "GLIBC_TUNABLES": ALLOCATORS[a.allocator] or ""},
         "machine": {"cpu_count": os.cpu_count(), "machine": platform.machine(),
