@@ -290,7 +290,8 @@ def main():
             "| error | measured change | error of 'no change' | serial arithmetic (ms), its error | %s: predicted / after (ms), error |"
             % ("means" if a.statistic == "median" else "medians"))
     if nrounds:
-        head = head.replace("| medians: predicted / after (ms), error |", "| error of each round |")
+        head = head.replace("| medians: predicted / after (ms), error |", "| error of each round |").replace(
+            "predicted (ms) [95%]", "predicted (ms) [lowest, highest round]")
     lines = [head, "|" + "---|" * 11]
     for r in rows:
         if r["error"] is None:
@@ -325,6 +326,11 @@ def main():
                 "interval: mean ± 1.96·s/√n of those steps).")
         other = ("medians: aiprof whatif's own steady figure, the median of the steady steps (not gated: "
                  "a median does not see a fix that acts on one step in ten).")
+    if nrounds:
+        base = ("Time base: mean wall time of the steady steps, per round (a BEFORE run and the AFTER run "
+                "recorded right after it, %d rounds); a pair's before, predicted and measured after are the "
+                "medians over its rounds, its error the median of the rounds' errors (gated), each round's "
+                "error listed; the bracket is the lowest and highest round's prediction." % nrounds)
     notes = (base + " error = (predicted − measured after) / measured after; "
              "measured change = (after − before) / before; error of 'no change' = the error a "
              "prediction of no change would have (how hard the pair is); serial arithmetic = "
