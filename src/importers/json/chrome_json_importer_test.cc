@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <map>
 #include <random>
 #include <string>
 
@@ -97,6 +98,31 @@ TEST(ChromeJsonImporterTest, BareArrayLegacyFloatsAndBeginEnd) {
   EXPECT_EQ(t->Str(t->slices.name[2]), "inner");
   EXPECT_EQ(t->slices.dur_ns[2], 1000);
   EXPECT_EQ(t->slices.depth[2], 1);
+}
+
+// torch's legacy autograd-profiler export (no Kineto: Debian's torch 1.13)
+// writes operators without "cat" under the process "CPU functions": they are
+// CPU ops; a "cat" of their own wins, and no-cat events elsewhere stay "other".
+TEST(ChromeJsonImporterTest, LegacyCpuFunctionsAreCpuOps) {
+  TempDir dir;
+  std::string path = dir.Write("legacy.json", R"([
+{"name": "aten::conv2d", "ph": "X", "ts": 1, "dur": 5, "tid": 1, "pid": "CPU functions", "args": {}},
+{"name": "outer", "ph": "B", "ts": 10, "tid": 1, "pid": "CPU functions"},
+{"ph": "E", "ts": 12, "tid": 1, "pid": "CPU functions"},
+{"name": "mine", "cat": "user_annotation", "ph": "X", "ts": 20, "dur": 1, "tid": 1, "pid": "CPU functions"},
+{"name": "x", "ph": "X", "ts": 30, "dur": 1, "tid": 1, "pid": "Other functions"},
+{"name": "y", "ph": "X", "ts": 40, "dur": 1, "tid": 1, "pid": 7}
+])");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->slices.size(), 5u);
+  std::map<std::string, EventKind> kind;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) kind[std::string(t->Str(t->slices.name[i]))] = t->slices.kind[i];
+  EXPECT_EQ(kind["aten::conv2d"], EventKind::kCpuOp);
+  EXPECT_EQ(kind["outer"], EventKind::kCpuOp);
+  EXPECT_EQ(kind["mine"], EventKind::kUserAnnotation);
+  EXPECT_EQ(kind["x"], EventKind::kOther);
+  EXPECT_EQ(kind["y"], EventKind::kOther);
 }
 
 TEST(ChromeJsonImporterTest, EventsInAnyOrderGiveTheSameModel) {
