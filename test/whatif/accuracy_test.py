@@ -135,8 +135,8 @@ def main():
     ap.add_argument("--statistic", choices=("median", "mean"), default="median",
                     help="the step time compared: the median of the steady steps (aiprof whatif's own "
                          "steady figure, and its order-statistics interval) or their mean (the "
-                         "throughput figure, total time / steps; interval mean ± 1.96·s/√n of the "
-                         "predicted steps); the other one is shown beside it, not gated")
+                         "throughput figure, total time / steps, aiprof whatif's `mean`; its Student's t 95%% "
+                         "interval); the other one is shown beside it, not gated")
     ap.add_argument("--tol", type=float, default=0.15)
     ap.add_argument("--min-share", type=float, default=0.80)
     ap.add_argument("--resnet-tol", type=float, default=0.10)
@@ -233,11 +233,17 @@ def main():
             return [x[key] for x in doc["steps"] if x["steady"]]
         mean_pred = statistics.mean(steady(pred, "predicted_ns"))
         mean_before = statistics.mean(steady(pred, "measured_ns"))
+        # aiprof whatif's own mean figures against the means of its per-step
+        # figures, computed here.
+        for doc, k, want in ((pred, "predicted_ns", mean_pred), (pred, "measured_ns", mean_before),
+                             (meas, "measured_ns", mean_after)):
+            got = doc["mean"][k]
+            if abs(got - want) > max(2.0, 1e-6 * want):
+                failures.append("%s: aiprof whatif's mean %s %.0f ns, the mean of its steps %.0f ns"
+                                % (c["name"], k, got, want))
         if a.statistic == "mean":
-            ps = steady(pred, "predicted_ns")
-            half = 1.96 * statistics.stdev(ps) / len(ps) ** 0.5 if len(ps) > 1 else 0.0
             before_ns, after_ns, predicted_ns = mean_before, mean_after, mean_pred
-            lo_ns, hi_ns = mean_pred - half, mean_pred + half
+            lo_ns, hi_ns = pred["mean"]["predicted_interval_ns"]
             other_pred, other_after = pred["predicted_ns"], meas["measured_ns"]
         else:
             lo_ns, hi_ns = pred["predicted_interval_ns"]
@@ -322,8 +328,8 @@ def main():
                  "machine slows single steps by up to 10x, which moves a mean of a few steps and not the median).")
     else:
         base = ("Time base: mean wall time of the steady steps (the throughput figure: their total time / "
-                "their number; predicted: the mean of aiprof whatif's predicted time per steady step; its "
-                "interval: mean ± 1.96·s/√n of those steps).")
+                "their number; predicted: aiprof whatif's mean of its predicted steady steps; its "
+                "interval: Student's t 95% of that mean).")
         other = ("medians: aiprof whatif's own steady figure, the median of the steady steps (not gated: "
                  "a median does not see a fix that acts on one step in ten).")
     if nrounds:

@@ -601,6 +601,11 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   r.predicted_ns = m.mean;
   r.predicted_lo_ns = m.lo;
   r.predicted_hi_ns = m.hi;
+  const MeanInterval mean = MeanWithInterval(predicted);
+  r.measured_mean_ns = MeanWithInterval(measured).mean;
+  r.predicted_mean_ns = mean.mean;
+  r.predicted_mean_lo_ns = mean.lo;
+  r.predicted_mean_hi_ns = mean.hi;
   return r;
 }
 

@@ -111,6 +111,10 @@ struct WhatIfResult {
   // percent (test/whatif/README.md).
   size_t steady_steps = 0;
   double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  // The same steps' means: the throughput figure (their total time over
+  // their number), which a fix acting on one step in N changes and a median
+  // does not see; interval: Student's t 95% of the predicted steps' mean.
+  double measured_mean_ns = 0, predicted_mean_ns = 0, predicted_mean_lo_ns = 0, predicted_mean_hi_ns = 0;
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
   uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)

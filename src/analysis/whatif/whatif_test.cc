@@ -103,6 +103,14 @@ TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
   std::vector<int64_t> got;
   for (const StepPrediction& s : every.steps) got.push_back(s.predicted_ns);
   EXPECT_EQ(got, (std::vector<int64_t>{10'000, 20'000, 10'000, 20'000}));
+  // The throughput figure, by hand: mean 15 µs of {10, 20, 10, 20}; s =
+  // √(4·5²/3) = 5.7735 µs; Student's t(3) 97.5% = 3.18245; half-width
+  // 3.18245 · 5.7735 / √4 = 9.1868 µs. Measured: every step 20 µs.
+  ASSERT_EQ(every.steady_steps, 4u);
+  EXPECT_DOUBLE_EQ(every.measured_mean_ns, 20'000);
+  EXPECT_DOUBLE_EQ(every.predicted_mean_ns, 15'000);
+  EXPECT_NEAR(every.predicted_mean_lo_ns, 15'000 - 9'186.8, 1.0);
+  EXPECT_NEAR(every.predicted_mean_hi_ns, 15'000 + 9'186.8, 1.0);
   WhatIfResult spread = Predict(*t, "scale checkpoint 0.5");
   for (const StepPrediction& s : spread.steps) EXPECT_EQ(s.predicted_ns, 15'000);
   EXPECT_FALSE(ParseScenario("every 0 checkpoint").ok());

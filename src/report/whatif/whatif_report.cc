@@ -16,7 +16,10 @@ std::string Json(const WhatIfResult& r) {
                     ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
                     ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
                     ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) +
-                    "],\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
+                    "],\"mean\":{\"statistic\":\"mean of the steady steps (throughput)\",\"measured_ns\":" +
+                    num(r.measured_mean_ns) + ",\"predicted_ns\":" + num(r.predicted_mean_ns) +
+                    ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) + "," + num(r.predicted_mean_hi_ns) +
+                    "]},\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
                     std::to_string(r.edges_changed) + ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) +
                     ",";
   if (!r.notes.empty()) {  // what fuse, overlap-comm and device did and assumed
@@ -104,6 +107,15 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
                               {"predicted_lo", "Interval from", Value::Number(r.predicted_lo_ns), Unit::kNs},
                               {"predicted_hi", "Interval to", Value::Number(r.predicted_hi_ns), Unit::kNs},
                               {"change", "Change of the step", Value::Number(change), Unit::kChange}}});
+  const double mean_change = r.measured_mean_ns > 0 ? r.predicted_mean_ns / r.measured_mean_ns - 1 : 0;
+  render::KeyValues mean{{{"measured_mean", "Measured, mean", Value::Number(r.measured_mean_ns), Unit::kNs},
+                          {"predicted_mean", "Predicted, mean", Value::Number(r.predicted_mean_ns), Unit::kNs},
+                          {"predicted_mean_lo", "Interval from", Value::Number(r.predicted_mean_lo_ns), Unit::kNs},
+                          {"predicted_mean_hi", "Interval to", Value::Number(r.predicted_mean_hi_ns), Unit::kNs},
+                          {"mean_change", "Change of the throughput", Value::Number(mean_change), Unit::kChange}}};
+  sec->Add(render::Paragraph{"The mean of the same steps, the throughput figure (a fix acting on one step in N "
+                             "moves it, not the median; interval: Student's t 95% of the predicted steps' mean):"});
+  sec->Add(std::move(mean));
   render::Table t;
   t.key = "steps";
   t.title = "Per step";
