@@ -477,6 +477,29 @@ def explore_before(pair, out_dir, tools):
     return path
 
 
+def _run_figures(path, events, mode, torch, times, faults):
+    """One run's figures for runs.json: its trace file, the perf_counter time
+    of each profiled step's body (ms) and its summary, the minor page faults
+    of each step, the allocator setting and the load."""
+    return {
+        "file": os.path.basename(path),
+        "bytes": os.path.getsize(path),
+        "events": events,
+        "mode": mode,
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "perf_counter_step_ms": [round(x, 3) for x in times],
+        "perf_counter_mean_ms": round(statistics.fmean(times), 3),
+        "perf_counter_median_ms": round(statistics.median(times), 3),
+        "perf_counter_cv": round(statistics.stdev(times) / statistics.fmean(times), 3),
+        "minor_faults_per_step": faults,
+        "minor_faults_median": statistics.median(faults),
+        "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
+        "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "loadavg_1min": round(os.getloadavg()[0], 2),
+    }
+
+
 def run_pair(pair, out_dir, tools):
     sys.path.insert(0, tools)
     import gen_torch_traces as gtt  # the shared Kineto-layout serialiser
@@ -526,23 +549,7 @@ def run_pair(pair, out_dir, tools):
     out = {}
     for v, name in ((0, "before"), (1, "after")):
         t = times[v]
-        out[name] = {
-            "file": os.path.basename(paths[v]),
-            "bytes": os.path.getsize(paths[v]),
-            "events": counts.get(v),
-            "mode": mode,
-            "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(),
-            "perf_counter_step_ms": [round(x, 3) for x in t],
-            "perf_counter_mean_ms": round(statistics.fmean(t), 3),
-            "perf_counter_median_ms": round(statistics.median(t), 3),
-            "perf_counter_cv": round(statistics.stdev(t) / statistics.fmean(t), 3),
-            "minor_faults_per_step": faults[v],
-            "minor_faults_median": statistics.median(faults[v]),
-            "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
-            "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "loadavg_1min": round(os.getloadavg()[0], 2),
-        }
+        out[name] = _run_figures(paths[v], counts.get(v), mode, torch, times[v], faults[v])
     return out
 
 
@@ -586,23 +593,7 @@ def run_variant(pair, variant, out_path, tools):
                 times.append((t1 - t0) * 1e3)
                 faults.append(f1 - f0)
             prof.step()
-    return {
-        "file": os.path.basename(out_path),
-        "bytes": os.path.getsize(out_path),
-        "events": counts.get("events"),
-        "mode": mode,
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "perf_counter_step_ms": [round(x, 3) for x in times],
-        "perf_counter_mean_ms": round(statistics.fmean(times), 3),
-        "perf_counter_median_ms": round(statistics.median(times), 3),
-        "perf_counter_cv": round(statistics.stdev(times) / statistics.fmean(times), 3),
-        "minor_faults_per_step": faults,
-        "minor_faults_median": statistics.median(faults),
-        "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
-        "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "loadavg_1min": round(os.getloadavg()[0], 2),
-    }
+    return _run_figures(out_path, counts.get("events"), mode, torch, times, faults)
 
 
 def _separate(pair, a, env):
