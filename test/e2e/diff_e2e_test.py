@@ -30,7 +30,10 @@ the source JSON (no aiprof code):
     between A and B; the "By shape" rows pair them by call site + shape and
     say the first got faster and the second slower, with per-row statistics,
     as the raw spans per call site show; pairing in order would have paired
-    the two slow copies.
+    the two slow copies. The changes ranking and the headline name the
+    row that moved most (its figures and Welch's p recomputed here from the
+    raw spans per call site and step), not the op, whose net change is small;
+    the op is not ranked beside its rows.
   * Every format renders; --map files are applied and bad ones are errors
     naming the file and line.
   * --timeline (ResNet50 pair): from the page's embedded data, slot k is as
@@ -445,6 +448,40 @@ def callsites(a):
             check(r["p_value"] is not None and abs(math.log(r["p_value"]) - math.log(p)) < 1e-3,
                   "callsite: %s: Welch's p on the raw per-step sums, computed here, is aiprof's (%.6g vs %.6g)"
                   % (site, p, r["p_value"]))
+    # The changes ranking and the headline name the row, not the op: the
+    # op's net change hides two rows that moved in opposite directions.
+    # Figures recomputed here from the raw spans (per call site, per step).
+    ch = table(doc, "changes", "changes")
+    top = ch[0] if ch else {}
+    want_site = max(sites, key=lambda x: abs(rb[x] - ra[x]))
+    check(top.get("kind") == "op row" and top.get("site") == want_site and top.get("path", "").endswith("aten::copy_"),
+          "callsite: the changes table's #1 is the copy_ row of %s (%s, %s)" % (want_site, top.get("kind"), top.get("site")))
+    check(abs(top.get("a_ns", 0) - ra[want_site]) <= 1 and abs(top.get("b_ns", 0) - rb[want_site]) <= 1
+          and abs(top.get("delta_ns", 0) - (rb[want_site] - ra[want_site])) <= 2,
+          "callsite: #1's per-step figures equal the raw spans of its call site (A %.0f vs %.0f, B %.0f vs %.0f ns)"
+          % (top.get("a_ns", 0), ra[want_site], top.get("b_ns", 0), rb[want_site]))
+    row_sites = sorted(r["site"] for r in ch if r["kind"] == "op row" and r["path"].endswith("aten::copy_"))
+    check(row_sites == sites and not any(r["kind"] == "op" and r["path"].endswith("aten::copy_") for r in ch),
+          "callsite: both copy_ rows are ranked and the op itself is not (no double counting): %s" % row_sites)
+    if top.get("test") == "welch" and want_site in pa_steps:
+        p = welch_p(pa_steps[want_site], pb_steps[want_site])
+        check(top.get("p_value") is not None and abs(math.log(top["p_value"]) - math.log(p)) < 1e-3,
+              "callsite: #1's Welch p, computed here on the raw per-step sums, is aiprof's (%.6g vs %.6g)"
+              % (p, top.get("p_value") or 0))
+    else:
+        check(top.get("test") in ("welch", "mannwhitney") and (top.get("p_value") or 1) < 0.01,
+              "callsite: #1 has validate's statistics (%s, p=%s)" % (top.get("test"), top.get("p_value")))
+    finding = None
+    for block in doc["sections"]["diff"]["blocks"]:
+        if block.get("type") == "finding" and block.get("key") == "largest_change":
+            finding = block
+    ev = {k: v.get("value") for k, v in (finding or {}).get("evidence", {}).items()} if finding else {}
+    check(finding is not None and want_site in finding.get("title", "") and ev.get("site") == want_site
+          and abs(ev.get("delta_ns", 0) - (rb[want_site] - ra[want_site])) <= 2
+          and abs(ev.get("op_delta_ns", 0) - (sum(rb.values()) - sum(ra.values()))) <= 2
+          and ev.get("test") == top.get("test") and ev.get("p_value") == top.get("p_value"),
+          "callsite: the headline names the row (%s), its change (%s ns) and the op's net (%s ns vs raw %.0f)"
+          % ((finding or {}).get("title"), ev.get("delta_ns"), ev.get("op_delta_ns"), sum(rb.values()) - sum(ra.values())))
     # With too few steps the rows say why they have no test.
     with tempfile.TemporaryDirectory() as tmp:
         cut = []

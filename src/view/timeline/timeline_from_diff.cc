@@ -555,7 +555,7 @@ void AppendDiffTimelineHtml(const DiffTimeline& t, const std::string& name_a, co
   options.markers_label = "largest changes of the diff";
   options.note =
       "Steps aligned: steady step k of A and of B (warm-up left out, as the diff does) both start at slot k's start; "
-      "slot k lasts the longer of the two steps (dashed lines: the slots' boundaries). A: " + std::to_string(t.a.steps) + " steady steps, B: " +
+      "slot k lasts the longest step k of A and B (of any rank; dashed lines: the slots' boundaries). A: " + std::to_string(t.a.steps) + " steady steps, B: " +
       std::to_string(t.b.steps) + (t.a.steps == t.b.steps ? "" : " (the longer run's extra steps have slots of their own)") +
       ". Time between steps is dropped (A: " + Ms(t.a.between_ns) + ", B: " + Ms(t.b.between_ns) +
       "), as is everything before the first and after the last steady step (A: " + std::to_string(t.a.slices_out) +
