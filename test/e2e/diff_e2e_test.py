@@ -482,6 +482,18 @@ def callsites(a):
           and ev.get("test") == top.get("test") and ev.get("p_value") == top.get("p_value"),
           "callsite: the headline names the row (%s), its change (%s ns) and the op's net (%s ns vs raw %.0f)"
           % ((finding or {}).get("title"), ev.get("delta_ns"), ev.get("op_delta_ns"), sum(rb.values()) - sum(ra.values())))
+    # Every format carries the row in the changes ranking (one document, shared renderers).
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in ("text", "md", "html"):
+            out = os.path.join(tmp, "c." + fmt)
+            p = subprocess.run([a.aiprof, "diff", pa, pb, "--format", fmt, "-o", out], capture_output=True, text=True)
+            text = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
+            if fmt == "md":
+                text = text.replace("\\", "")  # Markdown escapes _ ( ) [ ]
+            ranking = text[text.find("Largest changes per step"):]
+            ranking = ranking[:ranking.find("Time classes")]
+            check(p.returncode == 0 and "op row" in ranking and want_site.split(": ")[-1] in ranking,
+                  "callsite: the %s changes ranking names the op row of %s" % (fmt, want_site))
     # With too few steps the rows say why they have no test.
     with tempfile.TemporaryDirectory() as tmp:
         cut = []
