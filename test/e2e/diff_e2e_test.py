@@ -482,6 +482,32 @@ def callsites(a):
           and ev.get("test") == top.get("test") and ev.get("p_value") == top.get("p_value"),
           "callsite: the headline names the row (%s), its change (%s ns) and the op's net (%s ns vs raw %.0f)"
           % ((finding or {}).get("title"), ev.get("delta_ns"), ev.get("op_delta_ns"), sum(rb.values()) - sum(ra.values())))
+    # --timeline marks the ranked row at its call site only: in every slot of
+    # each run, from the first to the last raw copy_ span of that call site.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "t.html")
+        p = subprocess.run([a.aiprof, "diff", pa, pb, "--timeline", out, "-o", os.path.join(tmp, "t.txt")],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "callsite: diff --timeline exits 0 (%s)" % p.stderr.strip()[-200:])
+        _, td = timeline_data(out)
+        st = td["steps"]
+        starts = sorted(st["ts"][i] for i in range(len(st["ts"])) if st["rank"][i] == 0)
+        for side, events, steps in ((0, ea, sa), (1, eb, sb)):
+            marks = sorted((m["ts"], m["dur"]) for m in td["markers"]
+                           if m["rule"] == "diff change #1" and m["rank"] == side + 1)
+            want = []
+            for k, (ts, dur, tid) in enumerate(steps):
+                spans = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+                         if e.get("ph") == "X" and e.get("name") == "aten::copy_" and e.get("tid") == tid
+                         and ts <= e["ts"] < ts + dur and call_site(e["args"].get("Call stack")) == want_site]
+                if spans:
+                    shift = starts[k] - ns(ts)
+                    lo, hi = min(x for x, _ in spans), max(y for _, y in spans)
+                    want.append((lo + shift, hi - lo))
+            check(marks == want and len(want) == len(steps),
+                  "callsite: --timeline marks #1 (%s) in run %s at the raw spans of that call site only, every slot "
+                  "(%d markers, %d wanted; first %s vs %s)" % (want_site, "AB"[side], len(marks), len(want),
+                                                                marks[:1], want[:1]))
     # Every format carries the row in the changes ranking (one document, shared renderers).
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in ("text", "md", "html"):

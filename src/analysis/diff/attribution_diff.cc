@@ -657,6 +657,46 @@ void RankRows(const AttributionResult& ra, const AttributionResult& rb, const Di
                           out->shape_ranked.end());
 }
 
+// Nodes that rows moved into the top_n entries of the ranking (an op
+// replaced by smaller rows lets the next nodes up) get their statistics as
+// the others did; those the test calls unchanged leave the ranking.
+void LateNodeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+                        AttributionDiff* out) {
+  DiffNodes& d = out->nodes;
+  std::vector<uint32_t> chosen, na, nb;
+  for (size_t i = 0; i < out->ranked.size() && i < options.top_n; ++i) {
+    const uint32_t x = out->ranked[i];
+    if (out->ranked_row[i] >= 0 || d.stats[x] >= 0 || d.a[x] == kNoNode || d.b[x] == kNoNode ||
+        d.kind[x] == AttributionKind::kDevice) {
+      continue;
+    }
+    chosen.push_back(x);
+    na.push_back(d.a[x]);
+    nb.push_back(d.b[x]);
+  }
+  if (chosen.empty()) return;
+  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
+  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> xa(sa), xb(sb);
+  for (size_t j = 0; j < chosen.size(); ++j) {
+    for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
+    for (size_t k = 0; k < sb; ++k) xb[k] = tb[k * chosen.size() + j];
+    d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
+    out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
+    d.change[chosen[j]] = Classify(*out, chosen[j], options.stats.min_effect);
+  }
+  size_t keep = 0;
+  for (size_t i = 0; i < out->ranked.size(); ++i) {
+    if (out->ranked_row[i] < 0 && d.change[out->ranked[i]] == DiffChange::kUnchanged) continue;
+    out->ranked[keep] = out->ranked[i];
+    out->ranked_row[keep++] = out->ranked_row[i];
+  }
+  out->ranked.resize(keep);
+  out->ranked_row.resize(keep);
+}
+
 }  // namespace
 
 std::vector<double> PerStepTotals(const AttributionResult& r, const std::vector<uint32_t>& nodes) {
@@ -711,6 +751,7 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   PairShapes(ra, rb, options.stats.min_effect, &out);
   ShapeStatistics(ra, rb, options, &out);
   RankRows(ra, rb, options, &out);
+  LateNodeStatistics(ra, rb, options, &out);
   out.available = true;
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -54,6 +55,10 @@ struct MarkTarget {
   // order, others may sit between). Device activity: by name on any track.
   bool critical_only = true;
   std::vector<uint32_t> path;  // source StringId raws
+  // A ranked call-site row: only the instances at this call site (as
+  // attribution keys them: the "Call stack" arg's cut, else the innermost
+  // enclosing python_function frame that is a call site); empty: all.
+  std::string site;
 };
 struct MarkSpan {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -147,16 +152,21 @@ class RunShifter {
     const SliceTable& s = in_.slices;
     std::vector<Piece> pieces;
     std::vector<uint32_t> enclosing;  // names of the slice's enclosing slices, by depth
+    std::vector<uint32_t> enclosing_slice;  // the slices themselves
     uint32_t enclosing_track = kNoTrack;
     for (uint32_t i = 0; i < s.size(); ++i) {
       const uint32_t track = s.track[i];
       if (track_map_[track] == kNoTrack) continue;
       if (track != enclosing_track) {
         enclosing.clear();
+        enclosing_slice.clear();
         enclosing_track = track;
       }
       enclosing.resize(s.depth[i], UINT32_MAX);
       enclosing.push_back(s.name[i].raw);
+      enclosing_slice.resize(s.depth[i], kNoSlice);
+      enclosing_slice.push_back(i);
+      std::optional<std::string> site;  // this slice's call site, looked up once when a row target needs it
       const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
       bool any = false;
       for (size_t k = FirstStepEndingAfter(ts); k < steps_.size(); ++k) {
@@ -174,6 +184,10 @@ class RunShifter {
           if (it != marks_.end()) {
             for (const MarkTarget& m : it->second) {
               if (m.critical_only && (track != st.track || !UnderPath(m.path, enclosing))) continue;
+              if (!m.site.empty()) {
+                if (!site) site = SiteOf(i, enclosing_slice);
+                if (*site != m.site) continue;
+              }
               MarkSpan& span = spans_[m.change * slots_.size() + k];
               span.lo = std::min(span.lo, lo + shift);
               span.hi = std::max(span.hi, hi + shift);
@@ -249,7 +263,32 @@ class RunShifter {
     }
   }
 
+  // The slice's call site as attribution keys it (CallSiteOfStack of its
+  // "Call stack" arg, else the innermost enclosing python_function frame
+  // that is a call site); "" when none.
+  std::string SiteOf(uint32_t i, const std::vector<uint32_t>& enclosing_slice) {
+    if (!stack_key_looked_up_) {
+      stack_key_ = in_.strings.Find("Call stack");
+      stack_key_looked_up_ = true;
+    }
+    if (stack_key_) {
+      const Arg* a = in_.FindSliceArg(i, *stack_key_);
+      if (a != nullptr && (a->type == ArgType::kJson || a->type == ArgType::kString)) {
+        return CallSiteOfStack(in_.Str(StringId{a->str}));
+      }
+    }
+    for (size_t d = enclosing_slice.size() - 1; d-- > 0;) {
+      const uint32_t e = enclosing_slice[d];
+      if (e == kNoSlice || in_.slices.kind[e] != EventKind::kPythonFunction) continue;
+      const std::string_view name = in_.Str(in_.slices.name[e]);
+      if (IsCallSiteFrame(name)) return CallSiteLabel(name);
+    }
+    return {};
+  }
+
   const Trace& in_;
+  std::optional<StringId> stack_key_;
+  bool stack_key_looked_up_ = false;
   const std::vector<RunStep>& steps_;
   const std::vector<DiffTimelineSlot>& slots_;
   int32_t step_rank_, out_rank_;
@@ -442,7 +481,12 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
       const AttributionResult& r = part.side == 0 ? ra : rb;
       const uint32_t src = part.side == 0 ? d.nodes.a[node] : d.nodes.b[node];
       if (src == kNoNode) continue;
-      MarkTarget target{c, critical, {}};
+      MarkTarget target{c, critical, {}, {}};
+      if (changes[c].row >= 0) {
+        const uint32_t row = part.side == 0 ? d.shapes.a[changes[c].row] : d.shapes.b[changes[c].row];
+        if (row == kNoNode) continue;  // the row is not in this run
+        target.site = DiffSiteLabel(r, row);
+      }
       if (critical) {
         for (uint32_t p = r.nodes.parent[src]; p != kNoNode && p != 0; p = r.nodes.parent[p]) {
           if (MarkableKind(r.nodes.kind[p]) && !r.nodes.name[p].empty()) target.path.push_back(r.nodes.name[p].raw);
@@ -515,7 +559,7 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
         m.where = run + ", step " + std::to_string(k + 1) + ": first to last slice of this name" +
                   (d.nodes.kind[node] == AttributionKind::kDevice ? ""
                                                                    : " under the node's path on the step's thread") +
-                  (row >= 0 ? " (the op's instances of every call site and shape: the row names one of them)" : "");
+                  (row >= 0 ? " at the row's call site (all its shapes)" : "");
         m.impact = "per steady step: A " + FormatDurationNs(a_ns) + ", B " + FormatDurationNs(b_ns) + " (" +
                    (delta >= 0 ? "+" : "") + FormatDurationNs(delta) + ")";
         const uint32_t src = side == 0 ? d.nodes.a[node] : d.nodes.b[node];

@@ -29,7 +29,8 @@
 // ranked) are markers on both runs: per slot, the span from the first to the
 // last piece whose name is the node's name (host nodes: on the step's
 // critical thread, under enclosing slices named as the node's named
-// ancestors, in order; device activity: on any track). Instants, stack samples
+// ancestors, in order; device activity: on any track; a ranked call-site
+// row of an op: the op's slices at that call site). Instants, stack samples
 // and slice args are not carried; counters of the kept tracks are, shifted
 // like slices.
 //
