@@ -276,7 +276,13 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                {"p_value", "p", Unit::kNone},
                {"ci_low_ns", "Δ low", Unit::kNs},
                {"ci_high_ns", "Δ high", Unit::kNs},
-               {"no_test", "Why no test", Unit::kNone}};
+               {"no_test", "Why no test", Unit::kNone},
+               {"ranked", "# in changes", Unit::kCount}};
+  // Rows the changes table lists in their op's place (AttributionDiff::ranked_row).
+  std::vector<int64_t> in_changes(h.size(), 0);
+  for (size_t i = 0; i < d.ranked.size() && i < top_n; ++i) {
+    if (d.ranked_row[i] >= 0) in_changes[d.ranked_row[i]] = static_cast<int64_t>(i + 1);
+  }
   const size_t shown = std::min(top_n, d.shape_ranked.size());
   for (size_t r = 0; r < shown; ++r) {
     const uint32_t x = d.shape_ranked[r];
@@ -291,7 +297,8 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                       Num(h.b_calls[x]), Num(h.a_device_ns[x]), Num(h.b_device_ns[x]),
                       Value::String(tested ? m->test : "none"), tested ? Num(m->p_value) : Value::Null(),
                       tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
-                      tested && m->ci_available ? Num(m->ci.high) : Value::Null(), Value::String(why)});
+                      tested && m->ci_available ? Num(m->ci.high) : Value::Null(), Value::String(why),
+                      in_changes[x] > 0 ? Value::Int(in_changes[x]) : Value::Null()});
   }
   if (d.shape_ranked.size() > shown) {
     t.note = std::to_string(d.shape_ranked.size() - shown) + " more changed rows not shown (--top)";
