@@ -463,6 +463,10 @@ def callsites(a):
     row_sites = sorted(r["site"] for r in ch if r["kind"] == "op row" and r["path"].endswith("aten::copy_"))
     check(row_sites == sites and not any(r["kind"] == "op" and r["path"].endswith("aten::copy_") for r in ch),
           "callsite: both copy_ rows are ranked and the op itself is not (no double counting): %s" % row_sites)
+    pos = {r["site"]: r["rank"] for r in ch if r["kind"] == "op row" and r["path"].endswith("aten::copy_")}
+    check(all(rows[x].get("ranked") == pos.get(x) for x in sites if x in rows),
+          "callsite: 'By shape' gives each row's # in the changes table (%s vs %s)"
+          % ({x: rows[x].get("ranked") for x in sites if x in rows}, pos))
     if top.get("test") == "welch" and want_site in pa_steps:
         p = welch_p(pa_steps[want_site], pb_steps[want_site])
         check(top.get("p_value") is not None and abs(math.log(top["p_value"]) - math.log(p)) < 1e-3,
