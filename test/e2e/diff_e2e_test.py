@@ -30,7 +30,10 @@ the source JSON (no aiprof code):
     between A and B; the "By shape" rows pair them by call site + shape and
     say the first got faster and the second slower, with per-row statistics,
     as the raw spans per call site show; pairing in order would have paired
-    the two slow copies.
+    the two slow copies. The changes ranking and the headline name the
+    row that moved most (its figures and Welch's p recomputed here from the
+    raw spans per call site and step), not the op, whose net change is small;
+    the op is not ranked beside its rows.
   * Every format renders; --map files are applied and bad ones are errors
     naming the file and line.
   * --timeline (ResNet50 pair): from the page's embedded data, slot k is as
@@ -445,6 +448,82 @@ def callsites(a):
             check(r["p_value"] is not None and abs(math.log(r["p_value"]) - math.log(p)) < 1e-3,
                   "callsite: %s: Welch's p on the raw per-step sums, computed here, is aiprof's (%.6g vs %.6g)"
                   % (site, p, r["p_value"]))
+    # The changes ranking and the headline name the row, not the op: the
+    # op's net change hides two rows that moved in opposite directions.
+    # Figures recomputed here from the raw spans (per call site, per step).
+    ch = table(doc, "changes", "changes")
+    top = ch[0] if ch else {}
+    want_site = max(sites, key=lambda x: abs(rb[x] - ra[x]))
+    check(top.get("kind") == "op row" and top.get("site") == want_site and top.get("path", "").endswith("aten::copy_"),
+          "callsite: the changes table's #1 is the copy_ row of %s (%s, %s)" % (want_site, top.get("kind"), top.get("site")))
+    check(abs(top.get("a_ns", 0) - ra[want_site]) <= 1 and abs(top.get("b_ns", 0) - rb[want_site]) <= 1
+          and abs(top.get("delta_ns", 0) - (rb[want_site] - ra[want_site])) <= 2,
+          "callsite: #1's per-step figures equal the raw spans of its call site (A %.0f vs %.0f, B %.0f vs %.0f ns)"
+          % (top.get("a_ns", 0), ra[want_site], top.get("b_ns", 0), rb[want_site]))
+    row_sites = sorted(r["site"] for r in ch if r["kind"] == "op row" and r["path"].endswith("aten::copy_"))
+    check(row_sites == sites and not any(r["kind"] == "op" and r["path"].endswith("aten::copy_") for r in ch),
+          "callsite: both copy_ rows are ranked and the op itself is not (no double counting): %s" % row_sites)
+    pos = {r["site"]: r["rank"] for r in ch if r["kind"] == "op row" and r["path"].endswith("aten::copy_")}
+    check(all(rows[x].get("ranked") == pos.get(x) for x in sites if x in rows),
+          "callsite: 'By shape' gives each row's # in the changes table (%s vs %s)"
+          % ({x: rows[x].get("ranked") for x in sites if x in rows}, pos))
+    if top.get("test") == "welch" and want_site in pa_steps:
+        p = welch_p(pa_steps[want_site], pb_steps[want_site])
+        check(top.get("p_value") is not None and abs(math.log(top["p_value"]) - math.log(p)) < 1e-3,
+              "callsite: #1's Welch p, computed here on the raw per-step sums, is aiprof's (%.6g vs %.6g)"
+              % (p, top.get("p_value") or 0))
+    else:
+        check(top.get("test") in ("welch", "mannwhitney") and (top.get("p_value") or 1) < 0.01,
+              "callsite: #1 has validate's statistics (%s, p=%s)" % (top.get("test"), top.get("p_value")))
+    finding = None
+    for block in doc["sections"]["diff"]["blocks"]:
+        if block.get("type") == "finding" and block.get("key") == "largest_change":
+            finding = block
+    ev = {k: v.get("value") for k, v in (finding or {}).get("evidence", {}).items()} if finding else {}
+    check(finding is not None and want_site in finding.get("title", "") and ev.get("site") == want_site
+          and abs(ev.get("delta_ns", 0) - (rb[want_site] - ra[want_site])) <= 2
+          and abs(ev.get("op_delta_ns", 0) - (sum(rb.values()) - sum(ra.values()))) <= 2
+          and ev.get("test") == top.get("test") and ev.get("p_value") == top.get("p_value"),
+          "callsite: the headline names the row (%s), its change (%s ns) and the op's net (%s ns vs raw %.0f)"
+          % ((finding or {}).get("title"), ev.get("delta_ns"), ev.get("op_delta_ns"), sum(rb.values()) - sum(ra.values())))
+    # --timeline marks the ranked row at its call site only: in every slot of
+    # each run, from the first to the last raw copy_ span of that call site.
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "t.html")
+        p = subprocess.run([a.aiprof, "diff", pa, pb, "--timeline", out, "-o", os.path.join(tmp, "t.txt")],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "callsite: diff --timeline exits 0 (%s)" % p.stderr.strip()[-200:])
+        _, td = timeline_data(out)
+        st = td["steps"]
+        starts = sorted(st["ts"][i] for i in range(len(st["ts"])) if st["rank"][i] == 0)
+        for side, events, steps in ((0, ea, sa), (1, eb, sb)):
+            marks = sorted((m["ts"], m["dur"]) for m in td["markers"]
+                           if m["rule"] == "diff change #1" and m["rank"] == side + 1)
+            want = []
+            for k, (ts, dur, tid) in enumerate(steps):
+                spans = [(ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+                         if e.get("ph") == "X" and e.get("name") == "aten::copy_" and e.get("tid") == tid
+                         and ts <= e["ts"] < ts + dur and call_site(e["args"].get("Call stack")) == want_site]
+                if spans:
+                    shift = starts[k] - ns(ts)
+                    lo, hi = min(x for x, _ in spans), max(y for _, y in spans)
+                    want.append((lo + shift, hi - lo))
+            check(marks == want and len(want) == len(steps),
+                  "callsite: --timeline marks #1 (%s) in run %s at the raw spans of that call site only, every slot "
+                  "(%d markers, %d wanted; first %s vs %s)" % (want_site, "AB"[side], len(marks), len(want),
+                                                                marks[:1], want[:1]))
+    # Every format carries the row in the changes ranking (one document, shared renderers).
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in ("text", "md", "html"):
+            out = os.path.join(tmp, "c." + fmt)
+            p = subprocess.run([a.aiprof, "diff", pa, pb, "--format", fmt, "-o", out], capture_output=True, text=True)
+            text = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
+            if fmt == "md":
+                text = text.replace("\\", "")  # Markdown escapes _ ( ) [ ]
+            ranking = text[text.find("Largest changes per step"):]
+            ranking = ranking[:ranking.find("Time classes")]
+            check(p.returncode == 0 and "op row" in ranking and want_site.split(": ")[-1] in ranking,
+                  "callsite: the %s changes ranking names the op row of %s" % (fmt, want_site))
     # With too few steps the rows say why they have no test.
     with tempfile.TemporaryDirectory() as tmp:
         cut = []

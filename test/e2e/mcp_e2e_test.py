@@ -157,6 +157,13 @@ def main():
                  for row in block["rows"] if row["match"] == "call site + shape"]
     check(r2["result"]["structuredContent"] == cli2 and len(site_rows) >= 2,
           "diff of the call-site pair equals aiprof diff, %d rows matched by call site" % len(site_rows))
+    # The changes ranking names the call-site row, in the tool's result as in the CLI's (one document).
+    mcp_changes = [row for block in r2["result"]["structuredContent"]["sections"]["changes"]["blocks"]
+                   if block.get("key") == "changes" for row in block["rows"]]
+    check(mcp_changes and mcp_changes[0]["kind"] == "op row" and mcp_changes[0]["site"].endswith(("load_first", "load_second"))
+          and mcp_changes[0]["path"].endswith("aten::copy_"),
+          "diff tool: the call-site pair's largest change is a copy_ call-site row (%s)"
+          % ((mcp_changes or [{}])[0].get("site")))
     check(c.tool("diff", a=tb)["error"]["code"] == -32602, "diff needs 'b'")
     check(c.tool("diff", a=tb, b=ta, top=0)["error"]["code"] == -32602, "diff: top range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")

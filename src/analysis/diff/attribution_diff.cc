@@ -65,6 +65,28 @@ std::string DiffSiteLabel(const AttributionResult& r, uint32_t row) {
   return row < o.size() && row < o.site.size() ? o.site_labels[o.site[row]] : std::string();
 }
 
+namespace {
+std::string PairText(const std::string& la, const std::string& lb, bool has_a, bool has_b) {
+  if (!has_a) return lb;
+  if (has_b && lb != la) return la + " → " + lb;
+  return la;
+}
+}  // namespace
+
+std::string DiffRowSite(const AttributionResult& ra, const AttributionResult& rb, const DiffShapes& s, uint32_t row) {
+  const bool has_a = s.a[row] != kNoNode, has_b = s.b[row] != kNoNode;
+  std::string t = PairText(has_a ? DiffSiteLabel(ra, s.a[row]) : "", has_b ? DiffSiteLabel(rb, s.b[row]) : "", has_a,
+                           has_b);
+  return t.empty() ? "(no call stack)" : t;
+}
+
+std::string DiffRowShape(const AttributionResult& ra, const AttributionResult& rb, const DiffShapes& s, uint32_t row) {
+  const bool has_a = s.a[row] != kNoNode, has_b = s.b[row] != kNoNode;
+  std::string t = PairText(has_a ? DiffShapeLabel(ra, s.a[row]) : "", has_b ? DiffShapeLabel(rb, s.b[row]) : "",
+                           has_a, has_b);
+  return t.empty() ? "(no Input Dims)" : t;
+}
+
 std::string DiffNoStatsText(DiffNoStats why, size_t top_n) {
   switch (why) {
     case DiffNoStats::kNone: return "";
@@ -429,6 +451,26 @@ void RowSamples(const AttributionResult& r, uint32_t row, std::vector<double>* o
   }
 }
 
+// validate's comparison of one paired row's per-step totals; the verdict
+// reclassifies the row.
+void TestRow(const AttributionResult& ra, const AttributionResult& rb, const ValidationOptions& o, uint32_t r,
+             AttributionDiff* out) {
+  DiffShapes& s = out->shapes;
+  std::vector<double> xa, xb;
+  RowSamples(ra, s.a[r], &xa);
+  RowSamples(rb, s.b[r], &xb);
+  s.stats[r] = static_cast<int32_t>(out->shape_stats.size());
+  s.no_stats[r] = DiffNoStats::kNone;
+  const MetricComparison cmp = CompareSamples("time per step", "ns", xa, xb, o, 0x5000 + r);
+  out->shape_stats.push_back({r, cmp});
+  switch (cmp.verdict) {
+    case Verdict::kRegressed: s.change[r] = DiffChange::kSlower; break;
+    case Verdict::kImproved: s.change[r] = DiffChange::kFaster; break;
+    case Verdict::kNoChange: s.change[r] = DiffChange::kUnchanged; break;
+    case Verdict::kInsufficientData: break;
+  }
+}
+
 // Ranks the changed shape rows, tests the top_n paired ones with
 // validate's comparison of their per-step totals, reclassifies them and
 // drops those the test finds unchanged.
@@ -443,7 +485,6 @@ void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, c
   const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
   ValidationOptions o = options.stats;
   o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
-  std::vector<double> xa, xb;
   size_t tested = 0;
   for (uint32_t r = 0; r < s.size(); ++r) {
     if (s.no_stats[r] == DiffNoStats::kNone && s.change[r] == DiffChange::kUnchanged) {
@@ -461,17 +502,7 @@ void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, c
       continue;
     }
     ++tested;
-    RowSamples(ra, s.a[r], &xa);
-    RowSamples(rb, s.b[r], &xb);
-    s.stats[r] = static_cast<int32_t>(out->shape_stats.size());
-    const MetricComparison cmp = CompareSamples("time per step", "ns", xa, xb, o, 0x5000 + r);
-    out->shape_stats.push_back({r, cmp});
-    switch (cmp.verdict) {
-      case Verdict::kRegressed: s.change[r] = DiffChange::kSlower; break;
-      case Verdict::kImproved: s.change[r] = DiffChange::kFaster; break;
-      case Verdict::kNoChange: s.change[r] = DiffChange::kUnchanged; break;
-      case Verdict::kInsufficientData: break;
-    }
+    TestRow(ra, rb, o, r, out);
   }
   out->shape_ranked.erase(std::remove_if(out->shape_ranked.begin(), out->shape_ranked.end(),
                                          [&](uint32_t x) { return s.change[x] == DiffChange::kUnchanged; }),
@@ -493,9 +524,8 @@ DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
   return ByThreshold(d.a_ns[i], d.b_ns[i], min_effect);
 }
 
-// Changed nodes that localise their change, largest first.
-std::vector<uint32_t> Rank(const AttributionDiff& out) {
-  const DiffNodes& d = out.nodes;
+// Nodes whose change one host child explains (kDiffExplainedShare, same sign).
+std::vector<uint8_t> GivesWay(const DiffNodes& d) {
   std::vector<uint8_t> gives_way(d.size(), 0);
   for (size_t c = 1; c < d.size(); ++c) {
     const uint32_t p = d.parent[c];
@@ -503,6 +533,13 @@ std::vector<uint32_t> Rank(const AttributionDiff& out) {
     const double dp = d.Delta(p), dc = d.Delta(c);
     if (dp != 0 && dc * dp > 0 && std::fabs(dc) >= kDiffExplainedShare * std::fabs(dp)) gives_way[p] = 1;
   }
+  return gives_way;
+}
+
+// Changed nodes that localise their change, largest first.
+std::vector<uint32_t> Rank(const AttributionDiff& out) {
+  const DiffNodes& d = out.nodes;
+  const std::vector<uint8_t> gives_way = GivesWay(d);
   std::vector<uint32_t> ranked;
   for (size_t i = 1; i < d.size(); ++i) {
     if (d.change[i] != DiffChange::kUnchanged && !gives_way[i]) ranked.push_back(static_cast<uint32_t>(i));
@@ -544,6 +581,120 @@ void NodeStatistics(const AttributionResult& ra, const AttributionResult& rb, co
     d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
     out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
   }
+}
+
+// The finest aligned level that tells the story (see AttributionDiff::
+// ranked): op nodes whose change is concentrated in their call-site / shape
+// rows are ranked by their changed rows instead; rows among the top_n
+// entries that the row statistics left out (beyond the top_n changed rows)
+// are tested now, and entries the test calls unchanged leave the ranking.
+void RankRows(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+              AttributionDiff* out) {
+  const DiffNodes& d = out->nodes;
+  DiffShapes& s = out->shapes;
+  out->ranked_row.assign(out->ranked.size(), -1);
+  if (s.size() == 0) return;
+  const std::vector<uint8_t> gives_way = GivesWay(d);
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<uint8_t> split(d.size(), 0);
+  std::vector<std::pair<uint32_t, int32_t>> all;  // (node, row or -1)
+  auto delta = [&](const std::pair<uint32_t, int32_t>& e) {
+    return std::fabs(e.second >= 0 ? s.Delta(static_cast<size_t>(e.second)) : d.Delta(e.first));
+  };
+  // Decide, then test the shown rows that have no statistics yet; a test
+  // that finds a row unchanged can change the decision, so decide again
+  // (each row is tested at most once: this ends).
+  for (bool again = true; again;) {
+    again = false;
+    std::fill(split.begin(), split.end(), 0);
+    out->split_ops = 0;
+    all.clear();
+    std::vector<std::pair<uint32_t, int32_t>> rows;
+    // Rows of one op node are contiguous in `shapes` (PairShapes adds them per node).
+    for (uint32_t r0 = 0; r0 < s.size();) {
+      const uint32_t node = s.node[r0];
+      uint32_t r1 = r0;
+      int32_t best = -1;
+      for (; r1 < s.size() && s.node[r1] == node; ++r1) {
+        // Rows paired only by order are not aligned: they can follow a split, not cause one.
+        if (s.change[r1] != DiffChange::kUnchanged && s.match[r1] != DiffShapeMatch::kOrder &&
+            (best < 0 || std::fabs(s.Delta(r1)) > std::fabs(s.Delta(static_cast<size_t>(best))))) {
+          best = static_cast<int32_t>(r1);
+        }
+      }
+      if (best >= 0 && !gives_way[node] &&
+          std::fabs(s.Delta(static_cast<size_t>(best))) >= kDiffExplainedShare * std::fabs(d.Delta(node))) {
+        split[node] = 1;
+        ++out->split_ops;
+        for (uint32_t r = r0; r < r1; ++r) {
+          if (s.change[r] != DiffChange::kUnchanged) rows.push_back({node, static_cast<int32_t>(r)});
+        }
+      }
+      r0 = r1;
+    }
+    for (uint32_t x : out->ranked) {
+      if (!split[x]) all.push_back({x, -1});
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+    std::stable_sort(all.begin(), all.end(), [&](const auto& x, const auto& y) { return delta(x) > delta(y); });
+    for (size_t i = 0; i < all.size() && i < options.top_n; ++i) {
+      const int32_t r = all[i].second;
+      if (r < 0 || s.stats[r] >= 0 || s.no_stats[r] != DiffNoStats::kNotTop) continue;
+      TestRow(ra, rb, o, static_cast<uint32_t>(r), out);
+      if (s.change[r] == DiffChange::kUnchanged) again = true;
+    }
+  }
+  out->ranked.clear();
+  out->ranked_row.clear();
+  for (const auto& [node, row] : all) {
+    out->ranked.push_back(node);
+    out->ranked_row.push_back(row);
+  }
+  // A row the late test found unchanged leaves "By shape"'s list too.
+  out->shape_ranked.erase(std::remove_if(out->shape_ranked.begin(), out->shape_ranked.end(),
+                                         [&](uint32_t x) { return s.change[x] == DiffChange::kUnchanged; }),
+                          out->shape_ranked.end());
+}
+
+// Nodes that rows moved into the top_n entries of the ranking (an op
+// replaced by smaller rows lets the next nodes up) get their statistics as
+// the others did; those the test calls unchanged leave the ranking.
+void LateNodeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+                        AttributionDiff* out) {
+  DiffNodes& d = out->nodes;
+  std::vector<uint32_t> chosen, na, nb;
+  for (size_t i = 0; i < out->ranked.size() && i < options.top_n; ++i) {
+    const uint32_t x = out->ranked[i];
+    if (out->ranked_row[i] >= 0 || d.stats[x] >= 0 || d.a[x] == kNoNode || d.b[x] == kNoNode ||
+        d.kind[x] == AttributionKind::kDevice) {
+      continue;
+    }
+    chosen.push_back(x);
+    na.push_back(d.a[x]);
+    nb.push_back(d.b[x]);
+  }
+  if (chosen.empty()) return;
+  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
+  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> xa(sa), xb(sb);
+  for (size_t j = 0; j < chosen.size(); ++j) {
+    for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
+    for (size_t k = 0; k < sb; ++k) xb[k] = tb[k * chosen.size() + j];
+    d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
+    out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
+    d.change[chosen[j]] = Classify(*out, chosen[j], options.stats.min_effect);
+  }
+  size_t keep = 0;
+  for (size_t i = 0; i < out->ranked.size(); ++i) {
+    if (out->ranked_row[i] < 0 && d.change[out->ranked[i]] == DiffChange::kUnchanged) continue;
+    out->ranked[keep] = out->ranked[i];
+    out->ranked_row[keep++] = out->ranked_row[i];
+  }
+  out->ranked.resize(keep);
+  out->ranked_row.resize(keep);
 }
 
 }  // namespace
@@ -599,6 +750,8 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
                    out.ranked.end());
   PairShapes(ra, rb, options.stats.min_effect, &out);
   ShapeStatistics(ra, rb, options, &out);
+  RankRows(ra, rb, options, &out);
+  LateNodeStatistics(ra, rb, options, &out);
   out.available = true;
   return out;
 }

@@ -152,10 +152,32 @@ struct AttributionDiff {
   std::array<double, kTimeClassCount> class_a_ns{}, class_b_ns{};  // per step
   DiffNodes nodes;
   std::vector<DiffNodeStats> stats;
-  // Changed nodes (not the root), largest |change| first, each the outermost
-  // node that localises its change: a node whose change one child explains
-  // (at least kDiffExplainedShare of it, same sign) gives way to the child.
+  // The changes ranking, largest |change| first: changed nodes (not the
+  // root), each the outermost node that localises its change (a node whose
+  // change one child explains, at least kDiffExplainedShare of it with the
+  // same sign, gives way to the child), and the call-site / shape rows of
+  // the op nodes that split into their rows (below). ranked[i] is the node
+  // (for a row: its op node); ranked_row[i] the row (index into `shapes`)
+  // the entry names, or -1 for the node as a whole. An op and its rows are
+  // never both ranked: the rows take the op's place.
+  //
+  // An aligned op node splits into its rows when its change is concentrated
+  // in them: it has rows (more than one row in a run), it does not give way
+  // to a child, and its largest changed row (by |change|, after the row's
+  // own statistics) moves at least kDiffExplainedShare of the op's own
+  // |change| — one row holds (nearly) all of it, or rows moving in opposite
+  // directions cancel in the op's net change. Its changed rows then enter
+  // the ranking in its place (whether or not the op itself was ranked: a
+  // net change the thresholds or the test call unchanged can hide two rows
+  // that moved a lot), and its unchanged rows stay in "By shape" only.
+  // The rows of an op partition its instances, so the ranked entries of one
+  // op never count the same time twice.
   std::vector<uint32_t> ranked;
+  std::vector<int32_t> ranked_row;
+  size_t split_ops = 0;  // op nodes ranked by their rows
+  double RankedDelta(size_t i) const {
+    return ranked_row[i] >= 0 ? shapes.Delta(static_cast<size_t>(ranked_row[i])) : nodes.Delta(ranked[i]);
+  }
   DiffShapes shapes;                  // see DiffShapes; empty without op shapes
   std::vector<uint32_t> shape_ranked;  // changed shape rows, largest |change| first
   std::vector<DiffNodeStats> shape_stats;  // node = the shape row
@@ -175,6 +197,11 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row);
 // A shape row's call site in its run ("" when none was recorded).
 std::string DiffSiteLabel(const AttributionResult& r, uint32_t row);
+// A row pair's call site and shape as shown: A's, "A → B" where B's
+// differs, B's for a row only in B; "(no call stack)" / "(no Input Dims)"
+// when none was recorded.
+std::string DiffRowSite(const AttributionResult& ra, const AttributionResult& rb, const DiffShapes& s, uint32_t row);
+std::string DiffRowShape(const AttributionResult& ra, const AttributionResult& rb, const DiffShapes& s, uint32_t row);
 
 // Per steady step, the total (self + descendants) of each of `nodes` in
 // `r`: out[k * nodes.size() + j] for steady step k. One bottom-up pass per

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -538,6 +540,27 @@ TEST(AttributionDiffTest, RepeatedOpsPairByCallSiteWithStatistics) {
       EXPECT_EQ(h.no_stats[first], DiffNoStats::kFewSteps);
       EXPECT_NE(DiffNoStatsText(h.no_stats[first], 20).find("steady steps"), std::string::npos);
     }
+    // The ranking: the op's net change is small, its rows moved by
+    // ±(slow - fast) each, so the op splits into its two rows, which take
+    // the first two places of the ranking; the op is not ranked beside them.
+    const uint32_t op = h.node[first];
+    ASSERT_EQ(d.ranked.size(), d.ranked_row.size());
+    EXPECT_EQ(d.split_ops, 1u);
+    ASSERT_GE(d.ranked.size(), 2u);
+    std::set<int32_t> top2 = {d.ranked_row[0], d.ranked_row[1]};
+    EXPECT_EQ(top2, (std::set<int32_t>{static_cast<int32_t>(first), static_cast<int32_t>(second)}));
+    for (size_t i = 0; i < d.ranked.size(); ++i) {
+      if (d.ranked_row[i] < 0) {
+        EXPECT_NE(d.ranked[i], op) << "the op and its rows are both ranked";
+      } else {
+        EXPECT_EQ(d.ranked[i], h.node[d.ranked_row[i]]);
+        EXPECT_DOUBLE_EQ(d.RankedDelta(i), h.Delta(d.ranked_row[i]));
+      }
+      if (i > 0) {
+        EXPECT_GE(std::fabs(d.RankedDelta(i - 1)), std::fabs(d.RankedDelta(i)));
+      }
+    }
+    EXPECT_NEAR(Us(std::fabs(d.RankedDelta(0))), slow - fast, 1e-9);
     // Without A's call sites the rows pair by shape in order of first
     // appearance: A's first (slow) with B's first (second, slow), so the
     // swap is invisible; the call site is what tells them apart.
@@ -550,6 +573,9 @@ TEST(AttributionDiffTest, RepeatedOpsPairByCallSiteWithStatistics) {
       EXPECT_NEAR(d2.shapes.a_ns[r], d2.shapes.b_ns[r], 2000);
       EXPECT_NE(d2.shapes.change[r], DiffChange::kFaster);
     }
+    // Rows that tell nothing (paired by shape, unchanged) leave the ranking to the nodes.
+    EXPECT_EQ(d2.split_ops, 0u);
+    for (int32_t r : d2.ranked_row) EXPECT_EQ(r, -1);
   }
 }
 

@@ -61,24 +61,85 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   s->Add(std::move(kv));
 }
 
+// One entry of the changes ranking: a node, or a call-site / shape row of
+// an op node (AttributionDiff::ranked_row).
+struct Entry {
+  uint32_t node = 0;
+  int32_t row = -1;
+  std::string path, site, shape, kind, change, match;
+  double a_ns = 0, b_ns = 0, a_calls = 0, b_calls = 0, a_device_ns = 0, b_device_ns = 0;
+  const MetricComparison* stats = nullptr;
+  double delta() const { return b_ns - a_ns; }
+};
+
+Entry RankedEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t i) {
+  const DiffNodes& n = d.nodes;
+  Entry e;
+  e.node = d.ranked[i];
+  e.row = d.ranked_row[i];
+  e.path = Path(a, b, d, e.node);
+  if (e.row < 0) {
+    const uint32_t x = e.node;
+    e.kind = AttributionKindName(n.kind[x]);
+    e.change = DiffChangeName(n.change[x]);
+    e.match = DiffMatchName(n.match[x]);
+    e.a_ns = n.a_ns[x], e.b_ns = n.b_ns[x], e.a_calls = n.a_calls[x], e.b_calls = n.b_calls[x];
+    e.a_device_ns = n.a_device_ns[x], e.b_device_ns = n.b_device_ns[x];
+    e.stats = n.stats[x] >= 0 ? &d.stats[n.stats[x]].cmp : nullptr;
+    return e;
+  }
+  const DiffShapes& h = d.shapes;
+  const uint32_t r = static_cast<uint32_t>(e.row);
+  e.site = DiffRowSite(*a.attribution, *b.attribution, h, r);
+  e.shape = DiffRowShape(*a.attribution, *b.attribution, h, r);
+  e.kind = "op row";
+  e.change = DiffChangeName(h.change[r]);
+  e.match = DiffShapeMatchName(h.match[r]);
+  e.a_ns = h.a_ns[r], e.b_ns = h.b_ns[r], e.a_calls = h.a_calls[r], e.b_calls = h.b_calls[r];
+  e.a_device_ns = h.a_device_ns[r], e.b_device_ns = h.b_device_ns[r];
+  e.stats = h.stats[r] >= 0 ? &d.shape_stats[h.stats[r]].cmp : nullptr;
+  return e;
+}
+
 void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, render::Section* s) {
   if (d.ranked.empty()) {
     s->Add(render::Paragraph{"No node changed by more than the thresholds (docs/diff.md)."});
     return;
   }
-  const uint32_t x = d.ranked.front();
+  const Entry e = RankedEntry(a, b, d, 0);
   const DiffNodes& n = d.nodes;
   render::Finding f;
   f.key = "largest_change";
-  f.title = "Largest change per step: " + Label(a, b, d, x) + " (" + DiffChangeName(n.change[x]) + ")";
+  std::string what = Label(a, b, d, e.node);
+  if (e.row >= 0) what += " at " + e.site + ", input " + e.shape;
+  f.title = "Largest change per step: " + what + " (" + e.change + ")";
   f.severity = render::Severity::kInfo;
-  if (d.step_a_ns > 0) f.impact = n.Delta(x) / d.step_a_ns;
+  if (d.step_a_ns > 0) f.impact = e.delta() / d.step_a_ns;
   f.impact_base = "run A's step wall time per steady step";
-  f.detail = Path(a, b, d, x);
-  f.evidence.push_back({"a_ns", "A per step", Num(n.a_ns[x]), Unit::kNs});
-  f.evidence.push_back({"b_ns", "B per step", Num(n.b_ns[x]), Unit::kNs});
-  f.evidence.push_back({"delta_ns", "Change per step", Num(n.Delta(x)), Unit::kNs});
-  f.evidence.push_back({"kind", "Kind", Value::String(AttributionKindName(n.kind[x])), Unit::kNone});
+  f.detail = e.path;
+  if (e.row >= 0) {
+    f.detail += " — one call-site / shape row of the op; the op as a whole changed by " +
+                render::FormatQuantity(n.Delta(e.node), Unit::kNs) + " per step";
+  }
+  f.evidence.push_back({"a_ns", "A per step", Num(e.a_ns), Unit::kNs});
+  f.evidence.push_back({"b_ns", "B per step", Num(e.b_ns), Unit::kNs});
+  f.evidence.push_back({"delta_ns", "Change per step", Num(e.delta()), Unit::kNs});
+  f.evidence.push_back({"kind", "Kind", Value::String(e.kind), Unit::kNone});
+  if (e.row >= 0) {
+    f.evidence.push_back({"site", "Call site", Value::String(e.site), Unit::kNone});
+    f.evidence.push_back({"shape", "Input shape", Value::String(e.shape), Unit::kNone});
+    f.evidence.push_back({"match", "Row matched by", Value::String(e.match), Unit::kNone});
+    f.evidence.push_back({"op_a_ns", "The op as a whole, A per step", Num(n.a_ns[e.node]), Unit::kNs});
+    f.evidence.push_back({"op_b_ns", "The op as a whole, B per step", Num(n.b_ns[e.node]), Unit::kNs});
+    f.evidence.push_back({"op_delta_ns", "The op as a whole, change per step", Num(n.Delta(e.node)), Unit::kNs});
+  }
+  const bool tested = e.stats && !e.stats->test.empty();
+  f.evidence.push_back({"test", "Test", Value::String(tested ? e.stats->test : "none"), Unit::kNone});
+  f.evidence.push_back({"p_value", "p", tested ? Num(e.stats->p_value) : Value::Null(), Unit::kNone});
+  f.evidence.push_back({"ci_low_ns", "Interval of the change, low",
+                        tested && e.stats->ci_available ? Num(e.stats->ci.low) : Value::Null(), Unit::kNs});
+  f.evidence.push_back({"ci_high_ns", "Interval of the change, high",
+                        tested && e.stats->ci_available ? Num(e.stats->ci.high) : Value::Null(), Unit::kNs});
   s->Add(std::move(f));
 }
 
@@ -103,12 +164,13 @@ void AddClasses(const AttributionDiff& d, render::Section* s) {
 }
 
 void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t top_n, render::Section* s) {
-  const DiffNodes& n = d.nodes;
   render::Table t;
   t.key = "changes";
   t.title = "Largest changes per step";
   t.columns = {{"rank", "#", Unit::kCount},
                {"path", "Node (path)", Unit::kNone},
+               {"site", "Call site (op rows)", Unit::kNone},
+               {"shape", "Input shape (op rows)", Unit::kNone},
                {"kind", "Kind", Unit::kNone},
                {"change", "Change", Unit::kNone},
                {"match", "Matched by", Unit::kNone},
@@ -126,20 +188,25 @@ void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
                {"ci_high_ns", "Δ high", Unit::kNs}};
   const size_t shown = std::min(top_n, d.ranked.size());
   for (size_t r = 0; r < shown; ++r) {
-    const uint32_t x = d.ranked[r];
-    const MetricComparison* m = n.stats[x] >= 0 ? &d.stats[n.stats[x]].cmp : nullptr;
+    const Entry e = RankedEntry(a, b, d, r);
+    const MetricComparison* m = e.stats;
     const bool tested = m && !m->test.empty();
-    t.rows.push_back({Value::Int(static_cast<int64_t>(r + 1)), Value::String(Path(a, b, d, x)),
-                      Value::String(AttributionKindName(n.kind[x])), Value::String(DiffChangeName(n.change[x])),
-                      Value::String(DiffMatchName(n.match[x])), Num(n.a_ns[x]), Num(n.b_ns[x]), Num(n.Delta(x)),
-                      Rel(n.a_ns[x], n.b_ns[x]), Num(n.a_calls[x]), Num(n.b_calls[x]), Num(n.a_device_ns[x]),
-                      Num(n.b_device_ns[x]), Value::String(tested ? m->test : "none"),
+    t.rows.push_back({Value::Int(static_cast<int64_t>(r + 1)), Value::String(e.path), Value::String(e.site),
+                      Value::String(e.shape), Value::String(e.kind), Value::String(e.change), Value::String(e.match),
+                      Num(e.a_ns), Num(e.b_ns), Num(e.delta()), Rel(e.a_ns, e.b_ns), Num(e.a_calls), Num(e.b_calls),
+                      Num(e.a_device_ns), Num(e.b_device_ns), Value::String(tested ? m->test : "none"),
                       tested ? Num(m->p_value) : Value::Null(), tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
                       tested && m->ci_available ? Num(m->ci.high) : Value::Null()});
   }
   if (d.ranked.size() > shown) t.note = std::to_string(d.ranked.size() - shown) + " more changed nodes not shown (--top)";
   else if (d.steps_a < kDiffMinStepsForStats || d.steps_b < kDiffMinStepsForStats) {
     t.note = "no per-node statistics: fewer than " + std::to_string(kDiffMinStepsForStats) + " steady steps in a run";
+  }
+  if (d.split_ops > 0) {
+    if (!t.note.empty()) t.note += "; ";
+    t.note += std::to_string(d.split_ops) +
+              " op(s) ranked by their call-site / shape rows (kind \"op row\"): one row moved at least 90% of the "
+              "op's own change, so the op's changed rows replace it (docs/diff.md, \"Ranking\")";
   }
   s->Add(std::move(t));
 }
@@ -168,13 +235,6 @@ void AddRenamed(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   }
   if (rows.size() > shown) t.note = std::to_string(rows.size() - shown) + " more pairs not shown (--top)";
   s->Add(std::move(t));
-}
-
-// One side's label of a shape row pair: A's, with " → B" where B's differs.
-std::string PairText(const std::string& la, const std::string& lb, bool has_a, bool has_b) {
-  if (!has_a) return lb;
-  if (has_b && lb != la) return la + " → " + lb;
-  return la;
 }
 
 // Op pairs told apart by call site and input shape (AttributionDiff::shapes):
@@ -216,17 +276,18 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                {"p_value", "p", Unit::kNone},
                {"ci_low_ns", "Δ low", Unit::kNs},
                {"ci_high_ns", "Δ high", Unit::kNs},
-               {"no_test", "Why no test", Unit::kNone}};
+               {"no_test", "Why no test", Unit::kNone},
+               {"ranked", "# in changes", Unit::kCount}};
+  // Rows the changes table lists in their op's place (AttributionDiff::ranked_row).
+  std::vector<int64_t> in_changes(h.size(), 0);
+  for (size_t i = 0; i < d.ranked.size() && i < top_n; ++i) {
+    if (d.ranked_row[i] >= 0) in_changes[d.ranked_row[i]] = static_cast<int64_t>(i + 1);
+  }
   const size_t shown = std::min(top_n, d.shape_ranked.size());
   for (size_t r = 0; r < shown; ++r) {
     const uint32_t x = d.shape_ranked[r];
-    const bool has_a = h.a[x] != kNoNode, has_b = h.b[x] != kNoNode;
-    std::string shape = PairText(has_a ? DiffShapeLabel(*a.attribution, h.a[x]) : "",
-                                 has_b ? DiffShapeLabel(*b.attribution, h.b[x]) : "", has_a, has_b);
-    if (shape.empty()) shape = "(no Input Dims)";
-    std::string site = PairText(has_a ? DiffSiteLabel(*a.attribution, h.a[x]) : "",
-                                has_b ? DiffSiteLabel(*b.attribution, h.b[x]) : "", has_a, has_b);
-    if (site.empty()) site = "(no call stack)";
+    const std::string shape = DiffRowShape(*a.attribution, *b.attribution, h, x);
+    const std::string site = DiffRowSite(*a.attribution, *b.attribution, h, x);
     const MetricComparison* m = h.stats[x] >= 0 ? &d.shape_stats[h.stats[x]].cmp : nullptr;
     const bool tested = m && !m->test.empty();
     std::string why = m ? (tested ? "" : m->reason) : DiffNoStatsText(h.no_stats[x], top_n);
@@ -236,7 +297,8 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                       Num(h.b_calls[x]), Num(h.a_device_ns[x]), Num(h.b_device_ns[x]),
                       Value::String(tested ? m->test : "none"), tested ? Num(m->p_value) : Value::Null(),
                       tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
-                      tested && m->ci_available ? Num(m->ci.high) : Value::Null(), Value::String(why)});
+                      tested && m->ci_available ? Num(m->ci.high) : Value::Null(), Value::String(why),
+                      in_changes[x] > 0 ? Value::Int(in_changes[x]) : Value::Null()});
   }
   if (d.shape_ranked.size() > shown) {
     t.note = std::to_string(d.shape_ranked.size() - shown) + " more changed rows not shown (--top)";

@@ -14,9 +14,12 @@
   const DENSITY_FILL = [];
   for (let i = 0; i <= 7; i++) DENSITY_FILL.push('rgba(70,90,140,' + (0.35 + 0.65 * i / 7).toFixed(3) + ')');
   const hue = new Float32Array(names.length);
+  // aiprof diff --timeline: names the diff paired under different names are
+  // coloured as their partner (D.color_as: [name, colour name] pairs).
+  const colorAs = new Map(Array.isArray(D.color_as) ? D.color_as : []);
   for (let i = 0; i < names.length; i++) {
     let h = 2166136261;
-    const s = names[i];
+    const s = colorAs.has(names[i]) ? colorAs.get(names[i]) : names[i];
     for (let k = 0; k < s.length; k++) { h ^= s.charCodeAt(k); h = Math.imul(h, 16777619); }
     hue[i] = (h >>> 0) % 360;
   }
@@ -873,6 +876,7 @@
     select: (t0, t1, y0, y1) => { selection = { t0, t1, y0, y1 }; const r = computeSelection(t0, t1, y0, y1); showSelection(r); draw(); return { count: r.count, total_ns: r.total_ns, merged: r.merged }; },
     lanes: () => lanes.map((l) => ({ type: l.type, label: l.label, y: l.y, h: l.h })),
     colorBy: () => (MOD ? (byModule ? 'module' : 'name') : 'name'),
+    nameColor: (name) => { const i = names.indexOf(name); return i < 0 ? null : sliceColor(i, false); },
     criticalPath: () => ({ on: pathOn, present: P !== null, slices: P ? P.slices.length : 0, edges: P ? P.edges.length / 4 : 0, edgesDrawn: pathEdgesDrawn }),
   };
   buildLanes();

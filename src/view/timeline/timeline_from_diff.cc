@@ -1,6 +1,10 @@
 #include "src/view/timeline/timeline_from_diff.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -18,21 +22,23 @@ struct RunStep {
   uint32_t track = kNoTrack;
 };
 
-// The run's steady steps as the diff takes them, on the rank of its first
-// steady step, in time order.
-std::vector<RunStep> SteadySteps(const AttributionResult& r, int32_t* rank) {
-  std::vector<RunStep> out;
-  bool have = false;
+// The run's steady steps as the diff takes them, per rank (ranks ascending),
+// each rank's in time order.
+std::vector<std::pair<int32_t, std::vector<RunStep>>> SteadyStepsByRank(const AttributionResult& r) {
+  std::vector<std::pair<int32_t, std::vector<RunStep>>> out;
   for (const AttributionStep& s : r.per_step) {
-    if (!s.steady) continue;
-    if (!have || s.rank < *rank) *rank = s.rank;
-    have = true;
+    if (!s.steady || s.wall_ns <= 0) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& x) { return x.first == s.rank; });
+    if (it == out.end()) {
+      out.push_back({s.rank, {}});
+      it = out.end() - 1;
+    }
+    it->second.push_back({s.start_ns, s.wall_ns, s.number, s.name, s.track});
   }
-  for (const AttributionStep& s : r.per_step) {
-    if (!s.steady || s.rank != *rank || s.wall_ns <= 0) continue;
-    out.push_back({s.start_ns, s.wall_ns, s.number, s.name, s.track});
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  for (auto& [rank, steps] : out) {
+    std::stable_sort(steps.begin(), steps.end(), [](const RunStep& x, const RunStep& y) { return x.start < y.start; });
   }
-  std::stable_sort(out.begin(), out.end(), [](const RunStep& x, const RunStep& y) { return x.start < y.start; });
   return out;
 }
 
@@ -49,6 +55,10 @@ struct MarkTarget {
   // order, others may sit between). Device activity: by name on any track.
   bool critical_only = true;
   std::vector<uint32_t> path;  // source StringId raws
+  // A ranked call-site row: only the instances at this call site (as
+  // attribution keys them: the "Call stack" arg's cut, else the innermost
+  // enclosing python_function frame that is a call site); empty: all.
+  std::string site;
 };
 struct MarkSpan {
   int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -58,10 +68,11 @@ struct MarkSpan {
 // no rank), process names prefixed, pieces cut to the steps and shifted.
 class RunShifter {
  public:
+  // `keep_unranked`: also the tracks without a rank (one shifter per run keeps them).
   RunShifter(const Trace& in, const std::vector<RunStep>& steps, const std::vector<DiffTimelineSlot>& slots,
-             int32_t step_rank, int32_t out_rank, const std::string& prefix)
+             int32_t step_rank, int32_t out_rank, const std::string& prefix, bool keep_unranked)
       : in_(in), steps_(steps), slots_(slots), step_rank_(step_rank), out_rank_(out_rank), prefix_(prefix),
-        strings_(in.strings.size(), UINT32_MAX) {}
+        keep_unranked_(keep_unranked), strings_(in.strings.size(), UINT32_MAX) {}
 
   // Marks: names (source StringId) → targets, filled before Run().
   void AddMark(StringId name, MarkTarget target) { marks_[name.raw].push_back(std::move(target)); }
@@ -91,7 +102,7 @@ class RunShifter {
 
   bool Kept(uint32_t track) const {
     const int32_t r = in_.tracks.rank[track];
-    return r == step_rank_ || r == kNoRank;
+    return r == step_rank_ || (keep_unranked_ && r == kNoRank);
   }
 
   std::string ProcessText(uint32_t k) const {
@@ -141,16 +152,21 @@ class RunShifter {
     const SliceTable& s = in_.slices;
     std::vector<Piece> pieces;
     std::vector<uint32_t> enclosing;  // names of the slice's enclosing slices, by depth
+    std::vector<uint32_t> enclosing_slice;  // the slices themselves
     uint32_t enclosing_track = kNoTrack;
     for (uint32_t i = 0; i < s.size(); ++i) {
       const uint32_t track = s.track[i];
       if (track_map_[track] == kNoTrack) continue;
       if (track != enclosing_track) {
         enclosing.clear();
+        enclosing_slice.clear();
         enclosing_track = track;
       }
       enclosing.resize(s.depth[i], UINT32_MAX);
       enclosing.push_back(s.name[i].raw);
+      enclosing_slice.resize(s.depth[i], kNoSlice);
+      enclosing_slice.push_back(i);
+      std::optional<std::string> site;  // this slice's call site, looked up once when a row target needs it
       const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
       bool any = false;
       for (size_t k = FirstStepEndingAfter(ts); k < steps_.size(); ++k) {
@@ -168,6 +184,10 @@ class RunShifter {
           if (it != marks_.end()) {
             for (const MarkTarget& m : it->second) {
               if (m.critical_only && (track != st.track || !UnderPath(m.path, enclosing))) continue;
+              if (!m.site.empty()) {
+                if (!site) site = SiteOf(i, enclosing_slice);
+                if (*site != m.site) continue;
+              }
               MarkSpan& span = spans_[m.change * slots_.size() + k];
               span.lo = std::min(span.lo, lo + shift);
               span.hi = std::max(span.hi, hi + shift);
@@ -243,11 +263,37 @@ class RunShifter {
     }
   }
 
+  // The slice's call site as attribution keys it (CallSiteOfStack of its
+  // "Call stack" arg, else the innermost enclosing python_function frame
+  // that is a call site); "" when none.
+  std::string SiteOf(uint32_t i, const std::vector<uint32_t>& enclosing_slice) {
+    if (!stack_key_looked_up_) {
+      stack_key_ = in_.strings.Find("Call stack");
+      stack_key_looked_up_ = true;
+    }
+    if (stack_key_) {
+      const Arg* a = in_.FindSliceArg(i, *stack_key_);
+      if (a != nullptr && (a->type == ArgType::kJson || a->type == ArgType::kString)) {
+        return CallSiteOfStack(in_.Str(StringId{a->str}));
+      }
+    }
+    for (size_t d = enclosing_slice.size() - 1; d-- > 0;) {
+      const uint32_t e = enclosing_slice[d];
+      if (e == kNoSlice || in_.slices.kind[e] != EventKind::kPythonFunction) continue;
+      const std::string_view name = in_.Str(in_.slices.name[e]);
+      if (IsCallSiteFrame(name)) return CallSiteLabel(name);
+    }
+    return {};
+  }
+
   const Trace& in_;
+  std::optional<StringId> stack_key_;
+  bool stack_key_looked_up_ = false;
   const std::vector<RunStep>& steps_;
   const std::vector<DiffTimelineSlot>& slots_;
   int32_t step_rank_, out_rank_;
   std::string prefix_;
+  bool keep_unranked_ = true;
   std::vector<uint32_t> strings_;
   std::vector<uint32_t> track_map_, first_piece_;
   uint32_t first_track_ = kNoTrack;
@@ -279,6 +325,73 @@ bool MarkableKind(AttributionKind k) {
          k == AttributionKind::kDevice;
 }
 
+// Names the diff paired under different names, coloured alike: the pairs
+// made by the name map always (the user said they are one thing: all names
+// of one map entry share a colour), and those made through the launching op
+// or by role where the pairing is one to one over the whole diff (a name
+// paired with several others, as kernels paired by position can be, keeps
+// its own colour). Names joined by pairs form groups (union-find); each
+// group is coloured as its first A name (sorted), so A keeps the colours the
+// timeline view gives it.
+std::vector<std::pair<std::string, std::string>> ColorAliases(const Trace& a, const AttributionResult& ra,
+                                                              const Trace& b, const AttributionResult& rb,
+                                                              const AttributionDiff& d) {
+  struct Pair {
+    std::string_view na, nb;
+    bool map;
+  };
+  std::vector<Pair> pairs;
+  std::map<std::string_view, std::set<std::string_view>> partners_a, partners_b;
+  for (size_t i = 1; i < d.nodes.size(); ++i) {
+    const DiffMatch m = d.nodes.match[i];
+    if (m != DiffMatch::kMap && m != DiffMatch::kLaunchOrder && m != DiffMatch::kRole) continue;
+    const uint32_t x = d.nodes.a[i], y = d.nodes.b[i];
+    if (ra.nodes.name[x].empty() || rb.nodes.name[y].empty()) continue;
+    const std::string_view na = a.Str(ra.nodes.name[x]), nb = b.Str(rb.nodes.name[y]);
+    if (na == nb) continue;
+    pairs.push_back({na, nb, m == DiffMatch::kMap});
+    partners_a[na].insert(nb);
+    partners_b[nb].insert(na);
+  }
+  std::map<std::string_view, size_t> id;
+  std::vector<size_t> up;
+  std::vector<uint8_t> from_a;
+  auto node = [&](std::string_view name, bool in_a) {
+    auto [it, fresh] = id.emplace(name, up.size());
+    if (fresh) {
+      up.push_back(up.size());
+      from_a.push_back(0);
+    }
+    if (in_a) from_a[it->second] = 1;
+    return it->second;
+  };
+  auto find = [&](size_t v) {
+    while (up[v] != v) v = up[v] = up[up[v]];
+    return v;
+  };
+  for (const Pair& p : pairs) {
+    if (!p.map && (partners_a[p.na].size() != 1 || partners_b[p.nb].size() != 1)) continue;
+    const size_t u = find(node(p.na, true)), v = find(node(p.nb, false));
+    if (u != v) up[std::max(u, v)] = std::min(u, v);
+  }
+  // The colour of a group: its smallest A name (id is sorted by name), else its smallest name.
+  std::vector<std::string_view> colour(up.size());
+  std::vector<uint8_t> colour_from_a(up.size(), 0);
+  for (const auto& [name, v] : id) {
+    const size_t root = find(v);
+    if (colour[root].empty() || (from_a[v] && !colour_from_a[root])) {
+      colour[root] = name;
+      colour_from_a[root] = from_a[v];
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [name, v] : id) {
+    const std::string_view c = colour[find(v)];
+    if (c != name) out.emplace_back(std::string(name), std::string(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, const Trace& b,
@@ -288,23 +401,39 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
     out.problem = "the diff is not available: " + d.problem;
     return out;
   }
-  const std::vector<RunStep> sa = SteadySteps(ra, &out.a.rank), sb = SteadySteps(rb, &out.b.rank);
-  if (sa.empty() || sb.empty()) {
-    out.problem = std::string("run ") + (sa.empty() ? "A" : "B") + " has no steady step with a start to align";
+  // Every rank's steady steps, per run; step k of every rank of both runs
+  // starts at slot k.
+  const auto by_rank_a = SteadyStepsByRank(ra), by_rank_b = SteadyStepsByRank(rb);
+  if (by_rank_a.empty() || by_rank_b.empty()) {
+    out.problem = std::string("run ") + (by_rank_a.empty() ? "A" : "B") + " has no steady step with a start to align";
     return out;
   }
-  out.a.steps = sa.size();
-  out.b.steps = sb.size();
-  out.a.between_ns = BetweenSteps(sa);
-  out.b.between_ns = BetweenSteps(sb);
-  const size_t n = std::max(sa.size(), sb.size());
+  size_t n = 0;
+  for (const auto* runs : {&by_rank_a, &by_rank_b}) {
+    DiffTimelineRun& run = runs == &by_rank_a ? out.a : out.b;
+    run.rank = runs->front().first;
+    for (const auto& [rank, steps] : *runs) {
+      run.ranks.push_back(rank);
+      run.steps = std::max(run.steps, steps.size());
+      run.between_ns += BetweenSteps(steps);
+      n = std::max(n, steps.size());
+    }
+  }
+  const std::vector<RunStep>& sa = by_rank_a.front().second;
+  const std::vector<RunStep>& sb = by_rank_b.front().second;
   int64_t at = 0;
   for (size_t k = 0; k < n; ++k) {
     DiffTimelineSlot slot;
     slot.start_ns = at;
     if (k < sa.size()) slot.a = {true, sa[k].number, sa[k].start, sa[k].dur};
     if (k < sb.size()) slot.b = {true, sb[k].number, sb[k].start, sb[k].dur};
-    slot.width_ns = std::max(slot.a.dur_ns, slot.b.dur_ns);
+    for (const auto& [rank, steps] : by_rank_a) {
+      if (k < steps.size()) slot.a_longest_ns = std::max(slot.a_longest_ns, steps[k].dur);
+    }
+    for (const auto& [rank, steps] : by_rank_b) {
+      if (k < steps.size()) slot.b_longest_ns = std::max(slot.b_longest_ns, steps[k].dur);
+    }
+    slot.width_ns = std::max(slot.a_longest_ns, slot.b_longest_ns);
     at += slot.width_ns;
     out.slots.push_back(slot);
   }
@@ -313,51 +442,81 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
   struct Change {
     uint32_t node;
     uint32_t rank_in_diff;
+    int32_t row;  // the op's call-site / shape row the entry names, -1: the node
   };
   std::vector<Change> changes;
   for (size_t r = 0; r < d.ranked.size() && changes.size() < top_changes; ++r) {
     const uint32_t node = d.ranked[r];
     if (!MarkableKind(d.nodes.kind[node])) continue;
-    changes.push_back({node, static_cast<uint32_t>(r)});
+    changes.push_back({node, static_cast<uint32_t>(r), r < d.ranked_row.size() ? d.ranked_row[r] : -1});
   }
 
-  RunShifter shift_a(a, sa, out.slots, out.a.rank, kDiffTimelineRankA, "A: ");
-  RunShifter shift_b(b, sb, out.slots, out.b.rank, kDiffTimelineRankB, "B: ");
+  // One shifter per (run, rank): A's ranks on output ranks 1.., then B's.
+  struct Part {
+    int side;
+    int32_t source_rank, out_rank;
+    std::unique_ptr<RunShifter> shifter;
+    std::unique_ptr<Trace> trace;
+  };
+  std::vector<Part> parts;
+  int32_t next_rank = kDiffTimelineRankA;
+  for (int side = 0; side < 2; ++side) {
+    const auto& runs = side == 0 ? by_rank_a : by_rank_b;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const int32_t rank = runs[i].first;
+      std::string prefix = std::string(side == 0 ? "A" : "B") +
+                           (runs.size() > 1 && rank != kNoRank ? " rank " + std::to_string(rank) : "") + ": ";
+      parts.push_back({side, rank, next_rank,
+                       std::make_unique<RunShifter>(side == 0 ? a : b, runs[i].second, out.slots, rank, next_rank,
+                                                    prefix, /*keep_unranked=*/i == 0),
+                       nullptr});
+      (side == 0 ? out.a : out.b).out_ranks.push_back(next_rank);
+      ++next_rank;
+    }
+  }
   for (size_t c = 0; c < changes.size(); ++c) {
     const uint32_t node = changes[c].node;
     const bool critical = d.nodes.kind[node] != AttributionKind::kDevice;
-    for (int side = 0; side < 2; ++side) {
-      const AttributionResult& r = side == 0 ? ra : rb;
-      const uint32_t src = side == 0 ? d.nodes.a[node] : d.nodes.b[node];
+    for (Part& part : parts) {
+      const AttributionResult& r = part.side == 0 ? ra : rb;
+      const uint32_t src = part.side == 0 ? d.nodes.a[node] : d.nodes.b[node];
       if (src == kNoNode) continue;
-      MarkTarget target{c, critical, {}};
+      MarkTarget target{c, critical, {}, {}};
+      if (changes[c].row >= 0) {
+        const uint32_t row = part.side == 0 ? d.shapes.a[changes[c].row] : d.shapes.b[changes[c].row];
+        if (row == kNoNode) continue;  // the row is not in this run
+        target.site = DiffSiteLabel(r, row);
+      }
       if (critical) {
         for (uint32_t p = r.nodes.parent[src]; p != kNoNode && p != 0; p = r.nodes.parent[p]) {
           if (MarkableKind(r.nodes.kind[p]) && !r.nodes.name[p].empty()) target.path.push_back(r.nodes.name[p].raw);
         }
         std::reverse(target.path.begin(), target.path.end());
       }
-      (side == 0 ? shift_a : shift_b).AddMark(r.nodes.name[src], std::move(target));
+      part.shifter->AddMark(r.nodes.name[src], std::move(target));
     }
   }
-  std::unique_ptr<Trace> ta = shift_a.Run(&out.a, changes.size());
-  std::unique_ptr<Trace> tb = shift_b.Run(&out.b, changes.size());
+  for (Part& part : parts) part.trace = part.shifter->Run(part.side == 0 ? &out.a : &out.b, changes.size());
 
-  // The slots, as steps of rank 0 hung on A's first track (B's when A kept none).
-  Trace* host = ta.get();
-  uint32_t host_track = shift_a.first_track();
-  if (host_track == kNoTrack) {
-    host = tb.get();
-    host_track = shift_b.first_track();
+  // The slots, as steps of rank 0 hung on the first part's first track (the next part's when it kept none).
+  Trace* host = nullptr;
+  uint32_t host_track = kNoTrack;
+  for (Part& part : parts) {
+    if (part.shifter->first_track() == kNoTrack) continue;
+    host = part.trace.get();
+    host_track = part.shifter->first_track();
+    break;
   }
   if (host_track == kNoTrack) {
-    out.problem = "neither run has a track on the steps' rank";
+    out.problem = "neither run has a track on the steps' ranks";
     return out;
   }
+  const bool many = by_rank_a.size() > 1 || by_rank_b.size() > 1;
   for (size_t k = 0; k < out.slots.size(); ++k) {
     const DiffTimelineSlot& s = out.slots[k];
-    std::string label = "step " + std::to_string(k + 1) + ": A " + (s.a.present ? Ms(s.a.dur_ns) : "—") + ", B " +
-                        (s.b.present ? Ms(s.b.dur_ns) : "—");
+    const bool has_a = k < n && s.a_longest_ns > 0, has_b = k < n && s.b_longest_ns > 0;
+    std::string label = "step " + std::to_string(k + 1) + ": A " + (has_a ? Ms(s.a_longest_ns) : "—") + ", B " +
+                        (has_b ? Ms(s.b_longest_ns) : "—") + (many ? " (longest rank)" : "");
     host->steps.Append({.name = host->strings.Intern(label),
                         .number = static_cast<int64_t>(k + 1),
                         .ts_ns = s.start_ns,
@@ -366,38 +525,46 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
                         .rank = kDiffTimelineSlotRank});
   }
 
-  // Markers: per change, run and slot where its name was found.
+  // Markers: per change, run, rank and slot where its name was found.
   std::vector<uint8_t> marked(changes.size(), 0);
-  for (int side = 0; side < 2; ++side) {
-    const RunShifter& sh = side == 0 ? shift_a : shift_b;
-    const char* run = side == 0 ? "A" : "B";
+  for (const Part& part : parts) {
+    const int side = part.side;
+    const RunShifter& sh = *part.shifter;
+    const std::string run = std::string(side == 0 ? "A" : "B") +
+                            (many && part.source_rank != kNoRank ? " rank " + std::to_string(part.source_rank) : "");
     for (size_t c = 0; c < changes.size(); ++c) {
       const uint32_t node = changes[c].node;
-      const std::string label = DiffNodeLabel(a, ra, b, rb, d, node);
-      const double delta = d.nodes.Delta(node);
+      const int32_t row = changes[c].row;
+      std::string label = DiffNodeLabel(a, ra, b, rb, d, node);
+      if (row >= 0) label += " at " + DiffRowSite(ra, rb, d.shapes, static_cast<uint32_t>(row));
+      const double a_ns = row >= 0 ? d.shapes.a_ns[row] : d.nodes.a_ns[node];
+      const double b_ns = row >= 0 ? d.shapes.b_ns[row] : d.nodes.b_ns[node];
+      const double delta = b_ns - a_ns;
+      const DiffChange change = row >= 0 ? d.shapes.change[row] : d.nodes.change[node];
       for (size_t k = 0; k < out.slots.size(); ++k) {
         const MarkSpan& span = sh.mark_spans()[c * out.slots.size() + k];
         if (span.lo > span.hi) continue;
         marked[c] = 1;
         TimelineMarker m;
         m.rule_id = "diff change #" + std::to_string(changes[c].rank_in_diff + 1);
-        m.title = std::string(run) + ": #" + std::to_string(changes[c].rank_in_diff + 1) + " " +
-                  DiffChangeName(d.nodes.change[node]) + " " + label;
-        m.bottleneck = DiffChangeName(d.nodes.change[node]);
-        m.priority = std::string("run ") + run;
-        m.confidence = std::string("matched by ") + (d.nodes.match[node] == DiffMatch::kNone
-                                                          ? "none (" + std::string(DiffChangeName(d.nodes.change[node])) + ")"
-                                                          : DiffMatchName(d.nodes.match[node]));
-        m.where = std::string(run) + ", step " + std::to_string(k + 1) +
-                  ": first to last slice of this name" +
+        m.title = run + ": #" + std::to_string(changes[c].rank_in_diff + 1) + " " + DiffChangeName(change) + " " + label;
+        m.bottleneck = DiffChangeName(change);
+        m.priority = "run " + run;
+        const bool paired = row >= 0 ? d.shapes.match[row] != DiffShapeMatch::kNone
+                                     : d.nodes.match[node] != DiffMatch::kNone;
+        m.confidence = std::string("matched by ") +
+                       (!paired ? "none (" + std::string(DiffChangeName(change)) + ")"
+                        : row >= 0 ? DiffShapeMatchName(d.shapes.match[row])
+                                   : DiffMatchName(d.nodes.match[node]));
+        m.where = run + ", step " + std::to_string(k + 1) + ": first to last slice of this name" +
                   (d.nodes.kind[node] == AttributionKind::kDevice ? ""
-                                                                   : " under the node's path on the step's thread");
-        m.impact = "per steady step: A " + FormatDurationNs(d.nodes.a_ns[node]) + ", B " +
-                   FormatDurationNs(d.nodes.b_ns[node]) + " (" + (delta >= 0 ? "+" : "") + FormatDurationNs(delta) +
-                   ")";
+                                                                   : " under the node's path on the step's thread") +
+                  (row >= 0 ? " at the row's call site (all its shapes)" : "");
+        m.impact = "per steady step: A " + FormatDurationNs(a_ns) + ", B " + FormatDurationNs(b_ns) + " (" +
+                   (delta >= 0 ? "+" : "") + FormatDurationNs(delta) + ")";
         const uint32_t src = side == 0 ? d.nodes.a[node] : d.nodes.b[node];
         m.search = std::string(side == 0 ? a.Str(ra.nodes.name[src]) : b.Str(rb.nodes.name[src]));
-        m.rank = side == 0 ? kDiffTimelineRankA : kDiffTimelineRankB;
+        m.rank = part.out_rank;
         m.ts_ns = span.lo;
         m.dur_ns = span.hi - span.lo;
         out.markers.push_back(std::move(m));
@@ -406,10 +573,10 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
   }
   for (uint8_t m : marked) out.marked_changes += m;
 
-  std::vector<std::unique_ptr<Trace>> parts;
-  parts.push_back(std::move(ta));
-  parts.push_back(std::move(tb));
-  out.trace = MergeTraces(std::move(parts));
+  std::vector<std::unique_ptr<Trace>> traces;
+  for (Part& part : parts) traces.push_back(std::move(part.trace));
+  out.trace = MergeTraces(std::move(traces));
+  out.color_as = ColorAliases(a, ra, b, rb, d);
   out.available = true;
   return out;
 }
@@ -419,19 +586,29 @@ void AppendDiffTimelineHtml(const DiffTimeline& t, const std::string& name_a, co
   TimelineOptions options;
   options.title = "diff " + name_a + " → " + name_b + " (steps aligned)";
   options.generator = "aiprof diff --timeline";
-  options.rank_labels = {"aligned steps (" + std::to_string(t.slots.size()) + " slots, each max(A, B))",
-                         "A (before): " + name_a + (t.a.rank == kNoRank ? "" : ", rank " + std::to_string(t.a.rank)),
-                         "B (after): " + name_b + (t.b.rank == kNoRank ? "" : ", rank " + std::to_string(t.b.rank))};
+  options.rank_labels = {"aligned steps (" + std::to_string(t.slots.size()) + " slots, each max(A, B))"};
+  for (const auto& [run, head, name] : {std::tuple{&t.a, "A (before): ", &name_a}, std::tuple{&t.b, "B (after): ", &name_b}}) {
+    for (size_t i = 0; i < run->out_ranks.size(); ++i) {
+      const int32_t rank = run->ranks[i];
+      const size_t at = static_cast<size_t>(run->out_ranks[i]);
+      if (options.rank_labels.size() <= at) options.rank_labels.resize(at + 1);
+      options.rank_labels[at] = head + *name + (rank == kNoRank ? "" : ", rank " + std::to_string(rank));
+    }
+  }
+  options.color_as = t.color_as;
   options.markers_label = "largest changes of the diff";
   options.note =
       "Steps aligned: steady step k of A and of B (warm-up left out, as the diff does) both start at slot k's start; "
-      "slot k lasts the longer of the two steps (dashed lines: the slots' boundaries). A: " + std::to_string(t.a.steps) + " steady steps, B: " +
+      "slot k lasts the longest step k of A and B (of any rank; dashed lines: the slots' boundaries). A: " + std::to_string(t.a.steps) + " steady steps, B: " +
       std::to_string(t.b.steps) + (t.a.steps == t.b.steps ? "" : " (the longer run's extra steps have slots of their own)") +
       ". Time between steps is dropped (A: " + Ms(t.a.between_ns) + ", B: " + Ms(t.b.between_ns) +
       "), as is everything before the first and after the last steady step (A: " + std::to_string(t.a.slices_out) +
       ", B: " + std::to_string(t.b.slices_out) + " slices); slices across a step boundary are cut to the step (A: " +
       std::to_string(t.a.clipped) + ", B: " + std::to_string(t.b.clipped) +
-      " pieces). Only the tracks of the steps' rank are shown; instants, stack samples and slice args are left out. "
+      " pieces). Every rank with steady steps is shown (A: " + std::to_string(t.a.ranks.size()) + ", B: " +
+      std::to_string(t.b.ranks.size()) + "), each rank's step k at slot k; instants, stack samples and slice args "
+      "are left out. Names the diff paired under different names (by the name map; through the op or by role when "
+      "one to one) share a colour (" + std::to_string(t.color_as.size()) + " names recoloured). "
       "Markers: the diff's largest changes (" + std::to_string(t.marked_changes) +
       " found by name), per step from the first to the last slice of that name.";
   for (const DiffTimelineSlot& s : t.slots) options.boundaries_ns.push_back(s.start_ns);

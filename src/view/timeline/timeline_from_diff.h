@@ -5,13 +5,13 @@
 //
 // Steps: each run's steady steps as the diff takes them (attribution's
 // per-step rows with `steady` set: the analysis window's steps without its
-// warm-up; the pseudo-step of a trace without steps), on the rank of its
-// first steady step, in time order. Step k of A pairs with step k of B.
-// When one run has more steady steps, its extra steps get slots of their
-// own with the other run's side empty ("B —").
+// warm-up; the pseudo-step of a trace without steps), per rank, each rank's
+// in time order. Step k of every rank of A and of B starts at slot k. When
+// one run or rank has more steady steps, its extra steps get slots of their
+// own with the other side empty ("B —").
 //
 // Slots: slot k starts where slot k-1 ends (slot 0 at 0) and lasts T_k =
-// max(A's step k, B's step k). Each run's slices that overlap its step k are
+// the longest step k of any rank of A or B. Each run's slices that overlap its step k are
 // cut to the step (a slice across a step boundary becomes one piece per step
 // it overlaps; nesting is kept, since a child lies in its parent) and moved
 // by (slot start - step start): every piece lies in [slot start, slot start
@@ -21,13 +21,16 @@
 //
 // The result is one Trace (MergeTraces of the two shifted runs), rendered by
 // the timeline view's own page (timeline_html.h): rank 0 holds the slots as
-// steps named "step k: A x ms, B y ms"; rank 1 is run A, rank 2 run B (each
-// with its own steps lane and tracks of the step's rank only; process names
-// prefixed "A: " / "B: "). The diff's largest changes (AttributionDiff::
+// steps named "step k: A x ms, B y ms"; then one rank per source rank of A,
+// then of B (rank 1 is A and rank 2 is B for single-rank runs), each with its
+// own steps lane and that rank's tracks (tracks without a rank go with the
+// run's first rank); process names prefixed "A: " / "B: " ("A rank 3: ").
+// Names the diff paired under different names share a colour (color_as). The diff's largest changes (AttributionDiff::
 // ranked) are markers on both runs: per slot, the span from the first to the
 // last piece whose name is the node's name (host nodes: on the step's
 // critical thread, under enclosing slices named as the node's named
-// ancestors, in order; device activity: on any track). Instants, stack samples
+// ancestors, in order; device activity: on any track; a ranked call-site
+// row of an op: the op's slices at that call site). Instants, stack samples
 // and slice args are not carried; counters of the kept tracks are, shifted
 // like slices.
 //
@@ -39,6 +42,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/analysis/attribution/attribution.h"
@@ -48,10 +52,12 @@
 
 namespace aiprof {
 
-// The merged trace's ranks.
+// The merged trace's ranks: 0 the slots; A's ranks from 1 (one output rank
+// per source rank with steady steps, ascending), then B's. With one rank per
+// run (most traces), A is rank 1 and B rank 2.
 inline constexpr int32_t kDiffTimelineSlotRank = 0;
 inline constexpr int32_t kDiffTimelineRankA = 1;
-inline constexpr int32_t kDiffTimelineRankB = 2;
+inline constexpr int32_t kDiffTimelineRankB = 2;  // B's rank when A shows one rank
 // Top changes marked by default.
 inline constexpr size_t kDiffTimelineMarkedChanges = 5;
 
@@ -64,16 +70,20 @@ struct DiffTimelineStep {
 
 struct DiffTimelineSlot {
   int64_t start_ns = 0, width_ns = 0;  // on the merged trace's clock (slot 0 at 0)
-  DiffTimelineStep a, b;
+  DiffTimelineStep a, b;  // the first shown rank's step k of each run
+  int64_t a_longest_ns = 0, b_longest_ns = 0;  // the longest step k over each run's ranks (0: none)
 };
 
 struct DiffTimelineRun {
-  int32_t rank = kNoRank;        // the rank whose steps and tracks are shown
-  size_t steps = 0;              // steady steps shown
+  int32_t rank = kNoRank;        // the first rank shown (the lowest with steady steps)
+  std::vector<int32_t> ranks;    // every rank shown: those with steady steps, ascending
+  std::vector<int32_t> out_ranks;  // their ranks in the merged trace, in the same order
+  size_t steps = 0;              // steady steps shown (the most of any rank)
   uint64_t pieces = 0;           // slice pieces kept
   uint64_t clipped = 0;          // slices cut at a step boundary (each piece counted)
   uint64_t slices_out = 0;       // slices of the shown tracks in no steady step (dropped)
-  int64_t between_ns = 0;        // time between the first steady step's start and the last's end in no step
+  int64_t between_ns = 0;        // time between the first steady step's start and the last's end in no step,
+                                 // summed over the ranks
 };
 
 struct DiffTimeline {
@@ -84,6 +94,10 @@ struct DiffTimeline {
   DiffTimelineRun a, b;
   std::vector<TimelineMarker> markers;  // on the merged trace's clock
   size_t marked_changes = 0;            // top changes with a marker on some side
+  // Slice names coloured as another name (name, colour name): the pairs the
+  // diff made under different names (map always; through the op and by role
+  // when one to one), so a renamed pair has one colour in both runs.
+  std::vector<std::pair<std::string, std::string>> color_as;
 };
 
 // `top_changes`: how many of d.ranked to mark (0: none).

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "src/analysis/window/analysis_window.h"
 #include "test/util/trace_fixtures.h"
@@ -228,6 +232,130 @@ TEST(DiffTimelineTest, UnavailableDiffSaysWhy) {
   DiffTimeline t = BuildDiffTimeline(a, ra, b, rb, d);
   EXPECT_FALSE(t.available);
   EXPECT_NE(t.problem.find("no steps"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Two 2-rank runs (HTA's two sampled ranks, as a rank folder each): every
+// rank of both runs is shown on its own output rank, slot k is the longest
+// step k of any rank, and every rank's pieces lie in their slot, within
+// that rank's own step k, covering exactly the rank's slices' time inside
+// its steady steps.
+TEST(DiffTimelineTest, MultiRankRunsShowEveryRankInItsSlots) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("aiprof_diff_ranks_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int r : {0, 1}) {
+    fs::copy_file(std::string(AIPROF_FIXTURES_DIR) +
+                      "/kineto/HolisticTraceAnalysis__tests__data__trace_filter__sampled_rank-" + std::to_string(r) +
+                      ".json.gz",
+                  dir / ("rank-" + std::to_string(r) + ".json.gz"));
+  }
+  Pair p;
+  for (std::unique_ptr<Trace>* t : {&p.a, &p.b}) {
+    StatusOr<std::unique_ptr<Trace>> r = testing::ImportPath(dir.string());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    *t = std::move(*r);
+  }
+  fs::remove_all(dir);
+  const AnalysisWindow wa = ComputeAnalysisWindow(*p.a), wb = ComputeAnalysisWindow(*p.b);
+  p.ra = ComputeAttribution(*p.a, &wa);
+  p.rb = ComputeAttribution(*p.b, &wb);
+  p.d = DiffAttribution(*p.a, p.ra, *p.b, p.rb, {});
+  ASSERT_TRUE(p.d.available) << p.d.problem;
+  DiffTimeline t = BuildDiffTimeline(*p.a, p.ra, *p.b, p.rb, p.d);
+  ASSERT_TRUE(t.available) << t.problem;
+  EXPECT_EQ(t.a.ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(t.b.ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(t.a.out_ranks, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(t.b.out_ranks, (std::vector<int32_t>{3, 4}));
+  // Each output rank's steps straight from attribution's per-step rows.
+  std::map<int32_t, std::vector<std::pair<int64_t, int64_t>>> steps;  // out rank → (start, dur)
+  std::map<int32_t, int32_t> source_rank;
+  for (int side = 0; side < 2; ++side) {
+    const AttributionResult& r = side == 0 ? p.ra : p.rb;
+    const DiffTimelineRun& run = side == 0 ? t.a : t.b;
+    for (size_t i = 0; i < run.ranks.size(); ++i) {
+      source_rank[run.out_ranks[i]] = run.ranks[i];
+      for (const AttributionStep& s : r.per_step) {
+        if (s.steady && s.rank == run.ranks[i]) steps[run.out_ranks[i]].push_back({s.start_ns, s.wall_ns});
+      }
+      std::sort(steps[run.out_ranks[i]].begin(), steps[run.out_ranks[i]].end());
+    }
+  }
+  ASSERT_EQ(steps.size(), 4u);
+  for (size_t k = 0; k < t.slots.size(); ++k) {
+    int64_t longest = 0;
+    for (const auto& [rank, s] : steps) {
+      if (k < s.size()) longest = std::max(longest, s[k].second);
+    }
+    EXPECT_EQ(t.slots[k].width_ns, longest) << k;
+    if (k > 0) {
+      EXPECT_EQ(t.slots[k].start_ns, t.slots[k - 1].start_ns + t.slots[k - 1].width_ns);
+    }
+  }
+  const Trace& m = *t.trace;
+  std::map<int32_t, int64_t> shown_ns;
+  size_t outside = 0;
+  for (size_t i = 0; i < m.slices.size(); ++i) {
+    const int32_t rank = m.tracks.rank[m.slices.track[i]];
+    ASSERT_TRUE(steps.count(rank)) << rank;
+    const int64_t ts = m.slices.ts_ns[i], end = ts + m.slices.dur_ns[i];
+    size_t k = 0;
+    while (k + 1 < t.slots.size() && t.slots[k + 1].start_ns <= ts) ++k;
+    const auto& s = steps[rank];
+    if (k >= s.size() || ts < t.slots[k].start_ns || end > t.slots[k].start_ns + s[k].second) ++outside;
+    shown_ns[rank] += m.slices.dur_ns[i];
+  }
+  EXPECT_EQ(outside, 0u);
+  // Per output rank: the source rank's slices' time inside its steady steps, by brute force.
+  for (const auto& [rank, s] : steps) {
+    const Trace& src = rank <= 2 ? *p.a : *p.b;
+    int64_t want = 0;
+    for (size_t i = 0; i < src.slices.size(); ++i) {
+      if (src.tracks.rank[src.slices.track[i]] != source_rank[rank]) continue;
+      const int64_t ts = src.slices.ts_ns[i], end = ts + src.slices.dur_ns[i];
+      for (auto [st, d] : s) want += std::max<int64_t>(0, std::min(end, st + d) - std::max(ts, st));
+    }
+    EXPECT_GT(want, 0) << rank;
+    EXPECT_EQ(shown_ns[rank], want) << "output rank " << rank;
+  }
+  std::string page;
+  AppendDiffTimelineHtml(t, "a<dir>", "b&dir", &page);
+  EXPECT_EQ(page.find("a<dir>"), std::string::npos);  // escaped
+  EXPECT_NE(page.find("dir\\u003e, rank 1"), std::string::npos) << "A's rank 1 header";
+}
+
+// A pair made by the name map is coloured alike: B's iterator as A's.
+TEST(DiffTimelineTest, NameMapPairSharesAColour) {
+  std::unique_ptr<Pair> p = LoadResNet50();
+  ASSERT_TRUE(p);
+  const std::string ya = "map:\n  - a: /SingleProcessDataLoaderIter/\n    b: /MultiProcessingDataLoaderIter/\n";
+  StatusOr<DiffNameMap> map = DiffNameMap::Parse(ya, "map.yaml");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  DiffOptions o;
+  o.map = &*map;
+  AttributionDiff d = DiffAttribution(*p->a, p->ra, *p->b, p->rb, o);
+  ASSERT_EQ(d.by_map, 1u);
+  DiffTimeline t = BuildDiffTimeline(*p->a, p->ra, *p->b, p->rb, d);
+  ASSERT_TRUE(t.available);
+  const std::pair<std::string, std::string> want{"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__",
+                                                 "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"};
+  EXPECT_NE(std::find(t.color_as.begin(), t.color_as.end(), want), t.color_as.end());
+  // Every alias points at an A name, and no name is aliased twice.
+  std::set<std::string> seen;
+  for (const auto& [name, as] : t.color_as) {
+    EXPECT_TRUE(seen.insert(name).second) << name;
+    EXPECT_NE(name, as);
+  }
+  std::string page;
+  AppendDiffTimelineHtml(t, "a", "b", &page);
+  EXPECT_NE(page.find("\"color_as\":[["), std::string::npos);
 }
 
 }  // namespace

@@ -382,6 +382,17 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
     j.Str(*value);
     j.Raw(",");
   }
+  if (!o.color_as.empty()) {
+    j.Key("color_as");
+    j.Array(o.color_as.size(), [&](size_t i) {
+      j.Raw("[");
+      j.Str(o.color_as[i].first);
+      j.Raw(",");
+      j.Str(o.color_as[i].second);
+      j.Raw("]");
+    });
+    j.Raw(",");
+  }
   if (!o.boundaries_ns.empty()) {
     j.Key("boundaries");
     j.Array(o.boundaries_ns.size(), [&](size_t i) { j.Int(Rel(m, o.boundaries_ns[i])); });

@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/analysis/critical_path/critical_path.h"
@@ -69,6 +70,9 @@ struct TimelineOptions {
   std::string markers_label, note, generator;
   // Times (the trace's clock) drawn as dashed lines across every lane.
   std::vector<int64_t> boundaries_ns;
+  // Slices named `first` are coloured as if named `second` (aiprof diff
+  // --timeline: a pair the diff made under different names, one colour).
+  std::vector<std::pair<std::string, std::string>> color_as;
 };
 
 // Analyses' results the view shows; any may be null.
