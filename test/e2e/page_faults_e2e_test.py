@@ -115,7 +115,10 @@ def main():
         rows = steps['rows'] if steps else []
         check(len(rows) >= args.steps - 2, 'default: %d steps with fault counts' % len(rows))
         # Match each aiprof step to the program's step whose window starts
-        # nearest its start (both CLOCK_MONOTONIC).
+        # nearest its start (both CLOCK_MONOTONIC; the program's steps are
+        # 40 ms or more apart, so 10 ms is unambiguous; on a loaded machine
+        # the thread can be preempted between the hook's boundary and the
+        # program's getrusage for a few ms).
         compared, worst = 0, 0
         if meta.get('capture.page_faults.kernel') != 'recorded':
             print('skip per-step comparison: kernel-mode faults excluded (perf_event_paranoid), rusage counts them')
@@ -123,7 +126,7 @@ def main():
             for r in rows:
                 start = r['start_ns']
                 prog = min(program, key=lambda p: abs(p[2] - start))
-                if abs(prog[2] - start) > 2_000_000:
+                if abs(prog[2] - start) > 10_000_000:
                     continue
                 got, want = r['faults'], prog[1]
                 tol = max(16, 0.02 * want)
@@ -131,7 +134,7 @@ def main():
                 compared += 1
                 check(abs(got - want) <= tol, 'default: step %d: aiprof %d faults, getrusage %d (tolerance %d)'
                       % (r['step'], got, want, tol))
-            check(compared >= args.steps - 3, 'default: %d steps compared with getrusage (worst |diff| %d)'
+            check(compared >= len(rows) - 1 and compared >= args.steps - 4, 'default: %d steps compared with getrusage (worst |diff| %d)'
                   % (compared, worst))
         per_step = kv.get('faults_per_base') or 0
         check(per_step > 800, 'default: %.0f faults per steady step (> 800: a fresh 4 MiB buffer a step)' % per_step)
