@@ -5,7 +5,10 @@ with page faults on (the default) and with --no-page-faults, alternately
 (on, off, off, on, on, off, ...: interleaved, so drift of the machine's
 load hits both), and compares the program's own median step time (its
 CLOCK_MONOTONIC prints, so aiprof's start-up and post-processing are not in
-it). Prints each round's on/off ratio and their median.
+it), and the CPU time of the whole run (aiprof and the program:
+getrusage(RUSAGE_CHILDREN) around each run, user + system; less sensitive to
+other processes' load than wall time). Prints each round's on/off ratios and
+their medians.
 
   capture_page_fault_overhead.py BUILD_DIR [ROUNDS [STEPS]]
 
@@ -13,6 +16,7 @@ Programs: test/capture/torch_train.py (a small MLP, few faults per step:
 the common case) and test/capture/page_fault_churn.py (about 1,030 faults a
 step: the worst case, every fault recorded)."""
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,8 +43,11 @@ def run(aiprof, program, steps, faults, tmp):
     if not faults:
         cmd.append('--no-page-faults')
     cmd += ['--', '/usr/bin/python3', program, str(steps)]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-    return statistics.median(steps_of(program, p.stdout))
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return statistics.median(steps_of(program, p.stdout)), cpu
 
 
 def main():
@@ -53,17 +60,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in ('torch_train.py', 'page_fault_churn.py'):
             program = os.path.join(ROOT, 'test', 'capture', name)
-            ratios = []
+            ratios, cpu_ratios = [], []
             for r in range(rounds):
                 order = (True, False) if r % 2 == 0 else (False, True)
-                med = {}
+                med, cpu = {}, {}
                 for faults in order:
-                    med[faults] = run(aiprof, program, steps, faults, tmp)
+                    med[faults], cpu[faults] = run(aiprof, program, steps, faults, tmp)
                 ratios.append(med[True] / med[False])
-                print('%s round %d: median step %.3f ms with faults recorded, %.3f ms without: ratio %.3f'
-                      % (name, r + 1, med[True] / 1e6, med[False] / 1e6, ratios[-1]))
-            print('%s: median of %d round ratios %.3f (min %.3f, max %.3f)'
-                  % (name, rounds, statistics.median(ratios), min(ratios), max(ratios)))
+                cpu_ratios.append(cpu[True] / cpu[False])
+                print('%s round %d (%s first): median step %.3f ms with faults recorded, %.3f ms without: ratio %.3f; '
+                      'CPU %.2f s vs %.2f s: ratio %.3f' % (name, r + 1, 'on' if order[0] else 'off', med[True] / 1e6,
+                                                          med[False] / 1e6, ratios[-1], cpu[True], cpu[False],
+                                                          cpu_ratios[-1]))
+            print('%s: step time ratio, median of %d rounds %.3f (min %.3f, max %.3f); CPU time ratio %.3f '
+                  '(min %.3f, max %.3f)' % (name, rounds, statistics.median(ratios), min(ratios), max(ratios),
+                                            statistics.median(cpu_ratios), min(cpu_ratios), max(cpu_ratios)))
     with open('/proc/loadavg') as f:
         print('load average at end:', f.read().split()[:3])
 
