@@ -53,6 +53,12 @@ std::string Ms(double ns) {
   return b;
 }
 
+std::string Us(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.1f us", ns / 1e3);
+  return b;
+}
+
 std::string Pct(double r) {
   char b[64];
   std::snprintf(b, sizeof(b), "%.1f%%", 100 * r);
@@ -261,20 +267,19 @@ void PublishPageFaults(const PageFaultsResult& r, MetricSet* m) {
     m->SetUnavailable("page_fault_ratio", r.cost_method);
   }
   char line[512];
-  std::snprintf(line, sizeof(line), "%.1f minor page faults %s (%llu in the window, %llu in the trace)",
+  std::snprintf(line, sizeof(line), "%.0f minor page faults %s (%llu in the window, %llu in the trace)",
                 r.faults_per_base, r.base.c_str(), static_cast<unsigned long long>(r.window_faults),
                 static_cast<unsigned long long>(r.total_faults));
   m->AddEvidence("page_faults", line);
   if (r.cost_known) {
     m->AddEvidence("page_faults", "estimated fault time " + Ms(r.fault_ns_per_base) + " " + r.base + " (" +
-                                      Pct(r.share) + " of it), at " + Ms(r.cost_ns).substr(0) +
-                                      " per fault measured at capture start");
+                                      Pct(r.share) + " of it), at " + Us(r.cost_ns) + " per fault measured at capture start");
   } else {
     m->AddEvidence("page_faults", r.cost_method);
   }
   for (size_t k = 0; k < r.ops.size() && k < 3; ++k) {
     const PageFaultOp& op = r.ops[k];
-    std::snprintf(line, sizeof(line), "%.1f faults %s in %s%s%s", r.steady_steps > 0 ? static_cast<double>(op.faults) / static_cast<double>(r.steady_steps) : static_cast<double>(op.faults),
+    std::snprintf(line, sizeof(line), "%.0f faults %s in %s%s%s", r.steady_steps > 0 ? static_cast<double>(op.faults) / static_cast<double>(r.steady_steps) : static_cast<double>(op.faults),
                   r.base.c_str(), op.outer.empty() ? "(no op)" : op.outer.c_str(),
                   op.inner.empty() || op.inner == op.outer ? "" : " > ", op.inner == op.outer ? "" : op.inner.c_str());
     m->AddEvidence("page_faults", line);
