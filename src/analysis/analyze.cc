@@ -107,9 +107,14 @@ void RunAttribution(AnalysisResults& in, MetricSet* m) {
   PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem()), m);
 }
 
+void RunPageFaults(AnalysisResults& in, MetricSet* m) { PublishPageFaults(in.page_faults(), m); }
+
 struct AnalysisEntry {
   std::string_view name;
   void (*run)(AnalysisResults&, MetricSet*);
+  // Null: every trace; else the analysis (and its section) runs only on
+  // traces for which it returns true.
+  bool (*applies)(const Trace&) = nullptr;
 };
 
 // Every analysis, in the order they run (and their sections appear).
@@ -119,6 +124,7 @@ constexpr AnalysisEntry kAnalyses[] = {
     {"steps", RunSteps},         {"memory", RunMemory},       {"communication", RunCommunication},
     {"pipeline", RunPipeline},   {"roofline", RunRoofline},   {"kernels", RunKernels},
     {"llm", RunLlm},             {"attribution", RunAttribution}, {"critical_path", RunCriticalPath},
+    {"page_faults", RunPageFaults, HasPageFaultData},
 };
 
 double MsSince(std::chrono::steady_clock::time_point start) {
@@ -174,6 +180,7 @@ struct AnalysisResults::Slots {
   Slot<LlmPhasesResult> llm_phases;
   Slot<AttributionResult> attribution;
   Slot<AttributionResult> attribution_by_shape;
+  Slot<PageFaultsResult> page_faults;
 };
 
 namespace {
@@ -306,6 +313,11 @@ const AttributionResult& AnalysisResults::attribution_by_shape() {
               [&] { return ComputeAttribution(trace_, &w, AttributionOptions{.op_shapes = true}); });
 }
 
+const PageFaultsResult& AnalysisResults::page_faults() {
+  const AnalysisWindow& w = window();
+  return Once(options_.phase_prefix, slots_->page_faults, "analysis.page_faults", [&] { return ComputePageFaults(trace_, w); });
+}
+
 AnalysisReport RunAnalyses(AnalysisResults& results) {
   using Clock = std::chrono::steady_clock;
   const Trace& trace = results.trace();
@@ -323,7 +335,7 @@ AnalysisReport RunAnalyses(AnalysisResults& results) {
   // registry order, as if they had run one after another.
   std::vector<const AnalysisEntry*> selected;
   for (const AnalysisEntry& a : kAnalyses) {
-    if (AnalysisSelected(options, a.name)) selected.push_back(&a);
+    if (AnalysisSelected(options, a.name) && (a.applies == nullptr || a.applies(trace))) selected.push_back(&a);
   }
   struct Outcome {
     MetricSet metrics;

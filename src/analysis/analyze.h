@@ -27,6 +27,7 @@
 #include "src/analysis/memory/memory_peaks.h"
 #include "src/analysis/memory/memory_series.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/page_faults/page_faults.h"
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/analysis/roofline/kernel_class.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
@@ -131,6 +132,8 @@ class AnalysisResults {
   // The same tree plus its ops broken down by input shape
   // (AttributionOptions::op_shapes): what `diff` pairs repeated ops by.
   const AttributionResult& attribution_by_shape();
+  // Minor page faults recorded by aiprof trace, per steady step.
+  const PageFaultsResult& page_faults();
 
   // Points of the memory series (the report's chart).
   static constexpr size_t kMemorySeriesPoints = 400;

@@ -21,11 +21,13 @@
 #include <thread>
 
 #include "src/capture/counters.h"
+#include "src/capture/page_fault_cost.h"
 #include "src/capture/permissions.h"
 #include "src/capture/process_image.h"
 #include "src/capture/process_names.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
+#include "src/model/page_fault_records.h"
 #include "src/model/trace_builder.h"
 #include "src/model/trace_merge.h"
 
@@ -34,6 +36,9 @@ namespace {
 
 constexpr int64_t kCounterPeriodNs = 100'000'000;
 constexpr int64_t kPollNs = 20'000'000;
+// Ring of the page-fault event per CPU: 512 pages (2 MiB) hold 65,536
+// records of 32 bytes, drained at a quarter full or every 50 ms.
+constexpr size_t kFaultRingPages = 512;
 // Stopping a command (Ctrl-C, --duration; docs/capture.md): it gets SIGINT
 // and kGraceNs to exit and write its SDK / torch files; then SIGTERM (the
 // torch hook writes what it holds and lets the signal end the program) and
@@ -171,6 +176,8 @@ class Session {
     start_mono_ns_ = MonotonicNs();
     realtime_minus_mono_ns_ = RealtimeNs() - start_mono_ns_;
     InstallSigint();
+    // Before the command starts: the cost does not land in its run.
+    if (o_.page_faults) fault_cost_ = MeasurePageFaultCost();
     Status st = o_.pid > 0 ? Attach() : Launch();
     if (st.ok()) st = Record();
     if (o_.on_stopped) o_.on_stopped();
@@ -252,6 +259,25 @@ class Session {
     std::fprintf(stderr, "aiprof: %s\n", perf_error_.c_str());
   }
 
+  // Opens the page-fault event for `tid`; a refusal is recorded, not fatal.
+  void OpenFaults(int32_t tid, bool on_exec) {
+    if (!o_.page_faults || faults_blocked_) return;
+    if (!fault_sampler_) {
+      PerfOptions p;
+      p.event = PerfEvent::kPageFaults;
+      p.fault_period = o_.fault_period;
+      p.dwarf = false;
+      p.ring_pages = kFaultRingPages;
+      fault_sampler_ = std::make_unique<PerfSampler>(p);
+    }
+    int err = 0;
+    Status st = fault_sampler_->OpenTask(tid, on_exec, &err);
+    if (st.ok() || err == ESRCH) return;
+    faults_blocked_ = true;
+    faults_error_ = ExplainPerfError(err, ReadPerfEnvironment());
+    std::fprintf(stderr, "aiprof: page faults not recorded: %s\n", faults_error_.c_str());
+  }
+
   Status Launch() {
     if (o_.command.empty()) return ErrStatus("aiprof trace: no command given (use -- CMD ARGS... or --pid N)");
     int go[2];
@@ -262,9 +288,11 @@ class Session {
     if (child_ == 0) ChildExec(go);
     close(go[0]);
     OpenSampling(child_, /*on_exec=*/true);
+    OpenFaults(child_, /*on_exec=*/true);
     counters_ = std::make_unique<CounterSampler>(kCounterPeriodNs, o_.scope == CaptureScope::kFullStack);
     counters_->AddProcess(child_);
     if (sampler_ && sampler_->event_count() > 0) RETURN_IF_ERROR(sampler_->Start());
+    if (fault_sampler_ && fault_sampler_->event_count() > 0) RETURN_IF_ERROR(fault_sampler_->Start());
     counters_->Start();
     // The command starts now (its execve enables the sampling event).
     char c = 1;
@@ -323,15 +351,21 @@ class Session {
     if (tids.empty()) return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": cannot list /proc/" + std::to_string(o_.pid) + "/task");
     // Threads created later by these are followed through the inherited event;
     // a second listing catches those created while the first were opened.
-    for (int32_t tid : tids) OpenSampling(tid, false);
+    for (int32_t tid : tids) {
+      OpenSampling(tid, false);
+      OpenFaults(tid, false);
+    }
     for (int32_t tid : Threads(o_.pid)) {
-      if (!std::binary_search(tids.begin(), tids.end(), tid)) OpenSampling(tid, false);
+      if (std::binary_search(tids.begin(), tids.end(), tid)) continue;
+      OpenSampling(tid, false);
+      OpenFaults(tid, false);
     }
     attach_maps_ = ReadProcMaps(o_.pid);
     for (int32_t tid : Threads(o_.pid)) attach_names_[tid] = Comm(o_.pid, tid);
     counters_ = std::make_unique<CounterSampler>(kCounterPeriodNs, o_.scope == CaptureScope::kFullStack);
     counters_->AddProcess(o_.pid);
     if (sampler_ && sampler_->event_count() > 0) RETURN_IF_ERROR(sampler_->Start());
+    if (fault_sampler_ && fault_sampler_->event_count() > 0) RETURN_IF_ERROR(fault_sampler_->Start());
     counters_->Start();
     return OkStatus();
   }
@@ -381,6 +415,7 @@ class Session {
     }
     end_mono_ns_ = MonotonicNs();
     if (sampler_) sampler_->Stop();
+    if (fault_sampler_) fault_sampler_->Stop();
     if (counters_) counters_->Stop();
     Progress(true);
     if (o_.pid == 0 && !exited_) StopCommand();
@@ -454,6 +489,18 @@ class Session {
       }
     }
     if (perf_blocked_) b.Diagnose("host_sampling_blocked", "perf_event_open", perf_error_);
+    if (fault_sampler_) {
+      const PerfData& f = fault_sampler_->data();
+      fault_count_ = AddPageFaults(f, &b);
+      fault_records_ = f.faults.size();
+      fault_lost_ = f.lost_records;
+      if (f.lost_records > 0) {
+        b.Diagnose("page_fault_records_lost", "perf ring buffer (page faults)", std::to_string(f.lost_records) +
+                   " page-fault records were lost because the reader fell behind: fault counts are low "
+                   "(use --fault-period N)");
+      }
+    }
+    if (faults_blocked_) b.Diagnose("page_faults_blocked", "perf_event_open", faults_error_);
     if (counters_) AddCounters(*counters_, &b);
     RETURN_IF_ERROR(b.Finalize());
     trace->metadata["source_format"] = "aiprof_capture";
@@ -544,12 +591,14 @@ class Session {
     std::snprintf(line, sizeof(line),
                   "%s after %.2f s: %llu host samples (%llu DWARF, %llu frame-pointer stacks, %llu with Python "
                   "frames, %llu truncated), %zu application "
-                  "file(s), %zu torch file(s), %zu slices, %zu counter points; post-processing %.2f s",
+                  "file(s), %zu torch file(s), %zu slices, %zu counter points, %llu minor page faults (%llu records "
+                  "lost); post-processing %.2f s",
                   stop_reason_.c_str(), static_cast<double>(end_mono_ns_ - start_mono_ns_) / 1e9,
                   static_cast<unsigned long long>(stats.samples), static_cast<unsigned long long>(stats.dwarf_stacks),
                   static_cast<unsigned long long>(stats.fp_stacks), static_cast<unsigned long long>(stats.python_samples),
                   static_cast<unsigned long long>(stats.truncated_stacks), sdk_files, torch_files, trace->slices.size(),
-                  trace->counters.size(), post_s);
+                  trace->counters.size(), static_cast<unsigned long long>(fault_count_),
+                  static_cast<unsigned long long>(fault_lost_), post_s);
     r.summary = line;
     r.exit_code = exit_code_;
     r.trace = std::move(trace);
@@ -611,6 +660,27 @@ class Session {
     m["capture.host_stacks_truncated"] = std::to_string(s.truncated_stacks);
     m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";
     m["capture.host_sampling"] = perf_blocked_ ? "blocked" : o_.cpu_hz <= 0 ? "off" : "on";
+    m[kPageFaultsMeta] = !o_.page_faults ? "off" : faults_blocked_ ? "blocked" : "on";
+    if (o_.page_faults && !faults_blocked_) {
+      m[kPageFaultPeriodMeta] = std::to_string(o_.fault_period);
+      m[kPageFaultRecordsMeta] = std::to_string(fault_records_);
+      m[kPageFaultLostMeta] = std::to_string(fault_lost_);
+      m[kPageFaultKernelMeta] = fault_sampler_ && !fault_sampler_->kernel_excluded() ? "recorded" : "excluded";
+    }
+    if (o_.page_faults) {
+      m[kPageFaultCostMethodMeta] = fault_cost_.ok ? fault_cost_.method : "not measured: " + fault_cost_.error;
+      if (fault_cost_.ok) {
+        char v[64];
+        std::snprintf(v, sizeof(v), "%.1f", fault_cost_.median_ns);
+        m[kPageFaultCostMeta] = v;
+        std::string runs;
+        for (double ns : fault_cost_.runs_ns) {
+          std::snprintf(v, sizeof(v), "%.1f", ns);
+          runs += (runs.empty() ? "" : ",") + std::string(v);
+        }
+        m[kPageFaultCostRunsMeta] = runs;
+      }
+    }
     m["capture.sdk_files"] = std::to_string(sdk_files);
     m["capture.torch_files"] = std::to_string(torch_files);
     if (counters_) m["capture.nvml"] = counters_->nvml_status();
@@ -624,6 +694,11 @@ class Session {
   int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;
   std::string stop_reason_ = "target exited";
   std::unique_ptr<PerfSampler> sampler_;
+  std::unique_ptr<PerfSampler> fault_sampler_;
+  bool faults_blocked_ = false;
+  std::string faults_error_;
+  PageFaultCost fault_cost_;
+  uint64_t fault_count_ = 0, fault_records_ = 0, fault_lost_ = 0;
   std::unique_ptr<CounterSampler> counters_;
   bool perf_blocked_ = false;
   std::string perf_error_;

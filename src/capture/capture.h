@@ -39,6 +39,12 @@ struct CaptureOptions {
   bool progress = false;             // progress line on stderr
   bool keep_dir = false;             // keep the capture folder (debugging)
   int torch_every = 1;               // the torch op layer on 1 step in N (steps 0, N, 2N, ...)
+  // Minor page faults of the traced tasks (perf_event_open
+  // PERF_COUNT_SW_PAGE_FAULTS_MIN, one record per fault_period faults), and
+  // the machine's cost of one first-touch fault measured at start
+  // (docs/capture.md, "Page faults").
+  bool page_faults = true;
+  uint64_t fault_period = 1;
   // aiprof monitor's seam for the Python SDK's on-demand frame sampler:
   // on_stopped runs once when recording ends (whether or not it went well),
   // before any layer is read, so the monitor can stop the sampler and have

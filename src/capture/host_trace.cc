@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "src/capture/process_image.h"
+#include "src/model/page_fault_records.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -258,6 +259,25 @@ Status ReadPythonSamples(const std::string& path, PythonSamples* out) {
 void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats,
                     const std::map<int32_t, PythonSamples>* python) {
   HostTraceBuilder(perf, mode, builder, stats, python).Run();
+}
+
+uint64_t AddPageFaults(const PerfData& faults, TraceBuilder* builder) {
+  const StringId name = builder->Intern(kPageFaultName), category = builder->Intern(kPageFaultCategory);
+  std::unordered_map<uint64_t, uint32_t> tracks;
+  uint64_t total = 0;
+  for (const RawFault& f : faults.faults) {
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(f.pid)) << 32) | static_cast<uint32_t>(f.tid);
+    auto [it, inserted] = tracks.try_emplace(key, 0);
+    if (inserted) {
+      // The same (pid, tid) track the host samples use (ThreadTrack is keyed
+      // by them), so a thread's faults and samples sit together.
+      it->second = builder->ThreadTrack(IdValue::Num(f.pid), IdValue::Num(f.tid));
+      builder->SetTrackRole(it->second, TrackKind::kThread, Layer::kHost, kHostDevice);
+    }
+    builder->AddInstant(it->second, f.ts_ns, name, category, 't', builder->ArgCursor(), 0);
+    total += f.period;
+  }
+  return total;
 }
 
 void AddCounters(const CounterSampler& counters, TraceBuilder* builder) {

@@ -69,6 +69,10 @@ struct HostStats {
 void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats,
                     const std::map<int32_t, PythonSamples>* python = nullptr);
 void AddCounters(const CounterSampler& counters, TraceBuilder* builder);
+// Adds each page-fault record of `faults` (a PerfEvent::kPageFaults
+// sampler's data) as an instant on its thread's host track
+// (src/model/page_fault_records.h); returns the faults they stand for.
+uint64_t AddPageFaults(const PerfData& faults, TraceBuilder* builder);
 
 }  // namespace aiprof
 

@@ -24,6 +24,8 @@ constexpr int kPerfIndexOfDwarf[kDwarfRegs] = {0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11
 
 constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
                                  PERF_SAMPLE_CALLCHAIN;
+// Page-fault records: header + pid/tid + time + period, 32 bytes each.
+constexpr uint64_t kFaultSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
 
 long PerfEventOpen(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
   return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
@@ -77,25 +79,36 @@ Status PerfSampler::OpenTask(int32_t tid, bool enable_on_exec, int* error_errno)
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.freq = 1;
-  attr.sample_freq = static_cast<uint64_t>(options_.hz);
-  attr.sample_type = kSampleType;
-  if (options_.dwarf) {
-    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = kUserRegsMask;
-    attr.sample_stack_user = options_.stack_bytes;
+  const bool faults = options_.event == PerfEvent::kPageFaults;
+  if (faults) {
+    // Every fault (or one in fault_period) of the task, counted in the
+    // kernel's fault handler; no stack, no side-band records (the cpu-clock
+    // sampler, when on, keeps names and mappings).
+    attr.config = PERF_COUNT_SW_PAGE_FAULTS_MIN;
+    attr.freq = 0;
+    attr.sample_period = options_.fault_period > 0 ? options_.fault_period : 1;
+    attr.sample_type = kFaultSampleType;
+  } else {
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.freq = 1;
+    attr.sample_freq = static_cast<uint64_t>(options_.hz);
+    attr.sample_type = kSampleType;
+    if (options_.dwarf) {
+      attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+      attr.sample_regs_user = kUserRegsMask;
+      attr.sample_stack_user = options_.stack_bytes;
+    }
+    attr.mmap = 1;
+    attr.mmap2 = 1;
+    attr.comm = 1;
+    attr.comm_exec = 1;
+    attr.task = 1;
+    attr.sample_id_all = 1;
+    attr.exclude_callchain_kernel = 1;
   }
   attr.disabled = 1;
   attr.inherit = 1;
   attr.enable_on_exec = enable_on_exec ? 1 : 0;
-  attr.mmap = 1;
-  attr.mmap2 = 1;
-  attr.comm = 1;
-  attr.comm_exec = 1;
-  attr.task = 1;
-  attr.sample_id_all = 1;
-  attr.exclude_callchain_kernel = 1;
   attr.exclude_kernel = exclude_kernel_ ? 1 : 0;
   attr.exclude_hv = 1;
   attr.use_clockid = 1;
@@ -119,7 +132,7 @@ Status PerfSampler::OpenTask(int32_t tid, bool enable_on_exec, int* error_errno)
     if (fd < 0) {
       if (errno == ENODEV || (errno == EINVAL && opened_any)) continue;  // CPU offline
       *error_errno = errno;
-      return ErrStatus(std::string("perf_event_open(cpu-clock, tid ") + std::to_string(tid) + ", cpu " +
+      return ErrStatus(std::string(faults ? "perf_event_open(page-faults, tid " : "perf_event_open(cpu-clock, tid ") + std::to_string(tid) + ", cpu " +
                        std::to_string(cpu) + "): " + std::strerror(errno));
     }
     opened_any = true;
@@ -218,7 +231,11 @@ void PerfSampler::Parse(const uint8_t* rec, size_t len) {
   data_.bytes_read += len;
   switch (h.type) {
     case PERF_RECORD_SAMPLE:
-      ParseSample(p, end, h.misc);
+      if (options_.event == PerfEvent::kPageFaults) {
+        ParseFault(p, end);
+      } else {
+        ParseSample(p, end, h.misc);
+      }
       break;
     case PERF_RECORD_MMAP2: {
       if (end - p < 64) return;
@@ -265,6 +282,17 @@ void PerfSampler::Parse(const uint8_t* rec, size_t len) {
     default:
       break;
   }
+}
+
+void PerfSampler::ParseFault(const uint8_t* p, const uint8_t* end) {
+  if (end - p < 24) return;
+  RawFault f{};
+  f.pid = static_cast<int32_t>(Read<uint32_t>(p));
+  f.tid = static_cast<int32_t>(Read<uint32_t>(p));
+  f.ts_ns = static_cast<int64_t>(Read<uint64_t>(p));
+  f.period = Read<uint64_t>(p);
+  data_.faults.push_back(f);
+  sample_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void PerfSampler::ParseSample(const uint8_t* p, const uint8_t* end, uint16_t misc) {

@@ -41,6 +41,14 @@ struct RawSample {
   uint64_t ip;
 };
 
+// One PERF_COUNT_SW_PAGE_FAULTS_MIN sample: `period` minor page faults of
+// thread `tid`, the last of them at `ts_ns` (CLOCK_MONOTONIC).
+struct RawFault {
+  int64_t ts_ns;
+  int32_t pid, tid;
+  uint64_t period;
+};
+
 struct Mapping {
   int32_t pid;
   uint64_t start, end, pgoff;
@@ -50,6 +58,7 @@ struct Mapping {
 // What a recording collected (the reader thread's output, read after Stop()).
 struct PerfData {
   std::vector<RawSample> samples;
+  std::vector<RawFault> faults;     // PerfEvent::kPageFaults samplers only
   std::vector<uint64_t> chain;
   std::vector<uint64_t> regs;
   std::vector<uint8_t> stack;
@@ -63,7 +72,14 @@ struct PerfData {
   uint64_t bytes_read = 0;
 };
 
+// What a sampler records: cpu-clock stack samples (the host layer), or
+// minor page faults (PERF_COUNT_SW_PAGE_FAULTS_MIN: one record per `period`
+// faults with tid and time, no stack, no MMAP/COMM/FORK records).
+enum class PerfEvent : uint8_t { kCpuClock, kPageFaults };
+
 struct PerfOptions {
+  PerfEvent event = PerfEvent::kCpuClock;
+  uint64_t fault_period = 1;       // kPageFaults: faults per record
   int hz = 999;
   bool dwarf = true;               // copy user stack + registers for DWARF unwinding
   uint32_t stack_bytes = 8192;     // user stack copied per sample
@@ -102,6 +118,7 @@ class PerfSampler {
   void Drain(Event* e);
   void Parse(const uint8_t* rec, size_t len);
   void ParseSample(const uint8_t* p, const uint8_t* end, uint16_t misc);
+  void ParseFault(const uint8_t* p, const uint8_t* end);
 
   PerfOptions options_;
   bool exclude_kernel_ = false;

@@ -650,6 +650,10 @@ class McpServer {
     for (const Scenario& sc : scenarios) {
       if (Cancelled()) return std::nullopt;  // no response is sent
       results.push_back(PredictWhatIf(t.trace(), path, sc));
+      if (HasPageFaultData(t.trace())) {
+        std::string note = PageFaultWhatIfNote(t.session->results().page_faults());
+        if (!note.empty()) results.back().notes.push_back(std::move(note));
+      }
     }
     auto json = render::RenderDocument(WhatIfToDocument(results), "json");
     if (!json.ok()) {

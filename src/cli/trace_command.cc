@@ -92,6 +92,11 @@ class TraceCommand : public Command {
                     "The torch op layer on 1 training step in N (steps 0, N, 2N, ... of optimizer.step); the other "
                     "steps keep samples, counters, SDK spans and step times (default 1: every step)")
         ->check(CLI::Range(1, 1000000));
+    sub->add_flag("--no-page-faults", no_page_faults_,
+                  "Do not record minor page faults (perf page-faults event; on by default, with the cost of one "
+                  "first-touch fault measured at start)");
+    sub->add_option("--fault-period", fault_period_, "Record one page-fault record per N faults (default 1: every fault)")
+        ->check(CLI::Range(1, 1000000));
     sub->add_flag("--keep-capture-dir", keep_dir_, "Keep the temporary capture folder (for debugging)");
     sub->add_option("command", command_, "The command to run, after --");
     return sub;
@@ -123,6 +128,8 @@ class TraceCommand : public Command {
     o.progress = isatty(STDERR_FILENO) == 1;
     o.keep_dir = keep_dir_;
     o.torch_every = torch_every_;
+    o.page_faults = !no_page_faults_;
+    o.fault_period = static_cast<uint64_t>(fault_period_);
     if (output_.empty()) output_ = DefaultOutput();
     // A capture cannot be repeated: an output that cannot be written is
     // found before the command starts, not after it ran.
@@ -141,6 +148,8 @@ class TraceCommand : public Command {
   int cpu_hz_ = 999;
   int pid_ = 0;
   int torch_every_ = 1;
+  bool no_page_faults_ = false;
+  int fault_period_ = 1;
   bool keep_dir_ = false;
   std::vector<std::string> command_;
   int exit_code_ = kExitOk;

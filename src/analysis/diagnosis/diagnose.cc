@@ -285,6 +285,10 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
   d.platform = DetectPlatform(trace);
   d.impact_basis_text = DescribeBase(metrics);
   for (const Rule& rule : rules) {
+    if (!rule.applies_if_computed.empty() && !metrics.Get(rule.applies_if_computed) &&
+        !metrics.UnavailableReason(rule.applies_if_computed)) {
+      continue;  // the trace has no such data at all (not an aiprof trace capture, ...)
+    }
     EvalResult r = rule.when.Evaluate(metrics);
     if (r.truth == Truth::kUnknown) {
       NotEvaluated ne{&rule, {}};

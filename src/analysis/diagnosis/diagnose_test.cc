@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule_loader.h"
 #include "src/model/trace_builder.h"
@@ -311,6 +313,49 @@ TEST(DiagnoseTest, UserAnnotationsAloneAreNotPyTorch) {
   c.AddSlice(track, 0, 100, c.Intern("aten::mm"), c.Intern("cpu_op"), kNoCorrelation, c.ArgCursor(), 0);
   ASSERT_TRUE(c.Finalize().ok());
   EXPECT_TRUE(DetectPlatform(u).pytorch);
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// page_fault_churn (rules/page_faults.yaml, applies_if_computed): left out
+// on a trace whose metrics never mention page faults; not evaluated, with
+// the reason, when the faults were recorded but their cost is unknown;
+// fires at 20% of the step.
+TEST(DiagnoseTest, PageFaultRuleAppliesOnlyWhereFaultsWereRecorded) {
+  auto shipped = LoadBuiltinRules();
+  ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+  Trace trace;
+  auto rule_of = [](const Diagnosis& d, bool* found, bool* not_evaluated) {
+    *found = std::any_of(d.findings.begin(), d.findings.end(),
+                         [](const Finding& f) { return f.rule->id == "page_fault_churn"; });
+    *not_evaluated = std::any_of(d.not_evaluated.begin(), d.not_evaluated.end(),
+                                 [](const NotEvaluated& n) { return n.rule->id == "page_fault_churn"; });
+  };
+  bool found = false, not_evaluated = false;
+  MetricSet none;
+  rule_of(Diagnose(trace, none, *shipped), &found, &not_evaluated);
+  EXPECT_FALSE(found);
+  EXPECT_FALSE(not_evaluated);
+  MetricSet unknown_cost;
+  unknown_cost.Set("page_faults_per_step", 1000, "page_faults");
+  unknown_cost.SetUnavailable("page_fault_ratio", "cost unknown: no capture.page_fault_cost_ns");
+  unknown_cost.SetUnavailable("page_fault_ns", "cost unknown: no capture.page_fault_cost_ns");
+  Diagnosis d = Diagnose(trace, unknown_cost, *shipped);
+  rule_of(d, &found, &not_evaluated);
+  EXPECT_FALSE(found);
+  EXPECT_TRUE(not_evaluated);
+  MetricSet fires;
+  fires.Set("impact_base_ns", 10e6, "window");
+  fires.Set("impact_steps", 10, "window");
+  fires.Set("page_faults_per_step", 100, "page_faults");
+  fires.Set("page_fault_ns", 2e6, "page_faults", false);
+  fires.Set("page_fault_ratio", 0.2, "page_faults", false);
+  rule_of(Diagnose(trace, fires, *shipped), &found, &not_evaluated);
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

@@ -67,6 +67,11 @@ struct Rule {
   bool impact_on_memory = false;         // impact_of: memory — a share of device memory, not time
   bool impact_on_trace = false;          // impact_of: trace — time of the whole trace span (start-up)
   bool first = false;                    // first: true — ranked before every other finding when it fires
+  // applies_if_computed: METRIC — the rule is left out (neither evaluated
+  // nor listed as not evaluated) on a trace for which METRIC was never
+  // computed (no value, no unavailable reason): data only some recorders
+  // give (page faults: aiprof trace), absent from every other trace.
+  std::string applies_if_computed;
   std::vector<RootCause> root_causes;
   std::vector<Suggestion> suggestions;
   std::string source;                    // "file:line" it came from

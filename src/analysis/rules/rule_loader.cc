@@ -191,6 +191,10 @@ class RuleReader {
       }
     }
     ASSIGN_OR_RETURN(r.first, Bool(n, "first", false));
+    ASSIGN_OR_RETURN(r.applies_if_computed, String(n, "applies_if_computed", false));
+    if (!r.applies_if_computed.empty() && !FindMetricInfo(r.applies_if_computed)) {
+      return Fail(n["applies_if_computed"], "unknown metric '" + r.applies_if_computed + "' in 'applies_if_computed'");
+    }
     if (YAML::Node causes = n["root_causes"]) {
       if (!causes.IsSequence()) return Fail(causes, "'root_causes' must be a list");
       for (const auto& c : causes) {

@@ -104,3 +104,24 @@ TEST(RuleLoaderTest, DocumentedExampleLoads) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// applies_if_computed names a catalogue metric (a typo fails at load).
+TEST(RuleLoaderTest, AppliesIfComputedIsAKnownMetric) {
+  const std::string with = std::string(kGood).insert(std::string(kGood).find("    when:"),
+                                                     "    applies_if_computed: page_faults_per_step\n");
+  auto rules = ParseRules(with, "a.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_EQ((*rules)[0].applies_if_computed, "page_faults_per_step");
+  const std::string typo = std::string(kGood).insert(std::string(kGood).find("    when:"),
+                                                     "    applies_if_computed: page_faults_per_stepp\n");
+  auto bad = ParseRules(typo, "b.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown metric 'page_faults_per_stepp' in 'applies_if_computed'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace aiprof

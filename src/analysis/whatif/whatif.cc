@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <unordered_map>
 
+#include "src/analysis/page_faults/fault_slices.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/graph_edits.h"
@@ -96,6 +98,11 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     for (size_t k = 1; k < w.size(); ++k) c.chain.emplace_back(w[k]);
     return c;
   }
+  if (w[0] == "remove-page-faults") {
+    if (w.size() != 1) return ErrStatus(where + "expected 'remove-page-faults' (no arguments)");
+    c.kind = WhatIfClause::Kind::kRemovePageFaults;
+    return c;
+  }
   if (w[0] == "overlap-comm") {
     if (w.size() != 1) return ErrStatus(where + "expected 'overlap-comm' (no arguments)");
     c.kind = WhatIfClause::Kind::kOverlapComm;
@@ -111,7 +118,8 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     return c;
   }
   return ErrStatus(where + "unknown verb '" + std::string(w[0]) +
-                   "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading, fuse, overlap-comm, device)");
+                   "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading, fuse, overlap-comm, device, "
+                   "remove-page-faults)");
 }
 
 class Replay {
@@ -229,8 +237,60 @@ class Replay {
     }
     // fuse, overlap-comm, device (graph_edits.h): multipliers on top.
     for (uint32_t i = 0; i < s_.size() && !edits_.factor.empty(); ++i) factor_[i] *= edits_.factor[i];
+    std::vector<std::string> fault_notes;
+    for (const WhatIfClause& c : sc.clauses) {
+      if (c.kind == WhatIfClause::Kind::kRemovePageFaults) {
+        RemovePageFaults(&fault_notes);
+        break;
+      }
+    }
     for (uint32_t i = 0; i < s_.size(); ++i) out_->slices_changed += factor_[i] != 1.0f ? 1 : 0;
     out_->notes = edits_.notes;
+    for (std::string& n : fault_notes) out_->notes.push_back(std::move(n));
+  }
+
+  // remove-page-faults: each host slice's self time (its duration minus its
+  // children's) loses the time of the faults charged to it (the innermost
+  // slice enclosing each fault, FaultsBySlice), at most all of it; a
+  // multiplier on top of the other clauses' factors, like graph edits.
+  // Faults outside every slice are kept (the replay keeps thread gaps).
+  void RemovePageFaults(std::vector<std::string>* notes) {
+    const FaultsBySlice f = ComputeFaultsBySlice(trace_);
+    if (!f.has_records) {
+      notes->push_back("remove-page-faults: the trace has no page-fault records (aiprof trace records them): nothing changed");
+      return;
+    }
+    if (!f.cost_known) {
+      notes->push_back("remove-page-faults: cost unknown (the trace has no measured cost of a fault, "
+                       "capture.page_fault_cost_ns): nothing changed");
+      return;
+    }
+    std::vector<int64_t> children(s_.size(), 0);
+    for (uint32_t i = 0; i < s_.size(); ++i) {
+      if (!g_.on_device[i] && g_.parent[i] != kNoSlice) children[g_.parent[i]] += s_.dur_ns[i];
+    }
+    uint64_t faults = 0, slices = 0, kept = f.outside_slices;
+    double removed_ns = 0;
+    for (uint32_t i = 0; i < s_.size(); ++i) {
+      if (f.faults[i] == 0) continue;
+      const int64_t self = s_.dur_ns[i] - children[i];
+      if (g_.on_device[i] || !Active(i) || self <= 0) {
+        kept += f.faults[i];
+        continue;
+      }
+      const double ns = std::min(static_cast<double>(self), static_cast<double>(f.faults[i]) * f.cost_ns);
+      factor_[i] *= static_cast<float>(1.0 - ns / static_cast<double>(self));
+      removed_ns += ns;
+      faults += f.faults[i];
+      ++slices;
+    }
+    char b[400];
+    std::snprintf(b, sizeof(b),
+                  "remove-page-faults: %llu faults in the self time of %llu slices taken off (%.2f ms in the whole "
+                  "trace, at %.1f us a fault, the cost measured at capture); %llu faults outside any slice kept",
+                  static_cast<unsigned long long>(faults), static_cast<unsigned long long>(slices), removed_ns / 1e6,
+                  f.cost_ns / 1e3, static_cast<unsigned long long>(kept));
+    notes->push_back(b);
   }
   uint32_t FusedAfter(uint32_t i) const { return edits_.after.empty() ? kNoSlice : edits_.after[i]; }
 

@@ -25,6 +25,10 @@
 //   device NAME [from NAME]   every kernel (CPU traces: every top-level op)
 //                             scaled by the ratio of its roofline time on
 //                             NAME to that on the trace's device
+//   remove-page-faults        each host slice's self time shortened by the
+//                             time of the page faults it holds (aiprof
+//                             trace's records x the measured cost of one;
+//                             src/analysis/page_faults/fault_slices.h)
 // A matching host op's factor applies to its children and to the device
 // work it launched, unless they match a clause of their own.
 //
@@ -58,7 +62,8 @@ namespace aiprof {
 
 struct WhatIfClause {
   enum class Kind : uint8_t {
-    kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery, kFuse, kOverlapComm, kDevice
+    kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery, kFuse, kOverlapComm, kDevice,
+    kRemovePageFaults
   };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle

@@ -202,3 +202,53 @@ TEST(WhatIfTest, ParseErrorsNameTheClause) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Hand-made (µs), remove-page-faults: step [0, 100]; A [10, 50] holding a1
+// [20, 40]; B [60, 90]; page-fault instants as aiprof trace writes them,
+// 5 µs each (capture.page_fault_cost_ns): 2 in a1 (25, 30), 1 in A's own
+// time (45), 3 in B (70-72), 1 between A and B (55: no op, kept). By hand:
+// a1 20 -> 10; A's self time 20 -> 15 (x 0.75: 10 before a1 -> 7.5, 10
+// after -> 7.5), so A [10, 35] with a1 [17.5, 27.5]; the 10 µs gap to B
+// kept: B [45, 60] (30 - 15); the step's 10 µs tail: the step ends at 70.
+constexpr char kFaults[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":40},
+  {"ph":"X","cat":"cpu_op","name":"a1","pid":1,"tid":1,"ts":20,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":60,"dur":30},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":25},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":30},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":45},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":55},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":70},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":71},
+  {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":1,"tid":1,"ts":72}
+]})json";
+
+TEST(WhatIfTest, HandMadeRemovePageFaultsByHand) {
+  auto t = ImportJsonText(kFaults);
+  ASSERT_NE(t, nullptr);
+  t->metadata["capture.page_faults"] = "on";
+  t->metadata["capture.page_faults.period"] = "1";
+  t->metadata["capture.page_fault_cost_ns"] = "5000";
+  WhatIfResult r = Predict(*t, "remove-page-faults");
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].measured_ns, 100'000);
+  EXPECT_EQ(r.steps[0].predicted_ns, 70'000);
+  EXPECT_EQ(r.slices_changed, 3u);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_NE(r.notes.back().find("6 faults in the self time of 3 slices"), std::string::npos) << r.notes.back();
+  EXPECT_NE(r.notes.back().find("1 faults outside any slice kept"), std::string::npos) << r.notes.back();
+  // Without the measured cost nothing changes, and the note says why.
+  t->metadata.erase("capture.page_fault_cost_ns");
+  WhatIfResult unknown = Predict(*t, "remove-page-faults");
+  EXPECT_EQ(unknown.steps[0].predicted_ns, 100'000);
+  ASSERT_FALSE(unknown.notes.empty());
+  EXPECT_NE(unknown.notes.back().find("cost unknown"), std::string::npos);
+  EXPECT_FALSE(ParseScenario("remove-page-faults now").ok());
+}
+
+}  // namespace
+}  // namespace aiprof

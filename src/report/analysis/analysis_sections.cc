@@ -633,6 +633,56 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
   s->Add(PathSteps(in.trace(), r));
 }
 
+void PageFaultsSection(AnalysisResults& in, Section* s) {
+  const PageFaultsResult& r = in.page_faults();
+  if (!r.has_data) {
+    s->Add(Paragraph{r.recording == "off"       ? "Page faults were not recorded (aiprof trace --no-page-faults)."
+                     : r.recording == "blocked" ? "Page faults were not recorded: perf_event_open was refused."
+                                                : "No page-fault records."});
+    return;
+  }
+  const double per_steps = r.steady_steps > 0 ? static_cast<double>(r.steady_steps) : 1.0;
+  render::KeyValues kv{{{"faults_per_base", "Minor page faults " + r.base, Value::Number(r.faults_per_base), Unit::kCount},
+                        {"fault_ns_per_base", "Estimated fault time " + r.base,
+                         r.cost_known ? Ns(r.fault_ns_per_base) : Value::Null(), Unit::kNs},
+                        {"share", "Share of the step", r.cost_known && r.base_ns > 0 ? Value::Number(r.share) : Value::Null(),
+                         Unit::kFraction},
+                        {"cost_ns", "Cost of one fault", r.cost_known ? Ns(r.cost_ns) : Value::Null(), Unit::kNs},
+                        {"cost_method", "Cost measured", Str(r.cost_method)},
+                        {"steady_steps", "Steady steps", Int(r.steady_steps), Unit::kCount},
+                        {"window_faults", "Faults in the window", Int(r.window_faults), Unit::kCount},
+                        {"total_faults", "Faults in the trace", Int(r.total_faults), Unit::kCount},
+                        {"period", "Faults per record", Int(r.period), Unit::kCount},
+                        {"lost_records", "Records lost", Int(r.lost_records), Unit::kCount}}};
+  s->Add(std::move(kv));
+  if (!r.cost_known) s->Add(Paragraph{"Fault time not estimated: " + r.cost_method + "."});
+  Table steps{"steps", "Faults per step (the steps' processes)",
+              {{"step", "Step", Unit::kCount}, {"start_ns", "Start", Unit::kNs}, {"dur_ns", "Duration", Unit::kNs},
+               {"faults", "Faults", Unit::kCount}, {"fault_ns", "Estimated fault time", Unit::kNs},
+               {"share", "Share of the step", Unit::kFraction}, {"steady", "Steady"}},
+              {}, "Warm-up steps (not steady) are left out of the figures above."};
+  for (const PageFaultStep& st : r.steps) {
+    const double ns = static_cast<double>(st.faults) * r.cost_ns;
+    steps.rows.push_back({Int(st.number), Int(st.start_ns), Int(st.dur_ns), Int(st.faults),
+                          r.cost_known ? Ns(ns) : Value::Null(),
+                          r.cost_known && st.dur_ns > 0 ? Value::Number(ns / static_cast<double>(st.dur_ns)) : Value::Null(),
+                          Value::Bool(st.steady)});
+  }
+  if (!steps.rows.empty()) s->Add(std::move(steps));
+  Table ops{"ops", "Ops that took the faults (outermost and innermost named slice on the faulting thread)",
+            {{"faults_per_base", "Faults " + r.base, Unit::kCount}, {"fault_ns_per_base", "Estimated time " + r.base, Unit::kNs},
+             {"share_of_faults", "Share of the faults", Unit::kFraction}, {"outer", "Outermost op"}, {"inner", "Innermost op"}},
+            {}, ""};
+  for (const PageFaultOp& op : r.ops) {
+    const double per = static_cast<double>(op.faults) / per_steps;
+    ops.rows.push_back({Value::Number(per), r.cost_known ? Ns(per * r.cost_ns) : Value::Null(),
+                        r.window_faults > 0 ? Value::Number(static_cast<double>(op.faults) / static_cast<double>(r.window_faults))
+                                            : Value::Null(),
+                        Str(op.outer.empty() ? "(no op)" : op.outer), Str(op.inner.empty() ? "(no op)" : op.inner)});
+  }
+  if (r.ops_total > r.ops.size()) ops.note = std::to_string(r.ops_total - r.ops.size()) + " more op pairs not shown";
+  if (!ops.rows.empty()) s->Add(std::move(ops));
+}
 
 struct SectionEntry {
   std::string_view name;
@@ -649,6 +699,7 @@ constexpr SectionEntry kSections[] = {
     {"pipeline", PipelineSection},      {"roofline", RooflineSection},
     {"kernels", KernelsSection},        {"llm", LlmSection},
     {"attribution", AttributionSection}, {"critical_path", CriticalPathSection},
+    {"page_faults", PageFaultsSection},
 };
 
 }  // namespace

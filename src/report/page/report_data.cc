@@ -6,6 +6,7 @@
 #include <map>
 
 #include "src/analysis/communication/communication.h"
+#include "src/report/analysis/analysis_sections.h"
 #include "src/report/attribution/attribution_report.h"
 #include "src/analysis/memory/memory_series.h"
 
@@ -163,6 +164,11 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   FillSteps(t, &r);
   FillOps(results.summary(), t, &r);
   r.attribution = AttributionToDocument(t, results.attribution());
+  if (HasPageFaultData(t)) {
+    r.page_faults.key = "page_faults";
+    r.page_faults.title = "Page faults";
+    AddAnalysisSection("page_faults", results, &r.page_faults);
+  }
 
   r.roofline_device = results.roofline_device();
   r.roofline_problem = results.roofline_problem();

@@ -108,6 +108,9 @@ struct ReportData {
   std::vector<ReportOp> top_ops;  // by self time, profiler wrappers left out (TopOpsBySelf)
   // The attribution tree as a document (module table, collapsible tree).
   render::Document attribution;
+  // aiprof analyze's page_faults section, only for traces with page-fault
+  // records (src/analysis/page_faults/); no blocks otherwise.
+  render::Section page_faults;
   std::vector<ReportHostFunction> host_functions;
   uint64_t host_stacks = 0;  // samples with a stack
   const Diagnosis* diagnosis = nullptr;

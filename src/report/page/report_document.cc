@@ -385,6 +385,7 @@ render::Document ReportToDocument(const ReportData& r) {
   AddTopOps(r, &doc);
   if (!r.attribution.sections.empty()) Adopt(r.attribution, "attribution", r.attribution.title, &doc);
   AddHostFunctions(r, &doc);
+  if (!r.page_faults.blocks.empty()) doc.sections.push_back(r.page_faults);
   AddDiagnosis(r, &doc);
   AddViews(r, &doc);
   if (r.validation) {

@@ -1,0 +1,386 @@
+#include "src/analysis/page_faults/page_faults.h"
+#include "src/analysis/page_faults/fault_slices.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "src/analysis/common/steps.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
+#include "src/model/page_fault_records.h"
+
+namespace aiprof {
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+const std::string* Meta(const Trace& t, const char* key) {
+  auto it = t.metadata.find(key);
+  return it == t.metadata.end() ? nullptr : &it->second;
+}
+
+bool ParseUnsigned(const std::string& s, uint64_t* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (end == s.c_str() || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+bool IsStepMarker(std::string_view name) { return name.rfind("ProfilerStep", 0) == 0; }
+
+struct Fault {
+  int64_t ts;
+  int64_t pid, tid;
+  uint32_t outer = kNone, inner = kNone;  // slices
+};
+
+uint64_t Key(int64_t pid, int64_t tid) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
+}
+
+std::string Ms(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.2f ms", ns / 1e6);
+  return b;
+}
+
+std::string Us(double ns) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.1f us", ns / 1e3);
+  return b;
+}
+
+std::string Pct(double r) {
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.1f%%", 100 * r);
+  return b;
+}
+
+}  // namespace
+
+bool HasPageFaultData(const Trace& t) {
+  if (t.metadata.count(kPageFaultsMeta)) return true;
+  std::optional<StringId> cat = t.strings.Find(kPageFaultCategory);
+  if (!cat) return false;
+  for (size_t i = 0; i < t.instants.size(); ++i) {
+    if (t.instants.category[i] == *cat) return true;
+  }
+  return false;
+}
+
+PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
+  PageFaultsResult r;
+  if (const std::string* v = Meta(t, kPageFaultsMeta)) r.recording = *v;
+  if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
+    uint64_t p = 0;
+    r.period_known = ParseUnsigned(*v, &p) && p > 0;
+    if (r.period_known) r.period = p;
+  }
+  if (const std::string* v = Meta(t, kPageFaultLostMeta)) ParseUnsigned(*v, &r.lost_records);
+  std::vector<Fault> faults;
+  if (std::optional<StringId> cat = t.strings.Find(kPageFaultCategory)) {
+    for (size_t i = 0; i < t.instants.size(); ++i) {
+      if (t.instants.category[i] != *cat) continue;
+      const TrackId track = t.instants.track[i];
+      faults.push_back(Fault{t.instants.ts_ns[i], t.tracks.pid[track], t.tracks.tid[track]});
+    }
+  }
+  r.records = faults.size();
+  r.total_faults = r.records * r.period;
+  r.has_data = r.records > 0 || r.recording == "on";
+  if (!r.has_data) return r;  // recording off or blocked: PublishPageFaults says so
+  if (const std::string* v = Meta(t, kPageFaultCostMeta)) {
+    char* end = nullptr;
+    const double c = std::strtod(v->c_str(), &end);
+    r.cost_known = end != v->c_str() && *end == '\0' && std::isfinite(c) && c > 0;
+    if (r.cost_known) r.cost_ns = c;
+  }
+  if (const std::string* v = Meta(t, kPageFaultCostMethodMeta)) r.cost_method = *v;
+  if (!r.cost_known && r.cost_method.empty()) {
+    r.cost_method = "cost unknown: the trace has no measured cost of a fault (capture.page_fault_cost_ns)";
+  } else if (!r.cost_known) {
+    r.cost_method = "cost unknown: " + r.cost_method;
+  }
+  std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) { return a.ts < b.ts; });
+
+  // Steps and the processes they belong to.
+  const StepList list = FindSteps(t);
+  std::set<size_t> warm(w.warmup.begin(), w.warmup.end());
+  std::set<int64_t> step_pids;
+  bool any_pid = false;
+  struct StepRef {
+    size_t index;
+    int64_t pid;  // INT64_MIN: any
+  };
+  std::vector<StepRef> with_start;
+  for (size_t k = 0; k < list.steps.size(); ++k) {
+    const StepSpan& s = list.steps[k];
+    int64_t pid = INT64_MIN;
+    if (s.row != kNoSlice && s.row < t.steps.size()) {
+      pid = t.tracks.pid[t.steps.track[s.row]];
+      step_pids.insert(pid);
+    } else {
+      any_pid = true;
+    }
+    if (s.has_start()) with_start.push_back({k, pid});
+  }
+  if (step_pids.empty()) any_pid = true;
+  std::sort(with_start.begin(), with_start.end(), [&](const StepRef& a, const StepRef& b) {
+    return list.steps[a.index].start_ns < list.steps[b.index].start_ns;
+  });
+  auto lower = [&](int64_t ts) {
+    return std::lower_bound(faults.begin(), faults.end(), ts, [](const Fault& f, int64_t v) { return f.ts < v; });
+  };
+  for (const StepRef& ref : with_start) {
+    const StepSpan& s = list.steps[ref.index];
+    PageFaultStep out;
+    out.number = s.number;
+    out.start_ns = s.start_ns;
+    out.dur_ns = s.dur_ns;
+    out.steady = !warm.count(ref.index);
+    for (auto it = lower(s.start_ns); it != faults.end() && it->ts < s.start_ns + s.dur_ns; ++it) {
+      if (ref.pid == INT64_MIN || it->pid == ref.pid) out.faults += r.period;
+    }
+    r.steps.push_back(out);
+  }
+
+  // Faults counted: in the window, of the steps' processes.
+  std::vector<size_t> counted;
+  for (const auto& [b, e] : w.intervals) {
+    for (auto it = lower(b); it != faults.end() && it->ts < e; ++it) {
+      if (any_pid || step_pids.count(it->pid)) counted.push_back(static_cast<size_t>(it - faults.begin()));
+    }
+  }
+  r.base = w.base;
+  r.steady_steps = w.steps;
+  r.base_ns = w.base_ns;
+  r.window_faults = counted.size() * r.period;
+  r.faults_per_base = w.PerBase(static_cast<double>(r.window_faults));
+  if (r.cost_known) {
+    r.fault_ns_per_base = r.faults_per_base * r.cost_ns;
+    r.share = r.base_ns > 0 ? r.fault_ns_per_base / r.base_ns : 0;
+  }
+
+  // The slices that enclose each counted fault on its thread.
+  std::unordered_map<uint64_t, std::vector<size_t>> by_thread;  // in time order
+  for (size_t i : counted) by_thread[Key(faults[i].pid, faults[i].tid)].push_back(i);
+  const SliceTable& sl = t.slices;
+  std::vector<uint32_t> stack;
+  auto assign = [&](Fault& f) {
+    uint32_t outer = kNone, inner = kNone;
+    for (uint32_t s : stack) {
+      if (sl.ts_ns[s] + sl.dur_ns[s] <= f.ts) continue;
+      const std::string_view name = t.Str(sl.name[s]);
+      if (name.empty() || IsStepMarker(name)) continue;
+      if (outer == kNone) outer = s;
+      inner = s;
+    }
+    if (outer == kNone) return;
+    // Across tracks of one thread: the earliest-starting outer, the
+    // latest-starting inner.
+    if (f.outer == kNone || sl.ts_ns[outer] < sl.ts_ns[f.outer] ||
+        (sl.ts_ns[outer] == sl.ts_ns[f.outer] && sl.dur_ns[outer] > sl.dur_ns[f.outer])) {
+      f.outer = outer;
+    }
+    if (f.inner == kNone || sl.ts_ns[inner] > sl.ts_ns[f.inner] ||
+        (sl.ts_ns[inner] == sl.ts_ns[f.inner] && sl.dur_ns[inner] < sl.dur_ns[f.inner])) {
+      f.inner = inner;
+    }
+  };
+  size_t i = 0;
+  while (i < sl.size() && !by_thread.empty()) {
+    const TrackId track = sl.track[i];
+    size_t end = i;
+    while (end < sl.size() && sl.track[end] == track) ++end;
+    auto it = t.tracks.kind[track] == TrackKind::kThread ? by_thread.find(Key(t.tracks.pid[track], t.tracks.tid[track]))
+                                                         : by_thread.end();
+    if (it != by_thread.end()) {
+      const std::vector<size_t>& fs = it->second;
+      size_t j = 0;
+      stack.clear();
+      for (size_t s = i; s < end; ++s) {
+        const int64_t start = sl.ts_ns[s];
+        while (j < fs.size() && faults[fs[j]].ts < start) {
+          while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
+          assign(faults[fs[j]]);
+          ++j;
+        }
+        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= start) stack.pop_back();
+        stack.push_back(static_cast<uint32_t>(s));
+      }
+      for (; j < fs.size(); ++j) {
+        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
+        assign(faults[fs[j]]);
+      }
+    }
+    i = end;
+  }
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> by_op;
+  for (size_t k : counted) {
+    const Fault& f = faults[k];
+    by_op[{f.outer == kNone ? kNone : sl.name[f.outer].raw, f.inner == kNone ? kNone : sl.name[f.inner].raw}] += r.period;
+  }
+  r.ops_total = by_op.size();
+  for (const auto& [names, n] : by_op) {
+    PageFaultOp op;
+    if (names.first != kNone) op.outer = std::string(t.strings.Get(StringId{names.first}));
+    if (names.second != kNone) op.inner = std::string(t.strings.Get(StringId{names.second}));
+    op.faults = n;
+    r.ops.push_back(std::move(op));
+  }
+  std::sort(r.ops.begin(), r.ops.end(), [](const PageFaultOp& a, const PageFaultOp& b) {
+    return a.faults != b.faults ? a.faults > b.faults : std::tie(a.outer, a.inner) < std::tie(b.outer, b.inner);
+  });
+  if (r.ops.size() > kPageFaultOpsReported) r.ops.resize(kPageFaultOpsReported);
+  return r;
+}
+
+void PublishPageFaults(const PageFaultsResult& r, MetricSet* m) {
+  if (!r.has_data) {
+    const std::string why = r.recording == "blocked" ? "page faults were not recorded: perf_event_open was refused"
+                            : r.recording == "off"   ? "page faults were not recorded (aiprof trace --no-page-faults)"
+                                                     : "the trace holds no page-fault records (aiprof trace records them)";
+    for (const char* name : {"page_faults_per_step", "page_fault_ns", "page_fault_ratio"}) m->SetUnavailable(name, why);
+    return;
+  }
+  m->Set("page_faults_per_step", r.faults_per_base, "page_faults");
+  if (r.cost_known) {
+    // An estimate: the count is measured, the time is count x the cost of
+    // one first-touch fault measured at capture start.
+    m->Set("page_fault_ns", r.fault_ns_per_base, "page_faults", /*measured=*/false);
+    if (r.base_ns > 0) {
+      m->Set("page_fault_ratio", r.share, "page_faults", /*measured=*/false);
+    } else {
+      m->SetUnavailable("page_fault_ratio", "no steady-state time to divide by");
+    }
+  } else {
+    m->SetUnavailable("page_fault_ns", r.cost_method);
+    m->SetUnavailable("page_fault_ratio", r.cost_method);
+  }
+  char line[512];
+  std::snprintf(line, sizeof(line), "%.0f minor page faults %s (%llu in the window, %llu in the trace)",
+                r.faults_per_base, r.base.c_str(), static_cast<unsigned long long>(r.window_faults),
+                static_cast<unsigned long long>(r.total_faults));
+  m->AddEvidence("page_faults", line);
+  if (r.cost_known) {
+    m->AddEvidence("page_faults", "estimated fault time " + Ms(r.fault_ns_per_base) + " " + r.base + " (" +
+                                      Pct(r.share) + " of it), at " + Us(r.cost_ns) + " per fault measured at capture start");
+  } else {
+    m->AddEvidence("page_faults", r.cost_method);
+  }
+  for (size_t k = 0; k < r.ops.size() && k < 3; ++k) {
+    const PageFaultOp& op = r.ops[k];
+    std::snprintf(line, sizeof(line), "%.0f faults %s in %s%s%s", r.steady_steps > 0 ? static_cast<double>(op.faults) / static_cast<double>(r.steady_steps) : static_cast<double>(op.faults),
+                  r.base.c_str(), op.outer.empty() ? "(no op)" : op.outer.c_str(),
+                  op.inner.empty() || op.inner == op.outer ? "" : " > ", op.inner == op.outer ? "" : op.inner.c_str());
+    m->AddEvidence("page_faults", line);
+  }
+  if (r.lost_records > 0) {
+    m->AddEvidence("page_faults", std::to_string(r.lost_records) + " page-fault records were lost: the counts are low");
+  }
+}
+
+std::string PageFaultWhatIfNote(const PageFaultsResult& r) {
+  if (!r.has_data) return "";
+  char b[512];
+  const char* per = r.steady_steps > 0 ? "per step" : "per trace";
+  const char* of = r.steady_steps > 0 ? "of the step" : "of the steady time";
+  if (r.cost_known) {
+    std::snprintf(b, sizeof(b), "%.0f page faults %s, ~%.2f ms (%.1f%% %s)", r.faults_per_base, per,
+                  r.fault_ns_per_base / 1e6, 100 * r.share, of);
+  } else {
+    std::snprintf(b, sizeof(b), "%.0f page faults %s (time per fault unknown: the trace has no measured cost)",
+                  r.faults_per_base, per);
+  }
+  return std::string(b) +
+         "; the replay keeps them in the ops that took them; a change of allocation can move or remove them";
+}
+
+}  // namespace aiprof
+
+namespace aiprof {
+
+FaultsBySlice ComputeFaultsBySlice(const Trace& t) {
+  FaultsBySlice out;
+  if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
+    uint64_t p = 0;
+    if (ParseUnsigned(*v, &p) && p > 0) out.period = p;
+  }
+  if (const std::string* v = Meta(t, kPageFaultCostMeta)) {
+    char* end = nullptr;
+    const double c = std::strtod(v->c_str(), &end);
+    out.cost_known = end != v->c_str() && *end == '\0' && std::isfinite(c) && c > 0;
+    if (out.cost_known) out.cost_ns = c;
+  }
+  std::vector<Fault> faults;
+  if (std::optional<StringId> cat = t.strings.Find(kPageFaultCategory)) {
+    for (size_t i = 0; i < t.instants.size(); ++i) {
+      if (t.instants.category[i] != *cat) continue;
+      const TrackId track = t.instants.track[i];
+      faults.push_back(Fault{t.instants.ts_ns[i], t.tracks.pid[track], t.tracks.tid[track]});
+    }
+  }
+  out.has_records = !faults.empty();
+  if (!out.has_records) return out;
+  std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) { return a.ts < b.ts; });
+  std::unordered_map<uint64_t, std::vector<size_t>> by_thread;
+  for (size_t i = 0; i < faults.size(); ++i) by_thread[Key(faults[i].pid, faults[i].tid)].push_back(i);
+  const SliceTable& sl = t.slices;
+  std::vector<uint32_t> stack;
+  auto assign = [&](Fault& f) {
+    for (size_t k = stack.size(); k-- > 0;) {
+      const uint32_t s = stack[k];
+      if (sl.ts_ns[s] + sl.dur_ns[s] <= f.ts || IsStepMarker(t.Str(sl.name[s]))) continue;
+      if (f.inner == kNone || sl.ts_ns[s] > sl.ts_ns[f.inner] ||
+          (sl.ts_ns[s] == sl.ts_ns[f.inner] && sl.dur_ns[s] < sl.dur_ns[f.inner])) {
+        f.inner = s;
+      }
+      return;
+    }
+  };
+  for (size_t i = 0; i < sl.size();) {
+    const TrackId track = sl.track[i];
+    size_t end = i;
+    while (end < sl.size() && sl.track[end] == track) ++end;
+    auto it = t.tracks.kind[track] == TrackKind::kThread ? by_thread.find(Key(t.tracks.pid[track], t.tracks.tid[track]))
+                                                         : by_thread.end();
+    if (it != by_thread.end()) {
+      const std::vector<size_t>& fs = it->second;
+      size_t j = 0;
+      stack.clear();
+      for (size_t s = i; s < end; ++s) {
+        while (j < fs.size() && faults[fs[j]].ts < sl.ts_ns[s]) {
+          while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
+          assign(faults[fs[j++]]);
+        }
+        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= sl.ts_ns[s]) stack.pop_back();
+        stack.push_back(static_cast<uint32_t>(s));
+      }
+      for (; j < fs.size(); ++j) {
+        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
+        assign(faults[fs[j]]);
+      }
+    }
+    i = end;
+  }
+  out.faults.assign(sl.size(), 0);
+  for (const Fault& f : faults) {
+    if (f.inner == kNone) {
+      out.outside_slices += out.period;
+    } else {
+      out.faults[f.inner] += static_cast<uint32_t>(out.period);
+    }
+  }
+  return out;
+}
+
+}  // namespace aiprof
