@@ -645,15 +645,10 @@ class McpServer {
       }
       scenarios.push_back(std::move(*parsed));
     }
-    const CriticalPathResult& path = t.session->results().critical_path();
     std::vector<WhatIfResult> results;
     for (const Scenario& sc : scenarios) {
       if (Cancelled()) return std::nullopt;  // no response is sent
-      results.push_back(PredictWhatIf(t.trace(), path, sc));
-      if (HasPageFaultData(t.trace())) {
-        std::string note = PageFaultWhatIfNote(t.session->results().page_faults());
-        if (!note.empty()) results.back().notes.push_back(std::move(note));
-      }
+      results.push_back(t.session->WhatIf(sc));
     }
     auto json = render::RenderDocument(WhatIfToDocument(results), "json");
     if (!json.ok()) {

@@ -1,6 +1,5 @@
 #include <CLI/CLI.hpp>
 
-#include "src/analysis/page_faults/page_faults.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -37,17 +36,10 @@ class WhatIfCommand : public Command {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     options_.input = in_.input;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
-    const CriticalPathResult& path = session->results().critical_path();
     std::vector<WhatIfResult> results;
     for (Scenario& sc : parsed) {
       RETURN_IF_ERROR(ResolveScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));
-      results.push_back(PredictWhatIf(session->trace(), path, sc));
-      // A trace with page-fault records: how much of the step they hold,
-      // which the replay keeps where they were (docs/whatif.md).
-      if (HasPageFaultData(session->trace())) {
-        std::string note = PageFaultWhatIfNote(session->results().page_faults());
-        if (!note.empty()) results.back().notes.push_back(std::move(note));
-      }
+      results.push_back(session->WhatIf(sc));
     }
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(WhatIfToDocument(results), format));
     return WriteOutput(out_.output, text);

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "src/analysis/page_faults/page_faults.h"
 #include "src/analysis/rules/rule_loader.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/knowledge_card.h"
@@ -126,6 +127,17 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result) {
     CorrectByHistory(cards_of[bottleneck], &o);
   }
   return OkStatus();
+}
+
+WhatIfResult AnalysisSession::WhatIf(const Scenario& scenario) {
+  WhatIfResult r = PredictWhatIf(trace(), results().critical_path(), scenario);
+  // A trace with page-fault records: how much of the step they hold, which
+  // the replay keeps where they were.
+  if (HasPageFaultData(trace())) {
+    std::string note = PageFaultWhatIfNote(results().page_faults());
+    if (!note.empty()) r.notes.push_back(std::move(note));
+  }
+  return r;
 }
 
 }  // namespace aiprof

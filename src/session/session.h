@@ -27,6 +27,7 @@
 #include "src/analysis/rules/rule.h"
 #include "src/analysis/validation/run_samples.h"
 #include "src/analysis/validation/trace_samples.h"
+#include "src/analysis/whatif/whatif.h"
 #include "src/base/status.h"
 #include "src/model/trace.h"
 
@@ -76,6 +77,11 @@ class AnalysisSession {
   // Suggest() for the diagnosis with options().suggest, with the history of
   // the knowledge cards in options().db attached, once.
   StatusOr<const SuggestResult*> suggestions();
+
+  // `scenario` replayed over the critical path (PredictWhatIf), with the
+  // page-fault note on a trace that holds fault records (docs/whatif.md):
+  // what `aiprof whatif` and the MCP whatif tool print.
+  WhatIfResult WhatIf(const Scenario& scenario);
 
   // Validation samples from this trace (no second import).
   StatusOr<RunSamples> samples(const TraceSampleOptions& options) const;
