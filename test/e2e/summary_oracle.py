@@ -130,7 +130,14 @@ def norm_key(v):
 
 def cat_of(ev):
     c = ev.get("cat")
-    return c if isinstance(c, str) else ""
+    if isinstance(c, str) and c:
+        return c
+    # torch's legacy export_chrome_trace (no Kineto): no cat, pid "CPU
+    # functions"; operators ("::" in the name) are cpu_op, the other ranges
+    # user_annotation (docs/importers.md).
+    if ev.get("pid") == "CPU functions":
+        return "cpu_op" if "::" in name_of(ev) else "user_annotation"
+    return ""
 
 
 def name_of(ev):

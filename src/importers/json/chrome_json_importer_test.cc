@@ -102,7 +102,8 @@ TEST(ChromeJsonImporterTest, BareArrayLegacyFloatsAndBeginEnd) {
 
 // torch's legacy autograd-profiler export (no Kineto: Debian's torch 1.13)
 // writes operators without "cat" under the process "CPU functions": they are
-// CPU ops; a "cat" of their own wins, and no-cat events elsewhere stay "other".
+// CPU ops when named like one ("::"), else record_function ranges (user
+// annotations); a "cat" of their own wins, no-cat events elsewhere stay "other".
 TEST(ChromeJsonImporterTest, LegacyCpuFunctionsAreCpuOps) {
   TempDir dir;
   std::string path = dir.Write("legacy.json", R"([
@@ -119,7 +120,7 @@ TEST(ChromeJsonImporterTest, LegacyCpuFunctionsAreCpuOps) {
   std::map<std::string, EventKind> kind;
   for (uint32_t i = 0; i < t->slices.size(); ++i) kind[std::string(t->Str(t->slices.name[i]))] = t->slices.kind[i];
   EXPECT_EQ(kind["aten::conv2d"], EventKind::kCpuOp);
-  EXPECT_EQ(kind["outer"], EventKind::kCpuOp);
+  EXPECT_EQ(kind["outer"], EventKind::kUserAnnotation);  // no "::": a record_function range
   EXPECT_EQ(kind["mine"], EventKind::kUserAnnotation);
   EXPECT_EQ(kind["x"], EventKind::kOther);
   EXPECT_EQ(kind["y"], EventKind::kOther);

@@ -574,12 +574,17 @@ class ChromeJsonMerger {
     e.has_tid = pe.has_tid;
     if (pe.has_pid) e.pid = Map(pe.pid);
     // torch's legacy autograd-profiler export (export_chrome_trace without
-    // Kineto, e.g. Debian's torch 1.13) writes its operators with no "cat"
-    // under the process name "CPU functions": they are CPU ops.
-    // (Interned on first use: the string table of traces without them stays as it was.)
+    // Kineto, e.g. Debian's torch 1.13) writes its events with no "cat"
+    // under the process name "CPU functions": operators ("aten::mm",
+    // "torch::autograd::...") are CPU ops, the rest are record_function
+    // ranges (ProfilerStep#N, "## forward ##", Optimizer.step#SGD.step),
+    // user annotations, as Kineto files them. (Interned on first use: the
+    // string table of traces without them stays as it was.)
     if (pe.cat == 0 && pe.has_pid && pe.pid.is_string && in_->strings.Get(pe.pid.str.raw) == "CPU functions") {
-      if (!str_cpu_op) str_cpu_op = builder->Intern("cpu_op");
-      e.cat = *str_cpu_op;
+      const bool op = in_->strings.Get(pe.name).find("::") != std::string_view::npos;
+      std::optional<StringId>& cat = op ? str_cpu_op : str_user_annotation;
+      if (!cat) cat = builder->Intern(op ? "cpu_op" : "user_annotation");
+      e.cat = *cat;
     }
     if (pe.has_tid) e.tid = Map(pe.tid);
     e.has_ts = pe.has_ts;
@@ -834,7 +839,7 @@ class ChromeJsonMerger {
   std::vector<uint32_t> remap_;  // batch-local string id → trace's, or kUnmapped
   od::parser parser;
   StringId key_name, key_total_allocated, key_total_reserved, key_device_id, key_device_type;
-  std::optional<StringId> str_cpu_op;
+  std::optional<StringId> str_cpu_op, str_user_annotation;
   StringId name_memory, str_process_name, str_thread_name;
 };
 
