@@ -557,6 +557,27 @@ std::vector<double> StepWalls(const AttributionResult& r) {
   return out;
 }
 
+// validate's comparison of the per-step totals of each of `chosen` (node
+// pairs na[j] in A, nb[j] in B), one pass per run; the results go to
+// out->stats and each node's stats index.
+void CompareChosen(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+                   const std::vector<uint32_t>& chosen, const std::vector<uint32_t>& na,
+                   const std::vector<uint32_t>& nb, AttributionDiff* out) {
+  if (chosen.empty()) return;
+  DiffNodes& d = out->nodes;
+  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
+  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> xa(sa), xb(sb);
+  for (size_t j = 0; j < chosen.size(); ++j) {
+    for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
+    for (size_t k = 0; k < sb; ++k) xb[k] = tb[k * chosen.size() + j];
+    d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
+    out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
+  }
+}
+
 // validate's comparison of the per-step totals of the top_n ranked pairs.
 void NodeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
                     AttributionDiff* out) {
@@ -569,18 +590,7 @@ void NodeStatistics(const AttributionResult& ra, const AttributionResult& rb, co
     na.push_back(d.a[i]);
     nb.push_back(d.b[i]);
   }
-  if (chosen.empty()) return;
-  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
-  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
-  std::vector<double> xa(sa), xb(sb);
-  for (size_t j = 0; j < chosen.size(); ++j) {
-    for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
-    for (size_t k = 0; k < sb; ++k) xb[k] = tb[k * chosen.size() + j];
-    d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
-    out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
-  }
+  CompareChosen(ra, rb, options, chosen, na, nb, out);
 }
 
 // The finest aligned level that tells the story (see AttributionDiff::
@@ -675,18 +685,8 @@ void LateNodeStatistics(const AttributionResult& ra, const AttributionResult& rb
     nb.push_back(d.b[x]);
   }
   if (chosen.empty()) return;
-  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
-  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
-  std::vector<double> xa(sa), xb(sb);
-  for (size_t j = 0; j < chosen.size(); ++j) {
-    for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
-    for (size_t k = 0; k < sb; ++k) xb[k] = tb[k * chosen.size() + j];
-    d.stats[chosen[j]] = static_cast<int32_t>(out->stats.size());
-    out->stats.push_back({chosen[j], CompareSamples("time per step", "ns", xa, xb, o, chosen[j] + 1)});
-    d.change[chosen[j]] = Classify(*out, chosen[j], options.stats.min_effect);
-  }
+  CompareChosen(ra, rb, options, chosen, na, nb, out);
+  for (uint32_t x : chosen) d.change[x] = Classify(*out, x, options.stats.min_effect);
   size_t keep = 0;
   for (size_t i = 0; i < out->ranked.size(); ++i) {
     if (out->ranked_row[i] < 0 && d.change[out->ranked[i]] == DiffChange::kUnchanged) continue;

@@ -47,6 +47,47 @@ uint64_t Key(int64_t pid, int64_t tid) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
 }
 
+// Walks each thread track's slices in time order beside the faults of its
+// thread (`by_thread`: indices into `faults`, each list in time order) and
+// calls visit(fault, open): `open` the slices of that track begun before the
+// fault, outermost first, those that ended popped from the top (a slice
+// below the top may still have ended: visit checks). A thread with several
+// tracks has its faults visited once per track.
+template <typename Visit>
+void SweepFaults(const Trace& t, std::vector<Fault>& faults,
+                 const std::unordered_map<uint64_t, std::vector<size_t>>& by_thread, Visit visit) {
+  const SliceTable& sl = t.slices;
+  std::vector<uint32_t> open;
+  auto pop_ended = [&](int64_t ts) {
+    while (!open.empty() && sl.ts_ns[open.back()] + sl.dur_ns[open.back()] <= ts) open.pop_back();
+  };
+  for (size_t i = 0; i < sl.size() && !by_thread.empty();) {
+    const TrackId track = sl.track[i];
+    size_t end = i;
+    while (end < sl.size() && sl.track[end] == track) ++end;
+    auto it = t.tracks.kind[track] == TrackKind::kThread ? by_thread.find(Key(t.tracks.pid[track], t.tracks.tid[track]))
+                                                         : by_thread.end();
+    if (it != by_thread.end()) {
+      const std::vector<size_t>& fs = it->second;
+      size_t j = 0;
+      open.clear();
+      for (size_t s = i; s < end; ++s) {
+        for (; j < fs.size() && faults[fs[j]].ts < sl.ts_ns[s]; ++j) {
+          pop_ended(faults[fs[j]].ts);
+          visit(faults[fs[j]], open);
+        }
+        pop_ended(sl.ts_ns[s]);
+        open.push_back(static_cast<uint32_t>(s));
+      }
+      for (; j < fs.size(); ++j) {
+        pop_ended(faults[fs[j]].ts);
+        visit(faults[fs[j]], open);
+      }
+    }
+    i = end;
+  }
+}
+
 std::string Ms(double ns) {
   char b[64];
   std::snprintf(b, sizeof(b), "%.2f ms", ns / 1e6);
@@ -174,10 +215,9 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
   std::unordered_map<uint64_t, std::vector<size_t>> by_thread;  // in time order
   for (size_t i : counted) by_thread[Key(faults[i].pid, faults[i].tid)].push_back(i);
   const SliceTable& sl = t.slices;
-  std::vector<uint32_t> stack;
-  auto assign = [&](Fault& f) {
+  SweepFaults(t, faults, by_thread, [&](Fault& f, const std::vector<uint32_t>& open) {
     uint32_t outer = kNone, inner = kNone;
-    for (uint32_t s : stack) {
+    for (uint32_t s : open) {
       if (sl.ts_ns[s] + sl.dur_ns[s] <= f.ts) continue;
       const std::string_view name = t.Str(sl.name[s]);
       if (name.empty() || IsStepMarker(name)) continue;
@@ -195,35 +235,7 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
         (sl.ts_ns[inner] == sl.ts_ns[f.inner] && sl.dur_ns[inner] < sl.dur_ns[f.inner])) {
       f.inner = inner;
     }
-  };
-  size_t i = 0;
-  while (i < sl.size() && !by_thread.empty()) {
-    const TrackId track = sl.track[i];
-    size_t end = i;
-    while (end < sl.size() && sl.track[end] == track) ++end;
-    auto it = t.tracks.kind[track] == TrackKind::kThread ? by_thread.find(Key(t.tracks.pid[track], t.tracks.tid[track]))
-                                                         : by_thread.end();
-    if (it != by_thread.end()) {
-      const std::vector<size_t>& fs = it->second;
-      size_t j = 0;
-      stack.clear();
-      for (size_t s = i; s < end; ++s) {
-        const int64_t start = sl.ts_ns[s];
-        while (j < fs.size() && faults[fs[j]].ts < start) {
-          while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
-          assign(faults[fs[j]]);
-          ++j;
-        }
-        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= start) stack.pop_back();
-        stack.push_back(static_cast<uint32_t>(s));
-      }
-      for (; j < fs.size(); ++j) {
-        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
-        assign(faults[fs[j]]);
-      }
-    }
-    i = end;
-  }
+  });
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> by_op;
   for (size_t k : counted) {
     const Fault& f = faults[k];
@@ -335,10 +347,9 @@ FaultsBySlice ComputeFaultsBySlice(const Trace& t) {
   std::unordered_map<uint64_t, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < faults.size(); ++i) by_thread[Key(faults[i].pid, faults[i].tid)].push_back(i);
   const SliceTable& sl = t.slices;
-  std::vector<uint32_t> stack;
-  auto assign = [&](Fault& f) {
-    for (size_t k = stack.size(); k-- > 0;) {
-      const uint32_t s = stack[k];
+  SweepFaults(t, faults, by_thread, [&](Fault& f, const std::vector<uint32_t>& open) {
+    for (size_t k = open.size(); k-- > 0;) {
+      const uint32_t s = open[k];
       if (sl.ts_ns[s] + sl.dur_ns[s] <= f.ts || IsStepMarker(t.Str(sl.name[s]))) continue;
       if (f.inner == kNone || sl.ts_ns[s] > sl.ts_ns[f.inner] ||
           (sl.ts_ns[s] == sl.ts_ns[f.inner] && sl.dur_ns[s] < sl.dur_ns[f.inner])) {
@@ -346,32 +357,7 @@ FaultsBySlice ComputeFaultsBySlice(const Trace& t) {
       }
       return;
     }
-  };
-  for (size_t i = 0; i < sl.size();) {
-    const TrackId track = sl.track[i];
-    size_t end = i;
-    while (end < sl.size() && sl.track[end] == track) ++end;
-    auto it = t.tracks.kind[track] == TrackKind::kThread ? by_thread.find(Key(t.tracks.pid[track], t.tracks.tid[track]))
-                                                         : by_thread.end();
-    if (it != by_thread.end()) {
-      const std::vector<size_t>& fs = it->second;
-      size_t j = 0;
-      stack.clear();
-      for (size_t s = i; s < end; ++s) {
-        while (j < fs.size() && faults[fs[j]].ts < sl.ts_ns[s]) {
-          while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
-          assign(faults[fs[j++]]);
-        }
-        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= sl.ts_ns[s]) stack.pop_back();
-        stack.push_back(static_cast<uint32_t>(s));
-      }
-      for (; j < fs.size(); ++j) {
-        while (!stack.empty() && sl.ts_ns[stack.back()] + sl.dur_ns[stack.back()] <= faults[fs[j]].ts) stack.pop_back();
-        assign(faults[fs[j]]);
-      }
-    }
-    i = end;
-  }
+  });
   out.faults.assign(sl.size(), 0);
   for (const Fault& f : faults) {
     if (f.inner == kNone) {
