@@ -10,14 +10,10 @@
 #include <cstring>
 #include <ctime>
 
+#include "src/capture/counters.h"
+
 namespace aiprof {
 namespace {
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 long MinorFaults() {
   rusage u;
@@ -47,12 +43,12 @@ PageFaultCost MeasurePageFaultCost(size_t pages, int repetitions) {
     madvise(m, bytes, MADV_NOHUGEPAGE);
     volatile char* p = static_cast<volatile char*>(m);
     const long f0 = MinorFaults();
-    const int64_t t0 = NowNs();
+    const int64_t t0 = MonotonicNs();
     for (size_t i = 0; i < bytes; i += page) p[i] = 1;
-    const int64_t t1 = NowNs();
+    const int64_t t1 = MonotonicNs();
     const long f1 = MinorFaults();
     for (size_t i = 0; i < bytes; i += page) p[i] = 2;
-    const int64_t t2 = NowNs();
+    const int64_t t2 = MonotonicNs();
     munmap(m, bytes);
     const long faults = f1 - f0;
     if (f0 < 0 || faults <= 0) continue;

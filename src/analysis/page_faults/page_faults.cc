@@ -43,6 +43,31 @@ struct Fault {
   uint32_t outer = kNone, inner = kNone;  // slices
 };
 
+// The fault records (instants of category kPageFaultCategory), in the
+// instants table's order.
+std::vector<Fault> ReadFaults(const Trace& t) {
+  std::vector<Fault> faults;
+  if (std::optional<StringId> cat = t.strings.Find(kPageFaultCategory)) {
+    for (size_t i = 0; i < t.instants.size(); ++i) {
+      if (t.instants.category[i] != *cat) continue;
+      const TrackId track = t.instants.track[i];
+      faults.push_back(Fault{t.instants.ts_ns[i], t.tracks.pid[track], t.tracks.tid[track]});
+    }
+  }
+  return faults;
+}
+
+// The cost of one fault measured at capture start (metadata), when it is a
+// positive finite number.
+std::optional<double> ReadCost(const Trace& t) {
+  const std::string* v = Meta(t, kPageFaultCostMeta);
+  if (v == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const double c = std::strtod(v->c_str(), &end);
+  if (end == v->c_str() || *end != '\0' || !std::isfinite(c) || c <= 0) return std::nullopt;
+  return c;
+}
+
 uint64_t Key(int64_t pid, int64_t tid) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
 }
@@ -127,23 +152,14 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
     if (r.period_known) r.period = p;
   }
   if (const std::string* v = Meta(t, kPageFaultLostMeta)) ParseUnsigned(*v, &r.lost_records);
-  std::vector<Fault> faults;
-  if (std::optional<StringId> cat = t.strings.Find(kPageFaultCategory)) {
-    for (size_t i = 0; i < t.instants.size(); ++i) {
-      if (t.instants.category[i] != *cat) continue;
-      const TrackId track = t.instants.track[i];
-      faults.push_back(Fault{t.instants.ts_ns[i], t.tracks.pid[track], t.tracks.tid[track]});
-    }
-  }
+  std::vector<Fault> faults = ReadFaults(t);
   r.records = faults.size();
   r.total_faults = r.records * r.period;
   r.has_data = r.records > 0 || r.recording == "on";
   if (!r.has_data) return r;  // recording off or blocked: PublishPageFaults says so
-  if (const std::string* v = Meta(t, kPageFaultCostMeta)) {
-    char* end = nullptr;
-    const double c = std::strtod(v->c_str(), &end);
-    r.cost_known = end != v->c_str() && *end == '\0' && std::isfinite(c) && c > 0;
-    if (r.cost_known) r.cost_ns = c;
+  if (const std::optional<double> c = ReadCost(t)) {
+    r.cost_known = true;
+    r.cost_ns = *c;
   }
   if (const std::string* v = Meta(t, kPageFaultCostMethodMeta)) r.cost_method = *v;
   if (!r.cost_known && r.cost_method.empty()) {
@@ -327,20 +343,11 @@ FaultsBySlice ComputeFaultsBySlice(const Trace& t) {
     uint64_t p = 0;
     if (ParseUnsigned(*v, &p) && p > 0) out.period = p;
   }
-  if (const std::string* v = Meta(t, kPageFaultCostMeta)) {
-    char* end = nullptr;
-    const double c = std::strtod(v->c_str(), &end);
-    out.cost_known = end != v->c_str() && *end == '\0' && std::isfinite(c) && c > 0;
-    if (out.cost_known) out.cost_ns = c;
+  if (const std::optional<double> c = ReadCost(t)) {
+    out.cost_known = true;
+    out.cost_ns = *c;
   }
-  std::vector<Fault> faults;
-  if (std::optional<StringId> cat = t.strings.Find(kPageFaultCategory)) {
-    for (size_t i = 0; i < t.instants.size(); ++i) {
-      if (t.instants.category[i] != *cat) continue;
-      const TrackId track = t.instants.track[i];
-      faults.push_back(Fault{t.instants.ts_ns[i], t.tracks.pid[track], t.tracks.tid[track]});
-    }
-  }
+  std::vector<Fault> faults = ReadFaults(t);
   out.has_records = !faults.empty();
   if (!out.has_records) return out;
   std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) { return a.ts < b.ts; });
