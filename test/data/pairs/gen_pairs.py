@@ -59,10 +59,34 @@ PROTOCOLS = ("interleaved", "separate")
 # step (20-45 us each here), and which op takes them depends on the heap's
 # layout, which no trace shows (test/whatif/README.md).  What jemalloc or
 # tcmalloc, which PyTorch's CPU tuning guidance recommends, also avoid.
+# --allocator jemalloc: Debian's libjemalloc2 preloaded (LD_PRELOAD, its
+# default options, MALLOC_CONF unset).  Why (session 14, before the
+# jemalloc_rounds set was recorded): under torch.profiler the steady glibc
+# heap still grows by brk in the AFTER runs of zero_grad_set_to_none,
+# checkpoint_every_step and log_every_step (strace: 16 MB per step in the
+# faulting set_to_none runs), because the profiler's event records split the
+# chunks a fixed program frees and allocates again each step; each growth is
+# first-touch faults.  Unprofiled, the same AFTER program took 0 faults per
+# step in 6 of 6 runs.  jemalloc keeps large extents apart from small slabs.
+JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 ALLOCATORS = {
-    "default": None,
-    "steady": "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432",
+    "default": {},
+    "steady": {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"},
+    "jemalloc": {"LD_PRELOAD": JEMALLOC},
 }
+
+
+def _mapped_allocator():
+    """The malloc library this process has mapped (jemalloc or tcmalloc when
+    preloaded; glibc otherwise): runs.json records what was really used."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                if "jemalloc" in line or "tcmalloc" in line:
+                    return line.split()[-1]
+    except OSError:
+        pass
+    return "glibc"
 
 
 # ----------------------------------------------------------------------------
@@ -495,6 +519,7 @@ def _run_figures(path, events, mode, torch, times, faults):
         "minor_faults_per_step": faults,
         "minor_faults_median": statistics.median(faults),
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
+        "malloc": _mapped_allocator(),
         "recorded_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "loadavg_1min": round(os.getloadavg()[0], 2),
     }
@@ -636,8 +661,9 @@ def main(argv=None):
     ap.add_argument("--tools", default=DEFAULT_TOOLS, help="folder of gen_torch_traces.py")
     ap.add_argument("--one", metavar="PAIR", help=argparse.SUPPRESS)
     ap.add_argument("--allocator", choices=sorted(ALLOCATORS), default="default",
-                    help="glibc malloc as it comes (default), or with fixed trim and mmap thresholds "
-                         "(steady: GLIBC_TUNABLES=%s) for every pair's process" % ALLOCATORS["steady"])
+                    help="glibc malloc as it comes (default), with fixed trim and mmap thresholds "
+                         "(steady: GLIBC_TUNABLES=%s), or jemalloc preloaded (jemalloc: LD_PRELOAD=%s) "
+                         "for every pair's process" % (ALLOCATORS["steady"]["GLIBC_TUNABLES"], JEMALLOC))
     ap.add_argument("--protocol", choices=PROTOCOLS, default="interleaved",
                     help="interleaved: BEFORE and AFTER steps alternate in one process (12 profiled "
                          "steps each); separate: each variant alone in its own process (30 profiled "
@@ -674,8 +700,11 @@ def main(argv=None):
             runs = json.load(f).get("runs", {})
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
-    if ALLOCATORS[a.allocator]:
-        env["GLIBC_TUNABLES"] = ALLOCATORS[a.allocator]
+    env.pop("LD_PRELOAD", None)
+    env.pop("MALLOC_CONF", None)
+    env.update(ALLOCATORS[a.allocator])
+    if a.allocator == "jemalloc" and not os.path.exists(JEMALLOC):
+        raise SystemExit("gen_pairs.py: --allocator jemalloc needs %s (apt-get install libjemalloc2)" % JEMALLOC)
     for p in names:
         if a.protocol == "separate":
             runs[p] = _separate(p, a, env)
@@ -697,7 +726,7 @@ def main(argv=None):
                         if a.protocol == "separate" else ""),
         "keep_rounds": bool(a.keep_rounds),
         "protocol": a.protocol,
-        "allocator": {"name": a.allocator, "GLIBC_TUNABLES": ALLOCATORS[a.allocator] or ""},
+        "allocator": dict({"name": a.allocator, "GLIBC_TUNABLES": ""}, **ALLOCATORS[a.allocator]),
         "machine": {"cpu_count": os.cpu_count(), "machine": platform.machine(),
                     "python": sys.version.split()[0]},
         "schedule": ({"wait": WAIT, "warmup": WARMUP, "active": ACTIVE,
