@@ -18,8 +18,10 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <string_view>
 #include <thread>
 
+#include "src/capture/allocator_probe.h"
 #include "src/capture/counters.h"
 #include "src/capture/page_fault_cost.h"
 #include "src/capture/permissions.h"
@@ -287,6 +289,7 @@ class Session {
     if (child_ < 0) return ErrStatus(std::string("fork: ") + std::strerror(errno));
     if (child_ == 0) ChildExec(go);
     close(go[0]);
+    malloc_settings_ = AllocatorSettingsOfSelf();  // what the command inherits
     OpenSampling(child_, /*on_exec=*/true);
     OpenFaults(child_, /*on_exec=*/true);
     counters_ = std::make_unique<CounterSampler>(kCounterPeriodNs, o_.scope == CaptureScope::kFullStack);
@@ -361,6 +364,8 @@ class Session {
       OpenFaults(tid, false);
     }
     attach_maps_ = ReadProcMaps(o_.pid);
+    malloc_settings_ = AllocatorSettingsOfProcess(o_.pid);
+    ProbeMalloc();
     for (int32_t tid : Threads(o_.pid)) attach_names_[tid] = Comm(o_.pid, tid);
     counters_ = std::make_unique<CounterSampler>(kCounterPeriodNs, o_.scope == CaptureScope::kFullStack);
     counters_->AddProcess(o_.pid);
@@ -392,6 +397,20 @@ class Session {
     std::fflush(stderr);
   }
 
+  // Which malloc the target runs with, once its libraries are mapped (a
+  // launched command: once it has exec'd, its executable is not aiprof's).
+  void ProbeMalloc() {
+    if (malloc_probed_) return;
+    const int32_t pid = o_.pid > 0 ? o_.pid : child_;
+    if (o_.pid == 0) {
+      char exe[4096] = {0}, self[4096] = {0};
+      const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
+      const ssize_t m = readlink("/proc/self/exe", self, sizeof(self) - 1);
+      if (n <= 0 || (m > 0 && std::string_view(exe) == std::string_view(self))) return;
+    }
+    malloc_probed_ = ProbeAllocatorLibrary(pid, &malloc_library_);
+  }
+
   Status Record() {
     int64_t next_progress = start_mono_ns_;
     while (TargetAlive()) {
@@ -407,6 +426,7 @@ class Session {
         if (o_.pid == 0) kill(child_, SIGINT);
         break;
       }
+      ProbeMalloc();
       if (now >= next_progress) {
         Progress(false);
         next_progress = now + 500'000'000;
@@ -681,6 +701,9 @@ class Session {
         m[kPageFaultCostRunsMeta] = runs;
       }
     }
+    m[kMallocMeta] = malloc_probed_ ? AllocatorName(malloc_library_) : "unknown";
+    if (!malloc_library_.empty()) m[kMallocLibraryMeta] = malloc_library_;
+    m[kMallocSettingsMeta] = malloc_settings_;
     m["capture.sdk_files"] = std::to_string(sdk_files);
     m["capture.torch_files"] = std::to_string(torch_files);
     if (counters_) m["capture.nvml"] = counters_->nvml_status();
@@ -688,6 +711,9 @@ class Session {
 
   const CaptureOptions& o_;
   std::string dir_;
+  // The target's malloc (ProbeMalloc) and its allocator settings.
+  bool malloc_probed_ = false;
+  std::string malloc_library_, malloc_settings_;
   pid_t child_ = 0;
   int exit_code_ = 0;
   bool exited_ = false;

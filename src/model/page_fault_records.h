@@ -22,6 +22,12 @@ inline constexpr const char* kPageFaultKernelMeta = "capture.page_faults.kernel"
 inline constexpr const char* kPageFaultCostMeta = "capture.page_fault_cost_ns";       // median ns per fault
 inline constexpr const char* kPageFaultCostMethodMeta = "capture.page_fault_cost_method";
 inline constexpr const char* kPageFaultCostRunsMeta = "capture.page_fault_cost_runs_ns";  // each repetition
+// The traced process's malloc (src/capture/allocator_probe.h): jemalloc |
+// tcmalloc | mimalloc | glibc | unknown, the replacement library's path, and
+// the allocator settings of its environment ("NAME=value; ...").
+inline constexpr const char* kMallocMeta = "capture.malloc";
+inline constexpr const char* kMallocLibraryMeta = "capture.malloc.library";
+inline constexpr const char* kMallocSettingsMeta = "capture.malloc.settings";
 
 }  // namespace aiprof
 

@@ -16,13 +16,18 @@ make the rest of the step (compute that allocates nothing, about 40 ms
 here), so that the faults left with fixed thresholds are a small share of
 the step while the default allocator's are not.
 
+An optional second argument sets the buffer's base size in MiB (default 4):
+jemalloc with its default settings returns every freed block of 8 MiB or more
+to the kernel (its oversize arena), so a 12 MiB buffer faults on every step
+under it (about 3,070 faults), and not with decay off (dirty_decay_ms:-1).
+
 Prints, per optimizer step, "step N <minflt delta> <begin ns> <end ns>":
 the process's minor faults (getrusage(RUSAGE_SELF).ru_minflt) taken between
 the end of the previous step's optimizer.step and the end of this one (the
 window the capture hook's optimizer.step boundaries make a step),
 independent of perf. CLOCK_MONOTONIC ns.
 
-  page_fault_churn.py STEPS
+  page_fault_churn.py STEPS [BASE_MIB]
 """
 import resource
 import sys
@@ -31,6 +36,7 @@ import time
 import torch
 
 steps = int(sys.argv[1])
+base_floats = (int(sys.argv[2]) if len(sys.argv) > 2 else 4) * 262144
 torch.manual_seed(0)
 torch.set_num_threads(1)
 model = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
@@ -49,7 +55,7 @@ def minflt():
 prev_f, prev_t = minflt(), time.monotonic_ns()
 for i in range(1, steps + 1):
     opt.zero_grad()
-    buf = torch.empty(1048576 + 4096 * i).fill_(1.0)  # 4 MiB + 16 KiB x i of floats, first-touched
+    buf = torch.empty(base_floats + 4096 * i).fill_(1.0)  # BASE MiB + 16 KiB x i of floats, first-touched
     extra = buf[:1].sum() * 0
     loss = torch.nn.functional.cross_entropy(model(x), y) + extra
     loss.backward()

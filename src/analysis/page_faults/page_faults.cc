@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -143,8 +144,59 @@ bool HasPageFaultData(const Trace& t) {
   return false;
 }
 
+namespace {
+
+// The value of NAME in "NAME=value; NAME=value" (capture.malloc.settings).
+std::string Setting(const std::string& settings, std::string_view name) {
+  size_t b = 0;
+  while (b < settings.size()) {
+    size_t e = settings.find("; ", b);
+    if (e == std::string::npos) e = settings.size();
+    const std::string_view kv = std::string_view(settings).substr(b, e - b);
+    if (kv.size() > name.size() && kv.substr(0, name.size()) == name && kv[name.size()] == '=') {
+      return std::string(kv.substr(name.size() + 1));
+    }
+    b = e + 2;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string MallocNote(const std::string& malloc, const std::string& settings) {
+  if (malloc == "jemalloc") {
+    const std::string conf = Setting(settings, "MALLOC_CONF");
+    if (conf.find("dirty_decay_ms:-1") != std::string::npos) {
+      return "jemalloc with dirty_decay_ms:-1: freed memory stays mapped and is reused";
+    }
+    return "jemalloc with decay on (MALLOC_CONF " + (conf.empty() ? std::string("unset") : "=" + conf) +
+           "): it returns freed memory to the kernel, blocks of 8 MiB or more at once (its oversize arena), the rest "
+           "on a decay clock (dirty_decay_ms, 10 s by default), so a large buffer freed each step faults again each "
+           "step; MALLOC_CONF with dirty_decay_ms:-1,muzzy_decay_ms:-1 keeps it";
+  }
+  if (malloc == "tcmalloc") {
+    return "tcmalloc: keeps freed memory and returns it to the kernel gradually (TCMALLOC_RELEASE_RATE)";
+  }
+  if (malloc == "mimalloc") return "mimalloc: returns freed memory to the kernel after a delay (MIMALLOC_PURGE_DELAY)";
+  if (malloc != "glibc") return "";
+  const std::string tun = Setting(settings, "GLIBC_TUNABLES");
+  const bool fixed = (tun.find("mmap_threshold") != std::string::npos && tun.find("trim_threshold") != std::string::npos) ||
+                     (!Setting(settings, "MALLOC_MMAP_THRESHOLD_").empty() && !Setting(settings, "MALLOC_TRIM_THRESHOLD_").empty());
+  if (fixed) {
+    return "glibc malloc with fixed mmap and trim thresholds: blocks under the mmap threshold come from a heap that is "
+           "not trimmed; the heap still grows onto fresh pages when other allocations split a freed block";
+  }
+  return "glibc malloc" + std::string(tun.empty() ? " with its defaults" : " (GLIBC_TUNABLES=" + tun + ")") +
+         ": a block above its dynamic mmap threshold (128 KiB at start, raised up to 32 MiB by the blocks freed) is "
+         "mapped afresh and first-touched each time, and the heap's free top is trimmed back to the kernel";
+}
+
 PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
   PageFaultsResult r;
+  if (const std::string* v = Meta(t, kMallocMeta)) r.malloc = *v;
+  if (const std::string* v = Meta(t, kMallocLibraryMeta)) r.malloc_library = *v;
+  if (const std::string* v = Meta(t, kMallocSettingsMeta)) r.malloc_settings = *v;
+  r.malloc_note = MallocNote(r.malloc, r.malloc_settings);
   if (const std::string* v = Meta(t, kPageFaultsMeta)) r.recording = *v;
   if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
     uint64_t p = 0;
@@ -305,6 +357,8 @@ void PublishPageFaults(const PageFaultsResult& r, MetricSet* m) {
   } else {
     m->AddEvidence("page_faults", r.cost_method);
   }
+  // Before the ops: a finding shows its evidence's first lines.
+  if (!r.malloc_note.empty()) m->AddEvidence("page_faults", "allocator: " + r.malloc_note);
   for (size_t k = 0; k < r.ops.size() && k < 3; ++k) {
     const PageFaultOp& op = r.ops[k];
     std::snprintf(line, sizeof(line), "%.0f faults %s in %s%s%s", r.steady_steps > 0 ? static_cast<double>(op.faults) / static_cast<double>(r.steady_steps) : static_cast<double>(op.faults),

@@ -60,10 +60,19 @@ struct PageFaultsResult {
   double faults_per_base = 0;     // window_faults per the base
   double fault_ns_per_base = 0;   // x cost_ns; 0 when the cost is unknown
   double share = 0;               // fault_ns_per_base / base_ns
+  // The traced process's malloc (metadata capture.malloc*, "" when the
+  // trace does not say), and what its settings mean for how it returns
+  // memory to the kernel (MallocNote).
+  std::string malloc, malloc_library, malloc_settings, malloc_note;
   std::vector<PageFaultStep> steps;  // every step with a start, in time order
   std::vector<PageFaultOp> ops;      // by faults, most first (at most kPageFaultOpsReported)
   uint64_t ops_total = 0;            // distinct (outer, inner) pairs
 };
+
+// How an allocator with these settings ("NAME=value; ..." of
+// capture.malloc.settings) returns freed memory to the kernel, in a sentence
+// (docs/analyses.md, "page_faults"); "" for an unknown allocator.
+std::string MallocNote(const std::string& malloc, const std::string& settings);
 
 // True when the trace holds fault records or says whether they were
 // recorded (metadata capture.page_faults): an aiprof trace capture.

@@ -152,5 +152,47 @@ TEST(PageFaultsTest, OtherTracesHaveNoData) {
   EXPECT_NE(m.UnavailableReason("page_fault_ns")->find("--no-page-faults"), std::string::npos);
 }
 
+// Which note each allocator and its settings get (the sentences are the
+// analysis's judgement, measured in docs/analyses.md, "page_faults").
+TEST(PageFaultsTest, MallocNoteReadsTheSettings) {
+  EXPECT_EQ(MallocNote("", ""), "");
+  EXPECT_EQ(MallocNote("unknown", "LD_PRELOAD=x"), "");
+  const std::string je = MallocNote("jemalloc", "LD_PRELOAD=libjemalloc.so.2");
+  EXPECT_NE(je.find("decay on (MALLOC_CONF unset)"), std::string::npos) << je;
+  EXPECT_NE(je.find("dirty_decay_ms:-1,muzzy_decay_ms:-1 keeps it"), std::string::npos) << je;
+  // Debian torch 1.13's launcher setting (torch.backends.xeon.run_cpu) has decay on.
+  const std::string launcher =
+      MallocNote("jemalloc", "LD_PRELOAD=libjemalloc.so.2; MALLOC_CONF=oversize_threshold:1,background_thread:true,metadata_thp:auto");
+  EXPECT_NE(launcher.find("decay on (MALLOC_CONF =oversize_threshold:1,"), std::string::npos) << launcher;
+  EXPECT_EQ(MallocNote("jemalloc", "MALLOC_CONF=oversize_threshold:1,dirty_decay_ms:-1,muzzy_decay_ms:-1"),
+            "jemalloc with dirty_decay_ms:-1: freed memory stays mapped and is reused");
+  // A setting's name must match whole: MY_MALLOC_CONF is not MALLOC_CONF.
+  EXPECT_NE(MallocNote("jemalloc", "XMALLOC_CONF=dirty_decay_ms:-1").find("decay on"), std::string::npos);
+  EXPECT_NE(MallocNote("glibc", "").find("glibc malloc with its defaults"), std::string::npos);
+  EXPECT_NE(MallocNote("glibc", "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432")
+                .find("fixed mmap and trim thresholds"),
+            std::string::npos);
+  EXPECT_NE(MallocNote("glibc", "MALLOC_MMAP_THRESHOLD_=33554432; MALLOC_TRIM_THRESHOLD_=1073741824").find("fixed"),
+            std::string::npos);
+  EXPECT_NE(MallocNote("glibc", "GLIBC_TUNABLES=glibc.malloc.arena_max=2").find("(GLIBC_TUNABLES=glibc.malloc.arena_max=2)"),
+            std::string::npos);
+  EXPECT_NE(MallocNote("tcmalloc", "").find("tcmalloc"), std::string::npos);
+}
+
+TEST(PageFaultsTest, AllocatorEvidenceComesBeforeTheOps) {
+  auto t = Load(true);
+  ASSERT_NE(t, nullptr);
+  t->metadata[kMallocMeta] = "jemalloc";
+  t->metadata[kMallocSettingsMeta] = "LD_PRELOAD=libjemalloc.so.2";
+  const PageFaultsResult r = ComputePageFaults(*t, ComputeAnalysisWindow(*t, 0));
+  EXPECT_EQ(r.malloc, "jemalloc");
+  MetricSet m;
+  PublishPageFaults(r, &m);
+  const std::vector<std::string>& ev = m.Evidence("page_faults");
+  ASSERT_GE(ev.size(), 4u);
+  EXPECT_EQ(ev[2].rfind("allocator: jemalloc with decay on", 0), 0u) << ev[2];
+  EXPECT_EQ(ev[3].find("allocator"), std::string::npos) << ev[3];
+}
+
 }  // namespace
 }  // namespace aiprof

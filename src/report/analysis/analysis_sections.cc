@@ -653,9 +653,12 @@ void PageFaultsSection(AnalysisResults& in, Section* s) {
                         {"window_faults", "Faults in the window", Int(r.window_faults), Unit::kCount},
                         {"total_faults", "Faults in the trace", Int(r.total_faults), Unit::kCount},
                         {"period", "Faults per record", Int(r.period), Unit::kCount},
-                        {"lost_records", "Records lost", Int(r.lost_records), Unit::kCount}}};
+                        {"lost_records", "Records lost", Int(r.lost_records), Unit::kCount},
+                        {"malloc", "Allocator", r.malloc.empty() ? Value::Null() : Str(r.malloc)},
+                        {"malloc_settings", "Allocator settings", r.malloc.empty() ? Value::Null() : Str(r.malloc_settings)}}};
   s->Add(std::move(kv));
   if (!r.cost_known) s->Add(Paragraph{"Fault time not estimated: " + r.cost_method + "."});
+  if (!r.malloc_note.empty()) s->Add(Paragraph{"Allocator: " + r.malloc_note + "."});
   Table steps{"steps", "Faults per step (the steps' processes)",
               {{"step", "Step", Unit::kCount}, {"start_ns", "Start", Unit::kNs}, {"dur_ns", "Duration", Unit::kNs},
                {"faults", "Faults", Unit::kCount}, {"fault_ns", "Estimated fault time", Unit::kNs},
