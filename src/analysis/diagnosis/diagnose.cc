@@ -110,6 +110,10 @@ std::vector<RankedCause> RankCauses(const Rule& rule, const MetricSet& metrics) 
   };
   std::vector<Scored> scored;
   for (const RootCause& c : rule.root_causes) {
+    if (!c.applies_if_computed.empty() && !metrics.Get(c.applies_if_computed) &&
+        !metrics.UnavailableReason(c.applies_if_computed)) {
+      continue;
+    }
     Scored s{{c.id, c.text, {}, ""}, 1, 0};
     if (c.when) {
       EvalResult r = c.when->Evaluate(metrics);

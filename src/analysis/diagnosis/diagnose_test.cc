@@ -358,5 +358,42 @@ TEST(DiagnoseTest, PageFaultRuleAppliesOnlyWhereFaultsWereRecorded) {
   EXPECT_TRUE(found);
 }
 
+// The page_faults cause of long_tail_ops (rules/steps.yaml,
+// applies_if_computed on the cause): absent where page faults were never
+// computed, first (its condition holds) where they take 20% of the step,
+// dropped where they take 5%.
+TEST(DiagnoseTest, LongTailNamesPageFaultsOnlyWhereRecorded) {
+  auto shipped = LoadBuiltinRules();
+  ASSERT_TRUE(shipped.ok()) << shipped.status().message();
+  Trace trace;
+  auto causes = [&](const MetricSet& m) {
+    std::vector<std::string> out;
+    for (const Finding& f : Diagnose(trace, m, *shipped).findings) {
+      if (f.rule->id != "long_tail_ops") continue;
+      for (const RankedCause& c : f.causes) out.push_back(c.id);
+    }
+    return out;
+  };
+  MetricSet m;
+  m.Set("impact_base_ns", 10e6, "window");
+  m.Set("impact_steps", 10, "window");
+  m.Set("long_tail_ratio", 0.5, "long_tail");
+  m.Set("long_tail_time_ratio", 0.3, "long_tail");
+  m.Set("long_tail_excess_ns", 3e6, "long_tail");
+  std::vector<std::string> none = causes(m);
+  ASSERT_FALSE(none.empty());
+  EXPECT_EQ(std::count(none.begin(), none.end(), "page_faults"), 0);
+  MetricSet with = m;
+  with.Set("page_fault_ratio", 0.2, "page_faults", false);
+  with.AddEvidence("page_faults", "3137 faults per step in aten::fill_");
+  std::vector<std::string> yes = causes(with);
+  ASSERT_FALSE(yes.empty());
+  EXPECT_EQ(yes.front(), "page_faults");
+  MetricSet low = m;
+  low.Set("page_fault_ratio", 0.05, "page_faults", false);
+  std::vector<std::string> no = causes(low);
+  EXPECT_EQ(std::count(no.begin(), no.end(), "page_faults"), 0);
+}
+
 }  // namespace
 }  // namespace aiprof

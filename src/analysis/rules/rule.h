@@ -18,6 +18,9 @@ struct RootCause {
   std::string text;
   std::string evidence_topic;       // MetricSet evidence shown with it
   std::optional<Expression> when;   // if set, the cause applies only when true
+  // applies_if_computed: METRIC — the cause is left out on a trace for which
+  // METRIC was never computed (as Rule::applies_if_computed).
+  std::string applies_if_computed;
 };
 
 // What a suggestion may cost. Fractions: 0.01 = 1%.

@@ -91,6 +91,10 @@ class RuleReader {
     ASSIGN_OR_RETURN(c.id, String(n, "id", true));
     ASSIGN_OR_RETURN(c.text, String(n, "text", true));
     ASSIGN_OR_RETURN(c.evidence_topic, String(n, "evidence", false));
+    ASSIGN_OR_RETURN(c.applies_if_computed, String(n, "applies_if_computed", false));
+    if (!c.applies_if_computed.empty() && !FindMetricInfo(c.applies_if_computed)) {
+      return Fail(n["applies_if_computed"], "unknown metric '" + c.applies_if_computed + "' in 'applies_if_computed'");
+    }
     if (n["when"]) {
       ASSIGN_OR_RETURN(Expression e, Expr(n["when"], "when"));
       c.when = std::move(e);

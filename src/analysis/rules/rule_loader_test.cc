@@ -123,5 +123,32 @@ TEST(RuleLoaderTest, AppliesIfComputedIsAKnownMetric) {
             std::string::npos);
 }
 
+// A root cause's applies_if_computed is checked the same way.
+TEST(RuleLoaderTest, RootCauseAppliesIfComputedIsAKnownMetric) {
+  const std::string good = R"(rules:
+  - id: r
+    bottleneck: long_tail
+    title: T
+    description: D
+    when: "step_time_cv > 15%"
+    impact: step_time_excess_ns
+    root_causes:
+      - id: faults
+        text: F
+        evidence: page_faults
+        applies_if_computed: page_fault_ratio
+        when: "page_fault_ratio > 10%"
+)";
+  auto rules = ParseRules(good, "a.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_EQ((*rules)[0].root_causes.at(0).applies_if_computed, "page_fault_ratio");
+  std::string typo = good;
+  typo.replace(typo.find("applies_if_computed: page_fault_ratio"), 37, "applies_if_computed: page_fault_ration");
+  auto bad = ParseRules(typo, "b.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown metric 'page_fault_ration' in 'applies_if_computed'"), std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace aiprof
