@@ -354,12 +354,13 @@ def case_train(args):
 
 
 # A step boundary seen at the wrong call would be off by a whole step (the
-# programs sleep 20 ms a step); 8 ms, under half a step, leaves room for the
+# programs sleep 50 ms a step); 20 ms, under half a step, leaves room for the
 # scheduler on a loaded machine (a process preempted between its own record
 # and the hook's boundary: 1.7 ms seen at load 5 on 2 cores; 5.1-5.4 ms at the
-# loader's first boundary, once in 3 runs, with a compiler running at nice 19
-# beside the suite on 2 cores).
-TOL_STEP_NS = 8_000_000
+# loader's first boundary, once in 3 runs, with a compiler running at nice
+# 19 beside the suite; 12-16 ms once in 3 runs with four busy loops beside it
+# on 2 cores, when the steps were 20 ms and the tolerance 8 ms).
+TOL_STEP_NS = 20_000_000
 
 
 def check_steps_against(what, steps, marks, exports, tol):
@@ -446,7 +447,7 @@ def case_loader(args):
         check_steps_against('loader epoch 1', steps[:12], epochs[0], exports, TOL_STEP_NS)
         check_steps_against('loader epoch 2', steps[12:], epochs[1], exports, TOL_STEP_NS)
         gap = steps[12]['ts'] - (steps[11]['ts'] + steps[11]['dur'])
-        check(gap >= 40_000_000, 'loader: the time between epochs is no step (%d us gap)' % (gap // 1000))
+        check(gap >= 100_000_000, 'loader: the time between epochs is no step (%d us gap)' % (gap // 1000))
 
 
 def case_every(args):

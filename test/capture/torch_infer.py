@@ -31,7 +31,7 @@ with torch.no_grad():
         y = model(x)
         print('call %d %d' % (k, time.monotonic_ns()), flush=True)
         softmax(y)
-        time.sleep(0.02)
+        time.sleep(0.05)
 model.train()
 opt = torch.optim.SGD(model.parameters(), lr=0.01) if train_steps else None
 target = torch.randint(0, 10, (8,))
@@ -40,4 +40,4 @@ for k in range(1, train_steps + 1):
     torch.nn.functional.cross_entropy(model(x), target).backward()
     opt.step()
     print('train %d %d' % (k, time.monotonic_ns()), flush=True)
-    time.sleep(0.02)
+    time.sleep(0.05)

@@ -30,6 +30,6 @@ with torch.no_grad():
             except StopIteration:
                 break
             model(x)
-            time.sleep(0.02)
+            time.sleep(0.05)
         print('epoch %d' % e, flush=True)
-        time.sleep(0.05)  # between epochs: not a step
+        time.sleep(0.15)  # between epochs: not a step
