@@ -1046,6 +1046,10 @@
     // Instants: what the page holds and how many pixel columns the last draw filled.
     instants: () => ({ present: I !== null, total: I ? I.total : 0, binned: I ? I.binned === 1 : false,
       strips: D.rows.reduce((a, r) => a + r.strips.length, 0), columnsDrawn: instColumnsDrawn }),
+    // The instant strips of the lanes, at their canvas y now.
+    strips: () => lanes.filter((l) => l.type === 'slices').flatMap((l) => l.row.strips.map((st, k) => ({
+      y: instStripTop(l.row, l.y - scrollY + 18, k), h: INST_H, fault: st.fault, label: l.label,
+      total: st.groups.reduce((a, g) => a + g.total, 0) }))),
     // What hovering at canvas point (x, y) describes, as [label, text] pairs.
     describeAt: (x, y) => describe(hit(x, y)),
     lanes: () => lanes.map((l) => ({ type: l.type, label: l.label, y: l.y, h: l.h })),
