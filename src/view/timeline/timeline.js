@@ -969,7 +969,8 @@
       il.appendChild(document.createTextNode(text));
     }
     let s = ': instants as ticks under their thread\'s slices, one strip per class, darker = more in the pixel column (hover or select for counts). ' +
-      I.total + ' instants on the rows shown' + (I.hidden ? ' (' + I.hidden + ' on tracks not shown)' : '') + '. ';
+      I.total + ' thread instants on the rows shown' + (I.hidden ? ' (' + I.hidden + ' on tracks not shown)' : '') + '. ' +
+      (I.unscoped ? I.unscoped + ' process- or global-scoped instants not drawn. ' : '');
     if (I.binned) s += 'Over the page\'s budget: counted in bins (finest ' + (I.levels.length ? fmt(I.levels[I.levels.length - 1]) : 'none: no level fits') + '), not one by one. ';
     if (faults) {
       s += faults + ' minor page fault records of aiprof trace, each standing for ' + I.fault_period + ' fault' + (I.fault_period > 1 ? 's' : '') +

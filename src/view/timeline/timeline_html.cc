@@ -206,6 +206,9 @@ void WriteInstants(const Trace& t, const TimelineModel& m, JsonOut* j) {
   j->Key("hidden");
   j->Int(int64_t(m.instant_hidden));
   j->Raw(",");
+  j->Key("unscoped");
+  j->Int(int64_t(m.instant_unscoped));
+  j->Raw(",");
   j->Key("binned");
   j->Int(m.instants_binned ? 1 : 0);
   j->Raw(",");
@@ -505,7 +508,7 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
   j.Raw("},");
   WriteRows(t, m, &names, &cats, &j);
   j.Raw(",");
-  if (m.instant_total > 0 || m.instant_hidden > 0) {
+  if (m.instant_total > 0 || m.instant_hidden > 0 || m.instant_unscoped > 0) {
     WriteInstants(t, m, &j);
     j.Raw(",");
   }

@@ -99,7 +99,9 @@ void ComputeSpan(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   for (size_t i = 0; i < t.counters.size(); ++i) see(t.counters.ts_ns[i], t.counters.ts_ns[i]);
   for (size_t i = 0; i < t.samples.size(); ++i) see(t.samples.ts_ns[i], t.samples.ts_ns[i]);
   if (o.instants) {
-    for (size_t i = 0; i < t.instants.size(); ++i) see(t.instants.ts_ns[i], t.instants.ts_ns[i]);
+    for (size_t i = 0; i < t.instants.size(); ++i) {
+      if (t.instants.scope[i] == 't') see(t.instants.ts_ns[i], t.instants.ts_ns[i]);
+    }
   }
   for (size_t i = 0; i < t.steps.size(); ++i) see(t.steps.ts_ns[i], t.steps.ts_ns[i] + t.steps.dur_ns[i]);
   if (lo > hi) lo = hi = 0;
@@ -465,6 +467,10 @@ void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   std::unordered_map<uint64_t, uint32_t> kind_of;  // (category, name) -> kind, in order of first appearance
   std::vector<std::unordered_map<uint32_t, std::vector<uint32_t>>> per_row(m->rows.size());
   for (uint32_t i = 0; i < in.size(); ++i) {
+    if (in.scope[i] != 't') {
+      ++m->instant_unscoped;
+      continue;
+    }
     const int32_t r = in.track[i] < row_of.size() ? row_of[in.track[i]] : -1;
     if (r < 0) {
       ++m->instant_hidden;
@@ -676,7 +682,7 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   for (size_t i = 0; i < t.samples.size(); ++i) ++samples[t.samples.track[i]];
   if (o.instants) {
     for (size_t i = 0; i < t.instants.size(); ++i) {
-      if (t.instants.track[i] < t.tracks.size()) ++instants[t.instants.track[i]];
+      if (t.instants.track[i] < t.tracks.size() && t.instants.scope[i] == 't') ++instants[t.instants.track[i]];
     }
   }
   m.rows = MakeRows(t, ranges, counters, samples, instants, o.track_shown);

@@ -19,8 +19,10 @@
 //     Counts and covered time are exact sums. Levels are kept from coarse to
 //     fine while the total number of bins fits `max_density_bins`, and stop
 //     at a width of T / 16 (a merged slice's outline is then 16 bins wide).
-//   * Instants (Trace::instants, e.g. `aiprof trace`'s minor page faults:
-//     100,000s in a capture) sit on their thread's row, grouped by kind
+//   * Thread-scoped instants (Trace::instants with scope 't', e.g. `aiprof
+//     trace`'s minor page faults: 100,000s in a capture; process- and
+//     global-scoped ones are counted, not drawn) sit on their thread's row
+//     and extend the span, grouped by kind
 //     (category, name). All of them are kept, each as its time, while the
 //     shown instants number at most `max_instants`. Over it, none is kept one
 //     by one: per (row, kind), the sparse bins that hold instants, with their
@@ -224,6 +226,7 @@ struct TimelineModel {
   std::vector<TimelineInstantKind> instant_kinds;
   uint64_t instant_total = 0;    // on the shown rows
   uint64_t instant_hidden = 0;   // on tracks not shown (filtered out, or counter tracks)
+  uint64_t instant_unscoped = 0; // process- or global-scoped ('p', 'g'): not drawn
   bool instants_binned = false;  // over max_instants: counts in bins only
   std::vector<int64_t> instant_level_ns;  // bin width of each kept level, coarse to fine (binned only)
   uint64_t instant_bin_count = 0;

@@ -667,7 +667,8 @@ namespace {
 // four page fault records at 150, 160, 170 and 700 µs; thread 2 holds only
 // two fault records, at 400 and 410 µs. Relative to the start (50 µs), in
 // ns: mark 0; thread 1's faults 100000, 110000, 120000, 650000; thread 2's
-// 350000, 360000. Span: 50 µs .. 1100 µs = 1,050,000 ns.
+// 350000, 360000. Span: 50 µs .. 1100 µs = 1,050,000 ns. A global-scoped
+// instant at 5000 µs is counted, not drawn, and does not extend the span.
 constexpr char kInstants[] = R"({"traceEvents":[
   {"ph":"M","name":"process_name","pid":1,"args":{"name":"app"}},
   {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},
@@ -680,7 +681,8 @@ constexpr char kInstants[] = R"({"traceEvents":[
   {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":2,"ts":410},
   {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":700},
   {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":2,"ts":400},
-  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":170}
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":170},
+  {"ph":"i","s":"g","name":"Record Window End","pid":1,"tid":1,"ts":5000}
 ]})";
 
 std::unique_ptr<Trace> InstantsTrace() {
@@ -708,11 +710,12 @@ std::vector<int64_t> RelTimes(const Trace& t, const TimelineModel& m, const Inst
 TEST(TimelineInstantsTest, HandMadeFullDetailPerRowAndKind) {
   auto t = InstantsTrace();
   ASSERT_NE(t, nullptr);
-  ASSERT_EQ(t->instants.size(), 7u);
+  ASSERT_EQ(t->instants.size(), 8u);
   TimelineModel m = BuildTimelineModel(*t, {}, {});
   EXPECT_EQ(m.end_ns - m.start_ns, 1'050'000);  // the mark at 50 µs starts the span
   EXPECT_EQ(m.instant_total, 7u);
   EXPECT_EQ(m.instant_hidden, 0u);
+  EXPECT_EQ(m.instant_unscoped, 1u);
   EXPECT_FALSE(m.instants_binned);
   EXPECT_TRUE(m.instant_level_ns.empty());
   EXPECT_EQ(m.fault_period, 4u);
@@ -818,6 +821,7 @@ TEST(TimelineInstantsTest, TrackFilterHidesInstants) {
   TimelineModel m = BuildTimelineModel(*t, {}, o);
   EXPECT_EQ(m.instant_total, 5u);
   EXPECT_EQ(m.instant_hidden, 2u);
+  EXPECT_EQ(m.instant_unscoped, 1u);
   EXPECT_EQ(m.rows.size(), 1u);
 }
 
@@ -856,6 +860,7 @@ TEST(TimelineInstantsTest, PageDataAndEscaping) {
   ASSERT_EQ(parser.parse(data).get(doc), simdjson::SUCCESS);
   simdjson::dom::element in = doc["instants"];
   EXPECT_EQ(int64_t(in["total"]), 7);
+  EXPECT_EQ(int64_t(in["unscoped"]), 1);
   EXPECT_EQ(int64_t(in["fault_period"]), 4);
   EXPECT_EQ(double(in["fault_cost_ns"]), 20000.0);
   EXPECT_EQ(int64_t(in["binned"]), 0);
