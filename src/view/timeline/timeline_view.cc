@@ -102,7 +102,7 @@ ViewSpec TimelineViewSpec() {
   ViewSpec spec;
   spec.name = "timeline";
   spec.help = "Timeline of tracks by rank, layer and thread/stream: slices, counters, steps, idle gaps by cause, "
-              "flows and diagnose's findings (self-contained HTML)";
+              "flows, diagnose's findings and thread instants such as aiprof trace's page faults (self-contained HTML)";
   spec.formats = {{"html", {".html", ".htm"}}};
   spec.render = RenderTimelineView;
   spec.draws_gaps = true;
