@@ -80,6 +80,8 @@
       if (groups.length) row.strips.push({ fault, groups });
     }
   });
+  // Height of a row's slices: one row at least, none for a thread that only has instants.
+  const slicesH = (row) => (row.depth || !row.strips.length ? Math.max(1, row.depth) * ROW_H : 0);
   const instKindLabel = (k) => (I.kinds[k].fault ? 'page fault records' : I.kinds[k].name + ' (' + I.kinds[k].cat + ')');
   // Figures of `records` page fault records: faults (each record stands for
   // capture.page_faults.period faults) and their estimated time.
@@ -158,7 +160,7 @@
         if (row.layer !== layer) { layer = row.layer; add({ type: 'header', label: row.layer, key: lkey, level: 1 }, HEADER_H); }
         if (collapsed.has(lkey)) return;
         if (row.kind === 'counter') add({ type: 'counter', label: row.label, row, r }, COUNTER_H);
-        else add({ type: 'slices', label: row.label, row, r }, Math.max(1, row.depth) * ROW_H + (row.sts.length ? SAMPLE_H : 0) + row.strips.length * INST_H + 4);
+        else add({ type: 'slices', label: row.label, row, r }, slicesH(row) + (row.sts.length ? SAMPLE_H : 0) + row.strips.length * INST_H + 4);
       });
     }
     totalH = y;
@@ -348,7 +350,7 @@
     row.strips.forEach((strip, s) => drawInstantStrip(strip, instStripTop(row, top, s)));
   }
   // ---- instants ----
-  const instStripTop = (row, top, s) => top + 2 + Math.max(1, row.depth) * ROW_H + (row.sts.length ? SAMPLE_H : 0) + s * INST_H;
+  const instStripTop = (row, top, s) => top + 2 + row.depth * ROW_H + (row.sts.length ? SAMPLE_H : 0) + s * INST_H;
   // First index with a[i] >= v (a ascending).
   function lowerBound(a, v) {
     let lo = 0, hi = a.length;
