@@ -496,7 +496,8 @@ void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
       g.shown = std::move(list);
       groups.push_back(std::move(g));
     }
-    std::sort(groups.begin(), groups.end(), [](const InstantGroup& a, const InstantGroup& b) { return a.kind < b.kind; });
+    std::sort(groups.begin(), groups.end(),
+              [](const InstantGroup& a, const InstantGroup& b) { return a.kind < b.kind; });
   }
   if (m->instant_total <= o.max_instants) return;
   // Over the budget: count bins, levels coarse to fine while they fit.
