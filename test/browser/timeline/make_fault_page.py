@@ -77,6 +77,9 @@ def main():
                if e.get('ph') == 'i' and e.get('cat') == 'aiprof_page_fault']
     meta = json.loads(run([a.aiprof, 'query', cap, 'select key, value from metadata', '--format', 'json']).stdout)
     meta = {k: v for k, v in meta['rows'] if k.startswith('capture.page_fault')}
+    if not records:
+        sys.exit('the capture holds no page fault records (capture.page_faults = %s): perf must be allowed to '
+                 'record software events (perf_event_paranoid)' % meta.get('capture.page_faults', 'absent'))
     page_input = cap
     view_env = dict(env)
     hostile = []
