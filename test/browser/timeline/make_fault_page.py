@@ -4,10 +4,13 @@ test/capture/page_fault_churn.py (CPU PyTorch, a fresh 8 MiB buffer a step,
 a few thousand minor page faults a step) under `aiprof trace --scope
 framework`, then writes the timeline page of the capture.
 
-  make_fault_page.py --aiprof AIPROF --script page_fault_churn.py --html OUT.html
-                     [--variant full|binned-hostile] [--capture EXISTING.aiprof]
+  make_fault_page.py --aiprof AIPROF --script page_fault_churn.py --make-capture OUT.aiprof [--fault-period N]
+  make_fault_page.py --aiprof AIPROF --capture OUT.aiprof --html OUT.html --variant full|binned|hostile
 
-Beside the page it writes faults_expected.json for the checks
+The first form only captures (OUT.aiprof, and the program's output in
+OUT.aiprof.out): a ctest fixture, so that tests share a capture.
+
+Beside the page it writes faults_expected_<page name>.json for the checks
 (timeline_instants_checks.js), computed without the view's code:
   * records: every fault record's [tid, ts_ns], read from the capture
     exported as Chrome JSON (`aiprof export --format chrome-json`);
@@ -16,10 +19,11 @@ Beside the page it writes faults_expected.json for the checks
   * meta: capture.page_faults.period, capture.page_fault_cost_ns,
     capture.page_faults.kernel (`aiprof query ... metadata`).
 
-Variant `full` views the .aiprof (every instant kept one by one). Variant
-`binned-hostile` views the exported JSON (no capture metadata: the cost of a
-fault is unknown) with three added instants whose name and category are
-hostile markup, under AIPROF_VIEW_MAX_INSTANTS=1000 (count bins only)."""
+Variant `full` views the .aiprof (every instant kept one by one); `binned`
+views it under AIPROF_VIEW_MAX_INSTANTS=1000 (count bins only; its capture is
+made with --fault-period 4); `hostile` views the exported JSON (no capture
+metadata: the cost of a fault is unknown, the period taken as 1) with three
+added instants whose name and category are hostile markup."""
 import argparse
 import json
 import os
@@ -40,27 +44,33 @@ def run(cmd, env=None):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--aiprof', required=True)
-    ap.add_argument('--script', required=True)
-    ap.add_argument('--html', required=True)
+    ap.add_argument('--script')
     ap.add_argument('--python', default='/usr/bin/python3')
-    ap.add_argument('--variant', choices=['full', 'binned-hostile'], default='full')
-    ap.add_argument('--capture', help='use this capture (and its program output PATH.out) instead of making one')
+    ap.add_argument('--make-capture', help='capture into this file (and PATH.out), then stop')
+    ap.add_argument('--fault-period', type=int, default=1)
+    ap.add_argument('--capture', help='the capture to view (and its program output, PATH.out)')
+    ap.add_argument('--html')
+    ap.add_argument('--variant', choices=['full', 'binned', 'hostile'], default='full')
     a = ap.parse_args()
-    out_dir = os.path.dirname(os.path.abspath(a.html))
-    os.makedirs(out_dir, exist_ok=True)
     env = dict(os.environ)
     for k in ('GLIBC_TUNABLES', 'LD_PRELOAD', 'MALLOC_CONF'):
         env.pop(k, None)
-    if a.capture:
-        cap = a.capture
-        stdout = open(cap + '.out').read()
-    else:
+    if a.make_capture:
         # One torch chunk for the whole run (as test/e2e/page_faults_e2e_test.py does).
         env['AIPROF_TORCH_CHUNK_STEPS'] = '1000'
         env['AIPROF_TORCH_CHUNK_SECONDS'] = '1000'
-        cap = os.path.join(out_dir, 'faults_' + a.variant + '.aiprof')
-        stdout = run([a.aiprof, 'trace', '--scope', 'framework', '-o', cap, '--', a.python, a.script, '20', '8'],
-                     env=env).stdout
+        os.makedirs(os.path.dirname(os.path.abspath(a.make_capture)), exist_ok=True)
+        stdout = run([a.aiprof, 'trace', '--scope', 'framework', '--fault-period', str(a.fault_period),
+                      '-o', a.make_capture, '--', a.python, a.script, '20', '8'], env=env).stdout
+        with open(a.make_capture + '.out', 'w') as f:
+            f.write(stdout)
+        return
+    if not a.capture or not a.html:
+        sys.exit('--capture and --html are required (or --make-capture)')
+    out_dir = os.path.dirname(os.path.abspath(a.html))
+    os.makedirs(out_dir, exist_ok=True)
+    cap = a.capture
+    stdout = open(cap + '.out').read()
     program = []
     for line in stdout.splitlines():
         x = line.split()
@@ -83,7 +93,9 @@ def main():
     page_input = cap
     view_env = dict(env)
     hostile = []
-    if a.variant == 'binned-hostile':
+    if a.variant == 'binned':
+        view_env['AIPROF_VIEW_MAX_INSTANTS'] = '1000'
+    if a.variant == 'hostile':
         main_tid = max(set(r[0] for r in records), key=lambda t: sum(1 for r in records if r[0] == t))
         pid = next(e['pid'] for e in events if e.get('tid') == main_tid)
         t0 = program[len(program) // 2][2]
@@ -95,9 +107,9 @@ def main():
         page_input = os.path.join(out_dir, 'faults_hostile.json')
         with open(page_input, 'w') as f:
             json.dump({'traceEvents': events}, f)
-        view_env['AIPROF_VIEW_MAX_INSTANTS'] = '1000'
         meta = {}  # the exported JSON carries no capture metadata
-    with open(os.path.join(out_dir, 'faults_expected_%s.json' % a.variant), 'w') as f:
+    sidecar = 'faults_expected_%s.json' % os.path.splitext(os.path.basename(a.html))[0]
+    with open(os.path.join(out_dir, sidecar), 'w') as f:
         json.dump({'variant': a.variant, 'records': records, 'program': program, 'meta': meta, 'hostile': hostile,
                    'hostile_name': HOSTILE}, f)
     r = subprocess.run([a.aiprof, 'view', page_input, '--timeline', '-o', a.html], env=view_env)
