@@ -7,7 +7,7 @@
   const D = JSON.parse(document.getElementById('aiprof-data').textContent);
   const undelta = (a) => { let s = 0; for (let i = 0; i < a.length; i++) { s += a[i]; a[i] = s; } return a; };
   const CAUSE_COLORS = ['#e8912d', '#d9453d', '#8e5cc4', '#9e9e9e'];
-  const LABEL_W = 280, ROW_H = 16, HEADER_H = 18, STEP_H = 18, GAP_H = 14, COUNTER_H = 36, SAMPLE_H = 6, MARK_H = 18;
+  const LABEL_W = 280, ROW_H = 16, HEADER_H = 18, STEP_H = 18, GAP_H = 14, COUNTER_H = 36, SAMPLE_H = 6, MARK_H = 18, INST_H = 8;
 
   const names = D.names;
   const RUN_FILL = 'hsl(35,10%,60%)', RUN_MATCH = '#d10', RUN_DIM = 'hsla(35,10%,82%,0.35)';
@@ -61,6 +61,39 @@
     for (const id of P.slices) { const a = sliceAt.get(id); if (a) D.rows[a[0]].cp[a[1]] = 1; }
   }
   const PATH_COLOR = '#b0002a', PATH_RUN = '#b0002a';
+  // Instants (D.instants, only for traces that have some): row.inst holds
+  // one group per kind (D.instants.kinds[k]: cat, name, fault), each with its
+  // instants' times (delta-encoded) or, over the page's budget, count bins
+  // per level (D.instants.levels). A row draws one strip per class: page
+  // fault records of `aiprof trace` first, then every other instant.
+  const I = D.instants || null;
+  const INST_RGB = ['55,71,79', '194,24,91'];  // other, page fault
+  D.rows.forEach((row) => {
+    row.strips = [];
+    if (!I || !row.inst) return;
+    for (const g of row.inst) {
+      if (g.ts) undelta(g.ts);
+      if (g.lod) g.lod.forEach((l) => undelta(l.b));
+    }
+    for (const fault of [true, false]) {
+      const groups = row.inst.filter((g) => (I.kinds[g.k].fault === 1) === fault);
+      if (groups.length) row.strips.push({ fault, groups });
+    }
+  });
+  // Height of a row's slices: one row at least, none for a thread that only has instants.
+  const slicesH = (row) => (row.depth || !row.strips.length ? Math.max(1, row.depth) * ROW_H : 0);
+  const instKindLabel = (k) => (I.kinds[k].fault ? 'page fault records' : I.kinds[k].name + ' (' + I.kinds[k].cat + ')');
+  // Figures of `records` page fault records: faults (each record stands for
+  // capture.page_faults.period faults) and their estimated time.
+  function faultFigures(records) {
+    const faults = records * I.fault_period;
+    const out = [['page faults', String(faults) + (I.fault_period > 1 ? ' (' + records + ' records × ' + I.fault_period + ' faults each)' : '')]];
+    out.push(['estimated fault time', I.fault_cost_ns === null
+      ? 'unknown: the capture has no measured cost of a fault (capture.page_fault_cost_ns)'
+      : '≈ ' + fmt(Math.round(faults * I.fault_cost_ns)) + ' (estimate: ' + faults + ' faults × ' + I.fault_cost_ns +
+        ' ns, the cost of one first-touch fault measured at capture start)']);
+    return out;
+  }
   // Colour by module (--color-by module): row.m[i] indexes D.modules.names
   // (-1: no module); colours hash the module's name like slice names do.
   const MOD = D.modules || null;
@@ -127,7 +160,7 @@
         if (row.layer !== layer) { layer = row.layer; add({ type: 'header', label: row.layer, key: lkey, level: 1 }, HEADER_H); }
         if (collapsed.has(lkey)) return;
         if (row.kind === 'counter') add({ type: 'counter', label: row.label, row, r }, COUNTER_H);
-        else add({ type: 'slices', label: row.label, row, r }, Math.max(1, row.depth) * ROW_H + (row.sts.length ? SAMPLE_H : 0) + 4);
+        else add({ type: 'slices', label: row.label, row, r }, slicesH(row) + (row.sts.length ? SAMPLE_H : 0) + row.strips.length * INST_H + 4);
       });
     }
     totalH = y;
@@ -314,6 +347,81 @@
         ctx.fillRect(x, y, 1, SAMPLE_H - 1);
       }
     }
+    row.strips.forEach((strip, s) => drawInstantStrip(strip, instStripTop(row, top, s)));
+  }
+  // ---- instants ----
+  const instStripTop = (row, top, s) => top + 2 + row.depth * ROW_H + (row.sts.length ? SAMPLE_H : 0) + s * INST_H;
+  // First index with a[i] >= v (a ascending).
+  function lowerBound(a, v) {
+    let lo = 0, hi = a.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (a[mid] < v) lo = mid + 1; else hi = mid; }
+    return lo;
+  }
+  // The instants' level to draw: the finest whose bins are at least a pixel
+  // wide, else (zoomed in past it) the finest; -1 when there is none.
+  function instLevel() {
+    if (!I || !I.levels.length) return -1;
+    const nsPerPx = (v1 - v0) / plotW();
+    let best = I.levels.length - 1;
+    for (let l = I.levels.length - 1; l >= 0; l--) if (I.levels[l] >= nsPerPx) { best = l; break; }
+    return best;
+  }
+  let instColumnsDrawn = 0;
+  // One strip: the count of instants in each pixel column, darker for more
+  // (log scale, relative to the strip's fullest column in view); bins wider
+  // than a pixel (binned, zoomed in past the finest level) as blocks.
+  function drawInstantStrip(strip, y) {
+    const n = Math.ceil(plotW()) + 1, cnt = new Float64Array(n), wide = [];
+    const lv = instLevel();
+    for (const g of strip.groups) {
+      if (g.ts) {
+        for (let k = lowerBound(g.ts, v0); k < g.ts.length && g.ts[k] <= v1; k++) {
+          cnt[Math.min(n - 1, Math.floor(xOf(g.ts[k]) - LABEL_W))]++;
+        }
+      } else if (lv >= 0 && g.lod[lv]) {
+        const w = I.levels[lv], B = g.lod[lv];
+        for (let k = lowerBound(B.b, Math.floor(v0 / w)); k < B.b.length && B.b[k] * w <= v1; k++) {
+          const x = xOf(B.b[k] * w), x2 = xOf((B.b[k] + 1) * w);
+          if (x2 - x < 1) cnt[Math.max(0, Math.min(n - 1, Math.floor(x - LABEL_W)))] += B.n[k];
+          else wide.push([x, x2, B.n[k]]);
+        }
+      }
+    }
+    let max = 0;
+    for (let i = 0; i < n; i++) max = Math.max(max, cnt[i]);
+    for (const b of wide) max = Math.max(max, b[2]);
+    if (!max) return;
+    const rgb = INST_RGB[strip.fault ? 1 : 0], lm = Math.log1p(max);
+    const shade = (c) => 'rgba(' + rgb + ',' + (0.35 + 0.65 * Math.log1p(c) / lm).toFixed(2) + ')';
+    for (const b of wide) { ctx.fillStyle = shade(b[2]); ctx.fillRect(b[0], y + 1, Math.max(1, b[1] - b[0] - 1), INST_H - 2); }
+    let last = '';
+    for (let i = 0; i < n; i++) {
+      if (!cnt[i]) continue;
+      const f = shade(cnt[i]);
+      if (f !== last) { ctx.fillStyle = f; last = f; }
+      ctx.fillRect(LABEL_W + i, y, 1, INST_H - 1);
+      instColumnsDrawn++;
+    }
+  }
+  // Instants of `groups` in [t0, t1], by kind: exact for instants kept one
+  // by one; binned ones count the bins `inside` [t0, t1] (wholly) or, when
+  // not, touching it (hover).
+  function countInstants(groups, t0, t1, inside, byKind) {
+    let binned = false;
+    for (const g of groups) {
+      let c = 0;
+      if (g.ts) c = lowerBound(g.ts, t1 + 1e-6) - lowerBound(g.ts, t0);
+      else if (I.levels.length) {
+        binned = true;
+        const lv = inside ? I.levels.length - 1 : Math.max(0, instLevel()), w = I.levels[lv], B = g.lod[lv];
+        for (let k = lowerBound(B.b, Math.floor(t0 / w)); k < B.b.length && B.b[k] * w <= t1; k++) {
+          const a = B.b[k] * w, b = a + w;
+          if (inside ? a >= t0 && b <= t1 : b > t0) c += B.n[k];
+        }
+      }
+      if (c) byKind.set(g.k, (byKind.get(g.k) || 0) + c);
+    }
+    return binned;
   }
   function clip(s, room) {
     const cw = 6.2;  // approx. px per char at 11px
@@ -457,6 +565,7 @@
   }
   function draw() {
     if (!W) return;
+    instColumnsDrawn = 0;
     ctx.clearRect(0, 0, W, H);
     drawAxis();
     ctx.save();
@@ -523,6 +632,15 @@
     if (!lane || x < LABEL_W) return { lane };
     const t = tOf(x), tol = 2 * (v1 - v0) / plotW();
     const top = lane.y - scrollY + 18;
+    if (lane.type === 'slices' && lane.row.strips.length) {
+      const row = lane.row, s = Math.floor((y - instStripTop(row, top, 0)) / INST_H);
+      if (s >= 0 && s < row.strips.length) {
+        const byKind = new Map(), t0 = tOf(Math.floor(x) - 1), t1 = tOf(Math.floor(x) + 2);
+        const binned = countInstants(row.strips[s].groups, t0, t1, false, byKind);
+        if (byKind.size) return { lane, inst: { fault: row.strips[s].fault, t0, t1, byKind, binned } };
+        return { lane };
+      }
+    }
     if (lane.type === 'slices') {
       const row = lane.row, d = Math.floor((y - top - 2) / ROW_H);
       if (d >= 0 && d < row.depth) {
@@ -571,6 +689,15 @@
         ['duration', fmt(row.dur[i])], ['depth', String(row.d[i])], ['track', L.label], ['flows', String(fl.length)]];
       if (P) out.push(['critical path', row.cp[i] ? 'on a step\'s critical path' : 'off the path']);
       if (MOD) out.push(['module', row.m[i] >= 0 ? MOD.names[row.m[i]] : '(none)']);
+      return out;
+    }
+    if (h.inst) {
+      const out = [];
+      let records = 0;
+      for (const [k, n] of h.inst.byKind) { out.push([instKindLabel(k), String(n)]); if (I.kinds[k].fault) records += n; }
+      if (h.inst.fault) out.push(...faultFigures(records));
+      out.push(['at', '+' + fmt(Math.max(0, h.inst.t0)) + ' … +' + fmt(h.inst.t1) + ' (under the pointer)'], ['track', L.label]);
+      if (h.inst.binned) out.push(['binned', 'counted in bins of ' + fmt(I.levels[Math.max(0, instLevel())]) + ' touching the pointer (over the page\'s budget of instants)']);
       return out;
     }
     if (h.bin) return [['merged slices', String(h.bin.n) + ' starting in this bin'], ['bin', '+' + fmt(h.bin.b * h.bin.w) + ' for ' + fmt(h.bin.w)],
@@ -624,7 +751,7 @@
   function computeSelection(t0, t1, y0, y1) {
     if (t1 < t0) [t0, t1] = [t1, t0];
     if (y1 < y0) [y0, y1] = [y1, y0];
-    const res = { t0, t1, count: 0, total_ns: 0, tracks: 0, byName: new Map(), merged: 0, mergedBusy: 0, gaps: [0, 0, 0, 0], gapCount: 0 };
+    const res = { t0, t1, count: 0, total_ns: 0, tracks: 0, byName: new Map(), merged: 0, mergedBusy: 0, gaps: [0, 0, 0, 0], gapCount: 0, inst: new Map(), instBinned: false };
     const fine = D.levels.length - 1;
     for (const lane of lanes) {
       if (lane.y + lane.h <= y0 || lane.y >= y1) continue;
@@ -649,6 +776,7 @@
             }
           }
         }
+        for (const strip of row.strips) if (countInstants(strip.groups, t0, t1, true, res.inst)) res.instBinned = true;
         if (any) res.tracks++;
       } else if (lane.type === 'gaps') {
         const g = lane.gap;
@@ -675,6 +803,22 @@
     if (res.gapCount) s += 'Idle gaps: ' + res.gapCount + ' — ' + D.causes.map((c, i) => c + ' ' + fmt(res.gaps[i])).join(', ');
     extra.textContent = s;
     el.appendChild(extra);
+    let instants = 0, records = 0;
+    if (res.inst.size) {
+      const it = document.createElement('div');
+      it.id = 'selection-instants';
+      const parts = [...res.inst.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => {
+        instants += n;
+        if (I.kinds[k].fault) records += n;
+        return instKindLabel(k) + ' ' + n;
+      });
+      let text = 'Instants' + (res.instBinned ? ' (binned: bins wholly inside the range)' : '') + ': ' + parts.join(', ') + '.';
+      if (records) text += ' ' + faultFigures(records).map((r) => r[0] + ': ' + r[1]).join('; ') + '.';
+      it.textContent = text;
+      el.appendChild(it);
+    }
+    el.dataset.instants = String(instants);
+    el.dataset.faultRecords = String(records);
     el.dataset.t0 = String(res.t0);
     el.dataset.t1 = String(res.t1);
     el.dataset.count = String(res.count);
@@ -815,6 +959,29 @@
     (c.sample_stride > 1 ? ' (1 in ' + c.sample_stride + ')' : '') + '. Gaps shown: ' + c.gaps_shown + ' of ' + c.gaps +
     '. Flows shown for the selected slice: ' + c.flows_shown + ' of ' + c.flows + ' have both ends in full detail.';
   legend.appendChild(notes);
+  if (I) {
+    const il = document.createElement('div');
+    il.id = 'instant-legend';
+    let faults = 0;
+    I.kinds.forEach((k) => { if (k.fault) faults += k.total; });
+    for (const [fault, text] of [[true, 'page faults'], [false, 'other instants']]) {
+      const sw = document.createElement('span');
+      sw.className = 'sw'; sw.style.background = 'rgb(' + INST_RGB[fault ? 1 : 0] + ')';
+      il.appendChild(sw);
+      il.appendChild(document.createTextNode(text));
+    }
+    let s = ': instants as ticks under their thread\'s slices, one strip per class, darker = more in the pixel column (hover or select for counts). ' +
+      I.total + ' thread instants on the rows shown' + (I.hidden ? ' (' + I.hidden + ' on tracks not shown)' : '') + '. ' +
+      (I.unscoped ? I.unscoped + ' process- or global-scoped instants not drawn. ' : '');
+    if (I.binned) s += 'Over the page\'s budget: counted in bins (finest ' + (I.levels.length ? fmt(I.levels[I.levels.length - 1]) : 'none: no level fits') + '), not one by one. ';
+    if (faults) {
+      s += faults + ' minor page fault records of aiprof trace, each standing for ' + I.fault_period + ' fault' + (I.fault_period > 1 ? 's' : '') +
+        (I.fault_period_known ? '' : ' (capture.page_faults.period absent: 1 assumed)') + '; ' +
+        (I.fault_cost_ns === null ? 'no measured cost of a fault in the capture.' : 'estimated time = faults × ' + I.fault_cost_ns + ' ns (one first-touch fault, measured at capture start): an estimate.');
+    }
+    il.appendChild(document.createTextNode(s));
+    legend.appendChild(il);
+  }
   if (D.note) {
     const pn = document.createElement('div');
     pn.id = 'page-note';
@@ -873,7 +1040,21 @@
     search,
     redraw: draw,
     view: () => ({ start: v0, end: v1 }),
-    select: (t0, t1, y0, y1) => { selection = { t0, t1, y0, y1 }; const r = computeSelection(t0, t1, y0, y1); showSelection(r); draw(); return { count: r.count, total_ns: r.total_ns, merged: r.merged }; },
+    select: (t0, t1, y0, y1) => {
+      selection = { t0, t1, y0, y1 }; const r = computeSelection(t0, t1, y0, y1); showSelection(r); draw();
+      let instants = 0, faultRecords = 0;
+      for (const [k, n] of r.inst) { instants += n; if (I.kinds[k].fault) faultRecords += n; }
+      return { count: r.count, total_ns: r.total_ns, merged: r.merged, instants, faultRecords };
+    },
+    // Instants: what the page holds and how many pixel columns the last draw filled.
+    instants: () => ({ present: I !== null, total: I ? I.total : 0, binned: I ? I.binned === 1 : false,
+      strips: D.rows.reduce((a, r) => a + r.strips.length, 0), columnsDrawn: instColumnsDrawn }),
+    // The instant strips of the lanes, at their canvas y now.
+    strips: () => lanes.filter((l) => l.type === 'slices').flatMap((l) => l.row.strips.map((st, k) => ({
+      y: instStripTop(l.row, l.y - scrollY + 18, k), h: INST_H, fault: st.fault, label: l.label,
+      total: st.groups.reduce((a, g) => a + g.total, 0) }))),
+    // What hovering at canvas point (x, y) describes, as [label, text] pairs.
+    describeAt: (x, y) => describe(hit(x, y)),
     lanes: () => lanes.map((l) => ({ type: l.type, label: l.label, y: l.y, h: l.h })),
     colorBy: () => (MOD ? (byModule ? 'module' : 'name') : 'name'),
     nameColor: (name) => { const i = names.indexOf(name); return i < 0 ? null : sliceColor(i, false); },

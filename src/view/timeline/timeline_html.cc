@@ -144,6 +144,90 @@ void WriteSliceRow(const Trace& t, const TimelineModel& m, const TimelineRow& ro
   j->Raw(",");
   j->Key("stotal");
   j->Int(int64_t(row.sample_total));
+  if (row.instants.empty()) return;
+  // Instants by kind: each one's time (delta-encoded), or count bins per level.
+  j->Raw(",");
+  j->Key("inst");
+  j->Array(row.instants.size(), [&](size_t g) {
+    const InstantGroup& ig = row.instants[g];
+    j->Raw("{");
+    j->Key("k");
+    j->Int(ig.kind);
+    j->Raw(",");
+    j->Key("total");
+    j->Int(int64_t(ig.total));
+    j->Raw(",");
+    if (!m.instants_binned) {
+      j->Key("ts");
+      j->DeltaArray(ig.shown.size(), [&](size_t i) { return Rel(m, t.instants.ts_ns[ig.shown[i]]); });
+    } else {
+      j->Key("lod");
+      j->Array(ig.lod.size(), [&](size_t l) {
+        const InstantBins& ib = ig.lod[l];
+        j->Raw("{");
+        j->Key("b");
+        j->DeltaArray(ib.bin.size(), [&](size_t i) { return ib.bin[i]; });
+        j->Raw(",");
+        j->Key("n");
+        j->Array(ib.count.size(), [&](size_t i) { j->Int(ib.count[i]); });
+        j->Raw("}");
+      });
+    }
+    j->Raw("}");
+  });
+}
+
+// The instants' kinds and figures; only for traces that have instants, so
+// the page of a trace without any is as it was before instants were drawn.
+void WriteInstants(const Trace& t, const TimelineModel& m, JsonOut* j) {
+  j->Key("instants");
+  j->Raw("{");
+  j->Key("kinds");
+  j->Array(m.instant_kinds.size(), [&](size_t k) {
+    const TimelineInstantKind& ik = m.instant_kinds[k];
+    j->Raw("{");
+    j->Key("cat");
+    j->Str(t.Str(ik.category));
+    j->Raw(",");
+    j->Key("name");
+    j->Str(t.Str(ik.name));
+    j->Raw(",");
+    j->Key("fault");
+    j->Int(ik.page_fault ? 1 : 0);
+    j->Raw(",");
+    j->Key("total");
+    j->Int(int64_t(ik.total));
+    j->Raw("}");
+  });
+  j->Raw(",");
+  j->Key("total");
+  j->Int(int64_t(m.instant_total));
+  j->Raw(",");
+  j->Key("hidden");
+  j->Int(int64_t(m.instant_hidden));
+  j->Raw(",");
+  j->Key("unscoped");
+  j->Int(int64_t(m.instant_unscoped));
+  j->Raw(",");
+  j->Key("binned");
+  j->Int(m.instants_binned ? 1 : 0);
+  j->Raw(",");
+  j->Key("levels");
+  j->Array(m.instant_level_ns.size(), [&](size_t i) { j->Int(m.instant_level_ns[i]); });
+  j->Raw(",");
+  j->Key("fault_period");
+  j->Int(int64_t(m.fault_period));
+  j->Raw(",");
+  j->Key("fault_period_known");
+  j->Int(m.fault_period_known ? 1 : 0);
+  j->Raw(",");
+  j->Key("fault_cost_ns");
+  if (m.fault_cost_known) {
+    j->Double(m.fault_cost_ns);
+  } else {
+    j->Raw("null");
+  }
+  j->Raw("}");
 }
 
 void WriteCounterRow(const Trace& t, const TimelineModel& m, const TimelineRow& row, JsonOut* j) {
@@ -424,6 +508,10 @@ void AppendTimelineJson(const Trace& t, const TimelineModel& m, const TimelineOp
   j.Raw("},");
   WriteRows(t, m, &names, &cats, &j);
   j.Raw(",");
+  if (m.instant_total > 0 || m.instant_hidden > 0 || m.instant_unscoped > 0) {
+    WriteInstants(t, m, &j);
+    j.Raw(",");
+  }
   WriteGaps(m, &j);
   j.Raw(",");
   WriteSteps(t, m, &names, &j);

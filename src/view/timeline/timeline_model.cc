@@ -2,15 +2,20 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/layout/layout_conversions.h"
 #include "src/analysis/steps/step_stats.h"
+#include "src/model/page_fault_records.h"
 
 namespace aiprof {
 namespace {
@@ -84,7 +89,7 @@ struct TrackRange {
   uint32_t depth_count = 0;  // wider than a depth: max depth + 1 must not wrap
 };
 
-void ComputeSpan(const Trace& t, TimelineModel* m) {
+void ComputeSpan(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   int64_t lo = kInf, hi = std::numeric_limits<int64_t>::min();
   auto see = [&](int64_t a, int64_t b) {
     lo = std::min(lo, a);
@@ -93,6 +98,11 @@ void ComputeSpan(const Trace& t, TimelineModel* m) {
   for (size_t i = 0; i < t.slices.size(); ++i) see(t.slices.ts_ns[i], t.slices.ts_ns[i] + t.slices.dur_ns[i]);
   for (size_t i = 0; i < t.counters.size(); ++i) see(t.counters.ts_ns[i], t.counters.ts_ns[i]);
   for (size_t i = 0; i < t.samples.size(); ++i) see(t.samples.ts_ns[i], t.samples.ts_ns[i]);
+  if (o.instants) {
+    for (size_t i = 0; i < t.instants.size(); ++i) {
+      if (t.instants.scope[i] == 't') see(t.instants.ts_ns[i], t.instants.ts_ns[i]);
+    }
+  }
   for (size_t i = 0; i < t.steps.size(); ++i) see(t.steps.ts_ns[i], t.steps.ts_ns[i] + t.steps.dur_ns[i]);
   if (lo > hi) lo = hi = 0;
   m->start_ns = lo;
@@ -102,12 +112,14 @@ void ComputeSpan(const Trace& t, TimelineModel* m) {
 // Rows in display order: (rank, layer, slices before counters, pid, tid, name).
 std::vector<TimelineRow> MakeRows(const Trace& t, const std::vector<TrackRange>& ranges,
                                   const std::vector<uint64_t>& counters_per_track,
-                                  const std::vector<uint64_t>& samples_per_track, const std::vector<uint8_t>& shown) {
+                                  const std::vector<uint64_t>& samples_per_track,
+                                  const std::vector<uint64_t>& instants_per_track, const std::vector<uint8_t>& shown) {
   std::vector<uint32_t> order;
   for (uint32_t k = 0; k < t.tracks.size(); ++k) {
     if (!shown.empty() && !shown[k]) continue;
     bool has = t.tracks.kind[k] == TrackKind::kCounter ? counters_per_track[k] > 0
-                                                        : ranges[k].count > 0 || samples_per_track[k] > 0;
+                                                        : ranges[k].count > 0 || samples_per_track[k] > 0 ||
+                                                              instants_per_track[k] > 0;
     if (has) order.push_back(k);
   }
   auto key = [&](uint32_t k) {
@@ -427,6 +439,110 @@ void FillSamples(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   }
 }
 
+// The page fault records' metadata (docs/capture.md, "Page faults").
+void ReadFaultMeta(const Trace& t, TimelineModel* m) {
+  if (auto it = t.metadata.find(kPageFaultPeriodMeta); it != t.metadata.end() && !it->second.empty()) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
+    if (*end == '\0' && v > 0 && it->second[0] != '-') m->fault_period = v, m->fault_period_known = true;
+  }
+  if (auto it = t.metadata.find(kPageFaultCostMeta); it != t.metadata.end() && !it->second.empty()) {
+    char* end = nullptr;
+    const double c = std::strtod(it->second.c_str(), &end);
+    if (*end == '\0' && std::isfinite(c) && c > 0) m->fault_cost_ns = c, m->fault_cost_known = true;
+  }
+}
+
+// Instants on the shown slice rows, grouped by kind; over max_instants, count
+// bins per level instead of each instant's time.
+void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
+  const InstantTable& in = t.instants;
+  if (!o.instants || in.size() == 0) return;
+  ReadFaultMeta(t, m);
+  std::vector<int32_t> row_of(t.tracks.size(), -1);
+  for (size_t r = 0; r < m->rows.size(); ++r) {
+    if (m->rows[r].kind == TimelineRowKind::kSlices) row_of[m->rows[r].track] = int32_t(r);
+  }
+  const std::optional<StringId> fault_cat = t.strings.Find(kPageFaultCategory);
+  std::unordered_map<uint64_t, uint32_t> kind_of;  // (category, name) -> kind, in order of first appearance
+  std::vector<std::unordered_map<uint32_t, std::vector<uint32_t>>> per_row(m->rows.size());
+  for (uint32_t i = 0; i < in.size(); ++i) {
+    if (in.scope[i] != 't') {
+      ++m->instant_unscoped;
+      continue;
+    }
+    const int32_t r = in.track[i] < row_of.size() ? row_of[in.track[i]] : -1;
+    if (r < 0) {
+      ++m->instant_hidden;
+      continue;
+    }
+    const uint64_t key = (uint64_t{in.category[i].raw} << 32) | in.name[i].raw;
+    auto [it, added] = kind_of.try_emplace(key, uint32_t(m->instant_kinds.size()));
+    if (added) {
+      m->instant_kinds.push_back(
+          TimelineInstantKind{in.category[i], in.name[i], fault_cat && in.category[i] == *fault_cat, 0});
+    }
+    ++m->instant_kinds[it->second].total;
+    per_row[r][it->second].push_back(i);
+    ++m->instant_total;
+  }
+  for (size_t r = 0; r < m->rows.size(); ++r) {
+    std::vector<InstantGroup>& groups = m->rows[r].instants;
+    for (auto& [kind, list] : per_row[r]) {
+      std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return in.ts_ns[a] < in.ts_ns[b]; });
+      InstantGroup g;
+      g.kind = kind;
+      g.total = list.size();
+      g.shown = std::move(list);
+      groups.push_back(std::move(g));
+    }
+    std::sort(groups.begin(), groups.end(),
+              [](const InstantGroup& a, const InstantGroup& b) { return a.kind < b.kind; });
+  }
+  if (m->instant_total <= o.max_instants) return;
+  // Over the budget: count bins, levels coarse to fine while they fit.
+  m->instants_binned = true;
+  const int64_t span = m->end_ns - m->start_ns;
+  const int64_t bins0 = int64_t(std::max<size_t>(1, o.overview_bins));
+  std::vector<int64_t> widths;
+  for (int64_t w = std::max<int64_t>(1, (span + bins0 - 1) / bins0); w >= 1 && widths.size() < kMaxLodLevels; w /= 4) {
+    widths.push_back(w);
+  }
+  std::vector<uint64_t> per_level(widths.size());
+  for (const TimelineRow& row : m->rows) {
+    for (const InstantGroup& g : row.instants) {
+      for (size_t l = 0; l < widths.size(); ++l) {
+        int64_t last = -1;
+        for (uint32_t i : g.shown) {
+          const int64_t b = (in.ts_ns[i] - m->start_ns) / widths[l];
+          if (b != last) ++per_level[l], last = b;
+        }
+      }
+    }
+  }
+  size_t keep = 0;
+  while (keep < widths.size() && m->instant_bin_count + per_level[keep] <= o.max_instant_bins) {
+    m->instant_bin_count += per_level[keep++];
+  }
+  widths.resize(keep);
+  m->instant_level_ns = widths;
+  for (TimelineRow& row : m->rows) {
+    for (InstantGroup& g : row.instants) {
+      g.lod.resize(keep);
+      for (size_t l = 0; l < keep; ++l) {
+        InstantBins& ib = g.lod[l];
+        for (uint32_t i : g.shown) {
+          const int64_t b = (in.ts_ns[i] - m->start_ns) / widths[l];
+          if (ib.bin.empty() || ib.bin.back() != b) ib.bin.push_back(b), ib.count.push_back(0);
+          ++ib.count.back();
+        }
+      }
+      g.shown.clear();
+      g.shown.shrink_to_fit();
+    }
+  }
+}
+
 void FillGaps(const Trace& t, const TimelineInputs& in, const TimelineOptions& o, TimelineModel* m) {
   if (in.gaps == nullptr) return;
   std::array<uint64_t, kBucketCount> hist{};
@@ -560,12 +676,17 @@ std::string RowLabel(const Trace& t, uint32_t k) {
 
 TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const TimelineOptions& o) {
   TimelineModel m;
-  ComputeSpan(t, &m);
+  ComputeSpan(t, o, &m);
   std::vector<TrackRange> ranges = SliceRanges(t);
-  std::vector<uint64_t> counters(t.tracks.size()), samples(t.tracks.size());
+  std::vector<uint64_t> counters(t.tracks.size()), samples(t.tracks.size()), instants(t.tracks.size());
   for (size_t i = 0; i < t.counters.size(); ++i) ++counters[t.counters.track[i]];
   for (size_t i = 0; i < t.samples.size(); ++i) ++samples[t.samples.track[i]];
-  m.rows = MakeRows(t, ranges, counters, samples, o.track_shown);
+  if (o.instants) {
+    for (size_t i = 0; i < t.instants.size(); ++i) {
+      if (t.instants.track[i] < t.tracks.size() && t.instants.scope[i] == 't') ++instants[t.instants.track[i]];
+    }
+  }
+  m.rows = MakeRows(t, ranges, counters, samples, instants, o.track_shown);
   std::vector<uint8_t> detailed = PickDetailed(t, o, &m);
   MarkPathSlices(t, in, o, &detailed, &m);
   FillDetailed(t, ranges, detailed, &m);
@@ -574,6 +695,7 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   BuildDensity(t, ranges, detailed, o, &m);
   FillCounters(t, o, &m);
   FillSamples(t, o, &m);
+  FillInstants(t, o, &m);
   FillGaps(t, in, o, &m);
   for (uint32_t s = 0; s < t.steps.size(); ++s) m.steps.push_back(s);
   FillMarkers(t, in, &m);

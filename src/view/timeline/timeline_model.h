@@ -19,6 +19,16 @@
 //     Counts and covered time are exact sums. Levels are kept from coarse to
 //     fine while the total number of bins fits `max_density_bins`, and stop
 //     at a width of T / 16 (a merged slice's outline is then 16 bins wide).
+//   * Thread-scoped instants (Trace::instants with scope 't', e.g. `aiprof
+//     trace`'s minor page faults: 100,000s in a capture; process- and
+//     global-scoped ones are counted, not drawn) sit on their thread's row
+//     and extend the span, grouped by kind
+//     (category, name). All of them are kept, each as its time, while the
+//     shown instants number at most `max_instants`. Over it, none is kept one
+//     by one: per (row, kind), the sparse bins that hold instants, with their
+//     counts (exact sums), at levels of width w_0 / 4^L (w_0 as above), kept
+//     from coarse to fine while the total number of bins fits
+//     `max_instant_bins`.
 // Gaps, counter points and samples have their own budgets (longest gaps
 // kept; counters thinned to the first/min/max/last point per fine bin;
 // samples thinned by a stride), and the model says how many were left out.
@@ -56,6 +66,9 @@ struct TimelineOptions {
   size_t max_gaps = 100'000;            // longest kept
   size_t max_counter_points = 300'000;  // over all counter rows
   size_t max_samples = 300'000;
+  size_t max_instants = 100'000;        // instants kept one by one (over all rows)
+  size_t max_instant_bins = 100'000;    // instant count bins over all rows, kinds and levels
+  bool instants = true;                 // false: no instants on the page (the page as before they were drawn)
   size_t max_path_slices = 200'000;     // critical-path slices forced into full detail
   std::string title;                    // page title (the input's name)
   // Tracks to show (index = Trace track); empty shows all. Budgets apply to
@@ -100,6 +113,27 @@ struct DensityBins {
   std::vector<int64_t> busy_ns;   // time those slices (and earlier ones spilling in) cover in the bin
 };
 
+// Instants of one kind on one row: each one's time (full detail), or count
+// bins per level (TimelineModel::instant_level_ns) when over the budget.
+struct InstantBins {
+  std::vector<int64_t> bin;     // index: (ts - model start) / bin_ns, ascending
+  std::vector<uint32_t> count;  // instants in the bin
+};
+struct InstantGroup {
+  uint32_t kind = 0;             // index into TimelineModel::instant_kinds
+  uint64_t total = 0;            // instants of this kind on the row
+  std::vector<uint32_t> shown;   // rows of Trace::instants, in time order (empty when binned)
+  std::vector<InstantBins> lod;  // per kept level, when binned
+};
+
+// A kind of instant: its category and name, and whether it is a minor page
+// fault record of `aiprof trace` (category kPageFaultCategory).
+struct TimelineInstantKind {
+  StringId category, name;
+  bool page_fault = false;
+  uint64_t total = 0;  // on the shown rows
+};
+
 enum class TimelineRowKind : uint8_t { kSlices = 0, kCounter };
 
 struct TimelineRow {
@@ -118,6 +152,7 @@ struct TimelineRow {
   uint64_t counter_total = 0;
   std::vector<uint32_t> samples;     // rows of Trace::samples shown (ticks)
   uint64_t sample_total = 0;
+  std::vector<InstantGroup> instants;  // by kind index, ascending
 };
 
 struct GapRow {
@@ -187,6 +222,21 @@ struct TimelineModel {
   uint32_t sample_stride = 1;         // every sample_stride-th sample of a thread is shown
   TimelinePath path;
   TimelineModules modules;
+  // Instants (TimelineOptions::instants).
+  std::vector<TimelineInstantKind> instant_kinds;
+  uint64_t instant_total = 0;    // on the shown rows
+  uint64_t instant_hidden = 0;   // on tracks not shown (filtered out, or counter tracks)
+  uint64_t instant_unscoped = 0; // process- or global-scoped ('p', 'g'): not drawn
+  bool instants_binned = false;  // over max_instants: counts in bins only
+  std::vector<int64_t> instant_level_ns;  // bin width of each kept level, coarse to fine (binned only)
+  uint64_t instant_bin_count = 0;
+  // Page fault records' metadata: faults per record (capture.page_faults.period,
+  // 1 when absent or malformed) and the measured cost of one fault
+  // (capture.page_fault_cost_ns; known only when a positive finite number).
+  uint64_t fault_period = 1;
+  bool fault_period_known = false;
+  bool fault_cost_known = false;
+  double fault_cost_ns = 0;
 };
 
 // Quarter-power-of-two bucket of a duration (monotone). Visible for testing.

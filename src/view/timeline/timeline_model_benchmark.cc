@@ -13,7 +13,7 @@
 namespace aiprof {
 namespace {
 
-std::unique_ptr<Trace> SyntheticThreads(int64_t trees_per_thread) {
+std::unique_ptr<Trace> SyntheticThreads(int64_t trees_per_thread, int64_t faults_per_thread = 0) {
   auto trace = std::make_unique<Trace>();
   TraceBuilder b(trace.get());
   const StringId cat = b.Intern("cpu_op");
@@ -29,6 +29,8 @@ std::unique_ptr<Trace> SyntheticThreads(int64_t trees_per_thread) {
         for (int l = 0; l < 4; ++l) b.AddSlice(track, ms + 2'000 + l * 20'000, 5'000, leaf, cat, -1, 0, 0);
       }
     }
+    const StringId fcat = b.Intern("aiprof_page_fault"), fname = b.Intern("minor page fault");
+    for (int64_t i = 0; i < faults_per_thread; ++i) b.AddInstant(track, th * 777 + i * 3'000, fname, fcat, 't', 0, 0);
   }
   if (!b.Finalize().ok()) return nullptr;
   return trace;
@@ -64,6 +66,22 @@ void BM_WriteTimelinePage(benchmark::State& state) {
   state.SetComplexityN(static_cast<int64_t>(trace->slices.size()));
 }
 BENCHMARK(BM_WriteTimelinePage)->RangeMultiplier(4)->Range(1 << 8, 1 << 14)->Complexity()->Unit(benchmark::kMillisecond);
+
+// Instants: 4 threads of the trees above (64 each) and `range` page fault
+// records per thread, one every 3 µs across the trees' span and past it. At the default budget (100 000 instants kept
+// one by one) the smaller sizes keep them all and the larger ones are binned;
+// both are meant to be linear in instants.
+void BM_BuildTimelineModelInstants(benchmark::State& state) {
+  std::unique_ptr<Trace> trace = SyntheticThreads(64, state.range(0));
+  TimelineOptions options;
+  for (auto _ : state) {
+    TimelineModel m = BuildTimelineModel(*trace, {}, options);
+    benchmark::DoNotOptimize(m.instant_total);
+  }
+  state.SetItemsProcessed(state.iterations() * int64_t(trace->instants.size()));
+  state.SetComplexityN(int64_t(trace->instants.size()));
+}
+BENCHMARK(BM_BuildTimelineModelInstants)->RangeMultiplier(4)->Range(1 << 10, 1 << 18)->Complexity()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace aiprof

@@ -658,3 +658,235 @@ TEST(TimelineModelTest, HandMadeColourByModule) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Instants, worked by hand. Thread 1 holds "step" [100, 1100) µs ⊃ "op"
+// [150, 350) µs, a hostile-named mark at 50 µs (the trace's first event) and
+// four page fault records at 150, 160, 170 and 700 µs; thread 2 holds only
+// two fault records, at 400 and 410 µs. Relative to the start (50 µs), in
+// ns: mark 0; thread 1's faults 100000, 110000, 120000, 650000; thread 2's
+// 350000, 360000. Span: 50 µs .. 1100 µs = 1,050,000 ns. A global-scoped
+// instant at 5000 µs is counted, not drawn, and does not extend the span.
+constexpr char kInstants[] = R"({"traceEvents":[
+  {"ph":"M","name":"process_name","pid":1,"args":{"name":"app"}},
+  {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},
+  {"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"worker"}},
+  {"ph":"X","name":"step","cat":"user_annotation","pid":1,"tid":1,"ts":100,"dur":1000},
+  {"ph":"X","name":"op","cat":"cpu_op","pid":1,"tid":1,"ts":150,"dur":200},
+  {"ph":"i","s":"t","name":"</script><img src=x onerror=alert(1)>","cat":"<b>mark</b>","pid":1,"tid":1,"ts":50},
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":150},
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":160},
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":2,"ts":410},
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":700},
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":2,"ts":400},
+  {"ph":"i","s":"t","name":"minor page fault","cat":"aiprof_page_fault","pid":1,"tid":1,"ts":170},
+  {"ph":"i","s":"g","name":"Record Window End","pid":1,"tid":1,"ts":5000}
+]})";
+
+std::unique_ptr<Trace> InstantsTrace() {
+  auto t = ImportJsonText(kInstants);
+  if (t) {
+    t->metadata["capture.page_faults.period"] = "4";
+    t->metadata["capture.page_fault_cost_ns"] = "20000";
+  }
+  return t;
+}
+
+const InstantGroup* Group(const TimelineModel& m, const TimelineRow& row, bool fault) {
+  for (const InstantGroup& g : row.instants) {
+    if (m.instant_kinds[g.kind].page_fault == fault) return &g;
+  }
+  return nullptr;
+}
+
+std::vector<int64_t> RelTimes(const Trace& t, const TimelineModel& m, const InstantGroup& g) {
+  std::vector<int64_t> out;
+  for (uint32_t i : g.shown) out.push_back(t.instants.ts_ns[i] - m.start_ns);
+  return out;
+}
+
+TEST(TimelineInstantsTest, HandMadeFullDetailPerRowAndKind) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->instants.size(), 8u);
+  TimelineModel m = BuildTimelineModel(*t, {}, {});
+  EXPECT_EQ(m.end_ns - m.start_ns, 1'050'000);  // the mark at 50 µs starts the span
+  EXPECT_EQ(m.instant_total, 7u);
+  EXPECT_EQ(m.instant_hidden, 0u);
+  EXPECT_EQ(m.instant_unscoped, 1u);
+  EXPECT_FALSE(m.instants_binned);
+  EXPECT_TRUE(m.instant_level_ns.empty());
+  EXPECT_EQ(m.fault_period, 4u);
+  EXPECT_TRUE(m.fault_period_known);
+  EXPECT_TRUE(m.fault_cost_known);
+  EXPECT_EQ(m.fault_cost_ns, 20000.0);
+  ASSERT_EQ(m.instant_kinds.size(), 2u);
+  uint64_t fault_total = 0;
+  for (const TimelineInstantKind& k : m.instant_kinds) {
+    if (k.page_fault) {
+      fault_total += k.total;
+      EXPECT_EQ(t->Str(k.name), "minor page fault");
+    } else {
+      EXPECT_EQ(t->Str(k.category), "<b>mark</b>");
+      EXPECT_EQ(k.total, 1u);
+    }
+  }
+  EXPECT_EQ(fault_total, 6u);
+  // Thread 2 has no slice but gets a row for its instants.
+  ASSERT_EQ(m.rows.size(), 2u);
+  const TimelineRow* main = FindRow(*t, m, "main");
+  const TimelineRow* worker = FindRow(*t, m, "worker");
+  ASSERT_NE(main, nullptr);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->slice_count, 0u);
+  ASSERT_EQ(main->instants.size(), 2u);
+  const InstantGroup* f1 = Group(m, *main, true);
+  const InstantGroup* mark = Group(m, *main, false);
+  ASSERT_TRUE(f1 && mark);
+  EXPECT_EQ(f1->total, 4u);
+  EXPECT_EQ(RelTimes(*t, m, *f1), (std::vector<int64_t>{100'000, 110'000, 120'000, 650'000}));  // sorted by time
+  EXPECT_EQ(RelTimes(*t, m, *mark), (std::vector<int64_t>{0}));
+  ASSERT_EQ(worker->instants.size(), 1u);
+  EXPECT_EQ(RelTimes(*t, m, worker->instants[0]), (std::vector<int64_t>{350'000, 360'000}));
+  EXPECT_TRUE(f1->lod.empty());
+}
+
+// Instants off: the model is the one of a trace without them (span from the
+// slices, no instant-only row).
+TEST(TimelineInstantsTest, OffLeavesThemOut) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  TimelineOptions o;
+  o.instants = false;
+  TimelineModel m = BuildTimelineModel(*t, {}, o);
+  EXPECT_EQ(m.end_ns - m.start_ns, 1'000'000);
+  EXPECT_EQ(m.rows.size(), 1u);
+  EXPECT_EQ(m.instant_total, 0u);
+  EXPECT_TRUE(m.rows[0].instants.empty());
+  std::string page;
+  AppendTimelineJson(*t, m, o, &page);
+  EXPECT_EQ(page.find("\"instants\":"), std::string::npos);
+  EXPECT_EQ(page.find("\"inst\":"), std::string::npos);
+}
+
+// Over the budget of instants: count bins per level. With 4 overview bins,
+// w0 = ceil(1,050,000 / 4) = 262,500 ns, then 65,625 and 16,406 ns.
+//   level 0: mark {0}; thread 1's faults {0:3, 2:1}; thread 2's {1:2}: 4 bins
+//   level 1: mark {0}; {1:3, 9:1}; {5:2}: 4 bins
+//   level 2: mark {0}; {6:2, 7:1, 39:1} (100000/16406 = 6.1, 110000 -> 6.7,
+//            120000 -> 7.3, 650000 -> 39.6); {21:2}: 5 bins
+// A budget of 13 bins keeps three levels, 12 keeps two.
+TEST(TimelineInstantsTest, HandMadeBinsOverTheBudget) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  TimelineOptions o;
+  o.max_instants = 6;
+  o.overview_bins = 4;
+  o.max_instant_bins = 13;
+  TimelineModel m = BuildTimelineModel(*t, {}, o);
+  EXPECT_TRUE(m.instants_binned);
+  EXPECT_EQ(m.instant_level_ns, (std::vector<int64_t>{262'500, 65'625, 16'406}));
+  EXPECT_EQ(m.instant_bin_count, 13u);
+  const TimelineRow* main = FindRow(*t, m, "main");
+  const TimelineRow* worker = FindRow(*t, m, "worker");
+  ASSERT_TRUE(main && worker);
+  const InstantGroup* f1 = Group(m, *main, true);
+  ASSERT_NE(f1, nullptr);
+  EXPECT_TRUE(f1->shown.empty());
+  ASSERT_EQ(f1->lod.size(), 3u);
+  EXPECT_EQ(f1->lod[0].bin, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(f1->lod[0].count, (std::vector<uint32_t>{3, 1}));
+  EXPECT_EQ(f1->lod[1].bin, (std::vector<int64_t>{1, 9}));
+  EXPECT_EQ(f1->lod[1].count, (std::vector<uint32_t>{3, 1}));
+  EXPECT_EQ(f1->lod[2].bin, (std::vector<int64_t>{6, 7, 39}));
+  EXPECT_EQ(f1->lod[2].count, (std::vector<uint32_t>{2, 1, 1}));
+  EXPECT_EQ(worker->instants[0].lod[2].bin, (std::vector<int64_t>{21}));
+  EXPECT_EQ(worker->instants[0].lod[2].count, (std::vector<uint32_t>{2}));
+  o.max_instant_bins = 12;
+  EXPECT_EQ(BuildTimelineModel(*t, {}, o).instant_level_ns.size(), 2u);
+  // At the budget exactly: still one by one.
+  o.max_instants = 7;
+  EXPECT_FALSE(BuildTimelineModel(*t, {}, o).instants_binned);
+}
+
+// A track filter: the hidden thread's instants are counted as hidden.
+TEST(TimelineInstantsTest, TrackFilterHidesInstants) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  TimelineOptions o;
+  o.track_shown.assign(t->tracks.size(), 0);
+  for (uint32_t k = 0; k < t->tracks.size(); ++k) o.track_shown[k] = t->tracks.tid[k] == 1;
+  TimelineModel m = BuildTimelineModel(*t, {}, o);
+  EXPECT_EQ(m.instant_total, 5u);
+  EXPECT_EQ(m.instant_hidden, 2u);
+  EXPECT_EQ(m.instant_unscoped, 1u);
+  EXPECT_EQ(m.rows.size(), 1u);
+}
+
+// Bad metadata: the period falls back to 1 (said so), the cost is unknown.
+TEST(TimelineInstantsTest, MalformedFaultMetadata) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  for (const char* bad : {"-3", "12abc", "0", ""}) {
+    t->metadata["capture.page_faults.period"] = bad;
+    t->metadata["capture.page_fault_cost_ns"] = bad;
+    TimelineModel m = BuildTimelineModel(*t, {}, {});
+    EXPECT_EQ(m.fault_period, 1u) << bad;
+    EXPECT_FALSE(m.fault_period_known) << bad;
+    EXPECT_FALSE(m.fault_cost_known) << bad;
+  }
+  t->metadata["capture.page_fault_cost_ns"] = "nan";
+  EXPECT_FALSE(BuildTimelineModel(*t, {}, {}).fault_cost_known);
+}
+
+// The page's data: the instants block and each row's groups (delta-encoded
+// times), hostile kind names as escaped JSON text, never markup.
+TEST(TimelineInstantsTest, PageDataAndEscaping) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  TimelineViewOptions vo;
+  std::string page;
+  ASSERT_TRUE(RenderTimelinePage(*AnalysisSession::ForTrace(*t), vo, &page).ok());
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<b>mark"), std::string::npos);
+  size_t open = page.find(R"(<script type="application/json" id="aiprof-data">)");
+  ASSERT_NE(open, std::string::npos);
+  open = page.find('>', open) + 1;
+  std::string data = page.substr(open, page.find("</script>", open) - open);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(data).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element in = doc["instants"];
+  EXPECT_EQ(int64_t(in["total"]), 7);
+  EXPECT_EQ(int64_t(in["unscoped"]), 1);
+  EXPECT_EQ(int64_t(in["fault_period"]), 4);
+  EXPECT_EQ(double(in["fault_cost_ns"]), 20000.0);
+  EXPECT_EQ(int64_t(in["binned"]), 0);
+  std::map<std::string, int64_t> fault_of_name;
+  std::vector<std::string> kind_names;
+  for (auto k : in["kinds"].get_array()) {
+    kind_names.emplace_back(std::string_view(k["name"]));
+    fault_of_name[kind_names.back()] = int64_t(k["fault"]);
+  }
+  EXPECT_EQ(fault_of_name["minor page fault"], 1);
+  EXPECT_EQ(fault_of_name["</script><img src=x onerror=alert(1)>"], 0);
+  std::map<std::string, std::vector<int64_t>> times;  // "row label|kind name" -> decoded times
+  for (auto row : doc["rows"].get_array()) {
+    simdjson::dom::array groups;
+    if (row["inst"].get(groups) != simdjson::SUCCESS) continue;
+    for (auto g : groups) {
+      int64_t s = 0;
+      std::vector<int64_t>& out =
+          times[std::string(std::string_view(row["label"])) + "|" + kind_names[size_t(int64_t(g["k"]))]];
+      for (auto d : g["ts"].get_array()) out.push_back(s += int64_t(d));
+    }
+  }
+  EXPECT_EQ(times["app: main (1)|minor page fault"], (std::vector<int64_t>{100'000, 110'000, 120'000, 650'000}));
+  EXPECT_EQ(times["app: worker (2)|minor page fault"], (std::vector<int64_t>{350'000, 360'000}));
+  EXPECT_EQ(times["app: main (1)|</script><img src=x onerror=alert(1)>"], (std::vector<int64_t>{0}));
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -73,6 +73,18 @@ Status RenderTimelineView(const ViewContext& context, ViewSink* sink) {
     if (end == env || *end != '\0') return ErrStatus(std::string("AIPROF_VIEW_MAX_SLICES: not a number: ") + env);
     options.layout.max_detailed_slices = v;
   }
+  // Budget of instants kept one by one (tuning and tests), and AIPROF_VIEW_INSTANTS=0: none drawn.
+  if (const char* env = std::getenv("AIPROF_VIEW_MAX_INSTANTS")) {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0') return ErrStatus(std::string("AIPROF_VIEW_MAX_INSTANTS: not a number: ") + env);
+    options.layout.max_instants = v;
+  }
+  if (const char* env = std::getenv("AIPROF_VIEW_INSTANTS")) {
+    const std::string v = env;
+    if (v != "0" && v != "1") return ErrStatus("AIPROF_VIEW_INSTANTS: 0 or 1, not " + v);
+    options.layout.instants = v == "1";
+  }
   if (!context.options.thread.empty() || context.options.rank >= 0) {
     options.layout.track_shown.resize(trace.tracks.size());
     for (uint32_t k = 0; k < trace.tracks.size(); ++k) {
@@ -90,7 +102,7 @@ ViewSpec TimelineViewSpec() {
   ViewSpec spec;
   spec.name = "timeline";
   spec.help = "Timeline of tracks by rank, layer and thread/stream: slices, counters, steps, idle gaps by cause, "
-              "flows and diagnose's findings (self-contained HTML)";
+              "flows, diagnose's findings and thread instants such as aiprof trace's page faults (self-contained HTML)";
   spec.formats = {{"html", {".html", ".htm"}}};
   spec.render = RenderTimelineView;
   spec.draws_gaps = true;
