@@ -38,8 +38,8 @@ namespace {
 
 constexpr int64_t kCounterPeriodNs = 100'000'000;
 constexpr int64_t kPollNs = 20'000'000;
-// Ring of the page-fault event per CPU: 512 pages (2 MiB) hold 65,536
-// records of 32 bytes, drained at a quarter full or every 50 ms.
+// Ring of the page-fault event per CPU: 512 pages (2 MiB) hold 87,381
+// records of 24 bytes, drained at a quarter full or every 50 ms.
 constexpr size_t kFaultRingPages = 512;
 // Stopping a command (Ctrl-C, --duration; docs/capture.md): it gets SIGINT
 // and kGraceNs to exit and write its SDK / torch files; then SIGTERM (the

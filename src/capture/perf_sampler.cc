@@ -24,8 +24,13 @@ constexpr int kPerfIndexOfDwarf[kDwarfRegs] = {0, 3, 2, 1, 4, 5, 6, 7, 9, 10, 11
 
 constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
                                  PERF_SAMPLE_CALLCHAIN;
-// Page-fault records: header + pid/tid + time + period, 32 bytes each.
-constexpr uint64_t kFaultSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+// Page-fault records: header + pid/tid + time, 24 bytes each. Not
+// PERF_SAMPLE_PERIOD: with it and a fixed period the kernel writes a record
+// for every software event whatever sample_period says
+// (perf_swevent_event), so --fault-period N wrote every fault while the
+// metadata said N (found in session 14: a period-4 capture counted 4x the
+// faults getrusage saw). Each record stands for sample_period faults.
+constexpr uint64_t kFaultSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 
 long PerfEventOpen(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
   return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
@@ -285,12 +290,12 @@ void PerfSampler::Parse(const uint8_t* rec, size_t len) {
 }
 
 void PerfSampler::ParseFault(const uint8_t* p, const uint8_t* end) {
-  if (end - p < 24) return;
+  if (end - p < 16) return;
   RawFault f{};
   f.pid = static_cast<int32_t>(Read<uint32_t>(p));
   f.tid = static_cast<int32_t>(Read<uint32_t>(p));
   f.ts_ns = static_cast<int64_t>(Read<uint64_t>(p));
-  f.period = Read<uint64_t>(p);
+  f.period = options_.fault_period > 0 ? options_.fault_period : 1;
   data_.faults.push_back(f);
   sample_count_.fetch_add(1, std::memory_order_relaxed);
 }
