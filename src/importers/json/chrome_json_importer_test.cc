@@ -239,6 +239,34 @@ TEST(ChromeJsonImporterTest, IdsOutOfInt64RangeAreNotAnUndefinedCast) {
   EXPECT_EQ(t->slices.size(), 4u);
 }
 
+// Hand-made from the input libFuzzer found (scripts/fuzz.sh 600, session 13):
+// a distributedInfo whose rank has no value made simdjson abandon its
+// iterator while the next lookup skipped it, and the lookup after that
+// dereferenced the iterator's null parser (a segfault in release builds).
+// Now nothing past the malformed value is read (diagnosed); a value of
+// another type (rank as a string) still lets the other fields be read.
+TEST(ChromeJsonImporterTest, MalformedDistributedInfoIsNotReadPastTheError) {
+  TempDir dir;
+  std::string bad = dir.Write("bad.json", R"({"distributedInfo": {"rank":, "world_size": 8, "backend": "nccl"},
+"traceEvents": [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
+  auto t = MustImport(bad);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 1u);
+  EXPECT_EQ(t->metadata.count("rank"), 0u);
+  EXPECT_EQ(t->metadata.count("world_size"), 0u);
+  EXPECT_EQ(t->metadata.count("backend"), 0u);
+  EXPECT_EQ(DiagCount(*t, "invalid_top_level_json"), 1u);
+
+  std::string typed = dir.Write("typed.json", R"({"distributedInfo": {"rank": "3", "world_size": 8, "backend": "nccl"},
+"traceEvents": [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
+  t = MustImport(typed);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->metadata.count("rank"), 0u);
+  EXPECT_EQ(t->metadata["world_size"], "8");
+  EXPECT_EQ(t->metadata["backend"], "nccl");
+  EXPECT_EQ(DiagCount(*t, "invalid_top_level_json"), 0u);
+}
+
 // The scanner keeps no recursion stack, and simdjson's On-Demand API does not
 // descend into an arg it only copies, so 100k levels import as one JSON arg.
 TEST(ChromeJsonImporterTest, DeeplyNestedArgsImportWithoutRecursion) {

@@ -792,18 +792,34 @@ class ChromeJsonMerger {
       return;
     }
     if (key == "distributedInfo") {
-      int64_t rank;
+      // A syntax error met by a lookup (skipping a malformed value, e.g.
+      // {"rank":, ...}) makes simdjson abandon the document's iterator: a
+      // further lookup would dereference its null parser (libFuzzer found it;
+      // a segfault in release builds). Only a missing field or a value of
+      // another type lets the next lookup go on.
+      auto go_on = [&](simdjson::error_code err) {
+        if (err == simdjson::SUCCESS || err == simdjson::NO_SUCH_FIELD || err == simdjson::INCORRECT_TYPE) return true;
+        Diag("invalid_top_level_json", offset,
+             "top-level value \"distributedInfo\" is not valid JSON; fields after the error ignored");
+        return false;
+      };
       od::object obj;
-      if (!doc.get_object().get(obj)) {
-        if (!obj["rank"].get_int64().get(rank)) {
-          builder->SetDefaultRank(static_cast<int32_t>(rank));
-          builder->trace()->metadata["rank"] = std::to_string(rank);
-        }
-        int64_t world;
-        if (!obj["world_size"].get_int64().get(world)) builder->trace()->metadata["world_size"] = std::to_string(world);
-        std::string_view backend;
-        if (!obj["backend"].get_string().get(backend)) builder->trace()->metadata["backend"] = std::string(backend);
+      if (doc.get_object().get(obj)) return;
+      int64_t rank;
+      simdjson::error_code err = obj["rank"].get_int64().get(rank);
+      if (!err) {
+        builder->SetDefaultRank(static_cast<int32_t>(rank));
+        builder->trace()->metadata["rank"] = std::to_string(rank);
       }
+      if (!go_on(err)) return;
+      int64_t world;
+      err = obj["world_size"].get_int64().get(world);
+      if (!err) builder->trace()->metadata["world_size"] = std::to_string(world);
+      if (!go_on(err)) return;
+      std::string_view backend;
+      err = obj["backend"].get_string().get(backend);
+      if (!err) builder->trace()->metadata["backend"] = std::string(backend);
+      go_on(err);
       return;
     }
     if (key == "deviceProperties") {
