@@ -413,6 +413,7 @@ class ChromeJsonEventParser {
   }
 
   bool ParseFields(od::object obj, const char* event_end, ParsedEvent* e, uint64_t offset) {
+    bool args_seen = false;
     for (auto field_r : obj) {
       od::field field;
       std::string_view key;
@@ -468,6 +469,17 @@ class ChromeJsonEventParser {
           if (!v.get_string().get(s) && s.size() == 1) e->scope = s[0];
           break;
         case Field::kArgs:
+          // "args" twice in one event: the last one counts (as JSON.parse
+          // reads it). Its args were the last appended, so they are dropped;
+          // keeping arg_count while arg_begin moved on made the merge read
+          // past the event's args (libFuzzer found it; stale ids, a SEGV).
+          if (args_seen) {
+            out_->args.resize(e->arg_begin);
+            e->arg_count = 0;
+            e->correlation = kNoCorrelation;
+            Diag("duplicate_args", offset, "an event has \"args\" more than once; the last one read");
+          }
+          args_seen = true;
           e->arg_begin = static_cast<uint32_t>(out_->args.size());
           if (!ParseArgs(v, event_end, e, offset)) return false;
           break;
