@@ -38,6 +38,12 @@ cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
 for f in "$FIXTURES"/kineto/*trace_compare*.json.gz "$FIXTURES"/kineto/*triton_example*.json.gz; do
   [ -f "$f" ] && gzip -dc "$f" > "$SEEDS/chrome_json_fuzzer/$(basename "${f%.gz}")"
 done
+# torch's legacy autograd-profiler export (a bare event array, no "cat", pid
+# "CPU functions"; operators and record_function ranges): its first 300 events.
+python3 - test/data/periodic/plain_train_loop.pt.trace.json "$SEEDS/chrome_json_fuzzer/plain_train_loop.legacy300.json" <<'PY'
+import json, sys
+json.dump(json.load(open(sys.argv[1]))[:300], open(sys.argv[2], "w"))
+PY
 
 # Folder importers: the selector byte (the index in the fuzzer's kFiles) in front.
 seed_with_byte() {  # DIR INDEX FILE

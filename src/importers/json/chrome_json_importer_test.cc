@@ -7,7 +7,11 @@
 #include <random>
 #include <string>
 
+#include "src/importers/common/byte_source.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/importers/json/chrome_json_parser.h"
+#include "src/importers/json/chrome_json_tokenizer.h"
+#include "src/model/trace_builder.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
@@ -237,6 +241,81 @@ TEST(ChromeJsonImporterTest, IdsOutOfInt64RangeAreNotAnUndefinedCast) {
   auto t = MustImport(path);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->slices.size(), 4u);
+}
+
+// Hand-made from the input libFuzzer found (scripts/fuzz.sh 600, session 13):
+// a distributedInfo whose rank has no value made simdjson abandon its
+// iterator while the next lookup skipped it, and the lookup after that
+// dereferenced the iterator's null parser (a segfault in release builds).
+// Now nothing past the malformed value is read (diagnosed); a value of
+// another type (rank as a string) still lets the other fields be read.
+TEST(ChromeJsonImporterTest, MalformedDistributedInfoIsNotReadPastTheError) {
+  TempDir dir;
+  std::string bad = dir.Write("bad.json", R"({"distributedInfo": {"rank":, "world_size": 8, "backend": "nccl"},
+"traceEvents": [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
+  auto t = MustImport(bad);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 1u);
+  EXPECT_EQ(t->metadata.count("rank"), 0u);
+  EXPECT_EQ(t->metadata.count("world_size"), 0u);
+  EXPECT_EQ(t->metadata.count("backend"), 0u);
+  EXPECT_EQ(DiagCount(*t, "invalid_top_level_json"), 1u);
+
+  std::string typed = dir.Write("typed.json", R"({"distributedInfo": {"rank": "3", "world_size": 8, "backend": "nccl"},
+"traceEvents": [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
+  t = MustImport(typed);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->metadata.count("rank"), 0u);
+  EXPECT_EQ(t->metadata["world_size"], "8");
+  EXPECT_EQ(t->metadata["backend"], "nccl");
+  EXPECT_EQ(DiagCount(*t, "invalid_top_level_json"), 0u);
+}
+
+// Hand-made from the input libFuzzer found (scripts/fuzz.sh 600, session 13):
+// an event with "args" twice kept the first one's count while its start
+// moved to the second, so the merge read past the event's args (another
+// event's, or stale ones with ids of an earlier batch: a SEGV through the
+// one-event batches of the serial path). Now the last "args" counts, as
+// JSON.parse reads it, and the duplicate is diagnosed. Both the parallel
+// import and the serial path (the fuzzer's) are checked; the event before
+// leaves many args and strings behind.
+TEST(ChromeJsonImporterTest, DuplicateArgsKeepTheLastOne) {
+  TempDir dir;
+  std::string many;
+  for (int i = 0; i < 300; ++i) {
+    many += (i ? ", " : "") + std::string("\"key") + std::to_string(i) + std::string(40, 'x') + "\": \"v" +
+            std::to_string(i) + "\"";
+  }
+  std::string path = dir.Write("dup.json", R"({"traceEvents": [
+{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {)" + many + R"(}},
+{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"x": 1, "y": 2, "correlation": 5}, "args": {"z": 3}}
+]})");
+  auto check = [](const Trace& t, const char* how) {
+    SCOPED_TRACE(how);
+    ASSERT_EQ(t.slices.size(), 2u);
+    size_t b = t.Str(t.slices.name[0]) == "b" ? 0 : 1;
+    ASSERT_EQ(t.Str(t.slices.name[b]), "b");
+    ASSERT_EQ(t.slices.arg_count[b], 1);
+    const Arg& arg = t.args[t.slices.arg_begin[b]];
+    EXPECT_EQ(t.Str(arg.key), "z");
+    EXPECT_EQ(arg.type, ArgType::kInt);
+    EXPECT_EQ(arg.i, 3);
+    EXPECT_EQ(t.slices.arg_count[1 - b], 300);
+    EXPECT_EQ(DiagCount(t, "duplicate_args"), 1u);
+  };
+  auto parallel = MustImport(path);
+  ASSERT_TRUE(parallel);
+  check(*parallel, "parallel import");
+
+  Trace serial;
+  TraceBuilder builder(&serial);
+  auto source = ByteSource::Open(path);
+  ASSERT_TRUE(source.ok());
+  ChromeJsonParser parser(path, &builder);
+  ChromeJsonTokenizer tokenizer(source.value().get(), &parser, /*threaded=*/false);
+  ASSERT_TRUE(tokenizer.Run().ok());
+  ASSERT_TRUE(builder.Finalize().ok());
+  check(serial, "serial path");
 }
 
 // The scanner keeps no recursion stack, and simdjson's On-Demand API does not

@@ -413,6 +413,7 @@ class ChromeJsonEventParser {
   }
 
   bool ParseFields(od::object obj, const char* event_end, ParsedEvent* e, uint64_t offset) {
+    bool args_seen = false;
     for (auto field_r : obj) {
       od::field field;
       std::string_view key;
@@ -468,6 +469,17 @@ class ChromeJsonEventParser {
           if (!v.get_string().get(s) && s.size() == 1) e->scope = s[0];
           break;
         case Field::kArgs:
+          // "args" twice in one event: the last one counts (as JSON.parse
+          // reads it). Its args were the last appended, so they are dropped;
+          // keeping arg_count while arg_begin moved on made the merge read
+          // past the event's args (libFuzzer found it; stale ids, a SEGV).
+          if (args_seen) {
+            out_->args.resize(e->arg_begin);
+            e->arg_count = 0;
+            e->correlation = kNoCorrelation;
+            Diag("duplicate_args", offset, "an event has \"args\" more than once; the last one read");
+          }
+          args_seen = true;
           e->arg_begin = static_cast<uint32_t>(out_->args.size());
           if (!ParseArgs(v, event_end, e, offset)) return false;
           break;
@@ -792,18 +804,34 @@ class ChromeJsonMerger {
       return;
     }
     if (key == "distributedInfo") {
-      int64_t rank;
+      // A syntax error met by a lookup (skipping a malformed value, e.g.
+      // {"rank":, ...}) makes simdjson abandon the document's iterator: a
+      // further lookup would dereference its null parser (libFuzzer found it;
+      // a segfault in release builds). Only a missing field or a value of
+      // another type lets the next lookup go on.
+      auto go_on = [&](simdjson::error_code err) {
+        if (err == simdjson::SUCCESS || err == simdjson::NO_SUCH_FIELD || err == simdjson::INCORRECT_TYPE) return true;
+        Diag("invalid_top_level_json", offset,
+             "top-level value \"distributedInfo\" is not valid JSON; fields after the error ignored");
+        return false;
+      };
       od::object obj;
-      if (!doc.get_object().get(obj)) {
-        if (!obj["rank"].get_int64().get(rank)) {
-          builder->SetDefaultRank(static_cast<int32_t>(rank));
-          builder->trace()->metadata["rank"] = std::to_string(rank);
-        }
-        int64_t world;
-        if (!obj["world_size"].get_int64().get(world)) builder->trace()->metadata["world_size"] = std::to_string(world);
-        std::string_view backend;
-        if (!obj["backend"].get_string().get(backend)) builder->trace()->metadata["backend"] = std::string(backend);
+      if (doc.get_object().get(obj)) return;
+      int64_t rank;
+      simdjson::error_code err = obj["rank"].get_int64().get(rank);
+      if (!err) {
+        builder->SetDefaultRank(static_cast<int32_t>(rank));
+        builder->trace()->metadata["rank"] = std::to_string(rank);
       }
+      if (!go_on(err)) return;
+      int64_t world;
+      err = obj["world_size"].get_int64().get(world);
+      if (!err) builder->trace()->metadata["world_size"] = std::to_string(world);
+      if (!go_on(err)) return;
+      std::string_view backend;
+      err = obj["backend"].get_string().get(backend);
+      if (!err) builder->trace()->metadata["backend"] = std::string(backend);
+      go_on(err);
       return;
     }
     if (key == "deviceProperties") {
