@@ -1,5 +1,7 @@
 #include "src/capture/allocator_probe.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -88,6 +90,13 @@ bool AllocatorFromMaps(std::string_view maps, std::string* library) {
 bool ProbeAllocatorLibrary(int32_t pid, std::string* library) {
   const std::string maps = ReadFile("/proc/" + std::to_string(pid) + "/maps");
   return !maps.empty() && AllocatorFromMaps(maps, library);
+}
+
+bool RunsAnotherExecutable(int32_t pid) {
+  char exe[4096] = {0}, self[4096] = {0};
+  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
+  const ssize_t m = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  return n > 0 && (m <= 0 || std::string_view(exe, size_t(n)) != std::string_view(self, size_t(m)));
 }
 
 std::string AllocatorName(std::string_view library) {

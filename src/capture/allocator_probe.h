@@ -37,6 +37,11 @@ bool AllocatorFromMaps(std::string_view maps, std::string* library);
 // The same from /proc/PID/maps; false when unreadable or not yet ready.
 bool ProbeAllocatorLibrary(int32_t pid, std::string* library);
 
+// True once process `pid` runs another executable than this one: a child
+// forked by this process has exec'd (before, /proc/PID/maps is a copy of
+// this process's). False when unreadable.
+bool RunsAnotherExecutable(int32_t pid);
+
 // "jemalloc", "tcmalloc", "mimalloc" or "glibc" for a library path from
 // AllocatorFromMaps.
 std::string AllocatorName(std::string_view library);

@@ -50,6 +50,8 @@ TEST(AllocatorProbeTest, FindsTheLibraryOnceLibcIsMapped) {
 }
 
 TEST(AllocatorProbeTest, ThisProcess) {
+  EXPECT_FALSE(RunsAnotherExecutable(getpid()));
+  EXPECT_FALSE(RunsAnotherExecutable(-1));
   std::string lib = "unset";
   ASSERT_TRUE(ProbeAllocatorLibrary(getpid(), &lib));
   EXPECT_EQ(lib, "");
@@ -73,10 +75,7 @@ TEST(AllocatorProbeTest, ProcessWithJemallocPreloaded) {
   bool ready = false;
   for (int i = 0; i < 400 && !ready; ++i) {
     // Before its execve the child is a copy of this process (glibc, ready).
-    char exe[4096] = {0}, self[4096] = {0};
-    const ssize_t n = readlink(("/proc/" + std::to_string(child) + "/exe").c_str(), exe, sizeof(exe) - 1);
-    readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0 && std::string(exe) != self) ready = ProbeAllocatorLibrary(child, &lib);
+    if (RunsAnotherExecutable(child)) ready = ProbeAllocatorLibrary(child, &lib);
     if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const std::string settings = AllocatorSettingsOfProcess(child);

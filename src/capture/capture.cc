@@ -402,12 +402,7 @@ class Session {
   void ProbeMalloc() {
     if (malloc_probed_) return;
     const int32_t pid = o_.pid > 0 ? o_.pid : child_;
-    if (o_.pid == 0) {
-      char exe[4096] = {0}, self[4096] = {0};
-      const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof(exe) - 1);
-      const ssize_t m = readlink("/proc/self/exe", self, sizeof(self) - 1);
-      if (n <= 0 || (m > 0 && std::string_view(exe) == std::string_view(self))) return;
-    }
+    if (o_.pid == 0 && !RunsAnotherExecutable(pid)) return;
     malloc_probed_ = ProbeAllocatorLibrary(pid, &malloc_library_);
   }
 

@@ -28,7 +28,7 @@ const std::string* Meta(const Trace& t, const char* key) {
 }
 
 bool ParseUnsigned(const std::string& s, uint64_t* out) {
-  if (s.empty()) return false;
+  if (s.empty() || s[0] == '-') return false;  // strtoull would wrap it
   char* end = nullptr;
   unsigned long long v = std::strtoull(s.c_str(), &end, 10);
   if (end == s.c_str() || *end != '\0') return false;
@@ -56,17 +56,6 @@ std::vector<Fault> ReadFaults(const Trace& t) {
     }
   }
   return faults;
-}
-
-// The cost of one fault measured at capture start (metadata), when it is a
-// positive finite number.
-std::optional<double> ReadCost(const Trace& t) {
-  const std::string* v = Meta(t, kPageFaultCostMeta);
-  if (v == nullptr) return std::nullopt;
-  char* end = nullptr;
-  const double c = std::strtod(v->c_str(), &end);
-  if (end == v->c_str() || *end != '\0' || !std::isfinite(c) || c <= 0) return std::nullopt;
-  return c;
 }
 
 uint64_t Key(int64_t pid, int64_t tid) {
@@ -191,6 +180,22 @@ std::string MallocNote(const std::string& malloc, const std::string& settings) {
          "mapped afresh and first-touched each time, and the heap's free top is trimmed back to the kernel";
 }
 
+PageFaultMeta ReadPageFaultMeta(const Trace& t) {
+  PageFaultMeta m;
+  if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
+    uint64_t p = 0;
+    m.period_known = ParseUnsigned(*v, &p) && p > 0;
+    if (m.period_known) m.period = p;
+  }
+  if (const std::string* v = Meta(t, kPageFaultCostMeta)) {
+    char* end = nullptr;
+    const double c = std::strtod(v->c_str(), &end);
+    m.cost_known = end != v->c_str() && *end == '\0' && std::isfinite(c) && c > 0;
+    if (m.cost_known) m.cost_ns = c;
+  }
+  return m;
+}
+
 PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
   PageFaultsResult r;
   if (const std::string* v = Meta(t, kMallocMeta)) r.malloc = *v;
@@ -198,21 +203,17 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
   if (const std::string* v = Meta(t, kMallocSettingsMeta)) r.malloc_settings = *v;
   r.malloc_note = MallocNote(r.malloc, r.malloc_settings);
   if (const std::string* v = Meta(t, kPageFaultsMeta)) r.recording = *v;
-  if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
-    uint64_t p = 0;
-    r.period_known = ParseUnsigned(*v, &p) && p > 0;
-    if (r.period_known) r.period = p;
-  }
+  const PageFaultMeta meta = ReadPageFaultMeta(t);
+  r.period = meta.period;
+  r.period_known = meta.period_known;
   if (const std::string* v = Meta(t, kPageFaultLostMeta)) ParseUnsigned(*v, &r.lost_records);
   std::vector<Fault> faults = ReadFaults(t);
   r.records = faults.size();
   r.total_faults = r.records * r.period;
   r.has_data = r.records > 0 || r.recording == "on";
   if (!r.has_data) return r;  // recording off or blocked: PublishPageFaults says so
-  if (const std::optional<double> c = ReadCost(t)) {
-    r.cost_known = true;
-    r.cost_ns = *c;
-  }
+  r.cost_known = meta.cost_known;
+  r.cost_ns = meta.cost_ns;
   if (const std::string* v = Meta(t, kPageFaultCostMethodMeta)) r.cost_method = *v;
   if (!r.cost_known && r.cost_method.empty()) {
     r.cost_method = "cost unknown: the trace has no measured cost of a fault (capture.page_fault_cost_ns)";
@@ -393,14 +394,10 @@ namespace aiprof {
 
 FaultsBySlice ComputeFaultsBySlice(const Trace& t) {
   FaultsBySlice out;
-  if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
-    uint64_t p = 0;
-    if (ParseUnsigned(*v, &p) && p > 0) out.period = p;
-  }
-  if (const std::optional<double> c = ReadCost(t)) {
-    out.cost_known = true;
-    out.cost_ns = *c;
-  }
+  const PageFaultMeta meta = ReadPageFaultMeta(t);
+  out.period = meta.period;
+  out.cost_known = meta.cost_known;
+  out.cost_ns = meta.cost_ns;
   std::vector<Fault> faults = ReadFaults(t);
   out.has_records = !faults.empty();
   if (!out.has_records) return out;

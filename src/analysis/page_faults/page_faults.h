@@ -74,6 +74,20 @@ struct PageFaultsResult {
 // (docs/analyses.md, "page_faults"); "" for an unknown allocator.
 std::string MallocNote(const std::string& malloc, const std::string& settings);
 
+// The recording's figures in the metadata: faults per record
+// (capture.page_faults.period) and the cost of one fault measured at capture
+// start (capture.page_fault_cost_ns), each known only when well formed (a
+// positive integer; a positive finite number). Every reader of fault
+// records takes them from here (this analysis, fault_slices.h, the
+// timeline view).
+struct PageFaultMeta {
+  uint64_t period = 1;
+  bool period_known = false;
+  double cost_ns = 0;
+  bool cost_known = false;
+};
+PageFaultMeta ReadPageFaultMeta(const Trace& trace);
+
 // True when the trace holds fault records or says whether they were
 // recorded (metadata capture.page_faults): an aiprof trace capture.
 bool HasPageFaultData(const Trace& trace);

@@ -14,6 +14,7 @@
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/layout/layout_conversions.h"
+#include "src/analysis/page_faults/page_faults.h"
 #include "src/analysis/steps/step_stats.h"
 #include "src/model/page_fault_records.h"
 
@@ -439,26 +440,16 @@ void FillSamples(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   }
 }
 
-// The page fault records' metadata (docs/capture.md, "Page faults").
-void ReadFaultMeta(const Trace& t, TimelineModel* m) {
-  if (auto it = t.metadata.find(kPageFaultPeriodMeta); it != t.metadata.end() && !it->second.empty()) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(it->second.c_str(), &end, 10);
-    if (*end == '\0' && v > 0 && it->second[0] != '-') m->fault_period = v, m->fault_period_known = true;
-  }
-  if (auto it = t.metadata.find(kPageFaultCostMeta); it != t.metadata.end() && !it->second.empty()) {
-    char* end = nullptr;
-    const double c = std::strtod(it->second.c_str(), &end);
-    if (*end == '\0' && std::isfinite(c) && c > 0) m->fault_cost_ns = c, m->fault_cost_known = true;
-  }
-}
-
 // Instants on the shown slice rows, grouped by kind; over max_instants, count
 // bins per level instead of each instant's time.
 void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   const InstantTable& in = t.instants;
   if (!o.instants || in.size() == 0) return;
-  ReadFaultMeta(t, m);
+  const PageFaultMeta meta = ReadPageFaultMeta(t);
+  m->fault_period = meta.period;
+  m->fault_period_known = meta.period_known;
+  m->fault_cost_ns = meta.cost_ns;
+  m->fault_cost_known = meta.cost_known;
   std::vector<int32_t> row_of(t.tracks.size(), -1);
   for (size_t r = 0; r < m->rows.size(); ++r) {
     if (m->rows[r].kind == TimelineRowKind::kSlices) row_of[m->rows[r].track] = int32_t(r);
