@@ -68,11 +68,21 @@ PROTOCOLS = ("interleaved", "separate")
 # chunks a fixed program frees and allocates again each step; each growth is
 # first-touch faults.  Unprofiled, the same AFTER program took 0 faults per
 # step in 6 of 6 runs.  jemalloc keeps large extents apart from small slabs.
+# --allocator jemalloc_retain: jemalloc with decay off, exactly the `changes`
+# of rule page_fault_churn's suggestion jemalloc_retain (rules/page_faults.yaml):
+# the setting aiprof tells a user to apply.  Why (session 15, protocol in
+# README.md before recording): bench/allocator_faults.py measured, after the
+# jemalloc set was recorded, that jemalloc's defaults return every freed
+# block of 8 MiB or more to the kernel (thousands of faults a step); with
+# decay off the pair programs took 0 faults a step unprofiled.
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+JEMALLOC_RETAIN_CONF = ("oversize_threshold:1,background_thread:true,metadata_thp:auto,"
+                        "dirty_decay_ms:-1,muzzy_decay_ms:-1")
 ALLOCATORS = {
     "default": {},
     "steady": {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"},
     "jemalloc": {"LD_PRELOAD": JEMALLOC},
+    "jemalloc_retain": {"LD_PRELOAD": JEMALLOC, "MALLOC_CONF": JEMALLOC_RETAIN_CONF},
 }
 
 
@@ -662,8 +672,10 @@ def main(argv=None):
     ap.add_argument("--one", metavar="PAIR", help=argparse.SUPPRESS)
     ap.add_argument("--allocator", choices=sorted(ALLOCATORS), default="default",
                     help="glibc malloc as it comes (default), with fixed trim and mmap thresholds "
-                         "(steady: GLIBC_TUNABLES=%s), or jemalloc preloaded (jemalloc: LD_PRELOAD=%s) "
-                         "for every pair's process" % (ALLOCATORS["steady"]["GLIBC_TUNABLES"], JEMALLOC))
+                         "(steady: GLIBC_TUNABLES=%s), jemalloc preloaded (jemalloc: LD_PRELOAD=%s), or "
+                         "jemalloc with decay off (jemalloc_retain: also MALLOC_CONF=%s) "
+                         "for every pair's process" % (ALLOCATORS["steady"]["GLIBC_TUNABLES"], JEMALLOC,
+                                                       JEMALLOC_RETAIN_CONF))
     ap.add_argument("--protocol", choices=PROTOCOLS, default="interleaved",
                     help="interleaved: BEFORE and AFTER steps alternate in one process (12 profiled "
                          "steps each); separate: each variant alone in its own process (30 profiled "
@@ -703,8 +715,8 @@ def main(argv=None):
     env.pop("LD_PRELOAD", None)
     env.pop("MALLOC_CONF", None)
     env.update(ALLOCATORS[a.allocator])
-    if a.allocator == "jemalloc" and not os.path.exists(JEMALLOC):
-        raise SystemExit("gen_pairs.py: --allocator jemalloc needs %s (apt-get install libjemalloc2)" % JEMALLOC)
+    if a.allocator.startswith("jemalloc") and not os.path.exists(JEMALLOC):
+        raise SystemExit("gen_pairs.py: --allocator %s needs %s (apt-get install libjemalloc2)" % (a.allocator, JEMALLOC))
     for p in names:
         if a.protocol == "separate":
             runs[p] = _separate(p, a, env)
