@@ -141,6 +141,16 @@ def allocator_loop(args, tmp):
     evidence = json.dumps(finding)
     check('allocator: jemalloc with decay on (MALLOC_CONF unset)' in evidence, 'jemalloc: the evidence names the allocator and its decay')
     by_id = {s['id']: s for s in finding.get('suggestions', [])}
+    # The report's headline names a fix whose gain was simulated on this
+    # capture (an allocator fix), not a prior of the top finding.
+    rep = os.path.join(tmp, 'jemalloc_report.json')
+    run([args.aiprof, 'report', path, '--no-calibrate', '-o', rep])
+    with open(rep) as f:
+        best = json.load(f)['sections']['headline']['blocks'][0]['values'].get('best_fix', {})
+    simulated = {s['title'] for s in by_id.values() if s['expected_gain'].get('source') == 'simulation' and s['expected_gain']['min'] > 0}
+    print('info: jemalloc: report headline best fix: %s (%s)' % (best.get('value'), best.get('detail')))
+    check(best.get('value') in simulated and 'simulated' in best.get('detail', ''),
+          'jemalloc: the report\'s best fix %r is a simulated allocator fix (%s)' % (best.get('value'), sorted(simulated)))
     for sid in ('jemalloc_retain', 'caching_allocator'):
         s = by_id.get(sid)
         check(s is not None, '%s: suggested' % sid)

@@ -275,6 +275,37 @@ TEST(SuggestTest, KnowledgeCardGainIsCappedByTheImpact) {
   EXPECT_NEAR(o.speedup_max, 1 / 0.7, 1e-12);
 }
 
+// Three tiers: gains measured on the trace and above zero, then priors, then
+// measured gains that reach zero; within a tier the middle of the interval
+// per effort (low 1, medium 2, high 4). Hand-made outcomes, figures chosen so
+// that gain per effort alone would order them otherwise.
+TEST(SuggestTest, RankingPutsMeasuredGainsAbovePriorsAndNonPositiveOnesLast) {
+  Suggestion low{}, high{};
+  low.risk.effort = "low";
+  high.risk.effort = "high";
+  auto make = [](const Suggestion* s, double lo, double hi, const char* source) {
+    SuggestionOutcome o;
+    o.suggestion = s;
+    o.gain_min = lo, o.gain_max = hi;
+    o.gain_source = source;
+    return o;
+  };
+  SuggestResult r;
+  r.kept.push_back(make(&low, 0.19, 0.58, kGainFromPrior));          // prior, 0.385 per effort
+  r.kept.push_back(make(&low, -0.02, 0.40, kGainFromSimulation));    // reaches zero: last tier
+  r.kept.push_back(make(&high, 0.20, 0.28, kGainFromSimulation));    // 0.06 per effort
+  r.kept.push_back(make(&low, 0.05, 0.07, kGainFromCards));          // 0.06 per effort, later: after
+  r.kept.push_back(make(&low, 0.30, 0.35, kGainFromSimulation));     // 0.325
+  r.kept.push_back(make(&low, 0.01, 0.03, kGainFromPrior));          // 0.02
+  RankSuggestions(&r);
+  std::vector<std::pair<double, std::string>> got;
+  for (const SuggestionOutcome& o : r.kept) got.push_back({o.gain_min, o.gain_source});
+  std::vector<std::pair<double, std::string>> want = {{0.30, kGainFromSimulation}, {0.20, kGainFromSimulation},
+                                                      {0.05, kGainFromCards},      {0.19, kGainFromPrior},
+                                                      {0.01, kGainFromPrior},      {-0.02, kGainFromSimulation}};
+  EXPECT_EQ(got, want);
+}
+
 TEST(SuggestTest, ConstraintParsing) {
   auto c = ParseConstraints("memory<3GB,precision_loss<1%,effort<=medium,memory_increase<10%");
   ASSERT_TRUE(c.ok()) << c.status().message();

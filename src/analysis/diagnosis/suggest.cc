@@ -131,7 +131,12 @@ void RankSuggestions(SuggestResult* result) {
     const double weight = e == "high" ? 4 : e == "medium" ? 2 : 1;
     return (o.gain_min + o.gain_max) / 2 / weight;
   };
+  auto tier = [](const SuggestionOutcome& o) {
+    if (o.gain_source == kGainFromPrior) return 1;
+    return o.gain_min > 0 ? 0 : 2;
+  };
   std::stable_sort(result->kept.begin(), result->kept.end(), [&](const SuggestionOutcome& a, const SuggestionOutcome& b) {
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
     return per_effort(a) > per_effort(b);
   });
 }

@@ -88,9 +88,13 @@ std::string GainBasis(const SuggestionOutcome& o);
 // 134.73 ms, 6 steps)", or the prior or the cards it comes from.
 std::string GainOrigin(const SuggestionOutcome& o);
 
-// Orders kept suggestions by expected gain per effort (the middle of the
-// gain interval; effort low 1, medium 2, high 4), best first; ties keep the
-// diagnosis' order of findings.
+// Orders kept suggestions, best first, in three tiers: (1) gains measured on
+// this trace (simulated, or corrected by knowledge cards) whose interval is
+// above zero; (2) priors (the rule's belief, not a measurement of this
+// trace); (3) measured gains whose interval reaches zero or below (the trace
+// says the fix may not pay). Within a tier by expected gain per effort (the
+// middle of the gain interval; effort low 1, medium 2, high 4); ties keep
+// the diagnosis' order of findings. `report`'s "Best fix": ChooseBestFix.
 void RankSuggestions(SuggestResult* result);
 
 // `metrics` supplies peak memory for memory constraints.

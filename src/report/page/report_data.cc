@@ -94,6 +94,17 @@ const char* GapBucketLabel(size_t bucket) {
   return bucket < kGapBucketCount ? kLabels[bucket] : "?";
 }
 
+BestFix ChooseBestFix(const Finding* top_finding, const std::vector<SuggestionOutcome>& kept) {
+  BestFix b;
+  if (!kept.empty() && kept.front().gain_source != kGainFromPrior && kept.front().gain_min > 0) b.measured = &kept.front();
+  const SuggestionOutcome* prior = nullptr;
+  for (const SuggestionOutcome& o : kept) {
+    if (top_finding && o.finding == top_finding && (!prior || o.gain_max > prior->gain_max)) prior = &o;
+  }
+  b.best = b.measured && (!prior || b.measured->gain_max >= prior->gain_min) ? b.measured : prior;
+  return b;
+}
+
 StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   AnalysisSession& session = *in.session;
   AnalysisResults& results = session.results();
@@ -154,12 +165,10 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     r.device_util = static_cast<double>(busy) / static_cast<double>(span);
     r.device_util_basis = gaps.cpu_only ? "main-thread op time / its span" : "device busy time / device span";
   }
-  if (!diagnosis->findings.empty()) {
-    r.top_finding = &diagnosis->findings.front();
-    for (const SuggestionOutcome& o : suggestions->kept) {
-      if (o.finding == r.top_finding && (!r.best_fix || o.gain_max > r.best_fix->gain_max)) r.best_fix = &o;
-    }
-  }
+  if (!diagnosis->findings.empty()) r.top_finding = &diagnosis->findings.front();
+  BestFix best = ChooseBestFix(r.top_finding, suggestions->kept);
+  r.best_fix = best.best;
+  r.best_measured_fix = best.measured;
 
   FillSteps(t, &r);
   FillOps(results.summary(), t, &r);

@@ -88,7 +88,8 @@ struct ReportData {
   double device_util = -1;        // busy / span over all devices, -1 unknown
   std::string device_util_basis;  // "device busy / device span" or "main thread op time / span"
   const Finding* top_finding = nullptr;
-  const SuggestionOutcome* best_fix = nullptr;  // best kept suggestion of top_finding
+  const SuggestionOutcome* best_fix = nullptr;  // report_data.cc says how it is chosen
+  const SuggestionOutcome* best_measured_fix = nullptr;  // suggest's first, if measured and above zero
 
   // Charts.
   std::vector<ReportBreakdownRow> breakdown;
@@ -127,6 +128,19 @@ struct ReportData {
   std::vector<std::pair<std::string, std::string>> embedded_svgs;
   std::vector<std::pair<std::string, std::string>> view_errors;  // title, why it is missing
 };
+
+// The headline's best fix: the best gain measured on this trace (`kept`'s
+// first when it is simulated or corrected by cards and above zero:
+// RankSuggestions puts those first, over all findings), unless the top
+// finding's largest prior is larger even at its low end. Priors of
+// different rules are not compared with each other: without a measured
+// gain, the top finding's largest prior. `measured` is kept's first when
+// measured, whichever is chosen.
+struct BestFix {
+  const SuggestionOutcome* best = nullptr;
+  const SuggestionOutcome* measured = nullptr;
+};
+BestFix ChooseBestFix(const Finding* top_finding, const std::vector<SuggestionOutcome>& kept);
 
 // The report of the session's trace; an error when its rules do not load.
 StatusOr<ReportData> BuildReport(const ReportInputs& in);

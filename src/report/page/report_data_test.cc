@@ -201,3 +201,52 @@ TEST(ReportDataTest, IncidentContextAndHostFunctionsAreEscaped) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// The headline's best fix (ChooseBestFix), on hand-made outcomes in the order
+// RankSuggestions leaves them: a measured gain from another finding beats the
+// top finding's prior unless the prior is larger even at its low end.
+TEST(ReportDataTest, BestFixPrefersAMeasuredGainUnlessThePriorIsLargerAtItsLowEnd) {
+  Rule top_rule, other_rule;
+  Finding top, other;
+  top.rule = &top_rule, other.rule = &other_rule;
+  Suggestion warm_up{}, retain{}, graph{};
+  auto make = [](const Finding* f, const Suggestion* s, double lo, double hi, const char* source) {
+    SuggestionOutcome o;
+    o.finding = f, o.suggestion = s;
+    o.gain_min = lo, o.gain_max = hi;
+    o.gain_source = source;
+    return o;
+  };
+  // A capture under jemalloc's defaults: the top finding's prior 5-14%, the
+  // page-fault finding's simulated 32-37%.
+  std::vector<SuggestionOutcome> kept = {make(&other, &retain, 0.32, 0.37, kGainFromSimulation),
+                                         make(&top, &warm_up, 0.05, 0.14, kGainFromPrior)};
+  BestFix b = ChooseBestFix(&top, kept);
+  EXPECT_EQ(b.best, &kept[0]);
+  EXPECT_EQ(b.measured, &kept[0]);
+  // A measured 1.5% against a prior of 21-48%: the prior, the measured one named.
+  kept = {make(&other, &retain, 0.015, 0.015, kGainFromSimulation), make(&top, &graph, 0.21, 0.48, kGainFromPrior),
+          make(&top, &warm_up, 0.05, 0.60, kGainFromPrior)};
+  b = ChooseBestFix(&top, kept);
+  EXPECT_EQ(b.best, &kept[2]);  // the top finding's largest prior, by its high end
+  EXPECT_EQ(b.measured, &kept[0]);
+  // The prior's low end decides: a measured 10-25% reaches above 21%, so it wins.
+  kept[0].gain_min = 0.10, kept[0].gain_max = 0.25;
+  kept.pop_back();
+  EXPECT_EQ(ChooseBestFix(&top, kept).best, &kept[0]);
+  // Only priors: the top finding's, never another finding's larger prior.
+  kept = {make(&other, &retain, 0.30, 0.60, kGainFromPrior), make(&top, &warm_up, 0.05, 0.14, kGainFromPrior)};
+  b = ChooseBestFix(&top, kept);
+  EXPECT_EQ(b.best, &kept[1]);
+  EXPECT_EQ(b.measured, nullptr);
+  // Nothing kept, or no finding.
+  EXPECT_EQ(ChooseBestFix(&top, {}).best, nullptr);
+  kept = {make(&other, &retain, 0.30, 0.60, kGainFromPrior)};
+  EXPECT_EQ(ChooseBestFix(nullptr, kept).best, nullptr);
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -73,9 +73,17 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
   }
   if (r.best_fix) {
     const SuggestionOutcome& o = *r.best_fix;
-    cards.items.push_back({"best_fix", "Best fix", Value::String(o.suggestion->title), Unit::kNone,
-                           fmt::format("expected gain {}–{} of {} (×{:.2f}–×{:.2f}; {})", PctText(o.gain_min),
-                                       PctText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max, GainOrigin(o))});
+    std::string detail = fmt::format("expected gain {}–{} of {} (×{:.2f}–×{:.2f}; {})", PctText(o.gain_min),
+                                     PctText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max, GainOrigin(o));
+    if (o.finding != r.top_finding && o.finding && o.finding->rule) {
+      detail += fmt::format("; for \"{}\", the best measured gain per effort of all findings", o.finding->rule->title);
+    }
+    if (r.best_measured_fix && r.best_measured_fix != r.best_fix) {
+      const SuggestionOutcome& m = *r.best_measured_fix;
+      detail += fmt::format("; measured on this trace, the best is \"{}\", {}–{} of {}",
+                            m.suggestion->title, PctText(m.gain_min), PctText(m.gain_max), GainBasis(m));
+    }
+    cards.items.push_back({"best_fix", "Best fix", Value::String(o.suggestion->title), Unit::kNone, std::move(detail)});
   }
   doc->AddSection("headline", "Headline").Add(std::move(cards));
 }
