@@ -141,6 +141,10 @@ def allocator_loop(args, tmp):
     evidence = json.dumps(finding)
     check('allocator: jemalloc with decay on (MALLOC_CONF unset)' in evidence, 'jemalloc: the evidence names the allocator and its decay')
     by_id = {s['id']: s for s in finding.get('suggestions', [])}
+    # The process ran jemalloc: the glibc tunable is listed as excluded, with why.
+    excl = {e['id']: e['reason'] for e in sug.get('excluded_suggestions', []) if e.get('rule') == 'page_fault_churn'}
+    check('glibc_fixed_thresholds' not in by_id and 'malloc_glibc = 0' in excl.get('glibc_fixed_thresholds', ''),
+          'jemalloc: glibc_fixed_thresholds excluded (%r)' % excl.get('glibc_fixed_thresholds'))
     # The report's headline names a fix whose gain was simulated on this
     # capture (an allocator fix), not a prior of the top finding.
     rep = os.path.join(tmp, 'jemalloc_report.json')

@@ -28,10 +28,6 @@ std::string FormatValue(const std::string& metric, double v) {
   }
 }
 
-std::string Describe(const ComparisonOutcome& c) {
-  return c.metric + " = " + FormatValue(c.metric, c.value) + " (" + c.op + " " + FormatValue(c.metric, c.threshold) +
-         (c.measured ? ", measured" : ", estimated") + ")";
-}
 
 Confidence Lower(Confidence c) { return c == Confidence::kHigh ? Confidence::kMedium : Confidence::kLow; }
 
@@ -123,7 +119,7 @@ std::vector<RankedCause> RankCauses(const Rule& rule, const MetricSet& metrics) 
         for (const auto& cmp : r.comparisons) {
           if (!cmp.holds) continue;
           s.margin = std::max(s.margin, cmp.margin);
-          s.cause.why += (s.cause.why.empty() ? "" : "; ") + Describe(cmp);
+          s.cause.why += (s.cause.why.empty() ? "" : "; ") + DescribeComparison(cmp);
         }
       } else {
         s.tier = 2;
@@ -153,6 +149,11 @@ std::vector<RankedCause> RankCauses(const Rule& rule, const MetricSet& metrics) 
 }
 
 }  // namespace
+
+std::string DescribeComparison(const ComparisonOutcome& c) {
+  return c.metric + " = " + FormatValue(c.metric, c.value) + " (" + c.op + " " + FormatValue(c.metric, c.threshold) +
+         (c.measured ? ", measured" : ", estimated") + ")";
+}
 
 const char* PriorityName(Priority p) {
   switch (p) {
@@ -278,7 +279,7 @@ const Rule& UnexplainedTimeRule() {
     s.efficacy_min = 0;
     s.efficacy_max = 0;
     s.targets = {"latency", "throughput"};
-    r.suggestions.push_back(s);
+    r.suggestions.push_back(std::move(s));
     return r;
   }();
   return kRule;

@@ -25,6 +25,10 @@ struct Platform {
 };
 Platform DetectPlatform(const Trace& trace);
 
+// "page_fault_ratio = 31.2% (> 10.0%, estimated)": one comparison of a rule
+// expression, in the metric's unit.
+std::string DescribeComparison(const ComparisonOutcome& c);
+
 struct RankedCause {
   std::string id;
   std::string text;

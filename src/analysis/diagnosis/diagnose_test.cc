@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/rules/rule_loader.h"
@@ -304,6 +305,72 @@ TEST(SuggestTest, RankingPutsMeasuredGainsAbovePriorsAndNonPositiveOnesLast) {
                                                       {0.05, kGainFromCards},      {0.19, kGainFromPrior},
                                                       {0.01, kGainFromPrior},      {-0.02, kGainFromSimulation}};
   EXPECT_EQ(got, want);
+}
+
+// A suggestion's `when`: excluded with the failed comparison where false,
+// kept where true and where its metric is unknown (a trace that does not say
+// which malloc ran).
+TEST(SuggestTest, WhenExcludesASuggestionOnlyWhereItIsFalse) {
+  constexpr char kWhen[] = R"(rules:
+  - id: faults
+    bottleneck: page_faults
+    title: Faults
+    when: "page_fault_ratio > 10%"
+    impact: page_fault_ns
+    suggestions:
+      - id: glibc_tunable
+        title: glibc tunable
+        platform: generic
+        action: a
+        efficacy: [0.5, 0.9]
+        targets: [latency]
+        when: "malloc_glibc == 1"
+      - id: always
+        title: always
+        platform: generic
+        action: b
+        efficacy: [0.1, 0.2]
+        targets: [latency]
+)";
+  auto rules = ParseRules(kWhen, "when.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  auto run = [&](std::optional<double> glibc) {
+    MetricSet m;
+    m.Set("impact_base_ns", 10e6, "test");
+    m.Set("impact_steps", 5, "test");
+    m.Set("page_fault_ratio", 0.3, "test");
+    m.Set("page_fault_ns", 3e6, "test");
+    if (glibc) {
+      m.Set("malloc_glibc", *glibc, "test");
+    } else {
+      m.SetUnavailable("malloc_glibc", "unknown malloc");
+    }
+    Trace t;
+    Diagnosis d = Diagnose(t, m, *rules);
+    EXPECT_EQ(d.findings.size(), 1u);
+    SuggestResult r = Suggest(d, m, SuggestOptions{});
+    std::vector<std::string> kept, excluded;
+    for (const auto& o : r.kept) kept.push_back(o.suggestion->id);
+    for (const auto& o : r.excluded) excluded.push_back(o.suggestion->id + ": " + o.exclusion_reason);
+    return std::make_pair(kept, excluded);
+  };
+  auto [kept0, excl0] = run(0.0);
+  EXPECT_EQ(kept0, std::vector<std::string>{"always"});
+  ASSERT_EQ(excl0.size(), 1u);
+  EXPECT_EQ(excl0[0], "glibc_tunable: does not apply here: malloc_glibc = 0 (== 1, measured) is false");
+  auto [kept1, excl1] = run(1.0);
+  EXPECT_EQ(kept1.size(), 2u);
+  EXPECT_TRUE(excl1.empty());
+  auto [kept_unknown, excl_unknown] = run(std::nullopt);
+  EXPECT_EQ(kept_unknown.size(), 2u);
+  EXPECT_TRUE(excl_unknown.empty());
+  // A typo in a suggestion's when is an error naming the file and line.
+  std::string typo = kWhen;
+  typo.replace(typo.find("malloc_glibc =="), 12, "malloc_glibx");
+  auto bad = ParseRules(typo, "typo.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("typo.yaml:"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("malloc_glibx"), std::string::npos) << bad.status().message();
 }
 
 TEST(SuggestTest, ConstraintParsing) {

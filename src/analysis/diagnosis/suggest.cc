@@ -197,7 +197,18 @@ SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, cons
       o.gain_max = f.impact.share * s.efficacy_max;
       o.speedup_min = 1.0 / (1.0 - std::min(o.gain_min, 0.999));
       o.speedup_max = 1.0 / (1.0 - std::min(o.gain_max, 0.999));
-      if (std::find(s.targets.begin(), s.targets.end(), options.target) == s.targets.end()) {
+      EvalResult applies;
+      if (s.when) applies = s.when->Evaluate(metrics);
+      if (s.when && applies.truth == Truth::kFalse) {
+        o.excluded = true;
+        o.exclusion_reason = "does not apply here:";
+        const char* sep = " ";
+        for (const ComparisonOutcome& c : applies.comparisons) {
+          if (c.holds) continue;
+          o.exclusion_reason += sep + DescribeComparison(c) + " is false";
+          sep = "; ";
+        }
+      } else if (std::find(s.targets.begin(), s.targets.end(), options.target) == s.targets.end()) {
         o.excluded = true;
         o.exclusion_reason = "does not serve the target '" + options.target + "'";
       } else if (std::string why = CheckConstraints(s, metrics, options.constraints); !why.empty()) {

@@ -180,6 +180,11 @@ std::string MallocNote(const std::string& malloc, const std::string& settings) {
          "mapped afresh and first-touched each time, and the heap's free top is trimmed back to the kernel";
 }
 
+bool MallocKeepsFreed(const std::string& malloc, const std::string& settings) {
+  if (malloc == "tcmalloc") return true;
+  return malloc == "jemalloc" && Setting(settings, "MALLOC_CONF").find("dirty_decay_ms:-1") != std::string::npos;
+}
+
 PageFaultMeta ReadPageFaultMeta(const Trace& t) {
   PageFaultMeta m;
   if (const std::string* v = Meta(t, kPageFaultPeriodMeta)) {
@@ -326,6 +331,15 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
 }
 
 void PublishPageFaults(const PageFaultsResult& r, MetricSet* m) {
+  // Which malloc, for the allocator suggestions' `when` (rules/page_faults.yaml).
+  if (r.malloc.empty()) {
+    for (const char* name : {"malloc_glibc", "malloc_keeps_freed"}) {
+      m->SetUnavailable(name, "the trace does not say which malloc its process used (aiprof trace records capture.malloc)");
+    }
+  } else {
+    m->Set("malloc_glibc", r.malloc == "glibc" ? 1 : 0, "page_faults");
+    m->Set("malloc_keeps_freed", MallocKeepsFreed(r.malloc, r.malloc_settings) ? 1 : 0, "page_faults");
+  }
   if (!r.has_data) {
     const std::string why = r.recording == "blocked" ? "page faults were not recorded: perf_event_open was refused"
                             : r.recording == "off"   ? "page faults were not recorded (aiprof trace --no-page-faults)"

@@ -73,6 +73,9 @@ struct PageFaultsResult {
 // capture.malloc.settings) returns freed memory to the kernel, in a sentence
 // (docs/analyses.md, "page_faults"); "" for an unknown allocator.
 std::string MallocNote(const std::string& malloc, const std::string& settings);
+// Whether that malloc, so configured, keeps freed memory mapped for reuse:
+// tcmalloc, or jemalloc with dirty_decay_ms:-1 (metric malloc_keeps_freed).
+bool MallocKeepsFreed(const std::string& malloc, const std::string& settings);
 
 // The recording's figures in the metadata: faults per record
 // (capture.page_faults.period) and the cost of one fault measured at capture

@@ -179,6 +179,18 @@ TEST(PageFaultsTest, MallocNoteReadsTheSettings) {
   EXPECT_NE(MallocNote("tcmalloc", "").find("tcmalloc"), std::string::npos);
 }
 
+// Which allocators keep freed memory (metric malloc_keeps_freed): the
+// measured table of docs/analyses.md, "page_faults".
+TEST(PageFaultsTest, MallocKeepsFreedFollowsTheMeasuredTable) {
+  EXPECT_TRUE(MallocKeepsFreed("tcmalloc", ""));
+  EXPECT_TRUE(MallocKeepsFreed("jemalloc", "LD_PRELOAD=libjemalloc.so.2; MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1"));
+  EXPECT_FALSE(MallocKeepsFreed("jemalloc", "LD_PRELOAD=libjemalloc.so.2"));
+  EXPECT_FALSE(MallocKeepsFreed("jemalloc", "MALLOC_CONF=oversize_threshold:1,background_thread:true,metadata_thp:auto"));
+  EXPECT_FALSE(MallocKeepsFreed("jemalloc", "XMALLOC_CONF=dirty_decay_ms:-1"));
+  EXPECT_FALSE(MallocKeepsFreed("glibc", "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"));
+  EXPECT_FALSE(MallocKeepsFreed("", ""));
+}
+
 TEST(PageFaultsTest, AllocatorEvidenceComesBeforeTheOps) {
   auto t = Load(true);
   ASSERT_NE(t, nullptr);

@@ -56,6 +56,10 @@ struct Suggestion {
   // the trace's dependency graph. Empty: the fix cannot be simulated from a
   // trace (a new library, a precision change) and the efficacy is a prior.
   std::string scenario;
+  // when: EXPR — the suggestion applies only where EXPR is not false (it is
+  // listed as excluded, with the comparison, where it is false; kept where
+  // its metrics are unknown), e.g. "malloc_glibc == 1" for a glibc tunable.
+  std::optional<Expression> when;
 };
 
 struct Rule {

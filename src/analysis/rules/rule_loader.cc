@@ -117,6 +117,10 @@ class RuleReader {
     if (s.efficacy_min < 0 || s.efficacy_max > 1 || s.efficacy_min > s.efficacy_max) {
       return Fail(eff, "'efficacy' must satisfy 0 <= min <= max <= 1");
     }
+    if (n["when"]) {
+      ASSIGN_OR_RETURN(Expression e, Expr(n["when"], "when"));
+      s.when = std::move(e);
+    }
     ASSIGN_OR_RETURN(s.scenario, String(n, "scenario", false));
     if (!s.scenario.empty()) {
       if (StatusOr<Scenario> sc = ParseScenario(s.scenario); !sc.ok()) return Fail(n["scenario"], sc.status().message());

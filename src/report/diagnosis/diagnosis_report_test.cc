@@ -32,9 +32,9 @@ struct HandMade {
     rule.source = "rules/data.yaml:3";
     rule.suggestions.push_back(Suggestion{"dataloader_workers", "More DataLoader workers", "pytorch",
                                           "Set num_workers=4", 0.5, 0.9, {"latency"}, {0, 0.1, "low", ""},
-                                          {{"pytorch", "api", "DataLoader(num_workers)", "4"}}, "remove-idle"});
+                                          {{"pytorch", "api", "DataLoader(num_workers)", "4"}}, "remove-idle", {}});
     rule.suggestions.push_back(Suggestion{"pin_memory", "Pin memory", "pytorch", "pin_memory=True", 0.1, 0.2,
-                                          {"latency"}, {0, 0.2, "low", ""}, {}, ""});
+                                          {"latency"}, {0, 0.2, "low", ""}, {}, "", {}});
     Finding f;
     f.rule = &rule;
     f.confidence = Confidence::kHigh;
