@@ -10,6 +10,7 @@
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/graph_edits.h"
+#include "src/model/page_fault_records.h"
 
 namespace aiprof {
 namespace {
@@ -247,6 +248,15 @@ class Replay {
     for (uint32_t i = 0; i < s_.size(); ++i) out_->slices_changed += factor_[i] != 1.0f ? 1 : 0;
     out_->notes = edits_.notes;
     for (std::string& n : fault_notes) out_->notes.push_back(std::move(n));
+    // What the replay cannot see on a CPU trace without fault records: the
+    // largest source of error on the CPU pairs (docs/whatif.md).
+    if (out_->slices_changed > 0 && fault_notes.empty() && trace_.metadata.find(kPageFaultsMeta) == trace_.metadata.end() &&
+        std::find(g_.on_device.begin(), g_.on_device.end(), true) == g_.on_device.end()) {
+      out_->notes.push_back(
+          "a CPU trace without page-fault records: first-touch faults that the change moves (memory the allocator "
+          "returns to the kernel between rarer occurrences, or buffers freed and mapped again) are not modelled; on "
+          "this project's CPU pairs they were the largest source of error (docs/whatif.md); aiprof trace records them");
+    }
   }
 
   // remove-page-faults: each host slice's self time (its duration minus its

@@ -250,5 +250,31 @@ TEST(WhatIfTest, HandMadeRemovePageFaultsByHand) {
   EXPECT_FALSE(ParseScenario("remove-page-faults now").ok());
 }
 
+// A CPU trace without fault records gets the caveat that first-touch faults
+// the change moves are not modelled; a trace with device work, a capture
+// that recorded faults, or a change that matches nothing does not.
+TEST(WhatIfTest, CpuTraceWithoutFaultRecordsSaysFaultsAreNotModelled) {
+  constexpr char kCpu[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":10,"dur":30},
+  {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":50,"dur":30}
+]})json";
+  auto has_caveat = [](const WhatIfResult& r) {
+    for (const std::string& n : r.notes) {
+      if (n.find("first-touch faults that the change moves") != std::string::npos) return true;
+    }
+    return false;
+  };
+  auto t = ImportJsonText(kCpu);
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(has_caveat(Predict(*t, "remove aten::mul")));
+  EXPECT_FALSE(has_caveat(Predict(*t, "remove aten::nothing_matches")));
+  t->metadata["capture.page_faults"] = "on";
+  EXPECT_FALSE(has_caveat(Predict(*t, "remove aten::mul")));
+  auto gpu = ImportJsonText(kLoader);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(has_caveat(Predict(*gpu, "scale K 0.5")));
+}
+
 }  // namespace
 }  // namespace aiprof
