@@ -26,10 +26,14 @@ class ValidateCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("validate", "Decide with statistics whether a change improved or regressed performance");
     CLI::Option_group* before = sub->add_option_group("before", "What to compare against (one of)");
-    AddBeforeFlag(before, &before_, "Trace or benchmark result file measured before the change");
+    before->add_option("--before", before_,
+                       "Trace or benchmark result file measured before the change; give it once per run (separate "
+                       "processes) to make the run the unit, at least 3 a side");
     before->add_option("--baseline", baseline_, "Stored baseline of this service (aiprof set-baseline)");
     before->require_option(1);
-    AddAfterFlag(sub, &after_, "Trace or benchmark result file measured after the change")->required();
+    sub->add_option("--after", after_,
+                    "Trace or benchmark result file measured after the change; once per run, like --before")
+        ->required();
     sub->add_option("--metrics", metrics_, "Comma-separated: latency, p50, p99 (any pNN), throughput, device_util, accuracy, quality:NAME")
         ->delimiter(',');
     stats_.Add(sub, /*resamples_flag=*/true);
@@ -65,18 +69,24 @@ class ValidateCommand : public Command {
       before = baseline.samples;
       if (input_.batch_size > 0) before.items_per_sample = input_.batch_size;
     } else {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_, input_));
-      before = std::move(run.samples);
-      before_trace = std::move(run.trace);
+      ASSIGN_OR_RETURN(before, LoadSide(before_, &before_trace));
     }
-    ASSIGN_OR_RETURN(LoadedRun after_run, LoadRun(after_, input_));
-    ValidationResult result = Validate(before, after_run.samples, options);
-    if (before_trace && after_run.trace) {
+    std::unique_ptr<Trace> after_trace;
+    ASSIGN_OR_RETURN(RunSamples after, LoadSide(after_, &after_trace));
+    ValidationResult result = Validate(before, after, options);
+    if (before_trace && after_trace) {
+      // The prediction is made from the first before run and checked against
+      // the first after run's trace; with several runs validate's verdict is
+      // by runs, and the prediction check says which traces it used.
       SessionOptions so;
       so.db = db_;
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_trace, so);
-      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, so);
+      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_trace, so);
       ASSIGN_OR_RETURN(result.prediction, CheckPrediction(*b, *a, fix_));
+      if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
+        result.sample_notes.push_back("the prediction check uses the first run of each side (" + before_.front() +
+                                      ", " + after_.front() + ")");
+      }
     } else if (!fix_.empty()) {
       return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
     }
@@ -123,6 +133,18 @@ class ValidateCommand : public Command {
   int SuccessExitCode() const override { return exit_code_; }
 
  private:
+  // One side: each file loaded as a run, merged (MergeRuns); the first run's
+  // trace kept for the prediction check.
+  StatusOr<RunSamples> LoadSide(const std::vector<std::string>& paths, std::unique_ptr<Trace>* first_trace) {
+    std::vector<RunSamples> runs;
+    for (const std::string& path : paths) {
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(path, input_));
+      if (!*first_trace) *first_trace = std::move(run.trace);
+      runs.push_back(std::move(run.samples));
+    }
+    return MergeRuns(std::move(runs));
+  }
+
   StatusOr<std::unique_ptr<BaselineStore>> OpenStore() {
     std::string path = db_;
     if (path.empty()) {
@@ -131,7 +153,8 @@ class ValidateCommand : public Command {
     return BaselineStore::Open(path);
   }
 
-  std::string before_, baseline_, after_, service_, db_, fix_;
+  std::vector<std::string> before_, after_;
+  std::string baseline_, service_, db_, fix_;
   std::vector<std::string> metrics_;
   StatsFlags stats_;
   RunInputs input_;

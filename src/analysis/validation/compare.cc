@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <boost/math/distributions/students_t.hpp>
+
 namespace aiprof {
 namespace {
 
@@ -200,6 +202,103 @@ MetricComparison CompareOne(const std::string& name, const RunSamples& before, c
   return m;
 }
 
+// The metric's figure for one run, or nullopt with the reason.
+std::optional<double> RunFigure(const std::string& name, const RunSamples& r, std::string* why) {
+  std::string quality, unit;
+  if (name == "latency") {
+    if (!r.latency_ns.empty()) return Mean(r.latency_ns);
+  } else if (double q = QuantileOfMetric(name); q > 0) {
+    if (r.latency_ns.size() >= MinSamplesForQuantile(q)) return Quantile(r.latency_ns, q);
+    *why = r.label + ": " + std::to_string(r.latency_ns.size()) + " samples, a " + name + " of one run needs " +
+           std::to_string(MinSamplesForQuantile(q));
+    return std::nullopt;
+  } else if (name == "throughput") {
+    std::vector<double> t = Throughput(r, &unit);
+    if (!t.empty()) return Mean(t);
+  } else if (name == "device_util") {
+    if (!r.device_util.empty()) return Mean(r.device_util);
+  } else if (IsQualityMetric(name, &quality)) {
+    auto it = r.quality.find(quality);
+    if (it != r.quality.end() && !it->second.empty()) return Mean(it->second);
+  }
+  *why = r.label + ": no " + name + " in this run";
+  return std::nullopt;
+}
+
+// Several runs a side: one figure per run (the mean of its samples; its pNN
+// for a quantile), Welch's t-test over the runs' figures, and the Welch
+// t-interval of the difference of their means (equal weight per run).
+MetricComparison CompareRuns(const std::string& name, const RunSamples& before, const RunSamples& after,
+                             const ValidationOptions& o) {
+  MetricComparison m;
+  m.metric = name;
+  std::string quality, unit_a, unit_b;
+  m.unit = name == "throughput" ? (Throughput(before, &unit_a), Throughput(after, &unit_b),
+                                   unit_a == unit_b ? unit_a : unit_a + " vs " + unit_b)
+           : name == "device_util"           ? "fraction"
+           : IsQualityMetric(name, &quality) ? "value"
+                                             : "ns";
+  m.higher_is_better = name == "throughput" || name == "device_util" || !quality.empty();
+  const bool quantile = QuantileOfMetric(name) > 0;
+  m.statistic_name = std::string("mean of the runs' ") + (quantile ? name : "means");
+  auto figures = [&](const RunSamples& side, std::vector<double>* out) {
+    std::vector<RunSamples> one;
+    const std::vector<RunSamples>& runs = side.runs.empty() ? (one.push_back(side), one) : side.runs;
+    for (const RunSamples& r : runs) {
+      std::string why;
+      std::optional<double> f = RunFigure(name, r, &why);
+      if (!f) return why;
+      out->push_back(*f);
+    }
+    return std::string();
+  };
+  std::vector<double> a, b;
+  std::string why = figures(before, &a);
+  if (why.empty()) why = figures(after, &b);
+  m.n_before = a.size();
+  m.n_after = b.size();
+  m.before = Mean(a);
+  m.after = Mean(b);
+  m.change_rel = RelChange(m.before, m.after);
+  if (!why.empty()) {
+    m.reason = why;
+    return m;
+  }
+  if (unit_a != unit_b) {
+    m.reason = "before is in " + unit_a + " and after in " + unit_b + "; give both --batch-size";
+    return m;
+  }
+  if (a.size() < kMinRunsForTest || b.size() < kMinRunsForTest) {
+    m.reason = "runs are the unit: needs at least " + std::to_string(kMinRunsForTest) + " runs per side, has " +
+               std::to_string(a.size()) + " before and " + std::to_string(b.size()) + " after";
+    return m;
+  }
+  TestResult t = WelchTTest(a, b);
+  m.test = "welch";
+  m.test_statistic = t.statistic;
+  m.p_value = t.p_value;
+  m.df = t.df;
+  m.hedges_g = HedgesG(a, b);
+  m.cliffs_delta = CliffsDelta(a, b);
+  m.confidence = 1 - o.alpha;
+  const double diff = m.after - m.before;
+  const double se = std::sqrt(SampleVariance(a) / static_cast<double>(a.size()) + SampleVariance(b) / static_cast<double>(b.size()));
+  double half = 0;
+  if (se > 0 && t.df > 0) {
+    half = se * boost::math::quantile(boost::math::students_t(t.df), 1 - o.alpha / 2);
+  }
+  m.ci.estimate = diff;
+  m.ci.low = diff - half;
+  m.ci.high = diff + half;
+  m.ci.rel_estimate = m.change_rel;
+  m.ci.rel_low = m.before != 0 ? m.ci.low / m.before : 0;
+  m.ci.rel_high = m.before != 0 ? m.ci.high / m.before : 0;
+  m.ci.p_value = t.p_value;
+  m.ci_available = true;
+  Decide(o, &m);
+  return m;
+}
+
 void Diagnose(ValidationResult* r) {
   bool latency_regressed = false;
   for (const MetricComparison& m : r->metrics) {
@@ -350,6 +449,33 @@ OpShiftAnalysis CompareOps(const RunSamples& before, const RunSamples& after) {
   return s;
 }
 
+RunSamples MergeRuns(std::vector<RunSamples> runs) {
+  if (runs.size() == 1) return std::move(runs.front());
+  RunSamples m;
+  if (runs.empty()) return m;
+  m.source_kind = runs.front().source_kind;
+  m.unit = runs.front().unit;
+  m.items_per_sample = runs.front().items_per_sample;
+  bool throughput_everywhere = true;
+  for (const RunSamples& r : runs) throughput_everywhere = throughput_everywhere && !r.throughput.empty();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunSamples& r = runs[i];
+    m.label += (i ? ", " : "") + r.label;
+    if (r.source_kind != m.source_kind) m.source_kind = "mixed";
+    if (r.unit != m.unit) m.unit = m.unit + " / " + r.unit;
+    m.latency_ns.insert(m.latency_ns.end(), r.latency_ns.begin(), r.latency_ns.end());
+    if (throughput_everywhere) m.throughput.insert(m.throughput.end(), r.throughput.begin(), r.throughput.end());
+    m.device_util.insert(m.device_util.end(), r.device_util.begin(), r.device_util.end());
+    if (r.device_util.empty() && m.device_util_missing.empty()) m.device_util_missing = r.label + ": " + r.device_util_missing;
+    for (const auto& [k, v] : r.quality) m.quality[k].insert(m.quality[k].end(), v.begin(), v.end());
+    for (const auto& [k, v] : r.op_dur_ns) m.op_dur_ns[k].insert(m.op_dur_ns[k].end(), v.begin(), v.end());
+    for (const std::string& n : r.notes) m.notes.push_back(r.label + ": " + n);
+    m.warmup_left_out_ns.insert(m.warmup_left_out_ns.end(), r.warmup_left_out_ns.begin(), r.warmup_left_out_ns.end());
+  }
+  m.runs = std::move(runs);
+  return m;
+}
+
 ValidationResult Validate(const RunSamples& before, const RunSamples& after, const ValidationOptions& options) {
   ValidationResult r;
   r.before_label = before.label;
@@ -370,7 +496,33 @@ ValidationResult Validate(const RunSamples& before, const RunSamples& after, con
     }
     if (!listed && after.quality.count(q)) names.push_back(id);
   }
-  for (size_t i = 0; i < names.size(); ++i) r.metrics.push_back(CompareOne(names[i], before, after, options, i + 1));
+  const bool by_runs = !before.runs.empty() || !after.runs.empty();
+  for (size_t i = 0; i < names.size(); ++i) {
+    r.metrics.push_back(by_runs ? CompareRuns(names[i], before, after, options)
+                                : CompareOne(names[i], before, after, options, i + 1));
+  }
+  if (by_runs) {
+    r.unit = "run (" + r.unit + "s within a run are not independent)";
+    auto list = [&](const char* side, const RunSamples& s) {
+      std::vector<RunSamples> one;
+      const std::vector<RunSamples>& runs = s.runs.empty() ? (one.push_back(s), one) : s.runs;
+      std::string line = std::string(side) + ": " + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") +
+                         ", latency mean per run";
+      for (const RunSamples& x : runs) {
+        line += (&x == &runs.front() ? " " : ", ") + Fmt("%.4g ms", Mean(x.latency_ns) / 1e6) + " (" +
+                std::to_string(x.latency_ns.size()) + " " + x.unit + "s, " + x.label + ")";
+      }
+      r.sample_notes.push_back(line);
+    };
+    list("before", before);
+    list("after", after);
+  } else if (before.source_kind == "trace" && after.source_kind == "trace") {
+    r.sample_notes.push_back(
+        "one run a side: its steps are the samples, so the interval leaves out how much runs of one program differ "
+        "(on this project's CPU pairs, up to 34% in the median step between fresh processes: docs/validation.md); "
+        "pass --before and --after once per run, at least " + std::to_string(kMinRunsForTest) +
+        " each, to make the run the unit");
+  }
   r.op_shift = CompareOps(before, after);
   bool any_decided = false, any_improved = false, any_regressed = false;
   for (const MetricComparison& m : r.metrics) {

@@ -30,6 +30,9 @@ namespace aiprof {
 
 // Fewest samples per side for any test.
 inline constexpr size_t kMinSamplesForTest = 5;
+// Several runs on a side make the run the unit (MergeRuns): each metric's
+// figure per run, Welch's t-test over them; at least this many runs a side.
+inline constexpr size_t kMinRunsForTest = 3;
 // A quantile q needs this many samples beyond it on the thin side:
 // n >= kQuantileTailSamples / min(q, 1 - q) (p50: 10, p90: 50, p99: 500).
 inline constexpr double kQuantileTailSamples = 5;
@@ -126,7 +129,15 @@ struct ValidationResult {
   std::optional<PredictionCheck> prediction;
 };
 
+// One side measured in several runs (separate processes): their samples
+// concatenated, the runs kept in `runs`, labels joined. One run is returned
+// as it is.
+RunSamples MergeRuns(std::vector<RunSamples> runs);
+
 // Compares `after` with `before`. Deterministic for fixed options (seeded bootstrap).
+// When either side holds several runs (MergeRuns), the run is the unit of
+// every metric: steps of one run share its process, heap and machine state,
+// so they are not independent samples of the change (docs/validation.md).
 ValidationResult Validate(const RunSamples& before, const RunSamples& after, const ValidationOptions& options);
 
 // One location comparison of two samples, made exactly as `validate` makes

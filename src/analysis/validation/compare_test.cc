@@ -191,5 +191,54 @@ TEST(CompareTest, NoDiagnosisWithoutRegression) {
   EXPECT_EQ(r.diagnosis, "");
 }
 
+// Several runs a side: the run is the unit. Worked by hand: run means before
+// 10, 11, 12 ms and after 8, 9, 10 ms (each run's steps symmetric around its
+// mean, so the mean is exact): difference -2 ms, both variances 1, standard
+// error sqrt(2/3) = 0.8165, Welch df 4, t = 2.4495; two-sided p = 0.0705
+// (Student t, 4 df); 95% half-width 2.776445 * 0.8165 = 2.2670 ms. A step-level
+// test over the same 60 steps would call it significant.
+TEST(CompareTest, SeveralRunsMakeTheRunTheUnit) {
+  auto side = [](const char* name, std::vector<double> means) {
+    std::vector<RunSamples> runs;
+    for (size_t i = 0; i < means.size(); ++i) {
+      runs.push_back(Samples(std::string(name) + std::to_string(i + 1), Around(means[i] * 1e6, 10, 0.02)));
+    }
+    return MergeRuns(std::move(runs));
+  };
+  RunSamples before = side("b", {10, 11, 12}), after = side("a", {8, 9, 10});
+  ASSERT_EQ(before.runs.size(), 3u);
+  EXPECT_EQ(before.latency_ns.size(), 30u);
+  EXPECT_EQ(before.label, "b1, b2, b3");
+  ValidationResult r = Validate(before, after, Opts({"latency"}));
+  const MetricComparison& m = Metric(r, "latency");
+  EXPECT_EQ(m.statistic_name, "mean of the runs' means");
+  EXPECT_EQ(m.n_before, 3u);
+  EXPECT_EQ(m.n_after, 3u);
+  EXPECT_NEAR(m.before, 11e6, 1);
+  EXPECT_NEAR(m.after, 9e6, 1);
+  EXPECT_NEAR(m.df, 4, 1e-9);
+  EXPECT_NEAR(std::fabs(m.test_statistic), 2.449490, 1e-5);
+  EXPECT_NEAR(m.p_value, 0.0705, 5e-4);
+  EXPECT_NEAR(m.ci.low, -2e6 - 2.2670e6, 1e3);
+  EXPECT_NEAR(m.ci.high, -2e6 + 2.2670e6, 1e3);
+  EXPECT_EQ(m.verdict, Verdict::kNoChange);
+  EXPECT_NE(r.unit.find("run"), std::string::npos);
+  // The same steps pooled as one run per side: significant by steps.
+  RunSamples pooled_b = Samples("b", before.latency_ns), pooled_a = Samples("a", after.latency_ns);
+  EXPECT_EQ(Metric(Validate(pooled_b, pooled_a, Opts({"latency"})), "latency").verdict, Verdict::kImproved);
+  // Two runs a side are too few: insufficient data, and why.
+  RunSamples two_b = side("b", {10, 11}), two_a = side("a", {8, 9});
+  const MetricComparison& few = Metric(Validate(two_b, two_a, Opts({"latency"})), "latency");
+  EXPECT_EQ(few.verdict, Verdict::kInsufficientData);
+  EXPECT_NE(few.reason.find("at least 3 runs per side, has 2 before and 2 after"), std::string::npos) << few.reason;
+  // One run against several: the single run is one unit, so too few as well.
+  const MetricComparison& one = Metric(Validate(pooled_b, after, Opts({"latency"})), "latency");
+  EXPECT_EQ(one.verdict, Verdict::kInsufficientData);
+  // A quantile per run needs enough steps in every run.
+  const MetricComparison& p99 = Metric(Validate(before, after, Opts({"p99"})), "p99");
+  EXPECT_EQ(p99.verdict, Verdict::kInsufficientData);
+  EXPECT_NE(p99.reason.find("a p99 of one run needs 500"), std::string::npos) << p99.reason;
+}
+
 }  // namespace
 }  // namespace aiprof

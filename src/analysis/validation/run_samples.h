@@ -33,6 +33,10 @@ struct RunSamples {
   std::vector<std::string> notes;
   // Samples left out as warm-up (ns), in input order.
   std::vector<double> warmup_left_out_ns;
+  // Several runs of one side (validate --before A --before B ...): each run
+  // as loaded; the vectors above hold their samples concatenated
+  // (MergeRuns, compare.h). Empty for one run.
+  std::vector<RunSamples> runs;
 };
 
 }  // namespace aiprof

@@ -151,6 +151,9 @@ std::string ValidationToJson(const ValidationResult& r) {
   o += "  \"before\": {\"label\": " + JsonString(r.before_label) + ", \"kind\": " + JsonString(r.before_kind) + "},\n";
   o += "  \"after\": {\"label\": " + JsonString(r.after_label) + ", \"kind\": " + JsonString(r.after_kind) + "},\n";
   o += "  \"unit\": " + JsonString(r.unit) + ",\n";
+  o += "  \"notes\": [";
+  for (size_t i = 0; i < r.sample_notes.size(); ++i) o += (i ? ", " : "") + JsonString(r.sample_notes[i]);
+  o += "],\n";
   o += "  \"options\": {\"test\": " + JsonString(TestKindName(r.options.test)) + ", \"alpha\": " + Num(r.options.alpha) +
        ", \"min_effect\": " + Num(r.options.min_effect) + ", \"bootstrap_resamples\": " +
        std::to_string(r.options.bootstrap_resamples) + ", \"seed\": " + std::to_string(r.options.seed) + "},\n";
