@@ -72,6 +72,17 @@ struct Entry {
   double delta() const { return b_ns - a_ns; }
 };
 
+// The figures DiffNodes and DiffShapes both keep for row i: the change, the
+// per-step times, calls and device times, and the row's statistics (an index
+// into `stats`: AttributionDiff::stats or ::shape_stats).
+template <typename Rows>
+void SetFigures(const Rows& t, uint32_t i, const std::vector<DiffNodeStats>& stats, Entry* e) {
+  e->change = DiffChangeName(t.change[i]);
+  e->a_ns = t.a_ns[i], e->b_ns = t.b_ns[i], e->a_calls = t.a_calls[i], e->b_calls = t.b_calls[i];
+  e->a_device_ns = t.a_device_ns[i], e->b_device_ns = t.b_device_ns[i];
+  e->stats = t.stats[i] >= 0 ? &stats[t.stats[i]].cmp : nullptr;
+}
+
 // Call-site / shape row `r` (AttributionDiff::shapes) as an entry; the
 // caller names its node and path.
 Entry RowEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uint32_t r) {
@@ -81,11 +92,8 @@ Entry RowEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uin
   e.site = DiffRowSite(*a.attribution, *b.attribution, h, r);
   e.shape = DiffRowShape(*a.attribution, *b.attribution, h, r);
   e.kind = "op row";
-  e.change = DiffChangeName(h.change[r]);
   e.match = DiffShapeMatchName(h.match[r]);
-  e.a_ns = h.a_ns[r], e.b_ns = h.b_ns[r], e.a_calls = h.a_calls[r], e.b_calls = h.b_calls[r];
-  e.a_device_ns = h.a_device_ns[r], e.b_device_ns = h.b_device_ns[r];
-  e.stats = h.stats[r] >= 0 ? &d.shape_stats[h.stats[r]].cmp : nullptr;
+  SetFigures(h, r, d.shape_stats, &e);
   return e;
 }
 
@@ -102,11 +110,8 @@ Entry RankedEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, 
   e.node = x;
   e.path = Path(a, b, d, x);
   e.kind = AttributionKindName(n.kind[x]);
-  e.change = DiffChangeName(n.change[x]);
   e.match = DiffMatchName(n.match[x]);
-  e.a_ns = n.a_ns[x], e.b_ns = n.b_ns[x], e.a_calls = n.a_calls[x], e.b_calls = n.b_calls[x];
-  e.a_device_ns = n.a_device_ns[x], e.b_device_ns = n.b_device_ns[x];
-  e.stats = n.stats[x] >= 0 ? &d.stats[n.stats[x]].cmp : nullptr;
+  SetFigures(n, x, d.stats, &e);
   return e;
 }
 
