@@ -69,6 +69,10 @@ class PyTrace {
   const Trace& trace() const { return *trace_; }
   const std::string& path() const { return path_; }
   AnalysisSession& session() { return session_; }
+  // A session of its own over the same trace, for options other than Options().
+  std::unique_ptr<AnalysisSession> SessionWith(const SessionOptions& o) const {
+    return std::make_unique<AnalysisSession>(trace_, o);
+  }
   // Session options for this trace (the Python package attaches no history).
   SessionOptions Options() const {
     SessionOptions o;
@@ -85,11 +89,15 @@ class PyTrace {
   AnalysisSession session_;
 };
 
-// Copies a column block by block into one new numpy array.
-template <typename T>
-py::array_t<T> ColumnArray(const ChunkedVector<T>& c) {
-  py::array_t<T> out(static_cast<py::ssize_t>(c.size()));
-  T* dst = out.mutable_data();
+// Copies a column block by block into one new numpy array of Out, a type of
+// the same size whose bytes mean the same value: the column's own type, the
+// uint32 row index of a row id (TrackId, SliceId, CallsiteId), the uint8 raw
+// code of an enum (EventKind, Layer, TrackKind).
+template <typename Out, typename T>
+py::array_t<Out> BlockCopy(const ChunkedVector<T>& c) {
+  static_assert(sizeof(Out) == sizeof(T) && std::is_trivially_copyable_v<T>);
+  py::array_t<Out> out(static_cast<py::ssize_t>(c.size()));
+  Out* dst = out.mutable_data();
   for (size_t b = 0; b < c.block_count(); ++b) {
     std::memcpy(static_cast<void*>(dst), c.block(b), c.block_items(b) * sizeof(T));
     dst += c.block_items(b);
@@ -97,30 +105,36 @@ py::array_t<T> ColumnArray(const ChunkedVector<T>& c) {
   return out;
 }
 
-// A column of row ids (TrackId, SliceId, CallsiteId) as their uint32 row
-// indices.
+template <typename T>
+py::array_t<T> ColumnArray(const ChunkedVector<T>& c) {
+  return BlockCopy<T>(c);
+}
+
 template <typename Table>
 py::array_t<uint32_t> RowIdArray(const ChunkedVector<RowId<Table>>& c) {
-  py::array_t<uint32_t> out(static_cast<py::ssize_t>(c.size()));
-  uint32_t* dst = out.mutable_data();
-  for (size_t b = 0; b < c.block_count(); ++b) {
-    std::memcpy(static_cast<void*>(dst), c.block(b), c.block_items(b) * sizeof(uint32_t));
-    dst += c.block_items(b);
-  }
+  return BlockCopy<uint32_t>(c);
+}
+
+// A numpy array of n values, value i being get(i).
+template <typename T, typename Get>
+py::array_t<T> ArrayOf(size_t n, Get get) {
+  py::array_t<T> out(static_cast<py::ssize_t>(n));
+  T* dst = out.mutable_data();
+  for (size_t i = 0; i < n; ++i) dst[i] = get(i);
   return out;
 }
 
-// Enum columns (EventKind, Layer, TrackKind: uint8_t) as their raw codes.
-template <typename E>
-py::array_t<uint8_t> EnumCodes(const ChunkedVector<E>& c) {
-  static_assert(sizeof(E) == 1);
-  py::array_t<uint8_t> out(static_cast<py::ssize_t>(c.size()));
-  uint8_t* dst = out.mutable_data();
-  for (size_t b = 0; b < c.block_count(); ++b) {
-    std::memcpy(dst, c.block(b), c.block_items(b));
-    dst += c.block_items(b);
-  }
-  return out;
+// Member `field` of every row, as T.
+template <typename T, typename Row, typename F>
+py::array_t<T> FieldArray(const std::vector<Row>& rows, F Row::*field) {
+  return ArrayOf<T>(rows.size(), [&](size_t i) { return static_cast<T>(rows[i].*field); });
+}
+
+// Runs f() (which may compute session results) with the GIL released.
+template <typename F>
+decltype(auto) WithoutGil(F f) {
+  py::gil_scoped_release release;
+  return f();
 }
 
 // Numbers a string column densely: codes into a list holding each distinct
@@ -159,34 +173,42 @@ class StringCoder {
 template <typename Get>
 py::tuple StringColumn(const Trace& trace, size_t n, Get get) {
   StringCoder coder(trace);
-  py::array_t<int32_t> codes(static_cast<py::ssize_t>(n));
-  int32_t* dst = codes.mutable_data();
-  for (size_t i = 0; i < n; ++i) dst[i] = coder.Code(get(i));
-  return coder.Finish(std::move(codes));
+  return coder.Finish(ArrayOf<int32_t>(n, [&](size_t i) { return coder.Code(get(i)); }));
 }
 
 py::tuple StringColumn(const Trace& trace, const ChunkedVector<StringId>& c) {
   return StringColumn(trace, c.size(), [&](size_t i) { return c[i]; });
 }
 
-// An enum column as ("categorical", codes, names of every enum value 0..count-1).
-template <typename E, typename Name>
-py::tuple EnumColumn(const ChunkedVector<E>& c, int count, Name name) {
+// The name of each row's track (a counter's, a sample's thread).
+py::tuple TrackNameColumn(const Trace& t, const ChunkedVector<TrackId>& track) {
+  return StringColumn(t, track.size(), [&](size_t i) {
+    const uint32_t k = track[i];
+    return k < t.tracks.size() ? t.tracks.name[k] : StringId{};
+  });
+}
+
+// The names of every value 0..kCount-1 of enum E (uint8_t codes).
+template <typename E>
+py::list EnumNames() {
   py::list names;
-  for (int v = 0; v < count; ++v) names.append(name(static_cast<E>(v)));
-  return py::make_tuple("categorical", EnumCodes(c), std::move(names));
+  for (int v = 0; v < EnumInfo<E>::kCount; ++v) names.append(EnumInfo<E>::Name(static_cast<E>(v)));
+  return names;
+}
+
+// An enum column as ("categorical", codes, names of every enum value).
+template <typename E>
+py::tuple EnumColumn(const ChunkedVector<E>& c) {
+  return py::make_tuple("categorical", BlockCopy<uint8_t>(c), EnumNames<E>());
 }
 
 // A per-row value taken from the row's track (rank, device, pid, tid).
 template <typename T>
 py::array_t<T> GatherByTrack(const ChunkedVector<TrackId>& track, const ChunkedVector<T>& by_track, T missing) {
-  py::array_t<T> out(static_cast<py::ssize_t>(track.size()));
-  T* dst = out.mutable_data();
-  for (size_t i = 0; i < track.size(); ++i) {
-    uint32_t t = track[i];
-    dst[i] = t < by_track.size() ? by_track[t] : missing;
-  }
-  return out;
+  return ArrayOf<T>(track.size(), [&](size_t i) {
+    const uint32_t t = track[i];
+    return t < by_track.size() ? by_track[t] : missing;
+  });
 }
 
 // Every column of model table `table` that src/model/tables.h marks kPython,
@@ -201,7 +223,7 @@ py::dict ExportTable(const Trace& trace, const Table& table) {
     if constexpr (std::is_same_v<T, StringId>) {
       d[info.name] = StringColumn(trace, column);
     } else if constexpr (std::is_enum_v<T>) {
-      d[info.name] = EnumColumn(column, EnumInfo<T>::kCount, EnumInfo<T>::Name);
+      d[info.name] = EnumColumn(column);
     } else if constexpr (kIsRowId<T>) {
       d[info.name] = RowIdArray(column);
     } else if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, char>) {
@@ -232,10 +254,7 @@ py::dict CounterColumns(PyTrace& self) {
   const Trace& t = self.trace();
   const CounterTable& c = t.counters;
   py::dict d = ExportTable(t, c);
-  d["name"] = StringColumn(t, c.size(), [&](size_t i) {
-    uint32_t k = c.track[i];
-    return k < t.tracks.size() ? t.tracks.name[k] : StringId{};
-  });
+  d["name"] = TrackNameColumn(t, c.track);
   d["rank"] = GatherByTrack(c.track, t.tracks.rank, kNoRank);
   d["device"] = GatherByTrack(c.track, t.tracks.device, kHostDevice);
   return d;
@@ -245,32 +264,17 @@ py::dict FlowColumns(PyTrace& self) { return ExportTable(self.trace(), self.trac
 
 // The summary's op table (all ops, largest total first) in nanoseconds.
 py::dict OpColumns(PyTrace& self) {
-  const Summary* s;
-  {
-    py::gil_scoped_release release;
-    s = &self.summary();
-  }
-  const std::vector<OpStat>& ops = s->ops;
-  size_t n = ops.size();
-  py::array_t<int64_t> count(n), total(n), max(n);
-  py::array_t<double> mean(n), p50(n), p99(n);
-  for (size_t i = 0; i < n; ++i) {
-    count.mutable_data()[i] = static_cast<int64_t>(ops[i].count);
-    total.mutable_data()[i] = ops[i].total_ns;
-    max.mutable_data()[i] = ops[i].max_ns;
-    mean.mutable_data()[i] = ops[i].mean_ns;
-    p50.mutable_data()[i] = ops[i].p50_ns;
-    p99.mutable_data()[i] = ops[i].p99_ns;
-  }
+  const Summary& s = WithoutGil([&]() -> const Summary& { return self.summary(); });
+  const std::vector<OpStat>& ops = s.ops;
   py::dict d;
-  d["name"] = StringColumn(self.trace(), n, [&](size_t i) { return ops[i].name; });
-  d["category"] = StringColumn(self.trace(), n, [&](size_t i) { return ops[i].category; });
-  d["count"] = count;
-  d["total_ns"] = total;
-  d["mean_ns"] = mean;
-  d["p50_ns"] = p50;
-  d["p99_ns"] = p99;
-  d["max_ns"] = max;
+  d["name"] = StringColumn(self.trace(), ops.size(), [&](size_t i) { return ops[i].name; });
+  d["category"] = StringColumn(self.trace(), ops.size(), [&](size_t i) { return ops[i].category; });
+  d["count"] = FieldArray<int64_t>(ops, &OpStat::count);
+  d["total_ns"] = FieldArray<int64_t>(ops, &OpStat::total_ns);
+  d["mean_ns"] = FieldArray<double>(ops, &OpStat::mean_ns);
+  d["p50_ns"] = FieldArray<double>(ops, &OpStat::p50_ns);
+  d["p99_ns"] = FieldArray<double>(ops, &OpStat::p99_ns);
+  d["max_ns"] = FieldArray<int64_t>(ops, &OpStat::max_ns);
   return d;
 }
 
@@ -327,26 +331,20 @@ py::dict SampleColumns(PyTrace& self) {
   auto leaf_string = [&](const ChunkedVector<StringId>& column) {
     return StringColumn(t, n, [&](size_t i) { return valid(s.callsite[i]) ? column[s.callsite[i]] : StringId{}; });
   };
-  py::array_t<uint8_t> leaf_kind(static_cast<py::ssize_t>(n));
-  for (size_t i = 0; i < n; ++i) {
+  py::array_t<uint8_t> leaf_kind = ArrayOf<uint8_t>(n, [&](size_t i) {
     const uint32_t cs = s.callsite[i];
-    leaf_kind.mutable_data()[i] = static_cast<uint8_t>(valid(cs) ? c.kind[cs] : FrameKind::kUnknown);
-  }
-  py::list kind_names;
-  for (int v = 0; v < EnumInfo<FrameKind>::kCount; ++v) kind_names.append(EnumInfo<FrameKind>::Name(static_cast<FrameKind>(v)));
+    return static_cast<uint8_t>(valid(cs) ? c.kind[cs] : FrameKind::kUnknown);
+  });
   py::dict d;
   d["ts_ns"] = ColumnArray(s.ts_ns);
   d["weight_ns"] = ColumnArray(s.weight_ns);
   d["track"] = RowIdArray(s.track);
   d["pid"] = GatherByTrack(s.track, t.tracks.pid, int64_t{-1});
   d["tid"] = GatherByTrack(s.track, t.tracks.tid, int64_t{-1});
-  d["thread"] = StringColumn(t, n, [&](size_t i) {
-    const uint32_t k = s.track[i];
-    return k < t.tracks.size() ? t.tracks.name[k] : StringId{};
-  });
+  d["thread"] = TrackNameColumn(t, s.track);
   d["leaf"] = leaf_string(c.frame);
   d["module"] = leaf_string(c.module);
-  d["leaf_kind"] = py::make_tuple("categorical", leaf_kind, kind_names);
+  d["leaf_kind"] = py::make_tuple("categorical", leaf_kind, EnumNames<FrameKind>());
   d["python"] = has_python;
   d["callstack"] = py::make_tuple("categorical", stacks, stack_texts);
   return d;
@@ -357,75 +355,53 @@ py::dict SampleColumns(PyTrace& self) {
 // depth, parent (row index, -1 for top-level nodes), instances, host total
 // and self, device time.
 py::dict ModuleColumns(PyTrace& self) {
-  const AttributionResult* r;
-  {
-    py::gil_scoped_release release;
-    r = &self.session().results().attribution();
-  }
+  const AttributionResult* r =
+      WithoutGil([&] { return &self.session().results().attribution(); });
   const AttributionNodes& nodes = r->nodes;
   // Row k is node k + 1 (every node but the root); a parent precedes its
   // children, so a node's depth is its parent's plus one.
   const size_t n = nodes.size() > 0 ? nodes.size() - 1 : 0;
   py::array_t<int64_t> parent(n), depth(n);
-  py::array_t<double> count(n), total(n), self_ns(n), device(n), share(n);
-  py::list path, name, kind, time_class, op_class;
   for (size_t k = 0; k < n; ++k) {
-    const uint32_t x = static_cast<uint32_t>(k + 1);
-    const uint32_t up = nodes.parent[x];
+    const uint32_t up = nodes.parent[k + 1];
     const bool top = up == 0 || up == kNoNode;
     parent.mutable_data()[k] = top ? -1 : static_cast<int64_t>(up) - 1;
     depth.mutable_data()[k] = top ? 0 : depth.data()[up - 1] + 1;
-    count.mutable_data()[k] = r->PerStep(static_cast<int64_t>(nodes.count[x]));
-    total.mutable_data()[k] = r->PerStep(nodes.total_ns[x]);
-    self_ns.mutable_data()[k] = r->PerStep(nodes.self_ns[x]);
-    device.mutable_data()[k] = r->PerStep(nodes.device_total_ns[x]);
-    share.mutable_data()[k] = r->wall_ns > 0 ? static_cast<double>(nodes.total_ns[x]) / static_cast<double>(r->wall_ns) : 0;
-    path.append(NodePath(self.trace(), *r, x));
-    name.append(NodeLabel(self.trace(), *r, x));
-    kind.append(AttributionKindName(nodes.kind[x]));
-    time_class.append(TimeClassName(nodes.time_class[x]));
-    op_class.append(OpClassName(nodes.op_class[x]));
   }
+  auto per_step = [&](const auto& column) {
+    return ArrayOf<double>(n, [&](size_t k) { return r->PerStep(static_cast<int64_t>(column[k + 1])); });
+  };
+  auto texts = [&](auto text_of) {
+    py::list out;
+    for (size_t k = 0; k < n; ++k) out.append(text_of(static_cast<uint32_t>(k + 1)));
+    return out;
+  };
   py::dict d;
-  d["path"] = path;
-  d["name"] = name;
-  d["kind"] = kind;
-  d["time_class"] = time_class;
-  d["op_class"] = op_class;
+  d["path"] = texts([&](uint32_t x) { return NodePath(self.trace(), *r, x); });
+  d["name"] = texts([&](uint32_t x) { return NodeLabel(self.trace(), *r, x); });
+  d["kind"] = texts([&](uint32_t x) { return AttributionKindName(nodes.kind[x]); });
+  d["time_class"] = texts([&](uint32_t x) { return TimeClassName(nodes.time_class[x]); });
+  d["op_class"] = texts([&](uint32_t x) { return OpClassName(nodes.op_class[x]); });
   d["depth"] = depth;
   d["parent"] = parent;
-  d["count_per_step"] = count;
-  d["total_ns"] = total;
-  d["self_ns"] = self_ns;
-  d["device_ns"] = device;
-  d["share"] = share;
+  d["count_per_step"] = per_step(nodes.count);
+  d["total_ns"] = per_step(nodes.total_ns);
+  d["self_ns"] = per_step(nodes.self_ns);
+  d["device_ns"] = per_step(nodes.device_total_ns);
+  d["share"] = ArrayOf<double>(n, [&](size_t k) {
+    return r->wall_ns > 0 ? static_cast<double>(nodes.total_ns[k + 1]) / static_cast<double>(r->wall_ns) : 0;
+  });
   return d;
 }
 
 py::dict DeviceColumns(PyTrace& self) {
-  const Summary* s;
-  {
-    py::gil_scoped_release release;
-    s = &self.summary();
-  }
-  size_t n = s->devices.size();
-  py::array_t<int32_t> rank(n), device(n);
-  py::array_t<int64_t> busy(n), span(n);
-  py::array_t<double> util(n);
-  for (size_t i = 0; i < n; ++i) {
-    const DeviceStat& d = s->devices[i];
-    rank.mutable_data()[i] = d.rank;
-    device.mutable_data()[i] = d.device;
-    busy.mutable_data()[i] = d.busy_ns;
-    span.mutable_data()[i] = d.span_ns;
-    util.mutable_data()[i] = d.utilization;
-  }
+  const Summary& s = WithoutGil([&]() -> const Summary& { return self.summary(); });
   py::dict d;
-  d["rank"] = rank;
-  d["device"] = device;
-  d["busy_ns"] = busy;
-  d["span_ns"] = span;
-  d["utilization"] = util;
+  d["rank"] = FieldArray<int32_t>(s.devices, &DeviceStat::rank);
+  d["device"] = FieldArray<int32_t>(s.devices, &DeviceStat::device);
+  d["busy_ns"] = FieldArray<int64_t>(s.devices, &DeviceStat::busy_ns);
+  d["span_ns"] = FieldArray<int64_t>(s.devices, &DeviceStat::span_ns);
+  d["utilization"] = FieldArray<double>(s.devices, &DeviceStat::utilization);
   return d;
 }
 
@@ -458,8 +434,8 @@ py::bytes AnalyzeJson(PyTrace& self, const std::vector<std::string>& only, const
     } else {
       SessionOptions o = self.Options();
       o.analyze = options;
-      AnalysisSession session(std::shared_ptr<const Trace>(&self.trace(), [](const Trace*) {}), o);
-      json = render::RenderJson(AnalyzeToDocument(session.analyses(), session.results()));
+      std::unique_ptr<AnalysisSession> session = self.SessionWith(o);
+      json = render::RenderJson(AnalyzeToDocument(session->analyses(), session->results()));
     }
   }
   return py::bytes(json);
@@ -486,7 +462,7 @@ py::bytes DiagnoseJson(PyTrace& self, const std::string& target, const std::stri
     const bool defaults = rule_paths.empty() && builtin_rules && device.empty() && target == "latency" &&
                           o.suggest.constraints.empty();
     std::unique_ptr<AnalysisSession> own;
-    if (!defaults) own = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(&self.trace(), [](const Trace*) {}), o);
+    if (!defaults) own = self.SessionWith(o);
     AnalysisSession& session = defaults ? self.session() : *own;
     const Diagnosis* diagnosis = ValueOrThrow(session.diagnosis());
     const SuggestResult* suggestions = ValueOrThrow(session.suggestions());

@@ -90,51 +90,55 @@ bool HasName(SpanObject* s) {
   return false;
 }
 
-PyObject* SpanBegin(PyObject* self, PyObject*) {
+// Begins the span (or node); false with a Python error when it has no name.
+bool BeginSpan(PyObject* self) {
   auto* s = reinterpret_cast<SpanObject*>(self);
-  if (!HasName(s)) return nullptr;
+  if (!HasName(s)) return false;
   if (s->node) {
     aiprof_node_begin(s->name);
   } else {
     aiprof_span_begin(s->name);
   }
+  return true;
+}
+
+void EndSpan(PyObject* self) {
+  if (reinterpret_cast<SpanObject*>(self)->node) {
+    aiprof_node_end();
+  } else {
+    aiprof_span_end();
+  }
+}
+
+PyObject* SpanBegin(PyObject* self, PyObject*) {
+  if (!BeginSpan(self)) return nullptr;
   Py_RETURN_NONE;
 }
 
 PyObject* SpanEnd(PyObject* self, PyObject*) {
-  if (reinterpret_cast<SpanObject*>(self)->node) {
-    aiprof_node_end();
-  } else {
-    aiprof_span_end();
-  }
+  EndSpan(self);
   Py_RETURN_NONE;
 }
 
-PyObject* SpanEnter(PyObject* self, PyObject*) {
-  auto* s = reinterpret_cast<SpanObject*>(self);
-  if (!HasName(s)) return nullptr;
-  if (s->node) {
-    aiprof_node_begin(s->name);
-  } else {
-    aiprof_span_begin(s->name);
-  }
-  return Py_NewRef(self);
-}
+PyObject* SpanEnter(PyObject* self, PyObject*) { return BeginSpan(self) ? Py_NewRef(self) : nullptr; }
 
 PyObject* SpanExit(PyObject* self, PyObject* const*, Py_ssize_t) {
-  if (reinterpret_cast<SpanObject*>(self)->node) {
-    aiprof_node_end();
-  } else {
-    aiprof_span_end();
-  }
+  EndSpan(self);
   Py_RETURN_FALSE;  // exceptions propagate
 }
 
 PyObject* SpanName(PyObject* self, void*) { return PyUnicode_FromString(reinterpret_cast<SpanObject*>(self)->name); }
 
+// A METH_FASTCALL or METH_KEYWORDS function as the PyCFunction the method
+// tables hold (CPython casts it back by the flags).
+template <typename F>
+PyCFunction AsMethod(F* f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
 PyMethodDef kSpanMethods[] = {
     {"__enter__", SpanEnter, METH_NOARGS, "Begins the span."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(SpanExit)), METH_FASTCALL,
+    {"__exit__", AsMethod(SpanExit), METH_FASTCALL,
      "Ends the span (exceptions propagate)."},
     {"begin", SpanBegin, METH_NOARGS, "Begins the span on the calling thread."},
     {"end", SpanEnd, METH_NOARGS, "Ends the calling thread's innermost span (or node)."},
@@ -238,15 +242,15 @@ PyObject* RequestId(PyObject* self, void*) {
 }
 
 PyMethodDef kRequestMethods[] = {
-    {"end", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestEnd)), METH_VARARGS | METH_KEYWORDS,
+    {"end", AsMethod(RequestEnd), METH_VARARGS | METH_KEYWORDS,
      "end(error=False): ends the request (from any thread), as failed with error=True; later calls are ignored."},
-    {"prefill", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestPrefill)), METH_FASTCALL,
+    {"prefill", AsMethod(RequestPrefill), METH_FASTCALL,
      "prefill(prompt_tokens): the request's prefill starts now over that many input tokens."},
     {"token", RequestToken, METH_NOARGS, "token(): one output token is ready now (the first ends the TTFT)."},
-    {"tokens", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestTokens)), METH_FASTCALL,
+    {"tokens", AsMethod(RequestTokens), METH_FASTCALL,
      "tokens(n): n output tokens are ready now."},
     {"__enter__", RequestEnter, METH_NOARGS, "Returns the request (already begun)."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(RequestExit)), METH_FASTCALL,
+    {"__exit__", AsMethod(RequestExit), METH_FASTCALL,
      "Ends the request; as failed when an exception leaves the block."},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -277,7 +281,7 @@ PyObject* StepExit(PyObject*, PyObject* const*, Py_ssize_t) {
 
 PyMethodDef kStepMethods[] = {
     {"__enter__", StepEnter, METH_NOARGS, "Starts a step on the calling thread."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(StepExit)), METH_FASTCALL,
+    {"__exit__", AsMethod(StepExit), METH_FASTCALL,
      "Ends the calling thread's step."},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -290,38 +294,21 @@ PyType_Spec kStepSpec = {"aiprof._sdk.Step", sizeof(PyObject), 0, Py_TPFLAGS_DEF
 
 // --- Module functions. ---
 
-PyObject* SpanBeginFn(PyObject*, PyObject* name) {
+// Module functions over one C call: f(name) (METH_O, the name interned) and
+// f() (METH_NOARGS). kCall is a lambda around the call, so the header's
+// inline enabled check stays in front of it (a function's address would
+// skip it).
+template <auto kCall>
+PyObject* NameFn(PyObject*, PyObject* name) {
   const char* n = Names().Intern(name);
   if (n == nullptr) return nullptr;
-  aiprof_span_begin(n);
+  kCall(n);
   Py_RETURN_NONE;
 }
-PyObject* SpanEndFn(PyObject*, PyObject*) {
-  aiprof_span_end();
-  Py_RETURN_NONE;
-}
-PyObject* NodeBeginFn(PyObject*, PyObject* name) {
-  const char* n = Names().Intern(name);
-  if (n == nullptr) return nullptr;
-  aiprof_node_begin(n);
-  Py_RETURN_NONE;
-}
-PyObject* NodeEndFn(PyObject*, PyObject*) {
-  aiprof_node_end();
-  Py_RETURN_NONE;
-}
-PyObject* IterationStartFn(PyObject*, PyObject*) {
-  aiprof_iteration_start();
-  Py_RETURN_NONE;
-}
-PyObject* IterationEndFn(PyObject*, PyObject*) {
-  aiprof_iteration_end();
-  Py_RETURN_NONE;
-}
-PyObject* MarkFn(PyObject*, PyObject* name) {
-  const char* n = Names().Intern(name);
-  if (n == nullptr) return nullptr;
-  aiprof_mark(n);
+
+template <auto kCall>
+PyObject* NoArgsFn(PyObject*, PyObject*) {
+  kCall();
   Py_RETURN_NONE;
 }
 
@@ -461,14 +448,18 @@ PyMethodDef kFunctions[] = {
     {"set_framework_handler", SetFrameworkHandlerFn, METH_O,
      "set_framework_handler(fn): fn(start, dir) -> 0 | errno starts / stops the framework profiler when aiprof "
      "monitor asks (run on the main thread); None unregisters."},
-    {"span_begin", SpanBeginFn, METH_O, "span_begin(name): opens a span on the calling thread."},
-    {"span_end", SpanEndFn, METH_NOARGS, "Closes the calling thread's innermost span."},
-    {"node_begin", NodeBeginFn, METH_O, "node_begin(name): opens a pipeline node (\"node:<name>\")."},
-    {"node_end", NodeEndFn, METH_NOARGS, "Closes the calling thread's innermost node."},
-    {"iteration_start", IterationStartFn, METH_NOARGS, "Starts a step on the calling thread."},
-    {"iteration_end", IterationEndFn, METH_NOARGS, "Ends the calling thread's open step."},
-    {"mark", MarkFn, METH_O, "mark(name): an instant event on the calling thread."},
-    {"counter", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(CounterFn)), METH_FASTCALL,
+    {"span_begin", NameFn<[](const char* n) { aiprof_span_begin(n); }>, METH_O,
+     "span_begin(name): opens a span on the calling thread."},
+    {"span_end", NoArgsFn<[] { aiprof_span_end(); }>, METH_NOARGS, "Closes the calling thread's innermost span."},
+    {"node_begin", NameFn<[](const char* n) { aiprof_node_begin(n); }>, METH_O,
+     "node_begin(name): opens a pipeline node (\"node:<name>\")."},
+    {"node_end", NoArgsFn<[] { aiprof_node_end(); }>, METH_NOARGS, "Closes the calling thread's innermost node."},
+    {"iteration_start", NoArgsFn<[] { aiprof_iteration_start(); }>, METH_NOARGS,
+     "Starts a step on the calling thread."},
+    {"iteration_end", NoArgsFn<[] { aiprof_iteration_end(); }>, METH_NOARGS, "Ends the calling thread's open step."},
+    {"mark", NameFn<[](const char* n) { aiprof_mark(n); }>, METH_O,
+     "mark(name): an instant event on the calling thread."},
+    {"counter", AsMethod(CounterFn), METH_FASTCALL,
      "counter(name, value): a sample of counter `name` now."},
     {"thread_name", ThreadNameFn, METH_O, "thread_name(name): names the calling thread's track."},
     {"flush", FlushFn, METH_NOARGS, "Writes the file now (atomically); recording goes on."},

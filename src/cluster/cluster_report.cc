@@ -16,6 +16,11 @@ const char* TypeName(uint8_t t) {
   return t < kCollectiveTypeCount ? CollectiveTypeName(static_cast<CollectiveType>(t)) : "other";
 }
 
+// Busy over span of a rank's devices, 0 without a span.
+double DeviceUtilization(const ClusterRank& c) {
+  return c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0;
+}
+
 std::string Num(double v) {
   if (!std::isfinite(v)) return v > 0 ? "1e308" : (v < 0 ? "-1e308" : "null");
   return fmt::format("{}", v);
@@ -60,6 +65,26 @@ class Json {
     Key(k);
     Str(v);
   }
+  // "k": {...}, the members written by fields().
+  template <typename Fn>
+  void Object(const char* k, Fn&& fields) {
+    Key(k);
+    Open('{');
+    fields();
+    Close('}');
+  }
+  // "k": [{...}, ...], one object per item, its members written by fields(item).
+  template <typename Range, typename Fn>
+  void Objects(const char* k, const Range& items, Fn&& fields) {
+    Key(k);
+    Open('[');
+    for (const auto& item : items) {
+      Open('{');
+      fields(item);
+      Close('}');
+    }
+    Close(']');
+  }
   std::string Take() { return std::move(out_); }
 
  private:
@@ -80,10 +105,7 @@ void JsonSlow(Json& j, const SlowRankReport& s) {
   j.Field("excess_ns", s.excess_ns);
   j.Field("excess_ratio", s.excess_ratio);
   j.Field("last_arrivals", s.last_arrivals);
-  j.Key("ops");
-  j.Open('[');
-  for (const OpDifference& o : s.ops) {
-    j.Open('{');
+  j.Objects("ops", s.ops, [&](const OpDifference& o) {
     j.FieldStr("name", o.name);
     j.FieldStr("category", o.category);
     j.FieldStr("kind", EventKindName(static_cast<EventKind>(o.kind)));
@@ -96,9 +118,7 @@ void JsonSlow(Json& j, const SlowRankReport& s) {
     j.Field("p99_ns", o.p99_ns);
     j.Field("cluster_p50_ns", o.cluster_p50_ns);
     j.Field("cluster_p99_ns", o.cluster_p99_ns);
-    j.Close('}');
-  }
-  j.Close(']');
+  });
   j.Close('}');
 }
 
@@ -116,30 +136,24 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Open('[');
   for (int32_t m : r.missing) j.Raw(std::to_string(m));
   j.Close(']');
-  j.Key("broken");
-  j.Open('[');
-  for (const ProblemDigest& b : r.broken) {
-    j.Open('{');
+  j.Objects("broken", r.broken, [&](const ProblemDigest& b) {
     j.Field("rank", b.rank);
     j.FieldStr("source", b.source);
     j.FieldStr("reason", b.reason);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Key("clocks");
-  j.Open('{');
-  j.Field("matched", r.matched);
-  j.Field("unmatched", r.unmatched);
-  j.Field("raw_end_spread_p50_ns", r.raw_end_spread_p50_ns);
-  j.Field("raw_end_spread_share", r.raw_end_spread_share);
-  j.Field("raw_clocks_agree", r.raw_clocks_agree);
-  j.Field("aligned", r.aligned);
-  j.Field("aligned_end_spread_p50_ns", r.aligned_end_spread_p50_ns);
-  j.Field("aligned_end_spread_share", r.aligned_end_spread_share);
-  j.Field("aligned_clocks_agree", r.aligned_clocks_agree);
-  j.Field("max_abs_offset_ns", r.max_abs_offset_ns);
-  j.Field("trusted", r.trusted);
-  j.Close('}');
+  });
+  j.Object("clocks", [&] {
+    j.Field("matched", r.matched);
+    j.Field("unmatched", r.unmatched);
+    j.Field("raw_end_spread_p50_ns", r.raw_end_spread_p50_ns);
+    j.Field("raw_end_spread_share", r.raw_end_spread_share);
+    j.Field("raw_clocks_agree", r.raw_clocks_agree);
+    j.Field("aligned", r.aligned);
+    j.Field("aligned_end_spread_p50_ns", r.aligned_end_spread_p50_ns);
+    j.Field("aligned_end_spread_share", r.aligned_end_spread_share);
+    j.Field("aligned_clocks_agree", r.aligned_clocks_agree);
+    j.Field("max_abs_offset_ns", r.max_abs_offset_ns);
+    j.Field("trusted", r.trusted);
+  });
   j.Key("wait_ratio");
   if (r.wait_ratio) {
     j.Raw(Num(*r.wait_ratio));
@@ -160,10 +174,7 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Open('[');
   for (const SlowRankReport& s : r.slow_ranks) JsonSlow(j, s);
   j.Close(']');
-  j.Key("ranks");
-  j.Open('[');
-  for (const ClusterRank& c : r.ranks) {
-    j.Open('{');
+  j.Objects("ranks", r.ranks, [&](const ClusterRank& c) {
     j.Field("rank", c.rank);
     j.FieldStr("host", c.host);
     j.FieldStr("source", c.source);
@@ -175,7 +186,7 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("span_ns", c.span_ns);
     j.Field("device_busy_ns", c.device_busy_ns);
     j.Field("device_span_ns", c.device_span_ns);
-    j.Field("device_utilization", c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0);
+    j.Field("device_utilization", DeviceUtilization(c));
     j.Field("memory_peak_allocated_bytes", c.memory_peak_allocated);
     j.Field("memory_peak_reserved_bytes", c.memory_peak_reserved);
     j.Field("memory_capacity_bytes", c.memory_capacity);
@@ -193,13 +204,8 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("profiler_elapse_ns", c.profiler_elapse_ns);
     j.Field("profiler_wait_ns", c.profiler_wait_ns);
     j.Field("profiler_transit_ns", c.profiler_transit_ns);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Key("steps");
-  j.Open('[');
-  for (const ClusterStep& s : r.steps) {
-    j.Open('{');
+  });
+  j.Objects("steps", r.steps, [&](const ClusterStep& s) {
     j.Field("number", s.number);
     j.Field("ranks", s.ranks);
     j.Field("max_ns", s.max_ns);
@@ -209,13 +215,8 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("last_rank", s.last_rank);
     j.Field("last_late_by_ns", s.last_late_by_ns);
     j.FieldStr("last_collective", s.last_collective);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Key("collectives");
-  j.Open('[');
-  for (const ClusterInstance& in : r.instances) {
-    j.Open('{');
+  });
+  j.Objects("collectives", r.instances, [&](const ClusterInstance& in) {
     j.Field("step", in.step);
     j.FieldStr("group", in.group);
     j.FieldStr("type", TypeName(in.type));
@@ -225,13 +226,8 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("late_by_ns", in.late_by_ns);
     j.Field("late_by_next_ns", in.late_by_next_ns);
     j.Field("end_spread_ns", in.end_spread_ns);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Key("collective_types");
-  j.Open('[');
-  for (const ClusterTypeTime& t : r.type_times) {
-    j.Open('{');
+  });
+  j.Objects("collective_types", r.type_times, [&](const ClusterTypeTime& t) {
     j.Field("rank", t.rank);
     j.FieldStr("type", TypeName(t.type));
     j.Field("count", t.count);
@@ -241,13 +237,8 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("sized", t.sized);
     j.Field("sized_time_ns", t.sized_time_ns);
     j.Field("group_size", t.group_size);
-    j.Close('}');
-  }
-  j.Close(']');
-  j.Key("links");
-  j.Open('[');
-  for (const LinkBandwidth& l : r.links) {
-    j.Open('{');
+  });
+  j.Objects("links", r.links, [&](const LinkBandwidth& l) {
     j.Field("rank", l.rank);
     j.FieldStr("link", l.link);
     j.FieldStr("transport", l.transport);
@@ -257,9 +248,7 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("transport_median_bytes_per_second", l.transport_median_bytes_per_second);
     j.Field("judged", l.judged);
     j.Field("slow", l.slow);
-    j.Close('}');
-  }
-  j.Close(']');
+  });
   j.Close('}');
   std::string s = j.Take();
   s += '\n';
@@ -375,9 +364,8 @@ void AddRanks(const ClusterResult& r, Section* s) {
                            {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}},
                           {}, ""});
   for (const ClusterRank& c : r.ranks) {
-    double util = c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0;
     t.rows.push_back({Rank(c.rank), S(c.host), I(c.aligned_wait_ns), I(c.aligned_transfer_ns), I(c.aligned_lateness_ns),
-                      I(c.clock_offset_ns), U(c.last_arrivals), D(util), D(c.memory_peak_allocated)});
+                      I(c.clock_offset_ns), U(c.last_arrivals), D(DeviceUtilization(c)), D(c.memory_peak_allocated)});
   }
 }
 

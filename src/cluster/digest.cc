@@ -41,7 +41,7 @@ class Writer {
 
 class Reader {
  public:
-  Reader(std::string_view b, const std::string& where) : b_(b), where_(where) {}
+  explicit Reader(std::string_view b) : b_(b) {}
   bool failed() const { return failed_; }
   size_t left() const { return b_.size() - pos_; }
   template <typename T>
@@ -89,7 +89,6 @@ class Reader {
     return T{};
   }
   std::string_view b_;
-  const std::string& where_;
   size_t pos_ = 0;
   bool failed_ = false;
 };
@@ -324,7 +323,7 @@ StatusOr<RankDigest> ParseDigest(std::string_view bytes, const std::string& wher
                      ".." + std::to_string(kDigestHeaderBytes + length) + ")");
   }
   RankDigest d;
-  Reader r(payload, where);
+  Reader r(payload);
   if (!ReadPayload(r, &d)) {
     return ErrStatus(where + ": malformed digest payload near byte " + std::to_string(kDigestHeaderBytes + r.pos()));
   }

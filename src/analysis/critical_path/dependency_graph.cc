@@ -104,7 +104,7 @@ class StreamIndex {
 // names.
 class HostByCorrelation {
  public:
-  explicit HostByCorrelation(const Trace& trace) : trace_(trace) {
+  explicit HostByCorrelation(const Trace& trace) {
     const SliceTable& s = trace.slices;
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.correlation[i] == kNoCorrelation || trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream) continue;
@@ -124,7 +124,6 @@ class HostByCorrelation {
     uint32_t slice;
     bool operator<(const Row& o) const { return std::tie(rank, corr, slice) < std::tie(o.rank, o.corr, o.slice); }
   };
-  const Trace& trace_;
   std::vector<Row> rows_;
 };
 

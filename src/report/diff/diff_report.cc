@@ -72,33 +72,84 @@ struct Entry {
   double delta() const { return b_ns - a_ns; }
 };
 
-Entry RankedEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t i) {
-  const DiffNodes& n = d.nodes;
-  Entry e;
-  e.node = d.ranked[i];
-  e.row = d.ranked_row[i];
-  e.path = Path(a, b, d, e.node);
-  if (e.row < 0) {
-    const uint32_t x = e.node;
-    e.kind = AttributionKindName(n.kind[x]);
-    e.change = DiffChangeName(n.change[x]);
-    e.match = DiffMatchName(n.match[x]);
-    e.a_ns = n.a_ns[x], e.b_ns = n.b_ns[x], e.a_calls = n.a_calls[x], e.b_calls = n.b_calls[x];
-    e.a_device_ns = n.a_device_ns[x], e.b_device_ns = n.b_device_ns[x];
-    e.stats = n.stats[x] >= 0 ? &d.stats[n.stats[x]].cmp : nullptr;
-    return e;
-  }
+// The figures DiffNodes and DiffShapes both keep for row i: the change, the
+// per-step times, calls and device times, and the row's statistics (an index
+// into `stats`: AttributionDiff::stats or ::shape_stats).
+template <typename Rows>
+void SetFigures(const Rows& t, uint32_t i, const std::vector<DiffNodeStats>& stats, Entry* e) {
+  e->change = DiffChangeName(t.change[i]);
+  e->a_ns = t.a_ns[i], e->b_ns = t.b_ns[i], e->a_calls = t.a_calls[i], e->b_calls = t.b_calls[i];
+  e->a_device_ns = t.a_device_ns[i], e->b_device_ns = t.b_device_ns[i];
+  e->stats = t.stats[i] >= 0 ? &stats[t.stats[i]].cmp : nullptr;
+}
+
+// Call-site / shape row `r` (AttributionDiff::shapes) as an entry; the
+// caller names its node and path.
+Entry RowEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uint32_t r) {
   const DiffShapes& h = d.shapes;
-  const uint32_t r = static_cast<uint32_t>(e.row);
+  Entry e;
+  e.row = static_cast<int32_t>(r);
   e.site = DiffRowSite(*a.attribution, *b.attribution, h, r);
   e.shape = DiffRowShape(*a.attribution, *b.attribution, h, r);
   e.kind = "op row";
-  e.change = DiffChangeName(h.change[r]);
   e.match = DiffShapeMatchName(h.match[r]);
-  e.a_ns = h.a_ns[r], e.b_ns = h.b_ns[r], e.a_calls = h.a_calls[r], e.b_calls = h.b_calls[r];
-  e.a_device_ns = h.a_device_ns[r], e.b_device_ns = h.b_device_ns[r];
-  e.stats = h.stats[r] >= 0 ? &d.shape_stats[h.stats[r]].cmp : nullptr;
+  SetFigures(h, r, d.shape_stats, &e);
   return e;
+}
+
+Entry RankedEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, size_t i) {
+  const uint32_t x = d.ranked[i];
+  if (d.ranked_row[i] >= 0) {
+    Entry e = RowEntry(a, b, d, static_cast<uint32_t>(d.ranked_row[i]));
+    e.node = x;
+    e.path = Path(a, b, d, x);
+    return e;
+  }
+  const DiffNodes& n = d.nodes;
+  Entry e;
+  e.node = x;
+  e.path = Path(a, b, d, x);
+  e.kind = AttributionKindName(n.kind[x]);
+  e.match = DiffMatchName(n.match[x]);
+  SetFigures(n, x, d.stats, &e);
+  return e;
+}
+
+// validate's verdict on one entry: the test ("none" without one), its p-value
+// and the interval of the change (null where not computed).
+struct TestCells {
+  Value test, p_value, ci_low_ns, ci_high_ns;
+};
+
+TestCells Tested(const MetricComparison* m) {
+  const bool tested = m && !m->test.empty();
+  const bool ci = tested && m->ci_available;
+  return {Value::String(tested ? m->test : "none"), tested ? Num(m->p_value) : Value::Null(),
+          ci ? Num(m->ci.low) : Value::Null(), ci ? Num(m->ci.high) : Value::Null()};
+}
+
+// The columns both rankings (changes, shapes) show for each entry, and its
+// cells under them.
+void AddMeasureColumns(std::vector<render::Column>* columns) {
+  columns->insert(columns->end(), {{"a_ns", "A", Unit::kNs},
+                                   {"b_ns", "B", Unit::kNs},
+                                   {"delta_ns", "Δ", Unit::kNs},
+                                   {"change_rel", "Δ%", Unit::kChange},
+                                   {"a_calls", "Calls A", Unit::kNone},
+                                   {"b_calls", "Calls B", Unit::kNone},
+                                   {"a_device_ns", "Device A", Unit::kNs},
+                                   {"b_device_ns", "Device B", Unit::kNs},
+                                   {"test", "Test", Unit::kNone},
+                                   {"p_value", "p", Unit::kNone},
+                                   {"ci_low_ns", "Δ low", Unit::kNs},
+                                   {"ci_high_ns", "Δ high", Unit::kNs}});
+}
+
+void AddMeasureCells(const Entry& e, std::vector<Value>* row) {
+  TestCells t = Tested(e.stats);
+  row->insert(row->end(), {Num(e.a_ns), Num(e.b_ns), Num(e.delta()), Rel(e.a_ns, e.b_ns), Num(e.a_calls),
+                           Num(e.b_calls), Num(e.a_device_ns), Num(e.b_device_ns), std::move(t.test),
+                           std::move(t.p_value), std::move(t.ci_low_ns), std::move(t.ci_high_ns)});
 }
 
 void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, render::Section* s) {
@@ -133,13 +184,11 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
     f.evidence.push_back({"op_b_ns", "The op as a whole, B per step", Num(n.b_ns[e.node]), Unit::kNs});
     f.evidence.push_back({"op_delta_ns", "The op as a whole, change per step", Num(n.Delta(e.node)), Unit::kNs});
   }
-  const bool tested = e.stats && !e.stats->test.empty();
-  f.evidence.push_back({"test", "Test", Value::String(tested ? e.stats->test : "none"), Unit::kNone});
-  f.evidence.push_back({"p_value", "p", tested ? Num(e.stats->p_value) : Value::Null(), Unit::kNone});
-  f.evidence.push_back({"ci_low_ns", "Interval of the change, low",
-                        tested && e.stats->ci_available ? Num(e.stats->ci.low) : Value::Null(), Unit::kNs});
-  f.evidence.push_back({"ci_high_ns", "Interval of the change, high",
-                        tested && e.stats->ci_available ? Num(e.stats->ci.high) : Value::Null(), Unit::kNs});
+  TestCells t = Tested(e.stats);
+  f.evidence.push_back({"test", "Test", std::move(t.test), Unit::kNone});
+  f.evidence.push_back({"p_value", "p", std::move(t.p_value), Unit::kNone});
+  f.evidence.push_back({"ci_low_ns", "Interval of the change, low", std::move(t.ci_low_ns), Unit::kNs});
+  f.evidence.push_back({"ci_high_ns", "Interval of the change, high", std::move(t.ci_high_ns), Unit::kNs});
   s->Add(std::move(f));
 }
 
@@ -173,30 +222,15 @@ void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
                {"shape", "Input shape (op rows)", Unit::kNone},
                {"kind", "Kind", Unit::kNone},
                {"change", "Change", Unit::kNone},
-               {"match", "Matched by", Unit::kNone},
-               {"a_ns", "A", Unit::kNs},
-               {"b_ns", "B", Unit::kNs},
-               {"delta_ns", "Δ", Unit::kNs},
-               {"change_rel", "Δ%", Unit::kChange},
-               {"a_calls", "Calls A", Unit::kNone},
-               {"b_calls", "Calls B", Unit::kNone},
-               {"a_device_ns", "Device A", Unit::kNs},
-               {"b_device_ns", "Device B", Unit::kNs},
-               {"test", "Test", Unit::kNone},
-               {"p_value", "p", Unit::kNone},
-               {"ci_low_ns", "Δ low", Unit::kNs},
-               {"ci_high_ns", "Δ high", Unit::kNs}};
+               {"match", "Matched by", Unit::kNone}};
+  AddMeasureColumns(&t.columns);
   const size_t shown = std::min(top_n, d.ranked.size());
   for (size_t r = 0; r < shown; ++r) {
     const Entry e = RankedEntry(a, b, d, r);
-    const MetricComparison* m = e.stats;
-    const bool tested = m && !m->test.empty();
-    t.rows.push_back({Value::Int(static_cast<int64_t>(r + 1)), Value::String(e.path), Value::String(e.site),
-                      Value::String(e.shape), Value::String(e.kind), Value::String(e.change), Value::String(e.match),
-                      Num(e.a_ns), Num(e.b_ns), Num(e.delta()), Rel(e.a_ns, e.b_ns), Num(e.a_calls), Num(e.b_calls),
-                      Num(e.a_device_ns), Num(e.b_device_ns), Value::String(tested ? m->test : "none"),
-                      tested ? Num(m->p_value) : Value::Null(), tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
-                      tested && m->ci_available ? Num(m->ci.high) : Value::Null()});
+    std::vector<Value>& row = t.rows.emplace_back();
+    row = {Value::Int(static_cast<int64_t>(r + 1)), Value::String(e.path), Value::String(e.site),
+           Value::String(e.shape), Value::String(e.kind), Value::String(e.change), Value::String(e.match)};
+    AddMeasureCells(e, &row);
   }
   if (d.ranked.size() > shown) t.note = std::to_string(d.ranked.size() - shown) + " more changed nodes not shown (--top)";
   else if (d.steps_a < kDiffMinStepsForStats || d.steps_b < kDiffMinStepsForStats) {
@@ -263,21 +297,10 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                {"site", "Call site (A → B where they differ)", Unit::kNone},
                {"shape", "Input shape (A → B where they differ)", Unit::kNone},
                {"match", "Matched by", Unit::kNone},
-               {"change", "Change", Unit::kNone},
-               {"a_ns", "A", Unit::kNs},
-               {"b_ns", "B", Unit::kNs},
-               {"delta_ns", "Δ", Unit::kNs},
-               {"change_rel", "Δ%", Unit::kChange},
-               {"a_calls", "Calls A", Unit::kNone},
-               {"b_calls", "Calls B", Unit::kNone},
-               {"a_device_ns", "Device A", Unit::kNs},
-               {"b_device_ns", "Device B", Unit::kNs},
-               {"test", "Test", Unit::kNone},
-               {"p_value", "p", Unit::kNone},
-               {"ci_low_ns", "Δ low", Unit::kNs},
-               {"ci_high_ns", "Δ high", Unit::kNs},
-               {"no_test", "Why no test", Unit::kNone},
-               {"ranked", "# in changes", Unit::kCount}};
+               {"change", "Change", Unit::kNone}};
+  AddMeasureColumns(&t.columns);
+  t.columns.push_back({"no_test", "Why no test", Unit::kNone});
+  t.columns.push_back({"ranked", "# in changes", Unit::kCount});
   // Rows the changes table lists in their op's place (AttributionDiff::ranked_row).
   std::vector<int64_t> in_changes(h.size(), 0);
   for (size_t i = 0; i < d.ranked.size() && i < top_n; ++i) {
@@ -286,19 +309,15 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
   const size_t shown = std::min(top_n, d.shape_ranked.size());
   for (size_t r = 0; r < shown; ++r) {
     const uint32_t x = d.shape_ranked[r];
-    const std::string shape = DiffRowShape(*a.attribution, *b.attribution, h, x);
-    const std::string site = DiffRowSite(*a.attribution, *b.attribution, h, x);
-    const MetricComparison* m = h.stats[x] >= 0 ? &d.shape_stats[h.stats[x]].cmp : nullptr;
-    const bool tested = m && !m->test.empty();
-    std::string why = m ? (tested ? "" : m->reason) : DiffNoStatsText(h.no_stats[x], top_n);
-    t.rows.push_back({Value::String(Path(a, b, d, h.node[x])), Value::String(site), Value::String(shape),
-                      Value::String(DiffShapeMatchName(h.match[x])), Value::String(DiffChangeName(h.change[x])),
-                      Num(h.a_ns[x]), Num(h.b_ns[x]), Num(h.Delta(x)), Rel(h.a_ns[x], h.b_ns[x]), Num(h.a_calls[x]),
-                      Num(h.b_calls[x]), Num(h.a_device_ns[x]), Num(h.b_device_ns[x]),
-                      Value::String(tested ? m->test : "none"), tested ? Num(m->p_value) : Value::Null(),
-                      tested && m->ci_available ? Num(m->ci.low) : Value::Null(),
-                      tested && m->ci_available ? Num(m->ci.high) : Value::Null(), Value::String(why),
-                      in_changes[x] > 0 ? Value::Int(in_changes[x]) : Value::Null()});
+    const Entry e = RowEntry(a, b, d, x);
+    const MetricComparison* m = e.stats;
+    std::string why = m ? (m->test.empty() ? m->reason : "") : DiffNoStatsText(h.no_stats[x], top_n);
+    std::vector<Value>& row = t.rows.emplace_back();
+    row = {Value::String(Path(a, b, d, h.node[x])), Value::String(e.site), Value::String(e.shape),
+           Value::String(e.match), Value::String(e.change)};
+    AddMeasureCells(e, &row);
+    row.push_back(Value::String(why));
+    row.push_back(in_changes[x] > 0 ? Value::Int(in_changes[x]) : Value::Null());
   }
   if (d.shape_ranked.size() > shown) {
     t.note = std::to_string(d.shape_ranked.size() - shown) + " more changed rows not shown (--top)";
