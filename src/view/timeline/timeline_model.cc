@@ -445,17 +445,27 @@ void FillSamples(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
 void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   const InstantTable& in = t.instants;
   if (!o.instants || in.size() == 0) return;
-  const PageFaultMeta meta = ReadPageFaultMeta(t);
-  m->fault_period = meta.period;
-  m->fault_period_known = meta.period_known;
-  m->fault_cost_ns = meta.cost_ns;
-  m->fault_cost_known = meta.cost_known;
+  const PageFaultMeta own = ReadPageFaultMeta(t);
   std::vector<int32_t> row_of(t.tracks.size(), -1);
   for (size_t r = 0; r < m->rows.size(); ++r) {
     if (m->rows[r].kind == TimelineRowKind::kSlices) row_of[m->rows[r].track] = int32_t(r);
   }
+  // Each row's fault source: the one whose ranks hold the row's rank, else
+  // the trace's own metadata (source 0 without sources; with them, a source
+  // appended the first time a fault record needs it).
+  m->fault_sources = o.fault_sources;
+  std::vector<int32_t> row_source(m->rows.size(), 0);
+  int32_t own_source = o.fault_sources.empty() ? 0 : -1;
+  for (size_t r = 0; r < m->rows.size() && !o.fault_sources.empty(); ++r) {
+    row_source[r] = -1;
+    for (size_t k = 0; k < o.fault_sources.size() && row_source[r] < 0; ++k) {
+      const std::vector<int32_t>& ranks = o.fault_sources[k].ranks;
+      if (std::find(ranks.begin(), ranks.end(), m->rows[r].rank) != ranks.end()) row_source[r] = int32_t(k);
+    }
+  }
   const std::optional<StringId> fault_cat = t.strings.Find(kPageFaultCategory);
-  std::unordered_map<uint64_t, uint32_t> kind_of;  // (category, name) -> kind, in order of first appearance
+  // (category, name) -> kind, in order of first appearance; fault records per source.
+  std::vector<std::unordered_map<uint64_t, uint32_t>> kind_of(1);
   std::vector<std::unordered_map<uint32_t, std::vector<uint32_t>>> per_row(m->rows.size());
   for (uint32_t i = 0; i < in.size(); ++i) {
     if (in.scope[i] != 't') {
@@ -467,16 +477,31 @@ void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
       ++m->instant_hidden;
       continue;
     }
-    const uint64_t key = (uint64_t{in.category[i].raw} << 32) | in.name[i].raw;
-    auto [it, added] = kind_of.try_emplace(key, uint32_t(m->instant_kinds.size()));
-    if (added) {
-      m->instant_kinds.push_back(
-          TimelineInstantKind{in.category[i], in.name[i], fault_cat && in.category[i] == *fault_cat, 0});
+    const bool fault = fault_cat && in.category[i] == *fault_cat;
+    uint32_t source = 0;
+    if (fault) {
+      if (row_source[r] < 0) {
+        if (own_source < 0) {
+          own_source = int32_t(m->fault_sources.size());
+          m->fault_sources.push_back(TimelineFaultSource{"", {}, own});
+        }
+        row_source[r] = own_source;
+      }
+      source = uint32_t(row_source[r]);
     }
+    if (kind_of.size() <= source) kind_of.resize(source + 1);
+    const uint64_t key = (uint64_t{in.category[i].raw} << 32) | in.name[i].raw;
+    auto [it, added] = kind_of[source].try_emplace(key, uint32_t(m->instant_kinds.size()));
+    if (added) m->instant_kinds.push_back(TimelineInstantKind{in.category[i], in.name[i], fault, 0, source});
     ++m->instant_kinds[it->second].total;
     per_row[r][it->second].push_back(i);
     ++m->instant_total;
   }
+  const PageFaultMeta& first = m->fault_sources.empty() ? own : m->fault_sources.front().meta;
+  m->fault_period = first.period;
+  m->fault_period_known = first.period_known;
+  m->fault_cost_ns = first.cost_ns;
+  m->fault_cost_known = first.cost_known;
   for (size_t r = 0; r < m->rows.size(); ++r) {
     std::vector<InstantGroup>& groups = m->rows[r].instants;
     for (auto& [kind, list] : per_row[r]) {

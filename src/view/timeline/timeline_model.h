@@ -45,12 +45,23 @@
 
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/page_faults/page_faults.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
 
 struct Diagnosis;
 struct SliceModuleMap;
+
+// Where page fault records' period and cost come from, for pages that show
+// several captures (aiprof diff --timeline: run A's ranks and run B's): the
+// fault records on rows of `ranks` stand for `meta.period` faults each and
+// cost `meta.cost_ns` each; `label` names the capture in the page's text.
+struct TimelineFaultSource {
+  std::string label;
+  std::vector<int32_t> ranks;
+  PageFaultMeta meta;
+};
 struct StepStats;
 struct LayoutResult;
 struct FusionResult;
@@ -86,6 +97,10 @@ struct TimelineOptions {
   // Slices named `first` are coloured as if named `second` (aiprof diff
   // --timeline: a pair the diff made under different names, one colour).
   std::vector<std::pair<std::string, std::string>> color_as;
+  // Fault metadata per group of ranks (see TimelineFaultSource); empty: the
+  // trace's own metadata for every row. With sources, instants of rows of
+  // no source's ranks use the trace's own.
+  std::vector<TimelineFaultSource> fault_sources;
 };
 
 // Analyses' results the view shows; any may be null.
@@ -127,11 +142,14 @@ struct InstantGroup {
 };
 
 // A kind of instant: its category and name, and whether it is a minor page
-// fault record of `aiprof trace` (category kPageFaultCategory).
+// fault record of `aiprof trace` (category kPageFaultCategory). With fault
+// sources (TimelineOptions::fault_sources), a kind is also per source, so
+// each run's fault records are a kind of their own with its own period.
 struct TimelineInstantKind {
   StringId category, name;
   bool page_fault = false;
   uint64_t total = 0;  // on the shown rows
+  uint32_t source = 0;  // index into TimelineModel::fault_sources (0 without sources)
 };
 
 enum class TimelineRowKind : uint8_t { kSlices = 0, kCounter };
@@ -237,6 +255,11 @@ struct TimelineModel {
   bool fault_period_known = false;
   bool fault_cost_known = false;
   double fault_cost_ns = 0;
+  // With TimelineOptions::fault_sources: each source's label and metadata
+  // (the options' order, then the trace's own, labelled "", when some row
+  // of a kind with fault records is in no source's ranks); the fields
+  // above are then the first source's. Empty without sources.
+  std::vector<TimelineFaultSource> fault_sources;
 };
 
 // Quarter-power-of-two bucket of a duration (monotone). Visible for testing.
