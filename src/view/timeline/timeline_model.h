@@ -39,6 +39,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -261,6 +262,45 @@ struct TimelineModel {
   // above are then the first source's. Empty without sources.
   std::vector<TimelineFaultSource> fault_sources;
 };
+
+// Thread instants laid out for drawing: the one implementation behind the
+// timeline page's instants (BuildTimelineModel) and `aiprof serve`'s tiles
+// (src/serve/timeline_tiles.h). Thread-scoped instants with from <= ts < to
+// on a track that has a row (row_of_track[track] >= 0) are grouped per row
+// and kind, kinds in order of first appearance (fault records per fault
+// source: the one whose ranks hold the row's rank, else the trace's own).
+// While they number at most max_instants each is kept (InstantGroup::shown,
+// time order); over it, none is: count bins at levels of width w_0 / 4^L
+// (w_0 = ceil(span_ns / overview_bins), bin = (ts - origin_ns) / width, at
+// most max_levels levels down to 1 ns), kept from coarse to fine while the
+// total number of bins fits max_bins.
+struct InstantLayoutOptions {
+  int64_t from_ns = std::numeric_limits<int64_t>::min(), to_ns = std::numeric_limits<int64_t>::max();
+  int64_t origin_ns = 0, span_ns = 1;
+  size_t overview_bins = 2048;
+  size_t max_levels = kMaxLodLevels;
+  size_t max_instants = 100'000, max_bins = 100'000;
+  std::vector<TimelineFaultSource> fault_sources;  // as TimelineOptions::fault_sources
+};
+struct InstantLayout {
+  std::vector<TimelineInstantKind> kinds;
+  std::vector<std::vector<InstantGroup>> rows;  // per row, groups by kind index ascending
+  uint64_t total = 0;     // kept (on rows, in range)
+  uint64_t hidden = 0;    // thread-scoped, in range, on a track without a row
+  uint64_t unscoped = 0;  // process- or global-scoped, in range: not laid out
+  bool binned = false;
+  std::vector<int64_t> level_ns;
+  uint64_t bin_count = 0;
+  // Without options' sources: empty (every kind's source 0 is the trace's
+  // own metadata, `own`); with them: theirs, then the trace's own when a
+  // fault record needed it (see TimelineModel::fault_sources).
+  std::vector<TimelineFaultSource> fault_sources;
+  PageFaultMeta own;  // the trace's own fault metadata
+};
+// `rank_of_row[r]`: row r's rank (for the fault sources). O(instants) plus
+// sorting each row's kept instants, plus one pass per level when binned.
+InstantLayout LayOutInstants(const Trace& trace, const std::vector<int32_t>& row_of_track,
+                             const std::vector<int32_t>& rank_of_row, const InstantLayoutOptions& options);
 
 // Quarter-power-of-two bucket of a duration (monotone). Visible for testing.
 int DurationBucket(int64_t dur_ns);
