@@ -39,7 +39,15 @@ TileIndex BuildTileIndex(const Trace& trace) {
     }
     index.tracks.push_back(r);
   }
-  if (index.tracks.empty()) index.start_ns = index.end_ns = 0;
+  // Thread instants extend the span, as on the timeline page (a capture's
+  // page faults start before its first traced op).
+  const InstantTable& in = trace.instants;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in.scope[i] != 't') continue;
+    index.start_ns = std::min(index.start_ns, in.ts_ns[i]);
+    index.end_ns = std::max(index.end_ns, in.ts_ns[i] + 1);
+  }
+  if (index.start_ns > index.end_ns) index.start_ns = index.end_ns = 0;
   // Counter samples per track, by time (importers append them as read).
   const CounterTable& c = trace.counters;
   std::vector<uint32_t> rows(c.size());

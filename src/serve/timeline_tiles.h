@@ -55,7 +55,7 @@ inline constexpr size_t kMaxTileInstants = TimelineOptions{}.max_instants;
 
 // Per-track ranges of a trace's slices, built once per run (O(slices)).
 struct TileIndex {
-  int64_t start_ns = 0, end_ns = 0;  // over all slices (absolute, the trace's clock)
+  int64_t start_ns = 0, end_ns = 0;  // over all slices and thread instants (absolute, the trace's clock)
   struct TrackRange {
     uint32_t track = 0;
     uint32_t begin = 0, end = 0;  // slice rows
@@ -111,7 +111,7 @@ struct TileCounter {
 };
 
 struct Tile {
-  int64_t origin_ns = 0;             // TileIndex::start_ns: the trace's first slice (its clock)
+  int64_t origin_ns = 0;             // TileIndex::start_ns: the trace's first slice or thread instant (its clock)
   int64_t start_ns = 0, end_ns = 0;  // relative to origin_ns, as are the listed slices' times in JSON
   uint32_t width = 0;
   double bin_ns = 0;
@@ -130,7 +130,7 @@ struct Tile {
   PageFaultMeta faults;           // the run's fault records' period and cost
 };
 
-// The tile [start_ns, end_ns) (relative to the trace's first slice; clamped
+// The tile [start_ns, end_ns) (relative to the trace's first slice or thread instant; clamped
 // to it) at `width` bins (1..kMaxTileWidth); instants listed one by one up
 // to `max_instants` (a parameter for tests), else binned.
 Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_ns, int64_t end_ns, uint32_t width,

@@ -330,5 +330,30 @@ TEST(TimelineTilesTest, InstantsHostileNamesAndFaultFigures) {
   EXPECT_NE(svg2.find("estimated fault time unknown"), std::string::npos);
 }
 
+// Thread instants extend the run's span (a capture's page faults start
+// before its first traced op): the whole tile reaches one 500 ns before the
+// first slice and one after the last; a global one does not extend it.
+TEST(TimelineTilesTest, ThreadInstantsExtendTheSpan) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(track, 1000, 1000, b.Intern("op"), b.Intern("cpu_op"), kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  const StringId name = trace.strings.Intern("mark");
+  for (auto [ts, scope] : std::vector<std::pair<int64_t, char>>{{500, 't'}, {1500, 't'}, {2500, 't'}, {9000, 'g'}}) {
+    trace.instants.Append({.ts_ns = ts, .name = name, .category = name, .track = TrackId{track}, .scope = scope,
+                           .arg_begin = 0, .arg_count = 0});
+  }
+  const TileIndex index = BuildTileIndex(trace);
+  EXPECT_EQ(index.start_ns, 500);
+  EXPECT_EQ(index.end_ns, 2501);
+  const Tile tile = ComputeTile(trace, index, 0, index.end_ns - index.start_ns, 100);
+  EXPECT_EQ(tile.instant_count, 3u);
+  ASSERT_EQ(tile.tracks.size(), 1u);
+  ASSERT_EQ(tile.tracks[0].instants.size(), 1u);
+  EXPECT_EQ(tile.tracks[0].instants[0].shown.size(), 3u);
+  EXPECT_EQ(tile.listed + tile.merged, 1u);
+}
+
 }  // namespace
 }  // namespace aiprof
