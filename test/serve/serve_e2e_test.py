@@ -383,6 +383,19 @@ def run_tests(exe, data, fixtures, tmp):
             ok = ok and abs(bins[0] - bins[1]) <= 0.01 * max(bins) and max(x["tile"]["width"] for x in sides) == 1000
         check(ok, "compare timeline: step 1 of each run from its start, same time per pixel, durations as in the "
                   "sources: %s" % [(x["step_number"], x["step_dur_ns"], x["tile"]["width"]) for x in sides])
+        # Each run's tile carries the thread instants of its step's window,
+        # counted from its source's 'i' events here.
+        def source_instants(path):
+            opener = gzip.open if path.endswith(".gz") else open
+            return [round(e["ts"] * 1000) for e in json.load(opener(path, "rt"))["traceEvents"]
+                    if e.get("ph") in ("i", "I") and e.get("s", "t") == "t"]
+        src_inst = [source_instants(convnet), source_instants(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"))]
+        counts = []
+        for x, srcs, inst in zip(sides, src_steps, src_inst):
+            ts, _ = srcs.get(x["step_number"], (0, 0))
+            counts.append((x["tile"].get("instants", {}).get("count"), sum(1 for v in inst if ts <= v < ts + x["tile"]["end_ns"])))
+        check(len(counts) == 2 and all(a == b for a, b in counts) and counts[1][1] > 100,
+              "compare timeline: each run's tile holds its step's thread instants (tile, source): %s" % counts)
         s, page, _ = http(port, "/compare?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
         check(s == 200 and 'id="timeline-a"' in page and 'id="timeline-b"' in page and "next step" in page
               and "previous step" in page, "compare page draws both runs' step 1 with step navigation")
