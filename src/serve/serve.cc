@@ -717,6 +717,12 @@ struct ServeServer::Impl {
                        Esc(render::FormatQuantity(tile.bin_ns, render::Unit::kNs)) +
                        ") merged into shaded bins (darker: busier)" + (tile.truncated ? "; more than " +
                        std::to_string(kMaxTileSlices) + " long slices: the rest merged too" : std::string()) +
+                       (tile.instant_count > 0
+                            ? "; <span id=\"tile-instants\">" + std::to_string(tile.instant_count) +
+                                  "</span> thread instants as ticks under their thread (page faults magenta" +
+                                  (tile.instants_binned ? ", counted per bin: zoom in for each one" : std::string()) +
+                                  "; hover a tick for its counts)"
+                            : std::string()) +
                        ".</p><p class=\"note\">Click the drawing to zoom in 4× there, drag it to pan; keys: ← → pan, "
                        "+ − zoom, 0 the whole run.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
     return Html(200, "Timeline of " + row.name, body, kZoomJs);

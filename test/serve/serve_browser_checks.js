@@ -136,6 +136,7 @@ async function main() {
       assert.ok(inst.some((x) => x.includes('<script>alert(1)</script> (<b><script>alert(1)</script>)')), inst.join(' | '));
       assert.equal(await page.$$eval('svg#timeline rect.instant', (x) => x.reduce((a, r) => a + Number(r.dataset.n), 0)), 5);
       assert.equal(await page.$$eval('img, b', (x) => x.length), 0);
+      assert.equal(await page.$eval('#tile-instants', (e) => e.textContent), '5');
       await clickTo('#timeline-nav a:nth-of-type(2)');  // zoom in
       assert.match(page.url(), /timeline\?start=\d+&end=\d+$/);
       const before = page.url();
