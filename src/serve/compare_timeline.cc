@@ -49,7 +49,7 @@ namespace {
 // duration), re-based so its times count from the step's start.
 Tile StepWindowTile(const Trace& trace, const TileIndex& index, const AlignedStep& step, int64_t from, int64_t to,
                     uint32_t width) {
-  const int64_t shift = step.start_ns - index.start_ns;  // the step's start, from the trace's first slice
+  const int64_t shift = step.start_ns - index.start_ns;  // the step's start, from the index's origin
   Tile tile = ComputeTile(trace, index, shift + from, shift + to, width);
   tile.origin_ns += shift;
   tile.start_ns -= shift;

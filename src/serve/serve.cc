@@ -675,7 +675,7 @@ struct ServeServer::Impl {
 
   // GET /runs/ID/timeline?start=&end= (a page: the tile drawn as SVG, zoom
   // and pan by links or a click) and /api/runs/ID/timeline?start=&end=&width=
-  // (the tile as JSON). Times are ns from the run's first slice.
+  // (the tile as JSON). Times are ns from the run's first slice (or thread instant, when earlier).
   HttpResponse Timeline(int64_t id, const std::string& start_text, const std::string& end_text,
                         const std::string& width_text, bool api) {
     auto ready = ReadyRun(id, api);
@@ -696,7 +696,7 @@ struct ServeServer::Impl {
     const std::optional<int64_t> start = number(start_text, 0), end = number(end_text, span),
                                  width = number(width_text, 1000);
     if (!start || !end || !width || *width < 1 || *width > kMaxTileWidth || *end <= *start) {
-      return Failure(api, 400, "start and end: ns from the first slice, end > start; width: 1 to " +
+      return Failure(api, 400, "start and end: ns from the run's first slice or thread instant, end > start; width: 1 to " +
                                    std::to_string(kMaxTileWidth));
     }
     const Tile tile = ComputeTile(trace, index, *start, *end, static_cast<uint32_t>(*width));
@@ -710,13 +710,19 @@ struct ServeServer::Impl {
                        std::to_string(tile.end_ns) + "\">JSON</a></p><p class=\"note\" id=\"timeline-summary\">" +
                        Esc(render::FormatQuantity(static_cast<double>(tile.start_ns), render::Unit::kNs)) + " to " +
                        Esc(render::FormatQuantity(static_cast<double>(tile.end_ns), render::Unit::kNs)) +
-                       " after the first slice (the run lasts " +
+                       " after the run's first slice or thread instant (the run lasts " +
                        Esc(render::FormatQuantity(static_cast<double>(span), render::Unit::kNs)) + "); <span id=\"tile-listed\">" +
                        std::to_string(tile.listed) + "</span> slices drawn on their own, <span id=\"tile-merged\">" +
                        std::to_string(tile.merged) + "</span> shorter than a pixel (" +
                        Esc(render::FormatQuantity(tile.bin_ns, render::Unit::kNs)) +
                        ") merged into shaded bins (darker: busier)" + (tile.truncated ? "; more than " +
                        std::to_string(kMaxTileSlices) + " long slices: the rest merged too" : std::string()) +
+                       (tile.instant_count > 0
+                            ? "; <span id=\"tile-instants\">" + std::to_string(tile.instant_count) +
+                                  "</span> thread instants as ticks under their thread (page faults magenta" +
+                                  (tile.instants_binned ? ", counted per bin: zoom in for each one" : std::string()) +
+                                  "; hover a tick for its counts)"
+                            : std::string()) +
                        ".</p><p class=\"note\">Click the drawing to zoom in 4× there, drag it to pan; keys: ← → pan, "
                        "+ − zoom, 0 the whole run.</p><div id=\"timeline-box\">" + TileToSvg(trace, tile) + "</div>";
     return Html(200, "Timeline of " + row.name, body, kZoomJs);

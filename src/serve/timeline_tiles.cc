@@ -39,7 +39,15 @@ TileIndex BuildTileIndex(const Trace& trace) {
     }
     index.tracks.push_back(r);
   }
-  if (index.tracks.empty()) index.start_ns = index.end_ns = 0;
+  // Thread instants extend the span, as on the timeline page (a capture's
+  // page faults start before its first traced op).
+  const InstantTable& in = trace.instants;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in.scope[i] != 't') continue;
+    index.start_ns = std::min(index.start_ns, in.ts_ns[i]);
+    index.end_ns = std::max(index.end_ns, in.ts_ns[i] + 1);
+  }
+  if (index.start_ns > index.end_ns) index.start_ns = index.end_ns = 0;
   // Counter samples per track, by time (importers append them as read).
   const CounterTable& c = trace.counters;
   std::vector<uint32_t> rows(c.size());
@@ -103,9 +111,59 @@ struct TrackBins {
   }
 };
 
+// The window's thread instants, by the timeline page's LayOutInstants: one
+// row per thread track; a track with instants and no slice in the window
+// gets an entry of its own (in track order).
+void ComputeTileInstants(const Trace& trace, int64_t start, int64_t end, size_t max_instants, Tile* tile) {
+  if (trace.instants.size() == 0) return;
+  std::vector<int32_t> row_of(trace.tracks.size(), -1), rank_of;
+  std::vector<uint32_t> track_of;
+  for (uint32_t k = 0; k < trace.tracks.size(); ++k) {
+    if (trace.tracks.kind[k] == TrackKind::kCounter) continue;
+    row_of[k] = static_cast<int32_t>(track_of.size());
+    track_of.push_back(k);
+    rank_of.push_back(trace.tracks.rank[k]);
+  }
+  InstantLayoutOptions o;
+  o.from_ns = start;
+  o.to_ns = end;
+  o.origin_ns = start;
+  o.span_ns = end - start;
+  o.overview_bins = tile->width;
+  o.max_levels = 1;
+  o.max_instants = max_instants;
+  o.max_bins = std::numeric_limits<size_t>::max();
+  InstantLayout l = LayOutInstants(trace, row_of, rank_of, o);
+  tile->faults = l.own;
+  tile->instant_count = l.total;
+  tile->instant_unscoped = l.unscoped;
+  tile->instants_binned = l.binned;
+  tile->instant_bin_ns = l.level_ns.empty() ? 0 : l.level_ns[0];
+  tile->instant_kinds = std::move(l.kinds);
+  bool added = false;
+  for (size_t r = 0; r < l.rows.size(); ++r) {
+    if (l.rows[r].empty()) continue;
+    auto it = std::find_if(tile->tracks.begin(), tile->tracks.end(), [&](const TileTrack& t) { return t.track == track_of[r]; });
+    if (it == tile->tracks.end()) {
+      TileTrack t;
+      t.track = track_of[r];
+      t.label = TrackLabel(trace, t.track);
+      tile->tracks.push_back(std::move(t));
+      it = tile->tracks.end() - 1;
+      added = true;
+    }
+    it->instants = std::move(l.rows[r]);
+  }
+  if (added) {
+    std::stable_sort(tile->tracks.begin(), tile->tracks.end(),
+                     [](const TileTrack& a, const TileTrack& b) { return a.track < b.track; });
+  }
+}
+
 }  // namespace
 
-Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, int64_t end_rel, uint32_t width) {
+Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, int64_t end_rel, uint32_t width,
+                 size_t max_instants) {
   Tile tile;
   tile.origin_ns = index.start_ns;
   const int64_t span = index.end_ns - index.start_ns;
@@ -160,6 +218,7 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
     out.label = TrackLabel(trace, r.track);
     tile.tracks.push_back(std::move(out));
   }
+  ComputeTileInstants(trace, start, end, max_instants, &tile);
   auto bin_of = [&](int64_t t) {
     return std::min<uint32_t>(tile.width - 1, static_cast<uint32_t>(static_cast<double>(t - start) / tile.bin_ns));
   };
@@ -226,7 +285,30 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
       const TileBin& b = tr.bins[k];
       o += fmt::format("{}[{}, {}, {}, {}]", k ? ", " : "", b.depth, b.bin, b.count, b.busy_ns);
     }
-    o += "]}";
+    o += "]";
+    if (!tr.instants.empty()) {
+      // Per kind: each instant's time (ns from the origin), or [bin, count] pairs.
+      o += ", \"instants\": [";
+      for (size_t g = 0; g < tr.instants.size(); ++g) {
+        const InstantGroup& ig = tr.instants[g];
+        o += fmt::format("{}{{\"kind\": {}, \"total\": {}, ", g ? ", " : "", ig.kind, ig.total);
+        if (!tile.instants_binned) {
+          o += "\"ts_ns\": [";
+          for (size_t k = 0; k < ig.shown.size(); ++k) {
+            o += fmt::format("{}{}", k ? ", " : "", trace.instants.ts_ns[ig.shown[k]] - tile.origin_ns);
+          }
+        } else {
+          o += "\"bins\": [";
+          const InstantBins* ib = ig.lod.empty() ? nullptr : &ig.lod[0];
+          for (size_t k = 0; ib != nullptr && k < ib->bin.size(); ++k) {
+            o += fmt::format("{}[{}, {}]", k ? ", " : "", ib->bin[k], ib->count[k]);
+          }
+        }
+        o += "]}";
+      }
+      o += "]";
+    }
+    o += "}";
   }
   o += "\n], \"counters\": [";
   auto num = [](double v) { return std::isfinite(v) ? fmt::format("{:.17g}", v) : std::string("null"); };
@@ -252,17 +334,114 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
   for (size_t k = 0; k < tile.flow_bins.size(); ++k) {
     o += fmt::format("{}[{}, {}]", k ? ", " : "", tile.flow_bins[k].first, tile.flow_bins[k].second);
   }
+  o += "]}";
+  // Instants: kinds, figures, and the run's fault metadata.
+  o += fmt::format(", \"instants\": {{\"count\": {}, \"unscoped\": {}, \"binned\": {}, \"bin_ns\": {}, "
+                   "\"max_listed\": {}, \"fault_period\": {}, \"fault_period_known\": {}, \"fault_cost_ns\": {}, "
+                   "\"kinds\": [",
+                   tile.instant_count, tile.instant_unscoped, tile.instants_binned ? "true" : "false",
+                   tile.instant_bin_ns, kMaxTileInstants, tile.faults.period, tile.faults.period_known ? "true" : "false",
+                   tile.faults.cost_known ? num(tile.faults.cost_ns) : std::string("null"));
+  for (size_t k = 0; k < tile.instant_kinds.size(); ++k) {
+    const TimelineInstantKind& ik = tile.instant_kinds[k];
+    o += fmt::format("{}{{\"category\": {}, \"name\": {}, \"page_fault\": {}, \"total\": {}}}", k ? ", " : "",
+                     JsonString(trace.Str(ik.category)), JsonString(trace.Str(ik.name)), ik.page_fault ? "true" : "false",
+                     ik.total);
+  }
   o += "]}}";
   return o;
 }
 
+namespace {
+
+constexpr int kInstantStrip = 7;  // px per strip of instants
+constexpr int kSvgLabel = 220;
+
+// A track's strips of instants: page fault records first, then the others
+// (as the timeline page draws them), each the groups of its kinds.
+std::vector<std::pair<bool, std::vector<const InstantGroup*>>> InstantStrips(const Tile& tile, const TileTrack& t) {
+  std::vector<std::pair<bool, std::vector<const InstantGroup*>>> out;
+  for (bool fault : {true, false}) {
+    std::vector<const InstantGroup*> groups;
+    for (const InstantGroup& g : t.instants) {
+      if (tile.instant_kinds[g.kind].page_fault == fault) groups.push_back(&g);
+    }
+    if (!groups.empty()) out.emplace_back(fault, std::move(groups));
+  }
+  return out;
+}
+
+// The page's figures of `records` fault records: faults (records × the
+// capture's period) and the estimated time (faults × the measured cost of a
+// fault; unknown without one), as the timeline page's hover gives them.
+std::string FaultFigures(const PageFaultMeta& m, uint64_t records) {
+  const uint64_t faults = records * m.period;
+  std::string out = fmt::format("{} page faults", faults);
+  if (m.period > 1) out += fmt::format(" ({} records × {} faults each)", records, m.period);
+  if (!m.cost_known) return out + "; estimated fault time unknown (no measured cost of a fault in the capture)";
+  return out + "; estimated fault time ≈ " +
+         render::FormatQuantity(static_cast<double>(faults) * m.cost_ns, render::Unit::kNs) +
+         fmt::format(" (estimate: {} faults × {:.6g} ns, one first-touch fault measured at capture start)", faults, m.cost_ns);
+}
+
+// One strip: per pixel column with instants, a tick darker the more it
+// holds (log scale), titled with its counts by kind (and fault figures).
+void AppendInstantStrip(const Trace& trace, const Tile& tile, const TileTrack& t, bool fault,
+                        const std::vector<const InstantGroup*>& groups, int y, std::string* o) {
+  // Counts per pixel column and kind: exact times, or bins (each bin lies in
+  // the column of its start; a bin is at least a column wide).
+  std::vector<std::vector<uint32_t>> per(groups.size(), std::vector<uint32_t>(tile.width, 0));
+  const int64_t start = tile.origin_ns + tile.start_ns;
+  auto column = [&](double rel) {
+    return std::min<uint32_t>(tile.width - 1, static_cast<uint32_t>(std::max(0.0, rel / tile.bin_ns)));
+  };
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const InstantGroup& ig = *groups[g];
+    for (uint32_t i : ig.shown) ++per[g][column(static_cast<double>(trace.instants.ts_ns[i] - start))];
+    if (!ig.lod.empty()) {
+      for (size_t k = 0; k < ig.lod[0].bin.size(); ++k) {
+        per[g][column(static_cast<double>(ig.lod[0].bin[k] * tile.instant_bin_ns))] += ig.lod[0].count[k];
+      }
+    }
+  }
+  uint32_t most = 1;
+  std::vector<uint32_t> sum(tile.width, 0);
+  for (uint32_t x = 0; x < tile.width; ++x) {
+    for (const auto& c : per) sum[x] += c[x];
+    most = std::max(most, sum[x]);
+  }
+  const char* rgb = fault ? "194,24,91" : "55,71,79";
+  const double log_most = std::log1p(static_cast<double>(most));
+  for (uint32_t x = 0; x < tile.width; ++x) {
+    if (sum[x] == 0) continue;
+    std::string title;
+    uint64_t records = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (per[g][x] == 0) continue;
+      const TimelineInstantKind& k = tile.instant_kinds[groups[g]->kind];
+      if (!title.empty()) title += ", ";
+      title += fault ? fmt::format("{} page fault records", per[g][x])
+                     : fmt::format("{} {} ({})", per[g][x], trace.Str(k.name), trace.Str(k.category));
+      if (k.page_fault) records += per[g][x];
+    }
+    if (records > 0) title += ": " + FaultFigures(tile.faults, records);
+    *o += fmt::format("<rect class=\"instant{}\" x=\"{}\" y=\"{}\" width=\"1\" height=\"{}\" fill=\"rgb({})\" "
+                      "fill-opacity=\"{:.2f}\" data-n=\"{}\"><title>{} ({})</title></rect>",
+                      fault ? " fault" : "", kSvgLabel + x, y, kInstantStrip - 1, rgb,
+                      0.3 + 0.7 * std::log1p(static_cast<double>(sum[x])) / log_most, sum[x], HtmlEscape(title),
+                      HtmlEscape(t.label));
+  }
+}
+
+}  // namespace
+
 std::string TileToSvg(const Trace& trace, const Tile& tile) {
-  constexpr int kRow = 14, kLabel = 220, kCounterRow = 30;
-  size_t rows = 0;
-  for (const TileTrack& t : tile.tracks) rows += t.depth_count + 1;
+  constexpr int kRow = 14, kLabel = kSvgLabel, kCounterRow = 30;
+  size_t rows = 0, strips = 0;
+  for (const TileTrack& t : tile.tracks) rows += t.depth_count + 1, strips += InstantStrips(tile, t).size();
   const bool flow_row = !tile.flow_bins.empty();
-  const int height = static_cast<int>(rows) * kRow + 24 + static_cast<int>(tile.counters.size()) * (kCounterRow + kRow) +
-                     (flow_row ? 2 * kRow : 0);
+  const int height = static_cast<int>(rows) * kRow + static_cast<int>(strips) * kInstantStrip + 24 +
+                     static_cast<int>(tile.counters.size()) * (kCounterRow + kRow) + (flow_row ? 2 * kRow : 0);
   const double px = 1.0;  // one bin per pixel
   std::string o = fmt::format(
       "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
@@ -312,6 +491,10 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
       }
     }
     y += static_cast<int>(t.depth_count) * kRow;
+    for (const auto& [fault, groups] : InstantStrips(tile, t)) {
+      AppendInstantStrip(trace, tile, t, fault, groups, y, &o);
+      y += kInstantStrip;
+    }
   }
   auto x_of = [&](double t) { return kLabel + std::clamp((t - static_cast<double>(start)) / tile.bin_ns, 0.0, double(tile.width)); };
   // Counters: a band per track, each bin's samples from min to max, the

@@ -16,6 +16,13 @@
 //   * flows (launch -> kernel, correlation, fwd/bwd) whose source slice
 //     starts in the window: each listed (both ends) while there are at most
 //     kMaxTileFlows, else counted per bin of their source's start.
+//   * thread-scoped instants (e.g. `aiprof trace`'s page fault records) on
+//     the thread's track, by kind, laid out by the timeline page's own code
+//     (LayOutInstants, src/view/timeline/timeline_model.h): each instant's
+//     time while the window holds at most kMaxTileInstants, else per (track,
+//     kind) the count in each bin of ceil(window / W) ns from the window's
+//     start (exact counts, at most W bins a kind). Fault records carry the
+//     run's capture.page_faults.period and cost (the figures of the tile).
 // Counts and covered times are exact: over a tile, listed slices plus bin
 // counts are the slices starting inside it, and covered time is the sum of
 // the slices' durations clipped to it (timeline_tiles_test.cc checks both
@@ -24,7 +31,8 @@
 // Cost: O(log n) per track to find the window, then linear in the slices
 // that overlap it (plus those starting up to the track's longest slice
 // before it, not counting the few longer than a 16th of the track's time,
-// which are visited apart).
+// which are visited apart); instants: one pass over the instant table (the
+// window's sorted per track and kind).
 #ifndef AIPROF_SRC_SERVE_TIMELINE_TILES_H_
 #define AIPROF_SRC_SERVE_TIMELINE_TILES_H_
 
@@ -34,16 +42,20 @@
 #include <vector>
 
 #include "src/model/trace.h"
+#include "src/view/timeline/timeline_model.h"
 
 namespace aiprof {
 
 inline constexpr uint32_t kMaxTileWidth = 4000;
 inline constexpr size_t kMaxTileSlices = 20000;
 inline constexpr size_t kMaxTileFlows = 2000;
+// Instants listed one by one in a tile at most (the timeline page's budget,
+// TimelineOptions::max_instants); over it, counted in bins.
+inline constexpr size_t kMaxTileInstants = TimelineOptions{}.max_instants;
 
 // Per-track ranges of a trace's slices, built once per run (O(slices)).
 struct TileIndex {
-  int64_t start_ns = 0, end_ns = 0;  // over all slices (absolute, the trace's clock)
+  int64_t start_ns = 0, end_ns = 0;  // over all slices and thread instants (absolute, the trace's clock)
   struct TrackRange {
     uint32_t track = 0;
     uint32_t begin = 0, end = 0;  // slice rows
@@ -78,6 +90,10 @@ struct TileTrack {
   uint32_t depth_count = 0;
   std::vector<uint32_t> slices;  // rows listed on their own
   std::vector<TileBin> bins;     // by depth, then bin
+  // Thread instants in the window, by kind (Tile::instant_kinds): each one's
+  // row of Trace::instants (InstantGroup::shown), or, binned, lod[0]: bins
+  // of Tile::instant_bin_ns from the window's start.
+  std::vector<InstantGroup> instants;
 };
 
 struct TileCounterBin {
@@ -95,7 +111,7 @@ struct TileCounter {
 };
 
 struct Tile {
-  int64_t origin_ns = 0;             // TileIndex::start_ns: the trace's first slice (its clock)
+  int64_t origin_ns = 0;             // TileIndex::start_ns: the trace's first slice or thread instant (its clock)
   int64_t start_ns = 0, end_ns = 0;  // relative to origin_ns, as are the listed slices' times in JSON
   uint32_t width = 0;
   double bin_ns = 0;
@@ -106,11 +122,19 @@ struct Tile {
   uint64_t flow_count = 0;            // flows whose source slice starts in the window
   std::vector<uint32_t> flows;        // those flows' rows, when at most kMaxTileFlows
   std::vector<std::pair<uint32_t, uint32_t>> flow_bins;  // else (bin, flows starting in it)
+  std::vector<TimelineInstantKind> instant_kinds;  // kinds of the window's thread instants
+  uint64_t instant_count = 0;     // thread instants in the window (on their tracks)
+  uint64_t instant_unscoped = 0;  // process- or global-scoped instants in the window (not drawn)
+  bool instants_binned = false;   // over kMaxTileInstants: counts per bin only
+  int64_t instant_bin_ns = 0;     // binned: the bins' width
+  PageFaultMeta faults;           // the run's fault records' period and cost
 };
 
-// The tile [start_ns, end_ns) (relative to the trace's first slice; clamped
-// to it) at `width` bins (1..kMaxTileWidth).
-Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_ns, int64_t end_ns, uint32_t width);
+// The tile [start_ns, end_ns) (relative to the trace's first slice or thread instant; clamped
+// to it) at `width` bins (1..kMaxTileWidth); instants listed one by one up
+// to `max_instants` (a parameter for tests), else binned.
+Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_ns, int64_t end_ns, uint32_t width,
+                 size_t max_instants = kMaxTileInstants);
 // A track's row name: "rank R " + thread or stream name (or pid/tid).
 std::string TrackLabel(const Trace& trace, uint32_t track);
 // JSON (docs/serve.md: the timeline tile).

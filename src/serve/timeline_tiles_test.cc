@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "src/importers/common/importer_registry.h"
+#include "src/model/page_fault_records.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -210,6 +212,147 @@ TEST(TimelineTilesTest, RealTracesConserveCountsAndTimeAtEveryZoom) {
     CheckConservation(**trace, span / 2, span / 2 + 20000, 400);  // 50 ns bins
     CheckConservation(**trace, span - 1000, span, 3);
   }
+}
+
+// Thread instants in a tile, on a real trace (ResNet50's 12.8 k `[memory]`
+// instants, two global ones): per track, the instants the tile carries
+// (listed, or in bins when over the budget) are those of the trace in the
+// window, counted by brute force over the instant table; each bin holds
+// the instants of its [start + b w, start + (b + 1) w); global ones are
+// counted, not drawn; the SVG draws a strip of ticks whose counts add up.
+TEST(TimelineTilesTest, RealTraceInstantsCountedPerTile) {
+  auto trace = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/resnet50_num_workers_0.pt.trace.json.gz");
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = **trace;
+  const TileIndex index = BuildTileIndex(t);
+  const int64_t span = index.end_ns - index.start_ns;
+  for (size_t budget : {kMaxTileInstants, size_t{100}}) {
+    for (auto [a, b, width] : std::vector<std::tuple<int64_t, int64_t, uint32_t>>{
+             {0, span, 1000}, {span / 3, span / 3 + span / 40, 700}, {span / 2, span / 2 + 30000, 300}}) {
+      const Tile tile = ComputeTile(t, index, a, b, width, budget);
+      const int64_t lo = index.start_ns + tile.start_ns, hi = index.start_ns + tile.end_ns;
+      std::map<uint32_t, uint64_t> want;
+      uint64_t want_total = 0, want_unscoped = 0;
+      for (size_t i = 0; i < t.instants.size(); ++i) {
+        if (t.instants.ts_ns[i] < lo || t.instants.ts_ns[i] >= hi) continue;
+        if (t.instants.scope[i] != 't') {
+          ++want_unscoped;
+          continue;
+        }
+        ++want[t.instants.track[i].raw()];
+        ++want_total;
+      }
+      const std::string where = std::to_string(a) + ".." + std::to_string(b) + " budget " + std::to_string(budget);
+      EXPECT_EQ(tile.instant_count, want_total) << where;
+      EXPECT_EQ(tile.instant_unscoped, want_unscoped) << where;
+      EXPECT_EQ(tile.instants_binned, want_total > budget) << where;
+      std::map<uint32_t, uint64_t> got;
+      for (const TileTrack& tr : tile.tracks) {
+        for (const InstantGroup& g : tr.instants) {
+          got[tr.track] += g.total;
+          uint64_t inside = g.shown.size();
+          for (uint32_t i : g.shown) {
+            EXPECT_EQ(t.instants.track[i].raw(), tr.track);
+            EXPECT_TRUE(t.instants.ts_ns[i] >= lo && t.instants.ts_ns[i] < hi);
+          }
+          if (tile.instants_binned) {
+            ASSERT_EQ(g.lod.size(), 1u);
+            const int64_t w = tile.instant_bin_ns;
+            EXPECT_GE(static_cast<double>(w), tile.bin_ns);
+            for (size_t k = 0; k < g.lod[0].bin.size(); ++k) {
+              const int64_t b0 = lo + g.lod[0].bin[k] * w, b1 = std::min(hi, b0 + w);
+              uint64_t n = 0;
+              for (size_t i = 0; i < t.instants.size(); ++i) {
+                n += t.instants.track[i].raw() == tr.track && t.instants.scope[i] == 't' &&
+                     t.instants.ts_ns[i] >= b0 && t.instants.ts_ns[i] < b1 &&
+                     tile.instant_kinds[g.kind].name == t.instants.name[i] &&
+                     tile.instant_kinds[g.kind].category == t.instants.category[i];
+              }
+              EXPECT_EQ(g.lod[0].count[k], n) << where << " bin " << g.lod[0].bin[k];
+              EXPECT_LE(g.lod[0].bin[k], int64_t(tile.width));
+              inside += g.lod[0].count[k];
+            }
+          }
+          EXPECT_EQ(inside, g.total) << where;
+        }
+      }
+      EXPECT_EQ(got, want) << where;
+      if (want_total > 0) {
+        // The drawing: one tick per pixel column with instants, data-n its count; they add up.
+        const std::string svg = TileToSvg(t, tile);
+        uint64_t drawn = 0;
+        for (size_t at = svg.find("class=\"instant"); at != std::string::npos; at = svg.find("class=\"instant", at + 1)) {
+          const size_t n = svg.find("data-n=\"", at) + 8;
+          drawn += std::stoull(svg.substr(n, svg.find('"', n) - n));
+        }
+        EXPECT_EQ(drawn, want_total) << where;
+        EXPECT_NE(TileToJson(t, tile).find("\"instants\": {\"count\": " + std::to_string(want_total)), std::string::npos);
+      }
+    }
+  }
+}
+
+// Instant names and categories are markup-free in the tile's SVG and JSON,
+// and page fault records give faults (records × period) and an estimate.
+TEST(TimelineTilesTest, InstantsHostileNamesAndFaultFigures) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(track, 0, 1000, b.Intern("op"), b.Intern("cpu_op"), kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  const std::string hostile = "</script><img src=x onerror=alert(1)>";
+  const StringId fault_cat = trace.strings.Intern(kPageFaultCategory), fault_name = trace.strings.Intern(kPageFaultName);
+  for (int64_t ts : {100, 110, 120, 600}) {
+    trace.instants.Append({.ts_ns = ts, .name = fault_name, .category = fault_cat, .track = TrackId{track}, .scope = 't',
+                           .arg_begin = 0, .arg_count = 0});
+  }
+  trace.instants.Append({.ts_ns = 300, .name = trace.strings.Intern(hostile), .category = trace.strings.Intern("<b>" + hostile),
+                         .track = TrackId{track}, .scope = 't', .arg_begin = 0, .arg_count = 0});
+  trace.metadata[kPageFaultPeriodMeta] = "4";
+  trace.metadata[kPageFaultCostMeta] = "1000";
+  const TileIndex index = BuildTileIndex(trace);
+  const Tile tile = ComputeTile(trace, index, 0, 1000, 10);
+  EXPECT_EQ(tile.instant_count, 5u);
+  EXPECT_EQ(tile.faults.period, 4u);
+  const std::string svg = TileToSvg(trace, tile), json = TileToJson(trace, tile);
+  EXPECT_EQ(svg.find("<img"), std::string::npos);
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  EXPECT_EQ(json.find("<img"), std::string::npos);
+  // Columns of 100 ns: 3 records in column 1 (12 faults, ≈ 12 µs), 1 in column 6.
+  EXPECT_NE(svg.find("3 page fault records: 12 page faults (3 records × 4 faults each); estimated fault time ≈ 12"),
+            std::string::npos) << svg;
+  EXPECT_NE(svg.find("data-n=\"1\"><title>1 page fault records: 4 page faults"), std::string::npos);
+  EXPECT_NE(json.find("\"fault_period\": 4"), std::string::npos);
+  EXPECT_NE(json.find("\"fault_cost_ns\": 1000"), std::string::npos);
+  // Without a cost: unknown, not a number.
+  trace.metadata.erase(kPageFaultCostMeta);
+  const std::string svg2 = TileToSvg(trace, ComputeTile(trace, index, 0, 1000, 10));
+  EXPECT_NE(svg2.find("estimated fault time unknown"), std::string::npos);
+}
+
+// Thread instants extend the run's span (a capture's page faults start
+// before its first traced op): the whole tile reaches one 500 ns before the
+// first slice and one after the last; a global one does not extend it.
+TEST(TimelineTilesTest, ThreadInstantsExtendTheSpan) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(track, 1000, 1000, b.Intern("op"), b.Intern("cpu_op"), kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  const StringId name = trace.strings.Intern("mark");
+  for (auto [ts, scope] : std::vector<std::pair<int64_t, char>>{{500, 't'}, {1500, 't'}, {2500, 't'}, {9000, 'g'}}) {
+    trace.instants.Append({.ts_ns = ts, .name = name, .category = name, .track = TrackId{track}, .scope = scope,
+                           .arg_begin = 0, .arg_count = 0});
+  }
+  const TileIndex index = BuildTileIndex(trace);
+  EXPECT_EQ(index.start_ns, 500);
+  EXPECT_EQ(index.end_ns, 2501);
+  const Tile tile = ComputeTile(trace, index, 0, index.end_ns - index.start_ns, 100);
+  EXPECT_EQ(tile.instant_count, 3u);
+  ASSERT_EQ(tile.tracks.size(), 1u);
+  ASSERT_EQ(tile.tracks[0].instants.size(), 1u);
+  EXPECT_EQ(tile.tracks[0].instants[0].shown.size(), 3u);
+  EXPECT_EQ(tile.listed + tile.merged, 1u);
 }
 
 }  // namespace

@@ -131,6 +131,12 @@ async function main() {
       const titles = await page.$$eval('svg#timeline title', (ts) => ts.map((x) => x.textContent));
       assert.ok(titles.some((x) => x.startsWith('<script>alert(1)</script>')) ||
                 titles.some((x) => /short slices/.test(x)), titles.slice(0, 5).join(' | '));
+      // The run's thread instants (one per hostile op name, its category in <b>): ticks whose titles are text.
+      const inst = await page.$$eval('svg#timeline rect.instant title', (ts) => ts.map((x) => x.textContent));
+      assert.ok(inst.some((x) => x.includes('<script>alert(1)</script> (<b><script>alert(1)</script>)')), inst.join(' | '));
+      assert.equal(await page.$$eval('svg#timeline rect.instant', (x) => x.reduce((a, r) => a + Number(r.dataset.n), 0)), 5);
+      assert.equal(await page.$$eval('img, b', (x) => x.length), 0);
+      assert.equal(await page.$eval('#tile-instants', (e) => e.textContent), '5');
       await clickTo('#timeline-nav a:nth-of-type(2)');  // zoom in
       assert.match(page.url(), /timeline\?start=\d+&end=\d+$/);
       const before = page.url();

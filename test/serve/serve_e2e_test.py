@@ -93,6 +93,9 @@ EVIL = ['<script>alert(1)</script>', '"><img src=x onerror=alert(2)>', "a'b\"c&a
 def evil_trace():
     ev = [{"ph": "X", "name": n, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 100, "dur": 50 + i}
           for i, n in enumerate(EVIL)]
+    # A thread instant named like each op (category markup too), inside its op.
+    ev += [{"ph": "i", "s": "t", "name": n, "cat": "<b>" + n, "pid": 1, "tid": 1, "ts": i * 100 + 10}
+           for i, n in enumerate(EVIL)]
     return {"traceEvents": ev}
 
 
@@ -333,9 +336,16 @@ def run_tests(exe, data, fixtures, tmp):
         names = [x["name"] for t in tile.get("tracks", []) for x in t["slices"]]
         check(s == 200 and tile["listed"] + tile["merged"] == len(EVIL) and set(names) <= set(EVIL),
               "timeline tile counts the hand-made slices: %s" % {k: tile.get(k) for k in ("listed", "merged")})
+        inst = tile.get("instants", {})
+        inst_names = [inst["kinds"][g["kind"]]["name"] for t in tile.get("tracks", []) for g in t.get("instants", [])
+                      for _ in g.get("ts_ns", [])] if inst else []
+        check(s == 200 and inst.get("count") == len(EVIL) and sorted(inst_names) == sorted(EVIL)
+              and all(k["category"] == "<b>" + k["name"] for k in inst.get("kinds", [])),
+              "timeline tile carries the hand-made thread instants, names round-trip: %s" % inst.get("count"))
         s, page, _ = http(port, "/runs/%d/timeline?start=0&end=%d" % (evil["id"], tile.get("end_ns", 1)))
-        check(s == 200 and "<svg" in page and "<script>alert" not in page and "onerror=alert(2)>" not in page,
-              "timeline page draws the tile, names escaped")
+        check(s == 200 and "<svg" in page and "<script>alert" not in page and "onerror=alert(2)>" not in page
+              and "<b>" not in page and page.count('class="instant"') >= 1,
+              "timeline page draws the tile and its instants, names escaped")
         check(http(port, "/api/runs/%d/timeline?start=5&end=2" % evil["id"])[0] == 400, "timeline: end before start is 400")
 
         # Compare: validation verdicts with intervals.
@@ -373,6 +383,19 @@ def run_tests(exe, data, fixtures, tmp):
             ok = ok and abs(bins[0] - bins[1]) <= 0.01 * max(bins) and max(x["tile"]["width"] for x in sides) == 1000
         check(ok, "compare timeline: step 1 of each run from its start, same time per pixel, durations as in the "
                   "sources: %s" % [(x["step_number"], x["step_dur_ns"], x["tile"]["width"]) for x in sides])
+        # Each run's tile carries the thread instants of its step's window,
+        # counted from its source's 'i' events here.
+        def source_instants(path):
+            opener = gzip.open if path.endswith(".gz") else open
+            return [round(e["ts"] * 1000) for e in json.load(opener(path, "rt"))["traceEvents"]
+                    if e.get("ph") in ("i", "I") and e.get("s", "t") == "t"]
+        src_inst = [source_instants(convnet), source_instants(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"))]
+        counts = []
+        for x, srcs, inst in zip(sides, src_steps, src_inst):
+            ts, _ = srcs.get(x["step_number"], (0, 0))
+            counts.append((x["tile"].get("instants", {}).get("count"), sum(1 for v in inst if ts <= v < ts + x["tile"]["end_ns"])))
+        check(len(counts) == 2 and all(a == b for a, b in counts) and counts[1][1] > 100,
+              "compare timeline: each run's tile holds its step's thread instants (tile, source): %s" % counts)
         s, page, _ = http(port, "/compare?a=%d&b=%d&step=1" % (conv["id"], res["id"]))
         check(s == 200 and 'id="timeline-a"' in page and 'id="timeline-b"' in page and "next step" in page
               and "previous step" in page, "compare page draws both runs' step 1 with step navigation")
@@ -413,6 +436,25 @@ def run_tests(exe, data, fixtures, tmp):
         check(s == 200 and "counters" in tile and flows.get("count") == src_flows
               and sum(n for _, n in flows.get("bins", [])) + len(flows.get("listed", [])) == src_flows,
               "tile of the GPU run: its %d flows (source 's' events) counted: %s" % (src_flows, flows.get("count")))
+        # Its thread instants (Kineto's [memory] events): the whole run's tile
+        # lists every one (under the budget), each on its thread, counted
+        # against the source's thread-scoped 'i' events.
+        src_events = json.load(gzip.open(os.path.join(data, "resnet50_num_workers_0.pt.trace.json.gz"), "rt"))["traceEvents"]
+        src_inst = sum(1 for e in src_events if e.get("ph") in ("i", "I") and e.get("s", "t") == "t")
+        inst = tile.get("instants", {})
+        listed = sum(len(g.get("ts_ns", [])) for t in tile.get("tracks", []) for g in t.get("instants", []))
+        check(s == 200 and src_inst > 10000 and inst.get("count") == src_inst and listed == src_inst
+              and not inst.get("binned") and sum(k["total"] for k in inst.get("kinds", [])) == src_inst,
+              "tile of the GPU run: its %d thread instants listed: %s" % (src_inst, inst.get("count")))
+        # Zoomed in to a tenth: the instants inside the window, by the listed times.
+        span_ns = tile.get("end_ns", 30)
+        lo, hi = span_ns // 3, span_ns // 3 + span_ns // 10
+        s, body, _ = http(port, "/api/runs/%d/timeline?start=%d&end=%d&width=500" % (res["id"], lo, hi))
+        zt = json.loads(body) if s == 200 else {}
+        times = [x for t in tile.get("tracks", []) for g in t.get("instants", []) for x in g.get("ts_ns", [])]
+        zoomed = zt.get("instants", {}).get("count")
+        check(s == 200 and zoomed == sum(1 for x in times if lo <= x < hi) and zoomed > 0,
+              "zoomed tile of the GPU run: %s instants, as the whole tile's times in the window say" % zoomed)
         s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d&step=9999" % (conv["id"], res["id"]))
         check(s == 400 and "steady steps to align" in json.loads(body)["error"], "compare timeline: a step past the end is 400")
         s, body, _ = http(port, "/api/compare/timeline?a=%d&b=%d" % (conv["id"], evil["id"]))

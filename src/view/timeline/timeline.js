@@ -83,15 +83,29 @@
   // Height of a row's slices: one row at least, none for a thread that only has instants.
   const slicesH = (row) => (row.depth || !row.strips.length ? Math.max(1, row.depth) * ROW_H : 0);
   const instKindLabel = (k) => (I.kinds[k].fault ? 'page fault records' : I.kinds[k].name + ' (' + I.kinds[k].cat + ')');
-  // Figures of `records` page fault records: faults (each record stands for
+  // Where a fault kind's period and cost come from: the page's own figures,
+  // or, on a page of several captures (aiprof diff --timeline), the kind's
+  // source (I.fault_sources[kind.src]: label, fault_period, fault_cost_ns).
+  const faultSource = (k) => (I.fault_sources ? I.fault_sources[I.kinds[k].src] : I);
+  // Figures of the page fault records in `byKind` (kind -> records): per
+  // source, faults (each record stands for its capture's
   // capture.page_faults.period faults) and their estimated time.
-  function faultFigures(records) {
-    const faults = records * I.fault_period;
-    const out = [['page faults', String(faults) + (I.fault_period > 1 ? ' (' + records + ' records × ' + I.fault_period + ' faults each)' : '')]];
-    out.push(['estimated fault time', I.fault_cost_ns === null
-      ? 'unknown: the capture has no measured cost of a fault (capture.page_fault_cost_ns)'
-      : '≈ ' + fmt(Math.round(faults * I.fault_cost_ns)) + ' (estimate: ' + faults + ' faults × ' + I.fault_cost_ns +
-        ' ns, the cost of one first-touch fault measured at capture start)']);
+  function faultFigures(byKind) {
+    const per = new Map();
+    for (const [k, n] of byKind) {
+      if (!I.kinds[k].fault) continue;
+      const src = faultSource(k);
+      per.set(src, (per.get(src) || 0) + n);
+    }
+    const out = [];
+    for (const [src, records] of per) {
+      const faults = records * src.fault_period, tag = src.label ? ' (' + src.label + ')' : '';
+      out.push(['page faults' + tag, String(faults) + (src.fault_period > 1 ? ' (' + records + ' records × ' + src.fault_period + ' faults each)' : '')]);
+      out.push(['estimated fault time' + tag, src.fault_cost_ns === null
+        ? 'unknown: the capture has no measured cost of a fault (capture.page_fault_cost_ns)'
+        : '≈ ' + fmt(Math.round(faults * src.fault_cost_ns)) + ' (estimate: ' + faults + ' faults × ' + src.fault_cost_ns +
+          ' ns, the cost of one first-touch fault measured at capture start)']);
+    }
     return out;
   }
   // Colour by module (--color-by module): row.m[i] indexes D.modules.names
@@ -695,7 +709,7 @@
       const out = [];
       let records = 0;
       for (const [k, n] of h.inst.byKind) { out.push([instKindLabel(k), String(n)]); if (I.kinds[k].fault) records += n; }
-      if (h.inst.fault) out.push(...faultFigures(records));
+      if (h.inst.fault) out.push(...faultFigures(h.inst.byKind));
       out.push(['at', '+' + fmt(Math.max(0, h.inst.t0)) + ' … +' + fmt(h.inst.t1) + ' (under the pointer)'], ['track', L.label]);
       if (h.inst.binned) out.push(['binned', 'counted in bins of ' + fmt(I.levels[Math.max(0, instLevel())]) + ' touching the pointer (over the page\'s budget of instants)']);
       return out;
@@ -813,7 +827,7 @@
         return instKindLabel(k) + ' ' + n;
       });
       let text = 'Instants' + (res.instBinned ? ' (binned: bins wholly inside the range)' : '') + ': ' + parts.join(', ') + '.';
-      if (records) text += ' ' + faultFigures(records).map((r) => r[0] + ': ' + r[1]).join('; ') + '.';
+      if (records) text += ' ' + faultFigures(res.inst).map((r) => r[0] + ': ' + r[1]).join('; ') + '.';
       it.textContent = text;
       el.appendChild(it);
     }
@@ -962,8 +976,6 @@
   if (I) {
     const il = document.createElement('div');
     il.id = 'instant-legend';
-    let faults = 0;
-    I.kinds.forEach((k) => { if (k.fault) faults += k.total; });
     for (const [fault, text] of [[true, 'page faults'], [false, 'other instants']]) {
       const sw = document.createElement('span');
       sw.className = 'sw'; sw.style.background = 'rgb(' + INST_RGB[fault ? 1 : 0] + ')';
@@ -974,10 +986,13 @@
       I.total + ' thread instants on the rows shown' + (I.hidden ? ' (' + I.hidden + ' on tracks not shown)' : '') + '. ' +
       (I.unscoped ? I.unscoped + ' process- or global-scoped instants not drawn. ' : '');
     if (I.binned) s += 'Over the page\'s budget: counted in bins (finest ' + (I.levels.length ? fmt(I.levels[I.levels.length - 1]) : 'none: no level fits') + '), not one by one. ';
-    if (faults) {
-      s += faults + ' minor page fault records of aiprof trace, each standing for ' + I.fault_period + ' fault' + (I.fault_period > 1 ? 's' : '') +
-        (I.fault_period_known ? '' : ' (capture.page_faults.period absent: 1 assumed)') + '; ' +
-        (I.fault_cost_ns === null ? 'no measured cost of a fault in the capture.' : 'estimated time = faults × ' + I.fault_cost_ns + ' ns (one first-touch fault, measured at capture start): an estimate.');
+    for (const src of I.fault_sources || [I]) {
+      let records = 0;
+      I.kinds.forEach((k, i) => { if (k.fault && faultSource(i) === src) records += k.total; });
+      if (!records) continue;
+      s += (src.label ? src.label + ': ' : '') + records + ' minor page fault records of aiprof trace, each standing for ' + src.fault_period + ' fault' + (src.fault_period > 1 ? 's' : '') +
+        (src.fault_period_known ? '' : ' (capture.page_faults.period absent: 1 assumed)') + '; ' +
+        (src.fault_cost_ns === null ? 'no measured cost of a fault in the capture. ' : 'estimated time = faults × ' + src.fault_cost_ns + ' ns (one first-touch fault, measured at capture start): an estimate. ');
     }
     il.appendChild(document.createTextNode(s));
     legend.appendChild(il);
@@ -1042,10 +1057,23 @@
     view: () => ({ start: v0, end: v1 }),
     select: (t0, t1, y0, y1) => {
       selection = { t0, t1, y0, y1 }; const r = computeSelection(t0, t1, y0, y1); showSelection(r); draw();
-      let instants = 0, faultRecords = 0;
-      for (const [k, n] of r.inst) { instants += n; if (I.kinds[k].fault) faultRecords += n; }
-      return { count: r.count, total_ns: r.total_ns, merged: r.merged, instants, faultRecords };
+      let instants = 0, faultRecords = 0, faults = 0;
+      for (const [k, n] of r.inst) { instants += n; if (I.kinds[k].fault) { faultRecords += n; faults += n * faultSource(k).fault_period; } }
+      return { count: r.count, total_ns: r.total_ns, merged: r.merged, instants, faultRecords, faults };
     },
+    // Per slice row, its instants in [t0, t1] (page time; binned: the bins
+    // wholly inside): rank, label, instants, fault records, faults (records
+    // × their capture's period) and the fault source's label.
+    instantsIn: (t0, t1) => D.rows.filter((row) => row.kind === 'slices').map((row) => {
+      const byKind = new Map();
+      for (const strip of row.strips) countInstants(strip.groups, t0, t1, true, byKind);
+      let instants = 0, faultRecords = 0, faults = 0, source = null;
+      for (const [k, n] of byKind) {
+        instants += n;
+        if (I.kinds[k].fault) { faultRecords += n; faults += n * faultSource(k).fault_period; source = faultSource(k).label || ''; }
+      }
+      return { rank: row.rank, label: row.label, instants, faultRecords, faults, source };
+    }),
     // Instants: what the page holds and how many pixel columns the last draw filled.
     instants: () => ({ present: I !== null, total: I ? I.total : 0, binned: I ? I.binned === 1 : false,
       strips: D.rows.reduce((a, r) => a + r.strips.length, 0), columnsDrawn: instColumnsDrawn }),

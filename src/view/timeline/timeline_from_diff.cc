@@ -84,6 +84,7 @@ class RunShifter {
     Slices(stats);
     Flows();
     Counters();
+    Instants(stats);
     Steps();
     return std::move(out_);
   }
@@ -243,6 +244,33 @@ class RunShifter {
       out_->counters.Append({.ts_ns = ts + slots_[k].start_ns - steps_[k].start,
                              .track = TrackId{track_map_[c.track[i]]},
                              .value = c.value[i]});
+    }
+  }
+
+  // Thread-scoped instants in a steady step, shifted like slices (a step
+  // holds [start, end)); the others of the kept tracks are counted.
+  void Instants(DiffTimelineRun* stats) {
+    const InstantTable& in = in_.instants;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in.track[i] >= track_map_.size() || track_map_[in.track[i]] == kNoTrack) continue;
+      if (in.scope[i] != 't') {
+        ++stats->instants_unscoped;
+        continue;
+      }
+      const int64_t ts = in.ts_ns[i];
+      const size_t k = FirstStepEndingAfter(ts);
+      if (k >= steps_.size() || ts < steps_[k].start) {
+        ++stats->instants_out;
+        continue;
+      }
+      ++stats->instants;
+      out_->instants.Append({.ts_ns = ts + slots_[k].start_ns - steps_[k].start,
+                             .name = S(in.name[i]),
+                             .category = S(in.category[i]),
+                             .track = TrackId{track_map_[in.track[i]]},
+                             .scope = 't',
+                             .arg_begin = 0,
+                             .arg_count = 0});
     }
   }
 
@@ -497,6 +525,8 @@ DiffTimeline BuildDiffTimeline(const Trace& a, const AttributionResult& ra, cons
     }
   }
   for (Part& part : parts) part.trace = part.shifter->Run(part.side == 0 ? &out.a : &out.b, changes.size());
+  out.a.faults = ReadPageFaultMeta(a);
+  out.b.faults = ReadPageFaultMeta(b);
 
   // The slots, as steps of rank 0 hung on the first part's first track (the next part's when it kept none).
   Trace* host = nullptr;
@@ -596,6 +626,8 @@ void AppendDiffTimelineHtml(const DiffTimeline& t, const std::string& name_a, co
     }
   }
   options.color_as = t.color_as;
+  options.fault_sources = {TimelineFaultSource{"A", t.a.out_ranks, t.a.faults},
+                           TimelineFaultSource{"B", t.b.out_ranks, t.b.faults}};
   options.markers_label = "largest changes of the diff";
   options.note =
       "Steps aligned: steady step k of A and of B (warm-up left out, as the diff does) both start at slot k's start; "
@@ -606,8 +638,12 @@ void AppendDiffTimelineHtml(const DiffTimeline& t, const std::string& name_a, co
       ", B: " + std::to_string(t.b.slices_out) + " slices); slices across a step boundary are cut to the step (A: " +
       std::to_string(t.a.clipped) + ", B: " + std::to_string(t.b.clipped) +
       " pieces). Every rank with steady steps is shown (A: " + std::to_string(t.a.ranks.size()) + ", B: " +
-      std::to_string(t.b.ranks.size()) + "), each rank's step k at slot k; instants, stack samples and slice args "
-      "are left out. Names the diff paired under different names (by the name map; through the op or by role when "
+      std::to_string(t.b.ranks.size()) + "), each rank's step k at slot k. Thread instants in the steps are drawn "
+      "(A: " + std::to_string(t.a.instants) + ", B: " + std::to_string(t.b.instants) + "; outside them dropped, A: " +
+      std::to_string(t.a.instants_out) + ", B: " + std::to_string(t.b.instants_out) +
+      "), each run's page fault records with its own capture's period and cost; process- and global-scoped "
+      "instants (A: " + std::to_string(t.a.instants_unscoped) + ", B: " + std::to_string(t.b.instants_unscoped) +
+      "), stack samples and slice args are left out. Names the diff paired under different names (by the name map; through the op or by role when "
       "one to one) share a colour (" + std::to_string(t.color_as.size()) + " names recoloured). "
       "Markers: the diff's largest changes (" + std::to_string(t.marked_changes) +
       " found by name), per step from the first to the last slice of that name.";

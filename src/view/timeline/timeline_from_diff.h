@@ -30,9 +30,13 @@
 // last piece whose name is the node's name (host nodes: on the step's
 // critical thread, under enclosing slices named as the node's named
 // ancestors, in order; device activity: on any track; a ranked call-site
-// row of an op: the op's slices at that call site). Instants, stack samples
-// and slice args are not carried; counters of the kept tracks are, shifted
-// like slices.
+// row of an op: the op's slices at that call site). Counters and
+// thread-scoped instants (e.g. `aiprof trace`'s page fault records) of the
+// kept tracks are carried, shifted like slices (those in no steady step are
+// dropped and counted); the page draws the instants as the timeline view
+// does, each run's fault records with its own capture's period and cost
+// (TimelineOptions::fault_sources). Process- and global-scoped instants,
+// stack samples and slice args are not carried.
 //
 // Cost: one pass over each run's slices (plus a binary search of the steps
 // per slice), a sort of the kept pieces per run, then the timeline model.
@@ -84,6 +88,10 @@ struct DiffTimelineRun {
   uint64_t slices_out = 0;       // slices of the shown tracks in no steady step (dropped)
   int64_t between_ns = 0;        // time between the first steady step's start and the last's end in no step,
                                  // summed over the ranks
+  uint64_t instants = 0;           // thread instants kept (in a steady step, on a kept track)
+  uint64_t instants_out = 0;       // thread instants of the kept tracks in no steady step (dropped)
+  uint64_t instants_unscoped = 0;  // process- or global-scoped instants of the kept tracks (not carried)
+  PageFaultMeta faults;            // the run's page fault metadata (capture.page_faults.period, cost)
 };
 
 struct DiffTimeline {

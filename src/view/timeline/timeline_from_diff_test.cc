@@ -9,7 +9,10 @@
 #include <map>
 #include <set>
 
+#include <simdjson.h>
+
 #include "src/analysis/window/analysis_window.h"
+#include "src/model/page_fault_records.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -222,6 +225,118 @@ TEST(DiffTimelineTest, HostileNamesStayEscapedOnThePage) {
   EXPECT_NE(page.find("Content-Security-Policy"), std::string::npos);
   EXPECT_NE(page.find("Time between steps is dropped"), std::string::npos);
   EXPECT_NE(page.find("<meta name=\"generator\" content=\"aiprof diff --timeline\">"), std::string::npos);
+}
+
+// Thread instants (the ResNet50 runs' 12 k `[memory]` events each) are
+// carried into their step's slot: per run and slot, the instants on the
+// run's ranks, as offsets from the slot's start, are exactly the source's
+// thread instants in its step k as offsets from the step's start (brute
+// force over the source table); the rest are counted as dropped.
+TEST(DiffTimelineTest, ResNet50InstantsLieInTheirStepsSlot) {
+  std::unique_ptr<Pair> p = LoadResNet50();
+  ASSERT_NE(p, nullptr);
+  const DiffTimeline t = BuildDiffTimeline(*p->a, p->ra, *p->b, p->rb, p->d);
+  ASSERT_TRUE(t.available) << t.problem;
+  const Trace& m = *t.trace;
+  for (int side = 0; side < 2; ++side) {
+    const Trace& src = side == 0 ? *p->a : *p->b;
+    const DiffTimelineRun& run = side == 0 ? t.a : t.b;
+    const auto steps = LastSteps(src, run.steps);
+    uint64_t in_steps = 0, thread = 0, other = 0;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      std::vector<int64_t> want, got;
+      for (size_t i = 0; i < src.instants.size(); ++i) {
+        if (src.instants.scope[i] != 't') continue;
+        const int64_t ts = src.instants.ts_ns[i];
+        if (ts >= steps[k].first && ts < steps[k].first + steps[k].second) want.push_back(ts - steps[k].first);
+      }
+      const int64_t slot = t.slots[k].start_ns;
+      for (size_t i = 0; i < m.instants.size(); ++i) {
+        if (m.tracks.rank[m.instants.track[i]] != run.out_ranks[0]) continue;
+        const int64_t ts = m.instants.ts_ns[i];
+        if (ts >= slot && ts < slot + steps[k].second) got.push_back(ts - slot);
+      }
+      std::sort(want.begin(), want.end());
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << "side " << side << " step " << k;
+      in_steps += want.size();
+    }
+    for (size_t i = 0; i < src.instants.size(); ++i) (src.instants.scope[i] == 't' ? thread : other)++;
+    EXPECT_GT(in_steps, 1000u);
+    EXPECT_EQ(run.instants, in_steps);
+    EXPECT_EQ(run.instants + run.instants_out, thread);
+    EXPECT_EQ(run.instants_unscoped, other);
+  }
+}
+
+// Each run's page fault records keep their own capture's period and cost:
+// fault records added on each run's step thread (A: 5 per steady step,
+// period 1, cost 2 µs; B: 3 per steady step, period 4, no cost) are two
+// kinds of fault on the page, one per run's source, with their records; a
+// hostile-named instant stays text.
+TEST(DiffTimelineTest, FaultRecordsUseEachRunsPeriodAndCost) {
+  std::unique_ptr<Pair> p = LoadResNet50();
+  ASSERT_NE(p, nullptr);
+  const std::string hostile = "</script><img src=x onerror=alert(1)>";
+  std::map<int, uint64_t> added;
+  for (int side = 0; side < 2; ++side) {
+    Trace& tr = side == 0 ? *p->a : *p->b;
+    const AttributionResult& r = side == 0 ? p->ra : p->rb;
+    const StringId cat = tr.strings.Intern(kPageFaultCategory), name = tr.strings.Intern(kPageFaultName);
+    for (const AttributionStep& s : r.per_step) {
+      if (!s.steady || s.wall_ns <= 0) continue;
+      for (int k = 0; k < (side == 0 ? 5 : 3); ++k) {
+        tr.instants.Append({.ts_ns = s.start_ns + (k + 1) * s.wall_ns / 8, .name = name, .category = cat,
+                            .track = TrackId{s.track}, .scope = 't', .arg_begin = 0, .arg_count = 0});
+        ++added[side];
+      }
+    }
+    if (side == 0) {
+      tr.metadata[kPageFaultPeriodMeta] = "1";
+      tr.metadata[kPageFaultCostMeta] = "2000";
+      tr.instants.Append({.ts_ns = r.per_step.back().start_ns, .name = tr.strings.Intern(hostile),
+                          .category = tr.strings.Intern(hostile), .track = TrackId{r.per_step.back().track},
+                          .scope = 't', .arg_begin = 0, .arg_count = 0});
+    } else {
+      tr.metadata[kPageFaultPeriodMeta] = "4";
+    }
+  }
+  const DiffTimeline t = BuildDiffTimeline(*p->a, p->ra, *p->b, p->rb, p->d);
+  ASSERT_TRUE(t.available) << t.problem;
+  EXPECT_EQ(t.a.faults.period, 1u);
+  EXPECT_TRUE(t.a.faults.cost_known);
+  EXPECT_EQ(t.b.faults.period, 4u);
+  EXPECT_FALSE(t.b.faults.cost_known);
+  std::string page;
+  AppendDiffTimelineHtml(t, "a.json", "b.json", &page);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  size_t open = page.find(R"(<script type="application/json" id="aiprof-data">)");
+  ASSERT_NE(open, std::string::npos);
+  open = page.find('>', open) + 1;
+  const std::string data = page.substr(open, page.find("</script>", open) - open);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(data).get(doc), simdjson::SUCCESS);
+  simdjson::dom::element in = doc["instants"];
+  simdjson::dom::array sources = in["fault_sources"];
+  ASSERT_EQ(sources.size(), 2u);
+  EXPECT_EQ(std::string_view(sources.at(0)["label"]), "A");
+  EXPECT_EQ(int64_t(sources.at(0)["fault_period"]), 1);
+  EXPECT_EQ(double(sources.at(0)["fault_cost_ns"]), 2000.0);
+  EXPECT_EQ(std::string_view(sources.at(1)["label"]), "B");
+  EXPECT_EQ(int64_t(sources.at(1)["fault_period"]), 4);
+  EXPECT_TRUE(sources.at(1)["fault_cost_ns"].is_null());
+  std::map<int64_t, int64_t> records_by_source;
+  bool hostile_kind = false;
+  for (auto k : in["kinds"].get_array()) {
+    if (int64_t(k["fault"]) == 1) records_by_source[int64_t(k["src"])] += int64_t(k["total"]);
+    if (std::string_view(k["name"]) == hostile) hostile_kind = true;
+  }
+  EXPECT_TRUE(hostile_kind);
+  ASSERT_EQ(records_by_source.size(), 2u);
+  EXPECT_EQ(records_by_source[0], int64_t(added[0]));
+  EXPECT_EQ(records_by_source[1], int64_t(added[1]));
+  EXPECT_NE(page.find("Thread instants in the steps are drawn"), std::string::npos);
 }
 
 TEST(DiffTimelineTest, UnavailableDiffSaysWhy) {

@@ -197,6 +197,11 @@ void WriteInstants(const Trace& t, const TimelineModel& m, JsonOut* j) {
     j->Raw(",");
     j->Key("total");
     j->Int(int64_t(ik.total));
+    if (!m.fault_sources.empty()) {
+      j->Raw(",");
+      j->Key("src");
+      j->Int(ik.source);
+    }
     j->Raw("}");
   });
   j->Raw(",");
@@ -226,6 +231,32 @@ void WriteInstants(const Trace& t, const TimelineModel& m, JsonOut* j) {
     j->Double(m.fault_cost_ns);
   } else {
     j->Raw("null");
+  }
+  // Pages of several captures: each one's label, period and cost; a fault
+  // kind's "src" picks its own.
+  if (!m.fault_sources.empty()) {
+    j->Raw(",");
+    j->Key("fault_sources");
+    j->Array(m.fault_sources.size(), [&](size_t k) {
+      const TimelineFaultSource& fs = m.fault_sources[k];
+      j->Raw("{");
+      j->Key("label");
+      j->Str(fs.label);
+      j->Raw(",");
+      j->Key("fault_period");
+      j->Int(int64_t(fs.meta.period));
+      j->Raw(",");
+      j->Key("fault_period_known");
+      j->Int(fs.meta.period_known ? 1 : 0);
+      j->Raw(",");
+      j->Key("fault_cost_ns");
+      if (fs.meta.cost_known) {
+        j->Double(fs.meta.cost_ns);
+      } else {
+        j->Raw("null");
+      }
+      j->Raw("}");
+    });
   }
   j->Raw("}");
 }

@@ -440,98 +440,36 @@ void FillSamples(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
   }
 }
 
-// Instants on the shown slice rows, grouped by kind; over max_instants, count
-// bins per level instead of each instant's time.
+// Instants on the shown slice rows (LayOutInstants over the whole span).
 void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
-  const InstantTable& in = t.instants;
-  if (!o.instants || in.size() == 0) return;
-  const PageFaultMeta meta = ReadPageFaultMeta(t);
-  m->fault_period = meta.period;
-  m->fault_period_known = meta.period_known;
-  m->fault_cost_ns = meta.cost_ns;
-  m->fault_cost_known = meta.cost_known;
-  std::vector<int32_t> row_of(t.tracks.size(), -1);
+  if (!o.instants || t.instants.size() == 0) return;
+  std::vector<int32_t> row_of(t.tracks.size(), -1), rank_of(m->rows.size());
   for (size_t r = 0; r < m->rows.size(); ++r) {
     if (m->rows[r].kind == TimelineRowKind::kSlices) row_of[m->rows[r].track] = int32_t(r);
+    rank_of[r] = m->rows[r].rank;
   }
-  const std::optional<StringId> fault_cat = t.strings.Find(kPageFaultCategory);
-  std::unordered_map<uint64_t, uint32_t> kind_of;  // (category, name) -> kind, in order of first appearance
-  std::vector<std::unordered_map<uint32_t, std::vector<uint32_t>>> per_row(m->rows.size());
-  for (uint32_t i = 0; i < in.size(); ++i) {
-    if (in.scope[i] != 't') {
-      ++m->instant_unscoped;
-      continue;
-    }
-    const int32_t r = in.track[i] < row_of.size() ? row_of[in.track[i]] : -1;
-    if (r < 0) {
-      ++m->instant_hidden;
-      continue;
-    }
-    const uint64_t key = (uint64_t{in.category[i].raw} << 32) | in.name[i].raw;
-    auto [it, added] = kind_of.try_emplace(key, uint32_t(m->instant_kinds.size()));
-    if (added) {
-      m->instant_kinds.push_back(
-          TimelineInstantKind{in.category[i], in.name[i], fault_cat && in.category[i] == *fault_cat, 0});
-    }
-    ++m->instant_kinds[it->second].total;
-    per_row[r][it->second].push_back(i);
-    ++m->instant_total;
-  }
-  for (size_t r = 0; r < m->rows.size(); ++r) {
-    std::vector<InstantGroup>& groups = m->rows[r].instants;
-    for (auto& [kind, list] : per_row[r]) {
-      std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return in.ts_ns[a] < in.ts_ns[b]; });
-      InstantGroup g;
-      g.kind = kind;
-      g.total = list.size();
-      g.shown = std::move(list);
-      groups.push_back(std::move(g));
-    }
-    std::sort(groups.begin(), groups.end(),
-              [](const InstantGroup& a, const InstantGroup& b) { return a.kind < b.kind; });
-  }
-  if (m->instant_total <= o.max_instants) return;
-  // Over the budget: count bins, levels coarse to fine while they fit.
-  m->instants_binned = true;
-  const int64_t span = m->end_ns - m->start_ns;
-  const int64_t bins0 = int64_t(std::max<size_t>(1, o.overview_bins));
-  std::vector<int64_t> widths;
-  for (int64_t w = std::max<int64_t>(1, (span + bins0 - 1) / bins0); w >= 1 && widths.size() < kMaxLodLevels; w /= 4) {
-    widths.push_back(w);
-  }
-  std::vector<uint64_t> per_level(widths.size());
-  for (const TimelineRow& row : m->rows) {
-    for (const InstantGroup& g : row.instants) {
-      for (size_t l = 0; l < widths.size(); ++l) {
-        int64_t last = -1;
-        for (uint32_t i : g.shown) {
-          const int64_t b = (in.ts_ns[i] - m->start_ns) / widths[l];
-          if (b != last) ++per_level[l], last = b;
-        }
-      }
-    }
-  }
-  size_t keep = 0;
-  while (keep < widths.size() && m->instant_bin_count + per_level[keep] <= o.max_instant_bins) {
-    m->instant_bin_count += per_level[keep++];
-  }
-  widths.resize(keep);
-  m->instant_level_ns = widths;
-  for (TimelineRow& row : m->rows) {
-    for (InstantGroup& g : row.instants) {
-      g.lod.resize(keep);
-      for (size_t l = 0; l < keep; ++l) {
-        InstantBins& ib = g.lod[l];
-        for (uint32_t i : g.shown) {
-          const int64_t b = (in.ts_ns[i] - m->start_ns) / widths[l];
-          if (ib.bin.empty() || ib.bin.back() != b) ib.bin.push_back(b), ib.count.push_back(0);
-          ++ib.count.back();
-        }
-      }
-      g.shown.clear();
-      g.shown.shrink_to_fit();
-    }
-  }
+  InstantLayoutOptions lo;
+  lo.origin_ns = m->start_ns;
+  lo.span_ns = m->end_ns - m->start_ns;
+  lo.overview_bins = o.overview_bins;
+  lo.max_instants = o.max_instants;
+  lo.max_bins = o.max_instant_bins;
+  lo.fault_sources = o.fault_sources;
+  InstantLayout l = LayOutInstants(t, row_of, rank_of, lo);
+  m->instant_kinds = std::move(l.kinds);
+  for (size_t r = 0; r < m->rows.size(); ++r) m->rows[r].instants = std::move(l.rows[r]);
+  m->instant_total = l.total;
+  m->instant_hidden = l.hidden;
+  m->instant_unscoped = l.unscoped;
+  m->instants_binned = l.binned;
+  m->instant_level_ns = std::move(l.level_ns);
+  m->instant_bin_count = l.bin_count;
+  m->fault_sources = std::move(l.fault_sources);
+  const PageFaultMeta& first = m->fault_sources.empty() ? l.own : m->fault_sources.front().meta;
+  m->fault_period = first.period;
+  m->fault_period_known = first.period_known;
+  m->fault_cost_ns = first.cost_ns;
+  m->fault_cost_known = first.cost_known;
 }
 
 void FillGaps(const Trace& t, const TimelineInputs& in, const TimelineOptions& o, TimelineModel* m) {
@@ -663,6 +601,116 @@ std::string RowLabel(const Trace& t, uint32_t k) {
       return PidText(t, k) + ": " + (name.empty() ? "thread " + tid : name + " (" + tid + ")");
     }
   }
+}
+
+InstantLayout LayOutInstants(const Trace& t, const std::vector<int32_t>& row_of, const std::vector<int32_t>& rank_of,
+                             const InstantLayoutOptions& o) {
+  InstantLayout out;
+  const InstantTable& in = t.instants;
+  const size_t rows = rank_of.size();
+  out.rows.resize(rows);
+  out.own = ReadPageFaultMeta(t);
+  // Each row's fault source: the one whose ranks hold the row's rank, else
+  // the trace's own metadata (source 0 without sources; with them, a source
+  // appended the first time a fault record needs it).
+  out.fault_sources = o.fault_sources;
+  std::vector<int32_t> row_source(rows, o.fault_sources.empty() ? 0 : -1);
+  int32_t own_source = o.fault_sources.empty() ? 0 : -1;
+  for (size_t r = 0; r < rows && !o.fault_sources.empty(); ++r) {
+    for (size_t k = 0; k < o.fault_sources.size() && row_source[r] < 0; ++k) {
+      const std::vector<int32_t>& ranks = o.fault_sources[k].ranks;
+      if (std::find(ranks.begin(), ranks.end(), rank_of[r]) != ranks.end()) row_source[r] = int32_t(k);
+    }
+  }
+  const std::optional<StringId> fault_cat = t.strings.Find(kPageFaultCategory);
+  // (category, name) -> kind, in order of first appearance; fault records per source.
+  std::vector<std::unordered_map<uint64_t, uint32_t>> kind_of(1);
+  std::vector<std::unordered_map<uint32_t, std::vector<uint32_t>>> per_row(rows);
+  for (uint32_t i = 0; i < in.size(); ++i) {
+    if (in.ts_ns[i] < o.from_ns || in.ts_ns[i] >= o.to_ns) continue;
+    if (in.scope[i] != 't') {
+      ++out.unscoped;
+      continue;
+    }
+    const int32_t r = in.track[i] < row_of.size() ? row_of[in.track[i]] : -1;
+    if (r < 0 || size_t(r) >= rows) {
+      ++out.hidden;
+      continue;
+    }
+    const bool fault = fault_cat && in.category[i] == *fault_cat;
+    uint32_t source = 0;
+    if (fault) {
+      if (row_source[r] < 0) {
+        if (own_source < 0) {
+          own_source = int32_t(out.fault_sources.size());
+          out.fault_sources.push_back(TimelineFaultSource{"", {}, out.own});
+        }
+        row_source[r] = own_source;
+      }
+      source = uint32_t(row_source[r]);
+    }
+    if (kind_of.size() <= source) kind_of.resize(source + 1);
+    const uint64_t key = (uint64_t{in.category[i].raw} << 32) | in.name[i].raw;
+    auto [it, added] = kind_of[source].try_emplace(key, uint32_t(out.kinds.size()));
+    if (added) out.kinds.push_back(TimelineInstantKind{in.category[i], in.name[i], fault, 0, source});
+    ++out.kinds[it->second].total;
+    per_row[r][it->second].push_back(i);
+    ++out.total;
+  }
+  for (size_t r = 0; r < rows; ++r) {
+    std::vector<InstantGroup>& groups = out.rows[r];
+    for (auto& [kind, list] : per_row[r]) {
+      std::stable_sort(list.begin(), list.end(), [&](uint32_t a, uint32_t b) { return in.ts_ns[a] < in.ts_ns[b]; });
+      InstantGroup g;
+      g.kind = kind;
+      g.total = list.size();
+      g.shown = std::move(list);
+      groups.push_back(std::move(g));
+    }
+    std::sort(groups.begin(), groups.end(),
+              [](const InstantGroup& a, const InstantGroup& b) { return a.kind < b.kind; });
+  }
+  if (out.total <= o.max_instants) return out;
+  // Over the budget: count bins, levels coarse to fine while they fit.
+  out.binned = true;
+  const int64_t bins0 = int64_t(std::max<size_t>(1, o.overview_bins));
+  std::vector<int64_t> widths;
+  for (int64_t w = std::max<int64_t>(1, (std::max<int64_t>(1, o.span_ns) + bins0 - 1) / bins0);
+       w >= 1 && widths.size() < std::min(o.max_levels, kMaxLodLevels); w /= 4) {
+    widths.push_back(w);
+  }
+  std::vector<uint64_t> per_level(widths.size());
+  for (const std::vector<InstantGroup>& groups : out.rows) {
+    for (const InstantGroup& g : groups) {
+      for (size_t l = 0; l < widths.size(); ++l) {
+        int64_t last = -1;
+        for (uint32_t i : g.shown) {
+          const int64_t b = (in.ts_ns[i] - o.origin_ns) / widths[l];
+          if (b != last) ++per_level[l], last = b;
+        }
+      }
+    }
+  }
+  size_t keep = 0;
+  while (keep < widths.size() && out.bin_count + per_level[keep] <= o.max_bins) out.bin_count += per_level[keep++];
+  widths.resize(keep);
+  out.level_ns = widths;
+  for (std::vector<InstantGroup>& groups : out.rows) {
+    for (InstantGroup& g : groups) {
+      g.lod.resize(keep);
+      for (size_t l = 0; l < keep; ++l) {
+        InstantBins& ib = g.lod[l];
+        for (uint32_t i : g.shown) {
+          const int64_t b = (in.ts_ns[i] - o.origin_ns) / widths[l];
+          if (ib.bin.empty() || ib.bin.back() != b) ib.bin.push_back(b), ib.count.push_back(0);
+          ++ib.count.back();
+        }
+      }
+      g.shown.clear();
+      g.shown.shrink_to_fit();
+    }
+  }
+  return out;
 }
 
 TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const TimelineOptions& o) {

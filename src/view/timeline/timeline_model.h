@@ -39,18 +39,30 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/page_faults/page_faults.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
 
 struct Diagnosis;
 struct SliceModuleMap;
+
+// Where page fault records' period and cost come from, for pages that show
+// several captures (aiprof diff --timeline: run A's ranks and run B's): the
+// fault records on rows of `ranks` stand for `meta.period` faults each and
+// cost `meta.cost_ns` each; `label` names the capture in the page's text.
+struct TimelineFaultSource {
+  std::string label;
+  std::vector<int32_t> ranks;
+  PageFaultMeta meta;
+};
 struct StepStats;
 struct LayoutResult;
 struct FusionResult;
@@ -86,6 +98,10 @@ struct TimelineOptions {
   // Slices named `first` are coloured as if named `second` (aiprof diff
   // --timeline: a pair the diff made under different names, one colour).
   std::vector<std::pair<std::string, std::string>> color_as;
+  // Fault metadata per group of ranks (see TimelineFaultSource); empty: the
+  // trace's own metadata for every row. With sources, instants of rows of
+  // no source's ranks use the trace's own.
+  std::vector<TimelineFaultSource> fault_sources;
 };
 
 // Analyses' results the view shows; any may be null.
@@ -127,11 +143,14 @@ struct InstantGroup {
 };
 
 // A kind of instant: its category and name, and whether it is a minor page
-// fault record of `aiprof trace` (category kPageFaultCategory).
+// fault record of `aiprof trace` (category kPageFaultCategory). With fault
+// sources (TimelineOptions::fault_sources), a kind is also per source, so
+// each run's fault records are a kind of their own with its own period.
 struct TimelineInstantKind {
   StringId category, name;
   bool page_fault = false;
   uint64_t total = 0;  // on the shown rows
+  uint32_t source = 0;  // index into TimelineModel::fault_sources (0 without sources)
 };
 
 enum class TimelineRowKind : uint8_t { kSlices = 0, kCounter };
@@ -237,7 +256,51 @@ struct TimelineModel {
   bool fault_period_known = false;
   bool fault_cost_known = false;
   double fault_cost_ns = 0;
+  // With TimelineOptions::fault_sources: each source's label and metadata
+  // (the options' order, then the trace's own, labelled "", when some row
+  // of a kind with fault records is in no source's ranks); the fields
+  // above are then the first source's. Empty without sources.
+  std::vector<TimelineFaultSource> fault_sources;
 };
+
+// Thread instants laid out for drawing: the one implementation behind the
+// timeline page's instants (BuildTimelineModel) and `aiprof serve`'s tiles
+// (src/serve/timeline_tiles.h). Thread-scoped instants with from <= ts < to
+// on a track that has a row (row_of_track[track] >= 0) are grouped per row
+// and kind, kinds in order of first appearance (fault records per fault
+// source: the one whose ranks hold the row's rank, else the trace's own).
+// While they number at most max_instants each is kept (InstantGroup::shown,
+// time order); over it, none is: count bins at levels of width w_0 / 4^L
+// (w_0 = ceil(span_ns / overview_bins), bin = (ts - origin_ns) / width, at
+// most max_levels levels down to 1 ns), kept from coarse to fine while the
+// total number of bins fits max_bins.
+struct InstantLayoutOptions {
+  int64_t from_ns = std::numeric_limits<int64_t>::min(), to_ns = std::numeric_limits<int64_t>::max();
+  int64_t origin_ns = 0, span_ns = 1;
+  size_t overview_bins = 2048;
+  size_t max_levels = kMaxLodLevels;
+  size_t max_instants = 100'000, max_bins = 100'000;
+  std::vector<TimelineFaultSource> fault_sources;  // as TimelineOptions::fault_sources
+};
+struct InstantLayout {
+  std::vector<TimelineInstantKind> kinds;
+  std::vector<std::vector<InstantGroup>> rows;  // per row, groups by kind index ascending
+  uint64_t total = 0;     // kept (on rows, in range)
+  uint64_t hidden = 0;    // thread-scoped, in range, on a track without a row
+  uint64_t unscoped = 0;  // process- or global-scoped, in range: not laid out
+  bool binned = false;
+  std::vector<int64_t> level_ns;
+  uint64_t bin_count = 0;
+  // Without options' sources: empty (every kind's source 0 is the trace's
+  // own metadata, `own`); with them: theirs, then the trace's own when a
+  // fault record needed it (see TimelineModel::fault_sources).
+  std::vector<TimelineFaultSource> fault_sources;
+  PageFaultMeta own;  // the trace's own fault metadata
+};
+// `rank_of_row[r]`: row r's rank (for the fault sources). O(instants) plus
+// sorting each row's kept instants, plus one pass per level when binned.
+InstantLayout LayOutInstants(const Trace& trace, const std::vector<int32_t>& row_of_track,
+                             const std::vector<int32_t>& rank_of_row, const InstantLayoutOptions& options);
 
 // Quarter-power-of-two bucket of a duration (monotone). Visible for testing.
 int DurationBucket(int64_t dur_ns);

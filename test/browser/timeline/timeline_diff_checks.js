@@ -112,4 +112,22 @@ module.exports = async (t) => {
     const note = await page.$eval('#page-note', (e) => e.textContent);
     assert.ok(note.includes('Time between steps is dropped'), note);
   });
+
+  await t.check('the runs\' thread instants are drawn in their lanes, names as text', async () => {
+    const I = await page.evaluate(() => window.aiprofTimeline.data.instants || null);
+    const note = await page.$eval('#page-note', (e) => e.textContent);
+    const m = /Thread instants in the steps are drawn \(A: (\d+), B: (\d+)/.exec(note);
+    assert.ok(m, note);
+    const carried = Number(m[1]) + Number(m[2]);
+    assert.equal(I ? I.total : 0, carried);
+    if (!carried) return;
+    const rows = await page.evaluate(() => window.aiprofTimeline.instantsIn(-1e18, 1e18));
+    // One rank a run (rank 1 is A, rank 2 B): each run's lanes hold its own carried instants.
+    const perRun = (rank) => rows.filter((r) => r.rank === rank).reduce((a, r) => a + r.instants, 0);
+    if (D.rank_labels.length === 3) assert.deepEqual([perRun(1), perRun(2)], [Number(m[1]), Number(m[2])]);
+    await page.evaluate(() => window.aiprofTimeline.select(-1e18, 1e18, 0, 1e9));
+    const text = await page.$eval('#selection-instants', (e) => e.textContent);
+    for (const k of I.kinds) if (!k.fault) assert.ok(text.includes(k.name + ' (' + k.cat + ')'), text);
+    assert.equal(await page.evaluate(() => document.querySelectorAll('img, svg, iframe').length), 0);
+  });
 };

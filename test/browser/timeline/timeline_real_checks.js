@@ -31,6 +31,17 @@ module.exports = async (t) => {
     for (const tag of tags) assert.ok(['DIV', 'B', 'SPAN', 'INPUT', 'BUTTON', 'CANVAS', 'SCRIPT', 'H3', 'TABLE', 'TR', 'TD', 'TH', 'TBODY'].includes(tag), tag);
   });
 
+  await t.check('instant names stay text', async () => {
+    const I = await page.evaluate(() => window.aiprofTimeline.data.instants || null);
+    if (!I) return;  // a trace without instants (the AlexNet trace has only global ones, counted in the legend)
+    const got = await page.evaluate(() => window.aiprofTimeline.select(-1e18, 1e18, 0, 1e9));
+    assert.equal(got.instants, I.total);
+    if (!I.total) return;
+    const text = await page.$eval('#selection-instants', (e) => e.textContent);
+    for (const k of I.kinds) if (!k.fault) assert.ok(text.includes(k.name + ' (' + k.cat + ') ' + k.total), text);
+    assert.equal(await page.evaluate(() => document.querySelectorAll('img, svg, iframe').length), 0);
+  });
+
   await t.check('search counts every slice of the matching names', async () => {
     const q = data.names.find((n) => n.length > 3) || data.names[0];
     const expected = await page.evaluate((q) => {
