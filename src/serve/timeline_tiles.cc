@@ -218,7 +218,8 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
     out.label = TrackLabel(trace, r.track);
     tile.tracks.push_back(std::move(out));
   }
-  ComputeTileInstants(trace, start, end, max_instants, &tile);
+  tile.instant_budget = std::min(max_instants, kTileInstantsPerPixel * tile.width);
+  ComputeTileInstants(trace, start, end, tile.instant_budget, &tile);
   auto bin_of = [&](int64_t t) {
     return std::min<uint32_t>(tile.width - 1, static_cast<uint32_t>(static_cast<double>(t - start) / tile.bin_ns));
   };
@@ -340,7 +341,7 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
                    "\"max_listed\": {}, \"fault_period\": {}, \"fault_period_known\": {}, \"fault_cost_ns\": {}, "
                    "\"kinds\": [",
                    tile.instant_count, tile.instant_unscoped, tile.instants_binned ? "true" : "false",
-                   tile.instant_bin_ns, kMaxTileInstants, tile.faults.period, tile.faults.period_known ? "true" : "false",
+                   tile.instant_bin_ns, tile.instant_budget, tile.faults.period, tile.faults.period_known ? "true" : "false",
                    tile.faults.cost_known ? num(tile.faults.cost_ns) : std::string("null"));
   for (size_t k = 0; k < tile.instant_kinds.size(); ++k) {
     const TimelineInstantKind& ik = tile.instant_kinds[k];

@@ -52,6 +52,10 @@ inline constexpr size_t kMaxTileFlows = 2000;
 // Instants listed one by one in a tile at most (the timeline page's budget,
 // TimelineOptions::max_instants); over it, counted in bins.
 inline constexpr size_t kMaxTileInstants = TimelineOptions{}.max_instants;
+// ... and at most this many per pixel column of the tile: the SVG draws one
+// tick per column, so more listed times only grow the tile (a whole-run
+// tile of a 77,000-fault capture was 959 KB of JSON); zooming in lists them.
+inline constexpr size_t kTileInstantsPerPixel = 16;
 
 // Per-track ranges of a trace's slices, built once per run (O(slices)).
 struct TileIndex {
@@ -127,12 +131,14 @@ struct Tile {
   uint64_t instant_unscoped = 0;  // process- or global-scoped instants in the window (not drawn)
   bool instants_binned = false;   // over kMaxTileInstants: counts per bin only
   int64_t instant_bin_ns = 0;     // binned: the bins' width
+  size_t instant_budget = 0;      // instants listed one by one at most in this tile
   PageFaultMeta faults;           // the run's fault records' period and cost
 };
 
 // The tile [start_ns, end_ns) (relative to the trace's first slice or thread instant; clamped
 // to it) at `width` bins (1..kMaxTileWidth); instants listed one by one up
-// to `max_instants` (a parameter for tests), else binned.
+// to min(`max_instants` (a parameter for tests), kTileInstantsPerPixel x
+// width), else binned.
 Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_ns, int64_t end_ns, uint32_t width,
                  size_t max_instants = kMaxTileInstants);
 // A track's row name: "rank R " + thread or stream name (or pid/tid).

@@ -245,7 +245,8 @@ TEST(TimelineTilesTest, RealTraceInstantsCountedPerTile) {
       const std::string where = std::to_string(a) + ".." + std::to_string(b) + " budget " + std::to_string(budget);
       EXPECT_EQ(tile.instant_count, want_total) << where;
       EXPECT_EQ(tile.instant_unscoped, want_unscoped) << where;
-      EXPECT_EQ(tile.instants_binned, want_total > budget) << where;
+      EXPECT_EQ(tile.instant_budget, std::min(budget, kTileInstantsPerPixel * width)) << where;
+      EXPECT_EQ(tile.instants_binned, want_total > tile.instant_budget) << where;
       std::map<uint32_t, uint64_t> got;
       for (const TileTrack& tr : tile.tracks) {
         for (const InstantGroup& g : tr.instants) {
