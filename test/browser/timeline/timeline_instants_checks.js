@@ -7,14 +7,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const LABEL_W = 280;
-
-// "1.234 ms" -> ns.
-function parseDuration(text) {
-  const m = /([0-9.]+) (s|ms|µs|ns)/.exec(text);
-  if (!m) return null;
-  return Number(m[1]) * {s: 1e9, ms: 1e6, 'µs': 1e3, ns: 1}[m[2]];
-}
+const {LABEL_W, parseDuration} = require('./timeline_test_util.js');
 
 module.exports = async (t) => {
   const {page, assert} = t;
