@@ -487,6 +487,18 @@ RunInput ToRunInput(const py::object& o) {
   return in;
 }
 
+// One side: a trace or path, or a list/tuple of them (one per run).
+std::vector<RunInput> ToRunInputs(const py::object& o) {
+  std::vector<RunInput> out;
+  if (py::isinstance<py::list>(o) || py::isinstance<py::tuple>(o)) {
+    for (const py::handle& h : o) out.push_back(ToRunInput(py::reinterpret_borrow<py::object>(h)));
+    if (out.empty()) throw py::value_error("validate: an empty list of runs");
+  } else {
+    out.push_back(ToRunInput(o));
+  }
+  return out;
+}
+
 RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
                        const std::string& sample_unit) {
   if (in.trace) {
@@ -518,12 +530,16 @@ py::bytes ValidateJson(const py::object& before, const py::object& after, const 
   options.min_effect = min_effect;
   options.bootstrap_resamples = resamples;
   options.seed = seed;
-  RunInput b = ToRunInput(before), a = ToRunInput(after);
+  std::vector<RunInput> b = ToRunInputs(before), a = ToRunInputs(after);
   std::string json;
   {
     py::gil_scoped_release release;
-    RunSamples before_samples = LoadSamples(b, unit, batch_size, bench, sample_unit);
-    RunSamples after_samples = LoadSamples(a, unit, batch_size, bench, sample_unit);
+    auto side = [&](const std::vector<RunInput>& runs) {
+      std::vector<RunSamples> s;
+      for (const RunInput& in : runs) s.push_back(LoadSamples(in, unit, batch_size, bench, sample_unit));
+      return MergeRuns(std::move(s));  // several runs: the run is the unit (docs/validation.md)
+    };
+    RunSamples before_samples = side(b), after_samples = side(a);
     json = ValidationToJson(Validate(before_samples, after_samples, options));
   }
   return py::bytes(json);

@@ -158,10 +158,14 @@ def load(path):
 def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.02, unit="step",
              batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED):
     """Decides with statistics whether `after` improved or regressed on `before`
-    (each a loaded Trace, or a path to a trace or benchmark result file), as the JSON of
-    `aiprof validate --format json`: {"overall": ..., "metrics": [{"metric", "verdict", ...}]}.
+    (each a loaded Trace, or a path to a trace or benchmark result file, or a list of
+    them, one per run: with several runs a side the run is the unit, as with repeated
+    `--before`/`--after`), as the JSON of `aiprof validate --format json`:
+    {"overall": ..., "metrics": [{"metric", "verdict", ...}]}.
     metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name."""
     def native(x):
+        if isinstance(x, (list, tuple)):
+            return [native(y) for y in x]
         return x._t if isinstance(x, Trace) else os.fspath(x)
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
                                        min_effect, unit, batch_size, bench, sample_unit, resamples, seed))

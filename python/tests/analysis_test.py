@@ -313,6 +313,26 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
         with self.assertRaises(aiprof.Error):
             aiprof.validate(CPU_SAMPLE, CPU_SAMPLE, metrics=["speediness"])
 
+    def test_validate_several_runs_matches_cli(self):
+        # Lists of runs, as repeated --before/--after: the run is the unit.
+        rounds = os.path.join(DATA, "pairs", "jemalloc_retain_rounds")
+        b = [os.path.join(rounds, "r%d" % r, "unfused_gelu_before.pt.trace.json.gz") for r in range(1, 4)]
+        a = [os.path.join(rounds, "r%d" % r, "unfused_gelu_after.pt.trace.json.gz") for r in range(1, 4)]
+        ours = aiprof.validate(b, [aiprof.load(a[0])] + a[1:], metrics=["latency"])
+        args = ["validate", "--metrics", "latency", "--format", "json"]
+        for x in b:
+            args += ["--before", x]
+        for x in a:
+            args += ["--after", x]
+        cli = cli_json(*args)
+        m, c = ours["metrics"][0], cli["metrics"][0]
+        self.assertEqual((m["n_before"], m["n_after"]), (3, 3))
+        self.assertEqual(m["statistic"], "mean of the runs' means")
+        self.assertEqual((m["verdict"], m["p_value"], m["before"], m["after"]),
+                         (c["verdict"], c["p_value"], c["before"], c["after"]))
+        with self.assertRaises(ValueError):
+            aiprof.validate([], CPU_SAMPLE)
+
 
 class BadInput(unittest.TestCase):
     def test_missing_file(self):
