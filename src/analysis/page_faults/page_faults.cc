@@ -152,6 +152,12 @@ std::string Setting(const std::string& settings, std::string_view name) {
 
 }  // namespace
 
+bool GlibcThresholdsFixed(const std::string& settings) {
+  const std::string tun = Setting(settings, "GLIBC_TUNABLES");
+  return (tun.find("mmap_threshold") != std::string::npos && tun.find("trim_threshold") != std::string::npos) ||
+         (!Setting(settings, "MALLOC_MMAP_THRESHOLD_").empty() && !Setting(settings, "MALLOC_TRIM_THRESHOLD_").empty());
+}
+
 std::string MallocNote(const std::string& malloc, const std::string& settings) {
   if (malloc == "jemalloc") {
     const std::string conf = Setting(settings, "MALLOC_CONF");
@@ -169,9 +175,7 @@ std::string MallocNote(const std::string& malloc, const std::string& settings) {
   if (malloc == "mimalloc") return "mimalloc: returns freed memory to the kernel after a delay (MIMALLOC_PURGE_DELAY)";
   if (malloc != "glibc") return "";
   const std::string tun = Setting(settings, "GLIBC_TUNABLES");
-  const bool fixed = (tun.find("mmap_threshold") != std::string::npos && tun.find("trim_threshold") != std::string::npos) ||
-                     (!Setting(settings, "MALLOC_MMAP_THRESHOLD_").empty() && !Setting(settings, "MALLOC_TRIM_THRESHOLD_").empty());
-  if (fixed) {
+  if (GlibcThresholdsFixed(settings)) {
     return "glibc malloc with fixed mmap and trim thresholds: blocks under the mmap threshold come from a heap that is "
            "not trimmed; the heap still grows onto fresh pages when other allocations split a freed block";
   }
@@ -333,11 +337,12 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
 void PublishPageFaults(const PageFaultsResult& r, MetricSet* m) {
   // Which malloc, for the allocator suggestions' `when` (rules/page_faults.yaml).
   if (r.malloc.empty()) {
-    for (const char* name : {"malloc_glibc", "malloc_keeps_freed"}) {
+    for (const char* name : {"malloc_glibc", "malloc_glibc_fixed", "malloc_keeps_freed"}) {
       m->SetUnavailable(name, "the trace does not say which malloc its process used (aiprof trace records capture.malloc)");
     }
   } else {
     m->Set("malloc_glibc", r.malloc == "glibc" ? 1 : 0, "page_faults");
+    m->Set("malloc_glibc_fixed", r.malloc == "glibc" && GlibcThresholdsFixed(r.malloc_settings) ? 1 : 0, "page_faults");
     m->Set("malloc_keeps_freed", MallocKeepsFreed(r.malloc, r.malloc_settings) ? 1 : 0, "page_faults");
   }
   if (!r.has_data) {

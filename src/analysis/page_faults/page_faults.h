@@ -76,6 +76,9 @@ std::string MallocNote(const std::string& malloc, const std::string& settings);
 // Whether that malloc, so configured, keeps freed memory mapped for reuse:
 // tcmalloc, or jemalloc with dirty_decay_ms:-1 (metric malloc_keeps_freed).
 bool MallocKeepsFreed(const std::string& malloc, const std::string& settings);
+// Whether glibc's mmap and trim thresholds are both fixed in `settings`
+// (GLIBC_TUNABLES or MALLOC_*_THRESHOLD_; metric malloc_glibc_fixed).
+bool GlibcThresholdsFixed(const std::string& settings);
 
 // The recording's figures in the metadata: faults per record
 // (capture.page_faults.period) and the cost of one fault measured at capture

@@ -189,6 +189,33 @@ TEST(PageFaultsTest, MallocKeepsFreedFollowsTheMeasuredTable) {
   EXPECT_FALSE(MallocKeepsFreed("jemalloc", "XMALLOC_CONF=dirty_decay_ms:-1"));
   EXPECT_FALSE(MallocKeepsFreed("glibc", "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"));
   EXPECT_FALSE(MallocKeepsFreed("", ""));
+  EXPECT_TRUE(GlibcThresholdsFixed("GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432"));
+  EXPECT_TRUE(GlibcThresholdsFixed("MALLOC_MMAP_THRESHOLD_=33554432; MALLOC_TRIM_THRESHOLD_=1073741824"));
+  EXPECT_FALSE(GlibcThresholdsFixed("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432"));
+  EXPECT_FALSE(GlibcThresholdsFixed(""));
+}
+
+// The allocator metrics the allocator suggestions' `when:` read: published
+// from the capture's malloc and settings, unavailable without them.
+TEST(PageFaultsTest, AllocatorMetricsFromTheCapturesMalloc) {
+  auto metric = [](const char* malloc, const char* settings, const char* name) {
+    PageFaultsResult r;
+    r.malloc = malloc;
+    r.malloc_settings = settings;
+    MetricSet m;
+    PublishPageFaults(r, &m);
+    const MetricValue* v = m.Get(name);
+    return v ? v->value : -1.0;
+  };
+  const char* fixed = "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=33554432";
+  EXPECT_EQ(metric("glibc", "", "malloc_glibc"), 1);
+  EXPECT_EQ(metric("glibc", "", "malloc_glibc_fixed"), 0);
+  EXPECT_EQ(metric("glibc", fixed, "malloc_glibc_fixed"), 1);
+  EXPECT_EQ(metric("glibc", fixed, "malloc_keeps_freed"), 0);
+  EXPECT_EQ(metric("jemalloc", "LD_PRELOAD=libjemalloc.so.2", "malloc_glibc"), 0);
+  EXPECT_EQ(metric("jemalloc", "MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1", "malloc_keeps_freed"), 1);
+  EXPECT_EQ(metric("tcmalloc", "", "malloc_keeps_freed"), 1);
+  EXPECT_EQ(metric("", "", "malloc_glibc"), -1);  // not said: unavailable
 }
 
 TEST(PageFaultsTest, AllocatorEvidenceComesBeforeTheOps) {
