@@ -228,14 +228,17 @@ TEST(CompareTest, SeveralRunsMakeTheRunTheUnit) {
   EXPECT_EQ(Metric(Validate(pooled_b, pooled_a, Opts({"latency"})), "latency").verdict, Verdict::kImproved);
   // Two runs a side are too few: insufficient data, and why.
   RunSamples two_b = side("b", {10, 11}), two_a = side("a", {8, 9});
-  const MetricComparison& few = Metric(Validate(two_b, two_a, Opts({"latency"})), "latency");
+  const ValidationResult few_r = Validate(two_b, two_a, Opts({"latency"}));
+  const MetricComparison& few = Metric(few_r, "latency");
   EXPECT_EQ(few.verdict, Verdict::kInsufficientData);
   EXPECT_NE(few.reason.find("at least 3 runs per side, has 2 before and 2 after"), std::string::npos) << few.reason;
   // One run against several: the single run is one unit, so too few as well.
-  const MetricComparison& one = Metric(Validate(pooled_b, after, Opts({"latency"})), "latency");
+  const ValidationResult one_r = Validate(pooled_b, after, Opts({"latency"}));
+  const MetricComparison& one = Metric(one_r, "latency");
   EXPECT_EQ(one.verdict, Verdict::kInsufficientData);
   // A quantile per run needs enough steps in every run.
-  const MetricComparison& p99 = Metric(Validate(before, after, Opts({"p99"})), "p99");
+  const ValidationResult p99_r = Validate(before, after, Opts({"p99"}));
+  const MetricComparison& p99 = Metric(p99_r, "p99");
   EXPECT_EQ(p99.verdict, Verdict::kInsufficientData);
   EXPECT_NE(p99.reason.find("a p99 of one run needs 500"), std::string::npos) << p99.reason;
 }
