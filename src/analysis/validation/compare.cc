@@ -139,13 +139,14 @@ void CompareQuantile(const std::vector<double>& a, const std::vector<double>& b,
   Decide(o, m);
 }
 
+std::string ThroughputUnit(const RunSamples& r) {
+  return !r.throughput.empty() || r.items_per_sample > 0 ? "items/s" : "samples/s";
+}
+
 std::vector<double> Throughput(const RunSamples& r, std::string* unit) {
-  if (!r.throughput.empty()) {
-    *unit = "items/s";
-    return r.throughput;
-  }
+  *unit = ThroughputUnit(r);
+  if (!r.throughput.empty()) return r.throughput;
   double items = r.items_per_sample > 0 ? r.items_per_sample : 1;
-  *unit = r.items_per_sample > 0 ? "items/s" : "samples/s";
   std::vector<double> out;
   for (double ns : r.latency_ns) {
     if (ns > 0) out.push_back(items * 1e9 / ns);
@@ -225,6 +226,14 @@ std::optional<double> RunFigure(const std::string& name, const RunSamples& r, st
   return std::nullopt;
 }
 
+// The runs of one side: those MergeRuns kept, or the side itself.
+std::vector<const RunSamples*> RunsOf(const RunSamples& side) {
+  std::vector<const RunSamples*> out;
+  for (const RunSamples& r : side.runs) out.push_back(&r);
+  if (out.empty()) out.push_back(&side);
+  return out;
+}
+
 // Several runs a side: one figure per run (the mean of its samples; its pNN
 // for a quantile), Welch's t-test over the runs' figures, and the Welch
 // t-interval of the difference of their means (equal weight per run).
@@ -232,21 +241,20 @@ MetricComparison CompareRuns(const std::string& name, const RunSamples& before, 
                              const ValidationOptions& o) {
   MetricComparison m;
   m.metric = name;
-  std::string quality, unit_a, unit_b;
-  m.unit = name == "throughput" ? (Throughput(before, &unit_a), Throughput(after, &unit_b),
-                                   unit_a == unit_b ? unit_a : unit_a + " vs " + unit_b)
+  std::string quality;
+  const std::string unit_a = ThroughputUnit(before), unit_b = ThroughputUnit(after);
+  const bool throughput = name == "throughput";
+  m.unit = throughput                        ? (unit_a == unit_b ? unit_a : unit_a + " vs " + unit_b)
            : name == "device_util"           ? "fraction"
            : IsQualityMetric(name, &quality) ? "value"
                                              : "ns";
-  m.higher_is_better = name == "throughput" || name == "device_util" || !quality.empty();
+  m.higher_is_better = throughput || name == "device_util" || !quality.empty();
   const bool quantile = QuantileOfMetric(name) > 0;
   m.statistic_name = std::string("mean of the runs' ") + (quantile ? name : "means");
   auto figures = [&](const RunSamples& side, std::vector<double>* out) {
-    std::vector<RunSamples> one;
-    const std::vector<RunSamples>& runs = side.runs.empty() ? (one.push_back(side), one) : side.runs;
-    for (const RunSamples& r : runs) {
+    for (const RunSamples* r : RunsOf(side)) {
       std::string why;
-      std::optional<double> f = RunFigure(name, r, &why);
+      std::optional<double> f = RunFigure(name, *r, &why);
       if (!f) return why;
       out->push_back(*f);
     }
@@ -264,7 +272,7 @@ MetricComparison CompareRuns(const std::string& name, const RunSamples& before, 
     m.reason = why;
     return m;
   }
-  if (unit_a != unit_b) {
+  if (throughput && unit_a != unit_b) {
     m.reason = "before is in " + unit_a + " and after in " + unit_b + "; give both --batch-size";
     return m;
   }
@@ -504,13 +512,12 @@ ValidationResult Validate(const RunSamples& before, const RunSamples& after, con
   if (by_runs) {
     r.unit = "run (" + r.unit + "s within a run are not independent)";
     auto list = [&](const char* side, const RunSamples& s) {
-      std::vector<RunSamples> one;
-      const std::vector<RunSamples>& runs = s.runs.empty() ? (one.push_back(s), one) : s.runs;
+      const std::vector<const RunSamples*> runs = RunsOf(s);
       std::string line = std::string(side) + ": " + std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") +
                          ", latency mean per run";
-      for (const RunSamples& x : runs) {
-        line += (&x == &runs.front() ? " " : ", ") + Fmt("%.4g ms", Mean(x.latency_ns) / 1e6) + " (" +
-                std::to_string(x.latency_ns.size()) + " " + x.unit + "s, " + x.label + ")";
+      for (const RunSamples* x : runs) {
+        line += (x == runs.front() ? " " : ", ") + Fmt("%.4g ms", Mean(x->latency_ns) / 1e6) + " (" +
+                std::to_string(x->latency_ns.size()) + " " + x->unit + "s, " + x->label + ")";
       }
       r.sample_notes.push_back(line);
     };
@@ -519,7 +526,8 @@ ValidationResult Validate(const RunSamples& before, const RunSamples& after, con
   } else if (before.source_kind == "trace" && after.source_kind == "trace") {
     r.sample_notes.push_back(
         "one run a side: its steps are the samples, so the interval leaves out how much runs of one program differ "
-        "(on this project's CPU pairs, up to 34% in the median step between fresh processes: docs/validation.md); "
+        "(on this project's CPU pairs, fresh processes of one program differed by up to 1.8x in their median step: "
+        "docs/validation.md); "
         "pass --before and --after once per run, at least " + std::to_string(kMinRunsForTest) +
         " each, to make the run the unit");
   }
