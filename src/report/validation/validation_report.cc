@@ -272,9 +272,15 @@ render::Document ValidationToDocument(const ValidationResult& r) {
   kv.items = {{"before", "Before", Value::String(r.before_label + " (" + r.before_kind + ")")},
               {"after", "After", Value::String(r.after_label + " (" + r.after_kind + ")")},
               {"sample", "Sample", Value::String("one " + r.unit)}};
-  for (const std::string& note : r.sample_notes) kv.items.push_back({"note", "Note", Value::String(note)});
   kv.items.push_back({"method", "Method", Value::String(OptionsLine(r))});
   AddMetrics(r, &doc.AddSection("metrics", "Metrics"));
+  // What was done to the samples, below the verdicts it qualifies (with
+  // several runs a side it is a few lines per run).
+  if (!r.sample_notes.empty()) {
+    render::KeyValues notes;
+    for (const std::string& note : r.sample_notes) notes.items.push_back({"note", "Note", Value::String(note)});
+    doc.AddSection("samples", "Samples").Add(std::move(notes));
+  }
   if (!r.diagnosis.empty()) {
     doc.AddSection("diagnosis", "Diagnosis: " + r.diagnosis).Add(render::Paragraph{r.diagnosis_text});
   }
