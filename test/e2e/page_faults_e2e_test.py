@@ -18,16 +18,25 @@ framework`:
    two; perf's software event counts the same minor faults rusage does
    (user and kernel mode: capture.page_faults.kernel must be 'recorded',
    else kernel-mode faults are missing and the check is skipped with a
-   reason). The rule page_fault_churn must fire; what-if outputs carry the
-   page-fault note.
+   reason). The estimated fault time (faults x the cost measured at capture
+   start) and its share of the step are recomputed from the steps table;
+   page_fault_churn must fire exactly when that share passes the rule's 10%.
+   How large it is depends on the machine: 29.6% of the step on CI's VM
+   (12.6 us a fault), 4-7% on session 16's (1.4-1.9 us). What-if outputs
+   carry the page-fault note.
 2. GLIBC_TUNABLES with fixed thresholds (the "steady" allocator of
    test/data/pairs): the median of the steady steps' faults must be under a
-   tenth of run 1's mean, and page_fault_churn must not fire.
+   tenth of run 1's mean, and page_fault_churn must not fire (unless its
+   share passes 10%).
 3. jemalloc with its default settings (LD_PRELOAD=libjemalloc.so.2) and a
    12 MiB buffer: jemalloc returns every freed block of 8 MiB or more to the
    kernel, so the buffer faults on every step (about 3,070 faults);
-   page_fault_churn must fire, the capture must name the allocator
-   (capture.malloc = jemalloc) and the evidence say that its decay is on.
+   page_fault_churn must fire (on a machine where the share is under 10%,
+   with the rule's threshold set to 0 in a copy of its file, --rules), the
+   capture must name the allocator (capture.malloc = jemalloc) and the
+   evidence say that its decay is on. The report's headline "Best fix" must
+   follow the rule ChooseBestFix documents, recomputed from suggest's JSON
+   (which fix wins depends on the machine's fault cost).
 4. The closed loop: for each allocator suggestion of run 3's finding
    (`aiprof suggest --format json`: jemalloc_retain, caching_allocator), the
    program runs again with that suggestion's `changes` applied as they are
@@ -123,6 +132,89 @@ def steady_median(blocks):
     return sorted(rows)[len(rows) // 2] if rows else None
 
 
+# The rule's threshold (rules/page_faults.yaml: when "page_fault_ratio > 10%").
+RULE_SHARE = 0.10
+# Shares this close to the threshold are not used to check whether the rule
+# fires: the analysis rounds nothing, but a share printed as 10.0% may be
+# 9.999%.
+RULE_MARGIN = 0.002
+
+
+def check_share(blocks, kv, name):
+    """The analysis's share of the step, recomputed from its steps table:
+    fault time = faults x the measured cost, per steady step; share = mean
+    fault time / mean step time. Returns the share. How large it is depends
+    on the machine: the cost of a fault was 10-45 us on the VMs of sessions
+    11-15 and CI (29.6% of this program's step) and 1.4-1.9 us on the VM of
+    session 16 (4-7%)."""
+    rows = [r for r in (block(blocks, 'steps') or {}).get('rows', []) if r['steady']]
+    cost = kv.get('cost_ns') or 0
+    check(rows and all(abs(r['fault_ns'] - r['faults'] * cost) <= 1e-6 * max(1.0, r['fault_ns']) for r in rows),
+          '%s: each steady step\'s fault time = its faults x %.1f ns' % (name, cost))
+    want = (sum(r['fault_ns'] for r in rows) / sum(r['dur_ns'] for r in rows)) if rows else None
+    share = kv.get('share') or 0
+    check(want is not None and abs(share - want) <= 1e-9 + 1e-6 * want,
+          '%s: estimated fault time %.2f%% of the step (recomputed from the steps table: %s)'
+          % (name, 100 * share, '%.2f%%' % (100 * want) if want is not None else None))
+    return share
+
+
+def check_fires(found, share, name):
+    """page_fault_churn fires exactly when the share passes the rule's 10%."""
+    if abs(share - RULE_SHARE) < RULE_MARGIN:
+        print('info: %s: share %.3f%% at the rule\'s threshold: whether it fires is not checked' % (name, 100 * share))
+    elif share > RULE_SHARE:
+        check('page_fault_churn' in found, '%s: page_fault_churn fires (share %.1f%% > 10%%; %s)' % (name, 100 * share, found))
+    else:
+        check('page_fault_churn' not in found,
+              '%s: page_fault_churn does not fire (share %.1f%% <= 10%%: faults are cheap on this machine; %s)'
+              % (name, 100 * share, found))
+
+
+def threshold_zero_rules(tmp):
+    """rules/page_faults.yaml with the rule's threshold at 0: on a machine
+    where faults are cheap the rule does not fire, and the allocator loop
+    needs its suggestions (what they change does not depend on the cost)."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'rules', 'page_faults.yaml')
+    with open(src) as f:
+        text = f.read()
+    line = 'when: "page_fault_ratio > 10%"'
+    check(text.count(line) == 1, 'rules/page_faults.yaml holds %r once' % line)
+    out = os.path.join(tmp, 'page_faults_threshold0.yaml')
+    with open(out, 'w') as f:
+        f.write(text.replace(line, 'when: "page_fault_ratio > 0%"'))
+    return out
+
+
+def best_fix_expected(sug, best):
+    """Checks the report's headline "Best fix" against the rule the report
+    documents (src/report/page/report_data.h, ChooseBestFix), recomputed from
+    `suggest --format json`: the best measured fix (a simulated or card gain
+    above zero) unless the top finding's prior is larger even at its low
+    end, then the prior. Which one wins depends on the machine's fault cost,
+    so the check is of the rule, and the result is printed."""
+    findings = sug.get('findings', [])
+    gains = lambda s: s.get('expected_gain', {})
+    measured = [s for f in findings for s in f.get('suggestions', [])
+                if gains(s).get('source') in ('simulation', 'cards') and gains(s).get('min', 0) > 0]
+    top = findings[0] if findings else {}
+    priors = [s for s in top.get('suggestions', []) if str(gains(s).get('source', '')).startswith('prior')]
+    prior = max(priors, key=lambda s: gains(s).get('max', 0)) if priors else None
+    value, detail = best.get('value'), best.get('detail', '')
+    by_title = {s['title']: s for s in measured}
+    if value in by_title:
+        m = gains(by_title[value])
+        check(('simulated' in detail or 'card' in detail) and (prior is None or m['max'] >= gains(prior)['min']),
+              'best fix %r: a measured gain %.1f%%-%.1f%%, not below the top finding\'s prior %s'
+              % (value, 100 * m['min'], 100 * m['max'],
+                 '%.1f%%-%.1f%%' % (100 * gains(prior)['min'], 100 * gains(prior)['max']) if prior else None))
+    else:
+        check(prior is not None and value == prior['title']
+              and (not measured or any(gains(s)['max'] < gains(prior)['min'] for s in measured)),
+              'best fix %r: the top finding\'s prior, larger at its low end than the first measured fix (measured: %s)'
+              % (value, sorted(by_title)))
+
+
 def allocator_loop(args, tmp):
     """Runs 3 and 4 of the docstring."""
     path, _ = trace(args, tmp, 'jemalloc', None, {'LD_PRELOAD': 'libjemalloc.so.2'}, base_mib=12)
@@ -133,7 +225,13 @@ def allocator_loop(args, tmp):
     blocks = section(args, path)
     med = steady_median(blocks)
     check(med is not None and med > 2000, 'jemalloc: median %s faults per steady step (> 2000: a 12 MiB buffer, 3,072 pages)' % med)
-    sug = json.loads(run([args.aiprof, 'suggest', path, '--no-calibrate', '--format', 'json']).stdout)
+    share = check_share(blocks, values(blocks), 'jemalloc')
+    rules = []
+    if share <= RULE_SHARE + RULE_MARGIN:
+        print('info: jemalloc: faults are %.1f%% of the step on this machine: the suggestions are taken with the '
+              'rule\'s threshold at 0' % (100 * share))
+        rules = ['--rules', threshold_zero_rules(tmp)]
+    sug = json.loads(run([args.aiprof, 'suggest', path, '--no-calibrate', '--format', 'json'] + rules).stdout)
     finding = next((f for f in sug.get('findings', []) if (f.get('rule') or f.get('id')) == 'page_fault_churn'), None)
     check(finding is not None, 'jemalloc: page_fault_churn fires')
     if finding is None:
@@ -145,16 +243,17 @@ def allocator_loop(args, tmp):
     excl = {e['id']: e['reason'] for e in sug.get('excluded_suggestions', []) if e.get('rule') == 'page_fault_churn'}
     check('glibc_fixed_thresholds' not in by_id and 'malloc_glibc = 0' in excl.get('glibc_fixed_thresholds', ''),
           'jemalloc: glibc_fixed_thresholds excluded (%r)' % excl.get('glibc_fixed_thresholds'))
-    # The report's headline names a fix whose gain was simulated on this
-    # capture (an allocator fix), not a prior of the top finding.
+    # The report's headline "Best fix", from the same session as suggest's.
     rep = os.path.join(tmp, 'jemalloc_report.json')
-    run([args.aiprof, 'report', path, '--no-calibrate', '-o', rep])
+    run([args.aiprof, 'report', path, '--no-calibrate', '-o', rep] + rules)
     with open(rep) as f:
         best = json.load(f)['sections']['headline']['blocks'][0]['values'].get('best_fix', {})
-    simulated = {s['title'] for s in by_id.values() if s['expected_gain'].get('source') == 'simulation' and s['expected_gain']['min'] > 0}
+    for s in finding.get('suggestions', []):
+        g = s['expected_gain']
+        print('info: jemalloc: %s expected gain %.1f%%-%.1f%% (%s)' % (s['id'], 100 * g.get('min', 0), 100 * g.get('max', 0),
+                                                                      g.get('source')))
     print('info: jemalloc: report headline best fix: %s (%s)' % (best.get('value'), best.get('detail')))
-    check(best.get('value') in simulated and 'simulated' in best.get('detail', ''),
-          'jemalloc: the report\'s best fix %r is a simulated allocator fix (%s)' % (best.get('value'), sorted(simulated)))
+    best_fix_expected(sug, best)
     for sid in ('jemalloc_retain', 'caching_allocator'):
         s = by_id.get(sid)
         check(s is not None, '%s: suggested' % sid)
@@ -238,10 +337,10 @@ def main():
                   % (compared, worst))
         per_step = kv.get('faults_per_base') or 0
         check(per_step > 1600, 'default: %.0f faults per steady step (> 1600: a fresh 8 MiB buffer a step)' % per_step)
-        check((kv.get('share') or 0) > 0.1, 'default: estimated fault time %.1f%% of the step' % (100 * (kv.get('share') or 0)))
+        share = check_share(blocks, kv, 'default')
         diag = json.loads(run([args.aiprof, 'diagnose', path, '--no-calibrate', '--format', 'json']).stdout)
         found = [f.get('rule') or f.get('id') for f in diag.get('findings', [])]
-        check('page_fault_churn' in found, 'default: page_fault_churn fires (%s)' % found)
+        check_fires(found, share, 'default')
         w = run([args.aiprof, 'whatif', path, '--scenario', 'scale aten::fill_ 1', '--format', 'json']).stdout
         check('page faults per step' in w and 'the replay keeps them in the ops that took them' in w,
               'default: what-if output carries the page-fault note')
@@ -272,7 +371,7 @@ def main():
                                                             p0['predicted_interval_ns'][1] / 1e6, m2['measured_ns'] / 1e6))
         diag2 = json.loads(run([args.aiprof, 'diagnose', path2, '--no-calibrate', '--format', 'json']).stdout)
         found2 = [f.get('rule') or f.get('id') for f in diag2.get('findings', [])]
-        check('page_fault_churn' not in found2, 'steady: page_fault_churn does not fire (%s)' % found2)
+        check_fires(found2, kv2.get('share') or 0, 'steady')
 
         # --fault-period 4: a record for one fault in four (until session 14
         # the kernel wrote one per fault while the metadata said 4: counts 4x).
