@@ -76,16 +76,21 @@ class ValidateCommand : public Command {
     ValidationResult result = Validate(before, after, options);
     if (before_trace && after_trace) {
       // The prediction is made from the first before run and checked against
-      // the first after run's trace; with several runs validate's verdict is
-      // by runs, and the prediction check says which traces it used.
+      // the first after run's trace; with several runs every run's figure is
+      // pooled (PoolRuns below), as validate's verdict is by runs.
       SessionOptions so;
       so.db = db_;
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_trace, so);
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_trace, so);
       ASSIGN_OR_RETURN(result.prediction, CheckPrediction(*b, *a, fix_));
       if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
-        result.sample_notes.push_back("the prediction check uses the first run of each side (" + before_.front() +
-                                      ", " + after_.front() + ")");
+        ASSIGN_OR_RETURN(std::optional<PredictionCheck> pooled, PoolRuns(*result.prediction, *a, so, &result.sample_notes));
+        if (pooled) {
+          result.prediction = std::move(pooled);
+        } else {
+          result.sample_notes.push_back("the prediction check uses the first traces of each side (" + before_.front() +
+                                        ", " + after_.front() + "): some runs are result files, not traces");
+        }
       }
     } else if (!fix_.empty()) {
       return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
@@ -143,6 +148,44 @@ class ValidateCommand : public Command {
       runs.push_back(std::move(run.samples));
     }
     return MergeRuns(std::move(runs));
+  }
+
+  // Several runs a side: the first pair's check names the fix; every other
+  // before run predicts it from its own trace, every other after run is
+  // measured (each trace loaded again, one at a time: LoadSide kept only the
+  // first), and PoolPredictionRuns makes the runs the unit.
+  // nullopt when a run is a result file (no trace to predict from).
+  StatusOr<std::optional<PredictionCheck>> PoolRuns(const PredictionCheck& first, AnalysisSession& first_after,
+                                                    const SessionOptions& so, std::vector<std::string>* notes) {
+    std::vector<PredictionCheck> before{first};
+    std::vector<std::string> not_suggested;
+    std::vector<MeanInterval> after{SteadyStepWallTime(first_after)};
+    for (size_t i = 1; i < before_.size(); ++i) {
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
+      if (!run.trace) return std::optional<PredictionCheck>();
+      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*run.trace, so);
+      bool suggested = true;
+      ASSIGN_OR_RETURN(std::optional<PredictionCheck> c, PredictFixForRun(*b, first_after, first.fix_id, &suggested));
+      if (!c) return ErrStatus(before_[i] + ": no steady step to predict " + first.fix_id + " from");
+      if (!suggested) not_suggested.push_back(before_[i]);
+      before.push_back(std::move(*c));
+    }
+    if (!not_suggested.empty()) {
+      std::string runs;
+      for (const std::string& r : not_suggested) runs += (runs.empty() ? "" : ", ") + r;
+      notes->push_back("the prediction of " + first.fix_id + " pools every before run; " +
+                       std::to_string(not_suggested.size()) + " of " + std::to_string(before_.size()) +
+                       " do not suggest it (its finding did not fire there) and predict no change: " + runs);
+    }
+    for (size_t i = 1; i < after_.size(); ++i) {
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_[i], input_));
+      if (!run.trace) return std::optional<PredictionCheck>();
+      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*run.trace, so);
+      const MeanInterval m = SteadyStepWallTime(*a);
+      if (m.n == 0) return ErrStatus(after_[i] + ": no steady step to measure the prediction of " + first.fix_id + " by");
+      after.push_back(m);
+    }
+    return std::optional<PredictionCheck>(PoolPredictionRuns(before, after));
   }
 
   StatusOr<std::unique_ptr<BaselineStore>> OpenStore() {

@@ -5,18 +5,11 @@
 #include <vector>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/statistics.h"
 
 namespace aiprof {
 namespace {
-
-MeanInterval SteadyWallTime(AnalysisSession& s) {
-  std::vector<double> v;
-  for (const StepPath& p : s.results().critical_path().steps) {
-    if (p.steady) v.push_back(static_cast<double>(p.length_ns()));
-  }
-  return MedianWithInterval(v);
-}
 
 const SuggestionOutcome* FindOutcome(const SuggestResult& r, const std::string& id) {
   for (const std::vector<SuggestionOutcome>* list : {&r.kept, &r.excluded}) {
@@ -78,7 +71,7 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     }
     if (!o) return std::optional<PredictionCheck>();
   }
-  const MeanInterval b = SteadyWallTime(before), a = SteadyWallTime(after);
+  const MeanInterval b = SteadyStepWallTime(before), a = SteadyStepWallTime(after);
   if (b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
   c.fix_id = o->suggestion->id;
   c.fix_title = o->suggestion->title;
@@ -109,6 +102,99 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
   c.within = a.mean >= c.predicted_lo_ns && a.mean <= c.predicted_hi_ns;
   c.agrees = a.lo <= c.predicted_hi_ns && a.hi >= c.predicted_lo_ns;
   return std::optional<PredictionCheck>(c);
+}
+
+StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& before, AnalysisSession& after,
+                                                          const std::string& fix_id, bool* suggested) {
+  ASSIGN_OR_RETURN(const SuggestResult* sug, before.suggestions());
+  *suggested = FindOutcome(*sug, fix_id) != nullptr;
+  if (*suggested) return CheckPrediction(before, after, fix_id);
+  const MeanInterval b = SteadyStepWallTime(before), a = SteadyStepWallTime(after);
+  if (b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
+  PredictionCheck c;
+  c.fix_id = fix_id;
+  c.source = "not suggested by this run: no change predicted";
+  c.before_steps = b.n;
+  c.after_steps = a.n;
+  c.before_ns = b.mean;
+  c.predicted_ns = b.mean;
+  c.predicted_lo_ns = b.lo;
+  c.predicted_hi_ns = b.hi;
+  c.uncorrected_ns = b.mean;
+  c.measured_ns = a.mean;
+  c.measured_lo_ns = a.lo;
+  c.measured_hi_ns = a.hi;
+  return std::optional<PredictionCheck>(c);
+}
+
+MeanInterval SteadyStepWallTime(AnalysisSession& s) {
+  std::vector<double> v;
+  for (const StepPath& p : s.results().critical_path().steps) {
+    if (p.steady) v.push_back(static_cast<double>(p.length_ns()));
+  }
+  return MedianWithInterval(v);
+}
+
+namespace {
+
+// A side's figure over its runs: each run's (figure, lo, hi).
+MeanInterval PoolRuns(const std::vector<MeanInterval>& runs) {
+  std::vector<double> v;
+  for (const MeanInterval& r : runs) v.push_back(r.mean);
+  MeanInterval out = MeanWithInterval(v);
+  if (runs.size() < kMinRunsForTest) {
+    out.lo = runs.front().lo;
+    out.hi = runs.front().hi;
+    for (const MeanInterval& r : runs) {
+      out.lo = std::min(out.lo, r.lo);
+      out.hi = std::max(out.hi, r.hi);
+    }
+  }
+  out.n = runs.size();
+  return out;
+}
+
+}  // namespace
+
+PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, const std::vector<MeanInterval>& after) {
+  PredictionCheck c = before.front();
+  std::vector<MeanInterval> predicted, before_figure;
+  double uncorrected = 0;
+  c.before_steps = 0;
+  for (const PredictionCheck& r : before) {
+    predicted.push_back(MeanInterval{r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns, 1});
+    before_figure.push_back(MeanInterval{r.before_ns, r.before_ns, r.before_ns, 1});
+    uncorrected += r.uncorrected_ns;
+    c.before_steps += r.before_steps;
+    c.history_cases = std::max(c.history_cases, r.history_cases);
+  }
+  const MeanInterval p = PoolRuns(predicted);
+  c.before_runs = before.size();
+  c.before_ns = PoolRuns(before_figure).mean;
+  c.uncorrected_ns = uncorrected / static_cast<double>(before.size());
+  c.predicted_ns = p.mean;
+  c.predicted_lo_ns = p.lo;
+  c.predicted_hi_ns = p.hi;
+  if (!after.empty()) {
+    const MeanInterval a = PoolRuns(after);
+    c.after_runs = after.size();
+    c.after_steps = 0;
+    for (const MeanInterval& r : after) c.after_steps += r.n;
+    c.measured_ns = a.mean;
+    c.measured_lo_ns = a.lo;
+    c.measured_hi_ns = a.hi;
+  }
+  auto interval = [](size_t runs) {
+    return runs >= kMinRunsForTest ? "Student's t over " + std::to_string(runs) + " runs"
+                                   : "the span of " + std::to_string(runs) + " run(s)' own intervals";
+  };
+  c.time_base = "mean over runs of each run's steady step median wall time (step start to the end of its last device "
+                "work); interval of the prediction: " + interval(c.before_runs) + ", of the measurement: " +
+                interval(c.after_runs);
+  c.error = c.measured_ns > 0 ? c.predicted_ns / c.measured_ns - 1 : 0;
+  c.within = c.measured_ns >= c.predicted_lo_ns && c.measured_ns <= c.predicted_hi_ns;
+  c.agrees = c.measured_lo_ns <= c.predicted_hi_ns && c.measured_hi_ns >= c.predicted_lo_ns;
+  return c;
 }
 
 }  // namespace aiprof

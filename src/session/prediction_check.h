@@ -14,7 +14,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/prediction.h"
 #include "src/base/status.h"
 #include "src/session/session.h"
@@ -27,6 +29,28 @@ namespace aiprof {
 // before run's suggestion ids.
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
                                                          const std::string& fix_id);
+
+// Before run `before`'s prediction of `fix_id` for pooling (several runs a
+// side): CheckPrediction's, or, when this run does not suggest the fix (its
+// finding did not fire here), a prediction of no change (the run's own
+// steady median and its interval), with *suggested false. nullopt when a
+// run has no steady step.
+StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& before, AnalysisSession& after,
+                                                          const std::string& fix_id, bool* suggested);
+
+// One run's figure on the prediction's time base: the median of its steady
+// steps' wall time and that median's interval (n = its steady steps).
+MeanInterval SteadyStepWallTime(AnalysisSession& s);
+
+// Several runs a side (validate --before A1 --before A2 ... --after B1 ...):
+// `before[i]` is before run i's check of one fix (the fix the first pair
+// matched, named by id for the others), `after[j]` after run j's
+// SteadyStepWallTime. Each side's figure is the mean over its runs, and its
+// interval Student's t interval over the runs when the side has at least
+// kMinRunsForTest runs (the run is the unit, as in validate's verdict: fresh
+// processes of one program differ by more than a run's own interval), else
+// the span of the runs' own intervals. `before` must not be empty.
+PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, const std::vector<MeanInterval>& after);
 
 
 }  // namespace aiprof

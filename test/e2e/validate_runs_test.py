@@ -9,7 +9,9 @@ With the five runs a side, validate's latency figure is checked against an
 independent computation from the trace JSON (ProfilerStep durations, all
 steps: --warmup-steps 0): each run's mean, the mean of the run means, Welch's
 t, its Welch-Satterthwaite df and the two-sided p from the Student t density
-integrated here (no SciPy on this machine).
+integrated here (no SciPy on this machine). The prediction check
+(--fix-id) is pooled over the runs too, and checked against each run's own
+figures (prediction_pooled).
 """
 import argparse
 import gzip
@@ -95,7 +97,60 @@ def main():
     check(m['verdict'] == 'no_change', 'by runs: %s (change %+.1f%%)' % (m['verdict'], 100 * m['change_rel']))
     notes = ' '.join(doc.get('notes', []))
     check('5 runs, latency mean per run' in notes, 'the run means are listed in the notes')
+    # Without --fix-id the fix is matched on the first pair (pin_allocator:
+    # unstable_steps fell); rounds 4 and 5's BEFORE runs do not fire that
+    # finding, so they predict no change, and a note names them.
+    pc = doc.get('prediction') or {}
+    check(pc.get('fix') == 'pin_allocator' and pc.get('before_runs') == 5 and pc.get('after_runs') == 5,
+          'matched prediction pooled over the runs (%s, %s/%s runs)' % (pc.get('fix'), pc.get('before_runs'), pc.get('after_runs')))
+    check('2 of 5 do not suggest it' in notes and 'r4/unfused_gelu_before' in notes and 'r5/unfused_gelu_before' in notes,
+          'the before runs that do not suggest the fix are named in the notes')
+    prediction_pooled(a, base, tr)
     return 1 if FAILED else 0
+
+
+T975_DF4 = 2.7764451051977987  # Student t, 97.5% quantile, 4 degrees of freedom
+
+
+def prediction_pooled(a, base, tr):
+    """The prediction check pooled over the runs (--fix-id compile_fuse,
+    the pair's fix; a prior here): each BEFORE run's prediction, from
+    validate of that run alone against AFTER run 1, and each AFTER run's
+    measured median, from validate of BEFORE run 1 against that run alone;
+    the pooled figures must be their means, with the t interval over the 5
+    runs (mean +- t(0.975, 4) s / sqrt(5))."""
+    fix = ['--fix-id', 'compile_fuse', '--db', os.path.join(os.environ.get('TMPDIR', '/tmp'), 'aiprof_no_cards.db')]
+    one = lambda b, f: json.loads(run(base + fix + ['--before', tr(b, 'before'), '--after', tr(f, 'after')]))['prediction']
+    pred = [one(r, 1)['predicted_ms'] for r in range(1, 6)]
+    meas = [one(1, r)['measured_ms'] for r in range(1, 6)]
+    cmd = base + fix
+    for r in range(1, 6):
+        cmd += ['--before', tr(r, 'before')]
+    for r in range(1, 6):
+        cmd += ['--after', tr(r, 'after')]
+    c = json.loads(run(cmd))['prediction']
+    mean = lambda x: sum(x) / len(x)
+    half = lambda x: T975_DF4 * math.sqrt(sum((v - mean(x)) ** 2 for v in x) / (len(x) - 1) / len(x))
+    close = lambda x, y: abs(x - y) <= 1e-6 * max(1.0, abs(y))
+    check(c['before_runs'] == 5 and c['after_runs'] == 5, 'prediction pooled over %s before and %s after runs'
+          % (c['before_runs'], c['after_runs']))
+    check(close(c['predicted_ms'], mean(pred)) and close(c['predicted_interval_ms'][0], mean(pred) - half(pred))
+          and close(c['predicted_interval_ms'][1], mean(pred) + half(pred)),
+          'predicted %.4f ms [%.4f, %.4f] (independent, from the runs %s: %.4f [%.4f, %.4f])'
+          % (c['predicted_ms'], c['predicted_interval_ms'][0], c['predicted_interval_ms'][1],
+             ['%.3f' % v for v in pred], mean(pred), mean(pred) - half(pred), mean(pred) + half(pred)))
+    check(close(c['measured_ms'], mean(meas)) and close(c['measured_interval_ms'][0], mean(meas) - half(meas))
+          and close(c['measured_interval_ms'][1], mean(meas) + half(meas)),
+          'measured %.4f ms [%.4f, %.4f] (independent, from the runs %s: %.4f [%.4f, %.4f])'
+          % (c['measured_ms'], c['measured_interval_ms'][0], c['measured_interval_ms'][1],
+             ['%.3f' % v for v in meas], mean(meas), mean(meas) - half(meas), mean(meas) + half(meas)))
+    check(close(c['error'], mean(pred) / mean(meas) - 1), 'error %+.4f (independent %+.4f)'
+          % (c['error'], mean(pred) / mean(meas) - 1))
+    lo, hi = c['predicted_interval_ms']
+    mlo, mhi = c['measured_interval_ms']
+    check(c['within'] == (lo <= c['measured_ms'] <= hi) and c['agrees'] == (mlo <= hi and mhi >= lo),
+          'within %s, agrees %s' % (c['within'], c['agrees']))
+    check("Student's t over 5 runs" in c['time_base'], 'the time base names the pooling (%s)' % c['time_base'])
 
 
 if __name__ == '__main__':

@@ -12,7 +12,12 @@ std::string DescribePredictionCheck(const PredictionCheck& c) {
   std::string out = "prediction for " + c.fix_id + " (" + c.source + (c.scenario.empty() ? "" : ": '" + c.scenario + "'") +
                     "): " + FormatDurationNs(c.predicted_ns) + " (" + FormatDurationNs(c.predicted_lo_ns) + " .. " +
                     FormatDurationNs(c.predicted_hi_ns) + ") vs measured " + FormatDurationNs(c.measured_ns) + " (" +
-                    FormatDurationNs(c.measured_lo_ns) + " .. " + FormatDurationNs(c.measured_hi_ns) + ") per step: " +
+                    FormatDurationNs(c.measured_lo_ns) + " .. " + FormatDurationNs(c.measured_hi_ns) + ") per step" +
+                    (c.before_runs > 1 || c.after_runs > 1
+                         ? " (means over " + std::to_string(c.before_runs) + " before and " +
+                               std::to_string(c.after_runs) + " after runs)"
+                         : std::string()) +
+                    ": " +
                     err + ", " +
                     (c.within ? "inside the predicted interval"
                               : c.agrees ? "intervals overlap" : "outside: the prediction missed");

@@ -17,7 +17,8 @@ struct PredictionCheck {
   std::string source;      // kGainFromSimulation, kGainFromPrior, kGainFromCards
   std::string scenario;    // the simulated scenario ("" for a prior)
   std::string time_base = "steady step wall time: step start to the end of its last device work";
-  size_t before_steps = 0, after_steps = 0;
+  size_t before_steps = 0, after_steps = 0;  // steady steps, summed over the runs
+  size_t before_runs = 1, after_runs = 1;    // runs pooled (PoolPredictionRuns)
   double before_ns = 0;  // measured before (median of the steady steps)
   double predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   double measured_ns = 0, measured_lo_ns = 0, measured_hi_ns = 0;  // after

@@ -179,7 +179,8 @@ std::string ValidationToJson(const ValidationResult& r) {
          Num(c.measured_ns / 1e6) + ", \"measured_interval_ms\": [" + Num(c.measured_lo_ns / 1e6) + ", " +
          Num(c.measured_hi_ns / 1e6) + "], \"error\": " + Num(c.error) + ", \"within\": " +
          (c.within ? "true" : "false") + ", \"agrees\": " + (c.agrees ? "true" : "false") +
-         ", \"history_cases\": " + std::to_string(c.history_cases) + "}";
+         ", \"history_cases\": " + std::to_string(c.history_cases) + ", \"before_runs\": " +
+         std::to_string(c.before_runs) + ", \"after_runs\": " + std::to_string(c.after_runs) + "}";
   }
   o += "\n}\n";
   return o;
@@ -295,7 +296,9 @@ render::Document ValidationToDocument(const ValidationResult& r) {
                                {"before", "Before (measured)", Value::Number(c.before_ns), render::Unit::kNs},
                                {"predicted", "Predicted", Value::Number(c.predicted_ns), render::Unit::kNs},
                                {"measured", "After (measured)", Value::Number(c.measured_ns), render::Unit::kNs},
-                               {"error", "Prediction error", Value::Number(c.error), render::Unit::kChange}}});
+                               {"error", "Prediction error", Value::Number(c.error), render::Unit::kChange},
+                               {"runs", "Runs (before, after)",
+                                Value::String(std::to_string(c.before_runs) + ", " + std::to_string(c.after_runs))}}});
   }
   if (r.op_shift.available) AddOpShift(r.op_shift, &doc.AddSection("op_shift", "Per-op before/after"));
   doc.AddSection("notes", "").Add(render::Paragraph{"Verdict rules, tests and calibration: docs/validation.md."});
