@@ -66,6 +66,9 @@ TileIndex BuildTileIndex(const Trace& trace) {
   std::stable_sort(index.flows.begin(), index.flows.end(), [&](uint32_t x, uint32_t y) {
     return s.ts_ns[trace.flows.from_slice[x]] < s.ts_ns[trace.flows.from_slice[y]];
   });
+  std::vector<uint8_t> has_slices(trace.tracks.size());
+  for (const TileIndex::TrackRange& r : index.tracks) has_slices[r.track] = 1;
+  index.instant_track = InstantTracks(trace, has_slices);
   return index;
 }
 
@@ -112,9 +115,11 @@ struct TrackBins {
 };
 
 // The window's thread instants, by the timeline page's LayOutInstants: one
-// row per thread track; a track with instants and no slice in the window
-// gets an entry of its own (in track order).
-void ComputeTileInstants(const Trace& trace, int64_t start, int64_t end, size_t max_instants, Tile* tile) {
+// row per thread track, a thread's instants on the track of its ops
+// (InstantTracks); a track with instants and no slice in the window gets an
+// entry of its own (in track order).
+void ComputeTileInstants(const Trace& trace, const TileIndex& index, int64_t start, int64_t end, size_t max_instants,
+                         Tile* tile) {
   if (trace.instants.size() == 0) return;
   std::vector<int32_t> row_of(trace.tracks.size(), -1), rank_of;
   std::vector<uint32_t> track_of;
@@ -123,6 +128,9 @@ void ComputeTileInstants(const Trace& trace, int64_t start, int64_t end, size_t 
     row_of[k] = static_cast<int32_t>(track_of.size());
     track_of.push_back(k);
     rank_of.push_back(trace.tracks.rank[k]);
+  }
+  for (uint32_t k = 0; k < trace.tracks.size() && k < index.instant_track.size(); ++k) {
+    if (index.instant_track[k] != k && row_of[index.instant_track[k]] >= 0) row_of[k] = row_of[index.instant_track[k]];
   }
   InstantLayoutOptions o;
   o.from_ns = start;
@@ -219,7 +227,7 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
     tile.tracks.push_back(std::move(out));
   }
   tile.instant_budget = std::min(max_instants, kTileInstantsPerPixel * tile.width);
-  ComputeTileInstants(trace, start, end, tile.instant_budget, &tile);
+  ComputeTileInstants(trace, index, start, end, tile.instant_budget, &tile);
   auto bin_of = [&](int64_t t) {
     return std::min<uint32_t>(tile.width - 1, static_cast<uint32_t>(static_cast<double>(t - start) / tile.bin_ns));
   };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <tuple>
@@ -441,12 +442,17 @@ void FillSamples(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
 }
 
 // Instants on the shown slice rows (LayOutInstants over the whole span).
-void FillInstants(const Trace& t, const TimelineOptions& o, TimelineModel* m) {
+void FillInstants(const Trace& t, const TimelineOptions& o, const std::vector<uint32_t>& instant_track,
+                  TimelineModel* m) {
   if (!o.instants || t.instants.size() == 0) return;
   std::vector<int32_t> row_of(t.tracks.size(), -1), rank_of(m->rows.size());
   for (size_t r = 0; r < m->rows.size(); ++r) {
     if (m->rows[r].kind == TimelineRowKind::kSlices) row_of[m->rows[r].track] = int32_t(r);
     rank_of[r] = m->rows[r].rank;
+  }
+  // A thread's instants go to the row of its ops (InstantTracks) when that row is shown.
+  for (uint32_t k = 0; k < t.tracks.size(); ++k) {
+    if (instant_track[k] != k && row_of[instant_track[k]] >= 0) row_of[k] = row_of[instant_track[k]];
   }
   InstantLayoutOptions lo;
   lo.origin_ns = m->start_ns;
@@ -598,9 +604,35 @@ std::string RowLabel(const Trace& t, uint32_t k) {
       return PidText(t, k) + ": " + (name.empty() ? "stream " + std::to_string(tr.tid[k]) : name);
     default: {
       std::string tid = !tr.tid_label[k].empty() ? std::string(t.Str(tr.tid_label[k])) : std::to_string(tr.tid[k]);
+      // An unnamed thread track takes the name another track of the same
+      // thread has (an aiprof capture names the host track from /proc, the
+      // framework track of the same thread has none).
+      for (uint32_t j = 0; name.empty() && j < tr.size(); ++j) {
+        if (j != k && tr.kind[j] == TrackKind::kThread && tr.pid[j] == tr.pid[k] && tr.tid[j] == tr.tid[k]) {
+          name = std::string(t.Str(tr.name[j]));
+        }
+      }
       return PidText(t, k) + ": " + (name.empty() ? "thread " + tid : name + " (" + tid + ")");
     }
   }
+}
+
+std::vector<uint32_t> InstantTracks(const Trace& t, const std::vector<uint8_t>& has_slices) {
+  const TrackTable& tr = t.tracks;
+  std::vector<uint32_t> out(tr.size());
+  std::map<std::pair<int64_t, int64_t>, uint32_t> ops;  // (pid, tid) -> its thread track with slices, first by layer
+  for (uint32_t k = 0; k < tr.size(); ++k) {
+    out[k] = k;
+    if (tr.kind[k] != TrackKind::kThread || k >= has_slices.size() || !has_slices[k]) continue;
+    auto [it, added] = ops.try_emplace({tr.pid[k], tr.tid[k]}, k);
+    if (!added && LayerOrder(tr.layer[k]) < LayerOrder(tr.layer[it->second])) it->second = k;
+  }
+  for (uint32_t k = 0; k < tr.size(); ++k) {
+    if (tr.kind[k] != TrackKind::kThread || (k < has_slices.size() && has_slices[k])) continue;
+    auto it = ops.find({tr.pid[k], tr.tid[k]});
+    if (it != ops.end()) out[k] = it->second;
+  }
+  return out;
 }
 
 InstantLayout LayOutInstants(const Trace& t, const std::vector<int32_t>& row_of, const std::vector<int32_t>& rank_of,
@@ -720,9 +752,18 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   std::vector<uint64_t> counters(t.tracks.size()), samples(t.tracks.size()), instants(t.tracks.size());
   for (size_t i = 0; i < t.counters.size(); ++i) ++counters[t.counters.track[i]];
   for (size_t i = 0; i < t.samples.size(); ++i) ++samples[t.samples.track[i]];
+  std::vector<uint8_t> has_slices(t.tracks.size());
+  for (size_t k = 0; k < t.tracks.size(); ++k) has_slices[k] = ranges[k].count > 0;
+  const std::vector<uint32_t> instant_track = InstantTracks(t, has_slices);
   if (o.instants) {
+    // Counted on the track whose row draws them: a track with only a
+    // thread's instants, handed to its ops' row, needs no row of its own
+    // (unless that row is not shown: FillInstants then keeps the own row).
     for (size_t i = 0; i < t.instants.size(); ++i) {
-      if (t.instants.track[i] < t.tracks.size() && t.instants.scope[i] == 't') ++instants[t.instants.track[i]];
+      if (t.instants.track[i] >= t.tracks.size() || t.instants.scope[i] != 't') continue;
+      const uint32_t k = instant_track[t.instants.track[i]];
+      const bool to_other = k != t.instants.track[i] && (o.track_shown.empty() || o.track_shown[k]);
+      ++instants[to_other ? k : t.instants.track[i]];
     }
   }
   m.rows = MakeRows(t, ranges, counters, samples, instants, o.track_shown);
@@ -734,7 +775,7 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   BuildDensity(t, ranges, detailed, o, &m);
   FillCounters(t, o, &m);
   FillSamples(t, o, &m);
-  FillInstants(t, o, &m);
+  FillInstants(t, o, instant_track, &m);
   FillGaps(t, in, o, &m);
   for (uint32_t s = 0; s < t.steps.size(); ++s) m.steps.push_back(s);
   FillMarkers(t, in, &m);

@@ -297,6 +297,15 @@ struct InstantLayout {
   std::vector<TimelineFaultSource> fault_sources;
   PageFaultMeta own;  // the trace's own fault metadata
 };
+// The track whose row draws each track's thread instants: a thread track
+// without slices hands them to the thread track of the same (pid, tid) that
+// has slices (the first in layer order); every other track keeps its own.
+// On an `aiprof trace` capture the page faults are recorded on the host
+// thread track (where the thread's stack samples are) and the thread's ops
+// on its framework track: the faults are drawn under the ops that took them.
+// `has_slices[k]`: track k holds a slice. O(tracks).
+std::vector<uint32_t> InstantTracks(const Trace& trace, const std::vector<uint8_t>& has_slices);
+
 // `rank_of_row[r]`: row r's rank (for the fault sources). O(instants) plus
 // sorting each row's kept instants, plus one pass per level when binned.
 InstantLayout LayOutInstants(const Trace& trace, const std::vector<int32_t>& row_of_track,

@@ -10,6 +10,7 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/model/page_fault_records.h"
 #include "src/model/trace_builder.h"
 #include "src/view/timeline/timeline_html.h"
 #include "src/session/session.h"
@@ -751,6 +752,55 @@ TEST(TimelineInstantsTest, HandMadeFullDetailPerRowAndKind) {
   ASSERT_EQ(worker->instants.size(), 1u);
   EXPECT_EQ(RelTimes(*t, m, worker->instants[0]), (std::vector<int64_t>{350'000, 360'000}));
   EXPECT_TRUE(f1->lod.empty());
+}
+
+// An `aiprof trace` capture records a thread's page faults on its host track
+// (with its stack samples) and its ops on the framework track of the same
+// (pid, tid): the faults go on the ops' row. Hand-made from the trace above:
+// thread 1's four fault records moved to a host-layer track of (1, 1), which
+// has no slice; thread 2's stay on its own (no ops track for (1, 2)).
+TEST(TimelineInstantsTest, AThreadsFaultsGoUnderItsOps) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  const StringId fault_cat = *t->strings.Find(kPageFaultCategory);
+  uint32_t ops = kNoTrack;
+  for (uint32_t k = 0; k < t->tracks.size(); ++k) {
+    if (t->tracks.tid[k] == 1 && t->tracks.kind[k] == TrackKind::kThread) ops = k;
+  }
+  ASSERT_NE(ops, kNoTrack);
+  const uint32_t host = uint32_t(t->tracks.size());
+  t->tracks.Append({TrackKind::kThread, Layer::kHost, 1, 1, {}, {}, t->strings.Intern("python3"), {}, kNoRank,
+                    kHostDevice});
+  size_t moved = 0;
+  for (size_t i = 0; i < t->instants.size(); ++i) {
+    if (t->instants.track[i] == ops && t->instants.category[i] == fault_cat) t->instants.track[i] = TrackId(host), ++moved;
+  }
+  ASSERT_EQ(moved, 4u);
+  std::vector<uint8_t> has_slices(t->tracks.size());
+  for (size_t i = 0; i < t->slices.size(); ++i) has_slices[t->slices.track[i]] = 1;
+  const std::vector<uint32_t> to = InstantTracks(*t, has_slices);
+  EXPECT_EQ(to[host], ops);
+  EXPECT_EQ(to[ops], ops);
+  TimelineModel m = BuildTimelineModel(*t, {}, {});
+  // No row for the host track: it holds only instants, drawn on the ops' row.
+  ASSERT_EQ(m.rows.size(), 2u);
+  const TimelineRow* main = FindRow(*t, m, "main");
+  ASSERT_NE(main, nullptr);
+  const InstantGroup* f1 = Group(m, *main, true);
+  ASSERT_NE(f1, nullptr);
+  EXPECT_EQ(RelTimes(*t, m, *f1), (std::vector<int64_t>{100'000, 110'000, 120'000, 650'000}));
+  EXPECT_EQ(m.instant_total, 7u);
+  EXPECT_EQ(m.instant_hidden, 0u);
+  // The ops' track hidden by the track filter: the host track keeps its own row.
+  TimelineOptions o;
+  o.track_shown.assign(t->tracks.size(), 1);
+  o.track_shown[ops] = 0;
+  TimelineModel h = BuildTimelineModel(*t, {}, o);
+  const TimelineRow* own = FindRow(*t, h, "python3");
+  ASSERT_NE(own, nullptr);
+  const InstantGroup* f2 = Group(h, *own, true);
+  ASSERT_NE(f2, nullptr);
+  EXPECT_EQ(f2->total, 4u);
 }
 
 // Instants off: the model is the one of a trace without them (span from the
