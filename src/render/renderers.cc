@@ -262,8 +262,11 @@ constexpr std::string_view kDocumentStyle =
     "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:24px auto;max-width:1000px;"
     "padding:0 1em;color:#222;line-height:1.4}"
     "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    // A cell with a long token (a file path) breaks it (td.long) rather than
+    // widen its table past the page.
     "h3{font-size:15px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
+    "td.long{overflow-wrap:anywhere;min-width:8em}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.kv dt{color:#555}dl.kv dd{margin:0}"
     ".finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}"
@@ -278,6 +281,19 @@ constexpr std::string_view kDocumentStyle =
     "iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
     "@media print{body{max-width:none;margin:0}h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"
     "iframe.view,details.chart-data{display:none}}";
+
+// A text cell with a token longer than this (a path, a URL) gets class
+// "long": the token may break anywhere instead of widening its column.
+constexpr size_t kLongToken = 32;
+
+size_t LongestToken(std::string_view text) {
+  size_t longest = 0, run = 0;
+  for (char ch : text) {
+    run = ch == ' ' ? 0 : run + 1;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
 
 // Sorts a table.sortable by the clicked column (cells' data-v: the raw number
 // or the text); a second click reverses.
@@ -352,9 +368,10 @@ class HtmlWriter {
       out_ += "<tr>";
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
-        out_ += IsNumeric(v) ? "<td class=\"n\"" : "<td";
+        const std::string text = Plain(v, t.columns[c].unit);
+        out_ += IsNumeric(v) ? "<td class=\"n\"" : LongestToken(text) > kLongToken ? "<td class=\"long\"" : "<td";
         if (t.sortable) out_ += " data-v=\"" + HtmlEscape(SortKey(v)) + "\"";
-        out_ += ">" + HtmlEscape(Plain(v, t.columns[c].unit)) + "</td>";
+        out_ += ">" + HtmlEscape(text) + "</td>";
       }
       out_ += "</tr>\n";
     }

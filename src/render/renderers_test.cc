@@ -62,6 +62,17 @@ TEST(RenderersTest, HtmlPageHasShellAndTables) {
   EXPECT_NE(html.find("<div class=\"finding high\">"), std::string::npos) << html;
 }
 
+// A text cell with a token over 32 characters (a path) may break anywhere
+// (td.long) instead of widening its table; prose and short names do not.
+TEST(RenderersTest, HtmlLongTokensMayBreak) {
+  std::string html = RenderHtmlPage(SmallDocument("test/data/pairs/jemalloc_retain_rounds/r1/x.json.gz: no device"));
+  EXPECT_NE(html.find("<td class=\"long\">test/data/pairs/"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>gemm</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("td.long{overflow-wrap:anywhere"), std::string::npos);
+  html = RenderHtmlPage(SmallDocument("a sentence of many words that is long but has no long token"));
+  EXPECT_EQ(html.find("<td class=\"long\">"), std::string::npos) << html;
+}
+
 TEST(RenderersTest, GenericJsonAndYamlAreTyped) {
   std::string json = RenderJson(SmallDocument("conv"));
   EXPECT_NE(json.find("\"document\": \"sample\""), std::string::npos) << json;
