@@ -69,6 +69,7 @@ TileIndex BuildTileIndex(const Trace& trace) {
   std::vector<uint8_t> has_slices(trace.tracks.size());
   for (const TileIndex::TrackRange& r : index.tracks) has_slices[r.track] = 1;
   index.instant_track = InstantTracks(trace, has_slices);
+  index.instants_by_time = InstantsByTime(trace);
   return index;
 }
 
@@ -141,6 +142,7 @@ void ComputeTileInstants(const Trace& trace, const TileIndex& index, int64_t sta
   o.max_levels = 1;
   o.max_instants = max_instants;
   o.max_bins = std::numeric_limits<size_t>::max();
+  o.by_time = &index.instants_by_time;
   InstantLayout l = LayOutInstants(trace, row_of, rank_of, o);
   tile->faults = l.own;
   tile->instant_count = l.total;

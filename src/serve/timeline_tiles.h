@@ -79,6 +79,7 @@ struct TileIndex {
   std::vector<CounterRange> counter_tracks;  // in track order
   std::vector<uint32_t> flows;               // flow rows by their source slice's start
   std::vector<uint32_t> instant_track;       // per track: whose entry draws its thread instants (InstantTracks)
+  std::vector<uint32_t> instants_by_time;    // instant rows by time (InstantsByTime): a tile visits its window's
 };
 TileIndex BuildTileIndex(const Trace& trace);
 

@@ -617,6 +617,13 @@ std::string RowLabel(const Trace& t, uint32_t k) {
   }
 }
 
+std::vector<uint32_t> InstantsByTime(const Trace& t) {
+  std::vector<uint32_t> v(t.instants.size());
+  std::iota(v.begin(), v.end(), 0u);
+  std::stable_sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return t.instants.ts_ns[a] < t.instants.ts_ns[b]; });
+  return v;
+}
+
 std::vector<uint32_t> InstantTracks(const Trace& t, const std::vector<uint8_t>& has_slices) {
   const TrackTable& tr = t.tracks;
   std::vector<uint32_t> out(tr.size());
@@ -658,16 +665,16 @@ InstantLayout LayOutInstants(const Trace& t, const std::vector<int32_t>& row_of,
   // (category, name) -> kind, in order of first appearance; fault records per source.
   std::vector<std::unordered_map<uint64_t, uint32_t>> kind_of(1);
   std::vector<std::unordered_map<uint32_t, std::vector<uint32_t>>> per_row(rows);
-  for (uint32_t i = 0; i < in.size(); ++i) {
-    if (in.ts_ns[i] < o.from_ns || in.ts_ns[i] >= o.to_ns) continue;
+  auto visit = [&](uint32_t i) {
+    if (in.ts_ns[i] < o.from_ns || in.ts_ns[i] >= o.to_ns) return;
     if (in.scope[i] != 't') {
       ++out.unscoped;
-      continue;
+      return;
     }
     const int32_t r = in.track[i] < row_of.size() ? row_of[in.track[i]] : -1;
     if (r < 0 || size_t(r) >= rows) {
       ++out.hidden;
-      continue;
+      return;
     }
     const bool fault = fault_cat && in.category[i] == *fault_cat;
     uint32_t source = 0;
@@ -688,6 +695,13 @@ InstantLayout LayOutInstants(const Trace& t, const std::vector<int32_t>& row_of,
     ++out.kinds[it->second].total;
     per_row[r][it->second].push_back(i);
     ++out.total;
+  };
+  if (o.by_time && o.by_time->size() == in.size()) {
+    const std::vector<uint32_t>& v = *o.by_time;
+    auto first = std::lower_bound(v.begin(), v.end(), o.from_ns, [&](uint32_t i, int64_t t) { return in.ts_ns[i] < t; });
+    for (auto it = first; it != v.end() && in.ts_ns[*it] < o.to_ns; ++it) visit(*it);
+  } else {
+    for (uint32_t i = 0; i < in.size(); ++i) visit(i);
   }
   for (size_t r = 0; r < rows; ++r) {
     std::vector<InstantGroup>& groups = out.rows[r];

@@ -281,7 +281,16 @@ struct InstantLayoutOptions {
   size_t max_levels = kMaxLodLevels;
   size_t max_instants = 100'000, max_bins = 100'000;
   std::vector<TimelineFaultSource> fault_sources;  // as TimelineOptions::fault_sources
+  // When set: every instant row sorted by time (InstantsByTime); only those
+  // in [from_ns, to_ns) are visited (a binary search, then the window's
+  // instants) instead of the whole table. The same instants and counts;
+  // kinds (and fault sources) are numbered in order of first appearance in
+  // time rather than in the table.
+  const std::vector<uint32_t>* by_time = nullptr;
 };
+// Every instant row of `trace`, sorted by time (stable). O(n log n), once per
+// trace, for InstantLayoutOptions::by_time.
+std::vector<uint32_t> InstantsByTime(const Trace& trace);
 struct InstantLayout {
   std::vector<TimelineInstantKind> kinds;
   std::vector<std::vector<InstantGroup>> rows;  // per row, groups by kind index ascending

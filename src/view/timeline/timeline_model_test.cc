@@ -803,6 +803,45 @@ TEST(TimelineInstantsTest, AThreadsFaultsGoUnderItsOps) {
   EXPECT_EQ(f2->total, 4u);
 }
 
+// LayOutInstants over the time index (serve's tiles) against the whole-table
+// pass, for windows that cut the hand-made trace's instants anywhere: the
+// same totals, hidden and unscoped counts, and the same instants per row
+// and kind (kinds compared by (category, name): their numbering follows
+// first appearance, in time with the index).
+TEST(TimelineInstantsTest, TimeIndexGivesTheWholeTablePass) {
+  auto t = InstantsTrace();
+  ASSERT_NE(t, nullptr);
+  const std::vector<uint32_t> by_time = InstantsByTime(*t);
+  ASSERT_EQ(by_time.size(), t->instants.size());
+  for (size_t k = 1; k < by_time.size(); ++k) EXPECT_LE(t->instants.ts_ns[by_time[k - 1]], t->instants.ts_ns[by_time[k]]);
+  std::vector<int32_t> row_of(t->tracks.size()), rank_of(t->tracks.size(), kNoRank);
+  for (size_t k = 0; k < row_of.size(); ++k) row_of[k] = int32_t(k);
+  auto rows = [&](const InstantLayout& l) {
+    std::vector<std::map<std::pair<uint32_t, uint32_t>, std::vector<uint32_t>>> out(l.rows.size());
+    for (size_t r = 0; r < l.rows.size(); ++r) {
+      for (const InstantGroup& g : l.rows[r]) {
+        out[r][{l.kinds[g.kind].category.raw, l.kinds[g.kind].name.raw}] = g.shown;
+      }
+    }
+    return out;
+  };
+  const int64_t us = 1000;
+  for (auto [from, to] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 6000 * us}, {150 * us, 170 * us}, {151 * us, 701 * us}, {400 * us, 401 * us}, {5000 * us, 5001 * us},
+           {2000 * us, 3000 * us}}) {
+    InstantLayoutOptions o;
+    o.from_ns = from;
+    o.to_ns = to;
+    const InstantLayout whole = LayOutInstants(*t, row_of, rank_of, o);
+    o.by_time = &by_time;
+    const InstantLayout indexed = LayOutInstants(*t, row_of, rank_of, o);
+    EXPECT_EQ(indexed.total, whole.total) << from << ".." << to;
+    EXPECT_EQ(indexed.hidden, whole.hidden);
+    EXPECT_EQ(indexed.unscoped, whole.unscoped);
+    EXPECT_EQ(rows(indexed), rows(whole)) << from << ".." << to;
+  }
+}
+
 // Instants off: the model is the one of a trace without them (span from the
 // slices, no instant-only row).
 TEST(TimelineInstantsTest, OffLeavesThemOut) {
