@@ -308,6 +308,10 @@ def main():
         check(meta.get('capture.page_faults') == 'on', 'default: page faults recorded (%s)' % meta.get('capture.page_faults'))
         check(float(meta.get('capture.page_fault_cost_ns', 0)) > 0, 'default: the cost of a fault measured (%s ns)'
               % meta.get('capture.page_fault_cost_ns'))
+        # Each repetition of the measurement at capture start: whether the
+        # first ones (fresh pages of the VM) cost more than the later ones
+        # (pages the kernel recycles, as in the program's steady steps).
+        print('info: default: cost of a fault by repetition: %s ns' % meta.get('capture.page_fault_cost_runs_ns'))
         check(meta.get('capture.page_faults.lost_records') == '0', 'default: no fault record lost (%s)'
               % meta.get('capture.page_faults.lost_records'))
         steps = block(blocks, 'steps')
@@ -369,6 +373,10 @@ def main():
               'the steady-allocator run measured %.2f ms' % (p0['measured_ns'] / 1e6, p0['predicted_ns'] / 1e6,
                                                             p0['predicted_interval_ns'][0] / 1e6,
                                                             p0['predicted_interval_ns'][1] / 1e6, m2['measured_ns'] / 1e6))
+        if med2 is not None and per_step > med2:
+            print('info: the two runs\' step difference per fault: %.0f ns (median steps, one process each: a rough '
+                  'in-program cost against the %s ns measured at capture start)'
+                  % ((p0['measured_ns'] - m2['measured_ns']) / (per_step - med2), meta.get('capture.page_fault_cost_ns')))
         diag2 = json.loads(run([args.aiprof, 'diagnose', path2, '--no-calibrate', '--format', 'json']).stdout)
         found2 = [f.get('rule') or f.get('id') for f in diag2.get('findings', [])]
         check_fires(found2, kv2.get('share') or 0, 'steady')
