@@ -23,7 +23,7 @@ FAILURES = []
 
 
 def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
+    print(('ok   ' if cond else 'FAIL ') + what, flush=True)
     if not cond:
         FAILURES.append(what)
 
@@ -42,10 +42,62 @@ def load(args, path):
     return d
 
 
+# Under ctest's 120 s: a capture that hangs is reported with what each of its
+# processes waits in, instead of a silent ctest timeout (e2e_capture_roles
+# timed out once, at load, in session 16, and did not again in 25 runs).
+TRACE_TIMEOUT_S = 100
+
+
+def describe_tree(root):
+    """One line per process under `root` (itself included): pid, state,
+    kernel wait channel, threads and command line, from /proc."""
+    children = collections.defaultdict(list)
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+            children[int(fields[1])].append(int(d))
+        except (OSError, IndexError, ValueError):
+            continue
+    lines, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            with open('/proc/%d/status' % pid) as f:
+                status = dict(line.rstrip('\n').split(':\t', 1) for line in f if ':\t' in line)
+            with open('/proc/%d/wchan' % pid) as f:
+                wchan = f.read()
+            with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                cmdline = f.read().replace(b'\0', b' ').decode(errors='replace')
+            lines.append('  pid %d %s wchan=%s threads=%s: %s' % (pid, status.get('State', '?'), wchan or '-',
+                                                                status.get('Threads', '?'), cmdline[:200]))
+        except OSError:
+            continue
+    return '\n'.join(lines)
+
+
 def trace(args, cmd, extra=(), env=None, expect_rc=0):
     out = os.path.join(args.tmp, 'case-%d.aiprof' % len(os.listdir(args.tmp)))
     before = time.monotonic_ns()
-    p = subprocess.run([args.aiprof, 'trace', '-o', out, *extra, '--', *cmd], capture_output=True, text=True, env=env)
+    proc = subprocess.Popen([args.aiprof, 'trace', '-o', out, *extra, '--', *cmd], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        stdout, stderr = proc.communicate(timeout=TRACE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        print('FAIL %s: aiprof trace still running after %d s; its processes:\n%s'
+              % (cmd[-1], TRACE_TIMEOUT_S, describe_tree(proc.pid)), flush=True)
+        for pid in [int(x.split()[1]) for x in describe_tree(proc.pid).splitlines()]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        stdout, stderr = proc.communicate()
+        sys.stderr.write(stderr)
+        sys.exit(1)
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     after = time.monotonic_ns()
     sys.stderr.write(p.stderr)
     check(p.returncode == expect_rc, '%s: exit status %d passed on (got %d)' % (cmd[-1], expect_rc, p.returncode))
