@@ -61,39 +61,72 @@ class ValidateCommand : public Command {
 
     std::unique_ptr<BaselineStore> store;
     StoredBaseline baseline;
-    RunSamples before;
-    std::unique_ptr<Trace> before_trace;
+    // Each run is imported once. With traces on both sides the first pair
+    // names the fix (CheckPrediction); every later run's trace adds its
+    // prediction (before) or measurement (after) while it is loaded, and the
+    // runs are pooled (PoolPredictionRuns), as the verdict is by runs.
+    std::vector<RunSamples> before_runs, after_runs;
+    std::unique_ptr<Trace> before_trace, after_trace;
     if (!baseline_.empty()) {
       ASSIGN_OR_RETURN(store, OpenStore());
       ASSIGN_OR_RETURN(baseline, store->LatestBaseline(baseline_));
-      before = baseline.samples;
-      if (input_.batch_size > 0) before.items_per_sample = input_.batch_size;
+      before_runs.push_back(baseline.samples);
+      if (input_.batch_size > 0) before_runs.back().items_per_sample = input_.batch_size;
     } else {
-      ASSIGN_OR_RETURN(before, LoadSide(before_, &before_trace));
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_.front(), input_));
+      before_runs.push_back(std::move(run.samples));
+      before_trace = std::move(run.trace);
     }
-    std::unique_ptr<Trace> after_trace;
-    ASSIGN_OR_RETURN(RunSamples after, LoadSide(after_, &after_trace));
-    ValidationResult result = Validate(before, after, options);
-    if (before_trace && after_trace) {
-      // The prediction is made from the first before run and checked against
-      // the first after run's trace; with several runs every run's figure is
-      // pooled (PoolRuns below), as validate's verdict is by runs.
-      SessionOptions so;
-      so.db = db_;
-      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_trace, so);
-      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_trace, so);
-      ASSIGN_OR_RETURN(result.prediction, CheckPrediction(*b, *a, fix_));
-      if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
-        ASSIGN_OR_RETURN(std::optional<PredictionCheck> pooled, PoolRuns(*result.prediction, *a, so, &result.sample_notes));
-        if (pooled) {
-          result.prediction = std::move(pooled);
-        } else {
-          result.sample_notes.push_back("the prediction check uses the first traces of each side (" + before_.front() +
-                                        ", " + after_.front() + "): some runs are result files, not traces");
-        }
-      }
-    } else if (!fix_.empty()) {
+    {
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_.front(), input_));
+      after_runs.push_back(std::move(run.samples));
+      after_trace = std::move(run.trace);
+    }
+    if (!fix_.empty() && !(before_trace && after_trace)) {
       return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
+    }
+    SessionOptions so;
+    so.db = db_;
+    std::unique_ptr<AnalysisSession> first_before, first_after;
+    std::optional<PredictionCheck> check;
+    if (before_trace && after_trace) {
+      first_before = AnalysisSession::ForTrace(*before_trace, so);
+      first_after = AnalysisSession::ForTrace(*after_trace, so);
+      ASSIGN_OR_RETURN(check, CheckPrediction(*first_before, *first_after, fix_));
+    }
+    RunPool pool;
+    if (check) {
+      pool.before.push_back(*check);
+      pool.after.push_back(SteadyStepWallTime(*first_after));
+    }
+    for (size_t i = 1; i < before_.size(); ++i) {
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
+      if (check) RETURN_IF_ERROR(pool.AddBefore(before_[i], run.trace.get(), *first_after, check->fix_id, so));
+      before_runs.push_back(std::move(run.samples));
+    }
+    for (size_t i = 1; i < after_.size(); ++i) {
+      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_[i], input_));
+      if (check) RETURN_IF_ERROR(pool.AddAfter(after_[i], run.trace.get(), check->fix_id, so));
+      after_runs.push_back(std::move(run.samples));
+    }
+    ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
+    result.prediction = std::move(check);
+    if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
+      if (pool.complete) {
+        result.prediction = PoolPredictionRuns(pool.before, pool.after);
+        if (!pool.not_suggested.empty()) {
+          std::string runs;
+          for (const std::string& r : pool.not_suggested) runs += (runs.empty() ? "" : ", ") + r;
+          result.sample_notes.push_back("the prediction of " + result.prediction->fix_id + " pools every before run; " +
+                                        std::to_string(pool.not_suggested.size()) + " of " +
+                                        std::to_string(before_.size()) +
+                                        " do not suggest it (its finding did not fire there) and predict no change: " +
+                                        runs);
+        }
+      } else {
+        result.sample_notes.push_back("the prediction check uses the first run of each side (" + before_.front() +
+                                      ", " + after_.front() + "): some runs are result files, not traces");
+      }
     }
 
     std::string json = ValidationToJson(result);
@@ -138,55 +171,42 @@ class ValidateCommand : public Command {
   int SuccessExitCode() const override { return exit_code_; }
 
  private:
-  // One side: each file loaded as a run, merged (MergeRuns); the first run's
-  // trace kept for the prediction check.
-  StatusOr<RunSamples> LoadSide(const std::vector<std::string>& paths, std::unique_ptr<Trace>* first_trace) {
-    std::vector<RunSamples> runs;
-    for (const std::string& path : paths) {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(path, input_));
-      if (!*first_trace) *first_trace = std::move(run.trace);
-      runs.push_back(std::move(run.samples));
-    }
-    return MergeRuns(std::move(runs));
-  }
-
-  // Several runs a side: the first pair's check names the fix; every other
-  // before run predicts it from its own trace, every other after run is
-  // measured (each trace loaded again, one at a time: LoadSide kept only the
-  // first), and PoolPredictionRuns makes the runs the unit.
-  // nullopt when a run is a result file (no trace to predict from).
-  StatusOr<std::optional<PredictionCheck>> PoolRuns(const PredictionCheck& first, AnalysisSession& first_after,
-                                                    const SessionOptions& so, std::vector<std::string>* notes) {
-    std::vector<PredictionCheck> before{first};
+  // The prediction check's runs beyond the first pair (several runs a side):
+  // each before run's prediction of the fix from its own trace (no change
+  // where it does not suggest it), each after run's steady median.
+  // `complete` turns false when a run is a result file (no trace).
+  struct RunPool {
+    std::vector<PredictionCheck> before;
+    std::vector<MeanInterval> after;
     std::vector<std::string> not_suggested;
-    std::vector<MeanInterval> after{SteadyStepWallTime(first_after)};
-    for (size_t i = 1; i < before_.size(); ++i) {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
-      if (!run.trace) return std::optional<PredictionCheck>();
-      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*run.trace, so);
+    bool complete = true;
+
+    Status AddBefore(const std::string& path, const Trace* trace, AnalysisSession& first_after,
+                     const std::string& fix_id, const SessionOptions& so) {
+      if (!trace) {
+        complete = false;
+        return OkStatus();
+      }
+      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*trace, so);
       bool suggested = true;
-      ASSIGN_OR_RETURN(std::optional<PredictionCheck> c, PredictFixForRun(*b, first_after, first.fix_id, &suggested));
-      if (!c) return ErrStatus(before_[i] + ": no steady step to predict " + first.fix_id + " from");
-      if (!suggested) not_suggested.push_back(before_[i]);
+      ASSIGN_OR_RETURN(std::optional<PredictionCheck> c, PredictFixForRun(*b, first_after, fix_id, &suggested));
+      if (!c) return ErrStatus(path + ": no steady step to predict " + fix_id + " from");
+      if (!suggested) not_suggested.push_back(path);
       before.push_back(std::move(*c));
+      return OkStatus();
     }
-    if (!not_suggested.empty()) {
-      std::string runs;
-      for (const std::string& r : not_suggested) runs += (runs.empty() ? "" : ", ") + r;
-      notes->push_back("the prediction of " + first.fix_id + " pools every before run; " +
-                       std::to_string(not_suggested.size()) + " of " + std::to_string(before_.size()) +
-                       " do not suggest it (its finding did not fire there) and predict no change: " + runs);
-    }
-    for (size_t i = 1; i < after_.size(); ++i) {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_[i], input_));
-      if (!run.trace) return std::optional<PredictionCheck>();
-      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*run.trace, so);
+    Status AddAfter(const std::string& path, const Trace* trace, const std::string& fix_id, const SessionOptions& so) {
+      if (!trace) {
+        complete = false;
+        return OkStatus();
+      }
+      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*trace, so);
       const MeanInterval m = SteadyStepWallTime(*a);
-      if (m.n == 0) return ErrStatus(after_[i] + ": no steady step to measure the prediction of " + first.fix_id + " by");
+      if (m.n == 0) return ErrStatus(path + ": no steady step to measure the prediction of " + fix_id + " by");
       after.push_back(m);
+      return OkStatus();
     }
-    return std::optional<PredictionCheck>(PoolPredictionRuns(before, after));
-  }
+  };
 
   StatusOr<std::unique_ptr<BaselineStore>> OpenStore() {
     std::string path = db_;

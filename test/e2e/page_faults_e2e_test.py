@@ -22,7 +22,7 @@ framework`:
    start) and its share of the step are recomputed from the steps table;
    page_fault_churn must fire exactly when that share passes the rule's 10%.
    How large it is depends on the machine: 29.6% of the step on CI's VM
-   (12.6 us a fault), 4-7% on session 16's (1.4-1.9 us). What-if outputs
+   (12.6 us a fault), 3.6-7.6% on session 16's (1.4-1.9 us). What-if outputs
    carry the page-fault note.
 2. GLIBC_TUNABLES with fixed thresholds (the "steady" allocator of
    test/data/pairs): the median of the steady steps' faults must be under a
@@ -146,7 +146,7 @@ def check_share(blocks, kv, name):
     fault time / mean step time. Returns the share. How large it is depends
     on the machine: the cost of a fault was 10-45 us on the VMs of sessions
     11-15 and CI (29.6% of this program's step) and 1.4-1.9 us on the VM of
-    session 16 (4-7%)."""
+    session 16 (3.6-7.6% in four captures)."""
     rows = [r for r in (block(blocks, 'steps') or {}).get('rows', []) if r['steady']]
     cost = kv.get('cost_ns') or 0
     check(rows and all(abs(r['fault_ns'] - r['faults'] * cost) <= 1e-6 * max(1.0, r['fault_ns']) for r in rows),

@@ -130,6 +130,12 @@ std::vector<TimelineRow> MakeRows(const Trace& t, const std::vector<TrackRange>&
                            t.tracks.kind[k] == TrackKind::kCounter, t.tracks.pid[k], t.tracks.tid[k], k);
   };
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+  std::map<std::pair<int64_t, int64_t>, StringId> thread_names;  // (pid, tid) -> a thread track's name
+  for (uint32_t k = 0; k < t.tracks.size(); ++k) {
+    if (t.tracks.kind[k] == TrackKind::kThread && !t.tracks.name[k].empty()) {
+      thread_names.try_emplace({t.tracks.pid[k], t.tracks.tid[k]}, t.tracks.name[k]);
+    }
+  }
   std::vector<TimelineRow> rows;
   rows.reserve(order.size());
   for (uint32_t k : order) {
@@ -138,7 +144,8 @@ std::vector<TimelineRow> MakeRows(const Trace& t, const std::vector<TrackRange>&
     row.track = k;
     row.rank = t.tracks.rank[k];
     row.layer = t.tracks.layer[k];
-    row.label = RowLabel(t, k);
+    auto named = thread_names.find({t.tracks.pid[k], t.tracks.tid[k]});
+    row.label = RowLabel(t, k, named != thread_names.end() ? named->second : StringId{});
     row.depth_count = ranges[k].depth_count;
     row.slice_count = ranges[k].count;
     row.counter_total = counters_per_track[k];
@@ -450,10 +457,9 @@ void FillInstants(const Trace& t, const TimelineOptions& o, const std::vector<ui
     if (m->rows[r].kind == TimelineRowKind::kSlices) row_of[m->rows[r].track] = int32_t(r);
     rank_of[r] = m->rows[r].rank;
   }
-  // A thread's instants go to the row of its ops (InstantTracks) when that row is shown.
-  for (uint32_t k = 0; k < t.tracks.size(); ++k) {
-    if (instant_track[k] != k && row_of[instant_track[k]] >= 0) row_of[k] = row_of[instant_track[k]];
-  }
+  // Each track's instants on the row of instant_track (its thread's ops).
+  std::vector<int32_t> instant_row(t.tracks.size());
+  for (uint32_t k = 0; k < t.tracks.size(); ++k) instant_row[k] = row_of[instant_track[k]];
   InstantLayoutOptions lo;
   lo.origin_ns = m->start_ns;
   lo.span_ns = m->end_ns - m->start_ns;
@@ -461,7 +467,7 @@ void FillInstants(const Trace& t, const TimelineOptions& o, const std::vector<ui
   lo.max_instants = o.max_instants;
   lo.max_bins = o.max_instant_bins;
   lo.fault_sources = o.fault_sources;
-  InstantLayout l = LayOutInstants(t, row_of, rank_of, lo);
+  InstantLayout l = LayOutInstants(t, instant_row, rank_of, lo);
   m->instant_kinds = std::move(l.kinds);
   for (size_t r = 0; r < m->rows.size(); ++r) m->rows[r].instants = std::move(l.rows[r]);
   m->instant_total = l.total;
@@ -594,7 +600,7 @@ int64_t BucketLowerBound(int bucket) {
   return int64_t(k % 4 + 4) << (bw - 3);
 }
 
-std::string RowLabel(const Trace& t, uint32_t k) {
+std::string RowLabel(const Trace& t, uint32_t k, StringId thread_name) {
   const TrackTable& tr = t.tracks;
   std::string name(t.Str(tr.name[k]));
   switch (tr.kind[k]) {
@@ -604,14 +610,7 @@ std::string RowLabel(const Trace& t, uint32_t k) {
       return PidText(t, k) + ": " + (name.empty() ? "stream " + std::to_string(tr.tid[k]) : name);
     default: {
       std::string tid = !tr.tid_label[k].empty() ? std::string(t.Str(tr.tid_label[k])) : std::to_string(tr.tid[k]);
-      // An unnamed thread track takes the name another track of the same
-      // thread has (an aiprof capture names the host track from /proc, the
-      // framework track of the same thread has none).
-      for (uint32_t j = 0; name.empty() && j < tr.size(); ++j) {
-        if (j != k && tr.kind[j] == TrackKind::kThread && tr.pid[j] == tr.pid[k] && tr.tid[j] == tr.tid[k]) {
-          name = std::string(t.Str(tr.name[j]));
-        }
-      }
+      if (name.empty() && !thread_name.empty()) name = std::string(t.Str(thread_name));
       return PidText(t, k) + ": " + (name.empty() ? "thread " + tid : name + " (" + tid + ")");
     }
   }
@@ -768,16 +767,15 @@ TimelineModel BuildTimelineModel(const Trace& t, const TimelineInputs& in, const
   for (size_t i = 0; i < t.samples.size(); ++i) ++samples[t.samples.track[i]];
   std::vector<uint8_t> has_slices(t.tracks.size());
   for (size_t k = 0; k < t.tracks.size(); ++k) has_slices[k] = ranges[k].count > 0;
-  const std::vector<uint32_t> instant_track = InstantTracks(t, has_slices);
+  // The track whose row draws each track's instants; a track whose ops'
+  // track the filter hides keeps its own (and so gets a row of its own).
+  std::vector<uint32_t> instant_track = InstantTracks(t, has_slices);
+  for (uint32_t k = 0; k < t.tracks.size() && !o.track_shown.empty(); ++k) {
+    if (!o.track_shown[instant_track[k]]) instant_track[k] = k;
+  }
   if (o.instants) {
-    // Counted on the track whose row draws them: a track with only a
-    // thread's instants, handed to its ops' row, needs no row of its own
-    // (unless that row is not shown: FillInstants then keeps the own row).
     for (size_t i = 0; i < t.instants.size(); ++i) {
-      if (t.instants.track[i] >= t.tracks.size() || t.instants.scope[i] != 't') continue;
-      const uint32_t k = instant_track[t.instants.track[i]];
-      const bool to_other = k != t.instants.track[i] && (o.track_shown.empty() || o.track_shown[k]);
-      ++instants[to_other ? k : t.instants.track[i]];
+      if (t.instants.track[i] < t.tracks.size() && t.instants.scope[i] == 't') ++instants[instant_track[t.instants.track[i]]];
     }
   }
   m.rows = MakeRows(t, ranges, counters, samples, instants, o.track_shown);

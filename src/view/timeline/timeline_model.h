@@ -327,8 +327,11 @@ int64_t BucketLowerBound(int bucket);
 
 TimelineModel BuildTimelineModel(const Trace& trace, const TimelineInputs& inputs, const TimelineOptions& options);
 
-// "rank 0", "rank ?" (no rank). Visible for testing.
-std::string RowLabel(const Trace& trace, uint32_t track);
+// "process: name (tid)" for a thread; an unnamed thread track takes
+// `thread_name` (another track's name for the same thread: an aiprof capture
+// names the host track from /proc, the framework track of the same thread
+// has none). Visible for testing.
+std::string RowLabel(const Trace& trace, uint32_t track, StringId thread_name = {});
 
 }  // namespace aiprof
 

@@ -801,6 +801,12 @@ TEST(TimelineInstantsTest, AThreadsFaultsGoUnderItsOps) {
   const InstantGroup* f2 = Group(h, *own, true);
   ASSERT_NE(f2, nullptr);
   EXPECT_EQ(f2->total, 4u);
+  // The ops' track unnamed (as on a capture): its row takes the host track's name.
+  t->tracks.name[ops] = StringId{};
+  TimelineModel u = BuildTimelineModel(*t, {}, {});
+  std::vector<std::string> labels;
+  for (const TimelineRow& row : u.rows) labels.push_back(row.label);
+  EXPECT_EQ(labels, (std::vector<std::string>{"app: python3 (1)", "app: worker (2)"}));
 }
 
 // LayOutInstants over the time index (serve's tiles) against the whole-table
