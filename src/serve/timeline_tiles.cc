@@ -70,14 +70,15 @@ TileIndex BuildTileIndex(const Trace& trace) {
   for (const TileIndex::TrackRange& r : index.tracks) has_slices[r.track] = 1;
   index.instant_track = InstantTracks(trace, has_slices);
   index.instants_by_time = InstantsByTime(trace);
+  index.track_name = ThreadTrackNames(trace);
   return index;
 }
 
-std::string TrackLabel(const Trace& trace, uint32_t track) {
+std::string TrackLabel(const Trace& trace, uint32_t track, StringId name) {
   const TrackTable& t = trace.tracks;
   std::string label;
   if (t.rank[track] != kNoRank) label = "rank " + std::to_string(t.rank[track]) + " ";
-  if (!t.name[track].empty()) return label + std::string(trace.Str(t.name[track]));
+  if (!name.empty()) return label + std::string(trace.Str(name));
   const std::string pid = t.pid_label[track].empty() ? std::to_string(t.pid[track]) : std::string(trace.Str(t.pid_label[track]));
   const std::string tid = t.tid_label[track].empty() ? std::to_string(t.tid[track]) : std::string(trace.Str(t.tid_label[track]));
   return label + (t.kind[track] == TrackKind::kDeviceStream ? "device " + pid + " stream " + tid : "pid " + pid + " tid " + tid);
@@ -157,7 +158,7 @@ void ComputeTileInstants(const Trace& trace, const TileIndex& index, int64_t sta
     if (it == tile->tracks.end()) {
       TileTrack t;
       t.track = track_of[r];
-      t.label = TrackLabel(trace, t.track);
+      t.label = TrackLabel(trace, t.track, index.track_name[t.track]);
       tile->tracks.push_back(std::move(t));
       it = tile->tracks.end() - 1;
       added = true;
@@ -225,7 +226,7 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
       }
     }
     if (out.slices.empty() && out.bins.empty()) continue;
-    out.label = TrackLabel(trace, r.track);
+    out.label = TrackLabel(trace, r.track, index.track_name[r.track]);
     tile.tracks.push_back(std::move(out));
   }
   tile.instant_budget = std::min(max_instants, kTileInstantsPerPixel * tile.width);
@@ -255,7 +256,7 @@ Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_rel, 
       b.last = v;
     }
     if (!out.has_before && out.bins.empty()) continue;
-    out.label = TrackLabel(trace, r.track);
+    out.label = TrackLabel(trace, r.track, index.track_name[r.track]);
     tile.counters.push_back(std::move(out));
   }
   // Flows whose source slice starts in the window.

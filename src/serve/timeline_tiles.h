@@ -79,6 +79,7 @@ struct TileIndex {
   std::vector<CounterRange> counter_tracks;  // in track order
   std::vector<uint32_t> flows;               // flow rows by their source slice's start
   std::vector<uint32_t> instant_track;       // per track: whose entry draws its thread instants (InstantTracks)
+  std::vector<StringId> track_name;          // per track: its name for TrackLabel (ThreadTrackNames)
   std::vector<uint32_t> instants_by_time;    // instant rows by time (InstantsByTime): a tile visits its window's
 };
 TileIndex BuildTileIndex(const Trace& trace);
@@ -143,8 +144,10 @@ struct Tile {
 // width), else binned.
 Tile ComputeTile(const Trace& trace, const TileIndex& index, int64_t start_ns, int64_t end_ns, uint32_t width,
                  size_t max_instants = kMaxTileInstants);
-// A track's row name: "rank R " + thread or stream name (or pid/tid).
-std::string TrackLabel(const Trace& trace, uint32_t track);
+// A track's row name: "rank R " + thread or stream name (`name`: the
+// track's, or its thread's from another track, TileIndex::track_name; else
+// pid/tid).
+std::string TrackLabel(const Trace& trace, uint32_t track, StringId name);
 // JSON (docs/serve.md: the timeline tile).
 std::string TileToJson(const Trace& trace, const Tile& tile);
 // An SVG drawing of the tile; every name escaped.

@@ -130,12 +130,7 @@ std::vector<TimelineRow> MakeRows(const Trace& t, const std::vector<TrackRange>&
                            t.tracks.kind[k] == TrackKind::kCounter, t.tracks.pid[k], t.tracks.tid[k], k);
   };
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-  std::map<std::pair<int64_t, int64_t>, StringId> thread_names;  // (pid, tid) -> a thread track's name
-  for (uint32_t k = 0; k < t.tracks.size(); ++k) {
-    if (t.tracks.kind[k] == TrackKind::kThread && !t.tracks.name[k].empty()) {
-      thread_names.try_emplace({t.tracks.pid[k], t.tracks.tid[k]}, t.tracks.name[k]);
-    }
-  }
+  const std::vector<StringId> names = ThreadTrackNames(t);
   std::vector<TimelineRow> rows;
   rows.reserve(order.size());
   for (uint32_t k : order) {
@@ -144,8 +139,7 @@ std::vector<TimelineRow> MakeRows(const Trace& t, const std::vector<TrackRange>&
     row.track = k;
     row.rank = t.tracks.rank[k];
     row.layer = t.tracks.layer[k];
-    auto named = thread_names.find({t.tracks.pid[k], t.tracks.tid[k]});
-    row.label = RowLabel(t, k, named != thread_names.end() ? named->second : StringId{});
+    row.label = RowLabel(t, k, names[k]);
     row.depth_count = ranges[k].depth_count;
     row.slice_count = ranges[k].count;
     row.counter_total = counters_per_track[k];
@@ -600,7 +594,7 @@ int64_t BucketLowerBound(int bucket) {
   return int64_t(k % 4 + 4) << (bw - 3);
 }
 
-std::string RowLabel(const Trace& t, uint32_t k, StringId thread_name) {
+std::string RowLabel(const Trace& t, uint32_t k, StringId fallback) {
   const TrackTable& tr = t.tracks;
   std::string name(t.Str(tr.name[k]));
   switch (tr.kind[k]) {
@@ -610,10 +604,27 @@ std::string RowLabel(const Trace& t, uint32_t k, StringId thread_name) {
       return PidText(t, k) + ": " + (name.empty() ? "stream " + std::to_string(tr.tid[k]) : name);
     default: {
       std::string tid = !tr.tid_label[k].empty() ? std::string(t.Str(tr.tid_label[k])) : std::to_string(tr.tid[k]);
-      if (name.empty() && !thread_name.empty()) name = std::string(t.Str(thread_name));
+      if (name.empty() && !fallback.empty()) name = std::string(t.Str(fallback));
       return PidText(t, k) + ": " + (name.empty() ? "thread " + tid : name + " (" + tid + ")");
     }
   }
+}
+
+std::vector<StringId> ThreadTrackNames(const Trace& t) {
+  const TrackTable& tr = t.tracks;
+  std::map<std::pair<int64_t, int64_t>, StringId> named;  // (pid, tid) -> a thread track's name
+  for (uint32_t k = 0; k < tr.size(); ++k) {
+    if (tr.kind[k] == TrackKind::kThread && !tr.name[k].empty()) named.try_emplace({tr.pid[k], tr.tid[k]}, tr.name[k]);
+  }
+  std::vector<StringId> out(tr.size());
+  for (uint32_t k = 0; k < tr.size(); ++k) {
+    out[k] = tr.name[k];
+    if (out[k].empty() && tr.kind[k] == TrackKind::kThread) {
+      auto it = named.find({tr.pid[k], tr.tid[k]});
+      if (it != named.end()) out[k] = it->second;
+    }
+  }
+  return out;
 }
 
 std::vector<uint32_t> InstantsByTime(const Trace& t) {

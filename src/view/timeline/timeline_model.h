@@ -315,6 +315,11 @@ struct InstantLayout {
 // `has_slices[k]`: track k holds a slice. O(tracks).
 std::vector<uint32_t> InstantTracks(const Trace& trace, const std::vector<uint8_t>& has_slices);
 
+// Per track: its name, or for an unnamed thread track the name of another
+// track of the same (pid, tid) (an aiprof capture names the host track from
+// /proc; the framework track of the same thread has none). O(tracks).
+std::vector<StringId> ThreadTrackNames(const Trace& trace);
+
 // `rank_of_row[r]`: row r's rank (for the fault sources). O(instants) plus
 // sorting each row's kept instants, plus one pass per level when binned.
 InstantLayout LayOutInstants(const Trace& trace, const std::vector<int32_t>& row_of_track,
@@ -327,11 +332,9 @@ int64_t BucketLowerBound(int bucket);
 
 TimelineModel BuildTimelineModel(const Trace& trace, const TimelineInputs& inputs, const TimelineOptions& options);
 
-// "process: name (tid)" for a thread; an unnamed thread track takes
-// `thread_name` (another track's name for the same thread: an aiprof capture
-// names the host track from /proc, the framework track of the same thread
-// has none). Visible for testing.
-std::string RowLabel(const Trace& trace, uint32_t track, StringId thread_name = {});
+// "process: name (tid)" for a thread; an unnamed track takes `name` (its
+// ThreadTrackNames entry). Visible for testing.
+std::string RowLabel(const Trace& trace, uint32_t track, StringId name = {});
 
 }  // namespace aiprof
 

@@ -803,6 +803,7 @@ TEST(TimelineInstantsTest, AThreadsFaultsGoUnderItsOps) {
   EXPECT_EQ(f2->total, 4u);
   // The ops' track unnamed (as on a capture): its row takes the host track's name.
   t->tracks.name[ops] = StringId{};
+  EXPECT_EQ(t->Str(ThreadTrackNames(*t)[ops]), "python3");  // serve's tiles label it so too
   TimelineModel u = BuildTimelineModel(*t, {}, {});
   std::vector<std::string> labels;
   for (const TimelineRow& row : u.rows) labels.push_back(row.label);
