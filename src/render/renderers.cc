@@ -261,12 +261,16 @@ class MarkdownWriter {
 constexpr std::string_view kDocumentStyle =
     "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:24px auto;max-width:1000px;"
     "padding:0 1em;color:#222;line-height:1.4}"
-    "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}"
+    "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:18px;border-bottom:1px solid "
+    "#ddd;padding-bottom:4px;margin-top:28px}"
     // A cell with a long token (a file path) breaks it (td.long) rather than
     // widen its table past the page.
     "h3{font-size:15px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
     "td.long{overflow-wrap:anywhere;min-width:8em}"
+    // A table wider than the page even so (validate's 14 metric columns)
+    // scrolls inside its own box; the page keeps its width.
+    "div.table{overflow-x:auto;max-width:100%}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.kv dt{color:#555}dl.kv dd{margin:0}"
     ".finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}"
@@ -274,12 +278,15 @@ constexpr std::string_view kDocumentStyle =
     ".sev{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;margin-right:6px}"
     ".note{color:#666;font-size:13px}svg.chart{max-width:100%;height:auto}"
     ".cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 210px;border:1px solid #ddd;border-radius:6px;"
-    "padding:10px 12px;background:#fafafa}.card .k{font-size:12px;color:#666;text-transform:uppercase;letter-spacing:.04em}"
+    "padding:10px 12px;background:#fafafa}.card "
+    ".k{font-size:12px;color:#666;text-transform:uppercase;letter-spacing:.04em}"
     ".card .v{font-size:20px;font-weight:600;margin:2px 0}.card .s{font-size:12px;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}figure.chart{margin:6px 0}"
     "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
     "iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
-    "@media print{body{max-width:none;margin:0}h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"
+    "@media "
+    "print{body{max-width:none;margin:0}div.table{overflow:visible}h2{break-after:avoid}svg.chart,.finding,.card,tr{"
+    "break-inside:avoid}"
     "iframe.view,details.chart-data{display:none}}";
 
 // A text cell with a token longer than this (a path, a URL) gets class
@@ -359,7 +366,8 @@ class HtmlWriter {
     out_ += "</dl>\n";
   }
   void Write(const Table& t) {
-    out_ += "<table data-key=\"" + HtmlEscape(t.key) + (t.sortable ? "\" class=\"sortable\">" : "\">");
+    out_ +=
+        "<div class=\"table\"><table data-key=\"" + HtmlEscape(t.key) + (t.sortable ? "\" class=\"sortable\">" : "\">");
     if (!t.title.empty()) out_ += "<caption>" + HtmlEscape(t.title) + "</caption>";
     out_ += "<thead><tr>";
     for (const Column& c : t.columns) out_ += "<th>" + HtmlEscape(c.label) + "</th>";
@@ -375,7 +383,7 @@ class HtmlWriter {
       }
       out_ += "</tr>\n";
     }
-    out_ += "</tbody></table>\n";
+    out_ += "</tbody></table></div>\n";
     if (!t.note.empty()) out_ += "<p class=\"note\">" + HtmlEscape(t.note) + "</p>\n";
   }
   void Write(const Series& s) {

@@ -69,6 +69,10 @@ TEST(RenderersTest, HtmlLongTokensMayBreak) {
   EXPECT_NE(html.find("<td class=\"long\">test/data/pairs/"), std::string::npos) << html;
   EXPECT_NE(html.find("<td>gemm</td>"), std::string::npos) << html;
   EXPECT_NE(html.find("td.long{overflow-wrap:anywhere"), std::string::npos);
+  // Wider even so, a table scrolls in its own box (div.table), not the page.
+  EXPECT_NE(html.find("<div class=\"table\"><table data-key="), std::string::npos) << html;
+  EXPECT_NE(html.find("</tbody></table></div>"), std::string::npos) << html;
+  EXPECT_NE(html.find("div.table{overflow-x:auto"), std::string::npos);
   html = RenderHtmlPage(SmallDocument("a sentence of many words that is long but has no long token"));
   EXPECT_EQ(html.find("<td class=\"long\">"), std::string::npos) << html;
 }

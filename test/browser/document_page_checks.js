@@ -12,6 +12,20 @@ module.exports = async (t) => {
     const blocks = await page.$$eval('table, dl, .f, .finding, p', (els) => els.length);
     assert.ok(blocks > 0, 'an empty page');
   });
+  await t.check('a table wider than the page scrolls in its own box', async () => {
+    const r = await page.evaluate(() => {
+      const body = document.body.getBoundingClientRect().right;
+      const tables = Array.from(document.querySelectorAll('table'));
+      return {
+        loose: tables.filter((e) => !e.parentElement.matches('div.table')).length,
+        over: tables.map((e) => e.parentElement.getBoundingClientRect().right - body).filter((d) => d > 1),
+        page: document.documentElement.scrollWidth, view: window.innerWidth,
+      };
+    });
+    assert.equal(r.loose, 0, 'a table outside div.table');
+    assert.deepEqual(r.over, [], 'a table box runs past the body (px)');
+    assert.ok(r.page <= r.view, `the page is ${r.page} px wide in a ${r.view}-px window`);
+  });
   await t.check('hostile names stay text', async () => {
     const injected = await page.$$eval('img, svg[onload], script:not([type])', (els) =>
       els.filter((e) => e.tagName !== 'SCRIPT' || e.textContent.includes('alert')).length);
