@@ -24,7 +24,7 @@ ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
-      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_UNITY_BUILD=ON \
       -DAIPROF_SANITIZE=address,undefined,fuzzer-no-link -DAIPROF_BUILD_FUZZERS=ON \
       -DAIPROF_BUILD_TESTS=OFF -DAIPROF_BUILD_BENCHMARKS=OFF -DAIPROF_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"

@@ -20,6 +20,12 @@ inline bool ContainsIgnoreCase(std::string_view hay, std::string_view needle) {
                      [](char x, char y) { return AsciiLower(x) == AsciiLower(y); }) != hay.end();
 }
 
+// Whether `needle` occurs in `hay`, case as written (std::string_view gains
+// contains() only in C++23).
+inline bool Contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_BASE_ASCII_H_

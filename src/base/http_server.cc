@@ -14,6 +14,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "src/base/clock.h"
+
 namespace aiprof {
 
 namespace {
@@ -23,12 +25,6 @@ namespace {
 // rather than a reset).
 inline constexpr int64_t kLingerNs = 1'000'000'000;
 inline constexpr size_t kMaxChunkLineBytes = 1024;
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 std::string Lower(std::string s) {
   for (char& c : s) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
@@ -300,7 +296,7 @@ void HttpServer::Accept(std::vector<std::unique_ptr<Connection>>* conns) {
       inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
       c->request.peer = "[" + std::string(host) + "]:" + std::to_string(ntohs(a->sin6_port));
     }
-    c->accepted_ns = NowNs();
+    c->accepted_ns = MonotonicNowNs();
     c->deadline_ns = c->accepted_ns + options_.limits.header_timeout_ns;
     conns->push_back(std::move(c));
   }
@@ -318,7 +314,7 @@ void HttpServer::Respond(Connection* c, const HttpResponse& r) {
   if (c->request.method != "HEAD") c->out += r.body;
   c->out_pos = 0;
   c->state = Connection::State::kWrite;
-  c->deadline_ns = NowNs() + options_.limits.write_timeout_ns;
+  c->deadline_ns = MonotonicNowNs() + options_.limits.write_timeout_ns;
   c->in.clear();
   c->request.body.clear();
   c->request.body.shrink_to_fit();
@@ -330,7 +326,7 @@ void HttpServer::Respond(Connection* c, const HttpResponse& r) {
 void HttpServer::Handle(Connection* c) {
   ++counts_.requests;
   c->state = Connection::State::kHandling;
-  c->deadline_ns = NowNs() + options_.limits.handle_timeout_ns;
+  c->deadline_ns = MonotonicNowNs() + options_.limits.handle_timeout_ns;
   std::weak_ptr<Mailbox> weak = mailbox_;
   const uint64_t id = c->id;
   Responder respond = [weak, id](HttpResponse r) {
@@ -471,7 +467,7 @@ bool HttpServer::OnHead(Connection* c) {
   if (h.expect == "100-continue") (void)!send(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
   c->content_length = h.content_length;
   c->state = c->chunked ? State::kChunkSize : State::kBody;
-  c->deadline_ns = NowNs() + lim.body_timeout_ns;
+  c->deadline_ns = MonotonicNowNs() + lim.body_timeout_ns;
   if (!c->chunked && c->content_length == 0) {
     Handle(c);
     return false;
@@ -584,7 +580,7 @@ void HttpServer::Serve() {
       std::lock_guard<std::mutex> lock(mailbox_->mu);
       if (mailbox_->stopped) break;
     }
-    const int64_t now = NowNs();
+    const int64_t now = MonotonicNowNs();
     // Past their deadline: closed (a slow client loses its slot, nothing more).
     for (auto it = conns.begin(); it != conns.end();) {
       if (now < (*it)->deadline_ns) {
@@ -629,7 +625,7 @@ void HttpServer::Serve() {
         if (keep[i] && c->out_pos == c->out.size()) {
           shutdown(c->fd, SHUT_WR);
           c->state = Connection::State::kLinger;
-          c->deadline_ns = NowNs() + kLingerNs;
+          c->deadline_ns = MonotonicNowNs() + kLingerNs;
           c->out.clear();
           c->out.shrink_to_fit();
         }

@@ -251,10 +251,6 @@ std::vector<int64_t> EstimateOffsets(const std::vector<RankState>& ranks, const 
   return offset;
 }
 
-const char* TypeName(uint8_t t) {
-  return t < kCollectiveTypeCount ? CollectiveTypeName(static_cast<CollectiveType>(t)) : "other";
-}
-
 // L1 distance between two ranks' op totals (ops sorted by id).
 double OpDistance(const std::vector<RankOp>& a, const std::vector<RankOp>& b) {
   double d = 0;
@@ -458,7 +454,7 @@ ClusterResult ClusterReducer::Finish() {
         if (in.late_by_ns > st.last_late_by_ns || st.last_rank == kDigestNoRank) {
           st.last_rank = in.last_rank;
           st.last_late_by_ns = in.late_by_ns;
-          st.last_collective = std::string(TypeName(in.type)) + " #" + std::to_string(in.ordinal) +
+          st.last_collective = std::string(CollectiveTypeNameOfByte(in.type)) + " #" + std::to_string(in.ordinal) +
                                (in.group.empty() ? "" : " (" + in.group + ")");
         }
       }

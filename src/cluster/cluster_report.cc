@@ -12,10 +12,6 @@
 namespace aiprof {
 namespace {
 
-const char* TypeName(uint8_t t) {
-  return t < kCollectiveTypeCount ? CollectiveTypeName(static_cast<CollectiveType>(t)) : "other";
-}
-
 // Busy over span of a rank's devices, 0 without a span.
 double DeviceUtilization(const ClusterRank& c) {
   return c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0;
@@ -219,7 +215,7 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Objects("collectives", r.instances, [&](const ClusterInstance& in) {
     j.Field("step", in.step);
     j.FieldStr("group", in.group);
-    j.FieldStr("type", TypeName(in.type));
+    j.FieldStr("type", CollectiveTypeNameOfByte(in.type));
     j.Field("ordinal", in.ordinal);
     j.Field("ranks", in.ranks);
     j.Field("last_rank", in.last_rank);
@@ -229,7 +225,7 @@ std::string ClusterToJson(const ClusterResult& r) {
   });
   j.Objects("collective_types", r.type_times, [&](const ClusterTypeTime& t) {
     j.Field("rank", t.rank);
-    j.FieldStr("type", TypeName(t.type));
+    j.FieldStr("type", CollectiveTypeNameOfByte(t.type));
     j.Field("count", t.count);
     j.Field("total_ns", t.total_ns);
     j.Field("max_ns", t.max_ns);

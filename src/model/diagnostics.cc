@@ -11,6 +11,11 @@ void Diagnostics::Add(const std::string& kind, const std::string& where,
   }
 }
 
+uint64_t Diagnostics::Count(const std::string& kind) const {
+  auto it = entries_.find(kind);
+  return it == entries_.end() ? 0 : it->second.count;
+}
+
 uint64_t Diagnostics::Total() const {
   uint64_t total = 0;
   for (const auto& [kind, e] : entries_) total += e.count;

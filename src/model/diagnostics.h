@@ -22,6 +22,8 @@ class Diagnostics {
   const std::map<std::string, DiagnosticEntry>& entries() const { return entries_; }
   std::map<std::string, DiagnosticEntry>& mutable_entries() { return entries_; }
   uint64_t Total() const;
+  // How many records of `kind` were counted; 0 when none.
+  uint64_t Count(const std::string& kind) const;
   bool empty() const { return entries_.empty(); }
 
  private:

@@ -7,10 +7,6 @@
 namespace aiprof {
 namespace {
 
-bool Contains(std::string_view hay, std::string_view needle) {
-  return hay.find(needle) != std::string_view::npos;
-}
-
 bool IsCollectiveKernelName(std::string_view name) {
   return Contains(name, "nccl") || Contains(name, "rccl") || Contains(name, "hccl") ||
          Contains(name, "Nccl") || Contains(name, "Hccl") || Contains(name, "hcom_");

@@ -297,6 +297,9 @@ inline size_t CallsiteTable::size() const { return parent.size(); }
 inline size_t StackSampleTable::size() const { return ts_ns.size(); }
 inline size_t OpStatTable::size() const { return category.size(); }
 
+// Where slice i ends: its start plus its duration.
+inline int64_t SliceEnd(const SliceTable& s, uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; }
+
 #undef AIPROF_DECLARE_TABLE_
 #undef AIPROF_COLUMN_FIELD_
 #undef AIPROF_ROW_FIELD_

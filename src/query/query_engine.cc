@@ -1,11 +1,12 @@
 #include "src/query/query_engine.h"
 
 #include <sqlite3.h>
+#include <strings.h>
 
 #include <chrono>
 #include <cstring>
-#include <strings.h>
 
+#include "src/base/clock.h"
 #include "src/model/trace.h"
 #include "src/query/virtual_tables.h"
 
@@ -13,11 +14,6 @@ namespace aiprof {
 namespace {
 
 constexpr const char* kDeviceKinds = "('kernel', 'memcpy', 'memset', 'collective')";
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // PRAGMAs that only read the schema; every other PRAGMA is refused.
 bool ReadOnlyPragma(const char* name) {
@@ -190,7 +186,7 @@ int QueryEngine::Progress(void* self) {
     engine->cancelled_ = true;
     return 1;
   }
-  if (engine->deadline_ns_ != 0 && NowNs() > engine->deadline_ns_) {
+  if (engine->deadline_ns_ != 0 && MonotonicNowNs() > engine->deadline_ns_) {
     engine->timed_out_ = true;
     return 1;
   }
@@ -213,7 +209,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     ~ClearCancel() { *cancel = nullptr; }  // the caller's flag may not outlive this call
   } clear_cancel{&cancel_};
   interrupted_.store(false, std::memory_order_relaxed);
-  deadline_ns_ = limits.timeout_s > 0 ? NowNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
+  deadline_ns_ = limits.timeout_s > 0 ? MonotonicNowNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
   ScopedHeapLimit heap_limit(limits.max_memory_bytes);
   const std::string name(label);
   auto fail = [&](sqlite3_stmt* stmt, int rc, std::string_view statement) -> Status {

@@ -58,12 +58,6 @@ bool g_signal_hooks = false;      // fatal-signal handlers installed
 int (*g_framework_handler)(int, const char*) = nullptr;
 SelfMonitorHook g_self_monitor = nullptr;
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 void SleepMs(int ms) {
   timespec ts{ms / 1000, static_cast<long>(ms % 1000) * 1000000};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
@@ -97,7 +91,7 @@ void ResetCounterNames() {
 void FillSdkFields(live::Header* h) {
   __atomic_store_n(&h->sdk_abi, static_cast<uint32_t>(AIPROF_SDK_ABI_VERSION), __ATOMIC_RELAXED);
   __atomic_store_n(&h->sdk_pid, static_cast<int64_t>(getpid()), __ATOMIC_RELAXED);
-  __atomic_store_n(&h->attached_ns, NowNs(), __ATOMIC_RELAXED);
+  __atomic_store_n(&h->attached_ns, MonotonicNs(), __ATOMIC_RELAXED);
   snprintf(h->sdk_mode, sizeof(h->sdk_mode), "%s", g_hooks.mode ? g_hooks.mode() : "record");
   snprintf(h->sdk_output_path, sizeof(h->sdk_output_path), "%s", SdkOutputPath());
   __atomic_store_n(&h->framework_state, __atomic_load_n(&g_framework_handler, __ATOMIC_ACQUIRE) ? 1u : 0u,
@@ -217,7 +211,7 @@ void* LiveThreadMain(void* started) {
     const int64_t beat = __atomic_load_n(&h->heartbeat_ns, __ATOMIC_ACQUIRE);
     char path[64];
     SegmentName(path, sizeof(path), static_cast<long>(getpid()));
-    const bool stale = NowNs() - beat > live::kHeartbeatStaleNs;
+    const bool stale = MonotonicNs() - beat > live::kHeartbeatStaleNs;
     if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) != 0 || stale || access(path, F_OK) != 0) {
       // A monitor that died (SIGKILL) left its segment: removed here unless
       // a new monitor has replaced it meanwhile (another inode).
@@ -326,7 +320,7 @@ int LiveWriteFlightRecorder(const char* path) { return g_hooks.write_to(path); }
 void LiveRequestBegin(uint64_t id) {
   if (!g_inflight) return;
   Inflight* slot = g_inflight + (id & (kInflightSlots - 1));
-  __atomic_store_n(&slot->begin_ns, NowNs(), __ATOMIC_RELAXED);
+  __atomic_store_n(&slot->begin_ns, MonotonicNs(), __ATOMIC_RELAXED);
   __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
 }
 
@@ -336,16 +330,16 @@ void LiveRequestEnd(uint64_t id, bool error) {
   Inflight* slot = g_inflight + (id & (kInflightSlots - 1));
   if (__atomic_load_n(&slot->id, __ATOMIC_ACQUIRE) != id) return;  // began before the monitor attached
   const int64_t begin = __atomic_load_n(&slot->begin_ns, __ATOMIC_RELAXED);
-  const int64_t now = NowNs();
+  const int64_t now = MonotonicNs();
   live::Push(h, live::kRecRequest, now, now - begin, error ? static_cast<uint32_t>(live::kFlagError) : 0u);
 }
 
-void LiveStepStart() { t_step_begin_ns = NowNs(); }
+void LiveStepStart() { t_step_begin_ns = MonotonicNs(); }
 
 void LiveStepEnd() {
   live::Header* h = __atomic_load_n(&g_live_header, __ATOMIC_ACQUIRE);
   if (!h || t_step_begin_ns == 0) return;
-  const int64_t now = NowNs();
+  const int64_t now = MonotonicNs();
   live::Push(h, live::kRecStep, now, now - t_step_begin_ns, 0);
   t_step_begin_ns = 0;
 }
@@ -357,7 +351,7 @@ void LiveCounter(const char* name, double value) {
   if (index == UINT32_MAX) return;  // more than kCounterNames names
   int64_t bits;
   memcpy(&bits, &value, sizeof(bits));
-  live::Push(h, live::kRecCounter, NowNs(), bits, index);
+  live::Push(h, live::kRecCounter, MonotonicNs(), bits, index);
 }
 
 }  // namespace aiprof::sdkrt

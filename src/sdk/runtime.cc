@@ -175,12 +175,6 @@ int g_signal_pipe[2] = {-1, -1};
 
 __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
 
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 inline uint64_t ReadTicks() {
 #if AIPROF_HAVE_TSC
   if (__builtin_expect(g_use_tsc, 1)) return __rdtsc() - g_tsc_base;

@@ -8,12 +8,21 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <type_traits>
 
 #include "src/sdk/event_stream.h"
 
 namespace aiprof::sdkrt {
+
+// CLOCK_MONOTONIC in nanoseconds: the SDK's one clock (records, heartbeats,
+// the live channel), shared by runtime.cc, live.cc and self_monitor.cc.
+inline int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 // A growable array of trivially copyable T on malloc (no operator new, so the
 // runtime does not need libstdc++). Allocation failure leaves it unchanged and

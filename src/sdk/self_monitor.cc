@@ -208,12 +208,6 @@ struct State {
 };
 State* g_state = nullptr;
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // "60s", "500ms", "2m", "1h", "1.5" (seconds) -> ns; -1 when malformed.
 int64_t ParseDurationEnv(const char* name, int64_t fallback) {
   const char* v = getenv(name);
@@ -344,7 +338,7 @@ void Breach(State* st, int64_t now) {
 // Called by the live thread; returns how long to sleep (ms).
 int Tick() {
   State* st = g_state;
-  const int64_t now = NowNs();
+  const int64_t now = MonotonicNs();
   live::Drain(st->channel, &st->reader, [&](const live::Record& r) {
     if (r.type == live::kRecRequest) st->requests.push_back(Sample{r.end_ns, r.value, r.aux});
     if (r.type == live::kRecStep) st->steps.push_back(Sample{r.end_ns, r.value, 0});
@@ -410,7 +404,7 @@ SelfMonitorHook SelfMonitorInit() {
   if (g_state->interval_ms < 1) g_state->interval_ms = 1;
   g_state->cooldown_ns = ParseDurationEnv("AIPROF_MONITOR_COOLDOWN", g_state->cooldown_ns);
   if (const char* m = getenv("AIPROF_MONITOR_MAX_INCIDENTS"); m && *m) g_state->max_incidents = atoi(m);
-  g_state->start_ns = NowNs();
+  g_state->start_ns = MonotonicNs();
   g_state->channel = NewPrivateChannel();
   if (!g_state->channel) return nullptr;
   AttachPrivateChannel(g_state->channel);
@@ -423,7 +417,7 @@ SelfMonitorHook SelfMonitorForkChild() {
   g_state->requests.clear();
   g_state->steps.clear();
   g_state->incidents = 0;
-  g_state->start_ns = NowNs();
+  g_state->start_ns = MonotonicNs();
   g_state->reader = live::ReaderState{__atomic_load_n(&g_state->channel->write_index, __ATOMIC_ACQUIRE), 0};
   AttachPrivateChannel(g_state->channel);
   return &Tick;

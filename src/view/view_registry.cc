@@ -19,7 +19,7 @@ const ViewSpec* FindView(std::string_view name) {
 
 namespace {
 
-std::string ThreadLabel(const Trace& trace, uint32_t track) {
+std::string TrackThreadLabel(const Trace& trace, uint32_t track) {
   return TerminalSafe(trace.Str(trace.tracks.name[track]));
 }
 
@@ -55,7 +55,7 @@ Status CheckFiltersMatch(const Trace& trace, const ViewOptions& options) {
   std::set<int32_t> ranks;
   for (uint32_t i = 0; i < trace.tracks.size(); ++i) {
     if (TrackSelected(trace, i, options)) return OkStatus();
-    if (trace.tracks.kind[i] == TrackKind::kThread) threads.insert(ThreadLabel(trace, i));
+    if (trace.tracks.kind[i] == TrackKind::kThread) threads.insert(TrackThreadLabel(trace, i));
     ranks.insert(trace.tracks.rank[i]);
   }
   std::string message = "no track matches";

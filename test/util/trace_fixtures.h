@@ -32,6 +32,21 @@ inline std::string FixturesDir() {
 // tests that expect an error, or traces written by the test itself).
 inline StatusOr<std::unique_ptr<Trace>> ImportPath(const std::string& path) { return ImportTrace(path); }
 
+// Imports `path` (a file or folder); nullptr (and a test failure naming the
+// error) if it cannot be read.
+inline std::unique_ptr<Trace> MustImport(const std::string& path) {
+  auto r = ImportTrace(path);
+  EXPECT_TRUE(r.ok()) << path << ": " << r.status().message();
+  return r.ok() ? std::move(r).value() : nullptr;
+}
+
+// The error importing `path` gives; "" (and a test failure) when it imports.
+inline std::string ImportError(const std::string& path) {
+  auto r = ImportTrace(path);
+  EXPECT_FALSE(r.ok()) << path;
+  return r.ok() ? "" : r.status().message();
+}
+
 // Imports fixture `relative` (e.g. "torch-cpu/convnet_bs8_mixed.kineto.json");
 // nullptr (and a test failure) if it cannot be read.
 inline std::unique_ptr<Trace> ImportFixture(const std::string& relative) {

@@ -1,32 +1,31 @@
 #include "src/analysis/attribution/op_class.h"
 
-#include "src/analysis/common/trace_index.h"
-
 #include <algorithm>
 #include <cctype>
 #include <string>
+
+#include "src/analysis/common/trace_index.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
 
 // Lower-case copy of at most 256 bytes in a fixed buffer (names are matched
 // once per distinct string, never per event).
-struct Lower {
+struct LowerBuf {
   char buf[256];
   size_t n = 0;
-  explicit Lower(std::string_view s) {
+  explicit LowerBuf(std::string_view s) {
     n = std::min(s.size(), sizeof(buf));
     for (size_t i = 0; i < n; ++i) buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
   }
   std::string_view view() const { return {buf, n}; }
 };
 
-bool Has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
-
 template <size_t N>
 bool HasAny(std::string_view s, const std::string_view (&parts)[N]) {
   for (std::string_view p : parts) {
-    if (Has(s, p)) return true;
+    if (Contains(s, p)) return true;
   }
   return false;
 }
@@ -61,7 +60,7 @@ const char* OpClassName(OpClass c) {
 }
 
 OpClass ClassifyOpName(std::string_view name) {
-  Lower lower(name);
+  LowerBuf lower(name);
   std::string_view s = lower.view();
   std::string_view base = BaseName(s);
   static constexpr std::string_view kAttention[] = {"attention", "sdpa", "flash", "fmha", "_mha", "multi_head"};

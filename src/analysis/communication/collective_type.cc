@@ -22,6 +22,10 @@ const char* CollectiveTypeName(CollectiveType type) {
   return "other";
 }
 
+const char* CollectiveTypeNameOfByte(uint8_t type) {
+  return type < kCollectiveTypeCount ? CollectiveTypeName(static_cast<CollectiveType>(type)) : "other";
+}
+
 CollectiveType ClassifyCollective(std::string_view name) {
   // Lower-cased, without '_' or '-'; bounded so a huge name costs nothing.
   std::string folded;

@@ -33,6 +33,9 @@ inline constexpr size_t kCollectiveTypeCount = 9;
 
 // "all_reduce", "all_gather", ..., "other".
 const char* CollectiveTypeName(CollectiveType type);
+// The name of a stored type byte (a cluster digest's): "other" for a value
+// out of range.
+const char* CollectiveTypeNameOfByte(uint8_t type);
 
 // The type named by `name` (a kernel/task name or a "Collective name" arg).
 CollectiveType ClassifyCollective(std::string_view name);

@@ -10,7 +10,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "communication";
+constexpr char kCommunicationSource[] = "communication";
 
 using comm_text::GBps;
 using comm_text::Ns;
@@ -55,7 +55,7 @@ void PublishWaitRatio(const CrossRankResult& c, MetricSet* m) {
     m->SetUnavailable("comm_wait_ratio", ClocksDisagree(c));
     return;
   }
-  m->Set("comm_wait_ratio", Share(wait, total), kSource);
+  m->Set("comm_wait_ratio", Share(wait, total), kCommunicationSource);
 }
 
 void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
@@ -75,11 +75,11 @@ void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
     return;
   }
   const SlowRank& s = *c.slow_rank;
-  m->Set("slow_rank_excess_ratio", s.excess_ratio, kSource);
+  m->Set("slow_rank_excess_ratio", s.excess_ratio, kCommunicationSource);
   if (s.test.test == OutlierTest::kNone) {
     m->SetUnavailable("slow_ranks", "2 ranks: too few for an outlier test (Dixon's Q needs 3)");
   } else {
-    m->Set("slow_ranks", s.test.outlier ? 1 : 0, kSource);
+    m->Set("slow_ranks", s.test.outlier ? 1 : 0, kCommunicationSource);
   }
   m->AddEvidence("slow_rank", RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
                                   " later than the median of the other ranks in total (" +
@@ -103,7 +103,7 @@ void PublishLinks(const CrossRankResult& c, MetricSet* m) {
                                              : "fewer than 3 links of one transport moved 1 MB or more");
     return;
   }
-  m->Set("slow_link_count", static_cast<double>(slow), kSource);
+  m->Set("slow_link_count", static_cast<double>(slow), kCommunicationSource);
 }
 
 void PublishExposedSteps(const CollectiveStats& st, MetricSet* m) {

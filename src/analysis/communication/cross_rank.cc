@@ -8,17 +8,17 @@
 namespace aiprof {
 namespace {
 
-struct Window {
+struct RankWindow {
   int64_t start_ns, end_ns;
 };
 
 // First-to-last device activity per rank.
 std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
-  std::map<int32_t, Window> w;
+  std::map<int32_t, RankWindow> w;
   for (uint32_t s = 0; s < trace.slices.size(); ++s) {
     if (!IsDeviceActivity(trace.slices.kind[s])) continue;
     const int64_t a = trace.slices.ts_ns[s], b = a + trace.slices.dur_ns[s];
-    auto [it, fresh] = w.try_emplace(trace.tracks.rank[trace.slices.track[s]], Window{a, b});
+    auto [it, fresh] = w.try_emplace(trace.tracks.rank[trace.slices.track[s]], RankWindow{a, b});
     it->second.start_ns = std::min(it->second.start_ns, a);
     it->second.end_ns = std::max(it->second.end_ns, b);
   }
@@ -31,7 +31,7 @@ std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
 void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& collectives, CrossRankResult* r,
                       std::map<int32_t, RankCommunication>* ranks) {
   // (group, type) → rank → windows in time order.
-  std::map<std::pair<uint32_t, CollectiveType>, std::map<int32_t, std::vector<Window>>> seq;
+  std::map<std::pair<uint32_t, CollectiveType>, std::map<int32_t, std::vector<RankWindow>>> seq;
   for (const CollectiveSlice& c : collectives) {
     const int64_t ts = trace.slices.ts_ns[c.slice];
     seq[{c.group.raw, c.type}][c.rank].push_back({ts, ts + trace.slices.dur_ns[c.slice]});
@@ -41,7 +41,7 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
   for (auto& [key, by_rank] : seq) {
     size_t n = SIZE_MAX;
     for (auto& [rank, w] : by_rank) {
-      std::sort(w.begin(), w.end(), [](const Window& a, const Window& b) { return a.start_ns < b.start_ns; });
+      std::sort(w.begin(), w.end(), [](const RankWindow& a, const RankWindow& b) { return a.start_ns < b.start_ns; });
       n = std::min(n, w.size());
     }
     if (by_rank.size() < 2) n = 0;

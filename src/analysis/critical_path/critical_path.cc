@@ -10,10 +10,8 @@
 namespace aiprof {
 namespace {
 
-int64_t End(const SliceTable& s, uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; }
-
 // One window to walk: a step (or a rank's whole trace) and its sinks.
-struct Window {
+struct PathWindow {
   StepPath path;
   uint32_t host_sink = kNoSlice;    // the step's host span (or the rank's latest-ending host slice)
   uint32_t device_sink = kNoSlice;  // the latest-ending activity its calls launched
@@ -34,14 +32,14 @@ uint32_t StepSlice(const Trace& trace, const std::vector<std::pair<uint32_t, uin
   }
   uint32_t best = kNoSlice;
   for (uint32_t i = lo; i < e && s.ts_ns[i] < st.start_ns + st.dur_ns; ++i) {
-    if (End(s, i) > st.start_ns + st.dur_ns) continue;
-    if (best == kNoSlice || End(s, i) > End(s, best)) best = i;
-    if (End(s, i) == st.start_ns + st.dur_ns) break;
+    if (SliceEnd(s, i) > st.start_ns + st.dur_ns) continue;
+    if (best == kNoSlice || SliceEnd(s, i) > SliceEnd(s, best)) best = i;
+    if (SliceEnd(s, i) == st.start_ns + st.dur_ns) break;
   }
   return best;
 }
 
-std::vector<Window> FindWindows(const Trace& trace, const DependencyGraph& g, const AnalysisWindow* aw) {
+std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g, const AnalysisWindow* aw) {
   const SliceTable& s = trace.slices;
   std::vector<std::pair<uint32_t, uint32_t>> track_range(trace.tracks.size(), {0, 0});
   for (uint32_t i = 0; i < s.size(); ++i) {
@@ -49,12 +47,12 @@ std::vector<Window> FindWindows(const Trace& trace, const DependencyGraph& g, co
     if (r.second == 0) r.first = i;
     r.second = i + 1;
   }
-  std::vector<Window> out;
+  std::vector<PathWindow> out;
   StepList steps = FindSteps(trace);
   for (size_t k = 0; k < steps.steps.size(); ++k) {
     const StepSpan& st = steps.steps[k];
     if (!st.has_start() || st.dur_ns <= 0) continue;
-    Window w;
+    PathWindow w;
     w.path.rank = st.rank;
     w.path.number = st.number;
     w.path.step_index = k;
@@ -74,22 +72,22 @@ std::vector<Window> FindWindows(const Trace& trace, const DependencyGraph& g, co
         continue;
       }
       if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream && !g.on_device[i]) continue;
-      auto it = std::find_if(out.begin(), out.end(), [&](const Window& w) { return w.path.rank == rank; });
+      auto it = std::find_if(out.begin(), out.end(), [&](const PathWindow& w) { return w.path.rank == rank; });
       if (it == out.end()) {
-        Window w;
+        PathWindow w;
         w.path.rank = rank;
         w.path.start_ns = s.ts_ns[i];
-        w.path.end_ns = End(s, i);
+        w.path.end_ns = SliceEnd(s, i);
         w.path.steady = true;
         out.push_back(w);
         it = out.end() - 1;
       }
       it->path.start_ns = std::min(it->path.start_ns, s.ts_ns[i]);
       uint32_t& sink = g.on_device[i] ? it->device_sink : it->host_sink;
-      if (sink == kNoSlice || End(s, i) > End(s, sink)) sink = i;
+      if (sink == kNoSlice || SliceEnd(s, i) > SliceEnd(s, sink)) sink = i;
     }
-    for (Window& w : out) {
-      if (w.host_sink != kNoSlice) w.path.end_ns = End(s, w.host_sink);
+    for (PathWindow& w : out) {
+      if (w.host_sink != kNoSlice) w.path.end_ns = SliceEnd(s, w.host_sink);
       w.path.step_dur_ns = w.path.end_ns - w.path.start_ns;
     }
     return out;
@@ -109,13 +107,13 @@ std::vector<Window> FindWindows(const Trace& trace, const DependencyGraph& g, co
       return std::tie(key.first, key.second) < std::tie(out[w].path.rank, out[w].path.start_ns);
     });
     if (it == order.begin()) continue;
-    Window& w = out[*(it - 1)];
+    PathWindow& w = out[*(it - 1)];
     if (w.path.rank != rank || t >= w.path.start_ns + w.path.step_dur_ns) continue;
     w.path.device_total_ns[static_cast<size_t>(g.cls[i])] += s.dur_ns[i];
-    if (w.device_sink == kNoSlice || End(s, i) > End(s, w.device_sink)) w.device_sink = i;
+    if (w.device_sink == kNoSlice || SliceEnd(s, i) > SliceEnd(s, w.device_sink)) w.device_sink = i;
   }
-  for (Window& w : out) {
-    if (w.device_sink != kNoSlice) w.path.end_ns = std::max(w.path.end_ns, End(s, w.device_sink));
+  for (PathWindow& w : out) {
+    if (w.device_sink != kNoSlice) w.path.end_ns = std::max(w.path.end_ns, SliceEnd(s, w.device_sink));
   }
   return out;
 }
@@ -129,7 +127,7 @@ class Walker {
          const std::vector<int64_t>* start = nullptr, const std::vector<int64_t>* end = nullptr)
       : s_(trace.slices), trace_(trace), g_(g), out_(out), start_(start), end_(end) {}
 
-  void Walk(Window& w) {
+  void Walk(PathWindow& w) {
     StepPath& p = w.path;
     p.host_sink = w.host_sink;
     p.device_sink = w.device_sink;
@@ -303,7 +301,7 @@ class Walker {
 namespace {
 
 // Walks every window and sums the steady ones (all when none is steady).
-void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<Window>& windows,
+void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindow>& windows,
              const std::vector<int64_t>* start, const std::vector<int64_t>* end, CriticalPathResult* r) {
   r->on_path.assign(trace.slices.size(), false);
   // A path visits a slice about once or twice (its own time, the wait before
@@ -314,11 +312,11 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<Window>& 
   AdviseHugePages(r->segments.data(), r->segments.capacity() * sizeof(PathSegment));
   Walker walker(trace, g, r, start, end);
   bool any_steady = false;
-  for (Window& w : windows) {
+  for (PathWindow& w : windows) {
     walker.Walk(w);
     any_steady |= w.path.steady;
   }
-  for (Window& w : windows) {
+  for (PathWindow& w : windows) {
     StepPath& p = w.path;
     if (any_steady && !p.steady) {
       r->steps.push_back(p);
@@ -339,7 +337,7 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<Window>& 
 CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options) {
   CriticalPathResult r;
   r.graph = BuildDependencyGraph(trace, options);
-  std::vector<Window> windows = FindWindows(trace, r.graph, options.window);
+  std::vector<PathWindow> windows = FindWindows(trace, r.graph, options.window);
   WalkAll(trace, r.graph, windows, nullptr, nullptr, &r);
   if (!options.keep_graph) r.graph = DependencyGraph{};
   return r;
@@ -350,10 +348,10 @@ CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResu
   CriticalPathResult r;
   const size_t n = trace.slices.size();
   if (measured.graph.parent.size() != n || start.size() != n || end.size() != n) return r;
-  std::vector<Window> windows;
+  std::vector<PathWindow> windows;
   windows.reserve(measured.steps.size());
   for (const StepPath& m : measured.steps) {
-    Window w;
+    PathWindow w;
     w.host_sink = m.host_sink;
     w.device_sink = m.device_sink;
     StepPath& p = w.path;

@@ -15,7 +15,7 @@ using testing::ImportJsonText;
 
 int64_t On(const StepPath& p, PathClass c) { return p.by_class_ns[static_cast<size_t>(c)]; }
 
-int64_t Sum(const StepPath& p) {
+int64_t PathSum(const StepPath& p) {
   int64_t sum = 0;
   for (int64_t v : p.by_class_ns) sum += v;
   return sum;
@@ -63,7 +63,7 @@ TEST(CriticalPathTest, HandMadeHiddenCopyOffPathStallingCopyOn) {
   ASSERT_EQ(r.steps.size(), 1u);
   const StepPath& p = r.steps[0];
   EXPECT_EQ(p.length_ns(), 105'000);
-  EXPECT_EQ(Sum(p), 105'000);
+  EXPECT_EQ(PathSum(p), 105'000);
   EXPECT_EQ(On(p, PathClass::kIdleOther), 5'000);
   EXPECT_EQ(On(p, PathClass::kSync), 2'000);
   EXPECT_EQ(On(p, PathClass::kCopy), 20'000);
@@ -134,7 +134,7 @@ TEST(CriticalPathTest, HandMadeCollectiveEndsWhenLastRankArrives) {
   EXPECT_EQ(r.graph.edges[static_cast<size_t>(DepKind::kCollective)], 1u);
   for (const StepPath& p : r.steps) {
     EXPECT_EQ(p.length_ns(), 80'000);
-    EXPECT_EQ(Sum(p), 80'000);
+    EXPECT_EQ(PathSum(p), 80'000);
     EXPECT_EQ(On(p, PathClass::kCollective), 30'000) << "rank " << p.rank;
     EXPECT_EQ(On(p, PathClass::kCompute), 40'000) << "rank " << p.rank;  // rank 1's GEMM on both
     EXPECT_EQ(On(p, PathClass::kIdleHostBound), 4'000);
@@ -181,7 +181,7 @@ TEST(CriticalPathTest, AlexnetStreamWaitEdgeMatchesHta) {
   EXPECT_GT(r.graph.edges[static_cast<size_t>(DepKind::kSync)], 0u);
   ASSERT_FALSE(r.steps.empty());
   for (const StepPath& p : r.steps) {
-    EXPECT_EQ(Sum(p), p.length_ns());
+    EXPECT_EQ(PathSum(p), p.length_ns());
     EXPECT_FALSE(p.truncated);
   }
 }

@@ -8,7 +8,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "critical_path";
+constexpr char kCriticalPathSource[] = "critical_path";
 
 int64_t ClassNs(const std::array<int64_t, kPathClassCount>& a, PathClass c) { return a[static_cast<size_t>(c)]; }
 
@@ -33,16 +33,17 @@ void PublishCriticalPath(const CriticalPathResult& r, MetricSet* m) {
   }
   const double per = static_cast<double>(r.window_steps);
   const auto& a = r.window_by_class_ns;
-  m->Set("critical_path_ns", static_cast<double>(r.window_path_ns) / per, kSource);
-  m->Set("critical_path_compute_ns", static_cast<double>(ClassNs(a, PathClass::kCompute)) / per, kSource);
-  m->Set("critical_path_copy_ns", static_cast<double>(ClassNs(a, PathClass::kCopy)) / per, kSource);
-  m->Set("critical_path_collective_ns", static_cast<double>(ClassNs(a, PathClass::kCollective)) / per, kSource);
-  m->Set("critical_path_host_ns", static_cast<double>(HostNs(a)) / per, kSource);
-  m->Set("critical_path_idle_ns", static_cast<double>(IdleNs(a)) / per, kSource);
+  m->Set("critical_path_ns", static_cast<double>(r.window_path_ns) / per, kCriticalPathSource);
+  m->Set("critical_path_compute_ns", static_cast<double>(ClassNs(a, PathClass::kCompute)) / per, kCriticalPathSource);
+  m->Set("critical_path_copy_ns", static_cast<double>(ClassNs(a, PathClass::kCopy)) / per, kCriticalPathSource);
+  m->Set("critical_path_collective_ns", static_cast<double>(ClassNs(a, PathClass::kCollective)) / per,
+         kCriticalPathSource);
+  m->Set("critical_path_host_ns", static_cast<double>(HostNs(a)) / per, kCriticalPathSource);
+  m->Set("critical_path_idle_ns", static_cast<double>(IdleNs(a)) / per, kCriticalPathSource);
   const double copies = static_cast<double>(ClassNs(r.window_device_total_ns, PathClass::kCopy));
   if (copies > 0) {
     m->Set("critical_path_copy_hidden_ratio",
-           std::max(0.0, copies - static_cast<double>(ClassNs(a, PathClass::kCopy))) / copies, kSource);
+           std::max(0.0, copies - static_cast<double>(ClassNs(a, PathClass::kCopy))) / copies, kCriticalPathSource);
   } else {
     m->SetUnavailable("critical_path_copy_hidden_ratio", "no device copies in the steps");
   }

@@ -15,8 +15,6 @@
 namespace aiprof {
 namespace {
 
-int64_t End(const SliceTable& s, uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; }
-
 // Device activity grouped by stream track, with the time each was launched
 // (its launching call's start, else its own start): "the last activity
 // launched on stream S before time t" is a binary search.
@@ -74,7 +72,7 @@ class StreamIndex {
     for (auto it = lo; it != streams_.end() && it->rank == rank; ++it) {
       if (device != -1 && it->device != device) continue;
       uint32_t a = LastBefore(it->track, t);
-      if (a != kNoSlice && (best == kNoSlice || End(s, a) > End(s, best))) best = a;
+      if (a != kNoSlice && (best == kNoSlice || SliceEnd(s, a) > SliceEnd(s, best))) best = a;
     }
     return best;
   }
@@ -178,8 +176,8 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
       last_act = i;
       continue;
     }
-    const int64_t start = s.ts_ns[i], end = End(s, i);
-    while (!stack.empty() && !(End(s, stack.back()) >= end && s.ts_ns[stack.back()] <= start)) stack.pop_back();
+    const int64_t start = s.ts_ns[i], end = SliceEnd(s, i);
+    while (!stack.empty() && !(SliceEnd(s, stack.back()) >= end && s.ts_ns[stack.back()] <= start)) stack.pop_back();
     const uint32_t parent = stack.empty() ? kNoSlice : stack.back();
     g->parent[i] = parent;
     if (parent != kNoSlice) {
@@ -216,7 +214,7 @@ void AddWait(const SliceTable& s, uint32_t target, uint32_t source, DependencyGr
   if (cur == kNoSlice) {
     ++g->edges[static_cast<size_t>(g->on_device[target] ? DepKind::kStreamWait : DepKind::kSync)];
     cur = source;
-  } else if (End(s, source) > End(s, cur)) {
+  } else if (SliceEnd(s, source) > SliceEnd(s, cur)) {
     cur = source;
   }
 }
@@ -332,14 +330,14 @@ void LinkHandoffs(const Trace& trace, DependencyGraph* g) {
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint32_t tr = s.track[i];
     if (trace.tracks.kind[tr] != TrackKind::kThread || !IsWorkRoot(*g, i)) continue;
-    roots.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], End(s, i), tr, i});
+    roots.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], SliceEnd(s, i), tr, i});
   }
   std::sort(roots.begin(), roots.end());
   constexpr int kScan = 8;  // entries of the same thread skipped at most
   for (const Root& x : roots) {
     const uint32_t i = x.slice;
     const uint32_t p = g->prev[i], u = g->parent[i];
-    const int64_t own = p != kNoSlice ? End(s, p) : u != kNoSlice ? s.ts_ns[u] : INT64_MIN;
+    const int64_t own = p != kNoSlice ? SliceEnd(s, p) : u != kNoSlice ? s.ts_ns[u] : INT64_MIN;
     if (own != INT64_MIN && s.ts_ns[i] - own < kMinHandoffGapNs) continue;  // busy thread: no waiting
     auto it = std::upper_bound(roots.begin(), roots.end(), Root{x.rank, x.pid, s.ts_ns[i], 0, UINT32_MAX});
     for (int k = 0; k < kScan && it != roots.begin(); ++k) {

@@ -28,8 +28,7 @@ std::string FormatValue(const std::string& metric, double v) {
   }
 }
 
-
-Confidence Lower(Confidence c) { return c == Confidence::kHigh ? Confidence::kMedium : Confidence::kLow; }
+Confidence LowerConfidence(Confidence c) { return c == Confidence::kHigh ? Confidence::kMedium : Confidence::kLow; }
 
 std::string DescribeBase(const MetricSet& metrics) {
   const MetricValue* base = metrics.Get("impact_base_ns");
@@ -240,7 +239,7 @@ Confidence DecideConfidence(const Rule& rule, const MetricSet& metrics, const Ev
   bool estimated = std::any_of(when.comparisons.begin(), when.comparisons.end(),
                                [](const ComparisonOutcome& x) { return x.holds && !x.measured; });
   if (estimated && c != Confidence::kLow) {
-    c = Lower(c);
+    c = LowerConfidence(c);
     basis += "; lowered one level because an indicator is estimated, not measured";
   }
   *reason = basis;

@@ -57,7 +57,7 @@ StatusOr<double> ParseQuantity(const std::string& name, std::string text, const 
   return v * scale;
 }
 
-std::string Percent(double f) {
+std::string ConstraintPercent(double f) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.2g%%", f * 100);
   return buf;
@@ -67,10 +67,10 @@ std::string Percent(double f) {
 std::string CheckConstraint(const Suggestion& s, const MetricSet& metrics, const Constraint& c) {
   {
     if (c.name == "precision_loss" && !Holds(s.risk.precision_loss, c.op, c.value)) {
-      return "expected precision loss " + Percent(s.risk.precision_loss) + " breaks " + c.text;
+      return "expected precision loss " + ConstraintPercent(s.risk.precision_loss) + " breaks " + c.text;
     }
     if (c.name == "memory_increase" && !Holds(s.risk.memory_increase, c.op, c.value)) {
-      return "expected memory increase " + Percent(s.risk.memory_increase) + " breaks " + c.text;
+      return "expected memory increase " + ConstraintPercent(s.risk.memory_increase) + " breaks " + c.text;
     }
     if (c.name == "effort" && !Holds(EffortRank(s.risk.effort), c.op, c.value)) {
       return "effort " + s.risk.effort + " breaks " + c.text;
@@ -80,7 +80,7 @@ std::string CheckConstraint(const Suggestion& s, const MetricSet& metrics, const
       if (!peak) peak = metrics.Get("memory_peak_allocated_bytes");
       if (!peak) {
         if (s.risk.memory_increase > 0) {
-          return "raises memory by " + Percent(s.risk.memory_increase) +
+          return "raises memory by " + ConstraintPercent(s.risk.memory_increase) +
                  " and the trace has no memory figures to check " + c.text;
         }
         return "";
@@ -89,7 +89,7 @@ std::string CheckConstraint(const Suggestion& s, const MetricSet& metrics, const
       if (!Holds(predicted, c.op, c.value)) {
         char buf[160];
         std::snprintf(buf, sizeof(buf), "predicted peak memory %.2f GB (peak %.2f GB + %s) breaks ", predicted / 1e9,
-                      peak->value / 1e9, Percent(s.risk.memory_increase).c_str());
+                      peak->value / 1e9, ConstraintPercent(s.risk.memory_increase).c_str());
         return buf + c.text;
       }
     }

@@ -14,7 +14,7 @@ constexpr size_t kMaxNameMapBytes = 16u << 20;
 
 int LineOf(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
-StatusOr<DiffNameMap::Pattern> ReadPattern(const YAML::Node& entry, const char* key, const std::string& file) {
+StatusOr<DiffNameMap::Pattern> ReadNamePattern(const YAML::Node& entry, const char* key, const std::string& file) {
   const YAML::Node v = entry[key];
   const std::string where = file + ":" + std::to_string(LineOf(entry)) + ": ";
   if (!v || !v.IsScalar() || v.Scalar().empty()) {
@@ -59,8 +59,8 @@ StatusOr<DiffNameMap> DiffNameMap::Parse(std::string_view yaml, const std::strin
                          " map entries");
       }
       Entry e;
-      ASSIGN_OR_RETURN(e.a, ReadPattern(n, "a", file));
-      ASSIGN_OR_RETURN(e.b, ReadPattern(n, "b", file));
+      ASSIGN_OR_RETURN(e.a, ReadNamePattern(n, "a", file));
+      ASSIGN_OR_RETURN(e.b, ReadNamePattern(n, "b", file));
       e.line = LineOf(n);
       out.entries_.push_back(std::move(e));
     }

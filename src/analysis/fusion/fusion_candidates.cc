@@ -17,7 +17,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "fusion";
+constexpr char kFusionSource[] = "fusion";
 
 uint64_t Mix(uint64_t x) {  // splitmix64 finalizer
   x ^= x >> 30;
@@ -37,7 +37,7 @@ struct FlatOps {
   std::vector<std::pair<size_t, size_t>> runs;
 };
 
-using Window = std::pair<int64_t, int64_t>;  // [start, end) ns
+using TimeWindow = std::pair<int64_t, int64_t>;  // [start, end) ns
 
 struct Acc {
   uint64_t occurrences = 0;
@@ -60,9 +60,9 @@ double FirstInputBytes(const OpArgReader& args, uint32_t s, bool* ok) {
   return static_cast<double>(NumElements((*dims)[0])) * b;
 }
 
-class Finder {
+class FusionFinder {
  public:
-  Finder(const Trace& t, const AnalysisWindow* w) : t_(t), args_(t) {
+  FusionFinder(const Trace& t, const AnalysisWindow* w) : t_(t), args_(t) {
     if (w) window_.emplace(w->intervals);
   }
 
@@ -115,7 +115,7 @@ class Finder {
   // timeline's rank, possibly none) split runs: a run never holds ops of two
   // steps, and ops outside every step (the profiler's own step() work) break
   // runs when the rank has steps.
-  void AddTimeline(const std::vector<uint32_t>& ops, int64_t short_ns, const std::vector<Window>& steps) {
+  void AddTimeline(const std::vector<uint32_t>& ops, int64_t short_ns, const std::vector<TimeWindow>& steps) {
     const SliceTable& s = t_.slices;
     bool in_run = false;
     int64_t prev_end = 0;
@@ -183,9 +183,10 @@ class Finder {
     std::vector<uint32_t> ops;
     uint32_t track = kNoTrack;
     int64_t short_ns = result_.device ? kFusionShortKernelNs : kFusionShortCpuOpNs;
-    const std::map<int32_t, std::vector<Window>> step_windows = result_.device ? decltype(step_windows){} : StepWindows();
-    static const std::vector<Window> kNoSteps;
-    auto cuts_of = [&](uint32_t tr) -> const std::vector<Window>& {
+    const std::map<int32_t, std::vector<TimeWindow>> step_windows =
+        result_.device ? decltype(step_windows){} : StepWindows();
+    static const std::vector<TimeWindow> kNoSteps;
+    auto cuts_of = [&](uint32_t tr) -> const std::vector<TimeWindow>& {
       auto it = tr == kNoTrack ? step_windows.end() : step_windows.find(t_.tracks.rank[tr]);
       return it == step_windows.end() ? kNoSteps : it->second;
     };
@@ -207,8 +208,8 @@ class Finder {
   }
 
   // Step windows [start, end) per rank, sorted by start.
-  std::map<int32_t, std::vector<Window>> StepWindows() const {
-    std::map<int32_t, std::vector<Window>> out;
+  std::map<int32_t, std::vector<TimeWindow>> StepWindows() const {
+    std::map<int32_t, std::vector<TimeWindow>> out;
     for (size_t k = 0; k < t_.steps.size(); ++k) {
       out[t_.steps.rank[k]].emplace_back(t_.steps.ts_ns[k], t_.steps.ts_ns[k] + t_.steps.dur_ns[k]);
     }
@@ -300,13 +301,12 @@ class Finder {
   std::vector<uint8_t> library_class_;
 };
 
-
-double Ratio(double a, double b) { return b > 0 ? a / b : 0; }
+double FusionRatio(double a, double b) { return b > 0 ? a / b : 0; }
 
 }  // namespace
 
 FusionResult ComputeFusionCandidates(const Trace& trace, const AnalysisWindow* window) {
-  FusionResult r = Finder(trace, window).Run();
+  FusionResult r = FusionFinder(trace, window).Run();
   std::sort(r.library_internal.begin(), r.library_internal.end(),
             [](const LibraryInternalSequence& a, const LibraryInternalSequence& b) {
               return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.first.raw < b.first.raw;
@@ -335,7 +335,7 @@ void PublishFusionImpact(const FusionResult& r, const AnalysisWindow& window, Me
   double saving = 0;
   for (const FusionCandidate& c : r.top) saving += static_cast<double>(c.window_saving_ns);
   // Candidates span ranks; a per-trace base averages over none (one trace).
-  metrics->Set("fusion_saving_ns", window.PerBase(saving), kSource);
+  metrics->Set("fusion_saving_ns", window.PerBase(saving), kFusionSource);
 }
 
 bool SequencesOverlap(const std::vector<StringId>& x, const std::vector<StringId>& y) {
@@ -370,8 +370,8 @@ void PublishFusionCandidates(const Trace& trace, const FusionResult& r, MetricSe
     metrics->SetUnavailable("fusion_candidate_boundaries_per_step", why);
     return;
   }
-  metrics->Set("fusion_candidate_ratio", Ratio(r.covered_ns, r.op_time_ns), kSource);
-  metrics->Set("small_op_ratio", Ratio(r.short_op_ns, r.op_time_ns), kSource);
+  metrics->Set("fusion_candidate_ratio", FusionRatio(r.covered_ns, r.op_time_ns), kFusionSource);
+  metrics->Set("small_op_ratio", FusionRatio(r.short_op_ns, r.op_time_ns), kFusionSource);
   if (trace.steps.size() == 0) {
     metrics->SetUnavailable("fusion_candidate_occurrences_per_step", "no steps in the trace");
     metrics->SetUnavailable("fusion_candidate_boundaries_per_step", "no steps in the trace");
@@ -379,8 +379,8 @@ void PublishFusionCandidates(const Trace& trace, const FusionResult& r, MetricSe
     double steps = static_cast<double>(trace.steps.size());
     double occ = r.top.empty() ? 0 : static_cast<double>(r.top[0].occurrences);
     double cut = r.top.empty() ? 0 : static_cast<double>(r.top[0].boundaries_removed);
-    metrics->Set("fusion_candidate_occurrences_per_step", occ / steps, kSource);
-    metrics->Set("fusion_candidate_boundaries_per_step", cut / steps, kSource);
+    metrics->Set("fusion_candidate_occurrences_per_step", occ / steps, kFusionSource);
+    metrics->Set("fusion_candidate_boundaries_per_step", cut / steps, kFusionSource);
   }
   for (const FusionCandidate& c : r.top) {
     std::string line = DescribeSequence(trace, c) + ": " + std::to_string(c.occurrences) + " occurrences, " +

@@ -14,7 +14,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "breakdown";
+constexpr char kBreakdownSource[] = "breakdown";
 
 enum class ActivityClass : uint8_t { kCompute, kComm, kMemcpy };
 
@@ -278,7 +278,7 @@ void AttachHostSamples(const Trace& trace, GapsResult* result) {
 
 namespace {
 
-double Ratio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0; }
+double GapRatio(int64_t num, int64_t den) { return den > 0 ? static_cast<double>(num) / static_cast<double>(den) : 0; }
 
 std::string GapLine(const Trace& trace, const TimelineBreakdown& tl, const Gap& g) {
   std::string where = tl.device == kHostDevice ? "main thread" : "device " + std::to_string(tl.device);
@@ -322,10 +322,10 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     memcpy += tl.memcpy_ns;
     for (size_t c = 0; c < kGapCauseCount; ++c) cause[c] += tl.idle_by_cause_ns[c];
   }
-  metrics->Set("device_util", Ratio(busy, span), kSource);
-  metrics->Set("device_idle_ratio", Ratio(idle, span), kSource);
-  metrics->Set("compute_ratio", Ratio(compute, span), kSource);
-  metrics->Set("data_loading_ratio", Ratio(cause[size_t(GapCause::kDataLoading)], span), kSource);
+  metrics->Set("device_util", GapRatio(busy, span), kBreakdownSource);
+  metrics->Set("device_idle_ratio", GapRatio(idle, span), kBreakdownSource);
+  metrics->Set("compute_ratio", GapRatio(compute, span), kBreakdownSource);
+  metrics->Set("data_loading_ratio", GapRatio(cause[size_t(GapCause::kDataLoading)], span), kBreakdownSource);
   if (result.cpu_only) {
     const char* why = "CPU-only trace: no device, so no device copies, collectives, launches or sync waits";
     metrics->SetUnavailable("comm_ratio", why);
@@ -336,17 +336,17 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     metrics->SetUnavailable("comm_exposed_ratio", why);
   } else {
     if (comm > 0) {
-      metrics->Set("comm_overlap_ratio", Ratio(overlap, comm), kSource);
-      metrics->Set("comm_exposed_ratio", Ratio(comm - overlap, span), kSource);
+      metrics->Set("comm_overlap_ratio", GapRatio(overlap, comm), kBreakdownSource);
+      metrics->Set("comm_exposed_ratio", GapRatio(comm - overlap, span), kBreakdownSource);
     } else {
       metrics->SetUnavailable("comm_overlap_ratio", "no collectives on the device timeline");
-      metrics->Set("comm_exposed_ratio", 0, kSource);
+      metrics->Set("comm_exposed_ratio", 0, kBreakdownSource);
     }
-    metrics->Set("comm_ratio", Ratio(comm, busy), kSource);
-    metrics->Set("memcpy_ratio", Ratio(memcpy, busy), kSource);
-    metrics->Set("idle_sync_ratio", Ratio(cause[size_t(GapCause::kSync)], span), kSource);
+    metrics->Set("comm_ratio", GapRatio(comm, busy), kBreakdownSource);
+    metrics->Set("memcpy_ratio", GapRatio(memcpy, busy), kBreakdownSource);
+    metrics->Set("idle_sync_ratio", GapRatio(cause[size_t(GapCause::kSync)], span), kBreakdownSource);
     if (result.has_launch_links) {
-      metrics->Set("idle_host_bound_ratio", Ratio(cause[size_t(GapCause::kHostBound)], span), kSource);
+      metrics->Set("idle_host_bound_ratio", GapRatio(cause[size_t(GapCause::kHostBound)], span), kBreakdownSource);
     } else {
       metrics->SetUnavailable("idle_host_bound_ratio",
                               "no device activity is linked to its launching runtime call (no correlation/flows)");
@@ -396,8 +396,8 @@ void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, M
     return window.PerBase(totals);
   };
   auto cause = [&](GapCause c) { return per_base([c](const Acc& a) { return a.cause[static_cast<size_t>(c)]; }); };
-  metrics->Set("data_loading_wait_ns", cause(GapCause::kDataLoading), kSource);
-  metrics->Set("idle_other_ns", cause(GapCause::kOther), kSource);
+  metrics->Set("data_loading_wait_ns", cause(GapCause::kDataLoading), kBreakdownSource);
+  metrics->Set("idle_other_ns", cause(GapCause::kOther), kBreakdownSource);
   if (result.cpu_only) {
     const char* why = "CPU-only trace: no device, so no device copies, collectives, launches or sync waits";
     for (const char* m : {"idle_host_bound_ns", "idle_sync_ns", "memcpy_exposed_ns", "comm_exposed_ns"}) {
@@ -405,15 +405,15 @@ void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, M
     }
     return;
   }
-  metrics->Set("idle_sync_ns", cause(GapCause::kSync), kSource);
+  metrics->Set("idle_sync_ns", cause(GapCause::kSync), kBreakdownSource);
   if (result.has_launch_links) {
-    metrics->Set("idle_host_bound_ns", cause(GapCause::kHostBound), kSource);
+    metrics->Set("idle_host_bound_ns", cause(GapCause::kHostBound), kBreakdownSource);
   } else {
     metrics->SetUnavailable("idle_host_bound_ns",
                             "no device activity is linked to its launching runtime call (no correlation/flows)");
   }
-  metrics->Set("memcpy_exposed_ns", per_base([](const Acc& a) { return a.memcpy; }), kSource);
-  metrics->Set("comm_exposed_ns", per_base([](const Acc& a) { return a.comm; }), kSource);
+  metrics->Set("memcpy_exposed_ns", per_base([](const Acc& a) { return a.memcpy; }), kBreakdownSource);
+  metrics->Set("comm_exposed_ns", per_base([](const Acc& a) { return a.comm; }), kBreakdownSource);
 }
 
 }  // namespace aiprof

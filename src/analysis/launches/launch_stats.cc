@@ -13,7 +13,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "launches";
+constexpr char kLaunchesSource[] = "launches";
 
 bool IsTask(EventKind k) { return k == EventKind::kKernel || k == EventKind::kCollective; }
 
@@ -176,7 +176,7 @@ void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* me
     metrics->SetUnavailable("op_coverage", "no host ops (cpu_op) in the trace to attribute device time to");
   } else if (st.device_time_ns > 0) {
     metrics->Set("op_coverage", static_cast<double>(st.attributed_time_ns) / static_cast<double>(st.device_time_ns),
-                 kSource);
+                 kLaunchesSource);
   } else {
     metrics->SetUnavailable("op_coverage", "no device activity in the trace");
   }
@@ -189,7 +189,8 @@ void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* me
     for (const char* m : kLaunchMetrics) metrics->SetUnavailable(m, why);
     return;
   }
-  metrics->Set("graph_kernel_ratio", static_cast<double>(st.graph_kernels) / static_cast<double>(st.kernels), kSource);
+  metrics->Set("graph_kernel_ratio", static_cast<double>(st.graph_kernels) / static_cast<double>(st.kernels),
+               kLaunchesSource);
   if (st.launches == 0) {
     const char* why = "no kernel is linked to its launching runtime call (no correlation/flows)";
     for (const char* m : kLaunchMetrics) {
@@ -201,19 +202,20 @@ void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* me
     metrics->SetUnavailable("launches_per_step", "no steps in the trace");
   } else {
     metrics->Set("launches_per_step",
-                 static_cast<double>(st.launches_in_steps) / static_cast<double>(trace.steps.size()), kSource);
+                 static_cast<double>(st.launches_in_steps) / static_cast<double>(trace.steps.size()), kLaunchesSource);
   }
-  metrics->Set("launch_delay_p50_ns", st.delay_p50_ns, kSource);
-  metrics->Set("short_kernel_ratio", static_cast<double>(st.short_kernels) / static_cast<double>(st.kernels), kSource);
+  metrics->Set("launch_delay_p50_ns", st.delay_p50_ns, kLaunchesSource);
+  metrics->Set("short_kernel_ratio", static_cast<double>(st.short_kernels) / static_cast<double>(st.kernels),
+               kLaunchesSource);
   if (st.graph_launches == 0) {
     metrics->SetUnavailable("graph_launch_cost_ns", "no graph launches in the trace");
     metrics->SetUnavailable("graph_gap_p50_ns", "no graph launches in the trace");
   } else {
-    metrics->Set("graph_launch_cost_ns", st.graph_launch_cost_ns, kSource);
+    metrics->Set("graph_launch_cost_ns", st.graph_launch_cost_ns, kLaunchesSource);
     if (st.graph_gaps == 0) {
       metrics->SetUnavailable("graph_gap_p50_ns", "fewer than two consecutive graph replays on a stream");
     } else {
-      metrics->Set("graph_gap_p50_ns", st.graph_gap_p50_ns, kSource);
+      metrics->Set("graph_gap_p50_ns", st.graph_gap_p50_ns, kLaunchesSource);
     }
     metrics->AddEvidence("host_bound", std::to_string(st.graph_launches) + " graph launches replay " +
                                            std::to_string(st.graph_kernels) + " of " + std::to_string(st.kernels) +

@@ -15,7 +15,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "layout";
+constexpr char kLayoutSource[] = "layout";
 
 bool IsNamedConversion(std::string_view name, bool device_kernel) {
   return ContainsIgnoreCase(name, "transdata") || ContainsIgnoreCase(name, "nchwtonhwc") ||
@@ -31,9 +31,9 @@ bool IsCloneCaller(std::string_view n) {
   return n == "aten::contiguous" || n == "aten::flatten" || n == "aten::reshape";
 }
 
-class Finder {
+class ConversionFinder {
  public:
-  explicit Finder(const Trace& t)
+  explicit ConversionFinder(const Trace& t)
       : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(OpLaunchingCalls(t)), named_(t.strings.size(), kUnknown) {}
 
   LayoutResult Run() {
@@ -175,7 +175,7 @@ class Finder {
 
 }  // namespace
 
-LayoutResult ComputeLayoutConversions(const Trace& trace) { return Finder(trace).Run(); }
+LayoutResult ComputeLayoutConversions(const Trace& trace) { return ConversionFinder(trace).Run(); }
 
 void PublishLayoutConversions(const Trace& trace, const LayoutResult& r, MetricSet* metrics) {
   if (r.denominator_ns <= 0) {
@@ -183,13 +183,13 @@ void PublishLayoutConversions(const Trace& trace, const LayoutResult& r, MetricS
     metrics->SetUnavailable("layout_conversion_ratio", why);
   } else {
     metrics->Set("layout_conversion_ratio",
-                 static_cast<double>(r.conversion_ns) / static_cast<double>(r.denominator_ns), kSource);
+                 static_cast<double>(r.conversion_ns) / static_cast<double>(r.denominator_ns), kLayoutSource);
   }
   if (trace.steps.size() == 0) {
     metrics->SetUnavailable("layout_conversion_count_per_step", "no steps in the trace");
   } else {
     metrics->Set("layout_conversion_count_per_step",
-                 static_cast<double>(r.count) / static_cast<double>(trace.steps.size()), kSource);
+                 static_cast<double>(r.count) / static_cast<double>(trace.steps.size()), kLayoutSource);
   }
   for (size_t i = 0; i < std::min(kLayoutTopReported, r.groups.size()); ++i) {
     const ConversionGroup& g = r.groups[i];
@@ -220,7 +220,7 @@ void PublishLayoutImpact(const Trace& trace, const LayoutResult& r, const Analys
     metrics->SetUnavailable("layout_conversion_ns", "no kernels or cpu_op slices in the trace");
     return;
   }
-  metrics->Set("layout_conversion_ns", window.PerBase(totals), kSource);
+  metrics->Set("layout_conversion_ns", window.PerBase(totals), kLayoutSource);
 }
 
 }  // namespace aiprof

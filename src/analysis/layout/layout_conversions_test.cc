@@ -11,7 +11,7 @@ namespace {
 using testing::ImportFixture;
 using testing::ImportJsonText;
 
-const ConversionGroup* Find(const LayoutResult& r, std::string_view op, std::string_view trigger) {
+const ConversionGroup* FindGroup(const LayoutResult& r, std::string_view op, std::string_view trigger) {
   for (const auto& g : r.groups) {
     if (g.op == op && g.trigger == trigger) return &g;
   }
@@ -40,11 +40,11 @@ TEST(LayoutConversionsTest, ChannelsLastConvertsInputAndFlatten) {
   EXPECT_EQ(r.count, 24u);
   EXPECT_EQ(r.conversion_ns, 1822000);
   EXPECT_EQ(r.denominator_ns, 114326000);
-  const ConversionGroup* to = Find(r, "aten::to", "ProfilerStep#*");
+  const ConversionGroup* to = FindGroup(r, "aten::to", "ProfilerStep#*");
   ASSERT_NE(to, nullptr);
   EXPECT_EQ(to->count, 12u);
   EXPECT_EQ(to->total_ns, 1350000);
-  const ConversionGroup* flat = Find(r, "aten::clone", "aten::flatten");
+  const ConversionGroup* flat = FindGroup(r, "aten::clone", "aten::flatten");
   ASSERT_NE(flat, nullptr);
   EXPECT_EQ(flat->count, 12u);
   EXPECT_EQ(flat->total_ns, 472000);
@@ -63,7 +63,7 @@ TEST(LayoutConversionsTest, MixedConvertsInsideFirstConv) {
   EXPECT_EQ(r.count, 24u);
   EXPECT_EQ(r.conversion_ns, 1551000);
   EXPECT_EQ(r.denominator_ns, 132687000);
-  const ConversionGroup* conv = Find(r, "aten::contiguous", "aten::_convolution");
+  const ConversionGroup* conv = FindGroup(r, "aten::contiguous", "aten::_convolution");
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->count, 12u);
   EXPECT_EQ(conv->total_ns, 1133000);

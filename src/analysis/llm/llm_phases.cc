@@ -11,8 +11,6 @@
 namespace aiprof {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // The decimal number right after `key` in `s`, or nullopt.
 std::optional<int64_t> NumberAfter(std::string_view s, std::string_view key) {
   size_t at = s.find(key);
@@ -39,7 +37,7 @@ LlmWork WorkOf(KernelClass c) {
   }
 }
 
-struct StepSpan {
+struct EngineStep {
   int32_t rank;
   int64_t start, end;
   LlmStepLabel label;
@@ -47,30 +45,30 @@ struct StepSpan {
 };
 
 // Annotated steps, sorted by (rank, start).
-std::vector<StepSpan> FindSteps(const Trace& trace) {
+std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
   const SliceTable& s = trace.slices;
-  std::vector<StepSpan> steps;
+  std::vector<EngineStep> steps;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (s.kind[i] != EventKind::kUserAnnotation) continue;
     std::optional<LlmStepLabel> label = ParseLlmStepName(trace.Str(s.name[i]));
     if (!label) continue;
     steps.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], *label});
   }
-  std::sort(steps.begin(), steps.end(), [](const StepSpan& a, const StepSpan& b) {
+  std::sort(steps.begin(), steps.end(), [](const EngineStep& a, const EngineStep& b) {
     return std::make_tuple(a.rank, a.start, -a.end) < std::make_tuple(b.rank, b.start, -b.end);
   });
   // Nested annotations of one step (SGLang writes both forms): the outermost.
-  std::vector<StepSpan> kept;
-  for (const StepSpan& st : steps) {
+  std::vector<EngineStep> kept;
+  for (const EngineStep& st : steps) {
     if (kept.empty() || kept.back().rank != st.rank || st.start >= kept.back().end) kept.push_back(st);
   }
   return kept;
 }
 
 // The step of `rank` whose span holds `ts`, or nullptr.
-StepSpan* StepAt(std::vector<StepSpan>& steps, int32_t rank, int64_t ts) {
+EngineStep* StepAt(std::vector<EngineStep>& steps, int32_t rank, int64_t ts) {
   auto it = std::upper_bound(steps.begin(), steps.end(), std::make_pair(rank, ts),
-                             [](const std::pair<int32_t, int64_t>& k, const StepSpan& x) {
+                             [](const std::pair<int32_t, int64_t>& k, const EngineStep& x) {
                                return std::tie(k.first, k.second) < std::tie(x.rank, x.start);
                              });
   if (it == steps.begin()) return nullptr;
@@ -102,7 +100,7 @@ const char* LlmWorkName(LlmWork w) {
 
 std::optional<LlmStepLabel> ParseLlmStepName(std::string_view n) {
   LlmStepLabel l;
-  if (StartsWith(n, "step[")) {  // SGLang
+  if (n.starts_with("step[")) {  // SGLang
     std::string_view mode = n.substr(5, n.find_first_of(" ]", 5) - 5);
     if (mode == "EXTEND" || mode == "PREFILL") {
       l.phase = LlmPhase::kPrefill;
@@ -117,7 +115,7 @@ std::optional<LlmStepLabel> ParseLlmStepName(std::string_view n) {
     l.requests = NumberAfter(n, "bs=");
     return l;
   }
-  if (StartsWith(n, "execute_")) {  // vLLM
+  if (n.starts_with("execute_")) {  // vLLM
     std::optional<int64_t> tokens = NumberAfter(n, "execute_");
     std::optional<int64_t> context = NumberAfter(n, "_context_");
     std::optional<int64_t> generation = NumberAfter(n, "_generation_");
@@ -156,7 +154,7 @@ std::optional<LlmPhase> AttentionKernelPhase(std::string_view n) {
 LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
   const SliceTable& s = trace.slices;
   LlmPhasesResult r;
-  std::vector<StepSpan> steps = FindSteps(trace);
+  std::vector<EngineStep> steps = FindEngineSteps(trace);
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
   std::vector<uint32_t> launching_op = LaunchingOps(trace);
   for (uint32_t i = 0; i < s.size(); ++i) {
@@ -172,14 +170,14 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     if (steps.empty()) continue;
     uint32_t from = launcher[i] != kNoSlice ? launcher[i] : launching_op[i];
     if (from == kNoSlice) continue;
-    StepSpan* step = StepAt(steps, trace.tracks.rank[s.track[from]], s.ts_ns[from]);
+    EngineStep* step = StepAt(steps, trace.tracks.rank[s.track[from]], s.ts_ns[from]);
     if (step == nullptr) continue;
     LlmPhaseTotals& t = r.phases[static_cast<size_t>(step->label.phase)];
     t.device_ns += s.dur_ns[i];
     t.work_ns[static_cast<size_t>(WorkOf(c))] += s.dur_ns[i];
     step->device_ns += s.dur_ns[i];
   }
-  for (const StepSpan& st : steps) {
+  for (const EngineStep& st : steps) {
     LlmPhaseTotals& t = r.phases[static_cast<size_t>(st.label.phase)];
     t.steps++;
     t.wall_ns += st.end - st.start;

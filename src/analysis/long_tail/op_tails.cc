@@ -14,7 +14,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "long_tail";
+constexpr char kLongTailSource[] = "long_tail";
 
 }  // namespace
 
@@ -125,7 +125,7 @@ void PublishLongTailImpact(const LongTailResult& r, const AnalysisWindow& window
     metrics->SetUnavailable("long_tail_excess_ns", "no op has at least 5 steady-state instances and 1% of op time");
     return;
   }
-  metrics->Set("long_tail_excess_ns", window.PerBase(excess), kSource);
+  metrics->Set("long_tail_excess_ns", window.PerBase(excess), kLongTailSource);
 }
 
 void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* metrics) {
@@ -138,7 +138,7 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
     metrics->SetUnavailable("long_tail_time_ratio", "no op has at least 5 instances and 1% of op time");
     return;
   }
-  metrics->Set("long_tail_ratio", best, kSource);
+  metrics->Set("long_tail_ratio", best, kLongTailSource);
   // The time the tails cost: what their instances take beyond the median,
   // over all op time. This is the share of time that would vanish if every
   // tail instance ran at its op's median (the impact of a long-tail finding).
@@ -146,8 +146,8 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   for (const OpTail& op : r.ops) {
     if (op.qualifies) excess_ns += op.tail_excess_ns;
   }
-  metrics->Set("long_tail_time_ratio",
-               r.op_time_ns > 0 ? excess_ns / static_cast<double>(r.op_time_ns) : 0, kSource);
+  metrics->Set("long_tail_time_ratio", r.op_time_ns > 0 ? excess_ns / static_cast<double>(r.op_time_ns) : 0,
+               kLongTailSource);
   if (r.communication_left_out > 0) {
     metrics->AddEvidence("long_tail", std::to_string(r.communication_left_out) + " collective kernels (" +
                                           FormatDurationNs(static_cast<double>(r.communication_left_out_ns)) +

@@ -6,13 +6,12 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "memcpy";
-
-bool Has(std::string_view s, std::string_view n) { return s.find(n) != std::string_view::npos; }
+constexpr char kMemcpySource[] = "memcpy";
 
 }  // namespace
 
@@ -28,10 +27,10 @@ const char* CopyDirectionName(CopyDirection d) {
 }
 
 CopyDirection ClassifyCopy(std::string_view n) {
-  if (Has(n, "HtoD") || Has(n, "H2D")) return CopyDirection::kHostToDevice;
-  if (Has(n, "DtoH") || Has(n, "D2H")) return CopyDirection::kDeviceToHost;
-  if (Has(n, "DtoD") || Has(n, "D2D")) return CopyDirection::kDeviceToDevice;
-  if (Has(n, "PtoP") || Has(n, "P2P")) return CopyDirection::kPeerToPeer;
+  if (Contains(n, "HtoD") || Contains(n, "H2D")) return CopyDirection::kHostToDevice;
+  if (Contains(n, "DtoH") || Contains(n, "D2H")) return CopyDirection::kDeviceToHost;
+  if (Contains(n, "DtoD") || Contains(n, "D2D")) return CopyDirection::kDeviceToDevice;
+  if (Contains(n, "PtoP") || Contains(n, "P2P")) return CopyDirection::kPeerToPeer;
   return CopyDirection::kOther;
 }
 
@@ -59,10 +58,10 @@ MemcpyStats ComputeMemcpyStats(const Trace& trace) {
                  : a->type == ArgType::kDouble ? a->d : -1;
       if (b >= 0) t.bytes += b, ++t.with_bytes;
     }
-    st.pageable += Has(name, "Pageable");
+    st.pageable += Contains(name, "Pageable");
     if (launcher[i] != kNoSlice) {
       std::string_view call = trace.Str(s.name[launcher[i]]);
-      st.synchronous += Has(call, "Memcpy") && !Has(call, "Async");
+      st.synchronous += Contains(call, "Memcpy") && !Contains(call, "Async");
     }
     auto it = std::upper_bound(steps.begin(), steps.end(), std::make_pair(s.ts_ns[i], INT64_MAX));
     if (it != steps.begin() && s.ts_ns[i] < std::prev(it)->second) st.in_steps_ns += s.dur_ns[i];
@@ -79,10 +78,10 @@ void PublishMemcpyStats(const Trace& trace, const MemcpyStats& st, MetricSet* me
     metrics->SetUnavailable("memcpy_step_ratio", why);
     return;
   }
-  metrics->Set("pageable_memcpy_count", static_cast<double>(st.pageable), kSource);
+  metrics->Set("pageable_memcpy_count", static_cast<double>(st.pageable), kMemcpySource);
   if (st.step_time_ns > 0) {
     metrics->Set("memcpy_step_ratio", static_cast<double>(st.in_steps_ns) / static_cast<double>(st.step_time_ns),
-                 kSource);
+                 kMemcpySource);
   } else {
     metrics->SetUnavailable("memcpy_step_ratio", "no steps in the trace");
   }

@@ -15,7 +15,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "memory";
+constexpr char kMemorySource[] = "memory";
 
 std::optional<double> ArgNumber(const Trace& t, uint64_t begin, uint16_t count, std::optional<StringId> key) {
   if (!key) return std::nullopt;
@@ -64,7 +64,7 @@ uint32_t EnclosingSlice(const Trace& t, const std::vector<uint32_t>& parent,
 }
 
 // Per-track [begin, end) of the finalized slices (sorted by track).
-std::vector<std::pair<uint32_t, uint32_t>> TrackRanges(const Trace& trace) {
+std::vector<std::pair<uint32_t, uint32_t>> MemoryTrackRanges(const Trace& trace) {
   std::vector<std::pair<uint32_t, uint32_t>> track_range(trace.tracks.size(), {0, 0});
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     uint32_t t = trace.slices.track[i];
@@ -228,7 +228,7 @@ std::string DescribePeak(const Trace& trace, const MemoryPeak& p) {
 MemoryResult ComputeMemoryPeaks(const Trace& trace) {
   MemoryResult r;
   std::vector<uint32_t> parent = ParentSlices(trace);
-  std::vector<std::pair<uint32_t, uint32_t>> track_range = TrackRanges(trace);
+  std::vector<std::pair<uint32_t, uint32_t>> track_range = MemoryTrackRanges(trace);
   std::map<PeakKey, MemoryPeak> peaks;
   PeaksFromMemoryEvents(trace, parent, track_range, &peaks);
   PeaksFromMemoryRecord(trace, parent, track_range, &peaks);
@@ -259,14 +259,14 @@ void PublishMemoryPeaks(const Trace& trace, const MemoryResult& r, MetricSet* me
     double used = p.peak_reserved > 0 ? p.peak_reserved : p.peak_allocated;
     if (p.capacity_bytes > 0) util = std::max(util, used / p.capacity_bytes);
   }
-  metrics->Set("memory_peak_allocated_bytes", top->peak_allocated, kSource);
+  metrics->Set("memory_peak_allocated_bytes", top->peak_allocated, kMemorySource);
   if (reserved > 0) {
-    metrics->Set("memory_peak_reserved_bytes", reserved, kSource);
+    metrics->Set("memory_peak_reserved_bytes", reserved, kMemorySource);
   } else {
     metrics->SetUnavailable("memory_peak_reserved_bytes", "the allocator reports no reserved memory (0 on CPU)");
   }
   if (util >= 0) {
-    metrics->Set("memory_peak_util", util, kSource);
+    metrics->Set("memory_peak_util", util, kMemorySource);
   } else {
     metrics->SetUnavailable("memory_peak_util", "device memory capacity unknown (no totalGlobalMem in deviceProperties)");
   }

@@ -7,7 +7,7 @@
 namespace aiprof {
 namespace {
 
-std::optional<double> Number(const Trace& t, uint64_t begin, uint16_t count, StringId key) {
+std::optional<double> ArgNumberAt(const Trace& t, uint64_t begin, uint16_t count, StringId key) {
   for (uint64_t i = begin; i < begin + count; ++i) {
     const Arg& a = t.args[i];
     if (a.key != key) continue;
@@ -91,14 +91,19 @@ std::vector<MemorySeries> ComputeMemorySeries(const Trace& trace, size_t max_poi
   if (alloc_key || bytes_key) {
     const InstantTable& in = trace.instants;
     for (uint32_t i = 0; i < in.size(); ++i) {
-      std::optional<double> alloc = alloc_key ? Number(trace, in.arg_begin[i], in.arg_count[i], *alloc_key) : std::nullopt;
+      std::optional<double> alloc =
+          alloc_key ? ArgNumberAt(trace, in.arg_begin[i], in.arg_count[i], *alloc_key) : std::nullopt;
       // Older traces (2021 Kineto) carry only each event's signed Bytes: the
       // series is then the running sum, i.e. net allocated since the trace began.
       std::optional<double> delta;
-      if (!alloc && bytes_key) delta = Number(trace, in.arg_begin[i], in.arg_count[i], *bytes_key);
+      if (!alloc && bytes_key) delta = ArgNumberAt(trace, in.arg_begin[i], in.arg_count[i], *bytes_key);
       if (!alloc && !delta) continue;
-      int64_t type = type_key ? static_cast<int64_t>(Number(trace, in.arg_begin[i], in.arg_count[i], *type_key).value_or(0)) : 0;
-      int64_t id = id_key ? static_cast<int64_t>(Number(trace, in.arg_begin[i], in.arg_count[i], *id_key).value_or(-1)) : -1;
+      int64_t type =
+          type_key ? static_cast<int64_t>(ArgNumberAt(trace, in.arg_begin[i], in.arg_count[i], *type_key).value_or(0))
+                   : 0;
+      int64_t id =
+          id_key ? static_cast<int64_t>(ArgNumberAt(trace, in.arg_begin[i], in.arg_count[i], *id_key).value_or(-1))
+                 : -1;
       int32_t rank = trace.tracks.rank[in.track[i]];
       MemorySeries& s = by_device[{rank, type, id}];
       if (s.label.empty()) {

@@ -58,7 +58,7 @@ std::vector<Fault> ReadFaults(const Trace& t) {
   return faults;
 }
 
-uint64_t Key(int64_t pid, int64_t tid) {
+uint64_t ThreadKey(int64_t pid, int64_t tid) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
 }
 
@@ -80,8 +80,9 @@ void SweepFaults(const Trace& t, std::vector<Fault>& faults,
     const TrackId track = sl.track[i];
     size_t end = i;
     while (end < sl.size() && sl.track[end] == track) ++end;
-    auto it = t.tracks.kind[track] == TrackKind::kThread ? by_thread.find(Key(t.tracks.pid[track], t.tracks.tid[track]))
-                                                         : by_thread.end();
+    auto it = t.tracks.kind[track] == TrackKind::kThread
+                  ? by_thread.find(ThreadKey(t.tracks.pid[track], t.tracks.tid[track]))
+                  : by_thread.end();
     if (it != by_thread.end()) {
       const std::vector<size_t>& fs = it->second;
       size_t j = 0;
@@ -291,7 +292,7 @@ PageFaultsResult ComputePageFaults(const Trace& t, const AnalysisWindow& w) {
 
   // The slices that enclose each counted fault on its thread.
   std::unordered_map<uint64_t, std::vector<size_t>> by_thread;  // in time order
-  for (size_t i : counted) by_thread[Key(faults[i].pid, faults[i].tid)].push_back(i);
+  for (size_t i : counted) by_thread[ThreadKey(faults[i].pid, faults[i].tid)].push_back(i);
   const SliceTable& sl = t.slices;
   SweepFaults(t, faults, by_thread, [&](Fault& f, const std::vector<uint32_t>& open) {
     uint32_t outer = kNone, inner = kNone;
@@ -422,7 +423,7 @@ FaultsBySlice ComputeFaultsBySlice(const Trace& t) {
   if (!out.has_records) return out;
   std::stable_sort(faults.begin(), faults.end(), [](const Fault& a, const Fault& b) { return a.ts < b.ts; });
   std::unordered_map<uint64_t, std::vector<size_t>> by_thread;
-  for (size_t i = 0; i < faults.size(); ++i) by_thread[Key(faults[i].pid, faults[i].tid)].push_back(i);
+  for (size_t i = 0; i < faults.size(); ++i) by_thread[ThreadKey(faults[i].pid, faults[i].tid)].push_back(i);
   const SliceTable& sl = t.slices;
   SweepFaults(t, faults, by_thread, [&](Fault& f, const std::vector<uint32_t>& open) {
     for (size_t k = open.size(); k-- > 0;) {

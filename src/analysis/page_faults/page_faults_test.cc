@@ -23,7 +23,7 @@ using testing::ImportJsonText;
 // 11 faults over 3 steady steps = 11/3 per step; at 20 µs a fault,
 // 73.33 µs per step, 7.33% of the 1 ms step. Ops: (A, a1) 7, (no op) 2,
 // (A, A) 1, (B, B) 1.
-constexpr const char* kTrace = R"({"traceEvents":[
+constexpr const char* kFaultTrace = R"({"traceEvents":[
   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000,"dur":1000},
   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":2000,"dur":1000},
@@ -48,8 +48,8 @@ constexpr const char* kTrace = R"({"traceEvents":[
   {"ph":"i","s":"t","cat":"aiprof_page_fault","name":"minor page fault","pid":2,"tid":2,"ts":2500}
 ]})";
 
-std::unique_ptr<Trace> Load(bool with_cost) {
-  auto t = ImportJsonText(kTrace);
+std::unique_ptr<Trace> LoadCapture(bool with_cost) {
+  auto t = ImportJsonText(kFaultTrace);
   if (!t) return t;
   t->metadata[kPageFaultsMeta] = "on";
   t->metadata[kPageFaultPeriodMeta] = "1";
@@ -58,7 +58,7 @@ std::unique_ptr<Trace> Load(bool with_cost) {
 }
 
 TEST(PageFaultsTest, HandMadeTraceFiguresWorkedByHand) {
-  auto t = Load(true);
+  auto t = LoadCapture(true);
   ASSERT_NE(t, nullptr);
   ASSERT_TRUE(HasPageFaultData(*t));
   const AnalysisWindow w = ComputeAnalysisWindow(*t, /*warmup_steps=*/0);
@@ -101,7 +101,7 @@ TEST(PageFaultsTest, HandMadeTraceFiguresWorkedByHand) {
 
 // A period of 4 (one record per 4 faults) scales every count.
 TEST(PageFaultsTest, PeriodScalesCounts) {
-  auto t = Load(true);
+  auto t = LoadCapture(true);
   ASSERT_NE(t, nullptr);
   t->metadata[kPageFaultPeriodMeta] = "4";
   const PageFaultsResult r = ComputePageFaults(*t, ComputeAnalysisWindow(*t, 0));
@@ -113,7 +113,7 @@ TEST(PageFaultsTest, PeriodScalesCounts) {
 // Bad input: fault records without the cost metadata give no time, and say
 // why ("cost unknown"), never a time from a made-up cost.
 TEST(PageFaultsTest, NoCostMetadataSaysCostUnknown) {
-  auto t = Load(false);
+  auto t = LoadCapture(false);
   ASSERT_NE(t, nullptr);
   const PageFaultsResult r = ComputePageFaults(*t, ComputeAnalysisWindow(*t, 0));
   EXPECT_FALSE(r.cost_known);
@@ -219,7 +219,7 @@ TEST(PageFaultsTest, AllocatorMetricsFromTheCapturesMalloc) {
 }
 
 TEST(PageFaultsTest, AllocatorEvidenceComesBeforeTheOps) {
-  auto t = Load(true);
+  auto t = LoadCapture(true);
   ASSERT_NE(t, nullptr);
   t->metadata[kMallocMeta] = "jemalloc";
   t->metadata[kMallocSettingsMeta] = "LD_PRELOAD=libjemalloc.so.2";

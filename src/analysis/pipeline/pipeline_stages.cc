@@ -14,15 +14,15 @@ namespace {
 
 constexpr uint32_t kNoStage = UINT32_MAX;
 
-struct Scan {
+struct StageScan {
   std::vector<uint32_t> stage_of_span;  // slice → stage index, or kNoStage
   std::vector<uint32_t> enclosing;      // slice → nearest enclosing stage span, or kNoSlice
   std::vector<PipelineStage> stages;
 };
 
-Scan FindStageSpans(const Trace& trace, const std::vector<uint32_t>& parent) {
+StageScan FindStageSpans(const Trace& trace, const std::vector<uint32_t>& parent) {
   const SliceTable& s = trace.slices;
-  Scan sc;
+  StageScan sc;
   sc.stage_of_span.assign(s.size(), kNoStage);
   sc.enclosing.assign(s.size(), kNoSlice);
   std::map<std::string_view, uint32_t> index;
@@ -41,7 +41,7 @@ Scan FindStageSpans(const Trace& trace, const std::vector<uint32_t>& parent) {
 }
 
 // Working time per stage span: |∪ direct children| (children come in start order).
-std::vector<int64_t> WorkingTimes(const Trace& trace, const std::vector<uint32_t>& parent, const Scan& sc) {
+std::vector<int64_t> WorkingTimes(const Trace& trace, const std::vector<uint32_t>& parent, const StageScan& sc) {
   const SliceTable& s = trace.slices;
   std::vector<int64_t> working(s.size(), 0), covered(s.size(), INT64_MIN);
   for (uint32_t i = 0; i < s.size(); ++i) {
@@ -56,7 +56,7 @@ std::vector<int64_t> WorkingTimes(const Trace& trace, const std::vector<uint32_t
 
 using EdgeKey = std::tuple<int, uint32_t, uint32_t>;  // kind, from, to
 
-uint32_t StageAt(const Scan& sc, uint32_t slice) {
+uint32_t StageAt(const StageScan& sc, uint32_t slice) {
   if (slice == kNoSlice) return kNoStage;
   if (sc.stage_of_span[slice] != kNoStage) return sc.stage_of_span[slice];
   uint32_t e = sc.enclosing[slice];
@@ -92,7 +92,7 @@ const char* StageEdgeKindName(StageEdgeKind k) {
 PipelineResult ComputePipelineStages(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> parent = ParentSlices(trace);
-  Scan sc = FindStageSpans(trace, parent);
+  StageScan sc = FindStageSpans(trace, parent);
   PipelineResult r;
   if (sc.stages.empty()) return r;
   std::vector<int64_t> working = WorkingTimes(trace, parent, sc);

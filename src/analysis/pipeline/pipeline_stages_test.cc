@@ -22,7 +22,7 @@ using testing::ImportJsonText;
 // Thread 2: pipeline/upload 445..470 (op 446..468, work 22), fed by a flow
 // from postprocess's op at 430.
 // Pipeline time = Σ top-level spans = 100+300+50+100+200+50+25 = 825 µs.
-constexpr char kTrace[] = R"({"traceEvents":[
+constexpr char kStagesTrace[] = R"({"traceEvents":[
  {"ph":"X","cat":"user_annotation","name":"stage:preprocess","pid":1,"tid":1,"ts":0,"dur":100},
  {"ph":"X","cat":"cpu_op","name":"aten::resize","pid":1,"tid":1,"ts":0,"dur":60},
  {"ph":"X","cat":"user_annotation","name":"stage:image_generator","pid":1,"tid":1,"ts":100,"dur":300},
@@ -43,7 +43,7 @@ constexpr char kTrace[] = R"({"traceEvents":[
  {"ph":"f","bp":"e","cat":"test_flow","name":"to_upload","id":7,"pid":1,"tid":2,"ts":450}
 ]})";
 
-const PipelineStage* Find(const PipelineResult& r, std::string_view name, size_t* index = nullptr) {
+const PipelineStage* FindStage(const PipelineResult& r, std::string_view name, size_t* index = nullptr) {
   for (size_t i = 0; i < r.stages.size(); ++i) {
     if (r.stages[i].name == name) {
       if (index != nullptr) *index = i;
@@ -63,7 +63,7 @@ TEST(PipelineStagesTest, StageNameConvention) {
 }
 
 TEST(PipelineStagesTest, HandMadeTraceSharesWorkAndGraph) {
-  auto t = ImportJsonText(kTrace);
+  auto t = ImportJsonText(kStagesTrace);
   ASSERT_TRUE(t);
   PipelineResult r = ComputePipelineStages(*t);
   EXPECT_EQ(r.pipeline_ns, 825'000);
@@ -75,16 +75,16 @@ TEST(PipelineStagesTest, HandMadeTraceSharesWorkAndGraph) {
   EXPECT_EQ(gen->working_ns, 390'000);
   EXPECT_EQ(gen->waiting_ns, 110'000);
   EXPECT_NEAR(gen->latency_share, 500.0 / 825, 1e-12);
-  const PipelineStage* pre = Find(r, "preprocess");
+  const PipelineStage* pre = FindStage(r, "preprocess");
   ASSERT_NE(pre, nullptr);
   EXPECT_EQ(pre->working_ns, 110'000);
   EXPECT_EQ(pre->waiting_ns, 90'000);
-  const PipelineStage* vae = Find(r, "vae_decode");
+  const PipelineStage* vae = FindStage(r, "vae_decode");
   ASSERT_NE(vae, nullptr);
   EXPECT_EQ(vae->top_level_instances, 0u);
   EXPECT_EQ(vae->working_ns, 70'000);
   EXPECT_NEAR(vae->latency_share, 90.0 / 825, 1e-12);
-  const PipelineStage* up = Find(r, "upload");
+  const PipelineStage* up = FindStage(r, "upload");
   ASSERT_NE(up, nullptr);
   EXPECT_EQ(up->working_ns, 22'000);
   ASSERT_TRUE(r.top_stage && r.limiting_stage);
@@ -92,8 +92,8 @@ TEST(PipelineStagesTest, HandMadeTraceSharesWorkAndGraph) {
   EXPECT_EQ(*r.limiting_stage, 0u);  // mean work 195 µs vs vae 70, preprocess 55, postprocess 45, upload 22
 
   size_t ipre = 0, igen = 0, ipost = 0, ivae = 0, iup = 0;
-  Find(r, "preprocess", &ipre), Find(r, "image_generator", &igen), Find(r, "postprocess", &ipost);
-  Find(r, "vae_decode", &ivae), Find(r, "upload", &iup);
+  FindStage(r, "preprocess", &ipre), FindStage(r, "image_generator", &igen), FindStage(r, "postprocess", &ipost);
+  FindStage(r, "vae_decode", &ivae), FindStage(r, "upload", &iup);
   auto count = [&](StageEdgeKind k, size_t a, size_t b) -> uint64_t {
     for (const StageEdge& e : r.edges) {
       if (e.kind == k && e.from == a && e.to == b) return e.count;

@@ -12,7 +12,7 @@
 namespace aiprof {
 namespace {
 
-std::string Lower(std::string_view s) {
+std::string LowerCopy(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -117,11 +117,11 @@ StatusOr<std::vector<DevicePeaks>> LoadDevices(const std::string& explicit_file)
 }
 
 const DevicePeaks* FindDevice(const std::vector<DevicePeaks>& devices, std::string_view name) {
-  std::string want = Lower(name);
+  std::string want = LowerCopy(name);
   for (const DevicePeaks& d : devices) {
-    if (Lower(d.name) == want) return &d;
+    if (LowerCopy(d.name) == want) return &d;
     for (const std::string& a : d.aliases) {
-      if (Lower(a) == want) return &d;
+      if (LowerCopy(a) == want) return &d;
     }
   }
   return nullptr;
@@ -132,13 +132,13 @@ const DevicePeaks* DetectDevice(const std::vector<DevicePeaks>& devices,
   std::string text;
   for (const auto& [key, value] : metadata) {
     bool gpu_name = key.rfind("gpu.", 0) == 0 && key.size() > 5 && key.compare(key.size() - 5, 5, ".name") == 0;
-    if (key == "device_properties" || gpu_name || key == "device_name") text += Lower(value) + "\n";
+    if (key == "device_properties" || gpu_name || key == "device_name") text += LowerCopy(value) + "\n";
   }
   if (text.empty()) return nullptr;
   const DevicePeaks* best = nullptr;
   size_t best_len = 0;
   auto consider = [&](const DevicePeaks& d, const std::string& n) {
-    std::string l = Lower(n);
+    std::string l = LowerCopy(n);
     if (l.size() > best_len && text.find(l) != std::string::npos) best = &d, best_len = l.size();
   };
   for (const DevicePeaks& d : devices) {
@@ -150,7 +150,7 @@ const DevicePeaks* DetectDevice(const std::vector<DevicePeaks>& devices,
 
 void UpsertDevice(DevicePeaks device, std::vector<DevicePeaks>* devices) {
   for (DevicePeaks& d : *devices) {
-    if (Lower(d.name) == Lower(device.name)) {
+    if (LowerCopy(d.name) == LowerCopy(device.name)) {
       d = std::move(device);
       return;
     }

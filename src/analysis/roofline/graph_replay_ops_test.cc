@@ -32,7 +32,7 @@ namespace {
 
 using testing::FixturesDir;
 
-std::string Fixture(const char* name) { return FixturesDir() + "/tracelens/" + name; }
+std::string TraceLensFixture(const char* name) { return FixturesDir() + "/tracelens/" + name; }
 
 const char kReplay[] = "inference__vllm_decode_full__graph_execution.json.gz";
 const char kCapture[] =
@@ -52,7 +52,7 @@ uint64_t AllInstances(const RooflineResult& r) {
 TEST(GraphReplayOpsTest, VllmRooflineAndCoverageBeforeAndAfterTheMerge) {
   auto before = testing::ImportFixture(std::string("tracelens/") + kReplay);
   ASSERT_NE(before, nullptr);
-  auto after = testing::ImportWithCaptures(Fixture(kReplay), {Fixture(kCapture)});
+  auto after = testing::ImportWithCaptures(TraceLensFixture(kReplay), {TraceLensFixture(kCapture)});
   ASSERT_TRUE(after.ok()) << after.status().message();
 
   RooflineResult rb = ComputeRoofline(*before, nullptr), ra = ComputeRoofline(**after, nullptr);
@@ -75,7 +75,7 @@ TEST(GraphReplayOpsTest, VllmRooflineAndCoverageBeforeAndAfterTheMerge) {
 }
 
 TEST(GraphReplayOpsTest, VllmGemmsMatchTraceLensPublishedGemmCsv) {
-  auto r = testing::ImportWithCaptures(Fixture(kReplay), {Fixture(kCapture)});
+  auto r = testing::ImportWithCaptures(TraceLensFixture(kReplay), {TraceLensFixture(kCapture)});
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Trace& t = **r;
   const SliceTable& s = t.slices;
@@ -130,7 +130,7 @@ TEST(GraphReplayOpsTest, FluxGemmCountsMatchTraceLensPublishedOpsSummary) {
   const char capture[] = "inference__xdit_flux.1_aiter_sage__capture_traces__capture_trace_rank_0.json.gz";
   auto before = testing::ImportFixture(std::string("tracelens/") + replay);
   ASSERT_NE(before, nullptr);
-  auto after = testing::ImportWithCaptures(Fixture(replay), {Fixture(capture)});
+  auto after = testing::ImportWithCaptures(TraceLensFixture(replay), {TraceLensFixture(capture)});
   ASSERT_TRUE(after.ok()) << after.status().message();
   RooflineResult rb = ComputeRoofline(*before, nullptr), ra = ComputeRoofline(**after, nullptr);
   EXPECT_EQ(Instances(rb, "aten::mm"), 0u);
@@ -157,7 +157,7 @@ TEST(GraphReplayOpsTest, FluxAttributionGainsOpsButNoHostTime) {
   const char capture[] = "inference__xdit_flux.1_aiter_sage__capture_traces__capture_trace_rank_0.json.gz";
   auto before = testing::ImportFixture(std::string("tracelens/") + replay);
   ASSERT_NE(before, nullptr);
-  auto after = testing::ImportWithCaptures(Fixture(replay), {Fixture(capture)});
+  auto after = testing::ImportWithCaptures(TraceLensFixture(replay), {TraceLensFixture(capture)});
   ASSERT_TRUE(after.ok()) << after.status().message();
   AttributionResult ab = ComputeAttribution(*before, nullptr), aa = ComputeAttribution(**after, nullptr);
   EXPECT_EQ(aa.wall_ns, ab.wall_ns);

@@ -9,16 +9,12 @@
 namespace aiprof {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
-bool Has(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
-
 KernelClass TritonClass(std::string_view n) {
-  if (StartsWith(n, "triton_poi_")) return KernelClass::kTritonPointwise;
-  if (StartsWith(n, "triton_red_")) return KernelClass::kTritonReduction;
-  if (StartsWith(n, "triton_per_")) return KernelClass::kTritonPersistentReduction;
-  if (StartsWith(n, "triton_tem_")) return KernelClass::kTritonTemplate;
-  if (StartsWith(n, "triton_for_")) return KernelClass::kTritonForeach;
+  if (n.starts_with("triton_poi_")) return KernelClass::kTritonPointwise;
+  if (n.starts_with("triton_red_")) return KernelClass::kTritonReduction;
+  if (n.starts_with("triton_per_")) return KernelClass::kTritonPersistentReduction;
+  if (n.starts_with("triton_tem_")) return KernelClass::kTritonTemplate;
+  if (n.starts_with("triton_for_")) return KernelClass::kTritonForeach;
   return KernelClass::kTritonOther;
 }
 
@@ -55,26 +51,27 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
   if (kind == EventKind::kMemset) return KernelClass::kMemset;
   if (kind == EventKind::kMemcpy) return KernelClass::kMemcpy;
   if (kind == EventKind::kCollective) return KernelClass::kCollective;
-  if (StartsWith(n, "triton_")) return TritonClass(n);
-  if (StartsWith(n, "Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") || Has(n, "cutlass") ||
-      Has(n, "xmma") || Has(n, "matmul_ogs") || Has(n, "_matmul")) {
+  if (n.starts_with("triton_")) return TritonClass(n);
+  if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
+      Contains(n, "cutlass") || Contains(n, "xmma") || Contains(n, "matmul_ogs") || Contains(n, "_matmul")) {
     return KernelClass::kGemm;
   }
   if (ContainsIgnoreCase(n, "attention") || ContainsIgnoreCase(n, "flash") || ContainsIgnoreCase(n, "fmha") ||
-      StartsWith(n, "attn_") || Has(n, "_attn_")) {
+      n.starts_with("attn_") || Contains(n, "_attn_")) {
     return KernelClass::kAttention;
   }
   if (ContainsIgnoreCase(n, "norm")) return KernelClass::kNorm;
-  if (Has(n, "reduce_kernel") || Has(n, "reduce_segments") || Has(n, "Reduce")) return KernelClass::kReduction;
-  if (Has(n, "elementwise_kernel") || Has(n, "vectorized_") || Has(n, "unrolled_elementwise")) {
+  if (Contains(n, "reduce_kernel") || Contains(n, "reduce_segments") || Contains(n, "Reduce"))
+    return KernelClass::kReduction;
+  if (Contains(n, "elementwise_kernel") || Contains(n, "vectorized_") || Contains(n, "unrolled_elementwise")) {
     return KernelClass::kElementwise;
   }
   return KernelClass::kOther;
 }
 
 bool IsCompiledRegionName(std::string_view n) {
-  return StartsWith(n, "Torch-Compiled Region") || n == "CompiledFunction" || StartsWith(n, "## Call CompiledFxGraph") ||
-         StartsWith(n, "torch.compile");
+  return n.starts_with("Torch-Compiled Region") || n == "CompiledFunction" ||
+         n.starts_with("## Call CompiledFxGraph") || n.starts_with("torch.compile");
 }
 
 KernelClassResult ComputeKernelClasses(const Trace& trace) {
@@ -98,7 +95,7 @@ KernelClassResult ComputeKernelClasses(const Trace& trace) {
       auto [it, added] = region_index.emplace(s.name[i].raw, r.regions.size());
       if (added) r.regions.push_back({std::string(name)});
       r.regions[it->second].instances++;
-      r.compiled_region_entries += StartsWith(name, "Torch-Compiled Region");
+      r.compiled_region_entries += name.starts_with("Torch-Compiled Region");
     }
   }
   std::vector<uint32_t> launcher = OpLaunchingCalls(trace);

@@ -51,7 +51,7 @@ std::optional<OpCost> ShapeCost(const Trace& trace, const OpArgReader& args, uin
   return EstimateOpCost(name, *dims, *types, out ? &*out : nullptr, concrete ? &*concrete : nullptr);
 }
 
-struct Scan {
+struct RooflineScan {
   const Trace& trace;
   OpArgReader args;
   std::vector<uint32_t> parent;
@@ -59,7 +59,7 @@ struct Scan {
   std::vector<uint8_t> root;      // modelled, no modelled ancestor
   std::vector<double> trace_flops;
 
-  explicit Scan(const Trace& t) : trace(t), args(t), parent(ParentSlices(t)) {}
+  explicit RooflineScan(const Trace& t) : trace(t), args(t), parent(ParentSlices(t)) {}
 
   void MarkRoots() {
     const SliceTable& s = trace.slices;
@@ -104,14 +104,13 @@ struct Scan {
       if (p != kNoSlice && !nested) trace_flops[p] += f;
     }
   }
-
 };
 
 // Device time per root: kernels attributed through their launching call
 // (or, without one, the host op a flow links them to: torch_npu),
 // except kernels already placed as device tasks (`placed`), whose roots are
 // marked in `*covered` instead.
-std::vector<int64_t> DeviceTimes(const Trace& trace, const Scan& scan, const std::vector<uint8_t>& placed,
+std::vector<int64_t> DeviceTimes(const Trace& trace, const RooflineScan& scan, const std::vector<uint8_t>& placed,
                                  std::vector<uint8_t>* covered, bool* any_kernel) {
   const SliceTable& s = trace.slices;
   std::vector<int64_t> t(s.size(), 0);
@@ -300,7 +299,7 @@ RooflineResult ComputeRoofline(const Trace& trace, const DevicePeaks* device) {
   RowIndex rows;
   std::vector<uint8_t> placed(s.size(), 0);
   AddDeviceTasks(trace, device, &rows, &placed, &r);
-  Scan scan(trace);
+  RooflineScan scan(trace);
   scan.MarkRoots();
   scan.CollectTraceFlops();
   bool any_kernel = false;

@@ -25,7 +25,7 @@ using testing::TempDir;
 //   aten::conv2d 160..180   x[1,3,8,8] w[4,3,3,3] b[4]; output [1,4,6,6] from the relu that consumes it
 //     aten::convolution 161..179                   F = 2·36·108 = 7776, B = (192+108+4+144)·4 = 1792
 //   aten::relu  180..185    [1,4,6,6]              F = 144, B = 1152
-constexpr char kTrace[] = R"({"traceEvents":[
+constexpr char kRooflineTrace[] = R"({"traceEvents":[
  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":100,
   "args":{"Input Dims":[[64,64],[64,64]],"Input type":["float","float"]}},
  {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":100,"dur":50,
@@ -60,7 +60,7 @@ const RooflineRow* Row(const RooflineResult& r, std::string_view name) {
 }
 
 TEST(RooflineTest, HandMadeTraceFiguresAndMetrics) {
-  auto t = ImportJsonText(kTrace);
+  auto t = ImportJsonText(kRooflineTrace);
   ASSERT_TRUE(t);
   DevicePeaks dev = TestDevice(1e12);  // ridge 10 FLOP/byte
   RooflineResult r = ComputeRoofline(*t, &dev);
@@ -103,7 +103,7 @@ TEST(RooflineTest, HandMadeTraceFiguresAndMetrics) {
 }
 
 TEST(RooflineTest, RidgePointBothSides) {
-  auto t = ImportJsonText(kTrace);
+  auto t = ImportJsonText(kRooflineTrace);
   ASSERT_TRUE(t);
   // mm has AI 10.67: compute-bound under ridge 10, memory-bound under ridge 11.
   DevicePeaks low = TestDevice(1.0e12), high = TestDevice(1.1e12);
@@ -116,7 +116,7 @@ TEST(RooflineTest, RidgePointBothSides) {
 }
 
 TEST(RooflineTest, UnavailableWithoutDeviceOrShapes) {
-  auto t = ImportJsonText(kTrace);
+  auto t = ImportJsonText(kRooflineTrace);
   ASSERT_TRUE(t);
   RooflineResult r = ComputeRoofline(*t, nullptr);
   EXPECT_EQ(EvaluateRow(r.rows[0], nullptr).bound, Bound::kUnknown);

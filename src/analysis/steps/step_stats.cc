@@ -15,7 +15,7 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "steps";
+constexpr char kStepsSource[] = "steps";
 
 // Steps of one track sorted by start, for assigning slices to steps.
 struct TrackSteps {
@@ -169,11 +169,11 @@ void PublishStepImpact(const StepStats& stats, MetricSet* metrics) {
                                                                     : "fewer than 3 steady-state steps");
     return;
   }
-  metrics->Set("step_time_excess_ns", std::max(0.0, stats.mean_ns - stats.p50_ns), kSource);
+  metrics->Set("step_time_excess_ns", std::max(0.0, stats.mean_ns - stats.p50_ns), kStepsSource);
 }
 
 void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* metrics) {
-  metrics->Set("steps", static_cast<double>(stats.count), kSource);
+  metrics->Set("steps", static_cast<double>(stats.count), kStepsSource);
   if (stats.count == 0) {
     const char* why = "no steps in the trace (no ProfilerStep#N, step annotations or step_trace_time.csv)";
     metrics->SetUnavailable("step_time_mean_ns", why);
@@ -182,16 +182,16 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
     metrics->SetUnavailable("step_time_excess_ratio", why);
     return;
   }
-  metrics->Set("step_time_mean_ns", stats.mean_ns, kSource);
-  metrics->Set("step_time_cv", stats.cv, kSource);
-  metrics->Set("step_time_p99_ns", stats.p99_ns, kSource);
+  metrics->Set("step_time_mean_ns", stats.mean_ns, kStepsSource);
+  metrics->Set("step_time_cv", stats.cv, kStepsSource);
+  metrics->Set("step_time_p99_ns", stats.p99_ns, kStepsSource);
   // Share of the mean step lost to steps slower than the median: what the
   // slow steps cost, the impact of an unstable-steps finding.
   if (stats.count < kMinStepsForExcess) {
     metrics->SetUnavailable("step_time_excess_ratio", "fewer than 3 steps: no typical step to compare with");
   } else {
     metrics->Set("step_time_excess_ratio",
-                 stats.mean_ns > 0 ? std::max(0.0, (stats.mean_ns - stats.p50_ns) / stats.mean_ns) : 0, kSource);
+                 stats.mean_ns > 0 ? std::max(0.0, (stats.mean_ns - stats.p50_ns) / stats.mean_ns) : 0, kStepsSource);
   }
   for (const BreakdownStep& b : stats.breakdown_steps) {
     if (stats.p50_ns <= 0 || static_cast<double>(b.dur_ns) < 1.5 * stats.p50_ns) continue;

@@ -8,7 +8,7 @@
 namespace aiprof {
 namespace {
 
-uint64_t Key(StringId a, StringId b) { return (static_cast<uint64_t>(a.raw) << 32) | b.raw; }
+uint64_t PairKey(StringId a, StringId b) { return (static_cast<uint64_t>(a.raw) << 32) | b.raw; }
 
 // The function index of each call site, and whether a Python frame lies on
 // its path to the root (a parent precedes its children: kEarlierRow).
@@ -19,7 +19,7 @@ void IndexCallsites(const Trace& trace, HostSampleStats* out, std::vector<uint32
   fn_of->resize(c.size());
   python->resize(c.size());
   for (size_t i = 0; i < c.size(); ++i) {
-    auto [it, added] = index.emplace(Key(c.frame[i], c.module[i]), static_cast<uint32_t>(out->functions.size()));
+    auto [it, added] = index.emplace(PairKey(c.frame[i], c.module[i]), static_cast<uint32_t>(out->functions.size()));
     if (added) out->functions.push_back({.frame = c.frame[i], .module = c.module[i], .kind = c.kind[i]});
     (*fn_of)[i] = it->second;
     const uint32_t up = c.parent[i];

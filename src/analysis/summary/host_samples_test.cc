@@ -23,7 +23,7 @@ std::vector<std::pair<std::string, std::string>> Path(const Trace& t, uint32_t c
   return out;
 }
 
-const SampledFunction* Find(const Trace& t, const HostSampleStats& h, const std::string& frame) {
+const SampledFunction* FindFunction(const Trace& t, const HostSampleStats& h, const std::string& frame) {
   for (const SampledFunction& f : h.functions) {
     if (t.Str(f.frame) == frame) return &f;
   }
@@ -57,18 +57,18 @@ TEST(HostSamplesTest, SelfTotalRecursionPythonAndThreads) {
   EXPECT_FALSE(h.truncated.has_value());
   ASSERT_EQ(h.functions.size(), 4u);
   // f: self 2 (both f2 samples), total 3 (f2 twice, g under f1 once; recursion once per sample).
-  const SampledFunction* f = Find(*t, h, "f");
+  const SampledFunction* f = FindFunction(*t, h, "f");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->self_samples, 2u);
   EXPECT_EQ(f->total_samples, 3u);
   EXPECT_EQ(f->total_ns, 3000);
-  const SampledFunction* gf = Find(*t, h, "g");
+  const SampledFunction* gf = FindFunction(*t, h, "g");
   EXPECT_EQ(gf->self_samples, 2u);   // g under f1, g under the Python frame
   EXPECT_EQ(gf->total_samples, 4u);  // every sample with a stack passes through g
-  const SampledFunction* m = Find(*t, h, "main");
+  const SampledFunction* m = FindFunction(*t, h, "main");
   EXPECT_EQ(m->self_samples, 0u);
   EXPECT_EQ(m->total_samples, 4u);
-  const SampledFunction* p = Find(*t, h, "step (train.py:3)");
+  const SampledFunction* p = FindFunction(*t, h, "step (train.py:3)");
   EXPECT_EQ(p->kind, FrameKind::kPython);
   EXPECT_EQ(p->total_samples, 1u);
   // Ranked by self, then total, then name: f (2, 3) and g (2, 4): g first.
@@ -141,7 +141,7 @@ TEST(HostSamplesTest, MatchesBruteForceOnRandomStacks) {
     // function: the kinds of one pair are equal in real traces, not here.
     EXPECT_EQ(h.with_python, python);
     for (const auto& [frame, counts] : expect) {
-      const SampledFunction* f = Find(*t, h, frame);
+      const SampledFunction* f = FindFunction(*t, h, frame);
       ASSERT_NE(f, nullptr) << frame;
       EXPECT_EQ(f->self_samples, counts.first) << frame;
       EXPECT_EQ(f->total_samples, counts.second) << frame;

@@ -10,7 +10,7 @@
 namespace aiprof {
 namespace {
 
-std::optional<double> Number(const Arg* a) {
+std::optional<double> ArgNumber(const Arg* a) {
   if (!a) return std::nullopt;
   if (a->type == ArgType::kInt) return static_cast<double>(a->i);
   if (a->type == ArgType::kUint) return static_cast<double>(a->u);
@@ -19,7 +19,7 @@ std::optional<double> Number(const Arg* a) {
 }
 
 // Linear interpolation between closest ranks of sorted `v` (numpy's default).
-double Quantile(const std::vector<double>& v, double q) {
+double TokenQuantile(const std::vector<double>& v, double q) {
   if (v.empty()) return 0;
   const double pos = q * static_cast<double>(v.size() - 1);
   const size_t lo = static_cast<size_t>(pos);
@@ -35,9 +35,9 @@ Distribution Describe(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   d.mean = sum / static_cast<double>(v.size());
-  d.p50 = Quantile(v, 0.5);
-  d.p90 = Quantile(v, 0.9);
-  d.p99 = Quantile(v, 0.99);
+  d.p50 = TokenQuantile(v, 0.5);
+  d.p90 = TokenQuantile(v, 0.9);
+  d.p99 = TokenQuantile(v, 0.99);
   d.max = v.back();
   return d;
 }
@@ -92,17 +92,20 @@ RequestTokenStats ComputeRequestTokens(const Trace& trace) {
   const SliceTable& s = trace.slices;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (s.arg_count[i] == 0) continue;
-    auto t = Number(trace.FindSliceArg(i, *ttft_key));
+    auto t = ArgNumber(trace.FindSliceArg(i, *ttft_key));
     if (!t) continue;
     RequestTokenRow row;
     row.slice = i;
-    row.id = static_cast<uint64_t>(Number(id_key ? trace.FindSliceArg(i, *id_key) : nullptr).value_or(0));
+    row.id = static_cast<uint64_t>(ArgNumber(id_key ? trace.FindSliceArg(i, *id_key) : nullptr).value_or(0));
     row.ttft_ns = static_cast<int64_t>(*t);
-    row.output_tokens = static_cast<uint64_t>(Number(output_key ? trace.FindSliceArg(i, *output_key) : nullptr).value_or(0));
-    row.prompt_tokens = static_cast<uint64_t>(Number(prompt_key ? trace.FindSliceArg(i, *prompt_key) : nullptr).value_or(0));
-    row.queue_ns = static_cast<int64_t>(Number(queue_key ? trace.FindSliceArg(i, *queue_key) : nullptr).value_or(-1));
-    row.tpot_ns = Number(tpot_key ? trace.FindSliceArg(i, *tpot_key) : nullptr).value_or(-1);
-    row.tokens_per_s = Number(rate_key ? trace.FindSliceArg(i, *rate_key) : nullptr).value_or(0);
+    row.output_tokens =
+        static_cast<uint64_t>(ArgNumber(output_key ? trace.FindSliceArg(i, *output_key) : nullptr).value_or(0));
+    row.prompt_tokens =
+        static_cast<uint64_t>(ArgNumber(prompt_key ? trace.FindSliceArg(i, *prompt_key) : nullptr).value_or(0));
+    row.queue_ns =
+        static_cast<int64_t>(ArgNumber(queue_key ? trace.FindSliceArg(i, *queue_key) : nullptr).value_or(-1));
+    row.tpot_ns = ArgNumber(tpot_key ? trace.FindSliceArg(i, *tpot_key) : nullptr).value_or(-1);
+    row.tokens_per_s = ArgNumber(rate_key ? trace.FindSliceArg(i, *rate_key) : nullptr).value_or(0);
     ttft.push_back(static_cast<double>(row.ttft_ns));
     if (row.tpot_ns >= 0) tpot.push_back(row.tpot_ns);
     rate.push_back(row.tokens_per_s);
@@ -132,8 +135,8 @@ RequestTokenStats ComputeRequestTokens(const Trace& trace) {
       if (in.category[i] != *token || in.name[i] != *token) continue;
       std::optional<double> id, n;
       for (uint64_t a = in.arg_begin[i]; a < in.arg_begin[i] + in.arg_count[i]; ++a) {
-        if (trace.args[a].key == *id_key) id = Number(&trace.args[a]);
-        if (n_key && trace.args[a].key == *n_key) n = Number(&trace.args[a]);
+        if (trace.args[a].key == *id_key) id = ArgNumber(&trace.args[a]);
+        if (n_key && trace.args[a].key == *n_key) n = ArgNumber(&trace.args[a]);
       }
       if (!id) continue;
       toks.push_back(Tok{in.track[i], static_cast<uint64_t>(*id), in.ts_ns[i], n.value_or(1)});

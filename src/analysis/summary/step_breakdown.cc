@@ -12,7 +12,7 @@ namespace {
 
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
-struct Window {
+struct StepWindow {
   int64_t begin, end;
   int64_t step;
 };
@@ -29,27 +29,27 @@ std::vector<std::pair<uint32_t, uint32_t>> TrackRanges(const Trace& trace) {
   return r;
 }
 
-std::map<int32_t, std::vector<Window>> StepWindows(const Trace& trace) {
-  std::map<int32_t, std::vector<Window>> by_rank;
+std::map<int32_t, std::vector<StepWindow>> StepWindows(const Trace& trace) {
+  std::map<int32_t, std::vector<StepWindow>> by_rank;
   for (size_t i = 0; i < trace.steps.size(); ++i) {
     by_rank[trace.steps.rank[i]].push_back({trace.steps.ts_ns[i], INT64_MAX, trace.steps.number[i]});
   }
   for (auto& [rank, w] : by_rank) {
-    std::sort(w.begin(), w.end(), [](const Window& a, const Window& b) { return a.begin < b.begin; });
+    std::sort(w.begin(), w.end(), [](const StepWindow& a, const StepWindow& b) { return a.begin < b.begin; });
     for (size_t i = 0; i + 1 < w.size(); ++i) w[i].end = w[i + 1].begin;
   }
   return by_rank;
 }
 
 // Clips `s` to the window; false if nothing is left.
-bool Clip(int64_t start, int64_t dur, const Window& w, std::pair<int64_t, int64_t>* out) {
+bool Clip(int64_t start, int64_t dur, const StepWindow& w, std::pair<int64_t, int64_t>* out) {
   int64_t a = std::max(start, w.begin), b = std::min(start + dur, w.end);
   if (b <= a && !(dur == 0 && start >= w.begin && start < w.end)) return false;
   *out = {a, std::max(a, b)};
   return true;
 }
 
-void AddDerived(StepBreakdown* b, int64_t first, int64_t last, const Window& w) {
+void AddDerived(StepBreakdown* b, int64_t first, int64_t last, const StepWindow& w) {
   auto& v = b->values_ns;
   v["Overlapped"] = v["Communication"] - v["Communication(Not Overlapped)"];
   v["Stage"] = last - first;
@@ -71,14 +71,14 @@ class Breakdowns {
     }
   }
 
-  void Rank(int32_t rank, const std::vector<Window>& windows, std::vector<StepBreakdown>* out) {
+  void Rank(int32_t rank, const std::vector<StepWindow>& windows, std::vector<StepBreakdown>* out) {
     std::vector<uint32_t> overlap, device;
     for (uint32_t t = 0; t < trace_.tracks.size(); ++t) {
       if (trace_.tracks.rank[t] != rank) continue;
       if (trace_.Str(trace_.tracks.process_name[t]) == "Overlap Analysis") overlap.push_back(t);
       if (trace_.tracks.kind[t] == TrackKind::kDeviceStream) device.push_back(t);
     }
-    for (const Window& w : windows) {
+    for (const StepWindow& w : windows) {
       StepBreakdown b{rank, w.step, "timeline", overlap.empty() ? "device_activity" : "overlap_analysis", {}};
       bool found = overlap.empty() ? FromDevice(device, w, &b) : FromOverlap(overlap, w, &b);
       if (found) out->push_back(std::move(b));
@@ -89,14 +89,14 @@ class Breakdowns {
   // The slices of track `t` that may overlap window `w`: from the first
   // whose running maximum end reaches w.begin to the first starting at or
   // after w.end (Clip still decides each one).
-  std::pair<uint32_t, uint32_t> Candidates(uint32_t t, const Window& w) const {
+  std::pair<uint32_t, uint32_t> Candidates(uint32_t t, const StepWindow& w) const {
     auto [first, last] = ranges_[t];
     const int64_t* begin = max_end_.data() + first;
     uint32_t from = first + static_cast<uint32_t>(std::lower_bound(begin, max_end_.data() + last, w.begin) - begin);
     return {from, last};
   }
 
-  bool FromOverlap(const std::vector<uint32_t>& tracks, const Window& w, StepBreakdown* b) {
+  bool FromOverlap(const std::vector<uint32_t>& tracks, const StepWindow& w, StepBreakdown* b) {
     const SliceTable& s = trace_.slices;
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (uint32_t t : tracks) {
@@ -116,7 +116,7 @@ class Breakdowns {
     return true;
   }
 
-  bool FromDevice(const std::vector<uint32_t>& tracks, const Window& w, StepBreakdown* b) {
+  bool FromDevice(const std::vector<uint32_t>& tracks, const StepWindow& w, StepBreakdown* b) {
     const SliceTable& s = trace_.slices;
     Intervals compute, comm, all;
     for (uint32_t t : tracks) {

@@ -307,7 +307,7 @@ MetricComparison CompareRuns(const std::string& name, const RunSamples& before, 
   return m;
 }
 
-void Diagnose(ValidationResult* r) {
+void DiagnoseValidation(ValidationResult* r) {
   bool latency_regressed = false;
   for (const MetricComparison& m : r->metrics) {
     if (m.verdict == Verdict::kRegressed && (m.unit == "ns" || m.metric == "throughput")) latency_regressed = true;
@@ -542,7 +542,7 @@ ValidationResult Validate(const RunSamples& before, const RunSamples& after, con
               : any_improved ? Verdict::kImproved
               : any_decided  ? Verdict::kNoChange
                              : Verdict::kInsufficientData;
-  Diagnose(&r);
+  DiagnoseValidation(&r);
   return r;
 }
 

@@ -12,7 +12,7 @@
 namespace aiprof {
 namespace {
 
-RunSamples Load(const std::string& name, const std::string& unit = "step") {
+RunSamples LoadRuns(const std::string& name, const std::string& unit = "step") {
   std::string path = (testing::TorchCpuFixtures() / name).string();
   StatusOr<std::unique_ptr<Trace>> trace = testing::ImportPath(path);
   EXPECT_TRUE(trace.ok()) << trace.status().message();
@@ -24,7 +24,7 @@ RunSamples Load(const std::string& name, const std::string& unit = "step") {
   return s.ok() ? *s : RunSamples{};
 }
 
-const MetricComparison& Metric(const ValidationResult& r, const std::string& name) {
+const MetricComparison& FixtureMetric(const ValidationResult& r, const std::string& name) {
   for (const MetricComparison& m : r.metrics) {
     if (m.metric == name) return m;
   }
@@ -51,7 +51,7 @@ ValidationResult Compare(const RunSamples& a, const RunSamples& b) { return Vali
 TEST(CompareFixtureTest, StepSamplesMatchTheReadme) {
   // 12 recorded steps; the first (44.8 ms, README) is a warm-up outlier and is
   // left out by default, with a note saying so.
-  RunSamples s = Load("convnet_bs8_contiguous.kineto.json");
+  RunSamples s = LoadRuns("convnet_bs8_contiguous.kineto.json");
   ASSERT_EQ(s.latency_ns.size(), 11u);
   ASSERT_EQ(s.warmup_left_out_ns.size(), 1u);
   EXPECT_NEAR(s.warmup_left_out_ns[0] / 1e6, 44.8, 0.05);
@@ -66,9 +66,9 @@ TEST(CompareFixtureTest, StepSamplesMatchTheReadme) {
   EXPECT_NEAR(*std::max_element(all.latency_ns.begin(), all.latency_ns.end()) / 1e6, 44.8, 0.05);
   EXPECT_TRUE(s.device_util.empty());  // a CPU-only trace
   EXPECT_GT(s.op_dur_ns.at("aten::conv2d").size(), 0u);
-  RunSamples fwd = Load("convnet_bs8_contiguous.kineto.json", "## forward ##");
+  RunSamples fwd = LoadRuns("convnet_bs8_contiguous.kineto.json", "## forward ##");
   EXPECT_EQ(fwd.latency_ns.size(), 12u);
-  RunSamples legacy = Load("convnet_bs8_contiguous.legacy.json");
+  RunSamples legacy = LoadRuns("convnet_bs8_contiguous.legacy.json");
   EXPECT_EQ(legacy.latency_ns.size(), 11u);  // the same warm-up step left out
 }
 
@@ -85,54 +85,57 @@ TEST(CompareFixtureTest, Resnet50NumWorkersIsSignificantOnceWarmupIsLeftOut) {
   ASSERT_EQ(after.warmup_left_out_ns.size(), 1u);
   EXPECT_NEAR(after.warmup_left_out_ns[0] / 1e6, 181.6, 0.1);
   ValidationResult r = Compare(before, after);
-  const MetricComparison& lat = Metric(r, "latency");
+  const MetricComparison& lat = FixtureMetric(r, "latency");
   EXPECT_NEAR(lat.change_rel, -0.28, 0.01);
   EXPECT_EQ(lat.verdict, Verdict::kImproved) << lat.reason;
   EXPECT_LT(lat.p_value, 0.01);
-  EXPECT_EQ(Metric(r, "device_util").n_after, 5u);  // the warm-up step is left out of every per-step metric
+  EXPECT_EQ(FixtureMetric(r, "device_util").n_after, 5u);  // the warm-up step is left out of every per-step metric
   ASSERT_FALSE(r.sample_notes.empty());
   EXPECT_NE(r.sample_notes[0].find("after: left out 1 warm-up step"), std::string::npos) << r.sample_notes[0];
   // With the warm-up step kept (--warmup-steps 0) the same data is not significant.
   o.warmup_steps = 0;
   RunSamples after_all = LoadPath(dir + "kineto__tb_plugin__samples__resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz", o);
   EXPECT_EQ(after_all.latency_ns.size(), 6u);
-  EXPECT_EQ(Metric(Compare(before, after_all), "latency").verdict, Verdict::kNoChange);
+  EXPECT_EQ(FixtureMetric(Compare(before, after_all), "latency").verdict, Verdict::kNoChange);
 }
 
 TEST(CompareFixtureTest, ElementwiseFusedIsASignificantLatencyImprovement) {
-  ValidationResult r = Compare(Load("elementwise_bs4_unfused.kineto.json"), Load("elementwise_bs4_fused.kineto.json"));
-  const MetricComparison& lat = Metric(r, "latency");
+  ValidationResult r =
+      Compare(LoadRuns("elementwise_bs4_unfused.kineto.json"), LoadRuns("elementwise_bs4_fused.kineto.json"));
+  const MetricComparison& lat = FixtureMetric(r, "latency");
   EXPECT_EQ(lat.verdict, Verdict::kImproved) << lat.reason;
   EXPECT_LT(lat.p_value, 1e-4);
   EXPECT_NEAR(lat.change_rel, 130.4 / 159.3 - 1, 0.01);  // README medians: 159.3 -> 130.4 ms
   EXPECT_LT(lat.ci.high, 0);  // the whole interval of the difference is a gain
-  EXPECT_EQ(Metric(r, "p50").verdict, Verdict::kImproved);
-  EXPECT_EQ(Metric(r, "throughput").verdict, Verdict::kImproved);
-  EXPECT_EQ(Metric(r, "p99").verdict, Verdict::kInsufficientData);  // 12 steps are not enough for a p99
-  EXPECT_EQ(Metric(r, "device_util").verdict, Verdict::kInsufficientData);
+  EXPECT_EQ(FixtureMetric(r, "p50").verdict, Verdict::kImproved);
+  EXPECT_EQ(FixtureMetric(r, "throughput").verdict, Verdict::kImproved);
+  EXPECT_EQ(FixtureMetric(r, "p99").verdict, Verdict::kInsufficientData);  // 12 steps are not enough for a p99
+  EXPECT_EQ(FixtureMetric(r, "device_util").verdict, Verdict::kInsufficientData);
   EXPECT_EQ(r.overall, Verdict::kImproved);
   EXPECT_EQ(r.diagnosis, "");
   // And the other way round it is a regression, in a few ops (the fused ones), not environmental.
-  ValidationResult back = Compare(Load("elementwise_bs4_fused.kineto.json"), Load("elementwise_bs4_unfused.kineto.json"));
-  EXPECT_EQ(Metric(back, "latency").verdict, Verdict::kRegressed);
+  ValidationResult back =
+      Compare(LoadRuns("elementwise_bs4_fused.kineto.json"), LoadRuns("elementwise_bs4_unfused.kineto.json"));
+  EXPECT_EQ(FixtureMetric(back, "latency").verdict, Verdict::kRegressed);
   EXPECT_EQ(back.overall, Verdict::kRegressed);
   EXPECT_NE(back.diagnosis, "environmental");
 }
 
 TEST(CompareFixtureTest, AATraceAgainstItselfIsNoChange) {
-  RunSamples a = Load("convnet_bs8_contiguous.kineto.json");
+  RunSamples a = LoadRuns("convnet_bs8_contiguous.kineto.json");
   ValidationResult r = Compare(a, a);
   for (const MetricComparison& m : r.metrics) {
     EXPECT_TRUE(m.verdict == Verdict::kNoChange || m.verdict == Verdict::kInsufficientData) << m.metric;
   }
-  EXPECT_EQ(Metric(r, "latency").verdict, Verdict::kNoChange);
-  EXPECT_EQ(Metric(r, "p50").verdict, Verdict::kNoChange);
+  EXPECT_EQ(FixtureMetric(r, "latency").verdict, Verdict::kNoChange);
+  EXPECT_EQ(FixtureMetric(r, "p50").verdict, Verdict::kNoChange);
   EXPECT_EQ(r.overall, Verdict::kNoChange);
 }
 
 TEST(CompareFixtureTest, ChannelsLastIsFasterThanContiguous) {
-  ValidationResult r = Compare(Load("convnet_bs8_contiguous.kineto.json"), Load("convnet_bs8_channels_last.kineto.json"));
-  const MetricComparison& lat = Metric(r, "latency");
+  ValidationResult r =
+      Compare(LoadRuns("convnet_bs8_contiguous.kineto.json"), LoadRuns("convnet_bs8_channels_last.kineto.json"));
+  const MetricComparison& lat = FixtureMetric(r, "latency");
   EXPECT_EQ(lat.test, "mannwhitney");  // the 44.8 ms outlier step makes the before sample skewed
   EXPECT_EQ(lat.verdict, Verdict::kImproved) << lat.reason;
   EXPECT_NEAR(lat.change_rel, 10.2 / 11.3 - 1, 0.01);  // medians
@@ -141,9 +144,9 @@ TEST(CompareFixtureTest, ChannelsLastIsFasterThanContiguous) {
 
 // malloc_noisy: same code, default glibc malloc settings; every op slows.
 TEST(CompareFixtureTest, MallocNoisyIsAnEnvironmentalSlowdownSpreadOverAllOps) {
-  ValidationResult r =
-      Compare(Load("convnet_bs8_contiguous.kineto.json"), Load("convnet_bs8_contiguous_malloc_noisy.kineto.json"));
-  EXPECT_EQ(Metric(r, "latency").verdict, Verdict::kRegressed);
+  ValidationResult r = Compare(LoadRuns("convnet_bs8_contiguous.kineto.json"),
+                               LoadRuns("convnet_bs8_contiguous_malloc_noisy.kineto.json"));
+  EXPECT_EQ(FixtureMetric(r, "latency").verdict, Verdict::kRegressed);
   EXPECT_EQ(r.overall, Verdict::kRegressed);
   EXPECT_TRUE(r.op_shift.broad);
   EXPECT_TRUE(r.op_shift.same_op_mix);
@@ -152,8 +155,8 @@ TEST(CompareFixtureTest, MallocNoisyIsAnEnvironmentalSlowdownSpreadOverAllOps) {
   EXPECT_NE(r.diagnosis_text.find("not in one op"), std::string::npos);
   // A real code change that is slower is not called environmental.
   ValidationResult code =
-      Compare(Load("convnet_bs8_channels_last.kineto.json"), Load("convnet_bs8_contiguous.kineto.json"));
-  EXPECT_EQ(Metric(code, "latency").verdict, Verdict::kRegressed);
+      Compare(LoadRuns("convnet_bs8_channels_last.kineto.json"), LoadRuns("convnet_bs8_contiguous.kineto.json"));
+  EXPECT_EQ(FixtureMetric(code, "latency").verdict, Verdict::kRegressed);
   EXPECT_FALSE(code.op_shift.broad);
   EXPECT_EQ(code.diagnosis, "localized");
 }

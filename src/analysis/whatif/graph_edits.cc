@@ -13,7 +13,7 @@
 namespace aiprof {
 namespace {
 
-std::string Count(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
+std::string CountOf(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
 // Shape costs of host ops, memoised: an op's own (ShapeCostOfSlice), and the
 // nearest modelled ancestor's for a device activity's launch. Memory: one
@@ -227,11 +227,11 @@ class Editor {
         if (g_.launch[kernels[j]] != kNoSlice) host_own_[g_.launch[kernels[j]]] = 0.0f, ++launches;
       }
     }
-    e_->notes.push_back("fuse " + Join(c.chain) + ": " + Count(chains.size(), "chains") + ", " +
-                        Count(launches, "launches after a chain's first removed") + ", " +
-                        Count(thinned, "members lost their intermediate traffic") + ", " +
-                        Count(kept, "kept their time (compute-bound or no shapes)") +
-                        (no_bytes ? ", " + Count(no_bytes, "links without shapes (no traffic removed)") : ""));
+    e_->notes.push_back("fuse " + Join(c.chain) + ": " + CountOf(chains.size(), "chains") + ", " +
+                        CountOf(launches, "launches after a chain's first removed") + ", " +
+                        CountOf(thinned, "members lost their intermediate traffic") + ", " +
+                        CountOf(kept, "kept their time (compute-bound or no shapes)") +
+                        (no_bytes ? ", " + CountOf(no_bytes, "links without shapes (no traffic removed)") : ""));
   }
 
   static std::string Join(const std::vector<std::string>& v) {
@@ -261,8 +261,8 @@ class Editor {
       }
       e_->stream_prev[i] = p;
     }
-    e_->notes.push_back("overlap-comm: " + Count(comms, "device collectives") + ", " +
-                        Count(freed, "compute activities no longer wait for one on their stream"));
+    e_->notes.push_back("overlap-comm: " + CountOf(comms, "device collectives") + ", " +
+                        CountOf(freed, "compute activities no longer wait for one on their stream"));
   }
 
   void Device(const WhatIfClause& c) {
@@ -327,10 +327,11 @@ class Editor {
       }
     }
     e_->notes.push_back("device " + to.name + " (from " + from.name + "): " +
-                        Count(roofline, has_device_ ? "kernels by their op's roofline time" : "top-level ops by their roofline time") +
-                        ", " + Count(by_compute, "GEMM/attention kernels without shapes by the compute-peak ratio") + ", " +
-                        Count(by_bw, "by the memory-bandwidth ratio (no shapes)") + ", " +
-                        Count(unchanged, "collectives and host copies unchanged") + "; host work unchanged");
+                        CountOf(roofline, has_device_ ? "kernels by their op's roofline time"
+                                                      : "top-level ops by their roofline time") +
+                        ", " + CountOf(by_compute, "GEMM/attention kernels without shapes by the compute-peak ratio") +
+                        ", " + CountOf(by_bw, "by the memory-bandwidth ratio (no shapes)") + ", " +
+                        CountOf(unchanged, "collectives and host copies unchanged") + "; host work unchanged");
   }
 
   const Trace& trace_;

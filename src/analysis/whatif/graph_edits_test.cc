@@ -9,7 +9,7 @@ namespace {
 
 using testing::ImportJsonText;
 
-StatusOr<WhatIfResult> Predict(const Trace& t, std::string_view text) {
+StatusOr<WhatIfResult> PredictScenario(const Trace& t, std::string_view text) {
   CriticalPathResult path = ComputeCriticalPath(t);
   ASSIGN_OR_RETURN(Scenario sc, ParseScenario(text));
   RETURN_IF_ERROR(ResolveScenarioDevices(t, "", &sc));
@@ -17,7 +17,7 @@ StatusOr<WhatIfResult> Predict(const Trace& t, std::string_view text) {
 }
 
 int64_t Step(const Trace& t, std::string_view text) {
-  StatusOr<WhatIfResult> r = Predict(t, text);
+  StatusOr<WhatIfResult> r = PredictScenario(t, text);
   EXPECT_TRUE(r.ok()) << r.status().message();
   if (!r.ok() || r->steps.size() != 1) return -1;
   return r->steps[0].predicted_ns;
@@ -47,7 +47,7 @@ TEST(GraphEditsTest, HandMadeFuseOnCpu) {
   // gap between them goes, relu and its gap stay: 10 + 20 + 20 + 5 + 15 + 5.
   EXPECT_EQ(Step(*t, "fuse aten::mul aten::add"), 75'000);
   // Not a chain in this order: nothing changes.
-  StatusOr<WhatIfResult> none = Predict(*t, "fuse aten::add aten::mul");
+  StatusOr<WhatIfResult> none = PredictScenario(*t, "fuse aten::add aten::mul");
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->steps.at(0).predicted_ns, 100'000);
   ASSERT_EQ(none->notes.size(), 1u);
@@ -136,7 +136,7 @@ TEST(GraphEditsTest, HandMadeOverlapComm) {
 TEST(GraphEditsTest, OverlapCommOnCollectivesAlreadyOnTheirOwnStream) {
   auto t = testing::ImportFixture("kineto/HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz");
   ASSERT_NE(t, nullptr);
-  StatusOr<WhatIfResult> r = Predict(*t, "overlap-comm");
+  StatusOr<WhatIfResult> r = PredictScenario(*t, "overlap-comm");
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->steps.empty());
   for (const StepPrediction& s : r->steps) EXPECT_EQ(s.predicted_ns, s.measured_ns) << "step " << s.number;
@@ -170,17 +170,17 @@ TEST(GraphEditsTest, HandMadeDeviceByRoofline) {
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(Step(*t, "remove no_such_op"), 310'000);
   EXPECT_NEAR(static_cast<double>(Step(*t, "device H100 from A100")), 129'075, 2);
-  StatusOr<WhatIfResult> r = Predict(*t, "device H100 from A100");
+  StatusOr<WhatIfResult> r = PredictScenario(*t, "device H100 from A100");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->notes.size(), 1u);
   EXPECT_NE(r->notes[0].find("1 kernels by their op's roofline time"), std::string::npos) << r->notes[0];
   EXPECT_NE(r->notes[0].find("1 by the memory-bandwidth ratio"), std::string::npos) << r->notes[0];
   // The trace names no device: the clause must say where it comes from.
-  StatusOr<WhatIfResult> unknown_from = Predict(*t, "device H100");
+  StatusOr<WhatIfResult> unknown_from = PredictScenario(*t, "device H100");
   ASSERT_FALSE(unknown_from.ok());
   EXPECT_NE(unknown_from.status().message().find("'device H100'"), std::string::npos);
   EXPECT_NE(unknown_from.status().message().find("'device H100 from NAME'"), std::string::npos);
-  StatusOr<WhatIfResult> unknown = Predict(*t, "device NoSuchGpu from A100");
+  StatusOr<WhatIfResult> unknown = PredictScenario(*t, "device NoSuchGpu from A100");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("'device NoSuchGpu from A100'"), std::string::npos);
   EXPECT_FALSE(ParseScenario("device").ok());

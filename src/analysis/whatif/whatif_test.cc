@@ -24,7 +24,7 @@ constexpr char kLoader[] = R"json({"traceEvents":[
   {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":45,"dur":50,"args":{"device":0,"stream":7,"correlation":1}}
 ]})json";
 
-WhatIfResult Predict(const Trace& t, std::string_view text) {
+WhatIfResult MustPredict(const Trace& t, std::string_view text) {
   CriticalPathResult path = ComputeCriticalPath(t);
   StatusOr<Scenario> sc = ParseScenario(text);
   EXPECT_TRUE(sc.ok()) << sc.status().message();
@@ -34,7 +34,7 @@ WhatIfResult Predict(const Trace& t, std::string_view text) {
 TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   auto t = ImportJsonText(kLoader);
   ASSERT_NE(t, nullptr);
-  WhatIfResult r = Predict(*t, "remove-idle data_loading");
+  WhatIfResult r = MustPredict(*t, "remove-idle data_loading");
   ASSERT_EQ(r.steps.size(), 1u);
   EXPECT_EQ(r.steps[0].measured_ns, 100'000);
   EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
@@ -42,7 +42,7 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   EXPECT_EQ(r.predicted_ns, 60'000);
   EXPECT_EQ(r.predicted_lo_ns, r.predicted_hi_ns);
   // Halving the kernel instead: K [45, 70], the sync ends at 72, the step at 75.
-  WhatIfResult half = Predict(*t, "scale K 0.5");
+  WhatIfResult half = MustPredict(*t, "scale K 0.5");
   EXPECT_EQ(half.steps[0].predicted_ns, 75'000);
 }
 
@@ -55,7 +55,7 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
 TEST(WhatIfTest, HandMadeWhatMovedOnTheCriticalPath) {
   auto t = ImportJsonText(kLoader);
   ASSERT_NE(t, nullptr);
-  WhatIfResult r = Predict(*t, "remove-idle data_loading");
+  WhatIfResult r = MustPredict(*t, "remove-idle data_loading");
   auto ns = [](const std::array<double, kPathClassCount>& a, PathClass c) { return a[static_cast<size_t>(c)]; };
   EXPECT_EQ(ns(r.measured_path_ns, PathClass::kIdleDataLoading), 40'000);
   EXPECT_EQ(ns(r.measured_path_ns, PathClass::kCompute), 50'000);
@@ -98,7 +98,7 @@ constexpr char kCheckpoint[] = R"json({"traceEvents":[
 TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
   auto t = ImportJsonText(kCheckpoint);
   ASSERT_NE(t, nullptr);
-  WhatIfResult every = Predict(*t, "every 2 checkpoint");
+  WhatIfResult every = MustPredict(*t, "every 2 checkpoint");
   ASSERT_EQ(every.steps.size(), 4u);
   std::vector<int64_t> got;
   for (const StepPrediction& s : every.steps) got.push_back(s.predicted_ns);
@@ -111,7 +111,7 @@ TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
   EXPECT_DOUBLE_EQ(every.predicted_mean_ns, 15'000);
   EXPECT_NEAR(every.predicted_mean_lo_ns, 15'000 - 9'186.8, 1.0);
   EXPECT_NEAR(every.predicted_mean_hi_ns, 15'000 + 9'186.8, 1.0);
-  WhatIfResult spread = Predict(*t, "scale checkpoint 0.5");
+  WhatIfResult spread = MustPredict(*t, "scale checkpoint 0.5");
   for (const StepPrediction& s : spread.steps) EXPECT_EQ(s.predicted_ns, 15'000);
   EXPECT_FALSE(ParseScenario("every 0 checkpoint").ok());
   EXPECT_FALSE(ParseScenario("every 10").ok());
@@ -133,7 +133,7 @@ constexpr char kZeroAtEnd[] = R"json({"traceEvents":[
 TEST(WhatIfTest, HandMadeZeroLengthCallAtItsSiblingsEnd) {
   auto t = ImportJsonText(kZeroAtEnd);
   ASSERT_NE(t, nullptr);
-  WhatIfResult r = Predict(*t, "remove-idle data_loading");
+  WhatIfResult r = MustPredict(*t, "remove-idle data_loading");
   ASSERT_EQ(r.steps.size(), 1u);
   EXPECT_EQ(r.steps[0].measured_ns, 100'000);
   EXPECT_EQ(r.steps[0].predicted_ns, 60'000);
@@ -153,10 +153,10 @@ constexpr char kSlowLoader[] = R"json({"traceEvents":[
 TEST(WhatIfTest, HandMadeOverlapDataLoadingIsBoundedByTheWorkers) {
   auto t = ImportJsonText(kSlowLoader);
   ASSERT_NE(t, nullptr);
-  EXPECT_EQ(Predict(*t, "remove-idle data_loading").steps.at(0).predicted_ns, 20'000);
-  EXPECT_EQ(Predict(*t, "overlap-data-loading 1").steps.at(0).predicted_ns, 80'000);
-  EXPECT_EQ(Predict(*t, "overlap-data-loading 2").steps.at(0).predicted_ns, 40'000);
-  EXPECT_EQ(Predict(*t, "overlap-data-loading 8").steps.at(0).predicted_ns, 20'000);
+  EXPECT_EQ(MustPredict(*t, "remove-idle data_loading").steps.at(0).predicted_ns, 20'000);
+  EXPECT_EQ(MustPredict(*t, "overlap-data-loading 1").steps.at(0).predicted_ns, 80'000);
+  EXPECT_EQ(MustPredict(*t, "overlap-data-loading 2").steps.at(0).predicted_ns, 40'000);
+  EXPECT_EQ(MustPredict(*t, "overlap-data-loading 8").steps.at(0).predicted_ns, 20'000);
   EXPECT_FALSE(ParseScenario("overlap-data-loading 0").ok());
   EXPECT_FALSE(ParseScenario("overlap-data-loading two").ok());
 }
@@ -164,7 +164,7 @@ TEST(WhatIfTest, HandMadeOverlapDataLoadingIsBoundedByTheWorkers) {
 TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {
   auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
   ASSERT_NE(t, nullptr);
-  WhatIfResult r = Predict(*t, "remove no_op_has_this_name");
+  WhatIfResult r = MustPredict(*t, "remove no_op_has_this_name");
   ASSERT_FALSE(r.steps.empty());
   for (const StepPrediction& s : r.steps) EXPECT_EQ(s.predicted_ns, s.measured_ns) << "step " << s.number;
   EXPECT_EQ(r.slices_changed, 0u);
@@ -178,7 +178,7 @@ TEST(WhatIfTest, NoChangeReproducesMeasuredSteps) {
 TEST(WhatIfTest, GraphLaunchPredictsTheStepPeriod) {
   auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
   ASSERT_NE(t, nullptr);
-  WhatIfResult r = Predict(*t, "graph-launch");
+  WhatIfResult r = MustPredict(*t, "graph-launch");
   EXPECT_EQ(r.time_base, WhatIfResult::TimeBase::kStepPeriod);
   ASSERT_GT(r.steady_steps, 2u);
   EXPECT_LT(r.predicted_ns, r.measured_ns);
@@ -187,7 +187,7 @@ TEST(WhatIfTest, GraphLaunchPredictsTheStepPeriod) {
       EXPECT_LE(s.predicted_ns, s.measured_ns + 1'000'000) << "step " << s.number;
     }
   }
-  EXPECT_EQ(Predict(*t, "remove-idle sync").time_base, WhatIfResult::TimeBase::kStepWallTime);
+  EXPECT_EQ(MustPredict(*t, "remove-idle sync").time_base, WhatIfResult::TimeBase::kStepWallTime);
 }
 
 TEST(WhatIfTest, ParseErrorsNameTheClause) {
@@ -233,7 +233,7 @@ TEST(WhatIfTest, HandMadeRemovePageFaultsByHand) {
   t->metadata["capture.page_faults"] = "on";
   t->metadata["capture.page_faults.period"] = "1";
   t->metadata["capture.page_fault_cost_ns"] = "5000";
-  WhatIfResult r = Predict(*t, "remove-page-faults");
+  WhatIfResult r = MustPredict(*t, "remove-page-faults");
   ASSERT_EQ(r.steps.size(), 1u);
   EXPECT_EQ(r.steps[0].measured_ns, 100'000);
   EXPECT_EQ(r.steps[0].predicted_ns, 70'000);
@@ -243,7 +243,7 @@ TEST(WhatIfTest, HandMadeRemovePageFaultsByHand) {
   EXPECT_NE(r.notes.back().find("1 faults outside any slice kept"), std::string::npos) << r.notes.back();
   // Without the measured cost nothing changes, and the note says why.
   t->metadata.erase("capture.page_fault_cost_ns");
-  WhatIfResult unknown = Predict(*t, "remove-page-faults");
+  WhatIfResult unknown = MustPredict(*t, "remove-page-faults");
   EXPECT_EQ(unknown.steps[0].predicted_ns, 100'000);
   ASSERT_FALSE(unknown.notes.empty());
   EXPECT_NE(unknown.notes.back().find("cost unknown"), std::string::npos);
@@ -267,13 +267,13 @@ TEST(WhatIfTest, CpuTraceWithoutFaultRecordsSaysFaultsAreNotModelled) {
   };
   auto t = ImportJsonText(kCpu);
   ASSERT_NE(t, nullptr);
-  EXPECT_TRUE(has_caveat(Predict(*t, "remove aten::mul")));
-  EXPECT_FALSE(has_caveat(Predict(*t, "remove aten::nothing_matches")));
+  EXPECT_TRUE(has_caveat(MustPredict(*t, "remove aten::mul")));
+  EXPECT_FALSE(has_caveat(MustPredict(*t, "remove aten::nothing_matches")));
   t->metadata["capture.page_faults"] = "on";
-  EXPECT_FALSE(has_caveat(Predict(*t, "remove aten::mul")));
+  EXPECT_FALSE(has_caveat(MustPredict(*t, "remove aten::mul")));
   auto gpu = ImportJsonText(kLoader);
   ASSERT_NE(gpu, nullptr);
-  EXPECT_FALSE(has_caveat(Predict(*gpu, "scale K 0.5")));
+  EXPECT_FALSE(has_caveat(MustPredict(*gpu, "scale K 0.5")));
 }
 
 }  // namespace

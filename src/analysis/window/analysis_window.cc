@@ -12,9 +12,9 @@
 namespace aiprof {
 namespace {
 
-constexpr char kSource[] = "window";
+constexpr char kWindowSource[] = "window";
 
-double Median(std::vector<double> v) {
+double WindowMedian(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -57,10 +57,10 @@ size_t LeadingWarmup(const std::vector<double>& durs, int forced) {
   const size_t max_k = std::min(durs.size() / 2, durs.size() - 3);
   while (k < max_k) {
     std::vector<double> rest(durs.begin() + static_cast<long>(k) + 1, durs.end());
-    double med = Median(rest);
+    double med = WindowMedian(rest);
     std::vector<double> dev;
     for (double d : rest) dev.push_back(std::fabs(d - med));
-    double mad = Median(dev);
+    double mad = WindowMedian(dev);
     if (durs[k] <= med + std::max(kWarmupMadFactor * mad, kWarmupMinExcess * med)) break;
     ++k;
   }
@@ -106,7 +106,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     }
   }
   std::unordered_map<uint32_t, double> median;
-  for (auto& [name, v] : by_name) median[name] = Median(v);
+  for (auto& [name, v] : by_name) median[name] = WindowMedian(v);
   Intervals startup;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if ((s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) || s.dur_ns[i] < kStartupCallMinNs) {
@@ -170,14 +170,14 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
 }
 
 void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics) {
-  metrics->Set("trace_span_ns", static_cast<double>(w.trace_span_ns), kSource);
-  metrics->Set("impact_base_ns", w.base_ns, kSource);
-  metrics->Set("impact_steps", static_cast<double>(w.steps), kSource);
-  metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kSource);
-  metrics->Set("startup_ns", static_cast<double>(w.startup_ns), kSource);
+  metrics->Set("trace_span_ns", static_cast<double>(w.trace_span_ns), kWindowSource);
+  metrics->Set("impact_base_ns", w.base_ns, kWindowSource);
+  metrics->Set("impact_steps", static_cast<double>(w.steps), kWindowSource);
+  metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kWindowSource);
+  metrics->Set("startup_ns", static_cast<double>(w.startup_ns), kWindowSource);
   metrics->Set("startup_ratio",
                w.trace_span_ns > 0 ? static_cast<double>(w.startup_ns) / static_cast<double>(w.trace_span_ns) : 0,
-               kSource);
+               kWindowSource);
   const SliceTable& s = trace.slices;
   for (const StartupCall& c : w.startup_calls) {
     metrics->AddEvidence("startup", std::string(trace.Str(s.name[c.slice])) + " took " +

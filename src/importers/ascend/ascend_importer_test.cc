@@ -12,6 +12,7 @@
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "test/util/temp_file.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -24,17 +25,8 @@ const std::string kLevel1 = kFixtures + "/ascend-pt/level1";
 const std::string kOldTraceView =
     kFixtures + "/ascend/Ascend__msprof-analyze__test__ut__advisor__timeline_advice__trace_view.json";
 
-std::unique_ptr<Trace> MustImport(const std::string& path) {
-  auto r = ImportTrace(path);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? std::move(r).value() : nullptr;
-}
-
-std::string ImportError(const std::string& path) {
-  auto r = ImportTrace(path);
-  EXPECT_FALSE(r.ok()) << path;
-  return r.ok() ? "" : r.status().message();
-}
+using testing::ImportError;
+using testing::MustImport;
 
 // The value of metric `key` for op `op` from `source` (rank `rank`); NaN if absent.
 double Metric(const Trace& t, int32_t rank, std::string_view source, std::string_view op, std::string_view key,
@@ -54,11 +46,6 @@ uint32_t FindSlice(const Trace& t, int32_t rank, std::string_view name) {
     if (t.tracks.rank[t.slices.track[i]] == rank && t.Str(t.slices.name[i]) == name) return i;
   }
   return kNoSlice;
-}
-
-uint64_t DiagCount(const Trace& t, const std::string& kind) {
-  auto it = t.diagnostics.entries().find(kind);
-  return it == t.diagnostics.entries().end() ? 0 : it->second.count;
 }
 
 std::string ReadAll(const std::string& path) {
@@ -96,8 +83,8 @@ TEST(AscendImporterTest, Level1RunOpensBothRanksWithRoles) {
   EXPECT_EQ(hardware, 8);  // Stream 0, 2, 3, 4 on each rank
   EXPECT_EQ(hccl, 2);
   EXPECT_GT(cann, 0);
-  EXPECT_EQ(DiagCount(*t, "op_row_unmatched"), 0u);
-  EXPECT_EQ(DiagCount(*t, "flow_without_id"), 0u) << "HostToDevice ids beyond 2^64 are kept linked";
+  EXPECT_EQ(t->diagnostics.Count("op_row_unmatched"), 0u);
+  EXPECT_EQ(t->diagnostics.Count("flow_without_id"), 0u) << "HostToDevice ids beyond 2^64 are kept linked";
 }
 
 TEST(AscendImporterTest, FlowsLinkHostOpsToDeviceTasks) {

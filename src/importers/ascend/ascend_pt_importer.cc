@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace dom = simdjson::dom;
 
-constexpr const char* kOutputDir = "ASCEND_PROFILER_OUTPUT";
+constexpr const char* kAscendPtOutputDir = "ASCEND_PROFILER_OUTPUT";
 
 bool Exists(const fs::path& p) {
   std::error_code ec;
@@ -28,12 +28,12 @@ bool Exists(const fs::path& p) {
 void ResolveFolders(const std::string& dir, fs::path* root, fs::path* out) {
   fs::path p(dir);
   if (p.filename().empty()) p = p.parent_path();
-  if (p.filename() == kOutputDir) {
+  if (p.filename() == kAscendPtOutputDir) {
     *out = p;
     *root = p.parent_path();
   } else {
     *root = p;
-    *out = p / kOutputDir;
+    *out = p / kAscendPtOutputDir;
   }
 }
 

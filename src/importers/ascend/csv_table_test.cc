@@ -7,14 +7,14 @@
 namespace aiprof {
 namespace {
 
-CsvTable MustParse(std::string text) {
+CsvTable MustParseCsv(std::string text) {
   auto r = CsvTable::FromText("t.csv", std::move(text));
   EXPECT_TRUE(r.ok()) << r.status().message();
   return std::move(r).value();
 }
 
 TEST(CsvTableTest, TabSuffixTripleQuotesAndNa) {
-  CsvTable t = MustParse(
+  CsvTable t = MustParseCsv(
       "Name,Start Time(us),Input Shapes,Wait Time(us)\r\n"
       "trans_TransData_0,1736408883704643.212\t,\"\"\"32,3,224,224;1,2\"\"\",N/A\r\n");
   ASSERT_TRUE(t.Next().value());
@@ -28,7 +28,7 @@ TEST(CsvTableTest, TabSuffixTripleQuotesAndNa) {
 }
 
 TEST(CsvTableTest, QuotedNewlinesKeepLineNumbers) {
-  CsvTable t = MustParse("a,b\n1,\"x\ny\"\n\n2,3\n");
+  CsvTable t = MustParseCsv("a,b\n1,\"x\ny\"\n\n2,3\n");
   ASSERT_TRUE(t.Next().value());
   EXPECT_EQ(t.Field(1), "x\ny");
   ASSERT_TRUE(t.Next().value());  // blank line 4 skipped
@@ -37,7 +37,7 @@ TEST(CsvTableTest, QuotedNewlinesKeepLineNumbers) {
 }
 
 TEST(CsvTableTest, MissingColumnNamesFileLineAndHeader) {
-  CsvTable t = MustParse("Name,Start(us)\nx,1\n");
+  CsvTable t = MustParseCsv("Name,Start(us)\nx,1\n");
   Status s = t.Require({"Name", "Start Time(us)"});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("t.csv:line 1: missing column \"Start Time(us)\""), std::string::npos) << s.message();
@@ -45,7 +45,7 @@ TEST(CsvTableTest, MissingColumnNamesFileLineAndHeader) {
 }
 
 TEST(CsvTableTest, TruncatedLastRowIsAnError) {
-  CsvTable t = MustParse("a,b,c\n1,2,3\n4,5");
+  CsvTable t = MustParseCsv("a,b,c\n1,2,3\n4,5");
   ASSERT_TRUE(t.Next().value());
   auto r = t.Next();
   ASSERT_FALSE(r.ok());
@@ -54,14 +54,14 @@ TEST(CsvTableTest, TruncatedLastRowIsAnError) {
 }
 
 TEST(CsvTableTest, UnterminatedQuoteIsAnError) {
-  CsvTable t = MustParse("a,b\n1,\"never closed\n");
+  CsvTable t = MustParseCsv("a,b\n1,\"never closed\n");
   auto r = t.Next();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("t.csv:line 2"), std::string::npos) << r.status().message();
 }
 
 TEST(CsvTableTest, ShortRowInsideTheFileIsFlaggedNotFatal) {
-  CsvTable t = MustParse("a,b,c\n1,2\n4,5,6\n");
+  CsvTable t = MustParseCsv("a,b,c\n1,2\n4,5,6\n");
   ASSERT_TRUE(t.Next().value());
   EXPECT_FALSE(t.row_ok());
   ASSERT_TRUE(t.Next().value());

@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kOutputDir = "mindstudio_profiler_output";
+constexpr const char* kMsprofOutputDir = "mindstudio_profiler_output";
 
 // One folder of msprof output files and the device they describe.
 struct OutputDir {
@@ -41,8 +41,8 @@ bool HasMsprofFiles(const fs::path& dir) {
 
 std::vector<OutputDir> FindOutputDirs(const fs::path& dir) {
   std::error_code ec;
-  if (dir.filename() == kOutputDir || HasMsprofFiles(dir)) return {{{dir}, 0}};
-  if (fs::is_directory(dir / kOutputDir, ec)) return {{{dir / kOutputDir}, 0}};
+  if (dir.filename() == kMsprofOutputDir || HasMsprofFiles(dir)) return {{{dir}, 0}};
+  if (fs::is_directory(dir / kMsprofOutputDir, ec)) return {{{dir / kMsprofOutputDir}, 0}};
   static const std::regex kDevice(R"(device_(\d+))");
   std::vector<OutputDir> out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
@@ -98,9 +98,9 @@ int32_t RankFromFolderName(const fs::path& dir) {
 bool IsMsprofFolder(const std::string& dir) {
   fs::path p(dir);
   if (p.filename().empty()) p = p.parent_path();
-  if (p.filename() == kOutputDir) return true;
+  if (p.filename() == kMsprofOutputDir) return true;
   std::error_code ec;
-  if (fs::is_directory(p / kOutputDir, ec)) return true;
+  if (fs::is_directory(p / kMsprofOutputDir, ec)) return true;
   return p.filename().string().rfind("PROF_", 0) == 0 && !FindOutputDirs(p).empty();
 }
 
@@ -113,7 +113,7 @@ StatusOr<std::unique_ptr<Trace>> ImportMsprofFolder(const std::string& dir) {
   }
   auto trace = std::make_unique<Trace>();
   TraceBuilder builder(trace.get());
-  int32_t rank = RankFromFolderName(p.filename() == kOutputDir ? p.parent_path() : p);
+  int32_t rank = RankFromFolderName(p.filename() == kMsprofOutputDir ? p.parent_path() : p);
   bool any = false;
   std::vector<bool> has_timeline(outputs.size(), false);
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -54,7 +54,7 @@ std::string MakeProf(const TempDir& dir, const std::string& sub) {
   return out;
 }
 
-double Metric(const Trace& t, std::string_view source, std::string_view op, std::string_view key) {
+double MsprofMetric(const Trace& t, std::string_view source, std::string_view op, std::string_view key) {
   for (size_t i = 0; i < t.op_metrics.size(); ++i) {
     if (t.Str(t.op_metrics.source[i]) == source && t.Str(t.op_metrics.op[i]) == op && t.Str(t.op_metrics.key[i]) == key) {
       return t.op_metrics.value[i];
@@ -74,11 +74,11 @@ void ExpectSyntheticRun(const Trace& t, int32_t device) {
   }
   EXPECT_EQ(kernels, 2u);
   EXPECT_EQ(collectives, 1u);
-  EXPECT_DOUBLE_EQ(Metric(t, "op_summary.csv", "MatMul_1", "aic_mac_ratio"), 0.62);
-  EXPECT_DOUBLE_EQ(Metric(t, "op_summary.csv", "Add_2", "Task Wait Time(us)"), 9.75);
-  EXPECT_DOUBLE_EQ(Metric(t, "task_time.csv", "MatMul_1", "task_stop(us)"), 1700000000000120.5);
-  EXPECT_DOUBLE_EQ(Metric(t, "op_statistic_20240101010101.csv", "MatMul", "Total Time(us)"), 20.5);
-  EXPECT_DOUBLE_EQ(Metric(t, "api_statistic_20240101010101.csv", "aclnnMatmul", "Time(us)"), 12.5);
+  EXPECT_DOUBLE_EQ(MsprofMetric(t, "op_summary.csv", "MatMul_1", "aic_mac_ratio"), 0.62);
+  EXPECT_DOUBLE_EQ(MsprofMetric(t, "op_summary.csv", "Add_2", "Task Wait Time(us)"), 9.75);
+  EXPECT_DOUBLE_EQ(MsprofMetric(t, "task_time.csv", "MatMul_1", "task_stop(us)"), 1700000000000120.5);
+  EXPECT_DOUBLE_EQ(MsprofMetric(t, "op_statistic_20240101010101.csv", "MatMul", "Total Time(us)"), 20.5);
+  EXPECT_DOUBLE_EQ(MsprofMetric(t, "api_statistic_20240101010101.csv", "aclnnMatmul", "Time(us)"), 12.5);
   bool iteration_time = false;
   for (size_t i = 0; i < t.step_breakdown.size(); ++i) {
     if (t.Str(t.step_breakdown.key[i]) == "Iteration Time(us)") {
@@ -120,7 +120,7 @@ TEST(MsprofImporterTest, TimelineJsonAndSlicesJoined) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Trace& t = **r;
   EXPECT_EQ(t.slices.size(), 2u) << "the timeline gives the slices; op_summary only joins";
-  EXPECT_DOUBLE_EQ(Metric(t, "op_summary.csv", "MatMul_1", "aic_mac_ratio"), 0.62);
+  EXPECT_DOUBLE_EQ(MsprofMetric(t, "op_summary.csv", "MatMul_1", "aic_mac_ratio"), 0.62);
   EXPECT_EQ(t.diagnostics.entries().at("op_row_unmatched").count, 1u);  // the HCCL row has no timeline task
 }
 

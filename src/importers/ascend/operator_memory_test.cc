@@ -20,7 +20,7 @@ using testing::TempDir;
 
 const std::string kRank0 = std::string(AIPROF_FIXTURES_DIR) + "/ascend-pt/level1/rank0_ascend_pt";
 
-std::unique_ptr<Trace> MustImport(const std::string& dir) {
+std::unique_ptr<Trace> MustImportFolder(const std::string& dir) {
   auto r = ImportAscendPtFolder(dir);
   EXPECT_TRUE(r.ok()) << r.status().message();
   return r.ok() ? std::move(r).value() : nullptr;
@@ -43,13 +43,8 @@ std::vector<uint32_t> OperatorMemoryInstants(const Trace& t) {
   return out;
 }
 
-uint64_t DiagCount(const Trace& t, const std::string& kind) {
-  auto it = t.diagnostics.entries().find(kind);
-  return it == t.diagnostics.entries().end() ? 0 : it->second.count;
-}
-
 TEST(OperatorMemoryTest, RealRunEveryAllocationWithExactBytes) {
-  auto t = MustImport(kRank0);
+  auto t = MustImportFolder(kRank0);
   ASSERT_TRUE(t);
   std::vector<uint32_t> allocs = OperatorMemoryInstants(*t);
   ASSERT_EQ(allocs.size(), 184u);  // oracle: operator_memory_rows 184
@@ -67,7 +62,7 @@ TEST(OperatorMemoryTest, RealRunEveryAllocationWithExactBytes) {
   }
   EXPECT_EQ(total, 1495289344);  // oracle: total_size_bytes (sum of Size(KB) x 1024)
   EXPECT_EQ(with_release, 160u);  // oracle: with_release
-  EXPECT_EQ(DiagCount(*t, "bad_operator_memory_row"), 0u);
+  EXPECT_EQ(t->diagnostics.Count("bad_operator_memory_row"), 0u);
   // Row 4 of the file: aten::_convolution,25009.5,1736408883702735.700,1736408883736793.940,...,34058.240,...,
   // 978.7939453125,1452.0,978.7939453125,977.6123046875,1452.0,977.6123046875
   bool found = false;
@@ -87,7 +82,7 @@ TEST(OperatorMemoryTest, RealRunEveryAllocationWithExactBytes) {
 }
 
 TEST(OperatorMemoryTest, RealRunL2CacheJoinedToDeviceTasks) {
-  auto t = MustImport(kRank0);
+  auto t = MustImportFolder(kRank0);
   ASSERT_TRUE(t);
   size_t rows = 0, joined = 0;
   double victim = 0;
@@ -104,7 +99,7 @@ TEST(OperatorMemoryTest, RealRunL2CacheJoinedToDeviceTasks) {
   EXPECT_EQ(rows, 179u);    // oracle: l2_rows
   EXPECT_EQ(joined, 179u);  // every (Op Name, Task Id, stream) is one device task
   EXPECT_NEAR(victim, 22.300258, 1e-9);  // oracle: victim_rate_sum
-  EXPECT_EQ(DiagCount(*t, "l2_cache_row_unmatched"), 0u);
+  EXPECT_EQ(t->diagnostics.Count("l2_cache_row_unmatched"), 0u);
 }
 
 // A hand-made folder: kernel_details.csv as the timeline, then bad rows.
@@ -128,19 +123,19 @@ TEST(OperatorMemoryTest, HandMadeBadRowsAreCountedNotFatal) {
                                   "aten::empty,1\n"
                                   "aten::add,2.001,102,,NPU:3\n",
                                   "Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n1,7,0.5,N/A,Nope\nx,7,0.5,0.1,Nope\n");
-  auto t = MustImport(folder);
+  auto t = MustImportFolder(folder);
   ASSERT_TRUE(t);
   std::vector<uint32_t> allocs = OperatorMemoryInstants(*t);
   ASSERT_EQ(allocs.size(), 2u);
-  EXPECT_EQ(DiagCount(*t, "bad_operator_memory_row"), 3u);
+  EXPECT_EQ(t->diagnostics.Count("bad_operator_memory_row"), 3u);
   std::map<std::string, int64_t> a = IntArgs(*t, allocs[0]);
   EXPECT_EQ(t->instants.ts_ns[allocs[0]], 100250);
   EXPECT_EQ(a["size_bytes"], 512);
   EXPECT_EQ(a["release_ts_ns"], 101000);
   EXPECT_EQ(t->tracks.device[t->instants.track[allocs[0]]], 3);
   EXPECT_EQ(IntArgs(*t, allocs[1])["size_bytes"], 2049);  // 2.001 KB = 2049.024 bytes, rounded
-  EXPECT_EQ(DiagCount(*t, "l2_cache_row_unmatched"), 1u);
-  EXPECT_EQ(DiagCount(*t, "bad_l2_cache_row"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("l2_cache_row_unmatched"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("bad_l2_cache_row"), 1u);
 }
 
 TEST(OperatorMemoryTest, MissingColumnIsAnErrorNamingTheFile) {

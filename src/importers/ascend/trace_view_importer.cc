@@ -123,8 +123,6 @@ struct RolePass {
   }
 };
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 }  // namespace
 
 int32_t AscendDeviceFromPid(int64_t pid, int64_t host_pid, int32_t fallback) {
@@ -133,15 +131,15 @@ int32_t AscendDeviceFromPid(int64_t pid, int64_t host_pid, int32_t fallback) {
 }
 
 std::string_view AscendTaskCategory(std::string_view task_type, std::string_view name) {
-  if (StartsWith(name, "hcom_") || StartsWith(name, "Hccl") || task_type == "HCCL") return "hccl";
-  if (task_type == "PCIE_DMA_SQE" || task_type == "SDMA_SQE" || task_type == "SDMA" ||
-      task_type == "MEMCPY_ASYNC" || StartsWith(name, "MEMCPY") || name == "SDMA") {
+  if (name.starts_with("hcom_") || name.starts_with("Hccl") || task_type == "HCCL") return "hccl";
+  if (task_type == "PCIE_DMA_SQE" || task_type == "SDMA_SQE" || task_type == "SDMA" || task_type == "MEMCPY_ASYNC" ||
+      name.starts_with("MEMCPY") || name == "SDMA") {
     return "Memcpy";
   }
   if (task_type == "EVENT_RECORD_SQE" || task_type == "EVENT_WAIT_SQE" || task_type == "Notify Wait" ||
       task_type == "Notify Record" || task_type == "Write Value" || task_type == "PLACE_HOLDER_SQE" ||
       task_type == "NOTIFY_WAIT_SQE" || task_type == "NOTIFY_RECORD_SQE" || task_type == "WRITE_VALUE_SQE" ||
-      StartsWith(name, "EVENT_") || StartsWith(name, "PROFILING_") || StartsWith(name, "Notify") ||
+      name.starts_with("EVENT_") || name.starts_with("PROFILING_") || name.starts_with("Notify") ||
       name == "Write Value") {
     return "npu_sync";
   }

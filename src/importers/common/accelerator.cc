@@ -8,8 +8,6 @@
 namespace aiprof {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 // "MTIA 17" → "MTIA"; "GPU" → "GPU"; "" when the rest is not a number.
 std::string_view DeviceWord(std::string_view name) {
   size_t end = 0;
@@ -24,19 +22,19 @@ std::string_view DeviceWord(std::string_view name) {
 
 // The family a runtime/driver call name belongs to, or "".
 std::string_view AcceleratorOfRuntimeName(std::string_view n) {
-  if (StartsWith(n, "hip") || StartsWith(n, "hsa_")) return "rocm";
-  if (StartsWith(n, "cuda") || StartsWith(n, "cu") || StartsWith(n, "nccl")) return "cuda";
-  if (StartsWith(n, "acl")) return "ascend";
-  if (StartsWith(n, "ze") || StartsWith(n, "ur") || StartsWith(n, "sycl")) return "xpu";
-  if (StartsWith(n, "synLaunch") || StartsWith(n, "syn")) return "hpu";
+  if (n.starts_with("hip") || n.starts_with("hsa_")) return "rocm";
+  if (n.starts_with("cuda") || n.starts_with("cu") || n.starts_with("nccl")) return "cuda";
+  if (n.starts_with("acl")) return "ascend";
+  if (n.starts_with("ze") || n.starts_with("ur") || n.starts_with("sycl")) return "xpu";
+  if (n.starts_with("synLaunch") || n.starts_with("syn")) return "hpu";
   return {};
 }
 
 // The family an event category names, or "".
 std::string_view AcceleratorOfCategory(std::string_view c) {
-  if (StartsWith(c, "mtia")) return "mtia";
-  if (StartsWith(c, "hpu") || ContainsIgnoreCase(c, "habana") || ContainsIgnoreCase(c, "gaudi")) return "hpu";
-  if (StartsWith(c, "xpu")) return "xpu";
+  if (c.starts_with("mtia")) return "mtia";
+  if (c.starts_with("hpu") || ContainsIgnoreCase(c, "habana") || ContainsIgnoreCase(c, "gaudi")) return "hpu";
+  if (c.starts_with("xpu")) return "xpu";
   return {};
 }
 

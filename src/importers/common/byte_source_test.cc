@@ -15,7 +15,7 @@
 namespace aiprof {
 namespace {
 
-std::string Gzip(const std::string& in) {
+std::string GzipBytes(const std::string& in) {
   z_stream zs{};
   deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
   std::string out(deflateBound(&zs, in.size()) + 64, '\0');
@@ -59,7 +59,7 @@ TEST(ByteSourceTest, SameBytesForegroundBackgroundAndMapped) {
   testing::TempDir dir;
   const std::string text = Payload();
   const std::string plain = dir.Write("t.json", text);
-  const std::string gz = dir.Write("t.json.gz", Gzip(text));
+  const std::string gz = dir.Write("t.json.gz", GzipBytes(text));
   const std::string zst = dir.Write("t.json.zst", Zstd(text));
   for (const std::string& path : {plain, gz, zst}) {
     for (bool background : {false, true}) {
@@ -88,7 +88,7 @@ TEST(ByteSourceTest, SameBytesForegroundBackgroundAndMapped) {
 TEST(ByteSourceTest, TruncatedCompressedInputIsAnErrorInTheBackgroundToo) {
   testing::TempDir dir;
   const std::string text = Payload();
-  std::string gz = Gzip(text), zst = Zstd(text);
+  std::string gz = GzipBytes(text), zst = Zstd(text);
   const std::string gz_path = dir.Write("cut.json.gz", gz.substr(0, gz.size() / 2));
   const std::string zst_path = dir.Write("cut.json.zst", zst.substr(0, zst.size() / 2));
   for (const std::string& path : {gz_path, zst_path}) {

@@ -15,7 +15,7 @@ namespace aiprof {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kNoIndex = UINT32_MAX;
 
 bool IsGraphLaunchCall(std::string_view name) { return ContainsIgnoreCase(name, "graphlaunch"); }
 
@@ -34,7 +34,7 @@ bool IsHostCall(EventKind k) { return k == EventKind::kRuntime || k == EventKind
 // (track, start, longest first) order after Finalize).
 std::vector<uint32_t> EnclosingSlices(const Trace& t) {
   const SliceTable& s = t.slices;
-  std::vector<uint32_t> out(s.size(), kNone);
+  std::vector<uint32_t> out(s.size(), kNoIndex);
   std::vector<uint32_t> stack;
   uint32_t track = kNoTrack;
   for (uint32_t i = 0; i < s.size(); ++i) {
@@ -46,7 +46,7 @@ std::vector<uint32_t> EnclosingSlices(const Trace& t) {
     while (!stack.empty() && !(s.ts_ns[stack.back()] <= start && s.ts_ns[stack.back()] + s.dur_ns[stack.back()] >= end)) {
       stack.pop_back();
     }
-    out[i] = stack.empty() ? kNone : stack.back();
+    out[i] = stack.empty() ? kNoIndex : stack.back();
     stack.push_back(i);
   }
   return out;
@@ -56,7 +56,7 @@ enum class ItemKind : uint8_t { kKernel, kMemcpy, kMemset };
 
 // One side of a pair: a replayed device activity or a captured launch call.
 struct Item {
-  uint32_t slice = kNone;
+  uint32_t slice = kNoIndex;
   ItemKind kind = ItemKind::kKernel;
   std::string_view name;  // the kernel's name; empty when a captured launch names none
   int64_t node_id = -1;   // graph node id, -1 when absent
@@ -97,7 +97,7 @@ struct Pairing {
 // unpaired is not used.
 Pairing Pair(const std::vector<Item>& g, const std::vector<Item>& c) {
   Pairing p;
-  p.captured.assign(g.size(), kNone);
+  p.captured.assign(g.size(), kNoIndex);
   auto done = [&](Method m) {
     p.method = m;
     p.matched = g.size();
@@ -121,7 +121,7 @@ Pairing Pair(const std::vector<Item>& g, const std::vector<Item>& c) {
       if (all) p.captured[i] = it->second;
     }
     if (all) return done(kByNodeId);
-    std::fill(p.captured.begin(), p.captured.end(), kNone);
+    std::fill(p.captured.begin(), p.captured.end(), kNoIndex);
   }
   // 2. In order.
   if (g.size() == c.size()) {
@@ -145,7 +145,7 @@ Pairing Pair(const std::vector<Item>& g, const std::vector<Item>& c) {
       if (all) p.captured[i] = static_cast<uint32_t>(j++);
     }
     if (all) return done(kGreedy);
-    std::fill(p.captured.begin(), p.captured.end(), kNone);
+    std::fill(p.captured.begin(), p.captured.end(), kNoIndex);
   }
   // 4. By name, the same count of each name on both sides.
   if (g.size() == c.size()) {
@@ -156,7 +156,7 @@ Pairing Pair(const std::vector<Item>& g, const std::vector<Item>& c) {
       auto key = std::make_pair(g[i].kind, g[i].kind == ItemKind::kKernel ? g[i].name : std::string_view());
       auto it = groups.find(key);
       size_t& k = used[key];
-      if (it == groups.end() || k >= it->second.size()) return Pairing{std::vector<uint32_t>(g.size(), kNone)};
+      if (it == groups.end() || k >= it->second.size()) return Pairing{std::vector<uint32_t>(g.size(), kNoIndex)};
       p.captured[i] = it->second[k++];
     }
     return done(kByName);
@@ -199,13 +199,13 @@ std::vector<Window> FindWindows(const Trace& t, uint32_t source) {
   std::vector<Window> out;
   for (uint32_t b : begins) {
     const int64_t start = s.ts_ns[b] + s.dur_ns[b];
-    uint32_t best = kNone;
+    uint32_t best = kNoIndex;
     for (uint32_t k = 0; k < ends.size(); ++k) {
       uint32_t e = ends[k];
       if (used[k] || s.track[e] != s.track[b] || s.ts_ns[e] < start) continue;
-      if (best == kNone || s.ts_ns[e] < s.ts_ns[ends[best]]) best = k;
+      if (best == kNoIndex || s.ts_ns[e] < s.ts_ns[ends[best]]) best = k;
     }
-    if (best == kNone) continue;
+    if (best == kNoIndex) continue;
     used[best] = true;
     Window w{source, s.track[b], start, s.ts_ns[ends[best]], {}};
     for (uint32_t i = b + 1; i < ends[best]; ++i) {  // same track: slices between the two calls
@@ -350,7 +350,7 @@ class Merger {
     uint64_t h = items.size();
     for (const Item& x : items) h = h * 1000003u ^ (std::hash<std::string_view>()(x.name) + static_cast<uint8_t>(x.kind));
     auto memo = memo_.find(h);
-    uint32_t best = kNone;
+    uint32_t best = kNoIndex;
     Pairing pairing;
     if (memo != memo_.end()) {
       best = memo->second.first;
@@ -365,7 +365,7 @@ class Merger {
       }
       memo_.emplace(h, std::make_pair(best, pairing));
     }
-    if (best == kNone || pairing.matched == 0) return false;
+    if (best == kNoIndex || pairing.matched == 0) return false;
     ++stats_.merged_launches;
     stats_.matched_activities += pairing.matched;
     stats_.unverified_activities += pairing.unverified;
@@ -400,7 +400,7 @@ class Merger {
     std::unordered_map<uint32_t, bool> kept;
     for (uint32_t l : keep) kept[l] = true;
     for (uint32_t l : std::vector<uint32_t>(keep)) {
-      for (uint32_t a = parent[l]; a != kNone && !kept.count(a); a = parent[a]) {
+      for (uint32_t a = parent[l]; a != kNoIndex && !kept.count(a); a = parent[a]) {
         if (cs.ts_ns[a] < w.start_ns || cs.ts_ns[a] + cs.dur_ns[a] > w.end_ns) break;
         kept[a] = true;
         keep.push_back(a);
@@ -410,17 +410,22 @@ class Merger {
     ReplayCopy copy;
     copy.start_ns = rs.ts_ns[call];
     copy.end_ns = end_ns;
-    Copy root{w.source, kNone, copy.start_ns, end_ns - copy.start_ns, 0, kNone,
+    Copy root{w.source,
+              kNoIndex,
+              copy.start_ns,
+              end_ns - copy.start_ns,
+              0,
+              kNoIndex,
               "graph replay: " + std::string(r_.Str(rs.name[call])) + " (ops of " + captures_[w.source].label + ")"};
     copy.slices.push_back(root);
     std::unordered_map<uint32_t, uint16_t> depth;
     for (uint32_t k : keep) {
       uint32_t a = parent[k];
-      uint16_t d = static_cast<uint16_t>(a != kNone && depth.count(a) ? depth[a] + 1 : 1);
+      uint16_t d = static_cast<uint16_t>(a != kNoIndex && depth.count(a) ? depth[a] + 1 : 1);
       depth[k] = d;
       int64_t ts = map(cs.ts_ns[k]), end = map(cs.ts_ns[k] + cs.dur_ns[k]);
       auto it = replayed_of.find(k);
-      copy.slices.push_back({w.source, k, ts, end - ts, d, it == replayed_of.end() ? kNone : it->second, {}});
+      copy.slices.push_back({w.source, k, ts, end - ts, d, it == replayed_of.end() ? kNoIndex : it->second, {}});
     }
     stats_.copied_slices += keep.size() + 1;
     // A host track of the replay's process where this copy overlaps no other.
@@ -466,7 +471,7 @@ class Merger {
             row.depth = x.depth;
             row.correlation = kNoCorrelation;
             row.arg_begin = r_.args.size();
-            if (x.slice == kNone) {
+            if (x.slice == kNoIndex) {
               row.name = r_.strings.Intern(x.root_name);
               row.category = category;
               row.kind = EventKind::kCpuOp;  // the replay's root: the ops below it are the graph's
@@ -479,7 +484,7 @@ class Merger {
             }
             const uint32_t id = static_cast<uint32_t>(r_.slices.size());
             r_.slices.Append(row);
-            if (x.replayed != kNone) flows.emplace_back(id, x.replayed);
+            if (x.replayed != kNoIndex) flows.emplace_back(id, x.replayed);
           }
         }
       }

@@ -13,28 +13,15 @@
 #include "src/importers/json/chrome_json_tokenizer.h"
 #include "src/model/trace_builder.h"
 #include "test/util/temp_file.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
 
 using testing::TempDir;
 
-std::unique_ptr<Trace> MustImport(const std::string& path) {
-  auto r = ImportTrace(path);
-  EXPECT_TRUE(r.ok()) << r.status().message();
-  return r.ok() ? std::move(r).value() : nullptr;
-}
-
-std::string ImportError(const std::string& path) {
-  auto r = ImportTrace(path);
-  EXPECT_FALSE(r.ok());
-  return r.ok() ? "" : r.status().message();
-}
-
-uint64_t DiagCount(const Trace& t, const std::string& kind) {
-  auto it = t.diagnostics.entries().find(kind);
-  return it == t.diagnostics.entries().end() ? 0 : it->second.count;
-}
+using testing::ImportError;
+using testing::MustImport;
 
 TEST(ChromeJsonImporterTest, KinetoLayoutWithBaseTimeAtTheEnd) {
   TempDir dir;
@@ -186,14 +173,14 @@ TEST(ChromeJsonImporterTest, MalformedRecordsAreCountedAndImportGoesOn) {
   auto t = MustImport(path);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->slices.size(), 3u);  // ok, ok2 and the unnamed one
-  EXPECT_EQ(DiagCount(*t, "negative_duration"), 1u);
-  EXPECT_EQ(DiagCount(*t, "missing_ts"), 1u);
-  EXPECT_EQ(DiagCount(*t, "bad_ts"), 2u);
-  EXPECT_EQ(DiagCount(*t, "unsupported_phase"), 1u);
-  EXPECT_EQ(DiagCount(*t, "unmatched_end"), 1u);
-  EXPECT_EQ(DiagCount(*t, "unterminated_begin"), 1u);
-  EXPECT_EQ(DiagCount(*t, "invalid_event_json"), 2u);  // invalid UTF-8, not an object
-  EXPECT_EQ(DiagCount(*t, "name_not_string"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("negative_duration"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("missing_ts"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("bad_ts"), 2u);
+  EXPECT_EQ(t->diagnostics.Count("unsupported_phase"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("unmatched_end"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("unterminated_begin"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("invalid_event_json"), 2u);  // invalid UTF-8, not an object
+  EXPECT_EQ(t->diagnostics.Count("name_not_string"), 1u);
   EXPECT_NE(t->diagnostics.entries().at("negative_duration").first_where.find("bad.json:byte "), std::string::npos);
 }
 
@@ -214,7 +201,7 @@ TEST(ChromeJsonImporterTest, TimesOutOfRangeAreCountedNotSummed) {
   ASSERT_TRUE(t);
   EXPECT_EQ(t->slices.size(), 2u);  // ok and edge (exactly 2^61 ns long)
   EXPECT_EQ(t->instants.size(), 0u);
-  EXPECT_EQ(DiagCount(*t, "time_out_of_range"), 5u);  // far, long, early, B, E
+  EXPECT_EQ(t->diagnostics.Count("time_out_of_range"), 5u);  // far, long, early, B, E
   EXPECT_NE(t->diagnostics.entries().at("time_out_of_range").first_where.find("far.json:byte "), std::string::npos);
   // A time base that would push every time past the range is ignored and counted.
   std::string base = dir.Write("base.json", R"({"traceEvents": [
@@ -224,7 +211,7 @@ TEST(ChromeJsonImporterTest, TimesOutOfRangeAreCountedNotSummed) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->slices.size(), 1u);
   EXPECT_EQ(b->slices.ts_ns[0], 1000);
-  EXPECT_EQ(DiagCount(*b, "time_out_of_range"), 1u);
+  EXPECT_EQ(b->diagnostics.Count("time_out_of_range"), 1u);
 }
 
 // Hand-made from the input libFuzzer found (CI, stop 31): a tid past the
@@ -259,7 +246,7 @@ TEST(ChromeJsonImporterTest, MalformedDistributedInfoIsNotReadPastTheError) {
   EXPECT_EQ(t->metadata.count("rank"), 0u);
   EXPECT_EQ(t->metadata.count("world_size"), 0u);
   EXPECT_EQ(t->metadata.count("backend"), 0u);
-  EXPECT_EQ(DiagCount(*t, "invalid_top_level_json"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("invalid_top_level_json"), 1u);
 
   std::string typed = dir.Write("typed.json", R"({"distributedInfo": {"rank": "3", "world_size": 8, "backend": "nccl"},
 "traceEvents": [{"ph": "X", "name": "op", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]})");
@@ -268,7 +255,7 @@ TEST(ChromeJsonImporterTest, MalformedDistributedInfoIsNotReadPastTheError) {
   EXPECT_EQ(t->metadata.count("rank"), 0u);
   EXPECT_EQ(t->metadata["world_size"], "8");
   EXPECT_EQ(t->metadata["backend"], "nccl");
-  EXPECT_EQ(DiagCount(*t, "invalid_top_level_json"), 0u);
+  EXPECT_EQ(t->diagnostics.Count("invalid_top_level_json"), 0u);
 }
 
 // Hand-made from the input libFuzzer found (scripts/fuzz.sh 600, session 13):
@@ -301,7 +288,7 @@ TEST(ChromeJsonImporterTest, DuplicateArgsKeepTheLastOne) {
     EXPECT_EQ(arg.type, ArgType::kInt);
     EXPECT_EQ(arg.i, 3);
     EXPECT_EQ(t.slices.arg_count[1 - b], 300);
-    EXPECT_EQ(DiagCount(t, "duplicate_args"), 1u);
+    EXPECT_EQ(t.diagnostics.Count("duplicate_args"), 1u);
   };
   auto parallel = MustImport(path);
   ASSERT_TRUE(parallel);
@@ -345,7 +332,7 @@ TEST(ChromeJsonImporterTest, HugeStringInsideAnEventIsSkippedAndCounted) {
   auto t = MustImport(path);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->slices.size(), 1u);
-  EXPECT_EQ(DiagCount(*t, "value_too_large"), 1u);
+  EXPECT_EQ(t->diagnostics.Count("value_too_large"), 1u);
 }
 
 TEST(ChromeJsonImporterTest, UnusableFilesAreErrorsNamingFileAndPosition) {
@@ -454,7 +441,7 @@ TEST(ChromeJsonImporterTest, FlowIdsBeyond64BitsAreHashedAndStillLink) {
   EXPECT_EQ(t->Str(t->slices.name[t->flows.from_slice[0]]), "launch");
   EXPECT_EQ(t->Str(t->slices.name[t->flows.to_slice[0]]), "k");
   EXPECT_EQ(t->metadata["hashed_flow_ids"], "3");
-  EXPECT_EQ(DiagCount(*t, "flow_without_id"), 0u);
+  EXPECT_EQ(t->diagnostics.Count("flow_without_id"), 0u);
 }
 
 }  // namespace

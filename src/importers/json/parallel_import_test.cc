@@ -17,7 +17,7 @@
 namespace aiprof {
 namespace {
 
-std::string ReadAll(const std::string& path) {
+std::string ReadFileText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -35,7 +35,7 @@ std::string NativeBytes(const std::string& path, const ChromeJsonOptions& option
   std::string out = dir.Path("t.aiprof");
   st = WriteNativeFile(trace, out);
   EXPECT_TRUE(st.ok()) << st.message();
-  return ReadAll(out);
+  return ReadFileText(out);
 }
 
 class ParallelImportTest : public ::testing::TestWithParam<const char*> {};

@@ -67,7 +67,7 @@ std::string Rows() {
          " (1200, NULL, 34, 0, 0, 0, 'mark', " + g + ", NULL, NULL, 0);";
 }
 
-uint32_t FindSlice(const Trace& t, std::string_view name) {
+uint32_t FindNamedSlice(const Trace& t, std::string_view name) {
   for (uint32_t i = 0; i < t.slices.size(); ++i) {
     if (t.Str(t.slices.name[i]) == name) return i;
   }
@@ -81,7 +81,7 @@ TEST(NsysSqliteImporterTest, AllTablesBecomeTheModel) {
   const Trace& t = **r;
   EXPECT_EQ(t.metadata.at("source_format"), "nsys_sqlite");
   EXPECT_EQ(t.metadata.at("gpu.0.name"), "NVIDIA H100 80GB HBM3");
-  uint32_t kernel = FindSlice(t, "void gemm<float>(float*)");
+  uint32_t kernel = FindNamedSlice(t, "void gemm<float>(float*)");
   ASSERT_NE(kernel, kNoSlice);
   EXPECT_EQ(t.slices.ts_ns[kernel], 2000);
   EXPECT_EQ(t.slices.dur_ns[kernel], 3000);
@@ -90,19 +90,19 @@ TEST(NsysSqliteImporterTest, AllTablesBecomeTheModel) {
   EXPECT_EQ(t.tracks.kind[track], TrackKind::kDeviceStream);
   EXPECT_EQ(t.tracks.device[track], 0);
   EXPECT_EQ(t.tracks.tid[track], 7);
-  uint32_t launch = FindSlice(t, "cudaLaunchKernel");
+  uint32_t launch = FindNamedSlice(t, "cudaLaunchKernel");
   ASSERT_NE(launch, kNoSlice);
   EXPECT_EQ(t.tracks.pid[t.slices.track[launch]], kPid);
   EXPECT_EQ(t.tracks.tid[t.slices.track[launch]], kTid);
-  EXPECT_EQ(t.slices.kind[FindSlice(t, "Memcpy HtoD")], EventKind::kMemcpy);
-  EXPECT_EQ(t.slices.kind[FindSlice(t, "Memset")], EventKind::kMemset);
-  EXPECT_EQ(t.slices.kind[FindSlice(t, "Stream synchronize")], EventKind::kSync);
+  EXPECT_EQ(t.slices.kind[FindNamedSlice(t, "Memcpy HtoD")], EventKind::kMemcpy);
+  EXPECT_EQ(t.slices.kind[FindNamedSlice(t, "Memset")], EventKind::kMemset);
+  EXPECT_EQ(t.slices.kind[FindNamedSlice(t, "Stream synchronize")], EventKind::kSync);
   // Correlation ids 11 and 12 link launch → kernel and memcpy call → copy.
   ASSERT_EQ(t.flows.size(), 2u);
   EXPECT_EQ(t.flows.from_slice[0], launch);
   EXPECT_EQ(t.flows.to_slice[0], kernel);
   // NVTX: textId and text both give names; the step range becomes a step.
-  EXPECT_NE(FindSlice(t, "forward"), kNoSlice);
+  EXPECT_NE(FindNamedSlice(t, "forward"), kNoSlice);
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_EQ(t.steps.dur_ns[0], 5100);
   ASSERT_EQ(t.instants.size(), 1u);
@@ -154,8 +154,8 @@ TEST(NsysSqliteImporterTest, ViewsAreNotFollowed) {
   const auto& d = (*r)->diagnostics.entries();
   ASSERT_TRUE(d.count("nsys_not_a_table"));
   EXPECT_NE(d.at("nsys_not_a_table").first_where.find("CUPTI_ACTIVITY_KIND_KERNEL"), std::string::npos);
-  EXPECT_EQ(FindSlice(**r, "void gemm<float>(float*)"), kNoSlice);
-  EXPECT_NE(FindSlice(**r, "cudaLaunchKernel"), kNoSlice);  // the real tables are still read
+  EXPECT_EQ(FindNamedSlice(**r, "void gemm<float>(float*)"), kNoSlice);
+  EXPECT_NE(FindNamedSlice(**r, "cudaLaunchKernel"), kNoSlice);  // the real tables are still read
 }
 
 TEST(NsysSqliteImporterTest, ExtremeTimesAreCountedNotSummed) {

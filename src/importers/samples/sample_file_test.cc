@@ -7,7 +7,7 @@
 namespace aiprof {
 namespace {
 
-SampleFile MustParse(std::string_view content, SampleFileOptions o = {}) {
+SampleFile MustParseSamples(std::string_view content, SampleFileOptions o = {}) {
   StatusOr<SampleFile> f = ParseSampleFile("f.txt", content, o);
   EXPECT_TRUE(f.ok()) << f.status().message();
   return f.ok() ? *f : SampleFile{};
@@ -42,7 +42,7 @@ constexpr std::string_view kHyperfine = R"({
 TEST(SampleFileTest, HyperfineTimesAreSecondsAndACommandMustBeChosen) {
   SampleFileOptions o;
   o.benchmark = "./run";
-  SampleFile f = MustParse(kHyperfine, o);
+  SampleFile f = MustParseSamples(kHyperfine, o);
   EXPECT_EQ(f.format, "hyperfine");
   ASSERT_EQ(f.latency_ns.size(), 4u);
   EXPECT_DOUBLE_EQ(f.latency_ns[0], 0.158e9);
@@ -75,7 +75,7 @@ constexpr std::string_view kGoogleBenchmark = R"({
 })";
 
 TEST(SampleFileTest, GoogleBenchmarkRepetitionsAreSamplesAndAggregatesAreSkipped) {
-  SampleFile f = MustParse(kGoogleBenchmark);
+  SampleFile f = MustParseSamples(kGoogleBenchmark);
   EXPECT_EQ(f.format, "google-benchmark");
   EXPECT_EQ(f.benchmark, "BM_Gemm/64");
   ASSERT_EQ(f.latency_ns.size(), 3u);
@@ -91,23 +91,24 @@ TEST(SampleFileTest, GoogleBenchmarkRepetitionsAreSamplesAndAggregatesAreSkipped
 }
 
 TEST(SampleFileTest, PlainListsAndCsv) {
-  SampleFile text = MustParse("# step times\n11.3\n10.9\n\n44.8\n");
+  SampleFile text = MustParseSamples("# step times\n11.3\n10.9\n\n44.8\n");
   EXPECT_EQ(text.format, "text");
   ASSERT_EQ(text.latency_ns.size(), 3u);
   EXPECT_DOUBLE_EQ(text.latency_ns[2], 44.8e6);  // default unit ms
   SampleFileOptions us;
   us.default_unit = "us";
-  EXPECT_DOUBLE_EQ(MustParse("5\n", us).latency_ns[0], 5e3);
-  SampleFile csv = MustParse("run,latency_us,accuracy\n1,150,0.91\n2,\"160\",0.92\n");
+  EXPECT_DOUBLE_EQ(MustParseSamples("5\n", us).latency_ns[0], 5e3);
+  SampleFile csv = MustParseSamples("run,latency_us,accuracy\n1,150,0.91\n2,\"160\",0.92\n");
   EXPECT_EQ(csv.format, "csv");
   ASSERT_EQ(csv.latency_ns.size(), 2u);
   EXPECT_DOUBLE_EQ(csv.latency_ns[1], 160e3);
   EXPECT_EQ(csv.quality.at("accuracy").size(), 2u);
-  SampleFile json = MustParse(R"({"unit": "s", "latencies": [0.5, 0.25], "accuracy": 0.8, "quality": {"f1": [0.7, 0.75]}})");
+  SampleFile json =
+      MustParseSamples(R"({"unit": "s", "latencies": [0.5, 0.25], "accuracy": 0.8, "quality": {"f1": [0.7, 0.75]}})");
   EXPECT_DOUBLE_EQ(json.latency_ns[1], 0.25e9);
   EXPECT_EQ(json.quality.at("accuracy"), std::vector<double>{0.8});
   EXPECT_EQ(json.quality.at("f1").size(), 2u);
-  EXPECT_DOUBLE_EQ(MustParse("[1, 2.5]").latency_ns[1], 2.5e6);
+  EXPECT_DOUBLE_EQ(MustParseSamples("[1, 2.5]").latency_ns[1], 2.5e6);
 }
 
 TEST(SampleFileTest, ErrorsNameFileAndPosition) {

@@ -21,7 +21,7 @@ namespace aiprof {
 namespace {
 
 using sdkrt::Event;
-constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint32_t kNoEntry = UINT32_MAX;
 
 // --- The file ---------------------------------------------------------------------
 
@@ -217,12 +217,12 @@ Status ReadSpillFile(const char* data, uint64_t size, const std::string& path, E
       pos += 16 + ((len + 7) & ~7ull);
     }
   }
-  uint32_t unknown = kNone;
+  uint32_t unknown = kNoEntry;
   auto name_index = [&](uint64_t address) {
     auto it = by_address.find(address);
     if (it != by_address.end()) return it->second;
     ++out.unresolved_names;
-    if (unknown == kNone) {
+    if (unknown == kNoEntry) {
       unknown = static_cast<uint32_t>(f->strings.size());
       f->strings.push_back("<name not journaled>");
     }
@@ -371,8 +371,12 @@ struct Counts {
 class SdkDecoder {
  public:
   SdkDecoder(const EventFile& file, TraceBuilder* builder, const std::string& path)
-      : f_(file), b_(builder), path_(path), string_ids_(file.strings.size(), StringId{kNone}),
-        node_ids_(file.strings.size(), StringId{kNone}), slices_(file.threads.size()) {}
+      : f_(file),
+        b_(builder),
+        path_(path),
+        string_ids_(file.strings.size(), StringId{kNoEntry}),
+        node_ids_(file.strings.size(), StringId{kNoEntry}),
+        slices_(file.threads.size()) {}
 
   Status Run() {
     for (uint32_t t = 0; t < f_.threads.size(); ++t) RETURN_IF_ERROR(DecodeThread(t));
@@ -402,14 +406,14 @@ class SdkDecoder {
   bool Name(uint64_t index, StringId* out) {
     if (index >= string_ids_.size()) return false;
     StringId& id = string_ids_[index];
-    if (id.raw == kNone) id = b_->Intern(f_.strings[index]);
+    if (id.raw == kNoEntry) id = b_->Intern(f_.strings[index]);
     *out = id;
     return true;
   }
   bool NodeName(uint64_t index, StringId* out) {
     if (index >= node_ids_.size()) return false;
     StringId& id = node_ids_[index];
-    if (id.raw == kNone) id = b_->Intern("node:" + std::string(f_.strings[index]));
+    if (id.raw == kNoEntry) id = b_->Intern("node:" + std::string(f_.strings[index]));
     *out = id;
     return true;
   }
@@ -440,7 +444,7 @@ class SdkDecoder {
     if (!Name(name_event.payload, &name)) return BadName(thread, name_event.payload);
     int64_t ts = ToNs(sdkrt::TicksOf(pending));
     if (sdkrt::TypeOf(pending) == sdkrt::kRequestBegin) {
-      uint32_t anchor = stack.empty() ? kNone : stack.back().slice;
+      uint32_t anchor = stack.empty() ? kNoEntry : stack.back().slice;
       req_begins_.push_back(RequestSide{pending.payload, ts, thread, anchor, name});
       return OkStatus();
     }
@@ -517,7 +521,7 @@ class SdkDecoder {
           has_pending = true;
           break;
         case sdkrt::kRequestEnd: {
-          uint32_t anchor = stack.empty() ? kNone : stack.back().slice;
+          uint32_t anchor = stack.empty() ? kNoEntry : stack.back().slice;
           req_ends_.push_back(RequestSide{e.payload, ts, thread, anchor, StringId{}});
           break;
         }
@@ -623,7 +627,7 @@ class SdkDecoder {
   }
 
   uint32_t AnchorSlice(const RequestSide& side) const {
-    return side.anchor == kNone ? kNoSlice : slice_index_[side.thread][side.anchor];
+    return side.anchor == kNoEntry ? kNoSlice : slice_index_[side.thread][side.anchor];
   }
 
   // A request's token figures (docs/sdk.md, "LLM serving"): on its slice as

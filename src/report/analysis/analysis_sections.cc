@@ -25,13 +25,14 @@ Value Ns(double ns) { return Value::Number(ns); }
 Value Share(int64_t a, int64_t b) {
   return b > 0 ? Value::Number(static_cast<double>(a) / static_cast<double>(b)) : Value::Null();
 }
-Value Str(std::string_view s) { return Value::String(std::string(s)); }
+Value StrValue(std::string_view s) { return Value::String(std::string(s)); }
 
 // ---------------------------------------------------------------- per analysis
 
 void WindowSection(AnalysisResults& in, Section* s) {
   const AnalysisWindow& w = in.window();
-  render::KeyValues& kv = s->Add(render::KeyValues{{{"impacts_measured", "Impacts are measured", Str(w.Describe())}}});
+  render::KeyValues& kv =
+      s->Add(render::KeyValues{{{"impacts_measured", "Impacts are measured", StrValue(w.Describe())}}});
   if (w.startup_ns > 0) {
     kv.items.push_back({"startup_ns", "Start-up calls", Int(w.startup_ns), Unit::kNs});
     kv.items.push_back({"trace_span_ns", "Trace span", Int(w.trace_span_ns), Unit::kNs});
@@ -65,14 +66,15 @@ void BreakdownSection(AnalysisResults& in, Section* s) {
   List largest{"largest_gaps", "Largest gaps", {}};
   for (const TimelineBreakdown& tl : r.timelines) {
     const std::string who = TimelineName(tl);
-    shares.rows.push_back({Str(who), Int(tl.span_ns), Share(tl.busy_ns, tl.span_ns), Share(tl.compute_ns, tl.span_ns),
-                           Share(tl.comm_ns, tl.span_ns), Share(tl.memcpy_ns, tl.span_ns), Share(tl.idle_ns, tl.span_ns),
+    shares.rows.push_back({StrValue(who), Int(tl.span_ns), Share(tl.busy_ns, tl.span_ns),
+                           Share(tl.compute_ns, tl.span_ns), Share(tl.comm_ns, tl.span_ns),
+                           Share(tl.memcpy_ns, tl.span_ns), Share(tl.idle_ns, tl.span_ns),
                            Share(tl.comm_overlap_ns, tl.comm_ns)});
     std::vector<Value>& row = causes.rows.emplace_back();
-    row.push_back(Str(who));
+    row.push_back(StrValue(who));
     for (size_t c = 0; c < kGapCauseCount; ++c) row.push_back(Int(tl.idle_by_cause_ns[c]));
     for (size_t b = 0; b < kGapBucketCount; ++b) {
-      hist.rows.push_back({Str(who), Str(kBuckets[b]), Int(tl.gap_hist_count[b]), Int(tl.gap_hist_ns[b])});
+      hist.rows.push_back({StrValue(who), StrValue(kBuckets[b]), Int(tl.gap_hist_count[b]), Int(tl.gap_hist_ns[b])});
     }
     for (const Gap& g : tl.largest_gaps) largest.items.push_back({DescribeGap(in.trace(), tl, g), "", {}});
   }
@@ -128,7 +130,7 @@ void LaunchesSection(AnalysisResults& in, Section* s) {
                                                {"ts_ns", "At ts (ns)"}, {"name", "Call"}}, {}, ""};
   for (const RuntimeOutlier& o : st.outliers) {
     t.rows.push_back({Int(trace.slices.dur_ns[o.slice]), Ns(o.median_ns), Int(trace.slices.ts_ns[o.slice]),
-                      Str(trace.Str(trace.slices.name[o.slice]))});
+                      StrValue(trace.Str(trace.slices.name[o.slice]))});
   }
   s->Add(std::move(t));
 }
@@ -140,7 +142,7 @@ void MemcpySection(AnalysisResults& in, Section* s) {
   for (size_t d = 0; d < kCopyDirectionCount; ++d) {
     const CopyTotals& c = st.by_direction[d];
     if (c.count == 0) continue;
-    t.rows.push_back({Str(CopyDirectionName(static_cast<CopyDirection>(d))), Int(c.count), Int(c.time_ns),
+    t.rows.push_back({StrValue(CopyDirectionName(static_cast<CopyDirection>(d))), Int(c.count), Int(c.time_ns),
                       c.with_bytes ? Value::Number(c.bytes) : Value::Null()});
   }
   if (!t.rows.empty()) s->Add(std::move(t));
@@ -161,18 +163,20 @@ void LayoutSection(AnalysisResults& in, Section* s) {
   Table t{"groups", "", {{"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
                          {"trigger", "Triggered by"}, {"op", "Op"}}, {}, ""};
   for (const ConversionGroup& g : r.groups) {
-    t.rows.push_back({Int(g.count), Int(g.total_ns), Str(g.trigger.empty() ? "(top level)" : g.trigger), Str(g.op)});
+    t.rows.push_back(
+        {Int(g.count), Int(g.total_ns), StrValue(g.trigger.empty() ? "(top level)" : g.trigger), StrValue(g.op)});
   }
   s->Add(std::move(t));
 }
 
 void FusionSection(AnalysisResults& in, Section* s) {
   const FusionResult& r = in.fusion();
-  s->Add(render::KeyValues{{{"scope", "Ops", Str(r.device ? "kernels" : "top-level CPU ops")},
-                            {"ops", "Count", Int(r.op_count), Unit::kCount},
-                            {"op_time_ns", "Time", Int(r.op_time_ns), Unit::kNs},
-                            {"short_ops", "Short ops (share of the time)", Share(r.short_op_ns, r.op_time_ns), Unit::kFraction},
-                            {"covered", "Top candidates cover", Share(r.covered_ns, r.op_time_ns), Unit::kFraction}}});
+  s->Add(render::KeyValues{
+      {{"scope", "Ops", StrValue(r.device ? "kernels" : "top-level CPU ops")},
+       {"ops", "Count", Int(r.op_count), Unit::kCount},
+       {"op_time_ns", "Time", Int(r.op_time_ns), Unit::kNs},
+       {"short_ops", "Short ops (share of the time)", Share(r.short_op_ns, r.op_time_ns), Unit::kFraction},
+       {"covered", "Top candidates cover", Share(r.covered_ns, r.op_time_ns), Unit::kFraction}}});
   if (r.top.empty()) return;
   Table t{"candidates", "Top fusion candidates",
           {{"occurrences", "Occurrences", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
@@ -182,7 +186,7 @@ void FusionSection(AnalysisResults& in, Section* s) {
   for (const FusionCandidate& c : r.top) {
     t.rows.push_back({Int(c.occurrences), Int(c.total_ns), Int(c.boundaries_removed), Int(c.gap_ns),
                       c.has_shapes ? Value::Number(c.intermediate_bytes) : Value::Null(),
-                      Str(DescribeSequence(in.trace(), c))});
+                      StrValue(DescribeSequence(in.trace(), c))});
   }
   s->Add(std::move(t));
 }
@@ -200,7 +204,7 @@ void LongTailSection(AnalysisResults& in, Section* s) {
     const OpTail& op = r.ops[i];
     t.rows.push_back({Int(op.count), Ns(op.p50_ns), Ns(op.p90_ns), Ns(op.p99_ns), Int(op.max_ns), Int(op.tail_count),
                       Value::Number(op.tail_share), Value::Bool(op.tail_share > kTailDominatedShare),
-                      Value::Bool(op.qualifies), Str(in.trace().Str(op.name))});
+                      Value::Bool(op.qualifies), StrValue(in.trace().Str(op.name))});
   }
   if (r.ops.size() > n) t.note = std::to_string(r.ops.size() - n) + " more ops not shown";
   s->Add(std::move(t));
@@ -223,10 +227,11 @@ void StepsSection(AnalysisResults& in, Section* s) {
            {"median_ns", "Median step's", Unit::kNs}, {"op", "Op"}},
           {}, ""};
   for (const SlowStep& slow : st.slowest) {
-    Value name = Str(trace.Str(trace.steps.name[slow.step]));
+    Value name = StrValue(trace.Str(trace.steps.name[slow.step]));
     if (slow.differing_ops.empty()) t.rows.push_back({name, Int(slow.dur_ns), Value(), Value(), Value()});
     for (const StepDiffOp& d : slow.differing_ops) {
-      t.rows.push_back({name, Int(slow.dur_ns), Int(d.step_total_ns), Ns(d.median_total_ns), Str(trace.Str(d.name))});
+      t.rows.push_back(
+          {name, Int(slow.dur_ns), Int(d.step_total_ns), Ns(d.median_total_ns), StrValue(trace.Str(d.name))});
     }
   }
   s->Add(std::move(t));
@@ -244,9 +249,10 @@ void MemorySection(AnalysisResults& in, Section* s) {
                           {"events", "Events", Unit::kCount}, {"during", "During"}},
           {}, ""};
   for (const MemoryPeak& p : r.devices) {
-    t.rows.push_back({Int(p.device_type), Int(p.device_id), Value::Number(p.peak_allocated), Int(p.peak_allocated_ts_ns),
-                      Value::Number(p.peak_reserved), Int(p.events),
-                      p.peak_allocated_op == kNoSlice ? Value() : Str(trace.Str(trace.slices.name[p.peak_allocated_op]))});
+    t.rows.push_back(
+        {Int(p.device_type), Int(p.device_id), Value::Number(p.peak_allocated), Int(p.peak_allocated_ts_ns),
+         Value::Number(p.peak_reserved), Int(p.events),
+         p.peak_allocated_op == kNoSlice ? Value() : StrValue(trace.Str(trace.slices.name[p.peak_allocated_op]))});
   }
   s->Add(std::move(t));
 }
@@ -262,8 +268,8 @@ void PipelineSection(AnalysisResults& in, Section* s) {
                          {"mean_work_ns", "Mean work", Unit::kNs}},
           {}, ""};
   for (const PipelineStage& st : r.stages) {
-    t.rows.push_back({Str(st.name), Value::Number(st.latency_share), Int(st.instances), Share(st.waiting_ns, st.total_ns),
-                      Ns(st.MeanWorkingNs())});
+    t.rows.push_back({StrValue(st.name), Value::Number(st.latency_share), Int(st.instances),
+                      Share(st.waiting_ns, st.total_ns), Ns(st.MeanWorkingNs())});
   }
   s->Add(std::move(t));
 }
@@ -276,8 +282,8 @@ void KernelsSection(AnalysisResults& in, Section* s) {
                  {"kernels", "Kernels", Unit::kCount}},
                 {}, ""};
   for (const KernelClassTotal& t : r.classes) {
-    classes.rows.push_back({Str(KernelClassName(t.kernel_class)), Int(t.time_ns), Share(t.time_ns, r.device_time_ns),
-                            Int(t.count)});
+    classes.rows.push_back(
+        {StrValue(KernelClassName(t.kernel_class)), Int(t.time_ns), Share(t.time_ns, r.device_time_ns), Int(t.count)});
   }
   s->Add(std::move(classes));
   constexpr size_t kRegionsShown = 5;
@@ -289,7 +295,8 @@ void KernelsSection(AnalysisResults& in, Section* s) {
   for (size_t i = 0; i < r.regions.size() && i < kRegionsShown; ++i) {
     const CompiledRegionTotal& g = r.regions[i];
     if (g.kernels == 0) break;  // by kernel time: the rest launched none either
-    regions.rows.push_back({Int(g.instances), Int(g.kernels), Int(g.triton_kernels), Int(g.kernel_time_ns), Str(g.name)});
+    regions.rows.push_back(
+        {Int(g.instances), Int(g.kernels), Int(g.triton_kernels), Int(g.kernel_time_ns), StrValue(g.name)});
   }
   if (!regions.rows.empty()) s->Add(std::move(regions));
   if (r.compiled_region_entries > 0 || r.dynamo_cache_lookups > 0) {
@@ -306,7 +313,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
                      "names its phase."});
     return;
   }
-  s->Add(render::KeyValues{{{"source", "Phases from", Str(r.source)}}});
+  s->Add(render::KeyValues{{{"source", "Phases from", StrValue(r.source)}}});
   Table t{"phases", "", {{"phase", "Phase"}, {"steps", "Steps", Unit::kCount}, {"wall_ns", "Wall", Unit::kNs},
                          {"device_ns", "Device", Unit::kNs}},
           {}, "Work shares are of the phase's device time; host: step time without busy device time"};
@@ -322,7 +329,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
     const LlmPhaseTotals& ph = r.phases[p];
     if (ph.steps == 0) continue;
     std::vector<Value>& row = t.rows.emplace_back();
-    row = {Str(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns), Int(ph.device_ns)};
+    row = {StrValue(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns), Int(ph.device_ns)};
     for (size_t w = 0; w < kLlmWorkCount; ++w) row.push_back(Share(ph.work_ns[w], ph.device_ns));
     const bool tokens = ph.steps_with_tokens == ph.steps && ph.tokens > 0;
     row.push_back(Int(ph.host_ns));
@@ -335,7 +342,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
                   {{"phase", "Phase"}, {"kernels", "Kernels", Unit::kCount}, {"time_ns", "Time", Unit::kNs}}, {}, ""};
   for (size_t p = 0; p < 2; ++p) {
     if (r.attention_family_kernels[p] == 0) continue;
-    attention.rows.push_back({Str(LlmPhaseName(static_cast<LlmPhase>(p))), Int(r.attention_family_kernels[p]),
+    attention.rows.push_back({StrValue(LlmPhaseName(static_cast<LlmPhase>(p))), Int(r.attention_family_kernels[p]),
                               Int(r.attention_family_ns[p])});
   }
   if (!attention.rows.empty()) s->Add(std::move(attention));
@@ -357,13 +364,13 @@ void RooflineSection(AnalysisResults& in, Section* s) {
     kv.items.push_back({"ops_without_time", "That launched no kernel", Int(r.ops_without_time), Unit::kCount});
     kv.items.push_back({"ops_on_device_tasks", "Counted as their device tasks", Int(r.ops_on_device_tasks), Unit::kCount});
   }
-  kv.items.push_back({"time_source", "Host time from", Str(r.device_time ? "device kernels" : "host ops")});
+  kv.items.push_back({"time_source", "Host time from", StrValue(r.device_time ? "device kernels" : "host ops")});
   if (r.device) {
-    kv.items.push_back({"device", "Device", Str(r.device->name)});
+    kv.items.push_back({"device", "Device", StrValue(r.device->name)});
     kv.items.push_back({"memory_bandwidth", "Memory bandwidth", Value::Number(r.device->memory_bandwidth_bytes_per_second),
                         Unit::kBytesPerSecond});
   } else {
-    kv.items.push_back({"device", "Device peaks", Str("none: " + in.roofline_problem())});
+    kv.items.push_back({"device", "Device peaks", StrValue("none: " + in.roofline_problem())});
   }
   s->Add(Paragraph{"Host FLOPs and bytes are estimates from shapes."});
   for (std::string& line : DescribeDeviceTasks(r)) s->Add(Paragraph{std::move(line)});
@@ -379,10 +386,10 @@ void RooflineSection(AnalysisResults& in, Section* s) {
   for (size_t i = 0; i < n; ++i) {
     const RooflineRow& row = r.rows[i];
     RooflinePoint p = EvaluateRow(row, d);
-    t.rows.push_back({Str(PrecisionName(row.precision)), Int(row.count), Int(row.time_ns),
+    t.rows.push_back({StrValue(PrecisionName(row.precision)), Int(row.count), Int(row.time_ns),
                       opt(p.arithmetic_intensity_flops_per_byte), opt(p.achieved_flops_per_second),
-                      opt(p.achieved_bytes_per_second), Str(BytesSourceName(row.bytes_source)), Str(BoundName(p.bound)),
-                      opt(p.ai_utilization), Str(row.name)});
+                      opt(p.achieved_bytes_per_second), StrValue(BytesSourceName(row.bytes_source)),
+                      StrValue(BoundName(p.bound)), opt(p.ai_utilization), StrValue(row.name)});
   }
   if (r.rows.size() > n) t.note = std::to_string(r.rows.size() - n) + " more ops not shown";
   s->Add(std::move(t));
@@ -403,11 +410,11 @@ void CollectiveTypes(const CollectiveStats& st, Section* s) {
           {}, ""};
   for (const CollectiveTypeStats& c : st.by_type) {
     const bool sized = c.sized > 0, group = sized && c.group_size > 0;
-    t.rows.push_back({Rank(c.rank), Str(CollectiveTypeName(c.type)), Int(c.count), Int(c.total_ns),
-                      Share(c.total_ns, st.total_ns), Int(c.max_ns), Int(c.sized),
-                      sized ? Value::Number(c.bytes) : Value(),
-                      sized ? Value::Number(c.AlgBandwidthBytesPerSecond()) : Value(),
-                      group ? Value::Number(c.BusBandwidthBytesPerSecond()) : Value(), group ? Int(c.group_size) : Value()});
+    t.rows.push_back(
+        {Rank(c.rank), StrValue(CollectiveTypeName(c.type)), Int(c.count), Int(c.total_ns),
+         Share(c.total_ns, st.total_ns), Int(c.max_ns), Int(c.sized), sized ? Value::Number(c.bytes) : Value(),
+         sized ? Value::Number(c.AlgBandwidthBytesPerSecond()) : Value(),
+         group ? Value::Number(c.BusBandwidthBytesPerSecond()) : Value(), group ? Int(c.group_size) : Value()});
   }
   s->Add(std::move(t));
 }
@@ -473,9 +480,10 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
          {"excess_ns", "Later than the median of the others", Int(sr.excess_ns), Unit::kNs},
          {"excess_ratio", "Of its device span", Value::Number(sr.excess_ratio), Unit::kFraction}}});
     if (sr.test.test == OutlierTest::kNone) {
-      kv.items.push_back({"outlier_test", "Outlier test", Str("none: 2 ranks are too few")});
+      kv.items.push_back({"outlier_test", "Outlier test", StrValue("none: 2 ranks are too few")});
     } else {
-      kv.items.push_back({"outlier_test", "Outlier test", Str(sr.test.test == OutlierTest::kDixonQ ? "Dixon's Q" : "z")});
+      kv.items.push_back(
+          {"outlier_test", "Outlier test", StrValue(sr.test.test == OutlierTest::kDixonQ ? "Dixon's Q" : "z")});
       kv.items.push_back({"statistic", "Statistic", Value::Number(sr.test.statistic)});
       kv.items.push_back({"critical", "Critical value", Value::Number(sr.test.critical)});
       kv.items.push_back({"outlier", "An outlier", Value::Bool(sr.test.outlier)});
@@ -502,8 +510,9 @@ void Links(const CrossRankResult& c, Section* s) {
   for (const LinkBandwidth& l : c.links) {
     if (!l.judged || (listed >= 3 && !l.slow)) continue;
     ++listed;
-    t.rows.push_back({Rank(l.rank), Str(l.link), Str(l.transport), Value::Number(l.bandwidth_bytes_per_second),
-                      Value::Number(l.transport_median_bytes_per_second), Value::Bool(l.slow)});
+    t.rows.push_back({Rank(l.rank), StrValue(l.link), StrValue(l.transport),
+                      Value::Number(l.bandwidth_bytes_per_second), Value::Number(l.transport_median_bytes_per_second),
+                      Value::Bool(l.slow)});
   }
   if (!t.rows.empty()) s->Add(std::move(t));
 }
@@ -553,8 +562,8 @@ Table TopPathSlices(const Trace& trace, const CriticalPathResult& r, double per)
   Table t{"top_slices", "Largest on-path consumers (own time, per steady step)",
           {{"class", "Class"}, {"per_step_ns", "On the path per step", Unit::kNs}, {"name", "Slice"}}, {}, ""};
   for (size_t k = 0; k < std::min(kPathTopSlices, v.size()); ++k) {
-    t.rows.push_back({Str(PathClassName(v[k].second.second)), Ns(static_cast<double>(v[k].second.first) / per),
-                      Str(trace.Str(StringId{v[k].first}))});
+    t.rows.push_back({StrValue(PathClassName(v[k].second.second)), Ns(static_cast<double>(v[k].second.first) / per),
+                      StrValue(trace.Str(StringId{v[k].first}))});
   }
   return t;
 }
@@ -576,14 +585,14 @@ Table PathSteps(const Trace& trace, const CriticalPathResult& r) {
   for (size_t k = 0; k < std::min(kPathStepsShown, r.steps.size()); ++k) {
     const StepPath& p = r.steps[k];
     std::vector<Value>& row = t.rows.emplace_back();
-    row = {Rank(p.rank), p.number >= 0 ? Int(p.number) : Str("trace"), Value::Bool(p.steady), Int(p.length_ns()),
+    row = {Rank(p.rank), p.number >= 0 ? Int(p.number) : StrValue("trace"), Value::Bool(p.steady), Int(p.length_ns()),
            Int(p.step_dur_ns)};
     for (size_t c = 0; c < kPathClassCount; ++c) row.push_back(Int(p.by_class_ns[c]));
     const bool waited = p.waited_rank != kNoRank;
     row.push_back(waited ? Value::Int(p.waited_rank) : Value());
     row.push_back(waited ? Int(p.waited_late_ns) : Value());
-    row.push_back(waited ? Str(trace.Str(sl.name[p.waited_collective])) : Value());
-    row.push_back(waited && p.waited_cause != kNoSlice ? Str(trace.Str(sl.name[p.waited_cause])) : Value());
+    row.push_back(waited ? StrValue(trace.Str(sl.name[p.waited_collective])) : Value());
+    row.push_back(waited && p.waited_cause != kNoSlice ? StrValue(trace.Str(sl.name[p.waited_cause])) : Value());
     row.push_back(Value::Bool(p.truncated));
   }
   if (r.steps.size() > kPathStepsShown) t.note = std::to_string(r.steps.size() - kPathStepsShown) + " more steps";
@@ -612,7 +621,8 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
              {}, ""};
   for (size_t c = 0; c < kPathClassCount; ++c) {
     if (r.window_by_class_ns[c] == 0) continue;
-    comp.rows.push_back({Str(PathClassName(static_cast<PathClass>(c))), Ns(static_cast<double>(r.window_by_class_ns[c]) / per),
+    comp.rows.push_back({StrValue(PathClassName(static_cast<PathClass>(c))),
+                         Ns(static_cast<double>(r.window_by_class_ns[c]) / per),
                          Share(r.window_by_class_ns[c], r.window_path_ns)});
   }
   s->Add(std::move(comp));
@@ -625,7 +635,7 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
     const int64_t on_ns = r.window_by_class_ns[static_cast<size_t>(c)];
     const int64_t total = r.window_device_total_ns[static_cast<size_t>(c)];
     if (total <= 0) continue;
-    on.rows.push_back({Str(what), Ns(static_cast<double>(total) / per), Ns(static_cast<double>(on_ns) / per),
+    on.rows.push_back({StrValue(what), Ns(static_cast<double>(total) / per), Ns(static_cast<double>(on_ns) / per),
                        Share(on_ns, total), Ns(static_cast<double>(std::max<int64_t>(0, total - on_ns)) / per)});
   }
   if (!on.rows.empty()) s->Add(std::move(on));
@@ -642,20 +652,21 @@ void PageFaultsSection(AnalysisResults& in, Section* s) {
     return;
   }
   const double per_steps = r.steady_steps > 0 ? static_cast<double>(r.steady_steps) : 1.0;
-  render::KeyValues kv{{{"faults_per_base", "Minor page faults " + r.base, Value::Number(r.faults_per_base), Unit::kCount},
-                        {"fault_ns_per_base", "Estimated fault time " + r.base,
-                         r.cost_known ? Ns(r.fault_ns_per_base) : Value::Null(), Unit::kNs},
-                        {"share", "Share of the step", r.cost_known && r.base_ns > 0 ? Value::Number(r.share) : Value::Null(),
-                         Unit::kFraction},
-                        {"cost_ns", "Cost of one fault", r.cost_known ? Ns(r.cost_ns) : Value::Null(), Unit::kNs},
-                        {"cost_method", "Cost measured", Str(r.cost_method)},
-                        {"steady_steps", "Steady steps", Int(r.steady_steps), Unit::kCount},
-                        {"window_faults", "Faults in the window", Int(r.window_faults), Unit::kCount},
-                        {"total_faults", "Faults in the trace", Int(r.total_faults), Unit::kCount},
-                        {"period", "Faults per record", Int(r.period), Unit::kCount},
-                        {"lost_records", "Records lost", Int(r.lost_records), Unit::kCount},
-                        {"malloc", "Allocator", r.malloc.empty() ? Value::Null() : Str(r.malloc)},
-                        {"malloc_settings", "Allocator settings", r.malloc.empty() ? Value::Null() : Str(r.malloc_settings)}}};
+  render::KeyValues kv{
+      {{"faults_per_base", "Minor page faults " + r.base, Value::Number(r.faults_per_base), Unit::kCount},
+       {"fault_ns_per_base", "Estimated fault time " + r.base, r.cost_known ? Ns(r.fault_ns_per_base) : Value::Null(),
+        Unit::kNs},
+       {"share", "Share of the step", r.cost_known && r.base_ns > 0 ? Value::Number(r.share) : Value::Null(),
+        Unit::kFraction},
+       {"cost_ns", "Cost of one fault", r.cost_known ? Ns(r.cost_ns) : Value::Null(), Unit::kNs},
+       {"cost_method", "Cost measured", StrValue(r.cost_method)},
+       {"steady_steps", "Steady steps", Int(r.steady_steps), Unit::kCount},
+       {"window_faults", "Faults in the window", Int(r.window_faults), Unit::kCount},
+       {"total_faults", "Faults in the trace", Int(r.total_faults), Unit::kCount},
+       {"period", "Faults per record", Int(r.period), Unit::kCount},
+       {"lost_records", "Records lost", Int(r.lost_records), Unit::kCount},
+       {"malloc", "Allocator", r.malloc.empty() ? Value::Null() : StrValue(r.malloc)},
+       {"malloc_settings", "Allocator settings", r.malloc.empty() ? Value::Null() : StrValue(r.malloc_settings)}}};
   s->Add(std::move(kv));
   if (!r.cost_known) s->Add(Paragraph{"Fault time not estimated: " + r.cost_method + "."});
   if (!r.malloc_note.empty()) s->Add(Paragraph{"Allocator: " + r.malloc_note + "."});
@@ -678,10 +689,11 @@ void PageFaultsSection(AnalysisResults& in, Section* s) {
             {}, ""};
   for (const PageFaultOp& op : r.ops) {
     const double per = static_cast<double>(op.faults) / per_steps;
-    ops.rows.push_back({Value::Number(per), r.cost_known ? Ns(per * r.cost_ns) : Value::Null(),
-                        r.window_faults > 0 ? Value::Number(static_cast<double>(op.faults) / static_cast<double>(r.window_faults))
-                                            : Value::Null(),
-                        Str(op.outer.empty() ? "(no op)" : op.outer), Str(op.inner.empty() ? "(no op)" : op.inner)});
+    ops.rows.push_back(
+        {Value::Number(per), r.cost_known ? Ns(per * r.cost_ns) : Value::Null(),
+         r.window_faults > 0 ? Value::Number(static_cast<double>(op.faults) / static_cast<double>(r.window_faults))
+                             : Value::Null(),
+         StrValue(op.outer.empty() ? "(no op)" : op.outer), StrValue(op.inner.empty() ? "(no op)" : op.inner)});
   }
   if (r.ops_total > r.ops.size()) ops.note = std::to_string(r.ops_total - r.ops.size()) + " more op pairs not shown";
   if (!ops.rows.empty()) s->Add(std::move(ops));

@@ -42,7 +42,7 @@ Tree MachineForm(const MetricSet& m, const render::Document& doc) {
   return out;
 }
 
-void AddMetrics(const MetricSet& m, render::Document* doc) {
+void AddMetricTable(const MetricSet& m, render::Document* doc) {
   render::Table t{"metrics", "", {{"metric", "Metric"}, {"value", "Value"}, {"unit", "Unit"}, {"source", "Source"},
                                   {"measured", "Measured"}}, {}, ""};
   for (const auto& [name, v] : m.values()) {
@@ -79,7 +79,7 @@ render::Document AnalyzeToDocument(const AnalysisReport& report, AnalysisResults
   for (const AnalysisSection& s : report.sections) {
     AddAnalysisSection(s.name, results, &doc.AddSection(s.name, s.name));
   }
-  AddMetrics(report.metrics, &doc);
+  AddMetricTable(report.metrics, &doc);
   doc.machine = MachineForm(report.metrics, doc);
   return doc;
 }

@@ -12,24 +12,23 @@ namespace {
 using render::Unit;
 using render::Value;
 
-std::string Pct(double f) { return fmt::format("{:.1f}%", f * 100); }
-std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
-
+std::string PercentText(double f) { return fmt::format("{:.1f}%", f * 100); }
+std::string MsFixed(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
 std::string GainText(const SuggestionOutcome& o) {
   if (o.finding->rule->impact_on_memory) {
-    return fmt::format("{}-{} of device memory", Pct(o.gain_min), Pct(o.gain_max));
+    return fmt::format("{}-{} of device memory", PercentText(o.gain_min), PercentText(o.gain_max));
   }
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
   // Amdahl: the fix removes efficacy x the impact's share of the base.
   const std::string basis = GainBasis(o);
-  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; {})", Pct(o.gain_min), Pct(o.gain_max),
+  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; {})", PercentText(o.gain_min), PercentText(o.gain_max),
                      basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min, o.speedup_max,
                      GainOrigin(o));
 }
 
 std::string RiskText(const SuggestionRisk& r) {
-  std::string out = fmt::format("precision loss {}, memory {:+.0f}%, effort {}", Pct(r.precision_loss),
+  std::string out = fmt::format("precision loss {}, memory {:+.0f}%, effort {}", PercentText(r.precision_loss),
                                 r.memory_increase * 100, r.effort);
   if (!r.note.empty()) out += "; " + r.note;
   return out;
@@ -37,21 +36,21 @@ std::string RiskText(const SuggestionRisk& r) {
 
 // "2.5 ms per step = 25.0% of 10.0 ms (mean step time); at most x1.33 if removed".
 std::string ImpactText(const Finding& f) {
-  if (f.rule->impact_on_memory) return Pct(f.impact.share) + " of device memory";
+  if (f.rule->impact_on_memory) return PercentText(f.impact.share) + " of device memory";
   if (!f.impact.quantified) {
     return "not quantified in wall-clock time (" + f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2) + ")";
   }
   if (f.rule->impact_on_trace) {
-    return fmt::format("{} = {} of the {} trace span (start-up; not part of the steady state)", Ms(f.impact.time_ns),
-                       Pct(f.impact.share), Ms(f.impact.basis_ns));
+    return fmt::format("{} = {} of the {} trace span (start-up; not part of the steady state)",
+                       MsFixed(f.impact.time_ns), PercentText(f.impact.share), MsFixed(f.impact.basis_ns));
   }
   if (f.rule->id == "unexplained_time") {
-    return fmt::format("{} {} = {} of {} not explained by the findings above", Ms(f.impact.time_ns), f.impact.basis,
-                       Pct(f.impact.share), Ms(f.impact.basis_ns));
+    return fmt::format("{} {} = {} of {} not explained by the findings above", MsFixed(f.impact.time_ns),
+                       f.impact.basis, PercentText(f.impact.share), MsFixed(f.impact.basis_ns));
   }
   std::string speed = std::isfinite(f.impact.max_speedup) ? fmt::format("x{:.2f}", f.impact.max_speedup) : "unbounded";
-  return fmt::format("{} {} = {} of {} [{}]; at most {} if removed", Ms(f.impact.time_ns), f.impact.basis,
-                     Pct(f.impact.share), Ms(f.impact.basis_ns), f.impact.basis_text, speed);
+  return fmt::format("{} {} = {} of {} [{}]; at most {} if removed", MsFixed(f.impact.time_ns), f.impact.basis,
+                     PercentText(f.impact.share), MsFixed(f.impact.basis_ns), f.impact.basis_text, speed);
 }
 
 std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Finding& f) {
@@ -65,106 +64,106 @@ std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Fi
 
 // ---------------------------------------------------------------- machine form
 
-Tree Num(double v) { return Tree::Number(v); }
-Tree Str(std::string_view s) { return Tree::String(s); }
+Tree TreeNum(double v) { return Tree::Number(v); }
+Tree TreeStr(std::string_view s) { return Tree::String(s); }
 
 Tree SuggestionTree(const SuggestionOutcome& o) {
   const Suggestion& sg = *o.suggestion;
   Tree s = Tree::Map();
-  s.Set("id", Str(sg.id));
-  s.Set("title", Str(sg.title));
-  s.Set("platform", Str(sg.platform));
-  s.Set("action", Str(sg.action));
+  s.Set("id", TreeStr(sg.id));
+  s.Set("title", TreeStr(sg.title));
+  s.Set("platform", TreeStr(sg.platform));
+  s.Set("action", TreeStr(sg.action));
   Tree& gain = s.Set("expected_gain", Tree::Map());
-  gain.Set("min", Num(o.gain_min));
-  gain.Set("max", Num(o.gain_max));
-  gain.Set("basis", Str(GainBasis(o)));
-  gain.Set("source", Str(o.gain_source));
+  gain.Set("min", TreeNum(o.gain_min));
+  gain.Set("max", TreeNum(o.gain_max));
+  gain.Set("basis", TreeStr(GainBasis(o)));
+  gain.Set("source", TreeStr(o.gain_source));
   Tree& speedup = s.Set("speedup", Tree::Map());
-  speedup.Set("min", Num(o.speedup_min));
-  speedup.Set("max", Num(o.speedup_max));
+  speedup.Set("min", TreeNum(o.speedup_min));
+  speedup.Set("max", TreeNum(o.speedup_max));
   Tree& risk = s.Set("risk", Tree::Map());
-  risk.Set("precision_loss", Num(sg.risk.precision_loss));
-  risk.Set("memory_increase", Num(sg.risk.memory_increase));
-  risk.Set("effort", Str(sg.risk.effort));
-  risk.Set("note", Str(sg.risk.note));
+  risk.Set("precision_loss", TreeNum(sg.risk.precision_loss));
+  risk.Set("memory_increase", TreeNum(sg.risk.memory_increase));
+  risk.Set("effort", TreeStr(sg.risk.effort));
+  risk.Set("note", TreeStr(sg.risk.note));
   Tree& changes = s.Set("changes", Tree::List());
   for (const SuggestionChange& ch : sg.changes) {
     Tree& c = changes.Push(Tree::Map());
-    c.Set("tool", Str(ch.tool));
-    c.Set("kind", Str(ch.kind));
-    c.Set("setting", Str(ch.setting));
-    c.Set("value", Str(ch.value));
+    c.Set("tool", TreeStr(ch.tool));
+    c.Set("kind", TreeStr(ch.kind));
+    c.Set("setting", TreeStr(ch.setting));
+    c.Set("value", TreeStr(ch.value));
   }
   if (o.simulation) {
     const SimulatedGain& g = *o.simulation;
     Tree& sim = s.Set("simulation", Tree::Map());
-    sim.Set("scenario", Str(g.scenario));
-    sim.Set("time_base", Str("steady step wall time"));
-    sim.Set("steps", Num(static_cast<double>(g.steps)));
-    sim.Set("measured_step_ms", Num(g.measured_ns / 1e6));
-    sim.Set("predicted_step_ms", Num(g.predicted_ns / 1e6));
+    sim.Set("scenario", TreeStr(g.scenario));
+    sim.Set("time_base", TreeStr("steady step wall time"));
+    sim.Set("steps", TreeNum(static_cast<double>(g.steps)));
+    sim.Set("measured_step_ms", TreeNum(g.measured_ns / 1e6));
+    sim.Set("predicted_step_ms", TreeNum(g.predicted_ns / 1e6));
     Tree& interval = sim.Set("predicted_interval_ms", Tree::List());
-    interval.Push(Num(g.predicted_lo_ns / 1e6));
-    interval.Push(Num(g.predicted_hi_ns / 1e6));
-    sim.Set("history_cases", Num(static_cast<double>(g.history_cases)));
-    sim.Set("uncorrected_step_ms", Num((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
+    interval.Push(TreeNum(g.predicted_lo_ns / 1e6));
+    interval.Push(TreeNum(g.predicted_hi_ns / 1e6));
+    sim.Set("history_cases", TreeNum(static_cast<double>(g.history_cases)));
+    sim.Set("uncorrected_step_ms", TreeNum((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
   }
   if (o.history) {
     Tree& h = s.Set("history", Tree::Map());
-    h.Set("gain", Num(o.history->gain_fraction));
-    h.Set("ci_low", Num(o.history->ci_low));
-    h.Set("ci_high", Num(o.history->ci_high));
-    h.Set("card", Str(o.history->card));
+    h.Set("gain", TreeNum(o.history->gain_fraction));
+    h.Set("ci_low", TreeNum(o.history->ci_low));
+    h.Set("ci_high", TreeNum(o.history->ci_high));
+    h.Set("card", TreeStr(o.history->card));
   }
   return s;
 }
 
 Tree FindingTree(const DiagnosisReport& r, const Finding& f) {
   Tree out = Tree::Map();
-  out.Set("rule", Str(f.rule->id));
-  out.Set("bottleneck", Str(f.rule->bottleneck));
-  out.Set("title", Str(f.rule->title));
-  out.Set("description", Str(f.rule->description));
-  out.Set("priority", Str(PriorityName(f.priority)));
-  out.Set("confidence", Str(ConfidenceName(f.confidence)));
-  out.Set("confidence_reason", Str(f.confidence_reason));
-  out.Set("rule_source", Str(f.rule->source));
+  out.Set("rule", TreeStr(f.rule->id));
+  out.Set("bottleneck", TreeStr(f.rule->bottleneck));
+  out.Set("title", TreeStr(f.rule->title));
+  out.Set("description", TreeStr(f.rule->description));
+  out.Set("priority", TreeStr(PriorityName(f.priority)));
+  out.Set("confidence", TreeStr(ConfidenceName(f.confidence)));
+  out.Set("confidence_reason", TreeStr(f.confidence_reason));
+  out.Set("rule_source", TreeStr(f.rule->source));
   Tree& impact = out.Set("impact", Tree::Map());
   impact.Set("quantified", Tree::Bool(f.impact.quantified));
-  impact.Set("metric", Str(f.impact.metric));
-  impact.Set("share", Num(f.impact.share));
-  impact.Set("time_ms", Num(f.impact.time_ns / 1e6));
-  impact.Set("basis", Str(f.impact.basis));
-  impact.Set("basis_ms", Num(f.impact.basis_ns / 1e6));
-  impact.Set("basis_text", Str(f.impact.basis_text));
-  impact.Set("max_speedup", Num(f.impact.max_speedup));  // unbounded: null
+  impact.Set("metric", TreeStr(f.impact.metric));
+  impact.Set("share", TreeNum(f.impact.share));
+  impact.Set("time_ms", TreeNum(f.impact.time_ns / 1e6));
+  impact.Set("basis", TreeStr(f.impact.basis));
+  impact.Set("basis_ms", TreeNum(f.impact.basis_ns / 1e6));
+  impact.Set("basis_text", TreeStr(f.impact.basis_text));
+  impact.Set("max_speedup", TreeNum(f.impact.max_speedup));  // unbounded: null
   Tree& indicators = out.Set("indicators", Tree::List());
   for (const ComparisonOutcome& c : f.indicators) {
     Tree& i = indicators.Push(Tree::Map());
-    i.Set("metric", Str(c.metric));
-    i.Set("value", Num(c.value));
-    i.Set("op", Str(c.op));
-    i.Set("threshold", Num(c.threshold));
+    i.Set("metric", TreeStr(c.metric));
+    i.Set("value", TreeNum(c.value));
+    i.Set("op", TreeStr(c.op));
+    i.Set("threshold", TreeNum(c.threshold));
     i.Set("holds", Tree::Bool(c.holds));
     i.Set("measured", Tree::Bool(c.measured));
   }
   Tree& consumers = out.Set("consumers", Tree::List());
   for (const TimeConsumer& tc : f.consumers) {
     Tree& c = consumers.Push(Tree::Map());
-    c.Set("kind", Str(tc.kind));
-    c.Set("name", Str(tc.name));
-    c.Set("time_ms", Num(tc.ns / 1e6));
-    c.Set("share", Num(f.impact.basis_ns > 0 ? tc.ns / f.impact.basis_ns : 0.0));
+    c.Set("kind", TreeStr(tc.kind));
+    c.Set("name", TreeStr(tc.name));
+    c.Set("time_ms", TreeNum(tc.ns / 1e6));
+    c.Set("share", TreeNum(f.impact.basis_ns > 0 ? tc.ns / f.impact.basis_ns : 0.0));
   }
   Tree& causes = out.Set("root_causes", Tree::List());
   for (const RankedCause& cause : f.causes) {
     Tree& c = causes.Push(Tree::Map());
-    c.Set("id", Str(cause.id));
-    c.Set("text", Str(cause.text));
-    c.Set("why", Str(cause.why));
+    c.Set("id", TreeStr(cause.id));
+    c.Set("text", TreeStr(cause.text));
+    c.Set("why", TreeStr(cause.why));
     Tree& evidence = c.Set("evidence", Tree::List());
-    for (const std::string& e : cause.evidence) evidence.Push(Str(e));
+    for (const std::string& e : cause.evidence) evidence.Push(TreeStr(e));
   }
   Tree& suggestions = out.Set("suggestions", Tree::List());
   for (const SuggestionOutcome* o : KeptFor(r, f)) suggestions.Push(SuggestionTree(*o));
@@ -202,10 +201,14 @@ render::Table IndicatorTable(const Finding& f) {
 }
 
 render::Table ConsumerTable(const Finding& f) {
-  render::Table t{"consumers", "Largest consumers of the unexplained time",
-                  {{"kind", "Kind"}, {"name", "Name"}, {"time_ns", "Time " + f.impact.basis, Unit::kNs},
-                   {"share", "Share of " + Ms(f.impact.basis_ns), Unit::kFraction}},
-                  {}, ""};
+  render::Table t{"consumers",
+                  "Largest consumers of the unexplained time",
+                  {{"kind", "Kind"},
+                   {"name", "Name"},
+                   {"time_ns", "Time " + f.impact.basis, Unit::kNs},
+                   {"share", "Share of " + MsFixed(f.impact.basis_ns), Unit::kFraction}},
+                  {},
+                  ""};
   for (const TimeConsumer& tc : f.consumers) {
     t.rows.push_back({Value::String(tc.kind), Value::String(tc.name), Value::Number(tc.ns),
                       f.impact.basis_ns > 0 ? Value::Number(tc.ns / f.impact.basis_ns) : Value::Null()});
@@ -274,15 +277,15 @@ void AddLeftOut(const DiagnosisReport& r, render::Document* doc) {
 Tree DiagnosisTree(const DiagnosisReport& r) {
   const Diagnosis& d = *r.diagnosis;
   Tree out = Tree::Map();
-  out.Set("schema", Str("aiprof.diagnosis/1"));
-  out.Set("source", Str(r.source));
-  out.Set("platform", Str(d.platform.Describe()));
-  out.Set("impact_basis", Str(d.impact_basis_text));
-  out.Set("explained_ms", Num(d.explained_ns / 1e6));
+  out.Set("schema", TreeStr("aiprof.diagnosis/1"));
+  out.Set("source", TreeStr(r.source));
+  out.Set("platform", TreeStr(d.platform.Describe()));
+  out.Set("impact_basis", TreeStr(d.impact_basis_text));
+  out.Set("explained_ms", TreeNum(d.explained_ns / 1e6));
   if (r.options) {
-    out.Set("target", Str(r.options->target));
+    out.Set("target", TreeStr(r.options->target));
     Tree& constraints = out.Set("constraints", Tree::List());
-    for (const Constraint& c : r.options->constraints) constraints.Push(Str(c.text));
+    for (const Constraint& c : r.options->constraints) constraints.Push(TreeStr(c.text));
   }
   Tree& findings = out.Set("findings", Tree::List());
   for (const Finding& f : d.findings) findings.Push(FindingTree(r, f));
@@ -290,29 +293,29 @@ Tree DiagnosisTree(const DiagnosisReport& r) {
   if (r.suggestions) {
     for (const SuggestionOutcome& o : r.suggestions->excluded) {
       Tree& e = excluded.Push(Tree::Map());
-      e.Set("rule", Str(o.finding->rule->id));
-      e.Set("id", Str(o.suggestion->id));
-      e.Set("title", Str(o.suggestion->title));
-      e.Set("reason", Str(o.exclusion_reason));
+      e.Set("rule", TreeStr(o.finding->rule->id));
+      e.Set("id", TreeStr(o.suggestion->id));
+      e.Set("title", TreeStr(o.suggestion->title));
+      e.Set("reason", TreeStr(o.exclusion_reason));
     }
   }
   Tree& not_evaluated = out.Set("not_evaluated", Tree::List());
   for (const NotEvaluated& ne : d.not_evaluated) {
     Tree& n = not_evaluated.Push(Tree::Map());
-    n.Set("rule", Str(ne.rule->id));
+    n.Set("rule", TreeStr(ne.rule->id));
     Tree& missing = n.Set("missing", Tree::List());
     for (const auto& [metric, why] : ne.missing) {
       Tree& m = missing.Push(Tree::Map());
-      m.Set("metric", Str(metric));
-      m.Set("reason", Str(why));
+      m.Set("metric", TreeStr(metric));
+      m.Set("reason", TreeStr(why));
     }
   }
   Tree& not_fired = out.Set("not_fired", Tree::List());
-  for (const Rule* rule : d.not_fired) not_fired.Push(Str(rule->id));
+  for (const Rule* rule : d.not_fired) not_fired.Push(TreeStr(rule->id));
   Tree& metrics = out.Set("metrics", Tree::Map());
   for (const auto& [name, v] : r.metrics->values()) {
     Tree& m = metrics.Set(name, Tree::Map());
-    m.Set("value", Num(v.value));
+    m.Set("value", TreeNum(v.value));
     m.Set("measured", Tree::Bool(v.measured));
   }
   return out;

@@ -17,7 +17,7 @@ constexpr const char* kTimeBase =
     "time per steady step on the step's critical thread (attribution's host wall time; device activity: device "
     "time per step)";
 
-Value Num(double v) { return Value::Number(v); }
+Value NumValue(double v) { return Value::Number(v); }
 Value Rel(double a, double b) { return a != 0 ? Value::Number(b / a - 1) : Value::Null(); }
 
 std::string Label(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uint32_t node) {
@@ -36,19 +36,19 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
                       Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount});
   kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
                       Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount});
-  kv.items.push_back({"step_a_ns", "Step wall time in A", Num(d.step_a_ns), Unit::kNs});
-  kv.items.push_back({"step_b_ns", "Step wall time in B", Num(d.step_b_ns), Unit::kNs});
-  kv.items.push_back({"step_delta_ns", "Change per step", Num(d.step_b_ns - d.step_a_ns), Unit::kNs});
+  kv.items.push_back({"step_a_ns", "Step wall time in A", NumValue(d.step_a_ns), Unit::kNs});
+  kv.items.push_back({"step_b_ns", "Step wall time in B", NumValue(d.step_b_ns), Unit::kNs});
+  kv.items.push_back({"step_delta_ns", "Change per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
   kv.items.push_back({"step_change", "Relative change", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
   const MetricComparison& m = d.step;
   kv.items.push_back({"step_verdict", "Verdict (validate's statistics)", Value::String(VerdictText(m.verdict)),
                       Unit::kNone});
   kv.items.push_back({"step_test", "Test", Value::String(m.test.empty() ? "none" : m.test), Unit::kNone});
-  kv.items.push_back({"step_p_value", "p-value", m.test.empty() ? Value::Null() : Num(m.p_value), Unit::kNone});
-  kv.items.push_back({"step_ci_low_ns", "Interval of the change, low", m.ci_available ? Num(m.ci.low) : Value::Null(),
-                      Unit::kNs});
+  kv.items.push_back({"step_p_value", "p-value", m.test.empty() ? Value::Null() : NumValue(m.p_value), Unit::kNone});
+  kv.items.push_back({"step_ci_low_ns", "Interval of the change, low",
+                      m.ci_available ? NumValue(m.ci.low) : Value::Null(), Unit::kNs});
   kv.items.push_back({"step_ci_high_ns", "Interval of the change, high",
-                      m.ci_available ? Num(m.ci.high) : Value::Null(), Unit::kNs});
+                      m.ci_available ? NumValue(m.ci.high) : Value::Null(), Unit::kNs});
   kv.items.push_back({"step_reason", "Why", Value::String(m.reason), Unit::kNone});
   kv.items.push_back({"matched", "Nodes matched", Value::Int(static_cast<int64_t>(d.matched)), Unit::kCount});
   kv.items.push_back({"through_op", "… of which through the launching op (renamed runtime calls and kernels)",
@@ -124,8 +124,8 @@ struct TestCells {
 TestCells Tested(const MetricComparison* m) {
   const bool tested = m && !m->test.empty();
   const bool ci = tested && m->ci_available;
-  return {Value::String(tested ? m->test : "none"), tested ? Num(m->p_value) : Value::Null(),
-          ci ? Num(m->ci.low) : Value::Null(), ci ? Num(m->ci.high) : Value::Null()};
+  return {Value::String(tested ? m->test : "none"), tested ? NumValue(m->p_value) : Value::Null(),
+          ci ? NumValue(m->ci.low) : Value::Null(), ci ? NumValue(m->ci.high) : Value::Null()};
 }
 
 // The columns both rankings (changes, shapes) show for each entry, and its
@@ -147,9 +147,9 @@ void AddMeasureColumns(std::vector<render::Column>* columns) {
 
 void AddMeasureCells(const Entry& e, std::vector<Value>* row) {
   TestCells t = Tested(e.stats);
-  row->insert(row->end(), {Num(e.a_ns), Num(e.b_ns), Num(e.delta()), Rel(e.a_ns, e.b_ns), Num(e.a_calls),
-                           Num(e.b_calls), Num(e.a_device_ns), Num(e.b_device_ns), std::move(t.test),
-                           std::move(t.p_value), std::move(t.ci_low_ns), std::move(t.ci_high_ns)});
+  row->insert(row->end(), {NumValue(e.a_ns), NumValue(e.b_ns), NumValue(e.delta()), Rel(e.a_ns, e.b_ns),
+                           NumValue(e.a_calls), NumValue(e.b_calls), NumValue(e.a_device_ns), NumValue(e.b_device_ns),
+                           std::move(t.test), std::move(t.p_value), std::move(t.ci_low_ns), std::move(t.ci_high_ns)});
 }
 
 void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, render::Section* s) {
@@ -172,17 +172,17 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
     f.detail += " — one call-site / shape row of the op; the op as a whole changed by " +
                 render::FormatQuantity(n.Delta(e.node), Unit::kNs) + " per step";
   }
-  f.evidence.push_back({"a_ns", "A per step", Num(e.a_ns), Unit::kNs});
-  f.evidence.push_back({"b_ns", "B per step", Num(e.b_ns), Unit::kNs});
-  f.evidence.push_back({"delta_ns", "Change per step", Num(e.delta()), Unit::kNs});
+  f.evidence.push_back({"a_ns", "A per step", NumValue(e.a_ns), Unit::kNs});
+  f.evidence.push_back({"b_ns", "B per step", NumValue(e.b_ns), Unit::kNs});
+  f.evidence.push_back({"delta_ns", "Change per step", NumValue(e.delta()), Unit::kNs});
   f.evidence.push_back({"kind", "Kind", Value::String(e.kind), Unit::kNone});
   if (e.row >= 0) {
     f.evidence.push_back({"site", "Call site", Value::String(e.site), Unit::kNone});
     f.evidence.push_back({"shape", "Input shape", Value::String(e.shape), Unit::kNone});
     f.evidence.push_back({"match", "Row matched by", Value::String(e.match), Unit::kNone});
-    f.evidence.push_back({"op_a_ns", "The op as a whole, A per step", Num(n.a_ns[e.node]), Unit::kNs});
-    f.evidence.push_back({"op_b_ns", "The op as a whole, B per step", Num(n.b_ns[e.node]), Unit::kNs});
-    f.evidence.push_back({"op_delta_ns", "The op as a whole, change per step", Num(n.Delta(e.node)), Unit::kNs});
+    f.evidence.push_back({"op_a_ns", "The op as a whole, A per step", NumValue(n.a_ns[e.node]), Unit::kNs});
+    f.evidence.push_back({"op_b_ns", "The op as a whole, B per step", NumValue(n.b_ns[e.node]), Unit::kNs});
+    f.evidence.push_back({"op_delta_ns", "The op as a whole, change per step", NumValue(n.Delta(e.node)), Unit::kNs});
   }
   TestCells t = Tested(e.stats);
   f.evidence.push_back({"test", "Test", std::move(t.test), Unit::kNone});
@@ -192,7 +192,7 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
   s->Add(std::move(f));
 }
 
-void AddClasses(const AttributionDiff& d, render::Section* s) {
+void AddClassDiff(const AttributionDiff& d, render::Section* s) {
   render::Table t;
   t.key = "classes";
   t.title = "Step time by class (per steady step)";
@@ -206,8 +206,8 @@ void AddClasses(const AttributionDiff& d, render::Section* s) {
     return std::fabs(d.class_b_ns[x] - d.class_a_ns[x]) > std::fabs(d.class_b_ns[y] - d.class_a_ns[y]);
   });
   for (size_t c : order) {
-    t.rows.push_back({Value::String(TimeClassName(static_cast<TimeClass>(c))), Num(d.class_a_ns[c]),
-                      Num(d.class_b_ns[c]), Num(d.class_b_ns[c] - d.class_a_ns[c])});
+    t.rows.push_back({Value::String(TimeClassName(static_cast<TimeClass>(c))), NumValue(d.class_a_ns[c]),
+                      NumValue(d.class_b_ns[c]), NumValue(d.class_b_ns[c] - d.class_a_ns[c])});
   }
   s->Add(std::move(t));
 }
@@ -265,7 +265,8 @@ void AddRenamed(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   for (size_t r = 0; r < shown; ++r) {
     const uint32_t x = rows[r];
     t.rows.push_back({Value::String(Path(a, b, d, x)), Value::String(AttributionKindName(n.kind[x])),
-                      Value::String(DiffMatchName(n.match[x])), Num(n.a_ns[x]), Num(n.b_ns[x]), Num(n.Delta(x))});
+                      Value::String(DiffMatchName(n.match[x])), NumValue(n.a_ns[x]), NumValue(n.b_ns[x]),
+                      NumValue(n.Delta(x))});
   }
   if (rows.size() > shown) t.note = std::to_string(rows.size() - shown) + " more pairs not shown (--top)";
   s->Add(std::move(t));
@@ -342,7 +343,7 @@ render::Document DiffToDocument(const DiffRun& a, const DiffRun& b, const Attrib
   AddStepFigures(a, b, d, &s);
   AddLargestFinding(a, b, d, &s);
   AddChanges(a, b, d, top_n, &doc.AddSection("changes", "Changes"));
-  AddClasses(d, &doc.AddSection("classes", "Time classes"));
+  AddClassDiff(d, &doc.AddSection("classes", "Time classes"));
   AddRenamed(a, b, d, top_n, &doc.AddSection("renamed", "Renamed"));
   if (a.attribution->op_shapes.computed() && b.attribution->op_shapes.computed()) {
     AddShapes(a, b, d, top_n, &doc.AddSection("shapes", "By shape"));

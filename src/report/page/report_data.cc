@@ -13,7 +13,7 @@
 namespace aiprof {
 namespace {
 
-double Ms(double ns) { return ns / 1e6; }
+double NsToMs(double ns) { return ns / 1e6; }
 
 std::string UtcNow() {
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -42,7 +42,7 @@ void FillSteps(const Trace& t, ReportData* r) {
     ReportStep s;
     s.label = std::string(t.Str(t.steps.name[i]));
     if (multi_rank && t.steps.rank[i] != kNoRank) s.label = "r" + std::to_string(t.steps.rank[i]) + " " + s.label;
-    s.dur_ms = Ms(static_cast<double>(t.steps.dur_ns[i]));
+    s.dur_ms = NsToMs(static_cast<double>(t.steps.dur_ns[i]));
     durs.push_back(s.dur_ms);
     r->steps.push_back(std::move(s));
   }
@@ -52,7 +52,7 @@ void FillSteps(const Trace& t, ReportData* r) {
       ReportStep s;
       s.label = (b.rank != kNoRank ? "r" + std::to_string(b.rank) + " " : std::string()) + "step " +
                 std::to_string(b.number);
-      s.dur_ms = Ms(static_cast<double>(b.dur_ns));
+      s.dur_ms = NsToMs(static_cast<double>(b.dur_ns));
       durs.push_back(s.dur_ms);
       r->steps.push_back(std::move(s));
     }
@@ -75,8 +75,8 @@ void FillOps(const Summary& summary, const Trace& t, ReportData* r) {
     o.name = std::string(t.Str(op.name));
     o.category = std::string(t.Str(op.category));
     o.count = op.count;
-    o.total_ms = Ms(static_cast<double>(op.total_ns));
-    o.self_ms = Ms(static_cast<double>(op.self_ns));
+    o.total_ms = NsToMs(static_cast<double>(op.total_ns));
+    o.self_ms = NsToMs(static_cast<double>(op.self_ns));
     o.mean_us = op.mean_ns / 1e3;
     o.p50_us = op.p50_ns / 1e3;
     o.p99_us = op.p99_ns / 1e3;
@@ -149,16 +149,18 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     span += tl.span_ns;
     ReportBreakdownRow row;
     row.label = TimelineLabel(tl);
-    row.span_ms = Ms(static_cast<double>(tl.span_ns));
-    row.compute_ms = Ms(static_cast<double>(tl.compute_ns));
-    row.comm_ms = Ms(static_cast<double>(tl.comm_ns - tl.comm_overlap_ns));
-    row.memcpy_ms = Ms(static_cast<double>(tl.memcpy_ns));
-    if (gaps.cpu_only) row.compute_ms = Ms(static_cast<double>(tl.busy_ns));
-    for (size_t c = 0; c < kGapCauseCount; ++c) row.idle_by_cause_ms[c] = Ms(static_cast<double>(tl.idle_by_cause_ns[c]));
+    row.span_ms = NsToMs(static_cast<double>(tl.span_ns));
+    row.compute_ms = NsToMs(static_cast<double>(tl.compute_ns));
+    row.comm_ms = NsToMs(static_cast<double>(tl.comm_ns - tl.comm_overlap_ns));
+    row.memcpy_ms = NsToMs(static_cast<double>(tl.memcpy_ns));
+    if (gaps.cpu_only) row.compute_ms = NsToMs(static_cast<double>(tl.busy_ns));
+    for (size_t c = 0; c < kGapCauseCount; ++c)
+      row.idle_by_cause_ms[c] = NsToMs(static_cast<double>(tl.idle_by_cause_ns[c]));
     r.breakdown.push_back(row);
     for (size_t b = 0; b < kGapBucketCount; ++b) {
       r.gap_hist_count[b] += tl.gap_hist_count[b];
-      for (size_t c = 0; c < kGapCauseCount; ++c) r.gap_hist_ms[b][c] += Ms(static_cast<double>(tl.gap_hist_ns_by_cause[b][c]));
+      for (size_t c = 0; c < kGapCauseCount; ++c)
+        r.gap_hist_ms[b][c] += NsToMs(static_cast<double>(tl.gap_hist_ns_by_cause[b][c]));
     }
   }
   if (span > 0) {
@@ -188,17 +190,17 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   for (const CollectiveTypeStats& s : comm.stats.by_type) {
     ReportCommRow& row = by_rank[s.rank];
     row.rank = s.rank;
-    row.comm_ms += Ms(static_cast<double>(s.total_ns));
+    row.comm_ms += NsToMs(static_cast<double>(s.total_ns));
   }
   for (const RankCommunication& rc : comm.cross.ranks) {
     ReportCommRow& row = by_rank[rc.rank];
     row.rank = rc.rank;
     if (comm.cross.clocks_agree) {
-      row.wait_ms = Ms(static_cast<double>(rc.wait_ns));
-      row.transfer_ms = Ms(static_cast<double>(rc.transfer_ns));
+      row.wait_ms = NsToMs(static_cast<double>(rc.wait_ns));
+      row.transfer_ms = NsToMs(static_cast<double>(rc.transfer_ns));
     } else if (rc.profiler_wait_ns >= 0) {
-      row.wait_ms = Ms(static_cast<double>(rc.profiler_wait_ns));
-      row.transfer_ms = Ms(static_cast<double>(rc.profiler_transit_ns));
+      row.wait_ms = NsToMs(static_cast<double>(rc.profiler_wait_ns));
+      row.transfer_ms = NsToMs(static_cast<double>(rc.profiler_transit_ns));
     }
   }
   for (const StepCommunication& sc : comm.stats.steps) {
@@ -206,7 +208,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     if (exposed < 0) continue;
     ReportCommRow& row = by_rank[sc.rank];
     row.rank = sc.rank;
-    row.exposed_ms = std::max(0.0, row.exposed_ms) + Ms(static_cast<double>(exposed));
+    row.exposed_ms = std::max(0.0, row.exposed_ms) + NsToMs(static_cast<double>(exposed));
   }
   for (auto& [rank, row] : by_rank) r.comm.push_back(row);
 

@@ -28,7 +28,7 @@ using render::KeyValue;
 using render::Unit;
 using render::Value;
 
-Value Ms(double ms) { return std::isfinite(ms) ? Value::Number(ms) : Value::Null(); }
+Value MsValue(double ms) { return std::isfinite(ms) ? Value::Number(ms) : Value::Null(); }
 std::string MsText(double ms) { return render::FormatQuantity(ms, Unit::kMs); }
 std::string PctText(double f) { return render::FormatQuantity(f, Unit::kFraction); }
 
@@ -114,10 +114,11 @@ void AddBreakdown(const ReportData& r, render::Section* charts) {
     series[1].values.push_back(row.comm_ms);
     series[2].values.push_back(row.memcpy_ms);
     std::vector<Value>& cells = data.rows.emplace_back(
-        std::vector<Value>{Value::String(row.label), Ms(row.span_ms), Ms(row.compute_ms), Ms(row.comm_ms), Ms(row.memcpy_ms)});
+        std::vector<Value>{Value::String(row.label), MsValue(row.span_ms), MsValue(row.compute_ms),
+                           MsValue(row.comm_ms), MsValue(row.memcpy_ms)});
     for (size_t c = 0; c < kGapCauseCount; ++c) {
       series[3 + c].values.push_back(row.idle_by_cause_ms[c]);
-      cells.push_back(Ms(row.idle_by_cause_ms[c]));
+      cells.push_back(MsValue(row.idle_by_cause_ms[c]));
     }
   }
   render::Section& sec = charts->AddSection("breakdown", "Time breakdown per device and rank");
@@ -126,7 +127,7 @@ void AddBreakdown(const ReportData& r, render::Section* charts) {
                             "the span by the overlap; idle time is split by the cause of each gap."});
 }
 
-void AddSteps(const ReportData& r, render::Section* charts) {
+void AddStepCharts(const ReportData& r, render::Section* charts) {
   if (r.steps.empty()) return;
   std::vector<std::string> labels;
   std::vector<double> values;
@@ -136,7 +137,7 @@ void AddSteps(const ReportData& r, render::Section* charts) {
     labels.push_back(s.label);
     values.push_back(s.dur_ms);
     marked.push_back(s.slow);
-    data.rows.push_back({Value::String(s.label), Ms(s.dur_ms), Value::Bool(s.slow)});
+    data.rows.push_back({Value::String(s.label), MsValue(s.dur_ms), Value::Bool(s.slow)});
   }
   render::Section& sec = charts->AddSection("steps", "Step times");
   sec.Add(render::Paragraph{fmt::format("Median {}; slow = more than {:.1f}× the median.", MsText(r.median_step_ms),
@@ -167,7 +168,7 @@ void AddGaps(const ReportData& r, render::Section* charts) {
         std::vector<Value>{Value::String(GapBucketLabel(b)), Value::Int(static_cast<int64_t>(r.gap_hist_count[b]))});
     for (size_t c = 0; c < kGapCauseCount; ++c) {
       series[c].values.push_back(r.gap_hist_ms[b][c]);
-      cells.push_back(Ms(r.gap_hist_ms[b][c]));
+      cells.push_back(MsValue(r.gap_hist_ms[b][c]));
     }
   }
   charts->AddSection("idle_gaps", "Idle gaps by length and cause")
@@ -227,8 +228,8 @@ void AddCommunication(const ReportData& r, render::Section* charts) {
     series[0].values.push_back(row.wait_ms);
     series[1].values.push_back(row.transfer_ms);
     series[2].values.push_back(std::max(0.0, row.comm_ms - row.wait_ms - row.transfer_ms));
-    table.rows.push_back({Value::String(who), Ms(row.comm_ms), Ms(row.wait_ms), Ms(row.transfer_ms),
-                          row.exposed_ms >= 0 ? Ms(row.exposed_ms) : Value::Null()});
+    table.rows.push_back({Value::String(who), MsValue(row.comm_ms), MsValue(row.wait_ms), MsValue(row.transfer_ms),
+                          row.exposed_ms >= 0 ? MsValue(row.exposed_ms) : Value::Null()});
   }
   render::Section& sec = charts->AddSection("communication", "Communication per rank");
   sec.Add(render::RawHtml{StackedBarChart("Collective time: wait vs transfer", cats, series, "ms"), ""});
@@ -280,8 +281,8 @@ void AddTopOps(const ReportData& r, render::Document* doc) {
   t.sortable = true;
   for (const ReportOp& o : r.top_ops) {
     t.rows.push_back({Value::String(o.name), Value::String(o.category), Value::Int(static_cast<int64_t>(o.count)),
-                      Ms(o.self_ms), Ms(o.total_ms), Value::Number(o.share), Ms(o.mean_us / 1e3), Ms(o.p50_us / 1e3),
-                      Ms(o.p99_us / 1e3), Ms(o.max_us / 1e3)});
+                      MsValue(o.self_ms), MsValue(o.total_ms), Value::Number(o.share), MsValue(o.mean_us / 1e3),
+                      MsValue(o.p50_us / 1e3), MsValue(o.p99_us / 1e3), MsValue(o.max_us / 1e3)});
   }
   sec.Add(std::move(t));
 }
@@ -385,7 +386,7 @@ render::Document ReportToDocument(const ReportData& r) {
   AddHeadline(r, &doc);
   render::Section& charts = doc.AddSection("charts", "Where the time goes");
   AddBreakdown(r, &charts);
-  AddSteps(r, &charts);
+  AddStepCharts(r, &charts);
   AddGaps(r, &charts);
   AddRoofline(r, &charts);
   AddCommunication(r, &charts);

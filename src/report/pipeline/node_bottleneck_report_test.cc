@@ -12,7 +12,7 @@ using testing::ImportJsonText;
 
 // Hand-made trace (labelled: not from a profiler), times in µs: two stages on
 // one thread, the second twice as long; a hostile stage name.
-constexpr char kTrace[] = R"({"traceEvents":[
+constexpr char kNodeTrace[] = R"({"traceEvents":[
  {"ph":"X","cat":"user_annotation","name":"stage:pre","pid":1,"tid":1,"ts":0,"dur":100},
  {"ph":"X","cat":"cpu_op","name":"aten::resize","pid":1,"tid":1,"ts":0,"dur":60},
  {"ph":"X","cat":"user_annotation","name":"stage:<b>gen</b>","pid":1,"tid":1,"ts":100,"dur":200},
@@ -20,7 +20,7 @@ constexpr char kTrace[] = R"({"traceEvents":[
 ]})";
 
 TEST(NodeBottleneckReport, TableHoldsEachStageAndJsonIsThePublishedForm) {
-  auto trace = ImportJsonText(kTrace);
+  auto trace = ImportJsonText(kNodeTrace);
   ASSERT_NE(trace, nullptr);
   PipelineResult r = ComputePipelineStages(*trace);
   ASSERT_EQ(r.stages.size(), 2u);

@@ -59,11 +59,11 @@ void RanksAndBreakdownsToJson(const Trace& trace, const Summary& s, std::string*
 
 // A whole count as a document value.
 template <typename T>
-Value Int(T v) {
+Value IntValue(T v) {
   return Value::Int(static_cast<int64_t>(v));
 }
 
-Value Rank(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(rank); }
+Value RankValue(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::Int(rank); }
 
 // Ranked by self time (nested ops are not counted twice), total beside it;
 // the profiler's wrapper spans are structure and left out.
@@ -81,9 +81,10 @@ void AddOps(const Trace& trace, const Summary& s, const SummaryReportOptions& o,
                               {"category", "Category"}, {"name", "Name"}}, {}, ""};
   for (size_t i = 0; i < n; ++i) {
     const OpStat& op = s.ops[ranked[i]];
-    t.rows.push_back({Int(op.count), Value::Int(op.self_ns), Value::Int(op.total_ns), Value::Number(op.mean_ns),
+    t.rows.push_back({IntValue(op.count), Value::Int(op.self_ns), Value::Int(op.total_ns), Value::Number(op.mean_ns),
                       Value::Number(op.p50_ns), Value::Number(op.p99_ns), Value::Int(op.max_ns),
-                      Value::String(std::string(trace.Str(op.category))), Value::String(std::string(trace.Str(op.name)))});
+                      Value::String(std::string(trace.Str(op.category))),
+                      Value::String(std::string(trace.Str(op.name)))});
   }
   doc->AddSection("ops", fmt::format("Top {} ops by self time (of {}; profiler wrappers left out)", n, ranked.size()))
       .Add(std::move(t));
@@ -100,7 +101,7 @@ void AddDevices(const Trace& trace, const Summary& s, const SummaryReportOptions
                                     {"span_ns", "Span", Unit::kNs}, {"utilization", "Utilization", Unit::kFraction}},
                     {}, ""};
     for (const DeviceStat& d : s.devices) {
-      t.rows.push_back({Rank(d.rank), Value::Int(d.device), Value::Int(d.busy_ns), Value::Int(d.span_ns),
+      t.rows.push_back({RankValue(d.rank), Value::Int(d.device), Value::Int(d.busy_ns), Value::Int(d.span_ns),
                         Value::Number(d.utilization)});
     }
     sec->Add(std::move(t));
@@ -139,7 +140,7 @@ void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
   render::Table t{"steps", "", {{"name", "Step"}, {"rank", "Rank"}, {"start_us", "Start (µs)"},
                                 {"dur_ns", "Duration", Unit::kNs}}, {}, ""};
   for (const StepStat& st : s.steps) {
-    t.rows.push_back({Value::String(StepLabel(trace, st)), Rank(st.rank),
+    t.rows.push_back({Value::String(StepLabel(trace, st)), RankValue(st.rank),
                       st.start_ns == kUnknownStart ? Value::Null() : Value::String(NsToUsText(st.start_ns)),
                       Value::Int(st.dur_ns)});
   }
@@ -156,8 +157,9 @@ void AddRequestTokens(const Summary& s, render::Document* doc) {
                   {}, ""};
   auto row = [&](const char* name, const Distribution& d, Unit unit) {
     if (d.count == 0) return;
-    t.rows.push_back({Value::String(name), Int(d.count), Value::Number(d.mean).In(unit), Value::Number(d.p50).In(unit),
-                      Value::Number(d.p90).In(unit), Value::Number(d.p99).In(unit), Value::Number(d.max).In(unit)});
+    t.rows.push_back({Value::String(name), IntValue(d.count), Value::Number(d.mean).In(unit),
+                      Value::Number(d.p50).In(unit), Value::Number(d.p90).In(unit), Value::Number(d.p99).In(unit),
+                      Value::Number(d.max).In(unit)});
   };
   row("time to first token", r.ttft_ns, Unit::kNs);
   row("time per output token", r.tpot_ns, Unit::kNs);
@@ -177,7 +179,8 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
                                   {"steps", "Steps", Unit::kCount}, {"device_busy_ns", "Device busy", Unit::kNs}},
                     {}, ""};
     for (const RankStat& r : s.ranks) {
-      t.rows.push_back({Rank(r.rank), Int(r.tracks), Int(r.slices), Int(r.steps), Value::Int(r.device_busy_ns)});
+      t.rows.push_back(
+          {RankValue(r.rank), IntValue(r.tracks), IntValue(r.slices), IntValue(r.steps), Value::Int(r.device_busy_ns)});
     }
     doc->AddSection("ranks", "Ranks").Add(std::move(t));
   }
@@ -193,7 +196,8 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
     for (const std::string& key : keys) t.columns.push_back({key, key, Unit::kNs});
     for (const StepBreakdown& b : s.step_breakdowns) {
       std::vector<Value>& row = t.rows.emplace_back();
-      row = {Rank(b.rank), Int(b.step), Value::String(b.source + (b.method.empty() ? "" : " (" + b.method + ")"))};
+      row = {RankValue(b.rank), IntValue(b.step),
+             Value::String(b.source + (b.method.empty() ? "" : " (" + b.method + ")"))};
       for (const std::string& key : keys) {
         auto v = b.values_ns.find(key);
         row.push_back(v == b.values_ns.end() ? Value::Null() : Value::Int(v->second));
@@ -205,7 +209,8 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
     render::Table t{"op_types", "", {{"rank", "Rank"}, {"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
                                      {"type", "Type"}}, {}, ""};
     for (const OpTypeStat& o : s.op_types) {
-      t.rows.push_back({Rank(o.rank), Int(o.count), Value::Int(o.total_ns), Value::String(std::string(trace.Str(o.type)))});
+      t.rows.push_back({RankValue(o.rank), IntValue(o.count), Value::Int(o.total_ns),
+                        Value::String(std::string(trace.Str(o.type)))});
     }
     doc->AddSection("op_types", "Device time by op type (joined from kernel_details / op_summary)").Add(std::move(t));
   }
@@ -218,7 +223,7 @@ std::string ModuleBase(std::string_view module) {
   return std::string(slash == std::string_view::npos ? module : module.substr(slash + 1));
 }
 
-double Share(uint64_t part, uint64_t whole) {
+double ShareOf(uint64_t part, uint64_t whole) {
   return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
 }
 
@@ -240,9 +245,10 @@ render::Table FunctionTable(const Trace& trace, const HostSampleStats& h, const 
   const size_t n = limit == 0 ? order.size() : std::min(limit, order.size());
   for (size_t i = 0; i < n; ++i) {
     const SampledFunction& f = h.functions[order[i]];
-    t.rows.push_back({Int(f.self_samples), Value::Number(Share(f.self_samples, h.with_stack)), Int(f.total_samples),
-                      Value::Number(Share(f.total_samples, h.with_stack)), Value::String(FrameKindName(f.kind)),
-                      Value::String(std::string(trace.Str(f.frame))), Value::String(ModuleBase(trace.Str(f.module)))});
+    t.rows.push_back({IntValue(f.self_samples), Value::Number(ShareOf(f.self_samples, h.with_stack)),
+                      IntValue(f.total_samples), Value::Number(ShareOf(f.total_samples, h.with_stack)),
+                      Value::String(FrameKindName(f.kind)), Value::String(std::string(trace.Str(f.frame))),
+                      Value::String(ModuleBase(trace.Str(f.module)))});
   }
   return t;
 }
@@ -252,13 +258,14 @@ void AddHostSamples(const Trace& trace, const Summary& s, const SummaryReportOpt
   if (h.empty()) return;
   render::Section& sec = doc->AddSection(
       "host_samples", fmt::format("Host samples ({}, {} threads)", h.samples, h.threads.size()));
-  render::KeyValues kv{{{"samples", "Samples", Int(h.samples), Unit::kCount},
+  render::KeyValues kv{{{"samples", "Samples", IntValue(h.samples), Unit::kCount},
                         {"sampled_ns", "Sampled time", Value::Int(h.weight_ns), Unit::kNs},
-                        {"with_stack", "With a stack", Int(h.with_stack), Unit::kCount},
+                        {"with_stack", "With a stack", IntValue(h.with_stack), Unit::kCount},
                         {"with_python_share", "With a Python frame (of those with a stack)",
-                         Value::Number(Share(h.with_python, h.with_stack)), Unit::kFraction}}};
+                         Value::Number(ShareOf(h.with_python, h.with_stack)), Unit::kFraction}}};
   if (h.truncated) {
-    kv.items.push_back({"truncated", "Native stacks cut before the entry (capture)", Int(*h.truncated), Unit::kCount});
+    kv.items.push_back(
+        {"truncated", "Native stacks cut before the entry (capture)", IntValue(*h.truncated), Unit::kCount});
   }
   sec.Add(std::move(kv));
   const size_t limit = o.top_n;
@@ -278,11 +285,11 @@ void AddHostSamples(const Trace& trace, const Summary& s, const SummaryReportOpt
   for (const SampledThread& th : h.threads) {
     const bool top = th.top_function >= 0;
     threads.rows.push_back(
-        {Int(th.samples), Value::Number(Share(th.samples, h.samples)), Value::Int(th.weight_ns),
-         Value::Number(Share(th.with_python, th.samples)), Value::String(ThreadLabel(trace, th.track)),
+        {IntValue(th.samples), Value::Number(ShareOf(th.samples, h.samples)), Value::Int(th.weight_ns),
+         Value::Number(ShareOf(th.with_python, th.samples)), Value::String(ThreadLabel(trace, th.track)),
          top ? Value::String(std::string(trace.Str(h.functions[static_cast<size_t>(th.top_function)].frame)))
              : Value::Null(),
-         Int(th.top_function_samples)});
+         IntValue(th.top_function_samples)});
   }
   sec.AddSection("threads", "Per thread").Add(std::move(threads));
 }
@@ -339,14 +346,15 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
   doc.title = "aiprof summary: " + (it == trace.metadata.end() ? std::string() : it->second);
   doc.generator = "aiprof summary";
   doc.machine_json = SummaryToJson(trace, s, o);
-  doc.AddSection("totals", "").Add(render::KeyValues{{{"slices", "Slices", Int(s.slice_count), Unit::kCount},
-                                                      {"instants", "Instants", Int(s.instant_count), Unit::kCount},
-                                                      {"counter_samples", "Counter samples", Int(s.counter_count), Unit::kCount},
-                                                      {"flows", "Flows", Int(s.flow_count), Unit::kCount},
-                                                      {"tracks", "Tracks", Int(s.track_count), Unit::kCount}}});
+  doc.AddSection("totals", "")
+      .Add(render::KeyValues{{{"slices", "Slices", IntValue(s.slice_count), Unit::kCount},
+                              {"instants", "Instants", IntValue(s.instant_count), Unit::kCount},
+                              {"counter_samples", "Counter samples", IntValue(s.counter_count), Unit::kCount},
+                              {"flows", "Flows", IntValue(s.flow_count), Unit::kCount},
+                              {"tracks", "Tracks", IntValue(s.track_count), Unit::kCount}}});
   if (!s.host_samples.empty()) {
     std::get<render::KeyValues>(doc.sections.back().blocks.back())
-        .items.push_back({"stack_samples", "Stack samples", Int(s.host_samples.samples), Unit::kCount});
+        .items.push_back({"stack_samples", "Stack samples", IntValue(s.host_samples.samples), Unit::kCount});
   }
   AddOps(trace, s, o, &doc);
   AddDevices(trace, s, o, &doc.AddSection("devices", "Devices"));
@@ -356,7 +364,7 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
   AddRanksAndBreakdowns(trace, s, &doc);
   render::Table categories{"events_by_category", "", {{"category", "Category"}, {"events", "Events", Unit::kCount}}, {}, ""};
   for (const auto& [cat, count] : s.events_by_category) {
-    categories.rows.push_back({Value::String(cat.empty() ? "(none)" : cat), Int(count)});
+    categories.rows.push_back({Value::String(cat.empty() ? "(none)" : cat), IntValue(count)});
   }
   doc.AddSection("events_by_category", "Events by category").Add(std::move(categories));
   render::Section& diagnostics = doc.AddSection("diagnostics", "Import diagnostics");
@@ -366,7 +374,8 @@ render::Document SummaryToDocument(const Trace& trace, const Summary& s, const S
     render::Table t{"diagnostics", "", {{"kind", "Kind"}, {"count", "Count", Unit::kCount}, {"first_at", "First at"},
                                         {"description", "Description"}}, {}, ""};
     for (const auto& [kind, e] : trace.diagnostics.entries()) {
-      t.rows.push_back({Value::String(kind), Int(e.count), Value::String(e.first_where), Value::String(e.description)});
+      t.rows.push_back(
+          {Value::String(kind), IntValue(e.count), Value::String(e.first_where), Value::String(e.description)});
     }
     diagnostics.Add(std::move(t));
   }

@@ -12,7 +12,7 @@ namespace {
 
 // Hand-made: two steps on one thread, a kernel on a GPU stream nested
 // nowhere, a hostile op name.
-constexpr std::string_view kTrace = R"({"traceEvents":[
+constexpr std::string_view kSummaryTrace = R"({"traceEvents":[
  {"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":1000,"dur":100},
  {"ph":"X","name":"<script>alert(1)</script>|*x*\u001b[31m","cat":"cpu_op","pid":1,"tid":1,"ts":1010,"dur":40},
  {"ph":"X","name":"ProfilerStep#2","cat":"user_annotation","pid":1,"tid":1,"ts":1100,"dur":50},
@@ -20,7 +20,7 @@ constexpr std::string_view kTrace = R"({"traceEvents":[
 ]})";
 
 TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
-  std::unique_ptr<Trace> trace = testing::ImportJsonText(kTrace);
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(kSummaryTrace);
   ASSERT_TRUE(trace);
   Summary s = ComputeSummary(*trace);
   render::Document doc = SummaryToDocument(*trace, s, SummaryReportOptions{});
@@ -53,7 +53,7 @@ TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
 // Host samples: a section and a JSON key only when the trace has samples;
 // a hostile frame name is escaped in every format.
 TEST(SummaryReportTest, HostSamplesOnlyWithSamples) {
-  std::unique_ptr<Trace> plain = testing::ImportJsonText(kTrace);
+  std::unique_ptr<Trace> plain = testing::ImportJsonText(kSummaryTrace);
   ASSERT_TRUE(plain);
   render::Document none = SummaryToDocument(*plain, ComputeSummary(*plain), SummaryReportOptions{});
   EXPECT_EQ(render::RenderJson(none).find("host_samples"), std::string::npos);
@@ -94,7 +94,7 @@ TEST(SummaryReportTest, HostSamplesOnlyWithSamples) {
 }
 
 TEST(SummaryReportTest, RequestTokenFiguresInTheirUnits) {
-  std::unique_ptr<Trace> trace = testing::ImportJsonText(kTrace);
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(kSummaryTrace);
   ASSERT_TRUE(trace);
   Summary s = ComputeSummary(*trace);
   EXPECT_EQ(render::RenderText(SummaryToDocument(*trace, s, SummaryReportOptions{})).find("Requests with tokens"),

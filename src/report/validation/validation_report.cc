@@ -10,7 +10,7 @@
 namespace aiprof {
 namespace {
 
-std::string Num(double v) {
+std::string NumText(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[40];
   std::snprintf(buf, sizeof(buf), "%.10g", v);
@@ -54,16 +54,19 @@ std::string CiText(const MetricComparison& m) {
 
 void AppendMetricJson(const MetricComparison& m, std::string* o) {
   *o += "    {\"metric\": " + JsonString(m.metric) + ", \"unit\": " + JsonString(m.unit) +
-        ", \"higher_is_better\": " + (m.higher_is_better ? "true" : "false") + ", \"statistic\": " +
-        JsonString(m.statistic_name) + ", \"n_before\": " + std::to_string(m.n_before) +
-        ", \"n_after\": " + std::to_string(m.n_after) + ", \"before\": " + Num(m.before) + ", \"after\": " + Num(m.after) +
-        ", \"change_rel\": " + Num(m.change_rel) + ",\n     \"test\": " + (m.test.empty() ? "null" : JsonString(m.test)) +
-        ", \"test_statistic\": " + (m.test.empty() || m.test == "bootstrap" ? "null" : Num(m.test_statistic)) +
-        ", \"p_value\": " + (m.test.empty() ? "null" : Num(m.p_value)) + ", \"df\": " + (m.test == "welch" ? Num(m.df) : "null") +
-        ", \"hedges_g\": " + Num(m.hedges_g) + ", \"cliffs_delta\": " + Num(m.cliffs_delta) + ",\n     \"ci\": ";
+        ", \"higher_is_better\": " + (m.higher_is_better ? "true" : "false") +
+        ", \"statistic\": " + JsonString(m.statistic_name) + ", \"n_before\": " + std::to_string(m.n_before) +
+        ", \"n_after\": " + std::to_string(m.n_after) + ", \"before\": " + NumText(m.before) +
+        ", \"after\": " + NumText(m.after) + ", \"change_rel\": " + NumText(m.change_rel) +
+        ",\n     \"test\": " + (m.test.empty() ? "null" : JsonString(m.test)) +
+        ", \"test_statistic\": " + (m.test.empty() || m.test == "bootstrap" ? "null" : NumText(m.test_statistic)) +
+        ", \"p_value\": " + (m.test.empty() ? "null" : NumText(m.p_value)) +
+        ", \"df\": " + (m.test == "welch" ? NumText(m.df) : "null") + ", \"hedges_g\": " + NumText(m.hedges_g) +
+        ", \"cliffs_delta\": " + NumText(m.cliffs_delta) + ",\n     \"ci\": ";
   if (m.ci_available) {
-    *o += "{\"confidence\": " + Num(m.confidence) + ", \"diff\": " + Num(m.ci.estimate) + ", \"diff_low\": " + Num(m.ci.low) +
-          ", \"diff_high\": " + Num(m.ci.high) + ", \"rel_low\": " + Num(m.ci.rel_low) + ", \"rel_high\": " + Num(m.ci.rel_high) + "}";
+    *o += "{\"confidence\": " + NumText(m.confidence) + ", \"diff\": " + NumText(m.ci.estimate) +
+          ", \"diff_low\": " + NumText(m.ci.low) + ", \"diff_high\": " + NumText(m.ci.high) +
+          ", \"rel_low\": " + NumText(m.ci.rel_low) + ", \"rel_high\": " + NumText(m.ci.rel_high) + "}";
   } else {
     *o += "null";
   }
@@ -76,15 +79,16 @@ void AppendOpShiftJson(const OpShiftAnalysis& s, std::string* o) {
     return;
   }
   *o += "{\"compared\": " + std::to_string(s.compared) + ", \"slowed\": " + std::to_string(s.slowed) +
-        ", \"faster\": " + std::to_string(s.faster) + ", \"slowed_time_share\": " + Num(s.slowed_time_share) +
-        ", \"median_ratio\": " + Num(s.median_ratio) + ", \"same_op_mix\": " + (s.same_op_mix ? "true" : "false") +
+        ", \"faster\": " + std::to_string(s.faster) + ", \"slowed_time_share\": " + NumText(s.slowed_time_share) +
+        ", \"median_ratio\": " + NumText(s.median_ratio) + ", \"same_op_mix\": " + (s.same_op_mix ? "true" : "false") +
         ", \"broad\": " + (s.broad ? "true" : "false") + ",\n   \"ops\": [";
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const OpShift& op = s.ops[i];
-    *o += std::string(i ? "," : "") + "\n    {\"name\": " + JsonString(op.name) + ", \"count_before\": " +
-          std::to_string(op.count_before) + ", \"count_after\": " + std::to_string(op.count_after) +
-          ", \"mean_before_ns\": " + Num(op.mean_before_ns) + ", \"mean_after_ns\": " + Num(op.mean_after_ns) +
-          ", \"ratio\": " + Num(op.ratio) + ", \"added_per_sample_ns\": " + Num(op.added_per_sample_ns) + "}";
+    *o += std::string(i ? "," : "") + "\n    {\"name\": " + JsonString(op.name) +
+          ", \"count_before\": " + std::to_string(op.count_before) +
+          ", \"count_after\": " + std::to_string(op.count_after) +
+          ", \"mean_before_ns\": " + NumText(op.mean_before_ns) + ", \"mean_after_ns\": " + NumText(op.mean_after_ns) +
+          ", \"ratio\": " + NumText(op.ratio) + ", \"added_per_sample_ns\": " + NumText(op.added_per_sample_ns) + "}";
   }
   *o += "]}";
 }
@@ -154,9 +158,10 @@ std::string ValidationToJson(const ValidationResult& r) {
   o += "  \"notes\": [";
   for (size_t i = 0; i < r.sample_notes.size(); ++i) o += (i ? ", " : "") + JsonString(r.sample_notes[i]);
   o += "],\n";
-  o += "  \"options\": {\"test\": " + JsonString(TestKindName(r.options.test)) + ", \"alpha\": " + Num(r.options.alpha) +
-       ", \"min_effect\": " + Num(r.options.min_effect) + ", \"bootstrap_resamples\": " +
-       std::to_string(r.options.bootstrap_resamples) + ", \"seed\": " + std::to_string(r.options.seed) + "},\n";
+  o += "  \"options\": {\"test\": " + JsonString(TestKindName(r.options.test)) +
+       ", \"alpha\": " + NumText(r.options.alpha) + ", \"min_effect\": " + NumText(r.options.min_effect) +
+       ", \"bootstrap_resamples\": " + std::to_string(r.options.bootstrap_resamples) +
+       ", \"seed\": " + std::to_string(r.options.seed) + "},\n";
   o += "  \"overall\": " + JsonString(VerdictId(r.overall)) + ",\n";
   o += "  \"regression\": " + std::string(r.overall == Verdict::kRegressed ? "true" : "false") + ",\n";
   o += "  \"headline\": " + JsonString(ValidationHeadline(r)) + ",\n";
@@ -173,14 +178,15 @@ std::string ValidationToJson(const ValidationResult& r) {
     const PredictionCheck& c = *r.prediction;
     o += ",\n  \"prediction\": {\"fix\": " + JsonString(c.fix_id) + ", \"matched_by\": " + JsonString(c.matched_by) +
          ", \"source\": " + JsonString(c.source) + ", \"scenario\": " + JsonString(c.scenario) +
-         ", \"time_base\": " + JsonString(c.time_base) + ", \"before_ms\": " + Num(c.before_ns / 1e6) +
-         ", \"predicted_ms\": " + Num(c.predicted_ns / 1e6) + ", \"predicted_interval_ms\": [" +
-         Num(c.predicted_lo_ns / 1e6) + ", " + Num(c.predicted_hi_ns / 1e6) + "], \"measured_ms\": " +
-         Num(c.measured_ns / 1e6) + ", \"measured_interval_ms\": [" + Num(c.measured_lo_ns / 1e6) + ", " +
-         Num(c.measured_hi_ns / 1e6) + "], \"error\": " + Num(c.error) + ", \"within\": " +
-         (c.within ? "true" : "false") + ", \"agrees\": " + (c.agrees ? "true" : "false") +
-         ", \"history_cases\": " + std::to_string(c.history_cases) + ", \"before_runs\": " +
-         std::to_string(c.before_runs) + ", \"after_runs\": " + std::to_string(c.after_runs) + "}";
+         ", \"time_base\": " + JsonString(c.time_base) + ", \"before_ms\": " + NumText(c.before_ns / 1e6) +
+         ", \"predicted_ms\": " + NumText(c.predicted_ns / 1e6) + ", \"predicted_interval_ms\": [" +
+         NumText(c.predicted_lo_ns / 1e6) + ", " + NumText(c.predicted_hi_ns / 1e6) +
+         "], \"measured_ms\": " + NumText(c.measured_ns / 1e6) + ", \"measured_interval_ms\": [" +
+         NumText(c.measured_lo_ns / 1e6) + ", " + NumText(c.measured_hi_ns / 1e6) +
+         "], \"error\": " + NumText(c.error) + ", \"within\": " + (c.within ? "true" : "false") +
+         ", \"agrees\": " + (c.agrees ? "true" : "false") + ", \"history_cases\": " + std::to_string(c.history_cases) +
+         ", \"before_runs\": " + std::to_string(c.before_runs) + ", \"after_runs\": " + std::to_string(c.after_runs) +
+         "}";
   }
   o += "\n}\n";
   return o;

@@ -27,7 +27,7 @@ void AppendMicros(std::string* out, int64_t ns) {
 
 namespace {
 
-constexpr size_t kFlushBytes = 1 << 20;
+constexpr size_t kChromeFlushBytes = 1 << 20;
 
 void AppendDouble(std::string* out, double v) {
   if (!std::isfinite(v)) {
@@ -150,7 +150,7 @@ class ChromeJsonWriter {
     buffer_ += first_ ? "\n{" : ",\n{";
     first_ = false;
     ++stats_->events;
-    if (buffer_.size() >= kFlushBytes) return Flush();
+    if (buffer_.size() >= kChromeFlushBytes) return Flush();
     return OkStatus();
   }
 
@@ -362,7 +362,7 @@ class ChromeJsonWriter {
         buffer_ += '"';
       }
       buffer_ += '}';
-      if (buffer_.size() >= kFlushBytes) RETURN_IF_ERROR(Flush());
+      if (buffer_.size() >= kChromeFlushBytes) RETURN_IF_ERROR(Flush());
     }
     buffer_ += "},\"samples\":[";
     for (size_t i = 0; i < s.size(); ++i) {
@@ -378,7 +378,7 @@ class ChromeJsonWriter {
       }
       buffer_ += ",\"weight\":1}";
       ++stats_->samples;
-      if (buffer_.size() >= kFlushBytes) RETURN_IF_ERROR(Flush());
+      if (buffer_.size() >= kChromeFlushBytes) RETURN_IF_ERROR(Flush());
     }
     buffer_ += "\n]";
     return OkStatus();

@@ -17,9 +17,9 @@ namespace {
 namespace pb = perfetto::protos;
 
 constexpr uint32_t kSequenceId = 1;
-constexpr size_t kFlushBytes = 1 << 20;
+constexpr size_t kPerfettoFlushBytes = 1 << 20;
 
-bool IsDeviceTrack(const TrackTable& t, size_t i) {
+bool IsDeviceTrackRow(const TrackTable& t, size_t i) {
   return t.kind[i] == TrackKind::kDeviceStream || t.device[i] != kHostDevice;
 }
 
@@ -100,7 +100,7 @@ class PerfettoWriter {
       // A counter with a device index (PyTorch's per-device memory) sits in
       // its process; it does not make the process a device, which would cost
       // the process and its threads their descriptors.
-      g.device = g.device || (t.kind[i] != TrackKind::kCounter && IsDeviceTrack(t, i));
+      g.device = g.device || (t.kind[i] != TrackKind::kCounter && IsDeviceTrackRow(t, i));
       if (g.process_name.empty()) g.process_name = t.process_name[i];
       plans_[i].group = it->second;
       plans_[i].uuid = NextUuid();
@@ -457,7 +457,7 @@ class PerfettoWriter {
     buffer_.resize(at + n);
     packet_.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(buffer_.data() + at));
     ++stats_->packets;
-    return buffer_.size() >= kFlushBytes ? Flush() : OkStatus();
+    return buffer_.size() >= kPerfettoFlushBytes ? Flush() : OkStatus();
   }
 
   // ---- CPU stack samples: one PerfSample per sample (pid and tid of its

@@ -9,7 +9,7 @@
 namespace aiprof {
 namespace {
 
-struct Pair {
+struct FlamePair {
   std::unique_ptr<Trace> a, b;
   AttributionResult ra, rb;
   AttributionDiff d;
@@ -21,9 +21,9 @@ std::unique_ptr<Trace> Sample(const std::string& name) {
   return t.ok() ? std::move(*t) : nullptr;
 }
 
-std::unique_ptr<Pair> Load(std::unique_ptr<Trace> a, std::unique_ptr<Trace> b) {
+std::unique_ptr<FlamePair> Load(std::unique_ptr<Trace> a, std::unique_ptr<Trace> b) {
   if (a == nullptr || b == nullptr) return nullptr;
-  auto p = std::make_unique<Pair>();
+  auto p = std::make_unique<FlamePair>();
   p->a = std::move(a);
   p->b = std::move(b);
   p->ra = ComputeAttribution(*p->a, nullptr);
@@ -36,7 +36,7 @@ std::unique_ptr<Pair> Load(std::unique_ptr<Trace> a, std::unique_ptr<Trace> b) {
 // every shown frame is one diff node of B, matched to the A frame of the
 // same diff node exactly when the diff aligned A's node to it; self times
 // are never negative and add up to the root's total.
-void CheckConsistent(const Pair& p, const DiffFlame& f, DiffFlameBase base) {
+void CheckConsistent(const FlamePair& p, const DiffFlame& f, DiffFlameBase base) {
   ASSERT_EQ(f.shown.size(), f.match.size());
   size_t expected_matched = 0, matched = 0;
   for (uint32_t i = 0; i < p.d.nodes.size(); ++i) {

@@ -12,7 +12,7 @@
 namespace aiprof {
 namespace {
 
-constexpr size_t kFlushBytes = 1 << 20;
+constexpr size_t kSpeedscopeFlushBytes = 1 << 20;
 
 // Streams JSON text to the sink in ~1 MiB pieces.
 class Out {
@@ -20,7 +20,7 @@ class Out {
   explicit Out(ViewSink* sink) : sink_(sink) {}
   std::string& buf() { return buf_; }
   Status MaybeFlush() {
-    if (buf_.size() < kFlushBytes) return OkStatus();
+    if (buf_.size() < kSpeedscopeFlushBytes) return OkStatus();
     return Flush();
   }
   Status Flush() {

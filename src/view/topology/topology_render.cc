@@ -25,7 +25,7 @@ std::string Shorten(std::string_view s) {
   return std::string(s.substr(0, cut)) + "\xE2\x80\xA6";
 }
 
-std::string Duration(double ns) {
+std::string DurationLabel(double ns) {
   char buf[64];
   if (ns >= 1e9) std::snprintf(buf, sizeof(buf), "%.3g s", ns / 1e9);
   else if (ns >= 1e6) std::snprintf(buf, sizeof(buf), "%.3g ms", ns / 1e6);
@@ -127,7 +127,7 @@ class DotWriter {
     if (n.cluster) {
       out_ += indent + "subgraph cluster_" + id + " {\n";
       out_ += indent + "  id=\"" + id + "\"; label=\"" + DotText(Shorten(n.label));
-      if (n.time_ns > 0) out_ += "\\n" + DotText(Duration(static_cast<double>(n.time_ns)));
+      if (n.time_ns > 0) out_ += "\\n" + DotText(DurationLabel(static_cast<double>(n.time_ns)));
       out_ += "\"; tooltip=\"" + Tooltip(n) + "\";\n";
       out_ += indent + "  style=\"rounded" + std::string(n.external ? ",dashed" : "") + "\"; color=\"" +
               (n.highlight ? "#d93025" : "#9aa0a6") + "\"; penwidth=" + (n.highlight ? "3" : "1") + ";\n";
@@ -141,7 +141,7 @@ class DotWriter {
     char size[96];
     std::snprintf(size, sizeof(size), "width=%.2f, height=%.2f", 1.0 + 1.6 * scale, 0.4 + 0.5 * scale);
     out_ += indent + id + " [id=\"" + id + "\", label=\"" + DotText(Shorten(n.label));
-    if (n.time_ns > 0) out_ += "\\n" + DotText(Duration(static_cast<double>(n.time_ns)));
+    if (n.time_ns > 0) out_ += "\\n" + DotText(DurationLabel(static_cast<double>(n.time_ns)));
     out_ += "\", tooltip=\"" + Tooltip(n) + "\", " + size + ", fillcolor=\"" + FillColor(n) + "\"";
     if (n.highlight) out_ += ", color=\"#d93025\", penwidth=3";
     if (n.external) out_ += ", style=\"rounded,dashed,filled\"";
@@ -172,11 +172,11 @@ class DotWriter {
     switch (e.kind) {
       case TopoEdgeKind::kLaunch:
         std::snprintf(buf, sizeof(buf), "%llu launches\\n%s", static_cast<unsigned long long>(e.count),
-                      Duration(static_cast<double>(e.time_ns)).c_str());
+                      DurationLabel(static_cast<double>(e.time_ns)).c_str());
         return buf;
       case TopoEdgeKind::kCollective:
         std::snprintf(buf, sizeof(buf), "%llu x %s", static_cast<unsigned long long>(e.count),
-                      Duration(static_cast<double>(e.time_ns)).c_str());
+                      DurationLabel(static_cast<double>(e.time_ns)).c_str());
         return buf;
       case TopoEdgeKind::kLink:
         std::snprintf(buf, sizeof(buf), "%.3g GB/s", e.bandwidth_bytes_per_second / 1e9);

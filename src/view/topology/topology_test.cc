@@ -30,7 +30,7 @@ const TopoNode* FindNode(const Topology& g, TopoNodeKind kind, const std::string
 // and 2: 4 µs and 6 µs of device time, 1 µs + 2 µs of launch calls), and runs
 // stages "load" (2 instances, working 1 µs each) then "infer" (1 instance,
 // working 8 µs): infer limits throughput.
-constexpr char kTrace[] = R"({"traceEvents":[
+constexpr char kTopologyTrace[] = R"({"traceEvents":[
   {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"main"}},
   {"ph":"X","name":"stage:load","cat":"user_annotation","ts":0,"dur":2,"pid":1,"tid":1},
   {"ph":"X","name":"read","cat":"cpu_op","ts":0,"dur":1,"pid":1,"tid":1},
@@ -88,7 +88,7 @@ TEST(TopologyTest, ThreadsPastTheLimitAreAggregatedAndSaidSo) {
 }
 
 TEST(TopologyTest, LaunchEdgesAndStages) {
-  auto t = ImportJsonText(kTrace);
+  auto t = ImportJsonText(kTopologyTrace);
   ASSERT_NE(t, nullptr);
   Topology g = TopologyOf(*t);
   const TopoNode* main = FindNode(g, TopoNodeKind::kThread, "main");
