@@ -24,8 +24,9 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
         -DCMAKE_UNITY_BUILD=ON -DAIPROF_SANITIZE=address,undefined \
         -DAIPROF_BUILD_TESTS=ON -DAIPROF_BUILD_BENCHMARKS=OFF -DAIPROF_BUILD_PYTHON=OFF
   cmake --build build-asan -j "$JOBS"
-  # Tests labelled 'heavy' (browser, mpirun, torch end-to-end runs) drive
-  # whole programs; the release run above covers them, the sanitizer run
+  # Tests labelled 'heavy' (browser, mpirun, torch end-to-end runs, the what-if
+  # accuracy sets after the first) drive whole programs or repeat what another
+  # test covers; the release run above covers them, the sanitizer run
   # covers everything else. The Python extension is not built here: an
   # instrumented module cannot load into an uninstrumented interpreter.
   # scripts/lsan.supp: leaks inside Graphviz and its font libraries (theirs).
