@@ -268,9 +268,12 @@ constexpr std::string_view kDocumentStyle =
     "h3{font-size:15px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
     "td.long{overflow-wrap:anywhere;min-width:8em}"
-    // A table wider than the page even so (validate's 14 metric columns)
-    // scrolls inside its own box; the page keeps its width.
-    "div.table{overflow-x:auto;max-width:100%}"
+    // A table wider than the text even so (validate's 14 metric columns) may
+    // use the window's width right of the text column (its box reaches 24 px
+    // short of the window's right edge; a table narrower than the text keeps
+    // its width) and scrolls inside that box beyond it; the page keeps its
+    // width.
+    "div.table{overflow-x:auto;width:calc(100% + (100vw - 100%) / 2 - 24px);max-width:calc(100vw - 48px)}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.kv dt{color:#555}dl.kv dd{margin:0}"
     ".finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}"
@@ -285,7 +288,7 @@ constexpr std::string_view kDocumentStyle =
     "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
     "iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
     "@media "
-    "print{body{max-width:none;margin:0}div.table{overflow:visible}h2{break-after:avoid}svg.chart,.finding,.card,tr{"
+    "print{body{max-width:none;margin:0}div.table{overflow:visible;width:auto;max-width:none}h2{break-after:avoid}svg.chart,.finding,.card,tr{"
     "break-inside:avoid}"
     "iframe.view,details.chart-data{display:none}}";
 
