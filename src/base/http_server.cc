@@ -296,7 +296,7 @@ void HttpServer::Accept(std::vector<std::unique_ptr<Connection>>* conns) {
       inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
       c->request.peer = "[" + std::string(host) + "]:" + std::to_string(ntohs(a->sin6_port));
     }
-    c->accepted_ns = MonotonicNowNs();
+    c->accepted_ns = MonotonicNs();
     c->deadline_ns = c->accepted_ns + options_.limits.header_timeout_ns;
     conns->push_back(std::move(c));
   }
@@ -314,7 +314,7 @@ void HttpServer::Respond(Connection* c, const HttpResponse& r) {
   if (c->request.method != "HEAD") c->out += r.body;
   c->out_pos = 0;
   c->state = Connection::State::kWrite;
-  c->deadline_ns = MonotonicNowNs() + options_.limits.write_timeout_ns;
+  c->deadline_ns = MonotonicNs() + options_.limits.write_timeout_ns;
   c->in.clear();
   c->request.body.clear();
   c->request.body.shrink_to_fit();
@@ -326,7 +326,7 @@ void HttpServer::Respond(Connection* c, const HttpResponse& r) {
 void HttpServer::Handle(Connection* c) {
   ++counts_.requests;
   c->state = Connection::State::kHandling;
-  c->deadline_ns = MonotonicNowNs() + options_.limits.handle_timeout_ns;
+  c->deadline_ns = MonotonicNs() + options_.limits.handle_timeout_ns;
   std::weak_ptr<Mailbox> weak = mailbox_;
   const uint64_t id = c->id;
   Responder respond = [weak, id](HttpResponse r) {
@@ -467,7 +467,7 @@ bool HttpServer::OnHead(Connection* c) {
   if (h.expect == "100-continue") (void)!send(c->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25, MSG_NOSIGNAL);
   c->content_length = h.content_length;
   c->state = c->chunked ? State::kChunkSize : State::kBody;
-  c->deadline_ns = MonotonicNowNs() + lim.body_timeout_ns;
+  c->deadline_ns = MonotonicNs() + lim.body_timeout_ns;
   if (!c->chunked && c->content_length == 0) {
     Handle(c);
     return false;
@@ -580,7 +580,7 @@ void HttpServer::Serve() {
       std::lock_guard<std::mutex> lock(mailbox_->mu);
       if (mailbox_->stopped) break;
     }
-    const int64_t now = MonotonicNowNs();
+    const int64_t now = MonotonicNs();
     // Past their deadline: closed (a slow client loses its slot, nothing more).
     for (auto it = conns.begin(); it != conns.end();) {
       if (now < (*it)->deadline_ns) {
@@ -625,7 +625,7 @@ void HttpServer::Serve() {
         if (keep[i] && c->out_pos == c->out.size()) {
           shutdown(c->fd, SHUT_WR);
           c->state = Connection::State::kLinger;
-          c->deadline_ns = MonotonicNowNs() + kLingerNs;
+          c->deadline_ns = MonotonicNs() + kLingerNs;
           c->out.clear();
           c->out.shrink_to_fit();
         }

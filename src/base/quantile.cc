@@ -26,4 +26,13 @@ double QuantileSelect(int64_t* data, size_t n, double q) {
   return static_cast<double>(a) + static_cast<double>(b - a) * frac;
 }
 
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t n = v.size();
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(n / 2), v.end());
+  const double upper = v[n / 2];
+  if (n % 2) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<long>(n / 2)) + upper) / 2;
+}
+
 }  // namespace aiprof

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace aiprof {
 
@@ -12,6 +13,8 @@ namespace aiprof {
 double QuantileSorted(const int64_t* sorted, size_t n, double q);
 // The same quantile of unsorted `data` (reordered in place), by selection.
 double QuantileSelect(int64_t* data, size_t n, double q);
+// Median of `values` (mean of the middle two for an even count); 0 when empty.
+double Median(std::vector<double> values);
 
 }  // namespace aiprof
 

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <thread>
 
+#include "src/base/clock.h"
 #include "src/capture/allocator_probe.h"
 #include "src/capture/counters.h"
 #include "src/capture/page_fault_cost.h"

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "src/base/clock.h"
 #include "src/capture/counters.h"
 #include "src/capture/permissions.h"
 #include "src/capture/process_image.h"

@@ -67,9 +67,6 @@ class CounterSampler {
   bool stop_ = false;
 };
 
-int64_t MonotonicNs();
-int64_t RealtimeNs();
-
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_CAPTURE_COUNTERS_H_

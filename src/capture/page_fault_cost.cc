@@ -10,7 +10,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "src/capture/counters.h"
+#include "src/base/clock.h"
 
 namespace aiprof {
 namespace {

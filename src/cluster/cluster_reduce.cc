@@ -9,6 +9,7 @@
 
 #include "src/analysis/communication/collective_type.h"
 #include "src/analysis/communication/cross_rank.h"
+#include "src/base/quantile.h"
 #include "src/importers/common/folder_importer.h"
 #include "src/model/event_kind.h"
 

@@ -12,6 +12,7 @@
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/base/duration_sketch.h"
+#include "src/base/quantile.h"
 #include "src/cluster/cluster_map.h"
 #include "src/cluster/cluster_reduce.h"
 #include "src/cluster/cluster_report.h"

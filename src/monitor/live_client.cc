@@ -107,7 +107,7 @@ StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
   h->record_bytes = sizeof(live::Record);
   h->monitor_pid = static_cast<int32_t>(getpid());
   h->target_pid = static_cast<int32_t>(pid);
-  __atomic_store_n(&h->heartbeat_ns, MonotonicNowNs(), __ATOMIC_RELAXED);
+  __atomic_store_n(&h->heartbeat_ns, MonotonicNs(), __ATOMIC_RELAXED);
   // The magic last: the SDK checks it first.
   __atomic_store_n(&h->magic, live::kMagic, __ATOMIC_RELEASE);
   return std::unique_ptr<LiveClient>(new LiveClient(pid, path, h));
@@ -122,10 +122,10 @@ LiveClient::~LiveClient() {
 bool LiveClient::attached() const { return __atomic_load_n(&header_->attached, __ATOMIC_ACQUIRE) != 0; }
 
 Status LiveClient::WaitAttached(int64_t timeout_ns, const std::function<bool()>& alive) {
-  const int64_t deadline = MonotonicNowNs() + timeout_ns;
+  const int64_t deadline = MonotonicNs() + timeout_ns;
   while (!attached()) {
     if (!alive()) return ErrStatus("pid " + std::to_string(pid_) + " exited before its SDK attached");
-    if (MonotonicNowNs() > deadline) {
+    if (MonotonicNs() > deadline) {
       return ErrStatus("pid " + std::to_string(pid_) + " did not attach to " + path_ + " within " +
                        std::to_string(timeout_ns / 1000000000) +
                        " s: the process does not use the aiprof SDK, runs it with AIPROF_LIVE=0, AIPROF_MONITOR, "
@@ -143,7 +143,7 @@ std::string LiveClient::CounterName(uint32_t index) const {
   return Text(header_->counter_names[index].name, sizeof(header_->counter_names[index].name));
 }
 
-void LiveClient::Heartbeat() { __atomic_store_n(&header_->heartbeat_ns, MonotonicNowNs(), __ATOMIC_RELEASE); }
+void LiveClient::Heartbeat() { __atomic_store_n(&header_->heartbeat_ns, MonotonicNs(), __ATOMIC_RELEASE); }
 
 Status LiveClient::RunCommand(live::Command command, const std::string& path, int64_t timeout_ns) {
   std::lock_guard<std::mutex> lock(command_mu_);
@@ -153,9 +153,9 @@ Status LiveClient::RunCommand(live::Command command, const std::string& path, in
   __atomic_store_n(&header_->command, static_cast<uint32_t>(command), __ATOMIC_RELAXED);
   const uint32_t seq = __atomic_load_n(&header_->command_seq, __ATOMIC_RELAXED) + 1;
   __atomic_store_n(&header_->command_seq, seq, __ATOMIC_RELEASE);
-  const int64_t deadline = MonotonicNowNs() + timeout_ns;
+  const int64_t deadline = MonotonicNs() + timeout_ns;
   while (__atomic_load_n(&header_->ack_seq, __ATOMIC_ACQUIRE) != seq) {
-    if (MonotonicNowNs() > deadline)
+    if (MonotonicNs() > deadline)
       return ErrStatus("pid " + std::to_string(pid_) + " did not answer the live channel's command");
     if (kill(pid_, 0) != 0 && errno == ESRCH) return ErrStatus("pid " + std::to_string(pid_) + " exited");
     Heartbeat();

@@ -202,7 +202,7 @@ class Monitor {
       StopChild();
       return attached;
     }
-    start_ns_ = MonotonicNowNs();
+    start_ns_ = MonotonicNs();
     window_ = std::make_unique<RollingWindow>(o_.window_ns, start_ns_);
     proc_ = std::make_unique<ProcStats>(pid_);
     if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(StartServer());
@@ -327,9 +327,9 @@ class Monitor {
   void StopChild() {
     if (child_ <= 0) return;
     kill(child_, SIGTERM);
-    const int64_t deadline = MonotonicNowNs() + 5'000'000'000;
+    const int64_t deadline = MonotonicNs() + 5'000'000'000;
     int status = 0;
-    while (MonotonicNowNs() < deadline) {
+    while (MonotonicNs() < deadline) {
       if (waitpid(child_, &status, WNOHANG) == child_) {
         child_ = 0;
         return;
@@ -429,11 +429,11 @@ class Monitor {
   }
 
   void Loop() {
-    int64_t next = MonotonicNowNs();
+    int64_t next = MonotonicNs();
     bool suppressed_said = false;
     for (;;) {
       next += o_.interval_ns;
-      const int64_t now = MonotonicNowNs();
+      const int64_t now = MonotonicNs();
       const bool alive = TargetAlive();
       const WindowStats s = Tick(now);
       std::vector<IncidentTrigger> triggers =
@@ -474,10 +474,10 @@ class Monitor {
         if (incidents_ == 0) std::fprintf(stderr, "aiprof monitor: --timeout %s reached without an incident\n", Seconds(o_.timeout_ns).c_str());
         return;
       }
-      const int64_t wait = next - MonotonicNowNs();
+      const int64_t wait = next - MonotonicNs();
       if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
       else
-        next = MonotonicNowNs();
+        next = MonotonicNs();
     }
   }
 
@@ -561,9 +561,9 @@ class Monitor {
     };
     c.on_stopped = stop_framework;
     c.python_samples_dir = torch_dir + "/python";
-    inc->trace_start_ns = MonotonicNowNs();
+    inc->trace_start_ns = MonotonicNs();
     StatusOr<CaptureResult> captured = RunCapture(c);
-    inc->trace_end_ns = MonotonicNowNs();
+    inc->trace_end_ns = MonotonicNs();
     stop_framework();  // the capture failed before recording
     std::vector<std::unique_ptr<Trace>> parts;
     const std::string py_file = c.python_samples_dir + "/py-" + std::to_string(pid_) + ".txt";
@@ -769,7 +769,7 @@ class Monitor {
       // What the monitor holds of a service that is gone: its window's requests.
       bool complete = true;
       Status csv =
-          WriteFileAtomically(inc.dir + "/window_requests.csv", window_->RequestsCsv(MonotonicNowNs(), &complete));
+          WriteFileAtomically(inc.dir + "/window_requests.csv", window_->RequestsCsv(MonotonicNs(), &complete));
       if (csv.ok()) inc.files.push_back("window_requests.csv");
       inc.window_requests_status = !csv.ok() ? "failed: " + csv.message()
                                    : complete ? "every request of the window"
@@ -779,7 +779,7 @@ class Monitor {
     Status st = WriteFileAtomically(inc.dir + "/alert.json", TreeToJson(AlertJson(inc)));
     if (!st.ok()) std::fprintf(stderr, "aiprof monitor: %s\n", TerminalSafe(st.message()).c_str());
     ++incidents_;
-    last_incident_end_ns_ = MonotonicNowNs();
+    last_incident_end_ns_ = MonotonicNs();
     std::string extra;
     {
       std::lock_guard<std::mutex> lock(inc.mu);
@@ -803,13 +803,13 @@ class Monitor {
   // with the flight recorder the SDK wrote at exit (if it could).
   void OnTargetExit(const WindowStats& s) {
     std::fprintf(stderr, "aiprof monitor: pid %d %s after %s (%llu requests in the last window)\n", pid_,
-                 end_.text.c_str(), Seconds(MonotonicNowNs() - start_ns_).c_str(),
+                 end_.text.c_str(), Seconds(MonotonicNs() - start_ns_).c_str(),
                  static_cast<unsigned long long>(s.requests));
     if (current_) {
       {
         std::lock_guard<std::mutex> lock(current_->mu);
         current_->triggers.push_back(
-            IncidentTrigger{"target_exited", end_.text, MonotonicNowNs(), NowUnixMs(), EvalResult{}, s, ""});
+            IncidentTrigger{"target_exited", end_.text, MonotonicNs(), NowUnixMs(), EvalResult{}, s, ""});
       }
       died_during_incident_ = exit_abnormal_;
       FinishIncident(/*wait=*/true);
@@ -824,18 +824,18 @@ class Monitor {
     inc->dir = NewIncidentDir(inc->number, unix_ms);
     inc->sdk_mode = client_->sdk_mode();
     inc->triggers.push_back(
-        IncidentTrigger{"target_exited", end_.text, MonotonicNowNs(), unix_ms, EvalResult{}, s, ""});
+        IncidentTrigger{"target_exited", end_.text, MonotonicNs(), unix_ms, EvalResult{}, s, ""});
     current_ = std::move(inc);
     Incident* c = current_.get();
     // The SDK writes its file at exit (not when killed by a signal).
     const std::string exit_file = client_->sdk_output_path();
-    const int64_t deadline = MonotonicNowNs() + kExitFileWaitNs;
+    const int64_t deadline = MonotonicNs() + kExitFileWaitNs;
     int64_t mtime = -1;
-    while (MonotonicNowNs() < deadline && (mtime = FileMtimeNs(exit_file)) < 0)
+    while (MonotonicNs() < deadline && (mtime = FileMtimeNs(exit_file)) < 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
-    const int64_t since_start_ns = MonotonicNowNs() - start_ns_;
+    const int64_t since_start_ns = MonotonicNs() - start_ns_;
     const int64_t real_now = static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec;
     if (mtime >= real_now - since_start_ns && CopyFile(exit_file, c->dir + "/flight_recorder.aiprof")) {
       c->flight_recorder_status = "written by the process at exit (" + exit_file + ")";

@@ -186,7 +186,7 @@ int QueryEngine::Progress(void* self) {
     engine->cancelled_ = true;
     return 1;
   }
-  if (engine->deadline_ns_ != 0 && MonotonicNowNs() > engine->deadline_ns_) {
+  if (engine->deadline_ns_ != 0 && MonotonicNs() > engine->deadline_ns_) {
     engine->timed_out_ = true;
     return 1;
   }
@@ -209,7 +209,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     ~ClearCancel() { *cancel = nullptr; }  // the caller's flag may not outlive this call
   } clear_cancel{&cancel_};
   interrupted_.store(false, std::memory_order_relaxed);
-  deadline_ns_ = limits.timeout_s > 0 ? MonotonicNowNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
+  deadline_ns_ = limits.timeout_s > 0 ? MonotonicNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
   ScopedHeapLimit heap_limit(limits.max_memory_bytes);
   const std::string name(label);
   auto fail = [&](sqlite3_stmt* stmt, int rc, std::string_view statement) -> Status {

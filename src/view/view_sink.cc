@@ -2,13 +2,9 @@
 
 namespace aiprof {
 
-namespace {
-constexpr size_t kFlushBytes = 1 << 20;
-}
-
 Status FileViewSink::Append(std::string_view bytes) {
   buffer_.append(bytes);
-  if (buffer_.size() < kFlushBytes) return OkStatus();
+  if (buffer_.size() < kViewFlushBytes) return OkStatus();
   Status status = writer_.Write(buffer_);
   buffer_.clear();
   return status;

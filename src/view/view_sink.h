@@ -3,6 +3,7 @@
 #ifndef AIPROF_SRC_VIEW_VIEW_SINK_H_
 #define AIPROF_SRC_VIEW_VIEW_SINK_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,10 @@
 #include "src/base/status.h"
 
 namespace aiprof {
+
+// How many bytes a view or export collects before it hands them to its sink
+// (and the file sink before it writes): a few large writes, bounded memory.
+inline constexpr size_t kViewFlushBytes = 1 << 20;
 
 class ViewSink {
  public:

@@ -46,6 +46,17 @@ std::vector<uint32_t> LaunchingOps(const Trace& trace) {
   return FlowSourcesOfDeviceActivity(trace, [](EventKind k) { return k == EventKind::kCpuOp; });
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> TrackSliceRanges(const Trace& trace) {
+  std::vector<std::pair<uint32_t, uint32_t>> ranges(trace.tracks.size(), {0, 0});
+  const SliceTable& s = trace.slices;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    auto& range = ranges[s.track[i]];
+    if (range.first == range.second) range.first = i;
+    range.second = i + 1;
+  }
+  return ranges;
+}
+
 std::vector<uint32_t> ParentSlices(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> out(s.size(), kNoSlice);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -33,6 +34,10 @@ std::vector<uint32_t> LaunchingOps(const Trace& trace);
 // (start ≤ child start, child end ≤ end), or kNoSlice. Uses the
 // (track, ts, longest first) order and depth set by TraceBuilder.
 std::vector<uint32_t> ParentSlices(const Trace& trace);
+
+// For every track, the [first, last + 1) slice rows of its slices ({0, 0} for
+// none): TraceBuilder sorts slices by track, so each track's rows are one run.
+std::vector<std::pair<uint32_t, uint32_t>> TrackSliceRanges(const Trace& trace);
 
 // True for blocking synchronization calls and device sync records
 // (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,

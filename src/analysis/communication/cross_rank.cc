@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "src/base/quantile.h"
+
 namespace aiprof {
 namespace {
 

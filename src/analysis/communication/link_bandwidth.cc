@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "src/analysis/communication/rank_outlier.h"
+#include "src/base/quantile.h"
 
 namespace aiprof {
 namespace {

@@ -23,15 +23,6 @@ double DixonQCritical95(size_t n) {
   return kQ95[n - kOutlierMinValues];
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t n = v.size();
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(n / 2), v.end());
-  const double upper = v[n / 2];
-  if (n % 2) return upper;
-  return (*std::max_element(v.begin(), v.begin() + static_cast<long>(n / 2)) + upper) / 2;
-}
-
 namespace {
 
 void DixonQ(std::span<const double> values, OutlierResult* r) {

@@ -35,9 +35,6 @@ struct OutlierResult {
 // Tests the largest of `values`; index is meaningful when values is non-empty.
 OutlierResult TestLargestForOutlier(std::span<const double> values);
 
-// Median of `values` (mean of the middle two for an even count); 0 when empty.
-double Median(std::vector<double> values);
-
 // Dixon's Q critical value at 95% for n in [3, 10]; 0 otherwise.
 double DixonQCritical95(size_t n);
 

@@ -70,12 +70,5 @@ TEST(RankOutlierTest, ThreeSigmaWithIdenticalOthers) {
   EXPECT_TRUE(r.outlier);
 }
 
-TEST(RankOutlierTest, MedianOddEvenAndEmpty) {
-  EXPECT_DOUBLE_EQ(Median({5, 1, 3}), 3);
-  EXPECT_DOUBLE_EQ(Median({4, 1, 3, 2}), 2.5);
-  EXPECT_DOUBLE_EQ(Median({7}), 7);
-  EXPECT_DOUBLE_EQ(Median({}), 0);
-}
-
 }  // namespace
 }  // namespace aiprof

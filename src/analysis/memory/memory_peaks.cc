@@ -63,17 +63,6 @@ uint32_t EnclosingSlice(const Trace& t, const std::vector<uint32_t>& parent,
   return kNoSlice;
 }
 
-// Per-track [begin, end) of the finalized slices (sorted by track).
-std::vector<std::pair<uint32_t, uint32_t>> MemoryTrackRanges(const Trace& trace) {
-  std::vector<std::pair<uint32_t, uint32_t>> track_range(trace.tracks.size(), {0, 0});
-  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
-    uint32_t t = trace.slices.track[i];
-    if (track_range[t].second == 0) track_range[t].first = i;
-    track_range[t].second = i + 1;
-  }
-  return track_range;
-}
-
 using PeakKey = std::tuple<int32_t, int64_t, int64_t>;  // rank, device type, device id
 
 void PeaksFromMemoryEvents(const Trace& trace, const std::vector<uint32_t>& parent,
@@ -228,7 +217,7 @@ std::string DescribePeak(const Trace& trace, const MemoryPeak& p) {
 MemoryResult ComputeMemoryPeaks(const Trace& trace) {
   MemoryResult r;
   std::vector<uint32_t> parent = ParentSlices(trace);
-  std::vector<std::pair<uint32_t, uint32_t>> track_range = MemoryTrackRanges(trace);
+  std::vector<std::pair<uint32_t, uint32_t>> track_range = TrackSliceRanges(trace);
   std::map<PeakKey, MemoryPeak> peaks;
   PeaksFromMemoryEvents(trace, parent, track_range, &peaks);
   PeaksFromMemoryRecord(trace, parent, track_range, &peaks);

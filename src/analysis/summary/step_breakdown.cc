@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/summary/summary.h"
 
 namespace aiprof {
@@ -16,18 +17,6 @@ struct StepWindow {
   int64_t begin, end;
   int64_t step;
 };
-
-// Per track, [first, last) slice indices (slices are sorted by track).
-std::vector<std::pair<uint32_t, uint32_t>> TrackRanges(const Trace& trace) {
-  std::vector<std::pair<uint32_t, uint32_t>> r(trace.tracks.size(), {0, 0});
-  const SliceTable& s = trace.slices;
-  for (uint32_t i = 0; i < s.size(); ++i) {
-    auto& range = r[s.track[i]];
-    if (range.first == range.second) range.first = i;
-    range.second = i + 1;
-  }
-  return r;
-}
 
 std::map<int32_t, std::vector<StepWindow>> StepWindows(const Trace& trace) {
   std::map<int32_t, std::vector<StepWindow>> by_rank;
@@ -58,7 +47,7 @@ void AddDerived(StepBreakdown* b, int64_t first, int64_t last, const StepWindow&
 
 class Breakdowns {
  public:
-  explicit Breakdowns(const Trace& trace) : trace_(trace), ranges_(TrackRanges(trace)) {
+  explicit Breakdowns(const Trace& trace) : trace_(trace), ranges_(TrackSliceRanges(trace)) {
     // Per track, the latest end among its slices so far (they are sorted by
     // start): the slices that may reach into a window start where this
     // running maximum reaches the window, found by binary search, so each

@@ -8,18 +8,12 @@
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/base/quantile.h"
 
 namespace aiprof {
 namespace {
 
 constexpr char kWindowSource[] = "window";
-
-double WindowMedian(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Calls that are initialisation when they are long: context creation, first
 // allocations, library handles, module loading (CUDA, cuDNN, cuBLAS, ACL).
@@ -57,10 +51,10 @@ size_t LeadingWarmup(const std::vector<double>& durs, int forced) {
   const size_t max_k = std::min(durs.size() / 2, durs.size() - 3);
   while (k < max_k) {
     std::vector<double> rest(durs.begin() + static_cast<long>(k) + 1, durs.end());
-    double med = WindowMedian(rest);
+    double med = Median(rest);
     std::vector<double> dev;
     for (double d : rest) dev.push_back(std::fabs(d - med));
-    double mad = WindowMedian(dev);
+    double mad = Median(dev);
     if (durs[k] <= med + std::max(kWarmupMadFactor * mad, kWarmupMinExcess * med)) break;
     ++k;
   }
@@ -106,7 +100,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     }
   }
   std::unordered_map<uint32_t, double> median;
-  for (auto& [name, v] : by_name) median[name] = WindowMedian(v);
+  for (auto& [name, v] : by_name) median[name] = Median(v);
   Intervals startup;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if ((s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) || s.dur_ns[i] < kStartupCallMinNs) {

@@ -27,7 +27,6 @@ void AppendMicros(std::string* out, int64_t ns) {
 
 namespace {
 
-constexpr size_t kChromeFlushBytes = 1 << 20;
 
 void AppendDouble(std::string* out, double v) {
   if (!std::isfinite(v)) {
@@ -150,7 +149,7 @@ class ChromeJsonWriter {
     buffer_ += first_ ? "\n{" : ",\n{";
     first_ = false;
     ++stats_->events;
-    if (buffer_.size() >= kChromeFlushBytes) return Flush();
+    if (buffer_.size() >= kViewFlushBytes) return Flush();
     return OkStatus();
   }
 
@@ -362,7 +361,7 @@ class ChromeJsonWriter {
         buffer_ += '"';
       }
       buffer_ += '}';
-      if (buffer_.size() >= kChromeFlushBytes) RETURN_IF_ERROR(Flush());
+      if (buffer_.size() >= kViewFlushBytes) RETURN_IF_ERROR(Flush());
     }
     buffer_ += "},\"samples\":[";
     for (size_t i = 0; i < s.size(); ++i) {
@@ -378,7 +377,7 @@ class ChromeJsonWriter {
       }
       buffer_ += ",\"weight\":1}";
       ++stats_->samples;
-      if (buffer_.size() >= kChromeFlushBytes) RETURN_IF_ERROR(Flush());
+      if (buffer_.size() >= kViewFlushBytes) RETURN_IF_ERROR(Flush());
     }
     buffer_ += "\n]";
     return OkStatus();

@@ -17,7 +17,6 @@ namespace {
 namespace pb = perfetto::protos;
 
 constexpr uint32_t kSequenceId = 1;
-constexpr size_t kPerfettoFlushBytes = 1 << 20;
 
 bool IsDeviceTrackRow(const TrackTable& t, size_t i) {
   return t.kind[i] == TrackKind::kDeviceStream || t.device[i] != kHostDevice;
@@ -457,7 +456,7 @@ class PerfettoWriter {
     buffer_.resize(at + n);
     packet_.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(buffer_.data() + at));
     ++stats_->packets;
-    return buffer_.size() >= kPerfettoFlushBytes ? Flush() : OkStatus();
+    return buffer_.size() >= kViewFlushBytes ? Flush() : OkStatus();
   }
 
   // ---- CPU stack samples: one PerfSample per sample (pid and tid of its

@@ -8,11 +8,10 @@
 #include "src/model/trace.h"
 #include "src/render/escape.h"
 #include "src/view/flame/flame_graph.h"
+#include "src/view/view_sink.h"
 
 namespace aiprof {
 namespace {
-
-constexpr size_t kSpeedscopeFlushBytes = 1 << 20;
 
 // Streams JSON text to the sink in ~1 MiB pieces.
 class Out {
@@ -20,7 +19,7 @@ class Out {
   explicit Out(ViewSink* sink) : sink_(sink) {}
   std::string& buf() { return buf_; }
   Status MaybeFlush() {
-    if (buf_.size() < kSpeedscopeFlushBytes) return OkStatus();
+    if (buf_.size() < kViewFlushBytes) return OkStatus();
     return Flush();
   }
   Status Flush() {
