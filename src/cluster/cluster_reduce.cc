@@ -6,6 +6,7 @@
 #include <limits>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "src/analysis/communication/collective_type.h"
 #include "src/analysis/communication/cross_rank.h"
@@ -37,19 +38,9 @@ struct RankState {
   std::map<std::pair<uint32_t, uint8_t>, std::vector<Arrival>> seq;
 };
 
-double MedianOf(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const size_t n = v.size();
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(n / 2), v.end());
-  const double upper = v[n / 2];
-  if (n % 2) return upper;
-  return (*std::max_element(v.begin(), v.begin() + static_cast<long>(n / 2)) + upper) / 2;
-}
-
 // Robust z-scores (Iglewicz & Hoaglin) of `v`.
 std::vector<double> RobustZ(const std::vector<double>& v) {
-  std::vector<double> work = v;
-  const double median = MedianOf(work);
+  const double median = Median(v);
   std::vector<double> dev(v.size());
   double mean_abs = 0;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -57,7 +48,7 @@ std::vector<double> RobustZ(const std::vector<double>& v) {
     mean_abs += dev[i];
   }
   mean_abs /= std::max<size_t>(1, v.size());
-  const double mad = MedianOf(dev);
+  const double mad = Median(std::move(dev));
   std::vector<double> z(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     const double d = v[i] - median;
@@ -243,12 +234,11 @@ std::vector<int64_t> EstimateOffsets(const std::vector<RankState>& ranks, const 
   for (const Matched& m : matched) {
     ends.clear();
     for (uint32_t r : m.ranks) ends.push_back(static_cast<double>(ranks[r].seq.at(m.key)[m.ordinal].end_ns));
-    std::vector<double> work = ends;
-    const double median = MedianOf(work);
+    const double median = Median(ends);
     for (size_t k = 0; k < m.ranks.size(); ++k) dev[m.ranks[k]].push_back(ends[k] - median);
   }
   std::vector<int64_t> offset(ranks.size(), 0);
-  for (size_t r = 0; r < ranks.size(); ++r) offset[r] = std::llround(MedianOf(dev[r]));
+  for (size_t r = 0; r < ranks.size(); ++r) offset[r] = std::llround(Median(std::move(dev[r])));
   return offset;
 }
 
@@ -297,8 +287,7 @@ std::vector<OpDifference> OpDifferences(const std::vector<RankState>& ranks, siz
       auto it = std::lower_bound(v.begin(), v.end(), op.op, [](const RankOp& a, uint32_t id) { return a.op < id; });
       totals[k] = it != v.end() && it->op == op.op ? static_cast<double>(it->total_ns) : 0;
     }
-    std::vector<double> work(totals.begin(), totals.end() - 1);
-    d.median_total_ns = MedianOf(work);
+    d.median_total_ns = Median(std::vector<double>(totals.begin(), totals.end() - 1));
     totals.back() = static_cast<double>(op.total_ns);
     d.z = RobustZ(totals).back();
     d.count = op.count;
