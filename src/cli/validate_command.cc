@@ -97,16 +97,16 @@ class ValidateCommand : public Command {
     RunPool pool;
     if (check) {
       pool.before.push_back(*check);
-      pool.after.push_back(SteadyStepWallTime(*first_after));
+      pool.after.push_back(SteadyStepWallTime(*first_after, check->mean));
     }
     for (size_t i = 1; i < before_.size(); ++i) {
       ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
-      if (check) RETURN_IF_ERROR(pool.AddBefore(before_[i], run.trace.get(), *first_after, check->fix_id, so));
+      if (check) RETURN_IF_ERROR(pool.AddBefore(before_[i], run.trace.get(), *first_after, *check, so));
       before_runs.push_back(std::move(run.samples));
     }
     for (size_t i = 1; i < after_.size(); ++i) {
       ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_[i], input_));
-      if (check) RETURN_IF_ERROR(pool.AddAfter(after_[i], run.trace.get(), check->fix_id, so));
+      if (check) RETURN_IF_ERROR(pool.AddAfter(after_[i], run.trace.get(), *check, so));
       after_runs.push_back(std::move(run.samples));
     }
     ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
@@ -173,7 +173,8 @@ class ValidateCommand : public Command {
  private:
   // The prediction check's runs beyond the first pair (several runs a side):
   // each before run's prediction of the fix from its own trace (no change
-  // where it does not suggest it), each after run's steady median.
+  // where it does not suggest it), each after run's steady median (mean,
+  // as the first pair's check: PredictionCheck::mean).
   // `complete` turns false when a run is a result file (no trace).
   struct RunPool {
     std::vector<PredictionCheck> before;
@@ -182,26 +183,30 @@ class ValidateCommand : public Command {
     bool complete = true;
 
     Status AddBefore(const std::string& path, const Trace* trace, AnalysisSession& first_after,
-                     const std::string& fix_id, const SessionOptions& so) {
+                     const PredictionCheck& first, const SessionOptions& so) {
+      const std::string& fix_id = first.fix_id;
       if (!trace) {
         complete = false;
         return OkStatus();
       }
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*trace, so);
       bool suggested = true;
-      ASSIGN_OR_RETURN(std::optional<PredictionCheck> c, PredictFixForRun(*b, first_after, fix_id, &suggested));
+      ASSIGN_OR_RETURN(std::optional<PredictionCheck> c,
+                       PredictFixForRun(*b, first_after, fix_id, first.mean, &suggested));
       if (!c) return ErrStatus(path + ": no steady step to predict " + fix_id + " from");
       if (!suggested) not_suggested.push_back(path);
       before.push_back(std::move(*c));
       return OkStatus();
     }
-    Status AddAfter(const std::string& path, const Trace* trace, const std::string& fix_id, const SessionOptions& so) {
+    Status AddAfter(const std::string& path, const Trace* trace, const PredictionCheck& first,
+                    const SessionOptions& so) {
+      const std::string& fix_id = first.fix_id;
       if (!trace) {
         complete = false;
         return OkStatus();
       }
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*trace, so);
-      const MeanInterval m = SteadyStepWallTime(*a);
+      const MeanInterval m = SteadyStepWallTime(*a, first.mean);
       if (m.n == 0) return ErrStatus(path + ": no steady step to measure the prediction of " + fix_id + " by");
       after.push_back(m);
       return OkStatus();

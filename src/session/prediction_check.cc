@@ -71,8 +71,13 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     }
     if (!o) return std::optional<PredictionCheck>();
   }
-  const MeanInterval b = SteadyStepWallTime(before), a = SteadyStepWallTime(after);
+  c.mean = o->simulation && o->simulation->mean;
+  const MeanInterval b = SteadyStepWallTime(before, c.mean), a = SteadyStepWallTime(after, c.mean);
   if (b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
+  if (c.mean)
+    c.time_base =
+        "steady step wall time, mean (the scenario acts on one step in N): step start to the end of its last device "
+        "work";
   c.fix_id = o->suggestion->id;
   c.fix_title = o->suggestion->title;
   c.bottleneck = o->finding->rule->bottleneck;
@@ -105,13 +110,14 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
 }
 
 StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& before, AnalysisSession& after,
-                                                          const std::string& fix_id, bool* suggested) {
+                                                          const std::string& fix_id, bool mean, bool* suggested) {
   ASSIGN_OR_RETURN(const SuggestResult* sug, before.suggestions());
   *suggested = FindOutcome(*sug, fix_id) != nullptr;
   if (*suggested) return CheckPrediction(before, after, fix_id);
-  const MeanInterval b = SteadyStepWallTime(before), a = SteadyStepWallTime(after);
+  const MeanInterval b = SteadyStepWallTime(before, mean), a = SteadyStepWallTime(after, mean);
   if (b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
   PredictionCheck c;
+  c.mean = mean;
   c.fix_id = fix_id;
   c.source = "not suggested by this run: no change predicted";
   c.before_steps = b.n;
@@ -127,12 +133,12 @@ StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& befor
   return std::optional<PredictionCheck>(c);
 }
 
-MeanInterval SteadyStepWallTime(AnalysisSession& s) {
+MeanInterval SteadyStepWallTime(AnalysisSession& s, bool mean) {
   std::vector<double> v;
   for (const StepPath& p : s.results().critical_path().steps) {
     if (p.steady) v.push_back(static_cast<double>(p.length_ns()));
   }
-  return MedianWithInterval(v);
+  return mean ? MeanWithInterval(v) : MedianWithInterval(v);
 }
 
 namespace {
@@ -188,9 +194,9 @@ PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, c
     return runs >= kMinRunsForTest ? "Student's t over " + std::to_string(runs) + " runs"
                                    : "the span of " + std::to_string(runs) + " run(s)' own intervals";
   };
-  c.time_base = "mean over runs of each run's steady step median wall time (step start to the end of its last device "
-                "work); interval of the prediction: " + interval(c.before_runs) + ", of the measurement: " +
-                interval(c.after_runs);
+  c.time_base = std::string("mean over runs of each run's steady step ") + (c.mean ? "mean" : "median") +
+                " wall time (step start to the end of its last device work); interval of the prediction: " +
+                interval(c.before_runs) + ", of the measurement: " + interval(c.after_runs);
   c.error = c.measured_ns > 0 ? c.predicted_ns / c.measured_ns - 1 : 0;
   c.within = c.measured_ns >= c.predicted_lo_ns && c.measured_ns <= c.predicted_hi_ns;
   c.agrees = c.measured_lo_ns <= c.predicted_hi_ns && c.measured_hi_ns >= c.predicted_lo_ns;

@@ -33,14 +33,16 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
 // Before run `before`'s prediction of `fix_id` for pooling (several runs a
 // side): CheckPrediction's, or, when this run does not suggest the fix (its
 // finding did not fire here), a prediction of no change (the run's own
-// steady median and its interval), with *suggested false. nullopt when a
+// steady median and its interval; `mean`: its mean, as the first pair's
+// check), with *suggested false. nullopt when a
 // run has no steady step.
 StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& before, AnalysisSession& after,
-                                                          const std::string& fix_id, bool* suggested);
+                                                          const std::string& fix_id, bool mean, bool* suggested);
 
 // One run's figure on the prediction's time base: the median of its steady
-// steps' wall time and that median's interval (n = its steady steps).
-MeanInterval SteadyStepWallTime(AnalysisSession& s);
+// steps' wall time and that median's interval, or (`mean`) their mean and
+// its Student's t interval (n = its steady steps).
+MeanInterval SteadyStepWallTime(AnalysisSession& s, bool mean = false);
 
 // Several runs a side (validate --before A1 --before A2 ... --after B1 ...):
 // `before[i]` is before run i's check of one fix (the fix the first pair

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
+
+#include "test/util/temp_file.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -66,6 +70,76 @@ TEST(PoolPredictionRuns, ThreeRunsTakeTheTIntervalOverRuns) {
   EXPECT_TRUE(c.within);
   EXPECT_TRUE(c.agrees);
   EXPECT_NE(c.time_base.find("Student's t over 3 runs"), std::string::npos) << c.time_base;
+}
+
+// Hand-made (µs): four steps, each aten::mm 10 then `checkpoint`; before
+// the fix every step checkpoints (20 µs each), after it only the 4th does
+// (10, 10, 10, 20). A rule whose fix is `every 4 checkpoint` is judged on
+// the steps' mean: predicted 12.5 µs, measured 12.5 µs, each with Student's
+// t interval 12.5 ± 3.18245·5/√4 = ± 7.9561 µs (s = √((3·2.5² + 7.5²)/3)).
+// By the median it would claim 10 µs against a run whose throughput moved
+// to 12.5.
+std::string CheckpointTrace(bool every_step) {
+  std::string events;
+  for (int i = 0; i < 4; ++i) {
+    const std::string ts = std::to_string(i * 100);
+    const bool checkpoint = every_step || i == 3;
+    events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+              std::to_string(i + 1) + R"(","pid":1,"tid":1,"ts":)" + ts + R"(,"dur":)" + (checkpoint ? "20" : "10") +
+              "}," + R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + ts + R"(,"dur":10})";
+    if (checkpoint) {
+      events += R"(,{"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":)" +
+                std::to_string(i * 100 + 10) + R"(,"dur":10})";
+    }
+  }
+  return R"({"traceEvents":[)" + events + "]}";
+}
+
+TEST(CheckPrediction, AFixOnOneStepInNIsCheckedOnTheMeanStep) {
+  auto before_trace = testing::ImportJsonText(CheckpointTrace(true));
+  auto after_trace = testing::ImportJsonText(CheckpointTrace(false));
+  ASSERT_TRUE(before_trace && after_trace);
+  testing::TempDir dir;
+  SessionOptions options;
+  options.no_builtin_rules = true;
+  options.attach_history = false;
+  options.db = dir.path() + "/none.db";
+  options.rule_paths = {dir.Write("checkpoint.yaml", R"(rules:
+  - id: checkpoint_often
+    bottleneck: host_bound
+    title: A checkpoint on every step
+    description: hand-made test rule
+    when: "critical_path_ns > 1us"
+    impact: critical_path_ns
+    suggestions:
+      - id: checkpoint_rarely
+        title: Checkpoint every 4th step
+        platform: pytorch
+        action: save every 4th step
+        efficacy: [0.1, 0.2]
+        scenario: "every 4 checkpoint"
+        targets: [throughput]
+        risk: {precision_loss: 0%, memory_increase: 0%, effort: low}
+)")};
+  auto before = AnalysisSession::ForTrace(*before_trace, options);
+  auto after = AnalysisSession::ForTrace(*after_trace, options);
+  auto check = CheckPrediction(*before, *after, "checkpoint_rarely");
+  ASSERT_TRUE(check.ok()) << check.status().message();
+  ASSERT_TRUE(check->has_value());
+  const PredictionCheck& c = **check;
+  EXPECT_TRUE(c.mean);
+  EXPECT_NE(c.time_base.find("mean"), std::string::npos) << c.time_base;
+  EXPECT_DOUBLE_EQ(c.before_ns, 20'000);
+  EXPECT_DOUBLE_EQ(c.predicted_ns, 12'500);
+  EXPECT_DOUBLE_EQ(c.measured_ns, 12'500);
+  EXPECT_NEAR(c.predicted_lo_ns, 12'500 - 7'956.1, 0.1);
+  EXPECT_NEAR(c.measured_hi_ns, 12'500 + 7'956.1, 0.1);
+  EXPECT_DOUBLE_EQ(c.error, 0);
+  EXPECT_TRUE(c.within);
+  EXPECT_NE(DescribePredictionCheck(c).find("steady steps' mean"), std::string::npos);
+  // The after run's figure on the same base, as validate pools it.
+  EXPECT_DOUBLE_EQ(SteadyStepWallTime(*after, true).mean, 12'500);
+  EXPECT_DOUBLE_EQ(SteadyStepWallTime(*after, false).mean, 10'000);
 }
 
 }  // namespace

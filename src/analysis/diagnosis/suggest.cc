@@ -110,15 +110,18 @@ std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, cons
 }  // namespace
 
 std::string GainBasis(const SuggestionOutcome& o) {
-  return o.simulation ? std::string("step wall time") : o.finding->impact.basis;
+  if (!o.simulation) return o.finding->impact.basis;
+  return o.simulation->mean ? "mean step wall time" : "step wall time";
 }
 
 std::string GainOrigin(const SuggestionOutcome& o) {
   if (o.simulation) {
     const SimulatedGain& s = *o.simulation;
     return "simulated '" + s.scenario + "': " + FormatDurationNs(s.measured_ns) + " -> " +
-           FormatDurationNs(s.predicted_ns) + " per step (median; interval " + FormatDurationNs(s.predicted_lo_ns) + " .. " +
-           FormatDurationNs(s.predicted_hi_ns) + ", " + std::to_string(s.steps) + " steps)";
+           FormatDurationNs(s.predicted_ns) + " per step (" +
+           (s.mean ? "mean, as the scenario acts on one step in N; interval " : "median; interval ") +
+           FormatDurationNs(s.predicted_lo_ns) + " .. " + FormatDurationNs(s.predicted_hi_ns) + ", " +
+           std::to_string(s.steps) + " steps)";
   }
   if (o.gain_source == kGainFromCards) return "measured by knowledge cards";
   return o.suggestion->scenario.empty() ? "prior: impact x efficacy (no scenario simulates this fix from a trace)"

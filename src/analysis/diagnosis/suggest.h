@@ -37,11 +37,16 @@ struct HistoricalGain {
 struct SimulatedGain {
   std::string scenario;
   size_t steps = 0;
+  // The steady steps' median wall time and its distribution-free interval,
+  // or, when `mean` (below), their mean and its Student's t interval.
   double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   // Corrected by the prediction errors of past cases (CorrectByHistory):
   // how many, and the prediction before the correction.
   size_t history_cases = 0;
   double uncorrected_ns = 0;
+  // The figures are means: the scenario acts on one step in N
+  // (ScenarioNeedsMean), which the median step does not see.
+  bool mean = false;
 };
 
 // Where a suggestion's expected gain comes from.

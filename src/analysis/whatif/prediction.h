@@ -2,7 +2,7 @@
 // prediction_check.h computes it; validate, report --before and card show
 // and store it). Both figures on one time base: the steady steps' median wall
 // time (step start to the end of its last device work), each with its 95%
-// interval.
+// interval; their mean for a scenario that acts on one step in N.
 #ifndef AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
 #define AIPROF_SRC_ANALYSIS_WHATIF_PREDICTION_H_
 
@@ -17,6 +17,10 @@ struct PredictionCheck {
   std::string source;      // kGainFromSimulation, kGainFromPrior, kGainFromCards
   std::string scenario;    // the simulated scenario ("" for a prior)
   std::string time_base = "steady step wall time: step start to the end of its last device work";
+  // Every figure below is the steady steps' mean (with Student's t
+  // intervals) instead of their median: the simulated scenario acts on one
+  // step in N (SimulatedGain::mean).
+  bool mean = false;
   size_t before_steps = 0, after_steps = 0;  // steady steps, summed over the runs
   size_t before_runs = 1, after_runs = 1;    // runs pooled (PoolPredictionRuns)
   double before_ns = 0;  // measured before (median of the steady steps)

@@ -70,8 +70,16 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
       // the after run); a period-based prediction (graph-launch) keeps the
       // rule's prior until validate measures periods too.
       if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime) {
-        g = SimulatedGain{text, r.steady_steps, r.measured_ns, r.predicted_ns, r.predicted_lo_ns,
-                          r.predicted_hi_ns};
+        const bool mean = ScenarioNeedsMean(*sc);
+        g = mean ? SimulatedGain{text,
+                                 r.steady_steps,
+                                 r.measured_mean_ns,
+                                 r.predicted_mean_ns,
+                                 r.predicted_mean_lo_ns,
+                                 r.predicted_mean_hi_ns}
+                 : SimulatedGain{text,           r.steady_steps,    r.measured_ns,
+                                 r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns};
+        g->mean = mean;
       }
     }
     return done.emplace(text, std::move(g)).first->second;

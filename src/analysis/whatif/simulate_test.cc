@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/validation/statistics.h"
+#include "src/analysis/whatif/whatif.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -83,6 +85,56 @@ TEST(SimulateTest, NoPastCaseOfThisFixChangesNothing) {
   CorrectByHistory({prior_only, KnowledgeCard{}}, &x.o);
   EXPECT_EQ(x.o.simulation->history_cases, 0u);
   EXPECT_DOUBLE_EQ(x.o.simulation->predicted_ns, 200);
+}
+
+// Hand-made (µs): four steps of 20 µs, each aten::mm 10 then checkpoint 10.
+// The fix "checkpoint every 4th step" (`every 4 checkpoint`) predicts steps
+// of 10, 10, 10, 20: median 10 µs, a 50% gain the run would never see; mean
+// 12.5 µs, 37.5% of the mean step. By hand: s = √((3·2.5² + 7.5²)/3) = 5 µs,
+// t(3) 97.5% = 3.18245, half-width 3.18245·5/√4 = 7.9561 µs.
+constexpr char kEveryStep[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":10,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":110,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":200,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":210,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":300,"dur":20},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":300,"dur":10},
+  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":310,"dur":10}
+]})json";
+
+TEST(SimulateTest, AFixOnOneStepInNIsJudgedByTheMeanStep) {
+  auto t = testing::ImportJsonText(kEveryStep);
+  ASSERT_NE(t, nullptr);
+  const CriticalPathResult path = ComputeCriticalPath(*t);
+  Outcome every, scale;
+  every.suggestion.scenario = "every 4 checkpoint";
+  scale.suggestion.scenario = "scale checkpoint 0.5";
+  SuggestResult result;
+  result.kept = {every.o, scale.o};
+  SimulateSuggestions(*t, path, &result);
+  ASSERT_EQ(result.kept.size(), 2u);
+  const SuggestionOutcome* e = nullptr;
+  const SuggestionOutcome* s = nullptr;
+  for (const SuggestionOutcome& o : result.kept) (o.suggestion == &every.suggestion ? e : s) = &o;
+  ASSERT_TRUE(e && s && e->simulation && s->simulation);
+  EXPECT_TRUE(e->simulation->mean);
+  EXPECT_DOUBLE_EQ(e->simulation->measured_ns, 20'000);
+  EXPECT_DOUBLE_EQ(e->simulation->predicted_ns, 12'500);
+  EXPECT_NEAR(e->gain_max, 1 - (12'500 - 7'956.1) / 20'000, 1e-4);
+  EXPECT_NEAR(e->gain_min, 1 - (12'500 + 7'956.1) / 20'000, 1e-4);
+  EXPECT_EQ(GainBasis(*e), "mean step wall time");
+  EXPECT_NE(GainOrigin(*e).find("(mean"), std::string::npos) << GainOrigin(*e);
+  // A clause on every step keeps the median: 15 µs on each step.
+  EXPECT_FALSE(s->simulation->mean);
+  EXPECT_DOUBLE_EQ(s->simulation->predicted_ns, 15'000);
+  EXPECT_EQ(GainBasis(*s), "step wall time");
+  EXPECT_TRUE(ScenarioNeedsMean(*ParseScenario("remove aten::to; every 10 log")));
+  EXPECT_FALSE(ScenarioNeedsMean(*ParseScenario("remove aten::to; scale log 0.1")));
 }
 
 }  // namespace

@@ -544,6 +544,11 @@ StatusOr<Scenario> ParseScenario(std::string_view text) {
   return sc;
 }
 
+bool ScenarioNeedsMean(const Scenario& scenario) {
+  return std::any_of(scenario.clauses.begin(), scenario.clauses.end(),
+                     [](const WhatIfClause& c) { return c.kind == WhatIfClause::Kind::kEvery; });
+}
+
 Status ResolveScenarioDevices(const Trace& trace, const std::string& devices_file, Scenario* scenario) {
   for (const WhatIfClause& c : scenario->clauses) {
     if (c.kind != WhatIfClause::Kind::kDevice) continue;

@@ -86,6 +86,14 @@ struct Scenario {
 // Parses `text`; the error names the clause and what was expected.
 StatusOr<Scenario> ParseScenario(std::string_view text);
 
+// Whether a scenario's gain must be judged on the steady steps' mean rather
+// than their median: an `every N` clause changes one step in N, which the
+// median step does not see (checkpointing every 10th step instead of every
+// step leaves nine steps in ten without it, so the median claims the whole
+// checkpoint while the run saves nine tenths of it). The mean is the
+// throughput figure: the run's time over its steps.
+bool ScenarioNeedsMean(const Scenario& scenario);
+
 // Looks up the devices a scenario names (data/devices.yaml, or
 // `devices_file`; LoadDevices' order). Errors name the clause: an unknown
 // device, or a trace whose own device is not known without `from NAME`.

@@ -100,6 +100,7 @@ Tree SuggestionTree(const SuggestionOutcome& o) {
     Tree& sim = s.Set("simulation", Tree::Map());
     sim.Set("scenario", TreeStr(g.scenario));
     sim.Set("time_base", TreeStr("steady step wall time"));
+    sim.Set("statistic", TreeStr(g.mean ? "mean" : "median"));
     sim.Set("steps", TreeNum(static_cast<double>(g.steps)));
     sim.Set("measured_step_ms", TreeNum(g.measured_ns / 1e6));
     sim.Set("predicted_step_ms", TreeNum(g.predicted_ns / 1e6));

@@ -61,6 +61,7 @@ Tree Outcome(const SuggestionOutcome& o) {
     Tree& sim = m.Set("simulation", Tree::Map());
     sim.Set("scenario", Tree::String(g.scenario));
     sim.Set("time_base", Tree::String("steady step wall time: step start to the end of its last device work"));
+    sim.Set("statistic", Tree::String(g.mean ? "mean" : "median"));
     sim.Set("steps", Tree::Number(static_cast<double>(g.steps)));
     sim.Set("measured_step_ms", Tree::Number(g.measured_ns / 1e6));
     sim.Set("predicted_step_ms", Tree::Number(g.predicted_ns / 1e6));
