@@ -32,9 +32,14 @@ int64_t UnionLengthNs(std::vector<std::pair<int64_t, int64_t>>* intervals) {
 
 namespace {
 
-// Self time per op, in one pass over the slices: each slice adds its
-// duration to its op and takes the part of it that lies inside its parent
-// (the innermost enclosing slice on the same track) from the parent's op.
+// Self time per op, in one pass over each track's slices (sorted by start,
+// longest first): every instant of the track goes to the innermost slice
+// open at it (the latest started), so Σ self over a track is the union of
+// its slices and nothing is counted twice. A slice that starts inside
+// another and outlives it (torch's record_function annotation opened inside
+// a short Python frame) takes its own time after that frame ends, and the
+// frame below both loses only what the two covered. Slices missing from
+// the table (a stale stats table) still cover their time.
 void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   std::unordered_map<uint64_t, uint32_t> group;
   group.reserve(ops->size() * 2);
@@ -45,30 +50,45 @@ void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
     std::string_view name = trace.Str(op.name);
     op.profiler_wrapper = IsProfilerWrapperName(name) || trace.Str(op.category) == "Trace";
   }
+  constexpr uint32_t kNoGroup = UINT32_MAX;
   const SliceTable& s = trace.slices;
   struct Open {
     int64_t end;
     uint32_t group;
   };
-  std::vector<Open> stack;
+  std::vector<Open> stack;  // open slices, innermost (latest started) last
+  int64_t now = 0;          // time up to which the track's instants are given out
+  // Gives the instants up to `t` to the innermost open slice, closing those
+  // that end on the way; a slice that ended under another closes with it.
+  auto advance = [&](int64_t t) {
+    while (!stack.empty()) {
+      const Open top = stack.back();
+      const int64_t upto = std::min(top.end, t);
+      if (upto > now) {
+        if (top.group != kNoGroup) (*ops)[top.group].self_ns += upto - now;
+        now = upto;
+      }
+      if (top.end > t) return;
+      stack.pop_back();
+      while (!stack.empty() && stack.back().end <= now) stack.pop_back();
+    }
+    now = std::max(now, t);
+  };
   uint32_t track = kNoTrack;
   bool skip = false;  // a graph-capture track: not in the op statistics
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.track[i] != track) {
-      stack.clear();
+      advance(INT64_MAX);
       track = s.track[i];
       skip = IsGraphCaptureTrack(trace, track);
+      now = s.ts_ns[i];
     }
     if (skip) continue;
-    const int64_t ts = s.ts_ns[i], end = ts + s.dur_ns[i];
-    while (!stack.empty() && stack.back().end <= ts) stack.pop_back();
+    advance(s.ts_ns[i]);
     auto it = group.find(key(s.category[i], s.name[i]));
-    if (it == group.end()) continue;  // not in the table (a stale stats table)
-    OpStat& op = (*ops)[it->second];
-    op.self_ns += s.dur_ns[i];
-    if (!stack.empty()) (*ops)[stack.back().group].self_ns -= std::min(end, stack.back().end) - ts;
-    stack.push_back({stack.empty() ? end : std::min(end, stack.back().end), it->second});
+    stack.push_back({s.ts_ns[i] + s.dur_ns[i], it == group.end() ? kNoGroup : it->second});
   }
+  advance(INT64_MAX);
 }
 
 // Per-op figures come from the model's op statistics: stored in an .aiprof

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "src/model/trace_builder.h"
@@ -85,6 +87,35 @@ TEST(SummaryTest, EmptyTraceHasNoDevicesAndNoDivisionByZero) {
 // which holds aten::linear [10,60) → aten::addmm [20,50), and aten::relu
 // [60,80). Self: linear 50 - 30 = 20, addmm 30, relu 20; the wrappers are
 // not ranked; nested time is not counted twice (Σ self = 100).
+// Hand-made, the shape of torch's record_function with with_stack (seen in
+// torch-cpu/resnet18_bs1_full): ProfilerStep#1 [0,100) holds the Python
+// frame _record_function_enter [5,10); the annotation "## forward ##"
+// starts inside that frame at 7 and outlives it to 90; the module [12,88)
+// runs inside the annotation. Each instant goes to the innermost open
+// slice: step [0,5)+[90,100) = 15, frame [5,7) = 2, annotation
+// [7,12)+[88,90) = 7, module 76; Σ self = 100, the step's span. (Clipping
+// the annotation to the frame gave it 83 of self and the module's 76 twice.)
+TEST(SummaryTest, SelfTimeOfASliceThatOutlivesItsParentCountsOnce) {
+  auto t = testing::ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"python_function","name":"_record_function_enter","pid":1,"tid":1,"ts":5,"dur":5},
+    {"ph":"X","cat":"user_annotation","name":"## forward ##","pid":1,"tid":1,"ts":7,"dur":83},
+    {"ph":"X","cat":"python_function","name":"nn.Module: Net_0","pid":1,"tid":1,"ts":12,"dur":76}]})json");
+  ASSERT_NE(t, nullptr);
+  Summary s = ComputeSummary(*t);
+  std::map<std::string, int64_t> self;
+  int64_t sum = 0;
+  for (const OpStat& op : s.ops) {
+    self[std::string(t->Str(op.name))] = op.self_ns;
+    sum += op.self_ns;
+  }
+  EXPECT_EQ(self["ProfilerStep#1"], 15'000);
+  EXPECT_EQ(self["_record_function_enter"], 2'000);
+  EXPECT_EQ(self["## forward ##"], 7'000);
+  EXPECT_EQ(self["nn.Module: Net_0"], 76'000);
+  EXPECT_EQ(sum, 100'000);
+}
+
 TEST(SummaryTest, TopOpsRankBySelfTimeWithoutWrappers) {
   auto t = testing::ImportJsonText(R"json({"traceEvents":[
     {"ph":"X","cat":"user_annotation","name":"PyTorch Profiler (0)","pid":1,"tid":1,"ts":0,"dur":100},
