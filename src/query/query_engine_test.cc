@@ -13,6 +13,7 @@
 #include "src/model/trace_builder.h"
 #include "src/query/query_format.h"
 #include "src/query/virtual_tables.h"
+#include "test/util/trace_fixtures.h"
 
 namespace aiprof {
 namespace {
@@ -177,6 +178,26 @@ TEST(QueryEngine, OpsViewMatchesTheColumns) {
     EXPECT_EQ(Int(r, row, 2), e.second);
     ++row;
   }
+}
+
+// Hand-made kineto (µs): cudaLaunchKernel [0, 10) launches K at 15 (flow
+// by correlation 1): the view's delay is 15 − 10 = 5 µs, from the call's
+// end as analyze's launch delay (the view had measured from its start, 15).
+TEST(QueryEngine, LaunchDelayIsFromTheCallsEndAsAnalyzes) {
+  auto trace = testing::ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":10,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":15,"dur":20,"args":{"correlation":1,"device":0,"stream":7}},
+    {"ph":"s","cat":"ac2g","name":"ac2g","id":1,"pid":1,"tid":1,"ts":0},
+    {"ph":"f","cat":"ac2g","name":"ac2g","id":1,"pid":0,"tid":7,"ts":15,"bp":"e"}]})json");
+  ASSERT_NE(trace, nullptr);
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  QueryResult r = Sql(engine->get(), "SELECT launch_name, activity_name, launch_dur, delay_ns FROM launches");
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(Text(r, 0, 0), "cudaLaunchKernel");
+  EXPECT_EQ(Text(r, 0, 1), "K");
+  EXPECT_EQ(Int(r, 0, 2), 10'000);
+  EXPECT_EQ(Int(r, 0, 3), 5'000);
 }
 
 std::unique_ptr<Trace> TraceWithArgs() {

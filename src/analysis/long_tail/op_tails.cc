@@ -59,6 +59,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
       for (uint32_t p = parent[i]; p != kNoSlice && top; p = parent[p]) top = s.kind[p] != EventKind::kCpuOp;
     }
     bool steady = !in_window || in_window->Within(s.ts_ns[i], s.ts_ns[i] + 1) > 0;
+    if (!steady) ++r.outside_window;
     rows.push_back({s.name[i].raw, s.dur_ns[i], steady, top});
   }
   std::sort(rows.begin(), rows.end());
@@ -155,10 +156,12 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   }
   for (const OpTail& op : r.ops) {
     if (op.warmup_tail_count == 0) continue;
-    metrics->AddEvidence("long_tail_warmup",
-                         std::string(trace.Str(op.name)) + ": " + std::to_string(op.warmup_tail_count) +
-                             " warm-up instance(s) beyond 3x the steady median (" + FormatDurationNs(op.p50_ns) +
-                             "), " + FormatDurationNs(op.warmup_excess_ns) + " excess; counted apart");
+    metrics->AddEvidence("long_tail_warmup", std::string(trace.Str(op.name)) + ": " +
+                                                 std::to_string(op.warmup_tail_count) +
+                                                 " instance(s) outside the steady steps' spans (warm-up, between "
+                                                 "steps, or running past its step) beyond 3x the steady median (" +
+                                                 FormatDurationNs(op.p50_ns) + "), " +
+                                                 FormatDurationNs(op.warmup_excess_ns) + " excess; counted apart");
   }
   for (size_t i = 0; i < std::min(kLongTailReported, r.ops.size()); ++i) {
     const OpTail& op = r.ops[i];

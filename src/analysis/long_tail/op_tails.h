@@ -55,12 +55,16 @@ struct LongTailResult {
   uint64_t communication_left_out = 0;
   int64_t communication_left_out_ns = 0;
   std::vector<OpTail> ops;  // qualifying first, then by tail time, largest first
+  // Instances that start outside the window: warm-up steps, time between
+  // steps, and device work that starts after the span of the step that
+  // launched it (a step's device tail).
+  uint64_t outside_window = 0;
 };
 
 // O(n log n) in slices.
 struct AnalysisWindow;
-// With `window`, statistics are over steady-state instances and warm-up
-// instances are counted apart.
+// With `window`, statistics are over the instances that start inside it
+// (the steady steps' spans); the others are counted apart.
 LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window = nullptr);
 
 // Publishes long_tail_ratio and "long_tail" evidence.

@@ -8,6 +8,7 @@
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/window/analysis_window.h"
@@ -50,9 +51,17 @@ OpStepTotals CollectOpStepTotals(const Trace& trace) {
 // For each slow step, the ops whose time there exceeds their median the most.
 void ExplainSlowSteps(const Trace& trace, StepStats* stats) {
   OpStepTotals totals = CollectOpStepTotals(trace);
-  // Per op name: totals over all steps (missing steps count as 0).
+  // Per op name: totals over all steps (missing steps count as 0). The
+  // profiler's wrappers (ProfilerStep#N, one per step) are not ops that
+  // differ: each is the step itself, with a median of 0 elsewhere.
   std::unordered_map<uint32_t, std::vector<int64_t>> per_op;
-  for (const auto& [key, ns] : totals) per_op[static_cast<uint32_t>(key >> 32)].push_back(ns);
+  std::unordered_map<uint32_t, bool> wrapper;
+  for (const auto& [key, ns] : totals) {
+    const uint32_t op = static_cast<uint32_t>(key >> 32);
+    auto [w, fresh] = wrapper.try_emplace(op, false);
+    if (fresh) w->second = IsProfilerWrapperName(trace.Str(StringId{op}));
+    if (!w->second) per_op[op].push_back(ns);
+  }
   std::unordered_map<uint32_t, double> median;
   size_t n_steps = trace.steps.size();
   for (auto& [op, v] : per_op) {

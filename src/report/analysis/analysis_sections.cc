@@ -207,6 +207,15 @@ void LongTailSection(AnalysisResults& in, Section* s) {
                       Value::Bool(op.qualifies), StrValue(in.trace().Str(op.name))});
   }
   if (r.ops.size() > n) t.note = std::to_string(r.ops.size() - n) + " more ops not shown";
+  // The population the figures are over (a count here can be below
+  // summary's: instances outside the window are left out).
+  const AnalysisWindow& w = in.window();
+  const std::string what = r.device ? "device activities" : "CPU ops";
+  t.title = w.steps > 0 ? "Instances of " + what + " that start inside the " + std::to_string(w.steps) +
+                              " steady steps' spans; " + std::to_string(r.outside_window) +
+                              " start outside them (warm-up, between steps, or device work running past its step)"
+                        : "Instances of " + what + " in the steady-state time of the trace; " +
+                              std::to_string(r.outside_window) + " start outside it";
   s->Add(std::move(t));
 }
 
