@@ -36,6 +36,8 @@ const char* KernelClassName(KernelClass c) {
     case KernelClass::kMemset: return "memset";
     case KernelClass::kMemcpy: return "memcpy";
     case KernelClass::kCollective: return "collective";
+    case KernelClass::kConv:
+      return "conv";
     case KernelClass::kOther: break;
   }
   return "other";
@@ -52,6 +54,13 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
   if (kind == EventKind::kMemcpy) return KernelClass::kMemcpy;
   if (kind == EventKind::kCollective) return KernelClass::kCollective;
   if (n.starts_with("triton_")) return TritonClass(n);
+  // Convolutions first: cuDNN's implicit-GEMM engines have "gemm" in their
+  // names ("implicit_convolve_sgemm", "xmma_fprop_implicit_gemm").
+  if (ContainsIgnoreCase(n, "convolution") || ContainsIgnoreCase(n, "convolve") || Contains(n, "conv2d") ||
+      Contains(n, "conv3d") || Contains(n, "conv1d") || Contains(n, "dgrad") || Contains(n, "wgrad") ||
+      Contains(n, "fprop") || ContainsIgnoreCase(n, "winograd") || n.starts_with("scudnn")) {
+    return KernelClass::kConv;
+  }
   if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
       Contains(n, "cutlass") || Contains(n, "xmma") || Contains(n, "matmul_ogs") || Contains(n, "_matmul")) {
     return KernelClass::kGemm;
@@ -60,7 +69,7 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
       n.starts_with("attn_") || Contains(n, "_attn_")) {
     return KernelClass::kAttention;
   }
-  if (ContainsIgnoreCase(n, "norm")) return KernelClass::kNorm;
+  if (ContainsIgnoreCase(n, "norm") || Contains(n, "bn_fw") || Contains(n, "bn_bw")) return KernelClass::kNorm;
   if (Contains(n, "reduce_kernel") || Contains(n, "reduce_segments") || Contains(n, "Reduce"))
     return KernelClass::kReduction;
   if (Contains(n, "elementwise_kernel") || Contains(n, "vectorized_") || Contains(n, "unrolled_elementwise")) {

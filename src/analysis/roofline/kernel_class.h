@@ -9,9 +9,13 @@
 //     Triton matmul_ogs (MoE);
 //   - attention: flash/fmha/attention/paged-attention names (FlashAttention,
 //     aiter, vLLM/SGLang kernels, attn_fwd);
+//   - conv: convolution kernels (cuDNN/MIOpen engines: convolve, dgrad,
+//     wgrad, fprop, winograd, scudnn_ names; implicit-GEMM convolutions
+//     included), before gemm;
 //   - memset: the memset event kind, fill/zero kernels are not memsets;
 //   - memcpy, collective: by event kind;
-//   - elementwise, reduction, norm: ATen's kernel templates;
+//   - elementwise, reduction, norm: ATen's kernel templates (norm also
+//     cuDNN's batch-norm kernels, bn_fw_/bn_bw_);
 //   - other.
 // Substring tests on the kernel name; linear in its length.
 #ifndef AIPROF_SRC_ANALYSIS_ROOFLINE_KERNEL_CLASS_H_
@@ -43,8 +47,9 @@ enum class KernelClass : uint8_t {
   kMemset,
   kMemcpy,
   kCollective,
+  kConv,
 };
-inline constexpr size_t kKernelClassCount = 15;
+inline constexpr size_t kKernelClassCount = 16;
 const char* KernelClassName(KernelClass c);  // "gemm", "triton_pointwise", ...
 
 // The class of a device activity with this kind and name.

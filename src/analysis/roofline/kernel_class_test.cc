@@ -31,6 +31,28 @@ TEST(KernelClassTest, InductorPrefixesAndLibraries) {
   EXPECT_STREQ(KernelClassName(KernelClass::kTritonPersistentReduction), "triton_persistent_reduction");
 }
 
+// The ResNet50 kineto sample's cuDNN kernels (names from the trace): its
+// batch-norm and convolution kernels were "other", 63% of device time.
+TEST(KernelClassTest, CudnnConvolutionAndBatchNorm) {
+  for (const char* conv :
+       {"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)",
+        "void cudnn::cnn::wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int)",
+        "void cudnn::winograd_nonfused::winogradWgradData4x4<float, float>(cudnn::winograd_nonfused)",
+        "void implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>(int)",
+        "scudnn_128x64_relu_interior_nn_v1", "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32"}) {
+    EXPECT_EQ(ClassifyKernel(EventKind::kKernel, conv), KernelClass::kConv) << conv;
+  }
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512>(float)"),
+            KernelClass::kNorm);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512>(float)"),
+            KernelClass::kNorm);
+  // A dtype conversion is not a convolution.
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "void at::native::vectorized_elementwise_kernel<4, convert_fn>(int)"),
+            KernelClass::kElementwise);
+  EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "volta_sgemm_128x64_nn"), KernelClass::kGemm);
+  EXPECT_STREQ(KernelClassName(KernelClass::kConv), "conv");
+}
+
 // TraceLens's torch.compile trace (ROCm): 2 triton_red_ and 2 triton_poi_
 // kernels, 7 Tensile GEMMs (Cijk_) and one Triton attention kernel (attn_fwd),
 // all launched inside "Torch-Compiled Region: 0/0" and, within it, the

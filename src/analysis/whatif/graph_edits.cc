@@ -316,7 +316,8 @@ class Editor {
           r = *x, ++roofline;
         } else {
           const KernelClass kc = ClassifyKernel(kind, name);
-          const bool dense = kc == KernelClass::kGemm || kc == KernelClass::kAttention || kc == KernelClass::kTritonTemplate;
+          const bool dense = kc == KernelClass::kGemm || kc == KernelClass::kConv || kc == KernelClass::kAttention ||
+                             kc == KernelClass::kTritonTemplate;
           if (dense && compute) {
             r = *compute, ++by_compute;
           } else {
@@ -329,7 +330,8 @@ class Editor {
     e_->notes.push_back("device " + to.name + " (from " + from.name + "): " +
                         CountOf(roofline, has_device_ ? "kernels by their op's roofline time"
                                                       : "top-level ops by their roofline time") +
-                        ", " + CountOf(by_compute, "GEMM/attention kernels without shapes by the compute-peak ratio") +
+                        ", " +
+                        CountOf(by_compute, "GEMM/conv/attention kernels without shapes by the compute-peak ratio") +
                         ", " + CountOf(by_bw, "by the memory-bandwidth ratio (no shapes)") + ", " +
                         CountOf(unchanged, "collectives and host copies unchanged") + "; host work unchanged");
   }
