@@ -54,6 +54,8 @@ const char* Reason(int status) {
     case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Payload Too Large";
+    case 421:
+      return "Misdirected Request";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -93,6 +95,52 @@ bool IsLoopbackHost(const std::string& host) {
   if (host == "localhost" || host == "::1") return true;
   in_addr a4{};
   return inet_pton(AF_INET, host.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+namespace {
+
+// The host of "HOST", "HOST:PORT", "[V6]" or "[V6]:PORT" ("" when malformed).
+std::string HostOfAuthority(std::string_view a) {
+  if (a.starts_with("[")) {
+    const size_t close = a.find(']');
+    return close == std::string_view::npos ? "" : std::string(a.substr(1, close - 1));
+  }
+  const size_t colon = a.find(':');
+  return std::string(a.substr(0, colon));
+}
+
+}  // namespace
+
+std::optional<HttpResponse> RefuseFromOtherSites(const HttpRequest& head, bool tokens) {
+  // DNS rebinding: a page of another site whose name resolves to 127.0.0.1
+  // reaches a loopback listener as that site, with its name in Host.
+  if (!tokens && !head.host.empty()) {  // every browser sends Host; HTTP/1.0 clients may not
+    const std::string host = HostOfAuthority(head.host);
+    if (!IsLoopbackHost(Lower(host))) {
+      return TextResponse(421,
+                          "the Host header is not a name of this loopback listener (localhost, 127.0.0.1, "
+                          "[::1]): refused, as a page of another site reaching it by DNS rebinding would send\n");
+    }
+  }
+  // Cross-site requests: a page of another site may send a simple POST
+  // (no preflight) to the user's loopback listener; a browser names the
+  // page's origin in Origin and Sec-Fetch-Site. A token in Authorization
+  // cannot come from another site without a preflight, which fails here.
+  if (head.method != "GET" && head.method != "HEAD") {
+    if (head.fetch_site == "cross-site" || head.fetch_site == "same-site") {
+      return TextResponse(403, "cross-site request refused (Sec-Fetch-Site: " + head.fetch_site + ")\n");
+    }
+    if (!head.origin.empty()) {
+      const std::string_view o = head.origin;
+      const size_t scheme = o.find("://");
+      const std::string origin_host = scheme == std::string_view::npos ? "" : HostOfAuthority(o.substr(scheme + 3));
+      const std::string host = HostOfAuthority(head.host);
+      if (origin_host.empty() || Lower(origin_host) != Lower(host)) {
+        return TextResponse(403, "cross-site request refused: Origin is not this listener's host\n");
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 bool SameSecret(const std::string& a, const std::string& b) {
@@ -365,7 +413,7 @@ namespace {
 
 // The request line and headers of `head` (without the final CRLF CRLF).
 struct RequestHead {
-  std::string method, target, authorization, content_type, transfer_encoding, expect;
+  std::string method, target, authorization, content_type, transfer_encoding, expect, host, origin, fetch_site;
   bool has_length = false;
   uint64_t content_length = 0;
 };
@@ -397,6 +445,12 @@ bool ParseHead(const std::string& head, RequestHead* r) {
       r->content_type = value;
     } else if (name == "expect") {
       r->expect = Lower(value);
+    } else if (name == "host") {
+      r->host = value;
+    } else if (name == "origin") {
+      r->origin = value;
+    } else if (name == "sec-fetch-site") {
+      r->fetch_site = Lower(value);
     }
   }
   return true;
@@ -430,6 +484,9 @@ bool HttpServer::OnHead(Connection* c) {
   req.query = q == std::string::npos ? "" : h.target.substr(q + 1);
   req.authorization = h.authorization;
   req.content_type = h.content_type;
+  req.host = h.host;
+  req.origin = h.origin;
+  req.fetch_site = h.fetch_site;
   c->max_body_bytes = lim.max_body_bytes;
   if (std::optional<HttpResponse> answer = admit_(req, &c->max_body_bytes)) {
     Respond(c, *answer);

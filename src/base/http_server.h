@@ -49,6 +49,18 @@ bool SameSecret(const std::string& presented, const std::string& expected);
 // The token of an "Authorization: Bearer TOKEN" header value ("" if none).
 std::string BearerToken(const std::string& authorization);
 
+struct HttpRequest;
+struct HttpResponse;
+// Refuses what a web page of another site may send to a listener through
+// the user's browser, for a front end's admit: without tokens (a loopback
+// listener), a Host that is not a loopback name (421: DNS rebinding, where
+// another site's name resolves to 127.0.0.1); and any request but GET and
+// HEAD that a browser marks as from another site (Sec-Fetch-Site
+// cross-site or same-site) or whose Origin's host is not the Host (403:
+// a simple cross-origin POST needs no preflight). Clients that are not
+// browsers send neither header and pass.
+std::optional<HttpResponse> RefuseFromOtherSites(const HttpRequest& head, bool tokens);
+
 struct HttpLimits {
   int max_connections = 64;
   int64_t header_timeout_ns = 5'000'000'000;  // request line + headers, from accept
@@ -81,6 +93,7 @@ struct HttpRequest {
   std::string path;    // "/api/runs" (the target without its query)
   std::string query;   // "a=1&b=2" (after '?', still percent-encoded)
   std::string authorization, content_type;
+  std::string host, origin, fetch_site;  // Host, Origin, Sec-Fetch-Site (lower case) headers
   std::string peer;    // "127.0.0.1:53412"
   std::string body;    // empty for GET and HEAD, and when the body went to body_sink
   std::shared_ptr<BodySink> body_sink;  // set by Options::open_body_sink

@@ -29,5 +29,37 @@ TEST(HttpServerHelpersTest, BearerTokensAndSecrets) {
   EXPECT_FALSE(SameSecret("", ""));
 }
 
+// What a page of another site can send through the user's browser: a Host
+// of its own name (DNS rebinding to 127.0.0.1) to a listener without
+// tokens, and simple cross-origin POSTs (no preflight) to any listener.
+TEST(HttpServerHelpersTest, RequestsFromOtherSitesAreRefused) {
+  auto status = [](const std::string& method, const std::string& host, const std::string& origin,
+                   const std::string& fetch_site, bool tokens) {
+    HttpRequest r;
+    r.method = method;
+    r.host = host;
+    r.origin = origin;
+    r.fetch_site = fetch_site;
+    std::optional<HttpResponse> a = RefuseFromOtherSites(r, tokens);
+    return a ? a->status : 0;
+  };
+  // Loopback names pass, with or without a port; a client without Host too.
+  for (const char* host : {"127.0.0.1:8080", "localhost:9", "LOCALHOST", "[::1]:8080", "127.0.0.2", ""}) {
+    EXPECT_EQ(status("GET", host, "", "", false), 0) << host;
+  }
+  EXPECT_EQ(status("GET", "attacker.example:8080", "", "", false), 421);
+  EXPECT_EQ(status("GET", "[::1", "", "", false), 421);
+  EXPECT_EQ(status("GET", "attacker.example", "", "", true), 0) << "with tokens the token decides";
+  // POST from the listener's own pages passes; from another origin not.
+  EXPECT_EQ(status("POST", "127.0.0.1:8080", "http://127.0.0.1:8080", "same-origin", false), 0);
+  EXPECT_EQ(status("POST", "127.0.0.1:8080", "", "", false), 0) << "curl, push: no Origin";
+  EXPECT_EQ(status("POST", "127.0.0.1:8080", "http://evil.example", "", false), 403);
+  EXPECT_EQ(status("POST", "127.0.0.1:8080", "null", "", false), 403);
+  EXPECT_EQ(status("POST", "127.0.0.1:8080", "", "cross-site", true), 403);
+  EXPECT_EQ(status("POST", "localhost:8080", "http://localhost:3000", "same-site", false), 403);
+  EXPECT_EQ(status("GET", "127.0.0.1:8080", "http://evil.example", "cross-site", false), 0)
+      << "a cross-site GET reads nothing: no CORS header lets the page see the answer";
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -76,6 +76,7 @@ std::optional<HttpResponse> MetricsServer::Admit(const HttpRequest& head) const 
   if ((head.path == "/metrics") != (head.method == "GET")) {
     return TextResponse(405, head.path == "/metrics" ? "use GET\n" : "use POST\n");
   }
+  if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !options_.webhook_token.empty())) return refused;
   if (head.method == "POST" && !options_.webhook_token.empty() &&
       !SameSecret(BearerToken(head.authorization), options_.webhook_token)) {
     return TextResponse(401, "POST /alert needs Authorization: Bearer <the --webhook-token-file token>\n");

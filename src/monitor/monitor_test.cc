@@ -377,12 +377,12 @@ class HttpServerTest : public ::testing::Test {
 const char kHook[] = R"({"alerts":[{"status":"firing","labels":{"alertname":"Hi"}}]})";
 
 std::string Post(const std::string& extra_headers, const std::string& body) {
-  return "POST /alert HTTP/1.1\r\nHost: x\r\n" + extra_headers + "Content-Length: " + std::to_string(body.size()) +
-         "\r\n\r\n" + body;
+  return "POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
-  std::string a = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string a = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(a.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << a;
   EXPECT_NE(a.find("\r\n\r\nm 1\n"), std::string::npos) << a;
   EXPECT_EQ(Exchange(server_->port(), Post("", kHook)).rfind("HTTP/1.1 401", 0), 0u);
@@ -395,6 +395,12 @@ TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
   EXPECT_EQ(a.rfind("HTTP/1.1 400", 0), 0u) << a;
   ASSERT_EQ(Triggers().size(), 1u);
   EXPECT_EQ(Triggers()[0].rfind("Hi from 127.0.0.1:", 0), 0u) << Triggers()[0];
+  // A web page of another site posting through the user's browser, token or not.
+  a = Exchange(server_->port(), Post("Authorization: Bearer t0ken\r\nOrigin: http://evil.example\r\n", kHook));
+  EXPECT_EQ(a.rfind("HTTP/1.1 403", 0), 0u) << a;
+  a = Exchange(server_->port(), Post("Sec-Fetch-Site: cross-site\r\n", kHook));
+  EXPECT_EQ(a.rfind("HTTP/1.1 403", 0), 0u) << a;
+  ASSERT_EQ(Triggers().size(), 1u);
   EXPECT_EQ(Exchange(server_->port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(Exchange(server_->port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
 }
@@ -404,14 +410,14 @@ TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
 TEST_F(HttpServerTest, BodyLimitHoldsForChunkedBodiesToo) {
   const std::string auth = "Authorization: Bearer t0ken\r\n";
   EXPECT_EQ(Exchange(server_->port(), Post(auth, std::string(2000, 'x'))).rfind("HTTP/1.1 413", 0), 0u);
-  std::string chunked = "POST /alert HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n";
+  std::string chunked = "POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 8; ++i) chunked += "200\r\n" + std::string(512, 'x') + "\r\n";
   chunked += "0\r\n\r\n";
   std::string a = Exchange(server_->port(), chunked);
   EXPECT_EQ(a.rfind("HTTP/1.1 413", 0), 0u) << a;
   // A chunked body within the limit is read whole (split across chunks).
   const std::string hook = kHook;
-  std::string ok = "POST /alert HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n";
+  std::string ok = "POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n";
   ok += "a\r\n" + hook.substr(0, 10) + "\r\n";
   char size[16];
   std::snprintf(size, sizeof(size), "%zx", hook.size() - 10);

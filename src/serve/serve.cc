@@ -399,6 +399,7 @@ struct ServeServer::Impl {
   std::optional<HttpResponse> Admit(const HttpRequest& head, size_t* max_body) const {
     const bool writes = head.method == "POST";
     if (head.method != "GET" && head.method != "HEAD" && !writes) return TextResponse(405, "use GET or POST\n");
+    if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !tokens.empty())) return refused;
     if (!tokens.empty()) {
       const std::optional<TokenRole> role = RoleOf(head);
       if (!role) return TextResponse(401, "needs Authorization: Bearer <a token of the --token-file>\n");

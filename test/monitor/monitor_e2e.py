@@ -477,7 +477,7 @@ def case_hardened(args, tmp):
     slow = []
     for _ in range(200):
         c = socket.create_connection(('127.0.0.1', port))
-        c.sendall(b'GET /metrics HTTP/1.1\r\nHost: x\r\n')
+        c.sendall(b'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n')
         slow.append(c)
     worst, failures, start = 0.0, 0, time.monotonic()
     n = 0
@@ -511,7 +511,7 @@ def case_hardened(args, tmp):
     check(closed == 200, 'the slow clients were closed (header deadline or the connection cap): %d of 200' % closed)
     # Chunked 16 MiB: refused at the 1 MiB body limit, memory stays flat.
     c = socket.create_connection(('127.0.0.1', port))
-    c.sendall(b'POST /alert HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-token\r\n'
+    c.sendall(b'POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret-token\r\n'
               b'Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n')
     chunk = b'%x\r\n' % 65536 + b'x' * 65536 + b'\r\n'
     sent = 0

@@ -111,13 +111,13 @@ def peak_rss_bytes(pid):
     return -1
 
 
-def raw_post(port, path, head_extra, parts, close_early=False):
+def raw_post(port, path, head_extra, parts, close_early=False, host="127.0.0.1", method="POST"):
     """POST over a raw socket: the body as given pieces (bytes), so the test
     controls what is sent (a broken-off or chunked body). Returns the status
     line, or "" when the server closed without one."""
     s = socket.create_connection(("127.0.0.1", port), timeout=60)
     try:
-        s.sendall(("POST %s HTTP/1.1\r\nHost: t\r\n%s\r\n" % (path, head_extra)).encode())
+        s.sendall(("%s %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (method, path, host, head_extra)).encode())
         for part in parts:
             s.sendall(part)
         if close_early:
@@ -194,6 +194,19 @@ def streamed_upload_tests(exe, tmp):
             s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (chunked[0]["id"], urllib.parse.quote(
                 "SELECT name, count(*) FROM slices GROUP BY name")))
             check(s == 200 and json.loads(body)["rows"] == [["op_chunked", 3]], "the chunked body decoded: " + body[:200])
+        # What a page of another site can send through the user's browser:
+        # a simple cross-origin POST (no preflight), and, by DNS rebinding,
+        # requests with its own name in Host. Refused; no run is added.
+        csrf = raw_post(port, "/api/runs?name=csrf.json", "Origin: http://evil.example\r\nContent-Type: text/plain\r\n"
+                        "Content-Length: %d\r\n" % len(trace), [trace])
+        check(csrf == "HTTP/1.1 403 Forbidden", "a cross-origin upload is refused: " + csrf)
+        fetch = raw_post(port, "/api/rescan", "Sec-Fetch-Site: cross-site\r\nContent-Length: 0\r\n", [])
+        check(fetch == "HTTP/1.1 403 Forbidden", "a cross-site rescan is refused: " + fetch)
+        rebound = raw_post(port, "/api/runs", "", [], host="attacker.example:%d" % port, method="GET")
+        check(rebound == "HTTP/1.1 421 Misdirected Request", "a Host that is not loopback is refused: " + rebound)
+        own = raw_post(port, "/api/runs", "", [], host="localhost:%d" % port, method="GET")
+        check(own == "HTTP/1.1 200 OK", "localhost in Host is this listener: " + own)
+        check(len(rows(port)) == 5, "no run added by the refused requests")
     finally:
         check(stop(p) == 0, "server stops cleanly on SIGTERM")
 
