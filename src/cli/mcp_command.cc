@@ -5,9 +5,9 @@
 // JSON-RPC errors (bad message, unknown method or tool, bad arguments) or
 // tool results with isError (a trace that does not import, a query that
 // fails); nothing a client sends ends the server except end of input.
-#include <CLI/CLI.hpp>
 #include <simdjson.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -27,18 +27,19 @@
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
-#include "src/report/diagnosis/diagnosis_report.h"
-#include "src/session/prediction_check.h"
-#include "src/session/session.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
-#include "src/report/analysis/analyze_report.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
+#include "src/report/analysis/analyze_report.h"
+#include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/diff/diff_report.h"
 #include "src/report/summary/summary_report.h"
-#include "src/report/whatif/whatif_report.h"
 #include "src/report/validation/validation_report.h"
+#include "src/report/whatif/whatif_report.h"
+#include "src/session/prediction_check.h"
+#include "src/session/session.h"
 
 namespace aiprof {
 namespace {
@@ -707,6 +708,11 @@ class McpCommand : public Command {
       if (ec || !fs::is_directory(canonical)) return ErrStatus(dir + ": --allow needs an existing directory");
       allowed.push_back(canonical);
     }
+    // A folder passes Confine(); what its importer opens (members, links
+    // among them) is held to the same directories.
+    std::vector<std::string> roots;
+    for (const fs::path& dir : allowed) roots.push_back(dir.string());
+    RETURN_IF_ERROR(ConfineImportsTo(roots));
     McpServer server(std::move(allowed));
     server.Serve(std::cin, stdout);
     return OkStatus();

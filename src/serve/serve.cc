@@ -14,8 +14,8 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <functional>
+#include <iterator>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -27,6 +27,7 @@
 #include "src/analysis/validation/compare.h"
 #include "src/base/atomic_file.h"
 #include "src/base/http_server.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/model/native_file.h"
 #include "src/query/query_engine.h"
 #include "src/query/query_format.h"
@@ -1086,6 +1087,9 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   fs::create_directories(cache, ec);
   if (ec) return ErrStatus(cache.string() + ": cannot create the cache folder: " + ec.message());
   impl->cache_dir = fs::canonical(cache).string();
+  // Folder runs open their members, and links among them: all must lie in
+  // the logdir (or the server's cache).
+  RETURN_IF_ERROR(ConfineImportsTo({impl->logdir, impl->cache_dir}));
   ASSIGN_OR_RETURN(impl->index, RunIndex::Open(impl->db_path));
   IndexerOptions io;
   io.logdir = impl->logdir;

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <charconv>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "src/base/decimal.h"
+#include "src/importers/common/import_confinement.h"
 
 namespace aiprof {
 namespace {
@@ -31,6 +32,7 @@ std::string_view StripQuotes(std::string_view v) {
 }
 
 StatusOr<CsvTable> CsvTable::Open(const std::string& path) {
+  RETURN_IF_ERROR(CheckImportPath(path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   std::ostringstream buf;

@@ -7,15 +7,17 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include <cerrno>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "src/importers/common/import_confinement.h"
 
 namespace aiprof {
 namespace {
@@ -297,6 +299,7 @@ class BackgroundSource : public ByteSource {
 }  // namespace
 
 StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path, bool background_decompression) {
+  RETURN_IF_ERROR(CheckImportPath(path));
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   unsigned char magic[4] = {0, 0, 0, 0};

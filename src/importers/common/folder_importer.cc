@@ -11,6 +11,7 @@
 #include "src/importers/ascend/ascend_pt_importer.h"
 #include "src/importers/ascend/msprof_importer.h"
 #include "src/importers/common/byte_source.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/trace_merge.h"
 
@@ -139,6 +140,9 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir) {
   std::sort(children.begin(), children.end());
   std::vector<FolderUnit> units;
   for (const fs::path& child : children) {
+    // A member that leads out of a confined import's folders is an error
+    // naming it, not a member silently skipped.
+    RETURN_IF_ERROR(CheckImportPath(child.string()));
     if (fs::is_directory(child, ec)) {
       if (std::optional<FolderUnitKind> kind = FolderKind(child.string())) units.push_back({child.string(), *kind});
     } else if (fs::is_regular_file(child, ec) && IsTraceFile(child)) {

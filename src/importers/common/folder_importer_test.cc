@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
+#include "src/importers/common/import_confinement.h"
 #include "src/importers/common/importer_registry.h"
 #include "test/util/temp_file.h"
 
@@ -89,6 +91,34 @@ TEST(FolderImporterTest, BadUnitFailsNamingItsFile) {
   auto r = ImportTrace(dir.path());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("rank1.json"), std::string::npos) << r.status().message();
+}
+
+// A front end that imports for others (mcp --allow, serve's logdir) confines
+// the importers to its folders: a link inside the allowed folder to a trace
+// outside it fails the import naming the link (found by review: the folder
+// passed the front end's check and its member was read through the link).
+// Links that stay inside pass; without roots nothing is confined.
+TEST(FolderImporterTest, ConfinedImportsRefuseLinksOutOfTheirFolders) {
+  TempDir allowed, outside;
+  std::filesystem::create_directories(allowed.Path("run"));
+  std::filesystem::create_directories(allowed.Path("elsewhere"));
+  allowed.Write("run/rank0.pt.trace.json", Kineto(0, false, "gemm_a"));
+  const std::string secret = outside.Write("rank1.pt.trace.json", Kineto(1, false, "SECRET_OUTSIDE"));
+  std::filesystem::create_symlink(secret, allowed.path() + "/run/rank1.pt.trace.json");
+  ASSERT_TRUE(ImportFolder(allowed.path() + "/run").ok()) << "not confined: the link is followed";
+  ASSERT_TRUE(ConfineImportsTo({allowed.path()}).ok());
+  auto r = ImportFolder(allowed.path() + "/run");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("rank1.pt.trace.json"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("outside the folders"), std::string::npos) << r.status().message();
+  // A link that stays inside the allowed folder is fine.
+  std::filesystem::remove(allowed.path() + "/run/rank1.pt.trace.json");
+  allowed.Write("elsewhere/rank1.pt.trace.json", Kineto(1, false, "gemm_b"));
+  std::filesystem::create_symlink(allowed.path() + "/elsewhere/rank1.pt.trace.json",
+                                  allowed.path() + "/run/rank1.pt.trace.json");
+  EXPECT_TRUE(ImportFolder(allowed.path() + "/run").ok());
+  ASSERT_TRUE(ConfineImportsTo({}).ok());
+  EXPECT_FALSE(ConfineImportsTo({outside.path() + "/no/such/folder"}).ok());
 }
 
 TEST(FolderImporterTest, RankFromName) {

@@ -6,9 +6,10 @@
 #include <climits>
 #include <filesystem>
 #include <set>
-#include <vector>
 #include <unordered_map>
+#include <vector>
 
+#include "src/importers/common/import_confinement.h"
 #include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
 
@@ -357,6 +358,7 @@ void Harden(sqlite3* db, uint64_t file_bytes, StepBudget* budget) {
 
 Status ImportNsysSqlite(const std::string& path, TraceBuilder* builder) {
   NsysImport imp{path, nullptr, builder, {}, {}};
+  RETURN_IF_ERROR(CheckImportPath(path));
   if (sqlite3_open_v2(path.c_str(), &imp.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = imp.db ? sqlite3_errmsg(imp.db) : "out of memory";
     sqlite3_close(imp.db);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/importers/common/import_confinement.h"
 #include "src/model/trace_builder.h"
 #include "src/sdk/event_stream.h"
 
@@ -837,6 +838,7 @@ bool DetectSdkEventFile(std::string_view prefix) {
 }
 
 Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
+  RETURN_IF_ERROR(CheckImportPath(path));
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
