@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,6 +9,7 @@
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
 #include "src/cli/command.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 
@@ -85,7 +85,11 @@ int RunCli(int argc, char** argv) {
       for (const auto& [name, ms] : TakePhaseLog()) std::fprintf(stderr, "aiprof:   %-22s %9.1f ms\n", name.c_str(), ms);
     }
     if (!status.ok()) {
-      std::fprintf(stderr, "aiprof: error: %s\n", status.message().c_str());
+      // Messages name files and quote their content (a file name inside a
+      // downloaded folder, a server's answer): controls are shown, not sent.
+      std::string message = EscapeControls(status.message(), /*keep_line_breaks=*/true);
+      for (size_t at; (at = message.find('\r')) != std::string::npos;) message.replace(at, 1, "\\x0d");
+      std::fprintf(stderr, "aiprof: error: %s\n", message.c_str());
       return kExitError;
     }
     return commands[i]->SuccessExitCode();

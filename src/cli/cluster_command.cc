@@ -14,6 +14,7 @@
 #include "src/cluster/cluster_report.h"
 #ifdef AIPROF_HAVE_MPI
 #include "src/cluster/mpi/mpi_gather.h"
+#include "src/render/escape.h"
 #endif
 
 namespace aiprof {
@@ -29,7 +30,7 @@ Status MakeDir(const std::string& dir) {
 }
 
 void WarnFailed(const RankDigest& d) {
-  if (!d.ok()) std::fprintf(stderr, "aiprof: warning: %s (its digest says so)\n", d.error.c_str());
+  if (!d.ok()) std::fprintf(stderr, "aiprof: warning: %s (its digest says so)\n", TerminalSafe(d.error).c_str());
 }
 
 Status ReduceAndWrite(const std::vector<std::string>& serialized, const ClusterOptions& options, const std::string& out_dir,

@@ -34,7 +34,10 @@ int Authorize(void*, int action, const char* arg1, const char* arg2, const char*
     case SQLITE_RECURSIVE:
       return SQLITE_OK;
     case SQLITE_FUNCTION:
-      return arg2 && strcasecmp(arg2, "load_extension") == 0 ? SQLITE_DENY : SQLITE_OK;
+      // fts3_tokenizer('simple') returns the address of SQLite's tokenizer
+      // module: a code pointer for whoever may query (serve, mcp).
+      return arg2 && (strcasecmp(arg2, "load_extension") == 0 || strcasecmp(arg2, "fts3_tokenizer") == 0) ? SQLITE_DENY
+                                                                                                          : SQLITE_OK;
     case SQLITE_PRAGMA:
       return ReadOnlyPragma(arg1) ? SQLITE_OK : SQLITE_DENY;
     default:

@@ -282,11 +282,20 @@ TEST(QueryEngine, RefusesWritesAttachPragmasAndExtensions) {
   auto trace = TraceWithArgs();
   auto engine = QueryEngine::Open(*trace);
   ASSERT_TRUE(engine.ok());
-  const char* refused[] = {
-      "CREATE TABLE t(x)", "CREATE TEMP TABLE t(x)", "DROP VIEW ops", "INSERT INTO slices(ts) VALUES (1)",
-      "DELETE FROM slices", "UPDATE slices SET dur = 0", "ATTACH DATABASE '/tmp/aiprof_query_attack.db' AS x",
-      "PRAGMA writable_schema = 1", "PRAGMA journal_mode = WAL", "SELECT load_extension('/tmp/x.so')",
-      "BEGIN", "CREATE VIEW v AS SELECT 1", "VACUUM INTO '/tmp/aiprof_query_vacuum.db'"};
+  const char* refused[] = {"CREATE TABLE t(x)",
+                           "CREATE TEMP TABLE t(x)",
+                           "DROP VIEW ops",
+                           "INSERT INTO slices(ts) VALUES (1)",
+                           "DELETE FROM slices",
+                           "UPDATE slices SET dur = 0",
+                           "ATTACH DATABASE '/tmp/aiprof_query_attack.db' AS x",
+                           "PRAGMA writable_schema = 1",
+                           "PRAGMA journal_mode = WAL",
+                           "SELECT load_extension('/tmp/x.so')",
+                           "SELECT fts3_tokenizer('simple')",
+                           "BEGIN",
+                           "CREATE VIEW v AS SELECT 1",
+                           "VACUUM INTO '/tmp/aiprof_query_vacuum.db'"};
   for (const char* sql : refused) {
     auto r = (*engine)->Execute(sql, {}, "q.sql");
     ASSERT_FALSE(r.ok()) << sql;

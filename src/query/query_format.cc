@@ -40,6 +40,8 @@ std::string QueryValueText(const QueryValue& value) {
   return "";
 }
 
+constexpr size_t kMaxPaddedWidth = 240;
+
 std::string QueryResultToText(const QueryResult& result) {
   const size_t n = result.columns.size();
   std::vector<std::string> header(n);
@@ -54,11 +56,13 @@ std::string QueryResultToText(const QueryResult& result) {
     auto& out = cells.emplace_back(n);
     for (size_t c = 0; c < n && c < row.size(); ++c) {
       out[c] = std::holds_alternative<std::monostate>(row[c]) ? "NULL" : TerminalSafe(QueryValueText(row[c]));
-      width[c] = std::max(width[c], Width(out[c]));
+      // Pads to the widest cell up to kMaxPaddedWidth; a longer one is
+      // written whole and shifts only its own line (not every row by it).
+      width[c] = std::max(width[c], std::min(Width(out[c]), kMaxPaddedWidth));
     }
   }
   auto pad = [](std::string* line, const std::string& s, size_t w, bool right) {
-    const size_t fill = w - Width(s);
+    const size_t fill = w - std::min(w, Width(s));
     if (right) line->append(fill, ' ');
     *line += s;
     if (!right) line->append(fill, ' ');

@@ -26,7 +26,54 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return len;
 }
 
+// The code point of the valid sequence of `len` bytes at s[i].
+uint32_t CodePoint(std::string_view s, size_t i, size_t len) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  if (len == 1) return c;
+  uint32_t cp = c & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return cp;
+}
+
+// Code points a terminal acts on rather than shows: C1 controls (U+009B is
+// CSI, U+009D OSC where a terminal honours them in UTF-8) and the bidi
+// controls that reorder a line ("Trojan Source"), plus the line and
+// paragraph separators.
+bool IsInvisibleControl(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+}
+
 }  // namespace
+
+std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = c >= 0x80 ? Utf8SequenceLength(s, i) : 1;
+    if (len == 0 || c == 0x7f || (c < 0x20 && !(keep_line_breaks && (c == '\n' || c == '\r' || c == '\t')))) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out.append(buf);
+      ++i;
+      continue;
+    }
+    if (len > 1) {
+      const uint32_t cp = CodePoint(s, i, len);
+      if (IsInvisibleControl(cp)) {
+        char buf[12];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
+        out.append(buf);
+        i += len;
+        continue;
+      }
+    }
+    out.append(s.substr(i, len));
+    i += len;
+  }
+  return out;
+}
 
 void AppendJsonEscaped(std::string* out, std::string_view s) {
   for (size_t i = 0; i < s.size();) {
@@ -76,7 +123,9 @@ std::string CsvField(std::string_view s) {
   if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r')) {
     body.push_back('\'');
   }
-  body.append(s);
+  // CSV goes to terminals too (query and summary print it by default):
+  // controls other than line breaks and tabs are shown, not sent.
+  body.append(EscapeControls(s, /*keep_line_breaks=*/true));
   if (body.find_first_of(",\"\n\r") == std::string::npos && body == s) return body;
   std::string out = "\"";
   for (char c : body) {
@@ -161,22 +210,6 @@ std::string MarkdownEscape(std::string_view raw) {
   return out;
 }
 
-std::string TerminalSafe(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t len = c >= 0x80 ? Utf8SequenceLength(s, i) : 1;
-    if (len == 0 || c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out.append(buf);
-      ++i;
-      continue;
-    }
-    out.append(s.substr(i, len));
-    i += len;
-  }
-  return out;
-}
+std::string TerminalSafe(std::string_view s) { return EscapeControls(s, /*keep_line_breaks=*/false); }
 
 }  // namespace aiprof

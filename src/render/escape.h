@@ -12,7 +12,8 @@ namespace aiprof {
 void AppendJsonEscaped(std::string* out, std::string_view s);
 std::string JsonString(std::string_view s);  // with quotes
 // One CSV field (RFC 4180 quoting); a leading = + - @ tab or CR is prefixed
-// with ' so spreadsheets do not run it as a formula.
+// with ' so spreadsheets do not run it as a formula; other controls are
+// shown as EscapeControls does (line breaks and tabs kept, quoted).
 std::string CsvField(std::string_view s);
 // HTML text or attribute value: & < > " ' become entities; invalid UTF-8
 // becomes U+FFFD.
@@ -20,8 +21,12 @@ std::string HtmlEscape(std::string_view s);
 // Markdown inline text: Markdown punctuation is backslash-escaped, < > & become
 // entities (renderers pass raw HTML through), line breaks become spaces.
 std::string MarkdownEscape(std::string_view s);
-// Text for a terminal: control characters and invalid UTF-8 shown as \xNN.
+// Text for a terminal: control characters and invalid UTF-8 shown as \xNN;
+// C1 controls, bidi controls (U+202A..U+202E, U+2066..U+2069, ...) and the
+// line/paragraph separators as \uXXXX.
 std::string TerminalSafe(std::string_view s);
+// The same, keeping \n, \r and \t when `keep_line_breaks` (CSV cells).
+std::string EscapeControls(std::string_view s, bool keep_line_breaks);
 
 }  // namespace aiprof
 

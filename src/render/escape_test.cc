@@ -36,6 +36,29 @@ TEST(EscapeTest, HtmlAndMarkdown) {
 TEST(EscapeTest, TerminalStripsControlSequences) {
   EXPECT_EQ(TerminalSafe("a\x1b[31mred"), "a\\x1b[31mred");
   EXPECT_EQ(TerminalSafe("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
+  // C1 CSI and OSC (U+009B, U+009D), the right-to-left override (U+202E),
+  // a first-strong isolate (U+2068) and the line separator: shown, not
+  // acted on (found by review: they reached summary, query and report text).
+  EXPECT_EQ(TerminalSafe("a\xc2\x9b"
+                         "2J\xc2\x9d"
+                         "8;;x"),
+            "a\\u009b2J\\u009d8;;x");
+  EXPECT_EQ(TerminalSafe("\xe2\x80\xae"
+                         "evil\xe2\x81\xa8"
+                         "x\xe2\x80\xa8"
+                         "y"),
+            "\\u202eevil\\u2068x\\u2028y");
+  EXPECT_EQ(TerminalSafe("caf\xc3\xa9 \xe4\xb8\xad"), "caf\xc3\xa9 \xe4\xb8\xad") << "letters stay";
+  EXPECT_EQ(TerminalSafe("a\nb\tc"), "a\\x0ab\\x09c");
+  EXPECT_EQ(EscapeControls("a\nb\tc\rd\x07", true), "a\nb\tc\rd\\x07");
+}
+
+TEST(EscapeTest, CsvFieldsShowControls) {
+  EXPECT_EQ(CsvField("\x1b[2Jred"), "\"\\x1b[2Jred\"");
+  EXPECT_EQ(CsvField("a\xe2\x80\xae"
+                     "b"),
+            "\"a\\u202eb\"");
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"") << "line breaks stay, quoted";
 }
 
 TEST(UnitsTest, NanosecondsAsExactMicroseconds) {

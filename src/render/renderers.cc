@@ -87,6 +87,7 @@ void WalkDocument(const Document& doc, Writer* w) {
 
 class TextWriter {
  public:
+  static constexpr size_t kMaxPaddedWidth = 240;
   explicit TextWriter(const TextOptions& o) : options_(o) {}
   std::string Take() { return std::move(out_); }
 
@@ -117,14 +118,17 @@ class TextWriter {
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
         line.push_back(TerminalSafe(Plain(v, t.columns[c].unit)));
-        width[c] = std::max(width[c], Width(line.back()));
+        // A column pads to its widest cell up to kMaxPaddedWidth; a longer
+        // cell is written whole and only shifts its own line (one 1 MiB name
+        // padded every row of its table to 1 MiB: 64 MB of report.txt).
+        width[c] = std::max(width[c], std::min(Width(line.back()), kMaxPaddedWidth));
         if (IsNumeric(v)) right[c] = true;
       }
     }
     auto emit = [&](const std::vector<std::string>& line) {
       std::string text = " ";
       for (size_t c = 0; c < line.size(); ++c) {
-        std::string pad(width[c] - Width(line[c]), ' ');
+        std::string pad(width[c] - std::min(width[c], Width(line[c])), ' ');
         text += " " + (right[c] ? pad + line[c] : line[c] + (c + 1 < line.size() ? pad : ""));
       }
       out_ += text + "\n";

@@ -180,6 +180,18 @@ HttpResponse Json(int status, std::string body) {
   return r;
 }
 
+// On every answer: no page of this server may be framed by another site
+// (clickjacking; frame-ancestors works only in a header, the pages' own
+// policy is their CSP meta), and no answer is sniffed as another type.
+void AddPageHeaders(HttpResponse* r) {
+  auto has = [&](std::string_view name) {
+    return std::any_of(r->headers.begin(), r->headers.end(), [&](const auto& h) { return h.first == name; });
+  };
+  if (!has("X-Content-Type-Options")) r->headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r->headers.emplace_back("X-Frame-Options", "DENY");
+  r->headers.emplace_back("Content-Security-Policy", "frame-ancestors 'none'");
+}
+
 HttpResponse JsonError(int status, const std::string& message) {
   return Json(status, "{\"error\": " + JsonString(message) + "}");
 }
@@ -450,6 +462,7 @@ struct ServeServer::Impl {
       } catch (const std::exception& e) {
         r = TextResponse(500, std::string("internal error: ") + e.what() + "\n");
       }
+      AddPageHeaders(&r);
       respond(std::move(r));
     });
     pool_cv.notify_one();

@@ -318,6 +318,8 @@ def run_tests(exe, data, fixtures, tmp):
         check(s == 200 and re.search(r'<head><meta charset="utf-8">\s*<meta http-equiv="Content-Security-Policy" '
                                      r'content="default-src &#39;none&#39;; script-src &#39;sha256-', page) is not None
               and hdr.get("X-Content-Type-Options") == "nosniff", "runs page carries the page shell's CSP first in <head>")
+        check(hdr.get("X-Frame-Options") == "DENY" and hdr.get("Content-Security-Policy") == "frame-ancestors 'none'",
+              "no other site may frame the pages (headers: %r)" % {k: v for k, v in hdr.items() if "Frame" in k or "Security" in k})
         check("<b>\"x" not in page and "evil&lt;b&gt;&quot;x&#39;&amp;.json" in page, "runs page escapes the file name")
         s, page, _ = http(port, "/runs/%d" % evil["id"])
         check(s == 200 and "<script>alert(1)" not in page and "onerror=alert(2)>" not in page

@@ -52,11 +52,14 @@ StatusOr<std::string> FindChromium() {
 Status HtmlToPdf(const std::string& html, const std::string& pdf_path, int timeout_s) {
   ASSIGN_OR_RETURN(std::string chromium, FindChromium());
   std::error_code ec;
-  std::filesystem::path dir = std::filesystem::temp_directory_path(ec) / ("aiprof-pdf-" + std::to_string(getpid()) +
-                                                                          "-" + std::to_string(std::rand()));
-  if (ec || !std::filesystem::create_directories(dir, ec)) {
-    return ErrStatus("cannot create a temporary folder for the PDF: " + ec.message());
+  // mkdtemp: a fresh name, mode 0700 (the page holds the whole report; a
+  // guessable name could be taken first by another local user).
+  std::string tmpl = (std::filesystem::temp_directory_path(ec) / "aiprof-pdf-XXXXXX").string();
+  if (ec || mkdtemp(tmpl.data()) == nullptr) {
+    return ErrStatus("cannot create a temporary folder for the PDF: " +
+                     (ec ? ec.message() : std::string(strerror(errno))));
   }
+  const std::filesystem::path dir = tmpl;
   struct Cleanup {
     std::filesystem::path dir;
     ~Cleanup() {
@@ -70,9 +73,10 @@ Status HtmlToPdf(const std::string& html, const std::string& pdf_path, int timeo
     f << html;
     if (!f) return ErrStatus("cannot write " + page);
   }
+  // Chromium's sandbox guards against the page (trace content, escaped and
+  // under a CSP); it cannot start as root, where it is left off.
   std::vector<std::string> args = {chromium,
                                    "--headless",
-                                   "--no-sandbox",
                                    "--disable-gpu",
                                    "--disable-dev-shm-usage",
                                    "--no-first-run",
@@ -81,6 +85,7 @@ Status HtmlToPdf(const std::string& html, const std::string& pdf_path, int timeo
                                    "--no-pdf-header-footer",
                                    "--print-to-pdf=" + out,
                                    "file://" + page};
+  if (geteuid() == 0) args.insert(args.begin() + 2, "--no-sandbox");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -8,6 +8,7 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/model/trace.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 
@@ -341,7 +342,9 @@ std::vector<uint32_t> MatchFrames(const FrameTree& tree, const FrameTree& baseli
   return match;
 }
 
-std::string FoldedName(std::string_view name) {
+std::string FoldedName(std::string_view raw) {
+  // Folded stacks go to stdout by default: other controls are shown, not sent.
+  const std::string name = EscapeControls(raw, /*keep_line_breaks=*/true);
   std::string out;
   out.reserve(name.size());
   for (char c : name) {
