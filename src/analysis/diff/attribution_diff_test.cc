@@ -253,6 +253,22 @@ TEST(AttributionDiffTest, NameMapErrorsNameFileAndLine) {
   EXPECT_FALSE(DiffNameMap::Load("/nonexistent/map.yaml").ok());
 }
 
+// Names come from the traces: a regex's time must not depend on what they
+// hold (found by review: std::regex overflowed the stack on one 50,000-
+// character name with /x.*gemm/, and /^(a+)+$/ doubled its time per
+// character, 31 s at 31). RE2 matches in time linear in the name.
+TEST(AttributionDiffTest, NameMapRegexesAreSafeOnHostileNames) {
+  auto map = DiffNameMap::Parse("map:\n  - a: /x.*gemm/\n    b: /^(a+)+$/\n", "m.yaml");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  const std::string huge = "x" + std::string(50000, 'y') + "gemm";
+  EXPECT_EQ(map->Find(0, huge), 0);
+  EXPECT_EQ(map->Find(0, "x" + std::string(50000, 'y')), -1);
+  EXPECT_EQ(map->Find(1, std::string(64, 'a') + "!"), -1);  // backtracking: 2^64 steps
+  EXPECT_EQ(map->Find(1, std::string(64, 'a')), 0);
+  auto backref = DiffNameMap::Parse("map:\n  - a: /(a)\\1/\n    b: x\n", "m.yaml");
+  EXPECT_FALSE(backref.ok()) << "RE2 has no backreferences: an error naming the line";
+}
+
 TEST(AttributionDiffTest, RunWithoutTreeIsNotDiffed) {
   auto t = ImportJsonText(R"({"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":0,"dur":5}]})");
   ASSERT_NE(t, nullptr);

@@ -1,5 +1,6 @@
 #include "src/analysis/diff/name_map.h"
 
+#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -23,11 +24,15 @@ StatusOr<DiffNameMap::Pattern> ReadNamePattern(const YAML::Node& entry, const ch
   DiffNameMap::Pattern p;
   p.text = v.Scalar();
   if (p.text.size() >= 2 && p.text.front() == '/' && p.text.back() == '/') {
-    try {
-      p.re = std::make_shared<const std::regex>(p.text.substr(1, p.text.size() - 2), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return ErrStatus(where + "'" + key + "': not a valid regex " + p.text + " (" + e.what() + ")");
-    }
+    // RE2: matching time linear in the name, no recursion (std::regex
+    // overflowed the stack on a 50,000-character op name from a trace, and
+    // took seconds per character on /^(a+)+$/).
+    RE2::Options options;
+    options.set_log_errors(false);
+    options.set_max_mem(kMaxNameMapRegexBytes);
+    auto re = std::make_shared<const RE2>(p.text.substr(1, p.text.size() - 2), options);
+    if (!re->ok()) return ErrStatus(where + "'" + key + "': not a valid regex " + p.text + " (" + re->error() + ")");
+    p.re = std::move(re);
   }
   return p;
 }
@@ -36,7 +41,7 @@ StatusOr<DiffNameMap::Pattern> ReadNamePattern(const YAML::Node& entry, const ch
 
 bool DiffNameMap::Pattern::Matches(std::string_view name) const {
   if (!re) return name == text;
-  return std::regex_search(name.begin(), name.end(), *re);
+  return RE2::PartialMatch(re2::StringPiece(name.data(), name.size()), *re);
 }
 
 StatusOr<DiffNameMap> DiffNameMap::Parse(std::string_view yaml, const std::string& file) {

@@ -7,35 +7,42 @@
 //   map:
 //     - a: aten::cudnn_convolution          # a plain name matches exactly
 //       b: aten::miopen_convolution
-//     - a: /^sm90_xmma_gemm_/                # /.../ is a regex (ECMAScript), searched in the name
+//     - a: /^sm90_xmma_gemm_/                # /.../ is a regex (RE2 syntax), searched in the name
 //       b: /^Cijk_/
 //
 // Every name of A that entry i matches and every name of B it matches get
 // the same alignment key ("map entry i"), so the nodes pair under a matched
 // parent (several of them: in order of first appearance). The first entry
 // that matches a name wins. Limits: kMaxNameMapEntries entries; a regex is
-// tried once per distinct name, never per event.
+// tried once per distinct name, never per event, in time linear in the
+// name (RE2: no backreferences or lookaround), its program at most
+// kMaxNameMapRegexBytes.
 #ifndef AIPROF_SRC_ANALYSIS_DIFF_NAME_MAP_H_
 #define AIPROF_SRC_ANALYSIS_DIFF_NAME_MAP_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "src/base/status.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace aiprof {
 
 inline constexpr size_t kMaxNameMapEntries = 10000;
+inline constexpr int64_t kMaxNameMapRegexBytes = 8 << 20;
 
 class DiffNameMap {
  public:
   struct Pattern {
     std::string text;                    // as written
-    std::shared_ptr<const std::regex> re;  // null: an exact name
+    std::shared_ptr<const re2::RE2> re;  // null: an exact name
     bool Matches(std::string_view name) const;
   };
   struct Entry {

@@ -1,11 +1,10 @@
 #include "src/analysis/memory/memory_peaks.h"
 
 #include <algorithm>
-#include <map>
-#include <string>
 #include <cmath>
+#include <map>
 #include <optional>
-#include <regex>
+#include <string>
 #include <tuple>
 
 #include "src/analysis/common/text_format.h"
@@ -100,16 +99,41 @@ struct RecordTrack {
 };
 
 std::optional<RecordTrack> ParseRecordTrack(const Trace& trace, uint32_t track) {
-  static const std::regex kName(R"(^(PTA\+GE|PTA|GE) Total (Allocated|Reserved)\(MB\) NPU:(\d+)$)");
   if (trace.tracks.kind[track] != TrackKind::kCounter ||
       trace.Str(trace.tracks.pid_label[track]) != "memory (memory_record.csv)") {
     return std::nullopt;
   }
-  std::string name(trace.Str(trace.tracks.name[track]));
-  std::smatch m;
-  if (!std::regex_match(name, m, kName)) return std::nullopt;
-  int component_rank = m[1] == "PTA+GE" ? 0 : m[1] == "PTA" ? 1 : 2;
-  return RecordTrack{component_rank, m[1].str(), m[2] == "Allocated", std::stoll(m[3].str())};
+  // "(PTA+GE|PTA|GE) Total (Allocated|Reserved)(MB) NPU:N", parsed by hand:
+  // the name comes from the file (a regex over 100,000 digits overflowed
+  // the stack; an NPU number past int64 threw out of std::stoll).
+  std::string_view name = trace.Str(trace.tracks.name[track]);
+  int component_rank;
+  std::string component;
+  for (const char* c : {"PTA+GE", "PTA", "GE"}) {
+    if (name.starts_with(std::string(c) + " Total ")) {
+      component = c;
+      break;
+    }
+  }
+  if (component.empty()) return std::nullopt;
+  component_rank = component == "PTA+GE" ? 0 : component == "PTA" ? 1 : 2;
+  name.remove_prefix(component.size() + 7);
+  bool allocated;
+  if (name.starts_with("Allocated(MB) NPU:")) {
+    allocated = true;
+    name.remove_prefix(18);
+  } else if (name.starts_with("Reserved(MB) NPU:")) {
+    allocated = false;
+    name.remove_prefix(17);
+  } else {
+    return std::nullopt;
+  }
+  int64_t npu = 0;
+  if (name.empty() || name.size() > 9 || name.find_first_not_of("0123456789") != std::string_view::npos) {
+    return std::nullopt;  // not a device index (at most 9 digits)
+  }
+  for (char d : name) npu = npu * 10 + (d - '0');
+  return RecordTrack{component_rank, component, allocated, npu};
 }
 
 // The operator_memory allocation on NPU `npu` of `rank` made at `ts`, else

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "src/analysis/metrics/metric_set.h"
+#include "src/importers/common/importer_registry.h"
+#include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -126,6 +132,28 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<AscendCase>& info) {
       return std::string(info.param.folder).find("level1") != std::string::npos ? "Level1Rank0" : "Level0Rank0";
     });
+
+// The device index comes from the file's Device Type column: one past
+// int64 aborted analyze (std::stoll threw), 100,000 digits overflowed the
+// regex's stack (found by review). Neither is a device index: no peak.
+TEST(MemoryPeaksTest, AscendDeviceNumbersFromTheFileAreParsedSafely) {
+  namespace fs = std::filesystem;
+  for (const std::string& npu : {std::string("99999999999999999999"), std::string(100000, '7')}) {
+    testing::TempDir dir;
+    const fs::path copy = fs::path(dir.path()) / "rank0_ascend_pt";
+    fs::copy(testing::FixturesDir() + "/ascend-pt/level1/rank0_ascend_pt", copy, fs::copy_options::recursive);
+    const fs::path csv = copy / "ASCEND_PROFILER_OUTPUT" / "memory_record.csv";
+    std::stringstream text;
+    text << std::ifstream(csv).rdbuf();
+    std::string body = text.str();
+    for (size_t at; (at = body.find("NPU:0")) != std::string::npos;) body.replace(at, 5, "NPU:" + npu);
+    std::ofstream(csv, std::ios::trunc) << body;
+    auto t = ImportTrace(copy.string());
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    MemoryResult r = ComputeMemoryPeaks(**t);
+    EXPECT_TRUE(r.devices.empty()) << npu.size() << " digits";
+  }
+}
 
 // Two ranks in one folder: one peak per rank, the same figures per rank as
 // the oracle gives for each rank folder (rank1 peak at 1736408883749732.560 us).

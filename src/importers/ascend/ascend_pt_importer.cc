@@ -121,7 +121,7 @@ int32_t ReadAscendRank(const std::string& root, Trace* trace) {
   }
   std::smatch m;
   std::string name = fs::path(info).filename().string();
-  if (std::regex_match(name, m, kInfo) && m[2].matched) return std::stoi(m[2].str());
+  if (std::regex_match(name, m, kInfo) && m[2].matched && m[2].length() <= 9) return std::stoi(m[2].str());
   return kNoRank;
 }
 

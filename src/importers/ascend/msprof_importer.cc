@@ -7,6 +7,7 @@
 
 #include "src/importers/ascend/op_table.h"
 #include "src/importers/ascend/trace_view_importer.h"
+#include "src/importers/common/folder_importer.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -86,12 +87,7 @@ Status JoinAfterFinalize(const OutputDir& o, int32_t rank, bool has_timeline, Tr
   return OkStatus();
 }
 
-int32_t RankFromFolderName(const fs::path& dir) {
-  static const std::regex kRank(R"((?:^|[^A-Za-z])rank[-_]?(\d+))", std::regex::icase);
-  std::smatch m;
-  std::string name = dir.filename().string();
-  return std::regex_search(name, m, kRank) ? std::stoi(m[1].str()) : kNoRank;
-}
+int32_t RankFromFolderName(const fs::path& dir) { return RankFromName(dir.string()); }
 
 }  // namespace
 

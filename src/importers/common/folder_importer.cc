@@ -119,7 +119,9 @@ int32_t RankFromName(const std::string& path) {
   std::string name = fs::path(path).filename().string();
   if (name.empty()) name = fs::path(path).parent_path().filename().string();
   std::smatch m;
-  if (std::regex_search(name, m, kRank)) return static_cast<int32_t>(std::stol(m[1].str()));
+  // At most 9 digits: "rank99999999999999999999" in a file name threw out
+  // of std::stol (found by review); no rank is that large.
+  if (std::regex_search(name, m, kRank) && m[1].length() <= 9) return static_cast<int32_t>(std::stol(m[1].str()));
   return kNoRank;
 }
 

@@ -128,6 +128,8 @@ TEST(FolderImporterTest, RankFromName) {
   EXPECT_EQ(RankFromName("/x/rank3_ascend_pt/"), 3);
   EXPECT_EQ(RankFromName("/x/frank7.json"), kNoRank);
   EXPECT_EQ(RankFromName("/x/trace.json"), kNoRank);
+  EXPECT_EQ(RankFromName("/x/rank99999999999999999999.json"), kNoRank) << "past int: no rank, no exception";
+  EXPECT_EQ(RankFromName("/x/rank123456789.json"), 123456789);
 }
 
 }  // namespace
