@@ -54,7 +54,7 @@ int RunCli(int argc, char** argv) {
   app.set_version_flag("--version", "aiprof " AIPROF_VERSION);
   size_t threads = 0;
   app.add_option("--threads", threads,
-                 "Threads for parsing and analyses (default: the cores available); "
+                 "Threads for parsing and analyses (default: the cores available, at most 16); "
                  "results are the same for any count")
       ->check(CLI::Range(1, 4096));
   bool no_calibrate = false;

@@ -76,7 +76,7 @@ class TraceCommand : public Command {
     CLI::App* sub = app->add_subcommand(
         "trace", "Record a command (-- CMD ARGS...) or a running process (--pid N): application spans (SDK), "
                  "torch ops, host CPU samples and counters on one clock, into one .aiprof file");
-    AddOutputPathFlag(sub, &output_, "The .aiprof file to write (default trace-<date>.aiprof)");
+    AddOutputPathFlag(sub, &output_, "The .aiprof file to write (default trace-<date>-<time>.aiprof)");
     sub->add_option("--scope", scope_, "app | framework | full_stack (default: every layer this machine has)")
         ->check(CLI::IsMember({"app", "framework", "full_stack"}));
     sub->add_option("--duration", duration_, "Stop after this long (60s, 500ms, 2m); the command then gets SIGINT");

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "src/analysis/metrics/metric_set.h"
-#include "src/importers/common/importer_registry.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
@@ -148,7 +147,7 @@ TEST(MemoryPeaksTest, AscendDeviceNumbersFromTheFileAreParsedSafely) {
     std::string body = text.str();
     for (size_t at; (at = body.find("NPU:0")) != std::string::npos;) body.replace(at, 5, "NPU:" + npu);
     std::ofstream(csv, std::ios::trunc) << body;
-    auto t = ImportTrace(copy.string());
+    auto t = testing::ImportPath(copy.string());
     ASSERT_TRUE(t.ok()) << t.status().message();
     MemoryResult r = ComputeMemoryPeaks(**t);
     EXPECT_TRUE(r.devices.empty()) << npu.size() << " digits";

@@ -74,8 +74,8 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     std::string f(w[2]);
     char* end = nullptr;
     c.factor = std::strtod(f.c_str(), &end);
-    if (end == f.c_str() || *end != '\0' || !std::isfinite(c.factor) || c.factor < 0) {
-      return ErrStatus(where + "FACTOR must be a number ≥ 0, got '" + f + "'");
+    if (end == f.c_str() || *end != '\0' || !std::isfinite(c.factor) || c.factor < 0 || c.factor > kMaxScaleFactor) {
+      return ErrStatus(where + "FACTOR must be a number from 0 to 1e6, got '" + f + "'");
     }
     return c;
   }
@@ -190,15 +190,24 @@ class Replay {
   bool Active(uint32_t i) const {
     return g_.on_device[i] || trace_.tracks.kind[s_.track[i]] == TrackKind::kThread;
   }
-  int64_t Scaled(int64_t ns, uint32_t i) const { return static_cast<int64_t>(std::llround(static_cast<double>(ns) * factor_[i])); }
+  // Held to ±kMaxScaledNs (2^61 ns, the model's time range): a factor of
+  // 1e6 on a long span would pass int64 (found by review: the overflow
+  // predicted a shorter step).
+  int64_t Scaled(int64_t ns, uint32_t i) const {
+    constexpr double kMaxScaledNs = static_cast<double>(int64_t{1} << 61);
+    const double v = std::clamp(static_cast<double>(ns) * factor_[i], -kMaxScaledNs, kMaxScaledNs);
+    return static_cast<int64_t>(std::llround(v));
+  }
   bool Removed(GapCause c) const { return remove_[static_cast<size_t>(c)]; }
 
   // Each slice's factor: its own clause, else its parent's (host) or its
   // launching call's (device). Host slices first: launches precede kernels.
   void Factors(const Scenario& sc) {
-    std::vector<int8_t> name_clause(trace_.strings.size(), -2);  // -2 unknown, -1 none
+    // (int32: an int8 index capped at 127 made clause 128 and on act as
+    // clause 127, found by review.)
+    std::vector<int32_t> name_clause(trace_.strings.size(), -2);  // -2 unknown, -1 none
     auto clause_of = [&](uint32_t i) -> int {
-      int8_t& c = name_clause[s_.name[i].raw];
+      int32_t& c = name_clause[s_.name[i].raw];
       if (c == -2) {
         c = -1;
         std::string_view name = trace_.Str(s_.name[i]);
@@ -207,7 +216,7 @@ class Replay {
           if ((cl.kind == WhatIfClause::Kind::kRemove || cl.kind == WhatIfClause::Kind::kScale ||
                cl.kind == WhatIfClause::Kind::kEvery) &&
               name.find(cl.pattern) != std::string_view::npos) {
-            c = static_cast<int8_t>(std::min<size_t>(k, 127));
+            c = static_cast<int32_t>(k);
           }
         }
       }

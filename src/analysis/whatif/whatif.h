@@ -60,6 +60,10 @@
 
 namespace aiprof {
 
+// `scale`'s largest factor (a slice a million times longer is already a
+// different program; larger ones only overflow).
+inline constexpr double kMaxScaleFactor = 1e6;
+
 struct WhatIfClause {
   enum class Kind : uint8_t {
     kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery, kFuse, kOverlapComm, kDevice,

@@ -198,6 +198,26 @@ TEST(WhatIfTest, ParseErrorsNameTheClause) {
   StatusOr<Scenario> ok = ParseScenario("remove-idle host_bound; scale gemm 0.5 ; remove aten::copy_");
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->clauses.size(), 3u);
+  // Past 1e6 a factor only overflows (1e12 on ResNet50 predicted -63%).
+  EXPECT_TRUE(ParseScenario("scale aten:: 1e6").ok());
+  EXPECT_NE(ParseScenario("scale aten:: 1e12").status().message().find("from 0 to 1e6"), std::string::npos);
+  EXPECT_FALSE(ParseScenario("scale aten:: 1e308").ok());
+}
+
+// Hand-made (µs): four steps of aten::mm 10 + checkpoint 10. A clause after
+// 128 others is still itself (an int8 clause index capped at 127 made it
+// act as clause 127, a `remove`, found by review), and 1e6 × a step's op
+// stays a number of the model's range, never an overflow to a shorter step.
+TEST(WhatIfTest, ManyClausesAndLargeFactorsKeepTheirMeaning) {
+  auto t = ImportJsonText(kCheckpoint);
+  ASSERT_NE(t, nullptr);
+  std::string text;
+  for (int k = 0; k < 130; ++k) text += "remove nothing_matches_" + std::to_string(k) + "; ";
+  text += "scale checkpoint 2";
+  WhatIfResult r = MustPredict(*t, text);
+  for (const StepPrediction& s : r.steps) EXPECT_EQ(s.predicted_ns, 30'000);  // mm 10 + checkpoint 20
+  WhatIfResult big = MustPredict(*t, "scale checkpoint 1e6");
+  for (const StepPrediction& s : big.steps) EXPECT_EQ(s.predicted_ns, 10'000 + 10'000'000'000);
 }
 
 }  // namespace
