@@ -109,6 +109,39 @@ TEST(NativeFileTest, ImpossibleSliceTimesAreErrors) {
   }
 }
 
+// The other tables' times and the slices' order are checked as well (found
+// by review: a step of ts = dur = INT64_MAX overflowed a dozen analyses;
+// reordered slices moved op coverage from 75% to 0%).
+TEST(NativeFileTest, ImpossibleStepCounterTimesAndSliceOrderAreErrors) {
+  testing::TempDir dir;
+  struct Case {
+    const char* what;
+    void (*spoil)(Trace*);
+  } cases[] = {
+      {"step 0 has ts", [](Trace* t) { t->steps.ts_ns[0] = t->steps.dur_ns[0] = INT64_MAX; }},
+      {"step 0 has ts", [](Trace* t) { t->steps.dur_ns[0] = INT64_MIN; }},
+      {"counter row 0 has ts", [](Trace* t) { t->counters.ts_ns[0] = INT64_MIN; }},
+      {"slice 2 is out of order", [](Trace* t) { t->slices.ts_ns[2] = 0; }},
+  };
+  for (const Case& c : cases) {
+    Trace t;
+    TraceBuilder b(&t);
+    uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+    b.AddSlice(track, 0, 100, b.Intern("ProfilerStep#1"), b.Intern("user_annotation"), kNoCorrelation, 0, 0);
+    b.AddSlice(track, 10, 10, b.Intern("a"), b.Intern("cpu_op"), kNoCorrelation, 0, 0);
+    b.AddSlice(track, 30, 10, b.Intern("b"), b.Intern("cpu_op"), kNoCorrelation, 0, 0);
+    b.AddCounter(b.CounterTrack(IdValue::Num(1), b.Intern("mem"), -1), 5, 1.0);
+    ASSERT_TRUE(b.Finalize().ok());
+    ASSERT_EQ(t.steps.size(), 1u);
+    c.spoil(&t);
+    std::string path = dir.Path("bad.aiprof");
+    ASSERT_TRUE(WriteNativeFile(t, path).ok());
+    auto r = ReadNativeFile(path);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_NE(r.status().message().find(c.what), std::string::npos) << r.status().message();
+  }
+}
+
 // Every reference column (tables.h: its ColumnRef) and every enum column is
 // checked without per-table code: one bad value in each kind of column is an
 // error naming the table, row, column and value.
