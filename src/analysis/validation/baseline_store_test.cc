@@ -60,6 +60,53 @@ TEST(BaselineStoreTest, BaselineRoundTripKeepsEverySeries) {
   EXPECT_NE(none.status().message().find("no baseline for service 'other'"), std::string::npos);
 }
 
+// A database from elsewhere (--db) is checked, not trusted (found by
+// review): a text sample read as 0 and an inf gave a verdict; a trigger
+// ran on insert.
+TEST(BaselineStoreTest, DamagedSamplesAndForeignTriggersAreRefused) {
+  testing::TempDir dir;
+  const std::string path = dir.Path("b.db");
+  for (const char* bad : {"'abc'", "9e999", "-9e999"}) {
+    {
+      auto store = BaselineStore::Open(path);
+      ASSERT_TRUE(store.ok());
+      ASSERT_TRUE((*store)->SaveBaseline("svc", Sample(100), "").ok());
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string sql =
+        std::string("UPDATE baseline_samples SET value = ") + bad + " WHERE series = 'latency_ns' AND seq = 1";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+    auto store = BaselineStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    StatusOr<StoredBaseline> b = (*store)->LatestBaseline("svc");
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("not a finite number"), std::string::npos) << b.status().message();
+  }
+  // A trigger planted in the file does not run when aiprof writes.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE fired(x); CREATE TRIGGER t AFTER INSERT ON baselines BEGIN "
+                         "INSERT INTO fired VALUES (1); END;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    auto store = BaselineStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->SaveBaseline("svc2", Sample(100), "").ok());
+  }
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM fired", -1, &q, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(q, 0), 0);
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+}
+
 TEST(BaselineStoreTest, HistoryIsNewestFirstAndPerService) {
   testing::TempDir dir;
   auto store = BaselineStore::Open(dir.Path("b.db"));
