@@ -5,6 +5,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 
 #include "src/importers/common/byte_source.h"
@@ -228,6 +229,21 @@ TEST(ChromeJsonImporterTest, IdsOutOfInt64RangeAreNotAnUndefinedCast) {
   auto t = MustImport(path);
   ASSERT_TRUE(t);
   EXPECT_EQ(t->slices.size(), 4u);
+  // Each keeps a thread of its own: none dropped to 0 or truncated (7.9 is
+  // not thread 7), so no false parent between unrelated events.
+  std::set<uint32_t> tracks;
+  for (size_t i = 0; i < t->slices.size(); ++i) tracks.insert(t->slices.track[i]);
+  EXPECT_EQ(tracks.size(), 4u);
+  for (size_t i = 0; i < t->slices.size(); ++i) EXPECT_EQ(t->slices.depth[i], 0) << i;
+  std::string seven = dir.Write("seven.json", R"({"traceEvents": [
+{"ph": "X", "name": "a", "pid": 1, "tid": 7, "ts": 1, "dur": 10},
+{"ph": "X", "name": "b", "pid": 1, "tid": 7.9, "ts": 2, "dur": 1},
+{"ph": "X", "name": "c", "pid": 1, "tid": 1.5e3, "ts": 2, "dur": 1}
+]})");
+  auto s = MustImport(seven);
+  ASSERT_TRUE(s);
+  EXPECT_NE(s->slices.track[0], s->slices.track[1]) << "7.9 is not thread 7";
+  EXPECT_EQ(s->tracks.tid[s->slices.track[2]], 1500) << "1.5e3 is thread 1500";
 }
 
 // Hand-made from the input libFuzzer found (scripts/fuzz.sh 600, session 13):

@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -274,12 +276,17 @@ class ChromeJsonEventParser {
       *out = IdValue::Num(static_cast<int64_t>(u));
       return true;
     }
-    // A fractional or exponent id ("tid": 1.5e3) is truncated when it fits;
-    // one out of range or not finite is malformed, not an undefined cast.
+    // An exponent id that is a whole number ("tid": 1.5e3) is that number;
+    // any other (1.5, 1e30, beyond 64 bits) is kept as its text, a name of
+    // its own: truncated or dropped to 0, unrelated threads merged (found
+    // by review).
     double d;
     if (v.get_double().get(d)) return false;
-    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return false;
-    *out = IdValue::Num(static_cast<int64_t>(d));
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d)) {
+      *out = IdValue::Num(static_cast<int64_t>(d));
+    } else {
+      *out = IdValue::Str(StringId{Intern(NumberText(v.raw_json_token()))});
+    }
     return true;
   }
 
@@ -819,7 +826,11 @@ class ChromeJsonMerger {
       if (doc.get_object().get(obj)) return;
       int64_t rank;
       simdjson::error_code err = obj["rank"].get_int64().get(rank);
-      if (!err) {
+      if (!err && (rank < 0 || rank > INT32_MAX)) {
+        // 2^32 + 1 became rank 1 (found by review).
+        Diag("bad_rank", offset,
+             "distributedInfo.rank " + std::to_string(rank) + " is not a rank (0 to 2^31-1); ignored");
+      } else if (!err) {
         builder->SetDefaultRank(static_cast<int32_t>(rank));
         builder->trace()->metadata["rank"] = std::to_string(rank);
       }
