@@ -51,6 +51,7 @@ class Stmt {
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  bool Integer(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_INTEGER; }
   std::string_view Text(int col) const {
     const unsigned char* p = sqlite3_column_text(stmt_, col);
     return p ? std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string_view();
@@ -134,6 +135,19 @@ struct NsysImport {
     builder->AddSlice(track, start, dur, name, cat, corr, builder->ArgCursor(), 0);
   }
 
+  // A row's start and end (columns 0 and 1; `columns` 1: start only) must
+  // be integers: sqlite3_column_int64 reads NULL, text and blobs as 0 (found
+  // by review: kernels imported at ts 0 with no diagnostic).
+  bool Times(const Stmt& s, const char* table, uint64_t row, int columns = 2) {
+    for (int c = 0; c < columns; ++c) {
+      if (s.Integer(c)) continue;
+      builder->Diagnose("nsys_bad_value", path + ": " + table + " row " + std::to_string(row),
+                        std::string(c == 0 ? "start" : "end") + " is NULL or not an integer; row skipped");
+      return false;
+    }
+    return true;
+  }
+
   std::string Where(const char* table, uint64_t row, int64_t start, int64_t end) const {
     return path + ": " + table + " row " + std::to_string(row) + " (start " + std::to_string(start) + ", end " +
            std::to_string(end) + ")";
@@ -146,6 +160,7 @@ struct NsysImport {
     StringId cat = builder->Intern("cuda_runtime");
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      if (!Times(s, "CUPTI_ACTIVITY_KIND_RUNTIME", row)) continue;
       Slice(HostTrack(s.Int(2)), s.Int(0), s.Int(1), Str(s.Int(4)), cat, s.Int(3), "CUPTI_ACTIVITY_KIND_RUNTIME", row);
     }
     return st;
@@ -161,6 +176,7 @@ struct NsysImport {
     StringId cat = builder->Intern("kernel");
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      if (!Times(s, "CUPTI_ACTIVITY_KIND_KERNEL", row)) continue;
       Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), Str(s.Int(5)), cat, s.Int(4), "CUPTI_ACTIVITY_KIND_KERNEL",
             row);
     }
@@ -182,6 +198,7 @@ struct NsysImport {
       StringId cat = builder->Intern("gpu_memcpy");
       Status st;
       for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+        if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMCPY", row)) continue;
         Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), builder->Intern(CopyKindName(s.Int(5))), cat,
               s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row);
       }
@@ -193,6 +210,7 @@ struct NsysImport {
     StringId cat = builder->Intern("gpu_memset"), name = builder->Intern("Memset");
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMSET", row)) continue;
       Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row);
     }
     return st;
@@ -208,6 +226,7 @@ struct NsysImport {
     StringId cat = builder->Intern("cuda_sync");
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      if (!Times(s, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row)) continue;
       int64_t type = s.Int(5);
       StringId name = builder->Intern(type >= 0 && type <= 4 ? kNames[type] : kNames[0]);
       Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
@@ -228,8 +247,12 @@ struct NsysImport {
       int64_t type = s.Int(2);
       StringId name = !s.Null(4) ? builder->Intern(s.Text(4)) : !s.Null(5) ? Str(s.Int(5)) : StringId{};
       if (type == kNvtxMark) {
+        if (!Times(s, "NVTX_EVENTS", row, 1)) continue;
         builder->AddInstant(HostTrack(s.Int(3)), s.Int(0), name, cat, 't', builder->ArgCursor(), 0);
-      } else if ((type == kNvtxPushPop || type == kNvtxStartEnd) && !s.Null(1)) {
+      } else if (type == kNvtxPushPop || type == kNvtxStartEnd) {
+        // A range without an end (still open when the capture stopped) is
+        // skipped, and said so.
+        if (!Times(s, "NVTX_EVENTS", row)) continue;
         Slice(HostTrack(s.Int(3)), s.Int(0), s.Int(1), name, cat, kNoCorrelation, "NVTX_EVENTS", row);
       }
     }

@@ -133,6 +133,22 @@ TEST(NsysSqliteImporterTest, OtherDatabasesAndBadRowsAreReported) {
   auto bad = ImportTrace(MakeDb(dir, "neg.sqlite", sql));
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ((*bad)->diagnostics.entries().at("negative_duration").count, 1u);
+  // NULL, text or blob times were read as 0 (a kernel at ts 0, found by
+  // review): each such row is skipped and counted, naming table and row.
+  std::string nulls =
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
+      " streamId INTEGER, correlationId INTEGER, shortName INTEGER);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (NULL, 20, 0, 1, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 'soon', 0, 1, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 0, 1, 1, 1);";
+  auto holes = ImportTrace(MakeDb(dir, "null.sqlite", nulls));
+  ASSERT_TRUE(holes.ok()) << holes.status().message();
+  ASSERT_EQ((*holes)->slices.size(), 1u);
+  EXPECT_EQ((*holes)->slices.ts_ns[0], 10);
+  const auto& d = (*holes)->diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_bad_value"));
+  EXPECT_EQ(d.at("nsys_bad_value").count, 2u);
+  EXPECT_NE(d.at("nsys_bad_value").first_where.find("CUPTI_ACTIVITY_KIND_KERNEL row 1"), std::string::npos);
   // A kernel table without its required columns: an SQLite error naming the file.
   auto missing = ImportTrace(MakeDb(dir, "cols.sqlite", "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER);"));
   ASSERT_FALSE(missing.ok());
