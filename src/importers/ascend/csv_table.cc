@@ -70,6 +70,12 @@ Status CsvTable::Require(std::initializer_list<std::string_view> names) const {
   return OkStatus();
 }
 
+Status CsvTable::FieldTooLarge() const {
+  return ErrStatus(path_ + ":line " + std::to_string(row_line_) + ": a field over " +
+                   std::to_string(kMaxCsvFieldBytes >> 20) +
+                   " MiB (the CSV reader's limit; a profiler table's fields are names and numbers)");
+}
+
 StatusOr<bool> CsvTable::ReadRecord() {
   fields_used_ = 0;
   if (pos_ >= text_.size()) return false;
@@ -95,6 +101,7 @@ StatusOr<bool> CsvTable::ReadRecord() {
       } else {
         if (c == '\n') ++line_;
         cur->push_back(c);
+        if (cur->size() > kMaxCsvFieldBytes) return FieldTooLarge();
       }
       continue;
     }
@@ -108,6 +115,7 @@ StatusOr<bool> CsvTable::ReadRecord() {
       return true;
     } else if (c != '\r') {
       cur->push_back(c);
+      if (cur->size() > kMaxCsvFieldBytes) return FieldTooLarge();
     }
   }
   if (in_quotes) {

@@ -21,6 +21,11 @@
 
 namespace aiprof {
 
+// One field of a CSV table is at most this long (a 200 MB field took 1.46 GB
+// and was accepted, found by review): past it the read is an error naming
+// the file and line.
+inline constexpr size_t kMaxCsvFieldBytes = size_t{1} << 20;
+
 class CsvTable {
  public:
   // Reads `path` and its header row. An empty file or a header-only file
@@ -63,6 +68,7 @@ class CsvTable {
   CsvTable() = default;
   // Cuts one record into fields_; returns false at end of input.
   StatusOr<bool> ReadRecord();
+  Status FieldTooLarge() const;
 
   std::string path_;
   std::string text_;

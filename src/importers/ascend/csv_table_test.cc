@@ -53,6 +53,20 @@ TEST(CsvTableTest, TruncatedLastRowIsAnError) {
   EXPECT_NE(r.status().message().find("truncated"), std::string::npos);
 }
 
+TEST(CsvTableTest, FieldPastTheLimitIsAnErrorNamingTheLine) {
+  for (const std::string& big :
+       {std::string(kMaxCsvFieldBytes + 1, 'x'), "\"" + std::string(kMaxCsvFieldBytes + 1, 'y') + "\""}) {
+    CsvTable t = MustParseCsv("a,b\n1,2\n3," + big + "\n");
+    ASSERT_TRUE(t.Next().value());
+    auto r = t.Next();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("t.csv:line 3: a field over 1 MiB"), std::string::npos) << r.status().message();
+  }
+  CsvTable ok = MustParseCsv("a\n" + std::string(kMaxCsvFieldBytes, 'z') + "\n");
+  ASSERT_TRUE(ok.Next().value());
+  EXPECT_EQ(ok.Field(0).size(), kMaxCsvFieldBytes);
+}
+
 TEST(CsvTableTest, UnterminatedQuoteIsAnError) {
   CsvTable t = MustParseCsv("a,b\n1,\"never closed\n");
   auto r = t.Next();
