@@ -588,12 +588,24 @@ def case_pyframes(args):
     main = [s for s in d['sample'] if d['tracks'][s['track']]['tid'] == main_tid]
     for fn, other in (('spin_alpha', 'spin_beta'), ('spin_beta', 'spin_alpha')):
         b, e = periods[fn]
-        inside = [s for s in main if b <= s['sample'] <= e]
-        own = share(inside, lambda s: any(n.startswith(fn + ' (py_busy.py:') for n in names(s)))
+        inside = sorted((s for s in main if b <= s['sample'] <= e), key=lambda s: s['sample'])
+        is_own = lambda s: any(n.startswith(fn + ' (py_busy.py:') for n in names(s))  # noqa: E731
+        own = share(inside, is_own)
         wrong = share(inside, lambda s: any(n.startswith(other + ' (') for n in names(s)))
-        check(len(inside) > 50 and own >= 0.7 and wrong <= 0.05,
-              'pyframes: %.0f%% of %d samples in %s\'s second name it, %.0f%% the other loop' %
-              (100 * own, len(inside), fn, 100 * wrong))
+        # A perf sample takes the Python stack sampled last: until the
+        # sampler thread (it needs the GIL) takes one inside this loop, the
+        # samples rightly hold the previous loop's. Under load that start
+        # can be long (the full suite failed this once at 2 cores), so the
+        # merge is judged from the first sample that names the loop on
+        # (docs/capture.md, as case_roles).
+        first = next((k for k, s in enumerate(inside) if is_own(s)), None)
+        after = inside[first:] if first is not None else []
+        own_after = share(after, is_own)
+        wrong_after = share(after, lambda s: any(n.startswith(other + ' (') for n in names(s)))
+        check(len(inside) > 50 and first is not None and own_after >= 0.9 and wrong_after <= 0.05,
+              'pyframes: %d samples in %s\'s second: %.0f%% name it, %.0f%% the other loop; from the first that '
+              'names it (sample %s), %.0f%% and %.0f%%' %
+              (len(inside), fn, 100 * own, 100 * wrong, first, 100 * own_after, 100 * wrong_after))
     nested = [s for s in main if any(n.startswith('spin_alpha (') for n in names(s))]
     order = [n for n in names(nested[0]) if n.endswith(')') and '.py:' in n] if nested else []
     check([n.split(' ')[0] for n in order] == ['spin_alpha', 'main', '<module>'],

@@ -151,7 +151,11 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
     m->Set(ComputeClassMetric(static_cast<OpClass>(c)),
            total > 0 ? static_cast<double>(ns[c]) / static_cast<double>(total) : 0, "attribution");
   }
-  const std::string what = r.device_time ? "device time" : "host op time";
+  // On device traces the figure is all device activity the step launched:
+  // kernels, copies and memsets (the critical path's "compute" is kernels
+  // only; found by review side by side).
+  const std::string what =
+      r.device_time ? "device activity launched in the step: kernels, copies, memsets" : "host op time";
   m->AddEvidence("compute", "compute " + FormatDurationNs(r.compute_ns) + " per step = " +
                                 FormatPercent(r.compute_ns / r.wall_ns) + " of the step's wall time (" + what + ")");
   for (size_t k = 0; k < std::min(r.classes.size(), kComputeClassesShown); ++k) {

@@ -31,8 +31,8 @@ const std::vector<MetricInfo>& MetricCatalogue() {
          "reduction (sum, softmax, pooling, loss) ops, share of the compute time (compute_op_ns) by the attribution "
          "tree"},
         {"compute_op_ns", U::kNanoseconds,
-         "impact: compute time per base by the attribution tree (host op time on CPU traces, device compute launched "
-         "in the step on device traces, at most the step)"},
+         "impact: compute time per base by the attribution tree (host op time on CPU traces; on device traces the "
+         "device activity launched in the step: kernels, copies and memsets; at most the step)"},
         {"compute_op_ratio", U::kRatio, "compute_op_ns over the step's wall time"},
         {"comm_exposed_ratio", U::kRatio,
          "communication time not hidden behind compute, share of the device span (per base: comm_exposed_ns)"},
