@@ -429,6 +429,10 @@ class McpServer {
 
   // The canonical path if it lies inside an allowed directory.
   std::optional<fs::path> Confine(std::string_view path, std::string* why) const {
+    if (path.find('\0') != std::string_view::npos) {  // the OS would read it as shorter (found by review)
+      *why = "a path with a NUL byte";
+      return std::nullopt;
+    }
     std::error_code ec;
     fs::path canonical = fs::canonical(fs::path(path), ec);
     if (ec) {

@@ -192,6 +192,12 @@ void AddPageHeaders(HttpResponse* r) {
   r->headers.emplace_back("Content-Security-Policy", "frame-ancestors 'none'");
 }
 
+// Names, services and tags hold no control characters (a NUL-led run name
+// was stored, found by review).
+bool HasControl(std::string_view v) {
+  return std::any_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
 HttpResponse JsonError(int status, const std::string& message) {
   return Json(status, "{\"error\": " + JsonString(message) + "}");
 }
@@ -430,9 +436,9 @@ struct ServeServer::Impl {
         const std::string service = QueryParam(head.query, "service").value_or("");
         const std::string tag = QueryParam(head.query, "tag").value_or("");
         if (given.empty() || given.size() > kMaxNameBytes || service.size() > kMaxNameBytes ||
-            tag.size() > kMaxNameBytes) {
+            tag.size() > kMaxNameBytes || HasControl(given) || HasControl(service) || HasControl(tag)) {
           return JsonError(400, "name (1 to " + std::to_string(kMaxNameBytes) + " bytes), service and tag (at most " +
-                                    std::to_string(kMaxNameBytes) + " bytes each)");
+                                    std::to_string(kMaxNameBytes) + " bytes each), without control characters");
         }
       }
     }
@@ -1054,8 +1060,10 @@ struct ServeServer::Impl {
   }
 
   HttpResponse Rename(int64_t id, const std::string& name, const std::string& tag) {
-    if (name.empty() || name.size() > kMaxNameBytes || tag.size() > kMaxNameBytes) {
-      return JsonError(400, "give ?name= (1 to " + std::to_string(kMaxNameBytes) + " bytes) and optionally &tag=");
+    if (name.empty() || name.size() > kMaxNameBytes || tag.size() > kMaxNameBytes || HasControl(name) ||
+        HasControl(tag)) {
+      return JsonError(400, "give ?name= (1 to " + std::to_string(kMaxNameBytes) +
+                                " bytes, no control characters) and optionally &tag=");
     }
     StatusOr<std::optional<RunRow>> row = index->Get(id);
     if (!row.ok()) return JsonError(500, row.status().message());

@@ -205,6 +205,9 @@ def main():
         r = c.tool("load_trace", path=path)
         check(r.get("error", {}).get("code") == -32602, "refused path %s: %r" % (path, r))
     check("outside the directories" in c.tool("load_trace", path="/etc/passwd")["error"]["message"], "says why")
+    # A NUL byte would make the OS read a shorter path (sample.json\0.png loaded sample.json).
+    r = c.tool("load_trace", path=sample + "\u0000.png")
+    check(r.get("error", {}).get("code") == -32602 and "NUL" in r["error"]["message"], "a path with a NUL byte: %r" % r)
 
     # Protocol errors; the server keeps serving after each.
     check(c.call("no/such/method")["error"]["code"] == -32601, "unknown method")

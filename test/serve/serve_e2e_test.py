@@ -206,6 +206,8 @@ def streamed_upload_tests(exe, tmp):
         check(rebound == "HTTP/1.1 421 Misdirected Request", "a Host that is not loopback is refused: " + rebound)
         own = raw_post(port, "/api/runs", "", [], host="localhost:%d" % port, method="GET")
         check(own == "HTTP/1.1 200 OK", "localhost in Host is this listener: " + own)
+        nul = raw_post(port, "/api/runs?name=%00evil.json", "Content-Length: %d\r\n" % len(trace), [trace])
+        check(nul.startswith("HTTP/1.1 400"), "a run name with a NUL byte is refused: " + nul)
         check(len(rows(port)) == 5, "no run added by the refused requests")
     finally:
         check(stop(p) == 0, "server stops cleanly on SIGTERM")
