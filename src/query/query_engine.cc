@@ -36,8 +36,9 @@ int Authorize(void*, int action, const char* arg1, const char* arg2, const char*
     case SQLITE_FUNCTION:
       // fts3_tokenizer('simple') returns the address of SQLite's tokenizer
       // module: a code pointer for whoever may query (serve, mcp).
-      return arg2 && (strcasecmp(arg2, "load_extension") == 0 || strcasecmp(arg2, "fts3_tokenizer") == 0) ? SQLITE_DENY
-                                                                                                          : SQLITE_OK;
+      return arg2 && (strcasecmp(arg2, "load_extension") == 0 || strcasecmp(arg2, "fts3_tokenizer") == 0)
+                 ? SQLITE_DENY
+                 : SQLITE_OK;
     case SQLITE_PRAGMA:
       return ReadOnlyPragma(arg1) ? SQLITE_OK : SQLITE_DENY;
     default:
@@ -108,13 +109,12 @@ const std::vector<QueryView>& StandardViews() {
         {"processes", "Host processes (pid per rank) and how many tracks each has",
          compose("SELECT rank, pid, pid_label, max(process_name) AS process_name, count(*) AS tracks "
                  "FROM tracks WHERE device = -1 GROUP BY rank, pid, pid_label")},
-        {"devices",
-         "Devices per rank: streams, device activities (kernels, copies, sets, collectives), their "
-         "summed time (overlaps counted twice), first start and last end",
+        {"devices", "Devices per rank: streams, device activities (kernels, copies, sets, collectives), their "
+                    "summed time (overlaps counted twice), first start and last end",
          compose("SELECT t.rank, t.device, count(DISTINCT t.id) AS streams, count(s.id) AS activities, "
                  "sum(s.dur) AS activity_ns, min(s.ts) AS first_ts, max(s.ts + s.dur) AS last_end "
-                 "FROM tracks t LEFT JOIN slices s ON s.track = t.id AND s.kind IN " +
-                 device + " WHERE t.device >= 0 GROUP BY t.rank, t.device")},
+                 "FROM tracks t LEFT JOIN slices s ON s.track = t.id AND s.kind IN " + device +
+                 " WHERE t.device >= 0 GROUP BY t.rank, t.device")},
         {"ranks", "Ranks and their tracks",
          compose("SELECT rank, count(*) AS tracks, sum(device >= 0) AS device_tracks, "
                  "count(DISTINCT CASE WHEN device >= 0 THEN device END) AS devices FROM tracks GROUP BY rank")},
@@ -129,15 +129,12 @@ const std::vector<QueryView>& StandardViews() {
                  "min(dur) AS min_ns, max(dur) AS max_ns FROM slices GROUP BY category, name")},
         {"kernels", "Device activities (kernels, copies, sets, collectives) with rank, device and stream",
          compose("SELECT s.id, s.ts, s.dur, s.name, s.kind, s.correlation, s.track, t.rank, t.device, "
-                 "t.tid AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " +
-                 device)},
+                 "t.tid AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " + device)},
         {"kernel_stats", "Device activities grouped by name: count, total, mean and max duration",
          compose("SELECT name, kind, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
-                 "max(dur) AS max_ns FROM slices WHERE kind IN " +
-                 device + " GROUP BY name, kind")},
-        {"launches",
-         "Flows from a host slice to the device activity it launched, with the launch delay "
-         "(activity start minus the launching call's end, as analyze's launch delay)",
+                 "max(dur) AS max_ns FROM slices WHERE kind IN " + device + " GROUP BY name, kind")},
+        {"launches", "Flows from a host slice to the device activity it launched, with the launch delay "
+                     "(activity start minus the launching call's end, as analyze's launch delay)",
          compose("SELECT f.from_slice AS launch, f.to_slice AS activity, l.name AS launch_name, "
                  "d.name AS activity_name, l.ts AS launch_ts, l.dur AS launch_dur, d.ts AS activity_ts, "
                  "d.ts - (l.ts + l.dur) AS delay_ns, "
@@ -145,8 +142,8 @@ const std::vector<QueryView>& StandardViews() {
         {"device_gaps", "Idle gaps on each device stream: from the end of all activity so far to the next start",
          compose("SELECT track, prev_end AS ts, ts - prev_end AS dur, next_slice FROM (SELECT track, ts, "
                  "id AS next_slice, max(ts + dur) OVER (PARTITION BY track ORDER BY ts, id ROWS BETWEEN "
-                 "UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM slices WHERE kind IN " +
-                 device + ") WHERE ts > prev_end")},
+                 "UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM slices WHERE kind IN " + device +
+                 ") WHERE ts > prev_end")},
         {"counter_series", "Counter samples with the counter's name, rank and device",
          compose("SELECT c.ts, c.value, t.name AS counter, t.rank, t.device, c.track FROM counters c "
                  "JOIN tracks t ON t.id = c.track")},

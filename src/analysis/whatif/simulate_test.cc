@@ -4,6 +4,7 @@
 
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/whatif.h"
+#include "src/analysis/whatif/whatif_test_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -92,23 +93,10 @@ TEST(SimulateTest, NoPastCaseOfThisFixChangesNothing) {
 // of 10, 10, 10, 20: median 10 µs, a 50% gain the run would never see; mean
 // 12.5 µs, 37.5% of the mean step. By hand: s = √((3·2.5² + 7.5²)/3) = 5 µs,
 // t(3) 97.5% = 3.18245, half-width 3.18245·5/√4 = 7.9561 µs.
-constexpr char kEveryStep[] = R"json({"traceEvents":[
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":10,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":110,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":200,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":210,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":300,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":300,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":310,"dur":10}
-]})json";
+
 
 TEST(SimulateTest, AFixOnOneStepInNIsJudgedByTheMeanStep) {
-  auto t = testing::ImportJsonText(kEveryStep);
+  auto t = testing::ImportJsonText(testing::kCheckpointTrace);
   ASSERT_NE(t, nullptr);
   const CriticalPathResult path = ComputeCriticalPath(*t);
   Outcome every, scale;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/analysis/whatif/whatif_test_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -80,23 +81,10 @@ TEST(WhatIfTest, HandMadeWhatMovedOnTheCriticalPath) {
 // Hand-made (µs): four steps of 20 µs, each aten::mm 10 then checkpoint 10.
 // `every 2 checkpoint` keeps the checkpoint on steps 2 and 4 only: 10, 20,
 // 10, 20; `scale checkpoint 0.5` spreads it: 15 on every step.
-constexpr char kCheckpoint[] = R"json({"traceEvents":[
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":10,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":110,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":200,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":210,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":300,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":300,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":310,"dur":10}
-]})json";
+using testing::kCheckpointTrace;
 
 TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
-  auto t = ImportJsonText(kCheckpoint);
+  auto t = ImportJsonText(kCheckpointTrace);
   ASSERT_NE(t, nullptr);
   WhatIfResult every = MustPredict(*t, "every 2 checkpoint");
   ASSERT_EQ(every.steps.size(), 4u);
@@ -209,7 +197,7 @@ TEST(WhatIfTest, ParseErrorsNameTheClause) {
 // act as clause 127, a `remove`, found by review), and 1e6 × a step's op
 // stays a number of the model's range, never an overflow to a shorter step.
 TEST(WhatIfTest, ManyClausesAndLargeFactorsKeepTheirMeaning) {
-  auto t = ImportJsonText(kCheckpoint);
+  auto t = ImportJsonText(kCheckpointTrace);
   ASSERT_NE(t, nullptr);
   std::string text;
   for (int k = 0; k < 130; ++k) text += "remove nothing_matches_" + std::to_string(k) + "; ";
