@@ -90,7 +90,9 @@ StatusOr<std::vector<Token>> Lex(std::string_view s) {
       std::string num(s.substr(start, i - start));
       char* end = nullptr;
       double v = std::strtod(num.c_str(), &end);
-      if (end != num.c_str() + num.size()) return Error(s, start, "bad number '" + num + "'");
+      if (end != num.c_str() + num.size() || !std::isfinite(v)) {
+        return Error(s, start, "bad number '" + num + "'" + (std::isfinite(v) ? "" : " (out of range)"));
+      }
       size_t unit_start = i;
       while (i < s.size() && (std::isalpha(static_cast<unsigned char>(s[i])) || s[i] == '%' || s[i] == '/')) ++i;
       std::string unit(s.substr(unit_start, i - unit_start));

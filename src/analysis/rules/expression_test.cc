@@ -78,6 +78,7 @@ TEST(ExpressionTest, ErrorsNameTheProblemAndColumn) {
   EXPECT_NE(err("device_util < launches_per_step").find("one metric and one number"), std::string::npos);
   EXPECT_NE(err("device_util = 1").find("comparison"), std::string::npos);
   EXPECT_NE(err("device_util < 5parsecs").find("unknown unit"), std::string::npos);
+  EXPECT_NE(err("device_util < 1e400%").find("out of range"), std::string::npos);  // was +inf, accepted
   EXPECT_NE(err(std::string(100, '(') + "device_util < 1" + std::string(100, ')')).find("nested too deeply"),
             std::string::npos);
 }
