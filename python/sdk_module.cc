@@ -420,6 +420,14 @@ int RunFrameworkRequest(void*) {
   return 0;
 }
 
+bool IsFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
 int FrameworkHandler(int start, const char* dir) {
   std::unique_lock<std::mutex> lock(g_framework.mu);
   const uint64_t generation = ++g_framework.generation;
@@ -427,6 +435,16 @@ int FrameworkHandler(int start, const char* dir) {
   g_framework.dir = dir ? dir : "";
   lock.unlock();
   if (Py_AddPendingCall(&RunFrameworkRequest, nullptr) != 0) return EAGAIN;
+  // CPython (3.11) marks a pending call for the main thread's eval loop only
+  // when the thread adding it is the main thread; from this one, a main
+  // thread running pure Python without ever releasing the GIL noticed it
+  // only at its next GIL hand-over, so a busy loop never answered (the
+  // deep trace had no framework layer). Taking the GIL once asks the main
+  // thread to hand it over; when it takes it back it sees the call.
+  if (Py_IsInitialized() && !IsFinalizing()) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyGILState_Release(gil);
+  }
   lock.lock();
   if (!g_framework.cv.wait_for(lock, kFrameworkWait, [&] { return g_framework.done_generation == generation; })) {
     return ETIMEDOUT;

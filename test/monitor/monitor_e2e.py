@@ -730,6 +730,30 @@ def python_http_load(port, stop, connections=2, pause=0.005):
     return threads
 
 
+def case_pybusy(args, tmp):
+    # A main thread running pure Python without releasing the GIL: the
+    # deep trace still gets Python frames (the SDK wakes the main thread to
+    # run the pending framework call), and the hottest function is the
+    # planted one.
+    out = os.path.join(tmp, 'incidents')
+    mon = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 100ms', '--window', '5s',
+                          '--trace-duration', '2s', '--once', '--timeout', '40s', '--attach-timeout', '20s',
+                          '-o', out, '--', args.python,
+                          os.path.join(os.path.dirname(__file__), 'python_busy_service.py'), args.python_dir, '30'],
+                         capture_output=True, text=True, timeout=STEP_TIMEOUT + 30)
+    sys.stderr.write(mon.stderr)
+    check(mon.returncode == 3, 'the busy service makes an incident (rc %d)' % mon.returncode)
+    inc = sorted(glob.glob(os.path.join(out, '*-*')))
+    if not inc:
+        check(False, 'an incident folder')
+        return
+    dt = json.load(open(os.path.join(inc[0], 'alert.json')))['deep_trace']
+    check('Python frames sampled' in dt['framework_layer'],
+          'a busy main thread answers the framework request: %s' % dt['framework_layer'])
+    check('planted_busy_sum (python_busy_service.py:' in mon.stdout,
+          'the incident line names the planted Python function (%s)' % mon.stdout.strip()[-300:])
+
+
 def case_pyhttp(args, tmp):
     import threading
     out = os.path.join(tmp, 'incidents')
@@ -817,7 +841,7 @@ CASES = {'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'ste
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
-         'pyhttp': case_pyhttp, 'torch': case_torch}
+         'pyhttp': case_pyhttp, 'pybusy': case_pybusy, 'torch': case_torch}
 
 
 def main():

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""A pure-Python busy service for aiprof monitor's tests (hand-made): its
+main thread never releases the GIL (no sleep, no I/O in the loop), every
+5th request after the first 3 s spends ~0.2 s in planted_busy_sum. Before
+the SDK woke the main thread, the deep trace's framework layer was "not
+started: ... did not answer the live channel's command" for such a service.
+
+  python_busy_service.py PYTHON_PACKAGE_DIR SECONDS
+"""
+import sys
+import time
+
+sys.path.insert(0, sys.argv[1])
+import aiprof  # noqa: E402
+
+
+def planted_busy_sum(n):
+    x = 0
+    for i in range(n):
+        x += i * i
+    return x
+
+
+t0 = time.monotonic()
+end = t0 + float(sys.argv[2])
+k = 0
+while time.monotonic() < end:
+    with aiprof.request("infer"):
+        planted_busy_sum(2000000 if (time.monotonic() - t0 > 3 and k % 5 == 0) else 2000)
+    k += 1
