@@ -99,6 +99,22 @@ TEST(MsprofImporterTest, CurrentLayoutWithoutTimeline) {
   ExpectSyntheticRun(**r, 0);
 }
 
+// A row with a negative duration and no timeline: skipped once, as
+// bad_op_row, not also "kept unjoined" as op_row_unmatched.
+TEST(MsprofImporterTest, ABadRowIsCountedOnce) {
+  TempDir dir;
+  MakeProf(dir, "PROF_5/mindstudio_profiler_output");
+  dir.Write("PROF_5/mindstudio_profiler_output/op_summary_20240101010101.csv",
+            std::string(kOpSummary) +
+                "0,N/A,4294967295,13,2,N/A,Neg_3,Neg,dynamic,AI_CORE,1700000000000200.000,-5,0,8,0,NO,"
+                "N/A,N/A,N/A,N/A,N/A,N/A,N/A,4,7200,0,0.5\n");
+  auto r = ImportTrace(dir.Path("PROF_5"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->diagnostics.Count("bad_op_row"), 1u);
+  EXPECT_EQ((*r)->diagnostics.Count("op_row_unmatched"), 0u);
+  EXPECT_EQ((*r)->slices.size(), 3u);  // the three good rows
+}
+
 TEST(MsprofImporterTest, OlderPerDeviceLayout) {
   TempDir dir;
   MakeProf(dir, "PROF_000002/device_3/summary");

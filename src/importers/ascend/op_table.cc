@@ -144,7 +144,11 @@ Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t ran
     ASSIGN_OR_RETURN(bool more, csv.Next());
     if (!more) break;
     std::optional<int64_t> ts = csv.MicrosToNanos(c.start);
-    if (!csv.row_ok() || !ts) {
+    // A row AddOpTableSlices skipped (no usable duration) has no slice to
+    // join: it was counted there as bad_op_row, not again as unmatched
+    // (found by review: one row counted as "skipped" and "kept unjoined").
+    std::optional<int64_t> dur = rows_checked ? csv.MicrosToNanos(c.dur) : std::optional<int64_t>(0);
+    if (!csv.row_ok() || !ts || !dur || *dur < 0) {
       if (!rows_checked) {
         builder->Diagnose("bad_op_row", csv.Where(), "a row has a wrong column count or no usable start time; skipped");
       }

@@ -70,10 +70,12 @@ class OperatorMemoryImporter {
       if (!more) break;
       std::optional<int64_t> ts = csv.MicrosToNanos(alloc), bytes = csv.Scaled(size, kKiB);
       std::optional<int32_t> npu = NpuIndex(csv.Field(device));
-      if (!csv.row_ok() || !ts || !bytes || !npu || csv.Field(name).empty()) {
+      // An allocation's size is not negative (-5 KB was accepted as -5120
+      // bytes, found by review).
+      if (!csv.row_ok() || !ts || !bytes || *bytes < 0 || !npu || csv.Field(name).empty()) {
         builder_->Diagnose("bad_operator_memory_row", csv.Where(),
-                           "a row has a wrong column count, or no usable Name, Size(KB), Allocation Time(us) or "
-                           "NPU Device Type; skipped");
+                           "a row has a wrong column count, or no usable Name, Size(KB) (a size ≥ 0), Allocation "
+                           "Time(us) or NPU Device Type; skipped");
         continue;
       }
       uint64_t begin = builder_->ArgCursor();

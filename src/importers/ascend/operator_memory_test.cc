@@ -114,20 +114,23 @@ std::string MakeFolder(const TempDir& dir, std::string_view operator_memory, std
 
 TEST(OperatorMemoryTest, HandMadeBadRowsAreCountedNotFatal) {
   TempDir dir;
-  // Row 2 is good; row 3 has no size; row 4 is on the host; row 5 is short.
-  std::string folder = MakeFolder(dir,
-                                  "Name,Size(KB),Allocation Time(us),Release Time(us),Device Type\n"
-                                  "aten::empty,0.5,100.25,101,NPU:3\n"
-                                  "aten::empty,,100.5,,NPU:3\n"
-                                  "aten::empty,1,100.75,,CPU\n"
-                                  "aten::empty,1\n"
-                                  "aten::add,2.001,102,,NPU:3\n",
-                                  "Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n1,7,0.5,N/A,Nope\nx,7,0.5,0.1,Nope\n");
+  // Row 2 is good; row 3 has no size; row 4 is on the host; row 5 is short;
+  // row 6 has a negative size.
+  std::string folder =
+      MakeFolder(dir,
+                 "Name,Size(KB),Allocation Time(us),Release Time(us),Device Type\n"
+                 "aten::empty,0.5,100.25,101,NPU:3\n"
+                 "aten::empty,,100.5,,NPU:3\n"
+                 "aten::empty,1,100.75,,CPU\n"
+                 "aten::empty,1\n"
+                 "aten::empty,-5,100.8,,NPU:3\n"
+                 "aten::add,2.001,102,,NPU:3\n",
+                 "Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n1,7,0.5,N/A,Nope\nx,7,0.5,0.1,Nope\n");
   auto t = MustImportFolder(folder);
   ASSERT_TRUE(t);
   std::vector<uint32_t> allocs = OperatorMemoryInstants(*t);
   ASSERT_EQ(allocs.size(), 2u);
-  EXPECT_EQ(t->diagnostics.Count("bad_operator_memory_row"), 3u);
+  EXPECT_EQ(t->diagnostics.Count("bad_operator_memory_row"), 4u);
   std::map<std::string, int64_t> a = IntArgs(*t, allocs[0]);
   EXPECT_EQ(t->instants.ts_ns[allocs[0]], 100250);
   EXPECT_EQ(a["size_bytes"], 512);
