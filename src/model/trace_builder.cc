@@ -127,9 +127,9 @@ void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, String
                         category, arg_begin, arg_count});
 }
 
-void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns) {
+void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns, StringId name) {
   if (!TimesInRange(trace_, "end (E) event", track, ts_ns)) return;
-  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, {}, {}, 0, 0});
+  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, name, {}, 0, 0});
 }
 
 void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category,
@@ -276,6 +276,12 @@ void TraceBuilder::MatchBeginEnd() {
     }
     const PendingBeginEnd* b = open.back();
     open.pop_back();
+    // An E closes the last open B whatever its name; a named E that names
+    // another slice is said (B x, B y, E x closed y silently: found by review).
+    if (!e.name.empty() && e.name != b->name) {
+      Diagnose("end_name_mismatch", "E event at ts_ns " + std::to_string(e.ts_ns),
+               "an E event names another slice than the B it closes (the last open one on its thread)");
+    }
     AddSlice(b->track, b->ts_ns, e.ts_ns - b->ts_ns, b->name, b->category, kNoCorrelation,
              b->arg_begin, b->arg_count);
   }
@@ -516,6 +522,7 @@ void TraceBuilder::LinkFlowEvents() {
     const PendingFlow& f = flow_events_[i];
     bool new_flow = i == 0 || f.id != flow_events_[i - 1].id || f.category != flow_events_[i - 1].category;
     if (new_flow) previous = kNoSlice;
+
     uint32_t slice = bound[i];
     if (slice == kNoSlice) {
       Diagnose("flow_unbound", "flow id " + std::to_string(f.id),

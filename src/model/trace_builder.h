@@ -61,7 +61,9 @@ class TraceBuilder {
                 int64_t correlation, uint64_t arg_begin, uint16_t arg_count);
   void AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
                 uint64_t arg_begin, uint16_t arg_count);
-  void AddEnd(uint32_t track, int64_t ts_ns);
+  // `name`: the E event's own name if it has one (checked against the B it
+  // closes: end_name_mismatch); empty otherwise.
+  void AddEnd(uint32_t track, int64_t ts_ns, StringId name = {});
   void AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category, char scope,
                   uint64_t arg_begin, uint16_t arg_count);
   void AddCounter(uint32_t track, int64_t ts_ns, double value);

@@ -185,6 +185,22 @@ TEST(ChromeJsonImporterTest, MalformedRecordsAreCountedAndImportGoesOn) {
   EXPECT_NE(t->diagnostics.entries().at("negative_duration").first_where.find("bad.json:byte "), std::string::npos);
 }
 
+// An E closes the last open B on its thread, whatever its name (Chrome's
+// rule): B x, B y, E x closes y, and says so; an unnamed E says nothing.
+TEST(ChromeJsonImporterTest, EndNamingAnotherSliceIsSaid) {
+  TempDir dir;
+  std::string path = dir.Write("be.json", R"({"traceEvents": [
+{"ph": "B", "name": "x", "pid": 1, "tid": 1, "ts": 1},
+{"ph": "B", "name": "y", "pid": 1, "tid": 1, "ts": 2},
+{"ph": "E", "name": "x", "pid": 1, "tid": 1, "ts": 3},
+{"ph": "E", "pid": 1, "tid": 1, "ts": 4}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 2u);
+  EXPECT_EQ(t->diagnostics.Count("end_name_mismatch"), 1u);
+}
+
 // Times past +-2^61 ns (2.3e15 us) would overflow an end, a difference or the
 // time base: skipped and counted with the byte offset, never summed.
 TEST(ChromeJsonImporterTest, TimesOutOfRangeAreCountedNotSummed) {

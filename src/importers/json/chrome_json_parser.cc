@@ -672,7 +672,7 @@ class ChromeJsonMerger {
       case 'E':
         DropArgs(e);
         if (!CheckTs(e, offset)) return;
-        builder->AddEnd(Track(e), e.ts_ns);
+        builder->AddEnd(Track(e), e.ts_ns, e.name);
         return;
       case 'i':
       case 'I':
