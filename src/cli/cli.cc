@@ -87,9 +87,7 @@ int RunCli(int argc, char** argv) {
     if (!status.ok()) {
       // Messages name files and quote their content (a file name inside a
       // downloaded folder, a server's answer): controls are shown, not sent.
-      std::string message = EscapeControls(status.message(), /*keep_line_breaks=*/true);
-      for (size_t at; (at = message.find('\r')) != std::string::npos;) message.replace(at, 1, "\\x0d");
-      std::fprintf(stderr, "aiprof: error: %s\n", message.c_str());
+      std::fprintf(stderr, "aiprof: error: %s\n", EscapeControls(status.message(), /*keep_line_breaks=*/true).c_str());
       return kExitError;
     }
     return commands[i]->SuccessExitCode();

@@ -522,7 +522,6 @@ void TraceBuilder::LinkFlowEvents() {
     const PendingFlow& f = flow_events_[i];
     bool new_flow = i == 0 || f.id != flow_events_[i - 1].id || f.category != flow_events_[i - 1].category;
     if (new_flow) previous = kNoSlice;
-
     uint32_t slice = bound[i];
     if (slice == kNoSlice) {
       Diagnose("flow_unbound", "flow id " + std::to_string(f.id),

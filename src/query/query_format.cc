@@ -20,13 +20,6 @@ bool IsNumber(const QueryValue& v) {
   return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v);
 }
 
-// Display width of escaped text: UTF-8 continuation bytes take no column.
-size_t Width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
-  return w;
-}
-
 std::string TruncationNote(const QueryResult& result) {
   return "rows cut at the row limit (--max-rows " + std::to_string(result.max_rows) + "); more rows matched";
 }
@@ -40,15 +33,13 @@ std::string QueryValueText(const QueryValue& value) {
   return "";
 }
 
-constexpr size_t kMaxPaddedWidth = 240;
-
 std::string QueryResultToText(const QueryResult& result) {
   const size_t n = result.columns.size();
   std::vector<std::string> header(n);
   std::vector<size_t> width(n);
   for (size_t c = 0; c < n; ++c) {
     header[c] = TerminalSafe(result.columns[c]);
-    width[c] = Width(header[c]);
+    width[c] = TerminalWidth(header[c]);
   }
   std::vector<std::vector<std::string>> cells;
   cells.reserve(result.rows.size());
@@ -56,13 +47,11 @@ std::string QueryResultToText(const QueryResult& result) {
     auto& out = cells.emplace_back(n);
     for (size_t c = 0; c < n && c < row.size(); ++c) {
       out[c] = std::holds_alternative<std::monostate>(row[c]) ? "NULL" : TerminalSafe(QueryValueText(row[c]));
-      // Pads to the widest cell up to kMaxPaddedWidth; a longer one is
-      // written whole and shifts only its own line (not every row by it).
-      width[c] = std::max(width[c], std::min(Width(out[c]), kMaxPaddedWidth));
+      width[c] = std::max(width[c], std::min(TerminalWidth(out[c]), kMaxPaddedColumn));
     }
   }
   auto pad = [](std::string* line, const std::string& s, size_t w, bool right) {
-    const size_t fill = w - std::min(w, Width(s));
+    const size_t fill = w - std::min(w, TerminalWidth(s));
     if (right) line->append(fill, ' ');
     *line += s;
     if (!right) line->append(fill, ' ');

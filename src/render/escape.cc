@@ -5,8 +5,9 @@
 namespace aiprof {
 namespace {
 
-// Length of the valid UTF-8 sequence at s[i], or 0 if invalid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
+// Length of the valid UTF-8 sequence at s[i], or 0 if invalid; its code
+// point in *code_point when asked.
+size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point = nullptr) {
   unsigned char c = static_cast<unsigned char>(s[i]);
   size_t len;
   uint32_t min;
@@ -23,16 +24,8 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
     cp = (cp << 6) | (cc & 0x3F);
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  if (code_point) *code_point = cp;
   return len;
-}
-
-// The code point of the valid sequence of `len` bytes at s[i].
-uint32_t CodePoint(std::string_view s, size_t i, size_t len) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  if (len == 1) return c;
-  uint32_t cp = c & (0x7F >> len);
-  for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  return cp;
 }
 
 // Code points a terminal acts on rather than shows: C1 controls (U+009B is
@@ -51,23 +44,21 @@ std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
-    const size_t len = c >= 0x80 ? Utf8SequenceLength(s, i) : 1;
-    if (len == 0 || c == 0x7f || (c < 0x20 && !(keep_line_breaks && (c == '\n' || c == '\r' || c == '\t')))) {
+    uint32_t cp = c;
+    const size_t len = c >= 0x80 ? Utf8SequenceLength(s, i, &cp) : 1;
+    if (len == 0 || c == 0x7f || (c < 0x20 && !(keep_line_breaks && (c == '\n' || c == '\t')))) {
       char buf[8];
       std::snprintf(buf, sizeof(buf), "\\x%02x", c);
       out.append(buf);
       ++i;
       continue;
     }
-    if (len > 1) {
-      const uint32_t cp = CodePoint(s, i, len);
-      if (IsInvisibleControl(cp)) {
-        char buf[12];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
-        out.append(buf);
-        i += len;
-        continue;
-      }
+    if (len > 1 && IsInvisibleControl(cp)) {
+      char buf[12];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
+      out.append(buf);
+      i += len;
+      continue;
     }
     out.append(s.substr(i, len));
     i += len;
@@ -124,7 +115,7 @@ std::string CsvField(std::string_view s) {
     body.push_back('\'');
   }
   // CSV goes to terminals too (query and summary print it by default):
-  // controls other than line breaks and tabs are shown, not sent.
+  // controls other than line feeds and tabs are shown, not sent.
   body.append(EscapeControls(s, /*keep_line_breaks=*/true));
   if (body.find_first_of(",\"\n\r") == std::string::npos && body == s) return body;
   std::string out = "\"";
@@ -211,5 +202,11 @@ std::string MarkdownEscape(std::string_view raw) {
 }
 
 std::string TerminalSafe(std::string_view s) { return EscapeControls(s, /*keep_line_breaks=*/false); }
+
+size_t TerminalWidth(std::string_view s) {
+  size_t w = 0;
+  for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+  return w;
+}
 
 }  // namespace aiprof

@@ -3,6 +3,7 @@
 #ifndef AIPROF_SRC_RENDER_ESCAPE_H_
 #define AIPROF_SRC_RENDER_ESCAPE_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -13,7 +14,7 @@ void AppendJsonEscaped(std::string* out, std::string_view s);
 std::string JsonString(std::string_view s);  // with quotes
 // One CSV field (RFC 4180 quoting); a leading = + - @ tab or CR is prefixed
 // with ' so spreadsheets do not run it as a formula; other controls are
-// shown as EscapeControls does (line breaks and tabs kept, quoted).
+// shown as EscapeControls does (line feeds and tabs kept, quoted).
 std::string CsvField(std::string_view s);
 // HTML text or attribute value: & < > " ' become entities; invalid UTF-8
 // becomes U+FFFD.
@@ -25,8 +26,15 @@ std::string MarkdownEscape(std::string_view s);
 // C1 controls, bidi controls (U+202A..U+202E, U+2066..U+2069, ...) and the
 // line/paragraph separators as \uXXXX.
 std::string TerminalSafe(std::string_view s);
-// The same, keeping \n, \r and \t when `keep_line_breaks` (CSV cells).
+// The same, keeping \n and \t when `keep_line_breaks` (CSV cells, error
+// messages); \r is shown either way (it rewrites the line on a terminal).
 std::string EscapeControls(std::string_view s, bool keep_line_breaks);
+// Columns TerminalSafe text takes in a terminal (one per code point).
+size_t TerminalWidth(std::string_view s);
+// Text tables pad a column to its widest cell up to this many columns; a
+// longer cell is written whole and shifts only its own line (one 1 MiB name
+// padded every row of its table to 1 MiB: 64 MB of report.txt).
+inline constexpr size_t kMaxPaddedColumn = 240;
 
 }  // namespace aiprof
 

@@ -50,7 +50,8 @@ TEST(EscapeTest, TerminalStripsControlSequences) {
             "\\u202eevil\\u2068x\\u2028y");
   EXPECT_EQ(TerminalSafe("caf\xc3\xa9 \xe4\xb8\xad"), "caf\xc3\xa9 \xe4\xb8\xad") << "letters stay";
   EXPECT_EQ(TerminalSafe("a\nb\tc"), "a\\x0ab\\x09c");
-  EXPECT_EQ(EscapeControls("a\nb\tc\rd\x07", true), "a\nb\tc\rd\\x07");
+  EXPECT_EQ(EscapeControls("a\nb\tc\rd\x07", true), "a\nb\tc\\x0dd\\x07") << "CR rewrites the line: shown";
+  EXPECT_EQ(TerminalWidth("caf\xc3\xa9"), 4u);
 }
 
 TEST(EscapeTest, CsvFieldsShowControls) {

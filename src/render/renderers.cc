@@ -61,11 +61,6 @@ std::string ImpactText(const Finding& f) {
   return out;
 }
 
-// Display width of UTF-8 text in a terminal (one column per code point).
-size_t Width(std::string_view s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
-}
-
 // A walker over sections that calls the format's writers; depth 0 is the
 // document's own title.
 template <typename Writer>
@@ -87,7 +82,6 @@ void WalkDocument(const Document& doc, Writer* w) {
 
 class TextWriter {
  public:
-  static constexpr size_t kMaxPaddedWidth = 240;
   explicit TextWriter(const TextOptions& o) : options_(o) {}
   std::string Take() { return std::move(out_); }
 
@@ -95,14 +89,15 @@ class TextWriter {
     if (!out_.empty() && !out_.ends_with("\n\n")) out_ += "\n";
     std::string t = TerminalSafe(title);
     out_ += Color("1", t) + "\n";
-    if (depth <= 1) out_ += std::string(Width(t), depth == 0 ? '=' : '-') + "\n";
+    if (depth <= 1) out_ += std::string(TerminalWidth(t), depth == 0 ? '=' : '-') + "\n";
   }
   void Write(const KeyValues& kv) {
     size_t width = 0;
-    for (const KeyValue& i : kv.items) width = std::max(width, Width(TerminalSafe(i.label)));
+    for (const KeyValue& i : kv.items) width = std::max(width, TerminalWidth(TerminalSafe(i.label)));
     for (const KeyValue& i : kv.items) {
       std::string label = TerminalSafe(i.label);
-      out_ += "  " + label + ":" + std::string(width - Width(label) + 1, ' ') + TerminalSafe(Plain(i.value, i.unit));
+      out_ += "  " + label + ":" + std::string(width - TerminalWidth(label) + 1, ' ') +
+              TerminalSafe(Plain(i.value, i.unit));
       if (!i.detail.empty()) out_ += " (" + TerminalSafe(i.detail) + ")";
       out_ += "\n";
     }
@@ -112,23 +107,20 @@ class TextWriter {
     std::vector<std::vector<std::string>> cells;
     std::vector<size_t> width(t.columns.size(), 0);
     std::vector<bool> right(t.columns.size(), false);
-    for (size_t c = 0; c < t.columns.size(); ++c) width[c] = Width(TerminalSafe(t.columns[c].label));
+    for (size_t c = 0; c < t.columns.size(); ++c) width[c] = TerminalWidth(TerminalSafe(t.columns[c].label));
     for (const auto& row : t.rows) {
       std::vector<std::string>& line = cells.emplace_back();
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
         line.push_back(TerminalSafe(Plain(v, t.columns[c].unit)));
-        // A column pads to its widest cell up to kMaxPaddedWidth; a longer
-        // cell is written whole and only shifts its own line (one 1 MiB name
-        // padded every row of its table to 1 MiB: 64 MB of report.txt).
-        width[c] = std::max(width[c], std::min(Width(line.back()), kMaxPaddedWidth));
+        width[c] = std::max(width[c], std::min(TerminalWidth(line.back()), kMaxPaddedColumn));
         if (IsNumeric(v)) right[c] = true;
       }
     }
     auto emit = [&](const std::vector<std::string>& line) {
       std::string text = " ";
       for (size_t c = 0; c < line.size(); ++c) {
-        std::string pad(width[c] - std::min(width[c], Width(line[c])), ' ');
+        std::string pad(width[c] - std::min(width[c], TerminalWidth(line[c])), ' ');
         text += " " + (right[c] ? pad + line[c] : line[c] + (c + 1 < line.size() ? pad : ""));
       }
       out_ += text + "\n";

@@ -74,10 +74,11 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
   c.mean = o->simulation && o->simulation->mean;
   const MeanInterval b = SteadyStepWallTime(before, c.mean), a = SteadyStepWallTime(after, c.mean);
   if (b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
-  if (c.mean)
+  if (c.mean) {
     c.time_base =
         "steady step wall time, mean (the scenario acts on one step in N): step start to the end of its last device "
         "work";
+  }
   c.fix_id = o->suggestion->id;
   c.fix_title = o->suggestion->title;
   c.bottleneck = o->finding->rule->bottleneck;

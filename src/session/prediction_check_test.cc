@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/whatif/whatif_test_traces.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
@@ -78,26 +79,10 @@ TEST(PoolPredictionRuns, ThreeRunsTakeTheTIntervalOverRuns) {
 // the steps' mean: predicted 12.5 µs, measured 12.5 µs, each with Student's
 // t interval 12.5 ± 3.18245·5/√4 = ± 7.9561 µs (s = √((3·2.5² + 7.5²)/3)).
 // By the median it would claim 10 µs against a run whose throughput moved
-// to 12.5.
-std::string CheckpointTrace(bool every_step) {
-  std::string events;
-  for (int i = 0; i < 4; ++i) {
-    const std::string ts = std::to_string(i * 100);
-    const bool checkpoint = every_step || i == 3;
-    events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
-              std::to_string(i + 1) + R"(","pid":1,"tid":1,"ts":)" + ts + R"(,"dur":)" + (checkpoint ? "20" : "10") +
-              "}," + R"({"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + ts + R"(,"dur":10})";
-    if (checkpoint) {
-      events += R"(,{"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":)" +
-                std::to_string(i * 100 + 10) + R"(,"dur":10})";
-    }
-  }
-  return R"({"traceEvents":[)" + events + "]}";
-}
-
+// to 12.5 (testing::CheckpointTrace: every step, then every 4th).
 TEST(CheckPrediction, AFixOnOneStepInNIsCheckedOnTheMeanStep) {
-  auto before_trace = testing::ImportJsonText(CheckpointTrace(true));
-  auto after_trace = testing::ImportJsonText(CheckpointTrace(false));
+  auto before_trace = testing::ImportJsonText(testing::CheckpointTrace(1));
+  auto after_trace = testing::ImportJsonText(testing::CheckpointTrace(4));
   ASSERT_TRUE(before_trace && after_trace);
   testing::TempDir dir;
   SessionOptions options;

@@ -709,6 +709,14 @@ def case_python(args, tmp):
               os.path.exists(os.path.join(inc[0], 'diagnosis.md')), '--on-alert dump: flight recorder and its diagnosis')
 
 
+def first_incident(out):
+    """The first incident folder under `out` and its alert.json, or (None,
+    None) after a failed check."""
+    inc = sorted(glob.glob(os.path.join(out, '*-*')))
+    check(bool(inc), 'an incident folder')
+    return (inc[0], json.load(open(os.path.join(inc[0], 'alert.json')))) if inc else (None, None)
+
+
 def python_http_load(port, stop, connections=2, pause=0.005):
     """Closed-loop GETs on new connections (a new service thread each) until `stop`."""
     import http.client
@@ -743,11 +751,10 @@ def case_pybusy(args, tmp):
                          capture_output=True, text=True, timeout=STEP_TIMEOUT + 30)
     sys.stderr.write(mon.stderr)
     check(mon.returncode == 3, 'the busy service makes an incident (rc %d)' % mon.returncode)
-    inc = sorted(glob.glob(os.path.join(out, '*-*')))
-    if not inc:
-        check(False, 'an incident folder')
+    folder, alert = first_incident(out)
+    if not folder:
         return
-    dt = json.load(open(os.path.join(inc[0], 'alert.json')))['deep_trace']
+    dt = alert['deep_trace']
     check('Python frames sampled' in dt['framework_layer'],
           'a busy main thread answers the framework request: %s' % dt['framework_layer'])
     check('planted_busy_sum (python_busy_service.py:' in mon.stdout,
@@ -777,11 +784,9 @@ def case_pyhttp(args, tmp):
         t.join(timeout=15)
     sys.stderr.write(err)
     check(mon.returncode == 3, 'the Python service\'s slowdown makes an incident (rc %d)' % mon.returncode)
-    inc = sorted(glob.glob(os.path.join(out, '*-*')))
-    if not inc:
-        check(False, 'an incident folder')
+    folder, alert = first_incident(out)
+    if not folder:
         return
-    alert = json.load(open(os.path.join(inc[0], 'alert.json')))
     if os.path.exists(marks):
         slow_from = int(open(marks).read().split()[1])
         print('info: alert %.2f s after the slowdown began' % ((int(alert['trigger']['monotonic_ns']) - slow_from) / 1e9))
@@ -795,14 +800,14 @@ def case_pyhttp(args, tmp):
     check(slow and slow['duration_s'] > 0.05, 'the slowest request is a slow one (%s)' % (slow and slow['duration_s']))
     check(slow and any(p['function'].startswith('handle_request (python_http_service.py:') for p in slow['path']),
           'its path holds the Python caller handle_request')
-    md = open(os.path.join(inc[0], 'diagnosis.md')).read()
+    md = open(os.path.join(folder, 'diagnosis.md')).read()
     # Markdown's escapes (\_, \( ...) undone to read the row.
     rows = [re.sub(r'\\(.)', r'\1', l) for l in md.splitlines() if l.startswith('| ') and not l.startswith('| ---')]
     check(len(rows) > 1 and 'slowest request in the deep trace' in rows[1] and
           ': planted_slow_checksum (python_http_service.py:' in rows[1],
           'the incident section opens with the slowest request and the Python function that took its time (%s)' %
           (rows[1] if len(rows) > 1 else rows))
-    html = open(os.path.join(inc[0], 'diagnosis.html')).read()
+    html = open(os.path.join(folder, 'diagnosis.html')).read()
     check('planted_slow_checksum (python_http_service.py:' in html, 'diagnosis.html names the Python function')
 
 
@@ -819,15 +824,13 @@ def case_torch(args, tmp):
                        capture_output=True, text=True, timeout=STEP_TIMEOUT + 30)
     sys.stderr.write(p.stderr)
     check(p.returncode == 3, 'the torch service\'s slowdown makes an incident (rc %d)' % p.returncode)
-    inc = sorted(glob.glob(os.path.join(out, '*-*')))
-    if not inc:
-        check(False, 'an incident folder')
+    folder, alert = first_incident(out)
+    if not folder:
         return
-    alert = json.load(open(os.path.join(inc[0], 'alert.json')))
     dt = alert['deep_trace']
     check(dt['framework_layer'].startswith('recorded (clock offset'), 'the framework layer was turned on through the '
           'SDK\'s control channel and aligned: %s' % dt['framework_layer'])
-    slices, samples, meta = dump(args, os.path.join(inc[0], 'trace.aiprof'))
+    slices, samples, meta = dump(args, os.path.join(folder, 'trace.aiprof'))
     start, end = int(dt['start_monotonic_ns']), int(dt['end_monotonic_ns'])
     mm = [s for s in slices if s['slice'] == 'aten::mm']
     check(len(mm) > 10, 'trace.aiprof holds torch ops (%d aten::mm)' % len(mm))

@@ -561,14 +561,25 @@ void Builder::BuildOpShapes() {
     if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return 0;
     return a->str + 1;
   };
-  // Trimmed: some traces end the arg's JSON text with a newline.
-  auto trimmed = [&](uint32_t id) -> std::string_view {
-    if (id == 0) return {};
-    std::string_view t = trace_.Str(StringId{id - 1});
-    auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-    while (!t.empty() && space(t.front())) t.remove_prefix(1);
-    while (!t.empty() && space(t.back())) t.remove_suffix(1);
-    return t;
+  // On one line: some traces write the arg's JSON indented over several
+  // lines (diff printed "[\x0a          [],\x0a ..."), or end it with a
+  // newline. Runs of white space become one space, none at the ends, after
+  // an opening bracket or before a closing one; labels that differ only in
+  // white space are one shape.
+  auto one_line = [&](uint32_t id) {
+    std::string out;
+    if (id == 0) return out;
+    bool space = false;
+    for (char c : trace_.Str(StringId{id - 1})) {
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+        space = true;
+        continue;
+      }
+      if (space && !out.empty() && out.back() != '[' && c != ']') out.push_back(' ');
+      space = false;
+      out.push_back(c);
+    }
+    return out;
   };
   // Call sites: the "Call stack" arg's cut (CallSiteOfStack), else the
   // enclosing call-site frame's label; one id per distinct label, each
@@ -649,8 +660,8 @@ void Builder::BuildOpShapes() {
       if (d != 0) {
         auto [sit, fresh_ids] = shape_of_ids.emplace((uint64_t{d} << 32) | t, 0);
         if (fresh_ids) {
-          const std::string_view dt = trimmed(d), tt = trimmed(t);
-          std::string label(dt);
+          std::string label = one_line(d);
+          const std::string tt = one_line(t);
           if (!tt.empty()) label.append(" ").append(tt);
           if (label.empty()) {
             sit->second = 0;

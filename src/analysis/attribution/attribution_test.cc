@@ -198,6 +198,27 @@ TEST(AttributionTest, Resnet50AddsUp) {
   }
 }
 
+// TraceLens's H100 BERT trace writes Input Dims as indented JSON over
+// several lines; shape labels are one line (diff printed "[\x0a  [], ..."),
+// with no doubled or edge spaces.
+TEST(AttributionTest, ShapeLabelsAreOneLine) {
+  auto t = ImportFixture("tracelens/h100__gaunernst_bert-small-uncased__1016001.json.gz");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  AttributionResult r = ComputeAttribution(*t, &w, AttributionOptions{.op_shapes = true});
+  ASSERT_TRUE(r.available) << r.problem;
+  ASSERT_GT(r.op_shapes.labels.size(), 1u);
+  size_t nested = 0;
+  for (const std::string& label : r.op_shapes.labels) {
+    EXPECT_EQ(label.find_first_of("\n\r\t"), std::string::npos) << label;
+    EXPECT_EQ(label.find("  "), std::string::npos) << label;
+    EXPECT_EQ(label.find("[ "), std::string::npos) << label;
+    EXPECT_TRUE(label.empty() || (label.front() != ' ' && label.back() != ' ')) << label;
+    nested += label.starts_with("[[");
+  }
+  EXPECT_GT(nested, 0u);  // the multi-line lists are there, joined
+}
+
 // The opt-in breakdown by input shape: the same tree, and per op node the
 // shape rows add up to the node's count, self, total and device time.
 TEST(AttributionTest, Resnet50OpShapesAddUpToTheTree) {

@@ -42,27 +42,9 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
   return "?";
 }
 
-// The row's input shapes on one line: some traces write Input Dims as
-// indented multi-line JSON, which printed as "[\x0a          [],\x0a ...]"
-// (found by review); runs of white space become one space, none after an
-// opening bracket or before a closing one.
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row) {
   const AttributionResult::OpShapes& o = r.op_shapes;
-  if (row >= o.size()) return std::string();
-  const std::string& label = o.labels[o.shape[row]];
-  std::string out;
-  out.reserve(label.size());
-  bool space = false;
-  for (char c : label) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-      space = true;
-      continue;
-    }
-    if (space && !out.empty() && out.back() != '[' && c != ']') out.push_back(' ');
-    space = false;
-    out.push_back(c);
-  }
-  return out;
+  return row < o.size() ? o.labels[o.shape[row]] : std::string();
 }
 
 std::string_view SiteFunction(std::string_view site, std::string* scratch) {

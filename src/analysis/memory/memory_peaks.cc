@@ -1,6 +1,7 @@
 #include "src/analysis/memory/memory_peaks.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/base/decimal.h"
 
 namespace aiprof {
 namespace {
@@ -107,33 +109,21 @@ std::optional<RecordTrack> ParseRecordTrack(const Trace& trace, uint32_t track) 
   // the name comes from the file (a regex over 100,000 digits overflowed
   // the stack; an NPU number past int64 threw out of std::stoll).
   std::string_view name = trace.Str(trace.tracks.name[track]);
-  int component_rank;
-  std::string component;
-  for (const char* c : {"PTA+GE", "PTA", "GE"}) {
-    if (name.starts_with(std::string(c) + " Total ")) {
-      component = c;
-      break;
-    }
-  }
-  if (component.empty()) return std::nullopt;
-  component_rank = component == "PTA+GE" ? 0 : component == "PTA" ? 1 : 2;
-  name.remove_prefix(component.size() + 7);
-  bool allocated;
-  if (name.starts_with("Allocated(MB) NPU:")) {
-    allocated = true;
-    name.remove_prefix(18);
-  } else if (name.starts_with("Reserved(MB) NPU:")) {
-    allocated = false;
-    name.remove_prefix(17);
-  } else {
-    return std::nullopt;
-  }
-  int64_t npu = 0;
-  if (name.empty() || name.size() > 9 || name.find_first_not_of("0123456789") != std::string_view::npos) {
-    return std::nullopt;  // not a device index (at most 9 digits)
-  }
-  for (char d : name) npu = npu * 10 + (d - '0');
-  return RecordTrack{component_rank, component, allocated, npu};
+  auto consume = [&name](std::string_view prefix) {
+    if (!name.starts_with(prefix)) return false;
+    name.remove_prefix(prefix.size());
+    return true;
+  };
+  static constexpr std::string_view kComponents[] = {"PTA+GE", "PTA", "GE"};  // index: the rank
+  int component_rank = 0;
+  while (component_rank < 3 && !consume(kComponents[component_rank])) ++component_rank;
+  if (component_rank == 3 || !consume(" Total ")) return std::nullopt;
+  const bool allocated = consume("Allocated");
+  if (!allocated && !consume("Reserved")) return std::nullopt;
+  if (!consume("(MB) NPU:") || name.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  const std::optional<int64_t> npu = ParseInt64(name);  // nullopt past int64 or empty
+  if (!npu || *npu > INT32_MAX) return std::nullopt;
+  return RecordTrack{component_rank, std::string(kComponents[component_rank]), allocated, *npu};
 }
 
 // The operator_memory allocation on NPU `npu` of `rank` made at `ts`, else

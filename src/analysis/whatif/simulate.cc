@@ -70,16 +70,14 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
       // the after run); a period-based prediction (graph-launch) keeps the
       // rule's prior until validate measures periods too.
       if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime) {
-        const bool mean = ScenarioNeedsMean(*sc);
-        g = mean ? SimulatedGain{text,
-                                 r.steady_steps,
-                                 r.measured_mean_ns,
-                                 r.predicted_mean_ns,
-                                 r.predicted_mean_lo_ns,
-                                 r.predicted_mean_hi_ns}
-                 : SimulatedGain{text,           r.steady_steps,    r.measured_ns,
-                                 r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns};
-        g->mean = mean;
+        g = SimulatedGain{text, r.steady_steps, r.measured_ns, r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns};
+        if (ScenarioNeedsMean(*sc)) {
+          g->mean = true;
+          g->measured_ns = r.measured_mean_ns;
+          g->predicted_ns = r.predicted_mean_ns;
+          g->predicted_lo_ns = r.predicted_mean_lo_ns;
+          g->predicted_hi_ns = r.predicted_mean_hi_ns;
+        }
       }
     }
     return done.emplace(text, std::move(g)).first->second;

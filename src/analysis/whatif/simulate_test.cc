@@ -96,7 +96,7 @@ TEST(SimulateTest, NoPastCaseOfThisFixChangesNothing) {
 
 
 TEST(SimulateTest, AFixOnOneStepInNIsJudgedByTheMeanStep) {
-  auto t = testing::ImportJsonText(testing::kCheckpointTrace);
+  auto t = testing::ImportJsonText(testing::CheckpointTrace());
   ASSERT_NE(t, nullptr);
   const CriticalPathResult path = ComputeCriticalPath(*t);
   Outcome every, scale;

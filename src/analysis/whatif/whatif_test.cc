@@ -81,10 +81,10 @@ TEST(WhatIfTest, HandMadeWhatMovedOnTheCriticalPath) {
 // Hand-made (µs): four steps of 20 µs, each aten::mm 10 then checkpoint 10.
 // `every 2 checkpoint` keeps the checkpoint on steps 2 and 4 only: 10, 20,
 // 10, 20; `scale checkpoint 0.5` spreads it: 15 on every step.
-using testing::kCheckpointTrace;
+using testing::CheckpointTrace;
 
 TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
-  auto t = ImportJsonText(kCheckpointTrace);
+  auto t = ImportJsonText(CheckpointTrace());
   ASSERT_NE(t, nullptr);
   WhatIfResult every = MustPredict(*t, "every 2 checkpoint");
   ASSERT_EQ(every.steps.size(), 4u);
@@ -197,7 +197,7 @@ TEST(WhatIfTest, ParseErrorsNameTheClause) {
 // act as clause 127, a `remove`, found by review), and 1e6 × a step's op
 // stays a number of the model's range, never an overflow to a shorter step.
 TEST(WhatIfTest, ManyClausesAndLargeFactorsKeepTheirMeaning) {
-  auto t = ImportJsonText(kCheckpointTrace);
+  auto t = ImportJsonText(CheckpointTrace());
   ASSERT_NE(t, nullptr);
   std::string text;
   for (int k = 0; k < 130; ++k) text += "remove nothing_matches_" + std::to_string(k) + "; ";

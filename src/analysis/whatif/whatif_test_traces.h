@@ -1,24 +1,31 @@
-// Hand-made traces shared by the what-if tests (labelled: written for them).
+// Hand-made traces shared by the what-if and prediction tests (labelled:
+// written for them).
 #ifndef AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_TEST_TRACES_H_
 #define AIPROF_SRC_ANALYSIS_WHATIF_WHATIF_TEST_TRACES_H_
 
+#include <string>
+
 namespace aiprof::testing {
 
-// (µs) Four steps of 20 µs, each aten::mm 10 then `checkpoint` 10.
-inline constexpr char kCheckpointTrace[] = R"json({"traceEvents":[
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":10,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":100,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":110,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":200,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":210,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#4","pid":1,"tid":1,"ts":300,"dur":20},
-  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":300,"dur":10},
-  {"ph":"X","cat":"user_annotation","name":"checkpoint","pid":1,"tid":1,"ts":310,"dur":10}
-]})json";
+// Kineto JSON (µs): four steps 100 µs apart, each aten::mm 10 µs; the steps
+// numbered a multiple of `every` then run `checkpoint` for 10 µs (their step
+// is 20 µs, the others 10). every = 1: a checkpoint on every step.
+inline std::string CheckpointTrace(int every = 1) {
+  std::string events;
+  for (int step = 1; step <= 4; ++step) {
+    const int ts = (step - 1) * 100;
+    const bool checkpoint = step % every == 0;
+    const std::string at = R"(,"pid":1,"tid":1,"ts":)";
+    events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+              std::to_string(step) + "\"" + at + std::to_string(ts) + R"(,"dur":)" + (checkpoint ? "20" : "10") +
+              R"(},{"ph":"X","cat":"cpu_op","name":"aten::mm")" + at + std::to_string(ts) + R"(,"dur":10})";
+    if (checkpoint) {
+      events +=
+          R"(,{"ph":"X","cat":"user_annotation","name":"checkpoint")" + at + std::to_string(ts + 10) + R"(,"dur":10})";
+    }
+  }
+  return R"({"traceEvents":[)" + events + "]}";
+}
 
 }  // namespace aiprof::testing
 
