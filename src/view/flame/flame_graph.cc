@@ -342,9 +342,7 @@ std::vector<uint32_t> MatchFrames(const FrameTree& tree, const FrameTree& baseli
   return match;
 }
 
-std::string FoldedName(std::string_view raw) {
-  // Folded stacks go to stdout by default: other controls are shown, not sent.
-  const std::string name = EscapeControls(raw, /*keep_line_breaks=*/true);
+std::string FoldedName(std::string_view name) {
   std::string out;
   out.reserve(name.size());
   for (char c : name) {
@@ -353,7 +351,8 @@ std::string FoldedName(std::string_view raw) {
     else if (c == '\r') out.append("\xE2\x90\x8D");  // U+240D SYMBOL FOR CARRIAGE RETURN
     else out.push_back(c);
   }
-  return out;
+  // Folded stacks go to stdout by default: other controls are shown, not sent.
+  return EscapeControls(out, /*keep_line_breaks=*/true);
 }
 
 namespace {

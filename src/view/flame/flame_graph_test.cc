@@ -204,6 +204,8 @@ TEST(FlameGraphTest, FoldedStacksStopAtTheDepthCap) {
 TEST(FlameGraphTest, FoldedNamesEscapeSeparators) {
   EXPECT_EQ(FoldedName("a;b\nc\rd e"), "a\xEF\xBC\x9B" "b\xE2\x90\xA4" "c\xE2\x90\x8D" "d e");
   EXPECT_EQ(FoldedName("plain"), "plain");
+  // Folded stacks go to stdout by default: ESC and bidi overrides shown, not sent.
+  EXPECT_EQ(FoldedName("x\x1b[2Jy\xe2\x80\xae"), "x\\x1b[2Jy\\u202e");
 }
 
 constexpr std::string_view kHostile = "</script><img src=x onerror=alert(1)><!--;\x01";
