@@ -9,6 +9,7 @@
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/report/validation/validation_report.h"
@@ -32,6 +33,16 @@ class CardCommand : public Command {
     AddFixIdFlag(sub, &fix_id_,
                     "The suggestion id the after run applied (default: matched by the finding that went away): the "
                     "card keeps its prediction and the error, which corrects later predictions of that fix");
+    AddScenarioFlag(sub, &scenario_,
+                    "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
+                    "suggestion id: the card keeps the before run's replay of it and the error, which corrects later "
+                    "`aiprof whatif --db` predictions of that scenario")
+        ->excludes("--fix-id");
+    sub->add_option("--statistic", statistic_,
+                    "With --scenario: the steady steps' figure the prediction is checked on (default: mean for a "
+                    "scenario with an `every N` clause, else median)")
+        ->check(CLI::IsMember({"median", "mean"}));
+    AddDevicesFileFlag(sub, &devices_);
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");
     stats_.Add(sub, /*resamples_flag=*/false);
     AddRunInputFlags(sub, &run_inputs_, /*warmup_steps=*/false);
@@ -59,7 +70,9 @@ class CardCommand : public Command {
     double saved_ns = 0;
     card.bottleneck = bottleneck_.empty() ? InferCardBottleneck(before, after, &saved_ns) : bottleneck_;
     if (card.bottleneck.empty()) card.bottleneck = "unknown (give --bottleneck)";
-    card.fix = fix_.empty() ? "not stated (give --fix)" : fix_;
+    card.fix = !fix_.empty()       ? fix_
+               : scenario_.empty() ? std::string("not stated (give --fix)")
+                                   : "scenario '" + CanonicalScenarioText(scenario_) + "'";
     card.metric = m.metric;
     card.statistic = m.statistic_name;
     card.unit = m.unit;
@@ -82,8 +95,19 @@ class CardCommand : public Command {
     if (db.empty()) {
       ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
     }
+    if (!statistic_.empty() && scenario_.empty()) return ErrStatus("--statistic needs --scenario");
     std::optional<PredictionCheck> check;
-    if (before_run.trace && after_run.trace) {
+    if (!scenario_.empty()) {
+      if (!before_run.trace || !after_run.trace) {
+        return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
+      }
+      ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_));
+      const bool mean = statistic_.empty() ? ScenarioNeedsMean(sc) : statistic_ == "mean";
+      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, SessionOptions{});
+      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, SessionOptions{});
+      ASSIGN_OR_RETURN(check, CheckScenarioPrediction(*b, *a, scenario_, mean, devices_.devices_file, {}));
+      if (!check) return ErrStatus("--scenario: a run has no steady step to predict or measure");
+    } else if (before_run.trace && after_run.trace) {
       SessionOptions so;
       so.db = db;
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, so);
@@ -104,14 +128,15 @@ class CardCommand : public Command {
                                        check->predicted_hi_ns * raw,
                                        check->measured_ns,
                                        check->measured_lo_ns,
-                                       check->measured_hi_ns};
-      if (bottleneck_.empty()) card.bottleneck = check->bottleneck;
+                                       check->measured_hi_ns,
+                                       check->mean ? "mean" : "median"};
+      if (bottleneck_.empty() && !check->bottleneck.empty()) card.bottleneck = check->bottleneck;
     }
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db));
     ASSIGN_OR_RETURN(card.id, store->SaveCard(card));
     std::string text = CardToMarkdown(card);
     if (check) text += "\n" + DescribePredictionCheck(*check) + "\n";
-    if (bottleneck_.empty() && check) {
+    if (bottleneck_.empty() && check && !check->bottleneck.empty()) {
       text += "\nThe bottleneck is the type of the before run's finding the fix answered (" + check->matched_by + ").\n";
     } else if (bottleneck_.empty() && saved_ns > 0) {
       text += "\nThe bottleneck was inferred, not given: " + card.bottleneck.substr(3) + " lost the most time per " + after.unit +
@@ -122,7 +147,8 @@ class CardCommand : public Command {
   }
 
  private:
-  std::string before_, after_, scene_, bottleneck_, fix_, fix_id_, output_, db_;
+  std::string before_, after_, scene_, bottleneck_, fix_, fix_id_, scenario_, statistic_, output_, db_;
+  AnalyzeOptions devices_;
   std::string metric_ = "latency";
   StatsFlags stats_;
   RunInputs run_inputs_;

@@ -45,6 +45,14 @@ CLI::Option* AddFixIdFlag(CLI::App* sub, std::string* fix_id, const std::string&
   return sub->add_option("--fix-id", *fix_id, help);
 }
 
+CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios, const std::string& help) {
+  return sub->add_option("--scenario", *scenarios, help);
+}
+
+CLI::Option* AddScenarioFlag(CLI::App* sub, std::string* scenario, const std::string& help) {
+  return sub->add_option("--scenario", *scenario, help);
+}
+
 CLI::Option* AddCriticalPathFlag(CLI::App* sub, bool* critical_path, const std::string& help) {
   return sub->add_flag("--critical-path", *critical_path, help);
 }

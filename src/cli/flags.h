@@ -54,6 +54,10 @@ CLI::Option* AddFormatFlag(CLI::App* sub, std::string* format, const std::string
 // --before / --after: the runs of a before/after comparison.
 CLI::Option* AddBeforeFlag(CLI::App* sub, std::string* path, const std::string& help);
 CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& help);
+// --scenario: a what-if scenario (docs/whatif.md); whatif takes several,
+// card the one its after run applied.
+CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios, const std::string& help);
+CLI::Option* AddScenarioFlag(CLI::App* sub, std::string* scenario, const std::string& help);
 // --service: the service a baseline, a history or a monitor is for.
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
 // --token-file: bearer tokens (serve: the tokens it accepts; push: the one it sends).

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -183,6 +184,61 @@ TEST(ValidationCliTest, BenchmarkFilesAndCards) {
   EXPECT_EQ((*cards)[0].verdict, "improved");
   EXPECT_LT((*cards)[0].ci_high_rel, 0);
   EXPECT_NEAR((*cards)[0].change_rel, 10.2 / 11.3 - 1, 0.01);
+}
+
+// A fix stated as a scenario: card --scenario stores the replay's
+// prediction and the measurement on the statistic asked for, and a later
+// whatif --db of the same scenario (spaced differently) is corrected by it,
+// by CorrectByHistory's model worked here from the stored case. A real pair
+// (test/data/pairs, cast_roundtrip).
+TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIf) {
+  testing::TempDir dir;
+  const std::string pairs = std::string(AIPROF_SOURCE_DIR) + "/test/data/pairs/";
+  const std::string before = pairs + "cast_roundtrip_before.pt.trace.json.gz";
+  const std::string after = pairs + "cast_roundtrip_after.pt.trace.json.gz";
+  const std::string db = dir.Path("k.db");
+  ASSERT_EQ(Cli({"card", "--before", before, "--after", after, "--scenario", "remove aten::to", "--statistic", "mean",
+                 "--db", db, "-o", dir.Path("card.md")}),
+            kExitOk);
+  std::string card = ReadFile(dir.Path("card.md"));
+  EXPECT_NE(card.find("prediction for the scenario (simulation: 'remove aten::to')"), std::string::npos) << card;
+  EXPECT_NE(card.find("the steady steps' mean"), std::string::npos) << card;
+  auto cards = AllCards(db);
+  ASSERT_TRUE(cards.ok());
+  ASSERT_EQ(cards->size(), 1u);
+  ASSERT_TRUE((*cards)[0].prediction);
+  const CardPrediction p = *(*cards)[0].prediction;
+  EXPECT_EQ(p.statistic, "mean");
+  EXPECT_EQ(p.fix_id, "");
+  EXPECT_EQ((*cards)[0].fix, "scenario 'remove aten::to'");
+  ASSERT_GT(p.predicted_ns, 0);
+  ASSERT_GT(p.measured_ns, 0);
+
+  const std::string out = dir.Path("w.json");
+  ASSERT_EQ(Cli({"whatif", before, "--scenario", " remove   aten::to ", "--db", db, "--format", "json", "-o", out}),
+            kExitOk);
+  std::string json = ReadFile(out);
+  // One case on the mean: b = ln(m/p)/σ² / (1/σ² + 1/τ²), σ = 0.15, τ = 0.25.
+  const double r = std::log(p.measured_ns / p.predicted_ns);
+  const double b = r / 0.0225 / (1 / 0.0225 + 1 / 0.0625);
+  auto field = [&](const std::string& after_key, const std::string& key) {
+    size_t at = json.find(after_key);
+    at = json.find("\"" + key + "\":", at);
+    return std::stod(json.substr(at + key.size() + 3));
+  };
+  EXPECT_NE(json.find("\"history\":{\"cases\":1,\"uncorrected_ns\":"), std::string::npos) << json;
+  EXPECT_NEAR(field("\"mean\":{", "predicted_ns"), p.predicted_ns * std::exp(b), 2.0) << json;
+  // The median has no case (the card measured the mean).
+  EXPECT_NE(json.find("\"history\":{\"cases\":0}"), std::string::npos) << json;
+
+  std::string err;
+  EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--statistic", "mean", "--db", db}, &err), kExitError);
+  EXPECT_NE(err.find("--statistic needs --scenario"), std::string::npos) << err;
+  EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--scenario", "remove x", "--fix-id", "y"}, &err),
+            kExitUsage);
+  EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--scenario", "shrink x", "--db", db}, &err),
+            kExitError);
+  EXPECT_NE(err.find("scenario clause 'shrink x'"), std::string::npos) << err;
 }
 
 TEST(ValidationCliTest, BadInputAndUsage) {

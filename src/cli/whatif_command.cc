@@ -1,5 +1,7 @@
 #include <CLI/CLI.hpp>
 
+#include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -22,8 +24,11 @@ class WhatIfCommand : public Command {
              {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
               render::CsvFormat()},
              "Write here (atomically) instead of standard output");
-    sub->add_option("--scenario", scenarios_, "Scenario: clauses separated by ';' (docs/whatif.md); repeatable")->required();
+    AddScenarioFlag(sub, &scenarios_, "Scenario: clauses separated by ';' (docs/whatif.md); repeatable")->required();
     AddDevicesFileFlag(sub, &options_.analyze);
+    AddDbFlag(sub, &db_,
+              "Knowledge database whose past cases of the same scenario (stored by `aiprof card --scenario`, or by "
+              "card --fix-id for a suggestion's scenario) correct the median and mean predictions (docs/whatif.md)");
     return sub;
   }
 
@@ -36,10 +41,15 @@ class WhatIfCommand : public Command {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     options_.input = in_.input;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
+    std::vector<KnowledgeCard> cards;
+    if (!db_.empty()) {
+      ASSIGN_OR_RETURN(cards, AllCards(db_));
+    }
     std::vector<WhatIfResult> results;
     for (Scenario& sc : parsed) {
       RETURN_IF_ERROR(ResolveScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));
       results.push_back(session->WhatIf(sc));
+      if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back());
     }
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(WhatIfToDocument(results), format));
     return WriteOutput(out_.output, text);
@@ -50,6 +60,7 @@ class WhatIfCommand : public Command {
   OutputFlags out_;
   SessionOptions options_;
   std::vector<std::string> scenarios_;
+  std::string db_;
 };
 
 }  // namespace

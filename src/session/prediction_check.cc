@@ -7,6 +7,8 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/statistics.h"
+#include "src/analysis/whatif/simulate.h"
+#include "src/analysis/whatif/whatif.h"
 
 namespace aiprof {
 namespace {
@@ -101,6 +103,45 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_lo_ns = b.mean * (1 - o->gain_max);
     c.predicted_hi_ns = b.mean * (1 - o->gain_min);
   }
+  c.measured_ns = a.mean;
+  c.measured_lo_ns = a.lo;
+  c.measured_hi_ns = a.hi;
+  c.error = a.mean > 0 ? c.predicted_ns / a.mean - 1 : 0;
+  c.within = a.mean >= c.predicted_lo_ns && a.mean <= c.predicted_hi_ns;
+  c.agrees = a.lo <= c.predicted_hi_ns && a.hi >= c.predicted_lo_ns;
+  return std::optional<PredictionCheck>(c);
+}
+
+StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession& before, AnalysisSession& after,
+                                                                 const std::string& scenario, bool mean,
+                                                                 const std::string& devices_file,
+                                                                 const std::vector<KnowledgeCard>& history) {
+  ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario));
+  RETURN_IF_ERROR(ResolveScenarioDevices(before.trace(), devices_file, &sc));
+  WhatIfResult r = before.WhatIf(sc);
+  if (r.time_base != WhatIfResult::TimeBase::kStepWallTime) {
+    return ErrStatus("scenario '" + scenario + "' predicts step periods (graph-launch), which a card does not measure yet");
+  }
+  const double uncorrected = mean ? r.predicted_mean_ns : r.predicted_ns;
+  if (!history.empty()) CorrectWhatIfByHistory(history, &r);
+  const MeanInterval b = SteadyStepWallTime(before, mean), a = SteadyStepWallTime(after, mean);
+  if (r.steady_steps == 0 || b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
+  PredictionCheck c;
+  c.mean = mean;
+  c.matched_by = "--scenario";
+  c.fix_title = "scenario '" + CanonicalScenarioText(scenario) + "'";
+  c.source = kGainFromSimulation;
+  c.scenario = CanonicalScenarioText(scenario);
+  c.time_base = std::string("steady step wall time, ") + (mean ? "mean" : "median") +
+                ": step start to the end of its last device work";
+  c.before_steps = b.n;
+  c.after_steps = a.n;
+  c.before_ns = b.mean;
+  c.predicted_ns = mean ? r.predicted_mean_ns : r.predicted_ns;
+  c.predicted_lo_ns = mean ? r.predicted_mean_lo_ns : r.predicted_lo_ns;
+  c.predicted_hi_ns = mean ? r.predicted_mean_hi_ns : r.predicted_hi_ns;
+  c.history_cases = (mean ? r.mean_history : r.median_history).cases;
+  c.uncorrected_ns = uncorrected;
   c.measured_ns = a.mean;
   c.measured_lo_ns = a.lo;
   c.measured_hi_ns = a.hi;

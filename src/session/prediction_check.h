@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/validation/knowledge_card.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/prediction.h"
 #include "src/base/status.h"
@@ -29,6 +30,17 @@ namespace aiprof {
 // before run's suggestion ids.
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
                                                          const std::string& fix_id);
+
+// The fix stated as a what-if scenario (card --scenario) instead of a
+// suggestion: the before run's replay of `scenario` against the after run,
+// on the steady steps' mean when `mean`, else their median, corrected by
+// the past cases of the same scenario among `history`
+// (CorrectWhatIfByHistory; empty: none). The error names the scenario's bad
+// clause or unknown device. nullopt when a run has no steady step.
+StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession& before, AnalysisSession& after,
+                                                                 const std::string& scenario, bool mean,
+                                                                 const std::string& devices_file,
+                                                                 const std::vector<KnowledgeCard>& history);
 
 // Before run `before`'s prediction of `fix_id` for pooling (several runs a
 // side): CheckPrediction's, or, when this run does not suggest the fix (its

@@ -77,7 +77,8 @@ CREATE TABLE IF NOT EXISTS card_predictions (
   predicted_hi_ns REAL NOT NULL,
   measured_ns REAL NOT NULL,
   measured_lo_ns REAL NOT NULL,
-  measured_hi_ns REAL NOT NULL);
+  measured_hi_ns REAL NOT NULL,
+  statistic TEXT NOT NULL DEFAULT 'median');
 )sql";
 
 // A prepared statement, finalized on scope exit.
@@ -175,7 +176,7 @@ KnowledgeCard ReadCard(const Stmt& s) {
   c.p_value = s.ColReal(i++);
   c.test = s.ColText(i++);
   c.verdict = s.ColText(i++);
-  if (!s.ColText(i).empty()) {  // LEFT JOIN card_predictions: fix_id is NULL without one
+  if (!s.ColText(i + 1).empty()) {  // LEFT JOIN card_predictions: source is NULL without one
     CardPrediction p;
     p.fix_id = s.ColText(i++);
     p.source = s.ColText(i++);
@@ -186,6 +187,7 @@ KnowledgeCard ReadCard(const Stmt& s) {
     p.measured_ns = s.ColReal(i++);
     p.measured_lo_ns = s.ColReal(i++);
     p.measured_hi_ns = s.ColReal(i++);
+    p.statistic = s.ColText(i++);
     c.prediction = p;
   }
   return c;
@@ -241,6 +243,19 @@ Status BaselineStore::InitSchema() {
   if (!version.ok()) return Error("cannot read the schema version");
   if (version.Step() == SQLITE_ROW) {
     std::string v = version.ColText(0);
+    if (v == "1") {
+      // Version 1's predictions carry no statistic: they were medians (the
+      // mean came with `every N` scenarios, which no shipped rule uses).
+      // (A version 1 file made before card_predictions existed got it, with
+      // the column, from kSchema above.)
+      Stmt has(db_, "SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = 'statistic'");
+      if (!has.ok() || has.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
+      if (has.ColInt(0) == 0) {
+        RETURN_IF_ERROR(Exec("ALTER TABLE card_predictions ADD COLUMN statistic TEXT NOT NULL DEFAULT 'median'"));
+      }
+      RETURN_IF_ERROR(Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'"));
+      v = "2";
+    }
     if (v != std::to_string(kBaselineSchemaVersion)) {
       return ErrStatus(path_ + ": schema version " + v + " is not the supported version " + std::to_string(kBaselineSchemaVersion));
     }
@@ -403,11 +418,11 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
     const CardPrediction& p = *c.prediction;
     Stmt pred(db_,
               "INSERT INTO card_predictions(card_id, fix_id, source, scenario, predicted_ns, predicted_lo_ns, "
-              "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns) VALUES (?,?,?,?,?,?,?,?,?,?)");
+              "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns, statistic) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
     if (!pred.ok()) return Error("cannot prepare");
     pred.Int(1, id).Text(2, p.fix_id).Text(3, p.source).Text(4, p.scenario).Real(5, p.predicted_ns)
         .Real(6, p.predicted_lo_ns).Real(7, p.predicted_hi_ns).Real(8, p.measured_ns).Real(9, p.measured_lo_ns)
-        .Real(10, p.measured_hi_ns);
+        .Real(10, p.measured_hi_ns).Text(11, p.statistic);
     if (pred.Step() != SQLITE_DONE) return Error("cannot store the card's prediction");
   }
   if (tx.Commit() != SQLITE_OK) return Error("cannot commit the card");
@@ -417,10 +432,10 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
 namespace {
 // A card's columns and its prediction, if it has one (ReadCard's order).
 constexpr char kCardColumns[] =
-    "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, statistic, unit, higher_is_better, before_label, "
+    "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, cards.statistic, unit, higher_is_better, before_label, "
     "after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
     "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
-    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
+    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
 }  // namespace
 
 StatusOr<std::vector<KnowledgeCard>> BaselineStore::RecentCards(size_t limit) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "test/util/temp_file.h"
 
@@ -154,6 +155,67 @@ TEST(BaselineStoreTest, CardsAreFoundByBottleneckCaseInsensitively) {
   EXPECT_NE(text.find("-10.0%"), std::string::npos) << text;
   EXPECT_EQ(FindCards(path, "none")->size(), 0u);
   EXPECT_EQ(DescribeExpectedGain(EstimateGain({})), "No measured history for this bottleneck.");
+}
+
+TEST(BaselineStoreTest, PredictionsKeepTheirStatisticAndAScenarioFix) {
+  testing::TempDir dir;
+  std::string path = dir.Path("b.db");
+  KnowledgeCard c = Card("logging", -0.4);
+  c.prediction = CardPrediction{"", "simulation", "scale log 0.1", 10, 9, 11, 12, 11, 13, "mean"};
+  {
+    auto store = BaselineStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->SaveCard(c).ok());
+  }
+  StatusOr<std::vector<KnowledgeCard>> cards = AllCards(path);
+  ASSERT_TRUE(cards.ok()) << cards.status().message();
+  ASSERT_EQ(cards->size(), 1u);
+  // A fix stated as a scenario has no suggestion id and is still read back.
+  ASSERT_TRUE((*cards)[0].prediction);
+  EXPECT_EQ((*cards)[0].prediction->fix_id, "");
+  EXPECT_EQ((*cards)[0].prediction->scenario, "scale log 0.1");
+  EXPECT_EQ((*cards)[0].prediction->statistic, "mean");
+  EXPECT_DOUBLE_EQ((*cards)[0].prediction->measured_ns, 12);
+  EXPECT_EQ(AllCards(dir.Path("missing.db"))->size(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir.Path("missing.db")));
+}
+
+// A version 1 database (predictions without a statistic: they were medians)
+// is upgraded in place when opened.
+TEST(BaselineStoreTest, VersionOneDatabaseIsUpgraded) {
+  testing::TempDir dir;
+  std::string path = dir.Path("b.db");
+  KnowledgeCard c = Card("data_loading", -0.3);
+  c.prediction = CardPrediction{"dataloader_workers", "simulation", "remove-idle data_loading", 10, 9, 11, 12, 11, 13};
+  {
+    auto store = BaselineStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->SaveCard(c).ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE card_predictions DROP COLUMN statistic;"
+                         "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  StatusOr<std::vector<KnowledgeCard>> cards = AllCards(path);
+  ASSERT_TRUE(cards.ok()) << cards.status().message();
+  ASSERT_EQ(cards->size(), 1u);
+  ASSERT_TRUE((*cards)[0].prediction);
+  EXPECT_EQ((*cards)[0].prediction->statistic, "median");
+  EXPECT_EQ((*cards)[0].prediction->fix_id, "dataloader_workers");
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)), "2");
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  // Opened again: already version 2, nothing to do.
+  EXPECT_TRUE(BaselineStore::Open(path).ok());
 }
 
 TEST(BaselineStoreTest, DefaultPathFollowsXdgThenHome) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/statistics.h"
@@ -15,6 +16,13 @@ StatusOr<std::vector<KnowledgeCard>> FindCards(BaselineStore* store, std::string
 StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::string_view bottleneck) {
   ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db_path));
   return store->Cards(bottleneck);
+}
+
+StatusOr<std::vector<KnowledgeCard>> AllCards(const std::string& db_path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) return std::vector<KnowledgeCard>();
+  ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db_path));
+  return store->RecentCards(0);
 }
 
 ExpectedGain EstimateGain(const std::vector<KnowledgeCard>& cards) {

@@ -28,14 +28,16 @@
 namespace aiprof {
 
 // The prediction that was made for the card's before run, for its fix, and
-// what the after run measured, on one time base (the steady steps' mean wall
-// time, ns; src/session/prediction_check.h).
+// what the after run measured, on one time base: the steady steps' wall time
+// (ns), their median or their mean (`statistic`; src/session/
+// prediction_check.h).
 struct CardPrediction {
-  std::string fix_id;    // the suggestion id
+  std::string fix_id;    // the suggestion id; "" for a fix stated as a scenario (card --scenario)
   std::string source;    // "simulation" or "prior: impact x efficacy"
   std::string scenario;  // "" for a prior
   double predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   double measured_ns = 0, measured_lo_ns = 0, measured_hi_ns = 0;
+  std::string statistic = "median";  // "median" or "mean" of the steady steps
 };
 
 struct KnowledgeCard {
@@ -75,6 +77,10 @@ class BaselineStore;
 StatusOr<std::vector<KnowledgeCard>> FindCards(BaselineStore* store, std::string_view bottleneck);
 // The same, opening the database at `db_path` read-write (it is created if missing).
 StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::string_view bottleneck);
+
+// Every card, newest first, from the database at `db_path`; none when the
+// file does not exist (it is not created).
+StatusOr<std::vector<KnowledgeCard>> AllCards(const std::string& db_path);
 
 // Summarises cards measured on one metric (the first card's; others are skipped).
 ExpectedGain EstimateGain(const std::vector<KnowledgeCard>& cards);

@@ -21,16 +21,8 @@ void ApplySimulation(const SimulatedGain& sim, SuggestionOutcome* o) {
   o->gain_source = kGainFromSimulation;
 }
 
-void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o) {
-  if (!o->simulation || o->simulation->history_cases > 0) return;
-  std::vector<double> r;
-  for (const KnowledgeCard& c : cards) {
-    if (!c.prediction || c.prediction->fix_id != o->suggestion->id || c.prediction->source != kGainFromSimulation) continue;
-    if (c.prediction->predicted_ns > 0 && c.prediction->measured_ns > 0) {
-      r.push_back(std::log(c.prediction->measured_ns / c.prediction->predicted_ns));
-    }
-  }
-  if (r.empty()) return;
+std::optional<HistoryCorrection> CorrectionFromLogErrors(const std::vector<double>& r) {
+  if (r.empty()) return std::nullopt;
   const double n = static_cast<double>(r.size());
   double sum = 0;
   for (double x : r) sum += x;
@@ -41,15 +33,56 @@ void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome
     sigma = std::max(std::sqrt(ss / (n - 1)), 1e-3);
   }
   const double precision = n / (sigma * sigma) + 1 / (kHistoryPriorSd * kHistoryPriorSd);
-  const double bias = sum / (sigma * sigma) / precision;
-  const double spread = 1.96 * std::sqrt(1 / precision + sigma * sigma);
+  HistoryCorrection c;
+  c.cases = r.size();
+  c.bias = sum / (sigma * sigma) / precision;
+  c.spread = 1.96 * std::sqrt(1 / precision + sigma * sigma);
+  return c;
+}
+
+std::vector<double> PastLogErrors(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
+                                  const std::function<bool(const CardPrediction&)>& same_fix) {
+  std::vector<double> r;
+  for (const KnowledgeCard& c : cards) {
+    if (!c.prediction || c.prediction->source != kGainFromSimulation || c.prediction->statistic != statistic) continue;
+    if (!same_fix(*c.prediction)) continue;
+    if (c.prediction->predicted_ns > 0 && c.prediction->measured_ns > 0) {
+      r.push_back(std::log(c.prediction->measured_ns / c.prediction->predicted_ns));
+    }
+  }
+  return r;
+}
+
+void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o) {
+  if (!o->simulation || o->simulation->history_cases > 0) return;
+  const std::string& id = o->suggestion->id;
+  std::optional<HistoryCorrection> h = CorrectionFromLogErrors(PastLogErrors(
+      cards, o->simulation->mean ? "mean" : "median", [&](const CardPrediction& p) { return p.fix_id == id; }));
+  if (!h) return;
   SimulatedGain g = *o->simulation;
   g.uncorrected_ns = g.predicted_ns;
-  g.history_cases = r.size();
-  g.predicted_ns *= std::exp(bias);
-  g.predicted_lo_ns *= std::exp(bias - spread);
-  g.predicted_hi_ns *= std::exp(bias + spread);
+  g.history_cases = h->cases;
+  g.predicted_ns *= std::exp(h->bias);
+  g.predicted_lo_ns *= std::exp(h->bias - h->spread);
+  g.predicted_hi_ns *= std::exp(h->bias + h->spread);
   ApplySimulation(g, o);
+}
+
+void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r) {
+  r->history_asked = true;
+  const std::string key = CanonicalScenarioText(r->scenario);
+  auto same = [&](const CardPrediction& p) { return CanonicalScenarioText(p.scenario) == key; };
+  auto correct = [&](const char* statistic, double* predicted, double* lo, double* hi, WhatIfResult::History* out) {
+    std::optional<HistoryCorrection> h = CorrectionFromLogErrors(PastLogErrors(cards, statistic, same));
+    if (!h || *predicted <= 0) return;
+    out->cases = h->cases;
+    out->uncorrected_ns = *predicted;
+    *predicted *= std::exp(h->bias);
+    *lo *= std::exp(h->bias - h->spread);
+    *hi *= std::exp(h->bias + h->spread);
+  };
+  correct("median", &r->predicted_ns, &r->predicted_lo_ns, &r->predicted_hi_ns, &r->median_history);
+  correct("mean", &r->predicted_mean_ns, &r->predicted_mean_lo_ns, &r->predicted_mean_hi_ns, &r->mean_history);
 }
 
 void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result) {

@@ -7,9 +7,15 @@
 #ifndef AIPROF_SRC_ANALYSIS_WHATIF_SIMULATE_H_
 #define AIPROF_SRC_ANALYSIS_WHATIF_SIMULATE_H_
 
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/whatif/whatif.h"
 
 namespace aiprof {
 
@@ -34,9 +40,32 @@ void ApplySimulation(const SimulatedGain& sim, SuggestionOutcome* o);
 // 0 by how few cases there are; the prediction becomes p·exp(b̂) and its
 // interval is widened to the predictive one, [lo, hi]·exp(b̂ ∓ 1.96·√(v + σ²))
 // with v the posterior variance. No past case: nothing changes.
+// Only cases measured on the simulation's statistic (median, or mean for a
+// scenario that acts on one step in N) count.
 void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o);
 inline constexpr double kHistoryPriorSd = 0.25;
 inline constexpr double kHistoryCaseSd = 0.15;
+
+// The model above, on past cases' log errors r = ln(measured / predicted):
+// the prediction is multiplied by exp(bias) and its interval's ends by
+// exp(bias ∓ spread). nullopt without a case.
+struct HistoryCorrection {
+  size_t cases = 0;
+  double bias = 0;    // the posterior mean b̂
+  double spread = 0;  // 1.96·√(v + σ²)
+};
+std::optional<HistoryCorrection> CorrectionFromLogErrors(const std::vector<double>& r);
+
+// The log errors of the cards' simulated predictions on `statistic`
+// ("median" or "mean") that `same_fix` accepts.
+std::vector<double> PastLogErrors(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
+                                  const std::function<bool(const CardPrediction&)>& same_fix);
+
+// whatif --db: corrects a what-if's median and mean predictions by the past
+// cases of the same scenario (cards whose simulated scenario has the same
+// CanonicalScenarioText, whichever suggestion or `card --scenario` stored
+// them), each statistic by the cases measured on it.
+void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r);
 
 }  // namespace aiprof
 

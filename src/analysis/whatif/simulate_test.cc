@@ -88,6 +88,69 @@ TEST(SimulateTest, NoPastCaseOfThisFixChangesNothing) {
   EXPECT_DOUBLE_EQ(x.o.simulation->predicted_ns, 200);
 }
 
+TEST(SimulateTest, OnlyCasesOnTheSimulationsStatisticCorrectIt) {
+  Outcome x;
+  ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &x.o);
+  KnowledgeCard on_mean;
+  on_mean.prediction =
+      CardPrediction{"dataloader_workers", kGainFromSimulation, "remove-idle data_loading", 100, 95, 105, 120, 110, 130, "mean"};
+  CorrectByHistory({on_mean}, &x.o);  // the simulation is a median: a mean's error says nothing of it
+  EXPECT_EQ(x.o.simulation->history_cases, 0u);
+  x.o.simulation->mean = true;
+  CorrectByHistory({on_mean}, &x.o);
+  EXPECT_EQ(x.o.simulation->history_cases, 1u);
+  EXPECT_NEAR(x.o.simulation->predicted_ns, 228.69, 0.01);  // as HistoryCorrectionByHand
+}
+
+TEST(SimulateTest, WhatIfIsCorrectedByPastCasesOfTheSameScenarioPerStatistic) {
+  WhatIfResult r;
+  r.scenario = "remove aten::to;  scale  log 0.1";
+  r.predicted_ns = 200, r.predicted_lo_ns = 190, r.predicted_hi_ns = 210;
+  r.predicted_mean_ns = 400, r.predicted_mean_lo_ns = 380, r.predicted_mean_hi_ns = 420;
+  auto card = [](std::string fix_id, std::string scenario, double predicted, double measured, std::string statistic) {
+    KnowledgeCard c;
+    c.prediction = CardPrediction{fix_id, kGainFromSimulation, scenario, predicted, 0, 0, measured, 0, 0, statistic};
+    return c;
+  };
+  // Three cases on the mean, the same scenario however spaced and whoever
+  // stored it (card --scenario, or a suggestion's card); one on the median;
+  // one of another scenario; a prior.
+  std::vector<KnowledgeCard> cards = {card("", "remove aten::to; scale log 0.1", 100, 80, "mean"),
+                                      card("cast_fix", "remove aten::to ; scale log 0.1", 100, 90, "mean"),
+                                      card("", "remove aten::to;scale log 0.1", 100, 85, "mean"),
+                                      card("", "remove aten::to; scale log 0.1", 100, 120, "median"),
+                                      card("", "remove aten::to", 100, 10, "mean"),
+                                      card("", "remove aten::to; scale log 0.1", 100, 10, "mean")};
+  cards.back().prediction->source = kGainFromPrior;
+  CorrectWhatIfByHistory(cards, &r);
+  EXPECT_TRUE(r.history_asked);
+  // Median: one case, as HistoryCorrectionByHand: 200·e^0.134059.
+  EXPECT_EQ(r.median_history.cases, 1u);
+  EXPECT_DOUBLE_EQ(r.median_history.uncorrected_ns, 200);
+  EXPECT_NEAR(r.predicted_ns, 228.69, 0.01);
+  // Mean: r = ln 0.8, ln 0.9, ln 0.85 = −0.223144, −0.105361, −0.162519;
+  // Σ = −0.491023, mean −0.163674; σ = √(Σ(r − r̄)²/2) = 0.058900 (three
+  // cases: their own spread), σ² = 0.0034692; precision = 3/σ² + 16 =
+  // 880.750; b = (−0.491023/σ²)/880.750 = −0.160701;
+  // spread = 1.96·√(1/880.750 + σ²) = 0.133000.
+  EXPECT_EQ(r.mean_history.cases, 3u);
+  const double ss = std::pow(std::log(0.8) + 0.163674, 2) + std::pow(std::log(0.9) + 0.163674, 2) +
+                    std::pow(std::log(0.85) + 0.163674, 2);
+  const double var = ss / 2, precision = 3 / var + 16;
+  const double b = (std::log(0.8) + std::log(0.9) + std::log(0.85)) / var / precision;
+  const double spread = 1.96 * std::sqrt(1 / precision + var);
+  EXPECT_NEAR(b, -0.160701, 1e-6);
+  EXPECT_NEAR(spread, 0.133000, 1e-6);
+  EXPECT_NEAR(r.predicted_mean_ns, 400 * std::exp(b), 1e-6);
+  EXPECT_NEAR(r.predicted_mean_lo_ns, 380 * std::exp(b - spread), 1e-6);
+  EXPECT_NEAR(r.predicted_mean_hi_ns, 420 * std::exp(b + spread), 1e-6);
+}
+
+TEST(SimulateTest, CanonicalScenarioTextSeparatesClausesAndWordsOnce) {
+  EXPECT_EQ(CanonicalScenarioText("  remove   aten::to ;scale x 0.5;; "), "remove aten::to; scale x 0.5");
+  EXPECT_EQ(CanonicalScenarioText("remove aten::to; scale x 0.5"), "remove aten::to; scale x 0.5");
+}
+
 // Hand-made (µs): four steps of 20 µs, each aten::mm 10 then checkpoint 10.
 // The fix "checkpoint every 4th step" (`every 4 checkpoint`) predicts steps
 // of 10, 10, 10, 20: median 10 µs, a 50% gain the run would never see; mean

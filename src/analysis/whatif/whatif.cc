@@ -553,6 +553,20 @@ StatusOr<Scenario> ParseScenario(std::string_view text) {
   return sc;
 }
 
+std::string CanonicalScenarioText(std::string_view text) {
+  std::string out;
+  for (std::string_view clause : Split(text, ';')) {
+    if (!out.empty()) out += "; ";
+    bool first = true;
+    for (std::string_view word : Split(clause, ' ')) {
+      if (!first) out += ' ';
+      out += word;
+      first = false;
+    }
+  }
+  return out;
+}
+
 bool ScenarioNeedsMean(const Scenario& scenario) {
   return std::any_of(scenario.clauses.begin(), scenario.clauses.end(),
                      [](const WhatIfClause& c) { return c.kind == WhatIfClause::Kind::kEvery; });

@@ -90,6 +90,12 @@ struct Scenario {
 // Parses `text`; the error names the clause and what was expected.
 StatusOr<Scenario> ParseScenario(std::string_view text);
 
+// The scenario's text with its clauses and words separated by exactly one
+// "; " and one space: the key under which past cases of a scenario are found
+// (CorrectWhatIfByHistory), so "remove  aten::to;remove x" and
+// "remove aten::to; remove x" are one scenario.
+std::string CanonicalScenarioText(std::string_view text);
+
 // Whether a scenario's gain must be judged on the steady steps' mean rather
 // than their median: an `every N` clause changes one step in N, which the
 // median step does not see (checkpointing every 10th step instead of every
@@ -138,6 +144,17 @@ struct WhatIfResult {
   // What fuse, overlap-comm and device did and assumed, one line each
   // (chains found, kernels scaled by which ratio, fallbacks taken).
   std::vector<std::string> notes;
+
+  // Corrected by past cases of the same scenario (whatif --db,
+  // CorrectWhatIfByHistory), each statistic by the cases measured on it:
+  // how many, and the predicted figure before the correction. The per-step
+  // predictions and the critical path below stay the replay's own.
+  struct History {
+    size_t cases = 0;
+    double uncorrected_ns = 0;
+  };
+  bool history_asked = false;  // a knowledge database was given
+  History median_history, mean_history;
 
   // What moved on the critical path: the path walked again over the
   // replayed times (RewalkCriticalPath). Time base: the path's time per

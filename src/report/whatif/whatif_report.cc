@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "src/analysis/common/text_format.h"
 #include "src/render/escape.h"
 
 namespace aiprof {
@@ -12,14 +13,20 @@ using render::Value;
 
 std::string Json(const WhatIfResult& r) {
   auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
+  // whatif --db: the past cases each figure was corrected by (0: none found).
+  auto hist = [&](const WhatIfResult::History& h) {
+    return r.history_asked ? ",\"history\":{\"cases\":" + std::to_string(h.cases) +
+                                 (h.cases ? ",\"uncorrected_ns\":" + num(h.uncorrected_ns) : std::string()) + "}"
+                           : std::string();
+  };
   std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" + (r.time_base == WhatIfResult::TimeBase::kStepPeriod ? "step period (ns)" : "step wall time (ns)") + "\"" +
                     ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
                     ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
-                    ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) +
-                    "],\"mean\":{\"statistic\":\"mean of the steady steps (throughput)\",\"measured_ns\":" +
+                    ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
+                    hist(r.median_history) + ",\"mean\":{\"statistic\":\"mean of the steady steps (throughput)\",\"measured_ns\":" +
                     num(r.measured_mean_ns) + ",\"predicted_ns\":" + num(r.predicted_mean_ns) +
                     ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) + "," + num(r.predicted_mean_hi_ns) +
-                    "]},\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
+                    "]" + hist(r.mean_history) + "},\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
                     std::to_string(r.edges_changed) + ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) +
                     ",";
   if (!r.notes.empty()) {  // what fuse, overlap-comm and device did and assumed
@@ -115,6 +122,17 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
                               {"predicted_mean_lo", "Mean's interval from", Value::Number(r.predicted_mean_lo_ns), Unit::kNs},
                               {"predicted_mean_hi", "Mean's interval to", Value::Number(r.predicted_mean_hi_ns), Unit::kNs},
                               {"mean_change", "Change of the mean", Value::Number(mean_change), Unit::kChange}}});
+  if (r.history_asked) {
+    // Said for each statistic, also when no past case was found (a --db
+    // that holds none of this scenario, or a mistyped path).
+    auto say = [](const char* statistic, const WhatIfResult::History& h) {
+      return h.cases == 0 ? std::string("the ") + statistic + " is not corrected (no past case of this scenario measured on it)"
+                          : std::string("the ") + statistic + " is corrected by " + std::to_string(h.cases) +
+                                " past case(s) of this scenario, from " + FormatDurationNs(h.uncorrected_ns);
+    };
+    sec->Add(render::Paragraph{"History: " + say("median", r.median_history) + "; " + say("mean", r.mean_history) +
+                               ". The per-step figures below are the replay's own."});
+  }
   render::Table t;
   t.key = "steps";
   t.title = "Per step";
