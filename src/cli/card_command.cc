@@ -3,7 +3,6 @@
 // its confidence interval. Other commands read cards with FindCards()
 // (src/analysis/validation/knowledge_card.h).
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 

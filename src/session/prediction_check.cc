@@ -120,7 +120,8 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   RETURN_IF_ERROR(ResolveScenarioDevices(before.trace(), devices_file, &sc));
   WhatIfResult r = before.WhatIf(sc);
   if (r.time_base != WhatIfResult::TimeBase::kStepWallTime) {
-    return ErrStatus("scenario '" + scenario + "' predicts step periods (graph-launch), which a card does not measure yet");
+    return ErrStatus("scenario '" + scenario +
+                     "' predicts step periods (graph-launch), which a card does not measure yet");
   }
   const double uncorrected = mean ? r.predicted_mean_ns : r.predicted_ns;
   if (!history.empty()) CorrectWhatIfByHistory(history, &r);

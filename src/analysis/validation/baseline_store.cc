@@ -432,10 +432,11 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
 namespace {
 // A card's columns and its prediction, if it has one (ReadCard's order).
 constexpr char kCardColumns[] =
-    "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, cards.statistic, unit, higher_is_better, before_label, "
-    "after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
+    "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, cards.statistic, unit, higher_is_better, "
+    "before_label, after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
     "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
-    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
+    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic "
+    "FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
 }  // namespace
 
 StatusOr<std::vector<KnowledgeCard>> BaselineStore::RecentCards(size_t limit) {

@@ -92,8 +92,8 @@ TEST(SimulateTest, OnlyCasesOnTheSimulationsStatisticCorrectIt) {
   Outcome x;
   ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &x.o);
   KnowledgeCard on_mean;
-  on_mean.prediction =
-      CardPrediction{"dataloader_workers", kGainFromSimulation, "remove-idle data_loading", 100, 95, 105, 120, 110, 130, "mean"};
+  on_mean.prediction = CardPrediction{
+      "dataloader_workers", kGainFromSimulation, "remove-idle data_loading", 100, 95, 105, 120, 110, 130, "mean"};
   CorrectByHistory({on_mean}, &x.o);  // the simulation is a median: a mean's error says nothing of it
   EXPECT_EQ(x.o.simulation->history_cases, 0u);
   x.o.simulation->mean = true;

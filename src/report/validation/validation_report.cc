@@ -378,12 +378,15 @@ render::Document CardToDocument(const KnowledgeCard& c) {
   if (c.prediction) {
     const CardPrediction& p = *c.prediction;
     doc.AddSection("prediction", "Predicted before the fix")
-        .Add(render::KeyValues{{{"fix_id", "Suggestion", p.fix_id.empty() ? Value::Null() : Value::String(p.fix_id)},
-                                {"source", "Predicted by", Value::String(p.scenario.empty() ? p.source : p.source + " of '" + p.scenario + "'")},
-                                {"statistic", "Statistic", Value::String("the steady steps' " + p.statistic)},
-                                {"predicted", "Predicted step wall time", Value::Number(p.predicted_ns), render::Unit::kNs},
-                                {"measured", "Measured step wall time", Value::Number(p.measured_ns), render::Unit::kNs},
-                                {"error", "Prediction error", Value::Number(p.measured_ns > 0 ? p.predicted_ns / p.measured_ns - 1 : 0), render::Unit::kChange}}});
+        .Add(render::KeyValues{
+            {{"fix_id", "Suggestion", p.fix_id.empty() ? Value::Null() : Value::String(p.fix_id)},
+             {"source", "Predicted by",
+              Value::String(p.scenario.empty() ? p.source : p.source + " of '" + p.scenario + "'")},
+             {"statistic", "Statistic", Value::String("the steady steps' " + p.statistic)},
+             {"predicted", "Predicted step wall time", Value::Number(p.predicted_ns), render::Unit::kNs},
+             {"measured", "Measured step wall time", Value::Number(p.measured_ns), render::Unit::kNs},
+             {"error", "Prediction error", Value::Number(p.measured_ns > 0 ? p.predicted_ns / p.measured_ns - 1 : 0),
+              render::Unit::kChange}}});
   }
   return doc;
 }

@@ -19,16 +19,19 @@ std::string Json(const WhatIfResult& r) {
                                  (h.cases ? ",\"uncorrected_ns\":" + num(h.uncorrected_ns) : std::string()) + "}"
                            : std::string();
   };
-  std::string out = "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" + (r.time_base == WhatIfResult::TimeBase::kStepPeriod ? "step period (ns)" : "step wall time (ns)") + "\"" +
-                    ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
-                    ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
-                    ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
-                    hist(r.median_history) + ",\"mean\":{\"statistic\":\"mean of the steady steps (throughput)\",\"measured_ns\":" +
-                    num(r.measured_mean_ns) + ",\"predicted_ns\":" + num(r.predicted_mean_ns) +
-                    ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) + "," + num(r.predicted_mean_hi_ns) +
-                    "]" + hist(r.mean_history) + "},\"slices_changed\":" + std::to_string(r.slices_changed) + ",\"edges_changed\":" +
-                    std::to_string(r.edges_changed) + ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) +
-                    ",";
+  std::string out =
+      "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" +
+      (r.time_base == WhatIfResult::TimeBase::kStepPeriod ? "step period (ns)" : "step wall time (ns)") + "\"" +
+      ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
+      ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
+      ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
+      hist(r.median_history) +
+      ",\"mean\":{\"statistic\":\"mean of the steady steps (throughput)\",\"measured_ns\":" + num(r.measured_mean_ns) +
+      ",\"predicted_ns\":" + num(r.predicted_mean_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) +
+      "," + num(r.predicted_mean_hi_ns) + "]" + hist(r.mean_history) +
+      "},\"slices_changed\":" + std::to_string(r.slices_changed) +
+      ",\"edges_changed\":" + std::to_string(r.edges_changed) +
+      ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) + ",";
   if (!r.notes.empty()) {  // what fuse, overlap-comm and device did and assumed
     out += "\"notes\":[";
     for (size_t k = 0; k < r.notes.size(); ++k) out += std::string(k ? "," : "") + JsonString(r.notes[k]);
@@ -126,9 +129,10 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
     // Said for each statistic, also when no past case was found (a --db
     // that holds none of this scenario, or a mistyped path).
     auto say = [](const char* statistic, const WhatIfResult::History& h) {
-      return h.cases == 0 ? std::string("the ") + statistic + " is not corrected (no past case of this scenario measured on it)"
-                          : std::string("the ") + statistic + " is corrected by " + std::to_string(h.cases) +
-                                " past case(s) of this scenario, from " + FormatDurationNs(h.uncorrected_ns);
+      return h.cases == 0
+                 ? std::string("the ") + statistic + " is not corrected (no past case of this scenario measured on it)"
+                 : std::string("the ") + statistic + " is corrected by " + std::to_string(h.cases) +
+                       " past case(s) of this scenario, from " + FormatDurationNs(h.uncorrected_ns);
     };
     sec->Add(render::Paragraph{"History: " + say("median", r.median_history) + "; " + say("mean", r.mean_history) +
                                ". The per-step figures below are the replay's own."});
