@@ -37,10 +37,7 @@ class CardCommand : public Command {
                     "suggestion id: the card keeps the before run's replay of it and the error, which corrects later "
                     "`aiprof whatif --db` predictions of that scenario")
         ->excludes("--fix-id");
-    sub->add_option("--statistic", statistic_,
-                    "With --scenario: the steady steps' figure the prediction is checked on (default: mean for a "
-                    "scenario with an `every N` clause, else median)")
-        ->check(CLI::IsMember({"median", "mean"}));
+    AddStatisticFlag(sub, &statistic_);
     AddDevicesFileFlag(sub, &devices_);
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");
     stats_.Add(sub, /*resamples_flag=*/false);

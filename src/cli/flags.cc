@@ -53,6 +53,14 @@ CLI::Option* AddScenarioFlag(CLI::App* sub, std::string* scenario, const std::st
   return sub->add_option("--scenario", *scenario, help);
 }
 
+CLI::Option* AddStatisticFlag(CLI::App* sub, std::string* statistic) {
+  return sub
+      ->add_option("--statistic", *statistic,
+                   "With --scenario: the steady steps' figure the prediction is checked on (default: mean for a "
+                   "scenario with an `every N` clause, else median)")
+      ->check(CLI::IsMember({"median", "mean"}));
+}
+
 CLI::Option* AddCriticalPathFlag(CLI::App* sub, bool* critical_path, const std::string& help) {
   return sub->add_flag("--critical-path", *critical_path, help);
 }

@@ -58,6 +58,9 @@ CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& h
 // card the one its after run applied.
 CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios, const std::string& help);
 CLI::Option* AddScenarioFlag(CLI::App* sub, std::string* scenario, const std::string& help);
+// --statistic median|mean: the steady steps' figure a scenario's prediction
+// is checked on (card and validate with --scenario).
+CLI::Option* AddStatisticFlag(CLI::App* sub, std::string* statistic);
 // --service: the service a baseline, a history or a monitor is for.
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
 // --token-file: bearer tokens (serve: the tokens it accepts; push: the one it sends).

@@ -10,6 +10,7 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
+#include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/report/pdf/html_to_pdf.h"
@@ -46,6 +47,13 @@ class ValidateCommand : public Command {
     AddFixIdFlag(sub, &fix_,
                     "The suggestion id the after run applied (default: matched by the finding that went away); "
                     "shows its prediction against the measurement");
+    AddScenarioFlag(sub, &scenario_,
+                    "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
+                    "suggestion id: shows the before run's replay of it against the measurement (corrected by the "
+                    "past cases of that scenario in --db, when given)")
+        ->excludes("--fix-id");
+    AddStatisticFlag(sub, &statistic_);
+    AddDevicesFileFlag(sub, &devices_);
     sub->add_flag("--alert-on-regression", alert_,
                   "On a significant regression print a one-line alert to standard error and exit with status 3");
     return sub;
@@ -85,16 +93,29 @@ class ValidateCommand : public Command {
     if (!fix_.empty() && !(before_trace && after_trace)) {
       return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
     }
+    if (!scenario_.empty() && !(before_trace && after_trace)) {
+      return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
+    }
+    if (!statistic_.empty() && scenario_.empty()) return ErrStatus("--statistic needs --scenario");
     SessionOptions so;
     so.db = db_;
+    RunPool pool;
+    pool.scenario = scenario_;
+    pool.devices_file = devices_.devices_file;
+    if (!scenario_.empty()) {
+      ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_));
+      pool.mean = statistic_.empty() ? ScenarioNeedsMean(sc) : statistic_ == "mean";
+      if (!db_.empty()) {
+        ASSIGN_OR_RETURN(pool.cards, AllCards(db_));
+      }
+    }
     std::unique_ptr<AnalysisSession> first_before, first_after;
     std::optional<PredictionCheck> check;
     if (before_trace && after_trace) {
       first_before = AnalysisSession::ForTrace(*before_trace, so);
       first_after = AnalysisSession::ForTrace(*after_trace, so);
-      ASSIGN_OR_RETURN(check, CheckPrediction(*first_before, *first_after, fix_));
+      ASSIGN_OR_RETURN(check, pool.Check(*first_before, *first_after, fix_));
     }
-    RunPool pool;
     if (check) {
       pool.before.push_back(*check);
       pool.after.push_back(SteadyStepWallTime(*first_after, check->mean));
@@ -117,11 +138,10 @@ class ValidateCommand : public Command {
         if (!pool.not_suggested.empty()) {
           std::string runs;
           for (const std::string& r : pool.not_suggested) runs += (runs.empty() ? "" : ", ") + r;
-          result.sample_notes.push_back("the prediction of " + result.prediction->fix_id + " pools every before run; " +
-                                        std::to_string(pool.not_suggested.size()) + " of " +
-                                        std::to_string(before_.size()) +
-                                        " do not suggest it (its finding did not fire there) and predict no change: " +
-                                        runs);
+          result.sample_notes.push_back(
+              "the prediction of " + RunPool::Name(*result.prediction) + " pools every before run; " +
+              std::to_string(pool.not_suggested.size()) + " of " + std::to_string(before_.size()) +
+              " do not suggest it (its finding did not fire there) and predict no change: " + runs);
         }
       } else {
         result.sample_notes.push_back("the prediction check uses the first run of each side (" + before_.front() +
@@ -181,6 +201,15 @@ class ValidateCommand : public Command {
     std::vector<MeanInterval> after;
     std::vector<std::string> not_suggested;
     bool complete = true;
+    // --scenario: every before run replays it (no run "does not suggest" it).
+    std::string scenario, devices_file;
+    bool mean = false;
+    std::vector<KnowledgeCard> cards;
+
+    StatusOr<std::optional<PredictionCheck>> Check(AnalysisSession& b, AnalysisSession& a, const std::string& fix_id) {
+      if (scenario.empty()) return CheckPrediction(b, a, fix_id);
+      return CheckScenarioPrediction(b, a, scenario, mean, devices_file, cards);
+    }
 
     Status AddBefore(const std::string& path, const Trace* trace, AnalysisSession& first_after,
                      const PredictionCheck& first, const SessionOptions& so) {
@@ -191,23 +220,27 @@ class ValidateCommand : public Command {
       }
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*trace, so);
       bool suggested = true;
-      ASSIGN_OR_RETURN(std::optional<PredictionCheck> c,
-                       PredictFixForRun(*b, first_after, fix_id, first.mean, &suggested));
-      if (!c) return ErrStatus(path + ": no steady step to predict " + fix_id + " from");
+      std::optional<PredictionCheck> c;
+      if (scenario.empty()) {
+        ASSIGN_OR_RETURN(c, PredictFixForRun(*b, first_after, fix_id, first.mean, &suggested));
+      } else {
+        ASSIGN_OR_RETURN(c, Check(*b, first_after, fix_id));
+      }
+      if (!c) return ErrStatus(path + ": no steady step to predict " + Name(first) + " from");
       if (!suggested) not_suggested.push_back(path);
       before.push_back(std::move(*c));
       return OkStatus();
     }
+    static std::string Name(const PredictionCheck& c) { return c.fix_id.empty() ? c.fix_title : c.fix_id; }
     Status AddAfter(const std::string& path, const Trace* trace, const PredictionCheck& first,
                     const SessionOptions& so) {
-      const std::string& fix_id = first.fix_id;
       if (!trace) {
         complete = false;
         return OkStatus();
       }
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*trace, so);
       const MeanInterval m = SteadyStepWallTime(*a, first.mean);
-      if (m.n == 0) return ErrStatus(path + ": no steady step to measure the prediction of " + fix_id + " by");
+      if (m.n == 0) return ErrStatus(path + ": no steady step to measure the prediction of " + Name(first) + " by");
       after.push_back(m);
       return OkStatus();
     }
@@ -222,7 +255,8 @@ class ValidateCommand : public Command {
   }
 
   std::vector<std::string> before_, after_;
-  std::string baseline_, service_, db_, fix_;
+  std::string baseline_, service_, db_, fix_, scenario_, statistic_;
+  AnalyzeOptions devices_;
   std::vector<std::string> metrics_;
   StatsFlags stats_;
   RunInputs input_;

@@ -188,10 +188,11 @@ TEST(ValidationCliTest, BenchmarkFilesAndCards) {
 
 // A fix stated as a scenario: card --scenario stores the replay's
 // prediction and the measurement on the statistic asked for, and a later
-// whatif --db of the same scenario (spaced differently) is corrected by it,
-// by CorrectByHistory's model worked here from the stored case. A real pair
+// whatif --db (or validate --scenario --db) of the same scenario, spaced
+// differently, is corrected by it, by CorrectByHistory's model worked here
+// from the stored case. A real pair
 // (test/data/pairs, cast_roundtrip).
-TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIf) {
+TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   testing::TempDir dir;
   const std::string pairs = std::string(AIPROF_SOURCE_DIR) + "/test/data/pairs/";
   const std::string before = pairs + "cast_roundtrip_before.pt.trace.json.gz";
@@ -231,7 +232,30 @@ TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIf) {
   // The median has no case (the card measured the mean).
   EXPECT_NE(json.find("\"history\":{\"cases\":0}"), std::string::npos) << json;
 
+  // validate --scenario shows the same check: uncorrected without --db (the
+  // card's stored prediction), corrected by the one case with it.
+  const std::string v1 = dir.Path("v1.json"), v2 = dir.Path("v2.json");
+  ASSERT_EQ(Cli({"validate", "--before", before, "--after", after, "--scenario", "remove aten::to", "--statistic",
+                 "mean", "-o", v1}),
+            kExitOk);
+  ASSERT_EQ(Cli({"validate", "--before", before, "--after", after, "--scenario", "remove aten::to", "--statistic",
+                 "mean", "--db", db, "-o", v2}),
+            kExitOk);
+  const std::string j1 = ReadFile(v1), j2 = ReadFile(v2);
+  EXPECT_NE(j1.find("\"prediction\": {\"fix\": null, \"matched_by\": \"--scenario\""), std::string::npos) << j1;
+  auto ms = [](const std::string& j, const std::string& key) {
+    size_t at = j.find("\"" + key + "\": ", j.find("\"prediction\""));
+    return std::stod(j.substr(at + key.size() + 4));
+  };
+  EXPECT_NEAR(ms(j1, "predicted_ms") * 1e6, p.predicted_ns, 1.0);
+  EXPECT_NEAR(ms(j1, "measured_ms") * 1e6, p.measured_ns, 1.0);
+  EXPECT_NE(j1.find("\"history_cases\": 0"), std::string::npos) << j1;
+  EXPECT_NE(j2.find("\"history_cases\": 1"), std::string::npos) << j2;
+  EXPECT_NEAR(ms(j2, "predicted_ms") * 1e6, p.predicted_ns * std::exp(b), 1.0);
+
   std::string err;
+  EXPECT_EQ(Cli({"validate", "--before", before, "--after", after, "--statistic", "mean"}, &err), kExitError);
+  EXPECT_NE(err.find("--statistic needs --scenario"), std::string::npos) << err;
   EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--statistic", "mean", "--db", db}, &err), kExitError);
   EXPECT_NE(err.find("--statistic needs --scenario"), std::string::npos) << err;
   EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--scenario", "remove x", "--fix-id", "y"}, &err),

@@ -176,11 +176,11 @@ std::string ValidationToJson(const ValidationResult& r) {
   o += r.diagnosis.empty() ? "null" : "{\"kind\": " + JsonString(r.diagnosis) + ", \"text\": " + JsonString(r.diagnosis_text) + "}";
   if (r.prediction) {
     const PredictionCheck& c = *r.prediction;
-    o += ",\n  \"prediction\": {\"fix\": " + JsonString(c.fix_id) + ", \"matched_by\": " + JsonString(c.matched_by) +
-         ", \"source\": " + JsonString(c.source) + ", \"scenario\": " + JsonString(c.scenario) +
-         ", \"time_base\": " + JsonString(c.time_base) + ", \"before_ms\": " + NumText(c.before_ns / 1e6) +
-         ", \"predicted_ms\": " + NumText(c.predicted_ns / 1e6) + ", \"predicted_interval_ms\": [" +
-         NumText(c.predicted_lo_ns / 1e6) + ", " + NumText(c.predicted_hi_ns / 1e6) +
+    o += ",\n  \"prediction\": {\"fix\": " + (c.fix_id.empty() ? std::string("null") : JsonString(c.fix_id)) +
+         ", \"matched_by\": " + JsonString(c.matched_by) + ", \"source\": " + JsonString(c.source) +
+         ", \"scenario\": " + JsonString(c.scenario) + ", \"time_base\": " + JsonString(c.time_base) +
+         ", \"before_ms\": " + NumText(c.before_ns / 1e6) + ", \"predicted_ms\": " + NumText(c.predicted_ns / 1e6) +
+         ", \"predicted_interval_ms\": [" + NumText(c.predicted_lo_ns / 1e6) + ", " + NumText(c.predicted_hi_ns / 1e6) +
          "], \"measured_ms\": " + NumText(c.measured_ns / 1e6) + ", \"measured_interval_ms\": [" +
          NumText(c.measured_lo_ns / 1e6) + ", " + NumText(c.measured_hi_ns / 1e6) +
          "], \"error\": " + NumText(c.error) + ", \"within\": " + (c.within ? "true" : "false") +
@@ -295,16 +295,18 @@ render::Document ValidationToDocument(const ValidationResult& r) {
     const PredictionCheck& c = *r.prediction;
     render::Section& sec = doc.AddSection("prediction", "Predicted vs measured");
     sec.Add(render::Paragraph{DescribePredictionCheck(c)});
-    sec.Add(render::KeyValues{{{"fix", "Fix", Value::String(c.fix_id + ": " + c.fix_title)},
-                               {"matched_by", "Matched by", Value::String(c.matched_by)},
-                               {"source", "Predicted by", Value::String(c.scenario.empty() ? c.source : c.source + " of '" + c.scenario + "'")},
-                               {"time_base", "Time base", Value::String(c.time_base)},
-                               {"before", "Before (measured)", Value::Number(c.before_ns), render::Unit::kNs},
-                               {"predicted", "Predicted", Value::Number(c.predicted_ns), render::Unit::kNs},
-                               {"measured", "After (measured)", Value::Number(c.measured_ns), render::Unit::kNs},
-                               {"error", "Prediction error", Value::Number(c.error), render::Unit::kChange},
-                               {"runs", "Runs (before, after)",
-                                Value::String(std::to_string(c.before_runs) + ", " + std::to_string(c.after_runs))}}});
+    sec.Add(render::KeyValues{
+        {{"fix", "Fix", Value::String(c.fix_id.empty() ? c.fix_title : c.fix_id + ": " + c.fix_title)},
+         {"matched_by", "Matched by", Value::String(c.matched_by)},
+         {"source", "Predicted by",
+          Value::String(c.scenario.empty() ? c.source : c.source + " of '" + c.scenario + "'")},
+         {"time_base", "Time base", Value::String(c.time_base)},
+         {"before", "Before (measured)", Value::Number(c.before_ns), render::Unit::kNs},
+         {"predicted", "Predicted", Value::Number(c.predicted_ns), render::Unit::kNs},
+         {"measured", "After (measured)", Value::Number(c.measured_ns), render::Unit::kNs},
+         {"error", "Prediction error", Value::Number(c.error), render::Unit::kChange},
+         {"runs", "Runs (before, after)",
+          Value::String(std::to_string(c.before_runs) + ", " + std::to_string(c.after_runs))}}});
   }
   if (r.op_shift.available) AddOpShift(r.op_shift, &doc.AddSection("op_shift", "Per-op before/after"));
   doc.AddSection("notes", "").Add(render::Paragraph{"Verdict rules, tests and calibration: docs/validation.md."});
