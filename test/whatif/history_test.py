@@ -125,6 +125,7 @@ def main():
     ydir = os.path.join(a.data, "pairs")
     pairs = load_pairs(os.path.join(ydir, "pairs.yaml"))
     failures, out = [], []
+    all_raw = all_total = 0
     with tempfile.TemporaryDirectory(prefix="aiprof_history_") as tmp:
         for set_name in a.sets.split(","):
             pdir = os.path.join(ydir, set_name)
@@ -153,6 +154,8 @@ def main():
                     pair["name"], pct(raw_err), "✓" if abs(raw_err) <= a.tol else "✗", pct(cor_err),
                     "✓" if abs(cor_err) <= a.tol else "✗",
                     ", ".join(pct(x["corrected"] / x["measured"] - 1) for x in later), in_raw, in_cor, len(later)))
+            all_raw += cover_raw
+            all_total += total
             out.append("")
             out.append("**%s: %d of %d pairs within %.0f%% uncorrected, %d of %d corrected by history** (rounds 2–5; "
                        "round 1 has no past case). Measured mean inside the 95%% interval: %d of %d rounds "
@@ -163,6 +166,14 @@ def main():
                "of the same round); a pair's error is the median over rounds 2–5. Corrected: `aiprof whatif --db` "
                "with the cases `aiprof card --scenario --statistic mean` stored for the earlier rounds of the same "
                "pair. Not gated (test/data/pairs/README.md).")
+    # whatif's own text quotes this coverage (the uncorrected interval's
+    # note): it must be what this evaluation measures.
+    if a.sets == ",".join(SETS):
+        r = subprocess.run([a.aiprof, "whatif", os.path.join(a.data, "resnet50_num_workers_0.pt.trace.json.gz"),
+                            "--scenario", "remove-idle data_loading"], capture_output=True, text=True, timeout=120)
+        said = "fell inside the mean's interval in %d of %d rounds" % (all_raw, all_total)
+        if said not in r.stdout:
+            failures.append("aiprof whatif's note does not say '%s' (this evaluation's coverage)" % said)
     text = "\n".join(out) + "\n"
     print(text)
     if a.table_out:

@@ -125,6 +125,13 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
                               {"predicted_mean_lo", "Mean's interval from", Value::Number(r.predicted_mean_lo_ns), Unit::kNs},
                               {"predicted_mean_hi", "Mean's interval to", Value::Number(r.predicted_mean_hi_ns), Unit::kNs},
                               {"mean_change", "Change of the mean", Value::Number(mean_change), Unit::kChange}}});
+  if (r.median_history.cases == 0 && r.mean_history.cases == 0) {
+    sec->Add(render::Paragraph{
+        "The intervals hold the spread of this run's replayed steps; fresh runs of a program differ by more (on "
+        "this project's CPU pairs a fresh after run's mean fell inside the mean's interval in 53 of 132 rounds). For "
+        "an interval that includes run-to-run variation, store measured cases with `aiprof card --scenario` and "
+        "pass --db (docs/whatif.md, \"Corrected by history\")."});
+  }
   if (r.history_asked) {
     // Said for each statistic, also when no past case was found (a --db
     // that holds none of this scenario, or a mistyped path).
