@@ -32,12 +32,10 @@ class CardCommand : public Command {
     AddFixIdFlag(sub, &fix_id_,
                     "The suggestion id the after run applied (default: matched by the finding that went away): the "
                     "card keeps its prediction and the error, which corrects later predictions of that fix");
-    AddScenarioFlag(sub, &scenario_,
-                    "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
-                    "suggestion id: the card keeps the before run's replay of it and the error, which corrects later "
-                    "`aiprof whatif --db` predictions of that scenario")
-        ->excludes("--fix-id");
-    AddStatisticFlag(sub, &statistic_);
+    scenario_.Add(sub,
+                  "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
+                  "suggestion id: the card keeps the before run's replay of it and the error, which corrects later "
+                  "`aiprof whatif --db` predictions of that scenario");
     AddDevicesFileFlag(sub, &devices_);
     sub->add_option("--metric", metric_, "Metric the gain is measured on (latency, p50, throughput, ...)");
     stats_.Add(sub, /*resamples_flag=*/false);
@@ -66,9 +64,9 @@ class CardCommand : public Command {
     double saved_ns = 0;
     card.bottleneck = bottleneck_.empty() ? InferCardBottleneck(before, after, &saved_ns) : bottleneck_;
     if (card.bottleneck.empty()) card.bottleneck = "unknown (give --bottleneck)";
-    card.fix = !fix_.empty()       ? fix_
-               : scenario_.empty() ? std::string("not stated (give --fix)")
-                                   : "scenario '" + CanonicalScenarioText(scenario_) + "'";
+    card.fix = !fix_.empty()        ? fix_
+               : !scenario_.given() ? std::string("not stated (give --fix)")
+                                    : "scenario '" + CanonicalScenarioText(scenario_.scenario) + "'";
     card.metric = m.metric;
     card.statistic = m.statistic_name;
     card.unit = m.unit;
@@ -91,17 +89,16 @@ class CardCommand : public Command {
     if (db.empty()) {
       ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
     }
-    if (!statistic_.empty() && scenario_.empty()) return ErrStatus("--statistic needs --scenario");
+    bool mean = false;
+    RETURN_IF_ERROR(scenario_.Resolve(&mean));
     std::optional<PredictionCheck> check;
-    if (!scenario_.empty()) {
+    if (scenario_.given()) {
       if (!before_run.trace || !after_run.trace) {
         return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
       }
-      ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_));
-      const bool mean = statistic_.empty() ? ScenarioNeedsMean(sc) : statistic_ == "mean";
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, SessionOptions{});
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, SessionOptions{});
-      ASSIGN_OR_RETURN(check, CheckScenarioPrediction(*b, *a, scenario_, mean, devices_.devices_file, {}));
+      ASSIGN_OR_RETURN(check, CheckScenarioPrediction(*b, *a, scenario_.scenario, mean, devices_.devices_file, {}));
       if (!check) return ErrStatus("--scenario: a run has no steady step to predict or measure");
     } else if (before_run.trace && after_run.trace) {
       SessionOptions so;
@@ -143,7 +140,8 @@ class CardCommand : public Command {
   }
 
  private:
-  std::string before_, after_, scene_, bottleneck_, fix_, fix_id_, scenario_, statistic_, output_, db_;
+  std::string before_, after_, scene_, bottleneck_, fix_, fix_id_, output_, db_;
+  ScenarioFixFlags scenario_;
   AnalyzeOptions devices_;
   std::string metric_ = "latency";
   StatsFlags stats_;

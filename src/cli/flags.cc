@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "src/analysis/whatif/whatif.h"
+
 namespace aiprof {
 
 void InputFlags::Add(CLI::App* sub, const char* help) {
@@ -49,16 +51,21 @@ CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios,
   return sub->add_option("--scenario", *scenarios, help);
 }
 
-CLI::Option* AddScenarioFlag(CLI::App* sub, std::string* scenario, const std::string& help) {
-  return sub->add_option("--scenario", *scenario, help);
+void ScenarioFixFlags::Add(CLI::App* sub, const std::string& help) {
+  sub->add_option("--scenario", scenario, help)->excludes("--fix-id");
+  sub->add_option("--statistic", statistic,
+                  "With --scenario: the steady steps' figure the prediction is checked on (default: mean for a "
+                  "scenario with an `every N` clause, else median)")
+      ->check(CLI::IsMember({"median", "mean"}));
 }
 
-CLI::Option* AddStatisticFlag(CLI::App* sub, std::string* statistic) {
-  return sub
-      ->add_option("--statistic", *statistic,
-                   "With --scenario: the steady steps' figure the prediction is checked on (default: mean for a "
-                   "scenario with an `every N` clause, else median)")
-      ->check(CLI::IsMember({"median", "mean"}));
+Status ScenarioFixFlags::Resolve(bool* mean) const {
+  if (!statistic.empty() && scenario.empty()) return ErrStatus("--statistic needs --scenario");
+  *mean = false;
+  if (scenario.empty()) return OkStatus();
+  ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario));
+  *mean = statistic.empty() ? ScenarioNeedsMean(sc) : statistic == "mean";
+  return OkStatus();
 }
 
 CLI::Option* AddCriticalPathFlag(CLI::App* sub, bool* critical_path, const std::string& help) {

@@ -54,13 +54,20 @@ CLI::Option* AddFormatFlag(CLI::App* sub, std::string* format, const std::string
 // --before / --after: the runs of a before/after comparison.
 CLI::Option* AddBeforeFlag(CLI::App* sub, std::string* path, const std::string& help);
 CLI::Option* AddAfterFlag(CLI::App* sub, std::string* path, const std::string& help);
-// --scenario: a what-if scenario (docs/whatif.md); whatif takes several,
-// card the one its after run applied.
+// --scenario: what-if scenarios (docs/whatif.md), several for whatif.
 CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios, const std::string& help);
-CLI::Option* AddScenarioFlag(CLI::App* sub, std::string* scenario, const std::string& help);
-// --statistic median|mean: the steady steps' figure a scenario's prediction
-// is checked on (card and validate with --scenario).
-CLI::Option* AddStatisticFlag(CLI::App* sub, std::string* statistic);
+// --scenario S [--statistic median|mean]: the fix the after run applied,
+// stated as a what-if scenario instead of a suggestion id (card, validate,
+// report --before). Add after --fix-id, which it excludes.
+struct ScenarioFixFlags {
+  std::string scenario, statistic;
+  void Add(CLI::App* sub, const std::string& help);
+  // --statistic without --scenario is an error; the scenario must parse.
+  // `mean`: judge on the steady steps' mean (asked, or an `every N`
+  // scenario), else their median.
+  Status Resolve(bool* mean) const;
+  bool given() const { return !scenario.empty(); }
+};
 // --service: the service a baseline, a history or a monitor is for.
 CLI::Option* AddServiceFlag(CLI::App* sub, std::string* service, const std::string& help);
 // --token-file: bearer tokens (serve: the tokens it accepts; push: the one it sends).

@@ -5,10 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/knowledge_card.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
-#include "src/report/page/report_data.h"
 #include "src/render/renderers.h"
+#include "src/report/page/report_data.h"
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/session/prediction_check.h"
 #include "src/session/run_loader.h"
@@ -83,6 +84,9 @@ class ReportCommand : public Command {
     AddBeforeFlag(sub, &before_, "A trace of the run before the change: adds the validation (before -> input)");
     AddFixIdFlag(sub, &fix_id_,
                  "With --before: the suggestion id this run applied (default: the fix of the finding that went away)");
+    scenario_.Add(sub,
+                  "With --before: the fix this run applied, stated as a what-if scenario (docs/whatif.md) instead of "
+                  "a suggestion id; corrected by the past cases of that scenario in the knowledge database");
     target_.Add(sub, &flags_.session.suggest);
     AddDbFlag(sub, &flags_.session.db, "Knowledge-card database (default: the baseline database in the user's data dir)");
     return sub;
@@ -95,6 +99,11 @@ class ReportCommand : public Command {
     RETURN_IF_ERROR(target_.Apply(&flags_.session.suggest));
     SessionOptions options = flags_.Options();
     options.analyze.keep_all_gaps = format == "html";  // the embedded timeline draws every gap
+    if ((scenario_.given() || !fix_id_.empty()) && before_.empty()) {
+      return ErrStatus(std::string(scenario_.given() ? "--scenario" : "--fix-id") + " needs --before");
+    }
+    bool mean = false;
+    RETURN_IF_ERROR(scenario_.Resolve(&mean));  // fail before the work
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
@@ -107,7 +116,17 @@ class ReportCommand : public Command {
         SessionOptions before_options = session->options();
         before_options.analyze.phase_prefix = "before.";
         std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, before_options);
-        ASSIGN_OR_RETURN(validation->prediction, CheckPrediction(*b, *session, fix_id_));
+        if (scenario_.given()) {
+          std::vector<KnowledgeCard> cards;
+          if (!session->options().db.empty()) {
+            ASSIGN_OR_RETURN(cards, AllCards(session->options().db));
+          }
+          ASSIGN_OR_RETURN(validation->prediction,
+                           CheckScenarioPrediction(*b, *session, scenario_.scenario, mean,
+                                                   session->options().analyze.devices_file, cards));
+        } else {
+          ASSIGN_OR_RETURN(validation->prediction, CheckPrediction(*b, *session, fix_id_));
+        }
       }
     }
     ReportInputs inputs;
@@ -131,6 +150,7 @@ class ReportCommand : public Command {
   OutputFlags out_;
   TargetFlags target_;
   std::string before_, fix_id_;
+  ScenarioFixFlags scenario_;
 };
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
-#include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/report/pdf/html_to_pdf.h"
@@ -47,12 +46,10 @@ class ValidateCommand : public Command {
     AddFixIdFlag(sub, &fix_,
                     "The suggestion id the after run applied (default: matched by the finding that went away); "
                     "shows its prediction against the measurement");
-    AddScenarioFlag(sub, &scenario_,
-                    "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
-                    "suggestion id: shows the before run's replay of it against the measurement (corrected by the "
-                    "past cases of that scenario in --db, when given)")
-        ->excludes("--fix-id");
-    AddStatisticFlag(sub, &statistic_);
+    scenario_.Add(sub,
+                  "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
+                  "suggestion id: shows the before run's replay of it against the measurement (corrected by the "
+                  "past cases of that scenario in --db, when given)");
     AddDevicesFileFlag(sub, &devices_);
     sub->add_flag("--alert-on-regression", alert_,
                   "On a significant regression print a one-line alert to standard error and exit with status 3");
@@ -93,18 +90,16 @@ class ValidateCommand : public Command {
     if (!fix_.empty() && !(before_trace && after_trace)) {
       return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
     }
-    if (!scenario_.empty() && !(before_trace && after_trace)) {
+    if (scenario_.given() && !(before_trace && after_trace)) {
       return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
     }
-    if (!statistic_.empty() && scenario_.empty()) return ErrStatus("--statistic needs --scenario");
     SessionOptions so;
     so.db = db_;
     RunPool pool;
-    pool.scenario = scenario_;
+    RETURN_IF_ERROR(scenario_.Resolve(&pool.mean));
+    pool.scenario = scenario_.scenario;
     pool.devices_file = devices_.devices_file;
-    if (!scenario_.empty()) {
-      ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_));
-      pool.mean = statistic_.empty() ? ScenarioNeedsMean(sc) : statistic_ == "mean";
+    if (scenario_.given()) {
       if (!db_.empty()) {
         ASSIGN_OR_RETURN(pool.cards, AllCards(db_));
       }
@@ -255,7 +250,8 @@ class ValidateCommand : public Command {
   }
 
   std::vector<std::string> before_, after_;
-  std::string baseline_, service_, db_, fix_, scenario_, statistic_;
+  std::string baseline_, service_, db_, fix_;
+  ScenarioFixFlags scenario_;
   AnalyzeOptions devices_;
   std::vector<std::string> metrics_;
   StatsFlags stats_;

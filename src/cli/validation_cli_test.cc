@@ -253,7 +253,19 @@ TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   EXPECT_NE(j2.find("\"history_cases\": 1"), std::string::npos) << j2;
   EXPECT_NEAR(ms(j2, "predicted_ms") * 1e6, p.predicted_ns * std::exp(b), 1.0);
 
+  // report --before --scenario: the same check in the report, corrected by the case.
+  const std::string rep = dir.Path("r.md");
+  ASSERT_EQ(Cli({"report", after, "--before", before, "--scenario", "remove aten::to", "--statistic", "mean", "--db",
+                 db, "-o", rep}),
+            kExitOk);
+  const std::string md = ReadFile(rep);
+  // (Markdown escapes the parentheses.)
+  EXPECT_NE(md.find("prediction for the scenario \\(simulation: 'remove aten::to'\\)"), std::string::npos) << md;
+  EXPECT_NE(md.find("corrected by 1 past case"), std::string::npos) << md;
+
   std::string err;
+  EXPECT_EQ(Cli({"report", after, "--scenario", "remove aten::to", "-o", dir.Path("x.md")}, &err), kExitError);
+  EXPECT_NE(err.find("--scenario needs --before"), std::string::npos) << err;
   EXPECT_EQ(Cli({"validate", "--before", before, "--after", after, "--statistic", "mean"}, &err), kExitError);
   EXPECT_NE(err.find("--statistic needs --scenario"), std::string::npos) << err;
   EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--statistic", "mean", "--db", db}, &err), kExitError);

@@ -34,7 +34,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accuracy_test import IDENTITY, load_pairs, run_json  # noqa: E402
+from accuracy_test import IDENTITY, load_pairs, pct, run_json  # noqa: E402
 
 SETS = ("separate_rounds", "jemalloc_rounds", "jemalloc_retain_rounds")
 ROUNDS = 5
@@ -107,10 +107,6 @@ def run_pair(exe, pdir, pair, tmp):
         rows.append({"round": r, "measured": measured, "raw": raw["predicted_ns"], "raw_lo": rlo, "raw_hi": rhi,
                      "corrected": corrected["predicted_ns"], "lo": lo, "hi": hi, "cases": r - 1})
     return rows, failures
-
-
-def pct(x):
-    return "%+.1f%%" % (100.0 * x)
 
 
 def main():
