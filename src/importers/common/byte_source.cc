@@ -127,12 +127,8 @@ class GzipSource : public ByteSource {
       }
       int rc = inflate(&zs_, Z_NO_FLUSH);
       if (rc == Z_STREAM_END) {
-        // Concatenated gzip members continue; anything else ends the stream.
-        if (zs_.avail_in > 0 && zs_.next_in[0] == 0x1f) {
-          inflateReset(&zs_);
-        } else {
-          done_ = true;
-        }
+        ASSIGN_OR_RETURN(bool another, NextMember());
+        if (!another) done_ = true;
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
         return ErrStatus(path_ + ": corrupt gzip stream near compressed byte " +
                          std::to_string(file_.bytes_read() - zs_.avail_in) + ": " +
@@ -145,6 +141,34 @@ class GzipSource : public ByteSource {
   const char* compression() const override { return "gzip"; }
 
  private:
+  // After a member's end: another gzip member continues the stream (also
+  // when it starts in the next chunk read); zero bytes (padding) end it, as
+  // does the end of the file; anything else is an error naming its place
+  // (was ignored: a truncated append or a second file's bytes).
+  StatusOr<bool> NextMember() {
+    bool padding = false;
+    for (;;) {
+      while (zs_.avail_in > 0 && zs_.next_in[0] == 0) {
+        ++zs_.next_in;
+        --zs_.avail_in;
+        padding = true;
+      }
+      if (zs_.avail_in == 0) {
+        ASSIGN_OR_RETURN(size_t got, file_.Read(in_.data(), in_.size(), path_));
+        if (got == 0) return false;
+        zs_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        zs_.avail_in = static_cast<uInt>(got);
+        continue;
+      }
+      if (!padding && zs_.next_in[0] == 0x1f) {
+        inflateReset(&zs_);
+        return true;
+      }
+      return ErrStatus(path_ + ": data after the end of the gzip stream at compressed byte " +
+                       std::to_string(file_.bytes_read() - zs_.avail_in) + " (not another gzip member)");
+    }
+  }
+
   FileHandle file_;
   std::vector<char> in_;
   z_stream zs_;

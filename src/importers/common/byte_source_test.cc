@@ -15,9 +15,9 @@
 namespace aiprof {
 namespace {
 
-std::string GzipBytes(const std::string& in) {
+std::string GzipBytes(const std::string& in, int level = 6) {
   z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
   std::string out(deflateBound(&zs, in.size()) + 64, '\0');
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
@@ -99,6 +99,53 @@ TEST(ByteSourceTest, TruncatedCompressedInputIsAnErrorInTheBackgroundToo) {
       EXPECT_NE(got.status().message().find("truncated"), std::string::npos) << got.status().message();
     }
   }
+}
+
+// After a gzip member: another member continues the stream, zero padding
+// ends it, anything else is an error at its compressed byte (was ignored).
+TEST(ByteSourceTest, GzipTrailingDataIsAnErrorAndPaddingIsNot) {
+  testing::TempDir dir;
+  const std::string text = "{\"traceEvents\": []}\n";
+  const std::string gz = GzipBytes(text);
+  const std::string garbage = dir.Write("g.json.gz", gz + "garbage");
+  const std::string padded = dir.Write("p.json.gz", gz + std::string(512, '\0'));
+  const std::string two = dir.Write("two.json.gz", gz + GzipBytes("more\n"));
+  for (bool background : {false, true}) {
+    StatusOr<std::string> got = ReadAllOf(garbage, background, 4096);
+    ASSERT_FALSE(got.ok());
+    EXPECT_NE(got.status().message().find(garbage + ": data after the end of the gzip stream at compressed byte " +
+                                          std::to_string(gz.size())),
+              std::string::npos)
+        << got.status().message();
+    got = ReadAllOf(padded, background, 4096);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, text);
+    got = ReadAllOf(two, background, 4096);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, text + "more\n");
+  }
+}
+
+// A first member that ends exactly where the reader's 1 MiB compressed
+// chunk ends: the second member starts in the next chunk and is still read
+// (was dropped: only the bytes already in the chunk were looked at).
+TEST(ByteSourceTest, GzipMemberEndingAtAChunkBoundaryIsFollowed) {
+  testing::TempDir dir;
+  constexpr size_t kChunk = 1 << 20;  // byte_source.cc's kCompressedChunkBytes
+  std::mt19937 rng(7);
+  std::string text(kChunk, 'x');
+  for (char& c : text) c = static_cast<char>('a' + rng() % 26);
+  std::string first = GzipBytes(text, 0);  // stored blocks: one output byte per input byte
+  for (int i = 0; i < 8 && first.size() != kChunk; ++i) {
+    text.resize(text.size() + kChunk - first.size(), 'q');
+    first = GzipBytes(text, 0);
+  }
+  ASSERT_EQ(first.size(), kChunk);
+  const std::string path = dir.Write("b.json.gz", first + GzipBytes("second\n"));
+  StatusOr<std::string> got = ReadAllOf(path, /*background=*/false, 1 << 16);
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->size(), text.size() + 7);
+  EXPECT_TRUE(got->substr(text.size()) == "second\n");
 }
 
 }  // namespace

@@ -201,6 +201,21 @@ TEST(ChromeJsonImporterTest, EndNamingAnotherSliceIsSaid) {
   EXPECT_EQ(t->diagnostics.Count("end_name_mismatch"), 1u);
 }
 
+// A counter value that is not a number is counted with its place (was
+// dropped without a word); the numeric series of the same event stay.
+TEST(ChromeJsonImporterTest, CounterValueThatIsNotANumberIsCounted) {
+  TempDir dir;
+  std::string path = dir.Write("c.json", R"({"traceEvents": [
+{"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": 1, "args": {"bytes": "NaN", "pages": 3}},
+{"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": 2, "args": {"bytes": 5, "pages": 4}}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->counters.size(), 3u);
+  EXPECT_EQ(t->diagnostics.Count("counter_bad_value"), 1u);
+  EXPECT_NE(t->diagnostics.entries().at("counter_bad_value").first_where.find("c.json:byte "), std::string::npos);
+}
+
 // Times past +-2^61 ns (2.3e15 us) would overflow an end, a difference or the
 // time base: skipped and counted with the byte offset, never summed.
 TEST(ChromeJsonImporterTest, TimesOutOfRangeAreCountedNotSummed) {

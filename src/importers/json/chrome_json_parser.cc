@@ -749,7 +749,13 @@ class ChromeJsonMerger {
       std::optional<double> v = NumericValue(args[i]);
       // One track per series; a lone or "value" series is named after the event.
       StringId series = e.arg_count > 1 && builder->trace()->Str(args[i].key) != "value" ? args[i].key : StringId{};
-      if (v) builder->AddCounter(CounterTrackFor(pid, e.name, series, kHostDevice), e.ts_ns, *v);
+      if (v) {
+        builder->AddCounter(CounterTrackFor(pid, e.name, series, kHostDevice), e.ts_ns, *v);
+      } else {
+        Diag("counter_bad_value", offset, "a counter (C) event's value '" +
+                                              std::string(builder->trace()->Str(args[i].key)) +
+                                              "' is not a number; that sample skipped");
+      }
     }
     DropArgs(e);
   }
