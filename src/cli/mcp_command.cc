@@ -85,7 +85,8 @@ std::string ToolsJson() {
   tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
   tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"notes":{"type":"array","items":{"type":"string"}},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
-  tools += R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
+  tools +=
+      R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"scenario":{"type":"string","description":"instead of fix_id: the fix stated as a what-if scenario (docs/whatif.md), replayed on the before trace"},"statistic":{"type":"string","enum":["median","mean"],"description":"with scenario: the steady steps' figure it is checked on; default: mean for an 'every N' scenario, else median"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
   tools += R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps; an op whose change sits in one call site or input shape is ranked by those rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"]}},)";
   tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
   tools += "]";
@@ -360,9 +361,24 @@ class McpServer {
     }
     ValidationResult v = Validate(*b, *a, options);
     std::string fix_id;
-    std::string_view fix;
+    std::string_view fix, scenario_text, statistic;
     if (args["fix_id"].get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
-    auto prediction = CheckPrediction(*before->session, *after->session, fix_id);
+    const bool has_scenario = args["scenario"].get(scenario_text) == simdjson::SUCCESS;
+    const bool has_statistic = args["statistic"].get(statistic) == simdjson::SUCCESS;
+    if (has_scenario && !fix_id.empty())
+      return RpcError{-32602, "invalid params: give 'fix_id' or 'scenario', not both"};
+    if (has_statistic && (!has_scenario || (statistic != "median" && statistic != "mean"))) {
+      return RpcError{-32602, "invalid params: 'statistic' is 'median' or 'mean', with 'scenario'"};
+    }
+    StatusOr<std::optional<PredictionCheck>> prediction = std::optional<PredictionCheck>();
+    if (has_scenario) {
+      StatusOr<Scenario> sc = ParseScenario(scenario_text);
+      if (!sc.ok()) return RpcError{-32602, "invalid params: " + sc.status().message()};
+      const bool mean = has_statistic ? statistic == "mean" : ScenarioNeedsMean(*sc);
+      prediction = CheckScenarioPrediction(*before->session, *after->session, std::string(scenario_text), mean, "", {});
+    } else {
+      prediction = CheckPrediction(*before->session, *after->session, fix_id);
+    }
     if (!prediction.ok()) {
       *result = ToolResult(prediction.status().message(), "", true);
       return std::nullopt;

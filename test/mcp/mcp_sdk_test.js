@@ -164,6 +164,21 @@ async function main() {
     assert.equal(cli.overall, 'improved');
   });
 
+  await check('validate with a scenario equals aiprof validate --scenario', async () => {
+    const r = await call('validate', { before: tb, after: ta, scenario: 'remove-idle data_loading', statistic: 'mean' });
+    const cli = cliJson(a.aiprof, ['validate', '--before', before, '--after', after, '--scenario',
+                                   'remove-idle data_loading', '--statistic', 'mean']);
+    assert.deepEqual(r.structuredContent, cli);
+    assert.equal(cli.prediction.matched_by, '--scenario');
+    assert.equal(cli.prediction.fix, null);
+    await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', fix_id: 'y' }),
+                              ErrorCode.InvalidParams, /not both/);
+    await expectProtocolError(call('validate', { before: tb, after: ta, statistic: 'mean' }), ErrorCode.InvalidParams,
+                              /'statistic'/);
+    await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'shrink x' }),
+                              ErrorCode.InvalidParams, /shrink x/);
+  });
+
   await check('whatif equals aiprof whatif, validated by the SDK against its output schema', async () => {
     const scenarios = ['remove-idle data_loading', 'scale aten:: 0.5'];
     const r = await call('whatif', { trace: tb, scenario: scenarios });
