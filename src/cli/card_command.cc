@@ -50,6 +50,8 @@ class CardCommand : public Command {
     options.metrics = {metric_};
     RETURN_IF_ERROR(CheckMetricNames(options.metrics));
     RETURN_IF_ERROR(stats_.Apply(&options));
+    bool mean = false;
+    RETURN_IF_ERROR(scenario_.Resolve(&mean));  // before the work
     ASSIGN_OR_RETURN(LoadedRun before_run, LoadRun(before_, run_inputs_));
     ASSIGN_OR_RETURN(LoadedRun after_run, LoadRun(after_, run_inputs_));
     const RunSamples& before = before_run.samples;
@@ -89,8 +91,6 @@ class CardCommand : public Command {
     if (db.empty()) {
       ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
     }
-    bool mean = false;
-    RETURN_IF_ERROR(scenario_.Resolve(&mean));
     std::optional<PredictionCheck> check;
     if (scenario_.given()) {
       if (!before_run.trace || !after_run.trace) {
@@ -111,14 +111,14 @@ class CardCommand : public Command {
     }
     if (check) {
       // The prediction kept is the simulation before any history correction,
-      // so each card's error is the simulation's own.
-      const double raw = check->history_cases > 0 ? check->uncorrected_ns / check->predicted_ns : 1.0;
+      // with its own interval, so each card's error is the simulation's own.
+      const bool corrected = check->history_cases > 0;
       card.prediction = CardPrediction{check->fix_id,
                                        check->source,
                                        check->scenario,
-                                       check->predicted_ns * raw,
-                                       check->predicted_lo_ns * raw,
-                                       check->predicted_hi_ns * raw,
+                                       corrected ? check->uncorrected_ns : check->predicted_ns,
+                                       corrected ? check->uncorrected_lo_ns : check->predicted_lo_ns,
+                                       corrected ? check->uncorrected_hi_ns : check->predicted_hi_ns,
                                        check->measured_ns,
                                        check->measured_lo_ns,
                                        check->measured_hi_ns,

@@ -52,7 +52,9 @@ CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios,
 }
 
 void ScenarioFixFlags::Add(CLI::App* sub, const std::string& help) {
-  sub->add_option("--scenario", scenario, help)->excludes("--fix-id");
+  sub->add_option("--scenario", scenario, help)->excludes("--fix-id")->check([](const std::string& s) {
+    return s.empty() ? std::string("a scenario cannot be empty") : std::string();
+  });
   sub->add_option("--statistic", statistic,
                   "With --scenario: the steady steps' figure the prediction is checked on (default: mean for a "
                   "scenario with an `every N` clause, else median)")
@@ -63,8 +65,7 @@ Status ScenarioFixFlags::Resolve(bool* mean) const {
   if (!statistic.empty() && scenario.empty()) return ErrStatus("--statistic needs --scenario");
   *mean = false;
   if (scenario.empty()) return OkStatus();
-  ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario));
-  *mean = statistic.empty() ? ScenarioNeedsMean(sc) : statistic == "mean";
+  ASSIGN_OR_RETURN(*mean, JudgeOnMean(scenario, statistic));
   return OkStatus();
 }
 

@@ -363,19 +363,24 @@ class McpServer {
     std::string fix_id;
     std::string_view fix, scenario_text, statistic;
     if (args["fix_id"].get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
-    const bool has_scenario = args["scenario"].get(scenario_text) == simdjson::SUCCESS;
-    const bool has_statistic = args["statistic"].get(statistic) == simdjson::SUCCESS;
-    if (has_scenario && !fix_id.empty())
-      return RpcError{-32602, "invalid params: give 'fix_id' or 'scenario', not both"};
-    if (has_statistic && (!has_scenario || (statistic != "median" && statistic != "mean"))) {
+    // Present but of another type is an error, not "not given".
+    const bool has_scenario = args["scenario"].error() != simdjson::NO_SUCH_FIELD;
+    const bool has_statistic = args["statistic"].error() != simdjson::NO_SUCH_FIELD;
+    if (has_scenario && args["scenario"].get(scenario_text) != simdjson::SUCCESS) {
+      return RpcError{-32602, "invalid params: 'scenario' is a string"};
+    }
+    if (has_statistic && (!has_scenario || args["statistic"].get(statistic) != simdjson::SUCCESS)) {
       return RpcError{-32602, "invalid params: 'statistic' is 'median' or 'mean', with 'scenario'"};
+    }
+    if (has_scenario && !fix_id.empty()) {
+      return RpcError{-32602, "invalid params: give 'fix_id' or 'scenario', not both"};
     }
     StatusOr<std::optional<PredictionCheck>> prediction = std::optional<PredictionCheck>();
     if (has_scenario) {
-      StatusOr<Scenario> sc = ParseScenario(scenario_text);
-      if (!sc.ok()) return RpcError{-32602, "invalid params: " + sc.status().message()};
-      const bool mean = has_statistic ? statistic == "mean" : ScenarioNeedsMean(*sc);
-      prediction = CheckScenarioPrediction(*before->session, *after->session, std::string(scenario_text), mean, "", {});
+      StatusOr<bool> mean = JudgeOnMean(scenario_text, statistic);
+      if (!mean.ok()) return RpcError{-32602, "invalid params: " + mean.status().message()};
+      prediction =
+          CheckScenarioPrediction(*before->session, *after->session, std::string(scenario_text), *mean, "", {});
     } else {
       prediction = CheckPrediction(*before->session, *after->session, fix_id);
     }

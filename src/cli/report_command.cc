@@ -117,13 +117,13 @@ class ReportCommand : public Command {
         before_options.analyze.phase_prefix = "before.";
         std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, before_options);
         if (scenario_.given()) {
-          std::vector<KnowledgeCard> cards;
-          if (!session->options().db.empty()) {
-            ASSIGN_OR_RETURN(cards, AllCards(session->options().db));
-          }
+          ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, AllCards(session->options().db));
           ASSIGN_OR_RETURN(validation->prediction,
                            CheckScenarioPrediction(*b, *session, scenario_.scenario, mean,
                                                    session->options().analyze.devices_file, cards));
+          if (!validation->prediction) {
+            validation->sample_notes.push_back("no prediction check for --scenario: a run has no steady step");
+          }
         } else {
           ASSIGN_OR_RETURN(validation->prediction, CheckPrediction(*b, *session, fix_id_));
         }

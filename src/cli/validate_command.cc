@@ -49,7 +49,7 @@ class ValidateCommand : public Command {
     scenario_.Add(sub,
                   "The fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of a "
                   "suggestion id: shows the before run's replay of it against the measurement (corrected by the "
-                  "past cases of that scenario in --db, when given)");
+                  "past cases of that scenario in the knowledge database: --db, else the default one)");
     AddDevicesFileFlag(sub, &devices_);
     sub->add_flag("--alert-on-regression", alert_,
                   "On a significant regression print a one-line alert to standard error and exit with status 3");
@@ -100,9 +100,7 @@ class ValidateCommand : public Command {
     pool.scenario = scenario_.scenario;
     pool.devices_file = devices_.devices_file;
     if (scenario_.given()) {
-      if (!db_.empty()) {
-        ASSIGN_OR_RETURN(pool.cards, AllCards(db_));
-      }
+      ASSIGN_OR_RETURN(pool.cards, AllCards(db_));  // "": the default database, as the suggestions' history
     }
     std::unique_ptr<AnalysisSession> first_before, first_after;
     std::optional<PredictionCheck> check;
@@ -126,6 +124,10 @@ class ValidateCommand : public Command {
       after_runs.push_back(std::move(run.samples));
     }
     ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
+    if (scenario_.given() && !check) {
+      result.sample_notes.push_back("no prediction check for --scenario: " + before_.front() + " or " + after_.front() +
+                                    " has no steady step");
+    }
     result.prediction = std::move(check);
     if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
       if (pool.complete) {
@@ -219,7 +221,9 @@ class ValidateCommand : public Command {
       if (scenario.empty()) {
         ASSIGN_OR_RETURN(c, PredictFixForRun(*b, first_after, fix_id, first.mean, &suggested));
       } else {
-        ASSIGN_OR_RETURN(c, Check(*b, first_after, fix_id));
+        StatusOr<std::optional<PredictionCheck>> got = Check(*b, first_after, fix_id);
+        if (!got.ok()) return ErrStatus(path + ": " + got.status().message());
+        c = std::move(*got);
       }
       if (!c) return ErrStatus(path + ": no steady step to predict " + Name(first) + " from");
       if (!suggested) not_suggested.push_back(path);

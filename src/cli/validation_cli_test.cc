@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -194,6 +196,16 @@ TEST(ValidationCliTest, BenchmarkFilesAndCards) {
 // (test/data/pairs, cast_roundtrip).
 TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   testing::TempDir dir;
+  // The default knowledge database is this test's own (validate and report
+  // read it when no --db is given).
+  const char* old_xdg = std::getenv("XDG_DATA_HOME");
+  const std::string saved_xdg = old_xdg ? old_xdg : "";
+  setenv("XDG_DATA_HOME", dir.Path("xdg").c_str(), 1);
+  struct Restore {
+    const char* old;
+    std::string saved;
+    ~Restore() { old ? setenv("XDG_DATA_HOME", saved.c_str(), 1) : unsetenv("XDG_DATA_HOME"); }
+  } restore{old_xdg, saved_xdg};
   const std::string pairs = std::string(AIPROF_SOURCE_DIR) + "/test/data/pairs/";
   const std::string before = pairs + "cast_roundtrip_before.pt.trace.json.gz";
   const std::string after = pairs + "cast_roundtrip_after.pt.trace.json.gz";
@@ -263,6 +275,21 @@ TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   EXPECT_NE(md.find("prediction for the scenario \\(simulation: 'remove aten::to'\\)"), std::string::npos) << md;
   EXPECT_NE(md.find("corrected by 1 past case"), std::string::npos) << md;
 
+  // Without --db, validate and report read the default database, as the
+  // suggestions' history does: a card stored there corrects them.
+  ASSERT_EQ(Cli({"validate", "--before", before, "--after", after, "--scenario", "remove aten::to", "--statistic",
+                 "mean", "-o", v1}),
+            kExitOk);
+  EXPECT_NE(ReadFile(v1).find("\"history_cases\": 0"), std::string::npos);
+  ASSERT_EQ(Cli({"card", "--before", before, "--after", after, "--scenario", "remove aten::to", "--statistic", "mean",
+                 "-o", dir.Path("card2.md")}),
+            kExitOk);
+  ASSERT_TRUE(std::filesystem::exists(dir.Path("xdg") + "/aiprof/baselines.db"));
+  ASSERT_EQ(
+      Cli({"report", after, "--before", before, "--scenario", "remove aten::to", "--statistic", "mean", "-o", rep}),
+      kExitOk);
+  EXPECT_NE(ReadFile(rep).find("corrected by 1 past case"), std::string::npos);
+
   std::string err;
   EXPECT_EQ(Cli({"report", after, "--scenario", "remove aten::to", "-o", dir.Path("x.md")}, &err), kExitError);
   EXPECT_NE(err.find("--scenario needs --before"), std::string::npos) << err;
@@ -275,6 +302,32 @@ TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   EXPECT_EQ(Cli({"card", "--before", before, "--after", after, "--scenario", "shrink x", "--db", db}, &err),
             kExitError);
   EXPECT_NE(err.find("scenario clause 'shrink x'"), std::string::npos) << err;
+}
+
+// A card for a fix whose prediction history corrected keeps the
+// simulation's own prediction and interval (the second card of the same
+// before run stores what the first did; it stored the widened interval).
+TEST(ValidationCliTest, CardKeepsTheUncorrectedIntervalOfACorrectedFix) {
+  testing::TempDir dir;
+  const std::string data = std::string(AIPROF_SOURCE_DIR) + "/test/data/";
+  const std::string before = data + "resnet50_num_workers_0.pt.trace.json.gz";
+  const std::string after = data + "resnet50_num_workers_4.pt.trace.json.gz";
+  const std::string db = dir.Path("k.db");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(Cli({"card", "--before", before, "--after", after, "--fix-id", "dataloader_workers", "--db", db, "-o",
+                   dir.Path("c" + std::to_string(i) + ".md")}),
+              kExitOk);
+  }
+  EXPECT_NE(ReadFile(dir.Path("c1.md")).find("corrected by 1 past case"), std::string::npos);
+  auto cards = AllCards(db);
+  ASSERT_TRUE(cards.ok());
+  ASSERT_EQ(cards->size(), 2u);
+  ASSERT_TRUE((*cards)[0].prediction && (*cards)[1].prediction);
+  const CardPrediction &second = *(*cards)[0].prediction, &first = *(*cards)[1].prediction;
+  EXPECT_DOUBLE_EQ(second.predicted_ns, first.predicted_ns);
+  EXPECT_DOUBLE_EQ(second.predicted_lo_ns, first.predicted_lo_ns);
+  EXPECT_DOUBLE_EQ(second.predicted_hi_ns, first.predicted_hi_ns);
+  EXPECT_LT(first.predicted_lo_ns, first.predicted_ns);
 }
 
 TEST(ValidationCliTest, BadInputAndUsage) {

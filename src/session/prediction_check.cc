@@ -44,6 +44,18 @@ const Finding* ChangedFinding(const Diagnosis& before, const Diagnosis& after, s
   return nullptr;
 }
 
+// The after run's figure, and how the prediction compares with it.
+void SetMeasured(const MeanInterval& a, PredictionCheck* c) {
+  c->measured_ns = a.mean;
+  c->measured_lo_ns = a.lo;
+  c->measured_hi_ns = a.hi;
+}
+void Compare(PredictionCheck* c) {
+  c->error = c->measured_ns > 0 ? c->predicted_ns / c->measured_ns - 1 : 0;
+  c->within = c->measured_ns >= c->predicted_lo_ns && c->measured_ns <= c->predicted_hi_ns;
+  c->agrees = c->measured_lo_ns <= c->predicted_hi_ns && c->measured_hi_ns >= c->predicted_lo_ns;
+}
+
 }  // namespace
 
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
@@ -95,6 +107,8 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_hi_ns = o->simulation->predicted_hi_ns;
     c.history_cases = o->simulation->history_cases;
     c.uncorrected_ns = o->simulation->uncorrected_ns;
+    c.uncorrected_lo_ns = o->simulation->uncorrected_lo_ns;
+    c.uncorrected_hi_ns = o->simulation->uncorrected_hi_ns;
   } else {
     // A prior's gain is a share of the finding's basis; taken here as a
     // share of the step wall time (the basis differs by the step's tail).
@@ -103,12 +117,8 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_lo_ns = b.mean * (1 - o->gain_max);
     c.predicted_hi_ns = b.mean * (1 - o->gain_min);
   }
-  c.measured_ns = a.mean;
-  c.measured_lo_ns = a.lo;
-  c.measured_hi_ns = a.hi;
-  c.error = a.mean > 0 ? c.predicted_ns / a.mean - 1 : 0;
-  c.within = a.mean >= c.predicted_lo_ns && a.mean <= c.predicted_hi_ns;
-  c.agrees = a.lo <= c.predicted_hi_ns && a.hi >= c.predicted_lo_ns;
+  SetMeasured(a, &c);
+  Compare(&c);
   return std::optional<PredictionCheck>(c);
 }
 
@@ -121,9 +131,8 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   WhatIfResult r = before.WhatIf(sc);
   if (r.time_base != WhatIfResult::TimeBase::kStepWallTime) {
     return ErrStatus("scenario '" + scenario +
-                     "' predicts step periods (graph-launch), which a card does not measure yet");
+                     "' predicts step periods (graph-launch), which a prediction check does not measure yet");
   }
-  const double uncorrected = mean ? r.predicted_mean_ns : r.predicted_ns;
   if (!history.empty()) CorrectWhatIfByHistory(history, &r);
   const MeanInterval b = SteadyStepWallTime(before, mean), a = SteadyStepWallTime(after, mean);
   if (r.steady_steps == 0 || b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
@@ -138,17 +147,17 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   c.before_steps = b.n;
   c.after_steps = a.n;
   c.before_ns = b.mean;
-  c.predicted_ns = mean ? r.predicted_mean_ns : r.predicted_ns;
-  c.predicted_lo_ns = mean ? r.predicted_mean_lo_ns : r.predicted_lo_ns;
-  c.predicted_hi_ns = mean ? r.predicted_mean_hi_ns : r.predicted_hi_ns;
-  c.history_cases = (mean ? r.mean_history : r.median_history).cases;
-  c.uncorrected_ns = uncorrected;
-  c.measured_ns = a.mean;
-  c.measured_lo_ns = a.lo;
-  c.measured_hi_ns = a.hi;
-  c.error = a.mean > 0 ? c.predicted_ns / a.mean - 1 : 0;
-  c.within = a.mean >= c.predicted_lo_ns && a.mean <= c.predicted_hi_ns;
-  c.agrees = a.lo <= c.predicted_hi_ns && a.hi >= c.predicted_lo_ns;
+  const WhatIfFigure f = FigureOf(r, mean);
+  c.predicted_ns = f.predicted_ns;
+  c.predicted_lo_ns = f.predicted_lo_ns;
+  c.predicted_hi_ns = f.predicted_hi_ns;
+  const WhatIfResult::History& h = mean ? r.mean_history : r.median_history;
+  c.history_cases = h.cases;
+  c.uncorrected_ns = h.cases ? h.uncorrected_ns : f.predicted_ns;
+  c.uncorrected_lo_ns = h.cases ? h.uncorrected_lo_ns : f.predicted_lo_ns;
+  c.uncorrected_hi_ns = h.cases ? h.uncorrected_hi_ns : f.predicted_hi_ns;
+  SetMeasured(a, &c);
+  Compare(&c);
   return std::optional<PredictionCheck>(c);
 }
 
@@ -170,9 +179,10 @@ StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& befor
   c.predicted_lo_ns = b.lo;
   c.predicted_hi_ns = b.hi;
   c.uncorrected_ns = b.mean;
-  c.measured_ns = a.mean;
-  c.measured_lo_ns = a.lo;
-  c.measured_hi_ns = a.hi;
+  c.uncorrected_lo_ns = b.lo;
+  c.uncorrected_hi_ns = b.hi;
+  SetMeasured(a, &c);
+  Compare(&c);
   return std::optional<PredictionCheck>(c);
 }
 
@@ -240,9 +250,7 @@ PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, c
   c.time_base = std::string("mean over runs of each run's steady step ") + (c.mean ? "mean" : "median") +
                 " wall time (step start to the end of its last device work); interval of the prediction: " +
                 interval(c.before_runs) + ", of the measurement: " + interval(c.after_runs);
-  c.error = c.measured_ns > 0 ? c.predicted_ns / c.measured_ns - 1 : 0;
-  c.within = c.measured_ns >= c.predicted_lo_ns && c.measured_ns <= c.predicted_hi_ns;
-  c.agrees = c.measured_lo_ns <= c.predicted_hi_ns && c.measured_hi_ns >= c.predicted_lo_ns;
+  Compare(&c);
   return c;
 }
 

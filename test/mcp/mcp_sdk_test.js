@@ -177,6 +177,12 @@ async function main() {
                               /'statistic'/);
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'shrink x' }),
                               ErrorCode.InvalidParams, /shrink x/);
+    await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 7 }), ErrorCode.InvalidParams,
+                              /'scenario' is a string/);
+    await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', statistic: 1 }),
+                              ErrorCode.InvalidParams, /'statistic'/);
+    await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', statistic: 'p99' }),
+                              ErrorCode.InvalidParams, /p99/);
   });
 
   await check('whatif equals aiprof whatif, validated by the SDK against its output schema', async () => {

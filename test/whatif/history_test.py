@@ -88,7 +88,7 @@ def run_pair(exe, pdir, pair, tmp):
         lo, hi = corrected["predicted_interval_ns"]
         rlo, rhi = raw["predicted_interval_ns"]
         if r > 1:
-            b, spread = model([math.log(m / p) for p, m, _, _, _ in cases])
+            b, spread = model([math.log(m / p) for p, m, stat, _, _ in cases if stat == "mean"])
             # The JSON's figures are whole ns (truncated): compare to 1 ns.
             for what, got, want in (("prediction", corrected["predicted_ns"], raw["predicted_ns"] * math.exp(b)),
                                     ("interval low", lo, rlo * math.exp(b - spread)),

@@ -43,7 +43,7 @@ struct SimulatedGain {
   // Corrected by the prediction errors of past cases (CorrectByHistory):
   // how many, and the prediction before the correction.
   size_t history_cases = 0;
-  double uncorrected_ns = 0;
+  double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
   // The figures are means: the scenario acts on one step in N
   // (ScenarioNeedsMean), which the median step does not see.
   bool mean = false;

@@ -243,19 +243,6 @@ Status BaselineStore::InitSchema() {
   if (!version.ok()) return Error("cannot read the schema version");
   if (version.Step() == SQLITE_ROW) {
     std::string v = version.ColText(0);
-    if (v == "1") {
-      // Version 1's predictions carry no statistic: they were medians (the
-      // mean came with `every N` scenarios, which no shipped rule uses).
-      // (A version 1 file made before card_predictions existed got it, with
-      // the column, from kSchema above.)
-      Stmt has(db_, "SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = 'statistic'");
-      if (!has.ok() || has.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
-      if (has.ColInt(0) == 0) {
-        RETURN_IF_ERROR(Exec("ALTER TABLE card_predictions ADD COLUMN statistic TEXT NOT NULL DEFAULT 'median'"));
-      }
-      RETURN_IF_ERROR(Exec("UPDATE meta SET value = '2' WHERE key = 'schema_version'"));
-      v = "2";
-    }
     if (v != std::to_string(kBaselineSchemaVersion)) {
       return ErrStatus(path_ + ": schema version " + v + " is not the supported version " + std::to_string(kBaselineSchemaVersion));
     }
@@ -263,6 +250,15 @@ Status BaselineStore::InitSchema() {
     Stmt set(db_, "INSERT INTO meta(key, value) VALUES ('schema_version', ?)");
     set.Text(1, std::to_string(kBaselineSchemaVersion));
     if (set.Step() != SQLITE_DONE) return Error("cannot write the schema version");
+  }
+  // card_predictions.statistic came later than the rest of version 1: a
+  // file without it gains it, and its predictions, made before any mean was
+  // stored, read as medians. An added column with a default keeps the file
+  // readable and writable by the aiprof that made it, so the version stays.
+  Stmt has(db_, "SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = 'statistic'");
+  if (!has.ok() || has.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
+  if (has.ColInt(0) == 0) {
+    RETURN_IF_ERROR(Exec("ALTER TABLE card_predictions ADD COLUMN statistic TEXT NOT NULL DEFAULT 'median'"));
   }
   if (tx.Commit() != SQLITE_OK) return Error("cannot create the schema");
   return OkStatus();

@@ -20,7 +20,7 @@ struct sqlite3;
 
 namespace aiprof {
 
-inline constexpr int kBaselineSchemaVersion = 2;
+inline constexpr int kBaselineSchemaVersion = 1;
 inline constexpr int kBusyTimeoutMs = 30000;
 
 // $XDG_DATA_HOME/aiprof/baselines.db, else $HOME/.local/share/aiprof/baselines.db.

@@ -180,9 +180,10 @@ TEST(BaselineStoreTest, PredictionsKeepTheirStatisticAndAScenarioFix) {
   EXPECT_FALSE(std::filesystem::exists(dir.Path("missing.db")));
 }
 
-// A version 1 database (predictions without a statistic: they were medians)
-// is upgraded in place when opened.
-TEST(BaselineStoreTest, VersionOneDatabaseIsUpgraded) {
+// A database made before predictions kept their statistic (they were
+// medians) gains the column when opened, stays version 1, and still takes
+// the rows an older aiprof writes (without the column).
+TEST(BaselineStoreTest, DatabaseWithoutTheStatisticColumnGainsIt) {
   testing::TempDir dir;
   std::string path = dir.Path("b.db");
   KnowledgeCard c = Card("data_loading", -0.3);
@@ -194,10 +195,7 @@ TEST(BaselineStoreTest, VersionOneDatabaseIsUpgraded) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "ALTER TABLE card_predictions DROP COLUMN statistic;"
-                         "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
-                         nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE card_predictions DROP COLUMN statistic", nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -211,11 +209,27 @@ TEST(BaselineStoreTest, VersionOneDatabaseIsUpgraded) {
   sqlite3_stmt* q = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)), "2");
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)), "1");
   sqlite3_finalize(q);
+  // What an older aiprof writes: a card and its prediction without the column.
+  ASSERT_EQ(
+      sqlite3_exec(db,
+                   "INSERT INTO cards(created_unix_ms, scene, bottleneck, fix, metric, statistic, unit, "
+                   "higher_is_better, before_label, after_label, n_before, n_after, before_value, after_value, "
+                   "change_rel, ci_low_rel, ci_high_rel, confidence, p_value, test, verdict) VALUES (1, 's', 'b', "
+                   "'f', 'latency', 'median', 'ns', 0, 'a', 'b', 1, 1, 1, 1, 0, 0, 0, 0.95, 1, 't', 'v');"
+                   "INSERT INTO card_predictions(card_id, fix_id, source, scenario, predicted_ns, "
+                   "predicted_lo_ns, predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns) VALUES "
+                   "(last_insert_rowid(), 'x', 'simulation', 's', 1, 1, 1, 1, 1, 1)",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK)
+      << sqlite3_errmsg(db);
   sqlite3_close(db);
-  // Opened again: already version 2, nothing to do.
-  EXPECT_TRUE(BaselineStore::Open(path).ok());
+  cards = AllCards(path);
+  ASSERT_TRUE(cards.ok()) << cards.status().message();
+  ASSERT_EQ(cards->size(), 2u);
+  ASSERT_TRUE((*cards)[0].prediction);
+  EXPECT_EQ((*cards)[0].prediction->statistic, "median");
 }
 
 TEST(BaselineStoreTest, DefaultPathFollowsXdgThenHome) {

@@ -19,9 +19,15 @@ StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::
 }
 
 StatusOr<std::vector<KnowledgeCard>> AllCards(const std::string& db_path) {
+  std::string path = db_path;
+  if (path.empty()) {
+    StatusOr<std::string> d = DefaultBaselineDbPath();
+    if (!d.ok()) return std::vector<KnowledgeCard>();
+    path = *d;
+  }
   std::error_code ec;
-  if (!std::filesystem::exists(db_path, ec)) return std::vector<KnowledgeCard>();
-  ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db_path));
+  if (!std::filesystem::exists(path, ec)) return std::vector<KnowledgeCard>();
+  ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(path));
   return store->RecentCards(0);
 }
 

@@ -78,8 +78,10 @@ StatusOr<std::vector<KnowledgeCard>> FindCards(BaselineStore* store, std::string
 // The same, opening the database at `db_path` read-write (it is created if missing).
 StatusOr<std::vector<KnowledgeCard>> FindCards(const std::string& db_path, std::string_view bottleneck);
 
-// Every card, newest first, from the database at `db_path`; none when the
-// file does not exist (it is not created).
+// Every card, newest first, from the database at `db_path` ("": the user's
+// default, DefaultBaselineDbPath, as the suggestions' history uses); none
+// when the file does not exist (it is not created) or, for "", when there
+// is no default path (no HOME).
 StatusOr<std::vector<KnowledgeCard>> AllCards(const std::string& db_path);
 
 // Summarises cards measured on one metric (the first card's; others are skipped).

@@ -30,7 +30,8 @@ struct PredictionCheck {
   bool within = false;   // the measured median lies inside the predicted interval
   bool agrees = false;   // the two intervals overlap
   size_t history_cases = 0;   // past cases (cards) the prediction was corrected by
-  double uncorrected_ns = 0;  // the simulation before that correction
+  // The simulation before that correction, and its interval.
+  double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
 };
 
 // One line: "prediction for dataloader_workers (simulation: 'remove-idle

@@ -40,6 +40,12 @@ std::optional<HistoryCorrection> CorrectionFromLogErrors(const std::vector<doubl
   return c;
 }
 
+void ApplyCorrection(const HistoryCorrection& h, double* predicted, double* lo, double* hi) {
+  *predicted *= std::exp(h.bias);
+  *lo *= std::exp(h.bias - h.spread);
+  *hi *= std::exp(h.bias + h.spread);
+}
+
 std::vector<double> PastLogErrors(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
                                   const std::function<bool(const CardPrediction&)>& same_fix) {
   std::vector<double> r;
@@ -61,10 +67,10 @@ void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome
   if (!h) return;
   SimulatedGain g = *o->simulation;
   g.uncorrected_ns = g.predicted_ns;
+  g.uncorrected_lo_ns = g.predicted_lo_ns;
+  g.uncorrected_hi_ns = g.predicted_hi_ns;
   g.history_cases = h->cases;
-  g.predicted_ns *= std::exp(h->bias);
-  g.predicted_lo_ns *= std::exp(h->bias - h->spread);
-  g.predicted_hi_ns *= std::exp(h->bias + h->spread);
+  ApplyCorrection(*h, &g.predicted_ns, &g.predicted_lo_ns, &g.predicted_hi_ns);
   ApplySimulation(g, o);
 }
 
@@ -77,9 +83,9 @@ void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResul
     if (!h || *predicted <= 0) return;
     out->cases = h->cases;
     out->uncorrected_ns = *predicted;
-    *predicted *= std::exp(h->bias);
-    *lo *= std::exp(h->bias - h->spread);
-    *hi *= std::exp(h->bias + h->spread);
+    out->uncorrected_lo_ns = *lo;
+    out->uncorrected_hi_ns = *hi;
+    ApplyCorrection(*h, predicted, lo, hi);
   };
   correct("median", &r->predicted_ns, &r->predicted_lo_ns, &r->predicted_hi_ns, &r->median_history);
   correct("mean", &r->predicted_mean_ns, &r->predicted_mean_lo_ns, &r->predicted_mean_hi_ns, &r->mean_history);
@@ -103,14 +109,10 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
       // the after run); a period-based prediction (graph-launch) keeps the
       // rule's prior until validate measures periods too.
       if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime) {
-        g = SimulatedGain{text, r.steady_steps, r.measured_ns, r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns};
-        if (ScenarioNeedsMean(*sc)) {
-          g->mean = true;
-          g->measured_ns = r.measured_mean_ns;
-          g->predicted_ns = r.predicted_mean_ns;
-          g->predicted_lo_ns = r.predicted_mean_lo_ns;
-          g->predicted_hi_ns = r.predicted_mean_hi_ns;
-        }
+        const bool mean = ScenarioNeedsMean(*sc);
+        const WhatIfFigure f = FigureOf(r, mean);
+        g = SimulatedGain{text, r.steady_steps, f.measured_ns, f.predicted_ns, f.predicted_lo_ns, f.predicted_hi_ns};
+        g->mean = mean;
       }
     }
     return done.emplace(text, std::move(g)).first->second;

@@ -55,6 +55,8 @@ struct HistoryCorrection {
   double spread = 0;  // 1.96·√(v + σ²)
 };
 std::optional<HistoryCorrection> CorrectionFromLogErrors(const std::vector<double>& r);
+// Applies `h` to a prediction and its interval.
+void ApplyCorrection(const HistoryCorrection& h, double* predicted, double* lo, double* hi);
 
 // The log errors of the cards' simulated predictions on `statistic`
 // ("median" or "mean") that `same_fix` accepts.

@@ -553,6 +553,19 @@ StatusOr<Scenario> ParseScenario(std::string_view text) {
   return sc;
 }
 
+StatusOr<bool> JudgeOnMean(std::string_view scenario, std::string_view statistic) {
+  if (!statistic.empty() && statistic != "median" && statistic != "mean") {
+    return ErrStatus("statistic '" + std::string(statistic) + "' is not 'median' or 'mean'");
+  }
+  ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario));
+  return statistic.empty() ? ScenarioNeedsMean(sc) : statistic == "mean";
+}
+
+WhatIfFigure FigureOf(const WhatIfResult& r, bool mean) {
+  return mean ? WhatIfFigure{r.measured_mean_ns, r.predicted_mean_ns, r.predicted_mean_lo_ns, r.predicted_mean_hi_ns}
+              : WhatIfFigure{r.measured_ns, r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns};
+}
+
 std::string CanonicalScenarioText(std::string_view text) {
   std::string out;
   for (std::string_view clause : Split(text, ';')) {

@@ -104,6 +104,12 @@ std::string CanonicalScenarioText(std::string_view text);
 // throughput figure: the run's time over its steps.
 bool ScenarioNeedsMean(const Scenario& scenario);
 
+// The statistic a scenario's prediction is checked on, asked as "" (the
+// default: the mean for an `every N` scenario, else the median), "median"
+// or "mean": true for the mean. Errors: another statistic, or a scenario
+// that does not parse (ParseScenario's error).
+StatusOr<bool> JudgeOnMean(std::string_view scenario, std::string_view statistic);
+
 // Looks up the devices a scenario names (data/devices.yaml, or
 // `devices_file`; LoadDevices' order). Errors name the clause: an unknown
 // device, or a trace whose own device is not known without `from NAME`.
@@ -151,7 +157,7 @@ struct WhatIfResult {
   // predictions and the critical path below stay the replay's own.
   struct History {
     size_t cases = 0;
-    double uncorrected_ns = 0;
+    double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
   };
   bool history_asked = false;  // a knowledge database was given
   History median_history, mean_history;
@@ -172,6 +178,13 @@ struct WhatIfResult {
   static constexpr size_t kMovedTop = 10;
   std::vector<Move> moved;
 };
+
+// A what-if's figures on one statistic: the steady steps' median, or
+// (`mean`) their mean, each with its interval.
+struct WhatIfFigure {
+  double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+};
+WhatIfFigure FigureOf(const WhatIfResult& r, bool mean);
 
 // Replays `trace` through `path`'s graph (ComputeCriticalPath with
 // keep_graph) under `scenario`. O(n log n).

@@ -752,9 +752,10 @@ class ChromeJsonMerger {
       if (v) {
         builder->AddCounter(CounterTrackFor(pid, e.name, series, kHostDevice), e.ts_ns, *v);
       } else {
-        Diag("counter_bad_value", offset, "a counter (C) event's value '" +
-                                              std::string(builder->trace()->Str(args[i].key)) +
-                                              "' is not a number; that sample skipped");
+        Diag("counter_bad_value", offset,
+             "series '" + std::string(builder->trace()->Str(args[i].key)) + "' of counter '" +
+                 std::string(builder->trace()->Str(e.name)) +
+                 "' has a value that is not a number; that sample skipped");
       }
     }
     DropArgs(e);
