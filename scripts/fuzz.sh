@@ -19,7 +19,7 @@ SECONDS_EACH=${1:-15}
 shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
-ALL=(chrome_json_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
+ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
      sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
@@ -31,7 +31,7 @@ cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/build-fuzz/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -43,6 +43,25 @@ done
 python3 - test/data/periodic/plain_train_loop.pt.trace.json "$SEEDS/chrome_json_fuzzer/plain_train_loop.legacy300.json" <<'PY'
 import json, sys
 json.dump(json.load(open(sys.argv[1]))[:300], open(sys.argv[2], "w"))
+PY
+
+# Compressed input: the reader-choice byte in front of small gzip and zstd
+# files (one member; two members; zero padding; a zstd frame).
+python3 - "$SEEDS/compressed_fuzzer" <<'PY'
+import gzip, os, subprocess, sys
+d = sys.argv[1]
+text = b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}\n'
+seeds = {"one.gz": gzip.compress(text), "two.gz": gzip.compress(text) + gzip.compress(b"more\n"),
+         "padded.gz": gzip.compress(text) + bytes(64)}
+try:
+    zst = subprocess.run(["zstd", "-q", "-c"], input=text, capture_output=True)
+    if zst.returncode == 0:
+        seeds["one.zst"] = zst.stdout
+except OSError:
+    pass  # no zstd program: the gzip seeds only
+for i, (name, body) in enumerate(sorted(seeds.items())):
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes([i * 37 % 256]) + body)
 PY
 
 # Folder importers: the selector byte (the index in the fuzzer's kFiles) in front.
