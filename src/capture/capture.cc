@@ -21,6 +21,7 @@
 #include <string_view>
 #include <thread>
 
+#include "src/base/child_process.h"
 #include "src/base/clock.h"
 #include "src/capture/allocator_probe.h"
 #include "src/capture/counters.h"
@@ -285,10 +286,11 @@ class Session {
     if (o_.command.empty()) return ErrStatus("aiprof trace: no command given (use -- CMD ARGS... or --pid N)");
     int go[2];
     if (pipe2(go, O_CLOEXEC) != 0) return ErrStatus(std::string("pipe: ") + std::strerror(errno));
+    PreparedCommand command = PrepareCommand();
     std::fflush(nullptr);
     child_ = fork();
     if (child_ < 0) return ErrStatus(std::string("fork: ") + std::strerror(errno));
-    if (child_ == 0) ChildExec(go);
+    if (child_ == 0) ChildExec(go, &command);
     close(go[0]);
     malloc_settings_ = AllocatorSettingsOfSelf();  // what the command inherits
     OpenSampling(child_, /*on_exec=*/true);
@@ -306,35 +308,36 @@ class Session {
     return OkStatus();
   }
 
-  [[noreturn]] void ChildExec(int go[2]) {
+  // The command and its environment, built before the fork (the child of
+  // a process with threads may only exec: PreparedCommand).
+  PreparedCommand PrepareCommand() const {
+    PreparedCommand command(o_.command, "aiprof");
+    command.SetEnv("AIPROF_OUTPUT", dir_ + "/sdk/");
+    command.SetEnv("AIPROF_CAPTURE_DIR", dir_);
+    if (o_.scope != CaptureScope::kApp) {
+      const std::string old = command.GetEnv("PYTHONPATH");
+      command.SetEnv("PYTHONPATH", dir_ + "/hook" + (old.empty() ? std::string() : ":" + old));
+      command.SetEnv("AIPROF_CAPTURE_CUDA", o_.scope == CaptureScope::kFullStack ? "1" : "0");
+      // Python frames for the host samples (torch_hook.py): 200 Hz, the most
+      // the GIL's 5 ms switch interval lets a sampler thread see; a value
+      // the user set is kept.
+      if (o_.cpu_hz > 0) command.SetEnv("AIPROF_PY_SAMPLE_HZ", "200", /*overwrite=*/false);
+      command.SetEnv("AIPROF_TORCH_EVERY", std::to_string(o_.torch_every));
+    }
+    return command;
+  }
+
+  // In the child: async-signal-safe calls only.
+  [[noreturn]] void ChildExec(int go[2], PreparedCommand* command) {
     // aiprof's handlers must not catch a stop meant for the command between
     // fork and exec (a --duration of 1ms): the command gets the default.
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     close(go[1]);
-    const std::string sdk_out = dir_ + "/sdk/";
-    setenv("AIPROF_OUTPUT", sdk_out.c_str(), 1);
-    setenv("AIPROF_CAPTURE_DIR", dir_.c_str(), 1);
-    if (o_.scope != CaptureScope::kApp) {
-      const char* old = std::getenv("PYTHONPATH");
-      std::string path = dir_ + "/hook" + (old && *old ? std::string(":") + old : std::string());
-      setenv("PYTHONPATH", path.c_str(), 1);
-      setenv("AIPROF_CAPTURE_CUDA", o_.scope == CaptureScope::kFullStack ? "1" : "0", 1);
-      // Python frames for the host samples (torch_hook.py): 200 Hz, the most
-      // the GIL's 5 ms switch interval lets a sampler thread see; a value
-      // the user set is kept.
-      if (o_.cpu_hz > 0) setenv("AIPROF_PY_SAMPLE_HZ", "200", 0);
-      setenv("AIPROF_TORCH_EVERY", std::to_string(o_.torch_every).c_str(), 1);
-    }
     char c;
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
     }
-    std::vector<char*> argv;
-    for (const std::string& a : o_.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "aiprof: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
+    command->ExecPrepared();
   }
 
   std::vector<int32_t> Threads(int32_t pid) {

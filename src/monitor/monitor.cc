@@ -24,6 +24,7 @@
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/base/atomic_file.h"
+#include "src/base/child_process.h"
 #include "src/base/clock.h"
 #include "src/capture/capture.h"
 #include "src/importers/common/importer_registry.h"
@@ -272,21 +273,18 @@ class Monitor {
     }
     // The service's flight recorder: ring mode, written at exit into the
     // incidents folder, unless its environment says otherwise.
-    const std::string flight_dir = o_.out_dir + "/.service/";
+    // Built before the fork: the monitor may have threads by now (the
+    // metrics server), so the child only execs (PreparedCommand).
+    PreparedCommand command(o_.command, "aiprof monitor");
+    command.SetEnv("AIPROF_MODE", "ring", /*overwrite=*/false);
+    command.SetEnv("AIPROF_OUTPUT", o_.out_dir + "/.service/", /*overwrite=*/false);
+    command.UnsetEnv("AIPROF_LIVE");
     std::fflush(nullptr);
     child_ = fork();
     if (child_ < 0) return ErrStatus(std::string("fork: ") + std::strerror(errno));
     if (child_ == 0) {
       pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
-      setenv("AIPROF_MODE", "ring", /*overwrite=*/0);
-      setenv("AIPROF_OUTPUT", flight_dir.c_str(), 0);
-      unsetenv("AIPROF_LIVE");
-      std::vector<char*> argv;
-      for (const std::string& a : o_.command) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      execvp(argv[0], argv.data());
-      std::fprintf(stderr, "aiprof monitor: cannot run %s: %s\n", argv[0], std::strerror(errno));
-      _exit(127);
+      command.ExecPrepared();
     }
     pid_ = child_;
     return OkStatus();
