@@ -149,6 +149,12 @@ TEST(SimulateTest, WhatIfIsCorrectedByPastCasesOfTheSameScenarioPerStatistic) {
 TEST(SimulateTest, CanonicalScenarioTextSeparatesClausesAndWordsOnce) {
   EXPECT_EQ(CanonicalScenarioText("  remove   aten::to ;scale x 0.5;; "), "remove aten::to; scale x 0.5");
   EXPECT_EQ(CanonicalScenarioText("remove aten::to; scale x 0.5"), "remove aten::to; scale x 0.5");
+  // Numbers in a number's place, in their shortest form; patterns as written.
+  EXPECT_EQ(CanonicalScenarioText("scale x .10; every 010 ckpt; overlap-data-loading 4.0"),
+            "scale x 0.1; every 10 ckpt; overlap-data-loading 4");
+  EXPECT_EQ(CanonicalScenarioText("scale x 1e-1"), "scale x 0.1");
+  EXPECT_EQ(CanonicalScenarioText("remove 2.0; scale 0.50 2"), "remove 2.0; scale 0.50 2");
+  EXPECT_EQ(CanonicalScenarioText("scale x abc"), "scale x abc");  // not a number: as written
 }
 
 // Hand-made (µs): four steps of 20 µs, each aten::mm 10 then checkpoint 10.

@@ -1,6 +1,8 @@
 #include "src/analysis/whatif/whatif.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -567,15 +569,28 @@ WhatIfFigure FigureOf(const WhatIfResult& r, bool mean) {
 }
 
 std::string CanonicalScenarioText(std::string_view text) {
+  // A number in a number's place (scale's FACTOR, every's N,
+  // overlap-data-loading's WORKERS) in its shortest round-trip form, so
+  // "0.10", ".1" and "1e-1" are one factor; patterns stay as written.
+  auto number = [](std::string_view word) {
+    std::string s(word);
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) return s;
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return r.ec == std::errc() ? std::string(buf, r.ptr) : s;
+  };
   std::string out;
   for (std::string_view clause : Split(text, ';')) {
+    std::vector<std::string_view> w = Split(clause, ' ');
+    std::vector<std::string> words(w.begin(), w.end());
+    if (words.size() == 3 && words[0] == "scale") words[2] = number(words[2]);
+    if (words.size() == 3 && words[0] == "every") words[1] = number(words[1]);
+    if (words.size() == 2 && words[0] == "overlap-data-loading") words[1] = number(words[1]);
     if (!out.empty()) out += "; ";
-    bool first = true;
-    for (std::string_view word : Split(clause, ' ')) {
-      if (!first) out += ' ';
-      out += word;
-      first = false;
-    }
+    for (size_t k = 0; k < words.size(); ++k) out += (k ? " " : "") + words[k];
   }
   return out;
 }

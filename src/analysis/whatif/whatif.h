@@ -91,9 +91,11 @@ struct Scenario {
 StatusOr<Scenario> ParseScenario(std::string_view text);
 
 // The scenario's text with its clauses and words separated by exactly one
-// "; " and one space: the key under which past cases of a scenario are found
-// (CorrectWhatIfByHistory), so "remove  aten::to;remove x" and
-// "remove aten::to; remove x" are one scenario.
+// "; " and one space, and the numbers in a number's place (scale's FACTOR,
+// every's N, overlap-data-loading's WORKERS) in their shortest form: the key
+// under which past cases of a scenario are found (CorrectWhatIfByHistory),
+// so "scale  x .10;remove y" and "scale x 0.1; remove y" are one scenario.
+// Clause order is kept (a later clause wins where patterns overlap).
 std::string CanonicalScenarioText(std::string_view text);
 
 // Whether a scenario's gain must be judged on the steady steps' mean rather
