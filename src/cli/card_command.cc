@@ -3,6 +3,7 @@
 // its confidence interval. Other commands read cards with FindCards()
 // (src/analysis/validation/knowledge_card.h).
 #include <CLI/CLI.hpp>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -112,13 +113,12 @@ class CardCommand : public Command {
     if (check) {
       // The prediction kept is the simulation before any history correction,
       // with its own interval, so each card's error is the simulation's own.
-      const bool corrected = check->history_cases > 0;
       card.prediction = CardPrediction{check->fix_id,
                                        check->source,
                                        check->scenario,
-                                       corrected ? check->uncorrected_ns : check->predicted_ns,
-                                       corrected ? check->uncorrected_lo_ns : check->predicted_lo_ns,
-                                       corrected ? check->uncorrected_hi_ns : check->predicted_hi_ns,
+                                       check->uncorrected_ns,
+                                       check->uncorrected_lo_ns,
+                                       check->uncorrected_hi_ns,
                                        check->measured_ns,
                                        check->measured_lo_ns,
                                        check->measured_hi_ns,

@@ -106,9 +106,6 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_lo_ns = o->simulation->predicted_lo_ns;
     c.predicted_hi_ns = o->simulation->predicted_hi_ns;
     c.history_cases = o->simulation->history_cases;
-    c.uncorrected_ns = o->simulation->uncorrected_ns;
-    c.uncorrected_lo_ns = o->simulation->uncorrected_lo_ns;
-    c.uncorrected_hi_ns = o->simulation->uncorrected_hi_ns;
   } else {
     // A prior's gain is a share of the finding's basis; taken here as a
     // share of the step wall time (the basis differs by the step's tail).
@@ -117,6 +114,10 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_lo_ns = b.mean * (1 - o->gain_max);
     c.predicted_hi_ns = b.mean * (1 - o->gain_min);
   }
+  const bool corrected = o->simulation && o->simulation->history_cases > 0;
+  c.uncorrected_ns = corrected ? o->simulation->uncorrected_ns : c.predicted_ns;
+  c.uncorrected_lo_ns = corrected ? o->simulation->uncorrected_lo_ns : c.predicted_lo_ns;
+  c.uncorrected_hi_ns = corrected ? o->simulation->uncorrected_hi_ns : c.predicted_hi_ns;
   SetMeasured(a, &c);
   Compare(&c);
   return std::optional<PredictionCheck>(c);
@@ -134,8 +135,9 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
                      "' predicts step periods (graph-launch), which a prediction check does not measure yet");
   }
   if (!history.empty()) CorrectWhatIfByHistory(history, &r);
-  const MeanInterval b = SteadyStepWallTime(before, mean), a = SteadyStepWallTime(after, mean);
-  if (r.steady_steps == 0 || b.n == 0 || a.n == 0) return std::optional<PredictionCheck>();
+  const MeanInterval a = SteadyStepWallTime(after, mean);
+  if (r.steady_steps == 0 || a.n == 0) return std::optional<PredictionCheck>();
+  const WhatIfFigure f = FigureOf(r, mean);  // the before run's figure is the replay's measured one
   PredictionCheck c;
   c.mean = mean;
   c.matched_by = "--scenario";
@@ -144,10 +146,9 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   c.scenario = CanonicalScenarioText(scenario);
   c.time_base = std::string("steady step wall time, ") + (mean ? "mean" : "median") +
                 ": step start to the end of its last device work";
-  c.before_steps = b.n;
+  c.before_steps = r.steady_steps;
   c.after_steps = a.n;
-  c.before_ns = b.mean;
-  const WhatIfFigure f = FigureOf(r, mean);
+  c.before_ns = f.measured_ns;
   c.predicted_ns = f.predicted_ns;
   c.predicted_lo_ns = f.predicted_lo_ns;
   c.predicted_hi_ns = f.predicted_hi_ns;

@@ -30,7 +30,8 @@ struct PredictionCheck {
   bool within = false;   // the measured median lies inside the predicted interval
   bool agrees = false;   // the two intervals overlap
   size_t history_cases = 0;   // past cases (cards) the prediction was corrected by
-  // The simulation before that correction, and its interval.
+  // The prediction before that correction, and its interval (the
+  // prediction itself when nothing corrected it).
   double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_set>
 
 #include "src/analysis/whatif/whatif.h"
 
@@ -76,8 +77,13 @@ void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome
 
 void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r) {
   r->history_asked = true;
+  // Each card's scenario canonicalised once (it is parsed), not per statistic.
   const std::string key = CanonicalScenarioText(r->scenario);
-  auto same = [&](const CardPrediction& p) { return CanonicalScenarioText(p.scenario) == key; };
+  std::unordered_set<const CardPrediction*> same_scenario;
+  for (const KnowledgeCard& c : cards) {
+    if (c.prediction && CanonicalScenarioText(c.prediction->scenario) == key) same_scenario.insert(&*c.prediction);
+  }
+  auto same = [&](const CardPrediction& p) { return same_scenario.count(&p) > 0; };
   auto correct = [&](const char* statistic, double* predicted, double* lo, double* hi, WhatIfResult::History* out) {
     std::optional<HistoryCorrection> h = CorrectionFromLogErrors(PastLogErrors(cards, statistic, same));
     if (!h || *predicted <= 0) return;

@@ -1,7 +1,6 @@
 #include "src/analysis/whatif/whatif.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -542,6 +541,34 @@ void DescribeMoves(const Trace& trace, const CriticalPathResult& before, const C
   r->moved = std::move(moves);
 }
 
+// A clause's words once spaced; with its parse `c`, the number in a
+// number's place as parsed, in its shortest form ("0.10", ".1" and "1e-1"
+// are one factor). Patterns stay as written.
+std::string ClauseText(const WhatIfClause* c, std::string_view clause) {
+  using Kind = WhatIfClause::Kind;
+  size_t at = SIZE_MAX;  // the word that is a number, if any
+  double number = 0;
+  if (c != nullptr && c->kind == Kind::kScale) {
+    at = 2;
+    number = c->factor;
+  } else if (c != nullptr && (c->kind == Kind::kEvery || c->kind == Kind::kOverlapDataLoading)) {
+    at = 1;
+    number = c->kind == Kind::kEvery ? static_cast<double>(c->every) : c->factor;
+  }
+  std::string out;
+  std::vector<std::string_view> words = Split(clause, ' ');
+  for (size_t k = 0; k < words.size(); ++k) {
+    if (k) out += ' ';
+    if (k != at) {
+      out += words[k];
+      continue;
+    }
+    char buf[32];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, number).ptr);
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Scenario> ParseScenario(std::string_view text) {
@@ -549,6 +576,7 @@ StatusOr<Scenario> ParseScenario(std::string_view text) {
   sc.text = std::string(text);
   for (std::string_view clause : Split(text, ';')) {
     ASSIGN_OR_RETURN(WhatIfClause c, ParseClause(clause));
+    sc.canonical += (sc.canonical.empty() ? "" : "; ") + ClauseText(&c, clause);
     sc.clauses.push_back(std::move(c));
   }
   if (sc.clauses.empty()) return ErrStatus("empty scenario (see docs/whatif.md)");
@@ -569,29 +597,10 @@ WhatIfFigure FigureOf(const WhatIfResult& r, bool mean) {
 }
 
 std::string CanonicalScenarioText(std::string_view text) {
-  // A number in a number's place (scale's FACTOR, every's N,
-  // overlap-data-loading's WORKERS) in its shortest round-trip form, so
-  // "0.10", ".1" and "1e-1" are one factor; patterns stay as written.
-  auto number = [](std::string_view word) {
-    std::string s(word);
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || *end != '\0' || errno != 0 || !std::isfinite(v)) return s;
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return r.ec == std::errc() ? std::string(buf, r.ptr) : s;
-  };
+  StatusOr<Scenario> sc = ParseScenario(text);
+  if (sc.ok()) return sc->canonical;
   std::string out;
-  for (std::string_view clause : Split(text, ';')) {
-    std::vector<std::string_view> w = Split(clause, ' ');
-    std::vector<std::string> words(w.begin(), w.end());
-    if (words.size() == 3 && words[0] == "scale") words[2] = number(words[2]);
-    if (words.size() == 3 && words[0] == "every") words[1] = number(words[1]);
-    if (words.size() == 2 && words[0] == "overlap-data-loading") words[1] = number(words[1]);
-    if (!out.empty()) out += "; ";
-    for (size_t k = 0; k < words.size(); ++k) out += (k ? " " : "") + words[k];
-  }
+  for (std::string_view clause : Split(text, ';')) out += (out.empty() ? "" : "; ") + ClauseText(nullptr, clause);
   return out;
 }
 

@@ -80,6 +80,10 @@ struct WhatIfClause {
 
 struct Scenario {
   std::string text;
+  // `text` with its clauses and words separated by exactly one "; " and one
+  // space, and each parsed number in a number's place (scale's FACTOR,
+  // every's N, overlap-data-loading's WORKERS) in its shortest form.
+  std::string canonical;
   std::vector<WhatIfClause> clauses;
   // Set by ResolveScenarioDevices: a device clause's target (`to`) and the
   // trace's device (`from`: the clause's `from NAME`, else the device the
@@ -90,12 +94,11 @@ struct Scenario {
 // Parses `text`; the error names the clause and what was expected.
 StatusOr<Scenario> ParseScenario(std::string_view text);
 
-// The scenario's text with its clauses and words separated by exactly one
-// "; " and one space, and the numbers in a number's place (scale's FACTOR,
-// every's N, overlap-data-loading's WORKERS) in their shortest form: the key
-// under which past cases of a scenario are found (CorrectWhatIfByHistory),
-// so "scale  x .10;remove y" and "scale x 0.1; remove y" are one scenario.
-// Clause order is kept (a later clause wins where patterns overlap).
+// Scenario::canonical of `text` (its white space alone collapsed when it
+// does not parse): the key under which past cases of a scenario are found
+// (CorrectWhatIfByHistory), so "scale  x .10;remove y" and "scale x 0.1;
+// remove y" are one scenario. Clause order is kept (a later clause wins
+// where patterns overlap).
 std::string CanonicalScenarioText(std::string_view text);
 
 // Whether a scenario's gain must be judged on the steady steps' mean rather
