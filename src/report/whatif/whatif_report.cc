@@ -101,13 +101,18 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
                               {"changed", "Changed",
                                Value::String(std::to_string(r.slices_changed) + " slice durations, " +
                                              std::to_string(r.edges_changed) + " dependency lags")}}});
-  for (const std::string& note : r.notes) sec->Add(render::Paragraph{note});
-  if (r.measured_fallbacks > 0) {
-    sec->Add(render::Paragraph{std::to_string(r.measured_fallbacks) +
-                               " predecessors past the replay's recursion bound kept their measured times"});
-  }
+  // What the replay assumed, after the prediction it qualifies (a reader
+  // looks for the figures first).
+  auto add_notes = [&] {
+    for (const std::string& note : r.notes) sec->Add(render::Paragraph{note});
+    if (r.measured_fallbacks > 0) {
+      sec->Add(render::Paragraph{std::to_string(r.measured_fallbacks) +
+                                 " predecessors past the replay's recursion bound kept their measured times"});
+    }
+  };
   if (r.steady_steps == 0) {
     sec->Add(render::Paragraph{"No step to predict."});
+    add_notes();
     return;
   }
   const double change = r.measured_ns > 0 ? r.predicted_ns / r.measured_ns - 1 : 0;
@@ -144,6 +149,7 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
     sec->Add(render::Paragraph{"History: " + say("median", r.median_history) + "; " + say("mean", r.mean_history) +
                                ". The per-step figures below are the replay's own."});
   }
+  add_notes();
   render::Table t;
   t.key = "steps";
   t.title = "Per step";
