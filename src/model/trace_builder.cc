@@ -120,16 +120,31 @@ uint32_t TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, S
   return index;
 }
 
-void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
-                            uint64_t arg_begin, uint16_t arg_count) {
-  if (!TimesInRange(trace_, "begin (B) event", track, ts_ns)) return;
-  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), true, name,
-                        category, arg_begin, arg_count});
+uint32_t TraceBuilder::AddSource(std::string path) {
+  sources_.push_back(std::move(path));
+  return static_cast<uint32_t>(sources_.size() - 1);
 }
 
-void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns, StringId name) {
+void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category, uint64_t arg_begin,
+                            uint16_t arg_count, SourcePlace place) {
+  if (!TimesInRange(trace_, "begin (B) event", track, ts_ns)) return;
+  begin_end_.push_back(
+      {ts_ns, track, static_cast<uint32_t>(begin_end_.size()), true, name, category, arg_begin, arg_count, place});
+}
+
+void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns, StringId name, SourcePlace place) {
   if (!TimesInRange(trace_, "end (E) event", track, ts_ns)) return;
-  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, name, {}, 0, 0});
+  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, name, {}, 0, 0, place});
+}
+
+// "FILE:byte N (ts_ns T)" where the importer said the event's source, else
+// "B event at ts_ns T". T is the event's time after the time base.
+std::string TraceBuilder::BeginEndPlace(const PendingBeginEnd& e) const {
+  const std::string ts = "ts_ns " + std::to_string(e.ts_ns);
+  if (e.place.source < sources_.size()) {
+    return sources_[e.place.source] + ":byte " + std::to_string(e.place.byte) + " (" + ts + ")";
+  }
+  return std::string(e.is_begin ? "B" : "E") + " event at " + ts;
 }
 
 void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category,
@@ -255,8 +270,7 @@ void TraceBuilder::MatchBeginEnd() {
   uint32_t current_track = kNoTrack;
   auto flush_open = [&]() {
     for (const PendingBeginEnd* b : open) {
-      Diagnose("unterminated_begin", "B event at ts_ns " + std::to_string(b->ts_ns),
-               "a B event has no matching E; the slice was dropped");
+      Diagnose("unterminated_begin", BeginEndPlace(*b), "a B event has no matching E; the slice was dropped");
     }
     open.clear();
   };
@@ -270,8 +284,7 @@ void TraceBuilder::MatchBeginEnd() {
       continue;
     }
     if (open.empty()) {
-      Diagnose("unmatched_end", "E event at ts_ns " + std::to_string(e.ts_ns),
-               "an E event has no open B on its thread; it was ignored");
+      Diagnose("unmatched_end", BeginEndPlace(e), "an E event has no open B on its thread; it was ignored");
       continue;
     }
     const PendingBeginEnd* b = open.back();
@@ -279,7 +292,7 @@ void TraceBuilder::MatchBeginEnd() {
     // An E closes the last open B whatever its name; a named E that names
     // another slice is said (B x, B y, E x closed y silently: found by review).
     if (!e.name.empty() && e.name != b->name) {
-      Diagnose("end_name_mismatch", "E event at ts_ns " + std::to_string(e.ts_ns),
+      Diagnose("end_name_mismatch", BeginEndPlace(e),
                "an E event names another slice than the B it closes (the last open one on its thread)");
     }
     AddSlice(b->track, b->ts_ns, e.ts_ns - b->ts_ns, b->name, b->category, kNoCorrelation,

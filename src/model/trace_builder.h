@@ -26,6 +26,16 @@ struct IdValue {
   static IdValue Str(StringId s) { return IdValue{true, 0, s}; }
 };
 
+// Where a B or E event came from, for the diagnostics of pairing them at
+// Finalize (unmatched_end, unterminated_begin, end_name_mismatch): a source
+// from TraceBuilder::AddSource and the event's byte in it. kNoSource says
+// only the event's time.
+struct SourcePlace {
+  static constexpr uint32_t kNoSource = ~0u;
+  uint32_t source = kNoSource;
+  uint64_t byte = 0;
+};
+
 class TraceBuilder {
  public:
   explicit TraceBuilder(Trace* trace);
@@ -59,11 +69,13 @@ class TraceBuilder {
   // are out of range and it was skipped).
   uint32_t AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
                 int64_t correlation, uint64_t arg_begin, uint16_t arg_count);
-  void AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category,
-                uint64_t arg_begin, uint16_t arg_count);
+  // Registers a file (its path) that B/E events name; returns its index.
+  uint32_t AddSource(std::string path);
+  void AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category, uint64_t arg_begin, uint16_t arg_count,
+                SourcePlace place = SourcePlace());
   // `name`: the E event's own name if it has one (checked against the B it
   // closes: end_name_mismatch); empty otherwise.
-  void AddEnd(uint32_t track, int64_t ts_ns, StringId name = {});
+  void AddEnd(uint32_t track, int64_t ts_ns, StringId name = {}, SourcePlace place = SourcePlace());
   void AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category, char scope,
                   uint64_t arg_begin, uint16_t arg_count);
   void AddCounter(uint32_t track, int64_t ts_ns, double value);
@@ -129,6 +141,7 @@ class TraceBuilder {
     StringId name, category;
     uint64_t arg_begin;
     uint16_t arg_count;
+    SourcePlace place;
   };
   struct PendingSliceFlow {
     uint32_t from, to;
@@ -147,6 +160,7 @@ class TraceBuilder {
   uint32_t NewTrack(TrackKind kind, IdValue pid, IdValue tid);
   void ApplyTimeBase();
   void MatchBeginEnd();
+  std::string BeginEndPlace(const PendingBeginEnd& e) const;
   void SortSlices();
   void ComputeDepthAndKinds();
   void InferTracks();
@@ -167,6 +181,7 @@ class TraceBuilder {
   std::vector<std::pair<TrackKey, StringId>> process_names_;
   std::vector<bool> role_fixed_;
   std::vector<PendingBeginEnd> begin_end_;
+  std::vector<std::string> sources_;  // AddSource's paths
   std::vector<PendingFlow> flow_events_;
   std::vector<PendingSliceFlow> slice_flows_;
   std::vector<uint32_t> slice_position_;  // after SortSlices, when slice_flows_: insertion index -> final index

@@ -201,6 +201,32 @@ TEST(ChromeJsonImporterTest, EndNamingAnotherSliceIsSaid) {
   EXPECT_EQ(t->diagnostics.Count("end_name_mismatch"), 1u);
 }
 
+// Pairing B with E happens at Finalize, after every file is read; its
+// diagnostics still name the file and the event's byte (they named only the
+// time), here the '{' of each event, found in the text independently.
+TEST(ChromeJsonImporterTest, BeginEndDiagnosticsNameFileAndByte) {
+  TempDir dir;
+  const std::string text = R"({"traceEvents": [
+{"ph": "E", "pid": 1, "tid": 2, "ts": 1},
+{"ph": "B", "name": "x", "pid": 1, "tid": 1, "ts": 1},
+{"ph": "B", "name": "y", "pid": 1, "tid": 1, "ts": 2},
+{"ph": "E", "name": "x", "pid": 1, "tid": 1, "ts": 3},
+{"ph": "E", "pid": 1, "tid": 1, "ts": 4},
+{"ph": "B", "name": "open", "pid": 1, "tid": 3, "ts": 5}
+]})";
+  std::string path = dir.Write("be.json", text);
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  auto where = [&](const char* kind) { return t->diagnostics.entries().at(kind).first_where; };
+  auto at = [&](const char* event, int64_t ts_ns) {
+    return path + ":byte " + std::to_string(text.find(event)) + " (ts_ns " + std::to_string(ts_ns) + ")";
+  };
+  EXPECT_EQ(where("unmatched_end"), at(R"({"ph": "E", "pid": 1, "tid": 2)", 1000));
+  EXPECT_EQ(where("end_name_mismatch"), at(R"({"ph": "E", "name": "x")", 3000));
+  EXPECT_EQ(where("unterminated_begin"), at(R"({"ph": "B", "name": "open")", 5000));
+  EXPECT_EQ(t->diagnostics.Count("unterminated_begin"), 1u);
+}
+
 // A counter value that is not a number is counted with its place (was
 // dropped without a word); the numeric series of the same event stay.
 TEST(ChromeJsonImporterTest, CounterValueThatIsNotANumberIsCounted) {

@@ -532,6 +532,7 @@ class ChromeJsonMerger {
   };
 
   ChromeJsonMerger(std::string p, TraceBuilder* b) : path(std::move(p)), builder(b) {
+    source = b->AddSource(path);
     key_name = b->Intern("name");
     key_total_allocated = b->Intern("Total Allocated");
     key_total_reserved = b->Intern("Total Reserved");
@@ -667,12 +668,12 @@ class ChromeJsonMerger {
       case 'X': return OnComplete(e, offset);
       case 'B':
         if (!CheckTs(e, offset)) return DropArgs(e);
-        builder->AddBegin(Track(e), e.ts_ns, e.name, e.cat, e.arg_begin, e.arg_count);
+        builder->AddBegin(Track(e), e.ts_ns, e.name, e.cat, e.arg_begin, e.arg_count, {source, offset});
         return;
       case 'E':
         DropArgs(e);
         if (!CheckTs(e, offset)) return;
-        builder->AddEnd(Track(e), e.ts_ns, e.name);
+        builder->AddEnd(Track(e), e.ts_ns, e.name, {source, offset});
         return;
       case 'i':
       case 'I':
@@ -880,6 +881,7 @@ class ChromeJsonMerger {
   std::unordered_map<CounterKey, uint32_t, CounterKeyHash> counter_tracks;
 
   std::string path;
+  uint32_t source;  // path in the builder's sources, for B/E pairing's diagnostics
   TraceBuilder* builder;
   const ParsedEvents* in_ = nullptr;
   std::vector<uint32_t> remap_;  // batch-local string id → trace's, or kUnmapped
