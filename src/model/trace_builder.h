@@ -26,10 +26,10 @@ struct IdValue {
   static IdValue Str(StringId s) { return IdValue{true, 0, s}; }
 };
 
-// Where a B or E event came from, for the diagnostics of pairing them at
-// Finalize (unmatched_end, unterminated_begin, end_name_mismatch): a source
-// from TraceBuilder::AddSource and the event's byte in it. kNoSource says
-// only the event's time.
+// Where a B/E or flow event came from, for the diagnostics of pairing them
+// at Finalize (unmatched_end, unterminated_begin, end_name_mismatch,
+// flow_unbound): a source from TraceBuilder::AddSource and the
+// event's byte in it. kNoSource says only the event's time.
 struct SourcePlace {
   static constexpr uint32_t kNoSource = ~0u;
   uint32_t source = kNoSource;
@@ -69,7 +69,7 @@ class TraceBuilder {
   // are out of range and it was skipped).
   uint32_t AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
                 int64_t correlation, uint64_t arg_begin, uint16_t arg_count);
-  // Registers a file (its path) that B/E events name; returns its index.
+  // Registers a file (its path) that B/E and flow events name; returns its index.
   uint32_t AddSource(std::string path);
   void AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category, uint64_t arg_begin, uint16_t arg_count,
                 SourcePlace place = SourcePlace());
@@ -100,8 +100,8 @@ class TraceBuilder {
     if (from_slice != kNoSlice && to_slice != kNoSlice) slice_flows_.push_back({from_slice, to_slice, id, category});
   }
   // One end of a flow: phase 's' (start), 't' (step) or 'f' (finish).
-  void AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing,
-                    StringId category);
+  void AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing, StringId category,
+                    SourcePlace place = SourcePlace());
 
   // Offset added to every timestamp at Finalize (Kineto's baseTimeNanoseconds).
   void SetTimeBaseNs(int64_t base_ns) { time_base_ns_ = base_ns; }
@@ -155,12 +155,13 @@ class TraceBuilder {
     char phase;
     bool bind_enclosing;
     StringId category;
+    SourcePlace place;
   };
 
   uint32_t NewTrack(TrackKind kind, IdValue pid, IdValue tid);
   void ApplyTimeBase();
   void MatchBeginEnd();
-  std::string BeginEndPlace(const PendingBeginEnd& e) const;
+  std::string PlaceOf(SourcePlace place, int64_t ts_ns, const char* event) const;
   void SortSlices();
   void ComputeDepthAndKinds();
   void InferTracks();

@@ -201,10 +201,11 @@ TEST(ChromeJsonImporterTest, EndNamingAnotherSliceIsSaid) {
   EXPECT_EQ(t->diagnostics.Count("end_name_mismatch"), 1u);
 }
 
-// Pairing B with E happens at Finalize, after every file is read; its
-// diagnostics still name the file and the event's byte (they named only the
-// time), here the '{' of each event, found in the text independently.
-TEST(ChromeJsonImporterTest, BeginEndDiagnosticsNameFileAndByte) {
+// Pairing B with E, and binding flow events, happen at Finalize, after
+// every file is read; their diagnostics still name the file and the event's
+// byte (they named only the time or the flow id), here the '{' of each
+// event, found in the text independently.
+TEST(ChromeJsonImporterTest, PairingDiagnosticsNameFileAndByte) {
   TempDir dir;
   const std::string text = R"({"traceEvents": [
 {"ph": "E", "pid": 1, "tid": 2, "ts": 1},
@@ -212,7 +213,9 @@ TEST(ChromeJsonImporterTest, BeginEndDiagnosticsNameFileAndByte) {
 {"ph": "B", "name": "y", "pid": 1, "tid": 1, "ts": 2},
 {"ph": "E", "name": "x", "pid": 1, "tid": 1, "ts": 3},
 {"ph": "E", "pid": 1, "tid": 1, "ts": 4},
-{"ph": "B", "name": "open", "pid": 1, "tid": 3, "ts": 5}
+{"ph": "B", "name": "open", "pid": 1, "tid": 3, "ts": 5},
+{"ph": "s", "id": 7, "cat": "c", "name": "c", "pid": 1, "tid": 9, "ts": 6},
+{"ph": "f", "id": 7, "cat": "c", "name": "c", "pid": 1, "tid": 1, "ts": 2, "bp": "e"}
 ]})";
   std::string path = dir.Write("be.json", text);
   auto t = MustImport(path);
@@ -225,6 +228,8 @@ TEST(ChromeJsonImporterTest, BeginEndDiagnosticsNameFileAndByte) {
   EXPECT_EQ(where("end_name_mismatch"), at(R"({"ph": "E", "name": "x")", 3000));
   EXPECT_EQ(where("unterminated_begin"), at(R"({"ph": "B", "name": "open")", 5000));
   EXPECT_EQ(t->diagnostics.Count("unterminated_begin"), 1u);
+  EXPECT_EQ(where("flow_unbound"), at(R"({"ph": "s", "id": 7)", 6000) + ", id 7");
+  EXPECT_EQ(t->diagnostics.Count("flow_unbound"), 1u);
 }
 
 // A counter value that is not a number is counted with its place (was

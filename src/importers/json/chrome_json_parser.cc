@@ -692,7 +692,7 @@ class ChromeJsonMerger {
           Diag("flow_without_id", offset, "a flow event has no id; skipped");
           return;
         }
-        builder->AddFlowEvent(e.id, e.ph, Track(e), e.ts_ns, e.ph != 'f' || e.bind_enclosing, e.cat);
+        builder->AddFlowEvent(e.id, e.ph, Track(e), e.ts_ns, e.ph != 'f' || e.bind_enclosing, e.cat, {source, offset});
         hashed_flow_ids += e.hashed_id;
         return;
       case 0:
