@@ -379,8 +379,15 @@ class McpServer {
     if (has_scenario) {
       StatusOr<bool> mean = JudgeOnMean(scenario_text, statistic);
       if (!mean.ok()) return RpcError{-32602, "invalid params: " + mean.status().message()};
+      // Corrected by the past cases in the session's knowledge database (the
+      // default one), as `aiprof validate --scenario` and the fix_id path.
+      StatusOr<std::vector<KnowledgeCard>> cards = AllCards(before->session->options().db);
+      if (!cards.ok()) {
+        *result = ToolResult(cards.status().message(), "", true);
+        return std::nullopt;
+      }
       prediction =
-          CheckScenarioPrediction(*before->session, *after->session, std::string(scenario_text), *mean, "", {});
+          CheckScenarioPrediction(*before->session, *after->session, std::string(scenario_text), *mean, "", *cards);
     } else {
       prediction = CheckPrediction(*before->session, *after->session, fix_id);
     }

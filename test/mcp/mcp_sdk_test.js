@@ -13,6 +13,8 @@
 'use strict';
 const assert = require('node:assert/strict');
 const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
 const { StdioClientTransport } = require('@modelcontextprotocol/sdk/client/stdio.js');
@@ -25,9 +27,15 @@ function parseArgs(argv) {
   return out;
 }
 
+// The server and every CLI reference run see one fresh data folder
+// (XDG_DATA_HOME): the default knowledge database starts empty and is the
+// same file for both. (The SDK passes the server only HOME, PATH and a few
+// others unless told an environment.)
+const env = { ...process.env, XDG_DATA_HOME: fs.mkdtempSync(path.join(os.tmpdir(), 'aiprof-mcp-sdk-')) };
+
 // `aiprof ARGS... --format json` run as a separate process: the reference.
 function cliJson(aiprof, args) {
-  return JSON.parse(execFileSync(aiprof, [...args, '--format', 'json'], { maxBuffer: 256 << 20 }).toString());
+  return JSON.parse(execFileSync(aiprof, [...args, '--format', 'json'], { maxBuffer: 256 << 20, env }).toString());
 }
 
 let checks = 0;
@@ -69,7 +77,8 @@ async function main() {
   const before = path.join(data, 'resnet50_num_workers_0.pt.trace.json.gz');
   const after = path.join(data, 'resnet50_num_workers_4.pt.trace.json.gz');
 
-  const transport = new StdioClientTransport({ command: a.aiprof, args: ['mcp', '--allow', data], stderr: 'pipe' });
+  const transport =
+      new StdioClientTransport({ command: a.aiprof, args: ['mcp', '--allow', data], stderr: 'pipe', env });
   let stderr = '';
   transport.stderr.on('data', (d) => { stderr += d; });
   const client = new Client({ name: 'aiprof-mcp-sdk-test', version: '1.0.0' });
@@ -171,6 +180,17 @@ async function main() {
     assert.deepEqual(r.structuredContent, cli);
     assert.equal(cli.prediction.matched_by, '--scenario');
     assert.equal(cli.prediction.fix, null);
+    assert.equal(cli.prediction.history_cases, 0);
+    // One past case of the scenario in the default database: the tool's
+    // prediction is corrected by it, as the CLI's (it used none before).
+    execFileSync(a.aiprof, ['card', '--before', before, '--after', after, '--scenario', 'remove-idle data_loading',
+                            '--statistic', 'mean'], { env });
+    const corrected = await call('validate',
+                                 { before: tb, after: ta, scenario: 'remove-idle data_loading', statistic: 'mean' });
+    const cliCorrected = cliJson(a.aiprof, ['validate', '--before', before, '--after', after, '--scenario',
+                                            'remove-idle data_loading', '--statistic', 'mean']);
+    assert.equal(cliCorrected.prediction.history_cases, 1);
+    assert.deepEqual(corrected.structuredContent, cliCorrected);
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', fix_id: 'y' }),
                               ErrorCode.InvalidParams, /not both/);
     await expectProtocolError(call('validate', { before: tb, after: ta, statistic: 'mean' }), ErrorCode.InvalidParams,
@@ -277,6 +297,7 @@ async function main() {
   });
 
   await client.close();
+  fs.rmSync(env.XDG_DATA_HOME, { recursive: true, force: true });
   console.log(checks + ' checks, ' + failures.length + ' failed');
   if (failures.length || checks === 0) {
     if (stderr) console.log('server stderr:\n' + stderr.slice(-2000));
