@@ -406,13 +406,14 @@ def case_train(args):
 
 
 # A step boundary seen at the wrong call would be off by a whole step (the
-# programs sleep 50 ms a step); 20 ms, under half a step, leaves room for the
+# programs sleep 50 ms a step); 35 ms, under a step, leaves room for the
 # scheduler on a loaded machine (a process preempted between its own record
 # and the hook's boundary: 1.7 ms seen at load 5 on 2 cores; 5.1-5.4 ms at the
 # loader's first boundary, once in 3 runs, with a compiler running at nice
 # 19 beside the suite; 12-16 ms once in 3 runs with four busy loops beside it
-# on 2 cores, when the steps were 20 ms and the tolerance 8 ms).
-TOL_STEP_NS = 20_000_000
+# on 2 cores, when the steps were 20 ms and the tolerance 8 ms; a slower CI
+# machine running more tests at once only adds to that).
+TOL_STEP_NS = 35_000_000
 
 
 def check_steps_against(what, steps, marks, exports, tol):

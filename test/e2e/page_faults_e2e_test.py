@@ -278,7 +278,12 @@ def allocator_loop(args, tmp):
         diag = json.loads(run([args.aiprof, 'diagnose', path2, '--no-calibrate', '--format', 'json']).stdout)
         found = [f.get('rule') or f.get('id') for f in diag.get('findings', [])]
         if sid == 'jemalloc_retain':
-            check('page_fault_churn' not in found, '%s applied: page_fault_churn does not fire (%s)' % (sid, found))
+            # Whether the rule fires rests on this run's own share (its fault
+            # time over its step time), as every other fire/no-fire check
+            # here: a faster machine shortens the step more than a fault, so
+            # the few faults left in the early steady steps could pass 10%.
+            # The fault counts above are the fix's criterion.
+            check_fires(found, values(blocks2).get('share') or 0, '%s applied' % sid)
         else:
             print('info: %s applied: findings %s; faults per steady step %s' % (sid, found, rows))
         sim = s.get('simulation') or {}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A PyTorch "service" for aiprof monitor's framework-layer test: each request
 runs a small model under `with aiprof.request`; after SLOW_AFTER seconds it
-also runs planted_slow_layer() (large matrix products).
+also runs planted_slow_layer() (30 ms of large matrix products).
 
   torch_service.py PYTHON_PACKAGE_DIR SECONDS SLOW_AFTER
 """
@@ -20,9 +20,14 @@ big = torch.randn(384, 384)
 
 
 def planted_slow_layer(t):
-    for _ in range(4):
+    # 30 ms of matrix products, timed: a fixed count took 70-140 ms with
+    # netlib's BLAS but would take a few ms with OpenBLAS, under the
+    # test's 8 ms alert.
+    end = time.monotonic() + 0.03
+    while True:
         t = torch.mm(big, big)
-    return t
+        if time.monotonic() >= end:
+            return t
 
 
 start = time.monotonic()

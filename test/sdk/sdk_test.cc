@@ -455,8 +455,18 @@ SignalOutcome KillAttached(const std::vector<std::string>& args, const Env& extr
   if (client.ok()) {
     Status attached = (*client)->WaitAttached(10'000'000'000, [] { return true; });
     EXPECT_TRUE(attached.ok()) << attached.message();
+    // The SDK attaches from a load-time constructor, before main() installs
+    // the program's own handler; its requests start after that, so a
+    // request seen on the live channel orders the two (a fixed sleep did
+    // not, on a starved machine). Then a few more requests while attached.
+    uint64_t seen = 0;
+    for (int i = 0; i < 10'000 && seen == 0 && attached.ok(); ++i) {
+      (*client)->Drain([&seen](const live::Record& r) { seen += r.type == live::kRecRequest; });
+      if (seen == 0) usleep(1000);
+    }
+    EXPECT_GT(seen, 0u) << "no request from the program within 10 s";
   }
-  usleep(50000);  // a few requests while attached
+  usleep(20000);
   kill(pid, SIGTERM);
   waitpid(pid, &out.wait_status, 0);
   if (client.ok()) out.noted = (*client)->fatal_signal();
