@@ -35,6 +35,16 @@ size_t TerminalWidth(std::string_view s);
 // longer cell is written whole and shifts only its own line (one 1 MiB name
 // padded every row of its table to 1 MiB: 64 MB of report.txt).
 inline constexpr size_t kMaxPaddedColumn = 240;
+// Text for a person to read (a table cell, a value, a tree's label in text,
+// Markdown and HTML) is cut after this many bytes: one 1 MiB op name laid
+// out in a report's tables made Chromium run past its 120 s printing the
+// PDF. JSON, YAML and CSV keep every byte.
+inline constexpr size_t kMaxShownBytes = 2048;
+// Prose (paragraphs, details, list items, a tree's text) is cut later.
+inline constexpr size_t kMaxShownProseBytes = 8 * kMaxShownBytes;
+// `s` whole when it has at most `max_bytes` bytes; else its first bytes (cut
+// at a UTF-8 boundary) and "… (N bytes in all)".
+std::string ShownText(std::string_view s, size_t max_bytes = kMaxShownBytes);
 
 }  // namespace aiprof
 

@@ -62,6 +62,16 @@ TEST(EscapeTest, CsvFieldsShowControls) {
   EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"") << "line breaks stay, quoted";
 }
 
+TEST(EscapeTest, ShownTextCutsAtACharacterBoundary) {
+  EXPECT_EQ(ShownText("short", 8), "short");
+  EXPECT_EQ(ShownText("12345678", 8), "12345678");
+  EXPECT_EQ(ShownText("123456789", 8), "12345678… (9 bytes in all)");
+  // "é" is two bytes, 0xC3 0xA9: a cut after byte 8 would split it at
+  // bytes 8-9, so the cut comes before it.
+  EXPECT_EQ(ShownText("1234567\xc3\xa9xyz", 8), "1234567… (12 bytes in all)");
+  EXPECT_EQ(ShownText("\xe4\xb8\xad\xe4\xb8\xad", 4), "\xe4\xb8\xad… (6 bytes in all)");
+}
+
 TEST(UnitsTest, NanosecondsAsExactMicroseconds) {
   EXPECT_EQ(NsToUsText(1736408883704643212), "1736408883704643.212");
   EXPECT_EQ(NsToUsText(5000), "5");

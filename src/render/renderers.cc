@@ -1,9 +1,11 @@
 #include "src/render/renderers.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
+#include <type_traits>
+#include <variant>
 
 #include "src/render/escape.h"
 #include "src/render/page.h"
@@ -452,17 +454,93 @@ const Table* FindTable(const Section& s, std::string_view key) {
   return nullptr;
 }
 
+// ------------------------------------------------------------ for people
+
+void CutValue(Value* v) {
+  if (v->kind() != Value::Kind::kString || v->str().size() <= kMaxShownBytes) return;
+  Value cut = Value::String(ShownText(v->str()));
+  *v = v->unit() ? std::move(cut).In(*v->unit()) : std::move(cut);
+}
+
+void CutText(std::string* s, size_t max_bytes = kMaxShownBytes) {
+  if (s->size() > max_bytes) *s = ShownText(*s, max_bytes);
+}
+
+void CutKeyValue(KeyValue* kv) {
+  CutText(&kv->label);
+  CutValue(&kv->value);
+  CutText(&kv->detail, kMaxShownProseBytes);
+}
+
+void CutTable(Table* t) {
+  CutText(&t->title);
+  CutText(&t->note, kMaxShownProseBytes);
+  for (Column& c : t->columns) CutText(&c.label);
+  for (std::vector<Value>& row : t->rows) {
+    for (Value& v : row) CutValue(&v);
+  }
+}
+
+void CutSection(Section* s) {
+  CutText(&s->title);
+  for (Block& b : s->blocks) {
+    std::visit(
+        [](auto& x) {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, KeyValues>) {
+            for (KeyValue& kv : x.items) CutKeyValue(&kv);
+          } else if constexpr (std::is_same_v<T, Table>) {
+            CutTable(&x);
+          } else if constexpr (std::is_same_v<T, Series>) {
+            CutText(&x.title);
+          } else if constexpr (std::is_same_v<T, Finding>) {
+            CutText(&x.title);
+            CutText(&x.detail, kMaxShownProseBytes);
+            for (KeyValue& kv : x.evidence) CutKeyValue(&kv);
+          } else if constexpr (std::is_same_v<T, Paragraph>) {
+            CutText(&x.text, kMaxShownProseBytes);
+          } else if constexpr (std::is_same_v<T, List>) {
+            CutText(&x.title);
+            for (ListItem& i : x.items) {
+              CutText(&i.text, kMaxShownProseBytes);
+              CutText(&i.note, kMaxShownProseBytes);
+              for (std::string& d : i.details) CutText(&d, kMaxShownProseBytes);
+            }
+          } else if constexpr (std::is_same_v<T, Chart>) {
+            CutTable(&x.data);  // the drawing's labels are its builder's (svg_chart.h)
+          } else if constexpr (std::is_same_v<T, RawHtml>) {
+            CutText(&x.text, kMaxShownProseBytes);  // the HTML is its builder's
+          }
+        },
+        b);
+  }
+  for (Section& c : s->sections) CutSection(&c);
+}
+
+// The document as text, Markdown and HTML show it: every string a person
+// reads cut (ShownText); the machine forms (JSON, YAML, CSV) read `doc`
+// itself and keep every byte.
+Document ForPeople(const Document& doc) {
+  Document out;
+  out.key = doc.key;
+  out.title = ShownText(doc.title);
+  out.generator = doc.generator;
+  out.sections = doc.sections;
+  for (Section& s : out.sections) CutSection(&s);
+  return out;
+}
+
 }  // namespace
 
 std::string RenderText(const Document& doc, const TextOptions& options) {
   TextWriter w(options);
-  WalkDocument(doc, &w);
+  WalkDocument(ForPeople(doc), &w);
   return w.Take();
 }
 
 std::string RenderMarkdown(const Document& doc) {
   MarkdownWriter w;
-  WalkDocument(doc, &w);
+  WalkDocument(ForPeople(doc), &w);
   std::string out = w.Take();
   while (out.size() > 1 && out.ends_with("\n\n")) out.pop_back();
   return out;
@@ -470,13 +548,13 @@ std::string RenderMarkdown(const Document& doc) {
 
 std::string RenderHtmlBody(const Document& doc) {
   HtmlWriter w;
-  WalkDocument(doc, &w);
+  WalkDocument(ForPeople(doc), &w);
   return w.Take();
 }
 
 std::string RenderHtmlPage(const Document& doc, const HtmlPageOptions& options) {
   PageSpec page;
-  page.title = doc.title;
+  page.title = ShownText(doc.title);
   page.generator = doc.generator;
   page.styles = {kDocumentStyle};
   if (std::any_of(doc.sections.begin(), doc.sections.end(), HasSortable)) page.scripts.push_back(kSortScript);

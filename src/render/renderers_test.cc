@@ -99,6 +99,33 @@ TEST(RenderersTest, MachineFormIsWrittenAsIs) {
   EXPECT_EQ(*RenderYaml(doc), "a: 1\n");
 }
 
+// A 1 MiB name (hostile or generated) is cut to kMaxShownBytes wherever
+// a person reads it (text, Markdown, HTML: a report's PDF is printed from
+// the HTML, and Chromium ran past its 120 s on such a page), and kept whole
+// in the machine formats.
+TEST(RenderersTest, HugeNamesAreCutForPeopleKeptForMachines) {
+  const std::string name = "aten::addmm" + std::string(1 << 20, 'A');
+  auto longest_run = [](const std::string& out) {
+    size_t best = 0, run = 0;
+    for (char c : out) best = std::max(best, run = c == 'A' ? run + 1 : 0);
+    return best;
+  };
+  const Document doc = SmallDocument(name);
+  for (const char* format : {"text", "md", "html"}) {
+    StatusOr<std::string> out = RenderDocument(doc, format);
+    ASSERT_TRUE(out.ok()) << format;
+    EXPECT_LE(longest_run(*out), kMaxShownProseBytes) << format;  // the paragraph; names in cells less
+    EXPECT_EQ(out->find(std::string(kMaxShownBytes + 1, 'A') + "… (" + std::to_string(name.size())), std::string::npos)
+        << format;
+    EXPECT_NE(out->find(std::to_string(name.size()) + " bytes in all"), std::string::npos) << format;
+  }
+  for (const char* format : {"json", "yaml", "csv"}) {
+    StatusOr<std::string> out = RenderDocument(doc, format);
+    ASSERT_TRUE(out.ok()) << format;
+    EXPECT_EQ(longest_run(*out), size_t{1} << 20) << format;
+  }
+}
+
 TEST(RenderersTest, CsvWritesOneTableRaw) {
   StatusOr<std::string> csv = RenderCsv(SmallDocument("=cmd|x"));
   ASSERT_TRUE(csv.ok());

@@ -93,6 +93,25 @@ def main():
         check(0 < first["expected_gain"]["min"] <= first["expected_gain"]["max"] < 1
               and first["expected_gain"]["of"], "expected gain is a range with its time base")
 
+        # A hand-made trace with one 1 MiB op name (three calls): before the
+        # name was cut for people, Chromium ran past its 120 s printing this
+        # report's PDF and report.txt held the name on every row that showed it.
+        huge = "aten::addmm" + "A" * (1 << 20)
+        long_trace = os.path.join(d, "long.json")
+        with open(long_trace, "w") as f:
+            json.dump({"traceEvents": [{"ph": "X", "name": huge, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10 * i,
+                                        "dur": 5} for i in range(3)]}, f)
+        lpdf, ltxt, ljson = (os.path.join(d, n) for n in ("long.pdf", "long.txt", "long.json.out.json"))
+        p = subprocess.run([a.aiprof, "report", long_trace, "-o", lpdf], capture_output=True, text=True, timeout=200)
+        check(p.returncode == 0 and os.path.getsize(lpdf) > 0, "a 1 MiB op name: the PDF is printed (%s)" % p.stderr[-300:])
+        if p.returncode == 0:
+            check(f"{len(huge)} bytes in all" in run(["pdftotext", lpdf, "-"]).stdout,
+                  "the PDF shows the name cut, with its length")
+        run([a.aiprof, "report", long_trace, "-o", ltxt])
+        check(os.path.getsize(ltxt) < 100_000, "report.txt stays small (%d bytes)" % os.path.getsize(ltxt))
+        summary = json.loads(run([a.aiprof, "summary", long_trace, "--format", "json"]).stdout)
+        check(any(o.get("name") == huge for o in summary.get("ops", [])), "the JSON keeps the whole name")
+
         # Bad output name: a clear error, non-zero exit, nothing written.
         p = subprocess.run([a.aiprof, "report", before, "-o", os.path.join(d, "x.docx")], capture_output=True, text=True)
         check(p.returncode != 0 and "x.docx" in p.stderr, "unknown report extension is an error naming the file")

@@ -56,7 +56,8 @@ bool Shown(const AttributionResult& r, uint32_t x) {
 
 std::string NodeSummaryText(const Trace& trace, const AttributionResult& r, uint32_t x) {
   const AttributionNodes& n = r.nodes;
-  std::string out = "[" + std::string(AttributionKindName(n.kind[x])) + "] " + NodeLabel(trace, r, x) + " — ";
+  std::string out =
+      "[" + std::string(AttributionKindName(n.kind[x])) + "] " + ShownText(NodeLabel(trace, r, x)) + " — ";
   if (n.kind[x] == AttributionKind::kDevice) {
     out += "device " + render::FormatQuantity(PerStep(r, n.device_total_ns[x]), Unit::kNs);
   } else {
