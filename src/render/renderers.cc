@@ -1,11 +1,11 @@
 #include "src/render/renderers.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <variant>
+
+#include <fmt/format.h>
 
 #include "src/render/escape.h"
 #include "src/render/page.h"
