@@ -218,20 +218,24 @@ MeanInterval PoolRuns(const std::vector<MeanInterval>& runs) {
 
 PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, const std::vector<MeanInterval>& after) {
   PredictionCheck c = before.front();
-  std::vector<MeanInterval> predicted, before_figure;
-  double uncorrected = 0;
+  std::vector<MeanInterval> predicted, uncorrected, before_figure;
   c.before_steps = 0;
   for (const PredictionCheck& r : before) {
     predicted.push_back(MeanInterval{r.predicted_ns, r.predicted_lo_ns, r.predicted_hi_ns, 1});
+    uncorrected.push_back(MeanInterval{r.uncorrected_ns, r.uncorrected_lo_ns, r.uncorrected_hi_ns, 1});
     before_figure.push_back(MeanInterval{r.before_ns, r.before_ns, r.before_ns, 1});
-    uncorrected += r.uncorrected_ns;
     c.before_steps += r.before_steps;
     c.history_cases = std::max(c.history_cases, r.history_cases);
   }
   const MeanInterval p = PoolRuns(predicted);
   c.before_runs = before.size();
   c.before_ns = PoolRuns(before_figure).mean;
-  c.uncorrected_ns = uncorrected / static_cast<double>(before.size());
+  // The uncorrected prediction pooled as the prediction is, interval too
+  // (it kept the first run's).
+  const MeanInterval u = PoolRuns(uncorrected);
+  c.uncorrected_ns = u.mean;
+  c.uncorrected_lo_ns = u.lo;
+  c.uncorrected_hi_ns = u.hi;
   c.predicted_ns = p.mean;
   c.predicted_lo_ns = p.lo;
   c.predicted_hi_ns = p.hi;

@@ -50,6 +50,19 @@ TEST(PoolPredictionRuns, FewRunsTakeTheSpanOfTheirIntervals) {
   EXPECT_NE(c.time_base.find("the span of 2 run(s)' own intervals"), std::string::npos) << c.time_base;
 }
 
+// Corrected runs: the uncorrected prediction is pooled as the prediction
+// is, its interval too (it kept the first run's). By hand: uncorrected
+// (80 + 120) / 2 = 100, span of [70, 90] and [110, 125] = [70, 125].
+TEST(PoolPredictionRuns, UncorrectedPredictionIsPooledWithItsInterval) {
+  std::vector<PredictionCheck> before = {RunCheck(120, 90, 85, 96, 10), RunCheck(130, 110, 104, 118, 12)};
+  before[0].uncorrected_ns = 80, before[0].uncorrected_lo_ns = 70, before[0].uncorrected_hi_ns = 90;
+  before[1].uncorrected_ns = 120, before[1].uncorrected_lo_ns = 110, before[1].uncorrected_hi_ns = 125;
+  PredictionCheck c = PoolPredictionRuns(before, {{95, 90, 99, 8}, {105, 100, 111, 9}});
+  EXPECT_DOUBLE_EQ(c.uncorrected_ns, 100);
+  EXPECT_DOUBLE_EQ(c.uncorrected_lo_ns, 70);
+  EXPECT_DOUBLE_EQ(c.uncorrected_hi_ns, 125);
+}
+
 // Three runs a side: Student's t over the runs. Predicted 90, 100, 110: mean
 // 100, s = 10, half = t(0.975, 2) 4.302653 x 10 / sqrt(3) = 24.8414;
 // measured 120, 121, 125: mean 122, s = sqrt(7) = 2.645751, half = 4.302653
