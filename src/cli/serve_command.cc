@@ -30,6 +30,11 @@ class ServeCommand : public Command {
         ->check(CLI::Range(1, 64));
     sub->add_option("--request-threads", o_.request_threads, "Requests handled at once (default 2)")
         ->check(CLI::Range(1, 256));
+    sub->add_option("--query-threads", o_.query_threads,
+                    "SQL queries run at once, on workers of their own (default 2; each up to 512 MiB)")
+        ->check(CLI::Range(1, 64));
+    sub->add_option("--query-timeout", o_.query_timeout_s, "Seconds a query may run (default 10)")
+        ->check(CLI::Range(0.1, 3600.0));
     sub->add_option("--scan-interval", scan_s_, "Seconds between scans of the logdir (0 = at start and on "
                                                 "POST /api/rescan only; default 10)")
         ->check(CLI::Range(0, 86400));

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "src/base/clock.h"
 #include "src/model/trace.h"
@@ -61,19 +62,43 @@ std::string ErrorPlace(sqlite3* db, std::string_view sql) {
   return ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
-// Restores SQLite's process-wide heap limit when a query ends.
+// SQLite's heap limit is process-wide, so queries running at once (aiprof
+// serve runs several) share one: what SQLite used when the first of them
+// began plus the sum of their budgets. The limit before them is restored
+// when the last ends.
+struct SharedHeapLimit {
+  std::mutex mu;
+  int active = 0;
+  sqlite3_int64 base = 0, budget = 0, previous = 0;
+};
+SharedHeapLimit& TheHeapLimit() {
+  static SharedHeapLimit shared;
+  return shared;
+}
+
 class ScopedHeapLimit {
  public:
-  explicit ScopedHeapLimit(int64_t bytes) : active_(bytes > 0) {
-    if (active_) previous_ = sqlite3_hard_heap_limit64(bytes + sqlite3_memory_used());
+  explicit ScopedHeapLimit(int64_t bytes) : bytes_(bytes > 0 ? bytes : 0) {
+    if (bytes_ == 0) return;
+    SharedHeapLimit& s = TheHeapLimit();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.active++ == 0) {
+      s.base = sqlite3_memory_used();
+      s.previous = sqlite3_hard_heap_limit64(-1);  // a negative argument only reads it
+    }
+    s.budget += bytes_;
+    sqlite3_hard_heap_limit64(s.base + s.budget);
   }
   ~ScopedHeapLimit() {
-    if (active_) sqlite3_hard_heap_limit64(previous_);
+    if (bytes_ == 0) return;
+    SharedHeapLimit& s = TheHeapLimit();
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.budget -= bytes_;
+    sqlite3_hard_heap_limit64(--s.active == 0 ? s.previous : s.base + s.budget);
   }
 
  private:
-  bool active_;
-  sqlite3_int64 previous_ = 0;
+  int64_t bytes_;
 };
 
 QueryValue CellValue(sqlite3_stmt* stmt, int i) {

@@ -7,8 +7,9 @@
 // ones), extension loading is off, at most 0 databases may be attached; each
 // Execute() runs under a row limit, a deadline (checked by SQLite's progress
 // handler) and a heap limit (sqlite3_hard_heap_limit64, process-wide while
-// the query runs), and Interrupt() cancels it from another thread or a
-// signal handler.
+// the query runs: queries running at once share one, the sum of their
+// budgets), and Interrupt() cancels it from another thread or a signal
+// handler.
 #ifndef AIPROF_SRC_QUERY_QUERY_ENGINE_H_
 #define AIPROF_SRC_QUERY_QUERY_ENGINE_H_
 

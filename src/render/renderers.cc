@@ -553,8 +553,9 @@ std::string RenderHtmlBody(const Document& doc) {
 }
 
 std::string RenderHtmlPage(const Document& doc, const HtmlPageOptions& options) {
+  const std::string title = ShownText(doc.title);  // the page holds a view of it
   PageSpec page;
-  page.title = ShownText(doc.title);
+  page.title = title;
   page.generator = doc.generator;
   page.styles = {kDocumentStyle};
   if (std::any_of(doc.sections.begin(), doc.sections.end(), HasSortable)) page.scripts.push_back(kSortScript);

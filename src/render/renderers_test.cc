@@ -119,6 +119,12 @@ TEST(RenderersTest, HugeNamesAreCutForPeopleKeptForMachines) {
         << format;
     EXPECT_NE(out->find(std::to_string(name.size()) + " bytes in all"), std::string::npos) << format;
   }
+  // The page's <title> too (the page shell holds a view of the cut title).
+  const std::string page = RenderHtmlPage(doc);
+  const size_t title = page.find("<title>");
+  ASSERT_NE(title, std::string::npos);
+  EXPECT_EQ(page.substr(title, 40), "<title>Sample: aten::addmm" + std::string(14, 'A')) << page.substr(title, 80);
+  EXPECT_NE(page.find(std::string(100, 'A') + "… (1048595 bytes in all)</title>"), std::string::npos);
   for (const char* format : {"json", "yaml", "csv"}) {
     StatusOr<std::string> out = RenderDocument(doc, format);
     ASSERT_TRUE(out.ok()) << format;

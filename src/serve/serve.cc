@@ -54,7 +54,6 @@ namespace {
 
 // Limits of a query run from a page or the API (docs/serve.md).
 inline constexpr size_t kQueryMaxRows = 1000;
-inline constexpr double kQueryTimeoutS = 10;
 inline constexpr int64_t kQueryMaxMemoryBytes = int64_t{512} << 20;
 inline constexpr size_t kMaxNameBytes = 200;
 inline constexpr size_t kMaxSmallBodyBytes = 4096;
@@ -369,41 +368,61 @@ struct ServeServer::Impl {
   std::unique_ptr<HttpServer> http;
   std::atomic<uint64_t> upload_seq{0};
 
-  // Worker pool for requests.
-  std::mutex pool_mu;
-  std::condition_variable pool_cv;
-  std::deque<std::function<void()>> queue;
-  bool stopping = false;
-  std::vector<std::thread> workers;
+  // Workers and their queue of requests (at most kServeQueueLimit waiting).
+  struct Pool {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> queue;
+    bool stopping = false;
+    std::vector<std::thread> workers;
+
+    void Start(int threads) {
+      for (int i = 0; i < std::max(1, threads); ++i) workers.emplace_back([this] { Work(); });
+    }
+    // False when the queue is full.
+    bool Push(std::function<void()> job) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (queue.size() >= kServeQueueLimit) return false;
+      queue.push_back(std::move(job));
+      cv.notify_one();
+      return true;
+    }
+    // Runs what is queued, then joins.
+    void Stop() {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        stopping = true;
+      }
+      cv.notify_all();
+      for (std::thread& t : workers) t.join();
+      workers.clear();
+    }
+    void Work() {
+      std::unique_lock<std::mutex> lock(mu);
+      for (;;) {
+        cv.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (queue.empty()) return;
+        std::function<void()> job = std::move(queue.front());
+        queue.pop_front();
+        lock.unlock();
+        job();
+        lock.lock();
+      }
+    }
+  };
+  // Pages, the API and uploads; SQL queries (up to --query-timeout each) on
+  // their own workers, so a long query never holds a page's worker.
+  Pool pages, queries;
 
   // Recently opened runs, most recent first.
   std::mutex cache_mu;
   std::list<std::shared_ptr<OpenRun>> open_runs;
-  // The query engine sets a process-wide heap limit while it runs.
-  std::mutex query_mu;
 
   ~Impl() {
     http.reset();  // no new requests
-    {
-      std::lock_guard<std::mutex> lock(pool_mu);
-      stopping = true;
-    }
-    pool_cv.notify_all();
-    for (std::thread& t : workers) t.join();
+    pages.Stop();
+    queries.Stop();
     indexer.reset();
-  }
-
-  void Work() {
-    std::unique_lock<std::mutex> lock(pool_mu);
-    for (;;) {
-      pool_cv.wait(lock, [&] { return stopping || !queue.empty(); });
-      if (queue.empty()) return;
-      std::function<void()> job = std::move(queue.front());
-      queue.pop_front();
-      lock.unlock();
-      job();
-      lock.lock();
-    }
   }
 
   std::optional<TokenRole> RoleOf(const HttpRequest& r) const {
@@ -455,13 +474,20 @@ struct ServeServer::Impl {
     return std::shared_ptr<BodySink>(std::move(sink));
   }
 
+  // GET /runs/ID/query and /api/runs/ID/query (with or without SQL: the
+  // page without runs nothing, and Route decides what is valid).
+  static bool IsQuery(const HttpRequest& r) {
+    const std::vector<std::string> p = Split(r.path);
+    const size_t b = !p.empty() && p[0] == "api" ? 1 : 0;
+    return r.method != "POST" && p.size() == b + 3 && p[b] == "runs" && p[b + 2] == "query";
+  }
+
   void Handle(HttpRequest request, HttpServer::Responder respond) {
-    std::lock_guard<std::mutex> lock(pool_mu);
-    if (queue.size() >= kServeQueueLimit) {
-      respond(TextResponse(503, "busy: " + std::to_string(kServeQueueLimit) + " requests are waiting\n"));
-      return;
-    }
-    queue.push_back([this, request = std::move(request), respond = std::move(respond)]() mutable {
+    Pool& pool = IsQuery(request) ? queries : pages;
+    // The responder is copied into the job: when the queue is full the job
+    // is dropped and the copy answers.
+    HttpServer::Responder busy = respond;
+    const bool queued = pool.Push([this, request = std::move(request), respond = std::move(respond)]() mutable {
       HttpResponse r;
       try {
         r = Route(request);
@@ -471,7 +497,7 @@ struct ServeServer::Impl {
       AddPageHeaders(&r);
       respond(std::move(r));
     });
-    pool_cv.notify_one();
+    if (!queued) busy(TextResponse(503, "busy: " + std::to_string(kServeQueueLimit) + " requests are waiting\n"));
   }
 
   HttpResponse Route(const HttpRequest& req) {
@@ -779,7 +805,7 @@ struct ServeServer::Impl {
     const std::string sid = std::to_string(id);
     std::string body = "<h1>Query " + Esc(row.name) + "</h1><p class=\"note\">Read-only SQL over the run's tables "
                        "(docs/query.md); at most " + std::to_string(kQueryMaxRows) + " rows, " +
-                       std::to_string(static_cast<int>(kQueryTimeoutS)) + " s.</p><div class=\"box\" data-go=\"/runs/" +
+                       Fmt(options.query_timeout_s * 1e9, render::Unit::kNs) + ".</p><div class=\"box\" data-go=\"/runs/" +
                        sid + "/query\" id=\"query\"><textarea data-param=\"sql\">" +
                        Esc(sql.empty() ? "SELECT name, count(*) AS n, sum(dur) AS total_ns FROM slices GROUP BY name ORDER BY total_ns DESC LIMIT 20" : sql) +
                        "</textarea><button>Run</button></div>";
@@ -790,17 +816,13 @@ struct ServeServer::Impl {
     if (sql.size() > kServeMaxSqlBytes) return Failure(api, 413, "query over " + std::to_string(kServeMaxSqlBytes) + " bytes");
     StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
     if (!run.ok()) return Failure(api, 500, run.status().message());
-    StatusOr<QueryResult> result = ErrStatus("not run");
-    {
-      std::lock_guard<std::mutex> lock(query_mu);
-      StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open((*run)->session->trace());
-      if (!engine.ok()) return Failure(api, 500, engine.status().message());
-      QueryLimits limits;
-      limits.max_rows = kQueryMaxRows;
-      limits.timeout_s = kQueryTimeoutS;
-      limits.max_memory_bytes = kQueryMaxMemoryBytes;
-      result = (*engine)->Execute(sql, limits, "query");
-    }
+    StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open((*run)->session->trace());
+    if (!engine.ok()) return Failure(api, 500, engine.status().message());
+    QueryLimits limits;
+    limits.max_rows = kQueryMaxRows;
+    limits.timeout_s = options.query_timeout_s;
+    limits.max_memory_bytes = kQueryMaxMemoryBytes;
+    StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "query");
     if (!result.ok()) {
       if (api) return JsonError(400, result.status().message());
       return Html(400, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
@@ -1119,7 +1141,8 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   io.scan_interval_ms = options.scan_interval_ms;
   io.baselines_db = impl->baselines_db;
   impl->indexer = std::make_unique<Indexer>(impl->index.get(), io);
-  for (int i = 0; i < std::max(1, options.request_threads); ++i) impl->workers.emplace_back([p = impl.get()] { p->Work(); });
+  impl->pages.Start(options.request_threads);
+  impl->queries.Start(options.query_threads);
   HttpServer::Options http;
   http.host = impl->host;
   http.port = port;

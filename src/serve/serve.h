@@ -55,6 +55,8 @@ struct ServeOptions {
   std::string baselines_db;            // history: "" = the default baseline database (read if it exists)
   int index_threads = 1;
   int request_threads = 2;
+  int query_threads = 2;               // SQL queries run at once, on workers of their own
+  double query_timeout_s = 10;         // each query's time limit
   int64_t scan_interval_ms = 10'000;
   size_t max_upload_bytes = kDefaultMaxUploadBytes;
 };

@@ -625,6 +625,39 @@ def run_tests(exe, data, fixtures, tmp):
     finally:
         check(stop(p) == 0, "server stops cleanly on SIGTERM")
 
+    # Queries on workers of their own, several at once (they ran one at a
+    # time, on the page workers): one page worker and two query workers.
+    # Two endless queries both run to the time limit together, so they end
+    # about together (one at a time, the second ended a whole limit later);
+    # a page asked for while they run is answered before either ends.
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--request-threads", "1", "--query-threads", "2", "--query-timeout", "3"])
+    try:
+        rid = wait_settled(port, len(runs))[0]["id"]
+        endless = urllib.parse.quote("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c")
+        ended = {}
+
+        def endless_query(k):
+            status, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (rid, endless), timeout=60)
+            ended[k] = (time.monotonic(), status, body)
+        threads = [threading.Thread(target=endless_query, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        time.sleep(0.5)  # both sent and running
+        s, _, _ = http(port, "/runs")
+        page_done = time.monotonic()
+        for t in threads:
+            t.join(timeout=60)
+        check(s == 200 and len(ended) == 2 and all(page_done < e[0] for e in ended.values()),
+              "a page is answered while two queries run (before either ends)")
+        check(all(e[1] == 400 and "time" in e[2] for e in ended.values()),
+              "both endless queries stop at --query-timeout: %s" % [e[2][:120] for e in ended.values()])
+        if len(ended) == 2:
+            apart = abs(ended[0][0] - ended[1][0])
+            check(apart < 1.5, "the two queries ran at once: they ended %.2f s apart (one at a time: 3 s)" % apart)
+    finally:
+        check(stop(p) == 0, "server stops cleanly on SIGTERM")
+
     # Tokens: read and upload roles; the index is reused (nothing converted twice).
     tokens = os.path.join(tmp, "tokens")
     open(tokens, "w").write("# roles\nread rrrrrrrrrrrrrrrrrrrr\nupload uuuuuuuuuuuuuuuuuuuu\n")
