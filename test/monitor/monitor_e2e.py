@@ -393,8 +393,15 @@ def case_metrics(args, tmp):
     if port is None:
         run.finish()
         return
-    time.sleep(1.5)
-    status, body = http('http://127.0.0.1:%d/metrics' % port)
+    # Until the first requests are counted (a fixed 1.5 s wait assumed the
+    # SDK attached and the load ran by then).
+    deadline = time.monotonic() + 15
+    while True:
+        status, body = http('http://127.0.0.1:%d/metrics' % port)
+        counted = re.search(r'^aiprof_monitor_requests_total\{service=".*"\} [1-9]', body, re.M) is not None
+        if (status == 200 and counted) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     check(status == 200, '/metrics answers 200')
     check(re.search(r'^aiprof_monitor_window_request_latency_p99_seconds\{service=".*"\} [0-9.e-]+$', body, re.M)
           is not None, '/metrics has the window\'s p99 latency as a gauge')
