@@ -96,6 +96,37 @@ def main():
         rc, _, err = run(exe, "summary", truncated)
         check(rc == 1 and "cut.aiprof" in err, "truncated .aiprof exits 1: " + err)
 
+    # Streams: standard input ("-", gzip-compressed here) and a named pipe
+    # (what a shell's <(...) gives) are read once, copied to a temporary
+    # file; the summary equals the file's, errors and diagnostics name the
+    # input as given, and no temporary file is left.
+    src = os.path.join(a.fixtures, "kineto",
+                       "HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz")
+    before_tmp = set(os.listdir(tempfile.gettempdir()))
+    want = json.loads(run(exe, "summary", src, "--format", "json", "--top", "0")[1])
+    want.pop("source")
+    p = subprocess.run([exe, "summary", "-", "--format", "json", "--top", "0"], stdin=open(src, "rb"),
+                       capture_output=True, timeout=120)
+    got = json.loads(p.stdout) if p.returncode == 0 else {}
+    check(got.pop("source", None) == "<stdin>" and got == want, "summary - (standard input) equals the file's")
+    fifo = os.path.join(tmp, "pipe.json")
+    os.mkfifo(fifo)
+    bad = b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -5}, {"ph": "X", '
+    writer = subprocess.Popen(["sh", "-c", 'cat "$1" > "$2"', "sh", "/dev/stdin", fifo], stdin=subprocess.PIPE)
+    proc = subprocess.Popen([exe, "summary", fifo], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    writer.communicate(bad, timeout=60)
+    _, err = proc.communicate(timeout=60)
+    err = err.decode("utf-8", "replace")
+    check(proc.returncode == 1 and fifo + ": truncated JSON" in err and "aiprof-input-" not in err,
+          "a named pipe's error names the pipe: " + err.strip())
+    good = b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -5}]}'
+    p = subprocess.run([exe, "summary", "-", "--format", "json"], input=good, capture_output=True, timeout=60)
+    diag = json.loads(p.stdout).get("diagnostics", {}) if p.returncode == 0 else {}
+    check(diag.get("negative_duration", {}).get("first_at") == "<stdin>:byte 17",
+          "a diagnostic of standard input names it: %s" % diag)
+    left = [n for n in set(os.listdir(tempfile.gettempdir())) - before_tmp if n.startswith("aiprof-input-")]
+    check(not left, "no temporary copy left: %s" % left)
+
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 FAILURES = []
@@ -205,6 +206,18 @@ def main():
         r = c.tool("load_trace", path=path)
         check(r.get("error", {}).get("code") == -32602, "refused path %s: %r" % (path, r))
     check("outside the directories" in c.tool("load_trace", path="/etc/passwd")["error"]["message"], "says why")
+    # A named pipe inside an allowed folder is refused, not opened (the CLI
+    # copies a pipe it is given; a server must not block on one).
+    with tempfile.TemporaryDirectory() as pipes:
+        os.mkfifo(os.path.join(pipes, "p.json"))
+        f = Client(a.aiprof, [pipes])
+        f.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test", "version": "0"}})
+        f.notify("notifications/initialized")
+        r = f.tool("load_trace", path=os.path.join(pipes, "p.json"))
+        check(r.get("result", {}).get("isError") and "not a regular file" in r["result"]["content"][0]["text"],
+              "a named pipe is refused: %r" % r)
+        check(f.close() == 0, "the pipe's server exits cleanly")
     # A NUL byte would make the OS read a shorter path (sample.json\0.png loaded sample.json).
     r = c.tool("load_trace", path=sample + "\u0000.png")
     check(r.get("error", {}).get("code") == -32602 and "NUL" in r["error"]["message"], "a path with a NUL byte: %r" % r)

@@ -50,4 +50,6 @@ Status CheckImportPath(const std::string& path) {
                    "them?); not opened");
 }
 
+bool ImportsConfined() { return !Roots().empty(); }
+
 }  // namespace aiprof

@@ -26,6 +26,9 @@ Status ConfineImportsTo(const std::vector<std::string>& roots);
 // it does not resolve (the open that follows names the missing file).
 Status CheckImportPath(const std::string& path);
 
+// True when roots are set (a front end importing for someone else).
+bool ImportsConfined();
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_IMPORTERS_COMMON_IMPORT_CONFINEMENT_H_

@@ -1,12 +1,21 @@
 #include "src/importers/common/importer_registry.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
 
 #include "src/base/phase_log.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/accelerator.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/folder_importer.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/importers/graph_capture/graph_capture_merge.h"
 #include "src/importers/json/chrome_json_importer.h"
 #include "src/importers/nsys/nsys_sqlite_importer.h"
@@ -60,9 +69,71 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
                    "or zstd compressed, an Nsight Systems SQLite export, an .aiprof file, or a profiler folder)");
 }
 
+namespace {
+
+std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+// A pipe, socket or terminal (`-`: standard input) can be read only once,
+// and an import reads its input twice (the first bytes to detect the format,
+// then the whole from the start): it is copied to a file under $TMPDIR
+// (mode 0600, removed after the import; a mapped .aiprof stays readable),
+// and the errors and diagnostics name the input as given.
+StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
+  const std::string shown = path == "-" ? "<stdin>" : path;
+  if (ImportsConfined()) return ErrStatus(shown + ": not a regular file or folder; not opened");
+  const int in = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return ErrStatus(shown + ": cannot open: " + std::strerror(errno));
+  std::error_code ec;
+  std::string copy = (std::filesystem::temp_directory_path(ec) / "aiprof-input-XXXXXX").string();
+  const int out = ec ? -1 : ::mkstemp(copy.data());
+  if (out < 0) {
+    ::close(in);
+    return ErrStatus(shown + ": cannot create a temporary file to copy it to: " +
+                     (ec ? ec.message() : std::string(std::strerror(errno))));
+  }
+  struct Remove {
+    std::string path;
+    ~Remove() { ::unlink(path.c_str()); }
+  } remove{copy};
+  std::vector<char> buffer(1 << 20);
+  std::string failed;
+  for (;;) {
+    const ssize_t got = ::read(in, buffer.data(), buffer.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) failed = shown + ": cannot read: " + std::strerror(errno);
+    if (got <= 0) break;
+    for (ssize_t done = 0; done < got && failed.empty();) {
+      const ssize_t put = ::write(out, buffer.data() + done, static_cast<size_t>(got - done));
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) failed = shown + ": cannot copy it to " + copy + ": " + std::strerror(errno);
+      done += put > 0 ? put : 0;
+    }
+    if (!failed.empty()) break;
+  }
+  ::close(in);
+  if (::close(out) != 0 && failed.empty()) failed = shown + ": cannot copy it to " + copy + ": " + std::strerror(errno);
+  if (!failed.empty()) return ErrStatus(failed);
+  StatusOr<std::unique_ptr<Trace>> trace = ImportTraceFile(copy);
+  if (!trace.ok()) return ErrStatus(ReplaceAll(trace.status().message(), copy, shown));
+  for (auto& [kind, entry] : (*trace)->diagnostics.mutable_entries()) {
+    entry.first_where = ReplaceAll(entry.first_where, copy, shown);
+  }
+  (*trace)->metadata["source_path"] = shown;
+  return trace;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
   struct stat st;
+  if (path == "-") return ImportStream(path);
   if (::stat(path.c_str(), &st) != 0) return ErrStatus(path + ": no such file or folder");
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)) return ImportStream(path);
   if (!S_ISDIR(st.st_mode)) return ImportTraceFile(path);
   ASSIGN_OR_RETURN(std::optional<GraphCaptureLayout> graphs, FindGraphCaptureLayout(path));
   std::unique_ptr<Trace> trace;
