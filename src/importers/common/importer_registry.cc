@@ -86,6 +86,7 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   const std::string shown = path == "-" ? "<stdin>" : path;
   if (ImportsConfined()) return ErrStatus(shown + ": not a regular file or folder; not opened");
+  if (path == "-" && ::isatty(STDIN_FILENO)) return ErrStatus("<stdin> is a terminal: pipe a trace into it");
   const int in = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return ErrStatus(shown + ": cannot open: " + std::strerror(errno));
   std::error_code ec;
