@@ -128,21 +128,36 @@ uint32_t TraceBuilder::AddSource(std::string path) {
 void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category, uint64_t arg_begin,
                             uint16_t arg_count, SourcePlace place) {
   if (!TimesInRange(trace_, "begin (B) event", track, ts_ns)) return;
-  begin_end_.push_back(
-      {ts_ns, track, static_cast<uint32_t>(begin_end_.size()), true, name, category, arg_begin, arg_count, place});
+  begin_end_.push_back({.ts_ns = ts_ns,
+                        .track = track,
+                        .seq = static_cast<uint32_t>(begin_end_.size()),
+                        .name = name,
+                        .category = category,
+                        .arg_begin = arg_begin,
+                        .place = place,
+                        .arg_count = arg_count,
+                        .is_begin = true});
 }
 
 void TraceBuilder::AddEnd(uint32_t track, int64_t ts_ns, StringId name, SourcePlace place) {
   if (!TimesInRange(trace_, "end (E) event", track, ts_ns)) return;
-  begin_end_.push_back({ts_ns, track, static_cast<uint32_t>(begin_end_.size()), false, name, {}, 0, 0, place});
+  begin_end_.push_back({.ts_ns = ts_ns,
+                        .track = track,
+                        .seq = static_cast<uint32_t>(begin_end_.size()),
+                        .name = name,
+                        .category = {},
+                        .arg_begin = 0,
+                        .place = place,
+                        .arg_count = 0,
+                        .is_begin = false});
 }
 
 // "FILE:byte N (ts_ns T)" where the importer said the event's source, else
 // "<event> at ts_ns T". T is the event's time after the time base.
 std::string TraceBuilder::PlaceOf(SourcePlace place, int64_t ts_ns, const char* event) const {
   const std::string ts = "ts_ns " + std::to_string(ts_ns);
-  if (place.source < sources_.size()) {
-    return sources_[place.source] + ":byte " + std::to_string(place.byte) + " (" + ts + ")";
+  if (place.known() && place.source() < sources_.size()) {
+    return sources_[place.source()] + ":byte " + std::to_string(place.byte()) + " (" + ts + ")";
   }
   return std::string(event) + " at " + ts;
 }
@@ -177,7 +192,13 @@ void TraceBuilder::AddStepBreakdown(int32_t rank, int64_t step, StringId source,
 void TraceBuilder::AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t ts_ns, bool bind_enclosing,
                                 StringId category, SourcePlace place) {
   if (!TimesInRange(trace_, "flow event", track, ts_ns)) return;
-  flow_events_.push_back({id, ts_ns, track, phase, bind_enclosing, category, place});
+  flow_events_.push_back({.id = id,
+                          .ts_ns = ts_ns,
+                          .track = track,
+                          .category = category,
+                          .place = place,
+                          .phase = phase,
+                          .bind_enclosing = bind_enclosing});
 }
 
 Status TraceBuilder::Finalize() {
