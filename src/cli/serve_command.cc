@@ -30,11 +30,11 @@ class ServeCommand : public Command {
         ->check(CLI::Range(1, 64));
     sub->add_option("--request-threads", o_.request_threads, "Requests handled at once (default 2)")
         ->check(CLI::Range(1, 256));
-    sub->add_option("--query-threads", o_.query_threads,
-                    "SQL queries run at once, on workers of their own (default 2; each up to 512 MiB)")
+    sub->add_option("--query-threads", o_.query_threads, "SQL queries run at once, on workers of their own (default 2)")
         ->check(CLI::Range(1, 64));
-    sub->add_option("--query-timeout", o_.query_timeout_s, "Seconds a query may run (default 10)")
-        ->check(CLI::Range(0.1, 3600.0));
+    sub->add_option("--query-timeout", o_.query_timeout_s,
+                    "Seconds a query may run (default 10; at most 240: the HTTP layer answers within 300 s)")
+        ->check(CLI::Range(0.1, 240.0));
     sub->add_option("--scan-interval", scan_s_, "Seconds between scans of the logdir (0 = at start and on "
                                                 "POST /api/rescan only; default 10)")
         ->check(CLI::Range(0, 86400));
@@ -63,7 +63,10 @@ class ServeCommand : public Command {
     std::fflush(stderr);
     int sig = 0;
     sigwait(&set, &sig);
-    std::fprintf(stderr, "aiprof serve: stopping\n");
+    std::fprintf(stderr, "aiprof serve: stopping (again to stop at once)\n");
+    // A second signal ends the process (the default action, on this thread:
+    // the others keep them blocked) if the clean stop takes too long.
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
     return OkStatus();
   }
 

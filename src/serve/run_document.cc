@@ -335,7 +335,7 @@ render::Document QueryToDocument(const RunRow& run, const std::string& sql, cons
 }
 
 namespace {
-constexpr std::string_view kStoredRunPageMagic = "aiprof-serve-run-page 2\n";
+constexpr std::string_view kStoredRunPageMagic = "aiprof-serve-run-page 3\n";  // 3: names cut for people
 }  // namespace
 
 StoredRunPage StoreRunPage(const RunRow& run, const ReportData& report, std::string cards) {

@@ -387,11 +387,13 @@ struct ServeServer::Impl {
       cv.notify_one();
       return true;
     }
-    // Runs what is queued, then joins.
+    // Drops what is queued (no one would get the answers: the HTTP server
+    // is gone), lets the running jobs end, and joins.
     void Stop() {
       {
         std::lock_guard<std::mutex> lock(mu);
         stopping = true;
+        queue.clear();
       }
       cv.notify_all();
       for (std::thread& t : workers) t.join();
@@ -413,6 +415,9 @@ struct ServeServer::Impl {
   // Pages, the API and uploads; SQL queries (up to --query-timeout each) on
   // their own workers, so a long query never holds a page's worker.
   Pool pages, queries;
+  // Set when the server stops: running queries end at their next progress
+  // check (QueryLimits::cancel) instead of at their time limit.
+  std::atomic<bool> stopping_queries{false};
 
   // Recently opened runs, most recent first.
   std::mutex cache_mu;
@@ -420,6 +425,7 @@ struct ServeServer::Impl {
 
   ~Impl() {
     http.reset();  // no new requests
+    stopping_queries = true;
     pages.Stop();
     queries.Stop();
     indexer.reset();
@@ -474,12 +480,13 @@ struct ServeServer::Impl {
     return std::shared_ptr<BodySink>(std::move(sink));
   }
 
-  // GET /runs/ID/query and /api/runs/ID/query (with or without SQL: the
-  // page without runs nothing, and Route decides what is valid).
+  // GET /runs/ID/query and /api/runs/ID/query with SQL to run (the form
+  // alone is a page like the others; Route decides what is valid).
   static bool IsQuery(const HttpRequest& r) {
     const std::vector<std::string> p = Split(r.path);
     const size_t b = !p.empty() && p[0] == "api" ? 1 : 0;
-    return r.method != "POST" && p.size() == b + 3 && p[b] == "runs" && p[b + 2] == "query";
+    return r.method != "POST" && p.size() == b + 3 && p[b] == "runs" && p[b + 2] == "query" &&
+           !QueryParam(r.query, "sql").value_or("").empty();
   }
 
   void Handle(HttpRequest request, HttpServer::Responder respond) {
@@ -821,6 +828,7 @@ struct ServeServer::Impl {
     QueryLimits limits;
     limits.max_rows = kQueryMaxRows;
     limits.timeout_s = options.query_timeout_s;
+    limits.cancel = &stopping_queries;
     limits.max_memory_bytes = kQueryMaxMemoryBytes;
     StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "query");
     if (!result.ok()) {

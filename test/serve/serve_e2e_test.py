@@ -658,6 +658,22 @@ def run_tests(exe, data, fixtures, tmp):
     finally:
         check(stop(p) == 0, "server stops cleanly on SIGTERM")
 
+    # A stop while queries run (limit 120 s) and more wait: the running ones
+    # are cancelled and the waiting ones dropped, so the server exits within
+    # stop()'s 20 s (it ran everything queued to its limit first).
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--query-threads", "1", "--query-timeout", "120"])
+    rid = wait_settled(port, len(runs))[0]["id"]
+    def unanswered():
+        try:
+            http(port, "/api/runs/%d/query?sql=%s" % (rid, endless), timeout=200)
+        except (OSError, urllib.error.URLError):
+            pass  # the stop closes the connections
+    for _ in range(3):
+        threading.Thread(target=unanswered, daemon=True).start()
+    time.sleep(0.5)  # one runs, two wait
+    check(stop(p) == 0, "a stop cancels the running query and drops the waiting ones")
+
     # Tokens: read and upload roles; the index is reused (nothing converted twice).
     tokens = os.path.join(tmp, "tokens")
     open(tokens, "w").write("# roles\nread rrrrrrrrrrrrrrrrrrrr\nupload uuuuuuuuuuuuuuuuuuuu\n")
