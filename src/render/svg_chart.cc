@@ -10,6 +10,12 @@
 namespace aiprof {
 namespace {
 
+// Every text in a drawing, escaped and cut: labels and tooltips hold trace
+// names (a step, an op), and one 1 MiB name drawn under each bar made the
+// report's page megabytes and its PDF a layout load.
+constexpr size_t kMaxChartTextBytes = 200;
+std::string Esc(std::string_view s) { return HtmlEscape(ShownText(s, kMaxChartTextBytes)); }
+
 constexpr double kWidth = 720;
 constexpr double kLeft = 150, kRight = 20, kTop = 34, kBottom = 46;
 constexpr const char* kAccent = "#d62728";
@@ -19,7 +25,7 @@ std::string Open(const std::string& title, double height) {
       "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" "
       "role=\"img\" aria-label=\"{}\"><title>{}</title>"
       "<text x=\"8\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-      kWidth, height, kWidth, height, HtmlEscape(title), HtmlEscape(title), HtmlEscape(title));
+      kWidth, height, kWidth, height, Esc(title), Esc(title), Esc(title));
 }
 
 bool Finite(double v) { return std::isfinite(v); }
@@ -73,9 +79,10 @@ std::string Legend(const LegendItems& items, double y) {
       x = kLeft;
       y += 14;
     }
-    out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
-                       "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>",
-                       x, y, HtmlEscape(color), x + 14, y + 9, HtmlEscape(name));
+    out += fmt::format(
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\">{}</text>",
+        x, y, Esc(color), x + 14, y + 9, Esc(name));
     x += w;
   }
   return out;
@@ -119,19 +126,19 @@ std::string StackedBarChart(const std::string& title, const std::vector<std::str
                        x, kTop - 4, height - kBottom + 4 - legend_h, height - kBottom + 16 - legend_h, Num(t));
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-                     kLeft + plot_w / 2, height - kBottom + 30 - legend_h, HtmlEscape(unit));
+                     kLeft + plot_w / 2, height - kBottom + 30 - legend_h, Esc(unit));
   for (size_t c = 0; c < categories.size(); ++c) {
     double y = kTop + static_cast<double>(c) * (bar + gap);
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"end\">{}</text>", kLeft - 6,
-                       y + bar * 0.7, HtmlEscape(categories[c]));
+                       y + bar * 0.7, Esc(categories[c]));
     double x = kLeft;
     for (const ChartSeries& s : series) {
       if (c >= s.values.size() || !Finite(s.values[c]) || s.values[c] <= 0) continue;
       double w = plot_w * s.values[c] / axis_max;
-      out += fmt::format("<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\">"
-                         "<title>{}: {} {} {}</title></rect>",
-                         x, y, w, bar, HtmlEscape(s.color), HtmlEscape(categories[c]), HtmlEscape(s.name),
-                         Num(s.values[c]), HtmlEscape(unit));
+      out += fmt::format(
+          "<rect class=\"bar\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\">"
+          "<title>{}: {} {} {}</title></rect>",
+          x, y, w, bar, Esc(s.color), Esc(categories[c]), Esc(s.name), Num(s.values[c]), Esc(unit));
       x += w;
     }
   }
@@ -157,9 +164,10 @@ std::string BarChart(const std::string& title, const std::vector<std::string>& l
                        "<text x=\"{3:.1f}\" y=\"{4:.1f}\" font-size=\"10\" text-anchor=\"end\">{5}</text>",
                        kLeft, kLeft + plot_w, y, kLeft - 6, y + 3, Num(t));
   }
-  out += fmt::format("<text x=\"14\" y=\"{:.1f}\" font-size=\"11\" transform=\"rotate(-90 14 {:.1f})\" "
-                     "text-anchor=\"middle\">{}</text>",
-                     kTop + plot_h / 2, kTop + plot_h / 2, HtmlEscape(unit));
+  out += fmt::format(
+      "<text x=\"14\" y=\"{:.1f}\" font-size=\"11\" transform=\"rotate(-90 14 {:.1f})\" "
+      "text-anchor=\"middle\">{}</text>",
+      kTop + plot_h / 2, kTop + plot_h / 2, Esc(unit));
   const size_t n = values.size();
   const double slot = n ? plot_w / static_cast<double>(n) : plot_w;
   const size_t label_every = std::max<size_t>(1, n / 20);
@@ -168,23 +176,25 @@ std::string BarChart(const std::string& title, const std::vector<std::string>& l
     double h = plot_h * v / axis_max;
     double x = kLeft + slot * static_cast<double>(i) + slot * 0.1;
     bool mark = i < marked.size() && marked[i];
-    out += fmt::format("<rect class=\"bar{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\">"
-                       "<title>{}: {} {}{}</title></rect>",
-                       mark ? " marked" : "", x, kTop + plot_h - h, slot * 0.8, h, mark ? kAccent : "#1f77b4",
-                       HtmlEscape(i < labels.size() ? labels[i] : std::string()), Num(v), HtmlEscape(unit),
-                       mark ? " (" + HtmlEscape(marked_label) + ")" : std::string());
+    out += fmt::format(
+        "<rect class=\"bar{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" height=\"{:.2f}\" fill=\"{}\">"
+        "<title>{}: {} {}{}</title></rect>",
+        mark ? " marked" : "", x, kTop + plot_h - h, slot * 0.8, h, mark ? kAccent : "#1f77b4",
+        Esc(i < labels.size() ? labels[i] : std::string()), Num(v), Esc(unit),
+        mark ? " (" + Esc(marked_label) + ")" : std::string());
     if (i % label_every == 0 && i < labels.size()) {
       out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"9\" text-anchor=\"middle\">{}</text>",
-                         x + slot * 0.4, kTop + plot_h + 12, HtmlEscape(labels[i]));
+                         x + slot * 0.4, kTop + plot_h + 12, Esc(labels[i]));
     }
   }
   LegendItems legend = {{"step", "#1f77b4"}};
   if (std::any_of(marked.begin(), marked.end(), [](bool b) { return b; })) legend.emplace_back(marked_label, kAccent);
   if (reference > 0 && Finite(reference)) {
     double y = kTop + plot_h - plot_h * reference / axis_max;
-    out += fmt::format("<line class=\"reference\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" "
-                       "stroke=\"#333\" stroke-dasharray=\"4 3\"><title>{3}: {4} {5}</title></line>",
-                       kLeft, kLeft + plot_w, y, HtmlEscape(reference_label), Num(reference), HtmlEscape(unit));
+    out += fmt::format(
+        "<line class=\"reference\" x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" "
+        "stroke=\"#333\" stroke-dasharray=\"4 3\"><title>{3}: {4} {5}</title></line>",
+        kLeft, kLeft + plot_w, y, Esc(reference_label), Num(reference), Esc(unit));
     legend.emplace_back(reference_label + " (dashed)", "#333");
   }
   out += Legend(legend, height - 16);
@@ -233,10 +243,11 @@ std::string RooflineChart(const std::string& title, const std::vector<ScatterPoi
                        kLeft, kLeft + plot_w, Y(v), kLeft - 6, Y(v) + 3, LogTickLabel(v));
   }
   out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-                     kLeft + plot_w / 2, height - 12, HtmlEscape(x_label));
-  out += fmt::format("<text x=\"14\" y=\"{:.1f}\" font-size=\"11\" transform=\"rotate(-90 14 {:.1f})\" "
-                     "text-anchor=\"middle\">{}</text>",
-                     kTop + plot_h / 2, kTop + plot_h / 2, HtmlEscape(y_label));
+                     kLeft + plot_w / 2, height - 12, Esc(x_label));
+  out += fmt::format(
+      "<text x=\"14\" y=\"{:.1f}\" font-size=\"11\" transform=\"rotate(-90 14 {:.1f})\" "
+      "text-anchor=\"middle\">{}</text>",
+      kTop + plot_h / 2, kTop + plot_h / 2, Esc(y_label));
   if (roof) {
     double x0 = std::pow(10, lx0), x1 = std::pow(10, lx1), ridge = peak_y / slope;
     double xs = std::max(x0, peak_y / 1e12 / slope);
@@ -249,9 +260,10 @@ std::string RooflineChart(const std::string& title, const std::vector<ScatterPoi
   for (const ScatterPoint& p : points) {
     if (!(p.x > 0) || !(p.y > 0) || !Finite(p.x) || !Finite(p.y)) continue;
     double r = wmax > 0 ? 2 + 10 * std::sqrt(std::max(0.0, p.weight) / wmax) : 3;
-    out += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"#1f77b4\" "
-                       "fill-opacity=\"0.5\" stroke=\"#1f77b4\"><title>{}</title></circle>",
-                       X(p.x), Y(p.y), r, HtmlEscape(p.label));
+    out += fmt::format(
+        "<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{:.1f}\" fill=\"#1f77b4\" "
+        "fill-opacity=\"0.5\" stroke=\"#1f77b4\"><title>{}</title></circle>",
+        X(p.x), Y(p.y), r, Esc(p.label));
   }
   return out + "</svg>";
 }
@@ -285,10 +297,11 @@ std::string AreaChart(const std::string& title, const std::vector<double>& x_s,
     out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"middle\">{}</text>", X(t),
                        kTop + plot_h + 12, Num(t));
   }
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">time (s)</text>"
-                     "<text x=\"14\" y=\"{:.1f}\" font-size=\"11\" transform=\"rotate(-90 14 {:.1f})\" "
-                     "text-anchor=\"middle\">{}</text>",
-                     kLeft + plot_w / 2, kTop + plot_h + 26, kTop + plot_h / 2, kTop + plot_h / 2, HtmlEscape(unit));
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" text-anchor=\"middle\">time (s)</text>"
+      "<text x=\"14\" y=\"{:.1f}\" font-size=\"11\" transform=\"rotate(-90 14 {:.1f})\" "
+      "text-anchor=\"middle\">{}</text>",
+      kLeft + plot_w / 2, kTop + plot_h + 26, kTop + plot_h / 2, kTop + plot_h / 2, Esc(unit));
   for (const ChartSeries& s : series) {
     std::string pts = fmt::format("{:.1f},{:.1f}", X(0), Y(0));
     double last = 0;
@@ -298,9 +311,10 @@ std::string AreaChart(const std::string& title, const std::vector<double>& x_s,
       last = s.values[i];
     }
     pts += fmt::format(" {:.1f},{:.1f} {:.1f},{:.1f}", X(xmax), Y(last), X(xmax), Y(0));
-    out += fmt::format("<polygon class=\"area\" points=\"{}\" fill=\"{}\" fill-opacity=\"0.35\" stroke=\"{}\">"
-                       "<title>{}</title></polygon>",
-                       pts, HtmlEscape(s.color), HtmlEscape(s.color), HtmlEscape(s.name));
+    out += fmt::format(
+        "<polygon class=\"area\" points=\"{}\" fill=\"{}\" fill-opacity=\"0.35\" stroke=\"{}\">"
+        "<title>{}</title></polygon>",
+        pts, Esc(s.color), Esc(s.color), Esc(s.name));
   }
   out += Legend(legend, 260 - 14);
   return out + "</svg>";

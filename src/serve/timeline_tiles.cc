@@ -290,7 +290,7 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
     for (size_t k = 0; k < tr.slices.size(); ++k) {
       const uint32_t i = tr.slices[k];
       o += fmt::format("{}{{\"ts_ns\": {}, \"dur_ns\": {}, \"depth\": {}, \"name\": {}}}", k ? ", " : "", s.ts_ns[i] - tile.origin_ns,
-                       s.dur_ns[i], s.depth[i], JsonString(trace.Str(s.name[i])));
+                       s.dur_ns[i], s.depth[i], JsonString(ShownText(trace.Str(s.name[i]))));
     }
     o += "], \"bins\": [";
     for (size_t k = 0; k < tr.bins.size(); ++k) {
@@ -488,7 +488,7 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
     for (uint32_t i : t.slices) {
       const double x0 = std::max(0.0, static_cast<double>(s.ts_ns[i] - start) / tile.bin_ns);
       const double x1 = std::min<double>(tile.width, static_cast<double>(s.ts_ns[i] + s.dur_ns[i] - start) / tile.bin_ns);
-      const std::string name = HtmlEscape(trace.Str(s.name[i]));
+      const std::string name = HtmlEscape(ShownText(trace.Str(s.name[i]), 200));
       o += fmt::format("<rect class=\"slice\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"hsl({},55%,62%)\">"
                        "<title>{} ({})</title></rect>",
                        kLabel + x0, y + s.depth[i] * kRow, std::max(0.5, x1 - x0), kRow - 2, (s.name[i].raw * 47) % 360,

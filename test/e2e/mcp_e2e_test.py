@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 FAILURES = []
@@ -211,6 +212,8 @@ def main():
     with tempfile.TemporaryDirectory() as pipes:
         os.mkfifo(os.path.join(pipes, "p.json"))
         f = Client(a.aiprof, [pipes])
+        watchdog = threading.Timer(60, f.p.kill)  # a server blocked opening the pipe fails, not hangs
+        watchdog.start()
         f.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                               "clientInfo": {"name": "test", "version": "0"}})
         f.notify("notifications/initialized")
@@ -218,6 +221,7 @@ def main():
         check(r.get("result", {}).get("isError") and "not a regular file" in r["result"]["content"][0]["text"],
               "a named pipe is refused: %r" % r)
         check(f.close() == 0, "the pipe's server exits cleanly")
+        watchdog.cancel()
     # A NUL byte would make the OS read a shorter path (sample.json\0.png loaded sample.json).
     r = c.tool("load_trace", path=sample + "\u0000.png")
     check(r.get("error", {}).get("code") == -32602 and "NUL" in r["error"]["message"], "a path with a NUL byte: %r" % r)

@@ -9,6 +9,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -96,11 +97,17 @@ def main():
         # A hand-made trace with one 1 MiB op name (three calls): before the
         # name was cut for people, Chromium ran past its 120 s printing this
         # report's PDF and report.txt held the name on every row that showed it.
+        # The steps are named "ProfilerStep#" and 1 MiB more too (drawn under
+        # the step chart's bars and in its tooltips).
         huge = "aten::addmm" + "A" * (1 << 20)
         long_trace = os.path.join(d, "long.json")
+        events = []
+        for i in range(3):
+            events.append({"ph": "X", "name": "ProfilerStep#" + "B" * (1 << 20), "cat": "user_annotation", "pid": 1,
+                           "tid": 1, "ts": 100 * i, "dur": 90})
+            events.append({"ph": "X", "name": huge, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 100 * i + 10, "dur": 50})
         with open(long_trace, "w") as f:
-            json.dump({"traceEvents": [{"ph": "X", "name": huge, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10 * i,
-                                        "dur": 5} for i in range(3)]}, f)
+            json.dump({"traceEvents": events}, f)
         lpdf, ltxt, ljson = (os.path.join(d, n) for n in ("long.pdf", "long.txt", "long.json.out.json"))
         p = subprocess.run([a.aiprof, "report", long_trace, "-o", lpdf], capture_output=True, text=True, timeout=200)
         check(p.returncode == 0 and os.path.getsize(lpdf) > 0, "a 1 MiB op name: the PDF is printed (%s)" % p.stderr[-300:])
@@ -109,6 +116,12 @@ def main():
                   "the PDF shows the name cut, with its length")
         run([a.aiprof, "report", long_trace, "-o", ltxt])
         check(os.path.getsize(ltxt) < 100_000, "report.txt stays small (%d bytes)" % os.path.getsize(ltxt))
+        lhtml = os.path.join(d, "long.html")
+        run([a.aiprof, "report", long_trace, "-o", lhtml])
+        page = open(lhtml, encoding="utf-8").read()
+        svgs = re.findall(r"<svg class=\"chart\".*?</svg>", page, re.S)
+        check(svgs and max(len(x) for x in svgs) < 100_000, "every chart's drawing stays small (labels cut): %s bytes"
+              % [len(x) for x in svgs])
         summary = json.loads(run([a.aiprof, "summary", long_trace, "--format", "json"]).stdout)
         check(any(o.get("name") == huge for o in summary.get("ops", [])), "the JSON keeps the whole name")
 

@@ -156,7 +156,7 @@ std::string FlameSvg(const FrameTree& tree, const FlameDiff& diff, const ViewOpt
     double y = kHeader + kPad + (max_depth - tree.depth[f]) * kRow;
     std::string_view name = tree.names[tree.name[f]];
     std::string colour = diff.baseline ? DiffColour(delta[f], max_abs) : KindColour(tree.kind[f], name);
-    std::string tip = std::string(name) + " | total " + Time(tree.total_ns[f]) + " (" + Pct(tree.total_ns[f] / all) +
+    std::string tip = ShownText(name) + " | total " + Time(tree.total_ns[f]) + " (" + Pct(tree.total_ns[f] / all) +
                       "), self " + Time(tree.self_ns[f]) + " (" + Pct(tree.self_ns[f] / all) + ")";
     if (diff.baseline) {
       char d[64];
