@@ -51,6 +51,9 @@ constexpr size_t kMaxLoadedTraces = 8;
 constexpr size_t kMaxQueuedMessages = 32;  // more waiting for the worker: -32000 busy
 constexpr size_t kMcpDefaultMaxRows = 1000;
 constexpr size_t kMcpMaxRows = 100000;
+// The rows an answer holds, as kept in memory (docs/query.md): a client's
+// context is smaller still.
+constexpr size_t kMcpMaxResultBytes = size_t{64} << 20;
 constexpr size_t kMaxWhatIfScenarios = 16;  // per whatif call
 constexpr const char* kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
@@ -569,6 +572,7 @@ class McpServer {
       if (args["sql"].get(sql) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
       QueryLimits limits;
       limits.max_rows = kMcpDefaultMaxRows;
+      limits.max_result_bytes = kMcpMaxResultBytes;
       limits.cancel = cancel_;
       int64_t max_rows = 0;
       simdjson::dom::element max_rows_element;

@@ -42,6 +42,10 @@ class QueryCommand : public Command {
     sub->add_option("--max-memory", max_memory_mib_, "SQLite memory limit of a query in MiB (0 = none)")
         ->default_val(kDefaultQueryMaxMemoryBytes >> 20)
         ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+    sub->add_option("--max-result", max_result_mib_,
+                    "Memory the result's rows may hold in MiB, outside SQLite's heap (0 = none)")
+        ->default_val(kDefaultQueryMaxResultBytes >> 20)
+        ->check(CLI::Range(size_t{0}, size_t{1} << 30));
     out_.Add(sub, {render::TextFormat(), render::CsvFormat(), render::JsonFormat()},
              "Write here (atomically) instead of standard output");
     return sub;
@@ -70,6 +74,7 @@ class QueryCommand : public Command {
       limits_.timeout_s = static_cast<double>(ns) / 1e9;
     }
     limits_.max_memory_bytes = static_cast<int64_t>(max_memory_mib_) << 20;
+    limits_.max_result_bytes = max_result_mib_ << 20;
     if (file_.empty() && sql_.empty()) {
       if (isatty(STDIN_FILENO)) return Shell(engine.get());
       std::stringstream text;
@@ -77,7 +82,9 @@ class QueryCommand : public Command {
       sql_ = text.str();
       label = "(standard input)";
     }
-    ASSIGN_OR_RETURN(QueryResult result, engine->Execute(sql_, limits_, label));
+    StatusOr<QueryResult> executed = engine->Execute(sql_, limits_, label);
+    if (!executed.ok()) return ErrStatus(WithFlag(executed.status().message()));
+    QueryResult result = std::move(*executed);
     RETURN_IF_ERROR(WriteOutput(out_.output, Render(result)));
     if (result.truncated && format_ != "text") {  // text says it in its last line
       std::fprintf(stderr, "aiprof query: %zu rows written; more matched (--max-rows %zu)\n", result.rows.size(),
@@ -87,6 +94,15 @@ class QueryCommand : public Command {
   }
 
  private:
+  // The engine names no flag (serve and mcp set their own limits): the
+  // error of a limit this command sets says which flag raises it.
+  static std::string WithFlag(const std::string& message) {
+    if (message.find("time limit") != std::string::npos) return message + "; --timeout raises it";
+    if (message.find("its memory limit") != std::string::npos) return message + "; --max-memory raises it";
+    if (message.find("size limit") != std::string::npos) return message + "; --max-result raises it";
+    return message;
+  }
+
   std::string Render(const QueryResult& result) const {
     return format_ == "json" ? QueryResultToJson(result)
            : format_ == "csv" ? QueryResultToCsv(result)
@@ -139,6 +155,7 @@ class QueryCommand : public Command {
   bool schema_ = false;
   std::optional<size_t> max_rows_;
   int64_t max_memory_mib_ = kDefaultQueryMaxMemoryBytes >> 20;
+  size_t max_result_mib_ = kDefaultQueryMaxResultBytes >> 20;
   QueryLimits limits_;
 };
 

@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -63,23 +64,34 @@ std::string ErrorPlace(sqlite3* db, std::string_view sql) {
 }
 
 // SQLite's heap limit is process-wide, so queries running at once (aiprof
-// serve runs several) share one: what SQLite used when the first of them
-// began plus the sum of their budgets. The limit before them is restored
-// when the last ends.
+// serve runs several; Python threads may) share one: what SQLite used when
+// the first of them began plus the sum of their budgets. A query without a
+// limit lifts it while it runs (a sum with "no limit" in it is no limit).
+// The limit before them is restored when the last ends.
 struct SharedHeapLimit {
   std::mutex mu;
-  int active = 0;
+  int active = 0, unlimited = 0;
   sqlite3_int64 base = 0, budget = 0, previous = 0;
+
+  void Apply() {  // under mu
+    sqlite3_hard_heap_limit64(active == 0 || unlimited > 0 ? previous : base + budget);
+  }
 };
 SharedHeapLimit& TheHeapLimit() {
   static SharedHeapLimit shared;
   return shared;
 }
 
+// Whether the running queries share the limit (for the error's words).
+bool HeapLimitShared() {
+  SharedHeapLimit& s = TheHeapLimit();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.active > 1;
+}
+
 class ScopedHeapLimit {
  public:
   explicit ScopedHeapLimit(int64_t bytes) : bytes_(bytes > 0 ? bytes : 0) {
-    if (bytes_ == 0) return;
     SharedHeapLimit& s = TheHeapLimit();
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.active++ == 0) {
@@ -87,14 +99,16 @@ class ScopedHeapLimit {
       s.previous = sqlite3_hard_heap_limit64(-1);  // a negative argument only reads it
     }
     s.budget += bytes_;
-    sqlite3_hard_heap_limit64(s.base + s.budget);
+    s.unlimited += bytes_ == 0;
+    s.Apply();
   }
   ~ScopedHeapLimit() {
-    if (bytes_ == 0) return;
     SharedHeapLimit& s = TheHeapLimit();
     std::lock_guard<std::mutex> lock(s.mu);
     s.budget -= bytes_;
-    sqlite3_hard_heap_limit64(--s.active == 0 ? s.previous : s.base + s.budget);
+    s.unlimited -= bytes_ == 0;
+    --s.active;
+    s.Apply();
   }
 
  private:
@@ -250,12 +264,16 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     if (cancelled_) {
       message = "cancelled";
     } else if (timed_out_) {
-      message = "stopped after the time limit (--timeout " + std::to_string(limits.timeout_s) + " s)";
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", limits.timeout_s);
+      message = std::string("stopped after the time limit (") + seconds + " s)";
     } else if (interrupted_.load()) {
       message = "interrupted";
     } else if (rc == SQLITE_NOMEM) {
-      message = "out of memory: the query needed more than its memory limit (--max-memory " +
-                std::to_string(limits.max_memory_bytes >> 20) + " MiB)";
+      message = HeapLimitShared()
+                    ? "out of memory: the queries running at once needed more than their shared memory limit"
+                    : "out of memory: the query needed more than its memory limit (" +
+                          std::to_string(limits.max_memory_bytes >> 20) + " MiB)";
     }
     return ErrStatus("query " + name + place + ": " + message);
   };
@@ -263,6 +281,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
   const char* next = text.c_str();
   const char* end = text.c_str() + text.size();
   bool have_result = false;
+  size_t result_bytes = 0;
   while (next < end) {
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;
@@ -286,7 +305,17 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
       }
       std::vector<QueryValue> row;
       row.reserve(columns);
-      for (int i = 0; i < columns; ++i) row.push_back(CellValue(stmt, i));
+      for (int i = 0; i < columns; ++i) {
+        row.push_back(CellValue(stmt, i));
+        const std::string* text = std::get_if<std::string>(&row.back());
+        result_bytes += sizeof(QueryValue) + (text ? text->size() : 0);
+      }
+      if (limits.max_result_bytes != 0 && result_bytes > limits.max_result_bytes) {
+        sqlite3_finalize(stmt);
+        return ErrStatus("query " + name + ": the result passed its size limit (" +
+                         std::to_string(limits.max_result_bytes >> 20) + " MiB held; " +
+                         std::to_string(result.rows.size()) + " rows before it): select fewer or shorter values");
+      }
       result.rows.push_back(std::move(row));
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(stmt, rc, std::string_view(start, end - start));

@@ -34,11 +34,15 @@ struct QueryTable;
 inline constexpr size_t kDefaultQueryMaxRows = 10000;
 inline constexpr double kDefaultQueryTimeoutS = 30;
 inline constexpr int64_t kDefaultQueryMaxMemoryBytes = int64_t{1} << 30;
+inline constexpr size_t kDefaultQueryMaxResultBytes = size_t{1} << 30;
 
 struct QueryLimits {
   size_t max_rows = kDefaultQueryMaxRows;  // rows kept; 0 = no limit
   double timeout_s = kDefaultQueryTimeoutS;  // 0 = no limit
   int64_t max_memory_bytes = kDefaultQueryMaxMemoryBytes;  // SQLite's heap; 0 = no limit
+  // The rows kept, as held in memory (each cell's value and text): SQLite's
+  // heap limit does not see them. 0 = no limit.
+  size_t max_result_bytes = kDefaultQueryMaxResultBytes;
   // Stops the query when it becomes true (checked by the progress handler,
   // every 1000 SQLite instructions): a caller's cancellation that may come
   // before the query starts (Interrupt() only stops a query already running).

@@ -55,6 +55,7 @@ namespace {
 // Limits of a query run from a page or the API (docs/serve.md).
 inline constexpr size_t kQueryMaxRows = 1000;
 inline constexpr int64_t kQueryMaxMemoryBytes = int64_t{512} << 20;
+inline constexpr size_t kQueryMaxResultBytes = size_t{64} << 20;  // the rows held, outside SQLite's heap
 inline constexpr size_t kMaxNameBytes = 200;
 inline constexpr size_t kMaxSmallBodyBytes = 4096;
 
@@ -830,6 +831,7 @@ struct ServeServer::Impl {
     limits.timeout_s = options.query_timeout_s;
     limits.cancel = &stopping_queries;
     limits.max_memory_bytes = kQueryMaxMemoryBytes;
+    limits.max_result_bytes = kQueryMaxResultBytes;
     StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "query");
     if (!result.ok()) {
       if (api) return JsonError(400, result.status().message());
