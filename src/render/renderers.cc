@@ -456,91 +456,111 @@ const Table* FindTable(const Section& s, std::string_view key) {
 
 // ------------------------------------------------------------ for people
 
-void CutValue(Value* v) {
-  if (v->kind() != Value::Kind::kString || v->str().size() <= kMaxShownBytes) return;
-  Value cut = Value::String(ShownText(v->str()));
-  *v = v->unit() ? std::move(cut).In(*v->unit()) : std::move(cut);
-}
-
-void CutText(std::string* s, size_t max_bytes = kMaxShownBytes) {
-  if (s->size() > max_bytes) *s = ShownText(*s, max_bytes);
-}
-
-void CutKeyValue(KeyValue* kv) {
-  CutText(&kv->label);
-  CutValue(&kv->value);
-  CutText(&kv->detail, kMaxShownProseBytes);
-}
-
-void CutTable(Table* t) {
-  CutText(&t->title);
-  CutText(&t->note, kMaxShownProseBytes);
-  for (Column& c : t->columns) CutText(&c.label);
-  for (std::vector<Value>& row : t->rows) {
-    for (Value& v : row) CutValue(&v);
-  }
-}
-
-void CutSection(Section* s) {
-  CutText(&s->title);
-  for (Block& b : s->blocks) {
+// Calls text(string, max_bytes) for every string a person reads in `s` and
+// its subsections, and value(v) for every value; const or not, so one walk
+// both finds and cuts.
+template <typename SectionT, typename TextFn, typename ValueFn>
+void VisitShown(SectionT& s, TextFn&& text, ValueFn&& value) {
+  auto key_value = [&](auto& kv) {
+    text(kv.label, kMaxShownBytes);
+    value(kv.value);
+    text(kv.detail, kMaxShownProseBytes);
+  };
+  auto table = [&](auto& t) {
+    text(t.title, kMaxShownBytes);
+    text(t.note, kMaxShownProseBytes);
+    for (auto& c : t.columns) text(c.label, kMaxShownBytes);
+    for (auto& row : t.rows) {
+      for (auto& v : row) value(v);
+    }
+  };
+  text(s.title, kMaxShownBytes);
+  for (auto& b : s.blocks) {
     std::visit(
-        [](auto& x) {
+        [&](auto& x) {
           using T = std::decay_t<decltype(x)>;
           if constexpr (std::is_same_v<T, KeyValues>) {
-            for (KeyValue& kv : x.items) CutKeyValue(&kv);
+            for (auto& kv : x.items) key_value(kv);
           } else if constexpr (std::is_same_v<T, Table>) {
-            CutTable(&x);
+            table(x);
           } else if constexpr (std::is_same_v<T, Series>) {
-            CutText(&x.title);
+            text(x.title, kMaxShownBytes);
           } else if constexpr (std::is_same_v<T, Finding>) {
-            CutText(&x.title);
-            CutText(&x.detail, kMaxShownProseBytes);
-            for (KeyValue& kv : x.evidence) CutKeyValue(&kv);
+            text(x.title, kMaxShownBytes);
+            text(x.detail, kMaxShownProseBytes);
+            for (auto& kv : x.evidence) key_value(kv);
           } else if constexpr (std::is_same_v<T, Paragraph>) {
-            CutText(&x.text, kMaxShownProseBytes);
+            text(x.text, kMaxShownProseBytes);
           } else if constexpr (std::is_same_v<T, List>) {
-            CutText(&x.title);
-            for (ListItem& i : x.items) {
-              CutText(&i.text, kMaxShownProseBytes);
-              CutText(&i.note, kMaxShownProseBytes);
-              for (std::string& d : i.details) CutText(&d, kMaxShownProseBytes);
+            text(x.title, kMaxShownBytes);
+            for (auto& i : x.items) {
+              text(i.text, kMaxShownProseBytes);
+              text(i.note, kMaxShownProseBytes);
+              for (auto& d : i.details) text(d, kMaxShownProseBytes);
             }
           } else if constexpr (std::is_same_v<T, Chart>) {
-            CutTable(&x.data);  // the drawing's labels are its builder's (svg_chart.h)
+            table(x.data);  // the drawing cuts its own labels (svg_chart.cc)
           } else if constexpr (std::is_same_v<T, RawHtml>) {
-            CutText(&x.text, kMaxShownProseBytes);  // the HTML is its builder's
+            text(x.text, kMaxShownProseBytes);  // the HTML is its builder's
           }
         },
         b);
   }
-  for (Section& c : s->sections) CutSection(&c);
+  for (auto& c : s.sections) VisitShown(c, text, value);
 }
 
+bool TooLongValue(const Value& v) { return v.kind() == Value::Kind::kString && v.str().size() > kMaxShownBytes; }
+
 // The document as text, Markdown and HTML show it: every string a person
-// reads cut (ShownText); the machine forms (JSON, YAML, CSV) read `doc`
-// itself and keep every byte.
-Document ForPeople(const Document& doc) {
-  Document out;
-  out.key = doc.key;
-  out.title = ShownText(doc.title);
-  out.generator = doc.generator;
-  out.sections = doc.sections;
-  for (Section& s : out.sections) CutSection(&s);
-  return out;
-}
+// reads cut (ShownText), in a copy only when one is too long (the usual
+// document is shown as it is); the machine forms (JSON, YAML, CSV) read the
+// document itself and keep every byte.
+class ForPeople {
+ public:
+  explicit ForPeople(const Document& doc) : shown_(&doc) {
+    bool too_long = doc.title.size() > kMaxShownBytes;
+    for (const Section& s : doc.sections) {
+      VisitShown(
+          s, [&](const std::string& t, size_t max) { too_long |= t.size() > max; },
+          [&](const Value& v) { too_long |= TooLongValue(v); });
+    }
+    if (!too_long) return;
+    cut_.key = doc.key;
+    cut_.title = ShownText(doc.title);
+    cut_.generator = doc.generator;
+    cut_.sections = doc.sections;
+    for (Section& s : cut_.sections) {
+      VisitShown(
+          s,
+          [](std::string& t, size_t max) {
+            if (t.size() > max) t = ShownText(t, max);
+          },
+          [](Value& v) {
+            if (!TooLongValue(v)) return;
+            Value cut = Value::String(ShownText(v.str()));
+            v = v.unit() ? std::move(cut).In(*v.unit()) : std::move(cut);
+          });
+    }
+    shown_ = &cut_;
+  }
+  const Document& doc() const { return *shown_; }
+
+ private:
+  Document cut_;
+  const Document* shown_;
+};
 
 }  // namespace
 
 std::string RenderText(const Document& doc, const TextOptions& options) {
   TextWriter w(options);
-  WalkDocument(ForPeople(doc), &w);
+  WalkDocument(ForPeople(doc).doc(), &w);
   return w.Take();
 }
 
 std::string RenderMarkdown(const Document& doc) {
   MarkdownWriter w;
-  WalkDocument(ForPeople(doc), &w);
+  WalkDocument(ForPeople(doc).doc(), &w);
   std::string out = w.Take();
   while (out.size() > 1 && out.ends_with("\n\n")) out.pop_back();
   return out;
@@ -548,7 +568,7 @@ std::string RenderMarkdown(const Document& doc) {
 
 std::string RenderHtmlBody(const Document& doc) {
   HtmlWriter w;
-  WalkDocument(ForPeople(doc), &w);
+  WalkDocument(ForPeople(doc).doc(), &w);
   return w.Take();
 }
 
