@@ -86,6 +86,10 @@ std::string TrackLabel(const Trace& trace, uint32_t track, StringId name) {
 
 namespace {
 
+// A tile lists up to 20,000 slices: their names are cut shorter than a
+// report's (docs/serve.md).
+constexpr size_t kTileNameBytes = 1024;
+
 // Bins of one track while a tile is computed: busy time and counts per
 // (depth, bin), dense over the tile's width for the depths that have any.
 struct TrackBins {
@@ -290,7 +294,7 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
     for (size_t k = 0; k < tr.slices.size(); ++k) {
       const uint32_t i = tr.slices[k];
       o += fmt::format("{}{{\"ts_ns\": {}, \"dur_ns\": {}, \"depth\": {}, \"name\": {}}}", k ? ", " : "", s.ts_ns[i] - tile.origin_ns,
-                       s.dur_ns[i], s.depth[i], JsonString(ShownText(trace.Str(s.name[i]))));
+                       s.dur_ns[i], s.depth[i], JsonString(ShownText(trace.Str(s.name[i]), kTileNameBytes)));
     }
     o += "], \"bins\": [";
     for (size_t k = 0; k < tr.bins.size(); ++k) {
