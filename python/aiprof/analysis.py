@@ -127,7 +127,7 @@ class Trace:
         """Runs SQL over the trace's tables and views (docs/query.md, `aiprof query IN --schema`)
         and returns the last statement's rows as a table. Read-only; raises aiprof.Error when the
         query fails, runs past `timeout` seconds, needs more than `max_memory` bytes, or matches
-        more than `max_rows` rows (0 = no limit for each)."""
+        more than `max_rows` rows (0 = no limit for each), or its rows hold more than 1 GiB."""
         return _table(self._t.sql_columns(query, max_rows, timeout, max_memory), as_frame)
 
     def analyze(self, only=None, device=""):
