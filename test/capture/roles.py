@@ -26,7 +26,7 @@ class Data(Dataset):
 
     def __getitem__(self, i):
         t0 = time.monotonic_ns()
-        busy(0.05)
+        busy(0.15)  # long enough for the worker's own sampler to take the GIL once on a loaded machine
         os.write(1, b'item %d %d %d\n' % (os.getpid(), t0, time.monotonic_ns()))  # one write: workers print at once
         return torch.tensor([os.getpid(), torch.utils.data.get_worker_info().id])
 
