@@ -183,6 +183,7 @@ class Session {
     // Before the command starts: the cost does not land in its run.
     if (o_.page_faults) fault_cost_ = MeasurePageFaultCost();
     Status st = o_.pid > 0 ? Attach() : Launch();
+    if (st.ok() && o_.on_started) o_.on_started();
     if (st.ok()) st = Record();
     if (o_.on_stopped) o_.on_stopped();
     // SIGINT stays caught (and ignored) while the file is being made: a

@@ -52,6 +52,9 @@ struct CaptureOptions {
   // py-<pid>.txt files (the hook's format), spliced into the host samples
   // like the hook's own.
   std::function<void()> on_stopped;
+  // Runs once the target is attached or launched, before recording (aiprof
+  // trace --pid says so: a user, or a test, knows the capture has begun).
+  std::function<void()> on_started;
   std::string python_samples_dir;
 };
 

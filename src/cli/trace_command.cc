@@ -134,6 +134,14 @@ class TraceCommand : public Command {
     // A capture cannot be repeated: an output that cannot be written is
     // found before the command starts, not after it ran.
     RETURN_IF_ERROR(CheckWritableOutput(output_));
+    if (pid_ > 0) {  // the command of a launch writes its own output; a running process gets a word
+      const int pid = pid_;
+      const std::string until = duration_.empty() ? "Ctrl-C" : "--duration " + duration_ + " or Ctrl-C";
+      o.on_started = [pid, until] {
+        std::fprintf(stderr, "aiprof: attached to pid %d; recording until %s\n", pid, until.c_str());
+        std::fflush(stderr);
+      };
+    }
     ASSIGN_OR_RETURN(CaptureResult r, RunCapture(o));
     RETURN_IF_ERROR(WriteNativeFile(*r.trace, output_));
     std::fprintf(stderr, "aiprof: wrote %s: %s\n", output_.c_str(), r.summary.c_str());

@@ -231,9 +231,16 @@ def case_pid(args):
     line = target.stdout.readline().split()
     check(line[:1] == ['ready'], 'pid: target started')
     out = os.path.join(args.tmp, 'pid.aiprof')
-    p = subprocess.run([args.aiprof, 'trace', '--pid', str(target.pid), '--duration', '2.2s', '-o', out],
-                       capture_output=True, text=True)
-    sys.stderr.write(p.stderr)
+    p = subprocess.Popen([args.aiprof, 'trace', '--pid', str(target.pid), '--duration', '2.2s', '-o', out],
+                         stderr=subprocess.PIPE, text=True)
+    # The thread "late" starts once aiprof says it attached (it started
+    # 0.8 s after the target, which a slow attach could miss).
+    first = p.stderr.readline()
+    check(first.startswith('aiprof: attached to pid %d; recording until --duration 2.2s' % target.pid),
+          'pid: aiprof says it attached (%r)' % first)
+    target.send_signal(signal.SIGUSR1)
+    _, err = p.communicate(timeout=120)
+    sys.stderr.write(first + err)
     check(p.returncode == 0, 'pid: aiprof exits 0')
     check(target.poll() is None, 'pid: the target keeps running after the capture')
     # --target NAME finds the same process by name.

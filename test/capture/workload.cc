@@ -9,7 +9,8 @@
 //   workload work N      fixed work: N x 10^8 loop iterations in SpinFixed; prints
 //                        its own run time and CPU time on stderr
 //   workload wait S      prints "ready", SpinWallA for S wall seconds; a thread "late"
-//                        starts after 0.8 s and runs SpinWallB for 1 s (for --pid)
+//                        starts on SIGUSR1 and runs SpinWallB for 1 s (for --pid: the
+//                        test sends it once aiprof says it attached)
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -157,16 +158,25 @@ int Crash() {
   return 0;
 }
 
+volatile sig_atomic_t g_start_late = 0;
+void OnStartLate(int) { g_start_late = 1; }
+
 int Wait(double seconds) {
+  signal(SIGUSR1, OnStartLate);
   std::printf("ready %d\n", static_cast<int>(getpid()));
   std::fflush(stdout);
-  SpinWallA(0.8);
-  std::thread late([] {
-    pthread_setname_np(pthread_self(), "late");
-    SpinWallB(1.0);
-  });
-  SpinWallA(seconds - 0.8);
-  late.join();
+  std::thread late;
+  const double end = NowS() + seconds;
+  while (NowS() < end) {
+    SpinWallA(0.05);
+    if (g_start_late && !late.joinable()) {
+      late = std::thread([] {
+        pthread_setname_np(pthread_self(), "late");
+        SpinWallB(1.0);
+      });
+    }
+  }
+  if (late.joinable()) late.join();
   return 0;
 }
 
