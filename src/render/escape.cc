@@ -201,12 +201,22 @@ std::string MarkdownEscape(std::string_view raw) {
   return out;
 }
 
-std::string ShownText(std::string_view s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return std::string(s);
+std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
   size_t cut = max_bytes;
   // Back to a sequence's first byte (a continuation byte is 10xxxxxx).
   while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(s.substr(0, cut)) + "… (" + std::to_string(s.size()) + " bytes in all)";
+  return s.substr(0, cut);
+}
+
+std::string ShownText(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  return std::string(Utf8Prefix(s, max_bytes)) + "… (" + std::to_string(s.size()) + " bytes in all)";
+}
+
+std::string FitLabel(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  return std::string(Utf8Prefix(s, max_bytes)) + "…";
 }
 
 std::string TerminalSafe(std::string_view s) { return EscapeControls(s, /*keep_line_breaks=*/false); }

@@ -47,6 +47,11 @@ inline constexpr size_t kMaxShownProseBytes = 4 * kMaxShownBytes;
 // `s` whole when it has at most `max_bytes` bytes; else its first bytes (cut
 // at a UTF-8 boundary) and "… (N bytes in all)".
 std::string ShownText(std::string_view s, size_t max_bytes = kMaxShownBytes);
+// The longest prefix of `s` of at most `max_bytes` bytes that ends on a
+// UTF-8 sequence boundary (a label cut to the room it has).
+std::string_view Utf8Prefix(std::string_view s, size_t max_bytes);
+// Utf8Prefix and "…" when it cut (a drawn label).
+std::string FitLabel(std::string_view s, size_t max_bytes);
 
 }  // namespace aiprof
 

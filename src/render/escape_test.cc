@@ -70,6 +70,11 @@ TEST(EscapeTest, ShownTextCutsAtACharacterBoundary) {
   // bytes 8-9, so the cut comes before it.
   EXPECT_EQ(ShownText("1234567\xc3\xa9xyz", 8), "1234567… (12 bytes in all)");
   EXPECT_EQ(ShownText("\xe4\xb8\xad\xe4\xb8\xad", 4), "\xe4\xb8\xad… (6 bytes in all)");
+  // The same cut for drawn labels (topology, flame graph, serve's tiles).
+  EXPECT_EQ(Utf8Prefix("\xe4\xb8\xad\xe4\xb8\xad", 5), "\xe4\xb8\xad");
+  EXPECT_EQ(Utf8Prefix("abc", 5), "abc");
+  EXPECT_EQ(FitLabel("\xe4\xb8\xad\xe4\xb8\xad", 4), "\xe4\xb8\xad…");
+  EXPECT_EQ(FitLabel("abcd", 4), "abcd");
 }
 
 TEST(UnitsTest, NanosecondsAsExactMicroseconds) {

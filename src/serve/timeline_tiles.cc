@@ -499,11 +499,9 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
                        name, HtmlEscape(render::FormatQuantity(static_cast<double>(s.dur_ns[i]), render::Unit::kNs)));
       if (x1 - x0 > 40) {
         // As much of the name as fits (about 6 px a character), cut on a UTF-8 boundary.
-        const std::string_view full = trace.Str(s.name[i]);
-        size_t n = std::min(full.size(), static_cast<size_t>((x1 - x0) / 6));
-        while (n > 0 && n < full.size() && (static_cast<unsigned char>(full[n]) & 0xC0) == 0x80) --n;
+        const std::string_view shown = Utf8Prefix(trace.Str(s.name[i]), static_cast<size_t>((x1 - x0) / 6));
         o += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{}</text>", kLabel + x0 + 2, y + s.depth[i] * kRow + 10,
-                         HtmlEscape(full.substr(0, n)));
+                         HtmlEscape(shown));
       }
     }
     y += static_cast<int>(t.depth_count) * kRow;

@@ -170,8 +170,9 @@ std::string FlameSvg(const FrameTree& tree, const FlameDiff& diff, const ViewOpt
     out += buf + colour + "\"/>";
     size_t fit = static_cast<size_t>(std::max(0.0, (w - 6) / kCharWidth));
     if (fit >= 3) {
-      std::string label(name.substr(0, std::min(fit, name.size())));
-      if (name.size() > fit) label = std::string(name.substr(0, fit - 2)) + "..";
+      // Cut on a UTF-8 boundary (a byte cut could split a character).
+      std::string label(Utf8Prefix(name, fit));
+      if (name.size() > fit) label = std::string(Utf8Prefix(name, fit - 2)) + "..";
       std::snprintf(buf, sizeof buf, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + kRow - 4);
       out += buf + XmlText(label) + "</text>";
     }

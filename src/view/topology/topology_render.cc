@@ -18,12 +18,7 @@ namespace {
 constexpr size_t kMaxLabelChars = 48;
 
 // At most kMaxLabelChars bytes, cut at a UTF-8 boundary, "…" when cut.
-std::string Shorten(std::string_view s) {
-  if (s.size() <= kMaxLabelChars) return std::string(s);
-  size_t cut = kMaxLabelChars;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(s.substr(0, cut)) + "\xE2\x80\xA6";
-}
+std::string Shorten(std::string_view s) { return FitLabel(s, kMaxLabelChars); }
 
 std::string DurationLabel(double ns) {
   char buf[64];
