@@ -22,7 +22,9 @@ struct ChartSeries {
 std::string StackedBarChart(const std::string& title, const std::vector<std::string>& categories,
                             const std::vector<ChartSeries>& series, const std::string& unit);
 
-// One vertical bar per item; items with `marked[i]` are drawn in the accent
+// One vertical bar per item, its whole label in its tooltip and under it
+// when there is room (else its trailing number or its position from 1);
+// items with `marked[i]` are drawn in the accent
 // colour and named in the legend as `marked_label`; a dashed line at
 // `reference` (e.g. the median) when it is > 0.
 std::string BarChart(const std::string& title, const std::vector<std::string>& labels,

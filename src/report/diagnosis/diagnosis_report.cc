@@ -9,36 +9,31 @@
 namespace aiprof {
 namespace {
 
-using render::Unit;
-using render::Value;
-
 std::string PercentText(double f) { return fmt::format("{:.1f}%", f * 100); }
 std::string MsFixed(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
+}  // namespace
+
 std::string GainText(const SuggestionOutcome& o) {
   if (o.finding->rule->impact_on_memory) {
-    return fmt::format("{}-{} of device memory", PercentText(o.gain_min), PercentText(o.gain_max));
+    return fmt::format("{} to {} of device memory", PercentText(o.gain_min), PercentText(o.gain_max));
   }
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
   // Amdahl: the fix removes efficacy x the impact's share of the base.
   const std::string basis = GainBasis(o);
-  return fmt::format("{}-{} of the {} (x{:.2f}-x{:.2f}; {})", PercentText(o.gain_min), PercentText(o.gain_max),
+  return fmt::format("{} to {} of the {} (x{:.2f} to x{:.2f}; {})", PercentText(o.gain_min), PercentText(o.gain_max),
                      basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min, o.speedup_max,
                      GainOrigin(o));
 }
 
-std::string RiskText(const SuggestionRisk& r) {
-  std::string out = fmt::format("precision loss {}, memory {:+.0f}%, effort {}", PercentText(r.precision_loss),
-                                r.memory_increase * 100, r.effort);
-  if (!r.note.empty()) out += "; " + r.note;
-  return out;
-}
-
-// "2.5 ms per step = 25.0% of 10.0 ms (mean step time); at most x1.33 if removed".
 std::string ImpactText(const Finding& f) {
   if (f.rule->impact_on_memory) return PercentText(f.impact.share) + " of device memory";
   if (!f.impact.quantified) {
-    return "not quantified in wall-clock time (" + f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2) + ")";
+    // The diagnosis says why, last in its reason: "impact not quantified in
+    // wall-clock time by this rule" or "impact unknown (metric unavailable)".
+    std::string why = f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2);
+    if (why.rfind("impact ", 0) == 0) why.erase(0, 7);
+    return why.rfind("not quantified", 0) == 0 ? why : "not quantified in wall-clock time (" + why + ")";
   }
   if (f.rule->impact_on_trace) {
     return fmt::format("{} = {} of the {} trace span (start-up; not part of the steady state)",
@@ -51,6 +46,18 @@ std::string ImpactText(const Finding& f) {
   std::string speed = std::isfinite(f.impact.max_speedup) ? fmt::format("x{:.2f}", f.impact.max_speedup) : "unbounded";
   return fmt::format("{} {} = {} of {} [{}]; at most {} if removed", MsFixed(f.impact.time_ns), f.impact.basis,
                      PercentText(f.impact.share), MsFixed(f.impact.basis_ns), f.impact.basis_text, speed);
+}
+
+namespace {
+
+using render::Unit;
+using render::Value;
+
+std::string RiskText(const SuggestionRisk& r) {
+  std::string out = fmt::format("precision loss {}, memory {:+.0f}%, effort {}", PercentText(r.precision_loss),
+                                r.memory_increase * 100, r.effort);
+  if (!r.note.empty()) out += "; " + r.note;
+  return out;
 }
 
 std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Finding& f) {

@@ -108,7 +108,7 @@ TEST(DiagnosisReportTest, TextShowsEachPartOnce) {
   EXPECT_NE(text.find("data_loading_ratio      25.0% >        10.0% yes\n"), std::string::npos) << text;
   EXPECT_NE(text.find("2.50 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("  - Too few workers [condition holds]\n      slow op conv\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("More DataLoader workers: Set num_workers=4 [pytorch]\n      expected gain: 20.0%-22.0%"),
+  EXPECT_NE(text.find("More DataLoader workers: Set num_workers=4 [pytorch]\n      expected gain: 20.0% to 22.0%"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Not evaluated"), std::string::npos) << text;

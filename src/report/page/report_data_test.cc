@@ -1,5 +1,6 @@
 #include "src/report/page/report_data.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -116,6 +117,38 @@ TEST(ReportDataTest, Resnet50HeadlineMatchesIndependentFigures) {
   std::string md = ReportToMarkdown(r);
   EXPECT_NE(md.find("## Headline"), std::string::npos);
   EXPECT_NE(md.find("Load data in parallel"), std::string::npos);
+}
+
+// With a before run the headline leads with the change's verdict; the
+// bottleneck and fix cards name the time base their shares are of.
+TEST(ReportDataTest, HeadlineLeadsWithTheChangeAndNamesItsBases) {
+  auto run =
+      Build(testing::ImportFixture(
+                "kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"),
+            "resnet50_nw0");
+  RunSamples before, after;
+  before.label = "b.json", after.label = "a.json";
+  for (int i = 0; i < 8; ++i) {
+    before.latency_ns.push_back(2e8 + 1e6 * i);
+    after.latency_ns.push_back(1e8 + 1e6 * i);
+  }
+  ValidationOptions o;
+  o.bootstrap_resamples = 200;
+  ValidationResult v = Validate(before, after, o);
+  run->data.validation = &v;
+  std::string md = ReportToMarkdown(run->data);
+  size_t change = md.find("- **Change:** Improved: latency -"), step = md.find("- **Step time:**");
+  ASSERT_NE(change, std::string::npos) << md.substr(0, 2000);
+  EXPECT_LT(change, step);
+  const Finding& f = *run->data.top_finding;
+  EXPECT_NE(md.find(fmt::format("impact {:.3f} ms per step = {:.1f}% of {:.3f} ms", f.impact.time_ns / 1e6,
+                                100 * f.impact.share, f.impact.basis_ns / 1e6)),
+            std::string::npos)
+      << md.substr(0, 3000);
+  EXPECT_NE(md.find("expected gain "), std::string::npos);
+  EXPECT_EQ(md.find("of per step"), std::string::npos);
+  run->data.validation = nullptr;
+  EXPECT_EQ(ReportToMarkdown(run->data).find("**Change:**"), std::string::npos);
 }
 
 // Hostile names (hand-made trace): an op, a thread and the source path that

@@ -42,6 +42,10 @@ void AddContext(const ReportData& r, render::Document* doc) {
 void AddHeadline(const ReportData& r, render::Document* doc) {
   render::KeyValues cards;
   cards.cards = true;
+  // With a before run the question is whether the change paid: its verdict
+  // (and the prediction made for it) leads; the cards after it are the after
+  // run's.
+  if (r.validation) cards.items.push_back(ValidationCard(*r.validation));
   const StepStats& s = r.steps_stats;
   if (s.count > 0) {
     cards.items.push_back({"step_time", "Step time",
@@ -59,8 +63,7 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
   if (r.top_finding) {
     const Finding& f = *r.top_finding;
     cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String(f.rule->title), Unit::kNone,
-                           fmt::format("{} confidence; impact {} = {} of {}", ConfidenceName(f.confidence),
-                                       MsText(f.impact.time_ns / 1e6), PctText(f.impact.share), f.impact.basis)});
+                           fmt::format("{} confidence; impact {}", ConfidenceName(f.confidence), ImpactText(f))});
   } else {
     cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String("none found"), Unit::kNone,
                            "no rule fired on this trace"});
@@ -73,15 +76,13 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
   }
   if (r.best_fix) {
     const SuggestionOutcome& o = *r.best_fix;
-    std::string detail = fmt::format("expected gain {}–{} of {} (×{:.2f}–×{:.2f}; {})", PctText(o.gain_min),
-                                     PctText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max, GainOrigin(o));
+    std::string detail = "expected gain " + GainText(o);
     if (o.finding != r.top_finding && o.finding && o.finding->rule) {
       detail += fmt::format("; for \"{}\", the best measured gain per effort of all findings", o.finding->rule->title);
     }
     if (r.best_measured_fix && r.best_measured_fix != r.best_fix) {
       const SuggestionOutcome& m = *r.best_measured_fix;
-      detail += fmt::format("; measured on this trace, the best is \"{}\", {}–{} of {}",
-                            m.suggestion->title, PctText(m.gain_min), PctText(m.gain_max), GainBasis(m));
+      detail += fmt::format("; measured on this trace, the best is \"{}\", {}", m.suggestion->title, GainText(m));
     }
     cards.items.push_back({"best_fix", "Best fix", Value::String(o.suggestion->title), Unit::kNone, std::move(detail)});
   }

@@ -1,9 +1,11 @@
 #include "src/report/validation/validation_report.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 
+#include "src/analysis/whatif/prediction.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
 
@@ -148,6 +150,27 @@ std::string ValidationHeadline(const ValidationResult& r) {
   if (r.diagnosis == "environmental") o += "; broad slowdown across ops: likely environmental";
   o += "; before " + TerminalSafe(r.before_label) + ", after " + TerminalSafe(r.after_label);
   return o;
+}
+
+render::KeyValue ValidationCard(const ValidationResult& r) {
+  std::string verdict = VerdictText(r.overall);
+  if (!verdict.empty()) verdict[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(verdict[0])));
+  const MetricComparison* m = Deciding(r);
+  std::string value = verdict;
+  std::string detail;
+  if (m && r.overall != Verdict::kInsufficientData) {
+    value += ": " + m->metric + " " + Pct(m->change_rel);
+    detail = m->statistic_name + " " + FormatValue(m->before, m->unit) + " → " + FormatValue(m->after, m->unit);
+    if (!m->test.empty()) detail += "; " + m->test + " p = " + PValue(m->p_value);
+    if (m->ci_available) detail += "; " + CiText(*m);
+    detail += "; n = " + std::to_string(m->n_before) + " / " + std::to_string(m->n_after);
+  } else if (m) {
+    detail = m->reason;
+  }
+  if (r.diagnosis == "environmental") detail += "; broad slowdown across ops: likely environmental";
+  detail += std::string(detail.empty() ? "" : "; ") + "before " + r.before_label + ", after " + r.after_label;
+  if (r.prediction) detail += "; " + DescribePredictionCheck(*r.prediction);
+  return {"change", "Change", render::Value::String(std::move(value)), render::Unit::kNone, std::move(detail)};
 }
 
 std::string ValidationToJson(const ValidationResult& r) {

@@ -28,6 +28,10 @@ std::string ValidationToHtml(const ValidationResult& r);
 // One line (no newline) naming the overall verdict and the deciding metric,
 // e.g. "aiprof: REGRESSED: latency +12.3% (mean; p = 0.0012; 95% CI +8.1% .. +15.0%)".
 std::string ValidationHeadline(const ValidationResult& r);
+// The verdict as a headline card: "Improved: latency -28.40%" with the test,
+// interval and sample sizes as its detail, and the prediction check when one
+// was made. The report leads its headline with it when given a before run.
+render::KeyValue ValidationCard(const ValidationResult& r);
 
 // Stored validations as a document (a table; its machine form HistoryToJson).
 render::Document HistoryToDocument(const std::vector<ValidationRecord>& records);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 namespace aiprof {
 namespace {
 
@@ -47,6 +49,32 @@ TEST(ValidationReportTest, EverythingFromInputsIsEscaped) {
   std::string line = ValidationHeadline(r);
   EXPECT_EQ(line.find('\n'), std::string::npos);  // one line, even with a newline in a file name
   EXPECT_EQ(line.rfind("aiprof: REGRESSED: latency", 0), 0u) << line;
+}
+
+// The report's headline card: the verdict and the deciding metric's change
+// as its value, the statistic's two values, test, interval and sample sizes
+// as its detail, all as the validation computed them; labels stay plain text
+// (the renderers escape them).
+TEST(ValidationReportTest, CardNamesVerdictChangeAndEvidence) {
+  ValidationResult r = Hostile();
+  render::KeyValue card = ValidationCard(r);
+  EXPECT_EQ(card.key, "change");
+  const MetricComparison& m = r.metrics[0];
+  ASSERT_EQ(m.metric, "latency");
+  char pct[32];
+  std::snprintf(pct, sizeof pct, "%+.2f%%", 100 * m.change_rel);
+  EXPECT_EQ(card.value.str(), std::string("Regressed: latency ") + pct);
+  EXPECT_NE(card.detail.find("n = 12 / 12"), std::string::npos) << card.detail;
+  EXPECT_NE(card.detail.find(m.test + " p = "), std::string::npos) << card.detail;
+  EXPECT_NE(card.detail.find("before <script>alert(1)</script>|a.json, after b"), std::string::npos) << card.detail;
+  // Too few samples: the verdict and the reason, no figures.
+  ValidationOptions o;
+  o.metrics = {"p99"};
+  RunSamples a;
+  a.latency_ns = {1, 2, 3};
+  render::KeyValue few = ValidationCard(Validate(a, a, o));
+  EXPECT_EQ(few.value.str().find("Insufficient"), 0u) << few.value.str();
+  EXPECT_EQ(few.detail.find(" p = "), std::string::npos) << few.detail;
 }
 
 TEST(ValidationReportTest, JsonCarriesVerdictsIntervalsAndNullsForUntested) {

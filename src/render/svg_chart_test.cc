@@ -1,0 +1,57 @@
+#include "src/render/svg_chart.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace aiprof {
+namespace {
+
+// The labels drawn under a bar chart's bars (font size 9), in order.
+std::vector<std::string> Ticks(const std::string& svg) {
+  std::vector<std::string> out;
+  static const std::regex tick(R"(<text [^>]*font-size="9" text-anchor="middle">([^<]*)</text>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) {
+    out.push_back((*it)[1]);
+  }
+  return out;
+}
+
+TEST(BarChartTest, WholeLabelsUnderBarsWhenTheyFit) {
+  std::vector<std::string> labels = {"ProfilerStep#5", "ProfilerStep#6", "ProfilerStep#7"};
+  std::string svg = BarChart("t", labels, {1, 2, 3}, {}, "slow", 0, "", "ms");
+  EXPECT_EQ(Ticks(svg), labels);
+}
+
+// Twelve steps: "ProfilerStep#12" (about 75 px) does not fit the 45 px of a
+// bar's slot, so the step number is drawn and the name stays in the tooltip.
+TEST(BarChartTest, StepNumbersWhenNamesDoNotFit) {
+  std::vector<std::string> labels;
+  std::vector<double> values;
+  for (int i = 0; i < 12; ++i) {
+    labels.push_back("ProfilerStep#" + std::to_string(i + 6));
+    values.push_back(10 + i);
+  }
+  std::string svg = BarChart("t", labels, values, {}, "slow", 0, "", "ms");
+  std::vector<std::string> want;
+  for (int i = 0; i < 12; ++i) want.push_back(std::to_string(i + 6));
+  EXPECT_EQ(Ticks(svg), want);
+  EXPECT_NE(svg.find("<title>ProfilerStep#17: "), std::string::npos);
+}
+
+// A long name with no trailing number (hand-made: a hostile step name) draws
+// the bar's position, not a smear of text; the tooltip keeps it, cut at 200
+// bytes and escaped.
+TEST(BarChartTest, PositionWhenALongNameHasNoNumber) {
+  std::string evil = "<b>" + std::string(5000, 'x') + "</b>";
+  std::string svg = BarChart("t", {"step a", evil}, {1, 2}, {}, "slow", 0, "", "ms");
+  EXPECT_EQ(Ticks(svg), (std::vector<std::string>{"step a", "2"}));
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>&lt;b&gt;xxx"), std::string::npos);
+  EXPECT_LT(svg.size(), 4000u);
+}
+
+}  // namespace
+}  // namespace aiprof
