@@ -74,7 +74,7 @@ def main():
                   device is not None and device.startswith("none:") and "aiprof calibrate" in device)
 
         # A busy machine (twice as many spinning processes as CPUs): the
-        # peaks serve this run and are not saved.
+        # peaks are neither used nor saved.
         spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                     for _ in range(2 * (os.cpu_count() or 1))]
         try:
@@ -85,9 +85,10 @@ def main():
                 p.kill()
                 p.wait()
         check("busy machine: measures, says the peaks are likely low, does not save",
-              MEASURING in err and "not saved" in err and
+              MEASURING in err and "not used and not saved" in err and
               not os.path.exists(os.path.join(config, "aiprof", "devices.yaml")))
-        check("busy machine: this run still uses the measured peaks", device == "cpu-local")
+        check("busy machine: this run does not use them either: no CPU peaks, and it says how to get them",
+              device is not None and device.startswith("none:") and "aiprof calibrate" in device)
 
         config = os.path.join(tmp, "gpu")
         device, err = analyze(a.aiprof, gpu, config)

@@ -63,11 +63,13 @@ OpClass ClassifyOpName(std::string_view name) {
   LowerBuf lower(name);
   std::string_view s = lower.view();
   std::string_view base = BaseName(s);
-  static constexpr std::string_view kAttention[] = {"attention", "sdpa", "flash", "fmha", "_mha", "multi_head"};
+  static constexpr std::string_view kAttention[] = {"attention", "sdpa", "flash", "fmha", "_mha", "multi_head",
+                                                    "attn_fwd", "attn_bwd"};
   static constexpr std::string_view kConv[] = {"conv", "winograd", "implicit_gemm", "implicit_convolve", "dgrad",
-                                               "wgrad", "fprop", "xmma_fprop"};
+                                               "wgrad", "fprop", "xmma_fprop", "scudnn", "884cudnn", "1688cudnn",
+                                               "16816cudnn"};
   static constexpr std::string_view kGemm[] = {"gemm", "matmul", "cutlass", "cublas", "addmm", "baddbmm", "bmm",
-                                               "linear", "_mm", "einsum", "gemv", "dot"};
+                                               "linear", "_mm", "einsum", "gemv", "dot", "cijk_"};
   static constexpr std::string_view kNorm[] = {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
                                                "batchnorm", "layernorm", "groupnorm", "rmsnorm", "bn_fw", "bn_bw",
                                                "bn_", "welford"};

@@ -28,8 +28,9 @@ const char* OpClassName(OpClass c);
 
 // The class of an op or kernel name, by case-insensitive patterns checked in
 // this order (the first that matches wins): attention (attention, sdpa,
-// flash, fmha, mha), convolution (conv, winograd, implicit_gemm... of cudnn),
-// GEMM (mm, addmm, bmm, matmul, linear, gemm, cutlass, cublas), normalisation
+// flash, fmha, mha, attn_fwd/attn_bwd), convolution (conv, winograd,
+// implicit_gemm... of cudnn, its scudnn/h884cudnn/s1688cudnn engines), GEMM
+// (mm, addmm, bmm, matmul, linear, gemm, cutlass, cublas, Tensile's Cijk_), normalisation
 // (batch_norm, layer_norm, group_norm, instance_norm, rms_norm, bn_fw/bn_bw),
 // reduction (sum, mean, softmax, loss, nll, pool, reduce, argmax, norm),
 // data movement (copy, to, cat, clone, contiguous, index, gather, scatter,

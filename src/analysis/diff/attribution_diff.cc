@@ -123,6 +123,15 @@ struct Side {
     Keys(side, map);
   }
 
+  // The class of the first device activity a runtime call launched, or
+  // kOpClassCount when it launched none.
+  size_t Launched(uint32_t x) const {
+    for (uint32_t c = child_begin[x]; c < child_begin[x + 1]; ++c) {
+      if (r->nodes.kind[child[c]] == AttributionKind::kDevice) return static_cast<size_t>(r->nodes.op_class[child[c]]);
+    }
+    return kOpClassCount;
+  }
+
   // kind × (name, or map entry); the root, thread and untraced nodes by kind alone.
   void Keys(int side, const DiffNameMap* map) {
     const AttributionNodes& n = r->nodes;
@@ -222,8 +231,8 @@ class Aligner {
   void PairInOrder(const Pair& p, Pred pred, DiffMatch m) {
     size_t j = 0;
     for (uint32_t& x : left_a_) {
-      if (x == kNoNode || !pred(a_.r->nodes, x)) continue;
-      while (j < left_b_.size() && (left_b_[j] == kNoNode || !pred(b_.r->nodes, left_b_[j]))) ++j;
+      if (x == kNoNode || !pred(a_, x)) continue;
+      while (j < left_b_.size() && (left_b_[j] == kNoNode || !pred(b_, left_b_[j]))) ++j;
       if (j == left_b_.size()) break;
       Add(p.diff, x, left_b_[j], m);
       x = kNoNode;
@@ -254,13 +263,36 @@ class Aligner {
     }
     std::sort(left_a_.begin(), left_a_.end());
     std::sort(left_b_.begin(), left_b_.end());
-    // 2. Through the launching op: runtime calls, then device activity.
-    PairInOrder(p, [](const AttributionNodes& n, uint32_t x) { return n.kind[x] == AttributionKind::kRuntime; },
-                DiffMatch::kLaunchOrder);
-    PairInOrder(p, [](const AttributionNodes& n, uint32_t x) { return n.kind[x] == AttributionKind::kDevice; },
-                DiffMatch::kLaunchOrder);
+    // 2. Through the launching op: runtime calls that launched device work
+    // with each other (cuLaunchKernel ↔ hipExtModuleLaunchKernel), then the
+    // other runtime calls (cudaMemsetAsync, hipGetDeviceProperties…: an
+    // H100 GEMM makes two before its launch, an MI300 one three), then
+    // device activity.
+    // Launches pair by the class of what they launched (a GEMM launch with
+    // a GEMM launch, a memset's with a memset's), then any launch with any.
+    for (size_t c = 0; c < kOpClassCount; ++c) {
+      PairInOrder(
+          p,
+          [c](const Side& s, uint32_t x) {
+            return s.r->nodes.kind[x] == AttributionKind::kRuntime && s.Launched(x) == c;
+          },
+          DiffMatch::kLaunchOrder);
+    }
+    PairInOrder(
+        p,
+        [](const Side& s, uint32_t x) {
+          return s.r->nodes.kind[x] == AttributionKind::kRuntime && s.Launched(x) < kOpClassCount;
+        },
+        DiffMatch::kLaunchOrder);
+    PairInOrder(
+        p, [](const Side& s, uint32_t x) { return s.r->nodes.kind[x] == AttributionKind::kRuntime; },
+        DiffMatch::kLaunchOrder);
+    PairInOrder(
+        p, [](const Side& s, uint32_t x) { return s.r->nodes.kind[x] == AttributionKind::kDevice; },
+        DiffMatch::kLaunchOrder);
     // 3. By role: data loading.
-    PairInOrder(p, IsDataLoading, DiffMatch::kRole);
+    PairInOrder(
+        p, [](const Side& s, uint32_t x) { return IsDataLoading(s.r->nodes, x); }, DiffMatch::kRole);
     for (uint32_t x : left_a_) {
       if (x != kNoNode) AddSubtree(p.diff, x, /*in_a=*/true);
     }

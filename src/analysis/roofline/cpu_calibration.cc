@@ -232,17 +232,22 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
     tell("calibration measured zero: the roofline stays without CPU peaks");
     return std::nullopt;
   }
-  a.measured = CalibrationToDevice(c, kCalibratedCpuName);
   const int busy = std::max(busy_before, OtherRunnableTasks());
   char figures[160];
   std::snprintf(figures, sizeof figures, "fp32 %.1f GFLOP/s, memory %.2f GB/s in %.1f s", c.fp32_flops_per_second * 1e-9,
                 c.memory_bandwidth_bytes_per_second * 1e-9, c.seconds);
   if (!a.policy.save_when_busy && busy >= static_cast<int>(std::max(1u, c.threads / 2))) {
-    // Peaks measured beside other work are low; kept, they would make every
-    // later trace look efficient. This run uses them, no later one does.
+    // Peaks measured beside other work are low, by however much the other
+    // work took: used, they put utilisations above 100% and a finding that
+    // depends on the load of the moment; kept, they would flatter every later
+    // trace. Neither this run nor a later one uses them.
     tell(std::string("measured ") + figures + " while " + std::to_string(busy) +
-         " other tasks were running: not saved (the peaks are likely low); run `aiprof calibrate` on an idle machine");
-  } else if (path.empty()) {
+         " other tasks were running: not used and not saved (the peaks are likely low), so the roofline stays "
+         "without CPU peaks; run `aiprof calibrate` on an idle machine");
+    return std::nullopt;
+  }
+  a.measured = CalibrationToDevice(c, kCalibratedCpuName);
+  if (path.empty()) {
     tell(std::string("measured ") + figures + "; not saved (HOME is not set): this run only");
   } else if (Status st = SaveDevice(*a.measured, path); !st.ok()) {
     tell(std::string("measured ") + figures + "; not saved: " + st.message());

@@ -47,15 +47,17 @@ Status SaveDevice(const DevicePeaks& device, const std::string& path);
 // Calibration on first need: a CPU-only trace whose roofline finds no
 // "cpu-local" entry measures this machine once, saves the entry in the
 // user's devices file (UserDevicesFile(): later runs read it from there) and
-// uses it (measured on a busy machine: this run only). Off by default, so a library caller never pays a measurement or
-// a file write it did not ask for; the CLI turns it on (`--no-calibrate` and
-// AIPROF_CALIBRATE=0 keep it off).
+// uses it (measured on a busy machine: not used at all, see save_when_busy). Off by default, so a library caller never
+// pays a measurement or a file write it did not ask for; the CLI turns it on (`--no-calibrate` and AIPROF_CALIBRATE=0
+// keep it off).
 struct AutoCalibration {
   bool enabled = false;
   double flops_seconds = 0.25;  // per precision (AIPROF_CALIBRATE_SECONDS); the triad adds ~1.8 s here
   // Saved even when other tasks ran beside the measurement (at least half as
-  // many as hardware threads, before or after it): by default such peaks
-  // serve this run only, since low peaks kept would flatter every later trace.
+  // many as hardware threads, before or after it): by default such peaks are
+  // neither used nor saved, since low peaks put utilisations above 100% and
+  // findings that depend on the load of the moment, and kept they would
+  // flatter every later trace.
   bool save_when_busy = false;
   // Told once, before the measurement and after it (where it was saved).
   std::function<void(std::string_view)> notify;

@@ -18,6 +18,21 @@ KernelClass TritonClass(std::string_view n) {
   return KernelClass::kTritonOther;
 }
 
+// cuDNN's convolution engines by their SASS names: "scudnn_128x64_relu_…",
+// with the architecture before it in real traces ("volta_scudnn_…",
+// "cudnn_infer_volta_scudnn_…") and the precision and MMA shape in tensor-core
+// ones ("volta_h884cudnn_256x128_…", "turing_fp16_s1688cudnn_fp16_…"):
+// "cudnn_" right after s, h or a digit. Not "cask_cudnn_…" (offset helpers)
+// nor "cudnn::bn_…" (batch norm).
+bool IsCudnnConvEngine(std::string_view n) {
+  for (size_t p = n.find("cudnn_"); p != std::string_view::npos; p = n.find("cudnn_", p + 1)) {
+    if (p == 0) continue;
+    char c = n[p - 1];
+    if (c == 's' || c == 'h' || (c >= '0' && c <= '9')) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* KernelClassName(KernelClass c) {
@@ -58,7 +73,7 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
   // names ("implicit_convolve_sgemm", "xmma_fprop_implicit_gemm").
   if (ContainsIgnoreCase(n, "convolution") || ContainsIgnoreCase(n, "convolve") || Contains(n, "conv2d") ||
       Contains(n, "conv3d") || Contains(n, "conv1d") || Contains(n, "dgrad") || Contains(n, "wgrad") ||
-      Contains(n, "fprop") || ContainsIgnoreCase(n, "winograd") || n.starts_with("scudnn")) {
+      Contains(n, "fprop") || ContainsIgnoreCase(n, "winograd") || IsCudnnConvEngine(n)) {
     return KernelClass::kConv;
   }
   if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||

@@ -39,7 +39,11 @@ TEST(KernelClassTest, CudnnConvolutionAndBatchNorm) {
         "void cudnn::cnn::wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int)",
         "void cudnn::winograd_nonfused::winogradWgradData4x4<float, float>(cudnn::winograd_nonfused)",
         "void implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>(int)",
-        "scudnn_128x64_relu_interior_nn_v1", "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32"}) {
+        "scudnn_128x64_relu_interior_nn_v1", "sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32",
+        // As real traces name them (test/data/resnet50_*: 240 kernels, 90 ms).
+        "volta_scudnn_128x128_stridedB_splitK_small_nn_v1", "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1",
+        "volta_h884cudnn_256x128_ldg8_relu_exp_interior_nhwc_tn_v1",
+        "turing_fp16_s1688cudnn_fp16_128x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1"}) {
     EXPECT_EQ(ClassifyKernel(EventKind::kKernel, conv), KernelClass::kConv) << conv;
   }
   EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512>(float)"),
@@ -50,6 +54,11 @@ TEST(KernelClassTest, CudnnConvolutionAndBatchNorm) {
   EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "void at::native::vectorized_elementwise_kernel<4, convert_fn>(int)"),
             KernelClass::kElementwise);
   EXPECT_EQ(ClassifyKernel(EventKind::kKernel, "volta_sgemm_128x64_nn"), KernelClass::kGemm);
+  // cuDNN's helpers are not convolution engines.
+  EXPECT_NE(ClassifyKernel(EventKind::kKernel, "cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)"),
+            KernelClass::kConv);
+  EXPECT_NE(ClassifyKernel(EventKind::kKernel, "void cudnn::ops::scalePackedTensor_kernel<float, float>(long)"),
+            KernelClass::kConv);
   EXPECT_STREQ(KernelClassName(KernelClass::kConv), "conv");
 }
 

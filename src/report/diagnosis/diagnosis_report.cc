@@ -43,9 +43,18 @@ std::string ImpactText(const Finding& f) {
     return fmt::format("{} {} = {} of {} not explained by the findings above", MsFixed(f.impact.time_ns),
                        f.impact.basis, PercentText(f.impact.share), MsFixed(f.impact.basis_ns));
   }
-  std::string speed = std::isfinite(f.impact.max_speedup) ? fmt::format("x{:.2f}", f.impact.max_speedup) : "unbounded";
-  return fmt::format("{} {} = {} of {} [{}]; at most {} if removed", MsFixed(f.impact.time_ns), f.impact.basis,
-                     PercentText(f.impact.share), MsFixed(f.impact.basis_ns), f.impact.basis_text, speed);
+  std::string bound;
+  if (f.impact.max_speedup == 1 && f.impact.share > 0) {
+    // A descriptive finding (compute): what the step does, not a cause to
+    // remove, so no Amdahl bound (diagnose.cc).
+    bound = "what the step computes, not a cause to remove: a faster implementation saves part of it";
+  } else {
+    bound = "at most " +
+            (std::isfinite(f.impact.max_speedup) ? fmt::format("x{:.2f}", f.impact.max_speedup) : "unbounded") +
+            " if removed";
+  }
+  return fmt::format("{} {} = {} of {} [{}]; {}", MsFixed(f.impact.time_ns), f.impact.basis,
+                     PercentText(f.impact.share), MsFixed(f.impact.basis_ns), f.impact.basis_text, bound);
 }
 
 namespace {

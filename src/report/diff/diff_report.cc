@@ -36,20 +36,23 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
                       Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount});
   kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
                       Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount});
-  kv.items.push_back({"step_a_ns", "Step wall time in A", NumValue(d.step_a_ns), Unit::kNs});
-  kv.items.push_back({"step_b_ns", "Step wall time in B", NumValue(d.step_b_ns), Unit::kNs});
-  kv.items.push_back({"step_delta_ns", "Change per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
-  kv.items.push_back({"step_change", "Relative change", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
+  kv.items.push_back({"step_a_ns", "Step wall time in A (mean)", NumValue(d.step_a_ns), Unit::kNs});
+  kv.items.push_back({"step_b_ns", "Step wall time in B (mean)", NumValue(d.step_b_ns), Unit::kNs});
+  kv.items.push_back({"step_delta_ns", "Change of the mean per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
+  kv.items.push_back({"step_change", "Relative change of the mean", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
   const MetricComparison& m = d.step;
   kv.items.push_back({"step_verdict", "Verdict (validate's statistics)", Value::String(VerdictText(m.verdict)),
                       Unit::kNone});
   kv.items.push_back({"step_test", "Test", Value::String(m.test.empty() ? "none" : m.test), Unit::kNone});
   kv.items.push_back({"step_p_value", "p-value", m.test.empty() ? Value::Null() : NumValue(m.p_value), Unit::kNone});
-  kv.items.push_back({"step_ci_low_ns", "Interval of the change, low",
+  // validate's statistics compare its own statistic (the median for a
+  // rank test), which can differ from the means above: said in the labels.
+  const std::string of = m.statistic_name.empty() ? "" : " (of the " + m.statistic_name + ")";
+  kv.items.push_back({"step_ci_low_ns", "Interval of the change" + of + ", low",
                       m.ci_available ? NumValue(m.ci.low) : Value::Null(), Unit::kNs});
-  kv.items.push_back({"step_ci_high_ns", "Interval of the change, high",
+  kv.items.push_back({"step_ci_high_ns", "Interval of the change" + of + ", high",
                       m.ci_available ? NumValue(m.ci.high) : Value::Null(), Unit::kNs});
-  kv.items.push_back({"step_reason", "Why", Value::String(m.reason), Unit::kNone});
+  kv.items.push_back({"step_reason", "Why" + of, Value::String(m.reason), Unit::kNone});
   kv.items.push_back({"matched", "Nodes matched", Value::Int(static_cast<int64_t>(d.matched)), Unit::kCount});
   kv.items.push_back({"through_op", "… of which through the launching op (renamed runtime calls and kernels)",
                       Value::Int(static_cast<int64_t>(d.through_op)), Unit::kCount});
