@@ -98,7 +98,7 @@ std::string ToolsJson() {
 
 // Messages are read on the calling thread and handled in order on one
 // worker thread, so a notifications/cancelled arrives while a tool call runs:
-// the call's cancel flag is set (a query stops within 1000 SQLite
+// the call's cancel flag is set (a query stops within kQueryProgressInstructions SQLite
 // instructions; an analysis, which cannot stop midway, runs to its end), and
 // no response is sent for it, as the MCP specification's cancellation
 // section says. `ping` is answered on the reading thread at once.
@@ -573,6 +573,7 @@ class McpServer {
       QueryLimits limits;
       limits.max_rows = kMcpDefaultMaxRows;
       limits.max_result_bytes = kMcpMaxResultBytes;
+      limits.max_value_bytes = kServerQueryMaxValueBytes;
       limits.cancel = cancel_;
       int64_t max_rows = 0;
       simdjson::dom::element max_rows_element;

@@ -3,9 +3,11 @@
 #include <sqlite3.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include "src/base/clock.h"
@@ -127,6 +129,14 @@ QueryValue CellValue(sqlite3_stmt* stmt, int i) {
   }
 }
 
+// The bytes `s` takes as JSON string content: control bytes as \u00XX, a
+// quote or backslash escaped.
+size_t JsonTextBytes(std::string_view s) {
+  size_t n = s.size();
+  for (unsigned char c : s) n += c < 0x20 ? 5 : (c == '"' || c == '\\');
+  return n;
+}
+
 }  // namespace
 
 const std::vector<QueryView>& StandardViews() {
@@ -148,12 +158,13 @@ const std::vector<QueryView>& StandardViews() {
         {"processes", "Host processes (pid per rank) and how many tracks each has",
          compose("SELECT rank, pid, pid_label, max(process_name) AS process_name, count(*) AS tracks "
                  "FROM tracks WHERE device = -1 GROUP BY rank, pid, pid_label")},
-        {"devices", "Devices per rank: streams, device activities (kernels, copies, sets, collectives), their "
-                    "summed time (overlaps counted twice), first start and last end",
+        {"devices",
+         "Devices per rank: streams, device activities (kernels, copies, sets, collectives), their "
+         "summed time (overlaps counted twice), first start and last end",
          compose("SELECT t.rank, t.device, count(DISTINCT t.id) AS streams, count(s.id) AS activities, "
                  "sum(s.dur) AS activity_ns, min(s.ts) AS first_ts, max(s.ts + s.dur) AS last_end "
-                 "FROM tracks t LEFT JOIN slices s ON s.track = t.id AND s.kind IN " + device +
-                 " WHERE t.device >= 0 GROUP BY t.rank, t.device")},
+                 "FROM tracks t LEFT JOIN slices s ON s.track = t.id AND s.kind IN " +
+                 device + " WHERE t.device >= 0 GROUP BY t.rank, t.device")},
         {"ranks", "Ranks and their tracks",
          compose("SELECT rank, count(*) AS tracks, sum(device >= 0) AS device_tracks, "
                  "count(DISTINCT CASE WHEN device >= 0 THEN device END) AS devices FROM tracks GROUP BY rank")},
@@ -168,21 +179,29 @@ const std::vector<QueryView>& StandardViews() {
                  "min(dur) AS min_ns, max(dur) AS max_ns FROM slices GROUP BY category, name")},
         {"kernels", "Device activities (kernels, copies, sets, collectives) with rank, device and stream",
          compose("SELECT s.id, s.ts, s.dur, s.name, s.kind, s.correlation, s.track, t.rank, t.device, "
-                 "t.tid AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " + device)},
+                 "t.tid AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " +
+                 device)},
         {"kernel_stats", "Device activities grouped by name: count, total, mean and max duration",
          compose("SELECT name, kind, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
-                 "max(dur) AS max_ns FROM slices WHERE kind IN " + device + " GROUP BY name, kind")},
-        {"launches", "Flows from a host slice to the device activity it launched, with the launch delay "
-                     "(activity start minus the launching call's end, as analyze's launch delay)",
+                 "max(dur) AS max_ns FROM slices WHERE kind IN " +
+                 device + " GROUP BY name, kind")},
+        {"launches",
+         "Flows from a host slice to the device activity (kernel, copy, set, collective) it "
+         "launched, with the launch delay: activity start minus the launching call's end "
+         "(analyze's launch delay is its median over runtime calls that launched kernels or "
+         "collectives, each call's first; docs/query.md)",
          compose("SELECT f.from_slice AS launch, f.to_slice AS activity, l.name AS launch_name, "
-                 "d.name AS activity_name, l.ts AS launch_ts, l.dur AS launch_dur, d.ts AS activity_ts, "
-                 "d.ts - (l.ts + l.dur) AS delay_ns, "
-                 "f.category FROM flows f JOIN slices l ON l.id = f.from_slice JOIN slices d ON d.id = f.to_slice")},
+                 "l.kind AS launch_kind, "
+                 "d.name AS activity_name, d.kind AS activity_kind, l.ts AS launch_ts, l.dur AS launch_dur, "
+                 "d.ts AS activity_ts, d.ts - (l.ts + l.dur) AS delay_ns, "
+                 "f.category FROM flows f JOIN slices l ON l.id = f.from_slice JOIN slices d ON d.id = f.to_slice "
+                 "WHERE d.kind IN " +
+                 device)},
         {"device_gaps", "Idle gaps on each device stream: from the end of all activity so far to the next start",
          compose("SELECT track, prev_end AS ts, ts - prev_end AS dur, next_slice FROM (SELECT track, ts, "
                  "id AS next_slice, max(ts + dur) OVER (PARTITION BY track ORDER BY ts, id ROWS BETWEEN "
-                 "UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM slices WHERE kind IN " + device +
-                 ") WHERE ts > prev_end")},
+                 "UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM slices WHERE kind IN " +
+                 device + ") WHERE ts > prev_end")},
         {"counter_series", "Counter samples with the counter's name, rank and device",
          compose("SELECT c.ts, c.value, t.name AS counter, t.rank, t.device, c.track FROM counters c "
                  "JOIN tracks t ON t.id = c.track")},
@@ -218,7 +237,7 @@ StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const Trace& trace) {
   }
   // From here on: reads only.
   sqlite3_set_authorizer(db, Authorize, nullptr);
-  sqlite3_progress_handler(db, 1000, &QueryEngine::Progress, engine.get());
+  sqlite3_progress_handler(db, kQueryProgressInstructions, &QueryEngine::Progress, engine.get());
   return engine;
 }
 
@@ -256,6 +275,15 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
   interrupted_.store(false, std::memory_order_relaxed);
   deadline_ns_ = limits.timeout_s > 0 ? MonotonicNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
   ScopedHeapLimit heap_limit(limits.max_memory_bytes);
+  struct ScopedLength {
+    sqlite3* db;
+    int before;
+    ~ScopedLength() { sqlite3_limit(db, SQLITE_LIMIT_LENGTH, before); }
+  } length_limit{db_, sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, -1)};
+  if (limits.max_value_bytes != 0) {
+    sqlite3_limit(db_, SQLITE_LIMIT_LENGTH,
+                  static_cast<int>(std::min<size_t>(limits.max_value_bytes, std::numeric_limits<int>::max())));
+  }
   const std::string name(label);
   auto fail = [&](sqlite3_stmt* stmt, int rc, std::string_view statement) -> Status {
     std::string place = ErrorPlace(db_, statement);
@@ -269,6 +297,8 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
       message = std::string("stopped after the time limit (") + seconds + " s)";
     } else if (interrupted_.load()) {
       message = "interrupted";
+    } else if (rc == SQLITE_TOOBIG && limits.max_value_bytes != 0) {
+      message += " (a value may hold at most " + std::to_string(limits.max_value_bytes >> 20) + " MiB here)";
     } else if (rc == SQLITE_NOMEM) {
       message = HeapLimitShared()
                     ? "out of memory: the queries running at once needed more than their shared memory limit"
@@ -308,7 +338,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
       for (int i = 0; i < columns; ++i) {
         row.push_back(CellValue(stmt, i));
         const std::string* text = std::get_if<std::string>(&row.back());
-        result_bytes += sizeof(QueryValue) + (text ? text->size() : 0);
+        result_bytes += sizeof(QueryValue) + (text ? JsonTextBytes(*text) : 0);
       }
       if (limits.max_result_bytes != 0 && result_bytes > limits.max_result_bytes) {
         sqlite3_finalize(stmt);

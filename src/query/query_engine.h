@@ -35,6 +35,12 @@ inline constexpr size_t kDefaultQueryMaxRows = 10000;
 inline constexpr double kDefaultQueryTimeoutS = 30;
 inline constexpr int64_t kDefaultQueryMaxMemoryBytes = int64_t{1} << 30;
 inline constexpr size_t kDefaultQueryMaxResultBytes = size_t{1} << 30;
+// What servers (mcp, serve) allow a query's longest value: trace names and
+// args fit, a value built to stall a worker does not.
+inline constexpr size_t kServerQueryMaxValueBytes = size_t{16} << 20;
+// The time limit and cancellation are checked every this many SQLite
+// instructions (at most ~1% of a scan's time here).
+inline constexpr int kQueryProgressInstructions = 100;
 
 struct QueryLimits {
   size_t max_rows = kDefaultQueryMaxRows;  // rows kept; 0 = no limit
@@ -42,9 +48,17 @@ struct QueryLimits {
   int64_t max_memory_bytes = kDefaultQueryMaxMemoryBytes;  // SQLite's heap; 0 = no limit
   // The rows kept, as held in memory (each cell's value and text): SQLite's
   // heap limit does not see them. 0 = no limit.
+  // Text as JSON writes it counts: a control byte is 6 ("\u0001"), a quote
+  // or backslash 2, so the limit bounds what a server sends too.
   size_t max_result_bytes = kDefaultQueryMaxResultBytes;
+  // The longest string or blob the query may make (SQLite's
+  // SQLITE_LIMIT_LENGTH; 0 = SQLite's 1e9). One SQLite instruction can
+  // take that much work (hex(randomblob(N))), and the time limit and
+  // cancellation are only checked between instructions, so this bounds how
+  // far a query can run past them.
+  size_t max_value_bytes = 0;
   // Stops the query when it becomes true (checked by the progress handler,
-  // every 1000 SQLite instructions): a caller's cancellation that may come
+  // every kQueryProgressInstructions SQLite instructions): a caller's cancellation that may come
   // before the query starts (Interrupt() only stops a query already running).
   const std::atomic<bool>* cancel = nullptr;
 };

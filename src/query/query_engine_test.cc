@@ -413,12 +413,59 @@ TEST(QueryEngine, ResultSizeLimitStopsAQuery) {
       "SELECT x, zeroblob(1048576) FROM c";
   auto r = (*engine)->Execute(sql, limits, "q.sql");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("size limit (16 MiB held; 15 rows before it)"), std::string::npos)
+  // Each zero byte counts 6, as JSON writes it ("\u0000"): 6 MiB a row.
+  EXPECT_NE(r.status().message().find("size limit (16 MiB held; 2 rows before it)"), std::string::npos)
       << r.status().message();
   limits.max_result_bytes = 0;  // none: all 100 rows, 100 MiB
   r = (*engine)->Execute(sql, limits, "q.sql");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->rows.size(), 100u);
+}
+
+// Text counts as JSON writes it: 1000 rows of 600 control bytes are 600 KB
+// in memory but 3.6 MB as JSON (the MCP server sent a 360 MB line under its
+// "64 MiB" limit before).
+TEST(QueryEngine, ResultSizeCountsTextAsJsonWritesIt) {
+  auto trace = NestedTrace(1);
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  QueryLimits limits;
+  limits.max_result_bytes = 2 << 20;
+  const char* sql =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) "
+      "SELECT replace(printf('%.600c', 'x'), 'x', char(1)) FROM c";
+  auto r = (*engine)->Execute(sql, limits, "q.sql");
+  ASSERT_FALSE(r.ok());
+  // 2 MiB / (600 × 6 + the cell's slot) bytes a row.
+  const size_t row = 600 * 6 + sizeof(QueryValue);
+  EXPECT_NE(r.status().message().find("(2 MiB held; " + std::to_string((size_t{2} << 20) / row) + " rows before it)"),
+            std::string::npos)
+      << r.status().message();
+  // The same count of plain letters fits.
+  r = (*engine)->Execute(
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) SELECT printf('%.600c', 'x') FROM c",
+      limits, "q.sql");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+}
+
+// A value's length limit refuses a value past it, names the limit, and is
+// the engine's own again for the next query.
+TEST(QueryEngine, ValueLengthLimit) {
+  auto trace = NestedTrace(1);
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  QueryLimits limits;
+  limits.max_value_bytes = 1 << 20;
+  auto r = (*engine)->Execute("SELECT length(hex(randomblob(600000)))", limits, "q.sql");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("too big (a value may hold at most 1 MiB here)"), std::string::npos)
+      << r.status().message();
+  r = (*engine)->Execute("SELECT length(hex(randomblob(400000)))", limits, "q.sql");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  limits.max_value_bytes = 0;
+  r = (*engine)->Execute("SELECT length(hex(randomblob(600000)))", limits, "q.sql");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(std::get<int64_t>(r->rows[0][0]), 1200000);
 }
 
 // Queries at once share SQLite's process-wide heap limit (the sum of their

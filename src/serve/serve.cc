@@ -832,7 +832,8 @@ struct ServeServer::Impl {
     limits.cancel = &stopping_queries;
     limits.max_memory_bytes = kQueryMaxMemoryBytes;
     limits.max_result_bytes = kQueryMaxResultBytes;
-    StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "query");
+    limits.max_value_bytes = kServerQueryMaxValueBytes;
+    StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "(serve)");
     if (!result.ok()) {
       if (api) return JsonError(400, result.status().message());
       return Html(400, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");

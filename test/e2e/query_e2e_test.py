@@ -9,6 +9,8 @@ import csv
 import io
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,6 +97,23 @@ def compare_with_summary(aiprof, path):
         pushed = query_json(aiprof, path, "SELECT count(*), total(dur) FROM slices WHERE ts BETWEEN %d AND %d" % (lo, hi))
         scanned = query_json(aiprof, path, "SELECT count(*), total(dur) FROM slices WHERE ts + 0 BETWEEN %d AND %d" % (lo, hi))
         check(pushed == scanned, "%s: window %s (pushdown) == %s (scan)" % (path, pushed, scanned))
+    # The launches view holds device activity only (no Kineto "Stream Sync"
+    # flows), and analyze's launch delay is its median over runtime calls
+    # that launched kernels or collectives, each call's first (docs/query.md;
+    # Ascend links each task to its torch op too, by an async_npu flow).
+    kinds = {r[0] for r in query_json(aiprof, path, "SELECT DISTINCT activity_kind FROM launches")}
+    check(kinds <= {"kernel", "memcpy", "memset", "collective"}, "%s: launches are device activity: %s" % (path, kinds))
+    delays = [r[0] for r in query_json(aiprof, path,
+                                       "SELECT min(activity_ts) - (launch_ts + launch_dur) FROM launches "
+                                       "WHERE launch_kind = 'runtime' AND activity_kind IN ('kernel', 'collective') "
+                                       "GROUP BY launch")]
+    if delays:
+        rc, out, err = run(aiprof, "analyze", path, "--only", "launches", "--format", "json")
+        found = re.search(r'"launch_delay_p50_ns": \{[^}]*"value": ([-0-9.e+]+)', out) if rc == 0 else None
+        p50 = float(found.group(1)) if found else None
+        check(p50 is not None and abs(p50 - statistics.median(delays)) <= 1,
+              "%s: analyze's launch delay p50 %s = the launches view's median %s over %d calls"
+              % (path, p50, statistics.median(delays), len(delays)))
     # The steps summary lists come from the timeline's step table.
     if summary.get("step_source") in ("timeline", "periodic pattern"):
         steps = query_json(aiprof, path, "SELECT count(*) FROM steps")[0][0]
