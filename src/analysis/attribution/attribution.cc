@@ -473,13 +473,19 @@ void Builder::Sweep(uint32_t track, bool primary) {
 }
 
 void Builder::JoinDevice() {
+  // The launching call's node, else the launching op's (LaunchingOps):
+  // torch_npu links each task both to the CANN call that submitted it, on
+  // its task-queue thread (HostToDevice), which no step's tree covers, and
+  // to the framework op that queued it (async_npu).
   std::vector<uint32_t> calls = OpLaunchingCalls(trace_);
   std::vector<uint32_t> ops;
-  bool any_unlinked = false;
   for (size_t i = 0; i < s_.size(); ++i) {
     if (!IsDeviceActivity(s_.kind[i])) continue;
     uint32_t from = calls[i];
-    if (from == kNoSlice) any_unlinked = true;
+    if (from == kNoSlice || node_of_slice_[from] == kNoNode) {
+      if (ops.empty()) ops = LaunchingOps(trace_);
+      from = ops[i];
+    }
     if (from == kNoSlice || node_of_slice_[from] == kNoNode) continue;
     uint32_t n = node_of_slice_[from];
     if (n == kDead) continue;
@@ -490,21 +496,6 @@ void Builder::JoinDevice() {
     out_->device_ns += s_.dur_ns[i];
     node_of_slice_[i] = d;
     if (shapes_) slice_dev_[from] += s_.dur_ns[i];
-  }
-  if (any_unlinked) {
-    ops = LaunchingOps(trace_);
-    for (size_t i = 0; i < s_.size(); ++i) {
-      if (!IsDeviceActivity(s_.kind[i]) || calls[i] != kNoSlice || ops[i] == kNoSlice) continue;
-      uint32_t n = node_of_slice_[ops[i]];
-      if (n == kNoNode || n == kDead) continue;
-      uint32_t d = Child(n, AttributionKind::kDevice, s_.name[i], kNoTrack, out_->nodes.time_class[n],
-                         static_cast<OpClass>(OpClassOf(s_.name[i])));
-      ++out_->nodes.count[d];
-      out_->nodes.device_self_ns[d] += s_.dur_ns[i];
-      out_->device_ns += s_.dur_ns[i];
-      node_of_slice_[i] = d;
-      if (shapes_) slice_dev_[ops[i]] += s_.dur_ns[i];
-    }
   }
   // Device activity that starts inside a steady step and joined no node.
   std::vector<std::pair<int64_t, int64_t>> steady;

@@ -68,9 +68,19 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   ComputeResult r;
   if (!a.available) return r;
   const AttributionNodes& n = a.nodes;
-  r.device_time = a.device_ns > 0;
+  // A trace with device activity in its steps is a device trace even when
+  // none of it joined an op: its compute is device time, never host op time.
+  r.device_time = a.device_ns > 0 || a.unlinked_device_ns > 0;
   r.wall_ns = a.PerStep(a.wall_ns);
-  r.compute_ns = r.device_time ? std::min(a.PerStep(a.device_ns), r.wall_ns)
+  // Device activity launched under communication ops (collectives: NCCL
+  // kernels, HCCL tasks) is communication, which comm_exposed_ns counts.
+  int64_t device_ns = 0;
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] == AttributionKind::kDevice && n.time_class[i] != TimeClass::kCommunication) {
+      device_ns += n.device_self_ns[i];
+    }
+  }
+  r.compute_ns = r.device_time ? std::min(a.PerStep(device_ns), r.wall_ns)
                                : a.PerStep(a.by_class_ns[static_cast<size_t>(TimeClass::kOp)]);
   r.available = true;
   r.device = roofline.device ? roofline.device->name : "";

@@ -154,6 +154,47 @@ std::string DescribeComparison(const ComparisonOutcome& c) {
          (c.measured ? ", measured" : ", estimated") + ")";
 }
 
+std::string ImpactText(const Finding& f) {
+  auto pct = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f%%", x * 100);
+    return std::string(b);
+  };
+  auto ms = [](double ns) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.3f ms", ns / 1e6);
+    return std::string(b);
+  };
+  const Impact& im = f.impact;
+  if (f.rule->impact_on_memory) return pct(im.share) + " of device memory";
+  if (!im.quantified) {
+    // The diagnosis says why, last in its reason: "impact not quantified in
+    // wall-clock time by this rule" or "impact unknown (metric unavailable)".
+    std::string why = f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2);
+    if (why.rfind("impact ", 0) == 0) why.erase(0, 7);
+    return why.rfind("not quantified", 0) == 0 ? why : "not quantified in wall-clock time (" + why + ")";
+  }
+  if (f.rule->impact_on_trace) {
+    return ms(im.time_ns) + " = " + pct(im.share) + " of the " + ms(im.basis_ns) +
+           " trace span (start-up; not part of the steady state)";
+  }
+  const std::string share = ms(im.time_ns) + " " + im.basis + " = " + pct(im.share) + " of " + ms(im.basis_ns);
+  if (f.rule->id == "unexplained_time") return share + " not explained by the findings above";
+  std::string bound;
+  if (im.max_speedup == 1 && im.share > 0) {
+    // A descriptive finding (compute): what the step does, not a cause to
+    // remove, so no Amdahl bound (above).
+    bound = "what the step computes, not a cause to remove: a faster implementation saves part of it";
+  } else if (std::isfinite(im.max_speedup)) {
+    char b[48];
+    std::snprintf(b, sizeof b, "at most x%.2f if removed", im.max_speedup);
+    bound = b;
+  } else {
+    bound = "at most unbounded if removed";
+  }
+  return share + " [" + im.basis_text + "]; " + bound;
+}
+
 const char* PriorityName(Priority p) {
   switch (p) {
     case Priority::kLow: return "low";

@@ -53,6 +53,12 @@ struct Impact {
 enum class Priority { kLow = 0, kMedium = 1, kHigh = 2 };
 const char* PriorityName(Priority p);
 
+struct Finding;
+// A finding's impact in one line, with the time base it is a share of:
+// "2.500 ms per step = 25.0% of 10.000 ms [per step (mean of 5 steady-state
+// steps, 10.000 ms)]; at most x1.33 if removed" (report, views).
+std::string ImpactText(const Finding& f);
+
 struct Finding {
   const Rule* rule = nullptr;
   Confidence confidence = Confidence::kLow;

@@ -400,7 +400,14 @@ class Replay {
       if (Removed(GapCause::kOther) && gap > 0) gap = 0, ++out_->edges_changed;
       l->Add(EndOf(h), gap);
     }
-    if (p != kNoSlice) {
+    if (p != kNoSlice && s < End(p)) {
+      // i starts inside p and ends after it (they cross; neither encloses
+      // the other: torch_npu's record_function ranges open inside the Python
+      // frame of __enter__ and close inside __exit__'s). i starts at its
+      // measured offset into p, scaled with p, as p's child would: "after
+      // p's end" would delay it by the overlap with nothing changed.
+      l->Add(StartOf(p), Scaled(s - s_.ts_ns[p], p));
+    } else if (p != kNoSlice) {
       int64_t gap = std::max<int64_t>(0, s - End(p));
       if (u != kNoSlice) gap = Scaled(gap, u);
       if (idle_gap && (handed || Removed(GapCause::kOther)) && gap > 0) gap = 0, out_->edges_changed += handed ? 0 : 1;

@@ -26,37 +26,6 @@ std::string GainText(const SuggestionOutcome& o) {
                      GainOrigin(o));
 }
 
-std::string ImpactText(const Finding& f) {
-  if (f.rule->impact_on_memory) return PercentText(f.impact.share) + " of device memory";
-  if (!f.impact.quantified) {
-    // The diagnosis says why, last in its reason: "impact not quantified in
-    // wall-clock time by this rule" or "impact unknown (metric unavailable)".
-    std::string why = f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2);
-    if (why.rfind("impact ", 0) == 0) why.erase(0, 7);
-    return why.rfind("not quantified", 0) == 0 ? why : "not quantified in wall-clock time (" + why + ")";
-  }
-  if (f.rule->impact_on_trace) {
-    return fmt::format("{} = {} of the {} trace span (start-up; not part of the steady state)",
-                       MsFixed(f.impact.time_ns), PercentText(f.impact.share), MsFixed(f.impact.basis_ns));
-  }
-  if (f.rule->id == "unexplained_time") {
-    return fmt::format("{} {} = {} of {} not explained by the findings above", MsFixed(f.impact.time_ns),
-                       f.impact.basis, PercentText(f.impact.share), MsFixed(f.impact.basis_ns));
-  }
-  std::string bound;
-  if (f.impact.max_speedup == 1 && f.impact.share > 0) {
-    // A descriptive finding (compute): what the step does, not a cause to
-    // remove, so no Amdahl bound (diagnose.cc).
-    bound = "what the step computes, not a cause to remove: a faster implementation saves part of it";
-  } else {
-    bound = "at most " +
-            (std::isfinite(f.impact.max_speedup) ? fmt::format("x{:.2f}", f.impact.max_speedup) : "unbounded") +
-            " if removed";
-  }
-  return fmt::format("{} {} = {} of {} [{}]; {}", MsFixed(f.impact.time_ns), f.impact.basis,
-                     PercentText(f.impact.share), MsFixed(f.impact.basis_ns), f.impact.basis_text, bound);
-}
-
 namespace {
 
 using render::Unit;

@@ -25,10 +25,6 @@ struct DiagnosisReport {
   const SuggestOptions* options = nullptr;     // null for `diagnose`
 };
 
-// A finding's impact in one line, with the time base it is a share of:
-// "2.500 ms per step = 25.0% of 10.000 ms [per step (mean of 5 steady-state
-// steps, 10.0 ms)]; at most x1.33 if removed".
-std::string ImpactText(const Finding& f);
 // A suggestion's expected gain in one line, with its base and origin:
 // "9.9% to 17.9% of the time per step (x1.11 to x1.22; prior: ...)".
 std::string GainText(const SuggestionOutcome& o);

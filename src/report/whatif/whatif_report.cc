@@ -26,7 +26,7 @@ std::string Json(const WhatIfResult& r) {
       ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
       ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
       hist(r.median_history) +
-      ",\"mean\":{\"statistic\":\"mean of the steady steps (throughput)\",\"measured_ns\":" + num(r.measured_mean_ns) +
+      ",\"mean\":{\"statistic\":\"mean of the steady steps\",\"measured_ns\":" + num(r.measured_mean_ns) +
       ",\"predicted_ns\":" + num(r.predicted_mean_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) +
       "," + num(r.predicted_mean_hi_ns) + "]" + hist(r.mean_history) +
       "},\"slices_changed\":" + std::to_string(r.slices_changed) +
@@ -117,15 +117,16 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
   }
   const double change = r.measured_ns > 0 ? r.predicted_ns / r.measured_ns - 1 : 0;
   const double mean_change = r.measured_mean_ns > 0 ? r.predicted_mean_ns / r.measured_mean_ns - 1 : 0;
-  // The median (robust to a stray slow step) and the mean, the throughput
-  // figure: a fix acting on one step in N moves the mean, not the median.
+  // The median (robust to a stray slow step) and the mean: a fix acting on
+  // one step in N moves the mean, not the median. Not a throughput: step
+  // spans overlap where the device runs behind (docs/whatif.md).
   sec->Add(render::KeyValues{{{"steady_steps", "Steady steps", Value::Int(static_cast<int64_t>(r.steady_steps)), Unit::kCount},
                               {"measured", "Measured (median)", Value::Number(r.measured_ns), Unit::kNs},
                               {"predicted", "Predicted (median)", Value::Number(r.predicted_ns), Unit::kNs},
                               {"predicted_lo", "Interval from", Value::Number(r.predicted_lo_ns), Unit::kNs},
                               {"predicted_hi", "Interval to", Value::Number(r.predicted_hi_ns), Unit::kNs},
                               {"change", "Change of the step", Value::Number(change), Unit::kChange},
-                              {"measured_mean", "Measured (mean, throughput)", Value::Number(r.measured_mean_ns), Unit::kNs},
+                              {"measured_mean", "Measured (mean)", Value::Number(r.measured_mean_ns), Unit::kNs},
                               {"predicted_mean", "Predicted (mean)", Value::Number(r.predicted_mean_ns), Unit::kNs},
                               {"predicted_mean_lo", "Mean's interval from", Value::Number(r.predicted_mean_lo_ns), Unit::kNs},
                               {"predicted_mean_hi", "Mean's interval to", Value::Number(r.predicted_mean_hi_ns), Unit::kNs},

@@ -502,12 +502,6 @@ void FillGaps(const Trace& t, const TimelineInputs& in, const TimelineOptions& o
   }
 }
 
-std::string Percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f%%", share * 100);
-  return buf;
-}
-
 // Markers for the findings: at the largest gaps of the matching cause for
 // host_bound / sync_bound / data_loading, else at the slowest step (the
 // finding is over all steps; the slowest one shows it most), else across the
@@ -522,7 +516,7 @@ void FillMarkers(const Trace& t, const TimelineInputs& in, TimelineModel* m) {
     base.bottleneck = f.rule->bottleneck;
     base.priority = PriorityName(f.priority);
     base.confidence = ConfidenceName(f.confidence);
-    base.impact = Percent(f.impact.share) + " of " + f.impact.basis;
+    base.impact = ImpactText(f);
     if (f.rule->bottleneck == "layout_conversion" && in.layout && !in.layout->groups.empty()) {
       base.search = in.layout->groups[0].op;
     } else if (f.rule->bottleneck == "fusion_missing" && in.fusion && !in.fusion->top.empty() &&
