@@ -127,6 +127,7 @@ class McpServer {
     std::string line;
     std::string id;  // minified JSON id; "" for a notification or a bad message
     std::shared_ptr<std::atomic<bool>> cancelled;
+    bool batch = false;  // a JSON array of messages (JSON-RPC batch, protocol 2025-03-26)
   };
 
   void Send(const std::string& reply) {
@@ -142,7 +143,16 @@ class McpServer {
     Pending p;
     simdjson::dom::element message, id_element;
     std::string_view method;
-    if (!line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS && message.is_object()) {
+    if (!line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS && message.is_array()) {
+      // A batch: its messages are handled in order on the worker and
+      // answered in one array (cancelling one of them is not supported).
+      simdjson::dom::array batch = message;
+      if (batch.size() == 0) {
+        Send(Error("null", {-32600, "invalid request: an empty batch"}));
+        return;
+      }
+      p.batch = true;
+    } else if (!line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS && message.is_object()) {
       if (message["id"].get(id_element) == simdjson::SUCCESS) p.id = simdjson::minify(id_element);
       if (message["method"].get(method) == simdjson::SUCCESS) {
         if (method == "notifications/cancelled" && p.id.empty()) {
@@ -153,7 +163,9 @@ class McpServer {
           Cancel(simdjson::minify(request_id), reason);
           return;
         }
-        if (method == "ping" && !p.id.empty() && (id_element.is_string() || id_element.is_int64())) {
+        std::string_view version;
+        if (method == "ping" && !p.id.empty() && (id_element.is_string() || id_element.is_int64()) &&
+            message["jsonrpc"].get(version) == simdjson::SUCCESS && version == "2.0") {
           Send(Reply(p.id, "{}"));
           return;
         }
@@ -197,7 +209,7 @@ class McpServer {
       const auto start = std::chrono::steady_clock::now();
       if (!p.cancelled->load()) {
         cancel_ = p.cancelled.get();
-        reply = Handle(p.line);
+        reply = p.batch ? HandleBatch(p.line) : Handle(p.line);
         cancel_ = nullptr;
       }
       {
@@ -248,10 +260,39 @@ class McpServer {
            ",\"message\":" + JsonString(e.message) + "}}";
   }
 
-  std::string Handle(const std::string& line) {
+  // Each message of a batch as Handle answers it, the answers in one array
+  // (none when all were notifications).
+  std::string HandleBatch(const std::string& line) {
+    std::vector<std::string> messages;
+    {
+      simdjson::dom::parser batch_parser;
+      simdjson::dom::array batch;
+      if (batch_parser.parse(line).get(batch) != simdjson::SUCCESS) return Error("null", {-32700, "parse error"});
+      for (simdjson::dom::element e : batch) messages.push_back(simdjson::minify(e));
+    }
+    std::string out;
+    for (const std::string& m : messages) {
+      std::string reply = Handle(m, /*in_batch=*/true);
+      if (!reply.empty()) out += (out.empty() ? "[" : ",") + reply;
+    }
+    return out.empty() ? out : out + "]";
+  }
+
+  std::string Handle(const std::string& line, bool in_batch = false) {
     simdjson::dom::element message;
     if (line.empty() || parser_.parse(line).get(message) != simdjson::SUCCESS) {
       return Error("null", {-32700, "parse error: not one JSON message per line (at most 16 MiB)"});
+    }
+    if (!message.is_object()) {
+      return Error("null", {-32600, in_batch ? "invalid request: a batch holds message objects"
+                                             : "invalid request: not a message object"});
+    }
+    // A response from the client (result or error, no method): JSON-RPC
+    // answers nothing to a response. This server asks the client nothing, so
+    // it is dropped.
+    if (message["method"].error() == simdjson::NO_SUCH_FIELD &&
+        (message["result"].error() == simdjson::SUCCESS || message["error"].error() == simdjson::SUCCESS)) {
+      return "";
     }
     simdjson::dom::element id_element;
     const bool has_id = message["id"].get(id_element) == simdjson::SUCCESS;
@@ -259,8 +300,12 @@ class McpServer {
     if (has_id && !id_element.is_string() && !id_element.is_int64() && !id_element.is_uint64()) {
       return Error("null", {-32600, "invalid request: id must be a string or an integer"});
     }
+    std::string_view version;
+    if (message["jsonrpc"].get(version) != simdjson::SUCCESS || version != "2.0") {
+      return Error(id, {-32600, "invalid request: \"jsonrpc\" must be \"2.0\""});
+    }
     std::string_view method;
-    if (!message.is_object() || message["method"].get(method) != simdjson::SUCCESS) {
+    if (message["method"].get(method) != simdjson::SUCCESS) {
       return Error(id, {-32600, "invalid request: no method"});
     }
     if (!has_id) return "";  // notifications (notifications/initialized, cancelled) need no answer
@@ -303,6 +348,27 @@ class McpServer {
       *result = "{\"resources\":" + list + "]}";
       return std::nullopt;
     }
+    if (method == "resources/templates/list") {
+      *result = "{\"resourceTemplates\":[]}";
+      return std::nullopt;
+    }
+    if (method == "resources/read") {
+      // A loaded trace's summary (the summary tool's document).
+      std::string_view uri;
+      if (!has_params || params["uri"].get(uri) != simdjson::SUCCESS) {
+        return RpcError{-32602, "invalid params: resources/read needs a uri"};
+      }
+      constexpr std::string_view kPrefix = "aiprof://trace/";
+      auto it = uri.starts_with(kPrefix) ? traces_.find(std::string(uri.substr(kPrefix.size()))) : traces_.end();
+      if (it == traces_.end()) {
+        // The specification's code for a resource that does not exist.
+        return RpcError{-32002,
+                        "resource not found: " + std::string(uri) + " (resources/list names the loaded traces)"};
+      }
+      *result = "{\"contents\":[{\"uri\":" + JsonString(uri) +
+                ",\"mimeType\":\"application/json\",\"text\":" + JsonString(SummaryJson(it->second)) + "}]}";
+      return std::nullopt;
+    }
     if (method == "tools/call") {
       std::string_view name;
       if (!has_params || params["name"].get(name) != simdjson::SUCCESS) {
@@ -314,6 +380,7 @@ class McpServer {
         if (parser_args_.parse(std::string_view("{}")).get(args) != simdjson::SUCCESS) return RpcError{-32603, "internal"};
       }
       if (!args.is_object()) return RpcError{-32602, "invalid params: arguments must be an object"};
+      if (auto e = CheckArguments(name, args)) return e;
       return CallTool(name, args, result);
     }
     return RpcError{-32601, "method not found: " + std::string(method)};
@@ -458,23 +525,108 @@ class McpServer {
     return std::nullopt;
   }
 
+  // The summary tool's document (also a trace resource's content).
+  static std::string SummaryJson(const LoadedTrace& t) {
+    SummaryReportOptions options;
+    options.top_n = 0;
+    AddResultFigures(t.session->results(), &options);
+    return SummaryToJson(t.trace(), t.session->results().summary(), options);
+  }
+
+  // The tool's arguments against its inputSchema (ToolsJson): every
+  // argument is one the tool takes, of its JSON type; the tool's own code
+  // checks values and required ones.
+  std::optional<RpcError> CheckArguments(std::string_view tool, simdjson::dom::element args) {
+    if (schemas_.empty()) {
+      simdjson::dom::parser p;
+      simdjson::dom::array tools;
+      if (p.parse(ToolsJson()).get(tools) != simdjson::SUCCESS) return RpcError{-32603, "internal: tool schemas"};
+      for (simdjson::dom::element t : tools) {
+        std::string_view tool_name;
+        simdjson::dom::object props;
+        if (t["name"].get(tool_name) != simdjson::SUCCESS ||
+            t["inputSchema"]["properties"].get(props) != simdjson::SUCCESS) {
+          continue;
+        }
+        auto& args_of = schemas_[std::string(tool_name)];
+        for (auto [key, schema] : props) {
+          std::vector<std::string> types;
+          std::string_view type;
+          simdjson::dom::array one_of;
+          if (schema["type"].get(type) == simdjson::SUCCESS) {
+            types.emplace_back(type);
+          } else if (schema["oneOf"].get(one_of) == simdjson::SUCCESS) {
+            for (simdjson::dom::element alt : one_of) {
+              if (alt["type"].get(type) == simdjson::SUCCESS) types.emplace_back(type);
+            }
+          }
+          args_of.emplace_back(std::string(key), std::move(types));
+        }
+      }
+    }
+    auto tool_it = schemas_.find(std::string(tool));
+    if (tool_it == schemas_.end()) return std::nullopt;  // CallTool names an unknown tool
+    simdjson::dom::object given = args;
+    for (auto [key, value] : given) {
+      const std::vector<std::string>* types = nullptr;
+      for (const auto& [name, t] : tool_it->second) {
+        if (name == key) types = &t;
+      }
+      if (types == nullptr) {
+        std::string takes;
+        for (const auto& [name, t] : tool_it->second) takes += (takes.empty() ? "" : ", ") + name;
+        return RpcError{-32602, "invalid params: " + std::string(tool) + " takes no argument '" + std::string(key) +
+                                    "' (it takes: " + (takes.empty() ? "none" : takes) + ")"};
+      }
+      auto is = [&](const std::string& t) {
+        switch (value.type()) {
+          case simdjson::dom::element_type::ARRAY: return t == "array";
+          case simdjson::dom::element_type::OBJECT: return t == "object";
+          case simdjson::dom::element_type::STRING: return t == "string";
+          case simdjson::dom::element_type::INT64:
+          case simdjson::dom::element_type::UINT64: return t == "integer" || t == "number";
+          case simdjson::dom::element_type::DOUBLE: return t == "number";
+          case simdjson::dom::element_type::BOOL: return t == "boolean";
+          case simdjson::dom::element_type::NULL_VALUE: return t == "null";
+          default: return false;
+        }
+      };
+      if (!types->empty() && std::none_of(types->begin(), types->end(), is)) {
+        std::string want;
+        for (const std::string& t : *types) want += (want.empty() ? "" : " or ") + t;
+        return RpcError{-32602, "invalid params: '" + std::string(key) + "' must be " +
+                                    (want == "array" || want == "integer" ? "an " : "a ") + want};
+      }
+    }
+    return std::nullopt;
+  }
+
   // The canonical path if it lies inside an allowed directory.
   std::optional<fs::path> Confine(std::string_view path, std::string* why) const {
     if (path.find('\0') != std::string_view::npos) {  // the OS would read it as shorter (found by review)
       *why = "a path with a NUL byte";
       return std::nullopt;
     }
+    auto inside = [&](const fs::path& p) {
+      for (const fs::path& dir : allowed_) {
+        auto [d, q] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
+        if (d == dir.end()) return true;
+      }
+      return false;
+    };
+    const std::string outside = std::string(path) + ": outside the directories this server was allowed (--allow)";
     std::error_code ec;
     fs::path canonical = fs::canonical(fs::path(path), ec);
     if (ec) {
-      *why = std::string(path) + ": " + ec.message();
+      // Whether a path outside the allowed directories exists is not told:
+      // one answer for all of them (the lexical path decides).
+      const std::string error = ec.message();
+      fs::path lexical = fs::absolute(fs::path(path), ec).lexically_normal();
+      *why = !ec && inside(lexical) ? std::string(path) + ": " + error : outside;
       return std::nullopt;
     }
-    for (const fs::path& dir : allowed_) {
-      auto [d, p] = std::mismatch(dir.begin(), dir.end(), canonical.begin(), canonical.end());
-      if (d == dir.end()) return canonical;
-    }
-    *why = std::string(path) + ": outside the directories this server was allowed (--allow)";
+    if (inside(canonical)) return canonical;
+    *why = outside;
     return std::nullopt;
   }
 
@@ -529,12 +681,9 @@ class McpServer {
     }
     if (name == "summary") {
       const Summary& summary = t->session->results().summary();
-      SummaryReportOptions options;
-      options.top_n = 0;
-      AddResultFigures(t->session->results(), &options);
       *result = ToolResult("summary of " + t->path + ": " + std::to_string(summary.ops.size()) + " ops, " +
                                std::to_string(summary.slice_count) + " slices",
-                           SummaryToJson(t->trace(), summary, options));
+                           SummaryJson(*t));
       return std::nullopt;
     }
     if (name == "analyze") {
@@ -546,7 +695,12 @@ class McpServer {
           if (e.get(n) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'only' holds analysis names"};
           bool known = false;
           for (std::string_view a : AnalysisNames()) known |= a == n;
-          if (!known) return RpcError{-32602, "invalid params: no analysis named " + std::string(n)};
+          if (!known) {
+            std::string names;
+            for (std::string_view a : AnalysisNames()) names += (names.empty() ? "" : ", ") + std::string(a);
+            return RpcError{-32602,
+                            "invalid params: no analysis named " + std::string(n) + " (there are: " + names + ")"};
+          }
           options.only.emplace_back(n);
         }
       }
@@ -723,6 +877,8 @@ class McpServer {
   simdjson::dom::parser parser_;
   simdjson::dom::parser parser_args_;
   simdjson::dom::parser parser_doc_;
+  // Per tool, its arguments and their JSON types (from ToolsJson, parsed once).
+  std::map<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>> schemas_;
   std::map<std::string, LoadedTrace> traces_;
   int next_id_ = 0;
 };

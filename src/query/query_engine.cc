@@ -179,7 +179,8 @@ const std::vector<QueryView>& StandardViews() {
                  "min(dur) AS min_ns, max(dur) AS max_ns FROM slices GROUP BY category, name")},
         {"kernels", "Device activities (kernels, copies, sets, collectives) with rank, device and stream",
          compose("SELECT s.id, s.ts, s.dur, s.name, s.kind, s.correlation, s.track, t.rank, t.device, "
-                 "t.tid AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " +
+                 "CASE WHEN t.tid < 0 AND t.tid_label LIKE 'stream %' THEN CAST(substr(t.tid_label, 8) AS INTEGER) "
+                 "ELSE t.tid END AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " +
                  device)},
         {"kernel_stats", "Device activities grouped by name: count, total, mean and max duration",
          compose("SELECT name, kind, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
@@ -227,6 +228,8 @@ StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const Trace& trace) {
   std::string setup = "PRAGMA temp_store = MEMORY;";
   // Connects each table now: declaring it later would be refused by the authorizer.
   for (const auto& table : engine->tables_) setup += "SELECT * FROM " + table->name + " LIMIT 0;";
+  // So are SQLite's JSON table functions (over the args column).
+  setup += "SELECT * FROM json_each('[]') LIMIT 0; SELECT * FROM json_tree('[]') LIMIT 0;";
   for (const QueryView& view : StandardViews()) setup += std::string("CREATE VIEW ") + view.name + " AS " + view.sql + ";";
   char* error = nullptr;
   rc = sqlite3_exec(db, setup.c_str(), nullptr, nullptr, &error);
@@ -320,6 +323,13 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     if (rc != SQLITE_OK) return fail(stmt, rc, std::string_view(start, end - start));
     next = tail;
     if (!stmt) continue;  // whitespace or a comment
+    if (!sqlite3_stmt_readonly(stmt)) {
+      // The authorizer refuses every write it is asked about; a statement
+      // that asks it nothing (REINDEX of a database without indexes) is
+      // refused here.
+      sqlite3_finalize(stmt);
+      return ErrStatus("query " + name + ": not authorized: only statements that read");
+    }
     const int columns = sqlite3_column_count(stmt);
     if (columns > 0) {
       result.columns.clear();

@@ -199,6 +199,16 @@ def main():
     r = c.call("resources/list")
     check([x["uri"] for x in r["result"]["resources"]] == ["aiprof://trace/t%d" % k for k in range(1, 6)],
           "resources: %r" % r)
+    # A listed resource reads: the trace's summary (the summary tool's
+    # document); an unknown one is the specification's -32002.
+    r = c.call("resources/read", {"uri": "aiprof://trace/t1"})
+    contents = r.get("result", {}).get("contents", [{}])
+    summary = c.tool("summary", trace="t1")["result"]["structuredContent"]
+    check(len(contents) == 1 and contents[0].get("mimeType") == "application/json"
+          and json.loads(contents[0].get("text", "null")) == summary, "resources/read gives the summary: %r" % str(r)[:200])
+    r = c.call("resources/read", {"uri": "aiprof://trace/t99"})
+    check(r.get("error", {}).get("code") == -32002, "an unknown resource: %r" % r)
+    check(c.call("resources/templates/list").get("result") == {"resourceTemplates": []}, "no resource templates")
     r = c.tool("list_traces")
     check(r["result"]["structuredContent"]["traces"][0]["path"] == sample, "list_traces")
 
@@ -207,6 +217,9 @@ def main():
         r = c.tool("load_trace", path=path)
         check(r.get("error", {}).get("code") == -32602, "refused path %s: %r" % (path, r))
     check("outside the directories" in c.tool("load_trace", path="/etc/passwd")["error"]["message"], "says why")
+    # Whether a path outside exists is not told: a missing one gets the same answer.
+    r = c.tool("load_trace", path="/etc/no_such_file_aiprof")
+    check("outside the directories" in r.get("error", {}).get("message", ""), "a missing path outside: %r" % r)
     # A named pipe inside an allowed folder is refused, not opened (the CLI
     # copies a pipe it is given; a server must not block on one).
     with tempfile.TemporaryDirectory() as pipes:
@@ -241,6 +254,30 @@ def main():
     check(r == {"jsonrpc": "2.0", "id": "s-1", "result": {}}, "string ids echoed: %r" % r)
     r = c.call("ping")
     check(r.get("result") == {}, "still serving")
+    # JSON-RPC: the version member is required; a response from the client
+    # gets no answer; arguments of the wrong type or unknown are refused.
+    r = c.send_raw(json.dumps({"id": 6, "method": "ping"}))
+    check(r.get("error", {}).get("code") == -32600 and r["id"] == 6, "no jsonrpc member: %r" % r)
+    c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 77, "result": {}}) + "\n").encode())
+    r = c.call("ping")  # the reply read next is the ping's, not one for id 77
+    check(r.get("result") == {}, "a response from the client is not answered")
+    r = c.tool("analyze", trace=tid, only="gaps")
+    check(r.get("error", {}).get("code") == -32602 and "'only' must be an array" in r["error"]["message"],
+          "a wrongly typed argument: %r" % r)
+    r = c.tool("summary", trace=tid, top=3)
+    check(r.get("error", {}).get("code") == -32602 and "takes no argument 'top'" in r["error"]["message"],
+          "an unknown argument: %r" % r)
+    r = c.tool("analyze", trace=tid, only=["gapz"])
+    check("no analysis named gapz (there are: " in r.get("error", {}).get("message", ""), "names the analyses: %r" % r)
+    # Batches (protocol 2025-03-26): answered in one array, in order, with
+    # nothing for a notification; an empty one is an invalid request.
+    r = c.send_raw(json.dumps([{"jsonrpc": "2.0", "id": 10, "method": "ping"},
+                               {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                               {"jsonrpc": "2.0", "id": 11, "method": "tools/list"}, 5]))
+    check(isinstance(r, list) and [x.get("id") for x in r] == [10, 11, None] and r[0].get("result") == {}
+          and "tools" in r[1].get("result", {}) and r[2]["error"]["code"] == -32600, "a batch: %r" % str(r)[:300])
+    r = c.send_raw("[]")
+    check(isinstance(r, dict) and r["error"]["code"] == -32600 and r["id"] is None, "an empty batch: %r" % r)
 
     # Cancellation and the queue: an endless query runs; ping is answered
     # meanwhile; 32 requests wait behind it and the 33rd is refused (busy);

@@ -21,6 +21,7 @@ CHECKS = [0]
 FIXTURES = [
     "test/data/convnet_bs8_channels_last.kineto.json",
     "test/data/alexnet_a100_kineto.json.gz",
+    "test/data/resnet50_num_workers_0.pt.trace.json.gz",
     "kineto/HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz",
     "kineto/HolisticTraceAnalysis__tests__data__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
     "nsys/perlmutter-cloverleaf-cuda.sqlite",
@@ -97,6 +98,10 @@ def compare_with_summary(aiprof, path):
         pushed = query_json(aiprof, path, "SELECT count(*), total(dur) FROM slices WHERE ts BETWEEN %d AND %d" % (lo, hi))
         scanned = query_json(aiprof, path, "SELECT count(*), total(dur) FROM slices WHERE ts + 0 BETWEEN %d AND %d" % (lo, hi))
         check(pushed == scanned, "%s: window %s (pushdown) == %s (scan)" % (path, pushed, scanned))
+    # Every kernel's stream is known: tids written as text ("stream 7", the
+    # tb_plugin traces) give their number, as numeric ones do.
+    unknown = query_json(aiprof, path, "SELECT count(*) FROM kernels WHERE stream < 0")[0][0]
+    check(unknown == 0, "%s: %d kernels with no stream" % (path, unknown))
     # The launches view holds device activity only (no Kineto "Stream Sync"
     # flows), and analyze's launch delay is its median over runtime calls
     # that launched kernels or collectives, each call's first (docs/query.md;
