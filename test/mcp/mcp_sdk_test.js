@@ -198,7 +198,7 @@ async function main() {
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'shrink x' }),
                               ErrorCode.InvalidParams, /shrink x/);
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 7 }), ErrorCode.InvalidParams,
-                              /'scenario' is a string/);
+                              /'scenario' must be a string/);
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', statistic: 1 }),
                               ErrorCode.InvalidParams, /'statistic'/);
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', statistic: 'p99' }),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/text_format.h"
@@ -33,10 +34,23 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
   std::optional<CoveredTime> in_window;
   if (window) in_window.emplace(window->intervals);
   struct Row {
-    uint32_t name;
+    uint32_t name, shape_a, shape_b;
     int64_t dur;
     bool steady, top;
-    bool operator<(const Row& o) const { return name != o.name ? name < o.name : dur < o.dur; }
+    bool Same(const Row& o) const { return name == o.name && shape_a == o.shape_a && shape_b == o.shape_b; }
+    bool operator<(const Row& o) const {
+      return std::tie(name, shape_a, shape_b, dur) < std::tie(o.name, o.shape_a, o.shape_b, o.dur);
+    }
+  };
+  // The shape keys, looked up once: a kernel's launch configuration, an op's
+  // input sizes (the arg's text id + 1; 0 when absent).
+  const std::optional<StringId> key_a = trace.strings.Find(r.device ? "grid" : "Input Dims");
+  const std::optional<StringId> key_b = r.device ? trace.strings.Find("block") : std::nullopt;
+  auto shape = [&](uint32_t slice, std::optional<StringId> key) -> uint32_t {
+    if (!key) return 0;
+    const Arg* a = trace.FindSliceArg(slice, *key);
+    if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return 0;
+    return a->str + 1;
   };
   std::vector<Row> rows;
   // IsCollectiveKernelName memoised per string id (0 unknown, 1 no, 2 yes).
@@ -60,7 +74,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     }
     bool steady = !in_window || in_window->Within(s.ts_ns[i], s.ts_ns[i] + 1) > 0;
     if (!steady) ++r.outside_window;
-    rows.push_back({s.name[i].raw, s.dur_ns[i], steady, top});
+    rows.push_back({s.name[i].raw, shape(i, key_a), shape(i, key_b), s.dur_ns[i], steady, top});
   }
   std::sort(rows.begin(), rows.end());
   for (const Row& row : rows) {
@@ -72,7 +86,9 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     durs.clear();
     OpTail op;
     op.name = StringId{rows[i].name};
-    for (; j < rows.size() && rows[j].name == rows[i].name; ++j) {
+    op.shape_a = rows[i].shape_a;
+    op.shape_b = rows[i].shape_b;
+    for (; j < rows.size() && rows[j].Same(rows[i]); ++j) {
       if (rows[j].steady) durs.push_back(rows[j].dur);
       else ++op.warmup_count;
     }
@@ -109,9 +125,16 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
   std::sort(r.ops.begin(), r.ops.end(), [&](const OpTail& a, const OpTail& b) {
     if (a.qualifies != b.qualifies) return a.qualifies;
     if (a.tail_ns != b.tail_ns) return a.tail_ns > b.tail_ns;
-    return trace.Str(a.name) < trace.Str(b.name);
+    if (a.name != b.name) return trace.Str(a.name) < trace.Str(b.name);
+    return std::tie(a.shape_a, a.shape_b) < std::tie(b.shape_a, b.shape_b);
   });
   return r;
+}
+
+std::string OpTailShape(const Trace& trace, const LongTailResult& r, const OpTail& op) {
+  if (op.shape_a == 0 && op.shape_b == 0) return "";
+  auto text = [&](uint32_t id) { return id == 0 ? std::string("?") : std::string(trace.Str(StringId{id - 1})); };
+  return r.device ? "grid " + text(op.shape_a) + ", block " + text(op.shape_b) : "Input Dims " + text(op.shape_a);
 }
 
 void PublishLongTailImpact(const LongTailResult& r, const AnalysisWindow& window, MetricSet* metrics) {
@@ -166,10 +189,12 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   for (size_t i = 0; i < std::min(kLongTailReported, r.ops.size()); ++i) {
     const OpTail& op = r.ops[i];
     if (!op.qualifies || op.tail_count == 0) break;
-    metrics->AddEvidence("long_tail", std::string(trace.Str(op.name)) + ": " + std::to_string(op.tail_count) + " of " +
-                                          std::to_string(op.count) + " instances beyond 3x median (p50 " +
-                                          FormatDurationNs(op.p50_ns) + ", p99 " + FormatDurationNs(op.p99_ns) +
-                                          ", max " + FormatDurationNs(static_cast<double>(op.max_ns)) + ") hold " +
+    const std::string shape = OpTailShape(trace, r, op);
+    metrics->AddEvidence("long_tail", std::string(trace.Str(op.name)) + (shape.empty() ? "" : " [" + shape + "]") +
+                                          ": " + std::to_string(op.tail_count) + " of " + std::to_string(op.count) +
+                                          " instances beyond 3x median (p50 " + FormatDurationNs(op.p50_ns) + ", p99 " +
+                                          FormatDurationNs(op.p99_ns) + ", max " +
+                                          FormatDurationNs(static_cast<double>(op.max_ns)) + ") hold " +
                                           FormatPercent(op.tail_share) + " of its time" +
                                           (op.tail_share > kTailDominatedShare ? " (tail-dominated)" : ""));
   }

@@ -2,7 +2,11 @@
 // beyond the median.
 //
 // Ops are device activity (kernels, copies, sets, collectives) when the trace
-// has any, else cpu_op slices. Per name: p50/p90/p99 (linear interpolation,
+// has any, else cpu_op slices, grouped by name and shape: a kernel's launch
+// configuration ("grid" and "block" args), an op's "Input Dims", where the
+// trace records them (one elementwise kernel over tensors of 23 sizes ran
+// 1 µs to 375 µs in ResNet50; by name alone its large sizes were its "tail").
+// Per group: p50/p90/p99 (linear interpolation,
 // QuantileSorted) and max; tail instances are those longer than
 // kLongTailFactor × p50; tail share = tail time / the op's total time. An op
 // "tail-dominated" has tail share > kTailDominatedShare. long_tail_ratio is
@@ -13,6 +17,7 @@
 #define AIPROF_SRC_ANALYSIS_LONG_TAIL_OP_TAILS_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -30,6 +35,9 @@ inline constexpr size_t kLongTailReported = 5;
 
 struct OpTail {
   StringId name;
+  // The shape it was grouped by: a kernel's grid and block args, an op's
+  // Input Dims (shape_b unused); raw StringId + 1 of the arg's text, 0 none.
+  uint32_t shape_a = 0, shape_b = 0;
   uint64_t count = 0;
   int64_t total_ns = 0, max_ns = 0;
   double p50_ns = 0, p90_ns = 0, p99_ns = 0;
@@ -66,6 +74,10 @@ struct AnalysisWindow;
 // With `window`, statistics are over the instances that start inside it
 // (the steady steps' spans); the others are counted apart.
 LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window = nullptr);
+
+// The shape an op tail was grouped by, as text: "grid [80, 1, 1], block
+// [128, 1, 1]", "Input Dims [[8, 64], [64]]", or "" when the trace has none.
+std::string OpTailShape(const Trace& trace, const LongTailResult& result, const OpTail& op);
 
 // Publishes long_tail_ratio and "long_tail" evidence.
 void PublishLongTails(const Trace& trace, const LongTailResult& result, MetricSet* metrics);

@@ -18,7 +18,9 @@ TEST(OpTailsTest, Resnet18CpuMatchesOracle) {
   MetricSet m;
   PublishLongTails(*t, ComputeLongTails(*t), &m);
   ASSERT_NE(m.Get("long_tail_ratio"), nullptr);
-  EXPECT_NEAR(m.Get("long_tail_ratio")->value, 0.20065654162264182, 1e-12);
+  // By name and Input Dims: one of aten::mkldnn_convolution's instances over
+  // [1, 512, 7, 7] (3x3, 512 filters) took 24.9 ms among same-shape ones.
+  EXPECT_NEAR(m.Get("long_tail_ratio")->value, 0.5061030189600456, 1e-12);
 }
 
 TEST(OpTailsTest, AlexnetMatchesOracle) {
@@ -61,6 +63,40 @@ TEST(OpTailsTest, HandMadeBothSidesOfFactorAndMinimumCount) {
   // op time is 91 + 93 = 184 µs (B counts in op time but not as a tail).
   EXPECT_NEAR(r.ops[0].tail_excess_ns, 21000, 1e-9);
   EXPECT_NEAR(m.Get("long_tail_time_ratio")->value, 21.0 / 184, 1e-12);
+}
+
+// Hand-made kernels: "add" over a small grid (5 × 2 µs) and a large one
+// (5 × 40 µs, one of them 130 µs). By name alone the median is 2-40 µs and
+// the large grid's instances would all be a tail; by name and launch
+// configuration only the 130 µs one is (> 3 × 40), excess 90 µs.
+TEST(OpTailsTest, KernelsGroupByLaunchConfiguration) {
+  std::string events;
+  int ts = 0;
+  auto kernel = [&](int dur, const char* grid) {
+    events += std::string(events.empty() ? "" : ",") +
+              R"({"ph":"X","cat":"kernel","name":"add","pid":0,"tid":7,"ts":)" + std::to_string(ts) + R"(,"dur":)" +
+              std::to_string(dur) + R"(,"args":{"grid":)" + grid + R"(,"block":[128, 1, 1]}})";
+    ts += 200;
+  };
+  for (int i = 0; i < 5; ++i) kernel(2, "[1, 1, 1]");
+  for (int d : {40, 40, 40, 40, 130}) kernel(d, "[4096, 1, 1]");
+  auto t = ImportJsonText(R"({"traceEvents":[)" + events + "]}");
+  ASSERT_NE(t, nullptr);
+  LongTailResult r = ComputeLongTails(*t);
+  ASSERT_EQ(r.ops.size(), 2u);
+  const OpTail& big = r.ops[0];
+  EXPECT_EQ(OpTailShape(*t, r, big), "grid [4096, 1, 1], block [128, 1, 1]");
+  EXPECT_EQ(big.count, 5u);
+  EXPECT_EQ(big.tail_count, 1u);
+  EXPECT_NEAR(big.tail_excess_ns, 90000, 1e-9);
+  EXPECT_EQ(r.ops[1].tail_count, 0u);
+  MetricSet m;
+  PublishLongTails(*t, r, &m);
+  EXPECT_NEAR(m.Get("long_tail_ratio")->value, 130.0 / 290, 1e-12);
+  bool named = false;
+  for (const auto& e : m.Evidence("long_tail"))
+    named |= e.find("add [grid [4096, 1, 1], block [128, 1, 1]]: 1 of 5") == 0;
+  EXPECT_TRUE(named);
 }
 
 }  // namespace

@@ -197,14 +197,16 @@ void LongTailSection(AnalysisResults& in, Section* s) {
   Table t{"ops", "", {{"count", "n", Unit::kCount}, {"p50_ns", "p50", Unit::kNs}, {"p90_ns", "p90", Unit::kNs},
                       {"p99_ns", "p99", Unit::kNs}, {"max_ns", "Max", Unit::kNs},
                       {"tail_count", "Beyond 3x median", Unit::kCount}, {"tail_share", "Tail share of its time", Unit::kFraction},
-                      {"tail_dominated", "Tail-dominated"}, {"qualifies", "Past count/time minimums"}, {"op", "Op"}},
+                      {"tail_dominated", "Tail-dominated"}, {"qualifies", "Past count/time minimums"}, {"op", "Op"},
+                      {"shape", "Shape"}},
           {}, ""};
   const size_t n = std::min<size_t>(10, r.ops.size());
   for (size_t i = 0; i < n; ++i) {
     const OpTail& op = r.ops[i];
     t.rows.push_back({Int(op.count), Ns(op.p50_ns), Ns(op.p90_ns), Ns(op.p99_ns), Int(op.max_ns), Int(op.tail_count),
                       Value::Number(op.tail_share), Value::Bool(op.tail_share > kTailDominatedShare),
-                      Value::Bool(op.qualifies), StrValue(in.trace().Str(op.name))});
+                      Value::Bool(op.qualifies), StrValue(in.trace().Str(op.name)),
+                      StrValue(OpTailShape(in.trace(), r, op))});
   }
   if (r.ops.size() > n) t.note = std::to_string(r.ops.size() - n) + " more ops not shown";
   // The population the figures are over (a count here can be below

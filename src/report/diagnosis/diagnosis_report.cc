@@ -21,9 +21,19 @@ std::string GainText(const SuggestionOutcome& o) {
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
   // Amdahl: the fix removes efficacy x the impact's share of the base.
   const std::string basis = GainBasis(o);
-  return fmt::format("{} to {} of the {} (x{:.2f} to x{:.2f}; {})", PercentText(o.gain_min), PercentText(o.gain_max),
-                     basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min, o.speedup_max,
-                     GainOrigin(o));
+  std::string out = fmt::format(
+      "{} to {} of the {} (x{:.2f} to x{:.2f}; {})", PercentText(o.gain_min), PercentText(o.gain_max),
+      basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min, o.speedup_max, GainOrigin(o));
+  const Impact& im = o.finding->impact;
+  if (o.simulation && std::isfinite(im.max_speedup) && im.max_speedup > 1 && o.speedup_max > im.max_speedup + 1e-9) {
+    // Two measures on two bases, said so where they seem to contradict.
+    out += fmt::format(
+        "; more than the finding's x{:.2f}: the finding's impact is the idle it measures on the host step's span, "
+        "the simulation replays the whole step (start to the end of its last device work) with the cause removed, "
+        "including the work that waited on it",
+        im.max_speedup);
+  }
+  return out;
 }
 
 namespace {

@@ -4,7 +4,7 @@
 Reads the trace JSON directly; correlation args link runtime calls to device
 activity. Prints kernels, launches, launch-delay p50, launch cost, short
 kernels, copies per direction, pageable count, memory peaks and, per op
-name, p50/p99/tail share (3x median). Definitions: docs/analyses.md.
+name and shape (grid and block; Input Dims), p50/p99/tail share (3x median). Definitions: docs/analyses.md.
 """
 import json, sys
 from collections import defaultdict
@@ -52,9 +52,13 @@ def main():
     out['memory'] = {str(k): v for k, v in peaks.items()}
     dev = [e for e in X if e.get('cat') in ('kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset', 'Memset')]
     ops = dev if dev else [e for e in X if e.get('cat') == 'cpu_op']
+    # Per name and shape: a kernel's launch configuration (grid, block), an
+    # op's input sizes (Input Dims), where recorded.
     by = defaultdict(list)
     for e in ops:
-        by[e['name']].append(ns(e['dur']))
+        a = e.get('args', {})
+        shape = (json.dumps(a.get('grid')), json.dumps(a.get('block'))) if dev else (json.dumps(a.get('Input Dims')),)
+        by[(e['name'],) + shape].append(ns(e['dur']))
     total = sum(sum(v) for v in by.values())
     best = None
     for n, v in by.items():
