@@ -55,7 +55,9 @@ constexpr size_t kMcpMaxRows = 100000;
 // context is smaller still.
 constexpr size_t kMcpMaxResultBytes = size_t{64} << 20;
 constexpr size_t kMaxWhatIfScenarios = 16;  // per whatif call
-constexpr const char* kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+// Not 2025-03-26: it requires JSON-RPC batches, which 2025-06-18 removed and
+// this server does not accept (a client asking for it is offered 2025-06-18).
+constexpr const char* kProtocolVersions[] = {"2025-06-18", "2024-11-05"};
 
 // A JSON-RPC error: code and message.
 struct RpcError {
@@ -127,7 +129,6 @@ class McpServer {
     std::string line;
     std::string id;  // minified JSON id; "" for a notification or a bad message
     std::shared_ptr<std::atomic<bool>> cancelled;
-    bool batch = false;  // a JSON array of messages (JSON-RPC batch, protocol 2025-03-26)
   };
 
   void Send(const std::string& reply) {
@@ -143,16 +144,17 @@ class McpServer {
     Pending p;
     simdjson::dom::element message, id_element;
     std::string_view method;
-    if (!line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS && message.is_array()) {
-      // A batch: its messages are handled in order on the worker and
-      // answered in one array (cancelling one of them is not supported).
-      simdjson::dom::array batch = message;
-      if (batch.size() == 0) {
-        Send(Error("null", {-32600, "invalid request: an empty batch"}));
-        return;
-      }
-      p.batch = true;
-    } else if (!line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS && message.is_object()) {
+    const bool parsed = !line.empty() && reader_parser_.parse(line).get(message) == simdjson::SUCCESS;
+    if (parsed && message.is_array()) {
+      // JSON-RPC batches: the protocol versions offered (kProtocolVersions)
+      // do not have them (2025-06-18 removed them; 2025-03-26, which
+      // required them, is not offered).
+      Send(Error("null", {-32600,
+                          "invalid request: batches are not supported (MCP 2025-06-18); send one message "
+                          "per line"}));
+      return;
+    }
+    if (parsed && message.is_object()) {
       if (message["id"].get(id_element) == simdjson::SUCCESS) p.id = simdjson::minify(id_element);
       if (message["method"].get(method) == simdjson::SUCCESS) {
         if (method == "notifications/cancelled" && p.id.empty()) {
@@ -209,7 +211,7 @@ class McpServer {
       const auto start = std::chrono::steady_clock::now();
       if (!p.cancelled->load()) {
         cancel_ = p.cancelled.get();
-        reply = p.batch ? HandleBatch(p.line) : Handle(p.line);
+        reply = Handle(p.line);
         cancel_ = nullptr;
       }
       {
@@ -260,33 +262,12 @@ class McpServer {
            ",\"message\":" + JsonString(e.message) + "}}";
   }
 
-  // Each message of a batch as Handle answers it, the answers in one array
-  // (none when all were notifications).
-  std::string HandleBatch(const std::string& line) {
-    std::vector<std::string> messages;
-    {
-      simdjson::dom::parser batch_parser;
-      simdjson::dom::array batch;
-      if (batch_parser.parse(line).get(batch) != simdjson::SUCCESS) return Error("null", {-32700, "parse error"});
-      for (simdjson::dom::element e : batch) messages.push_back(simdjson::minify(e));
-    }
-    std::string out;
-    for (const std::string& m : messages) {
-      std::string reply = Handle(m, /*in_batch=*/true);
-      if (!reply.empty()) out += (out.empty() ? "[" : ",") + reply;
-    }
-    return out.empty() ? out : out + "]";
-  }
-
-  std::string Handle(const std::string& line, bool in_batch = false) {
+  std::string Handle(const std::string& line) {
     simdjson::dom::element message;
     if (line.empty() || parser_.parse(line).get(message) != simdjson::SUCCESS) {
       return Error("null", {-32700, "parse error: not one JSON message per line (at most 16 MiB)"});
     }
-    if (!message.is_object()) {
-      return Error("null", {-32600, in_batch ? "invalid request: a batch holds message objects"
-                                             : "invalid request: not a message object"});
-    }
+    if (!message.is_object()) return Error("null", {-32600, "invalid request: not a message object"});
     // A response from the client (result or error, no method): JSON-RPC
     // answers nothing to a response. This server asks the client nothing, so
     // it is dropped.
@@ -619,10 +600,11 @@ class McpServer {
     fs::path canonical = fs::canonical(fs::path(path), ec);
     if (ec) {
       // Whether a path outside the allowed directories exists is not told:
-      // one answer for all of them (the lexical path decides).
+      // one answer for all of them. The part of the path that exists is
+      // resolved (symlinks included), the rest taken as written.
       const std::string error = ec.message();
-      fs::path lexical = fs::absolute(fs::path(path), ec).lexically_normal();
-      *why = !ec && inside(lexical) ? std::string(path) + ": " + error : outside;
+      fs::path resolved = fs::weakly_canonical(fs::path(path), ec);
+      *why = !ec && inside(resolved) ? std::string(path) + ": " + error : outside;
       return std::nullopt;
     }
     if (inside(canonical)) return canonical;

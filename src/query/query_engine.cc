@@ -13,6 +13,7 @@
 #include "src/base/clock.h"
 #include "src/model/trace.h"
 #include "src/query/virtual_tables.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
@@ -129,14 +130,6 @@ QueryValue CellValue(sqlite3_stmt* stmt, int i) {
   }
 }
 
-// The bytes `s` takes as JSON string content: control bytes as \u00XX, a
-// quote or backslash escaped.
-size_t JsonTextBytes(std::string_view s) {
-  size_t n = s.size();
-  for (unsigned char c : s) n += c < 0x20 ? 5 : (c == '"' || c == '\\');
-  return n;
-}
-
 }  // namespace
 
 const std::vector<QueryView>& StandardViews() {
@@ -178,10 +171,12 @@ const std::vector<QueryView>& StandardViews() {
          compose("SELECT category, name, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
                  "min(dur) AS min_ns, max(dur) AS max_ns FROM slices GROUP BY category, name")},
         {"kernels", "Device activities (kernels, copies, sets, collectives) with rank, device and stream",
-         compose("SELECT s.id, s.ts, s.dur, s.name, s.kind, s.correlation, s.track, t.rank, t.device, "
-                 "CASE WHEN t.tid < 0 AND t.tid_label LIKE 'stream %' THEN CAST(substr(t.tid_label, 8) AS INTEGER) "
-                 "ELSE t.tid END AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " +
-                 device)},
+         compose(
+             "SELECT s.id, s.ts, s.dur, s.name, s.kind, s.correlation, s.track, t.rank, t.device, "
+             "CASE WHEN t.tid < 0 AND t.tid_label GLOB 'stream [0-9]*' AND substr(t.tid_label, 8) NOT GLOB '*[^0-9]*' "
+             "THEN CAST(substr(t.tid_label, 8) AS INTEGER) "
+             "ELSE t.tid END AS stream FROM slices s JOIN tracks t ON t.id = s.track WHERE s.kind IN " +
+             device)},
         {"kernel_stats", "Device activities grouped by name: count, total, mean and max duration",
          compose("SELECT name, kind, count(*) AS count, sum(dur) AS total_ns, avg(dur) AS mean_ns, "
                  "max(dur) AS max_ns FROM slices WHERE kind IN " +
@@ -301,7 +296,10 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     } else if (interrupted_.load()) {
       message = "interrupted";
     } else if (rc == SQLITE_TOOBIG && limits.max_value_bytes != 0) {
-      message += " (a value may hold at most " + std::to_string(limits.max_value_bytes >> 20) + " MiB here)";
+      const size_t v = limits.max_value_bytes;
+      message += " (a value may hold at most " +
+                 (v % (size_t{1} << 20) == 0 ? std::to_string(v >> 20) + " MiB" : std::to_string(v) + " bytes") +
+                 " here)";
     } else if (rc == SQLITE_NOMEM) {
       message = HeapLimitShared()
                     ? "out of memory: the queries running at once needed more than their shared memory limit"
@@ -348,7 +346,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
       for (int i = 0; i < columns; ++i) {
         row.push_back(CellValue(stmt, i));
         const std::string* text = std::get_if<std::string>(&row.back());
-        result_bytes += sizeof(QueryValue) + (text ? JsonTextBytes(*text) : 0);
+        result_bytes += sizeof(QueryValue) + (text ? JsonEscapedSize(*text) : 0);
       }
       if (limits.max_result_bytes != 0 && result_bytes > limits.max_result_bytes) {
         sqlite3_finalize(stmt);

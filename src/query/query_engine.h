@@ -48,8 +48,9 @@ struct QueryLimits {
   int64_t max_memory_bytes = kDefaultQueryMaxMemoryBytes;  // SQLite's heap; 0 = no limit
   // The rows kept, as held in memory (each cell's value and text): SQLite's
   // heap limit does not see them. 0 = no limit.
-  // Text as JSON writes it counts: a control byte is 6 ("\u0001"), a quote
-  // or backslash 2, so the limit bounds what a server sends too.
+  // Text counts as JSON writes it (JsonEscapedSize: a control byte, <, >, &,
+  // DEL or an invalid UTF-8 byte is 6, a quote, backslash or newline 2), so
+  // the limit bounds what a server sends too.
   size_t max_result_bytes = kDefaultQueryMaxResultBytes;
   // The longest string or blob the query may make (SQLite's
   // SQLITE_LIMIT_LENGTH; 0 = SQLite's 1e9). One SQLite instruction can

@@ -66,40 +66,65 @@ std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
   return out;
 }
 
-void AppendJsonEscaped(std::string* out, std::string_view s) {
+namespace {
+
+// JSON string content of `s`, piece by piece to `emit`: the one place the
+// escaping rules live (AppendJsonEscaped writes, JsonEscapedSize counts).
+template <typename Emit>
+void JsonEscapedPieces(std::string_view s, Emit&& emit) {
+  size_t run = 0;  // start of the bytes that need no escape, emitted as one piece
+  auto escape = [&](size_t i, std::string_view with) {
+    if (i > run) emit(s.substr(run, i - run));
+    emit(with);
+  };
   for (size_t i = 0; i < s.size();) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       size_t len = Utf8SequenceLength(s, i);
       if (len == 0) {
-        out->append("\\ufffd");
-        ++i;
+        escape(i, "\\ufffd");
+        run = ++i;
       } else {
-        out->append(s.substr(i, len));
         i += len;
       }
       continue;
     }
+    std::string_view with;
+    char buf[8];
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '<': out->append("\\u003c"); break;  // safe to embed in HTML <script>
-      case '>': out->append("\\u003e"); break;
-      case '&': out->append("\\u0026"); break;
+      case '"': with = "\\\""; break;
+      case '\\': with = "\\\\"; break;
+      case '\n': with = "\\n"; break;
+      case '\r': with = "\\r"; break;
+      case '\t': with = "\\t"; break;
+      case '<': with = "\\u003c"; break;  // safe to embed in HTML <script>
+      case '>': with = "\\u003e"; break;
+      case '&': with = "\\u0026"; break;
       default:
         if (c < 0x20 || c == 0x7f) {
-          char buf[8];
           std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out->append(buf);
-        } else {
-          out->push_back(static_cast<char>(c));
+          with = std::string_view(buf, 6);
         }
+    }
+    if (!with.empty()) {
+      escape(i, with);
+      run = i + 1;
     }
     ++i;
   }
+  if (s.size() > run) emit(s.substr(run));
+}
+
+}  // namespace
+
+void AppendJsonEscaped(std::string* out, std::string_view s) {
+  JsonEscapedPieces(s, [out](std::string_view piece) { out->append(piece); });
+}
+
+size_t JsonEscapedSize(std::string_view s) {
+  size_t n = 0;
+  JsonEscapedPieces(s, [&n](std::string_view piece) { n += piece.size(); });
+  return n;
 }
 
 std::string JsonString(std::string_view s) {

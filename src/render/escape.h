@@ -11,6 +11,8 @@ namespace aiprof {
 
 // JSON string body (without quotes); invalid UTF-8 bytes become U+FFFD.
 void AppendJsonEscaped(std::string* out, std::string_view s);
+// The bytes AppendJsonEscaped appends for `s` (a result's size as JSON).
+size_t JsonEscapedSize(std::string_view s);
 std::string JsonString(std::string_view s);  // with quotes
 // One CSV field (RFC 4180 quoting); a leading = + - @ tab or CR is prefixed
 // with ' so spreadsheets do not run it as a formula; other controls are

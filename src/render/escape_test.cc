@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "src/render/units.h"
 
 namespace aiprof {
@@ -84,6 +87,32 @@ TEST(UnitsTest, NanosecondsAsExactMicroseconds) {
   EXPECT_EQ(NsToUsText(7), "0.007");
   EXPECT_EQ(NsToUsText(-1500), "-1.5");
   EXPECT_EQ(NsToUsText(INT64_MIN), "-9223372036854775.808");
+}
+
+// JsonEscapedSize counts what AppendJsonEscaped writes (the query engine's
+// result limit relies on it), for every byte value alone, in runs, after
+// multi-byte characters and cut ones; and the escapes, checked by hand.
+TEST(EscapeTest, JsonEscapedSizeIsWhatIsWritten) {
+  std::vector<std::string> inputs = {"",
+                                     "plain",
+                                     "a\"b\\c",
+                                     "line\nnext\r\t",
+                                     "<b>&amp;</b>",
+                                     "caf\xc3\xa9 \xe4\xb8\xad",
+                                     "cut \xe4\xb8",
+                                     "\xff\xfe",
+                                     std::string("nul\0in", 6),
+                                     "\x7f\x01\x1f"};
+  for (int c = 0; c < 256; ++c)
+    inputs.push_back(std::string(1, static_cast<char>(c)) + "x" + std::string(3, static_cast<char>(c)));
+  for (const std::string& in : inputs) {
+    std::string out;
+    AppendJsonEscaped(&out, in);
+    EXPECT_EQ(JsonEscapedSize(in), out.size()) << testing::PrintToString(in);
+  }
+  std::string out;
+  AppendJsonEscaped(&out, std::string("<\x01\xff\"\n\x7f", 6));
+  EXPECT_EQ(out, "\\u003c\\u0001\\ufffd\\\"\\n\\u007f");
 }
 
 }  // namespace

@@ -33,18 +33,26 @@ bool Finite(double v) { return std::isfinite(v); }
 
 // The label drawn under bar `i` when the whole label fits in `room` pixels
 // (at about 5 px a character of the 9 px font), else a short one: its
-// trailing number ("ProfilerStep#12" draws "12") or the bar's position from
-// 1. The whole label stays in the bar's tooltip.
+// trailing number ("ProfilerStep#12" draws "12"; a multi-rank report's "r1
+// ProfilerStep#12" draws "r1:12") or, for a number of more than 9 digits or
+// none, the bar's position from 1. The whole label stays in the tooltip.
 std::string TickLabel(std::string_view label, size_t i, double room) {
   size_t chars = 0;
   for (unsigned char c : label) chars += (c & 0xC0) != 0x80;
   if (static_cast<double>(chars) * 5.0 <= room) return std::string(label);
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
   size_t end = label.size();
   while (end > 0 && (label[end - 1] == ' ' || label[end - 1] == ')')) --end;
   size_t begin = end;
-  while (begin > 0 && end - begin < 9 && label[begin - 1] >= '0' && label[begin - 1] <= '9') --begin;
-  if (begin < end) return std::string(label.substr(begin, end - begin));
-  return std::to_string(i + 1);
+  while (begin > 0 && digit(label[begin - 1])) --begin;
+  if (begin == end || end - begin > 9) return std::to_string(i + 1);
+  std::string number(label.substr(begin, end - begin));
+  size_t rank_end = 1;
+  while (rank_end < label.size() && digit(label[rank_end])) ++rank_end;
+  if (label.size() > 2 && label[0] == 'r' && rank_end > 1 && rank_end < begin && label[rank_end] == ' ') {
+    return std::string(label.substr(0, rank_end)) + ":" + number;
+  }
+  return number;
 }
 
 // A round axis maximum >= v and its tick step (1, 2, 5 × 10^k).

@@ -53,5 +53,26 @@ TEST(BarChartTest, PositionWhenALongNameHasNoNumber) {
   EXPECT_LT(svg.size(), 4000u);
 }
 
+// Multi-rank reports label steps "r<rank> ProfilerStep#N": the rank stays
+// in the short label. A step number past 9 digits is not cut to a wrong
+// one: the position is drawn.
+TEST(BarChartTest, ShortLabelsKeepTheRankAndNeverAWrongNumber) {
+  std::vector<std::string> labels;
+  std::vector<double> values;
+  for (int r = 0; r < 2; ++r) {
+    for (int k = 0; k < 6; ++k) {
+      labels.push_back("r" + std::to_string(r) + " ProfilerStep#" + std::to_string(k + 5));
+      values.push_back(1);
+    }
+  }
+  labels.back() = "ProfilerStep#1234567890";
+  std::string svg = BarChart("t", labels, values, {}, "slow", 0, "", "ms");
+  std::vector<std::string> ticks = Ticks(svg);
+  ASSERT_EQ(ticks.size(), 12u);
+  EXPECT_EQ(ticks[0], "r0:5");
+  EXPECT_EQ(ticks[6], "r1:5");
+  EXPECT_EQ(ticks[11], "12");  // its position, not "234567890"
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -7,8 +7,10 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "src/analysis/common/op_args.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/base/ascii.h"
 #include "src/model/graph_capture_tracks.h"
@@ -506,7 +508,12 @@ void Builder::JoinDevice() {
   for (size_t i = 0; i < s_.size(); ++i) {
     if (!IsDeviceActivity(s_.kind[i]) || node_of_slice_[i] != kNoNode) continue;
     auto it = std::upper_bound(steady.begin(), steady.end(), std::make_pair(s_.ts_ns[i], kMaxTs));
-    if (it != steady.begin() && s_.ts_ns[i] < std::prev(it)->second) out_->unlinked_device_ns += s_.dur_ns[i];
+    if (it != steady.begin() && s_.ts_ns[i] < std::prev(it)->second) {
+      out_->unlinked_device_ns += s_.dur_ns[i];
+      if (s_.kind[i] != EventKind::kCollective && !IsCollectiveKernelName(trace_.Str(s_.name[i]))) {
+        out_->unlinked_compute_ns += s_.dur_ns[i];
+      }
+    }
   }
 }
 
@@ -552,26 +559,10 @@ void Builder::BuildOpShapes() {
     if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return 0;
     return a->str + 1;
   };
-  // On one line: some traces write the arg's JSON indented over several
-  // lines (diff printed "[\x0a          [],\x0a ..."), or end it with a
-  // newline. Runs of white space become one space, none at the ends, after
-  // an opening bracket or before a closing one; labels that differ only in
-  // white space are one shape.
-  auto one_line = [&](uint32_t id) {
-    std::string out;
-    if (id == 0) return out;
-    bool space = false;
-    for (char c : trace_.Str(StringId{id - 1})) {
-      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
-        space = true;
-        continue;
-      }
-      if (space && !out.empty() && out.back() != '[' && c != ']') out.push_back(' ');
-      space = false;
-      out.push_back(c);
-    }
-    return out;
-  };
+  // On one line (OneLineArgText: diff printed "[\x0a          [],\x0a ..."
+  // for traces that indent the arg); labels that differ only in white space
+  // are one shape.
+  auto one_line = [&](uint32_t id) { return id == 0 ? std::string() : OneLineArgText(trace_.Str(StringId{id - 1})); };
   // Call sites: the "Call stack" arg's cut (CallSiteOfStack), else the
   // enclosing call-site frame's label; one id per distinct label, each
   // source string looked at once.
@@ -989,23 +980,19 @@ SliceModuleMap SliceModules(const Trace& trace) {
     if (is_module) m.outer[i] = enclosing;
     stack.push_back({end, mod});
   }
-  // Device activity: the launching call's module, else the launching op's.
+  // Device activity: the launching call's module, else the launching op's
+  // (torch_npu's CANN calls run on a task-queue thread outside every module,
+  // as in JoinDevice).
   std::vector<uint32_t> calls = OpLaunchingCalls(trace);
   std::vector<uint32_t> ops;
-  bool any_unlinked = false;
   for (uint32_t i = 0; i < n; ++i) {
     if (!IsDeviceActivity(s.kind[i])) continue;
-    if (calls[i] != kNoSlice) {
+    if (calls[i] != kNoSlice && m.of[calls[i]] != kNoSlice) {
       m.of[i] = m.of[calls[i]];
-    } else {
-      any_unlinked = true;
+      continue;
     }
-  }
-  if (any_unlinked) {
-    ops = LaunchingOps(trace);
-    for (uint32_t i = 0; i < n; ++i) {
-      if (IsDeviceActivity(s.kind[i]) && calls[i] == kNoSlice && ops[i] != kNoSlice) m.of[i] = m.of[ops[i]];
-    }
+    if (ops.empty()) ops = LaunchingOps(trace);
+    if (ops[i] != kNoSlice) m.of[i] = m.of[ops[i]];
   }
   return m;
 }

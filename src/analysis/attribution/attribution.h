@@ -121,6 +121,7 @@ struct AttributionResult {
   std::array<int64_t, kTimeClassCount> by_class_ns{};  // over the steady steps
   int64_t device_ns = 0;           // device activity joined to a node
   int64_t unlinked_device_ns = 0;  // device activity starting inside steady steps, joined to none
+  int64_t unlinked_compute_ns = 0;  // ... of which not collectives (by kind or NCCL/HCCL name)
   // Host self time per steady step and node, so a node's per-step figures
   // (src/analysis/diff) need no second sweep: CSR over the steady steps in
   // per_step order, the k-th steady step's entries at [begin[k], begin[k+1]),

@@ -49,7 +49,8 @@ TEST(NpuJoinTest, DeviceTasksJoinTheOpWhenTheirCannCallIsOutsideTheTree) {
 }
 
 TEST(NpuJoinTest, UnjoinedDeviceActivityIsNeverReplacedByHostOpTime) {
-  // The same trace without flows: the device ran 60 µs in the step, joined to no op.
+  // The same trace without flows: the device ran 60 µs in the step, joined to
+  // no op; its compute is the 20 µs MatMul (not 0, not host op time).
   std::string text = kNpuTwoLinks;
   text = text.substr(0, text.find(",\n {\"ph\":\"s\"")) + "\n]}";
   auto t = ImportJsonText(text);
@@ -60,7 +61,7 @@ TEST(NpuJoinTest, UnjoinedDeviceActivityIsNeverReplacedByHostOpTime) {
   EXPECT_GT(a.unlinked_device_ns, 0);
   ComputeResult c = ComputeComputeTime(a, RooflineResult{}, "");
   EXPECT_TRUE(c.device_time);
-  EXPECT_EQ(c.compute_ns, 0);  // was the ops' host time
+  EXPECT_EQ(c.compute_ns, 20'000);  // the MatMul, joined to no op; not the all-reduce; was the ops' host time
 }
 
 }  // namespace

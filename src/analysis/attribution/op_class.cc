@@ -5,6 +5,7 @@
 #include <string>
 
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/roofline/kernel_class.h"
 #include "src/base/ascii.h"
 
 namespace aiprof {
@@ -66,8 +67,7 @@ OpClass ClassifyOpName(std::string_view name) {
   static constexpr std::string_view kAttention[] = {"attention", "sdpa", "flash", "fmha", "_mha", "multi_head",
                                                     "attn_fwd", "attn_bwd"};
   static constexpr std::string_view kConv[] = {"conv", "winograd", "implicit_gemm", "implicit_convolve", "dgrad",
-                                               "wgrad", "fprop", "xmma_fprop", "scudnn", "884cudnn", "1688cudnn",
-                                               "16816cudnn"};
+                                               "wgrad", "fprop", "xmma_fprop"};
   static constexpr std::string_view kGemm[] = {"gemm", "matmul", "cutlass", "cublas", "addmm", "baddbmm", "bmm",
                                                "linear", "_mm", "einsum", "gemv", "dot", "cijk_"};
   static constexpr std::string_view kNorm[] = {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
@@ -85,7 +85,7 @@ OpClass ClassifyOpName(std::string_view name) {
       "leaky", "elu", "erf", "sin", "cos", "mish", "swish", "lerp", "sign", "masked_fill", "bitwise", "eq", "ne", "lt",
       "gt", "le", "ge", "maximum", "minimum", "unrolled", "vectorized"};
   if (HasAny(s, kAttention)) return OpClass::kAttention;
-  if (HasAny(s, kConv)) return OpClass::kConvolution;
+  if (HasAny(s, kConv) || IsCudnnConvEngine(s)) return OpClass::kConvolution;
   if (HasAny(s, kNorm)) return OpClass::kNormalisation;
   if (HasAny(s, kGemm) || IsWordOp(base, "mm") || IsWordOp(base, "mv")) return OpClass::kGemm;
   if (IsWordOp(base, "to") || IsWordOp(base, "t") || HasAny(s, kMove)) return OpClass::kDataMovement;

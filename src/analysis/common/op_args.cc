@@ -136,4 +136,19 @@ int64_t NumElements(const Dims& d) {
   return n;
 }
 
+std::string OneLineArgText(std::string_view text) {
+  std::string out;
+  bool space = false;
+  for (char c : text) {
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty() && out.back() != '[' && c != ']') out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace aiprof

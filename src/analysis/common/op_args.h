@@ -20,6 +20,12 @@ std::optional<std::vector<Dims>> ParseDimsList(std::string_view text);
 // "[\"float\", \"\", \"Scalar\"]" → {"float", "", "Scalar"}; nullopt if malformed.
 std::optional<std::vector<std::string>> ParseStringList(std::string_view text);
 
+// An arg's JSON text on one line, for a label or a grouping key: some traces
+// write it indented over several lines or end it with a newline. Runs of
+// white space become one space, none at the ends, after an opening bracket
+// or before a closing one, so texts that differ only in white space are one.
+std::string OneLineArgText(std::string_view text);
+
 // Looks up keys once per trace.
 class OpArgReader {
  public:

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "src/analysis/common/intervals.h"
+#include "src/analysis/common/op_args.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
@@ -42,15 +44,27 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
       return std::tie(name, shape_a, shape_b, dur) < std::tie(o.name, o.shape_a, o.shape_b, o.dur);
     }
   };
-  // The shape keys, looked up once: a kernel's launch configuration, an op's
-  // input sizes (the arg's text id + 1; 0 when absent).
+  // The shape keys: a kernel's launch configuration, an op's input sizes,
+  // each arg text on one line (white space aside, as attribution's shapes)
+  // and numbered once per distinct text (0 when absent).
   const std::optional<StringId> key_a = trace.strings.Find(r.device ? "grid" : "Input Dims");
   const std::optional<StringId> key_b = r.device ? trace.strings.Find("block") : std::nullopt;
+  r.shape_labels.assign(1, "");
+  std::vector<uint32_t> label_of_text;  // per arg text's StringId: label index + 1, 0 not yet
+  std::unordered_map<std::string, uint32_t> label_index;
   auto shape = [&](uint32_t slice, std::optional<StringId> key) -> uint32_t {
     if (!key) return 0;
     const Arg* a = trace.FindSliceArg(slice, *key);
     if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return 0;
-    return a->str + 1;
+    if (label_of_text.size() <= a->str) label_of_text.resize(trace.strings.size(), 0);
+    uint32_t& slot = label_of_text[a->str];
+    if (slot == 0) {
+      std::string label = OneLineArgText(trace.Str(StringId{a->str}));
+      auto [it, added] = label_index.emplace(std::move(label), static_cast<uint32_t>(r.shape_labels.size()));
+      if (added) r.shape_labels.push_back(it->first);
+      slot = it->second + 1;
+    }
+    return slot - 1;
   };
   std::vector<Row> rows;
   // IsCollectiveKernelName memoised per string id (0 unknown, 1 no, 2 yes).
@@ -133,7 +147,9 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
 
 std::string OpTailShape(const Trace& trace, const LongTailResult& r, const OpTail& op) {
   if (op.shape_a == 0 && op.shape_b == 0) return "";
-  auto text = [&](uint32_t id) { return id == 0 ? std::string("?") : std::string(trace.Str(StringId{id - 1})); };
+  auto text = [&](uint32_t id) {
+    return id == 0 || id >= r.shape_labels.size() ? std::string("?") : r.shape_labels[id];
+  };
   return r.device ? "grid " + text(op.shape_a) + ", block " + text(op.shape_b) : "Input Dims " + text(op.shape_a);
 }
 
@@ -179,7 +195,9 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   }
   for (const OpTail& op : r.ops) {
     if (op.warmup_tail_count == 0) continue;
-    metrics->AddEvidence("long_tail_warmup", std::string(trace.Str(op.name)) + ": " +
+    const std::string shape = OpTailShape(trace, r, op);
+    metrics->AddEvidence("long_tail_warmup", std::string(trace.Str(op.name)) +
+                                                 (shape.empty() ? "" : " [" + shape + "]") + ": " +
                                                  std::to_string(op.warmup_tail_count) +
                                                  " instance(s) outside the steady steps' spans (warm-up, between "
                                                  "steps, or running past its step) beyond 3x the steady median (" +

@@ -36,7 +36,8 @@ inline constexpr size_t kLongTailReported = 5;
 struct OpTail {
   StringId name;
   // The shape it was grouped by: a kernel's grid and block args, an op's
-  // Input Dims (shape_b unused); raw StringId + 1 of the arg's text, 0 none.
+  // Input Dims (shape_b unused); indices into LongTailResult::shape_labels
+  // (0: none).
   uint32_t shape_a = 0, shape_b = 0;
   uint64_t count = 0;
   int64_t total_ns = 0, max_ns = 0;
@@ -63,6 +64,8 @@ struct LongTailResult {
   uint64_t communication_left_out = 0;
   int64_t communication_left_out_ns = 0;
   std::vector<OpTail> ops;  // qualifying first, then by tail time, largest first
+  // The shape args' texts on one line (OneLineArgText), [0] = "" (none).
+  std::vector<std::string> shape_labels;
   // Instances that start outside the window: warm-up steps, time between
   // steps, and device work that starts after the span of the step that
   // launched it (a step's device tail).

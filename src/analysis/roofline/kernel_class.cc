@@ -18,12 +18,8 @@ KernelClass TritonClass(std::string_view n) {
   return KernelClass::kTritonOther;
 }
 
-// cuDNN's convolution engines by their SASS names: "scudnn_128x64_relu_…",
-// with the architecture before it in real traces ("volta_scudnn_…",
-// "cudnn_infer_volta_scudnn_…") and the precision and MMA shape in tensor-core
-// ones ("volta_h884cudnn_256x128_…", "turing_fp16_s1688cudnn_fp16_…"):
-// "cudnn_" right after s, h or a digit. Not "cask_cudnn_…" (offset helpers)
-// nor "cudnn::bn_…" (batch norm).
+}  // namespace
+
 bool IsCudnnConvEngine(std::string_view n) {
   for (size_t p = n.find("cudnn_"); p != std::string_view::npos; p = n.find("cudnn_", p + 1)) {
     if (p == 0) continue;
@@ -32,8 +28,6 @@ bool IsCudnnConvEngine(std::string_view n) {
   }
   return false;
 }
-
-}  // namespace
 
 const char* KernelClassName(KernelClass c) {
   switch (c) {

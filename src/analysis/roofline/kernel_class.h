@@ -53,6 +53,14 @@ inline constexpr size_t kKernelClassCount = 16;
 const char* KernelClassName(KernelClass c);  // "gemm", "triton_pointwise", ...
 
 // The class of a device activity with this kind and name.
+// cuDNN's convolution engines by their SASS names: "scudnn_128x64_relu_…",
+// with the architecture before it in real traces ("volta_scudnn_…",
+// "cudnn_infer_volta_scudnn_…") and the precision and MMA shape in tensor-core
+// ones ("volta_h884cudnn_256x128_…", "turing_fp16_s1688cudnn_fp16_…"):
+// "cudnn_" right after s, h or a digit. Not "cask_cudnn_…" (offset helpers)
+// nor "cudnn::bn_…" (batch norm). Shared with the attribution's op classes.
+bool IsCudnnConvEngine(std::string_view name);
+
 KernelClass ClassifyKernel(EventKind kind, std::string_view name);
 
 // True for Triton kernels (Inductor's or user Triton through torch.compile).

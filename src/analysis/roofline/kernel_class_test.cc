@@ -57,6 +57,12 @@ TEST(KernelClassTest, CudnnConvolutionAndBatchNorm) {
   // cuDNN's helpers are not convolution engines.
   EXPECT_NE(ClassifyKernel(EventKind::kKernel, "cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)"),
             KernelClass::kConv);
+  // "cudnn_" after an underscore (as real traces name these helpers).
+  EXPECT_NE(ClassifyKernel(EventKind::kKernel,
+                           "void cask_cudnn_infer::computeOffsetsKernel<false, false>(cask_cudnn_infer::Params)"),
+            KernelClass::kConv);
+  EXPECT_FALSE(IsCudnnConvEngine("cask_cudnn_infer::computeBOffsetsKernel"));
+  EXPECT_TRUE(IsCudnnConvEngine("volta_i8816cudnn_int8_128x128_ldg16_relu"));
   EXPECT_NE(ClassifyKernel(EventKind::kKernel, "void cudnn::ops::scalePackedTensor_kernel<float, float>(long)"),
             KernelClass::kConv);
   EXPECT_STREQ(KernelClassName(KernelClass::kConv), "conv");

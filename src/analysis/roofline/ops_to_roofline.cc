@@ -121,8 +121,10 @@ std::vector<int64_t> DeviceTimes(const Trace& trace, const RooflineScan& scan, c
   for (uint32_t k = 0; k < s.size(); ++k) {
     if (s.kind[k] != EventKind::kKernel) continue;
     *any_kernel = true;
-    const uint32_t from = launcher[k] != kNoSlice ? launcher[k] : launching_op[k];
-    uint32_t r = from == kNoSlice ? kNoSlice : scan.RootOf(from);
+    // The launching call's op, else the op a flow links the kernel to
+    // (torch_npu's CANN calls run on a task-queue thread with no op).
+    uint32_t r = launcher[k] == kNoSlice ? kNoSlice : scan.RootOf(launcher[k]);
+    if (r == kNoSlice && launching_op[k] != kNoSlice) r = scan.RootOf(launching_op[k]);
     if (r == kNoSlice) continue;
     if (placed[k]) {
       (*covered)[r] = 1;

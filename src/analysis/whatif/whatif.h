@@ -105,8 +105,8 @@ std::string CanonicalScenarioText(std::string_view text);
 // than their median: an `every N` clause changes one step in N, which the
 // median step does not see (checkpointing every 10th step instead of every
 // step leaves nine steps in ten without it, so the median claims the whole
-// checkpoint while the run saves nine tenths of it). The mean is the
-// throughput figure: the run's time over its steps.
+// checkpoint while the run saves nine tenths of it). The mean is of the
+// steps' spans (not a throughput: spans overlap where the device runs behind).
 bool ScenarioNeedsMean(const Scenario& scenario);
 
 // The statistic a scenario's prediction is checked on, asked as "" (the
@@ -145,9 +145,10 @@ struct WhatIfResult {
   // percent (test/whatif/README.md).
   size_t steady_steps = 0;
   double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
-  // The same steps' means: the throughput figure (their total time over
-  // their number), which a fix acting on one step in N changes and a median
-  // does not see; interval: Student's t 95% of the predicted steps' mean.
+  // The same steps' means (of their spans, which overlap where the device
+  // runs behind: not a throughput), which a fix acting on one step in N
+  // changes and a median does not see; interval: Student's t 95% of the
+  // predicted steps' mean.
   double measured_mean_ns = 0, predicted_mean_ns = 0, predicted_mean_lo_ns = 0, predicted_mean_hi_ns = 0;
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0

@@ -28,10 +28,10 @@ std::string GainText(const SuggestionOutcome& o) {
   if (o.simulation && std::isfinite(im.max_speedup) && im.max_speedup > 1 && o.speedup_max > im.max_speedup + 1e-9) {
     // Two measures on two bases, said so where they seem to contradict.
     out += fmt::format(
-        "; more than the finding's x{:.2f}: the finding's impact is the idle it measures on the host step's span, "
-        "the simulation replays the whole step (start to the end of its last device work) with the cause removed, "
-        "including the work that waited on it",
-        im.max_speedup);
+        "; more than the finding's x{:.2f}, which bounds removing its measured impact ({}) from the mean host step; "
+        "the simulation replays the whole step (start to the end of its last device work) without the cause, and "
+        "what waited on it moves too",
+        im.max_speedup, im.metric.empty() ? "its metric" : im.metric);
   }
   return out;
 }

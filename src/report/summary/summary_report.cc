@@ -203,6 +203,16 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
         row.push_back(v == b.values_ns.end() ? Value::Null() : Value::Int(v->second));
       }
     }
+    const bool from_timeline = std::any_of(s.step_breakdowns.begin(), s.step_breakdowns.end(),
+                                           [](const StepBreakdown& b) { return !b.method.empty(); });
+    if (from_timeline) {
+      // Said where it shows: a last step's "Computing" can exceed its own
+      // span (ns_resolution: 182.9 ms in a 95.7 ms step).
+      t.note =
+          "From the timeline, a step's window runs from its start to the next step's start on its rank, so it holds "
+          "the device work running then (a device that runs behind puts the previous step's tail in it); the last "
+          "step's window runs to the end of the trace.";
+    }
     doc->AddSection("step_breakdown", "Step breakdown").Add(std::move(t));
   }
   if (!s.op_types.empty()) {

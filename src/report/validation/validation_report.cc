@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <vector>
 
 #include "src/analysis/whatif/prediction.h"
 #include "src/render/escape.h"
@@ -135,39 +136,66 @@ std::string FormatValue(double v, const std::string& unit) {
   return s;
 }
 
+namespace {
+
+// The verdict in words, shared by the one-line headline and the report's
+// card: the deciding metric and its change, the statistical evidence, the
+// diagnosis of a broad slowdown.
+struct VerdictWords {
+  std::string verdict;    // "improved"
+  std::string change;     // "latency -28.37%" ("" without a decision)
+  std::string evidence;   // "mannwhitney p = 0.0043; 95% CI ...; n = 6 / 5" ("" without a decision)
+  std::string statistic;  // "median"
+  const MetricComparison* deciding = nullptr;
+  bool environmental = false;
+};
+
+VerdictWords DescribeVerdict(const ValidationResult& r) {
+  VerdictWords w;
+  w.verdict = VerdictText(r.overall);
+  w.deciding = Deciding(r);
+  w.environmental = r.diagnosis == "environmental";
+  const MetricComparison* m = w.deciding;
+  if (m == nullptr || r.overall == Verdict::kInsufficientData) return w;
+  w.change = m->metric + " " + Pct(m->change_rel);
+  w.statistic = m->statistic_name;
+  std::vector<std::string> parts;
+  if (!m->test.empty()) parts.push_back(m->test + " p = " + PValue(m->p_value));
+  if (m->ci_available) parts.push_back(CiText(*m));
+  parts.push_back("n = " + std::to_string(m->n_before) + " / " + std::to_string(m->n_after));
+  for (const std::string& p : parts) w.evidence += (w.evidence.empty() ? "" : "; ") + p;
+  return w;
+}
+
+constexpr char kEnvironmental[] = "broad slowdown across ops: likely environmental";
+
+}  // namespace
+
 std::string ValidationHeadline(const ValidationResult& r) {
-  std::string verdict = VerdictText(r.overall);
+  const VerdictWords w = DescribeVerdict(r);
+  std::string verdict = w.verdict;
   for (char& c : verdict) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::string o = "aiprof: " + verdict;
-  const MetricComparison* m = Deciding(r);
-  if (m && r.overall != Verdict::kInsufficientData) {
-    o += ": " + m->metric + " " + Pct(m->change_rel) + " (" + m->statistic_name;
-    if (!m->test.empty()) o += "; " + m->test + " p = " + PValue(m->p_value);
-    if (m->ci_available) o += "; " + CiText(*m);
-    o += "; n = " + std::to_string(m->n_before) + " / " + std::to_string(m->n_after);
-    o += ")";
-  }
-  if (r.diagnosis == "environmental") o += "; broad slowdown across ops: likely environmental";
+  if (!w.change.empty()) o += ": " + w.change + " (" + w.statistic + "; " + w.evidence + ")";
+  if (w.environmental) o += std::string("; ") + kEnvironmental;
   o += "; before " + TerminalSafe(r.before_label) + ", after " + TerminalSafe(r.after_label);
   return o;
 }
 
 render::KeyValue ValidationCard(const ValidationResult& r) {
-  std::string verdict = VerdictText(r.overall);
-  if (!verdict.empty()) verdict[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(verdict[0])));
-  const MetricComparison* m = Deciding(r);
-  std::string value = verdict;
+  const VerdictWords w = DescribeVerdict(r);
+  std::string value = w.verdict;
+  if (!value.empty()) value[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(value[0])));
   std::string detail;
-  if (m && r.overall != Verdict::kInsufficientData) {
-    value += ": " + m->metric + " " + Pct(m->change_rel);
-    detail = m->statistic_name + " " + FormatValue(m->before, m->unit) + " → " + FormatValue(m->after, m->unit);
-    if (!m->test.empty()) detail += "; " + m->test + " p = " + PValue(m->p_value);
-    if (m->ci_available) detail += "; " + CiText(*m);
-    detail += "; n = " + std::to_string(m->n_before) + " / " + std::to_string(m->n_after);
+  const MetricComparison* m = w.deciding;
+  if (!w.change.empty()) {
+    value += ": " + w.change;
+    detail = w.statistic + " " + FormatValue(m->before, m->unit) + " → " + FormatValue(m->after, m->unit) + "; " +
+             w.evidence;
   } else if (m) {
     detail = m->reason;
   }
-  if (r.diagnosis == "environmental") detail += "; broad slowdown across ops: likely environmental";
+  if (w.environmental) detail += std::string(detail.empty() ? "" : "; ") + kEnvironmental;
   detail += std::string(detail.empty() ? "" : "; ") + "before " + r.before_label + ", after " + r.after_label;
   if (r.prediction) detail += "; " + DescribePredictionCheck(*r.prediction);
   return {"change", "Change", render::Value::String(std::move(value)), render::Unit::kNone, std::move(detail)};
