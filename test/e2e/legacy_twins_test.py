@@ -10,6 +10,11 @@ user annotations (docs/importers.md), so both files must fire the same
 rules, with impacts within a few points, except the rules that need what
 the legacy export leaves out:
   layout_conversion  (input shapes: Input Dims)
+  long_tail_ops      (instances are grouped by name and Input Dims: by name
+                      alone, as the legacy file allows, one op's larger
+                      shapes look like its tail; malloc_noisy: 29% of the
+                      step by name, 2.8% by shape, batch_norm's 8 ms
+                      instances among 1.3 ms ones of one shape)
 An independent check of the legacy import against the same run's other file.
 """
 import argparse
@@ -19,7 +24,7 @@ import os
 import subprocess
 import sys
 
-NEEDS_MORE_THAN_LEGACY = {"layout_conversion"}
+NEEDS_MORE_THAN_LEGACY = {"layout_conversion", "long_tail_ops"}
 SHARE_TOL = 0.02  # of the step: the legacy export drops nested same-name ops (README)
 
 
@@ -44,7 +49,7 @@ def main():
     bad = 0
     for c in cases:
         k = {r: s for r, s in findings(a.aiprof, c + ".kineto.json").items() if r not in NEEDS_MORE_THAN_LEGACY}
-        l = findings(a.aiprof, c + ".legacy.json")
+        l = {r: s for r, s in findings(a.aiprof, c + ".legacy.json").items() if r not in NEEDS_MORE_THAN_LEGACY}
         name = os.path.basename(c)
         problems = []
         if set(k) != set(l):

@@ -134,8 +134,10 @@ struct ReportData {
 // RankSuggestions puts those first, over all findings), unless the top
 // finding's largest prior is larger even at its low end. Priors of
 // different rules are not compared with each other: without a measured
-// gain, the top finding's largest prior. `measured` is kept's first when
-// measured, whichever is chosen.
+// gain, the top finding's largest prior (a simulated gain whose interval
+// reaches zero is not one; only a top finding without any prior gives its
+// largest gain of any source). `measured` is kept's first when measured,
+// whichever is chosen.
 struct BestFix {
   const SuggestionOutcome* best = nullptr;
   const SuggestionOutcome* measured = nullptr;
