@@ -406,8 +406,12 @@ class McpServer {
     auto b = before->session->samples(sample_options);
     auto a = after->session->samples(sample_options);
     if (!b.ok() || !a.ok()) {
-      *result = ToolResult(!b.ok() ? before->path + ": " + b.status().message() : after->path + ": " + a.status().message(),
-                           "", true);
+      // The message names the trace; most sample errors already start with
+      // its path (trace_samples.cc), so it is not said twice.
+      const std::string& path = !b.ok() ? before->path : after->path;
+      std::string message(!b.ok() ? b.status().message() : a.status().message());
+      if (message.rfind(path, 0) != 0) message = path + ": " + message;
+      *result = ToolResult(message, "", true);
       return std::nullopt;
     }
     ValidationResult v = Validate(*b, *a, options);

@@ -138,6 +138,10 @@ def main():
     check(r["result"]["isError"] is True and "no_such_fix" in r["result"]["content"][0]["text"],
           "validate: an unknown fix id is a tool error: %r" % r["result"]["content"])
     check(c.tool("validate", before=tb)["error"]["code"] == -32602, "validate needs 'after'")
+    r = c.tool("validate", before=tb, after=ta, unit="nosuchspan")
+    text = r.get("result", {}).get("content", [{}])[0].get("text", "")
+    check(r.get("result", {}).get("isError") and "no span named 'nosuchspan'" in text and text.count(before) == 1,
+          "a unit with no samples: a tool error naming the trace once: %r" % text)
     check(c.tool("validate", before=tb, after=ta, alpha=2)["error"]["code"] == -32602, "validate: alpha range")
     # diff: the same pair, the document of aiprof diff as structured content.
     r = c.tool("diff", a=tb, b=ta)
