@@ -155,6 +155,12 @@ class McpServer {
       return;
     }
     if (parsed && message.is_object()) {
+      // A response from the client (result or error, no method) is dropped
+      // here, as Handle would: never queued, never answered, even busy.
+      if (message["method"].error() == simdjson::NO_SUCH_FIELD &&
+          (message["result"].error() == simdjson::SUCCESS || message["error"].error() == simdjson::SUCCESS)) {
+        return;
+      }
       if (message["id"].get(id_element) == simdjson::SUCCESS) p.id = simdjson::minify(id_element);
       if (message["method"].get(method) == simdjson::SUCCESS) {
         if (method == "notifications/cancelled" && p.id.empty()) {
