@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "src/analysis/attribution/op_class.h"
+#include "src/analysis/common/text_format.h"
 
 namespace aiprof {
 namespace {
@@ -155,16 +156,8 @@ std::string DescribeComparison(const ComparisonOutcome& c) {
 }
 
 std::string ImpactText(const Finding& f) {
-  auto pct = [](double x) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f%%", x * 100);
-    return std::string(b);
-  };
-  auto ms = [](double ns) {
-    char b[48];
-    std::snprintf(b, sizeof b, "%.3f ms", ns / 1e6);
-    return std::string(b);
-  };
+  auto pct = [](double x) { return FormatPercent(x); };
+  auto ms = [](double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; };
   const Impact& im = f.impact;
   if (f.rule->impact_on_memory) return pct(im.share) + " of device memory";
   if (!im.quantified) {
@@ -186,9 +179,7 @@ std::string ImpactText(const Finding& f) {
     // remove, so no Amdahl bound (above).
     bound = "what the step computes, not a cause to remove: a faster implementation saves part of it";
   } else if (std::isfinite(im.max_speedup)) {
-    char b[48];
-    std::snprintf(b, sizeof b, "at most x%.2f if removed", im.max_speedup);
-    bound = b;
+    bound = "at most x" + FormatFixed(im.max_speedup, 2) + " if removed";
   } else {
     bound = "at most unbounded if removed";
   }

@@ -4,13 +4,15 @@
 
 #include <cmath>
 
+#include "src/analysis/common/text_format.h"
 #include "src/report/metric_unit.h"
 
 namespace aiprof {
 namespace {
 
-std::string PercentText(double f) { return fmt::format("{:.1f}%", f * 100); }
-std::string MsFixed(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+// The analyses' number formats (text_format.h), as ImpactText writes them.
+std::string PercentText(double f) { return FormatPercent(f); }
+std::string MsFixed(double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; }
 
 }  // namespace
 
