@@ -5,7 +5,7 @@
 // has any, else cpu_op slices, grouped by name and shape: a kernel's launch
 // configuration ("grid" and "block" args), an op's "Input Dims", where the
 // trace records them (one elementwise kernel over tensors of 23 sizes ran
-// 1 µs to 375 µs in ResNet50; by name alone its large sizes were its "tail").
+// 1 µs to 378 µs in ResNet50; by name alone its large sizes were its "tail").
 // Per group: p50/p90/p99 (linear interpolation,
 // QuantileSorted) and max; tail instances are those longer than
 // kLongTailFactor × p50; tail share = tail time / the op's total time. An op
