@@ -6,6 +6,7 @@
 
 #include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -33,28 +34,14 @@ Confidence LowerConfidence(Confidence c) { return c == Confidence::kHigh ? Confi
 
 std::string DescribeBase(const MetricSet& metrics) {
   const MetricValue* base = metrics.Get("impact_base_ns");
-  const MetricValue* steps = metrics.Get("impact_steps");
-  const MetricValue* warm = metrics.Get("warmup_steps");
-  const MetricValue* startup = metrics.Get("startup_ns");
   if (!base) return "";
-  char buf[200];
-  if (steps && steps->value > 0) {
-    std::snprintf(buf, sizeof(buf), "per step (mean of %.0f steady-state step%s, %.3f ms)", steps->value,
-                  steps->value == 1 ? "" : "s", base->value / 1e6);
-    std::string out = buf;
-    if (warm && warm->value > 0) {
-      std::snprintf(buf, sizeof(buf), "; %.0f warm-up step%s left out", warm->value, warm->value == 1 ? "" : "s");
-      out += buf;
-    }
-    return out;
-  }
-  std::snprintf(buf, sizeof(buf), "per trace (%.3f ms of steady-state time", base->value / 1e6);
-  std::string out = buf;
-  if (startup && startup->value > 0) {
-    std::snprintf(buf, sizeof(buf), "; %.3f ms of start-up left out", startup->value / 1e6);
-    out += buf;
-  }
-  return out + ")";
+  auto count = [&](const char* name) {
+    const MetricValue* v = metrics.Get(name);
+    return v && v->value > 0 ? static_cast<size_t>(v->value) : size_t{0};
+  };
+  const MetricValue* startup = metrics.Get("startup_ns");
+  return DescribeImpactBase(count("impact_steps"), count("impact_ranks"), base->value, count("warmup_steps"),
+                            startup && startup->value > 0 ? static_cast<int64_t>(startup->value) : 0);
 }
 
 Impact ComputeImpact(const Rule& rule, const MetricSet& metrics, std::string* reason) {

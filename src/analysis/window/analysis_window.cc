@@ -69,14 +69,27 @@ double AnalysisWindow::PerBase(const std::map<int32_t, double>& per_rank_total_n
 }
 
 std::string AnalysisWindow::Describe() const {
+  return DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns);
+}
+
+std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns) {
+  auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  // Milliseconds to 3 decimals, as diagnose states impacts; seconds from 1 s.
+  auto ms = [](double ns) {
+    return std::fabs(ns) >= 1e9 ? FormatFixed(ns / 1e9, 3) + " s" : FormatFixed(ns / 1e6, 3) + " ms";
+  };
   if (steps > 0) {
-    std::string s = "per step (mean of " + std::to_string(steps) + " steady-state step" + (steps == 1 ? "" : "s") +
-                    ", " + FormatDurationNs(base_ns) + ")";
-    if (!warmup.empty()) s += "; " + std::to_string(warmup.size()) + " warm-up step(s) left out";
+    std::string s = "per step (mean of " + plural(steps, "steady-state step");
+    if (ranks > 1) {
+      s += steps % ranks == 0 ? ", " + std::to_string(steps / ranks) + " on each of " + std::to_string(ranks) + " ranks"
+                              : " over " + std::to_string(ranks) + " ranks";
+    }
+    s += ", " + ms(base_ns) + ")";
+    if (warmup > 0) s += "; " + plural(warmup, "warm-up step") + " left out";
     return s;
   }
-  std::string s = "per trace (" + FormatDurationNs(base_ns) + " of steady-state time";
-  if (startup_ns > 0) s += "; " + FormatDurationNs(static_cast<double>(startup_ns)) + " of start-up left out";
+  std::string s = "per trace (" + ms(base_ns) + " of steady-state time";
+  if (startup_ns > 0) s += "; " + ms(static_cast<double>(startup_ns)) + " of start-up left out";
   return s + ")";
 }
 
@@ -167,6 +180,7 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   metrics->Set("trace_span_ns", static_cast<double>(w.trace_span_ns), kWindowSource);
   metrics->Set("impact_base_ns", w.base_ns, kWindowSource);
   metrics->Set("impact_steps", static_cast<double>(w.steps), kWindowSource);
+  metrics->Set("impact_ranks", static_cast<double>(w.steps_by_rank.size()), kWindowSource);
   metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kWindowSource);
   metrics->Set("startup_ns", static_cast<double>(w.startup_ns), kWindowSource);
   metrics->Set("startup_ratio",

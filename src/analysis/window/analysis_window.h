@@ -69,9 +69,16 @@ struct AnalysisWindow {
   // The same from per-rank totals (each already averaged over the rank's
   // devices): per step = sum / steps; per trace = mean over ranks.
   double PerBase(const std::map<int32_t, double>& per_rank_total_ns) const;
-  // A sentence naming the base, e.g. "per step (mean of 5 steady-state steps, 126.3 ms)".
+  // A sentence naming the base (DescribeImpactBase).
   std::string Describe() const;
 };
+
+// The sentence naming an impact base, e.g. "per step (mean of 5 steady-state
+// steps, 126.300 ms); 1 warm-up step left out", "per step (mean of 4
+// steady-state steps, 2 on each of 2 ranks, ...)" or "per trace (40.000 ms of
+// steady-state time; 3.000 ms of start-up left out)". `steps` counts steps
+// over all `ranks` (0 steps: per trace); `warmup` likewise.
+std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns);
 
 // `warmup_steps` >= 0 forces the number of leading warm-up steps.
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);

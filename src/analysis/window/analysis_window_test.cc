@@ -27,6 +27,18 @@ TEST(AnalysisWindowTest, LeadingWarmupIsALeadingOutlierOnly) {
   EXPECT_EQ(LeadingWarmup({50, 10}, 5), 1u);        // forced, one step always stays
 }
 
+TEST(AnalysisWindowTest, BaseSentenceSaysHowStepsSplitOverRanks) {
+  EXPECT_EQ(DescribeImpactBase(5, 1, 126.3e6, 1, 0),
+            "per step (mean of 5 steady-state steps, 126.300 ms); 1 warm-up step left out");
+  EXPECT_EQ(DescribeImpactBase(1, 0, 2e6, 0, 0), "per step (mean of 1 steady-state step, 2.000 ms)");
+  // 4 steps over 2 ranks are 2 steps of each rank, not 4 steps of one run.
+  EXPECT_EQ(DescribeImpactBase(4, 2, 617.2e6, 2, 0),
+            "per step (mean of 4 steady-state steps, 2 on each of 2 ranks, 617.200 ms); 2 warm-up steps left out");
+  EXPECT_EQ(DescribeImpactBase(5, 2, 1e6, 0, 0), "per step (mean of 5 steady-state steps over 2 ranks, 1.000 ms)");
+  EXPECT_EQ(DescribeImpactBase(0, 0, 40e6, 0, 3e6),
+            "per trace (40.000 ms of steady-state time; 3.000 ms of start-up left out)");
+}
+
 // Hand-made: a 100 ms context creation, then 10 ms of device work with a
 // 4 ms host-bound gap in the middle; no steps.
 constexpr char kStartup[] = R"({"traceEvents": [
