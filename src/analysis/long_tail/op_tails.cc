@@ -36,12 +36,14 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
   std::optional<CoveredTime> in_window;
   if (window) in_window.emplace(window->intervals);
   struct Row {
-    uint32_t name, shape_a, shape_b;
+    uint32_t name, shape_a, shape_b, shape_c;
     int64_t dur;
     bool steady, top;
-    bool Same(const Row& o) const { return name == o.name && shape_a == o.shape_a && shape_b == o.shape_b; }
+    bool Same(const Row& o) const {
+      return name == o.name && shape_a == o.shape_a && shape_b == o.shape_b && shape_c == o.shape_c;
+    }
     bool operator<(const Row& o) const {
-      return std::tie(name, shape_a, shape_b, dur) < std::tie(o.name, o.shape_a, o.shape_b, o.dur);
+      return std::tie(name, shape_a, shape_b, shape_c, dur) < std::tie(o.name, o.shape_a, o.shape_b, o.shape_c, o.dur);
     }
   };
   // The shape keys: a kernel's launch configuration, an op's input sizes,
@@ -49,6 +51,24 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
   // and numbered once per distinct text (0 when absent).
   const std::optional<StringId> key_a = trace.strings.Find(r.device ? "grid" : "Input Dims");
   const std::optional<StringId> key_b = r.device ? trace.strings.Find("block") : std::nullopt;
+  // A kernel's launching op's Input Dims too: cuDNN's batch-norm kernels
+  // take the channel count as their grid, so one grid covers layers of
+  // every spatial size (ResNet50: 47 us to 681 us under grid [256, 1, 1]).
+  const std::optional<StringId> key_c = r.device ? trace.strings.Find("Input Dims") : std::nullopt;
+  std::vector<uint32_t> launch_call, launch_op, host_parent;
+  if (key_c) {
+    launch_call = OpLaunchingCalls(trace);
+    launch_op = LaunchingOps(trace);
+    host_parent = ParentSlices(trace);
+  }
+  // The innermost framework op around the launching call, else the op the
+  // activity links to directly (torch_npu).
+  auto launching_op = [&](uint32_t i) {
+    for (uint32_t p = launch_call[i]; p != kNoSlice; p = host_parent[p]) {
+      if (s.kind[p] == EventKind::kCpuOp) return p;
+    }
+    return launch_op[i];
+  };
   r.shape_labels.assign(1, "");
   std::vector<uint32_t> label_of_text;  // per arg text's StringId: label index + 1, 0 not yet
   std::unordered_map<std::string, uint32_t> label_index;
@@ -88,7 +108,12 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     }
     bool steady = !in_window || in_window->Within(s.ts_ns[i], s.ts_ns[i] + 1) > 0;
     if (!steady) ++r.outside_window;
-    rows.push_back({s.name[i].raw, shape(i, key_a), shape(i, key_b), s.dur_ns[i], steady, top});
+    uint32_t shape_c = 0;
+    if (key_c) {
+      uint32_t op = launching_op(i);
+      if (op != kNoSlice) shape_c = shape(op, key_c);
+    }
+    rows.push_back({s.name[i].raw, shape(i, key_a), shape(i, key_b), shape_c, s.dur_ns[i], steady, top});
   }
   std::sort(rows.begin(), rows.end());
   for (const Row& row : rows) {
@@ -102,6 +127,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     op.name = StringId{rows[i].name};
     op.shape_a = rows[i].shape_a;
     op.shape_b = rows[i].shape_b;
+    op.shape_c = rows[i].shape_c;
     for (; j < rows.size() && rows[j].Same(rows[i]); ++j) {
       if (rows[j].steady) durs.push_back(rows[j].dur);
       else ++op.warmup_count;
@@ -140,17 +166,20 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     if (a.qualifies != b.qualifies) return a.qualifies;
     if (a.tail_ns != b.tail_ns) return a.tail_ns > b.tail_ns;
     if (a.name != b.name) return trace.Str(a.name) < trace.Str(b.name);
-    return std::tie(a.shape_a, a.shape_b) < std::tie(b.shape_a, b.shape_b);
+    return std::tie(a.shape_a, a.shape_b, a.shape_c) < std::tie(b.shape_a, b.shape_b, b.shape_c);
   });
   return r;
 }
 
 std::string OpTailShape(const Trace& trace, const LongTailResult& r, const OpTail& op) {
-  if (op.shape_a == 0 && op.shape_b == 0) return "";
+  if (op.shape_a == 0 && op.shape_b == 0 && op.shape_c == 0) return "";
   auto text = [&](uint32_t id) {
     return id == 0 || id >= r.shape_labels.size() ? std::string("?") : r.shape_labels[id];
   };
-  return r.device ? "grid " + text(op.shape_a) + ", block " + text(op.shape_b) : "Input Dims " + text(op.shape_a);
+  if (!r.device) return "Input Dims " + text(op.shape_a);
+  std::string out = "grid " + text(op.shape_a) + ", block " + text(op.shape_b);
+  if (op.shape_c != 0) out += ", op Input Dims " + text(op.shape_c);
+  return out;
 }
 
 void PublishLongTailImpact(const LongTailResult& r, const AnalysisWindow& window, MetricSet* metrics) {

@@ -35,10 +35,10 @@ inline constexpr size_t kLongTailReported = 5;
 
 struct OpTail {
   StringId name;
-  // The shape it was grouped by: a kernel's grid and block args, an op's
-  // Input Dims (shape_b unused); indices into LongTailResult::shape_labels
-  // (0: none).
-  uint32_t shape_a = 0, shape_b = 0;
+  // The shape it was grouped by: a kernel's grid and block args and its
+  // launching op's Input Dims, an op's Input Dims (shape_b and shape_c
+  // unused); indices into LongTailResult::shape_labels (0: none).
+  uint32_t shape_a = 0, shape_b = 0, shape_c = 0;
   uint64_t count = 0;
   int64_t total_ns = 0, max_ns = 0;
   double p50_ns = 0, p90_ns = 0, p99_ns = 0;

@@ -99,5 +99,60 @@ TEST(OpTailsTest, KernelsGroupByLaunchConfiguration) {
   EXPECT_TRUE(named);
 }
 
+// Hand-made: one kernel name and grid launched by the same op over two input
+// sizes, 6 x 40 us over [8, 256, 56, 56] and 5 x 130 us over [8, 256, 14, 14]
+// (as cuDNN's batch-norm kernels take the channel count as their grid). The
+// launching op's Input Dims keep them apart: no tail. Without the ops'
+// shapes the 130 us instances would be the tail of one 11-instance group
+// (median 40 us; 130 > 3 x 40).
+TEST(OpTailsTest, KernelsGroupByTheirLaunchingOpsInputDims) {
+  std::string events;
+  int ts = 0, id = 0;
+  auto launch = [&](int dur, const char* dims) {
+    ++id;
+    const std::string c = std::to_string(id), t = std::to_string(ts);
+    events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"cpu_op","name":"aten::bn","pid":1,"tid":1,"ts":)" +
+              t + R"(,"dur":20,"args":{"Input Dims":)" + dims + R"(}},)" +
+              R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(ts + 5) +
+              R"(,"dur":10,"args":{"correlation":)" + c + R"(}},)" +
+              R"({"ph":"X","cat":"kernel","name":"bn_bw","pid":0,"tid":7,"ts":)" + std::to_string(ts + 20) +
+              R"(,"dur":)" + std::to_string(dur) + R"(,"args":{"correlation":)" + c +
+              R"(,"grid":[256, 1, 1],"block":[512, 1, 1]}},)" + R"({"ph":"s","id":)" + c +
+              R"(,"pid":1,"tid":1,"ts":)" + std::to_string(ts + 5) + R"(,"cat":"ac2g","name":"ac2g"},)" +
+              R"({"ph":"f","id":)" + c + R"(,"pid":0,"tid":7,"ts":)" + std::to_string(ts + 20) +
+              R"(,"cat":"ac2g","name":"ac2g","bp":"e"})";
+    ts += 300;
+  };
+  for (int i = 0; i < 6; ++i) launch(40, "[[8, 256, 56, 56]]");
+  for (int i = 0; i < 5; ++i) launch(130, "[[8, 256, 14, 14]]");
+  auto t = ImportJsonText(R"({"traceEvents":[)" + events + "]}");
+  ASSERT_NE(t, nullptr);
+  LongTailResult r = ComputeLongTails(*t);
+  ASSERT_EQ(r.ops.size(), 2u);
+  for (const OpTail& op : r.ops) {
+    EXPECT_EQ(op.count, op.p50_ns == 40000 ? 6u : 5u);
+    EXPECT_EQ(op.tail_count, 0u);
+  }
+  EXPECT_EQ(OpTailShape(*t, r, r.ops[0]).find("grid [256, 1, 1], block [512, 1, 1], op Input Dims [[8, 256, "), 0u)
+      << OpTailShape(*t, r, r.ops[0]);
+}
+
+// ResNet50 (num_workers=4): bn_bw under grid [256, 1, 1] ran 47-681 us over
+// layers of three spatial sizes; grouped with their ops' sizes no group of it
+// has a tail.
+TEST(OpTailsTest, Resnet50BatchNormKernelsHaveNoTailWithinALayerShape) {
+  auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  LongTailResult r = ComputeLongTails(*t);
+  size_t groups = 0;
+  for (const OpTail& op : r.ops) {
+    if (t->Str(op.name).find("bn_bw_1C11") == std::string_view::npos) continue;
+    if (OpTailShape(*t, r, op).find("grid [256, 1, 1]") != 0) continue;
+    ++groups;
+    EXPECT_EQ(op.tail_count, 0u) << OpTailShape(*t, r, op);
+  }
+  EXPECT_GE(groups, 3u);
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -4,7 +4,7 @@
 Reads the trace JSON directly; correlation args link runtime calls to device
 activity. Prints kernels, launches, launch-delay p50, launch cost, short
 kernels, copies per direction, pageable count, memory peaks and, per op
-name and shape (grid and block; Input Dims), p50/p99/tail share (3x median). Definitions: docs/analyses.md.
+name and shape (grid, block and the launching op's Input Dims; Input Dims), p50/p99/tail share (3x median). Definitions: docs/analyses.md.
 """
 import json, sys
 from collections import defaultdict
@@ -52,12 +52,36 @@ def main():
     out['memory'] = {str(k): v for k, v in peaks.items()}
     dev = [e for e in X if e.get('cat') in ('kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset', 'Memset')]
     ops = dev if dev else [e for e in X if e.get('cat') == 'cpu_op']
-    # Per name and shape: a kernel's launch configuration (grid, block), an
-    # op's input sizes (Input Dims), where recorded.
+    # Per name and shape: a kernel's launch configuration (grid, block) and
+    # its launching op's input sizes (the innermost cpu_op around the runtime
+    # call), an op's input sizes (Input Dims), where recorded.
+    cpu_ops = defaultdict(list)
+    for e in X:
+        if e.get('cat') == 'cpu_op':
+            cpu_ops[(e['pid'], e['tid'])].append(e)
+    for v in cpu_ops.values():
+        v.sort(key=lambda e: (ns(e['ts']), -ns(e['dur'])))
+
+    def op_dims(k):
+        c = calls.get(k.get('args', {}).get('correlation'))
+        if c is None:
+            return None
+        start, end = ns(c['ts']), ns(c['ts']) + ns(c['dur'])
+        inner = None
+        for o in cpu_ops.get((c['pid'], c['tid']), []):
+            if ns(o['ts']) > start:
+                break
+            if ns(o['ts']) + ns(o['dur']) >= end:
+                inner = o
+        return None if inner is None else inner.get('args', {}).get('Input Dims')
+
     by = defaultdict(list)
     for e in ops:
         a = e.get('args', {})
-        shape = (json.dumps(a.get('grid')), json.dumps(a.get('block'))) if dev else (json.dumps(a.get('Input Dims')),)
+        if dev:
+            shape = (json.dumps(a.get('grid')), json.dumps(a.get('block')), json.dumps(op_dims(e)))
+        else:
+            shape = (json.dumps(a.get('Input Dims')),)
         by[(e['name'],) + shape].append(ns(e['dur']))
     total = sum(sum(v) for v in by.values())
     best = None
