@@ -14,6 +14,14 @@ thread is in, not the instant. Lines go to the file every `flush_seconds`
 (whole lines only) and at stop(): a process that leaves without stop()
 (os._exit, a signal) loses the samples of its last flush_seconds at most.
 
+The sampler never raises into the program: an error while sampling is
+caught, counted and the next round goes on; the file then says so
+("E count first_error", rewritten as the count grows, the last one holds).
+After MAX_CONSECUTIVE_ERRORS rounds in a row fail, or if anything else ends
+its thread before stop(), it writes "X monotonic_ns reason" and stops; the
+capture reports both as diagnostics (python_sampler_errors,
+python_sampler_stopped).
+
 One source for both users: the aiprof package imports it (aiprof monitor's
 deep trace, python/aiprof/_framework.py), and `aiprof trace` writes this file
 as aiprof_pysampler.py beside its start-up hook (src/capture/torch_hook.py),
@@ -29,9 +37,15 @@ import time
 # stderr at stop.
 MAX_NODES = 200000
 
+# Sampling rounds that may fail in a row before the sampler gives up (at
+# 200 Hz, a quarter of a second of nothing but errors): a fault that does
+# not go away must not cost the program a thread spinning on it.
+MAX_CONSECUTIVE_ERRORS = 50
+
 
 class PythonSampler:
-    def __init__(self, path, hz, max_nodes=MAX_NODES, flush_seconds=1.0):
+    def __init__(self, path, hz, max_nodes=MAX_NODES, flush_seconds=1.0, start=True):
+        # start=False: no thread; sample_once() and flush() by hand.  Visible for testing.
         self.period = 1.0 / hz
         self.flush_seconds = flush_seconds
         self.pid = os.getpid()
@@ -44,6 +58,9 @@ class PythonSampler:
         self.nodes = {}
         self.lines = []
         self.dropped = 0
+        self.errors = 0           # sampling rounds that raised
+        self.errors_written = 0   # the count the last "E" line gave
+        self.first_error = ''
         self.lock = threading.Lock()
         self.stopped = threading.Event()
         # The native id of the thread that starts the sampler, read here: in a
@@ -51,7 +68,8 @@ class PythonSampler:
         # for it (only multiprocessing resets it).
         self.own_native = (threading.get_ident(), threading.get_native_id())
         self.thread = threading.Thread(target=self.run, name='aiprof-pysampler', daemon=True)
-        self.thread.start()
+        if start:
+            self.thread.start()
 
     def node(self, frame):
         # Interned root-first: (parent, file, function, line) -> id; 0 when full.
@@ -76,33 +94,90 @@ class PythonSampler:
         return parent
 
     def run(self):
-        me = threading.get_ident()
+        # Nothing escapes this thread into the program (threading would print
+        # the traceback on the program's stderr): a round that fails is
+        # counted; a thread that ends before stop() leaves an "X" line.
+        reason = None
+        try:
+            reason = self.loop()
+        except BaseException as e:  # noqa: B902 -- never the program's problem
+            reason = 'the sampler failed: %s' % self.describe(e)
+        if reason is not None:
+            try:
+                with self.lock:
+                    self.lines.append('X %d %s\n' % (time.monotonic_ns(), self.clean(reason)))
+                    self.flush()
+            except BaseException:  # noqa: B902
+                pass
+
+    def loop(self):
+        # Returns why sampling stopped before stop() was called, or None.
         try:  # the OS thread's name, so that the monitor leaves this thread's samples out of a request's
             import ctypes
             ctypes.CDLL(None).prctl(15, b'aiprof-pysample', 0, 0, 0)  # PR_SET_NAME
         except Exception:
             pass
         next_flush = time.monotonic() + self.flush_seconds
+        failed_in_a_row = 0
         while not self.stopped.is_set() and os.getpid() == self.pid:
             with self.lock:
-                now_ns = time.monotonic_ns()
-                natives = {t.ident: t.native_id for t in threading.enumerate()}
-                natives[self.own_native[0]] = self.own_native[1]
-                for ident, frame in sys._current_frames().items():
-                    if ident == me or ident not in natives:
-                        continue
-                    nid = self.node(frame)
-                    if nid == 0:
-                        self.dropped += 1
-                        continue
-                    self.lines.append('S %d %d %d\n' % (now_ns, natives[ident], nid))
-                if time.monotonic() >= next_flush:
-                    self.flush()
-                    next_flush = time.monotonic() + self.flush_seconds
+                try:
+                    self.sample_once()
+                    if time.monotonic() >= next_flush:
+                        next_flush = time.monotonic() + self.flush_seconds
+                        self.flush()
+                    failed_in_a_row = 0
+                except Exception as e:
+                    self.errors += 1
+                    if not self.first_error:
+                        self.first_error = self.describe(e)
+                    failed_in_a_row += 1
+                    if failed_in_a_row >= MAX_CONSECUTIVE_ERRORS:
+                        self.flush_errors()
+                        return '%d sampling rounds in a row failed, the last with %s' % (
+                            failed_in_a_row, self.describe(e))
             self.stopped.wait(self.period)
+        return None
+
+    def sample_once(self):
+        # One round: every thread's stack but this one's, at one time. A
+        # thread that threading knows no native id of (yet: a thread between
+        # its ident and its native id being set, e.g. a DataLoader's queue
+        # feeder) is left out this round. Called with self.lock held.
+        me = threading.get_ident()
+        now_ns = time.monotonic_ns()
+        natives = {}
+        for t in threading.enumerate():
+            if t.ident is not None and isinstance(t.native_id, int):
+                natives[t.ident] = t.native_id
+        natives[self.own_native[0]] = self.own_native[1]
+        for ident, frame in sys._current_frames().items():
+            native = natives.get(ident)
+            if ident == me or native is None:
+                continue
+            nid = self.node(frame)
+            if nid == 0:
+                self.dropped += 1
+                continue
+            self.lines.append('S %d %d %d\n' % (now_ns, native, nid))
+
+    @staticmethod
+    def describe(e):
+        return PythonSampler.clean('%s: %s' % (type(e).__name__, e))[:300]
+
+    @staticmethod
+    def clean(text):
+        return str(text).replace('\r', ' ').replace('\n', ' ')
+
+    def flush_errors(self):
+        # The error count so far, once per change: a killed process leaves it too.
+        if self.errors != self.errors_written:
+            self.lines.append('E %d %s\n' % (self.errors, self.first_error))
+            self.errors_written = self.errors
 
     def flush(self):
-        if self.lines:
+        self.flush_errors()
+        if self.lines and self.fd >= 0:
             data = ''.join(self.lines).encode('utf-8', 'replace')
             self.lines = []
             while data:
@@ -124,7 +199,8 @@ class PythonSampler:
         if self.stopped.is_set() or os.getpid() != self.pid:
             return
         self.stopped.set()
-        self.thread.join(timeout=2.0)
+        if self.thread.ident is not None:
+            self.thread.join(timeout=2.0)
         with self.lock:
             self.flush()
             if self.dropped:

@@ -493,10 +493,8 @@ class Session {
         }
         Status st = ReadPythonSamples(f, &python[pid]);
         if (!st.ok()) b.Diagnose("python_samples_unreadable", f, st.message());
-        if (python[pid].malformed_lines > 0) {
-          b.Diagnose("python_samples_malformed", f, std::to_string(python[pid].malformed_lines) +
-                     " lines were not the hook's (a line cut when the program was killed)");
-        }
+        const std::string stopped = DiagnosePythonSamples(f, pid, python[pid], start_mono_ns_, &b);
+        if (!stopped.empty()) std::fprintf(stderr, "aiprof: %s\n", stopped.c_str());
       }
       BuildHostTrace(perf, o_.unwind, &b, stats, &python);
       if (perf.lost_records > 0) {

@@ -10,6 +10,7 @@
 
 #include "src/base/clock.h"
 #include "src/capture/counters.h"
+#include "src/capture/host_trace.h"
 #include "src/capture/permissions.h"
 #include "src/capture/process_image.h"
 #include "src/model/trace_builder.h"
@@ -137,19 +138,69 @@ TEST(TorchClockTest, OffsetFromSyncMarks) {
              kNoCorrelation, b.ArgCursor(), 0);
   ASSERT_TRUE(b.Finalize().ok());
   testing::TempDir dir;
-  const std::string sync = dir.Write("sync.json",
-      R"({"sync":[{"name":"aiprof::clock_sync#0","mono_begin_ns":5000000,"mono_end_ns":5500000},)"
-      R"({"name":"aiprof::clock_sync#1","mono_begin_ns":9000000,"mono_end_ns":9010000}]})");
+  const std::string sync = dir.Write(
+      "sync.json", R"({"sync":[{"name":"aiprof::clock_sync#0","mono_begin_ns":5000000,"mono_end_ns":5500000},)"
+                   R"({"name":"aiprof::clock_sync#1","mono_begin_ns":9000000,"mono_end_ns":9010000}]})");
   int64_t got = 0, err = 0;
   ASSERT_TRUE(MeasureTorchOffset(torch, sync, &got, &err).ok());
   // Mark 1: offset in [op_end - 9'010'000, op_start - 9'000'000] ± 1 µs.
   EXPECT_LE(std::abs(got - offset), err);
   EXPECT_LE(err, 5'000);
-  const std::string bad = dir.Write("bad.json", R"({"sync":[{"name":"aiprof::clock_sync#7","mono_begin_ns":1,"mono_end_ns":2}]})");
+  const std::string bad =
+      dir.Write("bad.json", R"({"sync":[{"name":"aiprof::clock_sync#7","mono_begin_ns":1,"mono_end_ns":2}]})");
   Status st = MeasureTorchOffset(torch, bad, &got, &err);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("no aiprof::clock_sync#"), std::string::npos);
   EXPECT_FALSE(MeasureTorchOffset(torch, "/nonexistent/sync", &got, &err).ok());
+}
+
+// A py-<pid>.txt whose sampler skipped failing rounds and then stopped (the
+// sampler's "E" and "X" lines, python/aiprof/_pysampler.py): both are read,
+// not counted as malformed, and reported as diagnostics; a file without
+// them gives none.
+TEST(PythonSamplesTest, ASamplerThatStoppedIsReported) {
+  testing::TempDir dir;
+  const std::string path = dir.Write("py-42.txt",
+                                     "F 1 0 7 main\ttrain.py\n"
+                                     "S 1500000000 42 1\n"
+                                     "E 2 TypeError: %d format: a real number is required, not NoneType\n"
+                                     "S 1600000000 42 1\n"
+                                     "E 3 TypeError: %d format: a real number is required, not NoneType\n"
+                                     "X 3250000000 50 sampling rounds in a row failed, the last with OSError: x\n");
+  PythonSamples py;
+  ASSERT_TRUE(ReadPythonSamples(path, &py).ok());
+  EXPECT_EQ(py.malformed_lines, 0u);
+  EXPECT_EQ(py.by_tid[42].size(), 2u);
+  EXPECT_EQ(py.sampler_errors, 3u);
+  EXPECT_EQ(py.sampler_first_error, "TypeError: %d format: a real number is required, not NoneType");
+  EXPECT_TRUE(py.sampler_stopped);
+  EXPECT_EQ(py.sampler_stopped_ns, 3'250'000'000);
+
+  Trace t;
+  TraceBuilder b(&t);
+  const std::string line = DiagnosePythonSamples(path, 42, py, 1'000'000'000, &b);
+  ASSERT_TRUE(b.Finalize().ok());
+  EXPECT_EQ(line,
+            "the Python sampler of pid 42 stopped 2.25 s into the capture (50 sampling rounds in a row "
+            "failed, the last with OSError: x): the process's later host samples have no Python frames");
+  const auto& d = t.diagnostics.entries();
+  ASSERT_TRUE(d.count("python_sampler_stopped"));
+  EXPECT_EQ(d.at("python_sampler_stopped").description, line);
+  ASSERT_TRUE(d.count("python_sampler_errors"));
+  EXPECT_NE(d.at("python_sampler_errors").description.find("skipped 3 sampling round(s) that failed (first: TypeError"),
+            std::string::npos)
+      << d.at("python_sampler_errors").description;
+  EXPECT_FALSE(d.count("python_samples_malformed"));
+
+  const std::string healthy = dir.Write("py-43.txt", "F 1 0 7 main\ttrain.py\nS 1500000000 43 1\nS 15000");
+  PythonSamples ok;
+  ASSERT_TRUE(ReadPythonSamples(healthy, &ok).ok());
+  Trace t2;
+  TraceBuilder b2(&t2);
+  EXPECT_EQ(DiagnosePythonSamples(healthy, 43, ok, 0, &b2), "");
+  ASSERT_TRUE(b2.Finalize().ok());
+  EXPECT_EQ(t2.diagnostics.entries().size(), 1u);
+  EXPECT_TRUE(t2.diagnostics.entries().count("python_samples_malformed"));  // the cut last line
 }
 
 // Hand-made: 8 top-level "request" spans with a child each; 25% keeps 2

@@ -74,7 +74,8 @@ class HostTraceBuilder {
  private:
   ProcessImage* Image(int32_t pid) {
     auto it = images_.find(pid);
-    if (it == images_.end()) it = images_.emplace(pid, std::make_unique<ProcessImage>(pid, MappingsOf(perf_, pid))).first;
+    if (it == images_.end())
+      it = images_.emplace(pid, std::make_unique<ProcessImage>(pid, MappingsOf(perf_, pid))).first;
     return it->second.get();
   }
 
@@ -176,8 +177,8 @@ class HostTraceBuilder {
     for (size_t i = py_chain_.size(); i-- > 0;) {
       const PythonSamples::Node& node = py.nodes[py_chain_[i]];
       const char* base = std::strrchr(node.file.c_str(), '/');
-      std::string name = node.function + " (" + (base ? base + 1 : node.file.c_str()) + ":" +
-                         std::to_string(node.line) + ")";
+      std::string name =
+          node.function + " (" + (base ? base + 1 : node.file.c_str()) + ":" + std::to_string(node.line) + ")";
       parent = b_->InternCallsite(parent, Str(name), Str(node.file), FrameKind::kPython);
     }
     return parent;
@@ -238,8 +239,8 @@ Status ReadPythonSamples(const std::string& path, PythonSamples* out) {
       int consumed = 0;
       const size_t tab = line.find('\t');
       if (tab != std::string::npos &&
-          std::sscanf(line.c_str() + 2, "%u %u %u %n", &id, &parent, &lineno, &consumed) == 3 &&
-          id == remap.size() && parent < id && 2 + static_cast<size_t>(consumed) <= tab) {
+          std::sscanf(line.c_str() + 2, "%u %u %u %n", &id, &parent, &lineno, &consumed) == 3 && id == remap.size() &&
+          parent < id && 2 + static_cast<size_t>(consumed) <= tab) {
         PythonSamples::Node n;
         n.parent = remap[parent];
         n.line = lineno;
@@ -249,11 +250,53 @@ Status ReadPythonSamples(const std::string& path, PythonSamples* out) {
         out->nodes.push_back(std::move(n));
         continue;
       }
+    } else if (line.size() > 2 && line[0] == 'E' && line[1] == ' ') {
+      unsigned long long count = 0;
+      int consumed = 0;
+      if (std::sscanf(line.c_str() + 2, "%llu%n", &count, &consumed) == 1) {
+        out->sampler_errors = count;
+        const size_t text = line.find_first_not_of(' ', 2 + static_cast<size_t>(consumed));
+        out->sampler_first_error = text == std::string::npos ? "" : line.substr(text);
+        continue;
+      }
+    } else if (line.size() > 2 && line[0] == 'X' && line[1] == ' ') {
+      long long ts = 0;
+      int consumed = 0;
+      if (std::sscanf(line.c_str() + 2, "%lld%n", &ts, &consumed) == 1) {
+        out->sampler_stopped = true;
+        out->sampler_stopped_ns = ts;
+        const size_t text = line.find_first_not_of(' ', 2 + static_cast<size_t>(consumed));
+        out->sampler_stop_reason = text == std::string::npos ? "" : line.substr(text);
+        continue;
+      }
     }
     ++out->malformed_lines;  // a line cut by a kill, or not the hook's
   }
   for (auto& [tid, v] : out->by_tid) std::sort(v.begin(), v.end());
   return OkStatus();
+}
+
+std::string DiagnosePythonSamples(const std::string& path, int32_t pid, const PythonSamples& py, int64_t start_ns,
+                                  TraceBuilder* builder) {
+  const std::string who = "the Python sampler of pid " + std::to_string(pid);
+  if (py.malformed_lines > 0) {
+    builder->Diagnose(
+        "python_samples_malformed", path,
+        std::to_string(py.malformed_lines) + " lines were not the hook's (a line cut when the program was killed)");
+  }
+  if (py.sampler_errors > 0) {
+    builder->Diagnose("python_sampler_errors", path,
+                      who + " skipped " + std::to_string(py.sampler_errors) +
+                          " sampling round(s) that failed (first: " + py.sampler_first_error +
+                          "); host samples around them may lack Python frames");
+  }
+  if (!py.sampler_stopped) return "";
+  char at[64];
+  std::snprintf(at, sizeof(at), "%.2f s into the capture", static_cast<double>(py.sampler_stopped_ns - start_ns) / 1e9);
+  const std::string what = who + " stopped " + at + " (" + py.sampler_stop_reason +
+                           "): the process's later host samples have no Python frames";
+  builder->Diagnose("python_sampler_stopped", path, what);
+  return what;
 }
 
 void BuildHostTrace(const PerfData& perf, UnwindMode mode, TraceBuilder* builder, HostStats* stats,
@@ -288,7 +331,8 @@ void AddCounters(const CounterSampler& counters, TraceBuilder* builder) {
     const int64_t who = p.device >= 0 ? -1 - p.device : p.pid;
     auto [it, inserted] = tracks.try_emplace({who, p.name}, 0);
     if (inserted) {
-      IdValue pid = p.device >= 0 ? IdValue::Str(builder->Intern("GPU " + std::to_string(p.device))) : IdValue::Num(p.pid);
+      IdValue pid =
+          p.device >= 0 ? IdValue::Str(builder->Intern("GPU " + std::to_string(p.device))) : IdValue::Num(p.pid);
       it->second = builder->CounterTrack(pid, names[p.name], p.device >= 0 ? p.device : kHostDevice);
       builder->SetTrackRole(it->second, TrackKind::kCounter, p.device >= 0 ? Layer::kDevice : Layer::kHost,
                             p.device >= 0 ? p.device : kHostDevice);

@@ -4,13 +4,11 @@
 #ifndef AIPROF_SRC_CAPTURE_HOST_TRACE_H_
 #define AIPROF_SRC_CAPTURE_HOST_TRACE_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include "src/base/status.h"
-#include <cstdint>
 
 #include "src/base/status.h"
 #include "src/capture/counters.h"
@@ -39,11 +37,27 @@ struct PythonSamples {
   std::vector<Node> nodes = {Node{}};  // ids from 1; [0] unused
   std::unordered_map<int32_t, std::vector<std::pair<int64_t, uint32_t>>> by_tid;
   uint64_t malformed_lines = 0;
+  // The sampler's own account ("E count first_error"; the last line holds):
+  // rounds that raised and were skipped.
+  uint64_t sampler_errors = 0;
+  std::string sampler_first_error;
+  // "X monotonic_ns reason": the sampler stopped before the program did;
+  // the process's later perf samples have no Python stack.
+  bool sampler_stopped = false;
+  int64_t sampler_stopped_ns = 0;
+  std::string sampler_stop_reason;
 };
 
 // Appends one py-<pid>.txt written by the hook. Node ids are the file's own:
 // call once per file into a fresh PythonSamples per process (pid).
 Status ReadPythonSamples(const std::string& path, PythonSamples* out);
+
+// Diagnostics for what ReadPythonSamples found in `path` (pid `pid`'s file):
+// python_samples_malformed, python_sampler_errors, python_sampler_stopped
+// (its time given from `start_ns`, the capture's start). Returns a line for
+// aiprof's stderr when the sampler stopped, else "".
+std::string DiagnosePythonSamples(const std::string& path, int32_t pid, const PythonSamples& py, int64_t start_ns,
+                                  TraceBuilder* builder);
 
 // A perf sample of a thread gets the Python stack last sampled on that
 // thread up to kPythonStackHeldNs before it, else the next one up to
@@ -54,10 +68,10 @@ inline constexpr int64_t kPythonSampleMatchNs = 20'000'000;
 
 struct HostStats {
   uint64_t samples = 0;
-  uint64_t python_samples = 0;     // perf samples given a Python stack
-  uint64_t truncated_stacks = 0;   // the root frame is not a thread's or process's entry
-  uint64_t dwarf_stacks = 0;   // samples whose stack came from DWARF unwinding
-  uint64_t fp_stacks = 0;      // from the kernel's frame-pointer chain
+  uint64_t python_samples = 0;    // perf samples given a Python stack
+  uint64_t truncated_stacks = 0;  // the root frame is not a thread's or process's entry
+  uint64_t dwarf_stacks = 0;      // samples whose stack came from DWARF unwinding
+  uint64_t fp_stacks = 0;         // from the kernel's frame-pointer chain
   // Frames without a name (a module's offset, an address), and frames named
   // after the nearest symbol below them (SymbolisedFrame::nearest).
   uint64_t frames = 0, unsymbolised_frames = 0, nearest_symbol_frames = 0;
