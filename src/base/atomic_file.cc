@@ -1,5 +1,7 @@
 #include "src/base/atomic_file.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,13 +15,61 @@ namespace aiprof {
 AtomicFileWriter::~AtomicFileWriter() {
   if (file_) {
     std::fclose(file_);
-    ::unlink(tmp_path_.c_str());
+    if (!in_place_) ::unlink(tmp_path_.c_str());
   }
+}
+
+Status OutputTarget(const std::string& path, std::string* target, bool* in_place) {
+  *target = path;
+  *in_place = false;
+  if (path.empty()) return ErrStatus("no output file named");
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return ErrStatus(path + ": is a folder; name a file to write");
+    if (!S_ISREG(st.st_mode)) {
+      *in_place = true;
+      return OkStatus();
+    }
+    struct stat lst;
+    if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+      char resolved[PATH_MAX];
+      if (::realpath(path.c_str(), resolved) == nullptr) {
+        return ErrStatus(path + ": cannot resolve the link: " + std::strerror(errno));
+      }
+      *target = resolved;
+    }
+    return OkStatus();
+  }
+  struct stat lst;
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    // A dangling link: create what it points to (one level, as `>` does).
+    char link[PATH_MAX];
+    ssize_t n = ::readlink(path.c_str(), link, sizeof(link) - 1);
+    if (n <= 0) return ErrStatus(path + ": cannot read the link: " + std::strerror(errno));
+    std::string to(link, static_cast<size_t>(n));
+    const size_t slash = path.rfind('/');
+    if (to[0] != '/' && slash != std::string::npos) to = path.substr(0, slash + 1) + to;
+    *target = to;
+  }
+  return OkStatus();
 }
 
 Status AtomicFileWriter::Open(const std::string& path) {
   path_ = path;
-  tmp_path_ = path + ".tmp.XXXXXX";
+  std::string target;
+  RETURN_IF_ERROR(OutputTarget(path, &target, &in_place_));
+  if (in_place_) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+    file_ = ::fdopen(fd, "wb");
+    if (!file_) {
+      ::close(fd);
+      return ErrStatus(path + ": fdopen failed: " + std::strerror(errno));
+    }
+    return OkStatus();
+  }
+  target_ = target;
+  tmp_path_ = target + ".tmp.XXXXXX";
   std::vector<char> name(tmp_path_.begin(), tmp_path_.end());
   name.push_back('\0');
   int fd = ::mkstemp(name.data());
@@ -50,15 +100,21 @@ Status AtomicFileWriter::Write(const void* data, size_t n) {
 
 Status AtomicFileWriter::Commit() {
   if (failed_ || !file_) return ErrStatus(path_ + ": nothing to commit");
-  bool ok = std::fflush(file_) == 0 && ::fsync(fileno(file_)) == 0;
+  bool ok = std::fflush(file_) == 0;
+  // fsync of a pipe or character device fails with EINVAL: nothing to sync.
+  if (ok && ::fsync(fileno(file_)) != 0 && !(in_place_ && (errno == EINVAL || errno == EROFS))) ok = false;
   int saved = errno;
   ok = (std::fclose(file_) == 0) && ok;
   file_ = nullptr;
+  if (in_place_) {
+    if (!ok) return ErrStatus(path_ + ": cannot write: " + std::strerror(saved));
+    return OkStatus();
+  }
   if (!ok) {
     ::unlink(tmp_path_.c_str());
     return ErrStatus(path_ + ": cannot write: " + std::strerror(saved));
   }
-  if (::rename(tmp_path_.c_str(), path_.c_str()) != 0) {
+  if (::rename(tmp_path_.c_str(), target_.c_str()) != 0) {
     saved = errno;
     ::unlink(tmp_path_.c_str());
     return ErrStatus(path_ + ": cannot rename into place: " + std::strerror(saved));
@@ -74,16 +130,20 @@ Status WriteFileAtomically(const std::string& path, std::string_view content) {
 }
 
 Status CheckWritableOutput(const std::string& path) {
-  if (path.empty()) return ErrStatus("no output file named");
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    return ErrStatus(path + ": is a folder; name a file to write");
+  std::string target;
+  bool in_place = false;
+  RETURN_IF_ERROR(OutputTarget(path, &target, &in_place));
+  if (in_place) {
+    if (::access(path.c_str(), W_OK) != 0) return ErrStatus(path + ": not writable: " + std::strerror(errno));
+    return OkStatus();
   }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat st;
+  const size_t slash = target.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
   if (::stat(dir.c_str(), &st) != 0) return ErrStatus(path + ": folder " + dir + ": " + std::strerror(errno));
   if (!S_ISDIR(st.st_mode)) return ErrStatus(path + ": " + dir + " is not a folder");
-  if (::access(dir.c_str(), W_OK) != 0) return ErrStatus(path + ": folder " + dir + " is not writable: " + std::strerror(errno));
+  if (::access(dir.c_str(), W_OK) != 0)
+    return ErrStatus(path + ": folder " + dir + " is not writable: " + std::strerror(errno));
   return OkStatus();
 }
 

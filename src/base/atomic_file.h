@@ -1,6 +1,14 @@
 // Writes a file atomically: data goes to a temporary file in the same folder,
 // which is fsynced and renamed over the target only on Commit(). A crash or
 // error leaves either the old file or the new one, never half of one.
+//
+// What is at the path decides where the bytes go (OutputTarget):
+//   - a regular file or nothing: the atomic rename above;
+//   - a symbolic link: the file it points to is replaced atomically, the link
+//     stays (a dangling link's target is created);
+//   - anything else that is not a folder (a device such as /dev/null, a FIFO,
+//     /dev/stdout): written in place, as a shell's `>` would; renaming over
+//     it would replace the device or pipe with a plain file.
 #ifndef AIPROF_SRC_BASE_ATOMIC_FILE_H_
 #define AIPROF_SRC_BASE_ATOMIC_FILE_H_
 
@@ -21,13 +29,19 @@ class AtomicFileWriter {
   Status Commit();
 
  private:
-  std::string path_, tmp_path_;
+  std::string path_, target_, tmp_path_;
   FILE* file_ = nullptr;
   bool failed_ = false;
+  bool in_place_ = false;  // a device or FIFO: no temporary file
 };
 
 // Writes `content` to `path` atomically.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
+
+// Where an output named `path` is written: `*in_place` when it is a device,
+// FIFO or other non-regular file written where it is; otherwise the regular
+// file to replace (the path itself, or a symbolic link's target).
+Status OutputTarget(const std::string& path, std::string* target, bool* in_place);
 
 // Checks, before any work, that `path` can be written atomically: its folder
 // exists, is a folder and is writable, and `path` itself is not a folder.

@@ -1,0 +1,103 @@
+#include "src/base/atomic_file.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+namespace aiprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+class AtomicFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/aiprof-atomic-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  size_t Entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), {})); }
+  std::string dir_;
+};
+
+TEST_F(AtomicFileTest, ReplacesARegularFileAndLeavesNoTemporary) {
+  ASSERT_TRUE(WriteFileAtomically(Path("out.txt"), "old").ok());
+  ASSERT_TRUE(WriteFileAtomically(Path("out.txt"), "new").ok());
+  EXPECT_EQ(Read(Path("out.txt")), "new");
+  EXPECT_EQ(Entries(), 1u);
+}
+
+// A link named by -o stays a link: the file it points to gets the content.
+TEST_F(AtomicFileTest, ALinkStaysALinkAndItsTargetIsReplaced) {
+  ASSERT_TRUE(WriteFileAtomically(Path("real.txt"), "old").ok());
+  ASSERT_EQ(::symlink("real.txt", Path("link.txt").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(Path("link.txt"), "new").ok());
+  EXPECT_TRUE(fs::is_symlink(Path("link.txt")));
+  EXPECT_EQ(Read(Path("real.txt")), "new");
+  // A dangling link: its target is created.
+  ASSERT_EQ(::symlink("later.txt", Path("dangling.txt").c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(Path("dangling.txt"), "made").ok());
+  EXPECT_TRUE(fs::is_symlink(Path("dangling.txt")));
+  EXPECT_EQ(Read(Path("later.txt")), "made");
+  EXPECT_EQ(Entries(), 4u);  // no temporary left
+}
+
+// A FIFO (as /dev/null, /dev/stdout or any device) is written in place: it
+// used to be renamed over, leaving a plain file where the pipe was.
+TEST_F(AtomicFileTest, AFifoIsWrittenInPlaceAndStaysAFifo) {
+  const std::string fifo = Path("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(CheckWritableOutput(fifo).ok());
+  // The reader opens without blocking and gives up after 5 s, so a writer
+  // that replaces the FIFO instead of writing into it fails the test
+  // rather than hanging it.
+  const int fd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(fd, 0);
+  std::string got;
+  std::thread reader([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    char buf[256];
+    while (std::chrono::steady_clock::now() < deadline) {
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n > 0) got.append(buf, static_cast<size_t>(n));
+      if (n == 0 && !got.empty()) break;  // the writer closed
+      if (n <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::close(fd);
+  });
+  Status st = WriteFileAtomically(fifo, "through the pipe");
+  reader.join();
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(got, "through the pipe");
+  struct stat sb;
+  ASSERT_EQ(::lstat(fifo.c_str(), &sb), 0);
+  EXPECT_TRUE(S_ISFIFO(sb.st_mode));
+  EXPECT_EQ(Entries(), 1u);
+}
+
+TEST_F(AtomicFileTest, AFolderIsRefused) {
+  Status st = WriteFileAtomically(dir_, "x");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("is a folder"), std::string::npos) << st.message();
+  EXPECT_FALSE(CheckWritableOutput(dir_).ok());
+}
+
+}  // namespace
+}  // namespace aiprof
