@@ -176,6 +176,7 @@ class TraceBuilder {
   std::string PlaceOf(SourcePlace place, int64_t ts_ns, const char* event) const;
   void SortSlices();
   void ComputeDepthAndKinds();
+  void ApplyProcessNames();
   void InferTracks();
   void LinkCorrelationFlows();
   void LinkFlowEvents();
