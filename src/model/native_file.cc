@@ -10,6 +10,10 @@
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
+#include <vector>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "src/base/atomic_file.h"
 #include "src/base/parallel.h"
@@ -26,12 +30,23 @@ constexpr std::string_view kEndMagic = "AIPROFEND";
 // place (kColumnAlignment); the writer pads with zeros.
 constexpr uint64_t kColumnAlignment = 8;
 
+// Every byte written goes into the running XXH3-64 of the current block;
+// Seal() ends the block with its checksum (version 6 on).
 class NativeWriter {
  public:
-  NativeWriter(AtomicFileWriter* w, uint64_t start) : w_(w), pos_(start) {}
+  explicit NativeWriter(AtomicFileWriter* w) : w_(w) { XXH3_64bits_reset(&hash_); }
   Status Write(const void* data, size_t n) {
     pos_ += n;
+    XXH3_64bits_update(&hash_, data, n);
     return w_->Write(data, n);
+  }
+  Status Write(std::string_view s) { return Write(s.data(), s.size()); }
+  // Writes the checksum of the bytes since the previous one and starts the next block.
+  Status Seal() {
+    uint64_t sum = XXH3_64bits_digest(&hash_);
+    XXH3_64bits_reset(&hash_);
+    pos_ += sizeof(sum);
+    return w_->Write(&sum, sizeof(sum));
   }
   Status U64(uint64_t v) { return Write(&v, sizeof(v)); }
   Status Str(std::string_view s) {
@@ -44,19 +59,29 @@ class NativeWriter {
     static const char kZeros[kColumnAlignment] = {};
     RETURN_IF_ERROR(Write(kZeros, (kColumnAlignment - pos_ % kColumnAlignment) % kColumnAlignment));
     for (size_t b = 0; b < c.block_count(); ++b) RETURN_IF_ERROR(Write(c.block(b), c.block_items(b) * sizeof(T)));
-    return OkStatus();
+    return Seal();
   }
 
  private:
   AtomicFileWriter* w_;
-  uint64_t pos_;
+  uint64_t pos_ = 0;
+  XXH3_state_t hash_;
+};
+
+// A block of the file and the checksum stored after it.
+struct SealedBlock {
+  std::string what;  // "column ts_ns of the slice table"
+  uint64_t begin, end, sum;
 };
 
 // Reads from the whole file mapped into memory: columns are used in place
-// (no copy), strings are views into the mapping.
+// (no copy), strings are views into the mapping. In a checked file each
+// block's stored checksum is collected as the block ends and all are
+// compared at once after the last (VerifyChecksums), side by side.
 class NativeReader {
  public:
   NativeReader(const char* base, uint64_t size, std::string path) : base_(base), size_(size), path_(std::move(path)) {}
+  void set_checked(bool checked) { checked_ = checked; }
   Status Bytes(void* dst, uint64_t n) {
     if (n > size_ - pos_) return Corrupt("a section runs past the end of the file");
     if (n > 0) std::memcpy(dst, base_ + pos_, n);
@@ -78,6 +103,33 @@ class NativeReader {
     s->assign(v);
     return OkStatus();
   }
+  // Ends the block `what` (the bytes since the previous one): reads its checksum.
+  Status Seal(std::string what) {
+    if (!checked_) return OkStatus();
+    SealedBlock block{std::move(what), block_begin_, pos_, 0};
+    RETURN_IF_ERROR(U64(&block.sum));
+    block_begin_ = pos_;
+    blocks_.push_back(std::move(block));
+    return OkStatus();
+  }
+  // OK, or an error naming the first block whose bytes do not match their checksum.
+  Status VerifyChecksums() const {
+    std::vector<uint64_t> computed(blocks_.size());
+    ParallelFor(blocks_.size(), WorkerThreads(), [&](size_t i) {
+      computed[i] = XXH3_64bits(base_ + blocks_[i].begin, blocks_[i].end - blocks_[i].begin);
+    });
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+      const SealedBlock& b = blocks_[i];
+      if (computed[i] == b.sum) continue;
+      char sums[64];
+      std::snprintf(sums, sizeof(sums), "stored %016llx, computed %016llx", static_cast<unsigned long long>(b.sum),
+                    static_cast<unsigned long long>(computed[i]));
+      return ErrStatus(path_ + ": corrupt .aiprof file at byte " + std::to_string(b.begin) + ": bytes " +
+                       std::to_string(b.begin) + "-" + std::to_string(b.end - 1) + " (" + b.what +
+                       ") do not match their checksum (" + sums + ")");
+    }
+    return OkStatus();
+  }
   template <typename T>
   Status Column(ChunkedVector<T>* c, uint64_t expected = UINT64_MAX) {
     uint64_t n = 0;
@@ -95,12 +147,16 @@ class NativeReader {
     return ErrStatus(path_ + ": corrupt .aiprof file at byte " + std::to_string(pos_) + ": " + what);
   }
   uint64_t pos() const { return pos_; }
+  uint64_t size() const { return size_; }
 
  private:
   const char* base_;
   uint64_t size_;
   std::string path_;
   uint64_t pos_ = 0;
+  bool checked_ = true;
+  uint64_t block_begin_ = 0;
+  std::vector<SealedBlock> blocks_;
 };
 
 // A table's columns in Table::Columns order; on reading, every column after
@@ -119,18 +175,25 @@ Status ReadTable(NativeReader& r, Table* table) {
   Status status = OkStatus();
   bool first = true;
   uint64_t rows = 0;
-  Table::Columns(*table, [&](auto& column) {
+  Table::ColumnsWithInfo(*table, [&](const ColumnInfo& info, auto& column) {
     if (!status.ok()) return;
     status = first ? r.Column(&column) : r.Column(&column, rows);
+    if (status.ok()) status = r.Seal(std::string("column ") + info.name + " of the " + Table::kName + " table");
     if (first) rows = column.size();
     first = false;
   });
   return status;
 }
 
+// Blocks: the header and string table, each column (the op statistics'
+// first with the slice count before it), the metadata, the diagnostics.
 Status WriteAll(const Trace& t, NativeWriter& w) {
+  RETURN_IF_ERROR(w.Write(kNativeMagic));
+  RETURN_IF_ERROR(w.Write(&kNativeVersion, sizeof(kNativeVersion)));
   RETURN_IF_ERROR(w.U64(t.strings.size()));
-  for (size_t i = 0; i < t.strings.size(); ++i) RETURN_IF_ERROR(w.Str(t.strings.Get(StringId{static_cast<uint32_t>(i)})));
+  for (size_t i = 0; i < t.strings.size(); ++i)
+    RETURN_IF_ERROR(w.Str(t.strings.Get(StringId{static_cast<uint32_t>(i)})));
+  RETURN_IF_ERROR(w.Seal());
   RETURN_IF_ERROR(WriteTable(t.tracks, w));
   RETURN_IF_ERROR(WriteTable(t.slices, w));
   RETURN_IF_ERROR(w.Column(t.args));
@@ -153,13 +216,19 @@ Status WriteAll(const Trace& t, NativeWriter& w) {
     RETURN_IF_ERROR(w.Str(key));
     RETURN_IF_ERROR(w.Str(value));
   }
+  RETURN_IF_ERROR(w.Seal());
+  // The file written is checked, whatever the one read was.
   const auto& diags = t.diagnostics.entries();
-  RETURN_IF_ERROR(w.U64(diags.size()));
+  RETURN_IF_ERROR(w.U64(diags.size() - diags.count(std::string(kNativeUncheckedDiagnostic))));
   for (const auto& [kind, e] : diags) {
-    RETURN_IF_ERROR(w.Str(kind)); RETURN_IF_ERROR(w.U64(e.count));
-    RETURN_IF_ERROR(w.Str(e.first_where)); RETURN_IF_ERROR(w.Str(e.description));
+    if (kind == kNativeUncheckedDiagnostic) continue;
+    RETURN_IF_ERROR(w.Str(kind));
+    RETURN_IF_ERROR(w.U64(e.count));
+    RETURN_IF_ERROR(w.Str(e.first_where));
+    RETURN_IF_ERROR(w.Str(e.description));
   }
-  return OkStatus();
+  RETURN_IF_ERROR(w.Seal());
+  return w.Write(kEndMagic);
 }
 
 Status ReadAll(NativeReader& r, Trace* t) {
@@ -174,9 +243,11 @@ Status ReadAll(NativeReader& r, Trace* t) {
     strings.push_back(s);
   }
   t->strings.AdoptExternal(std::move(strings));
+  RETURN_IF_ERROR(r.Seal("header and string table"));
   RETURN_IF_ERROR(ReadTable(r, &t->tracks));
   RETURN_IF_ERROR(ReadTable(r, &t->slices));
   RETURN_IF_ERROR(r.Column(&t->args));
+  RETURN_IF_ERROR(r.Seal("column args"));
   RETURN_IF_ERROR(ReadTable(r, &t->instants));
   RETURN_IF_ERROR(ReadTable(r, &t->counters));
   RETURN_IF_ERROR(ReadTable(r, &t->flows));
@@ -190,18 +261,22 @@ Status ReadAll(NativeReader& r, Trace* t) {
   RETURN_IF_ERROR(r.U64(&n));
   for (uint64_t i = 0; i < n; ++i) {
     std::string key, value;
-    RETURN_IF_ERROR(r.Str(&key)); RETURN_IF_ERROR(r.Str(&value));
+    RETURN_IF_ERROR(r.Str(&key));
+    RETURN_IF_ERROR(r.Str(&value));
     t->metadata[key] = value;
   }
+  RETURN_IF_ERROR(r.Seal("metadata"));
   RETURN_IF_ERROR(r.U64(&n));
   for (uint64_t i = 0; i < n; ++i) {
     std::string kind;
     DiagnosticEntry e;
-    RETURN_IF_ERROR(r.Str(&kind)); RETURN_IF_ERROR(r.U64(&e.count));
-    RETURN_IF_ERROR(r.Str(&e.first_where)); RETURN_IF_ERROR(r.Str(&e.description));
+    RETURN_IF_ERROR(r.Str(&kind));
+    RETURN_IF_ERROR(r.U64(&e.count));
+    RETURN_IF_ERROR(r.Str(&e.first_where));
+    RETURN_IF_ERROR(r.Str(&e.description));
     t->diagnostics.mutable_entries()[kind] = e;
   }
-  return OkStatus();
+  return r.Seal("diagnostics");
 }
 
 // Ids stored in columns must point into their tables: every column's
@@ -228,13 +303,20 @@ uint64_t RawValue(T v) {
 inline bool RefOk(ColumnRef ref, uint64_t v, uint64_t row, const Bounds& b) {
   constexpr uint64_t kNone = UINT32_MAX;
   switch (ref) {
-    case ColumnRef::kNone: return true;
-    case ColumnRef::kString: return v < b.strings;
-    case ColumnRef::kTrack: return v < b.tracks;
-    case ColumnRef::kSlice: return v < b.slices;
-    case ColumnRef::kOptionalSlice: return v == kNone || v < b.slices;
-    case ColumnRef::kOptionalCallsite: return v == kNone || v < b.callsites;
-    case ColumnRef::kEarlierRow: return v == kNone || v < row;
+    case ColumnRef::kNone:
+      return true;
+    case ColumnRef::kString:
+      return v < b.strings;
+    case ColumnRef::kTrack:
+      return v < b.tracks;
+    case ColumnRef::kSlice:
+      return v < b.slices;
+    case ColumnRef::kOptionalSlice:
+      return v == kNone || v < b.slices;
+    case ColumnRef::kOptionalCallsite:
+      return v == kNone || v < b.callsites;
+    case ColumnRef::kEarlierRow:
+      return v == kNone || v < row;
   }
   return false;
 }
@@ -428,16 +510,12 @@ Status Validate(const Trace& t, const NativeReader& r) {
 Status WriteNativeFile(const Trace& trace, const std::string& path) {
   AtomicFileWriter file;
   RETURN_IF_ERROR(file.Open(path));
-  RETURN_IF_ERROR(file.Write(kNativeMagic));
-  uint32_t version = kNativeVersion;
-  RETURN_IF_ERROR(file.Write(&version, sizeof(version)));
-  NativeWriter w(&file, kNativeMagic.size() + sizeof(version));
+  NativeWriter w(&file);
   RETURN_IF_ERROR(WriteAll(trace, w));
-  RETURN_IF_ERROR(file.Write(kEndMagic));
   return file.Commit();
 }
 
-StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
+StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path, const NativeReadOptions& options) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   struct stat st;
@@ -464,17 +542,30 @@ StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path) {
   RETURN_IF_ERROR(r.Bytes(magic, sizeof(magic)));
   if (std::string_view(magic, 8) != kNativeMagic) return r.Corrupt("not an .aiprof file");
   RETURN_IF_ERROR(r.Bytes(&version, sizeof(version)));
-  if (version != kNativeVersion) {
+  if (version != kNativeVersion && version != kNativeUncheckedVersion) {
     return ErrStatus(path + ": .aiprof version " + std::to_string(version) + " is not supported (this build reads " +
-                     std::to_string(kNativeVersion) + "); re-import the original trace");
+                     std::to_string(kNativeVersion) + " and " + std::to_string(kNativeUncheckedVersion) +
+                     "); re-import the original trace");
   }
+  r.set_checked(version == kNativeVersion);
   auto trace = std::make_unique<Trace>();
   trace->backing = std::move(mapping);
   RETURN_IF_ERROR(ReadAll(r, trace.get()));
   char end[9];
   RETURN_IF_ERROR(r.Bytes(end, sizeof(end)));
   if (std::string_view(end, 9) != kEndMagic) return r.Corrupt("missing end marker (truncated?)");
+  if (r.pos() != r.size()) {
+    return r.Corrupt(std::to_string(r.size() - r.pos()) +
+                     " bytes after the end marker (appended to, or two files in one?)");
+  }
+  if (options.verify_checksums) RETURN_IF_ERROR(r.VerifyChecksums());
   RETURN_IF_ERROR(Validate(*trace, r));
+  if (version == kNativeUncheckedVersion) {
+    trace->diagnostics.mutable_entries()[std::string(kNativeUncheckedDiagnostic)] = DiagnosticEntry{
+        1, path,
+        "an .aiprof file of version 5 has no checksums: only its structure and references were checked, "
+        "so a changed value would go unnoticed; `aiprof import` it with -o to write a checked version-6 file"};
+  }
   return trace;
 }
 
