@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 FAILURES = []
 CHECKS = [0]
@@ -126,6 +127,27 @@ def main():
           "a diagnostic of standard input names it: %s" % diag)
     left = [n for n in set(os.listdir(tempfile.gettempdir())) - before_tmp if n.startswith("aiprof-input-")]
     check(not left, "no temporary copy left: %s" % left)
+
+    # An endless stream that is no trace fails on its first MiB (it was
+    # copied to $TMPDIR without end: 10 GB in 5 s), and the copy of a stream
+    # is never visible in $TMPDIR, so even SIGKILL leaves nothing behind.
+    own_tmp = os.path.join(tmp, "tmpdir")
+    os.mkdir(own_tmp)
+    env = dict(os.environ, TMPDIR=own_tmp)
+    p = subprocess.run([exe, "summary", "/dev/zero"], capture_output=True, timeout=60, env=env)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1 and "/dev/zero: unrecognised format" in err, "/dev/zero fails at once: " + err.strip())
+    fifo2 = os.path.join(tmp, "slow.json")
+    os.mkfifo(fifo2)
+    proc = subprocess.Popen([exe, "summary", fifo2], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    with open(fifo2, "wb") as w:
+        w.write(b'{"traceEvents": [' + b'{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 5},' * 30000)
+        w.flush()
+        time.sleep(0.5)
+        check(os.listdir(own_tmp) == [], "a stream's copy is not visible in $TMPDIR: %s" % os.listdir(own_tmp))
+        proc.kill()
+        proc.wait(timeout=60)
+    check(os.listdir(own_tmp) == [], "SIGKILL during a stream's copy leaves nothing: %s" % os.listdir(own_tmp))
 
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0

@@ -65,7 +65,8 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
     trace->metadata["source_path"] = path;
     return trace;
   }
-  return ErrStatus(path + ": unrecognised format (expected Chrome/Kineto or Ascend trace JSON, optionally gzip "
+  return ErrStatus(path +
+                   ": unrecognised format (expected Chrome/Kineto or Ascend trace JSON, optionally gzip "
                    "or zstd compressed, an Nsight Systems SQLite export, an .aiprof file, or a profiler folder)");
 }
 
@@ -81,8 +82,11 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
 // A pipe, socket or terminal (`-`: standard input) can be read only once,
 // and an import reads its input twice (the first bytes to detect the format,
 // then the whole from the start): it is copied to a file under $TMPDIR
-// (mode 0600, removed after the import; a mapped .aiprof stays readable),
-// and the errors and diagnostics name the input as given.
+// (mode 0600), unlinked at once and read back through /proc/self/fd, so no
+// exit, not even SIGKILL, leaves it behind; a mapped .aiprof stays readable.
+// The format is checked on the first MiB, so /dev/zero or a stream of
+// anything else fails at once, and the copy stops at kMaxStreamedInputBytes.
+// Errors and diagnostics name the input as given.
 StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   const std::string shown = path == "-" ? "<stdin>" : path;
   if (ImportsConfined()) return ErrStatus(shown + ": not a regular file or folder; not opened");
@@ -90,19 +94,23 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   const int in = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return ErrStatus(shown + ": cannot open: " + std::strerror(errno));
   std::error_code ec;
-  std::string copy = (std::filesystem::temp_directory_path(ec) / "aiprof-input-XXXXXX").string();
-  const int out = ec ? -1 : ::mkstemp(copy.data());
+  std::string tmp = (std::filesystem::temp_directory_path(ec) / "aiprof-input-XXXXXX").string();
+  const int out = ec ? -1 : ::mkostemp(tmp.data(), O_CLOEXEC);
   if (out < 0) {
     ::close(in);
     return ErrStatus(shown + ": cannot create a temporary file to copy it to: " +
                      (ec ? ec.message() : std::string(std::strerror(errno))));
   }
-  struct Remove {
-    std::string path;
-    ~Remove() { ::unlink(path.c_str()); }
-  } remove{copy};
+  ::unlink(tmp.c_str());
+  struct Close {
+    int fd;
+    ~Close() { ::close(fd); }
+  } close_out{out};
+  const std::string copy = "/proc/self/fd/" + std::to_string(out);
   std::vector<char> buffer(1 << 20);
   std::string failed;
+  uint64_t copied = 0;
+  bool checked = false;
   for (;;) {
     const ssize_t got = ::read(in, buffer.data(), buffer.size());
     if (got < 0 && errno == EINTR) continue;
@@ -111,13 +119,28 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
     for (ssize_t done = 0; done < got && failed.empty();) {
       const ssize_t put = ::write(out, buffer.data() + done, static_cast<size_t>(got - done));
       if (put < 0 && errno == EINTR) continue;
-      if (put < 0) failed = shown + ": cannot copy it to " + copy + ": " + std::strerror(errno);
+      if (put < 0) failed = shown + ": cannot copy it to " + tmp + ": " + std::strerror(errno);
       done += put > 0 ? put : 0;
     }
     if (!failed.empty()) break;
+    copied += static_cast<uint64_t>(got);
+    if (!checked && copied >= kStreamFormatCheckBytes) {
+      checked = true;
+      StatusOr<std::string> prefix = ReadPrefix(copy, 4096);
+      if (prefix.ok() && !IsImportableFilePrefix(*prefix)) {
+        failed = shown + ": unrecognised format in its first " + std::to_string(copied) +
+                 " bytes (expected Chrome/Kineto or Ascend trace JSON, optionally gzip or zstd compressed, an Nsight "
+                 "Systems SQLite export or an .aiprof file)";
+        break;
+      }
+    }
+    if (copied > kMaxStreamedInputBytes) {
+      failed = shown + ": more than " + std::to_string(kMaxStreamedInputBytes >> 30) +
+               " GiB read from a pipe or device; the limit of a streamed input (give a file instead)";
+      break;
+    }
   }
   ::close(in);
-  if (::close(out) != 0 && failed.empty()) failed = shown + ": cannot copy it to " + copy + ": " + std::strerror(errno);
   if (!failed.empty()) return ErrStatus(failed);
   StatusOr<std::unique_ptr<Trace>> trace = ImportTraceFile(copy);
   if (!trace.ok()) return ErrStatus(ReplaceAll(trace.status().message(), copy, shown));

@@ -6,6 +6,7 @@
 #ifndef AIPROF_SRC_IMPORTERS_COMMON_IMPORTER_REGISTRY_H_
 #define AIPROF_SRC_IMPORTERS_COMMON_IMPORTER_REGISTRY_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,6 +24,13 @@ struct ImporterEntry {
   bool (*detect)(std::string_view prefix);
   Status (*import)(const std::string& path, TraceBuilder* builder);
 };
+
+// A pipe, device or `-` (standard input) is copied to an unlinked temporary
+// file first: its format is checked once kStreamFormatCheckBytes have come
+// (or at the end), and the copy stops with an error past
+// kMaxStreamedInputBytes (docs/importers.md).
+inline constexpr uint64_t kStreamFormatCheckBytes = 1 << 20;
+inline constexpr uint64_t kMaxStreamedInputBytes = uint64_t{64} << 30;
 
 // Imports `path`: a trace file in any known format, a native .aiprof, or a folder.
 StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path);
