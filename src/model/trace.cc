@@ -50,4 +50,23 @@ bool IsGraphCaptureTrack(const Trace& trace, uint32_t track) {
          trace.Str(trace.tracks.tid_label[track]).starts_with(std::string_view(kGraphCaptureTrackLabel));
 }
 
+Status CheckDurationSum(const Trace& trace, const std::string& source) {
+  const SliceTable& s = trace.slices;
+  int64_t sum = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.dur_ns[i] > 0 && !__builtin_add_overflow(sum, s.dur_ns[i], &sum)) continue;
+    if (s.dur_ns[i] <= 0) continue;
+    size_t longest = 0;
+    for (size_t j = 1; j < s.size(); ++j) {
+      if (s.dur_ns[j] > s.dur_ns[longest]) longest = j;
+    }
+    return ErrStatus(source +
+                     ": the slices' durations sum past 2^63 ns (292 years), more than aiprof's totals hold; "
+                     "the longest, " +
+                     std::string(trace.Str(s.name[longest])) + " at ts " + std::to_string(s.ts_ns[longest]) +
+                     " ns, lasts " + std::to_string(s.dur_ns[longest]) + " ns");
+  }
+  return OkStatus();
+}
+
 }  // namespace aiprof

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "src/base/chunked_vector.h"
+#include "src/base/status.h"
 #include "src/base/string_pool.h"
 #include "src/model/diagnostics.h"
 #include "src/model/event_kind.h"
@@ -79,6 +80,13 @@ struct Trace {
   // Args of slice `s`, as [begin, begin+count) into `args`.
   const Arg* FindSliceArg(uint32_t slice, StringId key) const;
 };
+
+// Fails when the slices' durations sum past INT64_MAX ns (292 years): every
+// total an analysis forms (per op, thread, class, step) is a sum of some of
+// them in int64, and none may overflow. Each duration is within 2^61 ns
+// (time_range.h), so a few absurd ones can pass one by one and not together.
+// The error names `source` and the longest slice.
+Status CheckDurationSum(const Trace& trace, const std::string& source);
 
 }  // namespace aiprof
 

@@ -149,6 +149,23 @@ def main():
         proc.wait(timeout=60)
     check(os.listdir(own_tmp) == [], "SIGKILL during a stream's copy leaves nothing: %s" % os.listdir(own_tmp))
 
+    # Durations each within 2^61 ns whose sum passes 2^63 ns: every total
+    # would overflow (the summary printed a saturated total, a halved mean and
+    # a negative self time, exit 0). Hand-made: 8 slices of just under 2^61 ns.
+    huge = os.path.join(tmp, "huge_durations.json")
+    with open(huge, "w") as f:
+        json.dump({"traceEvents": [{"ph": "X", "name": "op_Z", "pid": 1, "tid": t, "ts": 0,
+                                    "dur": 2305843009213693} for t in range(8)]}, f)
+    rc, _, err = run(exe, "summary", huge)
+    check(rc == 1 and "huge_durations.json: the slices' durations sum past 2^63 ns" in err and "op_Z" in err,
+          "durations summing past 2^63 ns are an error naming the file and the longest slice: " + err.strip())
+    with open(huge, "w") as f:
+        json.dump({"traceEvents": [{"ph": "X", "name": "op_Z", "pid": 1, "tid": t, "ts": 0,
+                                    "dur": 2305843009213693} for t in range(3)]}, f)
+    rc, out, err = run(exe, "summary", huge, "--format", "json")
+    ops = [o for o in json.loads(out)["ops"] if o["name"] == "op_Z"] if rc == 0 else []
+    check(ops and ops[0]["total_us"] == 3 * 2305843009213693, "three such durations still sum exactly: %s" % ops)
+
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 

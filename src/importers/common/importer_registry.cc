@@ -151,9 +151,7 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   return trace;
 }
 
-}  // namespace
-
-StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
+StatusOr<std::unique_ptr<Trace>> ImportAny(const std::string& path) {
   struct stat st;
   if (path == "-") return ImportStream(path);
   if (::stat(path.c_str(), &st) != 0) return ErrStatus(path + ": no such file or folder");
@@ -167,6 +165,14 @@ StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
     ASSIGN_OR_RETURN(trace, ImportFolder(path));
   }
   trace->metadata["source_path"] = path;
+  return trace;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportAny(path));
+  RETURN_IF_ERROR(CheckDurationSum(*trace, path == "-" ? "<stdin>" : path));
   return trace;
 }
 
