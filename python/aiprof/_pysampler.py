@@ -20,7 +20,8 @@ caught, counted and the next round goes on; the file then says so
 After MAX_CONSECUTIVE_ERRORS rounds in a row fail, or if anything else ends
 its thread before stop(), it writes "X monotonic_ns reason" and stops; the
 capture reports both as diagnostics (python_sampler_errors,
-python_sampler_stopped).
+python_sampler_stopped). "T native_tid" names the sampler's own thread,
+whose perf samples are aiprof's work, not the program's.
 
 One source for both users: the aiprof package imports it (aiprof monitor's
 deep trace, python/aiprof/_framework.py), and `aiprof trace` writes this file
@@ -112,6 +113,8 @@ class PythonSampler:
 
     def loop(self):
         # Returns why sampling stopped before stop() was called, or None.
+        with self.lock:
+            self.lines.append('T %d\n' % threading.get_native_id())
         try:  # the OS thread's name, so that the monitor leaves this thread's samples out of a request's
             import ctypes
             ctypes.CDLL(None).prctl(15, b'aiprof-pysample', 0, 0, 0)  # PR_SET_NAME

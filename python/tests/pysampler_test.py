@@ -128,6 +128,14 @@ class PythonSamplerTest(unittest.TestCase):
         self.assertEqual(len(stopped), 1)
         self.assertTrue(stopped[0].endswith(" the sampler failed: KeyError: 'gone'"), stopped[0])
 
+    def test_the_sampler_names_its_own_thread_and_never_samples_it(self):
+        sampler, alive, lines = self.run_sampler()
+        own = sampler.thread.native_id
+        self.assertIn('T %d' % own, lines)
+        tids = {int(line.split()[2]) for line in lines if line.startswith('S ')}
+        self.assertNotIn(own, tids)
+        self.assertIn(self.helper.native_id, tids)
+
 
 if __name__ == '__main__':
     unittest.main()

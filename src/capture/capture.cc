@@ -675,6 +675,7 @@ class Session {
     m["capture.host_frames_unsymbolised"] = std::to_string(s.unsymbolised_frames);
     m["capture.host_frames_nearest_symbol"] = std::to_string(s.nearest_symbol_frames);
     m["capture.host_samples_with_python_stack"] = std::to_string(s.python_samples);
+    m["capture.host_samples_python_sampler"] = std::to_string(s.sampler_samples);
     m["capture.host_stacks_truncated"] = std::to_string(s.truncated_stacks);
     m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";
     m["capture.host_sampling"] = perf_blocked_ ? "blocked" : o_.cpu_hz <= 0 ? "off" : "on";

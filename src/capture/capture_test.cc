@@ -203,6 +203,54 @@ TEST(PythonSamplesTest, ASamplerThatStoppedIsReported) {
   EXPECT_TRUE(t2.diagnostics.entries().count("python_samples_malformed"));  // the cut last line
 }
 
+// The Python sampler's own thread, named by its "T" line or (an older
+// sampler's file) by its thread name: its perf samples get the one frame
+// aiprof::python_sampler (module aiprof_overhead), counted apart; the
+// program's thread keeps its stack.
+TEST(PythonSamplesTest, TheSamplersOwnThreadIsAiprofOverhead) {
+  testing::TempDir dir;
+  std::map<int32_t, PythonSamples> python;
+  ASSERT_TRUE(ReadPythonSamples(dir.Write("py-900001.txt", "T 900002\n"), &python[900001]).ok());
+  EXPECT_EQ(python[900001].malformed_lines, 0u);
+  ASSERT_EQ(python[900001].sampler_tids, std::vector<int32_t>{900002});
+  PerfData perf;
+  perf.chain = {0x1234, 0x5678};
+  perf.thread_names[900003] = "aiprof-pysample";  // a second process's sampler: no file
+  perf.thread_names[900001] = "python3";
+  const int32_t threads[][2] = {{900001, 900001}, {900001, 900002}, {900004, 900003}};
+  int64_t ts = 1000;
+  for (const auto& [pid, tid] : threads) {
+    RawSample s{};
+    s.ts_ns = ts += 1000;
+    s.period_ns = 1'000'000;
+    s.pid = pid;
+    s.tid = tid;
+    s.chain_begin = 0;
+    s.chain_len = 2;
+    s.regs_index = UINT32_MAX;
+    perf.samples.push_back(s);
+  }
+  Trace t;
+  TraceBuilder b(&t);
+  HostStats stats;
+  BuildHostTrace(perf, UnwindMode::kFramePointer, &b, &stats, &python);
+  ASSERT_TRUE(b.Finalize().ok());
+  ASSERT_EQ(t.samples.size(), 3u);
+  EXPECT_EQ(stats.samples, 3u);
+  EXPECT_EQ(stats.sampler_samples, 2u);
+  std::map<int64_t, std::vector<std::string>> stacks;  // tid -> frames, leaf first
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    const int64_t tid = t.tracks.tid[t.samples.track[i].raw()];
+    for (uint32_t c = t.samples.callsite[i]; c != kNoCallsite; c = t.callsites.parent[c]) {
+      stacks[tid].push_back(std::string(t.Str(t.callsites.frame[c])) + " / " +
+                            std::string(t.Str(t.callsites.module[c])));
+    }
+  }
+  EXPECT_EQ(stacks[900002], std::vector<std::string>{"aiprof::python_sampler / aiprof_overhead"});
+  EXPECT_EQ(stacks[900003], std::vector<std::string>{"aiprof::python_sampler / aiprof_overhead"});
+  EXPECT_EQ(stacks[900001].size(), 2u);  // the program's thread: its own two frames
+}
+
 // Hand-made: 8 top-level "request" spans with a child each; 25% keeps 2
 // requests and their children, spread evenly; flows to dropped slices go.
 TEST(SamplingRateTest, KeepsAShareOfTopLevelSpansWithTheirChildren) {

@@ -61,6 +61,8 @@ class HostTraceBuilder {
     kernel_module_ = b_->Intern("[kernel.kallsyms]");
     truncated_frame_ = b_->Intern("[native stack truncated]");
     kernel_module_unknown_ = b_->Intern("[unknown]");
+    sampler_frame_ = b_->Intern(kPythonSamplerFrame);
+    overhead_module_ = b_->Intern(kAiprofOverheadModule);
   }
 
   void Run() {
@@ -119,6 +121,15 @@ class HostTraceBuilder {
       frames_.push_back({Str(f.name), Str(f.module), KindOf(f)});
     }
     if (truncated) ++stats_->truncated_stacks;
+    if (IsPythonSampler(s.pid, s.tid)) {
+      // aiprof's own thread: one frame that says so, not the interpreter
+      // and libc frames it runs in (docs/capture.md).
+      const uint32_t own = b_->InternCallsite(kNoCallsite, sampler_frame_, overhead_module_, FrameKind::kNative);
+      b_->AddStackSample(Track(s.pid, s.tid), s.ts_ns, own, s.period_ns);
+      ++stats_->sampler_samples;
+      ++stats_->samples;
+      return;
+    }
     const PythonSamples* py = nullptr;
     uint32_t py_leaf = 0;
     if ((outer_eval != SIZE_MAX || truncated) && python_) py_leaf = PythonLeaf(s, &py);
@@ -144,6 +155,19 @@ class HostTraceBuilder {
     if (s.kernel_ip) parent = b_->InternCallsite(parent, kernel_frame_, kernel_module_, FrameKind::kKernel);
     b_->AddStackSample(Track(s.pid, s.tid), s.ts_ns, parent, s.period_ns);
     ++stats_->samples;
+  }
+
+  // The Python sampler's thread: named in its process's file, or by name.
+  bool IsPythonSampler(int32_t pid, int32_t tid) const {
+    if (python_) {
+      auto proc = python_->find(pid);
+      if (proc != python_->end()) {
+        const std::vector<int32_t>& tids = proc->second.sampler_tids;
+        if (std::find(tids.begin(), tids.end(), tid) != tids.end()) return true;
+      }
+    }
+    auto name = perf_.thread_names.find(tid);
+    return name != perf_.thread_names.end() && name->second == kPythonSamplerThreadName;
   }
 
   // The leaf node of the Python stack of s's thread nearest in time, or 0.
@@ -204,7 +228,7 @@ class HostTraceBuilder {
   UnwindMode mode_;
   TraceBuilder* b_;
   HostStats* stats_;
-  StringId kernel_frame_, kernel_module_, truncated_frame_, kernel_module_unknown_;
+  StringId kernel_frame_, kernel_module_, truncated_frame_, kernel_module_unknown_, sampler_frame_, overhead_module_;
   std::map<int32_t, std::unique_ptr<ProcessImage>> images_;
   std::unordered_map<uint64_t, uint32_t> tracks_;
   std::unordered_map<std::string, StringId> strings_;
@@ -248,6 +272,12 @@ Status ReadPythonSamples(const std::string& path, PythonSamples* out) {
         n.file = line.substr(tab + 1);
         remap.push_back(static_cast<uint32_t>(out->nodes.size()));
         out->nodes.push_back(std::move(n));
+        continue;
+      }
+    } else if (line.size() > 2 && line[0] == 'T' && line[1] == ' ') {
+      int tid = 0;
+      if (std::sscanf(line.c_str() + 2, "%d", &tid) == 1 && tid > 0) {
+        out->sampler_tids.push_back(tid);
         continue;
       }
     } else if (line.size() > 2 && line[0] == 'E' && line[1] == ' ') {

@@ -37,6 +37,9 @@ struct PythonSamples {
   std::vector<Node> nodes = {Node{}};  // ids from 1; [0] unused
   std::unordered_map<int32_t, std::vector<std::pair<int64_t, uint32_t>>> by_tid;
   uint64_t malformed_lines = 0;
+  // The sampler's own thread ("T native_tid"): its perf samples are aiprof's
+  // work in the process (kPythonSamplerFrame), not the program's.
+  std::vector<int32_t> sampler_tids;
   // The sampler's own account ("E count first_error"; the last line holds):
   // rounds that raised and were skipped.
   uint64_t sampler_errors = 0;
@@ -66,9 +69,18 @@ std::string DiagnosePythonSamples(const std::string& path, int32_t pid, const Py
 inline constexpr int64_t kPythonStackHeldNs = 1'000'000'000;
 inline constexpr int64_t kPythonSampleMatchNs = 20'000'000;
 
+// A perf sample of the Python sampler's own thread (named in its file, or
+// by its thread name) has this one frame, in this module, for its stack:
+// aiprof's overhead in the target, as the torch hook's chunk exports are
+// aiprof::torch_export slices of category aiprof_overhead.
+inline constexpr char kPythonSamplerFrame[] = "aiprof::python_sampler";
+inline constexpr char kAiprofOverheadModule[] = "aiprof_overhead";
+inline constexpr char kPythonSamplerThreadName[] = "aiprof-pysample";
+
 struct HostStats {
   uint64_t samples = 0;
   uint64_t python_samples = 0;    // perf samples given a Python stack
+  uint64_t sampler_samples = 0;   // of the Python sampler's own thread (kPythonSamplerFrame)
   uint64_t truncated_stacks = 0;  // the root frame is not a thread's or process's entry
   uint64_t dwarf_stacks = 0;      // samples whose stack came from DWARF unwinding
   uint64_t fp_stacks = 0;         // from the kernel's frame-pointer chain

@@ -620,6 +620,16 @@ def case_pyframes(args):
           'pyframes: leaf to root spin_alpha, main, <module> (%s)' % order)
     check(int(d['metadata'].get('capture.host_samples_with_python_stack', 0)) > 100,
           'pyframes: samples with a Python stack counted (%s)' % d['metadata'].get('capture.host_samples_with_python_stack'))
+    # The sampler's own thread is aiprof's work: each of its samples is the
+    # one frame aiprof::python_sampler (module aiprof_overhead), counted in
+    # the metadata; no other thread's sample has that frame.
+    own = [s for s in d['sample'] if d['tracks'][s['track']]['name'] == 'aiprof-pysample']
+    labelled = [s for s in d['sample'] if 'aiprof::python_sampler' in names(s)]
+    check(own and all([tuple(f[:2]) for f in s['stack']] == [('aiprof::python_sampler', 'aiprof_overhead')]
+                      for s in own) and len(labelled) == len(own) and
+          int(d['metadata'].get('capture.host_samples_python_sampler', -1)) == len(own),
+          'pyframes: the sampler thread\'s %d samples are aiprof::python_sampler (aiprof_overhead) only, %s counted'
+          % (len(own), d['metadata'].get('capture.host_samples_python_sampler')))
     check_summary_samples(args, d['path'], 'pyframes')
 
 
