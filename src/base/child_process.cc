@@ -1,5 +1,7 @@
 #include "src/base/child_process.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -55,7 +57,17 @@ void PreparedCommand::Freeze() {
   envp_.push_back(nullptr);
 }
 
+void PreparedCommand::StopWithParent(int signal) {
+  parent_death_signal_ = signal;
+  parent_pid_ = static_cast<int>(getpid());
+}
+
 void PreparedCommand::ExecPrepared() {
+  if (parent_death_signal_ != 0) {
+    prctl(PR_SET_PDEATHSIG, parent_death_signal_);
+    // The parent died between the fork and the prctl: no signal will come.
+    if (getppid() != parent_pid_) kill(getpid(), parent_death_signal_);
+  }
   if (argv_[0] != nullptr) execvpe(argv_[0], argv_.data(), envp_.data());
   const int err = argv_[0] != nullptr ? errno : ENOENT;
   // write(2) only; strerrordesc_np returns a static string (no locale, no

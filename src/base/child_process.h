@@ -29,6 +29,13 @@ class PreparedCommand {
   // The value this environment gives `name` ("" when unset).
   std::string GetEnv(std::string_view name) const;
 
+  // The child gets `signal` when this process (the thread that forks it)
+  // ends, however it ends, SIGKILL and the OOM killer included
+  // (PR_SET_PDEATHSIG); if this process is already gone when the child
+  // runs, the child sends it to itself at once. So a command aiprof started
+  // never outlives it, still instrumented. Call before the fork.
+  void StopWithParent(int signal);
+
   // In the child, after fork: execs the command with the prepared
   // environment; on failure writes "WHAT: cannot run PROGRAM: REASON" to
   // standard error and _exits with 127. Async-signal-safe.
@@ -39,6 +46,8 @@ class PreparedCommand {
   std::vector<std::string> args_, env_;
   std::vector<char*> argv_, envp_;
   std::string failure_;  // "WHAT: cannot run PROGRAM: "
+  int parent_death_signal_ = 0;
+  int parent_pid_ = 0;
 };
 
 }  // namespace aiprof

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -127,6 +129,53 @@ TEST(PreparedCommandTest, ForkWhileOtherThreadsAllocate) {
   }
   stop = true;
   for (std::thread& t : busy) t.join();
+}
+
+// aiprof killed with SIGKILL (or by the OOM killer) must not leave the
+// command it started running: the command gets the signal it asked for.
+TEST(ChildProcessTest, TheCommandStopsWhenItsParentIsKilled) {
+  int pids[2];
+  ASSERT_EQ(pipe(pids), 0);
+  const pid_t parent = fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    // The stand-in for aiprof: starts `sleep 60`, reports its pid, then is killed.
+    PreparedCommand command({"sleep", "60"}, "test");
+    command.StopWithParent(SIGTERM);
+    const pid_t child = fork();
+    if (child == 0) command.ExecPrepared();
+    ssize_t put = write(pids[1], &child, sizeof(child));
+    (void)put;
+    pause();
+    _exit(0);
+  }
+  close(pids[1]);
+  pid_t child = 0;
+  ASSERT_EQ(read(pids[0], &child, sizeof(child)), static_cast<ssize_t>(sizeof(child)));
+  close(pids[0]);
+  usleep(200 * 1000);  // the child has execed sleep by now (or will find its parent gone)
+  ASSERT_EQ(kill(parent, SIGKILL), 0);
+  ASSERT_EQ(waitpid(parent, nullptr, 0), parent);
+  // The grandchild is reparented (to init or a subreaper): poll for it to go.
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = kill(child, 0) != 0 && errno == ESRCH;
+    if (!gone) {
+      // A zombie not yet reaped by its new parent counts as gone.
+      char path[64];
+      std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(child));
+      FILE* f = std::fopen(path, "r");
+      if (f != nullptr) {
+        int pid = 0;
+        char comm[64] = {0}, state = 0;
+        gone = std::fscanf(f, "%d %63s %c", &pid, comm, &state) == 3 && state == 'Z';
+        std::fclose(f);
+      }
+    }
+    if (!gone) usleep(20 * 1000);
+  }
+  if (!gone) kill(child, SIGKILL);
+  EXPECT_TRUE(gone) << "sleep (pid " << child << ") outlived its killed parent";
 }
 
 }  // namespace

@@ -313,6 +313,10 @@ class Session {
   // a process with threads may only exec: PreparedCommand).
   PreparedCommand PrepareCommand() const {
     PreparedCommand command(o_.command, "aiprof");
+    // aiprof killed (SIGKILL, the OOM killer) stops the command rather than
+    // leaving it running instrumented, writing into a capture folder no
+    // one will read (1.3 MB/s for a torch loop).
+    command.StopWithParent(SIGTERM);
     command.SetEnv("AIPROF_OUTPUT", dir_ + "/sdk/");
     command.SetEnv("AIPROF_CAPTURE_DIR", dir_);
     if (o_.scope != CaptureScope::kApp) {
