@@ -406,6 +406,30 @@ void TraceBuilder::ComputeDepthAndKinds() {
   }
 }
 
+// Device ids are 32-bit in the model; a device track's numeric pid outside
+// 0..2^31-1 (2^32, -1) was cut to 32 bits and its activity merged into
+// another device's, or the host's (D6 of the input trial). Each such pid gets
+// a device id of its own past the largest one in the trace, and is counted.
+void TraceBuilder::KeepWideDevicePidsApart(const std::vector<uint32_t>& tracks) {
+  if (tracks.empty()) return;
+  TrackTable& t = trace_->tracks;
+  int64_t next = 0;
+  for (size_t i = 0; i < t.size(); ++i) next = std::max<int64_t>(next, int64_t{t.device[i]} + 1);
+  std::unordered_map<int64_t, int32_t> device_of_pid;
+  for (uint32_t i : tracks) {
+    auto [it, inserted] = device_of_pid.emplace(t.pid[i], kHostDevice);
+    if (inserted && next <= INT32_MAX) it->second = static_cast<int32_t>(next++);
+    t.device[i] = it->second;
+    Diagnose("device_id_out_of_range",
+             "device track pid " + std::to_string(t.pid[i]) + ", tid " + std::to_string(t.tid[i]) + " (track " +
+                 std::to_string(i) + ")",
+             it->second == kHostDevice
+                 ? "a device's pid is outside the 32-bit device ids 0..2^31-1 and no device id is left; on the host"
+                 : "a device's pid is outside the 32-bit device ids 0..2^31-1; its activity is kept apart as device " +
+                       std::to_string(it->second) + " (not merged into the device its low 32 bits name)");
+  }
+}
+
 // Each track takes the last name its process was given. One map from pid to
 // name, then one pass over the tracks: O(names + tracks). (It was a pass over
 // every track per process_name event: a 28 MB trace of 200k threads with the
@@ -441,13 +465,18 @@ void TraceBuilder::InferTracks() {
     }
   }
   ApplyProcessNames();
+  std::vector<uint32_t> wide_device_pids;
   for (size_t i = 0; i < t.size(); ++i) {
     if (default_rank_ != kNoRank && t.rank[i] == kNoRank) t.rank[i] = default_rank_;
     if (role_fixed_[i] || t.kind[i] == TrackKind::kCounter) continue;
     if (has_device[i]) {
       t.kind[i] = TrackKind::kDeviceStream;
       t.layer[i] = Layer::kDevice;
-      t.device[i] = static_cast<int32_t>(t.pid[i]);
+      if (!t.pid_label[i].empty() || (t.pid[i] >= 0 && t.pid[i] <= INT32_MAX)) {
+        t.device[i] = static_cast<int32_t>(t.pid[i]);
+      } else {
+        wide_device_pids.push_back(static_cast<uint32_t>(i));
+      }
       if (t.name[i].empty()) {
         t.name[i] = !t.tid_label[i].empty() ? t.tid_label[i] : Intern("stream " + std::to_string(t.tid[i]));
       }
@@ -460,6 +489,7 @@ void TraceBuilder::InferTracks() {
       t.layer[i] = Layer::kFramework;
     }
   }
+  KeepWideDevicePidsApart(wide_device_pids);
 }
 
 // Kineto writes the same `correlation` arg on a runtime call and on the

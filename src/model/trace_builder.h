@@ -177,6 +177,7 @@ class TraceBuilder {
   void SortSlices();
   void ComputeDepthAndKinds();
   void ApplyProcessNames();
+  void KeepWideDevicePidsApart(const std::vector<uint32_t>& tracks);
   void InferTracks();
   void LinkCorrelationFlows();
   void LinkFlowEvents();

@@ -70,5 +70,35 @@ TEST(TraceBuilderTest, ManyProcessNamesAndTracksAreAppliedInOnePass) {
   }
 }
 
+// D6 of the input trial: a device pid beyond 32 bits was cut to 32 bits, so
+// kernels on pid 2^32 landed on device 0 (hidden by its overlap) with no
+// diagnostic. Each such pid is its own device now, past the largest one, and
+// each of its tracks is counted.
+TEST(TraceBuilderTest, DevicePidsBeyond32BitsAreKeptApartAndCounted) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const StringId kernel = b.Intern("kernel"), gemm = b.Intern("gemm");
+  const int64_t kWide = int64_t{1} << 32;
+  auto add = [&](int64_t pid, int64_t tid) {
+    uint32_t track = b.ThreadTrack(IdValue::Num(pid), IdValue::Num(tid));
+    b.AddSlice(track, 0, 100, gemm, kernel, kNoCorrelation, b.ArgCursor(), 0);
+    return track;
+  };
+  uint32_t d0 = add(0, 7), d3 = add(3, 7), wide = add(kWide, 7), wide2 = add(kWide, 8), wide1 = add(kWide + 1, 7);
+  uint32_t negative = add(-1, 7);
+  ASSERT_TRUE(b.Finalize().ok());
+  const TrackTable& t = trace.tracks;
+  EXPECT_EQ(t.device[d0], 0);
+  EXPECT_EQ(t.device[d3], 3);
+  EXPECT_EQ(t.device[wide], 4);
+  EXPECT_EQ(t.device[wide2], 4);  // the same pid, another stream: the same device
+  EXPECT_EQ(t.device[wide1], 5);
+  EXPECT_EQ(t.device[negative], 6);  // not kHostDevice
+  for (uint32_t track : {wide, wide2, wide1, negative}) EXPECT_EQ(t.kind[track], TrackKind::kDeviceStream);
+  ASSERT_EQ(trace.diagnostics.Count("device_id_out_of_range"), 4u);
+  EXPECT_NE(trace.diagnostics.entries().at("device_id_out_of_range").first_where.find("pid 4294967296, tid 7"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace aiprof
