@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -33,25 +34,52 @@ constexpr uint64_t kStepsPerByte = 64;
 // NVTX_EVENTS.eventType values (nsys documentation).
 constexpr int64_t kNvtxMark = 34, kNvtxPushPop = 59, kNvtxStartEnd = 60;
 
+// An SQLite error as the user should read it: a damaged file (cut short,
+// overwritten; SQLITE_CORRUPT or SQLITE_NOTADB) is said to be one, with the
+// statement it broke and the row reached.
+Status SqliteError(sqlite3* db, const std::string& path, const std::string& doing) {
+  const int code = sqlite3_errcode(db);
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+    return ErrStatus(path + ": truncated or corrupt SQLite database (" + sqlite3_errmsg(db) + ") " + doing);
+  }
+  return ErrStatus(path + ": SQLite error " + doing + ": " + sqlite3_errmsg(db));
+}
+
 class Stmt {
  public:
   ~Stmt() { sqlite3_finalize(stmt_); }
   Status Prepare(sqlite3* db, const std::string& sql, const std::string& path) {
+    sql_ = sql;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) {
-      return ErrStatus(path + ": SQLite error preparing \"" + sql + "\": " + sqlite3_errmsg(db));
+      return SqliteError(db, path, "preparing \"" + sql + "\"");
     }
     return OkStatus();
   }
   // True while a row is available; an error is reported through `status`.
   bool Step(Status* status, sqlite3* db, const std::string& path) {
     int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc != SQLITE_DONE) *status = ErrStatus(path + ": SQLite error reading rows: " + sqlite3_errmsg(db));
+    if (rc == SQLITE_ROW) return ++rows_, true;
+    if (rc != SQLITE_DONE) {
+      *status = SqliteError(db, path, "reading row " + std::to_string(rows_ + 1) + " of \"" + sql_ + "\"");
+    }
     return false;
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   bool Null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   bool Integer(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_INTEGER; }
+  // The column's value as SQLite holds it, for a diagnostic.
+  std::string Shown(int col) const {
+    switch (sqlite3_column_type(stmt_, col)) {
+      case SQLITE_NULL:
+        return "NULL";
+      case SQLITE_INTEGER:
+        return std::to_string(Int(col));
+      case SQLITE_BLOB:
+        return "a blob";
+      default:
+        return "'" + std::string(Text(col).substr(0, 40)) + "'";
+    }
+  }
   std::string_view Text(int col) const {
     const unsigned char* p = sqlite3_column_text(stmt_, col);
     return p ? std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string_view();
@@ -59,6 +87,8 @@ class Stmt {
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
+  std::string sql_;
+  uint64_t rows_ = 0;
 };
 
 struct NsysImport {
@@ -66,27 +96,30 @@ struct NsysImport {
   sqlite3* db = nullptr;
   TraceBuilder* builder;
   std::unordered_map<int64_t, StringId> strings;
-  std::unordered_map<uint64_t, uint32_t> device_tracks;
+  std::map<std::pair<int32_t, int64_t>, uint32_t> device_tracks;  // (device, stream) -> track
+  // The first error met reading the schema (a damaged file): Run() returns
+  // it rather than "no Nsight tables".
+  Status schema_error;
 
   // The columns of `table`, empty when absent. Only a real table counts: a
   // view (which could recurse or join without limit) is refused and counted.
   std::set<std::string> Columns(const std::string& table) {
     std::set<std::string> out;
     Stmt kind;
-    if (!kind.Prepare(db, "SELECT type FROM sqlite_master WHERE name = '" + table + "' COLLATE NOCASE", path).ok()) {
+    Status kst = kind.Prepare(db, "SELECT type FROM sqlite_master WHERE name = '" + table + "' COLLATE NOCASE", path);
+    if (!kst.ok() || !kind.Step(&kst, db, path)) {
+      if (!kst.ok() && schema_error.ok()) schema_error = kst;
       return out;
     }
-    Status kst;
-    if (!kind.Step(&kst, db, path)) return out;
     if (kind.Text(0) != "table") {
       builder->Diagnose("nsys_not_a_table", path + ": " + table,
                         "is a " + std::string(kind.Text(0)) + ", not a table; views are not followed, so it is ignored");
       return out;
     }
     Stmt s;
-    if (!s.Prepare(db, "PRAGMA table_info(\"" + table + "\")", path).ok()) return out;
-    Status st;
-    while (s.Step(&st, db, path)) out.insert(std::string(s.Text(1)));
+    Status st = s.Prepare(db, "PRAGMA table_info(\"" + table + "\")", path);
+    while (st.ok() && s.Step(&st, db, path)) out.insert(std::string(s.Text(1)));
+    if (!st.ok() && schema_error.ok()) schema_error = st;
     return out;
   }
 
@@ -104,12 +137,38 @@ struct NsysImport {
     return st;
   }
 
-  uint32_t DeviceTrack(int64_t device, int64_t stream) {
-    uint64_t key = (static_cast<uint64_t>(device) << 32) | static_cast<uint32_t>(stream);
+  // The name of string id column `col`: an id that is NULL or not an
+  // integer is a malformed row (it read as id 0); the row is kept, named
+  // "<string ?>", and counted.
+  StringId NameOf(const Stmt& s, int col, const char* table, uint64_t row) {
+    if (s.Integer(col)) return Str(s.Int(col));
+    builder->Diagnose("nsys_bad_value", path + ": " + table + " row " + std::to_string(row),
+                      "the name's string id is " + s.Shown(col) + ", not an integer; kept, named <string ?>");
+    return builder->Intern("<string ?>");
+  }
+
+  // The device stream track of a row's deviceId and streamId (columns
+  // `col`, `col` + 1); kNoTrack, after counting the row, when the device id is
+  // not an integer in 0..2^31-1 (the model's device ids are 32-bit: 2^40 was
+  // cut to device 0 and its kernels merged into GPU 0's, D6 of the input
+  // trial) or the stream is not an integer.
+  uint32_t DeviceTrackOf(const Stmt& s, int col, const char* table, uint64_t row) {
+    if (!s.Integer(col) || s.Int(col) < 0 || s.Int(col) > INT32_MAX || !s.Integer(col + 1)) {
+      bool device_bad = !s.Integer(col) || s.Int(col) < 0 || s.Int(col) > INT32_MAX;
+      builder->Diagnose("nsys_bad_value", path + ": " + table + " row " + std::to_string(row),
+                        device_bad ? "deviceId " + s.Shown(col) + " is not an integer in 0..2^31-1; row skipped"
+                                   : "streamId " + s.Shown(col + 1) + " is not an integer; row skipped");
+      return kNoTrack;
+    }
+    return DeviceTrack(static_cast<int32_t>(s.Int(col)), s.Int(col + 1));
+  }
+
+  uint32_t DeviceTrack(int32_t device, int64_t stream) {
+    auto key = std::make_pair(device, stream);
     auto it = device_tracks.find(key);
     if (it != device_tracks.end()) return it->second;
     uint32_t t = builder->ThreadTrack(IdValue::Str(builder->Intern("GPU " + std::to_string(device))), IdValue::Num(stream));
-    builder->SetTrackRole(t, TrackKind::kDeviceStream, Layer::kDevice, static_cast<int32_t>(device));
+    builder->SetTrackRole(t, TrackKind::kDeviceStream, Layer::kDevice, device);
     builder->SetThreadName(t, builder->Intern("stream " + std::to_string(stream)));
     device_tracks.emplace(key, t);
     return t;
@@ -161,7 +220,8 @@ struct NsysImport {
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_RUNTIME", row)) continue;
-      Slice(HostTrack(s.Int(2)), s.Int(0), s.Int(1), Str(s.Int(4)), cat, s.Int(3), "CUPTI_ACTIVITY_KIND_RUNTIME", row);
+      Slice(HostTrack(s.Int(2)), s.Int(0), s.Int(1), NameOf(s, 4, "CUPTI_ACTIVITY_KIND_RUNTIME", row), cat, s.Int(3),
+            "CUPTI_ACTIVITY_KIND_RUNTIME", row);
     }
     return st;
   }
@@ -177,8 +237,10 @@ struct NsysImport {
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_KERNEL", row)) continue;
-      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), Str(s.Int(5)), cat, s.Int(4), "CUPTI_ACTIVITY_KIND_KERNEL",
-            row);
+      uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_KERNEL", row);
+      if (track == kNoTrack) continue;
+      Slice(track, s.Int(0), s.Int(1), NameOf(s, 5, "CUPTI_ACTIVITY_KIND_KERNEL", row), cat, s.Int(4),
+            "CUPTI_ACTIVITY_KIND_KERNEL", row);
     }
     return st;
   }
@@ -199,8 +261,11 @@ struct NsysImport {
       Status st;
       for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
         if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMCPY", row)) continue;
-        Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), builder->Intern(CopyKindName(s.Int(5))), cat,
-              s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row);
+        // The name first: string ids in the order they always had.
+        StringId name = builder->Intern(CopyKindName(s.Int(5)));
+        uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_MEMCPY", row);
+        if (track == kNoTrack) continue;
+        Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row);
       }
       RETURN_IF_ERROR(st);
     }
@@ -211,7 +276,9 @@ struct NsysImport {
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMSET", row)) continue;
-      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row);
+      uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_MEMSET", row);
+      if (track == kNoTrack) continue;
+      Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row);
     }
     return st;
   }
@@ -229,8 +296,9 @@ struct NsysImport {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row)) continue;
       int64_t type = s.Int(5);
       StringId name = builder->Intern(type >= 0 && type <= 4 ? kNames[type] : kNames[0]);
-      Slice(DeviceTrack(s.Int(2), s.Int(3)), s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-            row);
+      uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row);
+      if (track == kNoTrack) continue;
+      Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row);
     }
     return st;
   }
@@ -328,6 +396,7 @@ struct NsysImport {
   Status Run() {
     bool any = false;
     for (const char* table : kTables) any = any || !Columns(table).empty();
+    RETURN_IF_ERROR(schema_error);
     if (!any) {
       return ErrStatus(path + ": an SQLite database without Nsight Systems tables (CUPTI_ACTIVITY_KIND_*, "
                        "NVTX_EVENTS, TARGET_INFO_GPU); is it an `nsys export --type sqlite` file?");
@@ -380,7 +449,7 @@ void Harden(sqlite3* db, uint64_t file_bytes, StepBudget* budget) {
 }  // namespace
 
 Status ImportNsysSqlite(const std::string& path, TraceBuilder* builder) {
-  NsysImport imp{path, nullptr, builder, {}, {}};
+  NsysImport imp{path, nullptr, builder, {}, {}, {}};
   RETURN_IF_ERROR(CheckImportPath(path));
   if (sqlite3_open_v2(path.c_str(), &imp.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = imp.db ? sqlite3_errmsg(imp.db) : "out of memory";

@@ -4,6 +4,8 @@
 #include "src/importers/nsys/nsys_sqlite_importer.h"
 
 #include <gtest/gtest.h>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sqlite3.h>
@@ -269,6 +271,87 @@ TEST(NsysSqliteImporterTest, CpuSamplesOfTheRealExportMatchSql) {
       EXPECT_LE(t.samples.ts_ns[i - 1], t.samples.ts_ns[i]);
     }
   }
+}
+
+// D6 of the input trial: deviceId 2^40 was cut to 32 bits and its kernel
+// merged into device 0 with no diagnostic; -1 became the host's device id;
+// stream -5 and 2^32 + 7 were cut too. A device id outside 0..2^31-1 (or
+// NULL, or text: read as 0) skips and counts the row; streams stay apart.
+TEST(NsysSqliteImporterTest, DeviceIdsBeyond32BitsAreCountedNotMerged) {
+  TempDir dir;
+  std::string sql = kSchema + Rows() +
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, 1099511627776, 1, 8, 21, 0, 2, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, -1, 1, 8, 22, 0, 2, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, NULL, 1, 8, 23, 0, 2, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (6000, 7000, 'gpu0', 1, 7, 24, 0, 0, 64);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, 0, 1, -5, 25, 0, 2, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, 0, 1, 4294967303, 26, 0, 2, 3, 1, 1);";
+  auto r = ImportTrace(MakeDb(dir, "devices.sqlite", sql));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  const auto& d = t.diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_bad_value"));
+  EXPECT_EQ(d.at("nsys_bad_value").count, 4u);
+  EXPECT_NE(d.at("nsys_bad_value").first_where.find("devices.sqlite: CUPTI_ACTIVITY_KIND_KERNEL row 2"),
+            std::string::npos) << d.at("nsys_bad_value").first_where;
+  EXPECT_NE(d.at("nsys_bad_value").description.find("deviceId 1099511627776"), std::string::npos);
+  // Device 0 holds its good kernel on stream 7, memcpy/memset/sync, and the
+  // two kernels on streams -5 and 2^32 + 7, each on its own track.
+  std::map<int64_t, int64_t> kernels_by_stream;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    const uint32_t track = t.slices.track[i];
+    if (t.tracks.kind[track] != TrackKind::kDeviceStream) continue;
+    EXPECT_EQ(t.tracks.device[track], 0);
+    if (t.Str(t.slices.category[i]) == "kernel") ++kernels_by_stream[t.tracks.tid[track]];
+  }
+  EXPECT_EQ(kernels_by_stream, (std::map<int64_t, int64_t>{{-5, 1}, {7, 1}, {4294967303, 1}}));
+}
+
+// D7 of the input trial: a NULL or text name id read as id 0, named
+// "<string 0>" with no diagnostic. The row is kept (its times are good) and
+// counted.
+TEST(NsysSqliteImporterTest, NameIdsThatAreNotIntegersAreCounted) {
+  TempDir dir;
+  std::string sql = kSchema + Rows() +
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, 0, 1, 7, 21, 0, NULL, 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (7000, 8000, 0, 1, 7, 22, 0, 'text', 3, 1, 1);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (8000, 9000, 0, 1, 7, 23, 0, 999999, 3, 1, 1);";
+  auto r = ImportTrace(MakeDb(dir, "names.sqlite", sql));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_bad_value"));
+  EXPECT_EQ(d.at("nsys_bad_value").count, 2u);
+  EXPECT_NE(d.at("nsys_bad_value").first_where.find("CUPTI_ACTIVITY_KIND_KERNEL row 2"), std::string::npos);
+  EXPECT_EQ(FindNamedSlice(**r, "<string 0>"), kNoSlice);
+  EXPECT_NE(FindNamedSlice(**r, "<string ?>"), kNoSlice);
+  EXPECT_NE(FindNamedSlice(**r, "<string 999999>"), kNoSlice);  // an id with no string: as documented
+}
+
+// D5 of the input trial: the real export cut short (its last 4 KiB page, or
+// half) was reported as "an SQLite database without Nsight Systems tables":
+// the error reading the schema was swallowed. A damaged file is said to be
+// one, naming the file.
+TEST(NsysSqliteImporterTest, TruncatedOrCorruptDatabasesAreSaidToBeDamaged) {
+  const std::string fixture = std::string(AIPROF_FIXTURES_DIR) + "/nsys/perlmutter-cloverleaf-cuda.sqlite";
+  std::ifstream in(fixture, std::ios::binary);
+  ASSERT_TRUE(in) << fixture;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 8192u);
+  TempDir dir;
+  for (size_t size : {bytes.size() - 4096, bytes.size() / 2, size_t{4096} + 100}) {
+    const std::string name = "cut_" + std::to_string(size) + ".sqlite";
+    auto r = ImportTrace(dir.Write(name, std::string_view(bytes).substr(0, size)));
+    ASSERT_FALSE(r.ok()) << name;
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find(name + ": truncated or corrupt SQLite database"), std::string::npos) << m;
+    EXPECT_EQ(m.find("without Nsight Systems tables"), std::string::npos) << m;
+  }
+  // Not a database past its magic bytes.
+  std::string junk = bytes.substr(0, 16) + std::string(8192, '\x5a');
+  auto r = ImportTrace(dir.Write("junk.sqlite", junk));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("junk.sqlite: truncated or corrupt SQLite database"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace
