@@ -30,6 +30,7 @@
 #include "src/capture/process_image.h"
 #include "src/capture/process_names.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/model/event_kind.h"
 #include "src/model/native_file.h"
 #include "src/model/page_fault_records.h"
 #include "src/model/trace_builder.h"
@@ -589,6 +590,7 @@ class Session {
       } else if (std::string from = TorchStepsFrom(sync); !from.empty() && torch->steps.size() > 0) {
         meta["capture.steps_from"] = from;
       }
+      LabelClockSyncMarks(torch.get());  // after the offset: it pairs the marks by name
       if (!st.ok()) {
         extra.Add("torch_clock_unaligned", f, st.message());
       } else {
@@ -823,6 +825,19 @@ Status MeasureTorchOffset(const Trace& torch, const std::string& sync_path, int6
   *offset_ns = best_lo + (best_hi - best_lo) / 2;
   *error_ns = (best_hi - best_lo) / 2;
   return OkStatus();
+}
+
+size_t LabelClockSyncMarks(Trace* t) {
+  const StringId name = t->strings.Intern(kClockSyncName), category = t->strings.Intern(kAiprofOverheadCategory);
+  size_t marked = 0;
+  for (size_t i = 0; i < t->slices.size(); ++i) {
+    if (!t->Str(t->slices.name[i]).starts_with("aiprof::clock_sync#")) continue;
+    t->slices.name[i] = name;
+    t->slices.category[i] = category;
+    t->slices.kind[i] = ClassifyEvent(kAiprofOverheadCategory, kClockSyncName);
+    ++marked;
+  }
+  return marked;
 }
 
 void SampleTopLevelSlices(Trace* t, double rate) {

@@ -78,6 +78,15 @@ void ShiftTrace(Trace* trace, int64_t delta_ns);
 // them) per (track, name), spread evenly; flows to dropped slices are dropped.
 void SampleTopLevelSlices(Trace* trace, double rate);
 
+// The torch hook's clock-sync marks (aiprof::clock_sync#N, one name per
+// mark so that MeasureTorchOffset can pair each with its times) become
+// kClockSyncName, category kAiprofOverheadCategory: aiprof's work in the
+// target, as the chunk exports (aiprof::torch_export) are, one name in
+// per-op tables instead of one per mark. Returns how many were marked.
+inline constexpr char kClockSyncName[] = "aiprof::clock_sync";
+inline constexpr char kAiprofOverheadCategory[] = "aiprof_overhead";
+size_t LabelClockSyncMarks(Trace* torch_trace);
+
 // Kineto/legacy torch JSON offset: from the clock-sync marks in `sync_json`
 // (the hook's .sync file) and the imported profiler trace; kineto ts =
 // monotonic + *offset_ns, within ± *error_ns.

@@ -251,6 +251,31 @@ TEST(PythonSamplesTest, TheSamplersOwnThreadIsAiprofOverhead) {
   EXPECT_EQ(stacks[900001].size(), 2u);  // the program's thread: its own two frames
 }
 
+// The hook's clock-sync marks are aiprof's: one name and category
+// aiprof_overhead (kind other), as the chunk exports; the program's ops and
+// a lookalike name are left alone.
+TEST(TorchClockTest, ClockSyncMarksAreAiprofOverhead) {
+  Trace torch;
+  TraceBuilder b(&torch);
+  uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const StringId cpu_op = b.Intern("cpu_op");
+  b.AddSlice(track, 1'000, 10, b.Intern("aiprof::clock_sync#0"), cpu_op, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(track, 2'000, 500, b.Intern("aten::mm"), cpu_op, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(track, 3'000, 10, b.Intern("aiprof::clock_sync#1"), b.Intern("user_annotation"), kNoCorrelation,
+             b.ArgCursor(), 0);
+  b.AddSlice(track, 4'000, 10, b.Intern("my::clock_sync#1"), cpu_op, kNoCorrelation, b.ArgCursor(), 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  EXPECT_EQ(LabelClockSyncMarks(&torch), 2u);
+  std::vector<std::string> got;
+  for (size_t i = 0; i < torch.slices.size(); ++i) {
+    got.push_back(std::string(torch.Str(torch.slices.name[i])) + " " +
+                  std::string(torch.Str(torch.slices.category[i])) + " " + EventKindName(torch.slices.kind[i]));
+  }
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"aiprof::clock_sync aiprof_overhead other", "aten::mm cpu_op cpu_op",
+                                      "aiprof::clock_sync aiprof_overhead other", "my::clock_sync#1 cpu_op cpu_op"}));
+}
+
 // Hand-made: 8 top-level "request" spans with a child each; 25% keeps 2
 // requests and their children, spread evenly; flows to dropped slices go.
 TEST(SamplingRateTest, KeepsAShareOfTopLevelSpansWithTheirChildren) {

@@ -69,7 +69,8 @@ class _AiprofTorchProfiler:
     with the chunk's own clock-sync marks. The target's memory then holds at
     most one chunk of ops. Each chunk's export is written as an
     `aiprof::torch_export` event (category aiprof_overhead): aiprof's own
-    work, never the program's. A killed program leaves the file without its
+    work, never the program's; so are its clock-sync marks
+    (`aiprof::clock_sync#N`, written with category aiprof_overhead). A killed program leaves the file without its
     closing line; aiprof completes it up to the last whole event.
 
     Step boundaries come from three sources, highest first (STEP_SOURCES,
@@ -184,6 +185,9 @@ class _AiprofTorchProfiler:
         for ev in events:
             if 'ts' in ev:
                 ev['ts'] = round(float(ev['ts']) + offset_us, 3)
+            if str(ev.get('name', '')).startswith('aiprof::clock_sync#'):
+                # aiprof's own marks, not the program's ops (as the export).
+                ev['cat'] = 'aiprof_overhead'
             self.write_event(ev)
         del events
         self.prof = None

@@ -385,6 +385,12 @@ def case_train(args):
     check(int(d['metadata'].get('capture.torch_files', 0)) == 1, 'train: the chunks are one torch file')
     exports = [s for s in d['slice'] if s['slice'] == 'aiprof::torch_export']
     check(len(exports) == 5, 'train: 5 chunks exported, each tagged aiprof::torch_export (%d)' % len(exports))
+    check(all(s['cat'] == 'aiprof_overhead' for s in exports), 'train: the exports are aiprof_overhead')
+    # Six clock-sync marks a chunk: aiprof's, not the program's ops.
+    marks = [s for s in d['slice'] if s['slice'].startswith('aiprof::clock_sync')]
+    check(len(marks) == 30 and all((s['slice'], s['cat']) == ('aiprof::clock_sync', 'aiprof_overhead') for s in marks),
+          'train: %d clock-sync marks, %s (want 30, aiprof::clock_sync of aiprof_overhead)'
+          % (len(marks), sorted({(s['slice'], s['cat']) for s in marks})[:3]))
     steps = sorted(d['step'], key=lambda s: s['ts'])
     check(len(steps) == 22, 'train: 22 steps from optimizer.step, without the SDK (%d)' % len(steps))
     check(d['metadata'].get('capture.steps_from') == 'optimizer.step', 'train: the steps say where they came from (%s)'
