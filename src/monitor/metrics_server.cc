@@ -46,7 +46,8 @@ StatusOr<std::vector<std::string>> ParseAlertmanagerWebhook(const std::string& b
 StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const Options& options, MetricsFn metrics,
                                                               TriggerFn trigger) {
   if (!IsLoopbackHost(options.host) && options.webhook_token.empty()) {
-    return ErrStatus("--metrics-listen " + options.host + ": not a loopback address; POST /alert would start deep "
+    return ErrStatus("--metrics-listen " + options.host +
+                     ": not a loopback address; POST /alert would start deep "
                      "traces for anyone who can reach it: give --webhook-token-file (Alertmanager's "
                      "http_config.authorization.credentials_file), or listen on 127.0.0.1");
   }
@@ -60,11 +61,10 @@ StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(const Options& opt
   http.flag = "--metrics-listen";
   http.limits = options.limits;
   MetricsServer* self = s.get();
-  ASSIGN_OR_RETURN(s->http_, HttpServer::Start(
-                                 http, [self](const HttpRequest& head, size_t*) { return self->Admit(head); },
-                                 [self](HttpRequest request, HttpServer::Responder respond) {
-                                   respond(self->Handle(request));
-                                 }));
+  ASSIGN_OR_RETURN(s->http_,
+                   HttpServer::Start(
+                       http, [self](const HttpRequest& head, size_t*) { return self->Admit(head); },
+                       [self](HttpRequest request, HttpServer::Responder respond) { respond(self->Handle(request)); }));
   return s;
 }
 
@@ -72,9 +72,11 @@ MetricsServer::~MetricsServer() = default;
 
 // Who may ask, and for what, before any body is read.
 std::optional<HttpResponse> MetricsServer::Admit(const HttpRequest& head) const {
-  if (head.path != "/metrics" && head.path != "/alert") return TextResponse(404, "not found: GET /metrics, POST /alert\n");
-  if ((head.path == "/metrics") != (head.method == "GET")) {
-    return TextResponse(405, head.path == "/metrics" ? "use GET\n" : "use POST\n");
+  if (head.path != "/metrics" && head.path != "/alert")
+    return TextResponse(404, "not found: GET /metrics, POST /alert\n");
+  const bool read = head.method == "GET" || head.method == "HEAD";  // HEAD: health checkers
+  if (head.path == "/metrics" ? !read : head.method != "POST") {
+    return TextResponse(405, head.path == "/metrics" ? "use GET or HEAD\n" : "use POST\n");
   }
   if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !options_.webhook_token.empty())) return refused;
   if (head.method == "POST" && !options_.webhook_token.empty() &&
@@ -86,7 +88,9 @@ std::optional<HttpResponse> MetricsServer::Admit(const HttpRequest& head) const 
 
 HttpResponse MetricsServer::Handle(const HttpRequest& request) {
   if (request.path == "/metrics") {
-    HttpResponse r = TextResponse(200, metrics_());
+    std::optional<std::string> exposition = metrics_();
+    if (!exposition) return TextResponse(503, "the watched process has not attached yet\n");
+    HttpResponse r = TextResponse(200, std::move(*exposition));
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     return r;
   }

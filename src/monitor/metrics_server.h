@@ -1,5 +1,5 @@
 // `--metrics-listen HOST:PORT`: serves the window in Prometheus's text
-// format on GET /metrics and takes an Alertmanager webhook on POST /alert as
+// format on GET (and HEAD) /metrics and takes an Alertmanager webhook on POST /alert as
 // an external trigger.
 //
 // Served by the shared poll() server (src/base/http_server.h: explicit
@@ -10,8 +10,8 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +29,8 @@ StatusOr<std::vector<std::string>> ParseAlertmanagerWebhook(const std::string& b
 
 class MetricsServer {
  public:
-  using MetricsFn = std::function<std::string()>;
+  // The exposition; nullopt while there is none yet (answered 503).
+  using MetricsFn = std::function<std::optional<std::string>()>;
   // Called from the server's thread with the firing alerts' names and the
   // peer's address ("127.0.0.1:53412").
   using TriggerFn = std::function<void(const std::vector<std::string>& names, const std::string& peer)>;

@@ -11,15 +11,18 @@ namespace aiprof {
 const std::vector<MetricInfo>& MonitorMetricCatalogue() {
   static const std::vector<MetricInfo> kCatalogue = [] {
     std::vector<MetricInfo> v = {
-        {"cpu_util", MetricUnit::kRatio, "CPU time of the process over wall time in the last interval (100% = one core)"},
+        {"cpu_util", MetricUnit::kRatio,
+         "CPU time of the process over wall time in the last interval (100% = one core)"},
         {"error_count", MetricUnit::kCount, "requests ended with aiprof_request_end_error in the window"},
         {"error_rate", MetricUnit::kRatio, "error_count / request_count"},
         {"lost_records", MetricUnit::kCount, "live records overwritten before the monitor read them (since start)"},
         {"max_latency", MetricUnit::kNanoseconds, "longest request latency in the window"},
         {"mean_latency", MetricUnit::kNanoseconds, "mean request latency in the window"},
         {"p50_latency", MetricUnit::kNanoseconds, "median request latency in the window (exact, nearest rank)"},
-        {"p90_latency", MetricUnit::kNanoseconds, "90th percentile request latency in the window (exact, nearest rank)"},
-        {"p99_latency", MetricUnit::kNanoseconds, "99th percentile request latency in the window (exact, nearest rank)"},
+        {"p90_latency", MetricUnit::kNanoseconds,
+         "90th percentile request latency in the window (exact, nearest rank)"},
+        {"p99_latency", MetricUnit::kNanoseconds,
+         "99th percentile request latency in the window (exact, nearest rank)"},
         {"request_count", MetricUnit::kCount, "requests that ended in the window"},
         {"rss", MetricUnit::kBytes, "resident set size of the process (VmRSS)"},
         {"step_rate", MetricUnit::kPerSecond, "steps per second over the window"},
@@ -38,7 +41,8 @@ const MetricInfo* FindMonitorMetric(std::string_view name) {
   static const MetricInfo kCounter{"counter", MetricUnit::kNumber, "newest value of an SDK counter in the window"};
   if (name.starts_with("counter.") && name.size() > 8) return &kCounter;
   const auto& all = MonitorMetricCatalogue();
-  auto it = std::lower_bound(all.begin(), all.end(), name, [](const MetricInfo& m, std::string_view n) { return m.name < n; });
+  auto it = std::lower_bound(all.begin(), all.end(), name,
+                             [](const MetricInfo& m, std::string_view n) { return m.name < n; });
   return it != all.end() && it->name == name ? &*it : nullptr;
 }
 
@@ -152,7 +156,8 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   auto histogram = [&](const char* name, const char* help, const CumulativeHistogram& h) {
     metric(name, "histogram", help);
     for (size_t i = 0; i < h.bounds().size(); ++i) {
-      sample(std::string(name) + "_bucket", ",le=\"" + Number(h.bounds()[i]) + "\"", static_cast<double>(h.CountAtMost(i)));
+      sample(std::string(name) + "_bucket", ",le=\"" + Number(h.bounds()[i]) + "\"",
+             static_cast<double>(h.CountAtMost(i)));
     }
     sample(std::string(name) + "_bucket", ",le=\"+Inf\"", static_cast<double>(h.count()));
     sample(std::string(name) + "_sum", "", h.sum());
@@ -168,7 +173,8 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   };
   counter("aiprof_monitor_requests_total", "Requests the service ended since the monitor started.",
           static_cast<double>(totals.requests));
-  counter("aiprof_monitor_request_errors_total", "Requests ended as errors (aiprof_request_end_error) since the monitor started.",
+  counter("aiprof_monitor_request_errors_total",
+          "Requests ended as errors (aiprof_request_end_error) since the monitor started.",
           static_cast<double>(totals.errors));
   histogram("aiprof_monitor_request_latency_seconds", "Request latency since the monitor started (--latency-buckets).",
             totals.latency);
@@ -177,26 +183,39 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   histogram("aiprof_monitor_step_duration_seconds", "Step time since the monitor started (--latency-buckets).",
             totals.step_time);
   if (s.requests > 0) {
-    gauge("aiprof_monitor_window_request_latency_p50_seconds", "Median request latency over the rolling window (what alerts read).", s.p50_ns / 1e9);
-    gauge("aiprof_monitor_window_request_latency_p90_seconds", "90th percentile request latency over the rolling window.", s.p90_ns / 1e9);
-    gauge("aiprof_monitor_window_request_latency_p99_seconds", "99th percentile request latency over the rolling window.", s.p99_ns / 1e9);
-    gauge("aiprof_monitor_window_request_latency_max_seconds", "Longest request latency in the rolling window.", s.max_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_p50_seconds",
+          "Median request latency over the rolling window (what alerts read).", s.p50_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_p90_seconds",
+          "90th percentile request latency over the rolling window.", s.p90_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_p99_seconds",
+          "99th percentile request latency over the rolling window.", s.p99_ns / 1e9);
+    gauge("aiprof_monitor_window_request_latency_max_seconds", "Longest request latency in the rolling window.",
+          s.max_ns / 1e9);
   }
-  gauge("aiprof_monitor_window_requests", "Requests that ended in the rolling window.", static_cast<double>(s.requests));
-  gauge("aiprof_monitor_window_request_errors", "Requests ended as errors in the rolling window.", static_cast<double>(s.errors));
+  gauge("aiprof_monitor_window_requests", "Requests that ended in the rolling window.",
+        static_cast<double>(s.requests));
+  gauge("aiprof_monitor_window_request_errors", "Requests ended as errors in the rolling window.",
+        static_cast<double>(s.errors));
   if (s.steps > 0) {
-    gauge("aiprof_monitor_window_step_duration_p50_seconds", "Median step time over the rolling window.", s.step_p50_ns / 1e9);
-    gauge("aiprof_monitor_window_step_duration_p99_seconds", "99th percentile step time over the rolling window.", s.step_p99_ns / 1e9);
-    gauge("aiprof_monitor_window_step_duration_max_seconds", "Longest step in the rolling window.", s.step_max_ns / 1e9);
+    gauge("aiprof_monitor_window_step_duration_p50_seconds", "Median step time over the rolling window.",
+          s.step_p50_ns / 1e9);
+    gauge("aiprof_monitor_window_step_duration_p99_seconds", "99th percentile step time over the rolling window.",
+          s.step_p99_ns / 1e9);
+    gauge("aiprof_monitor_window_step_duration_max_seconds", "Longest step in the rolling window.",
+          s.step_max_ns / 1e9);
   }
   if (s.cpu_seconds_total >= 0) {
-    counter("aiprof_monitor_process_cpu_seconds_total", "User and system CPU time of the watched process (since it started).",
+    counter("aiprof_monitor_process_cpu_seconds_total",
+            "User and system CPU time of the watched process since the process started (not the monitor).",
             s.cpu_seconds_total);
   }
-  if (s.rss_bytes >= 0) gauge("aiprof_monitor_resident_memory_bytes", "Resident set size of the watched process.", s.rss_bytes);
+  if (s.rss_bytes >= 0)
+    gauge("aiprof_monitor_resident_memory_bytes", "Resident set size of the watched process.", s.rss_bytes);
   if (!s.counters.empty()) {
-    metric("aiprof_monitor_counter", "gauge", "Newest value of each SDK counter in the window.");
-    for (const auto& [name, v] : s.counters) sample("aiprof_monitor_counter", ",name=\"" + PrometheusLabelValue(name) + "\"", v);
+    // Not "..._counter": Prometheus' lint rejects a type in a name (and these are gauges).
+    metric("aiprof_monitor_sdk_value", "gauge", "Newest value of each SDK counter (aiprof_counter) in the window.");
+    for (const auto& [name, v] : s.counters)
+      sample("aiprof_monitor_sdk_value", ",name=\"" + PrometheusLabelValue(name) + "\"", v);
   }
   metric("aiprof_monitor_window_seconds", "gauge", "Length of the rolling window, and the part of it observed so far.");
   sample("aiprof_monitor_window_seconds", ",part=\"configured\"", static_cast<double>(s.window_ns) / 1e9);
