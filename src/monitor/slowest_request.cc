@@ -11,6 +11,26 @@ namespace aiprof {
 // Where the time of request slice `best` went (see SlowestRequest).
 namespace {
 
+// A native frame named by its own symbol: not "lib!nearest+0x1f" (a place
+// between symbols), "lib+0x1f" or "0x7f…" (no symbol), "[unknown]".
+bool HasRealSymbol(std::string_view name) {
+  return !name.empty() && name[0] != '[' && !name.starts_with("0x") && name.find("+0x") == std::string_view::npos;
+}
+
+// The index in `chain` (root first) of the function that took the time: the
+// innermost Python frame, else the innermost with a real symbol, else the last.
+template <typename Chain>
+size_t NamedFunction(const Chain& chain) {
+  if (chain.empty()) return 0;
+  for (size_t i = chain.size(); i-- > 0;) {
+    if (chain[i].second->python) return i;
+  }
+  for (size_t i = chain.size(); i-- > 0;) {
+    if (chain[i].second->symbol) return i;
+  }
+  return chain.size() - 1;
+}
+
 SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
   SlowestRequest r;
   r.found = true;
@@ -27,18 +47,22 @@ SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
       }
     }
   }
-  if (!threads.empty()) r.thread = std::string(t.Str(t.tracks.name[threads[0]])) + " (tid " + std::to_string(t.tracks.tid[threads[0]]) + ")";
+  if (!threads.empty())
+    r.thread =
+        std::string(t.Str(t.tracks.name[threads[0]])) + " (tid " + std::to_string(t.tracks.tid[threads[0]]) + ")";
   // A function on the stack: native frames by name; Python frames
   // ("function (file.py:line)", the capture's splice) by function and file,
   // whatever line it was at, shown with its line seen most often.
   struct OnStack {
     uint64_t samples = 0;
+    bool python = false, symbol = false;  // a Python frame; a native frame with a real symbol
     std::map<uint32_t, uint64_t> depths;  // depth -> samples (ordered by the most frequent: a stack cut
                                           // short puts its Python frames at the root)
     std::map<uint32_t, uint64_t> names;   // frame string id -> samples (a Python function's lines)
   };
   auto most = [](const std::map<uint32_t, uint64_t>& m) {
-    return std::max_element(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+    return std::max_element(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
   };
   // Without a flow every thread counts but aiprof's own (named "aiprof-…":
   // the SDK's live thread, the Python SDK's frame sampler).
@@ -72,6 +96,8 @@ SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
       seen.push_back(key);
       OnStack& o = on_stack[key];
       ++o.samples;
+      o.python = cs.kind[c] == FrameKind::kPython;
+      o.symbol = o.python || HasRealSymbol(key);
       ++o.names[cs.frame[c].raw];
       ++o.depths[cs.depth[c]];
     }
@@ -86,6 +112,7 @@ SlowestRequest DescribeRequest(const Trace& t, uint32_t best) {
     r.path.emplace_back(std::string(t.Str(StringId{most(o->names)})),
                         r.samples ? static_cast<double>(o->samples) / static_cast<double>(r.samples) : 0);
   }
+  r.named = NamedFunction(chain);
   return r;
 }
 
@@ -119,16 +146,28 @@ SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns
   return with_samples ? *with_samples : DescribeRequest(t, requests[0]);
 }
 
+std::string SlowestFunction(const SlowestRequest& r) {
+  return r.path.empty() ? "" : r.path[std::min(r.named, r.path.size() - 1)].first;
+}
+
 std::string DescribeSlowest(const SlowestRequest& r) {
   char buf[128];
   std::snprintf(buf, sizeof(buf), "%.4g ms", static_cast<double>(r.dur_ns) / 1e6);
   std::string out = "\"" + r.name + "\", " + buf + (r.thread.empty() ? "" : " on " + r.thread);
   if (r.path.empty()) return out + "; no host samples on its thread while it ran";
-  std::snprintf(buf, sizeof(buf), ": %s (on the stack in %.0f%% of its %llu samples)", r.path.back().first.c_str(),
-                r.path.back().second * 100, static_cast<unsigned long long>(r.samples));
-  out += buf;
+  const size_t named = std::min(r.named, r.path.size() - 1);
+  std::snprintf(buf, sizeof(buf), " (on the stack in %.0f%% of its %llu samples)", r.path[named].second * 100,
+                static_cast<unsigned long long>(r.samples));
+  out += ": " + r.path[named].first + buf;
   out += "; path: ";
-  for (size_t i = 0; i < r.path.size(); ++i) out += (i ? " > " : "") + r.path[i].first;
+  for (size_t i = 0; i <= named; ++i) out += (i ? " > " : "") + r.path[i].first;
+  if (named + 1 < r.path.size()) {
+    out += "; native tail below it: ";
+    for (size_t i = named + 1; i < r.path.size(); ++i) {
+      std::snprintf(buf, sizeof(buf), " (%.0f%%)", r.path[i].second * 100);
+      out += (i > named + 1 ? " > " : "") + r.path[i].first + buf;
+    }
+  }
   return out;
 }
 

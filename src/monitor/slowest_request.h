@@ -17,15 +17,21 @@ namespace aiprof {
 // (the slowest of all when none has samples), and where its time
 // went: the host samples taken on the thread(s) that served it while it ran
 // (the threads its "request" flows touch), as the chain of functions on the
-// stack in at least half of them, root first; the last is the function that
-// took the time.
+// stack in at least half of them, root first. The function that took the
+// time (`path[named]`) is the innermost Python frame of the chain, else its
+// innermost frame with a real symbol (not `lib!sym+0x…` or an address),
+// else its last; the frames below it are its native tail: the interpreter's
+// C-call machinery under a Python function that calls a builtin in a loop
+// is on more than half the stacks by chance, and names nothing of the
+// program.
 struct SlowestRequest {
   bool found = false;
   std::string name, thread;
   int64_t ts_ns = 0, dur_ns = 0;
   uint64_t samples = 0;
-  uint64_t python_samples = 0;  // of them, with a Python frame (the capture's splice)
+  uint64_t python_samples = 0;                       // of them, with a Python frame (the capture's splice)
   std::vector<std::pair<std::string, double>> path;  // function, share of the samples
+  size_t named = 0;  // the function that took the time; path[named + 1...]: its native tail
 };
 
 // The slowest request (a slice on a "requests…" spans track) that began in
@@ -39,7 +45,11 @@ struct SlowestRequest {
 // under load later still), else among those with samples.
 SlowestRequest FindSlowestRequest(const Trace& t, int64_t from_ns, int64_t to_ns);
 
-// One line: name, duration, thread, the function that took the time, the path.
+// The function that took the time ("" without samples).
+std::string SlowestFunction(const SlowestRequest& r);
+
+// One line: name, duration, thread, the function that took the time, the
+// path down to it, and its native tail.
 std::string DescribeSlowest(const SlowestRequest& r);
 
 }  // namespace aiprof

@@ -3,10 +3,12 @@
 ThreadingHTTPServer (a thread per connection) on 127.0.0.1, each request
 under `with aiprof.request("request")`. After --slow-after seconds every
 request also runs planted_slow_checksum(), pure Python (no native call to
-hide in), about --slow-ms long.
+hide in), about --slow-ms long; with --slow-kind clock, planted_slow_clock()
+instead, which calls the builtin time.perf_counter() in a loop (the
+interpreter's C-call frames are then on most of its stacks).
 
   python_http_service.py PYTHON_PACKAGE_DIR --port-file F [--marks-file M]
-      [--slow-after S] [--slow-ms 60] [--seconds N]
+      [--slow-after S] [--slow-ms 60] [--slow-kind checksum|clock] [--seconds N]
 
 --marks-file gets "slow_from <CLOCK_MONOTONIC ns>" when the slowdown begins.
 """
@@ -26,6 +28,7 @@ ap.add_argument('--port-file', required=True)
 ap.add_argument('--marks-file')
 ap.add_argument('--slow-after', type=float, default=-1)
 ap.add_argument('--slow-ms', type=float, default=60)
+ap.add_argument('--slow-kind', choices=['checksum', 'clock'], default='checksum')
 ap.add_argument('--seconds', type=float, default=0)
 args = ap.parse_args()
 
@@ -39,6 +42,14 @@ def planted_slow_checksum(rounds):
     for i in range(rounds):
         total = (total * 31 + i) & 0xffffffff
     return total
+
+
+def planted_slow_clock(seconds):
+    end = time.perf_counter() + seconds
+    n = 0
+    while time.perf_counter() < end:
+        n += 1
+    return n
 
 
 def calibrate():
@@ -60,7 +71,10 @@ def handle_request():
                 with open(args.marks_file + '.tmp', 'w') as f:
                     f.write('slow_from %d\n' % time.monotonic_ns())
                 os.replace(args.marks_file + '.tmp', args.marks_file)
-        total += planted_slow_checksum(_rounds[0])
+        if args.slow_kind == 'clock':
+            total += planted_slow_clock(args.slow_ms / 1e3)
+        else:
+            total += planted_slow_checksum(_rounds[0])
     return total
 
 
