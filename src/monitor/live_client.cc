@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "src/base/clock.h"
@@ -53,7 +54,60 @@ void RemoveStaleSegments() {
   closedir(d);
 }
 
+// The value of `name` in `pid`'s environment at its start (nullopt: not set,
+// or /proc/<pid>/environ unreadable, e.g. another user's process).
+std::optional<std::string> EnvironOf(int pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  for (std::string entry; std::getline(in, entry, '\0');) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::string WhyNotAttached(int pid) {
+  const auto env_is = [pid](const char* name, const char* value) {
+    std::optional<std::string> v = EnvironOf(pid, name);
+    return v && (value == nullptr || *v == value);
+  };
+  if (env_is("AIPROF_LIVE", "0"))
+    return "it runs with AIPROF_LIVE=0 (its environment), which turns the SDK's live thread off";
+  if (env_is("AIPROF_MONITOR", nullptr))
+    return "it runs the SDK's in-process monitor (AIPROF_MONITOR in its environment)";
+  if (env_is("AIPROF_ENABLE", "0") || env_is("AIPROF_MODE", "off")) {
+    return "its SDK is off (AIPROF_ENABLE=0 or AIPROF_MODE=off in its environment)";
+  }
+  // Which of aiprof's files the process has mapped.
+  bool sdk = false, package = false;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    sdk = sdk || line.find("libaiprof_sdk") != std::string::npos || line.find("/aiprof/_sdk.") != std::string::npos;
+    package = package || line.find("/aiprof/_aiprof.") != std::string::npos;
+  }
+  std::string exe(4096, '\0');
+  const ssize_t n = readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe.data(), exe.size() - 1);
+  exe.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  const bool python = exe.substr(exe.rfind('/') + 1).starts_with("python");
+  if (sdk) {
+    return "its SDK is loaded but did not map the segment: it sees another /dev/shm (a container without the "
+           "shared /dev/shm), or runs an aiprof SDK of another version";
+  }
+  if (python && package) {
+    return "the Python process imported the aiprof package but not its SDK runtime: an aiprof package built "
+           "without the SDK (aiprof.has_sdk is False), or one older than this monitor, whose SDK started at the "
+           "first SDK call (e.g. the first aiprof.request: no request served yet)";
+  }
+  if (python) {
+    return "the Python process has not imported aiprof (yet): `import aiprof` starts the SDK's live thread (a "
+           "service that imports it late, or only in a request handler, attaches from then on)";
+  }
+  return "the process has not loaded the aiprof SDK (no libaiprof_sdk or aiprof._sdk mapped); or it links the SDK "
+         "statically and set AIPROF_LIVE=0, AIPROF_MONITOR, AIPROF_ENABLE=0 or AIPROF_MODE=off itself, or it sees "
+         "another /dev/shm";
+}
 
 StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
   RemoveStaleSegments();
@@ -67,7 +121,8 @@ StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
     int32_t owner = 0;
     if (old >= 0) {
       live::Header h{};
-      if (pread(old, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)) && h.magic == live::kMagic) owner = h.monitor_pid;
+      if (pread(old, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)) && h.magic == live::kMagic)
+        owner = h.monitor_pid;
       close(old);
     }
     if (owner > 0 && owner != getpid() && (kill(owner, 0) == 0 || errno == EPERM)) {
@@ -127,9 +182,7 @@ Status LiveClient::WaitAttached(int64_t timeout_ns, const std::function<bool()>&
     if (!alive()) return ErrStatus("pid " + std::to_string(pid_) + " exited before its SDK attached");
     if (MonotonicNs() > deadline) {
       return ErrStatus("pid " + std::to_string(pid_) + " did not attach to " + path_ + " within " +
-                       std::to_string(timeout_ns / 1000000000) +
-                       " s: the process does not use the aiprof SDK, runs it with AIPROF_LIVE=0, AIPROF_MONITOR, "
-                       "AIPROF_ENABLE=0 or AIPROF_MODE=off, or sees another /dev/shm");
+                       std::to_string(timeout_ns / 1000000000) + " s: " + WhyNotAttached(pid_));
     }
     Heartbeat();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -139,7 +192,8 @@ Status LiveClient::WaitAttached(int64_t timeout_ns, const std::function<bool()>&
 }
 
 std::string LiveClient::CounterName(uint32_t index) const {
-  if (index >= live::kCounterNames || __atomic_load_n(&header_->counter_names[index].used, __ATOMIC_ACQUIRE) == 0) return "";
+  if (index >= live::kCounterNames || __atomic_load_n(&header_->counter_names[index].used, __ATOMIC_ACQUIRE) == 0)
+    return "";
   return Text(header_->counter_names[index].name, sizeof(header_->counter_names[index].name));
 }
 

@@ -15,6 +15,11 @@
 
 namespace aiprof {
 
+// Why `pid`'s SDK did not attach, from what /proc shows of it: its
+// environment (AIPROF_LIVE=0, ...), which of aiprof's files it mapped,
+// whether it is a Python process. For the attach time-out's message.
+std::string WhyNotAttached(int pid);
+
 class LiveClient {
  public:
   // Creates /dev/shm/aiprof-live-<pid> (a segment left by a monitor that
