@@ -68,12 +68,12 @@ bool MakeDirs(const std::string& path) {
 
 // How the watched process ended, as far as the monitor can know.
 struct TargetEnd {
-  bool known = false;     // from waitpid, a zombie's exit code, or the SDK's signal note
-  int exit_status = -1;   // when it exited
-  int signal = 0;         // when a signal killed it
+  bool known = false;    // from waitpid, a zombie's exit code, or the SDK's signal note
+  int exit_status = -1;  // when it exited
+  int signal = 0;        // when a signal killed it
   bool core_dumped = false;
-  std::string source;     // where the monitor learnt it
-  std::string text;       // "exit status 1", "killed by signal 9 (SIGKILL)"
+  std::string source;  // where the monitor learnt it
+  std::string text;    // "exit status 1", "killed by signal 9 (SIGKILL)"
 };
 
 std::string SignalName(int sig) {
@@ -143,6 +143,9 @@ bool IsZombie(int pid) {
 // SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
 // handler never sees them) and taken by one sigwait thread.
 std::atomic<int> g_stop_signals{0};
+// The service the monitor started (0: none), stopped by a second signal's
+// leaving at once too.
+std::atomic<pid_t> g_child{0};
 
 void StartSignalThread(sigset_t* set) {
   sigemptyset(set);
@@ -155,6 +158,7 @@ void StartSignalThread(sigset_t* set) {
       if (sigwait(&s, &sig) == 0) {
         if (g_stop_signals.fetch_add(1) >= 1) {
           std::fprintf(stderr, "aiprof monitor: second %s: leaving now\n", strsignal(sig));
+          if (const pid_t child = g_child.load(); child > 0) kill(child, SIGTERM);
           _exit(130);
         }
         std::fprintf(stderr, "aiprof monitor: %s: finishing what is being written, then stopping\n", strsignal(sig));
@@ -168,7 +172,8 @@ struct Incident {
   std::string dir;
   std::vector<IncidentTrigger> triggers;  // [0] set it off
   WindowStats window_at_end;
-  std::string flight_recorder_status = "not requested", trace_status = "not requested", diagnosis_status = "not requested";
+  std::string flight_recorder_status = "not requested", trace_status = "not requested",
+              diagnosis_status = "not requested";
   std::string sdk_mode;
   std::string framework_status = "not available (the process registered no framework layer)";
   size_t framework_slices = 0;
@@ -178,7 +183,7 @@ struct Incident {
   uint64_t host_samples = 0;
   std::vector<std::string> files;
   std::string window_requests_status;  // set when the service ended
-  SlowestRequest slowest;               // in the deep trace
+  SlowestRequest slowest;              // in the deep trace
   std::atomic<bool> done{false};
   std::mutex mu;  // triggers (the loop appends while the worker runs)
 };
@@ -187,45 +192,56 @@ class Monitor {
  public:
   Monitor(const MonitorOptions& o, const DiagnoseFn& diagnose) : o_(o), diagnose_(diagnose) {}
 
+  // The service is stopped on every way out of here (StopChild is a no-op
+  // once it is reaped), errors included.
   StatusOr<int> Run() {
     RETURN_IF_ERROR(Prepare());
     sigset_t signals;
     StartSignalThread(&signals);
+    // Bound before the command starts: a taken port costs nothing and
+    // leaves nothing running.
+    if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(StartServer());
     RETURN_IF_ERROR(StartTarget(signals));
-    StatusOr<std::unique_ptr<LiveClient>> client = LiveClient::Create(pid_);
-    if (!client.ok()) {
-      StopChild();
-      return client.status();
-    }
-    client_ = std::move(client).value();
-    Status attached = client_->WaitAttached(o_.attach_timeout_ns, [this] { return TargetAlive(); });
-    if (!attached.ok()) {
-      StopChild();
-      return attached;
-    }
+    StatusOr<int> result = Watch();
+    server_.reset();
+    client_.reset();
+    StopChild();
+    return result;
+  }
+
+ private:
+  // Attaches to the started (or given) process and runs until the end.
+  StatusOr<int> Watch() {
+    ASSIGN_OR_RETURN(client_, LiveClient::Create(pid_));
+    RETURN_IF_ERROR(client_->WaitAttached(o_.attach_timeout_ns, [this] { return TargetAlive(); }));
     start_ns_ = MonotonicNs();
     window_ = std::make_unique<RollingWindow>(o_.window_ns, start_ns_);
     proc_ = std::make_unique<ProcStats>(pid_);
-    if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(StartServer());
-    std::fprintf(stderr, "aiprof monitor: watching pid %d (SDK in %s mode); %zu alert(s), window %s, every %s; incidents in %s\n",
-                 pid_, TerminalSafe(client_->sdk_mode()).c_str(), rules_.size(), Seconds(o_.window_ns).c_str(),
-                 Seconds(o_.interval_ns).c_str(), TerminalSafe(o_.out_dir).c_str());
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      service_label_ = o_.service.empty() ? ProcessName() : o_.service;
+      attached_ = true;
+    }
+    std::fprintf(
+        stderr,
+        "aiprof monitor: watching pid %d (SDK in %s mode); %zu alert(s), window %s, every %s; incidents in %s\n", pid_,
+        TerminalSafe(client_->sdk_mode()).c_str(), rules_.size(), Seconds(o_.window_ns).c_str(),
+        Seconds(o_.interval_ns).c_str(), TerminalSafe(o_.out_dir).c_str());
     Loop();
     server_.reset();
     FinishIncident(/*wait=*/true);
-    client_.reset();
-    StopChild();
     // 4: the service died (a signal or a non-zero status; with --pid any
     // end) and its incident was written; 3: incidents; 0: none.
     if (died_during_incident_ && incidents_ > 0) return 4;
     return incidents_ > 0 ? 3 : 0;
   }
 
- private:
   Status Prepare() {
-    if ((o_.pid > 0) == !o_.command.empty()) return ErrStatus("aiprof monitor: give either --pid N or -- CMD ARGS..., not both");
+    if ((o_.pid > 0) == !o_.command.empty())
+      return ErrStatus("aiprof monitor: give either --pid N or -- CMD ARGS..., not both");
     if (o_.out_dir.empty()) return ErrStatus("aiprof monitor: -o INCIDENTS_DIR is required");
-    if (o_.window_ns <= 0 || o_.interval_ns <= 0) return ErrStatus("aiprof monitor: --window and --interval must be positive");
+    if (o_.window_ns <= 0 || o_.interval_ns <= 0)
+      return ErrStatus("aiprof monitor: --window and --interval must be positive");
     if (o_.interval_ns > o_.window_ns) return ErrStatus("aiprof monitor: --interval is longer than --window");
     if (o_.trace_duration_ns <= 0) return ErrStatus("aiprof monitor: --trace-duration must be positive");
     bool wants_baseline = false;
@@ -244,22 +260,28 @@ class Monitor {
     }
     ASSIGN_OR_RETURN(rules_, ParseAlertRules(o_.alerts, baseline_ ? &*baseline_ : nullptr));
     rule_holding_.assign(rules_.size(), false);
-    if (!MakeDirs(o_.out_dir)) return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
+    if (!MakeDirs(o_.out_dir))
+      return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
     if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
-    if (!o_.metrics_listen.empty()) RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
+    if (!o_.metrics_listen.empty())
+      RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
     if (!o_.webhook_token_file.empty()) {
       std::ifstream in(o_.webhook_token_file);
       std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-      if (!in.good() && !in.eof()) return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": cannot read it");
-      if (token.empty()) return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": empty (or unreadable)");
+      if (!in.good() && !in.eof())
+        return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": cannot read it");
+      if (token.empty())
+        return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": empty (or unreadable)");
       if (token.find_first_of(" \t\r\n") != std::string::npos) {
-        return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": the token holds white space");
+        return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file +
+                         ": the token holds white space");
       }
       webhook_token_ = token;
     }
     if (!listen_host_.empty() && !IsLoopbackHost(listen_host_) && webhook_token_.empty()) {
-      return ErrStatus("aiprof monitor: --metrics-listen " + o_.metrics_listen + " is not a loopback address: give "
+      return ErrStatus("aiprof monitor: --metrics-listen " + o_.metrics_listen +
+                       " is not a loopback address: give "
                        "--webhook-token-file too (POST /alert starts deep traces), or listen on 127.0.0.1");
     }
     return OkStatus();
@@ -267,7 +289,8 @@ class Monitor {
 
   Status StartTarget(const sigset_t& signals) {
     if (o_.pid > 0) {
-      if (kill(o_.pid, 0) != 0 && errno == ESRCH) return ErrStatus("aiprof monitor --pid " + std::to_string(o_.pid) + ": no such process");
+      if (kill(o_.pid, 0) != 0 && errno == ESRCH)
+        return ErrStatus("aiprof monitor --pid " + std::to_string(o_.pid) + ": no such process");
       pid_ = o_.pid;
       return OkStatus();
     }
@@ -287,6 +310,7 @@ class Monitor {
       command.ExecPrepared();
     }
     pid_ = child_;
+    g_child.store(child_);
     return OkStatus();
   }
 
@@ -299,6 +323,7 @@ class Monitor {
         end_ = EndFromWaitStatus(status, "waitpid (the monitor started the process)");
         exit_abnormal_ = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         child_ = 0;
+        g_child.store(0);
         return false;
       }
       return true;
@@ -312,8 +337,9 @@ class Monitor {
       } else if (sig > 0) {
         end_ = EndFromWaitStatus(sig, "the SDK's signal handler (the live channel's fatal_signal)");
       } else {
-        end_.text = "exited (how is unknown: not the monitor's child, reaped before the monitor looked, and no "
-                    "fatal signal the SDK could see: SIGKILL, or an exit)";
+        end_.text =
+            "exited (how is unknown: not the monitor's child, reaped before the monitor looked, and no "
+            "fatal signal the SDK could see: SIGKILL, or an exit)";
         end_.source = "none";
       }
       exit_abnormal_ = true;  // a watched service is not expected to stop
@@ -330,6 +356,7 @@ class Monitor {
     while (MonotonicNs() < deadline) {
       if (waitpid(child_, &status, WNOHANG) == child_) {
         child_ = 0;
+        g_child.store(0);
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -337,13 +364,17 @@ class Monitor {
     kill(child_, SIGKILL);
     waitpid(child_, &status, 0);
     child_ = 0;
+    g_child.store(0);
   }
 
   Status StartServer() {
-    ExpositionLabels labels{o_.service.empty() ? ProcessName() : o_.service};
-    auto metrics = [this, labels] {
+    // Until the process attached there is nothing to expose (and no
+    // process name for the label): 503.
+    auto metrics = [this]() -> std::optional<std::string> {
       std::lock_guard<std::mutex> lock(stats_mu_);
-      return PrometheusExposition(last_stats_, totals_, labels, incidents_.load(), alerts_total_.load());
+      if (!attached_) return std::nullopt;
+      return PrometheusExposition(last_stats_, totals_, ExpositionLabels{service_label_}, incidents_.load(),
+                                  alerts_total_.load());
     };
     auto trigger = [this](const std::vector<std::string>& names, const std::string& peer) {
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -456,10 +487,12 @@ class Monitor {
           StartIncident(std::move(triggers));
           suppressed_said = false;
         } else if (!suppressed_said) {
-          std::fprintf(stderr, "aiprof monitor: %s \"%s\" holds, but %s: no incident\n", triggers[0].kind.c_str(),
-                       TerminalSafe(triggers[0].expression).c_str(),
-                       at_max ? ("--max-incidents " + std::to_string(o_.max_incidents) + " reached").c_str()
-                              : ("in --cooldown for another " + Seconds(o_.cooldown_ns - (now - last_incident_end_ns_))).c_str());
+          std::fprintf(
+              stderr, "aiprof monitor: %s \"%s\" holds, but %s: no incident\n", triggers[0].kind.c_str(),
+              TerminalSafe(triggers[0].expression).c_str(),
+              at_max
+                  ? ("--max-incidents " + std::to_string(o_.max_incidents) + " reached").c_str()
+                  : ("in --cooldown for another " + Seconds(o_.cooldown_ns - (now - last_incident_end_ns_))).c_str());
           suppressed_said = true;
         }
       }
@@ -469,11 +502,14 @@ class Monitor {
       }
       if (g_stop_signals.load() > 0) return;
       if (o_.timeout_ns > 0 && now - start_ns_ >= o_.timeout_ns && !current_) {
-        if (incidents_ == 0) std::fprintf(stderr, "aiprof monitor: --timeout %s reached without an incident\n", Seconds(o_.timeout_ns).c_str());
+        if (incidents_ == 0)
+          std::fprintf(stderr, "aiprof monitor: --timeout %s reached without an incident\n",
+                       Seconds(o_.timeout_ns).c_str());
         return;
       }
       const int64_t wait = next - MonotonicNs();
-      if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      if (wait > 0)
+        std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
       else
         next = MonotonicNs();
     }
@@ -492,8 +528,8 @@ class Monitor {
     inc->triggers = std::move(triggers);
     inc->sdk_mode = client_->sdk_mode();
     std::fprintf(stderr, "aiprof monitor: %s \"%s\": %s; incident %d in %s\n", inc->triggers[0].kind.c_str(),
-                 TerminalSafe(inc->triggers[0].expression).c_str(), TerminalSafe(DescribeTrigger(inc->triggers[0])).c_str(),
-                 inc->number, TerminalSafe(inc->dir).c_str());
+                 TerminalSafe(inc->triggers[0].expression).c_str(),
+                 TerminalSafe(DescribeTrigger(inc->triggers[0])).c_str(), inc->number, TerminalSafe(inc->dir).c_str());
     current_ = std::move(inc);
     worker_ = std::thread([this, inc = current_.get()] {
       WriteIncident(inc);
@@ -521,7 +557,8 @@ class Monitor {
     if (diagnose_input.empty() && inc->flight_recorder_status == "written") diagnose_input = fr;
     if (!diagnose_input.empty() && diagnose_) {
       Status st = diagnose_(diagnose_input, Context(*inc), inc->dir + "/diagnosis.md", inc->dir + "/diagnosis.html");
-      inc->diagnosis_status = st.ok() ? "written from " + diagnose_input.substr(inc->dir.size() + 1) : "failed: " + st.message();
+      inc->diagnosis_status =
+          st.ok() ? "written from " + diagnose_input.substr(inc->dir.size() + 1) : "failed: " + st.message();
       if (st.ok()) {
         inc->files.push_back("diagnosis.md");
         inc->files.push_back("diagnosis.html");
@@ -574,7 +611,8 @@ class Monitor {
         if (python_frames) inc->framework_status += "; Python frames sampled";
       } else {
         inc->framework_status = python_frames ? "Python frames sampled (no torch.profiler: the process has not "
-                                                "imported torch)" : "recorded nothing";
+                                                "imported torch)"
+                                              : "recorded nothing";
       }
     }
     rmdir(torch_dir.c_str());
@@ -586,7 +624,8 @@ class Monitor {
     const std::string after = inc->dir + "/.sdk-after-trace.aiprof";
     Status flushed = client_->RunCommand(live::kCmdFlush, after, kFlushTimeoutNs);
     std::string sdk_source = "after the deep trace";
-    StatusOr<std::unique_ptr<Trace>> sdk = flushed.ok() ? ImportTraceFile(after) : StatusOr<std::unique_ptr<Trace>>(flushed);
+    StatusOr<std::unique_ptr<Trace>> sdk =
+        flushed.ok() ? ImportTraceFile(after) : StatusOr<std::unique_ptr<Trace>>(flushed);
     if (!sdk.ok()) {
       sdk = ImportTraceFile(inc->dir + "/flight_recorder.aiprof");  // the process is gone: what it wrote at the alert
       sdk_source = "at the alert (the flush after the deep trace failed: " + flushed.message() + ")";
@@ -620,7 +659,8 @@ class Monitor {
     Status st = MeasureTorchOffset(**t, dir + "/torch-" + std::to_string(pid_) + ".sync", &offset, &error);
     if (st.ok()) {
       ShiftTrace(t->get(), -offset);
-      inc->framework_status = "recorded (clock offset " + std::to_string(offset) + " ± " + std::to_string(error) + " ns)";
+      inc->framework_status =
+          "recorded (clock offset " + std::to_string(offset) + " ± " + std::to_string(error) + " ns)";
     } else {
       inc->framework_status = "recorded, clock not aligned: " + st.message();
     }
@@ -642,12 +682,14 @@ class Monitor {
     c.emplace_back("process", "pid " + std::to_string(pid_) + (o_.service.empty() ? "" : " (" + o_.service + ")"));
     const WindowStats& w = t.window;
     char buf[256];
-    std::snprintf(buf, sizeof(buf), "%llu requests in %.3g s: p50 %.4g ms, p99 %.4g ms, max %.4g ms, %.4g/s, %llu errors",
+    std::snprintf(buf, sizeof(buf),
+                  "%llu requests in %.3g s: p50 %.4g ms, p99 %.4g ms, max %.4g ms, %.4g/s, %llu errors",
                   static_cast<unsigned long long>(w.requests), static_cast<double>(w.covered_ns) / 1e9, w.p50_ns / 1e6,
                   w.p99_ns / 1e6, w.max_ns / 1e6, w.throughput_per_s, static_cast<unsigned long long>(w.errors));
     c.emplace_back("window at the alert", buf);
     if (inc.trace_end_ns > 0) {
-      c.emplace_back("deep trace", Seconds(inc.trace_end_ns - inc.trace_start_ns) + " after the alert; " + inc.capture_summary);
+      c.emplace_back("deep trace",
+                     Seconds(inc.trace_end_ns - inc.trace_start_ns) + " after the alert; " + inc.capture_summary);
       c.emplace_back("framework layer", inc.framework_status);
     }
     if (!inc.host_functions.empty()) {
@@ -706,7 +748,9 @@ class Monitor {
     fr.Set("sdk_mode", Tree::String(inc.sdk_mode));
     t.Set("flight_recorder", std::move(fr));
     Tree dt = Tree::Map();
-    dt.Set("on_alert", Tree::String(o_.on_alert == OnAlert::kTrace ? "trace" : o_.on_alert == OnAlert::kDump ? "dump" : "none"));
+    dt.Set("on_alert", Tree::String(o_.on_alert == OnAlert::kTrace  ? "trace"
+                                    : o_.on_alert == OnAlert::kDump ? "dump"
+                                                                    : "none"));
     dt.Set("status", Tree::String(inc.trace_status));
     dt.Set("framework_layer", Tree::String(inc.framework_status));
     dt.Set("framework_slices", Tree::Number(static_cast<double>(inc.framework_slices)));
@@ -740,6 +784,14 @@ class Monitor {
           path.Push(std::move(x));
         }
         slow.Set("path", std::move(path));
+        // The function that took the time (the headline's), and the native
+        // frames below it on at least half the samples.
+        slow.Set("function", Tree::String(SlowestFunction(inc.slowest)));
+        Tree tail = Tree::List();
+        for (size_t i = inc.slowest.named + 1; i < inc.slowest.path.size(); ++i) {
+          tail.Push(Tree::String(inc.slowest.path[i].first));
+        }
+        slow.Set("native_tail", std::move(tail));
         dt.Set("slowest_request", std::move(slow));
       }
     }
@@ -769,7 +821,7 @@ class Monitor {
       Status csv =
           WriteFileAtomically(inc.dir + "/window_requests.csv", window_->RequestsCsv(MonotonicNs(), &complete));
       if (csv.ok()) inc.files.push_back("window_requests.csv");
-      inc.window_requests_status = !csv.ok() ? "failed: " + csv.message()
+      inc.window_requests_status = !csv.ok()  ? "failed: " + csv.message()
                                    : complete ? "every request of the window"
                                               : "the newest " + std::to_string(kExactWindowLimit) +
                                                     " requests (the window held more; its statistics cover all)";
@@ -783,8 +835,11 @@ class Monitor {
       std::lock_guard<std::mutex> lock(inc.mu);
       if (inc.triggers.size() > 1) extra = " (+" + std::to_string(inc.triggers.size() - 1) + " during it)";
     }
-    std::string top;
-    if (!inc.host_functions.empty()) top = "; hottest: " + inc.host_functions[0].name;
+    // The function the diagnosis's headline names (the slowest request's),
+    // else the hottest host function: the two lines never disagree.
+    std::string top = SlowestFunction(inc.slowest);
+    if (top.empty() && !inc.host_functions.empty()) top = inc.host_functions[0].name;
+    if (!top.empty()) top = "; hottest: " + top;
     // One line per incident, whatever the names hold: every name from the
     // service, a webhook or an alert is shown with its control characters
     // (newlines, ANSI escapes) as \xNN.
@@ -821,8 +876,7 @@ class Monitor {
     const int64_t unix_ms = NowUnixMs();
     inc->dir = NewIncidentDir(inc->number, unix_ms);
     inc->sdk_mode = client_->sdk_mode();
-    inc->triggers.push_back(
-        IncidentTrigger{"target_exited", end_.text, MonotonicNs(), unix_ms, EvalResult{}, s, ""});
+    inc->triggers.push_back(IncidentTrigger{"target_exited", end_.text, MonotonicNs(), unix_ms, EvalResult{}, s, ""});
     current_ = std::move(inc);
     Incident* c = current_.get();
     // The SDK writes its file at exit (not when killed by a signal).
@@ -839,7 +893,8 @@ class Monitor {
       c->flight_recorder_status = "written by the process at exit (" + exit_file + ")";
       c->files.push_back("flight_recorder.aiprof");
       if (diagnose_) {
-        Status st = diagnose_(c->dir + "/flight_recorder.aiprof", Context(*c), c->dir + "/diagnosis.md", c->dir + "/diagnosis.html");
+        Status st = diagnose_(c->dir + "/flight_recorder.aiprof", Context(*c), c->dir + "/diagnosis.md",
+                              c->dir + "/diagnosis.html");
         c->diagnosis_status = st.ok() ? "written from flight_recorder.aiprof" : "failed: " + st.message();
         if (st.ok()) {
           c->files.push_back("diagnosis.md");
@@ -871,7 +926,9 @@ class Monitor {
   std::unique_ptr<RollingWindow> window_;
   std::unique_ptr<ProcStats> proc_;
   std::unique_ptr<MetricsServer> server_;
-  std::mutex stats_mu_;  // last_stats_, totals_, external_
+  std::mutex stats_mu_;        // last_stats_, totals_, external_, service_label_, attached_
+  std::string service_label_;  // /metrics' service label: --service, else the process's name
+  bool attached_ = false;      // /metrics answers 503 before
   WindowStats last_stats_;
   MonitorTotals totals_{o_.latency_buckets_s.empty() ? DefaultLatencyBuckets() : o_.latency_buckets_s};
   std::vector<std::pair<std::string, std::string>> external_;  // webhook alert names, peer

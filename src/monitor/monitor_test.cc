@@ -10,11 +10,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "src/analysis/validation/baseline_store.h"
+#include "src/model/trace_builder.h"
 #include "src/monitor/alert.h"
 #include "src/monitor/incident.h"
 #include "src/monitor/metrics_server.h"
@@ -22,7 +24,6 @@
 #include "src/monitor/proc_stats.h"
 #include "src/monitor/slowest_request.h"
 #include "src/monitor/window.h"
-#include "src/model/trace_builder.h"
 #include "src/render/tree.h"
 #include "src/sdk/live_channel.h"
 
@@ -59,8 +60,8 @@ TEST(MonitorWindowTest, OldRecordsLeaveTheWindow) {
   // At 2.35 s the window starts at 0.35 s: requests ending at 0..0.3 s are gone.
   w.Advance(2350 * kMs);
   s = w.Stats(2350 * kMs);
-  EXPECT_EQ(s.requests, 7u);  // 0.4 .. 0.9 s and 2.5 s
-  EXPECT_EQ(s.errors, 0u);    // the error ended at 0.3 s
+  EXPECT_EQ(s.requests, 7u);     // 0.4 .. 0.9 s and 2.5 s
+  EXPECT_EQ(s.errors, 0u);       // the error ended at 0.3 s
   EXPECT_EQ(s.p50_ns, 8 * kMs);  // 5, 6, 7, 8, 9, 10, 500 ms: rank ceil(3.5) = 4
   EXPECT_EQ(s.steps, 1u);
   EXPECT_EQ(s.step_p99_ns, 30 * kMs);
@@ -148,6 +149,14 @@ TEST(MonitorMetricsTest, ExpositionEscapesHostileLabelValues) {
   EXPECT_NE(text.find("aiprof_monitor_window_request_latency_p99_seconds{service=\"svc"), std::string::npos);
   EXPECT_NE(text.find("} 0.002\n"), std::string::npos);
   EXPECT_EQ(text.find("per_second"), std::string::npos) << "no rate metrics";
+  // Prometheus' lint (promtool check metrics): no type in a metric's name.
+  EXPECT_NE(text.find("aiprof_monitor_sdk_value{service="), std::string::npos) << text;
+  for (const char* type : {"_counter", "_gauge", "_histogram", "_summary"}) {
+    for (size_t at = text.find(type); at != std::string::npos; at = text.find(type, at + 1)) {
+      const char next = at + std::strlen(type) < text.size() ? text[at + std::strlen(type)] : ' ';
+      EXPECT_FALSE(next == '_' || next == '{' || next == ' ') << type << " in a name: " << text.substr(at - 20, 60);
+    }
+  }
   // Every line is a comment or one sample: no label value broke a line.
   size_t start = 0;
   while (start < text.size()) {
@@ -387,7 +396,8 @@ TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
   EXPECT_NE(a.find("\r\n\r\nm 1\n"), std::string::npos) << a;
   EXPECT_EQ(Exchange(server_->port(), Post("", kHook)).rfind("HTTP/1.1 401", 0), 0u);
   EXPECT_EQ(Exchange(server_->port(), Post("Authorization: Bearer wrong\r\n", kHook)).rfind("HTTP/1.1 401", 0), 0u);
-  EXPECT_EQ(Exchange(server_->port(), Post("Authorization: Bearer t0ken-longer\r\n", kHook)).rfind("HTTP/1.1 401", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), Post("Authorization: Bearer t0ken-longer\r\n", kHook)).rfind("HTTP/1.1 401", 0),
+            0u);
   EXPECT_TRUE(Triggers().empty());
   a = Exchange(server_->port(), Post("Authorization: Bearer t0ken\r\n", kHook));
   EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0u) << a;
@@ -402,7 +412,29 @@ TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
   EXPECT_EQ(a.rfind("HTTP/1.1 403", 0), 0u) << a;
   ASSERT_EQ(Triggers().size(), 1u);
   EXPECT_EQ(Exchange(server_->port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(Exchange(server_->port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0),
+            0u);
+}
+
+// Health checkers use HEAD: the headers of GET, no body.
+TEST_F(HttpServerTest, HeadMetricsAnswersWithoutBody) {
+  const std::string a = Exchange(server_->port(), "HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << a;
+  EXPECT_NE(a.find("Content-Length: 4\r\n"), std::string::npos) << a;
+  EXPECT_EQ(a.substr(a.find("\r\n\r\n") + 4), "") << a;
+  EXPECT_EQ(Exchange(server_->port(), "HEAD /alert HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+}
+
+// Bound before the watched process attached: 503, not an empty exposition.
+TEST(MetricsServerTest, NoExpositionYetIs503) {
+  MetricsServer::Options o;
+  o.host = "127.0.0.1";
+  auto s = MetricsServer::Start(
+      o, []() -> std::optional<std::string> { return std::nullopt; },
+      [](const std::vector<std::string>&, const std::string&) {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::string a = Exchange((*s)->port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 503", 0), 0u) << a;
 }
 
 // Content-Length over the limit is refused before the body is read; a
@@ -444,15 +476,17 @@ TEST_F(HttpServerTest, SlowClientsLoseTheirSlotNotTheServer) {
   EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0u) << a;
   EXPECT_GE(server_->counts().evicted.load(), 7u);
   for (int fd : idle) close(fd);
-  EXPECT_EQ(Exchange(server_->port(), std::string("GET /metrics HTTP/1.1\r\nX: ") + std::string(20000, 'a') + "\r\n\r\n")
-                .rfind("HTTP/1.1 431", 0),
-            0u);
+  EXPECT_EQ(
+      Exchange(server_->port(), std::string("GET /metrics HTTP/1.1\r\nX: ") + std::string(20000, 'a') + "\r\n\r\n")
+          .rfind("HTTP/1.1 431", 0),
+      0u);
 }
 
 TEST(MonitorServerTest, NonLoopbackNeedsAToken) {
   MetricsServer::Options o;
   o.host = "0.0.0.0";
-  auto s = MetricsServer::Start(o, [] { return std::string(); }, [](const std::vector<std::string>&, const std::string&) {});
+  auto s = MetricsServer::Start(
+      o, [] { return std::string(); }, [](const std::vector<std::string>&, const std::string&) {});
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("--webhook-token-file"), std::string::npos);
   EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
@@ -464,7 +498,8 @@ TEST(MonitorServerTest, NonLoopbackNeedsAToken) {
 
 TEST(MonitorProcTest, StatLineWithParenthesesInTheName) {
   uint64_t ticks = 0;
-  const std::string line = "1234 (we(ird) name)) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 12345 1000 10";
+  const std::string line =
+      "1234 (we(ird) name)) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 4 0 12345 1000 10";
   ASSERT_TRUE(ParseStatCpuTicks(line, &ticks));
   EXPECT_EQ(ticks, 300u);
   EXPECT_FALSE(ParseStatCpuTicks("garbage", &ticks));
@@ -480,10 +515,11 @@ TEST(MonitorLiveChannelTest, RecordsArriveInOrderAndOverwritesAreCounted) {
   for (int i = 0; i < 10; ++i) live::Push(h, live::kRecRequest, i, i * 10, i == 4 ? uint32_t{live::kFlagError} : 0u);
   std::vector<int64_t> got;
   uint32_t errors = 0;
-  EXPECT_EQ(live::Drain(h, &st, [&](const live::Record& r) {
-              got.push_back(r.value);
-              errors += r.aux;
-            }),
+  EXPECT_EQ(live::Drain(h, &st,
+                        [&](const live::Record& r) {
+                          got.push_back(r.value);
+                          errors += r.aux;
+                        }),
             10u);
   EXPECT_EQ(got.size(), 10u);
   EXPECT_EQ(got[9], 90);
@@ -518,7 +554,8 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   s.window_ns = 2 * kSec;
   s.requests = 50;
   s.p99_ns = 25 * kMs;
-  IncidentTrigger t{"alert", "p99_latency > 20ms", 5, 1764585600123, EvaluateAlert((*rules)[0], s, nullptr).result, s, ""};
+  IncidentTrigger t{"alert", "p99_latency > 20ms", 5, 1764585600123, EvaluateAlert((*rules)[0], s, nullptr).result, s,
+                    ""};
   const std::string json = TreeToJson(TriggerTree(t));
   // JSON text escapes < and > too (\u003e), so it is safe inside HTML.
   EXPECT_NE(json.find("\"expression\": \"p99_latency \\u003e 20ms\""), std::string::npos) << json;
@@ -559,10 +596,10 @@ TEST(MonitorSlowestRequestTest, PythonFunctionNamedOnceWithItsHottestLineOwnThre
   const uint32_t l22 = b.InternCallsite(handle, b.Intern("slow (svc.py:22)"), py, FrameKind::kPython);
   const uint32_t cut_handle = b.InternCallsite(kNoCallsite, b.Intern("handle (svc.py:10)"), py, FrameKind::kPython);
   const uint32_t cut_slow = b.InternCallsite(cut_handle, b.Intern("slow (svc.py:21)"), py, FrameKind::kPython);
-  const uint32_t cut = b.InternCallsite(cut_slow, b.Intern("[native stack truncated]"), b.Intern("[unknown]"),
-                                        FrameKind::kUnknown);
-  const uint32_t own = b.InternCallsite(root, b.Intern("run (_framework.py:90)"), b.Intern("_framework.py"),
-                                        FrameKind::kPython);
+  const uint32_t cut =
+      b.InternCallsite(cut_slow, b.Intern("[native stack truncated]"), b.Intern("[unknown]"), FrameKind::kUnknown);
+  const uint32_t own =
+      b.InternCallsite(root, b.Intern("run (_framework.py:90)"), b.Intern("_framework.py"), FrameKind::kPython);
   const uint32_t worker_stacks[] = {l21, l21, l21, l20, l20, l20, l22, l22, l22, l21, cut};
   int64_t ts = 2'000'000;
   for (uint32_t c : worker_stacks) b.AddStackSample(worker, ts += 5'000'000, c, 1'000'000);
@@ -578,6 +615,76 @@ TEST(MonitorSlowestRequestTest, PythonFunctionNamedOnceWithItsHottestLineOwnThre
   EXPECT_EQ(r.path[2].first, "slow (svc.py:21)");  // 5 of its 11 samples at line 21
   EXPECT_DOUBLE_EQ(r.path[2].second, 1.0);
   EXPECT_NE(DescribeSlowest(r).find(": slow (svc.py:21) (on the stack in 100% of its 11 samples)"), std::string::npos)
+      << DescribeSlowest(r);
+}
+
+// The tester's service (D13): busy() calls time.perf_counter() in a loop, so
+// the interpreter's C-call frames under it are on 6 and 5 of its 10 stacks.
+// The headline names busy(), the innermost Python frame, and shows those
+// frames as its native tail; without a Python frame, the innermost frame
+// with a real symbol (not lib!sym+0x…).
+TEST(MonitorSlowestRequestTest, InnermostPythonFrameNamedNativeTailApart) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
+  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
+  b.SetThreadName(requests, b.Intern("requests"));
+  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
+  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
+  b.SetThreadName(worker, b.Intern("python3"));
+  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
+  const StringId py = b.Intern("svc.py"), native = b.Intern("python3.11");
+  const uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("start_thread"), native, FrameKind::kNative);
+  const uint32_t get = b.InternCallsite(root, b.Intern("do_GET (svc.py:26)"), py, FrameKind::kPython);
+  const uint32_t busy = b.InternCallsite(get, b.Intern("busy (svc.py:17)"), py, FrameKind::kPython);
+  const uint32_t call = b.InternCallsite(busy, b.Intern("PyObject_Vectorcall"), native, FrameKind::kNative);
+  const uint32_t fast =
+      b.InternCallsite(call, b.Intern("python3.11!_PyObject_FastCallDictTstate+0x6ca"), native, FrameKind::kNative);
+  const uint32_t stacks[] = {fast, fast, fast, fast, fast, call, busy, busy, busy, busy};
+  int64_t ts = 2'000'000;
+  for (uint32_t c : stacks) b.AddStackSample(worker, ts += 5'000'000, c, 1'000'000);
+  ASSERT_TRUE(b.Finalize().ok());
+
+  const SlowestRequest r = FindSlowestRequest(trace, 0, 200'000'000);
+  ASSERT_TRUE(r.found);
+  ASSERT_EQ(r.path.size(), 5u);
+  EXPECT_EQ(r.path[4].first, "python3.11!_PyObject_FastCallDictTstate+0x6ca");  // on 5 of 10: in the chain
+  EXPECT_EQ(r.named, 2u);
+  EXPECT_EQ(SlowestFunction(r), "busy (svc.py:17)");
+  const std::string line = DescribeSlowest(r);
+  EXPECT_NE(line.find(": busy (svc.py:17) (on the stack in 100% of its 10 samples); path: start_thread > "
+                      "do_GET (svc.py:26) > busy (svc.py:17); native tail below it: PyObject_Vectorcall (60%) > "
+                      "python3.11!_PyObject_FastCallDictTstate+0x6ca (50%)"),
+            std::string::npos)
+      << line;
+}
+
+TEST(MonitorSlowestRequestTest, NativeServiceNamesInnermostRealSymbol) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
+  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
+  b.SetThreadName(requests, b.Intern("requests"));
+  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
+  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
+  b.SetThreadName(worker, b.Intern("service"));
+  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
+  const StringId exe = b.Intern("service"), libc = b.Intern("libc.so.6");
+  const uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("main"), exe, FrameKind::kNative);
+  const uint32_t slow = b.InternCallsite(root, b.Intern("planted_slow_path"), exe, FrameKind::kNative);
+  const uint32_t near = b.InternCallsite(slow, b.Intern("libc.so.6!memcpy+0x1f"), libc, FrameKind::kNative);
+  const uint32_t addr = b.InternCallsite(near, b.Intern("0x7f0012345678"), b.Intern("[unknown]"), FrameKind::kUnknown);
+  int64_t ts = 2'000'000;
+  for (int i = 0; i < 8; ++i) b.AddStackSample(worker, ts += 5'000'000, i < 6 ? addr : slow, 1'000'000);
+  ASSERT_TRUE(b.Finalize().ok());
+
+  const SlowestRequest r = FindSlowestRequest(trace, 0, 200'000'000);
+  ASSERT_EQ(r.path.size(), 4u);
+  EXPECT_EQ(SlowestFunction(r), "planted_slow_path");
+  EXPECT_NE(DescribeSlowest(r).find(": planted_slow_path (on the stack in 100% of its 8 samples); path: main > "
+                                    "planted_slow_path; native tail below it: libc.so.6!memcpy+0x1f (75%) > "
+                                    "0x7f0012345678 (75%)"),
+            std::string::npos)
       << DescribeSlowest(r);
 }
 

@@ -35,6 +35,14 @@ Cases:
              on-demand sampler took, and the incident's diagnosis opens with
              the slowest request's path ending in that function, file:line
              (not the interpreter's _PyEval_EvalFrameDefault; uses perf: heavy).
+  pybuiltin  as pyhttp, the slow function calling the builtin
+             time.perf_counter() in a loop: the headline and the stdout line
+             name the Python function, not the interpreter's C-call frames
+             (shown as its native tail; uses perf: heavy).
+  portbusy   a taken --metrics-listen port fails before the command starts;
+             a started command whose SDK never attaches is stopped.
+  pyidle     a Python service that imported aiprof attaches before its
+             first request (no traffic); attach time-outs name the cause.
   torch      a PyTorch service: the deep trace turns torch.profiler on in the
              running process through the SDK's control channel, and its ops
              land on the monitor's clock (heavy; skipped without torch).
@@ -410,6 +418,16 @@ def case_metrics(args, tmp):
     check(re.search(r'^aiprof_monitor_request_latency_seconds_bucket\{service=".*",le="\+Inf"\} [1-9]', body, re.M)
           is not None, '/metrics has the latency histogram')
     check('pid=' not in body and 'per_second' not in body, 'no pid label, no rate metric')
+    check(re.search(r'^aiprof_monitor_sdk_value\{service=".*",name="queue_depth"\} 1$', body, re.M) is not None,
+          '/metrics has the SDK counter\'s newest value (aiprof_monitor_sdk_value)')
+    import http.client as http_client
+    c = http_client.HTTPConnection('127.0.0.1', port, timeout=5)
+    c.request('HEAD', '/metrics')
+    r = c.getresponse()
+    head_status, head_length, head_body = r.status, r.getheader('Content-Length'), r.read()
+    c.close()
+    check(head_status == 200 and head_body == b'' and int(head_length or 0) > 0,
+          'HEAD /metrics answers 200 with GET\'s headers, without a body (%d)' % head_status)
     promtool = shutil.which('promtool')
     check(promtool is not None, 'promtool is installed (Debian\'s prometheus, scripts/deps/monitor.txt)')
     if promtool:
@@ -691,8 +709,105 @@ def case_badexpr(args, tmp):
     check(p.returncode != 0 and 'no such process' in p.stderr, 'a missing pid is a clear error')
     p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--attach-timeout', '1s',
                         '-o', os.path.join(tmp, 'z'), '--', 'sleep', '5'], capture_output=True, text=True, timeout=20)
-    check(p.returncode != 0 and 'does not use the aiprof SDK' in p.stderr,
+    check(p.returncode != 0 and 'has not loaded the aiprof SDK' in p.stderr,
           'a process without the SDK is a clear error (%s)' % p.stderr.strip()[:200])
+
+
+def processes_with(marker):
+    """Pids of processes whose command line holds `marker`."""
+    pids = []
+    for d in glob.glob('/proc/[0-9]*'):
+        try:
+            if marker.encode() in open(d + '/cmdline', 'rb').read():
+                pids.append(int(d[6:]))
+        except OSError:
+            pass
+    return pids
+
+
+def run_to_end(cmd, tmp, timeout=30):
+    """(exit status or None on a time-out, stderr) of `cmd`; stderr goes to
+    a file, so a process it leaves behind cannot hold a pipe open."""
+    with tempfile.TemporaryFile('w+', dir=tmp) as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True)
+        try:
+            rc = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            rc = None
+        err.seek(0)
+        return rc, err.read()
+
+
+def case_portbusy(args, tmp):
+    # A taken --metrics-listen port fails before the command starts; no
+    # error path after the start leaves the started service running.
+    taken = socket.socket()
+    taken.bind(('127.0.0.1', 0))
+    taken.listen()
+    port_file = os.path.join(tmp, 'port')
+    try:
+        rc, err = run_to_end([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--metrics-listen',
+                              '127.0.0.1:%d' % taken.getsockname()[1], '-o', os.path.join(tmp, 'inc'), '--',
+                              args.service, '--port-file', port_file], tmp)
+    finally:
+        taken.close()
+    check(rc == 1 and 'cannot bind' in err, 'a taken port is an error (rc %s: %s)' % (rc, err.strip()[:200]))
+    time.sleep(1)
+    left = processes_with(port_file)
+    check(not os.path.exists(port_file) and not left, 'the command was never started (port file %s, processes %s)' %
+          (os.path.exists(port_file), left))
+    for pid in left:
+        os.kill(pid, 9)
+    # Started, then an error (the SDK never attaches): stopped.
+    marker = os.path.join(tmp, 'never-attaches')
+    rc, _ = run_to_end([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--attach-timeout', '1s',
+                        '-o', os.path.join(tmp, 'inc2'), '--', args.python, '-c', 'import time; time.sleep(30)',
+                        marker], tmp)
+    time.sleep(0.5)
+    left = processes_with(marker)
+    check(rc == 1 and not left, 'a started command that never attaches is stopped (rc %s, left %s)' % (rc, left))
+    for pid in left:
+        os.kill(pid, 9)
+
+
+def case_pyidle(args, tmp):
+    # A Python service that imported aiprof and has served no request yet
+    # is attachable at once (no traffic at all here).
+    port_file = os.path.join(tmp, 'port')
+    svc = os.path.join(os.path.dirname(__file__), 'python_http_service.py')
+    t0 = time.monotonic()
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--attach-timeout', '20s',
+                        '--timeout', '2s', '-o', os.path.join(tmp, 'inc'), '--', args.python, svc, args.python_dir,
+                        '--port-file', port_file], capture_output=True, text=True, timeout=60)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 0 and 'watching pid' in p.stderr,
+          'a Python service with no request yet attaches (rc %d after %.1f s)' % (p.returncode, time.monotonic() - t0))
+    # Attach time-outs name the likely cause.
+    env = dict(os.environ, AIPROF_LIVE='0')
+    svc_proc = subprocess.Popen([args.python, svc, args.python_dir, '--port-file', port_file + '2'], env=env)
+    try:
+        wait_for_file(port_file + '2', 30)
+        p = subprocess.run([args.aiprof, 'monitor', '--pid', str(svc_proc.pid), '--alert', 'p99_latency > 1s',
+                            '--attach-timeout', '1s', '-o', os.path.join(tmp, 'inc2')],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 1 and 'runs with AIPROF_LIVE=0' in p.stderr,
+              'AIPROF_LIVE=0 is honoured and named (%s)' % p.stderr.strip()[:300])
+    finally:
+        svc_proc.kill()
+        svc_proc.wait()
+    plain = subprocess.Popen([args.python, '-c', 'import time; time.sleep(30)'])
+    try:
+        time.sleep(0.3)
+        p = subprocess.run([args.aiprof, 'monitor', '--pid', str(plain.pid), '--alert', 'p99_latency > 1s',
+                            '--attach-timeout', '1s', '-o', os.path.join(tmp, 'inc3')],
+                           capture_output=True, text=True, timeout=30)
+        check(p.returncode == 1 and 'has not imported aiprof' in p.stderr,
+              'a Python process without aiprof: the message says so (%s)' % p.stderr.strip()[:300])
+    finally:
+        plain.kill()
+        plain.wait()
 
 
 def case_inprocess(args, tmp):
@@ -794,6 +909,14 @@ def case_pybusy(args, tmp):
 
 
 def case_pyhttp(args, tmp):
+    pyhttp(args, tmp, 'checksum', 'planted_slow_checksum')
+
+
+def case_pybuiltin(args, tmp):
+    pyhttp(args, tmp, 'clock', 'planted_slow_clock')
+
+
+def pyhttp(args, tmp, kind, planted):
     import threading
     out = os.path.join(tmp, 'incidents')
     port_file, marks = os.path.join(tmp, 'port'), os.path.join(tmp, 'marks')
@@ -801,7 +924,8 @@ def case_pyhttp(args, tmp):
                             '--interval', '0.25s', '--trace-duration', '2s', '--once', '--timeout', '40s',
                             '--attach-timeout', '20s', '-o', out, '--', args.python,
                             os.path.join(os.path.dirname(__file__), 'python_http_service.py'), args.python_dir,
-                            '--port-file', port_file, '--marks-file', marks, '--slow-after', '4', '--slow-ms', '60'],
+                            '--port-file', port_file, '--marks-file', marks, '--slow-after', '4', '--slow-ms', '60',
+                            '--slow-kind', kind],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     check(wait_for_file(port_file, 30), 'the Python service started and wrote its port')
     stop = threading.Event()
@@ -826,9 +950,14 @@ def case_pyhttp(args, tmp):
     check('Python frames sampled' in dt['framework_layer'], 'the SDK sampled Python frames during the deep trace: %s' %
           dt['framework_layer'])
     slow = dt.get('slowest_request')
-    fn = slow['path'][-1]['function'] if slow and slow.get('path') else ''
-    check(fn.startswith('planted_slow_checksum (python_http_service.py:'),
-          'the slowest request\'s path ends in the planted Python function, file:line (%s)' % slow)
+    fn = slow.get('function', slow['path'][-1]['function'] if slow.get('path') else '') if slow else ''
+    check(fn.startswith(planted + ' (python_http_service.py:'),
+          'the slowest request is named by the planted Python function, file:line (%s)' % slow)
+    python_path = [p['function'] for p in slow['path'] if ' (' in p['function'] and p['function'].endswith(')')] \
+        if slow else []
+    check(python_path and python_path[-1] == fn and
+          [p['function'] for p in slow['path']][:len(slow['path']) - len(slow.get('native_tail', []))][-1] == fn,
+          'it is the innermost Python frame of the path; the native frames below it are its tail (%s)' % slow)
     check(slow and slow['duration_s'] > 0.05, 'the slowest request is a slow one (%s)' % (slow and slow['duration_s']))
     check(slow and any(p['function'].startswith('handle_request (python_http_service.py:') for p in slow['path']),
           'its path holds the Python caller handle_request')
@@ -836,11 +965,12 @@ def case_pyhttp(args, tmp):
     # Markdown's escapes (\_, \( ...) undone to read the row.
     rows = [re.sub(r'\\(.)', r'\1', l) for l in md.splitlines() if l.startswith('| ') and not l.startswith('| ---')]
     check(len(rows) > 1 and 'slowest request in the deep trace' in rows[1] and
-          ': planted_slow_checksum (python_http_service.py:' in rows[1],
+          ': %s (python_http_service.py:' % planted in rows[1],
           'the incident section opens with the slowest request and the Python function that took its time (%s)' %
           (rows[1] if len(rows) > 1 else rows))
+    check('hottest: ' + fn in o, 'the incident line on stdout names the same function as the headline (%s)' % o.strip())
     html = open(os.path.join(folder, 'diagnosis.html')).read()
-    check('planted_slow_checksum (python_http_service.py:' in html, 'diagnosis.html names the Python function')
+    check(planted + ' (python_http_service.py:' in html, 'diagnosis.html names the Python function')
 
 
 def case_torch(args, tmp):
@@ -877,7 +1007,8 @@ CASES = {'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'ste
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
-         'pyhttp': case_pyhttp, 'pybusy': case_pybusy, 'torch': case_torch}
+         'pyhttp': case_pyhttp, 'pybuiltin': case_pybuiltin, 'pybusy': case_pybusy, 'torch': case_torch,
+         'portbusy': case_portbusy, 'pyidle': case_pyidle}
 
 
 def main():
