@@ -15,13 +15,13 @@
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/diagnosis/suggest.h"
 #include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/host_functions/host_functions.h"
 #include "src/analysis/memory/memory_series.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/steps/step_stats.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
-#include "src/analysis/host_functions/host_functions.h"
 #include "src/model/trace.h"
 #include "src/render/document.h"
 #include "src/session/session.h"
@@ -84,11 +84,13 @@ struct ReportData {
   std::vector<std::string> constraints;
 
   // Headline.
-  StepStats steps_stats;
+  StepStats steps_stats;   // every step: the step chart
+  StepStats steady_stats;  // warm-up steps left out: the headline, as analyze
+  size_t warmup_steps = 0;
   double device_util = -1;        // busy / span over all devices, -1 unknown
   std::string device_util_basis;  // "device busy / device span" or "main thread op time / span"
   const Finding* top_finding = nullptr;
-  const SuggestionOutcome* best_fix = nullptr;  // report_data.cc says how it is chosen
+  const SuggestionOutcome* best_fix = nullptr;           // report_data.cc says how it is chosen
   const SuggestionOutcome* best_measured_fix = nullptr;  // suggest's first, if measured and above zero
 
   // Charts.
