@@ -6,9 +6,9 @@
 #include <map>
 
 #include "src/analysis/communication/communication.h"
-#include "src/analysis/memory/memory_series.h"
 #include "src/report/analysis/analysis_sections.h"
 #include "src/report/attribution/attribution_report.h"
+#include "src/analysis/memory/memory_series.h"
 
 namespace aiprof {
 namespace {
@@ -50,8 +50,8 @@ void FillSteps(const Trace& t, ReportData* r) {
     // Steps known only from a profiler's breakdown file (step_trace_time.csv).
     for (const BreakdownStep& b : r->steps_stats.breakdown_steps) {
       ReportStep s;
-      s.label =
-          (b.rank != kNoRank ? "r" + std::to_string(b.rank) + " " : std::string()) + "step " + std::to_string(b.number);
+      s.label = (b.rank != kNoRank ? "r" + std::to_string(b.rank) + " " : std::string()) + "step " +
+                std::to_string(b.number);
       s.dur_ms = NsToMs(static_cast<double>(b.dur_ns));
       durs.push_back(s.dur_ms);
       r->steps.push_back(std::move(s));
@@ -96,8 +96,7 @@ const char* GapBucketLabel(size_t bucket) {
 
 BestFix ChooseBestFix(const Finding* top_finding, const std::vector<SuggestionOutcome>& kept) {
   BestFix b;
-  if (!kept.empty() && kept.front().gain_source != kGainFromPrior && kept.front().gain_min > 0)
-    b.measured = &kept.front();
+  if (!kept.empty() && kept.front().gain_source != kGainFromPrior && kept.front().gain_min > 0) b.measured = &kept.front();
   // The top finding's largest prior; a simulated gain of it whose interval
   // reaches zero is not a prior (e2e_page_faults: "-2.6% to 22.3%" was the
   // headline's best fix over the rule's 1.1-3.2%). Only when the top

@@ -7,10 +7,10 @@
 // own. Every string from the trace, the rules or the command line is plain
 // text in the document, escaped by the renderers; the charts and the
 // embedded views escape their own (svg_chart.h, the views).
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "src/analysis/metrics/metric_set.h"
 #include "src/render/escape.h"
@@ -53,11 +53,12 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
     std::string warmup = r.warmup_steps == 0 ? std::string()
                                              : fmt::format("; {} warm-up step{} left out", r.warmup_steps,
                                                            r.warmup_steps == 1 ? "" : "s");
-    cards.items.push_back(
-        {"step_time", "Step time",
-         Value::String(fmt::format("{} ± {}", MsText(s.mean_ns / 1e6), MsText(s.stddev_ns / 1e6))), Unit::kNone,
-         fmt::format("mean ± sd over {} steady-state step{} ({}{}); p50 {}, p99 {}", s.count, s.count == 1 ? "" : "s",
-                     s.source, warmup, MsText(s.p50_ns / 1e6), MsText(s.p99_ns / 1e6))});
+    cards.items.push_back({"step_time", "Step time",
+                           Value::String(fmt::format("{} ± {}", MsText(s.mean_ns / 1e6), MsText(s.stddev_ns / 1e6))),
+                           Unit::kNone,
+                           fmt::format("mean ± sd over {} steady-state step{} ({}{}); p50 {}, p99 {}", s.count,
+                                       s.count == 1 ? "" : "s", s.source, warmup, MsText(s.p50_ns / 1e6),
+                                       MsText(s.p99_ns / 1e6))});
   } else {
     cards.items.push_back({"step_time", "Step time", Value::String("no steps"), Unit::kNone,
                            "the trace marks no steps: figures are per trace"});
@@ -70,8 +71,8 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
     cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String(f.rule->title), Unit::kNone,
                            fmt::format("{} confidence; impact {}", ConfidenceName(f.confidence), ImpactText(f))});
   } else {
-    cards.items.push_back(
-        {"top_bottleneck", "Top bottleneck", Value::String("none found"), Unit::kNone, "no rule fired on this trace"});
+    cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String("none found"), Unit::kNone,
+                           "no rule fired on this trace"});
   }
   if (!r.host_functions.empty()) {
     const ReportHostFunction& f = r.host_functions[0];
@@ -99,15 +100,12 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
 void AddBreakdown(const ReportData& r, render::Section* charts) {
   if (r.breakdown.empty()) return;
   const auto& pal = ChartPalette();
-  render::Table data{"breakdown",
-                     "",
-                     {{"timeline", "Timeline"},
-                      {"span", "Span", Unit::kMs},
+  render::Table data{"breakdown", "",
+                     {{"timeline", "Timeline"}, {"span", "Span", Unit::kMs},
                       {"compute", r.cpu_only ? "Op time" : "Compute", Unit::kMs},
                       {"communication", "Communication (not overlapped)", Unit::kMs},
                       {"memcpy", "Memory copy", Unit::kMs}},
-                     {},
-                     ""};
+                     {}, ""};
   std::vector<std::string> cats;
   std::vector<ChartSeries> series = {{r.cpu_only ? "op time" : "compute", pal[0], {}},
                                      {"communication (not overlapped)", pal[1], {}},
@@ -131,11 +129,9 @@ void AddBreakdown(const ReportData& r, render::Section* charts) {
     }
   }
   render::Section& sec = charts->AddSection("breakdown", "Time breakdown per device and rank");
-  sec.Add(
-      render::Chart{"breakdown", StackedBarChart("Each bar: one device's span", cats, series, "ms"), std::move(data)});
-  sec.Add(
-      render::Paragraph{"Compute, copies and exposed communication can overlap each other, so a bar may exceed "
-                        "the span by the overlap; idle time is split by the cause of each gap."});
+  sec.Add(render::Chart{"breakdown", StackedBarChart("Each bar: one device's span", cats, series, "ms"), std::move(data)});
+  sec.Add(render::Paragraph{"Compute, copies and exposed communication can overlap each other, so a bar may exceed "
+                            "the span by the overlap; idle time is split by the cause of each gap."});
 }
 
 void AddStepCharts(const ReportData& r, render::Section* charts) {
@@ -151,13 +147,12 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
     data.rows.push_back({Value::String(s.label), MsValue(s.dur_ms), Value::Bool(s.slow)});
   }
   render::Section& sec = charts->AddSection("steps", "Step times");
-  sec.Add(render::Paragraph{
-      fmt::format("Median {}; slow = more than {:.1f}× the median.", MsText(r.median_step_ms), kSlowStepFactor)});
-  sec.Add(
-      render::Chart{"steps",
-                    BarChart("Duration of each step", labels, values, marked,
-                             fmt::format("slow: > {:.1f}× median", kSlowStepFactor), r.median_step_ms, "median", "ms"),
-                    std::move(data)});
+  sec.Add(render::Paragraph{fmt::format("Median {}; slow = more than {:.1f}× the median.", MsText(r.median_step_ms),
+                                        kSlowStepFactor)});
+  sec.Add(render::Chart{"steps",
+                        BarChart("Duration of each step", labels, values, marked,
+                                 fmt::format("slow: > {:.1f}× median", kSlowStepFactor), r.median_step_ms, "median", "ms"),
+                        std::move(data)});
 }
 
 void AddGaps(const ReportData& r, render::Section* charts) {
@@ -165,7 +160,8 @@ void AddGaps(const ReportData& r, render::Section* charts) {
   for (uint64_t c : r.gap_hist_count) gaps += c;
   if (gaps == 0) return;
   const auto& pal = ChartPalette();
-  render::Table data{"idle_gaps", "", {{"length", "Gap length"}, {"gaps", "Gaps", Unit::kCount}}, {}, ""};
+  render::Table data{"idle_gaps", "", {{"length", "Gap length"}, {"gaps", "Gaps", Unit::kCount}},
+                     {}, ""};
   std::vector<std::string> cats;
   std::vector<ChartSeries> series;
   for (size_t c = 0; c < kGapCauseCount; ++c) {
@@ -189,15 +185,10 @@ void AddGaps(const ReportData& r, render::Section* charts) {
 
 void AddRoofline(const ReportData& r, render::Section* charts) {
   std::vector<ScatterPoint> pts;
-  render::Table data{"roofline",
-                     "",
-                     {{"op", "Op"},
-                      {"calls", "Calls", Unit::kCount},
-                      {"time", "Time", Unit::kNs},
-                      {"intensity", "FLOP/byte"},
-                      {"achieved", "Achieved", Unit::kFlopsPerSecond}},
-                     {},
-                     ""};
+  render::Table data{"roofline", "",
+                     {{"op", "Op"}, {"calls", "Calls", Unit::kCount}, {"time", "Time", Unit::kNs},
+                      {"intensity", "FLOP/byte"}, {"achieved", "Achieved", Unit::kFlopsPerSecond}},
+                     {}, ""};
   for (const RooflineRow& row : r.roofline.rows) {
     if (pts.size() >= kReportRooflinePoints) break;
     if (!row.flops_known || row.flops <= 0 || row.bytes <= 0 || row.time_ns <= 0) continue;
@@ -207,8 +198,8 @@ void AddRoofline(const ReportData& r, render::Section* charts) {
     p.weight = static_cast<double>(row.time_ns);
     p.label = fmt::format("{}: {} calls, {}, {:.3g} FLOP/byte, {:.3g} FLOP/s", row.name, row.count,
                           MsText(static_cast<double>(row.time_ns) / 1e6), p.x, p.y);
-    data.rows.push_back({Value::String(row.name), Value::Int(static_cast<int64_t>(row.count)), Value::Int(row.time_ns),
-                         Value::Number(p.x), Value::Number(p.y)});
+    data.rows.push_back({Value::String(row.name), Value::Int(static_cast<int64_t>(row.count)),
+                         Value::Int(row.time_ns), Value::Number(p.x), Value::Number(p.y)});
     pts.push_back(std::move(p));
   }
   if (pts.empty()) return;
@@ -220,10 +211,10 @@ void AddRoofline(const ReportData& r, render::Section* charts) {
     dev = r.roofline_device->name + " (fp32 peak, DRAM bandwidth)";
   }
   render::Section& sec = charts->AddSection("roofline", "Roofline");
-  sec.Add(render::Chart{
-      "roofline",
-      RooflineChart("Ops on the roofline", pts, peak, bw, "arithmetic intensity (FLOP/byte)", "achieved FLOP/s"),
-      std::move(data)});
+  sec.Add(render::Chart{"roofline",
+                        RooflineChart("Ops on the roofline", pts, peak, bw, "arithmetic intensity (FLOP/byte)",
+                                      "achieved FLOP/s"),
+                        std::move(data)});
   sec.Add(render::Paragraph{"Roofs: " + dev +
                             ". Each point is one op (point area ∝ its time); FLOPs and bytes from the profiler or "
                             "from shapes (docs/analyses.md)."});
@@ -233,17 +224,11 @@ void AddCommunication(const ReportData& r, render::Section* charts) {
   if (r.comm.empty()) return;
   const auto& pal = ChartPalette();
   std::vector<std::string> cats;
-  std::vector<ChartSeries> series = {
-      {"wait", pal[3], {}}, {"transfer", pal[0], {}}, {"other collective time", pal[6], {}}};
-  render::Table table{"communication",
-                      "",
-                      {{"rank", "Rank"},
-                       {"collective", "Collective time", Unit::kMs},
-                       {"wait", "Wait", Unit::kMs},
-                       {"transfer", "Transfer", Unit::kMs},
-                       {"exposed", "Exposed (not overlapped)", Unit::kMs}},
-                      {},
-                      ""};
+  std::vector<ChartSeries> series = {{"wait", pal[3], {}}, {"transfer", pal[0], {}}, {"other collective time", pal[6], {}}};
+  render::Table table{"communication", "",
+                      {{"rank", "Rank"}, {"collective", "Collective time", Unit::kMs}, {"wait", "Wait", Unit::kMs},
+                       {"transfer", "Transfer", Unit::kMs}, {"exposed", "Exposed (not overlapped)", Unit::kMs}},
+                      {}, ""};
   for (const ReportCommRow& row : r.comm) {
     std::string who = row.rank == kNoRank ? std::string("trace") : "rank " + std::to_string(row.rank);
     cats.push_back(who);
@@ -266,21 +251,16 @@ void AddMemory(const ReportData& r, render::Section* charts) {
   // One x axis for all series: their points merged in time order.
   std::vector<std::pair<int64_t, std::pair<size_t, double>>> pts;
   for (size_t k = 0; k < r.memory.size(); ++k) {
-    for (size_t i = 0; i < r.memory[k].ts_ns.size(); ++i)
-      pts.push_back({r.memory[k].ts_ns[i], {k, r.memory[k].bytes[i]}});
+    for (size_t i = 0; i < r.memory[k].ts_ns.size(); ++i) pts.push_back({r.memory[k].ts_ns[i], {k, r.memory[k].bytes[i]}});
   }
   std::sort(pts.begin(), pts.end());
   std::vector<double> xs;
   std::vector<ChartSeries> series;
-  render::Table data{"memory",
-                     "Peak allocated memory per series",
-                     {{"series", "Series"}, {"peak", "Peak", Unit::kBytes}, {"points", "Points", Unit::kCount}},
-                     {},
-                     ""};
+  render::Table data{"memory", "Peak allocated memory per series",
+                     {{"series", "Series"}, {"peak", "Peak", Unit::kBytes}, {"points", "Points", Unit::kCount}}, {}, ""};
   for (size_t k = 0; k < r.memory.size(); ++k) {
     series.push_back({fmt::format("{} (peak {:.1f} MiB)", r.memory[k].label, r.memory[k].peak_bytes / 1048576.0),
-                      pal[k % pal.size()],
-                      {}});
+                      pal[k % pal.size()], {}});
     data.rows.push_back({Value::String(r.memory[k].label), Value::Number(r.memory[k].peak_bytes),
                          Value::Int(static_cast<int64_t>(r.memory[k].ts_ns.size()))});
   }
@@ -298,23 +278,13 @@ void AddMemory(const ReportData& r, render::Section* charts) {
 
 void AddTopOps(const ReportData& r, render::Document* doc) {
   render::Section& sec = doc->AddSection("ops", "Top ops");
-  sec.Add(
-      render::Paragraph{"By self time (nested ops are not counted twice), total beside it; profiler wrappers left "
-                        "out; share is of the summed time of all ops in the same category."});
-  render::Table t{"top_ops",
-                  "",
-                  {{"op", "Op"},
-                   {"category", "Category"},
-                   {"count", "Count", Unit::kCount},
-                   {"self", "Self", Unit::kMs},
-                   {"total", "Total", Unit::kMs},
-                   {"share", "Share", Unit::kFraction},
-                   {"mean", "Mean", Unit::kMs},
-                   {"p50", "p50", Unit::kMs},
-                   {"p99", "p99", Unit::kMs},
-                   {"max", "Max", Unit::kMs}},
-                  {},
-                  ""};
+  sec.Add(render::Paragraph{"By self time (nested ops are not counted twice), total beside it; profiler wrappers left "
+                            "out; share is of the summed time of all ops in the same category."});
+  render::Table t{"top_ops", "",
+                  {{"op", "Op"}, {"category", "Category"}, {"count", "Count", Unit::kCount}, {"self", "Self", Unit::kMs},
+                   {"total", "Total", Unit::kMs}, {"share", "Share", Unit::kFraction}, {"mean", "Mean", Unit::kMs},
+                   {"p50", "p50", Unit::kMs}, {"p99", "p99", Unit::kMs}, {"max", "Max", Unit::kMs}},
+                  {}, ""};
   t.sortable = true;
   for (const ReportOp& o : r.top_ops) {
     t.rows.push_back({Value::String(o.name), Value::String(o.category), Value::Int(static_cast<int64_t>(o.count)),
@@ -339,20 +309,14 @@ void Adopt(render::Document part, std::string key, std::string title, render::Do
 void AddHostFunctions(const ReportData& r, render::Document* doc) {
   if (r.host_functions.empty()) return;
   render::Section& sec = doc->AddSection("host_functions", "Host functions in the CPU samples");
-  sec.Add(
-      render::Paragraph{fmt::format("{} samples with a call stack; self = the sample landed in the function, "
-                                    "total = the function was on the stack.",
-                                    r.host_stacks)});
-  render::Table t{"host_functions",
-                  "",
-                  {{"function", "Function"},
-                   {"module", "Module"},
-                   {"self", "Self", Unit::kFraction},
-                   {"self_samples", "Self samples", Unit::kCount},
-                   {"total", "Total", Unit::kFraction},
+  sec.Add(render::Paragraph{fmt::format("{} samples with a call stack; self = the sample landed in the function, "
+                                        "total = the function was on the stack.",
+                                        r.host_stacks)});
+  render::Table t{"host_functions", "",
+                  {{"function", "Function"}, {"module", "Module"}, {"self", "Self", Unit::kFraction},
+                   {"self_samples", "Self samples", Unit::kCount}, {"total", "Total", Unit::kFraction},
                    {"total_samples", "Total samples", Unit::kCount}},
-                  {},
-                  ""};
+                  {}, ""};
   t.sortable = true;
   for (const ReportHostFunction& f : r.host_functions) {
     t.rows.push_back({Value::String(f.name), Value::String(f.module), Value::Number(f.self_share),
