@@ -302,6 +302,9 @@ class Monitor {
     command.SetEnv("AIPROF_MODE", "ring", /*overwrite=*/false);
     command.SetEnv("AIPROF_OUTPUT", o_.out_dir + "/.service/", /*overwrite=*/false);
     command.UnsetEnv("AIPROF_LIVE");
+    // A monitor killed outright (SIGKILL, the OOM killer) stops the service
+    // it started, as its own stop does (SIGTERM).
+    command.StopWithParent(SIGTERM);
     std::fflush(nullptr);
     child_ = fork();
     if (child_ < 0) return ErrStatus(std::string("fork: ") + std::strerror(errno));
