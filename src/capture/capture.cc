@@ -54,8 +54,11 @@ constexpr int64_t kTermGraceNs = 10'000'000'000;
 
 std::atomic<int> g_sigint{0};
 std::atomic<bool> g_sigint_from_user{false};
+std::atomic<int> g_stop_signal{0};  // the first stop signal's number (its name goes in the stop reason)
 
-void OnSigint(int, siginfo_t* info, void*) {
+void OnSigint(int sig, siginfo_t* info, void*) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, sig);
   g_sigint.fetch_add(1);
   // A terminal's ^C reaches the whole foreground process group (the command
   // too, SI_KERNEL); a kill(1) reaches aiprof alone and is passed on.
@@ -239,6 +242,7 @@ class Session {
     sigaction(SIGTERM, &sa, &old_sigterm_);
     g_sigint.store(0);
     g_sigint_from_user.store(false);
+    g_stop_signal.store(0);
   }
   void RestoreSigint() {
     sigaction(SIGINT, &old_sigint_, nullptr);
@@ -421,7 +425,7 @@ class Session {
     while (TargetAlive()) {
       const int64_t now = MonotonicNs();
       if (g_sigint.load() > 0) {
-        stop_reason_ = "interrupted (SIGINT)";
+        stop_reason_ = g_stop_signal.load() == SIGTERM ? "stopped (SIGTERM)" : "interrupted (SIGINT)";
         if (o_.pid == 0 && g_sigint_from_user.load()) kill(child_, SIGINT);
         break;
       }

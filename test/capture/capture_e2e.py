@@ -281,6 +281,17 @@ def case_sigint(args):
     d = load(args, out)
     check(d['metadata'].get('capture.stop_reason', '').startswith('interrupted'), 'sigint: stop reason recorded')
     check(len(d['sample']) > 20, 'sigint: samples written (%d)' % len(d['sample']))
+    # SIGTERM (a scheduler ending the job) stops it the same way and is named
+    # as itself (it was reported as "interrupted (SIGINT)").
+    p = subprocess.Popen([args.aiprof, 'trace', '-o', out, '--', args.workload_fp, 'wait', '20'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.stdout.readline()
+    time.sleep(0.8)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    d = load(args, out)
+    check(d['metadata'].get('capture.stop_reason', '') == 'stopped (SIGTERM)' and 'SIGINT' not in err,
+          'sigterm: named as SIGTERM: %r; %s' % (d['metadata'].get('capture.stop_reason'), err.strip()[-300:]))
 
 
 def case_blocked(args):
