@@ -2,6 +2,7 @@
 // and the single files in ../shared/fixtures/ascend, plus hand-made inputs
 // (labelled) for header variants and bad input.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -297,6 +298,68 @@ TEST(AscendImporterTest, TruncatedTraceViewIsAnErrorNamingFileAndByte) {
   std::string err = ImportError(dir.Path("rank0_ascend_pt"));
   EXPECT_NE(err.find("trace_view.json"), std::string::npos) << err;
   EXPECT_NE(err.find("byte"), std::string::npos) << err;
+}
+
+// Hand-made: a rank folder with kernel_details.csv and a side file.
+std::string WriteRankWith(const TempDir& dir, const std::string& file, const std::string& content) {
+  WriteRank(dir, "rank0_ascend_pt",
+            "Name,Type,Accelerator Core,Start Time(us),Duration(us)\nMatMul_1,MatMul,AI_CORE,100,5.5\n");
+  return dir.Write("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/" + file, content);
+}
+
+// D10 of the input trial: step_trace_time.csv values that do not read ('x',
+// '-1e30') were dropped silently, and a row whose step is 'x' vanished.
+TEST(AscendImporterTest, UnreadableStepTraceValuesAreCounted) {
+  TempDir dir;
+  WriteRankWith(dir, "step_trace_time.csv",
+                "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+                "50,x,10,0,10,-1e30\n"
+                "x,x,x,x,x,x\n"
+                "51,100,N/A,0,,7\n");
+  auto t = MustImport(dir.Path("rank0_ascend_pt"));
+  ASSERT_TRUE(t);
+  const auto& d = t->diagnostics.entries();
+  ASSERT_TRUE(d.count("bad_step_trace_value"));
+  EXPECT_EQ(d.at("bad_step_trace_value").count, 2u);
+  EXPECT_NE(d.at("bad_step_trace_value").first_where.find("step_trace_time.csv:line 2 column \"Computing\""),
+            std::string::npos)
+      << d.at("bad_step_trace_value").first_where;
+  ASSERT_TRUE(d.count("bad_step_trace_row"));
+  EXPECT_EQ(d.at("bad_step_trace_row").count, 1u);
+  EXPECT_NE(d.at("bad_step_trace_row").first_where.find("step_trace_time.csv:line 3"), std::string::npos);
+  EXPECT_EQ(t->step_breakdown.size(), 3u + 3u);  // 50: three good values; 51: Computing, Overlapped, Free
+}
+
+// D11 of the input trial: communication.json cut short said "not valid JSON"
+// and nothing of where.
+TEST(AscendImporterTest, TruncatedCommunicationJsonNamesTheByte) {
+  TempDir dir;
+  std::string json =
+      R"j({"step1": {"collective": {"hcom_allReduce__1": {"Communication Time Info": {"Elapse Time(ms)": 1.5}}}}})j";
+  WriteRankWith(dir, "communication.json", json.substr(0, 60));
+  std::string err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("communication.json: not valid JSON: truncated JSON: input ends at byte 60 (line 1)"),
+            std::string::npos)
+      << err;
+  WriteRankWith(dir, "communication.json", "{\"step1\": {\n\"collective\": ]}}");
+  err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("']' at byte 26 (line 2) closes nothing open there"), std::string::npos) << err;
+}
+
+// D14: a side file that is a FIFO blocked the import forever; one that
+// links to /dev/zero was read until memory ran out.
+TEST(AscendImporterTest, SideFilesThatAreNotRegularAreErrors) {
+  TempDir dir;
+  WriteRank(dir, "rank0_ascend_pt",
+            "Name,Type,Accelerator Core,Start Time(us),Duration(us)\nMatMul_1,MatMul,AI_CORE,100,5.5\n");
+  const std::string out = dir.Path("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/");
+  ASSERT_EQ(::mkfifo((out + "step_trace_time.csv").c_str(), 0600), 0);
+  std::string err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("step_trace_time.csv: is a named pipe (FIFO), not a regular file"), std::string::npos) << err;
+  fs::remove(out + "step_trace_time.csv");
+  fs::create_symlink("/dev/zero", out + "communication.json");
+  err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("communication.json: is a character device"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "src/importers/ascend/op_table.h"
 #include "src/importers/ascend/operator_memory.h"
 #include "src/importers/ascend/trace_view_importer.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -51,6 +52,10 @@ std::string FindFile(const fs::path& dir, const std::regex& pattern) {
 void ReadProfilerMetadata(const fs::path& root, Trace* trace) {
   fs::path p = root / "profiler_metadata.json";
   if (!Exists(p)) return;
+  if (Status member = CheckFolderMember(p.string()); !member.ok()) {
+    trace->diagnostics.Add("bad_profiler_metadata", p.string(), member.message() + "; ignored");
+    return;
+  }
   dom::parser parser;
   dom::object obj;
   if (parser.load(p.string()).get_object().get(obj)) {
@@ -135,6 +140,7 @@ StatusOr<std::unique_ptr<Trace>> ImportAscendPtFolder(const std::string& dir) {
   fs::path timeline = out / "trace_view.json", kernels = out / "kernel_details.csv";
   bool has_timeline = Exists(timeline);
   if (has_timeline) {
+    RETURN_IF_ERROR(CheckFolderMember(timeline.string()));
     RETURN_IF_ERROR(ImportAscendTimeline(timeline.string(), rank, 0, &builder));
   } else if (Exists(kernels)) {
     RETURN_IF_ERROR(AddOpTableSlices(kernels.string(), kKernelDetailsSpec, rank, 0, &builder));

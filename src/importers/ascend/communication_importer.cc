@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "src/importers/common/import_confinement.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -47,13 +48,60 @@ struct Walker {
   }
 };
 
+// Where `text`, which simdjson refused, goes wrong, as far as brackets and
+// strings tell: a closing bracket that closes nothing or the wrong one, or the
+// end inside a string or an open object/array (a file cut short). Empty when
+// the brackets and strings are sound (the error is in a value).
+std::string JsonErrorPlace(std::string_view text) {
+  std::string open;  // '{' / '[' not yet closed
+  uint64_t line = 1;
+  bool in_string = false, escaped = false;
+  auto at = [&](size_t byte) { return "byte " + std::to_string(byte) + " (line " + std::to_string(line) + ")"; };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      open.push_back(c);
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || open.back() != (c == '}' ? '{' : '[')) {
+        return "'" + std::string(1, c) + "' at " + at(i) + " closes nothing open there";
+      }
+      open.pop_back();
+    }
+  }
+  if (in_string) return "truncated JSON: input ends at " + at(text.size()) + " inside a string";
+  if (!open.empty()) {
+    return "truncated JSON: input ends at " + at(text.size()) + " with " + std::to_string(open.size()) +
+           " object(s)/array(s) open";
+  }
+  return "";
+}
+
 }  // namespace
 
 Status ImportCommunicationJson(const std::string& path, int32_t rank, bool is_matrix, TraceBuilder* builder) {
+  RETURN_IF_ERROR(CheckFolderMember(path));
+  simdjson::padded_string text;
+  if (auto err = simdjson::padded_string::load(path).get(text)) {
+    return ErrStatus(path + ": cannot read: " + simdjson::error_message(err));
+  }
   dom::parser parser;
   dom::element root;
-  if (auto err = parser.load(path).get(root)) {
-    return ErrStatus(path + ": not valid JSON: " + simdjson::error_message(err));
+  if (auto err = parser.parse(text).get(root)) {
+    std::string place = JsonErrorPlace(std::string_view(text.data(), text.size()));
+    return ErrStatus(path + ": not valid JSON: " + (place.empty() ? "" : place + ": ") + simdjson::error_message(err));
   }
   dom::object steps;
   if (root.get_object().get(steps)) return ErrStatus(path + ": expected an object of steps at the top level");

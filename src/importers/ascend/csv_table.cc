@@ -5,8 +5,6 @@
 #include <charconv>
 #include <climits>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "src/base/decimal.h"
 #include "src/importers/common/import_confinement.h"
@@ -32,18 +30,36 @@ std::string_view StripQuotes(std::string_view v) {
 }
 
 StatusOr<CsvTable> CsvTable::Open(const std::string& path) {
-  RETURN_IF_ERROR(CheckImportPath(path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return FromText(path, std::move(buf).str());
+  RETURN_IF_ERROR(CheckFolderMember(path));
+  CsvTable t;
+  t.path_ = path;
+  t.file_.reset(std::fopen(path.c_str(), "rb"));
+  if (!t.file_) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  t.Refill();
+  return ReadHeader(std::move(t));
 }
 
 StatusOr<CsvTable> CsvTable::FromText(std::string path, std::string text) {
   CsvTable t;
   t.path_ = std::move(path);
   t.text_ = std::move(text);
+  return ReadHeader(std::move(t));
+}
+
+bool CsvTable::Refill() {
+  if (!file_) return false;
+  text_.resize(kCsvReadChunkBytes);
+  size_t n = std::fread(text_.data(), 1, text_.size(), file_.get());
+  text_.resize(n);
+  pos_ = 0;
+  if (n == 0) {
+    read_error_ = std::ferror(file_.get()) != 0;
+    file_.reset();
+  }
+  return n > 0;
+}
+
+StatusOr<CsvTable> CsvTable::ReadHeader(CsvTable t) {
   if (t.text_.substr(0, 3) == "\xEF\xBB\xBF") t.pos_ = 3;
   ASSIGN_OR_RETURN(bool has_header, t.ReadRecord());
   if (!has_header || (t.fields_used_ == 1 && Trim(t.fields_[0]).empty())) {
@@ -78,7 +94,10 @@ Status CsvTable::FieldTooLarge() const {
 
 StatusOr<bool> CsvTable::ReadRecord() {
   fields_used_ = 0;
-  if (pos_ >= text_.size()) return false;
+  if (pos_ >= text_.size() && !Refill()) {
+    if (read_error_) return ErrStatus(path_ + ":line " + std::to_string(line_) + ": read error");
+    return false;
+  }
   row_line_ = line_;
   auto field = [this]() -> std::string& {
     if (fields_used_ == fields_.size()) fields_.emplace_back();
@@ -88,11 +107,11 @@ StatusOr<bool> CsvTable::ReadRecord() {
   };
   std::string* cur = &field();
   bool in_quotes = false;
-  while (pos_ < text_.size()) {
+  while (pos_ < text_.size() || Refill()) {
     char c = text_[pos_++];
     if (in_quotes) {
       if (c == '"') {
-        if (pos_ < text_.size() && text_[pos_] == '"') {
+        if ((pos_ < text_.size() || Refill()) && text_[pos_] == '"') {
           cur->push_back('"');
           ++pos_;
         } else {
@@ -118,6 +137,7 @@ StatusOr<bool> CsvTable::ReadRecord() {
       if (cur->size() > kMaxCsvFieldBytes) return FieldTooLarge();
     }
   }
+  if (read_error_) return ErrStatus(path_ + ":line " + std::to_string(line_) + ": read error");
   if (in_quotes) {
     return ErrStatus(path_ + ":line " + std::to_string(row_line_) +
                      ": the file ends inside a quoted value (truncated CSV)");

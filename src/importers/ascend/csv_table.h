@@ -5,13 +5,17 @@
 // Ascend's quirks: values ending in a TAB ("1736408883704643.212\t"), "N/A"
 // for missing, shapes written """32,3,224,224""". Columns are looked up by
 // their header name, exactly as written: a renamed column is an error, not a
-// guess. The file is read whole (these files are megabytes at most); rows
-// are cut into reused buffers, so reading a row allocates nothing once warm.
+// guess. The file is streamed through a buffer of kCsvReadChunkBytes (it was
+// read whole before the field limit applied: a link to /dev/zero took 2.1 GB,
+// D14 of the input trial) and must be a regular file; rows are cut into
+// reused buffers, so reading a row allocates nothing once warm.
 #ifndef AIPROF_SRC_IMPORTERS_ASCEND_CSV_TABLE_H_
 #define AIPROF_SRC_IMPORTERS_ASCEND_CSV_TABLE_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,11 +29,14 @@ namespace aiprof {
 // and was accepted, found by review): past it the read is an error naming
 // the file and line.
 inline constexpr size_t kMaxCsvFieldBytes = size_t{1} << 20;
+// The file is read in chunks of this size.
+inline constexpr size_t kCsvReadChunkBytes = size_t{1} << 16;
 
 class CsvTable {
  public:
-  // Reads `path` and its header row. An empty file or a header-only file
-  // without columns is an error naming the file.
+  // Opens `path` (a regular file: CheckFolderMember) and reads its header
+  // row. An empty file or a header-only file without columns is an error
+  // naming the file.
   static StatusOr<CsvTable> Open(const std::string& path);
   // Visible for testing: parses `text` as if read from `path`.
   static StatusOr<CsvTable> FromText(std::string path, std::string text);
@@ -69,9 +76,17 @@ class CsvTable {
   // Cuts one record into fields_; returns false at end of input.
   StatusOr<bool> ReadRecord();
   Status FieldTooLarge() const;
+  // Reads the next chunk into text_ (pos_ 0); false at the end of input.
+  bool Refill();
+  static StatusOr<CsvTable> ReadHeader(CsvTable t);
 
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
   std::string path_;
-  std::string text_;
+  std::unique_ptr<std::FILE, FileCloser> file_;  // null: all of the text is in text_
+  std::string text_;                             // the current chunk
+  bool read_error_ = false;
   size_t pos_ = 0;
   uint64_t line_ = 1;      // line of text_[pos_]
   uint64_t row_line_ = 0;  // first line of the current record

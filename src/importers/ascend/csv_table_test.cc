@@ -3,6 +3,11 @@
 #include "src/importers/ascend/csv_table.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "test/util/temp_file.h"
 
 namespace aiprof {
 namespace {
@@ -85,6 +90,62 @@ TEST(CsvTableTest, ShortRowInsideTheFileIsFlaggedNotFatal) {
 TEST(CsvTableTest, EmptyFileIsAnError) {
   EXPECT_FALSE(CsvTable::FromText("e.csv", "").ok());
   EXPECT_FALSE(CsvTable::Open("/nonexistent/x.csv").ok());
+}
+
+// D14 of the input trial: the file was read whole before the 1 MiB field
+// limit applied (a link to /dev/zero: 2.1 GB and 30 s; a FIFO: blocked
+// forever). Files that are not regular are refused before they are opened.
+TEST(CsvTableTest, FilesThatAreNotRegularAreRefusedUnread) {
+  testing::TempDir dir;
+  const std::string zero = dir.Path("kernel_details.csv");
+  std::filesystem::create_symlink("/dev/zero", zero);
+  auto r = CsvTable::Open(zero);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("kernel_details.csv: is a character device, not a regular file"),
+            std::string::npos)
+      << r.status().message();
+  const std::string fifo = dir.Path("step_trace_time.csv");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = CsvTable::Open(fifo);  // no writer: opening it would block
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("step_trace_time.csv: is a named pipe (FIFO)"), std::string::npos)
+      << f.status().message();
+}
+
+// Streamed in chunks: a 10 MiB field stops the read at the limit (the line is
+// named), and records, quotes and doubled quotes that straddle chunk edges
+// read as they do from one string.
+TEST(CsvTableTest, StreamedFileReadsAsTheWholeTextDoes) {
+  testing::TempDir dir;
+  std::string big = "a,b\n" + std::string(10 << 20, 'x') + ",1\n";
+  auto r = CsvTable::Open(dir.Write("big.csv", big));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto next = r->Next();
+  ASSERT_FALSE(next.ok());
+  EXPECT_NE(next.status().message().find("big.csv:line 2: a field over 1 MiB"), std::string::npos);
+
+  std::string text = "\xEF\xBB\xBFName,Shape,N\r\n";
+  for (int i = 0; i < 20000; ++i) {
+    text +=
+        "op" + std::to_string(i) + ",\"\"\"" + std::to_string(i) + ",\"\"3\"\"\nx\"\"\"," + std::to_string(i) + "\r\n";
+  }
+  ASSERT_GT(text.size(), size_t{4} << 16);  // many 64 KiB chunks
+  auto file = CsvTable::Open(dir.Write("many.csv", text));
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  CsvTable whole = MustParseCsv(text);
+  EXPECT_EQ(file->header(), whole.header());
+  int rows = 0;
+  while (true) {
+    auto a = file->Next();
+    auto b = whole.Next();
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(*a, *b);
+    if (!*a) break;
+    ++rows;
+    ASSERT_EQ(file->line(), whole.line());
+    for (int c = 0; c < 3; ++c) ASSERT_EQ(file->Field(c), whole.Field(c)) << "row " << rows;
+  }
+  EXPECT_EQ(rows, 20000);
 }
 
 }  // namespace

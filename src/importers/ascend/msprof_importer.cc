@@ -8,6 +8,7 @@
 #include "src/importers/ascend/op_table.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/folder_importer.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -65,7 +66,10 @@ Status ImportBeforeFinalize(const OutputDir& o, int32_t rank, bool* has_timeline
   static const std::regex kOpStat(R"(op_statistic_.*\.csv)"), kApiStat(R"(api_statistic_.*\.csv)");
   static const std::regex kStep(R"(step_trace_.*\.csv)");
   std::vector<fs::path> timelines = Matching(o.dirs, kTimeline);
-  for (const fs::path& p : timelines) RETURN_IF_ERROR(ImportAscendTimeline(p.string(), rank, o.device, builder));
+  for (const fs::path& p : timelines) {
+    RETURN_IF_ERROR(CheckFolderMember(p.string()));
+    RETURN_IF_ERROR(ImportAscendTimeline(p.string(), rank, o.device, builder));
+  }
   *has_timeline = !timelines.empty();
   if (!*has_timeline) {
     for (const fs::path& p : Matching(o.dirs, kOpSummary)) {

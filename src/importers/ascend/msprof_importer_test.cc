@@ -150,5 +150,25 @@ TEST(MsprofImporterTest, RenamedOpSummaryColumnIsAnError) {
             std::string::npos) << r.status().message();
 }
 
+// D13 of the input trial: a Stream ID that does not read
+// (-99999999999999999999) put a MatMul kernel on the HCCL track, uncounted.
+TEST(MsprofImporterTest, UnreadableStreamIdIsABadRow) {
+  TempDir dir;
+  MakeProf(dir, "PROF_6/mindstudio_profiler_output");
+  dir.Write("PROF_6/mindstudio_profiler_output/op_summary_20240101010101.csv",
+            std::string(kOpSummary) +
+                "0,N/A,4294967295,13,-99999999999999999999,N/A,MatMul_3,MatMul,dynamic,AI_CORE,1700000000000200.000,"
+                "5,0,8,0,NO,N/A,N/A,N/A,N/A,N/A,N/A,N/A,4,7200,0,0.5\n"
+                "0,N/A,4294967295,14,-3,N/A,MatMul_4,MatMul,dynamic,AI_CORE,1700000000000300.000,"
+                "5,0,8,0,NO,N/A,N/A,N/A,N/A,N/A,N/A,N/A,4,7200,0,0.5\n");
+  auto r = ImportTrace(dir.Path("PROF_6"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->diagnostics.Count("bad_op_row"), 2u);
+  EXPECT_NE((*r)->diagnostics.entries().at("bad_op_row").first_where.find("op_summary_20240101010101.csv:line 5"),
+            std::string::npos);
+  EXPECT_EQ((*r)->diagnostics.Count("op_row_unmatched"), 0u);
+  EXPECT_EQ((*r)->slices.size(), 3u);  // the three good rows; none of the bad on the HCCL track
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -8,6 +8,7 @@
 
 #include "src/importers/ascend/csv_table.h"
 #include "src/importers/ascend/trace_view_importer.h"
+#include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -89,6 +90,13 @@ void AddRowMetrics(const CsvTable& csv, const Columns& c, const std::vector<Stri
   }
 }
 
+// A Stream ID that is there but not a non-negative integer (no Stream ID,
+// N/A or empty, is the communication track's).
+bool BadStreamId(const CsvTable& csv, int col) {
+  std::optional<int64_t> id = csv.Integer(col);
+  return id ? *id < 0 : !IsMissingValue(StripQuotes(csv.Field(col)));
+}
+
 std::vector<StringId> InternHeader(const CsvTable& csv, TraceBuilder* builder) {
   std::vector<StringId> keys;
   for (const std::string& h : csv.header()) keys.push_back(builder->Intern(h));
@@ -114,6 +122,15 @@ Status AddOpTableSlices(const std::string& path, const OpTableSpec& spec, int32_
     std::optional<int64_t> ts = csv.MicrosToNanos(c.start), dur = csv.MicrosToNanos(c.dur);
     if (!csv.row_ok() || !ts || !dur || *dur < 0) {
       builder->Diagnose("bad_op_row", csv.Where(), "a row has a wrong column count or no usable start/duration; skipped");
+      continue;
+    }
+    // No Stream ID (N/A, empty, no column) is the communication track; one
+    // that is there but not a non-negative integer is a bad row (it was put
+    // on the HCCL track: D13 of the input trial).
+    if (BadStreamId(csv, c.stream)) {
+      builder->Diagnose(
+          "bad_op_row", csv.Where(),
+          "Stream ID '" + std::string(csv.Field(c.stream).substr(0, 40)) + "' is not a non-negative integer; skipped");
       continue;
     }
     int64_t stream = csv.Integer(c.stream).value_or(-1);
@@ -148,7 +165,7 @@ Status JoinOpTable(const std::string& path, const OpTableSpec& spec, int32_t ran
     // join: it was counted there as bad_op_row, not again as unmatched
     // (found by review: one row counted as "skipped" and "kept unjoined").
     std::optional<int64_t> dur = rows_checked ? csv.MicrosToNanos(c.dur) : std::optional<int64_t>(0);
-    if (!csv.row_ok() || !ts || !dur || *dur < 0) {
+    if (!csv.row_ok() || !ts || !dur || *dur < 0 || (rows_checked && BadStreamId(csv, c.stream))) {
       if (!rows_checked) {
         builder->Diagnose("bad_op_row", csv.Where(), "a row has a wrong column count or no usable start time; skipped");
       }
@@ -209,13 +226,30 @@ Status ImportStepTraceTime(const std::string& path, int32_t rank, TraceBuilder* 
       builder->Diagnose("bad_step_trace_row", csv.Where(), "a row has a wrong column count; skipped");
       continue;
     }
-    int64_t number = csv.Integer(step).value_or(-1);
+    // A value that is there but does not read (text, an exponent, past
+    // +-2^61 ns) is counted, naming file, line and column (they were dropped
+    // silently: D10 of the input trial); N/A and empty mean no value.
+    std::optional<int64_t> number = csv.Integer(step);
+    if (!number && !IsMissingValue(StripQuotes(csv.Field(step)))) {
+      builder->Diagnose(
+          "bad_step_trace_row", csv.Where(),
+          "the step number '" + std::string(csv.Field(step).substr(0, 40)) + "' is not an integer; skipped");
+      continue;
+    }
     for (size_t k = 0; k < keys.size(); ++k) {
       int col = static_cast<int>(k);
       if (col == step || col == device) continue;
       std::optional<int64_t> ns = csv.MicrosToNanos(col);
-      if (!ns) continue;
-      builder->AddStepBreakdown(rank, number, source, keys[k], *ns);
+      if (ns && !TimeInRange(*ns)) ns.reset();
+      if (!ns) {
+        if (!IsMissingValue(StripQuotes(csv.Field(col)))) {
+          builder->Diagnose("bad_step_trace_value", csv.Where() + " column \"" + csv.header()[k] + "\"",
+                            "'" + std::string(csv.Field(col).substr(0, 40)) +
+                                "' is not a time in us within +-2^61 ns; this value skipped");
+        }
+        continue;
+      }
+      builder->AddStepBreakdown(rank, number.value_or(-1), source, keys[k], *ns);
     }
   }
   return OkStatus();

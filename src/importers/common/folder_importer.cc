@@ -25,11 +25,15 @@ constexpr const char* kNothingRecognizable =
     "ASCEND_PROFILER_OUTPUT, an msprof PROF_* folder, or a folder of those or of trace files: "
     "Kineto/Chrome JSON (.json, .json.gz, .json.zst), Nsight Systems SQLite exports)";
 
-bool IsTraceFile(const fs::path& p) {
+// Side files of a profiler's output, never traces themselves.
+bool IsSideFile(const fs::path& p) {
   std::string name = p.filename().string();
-  if (name.rfind("profiler_info", 0) == 0 || name == "profiler_metadata.json" || name.find(".meta.json") != std::string::npos) {
-    return false;
-  }
+  return name.rfind("profiler_info", 0) == 0 || name == "profiler_metadata.json" ||
+         name.find(".meta.json") != std::string::npos;
+}
+
+bool IsTraceFile(const fs::path& p) {
+  if (IsSideFile(p)) return false;
   StatusOr<std::string> prefix = ReadPrefix(p.string(), 4096);
   return prefix.ok() && IsImportableFilePrefix(*prefix);
 }
@@ -133,7 +137,20 @@ StatusOr<std::unique_ptr<Trace>> ImportRankUnit(const FolderUnit& unit) {
   return t;
 }
 
-StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir) {
+// A member named like a trace (a trace file's extension, or rankN in its
+// name) that is not imported is said, not skipped silently: a rank file of
+// zeros (a crashed writer) made its rank disappear with exit 0 (D12 of the
+// input trial).
+bool NamedLikeATrace(const fs::path& p) {
+  std::string name = p.filename().string();
+  for (const char* ext : {".json", ".json.gz", ".json.zst", ".gz", ".zst", ".sqlite", ".aiprof", ".nsys-rep"}) {
+    std::string_view e(ext);
+    if (name.size() > e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
+  }
+  return RankFromName(p.string()) != kNoRank;
+}
+
+StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir, std::vector<std::string>* skipped) {
   if (std::optional<FolderUnitKind> kind = FolderKind(dir)) return std::vector<FolderUnit>{{dir, *kind}};
   std::error_code ec;
   std::vector<fs::path> children;
@@ -147,8 +164,13 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir) {
     RETURN_IF_ERROR(CheckImportPath(child.string()));
     if (fs::is_directory(child, ec)) {
       if (std::optional<FolderUnitKind> kind = FolderKind(child.string())) units.push_back({child.string(), *kind});
-    } else if (fs::is_regular_file(child, ec) && IsTraceFile(child)) {
+    } else if (!fs::is_regular_file(child, ec)) {
+      // Never opened: a FIFO would block, a device never end.
+      if (skipped && NamedLikeATrace(child)) skipped->push_back(child.string() + ": not a regular file");
+    } else if (IsTraceFile(child)) {
       units.push_back({child.string(), FolderUnitKind::kFile});
+    } else if (skipped && NamedLikeATrace(child) && !IsSideFile(child)) {
+      skipped->push_back(child.string() + ": not a recognised trace (by its first 4 KiB)");
     }
   }
   if (units.empty()) return ErrStatus(dir + kNothingRecognizable);
@@ -156,7 +178,18 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir) {
 }
 
 StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir) {
-  ASSIGN_OR_RETURN(std::vector<FolderUnit> units, ListFolderUnits(dir));
+  std::vector<std::string> skipped;
+  ASSIGN_OR_RETURN(std::vector<FolderUnit> units, ListFolderUnits(dir, &skipped));
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportUnits(units));
+  for (const std::string& s : skipped) {
+    trace->diagnostics.Add("folder_member_skipped", s,
+                           "a file named like a trace is not one; skipped, so its rank or "
+                           "data is missing from the result");
+  }
+  return trace;
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportUnits(const std::vector<FolderUnit>& units) {
   std::vector<StatusOr<std::unique_ptr<Trace>>> results = ImportAll(units);
   std::vector<std::unique_ptr<Trace>> parts;
   for (auto& r : results) {

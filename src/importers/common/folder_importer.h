@@ -28,7 +28,9 @@ struct FolderUnit {
 };
 
 // The importable units of `dir`, in path order; an error when there are none.
-StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir);
+// `skipped` (optional) gets, for each file named like a trace (a trace
+// extension or rankN in its name) that is not imported, "path: why".
+StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir, std::vector<std::string>* skipped = nullptr);
 
 // Imports one unit and gives every row of it its rank: the unit's own data
 // (profiler_info rank_id, Kineto distributedInfo), else "rankN" in its
@@ -36,7 +38,11 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir);
 // one by one.
 StatusOr<std::unique_ptr<Trace>> ImportRankUnit(const FolderUnit& unit);
 
-// Imports every unit of `dir` in parallel and merges them.
+// Imports `units` in parallel and merges them (ranks as ImportFolder).
+StatusOr<std::unique_ptr<Trace>> ImportUnits(const std::vector<FolderUnit>& units);
+
+// Imports every unit of `dir` in parallel and merges them; each file named
+// like a trace that is not one is counted (`folder_member_skipped`).
 StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir);
 
 // Rank written in a path's last component ("rank1_ascend_pt", "rank-3.pt.trace.json"),

@@ -3,6 +3,7 @@
 #include "src/importers/common/folder_importer.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <set>
@@ -130,6 +131,25 @@ TEST(FolderImporterTest, RankFromName) {
   EXPECT_EQ(RankFromName("/x/trace.json"), kNoRank);
   EXPECT_EQ(RankFromName("/x/rank99999999999999999999.json"), kNoRank) << "past int: no rank, no exception";
   EXPECT_EQ(RankFromName("/x/rank123456789.json"), 123456789);
+}
+
+// D12 of the input trial: a rank file of zeros (a crashed writer) in a
+// multi-rank folder was skipped silently: its rank vanished with exit 0.
+// Files named like traces that are not imported are counted now; other
+// files (README.txt) are not.
+TEST(FolderImporterTest, RankFilesThatAreNotTracesAreCounted) {
+  TempDir dir;
+  dir.Write("rank0.json", Kineto(0, false, "k"));
+  dir.Write("rank1.json", std::string(100000, '\0'));
+  dir.Write("README.txt", "not a trace");
+  ASSERT_EQ(::mkfifo(dir.Path("rank2.json").c_str(), 0600), 0);  // never opened: it would block
+  auto r = ImportTrace(dir.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("folder_member_skipped"));
+  EXPECT_EQ(d.at("folder_member_skipped").count, 2u);
+  EXPECT_NE(d.at("folder_member_skipped").first_where.find("rank1.json: not a recognised trace"), std::string::npos)
+      << d.at("folder_member_skipped").first_where;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <memory>
 
@@ -48,6 +49,21 @@ Status CheckImportPath(const std::string& path) {
   return ErrStatus(path +
                    ": resolves to a file outside the folders this server may read (a symbolic link out of "
                    "them?); not opened");
+}
+
+Status CheckFolderMember(const std::string& path) {
+  RETURN_IF_ERROR(CheckImportPath(path));
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return OkStatus();
+  if (S_ISREG(st.st_mode)) return OkStatus();
+  const char* what = S_ISFIFO(st.st_mode)   ? "a named pipe (FIFO)"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISDIR(st.st_mode)  ? "a folder"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "of another kind";
+  return ErrStatus(path + ": is " + std::string(what) +
+                   ", not a regular file; a profiler folder's files are read only when regular (docs/importers.md)");
 }
 
 bool ImportsConfined() { return !Roots().empty(); }

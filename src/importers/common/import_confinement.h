@@ -26,6 +26,14 @@ Status ConfineImportsTo(const std::vector<std::string>& roots);
 // it does not resolve (the open that follows names the missing file).
 Status CheckImportPath(const std::string& path);
 
+// A file a folder format opens by its name (kernel_details.csv,
+// communication.json, ...) must be a regular file, links followed, and pass
+// CheckImportPath: a FIFO there blocked the import forever and a link to
+// /dev/zero was read until memory ran out (D14 of the input trial). Ok
+// when `path` does not exist (the open that follows names it); otherwise an
+// error naming the file and what it is.
+Status CheckFolderMember(const std::string& path);
+
 // True when roots are set (a front end importing for someone else).
 bool ImportsConfined();
 
