@@ -15,7 +15,15 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Error(std::string message) { return Status(std::move(message)); }
+  // A bad command line (a value or a combination of flags no run could
+  // use): the CLI exits 2, as for CLI11's own parse errors.
+  static Status Usage(std::string message) {
+    Status s(std::move(message));
+    s.usage_ = true;
+    return s;
+  }
   bool ok() const { return !message_.has_value(); }
+  bool usage() const { return usage_; }
   const std::string& message() const {
     static const std::string kEmpty;
     return message_ ? *message_ : kEmpty;
@@ -24,10 +32,12 @@ class [[nodiscard]] Status {
  private:
   explicit Status(std::string message) : message_(std::move(message)) {}
   std::optional<std::string> message_;
+  bool usage_ = false;
 };
 
 inline Status OkStatus() { return Status(); }
 Status ErrStatus(std::string message);
+inline Status UsageStatus(std::string message) { return Status::Usage(std::move(message)); }
 
 template <typename T>
 class [[nodiscard]] StatusOr {

@@ -31,7 +31,7 @@ class AnalyzeCommand : public Command {
       if (std::find(names.begin(), names.end(), name) == names.end()) {
         std::string all;
         for (std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
-        return ErrStatus("unknown analysis '" + name + "' in --only (known: " + all + ")");
+        return UsageStatus("unknown analysis '" + name + "' in --only (known: " + all + ")");
       }
     }
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());

@@ -88,7 +88,7 @@ int RunCli(int argc, char** argv) {
       // Messages name files and quote their content (a file name inside a
       // downloaded folder, a server's answer): controls are shown, not sent.
       std::fprintf(stderr, "aiprof: error: %s\n", EscapeControls(status.message(), /*keep_line_breaks=*/true).c_str());
-      return kExitError;
+      return status.usage() ? kExitUsage : kExitError;
     }
     return commands[i]->SuccessExitCode();
   }

@@ -79,7 +79,8 @@ class TraceCommand : public Command {
     AddOutputPathFlag(sub, &output_, "The .aiprof file to write (default trace-<date>-<time>.aiprof)");
     sub->add_option("--scope", scope_, "app | framework | full_stack (default: every layer this machine has)")
         ->check(CLI::IsMember({"app", "framework", "full_stack"}));
-    sub->add_option("--duration", duration_, "Stop after this long (60s, 500ms, 2m); the command then gets SIGINT");
+    duration_opt_ =
+        sub->add_option("--duration", duration_, "Stop after this long (60s, 500ms, 2m); the command then gets SIGINT");
     sub->add_option("--sampling-rate", sampling_rate_, "Share of top-level application spans kept (100%, 25%)");
     AddCpuHzFlag(sub, &cpu_hz_, "Host CPU sampling frequency in Hz; 0 turns host samples off")
         ->check(CLI::Range(0, 20000));
@@ -108,20 +109,29 @@ class TraceCommand : public Command {
       ASSIGN_OR_RETURN(pid_, FindProcess(target_));
       std::fprintf(stderr, "aiprof: --target %s is pid %d\n", target_.c_str(), pid_);
     }
-    if ((pid_ > 0) == !command_.empty()) {
-      return ErrStatus("aiprof trace: give either a command after -- or --pid N (or --target NAME of a running "
-                       "process), not both");
+    if (pid_ > 0 && !command_.empty()) {
+      return UsageStatus(
+          "aiprof trace: give either a command after -- or --pid N (or --target NAME of a running "
+          "process), not both");
+    }
+    if (pid_ <= 0 && command_.empty()) {
+      return UsageStatus(
+          "aiprof trace: nothing to trace: give a command after -- or --pid N (or --target NAME of a "
+          "running process)");
     }
     o.command = command_;
     o.pid = pid_;
     o.scope = scope_ == "app" ? CaptureScope::kApp : scope_ == "framework" ? CaptureScope::kFramework
                                                                           : CaptureScope::kFullStack;
-    if (!duration_.empty()) {
-      o.duration_ns = ParseDuration(duration_);
-      if (o.duration_ns <= 0) return ErrStatus("aiprof trace: --duration " + duration_ + " is not a duration (60s, 500ms, 2m)");
+    if (duration_opt_ != nullptr && duration_opt_->count() > 0) {
+      o.duration_ns = duration_.empty() ? -1 : ParseDuration(duration_);
+      if (o.duration_ns <= 0) {
+        return UsageStatus("aiprof trace: --duration '" + duration_ + "' is not a duration (60s, 500ms, 2m)");
+      }
     }
     o.sampling_rate = ParseRate(sampling_rate_);
-    if (o.sampling_rate < 0) return ErrStatus("aiprof trace: --sampling-rate " + sampling_rate_ + " is not a share (100%, 0.25)");
+    if (o.sampling_rate < 0)
+      return UsageStatus("aiprof trace: --sampling-rate " + sampling_rate_ + " is not a share (100%, 0.25)");
     o.cpu_hz = cpu_hz_;
     o.unwind = unwind_ == "fp" ? UnwindMode::kFramePointer : unwind_ == "dwarf" ? UnwindMode::kDwarf : UnwindMode::kAuto;
     o.target = target_;
@@ -136,7 +146,7 @@ class TraceCommand : public Command {
     RETURN_IF_ERROR(CheckWritableOutput(output_));
     if (pid_ > 0) {  // the command of a launch writes its own output; a running process gets a word
       const int pid = pid_;
-      const std::string until = duration_.empty() ? "Ctrl-C" : "--duration " + duration_ + " or Ctrl-C";
+      const std::string until = o.duration_ns <= 0 ? "Ctrl-C" : "--duration " + duration_ + " or Ctrl-C";
       o.on_started = [pid, until] {
         std::fprintf(stderr, "aiprof: attached to pid %d; recording until %s\n", pid, until.c_str());
         std::fflush(stderr);
@@ -153,6 +163,7 @@ class TraceCommand : public Command {
 
  private:
   std::string output_, scope_ = "full_stack", duration_, sampling_rate_ = "100%", unwind_ = "auto", target_;
+  CLI::Option* duration_opt_ = nullptr;
   int cpu_hz_ = 999;
   int pid_ = 0;
   int torch_every_ = 1;

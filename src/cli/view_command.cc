@@ -99,7 +99,7 @@ class ViewCommand : public Command {
     }
     std::string names;
     for (const ViewSpec& spec : views) names += std::string(names.empty() ? "" : ", ") + "--" + spec.name;
-    return ErrStatus("aiprof view: choose a view: " + names);
+    return UsageStatus("aiprof view: choose a view: " + names);
   }
 
   Status ChooseFormat(const ViewSpec& spec) {
@@ -111,7 +111,8 @@ class ViewCommand : public Command {
     if (HasFormat(spec, options_.format)) return OkStatus();
     std::string names;
     for (const ViewFormat& f : spec.formats) names += std::string(" ") + f.name;
-    return ErrStatus("--" + std::string(spec.name) + " has no format '" + options_.format + "' (formats:" + names + ")");
+    return UsageStatus("--" + std::string(spec.name) + " has no format '" + options_.format + "' (formats:" + names +
+                       ")");
   }
 
   InputFlags in_;

@@ -166,6 +166,18 @@ def main():
     ops = [o for o in json.loads(out)["ops"] if o["name"] == "op_Z"] if rc == 0 else []
     check(ops and ops[0]["total_us"] == 3 * 2305843009213693, "three such durations still sum exactly: %s" % ops)
 
+    # A value or combination of flags no run could use is a bad command line
+    # (2), as CLI11's own checks; these exited 1, as for unusable input.
+    out_x = os.path.join(tmp, "never.aiprof")
+    for args, says in [(("trace", "-o", out_x, "--duration", "10x", "--", "true"), "is not a duration"),
+                       (("trace", "-o", out_x, "--duration", "", "--", "true"), "is not a duration"),
+                       (("trace", "-o", out_x, "--sampling-rate", "150%", "--", "true"), "is not a share"),
+                       (("trace", "-o", out_x), "nothing to trace"),
+                       (("analyze", src, "--only", "nosuch"), "unknown analysis 'nosuch'")]:
+        rc, _, err = run(exe, *args)
+        check(rc == 2 and says in err and not os.path.exists(out_x),
+              "%s: exit 2 (%d): %s" % (" ".join(args[:4]), rc, err.strip()[:200]))
+
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 
