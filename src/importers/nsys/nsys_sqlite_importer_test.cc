@@ -342,7 +342,7 @@ TEST(NsysSqliteImporterTest, TruncatedOrCorruptDatabasesAreSaidToBeDamaged) {
     const std::string name = "cut_" + std::to_string(size) + ".sqlite";
     auto r = ImportTrace(dir.Write(name, std::string_view(bytes).substr(0, size)));
     ASSERT_FALSE(r.ok()) << name;
-    const std::string& m = r.status().message();
+    const std::string m = r.status().message();  // status() is a copy
     EXPECT_NE(m.find(name + ": truncated or corrupt SQLite database"), std::string::npos) << m;
     EXPECT_EQ(m.find("without Nsight Systems tables"), std::string::npos) << m;
   }
