@@ -1,5 +1,4 @@
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
 #include "src/analysis/analyze.h"
@@ -7,9 +6,10 @@
 #include "src/cli/flags.h"
 #include "src/cli/phase_timer.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/render/escape.h"
 #include "src/view/export/chrome_json_export.h"
-#include "src/view/view_sink.h"
 #include "src/view/export/perfetto_export.h"
+#include "src/view/view_sink.h"
 
 namespace aiprof {
 namespace {
@@ -49,8 +49,9 @@ class ExportCommand : public Command {
       std::fprintf(stderr,
                    "wrote %s: %llu packets, %llu tracks (%llu for overlapping slices), %llu slices, %llu instants, "
                    "%llu counter values, %llu flows\n",
-                   output_.c_str(), Ull(stats.packets), Ull(stats.track_descriptors), Ull(stats.overlap_tracks),
-                   Ull(stats.slices), Ull(stats.instants), Ull(stats.counter_values), Ull(stats.flows));
+                   EscapeControls(output_, false).c_str(), Ull(stats.packets), Ull(stats.track_descriptors),
+                   Ull(stats.overlap_tracks), Ull(stats.slices), Ull(stats.instants), Ull(stats.counter_values),
+                   Ull(stats.flows));
       if (path) {
         std::fprintf(stderr, "critical path: %llu slices flagged, %llu dependency flows\n", Ull(stats.critical_slices),
                      Ull(stats.critical_flows));
@@ -64,7 +65,7 @@ class ExportCommand : public Command {
       RETURN_IF_ERROR(ExportChromeJson(*trace, &sink, &stats, path));
       RETURN_IF_ERROR(sink.Commit());
       std::fprintf(stderr, "wrote %s: %llu events (%llu slices, %llu instants, %llu counter values, %llu flows)\n",
-                   output_.c_str(), Ull(stats.events), Ull(stats.slices), Ull(stats.instants),
+                   EscapeControls(output_, false).c_str(), Ull(stats.events), Ull(stats.slices), Ull(stats.instants),
                    Ull(stats.counter_values), Ull(stats.flows));
       if (path) {
         std::fprintf(stderr, "critical path: %llu slices flagged, %llu dependency flows\n", Ull(stats.critical_slices),

@@ -1,12 +1,12 @@
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
-#include "src/cli/command.h"
 #include "src/cli/capture_trace_flag.h"
+#include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
@@ -24,8 +24,8 @@ class ImportCommand : public Command {
   Status Run() override {
     ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, captures_.Import(in_.input));
     RETURN_IF_ERROR(WriteNativeFile(*trace, output_));
-    std::fprintf(stderr, "aiprof: wrote %s (%zu slices, %zu tracks, %llu diagnostics)\n", output_.c_str(),
-                 trace->slices.size(), trace->tracks.size(),
+    std::fprintf(stderr, "aiprof: wrote %s (%zu slices, %zu tracks, %llu diagnostics)\n",
+                 EscapeControls(output_, false).c_str(), trace->slices.size(), trace->tracks.size(),
                  static_cast<unsigned long long>(trace->diagnostics.Total()));
     return OkStatus();
   }

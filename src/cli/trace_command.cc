@@ -1,10 +1,9 @@
 // aiprof trace: records a command or a running process into one .aiprof file
 // (src/capture/capture.h; docs/capture.md).
-#include <CLI/CLI.hpp>
-
 #include <dirent.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,9 +14,10 @@
 #include "src/base/atomic_file.h"
 #include "src/capture/capture.h"
 #include "src/cli/command.h"
-#include "src/cli/flags.h"
 #include "src/cli/duration_flag.h"
+#include "src/cli/flags.h"
 #include "src/model/native_file.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 namespace {
@@ -154,7 +154,7 @@ class TraceCommand : public Command {
     }
     ASSIGN_OR_RETURN(CaptureResult r, RunCapture(o));
     RETURN_IF_ERROR(WriteNativeFile(*r.trace, output_));
-    std::fprintf(stderr, "aiprof: wrote %s: %s\n", output_.c_str(), r.summary.c_str());
+    std::fprintf(stderr, "aiprof: wrote %s: %s\n", EscapeControls(output_, false).c_str(), r.summary.c_str());
     exit_code_ = r.exit_code;
     return OkStatus();
   }

@@ -178,6 +178,13 @@ def main():
         check(rc == 2 and says in err and not os.path.exists(out_x),
               "%s: exit 2 (%d): %s" % (" ".join(args[:4]), rc, err.strip()[:200]))
 
+    # The "wrote PATH" lines show a path's control bytes escaped, as errors do
+    # (a path with ESC [2J cleared the terminal).
+    esc_out = os.path.join(tmp, "x\x1b[2Jy.aiprof")
+    p = subprocess.run([exe, "import", src, "-o", esc_out], capture_output=True, timeout=120)
+    check(p.returncode == 0 and b"\x1b" not in p.stderr and b"\\x1b[2Jy.aiprof" in p.stderr,
+          "import's wrote line escapes the path: %r" % p.stderr[:200])
+
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 
