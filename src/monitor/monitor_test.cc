@@ -570,6 +570,19 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   EXPECT_EQ(UtcStamp(1764585600123), "20251201T104000Z");
 }
 
+// A 100 ms request (1..101 ms) on a spans track and a worker thread named
+// `worker_name` whose stack samples the tests add; returns the worker track.
+uint32_t RequestAndWorker(TraceBuilder& b, const char* worker_name) {
+  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
+  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
+  b.SetThreadName(requests, b.Intern("requests"));
+  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
+  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
+  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
+  b.SetThreadName(worker, b.Intern(worker_name));
+  return worker;
+}
+
 // Hand-made: one 100 ms request (no flows, so every thread counts but
 // aiprof's own) on a Python worker whose samples fall on three lines of
 // slow(): 4 + 3 + 3 of 11, none alone on half the stacks; one stack was cut
@@ -578,16 +591,10 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
 TEST(MonitorSlowestRequestTest, PythonFunctionNamedOnceWithItsHottestLineOwnThreadsLeftOut) {
   Trace trace;
   TraceBuilder b(&trace);
-  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
-  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
-  b.SetThreadName(requests, b.Intern("requests"));
-  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
-  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
-  b.SetThreadName(worker, b.Intern("python3"));
+  const uint32_t worker = RequestAndWorker(b, "python3");
   const uint32_t sampler = b.ThreadTrack(IdValue::Num(1), IdValue::Num(11));
   b.SetTrackRole(sampler, TrackKind::kThread, Layer::kHost, kHostDevice);
   b.SetThreadName(sampler, b.Intern("aiprof-pysample"));
-  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
   const StringId py = b.Intern("svc.py"), native = b.Intern("python3.11");
   const uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("start_thread"), native, FrameKind::kNative);
   const uint32_t handle = b.InternCallsite(root, b.Intern("handle (svc.py:10)"), py, FrameKind::kPython);
@@ -626,13 +633,7 @@ TEST(MonitorSlowestRequestTest, PythonFunctionNamedOnceWithItsHottestLineOwnThre
 TEST(MonitorSlowestRequestTest, InnermostPythonFrameNamedNativeTailApart) {
   Trace trace;
   TraceBuilder b(&trace);
-  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
-  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
-  b.SetThreadName(requests, b.Intern("requests"));
-  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
-  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
-  b.SetThreadName(worker, b.Intern("python3"));
-  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
+  const uint32_t worker = RequestAndWorker(b, "python3");
   const StringId py = b.Intern("svc.py"), native = b.Intern("python3.11");
   const uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("start_thread"), native, FrameKind::kNative);
   const uint32_t get = b.InternCallsite(root, b.Intern("do_GET (svc.py:26)"), py, FrameKind::kPython);
@@ -662,13 +663,7 @@ TEST(MonitorSlowestRequestTest, InnermostPythonFrameNamedNativeTailApart) {
 TEST(MonitorSlowestRequestTest, NativeServiceNamesInnermostRealSymbol) {
   Trace trace;
   TraceBuilder b(&trace);
-  const uint32_t requests = b.ThreadTrack(IdValue::Num(1), IdValue::Num(900));
-  b.SetTrackRole(requests, TrackKind::kSpans, Layer::kApplication, kHostDevice);
-  b.SetThreadName(requests, b.Intern("requests"));
-  const uint32_t worker = b.ThreadTrack(IdValue::Num(1), IdValue::Num(10));
-  b.SetTrackRole(worker, TrackKind::kThread, Layer::kHost, kHostDevice);
-  b.SetThreadName(worker, b.Intern("service"));
-  b.AddSlice(requests, 1'000'000, 100'000'000, b.Intern("request"), b.Intern("user_annotation"), -1, 0, 0);
+  const uint32_t worker = RequestAndWorker(b, "service");
   const StringId exe = b.Intern("service"), libc = b.Intern("libc.so.6");
   const uint32_t root = b.InternCallsite(kNoCallsite, b.Intern("main"), exe, FrameKind::kNative);
   const uint32_t slow = b.InternCallsite(root, b.Intern("planted_slow_path"), exe, FrameKind::kNative);
