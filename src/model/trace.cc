@@ -1,5 +1,7 @@
 #include "src/model/trace.h"
 
+#include <algorithm>
+
 #include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
@@ -54,8 +56,7 @@ Status CheckDurationSum(const Trace& trace, const std::string& source) {
   const SliceTable& s = trace.slices;
   int64_t sum = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.dur_ns[i] > 0 && !__builtin_add_overflow(sum, s.dur_ns[i], &sum)) continue;
-    if (s.dur_ns[i] <= 0) continue;
+    if (!__builtin_add_overflow(sum, std::max<int64_t>(s.dur_ns[i], 0), &sum)) continue;
     size_t longest = 0;
     for (size_t j = 1; j < s.size(); ++j) {
       if (s.dur_ns[j] > s.dur_ns[longest]) longest = j;
