@@ -26,6 +26,11 @@
 namespace aiprof {
 namespace {
 
+// What a file may be, for the "unrecognised format" errors.
+constexpr char kKnownFileFormats[] =
+    "Chrome/Kineto or Ascend trace JSON, optionally gzip or zstd compressed, an Nsight Systems SQLite export, "
+    "an .aiprof file";
+
 // Order matters: the first entry whose detect() accepts the prefix imports.
 // ascend_timeline (bare array, ts as strings) precedes the general chrome_json.
 constexpr ImporterEntry kImporters[] = {
@@ -65,9 +70,7 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
     trace->metadata["source_path"] = path;
     return trace;
   }
-  return ErrStatus(path +
-                   ": unrecognised format (expected Chrome/Kineto or Ascend trace JSON, optionally gzip "
-                   "or zstd compressed, an Nsight Systems SQLite export, an .aiprof file, or a profiler folder)");
+  return ErrStatus(path + ": unrecognised format (expected " + kKnownFileFormats + ", or a profiler folder)");
 }
 
 namespace {
@@ -128,9 +131,8 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
       checked = true;
       StatusOr<std::string> prefix = ReadPrefix(copy, 4096);
       if (prefix.ok() && !IsImportableFilePrefix(*prefix)) {
-        failed = shown + ": unrecognised format in its first " + std::to_string(copied) +
-                 " bytes (expected Chrome/Kineto or Ascend trace JSON, optionally gzip or zstd compressed, an Nsight "
-                 "Systems SQLite export or an .aiprof file)";
+        failed = shown + ": unrecognised format in its first " + std::to_string(copied) + " bytes (expected " +
+                 kKnownFileFormats + ")";
         break;
       }
     }
