@@ -30,11 +30,21 @@ size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point = n
 
 // Code points a terminal acts on rather than shows: C1 controls (U+009B is
 // CSI, U+009D OSC where a terminal honours them in UTF-8) and the bidi
-// controls that reorder a line ("Trojan Source"), plus the line and
-// paragraph separators.
+// controls that reorder a line ("Trojan Source"; in a browser too: a file
+// "rtl\u202egpj.json" read "rtlnosj.jpg"), plus the line and paragraph
+// separators. The one list: the terminal, HTML and Markdown escapers show
+// them as \uXXXX text.
 bool IsInvisibleControl(uint32_t cp) {
   return (cp >= 0x80 && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
          (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+}
+
+// The code point as the text \uXXXX: how every escaper shows an
+// IsInvisibleControl one.
+void AppendCodePointEscape(std::string* out, uint32_t cp) {
+  char buf[12];
+  std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
+  out->append(buf);
 }
 
 }  // namespace
@@ -54,9 +64,7 @@ std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
       continue;
     }
     if (len > 1 && IsInvisibleControl(cp)) {
-      char buf[12];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", static_cast<unsigned>(cp));
-      out.append(buf);
+      AppendCodePointEscape(&out, cp);
       i += len;
       continue;
     }
@@ -176,7 +184,23 @@ std::string HtmlEscape(std::string_view raw) {
   std::string s = ValidUtf8(raw);
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // Bidi controls (and C1 controls, line separators), as the terminal
+      // shows them: visible \uXXXX text. An entity (&#x202E;) would be
+      // decoded back into the character and reorder the line as before
+      // ("rtl\u202egpj.json" read as "rtlnosj.jpg"); the text cannot.
+      uint32_t cp = 0;
+      const size_t len = Utf8SequenceLength(s, i, &cp);  // valid: ValidUtf8
+      if (IsInvisibleControl(cp)) {
+        AppendCodePointEscape(&out, cp);
+      } else {
+        out.append(s, i, len);
+      }
+      i += len;
+      continue;
+    }
     switch (c) {
       case '&': out.append("&amp;"); break;
       case '<': out.append("&lt;"); break;
@@ -190,6 +214,7 @@ std::string HtmlEscape(std::string_view raw) {
           out.push_back(c);
         }
     }
+    ++i;
   }
   return out;
 }
@@ -198,7 +223,22 @@ std::string MarkdownEscape(std::string_view raw) {
   std::string s = ValidUtf8(raw);
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      // Bidi controls as HtmlEscape shows them, the backslash escaped so
+      // that Markdown shows it: \\u202e reads \u202e.
+      uint32_t cp = 0;
+      const size_t len = Utf8SequenceLength(s, i, &cp);  // valid: ValidUtf8
+      if (IsInvisibleControl(cp)) {
+        out.push_back('\\');
+        AppendCodePointEscape(&out, cp);
+      } else {
+        out.append(s, i, len);
+      }
+      i += len - 1;
+      continue;
+    }
     switch (c) {
       case '&': out.append("&amp;"); break;
       case '<': out.append("&lt;"); break;

@@ -18,11 +18,15 @@ std::string JsonString(std::string_view s);  // with quotes
 // with ' so spreadsheets do not run it as a formula; other controls are
 // shown as EscapeControls does (line feeds and tabs kept, quoted).
 std::string CsvField(std::string_view s);
-// HTML text or attribute value: & < > " ' become entities; invalid UTF-8
-// becomes U+FFFD.
+// HTML text or attribute value (SVG too): & < > " ' become entities; invalid
+// UTF-8 becomes U+FFFD; bidi controls (U+202A..U+202E, U+2066..U+2069,
+// U+200E, U+200F, U+061C), C1 controls and the line/paragraph separators
+// become the visible text \uXXXX, as TerminalSafe shows them (an entity
+// would be decoded back into the character and still reorder the line).
 std::string HtmlEscape(std::string_view s);
 // Markdown inline text: Markdown punctuation is backslash-escaped, < > & become
-// entities (renderers pass raw HTML through), line breaks become spaces.
+// entities (renderers pass raw HTML through), line breaks become spaces,
+// bidi controls are shown as \uXXXX as HtmlEscape shows them.
 std::string MarkdownEscape(std::string_view s);
 // Text for a terminal: control characters and invalid UTF-8 shown as \xNN;
 // C1 controls, bidi controls (U+202A..U+202E, U+2066..U+2069, ...) and the

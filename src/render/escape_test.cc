@@ -36,6 +36,23 @@ TEST(EscapeTest, HtmlAndMarkdown) {
   EXPECT_EQ(MarkdownEscape("# h"), "\\# h");
 }
 
+// A file named "rtl" U+202E "gpj.json" showed in pages as "rtlnosj.jpg"
+// (D7 of the serve trial): bidi controls are shown as text, as TerminalSafe
+// shows them, in HTML (and SVG) and Markdown alike.
+TEST(EscapeTest, HtmlAndMarkdownShowBidiControls) {
+  const std::string spoof = "rtl\xe2\x80\xaegpj.json";
+  EXPECT_EQ(HtmlEscape(spoof), "rtl\\u202egpj.json");
+  EXPECT_EQ(MarkdownEscape(spoof), "rtl\\\\u202egpj.json") << "\\\\u shows as \\u";
+  const std::string all =
+      "\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9"
+      "\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c";
+  const std::string shown = "\\u202a\\u202b\\u202c\\u202d\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c";
+  EXPECT_EQ(HtmlEscape(all), shown);
+  EXPECT_EQ(TerminalSafe(all), shown) << "one list for all escapers";
+  EXPECT_EQ(HtmlEscape("caf\xc3\xa9 \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d"), "caf\xc3\xa9 \xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d")
+      << "letters, Hebrew ones too, stay";
+}
+
 TEST(EscapeTest, TerminalStripsControlSequences) {
   EXPECT_EQ(TerminalSafe("a\x1b[31mred"), "a\\x1b[31mred");
   EXPECT_EQ(TerminalSafe("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");
