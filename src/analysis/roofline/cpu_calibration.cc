@@ -224,9 +224,18 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
     if (a.policy.notify) a.policy.notify(m);
   };
   const std::string path = UserDevicesFile();
-  tell("no CPU peaks for the roofline yet: measuring this machine once (`aiprof calibrate`; --no-calibrate or "
-       "AIPROF_CALIBRATE=0 skips it)");
   const int busy_before = OtherRunnableTasks();
+  const int busy_limit = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
+  if (!a.policy.save_when_busy && busy_before >= busy_limit) {
+    // Peaks measured now would not be used (below): the measurement's
+    // seconds are not spent at all (they were, on every run of a busy CI box).
+    tell("no CPU peaks for the roofline yet, and not measuring now: " + std::to_string(busy_before) +
+         " other tasks are running, so peaks measured now would be low; run `aiprof calibrate` on an idle machine");
+    return std::nullopt;
+  }
+  tell(
+      "no CPU peaks for the roofline yet: measuring this machine once (`aiprof calibrate`; --no-calibrate or "
+      "AIPROF_CALIBRATE=0 skips it)");
   CpuCalibration c = CalibrateCpu(a.policy.flops_seconds);
   if (!(c.fp32_flops_per_second > 0) || !(c.memory_bandwidth_bytes_per_second > 0)) {
     tell("calibration measured zero: the roofline stays without CPU peaks");
@@ -236,7 +245,7 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
   char figures[160];
   std::snprintf(figures, sizeof figures, "fp32 %.1f GFLOP/s, memory %.2f GB/s in %.1f s", c.fp32_flops_per_second * 1e-9,
                 c.memory_bandwidth_bytes_per_second * 1e-9, c.seconds);
-  if (!a.policy.save_when_busy && busy >= static_cast<int>(std::max(1u, c.threads / 2))) {
+  if (!a.policy.save_when_busy && busy >= busy_limit) {
     // Peaks measured beside other work are low, by however much the other
     // work took: used, they put utilisations above 100% and a finding that
     // depends on the load of the moment; kept, they would flatter every later
