@@ -1094,10 +1094,16 @@ void ForkParent() {
   pthread_mutex_unlock(&g_flush_mu);
 }
 
+// In a forked child. The walk stops at the buffer's tail as the fork saw it
+// (tb lives in private memory): spill chunks are shared with the parent, so a
+// tail's `next` read here may be one the parent's thread linked after the
+// fork, to a chunk mapped after it and absent in the child (it crashed the
+// child, reading that chunk's header). A chunk linked in the instant before
+// the fork but not yet the tail stays mapped in the child (at most 1 MiB).
 void FreeBuffer(ThreadBuffer* tb) {
   if (tb->ring) munmap(tb->ring, RingBytes(tb->ring_capacity));
   for (Chunk* c = tb->head; c;) {
-    Chunk* next = c->next.load(std::memory_order_relaxed);
+    Chunk* next = c == tb->tail ? nullptr : c->next.load(std::memory_order_relaxed);
     munmap(c, c->bytes);
     c = next;
   }

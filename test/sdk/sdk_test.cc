@@ -526,6 +526,16 @@ TEST(SdkFile, ForkedChildWritesItsOwnFile) {
   EXPECT_EQ(parent_trace->tracks.pid[0], std::stoll(parent[0][1]));
 }
 
+// Forks while another thread records into spill chunks: the chunks are
+// shared with the parent, which links new ones after the fork; the child's
+// fork handler followed such a link and crashed (SIGSEGV in most children).
+TEST(SdkFile, ForkWhileAnotherThreadRecordsKeepsTheChildAlive) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_busy", "20"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("children 20 failed 0"), std::string::npos) << r.out;
+}
+
 // A fork()ed child that leaves by _exit() (no atexit, as Python's os._exit or
 // a DataLoader worker) never writes its event file; its spill file
 // (aiprof-<pid>.aiprof.part, the buffers themselves mapped from a file) holds

@@ -11,6 +11,8 @@
  *   c_api_program fork          spans in a parent and a forked child
  *   c_api_program fork_exit N   a forked child records N spans on two threads,
  *                               a request, counters, then leaves by _exit()
+ *   c_api_program fork_busy N   forks N children while a thread records; prints
+ *                               how many did not exit 0
  *   c_api_program kill N        N spans, then SIGKILL to itself
  *   c_api_program tokens K      K requests, each a prefill and 1 + 1 + 3 output
  *                               tokens 1 ms apart; prints its own times (ns)
@@ -371,6 +373,45 @@ static int ForkExit(long n) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3;
 }
 
+/* Forks while another thread records (a DataLoader's workers forked beside
+ * a recording thread): each child records a span and leaves by _exit(0).
+ * Prints how many children did not exit 0 (one killed by a signal was the
+ * fork handler reading a chunk the parent linked after the fork). */
+static volatile int g_busy_running = 1;
+static void* BusyRecorder(void* arg) {
+  (void)arg;
+  while (g_busy_running) {
+    aiprof_span_begin("busy");
+    aiprof_span_end();
+  }
+  return NULL;
+}
+
+static int ForkBusy(long n) {
+  pthread_t t;
+  pthread_create(&t, NULL, BusyRecorder, NULL);
+  struct timespec warm = {0, 20 * 1000 * 1000};
+  nanosleep(&warm, NULL);
+  long failed = 0;
+  for (long i = 0; i < n; ++i) {
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) return 2;
+    if (child == 0) {
+      aiprof_span_begin("forked_child");
+      aiprof_span_end();
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  g_busy_running = 0;
+  pthread_join(t, NULL);
+  printf("children %ld failed %ld\n", n, failed);
+  return 0;
+}
+
 static int Kill(long n) {
   for (long i = 0; i < n; ++i) {
     aiprof_span_begin("before_kill");
@@ -428,6 +469,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "ring") == 0 && argc == 3) return Ring(atol(argv[2]));
   if (strcmp(s, "fork") == 0) return Fork();
   if (strcmp(s, "fork_exit") == 0 && argc == 3) return ForkExit(atol(argv[2]));
+  if (strcmp(s, "fork_busy") == 0 && argc == 3) return ForkBusy(atol(argv[2]));
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
   if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
