@@ -377,6 +377,13 @@ class Session {
       OpenSampling(tid, false);
       OpenFaults(tid, false);
     }
+    // A launched command still gives its SDK spans and torch files when
+    // sampling is refused; an attached process gives nothing but /proc
+    // counters, so asking for its samples and getting none is an error.
+    if (o_.cpu_hz > 0 && perf_blocked_ && (!o_.page_faults || faults_blocked_)) {
+      return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": its samples cannot be recorded: " +
+                       perf_error_ + " (--cpu-hz 0 records its /proc counters only)");
+    }
     attach_maps_ = ReadProcMaps(o_.pid);
     malloc_settings_ = AllocatorSettingsOfProcess(o_.pid);
     ProbeMalloc();
@@ -506,6 +513,13 @@ class Session {
         if (!stopped.empty()) std::fprintf(stderr, "aiprof: %s\n", stopped.c_str());
       }
       BuildHostTrace(perf, o_.unwind, &b, stats, &python);
+      perf_lost_ = perf.lost_records;
+      if (stats->modules_unreadable > 0) {
+        b.Diagnose("host_modules_unreadable", "mapped libraries",
+                   std::to_string(stats->modules_unreadable) +
+                       " mapped files could not be opened or read as ELF (e.g. out of file descriptors): frames in "
+                       "them are unsymbolised");
+      }
       if (perf.lost_records > 0) {
         b.Diagnose("perf_records_lost", "perf ring buffer", std::to_string(perf.lost_records) +
                    " records were lost because the reader fell behind (use a lower --cpu-hz)");
@@ -628,6 +642,13 @@ class Session {
                   trace->counters.size(), static_cast<unsigned long long>(fault_count_),
                   static_cast<unsigned long long>(fault_lost_), post_s);
     r.summary = line;
+    // What went missing is on the line too, not only in the trace's diagnostics.
+    if (perf_lost_ > 0)
+      r.summary += "; " + std::to_string(perf_lost_) + " perf sample records lost (use a lower --cpu-hz)";
+    if (stats.modules_unreadable > 0) {
+      r.summary +=
+          "; " + std::to_string(stats.modules_unreadable) + " mapped files unreadable, their frames unsymbolised";
+    }
     r.exit_code = exit_code_;
     r.trace = std::move(trace);
     return r;
@@ -683,6 +704,7 @@ class Session {
     m["capture.host_samples_dwarf"] = std::to_string(s.dwarf_stacks);
     m["capture.host_samples_fp"] = std::to_string(s.fp_stacks);
     m["capture.host_frames_unsymbolised"] = std::to_string(s.unsymbolised_frames);
+    m["capture.host_modules_unreadable"] = std::to_string(s.modules_unreadable);
     m["capture.host_frames_nearest_symbol"] = std::to_string(s.nearest_symbol_frames);
     m["capture.host_samples_with_python_stack"] = std::to_string(s.python_samples);
     m["capture.host_samples_python_sampler"] = std::to_string(s.sampler_samples);
@@ -733,7 +755,7 @@ class Session {
   bool faults_blocked_ = false;
   std::string faults_error_;
   PageFaultCost fault_cost_;
-  uint64_t fault_count_ = 0, fault_records_ = 0, fault_lost_ = 0;
+  uint64_t fault_count_ = 0, fault_records_ = 0, fault_lost_ = 0, perf_lost_ = 0;
   std::unique_ptr<CounterSampler> counters_;
   bool perf_blocked_ = false;
   std::string perf_error_;

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -65,22 +64,30 @@ class HostTraceBuilder {
     overhead_module_ = b_->Intern(kAiprofOverheadModule);
   }
 
+  // One process at a time: its libdwfl session (an open file and parsed
+  // symbol tables per mapped library) is closed before the next one opens,
+  // so a capture of a DataLoader with many forked workers, each mapping
+  // hundreds of libraries, holds one process's files, not all of them
+  // (samples are sorted by track and time at finalize, so the order here
+  // does not matter).
   void Run() {
-    for (const RawSample& s : perf_.samples) AddSample(s);
+    std::vector<uint32_t> order(perf_.samples.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return perf_.samples[a].pid < perf_.samples[b].pid; });
+    for (size_t i = 0; i < order.size();) {
+      const int32_t pid = perf_.samples[order[i]].pid;
+      ProcessImage image(pid, MappingsOf(perf_, pid));
+      for (; i < order.size() && perf_.samples[order[i]].pid == pid; ++i) AddSample(perf_.samples[order[i]], &image);
+      ++stats_->processes;
+      stats_->modules += image.module_count();
+      stats_->modules_unreadable += image.unreadable_module_count();
+    }
     NameTracks();
-    stats_->processes = images_.size();
-    for (const auto& [pid, image] : images_) stats_->modules += image->module_count();
     stats_->threads = tracks_.size();
   }
 
  private:
-  ProcessImage* Image(int32_t pid) {
-    auto it = images_.find(pid);
-    if (it == images_.end())
-      it = images_.emplace(pid, std::make_unique<ProcessImage>(pid, MappingsOf(perf_, pid))).first;
-    return it->second.get();
-  }
-
   uint32_t Track(int32_t pid, int32_t tid) {
     auto key = (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | static_cast<uint32_t>(tid);
     auto it = tracks_.find(key);
@@ -91,8 +98,7 @@ class HostTraceBuilder {
     return t;
   }
 
-  void AddSample(const RawSample& s) {
-    ProcessImage* image = Image(s.pid);
+  void AddSample(const RawSample& s, ProcessImage* image) {
     pcs_.clear();
     bool dwarf = false;
     if (mode_ != UnwindMode::kFramePointer && s.regs_index != UINT32_MAX && s.stack_len > 0) {
@@ -229,7 +235,6 @@ class HostTraceBuilder {
   TraceBuilder* b_;
   HostStats* stats_;
   StringId kernel_frame_, kernel_module_, truncated_frame_, kernel_module_unknown_, sampler_frame_, overhead_module_;
-  std::map<int32_t, std::unique_ptr<ProcessImage>> images_;
   std::unordered_map<uint64_t, uint32_t> tracks_;
   std::unordered_map<std::string, StringId> strings_;
   std::vector<uint64_t> pcs_;

@@ -88,6 +88,7 @@ struct HostStats {
   // after the nearest symbol below them (SymbolisedFrame::nearest).
   uint64_t frames = 0, unsymbolised_frames = 0, nearest_symbol_frames = 0;
   uint64_t processes = 0, threads = 0, modules = 0;
+  uint64_t modules_unreadable = 0;  // ProcessImage::unreadable_module_count, summed
 };
 
 // Adds the host layer to `builder` (not finalized). `python` (may be null):

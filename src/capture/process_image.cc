@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,9 +48,14 @@ std::string Demangle(const char* raw) {
 
 // The load bias of `path` mapped at `start` from file offset `pgoff`: the
 // executable PT_LOAD whose page-aligned offset is pgoff.
-bool LoadBias(const std::string& path, uint64_t start, uint64_t pgoff, uint64_t* bias) {
+// False when the file holds no load segment at `pgoff`; sets *unreadable
+// (and returns false) when it could not be opened.
+bool LoadBias(const std::string& path, uint64_t start, uint64_t pgoff, uint64_t* bias, bool* unreadable) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    *unreadable = errno != ENOENT;  // a library removed since is not a shortage of descriptors
+    return false;
+  }
   bool found = false;
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   size_t n = 0;
@@ -148,8 +154,16 @@ void ProcessImage::ReportMappings(const std::vector<Mapping>& mappings) {
   dwfl_report_begin(dwfl_);
   for (const auto& [path, m] : first) {
     uint64_t bias = 0;
-    if (!LoadBias(path, m->start, m->pgoff, &bias)) continue;
-    if (dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, bias, true) != nullptr) ++modules_;
+    bool unreadable = false;
+    if (!LoadBias(path, m->start, m->pgoff, &bias, &unreadable)) {
+      unreadable_modules_ += unreadable;
+      continue;
+    }
+    if (dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, bias, true) != nullptr) {
+      ++modules_;
+    } else {
+      ++unreadable_modules_;
+    }
   }
   dwfl_report_end(dwfl_, nullptr, nullptr);
 }

@@ -46,6 +46,9 @@ class ProcessImage {
   // Names the code at `pc`; `is_return` looks up pc-1 (a return address).
   const SymbolisedFrame& Symbolise(uint64_t pc, bool is_return);
   size_t module_count() const { return modules_; }
+  // Mapped files that could not be opened or read as ELF (e.g. out of file
+  // descriptors): their frames are unsymbolised.
+  size_t unreadable_module_count() const { return unreadable_modules_; }
   // How many of `pcs` (leaf first) lie in a known module or perf-map entry.
   size_t CountInModules(const uint64_t* pcs, size_t n);
 
@@ -66,7 +69,7 @@ class ProcessImage {
   int32_t pid_;
   Dwfl* dwfl_ = nullptr;
   bool attached_ = false;
-  size_t modules_ = 0;
+  size_t modules_ = 0, unreadable_modules_ = 0;
   std::vector<PerfMapEntry> perf_map_;
   std::unordered_map<uint64_t, SymbolisedFrame> cache_;
   std::unordered_map<Dwfl_Module*, std::vector<Symbol>> symbols_;

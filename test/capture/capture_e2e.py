@@ -148,6 +148,11 @@ def check_summary_samples(args, path, what):
                        capture_output=True, text=True, check=True)
     h = json.loads(p.stdout).get('host_samples')
     check(h is not None, '%s: summary has host_samples' % what)
+    # The text's title names the file (a capture has no source of its own:
+    # it read "aiprof summary: " and nothing else).
+    text = subprocess.run([args.aiprof, 'summary', path, '--top', '1'], capture_output=True, text=True, check=True)
+    check(text.stdout.splitlines()[0] == 'aiprof summary: ' + path,
+          '%s: the summary title names the file (%r)' % (what, text.stdout.splitlines()[0]))
     if h is None:
         return
     total, with_stack = sql(args, path, 'SELECT count(*), count(callsite) FROM samples')[0]
@@ -304,6 +309,19 @@ def case_blocked(args):
           'seccomp' in diags['host_sampling_blocked']['what'], 'blocked: counted diagnostic host_sampling_blocked')
     check(d['metadata'].get('capture.host_sampling') == 'blocked' and not d['sample'], 'blocked: no samples, marked blocked')
     check(any(c['counter'] == 'rss_bytes' for c in d['counter']), 'blocked: the other layers (counters) still recorded')
+    # Attached to a process, there are no other layers: refused sampling is
+    # an error (it printed "attached" and exited 0 with an empty recording).
+    target = subprocess.Popen([args.workload_fp, 'wait', '30'], stdout=subprocess.PIPE, text=True)
+    target.stdout.readline()
+    out_pid = os.path.join(args.tmp, 'blocked_pid.aiprof')
+    p = subprocess.run([args.seccomp, args.aiprof, 'trace', '--pid', str(target.pid), '--duration', '0.3s',
+                        '-o', out_pid], capture_output=True, text=True, timeout=60)
+    target.terminate()
+    target.wait()
+    sys.stderr.write(p.stderr)
+    check(p.returncode != 0 and 'samples cannot be recorded' in p.stderr and 'attached' not in p.stderr
+          and not os.path.exists(out_pid),
+          'blocked: --pid with sampling refused fails, no file (exit %d)' % p.returncode)
 
 
 def case_spans(args):

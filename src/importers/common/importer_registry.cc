@@ -53,7 +53,14 @@ bool IsImportableFilePrefix(std::string_view prefix) {
 StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 4096));
   if (prefix.empty()) return ErrStatus(path + ": the file is empty");
-  if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) return ReadNativeFile(path);
+  if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ReadNativeFile(path));
+    // A file converted from another keeps the path it was read from; a
+    // capture has none (its parts were the capture's temporary files), so
+    // titles name this file.
+    trace->metadata.try_emplace("source_path", path);
+    return trace;
+  }
   for (const ImporterEntry& importer : kImporters) {
     if (!importer.detect(prefix)) continue;
     auto trace = std::make_unique<Trace>();
