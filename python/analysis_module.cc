@@ -482,7 +482,7 @@ RunInput ToRunInput(const py::object& o) {
   if (py::isinstance<PyTrace>(o)) {
     in.trace = o.cast<PyTrace*>();
   } else {
-    in.path = py::str(py::module_::import("os").attr("fspath")(o));
+    in.path = py::str(py::module_::import("os").attr("fsdecode")(o));
   }
   return in;
 }
@@ -546,7 +546,7 @@ py::bytes ValidateJson(const py::object& before, const py::object& after, const 
 }
 
 std::unique_ptr<PyTrace> Load(const py::object& path_like) {
-  std::string path = py::str(py::module_::import("os").attr("fspath")(path_like));
+  std::string path = py::str(py::module_::import("os").attr("fsdecode")(path_like));
   StatusOr<std::unique_ptr<Trace>> trace = [&] {
     py::gil_scoped_release release;
     return ImportTrace(path);

@@ -144,7 +144,7 @@ class Trace:
         `aiprof suggest --format json`. `rules`: extra rule files or folders."""
         if not isinstance(constraints, str):
             constraints = ",".join(constraints)
-        paths = [os.fspath(p) for p in ([rules] if isinstance(rules, (str, os.PathLike)) else rules or [])]
+        paths = [os.fsdecode(p) for p in ([rules] if isinstance(rules, (str, bytes, os.PathLike)) else rules or [])]
         return _json(self._t.diagnose_json(target, constraints, paths, builtin_rules, device))
 
 
@@ -166,7 +166,7 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
     def native(x):
         if isinstance(x, (list, tuple)):
             return [native(y) for y in x]
-        return x._t if isinstance(x, Trace) else os.fspath(x)
+        return x._t if isinstance(x, Trace) else os.fsdecode(x)
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
                                        min_effect, unit, batch_size, bench, sample_unit, resamples, seed))
 

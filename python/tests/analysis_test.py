@@ -340,6 +340,18 @@ class BadInput(unittest.TestCase):
             aiprof.load("/nonexistent/trace.json")
         self.assertIn("/nonexistent/trace.json", str(e.exception))
 
+    def test_bytes_and_pathlib_paths(self):
+        # os.fspath(b"...") is bytes, which str() made "b'...'": a bytes path
+        # opened a file of that literal name. Any path-like works, as open() does.
+        import pathlib
+        want = aiprof.load(SAMPLE).ops()
+        pd.testing.assert_frame_equal(aiprof.load(os.fsencode(SAMPLE)).ops(), want)
+        pd.testing.assert_frame_equal(aiprof.load(pathlib.Path(SAMPLE)).ops(), want)
+        with self.assertRaises(aiprof.Error) as e:
+            aiprof.load(b"/nonexistent/trace.json")
+        self.assertIn("/nonexistent/trace.json", str(e.exception))
+        self.assertNotIn("b'", str(e.exception))
+
     def test_truncated_gzip(self):
         with open(SAMPLE, "rb") as f:
             data = f.read()
