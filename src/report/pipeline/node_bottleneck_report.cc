@@ -51,13 +51,15 @@ render::Document NodeBottleneckToDocument(const PipelineResult& r) {
   doc.generator = "aiprof node-bottleneck";
   doc.machine_json = MachineJson(r);
   render::Section& stages = doc.AddSection("stages", "Pipeline stages");
+  // No stages is a result, not a failure: the table is there with no rows
+  // (its CSV is the header; it was an error, exit 1).
   if (r.stages.empty()) {
     stages.Add(render::Paragraph{"No pipeline stage spans: name spans 'stage:<name>', 'node:<name>' or "
                                  "'pipeline/<name>' (record_function, NVTX or mstx ranges)."});
-    return doc;
+  } else {
+    stages.Add(render::KeyValues{
+        {{"pipeline_ns", "Pipeline time (top-level stage spans)", Value::Int(r.pipeline_ns), render::Unit::kNs}}});
   }
-  stages.Add(render::KeyValues{{{"pipeline_ns", "Pipeline time (top-level stage spans)",
-                                 Value::Int(r.pipeline_ns), render::Unit::kNs}}});
   render::Table& t = stages.Add(render::Table{"stages", "", {
       {"name", "Stage", render::Unit::kNone},
       {"latency_share", "Share of latency", render::Unit::kFraction},
@@ -74,6 +76,7 @@ render::Document NodeBottleneckToDocument(const PipelineResult& r) {
                       Value::Number(Ratio(s.waiting_ns, s.total_ns)), Value::Number(s.MeanWorkingNs()),
                       Value::String(StageRole(r, i))});
   }
+  if (r.stages.empty()) return doc;
   render::Section& graph = doc.AddSection("graph", "Stage graph");
   render::Table& edges = graph.Add(render::Table{"edges", "", {
       {"from", "From", render::Unit::kNone},

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "src/render/renderers.h"
 #include "test/util/trace_fixtures.h"
 
@@ -43,8 +45,15 @@ TEST(NodeBottleneckReport, TableHoldsEachStageAndJsonIsThePublishedForm) {
 TEST(NodeBottleneckReport, NoStagesSaysHowToNameThem) {
   auto trace = ImportJsonText(R"({"traceEvents":[{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":0,"dur":5}]})");
   ASSERT_NE(trace, nullptr);
-  std::string text = render::RenderText(NodeBottleneckToDocument(ComputePipelineStages(*trace)));
+  render::Document doc = NodeBottleneckToDocument(ComputePipelineStages(*trace));
+  std::string text = render::RenderText(doc);
   EXPECT_NE(text.find("stage:<name>"), std::string::npos) << text;
+  // An empty table, not a failure: the CSV is the header alone (it was
+  // "the node_bottleneck result has no table to write as CSV").
+  StatusOr<std::string> csv = render::RenderCsv(doc);
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  EXPECT_EQ(csv->rfind("name,", 0), 0u) << *csv;
+  EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), 1) << *csv;
 }
 
 }  // namespace
