@@ -697,6 +697,59 @@ def case_pyfork(args):
               '%.0f%% name it (>= %.0f%%)' % (k, pid, first, len(inside), early, 100 * own, 100 * want))
 
 
+# Hand-made program for case_fdlimit: loads some C extension modules (each
+# one more mapped library), then forks 10 children that spin 0.3 s each.
+FDLIMIT_SCRIPT = r'''
+import array, binascii, bz2, csv, ctypes, decimal, hashlib, json, lzma, math, select, socket, sqlite3, ssl, struct
+import os, time
+def spin_fd_child(seconds):
+    end = time.monotonic() + seconds
+    x = 0
+    while time.monotonic() < end:
+        x += 1
+for k in range(10):
+    pid = os.fork()
+    if pid == 0:
+        spin_fd_child(0.3)
+        os._exit(0)
+    os.waitpid(pid, 0)
+'''
+
+
+def case_fdlimit(args):
+    # Ten forked Python processes, each mapping ~20 libraries, under a limit
+    # of 64 open files: symbolisation held every process's libraries open at
+    # once, so the later children's frames were left as addresses (silently);
+    # one process at a time needs one process's files.
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    out = os.path.join(args.tmp, 'fdlimit.aiprof')
+    p = subprocess.run([args.aiprof, 'trace', '-o', out, '--scope', 'app', '--', '/usr/bin/python3', '-c',
+                        FDLIMIT_SCRIPT], capture_output=True, text=True, preexec_fn=limit, timeout=TRACE_TIMEOUT_S)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 0, 'fdlimit: exit 0 (got %d)' % p.returncode)
+    if p.returncode != 0:
+        return
+    d = load(args, out)
+    check(d['metadata'].get('capture.host_modules_unreadable') == '0',
+          'fdlimit: no mapped file unreadable (%s)' % d['metadata'].get('capture.host_modules_unreadable'))
+    parent = min(t['pid'] for t in d['track'])
+    by_pid = collections.defaultdict(list)
+    for s in d['sample']:
+        pid = d['tracks'][s['track']]['pid']
+        if pid != parent:
+            by_pid[pid].append(s)
+    check(len(by_pid) >= 8, 'fdlimit: samples of at least 8 of the 10 children (%d)' % len(by_pid))
+    for pid, samples in sorted(by_pid.items()):
+        # A module libdwfl could not open leaves its frames "0x..." in "[unknown]".
+        named = share(samples, lambda s: any(f[1].endswith('/python3.11') for f in s['stack']))
+        check(len(samples) < 5 or named >= 0.8,
+              'fdlimit: child %d: %.0f%% of %d samples have a frame in the interpreter\'s module' %
+              (pid, 100 * named, len(samples)))
+
+
 def case_roles(args):
     # Each process named from its command line and role: DataLoader workers
     # (fork), a spawn Pool's workers, the command itself.
@@ -806,7 +859,7 @@ def case_forkexit(args):
           % (1 + ended, d['metadata'].get('capture.sdk_files')))
 
 
-CASES = {'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
