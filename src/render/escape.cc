@@ -143,16 +143,23 @@ std::string JsonString(std::string_view s) {
 }
 
 std::string CsvField(std::string_view s) {
-  std::string body;
-  if (!s.empty() && (s[0] == '=' || s[0] == '+' || s[0] == '-' || s[0] == '@' || s[0] == '\t' || s[0] == '\r')) {
-    body.push_back('\'');
-  }
-  // CSV goes to terminals too (query and summary print it by default):
-  // controls other than line feeds and tabs are shown, not sent.
-  body.append(EscapeControls(s, /*keep_line_breaks=*/true));
-  if (body.find_first_of(",\"\n\r") == std::string::npos && body == s) return body;
-  std::string out = "\"";
-  for (char c : body) {
+  // A spreadsheet runs a cell that starts with = + - @ (after spaces, tabs
+  // and line breaks, which some of them skip) or with a tab or CR: such a
+  // cell gets a ' first (OWASP's "CSV injection" advice).
+  const size_t first = s.find_first_not_of(" \t\r\n");
+  const bool formula =
+      !s.empty() &&
+      (s[0] == '\t' || s[0] == '\r' ||
+       (first != std::string_view::npos && std::string_view("=+-@").find(s[first]) != std::string_view::npos));
+  // Every other byte is written as it is: inside quotes RFC 4180 carries
+  // any byte, so a value reads back as it was (a CR is a CR, the text
+  // "\x0d" four characters). Controls are quoted so that no reader takes
+  // them for the end of a field.
+  bool quote = formula;
+  for (char c : s) quote |= c == ',' || c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  if (!quote) return std::string(s);
+  std::string out = formula ? "\"'" : "\"";
+  for (char c : s) {
     if (c == '"') out.push_back('"');
     out.push_back(c);
   }

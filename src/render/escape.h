@@ -14,9 +14,11 @@ void AppendJsonEscaped(std::string* out, std::string_view s);
 // The bytes AppendJsonEscaped appends for `s` (a result's size as JSON).
 size_t JsonEscapedSize(std::string_view s);
 std::string JsonString(std::string_view s);  // with quotes
-// One CSV field (RFC 4180 quoting); a leading = + - @ tab or CR is prefixed
-// with ' so spreadsheets do not run it as a formula; other controls are
-// shown as EscapeControls does (line feeds and tabs kept, quoted).
+// One CSV field (RFC 4180 quoting): every byte written as it is (controls,
+// CR and LF inside quotes), so a CSV reader gets the value back exactly;
+// except that a cell starting with a tab or CR, or whose first character
+// after spaces, tabs and line breaks is = + - @, is prefixed with ' so
+// spreadsheets do not run it as a formula.
 std::string CsvField(std::string_view s);
 // HTML text or attribute value (SVG too): & < > " ' become entities; invalid
 // UTF-8 becomes U+FFFD; bidi controls (U+202A..U+202E, U+2066..U+2069,

@@ -74,12 +74,32 @@ TEST(EscapeTest, TerminalStripsControlSequences) {
   EXPECT_EQ(TerminalWidth("caf\xc3\xa9"), 4u);
 }
 
-TEST(EscapeTest, CsvFieldsShowControls) {
-  EXPECT_EQ(CsvField("\x1b[2Jred"), "\"\\x1b[2Jred\"");
+// CSV is the machine format: values read back as they were (D8 of the
+// serve trial: a CR was written as the text \x0d, the same as a value
+// holding those four characters).
+TEST(EscapeTest, CsvFieldsKeepEveryByte) {
+  EXPECT_EQ(CsvField("\x1b[2Jred"), "\"\x1b[2Jred\"");
+  EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
+  EXPECT_NE(CsvField("cr\r"), CsvField("cr\\x0d"));
+  EXPECT_EQ(CsvField("back\\slash"), "back\\slash");
   EXPECT_EQ(CsvField("a\xe2\x80\xae"
                      "b"),
-            "\"a\\u202eb\"");
-  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"") << "line breaks stay, quoted";
+            "a\xe2\x80\xae"
+            "b");
+  EXPECT_EQ(CsvField(std::string("nul\0x", 5)), std::string("\"nul\0x\"", 7));
+  EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
+  EXPECT_EQ(CsvField("bad\xff"), "bad\xff") << "bytes, not UTF-8, are what CSV keeps";
+}
+
+// A formula after leading blanks or line breaks is defused too.
+TEST(EscapeTest, CsvFormulaGuardSkipsLeadingBlanks) {
+  EXPECT_EQ(CsvField("\n=1+1"), "\"'\n=1+1\"");
+  EXPECT_EQ(CsvField("  =1+1"), "\"'  =1+1\"");
+  EXPECT_EQ(CsvField("\r\n@SUM(A1)"), "\"'\r\n@SUM(A1)\"");
+  EXPECT_EQ(CsvField("\tx"), "\"'\tx\"");
+  EXPECT_EQ(CsvField("\rx"), "\"'\rx\"");
+  EXPECT_EQ(CsvField(" x=1"), " x=1");
+  EXPECT_EQ(CsvField("  "), "  ");
 }
 
 TEST(EscapeTest, ShownTextCutsAtACharacterBoundary) {

@@ -207,6 +207,27 @@ def escaping(aiprof, tmp):
           "json escapes and round-trips: %r" % out)
 
 
+def csv_round_trip(aiprof, path):
+    """CSV keeps every byte (D8 of the serve trial: a CR was written as the
+    text \\x0d, the same as the four characters, and backslashes were
+    not escaped): a CSV reader gets each value back; formulas, also after
+    leading blanks or line breaks, are defused with a leading '."""
+    values = ["lit\\x0d", "cr\r", "lf\nx", "crlf\r\n", "tab\tx", "esc\x1b[2J", "back\\slash", "nul\x00x",
+              "del\x7f", "rtl\u202egpj.json", "c1\x9b", "q\"uote,comma", "caf\u00e9", " lead", "trail "]
+    formulas = ["-", "=1+1", "\n=1+1", "  =1+1", "\r\n@SUM(A1)", "\t+1", "\rx", " \t-2"]
+    exprs = ["char(%s) AS c%d" % (",".join(str(ord(ch)) for ch in v), i) for i, v in enumerate(values + formulas)]
+    p = subprocess.run([aiprof, "query", path, "SELECT " + ", ".join(exprs), "--format", "csv"], capture_output=True,
+                       timeout=300)
+    check(p.returncode == 0, "csv round trip: exit 0 (%r)" % p.stderr)
+    rows = list(csv.reader(io.StringIO(p.stdout.decode("utf-8"), newline="")))
+    check(len(rows) == 2, "csv round trip: one header and one row: %r" % rows)
+    if len(rows) != 2:
+        return
+    got = rows[1]
+    check(got[:len(values)] == values, "csv values read back exactly: %r" % got[:len(values)])
+    check(got[len(values):] == ["'" + v for v in formulas], "csv formulas defused: %r" % got[len(values):])
+
+
 def python_agrees(aiprof, path, python_path):
     sys.path.insert(0, python_path)
     import aiprof as ap  # noqa: E402
@@ -257,6 +278,7 @@ def main():
     check(query_json(a.aiprof, native, sql) == query_json(a.aiprof, gpu, sql), ".aiprof answers as its source")
     safety(a.aiprof, sample, tmp)
     escaping(a.aiprof, tmp)
+    csv_round_trip(a.aiprof, sample)
     shell(a.aiprof, sample)
     if a.python_path:
         python_agrees(a.aiprof, sample, a.python_path)
