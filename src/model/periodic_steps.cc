@@ -19,6 +19,10 @@ class Finder {
       : seq_(seq), n_(seq.name.size()), budget_(32 * static_cast<int64_t>(n_) + 1'000'000) {
     cum_.resize(n_ + 1, 0);
     for (size_t i = 0; i < n_; ++i) cum_[i + 1] = AddSat(cum_[i], std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]));
+    same_until_.resize(n_);
+    for (size_t i = n_; i-- > 0;) {
+      same_until_[i] = i + 1 < n_ && seq.name[i + 1] == seq.name[i] ? same_until_[i + 1] : i + 1;
+    }
   }
 
   PeriodicPattern Run() {
@@ -35,11 +39,11 @@ class Finder {
       const bool left = m >= p && seq_.name[m - p] == seq_.name[m];
       // A run of >= 3 repetitions holding m has a match at m or at m - p
       // (both are tried: a match at m may belong to another, shorter run).
-      if (right) {
+      if (right && !OneName(m, p)) {
         PeriodicPattern got = Try(p, m);
         if (got.found()) return got;
       }
-      if (left) {
+      if (left && !OneName(m - p, p)) {
         PeriodicPattern got = Try(p, m - p);
         if (got.found()) return got;
       }
@@ -48,6 +52,10 @@ class Finder {
   }
 
  private:
+  // True when the p ops from i all have one name: a repetition of one op
+  // is no step (a run of one op name has every period, so each op, or each
+  // pair, would be a "step"; the approximate pattern needs a mean gap of 2 too).
+  bool OneName(size_t i, size_t p) const { return same_until_[i] >= i + p; }
   bool Match(size_t i, size_t p) const { return i + p < n_ && seq_.name[i] == seq_.name[i + p]; }
   int64_t Gap(size_t i) const {
     return i == 0 ? 0 : std::max<int64_t>(0, seq_.start_ns[i] - seq_.end_ns[i - 1]);
@@ -119,6 +127,7 @@ class Finder {
   const OpSequence& seq_;
   const size_t n_;
   std::vector<int64_t> cum_;
+  std::vector<size_t> same_until_;  // the end of the run of equal names through i
   // Work left for growing runs (ops visited). A run that fails is grown
   // again for each multiple of its period that matches at m (a long run of
   // one op name holding under half the busy time: up to kMaxPeriod times),

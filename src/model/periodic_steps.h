@@ -6,7 +6,9 @@
 // On each host thread the sequence of outermost ops (slices that are not
 // Python frames and lie inside no other such slice; so depth 0 in a trace
 // without Python stacks) is read by name. A period p (1 <= p <= kMaxPeriod
-// ops) is accepted when the names repeat exactly with period p, and the
+// ops) is accepted when the names repeat exactly with period p, a
+// repetition holds at least two different names (one op repeated is no
+// step: a run of one name has every period), and the
 // steps it gives are at least kMinRepetitions whole repetitions whose ops
 // cover more than kMinCoverage of the thread's busy time (the summed
 // durations of its outermost ops). The smallest such p is taken; a warm-up

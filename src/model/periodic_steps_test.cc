@@ -269,5 +269,21 @@ TEST(PeriodicSteps, APatternOnASideThreadIsNotTheTracesSteps) {
   EXPECT_EQ(t.metadata.count("steps.from"), 0u);
 }
 
+TEST(PeriodicSteps, OneOpRepeatedIsNoStep) {
+  // Hand-made: one op name over and over (the serve trial's 1.5 M-op trace
+  // gave 1.5 M one-op "steps"): no period, neither 1 nor any multiple.
+  EXPECT_FALSE(FindPeriodicPattern(Letters(std::string(60, 'a'))).found());
+  // A warm-up op, then one op repeated: still none.
+  EXPECT_FALSE(FindPeriodicPattern(Letters("x" + std::string(60, 'a'))).found());
+  // Two names alternating is a pattern (period 2), and a repetition that
+  // starts with a run of one name too.
+  PeriodicPattern p = FindPeriodicPattern(Letters("abababababab"));
+  ASSERT_TRUE(p.found());
+  EXPECT_EQ(p.period, 2u);
+  p = FindPeriodicPattern(Letters("aaabaaabaaabaaab"));
+  ASSERT_TRUE(p.found());
+  EXPECT_EQ(p.period, 4u);
+}
+
 }  // namespace
 }  // namespace aiprof
