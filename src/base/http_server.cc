@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "src/base/clock.h"
 
@@ -60,6 +61,7 @@ const char* Reason(int status) {
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 507: return "Insufficient Storage";
     default: return "Error";
   }
 }
@@ -109,6 +111,23 @@ std::string HostOfAuthority(std::string_view a) {
   return std::string(a.substr(0, colon));
 }
 
+// "host:port" of an authority, the host in lower case and the port
+// `default_port` when none is given; "" when malformed.
+std::string NormalAuthority(std::string_view a, std::string_view default_port) {
+  const std::string host = HostOfAuthority(a);
+  if (host.empty()) return "";
+  size_t after = a.starts_with("[") ? a.find(']') + 1 : host.size();
+  std::string_view port = a.substr(after);
+  if (!port.empty()) {
+    if (port[0] != ':') return "";
+    port.remove_prefix(1);
+  }
+  if (port.empty()) port = default_port;
+  if (port.find_first_not_of("0123456789") != std::string_view::npos) return "";
+  while (port.size() > 1 && port[0] == '0') port.remove_prefix(1);
+  return Lower(host) + ":" + std::string(port);
+}
+
 }  // namespace
 
 std::optional<HttpResponse> RefuseFromOtherSites(const HttpRequest& head, bool tokens) {
@@ -131,12 +150,15 @@ std::optional<HttpResponse> RefuseFromOtherSites(const HttpRequest& head, bool t
       return TextResponse(403, "cross-site request refused (Sec-Fetch-Site: " + head.fetch_site + ")\n");
     }
     if (!head.origin.empty()) {
+      // The whole origin: scheme (this listener speaks http), host and port
+      // (another web app on another port of the same host is another site).
       const std::string_view o = head.origin;
-      const size_t scheme = o.find("://");
-      const std::string origin_host = scheme == std::string_view::npos ? "" : HostOfAuthority(o.substr(scheme + 3));
-      const std::string host = HostOfAuthority(head.host);
-      if (origin_host.empty() || Lower(origin_host) != Lower(host)) {
-        return TextResponse(403, "cross-site request refused: Origin is not this listener's host\n");
+      const bool http = o.size() > 7 && Lower(std::string(o.substr(0, 7))) == "http://";
+      const std::string origin = http ? NormalAuthority(o.substr(7), "80") : "";
+      const std::string own = NormalAuthority(head.host, "80");
+      if (origin.empty() || own.empty() || origin != own) {
+        return TextResponse(403, "cross-site request refused: Origin " + std::string(o.substr(0, 200)) +
+                                     " is not this listener's (http://" + head.host.substr(0, 200) + ")\n");
       }
     }
   }
@@ -418,42 +440,57 @@ struct RequestHead {
   uint64_t content_length = 0;
 };
 
-bool ParseHead(const std::string& head, RequestHead* r) {
+// The request line and headers into `r`; an error ("" = none) for a
+// malformed head, a header that may appear once given twice (Host,
+// Authorization, Origin, Sec-Fetch-Site: which one counts would differ
+// between a proxy and this server) or an HTTP/1.1 request without Host
+// (RFC 9112 3.2: both 400).
+std::string ParseHead(const std::string& head, RequestHead* r) {
   size_t eol = head.find("\r\n");
   const std::string line = head.substr(0, eol);
   const size_t sp1 = line.find(' '), sp2 = line.rfind(' ');
-  if (sp1 == std::string::npos || sp2 == sp1 || line.compare(sp2 + 1, 7, "HTTP/1.") != 0) return false;
+  if (sp1 == std::string::npos || sp2 == sp1 || line.compare(sp2 + 1, 7, "HTTP/1.") != 0) return "malformed request";
   r->method = line.substr(0, sp1);
   r->target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const bool http11 = line.compare(sp2 + 1, std::string::npos, "HTTP/1.0") != 0;
+  bool seen_host = false, seen_authorization = false, seen_origin = false, seen_fetch_site = false;
+  auto once = [](bool* seen) { return !std::exchange(*seen, true); };
   while (eol != std::string::npos) {
     const size_t start = eol + 2;
     eol = head.find("\r\n", start);
     const std::string h = head.substr(start, eol == std::string::npos ? std::string::npos : eol - start);
     const size_t colon = h.find(':');
-    if (colon == std::string::npos || colon == 0) return false;
+    if (colon == std::string::npos || colon == 0) return "malformed request";
     const std::string name = Lower(h.substr(0, colon)), value = Trim(h.substr(colon + 1));
     if (name == "content-length") {
-      if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos) return false;
-      if (r->has_length && std::stoull(value) != r->content_length) return false;
+      if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos) {
+        return "malformed request";
+      }
+      if (r->has_length && std::stoull(value) != r->content_length) return "malformed request";
       r->has_length = true;
       r->content_length = std::stoull(value);
     } else if (name == "transfer-encoding") {
       r->transfer_encoding = Lower(value);
     } else if (name == "authorization") {
+      if (!once(&seen_authorization)) return "two Authorization headers";
       r->authorization = value;
     } else if (name == "content-type") {
       r->content_type = value;
     } else if (name == "expect") {
       r->expect = Lower(value);
     } else if (name == "host") {
+      if (!once(&seen_host)) return "two Host headers";
       r->host = value;
     } else if (name == "origin") {
+      if (!once(&seen_origin)) return "two Origin headers";
       r->origin = value;
     } else if (name == "sec-fetch-site") {
+      if (!once(&seen_fetch_site)) return "two Sec-Fetch-Site headers";
       r->fetch_site = Lower(value);
     }
   }
-  return true;
+  if (http11 && !seen_host) return "an HTTP/1.1 request without a Host header";
+  return "";
 }
 
 }  // namespace
@@ -472,8 +509,8 @@ bool HttpServer::OnHead(Connection* c) {
   }
   if (!complete) return false;
   RequestHead h;
-  if (!ParseHead(c->in.substr(0, end), &h)) {
-    Respond(c, TextResponse(400, "malformed request\n"));
+  if (const std::string bad = ParseHead(c->in.substr(0, end), &h); !bad.empty()) {
+    Respond(c, TextResponse(400, bad + "\n"));
     return false;
   }
   c->in.erase(0, end + 4);
@@ -503,6 +540,10 @@ bool HttpServer::OnHead(Connection* c) {
   }
   if (c->chunked && h.has_length) {
     Respond(c, TextResponse(400, "both Content-Length and Transfer-Encoding\n"));
+    return false;
+  }
+  if (!c->chunked && !h.has_length && req.method == "DELETE") {  // no body (RFC 9112 6.3): curl -X DELETE sends none
+    Handle(c);
     return false;
   }
   if (!c->chunked && !h.has_length) {
@@ -699,6 +740,21 @@ void HttpServer::Serve() {
     conns.resize(kept);
     if (fds[0].revents) DeliverAnswers(&conns);
     if (fds[1].revents & POLLIN) Accept(&conns);
+  }
+  // Stopping: answers given before the stop (a query the stop cancelled
+  // answers 503) are still sent, for up to a second in all.
+  DeliverAnswers(&conns);
+  const int64_t until = MonotonicNs() + 1'000'000'000;
+  for (const auto& c : conns) {
+    while (c->state == Connection::State::kWrite && c->out_pos < c->out.size()) {
+      const int64_t left_ms = (until - MonotonicNs()) / 1'000'000;
+      pollfd p{c->fd, POLLOUT, 0};
+      if (left_ms <= 0 || poll(&p, 1, static_cast<int>(left_ms)) <= 0) break;
+      const ssize_t n = send(c->fd, c->out.data() + c->out_pos, c->out.size() - c->out_pos, MSG_NOSIGNAL);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+      if (n <= 0) break;
+      c->out_pos += static_cast<size_t>(n);
+    }
   }
   for (const auto& c : conns) close(c->fd);
 }

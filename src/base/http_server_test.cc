@@ -61,5 +61,27 @@ TEST(HttpServerHelpersTest, RequestsFromOtherSitesAreRefused) {
       << "a cross-site GET reads nothing: no CORS header lets the page see the answer";
 }
 
+// The whole origin counts: another web app on another port of the same
+// host, or another scheme, is another site (D5 of the serve trial).
+TEST(HttpServerHelpersTest, OriginMustMatchSchemeHostAndPort) {
+  auto status = [](const std::string& host, const std::string& origin) {
+    HttpRequest r;
+    r.method = "POST";
+    r.host = host;
+    r.origin = origin;
+    std::optional<HttpResponse> a = RefuseFromOtherSites(r, false);
+    return a ? a->status : 0;
+  };
+  EXPECT_EQ(status("127.0.0.1:8080", "http://127.0.0.1:8080"), 0);
+  EXPECT_EQ(status("LOCALHOST:8080", "http://localhost:8080"), 0);
+  EXPECT_EQ(status("[::1]:8080", "http://[::1]:8080"), 0);
+  EXPECT_EQ(status("127.0.0.1", "http://127.0.0.1:80"), 0) << "port 80 is http's default";
+  EXPECT_EQ(status("127.0.0.1:8080", "http://127.0.0.1:1"), 403);
+  EXPECT_EQ(status("127.0.0.1:8080", "http://127.0.0.1"), 403);
+  EXPECT_EQ(status("127.0.0.1:8080", "https://127.0.0.1:8080"), 403);
+  EXPECT_EQ(status("127.0.0.1:8080", "http://localhost:8080"), 403) << "another host name is another origin";
+  EXPECT_EQ(status("127.0.0.1:8080", "http://127.0.0.1:8080x"), 403);
+}
+
 }  // namespace
 }  // namespace aiprof
