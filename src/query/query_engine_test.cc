@@ -15,6 +15,7 @@
 #include "src/model/trace_builder.h"
 #include "src/query/query_format.h"
 #include "src/query/virtual_tables.h"
+#include "src/render/escape.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -541,6 +542,22 @@ TEST(QueryFormat, EscapesUntrustedCells) {
   const std::string json = QueryResultToJson(r);
   EXPECT_NE(json.find("\\u001b[31m"), std::string::npos) << json;
   EXPECT_NE(json.find(",-1,null]"), std::string::npos) << json;
+}
+
+// One 10 MB name made a 10 MB line of text per row (trial of cluster
+// analysis, item 10): the text table cuts a cell at kMaxShownBytes and says
+// its length; CSV and JSON keep every byte.
+TEST(QueryFormat, TextCutsLongCellsCsvAndJsonKeepThem) {
+  auto trace = TraceWithArgs();
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  QueryResult r = Sql(engine->get(), "SELECT hex(zeroblob(5000000)) AS big, 'x' AS small FROM slices");
+  ASSERT_EQ(r.rows.size(), 2u);
+  const std::string text = QueryResultToText(r);
+  EXPECT_LT(text.size(), 4 * (kMaxShownBytes + 300)) << text.size();
+  EXPECT_NE(text.find("\xe2\x80\xa6 (10000000 bytes in all)"), std::string::npos);
+  EXPECT_GT(QueryResultToCsv(r).size(), 20000000u);
+  EXPECT_GT(QueryResultToJson(r).size(), 20000000u);
 }
 
 TEST(QueryEngine, StandardViewsAllRun) {

@@ -38,7 +38,7 @@ std::string QueryResultToText(const QueryResult& result) {
   std::vector<std::string> header(n);
   std::vector<size_t> width(n);
   for (size_t c = 0; c < n; ++c) {
-    header[c] = TerminalSafe(result.columns[c]);
+    header[c] = TerminalSafe(ShownText(result.columns[c]));
     width[c] = TerminalWidth(header[c]);
   }
   std::vector<std::vector<std::string>> cells;
@@ -46,7 +46,10 @@ std::string QueryResultToText(const QueryResult& result) {
   for (const auto& row : result.rows) {
     auto& out = cells.emplace_back(n);
     for (size_t c = 0; c < n && c < row.size(); ++c) {
-      out[c] = std::holds_alternative<std::monostate>(row[c]) ? "NULL" : TerminalSafe(QueryValueText(row[c]));
+      // Cut at kMaxShownBytes, as the other text tables (one 10 MB name
+      // made a 10 MB line per row); CSV and JSON keep every byte.
+      out[c] =
+          std::holds_alternative<std::monostate>(row[c]) ? "NULL" : TerminalSafe(ShownText(QueryValueText(row[c])));
       width[c] = std::max(width[c], std::min(TerminalWidth(out[c]), kMaxPaddedColumn));
     }
   }

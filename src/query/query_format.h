@@ -11,8 +11,9 @@
 
 namespace aiprof {
 
-// Aligned columns, NULL shown as NULL, a last line with the row count and,
-// when the row limit was hit, that the rows were cut.
+// Aligned columns, NULL shown as NULL, a cell longer than kMaxShownBytes
+// cut ("… (N bytes in all)"), a last line with the row count and, when the
+// row limit was hit, that the rows were cut.
 std::string QueryResultToText(const QueryResult& result);
 // A header line, then one line per row (RFC 4180).
 std::string QueryResultToCsv(const QueryResult& result);
