@@ -51,11 +51,19 @@ int Authorize(void*, int action, const char* arg1, const char* arg2, const char*
   }
 }
 
-std::string ErrorPlace(sqlite3* db, std::string_view sql) {
-  int offset = sqlite3_error_offset(db);
-  if (offset < 0 || static_cast<size_t>(offset) > sql.size()) return "";
+// ":LINE:COLUMN" in the whole text `sql` of the error of the statement at
+// `statement` (a byte offset): SQLite's place in it, else (an unknown
+// table has none) the statement's first character.
+std::string ErrorPlace(sqlite3* db, std::string_view sql, size_t statement) {
+  const int offset = sqlite3_error_offset(db);
+  size_t at = statement;
+  if (offset >= 0 && statement + static_cast<size_t>(offset) <= sql.size()) {
+    at = statement + static_cast<size_t>(offset);
+  } else {
+    at = std::min(sql.find_first_not_of(" \t\r\n\f\v", statement), sql.size());
+  }
   int line = 1, column = 1;
-  for (int i = 0; i < offset; ++i) {
+  for (size_t i = 0; i < at; ++i) {
     if (sql[i] == '\n') {
       ++line;
       column = 1;
@@ -283,8 +291,9 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
                   static_cast<int>(std::min<size_t>(limits.max_value_bytes, std::numeric_limits<int>::max())));
   }
   const std::string name(label);
-  auto fail = [&](sqlite3_stmt* stmt, int rc, std::string_view statement) -> Status {
-    std::string place = ErrorPlace(db_, statement);
+  std::string text(sql);
+  auto fail = [&](sqlite3_stmt* stmt, int rc, const char* statement) -> Status {
+    std::string place = ErrorPlace(db_, text, static_cast<size_t>(statement - text.c_str()));
     std::string message = sqlite3_errmsg(db_);
     sqlite3_finalize(stmt);
     if (cancelled_) {
@@ -306,9 +315,10 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
                     : "out of memory: the query needed more than its memory limit (" +
                           std::to_string(limits.max_memory_bytes >> 20) + " MiB)";
     }
+    // A limit stops the query wherever it is: no place.
+    if (cancelled_ || timed_out_ || interrupted_.load() || rc == SQLITE_NOMEM) place.clear();
     return ErrStatus("query " + name + place + ": " + message);
   };
-  std::string text(sql);
   const char* next = text.c_str();
   const char* end = text.c_str() + text.size();
   bool have_result = false;
@@ -318,7 +328,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     const char* tail = nullptr;
     const char* start = next;
     int rc = sqlite3_prepare_v2(db_, start, static_cast<int>(end - start), &stmt, &tail);
-    if (rc != SQLITE_OK) return fail(stmt, rc, std::string_view(start, end - start));
+    if (rc != SQLITE_OK) return fail(stmt, rc, start);
     next = tail;
     if (!stmt) continue;  // whitespace or a comment
     if (!sqlite3_stmt_readonly(stmt)) {
@@ -356,7 +366,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
       }
       result.rows.push_back(std::move(row));
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(stmt, rc, std::string_view(start, end - start));
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(stmt, rc, start);
     sqlite3_finalize(stmt);
   }
   if (!have_result) return ErrStatus("query " + name + ": no statement returns rows");

@@ -337,6 +337,26 @@ TEST(QueryEngine, SyntaxErrorsNameTheQueryAndPlace) {
   EXPECT_NE(r.status().message().find("no such column: nope"), std::string::npos) << r.status().message();
 }
 
+// An error in a later statement is placed in the whole text, not in the
+// statement; one SQLite gives no place for (no such table) is placed at
+// its statement (D14 of the serve trial: no line or column).
+TEST(QueryEngine, ErrorsInALaterStatementArePlacedInTheWholeText) {
+  auto trace = TraceWithArgs();
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  auto r = (*engine)->Execute("SELECT 1; SELECT nope FROM slices", {}, "q.sql");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("query q.sql:1:18: no such column: nope"), std::string::npos)
+      << r.status().message();
+  r = (*engine)->Execute("SELECT 1;\n  SELECT * FROM nosuchtable", {}, "q.sql");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("query q.sql:2:3: no such table: nosuchtable"), std::string::npos)
+      << r.status().message();
+  r = (*engine)->Execute("SELECT * FROM nosuchtable", {}, "q.sql");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("query q.sql:1:1: no such table"), std::string::npos) << r.status().message();
+}
+
 TEST(QueryEngine, RowLimitIsReported) {
   auto trace = NestedTrace(10);
   auto engine = QueryEngine::Open(*trace);
