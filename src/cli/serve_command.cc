@@ -40,6 +40,18 @@ class ServeCommand : public Command {
         ->check(CLI::Range(0, 86400));
     sub->add_option("--max-upload-mb", upload_mib_, "Largest upload (POST /api/runs) in MiB (default 64)")
         ->check(CLI::Range(1, 65536));
+    sub->add_option("--max-convert-mb", convert_mib_,
+                    "Decompressed input one conversion may read, in MiB (default 1024; 0 = no limit)")
+        ->check(CLI::Range(0, 1 << 22));
+    sub->add_option("--max-convert-events", o_.max_convert_events,
+                    "Events one conversion may build (default 1000000, about 1.5 GiB of memory; 0 = no limit)");
+    sub->add_option("--max-convert-seconds", o_.max_convert_seconds,
+                    "Seconds one conversion may take (default 300; 0 = no limit)")
+        ->check(CLI::Range(0.0, 86400.0));
+    sub->add_option("--max-storage-mb", storage_mib_,
+                    "Uploads and cache together, in MiB; past it uploads are refused with 507 (default 10240; "
+                    "0 = no limit)")
+        ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
     return sub;
   }
 
@@ -48,6 +60,8 @@ class ServeCommand : public Command {
   Status Run() override {
     o_.scan_interval_ms = static_cast<int64_t>(scan_s_) * 1000;
     o_.max_upload_bytes = static_cast<size_t>(upload_mib_) << 20;
+    o_.max_convert_bytes = static_cast<uint64_t>(convert_mib_) << 20;
+    o_.max_storage_bytes = static_cast<uint64_t>(storage_mib_) << 20;
     // SIGINT/SIGTERM are blocked in every thread the server starts and
     // taken here by sigwait, so a stop lets the threads finish cleanly.
     sigset_t set;
@@ -74,6 +88,8 @@ class ServeCommand : public Command {
   ServeOptions o_;
   int scan_s_ = 10;
   int upload_mib_ = 64;
+  int convert_mib_ = static_cast<int>(kDefaultMaxConvertBytes >> 20);
+  int64_t storage_mib_ = static_cast<int64_t>(kDefaultMaxStorageBytes >> 20);
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "src/base/check.h"
+#include "src/base/import_budget.h"
 #include "src/base/parallel.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
@@ -38,7 +39,11 @@ size_t TraceBuilder::TrackKeyHash::operator()(const TrackKey& k) const {
   return static_cast<size_t>(XXH3_64bits(words, sizeof(words)));
 }
 
-TraceBuilder::TraceBuilder(Trace* trace) : trace_(trace) {}
+TraceBuilder::TraceBuilder(Trace* trace) : trace_(trace), budget_(CurrentImportBudget()) {}
+
+void TraceBuilder::CountEvent() {
+  if (budget_ != nullptr) budget_->events.fetch_add(1, std::memory_order_relaxed);
+}
 
 uint32_t TraceBuilder::NewTrack(TrackKind kind, IdValue pid, IdValue tid) {
   TrackTable& t = trace_->tracks;
@@ -106,6 +111,7 @@ uint32_t TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, S
                                 StringId category, int64_t correlation, uint64_t arg_begin,
                                 uint16_t arg_count) {
   if (!TimesInRange(trace_, "slice", track, ts_ns, dur_ns)) return kNoSlice;
+  CountEvent();
   uint32_t index = static_cast<uint32_t>(trace_->slices.size());
   trace_->slices.Append({.ts_ns = ts_ns,
                          .dur_ns = dur_ns,
@@ -128,6 +134,7 @@ uint32_t TraceBuilder::AddSource(std::string path) {
 void TraceBuilder::AddBegin(uint32_t track, int64_t ts_ns, StringId name, StringId category, uint64_t arg_begin,
                             uint16_t arg_count, SourcePlace place) {
   if (!TimesInRange(trace_, "begin (B) event", track, ts_ns)) return;
+  CountEvent();
   begin_end_.push_back({.ts_ns = ts_ns,
                         .track = track,
                         .seq = static_cast<uint32_t>(begin_end_.size()),
@@ -165,6 +172,7 @@ std::string TraceBuilder::PlaceOf(SourcePlace place, int64_t ts_ns, const char* 
 void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, StringId category,
                               char scope, uint64_t arg_begin, uint16_t arg_count) {
   if (!TimesInRange(trace_, "instant", track, ts_ns)) return;
+  CountEvent();
   trace_->instants.Append({.ts_ns = ts_ns,
                            .name = name,
                            .category = category,
@@ -176,6 +184,7 @@ void TraceBuilder::AddInstant(uint32_t track, int64_t ts_ns, StringId name, Stri
 
 void TraceBuilder::AddCounter(uint32_t track, int64_t ts_ns, double value) {
   if (!TimesInRange(trace_, "counter value", track, ts_ns)) return;
+  CountEvent();
   trace_->counters.Append({.ts_ns = ts_ns, .track = TrackId{track}, .value = value});
 }
 

@@ -17,6 +17,8 @@
 
 namespace aiprof {
 
+struct ImportBudget;  // src/base/import_budget.h
+
 // A pid or tid as written: a number, or a string such as "Spans".
 struct IdValue {
   bool is_string = false;
@@ -188,6 +190,10 @@ class TraceBuilder {
   std::vector<uint32_t> BindFlowEvents() const;
 
   Trace* trace_;
+  // The import budget of the thread that made the builder (serve's
+  // conversions): every event added counts into it.
+  ImportBudget* budget_ = nullptr;
+  void CountEvent();
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> thread_tracks_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> counter_tracks_;
   std::unordered_map<CallsiteKey, uint32_t, CallsiteKeyHash> callsites_;

@@ -12,6 +12,7 @@
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/base/atomic_file.h"
+#include "src/base/import_budget.h"
 #include "src/model/native_file.h"
 #include "src/report/page/report_data.h"
 #include "src/serve/run_document.h"
@@ -210,13 +211,36 @@ void Indexer::Convert(RunRow run) {
   // Messages name the run's path in the logdir, not where the logdir is.
   auto fail = [&](std::string why) {
     for (size_t at; (at = why.find(source)) != std::string::npos;) why.replace(at, source.size(), run.path);
+    // Nothing of a failed run stays in the cache (a conversion stopped
+    // after its native file was written).
+    for (const std::string end : {".aiprof", ".run", ".aiprof.tmp"}) {
+      std::error_code ec;
+      fs::remove(fs::path(options_.cache_dir) / ((end == ".aiprof.tmp" ? "." : "") + std::to_string(run.id) + end), ec);
+    }
     Status s = index_->MarkFailed(run.id, why);
     if (!s.ok()) std::fprintf(stderr, "aiprof serve: %s\n", s.message().c_str());
   };
   if (!PathInside(options_.logdir, source)) return fail(run.path + ": not inside the logdir (a symbolic link?)");
+  ImportBudget budget;
+  budget.max_bytes = options_.max_convert_bytes;
+  budget.max_events = options_.max_convert_events;
+  budget.bytes_flag = "--max-convert-mb";
+  budget.events_flag = "--max-convert-events";
+  budget.time_flag = "--max-convert-seconds";
+  budget.time_limit_s = options_.max_convert_seconds;
+  if (options_.max_convert_seconds > 0) {
+    budget.deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                  std::chrono::duration<double>(options_.max_convert_seconds));
+  }
   try {
-    StatusOr<std::unique_ptr<Trace>> imported = ImportTrace(source);
+    StatusOr<std::unique_ptr<Trace>> imported = [&] {
+      ScopedImportBudget scope(&budget);
+      return ImportTrace(source);
+    }();
     if (!imported.ok()) return fail(imported.status().message());
+    // Inputs not read through ByteSource (SQLite) are counted as they were
+    // built: checked here, before any analysis runs.
+    if (Status over = budget.Exceeded(source); !over.ok()) return fail(over.message());
     std::shared_ptr<const Trace> trace(std::move(imported).value());
     run.cache = std::to_string(run.id) + ".aiprof";
     const std::string cache = (fs::path(options_.cache_dir) / run.cache).string();
@@ -234,6 +258,7 @@ void Indexer::Convert(RunRow run) {
     in.session = &session;
     StatusOr<ReportData> report = BuildReport(in);
     if (!report.ok()) return fail(report.status().message());
+    if (Status over = budget.Exceeded(source); !over.ok()) return fail(over.message());
     // The run's page, stored so that serving it runs no analysis (a page
     // that cannot be stored is computed when asked for).
     const std::string page = (fs::path(options_.cache_dir) / (std::to_string(run.id) + ".run")).string();

@@ -36,6 +36,15 @@ struct IndexerOptions {
   // The baseline database whose knowledge cards the suggestions carry (as
   // on the served pages); "" for the default.
   std::string baselines_db;
+  // Limits of one conversion (docs/serve.md, "Conversion limits"): the
+  // decompressed bytes read, the events built, the wall time. Bytes and
+  // events are counted while the input streams and the import stops at
+  // the first read past a limit; the time is checked at each read and after
+  // each step of the conversion. A run past a limit fails with a message
+  // naming the limit and its flag. 0: no limit.
+  uint64_t max_convert_bytes = 0;
+  uint64_t max_convert_events = 0;
+  double max_convert_seconds = 0;
 };
 
 class Indexer {

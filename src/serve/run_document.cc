@@ -135,8 +135,31 @@ void AddSteps(const ReportData& r, render::Document* doc) {
   series.x_label = "step";
   series.y_label = "time";
   series.y_unit = Unit::kMs;
-  for (size_t i = 0; i < r.steps.size(); ++i) series.points.emplace_back(static_cast<double>(i), r.steps[i].dur_ms);
+  std::vector<double> ms;
+  ms.reserve(r.steps.size());
+  for (const ReportStep& step : r.steps) ms.push_back(step.dur_ms);
+  series.points = MinMaxDownsample(ms, kServeMaxChartPoints);
+  if (series.points.size() < ms.size()) {
+    const size_t buckets = kServeMaxChartPoints / 2;
+    s.Add(render::Paragraph{std::to_string(ms.size()) + " steps, drawn as " + std::to_string(buckets) +
+                            " buckets of about " + std::to_string((ms.size() + buckets - 1) / buckets) +
+                            " consecutive steps, each by its shortest and its longest step."});
+  }
   s.Add(std::move(series));
+}
+
+// Every table of the section and its subsections: at most
+// kServeMaxTableRows rows, the note saying how many more.
+void CapTables(render::Section* s) {
+  for (render::Block& b : s->blocks) {
+    auto* t = std::get_if<render::Table>(&b);
+    if (!t || t->rows.size() <= kServeMaxTableRows) continue;
+    const size_t more = t->rows.size() - kServeMaxTableRows;
+    t->rows.resize(kServeMaxTableRows);
+    t->note = std::to_string(more) + " more rows not shown (at most " + std::to_string(kServeMaxTableRows) +
+              " on this page)" + (t->note.empty() ? "" : "; " + t->note);
+  }
+  for (render::Section& sub : s->sections) CapTables(&sub);
 }
 
 }  // namespace
@@ -256,7 +279,31 @@ render::Document RunToDocument(const RunRow& run, const ReportData& report) {
   AddDiagnosis(report, &doc);
   AddTopOps(report, &doc);
   AddSteps(report, &doc);
+  for (render::Section& s : doc.sections) CapTables(&s);
   return doc;
+}
+
+std::vector<std::pair<double, double>> MinMaxDownsample(const std::vector<double>& values, size_t max_points) {
+  std::vector<std::pair<double, double>> out;
+  const size_t n = values.size();
+  if (n <= max_points || max_points < 2) {
+    for (size_t i = 0; i < n; ++i) out.emplace_back(static_cast<double>(i), values[i]);
+    return out;
+  }
+  const size_t buckets = max_points / 2;
+  out.reserve(2 * buckets);
+  for (size_t b = 0; b < buckets; ++b) {
+    const size_t lo = b * n / buckets, hi = (b + 1) * n / buckets;
+    size_t lo_at = lo, hi_at = lo;
+    for (size_t i = lo; i < hi; ++i) {
+      if (values[i] < values[lo_at]) lo_at = i;
+      if (values[i] > values[hi_at]) hi_at = i;
+    }
+    const size_t first = std::min(lo_at, hi_at), second = std::max(lo_at, hi_at);
+    out.emplace_back(static_cast<double>(first), values[first]);
+    if (second != first) out.emplace_back(static_cast<double>(second), values[second]);
+  }
+  return out;
 }
 
 render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards) {
@@ -335,7 +382,7 @@ render::Document QueryToDocument(const RunRow& run, const std::string& sql, cons
 }
 
 namespace {
-constexpr std::string_view kStoredRunPageMagic = "aiprof-serve-run-page 3\n";  // 3: names cut for people
+constexpr std::string_view kStoredRunPageMagic = "aiprof-serve-run-page 4\n";  // 3: names cut for people; 4: chart and tables capped
 }  // namespace
 
 StoredRunPage StoreRunPage(const RunRow& run, const ReportData& report, std::string cards) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/analysis/validation/knowledge_card.h"
@@ -21,6 +22,16 @@ namespace aiprof {
 
 // Top ops listed on a run's page.
 inline constexpr size_t kServeTopOps = 25;
+// What a run's page holds at most, whatever the trace (docs/serve.md,
+// "Page sizes"): the step chart draws at most kServeMaxChartPoints points
+// (more steps: kServeMaxChartPoints / 2 buckets of consecutive steps, each
+// drawn by its shortest and its longest step, in step order, so spikes
+// stay); a table lists at most kServeMaxTableRows rows and says how many more.
+inline constexpr size_t kServeMaxChartPoints = 1000;
+inline constexpr size_t kServeMaxTableRows = 200;
+// `values` as at most `max_points` (x, y) points, x the index: all of them
+// when they fit, else the min and max of max_points / 2 equal buckets.
+std::vector<std::pair<double, double>> MinMaxDownsample(const std::vector<double>& values, size_t max_points);
 
 // The service a run belongs to: the one it was uploaded with (aiprof push
 // --service), else the top folder of its path in the logdir ("" for a file at

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "src/render/renderers.h"
 
 namespace aiprof {
@@ -38,6 +40,54 @@ TEST(StoredRunPage, RoundTripsAndRefusesDamagedFiles) {
   EXPECT_FALSE(ParseStoredRunPage("").has_value());
   EXPECT_FALSE(ParseStoredRunPage("aiprof-serve-run-page 2\n99999999999999999999\n").has_value());
   EXPECT_FALSE(ParseStoredRunPage("something else").has_value());
+}
+
+// Hand-made: 200 000 steps of 1 ms with one spike, 1000 timelines. The
+// run's page stays small: the chart's points are bucketed (min/max, the
+// spike kept), the table cut with a note (the serve trial's 1.5 M-step run
+// gave a 107 MB /api/runs/N).
+TEST(RunDocument, PageSizeIsBoundedWhateverTheTrace) {
+  ReportData report;
+  report.steps.resize(200'000);
+  for (size_t i = 0; i < report.steps.size(); ++i) report.steps[i].dur_ms = 1.0 + 0.001 * static_cast<double>(i % 7);
+  report.steps[123'457].dur_ms = 50;
+  report.steps[4].dur_ms = 0.5;
+  report.steps_stats.count = report.steps.size();
+  for (int i = 0; i < 1000; ++i) report.breakdown.push_back({.label = "device " + std::to_string(i)});
+  RunRow run;
+  run.id = 1;
+  run.name = "big";
+  const render::Document doc = RunToDocument(run, report);
+  const render::Series* series = nullptr;
+  const render::Table* breakdown = nullptr;
+  for (const render::Section& s : doc.sections) {
+    for (const render::Block& b : s.blocks) {
+      if (const auto* x = std::get_if<render::Series>(&b)) series = x;
+      if (const auto* t = std::get_if<render::Table>(&b); t && t->key == "breakdown") breakdown = t;
+    }
+  }
+  ASSERT_NE(series, nullptr);
+  EXPECT_LE(series->points.size(), kServeMaxChartPoints);
+  EXPECT_GE(series->points.size(), kServeMaxChartPoints / 2);
+  auto has = [&](double x, double y) {
+    return std::any_of(series->points.begin(), series->points.end(),
+                       [&](const auto& p) { return p.first == x && p.second == y; });
+  };
+  EXPECT_TRUE(has(123'457, 50));  // the spike, at its own step index
+  EXPECT_TRUE(has(4, 0.5));       // the dip
+  for (size_t i = 1; i < series->points.size(); ++i) EXPECT_LT(series->points[i - 1].first, series->points[i].first);
+  ASSERT_NE(breakdown, nullptr);
+  EXPECT_EQ(breakdown->rows.size(), kServeMaxTableRows);
+  EXPECT_NE(breakdown->note.find("800 more rows"), std::string::npos) << breakdown->note;
+  EXPECT_LT(render::RenderJson(doc).size(), size_t{300'000});
+  EXPECT_LT(render::RenderHtmlBody(doc).size(), size_t{300'000});
+}
+
+TEST(RunDocument, MinMaxDownsampleKeepsEveryPointThatFits) {
+  EXPECT_EQ(MinMaxDownsample({3, 1, 2}, 10), (std::vector<std::pair<double, double>>{{0, 3}, {1, 1}, {2, 2}}));
+  // 8 values into 4 points: 2 buckets of 4, each its min and max in order.
+  EXPECT_EQ(MinMaxDownsample({5, 1, 9, 2, 3, 3, 0, 4}, 4),
+            (std::vector<std::pair<double, double>>{{1, 1}, {2, 9}, {6, 0}, {7, 4}}));
 }
 
 }  // namespace

@@ -272,6 +272,14 @@ Status RunIndex::MarkFailed(int64_t id, const std::string& error) {
   return OkStatus();
 }
 
+StatusOr<bool> RunIndex::Delete(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt s(db_, "DELETE FROM runs WHERE id = ? AND state != 'converting'");
+  s.Int(1, id);
+  if (s.Step() != SQLITE_DONE) return Error("cannot delete a run");
+  return sqlite3_changes(db_) > 0;
+}
+
 Status RunIndex::SetName(int64_t id, const std::string& name, const std::string& tag) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_, "UPDATE runs SET name = ?, tag = ? WHERE id = ?");

@@ -73,6 +73,9 @@ class RunIndex {
   Status MarkReady(const RunRow& row);  // cache and figures from `row`
   Status MarkFailed(int64_t id, const std::string& error);
   Status SetName(int64_t id, const std::string& name, const std::string& tag);
+  // Removes run `id`'s row unless it is being converted: true when a row
+  // was removed.
+  StatusOr<bool> Delete(int64_t id);
   // Runs whose path, name, service, tag, state or top finding contain `search`
   // (case-insensitive; all when empty), newest first.
   StatusOr<std::vector<RunRow>> List(const std::string& search, size_t limit);

@@ -109,5 +109,16 @@ TEST(ServeTokensTest, RolesLinesAndErrors) {
   EXPECT_FALSE(ReadTokenFile(path + ".missing").ok());
 }
 
+TEST(ServeTokensTest, ATokenWithTwoRolesIsRefused) {
+  const std::string path = TempPath("tokens2");
+  std::ofstream(path) << "read 0123456789abcdef\nupload other0123456789abc\nupload 0123456789abcdef\n";
+  auto bad = ReadTokenFile(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(path + ":3: this token is also on line 1 with another role"), std::string::npos)
+      << bad.status().message();
+  std::ofstream(path) << "read 0123456789abcdef\nread 0123456789abcdef\n";  // the same role twice: harmless
+  EXPECT_TRUE(ReadTokenFile(path).ok());
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -323,12 +323,40 @@ std::optional<double> LatencyChange(const std::string& report_json) {
   return std::nullopt;
 }
 
+// Files and folders an older server made under the usual umask (0644,
+// 0755): made 0640 / 0750 at start, as new ones are (D3 of the serve trial).
+void RestrictServerFiles(const std::string& cache_dir, const std::string& state_dir, const std::string& db_path,
+                         const std::string& uploads_dir) {
+  auto restrict = [](const fs::path& p, mode_t keep) {
+    struct stat st{};
+    if (::lstat(p.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return;
+    if ((st.st_mode & 07777 & ~keep) != 0) ::chmod(p.c_str(), st.st_mode & 07777 & keep);
+  };
+  for (const std::string& dir : {cache_dir, state_dir, uploads_dir}) {
+    if (dir.empty()) continue;
+    restrict(dir, 0750);
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec)) restrict(it->path(), 0640);
+    }
+  }
+  for (const char* end : {"", "-wal", "-shm"}) restrict(db_path + end, 0640);
+}
+
 }  // namespace
 
 StatusOr<std::vector<ServeToken>> ReadTokenFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return ErrStatus("--token-file " + path + ": cannot read it");
+  // Secrets: as ssh does for its keys, say so when others may read them.
+  if (struct stat st{}; ::stat(path.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    std::fprintf(stderr, "aiprof serve: warning: --token-file %s is open to other users (mode %s): chmod 600 it\n",
+                 path.c_str(), mode);
+  }
   std::vector<ServeToken> out;
+  std::vector<int> line_of;  // each token's line
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
@@ -343,7 +371,15 @@ StatusOr<std::vector<ServeToken>> ReadTokenFile(const std::string& path) {
     if (token.size() < 16 || token.find_first_of(" \t") != std::string::npos) {
       return ErrStatus(where + ": a token is one word of at least 16 characters");
     }
-    out.push_back({role == "upload" ? TokenRole::kUpload : TokenRole::kRead, token});
+    const TokenRole r = role == "upload" ? TokenRole::kUpload : TokenRole::kRead;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i].token == token && out[i].role != r) {
+        return ErrStatus(where + ": this token is also on line " + std::to_string(line_of[i]) +
+                         " with another role: give each token one role");
+      }
+    }
+    out.push_back({r, token});
+    line_of.push_back(n);
   }
   if (out.empty()) return ErrStatus("--token-file " + path + ": no token in it");
   return out;
@@ -389,12 +425,13 @@ struct ServeServer::Impl {
       return true;
     }
     // Drops what is queued (no one would get the answers: the HTTP server
-    // is gone), lets the running jobs end, and joins.
-    void Stop() {
+    // is gone), or with `drain` runs it (queries end at once when stopping),
+    // lets the running jobs end, and joins.
+    void Stop(bool drain = false) {
       {
         std::lock_guard<std::mutex> lock(mu);
         stopping = true;
-        queue.clear();
+        if (!drain) queue.clear();
       }
       cv.notify_all();
       for (std::thread& t : workers) t.join();
@@ -425,10 +462,12 @@ struct ServeServer::Impl {
   std::list<std::shared_ptr<OpenRun>> open_runs;
 
   ~Impl() {
-    http.reset();  // no new requests
+    // Running and queued queries end at once, answered 503 ("the server is
+    // stopping") while the listener still sends answers; then no new requests.
     stopping_queries = true;
+    queries.Stop(/*drain=*/true);
+    http.reset();
     pages.Stop();
-    queries.Stop();
     indexer.reset();
   }
 
@@ -441,9 +480,38 @@ struct ServeServer::Impl {
     return role;
   }
 
+  // The methods `path` answers, for the Allow header (RFC 9110 15.5.6).
+  static std::string AllowedMethods(const std::string& path) {
+    const std::vector<std::string> parts = Split(path);
+    const bool run = parts.size() >= 3 && parts[0] == "api" && parts[1] == "runs" && ParseId(parts[2]);
+    if (path == "/api/runs") return "GET, HEAD, POST";
+    if (path == "/api/rescan") return "POST";
+    if (run && parts.size() == 4 && parts[3] == "name") return "POST";
+    if (run && parts.size() == 3) return "GET, HEAD, DELETE";
+    return "GET, HEAD";
+  }
+
+  // Bytes in the uploads folder and the cache (the storage limit's count).
+  uint64_t StorageUsed() const {
+    uint64_t used = 0;
+    for (const std::string& dir : {uploads_dir, cache_dir}) {
+      std::error_code ec;
+      for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_regular_file(ec)) used += it->file_size(ec);
+      }
+    }
+    return used;
+  }
+
   std::optional<HttpResponse> Admit(const HttpRequest& head, size_t* max_body) const {
-    const bool writes = head.method == "POST";
-    if (head.method != "GET" && head.method != "HEAD" && !writes) return TextResponse(405, "use GET or POST\n");
+    const std::string allow = AllowedMethods(head.path);
+    const bool listed = (", " + allow + ",").find(", " + head.method + ",") != std::string::npos;
+    if (!listed) {
+      HttpResponse r = TextResponse(405, "use " + allow + " on " + head.path.substr(0, 200) + "\n");
+      r.headers.emplace_back("Allow", allow);
+      return r;
+    }
+    const bool writes = head.method == "POST" || head.method == "DELETE";
     if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !tokens.empty())) return refused;
     if (!tokens.empty()) {
       const std::optional<TokenRole> role = RoleOf(head);
@@ -451,12 +519,15 @@ struct ServeServer::Impl {
       if (writes && *role != TokenRole::kUpload) return TextResponse(403, "this token may only read\n");
     }
     if (writes) {
-      const std::vector<std::string> parts = Split(head.path);
-      const bool upload = head.path == "/api/runs";
-      const bool small = head.path == "/api/rescan" ||
-                         (parts.size() == 4 && parts[0] == "api" && parts[1] == "runs" && parts[3] == "name");
-      if (!upload && !small) return TextResponse(405, "POST only on /api/runs, /api/rescan and /api/runs/ID/name\n");
+      const bool upload = head.method == "POST" && head.path == "/api/runs";
       *max_body = upload ? options.max_upload_bytes : kMaxSmallBodyBytes;
+      if (upload && options.max_storage_bytes > 0) {
+        if (const uint64_t used = StorageUsed(); used >= options.max_storage_bytes) {
+          return JsonError(507, "storage full: the uploads and the cache hold " + std::to_string(used >> 20) +
+                                    " MiB, the limit is " + std::to_string(options.max_storage_bytes >> 20) +
+                                    " MiB (--max-storage-mb): delete runs (DELETE /api/runs/ID) or raise the limit");
+        }
+      }
       if (upload) {  // refused from the headers, before any of the body travels
         const std::string given = QueryParam(head.query, "name").value_or("upload.json");
         const std::string service = QueryParam(head.query, "service").value_or("");
@@ -514,6 +585,7 @@ struct ServeServer::Impl {
     const size_t b = api ? 1 : 0;  // first segment after /api
     const size_t n = p.size() - b;
     auto param = [&](const char* key) { return QueryParam(req.query, key).value_or(""); };
+    if (req.method == "DELETE") return DeleteRun(ParseId(p[2]).value_or(0));
     if (req.method == "POST") {
       if (req.path == "/api/runs") return Upload(req);
       if (req.path == "/api/rescan") {
@@ -835,8 +907,13 @@ struct ServeServer::Impl {
     limits.max_value_bytes = kServerQueryMaxValueBytes;
     StatusOr<QueryResult> result = (*engine)->Execute(sql, limits, "(serve)");
     if (!result.ok()) {
-      if (api) return JsonError(400, result.status().message());
-      return Html(400, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
+      // A query stopped by the server (its time limit, or the server
+      // stopping) is 503, not 400: the SQL may be fine (docs/serve.md).
+      const bool stopped = stopping_queries.load() ||
+                           result.status().message().find("stopped after the time limit (") != std::string::npos;
+      const int status = stopped ? 503 : 400;
+      if (api) return JsonError(status, result.status().message());
+      return Html(status, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
     }
     if (api) return Json(200, QueryResultToJson(*result));
     return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(row, sql, *result)));
@@ -1092,6 +1169,31 @@ struct ServeServer::Impl {
     return Json(202, RunJson(r));
   }
 
+  // DELETE /api/runs/ID: an uploaded run goes, its upload, its cache files
+  // and its row; a file of the logdir is the team's own and stays (409).
+  HttpResponse DeleteRun(int64_t id) {
+    StatusOr<std::optional<RunRow>> row = index->Get(id);
+    if (!row.ok()) return JsonError(500, row.status().message());
+    if (!row->has_value()) return JsonError(404, "no run " + std::to_string(id));
+    const RunRow& r = **row;
+    const std::string upload = (fs::path(logdir) / r.path).string();
+    if (r.path.rfind("uploads/", 0) != 0 || !PathInside(uploads_dir, upload)) {
+      return JsonError(409, "run " + std::to_string(id) + " is " + r.path +
+                                " in the logdir, not an upload: only uploads are deleted here (remove the file itself)");
+    }
+    StatusOr<bool> gone = r.state == RunState::kConverting ? StatusOr<bool>(false) : index->Delete(id);
+    if (!gone.ok()) return JsonError(500, gone.status().message());
+    if (!*gone) return JsonError(409, "run " + std::to_string(id) + " is being converted: delete it once it is ready or failed");
+    std::error_code ec;
+    fs::remove(upload, ec);
+    for (const std::string end : {".aiprof", ".run"}) fs::remove(fs::path(cache_dir) / (std::to_string(id) + end), ec);
+    {
+      std::lock_guard<std::mutex> lock(cache_mu);
+      open_runs.remove_if([&](const std::shared_ptr<OpenRun>& o) { return o->row.id == id; });
+    }
+    return Json(200, "{\"id\": " + std::to_string(id) + ", \"deleted\": true, \"path\": " + JsonString(r.path) + "}");
+  }
+
   HttpResponse Rename(int64_t id, const std::string& name, const std::string& tag) {
     if (name.empty() || name.size() > kMaxNameBytes || tag.size() > kMaxNameBytes || HasControl(name) ||
         HasControl(tag)) {
@@ -1125,6 +1227,10 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
                      "every run and upload files: give --token-file (lines \"read TOKEN\" / \"upload TOKEN\"), or "
                      "listen on 127.0.0.1");
   }
+  // Everything the server writes (uploads, the cache's native files and
+  // pages, the index and its WAL, their folders) is the team's data: no
+  // access for other users, whatever the umask it was started with.
+  ::umask(::umask(0) | 027);
   std::error_code ec;
   const fs::path logdir = fs::canonical(options.logdir, ec);
   if (ec || !fs::is_directory(logdir)) return ErrStatus("--logdir " + options.logdir + ": not a folder");
@@ -1141,6 +1247,8 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   fs::create_directories(cache, ec);
   if (ec) return ErrStatus(cache.string() + ": cannot create the cache folder: " + ec.message());
   impl->cache_dir = fs::canonical(cache).string();
+  RestrictServerFiles(impl->cache_dir, options.db.empty() ? cache.parent_path().string() : "", impl->db_path,
+                      impl->uploads_dir);
   // Folder runs open their members, and links among them: all must lie in
   // the logdir (or the server's cache).
   RETURN_IF_ERROR(ConfineImportsTo({impl->logdir, impl->cache_dir}));
@@ -1151,6 +1259,9 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   io.threads = options.index_threads;
   io.scan_interval_ms = options.scan_interval_ms;
   io.baselines_db = impl->baselines_db;
+  io.max_convert_bytes = options.max_convert_bytes;
+  io.max_convert_events = options.max_convert_events;
+  io.max_convert_seconds = options.max_convert_seconds;
   impl->indexer = std::make_unique<Indexer>(impl->index.get(), io);
   impl->pages.Start(options.request_threads);
   impl->queries.Start(options.query_threads);

@@ -34,6 +34,15 @@ inline constexpr size_t kServeQueueLimit = 256;       // requests waiting for a 
 inline constexpr size_t kServeMaxSqlBytes = 16 << 10;  // a query's text
 inline constexpr size_t kServeListLimit = 1000;       // runs per list
 inline constexpr size_t kServeCardLimit = 200;        // knowledge cards on the history page
+// Limits of one conversion (docs/serve.md, "Conversion limits"): a team
+// server's memory is about 1-2 KiB per event during the analyses, so 1 M
+// events is about 1.5 GiB; 1 GiB of JSON is about 10 M events of a real trace,
+// so the event limit is the one a bomb meets first.
+inline constexpr uint64_t kDefaultMaxConvertBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kDefaultMaxConvertEvents = 1'000'000;
+inline constexpr double kDefaultMaxConvertSeconds = 300;
+// Uploads and the cache together; new uploads are refused (507) past it.
+inline constexpr uint64_t kDefaultMaxStorageBytes = uint64_t{10} << 30;
 
 enum class TokenRole { kRead, kUpload };
 
@@ -59,6 +68,10 @@ struct ServeOptions {
   double query_timeout_s = 10;         // each query's time limit
   int64_t scan_interval_ms = 10'000;
   size_t max_upload_bytes = kDefaultMaxUploadBytes;
+  uint64_t max_convert_bytes = kDefaultMaxConvertBytes;    // decompressed input; 0: no limit
+  uint64_t max_convert_events = kDefaultMaxConvertEvents;  // 0: no limit
+  double max_convert_seconds = kDefaultMaxConvertSeconds;  // 0: no limit
+  uint64_t max_storage_bytes = kDefaultMaxStorageBytes;    // uploads + cache; 0: no limit
 };
 
 class ServeServer {

@@ -60,6 +60,8 @@ def http(port, path, token=UPLOAD):
 def start(exe, args):
     p = subprocess.Popen([exe, "serve"] + args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     line = p.stderr.readline()
+    while line.startswith("aiprof serve: warning:"):  # e.g. a token file open to others
+        line = p.stderr.readline()
     m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
     if not m:
         p.kill()

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/import_budget.h"
 #include "src/importers/common/import_confinement.h"
 
 namespace aiprof {
@@ -320,9 +321,45 @@ class BackgroundSource : public ByteSource {
   size_t pos_ = 0;
 };
 
+
+// A source read under the thread's import budget (src/base/import_budget.h):
+// every decompressed byte goes through Read (nothing is mapped), is counted,
+// and a read past a limit (bytes, events built so far, time) fails.
+class BudgetedSource : public ByteSource {
+ public:
+  BudgetedSource(std::unique_ptr<ByteSource> inner, ImportBudget* budget)
+      : inner_(std::move(inner)), budget_(budget) {
+    path_ = inner_->path();
+  }
+  StatusOr<size_t> Read(char* dst, size_t n) override {
+    RETURN_IF_ERROR(budget_->Exceeded(path_));
+    ASSIGN_OR_RETURN(size_t got, inner_->Read(dst, n));
+    budget_->bytes.fetch_add(got, std::memory_order_relaxed);
+    RETURN_IF_ERROR(budget_->Exceeded(path_));
+    return got;
+  }
+  uint64_t file_bytes_read() const override { return inner_->file_bytes_read(); }
+  const char* compression() const override { return inner_->compression(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  ImportBudget* budget_;
+};
+
+StatusOr<std::unique_ptr<ByteSource>> OpenUnbudgeted(const std::string& path, bool background_decompression);
+
 }  // namespace
 
 StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path, bool background_decompression) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, OpenUnbudgeted(path, background_decompression));
+  ImportBudget* budget = CurrentImportBudget();
+  if (budget == nullptr) return source;
+  return std::unique_ptr<ByteSource>(new BudgetedSource(std::move(source), budget));
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<ByteSource>> OpenUnbudgeted(const std::string& path, bool background_decompression) {
   RETURN_IF_ERROR(CheckImportPath(path));
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
@@ -345,6 +382,8 @@ StatusOr<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path, 
   }
   return std::unique_ptr<ByteSource>(new PlainSource(path, fd));
 }
+
+}  // namespace
 
 StatusOr<std::string> ReadPrefix(const std::string& path, size_t n) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, ByteSource::Open(path));

@@ -7,6 +7,7 @@
 #include <regex>
 #include <thread>
 
+#include "src/base/import_budget.h"
 #include "src/base/threads.h"
 #include "src/importers/ascend/ascend_pt_importer.h"
 #include "src/importers/ascend/msprof_importer.h"
@@ -58,7 +59,9 @@ StatusOr<std::unique_ptr<Trace>> ImportUnit(const FolderUnit& unit) {
 std::vector<StatusOr<std::unique_ptr<Trace>>> ImportAll(const std::vector<FolderUnit>& units) {
   std::vector<std::optional<StatusOr<std::unique_ptr<Trace>>>> results(units.size());
   std::atomic<size_t> next{0};
+  ImportBudget* budget = CurrentImportBudget();  // serve's limits hold on every worker
   auto worker = [&]() {
+    ScopedImportBudget scope(budget);
     for (size_t i; (i = next.fetch_add(1)) < units.size();) results[i].emplace(ImportUnit(units[i]));
   };
   size_t n = std::min<size_t>(units.size(), WorkerThreads());

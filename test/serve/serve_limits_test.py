@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""`aiprof serve` limits and hardening, the real server on loopback, over
+small hand-made inputs only (made here, labelled as such): conversion limits
+(decompressed bytes, events, time) met while the input streams, bounded run
+pages, file modes, the storage limit and run deletion, and the HTTP checks
+(Origin, Host, Allow, token file, query timeout, stop). Fast: a few seconds.
+
+  serve_limits_test.py --aiprof build/aiprof
+"""
+import argparse
+import gzip
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_e2e_test import FAILURES, check, http, start, stop, tiny_trace  # noqa: E402
+
+
+def zstd_space_bomb(gib, head=b'{"traceEvents":[', tail=b"]}"):
+    """Hand-made zstd frame: `head`, `gib` GiB of spaces as RLE blocks of
+    128 KiB (4 bytes each), `tail`. No zstd library needed; 32 KiB per GiB."""
+    out = bytearray(b"\x28\xb5\x2f\xfd")  # magic
+    out += bytes([0x00, 0x38])  # no content size, no checksum; window 2^17
+    def block(kind, size, last=False):
+        return struct.pack("<I", (size << 3) | (kind << 1) | int(last))[:3]
+    out += block(0, len(head)) + head  # raw block
+    blocks = gib * 8192
+    rle = block(1, 128 << 10) + b" "
+    out += rle * blocks
+    out += block(0, len(tail), True) + tail
+    return bytes(out)
+
+
+def upload(port, name, body, token=None):
+    s, text, _ = http(port, "/api/runs?name=" + name, method="POST", body=body, token=token)
+    return s, (json.loads(text) if text.strip().startswith("{") else {"text": text})
+
+
+def settle(port, run_id, timeout=30, token=None):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        s, body, _ = http(port, "/api/runs/%d" % run_id, token=token)
+        if s in (200, 409):
+            return s, body
+        time.sleep(0.05)
+    return s, body
+
+
+def conversion_limit_tests(exe, tmp):
+    logdir = os.path.join(tmp, "limits")
+    os.makedirs(logdir)
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-convert-events", "1000", "--max-convert-mb", "1"])
+    try:
+        # Hand-made: 5000 one-op events, gzip (about 400 KB of JSON).
+        s, r = upload(port, "events.json.gz", gzip.compress(tiny_trace("e", 5000)))
+        check(s == 202, "the event bomb is accepted for conversion")
+        s, body = settle(port, r["id"])
+        check(s == 409 and "more than 1000 events" in body and "--max-convert-events" in body,
+              "over --max-convert-events: the run failed naming the limit: %s" % body.strip()[:300])
+        s, page, _ = http(port, "/runs/%d" % r["id"])
+        check(s == 200 and 'id="run-error"' in page and "more than 1000 events" in page,
+              "the run's page shows the failed conversion and the limit")
+        # Hand-made zstd bomb: 8 GiB of whitespace in 256 KiB. Stopped at
+        # 1 MiB while it streams: decompressing it all would take many seconds.
+        t0 = time.time()
+        s, r = upload(port, "space.json.zst", zstd_space_bomb(8))
+        s, body = settle(port, r["id"])
+        took = time.time() - t0
+        check(s == 409 and "more than 1048576 bytes of decompressed input" in body and "--max-convert-mb" in body
+              and "space.json.zst" in body,
+              "over --max-convert-mb: the run failed naming the file and the limit: %s" % body.strip()[:300])
+        check(took < 5, "the bomb was stopped while streaming (%.1f s for 8 GiB)" % took)
+        check(not [f for f in os.listdir(os.path.join(logdir, ".aiprof-serve", "cache"))
+                   if f.startswith(str(r["id"]) + ".")], "a failed run leaves nothing in the cache")
+        # The server goes on: a small trace converts after the bombs.
+        s, r = upload(port, "ok.json", tiny_trace("ok", 50))
+        s, body = settle(port, r["id"])
+        check(s == 200, "a small trace after the bombs is ready: %s" % body.strip()[:200])
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+    logdir = os.path.join(tmp, "slow")
+    os.makedirs(logdir)
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-convert-mb", "0", "--max-convert-seconds", "0.3"])
+    try:
+        t0 = time.time()
+        s, r = upload(port, "slow.json.zst", zstd_space_bomb(16))
+        s, body = settle(port, r["id"])
+        check(s == 409 and "ran longer than 0.3 s" in body and "--max-convert-seconds" in body,
+              "over --max-convert-seconds: the run failed naming the limit: %s" % body.strip()[:300])
+        check(time.time() - t0 < 8, "stopped at the time limit, not at the end of 16 GiB")
+        s, _, _ = http(port, "/")
+        check(s == 200, "the server answers after a stopped conversion")
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+
+def alternating_trace(n):
+    """Hand-made: n ops alternating between two names on one thread."""
+    ev = [{"ph": "X", "name": "op_%s" % "ab"[i % 2], "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5}
+          for i in range(n)]
+    return json.dumps({"traceEvents": ev}).encode()
+
+
+def page_size_tests(exe, tmp):
+    logdir = os.path.join(tmp, "pages")
+    os.makedirs(logdir)
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0"])
+    try:
+        # One op repeated is no step (the trial's 1.5 M one-op "steps").
+        s, r = upload(port, "one.json", tiny_trace("one", 3000))
+        s, body = settle(port, r["id"])
+        check(s == 200 and json.loads(body)["sections"]["headline"]["blocks"][0]["values"]["steps"]["value"] == 0,
+              "one op repeated 3000 times gives no steps")
+        # Two ops alternating: 1500 steps of period 2; the chart is bucketed.
+        s, r = upload(port, "two.json", alternating_trace(3000))
+        s, body = settle(port, r["id"])
+        doc = json.loads(body) if s == 200 else {}
+        steps = doc.get("sections", {}).get("steps", {}).get("blocks", [])
+        series = [b for b in steps if b.get("type") == "series"]
+        points = series[0]["points"] if series else []
+        check(s == 200 and 0 < len(points) <= 1000, "1500 steps drawn with at most 1000 points (%d)" % len(points))
+        check(any("1500 steps, drawn as 500 buckets" in json.dumps(b) for b in steps),
+              "the page says how the steps were bucketed")
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+
+def file_mode_tests(exe, tmp):
+    logdir = os.path.join(tmp, "modes")
+    os.makedirs(logdir)
+    old = os.umask(0o022)  # the usual umask: the server restricts its files itself
+    try:
+        p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0"])
+    finally:
+        os.umask(old)
+    try:
+        s, r = upload(port, "m.json", alternating_trace(30))
+        settle(port, r["id"])
+        state = os.path.join(logdir, ".aiprof-serve")
+        paths = [state, os.path.join(state, "cache"), os.path.join(logdir, "uploads")]
+        paths += [os.path.join(state, f) for f in os.listdir(state) if f.startswith("index.db")]
+        paths += [os.path.join(state, "cache", f) for f in os.listdir(os.path.join(state, "cache"))]
+        paths += [os.path.join(logdir, "uploads", f) for f in os.listdir(os.path.join(logdir, "uploads"))]
+        modes = {os.path.relpath(x, logdir): os.stat(x).st_mode & 0o777 for x in paths}
+        loose = {k: oct(v) for k, v in modes.items() if v & 0o027}
+        check(len(modes) >= 7 and any(k.endswith(".aiprof") for k in modes) and any(k.endswith(".run") for k in modes),
+              "the cache holds the run's files: %s" % sorted(modes))
+        check(not loose, "nothing the server wrote is writable by its group or readable by others: %s" % loose)
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+
+def raw(port, head, timeout=30):
+    """A request head sent as given (hand-made headers); the status line
+    and the Allow header of the answer, "" when there was none."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(head.encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            got = s.recv(4096)
+            if not got:
+                break
+            answer += got
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        answer = b""
+    finally:
+        s.close()
+    lines = answer.decode("latin-1").split("\r\n")
+    allow = [x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("allow:")]
+    return lines[0], (allow[0] if allow else "")
+
+
+def storage_and_delete_tests(exe, tmp):
+    logdir = os.path.join(tmp, "storage")
+    os.makedirs(logdir)
+    open(os.path.join(logdir, "team.json"), "wb").write(alternating_trace(30))
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--max-storage-mb", "1"])
+    try:
+        # Hand-made: 1.1 MB of bytes that are no trace (kept, failed).
+        s, big = upload(port, "junk.json", b"\x00junk" * 220000)
+        s, body = settle(port, big["id"])
+        check(s == 409, "the junk upload failed its conversion")
+        s, r = upload(port, "more.json", tiny_trace("m", 10))
+        check(s == 507 and "--max-storage-mb" in r.get("error", "") and "DELETE /api/runs/ID" in r.get("error", ""),
+              "over --max-storage-mb an upload is refused with 507 and says why: %s %s" % (s, r))
+        upload_file = os.path.join(logdir, big["path"])
+        s, text, _ = http(port, "/api/runs/%d" % big["id"], method="DELETE")
+        check(s == 200 and json.loads(text).get("deleted") is True, "DELETE /api/runs/ID removes a run: %s" % text)
+        check(not os.path.exists(upload_file), "its upload file is gone")
+        check(http(port, "/api/runs/%d" % big["id"])[0] == 404, "and its row")
+        check(http(port, "/api/runs/%d" % big["id"], method="DELETE")[0] == 404, "deleting it again: 404")
+        s, r = upload(port, "more.json", tiny_trace("m", 10))
+        check(s == 202, "after the delete, uploads are taken again")
+        s, body = settle(port, r["id"])
+        cache = os.path.join(logdir, ".aiprof-serve", "cache")
+        had = sorted(f for f in os.listdir(cache) if f.startswith("%d." % r["id"]))
+        s, text, _ = http(port, "/api/runs/%d" % r["id"], method="DELETE")
+        left = sorted(f for f in os.listdir(cache) if f.startswith("%d." % r["id"]))
+        check(s == 200 and had and not left, "a ready run's cache files go with it: %s -> %s" % (had, left))
+        team = [x for x in json.loads(http(port, "/api/runs")[1])["sections"]["runs"]["blocks"][0]["rows"]
+                if x["path"] == "team.json"]
+        s, text, _ = http(port, "/api/runs/%d" % team[0]["id"], method="DELETE") if team else (0, "", {})
+        check(s == 409 and "not an upload" in text and os.path.exists(os.path.join(logdir, "team.json")),
+              "a file of the logdir is not deleted through the API: %s" % text.strip())
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+
+def http_checks(exe, tmp):
+    logdir = os.path.join(tmp, "http")
+    os.makedirs(logdir)
+    open(os.path.join(logdir, "t.json"), "wb").write(alternating_trace(30))
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--query-timeout", "0.2"])
+    try:
+        own = "127.0.0.1:%d" % port
+        post = "POST /api/rescan HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n%s\r\n"
+        check(raw(port, post % (own, "Origin: http://%s\r\n" % own))[0] == "HTTP/1.1 202 Accepted",
+              "a POST from the listener's own origin passes")
+        for origin in ("http://127.0.0.1:1", "https://" + own, "http://127.0.0.1", "http://localhost:%d" % port):
+            check(raw(port, post % (own, "Origin: %s\r\n" % origin))[0] == "HTTP/1.1 403 Forbidden",
+                  "a POST from origin %s (another port, scheme or host) is refused" % origin)
+        get = "GET / HTTP/1.1\r\n%s\r\n"
+        check(raw(port, get % ("Host: %s\r\n" % own))[0] == "HTTP/1.1 200 OK", "one Host: 200")
+        check(raw(port, get % ("Host: evil.example\r\nHost: %s\r\n" % own))[0] == "HTTP/1.1 400 Bad Request",
+              "two Host headers: 400")
+        check(raw(port, get % "")[0] == "HTTP/1.1 400 Bad Request", "HTTP/1.1 without Host: 400")
+        check(raw(port, "GET / HTTP/1.0\r\n\r\n")[0] == "HTTP/1.1 200 OK", "HTTP/1.0 without Host: 200")
+        check(raw(port, get % ("Host: %s\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n" % own))[0]
+              == "HTTP/1.1 400 Bad Request", "two Authorization headers: 400")
+        status, allow = raw(port, "PUT /api/runs HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\n\r\n" % own)
+        check(status.startswith("HTTP/1.1 405") and allow == "GET, HEAD, POST", "405 names what is allowed: " + allow)
+        status, allow = raw(port, get.replace("/", "/api/rescan", 1) % ("Host: %s\r\n" % own))
+        check(status.startswith("HTTP/1.1 405") and allow == "POST", "GET /api/rescan: 405, Allow: POST")
+        deadline = time.time() + 30
+        while time.time() < deadline and http(port, "/api/runs/1")[0] != 200:
+            time.sleep(0.05)
+        endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+        s, text, _ = http(port, "/api/runs/1/query?sql=" + urllib.parse.quote(endless))
+        check(s == 503 and "time limit" in text, "a query past --query-timeout: 503 (%d %s)" % (s, text.strip()))
+        s, text, _ = http(port, "/api/runs/1/query?sql=" + urllib.parse.quote("SELECT nosuch FROM slices"))
+        check(s == 400, "a bad query: 400")
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+
+    # A query running when the server stops is answered 503, not cut off.
+    p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
+                          "--query-timeout", "30"])
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline and http(port, "/api/runs/1")[0] != 200:
+            time.sleep(0.05)
+        got = []
+        q = "/api/runs/1/query?sql=" + urllib.parse.quote(endless)
+        t = threading.Thread(target=lambda: got.append(raw(port, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % q)))
+        t.start()
+        time.sleep(0.5)
+    finally:
+        rc = stop(p)
+    t.join(10)
+    check(rc == 0 and got and got[0][0] == "HTTP/1.1 503 Service Unavailable",
+          "SIGTERM during a query: it is answered 503 (%s)" % (got,))
+
+
+def token_file_tests(exe, tmp):
+    logdir = os.path.join(tmp, "tokens")
+    os.makedirs(logdir)
+    tokens = os.path.join(tmp, "tokens.txt")
+    open(tokens, "w").write("read rrrrrrrrrrrrrrrrrrrr\nupload uuuuuuuuuuuuuuuuuuuu\n")
+    os.chmod(tokens, 0o644)
+    p = subprocess.Popen([exe, "serve", "--logdir", logdir, "--listen", "127.0.0.1:0", "--token-file", tokens],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    first = p.stderr.readline()
+    second = p.stderr.readline()
+    port = int(second.split("127.0.0.1:")[1].split("/")[0]) if "127.0.0.1:" in second else 0
+    try:
+        check("warning" in first and tokens in first and "0644" in first,
+              "a token file open to others is warned about: " + first.strip())
+        s, r = upload(port, "t.json", tiny_trace("t", 10), token="uuuuuuuuuuuuuuuuuuuu")
+        check(s == 202, "upload token uploads")
+        s, _, _ = http(port, "/api/runs/%d" % r.get("id", 0), method="DELETE", token="rrrrrrrrrrrrrrrrrrrr")
+        check(s == 403, "a read token cannot delete")
+        s, _, _ = http(port, "/api/runs/%d" % r.get("id", 0), method="DELETE")
+        check(s == 401, "no token cannot delete")
+        settle(port, r.get("id", 0), token="uuuuuuuuuuuuuuuuuuuu")
+        s, _, _ = http(port, "/api/runs/%d" % r.get("id", 0), method="DELETE", token="uuuuuuuuuuuuuuuuuuuu")
+        check(s == 200, "an upload token deletes")
+    finally:
+        check(stop(p) == 0, "server stopped cleanly")
+    open(tokens, "w").write("read rrrrrrrrrrrrrrrrrrrr\n# again\nupload rrrrrrrrrrrrrrrrrrrr\n")
+    os.chmod(tokens, 0o600)
+    r = subprocess.run([exe, "serve", "--logdir", logdir, "--listen", "127.0.0.1:0", "--token-file", tokens],
+                       capture_output=True, text=True, timeout=20)
+    check(r.returncode == 1 and tokens + ":3" in r.stderr and "line 1" in r.stderr and "warning" not in r.stderr,
+          "a token listed with two roles is refused, naming both lines: " + r.stderr.strip())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--aiprof", required=True)
+    a = ap.parse_args()
+    exe = os.path.abspath(a.aiprof)
+    tmp = tempfile.mkdtemp(prefix="aiprof_serve_limits_")
+    try:
+        conversion_limit_tests(exe, tmp)
+        page_size_tests(exe, tmp)
+        file_mode_tests(exe, tmp)
+        storage_and_delete_tests(exe, tmp)
+        http_checks(exe, tmp)
+        token_file_tests(exe, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
