@@ -199,8 +199,10 @@ class McpServer {
     std::lock_guard<std::mutex> lock(mu_);
     auto [first, last] = in_flight_.equal_range(id);
     for (auto it = first; it != last; ++it) it->second->store(true);
-    std::fprintf(stderr, "aiprof mcp: request %s cancelled by the client%s%s%s\n", id.c_str(),
-                 reason.empty() ? "" : " (", std::string(reason).c_str(), reason.empty() ? "" : ")");
+    // The id and reason are the client's: shown, not sent to the terminal
+    // (an ESC [2J in a reason cleared the log's terminal).
+    std::fprintf(stderr, "aiprof mcp: request %s cancelled by the client%s%s%s\n", TerminalSafe(id).c_str(),
+                 reason.empty() ? "" : " (", TerminalSafe(reason).c_str(), reason.empty() ? "" : ")");
   }
 
   void Work() {
@@ -231,7 +233,8 @@ class McpServer {
         }
       }
       if (p.cancelled->load()) {
-        std::fprintf(stderr, "aiprof mcp: request %s stopped after %.0f ms; no response sent\n", p.id.c_str(),
+        std::fprintf(stderr, "aiprof mcp: request %s stopped after %.0f ms; no response sent\n",
+                     TerminalSafe(p.id).c_str(),
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         continue;
       }
@@ -263,9 +266,11 @@ class McpServer {
   static std::string Reply(const std::string& id, const std::string& result) {
     return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"result\":" + result + "}";
   }
+  // The message is for people (a client shows it): control and bidi
+  // characters of a path or name in it are shown as \xNN / \uXXXX.
   static std::string Error(const std::string& id, const RpcError& e) {
     return "{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"error\":{\"code\":" + std::to_string(e.code) +
-           ",\"message\":" + JsonString(e.message) + "}}";
+           ",\"message\":" + JsonString(EscapeControls(e.message, /*keep_line_breaks=*/true)) + "}}";
   }
 
   std::string Handle(const std::string& line) {
@@ -330,7 +335,7 @@ class McpServer {
       for (const auto& [id, t] : traces_) {
         if (list.size() > 1) list += ',';
         list += "{\"uri\":" + JsonString("aiprof://trace/" + id) + ",\"name\":" + JsonString(id) +
-                ",\"description\":" + JsonString(t.path) + ",\"mimeType\":\"application/json\"}";
+                ",\"description\":" + JsonString(TerminalSafe(t.path)) + ",\"mimeType\":\"application/json\"}";
       }
       *result = "{\"resources\":" + list + "]}";
       return std::nullopt;
@@ -375,8 +380,14 @@ class McpServer {
 
   // A tool's answer: a short text and the structured document, on one line
   // (stdio framing is one message per line; reports are pretty-printed).
+  // The text is for people (clients show it, terminal ones too): control
+  // and bidi characters of a path or a trace's name in it are shown as
+  // \xNN / \uXXXX (line breaks and tabs kept). The structured document is
+  // data: paths and names as they are, JSON-escaped.
   std::string ToolResult(const std::string& text, const std::string& structured, bool is_error = false) {
-    std::string r = "{\"content\":[{\"type\":\"text\",\"text\":" + JsonString(text) + "}]";
+    std::string r =
+        "{\"content\":[{\"type\":\"text\",\"text\":" + JsonString(EscapeControls(text, /*keep_line_breaks=*/true)) +
+        "}]";
     if (!structured.empty()) {
       simdjson::dom::element doc;
       if (parser_doc_.parse(structured).get(doc) != simdjson::SUCCESS) {

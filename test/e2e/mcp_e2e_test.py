@@ -61,6 +61,38 @@ class Client:
         return rc
 
 
+def hostile_names(aiprof, sample):
+    """A path with ESC and a right-to-left override, and a cancellation whose
+    id and reason carry them (D9 of the serve trial): the tool's text, the
+    error messages and the stderr log show them as \\xNN / \\uXXXX; the
+    structured content keeps the path as it is (data)."""
+    with tempfile.TemporaryDirectory() as d:
+        evil = os.path.join(d, "e\x1b[2Jx\u202erl.json")
+        with open(sample, "rb") as src, open(evil, "wb") as dst:
+            dst.write(src.read())
+        c = Client(aiprof, [d])
+        c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test", "version": "0"}})
+        r = c.tool("load_trace", path=evil)
+        text = r.get("result", {}).get("content", [{}])[0].get("text", "")
+        check("\x1b" not in text and "\u202e" not in text and "e\\x1b[2Jx\\u202erl.json" in text,
+              "load_trace's text shows the path's controls: %r" % text)
+        check(r.get("result", {}).get("structuredContent", {}).get("path") == os.path.realpath(evil),
+              "the structured path is the path as it is")
+        r = c.tool("load_trace", path=evil + "\u202e.missing")
+        message = r.get("error", {}).get("message", "")
+        check("\u202e" not in message and "\\u202e.missing" in message, "an error message shows them: %r" % message)
+        c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                     "params": {"requestId": "x\u001b[2J\u202e", "reason": "<script>\u001b[2J"}})
+                         + "\n").encode())
+        c.p.stdin.flush()
+        check(c.call("ping").get("result") == {}, "serving after the cancellation")
+        rc = c.close()
+        err = c.p.stderr.read().decode("utf-8", "replace")
+        check(rc == 0 and "\x1b" not in err and "\u202e" not in err and "(<script>\\x1b[2J)" in err
+              and "x\\u001b[2J\\u202e" in err, "stderr shows the client's id and reason: %r" % err)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -323,6 +355,7 @@ def main():
     check(r.get("result") == {}, "still serving after a cancellation")
     check(c.close() == 0, "exits 0 at end of input")
 
+    hostile_names(a.aiprof, sample)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
     check(rc == 1, "--allow of a missing directory exits 1")
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
