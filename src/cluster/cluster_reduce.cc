@@ -597,12 +597,11 @@ StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const Cluster
   std::sort(files.begin(), files.end());
   ClusterReducer reducer(options);
   for (const std::string& f : files) {
-    StatusOr<RankDigest> d = ReadDigestFile(f);
-    if (d.ok()) {
-      reducer.Add(*d);
-    } else {
-      reducer.AddBroken(f, d.status().message(), RankFromName(f));
-    }
+    std::vector<DigestAt> digests;
+    Status read = ReadDigestFile(f, &digests);
+    for (const DigestAt& d : digests) reducer.Add(d.digest);
+    // The file's name tells the rank only of a file that held no digest.
+    if (!read.ok()) reducer.AddBroken(f, read.message(), digests.empty() ? RankFromName(f) : kDigestNoRank);
   }
   return reducer.Finish();
 }

@@ -191,7 +191,10 @@ class ClusterReducer {
   std::unique_ptr<State> s_;
 };
 
-// Reads every *.digest file under `dir` (sorted by name) and reduces them.
+// Reads every *.digest file under `dir` (sorted by name; every digest of a
+// file, as they concatenate) and reduces them. A file that cannot be read,
+// or bytes in it that are not a whole digest, are listed in `broken` with
+// the reason, naming the file (and the byte offset).
 StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const ClusterOptions& options);
 
 }  // namespace aiprof

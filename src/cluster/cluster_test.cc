@@ -378,5 +378,48 @@ TEST(ClusterMapTest, StableOpNameDropsObjectAddresses) {
   EXPECT_EQ(StableOpName("look at 0x"), "look at 0x");  // no digits: kept
 }
 
+// Hand-made digests (no trace behind them): a rank, its input and host.
+RankDigest HandMade(int32_t rank, const std::string& source, int64_t world_size = 0) {
+  RankDigest d;
+  d.rank = rank;
+  d.source = source;
+  d.host = "h";
+  d.world_size = world_size;
+  return d;
+}
+
+// Trial D3: only the first digest of a file was read, although digests
+// concatenate (the docs say so, MPI gathers them so): ranks vanished.
+// Every digest is read now; bytes after the last whole digest are an error
+// naming the file and their offset, the digests before them still used.
+TEST(ClusterTest, ConcatenatedDigestsAreAllReadAndTrailingBytesAreAnError) {
+  TempDir dir;
+  std::string bytes;
+  for (int32_t rank : {0, 1, 2}) SerializeDigest(HandMade(rank, "rank" + std::to_string(rank) + ".json"), &bytes);
+  const std::string both = dir.Write("all.digest", bytes);
+  StatusOr<ClusterResult> r = ReduceDigestFolder(dir.path(), ClusterOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->digests, 3u);
+  EXPECT_EQ(r->usable, 3u);
+  EXPECT_TRUE(r->broken.empty());
+
+  dir.Write("all.digest", bytes + "junk");
+  r = ReduceDigestFolder(dir.path(), ClusterOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->usable, 3u);
+  ASSERT_EQ(r->broken.size(), 1u);
+  const std::string at = "(digest 4, at byte " + std::to_string(bytes.size()) + ")";
+  EXPECT_EQ(r->broken[0].source, both);
+  EXPECT_NE(r->broken[0].reason.find(both + " " + at), std::string::npos) << r->broken[0].reason;
+  EXPECT_NE(r->broken[0].reason.find("follow 3 whole digests"), std::string::npos) << r->broken[0].reason;
+
+  std::vector<DigestAt> got;
+  Status s = ParseDigests(bytes + "junk", "buf", &got);
+  EXPECT_FALSE(s.ok());
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2].digest.rank, 2);
+  EXPECT_FALSE(ParseDigests("", "buf", &got).ok());  // no bytes: not a digest
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -331,13 +331,34 @@ StatusOr<RankDigest> ParseDigest(std::string_view bytes, const std::string& wher
   return d;
 }
 
-StatusOr<RankDigest> ReadDigestFile(const std::string& path) {
+Status ParseDigests(std::string_view bytes, const std::string& where, std::vector<DigestAt>* out) {
+  size_t offset = 0;
+  for (size_t k = 1; k == 1 || offset < bytes.size(); ++k) {
+    const std::string at =
+        k == 1 ? where : where + " (digest " + std::to_string(k) + ", at byte " + std::to_string(offset) + ")";
+    size_t used = 0;
+    StatusOr<RankDigest> d = ParseDigest(bytes.substr(offset), at, &used);
+    if (!d.ok()) {
+      if (k == 1) return d.status();
+      // After whole digests: name it as bytes that follow them, so that a
+      // truncated copy or stray bytes are not taken for a corrupt first digest.
+      return ErrStatus(d.status().message() + "; the " + std::to_string(bytes.size() - offset) + " bytes from byte " +
+                       std::to_string(offset) + " follow " + std::to_string(k - 1) +
+                       (k == 2 ? " whole digest" : " whole digests") + " and are not one");
+    }
+    out->push_back(DigestAt{std::move(*d), offset});
+    offset += used;
+  }
+  return OkStatus();
+}
+
+Status ReadDigestFile(const std::string& path, std::vector<DigestAt>* out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return ErrStatus(path + ": cannot open the digest");
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) return ErrStatus(path + ": cannot read the digest");
-  return ParseDigest(buf.str(), path);
+  return ParseDigests(buf.str(), path, out);
 }
 
 StatusOr<std::string> WriteDigestFile(const RankDigest& d, const std::string& dir, size_t fallback) {

@@ -128,8 +128,21 @@ void SerializeDigest(const RankDigest& d, std::string* out);
 // `consumed` gets its length. `where` names the input in errors.
 StatusOr<RankDigest> ParseDigest(std::string_view bytes, const std::string& where, size_t* consumed = nullptr);
 
-// Reads a digest file.
-StatusOr<RankDigest> ReadDigestFile(const std::string& path);
+// One digest of a buffer or file that holds several.
+struct DigestAt {
+  RankDigest digest;
+  size_t offset = 0;  // its first byte in the buffer or file
+};
+
+// Reads every digest of `bytes` (digests concatenate), in order, into
+// `out`. A digest that cannot be read, or bytes after the last whole digest,
+// stop the reading: the error names `where`, which digest (its ordinal and
+// byte offset) and why; the digests before it stay in `out`. No bytes at all
+// is an error too (not a digest).
+Status ParseDigests(std::string_view bytes, const std::string& where, std::vector<DigestAt>* out);
+
+// Reads every digest of a file, as ParseDigests (`path` names it in errors).
+Status ReadDigestFile(const std::string& path, std::vector<DigestAt>* out);
 
 // Writes `d` into `dir` as rank-<rank>.digest (input-<fallback>.digest when
 // the rank is unknown), atomically; returns the path.
