@@ -12,6 +12,7 @@
 #include "src/analysis/communication/cross_rank.h"
 #include "src/base/quantile.h"
 #include "src/importers/common/folder_importer.h"
+#include "src/importers/common/import_confinement.h"
 #include "src/model/event_kind.h"
 
 namespace aiprof {
@@ -597,6 +598,12 @@ StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const Cluster
   std::sort(files.begin(), files.end());
   ClusterReducer reducer(options);
   for (const std::string& f : files) {
+    // Never opened unless a regular file (links followed): a FIFO would
+    // block forever, a device never end (as the folder importer does).
+    if (Status member = CheckFolderMember(f); !member.ok()) {
+      reducer.AddBroken(f, member.message(), RankFromName(f));
+      continue;
+    }
     std::vector<DigestAt> digests;
     Status read = ReadDigestFile(f, &digests);
     for (const DigestAt& d : digests) reducer.Add(d.digest);

@@ -193,8 +193,9 @@ class ClusterReducer {
 
 // Reads every *.digest file under `dir` (sorted by name; every digest of a
 // file, as they concatenate) and reduces them. A file that cannot be read,
-// or bytes in it that are not a whole digest, are listed in `broken` with
-// the reason, naming the file (and the byte offset).
+// bytes in it that are not a whole digest, and a *.digest that is not a
+// regular file (never opened: a FIFO would block) are listed in `broken`
+// with the reason, naming the file (and the byte offset).
 StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const ClusterOptions& options);
 
 }  // namespace aiprof

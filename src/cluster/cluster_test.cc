@@ -1,9 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 #include <string>
 
@@ -388,6 +394,13 @@ RankDigest HandMade(int32_t rank, const std::string& source, int64_t world_size 
   return d;
 }
 
+const ProblemDigest* FindBroken(const ClusterResult& r, const std::string& needle) {
+  for (const ProblemDigest& b : r.broken) {
+    if (b.source.find(needle) != std::string::npos || b.reason.find(needle) != std::string::npos) return &b;
+  }
+  return nullptr;
+}
+
 // Trial D3: only the first digest of a file was read, although digests
 // concatenate (the docs say so, MPI gathers them so): ranks vanished.
 // Every digest is read now; bytes after the last whole digest are an error
@@ -419,6 +432,37 @@ TEST(ClusterTest, ConcatenatedDigestsAreAllReadAndTrailingBytesAreAnError) {
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[2].digest.rank, 2);
   EXPECT_FALSE(ParseDigests("", "buf", &got).ok());  // no bytes: not a digest
+}
+
+// Trial D4: a FIFO named *.digest blocked the reduce forever; a folder so
+// named was "not a digest (0 bytes)". Neither is opened now: both are listed
+// with what they are. (Run on a thread: with the old code the test writes
+// to the FIFO after 10 s to unblock it and fails.)
+TEST(ClusterTest, FifoAndFolderNamedDigestAreListedNotOpened) {
+  TempDir dir;
+  std::string a;
+  SerializeDigest(HandMade(0, "rank0.json"), &a);
+  dir.Write("rank-0.digest", a);
+  const std::string fifo = dir.Path("rank-1.digest");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directories(dir.Path("rank-5.digest"));
+  auto reduce = std::async(std::launch::async, [&] { return ReduceDigestFolder(dir.path(), ClusterOptions{}); });
+  if (reduce.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // the blocked reader gets end of file
+    if (fd >= 0) ::close(fd);
+    ADD_FAILURE() << "the reduce blocked on the FIFO";
+  }
+  StatusOr<ClusterResult> r = reduce.get();
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->digests, 3u);
+  EXPECT_EQ(r->usable, 1u);
+  const ProblemDigest* f = FindBroken(*r, "rank-1.digest");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->rank, 1);
+  EXPECT_NE(f->reason.find("is a named pipe (FIFO), not a regular file"), std::string::npos) << f->reason;
+  const ProblemDigest* d = FindBroken(*r, "rank-5.digest");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->reason.find("is a folder, not a regular file"), std::string::npos) << d->reason;
 }
 
 }  // namespace
