@@ -31,6 +31,7 @@ struct RankOp {
 
 struct RankState {
   ClusterRank info;
+  std::string digest;                              // where its digest was read from ("" unknown)
   std::vector<std::pair<int64_t, int64_t>> steps;  // (number, dur)
   std::vector<DigestCollectiveType> types;
   std::vector<RankOp> ops;  // by op id
@@ -102,7 +103,7 @@ void ClusterReducer::AddBroken(const std::string& source, const std::string& rea
   s_->broken.push_back(ProblemDigest{rank, source, reason});
 }
 
-void ClusterReducer::Add(const RankDigest& d) {
+void ClusterReducer::Add(const RankDigest& d, const std::string& digest) {
   ++s_->digests;
   s_->world_size = std::max(s_->world_size, d.world_size);
   if (!d.ok()) {
@@ -114,11 +115,23 @@ void ClusterReducer::Add(const RankDigest& d) {
     return;
   }
   if (auto it = s_->by_rank.find(d.rank); it != s_->by_rank.end()) {
-    s_->broken.push_back(ProblemDigest{d.rank, d.source, "rank " + std::to_string(d.rank) + " again (also in " +
-                                                             s_->ranks[it->second].info.source + "); left out"});
+    const RankState& first = s_->ranks[it->second];
+    std::string reason = "rank " + std::to_string(d.rank) + " again";
+    if (digest.empty() && first.digest.empty()) {
+      reason += " (also in " + first.info.source + "); left out";
+    } else {
+      // Both digests and both inputs: which file to delete.
+      auto of = [](const std::string& file, const std::string& input) {
+        return (file.empty() ? std::string("a digest") : file) + " (of " + input + ")";
+      };
+      reason += ": digest " + of(digest, d.source) + " left out; rank " + std::to_string(d.rank) + " is taken from " +
+                of(first.digest, first.info.source) + "; delete the digest that is wrong";
+    }
+    s_->broken.push_back(ProblemDigest{d.rank, d.source, std::move(reason)});
     return;
   }
   RankState st;
+  st.digest = digest;
   ClusterRank& r = st.info;
   r.rank = d.rank;
   r.host = d.host;
@@ -606,7 +619,14 @@ StatusOr<ClusterResult> ReduceDigestFolder(const std::string& dir, const Cluster
     }
     std::vector<DigestAt> digests;
     Status read = ReadDigestFile(f, &digests);
-    for (const DigestAt& d : digests) reducer.Add(d.digest);
+    for (const DigestAt& d : digests) {
+      // A file of one digest is named by its path; concatenated ones also by
+      // ordinal and offset.
+      const bool alone = digests.size() == 1 && read.ok();
+      reducer.Add(d.digest, alone ? f
+                                  : f + " (digest " + std::to_string(&d - digests.data() + 1) + ", at byte " +
+                                        std::to_string(d.offset) + ")");
+    }
     // The file's name tells the rank only of a file that held no digest.
     if (!read.ok()) reducer.AddBroken(f, read.message(), digests.empty() ? RankFromName(f) : kDigestNoRank);
   }

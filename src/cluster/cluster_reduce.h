@@ -180,8 +180,11 @@ class ClusterReducer {
  public:
   explicit ClusterReducer(ClusterOptions options);
   ~ClusterReducer();
-  // Takes what the reduce needs from `d` and drops the rest.
-  void Add(const RankDigest& d);
+  // Takes what the reduce needs from `d` and drops the rest. `digest` names
+  // where the digest was read from (a file; empty when the reduce made it
+  // itself): a second digest of a rank is reported naming both digests and
+  // both inputs, so that the user knows which file to delete.
+  void Add(const RankDigest& d, const std::string& digest = "");
   // A digest that could not be read at all (`rank` from its file name, when it tells).
   void AddBroken(const std::string& source, const std::string& reason, int32_t rank = kDigestNoRank);
   ClusterResult Finish();

@@ -401,6 +401,28 @@ const ProblemDigest* FindBroken(const ClusterResult& r, const std::string& needl
   return nullptr;
 }
 
+// Trial D9: the duplicate-rank message named the input twice (both digests
+// of one input, or concatenated); it names both digest files now.
+TEST(ClusterTest, DuplicateRankNamesBothDigestFilesAndInputs) {
+  TempDir dir;
+  std::string a, b;
+  SerializeDigest(HandMade(0, "a3/rank0_ascend_pt"), &a);
+  SerializeDigest(HandMade(1, "a3/rank1_ascend_pt"), &b);
+  dir.Write("rank-0.digest", a);
+  dir.Write("both.digest", a + b);
+  StatusOr<ClusterResult> r = ReduceDigestFolder(dir.path(), ClusterOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->usable, 2u);
+  ASSERT_EQ(r->broken.size(), 1u);
+  const std::string& why = r->broken[0].reason;
+  // both.digest sorts first: its rank 0 is kept, rank-0.digest's left out.
+  EXPECT_NE(why.find("digest " + dir.Path("rank-0.digest") + " (of a3/rank0_ascend_pt) left out"), std::string::npos)
+      << why;
+  EXPECT_NE(why.find("taken from " + dir.Path("both.digest") + " (digest 1, at byte 0) (of a3/rank0_ascend_pt)"),
+            std::string::npos)
+      << why;
+}
+
 // Trial D3: only the first digest of a file was read, although digests
 // concatenate (the docs say so, MPI gathers them so): ranks vanished.
 // Every digest is read now; bytes after the last whole digest are an error
