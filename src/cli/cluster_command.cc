@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "src/base/atomic_file.h"
@@ -33,6 +34,16 @@ void WarnFailed(const RankDigest& d) {
   if (!d.ok()) std::fprintf(stderr, "aiprof: warning: %s (its digest says so)\n", TerminalSafe(d.error).c_str());
 }
 
+// A second digest of a rank (another input claiming it) is written beside
+// the first, never over it; the reduce lists the duplicate.
+void WarnClash(const RankDigest& d, const DigestWrite& w) {
+  if (w.clash.empty() || d.rank < 0) return;
+  std::fprintf(stderr,
+               "aiprof: warning: %s already holds a digest of rank %d from another input; this one (of %s) is "
+               "written as %s, and the reduce lists the duplicate rank\n",
+               TerminalSafe(w.clash).c_str(), d.rank, TerminalSafe(d.source).c_str(), TerminalSafe(w.path).c_str());
+}
+
 Status ReduceAndWrite(const std::vector<std::string>& serialized, const ClusterOptions& options, const std::string& out_dir,
                       bool keep_digests) {
   RETURN_IF_ERROR(MakeDir(out_dir));
@@ -46,8 +57,8 @@ Status ReduceAndWrite(const std::vector<std::string>& serialized, const ClusterO
     }
     WarnFailed(*d);
     if (keep_digests) {
-      ASSIGN_OR_RETURN(std::string p, WriteDigestFile(*d, (fs::path(out_dir) / "digests").string(), i));
-      (void)p;
+      ASSIGN_OR_RETURN(DigestWrite w, WriteDigestFile(*d, (fs::path(out_dir) / "digests").string(), i));
+      WarnClash(*d, w);
     }
     reducer.Add(*d);
   }
@@ -122,13 +133,16 @@ class ClusterCommand : public Command {
     const size_t threads = threads_ > 0 ? threads_ : std::max(1u, std::thread::hardware_concurrency());
     std::vector<RankDigest> digests = MapUnits(units, 0, 1, threads, host_);
     size_t failed = 0;
+    std::set<std::string> written;
     for (size_t i = 0; i < digests.size(); ++i) {
       WarnFailed(digests[i]);
       failed += !digests[i].ok();
-      ASSIGN_OR_RETURN(std::string path, WriteDigestFile(digests[i], out_, i));
-      (void)path;
+      ASSIGN_OR_RETURN(DigestWrite w, WriteDigestFile(digests[i], out_, i));
+      WarnClash(digests[i], w);
+      written.insert(w.path);
     }
-    std::fprintf(stderr, "aiprof: %zu digests written to %s (%zu inputs could not be read)\n", digests.size(), out_.c_str(), failed);
+    std::fprintf(stderr, "aiprof: %zu digests written to %s (%zu inputs could not be read)\n", written.size(),
+                 out_.c_str(), failed);
     if (failed == digests.size()) return ErrStatus("no input could be read (their digests say why)");
     return OkStatus();
   }

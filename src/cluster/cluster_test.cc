@@ -394,11 +394,66 @@ RankDigest HandMade(int32_t rank, const std::string& source, int64_t world_size 
   return d;
 }
 
+size_t DigestFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".digest";
+  return n;
+}
+
 const ProblemDigest* FindBroken(const ClusterResult& r, const std::string& needle) {
   for (const ProblemDigest& b : r.broken) {
     if (b.source.find(needle) != std::string::npos || b.reason.find(needle) != std::string::npos) return &b;
   }
   return nullptr;
+}
+
+// Trial D2: two inputs claiming rank 0 (one map of a folder holding both,
+// or two maps into one shared folder) gave one rank-0.digest, the second
+// silently replacing the first. Both are kept now and the reduce lists the
+// duplicate, as `cluster analyze` does; mapping the same input again
+// replaces its own digest.
+TEST(ClusterMapTest, SecondInputOfARankIsWrittenBesideTheFirstNotOverIt) {
+  TempDir dir;
+  const std::string out = dir.Path("digests");
+  fs::create_directories(out);
+  StatusOr<DigestWrite> a = WriteDigestFile(HandMade(0, "a_rank0.json"), out, 0);
+  StatusOr<DigestWrite> b = WriteDigestFile(HandMade(0, "b_rank0.json"), out, 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->path, out + "/rank-0.digest");
+  EXPECT_TRUE(a->clash.empty());
+  EXPECT_EQ(b->path, out + "/rank-0.dup2.digest");
+  EXPECT_EQ(b->clash, out + "/rank-0.digest");
+  EXPECT_EQ(DigestFiles(out), 2u);
+  // Mapped again (a rerun): each replaces its own file, nothing more is written.
+  StatusOr<DigestWrite> a2 = WriteDigestFile(HandMade(0, "a_rank0.json"), out, 0);
+  StatusOr<DigestWrite> b2 = WriteDigestFile(HandMade(0, "b_rank0.json"), out, 1);
+  ASSERT_TRUE(a2.ok() && b2.ok());
+  EXPECT_EQ(a2->path, a->path);
+  EXPECT_TRUE(a2->clash.empty());
+  EXPECT_EQ(b2->path, b->path);
+  // The same input from another host is another input.
+  RankDigest other_host = HandMade(0, "a_rank0.json");
+  other_host.host = "h2";
+  StatusOr<DigestWrite> c = WriteDigestFile(other_host, out, 0);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->path, out + "/rank-0.dup3.digest");
+  EXPECT_EQ(DigestFiles(out), 3u);
+  // Inputs without a rank, in two separate maps (both fallback 0).
+  ASSERT_TRUE(WriteDigestFile(HandMade(kDigestNoRank, "nodeA.json"), out, 0).ok());
+  StatusOr<DigestWrite> n = WriteDigestFile(HandMade(kDigestNoRank, "nodeB.json"), out, 0);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->path, out + "/input-0.dup2.digest");
+  EXPECT_EQ(DigestFiles(out), 5u);
+
+  StatusOr<ClusterResult> r = ReduceDigestFolder(out, ClusterOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->digests, 5u);
+  EXPECT_EQ(r->usable, 1u);
+  ASSERT_EQ(r->ranks.size(), 1u);
+  EXPECT_EQ(r->ranks[0].source, "a_rank0.json");  // rank-0.digest, the first written, is kept
+  const ProblemDigest* dup = FindBroken(*r, "b_rank0.json");
+  ASSERT_NE(dup, nullptr);
+  EXPECT_NE(dup->reason.find("rank 0 again"), std::string::npos) << dup->reason;
 }
 
 // Trial D9: the duplicate-rank message named the input twice (both digests

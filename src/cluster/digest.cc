@@ -1,7 +1,11 @@
 #include "src/cluster/digest.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -361,13 +365,100 @@ Status ReadDigestFile(const std::string& path, std::vector<DigestAt>* out) {
   return ParseDigests(buf.str(), path, out);
 }
 
-StatusOr<std::string> WriteDigestFile(const RankDigest& d, const std::string& dir, size_t fallback) {
+namespace {
+
+// Creates `path` holding `bytes` unless something is there already
+// (*exists), never replacing it: the bytes go to a temporary file beside it,
+// which is hard-linked to the name (atomic, fails when the name is taken).
+// Where hard links are not supported, the name is taken with O_EXCL and
+// filled in place.
+Status CreateNewFile(const std::string& path, std::string_view bytes, bool* exists) {
+  *exists = false;
+  auto write_all = [&](int fd) {
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return ::fsync(fd) == 0;
+  };
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return ErrStatus(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  const bool written = write_all(fd);
+  const int write_errno = errno;
+  ::close(fd);
+  if (!written) {
+    ::unlink(tmp.c_str());
+    return ErrStatus(path + ": cannot write: " + std::strerror(write_errno));
+  }
+  const int linked = ::link(tmp.c_str(), path.c_str());
+  const int link_errno = errno;
+  ::unlink(tmp.c_str());
+  if (linked == 0) return OkStatus();
+  if (link_errno == EEXIST) {
+    *exists = true;
+    return OkStatus();
+  }
+  if (link_errno != EPERM && link_errno != EOPNOTSUPP && link_errno != ENOSYS) {
+    return ErrStatus(path + ": cannot create: " + std::strerror(link_errno));
+  }
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (out < 0) {
+    if (errno == EEXIST) {
+      *exists = true;
+      return OkStatus();
+    }
+    return ErrStatus(path + ": cannot create: " + std::strerror(errno));
+  }
+  const bool ok = write_all(out);
+  const int saved = errno;
+  ::close(out);
+  if (!ok) return ErrStatus(path + ": cannot write: " + std::strerror(saved));
+  return OkStatus();
+}
+
+// True when `path` is a regular file holding exactly one digest of the same
+// input as `d` (its own earlier digest, which a new map may replace).
+bool HoldsDigestOfSameInput(const std::string& path, const RankDigest& d) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::vector<DigestAt> old;
+  if (!ReadDigestFile(path, &old).ok() || old.size() != 1) return false;
+  const RankDigest& o = old.front().digest;
+  return o.rank == d.rank && o.source == d.source && o.host == d.host;
+}
+
+}  // namespace
+
+StatusOr<DigestWrite> WriteDigestFile(const RankDigest& d, const std::string& dir, size_t fallback) {
   std::string bytes;
   SerializeDigest(d, &bytes);
-  std::string name = d.rank >= 0 ? "rank-" + std::to_string(d.rank) + ".digest" : "input-" + std::to_string(fallback) + ".digest";
-  std::string path = (std::filesystem::path(dir) / name).string();
-  RETURN_IF_ERROR(WriteFileAtomically(path, bytes));
-  return path;
+  const std::string stem = d.rank >= 0 ? "rank-" + std::to_string(d.rank) : "input-" + std::to_string(fallback);
+  DigestWrite out;
+  for (size_t k = 1; k <= kDigestMaxSameName; ++k) {
+    const std::string name = k == 1 ? stem + ".digest" : stem + ".dup" + std::to_string(k) + ".digest";
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    if (HoldsDigestOfSameInput(path, d)) {
+      RETURN_IF_ERROR(WriteFileAtomically(path, bytes));
+      out.path = path;
+      return out;
+    }
+    bool exists = false;
+    RETURN_IF_ERROR(CreateNewFile(path, bytes, &exists));
+    if (!exists) {
+      out.path = path;
+      return out;
+    }
+    if (out.clash.empty()) out.clash = path;
+  }
+  return ErrStatus((std::filesystem::path(dir) / (stem + ".digest")).string() + " and " +
+                   std::to_string(kDigestMaxSameName - 1) + " more " + stem +
+                   ".dup<k>.digest files exist already, each of another input; not written (clear the folder)");
 }
 
 }  // namespace aiprof

@@ -43,6 +43,9 @@ inline constexpr size_t kDigestHeaderBytes = 8 + 4 + 4 + 8 + 8;
 // "(other ops)" row so that totals still add up.
 inline constexpr size_t kDigestMaxOps = 256;
 inline constexpr int32_t kDigestNoRank = -1;
+// WriteDigestFile: at most this many digests of one rank (of different
+// inputs) in a folder: rank-<N>.digest, rank-<N>.dup2.digest, ...
+inline constexpr size_t kDigestMaxSameName = 1000;
 
 struct DigestStep {
   int64_t number = -1;  // ProfilerStep#N, -1 unknown
@@ -144,9 +147,24 @@ Status ParseDigests(std::string_view bytes, const std::string& where, std::vecto
 // Reads every digest of a file, as ParseDigests (`path` names it in errors).
 Status ReadDigestFile(const std::string& path, std::vector<DigestAt>* out);
 
+// How a digest was written.
+struct DigestWrite {
+  std::string path;
+  // Not empty when `dir` already held a digest of the same name from another
+  // input (a second input claiming the rank): that file, which was left as it
+  // was; `path` is then a free name beside it (rank-<N>.dup<k>.digest).
+  std::string clash;
+};
+
 // Writes `d` into `dir` as rank-<rank>.digest (input-<fallback>.digest when
-// the rank is unknown), atomically; returns the path.
-StatusOr<std::string> WriteDigestFile(const RankDigest& d, const std::string& dir, size_t fallback);
+// the rank is unknown), atomically. An existing file of that name is
+// replaced only when it holds one digest of the same input (source and
+// host): mapping a trace again refreshes its digest. Otherwise the file is
+// kept and the digest goes to the first free rank-<N>.dup<k>.digest (k = 2,
+// 3, ...; sorted after rank-<N>.digest, so the reduce keeps the first),
+// created without replacing anything (safe when several maps write into one
+// shared folder at once); the reduce sees both and reports the duplicate.
+StatusOr<DigestWrite> WriteDigestFile(const RankDigest& d, const std::string& dir, size_t fallback);
 
 }  // namespace aiprof
 

@@ -9,6 +9,9 @@
    byte-identical reports to the single-process path; an input that cannot
    be read (hand-made truncated JSON) is listed with its reason by both,
    and the rest analysed.
+4. Defects of the cluster trial (hand-made one-kernel traces): two inputs of
+   rank 0 mapped into one folder by two `cluster map` calls keep both
+   digests and the reduce names both (D2).
 """
 import argparse
 import filecmp
@@ -39,6 +42,40 @@ def same_outputs(aiprof, job, work, name):
         return json.load(f)
 
 
+def run_rc(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def hand_made_trace(path, rank=None):
+    """A one-kernel Kineto trace (hand-made), with distributedInfo when `rank` is given."""
+    t = {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 10,
+                          "args": {"device": 0, "stream": 7}}]}
+    if rank is not None:
+        t["distributedInfo"] = {"backend": "nccl", "rank": rank, "world_size": 2}
+    with open(path, "w") as f:
+        json.dump(t, f)
+
+
+def check_trial_defects(aiprof, work, mpi_env):
+    # D2: two maps into one shared folder, each of a different trace claiming rank 0.
+    inputs = os.path.join(work, "d2")
+    os.makedirs(inputs)
+    for name in ("a.json", "b.json"):
+        hand_made_trace(os.path.join(inputs, name), rank=0)
+    digests = os.path.join(work, "d2-digests")
+    for name in ("a.json", "b.json"):
+        run([aiprof, "cluster", "map", os.path.join(inputs, name), "-o", digests, "--host", "h"])
+    files = sorted(os.listdir(digests))
+    if files != ["rank-0.digest", "rank-0.dup2.digest"]:
+        sys.exit("FAIL: D2: the second map of rank 0 did not keep the first digest: %r" % files)
+    c = json.loads(run([aiprof, "cluster", "reduce", digests]))
+    reasons = [b["reason"] for b in c["broken"]]
+    if c["usable"] != 1 or len(reasons) != 1 or "rank 0 again" not in reasons[0] or \
+            "rank-0.dup2.digest" not in reasons[0] or "rank-0.digest" not in reasons[0]:
+        sys.exit("FAIL: D2: the duplicate rank is not reported naming both digests: %r" % (c["broken"],))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -46,6 +83,8 @@ def main():
     ap.add_argument("--generator", required=True)
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as work:
+        check_trial_defects(a.aiprof, work, dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                                                 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_plm_rsh_agent=""))
         level1 = os.path.join(a.fixtures, "ascend-pt", "level1")
         c = same_outputs(a.aiprof, level1, work, "level1")
         m = json.loads(run([a.aiprof, "analyze", level1, "--format", "json", "--only", "communication"]))["metrics"]
