@@ -121,7 +121,15 @@ class ClusterCommand : public Command {
     if (reduce_->parsed()) {
       ASSIGN_OR_RETURN(ClusterResult r, ReduceDigestFolder(digests_, options));
       ASSIGN_OR_RETURN(std::string text, RenderClusterReport(r, out_));
-      return WriteOutput(out_, text);
+      RETURN_IF_ERROR(WriteOutput(out_, text));
+      // The report is written (it lists every digest and why it is unusable),
+      // but a job with nothing to analyse is a failure.
+      if (r.usable == 0) {
+        return ErrStatus("none of the " + std::to_string(r.digests) + " digests in " + digests_ + " is usable (" +
+                         (r.broken.empty() ? std::string("no digests") : r.broken.front().reason) +
+                         "); the report lists every one");
+      }
+      return OkStatus();
     }
     return RunAnalyze(options);
   }
@@ -132,18 +140,29 @@ class ClusterCommand : public Command {
     std::vector<MapUnit> units = ListMapUnits(inputs_);
     const size_t threads = threads_ > 0 ? threads_ : std::max(1u, std::thread::hardware_concurrency());
     std::vector<RankDigest> digests = MapUnits(units, 0, 1, threads, host_);
-    size_t failed = 0;
+    size_t failed = 0, rankless = 0;
     std::set<std::string> written;
     for (size_t i = 0; i < digests.size(); ++i) {
       WarnFailed(digests[i]);
-      failed += !digests[i].ok();
+      if (!digests[i].ok()) {
+        ++failed;
+      } else if (digests[i].rank < 0) {
+        ++rankless;
+        std::fprintf(stderr,
+                     "aiprof: warning: %s: the trace does not say which rank it is (no rank in its data or "
+                     "name); the reduce cannot use its digest\n",
+                     TerminalSafe(digests[i].source).c_str());
+      }
       ASSIGN_OR_RETURN(DigestWrite w, WriteDigestFile(digests[i], out_, i));
       WarnClash(digests[i], w);
       written.insert(w.path);
     }
-    std::fprintf(stderr, "aiprof: %zu digests written to %s (%zu inputs could not be read)\n", written.size(),
-                 out_.c_str(), failed);
-    if (failed == digests.size()) return ErrStatus("no input could be read (their digests say why)");
+    std::fprintf(stderr, "aiprof: %zu digests written to %s (%zu inputs could not be read, %zu without a rank)\n",
+                 written.size(), TerminalSafe(out_).c_str(), failed, rankless);
+    if (failed + rankless == digests.size()) {
+      return ErrStatus("no input gave a usable digest (" + std::to_string(failed) + " could not be read, " +
+                       std::to_string(rankless) + " without a rank; the warnings above and their digests say why)");
+    }
     return OkStatus();
   }
 

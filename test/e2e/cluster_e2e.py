@@ -11,7 +11,8 @@
    and the rest analysed.
 4. Defects of the cluster trial (hand-made one-kernel traces): two inputs of
    rank 0 mapped into one folder by two `cluster map` calls keep both
-   digests and the reduce names both (D2).
+   digests and the reduce names both (D2); map and reduce of inputs that
+   all lack a rank exit non-zero (D8).
 """
 import argparse
 import filecmp
@@ -74,6 +75,19 @@ def check_trial_defects(aiprof, work, mpi_env):
     if c["usable"] != 1 or len(reasons) != 1 or "rank 0 again" not in reasons[0] or \
             "rank-0.dup2.digest" not in reasons[0] or "rank-0.digest" not in reasons[0]:
         sys.exit("FAIL: D2: the duplicate rank is not reported naming both digests: %r" % (c["broken"],))
+    # D8: every input lacks a rank: map and reduce exit non-zero (the report is still written).
+    norank = os.path.join(work, "d8")
+    os.makedirs(norank)
+    for name in ("nodeA.json", "nodeB.json"):
+        hand_made_trace(os.path.join(norank, name))
+    d8 = os.path.join(work, "d8-digests")
+    rc, _, err = run_rc([aiprof, "cluster", "map", norank, "-o", d8])
+    if rc == 0 or "no input gave a usable digest" not in err:
+        sys.exit("FAIL: D8: cluster map of rankless inputs: exit %d\n%s" % (rc, err))
+    report = os.path.join(work, "d8.json")
+    rc, _, err = run_rc([aiprof, "cluster", "reduce", d8, "-o", report])
+    if rc == 0 or "is usable" not in err or not os.path.exists(report):
+        sys.exit("FAIL: D8: cluster reduce of unusable digests: exit %d\n%s" % (rc, err))
 
 
 def main():
