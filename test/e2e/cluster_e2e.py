@@ -12,7 +12,8 @@
 4. Defects of the cluster trial (hand-made one-kernel traces): two inputs of
    rank 0 mapped into one folder by two `cluster map` calls keep both
    digests and the reduce names both (D2); map and reduce of inputs that
-   all lack a rank exit non-zero (D8).
+   all lack a rank exit non-zero (D8); MPI processes that list different
+   inputs stop the job naming the process (D5).
 """
 import argparse
 import filecmp
@@ -88,6 +89,19 @@ def check_trial_defects(aiprof, work, mpi_env):
     rc, _, err = run_rc([aiprof, "cluster", "reduce", d8, "-o", report])
     if rc == 0 or "is usable" not in err or not os.path.exists(report):
         sys.exit("FAIL: D8: cluster reduce of unusable digests: exit %d\n%s" % (rc, err))
+    # D5: process 1 lists another job than process 0, with more units (the
+    # old code ignored its extra digest and mixed the jobs with exit 0).
+    other = os.path.join(work, "d5-other")
+    os.makedirs(other)
+    hand_made_trace(os.path.join(other, "rank0.json"), rank=0)
+    out = os.path.join(work, "d5-out")
+    script = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then j="$2"; else j="$1"; fi; exec "$0" cluster analyze "$j" -o "$3"'
+    rc, so, err = run_rc(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", "sh", "-c", script, aiprof,
+                          other, inputs, out], mpi_env)
+    if rc == 0 or "do not list the same inputs" not in err or "process 1 (2 units) lists others" not in err:
+        sys.exit("FAIL: D5: MPI processes with different inputs: exit %d\n%s%s" % (rc, so, err))
+    if os.path.exists(os.path.join(out, "cluster.json")):
+        sys.exit("FAIL: D5: a report was written from mixed inputs")
 
 
 def main():
