@@ -336,6 +336,17 @@ void AddSlowRankOps(const SlowRankReport& w, Section* s) {
   }
 }
 
+// Why cross-rank arrival figures (who arrived last, wait, lateness,
+// transfer, clock offsets) are not shown: "" when the clocks used agree.
+// cluster.json keeps the raw and aligned figures, with clocks.trusted.
+std::string NotComparable(const ClusterResult& r) {
+  if (r.trusted) return "";
+  if (r.matched == 0) return "no collective is matched across 2 or more ranks: there are no arrivals to compare";
+  return std::string("not comparable: the ranks' ends of matched collectives do not agree") +
+         (r.aligned ? " even after aligning the clocks" : "") +
+         ", so arrival times cannot be compared (Summary); cluster.json keeps the figures, with clocks.trusted false";
+}
+
 void AddSteps(const ClusterResult& r, Section* s) {
   Table& t = s->Add(Table{"steps", "",
                           {{"number", "step", Unit::kNone}, {"ranks", "ranks", Unit::kCount},
@@ -344,10 +355,18 @@ void AddSteps(const ClusterResult& r, Section* s) {
                            {"last_late_by_ns", "by (vs median arrival)", Unit::kNs},
                            {"last_collective", "at", Unit::kNone}},
                           {}, ""});
+  const std::string not_comparable = NotComparable(r);
   for (const ClusterStep& c : r.steps) {
+    if (!not_comparable.empty()) {
+      // Step times are each rank's own durations; who arrived last is not known.
+      t.rows.push_back({I(c.number), U(c.ranks), I(c.max_ns), I(c.median_ns), Rank(c.slowest_rank), Value::Null(),
+                        Value::Null(), Value::Null()});
+      continue;
+    }
     t.rows.push_back({I(c.number), U(c.ranks), I(c.max_ns), I(c.median_ns), Rank(c.slowest_rank), Rank(c.last_rank),
                       I(c.last_late_by_ns), S(c.last_collective)});
   }
+  if (!not_comparable.empty() && !r.steps.empty()) t.note = "Last to arrive: " + not_comparable + ".";
 }
 
 void AddRanks(const ClusterResult& r, Section* s) {
@@ -359,9 +378,18 @@ void AddRanks(const ClusterResult& r, Section* s) {
                            {"device_utilization", "device util", Unit::kFraction},
                            {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}},
                           {}, ""});
+  const std::string not_comparable = NotComparable(r);
   for (const ClusterRank& c : r.ranks) {
+    if (!not_comparable.empty()) {
+      t.rows.push_back({Rank(c.rank), S(c.host), Value::Null(), Value::Null(), Value::Null(), Value::Null(),
+                        Value::Null(), D(DeviceUtilization(c)), D(c.memory_peak_allocated)});
+      continue;
+    }
     t.rows.push_back({Rank(c.rank), S(c.host), I(c.aligned_wait_ns), I(c.aligned_transfer_ns), I(c.aligned_lateness_ns),
                       I(c.clock_offset_ns), U(c.last_arrivals), D(DeviceUtilization(c)), D(c.memory_peak_allocated)});
+  }
+  if (!not_comparable.empty() && !r.ranks.empty()) {
+    t.note = "Wait, transfer, lateness, clock offset and last arrivals: " + not_comparable + ".";
   }
 }
 

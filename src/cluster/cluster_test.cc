@@ -542,5 +542,55 @@ TEST(ClusterTest, FifoAndFolderNamedDigestAreListedNotOpened) {
   EXPECT_NE(d->reason.find("is a folder, not a regular file"), std::string::npos) << d->reason;
 }
 
+// Trial D6: on the HTA Kineto pair the summary says arrival times cannot be
+// compared, yet the Steps table named the last rank to arrive and the Ranks
+// table wait and lateness from those clocks. They are blank now, with a
+// note; cluster.json keeps the figures (clocks.trusted false).
+TEST(ClusterTest, ArrivalFiguresNotShownWhenTheClocksCannotBeCompared) {
+  TempDir dir;
+  const std::string base = FixturesDir() + "/kineto/HolisticTraceAnalysis__tests__data__trace_filter__sampled_rank-";
+  for (const char* rank : {"0", "1"}) {
+    fs::create_symlink(base + rank + ".json.gz", dir.Path(std::string("rank") + rank + ".json.gz"));
+  }
+  ClusterResult r = Reduce(MapFolder(dir.path()));
+  ASSERT_FALSE(r.trusted);
+  ASSERT_FALSE(r.steps.empty());
+  const std::string md = ClusterToMarkdown(r);
+  EXPECT_NE(md.find("Last to arrive: not comparable"), std::string::npos) << md;
+  EXPECT_NE(md.find("Wait, transfer, lateness, clock offset and last arrivals: not comparable"), std::string::npos)
+      << md;
+  // Every arrival cell of the Steps and Ranks tables is blank.
+  const render::Document doc = ClusterToDocument(r);
+  size_t checked = 0;
+  for (const render::Section& section : doc.sections) {
+    for (const render::Block& b : section.blocks) {
+      const auto* t = std::get_if<render::Table>(&b);
+      if (t == nullptr || (t->key != "steps" && t->key != "ranks")) continue;
+      for (size_t c = 0; c < t->columns.size(); ++c) {
+        const std::string& k = t->columns[c].key;
+        if (k != "last_rank" && k != "last_late_by_ns" && k != "last_collective" && k != "aligned_wait_ns" &&
+            k != "aligned_transfer_ns" && k != "aligned_lateness_ns" && k != "clock_offset_ns" &&
+            k != "last_arrivals") {
+          continue;
+        }
+        for (const auto& row : t->rows) {
+          EXPECT_EQ(row[c].kind(), render::Value::Kind::kNull) << t->key << " " << k;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 3 * r.steps.size() + 5 * r.ranks.size());
+  for (const ClusterRank& c : r.ranks) {
+    ASSERT_GT(c.aligned_wait_ns, 0);
+    EXPECT_NE(ClusterToJson(r).find("\"aligned_wait_ns\":" + std::to_string(c.aligned_wait_ns)), std::string::npos);
+  }
+  // Trusted clocks (the planted job): the figures are shown.
+  TempDir job;
+  const std::string trusted = ClusterToMarkdown(Reduce(MapFolder(WriteJob(job))));
+  EXPECT_EQ(trusted.find("not comparable"), std::string::npos);
+  EXPECT_NE(trusted.find("all\\_reduce #0"), std::string::npos) << trusted;  // Markdown escapes "_"
+}
+
 }  // namespace
 }  // namespace aiprof
