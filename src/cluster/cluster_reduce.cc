@@ -350,7 +350,15 @@ ClusterResult ClusterReducer::Finish() {
     }
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
-    if (expected <= 0) expected = seen.empty() ? 0 : int64_t{seen.back()} + 1;
+    out.expected_ranks_from = "--world-size";
+    if (expected <= 0) {
+      // The world size the traces state (Kineto distributedInfo), unless a
+      // rank beyond it was seen.
+      const int64_t largest = seen.empty() ? 0 : int64_t{seen.back()} + 1;
+      expected = std::max(largest, s.world_size);
+      out.expected_ranks_from = s.world_size >= largest && s.world_size > 0 ? "traces" : "largest rank seen";
+    }
+    out.expected_ranks = expected;
     const int64_t present = std::lower_bound(seen.begin(), seen.end(), expected) - seen.begin();
     out.missing_count = static_cast<uint64_t>(expected - present);
     if (expected <= static_cast<int64_t>(kMaxListedRanks)) {

@@ -59,7 +59,9 @@ enum class ClockAlign { kAuto, kAlways, kNever };
 
 struct ClusterOptions {
   ClockAlign align = ClockAlign::kAuto;
-  int64_t world_size = 0;  // expected ranks 0..world_size-1; 0: up to the largest rank seen
+  // Expected ranks 0..world_size-1; 0: the world size the traces state,
+  // or up to the largest rank seen when that is larger or none is stated.
+  int64_t world_size = 0;
 };
 
 struct ClusterRank {
@@ -149,6 +151,8 @@ struct ClusterResult {
   std::vector<ProblemDigest> broken;
   std::vector<int32_t> missing;  // listed when at most kMaxListedRanks are expected
   uint64_t missing_count = 0;
+  int64_t expected_ranks = 0;
+  std::string expected_ranks_from;  // "--world-size", "traces" or "largest rank seen"
   // Cross-rank, raw clocks (the multi-rank analysis's figures).
   uint64_t matched = 0, unmatched = 0;
   int64_t raw_end_spread_p50_ns = -1;

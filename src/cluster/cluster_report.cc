@@ -127,6 +127,8 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Field("digests", r.digests);
   j.Field("usable", r.usable);
   j.Field("world_size_in_traces", r.world_size_in_traces);
+  j.Field("expected_ranks", r.expected_ranks);
+  j.FieldStr("expected_ranks_from", r.expected_ranks_from);
   j.Field("missing_count", r.missing_count);
   j.Key("missing_ranks");
   j.Open('[');
@@ -274,6 +276,10 @@ void AddSummary(const ClusterResult& r, Section* s) {
   kv.items = {{"digests", "Digests", U(r.digests), Unit::kCount},
               {"usable", "Usable ranks", U(r.usable), Unit::kCount},
               {"broken", "Broken digests", U(r.broken.size()), Unit::kCount},
+              {"expected_ranks", "Expected ranks", I(r.expected_ranks), Unit::kCount},
+              {"expected_ranks_from", "Expected ranks from",
+               S(r.expected_ranks_from == "traces" ? "the world size the traces state (--world-size to change)"
+                                                   : r.expected_ranks_from)},
               {"missing_count", "Missing ranks", U(r.missing_count), Unit::kCount}};
   if (r.world_size_in_traces > 0 && static_cast<uint64_t>(r.world_size_in_traces) != r.digests) {
     kv.items.push_back({"world_size_in_traces", "World size in the traces", I(r.world_size_in_traces), Unit::kCount});

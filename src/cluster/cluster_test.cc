@@ -542,6 +542,27 @@ TEST(ClusterTest, FifoAndFolderNamedDigestAreListedNotOpened) {
   EXPECT_NE(d->reason.find("is a folder, not a regular file"), std::string::npos) << d->reason;
 }
 
+// Trial D7: the traces' world size (Kineto distributedInfo) was shown but
+// not used: 2 ranks of a 128-rank job listed no missing rank.
+TEST(ClusterTest, MissingRanksUpToTheWorldSizeTheTracesState) {
+  ClusterResult r = Reduce({HandMade(0, "a", 4), HandMade(1, "b", 4)});
+  EXPECT_EQ(r.expected_ranks, 4);
+  EXPECT_EQ(r.expected_ranks_from, "traces");
+  EXPECT_EQ(r.missing, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(r.missing_count, 2u);
+  ClusterOptions two;
+  two.world_size = 2;  // --world-size wins
+  r = Reduce({HandMade(0, "a", 4), HandMade(1, "b", 4)}, two);
+  EXPECT_EQ(r.expected_ranks_from, "--world-size");
+  EXPECT_TRUE(r.missing.empty());
+  r = Reduce({HandMade(0, "a", 4), HandMade(5, "b", 4)});  // a rank beyond the stated size
+  EXPECT_EQ(r.expected_ranks, 6);
+  EXPECT_EQ(r.expected_ranks_from, "largest rank seen");
+  EXPECT_EQ(r.missing, (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_NE(ClusterToJson(r).find("\"expected_ranks\":6,\"expected_ranks_from\":\"largest rank seen\""),
+            std::string::npos);
+}
+
 // Trial D6: on the HTA Kineto pair the summary says arrival times cannot be
 // compared, yet the Steps table named the last rank to arrive and the Ranks
 // table wait and lateness from those clocks. They are blank now, with a
