@@ -64,8 +64,18 @@ StatusOr<const Diagnosis*> AnalysisSession::diagnosis() {
   const MetricSet& m = metrics();
   std::lock_guard<std::mutex> lock(mu_);
   if (!diagnosis_) {
-    ScopedPhase timed(options_.analyze.phase_prefix, "diagnose");
-    diagnosis_.emplace(Diagnose(*trace_, m, *rules));
+    Diagnosis d;
+    {
+      ScopedPhase timed(options_.analyze.phase_prefix, "diagnose");
+      d = Diagnose(*trace_, m, *rules);
+    }
+    // Each finding's cause removed in the replay, beside its Amdahl bound
+    // (the dependency graph is built only when a rule names a removal).
+    if (NeedsRemovalReplays(d)) {
+      ScopedPhase sim(options_.analyze.phase_prefix, "simulate removals");
+      SimulateRemovals(*trace_, results_.critical_path(), &d);
+    }
+    diagnosis_.emplace(std::move(d));
   }
   return &*diagnosis_;
 }

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/analysis/whatif/whatif.h"
 #include "src/base/phase_log.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
@@ -50,6 +51,42 @@ TEST(AnalysisSession, ImportsOnceAndKeepsEachResult) {
   EnablePhaseLog(false);
   EXPECT_EQ(first["analysis.summary"], 1);
   for (const auto& [name, count] : first) EXPECT_EQ(count, 1) << name;
+}
+
+// A finding whose rule names a removal (rules/*.yaml `removal`) gets it
+// replayed beside its Amdahl bound, with the same figures as the what-if of
+// that scenario on the session's critical path. resnet50 num_workers=0
+// (data loading; its figures are those of docs/whatif.md: 189.1 -> 130.7 ms).
+TEST(AnalysisSession, FindingsCarryTheirRemovalReplayed) {
+  SessionOptions options;
+  options.input = testing::FixturesDir() +
+                  "/kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+  auto session = AnalysisSession::Open(options);
+  ASSERT_TRUE(session.ok()) << session.status().message();
+  auto diagnosis = (*session)->diagnosis();
+  ASSERT_TRUE(diagnosis.ok()) << diagnosis.status().message();
+  const Finding* loading = nullptr;
+  for (const Finding& f : (*diagnosis)->findings) {
+    if (f.rule->id == "data_loading") loading = &f;
+    // Only rules that name a removal have one.
+    if (f.rule->removal.empty()) {
+      EXPECT_FALSE(f.impact.replayed) << f.rule->id;
+    }
+  }
+  ASSERT_NE(loading, nullptr);
+  ASSERT_TRUE(loading->impact.replayed);
+  const SimulatedGain& g = *loading->impact.replayed;
+  StatusOr<Scenario> sc = ParseScenario("remove-idle data_loading");
+  ASSERT_TRUE(sc.ok());
+  WhatIfResult w = PredictWhatIf((*session)->trace(), (*session)->results().critical_path(), *sc);
+  EXPECT_EQ(g.scenario, "remove-idle data_loading");
+  EXPECT_EQ(g.steps, w.steady_steps);
+  EXPECT_DOUBLE_EQ(g.measured_ns, w.measured_ns);
+  EXPECT_DOUBLE_EQ(g.predicted_ns, w.predicted_ns);
+  EXPECT_LT(g.predicted_ns, g.measured_ns);
+  const std::string text = ImpactText(*loading);
+  EXPECT_NE(text.find("replayed without it ('remove-idle data_loading'): x"), std::string::npos) << text;
+  EXPECT_EQ(text.find("takes its place"), std::string::npos) << text;
 }
 
 TEST(AnalysisSession, ConcurrentCallersShareOneComputation) {

@@ -170,6 +170,18 @@ std::string ImpactText(const Finding& f) {
   } else {
     bound = "at most unbounded if removed";
   }
+  if (im.replayed && im.replayed->measured_ns > 0 && im.replayed->predicted_ns > 0) {
+    // The dependency-aware figure beside the Amdahl bound: the cause
+    // removed in the replay of the steady steps (SimulateRemovals).
+    const SimulatedGain& r = *im.replayed;
+    bound += "; replayed without it ('" + r.scenario + "'): x" + FormatFixed(r.measured_ns / r.predicted_ns, 2) +
+             " (step wall time, start to the end of its last device work, " + (r.mean ? "mean" : "median") + " of " +
+             std::to_string(r.steps) + " steady step" + (r.steps == 1 ? "" : "s") + ": " + ms(r.measured_ns) + " -> " +
+             ms(r.predicted_ns) + ")";
+    if (im.share >= kReplayHiddenMinShare && 1 - r.predicted_ns / r.measured_ns < im.share / 4) {
+      bound += ": other work on the critical path takes its place";
+    }
+  }
   return share + " [" + im.basis_text + "]; " + bound;
 }
 

@@ -5,6 +5,7 @@
 #ifndef AIPROF_SRC_ANALYSIS_DIAGNOSIS_DIAGNOSE_H_
 #define AIPROF_SRC_ANALYSIS_DIAGNOSIS_DIAGNOSE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,25 @@ struct RankedCause {
   std::string why;  // "condition holds: ...", or "general cause"
 };
 
+// A what-if scenario replayed on the trace's dependency graph
+// (src/analysis/whatif/): a suggestion's fix (SuggestionOutcome::simulation),
+// or a finding's cause removed (Impact::replayed). The steady steps' median wall time (step start to the end of its
+// last device work) measured and predicted, with the 95% interval of the prediction from the step-to-step variation.
+struct SimulatedGain {
+  std::string scenario;
+  size_t steps = 0;
+  // The steady steps' median wall time and its distribution-free interval,
+  // or, when `mean` (below), their mean and its Student's t interval.
+  double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
+  // Corrected by the prediction errors of past cases (CorrectByHistory):
+  // how many, and the prediction before the correction.
+  size_t history_cases = 0;
+  double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
+  // The figures are means: the scenario acts on one step in N
+  // (ScenarioNeedsMean), which the median step does not see.
+  bool mean = false;
+};
+
 // What removing a finding's cause would save: wall-clock time per step (or
 // per trace without steps) on the critical path, measured by the analysis
 // that owns the metric over the steady-state window (src/analysis/window).
@@ -48,6 +68,11 @@ struct Impact {
   std::string metric;        // the metric it came from
   double share = 0;          // time_ns / basis_ns (memory findings: share of device memory)
   double max_speedup = 1;    // Amdahl: 1 / (1 - share)
+  // The rule's `removal` scenario replayed (SimulateRemovals, simulate.h):
+  // what removing the cause does to the step once the dependencies are
+  // respected, which the Amdahl bound above does not see (other work on the
+  // critical path may take its place). Absent without a scenario or steps.
+  std::optional<SimulatedGain> replayed;
 };
 
 enum class Priority { kLow = 0, kMedium = 1, kHigh = 2 };
@@ -85,6 +110,10 @@ struct Diagnosis {
   std::vector<NotEvaluated> not_evaluated;
   std::vector<const Rule*> not_fired;  // evaluated, indicators false
 };
+
+// ImpactText says the replay finds the cause's time taken by other work when
+// the impact is at least this share and the replay gains under a quarter of it.
+inline constexpr double kReplayHiddenMinShare = 0.05;
 
 // Thresholds of the confidence and priority rules (docs/rules.md).
 inline constexpr double kHighMargin = 1.0;    // value at least 2x past the threshold

@@ -30,25 +30,6 @@ struct HistoricalGain {
   std::string card;          // a sentence describing the cards it comes from
 };
 
-// The suggestion's scenario replayed on the trace (src/analysis/whatif/):
-// the steady steps' median wall time (step start to the end of its last device
-// work) measured and predicted, with the 95% interval of the prediction from
-// the step-to-step variation.
-struct SimulatedGain {
-  std::string scenario;
-  size_t steps = 0;
-  // The steady steps' median wall time and its distribution-free interval,
-  // or, when `mean` (below), their mean and its Student's t interval.
-  double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
-  // Corrected by the prediction errors of past cases (CorrectByHistory):
-  // how many, and the prediction before the correction.
-  size_t history_cases = 0;
-  double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
-  // The figures are means: the scenario acts on one step in N
-  // (ScenarioNeedsMean), which the median step does not see.
-  bool mean = false;
-};
-
 // Where a suggestion's expected gain comes from.
 inline constexpr char kGainFromSimulation[] = "simulation";
 inline constexpr char kGainFromPrior[] = "prior: impact x efficacy";

@@ -74,6 +74,10 @@ struct Rule {
   bool impact_on_memory = false;         // impact_of: memory — a share of device memory, not time
   bool impact_on_trace = false;          // impact_of: trace — time of the whole trace span (start-up)
   bool first = false;                    // first: true — ranked before every other finding when it fires
+  // removal: SCENARIO — the cause removed, as a what-if scenario
+  // (docs/whatif.md), e.g. "remove-comm"; replayed beside the impact's
+  // Amdahl bound (Impact::replayed). Empty: no replay.
+  std::string removal;
   // applies_if_computed: METRIC — the rule is left out (neither evaluated
   // nor listed as not evaluated) on a trace for which METRIC was never
   // computed (no value, no unavailable reason): data only some recorders

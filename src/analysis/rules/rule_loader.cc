@@ -198,6 +198,15 @@ class RuleReader {
                                  "trace without steps), e.g. memcpy_exposed_ns; ratios belong in 'when' as evidence");
       }
     }
+    // removal: the cause removed, as a what-if scenario (docs/whatif.md),
+    // replayed beside the Amdahl bound (Impact::replayed).
+    ASSIGN_OR_RETURN(r.removal, String(n, "removal", false));
+    if (!r.removal.empty()) {
+      if (r.impact_metric.empty() || r.impact_on_memory || r.impact_on_trace) {
+        return Fail(n["removal"], "'removal' needs an 'impact' in wall-clock time per step");
+      }
+      if (StatusOr<Scenario> sc = ParseScenario(r.removal); !sc.ok()) return Fail(n["removal"], sc.status().message());
+    }
     ASSIGN_OR_RETURN(r.first, Bool(n, "first", false));
     ASSIGN_OR_RETURN(r.applies_if_computed, String(n, "applies_if_computed", false));
     if (!r.applies_if_computed.empty() && !FindMetricInfo(r.applies_if_computed)) {

@@ -130,6 +130,23 @@ TEST(GraphEditsTest, HandMadeOverlapComm) {
   EXPECT_FALSE(ParseScenario("overlap-comm now").ok());
 }
 
+// remove-comm (communication_bound's removal): the all-reduce takes no
+// time, so B follows A: B [30, 50], the sync 2 µs after it, the step's 8 µs
+// tail: 60 µs; without the sync the step ends with B: 50 µs. No collective:
+// nothing changes.
+TEST(GraphEditsTest, HandMadeRemoveComm) {
+  auto t = ImportJsonText(kComm);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(Step(*t, "remove-comm"), 60'000);
+  auto u = ImportJsonText(kCommNoSync);
+  ASSERT_NE(u, nullptr);
+  EXPECT_EQ(Step(*u, "remove-comm"), 50'000);
+  auto v = ImportJsonText(kCpuChain);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(Step(*v, "remove-comm"), 100'000);
+  EXPECT_FALSE(ParseScenario("remove-comm all").ok());
+}
+
 // Real trace (HTA's NCCL sample): the collectives run on a stream of their
 // own (40) and the compute stream waits through events: already overlapped,
 // so overlap-comm changes no step.

@@ -97,20 +97,27 @@ void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResul
   correct("mean", &r->predicted_mean_ns, &r->predicted_mean_lo_ns, &r->predicted_mean_hi_ns, &r->mean_history);
 }
 
-void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result) {
-  // Without steps the "step" is the whole trace, start-up and idle between
-  // captures included: a scenario that removes idle would claim most of it.
-  const bool steps = std::any_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.number >= 0; });
-  if (!steps) return;
-  std::map<std::string, std::optional<SimulatedGain>> done;
-  auto simulate = [&](const std::string& text) -> const std::optional<SimulatedGain>& {
-    auto it = done.find(text);
-    if (it != done.end()) return it->second;
+namespace {
+
+// Without steps the "step" is the whole trace, start-up and idle between
+// captures included: a scenario that removes idle would claim most of it.
+bool HasSteps(const CriticalPathResult& path) {
+  return std::any_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.number >= 0; });
+}
+
+// Each distinct scenario text replayed once per trace.
+class ScenarioReplays {
+ public:
+  ScenarioReplays(const Trace& trace, const CriticalPathResult& path) : trace_(trace), path_(path) {}
+
+  const std::optional<SimulatedGain>& Get(const std::string& text) {
+    auto it = done_.find(text);
+    if (it != done_.end()) return it->second;
     std::optional<SimulatedGain> g;
     StatusOr<Scenario> sc = ParseScenario(text);
     // A device clause whose devices are not known keeps the rule's prior.
-    if (sc.ok() && ResolveScenarioDevices(trace, "", &*sc).ok()) {
-      WhatIfResult r = PredictWhatIf(trace, path, *sc);
+    if (sc.ok() && ResolveScenarioDevices(trace_, "", &*sc).ok()) {
+      WhatIfResult r = PredictWhatIf(trace_, path_, *sc);
       // A gain is a share of the step wall time (what validate measures on
       // the after run); a period-based prediction (graph-launch) keeps the
       // rule's prior until validate measures periods too.
@@ -121,15 +128,44 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
         g->mean = mean;
       }
     }
-    return done.emplace(text, std::move(g)).first->second;
-  };
+    return done_.emplace(text, std::move(g)).first->second;
+  }
+
+ private:
+  const Trace& trace_;
+  const CriticalPathResult& path_;
+  std::map<std::string, std::optional<SimulatedGain>> done_;
+};
+
+}  // namespace
+
+void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result) {
+  if (!HasSteps(path)) return;
+  ScenarioReplays replays(trace, path);
   for (std::vector<SuggestionOutcome>* list : {&result->kept, &result->excluded}) {
     for (SuggestionOutcome& o : *list) {
       if (o.suggestion->scenario.empty() || o.finding->rule->impact_on_memory) continue;
-      if (const std::optional<SimulatedGain>& g = simulate(o.suggestion->scenario)) ApplySimulation(*g, &o);
+      if (const std::optional<SimulatedGain>& g = replays.Get(o.suggestion->scenario)) ApplySimulation(*g, &o);
     }
   }
   RankSuggestions(result);
+}
+
+bool NeedsRemovalReplays(const Diagnosis& diagnosis) {
+  return std::any_of(diagnosis.findings.begin(), diagnosis.findings.end(), [](const Finding& f) {
+    return !f.rule->removal.empty() && f.impact.quantified && f.impact.basis == "per step";
+  });
+}
+
+void SimulateRemovals(const Trace& trace, const CriticalPathResult& path, Diagnosis* diagnosis) {
+  if (!HasSteps(path)) return;
+  ScenarioReplays replays(trace, path);
+  for (Finding& f : diagnosis->findings) {
+    // Per step only: a replay measures steps, and an impact per trace (no
+    // steps) or on memory is another base.
+    if (f.rule->removal.empty() || !f.impact.quantified || f.impact.basis != "per step") continue;
+    f.impact.replayed = replays.Get(f.rule->removal);
+  }
 }
 
 }  // namespace aiprof

@@ -26,6 +26,15 @@ namespace aiprof {
 // and idle included) or without steady steps leaves the priors in place.
 void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, SuggestResult* result);
 
+// Replays each finding's rule `removal` scenario (Rule::removal; each
+// distinct one once) and sets Impact::replayed: the dependency-aware
+// counterpart of the impact's Amdahl bound. Per-step impacts only; a trace
+// without steps or steady steps leaves them unset.
+void SimulateRemovals(const Trace& trace, const CriticalPathResult& path, Diagnosis* diagnosis);
+// Whether SimulateRemovals has anything to replay (the dependency graph is
+// built only then).
+bool NeedsRemovalReplays(const Diagnosis& diagnosis);
+
 // The gain interval of a simulation: 1 - predicted/measured at the ends of
 // the prediction's interval, as fractions of the measured step wall time.
 void ApplySimulation(const SimulatedGain& sim, SuggestionOutcome* o);

@@ -105,6 +105,11 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     c.kind = WhatIfClause::Kind::kRemovePageFaults;
     return c;
   }
+  if (w[0] == "remove-comm") {
+    if (w.size() != 1) return ErrStatus(where + "expected 'remove-comm' (no arguments)");
+    c.kind = WhatIfClause::Kind::kRemoveComm;
+    return c;
+  }
   if (w[0] == "overlap-comm") {
     if (w.size() != 1) return ErrStatus(where + "expected 'overlap-comm' (no arguments)");
     c.kind = WhatIfClause::Kind::kOverlapComm;
@@ -119,9 +124,10 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
     if (w.size() == 4) c.from_device = std::string(w[3]);
     return c;
   }
-  return ErrStatus(where + "unknown verb '" + std::string(w[0]) +
-                   "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading, fuse, overlap-comm, device, "
-                   "remove-page-faults)");
+  return ErrStatus(
+      where + "unknown verb '" + std::string(w[0]) +
+      "' (remove-idle, remove, scale, every, graph-launch, overlap-data-loading, fuse, overlap-comm, remove-comm, "
+      "device, remove-page-faults)");
 }
 
 class Replay {
@@ -140,6 +146,7 @@ class Replay {
       if (c.kind == WhatIfClause::Kind::kOverlapDataLoading) {
         remove_[static_cast<size_t>(GapCause::kDataLoading)] = true;
       }
+      if (c.kind == WhatIfClause::Kind::kRemoveComm) remove_comm_ = true;
       if (c.kind == WhatIfClause::Kind::kGraphLaunch) {
         graph_ = true;
         remove_[static_cast<size_t>(GapCause::kHostBound)] = true;
@@ -238,6 +245,7 @@ class Replay {
           f = factor_[g_.launch[i]];
         }
         if (Removed(GapCause::kDataLoading) && g_.cls[i] == PathClass::kIdleDataLoading) f = 0.0f;
+        if (remove_comm_ && g_.on_device[i] && g_.cls[i] == PathClass::kCollective) f = 0.0f;
         factor_[i] = f;
       }
     }
@@ -490,6 +498,7 @@ class Replay {
   std::vector<float> factor_;
   bool remove_[kGapCauseCount] = {false, false, false, false};
   bool graph_ = false;
+  bool remove_comm_ = false;  // remove-comm: device collectives take no time
   GraphEdits edits_;
 };
 

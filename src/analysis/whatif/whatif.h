@@ -22,6 +22,8 @@
 //   overlap-comm              collectives no longer block their stream's
 //                             compute; only host waits, the step's end and
 //                             the next collective wait for them
+//   remove-comm               device collectives take no time (a finding's
+//                             cause removed: communication_bound's removal)
 //   device NAME [from NAME]   every kernel (CPU traces: every top-level op)
 //                             scaled by the ratio of its roofline time on
 //                             NAME to that on the trace's device
@@ -66,8 +68,17 @@ inline constexpr double kMaxScaleFactor = 1e6;
 
 struct WhatIfClause {
   enum class Kind : uint8_t {
-    kRemoveIdle, kRemove, kScale, kGraphLaunch, kOverlapDataLoading, kEvery, kFuse, kOverlapComm, kDevice,
-    kRemovePageFaults
+    kRemoveIdle,
+    kRemove,
+    kScale,
+    kGraphLaunch,
+    kOverlapDataLoading,
+    kEvery,
+    kFuse,
+    kOverlapComm,
+    kDevice,
+    kRemovePageFaults,
+    kRemoveComm
   };
   Kind kind = Kind::kRemove;
   GapCause cause = GapCause::kOther;  // kRemoveIdle

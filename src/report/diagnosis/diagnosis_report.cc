@@ -64,6 +64,26 @@ std::vector<const SuggestionOutcome*> KeptFor(const DiagnosisReport& r, const Fi
 Tree TreeNum(double v) { return Tree::Number(v); }
 Tree TreeStr(std::string_view s) { return Tree::String(s); }
 
+}  // namespace
+
+Tree SimulatedGainTree(const SimulatedGain& g) {
+  Tree sim = Tree::Map();
+  sim.Set("scenario", TreeStr(g.scenario));
+  sim.Set("time_base", TreeStr("steady step wall time: step start to the end of its last device work"));
+  sim.Set("statistic", TreeStr(g.mean ? "mean" : "median"));
+  sim.Set("steps", TreeNum(static_cast<double>(g.steps)));
+  sim.Set("measured_step_ms", TreeNum(g.measured_ns / 1e6));
+  sim.Set("predicted_step_ms", TreeNum(g.predicted_ns / 1e6));
+  Tree& interval = sim.Set("predicted_interval_ms", Tree::List());
+  interval.Push(TreeNum(g.predicted_lo_ns / 1e6));
+  interval.Push(TreeNum(g.predicted_hi_ns / 1e6));
+  sim.Set("history_cases", TreeNum(static_cast<double>(g.history_cases)));
+  sim.Set("uncorrected_step_ms", TreeNum((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
+  return sim;
+}
+
+namespace {
+
 Tree SuggestionTree(const SuggestionOutcome& o) {
   const Suggestion& sg = *o.suggestion;
   Tree s = Tree::Map();
@@ -92,21 +112,7 @@ Tree SuggestionTree(const SuggestionOutcome& o) {
     c.Set("setting", TreeStr(ch.setting));
     c.Set("value", TreeStr(ch.value));
   }
-  if (o.simulation) {
-    const SimulatedGain& g = *o.simulation;
-    Tree& sim = s.Set("simulation", Tree::Map());
-    sim.Set("scenario", TreeStr(g.scenario));
-    sim.Set("time_base", TreeStr("steady step wall time"));
-    sim.Set("statistic", TreeStr(g.mean ? "mean" : "median"));
-    sim.Set("steps", TreeNum(static_cast<double>(g.steps)));
-    sim.Set("measured_step_ms", TreeNum(g.measured_ns / 1e6));
-    sim.Set("predicted_step_ms", TreeNum(g.predicted_ns / 1e6));
-    Tree& interval = sim.Set("predicted_interval_ms", Tree::List());
-    interval.Push(TreeNum(g.predicted_lo_ns / 1e6));
-    interval.Push(TreeNum(g.predicted_hi_ns / 1e6));
-    sim.Set("history_cases", TreeNum(static_cast<double>(g.history_cases)));
-    sim.Set("uncorrected_step_ms", TreeNum((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
-  }
+  if (o.simulation) s.Set("simulation", SimulatedGainTree(*o.simulation));
   if (o.history) {
     Tree& h = s.Set("history", Tree::Map());
     h.Set("gain", TreeNum(o.history->gain_fraction));
@@ -136,6 +142,8 @@ Tree FindingTree(const DiagnosisReport& r, const Finding& f) {
   impact.Set("basis_ms", TreeNum(f.impact.basis_ns / 1e6));
   impact.Set("basis_text", TreeStr(f.impact.basis_text));
   impact.Set("max_speedup", TreeNum(f.impact.max_speedup));  // unbounded: null
+  // The rule's removal scenario replayed: the dependency-aware figure.
+  if (f.impact.replayed) impact.Set("replayed", SimulatedGainTree(*f.impact.replayed));
   Tree& indicators = out.Set("indicators", Tree::List());
   for (const ComparisonOutcome& c : f.indicators) {
     Tree& i = indicators.Push(Tree::Map());
@@ -186,14 +194,25 @@ void AddRun(const DiagnosisReport& r, render::Section* sec) {
   if (d.findings.empty()) sec->Add(render::Paragraph{"No bottleneck found by the rules that could be evaluated."});
 }
 
-// The rule's conditions with the measured values, each in its metric's unit.
+// The rule's conditions with the measured values, each in its metric's unit,
+// and what the metric is (a ratio's base: "28.9%" alone did not say of what).
 render::Table IndicatorTable(const Finding& f) {
-  render::Table t{"evidence", "Evidence", {{"metric", "Metric"}, {"value", "Value"}, {"op", "Test"},
-                                           {"threshold", "Threshold"}, {"measured", "Measured"}}, {}, ""};
+  render::Table t{"evidence",
+                  "Evidence",
+                  {{"metric", "Metric"},
+                   {"value", "Value"},
+                   {"op", "Test"},
+                   {"threshold", "Threshold"},
+                   {"measured", "Measured"},
+                   {"meaning", "What it is"}},
+                  {},
+                  ""};
   for (const ComparisonOutcome& c : f.indicators) {
-    Unit unit = MetricDisplayUnit(FindMetricInfo(c.metric));
+    const MetricInfo* info = FindMetricInfo(c.metric);
+    Unit unit = MetricDisplayUnit(info);
     t.rows.push_back({Value::String(c.metric), Value::Number(c.value).In(unit), Value::String(c.op),
-                      Value::Number(c.threshold).In(unit), Value::Bool(c.measured)});
+                      Value::Number(c.threshold).In(unit), Value::Bool(c.measured),
+                      Value::String(info != nullptr ? std::string(info->description) : std::string())});
   }
   return t;
 }

@@ -29,6 +29,11 @@ struct DiagnosisReport {
 // "9.9% to 17.9% of the time per step (x1.11 to x1.22; prior: ...)".
 std::string GainText(const SuggestionOutcome& o);
 
+// A replayed scenario (a suggestion's simulation, a finding's replayed
+// removal) in the published JSON form: scenario, time base, statistic,
+// steps, measured and predicted step, interval, history correction.
+Tree SimulatedGainTree(const SimulatedGain& g);
+
 // The published JSON form (aiprof.diagnosis/1) as a tree.
 Tree DiagnosisTree(const DiagnosisReport& r);
 // The whole result as a document; its machine form is DiagnosisTree.

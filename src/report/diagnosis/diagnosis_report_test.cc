@@ -42,8 +42,15 @@ struct HandMade {
     f.indicators = {{"data_loading_ratio", ">", 0.25, 0.1, true, true, 1.5},
                     {"critical_path_idle_ns", ">", 2.5e6, 1e6, true, false, 1.5}};
     f.causes = {{"few_workers", "Too few workers", {"slow op " + std::string(name), "second"}, "condition holds"}};
-    f.impact = {true, 2.5e6, 10e6, "per step", "per step (mean of 5 steps)", "data_loading_ns", 0.25,
-                std::numeric_limits<double>::infinity()};
+    f.impact = {true,
+                2.5e6,
+                10e6,
+                "per step",
+                "per step (mean of 5 steps)",
+                "data_loading_ns",
+                0.25,
+                std::numeric_limits<double>::infinity(),
+                std::nullopt};
     f.priority = Priority::kHigh;
     diagnosis.platform.pytorch = true;
     diagnosis.impact_basis_text = "per step (mean of 5 steps)";
@@ -105,7 +112,11 @@ TEST(DiagnosisReportTest, TextShowsEachPartOnce) {
   EXPECT_NE(text.find("aiprof suggestions: t.json\n"), std::string::npos) << text;
   EXPECT_NE(text.find("1. Input pipeline stalls the device\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Confidence: high (2.0x past the threshold)"), std::string::npos) << text;
-  EXPECT_NE(text.find("data_loading_ratio      25.0% >        10.0% yes\n"), std::string::npos) << text;
+  // Each indicator with what it is a share of (the catalogue's description).
+  EXPECT_NE(text.find("data_loading_ratio      25.0% >        10.0% yes      device idle time overlapped by data "
+                      "loading, share of the span\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("2.50 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("  - Too few workers [condition holds]\n      slow op conv\n"), std::string::npos) << text;
   EXPECT_NE(text.find("More DataLoader workers: Set num_workers=4 [pytorch]\n      expected gain: 20.0% to 22.0%"),

@@ -66,8 +66,10 @@ void FillSteps(const Trace& t, ReportData* r) {
 }
 
 void FillOps(const Summary& summary, const Trace& t, ReportData* r) {
-  std::map<uint32_t, int64_t> category_total;
-  for (const OpStat& op : summary.ops) category_total[op.category.raw] += op.total_ns;
+  // Shares of self time: summed total times count a nested op inside its
+  // parent's too (a category's shares of total came to more than 100%).
+  std::map<uint32_t, int64_t> category_self;
+  for (const OpStat& op : summary.ops) category_self[op.category.raw] += op.self_ns;
   std::vector<size_t> ranked = TopOpsBySelf(t, summary);
   for (size_t i = 0; i < ranked.size() && i < kReportTopOps; ++i) {
     const OpStat& op = summary.ops[ranked[i]];
@@ -81,8 +83,8 @@ void FillOps(const Summary& summary, const Trace& t, ReportData* r) {
     o.p50_us = op.p50_ns / 1e3;
     o.p99_us = op.p99_ns / 1e3;
     o.max_us = static_cast<double>(op.max_ns) / 1e3;
-    int64_t total = category_total[op.category.raw];
-    o.share = total > 0 ? static_cast<double>(op.total_ns) / static_cast<double>(total) : 0;
+    const int64_t self = category_self[op.category.raw];
+    o.share = self > 0 ? static_cast<double>(op.self_ns) / static_cast<double>(self) : 0;
     r->top_ops.push_back(std::move(o));
   }
 }

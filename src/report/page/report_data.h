@@ -30,6 +30,7 @@ namespace aiprof {
 
 inline constexpr size_t kReportTopOps = 50;
 inline constexpr size_t kReportRooflinePoints = 200;
+inline constexpr size_t kReportStepBars = 500;  // the step chart's bars (runs of steps past it)
 inline constexpr size_t kReportMemoryPoints = AnalysisResults::kMemorySeriesPoints;
 // A step is marked slow when it is this much longer than the median step.
 inline constexpr double kSlowStepFactor = 1.2;
@@ -64,7 +65,7 @@ struct ReportOp {
   std::string name, category;
   uint64_t count = 0;
   double total_ms = 0, self_ms = 0, mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
-  double share = 0;  // of the summed time of all ops in the same category
+  double share = 0;  // self time, of the summed self time of all ops in the same category
 };
 
 using ReportHostFunction = HostFunction;

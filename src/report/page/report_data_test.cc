@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <string>
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/diagnosis/suggest.h"
@@ -108,6 +111,19 @@ TEST(ReportDataTest, Resnet50HeadlineMatchesIndependentFigures) {
     EXPECT_GE(op.total_ms + 1e-9, op.self_ms);
     EXPECT_EQ(op.name.rfind("ProfilerStep#", 0), std::string::npos) << op.name;
   }
+  // Shares are of self time within a category: proportional to self, and
+  // the listed ones sum to at most 1 (shares of total time double-counted
+  // nested ops: on this trace the cpu_op shares summed past 1).
+  std::map<std::string, double> share_sum, self_per_share;
+  for (const auto& op : r.top_ops) {
+    share_sum[op.category] += op.share;
+    if (op.share <= 0) continue;
+    auto [it, first] = self_per_share.try_emplace(op.category, op.self_ms / op.share);
+    if (!first) {
+      EXPECT_NEAR(op.self_ms / op.share, it->second, 1e-6 * it->second) << op.name;
+    }
+  }
+  for (const auto& [category, sum] : share_sum) EXPECT_LE(sum, 1 + 1e-9) << category;
 
   std::string html = ReportToHtml(r);
   EXPECT_NE(html.find("<svg class=\"chart\""), std::string::npos);
@@ -314,6 +330,34 @@ TEST(ReportDataTest, BestFixPrefersAMeasuredGainUnlessThePriorIsLargerAtItsLowEn
   EXPECT_EQ(ChooseBestFix(&top, {}).best, nullptr);
   kept = {make(&other, &retain, 0.30, 0.60, kGainFromPrior)};
   EXPECT_EQ(ChooseBestFix(nullptr, kept).best, nullptr);
+}
+
+// A trace of many steps draws at most kReportStepBars bars, each a run of
+// consecutive steps by its longest (hand-made data: 1,200 steps of 1 ms, one
+// of 9 ms); the table holds the same bars, and the page says so.
+TEST(ReportDataTest, StepChartOfManyStepsIsBounded) {
+  ReportData r;
+  for (int i = 0; i < 1200; ++i)
+    r.steps.push_back({"ProfilerStep#" + std::to_string(i), i == 700 ? 9.0 : 1.0, i == 700});
+  r.median_step_ms = 1;
+  render::Document doc = ReportToDocument(r);
+  const render::Table* table = nullptr;
+  std::string text;
+  std::function<void(const render::Section&)> walk = [&](const render::Section& s) {
+    for (const render::Block& b : s.blocks) {
+      if (const auto* c = std::get_if<render::Chart>(&b); c && c->data.key == "steps") table = &c->data;
+      if (const auto* p = std::get_if<render::Paragraph>(&b)) text += p->text + "\n";
+    }
+    for (const render::Section& c : s.sections) walk(c);
+  };
+  for (const render::Section& s : doc.sections) walk(s);
+  ASSERT_NE(table, nullptr);
+  ASSERT_EQ(table->rows.size(), 400u);  // 1,200 / ceil(1,200 / 500) = 3 steps a bar
+  EXPECT_EQ(table->rows[233][0].str(), "ProfilerStep#699 to ProfilerStep#701");
+  EXPECT_DOUBLE_EQ(table->rows[233][1].number(), 9.0);
+  EXPECT_TRUE(table->rows[233][2].boolean());
+  EXPECT_FALSE(table->rows[0][2].boolean());
+  EXPECT_NE(text.find("1200 steps, drawn as 400 bars of 3 consecutive steps"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -140,15 +140,41 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
   std::vector<double> values;
   std::vector<bool> marked;
   render::Table data{"steps", "", {{"step", "Step"}, {"time", "Time", Unit::kMs}, {"slow", "Slow"}}, {}, ""};
-  for (const ReportStep& s : r.steps) {
-    labels.push_back(s.label);
-    values.push_back(s.dur_ms);
-    marked.push_back(s.slow);
-    data.rows.push_back({Value::String(s.label), MsValue(s.dur_ms), Value::Bool(s.slow)});
+  // At most kReportStepBars bars: past that, each bar is a run of
+  // consecutive steps drawn by its longest (a page of a million steps was
+  // hundreds of megabytes); the table holds the same bars.
+  const size_t n = r.steps.size();
+  const size_t per = (n + kReportStepBars - 1) / kReportStepBars;
+  for (size_t lo = 0; lo < n; lo += per) {
+    const size_t hi = std::min(n, lo + per);
+    size_t longest = lo;
+    bool slow = false;
+    for (size_t i = lo; i < hi; ++i) {
+      if (r.steps[i].dur_ms > r.steps[longest].dur_ms) longest = i;
+      slow |= r.steps[i].slow;
+    }
+    std::string label = per == 1 ? r.steps[lo].label : r.steps[lo].label + " to " + r.steps[hi - 1].label;
+    labels.push_back(label);
+    values.push_back(r.steps[longest].dur_ms);
+    marked.push_back(slow);
+    data.rows.push_back({Value::String(std::move(label)), MsValue(r.steps[longest].dur_ms), Value::Bool(slow)});
   }
   render::Section& sec = charts->AddSection("steps", "Step times");
-  sec.Add(render::Paragraph{fmt::format("Median {}; slow = more than {:.1f}× the median.", MsText(r.median_step_ms),
-                                        kSlowStepFactor)});
+  if (per > 1) {
+    sec.Add(
+        render::Paragraph{fmt::format("{} steps, drawn as {} bars of {} consecutive steps, each by its longest "
+                                      "step; a bar is slow when one of its steps is.",
+                                      n, labels.size(), per)});
+  }
+  // Every step, warm-up included (the headline's p50 is over the steady
+  // steps only): the text says which, so the two medians are not compared as one.
+  std::string base =
+      r.warmup_steps == 0
+          ? fmt::format("all {} steps", r.steps.size())
+          : fmt::format("all {} steps, the {} warm-up step{} included (the headline leaves {} out)", r.steps.size(),
+                        r.warmup_steps, r.warmup_steps == 1 ? "" : "s", r.warmup_steps == 1 ? "it" : "them");
+  sec.Add(render::Paragraph{fmt::format("Median {} over {}; slow = more than {:.1f}× that median.",
+                                        MsText(r.median_step_ms), base, kSlowStepFactor)});
   sec.Add(render::Chart{"steps",
                         BarChart("Duration of each step", labels, values, marked,
                                  fmt::format("slow: > {:.1f}× median", kSlowStepFactor), r.median_step_ms, "median", "ms"),
@@ -278,8 +304,9 @@ void AddMemory(const ReportData& r, render::Section* charts) {
 
 void AddTopOps(const ReportData& r, render::Document* doc) {
   render::Section& sec = doc->AddSection("ops", "Top ops");
-  sec.Add(render::Paragraph{"By self time (nested ops are not counted twice), total beside it; profiler wrappers left "
-                            "out; share is of the summed time of all ops in the same category."});
+  sec.Add(
+      render::Paragraph{"By self time (nested ops are not counted twice), total beside it; profiler wrappers left "
+                        "out; share is the op's self time, of the summed self time of all ops in the same category."});
   render::Table t{"top_ops", "",
                   {{"op", "Op"}, {"category", "Category"}, {"count", "Count", Unit::kCount}, {"self", "Self", Unit::kMs},
                    {"total", "Total", Unit::kMs}, {"share", "Share", Unit::kFraction}, {"mean", "Mean", Unit::kMs},

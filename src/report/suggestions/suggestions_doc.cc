@@ -1,6 +1,7 @@
 #include "src/report/suggestions/suggestions_doc.h"
 
 #include "src/analysis/rules/rule.h"
+#include "src/report/diagnosis/diagnosis_report.h"
 
 namespace aiprof {
 namespace {
@@ -57,19 +58,7 @@ Tree Outcome(const SuggestionOutcome& o) {
   risk.Set("effort", Tree::String(s.risk.effort));
   risk.Set("note", Tree::String(s.risk.note));
   if (o.simulation) {
-    const SimulatedGain& g = *o.simulation;
-    Tree& sim = m.Set("simulation", Tree::Map());
-    sim.Set("scenario", Tree::String(g.scenario));
-    sim.Set("time_base", Tree::String("steady step wall time: step start to the end of its last device work"));
-    sim.Set("statistic", Tree::String(g.mean ? "mean" : "median"));
-    sim.Set("steps", Tree::Number(static_cast<double>(g.steps)));
-    sim.Set("measured_step_ms", Tree::Number(g.measured_ns / 1e6));
-    sim.Set("predicted_step_ms", Tree::Number(g.predicted_ns / 1e6));
-    Tree& iv = sim.Set("predicted_interval_ms", Tree::List());
-    iv.Push(Tree::Number(g.predicted_lo_ns / 1e6));
-    iv.Push(Tree::Number(g.predicted_hi_ns / 1e6));
-    sim.Set("history_cases", Tree::Number(static_cast<double>(g.history_cases)));
-    sim.Set("uncorrected_step_ms", Tree::Number((g.history_cases ? g.uncorrected_ns : g.predicted_ns) / 1e6));
+    m.Set("simulation", SimulatedGainTree(*o.simulation));
   } else {
     m.Set("scenario", Tree::String(s.scenario));
   }
