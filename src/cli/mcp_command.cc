@@ -6,6 +6,7 @@
 // tool results with isError (a trace that does not import, a query that
 // fails); nothing a client sends ends the server except end of input.
 #include <simdjson.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -65,10 +66,28 @@ struct RpcError {
   std::string message;
 };
 
+// Which file (or folder) a path was when loaded: loading the same one
+// again, unchanged, gives the same trace id.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+std::optional<FileIdentity> IdentityOf(const fs::path& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return FileIdentity{st.st_dev, st.st_ino, st.st_size,
+                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
 // A loaded trace: its analysis session (results computed once across tool
 // calls) and its query database.
 struct LoadedTrace {
   std::string path;
+  FileIdentity identity;
   std::unique_ptr<AnalysisSession> session;
   std::unique_ptr<QueryEngine> engine;
   const Trace& trace() const { return session->trace(); }
@@ -82,8 +101,13 @@ struct LoadedTrace {
 std::string ToolsJson() {
   auto trace_arg = R"("trace":{"type":"string","description":"id from load_trace, e.g. t1"})";
   std::string tools = "[";
-  tools += R"({"name":"load_trace","description":"Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an allowed directory; returns its id","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},)";
+  tools +=
+      R"({"name":"load_trace","description":"Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an allowed directory; returns its id; a path already loaded and unchanged since keeps its id","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},)";
   tools += R"({"name":"list_traces","description":"Traces loaded so far","inputSchema":{"type":"object","properties":{}}},)";
+  tools +=
+      std::string(
+          R"({"name":"unload_trace","description":"Forget a loaded trace: its id no longer answers; at most 8 are loaded at once","inputSchema":{"type":"object","properties":{)") +
+      trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
   tools += std::string(R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"only":{"type":"array","items":{"type":"string"}}},"required":["trace"]}},)";
   tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000, 64 MiB held), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
@@ -640,8 +664,24 @@ class McpServer {
       std::string why;
       std::optional<fs::path> confined = Confine(path, &why);
       if (!confined) return RpcError{-32602, "invalid params: " + why};
+      // The same file (device, inode), unchanged (size, mtime), loaded
+      // before: its id again, no second import (8 loads of one path filled
+      // the session).
+      const std::optional<FileIdentity> identity = IdentityOf(*confined);
+      for (const auto& [id, t] : traces_) {
+        if (identity && t.path == confined->string() && t.identity == *identity) {
+          const size_t slices = t.trace().slices.size();
+          *result = ToolResult(
+              "already loaded " + t.path + " as " + id + " (" + std::to_string(slices) + " slices; unchanged since)",
+              "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(t.path) +
+                  ",\"slices\":" + std::to_string(slices) + ",\"reused\":true}");
+          return std::nullopt;
+        }
+      }
       if (traces_.size() >= kMaxLoadedTraces) {
-        *result = ToolResult("at most " + std::to_string(kMaxLoadedTraces) + " traces may be loaded", "", true);
+        *result = ToolResult(
+            "at most " + std::to_string(kMaxLoadedTraces) + " traces may be loaded; unload_trace forgets one", "",
+            true);
         return std::nullopt;
       }
       SessionOptions options;
@@ -659,10 +699,21 @@ class McpServer {
       if (Cancelled()) return std::nullopt;  // no response is sent; the import is dropped
       std::string id = "t" + std::to_string(++next_id_);
       const size_t slices = (*session)->trace().slices.size();
-      traces_[id] = LoadedTrace{confined->string(), std::move(*session), std::move(*engine)};
+      traces_[id] =
+          LoadedTrace{confined->string(), identity.value_or(FileIdentity{}), std::move(*session), std::move(*engine)};
       *result = ToolResult("loaded " + confined->string() + " as " + id + " (" + std::to_string(slices) + " slices)",
                            "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(confined->string()) +
-                               ",\"slices\":" + std::to_string(slices) + "}");
+                               ",\"slices\":" + std::to_string(slices) + ",\"reused\":false}");
+      return std::nullopt;
+    }
+    if (name == "unload_trace") {
+      LoadedTrace* t = nullptr;
+      if (auto e = TraceArg(args, &t)) return e;
+      auto it = std::find_if(traces_.begin(), traces_.end(), [t](const auto& e) { return &e.second == t; });
+      const std::string key = it->first, path = t->path;
+      traces_.erase(it);
+      *result = ToolResult("unloaded " + key + " (" + path + ")",
+                           "{\"trace\":" + JsonString(key) + ",\"path\":" + JsonString(path) + "}");
       return std::nullopt;
     }
     if (name == "list_traces") {

@@ -93,6 +93,49 @@ def hostile_names(aiprof, sample):
               and "x\\u001b[2J\\u202e" in err, "stderr shows the client's id and reason: %r" % err)
 
 
+def reload_and_unload(aiprof, sample):
+    """Loading one path again, unchanged, gives its id (D10 of the serve
+    trial: 8 loads of one path filled the session for good); a changed file
+    is a new trace; unload_trace forgets one, so a full session takes
+    another."""
+    with tempfile.TemporaryDirectory() as d:
+        copies = []
+        for k in range(9):
+            copies.append(os.path.join(d, "c%d.json" % k))
+            with open(sample, "rb") as src, open(copies[-1], "wb") as dst:
+                dst.write(src.read())
+        c = Client(aiprof, [d])
+        c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test", "version": "0"}})
+        ids = [c.tool("load_trace", path=copies[0]).get("result", {}).get("structuredContent", {}).get("trace")
+               for _ in range(10)]
+        check(ids == ["t1"] * 10, "the same path, unchanged, keeps its id: %s" % ids)
+        r = c.tool("load_trace", path=os.path.join(d, ".", "c0.json"))
+        check(r["result"]["structuredContent"].get("reused") is True, "the same file by another spelling: %r" % r)
+        st = os.stat(copies[0])
+        os.utime(copies[0], ns=(st.st_atime_ns, st.st_mtime_ns + 1000000000))
+        r = c.tool("load_trace", path=copies[0])
+        check(r["result"]["structuredContent"]["trace"] == "t2" and r["result"]["structuredContent"]["reused"] is False,
+              "a changed file is loaded again: %r" % r["result"]["structuredContent"])
+        for k in range(1, 7):
+            c.tool("load_trace", path=copies[k])
+        r = c.tool("load_trace", path=copies[8])
+        check(r["result"]["isError"] is True and "unload_trace" in r["result"]["content"][0]["text"],
+              "a ninth trace: the limit names unload_trace: %r" % r["result"]["content"])
+        r = c.tool("unload_trace", trace="t1")
+        check(r.get("result", {}).get("structuredContent") == {"trace": "t1", "path": os.path.realpath(copies[0])},
+              "unload_trace: %r" % r)
+        check(c.tool("summary", trace="t1").get("error", {}).get("code") == -32602, "an unloaded id no longer answers")
+        check(c.tool("unload_trace", trace="t1").get("error", {}).get("code") == -32602, "unloading twice: -32602")
+        check(c.tool("unload_trace").get("error", {}).get("code") == -32602, "unload_trace needs 'trace'")
+        r = c.tool("load_trace", path=copies[8])
+        check(r["result"]["isError"] is False and r["result"]["structuredContent"]["trace"] == "t9",
+              "after unloading one, another loads: %r" % r["result"])
+        listed = [x["trace"] for x in c.tool("list_traces")["result"]["structuredContent"]["traces"]]
+        check(sorted(listed) == sorted(["t%d" % k for k in range(2, 10)]), "list_traces after unload: %s" % listed)
+        check(c.close() == 0, "exits 0")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -111,7 +154,7 @@ def main():
     r = c.call("tools/list")
     names = sorted(t["name"] for t in r["result"]["tools"])
     check(names == ["analyze", "diagnose", "diff", "list_traces", "load_trace", "query", "schema", "suggest", "summary",
-                    "validate", "whatif"],
+                    "unload_trace", "validate", "whatif"],
           "tools: %s" % names)
     check(all(t["inputSchema"]["type"] == "object" for t in r["result"]["tools"]), "schemas are objects")
 
@@ -356,6 +399,7 @@ def main():
     check(c.close() == 0, "exits 0 at end of input")
 
     hostile_names(a.aiprof, sample)
+    reload_and_unload(a.aiprof, sample)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
     check(rc == 1, "--allow of a missing directory exits 1")
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
