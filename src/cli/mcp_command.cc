@@ -98,6 +98,75 @@ struct LoadedTrace {
   }
 };
 
+// The member `key` of the object `e`, as operator[] but for a key given
+// twice: the last one, as JSON.parse and Python's json read it, so that the
+// server and its client agree on which request a reply answers
+// ({"id":10,...,"id":11} is request 11). Not an object: INCORRECT_TYPE; no
+// such member: NO_SUCH_FIELD.
+simdjson::simdjson_result<simdjson::dom::element> Field(simdjson::simdjson_result<simdjson::dom::element> e,
+                                                        std::string_view key) {
+  simdjson::dom::object object;
+  if (auto error = e.get(object)) return error;
+  simdjson::simdjson_result<simdjson::dom::element> found(simdjson::NO_SUCH_FIELD);
+  for (auto [k, v] : object) {
+    if (k == key) found = simdjson::simdjson_result<simdjson::dom::element>(simdjson::dom::element(v));
+  }
+  return found;
+}
+simdjson::simdjson_result<simdjson::dom::element> Field(simdjson::dom::element e, std::string_view key) {
+  return Field(simdjson::simdjson_result<simdjson::dom::element>(std::move(e)), key);
+}
+
+// Whether the numbers in `line` (outside strings) are all JSON numbers by
+// the grammar: simdjson answers NUMBER_ERROR both for a malformed number
+// and for one out of range (an integer past 64 bits, 1e400), which is
+// valid JSON.
+bool NumbersWellFormed(std::string_view line) {
+  bool in_string = false;
+  for (size_t i = 0; i < line.size();) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character
+      } else if (c == '"') {
+        in_string = false;
+      }
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      ++i;
+      continue;
+    }
+    if (c != '-' && !(c >= '0' && c <= '9')) {
+      ++i;
+      continue;
+    }
+    auto digit = [&](size_t k) { return k < line.size() && line[k] >= '0' && line[k] <= '9'; };
+    size_t k = i + (c == '-');
+    if (!digit(k)) return false;
+    if (line[k] == '0') {
+      ++k;
+    } else {
+      while (digit(k)) ++k;
+    }
+    if (k < line.size() && line[k] == '.') {
+      if (!digit(++k)) return false;
+      while (digit(k)) ++k;
+    }
+    if (k < line.size() && (line[k] == 'e' || line[k] == 'E')) {
+      ++k;
+      if (k < line.size() && (line[k] == '+' || line[k] == '-')) ++k;
+      if (!digit(k)) return false;
+      while (digit(k)) ++k;
+    }
+    if (k < line.size() && (digit(k) || line[k] == '.' || line[k] == 'e' || line[k] == 'E')) return false;
+    i = k;
+  }
+  return true;
+}
+
 std::string ToolsJson() {
   auto trace_arg = R"("trace":{"type":"string","description":"id from load_trace, e.g. t1"})";
   std::string tools = "[";
@@ -181,23 +250,26 @@ class McpServer {
     if (parsed && message.is_object()) {
       // A response from the client (result or error, no method) is dropped
       // here, as Handle would: never queued, never answered, even busy.
-      if (message["method"].error() == simdjson::NO_SUCH_FIELD &&
-          (message["result"].error() == simdjson::SUCCESS || message["error"].error() == simdjson::SUCCESS)) {
+      if (Field(message, "method").error() == simdjson::NO_SUCH_FIELD &&
+          (Field(message, "result").error() == simdjson::SUCCESS ||
+           Field(message, "error").error() == simdjson::SUCCESS)) {
         return;
       }
-      if (message["id"].get(id_element) == simdjson::SUCCESS) p.id = simdjson::minify(id_element);
-      if (message["method"].get(method) == simdjson::SUCCESS) {
+      if (Field(message, "id").get(id_element) == simdjson::SUCCESS) p.id = simdjson::minify(id_element);
+      if (Field(message, "method").get(method) == simdjson::SUCCESS) {
         if (method == "notifications/cancelled" && p.id.empty()) {
           simdjson::dom::element request_id;
           std::string_view reason;
-          if (message["params"]["requestId"].get(request_id) != simdjson::SUCCESS) return;  // malformed: ignored
-          if (message["params"]["reason"].get(reason) != simdjson::SUCCESS) reason = {};
+          if (Field(Field(message, "params"), "requestId").get(request_id) != simdjson::SUCCESS) {
+            return;  // malformed: ignored
+          }
+          if (Field(Field(message, "params"), "reason").get(reason) != simdjson::SUCCESS) reason = {};
           Cancel(simdjson::minify(request_id), reason);
           return;
         }
         std::string_view version;
         if (method == "ping" && !p.id.empty() && (id_element.is_string() || id_element.is_int64()) &&
-            message["jsonrpc"].get(version) == simdjson::SUCCESS && version == "2.0") {
+            Field(message, "jsonrpc").get(version) == simdjson::SUCCESS && version == "2.0") {
           Send(Reply(p.id, "{}"));
           return;
         }
@@ -299,29 +371,43 @@ class McpServer {
 
   std::string Handle(const std::string& line) {
     simdjson::dom::element message;
-    if (line.empty() || parser_.parse(line).get(message) != simdjson::SUCCESS) {
+    const simdjson::error_code parsed = line.empty() ? simdjson::EMPTY : parser_.parse(line).get(message);
+    if (parsed == simdjson::NUMBER_ERROR && NumbersWellFormed(line)) {
+      // Valid JSON with a number past what a 64-bit integer or a double
+      // holds (an id 12345678901234567890123 or 1e400): not a parse error;
+      // its id cannot be read, so the answer's id is null.
+      return Error("null", {-32600,
+                            "invalid request: a number out of range; an id must be a string or an integer "
+                            "of at most 64 bits"});
+    }
+    if (parsed != simdjson::SUCCESS) {
       return Error("null", {-32700, "parse error: not one JSON message per line (at most 16 MiB)"});
     }
     if (!message.is_object()) return Error("null", {-32600, "invalid request: not a message object"});
     // A response from the client (result or error, no method): JSON-RPC
     // answers nothing to a response. This server asks the client nothing, so
     // it is dropped.
-    if (message["method"].error() == simdjson::NO_SUCH_FIELD &&
-        (message["result"].error() == simdjson::SUCCESS || message["error"].error() == simdjson::SUCCESS)) {
+    if (Field(message, "method").error() == simdjson::NO_SUCH_FIELD &&
+        (Field(message, "result").error() == simdjson::SUCCESS ||
+         Field(message, "error").error() == simdjson::SUCCESS)) {
       return "";
     }
     simdjson::dom::element id_element;
-    const bool has_id = message["id"].get(id_element) == simdjson::SUCCESS;
+    const bool has_id = Field(message, "id").get(id_element) == simdjson::SUCCESS;
     std::string id = has_id ? simdjson::minify(id_element) : "null";
     if (has_id && !id_element.is_string() && !id_element.is_int64() && !id_element.is_uint64()) {
-      return Error("null", {-32600, "invalid request: id must be a string or an integer"});
+      // MCP's ids are strings or integers. A number with a fraction is a
+      // JSON-RPC id all the same, so it is echoed (the client can tell
+      // which request failed); an object, array or boolean is not one: null.
+      return Error(id_element.is_double() ? id : "null",
+                   {-32600, "invalid request: id must be a string or an integer"});
     }
     std::string_view version;
-    if (message["jsonrpc"].get(version) != simdjson::SUCCESS || version != "2.0") {
+    if (Field(message, "jsonrpc").get(version) != simdjson::SUCCESS || version != "2.0") {
       return Error(id, {-32600, "invalid request: \"jsonrpc\" must be \"2.0\""});
     }
     std::string_view method;
-    if (message["method"].get(method) != simdjson::SUCCESS) {
+    if (Field(message, "method").get(method) != simdjson::SUCCESS) {
       return Error(id, {-32600, "invalid request: no method"});
     }
     if (!has_id) return "";  // notifications (notifications/initialized, cancelled) need no answer
@@ -332,11 +418,11 @@ class McpServer {
 
   std::optional<RpcError> Dispatch(std::string_view method, simdjson::dom::element message, std::string* result) {
     simdjson::dom::element params;
-    const bool has_params = message["params"].get(params) == simdjson::SUCCESS && params.is_object();
+    const bool has_params = Field(message, "params").get(params) == simdjson::SUCCESS && params.is_object();
     if (method == "initialize") {
       std::string_view asked;
       std::string version = kProtocolVersions[0];
-      if (has_params && params["protocolVersion"].get(asked) == simdjson::SUCCESS) {
+      if (has_params && Field(params, "protocolVersion").get(asked) == simdjson::SUCCESS) {
         for (const char* v : kProtocolVersions) {
           if (asked == v) version = v;
         }
@@ -371,7 +457,7 @@ class McpServer {
     if (method == "resources/read") {
       // A loaded trace's summary (the summary tool's document).
       std::string_view uri;
-      if (!has_params || params["uri"].get(uri) != simdjson::SUCCESS) {
+      if (!has_params || Field(params, "uri").get(uri) != simdjson::SUCCESS) {
         return RpcError{-32602, "invalid params: resources/read needs a uri"};
       }
       constexpr std::string_view kPrefix = "aiprof://trace/";
@@ -387,11 +473,11 @@ class McpServer {
     }
     if (method == "tools/call") {
       std::string_view name;
-      if (!has_params || params["name"].get(name) != simdjson::SUCCESS) {
+      if (!has_params || Field(params, "name").get(name) != simdjson::SUCCESS) {
         return RpcError{-32602, "invalid params: tools/call needs a tool name"};
       }
       simdjson::dom::element args;
-      if (params["arguments"].get(args) != simdjson::SUCCESS) {
+      if (Field(params, "arguments").get(args) != simdjson::SUCCESS) {
         args = simdjson::dom::element();
         if (parser_args_.parse(std::string_view("{}")).get(args) != simdjson::SUCCESS) return RpcError{-32603, "internal"};
       }
@@ -431,14 +517,14 @@ class McpServer {
     if (auto e = TraceArg(args, &after, "after")) return e;
     TraceSampleOptions sample_options;
     std::string_view unit;
-    if (args["unit"].get(unit) == simdjson::SUCCESS) {
+    if (Field(args, "unit").get(unit) == simdjson::SUCCESS) {
       if (unit.empty()) return RpcError{-32602, "invalid params: 'unit' is 'step' or a span name"};
       sample_options.unit = std::string(unit);
     }
     ValidationOptions options;
     double alpha = 0;
     simdjson::dom::element alpha_element;
-    if (args["alpha"].get(alpha_element) == simdjson::SUCCESS) {
+    if (Field(args, "alpha").get(alpha_element) == simdjson::SUCCESS) {
       if (alpha_element.get(alpha) != simdjson::SUCCESS || !(alpha > 0 && alpha <= 0.5)) {
         return RpcError{-32602, "invalid params: 'alpha' is a number in (0, 0.5]"};
       }
@@ -458,14 +544,14 @@ class McpServer {
     ValidationResult v = Validate(*b, *a, options);
     std::string fix_id;
     std::string_view fix, scenario_text, statistic;
-    if (args["fix_id"].get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
+    if (Field(args, "fix_id").get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
     // Present but of another type is an error, not "not given".
-    const bool has_scenario = args["scenario"].error() != simdjson::NO_SUCH_FIELD;
-    const bool has_statistic = args["statistic"].error() != simdjson::NO_SUCH_FIELD;
-    if (has_scenario && args["scenario"].get(scenario_text) != simdjson::SUCCESS) {
+    const bool has_scenario = Field(args, "scenario").error() != simdjson::NO_SUCH_FIELD;
+    const bool has_statistic = Field(args, "statistic").error() != simdjson::NO_SUCH_FIELD;
+    if (has_scenario && Field(args, "scenario").get(scenario_text) != simdjson::SUCCESS) {
       return RpcError{-32602, "invalid params: 'scenario' is a string"};
     }
-    if (has_statistic && (!has_scenario || args["statistic"].get(statistic) != simdjson::SUCCESS)) {
+    if (has_statistic && (!has_scenario || Field(args, "statistic").get(statistic) != simdjson::SUCCESS)) {
       return RpcError{-32602, "invalid params: 'statistic' is 'median' or 'mean', with 'scenario'"};
     }
     if (has_scenario && !fix_id.empty()) {
@@ -506,14 +592,14 @@ class McpServer {
     DiffOptions options;
     int64_t top = 20;
     simdjson::dom::element top_element;
-    if (args["top"].get(top_element) == simdjson::SUCCESS &&
+    if (Field(args, "top").get(top_element) == simdjson::SUCCESS &&
         (top_element.get(top) != simdjson::SUCCESS || top < 1 || top > 1000)) {
       return RpcError{-32602, "invalid params: 'top' is an integer in [1, 1000]"};
     }
     options.top_n = static_cast<size_t>(top);
     DiffNameMap map;
     std::string_view map_path;
-    if (args["map"].get(map_path) == simdjson::SUCCESS) {
+    if (Field(args, "map").get(map_path) == simdjson::SUCCESS) {
       std::string why;
       std::optional<fs::path> confined = Confine(map_path, &why);
       if (!confined) return RpcError{-32602, "invalid params: " + why};
@@ -542,7 +628,7 @@ class McpServer {
 
   std::optional<RpcError> TraceArg(simdjson::dom::element args, LoadedTrace** out, const char* key = "trace") {
     std::string_view id;
-    if (args[key].get(id) != simdjson::SUCCESS) {
+    if (Field(args, key).get(id) != simdjson::SUCCESS) {
       return RpcError{-32602, std::string("invalid params: '") + key + "' (a string) is required"};
     }
     auto it = traces_.find(std::string(id));
@@ -660,7 +746,8 @@ class McpServer {
   std::optional<RpcError> CallTool(std::string_view name, simdjson::dom::element args, std::string* result) {
     if (name == "load_trace") {
       std::string_view path;
-      if (args["path"].get(path) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'path' (a string) is required"};
+      if (Field(args, "path").get(path) != simdjson::SUCCESS)
+        return RpcError{-32602, "invalid params: 'path' (a string) is required"};
       std::string why;
       std::optional<fs::path> confined = Confine(path, &why);
       if (!confined) return RpcError{-32602, "invalid params: " + why};
@@ -743,7 +830,7 @@ class McpServer {
     if (name == "analyze") {
       AnalyzeOptions options;
       simdjson::dom::array only;
-      if (args["only"].get(only) == simdjson::SUCCESS) {
+      if (Field(args, "only").get(only) == simdjson::SUCCESS) {
         for (simdjson::dom::element e : only) {
           std::string_view n;
           if (e.get(n) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'only' holds analysis names"};
@@ -777,7 +864,8 @@ class McpServer {
     }
     if (name == "query") {
       std::string_view sql;
-      if (args["sql"].get(sql) != simdjson::SUCCESS) return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
+      if (Field(args, "sql").get(sql) != simdjson::SUCCESS)
+        return RpcError{-32602, "invalid params: 'sql' (a string) is required"};
       QueryLimits limits;
       limits.max_rows = kMcpDefaultMaxRows;
       limits.max_result_bytes = kMcpMaxResultBytes;
@@ -785,7 +873,7 @@ class McpServer {
       limits.cancel = cancel_;
       int64_t max_rows = 0;
       simdjson::dom::element max_rows_element;
-      if (args["max_rows"].get(max_rows_element) == simdjson::SUCCESS) {
+      if (Field(args, "max_rows").get(max_rows_element) == simdjson::SUCCESS) {
         if (max_rows_element.get(max_rows) != simdjson::SUCCESS || max_rows < 1 ||
             max_rows > static_cast<int64_t>(kMcpMaxRows)) {
           return RpcError{-32602, "invalid params: 'max_rows' is an integer from 1 to 100000"};
@@ -814,13 +902,13 @@ class McpServer {
     std::string_view target = "latency", constraints;
     if (suggest) {
       simdjson::dom::element e;
-      if (args["target"].get(e) == simdjson::SUCCESS && e.get(target) != simdjson::SUCCESS) {
+      if (Field(args, "target").get(e) == simdjson::SUCCESS && e.get(target) != simdjson::SUCCESS) {
         return RpcError{-32602, "invalid params: 'target' is latency, throughput or memory"};
       }
       if (target != "latency" && target != "throughput" && target != "memory") {
         return RpcError{-32602, "invalid params: 'target' is latency, throughput or memory"};
       }
-      if (args["constraints"].get(e) == simdjson::SUCCESS && e.get(constraints) != simdjson::SUCCESS) {
+      if (Field(args, "constraints").get(e) == simdjson::SUCCESS && e.get(constraints) != simdjson::SUCCESS) {
         return RpcError{-32602, "invalid params: 'constraints' is a string"};
       }
       options.target = std::string(target);
@@ -866,7 +954,7 @@ class McpServer {
     simdjson::dom::element arg;
     std::string_view one;
     simdjson::dom::array many;
-    if (args["scenario"].get(arg) != simdjson::SUCCESS) {
+    if (Field(args, "scenario").get(arg) != simdjson::SUCCESS) {
       return RpcError{-32602, "invalid params: 'scenario' (a string or an array of strings) is required"};
     }
     if (arg.get(one) == simdjson::SUCCESS) {

@@ -136,6 +136,35 @@ def reload_and_unload(aiprof, sample):
         check(c.close() == 0, "exits 0")
 
 
+def jsonrpc_ids(aiprof, sample):
+    """Ids past 64 bits or a double's range are valid JSON: -32600 (id null,
+    it cannot be read), not a parse error; a malformed number still is one;
+    a fractional id is refused and echoed; a member given twice counts
+    last, as JSON.parse and Python's json read it (D12 of the serve trial:
+    the first "id" was answered)."""
+    c = Client(aiprof, [os.path.dirname(sample)])
+    c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "test", "version": "0"}})
+    for big in ("12345678901234567890123", "-9223372036854775809", "1e400"):
+        r = c.send_raw('{"jsonrpc":"2.0","id":%s,"method":"ping"}' % big)
+        check(r.get("id") is None and r.get("error", {}).get("code") == -32600
+              and "64 bits" in r["error"]["message"], "id %s: -32600: %r" % (big, r))
+    r = c.send_raw('{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}')
+    check(r == {"jsonrpc": "2.0", "id": 18446744073709551615, "result": {}}, "a 64-bit unsigned id: %r" % r)
+    for bad in ('{"jsonrpc":"2.0","id":01,"method":"ping"}', '{"jsonrpc":"2.0","id":1.,"method":"ping"}',
+                '{"jsonrpc":"2.0","id":-,"method":"ping"}'):
+        r = c.send_raw(bad)
+        check(r.get("error", {}).get("code") == -32700, "a malformed number is a parse error: %s -> %r" % (bad, r))
+    r = c.send_raw('{"jsonrpc":"2.0","id":1.5,"method":"ping"}')
+    check(r.get("id") == 1.5 and r.get("error", {}).get("code") == -32600, "a fractional id, echoed: %r" % r)
+    r = c.send_raw('{"jsonrpc":"2.0","id":10,"method":"ping","id":11}')
+    check(r == {"jsonrpc": "2.0", "id": 11, "result": {}}, "a duplicate id: the last counts: %r" % r)
+    r = c.send_raw('{"jsonrpc":"2.0","id":12,"method":"no/such","method":"tools/list","id":13}')
+    check(r.get("id") == 13 and "tools" in r.get("result", {}), "duplicate members through the worker: %r" % r)
+    check(c.call("ping").get("result") == {}, "still serving")
+    check(c.close() == 0, "exits 0")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -400,6 +429,7 @@ def main():
 
     hostile_names(a.aiprof, sample)
     reload_and_unload(a.aiprof, sample)
+    jsonrpc_ids(a.aiprof, sample)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
     check(rc == 1, "--allow of a missing directory exits 1")
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
