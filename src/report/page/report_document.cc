@@ -170,7 +170,7 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
   // steps only): the text says which, so the two medians are not compared as one.
   std::string base =
       r.warmup_steps == 0
-          ? fmt::format("all {} steps", r.steps.size())
+          ? (r.steps.size() == 1 ? std::string("the one step") : fmt::format("all {} steps", r.steps.size()))
           : fmt::format("all {} steps, the {} warm-up step{} included (the headline leaves {} out)", r.steps.size(),
                         r.warmup_steps, r.warmup_steps == 1 ? "" : "s", r.warmup_steps == 1 ? "it" : "them");
   sec.Add(render::Paragraph{fmt::format("Median {} over {}; slow = more than {:.1f}× that median.",
