@@ -142,6 +142,33 @@ std::string JsonString(std::string_view s) {
   return out;
 }
 
+void AppendDisplayJsonEscaped(std::string* out, std::string_view s) {
+  // Only non-ASCII text can hold an invisible control: ASCII goes straight.
+  size_t first = 0;
+  while (first < s.size() && static_cast<unsigned char>(s[first]) < 0x80) ++first;
+  if (first == s.size()) return AppendJsonEscaped(out, s);
+  std::string shown(s.substr(0, first));
+  for (size_t i = first; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    uint32_t cp = c;
+    const size_t len = c >= 0x80 ? Utf8SequenceLength(s, i, &cp) : 1;
+    if (len > 1 && IsInvisibleControl(cp)) {
+      AppendCodePointEscape(&shown, cp);
+    } else {
+      shown.append(s.substr(i, len == 0 ? 1 : len));  // invalid bytes: AppendJsonEscaped makes them U+FFFD
+    }
+    i += len == 0 ? 1 : len;
+  }
+  AppendJsonEscaped(out, shown);
+}
+
+std::string DisplayJsonString(std::string_view s) {
+  std::string out = "\"";
+  AppendDisplayJsonEscaped(&out, s);
+  out.push_back('"');
+  return out;
+}
+
 std::string CsvField(std::string_view s) {
   // A spreadsheet runs a cell that starts with = + - @ (after spaces, tabs
   // and line breaks, which some of them skip) or with a tab or CR: such a

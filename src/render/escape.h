@@ -14,6 +14,13 @@ void AppendJsonEscaped(std::string* out, std::string_view s);
 // The bytes AppendJsonEscaped appends for `s` (a result's size as JSON).
 size_t JsonEscapedSize(std::string_view s);
 std::string JsonString(std::string_view s);  // with quotes
+// The same for a page's embedded data that its script shows as text (views'
+// names, labels, titles): IsInvisibleControl code points (bidi, C1, line
+// separators) become the visible text \uXXXX, as HtmlEscape shows them, since
+// textContent and canvas text would still let U+202E reorder a name
+// ("rtl\u202egpj.json" read "rtlnosj.jpg").
+void AppendDisplayJsonEscaped(std::string* out, std::string_view s);
+std::string DisplayJsonString(std::string_view s);  // with quotes
 // One CSV field (RFC 4180 quoting): every byte written as it is (controls,
 // CR and LF inside quotes), so a CSV reader gets the value back exactly;
 // except that a cell starting with a tab or CR, or whose first character

@@ -53,6 +53,16 @@ TEST(EscapeTest, HtmlAndMarkdownShowBidiControls) {
       << "letters, Hebrew ones too, stay";
 }
 
+// Data a page's script shows (views' names): JSON whose decoded string holds
+// the visible text \u202e, not the character; letters stay; < > & as in
+// JsonString; ASCII exactly as JsonString writes it.
+TEST(EscapeTest, DisplayJsonShowsBidiControlsAsText) {
+  EXPECT_EQ(DisplayJsonString("rtl\xe2\x80\xaegpj.json"), "\"rtl\\\\u202egpj.json\"");
+  EXPECT_EQ(DisplayJsonString("caf\xc3\xa9 \xd7\xa9</script>"), "\"caf\xc3\xa9 \xd7\xa9\\u003c/script\\u003e\"");
+  EXPECT_EQ(DisplayJsonString("a\"b\\c<&>\x01"), JsonString("a\"b\\c<&>\x01"));
+  EXPECT_EQ(DisplayJsonString("bad \xff byte"), JsonString("bad \xff byte"));
+}
+
 TEST(EscapeTest, TerminalStripsControlSequences) {
   EXPECT_EQ(TerminalSafe("a\x1b[31mred"), "a\\x1b[31mred");
   EXPECT_EQ(TerminalSafe("ok \xe2\x9c\x93"), "ok \xe2\x9c\x93");

@@ -228,6 +228,18 @@ TEST(FlameGraphTest, HtmlKeepsHostileNamesInsideTheJson) {
   EXPECT_EQ(closes, 2u);
 }
 
+// A bidi override in a name reaches the page's data as the visible text
+// \u202e (the script sets names with textContent, where U+202E would still
+// reorder "rtl\u202egpj.json" into "rtlnosj.jpg").
+TEST(FlameGraphTest, HtmlShowsBidiControlsInNamesAsText) {
+  auto trace = SpanTrace("rtl\xe2\x80\xaegpj.json");
+  FrameTree tree = std::move(BuildFrameTree(*trace, ViewOptions{}).value());
+  StringViewSink sink;
+  ASSERT_TRUE(WriteFlameHtml(tree, FlameDiff{}, ViewOptions{}, &sink).ok());
+  EXPECT_EQ(sink.str().find("\xe2\x80\xae"), std::string::npos);
+  EXPECT_NE(sink.str().find("\"rtl\\\\u202egpj.json\""), std::string::npos);
+}
+
 TEST(FlameGraphTest, SvgEscapesNamesAndControlCharacters) {
   auto trace = SpanTrace(kHostile);
   FrameTree tree = std::move(BuildFrameTree(*trace, ViewOptions{}).value());

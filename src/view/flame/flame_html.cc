@@ -8,18 +8,12 @@
 namespace aiprof {
 namespace {
 
-// A JSON string safe inside <script>: besides JSON's escapes, < > & become
-// \u003c \u003e \u0026, so "</script>" and "<!--" cannot appear.
+// A JSON string safe inside <script> (AppendJsonEscaped writes < > & as
+// \u003c \u003e \u0026, so "</script>" and "<!--" cannot appear), with
+// invisible controls shown (AppendDisplayJsonEscaped).
 void AppendScriptString(std::string* out, std::string_view s) {
-  std::string body;
-  AppendJsonEscaped(&body, s);
   out->push_back('"');
-  for (char c : body) {
-    if (c == '<') out->append("\\u003c");
-    else if (c == '>') out->append("\\u003e");
-    else if (c == '&') out->append("\\u0026");
-    else out->push_back(c);
-  }
+  AppendDisplayJsonEscaped(out, s);
   out->push_back('"');
 }
 

@@ -36,7 +36,7 @@ class JsonOut {
   }
   void Str(std::string_view s) {
     out_->push_back('"');
-    AppendJsonEscaped(out_, s);
+    AppendDisplayJsonEscaped(out_, s);  // the page shows it: invisible controls as \uXXXX
     out_->push_back('"');
   }
   void Key(std::string_view k) {

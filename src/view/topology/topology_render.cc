@@ -218,9 +218,9 @@ void AppendDetailsJson(std::string* out, const std::vector<std::pair<std::string
   for (size_t i = 0; i < details.size(); ++i) {
     if (i) out->push_back(',');
     out->push_back('[');
-    *out += JsonString(details[i].first);
+    *out += DisplayJsonString(details[i].first);
     out->push_back(',');
-    *out += JsonString(details[i].second);
+    *out += DisplayJsonString(details[i].second);
     out->push_back(']');
   }
   out->push_back(']');
@@ -238,12 +238,13 @@ std::string GraphJson(const Topology& t) {
   for (size_t i = 0; i < t.nodes.size(); ++i) {
     const TopoNode& n = t.nodes[i];
     if (i) out += ",\n";
-    out += "{\"id\":\"n" + std::to_string(i) + "\",\"kind\":\"" + TopoNodeKindName(n.kind) + "\",\"label\":" +
-           JsonString(n.label) + ",\"cluster\":" + (n.cluster ? "true" : "false") +
-           ",\"rank\":" + std::to_string(n.rank) + ",\"pid\":" + std::to_string(n.pid) + ",\"tid\":" +
-           std::to_string(n.tid) + ",\"parent\":" + (n.parent == kNoTopoNode ? std::string("null") : "\"n" + std::to_string(n.parent) + "\"") +
+    out += "{\"id\":\"n" + std::to_string(i) + "\",\"kind\":\"" + TopoNodeKindName(n.kind) +
+           "\",\"label\":" + DisplayJsonString(n.label) + ",\"cluster\":" + (n.cluster ? "true" : "false") +
+           ",\"rank\":" + std::to_string(n.rank) + ",\"pid\":" + std::to_string(n.pid) +
+           ",\"tid\":" + std::to_string(n.tid) +
+           ",\"parent\":" + (n.parent == kNoTopoNode ? std::string("null") : "\"n" + std::to_string(n.parent) + "\"") +
            ",\"time_ns\":" + std::to_string(n.time_ns) + ",\"highlight\":" + (n.highlight ? "true" : "false") +
-           ",\"reason\":" + JsonString(n.highlight_reason) + ",\"details\":";
+           ",\"reason\":" + DisplayJsonString(n.highlight_reason) + ",\"details\":";
     AppendDetailsJson(&out, n.details);
     out += "}";
   }
@@ -252,16 +253,19 @@ std::string GraphJson(const Topology& t) {
     const TopoEdge& e = t.edges[i];
     if (i) out += ",\n";
     out += "{\"id\":\"e" + std::to_string(i) + "\",\"kind\":\"" + TopoEdgeKindName(e.kind) + "\",\"from\":\"n" +
-           std::to_string(e.from) + "\",\"to\":\"n" + std::to_string(e.to) + "\",\"label\":" + JsonString(e.label) +
-           ",\"count\":" + std::to_string(e.count) + ",\"time_ns\":" + std::to_string(e.time_ns) +
-           ",\"host_time_ns\":" + std::to_string(e.host_time_ns) + ",\"bytes\":" + JsonNumber(e.bytes) +
+           std::to_string(e.from) + "\",\"to\":\"n" + std::to_string(e.to) +
+           "\",\"label\":" + DisplayJsonString(e.label) + ",\"count\":" + std::to_string(e.count) +
+           ",\"time_ns\":" + std::to_string(e.time_ns) + ",\"host_time_ns\":" + std::to_string(e.host_time_ns) +
+           ",\"bytes\":" + JsonNumber(e.bytes) +
            ",\"bandwidth_bytes_per_second\":" + JsonNumber(e.bandwidth_bytes_per_second) +
            ",\"highlight\":" + (e.highlight ? "true" : "false") + ",\"details\":";
     AppendDetailsJson(&out, e.details);
     out += "}";
   }
   out += "]}";
-  return out;  // JsonString writes < > & as \u escapes: safe inside <script>
+  // DisplayJsonString writes < > & as \u escapes (safe inside <script>) and
+  // shows invisible controls: the page displays every string here.
+  return out;
 }
 
 constexpr char kStyle[] = R"(
