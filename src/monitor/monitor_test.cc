@@ -411,8 +411,9 @@ TEST_F(HttpServerTest, MetricsAndAuthorisedWebhook) {
   a = Exchange(server_->port(), Post("Sec-Fetch-Site: cross-site\r\n", kHook));
   EXPECT_EQ(a.rfind("HTTP/1.1 403", 0), 0u) << a;
   ASSERT_EQ(Triggers().size(), 1u);
-  EXPECT_EQ(Exchange(server_->port(), "GET /other HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(Exchange(server_->port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0),
+  EXPECT_EQ(Exchange(server_->port(), "GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+                .rfind("HTTP/1.1 405", 0),
             0u);
 }
 
@@ -422,7 +423,7 @@ TEST_F(HttpServerTest, HeadMetricsAnswersWithoutBody) {
   EXPECT_EQ(a.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << a;
   EXPECT_NE(a.find("Content-Length: 4\r\n"), std::string::npos) << a;
   EXPECT_EQ(a.substr(a.find("\r\n\r\n") + 4), "") << a;
-  EXPECT_EQ(Exchange(server_->port(), "HEAD /alert HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+  EXPECT_EQ(Exchange(server_->port(), "HEAD /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
 }
 
 // Bound before the watched process attached: 503, not an empty exposition.
@@ -472,7 +473,7 @@ TEST_F(HttpServerTest, SlowClientsLoseTheirSlotNotTheServer) {
   EXPECT_GE(server_->counts().timed_out.load(), 1u);
   std::vector<int> idle;
   for (int i = 0; i < 10; ++i) idle.push_back(Connect(server_->port()));
-  std::string a = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\n\r\n");
+  std::string a = Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(a.rfind("HTTP/1.1 200", 0), 0u) << a;
   EXPECT_GE(server_->counts().evicted.load(), 7u);
   for (int fd : idle) close(fd);
