@@ -41,10 +41,10 @@ class ServeCommand : public Command {
     sub->add_option("--max-upload-mb", upload_mib_, "Largest upload (POST /api/runs) in MiB (default 64)")
         ->check(CLI::Range(1, 65536));
     sub->add_option("--max-convert-mb", convert_mib_,
-                    "Decompressed input one conversion may read, in MiB (default 1024; 0 = no limit)")
+                    "Decompressed input one conversion may read, in MiB (default 2048; 0 = no limit)")
         ->check(CLI::Range(0, 1 << 22));
     sub->add_option("--max-convert-events", o_.max_convert_events,
-                    "Events one conversion may build (default 1000000, about 1.5 GiB of memory; 0 = no limit)");
+                    "Events one conversion may build (default 10000000, about 2 GiB of memory; 0 = no limit)");
     sub->add_option("--max-convert-seconds", o_.max_convert_seconds,
                     "Seconds one conversion may take (default 300; 0 = no limit)")
         ->check(CLI::Range(0.0, 86400.0));

@@ -38,8 +38,8 @@ inline constexpr size_t kServeCardLimit = 200;        // knowledge cards on the 
 // server's memory is about 1-2 KiB per event during the analyses, so 1 M
 // events is about 1.5 GiB; 1 GiB of JSON is about 10 M events of a real trace,
 // so the event limit is the one a bomb meets first.
-inline constexpr uint64_t kDefaultMaxConvertBytes = uint64_t{1} << 30;
-inline constexpr uint64_t kDefaultMaxConvertEvents = 1'000'000;
+inline constexpr uint64_t kDefaultMaxConvertBytes = uint64_t{2} << 30;
+inline constexpr uint64_t kDefaultMaxConvertEvents = 10'000'000;
 inline constexpr double kDefaultMaxConvertSeconds = 300;
 // Uploads and the cache together; new uploads are refused (507) past it.
 inline constexpr uint64_t kDefaultMaxStorageBytes = uint64_t{10} << 30;
