@@ -5,6 +5,9 @@
 // TraceBuilder pick it up there, count into it while the input streams, and
 // the next read past a limit fails with Exceeded()'s message, so an import
 // stops within one buffer of the limit instead of after the whole input.
+// Inputs not read through ByteSource (Nsight SQLite, Ascend CSVs and
+// communication.json) count their events only, and are checked by the
+// front end after the import (serve's indexer).
 // Without a budget (the CLI's own commands) nothing is counted or limited.
 #ifndef AIPROF_SRC_BASE_IMPORT_BUDGET_H_
 #define AIPROF_SRC_BASE_IMPORT_BUDGET_H_

@@ -41,8 +41,10 @@ size_t TraceBuilder::TrackKeyHash::operator()(const TrackKey& k) const {
 
 TraceBuilder::TraceBuilder(Trace* trace) : trace_(trace), budget_(CurrentImportBudget()) {}
 
-void TraceBuilder::CountEvent() {
-  if (budget_ != nullptr) budget_->events.fetch_add(1, std::memory_order_relaxed);
+void TraceBuilder::FlushBudget() {
+  if (budget_ == nullptr || uncounted_ == 0) return;
+  budget_->events.fetch_add(uncounted_, std::memory_order_relaxed);
+  uncounted_ = 0;
 }
 
 uint32_t TraceBuilder::NewTrack(TrackKind kind, IdValue pid, IdValue tid) {
@@ -110,8 +112,14 @@ void TraceBuilder::SetTrackRole(uint32_t track, TrackKind kind, Layer layer, int
 uint32_t TraceBuilder::AddSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name,
                                 StringId category, int64_t correlation, uint64_t arg_begin,
                                 uint16_t arg_count) {
+  const uint32_t index = AppendSlice(track, ts_ns, dur_ns, name, category, correlation, arg_begin, arg_count);
+  if (index != kNoSlice) CountEvent();
+  return index;
+}
+
+uint32_t TraceBuilder::AppendSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
+                                   int64_t correlation, uint64_t arg_begin, uint16_t arg_count) {
   if (!TimesInRange(trace_, "slice", track, ts_ns, dur_ns)) return kNoSlice;
-  CountEvent();
   uint32_t index = static_cast<uint32_t>(trace_->slices.size());
   trace_->slices.Append({.ts_ns = ts_ns,
                          .dur_ns = dur_ns,
@@ -211,6 +219,7 @@ void TraceBuilder::AddFlowEvent(uint64_t id, char phase, uint32_t track, int64_t
 }
 
 Status TraceBuilder::Finalize() {
+  FlushBudget();
   ApplyTimeBase();
   MatchBeginEnd();
   {
@@ -327,8 +336,9 @@ void TraceBuilder::MatchBeginEnd() {
       Diagnose("end_name_mismatch", PlaceOf(e.place, e.ts_ns, "E event"),
                "an E event names another slice than the B it closes (the last open one on its thread)");
     }
-    AddSlice(b->track, b->ts_ns, e.ts_ns - b->ts_ns, b->name, b->category, kNoCorrelation,
-             b->arg_begin, b->arg_count);
+    // Its begin was counted against the import budget already.
+    AppendSlice(b->track, b->ts_ns, e.ts_ns - b->ts_ns, b->name, b->category, kNoCorrelation, b->arg_begin,
+                b->arg_count);
   }
   flush_open();
   begin_end_.clear();

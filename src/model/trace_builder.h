@@ -52,6 +52,9 @@ class SourcePlace {
 class TraceBuilder {
  public:
   explicit TraceBuilder(Trace* trace);
+  ~TraceBuilder() { FlushBudget(); }
+  TraceBuilder(const TraceBuilder&) = delete;
+  TraceBuilder& operator=(const TraceBuilder&) = delete;
 
   StringId Intern(std::string_view s) { return trace_->strings.Intern(s); }
   Trace* trace() { return trace_; }
@@ -191,9 +194,21 @@ class TraceBuilder {
 
   Trace* trace_;
   // The import budget of the thread that made the builder (serve's
-  // conversions): every event added counts into it.
+  // conversions): every event added counts into it, a batch at a time (one
+  // add to the shared atomic per kBudgetBatch events, not one per event;
+  // the reads that check the limit see it at most a batch late, and the
+  // rest is added at Finalize or destruction).
   ImportBudget* budget_ = nullptr;
-  void CountEvent();
+  static constexpr uint32_t kBudgetBatch = 4096;
+  uint32_t uncounted_ = 0;
+  void CountEvent() {
+    if (budget_ != nullptr && ++uncounted_ == kBudgetBatch) FlushBudget();
+  }
+  void FlushBudget();
+  // AddSlice without counting the event: a B/E pair becomes a slice at
+  // Finalize, its begin counted already.
+  uint32_t AppendSlice(uint32_t track, int64_t ts_ns, int64_t dur_ns, StringId name, StringId category,
+                       int64_t correlation, uint64_t arg_begin, uint16_t arg_count);
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> thread_tracks_;
   std::unordered_map<TrackKey, uint32_t, TrackKeyHash> counter_tracks_;
   std::unordered_map<CallsiteKey, uint32_t, CallsiteKeyHash> callsites_;

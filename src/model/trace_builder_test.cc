@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "src/base/import_budget.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -11,6 +12,28 @@ namespace {
 
 // Every track takes the last name its process was given, for numeric and
 // string pids alike; a name for a pid with no track names nothing.
+// Each event counts once against the thread's import budget (serve's
+// --max-convert-events): a B/E pair became a slice at Finalize and counted
+// a second time (a B/E trace met the limit at half its size); a batch
+// below kBudgetBatch is added at Finalize. Hand-made: 3 pairs, 2 slices.
+TEST(TraceBuilderTest, EachEventCountsOnceAgainstTheImportBudget) {
+  ImportBudget budget;
+  ScopedImportBudget scope(&budget);
+  Trace trace;
+  TraceBuilder b(&trace);
+  const StringId op = b.Intern("op"), cat = b.Intern("cpu_op");
+  const uint32_t t = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  for (int i = 0; i < 3; ++i) {
+    b.AddBegin(t, i * 100, op, cat, 0, 0);
+    b.AddEnd(t, i * 100 + 50);
+  }
+  b.AddSlice(t, 400, 10, op, cat, kNoCorrelation, 0, 0);
+  b.AddSlice(t, 500, 10, op, cat, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  EXPECT_EQ(trace.slices.size(), 5u);
+  EXPECT_EQ(budget.events.load(), 5u);
+}
+
 TEST(TraceBuilderTest, ProcessNamesTheLastOneWinsPerPid) {
   Trace trace;
   TraceBuilder b(&trace);
