@@ -88,6 +88,9 @@ class QueryEngine {
   StatusOr<QueryResult> Execute(std::string_view sql, const QueryLimits& limits, std::string_view label);
   // Stops the running query (safe from a signal handler or another thread).
   void Interrupt();
+  // Whether the last Execute() was stopped by its time limit or its cancel
+  // flag (the SQL may be fine: serve answers 503, not 400).
+  bool stopped_by_limit() const { return timed_out_ || cancelled_; }
   // Tables, their columns and the standard views, as text.
   std::string Schema() const;
 

@@ -407,9 +407,13 @@ TEST(QueryEngine, CancelFlagStopsAQueryFromAnotherThread) {
   canceller.join();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("cancelled"), std::string::npos) << r.status().message();
+  EXPECT_TRUE((*engine)->stopped_by_limit());        // serve's 503
   r = (*engine)->Execute(endless, limits, "q.sql");  // flag already set: stops at once
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("cancelled"), std::string::npos) << r.status().message();
+  // An SQL error while the flag is set is the query's own (serve's 400).
+  EXPECT_FALSE((*engine)->Execute("SELECT nosuchcolumn FROM slices", limits, "q.sql").ok());
+  EXPECT_FALSE((*engine)->stopped_by_limit());
   EXPECT_EQ(Int(Sql(engine->get(), "SELECT count(*) FROM slices")), 9);  // no flag: runs
 }
 

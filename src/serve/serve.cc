@@ -909,9 +909,7 @@ struct ServeServer::Impl {
     if (!result.ok()) {
       // A query stopped by the server (its time limit, or the server
       // stopping) is 503, not 400: the SQL may be fine (docs/serve.md).
-      const bool stopped = stopping_queries.load() ||
-                           result.status().message().find("stopped after the time limit (") != std::string::npos;
-      const int status = stopped ? 503 : 400;
+      const int status = (*engine)->stopped_by_limit() ? 503 : 400;
       if (api) return JsonError(status, result.status().message());
       return Html(status, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
     }

@@ -82,7 +82,12 @@ def conversion_limit_tests(exe, tmp):
               "over --max-convert-mb: the run failed naming the file and the limit: %s" % body.strip()[:300])
         check(took < 5, "the bomb was stopped while streaming (%.1f s for 8 GiB)" % took)
         check(not [f for f in os.listdir(os.path.join(logdir, ".aiprof-serve", "cache"))
-                   if f.startswith(str(r["id"]) + ".")], "a failed run leaves nothing in the cache")
+                   if f.startswith(str(r["id"]) + ".")],
+              "a run stopped during its import leaves nothing in the cache")
+        # (The bomb stops before any cache file is written, so this guards the
+        # import path only; the removal of files written before a later limit,
+        # indexer.cc's fail(), has no test: no input here passes the import and
+        # then reliably outlasts the time limit.)
         # The server goes on: a small trace converts after the bombs.
         s, r = upload(port, "ok.json", tiny_trace("ok", 50))
         s, body = settle(port, r["id"])
