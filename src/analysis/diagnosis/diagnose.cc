@@ -142,6 +142,11 @@ std::string DescribeComparison(const ComparisonOutcome& c) {
          (c.measured ? ", measured" : ", estimated") + ")";
 }
 
+std::optional<double> ReplayedGain(const Impact& im) {
+  if (!im.replayed || !(im.replayed->measured_ns > 0) || !(im.replayed->predicted_ns > 0)) return std::nullopt;
+  return 1 - im.replayed->predicted_ns / im.replayed->measured_ns;
+}
+
 std::string ImpactText(const Finding& f) {
   auto pct = [](double x) { return FormatPercent(x); };
   auto ms = [](double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; };
@@ -170,17 +175,18 @@ std::string ImpactText(const Finding& f) {
   } else {
     bound = "at most unbounded if removed";
   }
-  if (im.replayed && im.replayed->measured_ns > 0 && im.replayed->predicted_ns > 0) {
-    // The dependency-aware figure beside the Amdahl bound: the cause
-    // removed in the replay of the steady steps (SimulateRemovals).
+  if (const std::optional<double> gain = ReplayedGain(im)) {
+    // The dependency-aware figure beside the Amdahl bound, its verdict
+    // before its figures: the cause removed in the replay of the steady
+    // steps (SimulateRemovals).
     const SimulatedGain& r = *im.replayed;
-    bound += "; replayed without it ('" + r.scenario + "'): x" + FormatFixed(r.measured_ns / r.predicted_ns, 2) +
-             " (step wall time, start to the end of its last device work, " + (r.mean ? "mean" : "median") + " of " +
+    const bool hidden = im.share >= kReplayHiddenMinShare && *gain < im.share / 4;
+    bound += std::string(hidden ? "; but replayed without it x" : "; replayed without it x") +
+             FormatFixed(r.measured_ns / r.predicted_ns, 2) +
+             (hidden ? ": other work on the critical path takes its place" : "") + " ('" + r.scenario +
+             "'; step wall time to the end of its last device work, " + (r.mean ? "mean" : "median") + " of " +
              std::to_string(r.steps) + " steady step" + (r.steps == 1 ? "" : "s") + ": " + ms(r.measured_ns) + " -> " +
              ms(r.predicted_ns) + ")";
-    if (im.share >= kReplayHiddenMinShare && 1 - r.predicted_ns / r.measured_ns < im.share / 4) {
-      bound += ": other work on the critical path takes its place";
-    }
   }
   return share + " [" + im.basis_text + "]; " + bound;
 }

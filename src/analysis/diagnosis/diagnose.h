@@ -78,6 +78,10 @@ struct Impact {
 enum class Priority { kLow = 0, kMedium = 1, kHigh = 2 };
 const char* PriorityName(Priority p);
 
+// The share of the step that the replayed removal saves (1 - predicted /
+// measured, on the replay's own base), or nullopt without a replay.
+std::optional<double> ReplayedGain(const Impact& im);
+
 struct Finding;
 // A finding's impact in one line, with the time base it is a share of:
 // "2.500 ms per step = 25.0% of 10.000 ms [per step (mean of 5 steady-state

@@ -35,6 +35,14 @@ std::string GainText(const SuggestionOutcome& o) {
         "what waited on it moves too",
         im.max_speedup, im.metric.empty() ? "its metric" : im.metric);
   }
+  if (o.gain_source == kGainFromPrior) {
+    // A prior over the impact's share, where removing the whole cause in the
+    // replay gains less than the prior's low end: said beside it.
+    if (const std::optional<double> removal = ReplayedGain(im); removal && *removal < o.gain_min) {
+      out += fmt::format("; removing the whole cause replays at x{:.2f} ('{}'), below this prior",
+                         1 / (1 - std::min(*removal, 0.999)), im.replayed->scenario);
+    }
+  }
   return out;
 }
 

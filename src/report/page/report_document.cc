@@ -176,8 +176,10 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
   sec.Add(render::Paragraph{fmt::format("Median {} over {}; slow = more than {:.1f}× that median.",
                                         MsText(r.median_step_ms), base, kSlowStepFactor)});
   sec.Add(render::Chart{"steps",
-                        BarChart("Duration of each step", labels, values, marked,
-                                 fmt::format("slow: > {:.1f}× median", kSlowStepFactor), r.median_step_ms, "median", "ms"),
+                        BarChart(per == 1 ? std::string("Duration of each step")
+                                          : fmt::format("Longest step of each run of {} steps", per),
+                                 labels, values, marked, fmt::format("slow: > {:.1f}× median", kSlowStepFactor),
+                                 r.median_step_ms, "median", "ms"),
                         std::move(data)});
 }
 
