@@ -10,9 +10,9 @@ JOBS=$(nproc)
 # The unit-test binaries (aiprof_<lib>_tests) run in the sanitizer build
 # below, under ASan and UBSan; this release build leaves them out when that
 # build follows (AIPROF_UNIT_TESTS=OFF). Here they repeated what the stricter
-# build checks, for about 5 minutes of a 2-core machine's ~50 (an estimate from
-# a cold build's log: 22 joined sources of 10-50 s, 15 links, ~3 minutes of
-# test runs at -j2). With AIPROF_SKIP_SANITIZERS=1 they are built here,
+# build checks: 22 joined sources of 10-50 s each and 15 links (their build
+# was not timed on its own), and 143 s of summed test time in a release run
+# (about 1.2 minutes at -j2). With AIPROF_SKIP_SANITIZERS=1 they are built here,
 # as unity builds (AIPROF_UNITY_TESTS; the libraries and the program stay
 # file by file, which checks that each file includes what it uses).
 UNIT_TESTS=OFF

@@ -290,6 +290,9 @@ def case_sigint(args):
         if sig == signal.SIGINT:
             check(p.returncode == 128 + signal.SIGINT,
                   'sigint: the command\'s status (killed by SIGINT) passed on (%d)' % p.returncode)
+        else:
+            # stderr names the signal that came (it said SIGINT for a SIGTERM).
+            check('SIGINT' not in err and 'SIGTERM' in err, 'sigterm: stderr names SIGTERM, not SIGINT')
         d = load(args, out)
         check(d['metadata'].get('capture.stop_reason', '') == reason,
               '%s: stop reason %r recorded (%r)' % (what, reason, d['metadata'].get('capture.stop_reason')))
