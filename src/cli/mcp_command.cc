@@ -6,7 +6,6 @@
 // tool results with isError (a trace that does not import, a query that
 // fails); nothing a client sends ends the server except end of input.
 #include <simdjson.h>
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -27,6 +26,7 @@
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/whatif/whatif.h"
+#include "src/base/file_stamp.h"
 #include "src/cli/command.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/query/query_engine.h"
@@ -66,28 +66,11 @@ struct RpcError {
   std::string message;
 };
 
-// Which file (or folder) a path was when loaded: loading the same one
-// again, unchanged, gives the same trace id.
-struct FileIdentity {
-  dev_t device = 0;
-  ino_t inode = 0;
-  off_t size = 0;
-  int64_t mtime_ns = 0;
-  bool operator==(const FileIdentity&) const = default;
-};
-
-std::optional<FileIdentity> IdentityOf(const fs::path& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return FileIdentity{st.st_dev, st.st_ino, st.st_size,
-                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
-}
-
 // A loaded trace: its analysis session (results computed once across tool
 // calls) and its query database.
 struct LoadedTrace {
   std::string path;
-  FileIdentity identity;
+  FileStamp identity;  // loading the same path again, unchanged, gives the same trace id
   std::unique_ptr<AnalysisSession> session;
   std::unique_ptr<QueryEngine> engine;
   const Trace& trace() const { return session->trace(); }
@@ -751,10 +734,10 @@ class McpServer {
       std::string why;
       std::optional<fs::path> confined = Confine(path, &why);
       if (!confined) return RpcError{-32602, "invalid params: " + why};
-      // The same file (device, inode), unchanged (size, mtime), loaded
-      // before: its id again, no second import (8 loads of one path filled
-      // the session).
-      const std::optional<FileIdentity> identity = IdentityOf(*confined);
+      // The same file or folder, unchanged (StampOf: a folder's files are
+      // read, so one rewritten in place counts), loaded before: its id again,
+      // no second import (8 loads of one path filled the session).
+      const std::optional<FileStamp> identity = StampOf(*confined);
       for (const auto& [id, t] : traces_) {
         if (identity && t.path == confined->string() && t.identity == *identity) {
           const size_t slices = t.trace().slices.size();
@@ -787,7 +770,7 @@ class McpServer {
       std::string id = "t" + std::to_string(++next_id_);
       const size_t slices = (*session)->trace().slices.size();
       traces_[id] =
-          LoadedTrace{confined->string(), identity.value_or(FileIdentity{}), std::move(*session), std::move(*engine)};
+          LoadedTrace{confined->string(), identity.value_or(FileStamp{}), std::move(*session), std::move(*engine)};
       *result = ToolResult("loaded " + confined->string() + " as " + id + " (" + std::to_string(slices) + " slices)",
                            "{\"trace\":" + JsonString(id) + ",\"path\":" + JsonString(confined->string()) +
                                ",\"slices\":" + std::to_string(slices) + ",\"reused\":false}");

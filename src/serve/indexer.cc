@@ -6,13 +6,14 @@
 #include <filesystem>
 #include <memory>
 
-#include "src/importers/common/byte_source.h"
+#include "src/base/atomic_file.h"
+#include "src/base/file_stamp.h"
+#include "src/base/import_budget.h"
 #include "src/importers/ascend/ascend_pt_importer.h"
 #include "src/importers/ascend/msprof_importer.h"
+#include "src/importers/common/byte_source.h"
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/common/importer_registry.h"
-#include "src/base/atomic_file.h"
-#include "src/base/import_budget.h"
 #include "src/model/native_file.h"
 #include "src/report/page/report_data.h"
 #include "src/serve/run_document.h"
@@ -35,17 +36,6 @@ bool LooksLikeTraceName(const std::string& name) {
   return false;
 }
 
-int64_t MtimeNs(const fs::directory_entry& e) {
-  std::error_code ec;
-  const auto t = e.last_write_time(ec);
-  if (ec) return 0;
-  // Unix time (file_clock's epoch is not 1970 in libstdc++), as uploads
-  // record theirs, so a run's date reads right and an upload's stamp matches
-  // the scan's.
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::file_clock::to_sys(t).time_since_epoch())
-      .count();
-}
-
 // True when folder `dir` is one run: a torch_npu rank folder, an msprof
 // PROF_* folder, or a folder of several ranks (at least two entries named
 // rankN that are importable units).
@@ -66,20 +56,6 @@ bool IsFolderRun(const fs::path& dir) {
     if (RankFromName(u.path) == kNoRank) return false;
   }
   return true;
-}
-
-// A folder run's stamp: the total size of its files and the latest
-// modification time (symbolic links not followed).
-std::pair<int64_t, int64_t> FolderStamp(const fs::path& dir) {
-  int64_t size = 0, mtime = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
-    size += static_cast<int64_t>(it->file_size(ec));
-    mtime = std::max(mtime, MtimeNs(*it));
-  }
-  return {size, mtime};
 }
 
 }  // namespace
@@ -146,7 +122,8 @@ StatusOr<size_t> Indexer::ScanOnce() {
         it.disable_recursion_pending();
         const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
         if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
-        const auto [size, mtime] = FolderStamp(e.path());
+        const FileStamp folder = StampOf(e.path()).value_or(FileStamp{});
+        const int64_t size = folder.size, mtime = folder.mtime_ns;
         ASSIGN_OR_RETURN(auto stamp, index_->Stamp(rel));
         ++found;
         if (stamp && stamp->first == size && stamp->second == mtime) continue;
@@ -159,7 +136,7 @@ StatusOr<size_t> Indexer::ScanOnce() {
     const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
     if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
     const int64_t size = static_cast<int64_t>(e.file_size(ec));
-    const int64_t mtime = MtimeNs(e);
+    const int64_t mtime = UnixMtimeNs(e);  // Unix time, as uploads record theirs
     ASSIGN_OR_RETURN(auto stamp, index_->Stamp(rel));
     if (stamp && stamp->first == size && stamp->second == mtime) {
       ++found;

@@ -34,7 +34,9 @@ struct RunRow {
   std::string name;  // shown; the file name unless renamed
   std::string tag;
   std::string service;  // given at upload (aiprof push --service); "" for scanned runs
-  int64_t size_bytes = 0, mtime_ns = 0;  // mtime: Unix time of the file (a folder run: its newest file)
+  int64_t size_bytes = 0,
+          mtime_ns =
+              0;  // mtime: Unix time of the file (a folder run: its newest file, or the folder if later; StampOf)
   RunState state = RunState::kQueued;
   std::string error;  // the importer's message when failed
   std::string cache;  // native file name in the cache folder ("" until ready)

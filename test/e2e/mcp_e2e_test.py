@@ -135,6 +135,36 @@ def reload_and_unload(aiprof, sample):
         check(sorted(listed) == sorted(["t%d" % k for k in range(2, 10)]), "list_traces after unload: %s" % listed)
         check(c.close() == 0, "exits 0")
 
+    # A folder (ranks merged): a rank file rewritten in place changes neither
+    # the folder's entries nor its own mtime, so the folder's stat alone
+    # called the stale trace unchanged.
+    with tempfile.TemporaryDirectory() as d:
+        run = os.path.join(d, "run")
+        os.mkdir(run)
+        ranks = [os.path.join(run, "rank%d.pt.trace.json" % k) for k in range(2)]
+        for path in ranks:
+            with open(sample, "rb") as src, open(path, "wb") as dst:
+                dst.write(src.read())
+        c = Client(aiprof, [d])
+        c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test", "version": "0"}})
+        first = c.tool("load_trace", path=run)["result"]
+        check(first["isError"] is False and first["structuredContent"]["trace"] == "t1", "a folder loads: %r" % first)
+        again = c.tool("load_trace", path=run)["result"]["structuredContent"]
+        check(again.get("reused") is True and again["trace"] == "t1", "the same folder, unchanged: %r" % again)
+        folder_mtime = os.stat(run).st_mtime_ns
+        st = os.stat(ranks[1])
+        with open(ranks[1], "r+b") as f:  # the same bytes, rewritten in place
+            data = f.read()
+            f.seek(0)
+            f.write(data)
+        os.utime(ranks[1], ns=(st.st_atime_ns, st.st_mtime_ns + 1000000000))
+        os.utime(run, ns=(folder_mtime, folder_mtime))
+        changed = c.tool("load_trace", path=run)["result"]["structuredContent"]
+        check(changed.get("reused") is False and changed["trace"] == "t2",
+              "a folder whose file changed is loaded again: %r" % changed)
+        check(c.close() == 0, "exits 0")
+
 
 def jsonrpc_ids(aiprof, sample):
     """Ids past 64 bits or a double's range are valid JSON: -32600 (id null,
