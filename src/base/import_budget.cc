@@ -26,6 +26,12 @@ Status ImportBudget::Exceeded(const std::string& path) const {
   return OkStatus();
 }
 
+Status ChargeImportBytes(ImportBudget* budget, const std::string& path, uint64_t n) {
+  if (budget == nullptr) return OkStatus();
+  budget->bytes.fetch_add(n, std::memory_order_relaxed);
+  return budget->Exceeded(path);
+}
+
 ImportBudget* CurrentImportBudget() { return current_budget; }
 
 ScopedImportBudget::ScopedImportBudget(ImportBudget* budget) : previous_(current_budget) { current_budget = budget; }

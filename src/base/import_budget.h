@@ -5,9 +5,10 @@
 // TraceBuilder pick it up there, count into it while the input streams, and
 // the next read past a limit fails with Exceeded()'s message, so an import
 // stops within one buffer of the limit instead of after the whole input.
-// Inputs not read through ByteSource (Nsight SQLite, Ascend CSVs and
-// communication.json) count their events only, and are checked by the
-// front end after the import (serve's indexer).
+// Inputs not read through ByteSource count their bytes with
+// ChargeImportBytes: the Ascend CSVs as they read each chunk; an Nsight
+// SQLite file and a communication.json by their size, before they are
+// opened (SQLite reads pages, not a stream).
 // Without a budget (the CLI's own commands) nothing is counted or limited.
 #ifndef AIPROF_SRC_BASE_IMPORT_BUDGET_H_
 #define AIPROF_SRC_BASE_IMPORT_BUDGET_H_
@@ -34,6 +35,10 @@ struct ImportBudget {
   // An error naming `path` and the limit passed, or ok.
   Status Exceeded(const std::string& path) const;
 };
+
+// Counts `n` bytes of `path` into `budget` (nullptr: nothing is counted) and
+// returns Exceeded(path): an error once a limit is passed.
+Status ChargeImportBytes(ImportBudget* budget, const std::string& path, uint64_t n);
 
 // The budget of imports started on this thread (nullptr: none).
 ImportBudget* CurrentImportBudget();

@@ -215,8 +215,8 @@ void Indexer::Convert(RunRow run) {
       return ImportTrace(source);
     }();
     if (!imported.ok()) return fail(imported.status().message());
-    // Inputs not read through ByteSource (SQLite) are counted as they were
-    // built: checked here, before any analysis runs.
+    // The events of inputs whose builder has not read past a limit since
+    // (the last batch), and the time: checked here, before any analysis.
     if (Status over = budget.Exceeded(source); !over.ok()) return fail(over.message());
     std::shared_ptr<const Trace> trace(std::move(imported).value());
     run.cache = std::to_string(run.id) + ".aiprof";

@@ -3,8 +3,10 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
+#include "src/base/import_budget.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/trace_builder.h"
 
@@ -93,6 +95,9 @@ std::string JsonErrorPlace(std::string_view text) {
 
 Status ImportCommunicationJson(const std::string& path, int32_t rank, bool is_matrix, TraceBuilder* builder) {
   RETURN_IF_ERROR(CheckFolderMember(path));
+  std::error_code size_error;
+  const uintmax_t size = std::filesystem::file_size(path, size_error);
+  RETURN_IF_ERROR(ChargeImportBytes(CurrentImportBudget(), path, size_error ? 0 : size));  // before it is loaded whole
   simdjson::padded_string text;
   if (auto err = simdjson::padded_string::load(path).get(text)) {
     return ErrStatus(path + ": cannot read: " + simdjson::error_message(err));

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "src/base/decimal.h"
+#include "src/base/import_budget.h"
 #include "src/importers/common/import_confinement.h"
 
 namespace aiprof {
@@ -33,6 +34,7 @@ StatusOr<CsvTable> CsvTable::Open(const std::string& path) {
   RETURN_IF_ERROR(CheckFolderMember(path));
   CsvTable t;
   t.path_ = path;
+  t.budget_ = CurrentImportBudget();
   t.file_.reset(std::fopen(path.c_str(), "rb"));
   if (!t.file_) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   t.Refill();
@@ -56,7 +58,21 @@ bool CsvTable::Refill() {
     read_error_ = std::ferror(file_.get()) != 0;
     file_.reset();
   }
+  if (n > 0 && budget_ != nullptr) {
+    stopped_ = ChargeImportBytes(budget_, path_, n);
+    if (!stopped_.ok()) {
+      file_.reset();
+      text_.clear();
+      return false;
+    }
+  }
   return n > 0;
+}
+
+Status CsvTable::ReadFailure() const {
+  if (!stopped_.ok()) return stopped_;
+  if (read_error_) return ErrStatus(path_ + ":line " + std::to_string(line_) + ": read error");
+  return OkStatus();
 }
 
 StatusOr<CsvTable> CsvTable::ReadHeader(CsvTable t) {
@@ -95,7 +111,7 @@ Status CsvTable::FieldTooLarge() const {
 StatusOr<bool> CsvTable::ReadRecord() {
   fields_used_ = 0;
   if (pos_ >= text_.size() && !Refill()) {
-    if (read_error_) return ErrStatus(path_ + ":line " + std::to_string(line_) + ": read error");
+    RETURN_IF_ERROR(ReadFailure());
     return false;
   }
   row_line_ = line_;
@@ -137,7 +153,7 @@ StatusOr<bool> CsvTable::ReadRecord() {
       if (cur->size() > kMaxCsvFieldBytes) return FieldTooLarge();
     }
   }
-  if (read_error_) return ErrStatus(path_ + ":line " + std::to_string(line_) + ": read error");
+  RETURN_IF_ERROR(ReadFailure());
   if (in_quotes) {
     return ErrStatus(path_ + ":line " + std::to_string(row_line_) +
                      ": the file ends inside a quoted value (truncated CSV)");

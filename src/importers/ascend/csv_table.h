@@ -25,6 +25,8 @@
 
 namespace aiprof {
 
+struct ImportBudget;
+
 // One field of a CSV table is at most this long (a 200 MB field took 1.46 GB
 // and was accepted, found by review): past it the read is an error naming
 // the file and line.
@@ -76,8 +78,13 @@ class CsvTable {
   // Cuts one record into fields_; returns false at end of input.
   StatusOr<bool> ReadRecord();
   Status FieldTooLarge() const;
-  // Reads the next chunk into text_ (pos_ 0); false at the end of input.
+  // Reads the next chunk into text_ (pos_ 0); false at the end of input, a
+  // read error or the import budget passed (ReadFailure says which).
   bool Refill();
+  // Why reading stopped early: a read error, or the thread's import budget
+  // (src/base/import_budget.h; serve's limits), whose bytes the CSVs count as
+  // ByteSource does; ok at the end of input.
+  Status ReadFailure() const;
   static StatusOr<CsvTable> ReadHeader(CsvTable t);
 
   struct FileCloser {
@@ -87,6 +94,8 @@ class CsvTable {
   std::unique_ptr<std::FILE, FileCloser> file_;  // null: all of the text is in text_
   std::string text_;                             // the current chunk
   bool read_error_ = false;
+  ImportBudget* budget_ = nullptr;  // the opening thread's (nullptr: none)
+  Status stopped_;                  // the budget's message once passed
   size_t pos_ = 0;
   uint64_t line_ = 1;      // line of text_[pos_]
   uint64_t row_line_ = 0;  // first line of the current record

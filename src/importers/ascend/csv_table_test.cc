@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "src/base/import_budget.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
@@ -146,6 +147,52 @@ TEST(CsvTableTest, StreamedFileReadsAsTheWholeTextDoes) {
     for (int c = 0; c < 3; ++c) ASSERT_EQ(file->Field(c), whole.Field(c)) << "row " << rows;
   }
   EXPECT_EQ(rows, 20000);
+}
+
+// serve's byte limit (--max-convert-mb) holds for the CSVs, which are not
+// read through ByteSource: each chunk is counted as it is read, and the read
+// past the limit stops the table, naming the file and the flag. Before, a
+// torch_npu folder's CSVs were read whole under any limit.
+TEST(CsvTableTest, ImportBudgetCountsEveryChunk) {
+  testing::TempDir dir;
+  const std::string path = dir.Path("kernel_details.csv");
+  {
+    std::string text = "Name,Duration(us)\n";
+    while (text.size() < 3 * kCsvReadChunkBytes) text += "MatMul,12.5\n";
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  ImportBudget budget;
+  budget.max_bytes = kCsvReadChunkBytes + 1;  // the second chunk passes it
+  budget.bytes_flag = "--max-convert-mb";
+  ScopedImportBudget scope(&budget);
+  auto t = CsvTable::Open(path);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  Status stopped;
+  size_t rows = 0;
+  while (true) {
+    StatusOr<bool> row = t->Next();
+    if (!row.ok()) {
+      stopped = row.status();
+      break;
+    }
+    if (!*row) break;
+    ++rows;
+  }
+  ASSERT_FALSE(stopped.ok()) << "read " << rows << " rows past the limit";
+  EXPECT_NE(stopped.message().find("kernel_details.csv: conversion stopped"), std::string::npos) << stopped.message();
+  EXPECT_NE(stopped.message().find("--max-convert-mb"), std::string::npos) << stopped.message();
+  EXPECT_LT(budget.bytes.load(), 3 * kCsvReadChunkBytes);
+
+  ImportBudget unlimited;  // counted, not limited
+  ScopedImportBudget scope2(&unlimited);
+  auto all = CsvTable::Open(path);
+  ASSERT_TRUE(all.ok());
+  while (*all->Next()) {
+  }
+  EXPECT_EQ(unlimited.bytes.load(), std::filesystem::file_size(path));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/base/import_budget.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
@@ -451,13 +452,14 @@ void Harden(sqlite3* db, uint64_t file_bytes, StepBudget* budget) {
 Status ImportNsysSqlite(const std::string& path, TraceBuilder* builder) {
   NsysImport imp{path, nullptr, builder, {}, {}, {}};
   RETURN_IF_ERROR(CheckImportPath(path));
+  std::error_code ec;
+  const uint64_t bytes = std::filesystem::file_size(path, ec);
+  RETURN_IF_ERROR(ChargeImportBytes(CurrentImportBudget(), path, ec ? 0 : bytes));  // SQLite reads pages: its size
   if (sqlite3_open_v2(path.c_str(), &imp.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     std::string msg = imp.db ? sqlite3_errmsg(imp.db) : "out of memory";
     sqlite3_close(imp.db);
     return ErrStatus(path + ": cannot open as SQLite: " + msg);
   }
-  std::error_code ec;
-  uint64_t bytes = std::filesystem::file_size(path, ec);
   StepBudget budget;
   Harden(imp.db, ec ? 0 : bytes, &budget);
   const uint64_t allowed = budget.steps_left;

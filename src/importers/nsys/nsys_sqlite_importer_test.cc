@@ -4,12 +4,15 @@
 #include "src/importers/nsys/nsys_sqlite_importer.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
-#include <sqlite3.h>
 
+#include "src/base/import_budget.h"
 #include "src/importers/common/importer_registry.h"
 #include "test/util/temp_file.h"
 
@@ -109,6 +112,24 @@ TEST(NsysSqliteImporterTest, AllTablesBecomeTheModel) {
   EXPECT_EQ(t.steps.dur_ns[0], 5100);
   ASSERT_EQ(t.instants.size(), 1u);
   EXPECT_EQ(t.Str(t.instants.name[0]), "mark");
+}
+
+// serve's byte limit holds for SQLite, which reads pages, not a stream: the
+// file's size is counted before it is opened.
+TEST(NsysSqliteImporterTest, ImportBudgetCountsTheFileSize) {
+  TempDir dir;
+  const std::string path = MakeDb(dir, "budget.sqlite", kSchema + Rows());
+  ImportBudget budget;
+  budget.max_bytes = 8192;  // past the format sniff's 4 KiB read, under the file (9 pages)
+  budget.bytes_flag = "--max-convert-mb";
+  {
+    ScopedImportBudget scope(&budget);
+    auto r = ImportTrace(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("budget.sqlite: conversion stopped"), std::string::npos)
+        << r.status().message();
+  }
+  EXPECT_GE(budget.bytes.load(), std::filesystem::file_size(path));  // the sniff's read and the file
 }
 
 TEST(NsysSqliteImporterTest, AbsentTablesAreFine) {
