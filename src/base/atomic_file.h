@@ -38,6 +38,14 @@ class AtomicFileWriter {
 // Writes `content` to `path` atomically.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
 
+// Creates `path` holding `content` unless something is there already
+// (*exists, and nothing is written), never replacing it: the bytes go to a
+// temporary file beside it, fsynced and hard-linked to the name (atomic; the
+// link fails when the name is taken). Where hard links are not supported,
+// the name is taken with O_EXCL and filled in place. For outputs that
+// several writers may name alike (cluster digests of one rank).
+Status WriteNewFileAtomically(const std::string& path, std::string_view content, bool* exists);
+
 // Where an output named `path` is written: `*in_place` when it is a device,
 // FIFO or other non-regular file written where it is; otherwise the regular
 // file to replace (the path itself, or a symbolic link's target).

@@ -99,5 +99,19 @@ TEST_F(AtomicFileTest, AFolderIsRefused) {
   EXPECT_FALSE(CheckWritableOutput(dir_).ok());
 }
 
+TEST_F(AtomicFileTest, WriteNewFileNeverReplaces) {
+  bool exists = true;
+  ASSERT_TRUE(WriteNewFileAtomically(Path("d"), "first", &exists).ok());
+  EXPECT_FALSE(exists);
+  EXPECT_EQ(Read(Path("d")), "first");
+  ASSERT_TRUE(WriteNewFileAtomically(Path("d"), "second", &exists).ok());
+  EXPECT_TRUE(exists);
+  EXPECT_EQ(Read(Path("d")), "first");
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
+  EXPECT_EQ(files, 1u) << "no temporary file is left";
+  EXPECT_FALSE(WriteNewFileAtomically(Path("no/such/folder/d"), "x", &exists).ok());
+}
+
 }  // namespace
 }  // namespace aiprof

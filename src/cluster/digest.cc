@@ -367,61 +367,6 @@ Status ReadDigestFile(const std::string& path, std::vector<DigestAt>* out) {
 
 namespace {
 
-// Creates `path` holding `bytes` unless something is there already
-// (*exists), never replacing it: the bytes go to a temporary file beside it,
-// which is hard-linked to the name (atomic, fails when the name is taken).
-// Where hard links are not supported, the name is taken with O_EXCL and
-// filled in place.
-Status CreateNewFile(const std::string& path, std::string_view bytes, bool* exists) {
-  *exists = false;
-  auto write_all = [&](int fd) {
-    for (size_t done = 0; done < bytes.size();) {
-      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return false;
-      done += static_cast<size_t>(n);
-    }
-    return ::fsync(fd) == 0;
-  };
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return ErrStatus(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  const bool written = write_all(fd);
-  const int write_errno = errno;
-  ::close(fd);
-  if (!written) {
-    ::unlink(tmp.c_str());
-    return ErrStatus(path + ": cannot write: " + std::strerror(write_errno));
-  }
-  const int linked = ::link(tmp.c_str(), path.c_str());
-  const int link_errno = errno;
-  ::unlink(tmp.c_str());
-  if (linked == 0) return OkStatus();
-  if (link_errno == EEXIST) {
-    *exists = true;
-    return OkStatus();
-  }
-  if (link_errno != EPERM && link_errno != EOPNOTSUPP && link_errno != ENOSYS) {
-    return ErrStatus(path + ": cannot create: " + std::strerror(link_errno));
-  }
-  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (out < 0) {
-    if (errno == EEXIST) {
-      *exists = true;
-      return OkStatus();
-    }
-    return ErrStatus(path + ": cannot create: " + std::strerror(errno));
-  }
-  const bool ok = write_all(out);
-  const int saved = errno;
-  ::close(out);
-  if (!ok) return ErrStatus(path + ": cannot write: " + std::strerror(saved));
-  return OkStatus();
-}
-
 // True when `path` is a regular file holding exactly one digest of the same
 // input as `d` (its own earlier digest, which a new map may replace).
 bool HoldsDigestOfSameInput(const std::string& path, const RankDigest& d) {
@@ -449,7 +394,7 @@ StatusOr<DigestWrite> WriteDigestFile(const RankDigest& d, const std::string& di
       return out;
     }
     bool exists = false;
-    RETURN_IF_ERROR(CreateNewFile(path, bytes, &exists));
+    RETURN_IF_ERROR(WriteNewFileAtomically(path, bytes, &exists));
     if (!exists) {
       out.path = path;
       return out;
