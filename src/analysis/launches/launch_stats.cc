@@ -9,6 +9,7 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
+#include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
 namespace {
@@ -22,11 +23,20 @@ bool InsideAnyStep(const std::vector<std::pair<int64_t, int64_t>>& steps, int64_
   return it != steps.begin() && ts < std::prev(it)->second;
 }
 
+// Host runtime calls only: the copies a graph-capture merge re-times onto
+// replayed kernels (IsGraphCaptureTrack, left out of the op statistics too)
+// carry synthetic durations, not host time.
 void FindOutliers(const Trace& trace, LaunchStats* out) {
   const SliceTable& s = trace.slices;
+  std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
+  std::vector<uint8_t> host_call(s.size(), 0);
+  for (size_t i = 0; i < s.size(); ++i) {
+    host_call[i] = s.kind[i] == EventKind::kRuntime && !capture_track[s.track[i]];
+  }
   std::unordered_map<uint32_t, std::vector<int64_t>> by_name;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.kind[i] == EventKind::kRuntime) by_name[s.name[i].raw].push_back(s.dur_ns[i]);
+    if (host_call[i]) by_name[s.name[i].raw].push_back(s.dur_ns[i]);
   }
   std::unordered_map<uint32_t, double> median;
   for (auto& [name, d] : by_name) {
@@ -35,7 +45,7 @@ void FindOutliers(const Trace& trace, LaunchStats* out) {
     median[name] = QuantileSorted(d.data(), d.size(), 0.5);
   }
   for (uint32_t i = 0; i < s.size(); ++i) {
-    if (s.kind[i] != EventKind::kRuntime) continue;
+    if (!host_call[i]) continue;
     auto it = median.find(s.name[i].raw);
     if (it != median.end() && static_cast<double>(s.dur_ns[i]) > kRuntimeOutlierFactor * it->second) {
       out->outliers.push_back({i, it->second});

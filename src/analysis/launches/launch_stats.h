@@ -17,9 +17,11 @@
 // collectives) whose launching call or launching flow lies under a host op
 // (cpu_op); graph-replayed kernels are covered only through a flow from an
 // op (none ties them yet: the graph capture trace is not merged).
-// Runtime-call outliers: runtime calls longer than kRuntimeOutlierFactor ×
-// the median of calls with the same name (names with at least
-// kRuntimeOutlierMinCount calls).
+// Runtime-call outliers: host runtime calls longer than kRuntimeOutlierFactor
+// × the median of calls with the same name (names with at least
+// kRuntimeOutlierMinCount calls); the copies on graph-capture tracks
+// (IsGraphCaptureTrack) are no host calls and are left out, as in the op
+// statistics.
 #ifndef AIPROF_SRC_ANALYSIS_LAUNCHES_LAUNCH_STATS_H_
 #define AIPROF_SRC_ANALYSIS_LAUNCHES_LAUNCH_STATS_H_
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "src/model/graph_capture_tracks.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -116,6 +117,34 @@ TEST(LaunchStatsTest, VllmGraphLaunchCountsOncePerCall) {
   // can be covered.
   ASSERT_NE(m.Get("op_coverage"), nullptr);
   EXPECT_LT(m.Get("op_coverage")->value, 0.05);
+}
+
+// The vLLM replay merged with its graph capture trace: the merge adds copies
+// of the captured launch calls (97 hipLaunchKernel, 252 hipModuleLaunchKernel,
+// 72 hipExtModuleLaunchKernel) on "graph capture" tracks, re-timed onto the
+// replayed kernels (9 ns - 8.3 us, not host time). Runtime-call outliers are
+// of host calls only, as the op statistics count them: the replay holds 3
+// hipLaunchKernel (4.76-6.54 us, below kRuntimeOutlierMinCount) and no other
+// name with 5 calls and one above 10x its median, so there are none (the
+// replay alone has none either). Before, the medians were of the copies
+// (90 ns) and 5 real or copied calls were flagged.
+TEST(LaunchStatsTest, GraphCaptureCopiesAreNoRuntimeCalls) {
+  auto merged = testing::ImportWithCaptures(
+      testing::FixturesDir() + "/tracelens/inference__vllm_decode_full__graph_execution.json.gz",
+      {testing::FixturesDir() + "/tracelens/inference__vllm_decode_full__capture_traces__graph_capture_rank_0."
+                                "1773709742341309550.pt.trace.json.gz"});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Trace& t = **merged;
+  uint64_t copied_calls = 0;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    copied_calls += t.slices.kind[i] == EventKind::kRuntime && IsGraphCaptureTrack(t, t.slices.track[i]);
+  }
+  ASSERT_EQ(copied_calls, 97u + 252u + 72u);  // the copies are there ...
+  LaunchStats st = ComputeLaunchStats(t);
+  EXPECT_TRUE(st.outliers.empty());  // ... and none is a runtime-call outlier
+  MetricSet m;
+  PublishLaunchStats(t, st, &m);
+  for (const std::string& e : m.Evidence("host_bound")) EXPECT_EQ(e.find("runtime call"), std::string::npos) << e;
 }
 
 // Hand-made: two graph launches (10 µs each) replay 2 kernels each on stream
