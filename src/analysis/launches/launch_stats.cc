@@ -79,7 +79,7 @@ void SummariseCalls(const Trace& trace, const std::unordered_map<uint32_t, CallI
   std::vector<std::tuple<uint32_t, int64_t, int64_t>> replays;  // track, start, end
   for (const auto& [call, info] : calls) {
     ++out->launch_calls;
-    if (InsideAnyStep(steps, s.ts_ns[call])) ++out->launches_in_steps;
+    if (InsideAnyStep(steps, s.ts_ns[call])) ++out->launch_calls_in_steps;
     delays.push_back(info.first_start - (s.ts_ns[call] + s.dur_ns[call]));
     if (IsGraphLaunchName(trace.Str(s.name[call]))) {
       ++out->graph_launches;
@@ -156,6 +156,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
     ++out.kernels;
     if (call == kNoSlice) continue;
     ++out.launches;
+    out.kernels_in_steps += InsideAnyStep(steps, s.ts_ns[call]);
     if (graph) {
       ++out.graph_kernels;
       out.graph_kernels_captured += op_call[i] != call && op_call[i] != kNoSlice;
@@ -212,7 +213,8 @@ void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* me
     metrics->SetUnavailable("launches_per_step", "no steps in the trace");
   } else {
     metrics->Set("launches_per_step",
-                 static_cast<double>(st.launches_in_steps) / static_cast<double>(trace.steps.size()), kLaunchesSource);
+                 static_cast<double>(st.launch_calls_in_steps) / static_cast<double>(trace.steps.size()),
+                 kLaunchesSource);
   }
   metrics->Set("launch_delay_p50_ns", st.delay_p50_ns, kLaunchesSource);
   metrics->Set("short_kernel_ratio", static_cast<double>(st.short_kernels) / static_cast<double>(st.kernels),

@@ -5,9 +5,10 @@
 // collective. Statistics are per launch call: a graph launch
 // (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch) that replays N kernels
 // counts once, with its own duration. launches_per_step counts launch calls
-// starting inside a step, divided by the number of steps. Launch delay =
-// start of the call's first kernel − call end (can be negative when the
-// device starts before the call returns). Launch cost = median duration of
+// starting inside a step, divided by the number of steps; kernels_in_steps
+// counts the kernels those calls launched (all a graph launch replays).
+// Launch delay = start of the call's first kernel − call end (can be negative
+// when the device starts before the call returns). Launch cost = median duration of
 // the calls that launch kernels one by one (graph launches have their own,
 // graph_launch_cost_ns); a kernel launched one by one is short when its
 // duration is below that cost — a kernel replayed by a graph pays no launch
@@ -48,7 +49,8 @@ struct LaunchStats {
   uint64_t kernels = 0;          // kernels + collectives
   uint64_t launches = 0;         // of those, linked to a launching call
   uint64_t launch_calls = 0;     // distinct launching calls (a graph launch once)
-  uint64_t launches_in_steps = 0;  // launch calls starting inside a step
+  uint64_t launch_calls_in_steps = 0;         // launch calls starting inside a step (launches_per_step)
+  uint64_t kernels_in_steps = 0;              // kernels + collectives whose launch call starts inside a step
   double delay_p50_ns = 0, delay_p90_ns = 0;  // per launch call
   int64_t delay_max_ns = 0;
   double launch_cost_ns = 0;     // median duration of one-by-one launch calls

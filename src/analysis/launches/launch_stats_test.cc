@@ -78,7 +78,8 @@ TEST(LaunchStatsTest, HandMadeThresholds) {
   ASSERT_NE(t, nullptr);
   LaunchStats st = ComputeLaunchStats(*t);
   EXPECT_EQ(st.launches, 2u);
-  EXPECT_EQ(st.launches_in_steps, 1u);
+  EXPECT_EQ(st.launch_calls_in_steps, 1u);
+  EXPECT_EQ(st.kernels_in_steps, 1u);
   EXPECT_NEAR(st.launch_cost_ns, 5000, 1e-9);
   EXPECT_EQ(st.short_kernels, 1u);
   EXPECT_NEAR(st.delay_p50_ns, 5000, 1e-9);

@@ -95,16 +95,19 @@ void LaunchesSection(AnalysisResults& in, Section* s) {
                          : "No device kernels (CPU-only trace)"});
     return;
   }
-  render::KeyValues& kv = s->Add(render::KeyValues{{
-      {"kernels", "Kernels", Int(st.kernels), Unit::kCount},
-      {"linked", "Linked to a launch call", Int(st.launches), Unit::kCount},
-      {"launched_in_steps", "Launched inside steps", Int(st.launches_in_steps), Unit::kCount},
-      {"launch_calls", "Launch calls (delays are per call: its first kernel)", Int(st.launch_calls), Unit::kCount},
-      {"delay_p50_ns", "Launch delay p50", Ns(st.delay_p50_ns), Unit::kNs},
-      {"delay_p90_ns", "Launch delay p90", Ns(st.delay_p90_ns), Unit::kNs},
-      {"delay_max_ns", "Launch delay max", Int(st.delay_max_ns), Unit::kNs},
-      {"launch_cost_ns", "Launch cost (median one-by-one launch call)", Ns(st.launch_cost_ns), Unit::kNs},
-      {"short_kernels", "Kernels launched one by one and shorter than that", Int(st.short_kernels), Unit::kCount}}});
+  render::KeyValues& kv = s->Add(render::KeyValues{
+      {{"kernels", "Kernels", Int(st.kernels), Unit::kCount},
+       {"linked", "Linked to a launch call", Int(st.launches), Unit::kCount},
+       {"launched_in_steps", "Kernels launched inside steps (their launch call starts in one)",
+        Int(st.kernels_in_steps), Unit::kCount},
+       {"launch_calls", "Launch calls (delays are per call: its first kernel)", Int(st.launch_calls), Unit::kCount},
+       {"launch_calls_in_steps", "Launch calls inside steps (a graph launch once)", Int(st.launch_calls_in_steps),
+        Unit::kCount},
+       {"delay_p50_ns", "Launch delay p50", Ns(st.delay_p50_ns), Unit::kNs},
+       {"delay_p90_ns", "Launch delay p90", Ns(st.delay_p90_ns), Unit::kNs},
+       {"delay_max_ns", "Launch delay max", Int(st.delay_max_ns), Unit::kNs},
+       {"launch_cost_ns", "Launch cost (median one-by-one launch call)", Ns(st.launch_cost_ns), Unit::kNs},
+       {"short_kernels", "Kernels launched one by one and shorter than that", Int(st.short_kernels), Unit::kCount}}});
   if (st.graph_launches > 0) {
     kv.items.push_back({"graph_launches", "Graph launches", Int(st.graph_launches), Unit::kCount});
     kv.items.push_back({"graph_kernels", "Kernels they replay", Int(st.graph_kernels), Unit::kCount});

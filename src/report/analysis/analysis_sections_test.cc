@@ -67,5 +67,40 @@ TEST(AnalysisSectionsTest, TypedTablesFromTheResults) {
   EXPECT_FALSE(AddAnalysisSection("nope", results, &none));
 }
 
+// Hand-made: one step (0-50 us) holds a cudaGraphLaunch replaying kernels A,
+// B, C and a cudaLaunchKernel launching D; a cudaLaunchKernel after the step
+// launches E. Beside "Kernels" (5) the launches section counts kernels
+// launched inside steps (A-D: 4), and separately the launch calls starting
+// inside steps (2, a graph launch once), which launches_per_step divides.
+// Before, "Launched inside steps" showed the 2 calls among kernel counts.
+TEST(AnalysisSectionsTest, LaunchedInsideStepsCountsKernels) {
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":0,"dur":10,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":4,"args":{"correlation":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":60,"dur":4,"args":{"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"A","pid":0,"tid":7,"ts":20,"dur":2,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"B","pid":0,"tid":7,"ts":27,"dur":3,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"C","pid":0,"tid":7,"ts":32,"dur":1,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"D","pid":0,"tid":7,"ts":40,"dur":3,"args":{"device":0,"stream":7,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"E","pid":0,"tid":7,"ts":70,"dur":3,"args":{"device":0,"stream":7,"correlation":3}}
+  ]})");
+  ASSERT_TRUE(trace);
+  AnalysisResults results(*trace, AnalyzeOptions{});
+  render::Document doc = AnalyzeToDocument(RunAnalyses(results), results);
+  YAML::Node j = YAML::Load(render::RenderJson(doc));
+  YAML::Node kv;
+  for (const auto& b : j["sections"]["launches"]["blocks"]) {
+    if (b["values"] && b["values"]["kernels"]) kv = b["values"];
+  }
+  ASSERT_TRUE(kv) << render::RenderJson(doc);
+  EXPECT_EQ(kv["kernels"]["value"].as<int>(), 5);
+  EXPECT_EQ(kv["linked"]["value"].as<int>(), 5);
+  EXPECT_EQ(kv["launched_in_steps"]["value"].as<int>(), 4);
+  EXPECT_EQ(kv["launch_calls"]["value"].as<int>(), 3);
+  EXPECT_EQ(kv["launch_calls_in_steps"]["value"].as<int>(), 2);
+  EXPECT_EQ(j["metrics"]["launches_per_step"]["value"].as<double>(), 2);
+}
+
 }  // namespace
 }  // namespace aiprof
