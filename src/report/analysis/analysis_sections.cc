@@ -415,19 +415,30 @@ Value Known(int64_t ns) { return ns >= 0 ? Value::Int(ns) : Value(); }
 
 void CollectiveTypes(const CollectiveStats& st, Section* s) {
   if (st.by_type.empty()) return;
-  Table t{"types", "Time per collective type",
-          {{"rank", "Rank"}, {"type", "Type"}, {"count", "Count", Unit::kCount}, {"total_ns", "Total", Unit::kNs},
-           {"share", "Share of collective time", Unit::kFraction}, {"max_ns", "Longest", Unit::kNs},
-           {"sized", "Sized", Unit::kCount}, {"bytes", "Bytes", Unit::kBytes},
-           {"algbw", "Algorithm bandwidth", Unit::kBytesPerSecond}, {"busbw", "Bus bandwidth", Unit::kBytesPerSecond},
+  Table t{"types",
+          "Time per collective type",
+          {{"rank", "Rank"},
+           {"type", "Type"},
+           {"count", "Count", Unit::kCount},
+           {"total_ns", "Total", Unit::kNs},
+           {"share", "Share of the rank's collective time", Unit::kFraction},
+           {"max_ns", "Longest", Unit::kNs},
+           {"sized", "Sized", Unit::kCount},
+           {"bytes", "Bytes", Unit::kBytes},
+           {"algbw", "Algorithm bandwidth", Unit::kBytesPerSecond},
+           {"busbw", "Bus bandwidth", Unit::kBytesPerSecond},
            {"group_size", "Group"}},
-          {}, ""};
+          {},
+          ""};
+  // Each row is one rank's: its share is of that rank's collective time.
+  std::map<int32_t, int64_t> rank_total_ns;
+  for (const CollectiveTypeStats& c : st.by_type) rank_total_ns[c.rank] += c.total_ns;
   for (const CollectiveTypeStats& c : st.by_type) {
     const bool sized = c.sized > 0, group = sized && c.group_size > 0;
     t.rows.push_back(
         {Rank(c.rank), StrValue(CollectiveTypeName(c.type)), Int(c.count), Int(c.total_ns),
-         Share(c.total_ns, st.total_ns), Int(c.max_ns), Int(c.sized), sized ? Value::Number(c.bytes) : Value(),
-         sized ? Value::Number(c.AlgBandwidthBytesPerSecond()) : Value(),
+         Share(c.total_ns, rank_total_ns[c.rank]), Int(c.max_ns), Int(c.sized),
+         sized ? Value::Number(c.bytes) : Value(), sized ? Value::Number(c.AlgBandwidthBytesPerSecond()) : Value(),
          group ? Value::Number(c.BusBandwidthBytesPerSecond()) : Value(), group ? Int(c.group_size) : Value()});
   }
   s->Add(std::move(t));

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <map>
+#include <string>
+#include <utility>
+
 #include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
 #include "test/util/trace_fixtures.h"
@@ -100,6 +104,41 @@ TEST(AnalysisSectionsTest, LaunchedInsideStepsCountsKernels) {
   EXPECT_EQ(kv["launch_calls"]["value"].as<int>(), 3);
   EXPECT_EQ(kv["launch_calls_in_steps"]["value"].as<int>(), 2);
   EXPECT_EQ(j["metrics"]["launches_per_step"]["value"].as<double>(), 2);
+}
+
+// Hand-made two-rank folder: rank 0 runs one all-reduce of 100 us; rank 1 an
+// all-reduce of 60 us and a broadcast of 20 us. The collective-type table has
+// a row per rank and type; each share is of that rank's collective time:
+// rank 0 all_reduce 100/100 = 1, rank 1 all_reduce 60/80 = 0.75, broadcast
+// 20/80 = 0.25. Before, shares were of both ranks' 180 us (0.556, 0.333,
+// 0.111) in a per-rank table.
+TEST(AnalysisSectionsTest, CollectiveShareIsOfTheRanksOwnTime) {
+  auto rank = [](int r, const std::string& kernels) {
+    return R"({"distributedInfo":{"backend":"nccl","rank":)" + std::to_string(r) + R"(},"traceEvents":[)" + kernels +
+           "]}";
+  };
+  auto kernel = [](const char* name, int ts, int dur) {
+    return std::string(R"({"ph":"X","cat":"kernel","name":")") + name + R"(","pid":0,"tid":7,"ts":)" +
+           std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + R"(,"args":{"device":0,"stream":7}})";
+  };
+  std::unique_ptr<Trace> trace = testing::ImportJsonFolder(
+      {{"rank0.json", rank(0, kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 100, 100))},
+       {"rank1.json", rank(1, kernel("ncclKernel_AllReduce_RING_LL_Sum_float", 100, 60) + "," +
+                                  kernel("ncclKernel_Broadcast_RING_LL_Sum_float", 300, 20))}});
+  ASSERT_TRUE(trace);
+  AnalysisResults results(*trace, AnalyzeOptions{});
+  render::Document doc = AnalyzeToDocument(RunAnalyses(results), results);
+  YAML::Node j = YAML::Load(render::RenderJson(doc));
+  YAML::Node types = Block(j["sections"]["communication"], "types");
+  ASSERT_TRUE(types) << render::RenderJson(doc);
+  std::map<std::pair<int, std::string>, double> share;
+  for (const auto& row : types["rows"]) {
+    share[{row["rank"].as<int>(), row["type"].as<std::string>()}] = row["share"].as<double>();
+  }
+  ASSERT_EQ(share.size(), 3u) << render::RenderJson(doc);
+  EXPECT_NEAR((share[{0, "all_reduce"}]), 1.0, 1e-12);
+  EXPECT_NEAR((share[{1, "all_reduce"}]), 0.75, 1e-12);
+  EXPECT_NEAR((share[{1, "broadcast"}]), 0.25, 1e-12);
 }
 
 }  // namespace
