@@ -65,7 +65,7 @@ struct ReportOp {
   std::string name, category;
   uint64_t count = 0;
   double total_ms = 0, self_ms = 0, mean_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
-  double share = 0;  // self time, of the summed self time of all ops in the same category
+  double share = 0;  // self time, of the summed self time of the ops in the same category (wrappers left out)
 };
 
 using ReportHostFunction = HostFunction;

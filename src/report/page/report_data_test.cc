@@ -190,6 +190,26 @@ TEST(ReportDataTest, HeadlineLeadsWithTheChangeAndNamesItsBases) {
   EXPECT_EQ(ReportToMarkdown(run->data).find("**Change:**"), std::string::npos);
 }
 
+// Hand-made, as PyTorch 1.8 writes it: ProfilerStep#1 (a profiler wrapper) is
+// in category Operator like the ops it holds. Self times: the step 100 - 30 -
+// 10 = 60 us, aten::conv2d 30 us, aten::relu 10 us. The wrapper is left out
+// of the table and of the base: shares 30/40 = 0.75 and 10/40 = 0.25, so the
+// listed Operator rows sum to 1. Before, the base took the wrapper's 60 us
+// too (30/100 = 0.3, 10/100 = 0.1).
+TEST(ReportDataTest, TopOpShareBaseLeavesProfilerWrappersOut) {
+  auto run = Build(testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"Operator","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"Operator","name":"aten::conv2d","pid":1,"tid":1,"ts":10,"dur":30},
+    {"ph":"X","cat":"Operator","name":"aten::relu","pid":1,"tid":1,"ts":50,"dur":10}]})"),
+                   "hand-made");
+  const ReportData& r = run->data;
+  std::map<std::string, double> share;
+  for (const auto& op : r.top_ops) share[op.name] = op.share;
+  ASSERT_EQ(share.size(), 2u);  // the wrapper is not listed
+  EXPECT_NEAR(share["aten::conv2d"], 0.75, 1e-12);
+  EXPECT_NEAR(share["aten::relu"], 0.25, 1e-12);
+}
+
 // Hostile names (hand-made trace): an op, a thread and the source path that
 // try to close the script, inject markup or break Markdown stay text.
 TEST(ReportDataTest, HostileNamesStayText) {

@@ -308,7 +308,8 @@ void AddTopOps(const ReportData& r, render::Document* doc) {
   render::Section& sec = doc->AddSection("ops", "Top ops");
   sec.Add(
       render::Paragraph{"By self time (nested ops are not counted twice), total beside it; profiler wrappers left "
-                        "out; share is the op's self time, of the summed self time of all ops in the same category."});
+                        "out; share is the op's self time, of the summed self time of the ops in the same category, "
+                        "profiler wrappers left out of that sum too."});
   render::Table t{"top_ops", "",
                   {{"op", "Op"}, {"category", "Category"}, {"count", "Count", Unit::kCount}, {"self", "Self", Unit::kMs},
                    {"total", "Total", Unit::kMs}, {"share", "Share", Unit::kFraction}, {"mean", "Mean", Unit::kMs},
