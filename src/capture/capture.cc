@@ -711,6 +711,12 @@ class Session {
     m["capture.host_stacks_truncated"] = std::to_string(s.truncated_stacks);
     m["capture.host_kernel_samples"] = sampler_ && !sampler_->kernel_excluded() ? "recorded" : "excluded";
     m["capture.host_sampling"] = perf_blocked_ ? "blocked" : o_.cpu_hz <= 0 ? "off" : "on";
+    // What a sample's weight_ns is, in the words every importer uses
+    // (docs/importers.md "Host CPU samples"): here each sample's own period.
+    if (!perf_blocked_ && o_.cpu_hz > 0) {
+      m["host_sample_weight_basis"] =
+          "each sample's own period: the cpu-clock ns perf counted for it (PERF_SAMPLE_PERIOD)";
+    }
     m[kPageFaultsMeta] = !o_.page_faults ? "off" : faults_blocked_ ? "blocked" : "on";
     if (o_.page_faults && !faults_blocked_) {
       m[kPageFaultPeriodMeta] = std::to_string(o_.fault_period);

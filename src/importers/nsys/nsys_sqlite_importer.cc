@@ -3,14 +3,18 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
+#include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
 #include "src/base/import_budget.h"
+#include "src/base/quantile.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
@@ -328,10 +332,31 @@ struct NsysImport {
     return st;
   }
 
+  // The value of row `name` of a (name, value) table (META_DATA_CAPTURE,
+  // TARGET_INFO_SYSTEM_ENV) when it is a whole number in 1..max; nullopt
+  // when the table, the row or such a value is missing.
+  Status NamedInt(const char* table, const char* name, int64_t max, std::optional<int64_t>* out) {
+    out->reset();
+    std::set<std::string> cols = Columns(table);
+    if (!cols.count("name") || !cols.count("value")) return OkStatus();
+    Stmt s;
+    RETURN_IF_ERROR(s.Prepare(db, std::string("SELECT value FROM ") + table + " WHERE name = '" + name + "'", path));
+    Status st;
+    if (!s.Step(&st, db, path)) return st;
+    const std::string_view text = s.Text(0);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && end == text.data() + text.size() && v >= 1 && v <= max) *out = v;
+    return OkStatus();
+  }
+
   // CPU samples: COMPOSITE_EVENTS (one row per sample: start, globalTid) and
   // SAMPLING_CALLCHAINS (its frames, stackDepth 0 = leaf; symbol and module
-  // are StringIds). Each sample's weight is its thread's median interval
-  // between samples (nsys samples on a CPU-cycle period, so no fixed time).
+  // are StringIds). A sample's weight is the CPU time it stands for, the
+  // meaning it has in every importer and in aiprof's own capture: one figure
+  // per capture, the same on every thread (a sleeping thread's samples are
+  // far apart because it sleeps, not because each stands for more CPU).
+  // SampleWeight() chooses it; the basis is in metadata.
   Status Samples() {
     if (Columns("COMPOSITE_EVENTS").empty()) return OkStatus();
     const bool chains = !Columns("SAMPLING_CALLCHAINS").empty();
@@ -347,6 +372,7 @@ struct NsysImport {
       uint32_t callsite;
     };
     std::vector<Pending> samples;
+    std::map<uint32_t, int64_t> tid_of;  // track -> the thread's tid, for messages
     int64_t current = INT64_MIN;
     Status st;
     bool skipping = false;
@@ -361,24 +387,100 @@ struct NsysImport {
           continue;
         }
         samples.push_back(Pending{HostTrack(s.Int(2)), s.Int(1), kNoCallsite});
+        tid_of.emplace(samples.back().track, NsysTid(s.Int(2)));
       }
       if (skipping || s.Null(3)) continue;
       const FrameKind kind = !s.Null(6) && s.Int(6) != 0 ? FrameKind::kKernel : FrameKind::kNative;
       samples.back().callsite = builder->InternCallsite(samples.back().callsite, Str(s.Int(4)), Str(s.Int(5)), kind);
     }
     RETURN_IF_ERROR(st);
-    std::unordered_map<uint32_t, std::vector<int64_t>> times;
+    if (samples.empty()) return OkStatus();
+    std::map<uint32_t, std::vector<int64_t>> times;  // per thread, sorted
     for (const Pending& p : samples) times[p.track].push_back(p.ts);
-    std::unordered_map<uint32_t, int64_t> weight;
-    for (auto& [track, ts] : times) {
-      std::sort(ts.begin(), ts.end());
-      std::vector<int64_t> gaps;
-      for (size_t i = 1; i < ts.size(); ++i) gaps.push_back(ts[i] - ts[i - 1]);
-      if (gaps.empty()) continue;
-      std::nth_element(gaps.begin(), gaps.begin() + gaps.size() / 2, gaps.end());
-      weight[track] = gaps[gaps.size() / 2];
+    for (auto& [track, ts] : times) std::sort(ts.begin(), ts.end());
+    int64_t weight = 0;
+    RETURN_IF_ERROR(SampleWeight(times, tid_of, &weight));
+    // No thread is credited more CPU than its own window, first sample to
+    // last plus one interval (n samples at the weight span n - 1 intervals
+    // and the one before the first): where the capture's weight would, the
+    // thread's samples share that window instead, and it is said.
+    std::map<uint32_t, int64_t> thread_weight;
+    for (const auto& [track, ts] : times) {
+      const int64_t n = static_cast<int64_t>(ts.size());
+      const int64_t window = ts.back() - ts.front() + weight;
+      int64_t w = weight;
+      if (weight > window / n) {  // n * weight > window, without the product
+        w = window / n;
+        builder->Diagnose(
+            "nsys_sample_weight_capped", path + ": COMPOSITE_EVENTS, tid " + std::to_string(tid_of[track]),
+            std::to_string(n) + " samples at " + std::to_string(weight) +
+                " ns each would exceed the thread's window of " + std::to_string(window) +
+                " ns (first sample to last, plus one interval); each weighed " + std::to_string(w) + " ns instead");
+      }
+      thread_weight[track] = w;
     }
-    for (const Pending& p : samples) builder->AddStackSample(p.track, p.ts, p.callsite, weight[p.track]);
+    for (const Pending& p : samples) builder->AddStackSample(p.track, p.ts, p.callsite, thread_weight[p.track]);
+    return OkStatus();
+  }
+
+  // The capture's sample weight (ns), and metadata host_sample_weight_ns and
+  // host_sample_weight_basis saying where it came from:
+  //  * the stated period: META_DATA_CAPTURE LINUX_PERF_OPTIONS:SAMPLING_PERIOD
+  //    (CPU cycles between samples) over TARGET_INFO_SYSTEM_ENV CpuSpeedMhz;
+  //  * else, or where the busiest thread (most samples) was sampled more
+  //    often than that period allows (its median interval shorter: the
+  //    clock ran faster than stated, or the counter was not the cycles the
+  //    file names), that thread's median interval between samples: a thread
+  //    on the CPU throughout is sampled once per period, and no thread's
+  //    samples come closer together than the CPU time each stands for.
+  //    CloverLeaf's export states 2,450,000 cycles at 2450 MHz (1 ms) but its
+  //    main thread was sampled every 258 us (median), so 1 ms would credit
+  //    that thread 1.5 s of CPU in 865 ms.
+  // With neither (no period, no thread with two samples) the weight is 0:
+  // samples count, time does not, and it is said.
+  Status SampleWeight(const std::map<uint32_t, std::vector<int64_t>>& times, const std::map<uint32_t, int64_t>& tid_of,
+                      int64_t* weight) {
+    constexpr int64_t kMaxPeriodCycles = 1'000'000'000'000, kMaxMhz = 1'000'000;
+    std::optional<int64_t> period, mhz;
+    RETURN_IF_ERROR(NamedInt("META_DATA_CAPTURE", "LINUX_PERF_OPTIONS:SAMPLING_PERIOD", kMaxPeriodCycles, &period));
+    RETURN_IF_ERROR(NamedInt("TARGET_INFO_SYSTEM_ENV", "CpuSpeedMhz", kMaxMhz, &mhz));
+    const int64_t stated = period && mhz ? std::max<int64_t>(1, (*period * 1000 + *mhz / 2) / *mhz) : 0;  // in ns
+    uint32_t busiest = 0;
+    size_t busiest_n = 0;
+    int64_t observed = 0;
+    for (const auto& [track, ts] : times) {
+      if (ts.size() < 2) continue;
+      std::vector<int64_t> gaps(ts.size() - 1);
+      for (size_t i = 1; i < ts.size(); ++i) gaps[i - 1] = ts[i] - ts[i - 1];
+      const int64_t median = std::llround(QuantileSelect(gaps.data(), gaps.size(), 0.5));
+      if (median <= 0) continue;  // samples at one instant say nothing of the period
+      if (ts.size() > busiest_n || (ts.size() == busiest_n && median < observed)) {
+        busiest = track, busiest_n = ts.size(), observed = median;
+      }
+    }
+    const std::string stated_text = period && mhz ? std::to_string(*period) + " cycles at " + std::to_string(*mhz) +
+                                                        " MHz = " + std::to_string(stated) + " ns"
+                                                  : "";
+    std::string basis;
+    if (stated > 0 && (observed == 0 || stated <= observed)) {
+      *weight = stated;
+      basis = "stated sampling period: " + stated_text +
+              " (META_DATA_CAPTURE LINUX_PERF_OPTIONS:SAMPLING_PERIOD over TARGET_INFO_SYSTEM_ENV CpuSpeedMhz)";
+    } else if (observed > 0) {
+      *weight = observed;
+      basis =
+          "median interval between samples of the busiest thread (tid " + std::to_string(tid_of.at(busiest)) + ", " +
+          std::to_string(busiest_n) + " samples); " +
+          (stated > 0 ? "the stated period, " + stated_text + ", is longer than that thread's interval, so did not hold"
+                      : std::string("the file states no sampling period and CPU clock"));
+    } else {
+      *weight = 0;
+      basis = "unknown: the file states no sampling period and CPU clock, and no thread has two samples";
+      builder->Diagnose("nsys_sample_weight_unknown", path + ": COMPOSITE_EVENTS",
+                        "no sampling period, CPU clock or thread with two samples: samples weigh 0 ns");
+    }
+    builder->trace()->metadata["host_sample_weight_ns"] = std::to_string(*weight);
+    builder->trace()->metadata["host_sample_weight_basis"] = basis;
     return OkStatus();
   }
 

@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "src/base/import_budget.h"
 #include "src/importers/common/importer_registry.h"
@@ -292,6 +296,205 @@ TEST(NsysSqliteImporterTest, CpuSamplesOfTheRealExportMatchSql) {
       EXPECT_LE(t.samples.ts_ns[i - 1], t.samples.ts_ns[i]);
     }
   }
+}
+
+// Host CPU samples, hand-made (D2 of the Nsight trial): the weight was each
+// thread's own median interval, so a sleeping thread's samples, far apart
+// because it sleeps, each stood for 40 ms of CPU and the thread got more CPU
+// than its lifetime. One weight per capture now, the same on every thread.
+const std::string kSampleSchema =
+    "CREATE TABLE COMPOSITE_EVENTS (id INTEGER PRIMARY KEY, start INTEGER NOT NULL, cpu INTEGER,"
+    " threadState INTEGER, globalTid INTEGER, cpuCycles INTEGER NOT NULL);";
+
+// One COMPOSITE_EVENTS row per time, on thread `tid` of kPid, ids from `id`.
+std::string SampleRows(int64_t tid, const std::vector<int64_t>& starts, int64_t id) {
+  std::string sql;
+  for (int64_t ts : starts) {
+    sql += "INSERT INTO COMPOSITE_EVENTS VALUES (" + std::to_string(id++) + ", " + std::to_string(ts) + ", 0, 1, " +
+           std::to_string((kPid << 24) | tid) + ", 1);";
+  }
+  return sql;
+}
+
+// The (count, sum of weights, first, last, weights seen) of each tid's samples.
+struct ThreadSamples {
+  int64_t n = 0, weight_sum = 0, first = INT64_MAX, last = INT64_MIN;
+  std::set<int64_t> weights;
+};
+std::string Meta(const Trace& t, const std::string& key) {
+  auto it = t.metadata.find(key);
+  return it == t.metadata.end() ? "(absent)" : it->second;
+}
+
+std::map<int64_t, ThreadSamples> SamplesByTid(const Trace& t) {
+  std::map<int64_t, ThreadSamples> out;
+  for (size_t i = 0; i < t.samples.size(); ++i) {
+    ThreadSamples& th = out[t.tracks.tid[t.samples.track[i]]];
+    ++th.n;
+    th.weight_sum += t.samples.weight_ns[i];
+    th.first = std::min(th.first, t.samples.ts_ns[i]);
+    th.last = std::max(th.last, t.samples.ts_ns[i]);
+    th.weights.insert(t.samples.weight_ns[i]);
+  }
+  return out;
+}
+
+// A busy thread sampled every 1 ms (11 samples) and a sleeping one sampled
+// 3 times 40 ms apart. On the old code the sleeper's samples weighed 40 ms
+// each (120 ms of CPU in an 80 ms life); now both weigh the busy thread's
+// 1 ms, or the stated period where the file states one that the samples
+// allow.
+TEST(NsysSqliteImporterTest, HostSamplesWeighTheSameOnEveryThread) {
+  constexpr int64_t kBusy = 100, kSleeper = 200, kMs = 1'000'000;
+  std::vector<int64_t> busy, sleeper = {10 * kMs, 50 * kMs, 90 * kMs};
+  for (int64_t i = 0; i <= 10; ++i) busy.push_back(5 * kMs + i * kMs);
+  const std::string rows = kSampleSchema + SampleRows(kBusy, busy, 1) + SampleRows(kSleeper, sleeper, 100);
+  auto stated = [](int64_t cycles, int64_t mhz) -> std::string {
+    return "CREATE TABLE META_DATA_CAPTURE (name TEXT NOT NULL, value TEXT);"
+           "INSERT INTO META_DATA_CAPTURE VALUES ('RATE_HZ', '0'), ('LINUX_PERF_OPTIONS:SAMPLING_PERIOD', '" +
+           std::to_string(cycles) +
+           "');"
+           "CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, name TEXT NOT NULL,"
+           " nameEnum INTEGER NOT NULL, value TEXT NOT NULL);"
+           "INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'CpuCores', 1, '8'), (1, 'Local', 'CpuSpeedMhz', 2, "
+           "'" +
+           std::to_string(mhz) + "');";
+  };
+  struct Case {
+    const char* name;
+    std::string extra;
+    int64_t weight;
+    const char* basis;
+  } cases[] = {
+      {"no stated period: the busy thread's median interval", "", kMs, "median interval between samples"},
+      {"stated 2,000,000 cycles at 4000 MHz = 0.5 ms", stated(2'000'000, 4000), kMs / 2, "stated sampling period"},
+      // 2 ms a sample would give the busy thread 22 ms of CPU in 11 ms.
+      {"stated 8,000,000 cycles at 4000 MHz = 2 ms, denser samples", stated(8'000'000, 4000), kMs, "did not hold"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    TempDir dir;
+    auto r = ImportTrace(MakeDb(dir, "samples.sqlite", rows + c.extra));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const Trace& t = **r;
+    auto th = SamplesByTid(t);
+    ASSERT_EQ(th.size(), 2u);
+    EXPECT_EQ(th[kBusy].weights, std::set<int64_t>{c.weight});
+    EXPECT_EQ(th[kSleeper].weights, std::set<int64_t>{c.weight});
+    EXPECT_EQ(th[kSleeper].weight_sum, 3 * c.weight);
+    for (auto& [tid, s] : th) EXPECT_LE(s.weight_sum, s.last - s.first + c.weight) << "tid " << tid;
+    EXPECT_EQ(Meta(t, "host_sample_weight_ns"), std::to_string(c.weight));
+    EXPECT_NE(Meta(t, "host_sample_weight_basis").find(c.basis), std::string::npos)
+        << Meta(t, "host_sample_weight_basis");
+    EXPECT_FALSE(t.diagnostics.entries().count("nsys_sample_weight_capped"));
+  }
+}
+
+// No thread is credited more CPU than its window: a thread whose 4 samples
+// lie 10 us apart cannot have run 4 ms; its samples share its window (30 us
+// plus one interval) and the cap is said. A lone sample with no stated
+// period weighs 0, and that is said too.
+TEST(NsysSqliteImporterTest, HostSampleTimeIsCappedAtTheThreadsWindow) {
+  constexpr int64_t kMs = 1'000'000, kUs = 1000;
+  TempDir dir;
+  auto r = ImportTrace(MakeDb(dir, "capped.sqlite",
+                              kSampleSchema + SampleRows(1, {0, kMs, 2 * kMs, 3 * kMs, 4 * kMs}, 1) +
+                                  SampleRows(2, {0, 10 * kUs, 20 * kUs, 30 * kUs}, 10)));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto th = SamplesByTid(**r);
+  EXPECT_EQ(th[1].weights, std::set<int64_t>{kMs});
+  EXPECT_EQ(th[2].weights, std::set<int64_t>{(30 * kUs + kMs) / 4});
+  EXPECT_LE(th[2].weight_sum, 30 * kUs + kMs);
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_sample_weight_capped"));
+  EXPECT_NE(d.at("nsys_sample_weight_capped").first_where.find("tid 2"), std::string::npos);
+
+  auto lone = ImportTrace(MakeDb(dir, "lone.sqlite", kSampleSchema + SampleRows(1, {5 * kMs}, 1)));
+  ASSERT_TRUE(lone.ok()) << lone.status().message();
+  ASSERT_EQ((*lone)->samples.size(), 1u);
+  EXPECT_EQ((*lone)->samples.weight_ns[0], 0);
+  EXPECT_TRUE((*lone)->diagnostics.entries().count("nsys_sample_weight_unknown"));
+  EXPECT_EQ(Meta(**lone, "host_sample_weight_ns"), "0");
+}
+
+// The real CloverLeaf export: the main thread (tid 1701896, 1512 samples)
+// runs, 1701902 (16 samples over 685 ms) mostly sleeps. The file states
+// 2,450,000 cycles at 2450 MHz (1 ms a sample), but the main thread was
+// sampled every 258 us (median), which 1 ms a sample cannot be: 1512 ms of
+// CPU in 865 ms. So every sample weighs that median interval. The expected
+// figures come from the raw database by SQL, not through the importer: the
+// stated period is SAMPLING_PERIOD * 1000 / CpuSpeedMhz ns; the busiest
+// thread is the globalTid with most COMPOSITE_EVENTS rows; its intervals are
+// start - lag(start) over that thread ordered by start, and their median the
+// middle one (1511 intervals, an odd count). Before: 1701902 had 637,908 us,
+// the three threads 1,030,017 us in all, more than the 870 ms from the
+// first sample to the last.
+TEST(NsysSqliteImporterTest, CpuSampleWeightsOfTheRealExportAreOnePerCapture) {
+  const std::string path = std::string(AIPROF_FIXTURES_DIR) + "/nsys/perlmutter-cloverleaf-cuda.sqlite";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << path;
+  auto rows = [&](const std::string& sql) {
+    std::vector<std::vector<int64_t>> out;
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql << ": " << sqlite3_errmsg(db);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      out.emplace_back();
+      for (int c = 0; c < sqlite3_column_count(st); ++c) out.back().push_back(sqlite3_column_int64(st, c));
+    }
+    sqlite3_finalize(st);
+    return out;
+  };
+  const int64_t stated =
+      rows(
+          "SELECT CAST(m.value AS INTEGER) * 1000 / CAST(e.value AS INTEGER) FROM META_DATA_CAPTURE m,"
+          " TARGET_INFO_SYSTEM_ENV e WHERE m.name = 'LINUX_PERF_OPTIONS:SAMPLING_PERIOD' AND e.name = 'CpuSpeedMhz'")
+          .at(0)
+          .at(0);
+  const std::string busiest =
+      "(SELECT globalTid FROM COMPOSITE_EVENTS GROUP BY globalTid ORDER BY count(*) DESC LIMIT 1)";
+  const std::string gaps =
+      "SELECT start - lag(start) OVER (ORDER BY start) AS gap FROM COMPOSITE_EVENTS WHERE globalTid = " + busiest;
+  const int64_t median = rows("SELECT gap FROM (" + gaps + ") WHERE gap IS NOT NULL ORDER BY gap LIMIT 1 OFFSET " +
+                              "(SELECT (count(gap) - 1) / 2 FROM (" + gaps + "))")
+                             .at(0)
+                             .at(0);
+  // (tid, samples, first, last) per thread.
+  const auto threads = rows(
+      "SELECT globalTid & 16777215, count(*), min(start), max(start) FROM COMPOSITE_EVENTS"
+      " GROUP BY globalTid");
+  sqlite3_close(db);
+  EXPECT_EQ(stated, 1'000'000);
+  EXPECT_EQ(median, 258'088);
+  ASSERT_LT(median, stated);  // so the stated period did not hold
+  ASSERT_EQ(threads.size(), 3u);
+
+  auto trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = **trace;
+  auto got = SamplesByTid(t);
+  ASSERT_EQ(got.size(), threads.size());
+  int64_t total = 0, windows = 0;
+  for (const auto& row : threads) {
+    const int64_t tid = row[0], n = row[1], window = row[3] - row[2] + median;
+    SCOPED_TRACE("tid " + std::to_string(tid));
+    EXPECT_EQ(got[tid].n, n);
+    EXPECT_EQ(got[tid].weights, std::set<int64_t>{median});
+    EXPECT_EQ(got[tid].weight_sum, n * median);
+    EXPECT_LE(got[tid].weight_sum, window);  // no thread runs longer than it lives
+    total += got[tid].weight_sum;
+    windows += window;
+  }
+  // The sleeper: 16 samples, 4.1 ms of CPU (637.9 ms before).
+  EXPECT_EQ(got[1701902].weight_sum, 16 * median);
+  EXPECT_LT(got[1701902].weight_sum, 5'000'000);
+  EXPECT_EQ(total, 1531 * median);  // 395.1 ms (1,030.0 ms before)
+  EXPECT_LE(total, windows);
+  EXPECT_EQ(Meta(t, "host_sample_weight_ns"), std::to_string(median));
+  EXPECT_NE(Meta(t, "host_sample_weight_basis").find("tid 1701896, 1512 samples"), std::string::npos)
+      << Meta(t, "host_sample_weight_basis");
+  EXPECT_NE(Meta(t, "host_sample_weight_basis").find("2450000 cycles at 2450 MHz = 1000000 ns"), std::string::npos);
+  EXPECT_FALSE(t.diagnostics.entries().count("nsys_sample_weight_capped"));
+  EXPECT_FALSE(t.diagnostics.entries().count("nsys_sample_weight_unknown"));
 }
 
 // D6 of the input trial: deviceId 2^40 was cut to 32 bits and its kernel
