@@ -17,9 +17,12 @@ struct PathWindow {
   uint32_t device_sink = kNoSlice;  // the latest-ending activity its calls launched
 };
 
-// The slice of step `st` on its track: its host span (ProfilerStep#N).
+// The slice of step `st` on its track: its host span (ProfilerStep#N), or
+// the latest-ending slice inside it (a periodic step's last op). `*first`:
+// the first slice on the track starting at the step's start, if any.
 uint32_t StepSlice(const Trace& trace, const std::vector<std::pair<uint32_t, uint32_t>>& track_range,
-                   const StepSpan& st) {
+                   const StepSpan& st, uint32_t* first) {
+  *first = kNoSlice;
   if (st.row == kNoSlice) return kNoSlice;
   const SliceTable& s = trace.slices;
   const uint32_t tr = trace.steps.track[st.row];
@@ -30,6 +33,7 @@ uint32_t StepSlice(const Trace& trace, const std::vector<std::pair<uint32_t, uin
     uint32_t mid = lo + (hi - lo) / 2;
     if (s.ts_ns[mid] < st.start_ns) lo = mid + 1; else hi = mid;
   }
+  if (lo < e && s.ts_ns[lo] == st.start_ns) *first = lo;
   uint32_t best = kNoSlice;
   for (uint32_t i = lo; i < e && s.ts_ns[i] < st.start_ns + st.dur_ns; ++i) {
     if (SliceEnd(s, i) > st.start_ns + st.dur_ns) continue;
@@ -60,7 +64,7 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
     w.path.end_ns = st.start_ns + st.dur_ns;
     w.path.step_dur_ns = st.dur_ns;
     w.path.steady = aw == nullptr || std::find(aw->warmup.begin(), aw->warmup.end(), k) == aw->warmup.end();
-    w.host_sink = StepSlice(trace, track_range, st);
+    w.host_sink = StepSlice(trace, track_range, st, &w.path.start_slice);
     out.push_back(w);
   }
   if (out.empty()) {
@@ -82,12 +86,19 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
         out.push_back(w);
         it = out.end() - 1;
       }
+      uint32_t& first = it->path.start_slice;  // the earliest host slice
+      if (!g.on_device[i] && (first == kNoSlice || s.ts_ns[i] < s.ts_ns[first])) first = i;
       it->path.start_ns = std::min(it->path.start_ns, s.ts_ns[i]);
       uint32_t& sink = g.on_device[i] ? it->device_sink : it->host_sink;
       if (sink == kNoSlice || SliceEnd(s, i) > SliceEnd(s, sink)) sink = i;
     }
     for (PathWindow& w : out) {
+      // Its last work, host or device, as a step's end is (the rewalk of a
+      // what-if replay ends it so too: with only the host's end here, a
+      // replay with nothing changed ended 465 ms later on SGLang's trace,
+      // whose kernels run on after the host's last event).
       if (w.host_sink != kNoSlice) w.path.end_ns = SliceEnd(s, w.host_sink);
+      if (w.device_sink != kNoSlice) w.path.end_ns = std::max(w.path.end_ns, SliceEnd(s, w.device_sink));
       w.path.step_dur_ns = w.path.end_ns - w.path.start_ns;
     }
     return out;
@@ -361,11 +372,24 @@ CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResu
     p.steady = m.steady;
     p.step_dur_ns = m.step_dur_ns;
     p.device_total_ns = m.device_total_ns;
+    p.start_slice = m.start_slice;
     p.start_ns = m.start_ns;
     p.end_ns = INT64_MIN;
+    // The start moves with the slice that starts the step, and the host's
+    // end with its sink, keeping the measured time from the sink's end to
+    // the step's recorded end (a periodic step ends where the next begins,
+    // after its last op): a replay with nothing changed gives every step its
+    // measured length (on nsys CloverLeaf's periodic steps it gave -2.5%, and
+    // with idle removed the start stayed while the work moved: 0 ms steps).
+    if (m.start_slice != kNoSlice && trace.slices.ts_ns[m.start_slice] == m.start_ns) {
+      p.start_ns = start[m.start_slice];
+    } else if (m.host_sink != kNoSlice && trace.slices.ts_ns[m.host_sink] == m.start_ns) {
+      p.start_ns = start[m.host_sink];
+    }
     if (m.host_sink != kNoSlice) {
-      if (trace.slices.ts_ns[m.host_sink] == m.start_ns) p.start_ns = start[m.host_sink];
-      p.end_ns = end[m.host_sink];
+      const int64_t tail =
+          m.step_index == SIZE_MAX ? 0 : m.start_ns + m.step_dur_ns - SliceEnd(trace.slices, m.host_sink);
+      p.end_ns = end[m.host_sink] + std::max<int64_t>(0, tail);
     }
     if (m.device_sink != kNoSlice) p.end_ns = std::max(p.end_ns, end[m.device_sink]);
     if (p.end_ns == INT64_MIN) p.end_ns = m.end_ns;

@@ -142,6 +142,10 @@ struct StepPath {
   bool steady = false;  // inside the analysis window's steady state
   uint32_t host_sink = kNoSlice;    // the step's host span (or the rank's latest-ending host slice)
   uint32_t device_sink = kNoSlice;  // the latest-ending device activity the step launched
+  // A host slice starting at the step's start (its host span, a periodic
+  // step's first op, a whole-trace window's first slice): a what-if replay
+  // moves the step's start with it.
+  uint32_t start_slice = kNoSlice;
   int64_t length_ns() const { return end_ns - start_ns; }
 };
 

@@ -47,6 +47,67 @@ TEST(WhatIfTest, HandMadeRemoveDataLoadingByHand) {
   EXPECT_EQ(half.steps[0].predicted_ns, 75'000);
 }
 
+// Hand-made (µs), the predict trial's D1: the host launches four kernels K
+// of 100 µs in 8 µs (launch calls [1+2k, 2+2k], k = 0..3); they queue on
+// one stream, each `gap` after the one before; a sync [10, end] waits for
+// the last; the step ends 2 µs after it. By hand, `scale K 0.5`: the first
+// K starts 3 after its launch as measured, the others queue behind it at
+// the same gap: step 3 + 4 x 50 + 3 x gap + 2 (the sync's overhead) ...
+// measured with gap 0: 3 + 400 + 2 = 405 -> 205; gap 0.5 µs: 406.5 -> 206.5.
+// Before, a kernel starting even 0.5 µs after the one before kept its whole
+// measured lag from its launch (the queueing): 406.5 -> 406.5.
+std::string QueuedKernels(double gap_us) {
+  std::string e = R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":STEP})";
+  double t = 4;  // the first K: 3 after its launch call started
+  for (int k = 0; k < 4; ++k) {
+    const std::string corr = std::to_string(k + 1);
+    e += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+         std::to_string(1 + 2 * k) + R"(,"dur":1,"args":{"correlation":)" + corr + "}}";
+    e += R"(,{"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":)" + std::to_string(t) +
+         R"(,"dur":100,"args":{"device":0,"stream":7,"correlation":)" + corr + "}}";
+    t += 100 + gap_us;
+  }
+  const double last_end = t - gap_us;
+  e += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":10,"dur":)" +
+       std::to_string(last_end + 1 - 10) + "}";
+  const size_t at = e.find("STEP");
+  e.replace(at, 4, std::to_string(last_end + 2));
+  return R"({"traceEvents":[)" + e + "]}";
+}
+
+TEST(WhatIfTest, QueuedKernelsFollowTheWorkAheadOfThem) {
+  for (double gap : {0.0, 0.5}) {
+    auto t = ImportJsonText(QueuedKernels(gap));
+    ASSERT_NE(t, nullptr);
+    WhatIfResult same = MustPredict(*t, "remove no_such_op");
+    ASSERT_EQ(same.steps.size(), 1u);
+    EXPECT_EQ(same.steps[0].predicted_ns, same.steps[0].measured_ns) << "gap " << gap;
+    EXPECT_EQ(same.steps[0].measured_ns, static_cast<int64_t>((406 + 3 * gap) * 1000)) << "gap " << gap;
+    WhatIfResult half = MustPredict(*t, "scale K 0.5");
+    EXPECT_EQ(half.steps[0].predicted_ns, static_cast<int64_t>((206 + 3 * gap) * 1000)) << "gap " << gap;
+    WhatIfResult twice = MustPredict(*t, "scale K 2");
+    EXPECT_EQ(twice.steps[0].predicted_ns, static_cast<int64_t>((806 + 3 * gap) * 1000)) << "gap " << gap;
+  }
+}
+
+// Hand-made (µs): a sync call [20, 30] linked to a kernel that ends at 40,
+// after the call returned (a device clock off from the host's): it did not
+// wait for it. A replay with nothing changed must leave the call where it
+// was; before, it was bound to the kernel's end (HTA's MTIA trace: +328%).
+TEST(WhatIfTest, SyncThatReturnedBeforeItsWorkIsNotBoundToIt) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5,"dur":35,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":20,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":31,"dur":19}
+  ]})json");
+  ASSERT_NE(t, nullptr);
+  WhatIfResult same = MustPredict(*t, "remove no_such_op");
+  ASSERT_EQ(same.steps.size(), 1u);
+  EXPECT_EQ(same.steps[0].predicted_ns, same.steps[0].measured_ns);
+}
+
 // The same trace, walked again on the replayed times (worked by hand): the
 // measured path is the step's tail 3 + its gap after the loader 1
 // (idle_other 4), the sync's overhead 2, K 50, the launch delay 4, and the
@@ -175,7 +236,9 @@ TEST(WhatIfTest, GraphLaunchPredictsTheStepPeriod) {
       EXPECT_LE(s.predicted_ns, s.measured_ns + 1'000'000) << "step " << s.number;
     }
   }
-  EXPECT_EQ(MustPredict(*t, "remove-idle sync").time_base, WhatIfResult::TimeBase::kStepWallTime);
+  // remove-idle sync frees the host from the device too (docs/whatif.md).
+  EXPECT_EQ(MustPredict(*t, "remove-idle sync").time_base, WhatIfResult::TimeBase::kStepPeriod);
+  EXPECT_EQ(MustPredict(*t, "remove-idle host_bound").time_base, WhatIfResult::TimeBase::kStepWallTime);
 }
 
 TEST(WhatIfTest, ParseErrorsNameTheClause) {
@@ -190,6 +253,13 @@ TEST(WhatIfTest, ParseErrorsNameTheClause) {
   EXPECT_TRUE(ParseScenario("scale aten:: 1e6").ok());
   EXPECT_NE(ParseScenario("scale aten:: 1e12").status().message().find("from 0 to 1e6"), std::string::npos);
   EXPECT_FALSE(ParseScenario("scale aten:: 1e308").ok());
+  // Decimal only (the trial's D5: "0x10" was read as 16, so a typo of "0x5"
+  // for "0.5" was x5): hex, inf and nan are refused with the clause.
+  for (const char* f : {"0x10", "0X.8p1", "inf", "nan", "+0.5", "1,5"}) {
+    EXPECT_FALSE(ParseScenario(std::string("scale gemm ") + f).ok()) << f;
+  }
+  EXPECT_TRUE(ParseScenario("scale gemm .5").ok());
+  EXPECT_TRUE(ParseScenario("scale gemm 2.5e-1").ok());
 }
 
 // Hand-made (µs): four steps of aten::mm 10 + checkpoint 10. A clause after
