@@ -967,7 +967,8 @@ class McpServer {
       if (Cancelled()) return std::nullopt;  // no response is sent
       results.push_back(t.session->WhatIf(sc));
     }
-    auto json = render::RenderDocument(WhatIfToDocument(results), "json");
+    auto json = render::RenderDocument(
+        WhatIfToDocument(results, WholeTraceWindows(t.session->results().critical_path())), "json");
     if (!json.ok()) {
       *result = ToolResult(json.status().message(), "", true);
       return std::nullopt;

@@ -51,7 +51,9 @@ class WhatIfCommand : public Command {
       results.push_back(session->WhatIf(sc));
       if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back());
     }
-    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(WhatIfToDocument(results), format));
+    ASSIGN_OR_RETURN(std::string text,
+                     render::RenderDocument(
+                         WhatIfToDocument(results, WholeTraceWindows(session->results().critical_path())), format));
     return WriteOutput(out_.output, text);
   }
 

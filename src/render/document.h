@@ -25,6 +25,8 @@
 // them for people is the renderers' job (units.h FormatQuantity). All text is
 // plain and untrusted: every renderer escapes it for its format.
 //
+// CSV: one table, the document's `csv` when set, else its first table.
+//
 // JSON and YAML: a result with a published schema keeps its machine form
 // (`machine` as a Tree, or `machine_json` as the text its schema writer
 // produced), which the JSON/YAML renderers write as is, so its output stays
@@ -187,6 +189,11 @@ struct Document {
   // Without either the renderers derive one (DocumentToTree).
   std::optional<Tree> machine;
   std::string machine_json;
+  // The table CSV writes, when the document's own tables are not one table
+  // (whatif: a per-step table per scenario becomes one with a scenario
+  // column): CSV's machine form, as `machine` is JSON's. Not shown in the
+  // other formats. Without it CSV writes the document's first table.
+  std::optional<Table> csv;
 
   Section& AddSection(std::string section_key, std::string section_title);
 };

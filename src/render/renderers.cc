@@ -595,10 +595,8 @@ StatusOr<std::string> RenderYaml(const Document& doc) {
 }
 
 StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key) {
-  const Table* table = nullptr;
-  for (const Section& s : doc.sections) {
-    if ((table = FindTable(s, table_key))) break;
-  }
+  const Table* table = table_key.empty() && doc.csv ? &*doc.csv : nullptr;
+  for (size_t k = 0; !table && k < doc.sections.size(); ++k) table = FindTable(doc.sections[k], table_key);
   if (!table) {
     return ErrStatus(table_key.empty() ? "the " + doc.key + " result has no table to write as CSV"
                                        : "the " + doc.key + " result has no table " + std::string(table_key));
@@ -632,7 +630,7 @@ StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key)
 std::vector<OutputFormat> DocumentFormats(const Document& doc) {
   std::vector<OutputFormat> formats = {TextFormat(), MarkdownFormat(), HtmlFormat(), JsonFormat()};
   if (doc.machine || doc.machine_json.empty()) formats.push_back(YamlFormat());
-  if (std::any_of(doc.sections.begin(), doc.sections.end(), HasTable)) formats.push_back(CsvFormat());
+  if (doc.csv || std::any_of(doc.sections.begin(), doc.sections.end(), HasTable)) formats.push_back(CsvFormat());
   return formats;
 }
 

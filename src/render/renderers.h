@@ -41,13 +41,13 @@ std::string RenderJson(const Document& doc);
 // YAML: as JSON; a document whose machine form is only JSON text has none
 // (error).
 StatusOr<std::string> RenderYaml(const Document& doc);
-// CSV (RFC 4180, CsvField): the table keyed `table_key`, or the first table
-// when "" (error when there is none). Raw numbers, units in the header
-// ("total (ns)").
+// CSV (RFC 4180, CsvField): the table keyed `table_key`, or when "" the
+// document's `csv` table if it has one, else its first table (error when
+// there is none). Raw numbers, units in the header ("total (ns)").
 StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key = "");
 
 // The formats every document offers: text, md, html, json, yaml (unless it
-// has only machine JSON) and csv (when it has a table).
+// has only machine JSON) and csv (when it has a table or a `csv` table).
 std::vector<OutputFormat> DocumentFormats(const Document& doc);
 // Renders `doc` as `format` (a name from DocumentFormats).
 StatusOr<std::string> RenderDocument(const Document& doc, std::string_view format,

@@ -145,6 +145,26 @@ TEST(RenderersTest, CsvWritesOneTableRaw) {
   EXPECT_TRUE(OffersFormat(DocumentFormats(SmallDocument("x")), "csv"));
 }
 
+// A document whose tables are not one table (whatif: one per scenario) gives
+// CSV its own: written instead of the first table, shown in no other format.
+TEST(RenderersTest, CsvWritesTheDocumentsCsvTable) {
+  Document doc = SmallDocument("conv");
+  doc.csv = Table{"all", "", {{"scenario", "Scenario"}, {"total_ns", "Total", Unit::kNs}}, {}, ""};
+  doc.csv->rows.push_back({Value::String("a"), Value::Int(1)});
+  doc.csv->rows.push_back({Value::String("b"), Value::Int(2)});
+  StatusOr<std::string> csv = RenderCsv(doc);
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(*csv, "scenario,total_ns (ns)\r\na,1\r\nb,2\r\n");
+  ASSERT_TRUE(RenderCsv(doc, "ops").ok());  // a table by its key is still the document's own
+  EXPECT_EQ(RenderCsv(doc, "ops")->substr(0, 5), "name,");
+  EXPECT_EQ(RenderText(doc).find("Scenario"), std::string::npos);
+  EXPECT_EQ(RenderJson(doc).find("scenario"), std::string::npos);
+  Document only;
+  only.key = "only";
+  only.csv = doc.csv;
+  EXPECT_TRUE(OffersFormat(DocumentFormats(only), "csv"));
+}
+
 TEST(RenderersTest, HostileStringsEscapedInEveryFormat) {
   Document doc = SmallDocument(kHostile);
   std::string html = RenderHtmlPage(doc);

@@ -17,7 +17,8 @@ double PerStep(const AttributionResult& r, int64_t ns) { return r.PerStep(ns); }
 
 void AddClasses(const AttributionResult& r, render::Section* s) {
   render::KeyValues kv;
-  kv.items.push_back({"wall_ns", r.pseudo_step ? "Main thread span" : "Step wall time (mean of steady steps)",
+  kv.items.push_back({"wall_ns",
+                      r.pseudo_step ? "Main thread span" : "Host step time (step span, mean of steady steps)",
                       Value::Number(PerStep(r, r.wall_ns)), Unit::kNs});
   kv.items.push_back({"steps", "Steps", Value::Int(static_cast<int64_t>(r.steps)), Unit::kCount});
   kv.items.push_back({"coverage", "Coverage (assigned once)", Value::Number(r.Coverage()), Unit::kFraction});

@@ -36,8 +36,18 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
                       Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount});
   kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
                       Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount});
-  kv.items.push_back({"step_a_ns", "Step wall time in A (mean)", NumValue(d.step_a_ns), Unit::kNs});
-  kv.items.push_back({"step_b_ns", "Step wall time in B (mean)", NumValue(d.step_b_ns), Unit::kNs});
+  // The recorded step's span on the host (ProfilerStep#N), not whatif's and
+  // validate's "step wall time", which runs on to the step's last device
+  // work: two figures, two names.
+  auto step_detail = [](bool pseudo) {
+    return std::string(pseudo ? "no steps: the main thread's span"
+                              : "the recorded step span (ProfilerStep#N) on its critical thread; whatif's step wall "
+                                "time runs on to the step's last device work");
+  };
+  kv.items.push_back(
+      {"step_a_ns", "Host step time in A (mean)", NumValue(d.step_a_ns), Unit::kNs, step_detail(d.pseudo_a)});
+  kv.items.push_back(
+      {"step_b_ns", "Host step time in B (mean)", NumValue(d.step_b_ns), Unit::kNs, step_detail(d.pseudo_b)});
   kv.items.push_back({"step_delta_ns", "Change of the mean per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
   kv.items.push_back({"step_change", "Relative change of the mean", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
   const MetricComparison& m = d.step;
@@ -169,7 +179,7 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
   f.title = "Largest change per step: " + what + " (" + e.change + ")";
   f.severity = render::Severity::kInfo;
   if (d.step_a_ns > 0) f.impact = e.delta() / d.step_a_ns;
-  f.impact_base = "run A's step wall time per steady step";
+  f.impact_base = "run A's host step time (step span) per steady step";
   f.detail = e.path;
   if (e.row >= 0) {
     f.detail += " — one call-site / shape row of the op; the op as a whole changed by " +

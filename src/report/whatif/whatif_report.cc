@@ -1,9 +1,17 @@
 #include "src/report/whatif/whatif_report.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/validation/statistics.h"
 #include "src/render/escape.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 namespace {
@@ -11,7 +19,67 @@ namespace {
 using render::Unit;
 using render::Value;
 
-std::string Json(const WhatIfResult& r) {
+// What the document says of one result beyond the result itself: the
+// statistic its scenario is judged on, the level of each interval, and
+// whether its "steps" are whole traces.
+struct Reading {
+  bool mean = false;         // judged on the steady steps' mean (an `every N` scenario), else their median
+  bool whole_trace = false;  // no steps found: each rank's whole trace is one step
+  // The intervals' levels: the median's order-statistic interval covers the
+  // true median with probability median_level (≥ 95% from 6 steps, [min,
+  // max] below: 1 − 2^(1−n)); the mean's is Student's t at 95%. 0: one step
+  // (a zero-width interval).
+  double median_level = 0, mean_level = 0;
+  std::string median_how, mean_how;  // how each interval was made, for people
+};
+
+// The coverage of MedianWithInterval's interval over n values: its ranks
+// taken from MedianWithInterval itself (run on 1..n, so the rule lives in
+// one place), then 1 − 2·P(Binomial(n, 1/2) ≤ k − 1).
+double MedianIntervalLevel(size_t n, size_t* k_out) {
+  *k_out = 0;
+  if (n < 2) return 0;
+  std::vector<double> ranks(n);
+  for (size_t i = 0; i < n; ++i) ranks[i] = static_cast<double>(i + 1);
+  const size_t k = static_cast<size_t>(MedianWithInterval(ranks).lo);
+  *k_out = k;
+  double below = 0;  // P(X ≤ k − 1)
+  for (size_t i = 0; i < k; ++i) {
+    below += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
+                      static_cast<double>(n) * std::log(2.0));
+  }
+  return std::max(0.0, 1 - 2 * below);
+}
+
+Reading Read(const WhatIfResult& r, bool whole_trace) {
+  Reading g;
+  StatusOr<bool> mean = JudgeOnMean(r.scenario, "");
+  g.mean = mean.ok() && *mean;
+  g.whole_trace = whole_trace;
+  const size_t n = r.steady_steps;
+  size_t k = 0;
+  g.median_level = MedianIntervalLevel(n, &k);
+  const std::string steps = std::to_string(n) + (n == 1 ? " step" : " steps");
+  if (n < 2) {
+    g.median_how = g.mean_how = "one step: no interval (zero width)";
+  } else {
+    // Distribution-free: the steps' k-th smallest and k-th largest.
+    g.median_how =
+        k > 1 ? "order statistics " + std::to_string(k) + " and " + std::to_string(n + 1 - k) + " of the " + steps
+              : "[min, max] of the " + steps;
+    if (g.median_level < 0.95) g.median_how += ": below 6 steps no interval of the steps reaches 95%";
+    g.mean_level = 0.95;
+    g.mean_how = "Student's t over the " + steps;
+  }
+  return g;
+}
+
+std::string WholeTraceNote() {
+  return "no steps found (no ProfilerStep#N, step annotation or repeating op pattern): each rank's whole trace is "
+         "one step, start-up and tear-down included, so these figures are the trace's wall time, not a step time";
+}
+
+std::string Json(const WhatIfResult& r, const Reading& g) {
   auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
   // whatif --db: the past cases each figure was corrected by (0: none found).
   auto hist = [&](const WhatIfResult::History& h) {
@@ -22,19 +90,22 @@ std::string Json(const WhatIfResult& r) {
   std::string out =
       "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" +
       (r.time_base == WhatIfResult::TimeBase::kStepPeriod ? "step period (ns)" : "step wall time (ns)") + "\"" +
-      ",\"statistic\":\"median of the steady steps\",\"steady_steps\":" + std::to_string(r.steady_steps) +
+      ",\"statistic\":\"median of the steady steps\",\"judged_on\":\"" + (g.mean ? "mean" : "median") + "\"" +
+      ",\"whole_trace\":" + (g.whole_trace ? "true" : "false") + ",\"steady_steps\":" + std::to_string(r.steady_steps) +
       ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
       ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
-      hist(r.median_history) +
+      ",\"predicted_interval_level\":" + fmt::format("{}", g.median_level) + hist(r.median_history) +
       ",\"mean\":{\"statistic\":\"mean of the steady steps\",\"measured_ns\":" + num(r.measured_mean_ns) +
       ",\"predicted_ns\":" + num(r.predicted_mean_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) +
-      "," + num(r.predicted_mean_hi_ns) + "]" + hist(r.mean_history) +
-      "},\"slices_changed\":" + std::to_string(r.slices_changed) +
+      "," + num(r.predicted_mean_hi_ns) + "]" + ",\"predicted_interval_level\":" + fmt::format("{}", g.mean_level) +
+      hist(r.mean_history) + "},\"slices_changed\":" + std::to_string(r.slices_changed) +
       ",\"edges_changed\":" + std::to_string(r.edges_changed) +
       ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) + ",";
-  if (!r.notes.empty()) {  // what fuse, overlap-comm and device did and assumed
+  std::vector<std::string> notes = r.notes;  // what fuse, overlap-comm and device did and assumed
+  if (g.whole_trace) notes.insert(notes.begin(), WholeTraceNote());
+  if (!notes.empty()) {
     out += "\"notes\":[";
-    for (size_t k = 0; k < r.notes.size(); ++k) out += std::string(k ? "," : "") + JsonString(r.notes[k]);
+    for (size_t k = 0; k < notes.size(); ++k) out += std::string(k ? "," : "") + JsonString(notes[k]);
     out += "],";
   }
   out += "\"steps\":[";
@@ -90,20 +161,38 @@ void AddMoves(const WhatIfResult& r, render::Section* sec) {
   sec->Add(std::move(moved));
 }
 
-void AddScenario(const WhatIfResult& r, render::Section* sec) {
+// The time base of every figure, for people and (short) for CSV.
+std::string TimeBaseText(const WhatIfResult& r, const Reading& g) {
+  if (r.time_base == WhatIfResult::TimeBase::kStepPeriod) {
+    return "step period: from the previous step's end to this step's end (the host no longer paces the device); "
+           "median and mean of the steady steps";
+  }
+  if (g.whole_trace) {
+    return "the whole trace's wall time (no steps found): its start to the end of the last work in it, per rank";
+  }
+  return "step wall time: step start to the end of the last work it launched (its last device work); median and "
+         "mean of the steady steps";
+}
+std::string TimeBaseShort(const WhatIfResult& r, const Reading& g) {
+  if (r.time_base == WhatIfResult::TimeBase::kStepPeriod) return "step period";
+  return g.whole_trace ? "whole trace wall time (no steps found)" : "step wall time";
+}
+
+Value StepCell(const StepPrediction& s, const Reading& g) {
+  if (s.number >= 0) return Value::Int(s.number);
+  return g.whole_trace ? Value::String("whole trace") : Value::Null();  // else: a step without a number
+}
+
+void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) {
   sec->Add(render::KeyValues{{{"scenario", "Scenario", Value::String(r.scenario)},
-                              {"time_base", "Time base",
-                               Value::String(r.time_base == WhatIfResult::TimeBase::kStepPeriod
-                                                 ? "step period: from the previous step's end to this step's end "
-                                                   "(the host no longer paces the device); median and mean of the steady steps"
-                                                 : "step wall time: step start to the end of the last work it launched; "
-                                                   "median and mean of the steady steps")},
+                              {"time_base", "Time base", Value::String(TimeBaseText(r, g))},
                               {"changed", "Changed",
                                Value::String(std::to_string(r.slices_changed) + " slice durations, " +
                                              std::to_string(r.edges_changed) + " dependency lags")}}});
   // What the replay assumed, after the prediction it qualifies (a reader
-  // looks for the figures first).
+  // looks for the figures first); no steps found comes first of them.
   auto add_notes = [&] {
+    if (g.whole_trace) sec->Add(render::Paragraph{"Note: " + WholeTraceNote() + "."});
     for (const std::string& note : r.notes) sec->Add(render::Paragraph{note});
     if (r.measured_fallbacks > 0) {
       sec->Add(render::Paragraph{std::to_string(r.measured_fallbacks) +
@@ -118,19 +207,36 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
   const double change = r.measured_ns > 0 ? r.predicted_ns / r.measured_ns - 1 : 0;
   const double mean_change = r.measured_mean_ns > 0 ? r.predicted_mean_ns / r.measured_mean_ns - 1 : 0;
   // The median (robust to a stray slow step) and the mean: a fix acting on
-  // one step in N moves the mean, not the median. Not a throughput: step
-  // spans overlap where the device runs behind (docs/whatif.md).
-  sec->Add(render::KeyValues{{{"steady_steps", "Steady steps", Value::Int(static_cast<int64_t>(r.steady_steps)), Unit::kCount},
-                              {"measured", "Measured (median)", Value::Number(r.measured_ns), Unit::kNs},
-                              {"predicted", "Predicted (median)", Value::Number(r.predicted_ns), Unit::kNs},
-                              {"predicted_lo", "Interval from", Value::Number(r.predicted_lo_ns), Unit::kNs},
-                              {"predicted_hi", "Interval to", Value::Number(r.predicted_hi_ns), Unit::kNs},
-                              {"change", "Change of the step", Value::Number(change), Unit::kChange},
-                              {"measured_mean", "Measured (mean)", Value::Number(r.measured_mean_ns), Unit::kNs},
-                              {"predicted_mean", "Predicted (mean)", Value::Number(r.predicted_mean_ns), Unit::kNs},
-                              {"predicted_mean_lo", "Mean's interval from", Value::Number(r.predicted_mean_lo_ns), Unit::kNs},
-                              {"predicted_mean_hi", "Mean's interval to", Value::Number(r.predicted_mean_hi_ns), Unit::kNs},
-                              {"mean_change", "Change of the mean", Value::Number(mean_change), Unit::kChange}}});
+  // one step in N moves the mean, not the median, so an `every N` scenario
+  // leads with the mean it is judged on. Not a throughput: step spans
+  // overlap where the device runs behind (docs/whatif.md).
+  const Value median_level = r.steady_steps > 1 ? Value::Number(g.median_level) : Value::Null();
+  const Value mean_level = r.steady_steps > 1 ? Value::Number(g.mean_level) : Value::Null();
+  std::vector<render::KeyValue> median = {
+      {"measured", "Measured (median)", Value::Number(r.measured_ns), Unit::kNs},
+      {"predicted", "Predicted (median)", Value::Number(r.predicted_ns), Unit::kNs},
+      {"predicted_lo", "Median's interval from", Value::Number(r.predicted_lo_ns), Unit::kNs},
+      {"predicted_hi", "Median's interval to", Value::Number(r.predicted_hi_ns), Unit::kNs},
+      {"predicted_level", "Median's interval coverage", median_level, Unit::kFraction, g.median_how},
+      {"change", "Change of the median", Value::Number(change), Unit::kChange}};
+  std::vector<render::KeyValue> mean = {
+      {"measured_mean", "Measured (mean)", Value::Number(r.measured_mean_ns), Unit::kNs},
+      {"predicted_mean", "Predicted (mean)", Value::Number(r.predicted_mean_ns), Unit::kNs},
+      {"predicted_mean_lo", "Mean's interval from", Value::Number(r.predicted_mean_lo_ns), Unit::kNs},
+      {"predicted_mean_hi", "Mean's interval to", Value::Number(r.predicted_mean_hi_ns), Unit::kNs},
+      {"predicted_mean_level", "Mean's interval level", mean_level, Unit::kFraction, g.mean_how},
+      {"mean_change", "Change of the mean", Value::Number(mean_change), Unit::kChange}};
+  render::KeyValues figures;
+  figures.items.push_back(
+      {"steady_steps", "Steady steps", Value::Int(static_cast<int64_t>(r.steady_steps)), Unit::kCount});
+  figures.items.push_back({"judged_on", "Judged on",
+                           Value::String(g.mean ? "the mean: an every-N clause changes one step in N, which the "
+                                                  "median step does not see (docs/whatif.md)"
+                                                : "the median of the steady steps")});
+  for (auto* part : g.mean ? std::vector{&mean, &median} : std::vector{&median, &mean}) {
+    figures.items.insert(figures.items.end(), part->begin(), part->end());
+  }
+  sec->Add(std::move(figures));
   if (r.median_history.cases == 0 && r.mean_history.cases == 0) {
     sec->Add(render::Paragraph{
         "The intervals hold the spread of this run's replayed steps; fresh runs of a program differ by more (on "
@@ -157,27 +263,62 @@ void AddScenario(const WhatIfResult& r, render::Section* sec) {
   t.columns = {{"rank", "Rank"}, {"step", "Step"}, {"steady", "Steady"}, {"measured_ns", "Measured", Unit::kNs},
                {"predicted_ns", "Predicted", Unit::kNs}};
   for (const StepPrediction& s : r.steps) {
-    t.rows.push_back({s.rank != kNoRank ? Value::Int(s.rank) : Value::Null(),
-                      s.number >= 0 ? Value::Int(s.number) : Value::String("trace"), Value::Bool(s.steady),
+    t.rows.push_back({s.rank != kNoRank ? Value::Int(s.rank) : Value::Null(), StepCell(s, g), Value::Bool(s.steady),
                       Value::Int(s.measured_ns), Value::Int(s.predicted_ns)});
   }
   sec->Add(std::move(t));
   AddMoves(r, sec);
 }
 
+// CSV: every scenario's steps in one table, each row with its scenario,
+// time base and the statistic the scenario is judged on (over the rows
+// whose `steady` is true).
+render::Table CsvTable(const std::vector<WhatIfResult>& results, const std::vector<Reading>& readings) {
+  render::Table t;
+  t.key = "steps";
+  t.columns = {{"scenario", "Scenario"},
+               {"time_base", "Time base"},
+               {"judged_on", "Judged on"},
+               {"rank", "Rank"},
+               {"step", "Step"},
+               {"steady", "Steady"},
+               {"measured_ns", "Measured", Unit::kNs},
+               {"predicted_ns", "Predicted", Unit::kNs}};
+  for (size_t k = 0; k < results.size(); ++k) {
+    const WhatIfResult& r = results[k];
+    const Reading& g = readings[k];
+    for (const StepPrediction& s : r.steps) {
+      t.rows.push_back({Value::String(r.scenario), Value::String(TimeBaseShort(r, g)),
+                        Value::String(g.mean ? "mean" : "median"),
+                        s.rank != kNoRank ? Value::Int(s.rank) : Value::Null(), StepCell(s, g), Value::Bool(s.steady),
+                        Value::Int(s.measured_ns), Value::Int(s.predicted_ns)});
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
-render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results) {
+bool WholeTraceWindows(const CriticalPathResult& path) {
+  return !path.steps.empty() &&
+         std::all_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.step_index == SIZE_MAX; });
+}
+
+render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results, bool whole_trace) {
   render::Document doc;
   doc.key = "whatif";
   doc.title = "aiprof whatif";
   doc.generator = "aiprof whatif";
   doc.machine_json = "{\"scenarios\":[";
+  std::vector<Reading> readings;
   for (size_t k = 0; k < results.size(); ++k) {
-    doc.machine_json += (k ? "," : "") + Json(results[k]);
-    AddScenario(results[k], &doc.AddSection("scenario_" + std::to_string(k + 1), "Scenario: " + results[k].scenario));
+    readings.push_back(Read(results[k], whole_trace));
+    doc.machine_json += (k ? "," : "") + Json(results[k], readings.back());
+    AddScenario(results[k], readings.back(),
+                &doc.AddSection("scenario_" + std::to_string(k + 1), "Scenario: " + results[k].scenario));
   }
   doc.machine_json += "]}\n";
+  doc.csv = CsvTable(results, readings);
   return doc;
 }
 
