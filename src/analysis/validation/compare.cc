@@ -281,6 +281,15 @@ MetricComparison CompareRuns(const std::string& name, const RunSamples& before, 
                std::to_string(a.size()) + " before and " + std::to_string(b.size()) + " after";
     return m;
   }
+  if (SampleVariance(a) <= 0 && SampleVariance(b) <= 0) {
+    // Runs that agree to the last digit on both sides leave the between-run
+    // spread unmeasured (a t-test would read it as zero and give p = 0):
+    // the same measurement given several times, most likely.
+    m.reason =
+        "the runs of each side have identical figures (no between-run spread to test against); is one file "
+        "given several times?";
+    return m;
+  }
   TestResult t = WelchTTest(a, b);
   m.test = "welch";
   m.test_statistic = t.statistic;

@@ -197,6 +197,20 @@ TEST(CompareTest, NoDiagnosisWithoutRegression) {
 // error sqrt(2/3) = 0.8165, Welch df 4, t = 2.4495; two-sided p = 0.0705
 // (Student t, 4 df); 95% half-width 2.776445 * 0.8165 = 2.2670 ms. A step-level
 // test over the same 60 steps would call it significant.
+// Runs identical on both sides (one file given as three runs) leave the
+// between-run spread unmeasured: no verdict, instead of p = 0.
+TEST(CompareTest, RunsWithoutSpreadAreNotTested) {
+  std::vector<RunSamples> b, a;
+  for (int i = 0; i < 3; ++i) {
+    b.push_back(Samples("b" + std::to_string(i), Around(10e6, 10, 0.02)));
+    a.push_back(Samples("a" + std::to_string(i), Around(8e6, 10, 0.02)));
+  }
+  const ValidationResult r = Validate(MergeRuns(std::move(b)), MergeRuns(std::move(a)), Opts({"latency"}));
+  const MetricComparison& m = Metric(r, "latency");
+  EXPECT_EQ(m.verdict, Verdict::kInsufficientData);
+  EXPECT_NE(m.reason.find("no between-run spread"), std::string::npos) << m.reason;
+}
+
 TEST(CompareTest, SeveralRunsMakeTheRunTheUnit) {
   auto side = [](const char* name, std::vector<double> means) {
     std::vector<RunSamples> runs;
