@@ -3,12 +3,12 @@
 // its confidence interval. Other commands read cards with FindCards()
 // (src/analysis/validation/knowledge_card.h).
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -70,6 +70,10 @@ class CardCommand : public Command {
     card.fix = !fix_.empty()        ? fix_
                : !scenario_.given() ? std::string("not stated (give --fix)")
                                     : "scenario '" + CanonicalScenarioText(scenario_.scenario) + "'";
+    // What the case is tied to: the two inputs (one measured pair is one
+    // case) and the before trace's workload.
+    ASSIGN_OR_RETURN(const std::string before_id, InputIdentity(before_));
+    ASSIGN_OR_RETURN(const std::string after_id, InputIdentity(after_));
     card.metric = m.metric;
     card.statistic = m.statistic_name;
     card.unit = m.unit;
@@ -104,6 +108,8 @@ class CardCommand : public Command {
     } else if (before_run.trace && after_run.trace) {
       SessionOptions so;
       so.db = db;
+      // The check shown is not corrected by earlier cards of this very pair.
+      so.history_checked_inputs = {before_id, after_id};
       std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before_run.trace, so);
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, so);
       ASSIGN_OR_RETURN(check, CheckPrediction(*b, *a, fix_id_));
@@ -122,13 +128,22 @@ class CardCommand : public Command {
                                        check->measured_ns,
                                        check->measured_lo_ns,
                                        check->measured_hi_ns,
-                                       check->mean ? "mean" : "median"};
+                                       check->mean ? "mean" : "median",
+                                       before_id,
+                                       after_id,
+                                       WorkloadSignature(*before_run.trace)};
+      // A fix named by its suggestion (--fix-id, or matched) is that
+      // suggestion's, unless --fix says it in other words.
+      if (fix_.empty() && !check->fix_id.empty()) card.fix = check->fix_title + " (suggestion " + check->fix_id + ")";
       if (bottleneck_.empty() && !check->bottleneck.empty()) card.bottleneck = check->bottleneck;
     }
     ASSIGN_OR_RETURN(std::unique_ptr<BaselineStore> store, BaselineStore::Open(db));
     ASSIGN_OR_RETURN(card.id, store->SaveCard(card));
     std::string text = CardToMarkdown(card);
-    if (check) text += "\n" + DescribePredictionCheck(*check) + "\n";
+    if (check) {
+      text += "\nChecked now" + std::string(check->history_cases ? ", corrected by history" : "") + ": " +
+              DescribePredictionCheck(*check) + "\n";
+    }
     if (bottleneck_.empty() && check && !check->bottleneck.empty()) {
       text += "\nThe bottleneck is the type of the before run's finding the fix answered (" + check->matched_by + ").\n";
     } else if (bottleneck_.empty() && saved_ns > 0) {

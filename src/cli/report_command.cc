@@ -6,6 +6,7 @@
 
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/render/renderers.h"
@@ -115,6 +116,12 @@ class ReportCommand : public Command {
         // The prediction made for the before run, for the fix this run applied.
         SessionOptions before_options = session->options();
         before_options.analyze.phase_prefix = "before.";
+        // Past cases of this very pair (a card of it) do not correct the
+        // prediction checked against it.
+        for (const std::string& path : {before_, flags_.in.input}) {
+          ASSIGN_OR_RETURN(std::string id, InputIdentity(path));
+          before_options.history_checked_inputs.push_back(std::move(id));
+        }
         std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*before.trace, before_options);
         if (scenario_.given()) {
           ASSIGN_OR_RETURN(std::vector<KnowledgeCard> cards, AllCards(session->options().db));

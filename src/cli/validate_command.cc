@@ -1,7 +1,6 @@
 // aiprof validate: before/after statistics with a verdict per metric
 // (docs/validation.md).
 #include <CLI/CLI.hpp>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +8,7 @@
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -64,6 +64,12 @@ class ValidateCommand : public Command {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
 
+    // Each run given once: the same file twice on one side (by path or by
+    // content) would count one measurement as several independent runs.
+    std::vector<std::string> identities;
+    RETURN_IF_ERROR(CheckDistinctRuns("--before", before_, &identities));
+    RETURN_IF_ERROR(CheckDistinctRuns("--after", after_, &identities));
+
     std::unique_ptr<BaselineStore> store;
     StoredBaseline baseline;
     // Each run is imported once. With traces on both sides the first pair
@@ -95,6 +101,9 @@ class ValidateCommand : public Command {
     }
     SessionOptions so;
     so.db = db_;
+    // Past cases of these very inputs (a card of this pair) do not correct
+    // the prediction being checked against them.
+    so.history_checked_inputs = identities;
     RunPool pool;
     RETURN_IF_ERROR(scenario_.Resolve(&pool.mean));
     pool.scenario = scenario_.scenario;
@@ -244,6 +253,35 @@ class ValidateCommand : public Command {
       return OkStatus();
     }
   };
+
+  // Fails when two of `paths` (one side's runs, named `flag`) are one file:
+  // the same path once resolved, or the same content (InputIdentity, which
+  // it appends to *identities).
+  static Status CheckDistinctRuns(const char* flag, const std::vector<std::string>& paths,
+                                  std::vector<std::string>* identities) {
+    std::vector<std::string> canonical, ids;
+    for (size_t i = 0; i < paths.size(); ++i) {
+      std::error_code ec;
+      std::filesystem::path c = std::filesystem::weakly_canonical(paths[i], ec);
+      canonical.push_back(ec ? paths[i] : c.string());
+      // An input that cannot be read is the loader's to report.
+      StatusOr<std::string> read = InputIdentity(paths[i]);
+      const std::string id = read.ok() ? *read : "";
+      for (size_t j = 0; j < i; ++j) {
+        if (canonical[j] == canonical[i] || (!id.empty() && ids[j] == id)) {
+          return ErrStatus(std::string(flag) + " run " + std::to_string(i + 1) + " (" + paths[i] + ") is " +
+                           (canonical[j] == canonical[i] ? "the same file as" : "a copy (same content) of") + " run " +
+                           std::to_string(j + 1) + " (" + paths[j] +
+                           "): give each run once; a repeated file is one measurement, not another run");
+        }
+      }
+      ids.push_back(id);
+    }
+    for (const std::string& id : ids) {
+      if (!id.empty()) identities->push_back(id);
+    }
+    return OkStatus();
+  }
 
   StatusOr<std::unique_ptr<BaselineStore>> OpenStore() {
     std::string path = db_;

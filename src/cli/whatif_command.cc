@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/cli/command.h"
@@ -45,11 +46,14 @@ class WhatIfCommand : public Command {
     if (!db_.empty()) {
       ASSIGN_OR_RETURN(cards, AllCards(db_));
     }
+    // Past cases count on this trace's workload only (docs/whatif.md).
+    HistoryScope scope;
+    if (!db_.empty()) scope.workload = WorkloadSignature(session->trace());
     std::vector<WhatIfResult> results;
     for (Scenario& sc : parsed) {
       RETURN_IF_ERROR(ResolveScenarioDevices(session->trace(), options_.analyze.devices_file, &sc));
       results.push_back(session->WhatIf(sc));
-      if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back());
+      if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back(), scope);
     }
     ASSIGN_OR_RETURN(std::string text,
                      render::RenderDocument(

@@ -7,6 +7,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/statistics.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 
@@ -106,13 +107,24 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_lo_ns = o->simulation->predicted_lo_ns;
     c.predicted_hi_ns = o->simulation->predicted_hi_ns;
     c.history_cases = o->simulation->history_cases;
+    c.history_from = o->simulation->history_from;
   } else {
-    // A prior's gain is a share of the finding's basis; taken here as a
-    // share of the step wall time (the basis differs by the step's tail).
+    // A prior's gain is a share of the finding's basis (per step: the mean
+    // steady host step): the time it saves is that share of that basis,
+    // taken off the step wall time checked here. Another basis (per trace)
+    // is read as a share of the step wall time, and said so.
+    const Impact& impact = o->finding->impact;
+    const bool per_step = impact.quantified && impact.basis == "per step" && impact.basis_ns > 0;
+    const double base = per_step ? impact.basis_ns : b.mean;
     const double mid = (o->gain_min + o->gain_max) / 2;
-    c.predicted_ns = b.mean * (1 - mid);
-    c.predicted_lo_ns = b.mean * (1 - o->gain_max);
-    c.predicted_hi_ns = b.mean * (1 - o->gain_min);
+    c.predicted_ns = b.mean - base * mid;
+    c.predicted_lo_ns = b.mean - base * o->gain_max;
+    c.predicted_hi_ns = b.mean - base * o->gain_min;
+    c.time_base += std::string("; the prior's gain (") + FormatPercent(o->gain_min) + " to " +
+                   FormatPercent(o->gain_max) + ") is a share of " +
+                   (per_step ? "the mean steady host step (" + FormatDurationNs(impact.basis_ns) +
+                                   "), the finding's basis, taken off the step wall time"
+                             : std::string("the step wall time (the finding's basis is not per step)"));
   }
   const bool corrected = o->simulation && o->simulation->history_cases > 0;
   c.uncorrected_ns = corrected ? o->simulation->uncorrected_ns : c.predicted_ns;
@@ -134,7 +146,12 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
     return ErrStatus("scenario '" + scenario +
                      "' predicts step periods (graph-launch), which a prediction check does not measure yet");
   }
-  if (!history.empty()) CorrectWhatIfByHistory(history, &r);
+  if (!history.empty()) {
+    HistoryScope scope;
+    scope.workload = WorkloadSignature(before.trace());
+    scope.checked_inputs = before.options().history_checked_inputs;
+    CorrectWhatIfByHistory(history, &r, scope);
+  }
   const MeanInterval a = SteadyStepWallTime(after, mean);
   if (r.steady_steps == 0 || a.n == 0) return std::optional<PredictionCheck>();
   const WhatIfFigure f = FigureOf(r, mean);  // the before run's figure is the replay's measured one
@@ -154,6 +171,14 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   c.predicted_hi_ns = f.predicted_hi_ns;
   const WhatIfResult::History& h = mean ? r.mean_history : r.median_history;
   c.history_cases = h.cases;
+  {
+    // The scenes and what was left out, from the note CorrectWhatIfByHistory
+    // adds for this statistic.
+    const std::string prefix = std::string("history of the ") + (mean ? "mean" : "median") + ": ";
+    for (const std::string& n : r.notes) {
+      if (n.rfind(prefix, 0) == 0) c.history_from = n.substr(prefix.size());
+    }
+  }
   c.uncorrected_ns = h.cases ? h.uncorrected_ns : f.predicted_ns;
   c.uncorrected_lo_ns = h.cases ? h.uncorrected_lo_ns : f.predicted_lo_ns;
   c.uncorrected_hi_ns = h.cases ? h.uncorrected_hi_ns : f.predicted_hi_ns;
@@ -202,7 +227,9 @@ MeanInterval PoolRuns(const std::vector<MeanInterval>& runs) {
   std::vector<double> v;
   for (const MeanInterval& r : runs) v.push_back(r.mean);
   MeanInterval out = MeanWithInterval(v);
-  if (runs.size() < kMinRunsForTest) {
+  // Runs that agree exactly (no spread between them) do not make a point
+  // interval: their own intervals' span stands instead.
+  if (runs.size() < kMinRunsForTest || !(out.hi > out.lo)) {
     out.lo = runs.front().lo;
     out.hi = runs.front().hi;
     for (const MeanInterval& r : runs) {

@@ -86,6 +86,18 @@ TEST(PoolPredictionRuns, ThreeRunsTakeTheTIntervalOverRuns) {
   EXPECT_NE(c.time_base.find("Student's t over 3 runs"), std::string::npos) << c.time_base;
 }
 
+// Runs that agree exactly (one file given three times) do not make a point
+// interval: the span of their own intervals stands.
+TEST(PoolPredictionRuns, RunsWithoutSpreadKeepTheirOwnIntervals) {
+  std::vector<PredictionCheck> before(3, RunCheck(130, 100, 95, 105, 10));
+  std::vector<MeanInterval> after(3, MeanInterval{120, 115, 125, 10});
+  PredictionCheck c = PoolPredictionRuns(before, after);
+  EXPECT_DOUBLE_EQ(c.predicted_lo_ns, 95);
+  EXPECT_DOUBLE_EQ(c.predicted_hi_ns, 105);
+  EXPECT_DOUBLE_EQ(c.measured_lo_ns, 115);
+  EXPECT_DOUBLE_EQ(c.measured_hi_ns, 125);
+}
+
 // Hand-made (µs): four steps, each aten::mm 10 then `checkpoint`; before
 // the fix every step checkpoints (20 µs each), after it only the 4th does
 // (10, 10, 10, 20). A rule whose fix is `every 4 checkpoint` is judged on

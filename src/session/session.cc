@@ -8,6 +8,7 @@
 #include "src/analysis/rules/rule_loader.h"
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/knowledge_card.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/base/phase_log.h"
 #include "src/importers/common/importer_registry.h"
@@ -102,7 +103,11 @@ StatusOr<const SuggestResult*> AnalysisSession::suggestions() {
       SimulateSuggestions(*trace_, results_.critical_path(), &s);
     }
     if (options_.attach_history) {
-      RETURN_IF_ERROR(AttachHistory(db, &s));
+      // Past cases count on this workload only, never the inputs being checked.
+      HistoryScope scope;
+      scope.workload = WorkloadSignature(*trace_);
+      scope.checked_inputs = options_.history_checked_inputs;
+      RETURN_IF_ERROR(AttachHistory(db, &s, scope));
       RankSuggestions(&s);
     }
     suggestions_.emplace(std::move(s));
@@ -114,7 +119,7 @@ StatusOr<RunSamples> AnalysisSession::samples(const TraceSampleOptions& options)
   return SamplesFromTrace(*trace_, options_.input, options);
 }
 
-Status AttachHistory(const std::string& db_path, SuggestResult* result) {
+Status AttachHistory(const std::string& db_path, SuggestResult* result, const HistoryScope& scope) {
   struct stat st;
   if (db_path.empty() || ::stat(db_path.c_str(), &st) != 0) return OkStatus();
   std::map<std::string, std::optional<HistoricalGain>> by_bottleneck;
@@ -134,7 +139,7 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result) {
       it = by_bottleneck.emplace(bottleneck, h).first;
     }
     if (it->second) ApplyHistory(*it->second, &o);
-    CorrectByHistory(cards_of[bottleneck], &o);
+    CorrectByHistory(cards_of[bottleneck], &o, scope);
   }
   return OkStatus();
 }

@@ -27,6 +27,7 @@
 #include "src/analysis/rules/rule.h"
 #include "src/analysis/validation/run_samples.h"
 #include "src/analysis/validation/trace_samples.h"
+#include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/status.h"
 #include "src/model/trace.h"
@@ -45,6 +46,10 @@ struct SessionOptions {
   SuggestOptions suggest;
   std::string db;
   bool attach_history = true;  // false: suggestions without the cards' history
+  // The InputIdentity of inputs a prediction check compares (validate,
+  // report --before): past cases of those very inputs do not correct the
+  // prediction (HistoryScope::checked_inputs).
+  std::vector<std::string> history_checked_inputs;
 };
 
 class AnalysisSession {
@@ -100,7 +105,7 @@ class AnalysisSession {
 
 // Attaches what stored knowledge cards measured for each finding's
 // bottleneck. Reads the database only if it exists (it is never created).
-Status AttachHistory(const std::string& db_path, SuggestResult* result);
+Status AttachHistory(const std::string& db_path, SuggestResult* result, const HistoryScope& scope = {});
 
 }  // namespace aiprof
 

@@ -51,6 +51,9 @@ struct SimulatedGain {
   // how many, and the prediction before the correction.
   size_t history_cases = 0;
   double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
+  // The past cases' scenes and what was left out (DescribePastCases); "":
+  // no history consulted, or nothing in it.
+  std::string history_from{};
   // The figures are means: the scenario acts on one step in N
   // (ScenarioNeedsMean), which the median step does not see.
   bool mean = false;

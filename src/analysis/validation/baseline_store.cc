@@ -78,7 +78,10 @@ CREATE TABLE IF NOT EXISTS card_predictions (
   measured_ns REAL NOT NULL,
   measured_lo_ns REAL NOT NULL,
   measured_hi_ns REAL NOT NULL,
-  statistic TEXT NOT NULL DEFAULT 'median');
+  statistic TEXT NOT NULL DEFAULT 'median',
+  before_input TEXT NOT NULL DEFAULT '',
+  after_input TEXT NOT NULL DEFAULT '',
+  workload TEXT NOT NULL DEFAULT '');
 )sql";
 
 // A prepared statement, finalized on scope exit.
@@ -188,6 +191,9 @@ KnowledgeCard ReadCard(const Stmt& s) {
     p.measured_lo_ns = s.ColReal(i++);
     p.measured_hi_ns = s.ColReal(i++);
     p.statistic = s.ColText(i++);
+    p.before_input = s.ColText(i++);
+    p.after_input = s.ColText(i++);
+    p.workload = s.ColText(i++);
     c.prediction = p;
   }
   return c;
@@ -259,6 +265,19 @@ Status BaselineStore::InitSchema() {
   if (!has.ok() || has.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
   if (has.ColInt(0) == 0) {
     RETURN_IF_ERROR(Exec("ALTER TABLE card_predictions ADD COLUMN statistic TEXT NOT NULL DEFAULT 'median'"));
+  }
+  // The inputs' identities and the workload came later still, the same way:
+  // a case stored without them is read with "" (docs/whatif.md: it corrects
+  // no prediction of a known workload).
+  for (const char* column : {"before_input", "after_input", "workload"}) {
+    Stmt col(db_,
+             (std::string("SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = '") + column + "'")
+                 .c_str());
+    if (!col.ok() || col.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
+    if (col.ColInt(0) == 0) {
+      RETURN_IF_ERROR(Exec(
+          (std::string("ALTER TABLE card_predictions ADD COLUMN ") + column + " TEXT NOT NULL DEFAULT ''").c_str()));
+    }
   }
   if (tx.Commit() != SQLITE_OK) return Error("cannot create the schema");
   return OkStatus();
@@ -412,13 +431,26 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
   int64_t id = sqlite3_last_insert_rowid(db_);
   if (c.prediction) {
     const CardPrediction& p = *c.prediction;
-    Stmt pred(db_,
-              "INSERT INTO card_predictions(card_id, fix_id, source, scenario, predicted_ns, predicted_lo_ns, "
-              "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns, statistic) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    Stmt pred(
+        db_,
+        "INSERT INTO card_predictions(card_id, fix_id, source, scenario, predicted_ns, predicted_lo_ns, "
+        "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns, statistic, before_input, after_input, workload) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!pred.ok()) return Error("cannot prepare");
-    pred.Int(1, id).Text(2, p.fix_id).Text(3, p.source).Text(4, p.scenario).Real(5, p.predicted_ns)
-        .Real(6, p.predicted_lo_ns).Real(7, p.predicted_hi_ns).Real(8, p.measured_ns).Real(9, p.measured_lo_ns)
-        .Real(10, p.measured_hi_ns).Text(11, p.statistic);
+    pred.Int(1, id)
+        .Text(2, p.fix_id)
+        .Text(3, p.source)
+        .Text(4, p.scenario)
+        .Real(5, p.predicted_ns)
+        .Real(6, p.predicted_lo_ns)
+        .Real(7, p.predicted_hi_ns)
+        .Real(8, p.measured_ns)
+        .Real(9, p.measured_lo_ns)
+        .Real(10, p.measured_hi_ns)
+        .Text(11, p.statistic)
+        .Text(12, p.before_input)
+        .Text(13, p.after_input)
+        .Text(14, p.workload);
     if (pred.Step() != SQLITE_DONE) return Error("cannot store the card's prediction");
   }
   if (tx.Commit() != SQLITE_OK) return Error("cannot commit the card");
@@ -429,9 +461,10 @@ namespace {
 // A card's columns and its prediction, if it has one (ReadCard's order).
 constexpr char kCardColumns[] =
     "SELECT id, created_unix_ms, scene, bottleneck, fix, metric, cards.statistic, unit, higher_is_better, "
-    "before_label, after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, confidence, "
+    "before_label, after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, "
+    "confidence, "
     "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
-    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic "
+    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic, p.before_input, p.after_input, p.workload "
     "FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
 }  // namespace
 

@@ -38,6 +38,12 @@ struct CardPrediction {
   double predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   double measured_ns = 0, measured_lo_ns = 0, measured_hi_ns = 0;
   std::string statistic = "median";  // "median" or "mean" of the steady steps
+  // What the case is tied to (src/analysis/validation/trace_identity.h):
+  // the before and after inputs' InputIdentity (one measured pair is one
+  // case, and a check of that very pair leaves it out) and the before
+  // trace's WorkloadSignature (a case corrects only the same workload).
+  // "" in a card stored before aiprof recorded them.
+  std::string before_input{}, after_input{}, workload{};
 };
 
 struct KnowledgeCard {

@@ -23,8 +23,10 @@ std::string DescribePredictionCheck(const PredictionCheck& c) {
        : c.agrees ? "intervals overlap"
                   : "outside: the prediction missed");
   if (c.history_cases > 0) {
-    out += "; corrected by " + std::to_string(c.history_cases) + " past case(s) from " +
-           FormatDurationNs(c.uncorrected_ns);
+    out += "; corrected from " + FormatDurationNs(c.uncorrected_ns) + " by " +
+           (c.history_from.empty() ? std::to_string(c.history_cases) + " past case(s)" : c.history_from);
+  } else if (!c.history_from.empty()) {
+    out += "; not corrected by history: " + c.history_from;
   }
   return out;
 }

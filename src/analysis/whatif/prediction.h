@@ -33,6 +33,9 @@ struct PredictionCheck {
   // The prediction before that correction, and its interval (the
   // prediction itself when nothing corrected it).
   double uncorrected_ns = 0, uncorrected_lo_ns = 0, uncorrected_hi_ns = 0;
+  // The past cases' scenes and what was left out (DescribePastCases: the
+  // cases of the very inputs checked among them); "" when none was found.
+  std::string history_from{};
 };
 
 // One line: "prediction for dataloader_workers (simulation: 'remove-idle

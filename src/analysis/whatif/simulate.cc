@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_set>
 
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/whatif.h"
 
 namespace aiprof {
@@ -27,17 +29,17 @@ std::optional<HistoryCorrection> CorrectionFromLogErrors(const std::vector<doubl
   const double n = static_cast<double>(r.size());
   double sum = 0;
   for (double x : r) sum += x;
-  double sigma = kHistoryCaseSd;
-  if (r.size() >= 3) {
-    double ss = 0;
-    for (double x : r) ss += (x - sum / n) * (x - sum / n);
-    sigma = std::max(std::sqrt(ss / (n - 1)), 1e-3);
-  }
-  const double precision = n / (sigma * sigma) + 1 / (kHistoryPriorSd * kHistoryPriorSd);
+  double ss = 0;
+  for (double x : r) ss += (x - sum / n) * (x - sum / n);
+  // The cases' variance moderated by kHistoryPriorDof prior cases at σ0: one
+  // case (no spread to measure) reads σ0, and cases that agree by chance
+  // shrink it only as their number outweighs the prior's.
+  const double sigma2 = (kHistoryPriorDof * kHistoryCaseSd * kHistoryCaseSd + ss) / (kHistoryPriorDof + n - 1);
+  const double precision = n / sigma2 + 1 / (kHistoryPriorSd * kHistoryPriorSd);
   HistoryCorrection c;
   c.cases = r.size();
-  c.bias = sum / (sigma * sigma) / precision;
-  c.spread = 1.96 * std::sqrt(1 / precision + sigma * sigma);
+  c.bias = sum / sigma2 / precision;
+  c.spread = 1.96 * std::sqrt(1 / precision + sigma2);
   return c;
 }
 
@@ -47,24 +49,78 @@ void ApplyCorrection(const HistoryCorrection& h, double* predicted, double* lo, 
   *hi *= std::exp(h.bias + h.spread);
 }
 
-std::vector<double> PastLogErrors(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
-                                  const std::function<bool(const CardPrediction&)>& same_fix) {
-  std::vector<double> r;
-  for (const KnowledgeCard& c : cards) {
-    if (!c.prediction || c.prediction->source != kGainFromSimulation || c.prediction->statistic != statistic) continue;
-    if (!same_fix(*c.prediction)) continue;
-    if (c.prediction->predicted_ns > 0 && c.prediction->measured_ns > 0) {
-      r.push_back(std::log(c.prediction->measured_ns / c.prediction->predicted_ns));
+PastCases SelectPastCases(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
+                          const std::function<bool(const CardPrediction&)>& same_fix, const HistoryScope& scope) {
+  PastCases out;
+  std::set<std::string> pairs;
+  auto checked = [&](const std::string& id) {
+    return !id.empty() &&
+           std::find(scope.checked_inputs.begin(), scope.checked_inputs.end(), id) != scope.checked_inputs.end();
+  };
+  for (const KnowledgeCard& c : cards) {  // newest first (FindCards, AllCards)
+    if (!c.prediction) continue;
+    const CardPrediction& p = *c.prediction;
+    if (p.source != kGainFromSimulation || p.statistic != statistic) continue;
+    if (!same_fix(p)) continue;
+    if (p.predicted_ns <= 0 || p.measured_ns <= 0) continue;
+    if (checked(p.before_input) || checked(p.after_input)) {
+      ++out.checked;
+      continue;
     }
+    if (!scope.workload.empty() && WorkloadSimilarity(scope.workload, p.workload) < kSameWorkloadSimilarity) {
+      ++out.other_workload;
+      continue;
+    }
+    if (!p.before_input.empty() && !p.after_input.empty() &&
+        !pairs.insert(p.before_input + "|" + p.after_input).second) {
+      ++out.repeats;
+      continue;
+    }
+    out.r.push_back(std::log(p.measured_ns / p.predicted_ns));
+    out.scenes.push_back(c.scene);
   }
-  return r;
+  return out;
 }
 
-void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o) {
+std::string DescribePastCases(const PastCases& cases) {
+  std::string out;
+  if (!cases.r.empty()) {
+    std::map<std::string, size_t> by_scene;
+    for (const std::string& s : cases.scenes) ++by_scene[s];
+    out = std::to_string(cases.r.size()) + " past case(s) (scene";
+    out += by_scene.size() > 1 ? "s: " : ": ";
+    bool first = true;
+    for (const auto& [scene, n] : by_scene) {
+      out += (first ? "'" : ", '") + scene + "'" + (n > 1 ? " x" + std::to_string(n) : "");
+      first = false;
+    }
+    out += ")";
+  }
+  std::vector<std::string> left;
+  if (cases.repeats) left.push_back(std::to_string(cases.repeats) + " repeated card(s) of a pair already counted");
+  if (cases.other_workload) {
+    left.push_back(std::to_string(cases.other_workload) + " of another workload (or stored without one)");
+  }
+  if (cases.checked) left.push_back(std::to_string(cases.checked) + " of the very inputs being checked");
+  if (!left.empty()) {
+    out += out.empty() ? "no past case counted; left out: " : "; left out: ";
+    for (size_t i = 0; i < left.size(); ++i) out += (i ? ", " : "") + left[i];
+  }
+  return out;
+}
+
+std::vector<double> PastLogErrors(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
+                                  const std::function<bool(const CardPrediction&)>& same_fix) {
+  return SelectPastCases(cards, statistic, same_fix, {}).r;
+}
+
+void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o, const HistoryScope& scope) {
   if (!o->simulation || o->simulation->history_cases > 0) return;
   const std::string& id = o->suggestion->id;
-  std::optional<HistoryCorrection> h = CorrectionFromLogErrors(PastLogErrors(
-      cards, o->simulation->mean ? "mean" : "median", [&](const CardPrediction& p) { return p.fix_id == id; }));
+  const PastCases cases = SelectPastCases(
+      cards, o->simulation->mean ? "mean" : "median", [&](const CardPrediction& p) { return p.fix_id == id; }, scope);
+  o->simulation->history_from = DescribePastCases(cases);
+  std::optional<HistoryCorrection> h = CorrectionFromLogErrors(cases.r);
   if (!h) return;
   SimulatedGain g = *o->simulation;
   g.uncorrected_ns = g.predicted_ns;
@@ -75,7 +131,7 @@ void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome
   ApplySimulation(g, o);
 }
 
-void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r) {
+void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r, const HistoryScope& scope) {
   r->history_asked = true;
   // Each card's scenario canonicalised once (it is parsed), not per statistic.
   const std::string key = CanonicalScenarioText(r->scenario);
@@ -85,7 +141,10 @@ void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResul
   }
   auto same = [&](const CardPrediction& p) { return same_scenario.count(&p) > 0; };
   auto correct = [&](const char* statistic, double* predicted, double* lo, double* hi, WhatIfResult::History* out) {
-    std::optional<HistoryCorrection> h = CorrectionFromLogErrors(PastLogErrors(cards, statistic, same));
+    const PastCases cases = SelectPastCases(cards, statistic, same, scope);
+    const std::string from = DescribePastCases(cases);
+    if (!from.empty()) r->notes.push_back(std::string("history of the ") + statistic + ": " + from);
+    std::optional<HistoryCorrection> h = CorrectionFromLogErrors(cases.r);
     if (!h || *predicted <= 0) return;
     out->cases = h->cases;
     out->uncorrected_ns = *predicted;

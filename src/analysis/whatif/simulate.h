@@ -39,21 +39,54 @@ bool NeedsRemovalReplays(const Diagnosis& diagnosis);
 // the prediction's interval, as fractions of the measured step wall time.
 void ApplySimulation(const SimulatedGain& sim, SuggestionOutcome* o);
 
+// Which past cases may correct a prediction (docs/whatif.md "Predictions
+// corrected by history"). Whatever the scope, one measured pair is one case:
+// cards of the same before and after inputs (InputIdentity) count once, the
+// newest.
+struct HistoryScope {
+  // The WorkloadSignature of the trace predicted: only cases of a workload
+  // at least kSameWorkloadSimilarity alike count (a case stored without one
+  // does not). "": every workload counts.
+  std::string workload;
+  // InputIdentity of the inputs a check compares (validate, report
+  // --before): a case whose before or after input is one of them is the
+  // measurement being checked, and is left out.
+  std::vector<std::string> checked_inputs;
+};
+
+// The cases that count, and what was left out.
+struct PastCases {
+  std::vector<double> r;            // ln(measured / predicted), one per case
+  std::vector<std::string> scenes;  // each case's card scene, in the same order
+  size_t repeats = 0;               // cards of a pair already counted
+  size_t other_workload = 0;        // of another workload, or of none recorded
+  size_t checked = 0;               // of the inputs being checked
+};
+PastCases SelectPastCases(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
+                          const std::function<bool(const CardPrediction&)>& same_fix, const HistoryScope& scope);
+// "2 past case(s) (scenes: 'resnet50 bs32' x2); left out: 3 repeated cards
+// of a counted pair, 1 of another workload"; "" when nothing counted and
+// nothing was left out.
+std::string DescribePastCases(const PastCases& cases);
+
 // Corrects a simulated gain by the errors of past predictions of the same
-// fix (cards whose prediction has the suggestion's id and a simulation):
-// each past case gives r = ln(measured / predicted). Model: r ~ N(b, σ²) with
-// a normal prior b ~ N(0, τ²), τ = kHistoryPriorSd (predictions unbiased
-// a priori, a bias beyond ×0.61..×1.63 unlikely); σ is the past cases'
-// sample standard deviation from 3 cases on, kHistoryCaseSd before. The
-// posterior mean b̂ = (Σr/σ²) / (n/σ² + 1/τ²) shrinks the mean error toward
-// 0 by how few cases there are; the prediction becomes p·exp(b̂) and its
-// interval is widened to the predictive one, [lo, hi]·exp(b̂ ∓ 1.96·√(v + σ²))
-// with v the posterior variance. No past case: nothing changes.
-// Only cases measured on the simulation's statistic (median, or mean for a
-// scenario that acts on one step in N) count.
-void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o);
+// fix (cards whose prediction has the suggestion's id and a simulation, in
+// `scope`): each past case gives r = ln(measured / predicted). Model:
+// r ~ N(b, σ²) with a normal prior b ~ N(0, τ²), τ = kHistoryPriorSd
+// (predictions unbiased a priori, a bias beyond ×0.61..×1.63 unlikely). σ² is
+// the cases' variance moderated by a prior worth kHistoryPriorDof cases at
+// σ0 = kHistoryCaseSd: σ² = (ν0·σ0² + Σ(r - r̄)²) / (ν0 + n - 1), so one case
+// reads σ0 and a few cases that happen to agree do not read as certainty.
+// The posterior mean b̂ = (Σr/σ²) / (n/σ² + 1/τ²) shrinks the mean error
+// toward 0 by how few cases there are; the prediction becomes p·exp(b̂) and
+// its interval is widened to the predictive one, [lo, hi]·exp(b̂ ∓
+// 1.96·√(v + σ²)) with v the posterior variance. No past case: nothing
+// changes. Only cases measured on the simulation's statistic (median, or
+// mean for a scenario that acts on one step in N) count.
+void CorrectByHistory(const std::vector<KnowledgeCard>& cards, SuggestionOutcome* o, const HistoryScope& scope = {});
 inline constexpr double kHistoryPriorSd = 0.25;
 inline constexpr double kHistoryCaseSd = 0.15;
+inline constexpr double kHistoryPriorDof = 4;
 
 // The model above, on past cases' log errors r = ln(measured / predicted):
 // the prediction is multiplied by exp(bias) and its interval's ends by
@@ -68,15 +101,16 @@ std::optional<HistoryCorrection> CorrectionFromLogErrors(const std::vector<doubl
 void ApplyCorrection(const HistoryCorrection& h, double* predicted, double* lo, double* hi);
 
 // The log errors of the cards' simulated predictions on `statistic`
-// ("median" or "mean") that `same_fix` accepts.
+// ("median" or "mean") that `same_fix` accepts: SelectPastCases(..., {}).r.
 std::vector<double> PastLogErrors(const std::vector<KnowledgeCard>& cards, const std::string& statistic,
                                   const std::function<bool(const CardPrediction&)>& same_fix);
 
 // whatif --db: corrects a what-if's median and mean predictions by the past
 // cases of the same scenario (cards whose simulated scenario has the same
 // CanonicalScenarioText, whichever suggestion or `card --scenario` stored
-// them), each statistic by the cases measured on it.
-void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r);
+// them) in `scope`, each statistic by the cases measured on it; a note
+// names the cases' scenes and what was left out.
+void CorrectWhatIfByHistory(const std::vector<KnowledgeCard>& cards, WhatIfResult* r, const HistoryScope& scope = {});
 
 }  // namespace aiprof
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/validation/statistics.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/analysis/whatif/whatif_test_traces.h"
 #include "test/util/trace_fixtures.h"
@@ -102,6 +103,85 @@ TEST(SimulateTest, OnlyCasesOnTheSimulationsStatisticCorrectIt) {
   EXPECT_NEAR(x.o.simulation->predicted_ns, 228.69, 0.01);  // as HistoryCorrectionByHand
 }
 
+// A card of a pair already counted (`card` run again on the same before and
+// after inputs) is the same measurement: one case, not another.
+TEST(SimulateTest, OneMeasuredPairIsOneCase) {
+  KnowledgeCard past;
+  past.scene = "resnet50";
+  past.prediction = CardPrediction{
+      "dataloader_workers", kGainFromSimulation, "remove-idle data_loading", 100, 95, 105, 120, 110, 130};
+  past.prediction->before_input = "b-1";
+  past.prediction->after_input = "a-1";
+  Outcome once, thrice;
+  ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &once.o);
+  ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &thrice.o);
+  CorrectByHistory({past}, &once.o);
+  CorrectByHistory({past, past, past}, &thrice.o);
+  EXPECT_EQ(thrice.o.simulation->history_cases, 1u);
+  EXPECT_DOUBLE_EQ(thrice.o.simulation->predicted_lo_ns, once.o.simulation->predicted_lo_ns);
+  EXPECT_DOUBLE_EQ(thrice.o.simulation->predicted_hi_ns, once.o.simulation->predicted_hi_ns);
+  EXPECT_NE(thrice.o.simulation->history_from.find("2 repeated card(s) of a pair already counted"), std::string::npos)
+      << thrice.o.simulation->history_from;
+  EXPECT_NE(thrice.o.simulation->history_from.find("1 past case(s) (scene: 'resnet50')"), std::string::npos)
+      << thrice.o.simulation->history_from;
+}
+
+// Cases that agree exactly do not read as certainty: σ² is moderated by
+// kHistoryPriorDof prior cases at σ0 = 0.15 (before, three equal errors put σ
+// at its 1e-3 floor and the predictive spread at ±0.06).
+TEST(SimulateTest, CasesThatAgreeKeepAPriorSpread) {
+  const double r = std::log(120.0 / 100);
+  std::optional<HistoryCorrection> h = CorrectionFromLogErrors({r, r, r});
+  ASSERT_TRUE(h);
+  // σ² = 4·0.0225 / (4 + 2) = 0.015; precision = 3/0.015 + 16 = 216.
+  const double sigma2 = 0.015, precision = 3 / sigma2 + 16;
+  EXPECT_NEAR(h->bias, 3 * r / sigma2 / precision, 1e-12);
+  EXPECT_NEAR(h->spread, 1.96 * std::sqrt(1 / precision + sigma2), 1e-12);
+  EXPECT_GT(h->spread, 0.24);
+  // One case: σ = σ0 exactly, as before.
+  h = CorrectionFromLogErrors({r});
+  EXPECT_NEAR(h->spread, 0.387288, 1e-6);
+  // Many cases that spread: the sample variance takes over.
+  std::vector<double> many;
+  for (int i = 0; i < 200; ++i) many.push_back(i % 2 ? 0.3 : -0.3);
+  h = CorrectionFromLogErrors(many);
+  EXPECT_NEAR(h->spread, 1.96 * 0.3, 0.01);
+}
+
+// A case corrects its own workload only, and never the inputs being
+// checked (a check of a stored pair against itself).
+TEST(SimulateTest, CasesAreScopedToTheWorkloadAndLeaveOutTheCheckedInputs) {
+  KnowledgeCard past;
+  past.scene = "resnet50";
+  past.prediction = CardPrediction{
+      "dataloader_workers", kGainFromSimulation, "remove-idle data_loading", 100, 95, 105, 120, 110, 130};
+  past.prediction->before_input = "b-1";
+  past.prediction->after_input = "a-1";
+  past.prediction->workload = std::string(16 * kWorkloadHashes, 'a');
+  auto corrected = [&](const HistoryScope& scope, std::string* from) {
+    Outcome x;
+    ApplySimulation(SimulatedGain{"remove-idle data_loading", 6, 300, 200, 190, 210}, &x.o);
+    CorrectByHistory({past}, &x.o, scope);
+    *from = x.o.simulation->history_from;
+    return x.o.simulation->history_cases;
+  };
+  std::string from;
+  HistoryScope same;
+  same.workload = past.prediction->workload;
+  EXPECT_EQ(corrected(same, &from), 1u);
+  HistoryScope other;
+  other.workload = std::string(16 * kWorkloadHashes, 'b');
+  EXPECT_EQ(corrected(other, &from), 0u);
+  EXPECT_NE(from.find("left out: 1 of another workload"), std::string::npos) << from;
+  HistoryScope checked = same;
+  checked.checked_inputs = {"a-1"};
+  EXPECT_EQ(corrected(checked, &from), 0u);
+  EXPECT_NE(from.find("1 of the very inputs being checked"), std::string::npos) << from;
+  // A card stored before workloads were recorded corrects no known workload.
+  past.prediction->workload.clear();
+  EXPECT_EQ(corrected(same, &from), 0u);
+}
+
 TEST(SimulateTest, WhatIfIsCorrectedByPastCasesOfTheSameScenarioPerStatistic) {
   WhatIfResult r;
   r.scenario = "remove aten::to;  scale  log 0.1";
@@ -129,18 +209,18 @@ TEST(SimulateTest, WhatIfIsCorrectedByPastCasesOfTheSameScenarioPerStatistic) {
   EXPECT_DOUBLE_EQ(r.median_history.uncorrected_ns, 200);
   EXPECT_NEAR(r.predicted_ns, 228.69, 0.01);
   // Mean: r = ln 0.8, ln 0.9, ln 0.85 = −0.223144, −0.105361, −0.162519;
-  // Σ = −0.491023, mean −0.163674; σ = √(Σ(r − r̄)²/2) = 0.058900 (three
-  // cases: their own spread), σ² = 0.0034692; precision = 3/σ² + 16 =
-  // 880.750; b = (−0.491023/σ²)/880.750 = −0.160701;
-  // spread = 1.96·√(1/880.750 + σ²) = 0.133000.
+  // Σ = −0.491023, mean −0.163674; Σ(r − r̄)² = 0.0069384; σ² moderated by
+  // 4 prior cases at σ0 = 0.15: (4·0.0225 + 0.0069384)/(4 + 2) = 0.0161564;
+  // precision = 3/σ² + 16 = 201.685; b = (−0.491023/σ²)/201.684 = −0.150690;
+  // spread = 1.96·√(1/201.684 + σ²) = 0.284805.
   EXPECT_EQ(r.mean_history.cases, 3u);
   const double ss = std::pow(std::log(0.8) + 0.163674, 2) + std::pow(std::log(0.9) + 0.163674, 2) +
                     std::pow(std::log(0.85) + 0.163674, 2);
-  const double var = ss / 2, precision = 3 / var + 16;
+  const double var = (4 * 0.0225 + ss) / 6, precision = 3 / var + 16;
   const double b = (std::log(0.8) + std::log(0.9) + std::log(0.85)) / var / precision;
   const double spread = 1.96 * std::sqrt(1 / precision + var);
-  EXPECT_NEAR(b, -0.160701, 1e-6);
-  EXPECT_NEAR(spread, 0.133000, 1e-6);
+  EXPECT_NEAR(b, -0.150690, 1e-6);
+  EXPECT_NEAR(spread, 0.284805, 1e-6);
   EXPECT_NEAR(r.predicted_mean_ns, 400 * std::exp(b), 1e-6);
   EXPECT_NEAR(r.predicted_mean_lo_ns, 380 * std::exp(b - spread), 1e-6);
   EXPECT_NEAR(r.predicted_mean_hi_ns, 420 * std::exp(b + spread), 1e-6);

@@ -236,6 +236,9 @@ std::string ValidationToJson(const ValidationResult& r) {
          NumText(c.measured_lo_ns / 1e6) + ", " + NumText(c.measured_hi_ns / 1e6) +
          "], \"error\": " + NumText(c.error) + ", \"within\": " + (c.within ? "true" : "false") +
          ", \"agrees\": " + (c.agrees ? "true" : "false") + ", \"history_cases\": " + std::to_string(c.history_cases) +
+         ", \"history_from\": " + JsonString(c.history_from) +
+         ", \"uncorrected_ms\": " + NumText(c.uncorrected_ns / 1e6) + ", \"uncorrected_interval_ms\": [" +
+         NumText(c.uncorrected_lo_ns / 1e6) + ", " + NumText(c.uncorrected_hi_ns / 1e6) + "]" +
          ", \"before_runs\": " + std::to_string(c.before_runs) + ", \"after_runs\": " + std::to_string(c.after_runs) +
          "}";
   }
@@ -430,16 +433,18 @@ render::Document CardToDocument(const KnowledgeCard& c) {
                                                     {"evidence", "Evidence", Value::String(evidence)}}});
   if (c.prediction) {
     const CardPrediction& p = *c.prediction;
-    doc.AddSection("prediction", "Predicted before the fix")
+    // What is stored: the replay (or prior) before any history correction,
+    // so that each card's error is the predictor's own.
+    doc.AddSection("prediction", "Predicted before the fix (as stored: before any history correction)")
         .Add(render::KeyValues{
             {{"fix_id", "Suggestion", p.fix_id.empty() ? Value::Null() : Value::String(p.fix_id)},
              {"source", "Predicted by",
               Value::String(p.scenario.empty() ? p.source : p.source + " of '" + p.scenario + "'")},
              {"statistic", "Statistic", Value::String("the steady steps' " + p.statistic)},
-             {"predicted", "Predicted step wall time", Value::Number(p.predicted_ns), render::Unit::kNs},
+             {"predicted", "Predicted step wall time (uncorrected)", Value::Number(p.predicted_ns), render::Unit::kNs},
              {"measured", "Measured step wall time", Value::Number(p.measured_ns), render::Unit::kNs},
-             {"error", "Prediction error", Value::Number(p.measured_ns > 0 ? p.predicted_ns / p.measured_ns - 1 : 0),
-              render::Unit::kChange}}});
+             {"error", "Error of the uncorrected prediction",
+              Value::Number(p.measured_ns > 0 ? p.predicted_ns / p.measured_ns - 1 : 0), render::Unit::kChange}}});
   }
   return doc;
 }
