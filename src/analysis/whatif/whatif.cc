@@ -236,12 +236,14 @@ class Replay {
       }
       return c;
     };
+    std::vector<uint64_t> matched(sc.clauses.size(), 0);  // slices each pattern clause took
     for (int pass = 0; pass < 2; ++pass) {
       for (uint32_t i = 0; i < s_.size(); ++i) {
         if (g_.on_device[i] != (pass == 1)) continue;
         const int c = clause_of(i);
         float f = 1.0f;
         if (c >= 0) {
+          ++matched[static_cast<size_t>(c)];
           const WhatIfClause& cl = sc.clauses[static_cast<size_t>(c)];
           f = cl.kind == WhatIfClause::Kind::kEvery ? (KeptOnItsStep(i, cl.every) ? 1.0f : 0.0f)
                                                     : static_cast<float>(cl.factor);
@@ -271,6 +273,18 @@ class Replay {
     }
     for (uint32_t i = 0; i < s_.size(); ++i) out_->slices_changed += factor_[i] != 1.0f ? 1 : 0;
     out_->notes = edits_.notes;
+    // A pattern that names nothing (a typo, quotes, another framework's op
+    // names) changes nothing: said per clause, or a typo reads as "this fix
+    // gains nothing" (the predict trial's D3).
+    for (size_t k = 0; k < sc.clauses.size(); ++k) {
+      const WhatIfClause& cl = sc.clauses[k];
+      const bool by_pattern = cl.kind == WhatIfClause::Kind::kRemove || cl.kind == WhatIfClause::Kind::kScale ||
+                              cl.kind == WhatIfClause::Kind::kEvery;
+      if (!by_pattern || matched[k] > 0) continue;
+      out_->notes.push_back("'" + cl.pattern + "' (clause " + std::to_string(k + 1) +
+                            ") is in no slice's name that a later clause does not take: that clause changes nothing "
+                            "(patterns are case-sensitive substrings; quotes are part of the pattern)");
+    }
     for (std::string& n : fault_notes) out_->notes.push_back(std::move(n));
     // What the replay cannot see on a CPU trace without fault records: the
     // largest source of error on the CPU pairs (docs/whatif.md).
@@ -528,6 +542,8 @@ class Replay {
 
 // The path's time by class and by slice name, mean per steady step, before
 // and after: what moved on the critical path.
+constexpr uint32_t kStepSpanKey = UINT32_MAX;  // DescribeMoves: a step's own span, any number
+
 void DescribeMoves(const Trace& trace, const CriticalPathResult& before, const CriticalPathResult& after,
                    WhatIfResult* r) {
   // Key: the class and the slice's name (none for time no slice holds).
@@ -546,7 +562,10 @@ void DescribeMoves(const Trace& trace, const CriticalPathResult& before, const C
         const PathSegment& seg = c.segments[k];
         const int64_t d = seg.end_ns - seg.start_ns;
         (is_after ? r->predicted_path_ns : r->measured_path_ns)[static_cast<size_t>(seg.cls)] += static_cast<double>(d);
-        const uint32_t name = seg.slice == kNoSlice ? 0 : trace.slices.name[seg.slice].raw;
+        // The step's own span (ProfilerStep#N) is one row, not one per step
+        // number, each a share of one step (the predict trial's D6).
+        const bool step_span = seg.slice != kNoSlice && seg.slice == p.start_slice && seg.slice == p.host_sink;
+        const uint32_t name = seg.slice == kNoSlice ? 0 : step_span ? kStepSpanKey : trace.slices.name[seg.slice].raw;
         Both& b = by_key[static_cast<uint64_t>(seg.cls) << 32 | name];
         (is_after ? b.after : b.before) += d;
         b.cls = seg.cls;
@@ -568,7 +587,7 @@ void DescribeMoves(const Trace& trace, const CriticalPathResult& before, const C
     if (b.before == b.after) continue;
     WhatIfResult::Move m;
     m.cls = b.cls;
-    m.name = std::string(trace.Str(StringId{b.name}));
+    m.name = b.name == kStepSpanKey ? "(each step's own span)" : std::string(trace.Str(StringId{b.name}));
     m.measured_ns = static_cast<double>(b.before) * per;
     m.predicted_ns = static_cast<double>(b.after) * per;
     moves.push_back(std::move(m));

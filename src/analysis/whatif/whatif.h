@@ -188,7 +188,7 @@ struct WhatIfResult {
   // for (the data loader, the kernel launched late); empty: no slice.
   std::array<double, kPathClassCount> measured_path_ns{}, predicted_path_ns{};
   struct Move {
-    std::string name;  // the slice's name ("" for time no slice holds)
+    std::string name;  // the slice's name ("" for time no slice holds; "(each step's own span)")
     PathClass cls = PathClass::kIdleOther;
     double measured_ns = 0, predicted_ns = 0;  // mean per steady step
   };

@@ -108,6 +108,41 @@ TEST(WhatIfTest, SyncThatReturnedBeforeItsWorkIsNotBoundToIt) {
   EXPECT_EQ(same.steps[0].predicted_ns, same.steps[0].measured_ns);
 }
 
+// Hand-made (µs): two steps of 100, each A [0, 40] and B [45, 100] inside
+// its ProfilerStep; the 5 between them is the step span's own time.
+// `remove-idle other` takes it: one row for the steps' own spans (5 -> 0 per
+// step), not one row per ProfilerStep#N each a half (the predict trial's
+// D6). A clause whose pattern names nothing says so (D3).
+TEST(WhatIfTest, StepSpansAreOneRowAndDeadClausesAreNoted) {
+  std::string e;
+  for (int step = 1; step <= 2; ++step) {
+    const std::string at = R"(,"pid":1,"tid":1,"ts":)", t0 = std::to_string((step - 1) * 100);
+    e += std::string(e.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+         std::to_string(step) + "\"" + at + t0 + R"(,"dur":100})";
+    e += R"(,{"ph":"X","cat":"cpu_op","name":"A")" + at + t0 + R"(,"dur":40})";
+    e += R"(,{"ph":"X","cat":"cpu_op","name":"B")" + at + std::to_string((step - 1) * 100 + 45) + R"(,"dur":55})";
+  }
+  auto t = ImportJsonText(R"({"traceEvents":[)" + e + "]}");
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = MustPredict(*t, "remove-idle other; remove no_such_op; scale B 1");
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].predicted_ns, 95'000);
+  size_t step_rows = 0;
+  for (const WhatIfResult::Move& m : r.moved) {
+    EXPECT_EQ(m.name.find("ProfilerStep#"), std::string::npos) << m.name;
+    if (m.name == "(each step's own span)") {
+      ++step_rows;
+      EXPECT_DOUBLE_EQ(m.measured_ns, 5'000);
+      EXPECT_DOUBLE_EQ(m.predicted_ns, 0);
+    }
+  }
+  EXPECT_EQ(step_rows, 1u);
+  size_t dead = 0;
+  for (const std::string& n : r.notes) dead += n.find("'no_such_op' (clause 2)") != std::string::npos;
+  EXPECT_EQ(dead, 1u);
+  for (const std::string& n : r.notes) EXPECT_EQ(n.find("'B'"), std::string::npos) << n;
+}
+
 // The same trace, walked again on the replayed times (worked by hand): the
 // measured path is the step's tail 3 + its gap after the loader 1
 // (idle_other 4), the sync's overhead 2, K 50, the launch delay 4, and the
