@@ -38,13 +38,14 @@ from accuracy_test import IDENTITY, load_pairs, pct, run_json  # noqa: E402
 
 SETS = ("separate_rounds", "jemalloc_rounds", "jemalloc_retain_rounds")
 ROUNDS = 5
-TAU, SIGMA0 = 0.25, 0.15  # the model's prior spread of the bias, and a case's spread before 3 cases
+TAU, SIGMA0, NU0 = 0.25, 0.15, 4  # the bias's prior spread; a case's prior spread and its weight in cases
 
 
 def model(r):
     """The correction from past log errors r = ln(measured / predicted)."""
     n = len(r)
-    sigma = SIGMA0 if n < 3 else max(statistics.stdev(r), 1e-3)
+    mean = sum(r) / n
+    sigma = math.sqrt((NU0 * SIGMA0 ** 2 + sum((x - mean) ** 2 for x in r)) / (NU0 + n - 1))
     precision = n / sigma ** 2 + 1 / TAU ** 2
     return sum(r) / sigma ** 2 / precision, 1.96 * math.sqrt(1 / precision + sigma ** 2)
 
