@@ -239,14 +239,30 @@ MemoryResult ComputeMemoryPeaks(const Trace& trace) {
     if (p.device_type != 0) p.capacity_bytes = CapacityFromProperties(trace, p.device_id);
     r.devices.push_back(p);
   }
+  const std::optional<StringId> bytes_key = trace.strings.Find("Bytes");
+  if (r.devices.empty() && bytes_key) {
+    const InstantTable& in = trace.instants;
+    for (uint32_t i = 0; i < in.size(); ++i) {
+      r.bytes_only_events += ArgNumber(trace, in.arg_begin[i], in.arg_count[i], bytes_key).has_value();
+    }
+  }
   return r;
+}
+
+std::string NoMemoryPeakReason(const MemoryResult& r) {
+  if (r.bytes_only_events > 0) {
+    return "the trace's " + std::to_string(r.bytes_only_events) +
+           " [memory] events carry each allocation's Bytes only, no Total Allocated: the allocator's total and its "
+           "peak are not recorded (their running sum is the net allocated since the trace started, which leaves out "
+           "memory allocated before it)";
+  }
+  return "no [memory] events with Total Allocated and no memory_record.csv allocator rows in the trace "
+         "(profile_memory off?)";
 }
 
 void PublishMemoryPeaks(const Trace& trace, const MemoryResult& r, MetricSet* metrics) {
   if (r.devices.empty()) {
-    const char* why =
-        "no [memory] events with Total Allocated and no memory_record.csv allocator rows in the trace "
-        "(profile_memory off?)";
+    const std::string why = NoMemoryPeakReason(r);
     for (const char* m : {"memory_peak_allocated_bytes", "memory_peak_reserved_bytes", "memory_peak_util"}) {
       metrics->SetUnavailable(m, why);
     }

@@ -53,10 +53,22 @@ struct MemoryPeak {
 
 struct MemoryResult {
   std::vector<MemoryPeak> devices;  // by (rank, type, id)
+  // Without any peak: instants with a numeric "Bytes" but no "Total
+  // Allocated" (older Kineto's [memory] events): each allocation's signed
+  // size only, so the allocator's total is not in the trace (the report's
+  // chart plots their running sum, net since the trace began).
+  uint64_t bytes_only_events = 0;
 };
 
 // Linear in instants and counters (plus per-track binary searches).
 MemoryResult ComputeMemoryPeaks(const Trace& trace);
+
+// Why there is no peak (result.devices empty): no memory events at all, or
+// [memory] events carrying Bytes only. The net since the trace began is not
+// published as the peak: memory allocated before the trace (weights, the
+// caching allocator's blocks) is not in it, so it understates the peak by an
+// unknown amount, and memory_peak_util against the device's capacity with it.
+std::string NoMemoryPeakReason(const MemoryResult& result);
 
 // One line: the peak, device, time, the allocation that made it and the op.
 std::string DescribePeak(const Trace& trace, const MemoryPeak& peak);

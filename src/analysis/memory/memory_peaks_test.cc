@@ -43,6 +43,34 @@ TEST(MemoryPeaksTest, NoMemoryEventsIsUnavailable) {
   EXPECT_TRUE(m.UnavailableReason("memory_peak_allocated_bytes").has_value());
 }
 
+// Hand-made, as 2021 Kineto writes [memory] events: Bytes only, no Total
+// Allocated. No peak is published (the running sum is net since the trace
+// started, not the allocator's total), and the reason says what the events
+// lack, not that there are none (before: "no [memory] events with Total
+// Allocated ... (profile_memory off?)" though profile_memory was on).
+TEST(MemoryPeaksTest, BytesOnlyMemoryEventsSayWhyThereIsNoPeak) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":5,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":300}},
+    {"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":20,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":-100}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  MemoryResult r = ComputeMemoryPeaks(*t);
+  EXPECT_TRUE(r.devices.empty());
+  EXPECT_EQ(r.bytes_only_events, 2u);
+  MetricSet m;
+  PublishMemoryPeaks(*t, r, &m);
+  EXPECT_EQ(m.Get("memory_peak_allocated_bytes"), nullptr);
+  for (const char* metric : {"memory_peak_allocated_bytes", "memory_peak_reserved_bytes", "memory_peak_util"}) {
+    std::optional<std::string> why = m.UnavailableReason(metric);
+    ASSERT_TRUE(why.has_value()) << metric;
+    EXPECT_NE(why->find("2 [memory] events carry each allocation's Bytes only, no Total Allocated"), std::string::npos)
+        << *why;
+    EXPECT_EQ(why->find("profile_memory off"), std::string::npos) << *why;
+  }
+}
+
 // Hand-made GPU case: peaks 300 then 200 allocated; reserved peak 512 of a
 // 1024-byte device → util 0.5. The peak falls inside aten::empty.
 TEST(MemoryPeaksTest, HandMadeGpuPeakAndUtil) {

@@ -1,9 +1,10 @@
 #include "src/report/analysis/analysis_sections.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 
 #include "src/report/attribution/attribution_report.h"
 
@@ -255,7 +256,10 @@ void MemorySection(AnalysisResults& in, Section* s) {
   const Trace& trace = in.trace();
   const MemoryResult& r = in.memory();
   if (r.devices.empty()) {
-    s->Add(Paragraph{"No [memory] events."});
+    // [memory] events with Bytes only: say so, not that there are none.
+    std::string why = r.bytes_only_events > 0 ? NoMemoryPeakReason(r) : std::string("no [memory] events");
+    why[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(why[0])));
+    s->Add(Paragraph{why + "."});
     return;
   }
   Table t{"devices", "", {{"device_type", "Device type"}, {"device_id", "Id"}, {"peak_allocated", "Peak allocated", Unit::kBytes},

@@ -141,5 +141,22 @@ TEST(AnalysisSectionsTest, CollectiveShareIsOfTheRanksOwnTime) {
   EXPECT_NEAR((share[{1, "broadcast"}]), 0.25, 1e-12);
 }
 
+// Hand-made: [memory] events with Bytes only (2021 Kineto). The memory
+// section says what they lack; before it said "No [memory] events.".
+TEST(AnalysisSectionsTest, MemorySectionNamesBytesOnlyEvents) {
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":1,"ts":5,
+     "args":{"Device Type":1,"Device Id":0,"Bytes":300}}]})");
+  ASSERT_TRUE(trace);
+  AnalysisResults results(*trace, AnalyzeOptions{});
+  render::Section s;
+  ASSERT_TRUE(AddAnalysisSection("memory", results, &s));
+  render::Document doc;
+  doc.sections.push_back(std::move(s));
+  std::string text = render::RenderText(doc);
+  EXPECT_NE(text.find("The trace's 1 [memory] events carry each allocation's Bytes only"), std::string::npos) << text;
+  EXPECT_EQ(text.find("No [memory] events"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace aiprof
