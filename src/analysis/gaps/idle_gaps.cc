@@ -102,7 +102,8 @@ void AddGap(const Gap& gap, bool keep_all, TimelineBreakdown* tl) {
 
 // Fills busy/idle/gaps of one timeline from its activities (sorted by start).
 void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const std::vector<uint32_t>& launcher,
-                   const RankContext* ctx, bool keep_all, const Intervals* window, TimelineBreakdown* tl) {
+                   const RankContext* ctx, bool keep_all, const Intervals* window, bool window_edges,
+                   TimelineBreakdown* tl) {
   Intervals compute, comm, memcpy;
   for (const Activity& a : acts) {
     Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
@@ -126,6 +127,26 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     tl->window_comm_exposed_ns = LengthOf(comm_w) - IntersectionLength(comm_w, compute_u);
   }
   OverlapCursor sync(ctx ? &ctx->sync : nullptr), loading(ctx ? &ctx->data_loading : nullptr);
+  // The cause of idle time [start, end) that ends at activity `next`
+  // (kNoSlice: no activity follows). Queried in increasing `start` (the
+  // cursors only move forward).
+  auto cause_of = [&](int64_t start, int64_t end, uint32_t next) {
+    uint32_t call = next == kNoSlice || launcher.empty() ? kNoSlice : launcher[next];
+    if (loading.Overlaps(start, end)) return GapCause::kDataLoading;
+    if (sync.Overlaps(start, end)) return GapCause::kSync;
+    if (call != kNoSlice && trace.slices.ts_ns[call] >= start) return GapCause::kHostBound;
+    return GapCause::kOther;
+  };
+  auto add_window_idle = [&](GapCause cause, int64_t start, int64_t end) {
+    tl->window_idle_by_cause_ns[static_cast<size_t>(cause)] += in_window->Within(start, end);
+  };
+  const bool edges = in_window && window_edges && !window->empty();
+  // Window time before the first activity: idle, but not a gap (gaps lie
+  // between activities); the cause rules see it as [window start, first start).
+  if (edges && window->front().first < acts.front().start_ns) {
+    int64_t start = window->front().first, end = acts.front().start_ns;
+    add_window_idle(cause_of(start, end, acts.front().slice), start, end);
+  }
   int64_t cur_start = acts.front().start_ns, cur_end = acts.front().end_ns;
   tl->span_start_ns = cur_start;
   for (size_t i = 1; i <= acts.size(); ++i) {
@@ -140,18 +161,17 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     gap.start_ns = cur_end;
     gap.end_ns = acts[i].start_ns;
     gap.next_slice = acts[i].slice;
-    uint32_t call = launcher.empty() ? kNoSlice : launcher[acts[i].slice];
-    if (loading.Overlaps(gap.start_ns, gap.end_ns)) {
-      gap.cause = GapCause::kDataLoading;
-    } else if (sync.Overlaps(gap.start_ns, gap.end_ns)) {
-      gap.cause = GapCause::kSync;
-    } else if (call != kNoSlice && trace.slices.ts_ns[call] >= gap.start_ns) {
-      gap.cause = GapCause::kHostBound;
-    }
+    gap.cause = cause_of(gap.start_ns, gap.end_ns, gap.next_slice);
     AddGap(gap, keep_all, tl);
-    if (in_window) tl->window_idle_by_cause_ns[static_cast<size_t>(gap.cause)] += in_window->Within(gap.start_ns, gap.end_ns);
+    if (in_window) add_window_idle(gap.cause, gap.start_ns, gap.end_ns);
     cur_start = acts[i].start_ns;
     cur_end = acts[i].end_ns;
+  }
+  // Window time after the last activity: idle, not a gap. No activity follows,
+  // so no launch to wait for: data_loading, sync or other, never host_bound.
+  if (edges && window->back().second > cur_end) {
+    int64_t start = cur_end, end = window->back().second;
+    add_window_idle(cause_of(start, end, kNoSlice), start, end);
   }
   tl->span_ns = cur_end - tl->span_start_ns;
   tl->idle_ns = tl->span_ns - tl->busy_ns;
@@ -231,8 +251,14 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     out.device = key.second;
     out.track = tl.first;
     auto ctx = contexts.find(key.first);
+    // Each rank's timelines are measured over that rank's own steps; the
+    // window's time before the first and after the last activity counts only
+    // when the window is steps (a per-trace window's ends are the capture's,
+    // not the workload's: there the window is taken inside the span).
+    std::optional<Intervals> rank_window;
+    if (window) rank_window = window->IntervalsOfRank(key.first);
     BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, options.keep_all_gaps,
-                  window ? &window->intervals : nullptr, &out);
+                  rank_window ? &*rank_window : nullptr, window && window->has_step_starts, &out);
     result.timelines.push_back(std::move(out));
   }
   AttachHostSamples(trace, &result);

@@ -16,6 +16,16 @@
 //   3. host_bound: the runtime call that launched the activity ending the gap
 //      began at or after the gap's start (the device waited for the host);
 //   4. other.
+// Window idle (TimelineBreakdown::window_idle_by_cause_ns, the idle impacts):
+// the window's time with no activity on the timeline: the gaps' parts inside
+// the window and, when the window is steps (has_step_starts), also the
+// window's time before the first activity and after the last (not gaps: they
+// stay out of the gap list, histogram and ratios). Each edge takes the rules
+// above as one interval: [window start, first start) ends at the first
+// activity; [last end, window end) has no next activity, so never host_bound.
+// Busy + idle in the window = its length (per-trace windows: its part inside
+// the span, their ends being the capture's). A rank's timelines use the
+// rank's own steps (AnalysisWindow::IntervalsOfRank).
 // Host CPU samples inside the largest gaps are their evidence: the leaf frames
 // the host ran while the device was idle (AttachHostSamples; published under
 // the evidence topic "host_samples_in_gaps").
@@ -74,7 +84,10 @@ struct TimelineBreakdown {
   std::array<std::array<int64_t, kGapCauseCount>, kGapBucketCount> gap_hist_ns_by_cause{};  // [bucket][cause]
   std::vector<Gap> largest_gaps;  // longest first
   std::vector<Gap> gaps;          // every gap in time order; only with GapsOptions::keep_all_gaps
-  // Inside the analysis window (the steady state, src/analysis/window):
+  // Inside the analysis window (the steady state, src/analysis/window, this
+  // rank's steps): idle by cause, with steps also before the first and after
+  // the last activity; window_busy_ns + Σ window_idle_by_cause_ns = window
+  // (per-trace windows: window ∩ span).
   std::array<int64_t, kGapCauseCount> window_idle_by_cause_ns{};
   int64_t window_memcpy_exposed_ns = 0;  // copies not overlapped by compute or communication
   int64_t window_comm_exposed_ns = 0;    // communication not overlapped by compute

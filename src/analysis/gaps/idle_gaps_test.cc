@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/trace_builder.h"
 #include "test/util/trace_fixtures.h"
 
@@ -246,6 +247,212 @@ TEST(IdleGapsTest, HostSamplesInsideGapsAreItsEvidence) {
                                                        "decode (25%)"),
             std::string::npos)
       << m.Evidence("host_samples_in_gaps")[0];
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+using testing::ImportFixture;
+using testing::ImportJsonText;
+
+int64_t WindowIdle(const TimelineBreakdown& tl, GapCause c) {
+  return tl.window_idle_by_cause_ns[static_cast<size_t>(c)];
+}
+
+// Every window nanosecond of a timeline is busy or idle by one cause.
+void ExpectWindowAddsUp(const TimelineBreakdown& tl, int64_t window_ns) {
+  int64_t idle = 0;
+  for (int64_t v : tl.window_idle_by_cause_ns) idle += v;
+  EXPECT_EQ(tl.window_busy_ns + idle, window_ns) << "rank " << tl.rank << " device " << tl.device;
+}
+
+// Hand-made (µs): steps ProfilerStep#1 [0,100) and #2 [100,200) on the host;
+// kernels K1 [30,60) K2 [70,80) K3 [110,150) launched at 29, 65 and 75.
+// Window [0,200): busy 30 + 10 + 40 = 80; gaps 60..70 host_bound (launch
+// 65 ≥ 60) and 80..110 other (launch 75 < 80, no loader, no sync), 10 + 30.
+// Idle before K1, 0..30, and after K3, 150..200, are not gaps but are window
+// idle: with LEAD a DataLoader span [2,28) makes the leading 30 data_loading
+// (without it: K1's launch at 29 ≥ 0, host_bound); with TRAIL a
+// cudaDeviceSynchronize [152,190) makes the trailing 50 sync (without it:
+// no next kernel, so other).
+constexpr char kTwoSteps[] = R"({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":100},
+  LEAD
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":29,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":65,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":75,"dur":1,"args":{"correlation":3}},
+  TRAIL
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":30,"dur":30,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":70,"dur":10,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K3","pid":0,"tid":7,"ts":110,"dur":40,"args":{"device":0,"stream":7,"correlation":3}}
+]})";
+
+std::string TwoSteps(bool loader, bool sync) {
+  std::string s = kTwoSteps;
+  s.replace(
+      s.find("LEAD"), 4,
+      loader
+          ? R"({"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":2,"dur":26},)"
+          : "");
+  s.replace(s.find("TRAIL"), 5,
+            sync
+                ? R"({"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":152,"dur":38},)"
+                : "");
+  return s;
+}
+
+struct WindowedGaps {
+  AnalysisWindow window;
+  GapsResult gaps;
+  MetricSet metrics;
+};
+
+WindowedGaps ComputeWindowed(const Trace& t, int warmup_steps) {
+  WindowedGaps out;
+  out.window = ComputeAnalysisWindow(t, warmup_steps);
+  GapsOptions options;
+  options.window = &out.window;
+  out.gaps = ComputeGaps(t, options);
+  PublishGapImpacts(out.gaps, out.window, &out.metrics);
+  return out;
+}
+
+TEST(IdleGapsTest, HandMadeWindowIdleBeforeTheFirstAndAfterTheLastActivity) {
+  auto t = ImportJsonText(TwoSteps(/*loader=*/true, /*sync=*/true));
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, 0);
+  ASSERT_EQ(r.window.steps, 2u);
+  ASSERT_EQ(r.gaps.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.gaps.timelines[0];
+  EXPECT_EQ(tl.window_busy_ns, 80'000);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kDataLoading), 30'000);  // leading 0..30
+  EXPECT_EQ(WindowIdle(tl, GapCause::kSync), 50'000);         // trailing 150..200
+  EXPECT_EQ(WindowIdle(tl, GapCause::kHostBound), 10'000);    // gap 60..70
+  EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 30'000);        // gap 80..110
+  ExpectWindowAddsUp(tl, 200'000);
+  // The edges are window idle only: the gaps (between activities) stay two.
+  EXPECT_EQ(tl.gap_count, 2u);
+  EXPECT_EQ(tl.span_ns, 120'000);
+  EXPECT_EQ(tl.idle_ns, 40'000);
+  EXPECT_EQ(Cause(tl, GapCause::kDataLoading), 0);
+  EXPECT_EQ(Cause(tl, GapCause::kSync), 0);
+  // Per step: the window totals / 2 steps.
+  EXPECT_DOUBLE_EQ(r.metrics.Get("data_loading_wait_ns")->value, 15'000);
+  EXPECT_DOUBLE_EQ(r.metrics.Get("idle_sync_ns")->value, 25'000);
+  EXPECT_DOUBLE_EQ(r.metrics.Get("idle_host_bound_ns")->value, 5'000);
+  EXPECT_DOUBLE_EQ(r.metrics.Get("idle_other_ns")->value, 15'000);
+}
+
+TEST(IdleGapsTest, HandMadeEdgeIdleWithoutLoaderOrSync) {
+  auto t = ImportJsonText(TwoSteps(/*loader=*/false, /*sync=*/false));
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, 0);
+  ASSERT_EQ(r.gaps.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.gaps.timelines[0];
+  EXPECT_EQ(WindowIdle(tl, GapCause::kDataLoading), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kSync), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kHostBound), 30'000 + 10'000);  // K1 launched at 29 ≥ 0; gap 60..70
+  EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 30'000 + 50'000);      // gap 80..110; trailing: no next kernel
+  ExpectWindowAddsUp(tl, 200'000);
+}
+
+// Only the window's part of an edge counts: with step 1 as warm-up the window
+// is [100,200): K1 and K2 lie before it (no leading idle), 10 µs of the gap
+// 80..110, K3's 40 busy, the trailing 50.
+TEST(IdleGapsTest, HandMadeEdgeIdleIsClippedToTheWindow) {
+  auto t = ImportJsonText(TwoSteps(/*loader=*/true, /*sync=*/false));
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, 1);
+  ASSERT_EQ(r.window.steps, 1u);
+  const TimelineBreakdown& tl = r.gaps.timelines[0];
+  EXPECT_EQ(tl.window_busy_ns, 40'000);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kDataLoading), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kHostBound), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 10'000 + 50'000);
+  ExpectWindowAddsUp(tl, 100'000);
+}
+
+// Without steps the window is the trace (minus start-up): its ends are the
+// capture's, so only the gaps count. The same kernels with the step
+// annotations renamed (no steps): window [0,200) = the trace's extent; gaps
+// 60..70 host_bound and 80..110 other; busy 80 = busy + idle of the span
+// [30,150).
+TEST(IdleGapsTest, HandMadePerTraceWindowCountsNoEdges) {
+  std::string json = TwoSteps(/*loader=*/true, /*sync=*/true);
+  for (size_t at; (at = json.find("ProfilerStep#")) != std::string::npos;) json.replace(at, 13, "annotation ");
+  auto t = ImportJsonText(json);
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, 0);
+  ASSERT_EQ(r.window.steps, 0u);
+  const TimelineBreakdown& tl = r.gaps.timelines[0];
+  EXPECT_EQ(WindowIdle(tl, GapCause::kDataLoading), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kSync), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kHostBound), 10'000);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 30'000);
+  ExpectWindowAddsUp(tl, 120'000);
+}
+
+// Hand-made, two ranks whose clocks differ by 1 ms: each has steps [0,100)
+// and [100,200) µs of its own clock and kernels [10,50) and [110,150). Each
+// rank's device is measured over its own steps: 80 busy, 120 idle (leading
+// 10, gap 60, trailing 50; no launch links, so other). Over the union of both
+// ranks' steps rank 0's trailing idle would also take rank 1's 200 µs.
+TEST(IdleGapsTest, HandMadeEachRankIsMeasuredOverItsOwnSteps) {
+  Trace t;
+  TraceBuilder b(&t);
+  StringId kernel = b.Intern("kernel"), annotation = b.Intern("user_annotation");
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    const int64_t t0 = rank * 1'000'000;
+    uint32_t host = b.ThreadTrack(IdValue::Num(10 + rank), IdValue::Num(10 + rank));
+    b.SetTrackRole(host, TrackKind::kThread, Layer::kHost, kHostDevice);
+    b.SetTrackRank(host, rank);
+    uint32_t stream = b.ThreadTrack(IdValue::Num(20 + rank), IdValue::Num(7));
+    b.SetTrackRole(stream, TrackKind::kDeviceStream, Layer::kDevice, 0);
+    b.SetTrackRank(stream, rank);
+    b.AddSlice(host, t0, 100'000, b.Intern("ProfilerStep#1"), annotation, kNoCorrelation, b.ArgCursor(), 0);
+    b.AddSlice(host, t0 + 100'000, 100'000, b.Intern("ProfilerStep#2"), annotation, kNoCorrelation, b.ArgCursor(), 0);
+    b.AddSlice(stream, t0 + 10'000, 40'000, b.Intern("gemm"), kernel, kNoCorrelation, b.ArgCursor(), 0);
+    b.AddSlice(stream, t0 + 110'000, 40'000, b.Intern("relu"), kernel, kNoCorrelation, b.ArgCursor(), 0);
+  }
+  ASSERT_TRUE(b.Finalize().ok());
+  WindowedGaps r = ComputeWindowed(t, 0);
+  ASSERT_EQ(r.window.steps, 4u);
+  ASSERT_EQ(r.gaps.timelines.size(), 2u);
+  for (const TimelineBreakdown& tl : r.gaps.timelines) {
+    EXPECT_EQ(tl.window_busy_ns, 80'000);
+    EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 120'000) << "rank " << tl.rank;
+    ExpectWindowAddsUp(tl, 200'000);
+  }
+  EXPECT_DOUBLE_EQ(r.metrics.Get("idle_other_ns")->value, 2 * 120'000 / 4.0);
+}
+
+// The real ResNet50 sample (num_workers=0, 6 steady steps): ProfilerStep#5's
+// device starts 69.076 ms after the step begins, waiting for its DataLoader
+// fetch. Expected figures from src/analysis/testing/oracles/gaps_oracle.py
+// --steps over the same file (a Python reading of the JSON: idle intervals of
+// the device, each classified whole, clipped to the ProfilerStep spans):
+// data loading 357.460 ms in all (288.384 ms of gaps + the 69.076 ms leading
+// wait), host-bound 94.891, sync 2.641, other 6.342; busy 587.642 of the
+// steps' 1048.976 ms.
+TEST(IdleGapsTest, Resnet50WindowIdleCountsTheLeadingDataLoaderWait) {
+  auto t = ImportFixture(
+      "kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, -1);
+  ASSERT_EQ(r.window.steps, 6u);
+  ASSERT_EQ(r.gaps.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.gaps.timelines[0];
+  EXPECT_EQ(WindowIdle(tl, GapCause::kDataLoading), 357'460'000);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kHostBound), 94'891'000);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kSync), 2'641'000);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 6'342'000);
+  EXPECT_EQ(tl.window_busy_ns, 587'642'000);
+  ExpectWindowAddsUp(tl, 1'048'976'000);
+  EXPECT_NEAR(r.metrics.Get("data_loading_wait_ns")->value, 357'460'000 / 6.0, 1);  // ≈ 59.577 ms per step
 }
 
 }  // namespace

@@ -68,6 +68,18 @@ double AnalysisWindow::PerBase(const std::map<int32_t, double>& per_rank_total_n
   return per_rank_total_ns.empty() ? 0 : sum / static_cast<double>(per_rank_total_ns.size());
 }
 
+Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
+  if (!has_step_starts) return intervals;
+  Intervals out;
+  auto add = [&](int32_t r) {
+    auto it = intervals_by_rank.find(r);
+    if (it != intervals_by_rank.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  };
+  add(rank);
+  if (rank != kNoRank) add(kNoRank);
+  return out.empty() ? intervals : MergeIntervals(std::move(out));
+}
+
 std::string AnalysisWindow::Describe() const {
   return DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns);
 }
@@ -159,12 +171,16 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
         }
         ++steady;
         sum += static_cast<double>(st.dur_ns);
-        if (st.has_start()) iv.emplace_back(st.start_ns, st.start_ns + st.dur_ns);
+        if (st.has_start()) {
+          iv.emplace_back(st.start_ns, st.start_ns + st.dur_ns);
+          w.intervals_by_rank[rank].emplace_back(st.start_ns, st.start_ns + st.dur_ns);
+        }
       }
       w.steps += steady;
       w.steps_by_rank.emplace_back(rank, steady);
     }
     w.has_step_starts = !iv.empty();
+    for (auto& [rank, rank_iv] : w.intervals_by_rank) rank_iv = MergeIntervals(std::move(rank_iv));
     w.intervals = w.has_step_starts ? MergeIntervals(std::move(iv)) : Intervals{{first, last}};
     w.base_ns = w.steps > 0 ? sum / static_cast<double>(w.steps) : 0;
     w.base = "per step";

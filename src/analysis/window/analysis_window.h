@@ -63,6 +63,13 @@ struct AnalysisWindow {
   bool has_step_starts = false;
   // Only for per-step windows: number of steady steps of each rank.
   std::vector<std::pair<int32_t, size_t>> steps_by_rank;
+  // Only with step starts: each rank's own steady steps (merged); `intervals`
+  // is their union over ranks.
+  std::map<int32_t, Intervals> intervals_by_rank;
+  // The window of one rank's timelines: its own steady steps with those of
+  // rank kNoRank (steps of no rank apply to every rank); `intervals` when the
+  // window has no step starts or the rank has no such steps.
+  Intervals IntervalsOfRank(int32_t rank) const;
   // Converts a total over the window (summed over ranks) to the base:
   // per step = total / steps; per trace = total (one trace).
   double PerBase(double total_ns) const { return steps > 0 ? total_ns / static_cast<double>(steps) : total_ns; }

@@ -3,7 +3,11 @@
 
 Prints busy/idle/compute/memcpy ns and idle ns per gap cause for each device
 (or, for CPU-only traces, the main thread). Definitions: docs/analyses.md.
-Usage: gaps_oracle.py TRACE.json[.gz]
+With --steps, also the window figures over all ProfilerStep#N spans (no
+warm-up left out): busy and idle per cause inside the steps, idle before the
+first and after the last activity included (the window idle of
+docs/analyses.md), in total and per step.
+Usage: gaps_oracle.py TRACE.json[.gz] [--steps]
 """
 import gzip, json, sys
 from decimal import Decimal
@@ -94,6 +98,38 @@ def main():
         print(json.dumps({'device': str(dev), 'span_ns': span, 'busy_ns': length(m), 'gaps': len(m) - 1,
                           **{k + '_ns': v for k, v in per.items()},
                           **{'idle_' + k + '_ns': v for k, v in sorted(causes.items())}}))
+        if '--steps' in sys.argv[2:]:
+            window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev)
+
+
+def window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev):
+    steps = merge([[ns(e['ts']), ns(e['ts']) + ns(e['dur'])] for e in ev if e['name'].startswith('ProfilerStep#')])
+    n_steps = sum(1 for e in ev if e['name'].startswith('ProfilerStep#'))
+    inside = lambda a, b: sum(max(0, min(b, y) - max(a, x)) for x, y in steps)
+    lo, hi = min(steps[0][0], m[0][0]), max(steps[-1][1], m[-1][1])
+    # Idle intervals of [lo, hi): before the first activity, between
+    # activities, after the last; each with the activity that ends it.
+    idle = [(lo, m[0][0], m[0][0])] + [(a1, b0, b0) for (_, a1), (b0, _) in zip(m, m[1:])] + [(m[-1][1], hi, None)]
+    causes = defaultdict(int)
+    for a, b, nxt_start in idle:
+        if b <= a:
+            continue
+        corr = None
+        if nxt_start is not None:
+            corr = next(t for t in starts if t[0] == nxt_start)[3].get('args', {}).get('correlation')
+        if overlaps(loading, a, b):
+            c = 'data_loading'
+        elif not cpu_only and overlaps(sync, a, b):
+            c = 'sync'
+        elif not cpu_only and corr in launch_ts and launch_ts[corr] >= a:
+            c = 'host_bound'
+        else:
+            c = 'other'
+        causes[c] += inside(a, b)
+    busy = sum(inside(a, b) for a, b in m)
+    print(json.dumps({'device': str(dev), 'steps': n_steps, 'window_ns': length(steps), 'window_busy_ns': busy,
+                      **{'window_idle_' + k + '_ns': v for k, v in sorted(causes.items())},
+                      **{'window_idle_' + k + '_ns_per_step': v / n_steps for k, v in sorted(causes.items())}}))
 
 
 if __name__ == '__main__':
