@@ -137,6 +137,20 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     if (call != kNoSlice && trace.slices.ts_ns[call] >= start) return GapCause::kHostBound;
     return GapCause::kOther;
   };
+  // An edge (below) is the window's time before the first or after the last
+  // activity, which can be long (a step's 13.3 s tail on triton_example):
+  // a host span must cover at least half of it to name its cause. A gap's
+  // "any overlap" rule there gave that tail's 13.3 s to a 16 us
+  // cudaDeviceSynchronize inside it.
+  auto edge_cause_of = [&](int64_t start, int64_t end, uint32_t next) {
+    const Intervals edge{{start, end}};
+    const int64_t half = (end - start + 1) / 2;
+    if (ctx && IntersectionLength(edge, ctx->data_loading) >= half) return GapCause::kDataLoading;
+    if (ctx && IntersectionLength(edge, ctx->sync) >= half) return GapCause::kSync;
+    const uint32_t call = next == kNoSlice || launcher.empty() ? kNoSlice : launcher[next];
+    if (call != kNoSlice && trace.slices.ts_ns[call] >= start) return GapCause::kHostBound;
+    return GapCause::kOther;
+  };
   auto add_window_idle = [&](GapCause cause, int64_t start, int64_t end) {
     tl->window_idle_by_cause_ns[static_cast<size_t>(cause)] += in_window->Within(start, end);
   };
@@ -145,7 +159,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   // between activities); the cause rules see it as [window start, first start).
   if (edges && window->front().first < acts.front().start_ns) {
     int64_t start = window->front().first, end = acts.front().start_ns;
-    add_window_idle(cause_of(start, end, acts.front().slice), start, end);
+    add_window_idle(edge_cause_of(start, end, acts.front().slice), start, end);
   }
   int64_t cur_start = acts.front().start_ns, cur_end = acts.front().end_ns;
   tl->span_start_ns = cur_start;
@@ -171,7 +185,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   // so no launch to wait for: data_loading, sync or other, never host_bound.
   if (edges && window->back().second > cur_end) {
     int64_t start = cur_end, end = window->back().second;
-    add_window_idle(cause_of(start, end, kNoSlice), start, end);
+    add_window_idle(edge_cause_of(start, end, kNoSlice), start, end);
   }
   tl->span_ns = cur_end - tl->span_start_ns;
   tl->idle_ns = tl->span_ns - tl->busy_ns;

@@ -360,6 +360,24 @@ TEST(IdleGapsTest, HandMadeEdgeIdleWithoutLoaderOrSync) {
   ExpectWindowAddsUp(tl, 200'000);
 }
 
+// An edge names a host span's cause only when the span covers at least half
+// of it: a 2 µs sync in the 50 µs trailing edge leaves it "other" (on
+// triton_example a 16 µs cudaDeviceSynchronize in a 13.3 s tail made the
+// whole step sync-bound).
+TEST(IdleGapsTest, HandMadeShortSyncDoesNotNameALongEdge) {
+  std::string text = TwoSteps(/*loader=*/false, /*sync=*/true);
+  const std::string long_sync = R"("ts":152,"dur":38)";
+  text.replace(text.find(long_sync), long_sync.size(), R"("ts":152,"dur":2)");
+  auto t = ImportJsonText(text);
+  ASSERT_NE(t, nullptr);
+  WindowedGaps r = ComputeWindowed(*t, 0);
+  ASSERT_EQ(r.gaps.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.gaps.timelines[0];
+  EXPECT_EQ(WindowIdle(tl, GapCause::kSync), 0);
+  EXPECT_EQ(WindowIdle(tl, GapCause::kOther), 30'000 + 50'000);
+  ExpectWindowAddsUp(tl, 200'000);
+}
+
 // Only the window's part of an edge counts: with step 1 as warm-up the window
 // is [100,200): K1 and K2 lie before it (no leading idle), 10 µs of the gap
 // 80..110, K3's 40 busy, the trailing 50.
