@@ -25,6 +25,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/file_stamp.h"
 #include "src/cli/command.h"
@@ -756,6 +757,12 @@ class McpServer {
       }
       SessionOptions options;
       options.input = confined->string();
+      // A card of this trace (as a pair's before or after) does not correct
+      // a prediction checked on it, as in `aiprof validate` (D13 of the
+      // predict trial).
+      if (StatusOr<std::string> id = InputIdentity(options.input); id.ok()) {
+        options.history_checked_inputs.push_back(std::move(*id));
+      }
       auto session = AnalysisSession::Open(options);
       if (!session.ok()) {
         *result = ToolResult(session.status().message(), "", true);

@@ -25,6 +25,7 @@
 
 #include "src/analysis/validation/baseline_store.h"
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/trace_identity.h"
 #include "src/base/atomic_file.h"
 #include "src/base/http_server.h"
 #include "src/importers/common/import_confinement.h"
@@ -662,6 +663,14 @@ struct ServeServer::Impl {
     SessionOptions so;
     so.input = row.path;
     so.db = baselines_db;  // suggestions carry the knowledge cards' measured gains
+    // Past cases of this run's own input (a card of this run as the before
+    // or after of a pair) do not correct a prediction checked on it, as
+    // `aiprof validate` leaves out its inputs' cards (the predict trial's
+    // D13). The hash reads the run's file once per open (about 1 s for a
+    // 100 MB trace); a run whose file is gone keeps none.
+    if (StatusOr<std::string> id = InputIdentity((fs::path(logdir) / row.path).string()); id.ok()) {
+      so.history_checked_inputs.push_back(std::move(*id));
+    }
     run->session = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), so);
     std::lock_guard<std::mutex> lock(cache_mu);
     open_runs.remove_if([&](const std::shared_ptr<OpenRun>& o) { return o->row.id == row.id; });

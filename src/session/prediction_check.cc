@@ -150,6 +150,7 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
     HistoryScope scope;
     scope.workload = WorkloadSignature(before.trace());
     scope.checked_inputs = before.options().history_checked_inputs;
+    for (const std::string& id : after.options().history_checked_inputs) scope.checked_inputs.push_back(id);
     CorrectWhatIfByHistory(history, &r, scope);
   }
   const MeanInterval a = SteadyStepWallTime(after, mean);

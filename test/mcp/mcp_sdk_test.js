@@ -181,15 +181,17 @@ async function main() {
     assert.equal(cli.prediction.matched_by, '--scenario');
     assert.equal(cli.prediction.fix, null);
     assert.equal(cli.prediction.history_cases, 0);
-    // One past case of the scenario in the default database: the tool's
-    // prediction is corrected by it, as the CLI's (it used none before).
+    // One past case of the scenario in the default database, of this very
+    // pair: the tool leaves it out of the check, as the CLI does (a pair
+    // must not correct its own check: the predict trial's D13), and says so.
     execFileSync(a.aiprof, ['card', '--before', before, '--after', after, '--scenario', 'remove-idle data_loading',
                             '--statistic', 'mean'], { env });
     const corrected = await call('validate',
                                  { before: tb, after: ta, scenario: 'remove-idle data_loading', statistic: 'mean' });
     const cliCorrected = cliJson(a.aiprof, ['validate', '--before', before, '--after', after, '--scenario',
                                             'remove-idle data_loading', '--statistic', 'mean']);
-    assert.equal(cliCorrected.prediction.history_cases, 1);
+    assert.equal(cliCorrected.prediction.history_cases, 0);
+    assert.match(cliCorrected.prediction.history_from, /left out: 1 of the very inputs being checked/);
     assert.deepEqual(corrected.structuredContent, cliCorrected);
     await expectProtocolError(call('validate', { before: tb, after: ta, scenario: 'remove x', fix_id: 'y' }),
                               ErrorCode.InvalidParams, /not both/);
