@@ -541,6 +541,15 @@ class McpServer {
     if (has_scenario && !fix_id.empty()) {
       return RpcError{-32602, "invalid params: give 'fix_id' or 'scenario', not both"};
     }
+    // The check's own session of the before trace: a card of these very
+    // inputs (this pair) does not correct the prediction checked against
+    // them, as in `aiprof validate` (the predict trial's D13); the loaded
+    // session keeps every card for its suggestions, as `aiprof suggest`.
+    SessionOptions checked = before->session->options();
+    for (const LoadedTrace* x : {before, after}) {
+      if (StatusOr<std::string> id = InputIdentity(x->path); id.ok()) checked.history_checked_inputs.push_back(*id);
+    }
+    std::unique_ptr<AnalysisSession> before_checked = before->With(std::move(checked));
     StatusOr<std::optional<PredictionCheck>> prediction = std::optional<PredictionCheck>();
     if (has_scenario) {
       StatusOr<bool> mean = JudgeOnMean(scenario_text, statistic);
@@ -553,9 +562,9 @@ class McpServer {
         return std::nullopt;
       }
       prediction =
-          CheckScenarioPrediction(*before->session, *after->session, std::string(scenario_text), *mean, "", *cards);
+          CheckScenarioPrediction(*before_checked, *after->session, std::string(scenario_text), *mean, "", *cards);
     } else {
-      prediction = CheckPrediction(*before->session, *after->session, fix_id);
+      prediction = CheckPrediction(*before_checked, *after->session, fix_id);
     }
     if (!prediction.ok()) {
       *result = ToolResult(prediction.status().message(), "", true);
@@ -757,12 +766,6 @@ class McpServer {
       }
       SessionOptions options;
       options.input = confined->string();
-      // A card of this trace (as a pair's before or after) does not correct
-      // a prediction checked on it, as in `aiprof validate` (D13 of the
-      // predict trial).
-      if (StatusOr<std::string> id = InputIdentity(options.input); id.ok()) {
-        options.history_checked_inputs.push_back(std::move(*id));
-      }
       auto session = AnalysisSession::Open(options);
       if (!session.ok()) {
         *result = ToolResult(session.status().message(), "", true);

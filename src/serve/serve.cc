@@ -663,14 +663,6 @@ struct ServeServer::Impl {
     SessionOptions so;
     so.input = row.path;
     so.db = baselines_db;  // suggestions carry the knowledge cards' measured gains
-    // Past cases of this run's own input (a card of this run as the before
-    // or after of a pair) do not correct a prediction checked on it, as
-    // `aiprof validate` leaves out its inputs' cards (the predict trial's
-    // D13). The hash reads the run's file once per open (about 1 s for a
-    // 100 MB trace); a run whose file is gone keeps none.
-    if (StatusOr<std::string> id = InputIdentity((fs::path(logdir) / row.path).string()); id.ok()) {
-      so.history_checked_inputs.push_back(std::move(*id));
-    }
     run->session = std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), so);
     std::lock_guard<std::mutex> lock(cache_mu);
     open_runs.remove_if([&](const std::shared_ptr<OpenRun>& o) { return o->row.id == row.id; });
@@ -958,7 +950,17 @@ struct ServeServer::Impl {
     if (fix.size() > kMaxNameBytes) return Failure(api, 400, "fix: a suggestion id of run a (at most 200 bytes)");
     if (ids[0] != ids[1]) {
       std::scoped_lock lock(runs[0]->mu, runs[1]->mu);
-      StatusOr<std::optional<PredictionCheck>> check = CheckPrediction(*runs[0]->session, *runs[1]->session, fix);
+      // The check's own session of run a: a card of these very runs does
+      // not correct the prediction checked against them, as in `aiprof
+      // validate` (the predict trial's D13); the run's page keeps every card,
+      // as `aiprof suggest`. Each run's file is hashed (about 1 s per 100 MB).
+      SessionOptions so = runs[0]->session->options();
+      for (const auto& run : runs) {
+        StatusOr<std::string> id = InputIdentity((fs::path(logdir) / run->row.path).string());
+        if (id.ok()) so.history_checked_inputs.push_back(*id);
+      }
+      AnalysisSession before(runs[0]->session->shared_trace(), so);
+      StatusOr<std::optional<PredictionCheck>> check = CheckPrediction(before, *runs[1]->session, fix);
       if (!check.ok()) return Failure(api, 400, check.status().message());
       result.prediction = std::move(*check);
     }
