@@ -29,11 +29,14 @@ std::string GainText(const SuggestionOutcome& o) {
   const Impact& im = o.finding->impact;
   if (o.simulation && std::isfinite(im.max_speedup) && im.max_speedup > 1 && o.speedup_max > im.max_speedup + 1e-9) {
     // Two measures on two bases, said so where they seem to contradict.
+    // The whole range above the bound, or only its upper end (with the
+    // step edges counted, ResNet50's bound is x1.52 beside x1.41 to x1.59).
     out += fmt::format(
-        "; more than the finding's x{:.2f}, which bounds removing its measured impact ({}) from the mean host step; "
-        "the simulation replays the whole step (start to the end of its last device work) without the cause, and "
-        "what waited on it moves too",
-        im.max_speedup, im.metric.empty() ? "its metric" : im.metric);
+        "; {} more than the finding's x{:.2f}, which bounds removing its measured impact ({}) from the mean host "
+        "step; the simulation replays the whole step (start to the end of its last device work) without the cause, "
+        "and what waited on it moves too",
+        o.speedup_min > im.max_speedup + 1e-9 ? "all" : "its upper end", im.max_speedup,
+        im.metric.empty() ? "its metric" : im.metric);
   }
   if (o.gain_source == kGainFromPrior) {
     // A prior over the impact's share, where removing the whole cause in the
