@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace aiprof {
 template <typename T>
 class ChunkedVector {
   static_assert(std::is_trivially_copyable_v<T>, "columns hold plain values");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "blocks come from plain operator new");
 
  public:
   static constexpr size_t kShift = 16;
@@ -87,7 +89,7 @@ class ChunkedVector {
  private:
   void AddOwnedBlock() {
     external_tail_ = false;  // the last block is now an owned one
-    owned_.push_back(std::unique_ptr<T[]>(new T[kBlockSize]));
+    owned_.push_back(NewBlock());
     blocks_.push_back(owned_.back().get());
   }
   // Copies the adopted last block into owned memory before it grows.
@@ -95,13 +97,23 @@ class ChunkedVector {
     external_tail_ = false;
     if (blocks_.empty()) return;
     size_t b = blocks_.size() - 1;
-    owned_.push_back(std::unique_ptr<T[]>(new T[kBlockSize]));
+    owned_.push_back(NewBlock());
     std::memcpy(static_cast<void*>(owned_.back().get()), blocks_[b], block_items(b) * sizeof(T));
     blocks_[b] = owned_.back().get();
   }
 
+  // A block's storage is not written until values are (new T[n] would run
+  // T's member initialisers over all 64K slots and fault in every page of a
+  // block that may hold a handful of rows). T is trivially copyable, so the
+  // storage from operator new holds its objects implicitly (C++20 [intro.object]).
+  struct FreeBlock {
+    void operator()(T* p) const { ::operator delete(p); }
+  };
+  using Block = std::unique_ptr<T[], FreeBlock>;
+  static Block NewBlock() { return Block(static_cast<T*>(::operator new(kBlockSize * sizeof(T)))); }
+
   std::vector<T*> blocks_;
-  std::vector<std::unique_ptr<T[]>> owned_;
+  std::vector<Block> owned_;
   size_t size_ = 0;
   bool external_tail_ = false;
 };

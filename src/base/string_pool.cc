@@ -31,7 +31,7 @@ void StringPool::Grow() {
 
 std::string_view StringPool::CopyToArena(std::string_view s) {
   if (s.size() > kBlockBytes / 4) {
-    blocks_.push_back(std::make_unique<char[]>(s.size()));
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(s.size()));
     std::memcpy(blocks_.back().get(), s.data(), s.size());
     std::string_view out(blocks_.back().get(), s.size());
     // Keep the current small-string block last so it continues to fill.
@@ -39,7 +39,7 @@ std::string_view StringPool::CopyToArena(std::string_view s) {
     return out;
   }
   if (block_used_ + s.size() > kBlockBytes) {
-    blocks_.push_back(std::make_unique<char[]>(kBlockBytes));
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(kBlockBytes));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/byte_buffer.h"
 #include "src/base/import_budget.h"
 #include "src/importers/common/import_confinement.h"
 
@@ -171,7 +172,7 @@ class GzipSource : public ByteSource {
   }
 
   FileHandle file_;
-  std::vector<char> in_;
+  ByteBuffer in_;
   z_stream zs_;
   bool ok_ = false;
   bool done_ = false;
@@ -212,7 +213,7 @@ class ZstdSource : public ByteSource {
 
  private:
   FileHandle file_;
-  std::vector<char> in_;
+  ByteBuffer in_;
   ZSTD_DStream* ds_;
   ZSTD_inBuffer input_{nullptr, 0, 0};
   size_t last_ret_ = 0;
@@ -268,7 +269,7 @@ class BackgroundSource : public ByteSource {
 
   void Produce() {
     for (;;) {
-      std::vector<char> chunk;
+      ByteBuffer chunk;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [this] { return stopping_ || ready_.size() < kChunks; });
@@ -311,13 +312,13 @@ class BackgroundSource : public ByteSource {
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::vector<char>> ready_;
-  std::vector<std::vector<char>> spare_;
+  std::deque<ByteBuffer> ready_;
+  std::vector<ByteBuffer> spare_;
   bool stopping_ = false, done_ = false;
   Status status_ = OkStatus();
   std::atomic<uint64_t> file_bytes_{0};
   // Reader side only.
-  std::vector<char> current_;
+  ByteBuffer current_;
   size_t pos_ = 0;
 };
 

@@ -113,6 +113,10 @@ Status ChromeJsonTokenizer::Fill(bool* eof) {
   if (end_ == capacity_) GrowOrSkip();
   ASSIGN_OR_RETURN(size_t got, source_->Read(cur_->buffer.data() + end_, capacity_ - end_));
   end_ += got;
+  // The buffer is not zeroed when it grows (ByteBuffer); simdjson reads the
+  // padding after a value without using it, and zeroes keep those reads
+  // defined.
+  std::memset(cur_->buffer.data() + end_, 0, kPaddingBytes);
   *eof = got == 0;
   return OkStatus();
 }

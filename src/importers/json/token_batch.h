@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/base/byte_buffer.h"
+
 namespace aiprof {
 
 class ChromeJsonSink;
@@ -44,7 +46,7 @@ class BatchPayload {
 };
 
 struct TokenBatch {
-  std::vector<char> buffer;  // usable bytes + padding (unused when the input is mapped)
+  ByteBuffer buffer;  // usable bytes + padding (unused when the input is mapped)
   // Where the items' offsets point: buffer.data(), or into the mapped input;
   // `capacity` bytes are readable from `base`.
   const char* base = nullptr;
