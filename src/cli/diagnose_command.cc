@@ -40,6 +40,7 @@ class DiagnoseCommand : public Command {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(flags_.Options()));
+    WarnImportDiagnostics(session->trace());
     ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session->diagnosis());
     if (!draft_rule_.empty()) {
       RETURN_IF_ERROR(WriteOutput(draft_rule_, DraftRuleYaml(flags_.in.input, *diagnosis, session->metrics())));
@@ -73,6 +74,7 @@ class SuggestCommand : public Command {
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     RETURN_IF_ERROR(target_.Apply(&flags_.session.suggest));
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(flags_.Options()));
+    WarnImportDiagnostics(session->trace());
     ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session->diagnosis());
     ASSIGN_OR_RETURN(const SuggestResult* suggestions, session->suggestions());
     DiagnosisReport report{flags_.in.input, &session->metrics(), diagnosis, suggestions,

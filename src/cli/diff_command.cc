@@ -61,6 +61,8 @@ class DiffCommand : public Command {
     sb.input = input_b_;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> a, AnalysisSession::Open(std::move(sa)));
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> b, AnalysisSession::Open(std::move(sb)));
+    WarnImportDiagnostics(a->trace());
+    WarnImportDiagnostics(b->trace());
     // The tree with its ops by input shape (docs/diff.md "Repeated ops by shape").
     const AttributionResult& ra = a->results().attribution_by_shape();
     const AttributionResult& rb = b->results().attribution_by_shape();

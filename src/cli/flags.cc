@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "src/analysis/whatif/whatif.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 
@@ -202,6 +205,27 @@ SessionOptions DiagnosisFlags::Options() const {
   SessionOptions o = session;
   o.input = in.input;
   return o;
+}
+
+void WarnImportDiagnostics(const Trace& trace) {
+  const auto& entries = trace.diagnostics.entries();
+  if (entries.empty()) return;
+  std::vector<std::pair<std::string, const DiagnosticEntry*>> kinds;
+  for (const auto& [kind, e] : entries) kinds.emplace_back(kind, &e);
+  std::stable_sort(kinds.begin(), kinds.end(),
+                   [](const auto& a, const auto& b) { return a.second->count > b.second->count; });
+  std::string text;
+  constexpr size_t kShown = 3;
+  for (size_t i = 0; i < kinds.size() && i < kShown; ++i) {
+    if (!text.empty()) text += "; ";
+    text += kinds[i].first + " " + std::to_string(kinds[i].second->count) + " (first at " +
+            kinds[i].second->first_where + ")";
+  }
+  if (kinds.size() > kShown) text += "; " + std::to_string(kinds.size() - kShown) + " more kinds";
+  std::fprintf(stderr,
+               "aiprof: warning: the import counted %llu malformed or unsupported records, left out of every "
+               "figure: %s. `aiprof summary` lists them.\n",
+               static_cast<unsigned long long>(trace.diagnostics.Total()), TerminalSafe(text).c_str());
 }
 
 }  // namespace aiprof

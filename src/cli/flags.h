@@ -120,6 +120,13 @@ struct StatsFlags {
   Status Apply(ValidationOptions* options) const;
 };
 
+// One warning line on stderr when the import counted malformed or
+// unsupported records (Trace::diagnostics): the figures leave them out. For
+// commands whose output has no import section of its own (diagnose,
+// suggest, analyze, whatif, diff, view, node-bottleneck); summary and report
+// list the diagnostics in their documents.
+void WarnImportDiagnostics(const Trace& trace);
+
 // Everything the analysis session needs from a command that reads one trace
 // and diagnoses it: input, rules, device.
 struct DiagnosisFlags {

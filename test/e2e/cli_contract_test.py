@@ -81,6 +81,20 @@ def main():
     rc, txt, _ = run(exe, "summary", evil, "--top", "0")
     check("\x1b" not in txt, "text output has no raw escape character")
 
+    # Commands whose output has no import section warn on stderr when
+    # records were skipped (hand-made trace: one good slice, two bad ones).
+    halfbad = os.path.join(tmp, "halfbad.json")
+    open(halfbad, "w").write('{"traceEvents": [{"ph": "X", "name": "a", "cat": "cpu_op", "pid": 1, "tid": 1, '
+                             '"ts": 1, "dur": 5}, {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": , "dur": 1}, '
+                             '{"ph": "X", "name": "c", "pid": 1, "tid": 1, "ts": 9, "dur": -3}]}')
+    for cmd in (["diagnose"], ["suggest"], ["analyze"], ["whatif", "--scenario", "remove a"],
+                ["view", "--flame", "--format", "folded", "-o", os.path.join(tmp, "f.folded")]):
+        rc, _, err = run(exe, cmd[0], halfbad, *cmd[1:])
+        check(rc == 0 and "the import counted 2 malformed or unsupported records" in err
+              and "halfbad.json:byte" in err, "%s warns of the skipped records: %r" % (cmd[0], err))
+    rc, _, err = run(exe, "diagnose", real)
+    check(rc == 0 and "import counted" not in err, "no warning on a clean trace: %r" % err)
+
     # Native file: summary of the .aiprof equals summary of the source.
     for src in [real, os.path.join(a.fixtures, "kineto",
                 "HolisticTraceAnalysis__tests__data__nccl_parser_config__nccl_data.json.gz")]:
