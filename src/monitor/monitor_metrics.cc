@@ -49,13 +49,18 @@ const MetricInfo* FindMonitorMetric(std::string_view name) {
 std::map<std::string, MetricValue, std::less<>> MonitorMetricValues(const WindowStats& s) {
   std::map<std::string, MetricValue, std::less<>> m;
   auto set = [&](const char* name, double v) { m[name] = MetricValue{v, true, "aiprof monitor window"}; };
-  set("request_count", static_cast<double>(s.requests));
-  set("error_count", static_cast<double>(s.errors));
-  set("lost_records", static_cast<double>(s.lost_records));
-  if (s.covered_ns > 0) {
+  // A count or rate over the window is known once the monitor has observed
+  // the whole window: over a part of it (the first evaluation, right at
+  // attach, covers microseconds) `throughput < 50/s` or `request_count < 10`
+  // would hold for want of time, not of requests. Errors seen are errors in
+  // the window whatever the coverage, so error_count is known at once.
+  if (WindowCovered(s)) {
+    set("request_count", static_cast<double>(s.requests));
     set("throughput", s.throughput_per_s);
     set("step_rate", s.step_rate_per_s);
   }
+  set("error_count", static_cast<double>(s.errors));
+  set("lost_records", static_cast<double>(s.lost_records));
   if (s.requests > 0) {
     set("p50_latency", s.p50_ns);
     set("p90_latency", s.p90_ns);

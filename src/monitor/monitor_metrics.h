@@ -21,8 +21,13 @@ const std::vector<MetricInfo>& MonitorMetricCatalogue();
 // Catalogue lookup for Expression::Parse (accepts any "counter.<name>").
 const MetricInfo* FindMonitorMetric(std::string_view name);
 
+// Whether the monitor has observed the whole window (covered_ns reached
+// window_ns): request_count, throughput and step_rate are unknown before.
+inline bool WindowCovered(const WindowStats& s) { return s.window_ns > 0 && s.covered_ns >= s.window_ns; }
+
 // Metric values of `stats` by name; a metric without data (no requests in
-// the window, /proc unreadable) is absent, so a comparison on it is Unknown.
+// the window, a window not yet covered for counts and rates, /proc
+// unreadable) is absent, so a comparison on it is Unknown.
 std::map<std::string, MetricValue, std::less<>> MonitorMetricValues(const WindowStats& stats);
 
 // Default upper bounds (seconds) of the latency and step-time histograms:

@@ -102,6 +102,7 @@ TEST(MonitorWindowTest, PastTheExactLimitQuantilesComeFromTheSketchesWithin1Perc
 
 TEST(MonitorMetricsTest, MetricsWithoutDataAreAbsentNotZero) {
   WindowStats s;
+  s.window_ns = kSec;
   s.covered_ns = kSec;
   auto m = MonitorMetricValues(s);
   EXPECT_EQ(m.count("p99_latency"), 0u);
@@ -119,6 +120,33 @@ TEST(MonitorMetricsTest, MetricsWithoutDataAreAbsentNotZero) {
   EXPECT_EQ(m.at("error_rate").value, 0.25);
   EXPECT_EQ(m.at("cpu_util").value, 0.5);
   EXPECT_EQ(m.at("counter.queue depth").value, 3);
+}
+
+// trial_monitor D1: the first evaluation, right at attach, covers
+// microseconds of the window; `throughput < 5/s` held there for want of time.
+TEST(MonitorMetricsTest, CountsAndRatesAreUnknownUntilTheWindowIsCovered) {
+  RollingWindow w(5 * kSec, 10 * kSec);  // attached at 10 s
+  auto rules =
+      ParseAlertRules({"throughput < 5/s", "request_count < 10", "step_rate < 1/s", "error_count > 0"}, nullptr);
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  for (int64_t now : {10 * kSec, 10 * kSec + 523 * 1000, 14 * kSec}) {
+    w.AddRequest(now, kMs, /*error=*/now == 14 * kSec);
+    WindowStats s = w.Stats(now);
+    auto m = MonitorMetricValues(s);
+    EXPECT_EQ(m.count("throughput"), 0u) << now;
+    EXPECT_EQ(m.count("request_count"), 0u) << now;
+    EXPECT_EQ(m.count("step_rate"), 0u) << now;
+    EXPECT_EQ(m.count("error_count"), 1u) << now;  // errors seen are in the window whatever the coverage
+    for (size_t i = 0; i < 3; ++i) EXPECT_FALSE(EvaluateAlert((*rules)[i], s, nullptr).holds) << (*rules)[i].text;
+  }
+  EXPECT_TRUE(EvaluateAlert((*rules)[3], w.Stats(14 * kSec), nullptr).holds);
+  // Once the window is covered (5 s after attach) they are known, and hold.
+  WindowStats s = w.Stats(15 * kSec);
+  auto m = MonitorMetricValues(s);
+  EXPECT_EQ(m.at("request_count").value, 3);
+  EXPECT_NEAR(m.at("throughput").value, 3 / 5.0, 1e-9);
+  EXPECT_EQ(m.at("step_rate").value, 0);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(EvaluateAlert((*rules)[i], s, nullptr).holds) << (*rules)[i].text;
 }
 
 TEST(MonitorMetricsTest, CatalogueIsSortedAndCountersAreNumbers) {
