@@ -140,9 +140,15 @@ bool IsZombie(int pid) {
   return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
 }
 
-// SIGINT/SIGTERM: blocked in every thread (so the capture's own SIGINT
-// handler never sees them) and taken by one sigwait thread.
+// SIGINT/SIGTERM/SIGHUP: blocked in every thread (so the capture's own
+// SIGINT handler never sees them) and taken by one sigwait thread. SIGHUP
+// (the ssh session or tmux that started the monitor went away, or
+// `ExecReload=kill -HUP`) is a stop like SIGTERM: there are no logs to
+// reopen, and dying on it left the service it started, the live segment
+// and a partial incident behind.
 std::atomic<int> g_stop_signals{0};
+// Stdout's reader went away (EPIPE): the monitor stops as on SIGTERM.
+std::atomic<bool> g_stdout_gone{false};
 // The service the monitor started (0: none), stopped by a second signal's
 // leaving at once too.
 std::atomic<pid_t> g_child{0};
@@ -151,7 +157,17 @@ void StartSignalThread(sigset_t* set) {
   sigemptyset(set);
   sigaddset(set, SIGINT);
   sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, set, nullptr);
+  // SIGPIPE (stdout a pipe whose reader left: `| tee`, a log shipper that
+  // restarts) would kill the monitor outright at its next incident line: a
+  // handler that does nothing turns it into EPIPE from the write. A handler,
+  // not SIG_IGN, so that the processes the monitor starts (the service, the
+  // capture's tools) get the default back at exec.
+  struct sigaction pipe_action = {};
+  pipe_action.sa_handler = [](int) {};
+  sigemptyset(&pipe_action.sa_mask);
+  sigaction(SIGPIPE, &pipe_action, nullptr);
   std::thread([s = *set] {
     for (;;) {
       int sig = 0;
@@ -231,8 +247,12 @@ class Monitor {
     server_.reset();
     FinishIncident(/*wait=*/true);
     // 4: the service died (a signal or a non-zero status; with --pid any
-    // end) and its incident was written; 3: incidents; 0: none.
+    // end) and its incident was written; 0: stopped on request (SIGTERM
+    // from systemd or Kubernetes, SIGINT, SIGHUP: a normal stop of an
+    // agent, whose incidents were said on stdout as they came); else 3:
+    // incidents; 0: none.
     if (died_during_incident_ && incidents_ > 0) return 4;
+    if (g_stop_signals.load() > 0) return 0;
     return incidents_ > 0 ? 3 : 0;
   }
 
@@ -503,7 +523,7 @@ class Monitor {
         OnTargetExit(s);
         return;
       }
-      if (g_stop_signals.load() > 0) return;
+      if (g_stop_signals.load() > 0 || g_stdout_gone.load()) return;
       if (o_.timeout_ns > 0 && now - start_ns_ >= o_.timeout_ns && !current_) {
         if (incidents_ == 0)
           std::fprintf(stderr, "aiprof monitor: --timeout %s reached without an incident\n",
@@ -850,7 +870,10 @@ class Monitor {
                 inc.triggers[0].kind.c_str(), TerminalSafe(inc.triggers[0].expression).c_str(),
                 TerminalSafe(DescribeTrigger(inc.triggers[0])).c_str(), extra.c_str(), TerminalSafe(top).c_str(),
                 TerminalSafe(inc.dir).c_str());
-    std::fflush(stdout);
+    if ((std::fflush(stdout) != 0 || std::ferror(stdout)) && !g_stdout_gone.exchange(true)) {
+      std::fprintf(stderr, "aiprof monitor: cannot write incident %d's line on stdout (%s): stopping\n", inc.number,
+                   errno == EPIPE ? "its reader went away" : std::strerror(errno));
+    }
     current_.reset();
   }
 

@@ -49,9 +49,11 @@ using IncidentContext = std::vector<std::pair<std::string, std::string>>;
 using DiagnoseFn = std::function<Status(const std::string& trace_path, const IncidentContext& context,
                                         const std::string& md_path, const std::string& html_path)>;
 
-// Runs until --once's first incident, --timeout, SIGINT/SIGTERM, or the
-// watched process's exit; returns the exit status (3 when an incident was
-// written, else 0), or an error (bad options, the process never attached).
+// Runs until --once's first incident, --timeout, SIGINT/SIGTERM/SIGHUP, a
+// stdout whose reader left, or the watched process's exit; returns the exit
+// status (4 the service died, 3 when an incident was written, 0 none or
+// stopped by a signal), or an error (bad options, the process never
+// attached).
 StatusOr<int> RunMonitor(const MonitorOptions& options, const DiagnoseFn& diagnose);
 
 }  // namespace aiprof

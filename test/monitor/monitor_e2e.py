@@ -40,6 +40,9 @@ Cases:
              time.perf_counter() in a loop: the headline and the stdout line
              name the Python function, not the interpreter's C-call frames
              (shown as its native tail; uses perf: heavy).
+  signals    SIGHUP stops the monitor as SIGTERM does (service stopped,
+             segment removed, exit 0 after an incident); a stdout whose
+             reader left is EPIPE, not a death by SIGPIPE.
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -55,6 +58,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -373,6 +377,69 @@ def case_killedpid(args, tmp):
                            '-o', out + '4', '--', 'sleep', '3'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     sh.communicate(timeout=20)
     check(no_segment(svc2.pid), 'the next monitor removed the dead monitor\'s segment')
+
+
+def monitor_children(pid):
+    pids = []
+    for task in glob.glob('/proc/%d/task/*/children' % pid):
+        pids += [int(x) for x in open(task).read().split()]
+    return pids
+
+
+def pid_gone(pid, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def case_signals(args, tmp):
+    """trial_monitor D4/D10: SIGHUP stops the monitor as SIGTERM does (the
+    service it started stopped, its segment removed, exit 0 although an
+    incident was written); a stdout whose reader left (EPIPE) does not kill
+    it with SIGPIPE."""
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        sub = os.path.join(tmp, sig.name)
+        os.makedirs(sub)
+        run = Run(args, sub, ['--work-us', '300'],
+                  ['--alert', 'max_latency > 0ms', '--on-alert', 'none', '--window', '2s', '--interval', '0.25s',
+                   '--timeout', '40s'], load_seconds=30)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not glob.glob(os.path.join(run.out, '*-*', 'alert.json')):
+            time.sleep(0.05)
+        svc = monitor_children(run.monitor.pid)
+        run.monitor.send_signal(sig)
+        run.load.kill()
+        rc, out, err = run.finish()
+        check(rc == 0, '%s: a stop on request exits 0 after an incident (got %d)' % (sig.name, rc))
+        check('finishing what is being written' in err, '%s: said on stderr' % sig.name)
+        check('incident 1' in out, '%s: the incident line came before' % sig.name)
+        check(len(svc) == 1 and pid_gone(svc[0]), '%s: the service it started is stopped' % sig.name)
+        check(svc and no_segment(svc[0]), '%s: its live segment is removed' % sig.name)
+    sub = os.path.join(tmp, 'pipe')
+    os.makedirs(sub)
+    run = Run(args, sub, ['--work-us', '300'],
+              ['--alert', 'max_latency > 0ms', '--on-alert', 'none', '--window', '1s', '--interval', '0.25s',
+               '--cooldown', '0s', '--max-incidents', '0', '--timeout', '30s'], load_seconds=30)
+    run.monitor.stdout.close()  # the reader goes away before the first incident line
+    svc = monitor_children(run.monitor.pid)
+    try:
+        err = run.monitor.stderr.read()
+        run.monitor.wait(timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        run.monitor.kill()
+        err = ''
+    run.load.kill()
+    sys.stderr.write(err)
+    rc = run.monitor.returncode
+    check(rc == 3, 'stdout gone: exit 3 for the incident written, not killed by SIGPIPE (got %d)' % rc)
+    check('its reader went away' in err, 'stdout gone: said on stderr')
+    check(len(svc) == 1 and pid_gone(svc[0]), 'stdout gone: the service is stopped')
+    check(svc and no_segment(svc[0]), 'stdout gone: the live segment is removed')
 
 
 def http(url, data=None, timeout=5, headers=None):
@@ -1006,7 +1073,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'signals': case_signals, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
