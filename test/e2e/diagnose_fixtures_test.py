@@ -102,6 +102,34 @@ def main():
     lay = [f for f in nccl["findings"] if f["bottleneck"] == "layout_conversion"]
     check(bool(lay) and any("nchwToNhwc" in e or "nhwcToNchw" in e for c in lay[0]["root_causes"] for e in c["evidence"]),
           "nccl A100 trace: cuDNN nchwToNhwc/nhwcToNchw conversions found")
+    # nsys CloverLeaf (an FP64 CUDA hydro code, no PyTorch): no torch advice,
+    # and its top finding (sync) gets a fix for a program without PyTorch.
+    p = subprocess.run([a.aiprof, "suggest", os.path.join(a.fixtures, "nsys", "perlmutter-cloverleaf-cuda.sqlite"),
+                        "--format", "json"], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, "suggest on nsys CloverLeaf runs: " + p.stderr)
+    clover = json.loads(p.stdout)
+    check(clover["platform"] == "cuda", "CloverLeaf platform is cuda (got %r)" % clover["platform"])
+    actions = [x["action"] for f in clover["findings"] for x in f["suggestions"]]
+    check(not [x for x in actions if "torch" in x], "CloverLeaf: no torch advice (got %r)" % actions)
+    sync = [f for f in clover["findings"] if f["bottleneck"] == "sync_bound"]
+    check(bool(sync) and bool(sync[0]["suggestions"]), "CloverLeaf: the sync finding has a fix")
+    check(not [c for f in clover["findings"] for c in f["root_causes"] if ".item()" in c["text"].split("PyTorch:")[0]],
+          "CloverLeaf: causes name no torch call outside a 'PyTorch:' aside")
+    # AMD MI300 (ROCm): the platform says rocm, and torch.cuda graphs still apply.
+    mi300 = diagnose(a.aiprof, os.path.join(a.fixtures, "tracelens", "mi300__gaunernst_bert-small-uncased__1016001.json.gz"))
+    check(mi300["platform"] == "pytorch, rocm", "MI300 platform is 'pytorch, rocm' (got %r)" % mi300["platform"])
+    # Causes sharing an evidence topic show it once (sglang's host_bound causes).
+    sgl = diagnose(a.aiprof, os.path.join(a.fixtures, "tracelens",
+                   "inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz"))
+    for name, diag in [("sglang", sgl), ("mi300", mi300), ("nccl", nccl)]:
+        for f in diag["findings"]:
+            evs = [tuple(c["evidence"]) for c in f["root_causes"] if c["evidence"]]
+            check(len(evs) == len(set(evs)), name + ": " + f["rule"] + ": no cause repeats another's evidence")
+    # torch-cpu resnet18: the slow convolution once, as its innermost op.
+    r18 = diagnose(a.aiprof, os.path.join(cpu, "resnet18_bs1_full.kineto.json"))
+    tail = [e for f in r18["findings"] if f["rule"] == "long_tail_ops" for c in f["root_causes"] for e in c["evidence"]]
+    check(tail and not [e for e in tail if e.startswith(("aten::conv2d ", "aten::convolution ", "aten::_convolution "))],
+          "resnet18: long-tail evidence names mkldnn_convolution, not its wrappers (got %r)" % tail[:4])
     # Clean traces: no high-confidence finding at all.
     for name in ["convnet_bs8_channels_last", "elementwise_bs4_fused", "mlp_train_bs32", "transformer_enc_bs2"]:
         clean = d.get(name) or diagnose(a.aiprof, os.path.join(cpu, name + ".kineto.json"))

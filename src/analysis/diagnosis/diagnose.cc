@@ -131,7 +131,14 @@ std::vector<RankedCause> RankCauses(const Rule& rule, const MetricSet& metrics) 
     return a.margin > b.margin;
   });
   std::vector<RankedCause> out;
-  for (auto& s : scored) out.push_back(std::move(s.cause));
+  for (auto& s : scored) {
+    // Causes that share an evidence topic show its lines once, under the
+    // first (best ranked) of them.
+    for (const RankedCause& shown : out) {
+      if (!s.cause.evidence.empty() && shown.evidence == s.cause.evidence) s.cause.evidence.clear();
+    }
+    out.push_back(std::move(s.cause));
+  }
   return out;
 }
 
@@ -201,26 +208,43 @@ const char* PriorityName(Priority p) {
 }
 
 bool Platform::Matches(const std::string& platform) const {
-  if (platform == "generic") return true;
-  if (platform == "pytorch") return pytorch;
-  if (platform == "cuda") return cuda;
-  if (platform == "ascend") return ascend;
-  if (platform == "cpu") return cpu_only;
-  return false;
+  auto one = [this](std::string_view tag) {
+    if (tag == "generic") return true;
+    if (tag == "pytorch") return pytorch;
+    if (tag == "native") return !pytorch;
+    if (tag == "cuda") return cuda;
+    if (tag == "rocm") return rocm;
+    if (tag == "gpu") return cuda || rocm;
+    if (tag == "ascend") return ascend;
+    if (tag == "cpu") return cpu_only;
+    return false;
+  };
+  std::string_view rest = platform;
+  while (true) {
+    const size_t comma = rest.find(',');
+    std::string_view tag = rest.substr(0, comma);
+    while (!tag.empty() && tag.front() == ' ') tag.remove_prefix(1);
+    if (!one(tag)) return false;
+    if (comma == std::string_view::npos) return true;
+    rest.remove_prefix(comma + 1);
+  }
 }
 
 std::string Platform::Describe() const {
   std::string out;
-  auto add = [&out](const char* s) { out += (out.empty() ? "" : ", ") + std::string(s); };
+  auto add = [&out](std::string_view s) { out += (out.empty() ? "" : ", ") + std::string(s); };
   if (pytorch) add("pytorch");
   if (cuda) add("cuda");
+  if (rocm) add("rocm");
   if (ascend) add("ascend");
+  if (!other_device.empty()) add(other_device);
   if (cpu_only) add("cpu");
   return out.empty() ? "generic" : out;
 }
 
 Platform DetectPlatform(const Trace& trace) {
   Platform p;
+  bool cuda_calls = false;
   const SliceTable& s = trace.slices;
   for (size_t i = 0; i < s.size(); ++i) {
     EventKind k = s.kind[i];
@@ -230,7 +254,7 @@ Platform DetectPlatform(const Trace& trace) {
     if (IsDeviceActivity(k)) p.cpu_only = false;
     if (k == EventKind::kRuntime || k == EventKind::kDriver) {
       std::string_view name = trace.Str(s.name[i]);
-      if (name.substr(0, 4) == "cuda" || name.substr(0, 2) == "cu") p.cuda = true;
+      if (name.substr(0, 4) == "cuda" || name.substr(0, 2) == "cu") cuda_calls = true;
       if (name.substr(0, 3) == "acl" || name.substr(0, 4) == "aclr") p.ascend = true;
     }
   }
@@ -244,8 +268,20 @@ Platform DetectPlatform(const Trace& trace) {
                                      it->second.find("msprof") != std::string::npos)) {
     p.ascend = true;
   }
-  // Device activity that is not Ascend is a GPU (CUDA or ROCm, same advice).
-  if (!p.cpu_only && !p.ascend) p.cuda = true;
+  // The accelerator family the importer recognised (runtime call names,
+  // profiler keys, device process names: src/importers/common/accelerator.cc).
+  auto acc = trace.metadata.find("accelerator");
+  const std::string accelerator = acc == trace.metadata.end() ? "" : acc->second;
+  if (accelerator == "ascend") p.ascend = true;
+  if (accelerator == "rocm") {
+    p.rocm = true;
+  } else if (accelerator == "mtia" || accelerator == "xpu" || accelerator == "hpu") {
+    p.other_device = accelerator;
+  } else if (!p.ascend && (cuda_calls || !p.cpu_only)) {
+    // CUDA calls, or device activity of no recognised family (a hand-made
+    // or converted trace without runtime names): a GPU, taken as NVIDIA.
+    p.cuda = true;
+  }
   return p;
 }
 

@@ -15,12 +15,21 @@
 
 namespace aiprof {
 
-// Where the trace came from, for picking suggestions.
+// Where the trace came from, for picking suggestions. A suggestion's
+// platform is one tag or several that must all hold (docs/rules.md):
+// generic (any trace), pytorch, native (no PyTorch ops: a program that calls
+// the runtime itself), cuda (NVIDIA), rocm (AMD), gpu (either: the advice
+// works through torch.cuda / HIP alike), ascend, cpu.
 struct Platform {
   bool pytorch = false;  // PyTorch profiler categories present
-  bool cuda = false;     // CUDA runtime or GPU kernels present
+  bool cuda = false;     // NVIDIA GPU: CUDA runtime calls or kernels
+  bool rocm = false;     // AMD GPU: HIP runtime calls or ROCm profiler keys
   bool ascend = false;   // torch_npu / msprof tracks present
   bool cpu_only = true;  // no device activity at all
+  // Another accelerator the importer recognised (mtia, xpu, hpu): neither
+  // CUDA nor ROCm advice applies.
+  std::string other_device;
+  // One tag, or tags joined by ", " (all must hold).
   bool Matches(const std::string& platform) const;
   std::string Describe() const;
 };

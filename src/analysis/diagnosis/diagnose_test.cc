@@ -495,3 +495,150 @@ TEST(DiagnoseTest, LongTailNamesPageFaultsOnlyWhereRecorded) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Hand-made: a PyTorch trace whose kernels ran on an AMD GPU (the importer's
+// accelerator key says rocm) reports rocm, not cuda; the GPU advice that
+// works through torch.cuda (tag gpu) still applies, NVIDIA-only advice not.
+TEST(DiagnoseTest, RocmTraceIsRocmAndGpuAdviceStillApplies) {
+  Trace t;
+  TraceBuilder b(&t);
+  uint32_t host = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  uint32_t dev = b.ThreadTrack(IdValue::Num(0), IdValue::Num(7));
+  b.AddSlice(host, 0, 100, b.Intern("aten::mm"), b.Intern("cpu_op"), kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(host, 10, 20, b.Intern("hipLaunchKernel"), b.Intern("cuda_runtime"), 9, b.ArgCursor(), 1);
+  b.AddSlice(dev, 40, 50, b.Intern("Cijk_gemm"), b.Intern("kernel"), 9, b.ArgCursor(), 0);
+  t.metadata["accelerator"] = "rocm";
+  ASSERT_TRUE(b.Finalize().ok());
+  Platform p = DetectPlatform(t);
+  EXPECT_EQ(p.Describe(), "pytorch, rocm");
+  EXPECT_TRUE(p.Matches("gpu"));
+  EXPECT_TRUE(p.Matches("pytorch, gpu"));
+  EXPECT_FALSE(p.Matches("cuda"));
+  EXPECT_FALSE(p.Matches("native"));
+  EXPECT_FALSE(p.Matches("gpu, native"));
+  t.metadata["accelerator"] = "mtia";  // another accelerator: no GPU advice
+  EXPECT_EQ(DetectPlatform(t).Describe(), "pytorch, mtia");
+  EXPECT_FALSE(DetectPlatform(t).Matches("gpu"));
+}
+
+// The shipped rule library on a CUDA program without PyTorch (nsys
+// CloverLeaf: an FP64 hydro code): no fix that matches it calls a PyTorch
+// API, and the findings such a trace gets (sync, launch-bound, copies,
+// communication) each have a fix for it.
+TEST(DiagnoseTest, ShippedRulesGiveNoTorchAdviceToANativeCudaProgram) {
+  auto rules = LoadBuiltinRules();
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  Platform native_cuda;
+  native_cuda.cuda = true;
+  native_cuda.cpu_only = false;
+  Platform torch_rocm;
+  torch_rocm.pytorch = true;
+  torch_rocm.rocm = true;
+  torch_rocm.cpu_only = false;
+  for (const Rule& r : *rules) {
+    for (const Suggestion& s : r.suggestions) {
+      if (!native_cuda.Matches(s.platform)) continue;
+      EXPECT_EQ(s.action.find("torch"), std::string::npos) << r.id << "/" << s.id << " [" << s.platform << "]";
+    }
+    for (const char* id : {"sync_bound", "host_launch_bound", "memcpy_heavy", "communication_bound"}) {
+      if (r.id != id) continue;
+      EXPECT_TRUE(std::any_of(r.suggestions.begin(), r.suggestions.end(), [&](const Suggestion& s) {
+        return native_cuda.Matches(s.platform);
+      })) << r.id;
+    }
+    if (r.id == "host_launch_bound") {
+      auto graphs = std::find_if(r.suggestions.begin(), r.suggestions.end(),
+                                 [](const Suggestion& s) { return s.id == "cuda_graphs"; });
+      ASSERT_NE(graphs, r.suggestions.end());
+      EXPECT_TRUE(torch_rocm.Matches(graphs->platform)) << "torch.cuda graphs run on ROCm";
+      EXPECT_FALSE(native_cuda.Matches(graphs->platform));
+    }
+  }
+}
+
+// Hand-made rule: a finding none of whose fixes fits the platform lists them
+// as excluded with the reason, instead of going without a fix silently; a
+// finding with a fix for the platform keeps other platforms' fixes out.
+TEST(SuggestTest, AFindingWithNoFixForThePlatformSaysSo) {
+  constexpr char kTorchOnly[] = R"(rules:
+  - id: sync
+    bottleneck: sync_bound
+    title: Sync
+    when: "idle_sync_ratio > 5%"
+    impact: idle_sync_ns
+    suggestions:
+      - id: torch_fix
+        title: t
+        platform: [pytorch, gpu]
+        action: a
+        efficacy: [0.5, 0.9]
+        targets: [latency]
+)";
+  auto rules = ParseRules(kTorchOnly, "test.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  MetricSet m;
+  m.Set("impact_base_ns", 10e6, "test");
+  m.Set("impact_steps", 5, "test");
+  m.Set("idle_sync_ratio", 0.3, "test");
+  m.Set("idle_sync_ns", 3e6, "test");
+  Trace t;
+  Diagnosis d = Diagnose(t, m, *rules);
+  ASSERT_EQ(d.findings.size(), 1u);
+  d.platform.cuda = true;
+  d.platform.cpu_only = false;
+  SuggestResult r = Suggest(d, m, SuggestOptions{});
+  EXPECT_TRUE(r.kept.empty());
+  ASSERT_EQ(r.excluded.size(), 1u);
+  EXPECT_EQ(r.excluded[0].suggestion->id, "torch_fix");
+  EXPECT_NE(r.excluded[0].exclusion_reason.find("for platform 'pytorch, gpu', the trace is 'cuda'"), std::string::npos)
+      << r.excluded[0].exclusion_reason;
+  d.platform.pytorch = true;
+  r = Suggest(d, m, SuggestOptions{});
+  EXPECT_EQ(r.kept.size(), 1u);
+  EXPECT_TRUE(r.excluded.empty());
+}
+
+// Hand-made rule: two causes with one evidence topic (host_bound's
+// too_many_launches and slow_host_code; compute's classes and mix) show the
+// lines once, under the better-ranked cause.
+TEST(DiagnoseTest, CausesSharingEvidenceShowItOnce) {
+  constexpr char kTwoCauses[] = R"(rules:
+  - id: host
+    bottleneck: host_bound
+    title: Host
+    when: "idle_host_bound_ratio > 5%"
+    impact: idle_host_bound_ns
+    root_causes:
+      - id: checked
+        text: holds
+        evidence: host_bound
+        when: "idle_host_bound_ratio > 10%"
+      - id: unchecked
+        text: not checked
+        evidence: host_bound
+        when: "launches_per_step > 1000"
+)";
+  auto rules = ParseRules(kTwoCauses, "test.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  MetricSet m;
+  m.Set("impact_base_ns", 10e6, "test");
+  m.Set("impact_steps", 5, "test");
+  m.Set("idle_host_bound_ratio", 0.3, "test");
+  m.Set("idle_host_bound_ns", 3e6, "test");
+  m.SetUnavailable("launches_per_step", "no launches");
+  m.AddEvidence("host_bound", "gap of 5 ms before k");
+  Trace t;
+  Diagnosis d = Diagnose(t, m, *rules);
+  ASSERT_EQ(d.findings.size(), 1u);
+  ASSERT_EQ(d.findings[0].causes.size(), 2u);
+  EXPECT_EQ(d.findings[0].causes[0].id, "checked");
+  EXPECT_EQ(d.findings[0].causes[0].evidence, std::vector<std::string>{"gap of 5 ms before k"});
+  EXPECT_EQ(d.findings[0].causes[1].id, "unchecked");
+  EXPECT_TRUE(d.findings[0].causes[1].evidence.empty());
+}
+
+}  // namespace
+}  // namespace aiprof

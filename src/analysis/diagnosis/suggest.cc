@@ -107,6 +107,17 @@ std::string CheckConstraints(const Suggestion& s, const MetricSet& metrics, cons
   return out;
 }
 
+// A suggestion of a finding none of whose fixes fit the trace's platform.
+SuggestionOutcome PlatformExclusion(const Finding& f, const Suggestion& s, const Platform& platform) {
+  SuggestionOutcome o;
+  o.finding = &f;
+  o.suggestion = &s;
+  o.excluded = true;
+  o.exclusion_reason = "for platform '" + s.platform + "', the trace is '" + platform.Describe() +
+                       "': the rule library has no fix of this finding for this platform";
+  return o;
+}
+
 }  // namespace
 
 std::string GainBasis(const SuggestionOutcome& o) {
@@ -193,8 +204,16 @@ StatusOr<std::vector<Constraint>> ParseConstraints(const std::string& text) {
 SuggestResult Suggest(const Diagnosis& diagnosis, const MetricSet& metrics, const SuggestOptions& options) {
   SuggestResult result;
   for (const Finding& f : diagnosis.findings) {
+    const bool any_for_platform =
+        std::any_of(f.rule->suggestions.begin(), f.rule->suggestions.end(),
+                    [&](const Suggestion& s) { return diagnosis.platform.Matches(s.platform); });
     for (const Suggestion& s : f.rule->suggestions) {
-      if (!diagnosis.platform.Matches(s.platform)) continue;  // advice for another platform
+      if (!diagnosis.platform.Matches(s.platform)) {
+        // Advice for another platform is left out; listed only where the
+        // finding would otherwise have no fix and no word on why.
+        if (!any_for_platform) result.excluded.push_back(PlatformExclusion(f, s, diagnosis.platform));
+        continue;
+      }
       SuggestionOutcome o;
       o.finding = &f;
       o.suggestion = &s;

@@ -19,6 +19,21 @@ namespace {
 
 constexpr char kLongTailSource[] = "long_tail";
 
+// Marks each op's tail instances that hold another op's tail instance
+// (an ancestor of a tail slice on the host timeline): the evidence names the
+// innermost slow op of a nesting chain once, not every wrapper around it.
+void CountWrappingTails(const Trace& trace, const std::vector<uint32_t>& parent,
+                        const std::vector<std::pair<size_t, uint32_t>>& tail_slices, std::vector<OpTail>* ops) {
+  if (parent.empty()) return;  // device activity: kernels do not nest
+  std::vector<uint8_t> wraps(trace.slices.size(), 0);
+  for (const auto& [op, slice] : tail_slices) {
+    for (uint32_t p = parent[slice]; p != kNoSlice && !wraps[p]; p = parent[p]) wraps[p] = 1;
+  }
+  for (const auto& [op, slice] : tail_slices) {
+    if (wraps[slice]) ++(*ops)[op].wrapping_tail_count;
+  }
+}
+
 }  // namespace
 
 bool IsCollectiveKernelName(std::string_view name) {
@@ -36,7 +51,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
   std::optional<CoveredTime> in_window;
   if (window) in_window.emplace(window->intervals);
   struct Row {
-    uint32_t name, shape_a, shape_b, shape_c;
+    uint32_t slice, name, shape_a, shape_b, shape_c;
     int64_t dur;
     bool steady, top;
     bool Same(const Row& o) const {
@@ -113,13 +128,15 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
       uint32_t op = launching_op(i);
       if (op != kNoSlice) shape_c = shape(op, key_c);
     }
-    rows.push_back({s.name[i].raw, shape(i, key_a), shape(i, key_b), shape_c, s.dur_ns[i], steady, top});
+    rows.push_back({i, s.name[i].raw, shape(i, key_a), shape(i, key_b), shape_c, s.dur_ns[i], steady, top});
   }
   std::sort(rows.begin(), rows.end());
   for (const Row& row : rows) {
     if (row.steady) r.op_time_ns += row.dur;
   }
   std::vector<int64_t> durs;
+  std::vector<std::pair<size_t, uint32_t>> tail_slices;  // (index in r.ops, slice) of qualifying ops' steady tails
+  std::vector<uint32_t> op_tail_slices;
   for (size_t i = 0; i < rows.size();) {
     size_t j = i;
     durs.clear();
@@ -142,6 +159,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     op.p50_ns = QuantileSorted(durs.data(), durs.size(), 0.5);
     op.p90_ns = QuantileSorted(durs.data(), durs.size(), 0.9);
     op.p99_ns = QuantileSorted(durs.data(), durs.size(), 0.99);
+    op_tail_slices.clear();
     for (size_t k = i; k < j; ++k) {
       const Row& row = rows[k];
       if (static_cast<double>(row.dur) <= kLongTailFactor * op.p50_ns) continue;
@@ -152,6 +170,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
         continue;
       }
       ++op.tail_count;
+      op_tail_slices.push_back(row.slice);
       op.tail_ns += row.dur;
       op.tail_excess_ns += excess;
       if (row.top) op.top_level_excess_ns += excess;
@@ -159,9 +178,15 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     op.tail_share = op.total_ns > 0 ? static_cast<double>(op.tail_ns) / static_cast<double>(op.total_ns) : 0;
     op.qualifies = op.count >= kLongTailMinCount && r.op_time_ns > 0 &&
                    static_cast<double>(op.total_ns) >= kLongTailMinTimeShare * static_cast<double>(r.op_time_ns);
+    // Only a qualifying op's tail makes its wrappers' slowness its own: an
+    // op too rare or too small to be listed explains nothing in the evidence.
+    if (op.qualifies) {
+      for (uint32_t slice : op_tail_slices) tail_slices.emplace_back(r.ops.size(), slice);
+    }
     r.ops.push_back(op);
     i = j;
   }
+  CountWrappingTails(trace, parent, tail_slices, &r.ops);
   std::sort(r.ops.begin(), r.ops.end(), [&](const OpTail& a, const OpTail& b) {
     if (a.qualifies != b.qualifies) return a.qualifies;
     if (a.tail_ns != b.tail_ns) return a.tail_ns > b.tail_ns;
@@ -233,9 +258,14 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
                                                  FormatDurationNs(op.p50_ns) + "), " +
                                                  FormatDurationNs(op.warmup_excess_ns) + " excess; counted apart");
   }
-  for (size_t i = 0; i < std::min(kLongTailReported, r.ops.size()); ++i) {
+  size_t reported = 0;
+  for (size_t i = 0; i < r.ops.size() && reported < kLongTailReported; ++i) {
     const OpTail& op = r.ops[i];
     if (!op.qualifies || op.tail_count == 0) break;
+    // Every slow instance is slow because of a slow op inside it, which is
+    // listed on its own: one line per nesting chain, the innermost op.
+    if (op.wrapping_tail_count == op.tail_count) continue;
+    ++reported;
     const std::string shape = OpTailShape(trace, r, op);
     metrics->AddEvidence("long_tail", std::string(trace.Str(op.name)) + (shape.empty() ? "" : " [" + shape + "]") +
                                           ": " + std::to_string(op.tail_count) + " of " + std::to_string(op.count) +

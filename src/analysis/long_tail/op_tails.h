@@ -50,6 +50,10 @@ struct OpTail {
   // Excess of tail instances that are top-level (not inside another op of the
   // same timeline, so not counted twice) — the wall-clock impact.
   double top_level_excess_ns = 0;
+  // Tail instances that hold a tail instance of a qualifying op nested inside them
+  // (aten::conv2d around aten::mkldnn_convolution): slow because of the inner
+  // op, which the evidence names instead (CPU ops; kernels do not nest).
+  uint64_t wrapping_tail_count = 0;
   // Warm-up instances (outside the analysis window: warm-up steps, start-up)
   // are counted apart, against the steady-state median.
   uint64_t warmup_count = 0, warmup_tail_count = 0;

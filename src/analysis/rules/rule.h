@@ -44,7 +44,7 @@ struct SuggestionChange {
 struct Suggestion {
   std::string id;
   std::string title;
-  std::string platform;             // generic | pytorch | cuda | cpu | ascend
+  std::string platform;             // generic | pytorch | cuda | rocm | gpu | cpu | ascend, or "pytorch, gpu" (all)
   std::string action;               // what to do, concretely
   double efficacy_min = 0;          // fraction of the attributable time removed
   double efficacy_max = 0;

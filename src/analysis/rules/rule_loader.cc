@@ -16,7 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> kPlatforms = {"generic", "pytorch", "cuda", "cpu", "ascend"};
+// A suggestion's platform: one tag, or a list of tags that must all hold
+// (`platform: [pytorch, gpu]`); gpu is cuda or rocm, native a trace without
+// PyTorch ops (Platform::Matches).
+const std::set<std::string> kPlatforms = {"generic", "pytorch", "native", "cuda", "rocm", "gpu", "cpu", "ascend"};
 const std::set<std::string> kTargets = {"latency", "throughput", "memory"};
 const std::set<std::string> kEfforts = {"low", "medium", "high"};
 
@@ -107,8 +110,14 @@ class RuleReader {
     Suggestion s;
     ASSIGN_OR_RETURN(s.id, String(n, "id", true));
     ASSIGN_OR_RETURN(s.title, String(n, "title", true));
-    ASSIGN_OR_RETURN(s.platform, String(n, "platform", true));
-    if (!kPlatforms.count(s.platform)) return Fail(n["platform"], "unknown platform '" + s.platform + "'");
+    if (n["platform"] && n["platform"].IsSequence()) {
+      ASSIGN_OR_RETURN(std::vector<std::string> tags, Words(n["platform"], "platform", kPlatforms));
+      if (tags.empty()) return Fail(n["platform"], "'platform' must name at least one platform");
+      for (const std::string& t : tags) s.platform += (s.platform.empty() ? "" : ", ") + t;
+    } else {
+      ASSIGN_OR_RETURN(s.platform, String(n, "platform", true));
+      if (!kPlatforms.count(s.platform)) return Fail(n["platform"], "unknown platform '" + s.platform + "'");
+    }
     ASSIGN_OR_RETURN(s.action, String(n, "action", true));
     YAML::Node eff = n["efficacy"];
     if (!eff || !eff.IsSequence() || eff.size() != 2) return Fail(eff ? eff : n, "'efficacy' must be [min, max]");

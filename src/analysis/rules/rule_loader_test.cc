@@ -54,6 +54,20 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
   return s.replace(pos, from.size(), to);
 }
 
+// A list of platform tags: all must hold (Platform::Matches); each is checked.
+TEST(RuleLoaderTest, PlatformListJoinsItsTags) {
+  auto rules = ParseRules(Replace(kGood, "platform: pytorch", "platform: [pytorch, gpu]"), "good.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.status().message();
+  EXPECT_EQ((*rules)[0].suggestions[0].platform, "pytorch, gpu");
+  EXPECT_TRUE(ParseRules(Replace(kGood, "platform: pytorch", "platform: rocm"), "good.yaml").ok());
+  EXPECT_TRUE(ParseRules(Replace(kGood, "platform: pytorch", "platform: native"), "good.yaml").ok());
+  EXPECT_NE(
+      LoadError(Replace(kGood, "platform: pytorch", "platform: [pytorch, tpu]")).find("unknown platform value 'tpu'"),
+      std::string::npos);
+  EXPECT_NE(LoadError(Replace(kGood, "platform: pytorch", "platform: []")).find("at least one platform"),
+            std::string::npos);
+}
+
 TEST(RuleLoaderTest, ErrorsNameFileAndLine) {
   EXPECT_EQ(LoadError(Replace(kGood, "layout_conversion_ratio > 5%", "layout_conversion_rate > 5%")),
             "bad.yaml:5: in 'when': expression \"layout_conversion_rate > 5%\", column 1: unknown metric "
