@@ -65,7 +65,8 @@ enum NameFlags : uint8_t {
   kDataLoader = 4,
   kBlockingSync = 8,
   kCollectiveOp = 16,
-  kLabel = 32,       // record_function label written as a cpu_op ("Optimizer.step#SGD.step")
+  kLabel = 32,     // record_function label written as a cpu_op ("Optimizer.step#SGD.step")
+  kSyncCopy = 64,  // a synchronous copy call (cudaMemcpy, hipMemcpyWithStream): it waits for the stream
   kClassified = 128,
 };
 
@@ -84,6 +85,7 @@ uint8_t ClassifyName(std::string_view name) {
   if (name.substr(0, 11) == "nn.Module: ") f |= kModuleName;
   if (IsDataLoaderName(name)) f |= kDataLoader;
   if (IsBlockingSyncName(name)) f |= kBlockingSync;
+  if (ContainsIgnoreCase(name, "memcpy") && !ContainsIgnoreCase(name, "async")) f |= kSyncCopy;
   if (IsCollectiveOpName(name)) f |= kCollectiveOp;
   if (name.find('#') != std::string_view::npos) f |= kLabel;
   return f;
@@ -326,7 +328,7 @@ uint32_t Builder::NodeFor(uint32_t i, const Open* top, TimeClass* cls) {
   if (k == AttributionKind::kOp) {
     c = TimeClass::kOp;
   } else if (k == AttributionKind::kRuntime) {
-    c = (kind == EventKind::kSync || (f & kBlockingSync)) ? TimeClass::kSync : TimeClass::kLaunch;
+    c = (kind == EventKind::kSync || (f & (kBlockingSync | kSyncCopy))) ? TimeClass::kSync : TimeClass::kLaunch;
   } else {
     c = TimeClass::kModuleCode;
   }
@@ -769,6 +771,23 @@ void Builder::BuildStepSelf() {
   raw_self_ = {};
 }
 
+// Each track's time in top-level ops: cpu_ops with no cpu_op among their
+// enclosing slices. Not by depth: with Python stacks (with_stack=1) every op
+// sits under python_function frames and user annotations.
+std::vector<int64_t> TopLevelOpTime(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<int64_t> op_time(trace.tracks.size(), 0);
+  std::vector<uint32_t> parent = ParentSlices(trace);
+  // Parents come before their children in slice order, so one pass suffices.
+  std::vector<bool> under_op(s.size(), false);
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    uint32_t p = parent[i];
+    under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
+    if (s.kind[i] == EventKind::kCpuOp && !under_op[i]) op_time[s.track[i]] += s.dur_ns[i];
+  }
+  return op_time;
+}
+
 // Host thread tracks of `pid`/`rank` other than `track`, most cpu_op time first.
 std::vector<uint32_t> HelperThreads(const Trace& trace, const std::vector<int64_t>& op_time, uint32_t track) {
   std::vector<uint32_t> out;
@@ -792,10 +811,7 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
                                      const AttributionOptions& options) {
   AttributionResult r;
   const SliceTable& s = trace.slices;
-  std::vector<int64_t> op_time(trace.tracks.size(), 0);
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s.kind[i] == EventKind::kCpuOp && s.depth[i] <= 1) op_time[s.track[i]] += s.dur_ns[i];
-  }
+  std::vector<int64_t> op_time = TopLevelOpTime(trace);
   std::vector<uint32_t> captures;  // graph-capture tracks: never a critical or helper thread
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
     if (IsGraphCaptureTrack(trace, t)) {

@@ -38,7 +38,8 @@
 //     LaunchingOps for torch_npu); its time is device time: it is not part of
 //     the wall-time sum and is shown beside the host time (device_ns).
 //   - time class of a node: data loading (a DataLoader span and all under
-//     it), synchronisation (blocking sync calls), communication (collective
+//     it), synchronisation (blocking sync calls and synchronous copy calls:
+//     cudaMemcpy, hipMemcpyWithStream, not cudaMemcpyAsync), communication (collective
 //     ops: c10d::, nccl, hccl, all_reduce...), start-up (the window's
 //     start-up calls), launch (other runtime calls: host launch overhead),
 //     op (cpu_op), module code (a module's own time outside its ops),

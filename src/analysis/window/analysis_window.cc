@@ -7,7 +7,9 @@
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/base/ascii.h"
 #include "src/base/quantile.h"
 
 namespace aiprof {
@@ -28,6 +30,83 @@ bool IsInitCallName(std::string_view n) {
   }
   return false;
 }
+
+// Copies and syncs: calls whose time is a wait when they are long (a pageable
+// cudaMemcpy / hipMemcpyWithStream waits for the stream's work, then copies).
+bool IsBlockingCopyOrSyncName(std::string_view n) { return ContainsIgnoreCase(n, "memcpy") || IsBlockingSyncName(n); }
+
+// What the start-up test asks about a call's surroundings: device busy time
+// and first device work of each rank (kNoRank: every rank's together), the
+// steps and the enclosing slices.
+class StartupContext {
+ public:
+  StartupContext(const Trace& trace, const StepList& steps) : trace_(trace), parent_(ParentSlices(trace)) {
+    const SliceTable& s = trace.slices;
+    std::map<int32_t, Intervals> busy;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (!IsDeviceActivity(s.kind[i])) continue;
+      const int64_t a = s.ts_ns[i], b = a + s.dur_ns[i];
+      busy[trace.tracks.rank[s.track[i]]].emplace_back(a, b);
+      if (trace.tracks.rank[s.track[i]] != kNoRank) busy[kNoRank].emplace_back(a, b);
+    }
+    for (auto& [rank, iv] : busy) {
+      Intervals merged = MergeIntervals(std::move(iv));
+      first_device_ns_[rank] = merged.front().first;
+      device_busy_.emplace(rank, CoveredTime(std::move(merged)));
+    }
+    for (const StepSpan& st : steps.steps) {
+      if (st.has_start()) step_spans_.push_back({st.rank, st.start_ns, st.start_ns + st.dur_ns});
+    }
+  }
+
+  // True when the call at row `i` is start-up work (see the header): not when
+  // the device is busy through most of it (it waits on the device: a full
+  // launch queue, an implicit sync), nor when it is a copy or sync issued from
+  // a step or a user annotation after the device has started work.
+  bool MayBeStartup(uint32_t i) const {
+    const SliceTable& s = trace_.slices;
+    const int32_t rank = RankOf(i);
+    const int64_t a = s.ts_ns[i], b = a + s.dur_ns[i];
+    auto busy = device_busy_.find(rank);
+    if (busy != device_busy_.end() &&
+        static_cast<double>(busy->second.Within(a, b)) >= kStartupMaxDeviceBusyShare * static_cast<double>(b - a)) {
+      return false;
+    }
+    if (!IsBlockingCopyOrSyncName(trace_.Str(s.name[i]))) return true;
+    auto first = first_device_ns_.find(rank);
+    const bool device_started = first != first_device_ns_.end() && first->second < a;
+    return !(device_started && (InStep(rank, a, b) || InAnnotation(i)));
+  }
+
+ private:
+  struct Span {
+    int32_t rank;
+    int64_t start_ns, end_ns;
+  };
+  // The call's rank when its device work is known by rank, else kNoRank.
+  int32_t RankOf(uint32_t i) const {
+    const int32_t rank = trace_.tracks.rank[trace_.slices.track[i]];
+    return device_busy_.count(rank) ? rank : kNoRank;
+  }
+  bool InStep(int32_t rank, int64_t a, int64_t b) const {
+    return std::any_of(step_spans_.begin(), step_spans_.end(), [&](const Span& st) {
+      return (st.rank == rank || st.rank == kNoRank || rank == kNoRank) && st.start_ns <= a && b <= st.end_ns;
+    });
+  }
+  bool InAnnotation(uint32_t i) const {
+    const SliceTable& s = trace_.slices;
+    for (uint32_t p = parent_[i]; p != kNoSlice; p = parent_[p]) {
+      if (s.kind[p] == EventKind::kUserAnnotation || trace_.Str(s.name[p]).starts_with("ProfilerStep#")) return true;
+    }
+    return false;
+  }
+
+  const Trace& trace_;
+  std::vector<uint32_t> parent_;
+  std::map<int32_t, CoveredTime> device_busy_;
+  std::map<int32_t, int64_t> first_device_ns_;
+  std::vector<Span> step_spans_;
+};
 
 Intervals Complement(const Intervals& cut, int64_t start, int64_t end) {
   Intervals out;
@@ -126,6 +205,8 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   }
   std::unordered_map<uint32_t, double> median;
   for (auto& [name, v] : by_name) median[name] = Median(v);
+  StepList list = FindSteps(trace);
+  StartupContext context(trace, list);
   Intervals startup;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if ((s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) || s.dur_ns[i] < kStartupCallMinNs) {
@@ -134,6 +215,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     double med = median[s.name[i].raw];
     bool outlier = static_cast<double>(s.dur_ns[i]) >= kStartupOutlierFactor * med;
     if (!outlier && !(IsInitCallName(trace.Str(s.name[i])) && by_name[s.name[i].raw].size() <= 2)) continue;
+    if (!context.MayBeStartup(i)) continue;
     startup.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
     w.startup_calls.push_back({i, med});
   }
@@ -146,7 +228,6 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   w.startup_dominated = w.trace_span_ns > 0 &&
                         static_cast<double>(w.startup_ns) > kStartupDominatedShare * static_cast<double>(w.trace_span_ns);
 
-  StepList list = FindSteps(trace);
   w.step_source = list.source;
   if (!list.steps.empty()) {
     // Warm-up per rank (each rank's steps in time order), forced count applies to each rank.

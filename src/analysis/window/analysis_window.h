@@ -13,6 +13,14 @@
 // first-call allocations, module loading, autotuning — detected as calls of
 // at least kStartupCallMinNs that take at least kStartupOutlierFactor × the
 // median of their name (or are a known initialisation call of that length).
+// Such a call is not start-up but a wait, and stays in the window, when
+//   - the device (of its rank) is busy for at least kStartupMaxDeviceBusyShare
+//     of it: the host waits on the device (a full launch queue, a copy behind
+//     the stream's kernels, an implicit sync);
+//   - it is a copy or sync (a memcpy or blocking sync call) inside a step or a
+//     user annotation and the device has already done work (so its context
+//     exists): a .cpu() / .item() / pageable copy the program asks for, which is
+//     sync or host-bound time of the steady state.
 // A trace is start-up dominated when that time (as a union) is more than half
 // of the trace span.
 #ifndef AIPROF_SRC_ANALYSIS_WINDOW_ANALYSIS_WINDOW_H_
@@ -32,6 +40,7 @@ class MetricSet;
 
 inline constexpr int64_t kStartupCallMinNs = 1'000'000;  // 1 ms
 inline constexpr double kStartupOutlierFactor = 20;
+inline constexpr double kStartupMaxDeviceBusyShare = 0.5;
 inline constexpr double kStartupDominatedShare = 0.5;
 // Warm-up: a leading step slower than median(rest) + max(3 × 1.4826 × MAD(rest),
 // 20% of median(rest)); at most half the steps, and at least 3 steps stay.
