@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/metrics/metric_set.h"
@@ -90,18 +91,42 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   r.available = true;
   r.device = roofline.device ? roofline.device->name : "";
   r.device_problem = device_problem;
-  // Per class: the outermost ops, and their nearest modules.
+  // Per class: the outermost ops, and their nearest modules. On device
+  // traces, per device activity under an outermost op, as compute_ns counts
+  // it (collectives a backward op launches are communication, not its
+  // class): the outermost op's class; where its name gives none (a
+  // torch.compile region whose kernels a graph replays), the class of the
+  // nearest op under it that has one, else of the kernel's own name
+  // (ClassifyOpName): never the wrapper's.
   std::array<ComputeClass, kOpClassCount> by{};
   std::array<std::map<uint32_t, int64_t>, kOpClassCount> modules;
+  auto add = [&](OpClass c, int64_t t, uint32_t outer) {
+    by[static_cast<size_t>(c)].op_class = c;
+    by[static_cast<size_t>(c)].ns += t;
+    modules[static_cast<size_t>(c)][ModuleOf(n, outer)] += t;
+  };
+  std::vector<uint32_t> outer(n.size(), kNoNode);           // device traces: the outermost op above a node
+  std::vector<OpClass> nearest(n.size(), OpClass::kOther);  // the class a node's device activity counts in
   for (size_t i = 1; i < n.size(); ++i) {
-    if (n.kind[i] != AttributionKind::kOp || n.kind[n.parent[i]] == AttributionKind::kOp) continue;
+    const uint32_t p = n.parent[i];
+    if (outer[p] != kNoNode) {
+      outer[i] = outer[p];
+      const bool named = n.kind[i] == AttributionKind::kOp || n.kind[i] == AttributionKind::kDevice;
+      nearest[i] = nearest[p] == OpClass::kOther && named ? n.op_class[i] : nearest[p];
+      if (n.kind[i] == AttributionKind::kDevice && n.time_class[i] != TimeClass::kCommunication &&
+          n.device_self_ns[i] > 0) {
+        add(nearest[i], n.device_self_ns[i], outer[i]);
+      }
+      continue;
+    }
+    if (n.kind[i] != AttributionKind::kOp || n.kind[p] == AttributionKind::kOp) continue;
     if (n.time_class[i] != TimeClass::kOp) continue;  // ops inside data loading / waits are not compute
-    size_t c = static_cast<size_t>(n.op_class[i]);
-    int64_t t = r.device_time ? n.device_total_ns[i] : n.total_ns[i];
-    if (t <= 0) continue;
-    by[c].op_class = static_cast<OpClass>(c);
-    by[c].ns += t;
-    modules[c][ModuleOf(n, static_cast<uint32_t>(i))] += t;
+    if (r.device_time) {
+      outer[i] = static_cast<uint32_t>(i);
+      nearest[i] = n.op_class[i];
+    } else if (n.total_ns[i] > 0) {
+      add(n.op_class[i], n.total_ns[i], static_cast<uint32_t>(i));
+    }
   }
   // Efficiency and data type from the roofline rows of each class.
   std::array<double, kOpClassCount> flops{}, time_flops{}, util_time{}, util_sum{};

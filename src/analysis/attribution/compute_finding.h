@@ -12,7 +12,12 @@
 //   - CPU traces: the host time of ops (time class "op") per step.
 // Per op class (op_class.h): the outermost ops' host time (CPU) or the
 // device time under them (device traces), as a share of compute_op_ns
-// (compute_<class>_ratio metrics).
+// (compute_<class>_ratio metrics). On device traces the classes count the
+// same activity as compute_op_ns (collectives launched inside an op are
+// left out), and an outermost op whose name has no class (a torch.compile
+// region replaying a graph) passes its device time to the nearest classed
+// op under it, else to each kernel's own name's class ("other" when that
+// says nothing either).
 #ifndef AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_
 #define AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_
 

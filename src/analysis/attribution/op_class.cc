@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string>
 
 #include "src/analysis/common/trace_index.h"
@@ -44,6 +45,29 @@ bool IsWordOp(std::string_view base, std::string_view op) {
   return base.size() == op.size() || base[op.size()] == '_' || base[op.size()] == '.';
 }
 
+// Inductor's generated Triton kernels name their kind, then every aten op
+// fused into them ("triton_red_fused__to_copy_add_addmm_..._rsqrt_..."):
+// the kind says what the kernel does, the op list would say GEMM for an
+// addmm epilogue. nullopt for other names.
+std::optional<OpClass> InductorKernelClass(std::string_view s) {
+  auto has = [&](std::string_view p) { return Contains(s, p); };
+  if (s.substr(0, 11) == "triton_poi_") return OpClass::kElementwise;
+  if (s.substr(0, 11) == "triton_red_" || s.substr(0, 11) == "triton_per_") {
+    return has("norm") ? OpClass::kNormalisation : OpClass::kReduction;
+  }
+  if (s.substr(0, 11) == "triton_tem_") return has("conv") ? OpClass::kConvolution : OpClass::kGemm;
+  return std::nullopt;
+}
+
+// Comparison ops are two letters: matched as the op's own name ("aten::le",
+// "ne_"), never inside a word ("Torch-Compiled Region" is no "le").
+bool IsComparisonOp(std::string_view base) {
+  for (std::string_view op : {"eq", "ne", "lt", "gt", "le", "ge"}) {
+    if (IsWordOp(base, op)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 const char* OpClassName(OpClass c) {
@@ -61,15 +85,19 @@ const char* OpClassName(OpClass c) {
 }
 
 OpClass ClassifyOpName(std::string_view name) {
+  // A compiled region (torch.compile) is structure: its kernels say what it computes.
+  if (IsCompiledRegionName(name)) return OpClass::kOther;
   LowerBuf lower(name);
   std::string_view s = lower.view();
   std::string_view base = BaseName(s);
-  static constexpr std::string_view kAttention[] = {"attention", "sdpa", "flash", "fmha", "_mha", "multi_head",
-                                                    "attn_fwd", "attn_bwd"};
+  if (std::optional<OpClass> c = InductorKernelClass(s)) return *c;
+  static constexpr std::string_view kAttention[] = {"attention", "sdpa",       "flash",      "fmha",
+                                                    "_mha",      "multi_head", "attn_fwd",   "attn_bwd",
+                                                    "sage_fwd",  "sage_bwd",   "sage_quant", "sageattn"};
   static constexpr std::string_view kConv[] = {"conv", "winograd", "implicit_gemm", "implicit_convolve", "dgrad",
                                                "wgrad", "fprop", "xmma_fprop"};
-  static constexpr std::string_view kGemm[] = {"gemm", "matmul", "cutlass", "cublas", "addmm", "baddbmm", "bmm",
-                                               "linear", "_mm", "einsum", "gemv", "dot", "cijk_"};
+  static constexpr std::string_view kGemm[] = {"gemm",   "matmul", "cutlass", "cublas", "addmm", "baddbmm", "bmm",
+                                               "linear", "_mm",    "einsum",  "gemv",   "dot",   "cijk_",   "nvjet"};
   static constexpr std::string_view kNorm[] = {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
                                                "batchnorm", "layernorm", "groupnorm", "rmsnorm", "bn_fw", "bn_bw",
                                                "bn_", "welford"};
@@ -80,17 +108,18 @@ OpClass ClassifyOpName(std::string_view name) {
                                                "permute", "pad", "to_copy", "reshape", "expand", "repeat", "split",
                                                "slice", "narrow", "select", "view", "flatten", "empty", "resize"};
   static constexpr std::string_view kElementwise[] = {
-      "add", "mul", "div", "sub", "relu", "gelu", "silu", "sigmoid", "tanh", "exp", "log", "threshold", "dropout",
-      "where", "clamp", "elementwise", "foreach", "addcmul", "addcdiv", "sqrt", "rsqrt", "pow", "neg", "abs", "hardtanh",
-      "leaky", "elu", "erf", "sin", "cos", "mish", "swish", "lerp", "sign", "masked_fill", "bitwise", "eq", "ne", "lt",
-      "gt", "le", "ge", "maximum", "minimum", "unrolled", "vectorized"};
+      "add",      "mul",     "div",         "sub",       "relu",    "gelu",    "silu",     "sigmoid",
+      "tanh",     "exp",     "log",         "threshold", "dropout", "where",   "clamp",    "elementwise",
+      "foreach",  "addcmul", "addcdiv",     "sqrt",      "rsqrt",   "pow",     "neg",      "abs",
+      "hardtanh", "leaky",   "elu",         "erf",       "sin",     "cos",     "mish",     "swish",
+      "lerp",     "sign",    "masked_fill", "bitwise",   "maximum", "minimum", "unrolled", "vectorized"};
   if (HasAny(s, kAttention)) return OpClass::kAttention;
   if (HasAny(s, kConv) || IsCudnnConvEngine(s)) return OpClass::kConvolution;
   if (HasAny(s, kNorm)) return OpClass::kNormalisation;
   if (HasAny(s, kGemm) || IsWordOp(base, "mm") || IsWordOp(base, "mv")) return OpClass::kGemm;
   if (IsWordOp(base, "to") || IsWordOp(base, "t") || HasAny(s, kMove)) return OpClass::kDataMovement;
   if (HasAny(s, kReduce)) return OpClass::kReduction;
-  if (HasAny(s, kElementwise)) return OpClass::kElementwise;
+  if (HasAny(s, kElementwise) || IsComparisonOp(base)) return OpClass::kElementwise;
   return OpClass::kOther;
 }
 

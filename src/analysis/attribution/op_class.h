@@ -26,17 +26,25 @@ enum class OpClass : uint8_t {
 inline constexpr size_t kOpClassCount = 8;
 const char* OpClassName(OpClass c);
 
-// The class of an op or kernel name, by case-insensitive patterns checked in
-// this order (the first that matches wins): attention (attention, sdpa,
-// flash, fmha, mha, attn_fwd/attn_bwd), convolution (conv, winograd,
+// The class of an op or kernel name. A torch.compile region
+// (IsCompiledRegionName) is other: structure, classed by its kernels.
+// Inductor's Triton kernels by their kind: triton_poi_ elementwise,
+// triton_red_/triton_per_ reduction (normalisation when a norm is fused),
+// triton_tem_ GEMM (convolution when a conv is). Else by case-insensitive
+// patterns checked in this order (the first that matches wins): attention
+// (attention, sdpa, flash, fmha, mha, attn_fwd/attn_bwd, SageAttention's
+// sage_fwd/sage_quant), convolution (conv, winograd,
 // implicit_gemm... of cudnn, its scudnn/h884cudnn/s1688cudnn engines), GEMM
-// (mm, addmm, bmm, matmul, linear, gemm, cutlass, cublas, Tensile's Cijk_), normalisation
+// (mm, addmm, bmm, matmul, linear, gemm, cutlass, cublas, Tensile's Cijk_,
+// cuBLAS's nvjet), normalisation
 // (batch_norm, layer_norm, group_norm, instance_norm, rms_norm, bn_fw/bn_bw),
 // reduction (sum, mean, softmax, loss, nll, pool, reduce, argmax, norm),
 // data movement (copy, to, cat, clone, contiguous, index, gather, scatter,
 // memcpy, memset, fill, zero, stack, embedding, transpose, permute, pad),
 // elementwise (add, mul, div, sub, relu, gelu, silu, sigmoid, tanh, exp,
-// threshold, dropout, where, clamp, elementwise, foreach, addcmul, sqrt, pow).
+// threshold, dropout, where, clamp, elementwise, foreach, addcmul, sqrt, pow;
+// the comparisons eq/ne/lt/gt/le/ge as the op's whole name only). Nothing
+// defaults to elementwise: a name no pattern matches is other.
 OpClass ClassifyOpName(std::string_view name);
 
 

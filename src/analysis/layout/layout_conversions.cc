@@ -17,10 +17,22 @@ namespace {
 
 constexpr char kLayoutSource[] = "layout";
 
+// A kernel that computes and only lists a transpose among what it does:
+// Inductor's Triton kernels name every aten op they fused
+// (triton_red_fused__to_copy_add_addmm_..._transpose_unbind_...), XLA's
+// fusions say "fusion", and GEMM libraries name the operands' transposition
+// (Tensile's Cijk_Alik_..., CUTLASS/cuBLAS "gemm", "_tn"/"_nt" layouts).
+bool IsComputeKernelName(std::string_view name) {
+  return EqualsIgnoreCase(name.substr(0, 7), "triton_") || ContainsIgnoreCase(name, "fused") ||
+         ContainsIgnoreCase(name, "fusion") || ContainsIgnoreCase(name, "gemm") || ContainsIgnoreCase(name, "cijk_") ||
+         ContainsIgnoreCase(name, "cutlass");
+}
+
 bool IsNamedConversion(std::string_view name, bool device_kernel) {
   return ContainsIgnoreCase(name, "transdata") || ContainsIgnoreCase(name, "nchwtonhwc") ||
          ContainsIgnoreCase(name, "nhwctonchw") || ContainsIgnoreCase(name, "format_cast") ||
-         ContainsIgnoreCase(name, "formatcast") || (device_kernel && ContainsIgnoreCase(name, "transpose"));
+         ContainsIgnoreCase(name, "formatcast") ||
+         (device_kernel && ContainsIgnoreCase(name, "transpose") && !IsComputeKernelName(name));
 }
 
 bool IsConversionName(std::string_view n) {

@@ -5,7 +5,12 @@
 // A conversion is one of:
 //   - a device kernel or host op whose name says so (case-insensitive
 //     "transdata", "nchwtonhwc", "nhwctonchw", "format_cast"/"formatcast",
-//     and, for device kernels only, "transpose");
+//     and, for device kernels only, "transpose": MIOpen's batched_transpose_*,
+//     Ascend's TransposeD, a transpose copy kernel), except kernels that
+//     compute and only mention a transpose: Inductor's Triton kernels
+//     (triton_*: their names list every aten op fused into them, transpose
+//     among them), fusions ("fused"/"fusion") and GEMM kernels ("gemm",
+//     Tensile's Cijk_, CUTLASS), whose names carry operand layouts;
 //   - on PyTorch host ops (no strides in the trace, so by structure): an
 //     aten::copy_ whose two tensors have the same shape (rank ≥ 2) and the
 //     same dtype, under aten::to / aten::_to_copy / aten::contiguous, or under

@@ -164,6 +164,14 @@ bool HasSteps(const CriticalPathResult& path) {
   return std::any_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.number >= 0; });
 }
 
+// Whether a scenario only shortens or stretches slices by name (remove,
+// scale) and no slice's duration changed.
+bool ChangesNothing(const Scenario& sc, const WhatIfResult& r) {
+  return r.slices_changed == 0 && std::all_of(sc.clauses.begin(), sc.clauses.end(), [](const WhatIfClause& c) {
+           return c.kind == WhatIfClause::Kind::kRemove || c.kind == WhatIfClause::Kind::kScale;
+         });
+}
+
 // Each distinct scenario text replayed once per trace.
 class ScenarioReplays {
  public:
@@ -180,7 +188,11 @@ class ScenarioReplays {
       // A gain is a share of the step wall time (what validate measures on
       // the after run); a period-based prediction (graph-launch) keeps the
       // rule's prior until validate measures periods too.
-      if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime) {
+      // A scenario of name patterns that match nothing here (another
+      // vendor's kernel names) simulates no fix: the rule's prior stays
+      // rather than a "simulated" 0% gain.
+      if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime &&
+          !ChangesNothing(*sc, r)) {
         const bool mean = ScenarioNeedsMean(*sc);
         const WhatIfFigure f = FigureOf(r, mean);
         g = SimulatedGain{text, r.steady_steps, f.measured_ns, f.predicted_ns, f.predicted_lo_ns, f.predicted_hi_ns};

@@ -275,5 +275,31 @@ TEST(SimulateTest, AFixOnOneStepInNIsJudgedByTheMeanStep) {
   EXPECT_FALSE(ScenarioNeedsMean(*ParseScenario("remove aten::to; scale log 0.1")));
 }
 
+// Hand-made (the checkpoint trace above): a scenario whose name patterns
+// match no slice (cuDNN's nchwToNhwc on a trace without it) is no
+// simulation, so the suggestion keeps its prior instead of a "simulated"
+// 0% gain (the Flux trial's D2); one that matches is simulated.
+TEST(SimulateTest, AScenarioThatMatchesNothingKeepsThePrior) {
+  auto t = testing::ImportJsonText(testing::CheckpointTrace());
+  ASSERT_NE(t, nullptr);
+  const CriticalPathResult path = ComputeCriticalPath(*t);
+  Outcome none, some;
+  none.suggestion.scenario = "remove nchwToNhwc; remove nhwcToNchw";
+  some.suggestion.scenario = "remove nchwToNhwc; remove checkpoint";
+  SuggestResult result;
+  result.kept = {none.o, some.o};
+  SimulateSuggestions(*t, path, &result);
+  ASSERT_EQ(result.kept.size(), 2u);
+  for (const SuggestionOutcome& o : result.kept) {
+    if (o.suggestion == &none.suggestion) {
+      EXPECT_FALSE(o.simulation.has_value());
+      EXPECT_NE(o.gain_source, kGainFromSimulation);
+    } else {
+      ASSERT_TRUE(o.simulation.has_value());
+      EXPECT_DOUBLE_EQ(o.simulation->predicted_ns, 10'000);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aiprof
