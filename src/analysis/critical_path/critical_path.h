@@ -6,7 +6,9 @@
 // allocation). The edge kinds follow Holistic Trace Analysis's
 // critical_path_analysis (OPERATOR_KERNEL, KERNEL_LAUNCH_DELAY,
 // KERNEL_KERNEL_DELAY, SYNC_DEPENDENCY) plus the cross-rank join:
-//   kNesting      host: parent start → child start, child end → parent end;
+//   kNesting      host: parent start → child start, child end → parent end
+//                 (a thread's runtime calls on a track of their own, as
+//                 Ascend's CANN layer records them, nest in its ops);
 //   kThreadOrder  host: a slice's end → the next sibling's start on its thread;
 //   kLaunch       the launching runtime call's start → the device activity's
 //                 start (correlation ids / flows);
@@ -23,7 +25,9 @@
 //                 event's stream before its cudaEventRecord → the first
 //                 activity launched on the waiting stream after the wait
 //                 (CUPTI "Stream Wait Event" records name the event and the
-//                 stream);
+//                 stream); Ascend: an EVENT_WAIT task that ends with a
+//                 collective of its rank → the stream's next activity
+//                 (LinkEventWaits in dependency_graph.cc);
 //   kHandoff      host threads record no wake-ups: a slice that starts work
 //                 on its thread (top level, or under a profiler wrapper)
 //                 after a gap is taken to wait for the latest such work that

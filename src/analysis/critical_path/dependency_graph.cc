@@ -1,6 +1,9 @@
 // BuildDependencyGraph: the edges of critical_path.h, as per-slice arrays.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
 #include <tuple>
 
 #if defined(__linux__)
@@ -137,10 +140,57 @@ int64_t IntArg(const Trace& trace, uint32_t slice, std::optional<StringId> key, 
   }
 }
 
-// Classes, nesting and order on host threads, order on streams.
+// Host threads whose runtime calls sit on a track of their own are one
+// thread: Ascend's CANN layer records a framework thread's aclrt* calls on
+// a track with the same tid under a pid of its own. Each track's group is
+// the non-runtime thread track of the same (rank, tid), else itself.
+std::vector<uint32_t> ThreadGroups(const Trace& trace, bool* merged) {
+  const TrackTable& t = trace.tracks;
+  std::vector<uint32_t> group(t.size());
+  std::map<std::pair<int32_t, int64_t>, uint32_t> frame_track;  // (rank, tid) -> non-runtime thread track
+  for (uint32_t tr = 0; tr < t.size(); ++tr) {
+    group[tr] = tr;
+    if (t.kind[tr] == TrackKind::kThread && t.layer[tr] != Layer::kRuntime)
+      frame_track.emplace(std::make_pair(t.rank[tr], t.tid[tr]), tr);
+  }
+  *merged = false;
+  for (uint32_t tr = 0; tr < t.size(); ++tr) {
+    if (t.kind[tr] != TrackKind::kThread || t.layer[tr] != Layer::kRuntime || t.tid[tr] <= 0) continue;
+    auto it = frame_track.find({t.rank[tr], t.tid[tr]});
+    if (it == frame_track.end() || t.pid[it->second] == t.pid[tr]) continue;  // same process: one track already
+    group[tr] = it->second;
+    *merged = true;
+  }
+  return group;
+}
+
+// Classes, nesting and order on host threads, order on streams. Slices are
+// visited track by track, or, where ThreadGroups merged tracks, group by
+// group by start (longest first; on a tie the framework's op encloses the
+// runtime call), so a runtime call nests in the op it ran under and the op
+// ends when the call does (the Ascend trial's D5: aten::_local_scalar_dense
+// spent 91.8 ms in an aclrtSynchronizeStreamWithTimeout on the CANN track,
+// which the replay kept as fixed host time).
 void BuildStructure(const Trace& trace, DependencyGraph* g) {
   const SliceTable& s = trace.slices;
   const size_t n = s.size();
+  bool merged = false;
+  const std::vector<uint32_t> group = ThreadGroups(trace, &merged);
+  std::vector<uint32_t> order;
+  if (merged) {
+    order.resize(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const uint32_t ga = group[s.track[a]], gb = group[s.track[b]];
+      if (ga != gb) return ga < gb;
+      if (s.ts_ns[a] != s.ts_ns[b]) return s.ts_ns[a] < s.ts_ns[b];
+      if (SliceEnd(s, a) != SliceEnd(s, b)) return SliceEnd(s, a) > SliceEnd(s, b);
+      const bool ra = trace.tracks.layer[s.track[a]] == Layer::kRuntime;
+      const bool rb = trace.tracks.layer[s.track[b]] == Layer::kRuntime;
+      if (ra != rb) return rb;
+      return a < b;
+    });
+  }
   // The class from the name (host kinds) once per distinct string.
   constexpr uint8_t kUnknown = 0xFF;
   std::vector<uint8_t> name_cls(trace.strings.size(), kUnknown);
@@ -160,13 +210,14 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
   };
   std::vector<uint32_t> stack;
   uint32_t track = kNoTrack, last_top = kNoSlice, last_act = kNoSlice;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (s.track[i] != track) {
-      track = s.track[i];
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = merged ? order[k] : k;
+    if (group[s.track[i]] != track) {
+      track = group[s.track[i]];
       stack.clear();
       last_top = last_act = kNoSlice;
     }
-    const TrackKind tk = trace.tracks.kind[track];
+    const TrackKind tk = trace.tracks.kind[s.track[i]];
     g->cls[i] = ClassOf(i);
     if (tk == TrackKind::kDeviceStream) {
       if (!IsDeviceActivity(s.kind[i])) continue;  // labels and CUPTI sync records
@@ -259,6 +310,53 @@ void LinkSyncs(const Trace& trace, DependencyGraph* g) {
     if (s.kind[i] != EventKind::kSync && s.kind[i] != EventKind::kRuntime) continue;
     if (trace.tracks.kind[tr] == TrackKind::kDeviceStream || !IsBlockingSyncName(trace.Str(s.name[i]))) continue;
     AddWait(s, i, streams.LatestEndingBefore(trace.tracks.rank[tr], -1, s.ts_ns[i]), g);
+  }
+}
+
+// Ascend streams wait for a collective with an EVENT_WAIT task: the next
+// activity on the stream runs once the collective has ended, and the wait
+// task (no device activity itself) is all the trace shows of it; the gap
+// it leaves was kept as that activity's dispatch gap, so `remove-comm`
+// moved nothing after it. A wait of at least kMinEventWaitNs that ends
+// within kEventWaitMatchNs of a collective of its rank (the closest end)
+// makes that collective what the stream's next activity waits for
+// (kStreamWait). On the Ascend DDP fixture the EVENT_WAIT of 65.6 ms ends
+// 2.0 us after the all-reduce it waits for.
+constexpr int64_t kMinEventWaitNs = 10'000;
+constexpr int64_t kEventWaitMatchNs = 50'000;
+
+void LinkEventWaits(const Trace& trace, DependencyGraph* g) {
+  const SliceTable& s = trace.slices;
+  const std::optional<StringId> k_event_wait = trace.strings.Find("EVENT_WAIT");
+  if (!k_event_wait) return;
+  std::vector<std::pair<std::pair<int32_t, int64_t>, uint32_t>> colls;  // ((rank, end), slice)
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (g->on_device[i] && g->cls[i] == PathClass::kCollective) {
+      colls.push_back({{trace.tracks.rank[s.track[i]], SliceEnd(s, i)}, i});
+    }
+  }
+  if (colls.empty()) return;
+  std::sort(colls.begin(), colls.end());
+  for (uint32_t w = 0; w < s.size(); ++w) {
+    if (s.name[w] != *k_event_wait || s.dur_ns[w] < kMinEventWaitNs) continue;
+    const uint32_t tr = s.track[w];
+    if (trace.tracks.kind[tr] != TrackKind::kDeviceStream) continue;
+    const int32_t rank = trace.tracks.rank[tr];
+    const int64_t end = SliceEnd(s, w);
+    auto it =
+        std::lower_bound(colls.begin(), colls.end(), std::make_pair(std::make_pair(rank, end - kEventWaitMatchNs), 0u));
+    uint32_t best = kNoSlice;
+    int64_t best_d = kEventWaitMatchNs + 1;
+    for (; it != colls.end() && it->first.first == rank && it->first.second <= end + kEventWaitMatchNs; ++it) {
+      const int64_t d = std::abs(it->first.second - end);
+      if (s.track[it->second] != tr && s.ts_ns[it->second] < end && d < best_d) best = it->second, best_d = d;
+    }
+    if (best == kNoSlice) continue;
+    // The stream's next activity: slices of a track are in start order.
+    uint32_t next = w + 1;
+    while (next < s.size() && s.track[next] == tr && !g->on_device[next]) ++next;
+    if (next >= s.size() || s.track[next] != tr) continue;
+    AddWait(s, next, best, g);
   }
 }
 
@@ -394,6 +492,7 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   BuildStructure(trace, &g);
   LinkLaunches(trace, &g);
   LinkSyncs(trace, &g);
+  LinkEventWaits(trace, &g);
   LinkHandoffs(trace, &g);
   if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
     LinkCollectives(trace, &g);

@@ -147,6 +147,40 @@ TEST(GraphEditsTest, HandMadeRemoveComm) {
   EXPECT_FALSE(ParseScenario("remove-comm all").ok());
 }
 
+// Hand-made Ascend timeline (µs): .item() waits in aclrtSynchronizeStream
+// (CANN's track: same tid, its own pid) for Add, which the stream runs
+// after an EVENT_WAIT that ends with the all-reduce [30, 150]. Without
+// communication: Add [31, 66] (1 µs after the all-reduce, as measured), the
+// sync 2 µs after Add, then the ops' own 1 µs tails and the step's 10 µs
+// after .item(): 80 µs. Before, the CANN sync was no child of the op (the op
+// kept its 170 µs) and Add kept its measured 136 µs gap after MatMul: 200.
+constexpr char kAscendItem[] = R"json([
+{"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "Python"}},
+{"ph": "M", "name": "process_name", "pid": 102435, "tid": 0, "args": {"name": "CANN"}},
+{"ph": "M", "name": "process_name", "pid": 102499, "tid": 0, "args": {"name": "Ascend Hardware"}},
+{"ph": "M", "name": "thread_name", "pid": 102499, "tid": 2, "args": {"name": "Stream 2"}},
+{"ph": "M", "name": "process_name", "pid": 102467, "tid": 0, "args": {"name": "HCCL"}},
+{"ph": "M", "name": "thread_name", "pid": 102467, "tid": 0, "args": {"name": "Group 0 Communication"}},
+{"ph": "X", "name": "ProfilerStep#1", "pid": 100, "tid": 100, "ts": "0.000", "dur": 200, "cat": "user_annotation"},
+{"ph": "X", "name": "aten::item", "pid": 100, "tid": 100, "ts": "20.000", "dur": 170, "cat": "cpu_op"},
+{"ph": "X", "name": "aten::_local_scalar_dense", "pid": 100, "tid": 100, "ts": "21.000", "dur": 168, "cat": "cpu_op"},
+{"ph": "X", "name": "AscendCL@aclnnAdd", "pid": 102435, "tid": 100, "ts": "10.000", "dur": 2},
+{"ph": "X", "name": "AscendCL@aclrtSynchronizeStreamWithTimeout", "pid": 102435, "tid": 100, "ts": "22.000", "dur": 166},
+{"ph": "X", "name": "MatMul", "pid": 102499, "tid": 2, "ts": "5.000", "dur": 10, "args": {"Task Type": "AI_CORE"}},
+{"ph": "X", "name": "EVENT_WAIT", "pid": 102499, "tid": 2, "ts": "16.000", "dur": 134, "args": {"Task Type": "EVENT_WAIT_SQE"}},
+{"ph": "X", "name": "Add", "pid": 102499, "tid": 2, "ts": "151.000", "dur": 35, "args": {"Task Type": "AI_CORE"}},
+{"ph": "X", "name": "hcom_allReduce__1_0_1", "pid": 102467, "tid": 0, "ts": "30.000", "dur": 120},
+{"ph": "s", "name": "HostToDevice1", "id": "7", "pid": 102435, "tid": 100, "ts": "10.000", "cat": "HostToDevice"},
+{"ph": "f", "name": "HostToDevice1", "id": "7", "pid": 102499, "tid": 2, "ts": "151.000", "cat": "HostToDevice", "bp": "e"}
+])json";
+
+TEST(GraphEditsTest, HandMadeAscendRemoveCommThroughItem) {
+  auto t = ImportJsonText(kAscendItem);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(Step(*t, "remove no_such_op"), 200'000);
+  EXPECT_EQ(Step(*t, "remove-comm"), 80'000);
+}
+
 // Real trace (HTA's NCCL sample): the collectives run on a stream of their
 // own (40) and the compute stream waits through events: already overlapped,
 // so overlap-comm changes no step.
