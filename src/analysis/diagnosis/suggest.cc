@@ -138,8 +138,9 @@ std::string GainOrigin(const SuggestionOutcome& o) {
            ")";
   }
   if (o.gain_source == kGainFromCards) return "measured by knowledge cards";
-  return o.suggestion->scenario.empty() ? "prior: impact x efficacy (no scenario simulates this fix from a trace)"
-                                        : "prior: impact x efficacy (the scenario is not replayed: the trace has no steady steps)";
+  if (o.suggestion->scenario.empty()) return "prior: impact x efficacy (no scenario simulates this fix from a trace)";
+  return "prior: impact x efficacy (the scenario is not replayed: " +
+         (o.not_simulated.empty() ? std::string("the trace has no steady steps") : o.not_simulated) + ")";
 }
 
 void RankSuggestions(SuggestResult* result) {

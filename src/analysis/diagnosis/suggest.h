@@ -47,6 +47,10 @@ struct SuggestionOutcome {
   // the rule's efficacy range: the rule's prior belief), or kGainFromCards
   // (measured gains of stored cards, capped at the impact share).
   std::string gain_source = kGainFromPrior;
+  // Why a suggestion with a scenario keeps the rule's prior (set by
+  // SimulateSuggestions): "the trace has no steady steps", "the scenario
+  // changes no slice of this trace", ...
+  std::string not_simulated;
   bool excluded = false;
   std::string exclusion_reason;
 };

@@ -177,13 +177,21 @@ class ScenarioReplays {
  public:
   ScenarioReplays(const Trace& trace, const CriticalPathResult& path) : trace_(trace), path_(path) {}
 
-  const std::optional<SimulatedGain>& Get(const std::string& text) {
+  struct Replay {
+    std::optional<SimulatedGain> gain;
+    std::string why_not;  // no gain: why the rule's prior stays
+  };
+
+  const Replay& Get(const std::string& text) {
     auto it = done_.find(text);
     if (it != done_.end()) return it->second;
-    std::optional<SimulatedGain> g;
+    Replay out;
     StatusOr<Scenario> sc = ParseScenario(text);
-    // A device clause whose devices are not known keeps the rule's prior.
-    if (sc.ok() && ResolveScenarioDevices(trace_, "", &*sc).ok()) {
+    if (!sc.ok()) {
+      out.why_not = "the rule's scenario does not parse";
+    } else if (!ResolveScenarioDevices(trace_, "", &*sc).ok()) {
+      out.why_not = "the trace's device is not in data/devices.yaml";
+    } else {
       WhatIfResult r = PredictWhatIf(trace_, path_, *sc);
       // A gain is a share of the step wall time (what validate measures on
       // the after run); a period-based prediction (graph-launch) keeps the
@@ -191,21 +199,27 @@ class ScenarioReplays {
       // A scenario of name patterns that match nothing here (another
       // vendor's kernel names) simulates no fix: the rule's prior stays
       // rather than a "simulated" 0% gain.
-      if (r.steady_steps > 0 && r.measured_ns > 0 && r.time_base == WhatIfResult::TimeBase::kStepWallTime &&
-          !ChangesNothing(*sc, r)) {
+      if (r.steady_steps == 0 || r.measured_ns <= 0) {
+        out.why_not = "the trace has no steady steps";
+      } else if (r.time_base != WhatIfResult::TimeBase::kStepWallTime) {
+        out.why_not = "it predicts a step period, not the step wall time validate measures";
+      } else if (ChangesNothing(*sc, r)) {
+        out.why_not = "it changes no slice of this trace";
+      } else {
         const bool mean = ScenarioNeedsMean(*sc);
         const WhatIfFigure f = FigureOf(r, mean);
-        g = SimulatedGain{text, r.steady_steps, f.measured_ns, f.predicted_ns, f.predicted_lo_ns, f.predicted_hi_ns};
-        g->mean = mean;
+        out.gain =
+            SimulatedGain{text, r.steady_steps, f.measured_ns, f.predicted_ns, f.predicted_lo_ns, f.predicted_hi_ns};
+        out.gain->mean = mean;
       }
     }
-    return done_.emplace(text, std::move(g)).first->second;
+    return done_.emplace(text, std::move(out)).first->second;
   }
 
  private:
   const Trace& trace_;
   const CriticalPathResult& path_;
-  std::map<std::string, std::optional<SimulatedGain>> done_;
+  std::map<std::string, Replay> done_;
 };
 
 }  // namespace
@@ -216,7 +230,12 @@ void SimulateSuggestions(const Trace& trace, const CriticalPathResult& path, Sug
   for (std::vector<SuggestionOutcome>* list : {&result->kept, &result->excluded}) {
     for (SuggestionOutcome& o : *list) {
       if (o.suggestion->scenario.empty() || o.finding->rule->impact_on_memory) continue;
-      if (const std::optional<SimulatedGain>& g = replays.Get(o.suggestion->scenario)) ApplySimulation(*g, &o);
+      const auto& replay = replays.Get(o.suggestion->scenario);
+      if (replay.gain) {
+        ApplySimulation(*replay.gain, &o);
+      } else {
+        o.not_simulated = replay.why_not;
+      }
     }
   }
   RankSuggestions(result);
@@ -235,7 +254,7 @@ void SimulateRemovals(const Trace& trace, const CriticalPathResult& path, Diagno
     // Per step only: a replay measures steps, and an impact per trace (no
     // steps) or on memory is another base.
     if (f.rule->removal.empty() || !f.impact.quantified || f.impact.basis != "per step") continue;
-    f.impact.replayed = replays.Get(f.rule->removal);
+    f.impact.replayed = replays.Get(f.rule->removal).gain;
   }
 }
 

@@ -294,6 +294,9 @@ TEST(SimulateTest, AScenarioThatMatchesNothingKeepsThePrior) {
     if (o.suggestion == &none.suggestion) {
       EXPECT_FALSE(o.simulation.has_value());
       EXPECT_NE(o.gain_source, kGainFromSimulation);
+      // The reason, not "no steady steps" (the trace has them).
+      EXPECT_EQ(GainOrigin(o),
+                "prior: impact x efficacy (the scenario is not replayed: it changes no slice of this trace)");
     } else {
       ASSERT_TRUE(o.simulation.has_value());
       EXPECT_DOUBLE_EQ(o.simulation->predicted_ns, 10'000);
