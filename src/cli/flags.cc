@@ -223,8 +223,8 @@ void WarnImportDiagnostics(const Trace& trace) {
   }
   if (kinds.size() > kShown) text += "; " + std::to_string(kinds.size() - kShown) + " more kinds";
   std::fprintf(stderr,
-               "aiprof: warning: the import counted %llu malformed or unsupported records, left out of every "
-               "figure: %s. `aiprof summary` lists them.\n",
+               "aiprof: warning: the import counted %llu malformed or unsupported records: %s. The figures "
+               "leave out or adjust them; `aiprof summary` lists each kind and what was done.\n",
                static_cast<unsigned long long>(trace.diagnostics.Total()), TerminalSafe(text).c_str());
 }
 

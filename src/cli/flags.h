@@ -121,7 +121,8 @@ struct StatsFlags {
 };
 
 // One warning line on stderr when the import counted malformed or
-// unsupported records (Trace::diagnostics): the figures leave them out. For
+// unsupported records (Trace::diagnostics), which the figures leave out or
+// adjust (each kind's description says which). For
 // commands whose output has no import section of its own (diagnose,
 // suggest, analyze, whatif, diff, view, node-bottleneck); summary and report
 // list the diagnostics in their documents.
