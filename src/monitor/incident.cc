@@ -1,7 +1,16 @@
 #include "src/monitor/incident.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 
 #include "src/monitor/monitor_metrics.h"
 
@@ -15,6 +24,54 @@ std::string UtcText(int64_t unix_ms) {
   std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
   return buf;
+}
+
+StatusOr<std::string> CreateIncidentWorkDir(const std::string& out_dir, const std::string& tag) {
+  for (int k = 1; k <= 1000; ++k) {
+    const std::string dir = out_dir + "/.incident-" + tag + (k > 1 ? "-" + std::to_string(k) : "") + ".tmp";
+    if (mkdir(dir.c_str(), 0755) == 0) return dir;
+    if (errno != EEXIST) return ErrStatus("cannot create " + dir + ": " + std::strerror(errno));
+  }
+  return ErrStatus("cannot create a working folder in " + out_dir + ": 1000 names taken");
+}
+
+StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std::string& out_dir,
+                                         const std::string& name) {
+  for (int k = 1; k <= 1000; ++k) {
+    const std::string dir = out_dir + "/" + name + (k > 1 ? "-" + std::to_string(k) : "");
+    if (renameat2(AT_FDCWD, work_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) == 0) return dir;
+    if (errno == EEXIST) continue;
+    if (errno != EINVAL && errno != ENOSYS)
+      return ErrStatus("cannot rename " + work_dir + " to " + dir + ": " + std::strerror(errno));
+    // No RENAME_NOREPLACE on this file system: take the name with an empty
+    // folder of our own (mkdir fails when it is taken), then rename over it.
+    if (mkdir(dir.c_str(), 0755) != 0) {
+      if (errno == EEXIST) continue;
+      return ErrStatus("cannot create " + dir + ": " + std::strerror(errno));
+    }
+    if (rename(work_dir.c_str(), dir.c_str()) == 0) return dir;
+    const int err = errno;
+    rmdir(dir.c_str());
+    return ErrStatus("cannot rename " + work_dir + " to " + dir + ": " + std::strerror(err));
+  }
+  return ErrStatus("cannot name " + work_dir + ": " + name + " and 999 more names taken");
+}
+
+void RemoveIncidentWorkDir(const std::string& work_dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(work_dir, ec);
+}
+
+void RemoveStaleIncidentWorkDirs(const std::string& out_dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(".incident-") || !name.ends_with(".tmp")) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + 10, &end, 10);
+    if (pid <= 0 || *end != '-' || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
+      RemoveIncidentWorkDir(entry.path().string());
+  }
 }
 
 std::string UtcStamp(int64_t unix_ms) {

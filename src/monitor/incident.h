@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/analysis/rules/expression.h"
+#include "src/base/status.h"
 #include "src/monitor/window.h"
 #include "src/render/tree.h"
 
@@ -34,6 +35,25 @@ std::string UtcText(int64_t unix_ms);
 std::string UtcStamp(int64_t unix_ms);
 // One line about a trigger's values: "p99_latency = 2.31 s (> 2 s)".
 std::string DescribeTrigger(const IncidentTrigger& t);
+
+// An incident folder is written under a hidden working name and renamed to
+// its final name once complete, and neither name is ever shared with
+// another writer (two monitors writing to one INCIDENTS_DIR, a monitor
+// restarted within the same second): mkdir without accepting EEXIST, and a
+// rename that never replaces what is there.
+//
+// Creates `out_dir`/.incident-<tag>.tmp (or -2, -3 ... when taken) and
+// returns its path.
+StatusOr<std::string> CreateIncidentWorkDir(const std::string& out_dir, const std::string& tag);
+// Renames the complete `work_dir` to `out_dir`/`name`, else `name`-2,
+// `name`-3 ... (the first free name), and returns the path it took.
+StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std::string& out_dir,
+                                         const std::string& name);
+// Removes a working folder that could not be completed, with what it holds.
+void RemoveIncidentWorkDir(const std::string& work_dir);
+// Removes the working folders in `out_dir` whose monitor is gone (killed
+// while writing an incident): .incident-<pid>-... with no process <pid>.
+void RemoveStaleIncidentWorkDirs(const std::string& out_dir);
 
 }  // namespace aiprof
 

@@ -185,7 +185,9 @@ void StartSignalThread(sigset_t* set) {
 
 struct Incident {
   int number = 0;
-  std::string dir;
+  std::string dir;                        // where it is written: a hidden working folder, renamed when complete
+  std::string name;                       // its final name in INCIDENTS_DIR: <UTC time>-<n>
+  std::string error;                      // why the folder could not be written ("": it could)
   std::vector<IncidentTrigger> triggers;  // [0] set it off
   WindowStats window_at_end;
   std::string flight_recorder_status = "not requested", trace_status = "not requested",
@@ -252,6 +254,9 @@ class Monitor {
     // agent, whose incidents were said on stdout as they came); else 3:
     // incidents; 0: none.
     if (died_during_incident_ && incidents_ > 0) return 4;
+    // 1: incidents that could not be written (disk full, read-only), and
+    // none that could: the monitor did not do its job.
+    if (incident_failures_ > 0 && (incidents_ == 0 || g_stop_signals.load() > 0)) return 1;
     if (g_stop_signals.load() > 0) return 0;
     return incidents_ > 0 ? 3 : 0;
   }
@@ -283,6 +288,7 @@ class Monitor {
     if (!MakeDirs(o_.out_dir))
       return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
     if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
+    RemoveStaleIncidentWorkDirs(o_.out_dir);
     if (!o_.metrics_listen.empty())
       RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
     if (!o_.webhook_token_file.empty()) {
@@ -396,8 +402,11 @@ class Monitor {
     auto metrics = [this]() -> std::optional<std::string> {
       std::lock_guard<std::mutex> lock(stats_mu_);
       if (!attached_) return std::nullopt;
-      return PrometheusExposition(last_stats_, totals_, ExpositionLabels{service_label_}, incidents_.load(),
-                                  alerts_total_.load());
+      MonitorCounts counts;
+      counts.incidents = incidents_.load();
+      counts.incident_write_failures = incident_failures_.load();
+      counts.alerts = alerts_total_.load();
+      return PrometheusExposition(last_stats_, totals_, ExpositionLabels{service_label_}, counts);
     };
     auto trigger = [this](const std::vector<std::string>& names, const std::string& peer) {
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -538,24 +547,32 @@ class Monitor {
     }
   }
 
-  std::string NewIncidentDir(int number, int64_t unix_ms) {
-    std::string dir = o_.out_dir + "/" + UtcStamp(unix_ms) + "-" + std::to_string(number);
-    MakeDirs(dir);
-    return dir;
+  // The incident's working folder (renamed to `name` by FinishIncident):
+  // the monitor's pid in its name, and never one that exists.
+  void NewIncidentDir(Incident* inc, int64_t unix_ms) {
+    inc->name = UtcStamp(unix_ms) + "-" + std::to_string(inc->number);
+    StatusOr<std::string> dir =
+        CreateIncidentWorkDir(o_.out_dir, std::to_string(getpid()) + "-" + std::to_string(inc->number));
+    if (dir.ok()) {
+      inc->dir = *dir;
+    } else {
+      inc->error = dir.status().message();  // said by PublishIncident
+    }
   }
 
   void StartIncident(std::vector<IncidentTrigger> triggers) {
     auto inc = std::make_unique<Incident>();
     inc->number = ++incident_seq_;
-    inc->dir = NewIncidentDir(inc->number, triggers[0].unix_ms);
+    NewIncidentDir(inc.get(), triggers[0].unix_ms);
     inc->triggers = std::move(triggers);
     inc->sdk_mode = client_->sdk_mode();
-    std::fprintf(stderr, "aiprof monitor: %s \"%s\": %s; incident %d in %s\n", inc->triggers[0].kind.c_str(),
-                 TerminalSafe(inc->triggers[0].expression).c_str(),
-                 TerminalSafe(DescribeTrigger(inc->triggers[0])).c_str(), inc->number, TerminalSafe(inc->dir).c_str());
+    std::fprintf(stderr, "aiprof monitor: %s \"%s\": %s; incident %d (%s when complete)\n",
+                 inc->triggers[0].kind.c_str(), TerminalSafe(inc->triggers[0].expression).c_str(),
+                 TerminalSafe(DescribeTrigger(inc->triggers[0])).c_str(), inc->number,
+                 TerminalSafe(o_.out_dir + "/" + inc->name).c_str());
     current_ = std::move(inc);
     worker_ = std::thread([this, inc = current_.get()] {
-      WriteIncident(inc);
+      if (inc->error.empty()) WriteIncident(inc);
       inc->done.store(true);
     });
   }
@@ -838,7 +855,7 @@ class Monitor {
       std::lock_guard<std::mutex> lock(stats_mu_);
       inc.window_at_end = last_stats_;
     }
-    if (target_exited_) {
+    if (target_exited_ && inc.error.empty()) {
       // What the monitor holds of a service that is gone: its window's requests.
       bool complete = true;
       Status csv =
@@ -849,9 +866,7 @@ class Monitor {
                                               : "the newest " + std::to_string(kExactWindowLimit) +
                                                     " requests (the window held more; its statistics cover all)";
     }
-    Status st = WriteFileAtomically(inc.dir + "/alert.json", TreeToJson(AlertJson(inc)));
-    if (!st.ok()) std::fprintf(stderr, "aiprof monitor: %s\n", TerminalSafe(st.message()).c_str());
-    ++incidents_;
+    std::string where = PublishIncident(&inc);
     last_incident_end_ns_ = MonotonicNs();
     std::string extra;
     {
@@ -866,15 +881,36 @@ class Monitor {
     // One line per incident, whatever the names hold: every name from the
     // service, a webhook or an alert is shown with its control characters
     // (newlines, ANSI escapes) as \xNN.
+    // A folder that could not be written says so where the folder would be.
     std::printf("%s incident %d: %s \"%s\": %s%s%s -> %s\n", UtcText(inc.triggers[0].unix_ms).c_str(), inc.number,
                 inc.triggers[0].kind.c_str(), TerminalSafe(inc.triggers[0].expression).c_str(),
                 TerminalSafe(DescribeTrigger(inc.triggers[0])).c_str(), extra.c_str(), TerminalSafe(top).c_str(),
-                TerminalSafe(inc.dir).c_str());
+                TerminalSafe(where).c_str());
     if ((std::fflush(stdout) != 0 || std::ferror(stdout)) && !g_stdout_gone.exchange(true)) {
       std::fprintf(stderr, "aiprof monitor: cannot write incident %d's line on stdout (%s): stopping\n", inc.number,
                    errno == EPIPE ? "its reader went away" : std::strerror(errno));
     }
     current_.reset();
+  }
+
+  // alert.json last, then the rename to the final name; counts the incident
+  // as written or failed. Returns its folder, or "NOT WRITTEN (why)".
+  std::string PublishIncident(Incident* inc) {
+    if (inc->error.empty()) {
+      Status st = WriteFileAtomically(inc->dir + "/alert.json", TreeToJson(AlertJson(*inc)));
+      StatusOr<std::string> dir =
+          st.ok() ? PublishIncidentDir(inc->dir, o_.out_dir, inc->name) : StatusOr<std::string>(st);
+      if (dir.ok()) {
+        ++incidents_;
+        return *dir;
+      }
+      inc->error = dir.status().message();
+      RemoveIncidentWorkDir(inc->dir);
+    }
+    ++incident_failures_;
+    std::fprintf(stderr, "aiprof monitor: incident %d could not be written: %s\n", inc->number,
+                 TerminalSafe(inc->error).c_str());
+    return "NOT WRITTEN (" + inc->error + ")";
   }
 
   // The process ended by itself. An incident being written is finished with
@@ -900,7 +936,7 @@ class Monitor {
     auto inc = std::make_unique<Incident>();
     inc->number = ++incident_seq_;
     const int64_t unix_ms = NowUnixMs();
-    inc->dir = NewIncidentDir(inc->number, unix_ms);
+    NewIncidentDir(inc.get(), unix_ms);
     inc->sdk_mode = client_->sdk_mode();
     inc->triggers.push_back(IncidentTrigger{"target_exited", end_.text, MonotonicNs(), unix_ms, EvalResult{}, s, ""});
     current_ = std::move(inc);
@@ -915,7 +951,9 @@ class Monitor {
     clock_gettime(CLOCK_REALTIME, &rt);
     const int64_t since_start_ns = MonotonicNs() - start_ns_;
     const int64_t real_now = static_cast<int64_t>(rt.tv_sec) * 1000000000 + rt.tv_nsec;
-    if (mtime >= real_now - since_start_ns && CopyFile(exit_file, c->dir + "/flight_recorder.aiprof")) {
+    if (!c->error.empty()) {
+      c->flight_recorder_status = "not copied: " + c->error;
+    } else if (mtime >= real_now - since_start_ns && CopyFile(exit_file, c->dir + "/flight_recorder.aiprof")) {
       c->flight_recorder_status = "written by the process at exit (" + exit_file + ")";
       c->files.push_back("flight_recorder.aiprof");
       if (diagnose_) {
@@ -959,7 +997,7 @@ class Monitor {
   MonitorTotals totals_{o_.latency_buckets_s.empty() ? DefaultLatencyBuckets() : o_.latency_buckets_s};
   std::vector<std::pair<std::string, std::string>> external_;  // webhook alert names, peer
   std::string webhook_token_;
-  std::atomic<uint64_t> incidents_{0}, alerts_total_{0};
+  std::atomic<uint64_t> incidents_{0}, incident_failures_{0}, alerts_total_{0};
   int incident_seq_ = 0;
   std::unique_ptr<Incident> current_;
   std::thread worker_;

@@ -149,7 +149,7 @@ uint64_t CumulativeHistogram::CountAtMost(size_t i) const {
 }
 
 std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& totals, const ExpositionLabels& labels,
-                                 uint64_t incidents, uint64_t alerts) {
+                                 const MonitorCounts& counts) {
   const std::string base = "service=\"" + PrometheusLabelValue(labels.service) + "\"";
   std::string out;
   auto metric = [&](const char* name, const char* type, const char* help) {
@@ -228,8 +228,12 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   counter("aiprof_monitor_lost_records_total", "Live records overwritten before the monitor read them.",
           static_cast<double>(s.lost_records));
   counter("aiprof_monitor_alerts_total", "Alerts that fired: expressions that started to hold, and webhook alerts.",
-          static_cast<double>(alerts));
-  counter("aiprof_monitor_incidents_total", "Incident folders written.", static_cast<double>(incidents));
+          static_cast<double>(counts.alerts));
+  counter("aiprof_monitor_incidents_total", "Incident folders written (complete, under their final name).",
+          static_cast<double>(counts.incidents));
+  counter("aiprof_monitor_incident_write_failures_total",
+          "Incidents whose folder could not be written (disk full, read-only, removed folder).",
+          static_cast<double>(counts.incident_write_failures));
   return out;
 }
 

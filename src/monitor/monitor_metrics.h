@@ -71,13 +71,22 @@ struct ExpositionLabels {
   std::string service;  // --service, or the watched program's name
 };
 
+// What the monitor itself counted since it started.
+struct MonitorCounts {
+  uint64_t incidents = 0;                // incident folders written
+  uint64_t incident_write_failures = 0;  // incidents whose folder could not be written
+  uint64_t alerts = 0;                   // alerts that fired (expressions that started to hold, webhooks)
+  uint64_t counter_names_truncated = 0;  // SDK counter names the SDK had to cut (distinct series kept apart)
+  uint64_t counter_names_dropped = 0;    // SDK counter names past the SDK's table (never seen)
+};
+
 // Prometheus text exposition format 0.0.4 (aiprof_monitor_*; docs/monitor.md
 // lists them): cumulative _total counters and histograms from `totals`,
 // gauges of the window from `stats` (quantile gauges named window_*), label
 // values escaped (backslash, double quote, newline). No rates: Prometheus
 // computes them from the counters.
 std::string PrometheusExposition(const WindowStats& stats, const MonitorTotals& totals, const ExpositionLabels& labels,
-                                 uint64_t incidents, uint64_t alerts);
+                                 const MonitorCounts& counts);
 
 // A label value in the exposition format: \ " and newline escaped.
 std::string PrometheusLabelValue(std::string_view value);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -170,7 +172,7 @@ TEST(MonitorMetricsTest, ExpositionEscapesHostileLabelValues) {
   s.mean_ns = 1.5 * kMs;
   s.counters["evil\"}\n{x"] = 1;
   MonitorTotals totals(DefaultLatencyBuckets());
-  const std::string text = PrometheusExposition(s, totals, ExpositionLabels{"svc\"}\nfake_metric 1"}, 0, 0);
+  const std::string text = PrometheusExposition(s, totals, ExpositionLabels{"svc\"}\nfake_metric 1"}, MonitorCounts{});
   EXPECT_NE(text.find("service=\"svc\\\"}\\nfake_metric 1\""), std::string::npos) << text;
   EXPECT_EQ(text.find("pid="), std::string::npos) << "a pid label makes new series at every restart";
   EXPECT_NE(text.find("name=\"evil\\\"}\\n{x\""), std::string::npos);
@@ -215,7 +217,8 @@ TEST(MonitorMetricsTest, CountersAndHistogramAreCumulative) {
   WindowStats busy;
   busy.requests = 5;
   busy.errors = 1;
-  const std::string first = PrometheusExposition(busy, totals, ExpositionLabels{"svc"}, 0, 2);
+  const std::string first =
+      PrometheusExposition(busy, totals, ExpositionLabels{"svc"}, MonitorCounts{.incidents = 3, .alerts = 2});
   const std::string base = "{service=\"svc\"";
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.001\"}"), 2);
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.01\"}"), 3);
@@ -226,13 +229,17 @@ TEST(MonitorMetricsTest, CountersAndHistogramAreCumulative) {
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_requests_total" + base + "}"), 5);
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_errors_total" + base + "}"), 1);
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_alerts_total" + base + "}"), 2);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_incidents_total" + base + "}"), 3);
+  EXPECT_EQ(SampleValue(first, "aiprof_monitor_incident_write_failures_total" + base + "}"), 0);
   EXPECT_NE(first.find("# TYPE aiprof_monitor_request_latency_seconds histogram\n"), std::string::npos);
   EXPECT_NE(first.find("# TYPE aiprof_monitor_requests_total counter\n"), std::string::npos);
   WindowStats idle;  // the window emptied
-  const std::string second = PrometheusExposition(idle, totals, ExpositionLabels{"svc"}, 0, 2);
+  const std::string second =
+      PrometheusExposition(idle, totals, ExpositionLabels{"svc"}, MonitorCounts{.incident_write_failures = 1});
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_requests_total" + base + "}"), 5);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_request_latency_seconds_count" + base + "}"), 5);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_requests" + base + "}"), 0);
+  EXPECT_EQ(SampleValue(second, "aiprof_monitor_incident_write_failures_total" + base + "}"), 1);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_request_latency_p99_seconds" + base + "}"), -1);
 }
 
@@ -251,6 +258,7 @@ TEST(MonitorAlertTest, AlertsHoldOnBothSidesOfTheThreshold) {
   auto rules = ParseAlertRules({"p99_latency > 2.0s", "throughput < 50/s and error_rate > 1%"}, nullptr);
   ASSERT_TRUE(rules.ok()) << rules.status().message();
   WindowStats s;
+  s.window_ns = kSec;  // covered: throughput is known
   s.covered_ns = kSec;
   s.requests = 100;
   s.throughput_per_s = 100;
@@ -617,6 +625,54 @@ uint32_t RequestAndWorker(TraceBuilder& b, const char* worker_name) {
 // slow(): 4 + 3 + 3 of 11, none alone on half the stacks; one stack was cut
 // short (its Python frames at the root). The sampler thread's 30 samples in
 // the same time would outnumber the worker's.
+// trial_monitor D2/D11: two monitors writing to one INCIDENTS_DIR named
+// their folders alike (<UTC second>-<n>) and one overwrote the other; a
+// folder appeared under its final name long before it was complete.
+TEST(MonitorIncidentTest, FoldersAreWrittenUnderAWorkingNameAndNeverShared) {
+  const std::string out = ::testing::TempDir() + "/aiprof_incident_dirs_" + std::to_string(getpid());
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  // Two writers with the same tag get two working folders.
+  StatusOr<std::string> a = CreateIncidentWorkDir(out, "7-1");
+  StatusOr<std::string> b = CreateIncidentWorkDir(out, "7-1");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(std::filesystem::path(*a).filename().string()[0], '.') << "hidden until complete";
+  std::ofstream(*a + "/alert.json") << "a";
+  std::ofstream(*b + "/alert.json") << "b";
+  // Both complete in the same second with the same number: two folders.
+  StatusOr<std::string> fa = PublishIncidentDir(*a, out, "20261205T001620Z-1");
+  StatusOr<std::string> fb = PublishIncidentDir(*b, out, "20261205T001620Z-1");
+  ASSERT_TRUE(fa.ok() && fb.ok()) << fa.status().message() << fb.status().message();
+  EXPECT_EQ(*fa, out + "/20261205T001620Z-1");
+  EXPECT_EQ(*fb, out + "/20261205T001620Z-1-2");
+  auto read = [](const std::string& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read(*fa + "/alert.json"), "a");
+  EXPECT_EQ(read(*fb + "/alert.json"), "b");
+  EXPECT_FALSE(std::filesystem::exists(*a));
+  // An empty folder of that name (another writer's claim) is not replaced either.
+  std::filesystem::create_directory(out + "/20261205T001621Z-1");
+  StatusOr<std::string> c = CreateIncidentWorkDir(out, "7-2");
+  ASSERT_TRUE(c.ok());
+  StatusOr<std::string> fc = PublishIncidentDir(*c, out, "20261205T001621Z-1");
+  ASSERT_TRUE(fc.ok());
+  EXPECT_EQ(*fc, out + "/20261205T001621Z-1-2");
+  // A working folder that cannot be made is an error, not a folder that "exists".
+  std::ofstream(out + "/file") << "x";
+  EXPECT_FALSE(CreateIncidentWorkDir(out + "/file", "7-3").ok());
+  // Working folders of a monitor that is gone are removed at the next start; ours stay.
+  std::filesystem::create_directory(out + "/.incident-999999999-1.tmp");
+  StatusOr<std::string> mine = CreateIncidentWorkDir(out, std::to_string(getpid()) + "-1");
+  ASSERT_TRUE(mine.ok());
+  RemoveStaleIncidentWorkDirs(out);
+  EXPECT_FALSE(std::filesystem::exists(out + "/.incident-999999999-1.tmp"));
+  EXPECT_TRUE(std::filesystem::exists(*mine));
+  std::filesystem::remove_all(out);
+}
+
 TEST(MonitorSlowestRequestTest, PythonFunctionNamedOnceWithItsHottestLineOwnThreadsLeftOut) {
   Trace trace;
   TraceBuilder b(&trace);

@@ -43,6 +43,9 @@ Cases:
   signals    SIGHUP stops the monitor as SIGTERM does (service stopped,
              segment removed, exit 0 after an incident); a stdout whose
              reader left is EPIPE, not a death by SIGPIPE.
+  unwritable an incident folder appears only once complete (renamed from a
+             working name); one that cannot be written says so on stdout
+             and in /metrics, and is not counted as written.
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -440,6 +443,74 @@ def case_signals(args, tmp):
     check('its reader went away' in err, 'stdout gone: said on stderr')
     check(len(svc) == 1 and pid_gone(svc[0]), 'stdout gone: the service is stopped')
     check(svc and no_segment(svc[0]), 'stdout gone: the live segment is removed')
+
+
+def case_unwritable(args, tmp):
+    """trial_monitor D3/D11: an incident folder is written under a hidden
+    working name and renamed when complete; one that cannot be written (its
+    INCIDENTS_DIR replaced by a file: root writes anywhere, so no chmod) is
+    said on its stdout line, counted in incident_write_failures_total, not
+    in incidents_total, and a stop then exits 1."""
+    import threading
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 100s', '--on-alert', 'dump', '--window', '1s', '--interval', '0.25s',
+               '--cooldown', '0s', '--max-incidents', '0', '--metrics-listen', '127.0.0.1:0', '--timeout', '60s'],
+              load_seconds=40)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(run.monitor.stdout.readline, '')), daemon=True)
+    reader.start()
+    port = metrics_port(run)
+    check(port is not None, 'the endpoint says where it listens')
+
+    def metrics():
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            status, body = http('http://127.0.0.1:%d/metrics' % port)
+            if status == 200:
+                return body
+            time.sleep(0.1)
+        return ''
+
+    def incident(n, name):
+        metrics()  # attached
+        status, _ = http('http://127.0.0.1:%d/alert' % port,
+                         data=json.dumps({'alerts': [{'status': 'firing', 'labels': {'alertname': name}}]}).encode())
+        check(status == 200, 'webhook %s accepted (%d)' % (name, status))
+        deadline = time.monotonic() + STEP_TIMEOUT
+        while time.monotonic() < deadline:
+            got = [l for l in lines if ' incident %d: ' % n in l]
+            if got:
+                return got[0]
+            time.sleep(0.05)
+        return ''
+
+    if port:
+        first = incident(1, 'A1')
+        inc = run.incidents()
+        check(len(inc) == 1 and first.rstrip().endswith('-> ' + inc[0]), 'incident 1 -> its folder (%r)' % first)
+        if inc:
+            check(sorted(os.listdir(inc[0]))[:2] == ['alert.json', 'diagnosis.html'] and
+                  'flight_recorder.aiprof' in os.listdir(inc[0]),
+                  'the renamed folder holds what was written in it (%s)' % os.listdir(inc[0]))
+        check(not glob.glob(os.path.join(run.out, '.incident-*')), 'no working folder left')
+        shutil.rmtree(run.out)
+        open(run.out, 'w').close()
+        second = incident(2, 'A2')
+        check('NOT WRITTEN' in second and 'cannot create' in second,
+              'the stdout line says the incident was not written (%r)' % second)
+        body = metrics()
+        check(re.search(r'^aiprof_monitor_incidents_total\{service=".*"\} 1$', body, re.M) is not None,
+              '/metrics: incidents_total counts the written one only')
+        check(re.search(r'^aiprof_monitor_incident_write_failures_total\{service=".*"\} 1$', body, re.M) is not None,
+              '/metrics: incident_write_failures_total 1')
+    run.monitor.send_signal(signal.SIGTERM)
+    run.load.kill()
+    try:
+        run.monitor.wait(timeout=STEP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        run.monitor.kill()
+    sys.stderr.write(run.monitor.stderr.read())
+    check(run.monitor.returncode == 1, 'stopped after a failed incident: exit 1 (got %d)' % run.monitor.returncode)
 
 
 def http(url, data=None, timeout=5, headers=None):
@@ -1073,7 +1144,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'signals': case_signals, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'signals': case_signals, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
