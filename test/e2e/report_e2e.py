@@ -78,6 +78,21 @@ def main():
               "report --before has the validation with verdicts")
         check("Per-op before/after" in vsec, "report --before has the per-op before/after")
 
+        # JSON carries the diagnosis and the validation as data (their own
+        # schemas), not only as prose in the sections.
+        vjson = os.path.join(d, "validation.json")
+        run([a.aiprof, "report", after, "--before", before, "--fix-id", "dataloader_workers", "-o", vjson])
+        rj = json.load(open(vjson, encoding="utf-8"))
+        dj = json.loads(run([a.aiprof, "suggest", after, "--format", "json"]).stdout)
+        check("sections" in rj and rj.get("diagnosis", {}).get("schema") == dj.get("schema"),
+              "report JSON keeps its sections and carries the diagnosis (%s)" % rj.get("diagnosis", {}).get("schema"))
+        check(rj.get("diagnosis", {}).get("findings") == dj.get("findings"),
+              "report JSON's findings and suggestions equal suggest --format json's")
+        pred = rj.get("validation", {}).get("prediction") or {}
+        check(rj.get("validation", {}).get("schema") == "aiprof.validation/1" and "predicted_interval_ms" in pred
+              and "measured_interval_ms" in pred,
+              "report JSON carries the validation's prediction check with both intervals: %s" % sorted(pred))
+
         # Machine-readable suggestions: YAML and JSON say the same, and the
         # data-loading fix names DataLoader(num_workers).
         y = os.path.join(d, "atc_opt_suggestion.yaml")

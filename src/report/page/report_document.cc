@@ -439,6 +439,23 @@ render::Document ReportToDocument(const ReportData& r) {
           "Validation: " + r.validation->before_label + " → " + r.validation->after_label, &doc);
   }
   AddEvidence(r, &doc);
+  // JSON: the sections, as every document gives them, and the results a
+  // program reads without parsing prose (the predict trial's D14): the
+  // diagnosis with each suggestion's expected gain, scenario and simulation
+  // (aiprof.diagnosis/1, as `diagnose --format json`) and the validation
+  // with its prediction check and intervals (aiprof.validation/1, as
+  // `validate -o x.json`).
+  Tree machine = render::DocumentToTree(doc);
+  if (r.diagnosis != nullptr && r.metrics != nullptr) {
+    machine.Set("diagnosis",
+                DiagnosisTree(DiagnosisReport{r.source, r.metrics, r.diagnosis, r.suggestions, r.suggest_options}));
+  }
+  std::string json = TreeToJson(machine);
+  if (r.validation != nullptr) {
+    json.erase(json.find_last_of('}'));
+    json += ",\n  \"validation\": " + ValidationToJson(*r.validation) + "}\n";
+  }
+  doc.machine_json = std::move(json);
   return doc;
 }
 
