@@ -151,26 +151,80 @@ bool NumbersWellFormed(std::string_view line) {
   return true;
 }
 
-std::string ToolsJson() {
+// Minified JSON (valid UTF-8, control characters already escaped) as text
+// a terminal may show: DEL, C1 and bidi controls and the line separators
+// become JSON escapes, so it still parses to the same value.
+std::string JsonForText(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i <= json.size();) {
+    const size_t del = std::min(json.find('\x7f', i), json.size());
+    out += EscapeControls(json.substr(i, del - i), /*keep_line_breaks=*/true);
+    if (del == json.size()) break;
+    out += "\\u007f";
+    i = del + 1;
+  }
+  return out;
+}
+
+// The tools and their schemas. Every inputSchema refuses arguments it does
+// not name (additionalProperties false), as CheckArguments does, and
+// analyze's `only` lists the analyses' names, so a client validates what
+// the server checks. `with_output_schema`: whatif's outputSchema, a
+// 2025-06-18 field (its structuredContent is not sent under 2024-11-05).
+std::string ToolsJson(bool with_output_schema = true) {
   auto trace_arg = R"("trace":{"type":"string","description":"id from load_trace, e.g. t1"})";
+  std::string names;
+  for (std::string_view a : AnalysisNames()) names += (names.empty() ? "" : ",") + JsonString(a);
   std::string tools = "[";
   tools +=
-      R"({"name":"load_trace","description":"Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an allowed directory; returns its id; a path already loaded and unchanged since keeps its id","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}},)";
-  tools += R"({"name":"list_traces","description":"Traces loaded so far","inputSchema":{"type":"object","properties":{}}},)";
+      R"({"name":"load_trace","description":"Import a trace file or folder (Kineto/Chrome JSON, nsys SQLite, Ascend, .aiprof) under an allowed directory; returns its id; a path already loaded and unchanged since keeps its id","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false}},)";
+  tools +=
+      R"({"name":"list_traces","description":"Traces loaded so far","inputSchema":{"type":"object","properties":{},"additionalProperties":false}},)";
   tools +=
       std::string(
           R"({"name":"unload_trace","description":"Forget a loaded trace: its id no longer answers; at most 8 are loaded at once","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(},"required":["trace"]}},)";
-  tools += std::string(R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
-  tools += std::string(R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"only":{"type":"array","items":{"type":"string"}}},"required":["trace"]}},)";
-  tools += std::string(R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000, 64 MiB held), 30 s","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"]}},)";
-  tools += std::string(R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}},)";
-  tools += std::string(R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"]}},)";
-  tools += std::string(R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"]},"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"notes":{"type":"array","items":{"type":"string"}},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]}},)";
+      trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
   tools +=
-      R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"scenario":{"type":"string","description":"instead of fix_id: the fix stated as a what-if scenario (docs/whatif.md), replayed on the before trace"},"statistic":{"type":"string","enum":["median","mean"],"description":"with scenario: the steady steps' figure it is checked on; default: mean for an 'every N' scenario, else median"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"]}},)";
-  tools += R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps; an op whose change sits in one call site or input shape is ranked by those rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"]}},)";
-  tools += std::string(R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") + trace_arg + R"(},"required":["trace"]}})";
+      std::string(
+          R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes","inputSchema":{"type":"object","properties":{)") +
+      trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
+  tools +=
+      std::string(
+          R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") +
+      trace_arg + R"(,"only":{"type":"array","items":{"type":"string","enum":[)" + names +
+      R"(]}}},"required":["trace"],"additionalProperties":false}},)";
+  tools +=
+      std::string(
+          R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000, 64 MiB held), 30 s","inputSchema":{"type":"object","properties":{)") +
+      trace_arg +
+      R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"],"additionalProperties":false}},)";
+  tools +=
+      std::string(
+          R"({"name":"diagnose","description":"aiprof diagnose: findings of the built-in rules with their evidence and impact","inputSchema":{"type":"object","properties":{)") +
+      trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
+  tools +=
+      std::string(
+          R"({"name":"suggest","description":"aiprof suggest: ranked fixes for a target under constraints, e.g. memory<3GB,effort<=medium","inputSchema":{"type":"object","properties":{)") +
+      trace_arg +
+      R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"],"additionalProperties":false}},)";
+  tools +=
+      std::string(
+          R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]","inputSchema":{"type":"object","properties":{)") +
+      trace_arg +
+      R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"],"additionalProperties":false})";
+  if (with_output_schema)
+    tools +=
+        R"(,"outputSchema":{"type":"object","properties":{"scenarios":{"type":"array","items":{"type":"object","properties":{"scenario":{"type":"string"},"time_base":{"type":"string"},"statistic":{"type":"string"},"steady_steps":{"type":"integer","minimum":0},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"},"predicted_interval_ns":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},"slices_changed":{"type":"integer"},"edges_changed":{"type":"integer"},"notes":{"type":"array","items":{"type":"string"}},"steps":{"type":"array","items":{"type":"object","properties":{"rank":{"type":"integer"},"step":{"type":"integer"},"steady":{"type":"boolean"},"measured_ns":{"type":"integer"},"predicted_ns":{"type":"integer"}},"required":["rank","step","steady","measured_ns","predicted_ns"]}}},"required":["scenario","time_base","steady_steps","measured_ns","predicted_ns","predicted_interval_ns","steps"]}}},"required":["scenarios"]})";
+  tools += "},";
+  tools +=
+      R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"scenario":{"type":"string","description":"instead of fix_id: the fix stated as a what-if scenario (docs/whatif.md), replayed on the before trace"},"statistic":{"type":"string","enum":["median","mean"],"description":"with scenario: the steady steps' figure it is checked on; default: mean for an 'every N' scenario, else median"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"],"additionalProperties":false}},)";
+  tools +=
+      R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps; an op whose change sits in one call site or input shape is ranked by those rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"],"additionalProperties":false}},)";
+  tools +=
+      std::string(
+          R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") +
+      trace_arg + R"(},"required":["trace"],"additionalProperties":false}})";
   tools += "]";
   return tools;
 }
@@ -411,6 +465,9 @@ class McpServer {
           if (asked == v) version = v;
         }
       }
+      // 2024-11-05 has no structuredContent (nor outputSchema): the text
+      // carries the document either way (ToolResult).
+      structured_content_.store(version != "2024-11-05");
       *result = "{\"protocolVersion\":" + JsonString(version) +
                 ",\"capabilities\":{\"tools\":{\"listChanged\":false},\"resources\":{\"listChanged\":false}},"
                 "\"serverInfo\":{\"name\":\"aiprof\",\"version\":" + JsonString(AIPROF_VERSION) + "}}";
@@ -421,7 +478,7 @@ class McpServer {
       return std::nullopt;
     }
     if (method == "tools/list") {
-      *result = "{\"tools\":" + ToolsJson() + "}";
+      *result = "{\"tools\":" + ToolsJson(structured_content_.load()) + "}";
       return std::nullopt;
     }
     if (method == "resources/list") {
@@ -472,22 +529,33 @@ class McpServer {
     return RpcError{-32601, "method not found: " + std::string(method)};
   }
 
-  // A tool's answer: a short text and the structured document, on one line
-  // (stdio framing is one message per line; reports are pretty-printed).
+  // A tool's answer, on one line (stdio framing is one message per line;
+  // reports are pretty-printed): a short text for people, then the
+  // document serialized as JSON in a second text block, and the document
+  // as structuredContent. The MCP specification (2025-06-18, "Structured
+  // content") says a tool that returns structured content SHOULD also
+  // return it as JSON text, and 2024-11-05 has no structuredContent, so
+  // under that version only the text carries it (clients that hand only
+  // `content` to the model get the data either way).
   // The text is for people (clients show it, terminal ones too): control
   // and bidi characters of a path or a trace's name in it are shown as
-  // \xNN / \uXXXX (line breaks and tabs kept). The structured document is
-  // data: paths and names as they are, JSON-escaped.
+  // \xNN / \uXXXX (line breaks and tabs kept); in the JSON text they are
+  // JSON escapes (\u001b, \u202e), so it parses back to the document. The
+  // structured document is data: paths and names as they are, JSON-escaped.
   std::string ToolResult(const std::string& text, const std::string& structured, bool is_error = false) {
     std::string r =
         "{\"content\":[{\"type\":\"text\",\"text\":" + JsonString(EscapeControls(text, /*keep_line_breaks=*/true)) +
-        "}]";
+        "}";
     if (!structured.empty()) {
       simdjson::dom::element doc;
       if (parser_doc_.parse(structured).get(doc) != simdjson::SUCCESS) {
         return ToolResult("internal error: a report was not valid JSON", "", true);
       }
-      r += ",\"structuredContent\":" + simdjson::minify(doc);
+      const std::string json = simdjson::minify(doc);
+      r += ",{\"type\":\"text\",\"text\":" + JsonString(JsonForText(json)) + "}]";
+      if (structured_content_.load()) r += ",\"structuredContent\":" + json;
+    } else {
+      r += "]";
     }
     r += std::string(",\"isError\":") + (is_error ? "true" : "false") + "}";
     return r;
@@ -1001,6 +1069,9 @@ class McpServer {
 
   std::vector<fs::path> allowed_;
   std::FILE* out_ = nullptr;
+  // Whether tool results carry structuredContent: not for a client that
+  // negotiated 2024-11-05 (set by initialize on the reading thread).
+  std::atomic<bool> structured_content_{true};
   std::mutex out_mu_;  // one reply at a time on stdout
   simdjson::dom::parser reader_parser_;  // the reading thread's
   std::mutex mu_;  // guards queue_, in_flight_, input_done_

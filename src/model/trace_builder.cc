@@ -401,6 +401,7 @@ void TraceBuilder::ComputeDepthAndKinds() {
   constexpr size_t kMaxDepth = UINT16_MAX;
   std::unordered_map<uint64_t, EventKind> kind_cache;
   std::vector<int64_t> open_ends;
+  std::vector<uint32_t> open_slices;  // beside open_ends: the innermost open slice is the last
   uint32_t current_track = kNoTrack;
   for (size_t i = 0; i < s.size(); ++i) {
     uint64_t key = (uint64_t{s.category[i].raw} << 32) | s.name[i].raw;
@@ -411,9 +412,15 @@ void TraceBuilder::ComputeDepthAndKinds() {
     s.kind[i] = it->second;
     if (s.track[i] != current_track) {
       open_ends.clear();
+      open_slices.clear();
       current_track = s.track[i];
     }
-    while (!open_ends.empty() && open_ends.back() <= s.ts_ns[i]) open_ends.pop_back();
+    while (!open_ends.empty() && open_ends.back() <= s.ts_ns[i]) {
+      open_ends.pop_back();
+      open_slices.pop_back();
+    }
+    if (!open_ends.empty() && s.ts_ns[i] + s.dur_ns[i] > open_ends.back())
+      DiagnosePartialOverlap(open_slices.back(), i);
     if (open_ends.size() > kMaxDepth) {
       trace_->diagnostics.Add("slice_depth_limit", "slice " + std::to_string(i) + " (track " + std::to_string(s.track[i]) +
                                   ", ts " + std::to_string(s.ts_ns[i]) + " ns)",
@@ -422,7 +429,33 @@ void TraceBuilder::ComputeDepthAndKinds() {
     }
     s.depth[i] = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), kMaxDepth));
     open_ends.push_back(s.ts_ns[i] + s.dur_ns[i]);
+    open_slices.push_back(static_cast<uint32_t>(i));
   }
+}
+
+// Slices on one track either nest or follow each other; one that starts
+// inside another and ends after it (torch's record_function annotation
+// opened inside a short Python frame, a "Stream Sync" inside a copy) is
+// kept where it is (its depth is a row below the innermost slice open at its start, so it is
+// drawn below), but it is not the other's child: the query's slices.parent
+// is the innermost slice that encloses it, and self time gives each
+// instant to the innermost slice open at it (docs/query.md).
+void TraceBuilder::DiagnosePartialOverlap(uint32_t outer, uint32_t inner) {
+  const SliceTable& s = trace_->slices;
+  const TrackTable& t = trace_->tracks;
+  auto slice = [&](uint32_t i) {
+    return "'" + std::string(trace_->Str(s.name[i])) + "' [" + std::to_string(s.ts_ns[i]) + ", " +
+           std::to_string(s.ts_ns[i] + s.dur_ns[i]) + ") ns";
+  };
+  const uint32_t track = s.track[inner];
+  std::string where = sources_.size() == 1 ? sources_[0] + ": " : "";
+  where += "track " + std::to_string(track) + " (pid " + std::to_string(t.pid[track]) + ", tid " +
+           std::to_string(t.tid[track]) + (t.rank[track] >= 0 ? ", rank " + std::to_string(t.rank[track]) : "") +
+           "): " + slice(inner) + " starts inside " + slice(outer) + " and ends after it";
+  Diagnose("slice_partial_overlap", where,
+           "a slice starts inside another on its track and ends after it (they neither nest nor follow each "
+           "other); it is not counted as the other's child (query: slices.parent is the innermost slice that "
+           "encloses it; self time goes to the innermost open slice)");
 }
 
 // Device ids are 32-bit in the model; a device track's numeric pid outside

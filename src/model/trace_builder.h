@@ -128,6 +128,8 @@ class TraceBuilder {
   void Diagnose(const std::string& kind, const std::string& where, const std::string& what) {
     trace_->diagnostics.Add(kind, where, what);
   }
+  // Counts slice_partial_overlap: `inner` starts inside `outer` and ends after it.
+  void DiagnosePartialOverlap(uint32_t outer, uint32_t inner);
 
   Status Finalize();
 

@@ -123,5 +123,39 @@ TEST(TraceBuilderTest, DevicePidsBeyond32BitsAreKeptApartAndCounted) {
             std::string::npos);
 }
 
+// A slice that starts inside another on its track and ends after it is
+// counted as slice_partial_overlap, naming the file, the track and both
+// slices; it keeps its depth (a row below the innermost slice open at its start). Hand-made:
+// torch's shape, _record_function_enter_new [1000, 1107) and ProfilerStep#6
+// starting inside it at 1007 and ending at 5426, on one thread; a properly
+// nested pair on another counts nothing.
+TEST(TraceBuilderTest, PartiallyOverlappingSlicesAreCounted) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  b.AddSource("hand_made.json");
+  const StringId cat = b.Intern("cpu_op");
+  const uint32_t host = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  b.AddSlice(host, 1000, 107, b.Intern("_record_function_enter_new"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(host, 1007, 4419, b.Intern("ProfilerStep#6"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(host, 2000, 100, b.Intern("aten::mm"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  const uint32_t other = b.ThreadTrack(IdValue::Num(1), IdValue::Num(3));
+  b.AddSlice(other, 0, 100, b.Intern("outer"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(other, 10, 90, b.Intern("inner"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(other, 100, 5, b.Intern("next"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  ASSERT_EQ(trace.diagnostics.Count("slice_partial_overlap"), 1u);
+  EXPECT_EQ(trace.diagnostics.entries().at("slice_partial_overlap").first_where,
+            "hand_made.json: track 0 (pid 1, tid 2): 'ProfilerStep#6' [1007, 5426) ns starts inside "
+            "'_record_function_enter_new' [1000, 1107) ns and ends after it");
+  const SliceTable& s = trace.slices;
+  ASSERT_EQ(s.size(), 6u);
+  // Sorted by (track, ts): each slice is a row below the innermost one
+  // open at its start (drawn below it, never on its row).
+  EXPECT_EQ(s.depth[0], 0);
+  EXPECT_EQ(s.depth[1], 1);
+  EXPECT_EQ(s.depth[2], 2);  // aten::mm, one below ProfilerStep#6
+  EXPECT_EQ(s.depth[4], 1);
+}
+
 }  // namespace
 }  // namespace aiprof

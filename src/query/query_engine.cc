@@ -138,6 +138,51 @@ QueryValue CellValue(sqlite3_stmt* stmt, int i) {
   }
 }
 
+// The widest field printf's format (argv[0]) asks for that makes its
+// output at least that long: every width, and the precision of every
+// conversion but the string ones (%.*s takes at most that many characters
+// of a string: any precision is fine). Literal digits and '*' arguments are
+// read as SQLite 3.40's printf reads them (src/printf.c: a '*' argument is
+// cast to int, negative ones count by their size; digits wrap at 2^32 and
+// keep 31 bits); each conversion but %% and %n takes one argument.
+int64_t WidestPrintfField(int argc, sqlite3_value** argv) {
+  const auto* f = reinterpret_cast<const char*>(sqlite3_value_text(argv[0]));
+  if (f == nullptr) return 0;
+  int next = 1;
+  auto star = [&]() -> int64_t {
+    const int v = static_cast<int>(next < argc ? sqlite3_value_int64(argv[next]) : 0);
+    ++next;
+    return v < 0 ? -static_cast<int64_t>(v) : v;
+  };
+  int64_t widest = 0;
+  while (*f) {
+    if (*f++ != '%') continue;
+    int64_t width = 0, precision = 0;
+    bool in_precision = false;
+    for (; *f && std::strchr("-+ #!0,l.*123456789", *f); ++f) {
+      int64_t value = -1;
+      if (*f == '.') {
+        in_precision = true;
+      } else if (*f == '*') {
+        value = star();
+      } else if (*f >= '1' && *f <= '9') {
+        uint32_t digits = 0;
+        for (; *f >= '0' && *f <= '9'; ++f) digits = digits * 10 + static_cast<uint32_t>(*f - '0');
+        --f;
+        value = digits & 0x7fffffff;
+      }
+      if (value >= 0) (in_precision ? precision : width) = value;
+    }
+    if (*f == 0) break;
+    const char conversion = *f++;
+    if (conversion == '%' || conversion == 'n') continue;
+    ++next;
+    widest = std::max(widest, width);
+    if (!std::strchr("szqQw", conversion)) widest = std::max(widest, precision);
+  }
+  return widest;
+}
+
 }  // namespace
 
 const std::vector<QueryView>& StandardViews() {
@@ -160,15 +205,16 @@ const std::vector<QueryView>& StandardViews() {
          compose("SELECT rank, pid, pid_label, max(process_name) AS process_name, count(*) AS tracks "
                  "FROM tracks WHERE device = -1 GROUP BY rank, pid, pid_label")},
         {"devices",
-         "Devices per rank: streams, device activities (kernels, copies, sets, collectives), their "
-         "summed time (overlaps counted twice), first start and last end",
+         "Devices per rank (those with device streams): streams, device activities (kernels, copies, "
+         "sets, collectives), their summed time (overlaps counted twice), first start and last end",
          compose("SELECT t.rank, t.device, count(DISTINCT t.id) AS streams, count(s.id) AS activities, "
                  "sum(s.dur) AS activity_ns, min(s.ts) AS first_ts, max(s.ts + s.dur) AS last_end "
                  "FROM tracks t LEFT JOIN slices s ON s.track = t.id AND s.kind IN " +
-                 device + " WHERE t.device >= 0 GROUP BY t.rank, t.device")},
-        {"ranks", "Ranks and their tracks",
-         compose("SELECT rank, count(*) AS tracks, sum(device >= 0) AS device_tracks, "
-                 "count(DISTINCT CASE WHEN device >= 0 THEN device END) AS devices FROM tracks GROUP BY rank")},
+                 device + " WHERE t.device >= 0 AND t.kind = 'device_stream' GROUP BY t.rank, t.device")},
+        {"ranks", "Ranks and their tracks: all of them, device streams, devices with streams",
+         compose("SELECT rank, count(*) AS tracks, sum(kind = 'device_stream') AS device_tracks, "
+                 "count(DISTINCT CASE WHEN kind = 'device_stream' THEN device END) AS devices FROM tracks "
+                 "GROUP BY rank")},
         {"slice_detail", "Slices with their track's names, process, rank and device",
          compose("SELECT s.*, t.name AS track_name, t.kind AS track_kind, t.process_name, t.pid, t.tid, t.rank, "
                  "t.device FROM slices s JOIN tracks t ON t.id = s.track")},
@@ -225,6 +271,13 @@ StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const Trace& trace) {
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+  rc = sqlite3_open_v2(":memory:", &engine->printf_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+  if (rc != SQLITE_OK) return ErrStatus(std::string("cannot open the query database: ") + sqlite3_errstr(rc));
+  sqlite3_progress_handler(engine->printf_db_, kQueryProgressInstructions, &QueryEngine::Progress, engine.get());
+  for (const char* name : {"printf", "format"}) {
+    sqlite3_create_function(db, name, -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, engine.get(),
+                            &QueryEngine::Printf, nullptr, nullptr);
+  }
   engine->tables_ = BuildQueryTables(trace);
   RETURN_IF_ERROR(RegisterQueryTables(db, engine->tables_));
   // Sorts and temporary b-trees stay in memory, under the heap limit.
@@ -247,7 +300,58 @@ StatusOr<std::unique_ptr<QueryEngine>> QueryEngine::Open(const Trace& trace) {
   return engine;
 }
 
-QueryEngine::~QueryEngine() { sqlite3_close_v2(db_); }
+QueryEngine::~QueryEngine() {
+  for (sqlite3_stmt* stmt : printf_stmts_) sqlite3_finalize(stmt);
+  sqlite3_close_v2(printf_db_);
+  sqlite3_close_v2(db_);
+}
+
+// SQLite 3.40's printf() (and its alias format()) runs in one instruction
+// and repeats '%c' `precision` times even after its value has passed the
+// length limit: printf('%.*c', 2147483647, 'x') took 8 s, past the time
+// limit and cancellation, and gave NULL. A result over the limit is NULL
+// without an error too. So the engine's printf refuses a field wider than
+// the value limit (the result could not be kept anyway), runs SQLite's own
+// printf on a connection of its own (no tables; this one's printf is
+// this function), and turns a NULL from a format that is not NULL into
+// "string or blob too big".
+void QueryEngine::Printf(sqlite3_context* context, int argc, sqlite3_value** argv) {
+  auto* engine = static_cast<QueryEngine*>(sqlite3_user_data(context));
+  const int limit = sqlite3_limit(sqlite3_context_db_handle(context), SQLITE_LIMIT_LENGTH, -1);
+  auto too_big = [&](const std::string& what) {
+    const std::string message =
+        "string or blob too big: " + what + " passes the value limit (" + std::to_string(limit) + " bytes)";
+    sqlite3_result_error(context, message.c_str(), -1);
+    sqlite3_result_error_code(context, SQLITE_TOOBIG);
+  };
+  if (argc < 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(context);
+  if (const int64_t widest = WidestPrintfField(argc, argv); widest > limit) {
+    return too_big("printf's width or precision " + std::to_string(widest));
+  }
+  if (engine->printf_stmts_.size() < static_cast<size_t>(argc)) engine->printf_stmts_.resize(argc, nullptr);
+  sqlite3_stmt*& stmt = engine->printf_stmts_[argc - 1];
+  if (stmt == nullptr) {
+    std::string sql = "SELECT printf(?1";
+    for (int i = 2; i <= argc; ++i) sql += ", ?" + std::to_string(i);
+    sql += ")";
+    if (sqlite3_prepare_v2(engine->printf_db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      return sqlite3_result_error(context, sqlite3_errmsg(engine->printf_db_), -1);
+    }
+  }
+  sqlite3_limit(engine->printf_db_, SQLITE_LIMIT_LENGTH, limit);
+  for (int i = 0; i < argc; ++i) sqlite3_bind_value(stmt, i + 1, argv[i]);
+  const int rc = sqlite3_step(stmt);
+  if (rc != SQLITE_ROW) {
+    sqlite3_result_error(context, sqlite3_errmsg(engine->printf_db_), -1);
+    sqlite3_result_error_code(context, rc);
+  } else if (sqlite3_column_type(stmt, 0) == SQLITE_NULL) {
+    too_big("printf's result");
+  } else {
+    sqlite3_result_value(context, sqlite3_column_value(stmt, 0));
+  }
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+}
 
 int QueryEngine::Progress(void* self) {
   auto* engine = static_cast<QueryEngine*>(self);
@@ -304,7 +408,7 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
       message = std::string("stopped after the time limit (") + seconds + " s)";
     } else if (interrupted_.load()) {
       message = "interrupted";
-    } else if (rc == SQLITE_TOOBIG && limits.max_value_bytes != 0) {
+    } else if (rc == SQLITE_TOOBIG && limits.max_value_bytes != 0 && message.find("value limit") == std::string::npos) {
       const size_t v = limits.max_value_bytes;
       message += " (a value may hold at most " +
                  (v % (size_t{1} << 20) == 0 ? std::to_string(v >> 20) + " MiB" : std::to_string(v) + " bytes") +

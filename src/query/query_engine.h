@@ -24,6 +24,9 @@
 #include "src/base/status.h"
 
 struct sqlite3;
+struct sqlite3_context;
+struct sqlite3_stmt;
+struct sqlite3_value;
 
 namespace aiprof {
 
@@ -100,8 +103,13 @@ class QueryEngine {
  private:
   QueryEngine() = default;
   static int Progress(void* self);
+  // printf() and format(): SQLite's, run on printf_db_ after checking that
+  // no width or precision passes the value limit (see query_engine.cc).
+  static void Printf(sqlite3_context* context, int argc, sqlite3_value** argv);
 
   sqlite3* db_ = nullptr;
+  sqlite3* printf_db_ = nullptr;             // no tables: SQLite's own printf
+  std::vector<sqlite3_stmt*> printf_stmts_;  // "SELECT printf(?1, ..., ?N)" by N - 1
   std::vector<std::unique_ptr<QueryTable>> tables_;
   int64_t deadline_ns_ = 0;  // steady clock; 0 = none
   bool timed_out_ = false;

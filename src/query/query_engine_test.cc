@@ -162,6 +162,76 @@ TEST(QueryEngine, ParentIsTheEnclosingSliceOneLevelUp) {
   EXPECT_EQ(checked, s.size() * 2 / 3);
 }
 
+// Slices that start inside another and end after it (hand-made: torch's
+// _record_function_enter_new [0, 107) with ProfilerStep#6 [7, 4426) starting
+// inside it; a chain of crossing slices on a second thread): a parent
+// always encloses its child, and self_ns is never negative. Both are
+// checked against a brute-force computation: the parent is the latest
+// slice before it on the track, open at its start, that encloses it; self
+// time gives each nanosecond to the latest-starting slice covering it.
+TEST(QueryEngine, ParentEnclosesAndSelfTimeIsNeverNegativeWithPartialOverlaps) {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  const StringId cat = b.Intern("cpu_op");
+  const uint32_t t1 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(t1, 0, 107, b.Intern("_record_function_enter_new"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t1, 7, 4419, b.Intern("ProfilerStep#6"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t1, 50, 20, b.Intern("aten::empty"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t1, 200, 100, b.Intern("aten::mm"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  const uint32_t t2 = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  const int64_t spans[][2] = {{0, 1000},  {100, 300}, {200, 600},   {250, 400},  {500, 1200},
+                              {600, 600}, {700, 750}, {1100, 1300}, {1100, 1150}};
+  for (const auto& [lo, hi] : spans) {
+    b.AddSlice(t2, lo, hi - lo, b.Intern("s" + std::to_string(lo)), cat, kNoCorrelation, b.ArgCursor(), 0);
+  }
+  ASSERT_TRUE(b.Finalize().ok());
+  EXPECT_EQ(trace->diagnostics.Count("slice_partial_overlap"), 4u);  // ProfilerStep#6, s200, s500, s1100
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  QueryResult r = Sql(engine->get(), "SELECT id, parent, self_ns FROM slices ORDER BY id");
+  const SliceTable& s = trace->slices;
+  ASSERT_EQ(r.rows.size(), s.size());
+  auto end = [&s](size_t i) { return s.ts_ns[i] + s.dur_ns[i]; };
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t parent = INT64_MIN;
+    for (size_t j = 0; j < i; ++j) {
+      if (s.track[j] == s.track[i] && s.ts_ns[j] <= s.ts_ns[i] && end(j) > s.ts_ns[i] && end(j) >= end(i)) parent = j;
+    }
+    int64_t self = 0;
+    for (int64_t ns = s.ts_ns[i]; ns < end(i); ++ns) {
+      size_t owner = i;
+      for (size_t j = 0; j < s.size(); ++j) {
+        if (s.track[j] == s.track[i] && s.ts_ns[j] <= ns && ns < end(j)) owner = j;  // the latest covering
+      }
+      self += owner == i;
+    }
+    if (parent == INT64_MIN) {
+      EXPECT_TRUE(std::holds_alternative<std::monostate>(r.rows[i][1])) << i << " " << Text(r, i, 1);
+    } else {
+      EXPECT_EQ(Int(r, i, 1), parent) << i;
+      EXPECT_LE(s.ts_ns[parent], s.ts_ns[i]);
+      EXPECT_GE(end(parent), end(i));
+    }
+    EXPECT_EQ(Int(r, i, 2), self) << i;
+    EXPECT_GE(Int(r, i, 2), 0) << i;
+  }
+  // The trial's figures: _record_function_enter_new keeps the 7 ns before
+  // ProfilerStep#6 starts (aiprof summary's rule; 107 - 4419 < 0 before), and
+  // ProfilerStep#6, which no slice encloses, has no parent.
+  QueryResult named = Sql(engine->get(),
+                          "SELECT name, parent, self_ns FROM slices WHERE name IN "
+                          "('_record_function_enter_new', 'ProfilerStep#6') ORDER BY ts");
+  ASSERT_EQ(named.rows.size(), 2u);
+  EXPECT_EQ(Int(named, 0, 2), 7);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(named.rows[1][1]));
+  EXPECT_EQ(Int(named, 1, 2), 4419 - 20 - 100);
+  // Self time from parent (dur minus the children's) is never negative here.
+  QueryResult neg = Sql(engine->get(),
+                        "SELECT count(*) FROM slices p WHERE p.dur < (SELECT coalesce(sum(c.dur), 0) FROM slices c "
+                        "WHERE c.parent = p.id)");
+  EXPECT_EQ(Int(neg), 0);
+}
+
 TEST(QueryEngine, OpsViewMatchesTheColumns) {
   auto trace = NestedTrace(40);
   auto engine = QueryEngine::Open(*trace);
@@ -283,7 +353,7 @@ TEST(QueryEngine, EveryModelColumnIsNamed) {
                                                       << ": name the new model column in virtual_tables.cc";
     }
     if (table->name == "slices") {
-      EXPECT_EQ(table->columns.size(), slice_columns + 3);  // + id, parent, args
+      EXPECT_EQ(table->columns.size(), slice_columns + 4);  // + id, parent, args, self_ns
     }
   }
 }
@@ -498,6 +568,92 @@ TEST(QueryEngine, ValueLengthLimit) {
   r = (*engine)->Execute("SELECT length(hex(randomblob(600000)))", limits, "q.sql");
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(std::get<int64_t>(r->rows[0][0]), 1200000);
+}
+
+// SQLite 3.40's printf repeats '%c' `precision` times even past the length
+// limit, inside one instruction (8 s for 2147483647, past the time limit and
+// cancellation), and gives NULL for a result over the limit: the engine's
+// printf refuses such a field at once and says which limit it hit.
+TEST(QueryEngine, PrintfFieldsOverTheValueLimitFailAtOnce) {
+  auto trace = NestedTrace(1);
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  for (size_t max_value_bytes : {size_t{16} << 20, size_t{0}}) {
+    QueryLimits limits;
+    limits.max_value_bytes = max_value_bytes;
+    limits.timeout_s = 30;
+    for (const char* sql :
+         {"SELECT printf('%.*c', 2147483647, 'x')", "SELECT format('%.*c', 2147483647, 'x')",
+          "SELECT printf('%!.*c', -2147483647, 'x')", "SELECT printf('%s%.2147483647c', 'a', 'x')",
+          "SELECT length(printf('%.*c', 2147483647, 'x')), length(printf('%.*c', 2147483647, 'y'))"}) {
+      const auto start = std::chrono::steady_clock::now();
+      auto r = (*engine)->Execute(sql, limits, "q.sql");
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ASSERT_FALSE(r.ok()) << sql << " gave " << (r.ok() && !r->rows.empty() ? Text(*r) : "");
+      EXPECT_LT(seconds, 0.5) << sql;
+      EXPECT_NE(r.status().message().find("string or blob too big: printf's width or precision 2147483647 passes "
+                                          "the value limit ("),
+                std::string::npos)
+          << r.status().message();
+    }
+  }
+  // A result over the limit without a wide field (SQLite gives NULL): an
+  // error naming the limit, 16 MiB in the servers.
+  QueryLimits limits;
+  limits.max_value_bytes = 1 << 20;
+  auto r = (*engine)->Execute("SELECT printf('%.*c%.*c', 600000, 'x', 600000, 'y')", limits, "q.sql");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("printf's result passes the value limit (1048576 bytes)"), std::string::npos)
+      << r.status().message();
+  r = (*engine)->Execute("SELECT printf('%.*c', 2000000, 'x')", limits, "q.sql");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("width or precision 2000000 passes the value limit (1048576 bytes)"),
+            std::string::npos)
+      << r.status().message();
+  // What printf did before, it still does (expected strings written by hand).
+  QueryResult ok = Sql(engine->get(),
+                       "SELECT printf('%5.2f|%-4d|%s|%.*s|%*d|%%|%.3c|%x', 3.14159, 7, 'ab', 2, 'abcdef', 4, 3, "
+                       "'z', 255), format('%d-%q', 5, 'it''s'), printf(NULL), printf('%.*s', 2147483647, 'abc'), "
+                       "printf('%.*c', 600000, 'x') = printf('%600000c', 'x'), length(printf('%.*c', 600000, 'x'))",
+                       limits);
+  EXPECT_EQ(Text(ok, 0, 0), " 3.14|7   |ab|ab|   3|%|zzz|ff");
+  EXPECT_EQ(Text(ok, 0, 1), "5-it''s");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(ok.rows[0][2]));
+  EXPECT_EQ(Text(ok, 0, 3), "abc");
+  EXPECT_EQ(Int(ok, 0, 4), 0);  // repeated x against x right-aligned after spaces
+  EXPECT_EQ(Int(ok, 0, 5), 600000);
+}
+
+// devices and ranks count device streams, not the memory counters a device
+// also has (a hand-made trace: one stream and two counter tracks on device
+// 0, a counter-only device 1).
+TEST(QueryEngine, DevicesCountStreamsNotCounterTracks) {
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder b(trace.get());
+  const uint32_t stream = b.ThreadTrack(IdValue::Num(1), IdValue::Num(7));
+  b.SetTrackRole(stream, TrackKind::kDeviceStream, Layer::kDevice, 0);
+  b.AddSlice(stream, 1000, 500, b.Intern("gemm"), b.Intern("kernel"), 1, b.ArgCursor(), 0);
+  const uint32_t host = b.ThreadTrack(IdValue::Num(2), IdValue::Num(2));
+  b.AddSlice(host, 900, 50, b.Intern("aten::mm"), b.Intern("cpu_op"), kNoCorrelation, b.ArgCursor(), 0);
+  for (int device : {0, 0, 1}) {
+    const uint32_t counter =
+        b.CounterTrack(IdValue::Num(1), b.Intern("Total Allocated " + std::to_string(trace->tracks.size())), device);
+    b.AddCounter(counter, 1000, 1.0);
+  }
+  ASSERT_TRUE(b.Finalize().ok());
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  QueryResult d = Sql(engine->get(), "SELECT device, streams, activities, activity_ns FROM devices ORDER BY device");
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(Int(d, 0, 0), 0);
+  EXPECT_EQ(Int(d, 0, 1), 1);
+  EXPECT_EQ(Int(d, 0, 2), 1);
+  EXPECT_EQ(Int(d, 0, 3), 500);
+  QueryResult r = Sql(engine->get(), "SELECT tracks, device_tracks, devices FROM ranks");
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(Int(r, 0, 0), 5);
+  EXPECT_EQ(Int(r, 0, 1), 1);
+  EXPECT_EQ(Int(r, 0, 2), 1);
 }
 
 // Queries at once share SQLite's process-wide heap limit (the sum of their

@@ -168,26 +168,63 @@ QueryColumn ArgsColumn(const Trace& trace, const ChunkedVector<uint64_t>& begin,
                      }};
 }
 
-// slices.parent: the enclosing slice one level up on the same track, by a
-// stack walk over each track's rows (sorted by start, longest first).
+// slices.parent and slices.self_ns, in one walk over each track's rows
+// (sorted by start, longest first) with the slices open at each start.
+// parent: the innermost open slice that encloses the slice (starts at or
+// before it, ends at or after its end). Usually that is the slice one
+// level up; a slice that starts inside another and outlives it (counted at
+// import as slice_partial_overlap) is not its child, and its parent is the
+// next open slice out that encloses it, or none. So a parent always
+// encloses its children.
+// self_ns: as aiprof summary's self time: each instant of the track goes
+// to the innermost (latest started) slice open at it, so it is never
+// negative, a track's self times add up to the union of its slices, and it
+// equals dur minus the children's dur wherever slices nest properly.
 struct ParentColumn {
   std::vector<uint32_t> parent;
+  std::vector<int64_t> self_ns;
   bool computed = false;
   void Compute(const SliceTable& s) {
     if (computed) return;
     parent.assign(s.size(), kNoSlice);
-    std::vector<uint32_t> stack;
-    uint32_t track = kNoTrack;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s.track[i] != track) {
-        track = s.track[i];
-        stack.clear();
+    self_ns.assign(s.size(), 0);
+    std::vector<uint32_t> open;  // innermost (latest started) last
+    int64_t now = INT64_MIN;     // the track's instants up to here are given out
+    auto end_of = [&s](uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; };
+    // Gives the instants up to `t` to the innermost open slice, closing
+    // those that end on the way.
+    auto advance = [&](int64_t t) {
+      while (!open.empty()) {
+        const uint32_t top = open.back();
+        const int64_t upto = std::min(end_of(top), t);
+        if (upto > now) {
+          self_ns[top] += upto - std::max(now, s.ts_ns[top]);
+          now = upto;
+        }
+        if (end_of(top) > t) return;
+        open.pop_back();
       }
-      const size_t depth = s.depth[i];
-      if (depth > stack.size()) continue;  // inconsistent depth (damaged file): no parent
-      stack.resize(depth);
-      if (depth > 0) parent[i] = stack[depth - 1];
-      stack.push_back(static_cast<uint32_t>(i));
+      now = std::max(now, t);
+    };
+    uint32_t track = kNoTrack;
+    for (size_t k = 0; k <= s.size(); ++k) {
+      if (k == s.size() || s.track[k] != track) {
+        advance(INT64_MAX);
+        if (k == s.size()) break;
+        track = s.track[k];
+        open.clear();
+        now = INT64_MIN;
+      }
+      const auto i = static_cast<uint32_t>(k);
+      advance(s.ts_ns[i]);
+      now = std::max(now, s.ts_ns[i]);
+      for (size_t j = open.size(); j-- > 0;) {
+        if (s.ts_ns[open[j]] <= s.ts_ns[i] && end_of(open[j]) >= end_of(i)) {
+          parent[i] = open[j];
+          break;
+        }
+      }
+      open.push_back(i);
     }
     computed = true;
   }
@@ -218,13 +255,20 @@ void AddSlices(const Trace& trace, std::vector<std::unique_ptr<QueryTable>>* out
                              "arg_count"}, table.get());
   auto parent = std::make_shared<ParentColumn>();
   table->prepare = [parent, &s] { parent->Compute(s); };
-  table->columns.push_back(QueryColumn{"parent", "INTEGER", "enclosing slice one level up on the track, NULL at depth 0",
+  table->columns.push_back(QueryColumn{"parent", "INTEGER",
+                                       "innermost slice of the track that encloses this one (usually one level up), "
+                                       "NULL when none does",
                                        [parent](sqlite3_context* ctx, size_t row) {
                                          uint32_t p = parent->parent[row];
                                          if (p == kNoSlice) return sqlite3_result_null(ctx);
                                          sqlite3_result_int64(ctx, p);
                                        }});
   table->columns.push_back(ArgsColumn(trace, s.arg_begin, s.arg_count));
+  table->columns.push_back(
+      QueryColumn{"self_ns", "INTEGER",
+                  "self time, integer ns: the track's time in which this is the innermost "
+                  "(latest started) open slice, as aiprof summary's self time",
+                  [parent](sqlite3_context* ctx, size_t row) { sqlite3_result_int64(ctx, parent->self_ns[row]); }});
   Document(table.get(), {{"ts", "start, integer ns (absolute, as the trace's clock)"},
                          {"dur", "duration, integer ns"},
                          {"kind", "cpu_op, kernel, memcpy, runtime, ... (EventKind)"},

@@ -79,6 +79,11 @@ def hostile_names(aiprof, sample):
               "load_trace's text shows the path's controls: %r" % text)
         check(r.get("result", {}).get("structuredContent", {}).get("path") == os.path.realpath(evil),
               "the structured path is the path as it is")
+        blocks = r.get("result", {}).get("content", [])
+        json_text = blocks[1].get("text", "") if len(blocks) > 1 else ""
+        check("\x1b" not in json_text and "\u202e" not in json_text
+              and json.loads(json_text or "null") == r.get("result", {}).get("structuredContent"),
+              "the JSON text shows the controls as JSON escapes and parses to the document: %r" % json_text)
         r = c.tool("load_trace", path=evil + "\u202e.missing")
         message = r.get("error", {}).get("message", "")
         check("\u202e" not in message and "\\u202e.missing" in message, "an error message shows them: %r" % message)
@@ -193,6 +198,59 @@ def jsonrpc_ids(aiprof, sample):
     check(r.get("id") == 13 and "tools" in r.get("result", {}), "duplicate members through the worker: %r" % r)
     check(c.call("ping").get("result") == {}, "still serving")
     check(c.close() == 0, "exits 0")
+
+
+def text_content_carries_the_data(aiprof, sample):
+    """D1 of the query/MCP trial: a tool's document is also its content, as
+    JSON text (MCP 2025-06-18, "Structured content": SHOULD), and under
+    2024-11-05, which has no structuredContent, only there; D6: the input
+    schemas say what the server refuses (additionalProperties false, the
+    names of analyze's 'only')."""
+    for version in ("2025-06-18", "2024-11-05"):
+        c = Client(aiprof, [os.path.dirname(sample)])
+        r = c.call("initialize", {"protocolVersion": version, "capabilities": {},
+                                  "clientInfo": {"name": "test", "version": "0"}})
+        check(r["result"]["protocolVersion"] == version, "initialize %s: %r" % (version, r))
+        tools = {t["name"]: t for t in c.call("tools/list")["result"]["tools"]}
+        check(all(t["inputSchema"].get("additionalProperties") is False for t in tools.values()),
+              "%s: every inputSchema refuses other arguments" % version)
+        check(("outputSchema" in tools["whatif"]) == (version == "2025-06-18"),
+              "%s: whatif's outputSchema only where structuredContent is sent" % version)
+        only = tools["analyze"]["inputSchema"]["properties"]["only"]["items"].get("enum", [])
+        check("breakdown" in only and "launches" in only, "analyze's only lists the analyses: %r" % only)
+        tid = c.tool("load_trace", path=sample)["result"]["content"][1]["text"]
+        tid = json.loads(tid)["trace"]
+        r = c.tool("analyze", trace=tid, only=["no_such"])
+        names = r.get("error", {}).get("message", "")
+        check(r.get("error", {}).get("code") == -32602 and all(n in names for n in only),
+              "the enum names what the server accepts: %r" % names)
+        r = c.tool("summary", trace=tid, extra=1)
+        check(r.get("error", {}).get("code") == -32602, "an argument the schema does not name is refused")
+        cli = json.loads(subprocess.run([aiprof, "summary", sample, "--format", "json", "--top", "0"],
+                                        capture_output=True, check=True).stdout)
+        for tool, args in (("query", {"sql": "SELECT name, count(*) AS n FROM slices GROUP BY name ORDER BY n DESC, "
+                                             "name LIMIT 3"}),
+                           ("summary", {}), ("diagnose", {})):
+            res = c.tool(tool, trace=tid, **args)["result"]
+            content = res["content"]
+            doc = json.loads(content[1]["text"]) if len(content) == 2 and content[1]["type"] == "text" else None
+            check(doc is not None, "%s %s: the document is a second text block: %r" % (version, tool, content))
+            if version == "2025-06-18":
+                check(doc == res.get("structuredContent"), "%s: the JSON text equals structuredContent" % tool)
+            else:
+                check("structuredContent" not in res, "2024-11-05: no structuredContent (%s)" % tool)
+            if tool == "summary":
+                check(doc and doc["totals"] == cli["totals"] and doc["ops"] == cli["ops"],
+                      "%s: the summary in the text equals aiprof summary" % version)
+            if tool == "query":
+                names = {}
+                for o in cli["ops"]:
+                    names[o["name"]] = names.get(o["name"], 0) + o["count"]
+                want = sorted(names.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+                check(doc and doc["rows"] == [list(kv) for kv in want],
+                      "%s: the query's rows in the text, as counted from aiprof summary: %r / %r"
+                      % (version, doc and doc["rows"], want))
+        check(c.close() == 0, "exits 0")
 
 
 def main():
@@ -458,6 +516,7 @@ def main():
     check(c.close() == 0, "exits 0 at end of input")
 
     hostile_names(a.aiprof, sample)
+    text_content_carries_the_data(a.aiprof, sample)
     reload_and_unload(a.aiprof, sample)
     jsonrpc_ids(a.aiprof, sample)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode

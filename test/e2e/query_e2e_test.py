@@ -77,6 +77,19 @@ def compare_with_summary(aiprof, path):
                 print("  op %r/%r: query %s, summary count %s total_us %s" %
                       (op["category"], op["name"], got, op["count"], op["total_us"]))
     check(bad == 0, "%s: %d ops differ from summary" % (path, bad))
+    # slices.self_ns is summary's self time (D3 of the query/MCP trial: self
+    # time from a parent that did not enclose its child went negative), and
+    # every parent encloses its child; partial overlaps are a diagnostic.
+    selfs = {(r[0] or "", r[1] or ""): r[2] for r in query_json(
+        aiprof, path, "SELECT category, name, sum(self_ns) FROM slices GROUP BY category, name")}
+    bad = [op["name"] for op in summary["ops"]
+           if "self_us" in op and abs(selfs.get((op["category"], op["name"]), -1) / 1000.0 - op["self_us"]) > 0.0015]
+    check(not bad, "%s: self_ns per op differs from summary's self_us: %s" % (path, bad[:3]))
+    rows = query_json(aiprof, path, "SELECT ts, ts + dur, parent, self_ns FROM slices ORDER BY id")
+    outside = sum(1 for r in rows if r[2] is not None and (r[0] < rows[r[2]][0] or r[1] > rows[r[2]][1]))
+    negative = sum(1 for r in rows if r[3] < 0)
+    check(outside == 0 and negative == 0, "%s: parents enclose their children (%d do not), no negative self "
+                                          "time (%d)" % (path, outside, negative))
     by_category = {(r[0] or ""): r[1] for r in query_json(
         aiprof, path, "SELECT category, count(*) FROM (SELECT category FROM slices UNION ALL "
                       "SELECT category FROM instants) GROUP BY category")}
