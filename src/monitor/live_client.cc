@@ -199,7 +199,8 @@ std::string LiveClient::CounterName(uint32_t index) const {
 
 void LiveClient::Heartbeat() { __atomic_store_n(&header_->heartbeat_ns, MonotonicNs(), __ATOMIC_RELEASE); }
 
-Status LiveClient::RunCommand(live::Command command, const std::string& path, int64_t timeout_ns) {
+Status LiveClient::RunCommand(live::Command command, const std::string& path, int64_t timeout_ns,
+                              const std::function<bool()>& cancelled) {
   std::lock_guard<std::mutex> lock(command_mu_);
   if (path.size() >= live::kPathBytes) return ErrStatus("path too long for the live channel: " + path);
   std::memset(header_->command_path, 0, sizeof(header_->command_path));
@@ -212,6 +213,7 @@ Status LiveClient::RunCommand(live::Command command, const std::string& path, in
     if (MonotonicNs() > deadline)
       return ErrStatus("pid " + std::to_string(pid_) + " did not answer the live channel's command");
     if (kill(pid_, 0) != 0 && errno == ESRCH) return ErrStatus("pid " + std::to_string(pid_) + " exited");
+    if (cancelled && cancelled()) return ErrStatus("not waited for: the monitor is stopping");
     Heartbeat();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

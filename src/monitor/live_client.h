@@ -43,9 +43,11 @@ class LiveClient {
   std::string CounterName(uint32_t index) const;
   // Tells the SDK the monitor is alive (every interval).
   void Heartbeat();
-  // Runs `command` (with `path`) in the process and waits for its answer.
+  // Runs `command` (with `path`) in the process and waits for its answer,
+  // at most `timeout_ns` and while `cancelled` (if given) says false.
   // Thread-safe: one command at a time.
-  Status RunCommand(live::Command command, const std::string& path, int64_t timeout_ns);
+  Status RunCommand(live::Command command, const std::string& path, int64_t timeout_ns,
+                    const std::function<bool()>& cancelled = nullptr);
   std::string sdk_mode() const;
   // Whether the process registered a framework layer (the Python SDK).
   bool framework_available() const;

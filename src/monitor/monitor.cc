@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -46,6 +47,8 @@ namespace {
 
 // How long a flush of the flight recorder may take before it is given up.
 constexpr int64_t kFlushTimeoutNs = 20'000'000'000;
+// How long starting the framework layer may take (after a flush answered).
+constexpr int64_t kFrameworkOnTimeoutNs = 10'000'000'000;
 // After the watched process exits, how long its SDK's exit file is waited for.
 constexpr int64_t kExitFileWaitNs = 3'000'000'000;
 
@@ -577,14 +580,23 @@ class Monitor {
     });
   }
 
+  // A stop asked for: waits on the service are cut short.
+  static bool Stopping() { return g_stop_signals.load() > 0; }
+
+  // The flight recorder's flush, which needs the service's live thread (a
+  // stalled or stopped service answers late or never). Returns whether the
+  // service answered.
+  bool FlushFlightRecorder(Incident* inc) {
+    Status st = client_->RunCommand(live::kCmdFlush, inc->dir + "/flight_recorder.aiprof", kFlushTimeoutNs, &Stopping);
+    inc->flight_recorder_status = st.ok() ? "written" : "failed: " + st.message();
+    if (st.ok()) inc->files.insert(inc->files.begin(), "flight_recorder.aiprof");
+    return st.ok();
+  }
+
   // The worker: flight recorder, deep trace, merged trace, diagnosis.
   void WriteIncident(Incident* inc) {
     const std::string fr = inc->dir + "/flight_recorder.aiprof";
-    if (o_.on_alert != OnAlert::kNone) {
-      Status st = client_->RunCommand(live::kCmdFlush, fr, kFlushTimeoutNs);
-      inc->flight_recorder_status = st.ok() ? "written" : "failed: " + st.message();
-      if (st.ok()) inc->files.push_back("flight_recorder.aiprof");
-    }
+    if (o_.on_alert == OnAlert::kDump) FlushFlightRecorder(inc);
     std::string diagnose_input;
     if (o_.on_alert == OnAlert::kTrace) {
       Status st = DeepTrace(inc);
@@ -619,15 +631,43 @@ class Monitor {
     // Python frames (python/aiprof/_framework.py), whose py-<pid>.txt the
     // capture splices into the host samples in place of the interpreter's
     // frames, as it does for its own start-up hook's.
+    //
+    // Host sampling needs nothing from the service, so it starts at the
+    // alert, while the flight recorder's flush and the framework layer's
+    // start (which need the service's live thread, and in Python its GIL)
+    // run beside it: the deep trace of a stalled service covers the stall.
+    // After a flush the service did not answer, nothing more is asked of it.
     const std::string torch_dir = inc->dir + "/.framework";
-    bool framework = false, stopped = false, recorded = false;
-    if (client_->framework_available()) {
-      Status st = client_->RunCommand(live::kCmdFrameworkOn, torch_dir, kFlushTimeoutNs);
-      framework = st.ok();
-      inc->framework_status = st.ok() ? "started" : "not started: " + st.message();
-    }
-    // Stopped when recording ends, before the capture reads the samples.
+    bool framework = false, stopped = false, recorded = false, answered = false;
+    std::mutex commands_mu;
+    std::condition_variable commands_cv;
+    bool commands_done = false, recording_over = false;
+    inc->trace_start_ns = MonotonicNs();
+    std::thread commands([&] {
+      answered = FlushFlightRecorder(inc);
+      if (client_->framework_available()) {
+        std::unique_lock<std::mutex> lock(commands_mu);
+        const bool over = recording_over;
+        lock.unlock();
+        Status st = !answered ? ErrStatus("the service did not answer the flush of the flight recorder")
+                    : over    ? ErrStatus("the deep trace ended before the service answered the flush")
+                              : client_->RunCommand(live::kCmdFrameworkOn, torch_dir, kFrameworkOnTimeoutNs, &Stopping);
+        framework = st.ok();
+        inc->framework_status = st.ok() ? "started" : "not started: " + st.message();
+      }
+      std::lock_guard<std::mutex> lock(commands_mu);
+      commands_done = true;
+      commands_cv.notify_all();
+    });
+    // Stopped when recording ends, before the capture reads the samples
+    // (once a command in flight is answered or given up; none is sent after).
     auto stop_framework = [&] {
+      {
+        std::unique_lock<std::mutex> lock(commands_mu);
+        if (!recording_over) inc->trace_end_ns = MonotonicNs();
+        recording_over = true;
+        if (client_->framework_available()) commands_cv.wait(lock, [&] { return commands_done; });
+      }
       if (stopped || !framework) return;
       stopped = true;
       Status st = client_->RunCommand(live::kCmdFrameworkOff, torch_dir, 3 * kFlushTimeoutNs);
@@ -636,10 +676,9 @@ class Monitor {
     };
     c.on_stopped = stop_framework;
     c.python_samples_dir = torch_dir + "/python";
-    inc->trace_start_ns = MonotonicNs();
     StatusOr<CaptureResult> captured = RunCapture(c);
-    inc->trace_end_ns = MonotonicNs();
     stop_framework();  // the capture failed before recording
+    commands.join();
     std::vector<std::unique_ptr<Trace>> parts;
     const std::string py_file = c.python_samples_dir + "/py-" + std::to_string(pid_) + ".txt";
     const bool python_frames = access(py_file.c_str(), F_OK) == 0;
@@ -662,7 +701,8 @@ class Monitor {
     parts.insert(parts.begin(), std::move(r.trace));
     // The SDK's buffers now hold the lead-up and the deep trace's requests.
     const std::string after = inc->dir + "/.sdk-after-trace.aiprof";
-    Status flushed = client_->RunCommand(live::kCmdFlush, after, kFlushTimeoutNs);
+    Status flushed = answered ? client_->RunCommand(live::kCmdFlush, after, kFlushTimeoutNs, &Stopping)
+                              : ErrStatus("not asked: the service did not answer the first flush");
     std::string sdk_source = "after the deep trace";
     StatusOr<std::unique_ptr<Trace>> sdk =
         flushed.ok() ? ImportTraceFile(after) : StatusOr<std::unique_ptr<Trace>>(flushed);

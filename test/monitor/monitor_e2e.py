@@ -46,6 +46,9 @@ Cases:
   unwritable an incident folder appears only once complete (renamed from a
              working name); one that cannot be written says so on stdout
              and in /metrics, and is not counted as written.
+  stalled    a SIGSTOPped service: the deep trace (host samples) runs during
+             the stall, the flush of the flight recorder beside it (uses
+             perf: heavy).
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -511,6 +514,46 @@ def case_unwritable(args, tmp):
         run.monitor.kill()
     sys.stderr.write(run.monitor.stderr.read())
     check(run.monitor.returncode == 1, 'stopped after a failed incident: exit 1 (got %d)' % run.monitor.returncode)
+
+
+def case_stalled(args, tmp):
+    """trial_monitor D5: the deep trace of a stalled service (SIGSTOPped
+    here, a blocked main thread in the trial) starts at the alert, while the
+    flush of the flight recorder waits for the service; it ended only after
+    the stall (two 20 s waits) before. Uses perf: heavy."""
+    run = Run(args, tmp, ['--work-us', '300'],
+              ['--alert', 'p99_latency > 100s', '--window', '1s', '--interval', '0.25s', '--trace-duration', '2s',
+               '--metrics-listen', '127.0.0.1:0', '--once', '--timeout', '60s'], load_seconds=4)
+    port = metrics_port(run)
+    check(port is not None, 'the endpoint says where it listens')
+    svc = monitor_children(run.monitor.pid)
+    deadline = time.monotonic() + 15
+    while port and time.monotonic() < deadline and http('http://127.0.0.1:%d/metrics' % port)[0] != 200:
+        time.sleep(0.1)
+    if port and svc:
+        os.kill(svc[0], signal.SIGSTOP)
+        status, _ = http('http://127.0.0.1:%d/alert' % port,
+                         data=json.dumps({'alerts': [{'status': 'firing', 'labels': {'alertname': 'Stalled'}}]}).encode())
+        check(status == 200, 'webhook accepted (%d)' % status)
+        time.sleep(10)  # the stall: longer than the capture's start and its 2 s
+        resumed_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the monitor's clock
+        os.kill(svc[0], signal.SIGCONT)
+    run.load.kill()
+    rc, out, err = run.finish()
+    check(rc == 3, 'an incident (got %d)' % rc)
+    inc = run.incidents()
+    if not inc or not port or not svc:
+        check(False, 'an incident folder')
+        return
+    alert = json.load(open(os.path.join(inc[0], 'alert.json')))
+    dt = alert['deep_trace']
+    check(dt['status'] == 'written', 'the deep trace is written (%s)' % dt['status'])
+    check(dt.get('start_monotonic_ns', resumed_ns) < resumed_ns and dt.get('end_monotonic_ns', resumed_ns) < resumed_ns,
+          'the deep trace ran during the stall (started %.1f s after the alert, the stall ended %.1f s after it)' %
+          ((dt.get('start_monotonic_ns', 0) - alert['trigger']['monotonic_ns']) / 1e9,
+           (resumed_ns - alert['trigger']['monotonic_ns']) / 1e9))
+    check(alert['flight_recorder']['status'] == 'written', 'the flush, answered after the stall, still wrote the '
+          'flight recorder (%s)' % alert['flight_recorder']['status'])
 
 
 def http(url, data=None, timeout=5, headers=None):
@@ -1144,7 +1187,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'signals': case_signals, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'signals': case_signals, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
