@@ -208,10 +208,14 @@ SessionOptions DiagnosisFlags::Options() const {
 }
 
 void WarnImportDiagnostics(const Trace& trace) {
-  const auto& entries = trace.diagnostics.entries();
-  if (entries.empty()) return;
   std::vector<std::pair<std::string, const DiagnosticEntry*>> kinds;
-  for (const auto& [kind, e] : entries) kinds.emplace_back(kind, &e);
+  uint64_t total = 0;
+  for (const auto& [kind, e] : trace.diagnostics.entries()) {
+    if (IsNoteOnlyDiagnostic(kind)) continue;
+    kinds.emplace_back(kind, &e);
+    total += e.count;
+  }
+  if (kinds.empty()) return;
   std::stable_sort(kinds.begin(), kinds.end(),
                    [](const auto& a, const auto& b) { return a.second->count > b.second->count; });
   std::string text;
@@ -225,7 +229,7 @@ void WarnImportDiagnostics(const Trace& trace) {
   std::fprintf(stderr,
                "aiprof: warning: the import counted %llu malformed or unsupported records: %s. The figures "
                "leave out or adjust them; `aiprof summary` lists each kind and what was done.\n",
-               static_cast<unsigned long long>(trace.diagnostics.Total()), TerminalSafe(text).c_str());
+               static_cast<unsigned long long>(total), TerminalSafe(text).c_str());
 }
 
 }  // namespace aiprof

@@ -2,6 +2,8 @@
 
 namespace aiprof {
 
+bool IsNoteOnlyDiagnostic(std::string_view kind) { return kind == "slice_partial_overlap"; }
+
 void Diagnostics::Add(const std::string& kind, const std::string& where,
                       const std::string& description) {
   DiagnosticEntry& e = entries_[kind];

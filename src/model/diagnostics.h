@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace aiprof {
 
@@ -14,6 +15,12 @@ struct DiagnosticEntry {
   std::string first_where;  // "file:byte 1234" or "file:line 17"
   std::string description;
 };
+
+// Kinds that note how records were read while every record and value was
+// kept (a slice that partly overlaps another is kept, only not nested in
+// it): listed by summary and report, not warned of by the commands that
+// print only figures (src/cli/flags.h WarnImportDiagnostics).
+bool IsNoteOnlyDiagnostic(std::string_view kind);
 
 class Diagnostics {
  public:
