@@ -143,6 +143,24 @@ TEST(WhatIfTest, StepSpansAreOneRowAndDeadClausesAreNoted) {
   for (const std::string& n : r.notes) EXPECT_EQ(n.find("'B'"), std::string::npos) << n;
 }
 
+// Hand-made (µs): a step [0, 100] with A [10, 40] and B [45, 70] inside;
+// its own time is 10 before A, 5 between, 30 after B. `remove-idle other`
+// takes all of it: A [0, 30], B [30, 55], the step ends with B: 55. Before,
+// the 30 after B stayed (85; the predict trial's D7, against docs/whatif.md's
+// "a wrapper's own time ... become 0").
+TEST(WhatIfTest, RemoveIdleOtherTakesAWrappersTailToo) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":30},
+    {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":45,"dur":25}
+  ]})json");
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = MustPredict(*t, "remove-idle other");
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].measured_ns, 100'000);
+  EXPECT_EQ(r.steps[0].predicted_ns, 55'000);
+}
+
 // The same trace, walked again on the replayed times (worked by hand): the
 // measured path is the step's tail 3 + its gap after the loader 1
 // (idle_other 4), the sync's overhead 2, K 50, the launch delay 4, and the
