@@ -37,6 +37,13 @@ StatusOr<std::vector<AlertRule>> ParseAlertRules(const std::vector<std::string>&
   for (const std::string& text : texts) {
     StatusOr<Expression> e = Expression::Parse(text, &FindMonitorMetric);
     if (!e.ok()) return ErrStatus("--alert: " + e.status().message() + " (metrics: docs/monitor.md)");
+    for (const std::string& m : e->Metrics()) {
+      if (m.starts_with("counter.") && m.size() - 8 > kMaxCounterNameBytes) {
+        return ErrStatus("--alert \"" + text + "\": " + m + ": the SDK's live channel keeps counter names of at most " +
+                         std::to_string(kMaxCounterNameBytes) + " bytes (this one has " + std::to_string(m.size() - 8) +
+                         "), so it can never match: shorten the name");
+      }
+    }
     if (e->UsesBaseline()) {
       if (!baseline) {
         return ErrStatus("--alert \"" + text + "\" compares with the baseline: give --service NAME (and --db PATH) of a "

@@ -14,6 +14,10 @@
 
 namespace aiprof {
 
+// The longest SDK counter name the live channel carries whole
+// (live::CounterName::name less its NUL).
+inline constexpr size_t kMaxCounterNameBytes = 59;
+
 // The baseline's value of each window metric it can speak for.
 struct MonitorBaseline {
   std::string label;  // "baseline NAME #ID (source)"

@@ -194,7 +194,17 @@ Status LiveClient::WaitAttached(int64_t timeout_ns, const std::function<bool()>&
 std::string LiveClient::CounterName(uint32_t index) const {
   if (index >= live::kCounterNames || __atomic_load_n(&header_->counter_names[index].used, __ATOMIC_ACQUIRE) == 0)
     return "";
-  return Text(header_->counter_names[index].name, sizeof(header_->counter_names[index].name));
+  std::string name = Text(header_->counter_names[index].name, sizeof(header_->counter_names[index].name));
+  return CounterNameCut(index) ? name + "~" + std::to_string(index) : name;
+}
+
+bool LiveClient::CounterNameCut(uint32_t index) const {
+  return index < live::kCounterNames &&
+         __atomic_load_n(&header_->counter_names[index].used, __ATOMIC_ACQUIRE) == live::kNameCut;
+}
+
+uint64_t LiveClient::counter_samples_dropped() const {
+  return __atomic_load_n(&header_->counter_samples_dropped, __ATOMIC_RELAXED);
 }
 
 void LiveClient::Heartbeat() { __atomic_store_n(&header_->heartbeat_ns, MonotonicNs(), __ATOMIC_RELEASE); }

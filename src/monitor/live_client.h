@@ -39,8 +39,14 @@ class LiveClient {
     return live::Drain(header_, &reader_, on_record);
   }
   uint64_t lost() const { return reader_.lost; }
-  // The counter name of a record's aux index ("" when unknown).
+  // The counter name of a record's aux index ("" when unknown). A name the
+  // SDK had to cut (longer than 59 bytes) is its first 59 bytes and
+  // "~<index>", so that two names that differ past the cut stay apart.
   std::string CounterName(uint32_t index) const;
+  // Whether the name at `index` was cut.
+  bool CounterNameCut(uint32_t index) const;
+  // Counter samples the SDK could not send: their name found no slot.
+  uint64_t counter_samples_dropped() const;
   // Tells the SDK the monitor is alive (every interval).
   void Heartbeat();
   // Runs `command` (with `path`) in the process and waits for its answer,

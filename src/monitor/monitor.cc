@@ -45,6 +45,8 @@
 namespace aiprof {
 namespace {
 
+static_assert(kMaxCounterNameBytes + 1 == sizeof(live::CounterName::name), "alert.h's limit is the channel's");
+
 // How long a flush of the flight recorder may take before it is given up.
 constexpr int64_t kFlushTimeoutNs = 20'000'000'000;
 // How long starting the framework layer may take (after a flush answered).
@@ -409,6 +411,8 @@ class Monitor {
       counts.incidents = incidents_.load();
       counts.incident_write_failures = incident_failures_.load();
       counts.alerts = alerts_total_.load();
+      counts.counter_names_cut = counter_names_cut_.load();
+      counts.counter_samples_dropped = client_ ? client_->counter_samples_dropped() : 0;
       return PrometheusExposition(last_stats_, totals_, ExpositionLabels{service_label_}, counts);
     };
     auto trigger = [this](const std::vector<std::string>& names, const std::string& peer) {
@@ -451,9 +455,24 @@ class Monitor {
         std::memcpy(&v, &r.value, sizeof(v));
         const std::string name = client_->CounterName(r.aux);
         if (!name.empty()) window_->AddCounter(name, r.end_ns, v);
+        if (r.aux < cut_said_.size() && !cut_said_[r.aux] && client_->CounterNameCut(r.aux)) {
+          cut_said_[r.aux] = true;
+          ++counter_names_cut_;
+          std::fprintf(stderr,
+                       "aiprof monitor: SDK counter name longer than %zu bytes, shown cut as \"%s\" (names that differ "
+                       "past the cut stay apart; an alert cannot name it): shorten it\n",
+                       kMaxCounterNameBytes, TerminalSafe(name).c_str());
+        }
       }
     });
     totals_lock.unlock();
+    if (const uint64_t dropped = client_->counter_samples_dropped(); dropped > 0 && !dropped_said_) {
+      dropped_said_ = true;
+      std::fprintf(stderr,
+                   "aiprof monitor: the service set more than %u distinct SDK counters: the live channel keeps %u "
+                   "names, the samples of the others are dropped (aiprof_monitor_sdk_value_samples_dropped_total)\n",
+                   live::kCounterNames, live::kCounterNames);
+    }
     client_->Heartbeat();
     window_->Advance(now);
     WindowStats s = window_->Stats(now);
@@ -1037,7 +1056,9 @@ class Monitor {
   MonitorTotals totals_{o_.latency_buckets_s.empty() ? DefaultLatencyBuckets() : o_.latency_buckets_s};
   std::vector<std::pair<std::string, std::string>> external_;  // webhook alert names, peer
   std::string webhook_token_;
-  std::atomic<uint64_t> incidents_{0}, incident_failures_{0}, alerts_total_{0};
+  std::atomic<uint64_t> incidents_{0}, incident_failures_{0}, alerts_total_{0}, counter_names_cut_{0};
+  std::vector<bool> cut_said_ = std::vector<bool>(live::kCounterNames, false);
+  bool dropped_said_ = false;
   int incident_seq_ = 0;
   std::unique_ptr<Incident> current_;
   std::thread worker_;

@@ -231,6 +231,12 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
           static_cast<double>(counts.alerts));
   counter("aiprof_monitor_incidents_total", "Incident folders written (complete, under their final name).",
           static_cast<double>(counts.incidents));
+  gauge("aiprof_monitor_sdk_value_names_cut",
+        "SDK counter names longer than the live channel keeps (59 bytes): shown cut, with ~<slot>.",
+        static_cast<double>(counts.counter_names_cut));
+  counter("aiprof_monitor_sdk_value_samples_dropped_total",
+          "SDK counter samples lost: their name came past the live channel's 64 names.",
+          static_cast<double>(counts.counter_samples_dropped));
   counter("aiprof_monitor_incident_write_failures_total",
           "Incidents whose folder could not be written (disk full, read-only, removed folder).",
           static_cast<double>(counts.incident_write_failures));

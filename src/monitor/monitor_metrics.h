@@ -76,8 +76,8 @@ struct MonitorCounts {
   uint64_t incidents = 0;                // incident folders written
   uint64_t incident_write_failures = 0;  // incidents whose folder could not be written
   uint64_t alerts = 0;                   // alerts that fired (expressions that started to hold, webhooks)
-  uint64_t counter_names_truncated = 0;  // SDK counter names the SDK had to cut (distinct series kept apart)
-  uint64_t counter_names_dropped = 0;    // SDK counter names past the SDK's table (never seen)
+  uint64_t counter_names_cut = 0;        // SDK counter names longer than the live channel keeps
+  uint64_t counter_samples_dropped = 0;  // SDK counter samples of names past the live channel's table
 };
 
 // Prometheus text exposition format 0.0.4 (aiprof_monitor_*; docs/monitor.md

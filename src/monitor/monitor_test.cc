@@ -240,6 +240,11 @@ TEST(MonitorMetricsTest, CountersAndHistogramAreCumulative) {
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_request_latency_seconds_count" + base + "}"), 5);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_requests" + base + "}"), 0);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_incident_write_failures_total" + base + "}"), 1);
+  EXPECT_EQ(SampleValue(second, "aiprof_monitor_sdk_value_names_cut" + base + "}"), 0);
+  const std::string third = PrometheusExposition(idle, totals, ExpositionLabels{"svc"},
+                                                 MonitorCounts{.counter_names_cut = 2, .counter_samples_dropped = 9});
+  EXPECT_EQ(SampleValue(third, "aiprof_monitor_sdk_value_names_cut" + base + "}"), 2);
+  EXPECT_EQ(SampleValue(third, "aiprof_monitor_sdk_value_samples_dropped_total" + base + "}"), 9);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_request_latency_p99_seconds" + base + "}"), -1);
 }
 
@@ -276,6 +281,17 @@ TEST(MonitorAlertTest, AlertsHoldOnBothSidesOfTheThreshold) {
   WindowStats idle;
   idle.covered_ns = kSec;
   EXPECT_EQ(EvaluateAlert((*rules)[0], idle, nullptr).result.truth, Truth::kUnknown);
+}
+
+// trial_monitor D6: the live channel cuts counter names to 59 bytes, so an
+// alert on a longer name never fired, without a word.
+TEST(MonitorAlertTest, CounterNamesTheChannelCannotCarryAreErrors) {
+  const std::string long_name = "queue_depth_of_the_very_long_named_inference_pipeline_stage_one";  // 63 bytes
+  auto bad = ParseAlertRules({"counter." + long_name + " > 0"}, nullptr);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("at most 59 bytes (this one has 63)"), std::string::npos)
+      << bad.status().message();
+  EXPECT_TRUE(ParseAlertRules({"counter." + std::string(59, 'q') + " > 0"}, nullptr).ok());
 }
 
 TEST(MonitorAlertTest, BadExpressionsAreErrorsAtStartUp) {

@@ -276,8 +276,9 @@ uint32_t CounterIndex(live::Header* h, const char* name) {
     if (p == nullptr) {
       const uint32_t used = h->counter_names_used;
       if (used >= live::kCounterNames) break;
-      snprintf(h->counter_names[used].name, sizeof(h->counter_names[used].name), "%s", name);
-      __atomic_store_n(&h->counter_names[used].used, 1, __ATOMIC_RELEASE);
+      const int n = snprintf(h->counter_names[used].name, sizeof(h->counter_names[used].name), "%s", name);
+      const bool cut = n >= static_cast<int>(sizeof(h->counter_names[used].name));
+      __atomic_store_n(&h->counter_names[used].used, cut ? live::kNameCut : live::kNameWritten, __ATOMIC_RELEASE);
       __atomic_store_n(&h->counter_names_used, used + 1, __ATOMIC_RELEASE);
       g_counter_index[j] = used;
       __atomic_store_n(&g_counter_ptrs[j], name, __ATOMIC_RELEASE);
@@ -348,7 +349,10 @@ void LiveCounter(const char* name, double value) {
   live::Header* h = __atomic_load_n(&g_live_header, __ATOMIC_ACQUIRE);
   if (!h || !name) return;
   const uint32_t index = CounterIndex(h, name);
-  if (index == UINT32_MAX) return;  // more than kCounterNames names
+  if (index == UINT32_MAX) {  // more than kCounterNames names: counted, the monitor says so
+    __atomic_fetch_add(&h->counter_samples_dropped, 1, __ATOMIC_RELAXED);
+    return;
+  }
   int64_t bits;
   memcpy(&bits, &value, sizeof(bits));
   live::Push(h, live::kRecCounter, MonotonicNs(), bits, index);

@@ -60,8 +60,13 @@ struct Record {
 };
 static_assert(sizeof(Record) == 32, "live records are 32 bytes");
 
+// Names longer than name[] holds are cut (to 59 bytes) and marked
+// kNameCut, so that the monitor keeps two names that differ past the cut
+// apart and says so.
+inline constexpr uint32_t kNameWritten = 1;
+inline constexpr uint32_t kNameCut = 2;
 struct CounterName {
-  uint32_t used;  // 1 once name is written
+  uint32_t used;  // 0, or kNameWritten / kNameCut once name is written
   char name[60];
 };
 static_assert(sizeof(CounterName) == 64, "counter names are 64 bytes");
@@ -98,6 +103,9 @@ struct Header {
   uint32_t fatal_signal;
   char command_path[kPathBytes];
   CounterName counter_names[kCounterNames];
+  // Written by the SDK: counter samples not sent because their name found
+  // no free slot (past the kCounterNames-th name).
+  uint64_t counter_samples_dropped;
 };
 static_assert(sizeof(Header) <= kHeaderBytes, "header fits its page");
 

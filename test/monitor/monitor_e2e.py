@@ -49,6 +49,8 @@ Cases:
   stalled    a SIGSTOPped service: the deep trace (host samples) runs during
              the stall, the flush of the flight recorder beside it (uses
              perf: heavy).
+  counters   SDK counter names past the live channel's 59 bytes stay apart
+             and are said; names past its 64 are counted, said once.
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -554,6 +556,43 @@ def case_stalled(args, tmp):
            (resumed_ns - alert['trigger']['monotonic_ns']) / 1e9))
     check(alert['flight_recorder']['status'] == 'written', 'the flush, answered after the stall, still wrote the '
           'flight recorder (%s)' % alert['flight_recorder']['status'])
+
+
+def case_counters(args, tmp):
+    """trial_monitor D6: SDK counter names longer than the live channel's 59
+    bytes stay two series (cut, with ~<slot>) and are said on stderr and
+    /metrics; samples of names past its 64 are counted, said once; an alert
+    on a name too long to carry is an error at start-up."""
+    long1 = 'queue_depth_of_the_very_long_named_inference_pipeline_stage_one'
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'counter.%s > 0' % long1, '-o', os.path.join(tmp, 'x'),
+                        '--', args.service], capture_output=True, text=True, timeout=20)
+    check(p.returncode == 1 and 'at most 59 bytes' in p.stderr,
+          'an alert on a name too long for the channel fails at start-up (%d %r)' % (p.returncode, p.stderr[-200:]))
+    run = Run(args, tmp, ['--work-us', '300', '--many-counters', '1'],
+              ['--alert', 'p99_latency > 100s', '--window', '1s', '--interval', '0.25s', '--on-alert', 'none',
+               '--metrics-listen', '127.0.0.1:0', '--timeout', '30s'], load_seconds=30)
+    port = metrics_port(run)
+    check(port is not None, 'the endpoint says where it listens')
+    body = ''
+    deadline = time.monotonic() + 20
+    while port and time.monotonic() < deadline:
+        status, body = http('http://127.0.0.1:%d/metrics' % port)
+        if status == 200 and 'sdk_value_samples_dropped_total{service="monitor_service"} 0' not in body and \
+                'name="c160"' in body:
+            break
+        time.sleep(0.2)
+    run.monitor.send_signal(signal.SIGTERM)
+    run.load.kill()
+    rc, out, err = run.finish()
+    series = re.findall(r'^aiprof_monitor_sdk_value\{service=".*",name="(queue_depth_of[^"]*)"\} (\S+)$', body, re.M)
+    check(len(series) == 2 and {v for _, v in series} == {'1', '2'} and all('~' in n for n, _ in series),
+          'two long names are two series, cut and told apart (%s)' % series)
+    check(re.search(r'^aiprof_monitor_sdk_value_names_cut\{service=".*"\} 2$', body, re.M) is not None,
+          '/metrics: sdk_value_names_cut 2')
+    check(re.search(r'^aiprof_monitor_sdk_value_samples_dropped_total\{service=".*"\} [1-9]', body, re.M)
+          is not None, '/metrics: sdk_value_samples_dropped_total > 0')
+    check(err.count('longer than 59 bytes') == 2, 'each cut name said once on stderr')
+    check(err.count('more than 64 distinct SDK counters') == 1, 'the full table said once on stderr')
 
 
 def http(url, data=None, timeout=5, headers=None):
@@ -1187,7 +1226,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'signals': case_signals, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'signals': case_signals, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,

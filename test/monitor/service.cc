@@ -34,6 +34,20 @@ namespace {
 std::atomic<bool> g_slow{false};
 int g_slow_ms = 25;
 int g_work_us = 200;
+bool g_many_counters = false;
+
+// --many-counters (trial_monitor D6): two names that differ only past the
+// live channel's 59 bytes, and 70 more names than its table of 64 holds.
+void SetManyCounters() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> v;
+    for (int i = 0; i < 70; ++i) v.push_back("c" + std::to_string(100 + i));
+    return v;
+  }();
+  aiprof_counter("queue_depth_of_the_very_long_named_inference_pipeline_stage_one", 1);
+  aiprof_counter("queue_depth_of_the_very_long_named_inference_pipeline_stage_two", 2);
+  for (size_t i = 0; i < kNames.size(); ++i) aiprof_counter(kNames[i].c_str(), static_cast<double>(i));
+}
 
 int64_t NowNs() {
   timespec ts;
@@ -92,6 +106,7 @@ void Serve(int fd) {
         aiprof_request_end(id);
       }
       aiprof_counter("queue_depth", 1);  // an SDK counter for /metrics (promtool's lint)
+      if (g_many_counters) SetManyCounters();
       if (write(fd, fail ? "er\n" : "ok\n", 3) != 3) return;
     }
   }
@@ -121,6 +136,7 @@ int main(int argc, char** argv) {
   const double die_after = Arg(argc, argv, "--die-after", -1);
   g_slow_ms = static_cast<int>(Arg(argc, argv, "--slow-ms", 25));
   g_work_us = static_cast<int>(Arg(argc, argv, "--work-us", 200));
+  g_many_counters = Arg(argc, argv, "--many-counters", 0) != 0;
   int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
