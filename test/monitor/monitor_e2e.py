@@ -51,6 +51,8 @@ Cases:
              perf: heavy).
   counters   SDK counter names past the live channel's 59 bytes stay apart
              and are said; names past its 64 are counted, said once.
+  docs       docs/monitor.md's cron check pages on exits 1-4, not 0; its
+             systemd unit passes systemd-analyze verify.
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -593,6 +595,58 @@ def case_counters(args, tmp):
           is not None, '/metrics: sdk_value_samples_dropped_total > 0')
     check(err.count('longer than 59 bytes') == 2, 'each cut name said once on stderr')
     check(err.count('more than 64 distinct SDK counters') == 1, 'the full table said once on stderr')
+
+
+def doc_block(text, first_line):
+    """The fenced block of docs/monitor.md whose first line is `first_line`."""
+    for block in re.findall(r'```[a-z]*\n(.*?)```', text, re.S):
+        if block.splitlines() and block.splitlines()[0].strip() == first_line:
+            return block
+    return None
+
+
+def case_docs(args, tmp):
+    """trial_monitor D8/D9: the cron check pages on incidents and failures,
+    not on exit 0; the systemd unit passes systemd-analyze verify (no
+    comment after a value)."""
+    text = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs', 'monitor.md')).read()
+    script = doc_block(text, '#!/bin/sh')
+    check(script is not None and '/usr/local/bin/aiprof-check' in script, 'docs/monitor.md has the cron check script')
+    cron = [l for l in text.splitlines() if l.startswith('*/10 * * * *')]
+    check(len(cron) == 1 and not cron[0].endswith('\\') and '%' not in cron[0],
+          'the crontab line is one line without %% (%s)' % cron)
+    if script:
+        bindir = os.path.join(tmp, 'bin')
+        os.makedirs(bindir)
+        for name, body in (('aiprof', 'exit "$FAKE_RC"'), ('pgrep', 'echo 1234'),
+                           ('notify-oncall', 'echo "$*" >> "$NOTIFIED"')):
+            path = os.path.join(bindir, name)
+            with open(path, 'w') as f:
+                f.write('#!/bin/sh\n' + body + '\n')
+            os.chmod(path, 0o755)
+        for rc, pages in ((0, False), (1, True), (2, True), (3, True), (4, True)):
+            notified = os.path.join(tmp, 'notified-%d' % rc)
+            env = dict(os.environ, PATH=bindir + ':/usr/bin:/bin', FAKE_RC=str(rc), NOTIFIED=notified)
+            subprocess.run(['sh', '-c', script], env=env, timeout=10)
+            check(os.path.exists(notified) == pages, 'cron check, monitor exit %d: %s' % (rc, 'pages' if pages else
+                                                                                      'no page'))
+    unit = doc_block(text, '# /etc/systemd/system/aiprof-monitor@.service')
+    check(unit is not None, 'docs/monitor.md has the systemd unit')
+    if unit:
+        check(not any(re.match(r'^[A-Za-z]+=.*\s#', l) for l in unit.splitlines()),
+              'no comment after a value in the unit')
+        verify = shutil.which('systemd-analyze')
+        if verify:
+            d = os.path.join(tmp, 'units')
+            os.makedirs(d)
+            open(os.path.join(d, 'aiprof-monitor@x.service'), 'w').write(unit)
+            open(os.path.join(d, 'x.service'), 'w').write('[Service]\nExecStart=/bin/true\n')
+            p = subprocess.run([verify, 'verify', 'x.service', 'aiprof-monitor@x.service'], cwd=d,
+                               capture_output=True, text=True, timeout=60)
+            check(p.returncode == 0 and 'Accepting' not in p.stderr and 'nknown' not in p.stderr,
+                  'systemd-analyze verify passes the unit (%d %r)' % (p.returncode, p.stderr.strip()))
+        else:
+            print('skip systemd-analyze verify: not installed')
 
 
 def http(url, data=None, timeout=5, headers=None):
@@ -1226,7 +1280,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'signals': case_signals, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'signals': case_signals, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
