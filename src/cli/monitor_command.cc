@@ -33,8 +33,9 @@ class MonitorCommand : public Command {
         ->check(CLI::IsMember({"trace", "dump", "none"}));
     sub->add_option("--trace-duration", trace_duration_, "Length of the deep trace after an alert (default 30s)");
     sub->add_option("--cooldown", cooldown_, "No new incident for this long after one ends (default 10m)");
-    sub->add_option("--max-incidents", max_incidents_, "Stop writing incidents after this many (default 10; 0: no limit)")
-        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--max-incidents", max_incidents_,
+                    "Stop writing incidents after this many (default 10; 0: no limit)")
+        ->check(CLI::Range(0, 1000000));
     sub->add_option("--metrics-listen", metrics_listen_, "Serve /metrics (Prometheus) and POST /alert (Alertmanager "
                                                          "webhook) on [HOST:]PORT (host default 127.0.0.1)");
     sub->add_option("--webhook-token-file", webhook_token_file_, "POST /alert needs \"Authorization: Bearer <this "
@@ -66,7 +67,7 @@ class MonitorCommand : public Command {
     RETURN_IF_ERROR(Duration("--attach-timeout", attach_timeout_, &o.attach_timeout_ns));
     if (!timeout_.empty()) RETURN_IF_ERROR(Duration("--timeout", timeout_, &o.timeout_ns));
     if (o.window_ns == 0 || o.interval_ns == 0 || o.trace_duration_ns == 0) {
-      return ErrStatus("aiprof monitor: --window, --interval and --trace-duration must be longer than 0");
+      return UsageStatus("aiprof monitor: --window, --interval and --trace-duration must be longer than 0");
     }
     o.on_alert = on_alert_ == "dump" ? OnAlert::kDump : on_alert_ == "none" ? OnAlert::kNone : OnAlert::kTrace;
     o.max_incidents = max_incidents_;
@@ -105,7 +106,9 @@ class MonitorCommand : public Command {
  private:
   static Status Duration(const char* flag, const std::string& text, int64_t* out) {
     const int64_t ns = ParseDuration(text);
-    if (ns < 0) return ErrStatus(std::string("aiprof monitor: ") + flag + " " + text + " is not a duration (60s, 500ms, 2m)");
+    if (ns < 0) {
+      return UsageStatus(std::string("aiprof monitor: ") + flag + " " + text + " is not a duration (60s, 500ms, 2m)");
+    }
     *out = ns;
     return OkStatus();
   }

@@ -229,6 +229,12 @@ class Monitor {
     server_.reset();
     client_.reset();
     StopChild();
+    // A start that failed (the SDK never attached) leaves no empty
+    // INCIDENTS_DIR it created behind (rmdir removes only empty folders).
+    if (!result.ok() && created_out_dir_) {
+      rmdir((o_.out_dir + "/.service").c_str());
+      rmdir(o_.out_dir.c_str());
+    }
     return result;
   }
 
@@ -267,13 +273,15 @@ class Monitor {
   }
 
   Status Prepare() {
-    if ((o_.pid > 0) == !o_.command.empty())
-      return ErrStatus("aiprof monitor: give either --pid N or -- CMD ARGS..., not both");
-    if (o_.out_dir.empty()) return ErrStatus("aiprof monitor: -o INCIDENTS_DIR is required");
+    if (o_.pid > 0 && !o_.command.empty())
+      return UsageStatus("aiprof monitor: give either --pid N or -- CMD ARGS..., not both");
+    if (o_.pid <= 0 && o_.command.empty())
+      return UsageStatus("aiprof monitor: give the process to watch: --pid N, or -- CMD ARGS... to start it");
+    if (o_.out_dir.empty()) return UsageStatus("aiprof monitor: -o INCIDENTS_DIR is required");
     if (o_.window_ns <= 0 || o_.interval_ns <= 0)
-      return ErrStatus("aiprof monitor: --window and --interval must be positive");
-    if (o_.interval_ns > o_.window_ns) return ErrStatus("aiprof monitor: --interval is longer than --window");
-    if (o_.trace_duration_ns <= 0) return ErrStatus("aiprof monitor: --trace-duration must be positive");
+      return UsageStatus("aiprof monitor: --window and --interval must be positive");
+    if (o_.interval_ns > o_.window_ns) return UsageStatus("aiprof monitor: --interval is longer than --window");
+    if (o_.trace_duration_ns <= 0) return UsageStatus("aiprof monitor: --trace-duration must be positive");
     bool wants_baseline = false;
     for (const std::string& a : o_.alerts) {
       StatusOr<Expression> e = Expression::Parse(a, &FindMonitorMetric);
@@ -290,6 +298,8 @@ class Monitor {
     }
     ASSIGN_OR_RETURN(rules_, ParseAlertRules(o_.alerts, baseline_ ? &*baseline_ : nullptr));
     rule_holding_.assign(rules_.size(), false);
+    struct stat st;
+    created_out_dir_ = stat(o_.out_dir.c_str(), &st) != 0;
     if (!MakeDirs(o_.out_dir))
       return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
     if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
@@ -424,8 +434,10 @@ class Monitor {
     options.port = listen_port_;
     options.webhook_token = webhook_token_;
     ASSIGN_OR_RETURN(server_, MetricsServer::Start(options, metrics, trigger));
+    // An IPv6 address goes in brackets in a URL (http://[::1]:9464/metrics).
+    const std::string host = listen_host_.find(':') != std::string::npos ? "[" + listen_host_ + "]" : listen_host_;
     std::fprintf(stderr, "aiprof monitor: metrics on http://%s:%d/metrics, Alertmanager webhook on POST /alert\n",
-                 listen_host_.c_str(), server_->port());
+                 host.c_str(), server_->port());
     return OkStatus();
   }
 
@@ -791,8 +803,8 @@ class Monitor {
                      Seconds(inc.trace_end_ns - inc.trace_start_ns) + " after the alert; " + inc.capture_summary);
       c.emplace_back("framework layer", inc.framework_status);
     }
-    if (!inc.host_functions.empty()) {
-      const ReportHostFunction& f = inc.host_functions[0];
+    if (const HostFunction* hottest = HottestServiceFunction(inc.host_functions)) {
+      const ReportHostFunction& f = *hottest;
       std::snprintf(buf, sizeof(buf), "%s: %.1f%% of %llu samples (self), %.1f%% on the stack", f.name.c_str(),
                     f.self_share * 100, static_cast<unsigned long long>(inc.host_samples), f.total_share * 100);
       c.emplace_back("hottest host function in the deep trace", buf);
@@ -935,7 +947,7 @@ class Monitor {
     // The function the diagnosis's headline names (the slowest request's),
     // else the hottest host function: the two lines never disagree.
     std::string top = SlowestFunction(inc.slowest);
-    if (top.empty() && !inc.host_functions.empty()) top = inc.host_functions[0].name;
+    if (const HostFunction* f = HottestServiceFunction(inc.host_functions); top.empty() && f) top = f->name;
     if (!top.empty()) top = "; hottest: " + top;
     // One line per incident, whatever the names hold: every name from the
     // service, a webhook or an alert is shown with its control characters
@@ -1043,6 +1055,7 @@ class Monitor {
   int pid_ = 0;
   pid_t child_ = 0;
   bool target_exited_ = false, exit_abnormal_ = false, died_during_incident_ = false;
+  bool created_out_dir_ = false;  // INCIDENTS_DIR did not exist before this monitor
   TargetEnd end_;
   int64_t start_ns_ = 0, last_incident_end_ns_ = 0;
   std::unique_ptr<LiveClient> client_;

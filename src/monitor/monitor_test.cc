@@ -761,6 +761,17 @@ TEST(MonitorSlowestRequestTest, InnermostPythonFrameNamedNativeTailApart) {
       << line;
 }
 
+// trial_monitor D7: `hottest:` named aiprof::python_sampler (aiprof's own
+// sampler thread) when the deep trace had no slowest request with samples.
+TEST(MonitorSlowestRequestTest, HottestServiceFunctionLeavesAiprofsOwnOut) {
+  std::vector<HostFunction> fns = {{"aiprof::python_sampler", "aiprof_overhead", 62, 62, 0.886, 0.886},
+                                   {"planted_busy", "python", 5, 5, 0.07, 0.07}};
+  ASSERT_NE(HottestServiceFunction(fns), nullptr);
+  EXPECT_EQ(HottestServiceFunction(fns)->name, "planted_busy");
+  fns.pop_back();
+  EXPECT_EQ(HottestServiceFunction(fns), nullptr);
+}
+
 TEST(MonitorSlowestRequestTest, NativeServiceNamesInnermostRealSymbol) {
   Trace trace;
   TraceBuilder b(&trace);

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "src/capture/host_trace.h"
+
 namespace aiprof {
 
 // Where the time of request slice `best` went (see SlowestRequest).
@@ -169,6 +171,13 @@ std::string DescribeSlowest(const SlowestRequest& r) {
     }
   }
   return out;
+}
+
+const HostFunction* HottestServiceFunction(const std::vector<HostFunction>& functions) {
+  for (const HostFunction& f : functions) {
+    if (f.module != kAiprofOverheadModule) return &f;
+  }
+  return nullptr;
 }
 
 }  // namespace aiprof

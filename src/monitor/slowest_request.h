@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/analysis/host_functions/host_functions.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -51,6 +52,12 @@ std::string SlowestFunction(const SlowestRequest& r);
 // One line: name, duration, thread, the function that took the time, the
 // path down to it, and its native tail.
 std::string DescribeSlowest(const SlowestRequest& r);
+
+// The hottest host function of the service itself in `functions` (hottest
+// first): aiprof's own (module aiprof_overhead: the Python frame sampler,
+// the SDK's flush) left out, as the slowest request's path leaves out
+// aiprof's threads; nullptr when none is left.
+const HostFunction* HottestServiceFunction(const std::vector<HostFunction>& functions);
 
 }  // namespace aiprof
 

@@ -53,6 +53,8 @@ Cases:
              and are said; names past its 64 are counted, said once.
   docs       docs/monitor.md's cron check pages on exits 1-4, not 0; its
              systemd unit passes systemd-analyze verify.
+  cli        command-line wording and exit statuses (2 for a bad command
+             line), no empty INCIDENTS_DIR left by a failed start.
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -647,6 +649,41 @@ def case_docs(args, tmp):
                   'systemd-analyze verify passes the unit (%d %r)' % (p.returncode, p.stderr.strip()))
         else:
             print('skip systemd-analyze verify: not installed')
+
+
+def case_cli(args, tmp):
+    """trial_monitor D12: command-line wording and exit statuses."""
+    def mon(*extra, timeout=30):
+        return subprocess.run([args.aiprof, 'monitor', *extra], capture_output=True, text=True, timeout=timeout)
+    out = os.path.join(tmp, 'x1')
+    p = mon('--alert', 'p99_latency > 2s', '-o', out)
+    check(p.returncode == 2 and 'not both' not in p.stderr and '--pid N' in p.stderr,
+          'neither --pid nor a command: a usage error that says so (%d %r)' % (p.returncode, p.stderr.strip()))
+    for flag, value in (('--window', 'abc'), ('--window', '1000000000h'), ('--cooldown', 'soon')):
+        p = mon('--alert', 'p99_latency > 2s', flag, value, '-o', out, '--', 'true')
+        check(p.returncode == 2, '%s %s: exit 2, a bad command line (got %d)' % (flag, value, p.returncode))
+    p = mon('--alert', 'p99_latency > 2s', '--max-incidents', '-1', '-o', out, '--', 'true')
+    check(p.returncode == 2 and len(p.stderr) < 300, '--max-incidents -1: a short message (%r)' % p.stderr.strip())
+    check(not os.path.exists(out), 'nothing created by refused command lines')
+    p = mon('--alert', 'p99_latency > 2s', '--attach-timeout', '1s', '-o', out, '--', 'sleep', '3')
+    check(p.returncode == 1 and not os.path.exists(out),
+          'a start-up failure leaves no empty INCIDENTS_DIR behind (%d, %s)' % (p.returncode, os.path.exists(out)))
+    s6 = socket.socket(socket.AF_INET6) if socket.has_ipv6 else None
+    try:
+        if s6:
+            s6.bind(('::1', 0))
+    except OSError:
+        s6 = None
+    if s6:
+        s6.close()
+        mon6 = subprocess.Popen([args.aiprof, 'monitor', '--alert', 'p99_latency > 2s', '--metrics-listen', '[::1]:0',
+                                 '--attach-timeout', '2s', '-o', out, '--', 'sleep', '5'],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, err = mon6.communicate(timeout=30)
+        check(re.search(r'http://\[::1\]:\d+/metrics', err) is not None, 'an IPv6 address in brackets in the URL (%r)' %
+              err.strip()[:200])
+    else:
+        print('skip [::1]: no IPv6 loopback')
 
 
 def http(url, data=None, timeout=5, headers=None):
@@ -1280,7 +1317,7 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'signals': case_signals, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+CASES = {'signals': case_signals, 'cli': case_cli, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
