@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -188,6 +189,24 @@ void StartSignalThread(sigset_t* set) {
   }).detach();
 }
 
+// The monitor process itself for /metrics (process_*).
+SelfStats ReadSelfStats() {
+  SelfStats s;
+  std::string line;
+  std::getline(std::ifstream("/proc/self/stat"), line);
+  uint64_t ticks = 0;
+  if (ParseStatCpuTicks(line, &ticks)) s.cpu_seconds = static_cast<double>(ticks) / sysconf(_SC_CLK_TCK);
+  std::ifstream status("/proc/self/status");
+  s.rss_bytes = ParseStatusRssBytes(std::string(std::istreambuf_iterator<char>(status), {}));
+  std::error_code ec;
+  double fds = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+    ++fds;
+  if (!ec) s.open_fds = fds;
+  return s;
+}
+
 struct Incident {
   int number = 0;
   std::string dir;                        // where it is written: a hidden working folder, renamed when complete
@@ -298,6 +317,8 @@ class Monitor {
     }
     ASSIGN_OR_RETURN(rules_, ParseAlertRules(o_.alerts, baseline_ ? &*baseline_ : nullptr));
     rule_holding_.assign(rules_.size(), false);
+    for (const AlertRule& r : rules_) alert_series_.push_back(AlertSeries{r.text});
+    alert_series_.push_back(AlertSeries{"webhook"});
     struct stat st;
     created_out_dir_ = stat(o_.out_dir.c_str(), &st) != 0;
     if (!MakeDirs(o_.out_dir))
@@ -422,6 +443,8 @@ class Monitor {
       counts.incident_write_failures = incident_failures_.load();
       counts.alerts = alerts_total_.load();
       counts.counter_names_cut = counter_names_cut_.load();
+      counts.alert_series = alert_series_;
+      counts.self = ReadSelfStats();
       counts.counter_samples_dropped = client_ ? client_->counter_samples_dropped() : 0;
       return PrometheusExposition(last_stats_, totals_, ExpositionLabels{service_label_}, counts);
     };
@@ -502,9 +525,11 @@ class Monitor {
   // over it may start the next incident.
   std::vector<IncidentTrigger> Triggers(const WindowStats& s, int64_t now, bool rising_only) {
     std::vector<IncidentTrigger> out;
+    std::vector<bool> rose(rules_.size(), false);
     for (size_t i = 0; i < rules_.size(); ++i) {
       AlertOutcome a = EvaluateAlert(rules_[i], s, baseline_ ? &*baseline_ : nullptr);
       const bool rising = a.holds && !rule_holding_[i];
+      rose[i] = rising;
       if (rising) ++alerts_total_;
       if (a.holds && (rising || !rising_only)) {
         out.push_back(IncidentTrigger{"alert", rules_[i].text, now, NowUnixMs(), std::move(a.result), s, ""});
@@ -515,6 +540,11 @@ class Monitor {
     {
       std::lock_guard<std::mutex> lock(stats_mu_);
       external.swap(external_);
+      for (size_t i = 0; i < rules_.size(); ++i) {
+        alert_series_[i].fired += rose[i];
+        alert_series_[i].active = rule_holding_[i];
+      }
+      alert_series_.back().fired += external.size();
     }
     for (auto& [name, peer] : external) {
       out.push_back(IncidentTrigger{"webhook", name, now, NowUnixMs(), EvalResult{}, s, peer});
@@ -1062,7 +1092,8 @@ class Monitor {
   std::unique_ptr<RollingWindow> window_;
   std::unique_ptr<ProcStats> proc_;
   std::unique_ptr<MetricsServer> server_;
-  std::mutex stats_mu_;        // last_stats_, totals_, external_, service_label_, attached_
+  std::mutex stats_mu_;                    // last_stats_, totals_, external_, service_label_, attached_, alert_series_
+  std::vector<AlertSeries> alert_series_;  // per rule, then "webhook" (/metrics)
   std::string service_label_;  // /metrics' service label: --service, else the process's name
   bool attached_ = false;      // /metrics answers 503 before
   WindowStats last_stats_;

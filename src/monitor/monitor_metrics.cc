@@ -90,6 +90,10 @@ std::string PrometheusLabelValue(std::string_view value) {
       out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\\\x%02x", static_cast<unsigned char>(c));
+      out += buf;
     } else {
       out += c;
     }
@@ -227,8 +231,21 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   sample("aiprof_monitor_window_seconds", ",part=\"covered\"", static_cast<double>(s.covered_ns) / 1e9);
   counter("aiprof_monitor_lost_records_total", "Live records overwritten before the monitor read them.",
           static_cast<double>(s.lost_records));
-  counter("aiprof_monitor_alerts_total", "Alerts that fired: expressions that started to hold, and webhook alerts.",
-          static_cast<double>(counts.alerts));
+  if (counts.alert_series.empty()) {
+    counter("aiprof_monitor_alerts_total", "Alerts that fired: expressions that started to hold, and webhook alerts.",
+            static_cast<double>(counts.alerts));
+  } else {
+    metric("aiprof_monitor_alerts_total", "counter",
+           "Alerts that fired, per --alert (times it started to hold) and alert=\"webhook\" (webhook alerts).");
+    for (const AlertSeries& a : counts.alert_series)
+      sample("aiprof_monitor_alerts_total", ",alert=\"" + PrometheusLabelValue(a.alert) + "\"",
+             static_cast<double>(a.fired));
+    metric("aiprof_monitor_alert_active", "gauge", "1 while an --alert holds (at the last evaluation), else 0.");
+    for (const AlertSeries& a : counts.alert_series) {
+      if (a.alert != "webhook")
+        sample("aiprof_monitor_alert_active", ",alert=\"" + PrometheusLabelValue(a.alert) + "\"", a.active ? 1 : 0);
+    }
+  }
   counter("aiprof_monitor_incidents_total", "Incident folders written (complete, under their final name).",
           static_cast<double>(counts.incidents));
   gauge("aiprof_monitor_sdk_value_names_cut",
@@ -237,6 +254,15 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   counter("aiprof_monitor_sdk_value_samples_dropped_total",
           "SDK counter samples lost: their name came past the live channel's 64 names.",
           static_cast<double>(counts.counter_samples_dropped));
+  // The monitor process itself, under the names client libraries use.
+  if (counts.self.cpu_seconds >= 0)
+    counter("process_cpu_seconds_total", "User and system CPU time of the monitor itself.", counts.self.cpu_seconds);
+  if (counts.self.rss_bytes >= 0)
+    gauge("process_resident_memory_bytes", "Resident set size of the monitor itself.", counts.self.rss_bytes);
+  if (counts.self.open_fds >= 0)
+    gauge("process_open_fds", "Open file descriptors of the monitor itself.", counts.self.open_fds);
+  metric("aiprof_monitor_build_info", "gauge", "The aiprof version the monitor runs (value 1).");
+  sample("aiprof_monitor_build_info", ",version=\"" + PrometheusLabelValue(AIPROF_VERSION) + "\"", 1);
   counter("aiprof_monitor_incident_write_failures_total",
           "Incidents whose folder could not be written (disk full, read-only, removed folder).",
           static_cast<double>(counts.incident_write_failures));

@@ -71,6 +71,18 @@ struct ExpositionLabels {
   std::string service;  // --service, or the watched program's name
 };
 
+// One --alert (or "webhook" for all webhook alerts) on /metrics.
+struct AlertSeries {
+  std::string alert;    // the expression's text, or "webhook"
+  uint64_t fired = 0;   // times it started to hold (webhooks: alerts received)
+  bool active = false;  // holds at the last evaluation (webhooks: never)
+};
+
+// The monitor process itself (standard process_* names); < 0 unknown.
+struct SelfStats {
+  double cpu_seconds = -1, rss_bytes = -1, open_fds = -1;
+};
+
 // What the monitor itself counted since it started.
 struct MonitorCounts {
   uint64_t incidents = 0;                // incident folders written
@@ -78,6 +90,8 @@ struct MonitorCounts {
   uint64_t alerts = 0;                   // alerts that fired (expressions that started to hold, webhooks)
   uint64_t counter_names_cut = 0;        // SDK counter names longer than the live channel keeps
   uint64_t counter_samples_dropped = 0;  // SDK counter samples of names past the live channel's table
+  std::vector<AlertSeries> alert_series;  // per alert; empty: one unlabelled alerts_total
+  SelfStats self;
 };
 
 // Prometheus text exposition format 0.0.4 (aiprof_monitor_*; docs/monitor.md
@@ -88,7 +102,9 @@ struct MonitorCounts {
 std::string PrometheusExposition(const WindowStats& stats, const MonitorTotals& totals, const ExpositionLabels& labels,
                                  const MonitorCounts& counts);
 
-// A label value in the exposition format: \ " and newline escaped.
+// A label value in the exposition format: \ " and newline escaped, and
+// other control characters (ANSI escapes from a service's names) written
+// as the text \xNN, so that `curl /metrics` in a terminal is safe.
 std::string PrometheusLabelValue(std::string_view value);
 
 }  // namespace aiprof

@@ -206,6 +206,16 @@ double SampleValue(const std::string& text, const std::string& prefix) {
   return std::stod(line.substr(line.rfind(' ') + 1));
 }
 
+MonitorCounts Counts(uint64_t incidents, uint64_t failures, uint64_t alerts, uint64_t cut, uint64_t dropped) {
+  MonitorCounts c;
+  c.incidents = incidents;
+  c.incident_write_failures = failures;
+  c.alerts = alerts;
+  c.counter_names_cut = cut;
+  c.counter_samples_dropped = dropped;
+  return c;
+}
+
 // Counters and histograms count since the monitor started: when the window
 // empties (its gauges drop), they keep their values, so Prometheus never
 // sees a reset; buckets are cumulative and end with +Inf = _count.
@@ -217,8 +227,7 @@ TEST(MonitorMetricsTest, CountersAndHistogramAreCumulative) {
   WindowStats busy;
   busy.requests = 5;
   busy.errors = 1;
-  const std::string first =
-      PrometheusExposition(busy, totals, ExpositionLabels{"svc"}, MonitorCounts{.incidents = 3, .alerts = 2});
+  const std::string first = PrometheusExposition(busy, totals, ExpositionLabels{"svc"}, Counts(3, 0, 2, 0, 0));
   const std::string base = "{service=\"svc\"";
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.001\"}"), 2);
   EXPECT_EQ(SampleValue(first, "aiprof_monitor_request_latency_seconds_bucket" + base + ",le=\"0.01\"}"), 3);
@@ -234,18 +243,40 @@ TEST(MonitorMetricsTest, CountersAndHistogramAreCumulative) {
   EXPECT_NE(first.find("# TYPE aiprof_monitor_request_latency_seconds histogram\n"), std::string::npos);
   EXPECT_NE(first.find("# TYPE aiprof_monitor_requests_total counter\n"), std::string::npos);
   WindowStats idle;  // the window emptied
-  const std::string second =
-      PrometheusExposition(idle, totals, ExpositionLabels{"svc"}, MonitorCounts{.incident_write_failures = 1});
+  const std::string second = PrometheusExposition(idle, totals, ExpositionLabels{"svc"}, Counts(0, 1, 0, 0, 0));
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_requests_total" + base + "}"), 5);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_request_latency_seconds_count" + base + "}"), 5);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_requests" + base + "}"), 0);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_incident_write_failures_total" + base + "}"), 1);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_sdk_value_names_cut" + base + "}"), 0);
-  const std::string third = PrometheusExposition(idle, totals, ExpositionLabels{"svc"},
-                                                 MonitorCounts{.counter_names_cut = 2, .counter_samples_dropped = 9});
+  const std::string third = PrometheusExposition(idle, totals, ExpositionLabels{"svc"}, Counts(0, 0, 0, 2, 9));
   EXPECT_EQ(SampleValue(third, "aiprof_monitor_sdk_value_names_cut" + base + "}"), 2);
   EXPECT_EQ(SampleValue(third, "aiprof_monitor_sdk_value_samples_dropped_total" + base + "}"), 9);
   EXPECT_EQ(SampleValue(second, "aiprof_monitor_window_request_latency_p99_seconds" + base + "}"), -1);
+}
+
+// trial_monitor D13: which alert fired or holds, the monitor's own process
+// metrics, and no terminal escapes from a service's names in the text.
+TEST(MonitorMetricsTest, ExpositionHasPerAlertSeriesSelfMetricsAndNoControlCharacters) {
+  WindowStats s;
+  s.counters["\x1b[2J\x1b[31mRED"] = 1;
+  MonitorTotals totals(DefaultLatencyBuckets());
+  MonitorCounts counts;
+  counts.alert_series = {{"p99_latency > 2s", 3, true}, {"error_rate > 1%", 0, false}, {"webhook", 1, false}};
+  counts.self = SelfStats{1.5, 12e6, 9};
+  const std::string text = PrometheusExposition(s, totals, ExpositionLabels{"svc\x07"}, counts);
+  const std::string base = "{service=\"svc\\\\x07\"";
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_alerts_total" + base + ",alert=\"p99_latency > 2s\"}"), 3) << text;
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_alerts_total" + base + ",alert=\"webhook\"}"), 1);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_alert_active" + base + ",alert=\"p99_latency > 2s\"}"), 1);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_alert_active" + base + ",alert=\"error_rate > 1%\"}"), 0);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_alert_active" + base + ",alert=\"webhook\"}"), -1);
+  EXPECT_EQ(SampleValue(text, "process_cpu_seconds_total" + base + "}"), 1.5);
+  EXPECT_EQ(SampleValue(text, "process_resident_memory_bytes" + base + "}"), 12e6);
+  EXPECT_EQ(SampleValue(text, "process_open_fds" + base + "}"), 9);
+  EXPECT_NE(text.find("aiprof_monitor_build_info" + base + ",version=\""), std::string::npos);
+  EXPECT_NE(text.find("name=\"\\\\x1b[2J\\\\x1b[31mRED\""), std::string::npos) << text;
+  for (char c : text) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << static_cast<int>(c);
 }
 
 TEST(MonitorMetricsTest, LatencyBucketsParse) {
