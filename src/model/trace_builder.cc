@@ -402,6 +402,8 @@ void TraceBuilder::ComputeDepthAndKinds() {
   std::unordered_map<uint64_t, EventKind> kind_cache;
   std::vector<int64_t> open_ends;
   std::vector<uint32_t> open_slices;  // beside open_ends: the innermost open slice is the last
+  uint64_t overlaps = 0;
+  std::pair<uint32_t, uint32_t> first_overlap;  // (outer, inner)
   uint32_t current_track = kNoTrack;
   for (size_t i = 0; i < s.size(); ++i) {
     uint64_t key = (uint64_t{s.category[i].raw} << 32) | s.name[i].raw;
@@ -419,8 +421,11 @@ void TraceBuilder::ComputeDepthAndKinds() {
       open_ends.pop_back();
       open_slices.pop_back();
     }
-    if (!open_ends.empty() && s.ts_ns[i] + s.dur_ns[i] > open_ends.back())
-      DiagnosePartialOverlap(open_slices.back(), i);
+    if (!open_ends.empty() && s.ts_ns[i] + s.dur_ns[i] > open_ends.back()) {
+      // Counted here; only the first is described (after the loop), so a
+      // trace with many such pairs builds no text per pair.
+      if (overlaps++ == 0) first_overlap = {open_slices.back(), static_cast<uint32_t>(i)};
+    }
     if (open_ends.size() > kMaxDepth) {
       trace_->diagnostics.Add("slice_depth_limit", "slice " + std::to_string(i) + " (track " + std::to_string(s.track[i]) +
                                   ", ts " + std::to_string(s.ts_ns[i]) + " ns)",
@@ -430,6 +435,10 @@ void TraceBuilder::ComputeDepthAndKinds() {
     s.depth[i] = static_cast<uint16_t>(std::min<size_t>(open_ends.size(), kMaxDepth));
     open_ends.push_back(s.ts_ns[i] + s.dur_ns[i]);
     open_slices.push_back(static_cast<uint32_t>(i));
+  }
+  if (overlaps > 0) {
+    DiagnosePartialOverlap(first_overlap.first, first_overlap.second);
+    trace_->diagnostics.mutable_entries()["slice_partial_overlap"].count += overlaps - 1;
   }
 }
 
