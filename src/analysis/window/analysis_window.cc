@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "src/analysis/common/steps.h"
@@ -219,8 +220,11 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   }
   std::unordered_map<uint32_t, double> median;
   for (auto& [name, v] : by_name) median[name] = Median(v);
+  // Built for the first candidate only: most traces have none, and the
+  // context indexes every slice (parents, device busy time, correlations).
+  // The steps serve the warm-up below as well.
   StepList list = FindSteps(trace);
-  StartupContext context(trace, list);
+  std::optional<StartupContext> context;
   Intervals startup;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if ((s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) || s.dur_ns[i] < kStartupCallMinNs) {
@@ -229,7 +233,8 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     double med = median[s.name[i].raw];
     bool outlier = static_cast<double>(s.dur_ns[i]) >= kStartupOutlierFactor * med;
     if (!outlier && !(IsInitCallName(trace.Str(s.name[i])) && by_name[s.name[i].raw].size() <= 2)) continue;
-    if (!context.MayBeStartup(i)) continue;
+    if (!context) context.emplace(trace, list);
+    if (!context->MayBeStartup(i)) continue;
     startup.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
     w.startup_calls.push_back({i, med});
   }
