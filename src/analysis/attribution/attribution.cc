@@ -85,7 +85,7 @@ uint8_t ClassifyName(std::string_view name) {
   if (name.substr(0, 11) == "nn.Module: ") f |= kModuleName;
   if (IsDataLoaderName(name)) f |= kDataLoader;
   if (IsBlockingSyncName(name)) f |= kBlockingSync;
-  if (ContainsIgnoreCase(name, "memcpy") && !ContainsIgnoreCase(name, "async")) f |= kSyncCopy;
+  if (IsSyncCopyName(name)) f |= kSyncCopy;
   if (IsCollectiveOpName(name)) f |= kCollectiveOp;
   if (name.find('#') != std::string_view::npos) f |= kLabel;
   return f;

@@ -90,6 +90,10 @@ bool IsBlockingSyncName(std::string_view name) {
          name == "Event Sync" || ContainsIgnoreCase(name, "aclrtSynchronize");
 }
 
+bool IsSyncCopyName(std::string_view name) {
+  return ContainsIgnoreCase(name, "memcpy") && !ContainsIgnoreCase(name, "async");
+}
+
 bool IsDataLoaderName(std::string_view name) { return ContainsIgnoreCase(name, "dataloader"); }
 
 bool IsProfilerWrapperName(std::string_view name) {

@@ -45,6 +45,13 @@ std::vector<std::pair<uint32_t, uint32_t>> TrackSliceRanges(const Trace& trace);
 // cudaStreamWaitEvent / "Stream Wait Event" are not blocking and excluded.
 bool IsBlockingSyncName(std::string_view name);
 
+// True for a synchronous copy call: a runtime call whose name contains
+// "memcpy" (any case) but not "async" (cudaMemcpy, hipMemcpyWithStream,
+// aclrtMemcpy): it returns only once the copy is done, so its time is a wait.
+// With IsBlockingSyncName, what the attribution counts as synchronisation
+// and the critical path as sync_call (one rule, shared).
+bool IsSyncCopyName(std::string_view name);
+
 // True for data-loader spans (any name containing "dataloader", any case,
 // e.g. "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__").
 bool IsDataLoaderName(std::string_view name);

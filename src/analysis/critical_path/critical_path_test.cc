@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/model/trace_builder.h"
@@ -184,6 +185,35 @@ TEST(CriticalPathTest, AlexnetStreamWaitEdgeMatchesHta) {
     EXPECT_EQ(PathSum(p), p.length_ns());
     EXPECT_FALSE(p.truncated);
   }
+}
+
+// Hand-made (µs), as SGLang's trace has it: a synchronous copy call
+// hipMemcpyWithStream [2, 92] in the step [0, 100] blocks while the device is
+// idle; its 2 µs copy runs at [88, 90]. By hand, backward from 100: [92, 100]
+// the step's own time (idle_other, 8), [2, 92] the call's own time (90),
+// [0, 2] the step's own time (2). The call is a wait: the attribution counts
+// its 90 µs as synchronisation, so the path's class is sync_call, not runtime
+// (the old code put all 90 µs under runtime).
+constexpr char kSyncCopy[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+  {"ph":"X","cat":"cuda_runtime","name":"hipMemcpyWithStream","pid":1,"tid":1,"ts":2,"dur":90,"args":{"correlation":1}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Host -> Device)","pid":0,"tid":7,"ts":88,"dur":2,"args":{"device":0,"stream":7,"correlation":1}}
+]})json";
+
+TEST(CriticalPathTest, HandMadeSynchronousCopyIsSyncLikeTheAttribution) {
+  auto t = ImportJsonText(kSyncCopy);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  ASSERT_EQ(r.steps.size(), 1u);
+  const StepPath& p = r.steps[0];
+  EXPECT_EQ(p.length_ns(), 100'000);
+  EXPECT_EQ(On(p, PathClass::kSync), 90'000);
+  EXPECT_EQ(On(p, PathClass::kRuntime), 0);
+  EXPECT_EQ(On(p, PathClass::kIdleOther), 10'000);
+  // The attribution's synchronisation, on the same trace: the same 90 µs.
+  AttributionResult a = ComputeAttribution(*t, nullptr);
+  EXPECT_EQ(a.by_class_ns[static_cast<size_t>(TimeClass::kSync)], 90'000);
+  EXPECT_EQ(a.by_class_ns[static_cast<size_t>(TimeClass::kLaunch)], 0);
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
   }
   // The class from the name (host kinds) once per distinct string.
   constexpr uint8_t kUnknown = 0xFF;
-  std::vector<uint8_t> name_cls(trace.strings.size(), kUnknown);
+  std::vector<uint8_t> name_cls(trace.strings.size(), kUnknown), runtime_cls(trace.strings.size(), kUnknown);
   auto ClassOf = [&](uint32_t i) {
     switch (s.kind[i]) {
       case EventKind::kCpuOp:
@@ -203,6 +203,12 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
       case EventKind::kOther: {
         uint8_t& c = name_cls[s.name[i].raw];
         if (c == kUnknown) c = static_cast<uint8_t>(ClassOfSlice(EventKind::kOther, trace.Str(s.name[i])));
+        return static_cast<PathClass>(c);
+      }
+      case EventKind::kRuntime:
+      case EventKind::kDriver: {  // a blocking call is sync_call (ClassOfSlice)
+        uint8_t& c = runtime_cls[s.name[i].raw];
+        if (c == kUnknown) c = static_cast<uint8_t>(ClassOfSlice(s.kind[i], trace.Str(s.name[i])));
         return static_cast<PathClass>(c);
       }
       default: return ClassOfSlice(s.kind[i], {});

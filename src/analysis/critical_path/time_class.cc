@@ -27,7 +27,10 @@ PathClass ClassOfSlice(EventKind kind, std::string_view name) {
     case EventKind::kMemset: return PathClass::kCopy;
     case EventKind::kCollective: return PathClass::kCollective;
     case EventKind::kRuntime:
-    case EventKind::kDriver: return PathClass::kRuntime;
+    case EventKind::kDriver:
+      // A blocking sync or synchronous copy call waits, as the attribution
+      // counts it (synchronisation): the same two predicates.
+      return IsBlockingSyncName(name) || IsSyncCopyName(name) ? PathClass::kSync : PathClass::kRuntime;
     case EventKind::kSync: return PathClass::kSync;
     case EventKind::kTraceSpan: return PathClass::kIdleOther;
     default: break;

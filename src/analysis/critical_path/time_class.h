@@ -21,7 +21,9 @@ enum class PathClass : uint8_t {
   kCollective,       // a collective (NCCL/HCCL kernel, gloo span)
   kHostOp,           // a host op's own time (cpu_op, python_function, record_function)
   kRuntime,          // a runtime/driver call's own time (launches, allocations)
-  kSync,             // a synchronisation call's own time, not spent waiting for the device
+  kSync,             // a synchronisation or synchronous copy call's own time (IsBlockingSyncName,
+                     // IsSyncCopyName: the attribution's synchronisation), less the device work it
+                     // waited for that the path shows
   kIdleDataLoading,  // waiting on data loading (inside a data-loader span)
   kIdleSync,         // a device stream waiting for another stream (stream wait event)
   kIdleHostBound,    // the device waiting for the host to launch (launch delay)
@@ -34,7 +36,9 @@ const char* PathClassName(PathClass c);
 
 // The class of a slice's own time, from its kind and name: profiler wrapper
 // spans (ProfilerStep#N, "PyTorch Profiler (N)", the "Trace" span) are
-// structure, their own time kIdleOther; data-loader spans kIdleDataLoading.
+// structure, their own time kIdleOther; data-loader spans kIdleDataLoading;
+// runtime/driver calls that block (a sync call, a synchronous copy such as
+// hipMemcpyWithStream) kSync, like the attribution's synchronisation.
 PathClass ClassOfSlice(EventKind kind, std::string_view name);
 
 // The idle class of a gap cause.
