@@ -3,7 +3,11 @@
 // path (critical_path_test.cc works the path out by hand).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <regex>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/view/export/chrome_json_export.h"
@@ -81,6 +85,63 @@ TEST(CriticalPathExportTest, PerfettoAnnotatesPathSlicesAndAddsFlows) {
   EXPECT_EQ(annotated, flagged_on_path);
   EXPECT_EQ(stats.critical_slices, flagged_on_path);
   EXPECT_EQ(stats.critical_flows, path.edges.size());
+}
+
+// Each critical-path flow goes where its dependency is, forward in time. On
+// kCopies, worked by hand (µs): the sync flow runs from the stalling copy's
+// end (100, drawn 1 µs inside: 99) to cudaStreamSynchronize's end (102: 101);
+// the old export drew it from the copy's start (80) to the call's start (30),
+// back in time. Stream order: K1's end (70: 69) to the copy's start (80);
+// the launch: cudaLaunchKernel's start (4) to K1's start (10). Re-imported,
+// each flow binds to the slices of its edge (a launch's pair is the one the
+// correlation ids already linked: the import keeps one flow per pair).
+TEST(CriticalPathExportTest, ChromeJsonFlowsRunFromTheDependencyForward) {
+  auto t = ImportJsonText(kCopies);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult path = ComputeCriticalPath(*t);
+  StringViewSink sink;
+  ASSERT_TRUE(ExportChromeJson(*t, &sink, nullptr, &path).ok());
+  const std::string out(sink.str());
+  const std::regex flow(
+      R"re(\{"ph":"([sf])",(?:"bp":"e",)?"id":(\d+),"name":"(\w+)","cat":"critical_path",[^}]*"ts":([0-9.]+)\})re");
+  std::map<std::string, std::map<std::string, std::pair<std::string, double>>> by_id;  // id -> ph -> (name, ts)
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), flow); it != std::sregex_iterator(); ++it) {
+    by_id[(*it)[2]][(*it)[1]] = {(*it)[3], std::stod((*it)[4])};
+  }
+  ASSERT_EQ(by_id.size(), path.edges.size());
+  std::map<std::string, std::vector<std::pair<double, double>>> by_kind;
+  for (const auto& [id, ends] : by_id) {
+    ASSERT_EQ(ends.size(), 2u) << id;
+    const auto& [name, s_ts] = ends.at("s");
+    const double f_ts = ends.at("f").second;
+    EXPECT_GE(f_ts, s_ts) << name << " flow " << id << " goes back in time";
+    by_kind[name].push_back({s_ts, f_ts});
+  }
+  ASSERT_EQ(by_kind["sync"].size(), 1u);
+  EXPECT_DOUBLE_EQ(by_kind["sync"][0].first, 99.0);
+  EXPECT_DOUBLE_EQ(by_kind["sync"][0].second, 101.0);
+  auto has = [&](const char* kind, double s_ts, double f_ts) {
+    for (auto [a, b] : by_kind[kind]) {
+      if (a == s_ts && b == f_ts) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("stream_order", 69.0, 80.0));
+  EXPECT_TRUE(has("launch", 4.0, 10.0));
+  // Re-imported: every edge's two slices are joined by a flow.
+  auto back = ImportJsonText(out);
+  ASSERT_NE(back, nullptr);
+  std::set<std::pair<std::string, std::string>> linked;
+  for (size_t i = 0; i < back->flows.size(); ++i) {
+    linked.insert({std::string(back->Str(back->slices.name[back->flows.from_slice[i]])),
+                   std::string(back->Str(back->slices.name[back->flows.to_slice[i]]))});
+  }
+  for (const PathEdge& e : path.edges) {
+    EXPECT_TRUE(linked.count(
+        {std::string(t->Str(t->slices.name[e.from_slice])), std::string(t->Str(t->slices.name[e.to_slice]))}))
+        << DepKindName(e.kind) << ": " << t->Str(t->slices.name[e.from_slice]) << " -> "
+        << t->Str(t->slices.name[e.to_slice]);
+  }
 }
 
 }  // namespace
