@@ -49,7 +49,7 @@ class CardCommand : public Command {
   Status Run() override {
     ValidationOptions options;
     options.metrics = {metric_};
-    RETURN_IF_ERROR(CheckMetricNames(options.metrics));
+    RETURN_IF_ERROR(AsUsage(CheckMetricNames(options.metrics)));
     RETURN_IF_ERROR(stats_.Apply(&options));
     bool mean = false;
     RETURN_IF_ERROR(scenario_.Resolve(&mean));  // before the work

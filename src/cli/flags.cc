@@ -18,6 +18,8 @@ void InputFlags::Add(CLI::App* sub, const char* help) {
   sub->add_flag("--timing", timing, "Print the time of each phase (import, each analysis, ...) to standard error");
 }
 
+Status AsUsage(Status status) { return status.ok() ? status : UsageStatus(status.message()); }
+
 CLI::Option* AddOutputPathFlag(CLI::App* sub, std::string* path, const std::string& help) {
   return sub->add_option("-o,--output", *path, help + " (written atomically)");
 }
@@ -65,10 +67,12 @@ void ScenarioFixFlags::Add(CLI::App* sub, const std::string& help) {
 }
 
 Status ScenarioFixFlags::Resolve(bool* mean) const {
-  if (!statistic.empty() && scenario.empty()) return ErrStatus("--statistic needs --scenario");
+  if (!statistic.empty() && scenario.empty()) return UsageStatus("--statistic needs --scenario");
   *mean = false;
   if (scenario.empty()) return OkStatus();
-  ASSIGN_OR_RETURN(*mean, JudgeOnMean(scenario, statistic));
+  StatusOr<bool> judged = JudgeOnMean(scenario, statistic);
+  if (!judged.ok()) return AsUsage(judged.status());
+  *mean = *judged;
   return OkStatus();
 }
 
@@ -141,7 +145,9 @@ void TargetFlags::Add(CLI::App* sub, SuggestOptions* options) {
 }
 
 Status TargetFlags::Apply(SuggestOptions* options) const {
-  ASSIGN_OR_RETURN(options->constraints, ParseConstraints(constraints));
+  StatusOr<std::vector<Constraint>> parsed = ParseConstraints(constraints);
+  if (!parsed.ok()) return AsUsage(parsed.status());
+  options->constraints = std::move(*parsed);
   return OkStatus();
 }
 

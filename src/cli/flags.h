@@ -43,6 +43,12 @@ struct OutputFlags {
   bool UseColor() const;
 };
 
+// `status`, when it failed, as a bad command line (exit 2, README "Exit
+// statuses"): for a library's check of text that came from a flag (a
+// scenario, constraints, metric names), which does not know where its text
+// came from. Text read from a file stays an unusable input (exit 1).
+Status AsUsage(Status status);
+
 // Single flags more than one command takes, each declared here only: the
 // caller adds what is its own (->required(), a check) to the returned option.
 // -o/--output for an output that is a path, not a formatted report (a
@@ -62,7 +68,8 @@ CLI::Option* AddScenarioFlag(CLI::App* sub, std::vector<std::string>* scenarios,
 struct ScenarioFixFlags {
   std::string scenario, statistic;
   void Add(CLI::App* sub, const std::string& help);
-  // --statistic without --scenario is an error; the scenario must parse.
+  // --statistic without --scenario is a bad command line, as a scenario
+  // that does not parse (exit 2).
   // `mean`: judge on the steady steps' mean (asked, or an `every N`
   // scenario), else their median.
   Status Resolve(bool* mean) const;
@@ -96,7 +103,7 @@ void AddDevicesFileFlag(CLI::App* sub, AnalyzeOptions* options);
 // --db: the baseline and knowledge-card database.
 void AddDbFlag(CLI::App* sub, std::string* db, const char* help = "Baseline and knowledge-card database (default $XDG_DATA_HOME/aiprof/baselines.db)");
 
-// --target, --constraints (parsed by Apply).
+// --target, --constraints (parsed by Apply; bad constraints exit 2).
 struct TargetFlags {
   std::string constraints;
   void Add(CLI::App* sub, SuggestOptions* options);

@@ -53,7 +53,13 @@ class QueryCommand : public Command {
 
   Status Run() override {
     ASSIGN_OR_RETURN(format_, out_.Resolve());
-    if (!sql_.empty() && !file_.empty()) return ErrStatus("aiprof query: give the SQL or --file, not both");
+    if (!sql_.empty() && !file_.empty()) return UsageStatus("aiprof query: give the SQL or --file, not both");
+    limits_.timeout_s = kDefaultQueryTimeoutS;
+    if (!timeout_.empty()) {  // before the (possibly long) import
+      const int64_t ns = ParseDuration(timeout_);
+      if (ns < 0) return UsageStatus("aiprof query: --timeout " + timeout_ + " is not a duration (30s, 500ms, 2m)");
+      limits_.timeout_s = static_cast<double>(ns) / 1e9;
+    }
     std::string label = "(command line)";
     if (!file_.empty()) {  // read before the (possibly long) import
       std::ifstream in(file_, std::ios::binary);
@@ -67,12 +73,6 @@ class QueryCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<QueryEngine> engine, QueryEngine::Open(*trace));
     if (schema_) return WriteOutput(out_.output, engine->Schema());
     limits_.max_rows = max_rows_ ? *max_rows_ : format_ == "text" ? kDefaultQueryMaxRows : 1000000;
-    limits_.timeout_s = kDefaultQueryTimeoutS;
-    if (!timeout_.empty()) {
-      const int64_t ns = ParseDuration(timeout_);
-      if (ns < 0) return ErrStatus("aiprof query: --timeout " + timeout_ + " is not a duration (30s, 500ms, 2m)");
-      limits_.timeout_s = static_cast<double>(ns) / 1e9;
-    }
     limits_.max_memory_bytes = static_cast<int64_t>(max_memory_mib_) << 20;
     limits_.max_result_bytes = max_result_mib_ << 20;
     if (file_.empty() && sql_.empty()) {

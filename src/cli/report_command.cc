@@ -101,7 +101,7 @@ class ReportCommand : public Command {
     SessionOptions options = flags_.Options();
     options.analyze.keep_all_gaps = format == "html";  // the embedded timeline draws every gap
     if ((scenario_.given() || !fix_id_.empty()) && before_.empty()) {
-      return ErrStatus(std::string(scenario_.given() ? "--scenario" : "--fix-id") + " needs --before");
+      return UsageStatus(std::string(scenario_.given() ? "--scenario" : "--fix-id") + " needs --before");
     }
     bool mean = false;
     RETURN_IF_ERROR(scenario_.Resolve(&mean));  // fail before the work

@@ -59,10 +59,13 @@ class ValidateCommand : public Command {
   Status Run() override {
     ValidationOptions options;
     if (!metrics_.empty()) options.metrics = metrics_;
-    RETURN_IF_ERROR(CheckMetricNames(options.metrics));
+    RETURN_IF_ERROR(AsUsage(CheckMetricNames(options.metrics)));
     RETURN_IF_ERROR(stats_.Apply(&options));
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
+    if (format == "pdf" && out_.ToStdout()) return UsageStatus("--format pdf needs -o FILE.pdf");
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
+    bool judge_on_mean = false;
+    RETURN_IF_ERROR(scenario_.Resolve(&judge_on_mean));  // before the work
 
     // Each run given once: the same file twice on one side (by path or by
     // content) would count one measurement as several independent runs.
@@ -105,7 +108,7 @@ class ValidateCommand : public Command {
     // the prediction being checked against them.
     so.history_checked_inputs = identities;
     RunPool pool;
-    RETURN_IF_ERROR(scenario_.Resolve(&pool.mean));
+    pool.mean = judge_on_mean;
     pool.scenario = scenario_.scenario;
     pool.devices_file = devices_.devices_file;
     if (scenario_.given()) {
@@ -157,7 +160,6 @@ class ValidateCommand : public Command {
 
     std::string json = ValidationToJson(result);
     if (format == "pdf") {
-      if (out_.ToStdout()) return ErrStatus("--format pdf needs -o FILE.pdf");
       RETURN_IF_ERROR(HtmlToPdf(ValidationToHtml(result), out_.output));
     } else {
       std::string text = format == "json"   ? json

@@ -36,8 +36,9 @@ class WhatIfCommand : public Command {
   Status Run() override {
     std::vector<Scenario> parsed;
     for (const std::string& text : scenarios_) {
-      ASSIGN_OR_RETURN(Scenario sc, ParseScenario(text));
-      parsed.push_back(std::move(sc));
+      StatusOr<Scenario> sc = ParseScenario(text);
+      if (!sc.ok()) return AsUsage(sc.status());  // the flag's text: a bad command line
+      parsed.push_back(std::move(*sc));
     }
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     options_.input = in_.input;

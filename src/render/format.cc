@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/base/ascii.h"
+#include "src/base/atomic_file.h"
 
 namespace aiprof::render {
 namespace {
@@ -62,13 +63,20 @@ StatusOr<std::string> ResolveFormat(std::span<const OutputFormat> offered, const
     return ErrStatus("--format " + std::string(request.format) + ": unknown format (choose one of " +
                      Names(offered) + ")");
   }
-  if (request.output.empty() || request.output == "-") {
+  auto standard_output = [&]() -> StatusOr<std::string> {
     std::string_view name = stdout_format.empty() ? offered.front().name : stdout_format;
     if (OffersFormat(offered, name)) return std::string(name);
     return ErrStatus("standard output: format " + std::string(name) + " is not offered");
-  }
+  };
+  if (request.output.empty() || request.output == "-") return standard_output();
   std::string found = FormatForPath(offered, request.output);
   if (!found.empty()) return found;
+  // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place,
+  // as a shell's `>` would (OutputTarget decides, for the writer too): its
+  // name tells no format, so it gets what standard output would.
+  std::string target;
+  bool in_place = false;
+  if (OutputTarget(std::string(request.output), &target, &in_place).ok() && in_place) return standard_output();
   return ErrStatus(std::string(request.output) + ": cannot tell the output format from the file name (use " +
                    Endings(offered) + ", or --format " + Names(offered) + ")");
 }

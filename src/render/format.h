@@ -1,8 +1,9 @@
 // Output format resolution, in one place for every command: the --format
 // value when given, else the output file's name (the longest matching ending
 // wins, so ".speedscope.json" beats ".json"), else the command's default for
-// standard output. Each command lists the formats it offers; anything else is
-// an error that names the value or the path.
+// standard output (also for a device or pipe such as /dev/null). Each
+// command lists the formats it offers; anything else is an error that names
+// the value or the path.
 #ifndef AIPROF_SRC_RENDER_FORMAT_H_
 #define AIPROF_SRC_RENDER_FORMAT_H_
 
@@ -43,8 +44,12 @@ struct FormatRequest {
 // - --format given: it must name one of `offered` (error lists them);
 // - else standard output: `stdout_format` (must be in `offered`; "" means
 //   the first of `offered`);
-// - else the offered format with the longest ending of `output`; none: an
-//   error naming the path and the endings that would work.
+// - else the offered format with the longest ending of `output`;
+// - else, when `output` is a device or pipe written in place (/dev/null,
+//   /dev/stdout, a FIFO: OutputTarget in src/base/atomic_file.h), the
+//   standard output's format, as if -o were not given;
+// - else (a regular file, or nothing yet, with no known ending) an error
+//   naming the path and the endings that would work.
 StatusOr<std::string> ResolveFormat(std::span<const OutputFormat> offered, const FormatRequest& request,
                                     std::string_view stdout_format = "");
 

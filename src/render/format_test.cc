@@ -1,6 +1,9 @@
 #include "src/render/format.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "test/util/temp_file.h"
 
 namespace aiprof::render {
 namespace {
@@ -67,6 +70,25 @@ TEST(FormatTest, UnknownEndingNamesThePath) {
   EXPECT_NE(Resolve(ReportFormats(), "", ".md").find("error:"), std::string::npos);
   // A known ending the command does not offer is an error too.
   EXPECT_NE(Resolve({HtmlFormat()}, "", "a.json").find("error: a.json"), std::string::npos);
+}
+
+// A device or pipe is written in place (src/base/atomic_file.h): with no
+// known ending it gets the standard output's format, as if -o were not
+// given. A regular file, or a name with nothing there yet, does not.
+TEST(FormatTest, DeviceOrPipeWithoutEndingGetsTheStandardOutputFormat) {
+  EXPECT_EQ(Resolve(ReportFormats(), "", "/dev/null"), "text");
+  EXPECT_EQ(Resolve(ReportFormats(), "", "/dev/null", "json"), "json");
+  EXPECT_EQ(Resolve({HtmlFormat(), JsonFormat()}, "", "/dev/null"), "html");
+  EXPECT_EQ(Resolve(ReportFormats(), "md", "/dev/null"), "md");  // --format still wins
+  testing::TempDir dir;
+  const std::string fifo = dir.Path("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // never opened: resolving only stats it
+  EXPECT_EQ(Resolve(ReportFormats(), "", fifo), "text");
+  const std::string plain = dir.Write("out.docx", "old");
+  EXPECT_NE(Resolve(ReportFormats(), "", plain).find("error: " + plain + ": cannot tell"), std::string::npos);
+  EXPECT_NE(Resolve(ReportFormats(), "", dir.Path("new")).find("cannot tell"), std::string::npos);
+  // A folder is no device: still the format error (the writer names the folder).
+  EXPECT_NE(Resolve(ReportFormats(), "", dir.path()).find("cannot tell"), std::string::npos);
 }
 
 TEST(FormatTest, FormatForPathAndOffers) {

@@ -196,6 +196,79 @@ def main():
         rc, _, err = run(exe, *args)
         check(rc == 2 and says in err and not os.path.exists(out_x),
               "%s: exit 2 (%d): %s" % (" ".join(args[:4]), rc, err.strip()[:200]))
+    # The same for the text of a flag that a library parses after CLI11: a
+    # scenario, constraints, metric names, a duration, and flags that need
+    # another (all exited 1). Text read from a file (a --map, a --file's SQL)
+    # stays an unusable input (1: test/e2e/diff_e2e_test.py, query_e2e_test.py).
+    other = os.path.join(a.fixtures, "torch-cpu", "convnet_bs8_channels_last.kineto.json")
+    out_md = os.path.join(tmp, "never.md")
+    sql_file = os.path.join(tmp, "q.sql")
+    open(sql_file, "w").write("SELECT 1")
+    bad_sc = "scale aten::mm x"
+    says_sc = "scenario clause 'scale aten::mm x': FACTOR must be a number"
+    pair = ("--before", real, "--after", other)
+    for args, says in [(("whatif", real, "--scenario", bad_sc), says_sc),
+                       (("whatif", real, "--scenario", "remove aten::mm", "--scenario", bad_sc), says_sc),
+                       (("validate", *pair, "--scenario", bad_sc), says_sc),
+                       (("card", *pair, "--scenario", bad_sc), says_sc),
+                       (("report", real, "--before", other, "--scenario", bad_sc, "-o", out_md), says_sc),
+                       (("report", real, "--scenario", "remove aten::mm", "-o", out_md), "--scenario needs --before"),
+                       (("validate", *pair, "--statistic", "mean"), "--statistic needs --scenario"),
+                       (("validate", *pair, "--metrics", "latncy"), "unknown metric 'latncy'"),
+                       (("card", *pair, "--metric", "latncy"), "unknown metric 'latncy'"),
+                       (("validate", *pair, "--format", "pdf"), "--format pdf needs -o FILE.pdf"),
+                       (("suggest", real, "--constraints", "memory<<3GB"), "constraint 'memory<<3GB'"),
+                       (("report", real, "--constraints", "speed<3", "-o", out_md), "unknown name 'speed'"),
+                       (("query", real, "SELECT 1", "--timeout", "10x"), "--timeout 10x is not a duration"),
+                       (("query", real, "SELECT 1", "--file", sql_file), "give the SQL or --file, not both")]:
+        rc, _, err = run(exe, *args)
+        check(rc == 2 and says in err and not os.path.exists(out_md),
+              "%s: exit 2 (%d): %s" % (" ".join(a for a in args if a not in (real, other)), rc, err.strip()[:200]))
+
+    # -o naming a device or pipe (/dev/null, /dev/stdout, a FIFO) is written
+    # in place, as a shell's `>` would, in the format the command prints
+    # without -o (report, which needs -o: HTML). These exited 1 "cannot tell
+    # the output format from the file name" (export, roofline, view, card and
+    # mcp choose no format by the name). run()'s standard output is a pipe.
+    for args in [("summary", real), ("analyze", real), ("diagnose", real), ("suggest", real),
+                 ("whatif", real, "--scenario", "remove aten::mm"), ("diff", real, other),
+                 ("validate", "--before", real, "--after", other), ("node-bottleneck", real),
+                 ("query", real, "SELECT count(*) FROM slices"), ("report", real)]:
+        label = " ".join(a for a in args if a not in (real, other))
+        if args[0] == "report":
+            want_path = os.path.join(tmp, "want.html")
+            rc, _, err = run(exe, *args, "-o", want_path)
+            want = open(want_path, encoding="utf-8").read() if rc == 0 else None
+        else:
+            rc, want, err = run(exe, *args)
+        check(rc == 0 and want, "%s: the output without -o (%d): %s" % (label, rc, err.strip()[:200]))
+        rc, out, err = run(exe, *args, "-o", "/dev/null")
+        check(rc == 0 and out == "", "%s -o /dev/null: exit 0 (%d): %s" % (label, rc, err.strip()[:200]))
+        rc, out, err = run(exe, *args, "-o", "/dev/stdout")
+        check(rc == 0 and out == want,
+              "%s -o /dev/stdout: exit 0 and the default format (%d): %s" % (label, rc, err.strip()[:200]))
+    fifo_out = os.path.join(tmp, "out_pipe")
+    os.mkfifo(fifo_out)
+    reader = subprocess.Popen(["cat", fifo_out], stdout=subprocess.PIPE)
+    rc, _, err = run(exe, "summary", real, "-o", fifo_out)
+    while rc != 0 and reader.poll() is None:  # the pipe was never opened: end cat's wait
+        try:
+            os.close(os.open(fifo_out, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            time.sleep(0.05)
+    got = reader.communicate(timeout=60)[0].decode("utf-8", "replace")
+    check(rc == 0 and got == run(exe, "summary", real)[1],
+          "summary -o FIFO: exit 0 and the text summary (%d): %s" % (rc, err.strip()[:200]))
+    # A regular file (or a new name) with no known ending is still an error
+    # that names it, and is left as it was.
+    plain = os.path.join(tmp, "out.xyz")
+    open(plain, "w").write("previous")
+    for path in (plain, os.path.join(tmp, "new_output")):
+        rc, _, err = run(exe, "summary", real, "-o", path)
+        check(rc == 1 and path + ": cannot tell the output format from the file name" in err,
+              "-o %s: exit 1 naming it (%d): %s" % (os.path.basename(path), rc, err.strip()[:200]))
+    check(open(plain).read() == "previous" and not os.path.exists(os.path.join(tmp, "new_output")),
+          "an output whose format is unknown is not written")
 
     # The "wrote PATH" lines show a path's control bytes escaped, as errors do
     # (a path with ESC [2J cleared the terminal).
