@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "src/model/graph_capture_tracks.h"
+#include "src/model/op_stats.h"
 #include "src/model/trace_builder.h"
 #include "test/util/temp_file.h"
 
@@ -58,6 +60,104 @@ TEST(NativeFileTest, RoundTripsEveryTable) {
   EXPECT_EQ(u.metadata.at("k"), "v");
   EXPECT_EQ(u.diagnostics.entries().at("bad_ts").count, 1u);
   EXPECT_EQ(u.tracks.kind[u.slices.track[u.flows.to_slice[0]]], TrackKind::kDeviceStream);
+}
+
+// SmallTrace with a track as a graph-capture merge appends one (negative
+// tid, "graph capture N"), holding a copied op and its launch.
+std::unique_ptr<Trace> TraceWithGraphCaptureCopies() {
+  auto t = SmallTrace();
+  TrackTable::Row tr;
+  tr.kind = TrackKind::kThread;
+  tr.pid = t->tracks.pid[0];
+  tr.tid = -1;
+  tr.pid_label = t->tracks.pid_label[0];
+  tr.tid_label = t->strings.Intern(std::string(kGraphCaptureTrackLabel) + "1");
+  tr.name = tr.tid_label;
+  tr.process_name = t->tracks.process_name[0];
+  tr.rank = t->tracks.rank[0];
+  tr.device = t->tracks.device[0];
+  const uint32_t track = static_cast<uint32_t>(t->tracks.size());
+  t->tracks.Append(tr);
+  struct Copy {
+    int64_t ts, dur;
+    uint16_t depth;
+    const char* name;
+  };
+  for (const Copy& c : {Copy{1600, 800, 0, "aten::mm"}, Copy{1600, 10, 1, "cudaLaunchKernel"}}) {
+    SliceTable::Row row;
+    row.ts_ns = c.ts;
+    row.dur_ns = c.dur;
+    row.track = TrackId{track};
+    row.depth = c.depth;
+    row.correlation = kNoCorrelation;
+    row.arg_begin = t->args.size();
+    row.arg_count = 0;
+    row.name = t->strings.Intern(c.name);
+    row.category = t->strings.Intern("cpu_op");
+    row.kind = EventKind::kCpuOp;
+    t->slices.Append(row);
+  }
+  EXPECT_TRUE(IsGraphCaptureTrack(*t, track));
+  return t;
+}
+
+// Found by a documentation trial: a replay imported with its graph capture
+// wrote a file the reader refused ("op statistics do not cover the slice
+// table"), as the statistics leave the copies out and the check counted
+// them. The stored statistics are ComputeOpStats' of the written trace.
+TEST(NativeFileTest, OpStatisticsLeaveOutGraphCaptureCopiesAndLoadBack) {
+  testing::TempDir dir;
+  auto t = TraceWithGraphCaptureCopies();
+  ASSERT_EQ(t->slices.size(), 5u);
+  EXPECT_EQ(OpStatsCountedSlices(*t), 3u);
+  std::string path = dir.Path("g.aiprof");
+  ASSERT_TRUE(WriteNativeFile(*t, path).ok());
+  auto r = ReadNativeFile(path);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& u = *r.value();
+  ASSERT_TRUE(OpStatsCurrent(u));
+  OpStatTable want = ComputeOpStats(*t);
+  ASSERT_EQ(u.op_stats.size(), want.size());
+  uint64_t counted = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(u.Str(u.op_stats.name[i]), t->Str(want.name[i]));
+    EXPECT_EQ(u.op_stats.count[i], want.count[i]);
+    EXPECT_EQ(u.op_stats.total_ns[i], want.total_ns[i]);
+    counted += u.op_stats.count[i];
+  }
+  EXPECT_EQ(counted, 3u);
+  // Written again from the loaded trace (its stored statistics reused).
+  std::string again = dir.Path("g2.aiprof");
+  ASSERT_TRUE(WriteNativeFile(u, again).ok());
+  auto r2 = ReadNativeFile(again);
+  ASSERT_TRUE(r2.ok()) << r2.status().message();
+  EXPECT_EQ(r2.value()->op_stats.size(), want.size());
+}
+
+// Statistics that count the copies too (what a version-5 writer stored
+// before they were left out) are dropped, to be computed again on use;
+// ones that count neither the copies' total nor the slices' are refused.
+TEST(NativeFileTest, OpStatisticsCountingGraphCaptureCopiesAreDroppedOthersRefused) {
+  testing::TempDir dir;
+  for (uint64_t extra : {2u, 1u}) {
+    auto t = TraceWithGraphCaptureCopies();
+    t->op_stats = ComputeOpStats(*t);
+    t->op_stats.count[0] += extra;
+    t->op_stats_slices = t->slices.size();
+    ASSERT_TRUE(OpStatsCurrent(*t));  // written as they are
+    std::string path = dir.Path("s" + std::to_string(extra) + ".aiprof");
+    ASSERT_TRUE(WriteNativeFile(*t, path).ok());
+    auto r = ReadNativeFile(path);
+    if (extra == 2) {
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(r.value()->op_stats.size(), 0u);
+      EXPECT_FALSE(OpStatsCurrent(*r.value()));
+    } else {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.status().message().find("op statistics do not cover the slice table"), std::string::npos)
+          << r.status().message();
+    }
+  }
 }
 
 TEST(NativeFileTest, TruncatedOrCorruptFilesAreErrorsNotCrashes) {

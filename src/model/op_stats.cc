@@ -9,6 +9,35 @@
 
 namespace aiprof {
 
+namespace {
+
+// Tracks whose slices the op statistics leave out (graph-capture copies);
+// empty when there are none.
+std::vector<uint8_t> SkippedTracks(const Trace& trace) {
+  std::vector<uint8_t> skip(trace.tracks.size(), 0);
+  bool any = false;
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+    skip[t] = IsGraphCaptureTrack(trace, t);
+    any |= skip[t] != 0;
+  }
+  if (!any) skip.clear();
+  return skip;
+}
+
+}  // namespace
+
+uint64_t OpStatsCountedSlices(const Trace& trace) {
+  const std::vector<uint8_t> skip_track = SkippedTracks(trace);
+  if (skip_track.empty()) return trace.slices.size();
+  const SliceTable& s = trace.slices;
+  uint64_t counted = 0;
+  for (size_t b = 0; b < s.track.block_count(); ++b) {
+    const TrackId* tracks = s.track.block(b);
+    for (size_t k = 0; k < s.track.block_items(b); ++k) counted += skip_track[tracks[k]] == 0;
+  }
+  return counted;
+}
+
 OpStatTable ComputeOpStats(const Trace& trace) {
   const SliceTable& s = trace.slices;
   constexpr uint32_t kNone = UINT32_MAX;
@@ -22,14 +51,9 @@ OpStatTable ComputeOpStats(const Trace& trace) {
   std::vector<uint32_t> head(trace.strings.size(), kNone);
   std::vector<Group> groups;
   std::vector<uint32_t> group_of(s.size(), kNone);
-  // Graph-capture copies (IsGraphCaptureTrack) are captured ops re-timed
-  // onto replayed kernels: not host work, so not counted here.
-  std::vector<uint8_t> skip_track(trace.tracks.size(), 0);
-  bool any_skipped = false;
-  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
-    skip_track[t] = IsGraphCaptureTrack(trace, t);
-    any_skipped |= skip_track[t] != 0;
-  }
+  // Graph-capture copies are not counted (see the header).
+  const std::vector<uint8_t> skip_track = SkippedTracks(trace);
+  const bool any_skipped = !skip_track.empty();
   for (size_t b = 0; b < s.name.block_count(); ++b) {
     const StringId* names = s.name.block(b);
     const StringId* cats = s.category.block(b);
