@@ -37,7 +37,7 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
     case DiffShapeMatch::kSite: return "call site + shape";
     case DiffShapeMatch::kFunction: return "function + shape";
     case DiffShapeMatch::kShape: return "shape";
-    case DiffShapeMatch::kOrder: return "order";
+    case DiffShapeMatch::kOrder: return "call site, shape changed";
   }
   return "?";
 }
@@ -87,13 +87,12 @@ std::string DiffRowShape(const AttributionResult& ra, const AttributionResult& r
   return t.empty() ? "(no Input Dims)" : t;
 }
 
-std::string DiffNoStatsText(DiffNoStats why, size_t top_n) {
+std::string DiffNoStatsText(DiffNoStats why) {
   switch (why) {
     case DiffNoStats::kNone: return "";
     case DiffNoStats::kOneRun: return "in one run only";
     case DiffNoStats::kFewSteps:
       return "fewer than " + std::to_string(kDiffMinStepsForStats) + " steady steps in a run";
-    case DiffNoStats::kNotTop: return "not among the top " + std::to_string(top_n) + " changed rows";
     case DiffNoStats::kUnchanged: return "unchanged by the thresholds";
   }
   return "?";
@@ -159,6 +158,19 @@ struct Side {
     }
   }
 };
+
+// A CUDA / HIP runtime or driver API's name without its vendor prefix
+// ("cudaDeviceSynchronize", "hipDeviceSynchronize" → "DeviceSynchronize";
+// "cuCtxSynchronize" → "CtxSynchronize"); other names as they are.
+std::string_view VendorNeutral(std::string_view name) {
+  for (std::string_view prefix : {"cuda", "hip", "cu"}) {
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix && name[prefix.size()] >= 'A' &&
+        name[prefix.size()] <= 'Z') {
+      return name.substr(prefix.size());
+    }
+  }
+  return name;
+}
 
 bool IsDataLoading(const AttributionNodes& n, uint32_t i) {
   return n.kind[i] == AttributionKind::kModule && n.time_class[i] == TimeClass::kDataLoading;
@@ -240,6 +252,23 @@ class Aligner {
     }
   }
 
+  // Leftover runtime calls that launched nothing, paired when their names
+  // are one API of two vendors (VendorNeutral), in order of first appearance.
+  void PairSameApi(const Pair& p) {
+    for (uint32_t& x : left_a_) {
+      if (x == kNoNode || a_.r->nodes.kind[x] != AttributionKind::kRuntime || a_.Launched(x) < kOpClassCount) continue;
+      const std::string_view na = VendorNeutral(a_.trace->Str(a_.r->nodes.name[x]));
+      for (uint32_t& y : left_b_) {
+        if (y == kNoNode || b_.r->nodes.kind[y] != AttributionKind::kRuntime || b_.Launched(y) < kOpClassCount)
+          continue;
+        if (VendorNeutral(b_.trace->Str(b_.r->nodes.name[y])) != na) continue;
+        Add(p.diff, x, y, DiffMatch::kLaunchOrder);
+        x = y = kNoNode;
+        break;
+      }
+    }
+  }
+
   void AlignChildren(const Pair& p) {
     Collect(a_, p.a, &kids_a_);
     Collect(b_, p.b, &kids_b_);
@@ -264,10 +293,12 @@ class Aligner {
     std::sort(left_a_.begin(), left_a_.end());
     std::sort(left_b_.begin(), left_b_.end());
     // 2. Through the launching op: runtime calls that launched device work
-    // with each other (cuLaunchKernel ↔ hipExtModuleLaunchKernel), then the
-    // other runtime calls (cudaMemsetAsync, hipGetDeviceProperties…: an
-    // H100 GEMM makes two before its launch, an MI300 one three), then
-    // device activity.
+    // with each other (cuLaunchKernel ↔ hipExtModuleLaunchKernel), then
+    // device activity. Runtime calls that launched nothing pair only as the
+    // same API of the other vendor (cudaDeviceSynchronize ↔
+    // hipDeviceSynchronize: VendorNeutral): by position they would pair calls
+    // of unrelated purpose (cudaStreamIsCapturing ↔ hipStreamGetDevice); the
+    // rest are removed / added.
     // Launches pair by the class of what they launched (a GEMM launch with
     // a GEMM launch, a memset's with a memset's), then any launch with any.
     for (size_t c = 0; c < kOpClassCount; ++c) {
@@ -284,9 +315,7 @@ class Aligner {
           return s.r->nodes.kind[x] == AttributionKind::kRuntime && s.Launched(x) < kOpClassCount;
         },
         DiffMatch::kLaunchOrder);
-    PairInOrder(
-        p, [](const Side& s, uint32_t x) { return s.r->nodes.kind[x] == AttributionKind::kRuntime; },
-        DiffMatch::kLaunchOrder);
+    PairSameApi(p);
     PairInOrder(
         p, [](const Side& s, uint32_t x) { return s.r->nodes.kind[x] == AttributionKind::kDevice; },
         DiffMatch::kLaunchOrder);
@@ -456,11 +485,23 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
       used_b[best - b0] = 1;
       add(i, x, best, DiffShapeMatch::kShape);
     }
-    // 3. In order of first appearance.
-    uint32_t y = b0;
+    // 3. The same call site's function (known in both runs) with another
+    // shape, in order of first appearance. Rows whose call site and shape
+    // both differ (or whose site is unknown) are not the same call: they
+    // are removed and added, not compared.
+    std::string sx, sy;
     for (uint32_t x : left_a2) {
-      while (y < b1 && used_b[y - b0]) ++y;
-      if (y == b1) {
+      const std::string_view ls = site_a(x);
+      uint32_t y = kNoNode;
+      if (!ls.empty()) {
+        const std::string_view fa = SiteFunction(ls, &sx);
+        for (uint32_t z = b0; z < b1 && y == kNoNode; ++z) {
+          if (used_b[z - b0]) continue;
+          const std::string_view lb = sb.site_labels[sb.site[z]];
+          if (!lb.empty() && SiteFunction(lb, &sy) == fa) y = z;
+        }
+      }
+      if (y == kNoNode) {
         add(i, x, kNoNode, DiffShapeMatch::kNone);
         continue;
       }
@@ -503,9 +544,10 @@ void TestRow(const AttributionResult& ra, const AttributionResult& rb, const Val
   }
 }
 
-// Ranks the changed shape rows, tests the top_n paired ones with
-// validate's comparison of their per-step totals, reclassifies them and
-// drops those the test finds unchanged.
+// Ranks the changed shape rows, tests every paired one with validate's
+// comparison of its per-step totals (whatever --top shows: the changed set
+// does not depend on it), reclassifies them and drops those the test finds
+// unchanged.
 void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
                      AttributionDiff* out) {
   DiffShapes& s = out->shapes;
@@ -517,7 +559,6 @@ void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, c
   const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
   ValidationOptions o = options.stats;
   o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
-  size_t tested = 0;
   for (uint32_t r = 0; r < s.size(); ++r) {
     if (s.no_stats[r] == DiffNoStats::kNone && s.change[r] == DiffChange::kUnchanged) {
       s.no_stats[r] = DiffNoStats::kUnchanged;
@@ -529,11 +570,6 @@ void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, c
       s.no_stats[r] = DiffNoStats::kFewSteps;
       continue;
     }
-    if (tested >= options.top_n) {
-      s.no_stats[r] = DiffNoStats::kNotTop;
-      continue;
-    }
-    ++tested;
     TestRow(ra, rb, o, r, out);
   }
   out->shape_ranked.erase(std::remove_if(out->shape_ranked.begin(), out->shape_ranked.end(),
@@ -610,13 +646,14 @@ void CompareChosen(const AttributionResult& ra, const AttributionResult& rb, con
   }
 }
 
-// validate's comparison of the per-step totals of the top_n ranked pairs.
+// validate's comparison of the per-step totals of every ranked pair (not
+// only the top_n shown: which nodes count as changed must not depend on how
+// many the report lists).
 void NodeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
                     AttributionDiff* out) {
   DiffNodes& d = out->nodes;
   std::vector<uint32_t> chosen, na, nb;
   for (uint32_t i : out->ranked) {
-    if (chosen.size() >= options.top_n) break;
     if (d.a[i] == kNoNode || d.b[i] == kNoNode || d.kind[i] == AttributionKind::kDevice) continue;
     chosen.push_back(i);
     na.push_back(d.a[i]);
@@ -627,106 +664,55 @@ void NodeStatistics(const AttributionResult& ra, const AttributionResult& rb, co
 
 // The finest aligned level that tells the story (see AttributionDiff::
 // ranked): op nodes whose change is concentrated in their call-site / shape
-// rows are ranked by their changed rows instead; rows among the top_n
-// entries that the row statistics left out (beyond the top_n changed rows)
-// are tested now, and entries the test calls unchanged leave the ranking.
-void RankRows(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
-              AttributionDiff* out) {
+// rows are ranked by their changed rows instead. Every paired row and node
+// has had its test already (ShapeStatistics, NodeStatistics), so this only
+// decides and sorts.
+void RankRows(AttributionDiff* out) {
   const DiffNodes& d = out->nodes;
-  DiffShapes& s = out->shapes;
+  const DiffShapes& s = out->shapes;
   out->ranked_row.assign(out->ranked.size(), -1);
+  out->split_ops = 0;
   if (s.size() == 0) return;
   const std::vector<uint8_t> gives_way = GivesWay(d);
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
   std::vector<uint8_t> split(d.size(), 0);
-  std::vector<std::pair<uint32_t, int32_t>> all;  // (node, row or -1)
+  std::vector<std::pair<uint32_t, int32_t>> all, rows;  // (node, row or -1)
   auto delta = [&](const std::pair<uint32_t, int32_t>& e) {
     return std::fabs(e.second >= 0 ? s.Delta(static_cast<size_t>(e.second)) : d.Delta(e.first));
   };
-  // Decide, then test the shown rows that have no statistics yet; a test
-  // that finds a row unchanged can change the decision, so decide again
-  // (each row is tested at most once: this ends).
-  for (bool again = true; again;) {
-    again = false;
-    std::fill(split.begin(), split.end(), 0);
-    out->split_ops = 0;
-    all.clear();
-    std::vector<std::pair<uint32_t, int32_t>> rows;
-    // Rows of one op node are contiguous in `shapes` (PairShapes adds them per node).
-    for (uint32_t r0 = 0; r0 < s.size();) {
-      const uint32_t node = s.node[r0];
-      uint32_t r1 = r0;
-      int32_t best = -1;
-      for (; r1 < s.size() && s.node[r1] == node; ++r1) {
-        // Rows paired only by order are not aligned: they can follow a split, not cause one.
-        if (s.change[r1] != DiffChange::kUnchanged && s.match[r1] != DiffShapeMatch::kOrder &&
-            (best < 0 || std::fabs(s.Delta(r1)) > std::fabs(s.Delta(static_cast<size_t>(best))))) {
-          best = static_cast<int32_t>(r1);
-        }
+  // Rows of one op node are contiguous in `shapes` (PairShapes adds them per node).
+  for (uint32_t r0 = 0; r0 < s.size();) {
+    const uint32_t node = s.node[r0];
+    uint32_t r1 = r0;
+    int32_t best = -1;
+    for (; r1 < s.size() && s.node[r1] == node; ++r1) {
+      // Rows paired only by their call site (shape changed) are not aligned
+      // by input: they can follow a split, not cause one.
+      if (s.change[r1] != DiffChange::kUnchanged && s.match[r1] != DiffShapeMatch::kOrder &&
+          (best < 0 || std::fabs(s.Delta(r1)) > std::fabs(s.Delta(static_cast<size_t>(best))))) {
+        best = static_cast<int32_t>(r1);
       }
-      if (best >= 0 && !gives_way[node] &&
-          std::fabs(s.Delta(static_cast<size_t>(best))) >= kDiffExplainedShare * std::fabs(d.Delta(node))) {
-        split[node] = 1;
-        ++out->split_ops;
-        for (uint32_t r = r0; r < r1; ++r) {
-          if (s.change[r] != DiffChange::kUnchanged) rows.push_back({node, static_cast<int32_t>(r)});
-        }
+    }
+    if (best >= 0 && !gives_way[node] &&
+        std::fabs(s.Delta(static_cast<size_t>(best))) >= kDiffExplainedShare * std::fabs(d.Delta(node))) {
+      split[node] = 1;
+      ++out->split_ops;
+      for (uint32_t r = r0; r < r1; ++r) {
+        if (s.change[r] != DiffChange::kUnchanged) rows.push_back({node, static_cast<int32_t>(r)});
       }
-      r0 = r1;
     }
-    for (uint32_t x : out->ranked) {
-      if (!split[x]) all.push_back({x, -1});
-    }
-    all.insert(all.end(), rows.begin(), rows.end());
-    std::stable_sort(all.begin(), all.end(), [&](const auto& x, const auto& y) { return delta(x) > delta(y); });
-    for (size_t i = 0; i < all.size() && i < options.top_n; ++i) {
-      const int32_t r = all[i].second;
-      if (r < 0 || s.stats[r] >= 0 || s.no_stats[r] != DiffNoStats::kNotTop) continue;
-      TestRow(ra, rb, o, static_cast<uint32_t>(r), out);
-      if (s.change[r] == DiffChange::kUnchanged) again = true;
-    }
+    r0 = r1;
   }
+  for (uint32_t x : out->ranked) {
+    if (!split[x]) all.push_back({x, -1});
+  }
+  all.insert(all.end(), rows.begin(), rows.end());
+  std::stable_sort(all.begin(), all.end(), [&](const auto& x, const auto& y) { return delta(x) > delta(y); });
   out->ranked.clear();
   out->ranked_row.clear();
   for (const auto& [node, row] : all) {
     out->ranked.push_back(node);
     out->ranked_row.push_back(row);
   }
-  // A row the late test found unchanged leaves "By shape"'s list too.
-  out->shape_ranked.erase(std::remove_if(out->shape_ranked.begin(), out->shape_ranked.end(),
-                                         [&](uint32_t x) { return s.change[x] == DiffChange::kUnchanged; }),
-                          out->shape_ranked.end());
-}
-
-// Nodes that rows moved into the top_n entries of the ranking (an op
-// replaced by smaller rows lets the next nodes up) get their statistics as
-// the others did; those the test calls unchanged leave the ranking.
-void LateNodeStatistics(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
-                        AttributionDiff* out) {
-  DiffNodes& d = out->nodes;
-  std::vector<uint32_t> chosen, na, nb;
-  for (size_t i = 0; i < out->ranked.size() && i < options.top_n; ++i) {
-    const uint32_t x = out->ranked[i];
-    if (out->ranked_row[i] >= 0 || d.stats[x] >= 0 || d.a[x] == kNoNode || d.b[x] == kNoNode ||
-        d.kind[x] == AttributionKind::kDevice) {
-      continue;
-    }
-    chosen.push_back(x);
-    na.push_back(d.a[x]);
-    nb.push_back(d.b[x]);
-  }
-  if (chosen.empty()) return;
-  CompareChosen(ra, rb, options, chosen, na, nb, out);
-  for (uint32_t x : chosen) d.change[x] = Classify(*out, x, options.stats.min_effect);
-  size_t keep = 0;
-  for (size_t i = 0; i < out->ranked.size(); ++i) {
-    if (out->ranked_row[i] < 0 && d.change[out->ranked[i]] == DiffChange::kUnchanged) continue;
-    out->ranked[keep] = out->ranked[i];
-    out->ranked_row[keep++] = out->ranked_row[i];
-  }
-  out->ranked.resize(keep);
-  out->ranked_row.resize(keep);
 }
 
 }  // namespace
@@ -782,8 +768,7 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
                    out.ranked.end());
   PairShapes(ra, rb, options.stats.min_effect, &out);
   ShapeStatistics(ra, rb, options, &out);
-  RankRows(ra, rb, options, &out);
-  LateNodeStatistics(ra, rb, options, &out);
+  RankRows(&out);
   out.available = true;
   return out;
 }

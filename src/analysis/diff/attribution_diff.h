@@ -29,7 +29,9 @@
 // steps, a node's per-step totals are two samples and `validate`'s location
 // comparison (CompareSamples: Welch or Mann-Whitney, effect sizes, bootstrap
 // interval, verdict) decides slower / faster / unchanged; it is computed for
-// the step and for the top_n largest changes. Otherwise a node is slower or
+// the step and for every paired host node the thresholds rank as changed
+// (not only those a report lists: the set of changed nodes does not depend
+// on --top). Otherwise a node is slower or
 // faster when its per-step change is at least min_effect of its A time and
 // at least kDiffMinDeltaNs.
 //
@@ -69,7 +71,8 @@ const char* DiffMatchName(DiffMatch m);
 
 struct DiffOptions {
   const DiffNameMap* map = nullptr;  // may be null
-  // Statistics for the step and the top_n largest changes.
+  // Rows a report lists (the caller hands it to DiffToDocument); the
+  // analysis itself ignores it: every candidate is tested.
   size_t top_n = 20;
   ValidationOptions stats;  // alpha, min_effect, test, seed, resamples (for the step)
 };
@@ -110,25 +113,26 @@ struct DiffNodeStats {
 //      function between the runs (PyTorch names a frame by its function's
 //      first line, which then moves);
 //   2. by shape alone, in order of first appearance within one shape;
-//   3. what is left in order of first appearance;
-// the rest is removed or added. Figures per steady step: host total, device
-// time, calls. Statistics: as for the nodes, for the top_n changed paired
-// rows when both runs have kDiffMinStepsForStats steady steps, on each
+//   3. by the call site's function alone (known in both runs: the same call
+//      with another input shape), in order of first appearance;
+// the rest is removed or added: rows whose call site and shape both differ
+// are not the same call, and are not compared. Figures per steady step: host total, device
+// time, calls. Statistics: as for the nodes, for every changed paired
+// row when both runs have kDiffMinStepsForStats steady steps, on each
 // row's per-step totals (AttributionResult::OpShapes step entries: an
 // instance counts in the step it opened in; a step without the row is 0);
 // validate's verdict then decides slower / faster / unchanged. Other rows
 // use the threshold rule and say why they have no test (DiffNoStats).
 enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kFunction, kShape, kOrder };
-// "", "call site + shape", "function + shape", "shape", "order"
+// "", "call site + shape", "function + shape", "shape", "call site, shape changed"
 const char* DiffShapeMatchName(DiffShapeMatch m);
 // A call site without its line number: "model.py(12): forward" → "model.py: forward".
 std::string_view SiteFunction(std::string_view site, std::string* scratch);
 
 // Why a shape row has no statistics.
-enum class DiffNoStats : uint8_t { kNone = 0, kOneRun, kFewSteps, kNotTop, kUnchanged };
-// "", "in one run only", "fewer than N steady steps in a run", "not among the top N changes",
-// "unchanged by the thresholds"
-std::string DiffNoStatsText(DiffNoStats why, size_t top_n);
+enum class DiffNoStats : uint8_t { kNone = 0, kOneRun, kFewSteps, kUnchanged };
+// "", "in one run only", "fewer than N steady steps in a run", "unchanged by the thresholds"
+std::string DiffNoStatsText(DiffNoStats why);
 
 struct DiffShapes {
   std::vector<uint32_t> node;   // the diff node (an aligned op pair)

@@ -192,6 +192,95 @@ TEST(AttributionDiffTest, ValidateStatisticsDecideNoisyNodes) {
   EXPECT_EQ(p->d.step.verdict, Verdict::kRegressed);
 }
 
+// D7 (trial_dx): which nodes count as changed must not depend on --top.
+// On the hand-made pair, relu moves +1 µs per step (40 → 30, 50, 35, 45, 45
+// µs): past the plain thresholds, but validate's test finds no change. With
+// top_n = 1 the old code tested only softmax and ranked relu as "slower"
+// by the thresholds; now every candidate is tested whatever top_n is.
+// By hand (MakeRun's comment), the changed entries are: softmax (+200),
+// linear (+100, Block_0 gives way to it), the launch calls (+20), the gemm
+// kernel (+140 device) and bias (-10 device), dropout and cudnn removed,
+// gelu and miopen added: 9 entries, relu not among them.
+TEST(AttributionDiffTest, ChangedSetDoesNotDependOnTopN) {
+  auto ta = ImportJsonText(MakeRun(false)), tb = ImportJsonText(MakeRun(true));
+  ASSERT_TRUE(ta && tb);
+  AttributionResult ra = ComputeAttribution(*ta, nullptr), rb = ComputeAttribution(*tb, nullptr);
+  std::vector<std::set<std::string>> sets;
+  for (size_t top : {size_t{1}, size_t{2}, size_t{20}, SIZE_MAX}) {
+    SCOPED_TRACE(top);
+    DiffOptions o;
+    o.top_n = top;
+    AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, o);
+    ASSERT_TRUE(d.available);
+    std::set<std::string>& set = sets.emplace_back();
+    for (uint32_t x : d.ranked) {
+      set.insert(DiffNodePath(*ta, ra, *tb, rb, d, x));
+      // Every paired host entry has its test, ranked first or last.
+      if (d.nodes.a[x] != kNoNode && d.nodes.b[x] != kNoNode && d.nodes.kind[x] != AttributionKind::kDevice) {
+        EXPECT_GE(d.nodes.stats[x], 0) << DiffNodePath(*ta, ra, *tb, rb, d, x);
+      }
+    }
+    EXPECT_EQ(set.count("Block_0 / aten::relu"), 0u);
+    EXPECT_EQ(set.size(), 9u);
+  }
+  for (const auto& s : sets) EXPECT_EQ(s, sets.front());
+}
+
+// D9 (trial_dx): under an aligned op pair, runtime calls that launched no
+// device work pair by name only. Hand-made: per step, aten::mm runs
+// cudaStreamIsCapturing (launches nothing), cudaLaunchKernel → sm90_gemm,
+// then cudaDeviceSynchronize in A; hipStreamGetDevice, hipLaunchKernel →
+// Cijk_gemm, hipDeviceSynchronize in B. By hand: the launches pair through
+// the op, and so do the kernels; the synchronisations are one API of two
+// vendors and pair; cudaStreamIsCapturing is removed and hipStreamGetDevice
+// added (the old code paired them by position as a rename).
+std::string MakeNonLaunchRun(bool b) {
+  std::string j = R"({"traceEvents":[)";
+  auto ev = [&](const std::string& cat, const std::string& name, int pid, int tid, int ts, int dur,
+                const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":)" + std::to_string(pid) + R"(,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
+         (args.empty() ? "" : R"(,"args":{)" + args + "}") + "},";
+  };
+  for (int k = 0; k < 5; ++k) {
+    const int s = 100 + k * 1000, corr = k + 1;
+    ev("user_annotation", "ProfilerStep#" + std::to_string(k), 1, 1, s, 1000);
+    ev("cpu_op", "aten::mm", 1, 1, s + 10, 200);
+    ev("cuda_runtime", b ? "hipStreamGetDevice" : "cudaStreamIsCapturing", 1, 1, s + 20, 5);
+    ev("cuda_runtime", b ? "hipLaunchKernel" : "cudaLaunchKernel", 1, 1, s + 40, 10,
+       R"("correlation":)" + std::to_string(corr));
+    ev("kernel", b ? "Cijk_gemm" : "sm90_gemm", 0, 7, s + 60, 50,
+       R"("correlation":)" + std::to_string(corr) + R"(,"device":0,"stream":7)");
+    ev("cuda_runtime", b ? "hipDeviceSynchronize" : "cudaDeviceSynchronize", 1, 1, s + 120, 80);
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+TEST(AttributionDiffTest, NonLaunchRuntimeCallsPairByNameOnly) {
+  auto ta = ImportJsonText(MakeNonLaunchRun(false)), tb = ImportJsonText(MakeNonLaunchRun(true));
+  ASSERT_TRUE(ta && tb);
+  AttributionResult ra = ComputeAttribution(*ta, nullptr), rb = ComputeAttribution(*tb, nullptr);
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available);
+  std::map<std::string, uint32_t> by_path;
+  for (uint32_t i = 1; i < d.nodes.size(); ++i) by_path[DiffNodePath(*ta, ra, *tb, rb, d, i)] = i;
+  auto at = [&](const std::string& path) -> uint32_t {
+    auto it = by_path.find(path);
+    EXPECT_NE(it, by_path.end()) << path;
+    return it == by_path.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(d.nodes.match[at("aten::mm / cudaLaunchKernel → hipLaunchKernel")], DiffMatch::kLaunchOrder);
+  EXPECT_EQ(d.nodes.match[at("aten::mm / cudaLaunchKernel → hipLaunchKernel / sm90_gemm → Cijk_gemm")],
+            DiffMatch::kLaunchOrder);
+  EXPECT_EQ(d.nodes.change[at("aten::mm / cudaStreamIsCapturing")], DiffChange::kRemoved);
+  EXPECT_EQ(d.nodes.change[at("aten::mm / hipStreamGetDevice")], DiffChange::kAdded);
+  EXPECT_EQ(d.nodes.match[at("aten::mm / cudaDeviceSynchronize → hipDeviceSynchronize")], DiffMatch::kLaunchOrder);
+  EXPECT_EQ(d.through_op, 3u);
+  EXPECT_EQ(d.removed, 1u);
+  EXPECT_EQ(d.added, 1u);
+}
+
 TEST(AttributionDiffTest, PerStepTotalsAddUpToTheTree) {
   auto p = DiffHandMade(nullptr);
   ASSERT_NE(p, nullptr);
@@ -554,7 +643,7 @@ TEST(AttributionDiffTest, RepeatedOpsPairByCallSiteWithStatistics) {
     } else {
       EXPECT_EQ(h.stats[first], -1);
       EXPECT_EQ(h.no_stats[first], DiffNoStats::kFewSteps);
-      EXPECT_NE(DiffNoStatsText(h.no_stats[first], 20).find("steady steps"), std::string::npos);
+      EXPECT_NE(DiffNoStatsText(h.no_stats[first]).find("steady steps"), std::string::npos);
     }
     // The ranking: the op's net change is small, its rows moved by
     // ±(slow - fast) each, so the op splits into its two rows, which take
@@ -593,6 +682,80 @@ TEST(AttributionDiffTest, RepeatedOpsPairByCallSiteWithStatistics) {
     EXPECT_EQ(d2.split_ops, 0u);
     for (int32_t r : d2.ranked_row) EXPECT_EQ(r, -1);
   }
+}
+
+// D8 (trial_dx): rows whose call site and shape both differ are not the
+// same call: removed and added, never compared. Hand-made, 8 steps of
+// 1000 µs, aten::mm under M_0 called from python_function frames:
+//   A: first() [[64,64]] 100 µs, second() [[64,64]] 100 µs, third() [[8,8]] 100 µs
+//   B: first() [[64,64]] 100 µs, second() [[32,32]] 150 µs, fourth() [[4,4]] 30 µs
+// By hand: first ↔ first by call site + shape (unchanged); second ↔ second
+// by call site alone, shape changed (+50 µs, tested); third removed (100
+// µs), fourth added (30 µs). The old code paired third ↔ fourth "in order"
+// and gave them a test and a verdict ("faster", -70 µs).
+std::string MakeUnrelatedRowsRun(bool b) {
+  std::string j = R"({"traceEvents":[)";
+  auto ev = [&](const std::string& cat, const std::string& name, int ts, int dur, const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) +
+         R"(,"dur":)" + std::to_string(dur) + (args.empty() ? "" : R"(,"args":{)" + args + "}") + "},";
+  };
+  auto dims = [](int n) {
+    const std::string d = std::to_string(n);
+    return R"("Input Dims":[[)" + d + "," + d + "],[" + d + "," + d + R"(]],"Input type":["float","float"])";
+  };
+  for (int k = 0; k < 8; ++k) {
+    const int s = 100 + k * 1000;
+    ev("user_annotation", "ProfilerStep#" + std::to_string(k), s, 1000);
+    ev("python_function", "nn.Module: M_0", s + 10, 900);
+    auto call = [&](const char* fn, int line, int at, int n, int dur) {
+      ev("python_function", std::string("model.py(") + std::to_string(line) + "): " + fn, s + at, 200);
+      ev("cpu_op", "aten::mm", s + at + 10, dur + k % 2, dims(n));
+    };
+    call("first", 10, 20, 64, 100);
+    if (!b) {
+      call("second", 20, 250, 64, 100);
+      call("third", 30, 500, 8, 100);
+    } else {
+      call("second", 20, 250, 32, 150);
+      call("fourth", 40, 500, 4, 30);
+    }
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+TEST(AttributionDiffTest, RowsWhoseSiteAndShapeBothDifferAreNotPaired) {
+  auto ta = ImportJsonText(MakeUnrelatedRowsRun(false)), tb = ImportJsonText(MakeUnrelatedRowsRun(true));
+  ASSERT_TRUE(ta && tb);
+  const AttributionOptions with{.op_shapes = true};
+  AttributionResult ra = ComputeAttribution(*ta, nullptr, with), rb = ComputeAttribution(*tb, nullptr, with);
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available);
+  const DiffShapes& h = d.shapes;
+  std::map<std::string, uint32_t> row;  // "A site | B site"
+  for (uint32_t r = 0; r < h.size(); ++r) {
+    row[(h.a[r] == kNoNode ? "" : DiffSiteLabel(ra, h.a[r])) + " | " +
+        (h.b[r] == kNoNode ? "" : DiffSiteLabel(rb, h.b[r]))] = r;
+  }
+  ASSERT_EQ(h.size(), 4u);
+  ASSERT_EQ(row.count("model.py(10): first | model.py(10): first"), 1u);
+  ASSERT_EQ(row.count("model.py(20): second | model.py(20): second"), 1u);
+  ASSERT_EQ(row.count("model.py(30): third | "), 1u);
+  ASSERT_EQ(row.count(" | model.py(40): fourth"), 1u);
+  const uint32_t second = row["model.py(20): second | model.py(20): second"];
+  EXPECT_EQ(h.match[row["model.py(10): first | model.py(10): first"]], DiffShapeMatch::kSite);
+  EXPECT_EQ(h.match[second], DiffShapeMatch::kOrder);
+  EXPECT_EQ(h.change[second], DiffChange::kSlower);
+  EXPECT_NEAR(Us(h.Delta(second)), 50, 1e-9);
+  EXPECT_GE(h.stats[second], 0);
+  const uint32_t third = row["model.py(30): third | "], fourth = row[" | model.py(40): fourth"];
+  EXPECT_EQ(h.change[third], DiffChange::kRemoved);
+  EXPECT_EQ(h.change[fourth], DiffChange::kAdded);
+  EXPECT_EQ(h.stats[third], -1);
+  EXPECT_EQ(h.stats[fourth], -1);
+  EXPECT_NEAR(Us(h.a_ns[third]), 100.5, 1e-9);
+  EXPECT_NEAR(Us(h.b_ns[fourth]), 30.5, 1e-9);
+  EXPECT_EQ(d.shape_by_order, 1u);
 }
 
 TEST(AttributionDiffTest, CallSiteWhoseLineMovedPairsByFunction) {

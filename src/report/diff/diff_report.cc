@@ -299,8 +299,8 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
                       Value::Int(static_cast<int64_t>(d.shape_by_function)), Unit::kCount});
   kv.items.push_back({"shape_by_shape", "Row pairs by shape alone", Value::Int(static_cast<int64_t>(d.shape_by_shape)),
                       Unit::kCount});
-  kv.items.push_back({"shape_by_order", "Row pairs in order", Value::Int(static_cast<int64_t>(d.shape_by_order)),
-                      Unit::kCount});
+  kv.items.push_back({"shape_by_order", "Row pairs by call site alone (shape changed)",
+                      Value::Int(static_cast<int64_t>(d.shape_by_order)), Unit::kCount});
   kv.items.push_back({"shape_tested", "Rows with statistics", Value::Int(static_cast<int64_t>(d.shape_stats.size())),
                       Unit::kCount});
   s->Add(std::move(kv));
@@ -325,7 +325,7 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
     const uint32_t x = d.shape_ranked[r];
     const Entry e = RowEntry(a, b, d, x);
     const MetricComparison* m = e.stats;
-    std::string why = m ? (m->test.empty() ? m->reason : "") : DiffNoStatsText(h.no_stats[x], top_n);
+    std::string why = m ? (m->test.empty() ? m->reason : "") : DiffNoStatsText(h.no_stats[x]);
     std::vector<Value>& row = t.rows.emplace_back();
     row = {Value::String(Path(a, b, d, h.node[x])), Value::String(e.site), Value::String(e.shape),
            Value::String(e.match), Value::String(e.change)};
