@@ -606,7 +606,7 @@ StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key)
     const Column& col = table->columns[c];
     std::string head = col.key;
     if (col.unit != Unit::kNone && col.unit != Unit::kCount) head += " (" + std::string(UnitName(col.unit)) + ")";
-    out += (c ? "," : "") + CsvField(head);
+    out += (c ? "," : "") + CsvField(EscapeControls(head, /*keep_line_breaks=*/true));
   }
   out += "\r\n";
   for (const auto& row : table->rows) {
@@ -618,7 +618,10 @@ StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key)
         case Value::Kind::kBool: cell = v.boolean() ? "true" : "false"; break;
         case Value::Kind::kInt: cell = std::to_string(v.integer()); break;
         case Value::Kind::kNumber: cell = fmt::format("{}", v.number()); break;
-        case Value::Kind::kString: cell = CsvField(v.str()); break;
+        // Controls (ESC, BEL, C1, bidi) shown as \xNN / \uXXXX as the text
+        // output shows them: a hostile name written to a terminal would
+        // otherwise retitle or recolour it. Line breaks and tabs stay (quoted).
+        case Value::Kind::kString: cell = CsvField(EscapeControls(v.str(), /*keep_line_breaks=*/true)); break;
       }
       out += (c ? "," : "") + cell;
     }

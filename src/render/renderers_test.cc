@@ -147,6 +147,20 @@ TEST(RenderersTest, CsvWritesOneTableRaw) {
 
 // A document whose tables are not one table (whatif: one per scenario) gives
 // CSV its own: written instead of the first table, shown in no other format.
+// D11 (trial_dx): a hostile name's terminal controls (hm/hostile_a.json's
+// "\x1b[31m…\x1b[0m\x1b]0;title\x07") are neutralised in CSV as the text
+// output neutralises them (EscapeControls: \xNN), so printing the CSV to a
+// terminal neither recolours nor retitles it; line breaks stay, quoted.
+// Expected bytes written by hand.
+TEST(RenderersTest, CsvNeutralisesTerminalControls) {
+  StatusOr<std::string> csv = RenderCsv(SmallDocument("\x1b[31mred\x1b[0m\x1b]0;title\x07 a\nb\u202e"));
+  ASSERT_TRUE(csv.ok());
+  EXPECT_EQ(csv->find('\x1b'), std::string::npos);
+  EXPECT_EQ(csv->find('\x07'), std::string::npos);
+  EXPECT_EQ(csv->substr(0, csv->find(",2000000")),
+            "name,total_ns (ns),count,fused\r\n\"\\x1b[31mred\\x1b[0m\\x1b]0;title\\x07 a\nb\\u202e\"");
+}
+
 TEST(RenderersTest, CsvWritesTheDocumentsCsvTable) {
   Document doc = SmallDocument("conv");
   doc.csv = Table{"all", "", {{"scenario", "Scenario"}, {"total_ns", "Total", Unit::kNs}}, {}, ""};
@@ -186,9 +200,11 @@ TEST(RenderersTest, HostileStringsEscapedInEveryFormat) {
   EXPECT_EQ(yaml->find('\x1b'), std::string::npos) << *yaml;
   StatusOr<std::string> csv = RenderCsv(doc);
   ASSERT_TRUE(csv.ok());
-  // CSV is the machine format: every byte kept, quoted (the text format
-  // is the one for terminals).
-  EXPECT_NE(csv->find("\"<script>alert(1)</script>|*x*\x1b[31m\n\"\"'&\""), std::string::npos) << *csv;
+  // CSV is a machine format: quoted, line breaks kept, but terminal
+  // controls shown as the text format shows them (it is printed to a
+  // terminal without -o).
+  EXPECT_EQ(csv->find('\x1b'), std::string::npos) << *csv;
+  EXPECT_NE(csv->find("\"<script>alert(1)</script>|*x*\\x1b[31m\n\"\"'&\""), std::string::npos) << *csv;
 }
 
 Document ListDocument(std::string_view name) {
