@@ -30,7 +30,15 @@ void AddClasses(const AttributionResult& r, render::Section* s) {
     kv.items.push_back({key + "_ns", name + " per step", Value::Number(PerStep(r, r.by_class_ns[c])), Unit::kNs});
   }
   kv.items.push_back({"device_ns", "Device activity launched per step", Value::Number(PerStep(r, r.device_ns)),
-                      Unit::kNs});
+                      Unit::kNs, "device time joined to a node through its launching call"});
+  // docs/analyses.md: device activity starting in a steady step and linked
+  // to no node (no launching call in the trace) is reported as "not joined".
+  kv.items.push_back({"unlinked_device_ns", "Device activity not joined to any node per step",
+                      Value::Number(PerStep(r, r.unlinked_device_ns)), Unit::kNs,
+                      "device time starting in a steady step whose launching call is not in the trace; in no node "
+                      "of the tree"});
+  kv.items.push_back({"unlinked_compute_ns", "… of which not collectives",
+                      Value::Number(PerStep(r, r.unlinked_compute_ns)), Unit::kNs});
   s->Add(std::move(kv));
 }
 
@@ -77,23 +85,36 @@ std::string NodeSummaryText(const Trace& trace, const AttributionResult& r, uint
 void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s) {
   const std::vector<std::vector<uint32_t>> kids = ChildLists(r.nodes);
   std::string html = "<div class=\"attribution-tree\">";
+  // A row of the tree, or (node = kNoNode) the remainder of `parent`'s
+  // children under kAttributionTreeMinShare: their count and time per step.
   struct TreeRow {
     uint32_t node;
     size_t depth;
+    uint32_t parent = kNoNode;
+    size_t left_out = 0;
+    int64_t total_ns = 0, self_ns = 0, device_ns = 0;
   };
   std::vector<TreeRow> rows;
   struct Item {
     uint32_t node;
     size_t depth;
     bool close;
+    int32_t rest = -1;  // index into rests: the remainder row of a parent
   };
   std::vector<Item> todo = {{0, 0, false}};
+  std::vector<TreeRow> rests;
+  std::vector<std::string> rest_lines;
   size_t shown = 0, hidden = 0;
   while (!todo.empty()) {
     Item it = todo.back();
     todo.pop_back();
     if (it.close) {
       html += "</details>";
+      continue;
+    }
+    if (it.rest >= 0) {
+      html += "<div class=\"leaf muted\">" + HtmlEscape(rest_lines[it.rest]) + "</div>";
+      rows.push_back(rests[it.rest]);
       continue;
     }
     if (shown >= kAttributionTreeNodes) {
@@ -104,16 +125,38 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
     const std::string line = NodeSummaryText(trace, r, it.node);
     rows.push_back({it.node, it.depth});
     std::vector<uint32_t> visible;
+    TreeRow rest{kNoNode, it.depth + 1, it.node};
     for (uint32_t c : kids[it.node]) {
-      if (Shown(r, c)) visible.push_back(c);
+      if (Shown(r, c)) {
+        visible.push_back(c);
+      } else {
+        ++rest.left_out;
+        rest.total_ns += r.nodes.total_ns[c];
+        rest.self_ns += r.nodes.total_ns[c];  // the remainder's own time is its nodes' totals
+        rest.device_ns += r.nodes.device_total_ns[c];
+      }
     }
-    if (visible.empty()) {
+    const std::string rest_line =
+        rest.left_out == 0
+            ? ""
+            : "other (" + std::to_string(rest.left_out) + " nodes under " +
+                  render::FormatQuantity(kAttributionTreeMinShare, Unit::kFraction) + " of the step) — " +
+                  render::FormatQuantity(PerStep(r, rest.total_ns), Unit::kNs) +
+                  (rest.device_ns > 0 ? ", device " + render::FormatQuantity(PerStep(r, rest.device_ns), Unit::kNs)
+                                      : std::string());
+    if (visible.empty() && rest.left_out == 0) {
       html += "<div class=\"leaf\">" + HtmlEscape(line) + "</div>";
       continue;
     }
     html += std::string("<details") + (it.depth < 2 ? " open" : "") + "><summary>" + HtmlEscape(line) +
             "</summary>";
     todo.push_back({it.node, it.depth, true});
+    // The remainder comes after the shown children (the stack pops it last).
+    if (rest.left_out > 0) {
+      todo.push_back({kNoNode, it.depth + 1, false, static_cast<int32_t>(rests.size())});
+      rests.push_back(rest);
+      rest_lines.push_back(rest_line);
+    }
     for (size_t k = visible.size(); k-- > 0;) todo.push_back({visible[k], it.depth + 1, false});
   }
   html += "</div>";
@@ -132,6 +175,14 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
                {"device_ns", "device", Unit::kNs},     {"count", "instances", Unit::kNone}};
   for (const TreeRow& row : rows) {
     const AttributionNodes& n = r.nodes;
+    if (row.node == kNoNode) {
+      t.rows.push_back(
+          {Value::String(std::string(2 * row.depth, ' ') + "other (" + std::to_string(row.left_out) + " nodes under " +
+                         render::FormatQuantity(kAttributionTreeMinShare, Unit::kFraction) + " of the step each)"),
+           Value::String("other"), Value::Number(PerStep(r, row.total_ns)), Value::Number(PerStep(r, row.self_ns)),
+           Value::Number(PerStep(r, row.device_ns)), Value::Null()});
+      continue;
+    }
     t.rows.push_back({Value::String(std::string(2 * row.depth, ' ') + NodeLabel(trace, r, row.node)),
                       Value::String(AttributionKindName(n.kind[row.node])), Value::Number(PerStep(r, n.total_ns[row.node])),
                       Value::Number(PerStep(r, n.self_ns[row.node])), Value::Number(PerStep(r, n.device_total_ns[row.node])),

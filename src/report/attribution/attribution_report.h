@@ -14,8 +14,11 @@
 namespace aiprof {
 
 // Rows of the module table and nodes of the tree shown (the largest first);
-// nodes under 0.5% of the step's host and device time are left out, and the
-// table's note says how many.
+// nodes under 0.5% of the step's host and device time are left out: under
+// each parent one "other (N nodes under 0.5% of the step each)" row holds
+// their count and time, so a parent's self time and its rows add up to its
+// total. Beyond kAttributionTreeNodes nodes the table's note says how many
+// more were not shown.
 inline constexpr size_t kAttributionModuleRows = 40;
 inline constexpr size_t kAttributionTreeNodes = 400;
 inline constexpr double kAttributionTreeMinShare = 0.005;
