@@ -6,6 +6,8 @@
 #include <string_view>
 #include <utility>
 
+#include "src/analysis/common/steps.h"
+
 namespace aiprof {
 
 const char* DiffChangeName(DiffChange c) {
@@ -40,6 +42,20 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
     case DiffShapeMatch::kOrder: return "call site, shape changed";
   }
   return "?";
+}
+
+std::string DiffStepsText(const Trace& trace, bool pseudo) {
+  if (pseudo) return "no steps: the main thread's span";
+  const StepList l = FindSteps(trace);
+  if (l.from_pattern) {
+    return "steps inferred from a repeating op pattern (periodic step #N; the trace has no step markers)";
+  }
+  if (l.source == "timeline") {
+    return l.hook_source.empty()
+               ? "the recorded step span (ProfilerStep#N)"
+               : "the recorded step span (ProfilerStep#N, marked by aiprof trace on " + l.hook_source + ")";
+  }
+  return "the steps of " + l.source;
 }
 
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row) {
@@ -744,6 +760,8 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   out.steps_b = rb.steps;
   out.pseudo_a = ra.pseudo_step;
   out.pseudo_b = rb.pseudo_step;
+  out.steps_text_a = DiffStepsText(a, ra.pseudo_step);
+  out.steps_text_b = DiffStepsText(b, rb.pseudo_step);
   out.step_a_ns = ra.PerStep(ra.wall_ns);
   out.step_b_ns = rb.PerStep(rb.wall_ns);
   for (size_t c = 0; c < kTimeClassCount; ++c) {

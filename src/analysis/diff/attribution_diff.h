@@ -151,6 +151,9 @@ struct AttributionDiff {
   std::string problem;  // why not, when !available
   size_t steps_a = 0, steps_b = 0;
   bool pseudo_a = false, pseudo_b = false;  // no steps: the main thread's span
+  // What each run's steps are (DiffStepsText): recorded markers, a repeating
+  // pattern, a breakdown file, or none.
+  std::string steps_text_a, steps_text_b;
   double step_a_ns = 0, step_b_ns = 0;       // wall time per steady step
   MetricComparison step;                     // the step wall times as two samples
   std::array<double, kTimeClassCount> class_a_ns{}, class_b_ns{};  // per step
@@ -196,6 +199,12 @@ inline constexpr double kDiffExplainedShare = 0.9;
 // available (else the diff is not, with the reason).
 AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, const Trace& b,
                                 const AttributionResult& rb, const DiffOptions& options);
+
+// What a run's steps are, for a person: "the recorded step span
+// (ProfilerStep#N)", "steps inferred from a repeating op pattern (periodic
+// step #N; the trace has no step markers)", "the steps of FILE", or "no
+// steps: the main thread's span" (`pseudo`).
+std::string DiffStepsText(const Trace& trace, bool pseudo);
 
 // A shape row's label in its run ("" when the instances had no Input Dims).
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row);

@@ -281,6 +281,54 @@ TEST(AttributionDiffTest, NonLaunchRuntimeCallsPairByNameOnly) {
   EXPECT_EQ(d.added, 1u);
 }
 
+// D12 (trial_dx): steps found from a repeating op pattern are not called
+// recorded ProfilerStep#N spans. Hand-made (as the trial's gen_hm.py
+// nosteps_a): 4 repetitions, 30 µs apart, of aten::mm 100 µs, aten::relu 20
+// µs, aten::add 30 µs (10 µs gaps), each launching one kernel; no
+// ProfilerStep markers. With the markers the text stays "recorded".
+std::string MakeRepeatingRun(bool markers) {
+  std::string j = R"({"traceEvents":[)";
+  auto ev = [&](const std::string& cat, const std::string& name, int pid, int tid, int ts, int dur,
+                const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":)" + std::to_string(pid) + R"(,"tid":)" +
+         std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) +
+         (args.empty() ? "" : R"(,"args":{)" + args + "}") + "},";
+  };
+  int t = 1000, corr = 1;
+  const std::pair<const char*, int> ops[] = {{"aten::mm", 100}, {"aten::relu", 20}, {"aten::add", 30}};
+  for (int k = 0; k < 4; ++k) {
+    const int st = t;
+    t += 5;
+    for (const auto& [name, d] : ops) {
+      ev("cpu_op", name, 100, 100, t, d);
+      ev("cuda_runtime", "cudaLaunchKernel", 100, 100, t + 1, 3, R"("correlation":)" + std::to_string(corr));
+      ev("kernel", std::string(name) + "_k", 0, 7, t + 5, d / 2,
+         R"("correlation":)" + std::to_string(corr) + R"(,"device":0,"stream":7)");
+      ++corr;
+      t += d + 10;
+    }
+    t += 5;
+    if (markers) ev("user_annotation", "ProfilerStep#" + std::to_string(k), 100, 100, st, t - st);
+    t += 20;
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+TEST(AttributionDiffTest, PatternStepsAreNotCalledRecordedSteps) {
+  auto ta = ImportJsonText(MakeRepeatingRun(false)), tb = ImportJsonText(MakeRepeatingRun(true));
+  ASSERT_TRUE(ta && tb);
+  AttributionResult ra = ComputeAttribution(*ta, nullptr), rb = ComputeAttribution(*tb, nullptr);
+  ASSERT_TRUE(ra.available && rb.available);
+  ASSERT_FALSE(ra.pseudo_step);
+  ASSERT_EQ(ra.steps, 4u);  // the pattern's 4 repetitions
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available);
+  EXPECT_NE(d.steps_text_a.find("repeating op pattern"), std::string::npos) << d.steps_text_a;
+  EXPECT_EQ(d.steps_text_a.find("recorded"), std::string::npos) << d.steps_text_a;
+  EXPECT_EQ(d.steps_text_b, "the recorded step span (ProfilerStep#N)");
+}
+
 TEST(AttributionDiffTest, PerStepTotalsAddUpToTheTree) {
   auto p = DiffHandMade(nullptr);
   ASSERT_NE(p, nullptr);

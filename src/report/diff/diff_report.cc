@@ -36,18 +36,17 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
                       Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount});
   kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
                       Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount});
-  // The recorded step's span on the host (ProfilerStep#N), not whatif's and
-  // validate's "step wall time", which runs on to the step's last device
-  // work: two figures, two names.
-  auto step_detail = [](bool pseudo) {
-    return std::string(pseudo ? "no steps: the main thread's span"
-                              : "the recorded step span (ProfilerStep#N) on its critical thread; whatif's step wall "
-                                "time runs on to the step's last device work");
+  // The step's span on the host (what the steps are: recorded markers, a
+  // repeating pattern, ...), not whatif's and validate's "step wall time",
+  // which runs on to the step's last device work: two figures, two names.
+  auto step_detail = [](bool pseudo, const std::string& what) {
+    return pseudo ? what
+                  : what + " on its critical thread; whatif's step wall time runs on to the step's last device work";
   };
-  kv.items.push_back(
-      {"step_a_ns", "Host step time in A (mean)", NumValue(d.step_a_ns), Unit::kNs, step_detail(d.pseudo_a)});
-  kv.items.push_back(
-      {"step_b_ns", "Host step time in B (mean)", NumValue(d.step_b_ns), Unit::kNs, step_detail(d.pseudo_b)});
+  kv.items.push_back({"step_a_ns", "Host step time in A (mean)", NumValue(d.step_a_ns), Unit::kNs,
+                      step_detail(d.pseudo_a, d.steps_text_a)});
+  kv.items.push_back({"step_b_ns", "Host step time in B (mean)", NumValue(d.step_b_ns), Unit::kNs,
+                      step_detail(d.pseudo_b, d.steps_text_b)});
   kv.items.push_back({"step_delta_ns", "Change of the mean per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
   kv.items.push_back({"step_change", "Relative change of the mean", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
   const MetricComparison& m = d.step;
