@@ -14,6 +14,7 @@
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/importers/graph_capture/graph_capture_merge.h"
 #include "src/model/native_file.h"
 #include "src/report/page/report_data.h"
 #include "src/serve/run_document.h"
@@ -37,11 +38,17 @@ bool LooksLikeTraceName(const std::string& name) {
 }
 
 // True when folder `dir` is one run: a torch_npu rank folder, an msprof
-// PROF_* folder, or a folder of several ranks (at least two entries named
+// PROF_* folder, a graph replay beside its capture_traces/ (TraceLens's
+// layout: one run with the ops that captured the graphs, not the replay, the
+// captures and their list as three; a malformed layout is one run whose
+// import says why), or a folder of several ranks (at least two entries named
 // rankN that are importable units).
 bool IsFolderRun(const fs::path& dir) {
   const std::string d = dir.string();
   if (IsAscendPtFolder(d) || IsMsprofFolder(d)) return true;
+  if (StatusOr<std::optional<GraphCaptureLayout>> graphs = FindGraphCaptureLayout(d); !graphs.ok() || *graphs) {
+    return true;
+  }
   std::error_code ec;
   int ranked = 0;
   for (fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;

@@ -139,11 +139,19 @@ def main():
     err = err.decode("utf-8", "replace")
     check(proc.returncode == 1 and fifo + ": truncated JSON" in err and "aiprof-input-" not in err,
           "a named pipe's error names the pipe: " + err.strip())
-    good = b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -5}]}'
+    good = (b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -5},'
+            b' {"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 9, "dur": 5}]}')
     p = subprocess.run([exe, "summary", "-", "--format", "json"], input=good, capture_output=True, timeout=60)
     diag = json.loads(p.stdout).get("diagnostics", {}) if p.returncode == 0 else {}
     check(diag.get("negative_duration", {}).get("first_at") == "<stdin>:byte 17",
           "a diagnostic of standard input names it: %s" % diag)
+    # Nothing readable at all: an error naming standard input, not an empty trace.
+    none = b'{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": -5}]}'
+    p = subprocess.run([exe, "summary", "-"], input=none, capture_output=True, timeout=60)
+    err = p.stderr.decode("utf-8", "replace")
+    check(p.returncode == 1 and "<stdin>: no event could be read (1 record skipped; negative_duration: 1, first at "
+          "<stdin>:byte 17" in err and "aiprof-input-" not in err,
+          "standard input with no readable event is an error naming it: " + err.strip())
     left = [n for n in set(os.listdir(tempfile.gettempdir())) - before_tmp if n.startswith("aiprof-input-")]
     check(not left, "no temporary copy left: %s" % left)
 

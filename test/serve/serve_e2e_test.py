@@ -250,6 +250,17 @@ def run_tests(exe, data, fixtures, tmp):
     open(os.path.join(logdir, "notes.txt"), "w").write("not a trace")
     # A folder of two torch_npu ranks: one run, not one per file inside.
     shutil.copytree(os.path.join(fixtures, "ascend-pt", "level0"), os.path.join(logdir, "cluster job"))
+    # A CUDA-graph replay beside its capture_traces/ (TraceLens's layout):
+    # one run with the captured ops, not the replay, the capture and the
+    # capture list (not a trace) as three runs.
+    vllm = os.path.join(logdir, "vllm decode")
+    os.makedirs(os.path.join(vllm, "capture_traces"))
+    tl = os.path.join(fixtures, "tracelens", "inference__vllm_decode_full__")
+    shutil.copy(tl + "graph_execution.json.gz", os.path.join(vllm, "graph_execution.json.gz"))
+    shutil.copy(tl + "capture_traces__execution_details.json",
+                os.path.join(vllm, "capture_traces", "execution_details.json"))
+    shutil.copy(tl + "capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz",
+                os.path.join(vllm, "capture_traces", "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz"))
 
     # Beyond loopback without tokens: refused before anything starts.
     r = subprocess.run([exe, "serve", "--logdir", logdir, "--listen", "0.0.0.0:0"], capture_output=True, text=True,
@@ -273,8 +284,15 @@ def run_tests(exe, data, fixtures, tmp):
         runs = wait_settled(port, 5)
         by_path = {x["path"]: x for x in runs}
         check(sorted(by_path) == sorted(["team a/convnet.json", "resnet50_num_workers_0.pt.trace.json.gz", evil_name,
-                                         "broken.json", "cluster job"]),
-              "indexes the traces and the rank folder as one run, not the link or notes: %s" % sorted(by_path))
+                                         "broken.json", "cluster job", "vllm decode"]),
+              "indexes the traces, the rank folder and the graph-capture folder as one run each, not the link or "
+              "notes: %s" % sorted(by_path))
+        graphs = by_path.get("vllm decode", {})
+        s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (graphs.get("id", 0), urllib.parse.quote(
+            "SELECT count(*) FROM slices WHERE name LIKE 'aten::%'")))
+        check(graphs.get("state") == "ready" and s == 200 and json.loads(body)["rows"][0][0] > 0,
+              "the graph-capture folder is one run with the ops that captured the graphs: %s %s" %
+              (graphs.get("state"), body.strip()[:200]))
         job = by_path.get("cluster job", {})
         s, body, _ = http(port, "/api/runs/%d/query?sql=%s" % (job.get("id", 0), urllib.parse.quote(
             "SELECT count(DISTINCT rank) FROM tracks WHERE rank >= 0")))

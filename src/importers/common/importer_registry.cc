@@ -50,6 +50,34 @@ bool IsImportableFilePrefix(std::string_view prefix) {
   return false;
 }
 
+namespace {
+
+// A file in a known format of which no record could be read is not a trace
+// of that format: a JSON list of {"file": ...} objects (TraceLens's
+// execution_details.json) read as a Chrome trace whose every record lacked
+// "ph", and was shown as an empty run. An empty file of the format (no
+// records at all, or metadata only) is still an empty trace.
+Status CheckSomethingWasRead(const Trace& trace, const std::string& path) {
+  if (trace.slices.size() + trace.instants.size() + trace.counters.size() + trace.flows.size() + trace.samples.size() >
+      0) {
+    return OkStatus();
+  }
+  uint64_t skipped = 0;
+  const std::pair<const std::string, DiagnosticEntry>* largest = nullptr;
+  for (const auto& entry : trace.diagnostics.entries()) {
+    if (IsNoteOnlyDiagnostic(entry.first)) continue;
+    skipped += entry.second.count;
+    if (largest == nullptr || entry.second.count > largest->second.count) largest = &entry;
+  }
+  if (largest == nullptr) return OkStatus();
+  return ErrStatus(path + ": no event could be read (" + std::to_string(skipped) + " record" +
+                   (skipped == 1 ? "" : "s") + " skipped; " + largest->first + ": " +
+                   std::to_string(largest->second.count) + ", first at " + largest->second.first_where + ": " +
+                   largest->second.description + ")");
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
   ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 4096));
   if (prefix.empty()) return ErrStatus(path + ": the file is empty");
@@ -73,6 +101,7 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
       ScopedPhase phase("finalize");
       RETURN_IF_ERROR(builder.Finalize());
     }
+    RETURN_IF_ERROR(CheckSomethingWasRead(*trace, path));
     RecognizeAccelerator(trace.get());
     trace->metadata["source_path"] = path;
     return trace;

@@ -157,8 +157,17 @@ TEST(NsysSqliteImporterTest, OtherDatabasesAndBadRowsAreReported) {
   std::string sql = "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,"
                     " streamId INTEGER, correlationId INTEGER, shortName INTEGER);"
                     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (30, 20, 0, 1, 1, 1);";
-  auto bad = ImportTrace(MakeDb(dir, "neg.sqlite", sql));
-  ASSERT_TRUE(bad.ok());
+  // Nothing but the bad row: no event could be read, which is an error
+  // naming the kind and the row, not an empty trace.
+  auto only_bad = ImportTrace(MakeDb(dir, "only_neg.sqlite", sql));
+  ASSERT_FALSE(only_bad.ok());
+  EXPECT_NE(only_bad.status().message().find("no event could be read (1 record skipped; negative_duration: 1"),
+            std::string::npos)
+      << only_bad.status().message();
+  auto bad = ImportTrace(
+      MakeDb(dir, "neg.sqlite", sql + "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (40, 50, 0, 1, 2, 1);"));
+  ASSERT_TRUE(bad.ok()) << bad.status().message();
+  EXPECT_EQ((*bad)->slices.size(), 1u);
   EXPECT_EQ((*bad)->diagnostics.entries().at("negative_duration").count, 1u);
   // NULL, text or blob times were read as 0 (a kernel at ts 0, found by
   // review): each such row is skipped and counted, naming table and row.
