@@ -43,7 +43,11 @@ uint32_t StepSlice(const Trace& trace, const std::vector<std::pair<uint32_t, uin
   return best;
 }
 
-std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g, const AnalysisWindow* aw) {
+// `step_of` (CriticalPathResult::step_of) is filled for every device
+// activity a window owns.
+std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g, const AnalysisWindow* aw,
+                                    std::vector<uint32_t>* step_of) {
+  step_of->assign(trace.slices.size(), kNoSlice);
   const SliceTable& s = trace.slices;
   std::vector<std::pair<uint32_t, uint32_t>> track_range(trace.tracks.size(), {0, 0});
   for (uint32_t i = 0; i < s.size(); ++i) {
@@ -89,6 +93,7 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
       uint32_t& first = it->path.start_slice;  // the earliest host slice
       if (!g.on_device[i] && (first == kNoSlice || s.ts_ns[i] < s.ts_ns[first])) first = i;
       it->path.start_ns = std::min(it->path.start_ns, s.ts_ns[i]);
+      if (g.on_device[i]) (*step_of)[i] = static_cast<uint32_t>(it - out.begin());
       uint32_t& sink = g.on_device[i] ? it->device_sink : it->host_sink;
       if (sink == kNoSlice || SliceEnd(s, i) > SliceEnd(s, sink)) sink = i;
     }
@@ -120,6 +125,7 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
     if (it == order.begin()) continue;
     PathWindow& w = out[*(it - 1)];
     if (w.path.rank != rank || t >= w.path.start_ns + w.path.step_dur_ns) continue;
+    (*step_of)[i] = static_cast<uint32_t>(*(it - 1));
     w.path.device_total_ns[static_cast<size_t>(g.cls[i])] += s.dur_ns[i];
     if (w.device_sink == kNoSlice || SliceEnd(s, i) > SliceEnd(s, w.device_sink)) w.device_sink = i;
   }
@@ -138,8 +144,9 @@ class Walker {
          const std::vector<int64_t>* start = nullptr, const std::vector<int64_t>* end = nullptr)
       : s_(trace.slices), trace_(trace), g_(g), out_(out), start_(start), end_(end) {}
 
-  void Walk(PathWindow& w) {
+  void Walk(PathWindow& w, uint32_t index) {
     StepPath& p = w.path;
+    index_ = index;
     p.host_sink = w.host_sink;
     p.device_sink = w.device_sink;
     segs_.clear();
@@ -266,7 +273,11 @@ class Walker {
       Emit(t0_, i, PathClass::kIdleOther, DepKind::kNone);
       return false;
     }
+    const int64_t idle_end = t_;
     Emit(std::min(best_t, t_), i, wait, via);
+    // A stream idle after its predecessor though this activity was launched
+    // before: no recorded dependency explains it.
+    if (via == DepKind::kStreamOrder && g_.launch[i] != kNoSlice) unexplained_ += idle_end - t_;
     Edge(next, i, via);
     *x = next;
     *at_end = next_end;
@@ -280,8 +291,17 @@ class Walker {
     p.segment_count = segs_.size();
     p.first_edge = out_->edges.size();
     p.edge_count = edges_.size();
+    const std::vector<uint32_t>& step_of = out_->step_of;
     for (const PathSegment& seg : segs_) {
-      p.by_class_ns[static_cast<size_t>(seg.cls)] += seg.end_ns - seg.start_ns;
+      const int64_t len = seg.end_ns - seg.start_ns;
+      p.by_class_ns[static_cast<size_t>(seg.cls)] += len;
+      if (seg.slice != kNoSlice && g_.on_device[seg.slice] && !IsIdleClass(seg.cls)) {
+        if (seg.slice < step_of.size() && step_of[seg.slice] == index_) {
+          p.own_on_path_ns[static_cast<size_t>(seg.cls)] += len;
+        } else if (LaunchTime(seg.slice) < p.start_ns) {
+          p.earlier_on_path_ns[static_cast<size_t>(seg.cls)] += len;
+        }
+      }
       if (seg.slice != kNoSlice && !IsIdleClass(seg.cls)) out_->on_path[seg.slice] = true;
       out_->segments.push_back(seg);
     }
@@ -289,7 +309,13 @@ class Walker {
       out_->on_path[e.from_slice] = out_->on_path[e.to_slice] = true;
       out_->edges.push_back(e);
     }
+    p.device_idle_unexplained_ns = unexplained_;
+    unexplained_ = 0;
   }
+
+  // When device activity `i` was handed to its stream: its launch call's
+  // start, else its own start (FindWindows' rule; measured times).
+  int64_t LaunchTime(uint32_t i) const { return g_.launch[i] != kNoSlice ? s_.ts_ns[g_.launch[i]] : s_.ts_ns[i]; }
 
   int64_t St(uint32_t i) const { return start_ != nullptr ? (*start_)[i] : s_.ts_ns[i]; }
   int64_t En(uint32_t i) const { return end_ != nullptr ? (*end_)[i] : s_.ts_ns[i] + s_.dur_ns[i]; }
@@ -305,6 +331,8 @@ class Walker {
   int64_t t0_ = 0, t_ = 0;
   StepPath* step_ = nullptr;
   uint32_t want_cause_ = kNoSlice;
+  uint32_t index_ = 0;       // the window's index (CriticalPathResult::step_of)
+  int64_t unexplained_ = 0;  // StepPath::device_idle_unexplained_ns so far
 };
 
 }  // namespace
@@ -323,9 +351,9 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
   AdviseHugePages(r->segments.data(), r->segments.capacity() * sizeof(PathSegment));
   Walker walker(trace, g, r, start, end);
   bool any_steady = false;
-  for (PathWindow& w : windows) {
-    walker.Walk(w);
-    any_steady |= w.path.steady;
+  for (size_t k = 0; k < windows.size(); ++k) {
+    walker.Walk(windows[k], static_cast<uint32_t>(k));
+    any_steady |= windows[k].path.steady;
   }
   for (PathWindow& w : windows) {
     StepPath& p = w.path;
@@ -338,7 +366,10 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
     for (size_t c = 0; c < kPathClassCount; ++c) {
       r->window_by_class_ns[c] += p.by_class_ns[c];
       r->window_device_total_ns[c] += p.device_total_ns[c];
+      r->window_own_on_path_ns[c] += p.own_on_path_ns[c];
+      r->window_earlier_on_path_ns[c] += p.earlier_on_path_ns[c];
     }
+    r->window_device_idle_unexplained_ns += p.device_idle_unexplained_ns;
     r->steps.push_back(p);
   }
 }
@@ -348,9 +379,9 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
 CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options) {
   CriticalPathResult r;
   r.graph = BuildDependencyGraph(trace, options);
-  std::vector<PathWindow> windows = FindWindows(trace, r.graph, options.window);
+  std::vector<PathWindow> windows = FindWindows(trace, r.graph, options.window, &r.step_of);
   WalkAll(trace, r.graph, windows, nullptr, nullptr, &r);
-  if (!options.keep_graph) r.graph = DependencyGraph{};
+  if (!options.keep_graph) r.graph = DependencyGraph{}, r.step_of = {};
   return r;
 }
 
@@ -396,6 +427,7 @@ CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResu
     p.end_ns = std::max(p.end_ns, p.start_ns);
     windows.push_back(w);
   }
+  r.step_of = measured.step_of;  // the windows are measured's steps, in order
   WalkAll(trace, measured.graph, windows, &start, &end, &r);
   return r;
 }

@@ -27,7 +27,10 @@
 //                 (CUPTI "Stream Wait Event" records name the event and the
 //                 stream); Ascend: an EVENT_WAIT task that ends with a
 //                 collective of its rank → the stream's next activity
-//                 (LinkEventWaits in dependency_graph.cc);
+//                 (LinkEventWaits in dependency_graph.cc); a stream wait
+//                 call the trace leaves unresolved (no CUPTI record, no
+//                 event record: ROCm traces) is bound to a collective when
+//                 the timing allows only it (LinkCollectiveWaits);
 //   kHandoff      host threads record no wake-ups: a slice that starts work
 //                 on its thread (top level, or under a profiler wrapper)
 //                 after a gap is taken to wait for the latest such work that
@@ -104,6 +107,12 @@ struct DependencyGraph {
   std::vector<bool> on_device;  // slice is device activity on a stream
   std::array<uint64_t, kDepKindCount> edges{};  // edge count per kind
   bool cross_rank = false;  // collectives were joined across ranks
+  // Host calls that make a stream wait for an event (cudaStreamWaitEvent,
+  // hipStreamWaitEvent): all of them, and those no CUPTI "Stream Wait Event"
+  // record resolved (the trace does not say which stream waited for what).
+  uint64_t wait_calls = 0, wait_calls_unresolved = 0;
+  // kStreamWait edges bound by LinkCollectiveWaits' timing rule.
+  uint64_t waits_bound_by_timing = 0;
 };
 
 // A stretch of the critical path: [start_ns, end_ns) spent in `slice`'s own
@@ -134,6 +143,19 @@ struct StepPath {
   // Device time of the step's launched activity per class (compute, copy,
   // collective), on the path or not: the base of the on-path shares.
   std::array<int64_t, kPathClassCount> device_total_ns{};
+  // Device time on the path, same base as device_total_ns: the step's own
+  // activity (launched in it), so own_on_path_ns ≤ device_total_ns per class;
+  // and the activity launched before the step's start (earlier steps'
+  // backlog: the device runs behind the host, and the path, which ends with
+  // the step's last own work, runs back through the work queued before it).
+  // by_class_ns's device classes are own + earlier + work launched after the
+  // step's end (or by no step).
+  std::array<int64_t, kPathClassCount> own_on_path_ns{}, earlier_on_path_ns{};
+  // Path time a stream idled before an activity it had been handed (launched
+  // earlier, its stream predecessor ended) with no recorded dependency to
+  // explain it: part of by_class_ns[kIdleOther]. With unresolved stream waits
+  // (DependencyGraph::wait_calls_unresolved), likely such waits.
+  int64_t device_idle_unexplained_ns = 0;
   size_t first_segment = 0, segment_count = 0;  // into CriticalPathResult::segments, time order
   size_t first_edge = 0, edge_count = 0;        // into CriticalPathResult::edges
   // Across ranks: the path moved to another rank at a collective whose last
@@ -163,6 +185,12 @@ struct CriticalPathResult {
   int64_t window_path_ns = 0;
   std::array<int64_t, kPathClassCount> window_by_class_ns{};
   std::array<int64_t, kPathClassCount> window_device_total_ns{};
+  std::array<int64_t, kPathClassCount> window_own_on_path_ns{}, window_earlier_on_path_ns{};
+  int64_t window_device_idle_unexplained_ns = 0;
+  // The step (index into steps) whose work each device activity is: its
+  // launching call's start (unlinked: its own start) falls in the step on its
+  // rank; without steps, its rank's window. kNoSlice: none.
+  std::vector<uint32_t> step_of;
   // The slices on some step's path, by slice index (for the exports).
   std::vector<bool> on_path;
 };

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/metrics/metric_set.h"
@@ -214,6 +216,107 @@ TEST(CriticalPathTest, HandMadeSynchronousCopyIsSyncLikeTheAttribution) {
   AttributionResult a = ComputeAttribution(*t, nullptr);
   EXPECT_EQ(a.by_class_ns[static_cast<size_t>(TimeClass::kSync)], 90'000);
   EXPECT_EQ(a.by_class_ns[static_cast<size_t>(TimeClass::kLaunch)], 0);
+}
+
+// Hand-made (µs): the device runs a step behind. Step 1 [0, 10] launches K1
+// at 1, which runs [5, 40]; step 2 [20, 30] launches K2 at 21, which runs
+// [40, 50] after K1 on the same stream. By hand, step 2's path [20, 50]: K2
+// [40, 50] (its own work, 10), then K1 clipped to the step, [20, 40] (step
+// 1's work, 20): compute 30 on the path against 10 of its own device time.
+// On the steps' own work, by launch: step 1 35 of 35, step 2 10 of 10 on the
+// path; earlier steps' work on step 2's path 20. The old table divided the
+// path's compute (65) by the steps' own (45): 144%, hidden 0.
+constexpr char kBacklog[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":20,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":5,"dur":35,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":40,"dur":10,"args":{"device":0,"stream":7,"correlation":2}}
+]})json";
+
+TEST(CriticalPathTest, HandMadeBacklogIsApartFromTheStepsOwnWork) {
+  auto t = ImportJsonText(kBacklog);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  ASSERT_EQ(r.steps.size(), 2u);
+  const size_t k = static_cast<size_t>(PathClass::kCompute);
+  const StepPath& s1 = r.steps[0];
+  const StepPath& s2 = r.steps[1];
+  EXPECT_EQ(s2.length_ns(), 30'000);
+  EXPECT_EQ(s2.by_class_ns[k], 30'000);
+  EXPECT_EQ(s2.device_total_ns[k], 10'000);
+  EXPECT_EQ(s2.own_on_path_ns[k], 10'000);
+  EXPECT_EQ(s2.earlier_on_path_ns[k], 20'000);
+  EXPECT_EQ(s1.device_total_ns[k], 35'000);
+  EXPECT_EQ(s1.own_on_path_ns[k], 35'000);
+  EXPECT_EQ(s1.earlier_on_path_ns[k], 0);
+  EXPECT_EQ(r.window_device_total_ns[k], 45'000);
+  EXPECT_EQ(r.window_own_on_path_ns[k], 45'000);
+  EXPECT_EQ(r.window_earlier_on_path_ns[k], 20'000);
+  EXPECT_EQ(r.window_by_class_ns[k], 65'000);
+  for (size_t c = 0; c < kPathClassCount; ++c) EXPECT_LE(r.window_own_on_path_ns[c], r.window_device_total_ns[c]);
+}
+
+// Hand-made (µs), as ROCm records stream waits: hipStreamWaitEvent with no
+// event record. Step [0, 50]: K1 launched at 1 runs [10, 20] on stream 7; an
+// all-reduce launched at 3 runs [10, 60] on stream 8; the wait call at 5;
+// K2 launched at 7 runs [62, 80] on stream 7, which idled 42 µs though K2
+// was launched. By hand, with the wait bound (all-reduce → K2), the path
+// [0, 80]: K2 18, waiting for the all-reduce [60, 62] idle_sync 2, the
+// all-reduce 50, its launch delay [3, 10] 7, the first launch call 1,
+// idle_other 2 ([0, 1] and [2, 3]). Unbound (the old code; also without
+// the wait call), the same 80 µs are K2 18, stream idle [20, 62] 42
+// (idle_other, unexplained), K1 10, launch delay [1, 10] 9, idle 1: the
+// all-reduce off the path.
+std::string CollectiveWaitTrace(bool with_wait_call) {
+  std::string j = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50},
+  {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"hipExtLaunchKernel","pid":1,"tid":1,"ts":3,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":7,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":10,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)","pid":0,"tid":8,"ts":10,"dur":50,"args":{"device":0,"stream":8,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":62,"dur":18,"args":{"device":0,"stream":7,"correlation":2}})json";
+  if (with_wait_call) {
+    j += R"json(,
+  {"ph":"X","cat":"cuda_runtime","name":"hipStreamWaitEvent","pid":1,"tid":1,"ts":5,"dur":1,"args":{"correlation":4}})json";
+  }
+  return j + "\n]}";
+}
+
+TEST(CriticalPathTest, HandMadeUnresolvedStreamWaitBoundToTheCollective) {
+  auto t = ImportJsonText(CollectiveWaitTrace(true));
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  ASSERT_EQ(r.steps.size(), 1u);
+  const StepPath& p = r.steps[0];
+  EXPECT_EQ(r.graph.wait_calls, 1u);
+  EXPECT_EQ(r.graph.wait_calls_unresolved, 1u);
+  EXPECT_EQ(r.graph.waits_bound_by_timing, 1u);
+  EXPECT_EQ(r.graph.edges[static_cast<size_t>(DepKind::kStreamWait)], 1u);
+  EXPECT_EQ(p.length_ns(), 80'000);
+  EXPECT_EQ(PathSum(p), 80'000);
+  EXPECT_EQ(On(p, PathClass::kCompute), 18'000);
+  EXPECT_EQ(On(p, PathClass::kIdleSync), 2'000);
+  EXPECT_EQ(On(p, PathClass::kCollective), 50'000);
+  EXPECT_EQ(On(p, PathClass::kIdleHostBound), 7'000);
+  EXPECT_EQ(On(p, PathClass::kRuntime), 1'000);
+  EXPECT_EQ(On(p, PathClass::kIdleOther), 2'000);
+  EXPECT_EQ(p.device_idle_unexplained_ns, 0);
+  EXPECT_EQ(p.own_on_path_ns[static_cast<size_t>(PathClass::kCollective)], 50'000);
+  // No wait call: nothing says a stream waited, nothing is bound; the idle is
+  // reported as unexplained.
+  auto plain = ImportJsonText(CollectiveWaitTrace(false));
+  ASSERT_NE(plain, nullptr);
+  CriticalPathResult u = ComputeCriticalPath(*plain);
+  ASSERT_EQ(u.steps.size(), 1u);
+  EXPECT_EQ(u.graph.wait_calls_unresolved, 0u);
+  EXPECT_EQ(u.graph.edges[static_cast<size_t>(DepKind::kStreamWait)], 0u);
+  EXPECT_EQ(On(u.steps[0], PathClass::kCollective), 0);
+  EXPECT_EQ(On(u.steps[0], PathClass::kIdleOther), 43'000);
+  EXPECT_EQ(u.steps[0].device_idle_unexplained_ns, 42'000);
+  EXPECT_EQ(On(u.steps[0], PathClass::kCompute), 28'000);
 }
 
 }  // namespace

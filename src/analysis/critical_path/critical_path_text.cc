@@ -42,8 +42,10 @@ void PublishCriticalPath(const CriticalPathResult& r, MetricSet* m) {
   m->Set("critical_path_idle_ns", static_cast<double>(IdleNs(a)) / per, kCriticalPathSource);
   const double copies = static_cast<double>(ClassNs(r.window_device_total_ns, PathClass::kCopy));
   if (copies > 0) {
+    // On one base: the steps' own copies, on the path or not.
     m->Set("critical_path_copy_hidden_ratio",
-           std::max(0.0, copies - static_cast<double>(ClassNs(a, PathClass::kCopy))) / copies, kCriticalPathSource);
+           std::max(0.0, copies - static_cast<double>(ClassNs(r.window_own_on_path_ns, PathClass::kCopy))) / copies,
+           kCriticalPathSource);
   } else {
     m->SetUnavailable("critical_path_copy_hidden_ratio", "no device copies in the steps");
   }

@@ -14,6 +14,7 @@
 #include "src/analysis/communication/collectives.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
@@ -276,6 +277,16 @@ void AddWait(const SliceTable& s, uint32_t target, uint32_t source, DependencyGr
   }
 }
 
+// A host call that makes a stream wait for an event: cudaStreamWaitEvent,
+// hipStreamWaitEvent, cuStreamWaitEvent.
+bool IsStreamWaitCall(const Trace& trace, uint32_t i) {
+  const SliceTable& s = trace.slices;
+  if (s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver && s.kind[i] != EventKind::kSync)
+    return false;
+  if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream) return false;
+  return ContainsIgnoreCase(trace.Str(s.name[i]), "StreamWaitEvent");
+}
+
 void LinkSyncs(const Trace& trace, DependencyGraph* g) {
   const SliceTable& s = trace.slices;
   // Without device activity no call waits for a stream: nothing to index.
@@ -285,6 +296,7 @@ void LinkSyncs(const Trace& trace, DependencyGraph* g) {
   const std::optional<StringId> k_wait_stream = trace.strings.Find("wait_on_stream");
   const std::optional<StringId> k_record = trace.strings.Find("wait_on_cuda_event_record_corr_id");
   bool has_records = false;
+  std::vector<uint32_t> resolved_waits;  // wait calls a "Stream Wait Event" record bound
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint32_t tr = s.track[i];
     if (s.kind[i] != EventKind::kSync || trace.tracks.kind[tr] != TrackKind::kDeviceStream) continue;
@@ -300,6 +312,7 @@ void LinkSyncs(const Trace& trace, DependencyGraph* g) {
     if (name == "Stream Wait Event") {
       if (record == kNoSlice || wait_track == kNoTrack) continue;
       AddWait(s, streams.FirstAfter(tr, s.ts_ns[call]), streams.LastBefore(wait_track, s.ts_ns[record]), g);
+      resolved_waits.push_back(call);
     } else if (name == "Stream Sync") {
       AddWait(s, call, streams.LastBefore(tr, s.ts_ns[call]), g);
     } else if (name == "Event Sync" && record != kNoSlice && wait_track != kNoTrack) {
@@ -307,6 +320,12 @@ void LinkSyncs(const Trace& trace, DependencyGraph* g) {
     } else {  // Context Sync, an Event Sync naming no stream: every stream of the device
       AddWait(s, call, streams.LatestEndingBefore(rank, device, s.ts_ns[call]), g);
     }
+  }
+  std::sort(resolved_waits.begin(), resolved_waits.end());
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!IsStreamWaitCall(trace, i)) continue;
+    ++g->wait_calls;
+    if (!std::binary_search(resolved_waits.begin(), resolved_waits.end(), i)) ++g->wait_calls_unresolved;
   }
   if (has_records) return;
   // No CUPTI sync records (older traces, other runtimes): a blocking sync
@@ -335,6 +354,9 @@ void LinkEventWaits(const Trace& trace, DependencyGraph* g) {
   const SliceTable& s = trace.slices;
   const std::optional<StringId> k_event_wait = trace.strings.Find("EVENT_WAIT");
   if (!k_event_wait) return;
+  // The device records each wait as a task on the waiting stream: the wait
+  // calls (aclrtStreamWaitEvent) are not unresolved.
+  g->wait_calls_unresolved = 0;
   std::vector<std::pair<std::pair<int32_t, int64_t>, uint32_t>> colls;  // ((rank, end), slice)
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (g->on_device[i] && g->cls[i] == PathClass::kCollective) {
@@ -363,6 +385,83 @@ void LinkEventWaits(const Trace& trace, DependencyGraph* g) {
     while (next < s.size() && s.track[next] == tr && !g->on_device[next]) ++next;
     if (next >= s.size() || s.track[next] != tr) continue;
     AddWait(s, next, best, g);
+  }
+}
+
+// Stream waits the trace leaves unresolved: ROCm traces record
+// hipStreamWaitEvent calls but neither the event's hipEventRecord nor the
+// stream waited for (TraceLens's MI300 ResNet activation-checkpointing run:
+// 24 calls, no record), so a stream that idles until an all-reduce on
+// another stream ends had no edge, and the path showed the idle as
+// idle_other and the collective as hidden. Bound, conservatively, only when
+// the timing admits one reading: device activity A on stream S (rank R,
+// device D) whose launch call is known, such that
+//   1. S idled at least kMinCollectiveWaitGapNs before A (A's stream
+//      predecessor ended that much earlier, or A is S's first activity);
+//   2. A's launch call ended before the idle ended (A was ready: the host
+//      did not hold it back);
+//   3. a collective C on another stream of (R, D) ended inside S's idle and
+//      at most kCollectiveWaitMatchNs before A started (the latest such C);
+//   4. an unresolved stream-wait call of rank R started between C's launch
+//      (when known) and A's launch (the host asked a stream to wait there).
+// Then C → A is a kStreamWait edge. On the MI300 trace the stream-0 copy
+// after each all-reduce starts 0.2-18.7 µs after the all-reduce ends and was
+// launched milliseconds before.
+constexpr int64_t kMinCollectiveWaitGapNs = 10'000;
+constexpr int64_t kCollectiveWaitMatchNs = 50'000;
+
+void LinkCollectiveWaits(const Trace& trace, DependencyGraph* g) {
+  if (g->wait_calls_unresolved == 0) return;
+  const SliceTable& s = trace.slices;
+  struct Coll {
+    int32_t rank;
+    int64_t device, end;
+    uint32_t slice;
+    bool operator<(const Coll& o) const {
+      return std::tie(rank, device, end, slice) < std::tie(o.rank, o.device, o.end, o.slice);
+    }
+  };
+  std::vector<Coll> colls;
+  std::vector<std::pair<int32_t, int64_t>> waits;  // (rank, start) of the unresolved wait calls
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const uint32_t tr = s.track[i];
+    if (g->on_device[i] && g->cls[i] == PathClass::kCollective) {
+      colls.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], SliceEnd(s, i), i});
+    } else if (IsStreamWaitCall(trace, i)) {
+      waits.push_back({trace.tracks.rank[tr], s.ts_ns[i]});
+    }
+  }
+  if (colls.empty() || waits.empty()) return;
+  std::sort(colls.begin(), colls.end());
+  std::sort(waits.begin(), waits.end());
+  for (uint32_t a = 0; a < s.size(); ++a) {
+    const uint32_t l = g->launch[a];
+    if (!g->on_device[a] || l == kNoSlice || g->wait_on[a] != kNoSlice) continue;
+    const uint32_t tr = s.track[a];
+    const int32_t rank = trace.tracks.rank[tr];
+    const int64_t start = s.ts_ns[a];
+    const int64_t idle_from = g->prev[a] != kNoSlice ? SliceEnd(s, g->prev[a]) : INT64_MIN;
+    if (idle_from != INT64_MIN && start - idle_from < kMinCollectiveWaitGapNs) continue;  // 1
+    // 3: the latest collective of (rank, device) on another stream ending in
+    // [max(idle_from, start - match), start].
+    const int64_t lo = std::max(idle_from, start - kCollectiveWaitMatchNs);
+    auto it = std::upper_bound(colls.begin(), colls.end(), Coll{rank, trace.tracks.pid[tr], start, UINT32_MAX});
+    uint32_t c = kNoSlice;
+    while (it != colls.begin()) {
+      --it;
+      if (it->rank != rank || it->device != trace.tracks.pid[tr] || it->end < lo) break;
+      if (s.track[it->slice] != tr) {
+        c = it->slice;
+        break;
+      }
+    }
+    if (c == kNoSlice || SliceEnd(s, l) > SliceEnd(s, c)) continue;  // 3, 2
+    // 4: an unresolved wait call between C's launch and A's launch.
+    const int64_t from = g->launch[c] != kNoSlice ? s.ts_ns[g->launch[c]] : INT64_MIN;
+    auto w = std::lower_bound(waits.begin(), waits.end(), std::make_pair(rank, from));
+    if (w == waits.end() || w->first != rank || w->second > s.ts_ns[l]) continue;
+    AddWait(s, a, c, g);
+    ++g->waits_bound_by_timing;
   }
 }
 
@@ -499,6 +598,7 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   LinkLaunches(trace, &g);
   LinkSyncs(trace, &g);
   LinkEventWaits(trace, &g);
+  LinkCollectiveWaits(trace, &g);
   LinkHandoffs(trace, &g);
   if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
     LinkCollectives(trace, &g);
