@@ -405,6 +405,15 @@ void Builder::Sweep(uint32_t track, bool primary) {
   stack.reserve(64);
   int64_t cursor = kMinTs;
   size_t step_p = 0;
+  // next_steady[k]: the first steady step at or after step k (steps_.size()
+  // when none). An instance counts once when it has time in a steady step:
+  // one opened in the warm-up or before the first step and running through
+  // the steady steps (vLLM's capture_32_FULL, a model's forward) counted 0
+  // and read "0 per step" beside 100% of the step's time.
+  std::vector<uint32_t> next_steady(steps_.size() + 1, static_cast<uint32_t>(steps_.size()));
+  for (size_t k = steps_.size(); k-- > 0;) {
+    next_steady[k] = out_->per_step[steps_[k].out].steady ? static_cast<uint32_t>(k) : next_steady[k + 1];
+  }
   auto top = [&]() -> const Open* { return stack.empty() ? nullptr : &stack.back(); };
   auto flush_to = [&](int64_t ts) {
     while (!stack.empty() && stack.back().end <= ts) {
@@ -450,7 +459,9 @@ void Builder::Sweep(uint32_t track, bool primary) {
         o.node = n;
         node_of_slice_[i] = n;
         const AttributionStep& st = out_->per_step[steps_[k].out];
-        const bool counted = st.steady && ts >= steps_[k].start;
+        // Step k has time of the slice (in_step); so may later ones.
+        const uint32_t j = next_steady[k];
+        const bool counted = j < steps_.size() && steps_[j].start < end;
         if (counted) ++out_->nodes.count[n];
         if (!st.steady) node_of_slice_[i] = kDead;
         if (shapes_) {

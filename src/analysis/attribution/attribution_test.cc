@@ -134,6 +134,29 @@ TEST(AttributionTest, HandMadeTreeMatchesHandComputation) {
   EXPECT_DOUBLE_EQ(m.Get("untraced_host_ns")->value, 105'000.0 / 2);
 }
 
+// Hand-made: a module opened before the first step (vLLM's capture_32_FULL,
+// a model's forward) runs through both steps; inside it one op per step. An
+// instance counts once when it has time in a steady step: the module 1 (it
+// counted 0, beside 100% of the steps' time), each op once per step (2).
+TEST(AttributionTest, AnInstanceOpenedBeforeTheStepsCountsOnce) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+   {"ph":"X","cat":"python_function","name":"nn.Module: Outer_0","pid":1,"tid":1,"ts":50,"dur":500},
+   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+   {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":120,"dur":50},
+   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":300,"dur":200},
+   {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":320,"dur":50}]})");
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available) << r.problem;
+  ExpectTreeAddsUp(r);
+  ASSERT_EQ(r.steps, 2u);
+  std::map<std::string, uint64_t> count;
+  for (uint32_t n = 1; n < r.nodes.size(); ++n) count[NodePath(*t, r, n)] = r.nodes.count[n];
+  EXPECT_EQ(count["Outer_0"], 1u);
+  EXPECT_EQ(count["Outer_0 / aten::mm"], 2u);
+  EXPECT_EQ(TotalsUs(*t, r)["Outer_0"], 400);  // both steps' wall time
+}
+
 TEST(AttributionTest, NoStepsUsesTheMainThreadSpan) {
   auto t = ImportJsonText(R"({"traceEvents":[
    {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10},
