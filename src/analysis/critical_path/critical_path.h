@@ -94,6 +94,14 @@ enum class DepKind : uint8_t {
 };
 inline constexpr size_t kDepKindCount = 9;
 const char* DepKindName(DepKind kind);
+// Where a dependency edge is drawn (the timeline's path overlay, the Chrome
+// JSON export's flows): from the source's end, except a launch (the call's
+// start) and a collective (the last arrival's start); to the target's
+// start, except a sync and a collective (the waiting call's, the rank's end).
+// So every edge runs forward in time: a sync runs from the device work's end
+// to the call's end.
+constexpr bool DepLeavesFromEnd(DepKind kind) { return kind != DepKind::kLaunch && kind != DepKind::kCollective; }
+constexpr bool DepArrivesAtEnd(DepKind kind) { return kind == DepKind::kSync || kind == DepKind::kCollective; }
 
 // The dependency graph, as per-slice arrays (kNoSlice where none). Host
 // slices use parent/prev/last_child; device activities use prev (the

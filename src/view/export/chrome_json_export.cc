@@ -331,9 +331,6 @@ class ChromeJsonWriter {
     if (!at_end) return s.ts_ns[slice];
     return s.ts_ns[slice] + s.dur_ns[slice] - std::min(kFlowEndInsetNs, (s.dur_ns[slice] + 1) / 2);
   }
-  static bool FromEnd(DepKind kind) { return kind != DepKind::kLaunch && kind != DepKind::kCollective; }
-  static bool ToEnd(DepKind kind) { return kind == DepKind::kSync || kind == DepKind::kCollective; }
-
   Status WriteCriticalFlows() {
     if (path_ == nullptr) return OkStatus();
     const SliceTable& s = trace_.slices;
@@ -341,8 +338,8 @@ class ChromeJsonWriter {
     for (const PathEdge& edge : path_->edges) {
       if (edge.from_slice >= s.size() || edge.to_slice >= s.size()) continue;
       ++id;
-      const int64_t from_ts = FlowTime(edge.from_slice, FromEnd(edge.kind));
-      int64_t to_ts = FlowTime(edge.to_slice, ToEnd(edge.kind));
+      const int64_t from_ts = FlowTime(edge.from_slice, DepLeavesFromEnd(edge.kind));
+      int64_t to_ts = FlowTime(edge.to_slice, DepArrivesAtEnd(edge.kind));
       // Not before the source while that stays inside the target (a skewed
       // clock can put the target's end before the source's: left as is).
       if (to_ts < from_ts && from_ts < SliceEnd(s, edge.to_slice)) to_ts = from_ts;

@@ -333,14 +333,8 @@ void FillPathEdges(const TimelineInputs& in, const std::vector<uint8_t>& detaile
           !detailed[e.to_slice]) {
         continue;
       }
-      TimelinePathEdge out{e.from_slice, e.to_slice, e.kind, true, false};
-      switch (e.kind) {
-        case DepKind::kSync: out.from_end = true, out.to_end = true; break;         // device end -> the call's end
-        case DepKind::kCollective: out.from_end = false, out.to_end = true; break;  // last arrival -> the end
-        case DepKind::kLaunch: out.from_end = false, out.to_end = false; break;     // call start -> kernel start
-        default: break;                                                               // end -> start
-      }
-      p.edges.push_back(out);
+      p.edges.push_back(
+          TimelinePathEdge{e.from_slice, e.to_slice, e.kind, DepLeavesFromEnd(e.kind), DepArrivesAtEnd(e.kind)});
     }
   }
   p.window_steps = cp->window_steps;
