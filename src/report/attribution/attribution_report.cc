@@ -32,14 +32,21 @@ void AddClasses(const AttributionResult& r, render::Section* s) {
   kv.items.push_back({"device_ns", "Device activity launched per step", Value::Number(PerStep(r, r.device_ns)),
                       Unit::kNs, "device time joined to a node through its launching call"});
   // docs/analyses.md: device activity starting in a steady step and linked
-  // to no node (no launching call in the trace) is reported as "not joined".
+  // to no node of the steady steps' tree is reported as "not joined".
   kv.items.push_back({"unlinked_device_ns", "Device activity not joined to any node per step",
                       Value::Number(PerStep(r, r.unlinked_device_ns)), Unit::kNs,
-                      "device time starting in a steady step whose launching call is not in the trace; in no node "
-                      "of the tree"});
+                      "device time starting in a steady step that joined no node of the tree: its launching call is "
+                      "not in the trace, is on no step's thread, or was made in the warm-up"});
   kv.items.push_back({"unlinked_compute_ns", "… of which not collectives",
                       Value::Number(PerStep(r, r.unlinked_compute_ns)), Unit::kNs});
   s->Add(std::move(kv));
+}
+
+// The label of a parent's remainder row: its children under the tree's
+// minimum share of the step, summed (the table and the HTML tree).
+std::string RemainderLabel(size_t left_out) {
+  return "other (" + std::to_string(left_out) + " node" + (left_out == 1 ? "" : "s") + " under " +
+         render::FormatQuantity(kAttributionTreeMinShare, Unit::kFraction) + " of the step each)";
 }
 
 // Children lists, largest first.
@@ -139,9 +146,7 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
     const std::string rest_line =
         rest.left_out == 0
             ? ""
-            : "other (" + std::to_string(rest.left_out) + " nodes under " +
-                  render::FormatQuantity(kAttributionTreeMinShare, Unit::kFraction) + " of the step) — " +
-                  render::FormatQuantity(PerStep(r, rest.total_ns), Unit::kNs) +
+            : RemainderLabel(rest.left_out) + " — " + render::FormatQuantity(PerStep(r, rest.total_ns), Unit::kNs) +
                   (rest.device_ns > 0 ? ", device " + render::FormatQuantity(PerStep(r, rest.device_ns), Unit::kNs)
                                       : std::string());
     if (visible.empty() && rest.left_out == 0) {
@@ -176,11 +181,10 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
   for (const TreeRow& row : rows) {
     const AttributionNodes& n = r.nodes;
     if (row.node == kNoNode) {
-      t.rows.push_back(
-          {Value::String(std::string(2 * row.depth, ' ') + "other (" + std::to_string(row.left_out) + " nodes under " +
-                         render::FormatQuantity(kAttributionTreeMinShare, Unit::kFraction) + " of the step each)"),
-           Value::String("other"), Value::Number(PerStep(r, row.total_ns)), Value::Number(PerStep(r, row.self_ns)),
-           Value::Number(PerStep(r, row.device_ns)), Value::Null()});
+      t.rows.push_back({Value::String(std::string(2 * row.depth, ' ') + RemainderLabel(row.left_out)),
+                        Value::String("other"), Value::Number(PerStep(r, row.total_ns)),
+                        Value::Number(PerStep(r, row.self_ns)), Value::Number(PerStep(r, row.device_ns)),
+                        Value::Null()});
       continue;
     }
     t.rows.push_back({Value::String(std::string(2 * row.depth, ' ') + NodeLabel(trace, r, row.node)),
