@@ -33,6 +33,8 @@ const char* EventKindName(EventKind kind) {
   return "other";
 }
 
+bool IsStreamWaitCallName(std::string_view name) { return Contains(name, kStreamWaitCallMark); }
+
 EventKind ClassifyEvent(std::string_view category, std::string_view name) {
   if (category == "cpu_op" || EqualsIgnoreCase(category, "operator")) return EventKind::kCpuOp;
   if (category == "python_function") return EventKind::kPythonFunction;
@@ -40,7 +42,7 @@ EventKind ClassifyEvent(std::string_view category, std::string_view name) {
   if (category == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
   if (category == "cuda_runtime" || category == "Runtime" || category == "cuda_profiler_range" ||
       category == "cann") {
-    if (Contains(name, "Synchronize") || Contains(name, "StreamWaitEvent")) return EventKind::kSync;
+    if (Contains(name, "Synchronize") || IsStreamWaitCallName(name)) return EventKind::kSync;
     return EventKind::kRuntime;
   }
   if (category == "cuda_driver") return EventKind::kDriver;

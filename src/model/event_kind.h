@@ -27,6 +27,14 @@ const char* EventKindName(EventKind kind);
 // Classifies by category, refined by name where the category is too coarse.
 EventKind ClassifyEvent(std::string_view category, std::string_view name);
 
+// A host call that makes a stream wait for an event is one whose name
+// contains this (case-sensitive): cudaStreamWaitEvent, hipStreamWaitEvent,
+// cuStreamWaitEvent, aclrtStreamWaitEvent (AscendCL@aclrtStreamWaitEvent).
+// The one rule: ClassifyEvent makes such runtime calls kSync, and the
+// critical path's dependency graph counts and binds them as stream waits.
+inline constexpr std::string_view kStreamWaitCallMark = "StreamWaitEvent";
+bool IsStreamWaitCallName(std::string_view name);
+
 // True for kinds that occupy a device: kernels, copies, sets, collectives.
 inline bool IsDeviceActivity(EventKind k) {
   return k == EventKind::kKernel || k == EventKind::kMemcpy || k == EventKind::kMemset ||

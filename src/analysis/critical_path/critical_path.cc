@@ -275,9 +275,14 @@ class Walker {
     }
     const int64_t idle_end = t_;
     Emit(std::min(best_t, t_), i, wait, via);
-    // A stream idle after its predecessor though this activity was launched
-    // before: no recorded dependency explains it.
-    if (via == DepKind::kStreamOrder && g_.launch[i] != kNoSlice) unexplained_ += idle_end - t_;
+    // A stream idle after its predecessor though this activity's launch call
+    // had ended: no recorded dependency explains it. Measured from the later
+    // of the predecessor's and the launch call's ends; gaps shorter than
+    // kMinStreamIdleGapNs are the device's scheduling.
+    if (via == DepKind::kStreamOrder && g_.launch[i] != kNoSlice) {
+      const int64_t ready = std::max(best_t, En(g_.launch[i]));
+      if (St(i) - ready >= kMinStreamIdleGapNs) unexplained_ += std::max<int64_t>(0, idle_end - std::max(ready, t0_));
+    }
     Edge(next, i, via);
     *x = next;
     *at_end = next_end;
@@ -295,11 +300,18 @@ class Walker {
     for (const PathSegment& seg : segs_) {
       const int64_t len = seg.end_ns - seg.start_ns;
       p.by_class_ns[static_cast<size_t>(seg.cls)] += len;
-      if (seg.slice != kNoSlice && g_.on_device[seg.slice] && !IsIdleClass(seg.cls)) {
-        if (seg.slice < step_of.size() && step_of[seg.slice] == index_) {
-          p.own_on_path_ns[static_cast<size_t>(seg.cls)] += len;
+      if (seg.slice != kNoSlice && IsDeviceClass(seg.cls)) {
+        const size_t c = static_cast<size_t>(seg.cls);
+        if (!g_.on_device[seg.slice]) {
+          p.later_on_path_ns[c] += len;  // launched by no step (a collective span on a host thread)
+        } else if (seg.slice < step_of.size() && step_of[seg.slice] == index_) {
+          p.own_on_path_ns[c] += len;
+        } else if (trace_.tracks.rank[s_.track[seg.slice]] != p.rank) {
+          p.other_rank_on_path_ns[c] += len;
         } else if (LaunchTime(seg.slice) < p.start_ns) {
-          p.earlier_on_path_ns[static_cast<size_t>(seg.cls)] += len;
+          p.earlier_on_path_ns[c] += len;
+        } else {
+          p.later_on_path_ns[c] += len;
         }
       }
       if (seg.slice != kNoSlice && !IsIdleClass(seg.cls)) out_->on_path[seg.slice] = true;
@@ -314,8 +326,9 @@ class Walker {
   }
 
   // When device activity `i` was handed to its stream: its launch call's
-  // start, else its own start (FindWindows' rule; measured times).
-  int64_t LaunchTime(uint32_t i) const { return g_.launch[i] != kNoSlice ? s_.ts_ns[g_.launch[i]] : s_.ts_ns[i]; }
+  // start, else its own start (FindWindows' rule), on the walk's time base
+  // (a rewalk's replayed times), as the step's start it is compared with.
+  int64_t LaunchTime(uint32_t i) const { return g_.launch[i] != kNoSlice ? St(g_.launch[i]) : St(i); }
 
   int64_t St(uint32_t i) const { return start_ != nullptr ? (*start_)[i] : s_.ts_ns[i]; }
   int64_t En(uint32_t i) const { return end_ != nullptr ? (*end_)[i] : s_.ts_ns[i] + s_.dur_ns[i]; }
@@ -368,6 +381,8 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
       r->window_device_total_ns[c] += p.device_total_ns[c];
       r->window_own_on_path_ns[c] += p.own_on_path_ns[c];
       r->window_earlier_on_path_ns[c] += p.earlier_on_path_ns[c];
+      r->window_later_on_path_ns[c] += p.later_on_path_ns[c];
+      r->window_other_rank_on_path_ns[c] += p.other_rank_on_path_ns[c];
     }
     r->window_device_idle_unexplained_ns += p.device_idle_unexplained_ns;
     r->steps.push_back(p);

@@ -81,6 +81,16 @@ struct CrossRankResult;
 // may explain (critical_path.h, kHandoff).
 inline constexpr int64_t kMinHandoffGapNs = 50'000;
 
+// The shortest stream idle that counts as a stream waiting (a launched
+// activity whose stream sat idle before it): shorter gaps are the device's
+// normal 1-3 µs scheduling between kernels. Used by LinkCollectiveWaits'
+// condition 1 (dependency_graph.cc) and by
+// StepPath::device_idle_unexplained_ns.
+inline constexpr int64_t kMinStreamIdleGapNs = 10'000;
+// LinkCollectiveWaits' condition 3: the collective a waiting stream is
+// bound to ended at most this long before the stream's next activity began.
+inline constexpr int64_t kCollectiveWaitMatchNs = 50'000;
+
 enum class DepKind : uint8_t {
   kNone = 0,  // the path's first segment
   kNesting,
@@ -115,9 +125,12 @@ struct DependencyGraph {
   std::vector<bool> on_device;  // slice is device activity on a stream
   std::array<uint64_t, kDepKindCount> edges{};  // edge count per kind
   bool cross_rank = false;  // collectives were joined across ranks
-  // Host calls that make a stream wait for an event (cudaStreamWaitEvent,
-  // hipStreamWaitEvent): all of them, and those no CUPTI "Stream Wait Event"
-  // record resolved (the trace does not say which stream waited for what).
+  // Host calls that make a stream wait for an event (runtime, driver or
+  // sync calls on a host track whose name IsStreamWaitCallName accepts:
+  // cudaStreamWaitEvent, hipStreamWaitEvent, cuStreamWaitEvent,
+  // aclrtStreamWaitEvent): all of them, and those no CUPTI "Stream Wait
+  // Event" record resolved (the trace does not say which stream waited for
+  // what; Ascend's EVENT_WAIT tasks resolve them all).
   uint64_t wait_calls = 0, wait_calls_unresolved = 0;
   // kStreamWait edges bound by LinkCollectiveWaits' timing rule.
   uint64_t waits_bound_by_timing = 0;
@@ -151,18 +164,30 @@ struct StepPath {
   // Device time of the step's launched activity per class (compute, copy,
   // collective), on the path or not: the base of the on-path shares.
   std::array<int64_t, kPathClassCount> device_total_ns{};
-  // Device time on the path, same base as device_total_ns: the step's own
-  // activity (launched in it), so own_on_path_ns ≤ device_total_ns per class;
-  // and the activity launched before the step's start (earlier steps'
-  // backlog: the device runs behind the host, and the path, which ends with
-  // the step's last own work, runs back through the work queued before it).
-  // by_class_ns's device classes are own + earlier + work launched after the
-  // step's end (or by no step).
-  std::array<int64_t, kPathClassCount> own_on_path_ns{}, earlier_on_path_ns{};
-  // Path time a stream idled before an activity it had been handed (launched
-  // earlier, its stream predecessor ended) with no recorded dependency to
-  // explain it: part of by_class_ns[kIdleOther]. With unresolved stream waits
-  // (DependencyGraph::wait_calls_unresolved), likely such waits.
+  // The path's time in the device classes (compute, copy, collective),
+  // split by whose work it is; per class own + earlier + later + other_rank
+  // == by_class_ns. Launch times are the walk's own time base (measured, or
+  // a rewalk's replayed times), as the step's start is.
+  //   own: the step's own activity (step_of: launched in it), same base as
+  //     device_total_ns, so own_on_path_ns ≤ device_total_ns per class;
+  //   earlier: this rank's activity launched before the step's start
+  //     (earlier steps' backlog: the device runs behind the host, and the
+  //     path, which ends with the step's last own work, runs back through
+  //     the work queued before it);
+  //   later: this rank's work launched at or after the step's start that is
+  //     not the step's own (launched after the step's host span ended), and
+  //     device-class slices that no step launches (a collective span on a
+  //     host thread);
+  //   other_rank: another rank's work (the path crossed to the rank that
+  //     arrived last at a collective).
+  std::array<int64_t, kPathClassCount> own_on_path_ns{}, earlier_on_path_ns{}, later_on_path_ns{},
+      other_rank_on_path_ns{};
+  // Path time a stream idled before an activity it had been handed with no
+  // recorded dependency to explain it: the activity's launch call had ended
+  // and its stream predecessor had ended at least kMinStreamIdleGapNs before
+  // it started (the idle is measured from the later of the two ends; shorter
+  // gaps are scheduling). Part of by_class_ns[kIdleOther]. With unresolved
+  // stream waits (DependencyGraph::wait_calls_unresolved), likely such waits.
   int64_t device_idle_unexplained_ns = 0;
   size_t first_segment = 0, segment_count = 0;  // into CriticalPathResult::segments, time order
   size_t first_edge = 0, edge_count = 0;        // into CriticalPathResult::edges
@@ -193,7 +218,8 @@ struct CriticalPathResult {
   int64_t window_path_ns = 0;
   std::array<int64_t, kPathClassCount> window_by_class_ns{};
   std::array<int64_t, kPathClassCount> window_device_total_ns{};
-  std::array<int64_t, kPathClassCount> window_own_on_path_ns{}, window_earlier_on_path_ns{};
+  std::array<int64_t, kPathClassCount> window_own_on_path_ns{}, window_earlier_on_path_ns{}, window_later_on_path_ns{},
+      window_other_rank_on_path_ns{};
   int64_t window_device_idle_unexplained_ns = 0;
   // The step (index into steps) whose work each device activity is: its
   // launching call's start (unlinked: its own start) falls in the step on its
@@ -225,8 +251,10 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
 // keep_graph) with every slice's times replaced by `start`/`end` (a
 // what-if's replay). A step starts where its host span now starts and ends
 // at the later new end of its two sinks; segments, edges and the sums by
-// class are ComputeCriticalPath's, over the new times. The result keeps no
-// graph. Empty when the graph was not kept or the sizes differ.
+// class are ComputeCriticalPath's, over the new times (own, earlier, later
+// and other ranks' work too: launch times and the step's start both
+// replayed; whose step an activity is stays the measured step_of). The
+// result keeps no graph. Empty when the graph was not kept or the sizes differ.
 CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResult& measured,
                                       const std::vector<int64_t>& start, const std::vector<int64_t>& end);
 

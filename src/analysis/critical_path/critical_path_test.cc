@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/model/event_kind.h"
 #include "src/model/trace_builder.h"
 #include "test/util/trace_fixtures.h"
 
@@ -317,6 +319,197 @@ TEST(CriticalPathTest, HandMadeUnresolvedStreamWaitBoundToTheCollective) {
   EXPECT_EQ(On(u.steps[0], PathClass::kIdleOther), 43'000);
   EXPECT_EQ(u.steps[0].device_idle_unexplained_ns, 42'000);
   EXPECT_EQ(On(u.steps[0], PathClass::kCompute), 28'000);
+}
+
+// Every device-class ns on a step's path is one of own, earlier, later or
+// other_rank (critical_path.h): their sum per class is by_class_ns, and the
+// window's sums are the composition's.
+void ExpectDeviceWorkSplitsThePath(const CriticalPathResult& r) {
+  for (size_t c : {size_t{0}, size_t{1}, size_t{2}}) {
+    for (const StepPath& p : r.steps) {
+      EXPECT_EQ(p.own_on_path_ns[c] + p.earlier_on_path_ns[c] + p.later_on_path_ns[c] + p.other_rank_on_path_ns[c],
+                p.by_class_ns[c])
+          << PathClassName(static_cast<PathClass>(c)) << " rank " << p.rank << " step " << p.number;
+    }
+    EXPECT_EQ(r.window_own_on_path_ns[c] + r.window_earlier_on_path_ns[c] + r.window_later_on_path_ns[c] +
+                  r.window_other_rank_on_path_ns[c],
+              r.window_by_class_ns[c]);
+  }
+}
+
+// Review 26, finding 1: device work on the path that is neither the step's
+// own nor earlier steps' was in no figure. Two cases, earlier == 0 in both.
+// (a) TwoRanks (above): rank 0's path runs through its own all-reduce
+// [45, 75] (own, 30) and rank 1's GEMM [5, 45] (other_rank, 40). The old
+// fields (own + earlier) covered 0 of the 40 µs of compute.
+// (b) Hand-made (µs): step [20, 30] launches K2 at 21, which runs [40, 50];
+// an unlinked kernel KX (no launching call: its step by its start, 32, in
+// no step) runs [32, 40] before it on stream 7. By hand, the path [20, 50]:
+// K2 10 (own), KX 8 (later: after the step began, by no step), stream idle
+// [20, 32] 12 (idle_other). Compute on the path 18 = 10 + 0 + 8.
+constexpr char kLaterWork[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":20,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"KX","pid":0,"tid":7,"ts":32,"dur":8,"args":{"device":0,"stream":7}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":40,"dur":10,"args":{"device":0,"stream":7,"correlation":2}}
+]})json";
+
+TEST(CriticalPathTest, HandMadeEveryOnPathDeviceNsIsInOneColumn) {
+  auto t = TwoRanks();
+  ASSERT_NE(t, nullptr);
+  CrossRankResult cross;
+  cross.clocks_agree = true;
+  cross.ranks.resize(2);
+  CriticalPathOptions o;
+  o.cross = &cross;
+  CriticalPathResult r = ComputeCriticalPath(*t, o);
+  ASSERT_EQ(r.steps.size(), 2u);
+  const StepPath& r0 = r.steps[0].rank == 0 ? r.steps[0] : r.steps[1];
+  const size_t compute = static_cast<size_t>(PathClass::kCompute), coll = static_cast<size_t>(PathClass::kCollective);
+  EXPECT_EQ(r0.own_on_path_ns[coll], 30'000);
+  EXPECT_EQ(r0.own_on_path_ns[compute], 0);
+  EXPECT_EQ(r0.earlier_on_path_ns[compute], 0);
+  EXPECT_EQ(r0.later_on_path_ns[compute], 0);
+  EXPECT_EQ(r0.other_rank_on_path_ns[compute], 40'000);
+  ExpectDeviceWorkSplitsThePath(r);
+
+  auto later = ImportJsonText(kLaterWork);
+  ASSERT_NE(later, nullptr);
+  CriticalPathResult l = ComputeCriticalPath(*later);
+  ASSERT_EQ(l.steps.size(), 1u);
+  const StepPath& p = l.steps[0];
+  EXPECT_EQ(p.length_ns(), 30'000);
+  EXPECT_EQ(p.by_class_ns[compute], 18'000);
+  EXPECT_EQ(p.own_on_path_ns[compute], 10'000);
+  EXPECT_EQ(p.earlier_on_path_ns[compute], 0);
+  EXPECT_EQ(p.later_on_path_ns[compute], 8'000);
+  EXPECT_EQ(p.other_rank_on_path_ns[compute], 0);
+  EXPECT_EQ(On(p, PathClass::kIdleOther), 12'000);
+  ExpectDeviceWorkSplitsThePath(l);
+  // The backlog trace: own 45, earlier 20, later 0 of the 65 on the paths.
+  auto backlog = ImportJsonText(kBacklog);
+  ASSERT_NE(backlog, nullptr);
+  ExpectDeviceWorkSplitsThePath(ComputeCriticalPath(*backlog));
+}
+
+// Review 26, finding 5: a rewalk compares launch times with the replayed
+// step start, so both must be replayed times. Every slice moved 1 ms earlier
+// is the same trace: the same own/earlier/later. The old code compared K1's
+// measured launch (1 µs) with step 2's replayed start (-980 µs) and filed
+// the 20 µs of backlog as neither own nor earlier.
+TEST(CriticalPathTest, RewalkSplitsOnPathWorkOnTheReplayedTimes) {
+  auto t = ImportJsonText(kBacklog);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult m = ComputeCriticalPath(*t);
+  const size_t n = t->slices.size();
+  std::vector<int64_t> start(n), end(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    start[i] = t->slices.ts_ns[i] - 1'000'000;
+    end[i] = SliceEnd(t->slices, i) - 1'000'000;
+  }
+  CriticalPathResult r = RewalkCriticalPath(*t, m, start, end);
+  ASSERT_EQ(r.steps.size(), m.steps.size());
+  for (size_t k = 0; k < m.steps.size(); ++k) {
+    EXPECT_EQ(r.steps[k].start_ns, m.steps[k].start_ns - 1'000'000);
+    EXPECT_EQ(r.steps[k].by_class_ns, m.steps[k].by_class_ns);
+    EXPECT_EQ(r.steps[k].own_on_path_ns, m.steps[k].own_on_path_ns);
+    EXPECT_EQ(r.steps[k].earlier_on_path_ns, m.steps[k].earlier_on_path_ns) << "step " << k;
+    EXPECT_EQ(r.steps[k].later_on_path_ns, m.steps[k].later_on_path_ns) << "step " << k;
+  }
+  EXPECT_EQ(r.steps[1].earlier_on_path_ns[static_cast<size_t>(PathClass::kCompute)], 20'000);
+  ExpectDeviceWorkSplitsThePath(r);
+}
+
+// Review 26, finding 4: LinkCollectiveWaits' rule 4 takes only the wait
+// calls no record resolved. CollectiveWaitTrace's call at 5 µs, now with a
+// CUPTI "Stream Wait Event" record (stream 9 waits for stream 8's event
+// recorded at 4 µs, so K9, launched at 9 on stream 9, waits for the
+// all-reduce): it is resolved, and it lies between the all-reduce's launch
+// (3) and K2's (7), so the old code also bound the all-reduce to K2 by
+// timing. A second, unresolved call at 40 µs comes after K2's launch and
+// admits no binding. By hand: 2 calls, 1 unresolved, nothing bound by
+// timing, K2 waits for nothing, K9 for the all-reduce (the record).
+TEST(CriticalPathTest, HandMadeResolvedWaitCallBindsNothingByTiming) {
+  std::string j = CollectiveWaitTrace(true);
+  j.resize(j.size() - 3);  // "\n]}"
+  j += R"json(,
+  {"ph":"X","cat":"cuda_runtime","name":"cudaEventRecord","pid":1,"tid":1,"ts":4,"dur":1,"args":{"correlation":5}},
+  {"ph":"X","cat":"cuda_sync","name":"Stream Wait Event","pid":0,"tid":9,"ts":6,"dur":0,"args":{"device":0,"stream":9,"correlation":4,"wait_on_stream":8,"wait_on_cuda_event_record_corr_id":5}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":9,"dur":1,"args":{"correlation":7}},
+  {"ph":"X","cat":"kernel","name":"K9","pid":0,"tid":9,"ts":61,"dur":2,"args":{"device":0,"stream":9,"correlation":7}},
+  {"ph":"X","cat":"cuda_runtime","name":"hipStreamWaitEvent","pid":1,"tid":1,"ts":40,"dur":1,"args":{"correlation":6}}
+]})json";
+  auto t = ImportJsonText(j);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  EXPECT_EQ(r.graph.wait_calls, 2u);
+  EXPECT_EQ(r.graph.wait_calls_unresolved, 1u);
+  EXPECT_EQ(r.graph.waits_bound_by_timing, 0u);
+  EXPECT_EQ(r.graph.wait_on[SliceNamed(*t, "K2")], kNoSlice);
+  EXPECT_EQ(r.graph.wait_on[SliceNamed(*t, "K9")],
+            SliceNamed(*t, "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"));
+}
+
+// Review 26, finding 9: one name rule for stream-wait calls
+// (IsStreamWaitCallName), the import's: the graph counts a runtime and a
+// driver call that it accepts, and not a name it does not (lower case),
+// which the import does not make a sync call either. The old graph matched
+// any case and counted 3.
+constexpr char kWaitNames[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamWaitEvent","pid":1,"tid":1,"ts":3,"dur":1},
+  {"ph":"X","cat":"cuda_driver","name":"cuStreamWaitEvent","pid":1,"tid":1,"ts":5,"dur":1},
+  {"ph":"X","cat":"cuda_runtime","name":"my_streamwaitevent_probe","pid":1,"tid":1,"ts":7,"dur":1},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":10,"dur":10,"args":{"device":0,"stream":7,"correlation":1}}
+]})json";
+
+TEST(CriticalPathTest, StreamWaitCallsFollowTheImportsNameRule) {
+  for (std::string_view name :
+       {"cudaStreamWaitEvent", "hipStreamWaitEvent", "cuStreamWaitEvent", "AscendCL@aclrtStreamWaitEvent"}) {
+    EXPECT_TRUE(IsStreamWaitCallName(name)) << name;
+    EXPECT_EQ(ClassifyEvent("cuda_runtime", name), EventKind::kSync) << name;
+  }
+  EXPECT_FALSE(IsStreamWaitCallName("my_streamwaitevent_probe"));
+  EXPECT_EQ(ClassifyEvent("cuda_runtime", "my_streamwaitevent_probe"), EventKind::kRuntime);
+  auto t = ImportJsonText(kWaitNames);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  EXPECT_EQ(r.graph.wait_calls, 2u);
+  EXPECT_EQ(r.graph.wait_calls_unresolved, 2u);
+}
+
+// Review 26, finding 15: the unexplained stream idle counts only idle of at
+// least kMinStreamIdleGapNs, measured from the later of the stream
+// predecessor's end and the launch call's end. Hand-made (µs): host span
+// [0, 50]; A launched [1, 2] runs [5, 20]; B launched [3, 4] runs [25, 30]
+// (5 µs after A: scheduling); C launched by a long call [5, 45] runs
+// [60, 70] (the stream idled [30, 60], but C was handed over at 45). By
+// hand, the path [0, 70] ends with C, B and A in stream order: idle [30, 60]
+// and [20, 25] are idle_other (35, and the step's own [0, 1]); unexplained: [45, 60] = 15 (15 ≥ 10), the
+// 5 µs gap not. The old figure was 30 + 5 = 35.
+constexpr char kSchedulingGaps[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":50},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":3,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":5,"dur":40,"args":{"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"A","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"B","pid":0,"tid":7,"ts":25,"dur":5,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"C","pid":0,"tid":7,"ts":60,"dur":10,"args":{"device":0,"stream":7,"correlation":3}}
+]})json";
+
+TEST(CriticalPathTest, HandMadeUnexplainedIdleSkipsSchedulingGapsAndWaitsForTheLaunch) {
+  auto t = ImportJsonText(kSchedulingGaps);
+  ASSERT_NE(t, nullptr);
+  CriticalPathResult r = ComputeCriticalPath(*t);
+  ASSERT_EQ(r.steps.size(), 1u);
+  const StepPath& p = r.steps[0];
+  EXPECT_EQ(p.length_ns(), 70'000);
+  EXPECT_EQ(On(p, PathClass::kCompute), 30'000);
+  EXPECT_EQ(On(p, PathClass::kIdleOther), 36'000);     // [30, 60], [20, 25] and the step's own [0, 1]
+  EXPECT_EQ(On(p, PathClass::kIdleHostBound), 4'000);  // A waits for its launch, [1, 5]
+  EXPECT_EQ(p.device_idle_unexplained_ns, 15'000);
+  EXPECT_EQ(r.window_device_idle_unexplained_ns, 15'000);
 }
 
 }  // namespace

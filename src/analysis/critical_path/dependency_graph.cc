@@ -14,7 +14,7 @@
 #include "src/analysis/communication/collectives.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/critical_path/critical_path.h"
-#include "src/base/ascii.h"
+#include "src/model/event_kind.h"
 
 namespace aiprof {
 namespace {
@@ -277,20 +277,35 @@ void AddWait(const SliceTable& s, uint32_t target, uint32_t source, DependencyGr
   }
 }
 
-// A host call that makes a stream wait for an event: cudaStreamWaitEvent,
-// hipStreamWaitEvent, cuStreamWaitEvent.
-bool IsStreamWaitCall(const Trace& trace, uint32_t i) {
+// The host calls that make a stream wait for an event, in slice order: a
+// runtime, driver or sync call on a host track whose name
+// IsStreamWaitCallName accepts (event_kind.h). Each distinct name is
+// classified once.
+std::vector<uint32_t> StreamWaitCalls(const Trace& trace) {
   const SliceTable& s = trace.slices;
-  if (s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver && s.kind[i] != EventKind::kSync)
-    return false;
-  if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream) return false;
-  return ContainsIgnoreCase(trace.Str(s.name[i]), "StreamWaitEvent");
+  constexpr uint8_t kUnknown = 0xFF;
+  std::vector<uint8_t> is_wait(trace.strings.size(), kUnknown);
+  std::vector<uint32_t> calls;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver && s.kind[i] != EventKind::kSync) continue;
+    if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream) continue;
+    uint8_t& w = is_wait[s.name[i].raw];
+    if (w == kUnknown) w = IsStreamWaitCallName(trace.Str(s.name[i])) ? 1 : 0;
+    if (w != 0) calls.push_back(i);
+  }
+  return calls;
 }
 
-void LinkSyncs(const Trace& trace, DependencyGraph* g) {
+// `*waits`: the stream-wait calls (StreamWaitCalls); on return, only those
+// no CUPTI "Stream Wait Event" record resolved (LinkCollectiveWaits' rule 4
+// uses those alone).
+void LinkSyncs(const Trace& trace, DependencyGraph* g, std::vector<uint32_t>* waits) {
   const SliceTable& s = trace.slices;
   // Without device activity no call waits for a stream: nothing to index.
-  if (std::find(g->on_device.begin(), g->on_device.end(), true) == g->on_device.end()) return;
+  if (std::find(g->on_device.begin(), g->on_device.end(), true) == g->on_device.end()) {
+    waits->clear();
+    return;
+  }
   StreamIndex streams(trace, *g);
   HostByCorrelation host(trace);
   const std::optional<StringId> k_wait_stream = trace.strings.Find("wait_on_stream");
@@ -322,11 +337,10 @@ void LinkSyncs(const Trace& trace, DependencyGraph* g) {
     }
   }
   std::sort(resolved_waits.begin(), resolved_waits.end());
-  for (uint32_t i = 0; i < s.size(); ++i) {
-    if (!IsStreamWaitCall(trace, i)) continue;
-    ++g->wait_calls;
-    if (!std::binary_search(resolved_waits.begin(), resolved_waits.end(), i)) ++g->wait_calls_unresolved;
-  }
+  g->wait_calls = waits->size();
+  std::erase_if(*waits,
+                [&](uint32_t i) { return std::binary_search(resolved_waits.begin(), resolved_waits.end(), i); });
+  g->wait_calls_unresolved = waits->size();
   if (has_records) return;
   // No CUPTI sync records (older traces, other runtimes): a blocking sync
   // call waits for every stream of its rank.
@@ -396,7 +410,7 @@ void LinkEventWaits(const Trace& trace, DependencyGraph* g) {
 // idle_other and the collective as hidden. Bound, conservatively, only when
 // the timing admits one reading: device activity A on stream S (rank R,
 // device D) whose launch call is known, such that
-//   1. S idled at least kMinCollectiveWaitGapNs before A (A's stream
+//   1. S idled at least kMinStreamIdleGapNs before A (A's stream
 //      predecessor ended that much earlier, or A is S's first activity);
 //   2. A's launch call ended before the idle ended (A was ready: the host
 //      did not hold it back);
@@ -406,11 +420,9 @@ void LinkEventWaits(const Trace& trace, DependencyGraph* g) {
 //      (when known) and A's launch (the host asked a stream to wait there).
 // Then C → A is a kStreamWait edge. On the MI300 trace the stream-0 copy
 // after each all-reduce starts 0.2-18.7 µs after the all-reduce ends and was
-// launched milliseconds before.
-constexpr int64_t kMinCollectiveWaitGapNs = 10'000;
-constexpr int64_t kCollectiveWaitMatchNs = 50'000;
-
-void LinkCollectiveWaits(const Trace& trace, DependencyGraph* g) {
+// launched milliseconds before. The thresholds are in critical_path.h.
+// `unresolved`: the wait calls LinkSyncs left unresolved.
+void LinkCollectiveWaits(const Trace& trace, const std::vector<uint32_t>& unresolved, DependencyGraph* g) {
   if (g->wait_calls_unresolved == 0) return;
   const SliceTable& s = trace.slices;
   struct Coll {
@@ -422,15 +434,15 @@ void LinkCollectiveWaits(const Trace& trace, DependencyGraph* g) {
     }
   };
   std::vector<Coll> colls;
-  std::vector<std::pair<int32_t, int64_t>> waits;  // (rank, start) of the unresolved wait calls
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint32_t tr = s.track[i];
     if (g->on_device[i] && g->cls[i] == PathClass::kCollective) {
       colls.push_back({trace.tracks.rank[tr], trace.tracks.pid[tr], SliceEnd(s, i), i});
-    } else if (IsStreamWaitCall(trace, i)) {
-      waits.push_back({trace.tracks.rank[tr], s.ts_ns[i]});
     }
   }
+  std::vector<std::pair<int32_t, int64_t>> waits;  // (rank, start) of the unresolved wait calls
+  waits.reserve(unresolved.size());
+  for (uint32_t i : unresolved) waits.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i]});
   if (colls.empty() || waits.empty()) return;
   std::sort(colls.begin(), colls.end());
   std::sort(waits.begin(), waits.end());
@@ -441,7 +453,7 @@ void LinkCollectiveWaits(const Trace& trace, DependencyGraph* g) {
     const int32_t rank = trace.tracks.rank[tr];
     const int64_t start = s.ts_ns[a];
     const int64_t idle_from = g->prev[a] != kNoSlice ? SliceEnd(s, g->prev[a]) : INT64_MIN;
-    if (idle_from != INT64_MIN && start - idle_from < kMinCollectiveWaitGapNs) continue;  // 1
+    if (idle_from != INT64_MIN && start - idle_from < kMinStreamIdleGapNs) continue;  // 1
     // 3: the latest collective of (rank, device) on another stream ending in
     // [max(idle_from, start - match), start].
     const int64_t lo = std::max(idle_from, start - kCollectiveWaitMatchNs);
@@ -596,9 +608,10 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   g.on_device.assign(n, false);
   BuildStructure(trace, &g);
   LinkLaunches(trace, &g);
-  LinkSyncs(trace, &g);
+  std::vector<uint32_t> waits = StreamWaitCalls(trace);
+  LinkSyncs(trace, &g, &waits);  // leaves the unresolved calls in `waits`
   LinkEventWaits(trace, &g);
-  LinkCollectiveWaits(trace, &g);
+  LinkCollectiveWaits(trace, waits, &g);
   LinkHandoffs(trace, &g);
   if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
     LinkCollectives(trace, &g);

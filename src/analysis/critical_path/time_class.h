@@ -45,7 +45,8 @@ PathClass ClassOfSlice(EventKind kind, std::string_view name);
 PathClass IdleClassOf(GapCause cause);
 
 inline bool IsIdleClass(PathClass c) { return c >= PathClass::kIdleDataLoading; }
-
+// Device work: compute, copy, collective.
+inline bool IsDeviceClass(PathClass c) { return c <= PathClass::kCollective; }
 
 }  // namespace aiprof
 

@@ -658,62 +658,83 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
   // Stream waits the trace does not resolve: the idle they leave is on the
   // path as idle_other, and what the stream waited for may show as hidden.
   if (g.wait_calls_unresolved > 0) {
+    const std::string min_idle = render::FormatQuantity(static_cast<double>(kMinStreamIdleGapNs), Unit::kNs);
     s->Add(render::KeyValues{
-        {{"wait_calls", "Stream wait calls (cudaStreamWaitEvent, hipStreamWaitEvent)", Int(g.wait_calls), Unit::kCount},
+        {{"wait_calls",
+          "Stream wait calls (runtime or driver calls whose name contains " + std::string(kStreamWaitCallMark) +
+              ": cuda, hip, cu, aclrt)",
+          Int(g.wait_calls), Unit::kCount},
          {"wait_calls_unresolved", "Stream wait calls no record resolves (which stream waited for what)",
           Int(g.wait_calls_unresolved), Unit::kCount},
          {"waits_bound_by_timing", "Stream waits bound to a collective by timing (stream_wait edges)",
           Int(g.waits_bound_by_timing), Unit::kCount},
          {"device_idle_unexplained_ns",
-          "Stream idle on the path no recorded dependency explains, per steady step (work launched, stream waiting)",
+          "Stream idle on the path no recorded dependency explains, per steady step (idle of at least " + min_idle +
+              " from the later of the stream's previous work's end and the launch call's end)",
           Ns(static_cast<double>(r.window_device_idle_unexplained_ns) / per), Unit::kNs}}});
-    s->Add(Paragraph{"The trace records " + std::to_string(g.wait_calls_unresolved) +
-                     " stream wait calls without the event record or CUPTI record that says which stream waited for "
-                     "which work. A wait is bound to a collective only when a stream, handed its next work well "
-                     "before, idled until a collective on another stream of its device ended (within 50 us) and a "
-                     "wait call came between the two launches. The path's remaining stream idle (above) may be "
-                     "other such waits: work it waited for is not on the path and can show as hidden below."});
+    s->Add(Paragraph{
+        "The trace records " + std::to_string(g.wait_calls_unresolved) +
+        " stream wait calls without the event record or CUPTI record that says which stream waited for which "
+        "work. A wait is bound to a collective only when a stream, handed its next work before, idled at least " +
+        min_idle + " until a collective on another stream of its device ended (within " +
+        render::FormatQuantity(static_cast<double>(kCollectiveWaitMatchNs), Unit::kNs) +
+        " of the work's start) and an unresolved wait call came between the two launches. The path's remaining "
+        "stream idle (above) may be other such waits: work it waited for is not on the path and can show as "
+        "hidden below."});
   }
   Table on{"on_path",
-           "The steps' own device work on the path (launched in the step; unlinked work by its start). The rest of "
-           "it is hidden under other work",
+           "Device work on the path, per steady step. Device time, on the path (own), hidden: the step's own work "
+           "(launched in the step; unlinked work by its start). Own + earlier + other on the path = the "
+           "composition's class",
            {{"work", "Work"},
             {"device_ns", "Device time per step (its own work)", Unit::kNs},
             {"on_path_ns", "On the path (its own work)", Unit::kNs},
             {"on_path_share", "On-path share", Unit::kFraction},
             {"hidden_ns", "Hidden", Unit::kNs},
-            {"earlier_ns", "Earlier steps' work on the path", Unit::kNs}},
+            {"earlier_ns", "Earlier steps' work on the path", Unit::kNs},
+            {"other_ns", "Other work on the path (later or no step, other ranks)", Unit::kNs}},
            {},
            ""};
-  int64_t earlier = 0;
+  int64_t earlier = 0, later = 0, other_rank = 0;
   for (auto [what, c] : {std::pair{"compute", PathClass::kCompute}, std::pair{"copies", PathClass::kCopy},
                          std::pair{"collectives", PathClass::kCollective}}) {
-    const int64_t on_ns = r.window_own_on_path_ns[static_cast<size_t>(c)];
-    const int64_t total = r.window_device_total_ns[static_cast<size_t>(c)];
-    const int64_t before = r.window_earlier_on_path_ns[static_cast<size_t>(c)];
+    const size_t k = static_cast<size_t>(c);
+    const int64_t on_ns = r.window_own_on_path_ns[k];
+    const int64_t total = r.window_device_total_ns[k];
+    const int64_t before = r.window_earlier_on_path_ns[k];
+    const int64_t other = r.window_later_on_path_ns[k] + r.window_other_rank_on_path_ns[k];
     earlier += before;
-    if (total <= 0 && before <= 0) continue;
+    later += r.window_later_on_path_ns[k];
+    other_rank += r.window_other_rank_on_path_ns[k];
+    if (total <= 0 && before <= 0 && other <= 0) continue;
     on.rows.push_back({StrValue(what), Ns(static_cast<double>(total) / per), Ns(static_cast<double>(on_ns) / per),
                        total > 0 ? Share(on_ns, total) : Value(),
                        Ns(static_cast<double>(std::max<int64_t>(0, total - on_ns)) / per),
-                       Ns(static_cast<double>(before) / per)});
+                       Ns(static_cast<double>(before) / per), Ns(static_cast<double>(other) / per)});
   }
-  // Device work on the path that is neither the step's own nor earlier:
-  // launched after the step (by a later step), or by no step.
-  int64_t later = 0;
-  for (PathClass c : {PathClass::kCompute, PathClass::kCopy, PathClass::kCollective}) {
-    const size_t k = static_cast<size_t>(c);
-    later += r.window_by_class_ns[k] - r.window_own_on_path_ns[k] - r.window_earlier_on_path_ns[k];
-  }
+  // Device work on the path that is not the step's own, said with its
+  // figures (per steady step).
+  std::vector<std::string> parts;
   if (earlier > 0) {
-    on.note = "The device runs behind the host: each steady step's path also runs through " +
-              render::FormatQuantity(static_cast<double>(earlier) / per, Unit::kNs) +
-              " per step of device work launched before the step began (earlier steps' backlog)";
-    if (later > 0) {
-      on.note += " and " + render::FormatQuantity(static_cast<double>(later) / per, Unit::kNs) +
-                 " launched after it began by no step of its own";
+    parts.push_back(render::FormatQuantity(static_cast<double>(earlier) / per, Unit::kNs) +
+                    " launched on its rank before the step began (earlier steps' backlog: the device runs behind "
+                    "the host)");
+  }
+  if (later > 0) {
+    parts.push_back(render::FormatQuantity(static_cast<double>(later) / per, Unit::kNs) +
+                    " launched on its rank after the step began by no step of its own (after its host span, or "
+                    "by no launch call)");
+  }
+  if (other_rank > 0) {
+    parts.push_back(render::FormatQuantity(static_cast<double>(other_rank) / per, Unit::kNs) +
+                    " of other ranks (the path crossed to the rank that arrived last at a collective)");
+  }
+  if (!parts.empty()) {
+    on.note = "Besides its own work, each steady step's path runs through device work";
+    for (size_t k = 0; k < parts.size(); ++k) {
+      on.note += (k == 0 ? " " : k + 1 == parts.size() ? " and " : ", ") + parts[k];
     }
-    on.note += ". It is in the composition above, not in the step's own figures.";
+    on.note += ", per step. It is in the composition above, not in the step's own figures.";
   }
   if (!on.rows.empty()) s->Add(std::move(on));
   s->Add(TopPathSlices(in.trace(), r, per));
