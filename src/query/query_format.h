@@ -1,7 +1,7 @@
 // Query results as a text table, CSV or JSON. Cells are untrusted trace
 // content: text escapes control characters and invalid UTF-8 (TerminalSafe),
-// CSV keeps every byte, quoted, and defuses spreadsheet formulas
-// (CsvField), JSON escapes.
+// CSV quotes, shows terminal controls as text and defuses spreadsheet
+// formulas (CsvField), JSON escapes (exact values).
 #ifndef AIPROF_SRC_QUERY_QUERY_FORMAT_H_
 #define AIPROF_SRC_QUERY_QUERY_FORMAT_H_
 

@@ -47,16 +47,17 @@ void AppendCodePointEscape(std::string* out, uint32_t cp) {
   out->append(buf);
 }
 
-}  // namespace
-
-std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
+// EscapeControls, also keeping \r when `keep_cr` (CSV cells: a value's CR
+// reads back as a CR; it moves no cursor beyond its own line).
+std::string ShowControls(std::string_view s, bool keep_line_breaks, bool keep_cr) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     uint32_t cp = c;
     const size_t len = c >= 0x80 ? Utf8SequenceLength(s, i, &cp) : 1;
-    if (len == 0 || c == 0x7f || (c < 0x20 && !(keep_line_breaks && (c == '\n' || c == '\t')))) {
+    if (len == 0 || c == 0x7f ||
+        (c < 0x20 && !(keep_line_breaks && (c == '\n' || c == '\t')) && !(keep_cr && c == '\r'))) {
       char buf[8];
       std::snprintf(buf, sizeof(buf), "\\x%02x", c);
       out.append(buf);
@@ -72,6 +73,12 @@ std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
     i += len;
   }
   return out;
+}
+
+}  // namespace
+
+std::string EscapeControls(std::string_view s, bool keep_line_breaks) {
+  return ShowControls(s, keep_line_breaks, /*keep_cr=*/false);
 }
 
 namespace {
@@ -169,22 +176,23 @@ std::string DisplayJsonString(std::string_view s) {
   return out;
 }
 
-std::string CsvField(std::string_view s) {
+std::string CsvField(std::string_view raw) {
+  // Terminal controls first (CSV goes to a terminal when there is no -o): a
+  // hostile name's ESC or BEL neither recolours nor retitles it. \n, \t
+  // and \r stay; every other control becomes text.
+  const std::string s = ShowControls(raw, /*keep_line_breaks=*/true, /*keep_cr=*/true);
   // A spreadsheet runs a cell that starts with = + - @ (after spaces, tabs
   // and line breaks, which some of them skip) or with a tab or CR: such a
   // cell gets a ' first (OWASP's "CSV injection" advice).
   const size_t first = s.find_first_not_of(" \t\r\n");
   const bool formula =
-      !s.empty() &&
-      (s[0] == '\t' || s[0] == '\r' ||
-       (first != std::string_view::npos && std::string_view("=+-@").find(s[first]) != std::string_view::npos));
-  // Every other byte is written as it is: inside quotes RFC 4180 carries
-  // any byte, so a value reads back as it was (a CR is a CR, the text
-  // "\x0d" four characters). Controls are quoted so that no reader takes
-  // them for the end of a field.
+      !s.empty() && (s[0] == '\t' || s[0] == '\r' ||
+                     (first != std::string::npos && std::string_view("=+-@").find(s[first]) != std::string_view::npos));
+  // Line breaks and tabs are quoted so that no reader takes them for the end
+  // of a field.
   bool quote = formula;
-  for (char c : s) quote |= c == ',' || c == '"' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  if (!quote) return std::string(s);
+  for (char c : s) quote |= c == ',' || c == '"' || c == '\n' || c == '\r' || c == '\t';
+  if (!quote) return s;
   std::string out = formula ? "\"'" : "\"";
   for (char c : s) {
     if (c == '"') out.push_back('"');

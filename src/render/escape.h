@@ -21,9 +21,15 @@ std::string JsonString(std::string_view s);  // with quotes
 // ("rtl\u202egpj.json" read "rtlnosj.jpg").
 void AppendDisplayJsonEscaped(std::string* out, std::string_view s);
 std::string DisplayJsonString(std::string_view s);  // with quotes
-// One CSV field (RFC 4180 quoting): every byte written as it is (controls,
-// CR and LF inside quotes), so a CSV reader gets the value back exactly;
-// except that a cell starting with a tab or CR, or whose first character
+// One CSV cell (RFC 4180 quoting); every CSV writer of aiprof (RenderCsv,
+// summary, query, roofline) writes its text cells through this one function,
+// since CSV is printed to a terminal when there is no -o. Terminal controls
+// are shown as text as EscapeControls shows them: C0 controls other than
+// \n, \t and \r, DEL and bytes that are not UTF-8 as \xNN; C1, bidi
+// controls and the line/paragraph separators as \uXXXX. \n, \t and \r stay,
+// inside quotes, and read back as they were. A CSV reader gets any other
+// control back as that text, not its byte (JSON is the format for exact
+// values). A cell starting with a tab or CR, or whose first character
 // after spaces, tabs and line breaks is = + - @, is prefixed with ' so
 // spreadsheets do not run it as a formula.
 std::string CsvField(std::string_view s);
@@ -41,8 +47,9 @@ std::string MarkdownEscape(std::string_view s);
 // C1 controls, bidi controls (U+202A..U+202E, U+2066..U+2069, ...) and the
 // line/paragraph separators as \uXXXX.
 std::string TerminalSafe(std::string_view s);
-// The same, keeping \n and \t when `keep_line_breaks` (CSV cells, error
-// messages); \r is shown either way (it rewrites the line on a terminal).
+// The same, keeping \n and \t when `keep_line_breaks` (error messages);
+// \r is shown either way (it rewrites the line on a terminal). CsvField
+// keeps \r as well: in a quoted cell it is part of a value's line break.
 std::string EscapeControls(std::string_view s, bool keep_line_breaks);
 // Columns TerminalSafe text takes in a terminal (one per code point).
 size_t TerminalWidth(std::string_view s);
@@ -55,7 +62,7 @@ inline constexpr size_t kMaxPaddedColumn = 240;
 // out in a report's tables made Chromium run past its 120 s printing the
 // PDF (cut at 4 KiB it prints in 2.3 s, at 16 KiB in 24 s). Real names stay
 // whole: the longest C++ symbols of the fixtures' host samples are 2.5 KB.
-// JSON, YAML and CSV keep every byte.
+// JSON, YAML and CSV are not cut (CSV shows terminal controls: CsvField).
 inline constexpr size_t kMaxShownBytes = 4 * 1024;
 // Prose (paragraphs, details, list items, a tree's text) is cut later.
 inline constexpr size_t kMaxShownProseBytes = 4 * kMaxShownBytes;

@@ -84,21 +84,28 @@ TEST(EscapeTest, TerminalStripsControlSequences) {
   EXPECT_EQ(TerminalWidth("caf\xc3\xa9"), 4u);
 }
 
-// CSV is the machine format: values read back as they were (D8 of the
-// serve trial: a CR was written as the text \x0d, the same as a value
-// holding those four characters).
-TEST(EscapeTest, CsvFieldsKeepEveryByte) {
-  EXPECT_EQ(CsvField("\x1b[2Jred"), "\"\x1b[2Jred\"");
+// CSV goes to a terminal when there is no -o, so every CSV writer's cells
+// show terminal controls as text, as the text output does (review 26,
+// finding 2: summary, query and roofline CSV wrote raw ESC and BEL). LF, CR
+// and tabs stay, quoted, and read back as they were; other C0 controls, DEL
+// and bytes that are not UTF-8 become \xNN, C1 and bidi controls \uXXXX.
+// Exact values are JSON's job. Expected bytes written by hand.
+TEST(EscapeTest, CsvFieldsShowTerminalControlsAsText) {
+  EXPECT_EQ(CsvField("\x1b]0;pwned\x07\x1b[31mred"), "\\x1b]0;pwned\\x07\\x1b[31mred");
   EXPECT_EQ(CsvField("cr\r"), "\"cr\r\"");
-  EXPECT_NE(CsvField("cr\r"), CsvField("cr\\x0d"));
+  EXPECT_NE(CsvField("cr\r"), CsvField("cr\\x0d")) << "a CR is a CR, the text \\x0d four characters";
+  EXPECT_EQ(CsvField("crlf\r\n"), "\"crlf\r\n\"");
   EXPECT_EQ(CsvField("back\\slash"), "back\\slash");
   EXPECT_EQ(CsvField("a\xe2\x80\xae"
                      "b"),
-            "a\xe2\x80\xae"
-            "b");
-  EXPECT_EQ(CsvField(std::string("nul\0x", 5)), std::string("\"nul\0x\"", 7));
+            "a\\u202eb");
+  EXPECT_EQ(CsvField("c1\xc2\x9b"), "c1\\u009b");
+  EXPECT_EQ(CsvField(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(CsvField("del\x7f"), "del\\x7f");
   EXPECT_EQ(CsvField("two\nlines"), "\"two\nlines\"");
-  EXPECT_EQ(CsvField("bad\xff"), "bad\xff") << "bytes, not UTF-8, are what CSV keeps";
+  EXPECT_EQ(CsvField("a\tb"), "\"a\tb\"");
+  EXPECT_EQ(CsvField("bad\xff"), "bad\\xff");
+  EXPECT_EQ(CsvField("esc,\x1b"), "\"esc,\\x1b\"");
 }
 
 // A formula after leading blanks or line breaks is defused too.
@@ -110,6 +117,7 @@ TEST(EscapeTest, CsvFormulaGuardSkipsLeadingBlanks) {
   EXPECT_EQ(CsvField("\rx"), "\"'\rx\"");
   EXPECT_EQ(CsvField(" x=1"), " x=1");
   EXPECT_EQ(CsvField("  "), "  ");
+  EXPECT_EQ(CsvField("\x1b=1"), "\\x1b=1") << "shown as text, the cell starts with a backslash";
 }
 
 TEST(EscapeTest, ShownTextCutsAtACharacterBoundary) {

@@ -514,7 +514,8 @@ bool TooLongValue(const Value& v) { return v.kind() == Value::Kind::kString && v
 // The document as text, Markdown and HTML show it: every string a person
 // reads cut (ShownText), in a copy only when one is too long (the usual
 // document is shown as it is); the machine forms (JSON, YAML, CSV) read the
-// document itself and keep every byte.
+// document itself, uncut (CSV still shows terminal controls as text:
+// CsvField).
 class ForPeople {
  public:
   explicit ForPeople(const Document& doc) : shown_(&doc) {
@@ -606,7 +607,7 @@ StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key)
     const Column& col = table->columns[c];
     std::string head = col.key;
     if (col.unit != Unit::kNone && col.unit != Unit::kCount) head += " (" + std::string(UnitName(col.unit)) + ")";
-    out += (c ? "," : "") + CsvField(EscapeControls(head, /*keep_line_breaks=*/true));
+    out += (c ? "," : "") + CsvField(head);
   }
   out += "\r\n";
   for (const auto& row : table->rows) {
@@ -618,10 +619,8 @@ StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key)
         case Value::Kind::kBool: cell = v.boolean() ? "true" : "false"; break;
         case Value::Kind::kInt: cell = std::to_string(v.integer()); break;
         case Value::Kind::kNumber: cell = fmt::format("{}", v.number()); break;
-        // Controls (ESC, BEL, C1, bidi) shown as \xNN / \uXXXX as the text
-        // output shows them: a hostile name written to a terminal would
-        // otherwise retitle or recolour it. Line breaks and tabs stay (quoted).
-        case Value::Kind::kString: cell = CsvField(EscapeControls(v.str(), /*keep_line_breaks=*/true)); break;
+        // CsvField shows terminal controls as text (ESC, BEL, C1, bidi).
+        case Value::Kind::kString: cell = CsvField(v.str()); break;
       }
       out += (c ? "," : "") + cell;
     }

@@ -41,9 +41,9 @@ std::string RenderJson(const Document& doc);
 // YAML: as JSON; a document whose machine form is only JSON text has none
 // (error).
 StatusOr<std::string> RenderYaml(const Document& doc);
-// CSV (RFC 4180, CsvField): the table keyed `table_key`, or when "" the
-// document's `csv` table if it has one, else its first table (error when
-// there is none). Raw numbers, units in the header ("total (ns)").
+// CSV (RFC 4180, every cell through CsvField: terminal controls shown as
+// text): the table keyed `table_key`, or when "" the document's `csv` table
+// if it has one, else its first table (error when there is none). Raw numbers, units in the header ("total (ns)").
 StatusOr<std::string> RenderCsv(const Document& doc, std::string_view table_key = "");
 
 // The formats every document offers: text, md, html, json, yaml (unless it

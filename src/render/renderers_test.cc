@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "src/render/escape.h"
 #include "src/render/page.h"
 
 namespace aiprof::render {
@@ -205,6 +206,22 @@ TEST(RenderersTest, HostileStringsEscapedInEveryFormat) {
   // terminal without -o).
   EXPECT_EQ(csv->find('\x1b'), std::string::npos) << *csv;
   EXPECT_NE(csv->find("\"<script>alert(1)</script>|*x*\\x1b[31m\n\"\"'&\""), std::string::npos) << *csv;
+  // Review 26's h3.json name (an OSC retitle ended by BEL, then a colour):
+  // neither ESC nor BEL reaches the CSV, in a cell or in a header. The
+  // summary, query and roofline CSV writers use the same CsvField
+  // (test/e2e/cli_contract_test.py checks each of them).
+  constexpr std::string_view kRetitle = "\x1b]0;pwned\x07\x1b[31mred";
+  Document retitle = SmallDocument(kRetitle);
+  retitle.sections[0].Add(Table{std::string(kRetitle), "", {{std::string(kRetitle), "Name"}}, {}, ""});
+  for (std::string_view key : {std::string_view(""), kRetitle}) {
+    StatusOr<std::string> out = RenderCsv(retitle, key);
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    EXPECT_EQ(out->find('\x1b'), std::string::npos) << *out;
+    EXPECT_EQ(out->find('\x07'), std::string::npos) << *out;
+  }
+  EXPECT_NE(RenderCsv(retitle)->find("\n\\x1b]0;pwned\\x07\\x1b[31mred,"), std::string::npos) << *RenderCsv(retitle);
+  EXPECT_EQ(*RenderCsv(retitle, kRetitle), "\\x1b]0;pwned\\x07\\x1b[31mred\r\n");
+  EXPECT_EQ(CsvField(kRetitle), "\\x1b]0;pwned\\x07\\x1b[31mred");
 }
 
 Document ListDocument(std::string_view name) {
