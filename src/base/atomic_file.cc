@@ -19,11 +19,33 @@ AtomicFileWriter::~AtomicFileWriter() {
   }
 }
 
+int StandardStreamFd(std::string_view path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (std::string_view dir : {std::string_view("/dev/fd/"), std::string_view("/proc/self/fd/")}) {
+    if (path.size() <= dir.size() || path.substr(0, dir.size()) != dir) continue;
+    std::string_view digits = path.substr(dir.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) return -1;
+    int fd = 0;
+    for (char c : digits) fd = fd * 10 + (c - '0');
+    return fd;
+  }
+  return -1;
+}
+
 Status OutputTarget(const std::string& path, std::string* target, bool* in_place) {
   *target = path;
   *in_place = false;
   if (path.empty()) return ErrStatus("no output file named");
   struct stat st;
+  if (const int fd = StandardStreamFd(path); fd >= 0) {
+    // Written through the open descriptor (see the header): what the link
+    // resolves to, a regular file included, is not replaced.
+    if (::fstat(fd, &st) != 0) return ErrStatus(path + ": descriptor " + std::to_string(fd) + " is not open");
+    if (S_ISDIR(st.st_mode)) return ErrStatus(path + ": is a folder; name a file to write");
+    *in_place = true;
+    return OkStatus();
+  }
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return ErrStatus(path + ": is a folder; name a file to write");
     if (!S_ISREG(st.st_mode)) {
@@ -59,8 +81,21 @@ Status AtomicFileWriter::Open(const std::string& path) {
   std::string target;
   RETURN_IF_ERROR(OutputTarget(path, &target, &in_place_));
   if (in_place_) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    const int stream = StandardStreamFd(path);
+    if (stream >= 0) {
+      // What this process printed before goes first (stdio buffers).
+      std::fflush(stdout);
+      std::fflush(stderr);
+    }
+    // A standard stream is written through a copy of its descriptor: at its
+    // offset, with its O_APPEND (opening /dev/stdout anew would start a
+    // redirected file at byte 0, overwriting what `>>` kept).
+    int fd = stream >= 0 ? ::fcntl(stream, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+    if (stream >= 0 && (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+      ::close(fd);
+      return ErrStatus(path + ": descriptor " + std::to_string(stream) + " is not open for writing");
+    }
     file_ = ::fdopen(fd, "wb");
     if (!file_) {
       ::close(fd);
@@ -134,6 +169,12 @@ Status CheckWritableOutput(const std::string& path) {
   bool in_place = false;
   RETURN_IF_ERROR(OutputTarget(path, &target, &in_place));
   if (in_place) {
+    if (const int fd = StandardStreamFd(path); fd >= 0) {
+      if ((::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+        return ErrStatus(path + ": descriptor " + std::to_string(fd) + " is not open for writing");
+      }
+      return OkStatus();
+    }
     if (::access(path.c_str(), W_OK) != 0) return ErrStatus(path + ": not writable: " + std::strerror(errno));
     return OkStatus();
   }

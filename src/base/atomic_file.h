@@ -6,9 +6,15 @@
 //   - a regular file or nothing: the atomic rename above;
 //   - a symbolic link: the file it points to is replaced atomically, the link
 //     stays (a dangling link's target is created);
-//   - anything else that is not a folder (a device such as /dev/null, a FIFO,
-//     /dev/stdout): written in place, as a shell's `>` would; renaming over
-//     it would replace the device or pipe with a plain file.
+//   - a name for a standard stream or an open descriptor (/dev/stdout,
+//     /dev/stderr, /dev/fd/N, /proc/self/fd/N; StandardStreamFd): written
+//     in place through that descriptor, whatever it is open on, as a
+//     shell's `>` would; so `-o /dev/stdout >> log` appends to log and
+//     `> out.txt` writes into out.txt (resolving the link and renaming over
+//     the file it names would replace the file, dropping what `>>` kept);
+//   - anything else that is not a folder (a device such as /dev/null, a
+//     FIFO): written in place, as a shell's `>` would; renaming over it
+//     would replace the device or pipe with a plain file.
 #ifndef AIPROF_SRC_BASE_ATOMIC_FILE_H_
 #define AIPROF_SRC_BASE_ATOMIC_FILE_H_
 
@@ -32,8 +38,14 @@ class AtomicFileWriter {
   std::string path_, target_, tmp_path_;
   FILE* file_ = nullptr;
   bool failed_ = false;
-  bool in_place_ = false;  // a device or FIFO: no temporary file
+  bool in_place_ = false;  // a device, FIFO or open descriptor: no temporary file
 };
+
+// The descriptor `path` names when it is /dev/stdout (1), /dev/stderr (2),
+// /dev/fd/N or /proc/self/fd/N (N), else -1. By the name as given: such a
+// name is written through the descriptor the process already has open,
+// never by opening what the link resolves to.
+int StandardStreamFd(std::string_view path);
 
 // Writes `content` to `path` atomically.
 Status WriteFileAtomically(const std::string& path, std::string_view content);
@@ -46,9 +58,11 @@ Status WriteFileAtomically(const std::string& path, std::string_view content);
 // several writers may name alike (cluster digests of one rank).
 Status WriteNewFileAtomically(const std::string& path, std::string_view content, bool* exists);
 
-// Where an output named `path` is written: `*in_place` when it is a device,
-// FIFO or other non-regular file written where it is; otherwise the regular
-// file to replace (the path itself, or a symbolic link's target).
+// Where an output named `path` is written: `*in_place` when it names an open
+// descriptor (StandardStreamFd; an error when it is not open or is a folder)
+// or is a device, FIFO or other non-regular file written where it is;
+// otherwise the regular file to replace (the path itself, or a symbolic
+// link's target).
 Status OutputTarget(const std::string& path, std::string* target, bool* in_place);
 
 // Checks, before any work, that `path` can be written atomically: its folder

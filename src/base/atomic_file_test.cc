@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -90,6 +91,78 @@ TEST_F(AtomicFileTest, AFifoIsWrittenInPlaceAndStaysAFifo) {
   ASSERT_EQ(::lstat(fifo.c_str(), &sb), 0);
   EXPECT_TRUE(S_ISFIFO(sb.st_mode));
   EXPECT_EQ(Entries(), 1u);
+}
+
+// Review 26, finding 3: `-o /dev/stdout > out.txt` (or `>> log`). The name
+// resolves to the redirected regular file, which the writer replaced by
+// rename: `>>` lost what the file held. A standard stream's name is written
+// through the open descriptor, at its offset and with its O_APPEND.
+TEST_F(AtomicFileTest, AStandardStreamIsWrittenThroughItsDescriptor) {
+  const std::string log = Path("log.txt");
+  ASSERT_TRUE(WriteFileAtomically(log, "earlier\n").ok());
+  struct stat before;
+  ASSERT_EQ(::stat(log.c_str(), &before), 0);
+  const int append = ::open(log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // as `>> log.txt`
+  ASSERT_GE(append, 0);
+  for (const std::string& name : {"/dev/fd/" + std::to_string(append), "/proc/self/fd/" + std::to_string(append)}) {
+    EXPECT_EQ(StandardStreamFd(name), append);
+    std::string target;
+    bool in_place = false;
+    ASSERT_TRUE(OutputTarget(name, &target, &in_place).ok());
+    EXPECT_TRUE(in_place) << name << " resolves to a regular file but is written in place";
+    EXPECT_TRUE(CheckWritableOutput(name).ok());
+    Status st = WriteFileAtomically(name, "via " + name.substr(0, 5) + "\n");
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+  EXPECT_EQ(Read(log), "earlier\nvia /dev/\nvia /proc\n");
+  struct stat after;
+  ASSERT_EQ(::stat(log.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the file was replaced, not written";
+  EXPECT_EQ(Entries(), 1u);  // no temporary file
+  // `> out.txt`: written from the descriptor's offset, as a shell's `>` would.
+  const std::string out = Path("out.txt");
+  const int fresh = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fresh, 0);
+  ASSERT_EQ(::write(fresh, "head,", 5), 5);
+  ASSERT_TRUE(WriteFileAtomically("/dev/fd/" + std::to_string(fresh), "body").ok());
+  EXPECT_EQ(Read(out), "head,body");
+  // /dev/stdout itself, redirected to the log (restored after).
+  std::fflush(stdout);
+  const int saved = ::dup(STDOUT_FILENO);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(::dup2(append, STDOUT_FILENO), STDOUT_FILENO);
+  Status st = WriteFileAtomically("/dev/stdout", "stdout\n");
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(Read(log), "earlier\nvia /dev/\nvia /proc\nstdout\n");
+  ::close(append);
+  ::close(fresh);
+}
+
+// The names StandardStreamFd knows, and the errors of a descriptor that is
+// not open or is read-only.
+TEST_F(AtomicFileTest, StandardStreamNames) {
+  EXPECT_EQ(StandardStreamFd("/dev/stdout"), 1);
+  EXPECT_EQ(StandardStreamFd("/dev/stderr"), 2);
+  EXPECT_EQ(StandardStreamFd("/dev/fd/7"), 7);
+  EXPECT_EQ(StandardStreamFd("/proc/self/fd/12"), 12);
+  for (const char* other : {"/dev/null", "/dev/fd/", "/dev/fd/1x", "/dev/fd/../x", "/proc/1/fd/1", "/dev/stdin2",
+                            "out.txt", "/dev/fd/12345678901"}) {
+    EXPECT_EQ(StandardStreamFd(other), -1) << other;
+  }
+  const int closed = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(closed, 0);
+  const int reading = ::open(Path("r").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(reading, 0);
+  ::close(closed);
+  Status st = WriteFileAtomically("/dev/fd/" + std::to_string(closed), "x");
+  EXPECT_NE(st.message().find("is not open"), std::string::npos) << st.message();
+  st = WriteFileAtomically("/dev/fd/" + std::to_string(reading), "x");
+  EXPECT_NE(st.message().find("not open for writing"), std::string::npos) << st.message();
+  EXPECT_FALSE(CheckWritableOutput("/dev/fd/" + std::to_string(reading)).ok());
+  ::close(reading);
+  EXPECT_EQ(Read(Path("r")), "");
 }
 
 TEST_F(AtomicFileTest, AFolderIsRefused) {

@@ -71,9 +71,11 @@ StatusOr<std::string> ResolveFormat(std::span<const OutputFormat> offered, const
   if (request.output.empty() || request.output == "-") return standard_output();
   std::string found = FormatForPath(offered, request.output);
   if (!found.empty()) return found;
-  // A device or pipe (/dev/null, /dev/stdout, a FIFO) is written in place,
-  // as a shell's `>` would (OutputTarget decides, for the writer too): its
-  // name tells no format, so it gets what standard output would.
+  // A standard stream's name (/dev/stdout, /dev/fd/N: whatever it is
+  // redirected to, a regular file too), a device or a pipe (/dev/null, a
+  // FIFO) is written in place, as a shell's `>` would (OutputTarget
+  // decides, for the writer too): its name tells no format, so it gets what
+  // standard output would.
   std::string target;
   bool in_place = false;
   if (OutputTarget(std::string(request.output), &target, &in_place).ok() && in_place) return standard_output();

@@ -45,9 +45,11 @@ struct FormatRequest {
 // - else standard output: `stdout_format` (must be in `offered`; "" means
 //   the first of `offered`);
 // - else the offered format with the longest ending of `output`;
-// - else, when `output` is a device or pipe written in place (/dev/null,
-//   /dev/stdout, a FIFO: OutputTarget in src/base/atomic_file.h), the
-//   standard output's format, as if -o were not given;
+// - else, when `output` is written in place (a standard stream's name such
+//   as /dev/stdout or /dev/fd/N, whatever it is redirected to; a device or
+//   pipe such as /dev/null or a FIFO: OutputTarget in
+//   src/base/atomic_file.h), the standard output's format, as if -o were
+//   not given;
 // - else (a regular file, or nothing yet, with no known ending) an error
 //   naming the path and the endings that would work.
 StatusOr<std::string> ResolveFormat(std::span<const OutputFormat> offered, const FormatRequest& request,

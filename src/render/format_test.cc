@@ -1,7 +1,9 @@
 #include "src/render/format.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "test/util/temp_file.h"
 
@@ -89,6 +91,14 @@ TEST(FormatTest, DeviceOrPipeWithoutEndingGetsTheStandardOutputFormat) {
   EXPECT_NE(Resolve(ReportFormats(), "", dir.Path("new")).find("cannot tell"), std::string::npos);
   // A folder is no device: still the format error (the writer names the folder).
   EXPECT_NE(Resolve(ReportFormats(), "", dir.path()).find("cannot tell"), std::string::npos);
+  // A standard stream's name redirected to a regular file (review 26,
+  // finding 3: `-o /dev/stdout > so.txt` was "cannot tell the output
+  // format"): written in place, so the standard output's format.
+  const int redirected = ::open(plain.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  ASSERT_GE(redirected, 0);
+  EXPECT_EQ(Resolve(ReportFormats(), "", "/dev/fd/" + std::to_string(redirected)), "text");
+  EXPECT_EQ(Resolve(ReportFormats(), "", "/proc/self/fd/" + std::to_string(redirected), "json"), "json");
+  ::close(redirected);
 }
 
 TEST(FormatTest, FormatForPathAndOffers) {

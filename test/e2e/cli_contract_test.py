@@ -64,7 +64,8 @@ def main():
 
     # Untrusted names (hand-made trace): JSON stays valid, CSV quotes and
     # defuses formulas, text has no raw escape sequences.
-    evil_names = ['<script>alert(1)</script>', '=HYPERLINK("http://x")', 'a,b"c', 'line\nbreak', 'esc\x1b[31m']
+    evil_names = ['<script>alert(1)</script>', '=HYPERLINK("http://x")', 'a,b"c', 'line\nbreak', 'esc\x1b[31m',
+                  'osc\x1b]0;pwned\x07\x1b[31mred']
     events = [{"ph": "X", "name": n, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": i * 10, "dur": 5}
               for i, n in enumerate(evil_names)]
     evil = os.path.join(tmp, "evil.json")
@@ -80,6 +81,33 @@ def main():
     check("a,b\"c" in {r["name"] for r in rows}, "CSV quotes commas and quotes")
     rc, txt, _ = run(exe, "summary", evil, "--top", "0")
     check("\x1b" not in txt, "text output has no raw escape character")
+    # Every CSV writer shows terminal controls as text (CsvField), as the
+    # text output does: CSV is printed to a terminal without -o, and an OSC
+    # retitle (ESC ] ... BEL) or a colour must not reach it (review 26,
+    # finding 2: summary, query and roofline wrote raw ESC and BEL). JSON is
+    # the format for exact values (above). Roofline's rows need a FLOP model:
+    # the real torch_npu folder with its matmul task renamed.
+    ascend = os.path.join(tmp, "hostile_ascend_pt")
+    import shutil
+    shutil.copytree(os.path.join(a.fixtures, "ascend-pt", "level1", "rank0_ascend_pt"), ascend)
+    task = "aclnnAddmm_MatMulCommon_MatMulV2"
+    for name, new in (("trace_view.json", json.dumps(evil_names[-1])[1:-1]), ("kernel_details.csv", evil_names[-1])):
+        path = os.path.join(ascend, "ASCEND_PROFILER_OUTPUT", name)
+        body = open(path, encoding="utf-8").read()
+        check(task in body, "the torch_npu fixture's %s names %s" % (name, task))
+        open(path, "w", encoding="utf-8").write(body.replace(task, new))
+    evil2 = os.path.join(tmp, "evil2.json")
+    json.dump({"traceEvents": [dict(e, dur=7) for e in events]}, open(evil2, "w"))
+    for args in [("summary", evil, "--format", "csv", "--top", "0"),
+                 ("query", evil, "SELECT name FROM slices", "--format", "csv"),
+                 ("roofline", ascend),
+                 ("diff", evil, evil2, "--format", "csv", "--top", "0"),
+                 ("whatif", evil, "--scenario", "remove bel\x07\x1b[31m", "--format", "csv")]:
+        p = subprocess.run([exe, *args], capture_output=True, timeout=120)
+        label = " ".join(x for x in args if x not in (evil, evil2, ascend) and "\x1b" not in x)
+        check(p.returncode == 0 and b"\x1b" not in p.stdout and b"\x07" not in p.stdout
+              and b"\\x1b" in p.stdout and b"\\x07" in p.stdout,
+              "%s: CSV shows ESC and BEL as text (%d): %r" % (label, p.returncode, p.stdout[:300] + p.stderr[:200]))
 
     # Commands whose output has no import section warn on stderr when
     # records were skipped (hand-made trace: one good slice, two bad ones).
@@ -255,6 +283,28 @@ def main():
         rc, out, err = run(exe, *args, "-o", "/dev/stdout")
         check(rc == 0 and out == want,
               "%s -o /dev/stdout: exit 0 and the default format (%d): %s" % (label, rc, err.strip()[:200]))
+    # -o /dev/stdout (or /dev/fd/1) with standard output redirected to a file
+    # is written through that descriptor, as a shell's `>` and `>>` would:
+    # it exited 1 "cannot tell the output format" (the name resolves to the
+    # regular file), and the writer would have replaced the file by rename,
+    # dropping what `>>` kept (review 26, finding 3).
+    want = run(exe, "summary", real)[1]
+    want_csv = run(exe, "query", real, "SELECT count(*) AS n FROM slices", "--format", "csv")[1]
+    redirected = os.path.join(tmp, "redirected.txt")
+    for name in ("/dev/stdout", "/dev/fd/1"):
+        for mode, earlier in (("wb", ""), ("ab", "earlier line\n")):
+            for args, expect in ((("summary", real), want),
+                                 (("query", real, "SELECT count(*) AS n FROM slices", "--format", "csv"), want_csv)):
+                open(redirected, "w").write(earlier)
+                inode = os.stat(redirected).st_ino
+                with open(redirected, mode) as f:
+                    p = subprocess.run([exe, *args, "-o", name], stdout=f, stderr=subprocess.PIPE, timeout=120)
+                got = open(redirected, "rb").read().decode("utf-8", "replace")
+                check(p.returncode == 0 and got == earlier + expect and os.stat(redirected).st_ino == inode,
+                      "%s -o %s %s file: exit 0, %s (%d): %r %s" %
+                      (args[0], name, ">" if mode == "wb" else ">>",
+                       "the default format" if mode == "wb" else "appended after the earlier line",
+                       p.returncode, got[:80], p.stderr.decode("utf-8", "replace").strip()[:200]))
     fifo_out = os.path.join(tmp, "out_pipe")
     os.mkfifo(fifo_out)
     reader = subprocess.Popen(["cat", fifo_out], stdout=subprocess.PIPE)
