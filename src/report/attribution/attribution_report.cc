@@ -32,13 +32,16 @@ void AddClasses(const AttributionResult& r, render::Section* s) {
   kv.items.push_back({"device_ns", "Device activity launched per step", Value::Number(PerStep(r, r.device_ns)),
                       Unit::kNs, "device time joined to a node through its launching call"});
   // docs/analyses.md: device activity starting in a steady step and linked
-  // to no node of the steady steps' tree is reported as "not joined".
-  kv.items.push_back({"unlinked_device_ns", "Device activity not joined to any node per step",
-                      Value::Number(PerStep(r, r.unlinked_device_ns)), Unit::kNs,
-                      "device time starting in a steady step that joined no node of the tree: its launching call is "
-                      "not in the trace, is on no step's thread, or was made in the warm-up"});
-  kv.items.push_back({"unlinked_compute_ns", "… of which not collectives",
-                      Value::Number(PerStep(r, r.unlinked_compute_ns)), Unit::kNs});
+  // to no node of the steady steps' tree is reported as "not joined" (on
+  // traces with device activity in their steps; a CPU trace has none).
+  if (r.device_ns > 0 || r.unlinked_device_ns > 0) {
+    kv.items.push_back({"unlinked_device_ns", "Device activity not joined to any node per step",
+                        Value::Number(PerStep(r, r.unlinked_device_ns)), Unit::kNs,
+                        "device time starting in a steady step that joined no node of the tree: its launching call "
+                        "is not in the trace, is on no step's thread, or was made in the warm-up"});
+    kv.items.push_back({"unlinked_compute_ns", "… of which not collectives",
+                        Value::Number(PerStep(r, r.unlinked_compute_ns)), Unit::kNs});
+  }
   s->Add(std::move(kv));
 }
 

@@ -61,6 +61,22 @@ const render::KeyValue* FindItem(const render::Section& s, const std::string& ke
   return nullptr;
 }
 
+// Hand-made CPU trace (no device activity): no "not joined" lines, which
+// would read 0 beside a device line of 0.
+TEST(AttributionReportTest, CpuTraceHasNoUnjoinedDeviceLines) {
+  std::unique_ptr<Trace> t = testing::ImportJsonText(R"({"traceEvents":[
+   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+   {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":50}]})");
+  ASSERT_TRUE(t);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available) << r.problem;
+  render::Document doc = AttributionToDocument(*t, r);
+  ASSERT_FALSE(doc.sections.empty());
+  EXPECT_EQ(FindItem(doc.sections[0], "unlinked_device_ns"), nullptr);
+  EXPECT_EQ(FindItem(doc.sections[0], "unlinked_compute_ns"), nullptr);
+  EXPECT_NE(FindItem(doc.sections[0], "device_ns"), nullptr);
+}
+
 TEST(AttributionReportTest, UnjoinedDeviceTimeAndLeftOutNodesAreShown) {
   std::unique_ptr<Trace> t = testing::ImportJsonText(MakeRun());
   ASSERT_TRUE(t);
