@@ -715,13 +715,19 @@ def case_metrics(args, tmp):
     if port is None:
         run.finish()
         return
-    # Until the first requests are counted (a fixed 1.5 s wait assumed the
-    # SDK attached and the load ran by then).
+    # Until the first requests are counted and the window's figures are out
+    # (a fixed 1.5 s wait assumed the SDK attached and the load ran by then;
+    # waiting for the counter alone failed under load: the window's p99 is
+    # unknown until the window has been covered, and the SDK value comes with
+    # a later check).
     deadline = time.monotonic() + 15
     while True:
         status, body = http('http://127.0.0.1:%d/metrics' % port)
-        counted = re.search(r'^aiprof_monitor_requests_total\{service=".*"\} [1-9]', body, re.M) is not None
-        if (status == 200 and counted) or time.monotonic() > deadline:
+        ready = all(re.search(pattern, body, re.M) is not None for pattern in (
+            r'^aiprof_monitor_requests_total\{service=".*"\} [1-9]',
+            r'^aiprof_monitor_window_request_latency_p99_seconds\{',
+            r'^aiprof_monitor_sdk_value\{'))
+        if (status == 200 and ready) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
     check(status == 200, '/metrics answers 200')
