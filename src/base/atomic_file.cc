@@ -19,6 +19,18 @@ AtomicFileWriter::~AtomicFileWriter() {
   }
 }
 
+namespace {
+
+// A standard stream's descriptor `fd` (named by `path`) is open for writing.
+Status CheckStreamWritable(int fd, const std::string& path) {
+  if ((::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+    return ErrStatus(path + ": descriptor " + std::to_string(fd) + " is not open for writing");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 int StandardStreamFd(std::string_view path) {
   if (path == "/dev/stdout") return STDOUT_FILENO;
   if (path == "/dev/stderr") return STDERR_FILENO;
@@ -83,6 +95,7 @@ Status AtomicFileWriter::Open(const std::string& path) {
   if (in_place_) {
     const int stream = StandardStreamFd(path);
     if (stream >= 0) {
+      RETURN_IF_ERROR(CheckStreamWritable(stream, path));
       // What this process printed before goes first (stdio buffers).
       std::fflush(stdout);
       std::fflush(stderr);
@@ -92,10 +105,6 @@ Status AtomicFileWriter::Open(const std::string& path) {
     // redirected file at byte 0, overwriting what `>>` kept).
     int fd = stream >= 0 ? ::fcntl(stream, F_DUPFD_CLOEXEC, 0) : ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
-    if (stream >= 0 && (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
-      ::close(fd);
-      return ErrStatus(path + ": descriptor " + std::to_string(stream) + " is not open for writing");
-    }
     file_ = ::fdopen(fd, "wb");
     if (!file_) {
       ::close(fd);
@@ -169,12 +178,7 @@ Status CheckWritableOutput(const std::string& path) {
   bool in_place = false;
   RETURN_IF_ERROR(OutputTarget(path, &target, &in_place));
   if (in_place) {
-    if (const int fd = StandardStreamFd(path); fd >= 0) {
-      if ((::fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY) {
-        return ErrStatus(path + ": descriptor " + std::to_string(fd) + " is not open for writing");
-      }
-      return OkStatus();
-    }
+    if (const int fd = StandardStreamFd(path); fd >= 0) return CheckStreamWritable(fd, path);
     if (::access(path.c_str(), W_OK) != 0) return ErrStatus(path + ": not writable: " + std::strerror(errno));
     return OkStatus();
   }

@@ -180,7 +180,7 @@ std::string CsvField(std::string_view raw) {
   // Terminal controls first (CSV goes to a terminal when there is no -o): a
   // hostile name's ESC or BEL neither recolours nor retitles it. \n, \t
   // and \r stay; every other control becomes text.
-  const std::string s = ShowControls(raw, /*keep_line_breaks=*/true, /*keep_cr=*/true);
+  std::string s = ShowControls(raw, /*keep_line_breaks=*/true, /*keep_cr=*/true);  // moved out unquoted
   // A spreadsheet runs a cell that starts with = + - @ (after spaces, tabs
   // and line breaks, which some of them skip) or with a tab or CR: such a
   // cell gets a ' first (OWASP's "CSV injection" advice).

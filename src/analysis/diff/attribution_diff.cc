@@ -39,7 +39,7 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
     case DiffShapeMatch::kSite: return "call site + shape";
     case DiffShapeMatch::kFunction: return "function + shape";
     case DiffShapeMatch::kShape: return "shape";
-    case DiffShapeMatch::kOrder: return "call site, shape changed";
+    case DiffShapeMatch::kSiteShapeChanged: return "call site, shape changed";
   }
   return "?";
 }
@@ -522,7 +522,7 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
         continue;
       }
       used_b[y - b0] = 1;
-      add(i, x, y, DiffShapeMatch::kOrder);
+      add(i, x, y, DiffShapeMatch::kSiteShapeChanged);
     }
     for (uint32_t z = b0; z < b1; ++z) {
       if (!used_b[z - b0]) add(i, kNoNode, z, DiffShapeMatch::kNone);
@@ -703,7 +703,7 @@ void RankRows(AttributionDiff* out) {
     for (; r1 < s.size() && s.node[r1] == node; ++r1) {
       // Rows paired only by their call site (shape changed) are not aligned
       // by input: they can follow a split, not cause one.
-      if (s.change[r1] != DiffChange::kUnchanged && s.match[r1] != DiffShapeMatch::kOrder &&
+      if (s.change[r1] != DiffChange::kUnchanged && s.match[r1] != DiffShapeMatch::kSiteShapeChanged &&
           (best < 0 || std::fabs(s.Delta(r1)) > std::fabs(s.Delta(static_cast<size_t>(best))))) {
         best = static_cast<int32_t>(r1);
       }

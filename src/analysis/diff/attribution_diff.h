@@ -123,7 +123,7 @@ struct DiffNodeStats {
 // instance counts in the step it opened in; a step without the row is 0);
 // validate's verdict then decides slower / faster / unchanged. Other rows
 // use the threshold rule and say why they have no test (DiffNoStats).
-enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kFunction, kShape, kOrder };
+enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kFunction, kShape, kSiteShapeChanged };
 // "", "call site + shape", "function + shape", "shape", "call site, shape changed"
 const char* DiffShapeMatchName(DiffShapeMatch m);
 // A call site without its line number: "model.py(12): forward" → "model.py: forward".

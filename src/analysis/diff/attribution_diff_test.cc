@@ -539,7 +539,7 @@ TEST(AttributionDiffTest, RepeatedOpsPairByShapeThenInOrder) {
   EXPECT_EQ(h.match[rx], DiffShapeMatch::kSite);
   EXPECT_EQ(h.match[ry], DiffShapeMatch::kSite);
   EXPECT_EQ(h.match[r6], DiffShapeMatch::kSite);
-  EXPECT_EQ(h.match[r45], DiffShapeMatch::kOrder);
+  EXPECT_EQ(h.match[r45], DiffShapeMatch::kSiteShapeChanged);
   EXPECT_EQ(DiffSiteLabel(ra, h.a[rx]), "nn.Module: Stage_0");
   EXPECT_EQ(d.shape_by_site, 3u);
   EXPECT_EQ(d.shape_by_order, 1u);
@@ -792,7 +792,7 @@ TEST(AttributionDiffTest, RowsWhoseSiteAndShapeBothDifferAreNotPaired) {
   ASSERT_EQ(row.count(" | model.py(40): fourth"), 1u);
   const uint32_t second = row["model.py(20): second | model.py(20): second"];
   EXPECT_EQ(h.match[row["model.py(10): first | model.py(10): first"]], DiffShapeMatch::kSite);
-  EXPECT_EQ(h.match[second], DiffShapeMatch::kOrder);
+  EXPECT_EQ(h.match[second], DiffShapeMatch::kSiteShapeChanged);
   EXPECT_EQ(h.change[second], DiffChange::kSlower);
   EXPECT_NEAR(Us(h.Delta(second)), 50, 1e-9);
   EXPECT_GE(h.stats[second], 0);

@@ -136,15 +136,23 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
     rows.push_back({it.node, it.depth});
     std::vector<uint32_t> visible;
     TreeRow rest{kNoNode, it.depth + 1, it.node};
+    uint32_t small = kNoNode;  // the one child under the share, when only one
     for (uint32_t c : kids[it.node]) {
       if (Shown(r, c)) {
         visible.push_back(c);
       } else {
+        small = c;
         ++rest.left_out;
         rest.total_ns += r.nodes.total_ns[c];
         rest.self_ns += r.nodes.total_ns[c];  // the remainder's own time is its nodes' totals
         rest.device_ns += r.nodes.device_total_ns[c];
       }
+    }
+    // A remainder of one node takes the row the node itself would: shown by
+    // its name (kids are largest first, so it stays last).
+    if (rest.left_out == 1) {
+      visible.push_back(small);
+      rest = TreeRow{kNoNode, it.depth + 1, it.node};
     }
     const std::string rest_line =
         rest.left_out == 0
