@@ -471,7 +471,10 @@ void Builder::Sweep(uint32_t track, bool primary) {
             opened_.push_back(static_cast<uint32_t>(i));
             opened_node_.push_back(n);
             opened_site_.push_back(o.site);
-            opened_step_.push_back(static_cast<uint32_t>(steps_[k].out));
+            // The step it is counted in: its own when steady, else the first
+            // steady step it has time in (an op a helper thread opened in the
+            // warm-up); its per-step total goes there.
+            opened_step_.push_back(static_cast<uint32_t>(steps_[counted ? j : k].out));
           }
           if (counted) seen_[i] = 2;
           else if (seen_[i] == 0) seen_[i] = 1;

@@ -149,7 +149,8 @@ struct AttributionResult {
   // slice's "Call stack" arg (PyTorch with with_stack), else from the
   // python_function slices enclosing it on its thread; none without either.
   // Per-step totals (for the diff's statistics per row): each instance's
-  // total goes to the steady step it opened in; row r's entries are at
+  // total goes to the steady step it opened in (one opened in a warm-up
+  // step: the first steady step it has time in); row r's entries are at
   // [step_begin[r], step_begin[r+1]), steady step ordinals ascending.
   struct OpShapes {
     std::vector<std::string> labels;       // per shape id; "" = no Input Dims on the slice

@@ -157,6 +157,46 @@ TEST(AttributionTest, AnInstanceOpenedBeforeTheStepsCountsOnce) {
   EXPECT_EQ(TotalsUs(*t, r)["Outer_0"], 400);  // both steps' wall time
 }
 
+// Hand-made: three steps on the main thread (tid 1), the first a warm-up;
+// on a helper thread (tid 2) an op opened in the warm-up step runs 50 µs into
+// step 2 (the first steady step). It counts once, and its per-step entry is
+// the step it is counted in: the row's per-step totals add up to its total
+// (the entry was dropped, keyed to the warm-up step, review26 #6).
+TEST(AttributionTest, AnInstanceOpenedInTheWarmUpHasAPerStepEntry) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+   {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":120,"dur":50},
+   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":300,"dur":200},
+   {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":320,"dur":50},
+   {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":500,"dur":200},
+   {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":520,"dur":50},
+   {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":2,"ts":250,"dur":100}]})");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t, /*warmup_steps=*/1);
+  ASSERT_EQ(w.warmup.size(), 1u);
+  AttributionResult r = ComputeAttribution(*t, &w, AttributionOptions{.op_shapes = true});
+  ASSERT_TRUE(r.available) << r.problem;
+  ExpectTreeAddsUp(r);
+  ASSERT_EQ(r.steps, 2u);
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  ASSERT_TRUE(o.computed());
+  bool found = false;
+  for (uint32_t x = 0; x < o.size(); ++x) {
+    int64_t sum = 0;
+    for (uint32_t e = o.step_begin[x]; e < o.step_begin[x + 1]; ++e) sum += o.step_ns[e];
+    EXPECT_EQ(sum, o.total_ns[x]) << NodePath(*t, r, o.node[x]);
+    if (NodePath(*t, r, o.node[x]).ends_with("aten::copy_")) {
+      found = true;
+      EXPECT_EQ(o.count[x], 1u);
+      // Its time in step 2: the main thread's hole [300, 320) before its mm.
+      EXPECT_EQ(o.total_ns[x], 20'000);
+      ASSERT_EQ(o.step_begin[x + 1] - o.step_begin[x], 1u);
+      EXPECT_EQ(o.step[o.step_begin[x]], 0u);  // the first steady step
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(AttributionTest, NoStepsUsesTheMainThreadSpan) {
   auto t = ImportJsonText(R"({"traceEvents":[
    {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":0,"dur":10},

@@ -120,7 +120,8 @@ struct DiffNodeStats {
 // time, calls. Statistics: as for the nodes, for every changed paired
 // row when both runs have kDiffMinStepsForStats steady steps, on each
 // row's per-step totals (AttributionResult::OpShapes step entries: an
-// instance counts in the step it opened in; a step without the row is 0);
+// instance counts in the steady step it opened in, or first has time in;
+// a step without the row is 0);
 // validate's verdict then decides slower / faster / unchanged. Other rows
 // use the threshold rule and say why they have no test (DiffNoStats).
 enum class DiffShapeMatch : uint8_t { kNone = 0, kSite, kFunction, kShape, kSiteShapeChanged };
