@@ -25,30 +25,59 @@
 namespace aiprof::python {
 namespace {
 
+// The UTF-8 text of a name (a str). A str with lone surrogates, which is
+// what os.fsdecode makes of a non-UTF-8 file name, cannot be UTF-8: its
+// surrogates are written as escapes (Python's "backslashreplace": the six
+// characters backslash, u, d, c, f, f for U+DCFF) rather than raised into
+// the caller's loop (a profiler call never fails on a name it can record).
+struct Utf8Name {
+  std::string_view view;
+  PyObject* escaped = nullptr;  // owns view's bytes when the str had surrogates
+
+  Utf8Name() = default;
+  Utf8Name(const Utf8Name&) = delete;
+  Utf8Name& operator=(const Utf8Name&) = delete;
+  ~Utf8Name() { Py_XDECREF(escaped); }
+
+  // False with a Python error set (not a str, or a NUL in it).
+  bool Set(PyObject* name) {
+    if (!PyUnicode_Check(name)) {
+      PyErr_Format(PyExc_TypeError, "aiprof names are str, not %.100s", Py_TYPE(name)->tp_name);
+      return false;
+    }
+    Py_ssize_t size = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
+    if (utf8 == nullptr) {
+      if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) return false;
+      PyErr_Clear();
+      escaped = PyUnicode_AsEncodedString(name, "utf-8", "backslashreplace");
+      if (escaped == nullptr) return false;
+      utf8 = PyBytes_AS_STRING(escaped);
+      size = PyBytes_GET_SIZE(escaped);
+    }
+    view = std::string_view(utf8, static_cast<size_t>(size));
+    if (view.find('\0') != std::string_view::npos) {
+      PyErr_SetString(PyExc_ValueError, "aiprof names cannot contain NUL characters");
+      return false;
+    }
+    return true;
+  }
+};
+
 // Calls hold the GIL, but the mutex keeps the cache correct without relying
 // on it (free-threaded builds). Never destroyed: used until exit.
 class NameCache {
  public:
   // The interned copy of `name`, or nullptr with a Python error set.
   const char* Intern(PyObject* name) {
-    if (!PyUnicode_Check(name)) {
-      PyErr_Format(PyExc_TypeError, "aiprof names are str, not %.100s", Py_TYPE(name)->tp_name);
-      return nullptr;
-    }
-    Py_ssize_t size = 0;
-    const char* utf8 = PyUnicode_AsUTF8AndSize(name, &size);
-    if (utf8 == nullptr) return nullptr;
-    std::string_view view(utf8, static_cast<size_t>(size));
-    if (view.find('\0') != std::string_view::npos) {
-      PyErr_SetString(PyExc_ValueError, "aiprof names cannot contain NUL characters");
-      return nullptr;
-    }
+    Utf8Name text;
+    if (!text.Set(name)) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = names_.find(view);
+    auto it = names_.find(text.view);
     if (it != names_.end()) return it->second;
-    const char* interned = aiprof_intern(utf8);
+    const char* interned = aiprof_intern(text.view.data());
     // The key views the interned copy, which lives until the process exits.
-    names_.emplace(std::string_view(interned, view.size()), interned);
+    names_.emplace(std::string_view(interned, text.view.size()), interned);
     return interned;
   }
 
@@ -127,7 +156,10 @@ PyObject* SpanExit(PyObject* self, PyObject* const*, Py_ssize_t) {
   Py_RETURN_FALSE;  // exceptions propagate
 }
 
-PyObject* SpanName(PyObject* self, void*) { return PyUnicode_FromString(reinterpret_cast<SpanObject*>(self)->name); }
+PyObject* SpanName(PyObject* self, void*) {
+  auto* s = reinterpret_cast<SpanObject*>(self);
+  return HasName(s) ? PyUnicode_FromString(s->name) : nullptr;
+}
 
 // A METH_FASTCALL or METH_KEYWORDS function as the PyCFunction the method
 // tables hold (CPython casts it back by the flags).
@@ -138,16 +170,15 @@ PyCFunction AsMethod(F* f) {
 
 PyMethodDef kSpanMethods[] = {
     {"__enter__", SpanEnter, METH_NOARGS, "Begins the span."},
-    {"__exit__", AsMethod(SpanExit), METH_FASTCALL,
-     "Ends the span (exceptions propagate)."},
-    {"begin", SpanBegin, METH_NOARGS, "Begins the span on the calling thread."},
-    {"end", SpanEnd, METH_NOARGS, "Ends the calling thread's innermost span (or node)."},
+    {"__exit__", AsMethod(SpanExit), METH_FASTCALL, "Ends the span (exceptions propagate)."},
+    {"begin", SpanBegin, METH_NOARGS, "begin($self, /)\n--\n\nBegins the span on the calling thread."},
+    {"end", SpanEnd, METH_NOARGS, "end($self, /)\n--\n\nEnds the calling thread's innermost span (or node)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyGetSetDef kSpanGetSet[] = {{"name", SpanName, nullptr, "The span's name.", nullptr},
                              {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
-const char kSpanDoc[] = "Span(name, node=False): a span usable as `with` block; begin()/end() by hand.";
+const char kSpanDoc[] = "Span(name, node=False)\n--\n\nA span usable as `with` block; begin()/end() by hand.";
 PyType_Slot kSpanSlots[] = {{Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
                             {Py_tp_init, reinterpret_cast<void*>(SpanInit)},
                             {Py_tp_methods, kSpanMethods},
@@ -200,10 +231,11 @@ bool CountArg(PyObject* const* args, Py_ssize_t nargs, const char* what, uint32_
     PyErr_Format(PyExc_TypeError, "%s takes one int", what);
     return false;
   }
-  unsigned long long v = PyLong_AsUnsignedLongLong(args[0]);
-  if (PyErr_Occurred()) return false;
-  if (v > UINT32_MAX) {
-    PyErr_Format(PyExc_OverflowError, "%s: %llu tokens is more than 2**32 - 1", what, v);
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(args[0], &overflow);
+  if (v == -1 && PyErr_Occurred()) return false;  // not an int
+  if (overflow != 0 || v < 0 || v > static_cast<long long>(UINT32_MAX)) {
+    PyErr_Format(PyExc_OverflowError, "%s: %R tokens is not a count from 0 to 2**32 - 1", what, args[0]);
     return false;
   }
   *out = static_cast<uint32_t>(v);
@@ -243,12 +275,13 @@ PyObject* RequestId(PyObject* self, void*) {
 
 PyMethodDef kRequestMethods[] = {
     {"end", AsMethod(RequestEnd), METH_VARARGS | METH_KEYWORDS,
-     "end(error=False): ends the request (from any thread), as failed with error=True; later calls are ignored."},
+     "end($self, /, error=False)\n--\n\nEnds the request (from any thread), as failed with error=True; later calls are "
+     "ignored."},
     {"prefill", AsMethod(RequestPrefill), METH_FASTCALL,
-     "prefill(prompt_tokens): the request's prefill starts now over that many input tokens."},
-    {"token", RequestToken, METH_NOARGS, "token(): one output token is ready now (the first ends the TTFT)."},
-    {"tokens", AsMethod(RequestTokens), METH_FASTCALL,
-     "tokens(n): n output tokens are ready now."},
+     "prefill($self, prompt_tokens, /)\n--\n\nThe request's prefill starts now over that many input tokens."},
+    {"token", RequestToken, METH_NOARGS,
+     "token($self, /)\n--\n\nOne output token is ready now (the first ends the TTFT)."},
+    {"tokens", AsMethod(RequestTokens), METH_FASTCALL, "tokens($self, n, /)\n--\n\n`n` output tokens are ready now."},
     {"__enter__", RequestEnter, METH_NOARGS, "Returns the request (already begun)."},
     {"__exit__", AsMethod(RequestExit), METH_FASTCALL,
      "Ends the request; as failed when an exception leaves the block."},
@@ -257,7 +290,7 @@ PyMethodDef kRequestMethods[] = {
 PyGetSetDef kRequestGetSet[] = {{"id", RequestId, nullptr, "The runtime's id (0 once ended or when disabled).", nullptr},
                                 {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
-const char kRequestDoc[] = "Request(name): a request begun now; end() it from any thread, or use `with`.";
+const char kRequestDoc[] = "Request(name)\n--\n\nA request begun now; end() it from any thread, or use `with`.";
 PyType_Slot kRequestSlots[] = {{Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
                                {Py_tp_init, reinterpret_cast<void*>(RequestInit)},
                                {Py_tp_methods, kRequestMethods},
@@ -285,7 +318,7 @@ PyMethodDef kStepMethods[] = {
      "Ends the calling thread's step."},
     {nullptr, nullptr, 0, nullptr}};
 
-const char kStepDoc[] = "Step(): `with Step():` is one step (iteration_start() ... iteration_end()).";
+const char kStepDoc[] = "Step()\n--\n\n`with Step():` is one step (iteration_start() ... iteration_end()).";
 PyType_Slot kStepSlots[] = {{Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
                             {Py_tp_methods, kStepMethods},
                             {Py_tp_doc, const_cast<char*>(kStepDoc)},
@@ -326,12 +359,9 @@ PyObject* CounterFn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 }
 
 PyObject* ThreadNameFn(PyObject*, PyObject* name) {
-  const char* utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
-  if (utf8 == nullptr) {
-    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "thread_name takes a str");
-    return nullptr;
-  }
-  aiprof_thread_name(utf8);  // copied by the runtime
+  Utf8Name text;
+  if (!text.Set(name)) return nullptr;
+  aiprof_thread_name(text.view.data());  // copied by the runtime
   Py_RETURN_NONE;
 }
 
@@ -464,28 +494,34 @@ PyObject* SetFrameworkHandlerFn(PyObject*, PyObject* callable) {
 
 PyMethodDef kFunctions[] = {
     {"set_framework_handler", SetFrameworkHandlerFn, METH_O,
-     "set_framework_handler(fn): fn(start, dir) -> 0 | errno starts / stops the framework profiler when aiprof "
+     "set_framework_handler($module, fn, /)\n--\n\nfn(start, dir) -> 0 | errno starts / stops the framework profiler "
+     "when aiprof "
      "monitor asks (run on the main thread); None unregisters."},
     {"span_begin", NameFn<[](const char* n) { aiprof_span_begin(n); }>, METH_O,
-     "span_begin(name): opens a span on the calling thread."},
-    {"span_end", NoArgsFn<[] { aiprof_span_end(); }>, METH_NOARGS, "Closes the calling thread's innermost span."},
+     "span_begin($module, name, /)\n--\n\nOpens a span on the calling thread."},
+    {"span_end", NoArgsFn<[] { aiprof_span_end(); }>, METH_NOARGS,
+     "span_end($module, /)\n--\n\nCloses the calling thread's innermost span."},
     {"node_begin", NameFn<[](const char* n) { aiprof_node_begin(n); }>, METH_O,
-     "node_begin(name): opens a pipeline node (\"node:<name>\")."},
-    {"node_end", NoArgsFn<[] { aiprof_node_end(); }>, METH_NOARGS, "Closes the calling thread's innermost node."},
+     "node_begin($module, name, /)\n--\n\nOpens a pipeline node (\"node:<name>\")."},
+    {"node_end", NoArgsFn<[] { aiprof_node_end(); }>, METH_NOARGS,
+     "node_end($module, /)\n--\n\nCloses the calling thread's innermost node."},
     {"iteration_start", NoArgsFn<[] { aiprof_iteration_start(); }>, METH_NOARGS,
-     "Starts a step on the calling thread."},
-    {"iteration_end", NoArgsFn<[] { aiprof_iteration_end(); }>, METH_NOARGS, "Ends the calling thread's open step."},
+     "iteration_start($module, /)\n--\n\nStarts a step on the calling thread."},
+    {"iteration_end", NoArgsFn<[] { aiprof_iteration_end(); }>, METH_NOARGS,
+     "iteration_end($module, /)\n--\n\nEnds the calling thread's open step."},
     {"mark", NameFn<[](const char* n) { aiprof_mark(n); }>, METH_O,
-     "mark(name): an instant event on the calling thread."},
+     "mark($module, name, /)\n--\n\nAn instant event on the calling thread."},
     {"counter", AsMethod(CounterFn), METH_FASTCALL,
-     "counter(name, value): a sample of counter `name` now."},
-    {"thread_name", ThreadNameFn, METH_O, "thread_name(name): names the calling thread's track."},
-    {"flush", FlushFn, METH_NOARGS, "Writes the file now (atomically); recording goes on."},
-    {"flush_to", FlushToFn, METH_O, "flush_to(path): writes the file to `path`; OSError on failure."},
-    {"enabled", EnabledFn, METH_NOARGS, "True while recording."},
-    {"set_enabled", SetEnabledFn, METH_O, "set_enabled(on): pauses or resumes recording in every thread."},
-    {"clock_ns", ClockNsFn, METH_NOARGS, "The SDK's clock (CLOCK_MONOTONIC ns, as in the file)."},
-    {"output_path", OutputPathFn, METH_NOARGS, "The file the next flush() writes."},
+     "counter($module, name, value, /)\n--\n\nA sample of counter `name` (a number) now."},
+    {"thread_name", ThreadNameFn, METH_O, "thread_name($module, name, /)\n--\n\nNames the calling thread's track."},
+    {"flush", FlushFn, METH_NOARGS, "flush($module, /)\n--\n\nWrites the file now (atomically); recording goes on."},
+    {"flush_to", FlushToFn, METH_O, "flush_to($module, path, /)\n--\n\nWrites the file to `path`; OSError on failure."},
+    {"enabled", EnabledFn, METH_NOARGS, "enabled($module, /)\n--\n\nTrue while recording."},
+    {"set_enabled", SetEnabledFn, METH_O,
+     "set_enabled($module, on, /)\n--\n\nPauses or resumes recording in every thread."},
+    {"clock_ns", ClockNsFn, METH_NOARGS,
+     "clock_ns($module, /)\n--\n\nThe SDK's clock (CLOCK_MONOTONIC ns, as in the file)."},
+    {"output_path", OutputPathFn, METH_NOARGS, "output_path($module, /)\n--\n\nThe file the next flush() writes."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_sdk",

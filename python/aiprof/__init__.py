@@ -28,7 +28,7 @@ import sys as _sys
 import threading as _threading
 import time as _time
 
-from .analysis import Error, Trace, analysis_names, load, validate
+from .analysis import Error, Trace, analysis_names, load, sql_schema, validate
 
 __version__ = "0.1.0"
 
@@ -39,7 +39,7 @@ _SDK_NAMES = ("Request", "clock_ns", "counter", "enabled", "flush", "flush_to", 
 # True when the package was built with the SDK (the _sdk extension exists).
 has_sdk = _importlib_util.find_spec(__name__ + "._sdk") is not None
 
-__all__ = ["Error", "Trace", "analysis_names", "has_sdk", "load", "validate"]
+__all__ = ["Error", "Trace", "analysis_names", "has_sdk", "load", "sql_schema", "validate"]
 if has_sdk:
     __all__ += list(_SDK_NAMES)
 

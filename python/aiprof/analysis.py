@@ -27,6 +27,8 @@ except ImportError:  # pandas is optional
     _pd = None
 
 Error = _aiprof.Error
+Error.__doc__ = ("Bad input or a failed analysis: a missing or unreadable trace, a malformed file (the message names "
+                 "the file and the place), a bad constraint, rule file or query. A RuntimeError.")
 
 
 def _table(columns, as_frame):
@@ -124,8 +126,8 @@ class Trace:
         return _table(self._t.flow_columns(), as_frame)
 
     def sql(self, query, max_rows=1000000, timeout=30.0, max_memory=1 << 30, as_frame=None):
-        """Runs SQL over the trace's tables and views (docs/query.md, `aiprof query IN --schema`)
-        and returns the last statement's rows as a table. Read-only; raises aiprof.Error when the
+        """Runs SQL over the trace's tables and views (`slices`, `tracks`, `args`, ...: aiprof.sql_schema(),
+        docs/query.md) and returns the last statement's rows as a table. Read-only; raises aiprof.Error when the
         query fails, runs past `timeout` seconds, needs more than `max_memory` bytes, or matches
         more than `max_rows` rows (0 = no limit for each), or its rows hold more than 1 GiB."""
         return _table(self._t.sql_columns(query, max_rows, timeout, max_memory), as_frame)
@@ -134,7 +136,10 @@ class Trace:
         """Runs the analyses of `aiprof analyze` and returns its JSON as a dict:
         {"metrics": {name: {"value", "unit", "source", "measured"}},
          "unavailable": {name: reason}, "evidence": {...}, "sections": {...}}.
-        `only`: analysis names (aiprof.analysis_names()); `device`: roofline peaks."""
+        `only`: an analysis name or a list of them (aiprof.analysis_names()); `device`: roofline peaks.
+        Each metric's base (what a ratio is a share of) is in docs/metrics.md."""
+        if isinstance(only, str):
+            only = [only]
         return _json(self._t.analyze_json(list(only or []), device))
 
     def diagnose(self, target="latency", constraints="", rules=None, builtin_rules=True, device=""):
@@ -169,6 +174,12 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
         return x._t if isinstance(x, Trace) else os.fsdecode(x)
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
                                        min_effect, unit, batch_size, bench, sample_unit, resamples, seed))
+
+
+def sql_schema():
+    """The tables and views `Trace.sql` reads, with their columns and units, as text
+    (the same as `aiprof query IN --schema`)."""
+    return _aiprof.query_schema()
 
 
 def analysis_names():

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import numpy as np
@@ -407,6 +408,71 @@ class Threads(unittest.TestCase):
         for th in threads:
             th.join()
         self.assertEqual(len(set(out)), 1)
+
+
+    def test_table_fills_release_the_gil(self):
+        """A table's columns are filled with the GIL released, so another thread runs meanwhile.
+
+        The switch interval is made huge, so the main thread never hands the GIL
+        over on its own: the helper thread can observe `inside` only if the native
+        call itself releases the GIL. Held throughout (the table fills before),
+        it saw it 0 times, deterministically."""
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "wide.json")
+            with open(path, "w") as f:  # 200,000 slices: above the extension's 65,536-row threshold
+                f.write('{"traceEvents":[')
+                f.write(",".join('{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1}'
+                                 % (i % 7, 2 * i) for i in range(200000)))
+                f.write("]}")
+            t = aiprof.load(path)
+        state = {"inside": False, "done": False, "hits": 0}
+
+        def watch():
+            while not state["done"]:
+                if state["inside"]:
+                    state["hits"] += 1
+                time.sleep(0)  # hands the GIL back
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1000.0)
+        try:
+            th = threading.Thread(target=watch)
+            th.start()
+            for _ in range(20):  # each call releases it once per column; one hit is enough
+                state["inside"] = True
+                columns = t._t.slice_columns()
+                state["inside"] = False
+                if state["hits"]:
+                    break
+            state["done"] = True
+            th.join()
+        finally:
+            sys.setswitchinterval(old)
+        self.assertGreater(state["hits"], 0)
+        self.assertEqual(len(columns["ts_ns"]), 200000)
+        self.assertEqual(int(columns["ts_ns"][-1]), 2 * 199999 * 1000)
+
+
+class ApiForms(unittest.TestCase):
+    def test_analyze_only_takes_one_name(self):
+        # A str was iterated letter by letter: "unknown analysis 'b'".
+        t = aiprof.load(SAMPLE)
+        self.assertEqual(t.analyze(only="breakdown"), t.analyze(only=["breakdown"]))
+        with self.assertRaises(ValueError) as e:
+            t.analyze(only="nosuch")
+        self.assertIn("'nosuch'", str(e.exception))
+
+    def test_sql_schema_names_the_tables(self):
+        schema = aiprof.sql_schema()
+        for table in ("slices:", "tracks:", "args:"):
+            self.assertIn(table, schema)
+        self.assertEqual(schema, subprocess.run([AIPROF, "query", SAMPLE, "--schema"], check=True,
+                                                capture_output=True, text=True).stdout)
+        n = aiprof.load(SAMPLE).sql("select count(*) as n from slices")
+        self.assertEqual(int(n.n[0]), 868)
+
+    def test_error_is_documented(self):
+        self.assertTrue(issubclass(aiprof.Error, RuntimeError))
+        self.assertIn("names the file", aiprof.Error.__doc__)
 
 
 @unittest.skipUnless(FIXTURES and os.path.isdir(os.path.join(FIXTURES, "kineto")), "fixtures not present")

@@ -325,5 +325,78 @@ class TokensAndForkedExit(unittest.TestCase):
             self.assertEqual(parent.metadata.get("sdk.token_events_unmatched"), "0")
 
 
+class NamesAndArguments(unittest.TestCase):
+    def test_undecodable_names_are_recorded_not_raised(self):
+        # os.fsdecode of a non-UTF-8 file name holds lone surrogates; they raised
+        # UnicodeEncodeError from inside the caller's loop. Now written escaped.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "names.aiprof")
+            script = textwrap.dedent("""
+                import os, aiprof
+                name = os.fsdecode(b"batch_\\xff.bin")
+                assert "\\udcff" in name
+                with aiprof.span(name):
+                    with aiprof.node(name):
+                        aiprof.mark(name)
+                aiprof.counter(name, 2.0)
+                aiprof.thread_name(name)
+                with aiprof.request(name):
+                    pass
+                aiprof.flush()
+                print("ok")
+            """)
+            proc = run_child(script, {"AIPROF_OUTPUT": out})
+            self.assertEqual(proc.stdout.strip(), "ok", proc.stderr)
+            t = aiprof.load(out)
+            escaped = "batch_\\udcff.bin"
+            names = set(t.slices().name)
+            self.assertIn(escaped, names)
+            self.assertIn("node:" + escaped, names)
+            self.assertEqual(list(t.counters().name), [escaped])
+            self.assertIn(escaped, set(t.tracks().name))
+
+    def test_arguments_signatures_and_a_span_without_init(self):
+        # In a child: the SDK's runtime writes a file at exit (here into a temporary folder).
+        script = textwrap.dedent("""
+            import inspect
+            import aiprof
+            from aiprof import _sdk
+
+            def raises(exc, f, *args):
+                try:
+                    f(*args)
+                except exc as e:
+                    return str(e)
+                raise AssertionError("%s%r did not raise %s" % (f, args, exc.__name__))
+
+            r = aiprof.request("args")
+            for bad in (-5, 2 ** 40, 2 ** 70):  # a negative count said only "can't convert negative int to unsigned"
+                assert ("tokens(n): %d tokens" % bad) in raises(OverflowError, r.tokens, bad)
+            assert "prefill(prompt_tokens): -1" in raises(OverflowError, r.prefill, -1)
+            raises(TypeError, r.tokens, "x")
+            r.end()
+            raises(TypeError, aiprof.span, b"bytes")
+            raises(ValueError, aiprof.span, "nul\\0name")
+
+            # Span.__new__ without __init__: its name getter read a null pointer (segfault).
+            s = _sdk.Span.__new__(_sdk.Span)
+            raises(RuntimeError, getattr, s, "name")
+            raises(RuntimeError, s.begin)
+
+            # Signatures for inspect / Jupyter's `?` (none before: "no signature found for builtin").
+            assert str(inspect.signature(aiprof.counter)) == "(name, value, /)", inspect.signature(aiprof.counter)
+            assert str(inspect.signature(aiprof.Request.end)) == "(self, /, error=False)"
+            for name in ("clock_ns", "counter", "enabled", "flush", "flush_to", "iteration_end",
+                         "iteration_start", "mark", "output_path", "set_enabled", "thread_name"):
+                inspect.signature(getattr(aiprof, name))
+                assert getattr(aiprof, name).__doc__, name
+            print("ok")
+        """)
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, AIPROF_OUTPUT=d + "/")
+            proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+            self.assertEqual((proc.returncode, proc.stdout.strip()), (0, "ok"), proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
