@@ -733,6 +733,8 @@ TEST(SdkFile, MisuseIsCountedNotFatal) {
   EXPECT_EQ(counts["leaked"], 1u);  // ended with its step
   EXPECT_EQ(counts["request"], 1u);
   EXPECT_EQ(counts.count("in_flight"), 0u);
+  EXPECT_EQ(counts[""], 1u);             // aiprof_span_begin(NULL) (docs/sdk.md)
+  EXPECT_EQ(counts["bad\xff\xfe"], 1u);  // bytes kept as given
   std::vector<uint32_t> leaked = SlicesNamed(*trace, "leaked");
   ASSERT_EQ(trace->steps.size(), 1u);
   EXPECT_EQ(trace->slices.ts_ns[leaked[0]] + trace->slices.dur_ns[leaked[0]],

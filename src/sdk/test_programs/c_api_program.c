@@ -18,7 +18,7 @@
  *                               tokens 1 ms apart; prints its own times (ns)
  *   c_api_program api           every other call of the C API
  *   c_api_program signal        AIPROF_FLUSH_SIGNAL: a signal writes the file
- *   c_api_program misuse        ends without begins, a span left open in a step
+ *   c_api_program misuse        ends without begins, a span left open in a step, null and non-UTF-8 names
  *   c_api_program serve S [own] requests for S seconds (a service a monitor attaches to);
  *                               `own`: with its own SIGTERM handler (exit status 7)
  *   c_api_program churn N C     N short-lived threads, C at a time, one span each;
@@ -264,6 +264,11 @@ static int Misuse(void) {
   aiprof_request_end(id);
   aiprof_request_end(id); /* twice */
   (void)aiprof_request_begin("in_flight");
+  aiprof_span_begin(NULL); /* recorded as the empty name */
+  aiprof_span_end();
+  aiprof_mark(NULL);
+  aiprof_span_begin("bad\xff\xfe"); /* not UTF-8: recorded as given */
+  aiprof_span_end();
   return 0;
 }
 
