@@ -1,8 +1,12 @@
 #include "src/analysis/common/steps.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <map>
+#include <tuple>
+
+#include "src/analysis/common/trace_index.h"
 
 namespace aiprof {
 
@@ -88,6 +92,68 @@ StepList FindSteps(const Trace& trace) {
   }
   if (!out.steps.empty()) out.source = source;
   return out;
+}
+
+StepPeriods ComputeStepPeriods(const Trace& trace, const StepList& list) {
+  StepPeriods out;
+  const size_t n = list.steps.size();
+  out.work_end_ns.assign(n, -1);
+  out.period_ns.assign(n, -1);
+  out.previous.assign(n, SIZE_MAX);
+  // Timeline steps by (rank, start): the order an activity's time is looked up in.
+  std::vector<size_t> order;
+  for (size_t k = 0; k < n; ++k) {
+    const StepSpan& st = list.steps[k];
+    if (!st.has_start()) continue;
+    out.work_end_ns[k] = st.start_ns + st.dur_ns;
+    order.push_back(k);
+  }
+  if (order.empty()) return out;
+  auto key = [&](size_t k) { return std::make_pair(list.steps[k].rank, list.steps[k].start_ns); };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) != key(b) ? key(a) < key(b) : a < b; });
+  const SliceTable& s = trace.slices;
+  const std::vector<uint32_t> launch = LaunchingCalls(trace);
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (trace.tracks.kind[s.track[i]] != TrackKind::kDeviceStream || !IsDeviceActivity(s.kind[i])) continue;
+    const int64_t t = launch[i] != kNoSlice ? s.ts_ns[launch[i]] : s.ts_ns[i];
+    const int32_t rank = trace.tracks.rank[s.track[i]];
+    auto it = std::upper_bound(order.begin(), order.end(), std::make_pair(rank, t),
+                               [&](const std::pair<int32_t, int64_t>& v, size_t k) { return v < key(k); });
+    if (it == order.begin()) continue;
+    const StepSpan& st = list.steps[*(it - 1)];
+    if (st.rank != rank || t >= st.start_ns + st.dur_ns) continue;
+    int64_t& end = out.work_end_ns[*(it - 1)];
+    end = std::max(end, s.ts_ns[i] + s.dur_ns[i]);
+  }
+  for (size_t j = 1; j < order.size(); ++j) {
+    const size_t k = order[j], q = order[j - 1];
+    if (list.steps[k].rank != list.steps[q].rank) continue;
+    out.previous[k] = q;
+    out.period_ns[k] = out.work_end_ns[k] - out.work_end_ns[q];
+  }
+  return out;
+}
+
+StepTimeBase ChooseStepTimeBase(const StepList& list, const StepPeriods& periods, const std::vector<size_t>& steps,
+                                std::vector<size_t>* periods_used) {
+  std::vector<size_t> used;
+  double period_sum = 0, host_sum = 0;
+  bool device_late = true;  // every such step's work ends after its host span
+  for (size_t k : steps) {
+    if (k >= periods.period_ns.size() || periods.period_ns[k] < 0) continue;
+    const StepSpan& st = list.steps[k];
+    used.push_back(k);
+    period_sum += static_cast<double>(periods.period_ns[k]);
+    host_sum += static_cast<double>(st.dur_ns);
+    device_late &= periods.work_end_ns[k] > st.start_ns + st.dur_ns;
+  }
+  if (periods_used) *periods_used = used;
+  const bool behind = !used.empty() && device_late && period_sum > (1 + kDeviceBehindMinExcess) * host_sum;
+  return behind ? StepTimeBase::kDevicePeriod : StepTimeBase::kHostSpan;
+}
+
+const char* StepTimeBaseName(StepTimeBase base) {
+  return base == StepTimeBase::kDevicePeriod ? "device period" : "host span";
 }
 
 }  // namespace aiprof

@@ -68,6 +68,51 @@ struct StepList {
 
 StepList FindSteps(const Trace& trace);
 
+// The step time's two readings. A step's host span (ProfilerStep#N) is how
+// long the host took to issue it; where the device runs behind the host
+// (each step's device work ends later after its host span than the previous
+// one's), the host runs ahead into a growing queue and the step rate is the
+// device's: the time between the ends of consecutive steps' device work.
+//
+// A step's work end is the later of its host span's end and the end of the
+// last device activity it owns. A device activity belongs to the step its
+// launching call (LaunchingCalls: a graph launch for a graph's kernels)
+// starts in, on its rank; one with no launch call in the trace to the step
+// its own start falls in (the rule of the critical path's windows,
+// FindWindows in src/analysis/critical_path/critical_path.cc). Its period
+// runs from the work end of the previous step of its rank (by start) to its
+// own; a rank's first step has none (what came before it is not a step).
+struct StepPeriods {
+  // Per StepList step (timeline steps; -1 for breakdown steps and, for the
+  // period, a rank's first step).
+  std::vector<int64_t> work_end_ns, period_ns;
+  std::vector<size_t> previous;  // the rank's previous step, SIZE_MAX for none
+};
+StepPeriods ComputeStepPeriods(const Trace& trace, const StepList& list);
+
+// The device runs behind when its period exceeds the host's step by more
+// than this share: over the chosen steps with a period, mean period >
+// (1 + kDeviceBehindMinExcess) x mean host span, and each such step's work
+// ends after its host span (device work is what is late: steps with gaps
+// between them on a CPU trace are not).
+inline constexpr double kDeviceBehindMinExcess = 0.05;
+
+// Which reading a step time is.
+enum class StepTimeBase : uint8_t {
+  kHostSpan,      // the recorded host span (ProfilerStep#N, annotation, breakdown row)
+  kDevicePeriod,  // end of one step's device work to the next's
+};
+
+// The base for `steps` (indices into list.steps, e.g. the steady ones):
+// kDevicePeriod when the device runs behind over those with a period, else
+// kHostSpan. `periods_used` (may be null) gets the indices of `steps` that
+// have a period.
+StepTimeBase ChooseStepTimeBase(const StepList& list, const StepPeriods& periods, const std::vector<size_t>& steps,
+                                std::vector<size_t>* periods_used);
+
+// "host span" or "device period", as figures name their base.
+const char* StepTimeBaseName(StepTimeBase base);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_COMMON_STEPS_H_

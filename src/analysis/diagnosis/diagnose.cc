@@ -39,6 +39,10 @@ std::string DescribeBase(const MetricSet& metrics) {
     const MetricValue* v = metrics.Get(name);
     return v && v->value > 0 ? static_cast<size_t>(v->value) : size_t{0};
   };
+  if (const MetricValue* host = metrics.Get("impact_host_base_ns"); host && count("impact_device_periods") > 0) {
+    return DescribeDevicePeriodBase(count("impact_steps"), count("impact_device_periods"), base->value, host->value,
+                                    count("warmup_steps"));
+  }
   const MetricValue* startup = metrics.Get("startup_ns");
   return DescribeImpactBase(count("impact_steps"), count("impact_ranks"), base->value, count("warmup_steps"),
                             startup && startup->value > 0 ? static_cast<int64_t>(startup->value) : 0);

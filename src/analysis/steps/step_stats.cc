@@ -126,49 +126,51 @@ StepStats ComputeBreakdownStepStats(const StepList& list) {
 }  // namespace
 
 StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
-  const StepTable& st = trace.steps;
   StepList list = FindSteps(trace);
-  if (window && !window->warmup.empty()) {
-    // Steady-state steps only: warm-up steps are reported by the window.
-    std::vector<char> warm(list.steps.size(), 0);
+  // Steady-state steps only: warm-up steps are reported by the window.
+  std::vector<char> warm(list.steps.size(), 0);
+  if (window) {
     for (size_t k : window->warmup) warm[k] = 1;
-    StepList steady;
-    steady.source = list.source;
-    for (size_t k = 0; k < list.steps.size(); ++k) {
-      if (!warm[k]) steady.steps.push_back(list.steps[k]);
-    }
-    if (list.source != "timeline") return ComputeBreakdownStepStats(steady);
-    StepStats stats;
-    stats.source = list.reported_source();
-    std::vector<int64_t> durs;
-    for (const StepSpan& s : steady.steps) durs.push_back(s.dur_ns);
-    SetDistribution(std::move(durs), &stats);
-    std::vector<uint32_t> order;
-    for (const StepSpan& s : steady.steps) order.push_back(s.row);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return st.dur_ns[a] != st.dur_ns[b] ? st.dur_ns[a] > st.dur_ns[b] : a < b;
-    });
-    for (size_t k = 0; k < std::min(kSlowStepsReported, order.size()); ++k) {
-      stats.slowest.push_back({order[k], st.dur_ns[order[k]], {}});
-    }
-    ExplainSlowSteps(trace, &stats);
-    return stats;
   }
-  if (list.source != "timeline") return ComputeBreakdownStepStats(list);
+  std::vector<size_t> steady;
+  for (size_t k = 0; k < list.steps.size(); ++k) {
+    if (!warm[k]) steady.push_back(k);
+  }
+  if (list.source != "timeline") {
+    StepList kept;
+    kept.source = list.source;
+    for (size_t k : steady) kept.steps.push_back(list.steps[k]);
+    return ComputeBreakdownStepStats(kept);
+  }
   StepStats stats;
   stats.source = list.reported_source();
-  std::vector<int64_t> durs(st.size());
-  for (size_t i = 0; i < st.size(); ++i) durs[i] = st.dur_ns[i];
+  const StepPeriods periods = ComputeStepPeriods(trace, list);
+  std::vector<size_t> with_period;
+  stats.base = ChooseStepTimeBase(list, periods, steady, &with_period);
+  std::vector<int64_t> host;
+  for (size_t k : steady) host.push_back(list.steps[k].dur_ns);
+  stats.host_count = host.size();
+  for (int64_t d : host) stats.host_mean_ns += static_cast<double>(d) / static_cast<double>(host.size());
+  stats.period_count = with_period.size();
+  for (size_t k : with_period) {
+    stats.period_mean_ns += static_cast<double>(periods.period_ns[k]) / static_cast<double>(with_period.size());
+  }
+  // The distribution and the slowest steps on the chosen base.
+  const bool by_period = stats.base == StepTimeBase::kDevicePeriod;
+  const std::vector<size_t>& used = by_period ? with_period : steady;
+  auto time_of = [&](size_t k) { return by_period ? periods.period_ns[k] : list.steps[k].dur_ns; };
+  std::vector<int64_t> durs;
+  for (size_t k : used) durs.push_back(time_of(k));
   SetDistribution(std::move(durs), &stats);
-  std::vector<uint32_t> order(st.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return st.dur_ns[a] != st.dur_ns[b] ? st.dur_ns[a] > st.dur_ns[b] : a < b;
+  std::vector<size_t> order = used;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return time_of(a) != time_of(b) ? time_of(a) > time_of(b) : list.steps[a].row < list.steps[b].row;
   });
   for (size_t k = 0; k < std::min(kSlowStepsReported, order.size()); ++k) {
-    stats.slowest.push_back({order[k], st.dur_ns[order[k]], {}});
+    stats.slowest.push_back({list.steps[order[k]].row, time_of(order[k]), {}});
   }
-  ExplainSlowSteps(trace, &stats);
+  // Host ops explain a slow host span; a device period is not theirs.
+  if (!by_period) ExplainSlowSteps(trace, &stats);
   return stats;
 }
 
@@ -192,6 +194,15 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
     return;
   }
   metrics->Set("step_time_mean_ns", stats.mean_ns, kStepsSource);
+  if (stats.host_count > 0) {  // timeline steps: both readings, and which one the step time is
+    metrics->Set("step_time_device_period", stats.base == StepTimeBase::kDevicePeriod ? 1 : 0, kStepsSource);
+    metrics->Set("step_time_host_mean_ns", stats.host_mean_ns, kStepsSource);
+    if (stats.period_count > 0) {
+      metrics->Set("step_time_device_period_mean_ns", stats.period_mean_ns, kStepsSource);
+    } else {
+      metrics->SetUnavailable("step_time_device_period_mean_ns", "one step per rank: a period needs the previous step");
+    }
+  }
   metrics->Set("step_time_cv", stats.cv, kStepsSource);
   metrics->Set("step_time_p99_ns", stats.p99_ns, kStepsSource);
   // Share of the mean step lost to steps slower than the median: what the
@@ -215,7 +226,8 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
   }
   for (const SlowStep& slow : stats.slowest) {
     if (stats.p50_ns <= 0 || static_cast<double>(slow.dur_ns) < 1.5 * stats.p50_ns) continue;
-    std::string line = std::string(trace.Str(trace.steps.name[slow.step])) + ": " +
+    std::string line = std::string(trace.Str(trace.steps.name[slow.step])) +
+                       (stats.base == StepTimeBase::kDevicePeriod ? " (device period)" : "") + ": " +
                        FormatDurationNs(static_cast<double>(slow.dur_ns)) + " vs median " +
                        FormatDurationNs(stats.p50_ns);
     for (const StepDiffOp& op : slow.differing_ops) {

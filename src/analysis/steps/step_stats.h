@@ -15,7 +15,14 @@
 //   - p50/p99 interpolate linearly between closest ranks (QuantileSorted);
 //   - for each of the slowest steps, the host ops (kCpuOp slices on the
 //     step's track that start inside it) whose summed duration exceeds that
-//     op's median per-step total by the most: "what differs".
+//     op's median per-step total by the most: "what differs" (host spans
+//     only: host ops do not explain a device period).
+// Timeline steps are on one of two bases (StepTimeBase, src/analysis/common/
+// steps.h): each step's host span, or, where the device runs behind the host
+// (the host runs ahead into a growing queue), each step's device period, the
+// time from the previous step's device work end to its own; then the
+// distribution is over the steps with a period (a rank's first step has
+// none) and both means are kept.
 #ifndef AIPROF_SRC_ANALYSIS_STEPS_STEP_STATS_H_
 #define AIPROF_SRC_ANALYSIS_STEPS_STEP_STATS_H_
 
@@ -23,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/common/steps.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -43,7 +51,7 @@ struct StepDiffOp {
 
 struct SlowStep {
   uint32_t step = 0;  // row in Trace::steps
-  int64_t dur_ns = 0;
+  int64_t dur_ns = 0;                     // its time on StepStats::base
   std::vector<StepDiffOp> differing_ops;  // largest excess first
 };
 
@@ -65,7 +73,16 @@ struct StepStats {
   double mean_ns = 0, stddev_ns = 0, cv = 0;
   double p50_ns = 0, p99_ns = 0;
   int64_t min_ns = 0, max_ns = 0;
-  std::vector<SlowStep> slowest;  // slowest first; timeline steps only
+  // What the distribution above is of (StepTimeBase, src/analysis/common/
+  // steps.h): each step's host span, or, where the device runs behind the
+  // host, each step's device period (the steps with one: a rank's first step
+  // has none). Both readings, over the same (steady) steps, for the report:
+  StepTimeBase base = StepTimeBase::kHostSpan;
+  size_t host_count = 0;  // timeline steps (host spans)
+  double host_mean_ns = 0;
+  size_t period_count = 0;  // steps with a device period; 0: none
+  double period_mean_ns = 0;
+  std::vector<SlowStep> slowest;               // slowest first (on `base`); timeline steps only
   std::vector<BreakdownStep> breakdown_steps;  // by (rank, step); breakdown steps only
 };
 

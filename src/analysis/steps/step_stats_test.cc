@@ -8,6 +8,7 @@
 
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -234,6 +235,52 @@ TEST(StepStatsTest, HandMadeStepTraceTimeStageFallbackAndEvidence) {
   EXPECT_NEAR(m.Get("step_time_excess_ratio")->value, 0.5, 1e-12);  // (20 - 10) / 20
   ASSERT_EQ(m.Evidence("step_variance").size(), 1u);
   EXPECT_NE(m.Evidence("step_variance")[0].find("step 3"), std::string::npos) << m.Evidence("step_variance")[0];
+}
+
+// Hand-made: three 10 us ProfilerStep spans back to back, each launching a
+// 15 us kernel; the kernels queue on one stream and end at 20, 35 and 50 us.
+// By hand: host spans 10 us; device periods (work end to work end) 15, 15 us;
+// the device runs behind, so the step time is 15 us over 2 periods, and the
+// window's impact base is the same (its description says so). The old code
+// read 10 us everywhere.
+constexpr char kDeviceBehind[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":2}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":20,"dur":15,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":35,"dur":15,"args":{"device":0,"stream":7,"correlation":3}}
+]})json";
+
+TEST(StepStatsTest, HandMadeDeviceBehindReadsTheDevicePeriod) {
+  auto t = ImportJsonText(kDeviceBehind);
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.steps, 3u);
+  EXPECT_EQ(w.step_base, StepTimeBase::kDevicePeriod);
+  EXPECT_EQ(w.periods, 2u);
+  EXPECT_NEAR(w.base_ns, 15'000, 0.5);
+  EXPECT_NEAR(w.host_base_ns, 10'000, 0.5);
+  EXPECT_NE(w.Describe().find("0.015 ms: the device's period"), std::string::npos) << w.Describe();
+  EXPECT_NE(w.Describe().find("the device's period"), std::string::npos) << w.Describe();
+  const StepStats s = ComputeStepStats(*t, &w);
+  EXPECT_EQ(s.base, StepTimeBase::kDevicePeriod);
+  EXPECT_EQ(s.count, 2u);
+  EXPECT_NEAR(s.mean_ns, 15'000, 0.5);
+  EXPECT_EQ(s.host_count, 3u);
+  EXPECT_NEAR(s.host_mean_ns, 10'000, 0.5);
+  EXPECT_EQ(s.period_count, 2u);
+  EXPECT_NEAR(s.period_mean_ns, 15'000, 0.5);
+  MetricSet m;
+  PublishStepStats(*t, s, &m);
+  auto value = [&](const char* name) { return m.Get(name) ? m.Get(name)->value : -1.0; };
+  EXPECT_EQ(value("step_time_device_period"), 1);
+  EXPECT_NEAR(value("step_time_mean_ns"), 15'000, 0.5);
+  EXPECT_NEAR(value("step_time_host_mean_ns"), 10'000, 0.5);
+  EXPECT_NEAR(value("step_time_device_period_mean_ns"), 15'000, 0.5);
 }
 
 }  // namespace

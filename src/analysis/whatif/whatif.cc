@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <unordered_map>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/page_faults/fault_slices.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/validation/statistics.h"
@@ -695,6 +696,22 @@ Status ResolveScenarioDevices(const Trace& trace, const std::string& devices_fil
   return OkStatus();
 }
 
+namespace {
+
+// Whether the steady steps of `path` have the device period as their step
+// time's base (src/analysis/common/steps.h).
+bool DeviceRunsBehind(const Trace& trace, const CriticalPathResult& path) {
+  const StepList list = FindSteps(trace);
+  std::vector<size_t> steady;
+  for (const StepPath& p : path.steps) {
+    if (p.steady && p.step_index < list.steps.size()) steady.push_back(p.step_index);
+  }
+  if (steady.empty()) return false;
+  return ChooseStepTimeBase(list, ComputeStepPeriods(trace, list), steady, nullptr) == StepTimeBase::kDevicePeriod;
+}
+
+}  // namespace
+
 WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario) {
   WhatIfResult r;
   r.scenario = scenario.text;
@@ -762,6 +779,10 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     period |= c.kind == WhatIfClause::Kind::kGraphLaunch ||
               (c.kind == WhatIfClause::Kind::kRemoveIdle && c.cause == GapCause::kSync);
   }
+  // The device running behind the host (ChooseStepTimeBase, the step
+  // analysis' base): a step's wall time counts the queue of earlier steps'
+  // work it runs into; the steps' rate is the device's period.
+  period |= DeviceRunsBehind(trace, path);
   r.time_base = period ? WhatIfResult::TimeBase::kStepPeriod : WhatIfResult::TimeBase::kStepWallTime;
   std::vector<size_t> prev(path.steps.size(), SIZE_MAX);  // the rank's previous step
   if (period) {
@@ -809,7 +830,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   r.predicted_ns = m.mean;
   r.predicted_lo_ns = m.lo;
   r.predicted_hi_ns = m.hi;
-  const MeanInterval mean = MeanWithInterval(predicted);
+  const MeanInterval mean = DurationMeanWithInterval(predicted);
   r.measured_mean_ns = MeanWithInterval(measured).mean;
   r.predicted_mean_ns = mean.mean;
   r.predicted_mean_lo_ns = mean.lo;

@@ -175,7 +175,21 @@ Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
 }
 
 std::string AnalysisWindow::Describe() const {
+  if (step_base == StepTimeBase::kDevicePeriod) {
+    return DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size());
+  }
   return DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns);
+}
+
+std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup) {
+  auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  auto ms = [](double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; };
+  std::string s = "per step (mean of " + plural(steps, "steady-state step") + ", " + ms(base_ns) +
+                  ": the device's period, end of one step's device work to the next's, mean of " +
+                  plural(periods, "period") + "; the device runs behind the host, whose steps take " +
+                  ms(host_base_ns) + "; impacts are measured over the host steps' spans)";
+  if (warmup > 0) s += "; " + plural(warmup, "warm-up step") + " left out";
+  return s;
 }
 
 std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns) {
@@ -198,6 +212,30 @@ std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_
   if (startup_ns > 0) s += "; " + ms(static_cast<double>(startup_ns)) + " of start-up left out";
   return s + ")";
 }
+
+namespace {
+
+// The steady steps' device period as the base where the device runs behind
+// (ChooseStepTimeBase); `w` holds the host-span base and the warm-up.
+void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w) {
+  if (list.source != "timeline") return;
+  std::vector<char> warm(list.steps.size(), 0);
+  for (size_t k : w->warmup) warm[k] = 1;
+  std::vector<size_t> steady;
+  for (size_t k = 0; k < list.steps.size(); ++k) {
+    if (!warm[k]) steady.push_back(k);
+  }
+  const StepPeriods periods = ComputeStepPeriods(trace, list);
+  std::vector<size_t> used;
+  if (ChooseStepTimeBase(list, periods, steady, &used) != StepTimeBase::kDevicePeriod) return;
+  double sum = 0;
+  for (size_t k : used) sum += static_cast<double>(periods.period_ns[k]);
+  w->step_base = StepTimeBase::kDevicePeriod;
+  w->periods = used.size();
+  w->base_ns = sum / static_cast<double>(used.size());
+}
+
+}  // namespace
 
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   AnalysisWindow w;
@@ -283,7 +321,9 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     for (auto& [rank, rank_iv] : w.intervals_by_rank) rank_iv = MergeIntervals(std::move(rank_iv));
     w.intervals = w.has_step_starts ? MergeIntervals(std::move(iv)) : Intervals{{first, last}};
     w.base_ns = w.steps > 0 ? sum / static_cast<double>(w.steps) : 0;
+    w.host_base_ns = w.base_ns;
     w.base = "per step";
+    SetStepTimeBase(trace, list, &w);
     return w;
   }
   w.intervals = Complement(startup_u, first, last);
@@ -296,6 +336,10 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   metrics->Set("trace_span_ns", static_cast<double>(w.trace_span_ns), kWindowSource);
   metrics->Set("impact_base_ns", w.base_ns, kWindowSource);
   metrics->Set("impact_steps", static_cast<double>(w.steps), kWindowSource);
+  if (w.step_base == StepTimeBase::kDevicePeriod) {
+    metrics->Set("impact_device_periods", static_cast<double>(w.periods), kWindowSource);
+    metrics->Set("impact_host_base_ns", w.host_base_ns, kWindowSource);
+  }
   metrics->Set("impact_ranks", static_cast<double>(w.steps_by_rank.size()), kWindowSource);
   metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kWindowSource);
   metrics->Set("startup_ns", static_cast<double>(w.startup_ns), kWindowSource);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "src/analysis/common/intervals.h"
+#include "src/analysis/common/steps.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -59,7 +60,14 @@ struct StartupCall {
 struct AnalysisWindow {
   Intervals intervals;            // sorted, disjoint: where impacts are measured
   size_t steps = 0;               // steady-state steps; 0: per trace
-  double base_ns = 0;             // mean steady step, or the steady-state time
+  double base_ns = 0;             // mean steady step (on step_base), or the steady-state time
+  // The step time's base (src/analysis/common/steps.h): the steady steps'
+  // host spans, or, where the device runs behind the host, their device
+  // periods (`periods` of them: a rank's first step has none). The window's
+  // intervals are the host spans either way; host_base_ns is their mean.
+  StepTimeBase step_base = StepTimeBase::kHostSpan;
+  size_t periods = 0;
+  double host_base_ns = 0;
   std::string base;               // "per step" or "per trace"
   std::string step_source;        // FindSteps' source
   std::vector<size_t> warmup;     // indices into FindSteps().steps left out
@@ -95,6 +103,10 @@ struct AnalysisWindow {
 // steady-state time; 3.000 ms of start-up left out)". `steps` counts steps
 // over all `ranks` (0 steps: per trace); `warmup` likewise.
 std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns);
+// The same, for a base on the device's period: "per step (mean of 3
+// steady-state steps, 18.771 ms: the device's period, mean of 2, as the device
+// runs behind the host, whose steps take 16.212 ms; ...)".
+std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup);
 
 // `warmup_steps` >= 0 forces the number of leading warm-up steps.
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);
