@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (one per input kind: Chrome JSON, torch_npu
 # folder files, msprof, Nsight SQLite, native/SDK file, validation samples,
-# rule YAML, cluster digest) with clang and -fsanitize=fuzzer,address,undefined
+# rule YAML, cluster digest, what-if scenario, diff name map) with clang and -fsanitize=fuzzer,address,undefined
 # in build-fuzz/, seeds each from the fixtures, and runs each for SECONDS
-# (default 15; scripts/test.sh runs this last, so about 2 minutes in all).
+# (default 15; scripts/test.sh runs this last with 12 s each, about 2.5 minutes
+# in all).
 # A crash, leak, timeout (10 s per input) or out-of-memory (2 GiB) fails the
 # run; the input is kept under build-fuzz/crashes/<fuzzer>/ — make it a
 # regression test beside the importer. A longer run: bench/fuzz_long.sh.
 # The mutation seed is fixed (AIPROF_FUZZ_SEED), and the corpus starts from the
 # seeds each time, so a run explores a prefix of what a longer run with the same
-# seed explores: run `scripts/fuzz.sh 600` before landing and CI (15 s, slower
+# seed explores: run `scripts/fuzz.sh 600` before landing and CI (12 s, slower
 # machine) meets no input that run did not.
 #   scripts/fuzz.sh [SECONDS] [FUZZER...]
 set -euo pipefail
@@ -20,7 +21,7 @@ shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
 ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
-     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer)
+     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
@@ -31,7 +32,7 @@ cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/build-fuzz/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -126,6 +127,24 @@ printf '{"benchmarks":[{"name":"BM_x","run_name":"BM_x","run_type":"iteration","
 
 # Rules: the shipped rule files.
 cp rules/*.yaml "$SEEDS/rules_yaml_fuzzer/"
+
+# What-if scenarios: the pairs' scenarios and one of each clause of docs/whatif.md.
+python3 - test/data/pairs/pairs.yaml "$SEEDS/whatif_scenario_fuzzer" <<'PY'
+import os, re, sys
+scenarios = [m.group(1).strip() for m in re.finditer(r"^\s*scenario:\s*(.+)$", open(sys.argv[1]).read(), re.M)]
+scenarios += ["remove-idle data_loading", "overlap-data-loading 4", "graph-launch", "remove-idle host_bound",
+              "remove-idle sync; remove-idle other", "scale ampere_sgemm 0.5", "every 10 checkpoint",
+              "fuse aten::mm aten::relu", "overlap-comm", "remove-comm", "remove-page-faults",
+              "device H100-SXM5-80GB from A100-SXM4-80GB", "scale  x .10;remove y"]
+for i, text in enumerate(scenarios):
+    with open(os.path.join(sys.argv[2], f"{i:02d}.txt"), "w") as f:
+        f.write(text)
+PY
+
+# Diff name maps: docs/diff.md's layout, plain names and regexes.
+printf 'map:\n  - a: aten::cudnn_convolution\n    b: aten::miopen_convolution\n  - a: /^sm90_xmma_gemm_/\n    b: /^Cijk_/\n' \
+  > "$SEEDS/name_map_fuzzer/map.yaml"
+printf '# run A -> run B\nmap:\n  - a: /(a|b)*c{2,5}/\n    b: "x"\n' > "$SEEDS/name_map_fuzzer/regex.yaml"
 
 status=0
 for fuzzer in "${FUZZERS[@]}"; do

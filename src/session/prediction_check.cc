@@ -218,7 +218,7 @@ MeanInterval SteadyStepWallTime(AnalysisSession& s, bool mean) {
   for (const StepPath& p : s.results().critical_path().steps) {
     if (p.steady) v.push_back(static_cast<double>(p.length_ns()));
   }
-  return mean ? MeanWithInterval(v) : MedianWithInterval(v);
+  return mean ? DurationMeanWithInterval(v) : MedianWithInterval(v);
 }
 
 namespace {
@@ -227,7 +227,7 @@ namespace {
 MeanInterval PoolRuns(const std::vector<MeanInterval>& runs) {
   std::vector<double> v;
   for (const MeanInterval& r : runs) v.push_back(r.mean);
-  MeanInterval out = MeanWithInterval(v);
+  MeanInterval out = DurationMeanWithInterval(v);
   // Runs that agree exactly (no spread between them) do not make a point
   // interval: their own intervals' span stands instead.
   if (runs.size() < kMinRunsForTest || !(out.hi > out.lo)) {

@@ -15,7 +15,9 @@ constexpr size_t kMaxNameMapBytes = 16u << 20;
 
 int LineOf(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
-StatusOr<DiffNameMap::Pattern> ReadNamePattern(const YAML::Node& entry, const char* key, const std::string& file) {
+// `regexes`: the map's regexes so far, both sides (kMaxNameMapRegexes).
+StatusOr<DiffNameMap::Pattern> ReadNamePattern(const YAML::Node& entry, const char* key, const std::string& file,
+                                               size_t* regexes) {
   const YAML::Node v = entry[key];
   const std::string where = file + ":" + std::to_string(LineOf(entry)) + ": ";
   if (!v || !v.IsScalar() || v.Scalar().empty()) {
@@ -27,11 +29,21 @@ StatusOr<DiffNameMap::Pattern> ReadNamePattern(const YAML::Node& entry, const ch
     // RE2: matching time linear in the name, no recursion (std::regex
     // overflowed the stack on a 50,000-character op name from a trace, and
     // took seconds per character on /^(a+)+$/).
+    if (++*regexes > kMaxNameMapRegexes) {
+      return ErrStatus(where + "more than " + std::to_string(kMaxNameMapRegexes) +
+                       " regexes in one name map (list plain names, or join patterns with |)");
+    }
     RE2::Options options;
     options.set_log_errors(false);
     options.set_max_mem(kMaxNameMapRegexBytes);
     auto re = std::make_shared<const RE2>(p.text.substr(1, p.text.size() - 2), options);
-    if (!re->ok()) return ErrStatus(where + "'" + key + "': not a valid regex " + p.text + " (" + re->error() + ")");
+    if (!re->ok()) {
+      return ErrStatus(where + "'" + key + "': not a valid regex " + p.text + " (" + re->error() +
+                       (re->error_code() == RE2::ErrorPatternTooLarge
+                            ? ": a regex's program is held to " + std::to_string(kMaxNameMapRegexBytes >> 10) + " KiB"
+                            : "") +
+                       ")");
+    }
     p.re = std::move(re);
   }
   return p;
@@ -52,6 +64,7 @@ StatusOr<DiffNameMap> DiffNameMap::Parse(std::string_view yaml, const std::strin
     return ErrStatus(file + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax error: " + e.msg);
   }
   DiffNameMap out;
+  size_t regexes = 0;
   try {
     if (!root.IsMap() || !root["map"] || !root["map"].IsSequence()) {
       return ErrStatus(file + ":" + std::to_string(LineOf(root)) +
@@ -64,8 +77,8 @@ StatusOr<DiffNameMap> DiffNameMap::Parse(std::string_view yaml, const std::strin
                          " map entries");
       }
       Entry e;
-      ASSIGN_OR_RETURN(e.a, ReadNamePattern(n, "a", file));
-      ASSIGN_OR_RETURN(e.b, ReadNamePattern(n, "b", file));
+      ASSIGN_OR_RETURN(e.a, ReadNamePattern(n, "a", file, &regexes));
+      ASSIGN_OR_RETURN(e.b, ReadNamePattern(n, "b", file, &regexes));
       e.line = LineOf(n);
       out.entries_.push_back(std::move(e));
     }

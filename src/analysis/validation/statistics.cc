@@ -42,6 +42,12 @@ MeanInterval MeanWithInterval(std::span<const double> x) {
   m.hi = m.mean + half;
   return m;
 }
+
+MeanInterval DurationMeanWithInterval(std::span<const double> x) {
+  MeanInterval m = MeanWithInterval(x);
+  m.lo = std::max(m.lo, 0.0);
+  return m;
+}
 namespace {
 
 // Fractional ranks (average rank for ties) of the concatenation a ++ b;

@@ -194,5 +194,23 @@ TEST(StatisticsTest, LargeSampleBootstrapMatchesResampling) {
   EXPECT_NEAR(mixed.high, mixed_ref.high, 0.1 * (mixed_ref.high - mixed_ref.low));
 }
 
+// By hand: 42 and 92 µs have mean 67, standard error 25 (sd 35.36 / √2),
+// t(1, 97.5%) = 12.706: [67 - 317.65, 67 + 317.65]. A duration's interval
+// stops at 0 (the what-if harness's graph-launch replay printed -250.655 µs).
+TEST(StatisticsTest, DurationMeanIntervalStopsAtZero) {
+  const std::vector<double> x = {42'000, 92'000};
+  const MeanInterval plain = MeanWithInterval(x);
+  EXPECT_NEAR(plain.lo, 67'000 - 12.7062 * 25'000, 5);
+  EXPECT_NEAR(plain.hi, 67'000 + 12.7062 * 25'000, 5);
+  const MeanInterval d = DurationMeanWithInterval(x);
+  EXPECT_EQ(d.mean, 67'000);
+  EXPECT_EQ(d.lo, 0);
+  EXPECT_EQ(d.hi, plain.hi);
+  EXPECT_EQ(d.n, 2u);
+  // A tight interval is not touched.
+  const std::vector<double> tight = {100, 101, 102};
+  EXPECT_EQ(DurationMeanWithInterval(tight).lo, MeanWithInterval(tight).lo);
+}
+
 }  // namespace
 }  // namespace aiprof
