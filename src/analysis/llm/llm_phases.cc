@@ -42,6 +42,7 @@ struct EngineStep {
   int64_t start, end;
   LlmStepLabel label;
   int64_t device_ns = 0;
+  int64_t work_end = 0;  // the later of `end` and its device activity's last end
 };
 
 // Annotated steps, sorted by (rank, start).
@@ -52,7 +53,8 @@ std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
     if (s.kind[i] != EventKind::kUserAnnotation) continue;
     std::optional<LlmStepLabel> label = ParseLlmStepName(trace.Str(s.name[i]));
     if (!label) continue;
-    steps.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], *label});
+    const int64_t end = s.ts_ns[i] + s.dur_ns[i];
+    steps.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i], end, *label, 0, end});
   }
   std::sort(steps.begin(), steps.end(), [](const EngineStep& a, const EngineStep& b) {
     return std::make_tuple(a.rank, a.start, -a.end) < std::make_tuple(b.rank, b.start, -b.end);
@@ -176,11 +178,18 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     t.device_ns += s.dur_ns[i];
     t.work_ns[static_cast<size_t>(WorkOf(c))] += s.dur_ns[i];
     step->device_ns += s.dur_ns[i];
+    step->work_end = std::max(step->work_end, s.ts_ns[i] + s.dur_ns[i]);
   }
-  for (const EngineStep& st : steps) {
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const EngineStep& st = steps[k];
     LlmPhaseTotals& t = r.phases[static_cast<size_t>(st.label.phase)];
     t.steps++;
-    t.wall_ns += st.end - st.start;
+    t.span_ns += st.end - st.start;
+    // From its start, or the previous step's work end if the device was
+    // still on that, to its own work end.
+    const bool after_previous = k > 0 && steps[k - 1].rank == st.rank;
+    const int64_t from = after_previous ? std::max(st.start, steps[k - 1].work_end) : st.start;
+    t.wall_ns += std::max<int64_t>(0, st.work_end - from);
     t.host_ns += std::max<int64_t>(0, st.end - st.start - st.device_ns);
     if (st.label.tokens) {
       t.tokens += *st.label.tokens;

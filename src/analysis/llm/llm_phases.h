@@ -10,14 +10,15 @@
 //   - any other annotation whose name says prefill/context_phase or
 //     decode/generation_phase (TensorRT-LLM, MindIE record functions).
 // An annotation nested in another on the same rank is the same step (SGLang
-// writes both forms): the outermost is kept. A step's device time: kernels, copies, sets and collectives whose launching
-// call (graph launches included) starts inside the step's span on its rank,
-// grouped as attention, gemm, communication, memory (copies, sets) and other
-// by src/analysis/roofline/kernel_class.h; host time = Σ max(0, span − the
-// device time launched inside it): the part of the step the device did not
-// spend on its work (an upper bound on exposed host time when streams
-// overlap). Tokens per phase where the annotation gives them; per-token time
-// = phase wall time / tokens.
+// writes both forms): the outermost is kept. A step's device time: kernels, copies, sets and collectives whose
+// launching call (graph launches included) starts inside the step's span on its rank, grouped as attention, gemm,
+// communication, memory (copies, sets) and other by src/analysis/roofline/kernel_class.h; host time = Σ max(0, span −
+// the device time launched inside it): the part of the step the device did not spend on its work (an upper bound on
+// exposed host time when streams overlap). A step's wall time runs from its start to the end of its work (the later of
+// its span's end and its device activity's last end: a decode step's tokens exist once its kernels, a graph's included,
+// have run), less the time the device was still on the previous step's work (from that work's end when it ends after
+// the step's start), so the steps' wall times do not overlap where the host runs ahead. Tokens per phase where the
+// annotation gives them; per-token time = phase wall time / tokens.
 // Attention kernels also name their family (reported beside, and alone when
 // there are no annotations): names with prefill/extend/varlen → prefill;
 // decode, paged_attention, splitkv/split_kv → decode (the time of those
@@ -58,10 +59,11 @@ std::optional<LlmStepLabel> ParseLlmStepName(std::string_view name);
 
 struct LlmPhaseTotals {
   uint64_t steps = 0;
-  int64_t wall_ns = 0;                 // Σ step span
+  int64_t wall_ns = 0;                 // Σ step wall time (start, or the previous work end, to its work end)
+  int64_t span_ns = 0;                 // Σ step span (the annotation)
   int64_t device_ns = 0;               // Σ device activity launched inside
   std::array<int64_t, kLlmWorkCount> work_ns{};  // device_ns by kind of work
-  int64_t host_ns = 0;                 // Σ max(0, span − busy device time inside the span)
+  int64_t host_ns = 0;                           // Σ max(0, span − device time launched inside the span)
   int64_t tokens = 0;
   uint64_t steps_with_tokens = 0;
   int64_t requests = 0;

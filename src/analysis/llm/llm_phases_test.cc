@@ -42,7 +42,10 @@ TEST(LlmPhasesTest, SglangPrefillMatchesOracle) {
   const LlmPhaseTotals& p = r.phases[static_cast<size_t>(LlmPhase::kPrefill)];
   EXPECT_EQ(p.steps, 1u);
   EXPECT_EQ(p.tokens, 15360);
-  EXPECT_EQ(p.wall_ns, 522741423);
+  // Its kernels run until 987.37 ms after the step's start (the annotation
+  // spans 522.74 ms): the prefill's tokens exist then.
+  EXPECT_EQ(p.wall_ns, 987367474);
+  EXPECT_EQ(p.span_ns, 522741423);
   EXPECT_EQ(p.device_ns, 492811563);
   EXPECT_EQ(r.phases[static_cast<size_t>(LlmPhase::kDecode)].steps, 0u);
   EXPECT_GT(p.work_ns[static_cast<size_t>(LlmWork::kAttention)], 0);
@@ -50,7 +53,9 @@ TEST(LlmPhasesTest, SglangPrefillMatchesOracle) {
 }
 
 // vLLM decode: the step launches one hipGraphLaunch; its 421 replayed
-// kernels run after the annotation ends but belong to it.
+// kernels run after the annotation ends but belong to it, and the step's
+// wall time runs to their end: 19.11 ms, not the annotation's 2.41 ms (the
+// old figure: 75.3 us per token instead of 597.3 us).
 TEST(LlmPhasesTest, VllmDecodeCountsGraphReplays) {
   auto t = ImportFixture("tracelens/inference__vllm_decode_full__graph_execution.json.gz");
   ASSERT_NE(t, nullptr);
@@ -58,7 +63,8 @@ TEST(LlmPhasesTest, VllmDecodeCountsGraphReplays) {
   const LlmPhaseTotals& d = r.phases[static_cast<size_t>(LlmPhase::kDecode)];
   EXPECT_EQ(d.steps, 1u);
   EXPECT_EQ(d.tokens, 32);
-  EXPECT_EQ(d.wall_ns, 2408598);
+  EXPECT_EQ(d.wall_ns, 19114059);
+  EXPECT_EQ(d.span_ns, 2408598);
   EXPECT_EQ(d.device_ns, 10717708);
 }
 
@@ -88,6 +94,29 @@ TEST(LlmPhasesTest, HandMadeBreakdown) {
   EXPECT_EQ(d.device_ns, 10000);
   EXPECT_EQ(d.host_ns, 40000);
   EXPECT_EQ(r.attention_family_kernels[static_cast<size_t>(LlmPhase::kDecode)], 1u);
+}
+
+// Hand-made: two decode steps of 10 us whose kernels (25 us each) queue behind
+// each other: step 1 0-10 us, kernel 5-30; step 2 10-20 us, kernel 30-55. By
+// hand: step 1's wall 0 to 30 = 30 us; step 2's from 30 (the device was on
+// step 1's work until then) to 55 = 25 us; 55 us in all, the time to the last
+// token, not 20 us of annotations nor 30 + 45 us of overlapping latencies.
+TEST(LlmPhasesTest, HandMadeStepsRunningBehindDoNotOverlap) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"step[DECODE bs=2 toks=2]","pid":1,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"user_annotation","name":"step[DECODE bs=2 toks=2]","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":2,"args":{"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"flash_fwd_splitkv_kernel","pid":0,"tid":7,"ts":5,"dur":25,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"flash_fwd_splitkv_kernel","pid":0,"tid":7,"ts":30,"dur":25,"args":{"correlation":2}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  const LlmPhaseTotals& d = ComputeLlmPhases(*t).phases[static_cast<size_t>(LlmPhase::kDecode)];
+  EXPECT_EQ(d.steps, 2u);
+  EXPECT_EQ(d.wall_ns, 55000);
+  EXPECT_EQ(d.span_ns, 20000);
+  EXPECT_EQ(d.device_ns, 50000);
+  EXPECT_EQ(d.tokens, 4);
 }
 
 }  // namespace

@@ -4,8 +4,11 @@
 Reads the trace JSON directly. Step annotations: SGLang "step[MODE bs=B
 toks=T]" and vLLM "execute_T_context_N(...)_generation_M(...)". A device
 activity (kernel, gpu_memcpy, gpu_memset) belongs to the step whose span
-holds the start of its launching runtime call (same `correlation`). Prints,
-per phase: steps, wall time, device time, tokens. Usage: llm_phases_oracle.py TRACE
+holds the start of its launching runtime call (same `correlation`). A step's
+wall time runs from its start, or from the previous step's work end when
+that is later, to its own work end (the later of its span's end and its
+activities' last end). Prints, per phase: steps, wall time, annotation span,
+device time, tokens. Usage: llm_phases_oracle.py TRACE
 """
 import gzip, json, re, sys
 from decimal import Decimal
@@ -46,21 +49,27 @@ def main():
     calls = {e['args']['correlation']: e for e in X
              if e.get('cat') in ('cuda_runtime', 'cuda_driver') and 'correlation' in e.get('args', {})}
     out = {}
-    for s in steps:
-        o = out.setdefault(s[2], {'steps': 0, 'wall': 0, 'device': 0, 'tokens': 0})
-        o['steps'] += 1
-        o['wall'] += s[1] - s[0]
-        o['tokens'] += s[3]
+    work_end = [s[1] for s in steps]
+    device = [0] * len(steps)
     for e in X:
         if e.get('cat') not in ('kernel', 'gpu_memcpy', 'gpu_memset'):
             continue
         c = calls.get(e.get('args', {}).get('correlation'))
         if not c:
             continue
-        for s in steps:
+        for k, s in enumerate(steps):
             if s[0] <= ns(c['ts']) < s[1]:
-                out[s[2]]['device'] += ns(e['dur'])
+                device[k] += ns(e['dur'])
+                work_end[k] = max(work_end[k], ns(e['ts']) + ns(e['dur']))
                 break
+    for k, s in enumerate(steps):
+        o = out.setdefault(s[2], {'steps': 0, 'wall': 0, 'span': 0, 'device': 0, 'tokens': 0})
+        o['steps'] += 1
+        start = max(s[0], work_end[k - 1]) if k > 0 else s[0]
+        o['wall'] += max(0, work_end[k] - start)
+        o['span'] += s[1] - s[0]
+        o['device'] += device[k]
+        o['tokens'] += s[3]
     print(json.dumps(out, sort_keys=True))
 
 
