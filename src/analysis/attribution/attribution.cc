@@ -494,12 +494,19 @@ void Builder::JoinDevice() {
   // The launching call's node, else the launching op's (LaunchingOps):
   // torch_npu links each task both to the CANN call that submitted it, on
   // its task-queue thread (HostToDevice), which no step's tree covers, and
-  // to the framework op that queued it (async_npu).
+  // to the framework op that queued it (async_npu). A graph's kernel whose
+  // captured launch call (OpLaunchingCalls) has no node, its captured ops
+  // re-timed onto kernels that run after the step's host events, joins the
+  // graph launch that replayed it (LaunchingCalls), as without the merge.
   std::vector<uint32_t> calls = OpLaunchingCalls(trace_);
-  std::vector<uint32_t> ops;
+  std::vector<uint32_t> run_calls, ops;
   for (size_t i = 0; i < s_.size(); ++i) {
     if (!IsDeviceActivity(s_.kind[i])) continue;
     uint32_t from = calls[i];
+    if (from != kNoSlice && node_of_slice_[from] == kNoNode) {
+      if (run_calls.empty()) run_calls = LaunchingCalls(trace_);
+      if (run_calls[i] != kNoSlice) from = run_calls[i];
+    }
     if (from == kNoSlice || node_of_slice_[from] == kNoNode) {
       if (ops.empty()) ops = LaunchingOps(trace_);
       from = ops[i];
