@@ -4,7 +4,6 @@
 // validation as the JSON the CLI writes (one writer, so the figures are the
 // same by construction). The GIL is released while importing and analysing.
 #include "python/analysis_module.h"
-#include "python/query_module.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -17,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "python/query_module.h"
 #include "src/analysis/analyze.h"
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/diagnosis/diagnose.h"
@@ -25,14 +25,15 @@
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
-#include "src/session/run_loader.h"
-#include "src/session/session.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
+#include "src/session/prediction_check.h"
+#include "src/session/run_loader.h"
+#include "src/session/session.h"
 
 namespace aiprof {
 
@@ -536,6 +537,42 @@ RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch
   return ValueOrThrow(LoadRunSamples(in.path, inputs));
 }
 
+// One run a side, both traces: the run and its trace's session, for the
+// prediction check `aiprof validate` makes (a loaded Trace's own session, or
+// one over the file imported here; null for a benchmark result file).
+struct SessionRun {
+  RunSamples samples;
+  std::unique_ptr<Trace> trace;                  // imported here (a path to a trace)
+  std::unique_ptr<AnalysisSession> own_session;  // over `trace`; destroyed before it
+  AnalysisSession* session = nullptr;
+};
+
+SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
+                          const std::string& sample_unit) {
+  SessionRun run;
+  if (in.trace) {
+    run.samples = LoadSamples(in, unit, batch_size, bench, sample_unit);
+    run.session = &in.trace->session();
+    return run;
+  }
+  RunInputs inputs;
+  inputs.unit = unit;
+  inputs.batch_size = batch_size;
+  inputs.bench = bench;
+  inputs.sample_unit = sample_unit;
+  LoadedRun loaded = ValueOrThrow(LoadRun(in.path, inputs));
+  run.samples = std::move(loaded.samples);
+  run.trace = std::move(loaded.trace);
+  if (run.trace) {
+    SessionOptions o;
+    o.input = in.path;
+    o.attach_history = false;  // as every session of the package
+    run.own_session = AnalysisSession::ForTrace(*run.trace, o);
+    run.session = run.own_session.get();
+  }
+  return run;
+}
+
 py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
                        const std::string& test, double alpha, double min_effect, const std::string& unit,
                        double batch_size, const std::string& bench, const std::string& sample_unit,
@@ -555,13 +592,27 @@ py::bytes ValidateJson(const py::object& before, const py::object& after, const 
   std::string json;
   {
     py::gil_scoped_release release;
-    auto side = [&](const std::vector<RunInput>& runs) {
-      std::vector<RunSamples> s;
-      for (const RunInput& in : runs) s.push_back(LoadSamples(in, unit, batch_size, bench, sample_unit));
-      return MergeRuns(std::move(s));  // several runs: the run is the unit (docs/validation.md)
-    };
-    RunSamples before_samples = side(b), after_samples = side(a);
-    json = ValidationToJson(Validate(before_samples, after_samples, options));
+    if (b.size() == 1 && a.size() == 1) {
+      // As `aiprof validate` with one trace a side: the before run's
+      // prediction of the fix the after run applied, against what it measured.
+      SessionRun br = LoadSessionRun(b[0], unit, batch_size, bench, sample_unit);
+      SessionRun ar = LoadSessionRun(a[0], unit, batch_size, bench, sample_unit);
+      std::optional<PredictionCheck> check;
+      if (br.session && ar.session) check = ValueOrThrow(CheckPrediction(*br.session, *ar.session, ""));
+      ValidationResult result = Validate(br.samples, ar.samples, options);
+      result.prediction = std::move(check);
+      json = ValidationToJson(result);
+    } else {
+      // Several runs a side: the run is the unit (docs/validation.md); the
+      // CLI's pooled prediction check is not made here (docs/python.md).
+      auto side = [&](const std::vector<RunInput>& runs) {
+        std::vector<RunSamples> s;
+        for (const RunInput& in : runs) s.push_back(LoadSamples(in, unit, batch_size, bench, sample_unit));
+        return MergeRuns(std::move(s));
+      };
+      RunSamples before_samples = side(b), after_samples = side(a);
+      json = ValidationToJson(Validate(before_samples, after_samples, options));
+    }
   }
   return py::bytes(json);
 }

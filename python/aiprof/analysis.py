@@ -166,7 +166,8 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
     (each a loaded Trace, or a path to a trace or benchmark result file, or a list of
     them, one per run: with several runs a side the run is the unit, as with repeated
     `--before`/`--after`), as the JSON of `aiprof validate --format json`:
-    {"overall": ..., "metrics": [{"metric", "verdict", ...}]}.
+    {"overall": ..., "metrics": [{"metric", "verdict", ...}], "prediction": ...}; "prediction" (the before
+    run's prediction of the fix the after run applied) with one trace a side, else None.
     metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name."""
     def native(x):
         if isinstance(x, (list, tuple)):

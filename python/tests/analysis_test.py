@@ -314,6 +314,18 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
         with self.assertRaises(aiprof.Error):
             aiprof.validate(CPU_SAMPLE, CPU_SAMPLE, metrics=["speediness"])
 
+    def test_validate_of_two_traces_equals_cli_with_its_prediction(self):
+        # The CLI checks the before run's prediction of the fix the after run applied
+        # ("prediction": dataloader_workers here); the package left it out (null).
+        before = os.path.join(DATA, "resnet50_num_workers_0.pt.trace.json.gz")
+        after = os.path.join(DATA, "resnet50_num_workers_4.pt.trace.json.gz")
+        cli = cli_json("validate", "--before", before, "--after", after, "--format", "json")
+        self.assertEqual(cli["prediction"]["fix"], "dataloader_workers")
+        self.assertEqual(aiprof.validate(before, after), cli)
+        loaded = aiprof.validate(aiprof.load(before), aiprof.load(after))
+        self.assertEqual(loaded["prediction"], cli["prediction"])
+        self.assertEqual(loaded["metrics"], cli["metrics"])
+
     def test_validate_several_runs_matches_cli(self):
         # Lists of runs, as repeated --before/--after: the run is the unit.
         rounds = os.path.join(DATA, "pairs", "jemalloc_retain_rounds")
