@@ -4,13 +4,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <tuple>
 
 #include "src/monitor/monitor_metrics.h"
 
@@ -72,6 +76,108 @@ void RemoveStaleIncidentWorkDirs(const std::string& out_dir) {
     if (pid <= 0 || *end != '-' || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
       RemoveIncidentWorkDir(entry.path().string());
   }
+}
+
+bool IsIncidentDirName(const std::string& name) {
+  // 20261201T105601Z-1 or 20261201T105601Z-1-2
+  if (name.size() < 18 || name[8] != 'T' || name[15] != 'Z' || name[16] != '-') return false;
+  for (size_t i = 0; i < 15; ++i) {
+    if (i != 8 && !std::isdigit(static_cast<unsigned char>(name[i]))) return false;
+  }
+  int dashes = 0;
+  for (size_t i = 16; i < name.size(); ++i) {
+    if (name[i] == '-') {
+      if (++dashes > 2 || i + 1 == name.size() || name[i + 1] == '-') return false;
+    } else if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+uint64_t TreeBytes(const std::string& path) {
+  std::error_code ec;
+  uint64_t total = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    struct stat st;
+    if (lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) total += static_cast<uint64_t>(st.st_size);
+  }
+  return total;
+}
+
+namespace {
+
+// (UTC time, n, k) of an incident folder's name, compared as numbers.
+std::tuple<std::string, long, long> IncidentOrder(const std::string& name) {
+  const char* p = name.c_str() + 17;
+  char* end = nullptr;
+  const long n = std::strtol(p, &end, 10);
+  const long k = *end == '-' ? std::strtol(end + 1, nullptr, 10) : 1;
+  return {name.substr(0, 16), n, k};
+}
+
+}  // namespace
+
+PruneResult PruneIncidentDirs(const std::string& out_dir, const IncidentRetention& retention,
+                              std::deque<std::string>* own, int room, uint64_t room_bytes) {
+  std::vector<std::string> others;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (IsIncidentDirName(name) && entry.is_directory(ec) && std::find(own->begin(), own->end(), name) == own->end())
+      others.push_back(name);
+  }
+  std::sort(others.begin(), others.end(),
+            [](const std::string& a, const std::string& b) { return IncidentOrder(a) < IncidentOrder(b); });
+  // Oldest first; own names whose folder is gone (removed by hand) drop out.
+  std::vector<std::pair<std::string, uint64_t>> all;
+  for (const std::string& n : others) all.emplace_back(n, TreeBytes(out_dir + "/" + n));
+  std::deque<std::string> present;
+  for (const std::string& n : *own) {
+    struct stat st;
+    if (stat((out_dir + "/" + n).c_str(), &st) != 0) continue;
+    all.emplace_back(n, TreeBytes(out_dir + "/" + n));
+    present.push_back(n);
+  }
+  *own = std::move(present);
+  PruneResult r;
+  for (const auto& [n, b] : all) r.kept_bytes += b;
+  size_t first = 0;
+  const auto over = [&] {
+    const size_t kept = all.size() - first;
+    if (kept == 0) return false;
+    if (retention.count > 0 && kept + static_cast<size_t>(room) > static_cast<size_t>(retention.count)) return true;
+    return retention.bytes > 0 && r.kept_bytes + room_bytes > retention.bytes;
+  };
+  while (over()) {
+    const auto& [name, bytes] = all[first++];
+    std::filesystem::remove_all(out_dir + "/" + name, ec);
+    r.removed.push_back(name);
+    r.kept_bytes -= bytes;
+    if (auto it = std::find(own->begin(), own->end(), name); it != own->end()) own->erase(it);
+  }
+  r.kept = all.size() - first;
+  return r;
+}
+
+std::vector<std::string> PruneServiceFiles(const std::string& dir, int keep) {
+  std::vector<std::pair<int64_t, std::string>> files;  // (mtime ns, name)
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with("aiprof-") || !name.ends_with(".aiprof")) continue;
+    struct stat st;
+    if (lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    files.emplace_back(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, name);
+  }
+  std::vector<std::string> removed;
+  if (keep <= 0 || files.size() <= static_cast<size_t>(keep)) return removed;
+  std::sort(files.begin(), files.end());
+  for (size_t i = 0; i + static_cast<size_t>(keep) < files.size(); ++i) {
+    if (unlink((dir + "/" + files[i].second).c_str()) == 0) removed.push_back(files[i].second);
+  }
+  return removed;
 }
 
 std::string UtcStamp(int64_t unix_ms) {

@@ -149,6 +149,8 @@ StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
                        "): run aiprof monitor as that user");
     }
   }
+  struct stat st;
+  const ino_t ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
   void* p = mmap(nullptr, live::kSegmentBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) {
@@ -165,13 +167,19 @@ StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(int pid) {
   __atomic_store_n(&h->heartbeat_ns, MonotonicNs(), __ATOMIC_RELAXED);
   // The magic last: the SDK checks it first.
   __atomic_store_n(&h->magic, live::kMagic, __ATOMIC_RELEASE);
-  return std::unique_ptr<LiveClient>(new LiveClient(pid, path, h));
+  return std::unique_ptr<LiveClient>(new LiveClient(pid, path, h, ino));
 }
 
 LiveClient::~LiveClient() {
+  // An SDK still on this mapping (its file removed and replaced) detaches.
   __atomic_store_n(&header_->detach, 1, __ATOMIC_RELEASE);
   munmap(header_, live::kSegmentBytes);
-  unlink(path_.c_str());
+  if (!SegmentGone()) unlink(path_.c_str());  // never another monitor's segment
+}
+
+bool LiveClient::SegmentGone() const {
+  struct stat st;
+  return stat(path_.c_str(), &st) != 0 || st.st_ino != ino_;
 }
 
 bool LiveClient::attached() const { return __atomic_load_n(&header_->attached, __ATOMIC_ACQUIRE) != 0; }

@@ -4,6 +4,8 @@
 #ifndef AIPROF_SRC_MONITOR_LIVE_CLIENT_H_
 #define AIPROF_SRC_MONITOR_LIVE_CLIENT_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,12 +63,18 @@ class LiveClient {
   // The signal the SDK saw killing the process (0: none), live_channel.h.
   int fatal_signal() const;
   const std::string& segment_path() const { return path_; }
+  // Whether the segment's file is gone from /dev/shm or is another one (a
+  // cleaner, or systemd's RemoveIPC=, removed it): the SDK then detaches,
+  // and this channel hears nothing more. A new LiveClient restores it.
+  bool SegmentGone() const;
 
  private:
-  LiveClient(int pid, std::string path, live::Header* header) : pid_(pid), path_(std::move(path)), header_(header) {}
+  LiveClient(int pid, std::string path, live::Header* header, ino_t ino)
+      : pid_(pid), path_(std::move(path)), header_(header), ino_(ino) {}
   int pid_;
   std::string path_;
   live::Header* header_;
+  ino_t ino_;  // the segment file's
   live::ReaderState reader_;
   std::mutex command_mu_;
 };

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -212,7 +213,8 @@ struct Incident {
   std::string dir;                        // where it is written: a hidden working folder, renamed when complete
   std::string name;                       // its final name in INCIDENTS_DIR: <UTC time>-<n>
   std::string error;                      // why the folder could not be written ("": it could)
-  std::vector<IncidentTrigger> triggers;  // [0] set it off
+  std::vector<IncidentTrigger> triggers;  // [0] set it off; at most kMaxIncidentTriggers (+ the service's end)
+  uint64_t triggers_dropped = 0;          // past kMaxIncidentTriggers: counted, not recorded
   WindowStats window_at_end;
   std::string flight_recorder_status = "not requested", trace_status = "not requested",
               diagnosis_status = "not requested";
@@ -269,6 +271,19 @@ class Monitor {
       std::lock_guard<std::mutex> lock(stats_mu_);
       service_label_ = o_.service.empty() ? ProcessName() : o_.service;
       attached_ = true;
+    }
+    // What earlier monitors left: within the limits before the first incident
+    // (after every start-up check: a monitor that could not start removes nothing).
+    PruneResult kept = Prune(0, 0);
+    incident_folders_ = kept.kept;
+    incident_folder_bytes_ = kept.kept_bytes;
+    if (const std::vector<std::string> gone = PruneServiceFiles(o_.out_dir + "/.service", kKeepServiceFiles);
+        !gone.empty()) {
+      service_files_pruned_ += gone.size();
+      std::fprintf(stderr,
+                   "aiprof monitor: removed %zu exit file(s) of earlier service runs from %s/.service (the newest %d "
+                   "are kept): %s\n",
+                   gone.size(), TerminalSafe(o_.out_dir).c_str(), kKeepServiceFiles, TerminalSafe(Names(gone)).c_str());
     }
     std::fprintf(
         stderr,
@@ -445,12 +460,29 @@ class Monitor {
       counts.counter_names_cut = counter_names_cut_.load();
       counts.alert_series = alert_series_;
       counts.self = ReadSelfStats();
-      counts.counter_samples_dropped = client_ ? client_->counter_samples_dropped() : 0;
+      counts.counter_samples_dropped = dropped_before_ + (client_ ? client_->counter_samples_dropped() : 0);
+      counts.incidents_pruned = incidents_pruned_.load();
+      counts.incident_folders = incident_folders_.load();
+      counts.incident_folder_bytes = incident_folder_bytes_.load();
+      counts.service_files_pruned = service_files_pruned_.load();
+      counts.triggers_dropped = triggers_dropped_.load();
+      counts.live_channel_restored = channel_restored_.load();
+      counts.records_clamped = records_clamped_.load();
       return PrometheusExposition(last_stats_, totals_, ExpositionLabels{service_label_}, counts);
     };
     auto trigger = [this](const std::vector<std::string>& names, const std::string& peer) {
       std::lock_guard<std::mutex> lock(stats_mu_);
-      for (const std::string& n : names) external_.emplace_back(n, peer);
+      uint64_t dropped = 0;
+      for (const std::string& n : names)
+        AppendBounded(&external_, kMaxPendingWebhookAlerts, std::make_pair(n, peer), &dropped);
+      triggers_dropped_ += dropped;
+      if (dropped > 0 && !webhook_drop_said_) {
+        webhook_drop_said_ = true;
+        std::fprintf(stderr,
+                     "aiprof monitor: more than %zu webhook alerts between two evaluations: the rest are counted "
+                     "(aiprof_monitor_incident_triggers_dropped_total), not queued\n",
+                     kMaxPendingWebhookAlerts);
+      }
     };
     MetricsServer::Options options;
     options.host = listen_host_;
@@ -472,6 +504,9 @@ class Monitor {
 
   WindowStats Tick(int64_t now) {
     std::unique_lock<std::mutex> totals_lock(stats_mu_);  // totals_, read by /metrics
+    // A record cannot end after it is read (window.h, SetLatest).
+    window_->SetLatest(MonotonicNs() + o_.interval_ns);
+    const uint64_t clamped_before = window_->clamped();
     client_->Drain([&](const live::Record& r) {
       if (r.type == live::kRecRequest) {
         const bool error = (r.aux & live::kFlagError) != 0;
@@ -501,6 +536,12 @@ class Monitor {
       }
     });
     totals_lock.unlock();
+    if (const uint64_t clamped = window_->clamped() - clamped_before;
+        clamped > 0 && records_clamped_.fetch_add(clamped) == 0) {
+      std::fprintf(stderr,
+                   "aiprof monitor: live records dated after the monitor read them (not CLOCK_MONOTONIC?): taken as "
+                   "ending then (aiprof_monitor_records_clamped_total)\n");
+    }
     if (const uint64_t dropped = client_->counter_samples_dropped(); dropped > 0 && !dropped_said_) {
       dropped_said_ = true;
       std::fprintf(stderr,
@@ -513,7 +554,7 @@ class Monitor {
     WindowStats s = window_->Stats(now);
     proc_->Sample(now, &s.cpu_util, &s.rss_bytes);
     s.cpu_seconds_total = proc_->cpu_seconds();
-    s.lost_records = client_->lost();
+    s.lost_records = lost_before_ + client_->lost();
     std::lock_guard<std::mutex> lock(stats_mu_);
     last_stats_ = s;
     return s;
@@ -560,6 +601,8 @@ class Monitor {
       next += o_.interval_ns;
       const int64_t now = MonotonicNs();
       const bool alive = TargetAlive();
+      // The worker uses the channel while an incident runs: restored after.
+      if (alive && !current_ && client_->SegmentGone()) RestoreChannel();
       const WindowStats s = Tick(now);
       std::vector<IncidentTrigger> triggers =
           alive ? Triggers(s, now, /*rising_only=*/current_ != nullptr) : std::vector<IncidentTrigger>{};
@@ -567,9 +610,20 @@ class Monitor {
         {
           std::lock_guard<std::mutex> lock(current_->mu);
           for (IncidentTrigger& t : triggers) {
-            std::fprintf(stderr, "aiprof monitor: %s \"%s\" during incident %d: recorded in it\n", t.kind.c_str(),
-                         TerminalSafe(t.expression).c_str(), current_->number);
-            current_->triggers.push_back(std::move(t));
+            const std::string kind = t.kind, expression = t.expression;
+            if (AppendBounded(&current_->triggers, kMaxIncidentTriggers, std::move(t), &current_->triggers_dropped)) {
+              std::fprintf(stderr, "aiprof monitor: %s \"%s\" during incident %d: recorded in it\n", kind.c_str(),
+                           TerminalSafe(expression).c_str(), current_->number);
+            } else {
+              ++triggers_dropped_;
+              if (current_->triggers_dropped == 1) {
+                std::fprintf(stderr,
+                             "aiprof monitor: incident %d holds %zu triggers: the later ones are counted "
+                             "(during_incident_dropped, aiprof_monitor_incident_triggers_dropped_total), not "
+                             "recorded\n",
+                             current_->number, kMaxIncidentTriggers);
+              }
+            }
           }
         }
         if (current_->done.load()) {
@@ -609,6 +663,58 @@ class Monitor {
       else
         next = MonotonicNs();
     }
+  }
+
+  // Keeps INCIDENTS_DIR within --keep-incidents / --keep-incident-bytes
+  // with `room` for a folder of `room_bytes` about to be published; says
+  // and counts what it removed.
+  PruneResult Prune(int room, uint64_t room_bytes) {
+    const IncidentRetention retention{o_.keep_incidents, o_.keep_incident_bytes};
+    PruneResult r = PruneIncidentDirs(o_.out_dir, retention, &own_incidents_, room, room_bytes);
+    if (!r.removed.empty()) {
+      incidents_pruned_ += r.removed.size();
+      std::fprintf(stderr,
+                   "aiprof monitor: removed the %zu oldest incident folder(s) to keep at most %d folders and %.3g GB "
+                   "in %s: %s\n",
+                   r.removed.size(), o_.keep_incidents, static_cast<double>(o_.keep_incident_bytes) / 1e9,
+                   TerminalSafe(o_.out_dir).c_str(), TerminalSafe(Names(r.removed)).c_str());
+    }
+    return r;
+  }
+
+  // "a, b, c and 7 more".
+  static std::string Names(const std::vector<std::string>& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+    if (names.size() > 3) out += " and " + std::to_string(names.size() - 3) + " more";
+    return out;
+  }
+
+  // The live segment was removed under both (a /dev/shm cleaner, systemd's
+  // RemoveIPC=): its SDK detached and the channel went quiet. A new segment
+  // is created; the old one's detach flag makes an SDK still on it move
+  // over, within a second.
+  void RestoreChannel() {
+    StatusOr<std::unique_ptr<LiveClient>> fresh = LiveClient::Create(pid_);
+    if (!fresh.ok()) {
+      if (!restore_failed_said_) {
+        restore_failed_said_ = true;
+        std::fprintf(stderr, "aiprof monitor: the live segment %s is gone and cannot be created again: %s\n",
+                     TerminalSafe(client_->segment_path()).c_str(), TerminalSafe(fresh.status().message()).c_str());
+      }
+      return;
+    }
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    lost_before_ += client_->lost();
+    dropped_before_ += client_->counter_samples_dropped();
+    client_ = std::move(fresh).value();
+    cut_said_.assign(live::kCounterNames, false);
+    restore_failed_said_ = false;
+    ++channel_restored_;
+    std::fprintf(stderr,
+                 "aiprof monitor: the live segment %s was removed (a /dev/shm cleaner, systemd's RemoveIPC=?): "
+                 "created again; the service's SDK attaches to it within a second\n",
+                 TerminalSafe(client_->segment_path()).c_str());
   }
 
   // The incident's working folder (renamed to `name` by FinishIncident):
@@ -880,6 +986,7 @@ class Monitor {
       Tree more = Tree::List();
       for (size_t i = 1; i < inc.triggers.size(); ++i) more.Push(TriggerTree(inc.triggers[i]));
       t.Set("during_incident", std::move(more));
+      t.Set("during_incident_dropped", Tree::Number(static_cast<double>(inc.triggers_dropped)));
     }
     t.Set("window_at_end", WindowStatsTree(inc.window_at_end));
     t.Set("target", TargetTree());
@@ -972,7 +1079,8 @@ class Monitor {
     std::string extra;
     {
       std::lock_guard<std::mutex> lock(inc.mu);
-      if (inc.triggers.size() > 1) extra = " (+" + std::to_string(inc.triggers.size() - 1) + " during it)";
+      const uint64_t during = inc.triggers.size() - 1 + inc.triggers_dropped;
+      if (during > 0) extra = " (+" + std::to_string(during) + " during it)";
     }
     // The function the diagnosis's headline names (the slowest request's),
     // else the hottest host function: the two lines never disagree.
@@ -999,10 +1107,16 @@ class Monitor {
   std::string PublishIncident(Incident* inc) {
     if (inc->error.empty()) {
       Status st = WriteFileAtomically(inc->dir + "/alert.json", TreeToJson(AlertJson(*inc)));
+      // Room for it first, so that the folders never exceed the limits.
+      const uint64_t bytes = st.ok() ? TreeBytes(inc->dir) : 0;
+      const PruneResult kept = st.ok() ? Prune(1, bytes) : PruneResult{};
       StatusOr<std::string> dir =
           st.ok() ? PublishIncidentDir(inc->dir, o_.out_dir, inc->name) : StatusOr<std::string>(st);
       if (dir.ok()) {
         ++incidents_;
+        own_incidents_.push_back(std::filesystem::path(*dir).filename().string());
+        incident_folders_ = kept.kept + 1;
+        incident_folder_bytes_ = kept.kept_bytes + bytes;
         return *dir;
       }
       inc->error = dir.status().message();
@@ -1101,6 +1215,13 @@ class Monitor {
   std::vector<std::pair<std::string, std::string>> external_;  // webhook alert names, peer
   std::string webhook_token_;
   std::atomic<uint64_t> incidents_{0}, incident_failures_{0}, alerts_total_{0}, counter_names_cut_{0};
+  // The bounds of what grows with time (docs/monitor.md, "Limits").
+  std::deque<std::string> own_incidents_;  // folders this monitor published, oldest first (retention)
+  std::atomic<uint64_t> incidents_pruned_{0}, incident_folders_{0}, incident_folder_bytes_{0}, service_files_pruned_{0},
+      triggers_dropped_{0}, channel_restored_{0}, records_clamped_{0};
+  bool webhook_drop_said_ = false;  // under stats_mu_
+  bool restore_failed_said_ = false;
+  uint64_t lost_before_ = 0, dropped_before_ = 0;  // of live segments replaced (RestoreChannel)
   std::vector<bool> cut_said_ = std::vector<bool>(live::kCounterNames, false);
   bool dropped_said_ = false;
   int incident_seq_ = 0;

@@ -30,6 +30,11 @@ struct MonitorOptions {
   int64_t trace_duration_ns = 30'000'000'000;
   int64_t cooldown_ns = 600'000'000'000;
   int max_incidents = 10;             // 0: no limit
+  // What INCIDENTS_DIR keeps: the newest incident folders, at most this
+  // many holding at most this many bytes (0: no limit); older ones are
+  // removed (docs/monitor.md, "Limits").
+  int keep_incidents = 100;
+  uint64_t keep_incident_bytes = 2ull << 30;
   std::string metrics_listen;         // "" = no HTTP endpoint
   std::string webhook_token_file;     // POST /alert needs "Authorization: Bearer <its content>"
   std::vector<double> latency_buckets_s;  // /metrics histograms' bounds; empty = kDefaultLatencyBucketsS

@@ -266,6 +266,28 @@ std::string PrometheusExposition(const WindowStats& s, const MonitorTotals& tota
   counter("aiprof_monitor_incident_write_failures_total",
           "Incidents whose folder could not be written (disk full, read-only, removed folder).",
           static_cast<double>(counts.incident_write_failures));
+  // What would grow with time, requests, names, incidents or restarts, and
+  // what its bound removed or dropped (docs/monitor.md, "Limits").
+  counter("aiprof_monitor_incidents_pruned_total",
+          "Oldest incident folders removed to keep INCIDENTS_DIR within its count and size limits.",
+          static_cast<double>(counts.incidents_pruned));
+  gauge("aiprof_monitor_incident_folders", "Complete incident folders INCIDENTS_DIR holds (after the last pruning).",
+        static_cast<double>(counts.incident_folders));
+  gauge("aiprof_monitor_incident_folder_bytes", "Bytes of the incident folders INCIDENTS_DIR holds.",
+        static_cast<double>(counts.incident_folder_bytes));
+  counter("aiprof_monitor_service_files_pruned_total",
+          "Exit files of earlier service runs removed from INCIDENTS_DIR/.service (the newest 5 are kept).",
+          static_cast<double>(counts.service_files_pruned));
+  counter("aiprof_monitor_incident_triggers_dropped_total",
+          "Alerts and webhook alerts counted but not recorded: past 100 in one incident, or past 1000 webhook alerts "
+          "between two evaluations.",
+          static_cast<double>(counts.triggers_dropped));
+  counter("aiprof_monitor_live_channel_restored_total",
+          "Times the live segment was removed under the monitor (/dev/shm cleaned) and created again.",
+          static_cast<double>(counts.live_channel_restored));
+  counter("aiprof_monitor_records_clamped_total",
+          "Live records whose end time was after the monitor read them, taken as ending then.",
+          static_cast<double>(counts.records_clamped));
   return out;
 }
 

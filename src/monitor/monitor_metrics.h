@@ -90,6 +90,14 @@ struct MonitorCounts {
   uint64_t alerts = 0;                   // alerts that fired (expressions that started to hold, webhooks)
   uint64_t counter_names_cut = 0;        // SDK counter names longer than the live channel keeps
   uint64_t counter_samples_dropped = 0;  // SDK counter samples of names past the live channel's table
+  // The bounds of what grows with time (docs/monitor.md, "Limits").
+  uint64_t incidents_pruned = 0;          // oldest incident folders removed (retention)
+  uint64_t incident_folders = 0;          // incident folders INCIDENTS_DIR keeps
+  uint64_t incident_folder_bytes = 0;     // what they hold
+  uint64_t service_files_pruned = 0;      // the SDK's exit files of earlier service runs removed
+  uint64_t triggers_dropped = 0;          // triggers past kMaxIncidentTriggers / kMaxPendingWebhookAlerts
+  uint64_t live_channel_restored = 0;     // the live segment vanished under the monitor and was created again
+  uint64_t records_clamped = 0;           // live records dated after the monitor read them (end time clamped)
   std::vector<AlertSeries> alert_series;  // per alert; empty: one unlabelled alerts_total
   SelfStats self;
 };

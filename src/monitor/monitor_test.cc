@@ -3,14 +3,17 @@
 // parsing and the live channel's ring. The whole program is tested by
 // test/monitor/monitor_e2e.py.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -21,6 +24,7 @@
 #include "src/model/trace_builder.h"
 #include "src/monitor/alert.h"
 #include "src/monitor/incident.h"
+#include "src/monitor/live_client.h"
 #include "src/monitor/metrics_server.h"
 #include "src/monitor/monitor_metrics.h"
 #include "src/monitor/proc_stats.h"
@@ -277,6 +281,28 @@ TEST(MonitorMetricsTest, ExpositionHasPerAlertSeriesSelfMetricsAndNoControlChara
   EXPECT_NE(text.find("aiprof_monitor_build_info" + base + ",version=\""), std::string::npos);
   EXPECT_NE(text.find("name=\"\\\\x1b[2J\\\\x1b[31mRED\""), std::string::npos) << text;
   for (char c : text) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << static_cast<int>(c);
+}
+
+// What the bounds removed or dropped is on /metrics (docs/monitor.md, "Limits").
+TEST(MonitorMetricsTest, ExpositionCountsWhatTheBoundsRemoved) {
+  MonitorCounts counts;
+  counts.incidents_pruned = 3;
+  counts.incident_folders = 100;
+  counts.incident_folder_bytes = 5e6;
+  counts.service_files_pruned = 2;
+  counts.triggers_dropped = 150;
+  counts.live_channel_restored = 1;
+  counts.records_clamped = 7;
+  const std::string text =
+      PrometheusExposition(WindowStats{}, MonitorTotals(DefaultLatencyBuckets()), ExpositionLabels{"s"}, counts);
+  const std::string l = "{service=\"s\"}";
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_incidents_pruned_total" + l), 3) << text;
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_incident_folders" + l), 100);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_incident_folder_bytes" + l), 5e6);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_service_files_pruned_total" + l), 2);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_incident_triggers_dropped_total" + l), 150);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_live_channel_restored_total" + l), 1);
+  EXPECT_EQ(SampleValue(text, "aiprof_monitor_records_clamped_total" + l), 7);
 }
 
 TEST(MonitorMetricsTest, LatencyBucketsParse) {
@@ -590,6 +616,151 @@ TEST(MonitorProcTest, StatLineWithParenthesesInTheName) {
   EXPECT_FALSE(ParseStatCpuTicks("1 (x) S 1 2", &ticks));
   EXPECT_EQ(ParseStatusRssBytes("Name:\tx\nVmRSS:\t  2048 kB\n"), 2048.0 * 1024);
   EXPECT_EQ(ParseStatusRssBytes("Name:\tx\n"), -1);
+}
+
+// INCIDENTS_DIR's retention (docs/monitor.md, "Limits"): the oldest
+// folders go first, others' by name (time, then n and k as numbers), then
+// this monitor's in publishing order whatever their names say (a wall
+// clock that jumped back), and nothing else in the folder is touched.
+TEST(MonitorIncidentTest, RetentionKeepsTheNewestFoldersWithinCountAndBytes) {
+  const std::string out = ::testing::TempDir() + "/aiprof_incident_keep_" + std::to_string(getpid());
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  auto folder = [&](const std::string& name, size_t bytes) {
+    std::filesystem::create_directory(out + "/" + name);
+    std::ofstream(out + "/" + name + "/alert.json") << std::string(bytes, 'x');
+  };
+  std::vector<std::string> others;
+  for (int i = 0; i < 10; ++i) others.push_back("20261201T00000" + std::to_string(i) + "Z-1");
+  others.push_back("20261201T000010Z-2");
+  others.push_back("20261201T000010Z-10");  // after -2 (numbers, not text)
+  for (const std::string& n : others) folder(n, 1000);
+  // This monitor's two, named a month earlier: the clock jumped back.
+  std::deque<std::string> own = {"20261101T000000Z-1", "20261101T000000Z-2"};
+  for (const std::string& n : own) folder(n, 1000);
+  for (const char* keep : {".service", ".incident-1-1.tmp", "notes", "2026-bogus", "20261201T000000Z-x"})
+    std::filesystem::create_directory(out + "/" + keep);
+  EXPECT_TRUE(IsIncidentDirName("20261201T105601Z-1") && IsIncidentDirName("20261201T105601Z-1-2"));
+  EXPECT_FALSE(IsIncidentDirName("20261201T105601Z-") || IsIncidentDirName("20261201T105601Z-1-2-3") ||
+               IsIncidentDirName(".incident-1-1.tmp") || IsIncidentDirName("20261201T000000Z-x"));
+
+  // 5 at most, room for one about to be published: 4 stay.
+  PruneResult r = PruneIncidentDirs(out, IncidentRetention{5, 0}, &own, /*room=*/1, /*room_bytes=*/0);
+  EXPECT_EQ(r.removed, std::vector<std::string>(others.begin(), others.begin() + 10));
+  EXPECT_EQ(r.kept, 4u);
+  EXPECT_EQ(r.kept_bytes, 4000u);
+  for (const std::string& n : {others[10], others[11], own[0], own[1]})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + n)) << n;
+  for (const char* keep : {".service", ".incident-1-1.tmp", "notes", "2026-bogus", "20261201T000000Z-x"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + keep)) << keep;
+  // 2,500 bytes: the two others go, ours (the newest) stay.
+  r = PruneIncidentDirs(out, IncidentRetention{0, 2500}, &own, 0, 0);
+  EXPECT_EQ(r.removed, (std::vector<std::string>{others[10], others[11]}));
+  EXPECT_EQ(r.kept_bytes, 2000u);
+  ASSERT_EQ(own.size(), 2u);
+  // Then our older one, by publishing order.
+  r = PruneIncidentDirs(out, IncidentRetention{0, 2500}, &own, 1, 1000);
+  EXPECT_EQ(r.removed, std::vector<std::string>{"20261101T000000Z-1"});
+  EXPECT_EQ(own, std::deque<std::string>{"20261101T000000Z-2"});
+  // A folder larger than the limit is still published: everything else goes.
+  r = PruneIncidentDirs(out, IncidentRetention{3, 2500}, &own, 1, 9000);
+  EXPECT_EQ(r.kept, 0u);
+  EXPECT_TRUE(own.empty());
+  // No limit: nothing is removed.
+  folder("20261201T000020Z-1", 10);
+  r = PruneIncidentDirs(out, IncidentRetention{0, 0}, &own, 1, 1u << 30);
+  EXPECT_TRUE(r.removed.empty());
+  EXPECT_EQ(r.kept, 1u);
+  std::filesystem::remove_all(out);
+}
+
+TEST(MonitorIncidentTest, ServiceExitFilesKeepTheNewest) {
+  const std::string dir = ::testing::TempDir() + "/aiprof_service_keep_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < 8; ++i) {
+    const std::string f = dir + "/aiprof-" + std::to_string(1000 - i) + ".aiprof";  // pids not in time order
+    std::ofstream(f) << "x";
+    const timespec times[2] = {{1'700'000'000 + i, 0}, {1'700'000'000 + i, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, f.c_str(), times, 0), 0);
+  }
+  std::ofstream(dir + "/notes.txt") << "x";
+  const std::vector<std::string> removed = PruneServiceFiles(dir, kKeepServiceFiles);
+  EXPECT_EQ(removed, (std::vector<std::string>{"aiprof-1000.aiprof", "aiprof-999.aiprof", "aiprof-998.aiprof"}));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/aiprof-993.aiprof"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/notes.txt"));
+  EXPECT_TRUE(PruneServiceFiles(dir, kKeepServiceFiles).empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MonitorIncidentTest, TriggersAndWebhookAlertsAreBoundedAndCounted) {
+  std::vector<IncidentTrigger> triggers;
+  uint64_t dropped = 0;
+  for (int i = 0; i < 250; ++i) {
+    IncidentTrigger t;
+    t.kind = "webhook";
+    t.expression = "churn-" + std::to_string(i);
+    AppendBounded(&triggers, kMaxIncidentTriggers, std::move(t), &dropped);
+  }
+  EXPECT_EQ(triggers.size(), kMaxIncidentTriggers);
+  EXPECT_EQ(dropped, 250 - kMaxIncidentTriggers);
+  EXPECT_EQ(triggers.back().expression, "churn-" + std::to_string(kMaxIncidentTriggers - 1)) << "the first are kept";
+  std::vector<std::pair<std::string, std::string>> pending;
+  dropped = 0;
+  for (int i = 0; i < 3000; ++i)
+    AppendBounded(&pending, kMaxPendingWebhookAlerts, std::make_pair(std::to_string(i), std::string("peer")), &dropped);
+  EXPECT_EQ(pending.size(), kMaxPendingWebhookAlerts);
+  EXPECT_EQ(dropped, 3000 - kMaxPendingWebhookAlerts);
+}
+
+// A service writing end times in the future (a wrong clock, a hostile
+// process) made one sketch part per record that never left the window.
+TEST(MonitorWindowTest, RecordsDatedAfterTheyAreReadAreClampedSoTheWindowStaysBounded) {
+  const int64_t window = kSec, interval = 250 * kMs, part = window / kWindowParts;
+  RollingWindow w(window, 0);
+  int64_t now = 10 * kSec;
+  uint64_t future = 0;
+  for (int tick = 0; tick < 20; ++tick, now += interval) {
+    w.SetLatest(now + interval);
+    for (int k = 1; k <= 1000; ++k) {
+      future += 2 * (k * part > interval) + 1;
+      w.AddRequest(now + k * part, kMs, false);
+      w.AddStep(now + k * part, kMs);
+      w.AddCounter("c" + std::to_string(k % 10), now + k * kSec, 1);
+    }
+    w.Advance(now);
+    EXPECT_LE(w.parts(), 2 * static_cast<size_t>((window + interval) / part + 2)) << tick;
+  }
+  EXPECT_EQ(w.clamped(), future);
+  EXPECT_GT(future, 20u * 2000);
+  EXPECT_EQ(w.counters(), 10u);
+  // Once the window has passed, nothing of them is left.
+  w.Advance(now + 2 * window);
+  EXPECT_EQ(w.parts(), 0u);
+  EXPECT_EQ(w.counters(), 0u);
+  EXPECT_EQ(w.Stats(now + 2 * window).requests, 0u);
+}
+
+// The segment removed under the monitor (a /dev/shm cleaner, systemd's
+// RemoveIPC=) is noticed, and a client never removes a segment that is
+// not its own.
+TEST(MonitorLiveChannelTest, ASegmentRemovedUnderTheClientIsNoticedAndAnotherIsLeftAlone) {
+  StatusOr<std::unique_ptr<LiveClient>> c = LiveClient::Create(getpid());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const std::string path = (*c)->segment_path();
+  EXPECT_FALSE((*c)->SegmentGone());
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  EXPECT_TRUE((*c)->SegmentGone());
+  std::ofstream(path) << "another's";
+  EXPECT_TRUE((*c)->SegmentGone());
+  c->reset();
+  EXPECT_TRUE(std::filesystem::exists(path)) << "not its own: left alone";
+  unlink(path.c_str());
+  // Its own is removed.
+  StatusOr<std::unique_ptr<LiveClient>> d = LiveClient::Create(getpid());
+  ASSERT_TRUE(d.ok());
+  d->reset();
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(MonitorLiveChannelTest, RecordsArriveInOrderAndOverwritesAreCounted) {

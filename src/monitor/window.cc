@@ -86,7 +86,7 @@ DurationWindow::Summary DurationWindow::Summarize(int64_t now_ns) const {
 }
 
 void RollingWindow::AddCounter(const std::string& name, int64_t ts_ns, double value) {
-  counters_[name] = CounterPoint{ts_ns, value};
+  counters_[name] = CounterPoint{Clamp(ts_ns), value};
 }
 
 void RollingWindow::Advance(int64_t now_ns) {

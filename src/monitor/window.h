@@ -64,6 +64,8 @@ class DurationWindow {
     bool exact = true;
   };
   Summary Summarize(int64_t now_ns) const;
+  // Sketch parts held: at most (window + the latest allowance) / part + 2.
+  size_t parts() const { return parts_.size(); }  // Visible for testing.
   // The samples held one by one (oldest first): f(end_ns, value_ns, error).
   // Past kExactWindowLimit the window keeps only sketches for the rest, and
   // `complete` says the list misses some.
@@ -99,9 +101,19 @@ class RollingWindow {
   RollingWindow(int64_t window_ns, int64_t start_ns, size_t exact_limit = kExactWindowLimit)
       : window_ns_(window_ns), start_ns_(start_ns), requests_(window_ns, exact_limit), steps_(window_ns, exact_limit) {}
 
-  void AddRequest(int64_t end_ns, int64_t latency_ns, bool error) { requests_.Add(end_ns, latency_ns, error); }
-  void AddStep(int64_t end_ns, int64_t duration_ns) { steps_.Add(end_ns, duration_ns, false); }
+  void AddRequest(int64_t end_ns, int64_t latency_ns, bool error) { requests_.Add(Clamp(end_ns), latency_ns, error); }
+  void AddStep(int64_t end_ns, int64_t duration_ns) { steps_.Add(Clamp(end_ns), duration_ns, false); }
   void AddCounter(const std::string& name, int64_t ts_ns, double value);
+  // Records are read after they end, on one clock (CLOCK_MONOTONIC): one
+  // dated after `latest_ns` (a service writing the live channel wrongly) is
+  // taken as ending then and counted, so that it leaves the window in time
+  // and the sketch parts and counters stay bounded. Set before each drain.
+  void SetLatest(int64_t latest_ns) { latest_ns_ = latest_ns; }
+  uint64_t clamped() const { return clamped_; }
+  // What the window holds (bounded: kExactWindowLimit samples per series,
+  // the parts above, one point per counter name seen in the window).
+  size_t parts() const { return requests_.parts() + steps_.parts(); }  // Visible for testing.
+  size_t counters() const { return counters_.size(); }                 // Visible for testing.
   // Drops what ended before now - window.
   void Advance(int64_t now_ns);
   // Statistics of what the window holds (process fields left unknown).
@@ -115,7 +127,14 @@ class RollingWindow {
     int64_t ts_ns;
     double value;
   };
+  int64_t Clamp(int64_t end_ns) {
+    if (end_ns <= latest_ns_) return end_ns;
+    ++clamped_;
+    return latest_ns_;
+  }
   int64_t window_ns_, start_ns_;
+  int64_t latest_ns_ = INT64_MAX;
+  uint64_t clamped_ = 0;
   DurationWindow requests_, steps_;
   std::map<std::string, CounterPoint> counters_;
 };

@@ -55,6 +55,13 @@ Cases:
              systemd unit passes systemd-analyze verify.
   cli        command-line wording and exit statuses (2 for a bad command
              line), no empty INCIDENTS_DIR left by a failed start.
+  churn      days pressed into a minute (monitor_soak.py): two lives of the
+             service and its monitor (--pid, -- CMD; killed), load with
+             errors, webhook floods with new names, idle time, counter-name
+             churn, the live segment removed from /dev/shm, over an
+             INCIDENTS_DIR left nearly full by earlier monitors: every count
+             stays within docs/monitor.md's limits and what the bounds
+             removed or dropped is said and counted (heavy).
   portbusy   a taken --metrics-listen port fails before the command starts;
              a started command whose SDK never attaches is stopped.
   pyidle     a Python service that imported aiprof attaches before its
@@ -1323,7 +1330,77 @@ def case_torch(args, tmp):
     check(len(samples) > 50, 'and host samples (%d)' % len(samples))
 
 
-CASES = {'signals': case_signals, 'cli': case_cli, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
+def case_churn(args, tmp):
+    """docs/monitor.md, "Limits": counts, never timings or RSS thresholds."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import monitor_soak
+    work = os.path.join(tmp, 'soak')
+    a = monitor_soak.parse(['--aiprof', args.aiprof, '--service', args.service, '--load', args.load, '--work', work,
+                            '--seconds', '40', '--generation', '20', '--sample', '0.5', '--connections', '2',
+                            '--work-us', '100', '--on-alert', 'dump', '--no-prometheus',
+                            '--prefill', '98', '--prefill-sparse-gib', '1.999'])
+    soak = monitor_soak.Soak(a)
+    # Exit files of seven earlier service runs, the oldest first.
+    service_dir = os.path.join(soak.out, '.service')
+    os.makedirs(service_dir)
+    for i in range(7):
+        f = os.path.join(service_dir, 'aiprof-%d.aiprof' % (900 + i))
+        open(f, 'w').write('x')
+        os.utime(f, (1.7e9 + i, 1.7e9 + i))
+    soak.prefill()
+    prefilled = sorted(d for d in os.listdir(soak.out) if d.startswith('2025'))
+    soak.run()
+    gens = soak.generations
+    rows = [r for r in soak.rows if r['monitor_pid']]
+    check(len(gens) == 2 and all(g['rc'] == 4 for g in gens),
+          'two lives of the service, each monitor exits 4 when it dies (%s)' % [g['rc'] for g in gens])
+    print('info: monitor VmRSS %s kB, fds %s, threads %s (max over %d samples)' % (
+        max(r['rss_kb'] for r in rows), max(r['fds'] for r in rows), max(r['threads'] for r in rows), len(rows)))
+    # INCIDENTS_DIR: at most 100 folders at every sample, one working folder at most.
+    check(rows and max(r['incident_dirs'] for r in soak.rows) <= 100,
+          'never more than 100 incident folders (max %d)' % max(r['incident_dirs'] for r in soak.rows))
+    check(max(r['work_dirs'] for r in soak.rows) <= 1, 'one incident written at a time')
+    stdout = ''.join(open(os.path.join(soak.logs, 'monitor-%d.stdout' % g['gen'])).read() for g in gens)
+    written = len(re.findall(r' incident \d+: .* -> (?!NOT WRITTEN)', stdout))
+    stderr = ''.join(g['stderr'] for g in gens)
+    removed = sum(int(n) for n in re.findall(r'removed the (\d+) oldest incident folder', stderr))
+    left = sorted(d for d in os.listdir(soak.out) if monitor_soak.INCIDENT_NAME.match(d))
+    check(written >= 3, '%d incidents written' % written)
+    check(len(left) == 100 and removed == len(prefilled) + 1 + written - 100,
+          '100 folders left; the %d removed said on stderr (%d prefilled + 1 + %d written - 100)' %
+          (removed, len(prefilled), written))
+    check('20241231T000000Z-1' not in left, 'the 2 GiB folder went at the first incident (size limit)')
+    kept_old = [d for d in left if d.startswith('2025')]
+    check(kept_old == prefilled[len(prefilled) - len(kept_old):], 'the oldest folders went first')
+    pruned_metric = sum(monitor_soak.metric(g['metrics'], 'aiprof_monitor_incidents_pruned_total') for g in gens)
+    check(0 < pruned_metric <= removed, 'aiprof_monitor_incidents_pruned_total counts them (%d)' % pruned_metric)
+    # The service's exit files: the newest 5.
+    # (Pruned once the first monitor is watching: its start-up checks passed.)
+    check(len(os.listdir(service_dir)) <= 5 and max(r['service_files'] for r in rows if r['gen'] > 0) <= 5,
+          'at most 5 exit files of earlier service runs')
+    check(re.search(r'removed 2 exit file\(s\) of earlier service runs', gens[0]['stderr']) is not None and
+          monitor_soak.metric(gens[0]['metrics'], 'aiprof_monitor_service_files_pruned_total') == 2,
+          'the 2 oldest exit files removed, said and counted')
+    # Triggers during an incident: 100 at most, the rest counted.
+    alerts = [json.load(open(os.path.join(soak.out, d, 'alert.json'))) for d in left if not d.startswith('2025')]
+    check(all(len(x['during_incident']) <= 100 for x in alerts),
+          'at most 100 triggers recorded per incident (max %d)' % max([len(x['during_incident']) for x in alerts], default=0))
+    dropped = sum(x.get('during_incident_dropped', 0) for x in alerts)
+    check(dropped > 0, 'the webhook flood overflowed an incident: %d triggers counted, not recorded' % dropped)
+    check(sum(monitor_soak.metric(g['metrics'], 'aiprof_monitor_incident_triggers_dropped_total') for g in gens) > 0
+          and 'the later ones are counted' in stderr, '... said once per incident and counted on /metrics')
+    # The live segment removed under both: created again, requests counted after.
+    for g in gens:
+        check(g['segment_removed'] and 'created again' in g['stderr'] and g['requests_after_removal'] > 0 and
+              monitor_soak.metric(g['metrics'], 'aiprof_monitor_live_channel_restored_total') == 1,
+              'life %d: the removed live segment is created again and requests are counted after (%d)' %
+              (g['gen'], g['requests_after_removal']))
+    # /metrics: 68 fixed samples, 3 for one --alert and webhooks, at most 2 x 64 SDK values.
+    check(0 < soak.max_series <= 68 + 3 + 128, '/metrics holds at most %d series (max %d)' % (68 + 3 + 128,
+                                                                                          soak.max_series))
+
+
+CASES = {'churn': case_churn, 'signals': case_signals, 'cli': case_cli, 'docs': case_docs, 'counters': case_counters, 'stalled': case_stalled, 'unwritable': case_unwritable, 'slow': case_slow, 'storm': case_storm, 'baseline': case_baseline, 'steady': case_steady, 'dies': case_dies, 'metrics': case_metrics,
          'killed': case_killed, 'killedpid': case_killedpid, 'hardened': case_hardened, 'hostile': case_hostile,
          'prometheus': case_prometheus,
          'badexpr': case_badexpr, 'inprocess': case_inprocess, 'python': case_python,
