@@ -110,7 +110,8 @@ class Trace:
         return _table(self._t.sample_columns(), as_frame)
 
     def devices(self, as_frame=None):
-        """Per (rank, device): busy_ns (union of device activity), span_ns, utilization."""
+        """Per (rank, device): busy_ns (the union of its kernels, copies, sets and collectives), span_ns
+        (first to last device activity) and utilization = busy_ns / span_ns."""
         return _table(self._t.device_columns(), as_frame)
 
     def tracks(self, as_frame=None):

@@ -223,6 +223,8 @@ class TablesMatchIndependentPandas(unittest.TestCase):
         self.assertEqual(len(d), 1)
         self.assertEqual(int(d.busy_ns[0]), busy)
         self.assertEqual(int(d.span_ns[0]), span)
+        self.assertAlmostEqual(float(d.utilization[0]), busy / span, places=12)  # its base, as the docstring says
+        self.assertIn("busy_ns / span_ns", aiprof.Trace.devices.__doc__)
         metrics = self.t.analyze(only=["breakdown"])["metrics"]
         self.assertAlmostEqual(metrics["device_idle_ratio"]["value"], 1 - busy / span, places=12)
         kernels = dev[dev.cat == "kernel"]
