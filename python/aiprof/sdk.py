@@ -30,6 +30,7 @@ but a decorator or a span object made once and reused is cheapest.
 """
 
 import functools
+import inspect
 
 from . import _sdk
 from . import _framework
@@ -54,9 +55,17 @@ iteration_end = _sdk.iteration_end
 class _Scoped(_sdk.Span):
     """A span (or node) usable as `with` block and as decorator."""
 
-    __slots__ = ()
+    __slots__ = ("_node",)
+
+    def __init__(self, name, node=False):
+        super().__init__(name, node)
+        self._node = bool(node)
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+        if inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func):
+            return self._wrap_async(func)
         begin, end = self.begin, self.end
 
         @functools.wraps(func)
@@ -66,6 +75,54 @@ class _Scoped(_sdk.Span):
                 return func(*args, **kwargs)
             finally:
                 end()
+        return wrapper
+
+    def _wrap_generator(self, func):
+        """A generator's body runs at each next(), not at the call: one span per resumption
+        (the time spent making each item), none while the consumer holds the item. A span
+        around the call would time only the creation of the generator (microseconds)."""
+        begin, end = self.begin, self.end
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            sent, thrown = None, None
+            while True:
+                begin()
+                try:
+                    item = gen.send(sent) if thrown is None else gen.throw(thrown)
+                except StopIteration as stop:
+                    return stop.value
+                finally:
+                    end()
+                sent, thrown = None, None
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    gen.close()
+                    raise
+                except BaseException as e:  # thrown in by the consumer: passed on
+                    thrown = e
+        return wrapper
+
+    def _wrap_async(self, func):
+        """Spans nest per thread, and a coroutine's awaits let other tasks run on the same
+        thread in between, so a span would end wrongly (and around the call it timed only the
+        creation of the coroutine). An async function is timed as a request of this name: a
+        request may begin and end anywhere (docs/python.md)."""
+        if self._node:
+            raise TypeError("aiprof.node cannot decorate an async function (%s): its awaits interleave "
+                            "with other tasks; use @aiprof.span (timed as a request) or aiprof.request()"
+                            % func.__qualname__)
+        if inspect.isasyncgenfunction(func):
+            raise TypeError("aiprof.span cannot decorate an async generator (%s); use aiprof.request() "
+                            "inside it" % func.__qualname__)
+        name = self.name
+
+        @functools.wraps(func)
+        async def wrapper(*args, **kwargs):
+            with _sdk.Request(name):
+                return await func(*args, **kwargs)
         return wrapper
 
 

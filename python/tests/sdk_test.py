@@ -355,6 +355,61 @@ class NamesAndArguments(unittest.TestCase):
             self.assertEqual(list(t.counters().name), [escaped])
             self.assertIn(escaped, set(t.tracks().name))
 
+    def test_decorated_generators_and_coroutines_time_their_bodies(self):
+        # A span around the call timed only the creation of the generator or coroutine:
+        # one 5 us "gen" span for three items that each took 10 ms, a 3 us "coro" for 20 ms.
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "deco.aiprof")
+            script = textwrap.dedent("""
+                import asyncio, time
+                import aiprof
+
+                @aiprof.span("gen")
+                def batches():
+                    for i in range(3):
+                        time.sleep(0.01)  # at least 10 ms per item
+                        yield i
+                    return "done"
+
+                def consume():
+                    got = []
+                    for b in batches():
+                        with aiprof.span("consume"):
+                            got.append(b)
+                    return got
+
+                @aiprof.span("coro")
+                async def work():
+                    await asyncio.sleep(0.02)  # at least 20 ms
+                    return 5
+
+                assert consume() == [0, 1, 2]
+                g = batches()
+                assert next(g) == 0
+                g.close()  # closes the wrapped generator too
+                assert asyncio.run(work()) == 5
+                try:
+                    @aiprof.node("n")
+                    async def node_coro():
+                        pass
+                    raise AssertionError("a node decorating a coroutine did not raise")
+                except TypeError:
+                    pass
+                aiprof.flush()
+                print("ok")
+            """)
+            proc = run_child(script, {"AIPROF_OUTPUT": out})
+            self.assertEqual(proc.stdout.strip(), "ok", proc.stderr)
+            s = aiprof.load(out).slices()
+            gen = s[s.name == "gen"].sort_values("ts_ns")
+            # consume(): 3 items and the resumption that ends it; then next(g) once.
+            self.assertEqual(len(gen), 5)
+            self.assertTrue((gen.dur_ns.iloc[:3] >= 10_000_000).all(), list(gen.dur_ns))
+            self.assertTrue((s[s.name == "consume"].depth == 0).all())  # not inside a "gen" span
+            coro = s[s.name == "coro"]
+            self.assertEqual(len(coro), 1)
+            self.assertGreaterEqual(int(coro.dur_ns.iloc[0]), 20_000_000)
+
     def test_arguments_signatures_and_a_span_without_init(self):
         # In a child: the SDK's runtime writes a file at exit (here into a temporary folder).
         script = textwrap.dedent("""
