@@ -142,22 +142,30 @@ PruneResult PruneIncidentDirs(const std::string& out_dir, const IncidentRetentio
   }
   *own = std::move(present);
   PruneResult r;
+  r.kept = all.size();
   for (const auto& [n, b] : all) r.kept_bytes += b;
-  size_t first = 0;
   const auto over = [&] {
-    const size_t kept = all.size() - first;
-    if (kept == 0) return false;
-    if (retention.count > 0 && kept + static_cast<size_t>(room) > static_cast<size_t>(retention.count)) return true;
+    if (r.kept == 0) return false;
+    if (retention.count > 0 && r.kept + static_cast<size_t>(room) > static_cast<size_t>(retention.count)) return true;
     return retention.bytes > 0 && r.kept_bytes + room_bytes > retention.bytes;
   };
-  while (over()) {
-    const auto& [name, bytes] = all[first++];
-    std::filesystem::remove_all(out_dir + "/" + name, ec);
-    r.removed.push_back(name);
-    r.kept_bytes -= bytes;
-    if (auto it = std::find(own->begin(), own->end(), name); it != own->end()) own->erase(it);
+  // The newest folder stays (at start, room 0: the last one; else the one
+  // about to be published is newer than all of them).
+  const size_t removable = room > 0 ? all.size() : all.size() - std::min<size_t>(all.size(), 1);
+  for (size_t i = 0; i < removable && over(); ++i) {
+    const std::string path = out_dir + "/" + all[i].first;
+    std::error_code rm;
+    std::filesystem::remove_all(path, rm);
+    struct stat st;
+    if (rm && stat(path.c_str(), &st) == 0) {
+      r.failed.push_back(all[i].first + ": " + rm.message());  // kept, counted as kept; the next one goes
+      continue;
+    }
+    r.removed.push_back(all[i].first);
+    --r.kept;
+    r.kept_bytes -= all[i].second;
+    if (auto it = std::find(own->begin(), own->end(), all[i].first); it != own->end()) own->erase(it);
   }
-  r.kept = all.size() - first;
   return r;
 }
 

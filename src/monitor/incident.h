@@ -88,6 +88,7 @@ bool IsIncidentDirName(const std::string& name);
 uint64_t TreeBytes(const std::string& path);
 struct PruneResult {
   std::vector<std::string> removed;  // folder names, oldest first
+  std::vector<std::string> failed;   // "name: why" of those that could not be removed (still kept)
   size_t kept = 0;                   // incident folders left
   uint64_t kept_bytes = 0;           // what they hold
 };

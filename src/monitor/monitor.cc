@@ -679,6 +679,10 @@ class Monitor {
                    r.removed.size(), o_.keep_incidents, static_cast<double>(o_.keep_incident_bytes) / 1e9,
                    TerminalSafe(o_.out_dir).c_str(), TerminalSafe(Names(r.removed)).c_str());
     }
+    if (!r.failed.empty()) {
+      std::fprintf(stderr, "aiprof monitor: %zu old incident folder(s) could not be removed: %s\n", r.failed.size(),
+                   TerminalSafe(Names(r.failed)).c_str());
+    }
     return r;
   }
 

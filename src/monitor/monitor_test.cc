@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -671,6 +673,38 @@ TEST(MonitorIncidentTest, RetentionKeepsTheNewestFoldersWithinCountAndBytes) {
   r = PruneIncidentDirs(out, IncidentRetention{0, 0}, &own, 1, 1u << 30);
   EXPECT_TRUE(r.removed.empty());
   EXPECT_EQ(r.kept, 1u);
+  std::filesystem::remove_all(out);
+}
+
+// A folder that cannot be removed (immutable, another user's) is said and
+// kept, the next oldest goes instead, and the newest stays.
+TEST(MonitorIncidentTest, RetentionSkipsAFolderItCannotRemove) {
+  const std::string out = ::testing::TempDir() + "/aiprof_incident_stuck_" + std::to_string(getpid());
+  std::filesystem::remove_all(out);
+  for (const char* n : {"20261201T000001Z-1", "20261201T000002Z-2", "20261201T000003Z-3"}) {
+    std::filesystem::create_directories(out + "/" + n);
+    std::ofstream(out + "/" + n + "/alert.json") << "{}";
+  }
+  const std::string stuck = out + "/20261201T000001Z-1/alert.json";
+  const int fd = open(stuck.c_str(), O_RDONLY);
+  int flags = 0;
+  const bool immutable = fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
+                         ioctl(fd, FS_IOC_SETFLAGS, &(flags = flags | FS_IMMUTABLE_FL)) == 0;
+  if (!immutable) {
+    if (fd >= 0) close(fd);
+    std::filesystem::remove_all(out);
+    GTEST_SKIP() << "no immutable files here (needs CAP_LINUX_IMMUTABLE and ext4/xfs)";
+  }
+  std::deque<std::string> own;
+  const PruneResult r = PruneIncidentDirs(out, IncidentRetention{1, 0}, &own, /*room=*/0, 0);
+  flags &= ~FS_IMMUTABLE_FL;
+  ioctl(fd, FS_IOC_SETFLAGS, &flags);
+  close(fd);
+  ASSERT_EQ(r.failed.size(), 1u);
+  EXPECT_EQ(r.failed[0].rfind("20261201T000001Z-1: ", 0), 0u) << r.failed[0];
+  EXPECT_EQ(r.removed, std::vector<std::string>{"20261201T000002Z-2"});
+  EXPECT_TRUE(std::filesystem::exists(out + "/20261201T000003Z-3")) << "the newest stays";
+  EXPECT_EQ(r.kept, 2u);
   std::filesystem::remove_all(out);
 }
 
