@@ -140,6 +140,8 @@ class ValidateCommand : public Command {
       result.sample_notes.push_back("no prediction check for --scenario: " + before_.front() + " or " + after_.front() +
                                     " has no steady step");
     }
+    // Why no fix was inferred (how one was: the check's matched_by).
+    if (!check && !pool.why_not.empty()) result.sample_notes.push_back(pool.why_not + "; name it with --fix-id");
     result.prediction = std::move(check);
     if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
       if (pool.complete) {
@@ -214,8 +216,11 @@ class ValidateCommand : public Command {
     bool mean = false;
     std::vector<KnowledgeCard> cards;
 
+    // Why the first pair has no check when none was named or inferred.
+    std::string why_not;
+
     StatusOr<std::optional<PredictionCheck>> Check(AnalysisSession& b, AnalysisSession& a, const std::string& fix_id) {
-      if (scenario.empty()) return CheckPrediction(b, a, fix_id);
+      if (scenario.empty()) return CheckPrediction(b, a, fix_id, &why_not);
       return CheckScenarioPrediction(b, a, scenario, mean, devices_file, cards);
     }
 

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/fusion/fusion_candidates.h"
+#include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/validation/trace_identity.h"
@@ -23,27 +25,118 @@ const SuggestionOutcome* FindOutcome(const SuggestResult& r, const std::string& 
   return nullptr;
 }
 
-// The before run's first finding that the after run no longer has (or has
-// at less than half its impact share), and the reason in words.
-const Finding* ChangedFinding(const Diagnosis& before, const Diagnosis& after, std::string* why) {
-  for (const Finding& f : before.findings) {
-    if (DescriptiveFinding(f.rule->bottleneck)) continue;  // what the step does, not a cause
-    const Finding* now = nullptr;
-    for (const Finding& g : after.findings) {
-      if (g.rule->id == f.rule->id) now = &g;
-    }
-    if (!now) {
-      *why = "finding '" + f.rule->id + "' of the before run is gone after";
-      return &f;
-    }
-    if (f.impact.quantified && now->impact.quantified && now->impact.share < f.impact.share / 2) {
-      *why = "finding '" + f.rule->id + "' fell from " + FormatPercent(f.impact.share) + " to " +
-             FormatPercent(now->impact.share) + " of the " + f.impact.basis;
-      return &f;
+// Findings about the spread of step or op times (unstable steps, a long
+// tail of slow instances): any change of the step moves them, so their
+// going away names no fix the after run applied.
+bool SpreadFinding(const std::string& bottleneck) { return bottleneck == "long_tail"; }
+
+// The ops a finding names, when it names them: the fusion candidates' ops.
+std::vector<std::string> NamedOps(AnalysisSession& s, const Finding& f) {
+  std::vector<std::string> out;
+  if (f.rule->bottleneck != "fusion_missing") return out;
+  for (const FusionCandidate& c : s.results().fusion().top) {
+    for (StringId id : c.ops) {
+      const std::string name(s.trace().Str(id));
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
     }
   }
-  return nullptr;
+  return out;
 }
+
+// Time per step of the ops named `names` (their total time over the trace,
+// divided by its steps).
+double OpTimePerStep(AnalysisSession& s, const std::vector<std::string>& names) {
+  const Summary& sum = s.results().summary();
+  double ns = 0;
+  for (const OpStat& o : sum.ops) {
+    const std::string_view n = s.trace().Str(o.name);
+    if (std::find(names.begin(), names.end(), n) != names.end()) ns += static_cast<double>(o.total_ns);
+  }
+  return ns / static_cast<double>(std::max<size_t>(1, sum.steps.size()));
+}
+
+double ImpactNs(const Finding* f) { return f && f->impact.quantified ? f->impact.time_ns : 0; }
+
+}  // namespace
+
+std::optional<InferredFix> InferAppliedFix(AnalysisSession& before, AnalysisSession& after, const Diagnosis& db,
+                                           const Diagnosis& da, std::string* why_not) {
+  struct Candidate {
+    const Finding* f;
+    std::string change;
+    double saved_ns;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<std::string> refused;
+  for (const Finding& f : db.findings) {
+    if (DescriptiveFinding(f.rule->bottleneck)) continue;  // what the step does, not a cause
+    const Finding* now = nullptr;
+    for (const Finding& g : da.findings) {
+      if (g.rule->id == f.rule->id) now = &g;
+    }
+    std::string change;
+    if (!now) {
+      change = "finding '" + f.rule->id + "' of the before run is gone after";
+    } else if (f.impact.quantified && now->impact.quantified && now->impact.share < f.impact.share / 2) {
+      change = "finding '" + f.rule->id + "' fell from " + FormatPercent(f.impact.share) + " to " +
+               FormatPercent(now->impact.share) + " of the " + f.impact.basis;
+    } else {
+      continue;
+    }
+    if (SpreadFinding(f.rule->bottleneck)) {
+      refused.push_back("'" + f.rule->id + "' (the spread of step or op times, which any change moves)");
+      continue;
+    }
+    const std::vector<std::string> ops = NamedOps(before, f);
+    if (!ops.empty()) {
+      const double was = OpTimePerStep(before, ops), is = OpTimePerStep(after, ops);
+      if (is >= kNamedOpsFasterRatio * was) {
+        refused.push_back("'" + f.rule->id + "' (the ops it names did not get faster: " + FormatDurationNs(was) +
+                          " -> " + FormatDurationNs(is) + " per step)");
+        continue;
+      }
+    }
+    candidates.push_back({&f, change, ImpactNs(&f) - ImpactNs(now)});
+  }
+  std::string refused_text;
+  for (const std::string& r : refused) refused_text += (refused_text.empty() ? "" : ", ") + r;
+  if (candidates.empty()) {
+    if (why_not) {
+      *why_not =
+          "the fix the after run applied could not be inferred: no finding of the before run went away or fell "
+          "to less than half";
+      if (!refused_text.empty()) *why_not += " that could name it (not credited: " + refused_text + ")";
+    }
+    return std::nullopt;
+  }
+  // An exclusive impact is a disjoint part of the step, measured directly;
+  // other findings' time may lie inside it (a fusion chain of the data
+  // loader's ops) and go with it. Then the most time per step no longer
+  // spent.
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    const bool ea = ExclusiveImpact(a.f->rule->bottleneck), eb = ExclusiveImpact(b.f->rule->bottleneck);
+    if (ea != eb) return ea;
+    return a.saved_ns > b.saved_ns;
+  });
+  InferredFix out;
+  out.finding = candidates.front().f;
+  out.confidence = candidates.size() == 1 ? "medium" : "low";
+  out.how = "inferred from what changed (confidence " + out.confidence + "): " + candidates.front().change;
+  if (candidates.size() > 1) {
+    std::string others;
+    for (size_t i = 1; i < candidates.size(); ++i)
+      others += (others.empty() ? "'" : ", '") + candidates[i].f->rule->id + "'";
+    out.how +=
+        "; also changed, ranked after it: " + others +
+        (ExclusiveImpact(out.finding->rule->bottleneck)
+             ? " ('" + out.finding->rule->id + "' is a disjoint part of the step, which their time may lie inside)"
+             : std::string(" (less time per step no longer spent)"));
+  }
+  if (!refused_text.empty()) out.how += "; not credited: " + refused_text;
+  return out;
+}
+
+namespace {
 
 // The after run's figure, and how the prediction compares with it.
 void SetMeasured(const MeanInterval& a, PredictionCheck* c) {
@@ -60,7 +153,7 @@ void Compare(PredictionCheck* c) {
 }  // namespace
 
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
-                                                         const std::string& fix_id) {
+                                                         const std::string& fix_id, std::string* why_not) {
   ASSIGN_OR_RETURN(const SuggestResult* sug, before.suggestions());
   PredictionCheck c;
   const SuggestionOutcome* o = nullptr;
@@ -76,15 +169,19 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
   } else {
     ASSIGN_OR_RETURN(const Diagnosis* db, before.diagnosis());
     ASSIGN_OR_RETURN(const Diagnosis* da, after.diagnosis());
-    const Finding* f = ChangedFinding(*db, *da, &c.matched_by);
-    if (!f) return std::optional<PredictionCheck>();
+    const std::optional<InferredFix> inferred = InferAppliedFix(before, after, *db, *da, why_not);
+    if (!inferred) return std::optional<PredictionCheck>();
+    c.matched_by = inferred->how;
     for (const SuggestionOutcome& k : sug->kept) {
-      if (k.finding->rule->id == f->rule->id) {
+      if (k.finding->rule->id == inferred->finding->rule->id) {
         o = &k;
         break;
       }
     }
-    if (!o) return std::optional<PredictionCheck>();
+    if (!o) {
+      if (why_not) *why_not = "no prediction check: " + inferred->how + ", but the before run suggests no fix for it";
+      return std::optional<PredictionCheck>();
+    }
   }
   c.mean = o->simulation && o->simulation->mean;
   const MeanInterval b = SteadyStepWallTime(before, c.mean), a = SteadyStepWallTime(after, c.mean);

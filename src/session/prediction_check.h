@@ -5,10 +5,9 @@
 // interval of the median (MedianWithInterval: order statistics of the
 // before run's predicted steps, and of the after run's measured steps).
 //
-// The fix: `--fix-id ID` (a suggestion id of the before run), else matched by
-// what changed: the before run's first finding (in the diagnosis' order)
-// that is gone after, or whose impact fell to less than half, and its best
-// ranked suggestion.
+// The fix: `--fix-id ID` (a suggestion id of the before run), else inferred
+// from what changed (InferAppliedFix) and the finding's best ranked
+// suggestion.
 #ifndef AIPROF_SRC_SESSION_PREDICTION_CHECK_H_
 #define AIPROF_SRC_SESSION_PREDICTION_CHECK_H_
 
@@ -24,12 +23,32 @@
 
 namespace aiprof {
 
+// The finding whose fix the after run applied, inferred from what changed
+// between the two diagnoses, and how (PredictionCheck::matched_by).
+// Candidates: the before run's findings that are gone after or whose impact
+// fell to less than half, except the descriptive one (compute), the spread
+// of step or op times (long_tail: any change moves it), and a finding that
+// names ops (fusion_missing: its candidates' ops) whose ops take at least
+// kNamedOpsFasterRatio of their time per step after (they were neither
+// fused nor removed: the finding went for another reason). Of the rest, an
+// exclusive impact (ExclusiveImpact: a disjoint part of the step, which
+// others' time may lie inside and leave with) first, then the most time per
+// step no longer spent. Confidence "medium" for one candidate, "low" for
+// several. nullopt (and *why_not, when given, says why) when none is left.
+struct InferredFix {
+  const Finding* finding = nullptr;
+  std::string confidence;
+  std::string how;
+};
+inline constexpr double kNamedOpsFasterRatio = 0.75;
+std::optional<InferredFix> InferAppliedFix(AnalysisSession& before, AnalysisSession& after, const Diagnosis& db,
+                                           const Diagnosis& da, std::string* why_not = nullptr);
 
-// nullopt when no fix is named and no finding of the before run went away,
-// or a run has no steady step. An unknown --fix id is an error listing the
-// before run's suggestion ids.
+// nullopt when no fix is named and none could be inferred (*why_not, when
+// given, says why), or a run has no steady step. An unknown --fix id is an
+// error listing the before run's suggestion ids.
 StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before, AnalysisSession& after,
-                                                         const std::string& fix_id);
+                                                         const std::string& fix_id, std::string* why_not = nullptr);
 
 // The fix stated as a what-if scenario (card --scenario) instead of a
 // suggestion: the before run's replay of `scenario` against the after run,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/analysis/whatif/whatif_test_traces.h"
+#include "src/importers/common/importer_registry.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
@@ -150,6 +151,69 @@ TEST(CheckPrediction, AFixOnOneStepInNIsCheckedOnTheMeanStep) {
   // The after run's figure on the same base, as validate pools it.
   EXPECT_DOUBLE_EQ(SteadyStepWallTime(*after, true).mean, 12'500);
   EXPECT_DOUBLE_EQ(SteadyStepWallTime(*after, false).mean, 10'000);
+}
+
+// The fix inferred from what changed, on real pairs (test/data/pairs,
+// pairs.yaml names each pair's fix). Builtin rules; no history.
+struct InferredOnPair {
+  std::optional<InferredFix> fix;
+  std::string why_not;
+  std::unique_ptr<Trace> before_trace, after_trace;
+  std::unique_ptr<AnalysisSession> before, after;
+};
+void InferOnPair(const std::string& name, InferredOnPair* out) {
+  const std::string pairs = std::string(AIPROF_SOURCE_DIR) + "/test/data/pairs/";
+  auto b = ImportTrace(pairs + name + "_before.pt.trace.json.gz");
+  auto a = ImportTrace(pairs + name + "_after.pt.trace.json.gz");
+  ASSERT_TRUE(b.ok() && a.ok());
+  out->before_trace = std::move(*b);
+  out->after_trace = std::move(*a);
+  testing::TempDir dir;
+  SessionOptions options;
+  options.attach_history = false;
+  options.db = dir.path() + "/none.db";
+  out->before = AnalysisSession::ForTrace(*out->before_trace, options);
+  out->after = AnalysisSession::ForTrace(*out->after_trace, options);
+  auto db = out->before->diagnosis();
+  auto da = out->after->diagnosis();
+  ASSERT_TRUE(db.ok() && da.ok());
+  out->fix = InferAppliedFix(*out->before, *out->after, **db, **da, &out->why_not);
+}
+
+// DataLoader(num_workers 0 -> 2): the fusion chain of the loader's own ops
+// (aten::sub -> aten::div -> aten::rand -> aten::slice) left the main
+// process with the loading, so fusion_missing fell from 69.8% to 15.1%
+// (the first finding in the diagnosis' order, which the old matcher
+// credited: torch_compile). data_loading, 67.7% -> 27.9%, is the fix.
+TEST(InferAppliedFix, DataLoaderWorkersCreditTheLoadingNotAFusion) {
+  InferredOnPair p;
+  ASSERT_NO_FATAL_FAILURE(InferOnPair("dataloader_workers", &p));
+  ASSERT_TRUE(p.fix) << p.why_not;
+  EXPECT_EQ(p.fix->finding->rule->id, "data_loading") << p.fix->how;
+  EXPECT_EQ(p.fix->confidence, "low") << p.fix->how;  // fusion_missing changed too
+  EXPECT_NE(p.fix->how.find("also changed, ranked after it: 'fusion_missing'"), std::string::npos) << p.fix->how;
+}
+
+// Log every 10th step: fusion_missing (the optimizer's mul_/add_ chain)
+// fell while those ops kept their time per step; unstable_steps fell.
+// Neither is the fix: nothing is inferred, and the reason says so.
+TEST(InferAppliedFix, AFindingWhoseOpsDidNotGetFasterIsNotCredited) {
+  InferredOnPair p;
+  ASSERT_NO_FATAL_FAILURE(InferOnPair("log_every_step", &p));
+  EXPECT_FALSE(p.fix) << p.fix->how;
+  EXPECT_NE(p.why_not.find("'fusion_missing' (the ops it names did not get faster"), std::string::npos) << p.why_not;
+  EXPECT_NE(p.why_not.find("'unstable_steps' (the spread of step or op times"), std::string::npos) << p.why_not;
+}
+
+// Permutes and contiguous calls removed: layout_conversion is gone; so are
+// unstable_steps and long_tail_ops (first in the diagnosis' order, which
+// the old matcher credited), which any change of the step moves.
+TEST(InferAppliedFix, TheSpreadOfStepTimesIsNotAFix) {
+  InferredOnPair p;
+  ASSERT_NO_FATAL_FAILURE(InferOnPair("layout_roundtrip", &p));
+  ASSERT_TRUE(p.fix) << p.why_not;
+  EXPECT_EQ(p.fix->finding->rule->id, "layout_conversion") << p.fix->how;
+  EXPECT_EQ(p.fix->confidence, "medium") << p.fix->how;
 }
 
 }  // namespace
