@@ -14,7 +14,7 @@ async function run(t, opts = {}) {
       assert.ok(await page.$(id), `no ${id}`);
     }
     if (!opts.hostile) {
-      assert.match(cards.join(' '), /The device waits for input data/);
+      assert.match(cards.join(' '), /The step waits for input data/);
     }
   });
 

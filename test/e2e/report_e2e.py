@@ -58,7 +58,7 @@ def main():
         figure = f"{mean:.2f} ms"
         check(figure in page, f"HTML headline has the mean step time {figure} (6 steps from the JSON)")
         check(page.count("<svg class=\"chart\"") >= 4, "HTML has the charts (breakdown, steps, gaps, roofline, memory)")
-        check("The device waits for input data" in page, "HTML leads with the data-loading finding")
+        check("The step waits for input data" in page, "HTML leads with the data-loading finding")
         check("<script src" not in page and "<link" not in page, "HTML loads nothing from outside")
         text = open(md, encoding="utf-8").read()
         check(figure in text and "## Diagnosis and suggestions" in text, "Markdown has the same headline and sections")

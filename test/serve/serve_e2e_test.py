@@ -613,7 +613,7 @@ def run_tests(exe, data, fixtures, tmp):
 
             def walk(x):
                 if isinstance(x, dict):
-                    if x.get("finding") == "The device waits for input data" and "gain_max" in x:
+                    if x.get("finding") == "The step waits for input data" and "gain_max" in x:
                         found.append((x["gain_min"], x["gain_max"]))
                     for v in x.values():
                         walk(v)

@@ -128,7 +128,7 @@ TEST(ReportDataTest, Resnet50HeadlineMatchesIndependentFigures) {
   std::string html = ReportToHtml(r);
   EXPECT_NE(html.find("<svg class=\"chart\""), std::string::npos);
   EXPECT_NE(html.find("<table data-key=\"top_ops\" class=\"sortable\">"), std::string::npos);
-  EXPECT_NE(html.find("The device waits for input data"), std::string::npos);
+  EXPECT_NE(html.find("The step waits for input data"), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no link out but the SVG namespace
   EXPECT_EQ(html.find("https://"), std::string::npos);
   std::string md = ReportToMarkdown(r);
