@@ -36,6 +36,14 @@ class MonitorCommand : public Command {
     sub->add_option("--max-incidents", max_incidents_,
                     "Stop writing incidents after this many (default 10; 0: no limit)")
         ->check(CLI::Range(0, 1000000));
+    sub->add_option("--keep-incidents", keep_incidents_,
+                    "INCIDENTS_DIR keeps the newest this many incident folders, older ones are removed (default 100; "
+                    "0: no limit)")
+        ->check(CLI::Range(0, 1000000));
+    sub->add_option("--keep-incident-mb", keep_incident_mb_,
+                    "... holding at most this many MiB together; the newest is kept whatever its size (default 2048; "
+                    "0: no limit)")
+        ->check(CLI::Range(0, 1 << 30));
     sub->add_option("--metrics-listen", metrics_listen_, "Serve /metrics (Prometheus) and POST /alert (Alertmanager "
                                                          "webhook) on [HOST:]PORT (host default 127.0.0.1)");
     sub->add_option("--webhook-token-file", webhook_token_file_, "POST /alert needs \"Authorization: Bearer <this "
@@ -71,6 +79,8 @@ class MonitorCommand : public Command {
     }
     o.on_alert = on_alert_ == "dump" ? OnAlert::kDump : on_alert_ == "none" ? OnAlert::kNone : OnAlert::kTrace;
     o.max_incidents = max_incidents_;
+    o.keep_incidents = keep_incidents_;
+    o.keep_incident_bytes = static_cast<uint64_t>(keep_incident_mb_) << 20;
     o.metrics_listen = metrics_listen_;
     o.webhook_token_file = webhook_token_file_;
     if (!latency_buckets_.empty()) {
@@ -118,6 +128,8 @@ class MonitorCommand : public Command {
   std::string window_ = "60s", interval_ = "1s", on_alert_ = "trace", trace_duration_ = "30s", cooldown_ = "10m";
   std::string metrics_listen_, webhook_token_file_, latency_buckets_, timeout_, service_, db_, out_dir_, attach_timeout_ = "10s";
   int max_incidents_ = 10;
+  int keep_incidents_ = 100;
+  int64_t keep_incident_mb_ = 2048;
   int cpu_hz_ = 999;
   bool once_ = false;
   int exit_code_ = kExitOk;

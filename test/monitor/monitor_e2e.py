@@ -258,14 +258,23 @@ def case_baseline(args, tmp):
 
 
 def case_steady(args, tmp):
+    # Four folders an earlier monitor left (a year old); --keep-incidents 2
+    # keeps the newest two once the monitor has started (docs/monitor.md, Limits).
+    old = ['20250101T00000%dZ-%d' % (i, i + 1) for i in range(4)]
+    for d in old:
+        os.makedirs(os.path.join(tmp, 'incidents', d))
+        open(os.path.join(tmp, 'incidents', d, 'alert.json'), 'w').write('{}\n')
     run = Run(args, tmp, ['--work-us', '300'],
               ['--alert', 'p99_latency > 40ms', '--alert', 'error_count > 0', '--window', '1s', '--interval', '0.25s',
                # trial_monitor D1: a count over a window not covered yet is unknown, not 0.
                '--alert', 'request_count < 1', '--alert', 'throughput < 1/s',
-               '--once', '--timeout', '6s'], load_seconds=8)
+               '--keep-incidents', '2', '--once', '--timeout', '6s'], load_seconds=8)
     rc, out, err = run.finish()
     check(rc == 0, 'no incident: exit status 0 (got %d)' % rc)
-    check(run.incidents() == [], 'no incident folder')
+    check([os.path.basename(d) for d in run.incidents()] == old[2:],
+          'no incident folder; --keep-incidents 2 kept the newest two of four (%s)' % run.incidents())
+    check('removed the 2 oldest incident folder(s) to keep at most 2 folders' in err,
+          'says what --keep-incidents removed')
     check(out.strip() == '', 'nothing on stdout')
     check('--timeout' in err and 'without an incident' in err, 'says the timeout passed without an incident')
 
@@ -669,8 +678,9 @@ def case_cli(args, tmp):
     for flag, value in (('--window', 'abc'), ('--window', '1000000000h'), ('--cooldown', 'soon')):
         p = mon('--alert', 'p99_latency > 2s', flag, value, '-o', out, '--', 'true')
         check(p.returncode == 2, '%s %s: exit 2, a bad command line (got %d)' % (flag, value, p.returncode))
-    p = mon('--alert', 'p99_latency > 2s', '--max-incidents', '-1', '-o', out, '--', 'true')
-    check(p.returncode == 2 and len(p.stderr) < 300, '--max-incidents -1: a short message (%r)' % p.stderr.strip())
+    for flag in ('--max-incidents', '--keep-incidents', '--keep-incident-mb'):
+        p = mon('--alert', 'p99_latency > 2s', flag, '-1', '-o', out, '--', 'true')
+        check(p.returncode == 2 and len(p.stderr) < 300, '%s -1: a short message (%r)' % (flag, p.stderr.strip()))
     check(not os.path.exists(out), 'nothing created by refused command lines')
     p = mon('--alert', 'p99_latency > 2s', '--attach-timeout', '1s', '-o', out, '--', 'sleep', '3')
     check(p.returncode == 1 and not os.path.exists(out),
