@@ -14,6 +14,7 @@
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/importers/sdk/sdk_processes.h"
 #include "src/model/trace_merge.h"
 
 namespace aiprof {
@@ -119,6 +120,28 @@ Status AssignRanks(const std::vector<FolderUnit>& units, std::vector<std::unique
   return OkStatus();
 }
 
+// One run's SDK files, one per process (sdk_processes.h): merged as
+// `aiprof trace` merges them, each process on its own tracks with the rank
+// its file holds (none: none), not one rank per file.
+StatusOr<std::unique_ptr<Trace>> MergeSdkProcesses(const std::vector<FolderUnit>& units,
+                                                   std::vector<std::unique_ptr<Trace>> parts) {
+  std::vector<std::string> paths;
+  std::vector<const Trace*> views;
+  std::string pids;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    paths.push_back(units[i].path);
+    views.push_back(parts[i].get());
+    pids += (pids.empty() ? "" : ",") + parts[i]->metadata["pid"];
+  }
+  RETURN_IF_ERROR(CheckSdkFilesOfOneRun(paths, views));
+  const size_t n = parts.size();
+  std::unique_ptr<Trace> merged = MergeTraces(std::move(parts));
+  merged->metadata["source_format"] = "multi_process(aiprof_sdk)";
+  merged->metadata["pids"] = pids;
+  merged->metadata["process_count"] = std::to_string(n);
+  return merged;
+}
+
 }  // namespace
 
 int32_t RankFromName(const std::string& path) {
@@ -177,6 +200,11 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir, std::v
     }
   }
   if (units.empty()) return ErrStatus(dir + kNothingRecognizable);
+  // An SDK event file beside its process's spill file: the spill file has
+  // everything (sdk_processes.h).
+  std::vector<std::string> paths;
+  for (const FolderUnit& u : units) paths.push_back(u.path);
+  std::erase_if(units, [&](const FolderUnit& u) { return SupersededBySpillFile(u.path, paths); });
   return units;
 }
 
@@ -198,6 +226,10 @@ StatusOr<std::unique_ptr<Trace>> ImportUnits(const std::vector<FolderUnit>& unit
   for (auto& r : results) {
     if (!r.ok()) return r.status();
     parts.push_back(std::move(r).value());
+  }
+  if (parts.size() > 1 &&
+      std::all_of(parts.begin(), parts.end(), [](const auto& p) { return IsSdkProcessTrace(*p); })) {
+    return MergeSdkProcesses(units, std::move(parts));
   }
   RETURN_IF_ERROR(AssignRanks(units, &parts));
   if (parts.size() == 1) return std::move(parts.front());

@@ -6,16 +6,24 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "src/importers/common/import_confinement.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/importers/sdk/sdk_processes.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
 namespace {
 
 using testing::TempDir;
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 std::string Kineto(int rank, bool with_rank, const std::string& kernel) {
   std::string info = with_rank ? R"("distributedInfo": {"rank": )" + std::to_string(rank) + R"(, "world_size": 2},)" : "";
@@ -150,6 +158,68 @@ TEST(FolderImporterTest, RankFilesThatAreNotTracesAreCounted) {
   EXPECT_EQ(d.at("folder_member_skipped").count, 2u);
   EXPECT_NE(d.at("folder_member_skipped").first_where.find("rank1.json: not a recognised trace"), std::string::npos)
       << d.at("folder_member_skipped").first_where;
+}
+
+// One run's per-process SDK files (AIPROF_OUTPUT=dir/ on a program that
+// forks; test/data/sdk/fork_run: /tmp/pyt/c/app of the Python/SDK trial,
+// parent 3979 and its child 3982) load as one trace, each process on its
+// own tracks, no rank asked for. Was: "aiprof-3979.aiprof: cannot tell this
+// input's rank".
+TEST(FolderImporterTest, OneRunsSdkFilesMergeAsProcesses) {
+  const std::string dir = std::string(AIPROF_TEST_DATA_DIR) + "/sdk/fork_run";
+  auto r = ImportTrace(dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  EXPECT_EQ(t.metadata.at("source_format"), "multi_process(aiprof_sdk)");
+  EXPECT_EQ(t.metadata.at("pids"), "3979,3982");
+  EXPECT_EQ(t.metadata.at("process_count"), "2");
+  std::set<int32_t> pids;
+  bool child_span_in_child = false;
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    const int32_t pid = t.tracks.pid[t.slices.track[i]];
+    pids.insert(pid);
+    if (t.Str(t.slices.name[i]) == "child") child_span_in_child = pid == 3982;
+  }
+  EXPECT_EQ(pids, (std::set<int32_t>{3979, 3982}));
+  EXPECT_TRUE(child_span_in_child);
+  EXPECT_EQ(t.steps.size(), 20u);  // the parent's iterations
+}
+
+// The parent of one run and the child of another (test/data/sdk/two_runs:
+// the same program run twice, 0.3 s apart): another clock base, and no time
+// in common.
+TEST(FolderImporterTest, SdkFilesOfTwoRunsAreAnError) {
+  auto r = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/sdk/two_runs");
+  ASSERT_FALSE(r.ok());
+  const std::string m(r.status().message());
+  EXPECT_NE(m.find("not one run's SDK files: "), std::string::npos) << m;
+  EXPECT_NE(m.find("aiprof-3992.aiprof started "), std::string::npos) << m;
+  EXPECT_NE(m.find("another run"), std::string::npos) << m;
+}
+
+TEST(FolderImporterTest, OneSdkProcessTwiceIsAnError) {
+  TempDir dir;
+  const std::string file = ReadFileOrEmpty(std::string(AIPROF_TEST_DATA_DIR) + "/sdk/fork_run/aiprof-3979.aiprof");
+  ASSERT_FALSE(file.empty());
+  dir.Write("aiprof-3979.aiprof", file);
+  dir.Write("copy.aiprof", file);
+  auto r = ImportTrace(dir.path());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("are both process 3979"), std::string::npos) << r.status().message();
+}
+
+// A process that died leaves its spill file; an event file beside it is an
+// earlier flush: the spill file is the unit (as aiprof trace reads them).
+TEST(FolderImporterTest, AnSdkSpillFileSupersedesItsEventFile) {
+  TempDir dir;
+  dir.Write("aiprof-7.aiprof", std::string("AIPROFS\n") + std::string(64, '\0'));
+  dir.Write("aiprof-7.aiprof.part", std::string("AIPROFP\n") + std::string(64, '\0'));
+  dir.Write("aiprof-8.aiprof", std::string("AIPROFS\n") + std::string(64, '\0'));
+  auto units = ListFolderUnits(dir.path());
+  ASSERT_TRUE(units.ok()) << units.status().message();
+  std::vector<std::string> names;
+  for (const FolderUnit& u : *units) names.push_back(std::filesystem::path(u.path).filename().string());
+  EXPECT_EQ(names, (std::vector<std::string>{"aiprof-7.aiprof.part", "aiprof-8.aiprof"}));
 }
 
 }  // namespace

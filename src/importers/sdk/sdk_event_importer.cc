@@ -746,6 +746,9 @@ class SdkDecoder {
     std::snprintf(text, sizeof(text), "%g", h.ring_mb);
     meta["sdk.ring_mb"] = text;
     meta["sdk.clock"] = h.tsc ? "tsc" : "monotonic";
+    // CLOCK_MONOTONIC at the runtime's start; a forked child inherits it
+    // (one run's processes: src/importers/sdk/sdk_processes.h).
+    meta["sdk.clock_base_ns"] = std::to_string(h.base_ns);
     std::snprintf(text, sizeof(text), "%.9f", h.ns_per_tick);
     meta["sdk.ns_per_tick"] = text;
     meta["sdk.bytes_per_event"] = std::to_string(sizeof(Event));
