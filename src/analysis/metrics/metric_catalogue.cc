@@ -35,7 +35,9 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"critical_path_idle_ns", U::kNanoseconds, "idle and waiting time on the critical path, per steady step"},
         {"critical_path_ns", U::kNanoseconds, "critical-path length (step start to the end of its last launched work), per steady step"},
         {"compute_ratio", U::kRatio, "compute (kernel) time, share of the device span"},
-        {"data_loading_ratio", U::kRatio, "device idle time overlapped by data loading, share of the span"},
+        {"data_loading_ratio", U::kRatio,
+         "idle time overlapped by data loading (the device's; on CPU-only traces the main thread's between its ops), "
+         "share of the span"},
         {"device_idle_ratio", U::kRatio, "idle time between device activities, share of the device span"},
         {"device_util", U::kRatio, "device busy time / device span (CPU traces: main thread op time / span)"},
         {"fusion_candidate_ratio", U::kRatio, "time in the top fusion-candidate sequences, share of op time"},
