@@ -236,11 +236,30 @@ void StepsSection(AnalysisResults& in, Section* s) {
                             {"stddev_ns", "Stddev", Ns(st.stddev_ns), Unit::kNs}, {"p50_ns", "p50", Ns(st.p50_ns), Unit::kNs},
                             {"p99_ns", "p99", Ns(st.p99_ns), Unit::kNs}, {"min_ns", "Min", Int(st.min_ns), Unit::kNs},
                             {"max_ns", "Max", Int(st.max_ns), Unit::kNs}}});
+  // Timeline steps: which reading the figures above are (StepTimeBase), and
+  // both readings' means (src/analysis/common/steps.h).
+  if (st.host_count > 0) {
+    const bool by_period = st.base == StepTimeBase::kDevicePeriod;
+    s->Add(render::KeyValues{
+        {{"base", "Base", StrValue(StepTimeBaseName(st.base)), Unit::kNone,
+          by_period ? "the device runs behind the host: the steps above are device periods (end of the previous "
+                      "step's device work to the end of its own; a rank's first step has none)"
+                    : "each step's recorded host span"},
+         {"host_steps", "Host spans", Int(static_cast<int64_t>(st.host_count)), Unit::kCount},
+         {"host_mean_ns", "Host span mean", Ns(st.host_mean_ns), Unit::kNs},
+         {"periods", "Device periods", Int(static_cast<int64_t>(st.period_count)), Unit::kCount},
+         {"period_mean_ns", "Device period mean", st.period_count > 0 ? Ns(st.period_mean_ns) : Value(), Unit::kNs}}});
+  }
   if (st.slowest.empty()) return;
-  Table t{"slowest", "Slowest steps and the ops that differ from the median step",
-          {{"step", "Step"}, {"step_ns", "Step time", Unit::kNs}, {"op_ns", "Op time in the step", Unit::kNs},
-           {"median_ns", "Median step's", Unit::kNs}, {"op", "Op"}},
-          {}, ""};
+  Table t{"slowest",
+          "Slowest steps and the ops that differ from the median step",
+          {{"step", "Step"},
+           {"step_ns", st.base == StepTimeBase::kDevicePeriod ? "Step time (device period)" : "Step time", Unit::kNs},
+           {"op_ns", "Op time in the step", Unit::kNs},
+           {"median_ns", "Median step's", Unit::kNs},
+           {"op", "Op"}},
+          {},
+          ""};
   for (const SlowStep& slow : st.slowest) {
     Value name = StrValue(trace.Str(trace.steps.name[slow.step]));
     if (slow.differing_ops.empty()) t.rows.push_back({name, Int(slow.dur_ns), Value(), Value(), Value()});

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+#include <limits>
 #include <map>
 
+#include "src/analysis/common/steps.h"
 #include "src/analysis/communication/communication.h"
+#include "src/analysis/memory/memory_series.h"
 #include "src/report/analysis/analysis_sections.h"
 #include "src/report/attribution/attribution_report.h"
-#include "src/analysis/memory/memory_series.h"
 
 namespace aiprof {
 namespace {
@@ -38,12 +41,27 @@ void FillSteps(const Trace& t, ReportData* r) {
     }
     return false;
   }();
+  // On the headline's base: where the device runs behind the host each
+  // step's device period (a rank's first step has none: NaN), its host span
+  // beside it.
+  std::vector<double> period_ms(t.steps.size(), std::numeric_limits<double>::quiet_NaN());
+  const bool by_period = r->steady_stats.base == StepTimeBase::kDevicePeriod;
+  if (by_period) {
+    const StepList list = FindSteps(t);
+    const StepPeriods periods = ComputeStepPeriods(t, list);
+    for (size_t k = 0; k < list.steps.size(); ++k) {
+      if (list.steps[k].row < period_ms.size() && k < periods.period_ns.size() && periods.period_ns[k] >= 0) {
+        period_ms[list.steps[k].row] = NsToMs(static_cast<double>(periods.period_ns[k]));
+      }
+    }
+  }
   for (size_t i = 0; i < t.steps.size(); ++i) {
     ReportStep s;
     s.label = std::string(t.Str(t.steps.name[i]));
     if (multi_rank && t.steps.rank[i] != kNoRank) s.label = "r" + std::to_string(t.steps.rank[i]) + " " + s.label;
-    s.dur_ms = NsToMs(static_cast<double>(t.steps.dur_ns[i]));
-    durs.push_back(s.dur_ms);
+    s.host_ms = NsToMs(static_cast<double>(t.steps.dur_ns[i]));
+    s.dur_ms = by_period ? period_ms[i] : s.host_ms;
+    if (std::isfinite(s.dur_ms)) durs.push_back(s.dur_ms);
     r->steps.push_back(std::move(s));
   }
   if (r->steps.empty()) {
@@ -52,7 +70,7 @@ void FillSteps(const Trace& t, ReportData* r) {
       ReportStep s;
       s.label = (b.rank != kNoRank ? "r" + std::to_string(b.rank) + " " : std::string()) + "step " +
                 std::to_string(b.number);
-      s.dur_ms = NsToMs(static_cast<double>(b.dur_ns));
+      s.dur_ms = s.host_ms = NsToMs(static_cast<double>(b.dur_ns));
       durs.push_back(s.dur_ms);
       r->steps.push_back(std::move(s));
     }

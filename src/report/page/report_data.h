@@ -46,8 +46,9 @@ struct ReportInputs {
 
 struct ReportStep {
   std::string label;  // "ProfilerStep#3" (rank-prefixed on multi-rank traces)
-  double dur_ms = 0;
+  double dur_ms = 0;  // on the headline's base (steady_stats.base): NaN where a rank's first step has no period
   bool slow = false;
+  double host_ms = 0;  // its host span (the same as dur_ms on a host-span base)
 };
 
 struct ReportBreakdownRow {

@@ -53,11 +53,21 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
     std::string warmup = r.warmup_steps == 0 ? std::string()
                                              : fmt::format("; {} warm-up step{} left out", r.warmup_steps,
                                                            r.warmup_steps == 1 ? "" : "s");
+    // Where the device runs behind the host the step time is the device's
+    // period (src/analysis/common/steps.h), over the steady steps that have
+    // one; the host's figure is said beside it.
+    std::string over =
+        s.base == StepTimeBase::kDevicePeriod
+            ? fmt::format(
+                  "device period{} (end of one step's device work to the next's) of {} steady-state step{} "
+                  "({}{}); the device runs behind the host, whose steps take {} (host span)",
+                  s.count == 1 ? "" : "s", s.host_count, s.host_count == 1 ? "" : "s", s.source, warmup,
+                  MsText(s.host_mean_ns / 1e6))
+            : fmt::format("steady-state step{} ({}{})", s.count == 1 ? "" : "s", s.source, warmup);
     cards.items.push_back({"step_time", "Step time",
                            Value::String(fmt::format("{} ± {}", MsText(s.mean_ns / 1e6), MsText(s.stddev_ns / 1e6))),
                            Unit::kNone,
-                           fmt::format("mean ± sd over {} steady-state step{} ({}{}); p50 {}, p99 {}", s.count,
-                                       s.count == 1 ? "" : "s", s.source, warmup, MsText(s.p50_ns / 1e6),
+                           fmt::format("mean ± sd over {} {}; p50 {}, p99 {}", s.count, over, MsText(s.p50_ns / 1e6),
                                        MsText(s.p99_ns / 1e6))});
   } else {
     cards.items.push_back({"step_time", "Step time", Value::String("no steps"), Unit::kNone,
@@ -139,7 +149,16 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
   std::vector<std::string> labels;
   std::vector<double> values;
   std::vector<bool> marked;
-  render::Table data{"steps", "", {{"step", "Step"}, {"time", "Time", Unit::kMs}, {"slow", "Slow"}}, {}, ""};
+  // The headline's base: on the device's period the host span is a column
+  // beside it (a rank's first step has no period: its Time is empty).
+  const bool by_period = r.steady_stats.base == StepTimeBase::kDevicePeriod;
+  render::Table data{
+      "steps",
+      "",
+      {{"step", "Step"}, {"time", by_period ? "Time (device period)" : "Time", Unit::kMs}, {"slow", "Slow"}},
+      {},
+      ""};
+  if (by_period) data.columns.push_back({"host_span", "Host span", Unit::kMs});
   // At most kReportStepBars bars: past that, each bar is a run of
   // consecutive steps drawn by its longest (a page of a million steps was
   // hundreds of megabytes); the table holds the same bars.
@@ -150,7 +169,7 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
     size_t longest = lo;
     bool slow = false;
     for (size_t i = lo; i < hi; ++i) {
-      if (r.steps[i].dur_ms > r.steps[longest].dur_ms) longest = i;
+      if (r.steps[i].dur_ms > r.steps[longest].dur_ms || !std::isfinite(r.steps[longest].dur_ms)) longest = i;
       slow |= r.steps[i].slow;
     }
     std::string label = per == 1 ? r.steps[lo].label : r.steps[lo].label + " to " + r.steps[hi - 1].label;
@@ -158,6 +177,7 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
     values.push_back(r.steps[longest].dur_ms);
     marked.push_back(slow);
     data.rows.push_back({Value::String(std::move(label)), MsValue(r.steps[longest].dur_ms), Value::Bool(slow)});
+    if (by_period) data.rows.back().push_back(MsValue(r.steps[longest].host_ms));
   }
   render::Section& sec = charts->AddSection("steps", "Step times");
   if (per > 1) {
@@ -173,14 +193,22 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
           ? (r.steps.size() == 1 ? std::string("the one step") : fmt::format("all {} steps", r.steps.size()))
           : fmt::format("all {} steps, the {} warm-up step{} included (the headline leaves {} out)", r.steps.size(),
                         r.warmup_steps, r.warmup_steps == 1 ? "" : "s", r.warmup_steps == 1 ? "it" : "them");
+  if (by_period) {
+    base = "the device periods of " + base + " (a rank's first step has none)";
+    sec.Add(render::Paragraph{fmt::format(
+        "Each step's time is its device period, the end of the previous step's device work to the end of its own, as "
+        "in the headline: the device runs behind the host, whose steps take {} on average (host span, beside).",
+        MsText(r.steady_stats.host_mean_ns / 1e6))});
+  }
   sec.Add(render::Paragraph{fmt::format("Median {} over {}; slow = more than {:.1f}× that median.",
                                         MsText(r.median_step_ms), base, kSlowStepFactor)});
-  sec.Add(render::Chart{"steps",
-                        BarChart(per == 1 ? std::string("Duration of each step")
-                                          : fmt::format("Longest step of each run of {} steps", per),
-                                 labels, values, marked, fmt::format("slow: > {:.1f}× median", kSlowStepFactor),
-                                 r.median_step_ms, "median", "ms"),
-                        std::move(data)});
+  sec.Add(
+      render::Chart{"steps",
+                    BarChart(per == 1 ? std::string(by_period ? "Device period of each step" : "Duration of each step")
+                                      : fmt::format("Longest step of each run of {} steps", per),
+                             labels, values, marked, fmt::format("slow: > {:.1f}× median", kSlowStepFactor),
+                             r.median_step_ms, "median", "ms"),
+                    std::move(data)});
 }
 
 void AddGaps(const ReportData& r, render::Section* charts) {
