@@ -195,9 +195,10 @@ std::string ImpactText(const Finding& f) {
     bound += std::string(hidden ? "; but replayed without it x" : "; replayed without it x") +
              FormatFixed(r.measured_ns / r.predicted_ns, 2) +
              (hidden ? ": other work on the critical path takes its place" : "") + " ('" + r.scenario +
-             "'; step wall time to the end of its last device work, " + (r.mean ? "mean" : "median") + " of " +
-             std::to_string(r.steps) + " steady step" + (r.steps == 1 ? "" : "s") + ": " + ms(r.measured_ns) + " -> " +
-             ms(r.predicted_ns) + ")";
+             (r.step_period ? "'; step period, end of the previous step's device work to the end of its own, "
+                            : "'; step wall time to the end of its last device work, ") +
+             (r.mean ? "mean" : "median") + " of " + std::to_string(r.steps) + " steady step" +
+             (r.steps == 1 ? "" : "s") + ": " + ms(r.measured_ns) + " -> " + ms(r.predicted_ns) + ")";
   }
   return share + " [" + im.basis_text + "]; " + bound;
 }

@@ -66,6 +66,11 @@ struct SimulatedGain {
   // The figures are means: the scenario acts on one step in N
   // (ScenarioNeedsMean), which the median step does not see.
   bool mean = false;
+  // The figures are step periods (WhatIfResult::TimeBase::kStepPeriod: the
+  // device runs behind the host, or graph-launch): end of the previous
+  // step's device work to the end of its own, not the step wall time
+  // validate measures on an after run.
+  bool step_period = false;
 };
 
 // What removing a finding's cause would save: wall-clock time per step (or

@@ -122,14 +122,15 @@ SuggestionOutcome PlatformExclusion(const Finding& f, const Suggestion& s, const
 
 std::string GainBasis(const SuggestionOutcome& o) {
   if (!o.simulation) return o.finding->impact.basis;
-  return o.simulation->mean ? "mean step wall time" : "step wall time";
+  const char* base = o.simulation->step_period ? "step period" : "step wall time";
+  return o.simulation->mean ? std::string("mean ") + base : std::string(base);
 }
 
 std::string GainOrigin(const SuggestionOutcome& o) {
   if (o.simulation) {
     const SimulatedGain& s = *o.simulation;
     return "simulated '" + s.scenario + "': " + FormatDurationNs(s.measured_ns) + " -> " +
-           FormatDurationNs(s.predicted_ns) + " per step (" +
+           FormatDurationNs(s.predicted_ns) + (s.step_period ? " step period (" : " per step (") +
            (s.mean ? "mean, as the scenario acts on one step in N; interval " : "median; interval ") +
            FormatDurationNs(s.predicted_lo_ns) + " .. " + FormatDurationNs(s.predicted_hi_ns) + ", " +
            std::to_string(s.steps) + (s.steps == 1 ? " step" : " steps") +

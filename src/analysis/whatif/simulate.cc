@@ -193,15 +193,22 @@ class ScenarioReplays {
       out.why_not = "the trace's device is not in data/devices.yaml";
     } else {
       WhatIfResult r = PredictWhatIf(trace_, path_, *sc);
-      // A gain is a share of the step wall time (what validate measures on
-      // the after run); a period-based prediction (graph-launch) keeps the
-      // rule's prior until validate measures periods too.
+      // A gain is the replay's measured over its predicted figure, both on
+      // one base: the step wall time, or, where the device runs behind the
+      // host, the step period (a wall time there counts the queue of earlier
+      // steps' work; the trace's step time and impacts are on the period
+      // too). The base goes with the gain (SimulatedGain::step_period) and
+      // is said; a prediction check against an after run's wall time must
+      // not read a period as one. A period only the scenario brings
+      // (graph-launch, remove-idle sync on a host-paced trace) is another
+      // base than the trace's step: the rule's prior stays until validate
+      // measures periods too.
       // A scenario of name patterns that match nothing here (another
       // vendor's kernel names) simulates no fix: the rule's prior stays
       // rather than a "simulated" 0% gain.
       if (r.steady_steps == 0 || r.measured_ns <= 0) {
         out.why_not = "the trace has no steady steps";
-      } else if (r.time_base != WhatIfResult::TimeBase::kStepWallTime) {
+      } else if (r.time_base == WhatIfResult::TimeBase::kStepPeriod && !r.device_behind) {
         out.why_not = "it predicts a step period, not the step wall time validate measures";
       } else if (ChangesNothing(*sc, r)) {
         out.why_not = "it changes no slice of this trace";
@@ -211,6 +218,7 @@ class ScenarioReplays {
         out.gain =
             SimulatedGain{text, r.steady_steps, f.measured_ns, f.predicted_ns, f.predicted_lo_ns, f.predicted_hi_ns};
         out.gain->mean = mean;
+        out.gain->step_period = r.time_base == WhatIfResult::TimeBase::kStepPeriod;
       }
     }
     return done_.emplace(text, std::move(out)).first->second;

@@ -304,5 +304,76 @@ TEST(SimulateTest, AScenarioThatMatchesNothingKeepsThePrior) {
   }
 }
 
+// Hand-made (step_stats_test.cc's kDeviceBehind): three 10 us ProfilerStep
+// spans back to back, each launching a 15 us kernel that queues behind the
+// previous one (ends 20, 35, 50 us). By hand: the device runs behind, step
+// periods 15 and 15 us (a rank's first step has none), the step wall times
+// 20, 25, 30 us. A suggestion replayed there is simulated on the period (the
+// trace's step time), both figures on it, and says so; before, every
+// period-based replay kept the prior ("it predicts a step period").
+constexpr char kDeviceBehind[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":2}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":20,"dur":15,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":35,"dur":15,"args":{"device":0,"stream":7,"correlation":3}}
+]})json";
+
+TEST(SimulateTest, DeviceBehindIsSimulatedOnTheStepPeriod) {
+  auto t = testing::ImportJsonText(kDeviceBehind);
+  ASSERT_NE(t, nullptr);
+  const CriticalPathResult path = ComputeCriticalPath(*t);
+  // The replay's per-step figures are periods; the first step has none (not
+  // its 20 us wall time).
+  StatusOr<Scenario> sc = ParseScenario("scale K 0.5");
+  ASSERT_TRUE(sc.ok());
+  const WhatIfResult r = PredictWhatIf(*t, path, *sc);
+  EXPECT_EQ(r.time_base, WhatIfResult::TimeBase::kStepPeriod);
+  EXPECT_TRUE(r.device_behind);
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_TRUE(r.steps[0].no_period);
+  EXPECT_FALSE(r.steps[0].steady);
+  EXPECT_EQ(r.steps[0].measured_ns, 0);
+  EXPECT_EQ(r.steps[0].predicted_ns, 0);
+  EXPECT_FALSE(r.steps[1].no_period);
+  EXPECT_EQ(r.steps[1].measured_ns, 15'000);
+  EXPECT_EQ(r.steps[2].measured_ns, 15'000);
+
+  Outcome o;
+  o.suggestion.scenario = "scale K 0.5";
+  SuggestResult result;
+  result.kept = {o.o};
+  SimulateSuggestions(*t, path, &result);
+  ASSERT_EQ(result.kept.size(), 1u);
+  const SuggestionOutcome& k = result.kept[0];
+  ASSERT_TRUE(k.simulation.has_value()) << k.not_simulated;
+  EXPECT_TRUE(k.simulation->step_period);
+  EXPECT_EQ(k.simulation->steps, 2u);
+  EXPECT_DOUBLE_EQ(k.simulation->measured_ns, 15'000);
+  EXPECT_LT(k.simulation->predicted_ns, k.simulation->measured_ns);
+  EXPECT_EQ(GainBasis(k), "step period");
+  EXPECT_NE(GainOrigin(k).find(" step period ("), std::string::npos) << GainOrigin(k);
+}
+
+// A period only the scenario brings (graph-launch on a host-paced trace) is
+// not the trace's step time: the prior stays, with the reason.
+TEST(SimulateTest, AScenarioPeriodOnAHostPacedTraceKeepsThePrior) {
+  auto t = testing::ImportJsonText(testing::CheckpointTrace());
+  ASSERT_NE(t, nullptr);
+  const CriticalPathResult path = ComputeCriticalPath(*t);
+  Outcome o;
+  o.suggestion.scenario = "graph-launch";
+  SuggestResult result;
+  result.kept = {o.o};
+  SimulateSuggestions(*t, path, &result);
+  ASSERT_EQ(result.kept.size(), 1u);
+  EXPECT_FALSE(result.kept[0].simulation.has_value());
+  EXPECT_EQ(result.kept[0].not_simulated, "it predicts a step period, not the step wall time validate measures");
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -137,6 +137,10 @@ struct StepPrediction {
   bool steady = false;
   int64_t measured_ns = 0;   // the step's critical-path length (its makespan)
   int64_t predicted_ns = 0;  // the same after the replay
+  // On a step-period base (WhatIfResult::TimeBase::kStepPeriod), a rank's
+  // first step has no period: both figures are 0 and mean nothing (not its
+  // wall time), and the step is not steady.
+  bool no_period = false;
 };
 
 struct WhatIfResult {
@@ -147,6 +151,10 @@ struct WhatIfResult {
   // none and is left out of the statistics).
   enum class TimeBase : uint8_t { kStepWallTime, kStepPeriod };
   TimeBase time_base = TimeBase::kStepWallTime;
+  // The period because the trace's own steps are on it: the device runs
+  // behind the host (ChooseStepTimeBase, the step analysis' base), not only
+  // because the scenario (graph-launch, remove-idle sync) unties the host.
+  bool device_behind = false;
   std::vector<StepPrediction> steps;
   // Over the steady steps: the median measured and predicted step time
   // and a distribution-free interval of the predicted median (order

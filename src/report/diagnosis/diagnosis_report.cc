@@ -80,7 +80,9 @@ Tree TreeStr(std::string_view s) { return Tree::String(s); }
 Tree SimulatedGainTree(const SimulatedGain& g) {
   Tree sim = Tree::Map();
   sim.Set("scenario", TreeStr(g.scenario));
-  sim.Set("time_base", TreeStr("steady step wall time: step start to the end of its last device work"));
+  sim.Set("time_base", TreeStr(g.step_period ? "steady step period: end of the previous step's work to the end of its "
+                                               "own"
+                                             : "steady step wall time: step start to the end of its last device work"));
   sim.Set("statistic", TreeStr(g.mean ? "mean" : "median"));
   sim.Set("steps", TreeNum(static_cast<double>(g.steps)));
   sim.Set("measured_step_ms", TreeNum(g.measured_ns / 1e6));

@@ -79,6 +79,17 @@ std::string WholeTraceNote() {
          "one step, start-up and tear-down included, so these figures are the trace's wall time, not a step time";
 }
 
+// The critical path's per-class figures are over each step's path, its
+// start to the end of its work: on a step-period base that is said, not
+// implied (a period is not a path's length).
+std::string PathBaseText(const WhatIfResult& r) {
+  if (r.time_base == WhatIfResult::TimeBase::kStepPeriod) {
+    return "the path's time per steady step, mean (ns), on the step's wall time (its start to the end of its "
+           "work), not on the step period";
+  }
+  return "the path's time per steady step, mean (ns)";
+}
+
 std::string Json(const WhatIfResult& r, const Reading& g) {
   auto num = [](double v) { return std::to_string(static_cast<long long>(v)); };
   // whatif --db: the past cases each figure was corrected by (0: none found).
@@ -112,10 +123,13 @@ std::string Json(const WhatIfResult& r, const Reading& g) {
   for (size_t k = 0; k < r.steps.size(); ++k) {
     const StepPrediction& s = r.steps[k];
     out += std::string(k ? "," : "") + "{\"rank\":" + std::to_string(s.rank) + ",\"step\":" + std::to_string(s.number) +
-           ",\"steady\":" + (s.steady ? "true" : "false") + ",\"measured_ns\":" + std::to_string(s.measured_ns) +
-           ",\"predicted_ns\":" + std::to_string(s.predicted_ns) + "}";
+           ",\"steady\":" + (s.steady ? "true" : "false") +
+           (s.no_period ? std::string(",\"measured_ns\":null,\"predicted_ns\":null,\"no_period\":true")
+                        : ",\"measured_ns\":" + std::to_string(s.measured_ns) +
+                              ",\"predicted_ns\":" + std::to_string(s.predicted_ns)) +
+           "}";
   }
-  out += "],\"critical_path\":{\"time_base\":\"the path's time per steady step, mean (ns)\",\"by_class\":[";
+  out += "],\"critical_path\":{\"time_base\":" + JsonString(PathBaseText(r)) + ",\"by_class\":[";
   bool first = true;
   for (size_t c = 0; c < kPathClassCount; ++c) {
     if (r.measured_path_ns[c] == 0 && r.predicted_path_ns[c] == 0) continue;
@@ -137,7 +151,11 @@ std::string Json(const WhatIfResult& r, const Reading& g) {
 void AddMoves(const WhatIfResult& r, render::Section* sec) {
   render::Table by_class;
   by_class.key = "critical_path";
-  by_class.title = "What moved on the critical path (time on the path, mean per steady step)";
+  by_class.title = r.time_base == WhatIfResult::TimeBase::kStepPeriod
+                       ? "What moved on the critical path (time on the path, mean per steady step, on the step's "
+                         "wall time: its path runs from its start to the end of its work; not on the step period, "
+                         "which the path is not split by)"
+                       : "What moved on the critical path (time on the path, mean per steady step)";
   by_class.columns = {{"class", "Time class"}, {"measured_ns", "Measured", Unit::kNs},
                       {"predicted_ns", "Predicted", Unit::kNs}, {"change_ns", "Change", Unit::kNs}};
   for (size_t c = 0; c < kPathClassCount; ++c) {
@@ -150,7 +168,10 @@ void AddMoves(const WhatIfResult& r, render::Section* sec) {
   if (r.moved.empty()) return;
   render::Table moved;
   moved.key = "moved";
-  moved.title = "Largest changes on the path, by slice (mean per steady step)";
+  moved.title = r.time_base == WhatIfResult::TimeBase::kStepPeriod
+                    ? "Largest changes on the path, by slice (mean per steady step, on the step's wall time, not on "
+                      "the step period)"
+                    : "Largest changes on the path, by slice (mean per steady step)";
   moved.columns = {{"name", "Slice"}, {"class", "Time class"}, {"measured_ns", "Measured", Unit::kNs},
                    {"predicted_ns", "Predicted", Unit::kNs}, {"change_ns", "Change", Unit::kNs}};
   for (const WhatIfResult::Move& m : r.moved) {
@@ -182,6 +203,9 @@ Value StepCell(const StepPrediction& s, const Reading& g) {
   if (s.number >= 0) return Value::Int(s.number);
   return g.whole_trace ? Value::String("whole trace") : Value::Null();  // else: a step without a number
 }
+
+// A step's figure; none for a step without a period (not its wall time).
+Value StepFigure(const StepPrediction& s, int64_t ns) { return s.no_period ? Value::Null() : Value::Int(ns); }
 
 void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) {
   sec->Add(render::KeyValues{{{"scenario", "Scenario", Value::String(r.scenario)},
@@ -259,12 +283,14 @@ void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) 
   add_notes();
   render::Table t;
   t.key = "steps";
-  t.title = "Per step";
+  t.title = r.time_base == WhatIfResult::TimeBase::kStepPeriod
+                ? "Per step (step periods; a rank's first step has none, its figures are empty)"
+                : "Per step";
   t.columns = {{"rank", "Rank"}, {"step", "Step"}, {"steady", "Steady"}, {"measured_ns", "Measured", Unit::kNs},
                {"predicted_ns", "Predicted", Unit::kNs}};
   for (const StepPrediction& s : r.steps) {
     t.rows.push_back({s.rank != kNoRank ? Value::Int(s.rank) : Value::Null(), StepCell(s, g), Value::Bool(s.steady),
-                      Value::Int(s.measured_ns), Value::Int(s.predicted_ns)});
+                      StepFigure(s, s.measured_ns), StepFigure(s, s.predicted_ns)});
   }
   sec->Add(std::move(t));
   AddMoves(r, sec);
@@ -291,7 +317,7 @@ render::Table CsvTable(const std::vector<WhatIfResult>& results, const std::vect
       t.rows.push_back({Value::String(r.scenario), Value::String(TimeBaseShort(r, g)),
                         Value::String(g.mean ? "mean" : "median"),
                         s.rank != kNoRank ? Value::Int(s.rank) : Value::Null(), StepCell(s, g), Value::Bool(s.steady),
-                        Value::Int(s.measured_ns), Value::Int(s.predicted_ns)});
+                        StepFigure(s, s.measured_ns), StepFigure(s, s.predicted_ns)});
     }
   }
   return t;
