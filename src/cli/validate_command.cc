@@ -123,7 +123,7 @@ class ValidateCommand : public Command {
     }
     if (check) {
       pool.before.push_back(*check);
-      pool.after.push_back(SteadyStepWallTime(*first_after, check->mean));
+      pool.after.push_back(SteadyStepTime(*first_after, *check));
     }
     for (size_t i = 1; i < before_.size(); ++i) {
       ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
@@ -242,6 +242,11 @@ class ValidateCommand : public Command {
         c = std::move(*got);
       }
       if (!c) return ErrStatus(path + ": no steady step to predict " + Name(first) + " from");
+      if (c->step_period != first.step_period) {
+        return ErrStatus(path + ": its prediction of " + Name(first) + " is on the step " +
+                         (c->step_period ? "period" : "wall time") + ", the first before run's on the step " +
+                         (first.step_period ? "period" : "wall time") + ": runs on two bases are not pooled");
+      }
       if (!suggested) not_suggested.push_back(path);
       before.push_back(std::move(*c));
       return OkStatus();
@@ -254,7 +259,7 @@ class ValidateCommand : public Command {
         return OkStatus();
       }
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*trace, so);
-      const MeanInterval m = SteadyStepWallTime(*a, first.mean);
+      const MeanInterval m = SteadyStepTime(*a, first);
       if (m.n == 0) return ErrStatus(path + ": no steady step to measure the prediction of " + Name(first) + " by");
       after.push_back(m);
       return OkStatus();

@@ -74,6 +74,14 @@ StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& befor
 // steps' wall time and that median's interval, or (`mean`) their mean and
 // its Student's t interval (n = its steady steps).
 MeanInterval SteadyStepWallTime(AnalysisSession& s, bool mean = false);
+// The steady steps' periods (ComputeStepPeriods: end of the previous step's
+// device work on its rank to the end of its own; a rank's first step has
+// none), median or mean as above: what a simulation on the step period
+// (the device runs behind the host) is checked against.
+MeanInterval SteadyStepPeriod(AnalysisSession& s, bool mean = false);
+// The after run's figure on `c`'s base: SteadyStepPeriod when
+// c.step_period, else SteadyStepWallTime.
+MeanInterval SteadyStepTime(AnalysisSession& s, const PredictionCheck& c);
 
 // Several runs a side (validate --before A1 --before A2 ... --after B1 ...):
 // `before[i]` is before run i's check of one fix (the fix the first pair

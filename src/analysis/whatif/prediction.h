@@ -21,6 +21,11 @@ struct PredictionCheck {
   // intervals) instead of their median: the simulated scenario acts on one
   // step in N (SimulatedGain::mean).
   bool mean = false;
+  // Every figure is a step period (the simulation's base where the device
+  // runs behind the host, SimulatedGain::step_period): end of the previous
+  // step's device work to the end of its own, measured so on both runs
+  // (SteadyStepPeriod), not the step wall time.
+  bool step_period = false;
   size_t before_steps = 0, after_steps = 0;  // steady steps, summed over the runs
   size_t before_runs = 1, after_runs = 1;    // runs pooled (PoolPredictionRuns)
   double before_ns = 0;  // measured before (median of the steady steps)
