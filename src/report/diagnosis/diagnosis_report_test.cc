@@ -113,8 +113,8 @@ TEST(DiagnosisReportTest, TextShowsEachPartOnce) {
   EXPECT_NE(text.find("1. Input pipeline stalls the device\n"), std::string::npos) << text;
   EXPECT_NE(text.find("Confidence: high (2.0x past the threshold)"), std::string::npos) << text;
   // Each indicator with what it is a share of (the catalogue's description).
-  EXPECT_NE(text.find("data_loading_ratio      25.0% >        10.0% yes      device idle time overlapped by data "
-                      "loading, share of the span\n"),
+  EXPECT_NE(text.find("data_loading_ratio      25.0% >        10.0% yes      idle time overlapped by data loading "
+                      "(the device's; on CPU-only traces the main thread's between its ops), share of the span\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("2.50 ms"), std::string::npos) << text;
