@@ -250,8 +250,13 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   RETURN_IF_ERROR(ResolveScenarioDevices(before.trace(), devices_file, &sc));
   WhatIfResult r = before.WhatIf(sc);
   if (r.time_base != WhatIfResult::TimeBase::kStepWallTime) {
-    return ErrStatus("scenario '" + scenario +
-                     "' predicts step periods (graph-launch), which a prediction check does not measure yet");
+    // A suggestion's replay on the period is checked on both runs' periods
+    // (CheckPrediction); a stated scenario's cases are stored for history on
+    // the wall time, so it is refused rather than mixed in.
+    return ErrStatus(
+        "scenario '" + scenario + "' predicts step periods (" +
+        (r.device_behind ? "the device runs behind the host in this trace" : "graph-launch or remove-idle sync") +
+        "), which a scenario's prediction check does not measure yet; name the suggestion with --fix-id");
   }
   if (!history.empty()) {
     HistoryScope scope;

@@ -182,6 +182,12 @@ TEST(CheckPrediction, AReplayOnTheStepPeriodIsMeasuredOnTheStepPeriod) {
   EXPECT_EQ(c.after_steps, 2u);  // the first steady step has no period
   EXPECT_NEAR(SteadyStepTime(*after, c).mean, c.measured_ns, 1);
   EXPECT_GT(SteadyStepWallTime(*after).mean, 45e6);  // the other base, for contrast
+  // A stated scenario is refused on this trace, and the error says why (it
+  // blamed graph-launch, which the scenario does not hold).
+  auto stated = CheckScenarioPrediction(*before, *after, "remove-comm", false, "", {});
+  ASSERT_FALSE(stated.ok());
+  EXPECT_NE(stated.status().message().find("the device runs behind the host"), std::string::npos)
+      << stated.status().message();
 }
 
 // The fix inferred from what changed, on real pairs (test/data/pairs,
