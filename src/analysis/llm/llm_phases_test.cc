@@ -111,7 +111,8 @@ TEST(LlmPhasesTest, HandMadeStepsRunningBehindDoNotOverlap) {
     {"ph":"X","cat":"kernel","name":"flash_fwd_splitkv_kernel","pid":0,"tid":7,"ts":30,"dur":25,"args":{"correlation":2}}
   ]})");
   ASSERT_NE(t, nullptr);
-  const LlmPhaseTotals& d = ComputeLlmPhases(*t).phases[static_cast<size_t>(LlmPhase::kDecode)];
+  const auto result = ComputeLlmPhases(*t);  // held: `d` refers into it
+  const LlmPhaseTotals& d = result.phases[static_cast<size_t>(LlmPhase::kDecode)];
   EXPECT_EQ(d.steps, 2u);
   EXPECT_EQ(d.wall_ns, 55000);
   EXPECT_EQ(d.span_ns, 20000);
