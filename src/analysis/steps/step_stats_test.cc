@@ -9,6 +9,7 @@
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -16,6 +17,7 @@ namespace {
 
 using testing::ImportFixture;
 using testing::ImportJsonText;
+using testing::kDeviceBehindTrace;
 
 // Expected figures computed independently in Python over the same JSON
 // (statistics.fmean / pstdev over ProfilerStep#N durations, numpy-style
@@ -237,26 +239,12 @@ TEST(StepStatsTest, HandMadeStepTraceTimeStageFallbackAndEvidence) {
   EXPECT_NE(m.Evidence("step_variance")[0].find("step 3"), std::string::npos) << m.Evidence("step_variance")[0];
 }
 
-// Hand-made: three 10 us ProfilerStep spans back to back, each launching a
-// 15 us kernel; the kernels queue on one stream and end at 20, 35 and 50 us.
-// By hand: host spans 10 us; device periods (work end to work end) 15, 15 us;
-// the device runs behind, so the step time is 15 us over 2 periods, and the
+// kDeviceBehindTrace (test/util/hand_made_traces.h, figures by hand there):
+// the step time is the device's 15 us period over 2 periods, and the
 // window's impact base is the same (its description says so). The old code
-// read 10 us everywhere.
-constexpr char kDeviceBehind[] = R"json({"traceEvents":[
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":2}},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":3}},
-  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7,"correlation":1}},
-  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":20,"dur":15,"args":{"device":0,"stream":7,"correlation":2}},
-  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":35,"dur":15,"args":{"device":0,"stream":7,"correlation":3}}
-]})json";
-
+// read the host's 10 us everywhere.
 TEST(StepStatsTest, HandMadeDeviceBehindReadsTheDevicePeriod) {
-  auto t = ImportJsonText(kDeviceBehind);
+  auto t = ImportJsonText(kDeviceBehindTrace);
   ASSERT_NE(t, nullptr);
   const AnalysisWindow w = ComputeAnalysisWindow(*t);
   EXPECT_EQ(w.steps, 3u);

@@ -6,6 +6,7 @@
 #include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/analysis/whatif/whatif_test_traces.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -304,27 +305,13 @@ TEST(SimulateTest, AScenarioThatMatchesNothingKeepsThePrior) {
   }
 }
 
-// Hand-made (step_stats_test.cc's kDeviceBehind): three 10 us ProfilerStep
-// spans back to back, each launching a 15 us kernel that queues behind the
-// previous one (ends 20, 35, 50 us). By hand: the device runs behind, step
-// periods 15 and 15 us (a rank's first step has none), the step wall times
-// 20, 25, 30 us. A suggestion replayed there is simulated on the period (the
+// kDeviceBehindTrace (test/util/hand_made_traces.h, figures by hand there):
+// the device runs behind, step periods 15 and 15 us (a rank's first step has
+// none), the step wall times 20, 25, 30 us. A suggestion replayed there is simulated on the period (the
 // trace's step time), both figures on it, and says so; before, every
 // period-based replay kept the prior ("it predicts a step period").
-constexpr char kDeviceBehind[] = R"json({"traceEvents":[
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":2}},
-  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
-  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":3}},
-  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7,"correlation":1}},
-  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":20,"dur":15,"args":{"device":0,"stream":7,"correlation":2}},
-  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":35,"dur":15,"args":{"device":0,"stream":7,"correlation":3}}
-]})json";
-
 TEST(SimulateTest, DeviceBehindIsSimulatedOnTheStepPeriod) {
-  auto t = testing::ImportJsonText(kDeviceBehind);
+  auto t = testing::ImportJsonText(testing::kDeviceBehindTrace);
   ASSERT_NE(t, nullptr);
   const CriticalPathResult path = ComputeCriticalPath(*t);
   // The replay's per-step figures are periods; the first step has none (not

@@ -1,0 +1,31 @@
+// Hand-made traces shared by several tests, each with the figures worked out
+// by hand beside it. Small edge cases a test alone uses stay in that test;
+// a trace two tests read lives here, so the copies cannot drift.
+#ifndef AIPROF_TEST_UTIL_HAND_MADE_TRACES_H_
+#define AIPROF_TEST_UTIL_HAND_MADE_TRACES_H_
+
+namespace aiprof::testing {
+
+// A device running behind its host. Three 10 us ProfilerStep spans back to
+// back, each launching a 15 us kernel; the kernels queue on one stream and
+// end at 20, 35 and 50 us. By hand: host spans 10 us; device periods (work
+// end to work end) 15 and 15 us (a rank's first step has none); step wall
+// times (a step's start to its own work's end) 20, 25 and 30 us. The device
+// runs behind (every step's work ends after its span, and the mean period
+// exceeds the mean host span by more than 5%), so the step time is the
+// period: 15 us over 2 periods.
+inline constexpr char kDeviceBehindTrace[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":2}},
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5,"dur":15,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":20,"dur":15,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":35,"dur":15,"args":{"device":0,"stream":7,"correlation":3}}
+]})json";
+
+}  // namespace aiprof::testing
+
+#endif  // AIPROF_TEST_UTIL_HAND_MADE_TRACES_H_
