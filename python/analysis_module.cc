@@ -31,7 +31,7 @@
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
-#include "src/session/prediction_check.h"
+#include "src/session/prediction_pool.h"
 #include "src/session/run_loader.h"
 #include "src/session/session.h"
 
@@ -575,8 +575,8 @@ SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double ba
 
 py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
                        const std::string& test, double alpha, double min_effect, const std::string& unit,
-                       double batch_size, const std::string& bench, const std::string& sample_unit,
-                       int resamples, uint64_t seed) {
+                       double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
+                       uint64_t seed, const std::string& fix_id) {
   ValidationOptions options;
   if (!metrics.empty()) options.metrics = metrics;
   ThrowIfError(CheckMetricNames(options.metrics));
@@ -592,27 +592,36 @@ py::bytes ValidateJson(const py::object& before, const py::object& after, const 
   std::string json;
   {
     py::gil_scoped_release release;
-    if (b.size() == 1 && a.size() == 1) {
-      // As `aiprof validate` with one trace a side: the before run's
-      // prediction of the fix the after run applied, against what it measured.
-      SessionRun br = LoadSessionRun(b[0], unit, batch_size, bench, sample_unit);
-      SessionRun ar = LoadSessionRun(a[0], unit, batch_size, bench, sample_unit);
-      std::optional<PredictionCheck> check;
-      if (br.session && ar.session) check = ValueOrThrow(CheckPrediction(*br.session, *ar.session, ""));
-      ValidationResult result = Validate(br.samples, ar.samples, options);
-      result.prediction = std::move(check);
-      json = ValidationToJson(result);
-    } else {
-      // Several runs a side: the run is the unit (docs/validation.md); the
-      // CLI's pooled prediction check is not made here (docs/python.md).
-      auto side = [&](const std::vector<RunInput>& runs) {
-        std::vector<RunSamples> s;
-        for (const RunInput& in : runs) s.push_back(LoadSamples(in, unit, batch_size, bench, sample_unit));
-        return MergeRuns(std::move(s));
-      };
-      RunSamples before_samples = side(b), after_samples = side(a);
-      json = ValidationToJson(Validate(before_samples, after_samples, options));
+    // As `aiprof validate`: each run loaded once, the first pair names the
+    // fix the after run applied and every later run joins the prediction
+    // check while it is loaded (PredictionPool, the CLI's own).
+    PredictionPoolOptions po;
+    po.fix_id = fix_id;
+    po.fix_id_argument = "fix_id=";
+    PredictionPool pool(std::move(po));
+    auto load = [&](const RunInput& in) { return LoadSessionRun(in, unit, batch_size, bench, sample_unit); };
+    auto name = [](const RunInput& in) { return in.trace ? in.trace->path() : in.path; };
+    SessionRun first_before = load(b[0]), first_after = load(a[0]);
+    if (!fix_id.empty() && !(first_before.session && first_after.session)) {
+      throw AiprofError("fix_id needs traces before and after (a prediction is made from the before trace)");
     }
+    ThrowIfError(pool.AddFirst(name(b[0]), first_before.session, name(a[0]), first_after.session));
+    std::vector<RunSamples> before_runs, after_runs;
+    before_runs.push_back(std::move(first_before.samples));
+    after_runs.push_back(std::move(first_after.samples));
+    for (size_t i = 1; i < b.size(); ++i) {
+      SessionRun run = load(b[i]);
+      ThrowIfError(pool.AddBefore(name(b[i]), run.session));
+      before_runs.push_back(std::move(run.samples));
+    }
+    for (size_t i = 1; i < a.size(); ++i) {
+      SessionRun run = load(a[i]);
+      ThrowIfError(pool.AddAfter(name(a[i]), run.session));
+      after_runs.push_back(std::move(run.samples));
+    }
+    ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
+    pool.Finish(&result);
+    json = ValidationToJson(result);
   }
   return py::bytes(json);
 }
@@ -655,7 +664,7 @@ void DefineAnalysis(py::module_& m) {
   m.def("load", &Load, py::arg("path"));
   m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
         py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),
-        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"));
+        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"), py::arg("fix_id"));
   m.def("analysis_names", [] {
     std::vector<std::string> names;
     for (std::string_view n : AnalysisNames()) names.emplace_back(n);

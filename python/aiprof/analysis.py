@@ -162,20 +162,23 @@ def load(path):
 
 
 def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.02, unit="step",
-             batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED):
+             batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED, fix_id=""):
     """Decides with statistics whether `after` improved or regressed on `before`
     (each a loaded Trace, or a path to a trace or benchmark result file, or a list of
     them, one per run: with several runs a side the run is the unit, as with repeated
     `--before`/`--after`), as the JSON of `aiprof validate --format json`:
-    {"overall": ..., "metrics": [{"metric", "verdict", ...}], "prediction": ...}; "prediction" (the before
-    run's prediction of the fix the after run applied) with one trace a side, else None.
-    metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name."""
+    {"overall": ..., "metrics": [{"metric", "verdict", ...}], "prediction": ...}; "prediction" is the
+    before run's prediction of the fix the after run applied against what the after run measured
+    (pooled over the runs with several a side); no "prediction" key when a first run is a result
+    file, no fix was inferred (a note says why) or a run has no steady step.
+    metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name;
+    fix_id: the suggestion id the after run applied (default: inferred from what changed)."""
     def native(x):
         if isinstance(x, (list, tuple)):
             return [native(y) for y in x]
         return x._t if isinstance(x, Trace) else os.fsdecode(x)
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
-                                       min_effect, unit, batch_size, bench, sample_unit, resamples, seed))
+                                       min_effect, unit, batch_size, bench, sample_unit, resamples, seed, fix_id))
 
 
 def sql_schema():

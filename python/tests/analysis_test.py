@@ -349,6 +349,43 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
             aiprof.validate([], CPU_SAMPLE)
 
 
+    def test_validate_several_runs_gives_the_clis_pooled_prediction(self):
+        # Three runs a side of the layout_roundtrip pair: the CLI infers the fix
+        # (channels_last_end_to_end) and pools its prediction over the runs; the
+        # package gave "prediction": None for lists of runs. Same JSON now, whether
+        # a run is a loaded Trace or a path.
+        rounds = os.path.join(DATA, "pairs", "jemalloc_retain_rounds")
+        b = [os.path.join(rounds, "r%d" % r, "layout_roundtrip_before.pt.trace.json.gz") for r in range(1, 4)]
+        a = [os.path.join(rounds, "r%d" % r, "layout_roundtrip_after.pt.trace.json.gz") for r in range(1, 4)]
+        with tempfile.TemporaryDirectory() as d:
+            # An empty knowledge-card database, so the CLI corrects by no history either.
+            args = ["validate", "--format", "json", "--db", os.path.join(d, "none.db")]
+            for x in b:
+                args += ["--before", x]
+            for x in a:
+                args += ["--after", x]
+            cli = cli_json(*args)
+        p = cli["prediction"]
+        self.assertEqual((p["fix"], p["before_runs"], p["after_runs"]), ("channels_last_end_to_end", 3, 3))
+        self.assertEqual(aiprof.validate(b, a), cli)
+        loaded = aiprof.validate([aiprof.load(b[0])] + b[1:], a[:2] + [aiprof.load(a[2])])
+        self.assertEqual(loaded["prediction"], cli["prediction"])
+        self.assertEqual(loaded["notes"], cli["notes"])
+
+    def test_validate_names_fix_id_as_its_argument(self):
+        # Named: the same check as --fix-id; unknown: the error lists the ids.
+        rounds = os.path.join(DATA, "pairs", "jemalloc_retain_rounds")
+        tr = lambda r, v: os.path.join(rounds, "r%d" % r, "unfused_gelu_%s.pt.trace.json.gz" % v)
+        b, a = [tr(r, "before") for r in (1, 2, 3)], [tr(r, "after") for r in (1, 2, 3)]
+        ours = aiprof.validate(b, a, metrics=["latency"])
+        self.assertNotIn("prediction", ours)
+        self.assertTrue(any(n.endswith("name it with fix_id=") for n in ours["notes"]), ours["notes"])
+        named = aiprof.validate(b, a, metrics=["latency"], fix_id="pin_allocator")
+        self.assertEqual((named["prediction"]["fix"], named["prediction"]["before_runs"]), ("pin_allocator", 3))
+        with self.assertRaises(aiprof.Error):
+            aiprof.validate(b, a, fix_id="no_such_fix")
+
+
 class BadInput(unittest.TestCase):
     def test_missing_file(self):
         with self.assertRaises(aiprof.Error) as e:

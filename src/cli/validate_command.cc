@@ -14,7 +14,7 @@
 #include "src/cli/flags.h"
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/report/validation/validation_report.h"
-#include "src/session/prediction_check.h"
+#include "src/session/prediction_pool.h"
 #include "src/session/run_loader.h"
 
 namespace aiprof {
@@ -76,9 +76,8 @@ class ValidateCommand : public Command {
     std::unique_ptr<BaselineStore> store;
     StoredBaseline baseline;
     // Each run is imported once. With traces on both sides the first pair
-    // names the fix (CheckPrediction); every later run's trace adds its
-    // prediction (before) or measurement (after) while it is loaded, and the
-    // runs are pooled (PoolPredictionRuns), as the verdict is by runs.
+    // names the fix; every later run's trace adds its prediction (before) or
+    // measurement (after) while it is loaded (PredictionPool).
     std::vector<RunSamples> before_runs, after_runs;
     std::unique_ptr<Trace> before_trace, after_trace;
     if (!baseline_.empty()) {
@@ -107,58 +106,34 @@ class ValidateCommand : public Command {
     // Past cases of these very inputs (a card of this pair) do not correct
     // the prediction being checked against them.
     so.history_checked_inputs = identities;
-    RunPool pool;
-    pool.mean = judge_on_mean;
-    pool.scenario = scenario_.scenario;
-    pool.devices_file = devices_.devices_file;
+    PredictionPoolOptions po;
+    po.fix_id = fix_;
+    po.mean = judge_on_mean;
+    po.scenario = scenario_.scenario;
+    po.devices_file = devices_.devices_file;
     if (scenario_.given()) {
-      ASSIGN_OR_RETURN(pool.cards, AllCards(db_));  // "": the default database, as the suggestions' history
+      ASSIGN_OR_RETURN(po.cards, AllCards(db_));  // "": the default database, as the suggestions' history
     }
-    std::unique_ptr<AnalysisSession> first_before, first_after;
-    std::optional<PredictionCheck> check;
-    if (before_trace && after_trace) {
-      first_before = AnalysisSession::ForTrace(*before_trace, so);
-      first_after = AnalysisSession::ForTrace(*after_trace, so);
-      ASSIGN_OR_RETURN(check, pool.Check(*first_before, *first_after, fix_));
-    }
-    if (check) {
-      pool.before.push_back(*check);
-      pool.after.push_back(SteadyStepTime(*first_after, *check));
-    }
+    PredictionPool pool(std::move(po));
+    auto session_of = [&so](const Trace* trace) {
+      return trace ? AnalysisSession::ForTrace(*trace, so) : std::unique_ptr<AnalysisSession>();
+    };
+    std::unique_ptr<AnalysisSession> first_before = session_of(before_trace.get());
+    std::unique_ptr<AnalysisSession> first_after = session_of(after_trace.get());
+    RETURN_IF_ERROR(pool.AddFirst(baseline_.empty() ? before_.front() : baseline_, first_before.get(), after_.front(),
+                                  first_after.get()));
     for (size_t i = 1; i < before_.size(); ++i) {
       ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
-      if (check) RETURN_IF_ERROR(pool.AddBefore(before_[i], run.trace.get(), *first_after, *check, so));
+      RETURN_IF_ERROR(pool.AddBefore(before_[i], session_of(run.trace.get()).get()));
       before_runs.push_back(std::move(run.samples));
     }
     for (size_t i = 1; i < after_.size(); ++i) {
       ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_[i], input_));
-      if (check) RETURN_IF_ERROR(pool.AddAfter(after_[i], run.trace.get(), *check, so));
+      RETURN_IF_ERROR(pool.AddAfter(after_[i], session_of(run.trace.get()).get()));
       after_runs.push_back(std::move(run.samples));
     }
     ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
-    if (scenario_.given() && !check) {
-      result.sample_notes.push_back("no prediction check for --scenario: " + before_.front() + " or " + after_.front() +
-                                    " has no steady step");
-    }
-    // Why no fix was inferred (how one was: the check's matched_by).
-    if (!check && !pool.why_not.empty()) result.sample_notes.push_back(pool.why_not + "; name it with --fix-id");
-    result.prediction = std::move(check);
-    if (result.prediction && (before_.size() > 1 || after_.size() > 1)) {
-      if (pool.complete) {
-        result.prediction = PoolPredictionRuns(pool.before, pool.after);
-        if (!pool.not_suggested.empty()) {
-          std::string runs;
-          for (const std::string& r : pool.not_suggested) runs += (runs.empty() ? "" : ", ") + r;
-          result.sample_notes.push_back(
-              "the prediction of " + RunPool::Name(*result.prediction) + " pools every before run; " +
-              std::to_string(pool.not_suggested.size()) + " of " + std::to_string(before_.size()) +
-              " do not suggest it (its finding did not fire there) and predict no change: " + runs);
-        }
-      } else {
-        result.sample_notes.push_back("the prediction check uses the first run of each side (" + before_.front() +
-                                      ", " + after_.front() + "): some runs are result files, not traces");
-      }
-    }
+    pool.Finish(&result);
 
     std::string json = ValidationToJson(result);
     if (format == "pdf") {
@@ -201,71 +176,6 @@ class ValidateCommand : public Command {
   int SuccessExitCode() const override { return exit_code_; }
 
  private:
-  // The prediction check's runs beyond the first pair (several runs a side):
-  // each before run's prediction of the fix from its own trace (no change
-  // where it does not suggest it), each after run's steady median (mean,
-  // as the first pair's check: PredictionCheck::mean).
-  // `complete` turns false when a run is a result file (no trace).
-  struct RunPool {
-    std::vector<PredictionCheck> before;
-    std::vector<MeanInterval> after;
-    std::vector<std::string> not_suggested;
-    bool complete = true;
-    // --scenario: every before run replays it (no run "does not suggest" it).
-    std::string scenario, devices_file;
-    bool mean = false;
-    std::vector<KnowledgeCard> cards;
-
-    // Why the first pair has no check when none was named or inferred.
-    std::string why_not;
-
-    StatusOr<std::optional<PredictionCheck>> Check(AnalysisSession& b, AnalysisSession& a, const std::string& fix_id) {
-      if (scenario.empty()) return CheckPrediction(b, a, fix_id, &why_not);
-      return CheckScenarioPrediction(b, a, scenario, mean, devices_file, cards);
-    }
-
-    Status AddBefore(const std::string& path, const Trace* trace, AnalysisSession& first_after,
-                     const PredictionCheck& first, const SessionOptions& so) {
-      const std::string& fix_id = first.fix_id;
-      if (!trace) {
-        complete = false;
-        return OkStatus();
-      }
-      std::unique_ptr<AnalysisSession> b = AnalysisSession::ForTrace(*trace, so);
-      bool suggested = true;
-      std::optional<PredictionCheck> c;
-      if (scenario.empty()) {
-        ASSIGN_OR_RETURN(c, PredictFixForRun(*b, first_after, fix_id, first.mean, &suggested));
-      } else {
-        StatusOr<std::optional<PredictionCheck>> got = Check(*b, first_after, fix_id);
-        if (!got.ok()) return ErrStatus(path + ": " + got.status().message());
-        c = std::move(*got);
-      }
-      if (!c) return ErrStatus(path + ": no steady step to predict " + Name(first) + " from");
-      if (c->step_period != first.step_period) {
-        return ErrStatus(path + ": its prediction of " + Name(first) + " is on the step " +
-                         (c->step_period ? "period" : "wall time") + ", the first before run's on the step " +
-                         (first.step_period ? "period" : "wall time") + ": runs on two bases are not pooled");
-      }
-      if (!suggested) not_suggested.push_back(path);
-      before.push_back(std::move(*c));
-      return OkStatus();
-    }
-    static std::string Name(const PredictionCheck& c) { return c.fix_id.empty() ? c.fix_title : c.fix_id; }
-    Status AddAfter(const std::string& path, const Trace* trace, const PredictionCheck& first,
-                    const SessionOptions& so) {
-      if (!trace) {
-        complete = false;
-        return OkStatus();
-      }
-      std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*trace, so);
-      const MeanInterval m = SteadyStepTime(*a, first);
-      if (m.n == 0) return ErrStatus(path + ": no steady step to measure the prediction of " + Name(first) + " by");
-      after.push_back(m);
-      return OkStatus();
-    }
-  };
-
   // Fails when two of `paths` (one side's runs, named `flag`) are one file:
   // the same path once resolved, or the same content (InputIdentity, which
   // it appends to *identities).
