@@ -284,19 +284,24 @@ py::dict CounterColumns(PyTrace& self) {
 
 py::dict FlowColumns(PyTrace& self) { return ExportTable(self.trace(), self.trace().flows); }
 
-// The summary's op table (all ops, largest total first) in nanoseconds.
+// The summary's op table in nanoseconds, the rows of `aiprof summary`'s
+// ops table (TopOpsBySelf: largest self time first, the profiler's wrapper
+// spans such as ProfilerStep#N left out).
 py::dict OpColumns(PyTrace& self) {
   const Summary& s = WithoutGil([&]() -> const Summary& { return self.summary(); });
-  const std::vector<OpStat>& ops = s.ops;
+  const std::vector<size_t> rows = TopOpsBySelf(self.trace(), s);
+  const size_t n = rows.size();
+  auto op = [&](size_t i) -> const OpStat& { return s.ops[rows[i]]; };
   py::dict d;
-  d["name"] = StringColumn(self.trace(), ops.size(), [&](size_t i) { return ops[i].name; });
-  d["category"] = StringColumn(self.trace(), ops.size(), [&](size_t i) { return ops[i].category; });
-  d["count"] = FieldArray<int64_t>(ops, &OpStat::count);
-  d["total_ns"] = FieldArray<int64_t>(ops, &OpStat::total_ns);
-  d["mean_ns"] = FieldArray<double>(ops, &OpStat::mean_ns);
-  d["p50_ns"] = FieldArray<double>(ops, &OpStat::p50_ns);
-  d["p99_ns"] = FieldArray<double>(ops, &OpStat::p99_ns);
-  d["max_ns"] = FieldArray<int64_t>(ops, &OpStat::max_ns);
+  d["name"] = StringColumn(self.trace(), n, [&](size_t i) { return op(i).name; });
+  d["category"] = StringColumn(self.trace(), n, [&](size_t i) { return op(i).category; });
+  d["count"] = ArrayOf<int64_t>(n, [&](size_t i) { return static_cast<int64_t>(op(i).count); });
+  d["self_ns"] = ArrayOf<int64_t>(n, [&](size_t i) { return op(i).self_ns; });
+  d["total_ns"] = ArrayOf<int64_t>(n, [&](size_t i) { return op(i).total_ns; });
+  d["mean_ns"] = ArrayOf<double>(n, [&](size_t i) { return op(i).mean_ns; });
+  d["p50_ns"] = ArrayOf<double>(n, [&](size_t i) { return op(i).p50_ns; });
+  d["p99_ns"] = ArrayOf<double>(n, [&](size_t i) { return op(i).p99_ns; });
+  d["max_ns"] = ArrayOf<int64_t>(n, [&](size_t i) { return op(i).max_ns; });
   return d;
 }
 

@@ -2,7 +2,7 @@
 
     import aiprof
     t = aiprof.load("test/data/alexnet_a100_kineto.json.gz")
-    t.ops().head()                  # per-op statistics, largest total first
+    t.ops().head()                  # per-op statistics, largest self time first
     t.slices().query("kind == 'kernel'").groupby("name").dur_ns.sum()
     t.diagnose(target="latency")["findings"]
 
@@ -78,7 +78,10 @@ class Trace:
         return _json(self._t.summary_json())
 
     def ops(self, as_frame=None):
-        """Per (category, name): count, total, mean, p50, p99, max in ns; largest total first."""
+        """Per (category, name): count, self, total, mean, p50, p99, max in ns; the rows of
+        `aiprof summary`'s ops table: largest self time first, the profiler's wrapper spans
+        (ProfilerStep#N, "PyTorch Profiler", ...) left out (steps are `steps()`; every op,
+        wrappers flagged, is `summary()["ops"]`)."""
         return _table(self._t.op_columns(), as_frame)
 
     def slices(self, as_frame=None):

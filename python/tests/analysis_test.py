@@ -35,6 +35,14 @@ def cli_json(*args):
     return json.loads(out)
 
 
+def summary_ops(doc):
+    """The rows of the CLI's ops table from its summary JSON: the profiler's wrapper spans
+    (ProfilerStep#N, ...) left out, largest self time first, then total, then name (bytes)."""
+    rows = [o for o in doc["ops"] if not o["profiler_wrapper"]]
+    rows.sort(key=lambda o: (-o["self_us"], -o["total_us"], o["name"].encode()))
+    return rows
+
+
 def us_to_ns(text):
     """Exact ns from the decimal text of a JSON number in µs."""
     return int(decimal.Decimal(text) * 1000)
@@ -76,14 +84,17 @@ class OpsMatchCli(unittest.TestCase):
         cli_text = json.loads(raw, parse_float=decimal.Decimal)  # exact decimals of integer ns
         t = aiprof.load(path)
         ops = t.ops()
-        self.assertEqual(len(ops), len(cli["ops"]))
+        want_ops = summary_ops(cli_text)
+        self.assertEqual(len(ops), len(want_ops))
         self.assertGreater(len(ops), 10)
-        for row, want, exact in zip(ops.itertuples(), cli["ops"], cli_text["ops"]):
-            self.assertEqual((row.name, row.category, row.count), (want["name"], want["category"], want["count"]))
+        for row, exact in zip(ops.itertuples(), want_ops):
+            self.assertEqual((row.name, row.category, row.count), (exact["name"], exact["category"], exact["count"]))
+            self.assertEqual(row.self_ns, us_to_ns(exact["self_us"]))
             self.assertEqual(row.total_ns, us_to_ns(exact["total_us"]))
             self.assertEqual(row.max_ns, us_to_ns(exact["max_us"]))
             for col in ("mean", "p50", "p99"):
-                self.assertAlmostEqual(getattr(row, col + "_ns") / 1000, want[col + "_us"], delta=1e-9 * abs(want[col + "_us"]) + 1e-6)
+                want = float(exact[col + "_us"])
+                self.assertAlmostEqual(getattr(row, col + "_ns") / 1000, want, delta=1e-9 * abs(want) + 1e-6)
         # summary() is the CLI's JSON itself.
         self.assertEqual(t.summary(), cli)
         devices = t.devices()
@@ -103,6 +114,18 @@ class OpsMatchCli(unittest.TestCase):
     def test_cpu_sample_with_steps(self):
         t = self.check(CPU_SAMPLE)
         self.assertEqual(len(t.steps()), 12)
+
+    def test_profiler_wrappers_left_out_as_in_the_cli_table(self):
+        # Each ProfilerStep#N was an op row of its own (12 rows of count 1 here, the
+        # top rows by total); the CLI's ops table leaves the profiler's wrappers out.
+        t = aiprof.load(CPU_SAMPLE)
+        ops = t.ops()
+        self.assertFalse(ops.name.astype(str).str.startswith("ProfilerStep#").any())
+        self.assertEqual(len(ops), len(summary_ops(t.summary())))
+        self.assertEqual(len(t.summary()["ops"]) - len(ops), 12 + 1)  # the steps and the profiler's own span
+        text = subprocess.run([AIPROF, "summary", CPU_SAMPLE, "--top", "0"], check=True, capture_output=True,
+                              text=True).stdout
+        self.assertIn("Top %d ops by self time (of %d; profiler wrappers left out)" % (len(ops), len(ops)), text)
 
     def test_native_file_gives_the_same_tables(self):
         with tempfile.TemporaryDirectory() as d:
@@ -538,7 +561,7 @@ class RealFixtures(unittest.TestCase):
                 cli = cli_json("summary", path, "--format", "json", "--top", "0")
                 ops = aiprof.load(path).ops()
                 self.assertEqual(list(zip(ops.name, ops.category, ops["count"])),
-                                 [(o["name"], o["category"], o["count"]) for o in cli["ops"]])
+                                 [(o["name"], o["category"], o["count"]) for o in summary_ops(cli)])
 
     def test_nsys_and_torch_npu_inputs(self):
         """Other importers through the same load: Nsight Systems SQLite and a torch_npu folder."""
@@ -550,7 +573,7 @@ class RealFixtures(unittest.TestCase):
                 ops = t.ops()
                 self.assertGreater(len(ops), 10)
                 self.assertEqual(list(zip(ops.name, ops.category, ops["count"])),
-                                 [(o["name"], o["category"], o["count"]) for o in cli["ops"]])
+                                 [(o["name"], o["category"], o["count"]) for o in summary_ops(cli)])
                 self.assertEqual(len(t.devices()), len(cli["devices"]))
 
 
