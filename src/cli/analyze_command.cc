@@ -36,7 +36,7 @@ class AnalyzeCommand : public Command {
     }
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     options_.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(options_));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(in_, options_));
     WarnImportDiagnostics(session->trace());
     const AnalysisReport& report = session->analyses();
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(AnalyzeToDocument(report, session->results()), format,

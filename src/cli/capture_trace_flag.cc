@@ -13,14 +13,16 @@ void CaptureTraceFlag::Add(CLI::App* sub) {
                   "attributed to the ops that captured them");
 }
 
-StatusOr<std::unique_ptr<Trace>> CaptureTraceFlag::Import(const std::string& input) const {
-  if (files.empty()) return ImportTrace(input);
-  return ImportWithGraphCaptures(input, files);
+StatusOr<std::unique_ptr<Trace>> CaptureTraceFlag::Import(const InputFlags& in) const {
+  if (files.empty()) return in.Import();
+  if (in.paths.size() > 1) return UsageStatus("--capture-trace: give one replay trace, not several inputs");
+  return ImportWithGraphCaptures(in.input, files);
 }
 
-StatusOr<std::unique_ptr<AnalysisSession>> CaptureTraceFlag::Open(SessionOptions options) const {
-  if (files.empty()) return AnalysisSession::Open(std::move(options));
-  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, Import(options.input));
+StatusOr<std::unique_ptr<AnalysisSession>> CaptureTraceFlag::Open(const InputFlags& in, SessionOptions options) const {
+  if (files.empty()) return in.Open(std::move(options));
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, Import(in));
+  options.input = in.input;
   return std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), std::move(options));
 }
 

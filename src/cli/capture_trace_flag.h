@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/base/status.h"
+#include "src/cli/flags.h"
 #include "src/model/trace.h"
 #include "src/session/session.h"
 
@@ -22,10 +23,11 @@ namespace aiprof {
 struct CaptureTraceFlag {
   std::vector<std::string> files;
   void Add(CLI::App* sub);
-  // The input imported, with the capture traces merged when given.
-  StatusOr<std::unique_ptr<Trace>> Import(const std::string& input) const;
-  // A session over that trace (AnalysisSession::Open when no capture is given).
-  StatusOr<std::unique_ptr<AnalysisSession>> Open(SessionOptions options) const;
+  // The input imported (InputFlags::Import), with the capture traces merged
+  // when given (into one replay trace: one path).
+  StatusOr<std::unique_ptr<Trace>> Import(const InputFlags& in) const;
+  // A session over that trace (InputFlags::Open when no capture is given).
+  StatusOr<std::unique_ptr<AnalysisSession>> Open(const InputFlags& in, SessionOptions options) const;
 };
 
 }  // namespace aiprof

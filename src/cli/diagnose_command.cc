@@ -39,7 +39,7 @@ class DiagnoseCommand : public Command {
   Status Run() override {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(flags_.Options()));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, flags_.in.Open(flags_.Options()));
     WarnImportDiagnostics(session->trace());
     ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session->diagnosis());
     if (!draft_rule_.empty()) {
@@ -73,7 +73,7 @@ class SuggestCommand : public Command {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     if (format == "pdf") RETURN_IF_ERROR(FindChromium().status());  // fail before the work
     RETURN_IF_ERROR(target_.Apply(&flags_.session.suggest));
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(flags_.Options()));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, flags_.in.Open(flags_.Options()));
     WarnImportDiagnostics(session->trace());
     ASSIGN_OR_RETURN(const Diagnosis* diagnosis, session->diagnosis());
     ASSIGN_OR_RETURN(const SuggestResult* suggestions, session->suggestions());

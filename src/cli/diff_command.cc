@@ -26,7 +26,7 @@ class DiffCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand("diff", "Structural diff of two runs: attribution trees aligned (module → op → kernel), what was added, removed, slower, faster per step");
-    in_.Add(sub, "Run A (before): trace file or folder, or .aiprof");
+    in_.Add(sub, "Run A (before): trace file or folder, or .aiprof", /*several=*/false);
     sub->add_option("b", input_b_, "Run B (after): trace file or folder, or .aiprof")->required();
     out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
                    render::YamlFormat(), render::CsvFormat()},

@@ -5,7 +5,6 @@
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
 #include "src/cli/phase_timer.h"
-#include "src/importers/common/importer_registry.h"
 #include "src/render/escape.h"
 #include "src/view/export/chrome_json_export.h"
 #include "src/view/export/perfetto_export.h"
@@ -31,7 +30,7 @@ class ExportCommand : public Command {
 
   Status Run() override {
     PhaseTimer timer(in_.timing);
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportTrace(in_.input));
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, in_.Import());
     timer.Mark("import");
     std::unique_ptr<AnalysisResults> results;
     const CriticalPathResult* path = nullptr;

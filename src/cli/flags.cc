@@ -9,13 +9,53 @@
 #include <cstdlib>
 
 #include "src/analysis/whatif/whatif.h"
+#include "src/base/phase_log.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/importers/sdk/sdk_processes.h"
 #include "src/render/escape.h"
 
 namespace aiprof {
 
-void InputFlags::Add(CLI::App* sub, const char* help) {
-  sub->add_option("input", input, help)->required();
+void InputFlags::Add(CLI::App* sub, const char* help, bool several) {
+  if (several) {
+    sub->add_option_function<std::vector<std::string>>(
+           "input",
+           [this](const std::vector<std::string>& given) {
+             paths = given;
+             input.clear();
+             for (const std::string& p : given) input += (input.empty() ? "" : " ") + p;
+           },
+           std::string(help) + "; or several SDK files of one run (traces/aiprof-*), merged by process")
+        ->required();
+  } else {
+    sub->add_option_function<std::string>(
+           "input",
+           [this](const std::string& given) {
+             input = given;
+             paths = {given};
+           },
+           help)
+        ->required();
+  }
   sub->add_flag("--timing", timing, "Print the time of each phase (import, each analysis, ...) to standard error");
+}
+
+StatusOr<std::unique_ptr<Trace>> InputFlags::Import() const {
+  if (paths.size() > 1) {
+    for (const std::string& p : paths) RETURN_IF_ERROR(AsUsage(CheckSdkFile(p)));
+  }
+  return ImportTraces(paths);
+}
+
+StatusOr<std::unique_ptr<AnalysisSession>> InputFlags::Open(SessionOptions options) const {
+  options.input = input;
+  if (paths.size() <= 1) return AnalysisSession::Open(std::move(options));
+  std::unique_ptr<Trace> trace;
+  {
+    ScopedPhase timed("import");
+    ASSIGN_OR_RETURN(trace, Import());
+  }
+  return std::make_unique<AnalysisSession>(std::shared_ptr<const Trace>(std::move(trace)), std::move(options));
 }
 
 Status AsUsage(Status status) { return status.ok() ? status : UsageStatus(status.message()); }

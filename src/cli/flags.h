@@ -4,6 +4,7 @@
 #ifndef AIPROF_SRC_CLI_FLAGS_H_
 #define AIPROF_SRC_CLI_FLAGS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,11 +22,23 @@ class Option;
 
 namespace aiprof {
 
-// The trace positional argument and --timing.
+// The trace positional argument and --timing. A command that reads one
+// trace takes it as one path, or as several SDK files of one run (what
+// `traces/aiprof-*` expands to after a program forked), merged by process
+// as their folder is (ImportTraces); `several` false for a command with a
+// positional after it (diff's run B, query's SQL).
 struct InputFlags {
-  std::string input;
+  std::string input;               // the path; for several, the paths joined by spaces (the trace's label)
+  std::vector<std::string> paths;  // as given
   bool timing = false;
-  void Add(CLI::App* sub, const char* help = "Trace file or folder (anything aiprof imports), or .aiprof");
+  void Add(CLI::App* sub, const char* help = "Trace file or folder (anything aiprof imports), or .aiprof",
+           bool several = true);
+  // The trace: ImportTraces(paths). Several paths that are not all SDK
+  // files are a bad command line (exit 2) naming the first that is not.
+  StatusOr<std::unique_ptr<Trace>> Import() const;
+  // A session over Import() (AnalysisSession::Open for one path), with
+  // options.input set to `input`.
+  StatusOr<std::unique_ptr<AnalysisSession>> Open(SessionOptions options) const;
 };
 
 // -o/--output and --format, resolved by render::ResolveFormat in one place.

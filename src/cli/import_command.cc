@@ -4,7 +4,6 @@
 #include "src/cli/capture_trace_flag.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
-#include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "src/render/escape.h"
 
@@ -22,7 +21,7 @@ class ImportCommand : public Command {
   }
 
   Status Run() override {
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, captures_.Import(in_.input));
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, captures_.Import(in_));
     RETURN_IF_ERROR(WriteNativeFile(*trace, output_));
     std::fprintf(stderr, "aiprof: wrote %s (%zu slices, %zu tracks, %llu diagnostics)\n",
                  EscapeControls(output_, false).c_str(), trace->slices.size(), trace->tracks.size(),

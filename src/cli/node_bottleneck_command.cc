@@ -28,7 +28,7 @@ class NodeBottleneckCommand : public Command {
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     SessionOptions options;
     options.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, in_.Open(std::move(options)));
     WarnImportDiagnostics(session->trace());
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(NodeBottleneckToDocument(session->results().pipeline()), format));
     return WriteOutput(out_.output, text);

@@ -30,7 +30,7 @@ class QueryCommand : public Command {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* sub = app->add_subcommand(
         "query", "SQL over a trace's tables (slices, tracks, flows, counters, ...) and standard views (docs/query.md)");
-    in_.Add(sub, "Trace file, folder or .aiprof");
+    in_.Add(sub, "Trace file, folder or .aiprof", /*several=*/false);
     sub->add_option("sql", sql_, "SQL to run (else --file, else standard input; an interactive shell on a terminal)");
     sub->add_option("--file", file_, "Read the SQL from this file");
     sub->add_flag("--schema", schema_, "Print the tables, their columns and the standard views");

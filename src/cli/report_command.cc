@@ -105,7 +105,7 @@ class ReportCommand : public Command {
     }
     bool mean = false;
     RETURN_IF_ERROR(scenario_.Resolve(&mean));  // fail before the work
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(std::move(options)));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, flags_.in.Open(std::move(options)));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
       ASSIGN_OR_RETURN(LoadedRun before, LoadRun(before_, RunInputs{}));
@@ -118,7 +118,9 @@ class ReportCommand : public Command {
         before_options.analyze.phase_prefix = "before.";
         // Past cases of this very pair (a card of it) do not correct the
         // prediction checked against it.
-        for (const std::string& path : {before_, flags_.in.input}) {
+        std::vector<std::string> checked{before_};
+        checked.insert(checked.end(), flags_.in.paths.begin(), flags_.in.paths.end());
+        for (const std::string& path : checked) {
           ASSIGN_OR_RETURN(std::string id, InputIdentity(path));
           before_options.history_checked_inputs.push_back(std::move(id));
         }

@@ -82,7 +82,7 @@ class RooflineCommand : public Command {
   Status Run() override {
     PhaseTimer timer(in_.timing);
     options_.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(options_));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(in_, options_));
     timer.Mark("import");
     AnalysisResults& results = session->results();
     const RooflineResult& r = results.roofline();

@@ -32,7 +32,7 @@ class SummaryCommand : public Command {
     PhaseTimer timer(in_.timing);
     SessionOptions options;
     options.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(std::move(options)));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, captures_.Open(in_, std::move(options)));
     timer.Mark("import");
     const Trace& trace = session->trace();
     const Summary& summary = session->results().summary();

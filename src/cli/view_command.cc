@@ -68,7 +68,7 @@ class ViewCommand : public Command {
     SessionOptions session_options;
     session_options.input = in_.input;
     session_options.analyze.keep_all_gaps = spec->draws_gaps;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(session_options));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, in_.Open(session_options));
     WarnImportDiagnostics(session->trace());
     std::unique_ptr<Trace> baseline;
     if (!baseline_.empty()) {

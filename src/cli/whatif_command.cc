@@ -42,7 +42,7 @@ class WhatIfCommand : public Command {
     }
     ASSIGN_OR_RETURN(std::string format, out_.Resolve());
     options_.input = in_.input;
-    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, AnalysisSession::Open(options_));
+    ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, in_.Open(options_));
     WarnImportDiagnostics(session->trace());
     std::vector<KnowledgeCard> cards;
     if (!db_.empty()) {

@@ -601,6 +601,82 @@ TEST(SdkFile, KilledProcessKeepsWhatItRecorded) {
   }
 }
 
+// Runs the CLI with `args`; its exit status, standard output and error.
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+CliResult RunCli(const std::string& args) {
+  TempDir io;
+  const std::string out = io.path() + "/out", err = io.path() + "/err";
+  const int status = std::system((std::string(AIPROF_CLI) + " " + args + " > " + out + " 2> " + err).c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  for (auto [path, text] : {std::pair{out, &r.out}, std::pair{err, &r.err}}) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *text = ss.str();
+  }
+  return r;
+}
+
+// Every line but the one naming the input.
+std::string WithoutSource(const std::string& json) {
+  std::istringstream in(json);
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.find("\"source\": ") == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+// A program that forked, its files named on the command line as a shell's
+// `traces/aiprof-*` names them (the parent's event file, the child's spill
+// file): one trace, the same as their folder's ("The following argument was
+// not expected" before). A file that is not an SDK file among them is a bad
+// command line naming it; files of two runs are an error naming them.
+TEST(SdkFile, ForkedRunsFilesOnTheCommandLineLoadAsTheirFolder) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_exit", "10"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::vector<std::string> files = dir.Files();
+  ASSERT_EQ(files.size(), 2u);
+  std::string listed;
+  for (const std::string& f : files) listed += " " + dir.path() + "/" + f;
+  CliResult given = RunCli("summary --format json" + listed);
+  ASSERT_EQ(given.exit_code, 0) << given.err;
+  CliResult folder = RunCli("summary --format json " + dir.path());
+  ASSERT_EQ(folder.exit_code, 0) << folder.err;
+  EXPECT_NE(given.out.find("\"source\": \"" + listed.substr(1) + "\""), std::string::npos) << given.out.substr(0, 300);
+  EXPECT_EQ(WithoutSource(given.out), WithoutSource(folder.out));
+  EXPECT_NE(given.out.find("\"name\": \"child_worker\""), std::string::npos);
+  EXPECT_NE(given.out.find("\"name\": \"parent_before\""), std::string::npos);
+  // The commands that read one trace take them alike.
+  TempDir other;
+  for (const std::string& command : {std::string("analyze --format json"), std::string("diagnose --format json"),
+                                     "export --format chrome-json -o " + other.path() + "/export.json"}) {
+    CliResult c = RunCli(command + listed);
+    EXPECT_EQ(c.exit_code, 0) << command << ": " << c.err;
+  }
+
+  const std::string json = other.path() + "/run.json";
+  std::ofstream(json)
+      << R"({"traceEvents": [{"ph": "X", "name": "op", "cat": "cpu_op", "ts": 1, "dur": 2, "pid": 1, "tid": 1}]})";
+  CliResult mixed = RunCli("summary" + listed + " " + json);
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.err;
+  EXPECT_NE(mixed.err.find(json + ": not an SDK file"), std::string::npos) << mixed.err;
+
+  // The same program run again into the same folder: another run.
+  Result again = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_exit", "10"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  std::string all;
+  for (const std::string& f : dir.Files()) all += " " + dir.path() + "/" + f;
+  CliResult two_runs = RunCli("summary" + all);
+  EXPECT_EQ(two_runs.exit_code, 1) << two_runs.err;
+  EXPECT_NE(two_runs.err.find("not one run's SDK files: "), std::string::npos) << two_runs.err;
+}
+
 // AIPROF_SPILL=0 keeps the buffers in anonymous memory: a child leaving by
 // _exit() leaves nothing, as before.
 TEST(SdkFile, SpillOffLeavesNothingOnExit) {

@@ -142,6 +142,17 @@ StatusOr<std::unique_ptr<Trace>> MergeSdkProcesses(const std::vector<FolderUnit>
   return merged;
 }
 
+// ImportAll, or the first unit's error.
+StatusOr<std::vector<std::unique_ptr<Trace>>> ImportAllOrFail(const std::vector<FolderUnit>& units) {
+  std::vector<StatusOr<std::unique_ptr<Trace>>> results = ImportAll(units);
+  std::vector<std::unique_ptr<Trace>> parts;
+  for (auto& r : results) {
+    if (!r.ok()) return r.status();
+    parts.push_back(std::move(r).value());
+  }
+  return parts;
+}
+
 }  // namespace
 
 int32_t RankFromName(const std::string& path) {
@@ -221,12 +232,7 @@ StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir) {
 }
 
 StatusOr<std::unique_ptr<Trace>> ImportUnits(const std::vector<FolderUnit>& units) {
-  std::vector<StatusOr<std::unique_ptr<Trace>>> results = ImportAll(units);
-  std::vector<std::unique_ptr<Trace>> parts;
-  for (auto& r : results) {
-    if (!r.ok()) return r.status();
-    parts.push_back(std::move(r).value());
-  }
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Trace>> parts, ImportAllOrFail(units));
   if (parts.size() > 1 &&
       std::all_of(parts.begin(), parts.end(), [](const auto& p) { return IsSdkProcessTrace(*p); })) {
     return MergeSdkProcesses(units, std::move(parts));
@@ -245,6 +251,21 @@ StatusOr<std::unique_ptr<Trace>> ImportUnits(const std::vector<FolderUnit>& unit
   merged->metadata["ranks"] = ranks;
   merged->metadata["rank_count"] = std::to_string(world);
   return merged;
+}
+
+StatusOr<std::unique_ptr<Trace>> ImportSdkFiles(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) RETURN_IF_ERROR(CheckSdkFile(path));  // before any import
+  std::vector<FolderUnit> units;
+  for (const std::string& path : paths) {
+    if (!SupersededBySpillFile(path, paths)) units.push_back({path, FolderUnitKind::kFile});
+  }
+  ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Trace>> parts, ImportAllOrFail(units));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    // Its first bytes said SDK: only a file replaced meanwhile is not one.
+    if (!IsSdkProcessTrace(*parts[i])) return ErrStatus(units[i].path + ": not an SDK file (changed while read?)");
+  }
+  if (parts.size() == 1) return std::move(parts.front());
+  return MergeSdkProcesses(units, std::move(parts));
 }
 
 }  // namespace aiprof

@@ -45,6 +45,13 @@ StatusOr<std::unique_ptr<Trace>> ImportUnits(const std::vector<FolderUnit>& unit
 // like a trace that is not one is counted (`folder_member_skipped`).
 StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir);
 
+// Several files given as one input (`aiprof summary traces/aiprof-*`): one
+// run's SDK files (src/importers/sdk/sdk_processes.h), merged by process as a
+// folder of them is. A path that is not an SDK event or spill file is an error
+// naming it (CheckSdkFile, for every path before any import), and so are
+// files of two runs; an event file beside its spill file is left out.
+StatusOr<std::unique_ptr<Trace>> ImportSdkFiles(const std::vector<std::string>& paths);
+
 // Rank written in a path's last component ("rank1_ascend_pt", "rank-3.pt.trace.json"),
 // or kNoRank. Visible for testing.
 int32_t RankFromName(const std::string& path);

@@ -222,5 +222,64 @@ TEST(FolderImporterTest, AnSdkSpillFileSupersedesItsEventFile) {
   EXPECT_EQ(names, (std::vector<std::string>{"aiprof-7.aiprof.part", "aiprof-8.aiprof"}));
 }
 
+// The same files named one by one (`aiprof summary traces/aiprof-*`):
+// merged as their folder is, labelled by their paths.
+TEST(FolderImporterTest, OneRunsSdkFilesGivenOneByOneMergeAsTheirFolder) {
+  const std::string dir = std::string(AIPROF_TEST_DATA_DIR) + "/sdk/fork_run";
+  const std::vector<std::string> paths{dir + "/aiprof-3979.aiprof", dir + "/aiprof-3982.aiprof"};
+  auto files = ImportTraces(paths);
+  ASSERT_TRUE(files.ok()) << files.status().message();
+  auto folder = ImportTrace(dir);
+  ASSERT_TRUE(folder.ok()) << folder.status().message();
+  const Trace &a = **files, &b = **folder;
+  for (const char* key : {"source_format", "pids", "process_count"}) EXPECT_EQ(a.metadata.at(key), b.metadata.at(key));
+  EXPECT_EQ(a.metadata.at("source_path"), paths[0] + " " + paths[1]);
+  ASSERT_EQ(a.slices.size(), b.slices.size());
+  for (size_t i = 0; i < a.slices.size(); ++i) {
+    EXPECT_EQ(a.slices.ts_ns[i], b.slices.ts_ns[i]);
+    EXPECT_EQ(a.slices.dur_ns[i], b.slices.dur_ns[i]);
+    EXPECT_EQ(a.Str(a.slices.name[i]), b.Str(b.slices.name[i]));
+    EXPECT_EQ(a.tracks.pid[a.slices.track[i]], b.tracks.pid[b.slices.track[i]]);
+  }
+  EXPECT_EQ(a.steps.size(), b.steps.size());
+  EXPECT_EQ(a.counters.size(), b.counters.size());
+  EXPECT_EQ(a.instants.size(), b.instants.size());
+}
+
+// Several inputs are SDK files only, each named when it is not one (before
+// anything is imported), and files of two runs are an error as in a folder.
+TEST(FolderImporterTest, SeveralInputsThatAreNotOneRunsSdkFilesAreAnError) {
+  const std::string data = AIPROF_TEST_DATA_DIR;
+  const std::string sdk = data + "/sdk/fork_run/aiprof-3979.aiprof";
+  for (const std::string& other :
+       {data + "/convnet_bs8_channels_last.kineto.json", data + "/sdk/fork_run", data + "/sdk/missing.aiprof"}) {
+    auto r = ImportTraces({sdk, other});
+    ASSERT_FALSE(r.ok()) << other;
+    const std::string m(r.status().message());
+    EXPECT_EQ(m.rfind(other + ": ", 0), 0u) << m;
+    EXPECT_NE(m.find("several inputs on one command line are one run's SDK files"), std::string::npos) << m;
+  }
+  auto two = ImportTraces({data + "/sdk/two_runs/aiprof-3979.aiprof", data + "/sdk/two_runs/aiprof-3992.aiprof"});
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.status().message().find("aiprof-3992.aiprof started "), std::string::npos) << two.status().message();
+  auto twice = ImportTraces({sdk, sdk});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("are both process 3979"), std::string::npos) << twice.status().message();
+}
+
+// Given as files, too, a process's spill file stands in for its event file.
+TEST(FolderImporterTest, AnSdkSpillFileGivenBesideItsEventFileSupersedesIt) {
+  TempDir dir;
+  const std::string data = AIPROF_TEST_DATA_DIR;
+  dir.Write("aiprof-3979.aiprof", ReadFileOrEmpty(data + "/sdk/fork_run/aiprof-3979.aiprof"));
+  // Not a readable event file: read, it would fail the import.
+  dir.Write("aiprof-3982.aiprof", std::string("AIPROFS\n") + std::string(64, '\0'));
+  dir.Write("aiprof-3982.aiprof.part", ReadFileOrEmpty(data + "/sdk/fork_run/aiprof-3982.aiprof"));
+  auto r = ImportTraces({dir.path() + "/aiprof-3979.aiprof", dir.path() + "/aiprof-3982.aiprof",
+                         dir.path() + "/aiprof-3982.aiprof.part"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->metadata.at("pids"), "3979,3982");
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -214,4 +214,15 @@ StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path) {
   return trace;
 }
 
+StatusOr<std::unique_ptr<Trace>> ImportTraces(const std::vector<std::string>& paths) {
+  if (paths.empty()) return ErrStatus("no input given");
+  if (paths.size() == 1) return ImportTrace(paths.front());
+  std::string label;
+  for (const std::string& p : paths) label += (label.empty() ? "" : " ") + p;
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportSdkFiles(paths));
+  RETURN_IF_ERROR(CheckDurationSum(*trace, label));
+  trace->metadata["source_path"] = label;
+  return trace;
+}
+
 }  // namespace aiprof

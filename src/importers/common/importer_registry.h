@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/base/status.h"
 #include "src/model/trace.h"
@@ -34,6 +35,11 @@ inline constexpr uint64_t kMaxStreamedInputBytes = uint64_t{64} << 30;
 
 // Imports `path`: a trace file in any known format, a native .aiprof, or a folder.
 StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path);
+
+// Imports the paths given as one input: one path as ImportTrace; several as
+// one run's SDK files, merged by process (ImportSdkFiles in
+// folder_importer.h), labelled by their paths joined by spaces.
+StatusOr<std::unique_ptr<Trace>> ImportTraces(const std::vector<std::string>& paths);
 
 // Imports one file (never a folder).
 StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path);

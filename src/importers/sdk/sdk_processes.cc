@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <map>
+#include <system_error>
+
+#include "src/importers/common/byte_source.h"
+#include "src/importers/sdk/sdk_event_importer.h"
 
 namespace aiprof {
 namespace {
@@ -33,6 +38,22 @@ bool SupersededBySpillFile(const std::string& path, const std::vector<std::strin
     return false;
   }
   return std::find(paths.begin(), paths.end(), path + ".part") != paths.end();
+}
+
+Status CheckSdkFile(const std::string& path) {
+  constexpr const char* kOnlySdkFiles =
+      ": several inputs on one command line are one run's SDK files (aiprof-<pid>.aiprof, or the .aiprof.part a "
+      "dead process left), merged by process; give any other trace on its own, and several ranks' traces as "
+      "their folder";
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) return ErrStatus(path + ": a folder" + kOnlySdkFiles);
+  // A pipe or device is never opened here: it can be read only once.
+  if (!ec && !std::filesystem::is_regular_file(st)) return ErrStatus(path + ": not a regular file" + kOnlySdkFiles);
+  StatusOr<std::string> prefix = ReadPrefix(path, 64);
+  if (!prefix.ok()) return ErrStatus(prefix.status().message() + kOnlySdkFiles);
+  if (!DetectSdkEventFile(*prefix)) return ErrStatus(path + ": not an SDK file" + kOnlySdkFiles);
+  return OkStatus();
 }
 
 Status CheckSdkFilesOfOneRun(const std::vector<std::string>& paths, const std::vector<const Trace*>& parts) {

@@ -30,6 +30,11 @@ bool IsSdkProcessTrace(const Trace& t);
 // reads them (src/capture).
 bool SupersededBySpillFile(const std::string& path, const std::vector<std::string>& paths);
 
+// OkStatus when `path` is an SDK event or spill file, told by its first
+// bytes as the importer tells them; else an error naming it. Several inputs
+// of one command line must each be one (ImportSdkFiles).
+Status CheckSdkFile(const std::string& path);
+
 // An error naming the files when `parts` (imported from `paths`, every one
 // IsSdkProcessTrace) cannot be one run's processes, as above.
 Status CheckSdkFilesOfOneRun(const std::vector<std::string>& paths, const std::vector<const Trace*>& parts);
