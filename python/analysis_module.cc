@@ -8,6 +8,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -578,10 +580,46 @@ SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double ba
   return run;
 }
 
-py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
-                       const std::string& test, double alpha, double min_effect, const std::string& unit,
-                       double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
-                       uint64_t seed, const std::string& fix_id) {
+// `message` (an error of the code the CLI shares) with the CLI's flags named
+// as this package's keyword arguments: "(--unit)" -> "(unit=)",
+// "--unit NAME" -> "unit=\"NAME\"", "--fix-id ID" (the id given) ->
+// "fix_id='ID'". Flags the call has no argument for stay as they are.
+std::string NameArguments(std::string message, const std::vector<std::string>& arguments, const std::string& fix_id) {
+  if (!fix_id.empty()) {
+    const std::string cli = "--fix-id " + fix_id;
+    if (size_t at = message.find(cli); at != std::string::npos)
+      message.replace(at, cli.size(), "fix_id='" + fix_id + "'");
+  }
+  for (const std::string& arg : arguments) {
+    std::string flag = "--" + arg;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at)) {
+      const size_t end = at + flag.size();
+      const char next = end < message.size() ? message[end] : ' ';
+      const char before = at > 0 ? message[at - 1] : ' ';
+      // A longer flag, or inside a word or path ("/tmp/a--unit/x.json").
+      if (std::isalnum(static_cast<unsigned char>(next)) || next == '-' || next == '_' || next == '/' ||
+          (before != ' ' && before != '(')) {
+        at = end;
+        continue;
+      }
+      std::string with = arg + "=";
+      size_t cut = end;
+      if (message.compare(end, 5, " NAME") == 0) {  // "--unit NAME": a placeholder for the value
+        with += "\"NAME\"";
+        cut = end + 5;
+      }
+      message.replace(at, cut - at, with);
+      at += with.size();
+    }
+  }
+  return message;
+}
+
+py::bytes ValidateJsonOf(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
+                         const std::string& test, double alpha, double min_effect, const std::string& unit,
+                         double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
+                         uint64_t seed, const std::string& fix_id) {
   ValidationOptions options;
   if (!metrics.empty()) options.metrics = metrics;
   ThrowIfError(CheckMetricNames(options.metrics));
@@ -629,6 +667,22 @@ py::bytes ValidateJson(const py::object& before, const py::object& after, const 
     json = ValidationToJson(result);
   }
   return py::bytes(json);
+}
+
+// aiprof.validate; its errors name this package's arguments, not the CLI's flags.
+py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
+                       const std::string& test, double alpha, double min_effect, const std::string& unit,
+                       double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
+                       uint64_t seed, const std::string& fix_id) {
+  try {
+    return ValidateJsonOf(before, after, metrics, test, alpha, min_effect, unit, batch_size, bench, sample_unit,
+                          resamples, seed, fix_id);
+  } catch (const AiprofError& e) {
+    throw AiprofError(NameArguments(e.what(),
+                                    {"unit", "bench", "sample_unit", "batch_size", "metrics", "fix_id", "test", "alpha",
+                                     "min_effect", "resamples", "seed"},
+                                    fix_id));
+  }
 }
 
 std::unique_ptr<PyTrace> Load(const py::object& path_like) {

@@ -409,6 +409,27 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
             aiprof.validate(b, a, fix_id="no_such_fix")
 
 
+    def test_validate_errors_name_the_packages_arguments(self):
+        # The errors came from code the CLI shares and named its flags:
+        # "no span named 'nope' (--unit) in the trace".
+        cases = [
+            (dict(before=CPU_SAMPLE, after=CPU_SAMPLE, unit="nope"), "no span named 'nope' (unit=)"),
+            (dict(before=SAMPLE, after=SAMPLE), 'choose spans with unit="NAME"'),  # no steps in this trace
+            (dict(before=CPU_SAMPLE, after=CPU_SAMPLE, fix_id="no_such_fix"), "fix_id='no_such_fix': the before run"),
+        ]
+        with tempfile.TemporaryDirectory() as d:
+            bench = os.path.join(d, "bench.json")
+            with open(bench, "w") as f:
+                f.write("[1.0, 1.1, 1.2]")  # a benchmark result file: samples in ms
+            cases.append((dict(before=bench, after=bench, unit="forward"), "unit= selects spans in traces"))
+            for kwargs, says in cases:
+                with self.subTest(says):
+                    with self.assertRaises(aiprof.Error) as e:
+                        aiprof.validate(**kwargs)
+                    self.assertIn(says, str(e.exception))
+                    self.assertNotIn("--", str(e.exception))
+
+
 class BadInput(unittest.TestCase):
     def test_missing_file(self):
         with self.assertRaises(aiprof.Error) as e:
