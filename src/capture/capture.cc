@@ -30,6 +30,7 @@
 #include "src/capture/process_image.h"
 #include "src/capture/process_names.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/importers/sdk/sdk_processes.h"
 #include "src/model/event_kind.h"
 #include "src/model/native_file.h"
 #include "src/model/page_fault_records.h"
@@ -558,13 +559,14 @@ class Session {
     Diagnostics extra;
     size_t sdk_files = 0, torch_files = 0;
     // A process that never wrote its event file (os._exit, a signal) left its
-    // spill file, <name>.aiprof.part, which holds everything it recorded (an
-    // event file beside it is an earlier aiprof_flush(), or the exit's write
-    // finished just before the process died: the spill file has it all).
-    std::vector<std::string> sdk_paths = ListDir(dir_ + "/sdk", ".aiprof.part");
-    for (const std::string& f : ListDir(dir_ + "/sdk", ".aiprof")) {
-      if (std::find(sdk_paths.begin(), sdk_paths.end(), f + ".part") == sdk_paths.end()) sdk_paths.push_back(f);
-    }
+    // spill file, <name>.aiprof.part, read in place of an event file beside it
+    // by the importer's one rule (SupersededBySpillFile), as a folder of SDK
+    // files is read; in path order, as there.
+    std::vector<std::string> sdk_paths = ListDir(dir_ + "/sdk", ".aiprof");
+    for (std::string& f : ListDir(dir_ + "/sdk", ".aiprof.part")) sdk_paths.push_back(std::move(f));
+    std::sort(sdk_paths.begin(), sdk_paths.end());
+    const std::vector<std::string> listed = sdk_paths;
+    std::erase_if(sdk_paths, [&](const std::string& f) { return SupersededBySpillFile(f, listed); });
     for (const std::string& f : sdk_paths) {
       // The SDK's event file (or an older SDK's native file) through its importer.
       StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(f);

@@ -860,6 +860,19 @@ def case_forkexit(args):
           % (ended, diags.get('sdk_stream_unterminated')))
     check(int(d['metadata'].get('capture.sdk_files', 0)) == 1 + ended, 'forkexit: %d SDK files merged (%s)'
           % (1 + ended, d['metadata'].get('capture.sdk_files')))
+    # The files are read as a folder of them is (the importer's spill-file
+    # rule, path order): each process's tracks in its file name's order, the
+    # parent's event file among its children's spill files (the capture read
+    # every spill file first, then the event files).
+    file_of = {pid: 'aiprof-%d.aiprof%s' % (pid, '' if parent and pid == parent[0] else '.part')
+               for pid in [*parent, *workers, *pool]}
+    order = []
+    for t in d['track']:
+        if t['layer'] == 'application' and t['pid'] in file_of and t['pid'] not in order:
+            order.append(t['pid'])
+    check(order == sorted(file_of, key=file_of.get),
+          'forkexit: the SDK processes in their files\' path order (%s, expected %s)'
+          % (order, sorted(file_of, key=file_of.get)))
 
 
 CASES = {'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
