@@ -62,9 +62,7 @@ double FirstInputBytes(const OpArgReader& args, uint32_t s, bool* ok) {
 
 class FusionFinder {
  public:
-  FusionFinder(const Trace& t, const AnalysisWindow* w) : t_(t), args_(t) {
-    if (w) window_.emplace(w->intervals);
-  }
+  FusionFinder(const Trace& t, const AnalysisWindow* w) : t_(t), args_(t), w_(w) {}
 
   FusionResult Run() {
     CollectTimelines();
@@ -178,6 +176,9 @@ class FusionFinder {
   void CollectTimelines() {
     const SliceTable& s = t_.slices;
     for (size_t i = 0; i < s.size() && !result_.device; ++i) result_.device = s.kind[i] == EventKind::kKernel;
+    // Kernels are counted over the device's window (its periods where it
+    // runs behind the host), CPU ops over the host steps.
+    if (w_) window_.emplace(result_.device ? w_->DeviceIntervals() : w_->intervals);
     std::vector<uint32_t> parent;
     if (!result_.device) parent = ParentSlices(t_);
     std::vector<uint32_t> ops;
@@ -280,6 +281,7 @@ class FusionFinder {
 
   const Trace& t_;
   OpArgReader args_;
+  const AnalysisWindow* w_;
   std::optional<CoveredTime> window_;
   // IsLibraryMathKernel / IsLibraryEpilogueKernel of a name, memoised per
   // string id (bit 0: known).
@@ -335,7 +337,7 @@ void PublishFusionImpact(const FusionResult& r, const AnalysisWindow& window, Me
   double saving = 0;
   for (const FusionCandidate& c : r.top) saving += static_cast<double>(c.window_saving_ns);
   // Candidates span ranks; a per-trace base averages over none (one trace).
-  metrics->Set("fusion_saving_ns", window.PerBase(saving), kFusionSource);
+  metrics->Set("fusion_saving_ns", r.device ? window.PerDeviceBase(saving) : window.PerBase(saving), kFusionSource);
 }
 
 bool SequencesOverlap(const std::vector<StringId>& x, const std::vector<StringId>& y) {

@@ -270,7 +270,7 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     // when the window is steps (a per-trace window's ends are the capture's,
     // not the workload's: there the window is taken inside the span).
     std::optional<Intervals> rank_window;
-    if (window) rank_window = window->IntervalsOfRank(key.first);
+    if (window) rank_window = window->DeviceIntervalsOfRank(key.first);
     BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, options.keep_all_gaps,
                   rank_window ? &*rank_window : nullptr, window && window->has_step_starts, &out);
     result.timelines.push_back(std::move(out));
@@ -433,7 +433,7 @@ void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, M
   auto per_base = [&](auto get) {
     std::map<int32_t, double> totals;
     for (const auto& [rank, a] : by_rank) totals[rank] = get(a) / a.n;
-    return window.PerBase(totals);
+    return window.PerDeviceBase(totals);
   };
   auto cause = [&](GapCause c) { return per_base([c](const Acc& a) { return a.cause[static_cast<size_t>(c)]; }); };
   metrics->Set("data_loading_wait_ns", cause(GapCause::kDataLoading), kBreakdownSource);

@@ -226,13 +226,15 @@ void PublishLayoutImpact(const Trace& trace, const LayoutResult& r, const Analys
   }
   std::map<int32_t, double> totals;
   for (auto& [rank, iv] : by_rank) {
-    totals[rank] = static_cast<double>(IntersectionLength(MergeIntervals(std::move(iv)), window.intervals));
+    // Conversion kernels over the device's window, host conversions over the host steps.
+    totals[rank] = static_cast<double>(
+        IntersectionLength(MergeIntervals(std::move(iv)), r.device ? window.DeviceIntervals() : window.intervals));
   }
   if (r.denominator_ns <= 0) {
     metrics->SetUnavailable("layout_conversion_ns", "no kernels or cpu_op slices in the trace");
     return;
   }
-  metrics->Set("layout_conversion_ns", window.PerBase(totals), kLayoutSource);
+  metrics->Set("layout_conversion_ns", r.device ? window.PerDeviceBase(totals) : window.PerBase(totals), kLayoutSource);
 }
 
 }  // namespace aiprof

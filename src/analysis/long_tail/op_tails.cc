@@ -49,7 +49,8 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
   std::vector<uint32_t> parent;
   if (!r.device) parent = ParentSlices(trace);
   std::optional<CoveredTime> in_window;
-  if (window) in_window.emplace(window->intervals);
+  if (window) in_window.emplace(r.device ? window->DeviceIntervals() : window->intervals);
+  r.on_device_periods = r.device && window && window->device_behind();
   struct Row {
     uint32_t slice, name, shape_a, shape_b, shape_c;
     int64_t dur;
@@ -219,7 +220,8 @@ void PublishLongTailImpact(const LongTailResult& r, const AnalysisWindow& window
     metrics->SetUnavailable("long_tail_excess_ns", "no op has at least 5 steady-state instances and 1% of op time");
     return;
   }
-  metrics->Set("long_tail_excess_ns", window.PerBase(excess), kLongTailSource);
+  metrics->Set("long_tail_excess_ns", r.device ? window.PerDeviceBase(excess) : window.PerBase(excess),
+               kLongTailSource);
 }
 
 void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* metrics) {
@@ -250,13 +252,15 @@ void PublishLongTails(const Trace& trace, const LongTailResult& r, MetricSet* me
   for (const OpTail& op : r.ops) {
     if (op.warmup_tail_count == 0) continue;
     const std::string shape = OpTailShape(trace, r, op);
-    metrics->AddEvidence("long_tail_warmup", std::string(trace.Str(op.name)) +
-                                                 (shape.empty() ? "" : " [" + shape + "]") + ": " +
-                                                 std::to_string(op.warmup_tail_count) +
-                                                 " instance(s) outside the steady steps' spans (warm-up, between "
-                                                 "steps, or running past its step) beyond 3x the steady median (" +
-                                                 FormatDurationNs(op.p50_ns) + "), " +
-                                                 FormatDurationNs(op.warmup_excess_ns) + " excess; counted apart");
+    metrics->AddEvidence("long_tail_warmup",
+                         std::string(trace.Str(op.name)) + (shape.empty() ? "" : " [" + shape + "]") + ": " +
+                             std::to_string(op.warmup_tail_count) +
+                             (r.on_device_periods ? " instance(s) outside the steady steps' device periods "
+                                                    "(warm-up, or the queue the trace starts with)"
+                                                  : " instance(s) outside the steady steps' spans (warm-up, "
+                                                    "between steps, or running past its step)") +
+                             " beyond 3x the steady median (" + FormatDurationNs(op.p50_ns) + "), " +
+                             FormatDurationNs(op.warmup_excess_ns) + " excess; counted apart");
   }
   size_t reported = 0;
   for (size_t i = 0; i < r.ops.size() && reported < kLongTailReported; ++i) {

@@ -74,6 +74,9 @@ struct LongTailResult {
   // steps, and device work that starts after the span of the step that
   // launched it (a step's device tail).
   uint64_t outside_window = 0;
+  // The window is the device's periods (AnalysisWindow::DeviceIntervals):
+  // device activity where the device runs behind the host.
+  bool on_device_periods = false;
 };
 
 // O(n log n) in slices.

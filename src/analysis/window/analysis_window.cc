@@ -162,6 +162,25 @@ double AnalysisWindow::PerBase(const std::map<int32_t, double>& per_rank_total_n
   return per_rank_total_ns.empty() ? 0 : sum / static_cast<double>(per_rank_total_ns.size());
 }
 
+double AnalysisWindow::PerDeviceBase(const std::map<int32_t, double>& per_rank_total_ns) const {
+  if (!device_behind()) return PerBase(per_rank_total_ns);
+  double sum = 0;
+  for (const auto& [rank, ns] : per_rank_total_ns) sum += ns;
+  return sum / static_cast<double>(periods);
+}
+
+Intervals AnalysisWindow::DeviceIntervalsOfRank(int32_t rank) const {
+  if (!device_behind()) return IntervalsOfRank(rank);
+  Intervals out;
+  auto add = [&](int32_t r) {
+    auto it = device_intervals_by_rank.find(r);
+    if (it != device_intervals_by_rank.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+  };
+  add(rank);
+  if (rank != kNoRank) add(kNoRank);
+  return out.empty() ? device_intervals : MergeIntervals(std::move(out));
+}
+
 Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
   if (!has_step_starts) return intervals;
   Intervals out;
@@ -184,10 +203,11 @@ std::string AnalysisWindow::Describe() const {
 std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup) {
   auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   auto ms = [](double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; };
-  std::string s = "per step (mean of " + plural(steps, "steady-state step") + ", " + ms(base_ns) +
-                  ": the device's period, end of one step's device work to the next's, mean of " +
-                  plural(periods, "period") + "; the device runs behind the host, whose steps take " +
-                  ms(host_base_ns) + "; impacts are measured over the host steps' spans)";
+  std::string s =
+      "per step (mean of " + plural(steps, "steady-state step") + ", " + ms(base_ns) +
+      ": the device's period, end of one step's device work to the next's, mean of " + plural(periods, "period") +
+      "; the device runs behind the host, whose steps take " + ms(host_base_ns) +
+      "; device-side impacts are measured over the device's periods, host-side ones over the host steps' spans)";
   if (warmup > 0) s += "; " + plural(warmup, "warm-up step") + " left out";
   return s;
 }
@@ -229,7 +249,15 @@ void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w
   std::vector<size_t> used;
   if (ChooseStepTimeBase(list, periods, steady, &used) != StepTimeBase::kDevicePeriod) return;
   double sum = 0;
-  for (size_t k : used) sum += static_cast<double>(periods.period_ns[k]);
+  Intervals all;
+  for (size_t k : used) {
+    sum += static_cast<double>(periods.period_ns[k]);
+    const int64_t end = periods.work_end_ns[k], begin = periods.work_end_ns[periods.previous[k]];
+    w->device_intervals_by_rank[list.steps[k].rank].emplace_back(begin, end);
+    all.emplace_back(begin, end);
+  }
+  for (auto& [rank, iv] : w->device_intervals_by_rank) iv = MergeIntervals(std::move(iv));
+  w->device_intervals = MergeIntervals(std::move(all));
   w->step_base = StepTimeBase::kDevicePeriod;
   w->periods = used.size();
   w->base_ns = sum / static_cast<double>(used.size());
@@ -373,20 +401,23 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
 
 void PublishConsumers(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics) {
   const SliceTable& s = trace.slices;
-  CoveredTime in_window(w.intervals);
+  // Device activity over the device's window (its periods where it runs
+  // behind the host), host work over the host steps.
+  CoveredTime in_window(w.intervals), on_device(w.DeviceIntervals());
   std::unordered_map<uint32_t, double> device_ops, host_ops;
   std::unordered_map<uint32_t, double> threads;  // track -> depth-0 host time
   for (uint32_t i = 0; i < s.size(); ++i) {
-    double ns = static_cast<double>(in_window.Within(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]));
+    const bool device = IsDeviceActivity(s.kind[i]);
+    double ns = static_cast<double>((device ? on_device : in_window).Within(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]));
     if (ns <= 0) continue;
-    if (IsDeviceActivity(s.kind[i])) {
+    if (device) {
       device_ops[s.name[i].raw] += ns;
     } else if (s.depth[i] == 0 && s.kind[i] != EventKind::kUserAnnotation && s.kind[i] != EventKind::kOther) {
       host_ops[s.name[i].raw] += ns;
       threads[s.track[i]] += ns;
     }
   }
-  auto top = [&](const std::unordered_map<uint32_t, double>& m, const char* kind, bool track) {
+  auto top = [&](const std::unordered_map<uint32_t, double>& m, const char* kind, bool track, bool device) {
     std::vector<std::pair<double, uint32_t>> v;
     for (const auto& [k, ns] : m) v.emplace_back(ns, k);
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
@@ -395,12 +426,12 @@ void PublishConsumers(const Trace& trace, const AnalysisWindow& w, MetricSet* me
                                      " (track " + std::to_string(v[k].second) + ")"
                                : std::string(trace.Str(StringId{v[k].second}));
       // Summed over ranks and devices: divide like every impact.
-      metrics->AddConsumer({kind, name, w.PerBase(v[k].first)});
+      metrics->AddConsumer({kind, name, device ? w.PerDeviceBase(v[k].first) : w.PerBase(v[k].first)});
     }
   };
-  top(device_ops, "device op", false);
-  top(host_ops, "host op", false);
-  top(threads, "thread", true);
+  top(device_ops, "device op", false, true);
+  top(host_ops, "host op", false, false);
+  top(threads, "thread", true, false);
 }
 
 }  // namespace aiprof

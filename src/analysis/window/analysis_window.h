@@ -68,6 +68,15 @@ struct AnalysisWindow {
   StepTimeBase step_base = StepTimeBase::kHostSpan;
   size_t periods = 0;
   double host_base_ns = 0;
+  // Only where the device runs behind: each rank's steady periods as
+  // intervals (the previous step's work end to the step's own), where the
+  // device does that step's work while the host is already steps ahead.
+  // Device-side impacts (device idle, exposed copies and collectives, device
+  // consumers, conversion and fused kernels, kernel tails) are measured over
+  // them and divided by `periods`; host-side ones over the host spans.
+  std::map<int32_t, Intervals> device_intervals_by_rank;
+  Intervals device_intervals;  // their union over ranks
+  bool device_behind() const { return step_base == StepTimeBase::kDevicePeriod && !device_intervals.empty(); }
   std::string base;               // "per step" or "per trace"
   std::string step_source;        // FindSteps' source
   std::vector<size_t> warmup;     // indices into FindSteps().steps left out
@@ -93,6 +102,15 @@ struct AnalysisWindow {
   // The same from per-rank totals (each already averaged over the rank's
   // devices): per step = sum / steps; per trace = mean over ranks.
   double PerBase(const std::map<int32_t, double>& per_rank_total_ns) const;
+  // The window and base of device-side measurements: the device periods'
+  // intervals and per period where the device runs behind, else the same
+  // as IntervalsOfRank, `intervals` and PerBase.
+  Intervals DeviceIntervalsOfRank(int32_t rank) const;
+  const Intervals& DeviceIntervals() const { return device_behind() ? device_intervals : intervals; }
+  double PerDeviceBase(double total_ns) const {
+    return device_behind() ? total_ns / static_cast<double>(periods) : PerBase(total_ns);
+  }
+  double PerDeviceBase(const std::map<int32_t, double>& per_rank_total_ns) const;
   // A sentence naming the base (DescribeImpactBase).
   std::string Describe() const;
 };

@@ -217,11 +217,15 @@ void LongTailSection(AnalysisResults& in, Section* s) {
   // summary's: instances outside the window are left out).
   const AnalysisWindow& w = in.window();
   const std::string what = r.device ? "device activities" : "CPU ops";
-  t.title = w.steps > 0 ? "Instances of " + what + " that start inside the " + std::to_string(w.steps) +
-                              " steady steps' spans; " + std::to_string(r.outside_window) +
-                              " start outside them (warm-up, between steps, or device work running past its step)"
-                        : "Instances of " + what + " in the steady-state time of the trace; " +
-                              std::to_string(r.outside_window) + " start outside it";
+  t.title = r.on_device_periods ? "Instances of " + what + " that start inside the " + std::to_string(w.periods) +
+                                      " device periods of the steady steps (the device runs behind the host); " +
+                                      std::to_string(r.outside_window) +
+                                      " start outside them (warm-up, or the queue the trace starts with)"
+            : w.steps > 0 ? "Instances of " + what + " that start inside the " + std::to_string(w.steps) +
+                                " steady steps' spans; " + std::to_string(r.outside_window) +
+                                " start outside them (warm-up, between steps, or device work running past its step)"
+                          : "Instances of " + what + " in the steady-state time of the trace; " +
+                                std::to_string(r.outside_window) + " start outside it";
   s->Add(std::move(t));
 }
 
@@ -467,7 +471,7 @@ void CollectiveTypes(const CollectiveStats& st, Section* s) {
   s->Add(std::move(t));
 }
 
-void CollectiveSteps(const CollectiveStats& st, Section* s) {
+void CollectiveSteps(const CollectiveStats& st, const AnalysisWindow& w, Section* s) {
   if (st.steps.empty()) return;
   Table t{"steps", "Communication per step (first " + std::to_string(kStepLinesPerRank) + " steps of each rank)",
           {{"rank", "Rank"}, {"step", "Step"}, {"step_ns", "Step", Unit::kNs}, {"comm_ns", "Communication", Unit::kNs},
@@ -487,6 +491,14 @@ void CollectiveSteps(const CollectiveStats& st, Section* s) {
                       Known(c.profiler_exposed_ns)});
   }
   if (hidden > 0) t.note = std::to_string(hidden) + " more steps not shown";
+  if (w.device_behind()) {
+    // Each row is over its host span, which the device spends on earlier
+    // steps' queued work; comm_exposed_ns is over the device's periods.
+    if (!t.note.empty()) t.note += "; ";
+    t.note +=
+        "each over its step's host span, during which the device runs earlier steps' queued work (the device "
+        "runs behind the host); the exposed-communication impact is measured over the device's periods";
+  }
   s->Add(std::move(t));
 }
 
@@ -572,7 +584,7 @@ void CommunicationSection(AnalysisResults& in, Section* s) {
     return;
   }
   CollectiveTypes(r.stats, s);
-  CollectiveSteps(r.stats, s);
+  CollectiveSteps(r.stats, in.window(), s);
   CrossRanks(r.cross, s);
   Links(r.cross, s);
 }
