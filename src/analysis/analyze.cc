@@ -104,7 +104,7 @@ void RunLlm(AnalysisResults& in, MetricSet* m) {
 void RunAttribution(AnalysisResults& in, MetricSet* m) {
   const AttributionResult& r = in.attribution();
   PublishAttribution(r, m);
-  PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem()), m);
+  PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem(), &in.window()), m);
 }
 
 void RunPageFaults(AnalysisResults& in, MetricSet* m) { PublishPageFaults(in.page_faults(), m); }

@@ -6,6 +6,7 @@
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 
@@ -65,7 +66,7 @@ uint32_t ModuleOf(const AttributionNodes& nodes, uint32_t n) {
 }  // namespace
 
 ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResult& roofline,
-                                 const std::string& device_problem) {
+                                 const std::string& device_problem, const AnalysisWindow* window) {
   ComputeResult r;
   if (!a.available) return r;
   const AttributionNodes& n = a.nodes;
@@ -73,6 +74,8 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   // none of it joined an op: its compute is device time, never host op time.
   r.device_time = a.device_ns > 0 || a.unlinked_device_ns > 0;
   r.wall_ns = a.PerStep(a.wall_ns);
+  r.on_device_period = r.device_time && window && window->device_behind() && window->base_ns > r.wall_ns;
+  if (r.on_device_period) r.wall_ns = window->base_ns;
   // Device activity launched under communication ops (collectives: NCCL
   // kernels, HCCL tasks) is communication, which comm_exposed_ns counts.
   // A trace whose device activity joined no op at all (no launch links) is
@@ -198,8 +201,12 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
       r.device_time ? "device activity in the step: kernels, copies, memsets; not collectives nor work launched by "
                       "communication ops"
                     : "host op time";
-  m->AddEvidence("compute", "compute " + FormatDurationNs(r.compute_ns) + " per step = " +
-                                FormatPercent(r.compute_ns / r.wall_ns) + " of the step's wall time (" + what + ")");
+  m->AddEvidence("compute",
+                 "compute " + FormatDurationNs(r.compute_ns) +
+                     " per step = " + FormatPercent(r.compute_ns / r.wall_ns) +
+                     (r.on_device_period ? " of the step (the device's period: the device runs behind the host)"
+                                         : " of the step's wall time") +
+                     " (" + what + ")");
   for (size_t k = 0; k < std::min(r.classes.size(), kComputeClassesShown); ++k) {
     const ComputeClass& c = r.classes[k];
     std::string line = std::string(OpClassName(c.op_class)) + ": " + FormatDurationNs(a.PerStep(c.ns)) +

@@ -49,18 +49,25 @@ struct ComputeClass {
   std::vector<int64_t> module_ns;
 };
 
+struct AnalysisWindow;
+
 struct ComputeResult {
   bool available = false;
   bool device_time = false;    // figures are device time
   double compute_ns = 0;       // per step (compute_op_ns)
+  // The step time compute is a share of and bounded by: the steady steps'
+  // wall time, or, where the device runs behind the host, the device's
+  // period (the window's base; on_device_period), which the device work a
+  // step launches fills while the host's span is shorter.
   double wall_ns = 0;          // per step
+  bool on_device_period = false;
   std::vector<ComputeClass> classes;  // largest first, classes with time only
   std::string device;          // roofline device name, "" when none
   std::string device_problem;  // why none
 };
 
 ComputeResult ComputeComputeTime(const AttributionResult& attribution, const RooflineResult& roofline,
-                                 const std::string& device_problem);
+                                 const std::string& device_problem, const AnalysisWindow* window = nullptr);
 
 // What would make a class faster (one sentence, plain text).
 const char* ComputeAdvice(OpClass c, bool device_time);

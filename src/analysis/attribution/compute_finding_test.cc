@@ -6,6 +6,9 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/attribution/op_class.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -94,6 +97,29 @@ TEST(ComputeFindingTest, CollectivesInsideAnOpAreNotItsClass) {
   ASSERT_EQ(c.classes.size(), 1u);
   EXPECT_EQ(c.classes[0].op_class, OpClass::kElementwise);
   EXPECT_EQ(c.classes[0].ns, 10'000);
+}
+
+// kDeviceBehindTrace (test/util/hand_made_traces.h, figures by hand there):
+// each step launches 15 us of kernels while its host span is 10 us; the step
+// time is the 15 us device period. Compute is 15 us per step = 100% of the
+// period. The old code bounded it by the host span: 10 us, and the compute
+// finding's impact read 10 us of a 15 us step.
+TEST(ComputeFindingTest, DeviceBehindIsBoundedByTheDevicePeriod) {
+  auto t = ImportJsonText(testing::kDeviceBehindTrace);
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_TRUE(w.device_behind());
+  AttributionResult a = ComputeAttribution(*t, &w);
+  ASSERT_TRUE(a.available);
+  const ComputeResult c = ComputeComputeTime(a, RooflineResult{}, "", &w);
+  EXPECT_TRUE(c.on_device_period);
+  EXPECT_NEAR(c.wall_ns, 15'000, 0.5);
+  EXPECT_NEAR(c.compute_ns, 15'000, 0.5);
+  MetricSet m;
+  PublishCompute(*t, a, c, &m);
+  EXPECT_NEAR(m.Get("compute_op_ratio")->value, 1.0, 1e-9);
+  ASSERT_FALSE(m.Evidence("compute").empty());
+  EXPECT_NE(m.Evidence("compute")[0].find("the device's period"), std::string::npos) << m.Evidence("compute")[0];
 }
 
 }  // namespace
