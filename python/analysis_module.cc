@@ -644,6 +644,15 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
     PredictionPool pool(std::move(po));
     auto load = [&](const RunInput& in) { return LoadSessionRun(in, unit, batch_size, bench, sample_unit); };
     auto name = [](const RunInput& in) { return in.trace ? in.trace->path() : in.path; };
+    // Each run once, as `aiprof validate` checks: a trace loaded from a file
+    // is that file.
+    auto names = [&](const std::vector<RunInput>& side) {
+      std::vector<std::string> out;
+      for (const RunInput& in : side) out.push_back(name(in));
+      return out;
+    };
+    ThrowIfError(CheckDistinctRuns("before", names(b), nullptr));
+    ThrowIfError(CheckDistinctRuns("after", names(a), nullptr));
     SessionRun first_before = load(b[0]), first_after = load(a[0]);
     if (!fix_id.empty() && !(first_before.session && first_after.session)) {
       throw AiprofError("fix_id needs traces before and after (a prediction is made from the before trace)");

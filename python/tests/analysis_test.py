@@ -10,6 +10,7 @@ import decimal
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -394,6 +395,23 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
         loaded = aiprof.validate([aiprof.load(b[0])] + b[1:], a[:2] + [aiprof.load(a[2])])
         self.assertEqual(loaded["prediction"], cli["prediction"])
         self.assertEqual(loaded["notes"], cli["notes"])
+
+    def test_validate_refuses_one_run_given_twice_as_the_cli_does(self):
+        # The package counted one file three times as three independent runs
+        # (trial_py, helper 96); the CLI refuses. Both call CheckDistinctRuns now.
+        rounds = os.path.join(DATA, "pairs", "jemalloc_retain_rounds")
+        x = os.path.join(rounds, "r1", "layout_roundtrip_before.pt.trace.json.gz")
+        y = os.path.join(rounds, "r1", "layout_roundtrip_after.pt.trace.json.gz")
+        with self.assertRaisesRegex(aiprof.Error, r"before run 2 .* is the same file as run 1"):
+            aiprof.validate([x, x], [y])
+        # A loaded trace is its file; a copy is caught by its content.
+        with tempfile.TemporaryDirectory() as d:
+            copy = os.path.join(d, "copy.pt.trace.json.gz")
+            shutil.copyfile(y, copy)
+            with self.assertRaisesRegex(aiprof.Error, r"after run 2 .* is a copy \(same content\) of run 1"):
+                aiprof.validate([x], [aiprof.load(y), copy])
+        with self.assertRaisesRegex(aiprof.Error, r"before run 2 .* is the same file as run 1"):
+            aiprof.validate([aiprof.load(x), x], [y])
 
     def test_validate_names_fix_id_as_its_argument(self):
         # Named: the same check as --fix-id; unknown: the error lists the ids.

@@ -176,35 +176,6 @@ class ValidateCommand : public Command {
   int SuccessExitCode() const override { return exit_code_; }
 
  private:
-  // Fails when two of `paths` (one side's runs, named `flag`) are one file:
-  // the same path once resolved, or the same content (InputIdentity, which
-  // it appends to *identities).
-  static Status CheckDistinctRuns(const char* flag, const std::vector<std::string>& paths,
-                                  std::vector<std::string>* identities) {
-    std::vector<std::string> canonical, ids;
-    for (size_t i = 0; i < paths.size(); ++i) {
-      std::error_code ec;
-      std::filesystem::path c = std::filesystem::weakly_canonical(paths[i], ec);
-      canonical.push_back(ec ? paths[i] : c.string());
-      // An input that cannot be read is the loader's to report.
-      StatusOr<std::string> read = InputIdentity(paths[i]);
-      const std::string id = read.ok() ? *read : "";
-      for (size_t j = 0; j < i; ++j) {
-        if (canonical[j] == canonical[i] || (!id.empty() && ids[j] == id)) {
-          return ErrStatus(std::string(flag) + " run " + std::to_string(i + 1) + " (" + paths[i] + ") is " +
-                           (canonical[j] == canonical[i] ? "the same file as" : "a copy (same content) of") + " run " +
-                           std::to_string(j + 1) + " (" + paths[j] +
-                           "): give each run once; a repeated file is one measurement, not another run");
-        }
-      }
-      ids.push_back(id);
-    }
-    for (const std::string& id : ids) {
-      if (!id.empty()) identities->push_back(id);
-    }
-    return OkStatus();
-  }
-
   StatusOr<std::unique_ptr<BaselineStore>> OpenStore() {
     std::string path = db_;
     if (path.empty()) {

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/validation/trace_samples.h"
 #include "src/base/phase_log.h"
 #include "src/importers/common/importer_registry.h"
@@ -53,6 +54,33 @@ StatusOr<LoadedRun> LoadRun(const std::string& path, const RunInputs& in) {
 StatusOr<RunSamples> LoadRunSamples(const std::string& path, const RunInputs& in) {
   ASSIGN_OR_RETURN(LoadedRun run, LoadRun(path, in));
   return std::move(run.samples);
+}
+
+Status CheckDistinctRuns(std::string_view side, const std::vector<std::string>& paths,
+                         std::vector<std::string>* identities) {
+  std::vector<std::string> canonical, ids;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::path c = std::filesystem::weakly_canonical(paths[i], ec);
+    canonical.push_back(ec ? paths[i] : c.string());
+    StatusOr<std::string> read = InputIdentity(paths[i]);
+    const std::string id = read.ok() ? *read : "";
+    for (size_t j = 0; j < i; ++j) {
+      if (canonical[j] == canonical[i] || (!id.empty() && ids[j] == id)) {
+        return ErrStatus(std::string(side) + " run " + std::to_string(i + 1) + " (" + paths[i] + ") is " +
+                         (canonical[j] == canonical[i] ? "the same file as" : "a copy (same content) of") + " run " +
+                         std::to_string(j + 1) + " (" + paths[j] +
+                         "): give each run once; a repeated file is one measurement, not another run");
+      }
+    }
+    ids.push_back(id);
+  }
+  if (identities) {
+    for (const std::string& id : ids) {
+      if (!id.empty()) identities->push_back(id);
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace aiprof

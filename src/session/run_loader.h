@@ -7,6 +7,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "src/analysis/validation/run_samples.h"
 #include "src/base/status.h"
@@ -32,6 +34,15 @@ struct LoadedRun {
 StatusOr<LoadedRun> LoadRun(const std::string& path, const RunInputs& inputs);
 // LoadRun without keeping the trace.
 StatusOr<RunSamples> LoadRunSamples(const std::string& path, const RunInputs& inputs);
+
+// Each run given once: fails when two of `paths` (one side's runs, named
+// `side` in the message: "--before" for the CLI, "before" for the package)
+// are one file, the same path once resolved or the same content
+// (InputIdentity), which would count one measurement as several independent
+// runs. Appends each readable run's identity to *identities (may be null).
+// An input that cannot be read is left for the loader to report.
+Status CheckDistinctRuns(std::string_view side, const std::vector<std::string>& paths,
+                         std::vector<std::string>* identities);
 
 }  // namespace aiprof
 
