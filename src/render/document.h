@@ -19,7 +19,8 @@
 //
 // Presentation hints a renderer may use or ignore: KeyValues::cards (the
 // HTML page shows them as headline cards), Table::sortable (HTML: click a
-// column to sort). A top-level section's key is its HTML id (an anchor).
+// column to sort), Table::html_fold (HTML: folded under a summary). A top-level section's key is its HTML id (an
+// anchor).
 //
 // Numbers stay raw (nanoseconds, bytes, fractions) with a Unit; formatting
 // them for people is the renderers' job (units.h FormatQuantity). All text is
@@ -103,6 +104,10 @@ struct Table {
   std::vector<std::vector<Value>> rows;  // each row has one cell per column
   std::string note;   // shown under the table (e.g. "12 more rows not shown")
   bool sortable = false;  // HTML: a click on a column sorts by it
+  // HTML: the table folded under this summary line, for a table that only
+  // repeats what the page draws above it (the attribution tree's rows);
+  // "" shows it open. The other formats show it as any table.
+  std::string html_fold = {};
 };
 
 struct Series {

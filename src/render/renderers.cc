@@ -258,14 +258,18 @@ class MarkdownWriter {
 
 constexpr std::string_view kDocumentStyle =
     "body{font-family:system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;margin:24px auto;max-width:1000px;"
-    "padding:0 1em;color:#222;line-height:1.4}"
+    "padding:0 1em;color:#222;line-height:1.4;overflow-wrap:break-word}"
+    // A name without spaces (a mangled kernel, a path) breaks where it
+    // would run past its box instead of widening the page (text, lists, the
+    // attribution tree, cards, key/values); a table cell keeps its words
+    // whole unless it is td.long (below).
     "h1{font-size:22px;overflow-wrap:anywhere}h2{font-size:18px;border-bottom:1px solid "
     "#ddd;padding-bottom:4px;margin-top:28px}"
     // A cell with a long token (a file path) breaks it (td.long) rather than
     // widen its table past the page.
     "h3{font-size:15px}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
-    "td.long{overflow-wrap:anywhere;min-width:8em}"
+    "td.long{overflow-wrap:anywhere;min-width:8em}td.indent{white-space:pre-wrap}"
     // A table wider than the text even so (validate's 14 metric columns) may
     // use the window's width right of the text column (its box reaches 24 px
     // short of the window's right edge; a table narrower than the text keeps
@@ -273,21 +277,25 @@ constexpr std::string_view kDocumentStyle =
     // width.
     "div.table{overflow-x:auto;width:calc(100% + (100vw - 100%) / 2 - 24px);max-width:calc(100vw - 48px)}"
     "td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    "dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dl.kv dt{color:#555}dl.kv dd{margin:0}"
+    // A key/value list's labels take at most 45% of the width (a long
+    // label wraps), its values the rest, however long their words.
+    "dl.kv{display:grid;grid-template-columns:fit-content(45%) minmax(0,1fr);gap:2px 12px}dl.kv dt{color:#555}"
+    "dl.kv dd{margin:0;min-width:0}"
     ".finding{border-left:4px solid #1f77b4;padding:4px 12px;margin:12px 0;background:#fcfcff}"
     ".finding.high{border-color:#d62728}.finding.medium{border-color:#ff7f0e}.finding.low{border-color:#2ca02c}"
     ".sev{font-size:11px;padding:1px 6px;border-radius:8px;background:#eee;margin-right:6px}"
     ".note{color:#666;font-size:13px}svg.chart{max-width:100%;height:auto}"
-    ".cards{display:flex;flex-wrap:wrap;gap:12px}.card{flex:1 1 210px;border:1px solid #ddd;border-radius:6px;"
-    "padding:10px 12px;background:#fafafa}.card "
+    ".cards{display:flex;flex-wrap:wrap;gap:12px}"
+    ".card{flex:1 1 210px;min-width:0;border:1px solid #ddd;border-radius:6px;padding:10px 12px;background:#fafafa}"
+    ".card "
     ".k{font-size:12px;color:#666;text-transform:uppercase;letter-spacing:.04em}"
     ".card .v{font-size:20px;font-weight:600;margin:2px 0}.card .s{font-size:12px;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}figure.chart{margin:6px 0}"
     "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
     "iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
     "@media "
-    "print{body{max-width:none;margin:0}div.table{overflow:visible;width:auto;max-width:none}h2{break-after:avoid}svg.chart,.finding,.card,tr{"
-    "break-inside:avoid}"
+    "print{body{max-width:none;margin:0}div.table{overflow:visible;width:auto;max-width:none}"
+    "h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"
     "iframe.view,details.chart-data{display:none}}";
 
 // A text cell with a token longer than this (a path, a URL) gets class
@@ -367,6 +375,8 @@ class HtmlWriter {
     out_ += "</dl>\n";
   }
   void Write(const Table& t) {
+    if (!t.html_fold.empty())
+      out_ += "<details class=\"chart-data\"><summary>" + HtmlEscape(t.html_fold) + "</summary>";
     out_ +=
         "<div class=\"table\"><table data-key=\"" + HtmlEscape(t.key) + (t.sortable ? "\" class=\"sortable\">" : "\">");
     if (!t.title.empty()) out_ += "<caption>" + HtmlEscape(t.title) + "</caption>";
@@ -378,7 +388,13 @@ class HtmlWriter {
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
         const std::string text = Plain(v, t.columns[c].unit);
-        out_ += IsNumeric(v) ? "<td class=\"n\"" : LongestToken(text) > kLongToken ? "<td class=\"long\"" : "<td";
+        // Leading spaces are a cell's indentation (a tree's depth): kept
+        // (td.indent) where HTML would collapse them.
+        const bool indent = !IsNumeric(v) && !text.empty() && text[0] == ' ';
+        out_ += IsNumeric(v)                      ? "<td class=\"n\""
+                : LongestToken(text) > kLongToken ? (indent ? "<td class=\"long indent\"" : "<td class=\"long\"")
+                : indent                          ? "<td class=\"indent\""
+                                                  : "<td";
         if (t.sortable) out_ += " data-v=\"" + HtmlEscape(SortKey(v)) + "\"";
         out_ += ">" + HtmlEscape(text) + "</td>";
       }
@@ -386,6 +402,7 @@ class HtmlWriter {
     }
     out_ += "</tbody></table></div>\n";
     if (!t.note.empty()) out_ += "<p class=\"note\">" + HtmlEscape(t.note) + "</p>\n";
+    if (!t.html_fold.empty()) out_ += "</details>\n";
   }
   void Write(const Series& s) {
     ChartSeries series{s.y_label, ChartPalette()[0], {}};

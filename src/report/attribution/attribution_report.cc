@@ -180,12 +180,14 @@ void AddTree(const Trace& trace, const AttributionResult& r, render::Section* s)
     std::string note = std::to_string(hidden) + " more nodes not shown (limit " + std::to_string(kAttributionTreeNodes) + ")";
     html += "<p class=\"muted\">" + HtmlEscape(note) + "</p>";
   }
-  // HTML: the collapsible tree; other formats have no text for it (the
-  // renderers would fold its lines) but the table below.
+  // HTML: the collapsible tree, and the table below folded under it (the
+  // same rows); other formats have no text for the tree (the renderers would
+  // fold its lines) but the table.
   s->Add(render::RawHtml{std::move(html), ""});
   render::Table t;
   t.key = "tree";
   t.title = "Attribution tree, depth first (per step; indentation = depth)";
+  t.html_fold = "The tree as a table";
   t.columns = {{"node", "node", Unit::kNone},          {"kind", "kind", Unit::kNone},
                {"total_ns", "host total", Unit::kNs},  {"self_ns", "host self", Unit::kNs},
                {"device_ns", "device", Unit::kNs},     {"count", "instances", Unit::kNone}};

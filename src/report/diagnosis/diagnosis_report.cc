@@ -49,6 +49,25 @@ std::string GainText(const SuggestionOutcome& o) {
   return out;
 }
 
+std::string ImpactTextOnStatedBase(const Finding& f, std::string_view stated_basis_text, bool brief) {
+  std::string text = ImpactText(f);
+  const Impact& im = f.impact;
+  if (!im.basis_text.empty() && im.basis_text == stated_basis_text) {
+    // ImpactText writes the base as " [basis_text]" after the share.
+    const std::string bracket = " [" + im.basis_text + "]";
+    if (const size_t at = text.find(bracket); at != std::string::npos) text.erase(at, bracket.size());
+  }
+  if (brief && im.replayed && !text.empty() && text.back() == ')') {
+    // ImpactText ends with the replay's "('scenario'; its step, statistic
+    // and figures)": the scenario's name stays.
+    const std::string scenario = "('" + im.replayed->scenario + "'";
+    if (const size_t at = text.rfind(scenario); at != std::string::npos) {
+      text.erase(at + scenario.size(), text.size() - 1 - (at + scenario.size()));
+    }
+  }
+  return text;
+}
+
 namespace {
 
 using render::Unit;
@@ -252,7 +271,8 @@ void AddFinding(const DiagnosisReport& r, const Finding& f, render::Section* sec
        {"bottleneck", "Bottleneck", Value::String(f.rule->bottleneck)},
        {"confidence", "Confidence",
         Value::String(std::string(ConfidenceName(f.confidence)) + " (" + f.confidence_reason + ")")},
-       {"impact", "Impact", Value::String(ImpactText(f))}}});
+       // The base is said once, in the run's "Impacts" line (AddRun).
+       {"impact", "Impact", Value::String(ImpactTextOnStatedBase(f, r.diagnosis->impact_basis_text))}}});
   if (!f.rule->description.empty()) kv.items.push_back({"problem", "Problem", Value::String(f.rule->description)});
   if (!f.consumers.empty()) sec->Add(ConsumerTable(f));
   sec->Add(IndicatorTable(f));

@@ -10,6 +10,7 @@
 #define AIPROF_SRC_REPORT_DIAGNOSIS_DIAGNOSIS_REPORT_H_
 
 #include <string>
+#include <string_view>
 
 #include "src/analysis/diagnosis/diagnose.h"
 #include "src/analysis/diagnosis/suggest.h"
@@ -28,6 +29,14 @@ struct DiagnosisReport {
 // A suggestion's expected gain in one line, with its base and origin:
 // "9.9% to 17.9% of the time per step (x1.11 to x1.22; prior: ...)".
 std::string GainText(const SuggestionOutcome& o);
+
+// A finding's impact (ImpactText) on a page that states its time base once
+// (the report's Step time card, the diagnosis's "Impacts" line): without the
+// base's description when it is `stated_basis_text`, and with `brief` also
+// without the replay's step definition ("('remove-comm')" for
+// "('remove-comm'; step period, ...: 18.769 ms -> 16.394 ms)"), for a
+// headline card; the diagnosis section gives both in full.
+std::string ImpactTextOnStatedBase(const Finding& f, std::string_view stated_basis_text, bool brief = false);
 
 // A replayed scenario (a suggestion's simulation, a finding's replayed
 // removal) in the published JSON form: scenario, time base, statistic,

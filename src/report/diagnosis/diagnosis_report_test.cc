@@ -152,6 +152,31 @@ TEST(DiagnosisReportTest, APriorAboveTheReplayedRemovalSaysSo) {
   EXPECT_EQ(GainText(o).find("below this prior"), std::string::npos);
 }
 
+// The time base is said once, in the run's "Impacts" line; each finding's
+// Impact gives its share of it without repeating its description (on the
+// MI300 ResNet that description is four lines, trial_views2 V2). A finding
+// on another base keeps its own. Brief (the report's headline card): the
+// replay keeps its scenario's name, not its step's definition.
+TEST(DiagnosisReportTest, TheImpactLeavesTheStatedBaseToTheImpactsLine) {
+  HandMade h("conv");
+  const std::string text = render::RenderText(DiagnosisToDocument(h.Report("t.json", false)));
+  EXPECT_NE(text.find("Impacts:  wall-clock time per step (mean of 5 steps)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Impact:     2.500 ms per step = 25.0% of 10.000 ms; at most unbounded if removed\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("[per step (mean of 5 steps)]"), std::string::npos) << text;
+
+  Finding& f = h.diagnosis.findings[0];
+  EXPECT_EQ(ImpactTextOnStatedBase(f, "per step (mean of 6 steps)"), ImpactText(f));  // another base: kept
+  f.impact.max_speedup = 1 / 0.75;
+  f.impact.replayed = SimulatedGain{"remove-idle data_loading", 5, 10e6, 9.9e6, 9.8e6, 10e6, 0, 0};
+  EXPECT_EQ(ImpactTextOnStatedBase(f, "per step (mean of 5 steps)", true),
+            "2.500 ms per step = 25.0% of 10.000 ms; at most x1.33 if removed; but replayed without it x1.01: other "
+            "work on the critical path takes its place ('remove-idle data_loading')");
+  EXPECT_NE(ImpactTextOnStatedBase(f, "per step (mean of 5 steps)").find("median of 5 steady steps: 10.000 ms -> "),
+            std::string::npos);
+}
+
 TEST(DiagnosisReportTest, HostileStringsEscapedInEveryFormat) {
   HandMade h(kHostile);
   render::Document doc = DiagnosisToDocument(h.Report(std::string(kHostile), true));

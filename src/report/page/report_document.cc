@@ -78,8 +78,15 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
                          r.device_util >= 0 ? r.device_util_basis : "no device or main-thread activity"});
   if (r.top_finding) {
     const Finding& f = *r.top_finding;
+    // Its share is of the step the Step time card states (the same mean):
+    // the card leaves the base's description and the replay's step
+    // definition to that card and to the diagnosis below.
+    const Impact& im = f.impact;
+    const bool base_stated =
+        s.count > 0 && im.basis == "per step" && std::fabs(im.basis_ns - s.mean_ns) <= 0.005 * std::max(s.mean_ns, 1.0);
     cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String(f.rule->title), Unit::kNone,
-                           fmt::format("{} confidence; impact {}", ConfidenceName(f.confidence), ImpactText(f))});
+                           fmt::format("{} confidence; impact {}", ConfidenceName(f.confidence),
+                                       ImpactTextOnStatedBase(f, base_stated ? im.basis_text : "", true))});
   } else {
     cards.items.push_back({"top_bottleneck", "Top bottleneck", Value::String("none found"), Unit::kNone,
                            "no rule fired on this trace"});
