@@ -677,6 +677,67 @@ TEST(SdkFile, ForkedRunsFilesOnTheCommandLineLoadAsTheirFolder) {
   EXPECT_NE(two_runs.err.find("not one run's SDK files: "), std::string::npos) << two_runs.err;
 }
 
+// A training loop of the SDK alone (no cpu_op) that sleeps 4 ms of each
+// 9 ms step in a span marked as data loading, its name holding "dataloader"
+// (docs/sdk.md, "Data loading"): `aiprof diagnose` finds data_loading with
+// the share the file holds (none found before: no cpu_op, no timeline). The
+// same loop with the span named "data" is not data loading.
+TEST(SdkFile, DataLoaderSpanGivesTheDataLoadingFinding) {
+  TempDir dir;
+  const std::string file = dir.path() + "/train.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"data", "12", "dataloader"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto trace = Load(file);
+  ASSERT_NE(trace, nullptr);
+  const std::vector<uint32_t> loader = SlicesNamed(*trace, "dataloader"), forward = SlicesNamed(*trace, "forward");
+  ASSERT_EQ(loader.size(), 12u);
+  ASSERT_EQ(forward.size(), 12u);
+  ASSERT_EQ(trace->steps.size(), 12u);
+  const SliceTable& s = trace->slices;
+  // data_loading_ratio: the main thread's time in data-loading spans between
+  // its first and last op ("forward"), a share of that span.
+  const int64_t first = s.ts_ns[forward.front()], last = s.ts_ns[forward.back()] + s.dur_ns[forward.back()];
+  int64_t loading_inside = 0, loading = 0, steps = 0;
+  for (uint32_t l : loader) {
+    loading += s.dur_ns[l];
+    if (s.ts_ns[l] > first) loading_inside += s.dur_ns[l];
+  }
+  for (size_t i = 0; i < trace->steps.size(); ++i) steps += trace->steps.dur_ns[i];
+  const double want_ratio = static_cast<double>(loading_inside) / static_cast<double>(last - first);
+  // The finding's share: data-loading time per step, of the mean step.
+  const double want_share = static_cast<double>(loading) / static_cast<double>(steps);
+  trace.reset();
+
+  TempDir out;
+  const std::string json = out.path() + "/diagnose.json";
+  CliResult c = RunCli("diagnose --format json -o " + json + " " + file);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.load(json).get(doc), simdjson::SUCCESS);
+  bool found = false;
+  for (simdjson::dom::element f : doc["findings"].get_array()) {
+    if (std::string_view(f["rule"]) != "data_loading") continue;
+    found = true;
+    EXPECT_NEAR(double(f["impact"]["share"]), want_share, 0.01);
+    for (simdjson::dom::element ind : f["indicators"].get_array()) {
+      if (std::string_view(ind["metric"]) == "data_loading_ratio") {
+        EXPECT_NEAR(double(ind["value"]), want_ratio, 0.002);
+      }
+    }
+  }
+  EXPECT_TRUE(found) << "no data_loading finding; want share " << want_share;
+  EXPECT_GT(want_ratio, 0.05);  // past the rule's threshold: the loop sleeps 4 ms of each 9 ms step
+
+  const std::string unmarked = dir.path() + "/unmarked.aiprof";
+  r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"data", "12", "data"}, {{"AIPROF_OUTPUT", unmarked}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  c = RunCli("diagnose --format json -o " + json + " " + unmarked);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ASSERT_EQ(parser.load(json).get(doc), simdjson::SUCCESS);
+  for (simdjson::dom::element f : doc["findings"].get_array()) EXPECT_NE(std::string_view(f["rule"]), "data_loading");
+}
+
 // AIPROF_SPILL=0 keeps the buffers in anonymous memory: a child leaving by
 // _exit() leaves nothing, as before.
 TEST(SdkFile, SpillOffLeavesNothingOnExit) {

@@ -1,15 +1,16 @@
 #include "src/analysis/gaps/idle_gaps.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
 
 #include "src/analysis/common/intervals.h"
+#include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
-#include "src/analysis/common/text_format.h"
 
 namespace aiprof {
 namespace {
@@ -197,7 +198,52 @@ ActivityClass ClassOf(EventKind k) {
   return ActivityClass::kCompute;
 }
 
-// CPU-only: per rank, the thread track with the most cpu_op union time.
+// A trace of the tracing SDK alone (no cpu_op): the spans the program
+// recorded on its threads stand in for ops (docs/sdk.md, "Data loading").
+// Left out: profiler wrappers (its iterations' ProfilerStep#N), data-loading
+// spans (IsDataLoaderName) and a span enclosing one on its thread (a step the
+// program wraps in a span of its own), so that the time in a data-loading
+// span is idle time of its thread, caused by data loading.
+std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<int8_t> loader_name(trace.strings.size(), -1);  // memoised per string id
+  auto is_loader = [&](StringId id) {
+    int8_t& c = loader_name[id.raw];
+    if (c < 0) c = IsDataLoaderName(trace.Str(id)) ? 1 : 0;
+    return c == 1;
+  };
+  auto recorded = [&](uint32_t i) {
+    const uint32_t t = s.track[i];
+    return s.kind[i] == EventKind::kUserAnnotation && trace.tracks.layer[t] == Layer::kApplication &&
+           trace.tracks.kind[t] == TrackKind::kThread;
+  };
+  std::map<uint32_t, Intervals> loading;  // per track, by start
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (recorded(i) && is_loader(s.name[i])) loading[s.track[i]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+  }
+  for (auto& [track, iv] : loading) std::sort(iv.begin(), iv.end());
+  auto encloses_loading = [&](uint32_t track, int64_t start, int64_t end) {
+    auto it = loading.find(track);
+    if (it == loading.end()) return false;
+    auto l = std::lower_bound(it->second.begin(), it->second.end(),
+                              std::pair<int64_t, int64_t>{start, std::numeric_limits<int64_t>::min()});
+    for (; l != it->second.end() && l->first <= end; ++l) {
+      if (l->second <= end) return true;
+    }
+    return false;
+  };
+  std::map<uint32_t, std::vector<Activity>> by_track;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (!recorded(i) || is_loader(s.name[i]) || IsProfilerWrapperName(trace.Str(s.name[i]))) continue;
+    const int64_t start = s.ts_ns[i], end = s.ts_ns[i] + s.dur_ns[i];
+    if (!encloses_loading(s.track[i], start, end))
+      by_track[s.track[i]].push_back({start, end, i, ActivityClass::kCompute});
+  }
+  return by_track;
+}
+
+// CPU-only: per rank, the thread track with the most cpu_op union time (a
+// trace of the SDK alone: of its spans, SdkSpanActivity).
 std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>> CpuMainThreads(const Trace& trace) {
   std::map<uint32_t, std::vector<Activity>> by_track;
   const SliceTable& s = trace.slices;
@@ -205,6 +251,7 @@ std::map<std::pair<int32_t, int32_t>, std::pair<uint32_t, std::vector<Activity>>
     if (s.kind[i] != EventKind::kCpuOp) continue;
     by_track[s.track[i]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], i, ActivityClass::kCompute});
   }
+  if (by_track.empty()) by_track = SdkSpanActivity(trace);
   std::map<int32_t, std::pair<int64_t, uint32_t>> best;  // rank -> (union ns, track)
   for (auto& [track, acts] : by_track) {
     Intervals iv;

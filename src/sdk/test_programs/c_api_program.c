@@ -6,6 +6,9 @@
  *   c_api_program threads N M   N threads x M spans "work"
  *   c_api_program busy          nested spans around busy-waits
  *   c_api_program steps K       K iterations with a "forward" span each
+ *   c_api_program data K NAME   K iterations, each a span "train_step" holding a span
+ *                               NAME that sleeps 4 ms (loading a batch) and a
+ *                               "forward" span that busy-waits 5 ms
  *   c_api_program requests K    K requests begun on one thread, ended on another
  *   c_api_program ring N        N spans on the main thread, 10 on a worker
  *   c_api_program fork          spans in a parent and a forked child
@@ -99,6 +102,26 @@ static int Steps(int k) {
     aiprof_span_end();
     aiprof_iteration_end();
     printf("step %d %lld\n", i, (long long)(NowNs() - t0));
+  }
+  return 0;
+}
+
+/* A training loop that waits for its data: the span `name` sleeps (a data
+ * loader's worker preparing the batch), "forward" computes. */
+static int Data(int k, const char* name) {
+  for (int i = 0; i < k; ++i) {
+    aiprof_iteration_start();
+    aiprof_span_begin("train_step");
+    aiprof_span_begin(name);
+    struct timespec nap = {0, 4000000};
+    while (nanosleep(&nap, &nap) != 0) {
+    }
+    aiprof_span_end();
+    aiprof_span_begin("forward");
+    BusyWaitNs(5000000);
+    aiprof_span_end();
+    aiprof_span_end();
+    aiprof_iteration_end();
   }
   return 0;
 }
@@ -470,6 +493,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "threads") == 0 && argc == 4) return Threads(atoi(argv[2]), atol(argv[3]));
   if (strcmp(s, "busy") == 0) return Busy();
   if (strcmp(s, "steps") == 0 && argc == 3) return Steps(atoi(argv[2]));
+  if (strcmp(s, "data") == 0 && argc == 4) return Data(atoi(argv[2]), argv[3]);
   if (strcmp(s, "requests") == 0 && argc == 3) return Requests(atoi(argv[2]));
   if (strcmp(s, "ring") == 0 && argc == 3) return Ring(atol(argv[2]));
   if (strcmp(s, "fork") == 0) return Fork();
