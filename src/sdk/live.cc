@@ -54,6 +54,7 @@ uint32_t g_counter_index[live::kCounterNames * 2] = {};
 __thread int64_t t_step_begin_ns __attribute__((tls_model("initial-exec"))) = 0;
 bool g_live_disabled = false;
 ino_t g_segment_ino = 0;          // the mapped segment's inode
+dev_t g_segment_dev = 0;          // and its file system
 bool g_signal_hooks = false;      // fatal-signal handlers installed
 int (*g_framework_handler)(int, const char*) = nullptr;
 SelfMonitorHook g_self_monitor = nullptr;
@@ -148,6 +149,7 @@ bool TryAttach() {
   }
   g_mapped_shared = true;
   g_segment_ino = st.st_ino;
+  g_segment_dev = st.st_dev;
   if (!getenv("AIPROF_LIVE_SIGNALS") || strcmp(getenv("AIPROF_LIVE_SIGNALS"), "0") != 0) InstallSignalHooks();
   ResetCounterNames();
   FillSdkFields(h);
@@ -212,16 +214,17 @@ void* LiveThreadMain(void* started) {
     char path[64];
     SegmentName(path, sizeof(path), static_cast<long>(getpid()));
     const bool stale = MonotonicNs() - beat > live::kHeartbeatStaleNs;
-    if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) != 0 || stale || access(path, F_OK) != 0) {
+    // The mapped segment's file is still the one at its path: not removed
+    // (a cleaner, systemd's RemoveIPC=), nor replaced by another monitor's
+    // file of the same name, which the next TryAttach maps instead.
+    struct stat st;
+    const bool same_file = stat(path, &st) == 0 && st.st_ino == g_segment_ino && st.st_dev == g_segment_dev;
+    if (__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) != 0 || stale || !same_file) {
       // A monitor that died (SIGKILL) left its segment: removed here unless
       // a new monitor has replaced it meanwhile (another inode).
       const int32_t monitor = h->monitor_pid;
       Detach();
-      struct stat st;
-      if (stale && monitor > 0 && kill(monitor, 0) != 0 && errno == ESRCH && stat(path, &st) == 0 &&
-          st.st_ino == g_segment_ino) {
-        unlink(path);
-      }
+      if (stale && same_file && monitor > 0 && kill(monitor, 0) != 0 && errno == ESRCH) unlink(path);
       continue;
     }
     SleepMs(live::kPollAttachedMs);

@@ -491,6 +491,36 @@ TEST(SdkLive, SignalNoteCanBeTurnedOff) {
   EXPECT_EQ(o.noted, 0);
 }
 
+// The live segment's file replaced by another of the same name while the
+// old one stays valid (a new monitor's, no detach on the old mapping, its
+// heartbeat fresh): the SDK leaves the old mapping for the new file. It
+// checked the path only (access()), so it stayed on the old mapping and the
+// new monitor never saw it attach.
+TEST(SdkLive, ASegmentReplacedUnderItsNameIsLeftForTheNewOne) {
+  TempDir dir;
+  pid_t pid =
+      Spawn(AIPROF_SDK_TEST_PROGRAM, {"serve", "20"}, {{"AIPROF_OUTPUT", dir.path() + "/"}, {"AIPROF_MODE", "ring"}});
+  auto first = LiveClient::Create(pid);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  Status attached = (*first)->WaitAttached(10'000'000'000, [] { return true; });
+  ASSERT_TRUE(attached.ok()) << attached.message();
+  // The old file moves aside (still mapped, still heartbeating); a new one
+  // takes its name at once.
+  const std::string path = (*first)->segment_path(), aside = path + ".aside";
+  ASSERT_EQ(rename(path.c_str(), aside.c_str()), 0);
+  auto second = LiveClient::Create(pid);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  // Well inside the old heartbeat's 10 s life (a stale one detaches anyway).
+  Status moved = (*second)->WaitAttached(3'000'000'000, [&] {
+    (*first)->Heartbeat();
+    return true;
+  });
+  EXPECT_TRUE(moved.ok()) << moved.message();
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  unlink(aside.c_str());
+}
+
 TEST(SdkFile, DisabledWritesNothing) {
   for (const Env& env : {Env{{"AIPROF_ENABLE", "0"}}, Env{{"AIPROF_MODE", "off"}}}) {
     TempDir dir;
