@@ -126,6 +126,11 @@ const std::vector<std::string>& ChartPalette() {
   return kPalette;
 }
 
+const std::string& IdleCauseColor(size_t cause) {
+  const std::vector<std::string>& pal = ChartPalette();
+  return pal[(3 + cause) % pal.size()];
+}
+
 std::string StackedBarChart(const std::string& title, const std::vector<std::string>& categories,
                             const std::vector<ChartSeries>& series, const std::string& unit) {
   const double bar = 18, gap = 8;

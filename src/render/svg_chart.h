@@ -6,6 +6,7 @@
 #ifndef AIPROF_SRC_RENDER_SVG_CHART_H_
 #define AIPROF_SRC_RENDER_SVG_CHART_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,10 @@ std::string AreaChart(const std::string& title, const std::vector<double>& x_s,
 
 // The palette the report uses, so colours mean the same in every chart.
 const std::vector<std::string>& ChartPalette();
+// The colour of idle-gap cause `cause` (GapCause's order: data_loading, sync,
+// host_bound, other) wherever gaps are drawn: the report's charts and the
+// timeline's gap lanes and legend, so one page keys them alike.
+const std::string& IdleCauseColor(size_t cause);
 
 }  // namespace aiprof
 

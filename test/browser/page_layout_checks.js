@@ -52,6 +52,30 @@ module.exports = async (t) => {
     assert.ok(cards.top_bottleneck.length < 400, `Top bottleneck card: ${cards.top_bottleneck.length} characters`);
   });
 
+  await t.check('the timeline keys the idle causes in the report charts\' colours', async () => {
+    const rgb = (c) => { const d = document.createElement('div'); d.style.color = c; document.body.appendChild(d);
+      const v = getComputedStyle(d).color; d.remove(); return v; };
+    const chart = await page.evaluate(`(() => { const rgb = ${rgb.toString()}; const out = {};
+      document.querySelectorAll('svg.chart text').forEach((t) => {
+        const m = /^idle: (\\w+)$/.exec(t.textContent); const r = t.previousElementSibling;
+        if (m && r && r.tagName === 'rect') out[m[1]] = rgb(r.getAttribute('fill')); });
+      return out; })()`);
+    const handle = await page.$('iframe[title="Timeline overview"]');
+    assert.ok(handle, 'no embedded timeline');
+    const frame = await handle.contentFrame();
+    await frame.waitForSelector('#legend .sw', {timeout: 10000});
+    const timeline = await frame.evaluate(() => {
+      const out = {};
+      document.querySelectorAll('#legend .sw').forEach((sw) => {
+        const m = /^gap: (\w+)$/.exec((sw.nextSibling && sw.nextSibling.textContent) || '');
+        if (m) out[m[1]] = getComputedStyle(sw).backgroundColor;
+      });
+      return out;
+    });
+    assert.ok(Object.keys(chart).length >= 4, `chart legend: ${JSON.stringify(chart)}`);
+    assert.deepEqual(timeline, chart, 'gap colours: timeline vs report charts');
+  });
+
   await t.check('the diagnosis states the impacts\' base once', async () => {
     const r = await page.$eval('#diagnosis', (e) => {
       const dt = Array.from(e.querySelectorAll('dt')).find((d) => d.textContent === 'Impacts');

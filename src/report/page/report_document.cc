@@ -130,7 +130,7 @@ void AddBreakdown(const ReportData& r, render::Section* charts) {
   for (size_t c = 0; c < kGapCauseCount; ++c) {
     std::string cause = GapCauseName(static_cast<GapCause>(c));
     data.columns.push_back({"idle_" + cause, "Idle: " + cause, Unit::kMs});
-    series.push_back({"idle: " + cause, pal[3 + c], {}});
+    series.push_back({"idle: " + cause, IdleCauseColor(c), {}});
   }
   for (const ReportBreakdownRow& row : r.breakdown) {
     cats.push_back(row.label);
@@ -222,14 +222,13 @@ void AddGaps(const ReportData& r, render::Section* charts) {
   uint64_t gaps = 0;
   for (uint64_t c : r.gap_hist_count) gaps += c;
   if (gaps == 0) return;
-  const auto& pal = ChartPalette();
   render::Table data{"idle_gaps", "", {{"length", "Gap length"}, {"gaps", "Gaps", Unit::kCount}},
                      {}, ""};
   std::vector<std::string> cats;
   std::vector<ChartSeries> series;
   for (size_t c = 0; c < kGapCauseCount; ++c) {
     std::string cause = GapCauseName(static_cast<GapCause>(c));
-    series.push_back({cause, pal[3 + c], {}});
+    series.push_back({cause, IdleCauseColor(c), {}});
     data.columns.push_back({cause, cause, Unit::kMs});
   }
   for (size_t b = 0; b < kGapBucketCount; ++b) {

@@ -6,7 +6,7 @@
   // and the canvas through fillText.
   const D = JSON.parse(document.getElementById('aiprof-data').textContent);
   const undelta = (a) => { let s = 0; for (let i = 0; i < a.length; i++) { s += a[i]; a[i] = s; } return a; };
-  const CAUSE_COLORS = ['#e8912d', '#d9453d', '#8e5cc4', '#9e9e9e'];
+  const CAUSE_COLORS = D.cause_colors;  // the report's (svg_chart.h IdleCauseColor)
   const LABEL_W = 280, ROW_H = 16, HEADER_H = 18, STEP_H = 18, GAP_H = 14, COUNTER_H = 36, SAMPLE_H = 6, MARK_H = 18, INST_H = 8;
 
   const names = D.names;

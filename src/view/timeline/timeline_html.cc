@@ -8,6 +8,7 @@
 #include "src/analysis/attribution/attribution.h"
 #include "src/render/escape.h"
 #include "src/render/page.h"
+#include "src/render/svg_chart.h"
 #include "src/view/timeline/timeline.css.h"
 #include "src/view/timeline/timeline.js.h"
 
@@ -308,6 +309,10 @@ void WriteRows(const Trace& t, const TimelineModel& m, NameTable* names, NameTab
 void WriteGaps(const TimelineModel& m, JsonOut* j) {
   j->Key("causes");
   j->Array(kGapCauseCount, [&](size_t c) { j->Str(GapCauseName(GapCause(c))); });
+  j->Raw(",");
+  // The report's colours for the causes (one page embeds both).
+  j->Key("cause_colors");
+  j->Array(kGapCauseCount, [&](size_t c) { j->Str(IdleCauseColor(c)); });
   j->Raw(",");
   j->Key("gaps");
   j->Array(m.gap_rows.size(), [&](size_t r) {
