@@ -84,4 +84,22 @@ module.exports = async (t) => {
     assert.ok(Number(count) > 0, 'selection counted nothing');
     await t.screenshot(`timeline_${data.rows}_rows_selection.png`);
   });
+
+  // The selection's counts and times stay inside their panel however long
+  // the names (trial_views2 V10: the time column sat right of the panel's
+  // edge at 1280 px, the name column 46ch wide), at 1280 and 800 px.
+  for (const width of [1280, 800]) {
+    await t.check(`at ${width} px the selection's count and time columns are inside the panel`, async () => {
+      await page.setViewportSize({width, height: 800});
+      await page.evaluate(() => window.aiprofTimeline.select(-1e18, 1e18, 0, 1e9));
+      const r = await page.$eval('#selection', (el) => {
+        const right = el.getBoundingClientRect().right;
+        const rows = Array.from(el.querySelectorAll('tr'));
+        return {right, over: rows.map((tr) => Array.from(tr.cells).slice(1).map((c) => c.getBoundingClientRect().right))
+          .flat().filter((x) => x > right + 1).length, rows: rows.length};
+      });
+      assert.ok(r.rows > 1, 'no selection table');
+      assert.equal(r.over, 0, `${r.over} count/time cells end right of the panel (${r.right} px)`);
+    });
+  }
 };
