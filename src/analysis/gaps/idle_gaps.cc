@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "src/analysis/common/intervals.h"
@@ -203,7 +204,8 @@ ActivityClass ClassOf(EventKind k) {
 // Left out: profiler wrappers (its iterations' ProfilerStep#N), data-loading
 // spans (IsDataLoaderName) and a span enclosing one on its thread (a step the
 // program wraps in a span of its own), so that the time in a data-loading
-// span is idle time of its thread, caused by data loading.
+// span is idle time of its thread, caused by data loading. Where threads
+// run iterations, only theirs count (the main thread is one of them).
 std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<int8_t> loader_name(trace.strings.size(), -1);  // memoised per string id
@@ -232,12 +234,20 @@ std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
     }
     return false;
   };
+  // The threads that run iterations are the loop's: a busier thread (a
+  // prefetcher, a DataLoader worker's spans) is not the main thread.
+  std::set<uint32_t> stepping;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (recorded(i) && IsProfilerWrapperName(trace.Str(s.name[i]))) stepping.insert(s.track[i]);
+  }
   std::map<uint32_t, std::vector<Activity>> by_track;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!recorded(i) || is_loader(s.name[i]) || IsProfilerWrapperName(trace.Str(s.name[i]))) continue;
+    if (!stepping.empty() && !stepping.contains(s.track[i])) continue;
     const int64_t start = s.ts_ns[i], end = s.ts_ns[i] + s.dur_ns[i];
-    if (!encloses_loading(s.track[i], start, end))
+    if (!encloses_loading(s.track[i], start, end)) {
       by_track[s.track[i]].push_back({start, end, i, ActivityClass::kCompute});
+    }
   }
   return by_track;
 }

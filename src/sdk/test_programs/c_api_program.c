@@ -8,7 +8,8 @@
  *   c_api_program steps K       K iterations with a "forward" span each
  *   c_api_program data K NAME   K iterations, each a span "train_step" holding a span
  *                               NAME that sleeps 4 ms (loading a batch) and a
- *                               "forward" span that busy-waits 5 ms
+ *                               "forward" span that busy-waits 5 ms; a thread
+ *                               records 2 ms "decode" spans meanwhile
  *   c_api_program requests K    K requests begun on one thread, ended on another
  *   c_api_program ring N        N spans on the main thread, 10 on a worker
  *   c_api_program fork          spans in a parent and a forked child
@@ -107,8 +108,26 @@ static int Steps(int k) {
 }
 
 /* A training loop that waits for its data: the span `name` sleeps (a data
- * loader's worker preparing the batch), "forward" computes. */
+ * loader's worker preparing the batch), "forward" computes. A thread
+ * "prefetch" records "decode" spans all along: more span time than the
+ * loop's thread. */
+static int g_data_done;
+
+static void* Prefetch(void* arg) {
+  (void)arg;
+  aiprof_thread_name("prefetch");
+  while (!__atomic_load_n(&g_data_done, __ATOMIC_ACQUIRE)) {
+    aiprof_span_begin("decode");
+    struct timespec nap = {0, 2000000};
+    nanosleep(&nap, NULL);
+    aiprof_span_end();
+  }
+  return NULL;
+}
+
 static int Data(int k, const char* name) {
+  pthread_t prefetch;
+  pthread_create(&prefetch, NULL, Prefetch, NULL);
   for (int i = 0; i < k; ++i) {
     aiprof_iteration_start();
     aiprof_span_begin("train_step");
@@ -123,6 +142,8 @@ static int Data(int k, const char* name) {
     aiprof_span_end();
     aiprof_iteration_end();
   }
+  __atomic_store_n(&g_data_done, 1, __ATOMIC_RELEASE);
+  pthread_join(prefetch, NULL);
   return 0;
 }
 
