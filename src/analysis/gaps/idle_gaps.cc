@@ -1,7 +1,6 @@
 #include "src/analysis/gaps/idle_gaps.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -202,9 +201,10 @@ ActivityClass ClassOf(EventKind k) {
 // A trace of the tracing SDK alone (no cpu_op): the spans the program
 // recorded on its threads stand in for ops (docs/sdk.md, "Data loading").
 // Left out: profiler wrappers (its iterations' ProfilerStep#N), data-loading
-// spans (IsDataLoaderName) and a span enclosing one on its thread (a step the
-// program wraps in a span of its own), so that the time in a data-loading
-// span is idle time of its thread, caused by data loading. Where threads
+// spans (IsDataLoaderName), a span enclosing one on its thread (a step the
+// program wraps in a span of its own) and a span inside one (part of the
+// loading), so that the time in a data-loading span is idle time of its
+// thread, caused by data loading. Where threads
 // run iterations, only theirs count (the main thread is one of them).
 std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
   const SliceTable& s = trace.slices;
@@ -219,20 +219,19 @@ std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
     return s.kind[i] == EventKind::kUserAnnotation && trace.tracks.layer[t] == Layer::kApplication &&
            trace.tracks.kind[t] == TrackKind::kThread;
   };
-  std::map<uint32_t, Intervals> loading;  // per track, by start
+  std::map<uint32_t, Intervals> loading;  // per track, merged
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (recorded(i) && is_loader(s.name[i])) loading[s.track[i]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
   }
-  for (auto& [track, iv] : loading) std::sort(iv.begin(), iv.end());
-  auto encloses_loading = [&](uint32_t track, int64_t start, int64_t end) {
+  for (auto& [track, iv] : loading) iv = MergeIntervals(std::move(iv));
+  // A thread's spans nest: one that overlaps a data-loading span encloses
+  // it or is part of the loading (a "collate" inside it).
+  auto overlaps_loading = [&](uint32_t track, int64_t start, int64_t end) {
     auto it = loading.find(track);
     if (it == loading.end()) return false;
-    auto l = std::lower_bound(it->second.begin(), it->second.end(),
-                              std::pair<int64_t, int64_t>{start, std::numeric_limits<int64_t>::min()});
-    for (; l != it->second.end() && l->first <= end; ++l) {
-      if (l->second <= end) return true;
-    }
-    return false;
+    auto l = std::upper_bound(it->second.begin(), it->second.end(), start,
+                              [](int64_t t, const std::pair<int64_t, int64_t>& iv) { return t < iv.second; });
+    return l != it->second.end() && l->first < end;
   };
   // The threads that run iterations are the loop's: a busier thread (a
   // prefetcher, a DataLoader worker's spans) is not the main thread.
@@ -245,7 +244,7 @@ std::map<uint32_t, std::vector<Activity>> SdkSpanActivity(const Trace& trace) {
     if (!recorded(i) || is_loader(s.name[i]) || IsProfilerWrapperName(trace.Str(s.name[i]))) continue;
     if (!stepping.empty() && !stepping.contains(s.track[i])) continue;
     const int64_t start = s.ts_ns[i], end = s.ts_ns[i] + s.dur_ns[i];
-    if (!encloses_loading(s.track[i], start, end)) {
+    if (!overlaps_loading(s.track[i], start, end)) {
       by_track[s.track[i]].push_back({start, end, i, ActivityClass::kCompute});
     }
   }

@@ -7,9 +7,9 @@
  *   c_api_program busy          nested spans around busy-waits
  *   c_api_program steps K       K iterations with a "forward" span each
  *   c_api_program data K NAME   K iterations, each a span "train_step" holding a span
- *                               NAME that sleeps 4 ms (loading a batch) and a
- *                               "forward" span that busy-waits 5 ms; a thread
- *                               records 2 ms "decode" spans meanwhile
+ *                               NAME that sleeps 4 ms (loading a batch; its last ms in a
+ *                               span "collate") and a "forward" span that busy-waits
+ *                               5 ms; a thread records 2 ms "decode" spans meanwhile
  *   c_api_program requests K    K requests begun on one thread, ended on another
  *   c_api_program ring N        N spans on the main thread, 10 on a worker
  *   c_api_program fork          spans in a parent and a forked child
@@ -132,9 +132,14 @@ static int Data(int k, const char* name) {
     aiprof_iteration_start();
     aiprof_span_begin("train_step");
     aiprof_span_begin(name);
-    struct timespec nap = {0, 4000000};
+    struct timespec nap = {0, 3000000};
     while (nanosleep(&nap, &nap) != 0) {
     }
+    aiprof_span_begin("collate");
+    struct timespec collate = {0, 1000000};
+    while (nanosleep(&collate, &collate) != 0) {
+    }
+    aiprof_span_end();
     aiprof_span_end();
     aiprof_span_begin("forward");
     BusyWaitNs(5000000);
