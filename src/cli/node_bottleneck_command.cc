@@ -30,7 +30,8 @@ class NodeBottleneckCommand : public Command {
     options.input = in_.input;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, in_.Open(std::move(options)));
     WarnImportDiagnostics(session->trace());
-    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(NodeBottleneckToDocument(session->results().pipeline()), format));
+    ASSIGN_OR_RETURN(std::string text, render::RenderDocument(
+                                           NodeBottleneckToDocument(session->results().pipeline(), in_.input), format));
     return WriteOutput(out_.output, text);
   }
 

@@ -57,9 +57,10 @@ class WhatIfCommand : public Command {
       results.push_back(session->WhatIf(sc));
       if (!db_.empty()) CorrectWhatIfByHistory(cards, &results.back(), scope);
     }
-    ASSIGN_OR_RETURN(std::string text,
-                     render::RenderDocument(
-                         WhatIfToDocument(results, WholeTraceWindows(session->results().critical_path())), format));
+    ASSIGN_OR_RETURN(
+        std::string text,
+        render::RenderDocument(
+            WhatIfToDocument(results, WholeTraceWindows(session->results().critical_path()), in_.input), format));
     return WriteOutput(out_.output, text);
   }
 

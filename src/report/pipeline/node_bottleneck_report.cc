@@ -43,11 +43,11 @@ std::string StageRole(const PipelineResult& r, size_t i) {
 
 }  // namespace
 
-render::Document NodeBottleneckToDocument(const PipelineResult& r) {
+render::Document NodeBottleneckToDocument(const PipelineResult& r, std::string_view source) {
   using render::Value;
   render::Document doc;
   doc.key = "node_bottleneck";
-  doc.title = "aiprof node-bottleneck";
+  doc.title = source.empty() ? "aiprof node-bottleneck" : "aiprof node-bottleneck: " + std::string(source);
   doc.generator = "aiprof node-bottleneck";
   doc.machine_json = MachineJson(r);
   render::Section& stages = doc.AddSection("stages", "Pipeline stages");

@@ -6,12 +6,15 @@
 #ifndef AIPROF_SRC_REPORT_PIPELINE_NODE_BOTTLENECK_REPORT_H_
 #define AIPROF_SRC_REPORT_PIPELINE_NODE_BOTTLENECK_REPORT_H_
 
+#include <string_view>
+
 #include "src/analysis/pipeline/pipeline_stages.h"
 #include "src/render/document.h"
 
 namespace aiprof {
 
-render::Document NodeBottleneckToDocument(const PipelineResult& result);
+// `source`: the input path as given, named in the title.
+render::Document NodeBottleneckToDocument(const PipelineResult& result, std::string_view source = {});
 
 }  // namespace aiprof
 

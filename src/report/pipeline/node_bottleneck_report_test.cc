@@ -40,6 +40,10 @@ TEST(NodeBottleneckReport, TableHoldsEachStageAndJsonIsThePublishedForm) {
   EXPECT_EQ(render::RenderHtmlBody(doc).find("<b>gen"), std::string::npos);
   EXPECT_EQ(render::RenderMarkdown(doc).find("<b>gen"), std::string::npos);
   EXPECT_NE(render::RenderText(doc).find("largest share"), std::string::npos);
+  // The page names its trace, escaped (trial_views2 V5: "aiprof node-bottleneck" alone).
+  const std::string page = render::RenderHtmlPage(NodeBottleneckToDocument(r, "runs/<a>.json"));
+  EXPECT_NE(page.find("<title>aiprof node-bottleneck: runs/&lt;a&gt;.json</title>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<h1>aiprof node-bottleneck: runs/&lt;a&gt;.json</h1>"), std::string::npos);
 }
 
 TEST(NodeBottleneckReport, NoStagesSaysHowToNameThem) {

@@ -265,7 +265,7 @@ void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) 
     sec->Add(render::Paragraph{
         "The intervals hold the spread of this run's replayed steps; fresh runs of a program differ by more (on "
         "this project's CPU pairs a fresh after run's mean fell inside the mean's interval in 53 of 132 rounds). For "
-        "an interval that includes run-to-run variation, store measured cases with `aiprof card --scenario` and "
+        "an interval that includes run-to-run variation, store measured cases with 'aiprof card --scenario' and "
         "pass --db (docs/whatif.md, \"Corrected by history\")."});
   }
   if (r.history_asked) {
@@ -330,10 +330,12 @@ bool WholeTraceWindows(const CriticalPathResult& path) {
          std::all_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.step_index == SIZE_MAX; });
 }
 
-render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results, bool whole_trace) {
+render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results, bool whole_trace, std::string_view source) {
   render::Document doc;
   doc.key = "whatif";
-  doc.title = "aiprof whatif";
+  // Named by its trace, as the other commands' pages are (two pages from two
+  // traces told apart).
+  doc.title = source.empty() ? "aiprof whatif" : "aiprof whatif: " + std::string(source);
   doc.generator = "aiprof whatif";
   doc.machine_json = "{\"scenarios\":[";
   std::vector<Reading> readings;

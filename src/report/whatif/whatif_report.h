@@ -7,6 +7,7 @@
 #ifndef AIPROF_SRC_REPORT_WHATIF_WHATIF_REPORT_H_
 #define AIPROF_SRC_REPORT_WHATIF_WHATIF_REPORT_H_
 
+#include <string_view>
 #include <vector>
 
 #include "src/analysis/whatif/whatif.h"
@@ -20,7 +21,9 @@ bool WholeTraceWindows(const CriticalPathResult& path);
 
 // `whole_trace`: the results were replayed on whole-trace windows
 // (WholeTraceWindows of the path they replayed): every format says so.
-render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results, bool whole_trace);
+// `source`: the input path as given, named in the title ("aiprof whatif: PATH").
+render::Document WhatIfToDocument(const std::vector<WhatIfResult>& results, bool whole_trace,
+                                  std::string_view source = {});
 
 }  // namespace aiprof
 
