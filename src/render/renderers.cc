@@ -292,7 +292,9 @@ constexpr std::string_view kDocumentStyle =
     ".card .v{font-size:20px;font-weight:600;margin:2px 0}.card .s{font-size:12px;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}figure.chart{margin:6px 0}"
     "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
-    "iframe.view{width:100%;height:520px;border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
+    // An embedded view is most of the window tall: the timeline's panel
+    // (details, selection, legend) takes 190 px of it, its tracks the rest.
+    "iframe.view{width:100%;height:max(520px,min(85vh,900px));border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
     "@media "
     "print{body{max-width:none;margin:0}div.table{overflow:visible;width:auto;max-width:none}"
     "h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"

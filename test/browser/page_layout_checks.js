@@ -81,6 +81,13 @@ module.exports = async (t) => {
     assert.deepEqual(timeline, chart, 'gap colours: timeline vs report charts');
   });
 
+  await t.check('the embedded timeline leaves its tracks most of its frame', async () => {
+    await page.setViewportSize({width: 1280, height: 900});
+    const frame = await (await page.$('iframe[title="Timeline overview"]')).contentFrame();
+    const tracks = await frame.$eval('#main', (e) => e.getBoundingClientRect().height);
+    assert.ok(tracks >= 400, `the tracks get ${tracks} px of the frame (its panel and bar take the rest)`);
+  });
+
   await t.check('the diagnosis states the impacts\' base once', async () => {
     const r = await page.$eval('#diagnosis', (e) => {
       const dt = Array.from(e.querySelectorAll('dt')).find((d) => d.textContent === 'Impacts');
