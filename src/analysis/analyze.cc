@@ -265,7 +265,8 @@ const LlmPhasesResult& AnalysisResults::llm_phases() {
   return Once(options_.phase_prefix, slots_->llm_phases, "analysis.llm", [&] { return ComputeLlmPhases(trace_); });
 }
 const CommunicationResult& AnalysisResults::communication() {
-  return Once(options_.phase_prefix, slots_->communication, "analysis.communication", [&] { return ComputeCommunication(trace_); });
+  return Once(options_.phase_prefix, slots_->communication, "analysis.communication",
+              [&] { return ComputeCommunication(trace_, &window()); });
 }
 const PipelineResult& AnalysisResults::pipeline() {
   return Once(options_.phase_prefix, slots_->pipeline, "analysis.pipeline", [&] { return ComputePipelineStages(trace_); });

@@ -26,6 +26,33 @@ inline constexpr char kDeviceBehindTrace[] = R"json({"traceEvents":[
   {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":35,"dur":15,"args":{"device":0,"stream":7,"correlation":3}}
 ]})json";
 
+// The same with collectives: three 10 us ProfilerStep spans back to back;
+// each launches a 10 us compute kernel and a 5 us all-reduce, queued on one
+// stream: step 1's work runs 5-15 and 15-20, step 2's 20-30 and 30-35, step
+// 3's 35-45 and 45-50 us. By hand: work ends 20, 35, 50; periods 15, 15 us >
+// host spans 10 us, so the step time is the period. Step 2's period [20, 35)
+// and step 3's [35, 50) each hold 5 us of all-reduce, none under compute;
+// step 1 (no period) holds none in its host span [0, 10). Over the host
+// spans instead: step 2 [10, 20) holds step 1's all-reduce (5 us), step 3
+// [20, 30) none.
+inline constexpr char kDeviceBehindWithCollectivesTrace[] = R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2,"dur":0.5,"args":{"correlation":2}},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":3}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":0.5,"args":{"correlation":4}},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":5}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":22,"dur":0.5,"args":{"correlation":6}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":5,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":15,"dur":5,"args":{"device":0,"stream":7,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":30,"dur":5,"args":{"device":0,"stream":7,"correlation":4}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":35,"dur":10,"args":{"device":0,"stream":7,"correlation":5}},
+    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":45,"dur":5,"args":{"device":0,"stream":7,"correlation":6}}
+  ]})json";
+
 }  // namespace aiprof::testing
 
 #endif  // AIPROF_TEST_UTIL_HAND_MADE_TRACES_H_

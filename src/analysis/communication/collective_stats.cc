@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "src/analysis/common/intervals.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 
@@ -84,7 +85,8 @@ std::map<std::pair<int32_t, int64_t>, std::pair<int64_t, int64_t>> ProfilerStepC
   return out;
 }
 
-std::vector<StepCommunication> StepsCommunication(const Trace& trace, const std::vector<CollectiveSlice>& collectives) {
+std::vector<StepCommunication> StepsCommunication(const Trace& trace, const std::vector<CollectiveSlice>& collectives,
+                                                  const AnalysisWindow* window) {
   const std::map<RankDevice, DeviceComm> sets = DeviceCommSets(trace, collectives);
   auto profiler = ProfilerStepComm(trace);
   std::vector<StepCommunication> out;
@@ -93,7 +95,17 @@ std::vector<StepCommunication> StepsCommunication(const Trace& trace, const std:
     sc.rank = trace.steps.rank[i];
     sc.number = trace.steps.number[i];
     sc.step_ns = trace.steps.dur_ns[i];
-    const int64_t start = trace.steps.ts_ns[i], end = start + sc.step_ns;
+    int64_t start = trace.steps.ts_ns[i], end = start + sc.step_ns;
+    if (window && window->device_behind()) {
+      const auto& periods = window->device_periods;
+      auto p = std::lower_bound(periods.begin(), periods.end(), static_cast<uint32_t>(i),
+                                [](const AnalysisWindow::DevicePeriod& d, uint32_t row) { return d.row < row; });
+      if (p != periods.end() && p->row == i) {
+        start = p->begin_ns, end = p->end_ns;
+        sc.step_ns = end - start;
+        sc.on_device_period = true;
+      }
+    }
     bool any_device = false;
     sc.comm_ns = sc.exposed_ns = 0;
     for (auto it = sets.lower_bound({sc.rank, INT32_MIN}); it != sets.end() && it->first.first == sc.rank; ++it) {
@@ -123,11 +135,12 @@ std::vector<StepCommunication> StepsCommunication(const Trace& trace, const std:
 
 }  // namespace
 
-CollectiveStats ComputeCollectiveStats(const Trace& trace, const std::vector<CollectiveSlice>& collectives) {
+CollectiveStats ComputeCollectiveStats(const Trace& trace, const std::vector<CollectiveSlice>& collectives,
+                                       const AnalysisWindow* window) {
   CollectiveStats st;
   st.by_type = StatsByType(trace, collectives);
   for (const CollectiveTypeStats& t : st.by_type) st.total_ns += t.total_ns;
-  st.steps = StepsCommunication(trace, collectives);
+  st.steps = StepsCommunication(trace, collectives, window);
   return st;
 }
 

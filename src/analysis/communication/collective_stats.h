@@ -6,9 +6,10 @@
 // bandwidth algbw = bytes / time and bus bandwidth busbw = algbw × the
 // nccl-tests factor for the group size (collective_type.h).
 //
-// Per step (Trace::steps, a host window [ts, ts + dur) of one rank), on each
-// device of that rank, with C = ∪ collectives and K = ∪ kernels (the
-// breakdown's definitions):
+// Per step (Trace::steps, a host window [ts, ts + dur) of one rank; where
+// the device runs behind the host, the step's device period instead when it
+// has one: AnalysisWindow::device_periods), on each device of that rank,
+// with C = ∪ collectives and K = ∪ kernels (the breakdown's definitions):
 //   comm    = |C ∩ step|
 //   exposed = |C ∩ step| − |C ∩ K ∩ step|   (communication no compute hides)
 // summed over the rank's devices. When the trace carries the profiler's own
@@ -46,7 +47,12 @@ struct CollectiveTypeStats {
 struct StepCommunication {
   int32_t rank = kNoRank;
   int64_t number = -1;         // step number (ProfilerStep#N), -1 unknown
-  int64_t step_ns = 0;         // the step's duration
+  int64_t step_ns = 0;         // the step's duration: its host span, or its device period (on_device_period)
+  // Measured over the step's device period (the previous step's work end to
+  // its own) where the device runs behind the host (AnalysisWindow::
+  // device_periods), not over its host span, which the device spends on
+  // earlier steps' queued work.
+  bool on_device_period = false;
   int64_t comm_ns = -1;        // ours: -1 when the step is known only from the profiler's file
   int64_t exposed_ns = -1;
   int64_t profiler_comm_ns = -1;     // step_trace_time.csv "Communication", -1 absent
@@ -59,7 +65,11 @@ struct CollectiveStats {
   int64_t total_ns = 0;                      // Σ collective durations
 };
 
-CollectiveStats ComputeCollectiveStats(const Trace& trace, const std::vector<CollectiveSlice>& collectives);
+struct AnalysisWindow;
+// `window` (may be null): where the device runs behind the host, steps with a
+// device period are measured over it.
+CollectiveStats ComputeCollectiveStats(const Trace& trace, const std::vector<CollectiveSlice>& collectives,
+                                       const AnalysisWindow* window = nullptr);
 
 }  // namespace aiprof
 

@@ -110,19 +110,19 @@ void PublishExposedSteps(const CollectiveStats& st, MetricSet* m) {
   for (const StepCommunication& s : st.steps) {
     if (s.exposed_ns < 0 || Share(s.exposed_ns, s.step_ns) < kExposedStepEvidenceShare) continue;
     m->AddEvidence("communication_bound", RankName(s.rank) + " step " + std::to_string(s.number) + ": " +
-                                              Ns(s.exposed_ns) + " of " + Ns(s.comm_ns) +
-                                              " communication exposed (" +
-                                              FormatPercent(Share(s.exposed_ns, s.step_ns)) + " of the step)");
+                                              Ns(s.exposed_ns) + " of " + Ns(s.comm_ns) + " communication exposed (" +
+                                              FormatPercent(Share(s.exposed_ns, s.step_ns)) +
+                                              (s.on_device_period ? " of the step's device period)" : " of the step)"));
   }
 }
 
 }  // namespace
 
-CommunicationResult ComputeCommunication(const Trace& trace) {
+CommunicationResult ComputeCommunication(const Trace& trace, const AnalysisWindow* window) {
   CommunicationResult r;
   std::vector<CollectiveSlice> collectives = CollectCollectives(trace);
   r.collective_slices = collectives.size();
-  r.stats = ComputeCollectiveStats(trace, collectives);
+  r.stats = ComputeCollectiveStats(trace, collectives, window);
   r.cross = ComputeCrossRank(trace, collectives);
   return r;
 }

@@ -14,6 +14,7 @@
 namespace aiprof {
 
 class MetricSet;
+struct AnalysisWindow;
 
 // A per-step exposure above this share of the step is listed as evidence.
 inline constexpr double kExposedStepEvidenceShare = 0.10;
@@ -27,7 +28,9 @@ struct CommunicationResult {
 };
 
 // O(n log n) in slices.
-CommunicationResult ComputeCommunication(const Trace& trace);
+// `window` (may be null): the per-step table on device periods where the
+// device runs behind the host (ComputeCollectiveStats).
+CommunicationResult ComputeCommunication(const Trace& trace, const AnalysisWindow* window = nullptr);
 
 // Publishes comm_wait_ratio, slow_rank_excess_ratio, slow_ranks and
 // slow_link_count (each unavailable, with the reason, when the trace cannot

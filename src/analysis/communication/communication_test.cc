@@ -7,7 +7,9 @@
 #include <string>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/trace_builder.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -27,6 +29,36 @@ const RankCommunication* FindRank(const CrossRankResult& c, int32_t rank) {
 // src/analysis/testing/oracles/communication_oracle.py (ascend, raw
 // trace_view.json); per-step figures from the profiler's own
 // step_trace_time.csv; wait/transit split from its communication.json.
+// kDeviceBehindWithCollectivesTrace (test/util/hand_made_traces.h, figures by
+// hand there): with the window, steps 2 and 3 are measured over their device
+// periods (15 us, 5 us of all-reduce, all exposed), step 1 over its host span
+// (none). The old table read each host span: step 2 5 us of step 1's
+// all-reduce, step 3 none.
+TEST(CommunicationTest, DeviceBehindStepsAreMeasuredOverTheirDevicePeriods) {
+  auto t = testing::ImportJsonText(testing::kDeviceBehindWithCollectivesTrace);
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_TRUE(w.device_behind());
+  const CommunicationResult r = ComputeCommunication(*t, &w);
+  ASSERT_EQ(r.stats.steps.size(), 3u);
+  const StepCommunication &s1 = r.stats.steps[0], &s2 = r.stats.steps[1], &s3 = r.stats.steps[2];
+  EXPECT_FALSE(s1.on_device_period);
+  EXPECT_EQ(s1.step_ns, 10'000);
+  EXPECT_EQ(s1.comm_ns, 0);
+  for (const StepCommunication* s : {&s2, &s3}) {
+    EXPECT_TRUE(s->on_device_period) << s->number;
+    EXPECT_EQ(s->step_ns, 15'000) << s->number;
+    EXPECT_EQ(s->comm_ns, 5'000) << s->number;
+    EXPECT_EQ(s->exposed_ns, 5'000) << s->number;
+  }
+  // Without the window: the host spans.
+  const CommunicationResult host = ComputeCommunication(*t);
+  ASSERT_EQ(host.stats.steps.size(), 3u);
+  EXPECT_EQ(host.stats.steps[1].comm_ns, 5'000);
+  EXPECT_EQ(host.stats.steps[2].comm_ns, 0);
+  EXPECT_FALSE(host.stats.steps[2].on_device_period);
+}
+
 TEST(CommunicationTest, AscendLevel1AgreesWithTheProfilersFiles) {
   auto t = ImportFixture("ascend-pt/level1");
   ASSERT_NE(t, nullptr);

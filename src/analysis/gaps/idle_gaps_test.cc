@@ -5,6 +5,7 @@
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/trace_builder.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -86,34 +87,14 @@ TEST(IdleGapsTest, HandMadeCommunicationOverlap) {
   EXPECT_NEAR(m.Get("comm_ratio")->value, 10.0 / 20, 1e-12);
 }
 
-// Hand-made: a device running behind its host, with collectives. Three 10 us
-// ProfilerStep spans back to back; each launches a 10 us compute kernel and
-// a 5 us all-reduce, queued on one stream: step 1's work runs 5-15 and 15-20,
-// step 2's 20-30 and 30-35, step 3's 35-45 and 45-50 us. By hand: work ends
-// 20, 35, 50; periods 15, 15 us > host spans 10 us, so the step time is the
-// period, and the device's window is [20, 50) (two periods). Each period
+// kDeviceBehindWithCollectivesTrace (test/util/hand_made_traces.h, figures
+// by hand there): the device's window is [20, 50) (two periods). Each period
 // holds 5 us of exposed all-reduce and no idle: comm_exposed_ns = 10 / 2 =
 // 5 us per step = 1/3 of the 15 us step. The old code measured the host
 // spans [0, 30): 5 us of all-reduce (15-20) and 5 us of idle (0-5) over 3
 // steps, 1.67 us each, against the 15 us step.
 TEST(IdleGapsTest, DeviceBehindIsMeasuredOverTheDevicePeriods) {
-  auto t = ImportJsonText(R"json({"traceEvents":[
-    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10},
-    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":0.5,"args":{"correlation":1}},
-    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2,"dur":0.5,"args":{"correlation":2}},
-    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10,"dur":10},
-    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":11,"dur":0.5,"args":{"correlation":3}},
-    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":0.5,"args":{"correlation":4}},
-    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20,"dur":10},
-    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":21,"dur":0.5,"args":{"correlation":5}},
-    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":22,"dur":0.5,"args":{"correlation":6}},
-    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":5,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
-    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":15,"dur":5,"args":{"device":0,"stream":7,"correlation":2}},
-    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":20,"dur":10,"args":{"device":0,"stream":7,"correlation":3}},
-    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":30,"dur":5,"args":{"device":0,"stream":7,"correlation":4}},
-    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":35,"dur":10,"args":{"device":0,"stream":7,"correlation":5}},
-    {"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","pid":0,"tid":7,"ts":45,"dur":5,"args":{"device":0,"stream":7,"correlation":6}}
-  ]})json");
+  auto t = ImportJsonText(testing::kDeviceBehindWithCollectivesTrace);
   ASSERT_NE(t, nullptr);
   const AnalysisWindow w = ComputeAnalysisWindow(*t);
   ASSERT_TRUE(w.device_behind());

@@ -255,7 +255,10 @@ void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w
     const int64_t end = periods.work_end_ns[k], begin = periods.work_end_ns[periods.previous[k]];
     w->device_intervals_by_rank[list.steps[k].rank].emplace_back(begin, end);
     all.emplace_back(begin, end);
+    if (list.steps[k].row != kNoSlice) w->device_periods.push_back({list.steps[k].row, begin, end});
   }
+  std::sort(w->device_periods.begin(), w->device_periods.end(),
+            [](const AnalysisWindow::DevicePeriod& a, const AnalysisWindow::DevicePeriod& b) { return a.row < b.row; });
   for (auto& [rank, iv] : w->device_intervals_by_rank) iv = MergeIntervals(std::move(iv));
   w->device_intervals = MergeIntervals(std::move(all));
   w->step_base = StepTimeBase::kDevicePeriod;

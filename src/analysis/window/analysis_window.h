@@ -76,6 +76,13 @@ struct AnalysisWindow {
   // them and divided by `periods`; host-side ones over the host spans.
   std::map<int32_t, Intervals> device_intervals_by_rank;
   Intervals device_intervals;  // their union over ranks
+  // The same per steady step that has a period: its row in Trace::steps and
+  // its period's interval, by row.
+  struct DevicePeriod {
+    uint32_t row = 0;
+    int64_t begin_ns = 0, end_ns = 0;
+  };
+  std::vector<DevicePeriod> device_periods;
   bool device_behind() const { return step_base == StepTimeBase::kDevicePeriod && !device_intervals.empty(); }
   std::string base;               // "per step" or "per trace"
   std::string step_source;        // FindSteps' source

@@ -471,7 +471,7 @@ void CollectiveTypes(const CollectiveStats& st, Section* s) {
   s->Add(std::move(t));
 }
 
-void CollectiveSteps(const CollectiveStats& st, const AnalysisWindow& w, Section* s) {
+void CollectiveSteps(const CollectiveStats& st, Section* s) {
   if (st.steps.empty()) return;
   Table t{"steps", "Communication per step (first " + std::to_string(kStepLinesPerRank) + " steps of each rank)",
           {{"rank", "Rank"}, {"step", "Step"}, {"step_ns", "Step", Unit::kNs}, {"comm_ns", "Communication", Unit::kNs},
@@ -479,6 +479,12 @@ void CollectiveSteps(const CollectiveStats& st, const AnalysisWindow& w, Section
            {"profiler_comm_ns", "step_trace_time.csv Communication", Unit::kNs},
            {"profiler_exposed_ns", "step_trace_time.csv Not Overlapped", Unit::kNs}},
           {}, ""};
+  // Where the device runs behind the host, a step with a device period is
+  // measured over it (as comm_exposed_ns), a rank's first step over its
+  // host span; a column says which.
+  bool periods = false;
+  for (const StepCommunication& c : st.steps) periods |= c.on_device_period;
+  if (periods) t.columns.insert(t.columns.begin() + 3, render::Column{"over", "Measured over"});
   std::map<int32_t, size_t> shown;
   size_t hidden = 0;
   for (const StepCommunication& c : st.steps) {
@@ -486,18 +492,23 @@ void CollectiveSteps(const CollectiveStats& st, const AnalysisWindow& w, Section
       ++hidden;
       continue;
     }
-    t.rows.push_back({Rank(c.rank), Int(c.number), Int(c.step_ns), Known(c.comm_ns), Known(c.exposed_ns),
-                      c.comm_ns >= 0 ? Share(c.exposed_ns, c.step_ns) : Value(), Known(c.profiler_comm_ns),
-                      Known(c.profiler_exposed_ns)});
+    std::vector<Value> row{Rank(c.rank),
+                           Int(c.number),
+                           Int(c.step_ns),
+                           Known(c.comm_ns),
+                           Known(c.exposed_ns),
+                           c.comm_ns >= 0 ? Share(c.exposed_ns, c.step_ns) : Value(),
+                           Known(c.profiler_comm_ns),
+                           Known(c.profiler_exposed_ns)};
+    if (periods) row.insert(row.begin() + 3, StrValue(c.on_device_period ? "device period" : "host span"));
+    t.rows.push_back(std::move(row));
   }
   if (hidden > 0) t.note = std::to_string(hidden) + " more steps not shown";
-  if (w.device_behind()) {
-    // Each row is over its host span, which the device spends on earlier
-    // steps' queued work; comm_exposed_ns is over the device's periods.
+  if (periods) {
     if (!t.note.empty()) t.note += "; ";
     t.note +=
-        "each over its step's host span, during which the device runs earlier steps' queued work (the device "
-        "runs behind the host); the exposed-communication impact is measured over the device's periods";
+        "the device runs behind the host: a step is measured over its device period (the previous step's "
+        "device work end to its own), a rank's first step, which has none, over its host span";
   }
   s->Add(std::move(t));
 }
@@ -584,7 +595,7 @@ void CommunicationSection(AnalysisResults& in, Section* s) {
     return;
   }
   CollectiveTypes(r.stats, s);
-  CollectiveSteps(r.stats, in.window(), s);
+  CollectiveSteps(r.stats, s);
   CrossRanks(r.cross, s);
   Links(r.cross, s);
 }
