@@ -294,7 +294,8 @@ constexpr std::string_view kDocumentStyle =
     "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
     // An embedded view is most of the window tall: the timeline's panel
     // (details, selection, legend) takes 190 px of it, its tracks the rest.
-    "iframe.view{width:100%;height:max(520px,min(85vh,900px));border:1px solid #ddd}.svg-view svg{max-width:100%;height:auto}"
+    "iframe.view{width:100%;height:max(520px,min(85vh,900px));border:1px solid #ddd}"
+    ".svg-view svg{max-width:100%;height:auto}"
     "@media "
     "print{body{max-width:none;margin:0}div.table{overflow:visible;width:auto;max-width:none}"
     "h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"
