@@ -57,6 +57,11 @@ constexpr size_t kMcpMaxRows = 100000;
 // context is smaller still.
 constexpr size_t kMcpMaxResultBytes = size_t{64} << 20;
 constexpr size_t kMaxWhatIfScenarios = 16;  // per whatif call
+// One answer (a JSON-RPC message) is at most 8 MiB: the official MCP
+// TypeScript SDK's stdio client refuses a message over 10 MiB and closes
+// the session (the server with it). A query's rows are cut to fit
+// (QueryAnswer); any other answer past it is a tool error saying its size.
+constexpr size_t kMaxAnswerBytes = size_t{8} << 20;
 // Not 2025-03-26: it requires JSON-RPC batches, which 2025-06-18 removed and
 // this server does not accept (a client asking for it is offered 2025-06-18).
 constexpr const char* kProtocolVersions[] = {"2025-06-18", "2024-11-05"};
@@ -196,7 +201,7 @@ std::string ToolsJson(bool with_output_schema = true) {
       R"(]}}},"required":["trace"],"additionalProperties":false}},)";
   tools +=
       std::string(
-          R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000, 64 MiB held), 30 s","inputSchema":{"type":"object","properties":{)") +
+          R"({"name":"query","description":"Read-only SQL over the trace's tables and views (docs/query.md); rows limited (default 1000, at most 100000; cut to fit one 8 MiB answer, said in the text), 30 s","inputSchema":{"type":"object","properties":{)") +
       trace_arg +
       R"(,"sql":{"type":"string"},"max_rows":{"type":"integer","minimum":1,"maximum":100000}},"required":["trace","sql"],"additionalProperties":false}},)";
   tools +=
@@ -451,6 +456,17 @@ class McpServer {
     if (!has_id) return "";  // notifications (notifications/initialized, cancelled) need no answer
     std::string result;
     std::optional<RpcError> error = Dispatch(method, message, &result);
+    if (!error && result.size() > kMaxAnswerBytes) {
+      const std::string too_big =
+          "this answer would be " + MiB(result.size()) + ", over the " + MiB(kMaxAnswerBytes) +
+          " one answer may hold here (an MCP client may close the session on a larger message: the TypeScript "
+          "SDK's does past 10 MiB); ask for less (query: fewer rows or columns; analyze: 'only')";
+      if (method == "tools/call") {
+        result = ToolResult(too_big, "", true);
+      } else {
+        error = RpcError{-32603, too_big};
+      }
+    }
     return error ? Error(id, *error) : Reply(id, result);
   }
 
@@ -946,14 +962,44 @@ class McpServer {
         *result = ToolResult(r.status().message(), "", true);
         return std::nullopt;
       }
-      std::string json = QueryResultToJson(*r);
-      while (!json.empty() && json.back() == '\n') json.pop_back();
-      std::string text = std::to_string(r->rows.size()) + " rows" +
-                         (r->truncated ? " (cut at max_rows " + std::to_string(limits.max_rows) + ")" : "");
-      *result = ToolResult(text, json);
+      *result = QueryAnswer(*std::move(r), limits.max_rows);
       return std::nullopt;
     }
     return RpcError{-32602, "invalid params: no tool named " + std::string(name)};
+  }
+
+  // A query's answer: its rows, cut where the whole message would pass
+  // kMaxAnswerBytes (the rows are in it twice: the JSON text and
+  // structuredContent), with `truncated` set and the text saying so.
+  std::string QueryAnswer(QueryResult r, size_t max_rows) {
+    const size_t fetched = r.rows.size();
+    const bool cut_by_rows = r.truncated;
+    for (;;) {
+      std::string json = QueryResultToJson(r);
+      while (!json.empty() && json.back() == '\n') json.pop_back();
+      std::string text = std::to_string(r.rows.size()) + " rows";
+      if (r.rows.size() < fetched) {
+        text += " (cut from " + std::to_string(fetched) + (cut_by_rows ? "+" : "") + " to keep this answer under " +
+                MiB(kMaxAnswerBytes) + ": select fewer or shorter columns, or page with LIMIT/OFFSET)";
+      } else if (r.truncated) {
+        text += " (cut at max_rows " + std::to_string(max_rows) + ")";
+      }
+      std::string answer = ToolResult(text, json);
+      // A row of one reply ~= its share; 90% of the proportion leaves room
+      // for the text, so this ends in a step or two.
+      if (answer.size() <= kMaxAnswerBytes - 4096 || r.rows.empty()) return answer;
+      const size_t keep = std::min(r.rows.size() - 1, static_cast<size_t>(static_cast<double>(r.rows.size()) * 0.9 *
+                                                                          static_cast<double>(kMaxAnswerBytes) /
+                                                                          static_cast<double>(answer.size())));
+      r.rows.resize(keep);
+      r.truncated = true;
+    }
+  }
+
+  static std::string MiB(size_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+    return buf;
   }
 
   // diagnose / suggest from the trace's session (no second import).

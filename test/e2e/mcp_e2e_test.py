@@ -253,6 +253,60 @@ def text_content_carries_the_data(aiprof, sample):
         check(c.close() == 0, "exits 0")
 
 
+def large_answers(aiprof, data):
+    """No answer passes 8 MiB (trial_serve2 S1): the official TypeScript
+    SDK's stdio client refuses a message over 10 MiB and closes the session.
+    A query's rows are cut to fit (truncated, the text says from how many);
+    a summary of a trace with 40,000 distinct long op names (about 40 MiB as
+    one message) is a tool error naming its size, and a resource read of it a
+    JSON-RPC error; the server answers on."""
+    limit = 8 << 20
+    resnet = os.path.join(os.path.abspath(data), "resnet50_num_workers_4.pt.trace.json.gz")
+    with tempfile.TemporaryDirectory() as d:
+        many = os.path.join(d, "many_names.json")
+        with open(many, "w") as f:
+            f.write('{"traceEvents":[' + ",".join(
+                '{"ph":"X","name":"op_%06d_%s","cat":"cpu_op","pid":1,"tid":1,"ts":%d,"dur":1}' % (i, "n" * 200, 2 * i)
+                for i in range(40000)) + "]}")
+        c = Client(aiprof, [os.path.abspath(data), d])
+        c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "test", "version": "0"}})
+        check(c.tool("load_trace", path=resnet)["result"]["isError"] is False, "large: resnet50 loads")
+
+        def raw_tool(name, **args):
+            c.next_id += 1
+            c.p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": c.next_id, "method": "tools/call",
+                                         "params": {"name": name, "arguments": args}}) + "\n").encode())
+            c.p.stdin.flush()
+            line = c.p.stdout.readline()
+            return len(line), json.loads(line)
+
+        size, r = raw_tool("query", trace="t1", sql="SELECT * FROM slices ORDER BY id", max_rows=100000)
+        sc = r["result"]["structuredContent"]
+        text = r["result"]["content"][0]["text"]
+        check(size <= limit, "large: the query's answer is at most 8 MiB: %d bytes" % size)
+        check(r["result"]["isError"] is False and sc["truncated"] is True and 0 < sc["row_count"] < 41906
+              and sc["row_count"] == len(sc["rows"]) and [row[0] for row in sc["rows"]] == list(range(sc["row_count"])),
+              "large: rows cut in order, truncated: %s rows" % sc["row_count"])
+        check(("%d rows (cut from 41906 to keep this answer under 8.0 MiB" % sc["row_count"]) in text,
+              "large: the text says the rows were cut and why: %r" % text)
+        size, r = raw_tool("query", trace="t1", sql="SELECT id FROM slices", max_rows=100000)
+        check(r["result"]["structuredContent"]["row_count"] == 41906 and
+              r["result"]["structuredContent"]["truncated"] is False, "large: a small answer is whole")
+
+        check(c.tool("load_trace", path=many)["result"]["isError"] is False, "large: the many-names trace loads")
+        size, r = raw_tool("summary", trace="t2")
+        text = r["result"]["content"][0]["text"]
+        check(size <= limit and r["result"]["isError"] is True and "over the 8.0 MiB one answer may hold" in text
+              and "structuredContent" not in r["result"], "large: a summary too big is a tool error: %d bytes, %r"
+              % (size, text[:300]))
+        r = c.call("resources/read", {"uri": "aiprof://trace/t2"})
+        check(r.get("error", {}).get("code") == -32603 and "over the 8.0 MiB" in r["error"]["message"],
+              "large: a resource too big is an error: %r" % str(r)[:300])
+        check(c.call("ping").get("result") == {}, "large: still serving")
+        check(c.close() == 0, "large: exits 0")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -519,6 +573,7 @@ def main():
     text_content_carries_the_data(a.aiprof, sample)
     reload_and_unload(a.aiprof, sample)
     jsonrpc_ids(a.aiprof, sample)
+    large_answers(a.aiprof, a.data)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
     check(rc == 1, "--allow of a missing directory exits 1")
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))

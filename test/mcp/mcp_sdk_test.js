@@ -173,6 +173,18 @@ async function main() {
     assert.equal(cli.overall, 'improved');
   });
 
+  // trial_serve2 S1: `select *` of the ResNet50 trace with the largest
+  // max_rows was one 48.7 MB message; the SDK's stdio transport refuses a
+  // message over 10 MiB and closed the session. Now the rows are cut to fit.
+  await check('query: every slice of a real trace is cut to one answer the SDK reads, and the session goes on', async () => {
+    const r = await call('query', { trace: ta, sql: 'SELECT * FROM slices ORDER BY id', max_rows: 100000 });
+    assert.equal(r.structuredContent.truncated, true);
+    assert.ok(r.structuredContent.row_count > 0 && r.structuredContent.row_count < 41906, String(r.structuredContent.row_count));
+    assert.match(text(r), /rows \(cut from 41906 to keep this answer under 8\.0 MiB/);
+    const n = await call('query', { trace: ta, sql: 'SELECT count(*) FROM slices' });
+    assert.deepEqual(n.structuredContent.rows, [[41906]]);
+  });
+
   await check('validate with a scenario equals aiprof validate --scenario', async () => {
     const r = await call('validate', { before: tb, after: ta, scenario: 'remove-idle data_loading', statistic: 'mean' });
     const cli = cliJson(a.aiprof, ['validate', '--before', before, '--after', after, '--scenario',
