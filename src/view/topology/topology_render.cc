@@ -284,6 +284,12 @@ main { display: flex; align-items: flex-start; }
 #details dd { margin: 0 0 0 8px; word-break: break-all; }
 .kind { color: #5f6368; }
 g.dim { opacity: 0.25; }
+/* A narrow window: the graph takes the width, the details stay in view at the bottom. */
+@media (max-width: 1000px) {
+  main { flex-direction: column; align-items: stretch; }
+  #details { width: auto; border-left: 0; border-top: 1px solid #dadce0; position: sticky; bottom: 0; top: auto;
+             max-height: 35vh; overflow: auto; background: #fff; }
+}
 g.sel > path, g.sel > polygon, g.sel > ellipse { stroke-width: 3px; }
 )";
 

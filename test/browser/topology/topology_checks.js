@@ -53,6 +53,22 @@ module.exports = async (t) => {
     const summary = await t.page.evaluate(() => document.getElementById('summary').textContent);
     t.assert.equal(summary.length > 0, highlighted.length > 0);
   });
+  // In a narrow window the graph takes the width and the details stay in
+  // view at the bottom (trial_views2 V7: at 800 px the graph was scaled into
+  // ~440 px beside a 320-px panel, its labels ~4 px high).
+  await t.check('at 800 px the graph takes the width and the details stay in view', async () => {
+    await t.page.setViewportSize({width: 800, height: 900});
+    await t.page.hover(`#graph g.node[id="${leaves[0].id}"]`);
+    const r = await t.page.evaluate(() => {
+      const svg = document.querySelector('#graph svg').getBoundingClientRect();
+      const d = document.getElementById('details').getBoundingClientRect();
+      return {svg: svg.width, natural: document.querySelector('#graph svg').viewBox.baseVal.width,
+              top: d.top, bottom: d.bottom, view: window.innerHeight};
+    });
+    t.assert.ok(r.svg >= Math.min(r.natural, 700), `the graph is ${r.svg} px wide (natural ${r.natural})`);
+    t.assert.ok(r.top < r.view && r.bottom > 0, `the details panel is out of view (${r.top}..${r.bottom} of ${r.view})`);
+    await t.page.setViewportSize({width: 1280, height: 800});
+  });
   if (process.env.AIPROF_HOSTILE) {
     await t.check('a hostile name stays text', async () => {
       const hostile = process.env.AIPROF_HOSTILE;
