@@ -529,11 +529,12 @@ std::vector<RunInput> ToRunInputs(const py::object& o) {
 }
 
 RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
-                       const std::string& sample_unit) {
+                       const std::string& sample_unit, int warmup_steps) {
   if (in.trace) {
     TraceSampleOptions o;
     o.unit = unit;
     o.items_per_sample = batch_size;
+    o.warmup_steps = warmup_steps;
     return ValueOrThrow(SamplesFromTrace(in.trace->trace(), in.trace->path(), o));
   }
   RunInputs inputs;
@@ -555,10 +556,10 @@ struct SessionRun {
 };
 
 SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
-                          const std::string& sample_unit) {
+                          const std::string& sample_unit, int warmup_steps) {
   SessionRun run;
   if (in.trace) {
-    run.samples = LoadSamples(in, unit, batch_size, bench, sample_unit);
+    run.samples = LoadSamples(in, unit, batch_size, bench, sample_unit, warmup_steps);
     run.session = &in.trace->session();
     return run;
   }
@@ -567,6 +568,7 @@ SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double ba
   inputs.batch_size = batch_size;
   inputs.bench = bench;
   inputs.sample_unit = sample_unit;
+  inputs.warmup_steps = warmup_steps;
   LoadedRun loaded = ValueOrThrow(LoadRun(in.path, inputs));
   run.samples = std::move(loaded.samples);
   run.trace = std::move(loaded.trace);
@@ -619,7 +621,7 @@ std::string NameArguments(std::string message, const std::vector<std::string>& a
 py::bytes ValidateJsonOf(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
                          const std::string& test, double alpha, double min_effect, const std::string& unit,
                          double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
-                         uint64_t seed, const std::string& fix_id) {
+                         uint64_t seed, const std::string& fix_id, int warmup_steps) {
   ValidationOptions options;
   if (!metrics.empty()) options.metrics = metrics;
   ThrowIfError(CheckMetricNames(options.metrics));
@@ -627,6 +629,7 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
   if (!(alpha > 0 && alpha <= 0.5)) throw py::value_error("alpha must be in (0, 0.5]");
   if (!(min_effect >= 0)) throw py::value_error("min_effect must be a non-negative fraction");
   if (resamples < 100) throw py::value_error("resamples must be at least 100");
+  if (warmup_steps < -1) throw py::value_error("warmup_steps must be -1 (detect) or a count of steps (0 keeps all)");
   options.alpha = alpha;
   options.min_effect = min_effect;
   options.bootstrap_resamples = resamples;
@@ -642,7 +645,9 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
     po.fix_id = fix_id;
     po.fix_id_argument = "fix_id=";
     PredictionPool pool(std::move(po));
-    auto load = [&](const RunInput& in) { return LoadSessionRun(in, unit, batch_size, bench, sample_unit); };
+    auto load = [&](const RunInput& in) {
+      return LoadSessionRun(in, unit, batch_size, bench, sample_unit, warmup_steps);
+    };
     auto name = [](const RunInput& in) { return in.trace ? in.trace->path() : in.path; };
     // Each run once, as `aiprof validate` checks: a trace loaded from a file
     // is that file.
@@ -682,14 +687,14 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
 py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
                        const std::string& test, double alpha, double min_effect, const std::string& unit,
                        double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
-                       uint64_t seed, const std::string& fix_id) {
+                       uint64_t seed, const std::string& fix_id, int warmup_steps) {
   try {
     return ValidateJsonOf(before, after, metrics, test, alpha, min_effect, unit, batch_size, bench, sample_unit,
-                          resamples, seed, fix_id);
+                          resamples, seed, fix_id, warmup_steps);
   } catch (const AiprofError& e) {
     throw AiprofError(NameArguments(e.what(),
                                     {"unit", "bench", "sample_unit", "batch_size", "metrics", "fix_id", "test", "alpha",
-                                     "min_effect", "resamples", "seed"},
+                                     "min_effect", "resamples", "seed", "warmup_steps"},
                                     fix_id));
   }
 }
@@ -732,7 +737,7 @@ void DefineAnalysis(py::module_& m) {
   m.def("load", &Load, py::arg("path"));
   m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
         py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),
-        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"), py::arg("fix_id"));
+        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"), py::arg("fix_id"), py::arg("warmup_steps"));
   m.def("analysis_names", [] {
     std::vector<std::string> names;
     for (std::string_view n : AnalysisNames()) names.emplace_back(n);

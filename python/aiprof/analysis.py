@@ -165,7 +165,8 @@ def load(path):
 
 
 def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.02, unit="step",
-             batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED, fix_id=""):
+             batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED, fix_id="",
+             warmup_steps=-1):
     """Decides with statistics whether `after` improved or regressed on `before`
     (each a loaded Trace, or a path to a trace or benchmark result file, or a list of
     them, one per run: with several runs a side the run is the unit, as with repeated
@@ -175,13 +176,16 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
     (pooled over the runs with several a side); no "prediction" key when a first run is a result
     file, no fix was inferred (a note says why) or a run has no steady step.
     metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name;
-    fix_id: the suggestion id the after run applied (default: inferred from what changed)."""
+    fix_id: the suggestion id the after run applied (default: inferred from what changed);
+    warmup_steps: traces with unit "step": leading warm-up steps left out of the samples (-1, the default,
+    detects leading outliers; 0 keeps all), as `--warmup-steps`."""
     def native(x):
         if isinstance(x, (list, tuple)):
             return [native(y) for y in x]
         return x._t if isinstance(x, Trace) else os.fsdecode(x)
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
-                                       min_effect, unit, batch_size, bench, sample_unit, resamples, seed, fix_id))
+                                       min_effect, unit, batch_size, bench, sample_unit, resamples, seed, fix_id,
+                                       warmup_steps))
 
 
 def sql_schema():

@@ -396,6 +396,26 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
         self.assertEqual(loaded["prediction"], cli["prediction"])
         self.assertEqual(loaded["notes"], cli["notes"])
 
+    def test_validate_warmup_steps_as_the_clis_flag(self):
+        # The package had no warmup_steps (the CLI's --warmup-steps): its samples always
+        # left detected warm-up out. Now the same JSON as the CLI for 0 (keep all) and 2.
+        b = os.path.join(DATA, "resnet50_num_workers_0.pt.trace.json.gz")
+        a = os.path.join(DATA, "resnet50_num_workers_4.pt.trace.json.gz")
+        with tempfile.TemporaryDirectory() as d:
+            db = os.path.join(d, "none.db")
+            for n in (0, 2):
+                cli = cli_json("validate", "--format", "json", "--db", db, "--before", b, "--after", a,
+                               "--warmup-steps", str(n))
+                self.assertEqual(aiprof.validate(b, a, warmup_steps=n), cli)
+                # And from loaded traces: the same samples.
+                ours = aiprof.validate(aiprof.load(b), aiprof.load(a), warmup_steps=n)
+                self.assertEqual(ours["metrics"], cli["metrics"])
+        kept = aiprof.validate(b, a, warmup_steps=0)["metrics"][0]
+        two_out = aiprof.validate(b, a, warmup_steps=2)["metrics"][0]
+        self.assertEqual(kept["n_before"] - two_out["n_before"], 2)
+        with self.assertRaisesRegex(ValueError, "warmup_steps"):
+            aiprof.validate(b, a, warmup_steps=-2)
+
     def test_validate_refuses_one_run_given_twice_as_the_cli_does(self):
         # The package counted one file three times as three independent runs
         # (trial_py, helper 96); the CLI refuses. Both call CheckDistinctRuns now.
