@@ -977,6 +977,11 @@ class McpServer {
     for (;;) {
       std::string json = QueryResultToJson(r);
       while (!json.empty() && json.back() == '\n') json.pop_back();
+      if (r.rows.empty() && fetched > 0) {
+        return ToolResult("the query's first row alone passes the " + MiB(kMaxAnswerBytes) +
+                              " one answer may hold here: select fewer or shorter columns (substr, length)",
+                          "", true);
+      }
       std::string text = std::to_string(r.rows.size()) + " rows";
       if (r.rows.size() < fetched) {
         text += " (cut from " + std::to_string(fetched) + (cut_by_rows ? "+" : "") + " to keep this answer under " +

@@ -294,6 +294,10 @@ def large_answers(aiprof, data):
         check(r["result"]["structuredContent"]["row_count"] == 41906 and
               r["result"]["structuredContent"]["truncated"] is False, "large: a small answer is whole")
 
+        size, r = raw_tool("query", trace="t1", sql="SELECT hex(zeroblob(5000000))")
+        check(r["result"]["isError"] is True and "first row alone passes the 8.0 MiB" in r["result"]["content"][0]["text"],
+              "large: a row that cannot fit is a tool error: %r" % str(r)[:300])
+
         check(c.tool("load_trace", path=many)["result"]["isError"] is False, "large: the many-names trace loads")
         size, r = raw_tool("summary", trace="t2")
         text = r["result"]["content"][0]["text"]
