@@ -169,28 +169,31 @@ double AnalysisWindow::PerDeviceBase(const std::map<int32_t, double>& per_rank_t
   return sum / static_cast<double>(periods);
 }
 
-Intervals AnalysisWindow::DeviceIntervalsOfRank(int32_t rank) const {
-  if (!device_behind()) return IntervalsOfRank(rank);
+namespace {
+
+// A rank's intervals with those of rank kNoRank (steps of no rank apply to
+// every rank); `all` when it has none.
+Intervals OfRank(const std::map<int32_t, Intervals>& by_rank, int32_t rank, const Intervals& all) {
   Intervals out;
   auto add = [&](int32_t r) {
-    auto it = device_intervals_by_rank.find(r);
-    if (it != device_intervals_by_rank.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    auto it = by_rank.find(r);
+    if (it != by_rank.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   };
   add(rank);
   if (rank != kNoRank) add(kNoRank);
-  return out.empty() ? device_intervals : MergeIntervals(std::move(out));
+  return out.empty() ? all : MergeIntervals(std::move(out));
+}
+
+}  // namespace
+
+Intervals AnalysisWindow::DeviceIntervalsOfRank(int32_t rank) const {
+  if (!device_behind()) return IntervalsOfRank(rank);
+  return OfRank(device_intervals_by_rank, rank, device_intervals);
 }
 
 Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
   if (!has_step_starts) return intervals;
-  Intervals out;
-  auto add = [&](int32_t r) {
-    auto it = intervals_by_rank.find(r);
-    if (it != intervals_by_rank.end()) out.insert(out.end(), it->second.begin(), it->second.end());
-  };
-  add(rank);
-  if (rank != kNoRank) add(kNoRank);
-  return out.empty() ? intervals : MergeIntervals(std::move(out));
+  return OfRank(intervals_by_rank, rank, intervals);
 }
 
 std::string AnalysisWindow::Describe() const {
