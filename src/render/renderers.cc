@@ -209,7 +209,17 @@ class MarkdownWriter {
     for (const auto& row : t.rows) {
       std::string line = "|";
       for (size_t c = 0; c < t.columns.size(); ++c) {
-        line += " " + MarkdownEscape(Plain(c < row.size() ? row[c] : Value(), t.columns[c].unit)) + " |";
+        std::string cell = MarkdownEscape(Plain(c < row.size() ? row[c] : Value(), t.columns[c].unit));
+        // A cell's leading spaces (a tree's depth) as no-break spaces: GFM
+        // trims the spaces around a cell's text.
+        size_t lead = 0;
+        while (lead < cell.size() && cell[lead] == ' ') ++lead;
+        if (lead > 0) {
+          std::string nbsp;
+          for (size_t k = 0; k < lead; ++k) nbsp += "\u00a0";
+          cell = nbsp + cell.substr(lead);
+        }
+        line += " " + cell + " |";
       }
       out_ += line + "\n";
     }
