@@ -205,7 +205,10 @@ class PythonSampler:
         if self.thread.ident is not None:
             self.thread.join(timeout=2.0)
         with self.lock:
-            self.flush()
+            try:
+                self.flush()
+            except OSError:  # its file cannot be written (a full file system): never the program's problem
+                self.lines = []
             if self.dropped:
                 sys.stderr.write('aiprof: %d Python samples not written: more than %d distinct stack nodes\n'
                                  % (self.dropped, self.max_nodes))

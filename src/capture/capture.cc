@@ -433,8 +433,16 @@ class Session {
     while (TargetAlive()) {
       const int64_t now = MonotonicNs();
       if (g_sigint.load() > 0) {
-        stop_reason_ = g_stop_signal.load() == SIGTERM ? "stopped (SIGTERM)" : "interrupted (SIGINT)";
-        if (o_.pid == 0 && g_sigint_from_user.load()) kill(child_, SIGINT);
+        const bool term = g_stop_signal.load() == SIGTERM;
+        stop_reason_ = term ? "stopped (SIGTERM)" : "interrupted (SIGINT)";
+        // The command gets the signal aiprof got: a SIGTERM (a scheduler's
+        // preemption, `docker stop`) reaches a training script's own SIGTERM
+        // handler (its checkpoint), not a KeyboardInterrupt. A terminal's ^C
+        // already reached it (SI_KERNEL); SIGTERM never comes from there.
+        if (o_.pid == 0 && (term || g_sigint_from_user.load())) {
+          kill(child_, term ? SIGTERM : SIGINT);
+          stop_signal_sent_ = term ? SIGTERM : SIGINT;
+        }
         break;
       }
       const int64_t since = o_.pid > 0 ? start_mono_ns_ : exec_mono_ns_;
@@ -466,8 +474,18 @@ class Session {
     return exited_;
   }
 
-  // The command had SIGINT (or the terminal's ^C); see kGraceNs.
+  // The command had SIGINT (or the terminal's ^C); see kGraceNs. One that
+  // was passed aiprof's SIGTERM has both graces before SIGKILL.
   void StopCommand() {
+    if (stop_signal_sent_ == SIGTERM) {
+      if (WaitExit(kGraceNs + kTermGraceNs)) return;
+      std::fprintf(stderr,
+                   "aiprof: the command (pid %d) is still running %.0f s after SIGTERM: sending SIGKILL; "
+                   "what it had not written is not in the trace\n",
+                   static_cast<int>(child_), static_cast<double>(kGraceNs + kTermGraceNs) / 1e9);
+      KillCommand();
+      return;
+    }
     if (WaitExit(kGraceNs)) return;
     std::fprintf(stderr, "aiprof: the command (pid %d) is still running %.0f s after SIGINT: sending SIGTERM\n",
                  static_cast<int>(child_), static_cast<double>(kGraceNs) / 1e9);
@@ -476,6 +494,10 @@ class Session {
     std::fprintf(stderr, "aiprof: the command (pid %d) is still running %.0f s after SIGTERM: sending SIGKILL; "
                  "what it had not written is not in the trace\n", static_cast<int>(child_),
                  static_cast<double>(kTermGraceNs) / 1e9);
+    KillCommand();
+  }
+
+  void KillCommand() {
     kill(child_, SIGKILL);
     int status = 0;
     while (waitpid(child_, &status, 0) < 0 && errno == EINTR) {
@@ -756,6 +778,7 @@ class Session {
   pid_t child_ = 0;
   int exit_code_ = 0;
   bool exited_ = false;
+  int stop_signal_sent_ = 0;  // the signal Record() passed on to the command (0: none)
   int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;
   std::string stop_reason_ = "target exited";
   std::unique_ptr<PerfSampler> sampler_;

@@ -306,6 +306,38 @@ class _AiprofTorchProfiler:
         # inference pass wrote steps before training began.
         return ' then '.join(src for src in self.STEP_SOURCES if self.steps_by_source.get(src))
 
+    def fail(self, e):
+        # The torch layer cannot go on (its file cannot be written: the
+        # capture folder's file system is full, a file size limit): it stops
+        # for good and the program runs on without it. Never raised into the
+        # program: boundary() runs inside its optimizer.step(), DataLoader
+        # next() and model calls. Said once on the program's stderr; aiprof
+        # keeps the ops of the chunks written before (torch_stream_unterminated).
+        first = not self.stopped
+        self.stopped = True
+        for f in self.on_switch:  # the module-call wrapper comes off
+            try:
+                f(len(self.STEP_SOURCES))
+            except Exception:
+                pass
+        if self.prof is not None:
+            try:
+                self.prof.__exit__(None, None, None)
+            except Exception:
+                pass
+            self.prof = None
+        try:
+            self.stream.close()
+        except Exception:
+            pass
+        if first:
+            try:
+                sys.stderr.write('aiprof: the torch layer stopped after step %d (%s: %s); the program goes on '
+                                 'without it (capture folder %s)\n'
+                                 % (self.step, type(e).__name__, e, os.environ.get('AIPROF_CAPTURE_DIR', '?')))
+            except Exception:
+                pass
+
     def boundary(self, source):
         # A step boundary from `source`: the span from the previous boundary
         # is written as ProfilerStep#N, and the chunk may rotate here.
@@ -317,6 +349,12 @@ class _AiprofTorchProfiler:
                 self.stop()
             finally:
                 end()
+        try:
+            self.step_boundary(source)
+        except Exception as e:  # never the program's problem
+            self.fail(e)
+
+    def step_boundary(self, source):
         level = self.STEP_SOURCES.index(source)
         if level < self.level:
             return
@@ -364,11 +402,15 @@ class _AiprofTorchProfiler:
         self.stopped = True
         for f in self.on_switch:  # the module-call wrapper comes off
             f(len(self.STEP_SOURCES))
-        if self.prof is not None:
-            self.rotate(final=True)
-        self.stream.write(']}\n')
-        self.stream.close()
-        self.write_sync(final=True)
+        try:
+            if self.prof is not None:
+                self.rotate(final=True)
+            self.stream.write(']}\n')
+            self.stream.close()
+            self.write_sync(final=True)
+        except OSError as e:  # the file cannot be written (a full file system): as in boundary()
+            self.stopped = False
+            self.fail(e)
 
 
 class _AiprofTorchFinder:

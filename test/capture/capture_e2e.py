@@ -601,6 +601,62 @@ def case_stubborn(args):
     check(os.listdir(tmpdir) == [], 'stubborn: no capture folder left (%s)' % os.listdir(tmpdir))
 
 
+# A full capture folder (a small TMPDIR; here a file size limit, which
+# fails the same writes with EFBIG instead of ENOSPC) must not end the
+# training: the hook's chunk export raised OSError out of the program's
+# opt.step() (trial_cap2 C1: the job died at its first export that did not
+# fit, rc 1). The torch layer stops with one line on stderr, the program
+# trains to its end, and the steps written before are kept.
+DISKFULL_WRAPPER = (
+    'import os, resource, signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_IGN); '
+    'n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_FSIZE, (n, n)); '
+    'os.execv(sys.executable, [sys.executable] + sys.argv[2:])')
+
+
+def case_diskfull(args):
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='2')
+    d = trace(args, [args.python, '-c', DISKFULL_WRAPPER, '60000', torch_train(args), '20'],
+              extra=('--scope', 'framework', '--cpu-hz', '0'), env=env)
+    printed = [line for line in d['stdout'].splitlines() if line.startswith('step ')]
+    check(len(printed) == 20, 'diskfull: the program trained all its 20 steps (%d)' % len(printed))
+    check('Traceback' not in d['stderr'], 'diskfull: no traceback on the program\'s stderr')
+    check('aiprof: the torch layer stopped after step' in d['stderr'], 'diskfull: the hook says its layer stopped')
+    check(0 < len(d['step']) < 19, 'diskfull: the steps written before the file was full are kept (%d)'
+          % len(d['step']))
+
+
+# SIGTERM to aiprof (a scheduler's preemption, `docker stop`) reaches the
+# command as SIGTERM, so a training script's own SIGTERM handler (its
+# checkpoint) runs: it was passed on as SIGINT, a KeyboardInterrupt in the
+# middle of a step (trial_cap2 M2: no checkpoint, status 130).
+PREEMPT_PROGRAM = (
+    'import signal, sys, time\n'
+    'def on_term(signum, frame):\n'
+    '    print("checkpoint on signal %d" % signum, flush=True)\n'
+    '    sys.exit(0)\n'
+    'signal.signal(signal.SIGTERM, on_term)\n'
+    'print("ready", flush=True)\n'
+    'while True:\n'
+    '    time.sleep(0.01)\n')
+
+
+def case_preempt(args):
+    out = os.path.join(args.tmp, 'preempt.aiprof')
+    p = subprocess.Popen([args.aiprof, 'trace', '-o', out, '--cpu-hz', '0', '--', args.python, '-c', PREEMPT_PROGRAM],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.stdout.readline().strip() == 'ready', 'preempt: the program started')
+    p.send_signal(signal.SIGTERM)
+    rest, err = p.communicate(timeout=30)
+    sys.stderr.write(err)
+    check('checkpoint on signal %d' % signal.SIGTERM in rest, 'preempt: the program\'s SIGTERM handler ran (%r)'
+          % rest.strip())
+    check(p.returncode == 0, 'preempt: its exit status passed on (0; got %d)' % p.returncode)
+    check('KeyboardInterrupt' not in err, 'preempt: no KeyboardInterrupt')
+    d = load(args, out)
+    check(d['metadata'].get('capture.stop_reason') == 'stopped (SIGTERM)', 'preempt: stop reason %r'
+          % d['metadata'].get('capture.stop_reason'))
+
+
 def case_preflight(args):
     marker = os.path.join(args.tmp, 'ran')
     p = subprocess.run([args.aiprof, 'trace', '-o', '/nonexistent-dir/x.aiprof', '--', 'touch', marker],
@@ -875,7 +931,7 @@ def case_forkexit(args):
           % (order, sorted(file_of, key=file_of.get)))
 
 
-CASES = {'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
