@@ -254,7 +254,29 @@ class Session {
     PerfOptions p;
     p.hz = o_.cpu_hz;
     p.dwarf = o_.unwind != UnwindMode::kFramePointer;
+    // The memory kept for DWARF stack copies (8 KiB a sample at most):
+    // AIPROF_DWARF_STACK_MB, default 512; past it samples keep their
+    // frame-pointer stacks only (docs/capture.md, "Host samples").
+    if (const char* mb = std::getenv("AIPROF_DWARF_STACK_MB"); mb != nullptr && *mb != '\0') {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(mb, &end, 10);
+      if (end != nullptr && *end == '\0' && v > 0 && v <= (1ull << 20)) p.max_stack_memory = v << 20;
+    }
     return p;
+  }
+
+  // The samples past the DWARF stack cap, in words (empty when none).
+  std::string StackCapNote(const PerfData& perf) const {
+    if (perf.stacks_dropped == 0) return "";
+    char text[320];
+    std::snprintf(text, sizeof(text),
+                  "%llu samples from +%.1f s on kept no DWARF stack copy (the copies reached their %llu MiB cap, "
+                  "AIPROF_DWARF_STACK_MB): they have frame-pointer stacks, cut short in code built without them "
+                  "(lower --cpu-hz or --duration, or raise the cap)",
+                  static_cast<unsigned long long>(perf.stacks_dropped),
+                  static_cast<double>(perf.first_stack_dropped_ns - start_mono_ns_) / 1e9,
+                  static_cast<unsigned long long>(SamplerOptions().max_stack_memory >> 20));
+    return text;
   }
 
   // Opens the sampling event for `tid`; a refusal is recorded, not fatal.
@@ -548,8 +570,8 @@ class Session {
                    " records were lost because the reader fell behind (use a lower --cpu-hz)");
       }
       if (perf.stacks_dropped > 0) {
-        b.Diagnose("perf_stacks_dropped", "perf stack copies", "stack copies beyond the memory cap were not kept; "
-                   "those samples use frame-pointer stacks");
+        stack_cap_note_ = StackCapNote(perf);
+        b.Diagnose("perf_stacks_dropped", "perf stack copies", stack_cap_note_);
       }
     }
     if (perf_blocked_) b.Diagnose("host_sampling_blocked", "perf_event_open", perf_error_);
@@ -669,6 +691,7 @@ class Session {
     // What went missing is on the line too, not only in the trace's diagnostics.
     if (perf_lost_ > 0)
       r.summary += "; " + std::to_string(perf_lost_) + " perf sample records lost (use a lower --cpu-hz)";
+    if (!stack_cap_note_.empty()) r.summary += "; " + stack_cap_note_;
     if (stats.modules_unreadable > 0) {
       r.summary +=
           "; " + std::to_string(stats.modules_unreadable) + " mapped files unreadable, their frames unsymbolised";
@@ -778,6 +801,7 @@ class Session {
   pid_t child_ = 0;
   int exit_code_ = 0;
   bool exited_ = false;
+  std::string stack_cap_note_;  // StackCapNote(), for the stderr line
   int stop_signal_sent_ = 0;  // the signal Record() passed on to the command (0: none)
   int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;
   std::string stop_reason_ = "target exited";

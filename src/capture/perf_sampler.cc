@@ -344,7 +344,7 @@ void PerfSampler::ParseSample(const uint8_t* p, const uint8_t* end, uint16_t mis
           s.stack_len = static_cast<uint32_t>(dyn);
           data_.stack.insert(data_.stack.end(), bytes, bytes + dyn);
         } else if (dyn > 0) {
-          ++data_.stacks_dropped;
+          if (data_.stacks_dropped++ == 0) data_.first_stack_dropped_ns = s.ts_ns;
         }
       }
     }

@@ -69,6 +69,7 @@ struct PerfData {
   std::unordered_map<int32_t, bool> exec_pids;             // pids that called execve while traced
   uint64_t lost_records = 0;       // PERF_RECORD_LOST totals (ring overflow)
   uint64_t stacks_dropped = 0;     // stack copies not kept (memory cap)
+  int64_t first_stack_dropped_ns = 0;  // CLOCK_MONOTONIC of the first sample whose copy was not kept
   uint64_t bytes_read = 0;
 };
 

@@ -657,6 +657,27 @@ def case_preempt(args):
           % d['metadata'].get('capture.stop_reason'))
 
 
+# DWARF stack copies past their memory cap (512 MiB, reached after about a
+# minute of a three-process torch run: trial_cap2 M3, 117,001 of 183,763
+# samples) leave samples with frame-pointer stacks only. The stderr line
+# and the diagnostic say how many and from when (before: nothing on the
+# line, a diagnostic without a number). AIPROF_DWARF_STACK_MB=1 reaches the
+# cap within the first second.
+def case_stackcap(args):
+    env = dict(os.environ, AIPROF_DWARF_STACK_MB='1')
+    d = trace(args, [args.workload_nofp, 'threads'], env=env)
+    m = re.search(r'(\d+) samples from \+[0-9.]+ s on kept no DWARF stack copy \(the copies reached their 1 MiB cap',
+                  d['stderr'])
+    fp = int(d['metadata'].get('capture.host_samples_fp', 0))
+    check(m is not None and 0 < int(m.group(1)) <= fp,
+          'stackcap: the stderr line counts the samples past the cap (%s; %d frame-pointer stacks)'
+          % (m.group(1) if m else None, fp))
+    diags = {x['diagnostic']: x for x in d['diagnostic']}
+    desc = json.dumps(diags.get('perf_stacks_dropped', {}))
+    check(m is not None and (m.group(1) + ' samples from') in desc,
+          'stackcap: the diagnostic gives the same count (%s)' % desc[:200])
+
+
 def case_preflight(args):
     marker = os.path.join(args.tmp, 'ran')
     p = subprocess.run([args.aiprof, 'trace', '-o', '/nonexistent-dir/x.aiprof', '--', 'touch', marker],
@@ -931,7 +952,7 @@ def case_forkexit(args):
           % (order, sorted(file_of, key=file_of.get)))
 
 
-CASES = {'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
