@@ -64,12 +64,12 @@ constexpr std::string_view kCss = R"css(
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#fafbfc}
 nav{background:#1d2330;padding:8px 16px}nav a{color:#fff;margin-right:16px;text-decoration:none;font-weight:600}
 main{padding:12px 20px;max-width:1400px}
-table{border-collapse:collapse;margin:8px 0}td,th{border-bottom:1px solid #dde;padding:3px 8px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0}div.table{overflow-x:auto;max-width:100%}td,th{border-bottom:1px solid #dde;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f4}.failed{color:#a40000}.queued,.converting{color:#7a5b00}.ready{color:#0a6b2a}
 .box{margin:8px 0;padding:8px;background:#fff;border:1px solid #dde;display:inline-block}
 input,textarea{font:inherit;margin-right:6px}textarea{width:60em;height:5em;display:block;margin-bottom:6px}
 .err{white-space:pre-wrap;color:#a40000}.note{color:#555}
-dl.kv{display:grid;grid-template-columns:max-content auto;gap:2px 16px}dl.kv dd{margin:0}
+dl.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 16px}dl.kv dd{margin:0;min-width:0;overflow-wrap:anywhere}
 .finding{border-left:4px solid #889;padding:4px 10px;margin:8px 0;background:#fff}.finding.high{border-color:#c00}
 .finding.medium{border-color:#e90}.sev{font-size:11px;margin-right:6px;color:#666}td.n{text-align:right}
 )css";

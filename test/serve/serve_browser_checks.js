@@ -292,6 +292,21 @@ async function main() {
     });
     await checkCsp(t);
     await shot('query');
+    // trial_serve2 S2: a result wider than the window (a run's args, a long
+    // SQL) scrolled the whole page sideways (291 px at 1280 px for
+    // `SELECT * FROM slices LIMIT 3` of ResNet50): the rows scroll in their
+    // own box, the page keeps the window's width.
+    await t.check('query page: a wide result scrolls in its box, not the page', async () => {
+      const wide = `SELECT name, hex(zeroblob(700)) AS wide, '${'w'.repeat(1500)}' AS token FROM slices LIMIT 2`;
+      await page.goto(`${args.url}/runs/${args['hostile-run']}/query?sql=${encodeURIComponent(wide)}`, {waitUntil: 'load'});
+      const m = await page.evaluate(() => {
+        const box = document.querySelector('table[data-key="rows"]').closest('div.table');
+        return {page: document.documentElement.scrollWidth, win: window.innerWidth,
+                box: box ? box.scrollWidth - box.clientWidth : -1};
+      });
+      assert.ok(m.page <= m.win, `the page is ${m.page} px wide in a ${m.win} px window`);
+      assert.ok(m.box > 0, `the rows' box scrolls (${m.box} px past its width)`);
+    });
 
     await t.check('compare from the runs list: verdicts with intervals', async () => {
       await page.goto(args.url + '/', {waitUntil: 'load'});
