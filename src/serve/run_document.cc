@@ -350,14 +350,18 @@ render::Document CardsToDocument(const std::vector<KnowledgeCard>& cards) {
   return doc;
 }
 
-render::Document QueryToDocument(const RunRow& run, const std::string& sql, const QueryResult& result) {
+render::Document QueryToDocument(const std::string& sql, const QueryResult& result) {
   render::Document doc;
   doc.key = "query";
-  doc.title = "Query on " + run.name;
+  // No title: the page's own heading names the run ("Query NAME").
   doc.generator = "aiprof serve";
   render::Section& s = doc.AddSection("result", "Result");
   s.Add(render::KeyValues{{{"sql", "SQL", Value::String(sql), Unit::kNone},
-                           {"rows", "Rows", Value::Int(static_cast<int64_t>(result.rows.size())), Unit::kCount}}});
+                           {"rows", "Rows",
+                            result.truncated ? Value::String(std::to_string(result.rows.size()) + " (the first " +
+                                                             std::to_string(result.max_rows) + "; the query has more)")
+                                             : Value::Int(static_cast<int64_t>(result.rows.size())),
+                            Unit::kCount}}});
   render::Table t;
   t.key = "rows";
   for (const std::string& c : result.columns) t.columns.push_back({c, c, Unit::kNone});

@@ -87,7 +87,9 @@ std::optional<StoredRunPage> ParseStoredRunPage(std::string_view text);
 // The newest knowledge card of the baseline database (its id and date), ""
 // without a database or a card; cards are only added, so a new one changes it.
 std::string CardsFingerprint(const std::string& baselines_db);
-render::Document QueryToDocument(const RunRow& run, const std::string& sql, const QueryResult& result);
+// The query page's result: the SQL, the row count (saying when the row limit cut
+// it) and the rows.
+render::Document QueryToDocument(const std::string& sql, const QueryResult& result);
 
 }  // namespace aiprof
 

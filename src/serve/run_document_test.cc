@@ -83,6 +83,24 @@ TEST(RunDocument, PageSizeIsBoundedWhateverTheTrace) {
   EXPECT_LT(render::RenderHtmlBody(doc).size(), size_t{300'000});
 }
 
+// The query page (trial_serve2): one heading (the page's "Query NAME"; the
+// document added a second, "Query on NAME"), and the Rows line says when
+// the result was cut at the row limit (it said "1,000" for 44,666 slices,
+// the cut named only under the table's last row).
+TEST(RunDocument, QueryPageSaysWhenRowsWereCut) {
+  QueryResult r;
+  r.columns = {"id"};
+  r.rows = {{QueryValue(int64_t{0})}, {QueryValue(int64_t{1})}};
+  r.max_rows = 2;
+  r.truncated = true;
+  const std::string cut = render::RenderHtmlBody(QueryToDocument("select id from slices", r));
+  EXPECT_EQ(cut.find("Query on"), std::string::npos) << cut;
+  EXPECT_NE(cut.find("2 (the first 2; the query has more)"), std::string::npos) << cut;
+  r.truncated = false;
+  const std::string whole = render::RenderHtmlBody(QueryToDocument("select id from slices", r));
+  EXPECT_EQ(whole.find("the query has more"), std::string::npos) << whole;
+}
+
 TEST(RunDocument, MinMaxDownsampleKeepsEveryPointThatFits) {
   EXPECT_EQ(MinMaxDownsample({3, 1, 2}, 10), (std::vector<std::pair<double, double>>{{0, 3}, {1, 1}, {2, 2}}));
   // 8 values into 4 points: 2 buckets of 4, each its min and max in order.

@@ -915,7 +915,7 @@ struct ServeServer::Impl {
       return Html(status, "Query " + row.name, body + "<p class=\"err\" id=\"query-error\">" + Esc(result.status().message()) + "</p>");
     }
     if (api) return Json(200, QueryResultToJson(*result));
-    return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(row, sql, *result)));
+    return Html(200, "Query " + row.name, body + render::RenderHtmlBody(QueryToDocument(sql, *result)));
   }
 
   HttpResponse Compare(const std::string& a, const std::string& b, const std::string& step, const std::string& start,
