@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -41,6 +42,7 @@ namespace aiprof {
 namespace {
 
 constexpr int64_t kCounterPeriodNs = 100'000'000;
+constexpr char kTargetExited[] = "target exited";  // the stop reason of a command that ended by itself
 constexpr int64_t kPollNs = 20'000'000;
 // Ring of the page-fault event per CPU: 512 pages (2 MiB) hold 87,381
 // records of 24 bytes, drained at a quarter full or every 50 ms.
@@ -79,6 +81,33 @@ std::vector<std::string> ListDir(const std::string& dir, const std::string& suff
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// "SIGKILL" for 9; "signal N" for one without a name here.
+std::string SignalName(int sig) {
+  static const std::map<int, const char*> kNames = {
+      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},   {SIGTRAP, "SIGTRAP"},
+      {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},
+      {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"}, {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},
+      {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"}};
+  auto it = kNames.find(sig);
+  return it != kNames.end() ? it->second : "signal " + std::to_string(sig);
+}
+
+// A kernel thread (PF_KTHREAD in /proc/PID/stat's flags) has no user-space
+// code: perf would record nothing of it.
+bool IsKernelThread(int32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return false;
+  // After the comm: state ppid pgrp session tty_nr tpgid flags.
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  for (int i = 0; i < 7 && fields >> field; ++i) {
+  }
+  constexpr unsigned long kPfKthread = 0x00200000;
+  return (std::strtoul(field.c_str(), nullptr, 10) & kPfKthread) != 0;
 }
 
 void RemoveTree(const std::string& path) {
@@ -387,6 +416,10 @@ class Session {
 
   Status Attach() {
     if (kill(o_.pid, 0) != 0 && errno == ESRCH) return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": no such process");
+    if (IsKernelThread(o_.pid)) {
+      return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": " + Comm(o_.pid, o_.pid) +
+                       " is a kernel thread: it runs no user-space program to record");
+    }
     std::vector<int32_t> tids = Threads(o_.pid);
     if (tids.empty()) return ErrStatus("aiprof trace --pid " + std::to_string(o_.pid) + ": cannot list /proc/" + std::to_string(o_.pid) + "/task");
     // Threads created later by these are followed through the inherited event;
@@ -426,6 +459,10 @@ class Session {
     if (r == child_) {
       exit_code_ = ShellStatus(status);
       exited_ = true;
+      // Killed by itself or someone else; not a stop aiprof made (its reason is set).
+      if (WIFSIGNALED(status) && stop_reason_ == kTargetExited) {
+        stop_reason_ = "target killed by " + SignalName(WTERMSIG(status));
+      }
       return false;
     }
     return true;
@@ -804,7 +841,7 @@ class Session {
   std::string stack_cap_note_;  // StackCapNote(), for the stderr line
   int stop_signal_sent_ = 0;  // the signal Record() passed on to the command (0: none)
   int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;
-  std::string stop_reason_ = "target exited";
+  std::string stop_reason_ = kTargetExited;
   std::unique_ptr<PerfSampler> sampler_;
   std::unique_ptr<PerfSampler> fault_sampler_;
   bool faults_blocked_ = false;

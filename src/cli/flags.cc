@@ -121,7 +121,9 @@ CLI::Option* AddCriticalPathFlag(CLI::App* sub, bool* critical_path, const std::
 }
 
 CLI::Option* AddPidFlag(CLI::App* sub, int* pid, const std::string& help) {
-  return sub->add_option("--pid", *pid, help)->check(CLI::PositiveNumber);
+  // 4194304: the kernel's PID_MAX_LIMIT. (CLI::PositiveNumber's message
+  // printed "not in range 0.000000 to" a 309-digit number.)
+  return sub->add_option("--pid", *pid, help)->check(CLI::Range(1, 4194304));
 }
 
 CLI::Option* AddCpuHzFlag(CLI::App* sub, int* hz, const std::string& help) {

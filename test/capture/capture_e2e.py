@@ -224,6 +224,10 @@ def case_fork(args):
 def case_crash(args):
     d = trace(args, [args.workload_fp, 'crash'], expect_rc=128 + signal.SIGSEGV)
     check(d['metadata'].get('capture.exit_status') == str(128 + signal.SIGSEGV), 'crash: exit status recorded')
+    # A killed target is said to be killed, by its signal (it read "target exited": trial_cap2 m8).
+    check(d['metadata'].get('capture.stop_reason') == 'target killed by SIGSEGV' and
+          'target killed by SIGSEGV after' in d['stderr'], 'crash: stop reason %r names the signal'
+          % d['metadata'].get('capture.stop_reason'))
     got = share(d['sample'], lambda s: any('SpinA' in n for n in names(s)))
     check(len(d['sample']) > 20 and got >= 0.8, 'crash: samples before the crash kept (%d, %.1f%% SpinA)'
           % (len(d['sample']), 100 * got))
@@ -691,6 +695,26 @@ def case_preflight(args):
                        capture_output=True, text=True)
     check(p.returncode != 0 and 'no-such-command-aiprof' in p.stderr, 'preflight: a missing command is named (%s)'
           % p.stderr.strip())
+    # --pid out of range names the range (it printed a 309-digit upper
+    # bound); a kernel thread is refused (it was "attached": 0 samples,
+    # status 0). trial_cap2 m7.
+    p = subprocess.run([args.aiprof, 'trace', '--pid', '0'], capture_output=True, text=True)
+    check(p.returncode == 2 and 'not in range 1 to 4194304' in p.stderr and len(p.stderr) < 200,
+          'preflight: --pid 0 names the range (%s)' % p.stderr.strip()[:120])
+    kthread = None
+    for entry in sorted(os.listdir('/proc'), key=lambda e: int(e) if e.isdigit() else 0):
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                if entry.isdigit() and int(f.read().rsplit(')', 1)[1].split()[6]) & 0x00200000:
+                    kthread = int(entry)
+                    break
+        except (OSError, IndexError, ValueError):
+            continue
+    if kthread is not None:  # none are visible in a container's pid namespace
+        p = subprocess.run([args.aiprof, 'trace', '-o', os.path.join(args.tmp, 'k.aiprof'), '--pid', str(kthread),
+                            '--duration', '200ms'], capture_output=True, text=True)
+        check(p.returncode == 1 and 'kernel thread' in p.stderr and 'attached' not in p.stderr,
+              'preflight: --pid %d (a kernel thread) refused (%d: %s)' % (kthread, p.returncode, p.stderr.strip()))
     # A duration shorter than the command's start-up still stops it: sleep
     # ends by SIGINT (130), not after its 4 s.
     d = trace(args, ['sleep', '4'], extra=('--duration', '1ms'), expect_rc=130)
