@@ -301,7 +301,7 @@ constexpr std::string_view kDocumentStyle =
     ".k{font-size:12px;color:#666;text-transform:uppercase;letter-spacing:.04em}"
     ".card .v{font-size:20px;font-weight:600;margin:2px 0}.card .s{font-size:12px;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}figure.chart{margin:6px 0}"
-    "details.chart-data summary{font-size:12px;color:#666;cursor:pointer}"
+    "details.chart-data summary,details.fold summary{font-size:12px;color:#666;cursor:pointer}"
     // An embedded view is most of the window tall: the timeline's panel
     // (details, selection, legend) takes 190 px of it, its tracks the rest.
     "iframe.view{width:100%;height:max(520px,min(85vh,900px));border:1px solid #ddd}"
@@ -309,6 +309,10 @@ constexpr std::string_view kDocumentStyle =
     "@media "
     "print{body{max-width:none;margin:0}div.table{overflow:visible;width:auto;max-width:none}"
     "h2{break-after:avoid}svg.chart,.finding,.card,tr{break-inside:avoid}"
+    // Print shows a folded table open, in place of what it repeats (the
+    // attribution tree, whose closed nodes would not print).
+    "details.fold::details-content{content-visibility:visible;display:block}details.fold>summary,"
+    "div.attribution-tree{display:none}"
     "iframe.view,details.chart-data{display:none}}";
 
 // A text cell with a token longer than this (a path, a URL) gets class
@@ -388,8 +392,7 @@ class HtmlWriter {
     out_ += "</dl>\n";
   }
   void Write(const Table& t) {
-    if (!t.html_fold.empty())
-      out_ += "<details class=\"chart-data\"><summary>" + HtmlEscape(t.html_fold) + "</summary>";
+    if (!t.html_fold.empty()) out_ += "<details class=\"fold\"><summary>" + HtmlEscape(t.html_fold) + "</summary>";
     out_ +=
         "<div class=\"table\"><table data-key=\"" + HtmlEscape(t.key) + (t.sortable ? "\" class=\"sortable\">" : "\">");
     if (!t.title.empty()) out_ += "<caption>" + HtmlEscape(t.title) + "</caption>";

@@ -347,7 +347,7 @@ TEST(RenderersTest, FoldedTableAndIndentedCells) {
   doc.AddSection("s", "S").Add(std::move(t));
 
   const std::string html = RenderHtmlPage(doc);
-  EXPECT_NE(html.find("<details class=\"chart-data\"><summary>The tree as a table</summary><div class=\"table\">"
+  EXPECT_NE(html.find("<details class=\"fold\"><summary>The tree as a table</summary><div class=\"table\">"
                       "<table data-key=\"tree\">"),
             std::string::npos)
       << html;

@@ -133,4 +133,19 @@ module.exports = async (t) => {
     assert.ok(r.shift, 'no row at depth 2');
     assert.ok(r.shift.dx >= 10, `a depth-2 row starts ${r.shift.dx} px right of the root (white-space ${r.shift.ws})`);
   });
+
+  await t.check('printed (report -o x.pdf), the tree\'s table shows every row in place of the tree', async () => {
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = false; }));
+    await page.emulateMedia({media: 'print'});
+    const r = await page.evaluate(() => {
+      const rows = Array.from(document.querySelectorAll('table[data-key="tree"] tbody tr'));
+      const tree = document.querySelector('div.attribution-tree');
+      return {rows: rows.length, shown: rows.filter((tr) => tr.getBoundingClientRect().height > 0).length,
+              tree: tree ? tree.getBoundingClientRect().height : 0};
+    });
+    await page.emulateMedia({media: 'screen'});
+    assert.ok(r.rows > 10, `${r.rows} rows`);
+    assert.equal(r.shown, r.rows, 'rows of the folded table not printed');
+    assert.equal(r.tree, 0, 'the tree (its closed nodes do not print) is printed beside the table');
+  });
 };
