@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <simdjson.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,6 +109,35 @@ bool IsKernelThread(int32_t pid) {
   }
   constexpr unsigned long kPfKthread = 0x00200000;
   return (std::strtoul(field.c_str(), nullptr, 10) & kPfKthread) != 0;
+}
+
+// The kernel maps one vDSO image into every process (clock_gettime,
+// gettimeofday: time.perf_counter() runs there) and writes no MMAP record
+// for it, so samples in it were unsymbolised addresses with no module.
+// aiprof's own copy is written to `path` for libdwfl; returns its size (0:
+// none written).
+uint64_t WriteOwnVdso(const std::string& path) {
+  const uint64_t base = getauxval(AT_SYSINFO_EHDR);
+  if (base == 0) return 0;
+  uint64_t size = 0;
+  for (const Mapping& m : ReadProcMaps(getpid())) {
+    if (m.path == "[vdso]" && m.start == base) size = m.end - m.start;
+  }
+  if (size == 0) return 0;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(base), static_cast<std::streamsize>(size));
+  return out ? size : 0;
+}
+
+// Where `pid`'s vDSO is mapped (AT_SYSINFO_EHDR of /proc/PID/auxv); 0 if unknown.
+uint64_t VdsoBaseOf(int32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/auxv", std::ios::binary);
+  uint64_t entry[2];
+  while (in.read(reinterpret_cast<char*>(entry), sizeof(entry))) {
+    if (entry[0] == AT_NULL) break;
+    if (entry[0] == AT_SYSINFO_EHDR) return entry[1];
+  }
+  return 0;
 }
 
 void RemoveTree(const std::string& path) {
@@ -241,6 +271,7 @@ class Session {
     mkdir((dir_ + "/sdk").c_str(), 0700);
     mkdir((dir_ + "/torch").c_str(), 0700);
     mkdir((dir_ + "/hook").c_str(), 0700);
+    vdso_size_ = WriteOwnVdso(dir_ + "/vdso.so");
     if (o_.scope != CaptureScope::kApp) {
       std::ofstream hook(dir_ + "/hook/sitecustomize.py");
       hook << TorchHookSource();
@@ -441,6 +472,12 @@ class Session {
                        perf_error_ + " (--cpu-hz 0 records its /proc counters only)");
     }
     attach_maps_ = ReadProcMaps(o_.pid);
+    for (Mapping& m : attach_maps_) {
+      if (m.path == "[vdso]" && vdso_size_ != 0) {
+        m.path = dir_ + "/vdso.so";
+        m.name = "[vdso]";
+      }
+    }
     malloc_settings_ = AllocatorSettingsOfProcess(o_.pid);
     ProbeMalloc();
     for (int32_t tid : Threads(o_.pid)) attach_names_[tid] = Comm(o_.pid, tid);
@@ -487,6 +524,16 @@ class Session {
     malloc_probed_ = ProbeAllocatorLibrary(pid, &malloc_library_);
   }
 
+  // The launched command's vDSO, once it has exec'd (its forks share it;
+  // a program it execs in turn gets its own, not found here).
+  void ProbeVdso() {
+    if (vdso_probed_ || o_.pid > 0 || vdso_size_ == 0 || !RunsAnotherExecutable(child_)) return;
+    vdso_probed_ = true;
+    if (const uint64_t base = VdsoBaseOf(child_); base != 0) {
+      vdso_maps_.push_back(Mapping{child_, base, base + vdso_size_, 0, dir_ + "/vdso.so", "[vdso]"});
+    }
+  }
+
   Status Record() {
     int64_t next_progress = start_mono_ns_;
     while (TargetAlive()) {
@@ -511,6 +558,7 @@ class Session {
         break;
       }
       ProbeMalloc();
+      ProbeVdso();
       if (now >= next_progress) {
         Progress(false);
         next_progress = now + 500'000'000;
@@ -571,6 +619,7 @@ class Session {
     if (sampler_) {
       PerfData& perf = sampler_->data();
       perf.mappings.insert(perf.mappings.end(), attach_maps_.begin(), attach_maps_.end());
+      perf.mappings.insert(perf.mappings.end(), vdso_maps_.begin(), vdso_maps_.end());
       for (const auto& [tid, name] : attach_names_) {
         // Names given later (PERF_RECORD_COMM) win over those read at attach.
         if (!name.empty()) perf.thread_names.try_emplace(tid, name);
@@ -838,6 +887,9 @@ class Session {
   pid_t child_ = 0;
   int exit_code_ = 0;
   bool exited_ = false;
+  uint64_t vdso_size_ = 0;  // bytes of the vDSO image in dir_/vdso.so (0: none)
+  bool vdso_probed_ = false;
+  std::vector<Mapping> vdso_maps_;  // the launched command's vDSO (ProbeVdso)
   std::string stack_cap_note_;  // StackCapNote(), for the stderr line
   int stop_signal_sent_ = 0;  // the signal Record() passed on to the command (0: none)
   int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;

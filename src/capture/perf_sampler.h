@@ -53,6 +53,7 @@ struct Mapping {
   int32_t pid;
   uint64_t start, end, pgoff;
   std::string path;
+  std::string name = {};  // the module's name in frames when it is not `path` ("[vdso]" for its image's copy)
 };
 
 // What a recording collected (the reader thread's output, read after Stop()).

@@ -159,7 +159,8 @@ void ProcessImage::ReportMappings(const std::vector<Mapping>& mappings) {
       unreadable_modules_ += unreadable;
       continue;
     }
-    if (dwfl_report_elf(dwfl_, path.c_str(), path.c_str(), -1, bias, true) != nullptr) {
+    const std::string& name = m->name.empty() ? path : m->name;
+    if (dwfl_report_elf(dwfl_, name.c_str(), path.c_str(), -1, bias, true) != nullptr) {
       ++modules_;
     } else {
       ++unreadable_modules_;
