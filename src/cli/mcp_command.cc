@@ -192,8 +192,8 @@ std::string ToolsJson(bool with_output_schema = true) {
       trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
   tools +=
       std::string(
-          R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes","inputSchema":{"type":"object","properties":{)") +
-      trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
+          R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes; 'top' lists only the N ops with the most self time, as aiprof summary --top N; 0, the default, lists every op","inputSchema":{"type":"object","properties":{)") +
+      trace_arg + R"(,"top":{"type":"integer","minimum":0}},"required":["trace"],"additionalProperties":false}},)";
   tools +=
       std::string(
           R"({"name":"analyze","description":"aiprof analyze: the analyses' metrics and evidence; 'only' names some of them","inputSchema":{"type":"object","properties":{)") +
@@ -232,7 +232,7 @@ std::string ToolsJson(bool with_output_schema = true) {
       trace_arg + R"(},"required":["trace"],"additionalProperties":false}})";
   tools += "]";
   return tools;
-}
+    }
 
 // Messages are read on the calling thread and handled in order on one
 // worker thread, so a notifications/cancelled arrives while a tool call runs:
@@ -460,7 +460,7 @@ class McpServer {
       const std::string too_big =
           "this answer would be " + MiB(result.size()) + ", over the " + MiB(kMaxAnswerBytes) +
           " one answer may hold here (an MCP client may close the session on a larger message: the TypeScript "
-          "SDK's does past 10 MiB); ask for less (query: fewer rows or columns; analyze: 'only')";
+          "SDK's does past 10 MiB); ask for less (query: fewer rows or columns; analyze: 'only'; summary: 'top')";
       if (method == "tools/call") {
         result = ToolResult(too_big, "", true);
       } else {
@@ -715,9 +715,9 @@ class McpServer {
   }
 
   // The summary tool's document (also a trace resource's content).
-  static std::string SummaryJson(const LoadedTrace& t) {
+  static std::string SummaryJson(const LoadedTrace& t, size_t top = 0) {
     SummaryReportOptions options;
-    options.top_n = 0;
+    options.top_n = top;
     AddResultFigures(t.session->results(), &options);
     return SummaryToJson(t.trace(), t.session->results().summary(), options);
   }
@@ -898,10 +898,22 @@ class McpServer {
       if (auto e = TraceArg(args, &t)) return e;
     }
     if (name == "summary") {
+      // 'top': the N ops with the most self time, as `aiprof summary --top N`
+      // (0, the default: every op), so a trace with very many op names
+      // still has a summary that fits one answer.
+      int64_t top = 0;
+      simdjson::dom::element top_element;
+      if (Field(args, "top").get(top_element) == simdjson::SUCCESS &&
+          (top_element.get(top) != simdjson::SUCCESS || top < 0)) {
+        return RpcError{-32602, "invalid params: 'top' is an integer >= 0 (0: every op)"};
+      }
       const Summary& summary = t->session->results().summary();
-      *result = ToolResult("summary of " + t->path + ": " + std::to_string(summary.ops.size()) + " ops, " +
-                               std::to_string(summary.slice_count) + " slices",
-                           SummaryJson(*t));
+      *result = ToolResult("summary of " + t->path + ": " + std::to_string(summary.ops.size()) + " ops" +
+                               (top > 0 && static_cast<size_t>(top) < summary.ops.size()
+                                    ? " (the " + std::to_string(top) + " with the most self time listed)"
+                                    : "") +
+                               ", " + std::to_string(summary.slice_count) + " slices",
+                           SummaryJson(*t, static_cast<size_t>(top)));
       return std::nullopt;
     }
     if (name == "analyze") {

@@ -304,6 +304,16 @@ def large_answers(aiprof, data):
         check(size <= limit and r["result"]["isError"] is True and "over the 8.0 MiB one answer may hold" in text
               and "structuredContent" not in r["result"], "large: a summary too big is a tool error: %d bytes, %r"
               % (size, text[:300]))
+        check("summary: 'top'" in text, "large: the error says how to ask for less: %r" % text[:400])
+        size, r = raw_tool("summary", trace="t2", top=20)
+        sc = r["result"].get("structuredContent", {})
+        cli = json.loads(subprocess.run([aiprof, "summary", many, "--format", "json", "--top", "20"],
+                                        capture_output=True, check=True).stdout)
+        check(r["result"]["isError"] is False and sc.get("ops") == cli["ops"] and len(cli["ops"]) == 20
+              and "40000 ops (the 20 with the most self time listed)" in r["result"]["content"][0]["text"],
+              "large: summary top 20 equals aiprof summary --top 20: %r" % r["result"]["content"][0]["text"])
+        r = c.call("tools/call", {"name": "summary", "arguments": {"trace": "t2", "top": -1}})
+        check(r.get("error", {}).get("code") == -32602, "large: summary top -1 refused: %r" % str(r)[:200])
         r = c.call("resources/read", {"uri": "aiprof://trace/t2"})
         check(r.get("error", {}).get("code") == -32603 and "over the 8.0 MiB" in r["error"]["message"],
               "large: a resource too big is an error: %r" % str(r)[:300])
@@ -521,8 +531,8 @@ def main():
     r = c.tool("analyze", trace=tid, only="gaps")
     check(r.get("error", {}).get("code") == -32602 and "'only' must be an array" in r["error"]["message"],
           "a wrongly typed argument: %r" % r)
-    r = c.tool("summary", trace=tid, top=3)
-    check(r.get("error", {}).get("code") == -32602 and "takes no argument 'top'" in r["error"]["message"],
+    r = c.tool("summary", trace=tid, limit=3)
+    check(r.get("error", {}).get("code") == -32602 and "takes no argument 'limit'" in r["error"]["message"],
           "an unknown argument: %r" % r)
     r = c.tool("analyze", trace=tid, only=["gapz"])
     check("no analysis named gapz (there are: " in r.get("error", {}).get("message", ""), "names the analyses: %r" % r)
