@@ -6,6 +6,7 @@
 #include <simdjson.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +46,9 @@ namespace {
 constexpr int64_t kCounterPeriodNs = 100'000'000;
 constexpr char kTargetExited[] = "target exited";  // the stop reason of a command that ended by itself
 constexpr int64_t kPollNs = 20'000'000;
+// The capture folder's free space is read every second; under 1 MiB it is full.
+constexpr int64_t kSpaceCheckNs = 1'000'000'000;
+constexpr uint64_t kFolderFullBytes = uint64_t{1} << 20;
 // Ring of the page-fault event per CPU: 512 pages (2 MiB) hold 87,381
 // records of 24 bytes, drained at a quarter full or every 50 ms.
 constexpr size_t kFaultRingPages = 512;
@@ -534,8 +538,19 @@ class Session {
     }
   }
 
+  // The capture folder's file system, once a second: a full one (a small
+  // TMPDIR) cuts what the program writes there (the torch hook stops its
+  // layer, the Python sampler drops lines, the SDK its spill), which is
+  // said on the stderr line and in a diagnostic.
+  void CheckFolderSpace(int64_t now) {
+    struct statvfs fs;
+    if (folder_full_ns_ != 0 || statvfs(dir_.c_str(), &fs) != 0) return;
+    if (static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < kFolderFullBytes) folder_full_ns_ = now;
+  }
+
   Status Record() {
     int64_t next_progress = start_mono_ns_;
+    int64_t next_space_check = start_mono_ns_;
     while (TargetAlive()) {
       const int64_t now = MonotonicNs();
       if (g_sigint.load() > 0) {
@@ -559,6 +574,10 @@ class Session {
       }
       ProbeMalloc();
       ProbeVdso();
+      if (now >= next_space_check) {
+        CheckFolderSpace(now);
+        next_space_check = now + kSpaceCheckNs;
+      }
       if (now >= next_progress) {
         Progress(false);
         next_progress = now + 500'000'000;
@@ -566,6 +585,7 @@ class Session {
       std::this_thread::sleep_for(std::chrono::nanoseconds(kPollNs));
     }
     end_mono_ns_ = MonotonicNs();
+    CheckFolderSpace(end_mono_ns_);
     if (sampler_) sampler_->Stop();
     if (fault_sampler_) fault_sampler_->Stop();
     if (counters_) counters_->Stop();
@@ -687,6 +707,18 @@ class Session {
     parts.push_back(std::move(host));
     std::map<std::string, std::string> meta;
     Diagnostics extra;
+    if (folder_full_ns_ != 0) {
+      const char* tmp = std::getenv("TMPDIR");
+      char at[32];
+      std::snprintf(at, sizeof(at), "+%.1f s", static_cast<double>(folder_full_ns_ - start_mono_ns_) / 1e9);
+      folder_full_note_ =
+          "the capture folder's file system (" + dir_.substr(0, dir_.rfind('/')) + ") had under 1 MiB free from " + at +
+          ": what the program wrote there after that may be lost (torch ops, Python frames, SDK spans); "
+          "point TMPDIR" +
+          std::string(tmp && *tmp ? " (now " + std::string(tmp) + ")" : "") + " at a larger one";
+      extra.Add("capture_folder_full", dir_, folder_full_note_);
+      meta["capture.folder_full_at_ns"] = std::to_string(folder_full_ns_);
+    }
     size_t sdk_files = 0, torch_files = 0;
     // A process that never wrote its event file (os._exit, a signal) left its
     // spill file, <name>.aiprof.part, read in place of an event file beside it
@@ -718,7 +750,8 @@ class Session {
       }
       if (*cut) {
         extra.Add("torch_stream_unterminated", f,
-                  "the program ended without its exit handlers (os._exit, a signal): its torch ops are kept up to "
+                  "the program ended without its exit handlers (os._exit, a signal), or the hook stopped writing "
+                  "(its line on the program's stderr: a full capture folder): its torch ops are kept up to "
                   "the last chunk the hook wrote");
       }
       StatusOr<std::unique_ptr<Trace>> t = ImportTraceFile(f);
@@ -778,6 +811,7 @@ class Session {
     if (perf_lost_ > 0)
       r.summary += "; " + std::to_string(perf_lost_) + " perf sample records lost (use a lower --cpu-hz)";
     if (!stack_cap_note_.empty()) r.summary += "; " + stack_cap_note_;
+    if (!folder_full_note_.empty()) r.summary += "; " + folder_full_note_;
     if (stats.modules_unreadable > 0) {
       r.summary +=
           "; " + std::to_string(stats.modules_unreadable) + " mapped files unreadable, their frames unsymbolised";
@@ -890,6 +924,8 @@ class Session {
   uint64_t vdso_size_ = 0;  // bytes of the vDSO image in dir_/vdso.so (0: none)
   bool vdso_probed_ = false;
   std::vector<Mapping> vdso_maps_;  // the launched command's vDSO (ProbeVdso)
+  int64_t folder_full_ns_ = 0;      // when the capture folder's file system was first seen full (0: never)
+  std::string folder_full_note_;    // it, in words, for the stderr line
   std::string stack_cap_note_;  // StackCapNote(), for the stderr line
   int stop_signal_sent_ = 0;  // the signal Record() passed on to the command (0: none)
   int64_t start_mono_ns_ = 0, end_mono_ns_ = 0, realtime_minus_mono_ns_ = 0;

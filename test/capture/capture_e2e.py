@@ -707,6 +707,37 @@ def case_vdso(args):
     check(callers >= 0.9, 'vdso: %.0f%% of them unwind to their caller' % (100 * callers))
 
 
+# A capture folder whose file system fills up (TMPDIR on a small tmpfs,
+# mounted in a mount namespace of its own: root only) is said on aiprof's
+# stderr line and in a diagnostic `capture_folder_full` (trial_cap2 C1:
+# nothing said it; the program died of the hook's OSError, see diskfull).
+def case_folderfull(args):
+    import shutil
+    if os.geteuid() != 0 or shutil.which('unshare') is None:
+        print('ok   folderfull: skipped (needs root and unshare to mount a small tmpfs)')
+        return
+    mnt = os.path.join(args.tmp, 'small')
+    os.mkdir(mnt)
+    out = os.path.join(args.tmp, 'folderfull.aiprof')
+    env = dict(os.environ, TMPDIR=mnt, AIPROF_TORCH_CHUNK_STEPS='5')
+    p = subprocess.run(['unshare', '-m', 'sh', '-c', 'mount -t tmpfs -o size=1536k tmpfs "$0" && exec "$@"', mnt,
+                        args.aiprof, 'trace', '-o', out, '--scope', 'framework', '--cpu-hz', '0', '--',
+                        args.python, torch_train(args), '60'], capture_output=True, text=True, env=env,
+                       timeout=TRACE_TIMEOUT_S)
+    sys.stderr.write(p.stderr)
+    if 'mount' in p.stderr and not os.path.exists(out):
+        print('ok   folderfull: skipped (the tmpfs could not be mounted)')
+        return
+    printed = [line for line in p.stdout.splitlines() if line.startswith('step ')]
+    check(p.returncode == 0 and len(printed) == 60, 'folderfull: the program trained its 60 steps (%d, rc %d)'
+          % (len(printed), p.returncode))
+    check("the capture folder's file system (%s) had under 1 MiB free from +" % mnt in p.stderr,
+          'folderfull: the stderr line says the capture folder was full')
+    d = load(args, out)
+    check(any(x['diagnostic'] == 'capture_folder_full' for x in d['diagnostic']),
+          'folderfull: diagnostic capture_folder_full')
+
+
 def case_preflight(args):
     marker = os.path.join(args.tmp, 'ran')
     p = subprocess.run([args.aiprof, 'trace', '-o', '/nonexistent-dir/x.aiprof', '--', 'touch', marker],
@@ -1001,7 +1032,7 @@ def case_forkexit(args):
           % (order, sorted(file_of, key=file_of.get)))
 
 
-CASES = {'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
