@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <deque>
@@ -524,7 +525,10 @@ struct ServeServer::Impl {
       *max_body = upload ? options.max_upload_bytes : kMaxSmallBodyBytes;
       if (upload && options.max_storage_bytes > 0) {
         if (const uint64_t used = StorageUsed(); used >= options.max_storage_bytes) {
-          return JsonError(507, "storage full: the uploads and the cache hold " + std::to_string(used >> 20) +
+          // One decimal: whole MiB said "hold 1 MiB, the limit is 1 MiB" for 1.5 MiB held.
+          char held[32];
+          std::snprintf(held, sizeof held, "%.1f", static_cast<double>(used) / (1 << 20));
+          return JsonError(507, "storage full: the uploads and the cache hold " + std::string(held) +
                                     " MiB, the limit is " + std::to_string(options.max_storage_bytes >> 20) +
                                     " MiB (--max-storage-mb): delete runs (DELETE /api/runs/ID) or raise the limit");
         }
