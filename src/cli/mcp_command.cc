@@ -810,8 +810,13 @@ class McpServer {
       // Whether a path outside the allowed directories exists is not told:
       // one answer for all of them. The part of the path that exists is
       // resolved (symlinks included), the rest taken as written.
+      // Made absolute first: weakly_canonical leaves a relative path whose
+      // first part does not exist relative, which no allowed directory
+      // holds ("nonexist.json" was "outside" where "./nonexist.json" was
+      // "No such file or directory").
       const std::string error = ec.message();
-      fs::path resolved = fs::weakly_canonical(fs::path(path), ec);
+      const fs::path absolute = fs::absolute(fs::path(path), ec);
+      const fs::path resolved = ec ? fs::path() : fs::weakly_canonical(absolute, ec);
       *why = !ec && inside(resolved) ? std::string(path) + ": " + error : outside;
       return std::nullopt;
     }

@@ -98,6 +98,29 @@ def hostile_names(aiprof, sample):
               and "x\\u001b[2J\\u202e" in err, "stderr shows the client's id and reason: %r" % err)
 
 
+def relative_missing_path(aiprof):
+    """A relative path inside the allowed folder (the server's working
+    folder) that does not exist is "No such file or directory", as
+    "./name" is: it was "outside the directories this server was allowed",
+    which tells an assistant the folder is not allowed (trial_serve2 S5)."""
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.Popen([aiprof, "mcp", "--allow", "."], cwd=d, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "test", "version": "0"}}})]
+        for i, path in enumerate(["missing.json", "./missing.json", "sub/missing.json", "../outside.json"]):
+            lines.append(json.dumps({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                                     "params": {"name": "load_trace", "arguments": {"path": path}}}))
+        out, _ = p.communicate(("\n".join(lines) + "\n").encode(), timeout=60)
+        replies = {r["id"]: r.get("error", {}).get("message", "") for r in map(json.loads, out.decode().splitlines())}
+        for i, path in enumerate(["missing.json", "./missing.json", "sub/missing.json"]):
+            check(replies.get(10 + i) == "invalid params: %s: No such file or directory" % path,
+                  "a missing relative path inside --allow: %r" % replies.get(10 + i))
+        check("outside the directories this server was allowed" in replies.get(13, ""),
+              "../ is still outside: %r" % replies.get(13))
+
+
 def reload_and_unload(aiprof, sample):
     """Loading one path again, unchanged, gives its id (D10 of the serve
     trial: 8 loads of one path filled the session for good); a changed file
@@ -588,6 +611,7 @@ def main():
     reload_and_unload(a.aiprof, sample)
     jsonrpc_ids(a.aiprof, sample)
     large_answers(a.aiprof, a.data)
+    relative_missing_path(a.aiprof)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
     check(rc == 1, "--allow of a missing directory exits 1")
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
