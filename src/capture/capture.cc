@@ -644,6 +644,7 @@ class Session {
         // Names given later (PERF_RECORD_COMM) win over those read at attach.
         if (!name.empty()) perf.thread_names.try_emplace(tid, name);
       }
+      InheritThreadNames(&perf);
       std::map<int32_t, PythonSamples> python;
       std::vector<std::string> py_files = ListDir(dir_ + "/python", ".txt");
       if (!o_.python_samples_dir.empty()) {
@@ -821,9 +822,54 @@ class Session {
     return r;
   }
 
+  // fork() and clone() write no PERF_RECORD_COMM: a task created during the
+  // capture keeps its creator's name until it execs or renames itself, so a
+  // thread without a name takes its process's, and a process its parent's
+  // (the DataLoader workers forked while `--pid` was attached read "pid N,
+  // tid N" with no process name: trial_cap2 m10).
+  static void InheritThreadNames(PerfData* perf) {
+    for (int pass = 0; pass < 64; ++pass) {  // a chain of forks, one hop a pass
+      bool more = false;
+      for (const auto& [child, parent] : perf->process_parent) {
+        if (perf->thread_names.count(child)) continue;
+        auto it = perf->thread_names.find(parent);
+        if (it != perf->thread_names.end()) {
+          perf->thread_names[child] = std::string(it->second);
+          more = true;
+        }
+      }
+      if (!more) break;
+    }
+    for (const auto& [tid, pid] : perf->thread_pid) {
+      if (tid == pid || perf->thread_names.count(tid)) continue;
+      auto it = perf->thread_names.find(pid);
+      if (it != perf->thread_names.end()) perf->thread_names[tid] = std::string(it->second);
+    }
+  }
+
   // The hook's roles, and the launched or attached process's command line
-  // where no hook wrote one (a program that is not Python).
+  // where no hook wrote one (a program that is not Python); a process forked
+  // during the capture from one of those without a role of its own is
+  // "fork of PPID" with its parent's command line.
   std::map<int64_t, ProcessRole> ProcessNames() const {
+    std::map<int64_t, ProcessRole> roles = ProcessNamesOfTargets();
+    if (!sampler_) return roles;
+    const auto& parents = sampler_->data().process_parent;
+    for (int pass = 0; pass < 64; ++pass) {
+      bool more = false;
+      for (const auto& [child, parent] : parents) {
+        if (roles.count(child)) continue;
+        auto it = roles.find(parent);
+        if (it == roles.end()) continue;
+        roles[child] = ProcessRole{"fork of " + std::to_string(parent), it->second.command};
+        more = true;
+      }
+      if (!more) break;
+    }
+    return roles;
+  }
+
+  std::map<int64_t, ProcessRole> ProcessNamesOfTargets() const {
     std::map<int64_t, ProcessRole> roles = ReadProcessRoles(dir_ + "/procs");
     if (child_ > 0 && !roles.count(child_)) {
       ProcessRole& r = roles[child_];

@@ -738,6 +738,49 @@ def case_folderfull(args):
           'folderfull: diagnostic capture_folder_full')
 
 
+# Processes forked while `--pid` is attached (a DataLoader re-forking its
+# workers each epoch) were tracks "pid N, tid N" with no process name: fork
+# writes no PERF_RECORD_COMM and there is no hook with --pid (trial_cap2
+# m10). They are "fork of PID (its command line)", their threads named as
+# their creator.
+PIDFORK_PROGRAM = (
+    'import os, sys, time\n'
+    'print("ready", flush=True)\n'
+    'end = time.monotonic() + float(sys.argv[1])\n'
+    'while time.monotonic() < end:\n'
+    '    pid = os.fork()\n'
+    '    if pid == 0:\n'
+    '        t = time.monotonic()\n'
+    '        while time.monotonic() - t < 0.2:\n'
+    '            pass\n'
+    '        os._exit(0)\n'
+    '    os.waitpid(pid, 0)\n')
+
+
+def case_pidfork(args):
+    program = os.path.join(args.tmp, 'pidfork.py')
+    with open(program, 'w') as f:
+        f.write(PIDFORK_PROGRAM)
+    target = subprocess.Popen([args.python, program, '4'], stdout=subprocess.PIPE, text=True)
+    try:
+        check(target.stdout.readline().strip() == 'ready', 'pidfork: the program started')
+        out = os.path.join(args.tmp, 'pidfork.aiprof')
+        p = subprocess.run([args.aiprof, 'trace', '--pid', str(target.pid), '--duration', '1500ms', '-o', out],
+                           capture_output=True, text=True, timeout=TRACE_TIMEOUT_S)
+        sys.stderr.write(p.stderr)
+    finally:
+        target.kill()
+        target.wait()
+    d = load(args, out)
+    sampled = {s['track'] for s in d['sample']}
+    forks = [t for t in d['track'] if t['track'] in sampled and t['pid'] != target.pid]
+    want = 'fork of %d (' % target.pid
+    named = [t for t in forks if t['process'].startswith(want) and program in t['process'] and t['name']]
+    check(len(forks) >= 3 and len(named) == len(forks),
+          'pidfork: %d of %d forked processes\' tracks named "%s...%s" with a thread name (e.g. %r)'
+          % (len(named), len(forks), want, program, forks[0] if forks else None))
+
+
 def case_preflight(args):
     marker = os.path.join(args.tmp, 'ran')
     p = subprocess.run([args.aiprof, 'trace', '-o', '/nonexistent-dir/x.aiprof', '--', 'touch', marker],
@@ -1032,7 +1075,7 @@ def case_forkexit(args):
           % (order, sorted(file_of, key=file_of.get)))
 
 
-CASES = {'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'pidfork': case_pidfork, 'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
