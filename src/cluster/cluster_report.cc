@@ -311,7 +311,9 @@ void AddSlowest(const ClusterResult& r, Section* s) {
   const SlowRankReport& w = *r.slowest;
   render::Finding f;
   f.key = "slowest_rank";
-  f.title = fmt::format("Slowest rank {}: later than the median of the others", w.rank);
+  // "Slowest" by arrival at collectives; the steps table's rank with the
+  // longest step is another reading, so each is named by what it measures.
+  f.title = fmt::format("Rank {} arrives last at collectives: later than the median of the others", w.rank);
   f.severity = w.outlier ? render::Severity::kHigh : render::Severity::kInfo;
   f.impact = w.excess_ratio;
   f.impact_base = "its device span";
@@ -357,7 +359,7 @@ void AddSteps(const ClusterResult& r, Section* s) {
   Table& t = s->Add(Table{"steps", "",
                           {{"number", "step", Unit::kNone}, {"ranks", "ranks", Unit::kCount},
                            {"max_ns", "job step time (max)", Unit::kNs}, {"median_ns", "median", Unit::kNs},
-                           {"slowest_rank", "slowest rank", Unit::kNone}, {"last_rank", "last to arrive", Unit::kNone},
+                           {"slowest_rank", "longest step on rank", Unit::kNone}, {"last_rank", "last to arrive", Unit::kNone},
                            {"last_late_by_ns", "by (vs median arrival)", Unit::kNs},
                            {"last_collective", "at", Unit::kNone}},
                           {}, ""});
@@ -445,7 +447,7 @@ render::Document ClusterToDocument(const ClusterResult& r) {
   doc.generator = "aiprof cluster";
   doc.machine_json = ClusterToJson(r);
   AddSummary(r, &doc.AddSection("summary", "Summary"));
-  AddSlowest(r, &doc.AddSection("slowest", "Slowest rank"));
+  AddSlowest(r, &doc.AddSection("slowest", "Last rank at collectives"));
   for (const SlowRankReport& w : r.slow_ranks) AddSlowRankOps(w, &doc.AddSection(fmt::format("slow_rank_{}", w.rank), fmt::format("Slow rank {}", w.rank)));
   AddSteps(r, &doc.AddSection("steps", "Steps"));
   AddRanks(r, &doc.AddSection("ranks", "Ranks"));

@@ -123,6 +123,15 @@ def main():
                                                                  m["slow_rank_excess_ratio"]["value"]))
         if c["slowest"]["rank"] != 1:
             sys.exit("FAIL: level1 slowest rank %r, expected 1" % c["slowest"]["rank"])
+        # Two readings, each named by what it measures: rank 1 arrives last at the
+        # collectives, rank 0 has the longest step (trial_views2 N2: both were "slowest").
+        with open(os.path.join(work, "level1-single", "cluster.md")) as f:
+            md = f.read()
+        for want in ("Rank 1 arrives last at collectives", "longest step on rank"):
+            if want not in md:
+                sys.exit("FAIL: level1 cluster.md lacks %r" % want)
+        if "lowest rank" in md:
+            sys.exit("FAIL: level1 cluster.md still says 'slowest rank' for one of its two readings")
         job = os.path.join(work, "job8")
         planted = json.loads(run([sys.executable, a.generator, "--fixtures", a.fixtures, "--ranks", "8", "--out", job,
                                   "--slow-rank", "5", "--seed", "3"]).strip().splitlines()[-1])

@@ -67,7 +67,7 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
     cards.items.push_back({"step_time", "Step time",
                            Value::String(fmt::format("{} ± {}", MsText(s.mean_ns / 1e6), MsText(s.stddev_ns / 1e6))),
                            Unit::kNone,
-                           fmt::format("mean ± sd over {} {}; p50 {}, p99 {}", s.count, over, MsText(s.p50_ns / 1e6),
+                           fmt::format("mean ± population sd over {} {}; p50 {}, p99 {}", s.count, over, MsText(s.p50_ns / 1e6),
                                        MsText(s.p99_ns / 1e6))});
   } else {
     cards.items.push_back({"step_time", "Step time", Value::String("no steps"), Unit::kNone,
