@@ -561,7 +561,34 @@ def _aiprof_on_sigterm(profiler):
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
 
+        busy = []
+
         def handler(signum, frame):
+            # A second SIGTERM while the first is handled (a scheduler that
+            # signals every process of the job, SLURM's way, and aiprof
+            # passing its own on) re-entered here and ended the program in
+            # the middle of writing its last chunk: it is left to the first.
+            if busy:
+                return
+            busy.append(signum)
+            # Other signals' Python handlers wait until the chunk is written:
+            # with the whole job signalled, the DataLoader's workers die too
+            # and torch's SIGCHLD handler raised "DataLoader worker ... is
+            # killed by signal" in the middle of the export. They run after it.
+            held, saved = [], {}
+            for other in (getattr(signal, 'SIGCHLD', None), signal.SIGINT):
+                try:
+                    if other is not None and callable(signal.getsignal(other)):
+                        saved[other] = signal.signal(other, lambda s, f: held.append(s))
+                except (ValueError, OSError, TypeError):
+                    pass
+
+            def release(deliver):
+                for other, old in saved.items():
+                    signal.signal(other, old)
+                for other in held if deliver else ():
+                    saved[other](other, None)
+
             try:
                 profiler.stop()
             except RuntimeError:
@@ -574,10 +601,14 @@ def _aiprof_on_sigterm(profiler):
                 if profiler.term_pending is None:
                     profiler.stopped = False
                     profiler.term_pending = end
+                    busy.clear()
+                    release(deliver=True)  # the program goes on: what came meanwhile reaches it
                     return
             except BaseException:
+                release(deliver=False)
                 end()
                 raise
+            release(deliver=False)  # the program ends now
             end()
 
         signal.signal(signal.SIGTERM, handler)

@@ -785,6 +785,83 @@ def case_pidfork(args):
           % (len(named), len(forks), want, program, forks[0] if forks else None))
 
 
+# Two SIGTERMs in a row (a scheduler signalling every process of the job,
+# as SLURM does, and aiprof passing its own on): the second re-entered the
+# hook's handler while the first wrote the last chunk and ended the program
+# there (torch_stream_unterminated in 3 of 3 group SIGTERMs: trial_cap2).
+def case_doubleterm(args):
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='100000')
+    out = os.path.join(args.tmp, 'doubleterm.aiprof')
+    p = subprocess.Popen([args.aiprof, 'trace', '-o', out, '--scope', 'framework', '--cpu-hz', '0', '--',
+                          args.python, torch_train(args), '100000'],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    for line in p.stdout:
+        if line.startswith('step 150 '):
+            break
+    with open('/proc/%d/task/%d/children' % (p.pid, p.pid)) as f:
+        child = int(f.read().split()[0])
+    # The second while the hook writes the 150 steps' ops (hundreds of ms; a
+    # second that came before the handler ran would be merged with the first).
+    os.kill(child, signal.SIGTERM)
+    time.sleep(0.05)
+    os.kill(child, signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    sys.stderr.write(err)
+    check(p.returncode == 128 + signal.SIGTERM, 'doubleterm: the program ended by SIGTERM (%d)' % p.returncode)
+    d = load(args, out)
+    diags = [x['diagnostic'] for x in d['diagnostic']]
+    check('torch_stream_unterminated' not in diags, 'doubleterm: the hook wrote its last chunk (%s)' % diags)
+    check(len([s for s in d['slice'] if s['slice'] == 'aten::addmm']) >= 2 * 150,
+          'doubleterm: the ops of the last chunk are in the trace')
+
+
+# SIGTERM to every process of the job at once (SLURM's way: aiprof, the
+# program and its DataLoader workers): the workers die, torch's SIGCHLD
+# handler raised "DataLoader worker ... is killed by signal" in the middle
+# of the hook's last export, and the chunk was lost (3 of 3 runs in
+# trial_cap2). The hook holds other signals' handlers until it has written.
+GROUPTERM_PROGRAM = (
+    'import torch\n'
+    'from torch.utils.data import DataLoader, TensorDataset\n'
+    'torch.manual_seed(0)\n'
+    'torch.set_num_threads(1)\n'
+    'model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))\n'
+    'opt = torch.optim.SGD(model.parameters(), lr=0.01)\n'
+    'loader = DataLoader(TensorDataset(torch.randn(4096, 64)), batch_size=16, num_workers=2,\n'
+    '                    persistent_workers=True)\n'
+    'step = 0\n'
+    'while True:\n'
+    '    for (x,) in loader:\n'
+    '        opt.zero_grad()\n'
+    '        model(x).sum().backward()\n'
+    '        opt.step()\n'
+    '        step += 1\n'
+    '        print("step %d" % step, flush=True)\n')
+
+
+def case_groupterm(args):
+    program = os.path.join(args.tmp, 'groupterm.py')
+    with open(program, 'w') as f:
+        f.write(GROUPTERM_PROGRAM)
+    env = dict(os.environ, AIPROF_TORCH_CHUNK_STEPS='100000')
+    out = os.path.join(args.tmp, 'groupterm.aiprof')
+    p = subprocess.Popen([args.aiprof, 'trace', '-o', out, '--scope', 'framework', '--cpu-hz', '0', '--',
+                          args.python, program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env, start_new_session=True)
+    for line in p.stdout:
+        if line.startswith('step 150'):
+            break
+    os.killpg(p.pid, signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    sys.stderr.write(err)
+    d = load(args, out)
+    diags = [x['diagnostic'] for x in d['diagnostic']]
+    check('torch_stream_unterminated' not in diags, 'groupterm: the hook wrote its last chunk (%s)' % diags)
+    check(len([s for s in d['slice'] if s['slice'] == 'aten::addmm']) >= 2 * 150,
+          'groupterm: the ops of the last chunk are in the trace')
+    check('Traceback' not in err, 'groupterm: no traceback on the program\'s stderr')
+
+
 def case_preflight(args):
     marker = os.path.join(args.tmp, 'ran')
     p = subprocess.run([args.aiprof, 'trace', '-o', '/nonexistent-dir/x.aiprof', '--', 'touch', marker],
@@ -1079,7 +1156,7 @@ def case_forkexit(args):
           % (order, sorted(file_of, key=file_of.get)))
 
 
-CASES = {'pidfork': case_pidfork, 'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
+CASES = {'groupterm': case_groupterm, 'doubleterm': case_doubleterm, 'pidfork': case_pidfork, 'folderfull': case_folderfull, 'vdso': case_vdso, 'stackcap': case_stackcap, 'diskfull': case_diskfull, 'preempt': case_preempt, 'fdlimit': case_fdlimit, 'pyfork': case_pyfork, 'infer': case_infer, 'loader': case_loader, 'roles': case_roles, 'forkexit': case_forkexit, 'every': case_every, 'threads': case_threads, 'train': case_train, 'pyframes': case_pyframes, 'exit': case_exit, 'stubborn': case_stubborn,
          'preflight': case_preflight, 'fork': case_fork, 'crash': case_crash, 'pid': case_pid, 'sigint': case_sigint,
          'blocked': case_blocked, 'spans': case_spans, 'torch': case_torch}
 
