@@ -54,14 +54,8 @@ int Authorize(void*, int action, const char* arg1, const char* arg2, const char*
 // ":LINE:COLUMN" in the whole text `sql` of the error of the statement at
 // `statement` (a byte offset): SQLite's place in it, else (an unknown
 // table has none) the statement's first character.
-std::string ErrorPlace(sqlite3* db, std::string_view sql, size_t statement) {
-  const int offset = sqlite3_error_offset(db);
-  size_t at = statement;
-  if (offset >= 0 && statement + static_cast<size_t>(offset) <= sql.size()) {
-    at = statement + static_cast<size_t>(offset);
-  } else {
-    at = std::min(sql.find_first_not_of(" \t\r\n\f\v", statement), sql.size());
-  }
+// ":LINE:COL" of byte `at` of the SQL text.
+std::string PlaceOf(std::string_view sql, size_t at) {
   int line = 1, column = 1;
   for (size_t i = 0; i < at; ++i) {
     if (sql[i] == '\n') {
@@ -72,6 +66,17 @@ std::string ErrorPlace(sqlite3* db, std::string_view sql, size_t statement) {
     }
   }
   return ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+std::string ErrorPlace(sqlite3* db, std::string_view sql, size_t statement) {
+  const int offset = sqlite3_error_offset(db);
+  size_t at = statement;
+  if (offset >= 0 && statement + static_cast<size_t>(offset) <= sql.size()) {
+    at = statement + static_cast<size_t>(offset);
+  } else {
+    at = std::min(sql.find_first_not_of(" \t\r\n\f\v", statement), sql.size());
+  }
+  return PlaceOf(sql, at);
 }
 
 // SQLite's heap limit is process-wide, so queries running at once (aiprof
@@ -423,6 +428,12 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     if (cancelled_ || timed_out_ || interrupted_.load() || rc == SQLITE_NOMEM) place.clear();
     return ErrStatus("query " + name + place + ": " + message);
   };
+  // SQLite reads SQL text up to a NUL byte: past one, prepare made no
+  // progress and this loop never ended (a NUL in a serve query's URL held
+  // a query worker at full CPU forever, trial_serve2 S6).
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    return ErrStatus("query " + name + PlaceOf(text, nul) + ": the SQL holds a NUL byte");
+  }
   const char* next = text.c_str();
   const char* end = text.c_str() + text.size();
   bool have_result = false;
@@ -433,6 +444,11 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     const char* start = next;
     int rc = sqlite3_prepare_v2(db_, start, static_cast<int>(end - start), &stmt, &tail);
     if (rc != SQLITE_OK) return fail(stmt, rc, start);
+    if (tail == nullptr || tail <= start) {  // no progress: never loop on the same text
+      sqlite3_finalize(stmt);
+      return ErrStatus("query " + name + PlaceOf(text, static_cast<size_t>(start - text.c_str())) +
+                       ": SQLite read no statement here");
+    }
     next = tail;
     if (!stmt) continue;  // whitespace or a comment
     if (!sqlite3_stmt_readonly(stmt)) {

@@ -416,6 +416,25 @@ TEST(QueryEngine, RefusesWritesAttachPragmasAndExtensions) {
   EXPECT_EQ(Int(Sql(engine->get(), "SELECT count(*) FROM slices")), 2);
 }
 
+// A NUL byte in the SQL (a serve query's URL with %00, an MCP "\u0000"):
+// SQLite stops reading at it, and Execute looped for ever at full CPU
+// without reaching its time limit (trial_serve2 S6; this test hung on the
+// old code). Now it is an error naming the NUL's place, at once.
+TEST(QueryEngine, NulByteInTheSqlIsAnErrorNotAnEndlessLoop) {
+  auto trace = TraceWithArgs();
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  for (const std::string& sql :
+       {std::string("SELECT 1\0", 9), std::string("SELECT 1;\nSELECT \0 2", 20), std::string("\0", 1)}) {
+    auto r = (*engine)->Execute(sql, {}, "q.sql");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("the SQL holds a NUL byte"), std::string::npos) << r.status().message();
+  }
+  auto r = (*engine)->Execute(std::string("SELECT 1;\nSELECT \0 2", 20), {}, "q.sql");
+  EXPECT_NE(r.status().message().find("query q.sql:2:8:"), std::string::npos) << r.status().message();
+  EXPECT_EQ(Int(Sql(engine->get(), "SELECT count(*) FROM slices")), 2);  // the engine goes on
+}
+
 TEST(QueryEngine, SyntaxErrorsNameTheQueryAndPlace) {
   auto trace = TraceWithArgs();
   auto engine = QueryEngine::Open(*trace);

@@ -382,6 +382,10 @@ def main():
     sc = r["result"]["structuredContent"]
     check(len(sc["rows"]) == 3 and sc["truncated"] is True and "cut at max_rows 3" in r["result"]["content"][0]["text"],
           "row limit reported: %r" % r["result"]["content"])
+    # A NUL in the SQL: a tool error at once (the engine looped for ever, trial_serve2 S6).
+    r = c.tool("query", trace=tid, sql="SELECT 1\u0000")
+    check(r["result"]["isError"] is True and "NUL byte" in r["result"]["content"][0]["text"],
+          "a NUL in the SQL is a tool error: %r" % r["result"]["content"])
     r = c.tool("query", trace=tid, sql="DELETE FROM slices")
     check(r["result"]["isError"] is True and "may not be modified" in r["result"]["content"][0]["text"],
           "write refused as a tool error: %r" % r)

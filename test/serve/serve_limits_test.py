@@ -265,6 +265,19 @@ def http_checks(exe, tmp):
         check(s == 503 and "time limit" in text, "a query past --query-timeout: 503 (%d %s)" % (s, text.strip()))
         s, text, _ = http(port, "/api/runs/1/query?sql=" + urllib.parse.quote("SELECT nosuch FROM slices"))
         check(s == 400, "a bad query: 400")
+        # A NUL in the SQL (trial_serve2 S6): the engine looped for ever at full CPU past --query-timeout and the
+        # request got no answer; two such requests took every query worker (--query-threads 2) for good.
+        for _ in range(3):
+            try:
+                s, text, _ = http(port, "/api/runs/1/query?sql=SELECT%201%00", timeout=10)
+            except (socket.timeout, TimeoutError, urllib.error.URLError) as e:
+                s, text = 0, str(e)
+            check(s == 400 and "NUL byte" in text, "a NUL in the SQL: 400 at once (%d %s)" % (s, text.strip()))
+        try:
+            s, text, _ = http(port, "/api/runs/1/query?sql=" + urllib.parse.quote("SELECT 7"), timeout=10)
+        except (socket.timeout, TimeoutError, urllib.error.URLError) as e:
+            s, text = 0, str(e)
+        check(s == 200 and json.loads(text)["rows"] == [[7]], "queries are answered after it (%d %s)" % (s, text))
     finally:
         check(stop(p) == 0, "server stopped cleanly")
 
