@@ -197,10 +197,14 @@ Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
 }
 
 std::string AnalysisWindow::Describe() const {
-  if (step_base == StepTimeBase::kDevicePeriod) {
-    return DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size());
+  std::string s = step_base == StepTimeBase::kDevicePeriod
+                      ? DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size())
+                      : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns);
+  if (aiprof_overhead_ns > 0) {
+    s += "; " + FormatDurationNs(static_cast<double>(aiprof_overhead_ns)) +
+         " of aiprof's own work in the program (its torch exports) left out of impacts";
   }
-  return DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns);
+  return s;
 }
 
 std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup) {
@@ -267,6 +271,37 @@ void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w
   w->step_base = StepTimeBase::kDevicePeriod;
   w->periods = used.size();
   w->base_ns = sum / static_cast<double>(used.size());
+}
+
+}  // namespace
+
+namespace {
+
+// The slices of aiprof's own work in the target (category aiprof_overhead,
+// written by the capture's torch hook), as a union.
+Intervals AiprofOverhead(const Trace& trace) {
+  const std::optional<StringId> overhead = trace.strings.Find("aiprof_overhead");
+  if (!overhead) return {};
+  const SliceTable& s = trace.slices;
+  Intervals iv;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.category[i] == *overhead && s.dur_ns[i] > 0) iv.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+  }
+  return MergeIntervals(std::move(iv));
+}
+
+// Cuts `overhead` out of every interval of the window and records how much
+// of it was inside.
+void CutAiprofOverhead(const Intervals& overhead, AnalysisWindow* w) {
+  if (overhead.empty()) return;
+  auto cut = [&](Intervals* iv) {
+    if (!iv->empty()) *iv = IntersectIntervals(*iv, Complement(overhead, iv->front().first, iv->back().second));
+  };
+  w->aiprof_overhead_ns = IntersectionLength(w->intervals, overhead);
+  cut(&w->intervals);
+  for (auto& [rank, iv] : w->intervals_by_rank) cut(&iv);
+  cut(&w->device_intervals);
+  for (auto& [rank, iv] : w->device_intervals_by_rank) cut(&iv);
 }
 
 }  // namespace
@@ -358,11 +393,15 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     w.host_base_ns = w.base_ns;
     w.base = "per step";
     SetStepTimeBase(trace, list, &w);
+    CutAiprofOverhead(AiprofOverhead(trace), &w);
     return w;
   }
   w.intervals = Complement(startup_u, first, last);
   w.base_ns = static_cast<double>(LengthOf(w.intervals));
   w.base = "per trace";
+  // Per trace the base is the window's length: without aiprof's work too.
+  CutAiprofOverhead(AiprofOverhead(trace), &w);
+  w.base_ns = static_cast<double>(LengthOf(w.intervals));
   return w;
 }
 

@@ -89,6 +89,11 @@ struct AnalysisWindow {
   std::vector<size_t> warmup;     // indices into FindSteps().steps left out
   int64_t trace_start_ns = 0, trace_span_ns = 0;
   int64_t startup_ns = 0;         // union of start-up calls
+  // aiprof's own work inside the target (the torch hook's chunk exports,
+  // slices of category aiprof_overhead): not the program's time, so it is
+  // cut out of every interval above (and said in Describe()); the steps'
+  // durations, and so the base, still hold it. Union within the window.
+  int64_t aiprof_overhead_ns = 0;
   std::vector<StartupCall> startup_calls;  // longest first (at most 8)
   bool startup_dominated = false;
   // Time in the window, per rank's steps when steps have starts; rank

@@ -27,6 +27,41 @@ TEST(AnalysisWindowTest, LeadingWarmupIsALeadingOutlierOnly) {
   EXPECT_EQ(LeadingWarmup({50, 10}, 5), 1u);        // forced, one step always stays
 }
 
+// Hand-made, CPU only: three 10 ms ProfilerStep spans, each with a 6 ms
+// cpu_op; step 2 also holds a 3 ms aiprof::torch_export (category
+// aiprof_overhead, the capture's torch hook writing its chunk) in its 4 ms
+// gap. By hand: main-thread idle is 4 + 4 + 4 = 12 ms, of which 3 ms is
+// aiprof's own work, so the program's idle is 9 ms, 3 ms per step; the old
+// window counted 4 ms per step (trial_cap2 M4: a capture's four largest
+// "idle" gaps were exactly its exports).
+TEST(AnalysisWindowTest, AiprofOwnOverheadIsLeftOutOfImpacts) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":10000},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":6000},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":10000,"dur":10000},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10000,"dur":6000},
+    {"ph":"X","cat":"aiprof_overhead","name":"aiprof::torch_export","pid":1,"tid":1,"ts":16500,"dur":3000},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#3","pid":1,"tid":1,"ts":20000,"dur":10000},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":20000,"dur":6000}
+  ]})json");
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t, 0);
+  EXPECT_EQ(w.steps, 3u);
+  EXPECT_NEAR(w.base_ns, 10e6, 0.5);  // the steps still hold it
+  EXPECT_EQ(w.aiprof_overhead_ns, 3'000'000);
+  EXPECT_EQ(LengthOf(w.intervals), 27'000'000);
+  EXPECT_NE(w.Describe().find("3.00 ms of aiprof's own work in the program"), std::string::npos) << w.Describe();
+  GapsOptions options;
+  options.window = &w;
+  MetricSet m;
+  PublishGapImpacts(ComputeGaps(*t, options), w, &m);
+  double idle = 0;
+  for (const char* name : {"idle_other_ns", "data_loading_wait_ns"}) {
+    if (m.Get(name)) idle += m.Get(name)->value;
+  }
+  EXPECT_NEAR(idle, 3e6, 0.5);
+}
+
 TEST(AnalysisWindowTest, BaseSentenceSaysHowStepsSplitOverRanks) {
   EXPECT_EQ(DescribeImpactBase(5, 1, 126.3e6, 1, 0),
             "per step (mean of 5 steady-state steps, 126.300 ms); 1 warm-up step left out");
