@@ -9,6 +9,7 @@
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
 #include "src/cli/command.h"
+#include "src/cli/flags.h"
 #include "src/render/escape.h"
 
 namespace aiprof {
@@ -65,6 +66,7 @@ int RunCli(int argc, char** argv) {
   std::vector<std::unique_ptr<Command>> commands = AllCommands();
   std::vector<CLI::App*> subcommands;
   for (auto& c : commands) subcommands.push_back(c->Register(&app));
+  OneValuePerFlag(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

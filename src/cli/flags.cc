@@ -60,6 +60,13 @@ StatusOr<std::unique_ptr<AnalysisSession>> InputFlags::Open(SessionOptions optio
 
 Status AsUsage(Status status) { return status.ok() ? status : UsageStatus(status.message()); }
 
+void OneValuePerFlag(CLI::App* app) {
+  for (CLI::Option* o : app->get_options()) {
+    if (o->nonpositional() && o->get_allow_extra_args()) o->allow_extra_args(false);
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) OneValuePerFlag(sub);
+}
+
 CLI::Option* AddOutputPathFlag(CLI::App* sub, std::string* path, const std::string& help) {
   return sub->add_option("-o,--output", *path, help + " (written atomically)");
 }

@@ -62,6 +62,13 @@ struct OutputFlags {
 // came from. Text read from a file stays an unusable input (exit 1).
 Status AsUsage(Status status);
 
+// Every repeatable flag of `app` and its subcommands (a vector option:
+// --rules, --scenario, --alert, --capture-trace, ...) takes one value per
+// occurrence, as README writes them (`[--rules FILE]...`): CLI11 lets a
+// vector option keep taking the words that follow, so `--rules r.yaml a b`
+// read `a` as a second rules file and left `b` as the only input.
+void OneValuePerFlag(CLI::App* app);
+
 // Single flags more than one command takes, each declared here only: the
 // caller adds what is its own (->required(), a check) to the returned option.
 // -o/--output for an output that is a path, not a formatted report (a

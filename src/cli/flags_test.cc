@@ -1,0 +1,86 @@
+// Command-line parsing shared by every command (src/cli/flags.h).
+#include "src/cli/flags.h"
+
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/cli/command.h"
+
+namespace aiprof {
+namespace {
+
+// Parses `args` against every registered command, as RunCli does, without
+// running anything; returns the parsed subcommand.
+CLI::App* ParseCommandLine(CLI::App* app, std::vector<std::unique_ptr<Command>>* commands, std::vector<std::string> args,
+                bool one_value_per_flag) {
+  *commands = AllCommands();
+  for (auto& c : *commands) c->Register(app);
+  if (one_value_per_flag) OneValuePerFlag(app);
+  std::reverse(args.begin(), args.end());
+  app->parse(args);
+  for (CLI::App* sub : app->get_subcommands()) return sub;
+  return nullptr;
+}
+
+// `--rules FILE` followed by two SDK files: one rules file, two inputs (README
+// writes repeatable flags as `[--rules FILE]...`). Without OneValuePerFlag,
+// CLI11 read the first input as a second rules file.
+TEST(OneValuePerFlagTest, ARepeatableFlagTakesOneValueAndLeavesTheInputs) {
+  for (bool fixed : {false, true}) {
+    CLI::App app;
+    std::vector<std::unique_ptr<Command>> commands;
+    CLI::App* sub = ParseCommandLine(&app, &commands, {"diagnose", "--rules", "r.yaml", "a.sdk", "b.sdk"}, fixed);
+    ASSERT_NE(sub, nullptr);
+    EXPECT_EQ(sub->get_name(), "diagnose");
+    const std::vector<std::string> rules = sub->get_option("--rules")->results();
+    const std::vector<std::string> inputs = sub->get_option("input")->results();
+    if (fixed) {
+      EXPECT_EQ(rules, std::vector<std::string>({"r.yaml"}));
+      EXPECT_EQ(inputs, std::vector<std::string>({"a.sdk", "b.sdk"}));
+    } else {
+      EXPECT_EQ(rules, std::vector<std::string>({"r.yaml", "a.sdk"})) << "CLI11's default changed: drop this branch";
+    }
+  }
+}
+
+// Repeated, the flag still gathers every value; `--flag=value` as well.
+TEST(OneValuePerFlagTest, RepeatedFlagsGatherEveryValue) {
+  CLI::App app;
+  std::vector<std::unique_ptr<Command>> commands;
+  CLI::App* sub = ParseCommandLine(&app, &commands,
+                        {"whatif", "--scenario", "remove aten::mm", "--scenario=scale aten::add 0.5", "t.json"}, true);
+  ASSERT_NE(sub, nullptr);
+  EXPECT_EQ(sub->get_option("--scenario")->results(),
+            std::vector<std::string>({"remove aten::mm", "scale aten::add 0.5"}));
+  EXPECT_EQ(sub->get_option("input")->results(), std::vector<std::string>({"t.json"}));
+}
+
+// Every repeatable flag of every command is covered, the nested ones
+// (cluster map/reduce/analyze) included.
+TEST(OneValuePerFlagTest, NoCommandKeepsAGreedyFlag) {
+  CLI::App app;
+  std::vector<std::unique_ptr<Command>> commands = AllCommands();
+  for (auto& c : commands) c->Register(&app);
+  OneValuePerFlag(&app);
+  std::vector<CLI::App*> todo = {&app};
+  size_t repeatable = 0;
+  while (!todo.empty()) {
+    CLI::App* a = todo.back();
+    todo.pop_back();
+    for (CLI::Option* o : a->get_options()) {
+      if (!o->nonpositional()) continue;
+      EXPECT_FALSE(o->get_allow_extra_args()) << a->get_name() << " " << o->get_name();
+      if (o->get_items_expected_max() > 1) ++repeatable;
+    }
+    for (CLI::App* s : a->get_subcommands([](CLI::App*) { return true; })) todo.push_back(s);
+  }
+  EXPECT_GT(repeatable, 5u);  // --rules, --scenario, --capture-trace, --alert, --allow, ...
+}
+
+}  // namespace
+}  // namespace aiprof
