@@ -49,6 +49,22 @@ std::string GainText(const SuggestionOutcome& o) {
   return out;
 }
 
+std::string BriefGainText(const SuggestionOutcome& o) {
+  if (!o.simulation || o.finding->rule->impact_on_memory || !o.finding->impact.quantified) return GainText(o);
+  const SimulatedGain& s = *o.simulation;
+  const char* each = s.step_period ? "each the device period (end of one step's device work to the next's)"
+                                   : "each from its start to the end of its last device work";
+  std::string out =
+      fmt::format("{} to {} of the {} (x{:.2f} to x{:.2f}); simulated '{}' over {} step{}, {}: {} {} -> {}",
+                  PercentText(o.gain_min), PercentText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max,
+                  s.scenario, s.steps, s.steps == 1 ? "" : "s", each, s.mean ? "mean" : "median",
+                  FormatDurationNs(s.measured_ns), FormatDurationNs(s.predicted_ns));
+  if (s.history_cases > 0) {
+    out += fmt::format(", corrected by {} past case{}", s.history_cases, s.history_cases == 1 ? "" : "s");
+  }
+  return out;
+}
+
 std::string ImpactTextOnStatedBase(const Finding& f, std::string_view stated_basis_text, bool brief) {
   std::string text = ImpactText(f);
   const Impact& im = f.impact;

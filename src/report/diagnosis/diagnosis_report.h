@@ -30,6 +30,15 @@ struct DiagnosisReport {
 // "9.9% to 17.9% of the time per step (x1.11 to x1.22; prior: ...)".
 std::string GainText(const SuggestionOutcome& o);
 
+// The same for a headline card beside a Step time card of another measure:
+// a simulated gain names its replayed step (start to the end of its last
+// device work, or the device period) and statistic before its figures
+// ("simulated 'overlap-data-loading 4' over 6 steps, each from its start to
+// the end of its last device work: median 189.08 ms -> 130.66 ms"), and
+// leaves the interval and the reconciliation with the finding's bound to the
+// diagnosis section. Other gains: GainText.
+std::string BriefGainText(const SuggestionOutcome& o);
+
 // A finding's impact (ImpactText) on a page that states its time base once
 // (the report's Step time card, the diagnosis's "Impacts" line): without the
 // base's description when it is `stated_basis_text`, and with `brief` also

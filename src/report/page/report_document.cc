@@ -99,13 +99,13 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
   }
   if (r.best_fix) {
     const SuggestionOutcome& o = *r.best_fix;
-    std::string detail = "expected gain " + GainText(o);
+    std::string detail = "expected gain " + BriefGainText(o);
     if (o.finding != r.top_finding && o.finding && o.finding->rule) {
       detail += fmt::format("; for \"{}\", the best measured gain per effort of all findings", o.finding->rule->title);
     }
     if (r.best_measured_fix && r.best_measured_fix != r.best_fix) {
       const SuggestionOutcome& m = *r.best_measured_fix;
-      detail += fmt::format("; measured on this trace, the best is \"{}\", {}", m.suggestion->title, GainText(m));
+      detail += fmt::format("; measured on this trace, the best is \"{}\", {}", m.suggestion->title, BriefGainText(m));
     }
     cards.items.push_back({"best_fix", "Best fix", Value::String(o.suggestion->title), Unit::kNone, std::move(detail)});
   }
