@@ -708,6 +708,18 @@ std::unique_ptr<PyTrace> Load(const py::object& path_like) {
   return std::make_unique<PyTrace>(ValueOrThrow(std::move(trace)), path);
 }
 
+// Several SDK files of one run, as the CLI's inputs (ImportTraces); the
+// trace's path is theirs joined by spaces, as the CLI's `source`.
+std::unique_ptr<PyTrace> LoadFiles(const std::vector<std::string>& paths) {
+  std::string label;
+  for (const std::string& p : paths) label += (label.empty() ? "" : " ") + p;
+  StatusOr<std::unique_ptr<Trace>> trace = [&] {
+    py::gil_scoped_release release;
+    return ImportTraces(paths);
+  }();
+  return std::make_unique<PyTrace>(ValueOrThrow(std::move(trace)), label);
+}
+
 }  // namespace
 
 void DefineAnalysis(py::module_& m) {
@@ -735,6 +747,7 @@ void DefineAnalysis(py::module_& m) {
            py::arg("builtin_rules"), py::arg("device"));
   DefineQuery(m);
   m.def("load", &Load, py::arg("path"));
+  m.def("load_files", &LoadFiles, py::arg("paths"));
   m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
         py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),
         py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"), py::arg("fix_id"), py::arg("warmup_steps"));

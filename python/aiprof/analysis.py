@@ -159,8 +159,14 @@ class Trace:
 
 def load(path):
     """Imports `path`: Kineto/Chrome JSON (.gz, .zst), torch_npu or msprof folders,
-    Nsight Systems SQLite, a folder of ranks, or a native .aiprof file.
+    Nsight Systems SQLite, a folder of ranks, or a native .aiprof file; or a list of
+    SDK files of one run (its processes' event and spill files), loaded as one trace,
+    as `aiprof summary traces/aiprof-*` does.
     Raises aiprof.Error naming the file and the place on bad input."""
+    if isinstance(path, (list, tuple)):
+        if not path:
+            raise ValueError("aiprof.load: no path in the list")
+        return Trace(_aiprof.load_files([os.fsdecode(p) for p in path]))
     return Trace(_aiprof.load(path))
 
 

@@ -323,6 +323,17 @@ class TokensAndForkedExit(unittest.TestCase):
             parent = aiprof.load(os.path.join(d, finals[0]))
             self.assertEqual(int((parent.slices().name == "generate").sum()), 1)
             self.assertEqual(parent.metadata.get("sdk.token_events_unmatched"), "0")
+            # The two files of the run, named one by one, load as one trace,
+            # as on the CLI (`aiprof summary traces/aiprof-*`) and as the folder.
+            both = aiprof.load([os.path.join(d, finals[0]), spill])
+            self.assertEqual(int((both.slices().name == "child").sum()), 100)
+            self.assertEqual(int((both.slices().name == "generate").sum()), 1)
+            self.assertEqual(both.path, os.path.join(d, finals[0]) + " " + spill)
+            self.assertEqual(len(both.slices()), len(aiprof.load(d).slices()))
+            with self.assertRaisesRegex(aiprof.Error, "missing.json: cannot open"):
+                aiprof.load([spill, os.path.join(d, "missing.json")])
+            with self.assertRaisesRegex(ValueError, "no path"):
+                aiprof.load([])
 
 
 class NamesAndArguments(unittest.TestCase):
