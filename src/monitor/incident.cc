@@ -263,23 +263,36 @@ Tree TriggerTree(const IncidentTrigger& tr) {
 
 namespace {
 
-std::string ValueText(const std::string& metric, double v) {
+// `v` in the metric's unit, with `extra` more digits than usual.
+std::string ValueText(const std::string& metric, double v, int extra = 0) {
   const MetricInfo* info = FindMonitorMetric(metric);
   char buf[64];
   switch (info ? info->unit : MetricUnit::kNumber) {
     case MetricUnit::kNanoseconds:
       if (v >= 1e9) {
-        std::snprintf(buf, sizeof(buf), "%.3g s", v / 1e9);
+        std::snprintf(buf, sizeof(buf), "%.*g s", 3 + extra, v / 1e9);
       } else {
-        std::snprintf(buf, sizeof(buf), "%.3g ms", v / 1e6);
+        std::snprintf(buf, sizeof(buf), "%.*g ms", 3 + extra, v / 1e6);
       }
       break;
-    case MetricUnit::kRatio: std::snprintf(buf, sizeof(buf), "%.1f%%", v * 100); break;
-    case MetricUnit::kPerSecond: std::snprintf(buf, sizeof(buf), "%.4g/s", v); break;
-    case MetricUnit::kBytes: std::snprintf(buf, sizeof(buf), "%.1f MB", v / 1e6); break;
-    default: std::snprintf(buf, sizeof(buf), "%.4g", v); break;
+    case MetricUnit::kRatio: std::snprintf(buf, sizeof(buf), "%.*f%%", 1 + extra, v * 100); break;
+    case MetricUnit::kPerSecond: std::snprintf(buf, sizeof(buf), "%.*g/s", 4 + extra, v); break;
+    case MetricUnit::kBytes: std::snprintf(buf, sizeof(buf), "%.*f MB", 1 + extra, v / 1e6); break;
+    default: std::snprintf(buf, sizeof(buf), "%.*g", 4 + extra, v); break;
   }
   return buf;
+}
+
+// "= value (op threshold)", with as many digits as it takes for a value
+// that differs from its threshold to read differently: `error_rate > 1.99%`
+// held at 1.996% and said "error_rate = 2.0% (> 2.0%)".
+std::string ValueAgainstThreshold(const ComparisonOutcome& c) {
+  std::string value = ValueText(c.metric, c.value), threshold = ValueText(c.metric, c.threshold);
+  for (int extra = 1; extra <= 12 && value == threshold && c.value != c.threshold; ++extra) {
+    value = ValueText(c.metric, c.value, extra);
+    threshold = ValueText(c.metric, c.threshold, extra);
+  }
+  return " = " + value + " (" + c.op + " " + threshold + ")";
 }
 
 }  // namespace
@@ -292,7 +305,7 @@ std::string DescribeTrigger(const IncidentTrigger& t) {
   for (const ComparisonOutcome& c : t.result.comparisons) {
     if (!c.holds) continue;
     if (!out.empty()) out += ", ";
-    out += c.metric + " = " + ValueText(c.metric, c.value) + " (" + c.op + " " + ValueText(c.metric, c.threshold) + ")";
+    out += c.metric + ValueAgainstThreshold(c);
   }
   return out.empty() ? t.expression : out;
 }

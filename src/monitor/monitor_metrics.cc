@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <iterator>
 
+#include "src/render/escape.h"
+
 namespace aiprof {
 
 const std::vector<MetricInfo>& MonitorMetricCatalogue() {
@@ -81,19 +83,24 @@ std::map<std::string, MetricValue, std::less<>> MonitorMetricValues(const Window
 }
 
 std::string PrometheusLabelValue(std::string_view value) {
+  // Control characters other than newline and tab, invisible ones, and
+  // bytes that are not UTF-8 as the text \xNN (EscapeControls, as on the
+  // terminal): Prometheus refuses the whole scrape over one label value that
+  // is not UTF-8, and a name cut mid-character is common (/proc's 15-byte
+  // comm of a service named in Chinese, the live channel's 59-byte counter
+  // names). Tab is shown too, as before.
+  const std::string shown = EscapeControls(value, /*keep_line_breaks=*/true);
   std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
+  out.reserve(shown.size());
+  for (char c : shown) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '"') {
       out += "\\\"";
     } else if (c == '\n') {
       out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\\\x%02x", static_cast<unsigned char>(c));
-      out += buf;
+    } else if (c == '\t') {
+      out += "\\\\x09";
     } else {
       out += c;
     }

@@ -111,8 +111,9 @@ std::string PrometheusExposition(const WindowStats& stats, const MonitorTotals& 
                                  const MonitorCounts& counts);
 
 // A label value in the exposition format: \ " and newline escaped, and
-// other control characters (ANSI escapes from a service's names) written
-// as the text \xNN, so that `curl /metrics` in a terminal is safe.
+// other control characters (ANSI escapes from a service's names) and bytes
+// that are not UTF-8 written as the text \xNN, so that `curl /metrics` in a
+// terminal is safe and Prometheus never refuses the scrape.
 std::string PrometheusLabelValue(std::string_view value);
 
 }  // namespace aiprof

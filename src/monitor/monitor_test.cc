@@ -203,6 +203,42 @@ TEST(MonitorMetricsTest, ExpositionEscapesHostileLabelValues) {
   }
 }
 
+// Whether `s` is UTF-8 (what Prometheus requires of every label value).
+bool IsUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    i += len;
+  }
+  return true;
+}
+
+// A name cut mid-character (/proc's 15-byte comm of a program named
+// "x推理服务器" is "x推理服务" and two of 器's three bytes; the live
+// channel's 59-byte counter names) made every
+// scrape fail: Prometheus 2.42 refuses the whole exposition ("invalid label
+// value"), so up == 0 and no series at all. Shown as \xNN text instead.
+TEST(MonitorMetricsTest, LabelValuesThatAreNotUtf8AreShownAsTextNotPassedOn) {
+  const std::string comm = "x\xe6\x8e\xa8\xe7\x90\x86\xe6\x9c\x8d\xe5\x8a\xa1\xe5\x99";  // x推理服务 + 2 bytes
+  EXPECT_EQ(PrometheusLabelValue(comm), "x\xe6\x8e\xa8\xe7\x90\x86\xe6\x9c\x8d\xe5\x8a\xa1\\\\xe5\\\\x99");
+  EXPECT_EQ(PrometheusLabelValue("\xe6\x8e\xa8\xe7\x90\x86 ok\tx"), "\xe6\x8e\xa8\xe7\x90\x86 ok\\\\x09x")
+      << "valid UTF-8 is kept, tab shown as before";
+  EXPECT_EQ(PrometheusLabelValue("a\xff"
+                                 "b\xc0"),
+            "a\\\\xffb\\\\xc0");
+  WindowStats s;
+  s.counters[std::string("queue\xe9\x98~3")] = 2;
+  MonitorTotals totals(DefaultLatencyBuckets());
+  MonitorCounts counts;
+  counts.alert_series = {{"p99_latency > 2s", 0, false}, {"webhook", 0, false}};
+  const std::string text = PrometheusExposition(s, totals, ExpositionLabels{comm}, counts);
+  EXPECT_TRUE(IsUtf8(text));
+  EXPECT_NE(text.find("name=\"queue\\\\xe9\\\\x98~3\""), std::string::npos) << text;
+}
+
 // The value of the sample whose line starts with `prefix` (-1 when absent).
 double SampleValue(const std::string& text, const std::string& prefix) {
   const size_t at = text.find("\n" + prefix);
@@ -852,6 +888,17 @@ TEST(MonitorIncidentTest, TriggerJsonHoldsExpressionValuesAndWindow) {
   EXPECT_NE(json.find("\"time_utc\": \"2025-12-01T10:40:00.123Z\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"p99\": 0.025"), std::string::npos) << json;
   EXPECT_EQ(DescribeTrigger(t), "p99_latency = 25 ms (> 20 ms)");
+  // A value that rounds to its threshold is shown with the digits that tell
+  // them apart (it read "error_rate = 2.0% (> 2.0%)" for 1.994% > 1.99%).
+  auto rate_rules = ParseAlertRules({"error_rate > 1.99%", "rss >= 40MB"}, nullptr);
+  ASSERT_TRUE(rate_rules.ok());
+  s.errors = 997;
+  s.requests = 50000;  // 1.994%: "1.99%" at two digits too
+  s.rss_bytes = 40e6;
+  IncidentTrigger r{"alert", "error_rate > 1.99%", 5, 0, EvaluateAlert((*rate_rules)[0], s, nullptr).result, s, ""};
+  EXPECT_EQ(DescribeTrigger(r), "error_rate = 1.994% (> 1.990%)");
+  IncidentTrigger m{"alert", "rss >= 40MB", 5, 0, EvaluateAlert((*rate_rules)[1], s, nullptr).result, s, ""};
+  EXPECT_EQ(DescribeTrigger(m), "rss = 40.0 MB (>= 40.0 MB)") << "equal values stay short";
   IncidentTrigger hostile{"webhook", "x\"}\n<script>", 0, 0, EvalResult{}, s, "127.0.0.1:4242"};
   const std::string j2 = TreeToJson(TriggerTree(hostile));
   EXPECT_NE(j2.find("\"expression\": \"x\\\"}\\n\\u003cscript\\u003e\""), std::string::npos) << j2;
