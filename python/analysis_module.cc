@@ -27,6 +27,7 @@
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
 #include "src/analysis/validation/trace_samples.h"
+#include "src/analysis/whatif/whatif.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/render/renderers.h"
 #include "src/report/analysis/analyze_report.h"
@@ -621,7 +622,8 @@ std::string NameArguments(std::string message, const std::vector<std::string>& a
 py::bytes ValidateJsonOf(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
                          const std::string& test, double alpha, double min_effect, const std::string& unit,
                          double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
-                         uint64_t seed, const std::string& fix_id, int warmup_steps) {
+                         uint64_t seed, const std::string& fix_id, int warmup_steps, const std::string& scenario,
+                         const std::string& statistic) {
   ValidationOptions options;
   if (!metrics.empty()) options.metrics = metrics;
   ThrowIfError(CheckMetricNames(options.metrics));
@@ -630,6 +632,11 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
   if (!(min_effect >= 0)) throw py::value_error("min_effect must be a non-negative fraction");
   if (resamples < 100) throw py::value_error("resamples must be at least 100");
   if (warmup_steps < -1) throw py::value_error("warmup_steps must be -1 (detect) or a count of steps (0 keeps all)");
+  // As --scenario and --statistic (ScenarioFixFlags): a statistic needs a
+  // scenario, a scenario excludes fix_id; the scenario is parsed before the work.
+  if (!statistic.empty() && scenario.empty()) throw py::value_error("statistic needs scenario");
+  if (!scenario.empty() && !fix_id.empty()) throw py::value_error("give fix_id or scenario, not both");
+  const bool judge_on_mean = scenario.empty() ? false : ValueOrThrow(JudgeOnMean(scenario, statistic));
   options.alpha = alpha;
   options.min_effect = min_effect;
   options.bootstrap_resamples = resamples;
@@ -644,6 +651,10 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
     PredictionPoolOptions po;
     po.fix_id = fix_id;
     po.fix_id_argument = "fix_id=";
+    // The package reads no knowledge database (attach_history false): a
+    // scenario's prediction is the replay's, uncorrected by past cases.
+    po.scenario = scenario;
+    po.mean = judge_on_mean;
     PredictionPool pool(std::move(po));
     auto load = [&](const RunInput& in) {
       return LoadSessionRun(in, unit, batch_size, bench, sample_unit, warmup_steps);
@@ -661,6 +672,9 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
     SessionRun first_before = load(b[0]), first_after = load(a[0]);
     if (!fix_id.empty() && !(first_before.session && first_after.session)) {
       throw AiprofError("fix_id needs traces before and after (a prediction is made from the before trace)");
+    }
+    if (!scenario.empty() && !(first_before.session && first_after.session)) {
+      throw AiprofError("scenario needs traces before and after (the prediction is replayed on the before trace)");
     }
     ThrowIfError(pool.AddFirst(name(b[0]), first_before.session, name(a[0]), first_after.session));
     std::vector<RunSamples> before_runs, after_runs;
@@ -687,14 +701,15 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
 py::bytes ValidateJson(const py::object& before, const py::object& after, const std::vector<std::string>& metrics,
                        const std::string& test, double alpha, double min_effect, const std::string& unit,
                        double batch_size, const std::string& bench, const std::string& sample_unit, int resamples,
-                       uint64_t seed, const std::string& fix_id, int warmup_steps) {
+                       uint64_t seed, const std::string& fix_id, int warmup_steps, const std::string& scenario,
+                       const std::string& statistic) {
   try {
     return ValidateJsonOf(before, after, metrics, test, alpha, min_effect, unit, batch_size, bench, sample_unit,
-                          resamples, seed, fix_id, warmup_steps);
+                          resamples, seed, fix_id, warmup_steps, scenario, statistic);
   } catch (const AiprofError& e) {
     throw AiprofError(NameArguments(e.what(),
                                     {"unit", "bench", "sample_unit", "batch_size", "metrics", "fix_id", "test", "alpha",
-                                     "min_effect", "resamples", "seed", "warmup_steps"},
+                                     "min_effect", "resamples", "seed", "warmup_steps", "scenario", "statistic"},
                                     fix_id));
   }
 }
@@ -750,7 +765,8 @@ void DefineAnalysis(py::module_& m) {
   m.def("load_files", &LoadFiles, py::arg("paths"));
   m.def("validate_json", &ValidateJson, py::arg("before"), py::arg("after"), py::arg("metrics"), py::arg("test"),
         py::arg("alpha"), py::arg("min_effect"), py::arg("unit"), py::arg("batch_size"), py::arg("bench"),
-        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"), py::arg("fix_id"), py::arg("warmup_steps"));
+        py::arg("sample_unit"), py::arg("resamples"), py::arg("seed"), py::arg("fix_id"), py::arg("warmup_steps"),
+        py::arg("scenario"), py::arg("statistic"));
   m.def("analysis_names", [] {
     std::vector<std::string> names;
     for (std::string_view n : AnalysisNames()) names.emplace_back(n);

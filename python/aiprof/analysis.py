@@ -172,7 +172,7 @@ def load(path):
 
 def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.02, unit="step",
              batch_size=0.0, bench="", sample_unit="ms", resamples=10000, seed=0x5EED, fix_id="",
-             warmup_steps=-1):
+             warmup_steps=-1, scenario="", statistic=""):
     """Decides with statistics whether `after` improved or regressed on `before`
     (each a loaded Trace, or a path to a trace or benchmark result file, or a list of
     them, one per run: with several runs a side the run is the unit, as with repeated
@@ -184,14 +184,18 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
     metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name;
     fix_id: the suggestion id the after run applied (default: inferred from what changed);
     warmup_steps: traces with unit "step": leading warm-up steps left out of the samples (-1, the default,
-    detects leading outliers; 0 keeps all), as `--warmup-steps`."""
+    detects leading outliers; 0 keeps all), as `--warmup-steps`;
+    scenario: the fix the after run applied, stated as a what-if scenario (docs/whatif.md) instead of
+    fix_id, as `--scenario`: its prediction is replayed on the before trace (not corrected by past cases:
+    the package reads no knowledge database); statistic: "median" or "mean" of the steady steps, as
+    `--statistic` (default: the mean for an `every N` scenario, else the median)."""
     def native(x):
         if isinstance(x, (list, tuple)):
             return [native(y) for y in x]
         return x._t if isinstance(x, Trace) else os.fsdecode(x)
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
                                        min_effect, unit, batch_size, bench, sample_unit, resamples, seed, fix_id,
-                                       warmup_steps))
+                                       warmup_steps, scenario, statistic))
 
 
 def sql_schema():

@@ -416,6 +416,28 @@ class AnalyzeDiagnoseValidate(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "warmup_steps"):
             aiprof.validate(b, a, warmup_steps=-2)
 
+    def test_validate_scenario_as_the_clis_flag(self):
+        # The package had no scenario (the CLI's --scenario and --statistic): a fix
+        # stated as a what-if scenario could be checked on the CLI only. Same JSON
+        # now, with an empty knowledge database for the CLI (the package reads none).
+        b = os.path.join(DATA, "resnet50_num_workers_0.pt.trace.json.gz")
+        a = os.path.join(DATA, "resnet50_num_workers_4.pt.trace.json.gz")
+        with tempfile.TemporaryDirectory() as d:
+            db = os.path.join(d, "none.db")
+            for sc, st in (("overlap-data-loading 4", ""), ("remove-idle data_loading", "mean")):
+                args = ["validate", "--format", "json", "--db", db, "--before", b, "--after", a, "--scenario", sc]
+                cli = cli_json(*(args + (["--statistic", st] if st else [])))
+                ours = aiprof.validate(b, a, scenario=sc, statistic=st)
+                self.assertEqual(ours, cli)
+                self.assertEqual(ours["prediction"]["scenario"], sc)
+        with self.assertRaisesRegex(ValueError, "statistic needs scenario"):
+            aiprof.validate(b, a, statistic="mean")
+        with self.assertRaisesRegex(ValueError, "not both"):
+            aiprof.validate(b, a, scenario="remove aten::mm", fix_id="dataloader_workers")
+        with self.assertRaises(aiprof.Error) as e:
+            aiprof.validate(b, a, scenario="scale aten::mm x")
+        self.assertIn("FACTOR must be a number", str(e.exception))
+
     def test_validate_refuses_one_run_given_twice_as_the_cli_does(self):
         # The package counted one file three times as three independent runs
         # (trial_py, helper 96); the CLI refuses. Both call CheckDistinctRuns now.
