@@ -228,8 +228,18 @@ struct Incident {
   std::vector<std::string> files;
   std::string window_requests_status;  // set when the service ended
   SlowestRequest slowest;              // in the deep trace
+  // Published by the worker (alert.json, retention, the rename), off the
+  // loop: alert.json's fsync took 1.9 and 16 s under another program's disk
+  // writes, and the loop stood still that long (the live ring overflowed,
+  // no alert was evaluated). `closed`: the worker took its triggers for
+  // alert.json, so a later one is not recorded in it (as in the cooldown);
+  // `publish_on_main`: the service ended while it was written, and the loop
+  // adds that end and publishes it (both under `mu`).
+  bool closed = false, publish_on_main = false;
+  bool published = false;  // by the worker: `where` holds its folder or NOT WRITTEN
+  std::string where;
   std::atomic<bool> done{false};
-  std::mutex mu;  // triggers (the loop appends while the worker runs)
+  std::mutex mu;  // triggers, closed, publish_on_main (the loop appends while the worker runs)
 };
 
 class Monitor {
@@ -610,6 +620,7 @@ class Monitor {
         {
           std::lock_guard<std::mutex> lock(current_->mu);
           for (IncidentTrigger& t : triggers) {
+            if (current_->closed) break;  // its alert.json is being written: as in the cooldown
             const std::string kind = t.kind, expression = t.expression;
             if (AppendBounded(&current_->triggers, kMaxIncidentTriggers, std::move(t), &current_->triggers_dropped)) {
               std::fprintf(stderr, "aiprof monitor: %s \"%s\" during incident %d: recorded in it\n", kind.c_str(),
@@ -747,6 +758,20 @@ class Monitor {
     current_ = std::move(inc);
     worker_ = std::thread([this, inc = current_.get()] {
       if (inc->error.empty()) WriteIncident(inc);
+      bool publish = false;
+      {
+        std::lock_guard<std::mutex> lock(inc->mu);
+        publish = !inc->publish_on_main;
+        inc->closed = publish;
+      }
+      if (publish) {
+        {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          inc->window_at_end = last_stats_;
+        }
+        inc->where = PublishIncident(inc, /*target_ended=*/false);
+        inc->published = true;
+      }
       inc->done.store(true);
     });
   }
@@ -957,11 +982,12 @@ class Monitor {
   }
 
   // The watched process: running, or how it ended (alert.json "target").
-  Tree TargetTree() const {
+  // `ended`: the loop saw the service end (read on the loop's thread only).
+  Tree TargetTree(bool ended) const {
     Tree t = Tree::Map();
     t.Set("pid", Tree::Number(pid_));
-    t.Set("state", Tree::String(target_exited_ ? "ended" : "running"));
-    if (!target_exited_) return t;
+    t.Set("state", Tree::String(ended ? "ended" : "running"));
+    if (!ended) return t;
     t.Set("how", Tree::String(end_.text));
     t.Set("known", Tree::Bool(end_.known));
     t.Set("exit_status", end_.known && end_.signal == 0 ? Tree::Number(end_.exit_status) : Tree::Null());
@@ -978,7 +1004,7 @@ class Monitor {
     return t;
   }
 
-  Tree AlertJson(Incident& inc) {
+  Tree AlertJson(Incident& inc, bool target_ended) {
     Tree t = Tree::Map();
     t.Set("schema", Tree::String("aiprof.incident/1"));
     t.Set("incident", Tree::Number(inc.number));
@@ -993,7 +1019,7 @@ class Monitor {
       t.Set("during_incident_dropped", Tree::Number(static_cast<double>(inc.triggers_dropped)));
     }
     t.Set("window_at_end", WindowStatsTree(inc.window_at_end));
-    t.Set("target", TargetTree());
+    t.Set("target", TargetTree(target_ended));
     if (!inc.window_requests_status.empty()) t.Set("window_requests", Tree::String(inc.window_requests_status));
     Tree fr = Tree::Map();
     fr.Set("status", Tree::String(inc.flight_recorder_status));
@@ -1057,28 +1083,21 @@ class Monitor {
     return t;
   }
 
-  // Joins the worker, writes alert.json, prints the incident's line.
+  // Joins the worker, writes alert.json (unless the worker did), prints the
+  // incident's line.
   void FinishIncident(bool wait) {
     if (!current_) return;
     if (!wait && !current_->done.load()) return;
     if (worker_.joinable()) worker_.join();
     Incident& inc = *current_;
-    {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      inc.window_at_end = last_stats_;
+    if (!inc.published) {
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        inc.window_at_end = last_stats_;
+      }
+      WindowRequestsFile(&inc);
+      inc.where = PublishIncident(&inc, target_exited_);
     }
-    if (target_exited_ && inc.error.empty()) {
-      // What the monitor holds of a service that is gone: its window's requests.
-      bool complete = true;
-      Status csv =
-          WriteFileAtomically(inc.dir + "/window_requests.csv", window_->RequestsCsv(MonotonicNs(), &complete));
-      if (csv.ok()) inc.files.push_back("window_requests.csv");
-      inc.window_requests_status = !csv.ok()  ? "failed: " + csv.message()
-                                   : complete ? "every request of the window"
-                                              : "the newest " + std::to_string(kExactWindowLimit) +
-                                                    " requests (the window held more; its statistics cover all)";
-    }
-    std::string where = PublishIncident(&inc);
     last_incident_end_ns_ = MonotonicNs();
     std::string extra;
     {
@@ -1098,7 +1117,7 @@ class Monitor {
     std::printf("%s incident %d: %s \"%s\": %s%s%s -> %s\n", UtcText(inc.triggers[0].unix_ms).c_str(), inc.number,
                 inc.triggers[0].kind.c_str(), TerminalSafe(inc.triggers[0].expression).c_str(),
                 TerminalSafe(DescribeTrigger(inc.triggers[0])).c_str(), extra.c_str(), TerminalSafe(top).c_str(),
-                TerminalSafe(where).c_str());
+                TerminalSafe(inc.where).c_str());
     if ((std::fflush(stdout) != 0 || std::ferror(stdout)) && !g_stdout_gone.exchange(true)) {
       std::fprintf(stderr, "aiprof monitor: cannot write incident %d's line on stdout (%s): stopping\n", inc.number,
                    errno == EPIPE ? "its reader went away" : std::strerror(errno));
@@ -1106,11 +1125,24 @@ class Monitor {
     current_.reset();
   }
 
+  // What the monitor holds of a service that is gone: its window's requests.
+  void WindowRequestsFile(Incident* inc) {
+    if (!target_exited_ || !inc->error.empty()) return;
+    bool complete = true;
+    Status csv = WriteFileAtomically(inc->dir + "/window_requests.csv", window_->RequestsCsv(MonotonicNs(), &complete));
+    if (csv.ok()) inc->files.push_back("window_requests.csv");
+    inc->window_requests_status = !csv.ok()  ? "failed: " + csv.message()
+                                  : complete ? "every request of the window"
+                                             : "the newest " + std::to_string(kExactWindowLimit) +
+                                                   " requests (the window held more; its statistics cover all)";
+  }
+
   // alert.json last, then the rename to the final name; counts the incident
-  // as written or failed. Returns its folder, or "NOT WRITTEN (why)".
-  std::string PublishIncident(Incident* inc) {
+  // as written or failed. Returns its folder, or "NOT WRITTEN (why)". Runs on
+  // the worker's thread, or on the loop's once the service ended.
+  std::string PublishIncident(Incident* inc, bool target_ended) {
     if (inc->error.empty()) {
-      Status st = WriteFileAtomically(inc->dir + "/alert.json", TreeToJson(AlertJson(*inc)));
+      Status st = WriteFileAtomically(inc->dir + "/alert.json", TreeToJson(AlertJson(*inc, target_ended)));
       // Room for it first, so that the folders never exceed the limits.
       const uint64_t bytes = st.ok() ? TreeBytes(inc->dir) : 0;
       const PruneResult kept = st.ok() ? Prune(1, bytes) : PruneResult{};
@@ -1140,14 +1172,23 @@ class Monitor {
                  end_.text.c_str(), Seconds(MonotonicNs() - start_ns_).c_str(),
                  static_cast<unsigned long long>(s.requests));
     if (current_) {
+      bool recorded = false;
       {
         std::lock_guard<std::mutex> lock(current_->mu);
-        current_->triggers.push_back(
-            IncidentTrigger{"target_exited", end_.text, MonotonicNs(), NowUnixMs(), EvalResult{}, s, ""});
+        if (!current_->closed) {
+          current_->publish_on_main = true;
+          current_->triggers.push_back(
+              IncidentTrigger{"target_exited", end_.text, MonotonicNs(), NowUnixMs(), EvalResult{}, s, ""});
+          recorded = true;
+        }
       }
-      died_during_incident_ = exit_abnormal_;
+      if (recorded) {
+        died_during_incident_ = exit_abnormal_;
+        FinishIncident(/*wait=*/true);
+        return;
+      }
+      // Its alert.json was being written: the end is an incident of its own.
       FinishIncident(/*wait=*/true);
-      return;
     }
     if (!exit_abnormal_) return;
     died_during_incident_ = true;
