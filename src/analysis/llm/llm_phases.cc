@@ -67,6 +67,33 @@ std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
   return kept;
 }
 
+// One device activity of a step: [start, end) ns.
+struct StepActivity {
+  uint32_t step;
+  int64_t start, end;
+  bool operator<(const StepActivity& o) const { return std::tie(step, start, end) < std::tie(o.step, o.start, o.end); }
+};
+
+// The union of activity[first, last) (one step's, sorted by start) clipped
+// to [from, to): the time some of the step's device work ran, streams
+// overlapping counted once.
+int64_t BusyWithin(const std::vector<StepActivity>& activity, size_t first, size_t last, int64_t from, int64_t to) {
+  int64_t busy = 0, cur_start = 0, cur_end = INT64_MIN;
+  for (size_t j = first; j < last; ++j) {
+    const int64_t a = std::max(activity[j].start, from), b = std::min(activity[j].end, to);
+    if (b <= a) continue;
+    if (a > cur_end) {
+      if (cur_end > cur_start) busy += cur_end - cur_start;
+      cur_start = a;
+      cur_end = b;
+    } else {
+      cur_end = std::max(cur_end, b);
+    }
+  }
+  if (cur_end > cur_start) busy += cur_end - cur_start;
+  return busy;
+}
+
 // The step of `rank` whose span holds `ts`, or nullptr.
 EngineStep* StepAt(std::vector<EngineStep>& steps, int32_t rank, int64_t ts) {
   auto it = std::upper_bound(steps.begin(), steps.end(), std::make_pair(rank, ts),
@@ -159,6 +186,7 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
   std::vector<EngineStep> steps = FindEngineSteps(trace);
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
   std::vector<uint32_t> launching_op = LaunchingOps(trace);
+  std::vector<StepActivity> activity;  // each step's device activity, for its busy time
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!IsDeviceActivity(s.kind[i])) continue;
     std::string_view name = trace.Str(s.name[i]);
@@ -179,7 +207,10 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     t.work_ns[static_cast<size_t>(WorkOf(c))] += s.dur_ns[i];
     step->device_ns += s.dur_ns[i];
     step->work_end = std::max(step->work_end, s.ts_ns[i] + s.dur_ns[i]);
+    activity.push_back({static_cast<uint32_t>(step - steps.data()), s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
   }
+  std::sort(activity.begin(), activity.end());
+  size_t next = 0;  // into `activity`, which is grouped by step
   for (size_t k = 0; k < steps.size(); ++k) {
     const EngineStep& st = steps[k];
     LlmPhaseTotals& t = r.phases[static_cast<size_t>(st.label.phase)];
@@ -189,8 +220,11 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     // still on that, to its own work end.
     const bool after_previous = k > 0 && steps[k - 1].rank == st.rank;
     const int64_t from = after_previous ? std::max(st.start, steps[k - 1].work_end) : st.start;
-    t.wall_ns += std::max<int64_t>(0, st.work_end - from);
-    t.host_ns += std::max<int64_t>(0, st.end - st.start - st.device_ns);
+    const int64_t wall = std::max<int64_t>(0, st.work_end - from);
+    t.wall_ns += wall;
+    const size_t first = next;
+    while (next < activity.size() && activity[next].step == k) ++next;
+    t.host_ns += wall - BusyWithin(activity, first, next, from, st.work_end);
     if (st.label.tokens) {
       t.tokens += *st.label.tokens;
       t.steps_with_tokens++;

@@ -12,9 +12,10 @@
 // An annotation nested in another on the same rank is the same step (SGLang
 // writes both forms): the outermost is kept. A step's device time: kernels, copies, sets and collectives whose
 // launching call (graph launches included) starts inside the step's span on its rank, grouped as attention, gemm,
-// communication, memory (copies, sets) and other by src/analysis/roofline/kernel_class.h; host time = Σ max(0, span −
-// the device time launched inside it): the part of the step the device did not spend on its work (an upper bound on
-// exposed host time when streams overlap). A step's wall time runs from its start to the end of its work (the later of
+// communication, memory (copies, sets) and other by src/analysis/roofline/kernel_class.h; host time = Σ (wall time −
+// the time some of the step's device activity ran in it, streams overlapping counted once): the part of the step's wall
+// time its device work did not cover (host work, launches, waits). A step's wall time runs from its start to the end of
+// its work (the later of
 // its span's end and its device activity's last end: a decode step's tokens exist once its kernels, a graph's included,
 // have run), less the time the device was still on the previous step's work (from that work's end when it ends after
 // the step's start), so the steps' wall times do not overlap where the host runs ahead. Tokens per phase where the
@@ -63,7 +64,7 @@ struct LlmPhaseTotals {
   int64_t span_ns = 0;                 // Σ step span (the annotation)
   int64_t device_ns = 0;               // Σ device activity launched inside
   std::array<int64_t, kLlmWorkCount> work_ns{};  // device_ns by kind of work
-  int64_t host_ns = 0;                           // Σ max(0, span − device time launched inside the span)
+  int64_t host_ns = 0;                           // Σ (wall − busy time of the step's device activity within it)
   int64_t tokens = 0;
   uint64_t steps_with_tokens = 0;
   int64_t requests = 0;

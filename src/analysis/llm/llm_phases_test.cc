@@ -47,6 +47,13 @@ TEST(LlmPhasesTest, SglangPrefillMatchesOracle) {
   EXPECT_EQ(p.wall_ns, 987367474);
   EXPECT_EQ(p.span_ns, 522741423);
   EXPECT_EQ(p.device_ns, 492811563);
+  // Host: the wall time none of the step's device work covered. The device
+  // sat idle 493 ms (the host in one hipMemcpyWithStream) before the step's
+  // kernels ran: 987,367,474 − 492,806,877 ns busy (their union; an
+  // independent Python reading of the JSON, notes/trial_workloads.md) =
+  // 494.56 ms. It was span − device time, 29.93 ms. Tolerance 1 us: the
+  // JSON's microsecond floats rounded to ns.
+  EXPECT_NEAR(p.host_ns, 494560597, 1000);
   EXPECT_EQ(r.phases[static_cast<size_t>(LlmPhase::kDecode)].steps, 0u);
   EXPECT_GT(p.work_ns[static_cast<size_t>(LlmWork::kAttention)], 0);
   EXPECT_GT(p.work_ns[static_cast<size_t>(LlmWork::kGemm)], 0);
@@ -66,11 +73,15 @@ TEST(LlmPhasesTest, VllmDecodeCountsGraphReplays) {
   EXPECT_EQ(d.wall_ns, 19114059);
   EXPECT_EQ(d.span_ns, 2408598);
   EXPECT_EQ(d.device_ns, 10717708);
+  // The device started the step's work 8.37 ms after the step began: 19.11 ms
+  // wall − 10.72 ms busy = 8.40 ms of host time (the same Python reading). It
+  // was 0: span (2.41 ms) − device time (10.72 ms), clamped.
+  EXPECT_NEAR(d.host_ns, 8396351, 1000);
 }
 
 // Hand-made: a prefill step 0-100 µs launching a 30 µs GEMM and a 20 µs
 // attention kernel, a decode step 100-150 µs launching a 10 µs attention
-// kernel. Host = span − device: 50 µs and 40 µs.
+// kernel. Host = wall − busy: 100 − 50 µs and 50 − 10 µs.
 TEST(LlmPhasesTest, HandMadeBreakdown) {
   auto t = ImportJsonText(R"({"traceEvents":[
     {"ph":"X","cat":"user_annotation","name":"step[EXTEND bs=2 toks=200]","pid":1,"tid":1,"ts":0,"dur":100},
@@ -118,6 +129,9 @@ TEST(LlmPhasesTest, HandMadeStepsRunningBehindDoNotOverlap) {
   EXPECT_EQ(d.span_ns, 20000);
   EXPECT_EQ(d.device_ns, 50000);
   EXPECT_EQ(d.tokens, 4);
+  // Host: step 1's 0-5 us before its kernel (its 30 us wall less 25 us busy);
+  // step 2's 25 us are all busy. 5 us; span − device time gave 0.
+  EXPECT_EQ(d.host_ns, 5000);
 }
 
 }  // namespace
