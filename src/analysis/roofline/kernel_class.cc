@@ -63,20 +63,25 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
   if (kind == EventKind::kMemcpy) return KernelClass::kMemcpy;
   if (kind == EventKind::kCollective) return KernelClass::kCollective;
   if (n.starts_with("triton_")) return TritonClass(n);
+  // Ascend's zeroing kernel for an op's workspace ("Conv2DBackpropFilter9_MemSet",
+  // op type MemSet): a fill, not the op it serves.
+  if (n.ends_with("_MemSet")) return KernelClass::kElementwise;
   // Convolutions first: cuDNN's implicit-GEMM engines have "gemm" in their
   // names ("implicit_convolve_sgemm", "xmma_fprop_implicit_gemm").
-  if (ContainsIgnoreCase(n, "convolution") || ContainsIgnoreCase(n, "convolve") || Contains(n, "conv2d") ||
-      Contains(n, "conv3d") || Contains(n, "conv1d") || Contains(n, "dgrad") || Contains(n, "wgrad") ||
-      Contains(n, "fprop") || ContainsIgnoreCase(n, "winograd") || IsCudnnConvEngine(n)) {
+  if (ContainsIgnoreCase(n, "convolution") || ContainsIgnoreCase(n, "convolve") || ContainsIgnoreCase(n, "conv2d") ||
+      ContainsIgnoreCase(n, "conv3d") || ContainsIgnoreCase(n, "conv1d") || Contains(n, "dgrad") ||
+      Contains(n, "wgrad") || Contains(n, "fprop") || ContainsIgnoreCase(n, "winograd") || IsCudnnConvEngine(n)) {
     return KernelClass::kConv;
   }
-  if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
-      Contains(n, "cutlass") || Contains(n, "xmma") || Contains(n, "matmul_ogs") || Contains(n, "_matmul")) {
-    return KernelClass::kGemm;
-  }
+  // Attention before gemm: FlashAttention's kernels are CUTLASS templates
+  // ("pytorch_flash::flash_fwd_kernel<…cutlass::bfloat16_t…>").
   if (ContainsIgnoreCase(n, "attention") || ContainsIgnoreCase(n, "flash") || ContainsIgnoreCase(n, "fmha") ||
       n.starts_with("attn_") || Contains(n, "_attn_")) {
     return KernelClass::kAttention;
+  }
+  if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
+      Contains(n, "cutlass") || Contains(n, "xmma") || ContainsIgnoreCase(n, "matmul")) {
+    return KernelClass::kGemm;
   }
   if (ContainsIgnoreCase(n, "norm") || Contains(n, "bn_fw") || Contains(n, "bn_bw")) return KernelClass::kNorm;
   if (Contains(n, "reduce_kernel") || Contains(n, "reduce_segments") || Contains(n, "Reduce"))
@@ -116,6 +121,12 @@ KernelClassResult ComputeKernelClasses(const Trace& trace) {
       r.compiled_region_entries += name.starts_with("Torch-Compiled Region");
     }
   }
+  // A graph-replayed kernel has two launch calls: the graph launch on the
+  // host (LaunchingCalls) and, after a graph-capture merge, its captured
+  // launch (OpLaunchingCalls) copied under the capture window's ops. The
+  // graph launch's region encloses the whole graph (the capture's own region
+  // began before the window and is not copied), so it comes first.
+  std::vector<uint32_t> host_call = LaunchingCalls(trace);
   std::vector<uint32_t> launcher = OpLaunchingCalls(trace);
   std::vector<uint32_t> launching_op = LaunchingOps(trace);
   std::unordered_map<uint64_t, KernelClass> class_cache;  // (kind, name) → class
@@ -129,7 +140,8 @@ KernelClassResult ComputeKernelClasses(const Trace& trace) {
     totals[static_cast<size_t>(c)].time_ns += s.dur_ns[i];
     r.device_time_ns += s.dur_ns[i];
     uint32_t from = launcher[i] != kNoSlice ? launcher[i] : launching_op[i];
-    uint32_t reg = from == kNoSlice ? kNoSlice : region[from];
+    uint32_t reg = host_call[i] == kNoSlice ? kNoSlice : region[host_call[i]];
+    if (reg == kNoSlice && from != kNoSlice) reg = region[from];
     if (reg == kNoSlice) continue;
     CompiledRegionTotal& t = r.regions[region_index[s.name[reg].raw]];
     t.kernels++;

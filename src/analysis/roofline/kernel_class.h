@@ -6,12 +6,17 @@
 //     triton_for_ foreach; any other triton_ name (user Triton kernels
 //     through torch.compile) is triton_other;
 //   - gemm: cuBLAS/hipBLASLt/Tensile (Cijk_), CUTLASS, xmma/gemm/gemv names,
-//     Triton matmul_ogs (MoE);
+//     matmul in any case (Triton matmul_ogs (MoE), Ascend's MatMulV2,
+//     BatchMatMul);
 //   - attention: flash/fmha/attention/paged-attention names (FlashAttention,
-//     aiter, vLLM/SGLang kernels, attn_fwd);
+//     aiter, vLLM/SGLang kernels, attn_fwd), before gemm (FlashAttention's
+//     kernels are CUTLASS templates);
 //   - conv: convolution kernels (cuDNN/MIOpen engines: convolve, dgrad,
 //     wgrad, fprop, winograd, scudnn_ names; implicit-GEMM convolutions
-//     included), before gemm;
+//     included; conv1d/2d/3d in any case: Ascend's Conv2D,
+//     Conv2DBackpropFilter), before gemm;
+//   - Ascend's workspace-zeroing kernels ("<op>_MemSet") are elementwise
+//     fills, whatever op they serve;
 //   - memset: the memset event kind, fill/zero kernels are not memsets;
 //   - memcpy, collective: by event kind;
 //   - elementwise, reduction, norm: ATen's kernel templates (norm also
@@ -76,7 +81,9 @@ struct KernelClassTotal {
 // "## Call CompiledFxGraph <hash> ##") and the kernels its launches ran: a
 // kernel belongs to the outermost region enclosing its launch call on the
 // call's track ("Torch-Compiled Region: 0/0" rather than the compiled graph
-// called inside it).
+// called inside it). A graph-replayed kernel belongs to the region enclosing
+// its graph launch, else to the one enclosing its captured launch (a merged
+// capture trace, src/importers/graph_capture/).
 struct CompiledRegionTotal {
   std::string name;
   uint64_t instances = 0;     // region slices
