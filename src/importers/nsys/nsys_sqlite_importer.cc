@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -183,20 +184,37 @@ struct NsysImport {
     return builder->ThreadTrack(IdValue::Num(NsysPid(global_tid)), IdValue::Num(NsysTid(global_tid)));
   }
 
+  // A row's duration, or false (counted) when it ends before it starts or
+  // lies outside the model's range.
+  bool DurationOf(int64_t start, int64_t end, const char* table, uint64_t row, int64_t* dur) {
+    if (end < start) {
+      builder->Diagnose("negative_duration", Where(table, row, start, end), "a row ends before it starts; skipped");
+      return false;
+    }
+    if (!DurationBetween(start, end, dur)) {
+      builder->Diagnose("time_out_of_range", Where(table, row, start, end),
+                        "start or end outside +-2^61 ns, or longer than 2^61 ns; skipped");
+      return false;
+    }
+    return true;
+  }
+
   // `row` counts the rows read from `table` (1-based), to name a bad one.
   void Slice(uint32_t track, int64_t start, int64_t end, StringId name, StringId cat, int64_t corr, const char* table,
              uint64_t row) {
     int64_t dur = 0;
-    if (end < start) {
-      builder->Diagnose("negative_duration", Where(table, row, start, end), "a row ends before it starts; skipped");
-      return;
-    }
-    if (!DurationBetween(start, end, &dur)) {
-      builder->Diagnose("time_out_of_range", Where(table, row, start, end),
-                        "start or end outside +-2^61 ns, or longer than 2^61 ns; skipped");
-      return;
-    }
-    builder->AddSlice(track, start, dur, name, cat, corr, builder->ArgCursor(), 0);
+    if (DurationOf(start, end, table, row, &dur))
+      builder->AddSlice(track, start, dur, name, cat, corr, builder->ArgCursor(), 0);
+  }
+
+  // The same, with column `bytes_col` of `s` (when >= 0) as the slice's "bytes" arg.
+  void Slice(uint32_t track, int64_t start, int64_t end, StringId name, StringId cat, int64_t corr, const char* table,
+             uint64_t row, const Stmt& s, int bytes_col, StringId bytes_key) {
+    int64_t dur = 0;
+    if (!DurationOf(start, end, table, row, &dur)) return;
+    const uint64_t begin = builder->ArgCursor();
+    const uint16_t count = BytesArg(s, bytes_col, bytes_key);
+    builder->AddSlice(track, start, dur, name, cat, corr, begin, count);
   }
 
   // A row's start and end (columns 0 and 1; `columns` 1: start only) must
@@ -257,33 +275,87 @@ struct NsysImport {
     return kind >= 0 && kind <= 10 ? kNames[kind] : "Memcpy";
   }
 
+  // Nsight's memory kinds (its ENUM_CUDA_MEM_KIND table, which renumbers
+  // CUPTI's): the labels Kineto puts in a copy's name ("Pageable", "Pinned",
+  // "Device", ...). The database's own table wins where it has one.
+  std::vector<std::string> MemoryKindLabels() {
+    std::vector<std::string> labels = {"Pageable", "Pinned",        "Device",         "Array",
+                                       "Managed",  "Device Static", "Managed Static", "Unknown"};
+    std::set<std::string> cols = Columns("ENUM_CUDA_MEM_KIND");
+    if (!cols.count("id") || !cols.count("label")) return labels;
+    Stmt s;
+    Status st = s.Prepare(db, "SELECT id, label FROM ENUM_CUDA_MEM_KIND", path);
+    while (st.ok() && s.Step(&st, db, path)) {
+      if (!s.Integer(0) || s.Int(0) < 0 || s.Int(0) >= 64) continue;
+      if (static_cast<size_t>(s.Int(0)) >= labels.size()) labels.resize(static_cast<size_t>(s.Int(0)) + 1, "Unknown");
+      labels[static_cast<size_t>(s.Int(0))] = std::string(s.Text(1).substr(0, 32));
+    }
+    return labels;
+  }
+
+  // The `bytes` column (`col`) as the "bytes" arg Kineto's copies carry,
+  // when it is a non-negative integer; returns the arg count (0 or 1).
+  uint16_t BytesArg(const Stmt& s, int col, StringId key) {
+    if (col < 0 || !s.Integer(col) || s.Int(col) < 0) return 0;
+    Arg a;
+    a.key = key;
+    a.type = ArgType::kInt;
+    a.i = s.Int(col);
+    builder->AddArg(a);
+    return 1;
+  }
+
+  // Copies are named as Kineto names them, "Memcpy HtoD (Pageable -> Device)",
+  // where the export has srcKind and dstKind (the memcpy analysis counts
+  // pageable copies by that name), and carry their size as "bytes".
   Status Copies() {
-    if (!Columns("CUPTI_ACTIVITY_KIND_MEMCPY").empty()) {
+    const StringId bytes_key = builder->Intern("bytes");
+    if (std::set<std::string> cols = Columns("CUPTI_ACTIVITY_KIND_MEMCPY"); !cols.empty()) {
+      const bool kinds = cols.count("srcKind") && cols.count("dstKind");
+      const bool sized = cols.count("bytes");
+      const std::vector<std::string> labels = kinds ? MemoryKindLabels() : std::vector<std::string>();
+      auto label = [&](const Stmt& st, int col) {
+        return st.Integer(col) && st.Int(col) >= 0 && static_cast<uint64_t>(st.Int(col)) < labels.size()
+                   ? labels[static_cast<size_t>(st.Int(col))]
+                   : std::string("Unknown");
+      };
       Stmt s;
-      RETURN_IF_ERROR(s.Prepare(db, "SELECT start, end, deviceId, streamId, correlationId, copyKind FROM "
-                                    "CUPTI_ACTIVITY_KIND_MEMCPY", path));
+      RETURN_IF_ERROR(s.Prepare(db,
+                                std::string("SELECT start, end, deviceId, streamId, correlationId, copyKind") +
+                                    (kinds ? ", srcKind, dstKind" : "") + (sized ? ", bytes" : "") +
+                                    " FROM CUPTI_ACTIVITY_KIND_MEMCPY",
+                                path));
       StringId cat = builder->Intern("gpu_memcpy");
       Status st;
       for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
         if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMCPY", row)) continue;
         // The name first: string ids in the order they always had.
-        StringId name = builder->Intern(CopyKindName(s.Int(5)));
+        std::string copy = CopyKindName(s.Int(5));
+        if (kinds) copy += " (" + label(s, 6) + " -> " + label(s, 7) + ")";
+        StringId name = builder->Intern(copy);
         uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_MEMCPY", row);
         if (track == kNoTrack) continue;
-        Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row);
+        Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row, s,
+              sized ? (kinds ? 8 : 6) : -1, bytes_key);
       }
       RETURN_IF_ERROR(st);
     }
-    if (Columns("CUPTI_ACTIVITY_KIND_MEMSET").empty()) return OkStatus();
+    std::set<std::string> cols = Columns("CUPTI_ACTIVITY_KIND_MEMSET");
+    if (cols.empty()) return OkStatus();
+    const bool sized = cols.count("bytes");
     Stmt s;
-    RETURN_IF_ERROR(s.Prepare(db, "SELECT start, end, deviceId, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET", path));
+    RETURN_IF_ERROR(s.Prepare(db,
+                              std::string("SELECT start, end, deviceId, streamId, correlationId") +
+                                  (sized ? ", bytes" : "") + " FROM CUPTI_ACTIVITY_KIND_MEMSET",
+                              path));
     StringId cat = builder->Intern("gpu_memset"), name = builder->Intern("Memset");
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMSET", row)) continue;
       uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_MEMSET", row);
       if (track == kNoTrack) continue;
-      Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row);
+      Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row, s, sized ? 5 : -1,
+            bytes_key);
     }
     return st;
   }

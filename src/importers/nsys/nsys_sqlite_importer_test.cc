@@ -12,8 +12,10 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/base/import_budget.h"
@@ -585,6 +587,58 @@ TEST(NsysSqliteImporterTest, TruncatedOrCorruptDatabasesAreSaidToBeDamaged) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("junk.sqlite: truncated or corrupt SQLite database"), std::string::npos)
       << r.status().message();
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// CloverLeaf's copies (the real export): 254 HtoD copies from pageable host
+// memory (srcKind 0 = Pageable in its ENUM_CUDA_MEM_KIND), 225,065,752 bytes,
+// and 25 DtoH copies into pageable memory, 51,200 bytes (SQL on the file,
+// below). They were all named "Memcpy HtoD"/"Memcpy DtoH" without a size, so
+// `analyze` said "Pageable: 0" and "Bytes —" for 225 MB of pageable copies.
+TEST(NsysSqliteImporterTest, CopiesOfTheRealExportSayTheirMemoryKindsAndSize) {
+  const std::string path = std::string(AIPROF_FIXTURES_DIR) + "/nsys/perlmutter-cloverleaf-cuda.sqlite";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK) << path;
+  std::map<std::string, std::pair<int64_t, int64_t>> sql;  // name -> (copies, bytes)
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT 'Memcpy ' || CASE m.copyKind WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' ELSE '?' END"
+                               " || ' (' || s.label || ' -> ' || d.label || ')', count(*), sum(m.bytes)"
+                               " FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN ENUM_CUDA_MEM_KIND s ON s.id = m.srcKind"
+                               " JOIN ENUM_CUDA_MEM_KIND d ON d.id = m.dstKind GROUP BY 1",
+                               -1, &st, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    sql[reinterpret_cast<const char*>(sqlite3_column_text(st, 0))] = {sqlite3_column_int64(st, 1),
+                                                                      sqlite3_column_int64(st, 2)};
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  ASSERT_EQ(sql.size(), 2u);
+  EXPECT_EQ(sql["Memcpy HtoD (Pageable -> Device)"], std::make_pair(int64_t{254}, int64_t{225065752}));
+  EXPECT_EQ(sql["Memcpy DtoH (Device -> Pageable)"], std::make_pair(int64_t{25}, int64_t{51200}));
+
+  auto trace = ImportTrace(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().message();
+  const Trace& t = **trace;
+  const std::optional<StringId> bytes_key = t.strings.Find("bytes");
+  ASSERT_TRUE(bytes_key.has_value());
+  std::map<std::string, std::pair<int64_t, int64_t>> model;
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (t.slices.kind[i] != EventKind::kMemcpy) continue;
+    auto& [copies, bytes] = model[std::string(t.Str(t.slices.name[i]))];
+    ++copies;
+    const Arg* a = t.FindSliceArg(i, *bytes_key);
+    ASSERT_NE(a, nullptr);
+    bytes += a->i;
+  }
+  EXPECT_EQ(model, sql);
 }
 
 }  // namespace
