@@ -164,6 +164,17 @@ void MapOps(const Trace& trace, StringTable* strings, RankDigest* d) {
   std::unordered_map<std::string, uint32_t> stable_ids;
   std::vector<std::string> names;
   std::unordered_map<uint64_t, Acc> by;
+  // A call nested in a call of the same op on its host thread (aten::sort
+  // inside aten::sort, a recursive Python function) is part of the outer
+  // call: only outermost calls are counted, so an op's total is the time the
+  // rank spent in it, never more. Device tracks are left as they are: tasks
+  // of one name that overlap there (HCCL's Notify Wait on parallel streams)
+  // are separate work, summed as the summary sums them. Slices are in
+  // (track, start, longest first) order; `open` holds the counted calls
+  // still open on the track.
+  std::vector<std::pair<int64_t, uint64_t>> open;  // (end, key)
+  std::unordered_map<uint64_t, uint32_t> open_of;  // key → calls of it in `open`
+  uint32_t track = UINT32_MAX;
   for (uint32_t s = 0; s < trace.slices.size(); ++s) {
     uint32_t& stable = stable_of[trace.slices.name[s].raw];
     if (stable == UINT32_MAX) {
@@ -173,6 +184,21 @@ void MapOps(const Trace& trace, StringTable* strings, RankDigest* d) {
       stable = it->second;
     }
     const uint64_t key = (static_cast<uint64_t>(trace.slices.category[s].raw) << 32) | stable;
+    const int64_t ts = trace.slices.ts_ns[s];
+    if (trace.slices.track[s] != track) {
+      track = trace.slices.track[s];
+      open.clear();
+      open_of.clear();
+    }
+    if (trace.tracks.device[track] == kHostDevice) {
+      while (!open.empty() && open.back().first <= ts) {
+        if (--open_of[open.back().second] == 0) open_of.erase(open.back().second);
+        open.pop_back();
+      }
+      if (open_of.contains(key)) continue;  // inside a call of the same op
+      open.emplace_back(ts + trace.slices.dur_ns[s], key);
+      ++open_of[key];
+    }
     auto [it, fresh] = by.try_emplace(key, Acc{s, stable, 0, 0, INT64_MAX, INT64_MIN, DurationSketch()});
     Acc& a = it->second;
     const int64_t dur = trace.slices.dur_ns[s];

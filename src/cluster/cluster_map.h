@@ -5,7 +5,8 @@
 // ListFolderUnits): each unit is one rank. A unit that cannot be imported
 // still yields a digest, holding the reason (and the rank its name gives).
 //
-// Ops: slices grouped by (category, name), the kDigestMaxOps with the
+// Ops: slices grouped by (category, name), a call nested in a call of the
+// same op on its track counted as part of the outer one; the kDigestMaxOps with the
 // largest total kept, the rest summed into "(other ops)". Host: the trace's
 // "hostname" / "host_name" metadata, else `default_host` (the machine that
 // runs the map, which is where the ranks ran when the map runs beside them).

@@ -140,6 +140,7 @@ void ClusterReducer::Add(const RankDigest& d, const std::string& digest) {
   r.slices = d.slice_count;
   r.steps = d.steps.size();
   for (const DigestDiagnostic& g : d.diagnostics) r.diagnostics += g.count;
+  r.import_diagnostics = d.diagnostics;
   r.span_ns = d.span_ns;
   double step_sum = 0;
   for (const DigestStep& s : d.steps) {
@@ -182,10 +183,14 @@ void ClusterReducer::Add(const RankDigest& d, const std::string& digest) {
 
 namespace {
 
+// One collective matched across ranks: each member is (index into the
+// sorted rank states, index of the instance in that rank's sequence of the key).
 struct Matched {
   std::pair<uint32_t, uint8_t> key;
-  uint64_t ordinal;
-  std::vector<uint32_t> ranks;  // indices into the sorted rank states
+  std::vector<std::pair<uint32_t, uint32_t>> members;
+  const Arrival& At(const std::vector<RankState>& ranks, size_t k) const {
+    return ranks[members[k].first].seq.at(key)[members[k].second];
+  }
 };
 
 // Per-rank sums over matched instances with per-rank clock offsets.
@@ -210,15 +215,17 @@ CrossSums Sum(const std::vector<RankState>& ranks, const std::vector<Matched>& m
   spreads.reserve(matched.size());
   for (const Matched& m : matched) {
     int64_t first = INT64_MAX, last = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
-    for (uint32_t r : m.ranks) {
-      const Arrival& a = ranks[r].seq.at(m.key)[m.ordinal];
+    for (size_t k = 0; k < m.members.size(); ++k) {
+      const uint32_t r = m.members[k].first;
+      const Arrival& a = m.At(ranks, k);
       first = std::min(first, a.arrival_ns - offset[r]);
       last = std::max(last, a.arrival_ns - offset[r]);
       lo = std::min(lo, a.end_ns - offset[r]);
       hi = std::max(hi, a.end_ns - offset[r]);
     }
-    for (uint32_t r : m.ranks) {
-      const Arrival& a = ranks[r].seq.at(m.key)[m.ordinal];
+    for (size_t k = 0; k < m.members.size(); ++k) {
+      const uint32_t r = m.members[k].first;
+      const Arrival& a = m.At(ranks, k);
       const int64_t arrival = a.arrival_ns - offset[r], end = a.end_ns - offset[r];
       ++s.matched[r];
       s.comm[r] += a.end_ns - a.arrival_ns;
@@ -246,10 +253,13 @@ std::vector<int64_t> EstimateOffsets(const std::vector<RankState>& ranks, const 
   std::vector<std::vector<double>> dev(ranks.size());
   std::vector<double> ends;
   for (const Matched& m : matched) {
+    // Relative to the first member's end: epoch nanoseconds (~1.8e18) are
+    // not exact in a double (steps of 256 ns), their differences are.
+    const int64_t base = m.At(ranks, 0).end_ns;
     ends.clear();
-    for (uint32_t r : m.ranks) ends.push_back(static_cast<double>(ranks[r].seq.at(m.key)[m.ordinal].end_ns));
+    for (size_t k = 0; k < m.members.size(); ++k) ends.push_back(static_cast<double>(m.At(ranks, k).end_ns - base));
     const double median = Median(ends);
-    for (size_t k = 0; k < m.ranks.size(); ++k) dev[m.ranks[k]].push_back(ends[k] - median);
+    for (size_t k = 0; k < m.members.size(); ++k) dev[m.members[k].first].push_back(ends[k] - median);
   }
   std::vector<int64_t> offset(ranks.size(), 0);
   for (size_t r = 0; r < ranks.size(); ++r) offset[r] = std::llround(Median(std::move(dev[r])));
@@ -369,18 +379,42 @@ ClusterResult ClusterReducer::Finish() {
       }
     }
   }
-  // Matching by (group, type, ordinal).
+  // Matching by (group, type, step, ordinal within the step) when every
+  // rank holding the (group, type) numbers its steps, else by (group, type,
+  // ordinal): a rank whose profile starts or ends a step apart from the
+  // others' then still pairs its collectives with the same step's.
   std::map<std::pair<uint32_t, uint8_t>, std::vector<uint32_t>> holders;
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     for (const auto& [key, v] : ranks[r].seq) holders[key].push_back(r);
   }
   std::vector<Matched> matched;
   for (const auto& [key, hs] : holders) {
-    size_t n = SIZE_MAX;
-    for (uint32_t r : hs) n = std::min(n, ranks[r].seq.at(key).size());
-    if (hs.size() < 2) n = 0;
-    for (uint32_t r : hs) out.unmatched += ranks[r].seq.at(key).size() - n;
-    for (size_t i = 0; i < n; ++i) matched.push_back(Matched{key, i, hs});
+    bool by_step = true;
+    for (uint32_t r : hs) {
+      const std::vector<Arrival>& v = ranks[r].seq.at(key);
+      by_step &= std::any_of(v.begin(), v.end(), [](const Arrival& a) { return a.step >= 0; });
+    }
+    // bucket (step, or 0) → per holder, its instances' indices in arrival order.
+    std::map<int64_t, std::vector<std::vector<uint32_t>>> buckets;
+    for (size_t h = 0; h < hs.size(); ++h) {
+      const std::vector<Arrival>& v = ranks[hs[h]].seq.at(key);
+      for (uint32_t i = 0; i < v.size(); ++i) {
+        std::vector<std::vector<uint32_t>>& b = buckets[by_step ? v[i].step : 0];
+        b.resize(hs.size());
+        b[h].push_back(i);
+      }
+    }
+    for (const auto& [bucket, per] : buckets) {
+      size_t n = SIZE_MAX;
+      for (const std::vector<uint32_t>& idx : per) n = std::min(n, idx.size());
+      if (hs.size() < 2) n = 0;
+      for (const std::vector<uint32_t>& idx : per) out.unmatched += idx.size() - n;
+      for (size_t i = 0; i < n; ++i) {
+        Matched m{key, {}};
+        for (size_t h = 0; h < hs.size(); ++h) m.members.emplace_back(hs[h], per[h][i]);
+        matched.push_back(std::move(m));
+      }
+    }
   }
   out.matched = matched.size();
   const std::vector<int64_t> zero(ranks.size(), 0);
@@ -417,28 +451,33 @@ ClusterResult ClusterReducer::Finish() {
     ClusterInstance in;
     in.group = s.groups[m.key.first];
     in.type = m.key.second;
-    in.ordinal = m.ordinal;
-    in.ranks = static_cast<uint32_t>(m.ranks.size());
+    in.ordinal = m.members.front().second;  // in the first member's sequence of the key
+    in.ranks = static_cast<uint32_t>(m.members.size());
     arrivals.clear();
     int64_t last = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
-    uint32_t last_r = 0;
-    for (uint32_t r : m.ranks) {
-      const Arrival& a = ranks[r].seq.at(m.key)[m.ordinal];
+    size_t last_k = 0;
+    // Arrivals relative to the first member's: epoch nanoseconds are not
+    // exact in a double, their differences are.
+    const int64_t base = m.At(ranks, 0).arrival_ns - offset[m.members.front().first];
+    for (size_t k = 0; k < m.members.size(); ++k) {
+      const uint32_t r = m.members[k].first;
+      const Arrival& a = m.At(ranks, k);
       const int64_t t = a.arrival_ns - offset[r];
-      arrivals.push_back(static_cast<double>(t));
+      arrivals.push_back(static_cast<double>(t - base));
       if (t > last) {
         last = t;
-        last_r = r;
+        last_k = k;
       }
       lo = std::min(lo, a.end_ns - offset[r]);
       hi = std::max(hi, a.end_ns - offset[r]);
     }
-    in.step = ranks[last_r].seq.at(m.key)[m.ordinal].step;
+    const uint32_t last_r = m.members[last_k].first;
+    in.step = m.At(ranks, last_k).step;
     in.last_rank = ranks[last_r].info.rank;
     std::sort(arrivals.begin(), arrivals.end());
     const double median = arrivals.size() % 2 ? arrivals[arrivals.size() / 2]
                                               : (arrivals[arrivals.size() / 2 - 1] + arrivals[arrivals.size() / 2]) / 2;
-    in.late_by_ns = static_cast<int64_t>(std::llround(static_cast<double>(last) - median));
+    in.late_by_ns = static_cast<int64_t>(std::llround(static_cast<double>(last - base) - median));
     in.late_by_next_ns = static_cast<int64_t>(std::llround(arrivals.back() - arrivals[arrivals.size() - 2]));
     in.end_spread_ns = hi - lo;
     if (in.late_by_ns > 0) ++ranks[last_r].info.last_arrivals;
@@ -520,9 +559,16 @@ ClusterResult ClusterReducer::Finish() {
       if (j != k) others.push_back(lateness[j]);
     }
     rep.excess_ns = std::max<int64_t>(0, used.lateness[r] - std::llround(Median(others)));
-    rep.excess_ratio = ranks[r].info.span_ns > 0
-                           ? static_cast<double>(rep.excess_ns) / static_cast<double>(ranks[r].info.span_ns)
-                           : 0;
+    const ClusterRank& c = ranks[r].info;
+    const double step_sum = c.mean_step_ns * static_cast<double>(c.steps);
+    if (c.span_ns > 0) {
+      rep.excess_ratio = static_cast<double>(rep.excess_ns) / static_cast<double>(c.span_ns);
+      rep.excess_ratio_base = "its device span";
+    } else if (step_sum > 0) {
+      // No device activity (CPU-only ranks): the time its steps took.
+      rep.excess_ratio = static_cast<double>(rep.excess_ns) / step_sum;
+      rep.excess_ratio_base = "the sum of its step times";
+    }
     rep.last_arrivals = ranks[r].info.last_arrivals;
     rep.ops = OpDifferences(ranks, r, s.op_names, s.op_sketches);
     return rep;

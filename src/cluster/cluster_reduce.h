@@ -1,8 +1,11 @@
 // Reduce: the ranks' digests → the cross-rank picture of the job.
 //
-// Collectives are matched as the multi-rank analysis matches them
-// (cross_rank.h): the i-th instance of a (group, type) on every rank that
-// has it, n = the fewest instances of any such rank. For one matched
+// Collectives are matched within their step: the i-th instance of a
+// (group, type) in step N on every rank that has the (group, type), n = the
+// fewest instances of any such rank in that step (a rank whose profile
+// starts a step later still pairs step by step). When a rank holding the
+// (group, type) numbers no step, as the multi-rank analysis matches them
+// (cross_rank.h): the i-th over the whole trace. For one matched
 // instance with arrivals a_r and ends e_r: wait_r = max(a) − a_r, lateness_r
 // = a_r − min(a), transfer_r = max(0, e_r − max(a)). Those raw figures, the
 // median end spread and the clock-agreement test (end spread ≤ 25% of a
@@ -81,6 +84,8 @@ struct ClusterRank {
   uint64_t last_arrivals = 0;  // instances where it arrived last (and later than the median)
   double lateness_z = 0;       // robust z of its lateness (more than 10 ranks)
   int64_t profiler_elapse_ns = -1, profiler_wait_ns = -1, profiler_transit_ns = -1;
+  // What the importer could not read of its trace (malformed records skipped, ...).
+  std::vector<DigestDiagnostic> import_diagnostics;
 };
 
 struct ClusterInstance {
@@ -123,7 +128,11 @@ struct SlowRankReport {
   bool outlier = false;
   double statistic = 0, critical = 0;
   int64_t excess_ns = 0;      // lateness − median lateness of the others
-  double excess_ratio = 0;    // of its device span
+  // excess_ns over its device span, or, for a rank without device activity
+  // (CPU-only, gloo), over the sum of its step times; excess_ratio_base
+  // names which ("" and 0: neither is known).
+  double excess_ratio = 0;
+  std::string excess_ratio_base;
   uint64_t last_arrivals = 0;
   std::vector<OpDifference> ops;
 };

@@ -12,6 +12,9 @@
 namespace aiprof {
 namespace {
 
+// Import diagnostics listed in the Markdown/HTML report (cluster.json has all).
+constexpr size_t kDiagnosticRowsShown = 50;
+
 // Busy over span of a rank's devices, 0 without a span.
 double DeviceUtilization(const ClusterRank& c) {
   return c.device_span_ns > 0 ? static_cast<double>(c.device_busy_ns) / static_cast<double>(c.device_span_ns) : 0.0;
@@ -100,6 +103,7 @@ void JsonSlow(Json& j, const SlowRankReport& s) {
   j.Field("critical", s.critical);
   j.Field("excess_ns", s.excess_ns);
   j.Field("excess_ratio", s.excess_ratio);
+  j.FieldStr("excess_ratio_base", s.excess_ratio_base);
   j.Field("last_arrivals", s.last_arrivals);
   j.Objects("ops", s.ops, [&](const OpDifference& o) {
     j.FieldStr("name", o.name);
@@ -202,6 +206,12 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("profiler_elapse_ns", c.profiler_elapse_ns);
     j.Field("profiler_wait_ns", c.profiler_wait_ns);
     j.Field("profiler_transit_ns", c.profiler_transit_ns);
+    j.Objects("import_diagnostics", c.import_diagnostics, [&](const DigestDiagnostic& g) {
+      j.FieldStr("kind", g.kind);
+      j.Field("count", g.count);
+      j.FieldStr("first_where", g.first_where);
+      j.FieldStr("description", g.description);
+    });
   });
   j.Objects("steps", r.steps, [&](const ClusterStep& s) {
     j.Field("number", s.number);
@@ -315,10 +325,19 @@ void AddSlowest(const ClusterResult& r, Section* s) {
   // longest step is another reading, so each is named by what it measures.
   f.title = fmt::format("Rank {} arrives last at collectives: later than the median of the others", w.rank);
   f.severity = w.outlier ? render::Severity::kHigh : render::Severity::kInfo;
-  f.impact = w.excess_ratio;
-  f.impact_base = "its device span";
+  if (!w.excess_ratio_base.empty()) {
+    f.impact = w.excess_ratio;
+    f.impact_base = w.excess_ratio_base;
+  } else {
+    f.detail = "Its trace has neither device activity nor steps: no time to state the excess as a share of.";
+  }
+  uint64_t matched = 0;
+  for (const ClusterRank& c : r.ranks) {
+    if (c.rank == w.rank) matched = c.matched;
+  }
   f.evidence = {{"excess_ns", "Later than the others' median by", I(w.excess_ns), Unit::kNs},
-                {"last_arrivals", "Last to arrive", U(w.last_arrivals), Unit::kCount},
+                {"last_arrivals", "Last to arrive (later than the median arrival)",
+                 S(fmt::format("at {} of its {} matched collectives", w.last_arrivals, matched))},
                 {"outlier_test", "Outlier test", S(r.test_name == "none" ? "none (too few ranks)" : r.test_name)}};
   if (r.test_name != "none") {
     f.evidence.push_back({"statistic", "Statistic", D(w.statistic)});
@@ -387,17 +406,29 @@ void AddRanks(const ClusterResult& r, Section* s) {
                            {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}},
                           {}, ""});
   const std::string not_comparable = NotComparable(r);
+  bool no_device = false, no_memory = false;
   for (const ClusterRank& c : r.ranks) {
+    // A rank without device activity (CPU-only) or memory events has no
+    // utilisation or peak to show: blank, not 0.
+    const Value util = c.device_span_ns > 0 ? D(DeviceUtilization(c)) : Value::Null();
+    const bool memory = c.memory_peak_allocated > 0 || c.memory_capacity > 0;
+    const Value peak = memory ? D(c.memory_peak_allocated) : Value::Null();
+    no_device |= c.device_span_ns <= 0;
+    no_memory |= !memory;
     if (!not_comparable.empty()) {
       t.rows.push_back({Rank(c.rank), S(c.host), Value::Null(), Value::Null(), Value::Null(), Value::Null(),
-                        Value::Null(), D(DeviceUtilization(c)), D(c.memory_peak_allocated)});
+                        Value::Null(), util, peak});
       continue;
     }
     t.rows.push_back({Rank(c.rank), S(c.host), I(c.aligned_wait_ns), I(c.aligned_transfer_ns), I(c.aligned_lateness_ns),
-                      I(c.clock_offset_ns), U(c.last_arrivals), D(DeviceUtilization(c)), D(c.memory_peak_allocated)});
+                      I(c.clock_offset_ns), U(c.last_arrivals), util, peak});
   }
   if (!not_comparable.empty() && !r.ranks.empty()) {
     t.note = "Wait, transfer, lateness, clock offset and last arrivals: " + not_comparable + ".";
+  }
+  if (no_device || no_memory) {
+    t.note += std::string(t.note.empty() ? "" : " ") + "A blank device util" + (no_memory ? " or memory peak" : "") +
+              ": the rank's trace has no device activity" + (no_memory ? " or no memory events" : "") + ".";
   }
 }
 
@@ -411,6 +442,32 @@ void AddProblems(const ClusterResult& r, Section* s) {
   if (r.missing_count > r.missing.size()) {
     t.note = fmt::format("{} missing ranks in all (too many to list)", r.missing_count);
   }
+}
+
+// Records the importer could not read, per rank (a corrupt event skipped,
+// ...): the rank is analysed without them.
+void AddImportDiagnostics(const ClusterResult& r, Section* s) {
+  s->Add(render::Paragraph{"Ranks analysed without part of their trace: what the import skipped or could not read."});
+  Table& t = s->Add(Table{"import_diagnostics",
+                          "",
+                          {{"rank", "rank", Unit::kNone},
+                           {"kind", "kind", Unit::kNone},
+                           {"count", "count", Unit::kCount},
+                           {"first_where", "first at", Unit::kNone},
+                           {"description", "what", Unit::kNone}},
+                          {},
+                          ""});
+  size_t left_out = 0;
+  for (const ClusterRank& c : r.ranks) {
+    for (const DigestDiagnostic& g : c.import_diagnostics) {
+      if (t.rows.size() >= kDiagnosticRowsShown) {
+        ++left_out;
+        continue;
+      }
+      t.rows.push_back({Rank(c.rank), S(g.kind), U(g.count), S(g.first_where), S(g.description)});
+    }
+  }
+  if (left_out > 0) t.note = fmt::format("{} more not shown (all are in cluster.json).", left_out);
 }
 
 void AddLinks(const ClusterResult& r, Section* s) {
@@ -452,6 +509,9 @@ render::Document ClusterToDocument(const ClusterResult& r) {
   AddSteps(r, &doc.AddSection("steps", "Steps"));
   AddRanks(r, &doc.AddSection("ranks", "Ranks"));
   if (!r.broken.empty() || r.missing_count > 0) AddProblems(r, &doc.AddSection("problems", "Missing or broken digests"));
+  bool diagnostics = false;
+  for (const ClusterRank& c : r.ranks) diagnostics |= !c.import_diagnostics.empty();
+  if (diagnostics) AddImportDiagnostics(r, &doc.AddSection("import_diagnostics", "Import diagnostics"));
   if (!r.links.empty()) AddLinks(r, &doc.AddSection("links", "Links"));
   return doc;
 }

@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,9 +12,9 @@
 #include <future>
 #include <random>
 #include <string>
+#include <tuple>
 
-#include <xxhash.h>
-
+#include "src/analysis/communication/collective_type.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/base/duration_sketch.h"
@@ -611,6 +611,181 @@ TEST(ClusterTest, ArrivalFiguresNotShownWhenTheClocksCannotBeCompared) {
   const std::string trusted = ClusterToMarkdown(Reduce(MapFolder(WriteJob(job))));
   EXPECT_EQ(trusted.find("not comparable"), std::string::npos);
   EXPECT_NE(trusted.find("all\\_reduce #0"), std::string::npos) << trusted;  // Markdown escapes "_"
+}
+
+// A rank of a hand-made job: one step window per entry of `steps` (number,
+// start, duration) and one all-reduce per entry of `collectives` (step,
+// arrival, end), all in ns.
+RankDigest Ranked(int32_t rank, const std::vector<std::tuple<int64_t, int64_t, int64_t>>& steps,
+                  const std::vector<std::tuple<int64_t, int64_t, int64_t>>& collectives) {
+  RankDigest d;
+  d.rank = rank;
+  d.source = "rank" + std::to_string(rank);
+  d.strings = {"", "pg"};
+  for (const auto& [n, start, dur] : steps) {
+    DigestStep s;
+    s.number = n;
+    s.start_ns = start;
+    s.dur_ns = dur;
+    d.steps.push_back(s);
+  }
+  for (const auto& [step, arrival, end] : collectives) {
+    DigestCollective c;
+    c.group = 1;
+    c.type = static_cast<uint8_t>(CollectiveType::kAllReduce);
+    c.arrival_ns = arrival;
+    c.end_ns = end;
+    c.step = step;
+    d.collectives.push_back(c);
+  }
+  return d;
+}
+
+// Trial cl: arrivals are epoch nanoseconds (~1.8e18), which a double holds
+// only to 256 ns; the median arrival and the clock offsets were taken in
+// doubles, so late_by and the offsets were off by up to 256 ns (the gloo
+// job's "1079808" for 1,080,000 ns on a µs trace). Now exact.
+TEST(ClusterTest, LateByAndOffsetsExactAtEpochNanoseconds) {
+  const int64_t base = 1796479128090805000;  // a real gloo trace's time
+  std::vector<RankDigest> d;
+  const int64_t arrival[4] = {0, 1000, 2000, 3001000}, end[4] = {5000000, 5000100, 5000300, 5000700};
+  for (int32_t r = 0; r < 4; ++r) d.push_back(Ranked(r, {}, {{-1, base + arrival[r], base + end[r]}}));
+  ClusterResult raw = Reduce(d);
+  ASSERT_EQ(raw.instances.size(), 1u);
+  EXPECT_EQ(raw.instances[0].last_rank, 3);
+  EXPECT_EQ(raw.instances[0].late_by_ns, 3001000 - 1500);  // the median arrival is (1000 + 2000) / 2
+  ClusterOptions always;
+  always.align = ClockAlign::kAlways;
+  ClusterResult aligned = Reduce(d, always);
+  // Offsets: each end minus the median end (5000100 + 5000300) / 2.
+  const int64_t want[4] = {-200, -100, 100, 500};
+  for (const ClusterRank& c : aligned.ranks) EXPECT_EQ(c.clock_offset_ns, want[c.rank]) << c.rank;
+}
+
+// Trial cl: rank 3's profile began a step after the others' (its trace has
+// steps 2 and 3 only). Collectives were paired by ordinal alone, so its
+// step-2 all-reduces were paired with the others' step-1 ones: the ends
+// differed by a whole step, the clocks were judged not to agree, and the
+// slow rank and wait ratio were withheld (or, with steadier steps, a clock
+// offset of one step made them wrong). Now paired within the step.
+TEST(ClusterTest, CollectivesArePairedWithinTheirStepWhenARankStartsLater) {
+  const int64_t ms = 1000000;
+  std::vector<RankDigest> d;
+  for (int32_t r = 0; r < 4; ++r) {
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> steps, coll;
+    for (int64_t n = (r == 3 ? 2 : 1); n <= 3; ++n) {
+      const int64_t start = n * 100 * ms;
+      steps.emplace_back(n, start, 100 * ms);
+      for (int64_t k = 0; k < 2; ++k) {
+        const int64_t arrival = start + (10 + 40 * k) * ms + (r == 2 ? ms : 0);  // rank 2 arrives 1 ms late
+        coll.emplace_back(n, arrival, start + (20 + 40 * k) * ms);
+      }
+    }
+    d.push_back(Ranked(r, steps, coll));
+  }
+  ClusterResult r = Reduce(d);
+  EXPECT_EQ(r.matched, 4u);    // steps 2 and 3, two each
+  EXPECT_EQ(r.unmatched, 6u);  // step 1 on ranks 0, 1, 2
+  EXPECT_TRUE(r.raw_clocks_agree);
+  EXPECT_EQ(r.raw_end_spread_p50_ns, 0);
+  EXPECT_FALSE(r.aligned);
+  ASSERT_TRUE(r.slowest.has_value());
+  EXPECT_EQ(r.slowest->rank, 2);
+  const ClusterRank* slow = FindRank(r, 2);
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->lateness_ns, 4 * ms);
+  for (const ClusterInstance& in : r.instances) {
+    EXPECT_EQ(in.ranks, 4u);
+    EXPECT_EQ(in.late_by_ns, ms);
+  }
+  // Without step numbers on a rank, pairing is by ordinal as before.
+  std::vector<RankDigest> unnumbered = d;
+  for (DigestCollective& c : unnumbered[3].collectives) c.step = -1;
+  EXPECT_EQ(Reduce(unnumbered).matched, 4u);
+  EXPECT_FALSE(Reduce(unnumbered).raw_clocks_agree);  // ordinal pairing: ends a step apart
+}
+
+// Trial cl: aten::sort calls aten::sort inside it; the digest summed both, so
+// on the gloo job's slow rank aten::sort's total (2.83 s) exceeded the data
+// loader block holding it (1.50 s) and ranked first. Calls nested in a call
+// of the same op count once, as the outer call.
+TEST(ClusterMapTest, NestedCallsOfTheSameOpAreCountedOnce) {
+  TempDir dir;
+  const std::string path = dir.Path("rank0.json");
+  std::ofstream(path) << R"({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "## dataloader ##", "pid": 1, "tid": 1, "ts": 0, "dur": 300},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sort", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sort", "pid": 1, "tid": 1, "ts": 20, "dur": 80},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sort", "pid": 1, "tid": 1, "ts": 200, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sort", "pid": 1, "tid": 1, "ts": 210, "dur": 30},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::sort", "pid": 1, "tid": 2, "ts": 10, "dur": 40}]})";
+  std::vector<RankDigest> d = MapUnits(ListMapUnits({path}), 0, 1, 1, "h");
+  ASSERT_EQ(d.size(), 1u);
+  ASSERT_TRUE(d[0].ok()) << d[0].error;
+  bool found = false;
+  for (const DigestOp& o : d[0].ops) {
+    if (d[0].Str(o.name) != "aten::sort") continue;
+    found = true;
+    EXPECT_EQ(o.count, 3u);         // two outer calls on thread 1, one on thread 2
+    EXPECT_EQ(o.total_ns, 190000);  // 100 + 50 + 40 µs
+    EXPECT_EQ(o.max_ns, 100000);
+    EXPECT_EQ(o.min_ns, 40000);
+  }
+  EXPECT_TRUE(found);
+}
+
+// Trial cl: on a CPU-only gloo job the slow rank's excess was "0.0% of its
+// device span" (it has none), and every rank showed device util 0.0% and
+// memory peak 0 B. The excess is now a share of the sum of its step times,
+// said so, and the cells are blank with a note.
+TEST(ClusterTest, CpuOnlyRanksExcessOverTheirStepsAndNoDeviceFigures) {
+  const int64_t ms = 1000000;
+  std::vector<RankDigest> d;
+  for (int32_t r = 0; r < 3; ++r) {
+    d.push_back(Ranked(r, {{1, 0, 100 * ms}, {2, 100 * ms, 100 * ms}},
+                       {{1, 50 * ms + (r == 1 ? 10 * ms : r * 100000), 70 * ms},
+                        {2, 150 * ms + (r == 1 ? 10 * ms : r * 100000), 170 * ms}}));
+  }
+  ClusterResult r = Reduce(d);
+  ASSERT_TRUE(r.slowest.has_value());
+  EXPECT_EQ(r.slowest->rank, 1);
+  EXPECT_EQ(r.slowest->excess_ratio_base, "the sum of its step times");
+  // Lateness: rank 1 2 × 10 ms, the others 0 and 2 × 0.2 ms (median 0.2 ms).
+  EXPECT_EQ(r.slowest->excess_ns, 20 * ms - 200000);
+  EXPECT_DOUBLE_EQ(r.slowest->excess_ratio, (20.0 * ms - 200000) / (200.0 * ms));
+  const std::string md = ClusterToMarkdown(r);
+  EXPECT_NE(md.find("(9.9% of the sum of its step times)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("device span"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 0 | 2 | — | — |"), std::string::npos) << md;  // rank 1: no device util, no memory peak
+  EXPECT_EQ(md.find("0 B"), std::string::npos) << md;
+  EXPECT_NE(md.find("at 2 of its 2 matched collectives"), std::string::npos) << md;
+  EXPECT_NE(md.find("no device activity or no memory events"), std::string::npos) << md;
+  EXPECT_NE(ClusterToJson(r).find("\"excess_ratio_base\":\"the sum of its step times\""), std::string::npos);
+}
+
+// Trial cl: a rank whose trace had a corrupt event (skipped by the import)
+// was analysed with nothing in the report to say so: only a count in
+// cluster.json. Its import diagnostics are now listed.
+TEST(ClusterTest, ImportDiagnosticsOfARankAreListed) {
+  TempDir dir;
+  const std::string job = WriteJob(dir);
+  {
+    std::ifstream in(job + "/rank2.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // One event made invalid JSON (an unescaped control character in a name).
+    const size_t at = text.find("\"name\"", text.find("traceEvents"));
+    ASSERT_NE(at, std::string::npos);
+    text.insert(text.find('"', at + 7) + 1, std::string(1, '\x01'));
+    std::ofstream(job + "/rank2.json") << text;
+  }
+  ClusterResult r = Reduce(MapFolder(job));
+  const ClusterRank* two = FindRank(r, 2);
+  ASSERT_NE(two, nullptr);
+  ASSERT_FALSE(two->import_diagnostics.empty());
+  const std::string md = ClusterToMarkdown(r);
+  EXPECT_NE(md.find("## Import diagnostics"), std::string::npos) << md;
+  EXPECT_NE(md.find("rank2.json"), std::string::npos) << md;
+  EXPECT_NE(ClusterToJson(r).find("\"import_diagnostics\":[{\"kind\":"), std::string::npos);
 }
 
 }  // namespace

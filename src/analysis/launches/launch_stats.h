@@ -17,7 +17,9 @@
 // Op coverage: the share of device-activity time (kernels, copies, sets,
 // collectives) whose launching call or launching flow lies under a host op
 // (cpu_op); graph-replayed kernels are covered only through a flow from an
-// op (none ties them yet: the graph capture trace is not merged).
+// op or through their captured launch call once a graph capture trace is
+// merged (src/importers/graph_capture/), never by the op enclosing the graph
+// launch.
 // Runtime-call outliers: host runtime calls longer than kRuntimeOutlierFactor
 // × the median of calls with the same name (names with at least
 // kRuntimeOutlierMinCount calls); the copies on graph-capture tracks
