@@ -1,5 +1,6 @@
 #include "src/monitor/alert.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "src/analysis/validation/baseline_store.h"
@@ -35,6 +36,9 @@ StatusOr<std::vector<AlertRule>> ParseAlertRules(const std::vector<std::string>&
   if (texts.empty()) return ErrStatus("aiprof monitor: give at least one --alert EXPR (e.g. --alert \"p99_latency > 2.0s\")");
   std::vector<AlertRule> out;
   for (const std::string& text : texts) {
+    // Its text labels its series on /metrics: twice, two samples of one series.
+    if (std::count(texts.begin(), texts.end(), text) > 1)
+      return ErrStatus("--alert \"" + text + "\" is given twice (its text labels its series on /metrics)");
     StatusOr<Expression> e = Expression::Parse(text, &FindMonitorMetric);
     if (!e.ok()) return ErrStatus("--alert: " + e.status().message() + " (metrics: docs/monitor.md)");
     for (const std::string& m : e->Metrics()) {

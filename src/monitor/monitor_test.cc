@@ -403,6 +403,13 @@ TEST(MonitorAlertTest, BadExpressionsAreErrorsAtStartUp) {
   auto r = ParseAlertRules({"p99_latency > 1.2 * baseline"}, &steps);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("has no value for p99_latency"), std::string::npos) << r.status().message();
+  // trial_monitor2 M4: the same --alert twice gave two samples of one series
+  // on /metrics (aiprof_monitor_alerts_total{alert="p99_latency > 1s"} twice).
+  auto twice = ParseAlertRules({"p99_latency > 1s", "error_rate > 1%", "p99_latency > 1s"}, nullptr);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("\"p99_latency > 1s\" is given twice"), std::string::npos)
+      << twice.status().message();
+  EXPECT_TRUE(ParseAlertRules({"p99_latency > 1s", "p99_latency >= 1s"}, nullptr).ok());
 }
 
 TEST(MonitorAlertTest, BaselineFromTheStoreScalesTheThreshold) {
