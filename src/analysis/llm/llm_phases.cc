@@ -25,6 +25,19 @@ std::optional<int64_t> NumberAfter(std::string_view s, std::string_view key) {
   return v;
 }
 
+// "decode" in any case, but not "decoder": an encoder-decoder model's module
+// annotation ("## decoder fp8 None ##" in HTA's training trace) is no step.
+bool SaysDecode(std::string_view n) {
+  constexpr std::string_view kWord = "decode";
+  for (size_t i = 0; i + kWord.size() <= n.size(); ++i) {
+    if (!ContainsIgnoreCase(n.substr(i, kWord.size()), kWord)) continue;
+    const size_t after = i + kWord.size();
+    if (after < n.size() && (n[after] == 'r' || n[after] == 'R')) continue;
+    return true;
+  }
+  return false;
+}
+
 LlmWork WorkOf(KernelClass c) {
   switch (c) {
     case KernelClass::kAttention: return LlmWork::kAttention;
@@ -163,7 +176,7 @@ std::optional<LlmStepLabel> ParseLlmStepName(std::string_view n) {
     return l;
   }
   bool prefill = ContainsIgnoreCase(n, "prefill") || ContainsIgnoreCase(n, "context_phase");
-  bool decode = ContainsIgnoreCase(n, "decode") || ContainsIgnoreCase(n, "generation_phase");
+  bool decode = SaysDecode(n) || ContainsIgnoreCase(n, "generation_phase");
   if (!prefill && !decode) return std::nullopt;
   l.phase = prefill && decode ? LlmPhase::kMixed : prefill ? LlmPhase::kPrefill : LlmPhase::kDecode;
   return l;

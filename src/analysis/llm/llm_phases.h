@@ -8,7 +8,8 @@
 //   - vLLM: "execute_<tokens>_context_<n>(...)_generation_<m>(...)": n
 //     prefill and m decode requests (both > 0 → mixed), <tokens> scheduled;
 //   - any other annotation whose name says prefill/context_phase or
-//     decode/generation_phase (TensorRT-LLM, MindIE record functions).
+//     decode/generation_phase (TensorRT-LLM, MindIE record functions);
+//     "decoder" is not "decode" (a module's annotation, "## decoder ... ##").
 // An annotation nested in another on the same rank is the same step (SGLang
 // writes both forms): the outermost is kept. A step's device time: kernels, copies, sets and collectives whose
 // launching call (graph launches included) starts inside the step's span on its rank, grouped as attention, gemm,

@@ -25,6 +25,10 @@ TEST(LlmPhasesTest, ParsesServingAnnotations) {
   EXPECT_EQ(vllm->requests, 32);
   EXPECT_EQ(ParseLlmStepName("execute_40_context_2(x)_generation_8(y)")->phase, LlmPhase::kMixed);
   EXPECT_FALSE(ParseLlmStepName("ProfilerStep#3"));
+  EXPECT_FALSE(ParseLlmStepName("## decoder fp8 None ##"));
+  EXPECT_FALSE(ParseLlmStepName("TransformerDecoderLayer"));
+  EXPECT_EQ(ParseLlmStepName("llm_decode_step")->phase, LlmPhase::kDecode);
+  EXPECT_EQ(ParseLlmStepName("DecodeStep")->phase, LlmPhase::kDecode);
   EXPECT_EQ(AttentionKernelPhase("_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernel"),
             LlmPhase::kPrefill);
   EXPECT_EQ(AttentionKernelPhase("paged_attention_v2_kernel"), LlmPhase::kDecode);
@@ -77,6 +81,17 @@ TEST(LlmPhasesTest, VllmDecodeCountsGraphReplays) {
   // wall − 10.72 ms busy = 8.40 ms of host time (the same Python reading). It
   // was 0: span (2.41 ms) − device time (10.72 ms), clamped.
   EXPECT_NEAR(d.host_ns, 8396351, 1000);
+}
+
+// HTA's sampled training trace (rank 0 of 128) has 4 module annotations
+// "## decoder fp8 None ##" and no serving step: they were taken for 4 decode
+// steps (the llm section showed a decode phase of a training job).
+TEST(LlmPhasesTest, DecoderModuleAnnotationsAreNoDecodeSteps) {
+  auto t = ImportFixture("kineto/HolisticTraceAnalysis__tests__data__trace_filter__sampled_rank-0.json.gz");
+  ASSERT_NE(t, nullptr);
+  LlmPhasesResult r = ComputeLlmPhases(*t);
+  EXPECT_NE(r.source, "annotations");
+  for (const LlmPhaseTotals& p : r.phases) EXPECT_EQ(p.steps, 0u);
 }
 
 // Hand-made: a prefill step 0-100 µs launching a 30 µs GEMM and a 20 µs
