@@ -65,4 +65,17 @@ int64_t CoveredTime::Within(int64_t start_ns, int64_t end_ns) const {
   return Before(end_ns) - Before(start_ns);
 }
 
+Intervals Complement(const Intervals& cut, int64_t start, int64_t end) {
+  Intervals out;
+  int64_t at = start;
+  for (const auto& [a, b] : cut) {
+    if (b <= at) continue;
+    if (a >= end) break;
+    if (a > at) out.emplace_back(at, a);
+    at = std::max(at, b);
+  }
+  if (at < end) out.emplace_back(at, end);
+  return out;
+}
+
 }  // namespace aiprof

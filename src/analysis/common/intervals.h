@@ -23,6 +23,9 @@ int64_t IntersectionLength(const Intervals& a, const Intervals& b);
 // Total length of a sorted disjoint list.
 int64_t LengthOf(const Intervals& merged);
 
+// [start, end) less the sorted disjoint list `cut`: sorted and disjoint.
+Intervals Complement(const Intervals& cut, int64_t start, int64_t end);
+
 // A sorted disjoint list with prefix sums: the covered length inside any
 // window in O(log n).
 class CoveredTime {

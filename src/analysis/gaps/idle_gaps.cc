@@ -104,7 +104,7 @@ void AddGap(const Gap& gap, bool keep_all, TimelineBreakdown* tl) {
 // Fills busy/idle/gaps of one timeline from its activities (sorted by start).
 void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const std::vector<uint32_t>& launcher,
                    const RankContext* ctx, bool keep_all, const Intervals* window, bool window_edges,
-                   TimelineBreakdown* tl) {
+                   const Intervals* own_work, TimelineBreakdown* tl) {
   Intervals compute, comm, memcpy;
   for (const Activity& a : acts) {
     Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
@@ -155,6 +155,24 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   auto add_window_idle = [&](GapCause cause, int64_t start, int64_t end) {
     tl->window_idle_by_cause_ns[static_cast<size_t>(cause)] += in_window->Within(start, end);
   };
+  // A gap, less aiprof's own work inside it (its parts keep its cause).
+  OverlapCursor own(own_work);
+  auto add_gap = [&](const Gap& gap) {
+    if (!own.Overlaps(gap.start_ns, gap.end_ns)) {
+      AddGap(gap, keep_all, tl);
+      if (in_window) add_window_idle(gap.cause, gap.start_ns, gap.end_ns);
+      return;
+    }
+    for (const auto& [a, b] : Complement(*own_work, gap.start_ns, gap.end_ns)) {
+      Gap part = gap;
+      part.start_ns = a;
+      part.end_ns = b;
+      AddGap(part, keep_all, tl);
+      if (in_window) add_window_idle(part.cause, a, b);
+      tl->aiprof_overhead_ns -= b - a;
+    }
+    tl->aiprof_overhead_ns += gap.end_ns - gap.start_ns;
+  };
   const bool edges = in_window && window_edges && !window->empty();
   // Window time before the first activity: idle, but not a gap (gaps lie
   // between activities); the cause rules see it as [window start, first start).
@@ -177,8 +195,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     gap.end_ns = acts[i].start_ns;
     gap.next_slice = acts[i].slice;
     gap.cause = cause_of(gap.start_ns, gap.end_ns, gap.next_slice);
-    AddGap(gap, keep_all, tl);
-    if (in_window) add_window_idle(gap.cause, gap.start_ns, gap.end_ns);
+    add_gap(gap);
     cur_start = acts[i].start_ns;
     cur_end = acts[i].end_ns;
   }
@@ -189,7 +206,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
     add_window_idle(edge_cause_of(start, end, kNoSlice), start, end);
   }
   tl->span_ns = cur_end - tl->span_start_ns;
-  tl->idle_ns = tl->span_ns - tl->busy_ns;
+  tl->idle_ns = tl->span_ns - tl->busy_ns - tl->aiprof_overhead_ns;
 }
 
 ActivityClass ClassOf(EventKind k) {
@@ -310,6 +327,7 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     }
   }
   std::map<int32_t, RankContext> contexts = CollectRankContexts(trace);
+  const std::map<int32_t, Intervals> own_work = AiprofOverheadByRank(trace);
   for (auto& [key, tl] : timelines) {
     auto& acts = tl.second;
     if (acts.empty()) continue;
@@ -327,8 +345,10 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     // not the workload's: there the window is taken inside the span).
     std::optional<Intervals> rank_window;
     if (window) rank_window = window->DeviceIntervalsOfRank(key.first);
+    auto own = own_work.find(key.first);
     BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, options.keep_all_gaps,
-                  rank_window ? &*rank_window : nullptr, window && window->has_step_starts, &out);
+                  rank_window ? &*rank_window : nullptr, window && window->has_step_starts,
+                  own == own_work.end() ? nullptr : &own->second, &out);
     result.timelines.push_back(std::move(out));
   }
   AttachHostSamples(trace, &result);
@@ -406,10 +426,11 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     }
     return;
   }
+  // Shares of the spans less aiprof's own work in them (not the program's).
   int64_t span = 0, busy = 0, idle = 0, compute = 0, comm = 0, memcpy = 0, overlap = 0;
   std::array<int64_t, kGapCauseCount> cause{};
   for (const TimelineBreakdown& tl : result.timelines) {
-    span += tl.span_ns;
+    span += tl.span_ns - tl.aiprof_overhead_ns;
     busy += tl.busy_ns;
     idle += tl.idle_ns;
     compute += tl.compute_ns;

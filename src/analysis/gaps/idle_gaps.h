@@ -29,6 +29,10 @@
 // Host CPU samples inside the largest gaps are their evidence: the leaf frames
 // the host ran while the device was idle (AttachHostSamples; published under
 // the evidence topic "host_samples_in_gaps").
+// aiprof's own work in the target (category aiprof_overhead, of the same
+// rank) is not the program's idle: it is cut out of the gaps (a gap across
+// it becomes its parts on either side, each with the gap's cause) and
+// counted as aiprof_overhead_ns; the ratios are of the span less it.
 // CPU-only traces: the timeline is the thread with the most cpu_op time in
 // each rank ("main thread"); busy = |∪ cpu_op| (top-level op time); only
 // data_loading and other apply.
@@ -77,6 +81,10 @@ struct TimelineBreakdown {
   int64_t span_start_ns = 0, span_ns = 0;
   int64_t busy_ns = 0, compute_ns = 0, comm_ns = 0, memcpy_ns = 0, idle_ns = 0;
   int64_t comm_overlap_ns = 0;  // |∪ collectives ∩ ∪ kernels|: communication hidden behind compute
+  // aiprof's own work in the target (AiprofOverheadByRank: the capture's
+  // torch hook exporting its chunks) inside the span's gaps: neither busy
+  // nor idle, cut out of the gaps. busy + idle + aiprof_overhead = span.
+  int64_t aiprof_overhead_ns = 0;
   std::array<int64_t, kGapCauseCount> idle_by_cause_ns{};
   uint64_t gap_count = 0;
   std::array<uint64_t, kGapBucketCount> gap_hist_count{};

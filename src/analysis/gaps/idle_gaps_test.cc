@@ -166,6 +166,45 @@ std::string WithDataLoader(bool on) {
   return s.replace(s.find("DL"), 2, dl);
 }
 
+// aiprof's own work in the program (the capture's torch-hook export,
+// category aiprof_overhead) is not the program's idle. Hand-made, by hand: a
+// CPU-only main thread with ops [0, 6), [10, 16), [20, 26) ms and an export
+// [16.5, 19.5) ms: span 26 ms, busy 18 ms; the gap [16, 20) becomes
+// [16, 16.5) and [19.5, 20) (2 gaps of 0.5 ms), so idle 8 - 3 = 5 ms of
+// "other", aiprof's own 3 ms, and device_util 18 / (26 - 3). It read idle
+// 8 ms (3 of them the export's) and 18 / 26 before.
+TEST(IdleGapsTest, AiprofOwnWorkIsNeitherBusyNorIdle) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":6000},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10000,"dur":6000},
+    {"ph":"X","cat":"aiprof_overhead","name":"aiprof::torch_export","pid":1,"tid":1,"ts":16500,"dur":3000},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":20000,"dur":6000}
+  ]})json");
+  ASSERT_NE(t, nullptr);
+  GapsOptions options;
+  options.keep_all_gaps = true;
+  GapsResult r = ComputeGaps(*t, options);
+  ASSERT_TRUE(r.cpu_only);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(tl.span_ns, 26'000'000);
+  EXPECT_EQ(tl.busy_ns, 18'000'000);
+  EXPECT_EQ(tl.aiprof_overhead_ns, 3'000'000);
+  EXPECT_EQ(tl.idle_ns, 5'000'000);
+  EXPECT_EQ(Cause(tl, GapCause::kOther), 5'000'000);
+  EXPECT_EQ(tl.gap_count, 3u);
+  ASSERT_EQ(tl.gaps.size(), 3u);
+  EXPECT_EQ(tl.gaps[1].start_ns, 16'000'000);
+  EXPECT_EQ(tl.gaps[1].end_ns, 16'500'000);
+  EXPECT_EQ(tl.gaps[2].start_ns, 19'500'000);
+  EXPECT_EQ(tl.gaps[2].end_ns, 20'000'000);
+  MetricSet m;
+  PublishGaps(*t, r, &m);
+  ASSERT_NE(m.Get("device_util"), nullptr);
+  EXPECT_NEAR(m.Get("device_util")->value, 18.0 / 23.0, 1e-12);
+  EXPECT_NEAR(m.Get("device_idle_ratio")->value, 5.0 / 23.0, 1e-12);
+}
+
 TEST(IdleGapsTest, HandMadeCausesBothSidesOfEachTest) {
   auto t = ImportJsonText(WithDataLoader(false));
   ASSERT_NE(t, nullptr);

@@ -123,19 +123,6 @@ class StartupContext {
   std::vector<Span> step_spans_;
 };
 
-Intervals Complement(const Intervals& cut, int64_t start, int64_t end) {
-  Intervals out;
-  int64_t at = start;
-  for (const auto& [a, b] : cut) {
-    if (b <= at) continue;
-    if (a >= end) break;
-    if (a > at) out.emplace_back(at, a);
-    at = std::max(at, b);
-  }
-  if (at < end) out.emplace_back(at, end);
-  return out;
-}
-
 }  // namespace
 
 size_t LeadingWarmup(const std::vector<double>& durs, int forced) {
@@ -275,19 +262,27 @@ void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w
 
 }  // namespace
 
-namespace {
-
-// The slices of aiprof's own work in the target (category aiprof_overhead,
-// written by the capture's torch hook), as a union.
-Intervals AiprofOverhead(const Trace& trace) {
+std::map<int32_t, Intervals> AiprofOverheadByRank(const Trace& trace) {
   const std::optional<StringId> overhead = trace.strings.Find("aiprof_overhead");
   if (!overhead) return {};
   const SliceTable& s = trace.slices;
-  Intervals iv;
+  std::map<int32_t, Intervals> by_rank;
   for (uint32_t i = 0; i < s.size(); ++i) {
-    if (s.category[i] == *overhead && s.dur_ns[i] > 0) iv.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    if (s.category[i] == *overhead && s.dur_ns[i] > 0) {
+      by_rank[trace.tracks.rank[s.track[i]]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    }
   }
-  return MergeIntervals(std::move(iv));
+  for (auto& [rank, iv] : by_rank) iv = MergeIntervals(std::move(iv));
+  return by_rank;
+}
+
+namespace {
+
+// aiprof's own work of every rank, as one union.
+Intervals AiprofOverhead(const Trace& trace) {
+  Intervals all;
+  for (auto& [rank, iv] : AiprofOverheadByRank(trace)) all.insert(all.end(), iv.begin(), iv.end());
+  return MergeIntervals(std::move(all));
 }
 
 // Cuts `overhead` out of every interval of the window and records how much

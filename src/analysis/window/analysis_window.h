@@ -141,6 +141,11 @@ std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_n
 // `warmup_steps` >= 0 forces the number of leading warm-up steps.
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);
 
+// aiprof's own work inside the target, by rank: the slices of category
+// aiprof_overhead (the capture's torch hook exporting its chunks), merged.
+// Not the program's time: the window and the breakdown cut it out.
+std::map<int32_t, Intervals> AiprofOverheadByRank(const Trace& trace);
+
 // Publishes impact_base_ns, impact_steps, warmup_steps, startup_ns,
 // startup_ratio, trace_span_ns and "startup" / "warmup" evidence.
 void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics);

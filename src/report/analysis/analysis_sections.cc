@@ -55,6 +55,16 @@ void BreakdownSection(AnalysisResults& in, Section* s) {
                 {"memcpy", "Memory copy", Unit::kFraction}, {"idle", "Idle", Unit::kFraction},
                 {"comm_hidden", "Communication hidden", Unit::kFraction}},
                {}, "Communication hidden: share of communication time overlapped by compute"};
+  // aiprof's own work in a span (a capture's torch-hook exports) is not the
+  // program's: the shares are of the span less it, in a column of its own
+  // on traces that hold some.
+  const bool own = std::any_of(r.timelines.begin(), r.timelines.end(),
+                               [](const TimelineBreakdown& tl) { return tl.aiprof_overhead_ns > 0; });
+  if (own) {
+    shares.title = "Time by activity (shares of the span less aiprof's own work)";
+    shares.columns.push_back({"aiprof_own_ns", "aiprof's own work", Unit::kNs});
+    shares.note += "; aiprof's own work: the capture exporting its torch chunks inside the span, neither busy nor idle";
+  }
   Table causes{"idle_by_cause", "Idle time by cause", {{"timeline", "Timeline"}}, {}, ""};
   for (size_t c = 0; c < kGapCauseCount; ++c) {
     std::string name = GapCauseName(static_cast<GapCause>(c));
@@ -67,10 +77,11 @@ void BreakdownSection(AnalysisResults& in, Section* s) {
   List largest{"largest_gaps", "Largest gaps", {}};
   for (const TimelineBreakdown& tl : r.timelines) {
     const std::string who = TimelineName(tl);
-    shares.rows.push_back({StrValue(who), Int(tl.span_ns), Share(tl.busy_ns, tl.span_ns),
-                           Share(tl.compute_ns, tl.span_ns), Share(tl.comm_ns, tl.span_ns),
-                           Share(tl.memcpy_ns, tl.span_ns), Share(tl.idle_ns, tl.span_ns),
+    const int64_t base = tl.span_ns - tl.aiprof_overhead_ns;
+    shares.rows.push_back({StrValue(who), Int(tl.span_ns), Share(tl.busy_ns, base), Share(tl.compute_ns, base),
+                           Share(tl.comm_ns, base), Share(tl.memcpy_ns, base), Share(tl.idle_ns, base),
                            Share(tl.comm_overlap_ns, tl.comm_ns)});
+    if (own) shares.rows.back().push_back(Int(tl.aiprof_overhead_ns));
     std::vector<Value>& row = causes.rows.emplace_back();
     row.push_back(StrValue(who));
     for (size_t c = 0; c < kGapCauseCount; ++c) row.push_back(Int(tl.idle_by_cause_ns[c]));

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/common/text_format.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/memory/memory_series.h"
 #include "src/report/analysis/analysis_sections.h"
@@ -178,10 +179,11 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   r.warmup_steps = results.window().warmup.size();
   const GapsResult& gaps = results.gaps();
   r.cpu_only = gaps.cpu_only;
-  int64_t busy = 0, span = 0;
+  int64_t busy = 0, span = 0, own = 0;
   for (const TimelineBreakdown& tl : gaps.timelines) {
     busy += tl.busy_ns;
     span += tl.span_ns;
+    own += tl.aiprof_overhead_ns;
     ReportBreakdownRow row;
     row.label = TimelineLabel(tl);
     row.span_ms = NsToMs(static_cast<double>(tl.span_ns));
@@ -189,6 +191,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     row.comm_ms = NsToMs(static_cast<double>(tl.comm_ns - tl.comm_overlap_ns));
     row.memcpy_ms = NsToMs(static_cast<double>(tl.memcpy_ns));
     if (gaps.cpu_only) row.compute_ms = NsToMs(static_cast<double>(tl.busy_ns));
+    row.aiprof_own_ms = NsToMs(static_cast<double>(tl.aiprof_overhead_ns));
     for (size_t c = 0; c < kGapCauseCount; ++c)
       row.idle_by_cause_ms[c] = NsToMs(static_cast<double>(tl.idle_by_cause_ns[c]));
     r.breakdown.push_back(row);
@@ -198,9 +201,12 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
         r.gap_hist_ms[b][c] += NsToMs(static_cast<double>(tl.gap_hist_ns_by_cause[b][c]));
     }
   }
-  if (span > 0) {
-    r.device_util = static_cast<double>(busy) / static_cast<double>(span);
+  if (span - own > 0) {
+    // As PublishGaps' device_util: of the span less aiprof's own work in it.
+    r.device_util = static_cast<double>(busy) / static_cast<double>(span - own);
     r.device_util_basis = gaps.cpu_only ? "main-thread op time / its span" : "device busy time / device span";
+    if (own > 0)
+      r.device_util_basis += ", less aiprof's own work in it (" + FormatDurationNs(static_cast<double>(own)) + ")";
   }
   if (!diagnosis->findings.empty()) r.top_finding = &diagnosis->findings.front();
   BestFix best = ChooseBestFix(r.top_finding, suggestions->kept);

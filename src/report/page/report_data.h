@@ -55,6 +55,7 @@ struct ReportBreakdownRow {
   std::string label;  // "rank 0 device 0", "main thread"
   double span_ms = 0, compute_ms = 0, comm_ms = 0, memcpy_ms = 0;
   double idle_by_cause_ms[kGapCauseCount] = {};
+  double aiprof_own_ms = 0;  // aiprof's own work in the span (TimelineBreakdown::aiprof_overhead_ns)
 };
 
 struct ReportCommRow {

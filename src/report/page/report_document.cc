@@ -132,6 +132,14 @@ void AddBreakdown(const ReportData& r, render::Section* charts) {
     data.columns.push_back({"idle_" + cause, "Idle: " + cause, Unit::kMs});
     series.push_back({"idle: " + cause, IdleCauseColor(c), {}});
   }
+  // aiprof's own work in a span (a capture's torch-hook exports): a column
+  // and a bar of its own, only on traces that hold some.
+  const bool own = std::any_of(r.breakdown.begin(), r.breakdown.end(),
+                               [](const ReportBreakdownRow& row) { return row.aiprof_own_ms > 0; });
+  if (own) {
+    data.columns.push_back({"aiprof_own", "aiprof's own work", Unit::kMs});
+    series.push_back({"aiprof's own work", pal[7], {}});
+  }
   for (const ReportBreakdownRow& row : r.breakdown) {
     cats.push_back(row.label);
     series[0].values.push_back(row.compute_ms);
@@ -144,11 +152,19 @@ void AddBreakdown(const ReportData& r, render::Section* charts) {
       series[3 + c].values.push_back(row.idle_by_cause_ms[c]);
       cells.push_back(MsValue(row.idle_by_cause_ms[c]));
     }
+    if (own) {
+      series[3 + kGapCauseCount].values.push_back(row.aiprof_own_ms);
+      cells.push_back(MsValue(row.aiprof_own_ms));
+    }
   }
   render::Section& sec = charts->AddSection("breakdown", "Time breakdown per device and rank");
   sec.Add(render::Chart{"breakdown", StackedBarChart("Each bar: one device's span", cats, series, "ms"), std::move(data)});
-  sec.Add(render::Paragraph{"Compute, copies and exposed communication can overlap each other, so a bar may exceed "
-                            "the span by the overlap; idle time is split by the cause of each gap."});
+  sec.Add(
+      render::Paragraph{std::string("Compute, copies and exposed communication can overlap each other, so a bar may "
+                                    "exceed the span by the overlap; idle time is split by the cause of each gap.") +
+                        (own ? " aiprof's own work in the program (the capture exporting its torch chunks) is "
+                               "neither busy nor idle: it is left out of the gaps."
+                             : "")});
 }
 
 void AddStepCharts(const ReportData& r, render::Section* charts) {
