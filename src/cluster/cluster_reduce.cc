@@ -14,6 +14,7 @@
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/event_kind.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 namespace {
@@ -532,10 +533,10 @@ ClusterResult ClusterReducer::Finish() {
       if (matched.empty() || total == 0) {
         out.wait_ratio_unavailable = "needs collectives matched across 2 or more ranks, or torch_npu communication.json";
       } else if (!used.agree) {
-        out.wait_ratio_unavailable = "the ranks' ends of matched collectives differ by a median " +
-                                     std::to_string(used.end_spread_p50) + " ns" +
-                                     (out.aligned ? " even after aligning the clocks" : "") +
-                                     ": arrival times cannot be compared";
+        out.wait_ratio_unavailable =
+            "the ranks' ends of matched collectives differ by a median " +
+            render::FormatQuantity(static_cast<double>(used.end_spread_p50), render::Unit::kNs) +
+            (out.aligned ? " even after aligning the clocks" : "") + ": arrival times cannot be compared";
       } else {
         out.wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
         out.wait_ratio_source = out.aligned ? "collectives, aligned clocks" : "collectives";
@@ -574,11 +575,12 @@ ClusterResult ClusterReducer::Finish() {
     return rep;
   };
   if (with.size() >= 2 && !used.agree) {
-    out.slow_rank_unavailable = "the ranks' ends of matched collectives differ by a median " +
-                                std::to_string(used.end_spread_p50) + " ns" +
-                                (out.aligned ? " even after aligning the clocks" : "") +
-                                " (collectives not paired one to one, or point-to-point ones that do not end together): "
-                                "arrival times cannot be compared";
+    out.slow_rank_unavailable =
+        "the ranks' ends of matched collectives differ by a median " +
+        render::FormatQuantity(static_cast<double>(used.end_spread_p50), render::Unit::kNs) +
+        (out.aligned ? " even after aligning the clocks" : "") +
+        " (collectives not paired one to one, or point-to-point ones that do not end together): "
+        "arrival times cannot be compared";
   } else if (with.size() < 2) {
     out.slow_rank_unavailable = "needs collectives matched across 2 or more ranks";
   } else {

@@ -438,7 +438,19 @@ void AddProblems(const ClusterResult& r, Section* s) {
                            {"reason", "problem", Unit::kNone}},
                           {}, ""});
   for (const ProblemDigest& b : r.broken) t.rows.push_back({Rank(b.rank), S(b.source), S(b.reason)});
-  for (int32_t m : r.missing) t.rows.push_back({Rank(m), Value::Null(), S("missing")});
+  // Missing ranks one row per run of consecutive ranks ("2–127": 126 ranks
+  // of a 128-rank job mapped from 2 traces), not one row each.
+  for (size_t i = 0; i < r.missing.size();) {
+    size_t j = i;
+    while (j + 1 < r.missing.size() && r.missing[j + 1] == r.missing[j] + 1) ++j;
+    if (j == i) {
+      t.rows.push_back({Rank(r.missing[i]), Value::Null(), S("missing")});
+    } else {
+      t.rows.push_back({S(fmt::format("{}–{}", r.missing[i], r.missing[j])), Value::Null(),
+                        S(fmt::format("missing ({} ranks)", j - i + 1))});
+    }
+    i = j + 1;
+  }
   if (r.missing_count > r.missing.size()) {
     t.note = fmt::format("{} missing ranks in all (too many to list)", r.missing_count);
   }

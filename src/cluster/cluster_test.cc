@@ -578,6 +578,12 @@ TEST(ClusterTest, ArrivalFiguresNotShownWhenTheClocksCannotBeCompared) {
   ASSERT_FALSE(r.steps.empty());
   const std::string md = ClusterToMarkdown(r);
   EXPECT_NE(md.find("Last to arrive: not comparable"), std::string::npos) << md;
+  // Trial cl: the reason said "a median 21338500 ns"; the world size of 128
+  // made 126 rows of "missing", one per rank.
+  EXPECT_NE(r.slow_rank_unavailable.find("differ by a median 21.34 ms even after"), std::string::npos)
+      << r.slow_rank_unavailable;
+  EXPECT_NE(md.find("| 2–127 | — | missing \\(126 ranks\\) |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| 3 | — | missing |"), std::string::npos) << md;
   EXPECT_NE(md.find("Wait, transfer, lateness, clock offset and last arrivals: not comparable"), std::string::npos)
       << md;
   // Every arrival cell of the Steps and Ranks tables is blank.
