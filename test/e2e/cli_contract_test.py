@@ -338,6 +338,47 @@ def main():
     check(p.returncode == 0 and b"\x1b" not in p.stderr and b"\\x1b[2Jy.aiprof" in p.stderr,
           "import's wrote line escapes the path: %r" % p.stderr[:200])
 
+    # Hostile input (input trial, 'in'). A zstd frame of RLE blocks (4 bytes
+    # per 128 KiB of spaces, hand-made): 512 KiB inflate to 16 GiB inside a
+    # valid document. It was read to the end (~80 s here; a 33 MB one is 1 TB,
+    # hours); now the read stops past 1 GiB at 1,000 times the compressed size.
+    def rle_header(last, kind, size):
+        return (last | (kind << 1) | (size << 3)).to_bytes(4, "little")[:3]
+    prefix, suffix = b'{"traceEvents":[', b"]}"
+    bomb = os.path.join(tmp, "bomb.json.zst")
+    with open(bomb, "wb") as f:
+        f.write(b"\x28\xb5\x2f\xfd\x00\x38" + rle_header(0, 0, len(prefix)) + prefix)
+        f.write((rle_header(0, 1, 128 << 10) + b" ") * (128 << 10))
+        f.write(rle_header(1, 0, len(suffix)) + suffix)
+    try:
+        p = subprocess.run([exe, "summary", bomb], capture_output=True, timeout=60)
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 1 and bomb + ": zstd stream expands more than 1000 times" in err
+              and "stopped at compressed byte" in err, "zstd bomb: exit 1 naming file and place (%d): %s"
+              % (p.returncode, err.strip()[:300]))
+    except subprocess.TimeoutExpired:
+        check(False, "zstd bomb: still reading after 60 s")
+    # An endless stream that starts like JSON (`yes '{'`) passed the format
+    # check and was copied to $TMPDIR up to 64 GiB; its structure is checked
+    # on the first MiB too now.
+    yes = subprocess.Popen(["yes", "{"], stdout=subprocess.PIPE)
+    try:
+        p = subprocess.run([exe, "summary", "-"], stdin=yes.stdout, capture_output=True, timeout=60)
+        err = p.stderr.decode("utf-8", "replace")
+        check(p.returncode == 1 and "<stdin>: invalid JSON at byte 2" in err,
+              "yes '{' on stdin: exit 1 at its byte 2 (%d): %s" % (p.returncode, err.strip()[:300]))
+    except subprocess.TimeoutExpired:
+        check(False, "yes '{' on stdin: still copying after 60 s")
+    finally:
+        yes.kill()
+        yes.wait()
+    # A symbolic link loop was "no such file or folder"; it says its reason.
+    loop = os.path.join(tmp, "loop.json")
+    os.symlink(loop, loop)
+    rc, _, err = run(exe, "summary", loop)
+    check(rc == 1 and loop + ": cannot open: Too many levels of symbolic links" in err,
+          "symlink loop: exit 1 with its reason (%d): %s" % (rc, err.strip()[:200]))
+
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 

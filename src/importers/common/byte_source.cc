@@ -26,6 +26,30 @@ namespace {
 
 constexpr size_t kCompressedChunkBytes = 1 << 20;
 
+std::atomic<uint64_t> expansion_free_bytes{kExpansionFreeBytes};
+std::atomic<uint64_t> max_expansion{kMaxExpansion};
+
+// Counts decompressed bytes against the compressed bytes they came from.
+class ExpansionGuard {
+ public:
+  ExpansionGuard()
+      : free_bytes_(expansion_free_bytes.load(std::memory_order_relaxed)),
+        ratio_(max_expansion.load(std::memory_order_relaxed)) {}
+  Status Add(const std::string& path, const char* format, uint64_t produced, uint64_t compressed) {
+    out_ += produced;
+    if (out_ <= free_bytes_ || out_ / std::max<uint64_t>(compressed, 1) <= ratio_) return OkStatus();
+    return ErrStatus(path + ": " + format + " stream expands more than " + std::to_string(ratio_) +
+                     " times its compressed size: " + std::to_string(out_) + " bytes from its first " +
+                     std::to_string(compressed) +
+                     " compressed bytes (a decompression bomb?); stopped at compressed byte " +
+                     std::to_string(compressed) + " (limit: docs/importers.md, Limits)");
+  }
+
+ private:
+  uint64_t free_bytes_, ratio_;
+  uint64_t out_ = 0;
+};
+
 class FileHandle {
  public:
   explicit FileHandle(int fd) : fd_(fd) {}
@@ -137,6 +161,7 @@ class GzipSource : public ByteSource {
                          (zs_.msg ? zs_.msg : "inflate error"));
       }
     }
+    RETURN_IF_ERROR(expansion_.Add(path_, "gzip", n - zs_.avail_out, file_.bytes_read() - zs_.avail_in));
     return n - zs_.avail_out;
   }
   uint64_t file_bytes_read() const override { return file_.bytes_read(); }
@@ -173,6 +198,7 @@ class GzipSource : public ByteSource {
 
   FileHandle file_;
   ByteBuffer in_;
+  ExpansionGuard expansion_;
   z_stream zs_;
   bool ok_ = false;
   bool done_ = false;
@@ -206,6 +232,7 @@ class ZstdSource : public ByteSource {
                          ZSTD_getErrorName(last_ret_));
       }
     }
+    RETURN_IF_ERROR(expansion_.Add(path_, "zstd", out.pos, file_.bytes_read() - (input_.size - input_.pos)));
     return out.pos;
   }
   uint64_t file_bytes_read() const override { return file_.bytes_read(); }
@@ -214,6 +241,7 @@ class ZstdSource : public ByteSource {
  private:
   FileHandle file_;
   ByteBuffer in_;
+  ExpansionGuard expansion_;
   ZSTD_DStream* ds_;
   ZSTD_inBuffer input_{nullptr, 0, 0};
   size_t last_ret_ = 0;
@@ -246,6 +274,10 @@ class BackgroundSource : public ByteSource {
         spare_.push_back(std::move(current_));
         cv_.notify_all();
       }
+      // current_ is empty now: a Read after the end (the tokenizer hands on
+      // a full batch after EOF) found pos_ past it and copied from null.
+      current_.clear();
+      pos_ = 0;
       cv_.wait(lock, [this] { return !ready_.empty() || done_; });
       if (ready_.empty()) {
         if (!status_.ok()) return status_;
@@ -385,6 +417,11 @@ StatusOr<std::unique_ptr<ByteSource>> OpenUnbudgeted(const std::string& path, bo
 }
 
 }  // namespace
+
+void SetExpansionLimitsForTesting(uint64_t free_bytes, uint64_t max_expansion_times) {
+  expansion_free_bytes.store(free_bytes == 0 ? kExpansionFreeBytes : free_bytes, std::memory_order_relaxed);
+  max_expansion.store(max_expansion_times == 0 ? kMaxExpansion : max_expansion_times, std::memory_order_relaxed);
+}
 
 StatusOr<std::string> ReadPrefix(const std::string& path, size_t n) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, ByteSource::Open(path));

@@ -46,6 +46,17 @@ class ByteSource {
   std::string path_;
 };
 
+// A compressed input may expand at most kMaxExpansion times its compressed
+// size once it has produced kExpansionFreeBytes: past that, the read fails
+// naming the file and the compressed byte (a zstd frame of RLE blocks turned
+// 33 MB into 1 TB of whitespace and kept an import busy for hours; gzip
+// cannot pass about 1,032 times, real traces compress 5 to 50 times).
+inline constexpr uint64_t kExpansionFreeBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kMaxExpansion = 1000;
+// Visible for testing: other limits for the readers opened after it (0, 0:
+// the defaults above).
+void SetExpansionLimitsForTesting(uint64_t free_bytes, uint64_t max_expansion);
+
 // Reads the first `n` decompressed bytes of `path` (for format detection).
 StatusOr<std::string> ReadPrefix(const std::string& path, size_t n);
 

@@ -150,3 +150,80 @@ TEST(ByteSourceTest, GzipMemberEndingAtAChunkBoundaryIsFollowed) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// A zstd frame of RLE blocks (docs: RFC 8878): 4 bytes per 128 KiB of
+// output, so `blocks` blocks of spaces expand about 32,768 times.
+std::string ZstdRleBomb(size_t blocks) {
+  auto header = [](uint32_t last, uint32_t type, uint32_t size) {
+    uint32_t v = last | (type << 1) | (size << 3);
+    return std::string{static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff), static_cast<char>(v >> 16)};
+  };
+  std::string out = "\x28\xb5\x2f\xfd";
+  out += std::string("\x00\x38", 2);  // no content size, 128 KiB window
+  const std::string prefix = "{\"traceEvents\":[";
+  out += header(0, 0, static_cast<uint32_t>(prefix.size())) + prefix;
+  for (size_t i = 0; i < blocks; ++i) out += header(0, 1, 128 << 10) + " ";
+  out += header(1, 0, 2) + "]}";
+  return out;
+}
+
+struct ExpansionLimits {
+  ExpansionLimits(uint64_t free_bytes, uint64_t ratio) { SetExpansionLimitsForTesting(free_bytes, ratio); }
+  ~ExpansionLimits() { SetExpansionLimitsForTesting(0, 0); }
+};
+
+// A 33 MB zstd file of RLE blocks inflated to 1 TB of whitespace and kept
+// `aiprof summary` busy for hours (input trial, 'in'); now the read stops
+// once the output passes the free bytes at more than the ratio.
+TEST(ByteSourceTest, DecompressionBombStopsWithAnErrorNamingTheFileAndPlace) {
+  testing::TempDir dir;
+  ExpansionLimits limits(4 << 20, 1000);
+  const std::string bomb = dir.Write("bomb.json.zst", ZstdRleBomb(256));  // 32 MiB from 1 KiB
+  for (bool background : {false, true}) {
+    StatusOr<std::string> got = ReadAllOf(bomb, background, 1 << 16);
+    ASSERT_FALSE(got.ok()) << "background " << background;
+    EXPECT_NE(got.status().message().find(bomb + ": zstd stream expands more than 1000 times"), std::string::npos)
+        << got.status().message();
+    EXPECT_NE(got.status().message().find("stopped at compressed byte"), std::string::npos);
+  }
+  // gzip: 16 MiB of one byte deflates about 1,000 times.
+  const std::string gz = dir.Write("zeros.json.gz", GzipBytes(std::string(16 << 20, ' '), 9));
+  {
+    ExpansionLimits tighter(4 << 20, 500);
+    StatusOr<std::string> got = ReadAllOf(gz, false, 1 << 16);
+    ASSERT_FALSE(got.ok());
+    EXPECT_NE(got.status().message().find(gz + ": gzip stream expands more than 500 times"), std::string::npos);
+  }
+  // A read after the end returns 0 again, in the background too (it
+  // copied from a moved-from chunk: a SEGV once the tokenizer handed on a
+  // batch after EOF).
+  for (bool background : {false, true}) {
+    StatusOr<std::unique_ptr<ByteSource>> src =
+        ByteSource::Open(dir.Write("small.json.gz", GzipBytes(Payload())), background);
+    ASSERT_TRUE(src.ok());
+    std::string buf(1 << 20, '\0');
+    for (;;) {
+      StatusOr<size_t> got = (*src)->Read(buf.data(), buf.size());
+      ASSERT_TRUE(got.ok());
+      if (*got == 0) break;
+    }
+    for (int i = 0; i < 3; ++i) {
+      StatusOr<size_t> again = (*src)->Read(buf.data(), buf.size());
+      ASSERT_TRUE(again.ok());
+      EXPECT_EQ(*again, 0u) << "background " << background;
+    }
+  }
+  // Real text under the same limits reads whole: 11 MB compresses far less.
+  const std::string text = Payload();
+  for (const std::string& path : {dir.Write("t.json.gz", GzipBytes(text)), dir.Write("t.json.zst", Zstd(text))}) {
+    StatusOr<std::string> got = ReadAllOf(path, false, 1 << 16);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, text);
+  }
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -34,10 +34,15 @@ bool IsSideFile(const fs::path& p) {
          name.find(".meta.json") != std::string::npos;
 }
 
-bool IsTraceFile(const fs::path& p) {
-  if (IsSideFile(p)) return false;
+// Why `p` is not a trace file ("" when it is one): a file that cannot be
+// read says so, with the reason (it was "not a recognised trace (by its
+// first 4 KiB)" for a rank file the user may not read; input trial, 'in').
+std::string NotATraceFile(const fs::path& p) {
+  if (IsSideFile(p)) return "a profiler's side file";
   StatusOr<std::string> prefix = ReadPrefix(p.string(), 4096);
-  return prefix.ok() && IsImportableFilePrefix(*prefix);
+  if (!prefix.ok()) return prefix.status().message();
+  if (!IsImportableFilePrefix(*prefix)) return p.string() + ": not a recognised trace (by its first 4 KiB)";
+  return "";
 }
 
 std::optional<FolderUnitKind> FolderKind(const std::string& dir) {
@@ -204,10 +209,10 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir, std::v
     } else if (!fs::is_regular_file(child, ec)) {
       // Never opened: a FIFO would block, a device never end.
       if (skipped && NamedLikeATrace(child)) skipped->push_back(child.string() + ": not a regular file");
-    } else if (IsTraceFile(child)) {
+    } else if (std::string why = NotATraceFile(child); why.empty()) {
       units.push_back({child.string(), FolderUnitKind::kFile});
     } else if (skipped && NamedLikeATrace(child) && !IsSideFile(child)) {
-      skipped->push_back(child.string() + ": not a recognised trace (by its first 4 KiB)");
+      skipped->push_back(why);
     }
   }
   if (units.empty()) return ErrStatus(dir + kNothingRecognizable);
@@ -225,7 +230,7 @@ StatusOr<std::unique_ptr<Trace>> ImportFolder(const std::string& dir) {
   ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ImportUnits(units));
   for (const std::string& s : skipped) {
     trace->diagnostics.Add("folder_member_skipped", s,
-                           "a file named like a trace is not one; skipped, so its rank or "
+                           "a file named like a trace is not one or cannot be read; skipped, so its rank or "
                            "data is missing from the result");
   }
   return trace;

@@ -160,6 +160,23 @@ TEST(FolderImporterTest, RankFilesThatAreNotTracesAreCounted) {
       << d.at("folder_member_skipped").first_where;
 }
 
+// A rank file that cannot be read is said with its reason, not as "not a
+// recognised trace (by its first 4 KiB)" (input trial, 'in': a rank file
+// the user may not read, EACCES, was reported that way; as root a gzip
+// file cut after its magic bytes takes the same path).
+TEST(FolderImporterTest, UnreadableRankFileIsSkippedWithItsReason) {
+  TempDir dir;
+  dir.Write("rank0.json", Kineto(0, false, "k"));
+  dir.Write("rank1.json.gz", std::string("\x1f\x8b", 2));
+  auto r = ImportTrace(dir.path());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("folder_member_skipped"));
+  EXPECT_NE(d.at("folder_member_skipped").first_where.find("rank1.json.gz: gzip stream truncated at compressed byte 2"),
+            std::string::npos)
+      << d.at("folder_member_skipped").first_where;
+}
+
 // One run's per-process SDK files (AIPROF_OUTPUT=dir/ on a program that
 // forks; test/data/sdk/fork_run: /tmp/pyt/c/app of the Python/SDK trial,
 // parent 3979 and its child 3982) load as one trace, each process on its

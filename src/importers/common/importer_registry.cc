@@ -18,6 +18,7 @@
 #include "src/importers/common/import_confinement.h"
 #include "src/importers/graph_capture/graph_capture_merge.h"
 #include "src/importers/json/chrome_json_importer.h"
+#include "src/importers/json/chrome_json_tokenizer.h"
 #include "src/importers/nsys/nsys_sqlite_importer.h"
 #include "src/importers/sdk/sdk_event_importer.h"
 #include "src/model/native_file.h"
@@ -118,6 +119,26 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
   return s;
 }
 
+// Cuts the JSON copied so far into events without parsing them: an error
+// in its structure (not its end) is the whole input's error too. `yes '{'`
+// passed the format check ('{') and was copied until 64 GiB of $TMPDIR were
+// written (input trial, 'in'); it fails at its byte 2 now.
+Status CheckJsonStructure(const std::string& copy) {
+  class Nothing : public TokenBatchConsumer {
+   public:
+    void Parse(TokenBatch*, size_t) override {}
+    void Merge(TokenBatch*) override {}
+  } nothing;
+  ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(copy));
+  Status status = ChromeJsonTokenizer(source.get(), &nothing, 0).Run();
+  const std::string& m = status.message();
+  if (status.ok() ||
+      (m.find(": invalid JSON") == std::string::npos && m.find(": unexpected data after") == std::string::npos)) {
+    return OkStatus();  // the copy ends inside the JSON, or its compression is cut: read on
+  }
+  return status;
+}
+
 // A pipe, socket or terminal (`-`: standard input) can be read only once,
 // and an import reads its input twice (the first bytes to detect the format,
 // then the whole from the start): it is copied to a file under $TMPDIR
@@ -171,6 +192,13 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
                  kKnownFileFormats + ")";
         break;
       }
+      if (prefix.ok() && DetectChromeJson(*prefix)) {
+        Status cut = CheckJsonStructure(copy);
+        if (!cut.ok()) {
+          failed = ReplaceAll(cut.message(), copy, shown);
+          break;
+        }
+      }
     }
     if (copied > kMaxStreamedInputBytes) {
       failed = shown + ": more than " + std::to_string(kMaxStreamedInputBytes >> 30) +
@@ -192,7 +220,12 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
 StatusOr<std::unique_ptr<Trace>> ImportAny(const std::string& path) {
   struct stat st;
   if (path == "-") return ImportStream(path);
-  if (::stat(path.c_str(), &st) != 0) return ErrStatus(path + ": no such file or folder");
+  if (::stat(path.c_str(), &st) != 0) {
+    // Its reason: a symbolic link loop or a folder it may not enter was
+    // reported as "no such file or folder" (input trial, 'in').
+    if (errno == ENOENT) return ErrStatus(path + ": no such file or folder");
+    return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  }
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)) return ImportStream(path);
   if (!S_ISDIR(st.st_mode)) return ImportTraceFile(path);
   ASSIGN_OR_RETURN(std::optional<GraphCaptureLayout> graphs, FindGraphCaptureLayout(path));

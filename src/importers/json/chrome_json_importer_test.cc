@@ -155,6 +155,33 @@ TEST(ChromeJsonImporterTest, MemoryEventsBecomeInstantsAndCounters) {
   EXPECT_EQ(t->counters.value[2], 0.5);
 }
 
+// Hand-made hostile ids (input trial, 'in'): Device Id 2^32 was cut to
+// device 0 and -1 became the host's memory ("Total Allocated (CPU)"); both
+// are counted as bad_device_id now, their totals skipped, the instant kept.
+TEST(ChromeJsonImporterTest, MemoryEventWithDeviceIdOutOfRangeIsCounted) {
+  TempDir dir;
+  std::string path = dir.Write("m.json", R"({"traceEvents": [
+{"ph": "i", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 10,
+ "args": {"Device Type": 1, "Device Id": 4294967296, "Total Allocated": 100, "Total Reserved": 200}},
+{"ph": "i", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 11,
+ "args": {"Device Type": 1, "Device Id": -1, "Total Allocated": 300, "Total Reserved": 400}},
+{"ph": "i", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 12,
+ "args": {"Device Type": 1, "Device Id": 18446744073709551615, "Total Allocated": 500, "Total Reserved": 600}},
+{"ph": "i", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 13,
+ "args": {"Device Type": 1, "Device Id": 3, "Total Allocated": 700, "Total Reserved": 800}}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->instants.size(), 4u);
+  ASSERT_EQ(t->counters.size(), 2u);
+  EXPECT_EQ(t->counters.value[0], 700);
+  EXPECT_EQ(t->Str(t->tracks.name[t->counters.track[0]]), "Total Allocated (device 3)");
+  const auto& d = t->diagnostics.entries();
+  ASSERT_TRUE(d.count("bad_device_id"));
+  EXPECT_EQ(d.at("bad_device_id").count, 3u);
+  EXPECT_NE(d.at("bad_device_id").first_where.find("m.json:byte "), std::string::npos);
+}
+
 TEST(ChromeJsonImporterTest, MalformedRecordsAreCountedAndImportGoesOn) {
   TempDir dir;
   std::string path = dir.Write("bad.json", R"({"traceEvents": [

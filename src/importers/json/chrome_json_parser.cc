@@ -732,6 +732,13 @@ class ChromeJsonMerger {
     int32_t device = kHostDevice;
     if (const Arg* a = FindArg(e, key_device_type); a && a->type == ArgType::kInt && a->i != 0) {
       const Arg* d = FindArg(e, key_device_id);
+      if (d && ((d->type == ArgType::kInt && (d->i < 0 || d->i > INT32_MAX)) || d->type == ArgType::kUint)) {
+        // Device Id 2^32 was cut to device 0 and -1 became the host's
+        // memory (kHostDevice) (input trial, 'in').
+        Diag("bad_device_id", offset,
+             "a [memory] event's Device Id is not a device (0 to 2^31-1); its memory totals skipped");
+        return;
+      }
       device = d && d->type == ArgType::kInt ? static_cast<int32_t>(d->i) : 0;
     }
     IdValue pid = e.has_pid ? e.pid : IdValue::Num(0);

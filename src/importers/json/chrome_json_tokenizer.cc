@@ -147,7 +147,16 @@ Status ChromeJsonTokenizer::RunStateMachine() {
   bool eof = false;
   for (;;) {
     bool need_more = false;
-    while (!need_more && mode_ != Mode::kDone) RETURN_IF_ERROR(Step(eof, &need_more));
+    while (!need_more && mode_ != Mode::kDone && cur_->items.size() < kMaxBatchItems) {
+      RETURN_IF_ERROR(Step(eof, &need_more));
+    }
+    if (!need_more && mode_ != Mode::kDone) {
+      // The batch holds kMaxBatchItems: handed on before its buffer is
+      // full, so tiny events ("{}," a million times) cannot make a batch's
+      // items and parsed columns hundreds of MB (input trial, 'in').
+      RETURN_IF_ERROR(Fill(&eof));
+      continue;
+    }
     if (mode_ == Mode::kDone) {
       // Only whitespace may follow the root value.
       for (;;) {

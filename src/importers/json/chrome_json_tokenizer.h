@@ -39,6 +39,10 @@ class ChromeJsonTokenizer {
   static constexpr size_t kPaddingBytes = 64;
   static constexpr size_t kInitialBufferBytes = 4 << 20;
   static constexpr size_t kMaxValueBytes = 64 << 20;
+  // Items per batch: a batch is handed on when its buffer is full or it
+  // holds this many events, so a batch's items and parsed columns stay a
+  // few MB whatever the events' size (about 200 bytes per item in all).
+  static constexpr size_t kMaxBatchItems = 1 << 16;
 
   // Hands each cut item to `sink`, in order; with `threaded` on a second
   // thread while this one reads and cuts.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,55 @@ TEST(ChromeJsonTokenizerTest, OversizedValuesAreSkippedWithTheirSize) {
     EXPECT_EQ(seen[0], "E@1:{\"a\": 1}");
     EXPECT_EQ(seen[1], "S:traceEvents@11+" + std::to_string(big.size()));
     EXPECT_EQ(seen[2], "E@" + std::to_string(13 + big.size()) + ":{\"b\": 2}");
+  }
+}
+
+}  // namespace
+}  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// Counts each batch's items and checks they arrive in order, whole.
+class BatchSizes : public TokenBatchConsumer {
+ public:
+  void Parse(TokenBatch*, size_t) override {}
+  void Merge(TokenBatch* batch) override {
+    sizes.push_back(batch->items.size());
+    for (const TokenItem& item : batch->items) {
+      EXPECT_EQ(item.offset, next_offset) << "item " << events;
+      EXPECT_EQ(std::string(batch->base + item.begin, item.len), "{}");
+      next_offset += 3;
+      ++events;
+    }
+  }
+  std::vector<size_t> sizes;
+  uint64_t next_offset = 1, events = 0;
+};
+
+// 200,000 empty events fit one 4 MiB buffer: its batch held them all (about
+// 200 bytes each once parsed, so a gzip of "{}," ran to 1.3 GB resident on
+// two threads and more with each worker). Batches now stop at
+// kMaxBatchItems, mapped or read through buffers (gzip), with every event
+// still cut once, in order.
+TEST(ChromeJsonTokenizerTest, BatchesHoldAtMostMaxBatchItems) {
+  testing::TempDir dir;
+  std::string text = "[";
+  const size_t n = 200000;
+  for (size_t i = 0; i < n; ++i) text += i + 1 < n ? "{}," : "{}]";
+  const std::string plain = dir.Write("empty_events.json", text);
+  for (const std::string& path : {plain, GzipCopy(plain, text)}) {
+    for (size_t workers : {size_t{0}, size_t{2}}) {
+      auto src = ByteSource::Open(path, /*background_decompression=*/workers > 0);
+      ASSERT_TRUE(src.ok());
+      BatchSizes batches;
+      ChromeJsonTokenizer tokenizer(src.value().get(), &batches, workers);
+      ASSERT_TRUE(tokenizer.Run().ok()) << path;
+      EXPECT_EQ(batches.events, n) << path;
+      ASSERT_FALSE(batches.sizes.empty());
+      EXPECT_LE(*std::max_element(batches.sizes.begin(), batches.sizes.end()), ChromeJsonTokenizer::kMaxBatchItems)
+          << path << " workers " << workers;
+    }
   }
 }
 

@@ -121,6 +121,8 @@ StatusOr<SampleFile> ParseText(const std::string& path, std::string_view content
     double v = 0;
     RETURN_IF_ERROR(number(header.empty() ? 0 : latency_col, &v));
     if (v < 0) return ErrStatus(LineError(path, line_no, "negative latency"));
+    // 1e300 s is finite but not in ns (input trial, 'in': it became inf).
+    if (!std::isfinite(v * scale)) return ErrStatus(LineError(path, line_no, "latency too large to hold in ns"));
     out.latency_ns.push_back(v * scale);
     if (throughput_col >= 0) {
       RETURN_IF_ERROR(number(throughput_col, &v));
@@ -218,6 +220,7 @@ class JsonReader {
       std::string here = at + "[" + std::to_string(i++) + "]";
       ASSIGN_OR_RETURN(double v, Number(x, here));
       if (v < 0) return Error(here, "negative latency");
+      if (!std::isfinite(v * scale)) return Error(here, "latency too large to hold in ns");
       out.push_back(v * scale);
     }
     return out;
@@ -304,6 +307,9 @@ StatusOr<SampleFile> ParseGoogleBenchmark(const JsonReader& r, element root, con
     element t;
     if (b["real_time"].get(t)) return r.Error(at, "no \"real_time\"");
     ASSIGN_OR_RETURN(double v, r.Number(t, at + ".real_time"));
+    // A negative real_time was taken as a sample (input trial, 'in').
+    if (v < 0) return r.Error(at + ".real_time", "negative latency");
+    if (!std::isfinite(v * scale)) return r.Error(at + ".real_time", "latency too large to hold in ns");
     out.latency_ns.push_back(v * scale);
     element ips;
     if (!b["items_per_second"].get(ips)) {

@@ -130,6 +130,24 @@ TEST(SampleFileTest, ErrorsNameFileAndPosition) {
   EXPECT_NE(ErrorOf("1\n", bad).find("unknown sample unit 'min'"), std::string::npos);
 }
 
+// Hand-made (input trial, 'in'): a latency finite in its unit but past a
+// double in ns became inf, and Google Benchmark's real_time could be
+// negative; both are errors naming file and place now.
+TEST(SampleFileTest, LatenciesPastADoubleInNsAndNegativeRealTimeAreErrors) {
+  SampleFileOptions seconds;
+  seconds.default_unit = "s";
+  EXPECT_EQ(ErrorOf("1.0\n1e300\n", seconds), "bad.txt:2: latency too large to hold in ns");
+  EXPECT_EQ(ErrorOf("latency_s\n1\n1e300\n"), "bad.txt:3: latency too large to hold in ns");
+  EXPECT_EQ(ErrorOf(R"({"results": [{"command": "a", "times": [0.1, 1e305]}]})"),
+            "bad.txt: results[0].times[1]: latency too large to hold in ns");
+  EXPECT_EQ(ErrorOf(R"({"latencies_s": [1e300]})"), "bad.txt: latencies_s[0]: latency too large to hold in ns");
+  EXPECT_EQ(ErrorOf(R"({"benchmarks": [{"name": "BM_x", "real_time": 1e305, "time_unit": "s"}]})"),
+            "bad.txt: benchmarks[0].real_time: latency too large to hold in ns");
+  EXPECT_EQ(ErrorOf(R"({"benchmarks": [{"name": "BM_x", "real_time": 5, "time_unit": "ms"},
+                                        {"name": "BM_x", "real_time": -3, "time_unit": "ms"}]})"),
+            "bad.txt: benchmarks[1].real_time: negative latency");
+}
+
 TEST(SampleFileTest, DetectsSampleFilesByContent) {
   testing::TempDir dir;
   EXPECT_TRUE(LooksLikeSampleFile(dir.Write("h.json", kHyperfine)));

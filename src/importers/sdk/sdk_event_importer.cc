@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -366,6 +367,7 @@ struct Counts {
   uint64_t unmatched_end = 0, unclosed = 0, open_at_write = 0, ring_partial = 0, orphan_names = 0;
   uint64_t request_unmatched_end = 0, requests_in_flight = 0, request_duplicate_end = 0;
   uint64_t tokens_unmatched = 0;  // token events of no finished request
+  uint64_t counter_not_finite = 0;  // counter samples of NaN or an infinity (skipped)
 };
 
 // Turns the file's events into builder calls.
@@ -449,10 +451,16 @@ class SdkDecoder {
       req_begins_.push_back(RequestSide{pending.payload, ts, thread, anchor, name});
       return OkStatus();
     }
-    auto [it, added] = counter_index_.try_emplace(name.raw, static_cast<uint32_t>(counter_names_.size()));
-    if (added) counter_names_.push_back(name);
     double value;
     std::memcpy(&value, &pending.payload, sizeof(value));
+    if (!std::isfinite(value)) {
+      // aiprof_counter(name, NAN) was kept as a sample (NULL in query,
+      // Infinity in the totals; input trial, 'in'): counted, skipped.
+      ++counts_.counter_not_finite;
+      return OkStatus();
+    }
+    auto [it, added] = counter_index_.try_emplace(name.raw, static_cast<uint32_t>(counter_names_.size()));
+    if (added) counter_names_.push_back(name);
     counters_.push_back(CounterRec{it->second, static_cast<uint32_t>(counters_.size()), ts, value});
     return OkStatus();
   }
@@ -782,6 +790,8 @@ class SdkDecoder {
          "aiprof_request_end() was given an id that no aiprof_request_begin() returned; it was ignored"},
         {"sdk_request_duplicate_end", c.request_duplicate_end,
          "aiprof_request_end() was called more than once for one id; the first end counts"},
+        {"sdk_counter_not_finite", c.counter_not_finite,
+         "aiprof_counter() was given NaN or an infinity; that sample was skipped"},
     };
     const Header& h = f_.header;
     if (h.spill) {
@@ -862,6 +872,14 @@ Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
   std::unique_ptr<void, Unmap> mapping(base, Unmap{size});
   EventFile file;
   const char* data = static_cast<const char*>(base);
+  if ((size >= 2 && std::memcmp(data, "\x1f\x8b", 2) == 0) ||
+      (size >= 4 && std::memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0)) {
+    // Its decompressed bytes said SDK, but the file is read in place: it
+    // was "corrupt SDK event file at byte 0: not an SDK event file" (input
+    // trial, 'in').
+    return ErrStatus(path + ": a compressed SDK event file (" + (data[0] == '\x1f' ? "gzip" : "zstd") +
+                     "); SDK files are read in place, uncompressed: decompress it first");
+  }
   if (size >= sizeof(sdkrt::kSpillMagic) && std::memcmp(data, sdkrt::kSpillMagic, sizeof(sdkrt::kSpillMagic)) == 0) {
     RETURN_IF_ERROR(ReadSpillFile(data, size, path, &file));
   } else {

@@ -1,13 +1,15 @@
 #include "src/importers/sdk/sdk_event_importer.h"
 
+#include <gtest/gtest.h>
+#include <zlib.h>
+
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "src/importers/common/importer_registry.h"
 #include "src/sdk/event_stream.h"
@@ -273,6 +275,48 @@ TEST(SdkEventImporter, BadFilesAreClearErrors) {
   auto runs_past = Import(huge, &dir);
   ASSERT_FALSE(runs_past.ok());
   EXPECT_NE(runs_past.status().message().find("run past the end"), std::string::npos) << runs_past.status().message();
+}
+
+// Hand-made (input trial, 'in'): aiprof_counter() given NaN and +inf was
+// kept as samples (NULL in query, Infinity in totals); they are skipped and
+// counted, the finite sample kept. A gzip of a good file was "corrupt SDK
+// event file at byte 0"; it says it is compressed now.
+TEST(SdkEventImporter, NonFiniteCountersAreCountedAndCompressedFilesSaid) {
+  testing::TempDir dir;
+  EventFileBuilder b;
+  b.Thread(1, "t")
+      .Named(kSpanBegin, 0, "s")
+      .Ev(kCounter, 1, std::bit_cast<uint64_t>(std::nan("")))
+      .Named(kExtName, 1, "q")
+      .Ev(kCounter, 2, std::bit_cast<uint64_t>(HUGE_VAL))
+      .Named(kExtName, 2, "q")
+      .Ev(kCounter, 3, std::bit_cast<uint64_t>(4.0))
+      .Named(kExtName, 3, "q")
+      .Ev(kSpanEnd, 4);
+  auto t = Import(b.Bytes(), &dir);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ((*t)->counters.size(), 1u);
+  EXPECT_EQ((*t)->counters.value[0], 4.0);
+  const auto& d = (*t)->diagnostics.entries();
+  ASSERT_TRUE(d.count("sdk_counter_not_finite"));
+  EXPECT_EQ(d.at("sdk_counter_not_finite").count, 2u);
+
+  z_stream zs{};
+  const std::string raw = b.Bytes();
+  std::string gz(raw.size() + 256, '\0');
+  ASSERT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  zs.avail_in = static_cast<uInt>(raw.size());
+  zs.next_out = reinterpret_cast<Bytef*>(gz.data());
+  zs.avail_out = static_cast<uInt>(gz.size());
+  ASSERT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  gz.resize(zs.total_out);
+  deflateEnd(&zs);
+  auto compressed = ImportTrace(dir.Write("events.aiprof.gz", gz));
+  ASSERT_FALSE(compressed.ok());
+  EXPECT_NE(compressed.status().message().find("events.aiprof.gz: a compressed SDK event file (gzip)"),
+            std::string::npos)
+      << compressed.status().message();
 }
 
 // A file an SDK wrote before the event file existed (the native layout,
