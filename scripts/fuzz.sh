@@ -12,10 +12,13 @@
 # seeds each time, so a run explores a prefix of what a longer run with the same
 # seed explores: run `scripts/fuzz.sh 600` before landing and CI (12 s, slower
 # machine) meets no input that run did not.
+# AIPROF_FUZZ_BUILD names another build folder (default build-fuzz), so that
+# two people sharing a work tree do not rebuild each other's fuzzers.
 #   scripts/fuzz.sh [SECONDS] [FUZZER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+BF=${AIPROF_FUZZ_BUILD:-build-fuzz}
 SECONDS_EACH=${1:-15}
 shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
@@ -24,13 +27,13 @@ ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sq
      sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_UNITY_BUILD=ON \
       -DAIPROF_SANITIZE=address,undefined,fuzzer-no-link -DAIPROF_BUILD_FUZZERS=ON \
       -DAIPROF_BUILD_TESTS=OFF -DAIPROF_BUILD_BENCHMARKS=OFF -DAIPROF_BUILD_PYTHON=OFF >/dev/null
-cmake --build build-fuzz -j "$JOBS" --target "${FUZZERS[@]}"
+cmake --build "$BF" -j "$JOBS" --target "${FUZZERS[@]}"
 
-SEEDS=$ROOT/build-fuzz/seeds
+SEEDS=$ROOT/$BF/seeds
 rm -rf "$SEEDS"
 mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map}_fuzzer
 
@@ -107,9 +110,9 @@ PY
 if [ -x build/aiprof ]; then
   build/aiprof import test/data/alexnet_a100_kineto.json.gz -o "$SEEDS/native_file_fuzzer/alexnet.aiprof" >/dev/null
   build/aiprof import "$SEEDS/nsys_sqlite_fuzzer/small.sqlite" -o "$SEEDS/native_file_fuzzer/nsys.aiprof" >/dev/null
-  mkdir -p build-fuzz/digests
-  build/aiprof cluster map test/data/alexnet_a100_kineto.json.gz -o build-fuzz/digests >/dev/null 2>&1 || true
-  cp build-fuzz/digests/*.digest "$SEEDS/digest_fuzzer/" 2>/dev/null || true
+  mkdir -p $BF/digests
+  build/aiprof cluster map test/data/alexnet_a100_kineto.json.gz -o $BF/digests >/dev/null 2>&1 || true
+  cp $BF/digests/*.digest "$SEEDS/digest_fuzzer/" 2>/dev/null || true
 fi
 # SDK event files: what the SDK's test program writes (when built).
 if [ -x build/test/sdk_c_program ]; then
@@ -148,22 +151,22 @@ printf '# run A -> run B\nmap:\n  - a: /(a|b)*c{2,5}/\n    b: "x"\n' > "$SEEDS/n
 
 status=0
 for fuzzer in "${FUZZERS[@]}"; do
-  corpus=build-fuzz/corpus/$fuzzer
-  crashes=build-fuzz/crashes/$fuzzer
+  corpus=$BF/corpus/$fuzzer
+  crashes=$BF/crashes/$fuzzer
   [ "${AIPROF_FUZZ_KEEP_CORPUS:-0}" = 1 ] || rm -rf "$corpus"
   mkdir -p "$corpus" "$crashes"
   echo "== $fuzzer: ${SECONDS_EACH}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        LSAN_OPTIONS=suppressions=$ROOT/scripts/lsan.supp \
-       "build-fuzz/$fuzzer" "$corpus" "$SEEDS/$fuzzer" -max_total_time="$SECONDS_EACH" -timeout=10 \
+       "$BF/$fuzzer" "$corpus" "$SEEDS/$fuzzer" -max_total_time="$SECONDS_EACH" -timeout=10 \
          -seed="${AIPROF_FUZZ_SEED:-20261202}" \
          -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$crashes/" -print_final_stats=1 \
-         >"build-fuzz/$fuzzer.log" 2>&1; then
-    echo "FAILED: $fuzzer (log: build-fuzz/$fuzzer.log; inputs: $crashes/)"
-    tail -30 "build-fuzz/$fuzzer.log"
+         >"$BF/$fuzzer.log" 2>&1; then
+    echo "FAILED: $fuzzer (log: $BF/$fuzzer.log; inputs: $crashes/)"
+    tail -30 "$BF/$fuzzer.log"
     status=1
   else
-    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "build-fuzz/$fuzzer.log" | tr '\n' ' '
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$BF/$fuzzer.log" | tr '\n' ' '
     echo
   fi
 done
