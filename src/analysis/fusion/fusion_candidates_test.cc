@@ -165,6 +165,38 @@ TEST(FusionCandidatesTest, HandMadeRunsAndMinimumOccurrences) {
   EXPECT_EQ(r2.top[0].occurrences, 3u);
 }
 
+// Hand-made device stream: Inductor's Triton kernels repeat four times
+// between two elementwise kernels of eager PyTorch. The Triton pair is the
+// compiler's own fusion, no candidate (on xDiT Flux, torch.compile'd, aiprof
+// proposed fusing triton_red_fused_* -> triton_per_fused_* and to "wrap the
+// model with torch.compile": trial_workloads S1); the eager pair is one.
+TEST(FusionCandidatesTest, CompilerGeneratedKernelsAreNoCandidates) {
+  std::string ev;
+  int64_t ts = 0;
+  for (int i = 0; i < 4; ++i) {
+    for (const char* name : {"triton_red_fused_abs_amax_transpose_view_32", "triton_per_fused_add_mul_8",
+                             "vectorized_elementwise_kernel<mul>", "vectorized_elementwise_kernel<add>"}) {
+      if (!ev.empty()) ev += ",";
+      ev += std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(ts) + R"(, "dur": 5, "args": {"device": 0, "stream": 7}})";
+      ts += 6;
+    }
+  }
+  auto t = ImportJsonText("{\"traceEvents\": [" + ev + "]}");
+  ASSERT_NE(t, nullptr);
+  FusionResult r = ComputeFusionCandidates(*t);
+  EXPECT_EQ(r.compiled_kernels, 8u);
+  EXPECT_EQ(r.compiled_ns, 40'000);
+  ASSERT_EQ(r.top.size(), 1u);
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "vectorized_elementwise_kernel<mul> -> vectorized_elementwise_kernel<add>");
+  MetricSet m;
+  PublishFusionCandidates(*t, r, &m);
+  bool said = false;
+  for (const std::string& line : m.Evidence("fusion_library_internal"))
+    said |= line.starts_with("8 kernels (40.00 us)");
+  EXPECT_TRUE(said);
+}
+
 TEST(FusionCandidatesTest, TwoOccurrencesAreNotACandidate) {
   auto t = ImportJsonText(R"({"traceEvents":[
     {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":0,"dur":10},
