@@ -144,6 +144,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
   std::unordered_map<uint32_t, CallInfo> calls;
   std::vector<uint32_t> one_by_one;  // kernels launched by a non-graph call
   for (uint32_t i = 0; i < s.size(); ++i) {
+    out.host_ops |= s.kind[i] == EventKind::kCpuOp;
     if (!IsDeviceActivity(s.kind[i])) continue;
     uint32_t call = launcher[i];
     bool graph = call != kNoSlice && IsGraphLaunchName(trace.Str(s.name[call]));
@@ -181,9 +182,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
 void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* metrics) {
   constexpr const char* kLaunchMetrics[] = {"launches_per_step", "launch_delay_p50_ns", "short_kernel_ratio",
                                             "graph_kernel_ratio", "graph_launch_cost_ns", "graph_gap_p50_ns"};
-  bool any_host_op = false;
-  for (size_t i = 0; i < trace.slices.size() && !any_host_op; ++i) any_host_op = trace.slices.kind[i] == EventKind::kCpuOp;
-  if (!any_host_op) {
+  if (!st.host_ops) {
     metrics->SetUnavailable("op_coverage", "no host ops (cpu_op) in the trace to attribute device time to");
   } else if (st.device_time_ns > 0) {
     metrics->Set("op_coverage", static_cast<double>(st.attributed_time_ns) / static_cast<double>(st.device_time_ns),

@@ -48,6 +48,7 @@ struct RuntimeOutlier {
 };
 
 struct LaunchStats {
+  bool host_ops = false;         // the trace holds host ops (cpu_op): op coverage can be measured
   uint64_t kernels = 0;          // kernels + collectives
   uint64_t launches = 0;         // of those, linked to a launching call
   uint64_t launch_calls = 0;     // distinct launching calls (a graph launch once)

@@ -128,8 +128,13 @@ void LaunchesSection(AnalysisResults& in, Section* s) {
                         st.graph_gaps > 0 ? Ns(st.graph_gap_p50_ns) : Value::Null(), Unit::kNs});
   }
   if (st.device_time_ns > 0) {
-    kv.items.push_back({"op_coverage", "Op coverage (device-activity time attributed to a host op)",
-                        Share(st.attributed_time_ns, st.device_time_ns), Unit::kFraction});
+    // Without host ops there is nothing to attribute to: no figure (the
+    // metric is unavailable), where it printed 0.0% on Nsight exports.
+    kv.items.push_back({"op_coverage",
+                        st.host_ops ? "Op coverage (device-activity time attributed to a host op)"
+                                    : "Op coverage (no host ops in the trace to attribute device time to)",
+                        st.host_ops ? Share(st.attributed_time_ns, st.device_time_ns) : Value::Null(),
+                        Unit::kFraction});
     if (st.graph_kernels > st.graph_kernels_captured) {
       s->Add(Paragraph{st.graph_kernels_captured == 0
                            ? "Graph-replayed kernels are tied to no op (the capture trace is not merged)."
@@ -366,9 +371,16 @@ void LlmSection(AnalysisResults& in, Section* s) {
     return;
   }
   s->Add(render::KeyValues{{{"source", "Phases from", StrValue(r.source)}}});
-  Table t{"phases", "", {{"phase", "Phase"}, {"steps", "Steps", Unit::kCount}, {"wall_ns", "Wall", Unit::kNs},
-                         {"device_ns", "Device", Unit::kNs}},
-          {}, "Work shares are of the phase's device time; host: step time without busy device time"};
+  Table t{"phases",
+          "",
+          {{"phase", "Phase"},
+           {"steps", "Steps", Unit::kCount},
+           {"wall_ns", "Wall", Unit::kNs},
+           {"device_ns", "Device", Unit::kNs}},
+          {},
+          "Work shares are of the phase's device time; host: step time without busy device time; wall per token: "
+          "the phase's wall time over its tokens (its inverse throughput), wall per step: a decode step's time is "
+          "each running request's time per token"};
   for (size_t w = 0; w < kLlmWorkCount; ++w) {
     std::string work = LlmWorkName(static_cast<LlmWork>(w));
     t.columns.push_back({work, work, Unit::kFraction});
@@ -376,6 +388,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
   t.columns.push_back({"host_ns", "Host", Unit::kNs});
   t.columns.push_back({"tokens", "Tokens", Unit::kCount});
   t.columns.push_back({"wall_per_token_ns", "Wall per token", Unit::kNs});
+  t.columns.push_back({"wall_per_step_ns", "Wall per step", Unit::kNs});
   t.columns.push_back({"requests", "Requests in steps", Unit::kCount});
   for (size_t p = 0; p < kLlmPhaseCount; ++p) {
     const LlmPhaseTotals& ph = r.phases[p];
@@ -387,6 +400,9 @@ void LlmSection(AnalysisResults& in, Section* s) {
     row.push_back(Int(ph.host_ns));
     row.push_back(tokens ? Int(ph.tokens) : Value());
     row.push_back(tokens ? Value::Number(static_cast<double>(ph.wall_ns) / static_cast<double>(ph.tokens)) : Value());
+    // A decode step's time is each running request's time per token; per
+    // token above is the phase's inverse throughput.
+    row.push_back(Value::Number(static_cast<double>(ph.wall_ns) / static_cast<double>(ph.steps)));
     row.push_back(ph.requests > 0 ? Int(ph.requests) : Value());
   }
   if (!t.rows.empty()) s->Add(std::move(t));

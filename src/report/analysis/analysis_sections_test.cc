@@ -104,6 +104,30 @@ TEST(AnalysisSectionsTest, LaunchedInsideStepsCountsKernels) {
   EXPECT_EQ(kv["launch_calls"]["value"].as<int>(), 3);
   EXPECT_EQ(kv["launch_calls_in_steps"]["value"].as<int>(), 2);
   EXPECT_EQ(j["metrics"]["launches_per_step"]["value"].as<double>(), 2);
+  // No host op (cpu_op) to attribute device time to: no op coverage figure
+  // (it printed 0.0% on Nsight exports: trial_workloads S5).
+  EXPECT_TRUE(kv["op_coverage"]["value"].IsNull()) << render::RenderJson(doc);
+  EXPECT_EQ(kv["op_coverage"]["label"].as<std::string>(),
+            "Op coverage (no host ops in the trace to attribute device time to)");
+}
+
+// vLLM's decode steps (TraceLens's graph_execution): beside the wall per
+// token (the phase's inverse throughput: 32 requests a step) the table gives
+// the wall per step, each running request's time per token (trial_workloads S4).
+TEST(AnalysisSectionsTest, LlmPhasesGiveTheWallPerStep) {
+  auto trace = testing::ImportFixture("tracelens/inference__vllm_decode_full__graph_execution.json.gz");
+  ASSERT_TRUE(trace);
+  AnalysisResults results(*trace, AnalyzeOptions{});
+  render::Document doc = AnalyzeToDocument(RunAnalyses(results), results);
+  YAML::Node j = YAML::Load(render::RenderJson(doc));
+  YAML::Node phases = Block(j["sections"]["llm"], "phases");
+  ASSERT_TRUE(phases) << render::RenderJson(doc);
+  ASSERT_EQ(phases["rows"].size(), 1u);
+  const YAML::Node row = phases["rows"][0];
+  EXPECT_EQ(row["phase"].as<std::string>(), "decode");
+  const double wall = row["wall_ns"].as<double>(), steps = row["steps"].as<double>();
+  EXPECT_DOUBLE_EQ(row["wall_per_step_ns"].as<double>(), wall / steps);
+  EXPECT_NEAR(row["wall_per_step_ns"].as<double>(), 19.11e6, 0.01e6);  // trial_workloads' script: 19,114,059 ns
 }
 
 // Hand-made two-rank folder: rank 0 runs one all-reduce of 100 us; rank 1 an
