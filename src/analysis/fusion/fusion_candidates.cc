@@ -296,9 +296,14 @@ class FusionFinder {
     uint8_t& c = library_class_[name.raw];
     if (c == 0) {
       std::string_view text = t_.Str(name);
-      c = static_cast<uint8_t>(kKnown | (IsLibraryMathKernel(text) ? kMath : 0) |
-                               (IsLibraryEpilogueKernel(text) ? kEpilogue : 0) |
-                               (IsTritonClass(ClassifyKernel(EventKind::kKernel, text)) ? kCompiled : 0));
+      // The kernel classes add the math kernels of other vendors' libraries
+      // (ROCm's Tensile "Cijk_*" GEMMs, attention kernels such as attn_fwd)
+      // that the name test does not know.
+      const KernelClass cls = ClassifyKernel(EventKind::kKernel, text);
+      const bool math = IsLibraryMathKernel(text) || cls == KernelClass::kGemm || cls == KernelClass::kConv ||
+                        cls == KernelClass::kAttention;
+      c = static_cast<uint8_t>(kKnown | (math ? kMath : 0) | (IsLibraryEpilogueKernel(text) ? kEpilogue : 0) |
+                               (IsTritonClass(cls) ? kCompiled : 0));
     }
     return c;
   }
