@@ -1,7 +1,10 @@
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "src/analysis/roofline/cpu_calibration.h"
@@ -47,9 +50,38 @@ AutoCalibration CliAutoCalibration(bool no_calibrate) {
   return a;
 }
 
+// The message of OutOfMemory, built before it is needed: the handler must
+// not allocate.
+std::string& OutOfMemoryMessage() {
+  static std::string message;
+  return message;
+}
+
+// std::new_handler: an allocation failed on any thread (an input larger than
+// the memory this process may use: a ulimit, a cgroup). It said "terminate
+// called after throwing std::bad_alloc" and aborted (exit 134) naming
+// nothing; now one line naming the command and its inputs, and exit 1.
+[[noreturn]] void OutOfMemory() {
+  const std::string& m = OutOfMemoryMessage();
+  if (::write(2, m.data(), m.size()) < 0) {
+  }
+  std::_Exit(kExitError);
+}
+
 }  // namespace
 
+void InstallOutOfMemoryHandler(int argc, char** argv) {
+  std::string words;
+  for (int i = 1; i < argc && words.size() < 300; ++i) words += std::string(i > 1 ? " " : "") + argv[i];
+  if (words.size() > 300) words = words.substr(0, 300) + "...";
+  OutOfMemoryMessage() = "aiprof: error: out of memory (aiprof " + EscapeControls(words, false) +
+                         "): the input needs more memory than this process may use (ulimit -v, a cgroup's limit, "
+                         "the machine's memory)\n";
+  std::set_new_handler(OutOfMemory);
+}
+
 int RunCli(int argc, char** argv) {
+  InstallOutOfMemoryHandler(argc, argv);
   CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiprof " AIPROF_VERSION);

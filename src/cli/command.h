@@ -42,6 +42,11 @@ Status WriteOutput(const std::string& path, const std::string& content);
 // Entry point used by main().
 int RunCli(int argc, char** argv);
 
+// An allocation that fails on any thread ends the process with one line on
+// standard error naming the command line ("aiprof: error: out of memory
+// (aiprof summary big.json.gz): ...") and exit 1 (RunCli installs it).
+void InstallOutOfMemoryHandler(int argc, char** argv);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_CLI_COMMAND_H_

@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -80,6 +82,30 @@ TEST(OneValuePerFlagTest, NoCommandKeepsAGreedyFlag) {
     for (CLI::App* s : a->get_subcommands([](CLI::App*) { return true; })) todo.push_back(s);
   }
   EXPECT_GT(repeatable, 5u);  // --rules, --scenario, --capture-trace, --alert, --allow, ...
+}
+
+// An allocation that fails ends the process with one line naming the
+// command line and exit 1; it aborted with "terminate called after throwing
+// std::bad_alloc" (exit 134) naming nothing (trial_input finding 11, where a
+// 6 MB gzip of 40 M instants met `prlimit --as=900M`). A request no
+// allocator can meet fails the same way as an exhausted limit; ASan's
+// allocator reports such a request itself, so there the handler is called.
+TEST(OutOfMemoryTest, AFailedAllocationNamesTheCommandAndExits1) {
+  std::string a0 = "aiprof", a1 = "summary", a2 = "big\x1b[31m.json.gz";
+  char* argv[] = {a0.data(), a1.data(), a2.data()};
+  EXPECT_EXIT(
+      {
+        InstallOutOfMemoryHandler(3, argv);
+#if defined(__SANITIZE_ADDRESS__)
+        std::get_new_handler()();
+#else
+        volatile size_t huge = SIZE_MAX / 4;
+        char* p = new char[huge];
+        p[0] = 1;
+#endif
+      },
+      ::testing::ExitedWithCode(1),
+      "aiprof: error: out of memory .aiprof summary big.x1b.31m.json.gz.: the input needs more memory");
 }
 
 }  // namespace
