@@ -4,7 +4,28 @@
 #ifndef AIPROF_TEST_UTIL_HAND_MADE_TRACES_H_
 #define AIPROF_TEST_UTIL_HAND_MADE_TRACES_H_
 
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
 namespace aiprof::testing {
+
+// One device stream (device 0, stream 7) running `names` in order, `repeats`
+// times: 5 us kernels starting every 6 us (1 us gaps), for the fusion
+// candidates' tests of which kernels end a run.
+inline std::string KernelStreamTrace(std::initializer_list<const char*> names, int repeats) {
+  std::string ev;
+  int64_t ts = 0;
+  for (int i = 0; i < repeats; ++i) {
+    for (const char* name : names) {
+      if (!ev.empty()) ev += ",";
+      ev += std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "pid": 0, "tid": 7, "ts": )" +
+            std::to_string(ts) + R"(, "dur": 5, "args": {"device": 0, "stream": 7}})";
+      ts += 6;
+    }
+  }
+  return "{\"traceEvents\": [" + ev + "]}";
+}
 
 // A device running behind its host. Three 10 us ProfilerStep spans back to
 // back, each launching a 15 us kernel; the kernels queue on one stream and

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -174,19 +175,11 @@ TEST(FusionCandidatesTest, HandMadeRunsAndMinimumOccurrences) {
 // math, as cuBLAS kernels are: they end runs too (Flux's candidates then
 // held them).
 TEST(FusionCandidatesTest, CompilerGeneratedKernelsAreNoCandidates) {
-  std::string ev;
-  int64_t ts = 0;
-  for (int i = 0; i < 4; ++i) {
-    for (const char* name : {"triton_red_fused_abs_amax_transpose_view_32", "triton_per_fused_add_mul_8",
-                             "vectorized_elementwise_kernel<mul>", "vectorized_elementwise_kernel<add>",
-                             "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x512_MI16x16x1", "attn_fwd"}) {
-      if (!ev.empty()) ev += ",";
-      ev += std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "pid": 0, "tid": 7, "ts": )" +
-            std::to_string(ts) + R"(, "dur": 5, "args": {"device": 0, "stream": 7}})";
-      ts += 6;
-    }
-  }
-  auto t = ImportJsonText("{\"traceEvents\": [" + ev + "]}");
+  auto t = ImportJsonText(
+      testing::KernelStreamTrace({"triton_red_fused_abs_amax_transpose_view_32", "triton_per_fused_add_mul_8",
+                                  "vectorized_elementwise_kernel<mul>", "vectorized_elementwise_kernel<add>",
+                                  "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x512_MI16x16x1", "attn_fwd"},
+                                 4));
   ASSERT_NE(t, nullptr);
   FusionResult r = ComputeFusionCandidates(*t);
   EXPECT_EQ(r.compiled_kernels, 8u);

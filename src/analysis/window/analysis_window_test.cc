@@ -7,6 +7,7 @@
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -234,18 +235,9 @@ TEST(AnalysisWindowTest, RealBlockingCopiesStayInTheBase) {
 // elementwise kernels after them. The GEMM -> splitKreduce pair is
 // library-internal, not a candidate; the elementwise pair is.
 TEST(AnalysisWindowTest, GemmEpilogueIsLibraryInternalNotAFusionCandidate) {
-  std::string ev;
-  int64_t ts = 0;
-  for (int i = 0; i < 4; ++i) {
-    for (const char* name : {"cutlass_80_tensorop_s1688gemm_128x128", "void splitKreduce_kernel<float>", "vectorized_mul",
-                             "vectorized_add"}) {
-      if (!ev.empty()) ev += ",";
-      ev += std::string(R"({"ph": "X", "cat": "kernel", "name": ")") + name + R"(", "pid": 0, "tid": 7, "ts": )" +
-            std::to_string(ts) + R"(, "dur": 5, "args": {"device": 0, "stream": 7}})";
-      ts += 6;
-    }
-  }
-  auto t = ImportJsonText("{\"traceEvents\": [" + ev + "]}");
+  auto t = ImportJsonText(testing::KernelStreamTrace(
+      {"cutlass_80_tensorop_s1688gemm_128x128", "void splitKreduce_kernel<float>", "vectorized_mul", "vectorized_add"},
+      4));
   ASSERT_NE(t, nullptr);
   FusionResult r = ComputeFusionCandidates(*t);
   ASSERT_EQ(r.library_internal.size(), 1u);
