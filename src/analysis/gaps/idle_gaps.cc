@@ -163,15 +163,16 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
       if (in_window) add_window_idle(gap.cause, gap.start_ns, gap.end_ns);
       return;
     }
+    int64_t idle = 0;
     for (const auto& [a, b] : Complement(*own_work, gap.start_ns, gap.end_ns)) {
       Gap part = gap;
       part.start_ns = a;
       part.end_ns = b;
       AddGap(part, keep_all, tl);
       if (in_window) add_window_idle(part.cause, a, b);
-      tl->aiprof_overhead_ns -= b - a;
+      idle += b - a;
     }
-    tl->aiprof_overhead_ns += gap.end_ns - gap.start_ns;
+    tl->aiprof_overhead_ns += (gap.end_ns - gap.start_ns) - idle;  // the rest of the gap is aiprof's
   };
   const bool edges = in_window && window_edges && !window->empty();
   // Window time before the first activity: idle, but not a gap (gaps lie
