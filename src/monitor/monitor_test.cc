@@ -389,6 +389,30 @@ TEST(MonitorAlertTest, CounterNamesTheChannelCannotCarryAreErrors) {
   EXPECT_TRUE(ParseAlertRules({"counter." + std::string(59, 'q') + " > 0"}, nullptr).ok());
 }
 
+// The SDK cut a long counter name at 59 bytes wherever that fell, leaving
+// the first bytes of a split character at its end (a name of "é"s, 2 bytes
+// each, kept half of the 30th). The cut now drops a split character whole.
+TEST(LiveChannelTest, CutNamesEndOnACharacterBoundary) {
+  auto cut = [](const std::string& s, size_t n) { return s.substr(0, live::Utf8CutLength(s.data(), n)); };
+  std::string e;
+  for (int i = 0; i < 30; ++i) e += "\xC3\xA9";  // 30 × "é", 60 bytes
+  EXPECT_EQ(cut(e, 59).size(), 58u);
+  EXPECT_EQ(cut(e, 58).size(), 58u);
+  const std::string three = "ab\xE6\x97\xA5";  // "ab日"
+  EXPECT_EQ(cut(three, 5), three);
+  EXPECT_EQ(cut(three, 4), "ab");
+  EXPECT_EQ(cut(three, 3), "ab");
+  const std::string four = "a\xF0\x9F\x98\x80";  // "a😀"
+  EXPECT_EQ(cut(four, 5), four);
+  EXPECT_EQ(cut(four, 4), "a");
+  EXPECT_EQ(cut(four, 2), "a");
+  EXPECT_EQ(cut(std::string(59, 'q'), 59).size(), 59u);
+  // Not UTF-8: stray continuation bytes are kept; a lead byte cut from its
+  // character goes with it.
+  EXPECT_EQ(cut("\x80\x80\x80\x80", 4).size(), 4u);
+  EXPECT_EQ(cut("\xC3", 1).size(), 0u);
+}
+
 TEST(MonitorAlertTest, BadExpressionsAreErrorsAtStartUp) {
   EXPECT_FALSE(ParseAlertRules({}, nullptr).ok());
   auto err = [](const std::string& e) {

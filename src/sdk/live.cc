@@ -281,6 +281,10 @@ uint32_t CounterIndex(live::Header* h, const char* name) {
       if (used >= live::kCounterNames) break;
       const int n = snprintf(h->counter_names[used].name, sizeof(h->counter_names[used].name), "%s", name);
       const bool cut = n >= static_cast<int>(sizeof(h->counter_names[used].name));
+      if (cut) {
+        char* text = h->counter_names[used].name;
+        text[live::Utf8CutLength(text, strlen(text))] = '\0';
+      }
       __atomic_store_n(&h->counter_names[used].used, cut ? live::kNameCut : live::kNameWritten, __ATOMIC_RELEASE);
       __atomic_store_n(&h->counter_names_used, used + 1, __ATOMIC_RELEASE);
       g_counter_index[j] = used;

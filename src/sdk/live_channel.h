@@ -64,6 +64,19 @@ static_assert(sizeof(Record) == 32, "live records are 32 bytes");
 // kNameCut, so that the monitor keeps two names that differ past the cut
 // apart and says so.
 inline constexpr uint32_t kNameWritten = 1;
+// The length of the first n bytes of s less a UTF-8 character that the cut
+// at n split (its lead byte and the continuation bytes before n), so that a
+// cut name stays valid UTF-8 where it was. Bytes that are not UTF-8 are
+// kept as they are.
+inline size_t Utf8CutLength(const char* s, size_t n) {
+  size_t lead = n;
+  while (lead > 0 && n - lead < 3 && (static_cast<unsigned char>(s[lead - 1]) & 0xC0) == 0x80) --lead;
+  if (lead == 0) return n;
+  const unsigned char c = static_cast<unsigned char>(s[lead - 1]);
+  const size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+  return want > 1 && n - (lead - 1) < want ? lead - 1 : n;
+}
+
 inline constexpr uint32_t kNameCut = 2;
 struct CounterName {
   uint32_t used;  // 0, or kNameWritten / kNameCut once name is written
