@@ -506,10 +506,15 @@ struct ServeServer::Impl {
   }
 
   std::optional<HttpResponse> Admit(const HttpRequest& head, size_t* max_body) const {
+    // The API answers its refusals in JSON, as its other errors; pages in text.
+    const bool api = head.path.starts_with("/api/");
+    auto refuse = [api](int status, const std::string& why) {
+      return api ? JsonError(status, why) : TextResponse(status, why + "\n");
+    };
     const std::string allow = AllowedMethods(head.path);
     const bool listed = (", " + allow + ",").find(", " + head.method + ",") != std::string::npos;
     if (!listed) {
-      HttpResponse r = TextResponse(405, "use " + allow + " on " + head.path.substr(0, 200) + "\n");
+      HttpResponse r = refuse(405, "use " + allow + " on " + head.path.substr(0, 200));
       r.headers.emplace_back("Allow", allow);
       return r;
     }
@@ -517,8 +522,8 @@ struct ServeServer::Impl {
     if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !tokens.empty())) return refused;
     if (!tokens.empty()) {
       const std::optional<TokenRole> role = RoleOf(head);
-      if (!role) return TextResponse(401, "needs Authorization: Bearer <a token of the --token-file>\n");
-      if (writes && *role != TokenRole::kUpload) return TextResponse(403, "this token may only read\n");
+      if (!role) return refuse(401, "needs Authorization: Bearer <a token of the --token-file>");
+      if (writes && *role != TokenRole::kUpload) return refuse(403, "this token may only read");
     }
     if (writes) {
       const bool upload = head.method == "POST" && head.path == "/api/runs";

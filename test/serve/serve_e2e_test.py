@@ -703,8 +703,14 @@ def run_tests(exe, data, fixtures, tmp):
         check(s == 401 and "Bearer" in hdr.get("WWW-Authenticate", ""), "no token: 401")
         check(http(port, "/api/runs", token="wrongwrongwrongwrong")[0] == 401, "wrong token: 401")
         check(http(port, "/api/runs", token="rrrrrrrrrrrrrrrrrrrr")[0] == 200, "read token reads")
-        check(http(port, "/api/runs?name=t.json", "POST", tiny_trace("t", 1), token="rrrrrrrrrrrrrrrrrrrr")[0] == 403,
-              "read token cannot upload")
+        s, body, _ = http(port, "/api/runs?name=t.json", "POST", tiny_trace("t", 1), token="rrrrrrrrrrrrrrrrrrrr")
+        check(s == 403, "read token cannot upload")
+        # The API's refusals are JSON like its other errors (they were plain text).
+        check(json.loads(body).get("error") == "this token may only read", "403 in JSON: %r" % body[:200])
+        s, body, _ = http(port, "/api/runs")
+        check(s == 401 and "Bearer" in json.loads(body).get("error", ""), "401 in JSON: %r" % body[:200])
+        s, body, _ = http(port, "/", token="wrongwrongwrongwrong")
+        check(s == 401 and body.startswith("needs Authorization"), "a page's 401 stays text: %r" % body[:200])
         check(http(port, "/api/runs?name=t.json", "POST", tiny_trace("t", 1), token="uuuuuuuuuuuuuuuuuuuu")[0] == 202,
               "upload token uploads")
     finally:
