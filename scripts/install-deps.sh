@@ -5,7 +5,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(g++ cmake ninja-build pkg-config python3
       libsimdjson-dev libfmt-dev libcli11-dev libxxhash-dev zlib1g-dev libzstd-dev
-      libsqlite3-dev libyaml-cpp-dev libboost-math-dev libre2-dev
+      libsqlite3-dev libyaml-cpp-dev libboost-math-dev libre2-dev nettle-dev
       libgtest-dev libgmock-dev libbenchmark-dev)
 # Each part of aiprof that needs more packages lists them, one a line, in
 # scripts/deps/<part>.txt ('#' starts a comment).

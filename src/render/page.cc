@@ -1,6 +1,7 @@
 #include "src/render/page.h"
 
-#include <openssl/evp.h>
+#include <nettle/base64.h>
+#include <nettle/sha2.h>
 
 #include "src/base/ascii.h"
 #include "src/base/check.h"
@@ -21,12 +22,14 @@ void CheckNoClosingTag(std::string_view text, std::string_view tag) {
 }  // namespace
 
 std::string CspHash(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  AIPROF_CHECK(EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) == 1);
-  unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
-  int len = EVP_EncodeBlock(b64, digest, static_cast<int>(size));
-  return "sha256-" + std::string(reinterpret_cast<const char*>(b64), static_cast<size_t>(len));
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, text.size(), reinterpret_cast<const uint8_t*>(text.data()));
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, SHA256_DIGEST_SIZE, digest);
+  char b64[BASE64_ENCODE_RAW_LENGTH(SHA256_DIGEST_SIZE)];
+  base64_encode_raw(b64, SHA256_DIGEST_SIZE, digest);
+  return "sha256-" + std::string(b64, sizeof b64);
 }
 
 std::vector<std::string> ScriptHashesOfPage(std::string_view html) {
