@@ -6,6 +6,7 @@
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
 namespace {
@@ -73,6 +74,8 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
   }
   if (out.empty()) {
     // No steps: each rank's whole trace is one window.
+    std::vector<bool> capture(trace.tracks.size());
+    for (uint32_t tr = 0; tr < trace.tracks.size(); ++tr) capture[tr] = IsGraphCaptureTrack(trace, tr);
     for (uint32_t i = 0; i < s.size(); ++i) {
       const int32_t rank = trace.tracks.rank[s.track[i]];
       if (trace.tracks.kind[s.track[i]] == TrackKind::kCounter || s.kind[i] == EventKind::kGpuUserAnnotation ||
@@ -80,6 +83,7 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
         continue;
       }
       if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream && !g.on_device[i]) continue;
+      if (capture[s.track[i]]) continue;  // copies of captured ops: no host time (BuildStructure)
       auto it = std::find_if(out.begin(), out.end(), [&](const PathWindow& w) { return w.path.rank == rank; });
       if (it == out.end()) {
         PathWindow w;
@@ -274,6 +278,25 @@ class Walker {
       return false;
     }
     const int64_t idle_end = t_;
+    // A launch binds: the device waited for the host from the call's start
+    // to the activity's start (idle_host_bound, the launch delay: the call
+    // and the launch's latency after it). An activity that started
+    // kMinLaunchHoldNs or more after its call had returned was held by no
+    // host: the path runs through the call's own time (runtime) to the wait
+    // after its return, unexplained device idle, as after a stream
+    // predecessor below. The vLLM decode replay's first copy started 7.83
+    // ms after its hipMemcpyAsync returned, every launch of the step issued
+    // 6 ms before that: the path had 41% of the step in idle_host_bound
+    // where the host held the device for no time.
+    if (via == DepKind::kLaunch && St(i) - En(next) >= kMinLaunchHoldNs) {
+      const int64_t before = t_;
+      Emit(std::min(En(next), t_), i, PathClass::kIdleOther, via);
+      unexplained_ += before - t_;
+      Edge(next, i, via);
+      *x = next;
+      *at_end = true;
+      return true;
+    }
     Emit(std::min(best_t, t_), i, wait, via);
     // A stream idle after its predecessor though this activity's launch call
     // had ended: no recorded dependency explains it. Measured from the later

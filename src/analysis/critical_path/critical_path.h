@@ -87,6 +87,16 @@ inline constexpr int64_t kMinHandoffGapNs = 50'000;
 // condition 1 (dependency_graph.cc) and by
 // StepPath::device_idle_unexplained_ns.
 inline constexpr int64_t kMinStreamIdleGapNs = 10'000;
+// The shortest wait, after a launch call returned, before its activity
+// started on an idle stream, that is the device holding launched work and
+// not the launch's own latency (critical_path.cc, DeviceStart): that
+// latency is 1-2 us on H100 and 14-19 us on MI300X (TraceLens's BERT-small
+// traces: medians 1.7 and 14.3 us, at most 2.1 and 19.4), while the vLLM
+// decode replay's first copy started 7.83 ms after its call returned and
+// MTIA's activities 6.2 ms (median). Such a wait is unexplained device idle
+// (StepPath::device_idle_unexplained_ns), not idle_host_bound, and
+// `remove-idle host_bound` keeps it.
+inline constexpr int64_t kMinLaunchHoldNs = 100'000;
 // LinkCollectiveWaits' condition 3: the collective a waiting stream is
 // bound to ended at most this long before the stream's next activity began.
 inline constexpr int64_t kCollectiveWaitMatchNs = 50'000;
@@ -184,10 +194,14 @@ struct StepPath {
       other_rank_on_path_ns{};
   // Path time a stream idled before an activity it had been handed with no
   // recorded dependency to explain it: the activity's launch call had ended
-  // and its stream predecessor had ended at least kMinStreamIdleGapNs before
-  // it started (the idle is measured from the later of the two ends; shorter
-  // gaps are scheduling). Part of by_class_ns[kIdleOther]. With unresolved
-  // stream waits (DependencyGraph::wait_calls_unresolved), likely such waits.
+  // and its stream predecessor had ended at least kMinStreamIdleGapNs
+  // before it started (the idle is measured from the later of the two ends;
+  // shorter gaps are scheduling), or, where the launch binds (no
+  // predecessor held it), the call had returned at least kMinLaunchHoldNs
+  // before it started (the wait after the return; the call's own time is
+  // runtime; shorter waits are the launch's latency, idle_host_bound). Part of
+  // by_class_ns[kIdleOther]. With unresolved stream waits
+  // (DependencyGraph::wait_calls_unresolved), likely such waits.
   int64_t device_idle_unexplained_ns = 0;
   size_t first_segment = 0, segment_count = 0;  // into CriticalPathResult::segments, time order
   size_t first_edge = 0, edge_count = 0;        // into CriticalPathResult::edges

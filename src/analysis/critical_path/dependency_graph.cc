@@ -15,6 +15,7 @@
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/model/event_kind.h"
+#include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
 namespace {
@@ -215,10 +216,18 @@ void BuildStructure(const Trace& trace, DependencyGraph* g) {
       default: return ClassOfSlice(s.kind[i], {});
     }
   };
+  // A graph-capture merge's copies of the captured ops (IsGraphCaptureTrack)
+  // sit at their replayed kernels' times: they are no host time and get no
+  // edge (class kIdleOther). As host work they were the vLLM decode
+  // replay's host sink, and remove-idle host_bound replayed them as 17 ms
+  // of host ops on the path (18.82 ms predicted with the capture merged).
+  std::vector<bool> capture(trace.tracks.size());
+  for (uint32_t tr = 0; tr < trace.tracks.size(); ++tr) capture[tr] = IsGraphCaptureTrack(trace, tr);
   std::vector<uint32_t> stack;
   uint32_t track = kNoTrack, last_top = kNoSlice, last_act = kNoSlice;
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t i = merged ? order[k] : k;
+    if (capture[s.track[i]]) continue;  // class kIdleOther, no edges
     if (group[s.track[i]] != track) {
       track = group[s.track[i]];
       stack.clear();

@@ -26,7 +26,9 @@ enum class PathClass : uint8_t {
                      // waited for that the path shows
   kIdleDataLoading,  // waiting on data loading (inside a data-loader span)
   kIdleSync,         // a device stream waiting for another stream (stream wait event)
-  kIdleHostBound,    // the device waiting for the host to launch (launch delay)
+  kIdleHostBound,    // the device waiting for the host to launch (launch delay: the call's start to
+                     // the activity's start, unless it started kMinLaunchHoldNs or more after the
+                     // call returned: then kIdleOther, unexplained, critical_path.h)
   kIdleOther,        // no recorded work: host time outside any op (a wrapper's self time), device gaps
 };
 inline constexpr size_t kPathClassCount = 10;

@@ -9,10 +9,12 @@
 #include <unordered_map>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/page_faults/fault_slices.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/graph_edits.h"
+#include "src/model/graph_capture_tracks.h"
 #include "src/model/page_fault_records.h"
 
 namespace aiprof {
@@ -149,6 +151,8 @@ class Replay {
     done_end_.assign(n, false);
     busy_.assign(n, false);
     factor_.assign(n, 1.0f);
+    capture_.resize(trace.tracks.size());
+    for (uint32_t tr = 0; tr < trace.tracks.size(); ++tr) capture_[tr] = IsGraphCaptureTrack(trace, tr);
     for (const WhatIfClause& c : sc.clauses) {
       if (c.kind == WhatIfClause::Kind::kOverlapDataLoading) {
         remove_[static_cast<size_t>(GapCause::kDataLoading)] = true;
@@ -202,8 +206,10 @@ class Replay {
 
  private:
   int64_t End(uint32_t i) const { return s_.ts_ns[i] + s_.dur_ns[i]; }
+  // Host threads and device streams; a graph-capture merge's copies of the
+  // captured ops are no host work (BuildDependencyGraph gives them no edge).
   bool Active(uint32_t i) const {
-    return g_.on_device[i] || trace_.tracks.kind[s_.track[i]] == TrackKind::kThread;
+    return g_.on_device[i] || (trace_.tracks.kind[s_.track[i]] == TrackKind::kThread && !capture_[s_.track[i]]);
   }
   // Held to ±kMaxScaledNs (2^61 ns, the model's time range): a factor of
   // 1e6 on a long span would pass int64 (found by review: the overflow
@@ -240,7 +246,7 @@ class Replay {
     std::vector<uint64_t> matched(sc.clauses.size(), 0);  // slices each pattern clause took
     for (int pass = 0; pass < 2; ++pass) {
       for (uint32_t i = 0; i < s_.size(); ++i) {
-        if (g_.on_device[i] != (pass == 1)) continue;
+        if (g_.on_device[i] != (pass == 1) || !Active(i)) continue;
         const int c = clause_of(i);
         float f = 1.0f;
         if (c >= 0) {
@@ -477,9 +483,21 @@ class Replay {
       ++out_->edges_changed;
     } else if (L != kNoSlice) {
       const int64_t measured = s - s_.ts_ns[L];
-      int64_t lag = queued ? std::min(measured, s_.dur_ns[L]) : measured;
-      if (Removed(GapCause::kHostBound) && lag > 0) lag = 0, ++out_->edges_changed;
-      l->Add(StartOf(L), lag);
+      if (const int64_t held = s - End(L); !queued && held >= kMinLaunchHoldNs) {
+        // Started kMinLaunchHoldNs or more after its call had returned:
+        // the device, not the host, held it (the critical path's
+        // unexplained idle after the call, not idle_host_bound), so it
+        // starts that long after the call's new end, under remove-idle
+        // host_bound too. Before, that clause took the whole lag: on the
+        // vLLM decode replay 12.23 ms for 19.11 (-36%), its first copy
+        // having started 7.83 ms after its call returned, every launch of
+        // the step issued 6 ms before that.
+        l->Add(EndOf(L), held);
+      } else {
+        int64_t lag = queued ? std::min(measured, s_.dur_ns[L]) : measured;
+        if (Removed(GapCause::kHostBound) && lag > 0) lag = 0, ++out_->edges_changed;
+        l->Add(StartOf(L), lag);
+      }
     }
     if (!edits_.comm.empty()) {  // overlap-comm: collectives skipped on the stream
       const uint32_t q = edits_.stream_prev[i];
@@ -543,6 +561,7 @@ class Replay {
   int depth_ = 0;
   uint64_t fallbacks_ = 0;
   std::vector<float> factor_;
+  std::vector<bool> capture_;  // per track: IsGraphCaptureTrack
   bool remove_[kGapCauseCount] = {false, false, false, false};
   bool graph_ = false;
   bool remove_comm_ = false;  // remove-comm: device collectives take no time
@@ -698,6 +717,28 @@ Status ResolveScenarioDevices(const Trace& trace, const std::string& devices_fil
 
 namespace {
 
+// The steady steps' device activities (every window's when none is steady),
+// and those whose launching call is a graph launch (IsGraphLaunchName).
+struct GraphReplayed {
+  uint64_t activities = 0, replayed = 0;
+  std::string call_name;  // the first graph launch call's name
+};
+GraphReplayed CountGraphReplayed(const Trace& trace, const CriticalPathResult& path) {
+  GraphReplayed out;
+  const DependencyGraph& g = path.graph;
+  const bool any_steady = std::any_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.steady; });
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    if (!g.on_device[i] || i >= path.step_of.size() || path.step_of[i] >= path.steps.size()) continue;
+    if (any_steady && !path.steps[path.step_of[i]].steady) continue;
+    ++out.activities;
+    const uint32_t l = g.launch[i];
+    if (l == kNoSlice || !IsGraphLaunchName(trace.Str(trace.slices.name[l]))) continue;
+    ++out.replayed;
+    if (out.call_name.empty()) out.call_name = std::string(trace.Str(trace.slices.name[l]));
+  }
+  return out;
+}
+
 // Whether the steady steps of `path` have the device period as their step
 // time's base (src/analysis/common/steps.h).
 bool DeviceRunsBehind(const Trace& trace, const CriticalPathResult& path) {
@@ -716,8 +757,48 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
   WhatIfResult r;
   r.scenario = scenario.text;
   if (path.graph.parent.size() != trace.slices.size()) return r;  // graph not kept
+  // graph-launch on steps whose device work graph launches already replay:
+  // nothing to capture, and replaying the host's own work (input
+  // preparation, scheduling) as free would claim a gain no graph gives.
+  if (std::any_of(scenario.clauses.begin(), scenario.clauses.end(),
+                  [](const WhatIfClause& c) { return c.kind == WhatIfClause::Kind::kGraphLaunch; })) {
+    const GraphReplayed gr = CountGraphReplayed(trace, path);
+    if (gr.activities > 0 && 2 * gr.replayed >= gr.activities) {
+      r.time_base = WhatIfResult::TimeBase::kStepPeriod;
+      char b[200];
+      std::snprintf(b, sizeof(b),
+                    "Nothing to batch: the steps are already graph-launched. %llu of the %llu device activities of "
+                    "the steady steps (%.1f%%) were replayed by graph launches (",
+                    static_cast<unsigned long long>(gr.replayed), static_cast<unsigned long long>(gr.activities),
+                    100.0 * static_cast<double>(gr.replayed) / static_cast<double>(gr.activities));
+      r.notes.push_back(b + gr.call_name +
+                        "), so the scenario is not replayed: graph-launch models capturing one-by-one launches, and "
+                        "would count the host's own work between replays (input preparation, scheduling) as "
+                        "captured. For that host work, see 'remove-idle host_bound' and the critical path's "
+                        "idle_host_bound");
+      return r;
+    }
+  }
   Replay replay(trace, path.graph, path.steps, scenario, &r);
   replay.Run();
+  const bool host_bound = std::any_of(scenario.clauses.begin(), scenario.clauses.end(), [](const WhatIfClause& c) {
+    return c.kind == WhatIfClause::Kind::kGraphLaunch ||
+           (c.kind == WhatIfClause::Kind::kRemoveIdle && c.cause == GapCause::kHostBound);
+  });
+  if (host_bound && path.window_steps > 0 && path.window_device_idle_unexplained_ns > 0) {
+    // What the clause leaves on the path, said where a reader compares the
+    // gain with the path's idle (the vLLM decode replay: 7.83 ms).
+    char b[500];
+    std::snprintf(
+        b, sizeof(b),
+        "%.2f ms per steady step of the measured path is device idle no recorded dependency explains: "
+        "launched work that started %.0f us or more after its launch call returned, or %.0f us or more "
+        "after both that and the stream's previous work ended. The device held work the host had "
+        "launched, so removing launch delay keeps it (docs/whatif.md)",
+        static_cast<double>(path.window_device_idle_unexplained_ns) / static_cast<double>(path.window_steps) / 1e6,
+        static_cast<double>(kMinLaunchHoldNs) / 1e3, static_cast<double>(kMinStreamIdleGapNs) / 1e3);
+    r.notes.push_back(b);
+  }
   r.measured_fallbacks = replay.fallbacks();
   std::vector<int64_t> new_start, new_end;
   replay.TakeTimes(&new_start, &new_end);
@@ -837,6 +918,17 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     r.steps.push_back(sp);
   }
   r.steady_steps = predicted.size();
+  if (predicted.empty() && period && !r.steps.empty() &&
+      std::all_of(r.steps.begin(), r.steps.end(), [](const StepPrediction& sp) { return sp.no_period; })) {
+    // Said, not only "no step": a one-step trace has no period to predict.
+    const bool whole =
+        std::all_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.step_index == SIZE_MAX; });
+    r.notes.insert(r.notes.begin(),
+                   std::string("No step has a period: this scenario is judged on the step period, from the "
+                               "previous step's end on a rank to this step's end (docs/whatif.md), and each rank's "
+                               "first step has none; here each rank has one step") +
+                       (whole ? " (no steps found: the whole trace is one)" : ""));
+  }
   if (predicted.empty()) return r;
   DescribeMoves(trace, path, replayed, &r);
   const MeanInterval m = MedianWithInterval(predicted);
