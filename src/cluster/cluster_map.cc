@@ -10,6 +10,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/memory/memory_peaks.h"
 #include "src/analysis/summary/step_breakdown.h"
@@ -78,21 +79,17 @@ void MapSteps(const Trace& trace, const CommunicationResult& comm, RankDigest* d
   }
 }
 
-// The step whose window [start_i, start_{i+1}) holds `ts` (the last runs on), or -1.
-int64_t StepAt(const std::vector<DigestStep>& steps, int64_t ts) {
-  auto it = std::upper_bound(steps.begin(), steps.end(), ts,
-                             [](int64_t v, const DigestStep& s) { return v < s.start_ns; });
-  if (it == steps.begin()) return -1;
-  return std::prev(it)->number;
-}
-
 void MapCollectives(const Trace& trace, const CommunicationResult& comm, StringTable* strings, RankDigest* d) {
   std::vector<CollectiveSlice> collectives = CollectCollectives(trace);
   std::sort(collectives.begin(), collectives.end(), [&](const CollectiveSlice& a, const CollectiveSlice& b) {
     return trace.slices.ts_ns[a.slice] < trace.slices.ts_ns[b.slice];
   });
+  // Each collective's step by the multi-rank analysis's rule (the step that
+  // issued it: collective_pairing.h), so both pair alike.
+  const std::vector<int64_t> steps = CollectiveSteps(trace, collectives);
   d->collectives.reserve(collectives.size());
-  for (const CollectiveSlice& c : collectives) {
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    const CollectiveSlice& c = collectives[i];
     DigestCollective dc;
     dc.group = strings->Id(trace.Str(c.group));
     dc.type = static_cast<uint8_t>(c.type);
@@ -100,7 +97,7 @@ void MapCollectives(const Trace& trace, const CommunicationResult& comm, StringT
     dc.arrival_ns = trace.slices.ts_ns[c.slice];
     dc.end_ns = dc.arrival_ns + trace.slices.dur_ns[c.slice];
     dc.bytes = c.bytes;
-    dc.step = StepAt(d->steps, dc.arrival_ns);
+    dc.step = steps[i];
     d->collectives.push_back(dc);
   }
   for (const CollectiveTypeStats& t : comm.stats.by_type) {

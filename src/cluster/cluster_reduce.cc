@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/collective_type.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/base/quantile.h"
@@ -18,10 +19,6 @@
 
 namespace aiprof {
 namespace {
-
-struct Arrival {
-  int64_t arrival_ns, end_ns, step;
-};
 
 struct RankOp {
   uint32_t op;  // global op id
@@ -38,7 +35,7 @@ struct RankState {
   std::vector<RankOp> ops;  // by op id
   std::vector<DigestLink> links;
   // (group id, type) → instances in arrival order.
-  std::map<std::pair<uint32_t, uint8_t>, std::vector<Arrival>> seq;
+  CollectiveSequences seq;
 };
 
 // Robust z-scores (Iglewicz & Hoaglin) of `v`.
@@ -173,10 +170,13 @@ void ClusterReducer::Add(const RankDigest& d, const std::string& digest) {
   }
   std::sort(st.ops.begin(), st.ops.end(), [](const RankOp& a, const RankOp& b) { return a.op < b.op; });
   for (const DigestCollective& c : d.collectives) {
-    st.seq[{s_->GroupId(std::string(d.Str(c.group))), c.type}].push_back(Arrival{c.arrival_ns, c.end_ns, c.step});
+    st.seq[{s_->GroupId(std::string(d.Str(c.group))), c.type}].push_back(
+        CollectiveInstance{c.arrival_ns, c.end_ns, c.step});
   }
   for (auto& [key, v] : st.seq) {
-    std::stable_sort(v.begin(), v.end(), [](const Arrival& a, const Arrival& b) { return a.arrival_ns < b.arrival_ns; });
+    std::stable_sort(v.begin(), v.end(), [](const CollectiveInstance& a, const CollectiveInstance& b) {
+      return a.arrival_ns < b.arrival_ns;
+    });
   }
   s_->by_rank.emplace(d.rank, s_->ranks.size());
   s_->ranks.push_back(std::move(st));
@@ -184,86 +184,26 @@ void ClusterReducer::Add(const RankDigest& d, const std::string& digest) {
 
 namespace {
 
-// One collective matched across ranks: each member is (index into the
-// sorted rank states, index of the instance in that rank's sequence of the key).
-struct Matched {
-  std::pair<uint32_t, uint8_t> key;
-  std::vector<std::pair<uint32_t, uint32_t>> members;
-  const Arrival& At(const std::vector<RankState>& ranks, size_t k) const {
-    return ranks[members[k].first].seq.at(key)[members[k].second];
-  }
-};
-
-// Per-rank sums over matched instances with per-rank clock offsets.
-struct CrossSums {
-  std::vector<int64_t> comm, wait, lateness, transfer;
-  std::vector<uint64_t> matched;
-  int64_t end_spread_p50 = -1;
-  double share = 0;
-  bool agree = false;
-};
-
-CrossSums Sum(const std::vector<RankState>& ranks, const std::vector<Matched>& matched,
-              const std::vector<int64_t>& offset) {
-  CrossSums s;
-  const size_t n = ranks.size();
-  s.comm.assign(n, 0);
-  s.wait.assign(n, 0);
-  s.lateness.assign(n, 0);
-  s.transfer.assign(n, 0);
-  s.matched.assign(n, 0);
-  std::vector<double> spreads;
-  spreads.reserve(matched.size());
-  for (const Matched& m : matched) {
-    int64_t first = INT64_MAX, last = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t k = 0; k < m.members.size(); ++k) {
-      const uint32_t r = m.members[k].first;
-      const Arrival& a = m.At(ranks, k);
-      first = std::min(first, a.arrival_ns - offset[r]);
-      last = std::max(last, a.arrival_ns - offset[r]);
-      lo = std::min(lo, a.end_ns - offset[r]);
-      hi = std::max(hi, a.end_ns - offset[r]);
-    }
-    for (size_t k = 0; k < m.members.size(); ++k) {
-      const uint32_t r = m.members[k].first;
-      const Arrival& a = m.At(ranks, k);
-      const int64_t arrival = a.arrival_ns - offset[r], end = a.end_ns - offset[r];
-      ++s.matched[r];
-      s.comm[r] += a.end_ns - a.arrival_ns;
-      s.wait[r] += last - arrival;
-      s.lateness[r] += arrival - first;
-      s.transfer[r] += std::max<int64_t>(0, end - last);
-    }
-    spreads.push_back(static_cast<double>(hi - lo));
-  }
-  if (!spreads.empty()) s.end_spread_p50 = static_cast<int64_t>(Median(std::move(spreads)));
-  int64_t comm = 0;
-  uint64_t count = 0;
-  for (size_t r = 0; r < n; ++r) {
-    comm += s.comm[r];
-    count += s.matched[r];
-  }
-  if (count > 0 && comm > 0) {
-    s.share = static_cast<double>(s.end_spread_p50) / (static_cast<double>(comm) / static_cast<double>(count));
-    s.agree = s.share <= kMaxEndSpreadShare;
-  }
-  return s;
+const CollectiveInstance& At(const std::vector<const CollectiveSequences*>& members, const PairedCollective& c,
+                             size_t k) {
+  return members[c.members[k].first]->at(c.key)[c.members[k].second];
 }
 
-std::vector<int64_t> EstimateOffsets(const std::vector<RankState>& ranks, const std::vector<Matched>& matched) {
-  std::vector<std::vector<double>> dev(ranks.size());
+std::vector<int64_t> EstimateOffsets(const std::vector<const CollectiveSequences*>& members,
+                                     const std::vector<PairedCollective>& matched) {
+  std::vector<std::vector<double>> dev(members.size());
   std::vector<double> ends;
-  for (const Matched& m : matched) {
+  for (const PairedCollective& m : matched) {
     // Relative to the first member's end: epoch nanoseconds (~1.8e18) are
     // not exact in a double (steps of 256 ns), their differences are.
-    const int64_t base = m.At(ranks, 0).end_ns;
+    const int64_t base = At(members, m, 0).end_ns;
     ends.clear();
-    for (size_t k = 0; k < m.members.size(); ++k) ends.push_back(static_cast<double>(m.At(ranks, k).end_ns - base));
+    for (size_t k = 0; k < m.members.size(); ++k) ends.push_back(static_cast<double>(At(members, m, k).end_ns - base));
     const double median = Median(ends);
     for (size_t k = 0; k < m.members.size(); ++k) dev[m.members[k].first].push_back(ends[k] - median);
   }
-  std::vector<int64_t> offset(ranks.size(), 0);
-  for (size_t r = 0; r < ranks.size(); ++r) offset[r] = std::llround(Median(std::move(dev[r])));
+  std::vector<int64_t> offset(members.size(), 0);
+  for (size_t r = 0; r < members.size(); ++r) offset[r] = std::llround(Median(std::move(dev[r])));
   return offset;
 }
 
@@ -380,108 +320,80 @@ ClusterResult ClusterReducer::Finish() {
       }
     }
   }
-  // Matching by (group, type, step, ordinal within the step) when every
-  // rank holding the (group, type) numbers its steps, else by (group, type,
-  // ordinal): a rank whose profile starts or ends a step apart from the
-  // others' then still pairs its collectives with the same step's.
-  std::map<std::pair<uint32_t, uint8_t>, std::vector<uint32_t>> holders;
-  for (uint32_t r = 0; r < ranks.size(); ++r) {
-    for (const auto& [key, v] : ranks[r].seq) holders[key].push_back(r);
-  }
-  std::vector<Matched> matched;
-  for (const auto& [key, hs] : holders) {
-    bool by_step = true;
-    for (uint32_t r : hs) {
-      const std::vector<Arrival>& v = ranks[r].seq.at(key);
-      by_step &= std::any_of(v.begin(), v.end(), [](const Arrival& a) { return a.step >= 0; });
-    }
-    // bucket (step, or 0) → per holder, its instances' indices in arrival order.
-    std::map<int64_t, std::vector<std::vector<uint32_t>>> buckets;
-    for (size_t h = 0; h < hs.size(); ++h) {
-      const std::vector<Arrival>& v = ranks[hs[h]].seq.at(key);
-      for (uint32_t i = 0; i < v.size(); ++i) {
-        std::vector<std::vector<uint32_t>>& b = buckets[by_step ? v[i].step : 0];
-        b.resize(hs.size());
-        b[h].push_back(i);
-      }
-    }
-    for (const auto& [bucket, per] : buckets) {
-      size_t n = SIZE_MAX;
-      for (const std::vector<uint32_t>& idx : per) n = std::min(n, idx.size());
-      if (hs.size() < 2) n = 0;
-      for (const std::vector<uint32_t>& idx : per) out.unmatched += idx.size() - n;
-      for (size_t i = 0; i < n; ++i) {
-        Matched m{key, {}};
-        for (size_t h = 0; h < hs.size(); ++h) m.members.emplace_back(hs[h], per[h][i]);
-        matched.push_back(std::move(m));
-      }
-    }
-  }
+  // Pairing within steps, and the per-rank figures (collective_pairing.h,
+  // the multi-rank analysis's routine).
+  std::vector<const CollectiveSequences*> members;
+  for (const RankState& r : ranks) members.push_back(&r.seq);
+  const CollectivePairing pairing = PairCollectives(members);
+  const std::vector<PairedCollective>& matched = pairing.matched;
+  out.unmatched = pairing.unmatched;
+  out.keys_by_step = pairing.keys_by_step;
+  out.keys_by_position = pairing.keys_by_position;
   out.matched = matched.size();
   const std::vector<int64_t> zero(ranks.size(), 0);
-  const CrossSums raw = Sum(ranks, matched, zero);
-  out.raw_end_spread_p50_ns = raw.end_spread_p50;
-  out.raw_end_spread_share = raw.share;
-  out.raw_clocks_agree = raw.agree;
-  out.aligned = !matched.empty() && (s.options.align == ClockAlign::kAlways ||
-                                     (s.options.align == ClockAlign::kAuto && !raw.agree));
-  const std::vector<int64_t> offset = out.aligned ? EstimateOffsets(ranks, matched) : zero;
-  const CrossSums used = out.aligned ? Sum(ranks, matched, offset) : raw;
+  const PairedSums raw = SumPairedCollectives(members, pairing, zero);
+  out.raw_end_spread_p50_ns = raw.end_spread_p50_ns;
+  out.raw_end_spread_share = raw.end_spread_share;
+  out.raw_clocks_agree = raw.clocks_agree;
+  out.aligned = !matched.empty() &&
+                (s.options.align == ClockAlign::kAlways || (s.options.align == ClockAlign::kAuto && !raw.clocks_agree));
+  const std::vector<int64_t> offset = out.aligned ? EstimateOffsets(members, matched) : zero;
+  const PairedSums used = out.aligned ? SumPairedCollectives(members, pairing, offset) : raw;
   if (out.aligned) {
-    out.aligned_end_spread_p50_ns = used.end_spread_p50;
-    out.aligned_end_spread_share = used.share;
-    out.aligned_clocks_agree = used.agree;
+    out.aligned_end_spread_p50_ns = used.end_spread_p50_ns;
+    out.aligned_end_spread_share = used.end_spread_share;
+    out.aligned_clocks_agree = used.clocks_agree;
   }
-  out.trusted = used.agree;
+  out.trusted = used.clocks_agree;
+  out.incomplete = used.incomplete;
   for (size_t r = 0; r < ranks.size(); ++r) {
     ClusterRank& c = ranks[r].info;
     c.matched = raw.matched[r];
-    c.comm_ns = raw.comm[r];
-    c.wait_ns = raw.wait[r];
-    c.lateness_ns = raw.lateness[r];
-    c.transfer_ns = raw.transfer[r];
+    c.incomplete = used.incomplete_by_member[r];
+    c.comm_ns = raw.comm_ns[r];
+    c.wait_ns = raw.wait_ns[r];
+    c.lateness_ns = raw.lateness_ns[r];
+    c.transfer_ns = raw.transfer_ns[r];
     c.clock_offset_ns = offset[r];
-    c.aligned_wait_ns = used.wait[r];
-    c.aligned_lateness_ns = used.lateness[r];
-    c.aligned_transfer_ns = used.transfer[r];
+    c.aligned_wait_ns = used.wait_ns[r];
+    c.aligned_lateness_ns = used.lateness_ns[r];
+    c.aligned_transfer_ns = used.transfer_ns[r];
     out.max_abs_offset_ns = std::max<int64_t>(out.max_abs_offset_ns, offset[r] < 0 ? -offset[r] : offset[r]);
   }
   // Instances: last arrival and by how much (used clocks).
   std::vector<double> arrivals;
-  for (const Matched& m : matched) {
+  for (const PairedCollective& m : matched) {
     ClusterInstance in;
     in.group = s.groups[m.key.first];
     in.type = m.key.second;
     in.ordinal = m.members.front().second;  // in the first member's sequence of the key
     in.ranks = static_cast<uint32_t>(m.members.size());
     arrivals.clear();
-    int64_t last = INT64_MIN, lo = INT64_MAX, hi = INT64_MIN;
-    size_t last_k = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
     // Arrivals relative to the first member's: epoch nanoseconds are not
     // exact in a double, their differences are.
-    const int64_t base = m.At(ranks, 0).arrival_ns - offset[m.members.front().first];
+    const int64_t base = At(members, m, 0).arrival_ns - offset[m.members.front().first];
     for (size_t k = 0; k < m.members.size(); ++k) {
       const uint32_t r = m.members[k].first;
-      const Arrival& a = m.At(ranks, k);
-      const int64_t t = a.arrival_ns - offset[r];
-      arrivals.push_back(static_cast<double>(t - base));
-      if (t > last) {
-        last = t;
-        last_k = k;
-      }
+      const CollectiveInstance& a = At(members, m, k);
+      arrivals.push_back(static_cast<double>(a.arrival_ns - offset[r] - base));
       lo = std::min(lo, a.end_ns - offset[r]);
       hi = std::max(hi, a.end_ns - offset[r]);
     }
-    const uint32_t last_r = m.members[last_k].first;
-    in.step = m.At(ranks, last_k).step;
-    in.last_rank = ranks[last_r].info.rank;
+    // A tie for the last arrival: no single rank is last.
+    const PairedArrival last_arrival = LastArrival(members, m, offset);
+    const int64_t last = last_arrival.last_ns;
+    const uint32_t last_r = m.members[last_arrival.last].first;
+    in.step = At(members, m, last_arrival.last).step;
+    in.last_tied = last_arrival.tied;
+    in.last_rank = last_arrival.tied == 1 ? ranks[last_r].info.rank : kDigestNoRank;
     std::sort(arrivals.begin(), arrivals.end());
     const double median = arrivals.size() % 2 ? arrivals[arrivals.size() / 2]
                                               : (arrivals[arrivals.size() / 2 - 1] + arrivals[arrivals.size() / 2]) / 2;
     in.late_by_ns = static_cast<int64_t>(std::llround(static_cast<double>(last - base) - median));
     in.late_by_next_ns = static_cast<int64_t>(std::llround(arrivals.back() - arrivals[arrivals.size() - 2]));
     in.end_spread_ns = hi - lo;
-    if (in.late_by_ns > 0) ++ranks[last_r].info.last_arrivals;
+    if (in.late_by_ns > 0 && last_arrival.tied == 1) ++ranks[last_r].info.last_arrivals;
     out.instances.push_back(std::move(in));
   }
   std::stable_sort(out.instances.begin(), out.instances.end(),
@@ -503,6 +415,7 @@ ClusterResult ClusterReducer::Finish() {
       for (const ClusterInstance& in : out.instances) {
         if (in.step != number) continue;
         ++st.collectives;
+        if (in.last_rank == kDigestNoRank) continue;  // a tie: no single rank last
         if (in.late_by_ns > st.last_late_by_ns || st.last_rank == kDigestNoRank) {
           st.last_rank = in.last_rank;
           st.last_late_by_ns = in.late_by_ns;
@@ -527,15 +440,15 @@ ClusterResult ClusterReducer::Finish() {
       out.wait_ratio_source = "communication.json";
     } else {
       for (size_t r = 0; r < ranks.size(); ++r) {
-        wait += used.wait[r];
-        total += used.comm[r];
+        wait += used.wait_ns[r];
+        total += used.comm_ns[r];
       }
       if (matched.empty() || total == 0) {
         out.wait_ratio_unavailable = "needs collectives matched across 2 or more ranks, or torch_npu communication.json";
-      } else if (!used.agree) {
+      } else if (!used.clocks_agree) {
         out.wait_ratio_unavailable =
             "the ranks' ends of matched collectives differ by a median " +
-            render::FormatQuantity(static_cast<double>(used.end_spread_p50), render::Unit::kNs) +
+            render::FormatQuantity(static_cast<double>(used.end_spread_p50_ns), render::Unit::kNs) +
             (out.aligned ? " even after aligning the clocks" : "") + ": arrival times cannot be compared";
       } else {
         out.wait_ratio = static_cast<double>(wait) / static_cast<double>(total);
@@ -549,7 +462,7 @@ ClusterResult ClusterReducer::Finish() {
   for (size_t r = 0; r < ranks.size(); ++r) {
     if (used.matched[r] == 0) continue;
     with.push_back(r);
-    lateness.push_back(static_cast<double>(used.lateness[r]));
+    lateness.push_back(static_cast<double>(used.lateness_ns[r]));
   }
   auto report = [&](size_t k) {
     const size_t r = with[k];
@@ -559,7 +472,7 @@ ClusterResult ClusterReducer::Finish() {
     for (size_t j = 0; j < with.size(); ++j) {
       if (j != k) others.push_back(lateness[j]);
     }
-    rep.excess_ns = std::max<int64_t>(0, used.lateness[r] - std::llround(Median(others)));
+    rep.excess_ns = std::max<int64_t>(0, used.lateness_ns[r] - std::llround(Median(others)));
     const ClusterRank& c = ranks[r].info;
     const double step_sum = c.mean_step_ns * static_cast<double>(c.steps);
     if (c.span_ns > 0) {
@@ -574,15 +487,22 @@ ClusterResult ClusterReducer::Finish() {
     rep.ops = OpDifferences(ranks, r, s.op_names, s.op_sketches);
     return rep;
   };
-  if (with.size() >= 2 && !used.agree) {
+  // Ranks sharing the largest lateness exactly: no single rank is slowest.
+  const double largest = lateness.empty() ? 0 : *std::max_element(lateness.begin(), lateness.end());
+  const size_t tied = static_cast<size_t>(std::count(lateness.begin(), lateness.end(), largest));
+  const std::string tie_reason = std::to_string(tied) + " ranks share the largest lateness exactly (" +
+                                 render::FormatQuantity(largest, render::Unit::kNs) + "): no single rank is slowest";
+  if (with.size() >= 2 && !used.clocks_agree) {
     out.slow_rank_unavailable =
         "the ranks' ends of matched collectives differ by a median " +
-        render::FormatQuantity(static_cast<double>(used.end_spread_p50), render::Unit::kNs) +
+        render::FormatQuantity(static_cast<double>(used.end_spread_p50_ns), render::Unit::kNs) +
         (out.aligned ? " even after aligning the clocks" : "") +
         " (collectives not paired one to one, or point-to-point ones that do not end together): "
         "arrival times cannot be compared";
   } else if (with.size() < 2) {
     out.slow_rank_unavailable = "needs collectives matched across 2 or more ranks";
+  } else if (tied > 1 && with.size() <= kDixonMaxValues) {
+    out.slow_rank_unavailable = tie_reason;
   } else {
     if (with.size() <= kDixonMaxValues) {
       OutlierResult t = TestLargestForOutlier(lateness);
@@ -613,7 +533,8 @@ ClusterResult ClusterReducer::Finish() {
         rep.outlier = z[k] > kRobustZLimit;
         rep.statistic = z[k];
         rep.critical = kRobustZLimit;
-        if (k == order.front()) out.slowest = rep;
+        if (k == order.front() && tied == 1) out.slowest = rep;
+        if (k == order.front() && tied > 1) out.slow_rank_unavailable = tie_reason;
         if (rep.outlier) out.slow_ranks.push_back(std::move(rep));
       }
     }

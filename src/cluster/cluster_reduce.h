@@ -1,15 +1,13 @@
 // Reduce: the ranks' digests → the cross-rank picture of the job.
 //
-// Collectives are matched within their step: the i-th instance of a
-// (group, type) in step N on every rank that has the (group, type), n = the
-// fewest instances of any such rank in that step (a rank whose profile
-// starts a step later still pairs step by step). When a rank holding the
-// (group, type) numbers no step, as the multi-rank analysis matches them
-// (cross_rank.h): the i-th over the whole trace. For one matched
-// instance with arrivals a_r and ends e_r: wait_r = max(a) − a_r, lateness_r
-// = a_r − min(a), transfer_r = max(0, e_r − max(a)). Those raw figures, the
-// median end spread and the clock-agreement test (end spread ≤ 25% of a
-// mean collective) are exactly the multi-rank analysis's.
+// Collectives are paired, and the raw figures (wait, lateness, transfer,
+// the median end spread, the clock-agreement test, collectives that did not
+// complete on every rank) summed, by the multi-rank analysis's own routine
+// (src/analysis/communication/collective_pairing.h): within their step (a
+// rank whose profile starts a step later still pairs step by step), by
+// position over the whole trace for a (group, type) some holder of which
+// numbers no step (keys_by_position). The steps of a rank's collectives are
+// set when it is mapped (cluster_map.h), by the same routine.
 //
 // Clock alignment: every rank ends a collective at the same moment, so a
 // rank's clock offset is estimated as the median over its instances of
@@ -20,7 +18,10 @@
 // tested the same way); always/never force it.
 //
 // Stragglers: per instance the last-arriving rank and how much later than
-// the median arrival; per rank how often it arrived last. Slow ranks on
+// the median arrival; per rank how often it arrived last. Ranks sharing the
+// last arrival exactly: no single rank is last (last_tied > 1, no rank
+// counted). Ranks sharing the largest total lateness exactly: no slowest
+// rank (slow_rank_unavailable says so). Slow ranks on
 // total lateness: 2 ranks no test (the later one is the slowest); 3–10
 // Dixon's Q at 95% (rank_outlier.h); more, the robust z-score of Iglewicz
 // and Hoaglin, z = 0.6745 (x − median) / MAD, outlier above 3.5 (MAD = 0:
@@ -76,7 +77,8 @@ struct ClusterRank {
   int64_t device_busy_ns = 0, device_span_ns = 0;  // summed over devices
   double memory_peak_allocated = 0, memory_peak_reserved = 0, memory_capacity = 0;
   // Matched collectives; raw figures (the rank's own clock).
-  uint64_t matched = 0;
+  uint64_t matched = 0;     // completed ones (raw clocks)
+  uint64_t incomplete = 0;  // matched ones not completed on every rank (used clocks), left out of the sums
   int64_t comm_ns = 0, wait_ns = 0, lateness_ns = 0, transfer_ns = 0;
   // Figures on aligned clocks (equal to the raw ones when not aligned).
   int64_t clock_offset_ns = 0;
@@ -94,7 +96,8 @@ struct ClusterInstance {
   uint8_t type = 0;
   uint64_t ordinal = 0;  // within (group, type)
   uint32_t ranks = 0;
-  int32_t last_rank = kDigestNoRank;
+  int32_t last_rank = kDigestNoRank;  // none when tied
+  uint32_t last_tied = 1;             // ranks sharing the last arrival exactly
   int64_t late_by_ns = 0;       // last arrival − median arrival (used clocks)
   int64_t late_by_next_ns = 0;  // last arrival − the one before it
   int64_t end_spread_ns = 0;    // max(e) − min(e), used clocks
@@ -164,6 +167,8 @@ struct ClusterResult {
   std::string expected_ranks_from;  // "--world-size", "traces" or "largest rank seen"
   // Cross-rank, raw clocks (the multi-rank analysis's figures).
   uint64_t matched = 0, unmatched = 0;
+  uint64_t incomplete = 0;                          // matched, not completed on every rank (used clocks)
+  uint64_t keys_by_step = 0, keys_by_position = 0;  // (group, type) pairs paired within steps / by position
   int64_t raw_end_spread_p50_ns = -1;
   double raw_end_spread_share = 0;
   bool raw_clocks_agree = false;

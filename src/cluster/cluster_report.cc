@@ -146,6 +146,9 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Object("clocks", [&] {
     j.Field("matched", r.matched);
     j.Field("unmatched", r.unmatched);
+    j.Field("incomplete", r.incomplete);
+    j.Field("keys_by_step", r.keys_by_step);
+    j.Field("keys_by_position", r.keys_by_position);
     j.Field("raw_end_spread_p50_ns", r.raw_end_spread_p50_ns);
     j.Field("raw_end_spread_share", r.raw_end_spread_share);
     j.Field("raw_clocks_agree", r.raw_clocks_agree);
@@ -193,6 +196,7 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("memory_peak_reserved_bytes", c.memory_peak_reserved);
     j.Field("memory_capacity_bytes", c.memory_capacity);
     j.Field("matched", c.matched);
+    j.Field("incomplete", c.incomplete);
     j.Field("comm_ns", c.comm_ns);
     j.Field("wait_ns", c.wait_ns);
     j.Field("lateness_ns", c.lateness_ns);
@@ -231,6 +235,7 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("ordinal", in.ordinal);
     j.Field("ranks", in.ranks);
     j.Field("last_rank", in.last_rank);
+    j.Field("last_tied", in.last_tied);
     j.Field("late_by_ns", in.late_by_ns);
     j.Field("late_by_next_ns", in.late_by_next_ns);
     j.Field("end_spread_ns", in.end_spread_ns);
@@ -296,6 +301,17 @@ void AddSummary(const ClusterResult& r, Section* s) {
   }
   kv.items.push_back({"matched", "Collectives matched", U(r.matched), Unit::kCount});
   kv.items.push_back({"unmatched", "Collectives unmatched", U(r.unmatched), Unit::kCount});
+  if (r.incomplete > 0) {
+    kv.items.push_back({"incomplete",
+                        "Matched but not completed on every rank (a rank ended before the last arrived: a peer failed; "
+                        "left out of wait, lateness and transfer)",
+                        U(r.incomplete), Unit::kCount});
+  }
+  if (r.keys_by_position > 0) {
+    kv.items.push_back({"keys_by_position",
+                        "Collective kinds paired by position, not within steps (a rank numbers no step)",
+                        U(r.keys_by_position), Unit::kCount});
+  }
   kv.items.push_back({"raw_end_spread_p50_ns", "Raw clocks: median end spread", Measured(r.raw_end_spread_p50_ns), Unit::kNs});
   kv.items.push_back({"raw_end_spread_share", "Raw clocks: spread of a mean collective", D(r.raw_end_spread_share), Unit::kFraction});
   kv.items.push_back({"raw_clocks_agree", "Raw clocks agree", Value::Bool(r.raw_clocks_agree)});

@@ -711,6 +711,100 @@ TEST(ClusterTest, CollectivesArePairedWithinTheirStepWhenARankStartsLater) {
   EXPECT_FALSE(Reduce(unnumbered).raw_clocks_agree);  // ordinal pairing: ends a step apart
 }
 
+// The hand-made late-start job (test/cross_rank/make_traces.py: rank 3's
+// profile began a step later, each step's second all-reduce runs on the
+// device after the next step began on the host). The cluster and `analyze`
+// pair with one routine (collective_pairing.h) and set each collective's
+// step the same way (the step that launched it); the old map put a kernel
+// in the step whose host window held its start, so the late-running
+// all-reduce of step N fell in step N+1 and steps paired a kernel apart
+// (rank 3's step-2 bucket held one kernel, the others' two).
+TEST(ClusterTest, LateStartJobPairsAsTheMultiRankAnalysis) {
+  const std::string dir = std::string(AIPROF_SOURCE_DIR) + "/test/cross_rank/data/late_start";
+  auto merged = ImportTrace(dir);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const CrossRankResult c = ComputeCommunication(**merged).cross;
+  ClusterResult r = Reduce(MapFolder(dir));
+  EXPECT_EQ(r.matched, 4u);
+  EXPECT_EQ(r.unmatched, 6u);
+  EXPECT_EQ(r.keys_by_step, 1u);
+  EXPECT_EQ(r.matched, c.matched);
+  EXPECT_EQ(r.unmatched, c.unmatched);
+  EXPECT_EQ(r.raw_end_spread_p50_ns, 0);
+  EXPECT_TRUE(r.raw_clocks_agree);
+  ASSERT_EQ(r.ranks.size(), c.ranks.size());
+  for (const RankCommunication& rc : c.ranks) {
+    const ClusterRank* cr = FindRank(r, rc.rank);
+    ASSERT_NE(cr, nullptr);
+    EXPECT_EQ(cr->matched, rc.matched);
+    EXPECT_EQ(cr->wait_ns, rc.wait_ns);
+    EXPECT_EQ(cr->lateness_ns, rc.lateness_ns);
+    EXPECT_EQ(cr->transfer_ns, rc.transfer_ns);
+  }
+  EXPECT_EQ(FindRank(r, 2)->lateness_ns, 40000);  // the oracle's (cross_rank_oracle.py)
+  ASSERT_TRUE(r.slowest.has_value());
+  EXPECT_EQ(r.slowest->rank, 2);
+  for (const ClusterInstance& in : r.instances) {
+    EXPECT_EQ(in.last_rank, 2);
+    EXPECT_EQ(in.late_by_ns, 10000);
+  }
+}
+
+// Rank 3 of a 4-rank job crashed; in step 2's second all-reduce rank 0
+// left with an error before rank 2 arrived and rank 1 waited 530 µs more
+// (test/cross_rank/make_traces.py, failed_peer). That instance did not
+// complete: counted as incomplete, its time in no rank's transfer (the old
+// reduce gave rank 1 1,150,000 ns of transfer; the oracle 620,000).
+TEST(ClusterTest, ACollectiveAPeerFailedInIsNotTransfer) {
+  ClusterResult r = Reduce(MapFolder(std::string(AIPROF_SOURCE_DIR) + "/test/cross_rank/data/failed_peer"));
+  EXPECT_EQ(r.matched, 4u);
+  EXPECT_EQ(r.incomplete, 1u);
+  for (const ClusterRank& c : r.ranks) {
+    EXPECT_EQ(c.matched, 3u) << c.rank;
+    EXPECT_EQ(c.incomplete, 1u) << c.rank;
+    EXPECT_EQ(c.transfer_ns, 620000) << c.rank;
+    EXPECT_EQ(c.aligned_transfer_ns, 620000) << c.rank;
+  }
+  EXPECT_EQ(r.missing, std::vector<int32_t>{3});
+}
+
+// Ties for the last arrival: ranks 2 and 3 arrive together, 1 µs after
+// ranks 0 and 1, at both all-reduces. The old reduce named rank 2 (the
+// lower) last at each, counted its last arrivals, and named it slowest; no
+// single rank is last or slowest now.
+TEST(ClusterTest, TiedLastArrivalsNameNoRank) {
+  std::vector<RankDigest> d;
+  for (int32_t r = 0; r < 4; ++r) {
+    const int64_t late = r >= 2 ? 1000 : 0;
+    d.push_back(Ranked(r, {{1, 0, 100000}}, {{1, 1000 + late, 5000}, {1, 50000 + late, 60000}}));
+  }
+  ClusterResult r = Reduce(d);
+  ASSERT_EQ(r.instances.size(), 2u);
+  for (const ClusterInstance& in : r.instances) {
+    EXPECT_EQ(in.last_rank, kDigestNoRank);
+    EXPECT_EQ(in.last_tied, 2u);
+    EXPECT_EQ(in.late_by_ns, 500);  // the last arrival − the median (1000 + 2000) / 2, relative
+  }
+  for (const ClusterRank& c : r.ranks) EXPECT_EQ(c.last_arrivals, 0u) << c.rank;
+  EXPECT_FALSE(r.slowest.has_value());
+  EXPECT_TRUE(r.slow_ranks.empty());
+  EXPECT_NE(r.slow_rank_unavailable.find("2 ranks share the largest lateness exactly"), std::string::npos)
+      << r.slow_rank_unavailable;
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].last_rank, kDigestNoRank);
+  // Rank 3 0.5 µs later than rank 2: it alone is last.
+  d[3] = Ranked(3, {{1, 0, 100000}}, {{1, 2500, 5000}, {1, 51500, 60000}});
+  r = Reduce(d);
+  for (const ClusterInstance& in : r.instances) {
+    EXPECT_EQ(in.last_rank, 3);
+    EXPECT_EQ(in.last_tied, 1u);
+    EXPECT_EQ(in.late_by_ns, 1000);  // 2500 − (1000 + 2000) / 2
+  }
+  EXPECT_EQ(FindRank(r, 3)->last_arrivals, 2u);
+  ASSERT_TRUE(r.slowest.has_value());
+  EXPECT_EQ(r.slowest->rank, 3);
+}
+
 // Trial cl: aten::sort calls aten::sort inside it; the digest summed both, so
 // on the gloo job's slow rank aten::sort's total (2.83 s) exceeded the data
 // loader block holding it (1.50 s) and ranked first. Calls nested in a call

@@ -62,7 +62,7 @@ struct DigestCollective {
   int32_t device = -1;
   int64_t arrival_ns = 0, end_ns = 0;
   double bytes = -1;  // -1 unknown
-  int64_t step = -1;  // step number whose window holds the arrival, -1 none
+  int64_t step = -1;  // the step that issued it (CollectiveSteps, collective_pairing.h), -1 none
 };
 
 struct DigestCollectiveType {

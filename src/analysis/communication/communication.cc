@@ -60,6 +60,14 @@ void PublishWaitRatio(const CrossRankResult& c, MetricSet* m) {
 
 void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
   const CrossRankResult& c = r.cross;
+  if (!c.slow_rank && c.slow_rank_tied > 1) {
+    const std::string why = c.clocks_agree ? std::to_string(c.slow_rank_tied) +
+                                                 " ranks share the largest lateness exactly: no single rank is slowest"
+                                           : ClocksDisagree(c);
+    m->SetUnavailable("slow_rank_excess_ratio", why);
+    m->SetUnavailable("slow_ranks", why);
+    return;
+  }
   if (!c.slow_rank) {
     const char* why = r.collective_slices == 0
                           ? "no collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)"
@@ -75,15 +83,27 @@ void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
     return;
   }
   const SlowRank& s = *c.slow_rank;
-  m->Set("slow_rank_excess_ratio", s.excess_ratio, kCommunicationSource);
+  // A rank without device activity (CPU-only, gloo) has no device span to
+  // take a share of: not 0%.
+  int64_t span_ns = 0;
+  for (const RankCommunication& rc : c.ranks) {
+    if (rc.rank == s.rank) span_ns = rc.span_ns;
+  }
+  if (span_ns > 0) {
+    m->Set("slow_rank_excess_ratio", s.excess_ratio, kCommunicationSource);
+  } else {
+    m->SetUnavailable("slow_rank_excess_ratio", RankName(s.rank) +
+                                                    " has no device activity (CPU-only): no device span to take a "
+                                                    "share of (slow_rank_excess_ns gives the excess per step)");
+  }
   if (s.test.test == OutlierTest::kNone) {
     m->SetUnavailable("slow_ranks", "2 ranks: too few for an outlier test (Dixon's Q needs 3)");
   } else {
     m->Set("slow_ranks", s.test.outlier ? 1 : 0, kCommunicationSource);
   }
   m->AddEvidence("slow_rank", RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
-                                  " later than the median of the other ranks in total (" +
-                                  FormatPercent(s.excess_ratio) + " of its device span)");
+                                  " later than the median of the other ranks in total" +
+                                  (span_ns > 0 ? " (" + FormatPercent(s.excess_ratio) + " of its device span)" : ""));
 }
 
 void PublishLinks(const CrossRankResult& c, MetricSet* m) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <tuple>
 
 #include "src/base/quantile.h"
 
@@ -29,46 +28,55 @@ std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
   return out;
 }
 
-// Matches collectives by (group, type, ordinal) and sums per-rank times.
+// Pairs the collectives within their steps (collective_pairing.h) and sums
+// the per-rank figures.
 void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& collectives, CrossRankResult* r,
                       std::map<int32_t, RankCommunication>* ranks) {
-  // (group, type) → rank → windows in time order.
-  std::map<std::pair<uint32_t, CollectiveType>, std::map<int32_t, std::vector<RankWindow>>> seq;
-  for (const CollectiveSlice& c : collectives) {
+  const std::vector<int64_t> steps = CollectiveSteps(trace, collectives);
+  std::map<int32_t, CollectiveSequences> by_rank;
+  for (size_t i = 0; i < collectives.size(); ++i) {
+    const CollectiveSlice& c = collectives[i];
     const int64_t ts = trace.slices.ts_ns[c.slice];
-    seq[{c.group.raw, c.type}][c.rank].push_back({ts, ts + trace.slices.dur_ns[c.slice]});
+    by_rank[c.rank][{c.group.raw, static_cast<uint8_t>(c.type)}].push_back(
+        {ts, ts + trace.slices.dur_ns[c.slice], steps[i], c.slice});
     (*ranks)[c.rank].rank = c.rank;
   }
-  std::vector<double> end_spreads;
-  for (auto& [key, by_rank] : seq) {
-    size_t n = SIZE_MAX;
-    for (auto& [rank, w] : by_rank) {
-      std::sort(w.begin(), w.end(), [](const RankWindow& a, const RankWindow& b) { return a.start_ns < b.start_ns; });
-      n = std::min(n, w.size());
+  std::vector<int32_t> rank_of;
+  std::vector<const CollectiveSequences*> members;
+  for (auto& [rank, seq] : by_rank) {
+    for (auto& [key, v] : seq) {
+      std::stable_sort(v.begin(), v.end(), [](const CollectiveInstance& a, const CollectiveInstance& b) {
+        return a.arrival_ns < b.arrival_ns;
+      });
     }
-    if (by_rank.size() < 2) n = 0;
-    for (const auto& [rank, w] : by_rank) r->unmatched += w.size() - n;
-    for (size_t i = 0; i < n; ++i) {
-      int64_t first = INT64_MAX, last = INT64_MIN, end_lo = INT64_MAX, end_hi = INT64_MIN;
-      for (const auto& [rank, w] : by_rank) {
-        first = std::min(first, w[i].start_ns);
-        last = std::max(last, w[i].start_ns);
-        end_lo = std::min(end_lo, w[i].end_ns);
-        end_hi = std::max(end_hi, w[i].end_ns);
-      }
-      for (const auto& [rank, w] : by_rank) {
-        RankCommunication& rc = (*ranks)[rank];
-        ++rc.matched;
-        rc.comm_ns += w[i].end_ns - w[i].start_ns;
-        rc.wait_ns += last - w[i].start_ns;
-        rc.lateness_ns += w[i].start_ns - first;
-        rc.transfer_ns += std::max<int64_t>(0, w[i].end_ns - last);
-      }
-      end_spreads.push_back(static_cast<double>(end_hi - end_lo));
-      ++r->matched;
-    }
+    rank_of.push_back(rank);
+    members.push_back(&seq);
   }
-  if (!end_spreads.empty()) r->end_spread_p50_ns = static_cast<int64_t>(Median(std::move(end_spreads)));
+  const CollectivePairing pairing = PairCollectives(members);
+  const PairedSums sums = SumPairedCollectives(members, pairing);
+  r->matched = pairing.matched.size();
+  r->unmatched = pairing.unmatched;
+  r->keys_by_step = pairing.keys_by_step;
+  r->keys_by_position = pairing.keys_by_position;
+  r->incomplete = sums.incomplete;
+  r->end_spread_p50_ns = sums.end_spread_p50_ns;
+  r->end_spread_share = sums.end_spread_share;
+  r->clocks_agree = sums.clocks_agree;
+  for (size_t j = 0; j < pairing.matched.size(); ++j) {
+    if (!sums.complete[j]) continue;
+    const PairedCollective& c = pairing.matched[j];
+    std::vector<uint32_t>& slices = r->paired_slices.emplace_back();
+    for (const auto& [m, i] : c.members) slices.push_back(members[m]->at(c.key)[i].id);
+  }
+  for (size_t m = 0; m < members.size(); ++m) {
+    RankCommunication& rc = (*ranks)[rank_of[m]];
+    rc.matched = sums.matched[m];
+    rc.incomplete = sums.incomplete_by_member[m];
+    rc.comm_ns = sums.comm_ns[m];
+    rc.wait_ns = sums.wait_ns[m];
+    rc.lateness_ns = sums.lateness_ns[m];
+    rc.transfer_ns = sums.transfer_ns[m];
+  }
 }
 
 // communication.json "Total Op Info" rows, summed per rank over steps.
@@ -95,7 +103,9 @@ void ReadProfilerSplit(const Trace& trace, std::map<int32_t, RankCommunication>*
   }
 }
 
-std::optional<SlowRank> FindSlowRank(const std::vector<RankCommunication>& ranks) {
+// The rank with the largest lateness; none when fewer than 2 ranks matched
+// collectives, or when *tied > 1 ranks share the largest lateness.
+std::optional<SlowRank> FindSlowRank(const std::vector<RankCommunication>& ranks, uint32_t* tied) {
   std::vector<const RankCommunication*> matched;
   for (const RankCommunication& rc : ranks) {
     if (rc.matched > 0) matched.push_back(&rc);
@@ -103,6 +113,9 @@ std::optional<SlowRank> FindSlowRank(const std::vector<RankCommunication>& ranks
   if (matched.size() < 2) return std::nullopt;
   std::vector<double> lateness;
   for (const RankCommunication* rc : matched) lateness.push_back(static_cast<double>(rc->lateness_ns));
+  const double largest = *std::max_element(lateness.begin(), lateness.end());
+  *tied = static_cast<uint32_t>(std::count(lateness.begin(), lateness.end(), largest));
+  if (*tied > 1) return std::nullopt;
   SlowRank s;
   s.test = TestLargestForOutlier(lateness);
   const RankCommunication& slow = *matched[s.test.index];
@@ -129,17 +142,7 @@ CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<Collectiv
     rc.span_ns = it == spans.end() ? 0 : it->second;
     r.ranks.push_back(rc);
   }
-  int64_t comm_ns = 0;
-  uint64_t instances = 0;
-  for (const RankCommunication& rc : r.ranks) {
-    comm_ns += rc.comm_ns;
-    instances += rc.matched;
-  }
-  if (instances > 0 && comm_ns > 0) {
-    r.end_spread_share = static_cast<double>(r.end_spread_p50_ns) / (static_cast<double>(comm_ns) / static_cast<double>(instances));
-    r.clocks_agree = r.end_spread_share <= kMaxEndSpreadShare;
-  }
-  r.slow_rank = FindSlowRank(r.ranks);
+  r.slow_rank = FindSlowRank(r.ranks, &r.slow_rank_tied);
   r.links = ComputeLinkBandwidths(trace);
   return r;
 }

@@ -1,19 +1,13 @@
 // Communication across ranks: who waits for whom, the slow rank, slow links.
 //
-// Matching: the i-th collective of a (group, type) on one rank is the same
-// collective as the i-th of that (group, type) on every other rank that has
-// it (ranks run collectives of one group in the same order); surplus
-// instances on some ranks are counted as unmatched. For one matched
-// collective with arrival (start) a_r and end e_r on rank r:
-//   wait_r      = max(a) − a_r            time r waits for the last rank to arrive
-//   lateness_r  = a_r − min(a)            how late r arrives
-//   transfer_r  = max(0, e_r − max(a))    time in the collective once all ranks are in
-// summed over collectives per rank. Arrival times compare clocks across
-// ranks; the median spread of end times (all ranks finish a collective
-// together) shows how well those clocks agree: when it exceeds 25% of the
-// mean matched collective's duration, the clocks are not aligned (or the
-// collectives do not pair one to one) and the derived wait, lateness and
-// slow rank are not trusted.
+// Matching, and the figures of one matched collective (wait, lateness,
+// transfer, end spread, the clocks' agreement, collectives that did not
+// complete): collective_pairing.h, the routine `aiprof cluster` uses too.
+// Collectives are paired within their step (each rank's own step table);
+// by position over the whole trace only for a (group, type) some rank of
+// which numbers no step (CrossRankResult::keys_by_position says how many).
+// When the clocks do not agree (or the collectives do not pair one to one)
+// the derived wait, lateness and slow rank are not trusted.
 // Where torch_npu's communication.json is present, its own per-rank split
 // (Elapse, Wait, Transit, Synchronization, Idle time from the "Total Op
 // Info" rows) is kept beside ours and preferred for comm_wait_ratio.
@@ -22,6 +16,8 @@
 // rank_outlier.h (Dixon's Q for 3–10 ranks, 3σ above; 2 ranks get no
 // test). Its excess = its lateness − the median lateness of the other ranks
 // (what the others spend waiting for it), as a share of its device span.
+// When two or more ranks share the largest lateness exactly, no single rank
+// is slowest: no slow rank, and slow_rank_tied says how many share it.
 //
 // Slow links: link_bandwidth.h.
 #ifndef AIPROF_SRC_ANALYSIS_COMMUNICATION_CROSS_RANK_H_
@@ -32,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/collectives.h"
 #include "src/analysis/communication/link_bandwidth.h"
 #include "src/analysis/communication/rank_outlier.h"
@@ -39,12 +36,11 @@
 
 namespace aiprof {
 
-inline constexpr double kMaxEndSpreadShare = 0.25;
-
 struct RankCommunication {
   int32_t rank = kNoRank;
-  uint64_t matched = 0;  // collectives matched with the other ranks
-  int64_t comm_ns = 0;   // Σ durations of those collectives
+  uint64_t matched = 0;     // completed collectives matched with the other ranks
+  uint64_t incomplete = 0;  // matched ones that did not complete on every rank (left out of the sums)
+  int64_t comm_ns = 0;      // Σ durations of the completed ones
   int64_t wait_ns = 0, lateness_ns = 0, transfer_ns = 0;
   int64_t span_ns = 0;   // first to last device activity of the rank
   // communication.json's figures, ns; -1 when the file is absent.
@@ -61,13 +57,21 @@ struct SlowRank {
 
 struct CrossRankResult {
   std::vector<RankCommunication> ranks;  // every rank with collectives or communication.json, by rank
-  uint64_t matched = 0;    // collectives matched across ranks
-  uint64_t unmatched = 0;  // collective slices left without a partner
+  uint64_t matched = 0;                  // collectives matched across ranks
+  uint64_t incomplete = 0;               // of those, not completed on every rank (a peer failed in it)
+  uint64_t unmatched = 0;                // collective slices left without a partner
+  // (group, type) pairs held by 2+ ranks, paired within steps / by position
+  // (a rank holding it numbers no step: the i-th over the whole trace).
+  uint64_t keys_by_step = 0, keys_by_position = 0;
   int64_t end_spread_p50_ns = -1;  // median of max(e) − min(e) per matched collective
   double end_spread_share = 0;     // end_spread_p50_ns / mean matched collective duration
   bool clocks_agree = false;       // matched > 0 and end_spread_share ≤ kMaxEndSpreadShare
-  std::optional<SlowRank> slow_rank;  // when ≥ 2 ranks have matched collectives
+  std::optional<SlowRank> slow_rank;  // when ≥ 2 ranks have matched collectives and no tie
+  uint32_t slow_rank_tied = 0;        // > 1: that many ranks share the largest lateness
   std::vector<LinkBandwidth> links;   // slowest first; empty without communication_matrix.json
+  // Each completed matched collective's slices, one per rank (by rank): the
+  // pairing other analyses join ranks by (the critical path's collectives).
+  std::vector<std::vector<uint32_t>> paired_slices;
 };
 
 CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<CollectiveSlice>& collectives);

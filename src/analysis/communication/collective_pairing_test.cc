@@ -1,0 +1,192 @@
+#include "src/analysis/communication/collective_pairing.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "src/analysis/communication/communication.h"
+#include "src/analysis/metrics/metric_set.h"
+#include "test/util/trace_fixtures.h"
+
+namespace aiprof {
+namespace {
+
+using testing::MustImport;
+
+// Hand-made per-rank Kineto traces (test/cross_rank/make_traces.py writes
+// them; its docstring says what each holds). The expected figures are those
+// of test/cross_rank/cross_rank_oracle.py over the same files, an
+// independent Python computation, and by hand below.
+std::unique_ptr<Trace> CrossRankCase(const std::string& name) {
+  return MustImport(std::string(AIPROF_SOURCE_DIR) + "/test/cross_rank/data/" + name);
+}
+
+const RankCommunication* PairedRank(const CrossRankResult& c, int32_t rank) {
+  for (const RankCommunication& r : c.ranks) {
+    if (r.rank == rank) return &r;
+  }
+  return nullptr;
+}
+
+CollectiveSequences Seq(std::vector<CollectiveInstance> v) { return {{{0, 1}, std::move(v)}}; }
+
+TEST(CollectivePairingTest, WithinStepsAndByPositionWhenARankNumbersNoStep) {
+  // Rank B's profile began a step later: by position its step-2 instance
+  // would pair with A's step-1 one.
+  const CollectiveSequences a = Seq({{100, 110, 1}, {200, 210, 2}, {300, 310, 3}});
+  const CollectiveSequences b = Seq({{201, 210, 2}, {301, 310, 3}});
+  CollectivePairing p = PairCollectives({&a, &b});
+  EXPECT_EQ(p.keys_by_step, 1u);
+  EXPECT_EQ(p.keys_by_position, 0u);
+  ASSERT_EQ(p.matched.size(), 2u);
+  EXPECT_EQ(p.unmatched, 1u);
+  EXPECT_EQ(p.matched[0].step, 2);
+  EXPECT_EQ(p.matched[0].members[0], (std::pair<uint32_t, uint32_t>{0, 1}));
+  EXPECT_EQ(p.matched[0].members[1], (std::pair<uint32_t, uint32_t>{1, 0}));
+  PairedSums s = SumPairedCollectives({&a, &b}, p);
+  EXPECT_EQ(s.end_spread_p50_ns, 0);
+  EXPECT_EQ(s.lateness_ns[1], 2);
+  EXPECT_EQ(s.wait_ns[0], 2);
+  EXPECT_EQ(s.transfer_ns[0], 18);  // 210 − 201 + 310 − 301
+  // A holder without step numbers: by position, and said.
+  const CollectiveSequences c = Seq({{201, 210, -1}, {301, 310, -1}});
+  p = PairCollectives({&a, &c});
+  EXPECT_EQ(p.keys_by_position, 1u);
+  ASSERT_EQ(p.matched.size(), 2u);
+  EXPECT_EQ(p.matched[0].members[0].second, 0u);  // A's step-1 instance with C's first
+  EXPECT_FALSE(SumPairedCollectives({&a, &c}, p).clocks_agree);
+}
+
+// A tie for the last arrival: no single rank is last.
+TEST(CollectivePairingTest, TiedLastArrivalHasNoSingleLastRank) {
+  const CollectiveSequences a = Seq({{100, 200, 1}}), b = Seq({{150, 200, 1}}), c = Seq({{150, 200, 1}});
+  CollectivePairing p = PairCollectives({&a, &b, &c});
+  ASSERT_EQ(p.matched.size(), 1u);
+  PairedArrival last = LastArrival({&a, &b, &c}, p.matched[0]);
+  EXPECT_EQ(last.tied, 2u);
+  EXPECT_EQ(last.last_ns, 150);
+  const CollectiveSequences d = Seq({{151, 200, 1}});
+  last = LastArrival({&a, &b, &d}, PairCollectives({&a, &b, &d}).matched[0]);
+  EXPECT_EQ(last.tied, 1u);
+  EXPECT_EQ(last.last, 2u);
+}
+
+// `aiprof analyze` of a folder of ranks where rank 3's profile began a step
+// later. The old pairing (by position over the whole trace) paired rank 3's
+// step-2 all-reduces with the others' step-1 ones: ends 1 ms apart, the
+// clocks judged not to agree, wait and slow rank withheld. Within steps:
+// steps 2 and 3 pair (2 each), step 1 of ranks 0–2 is unmatched; the
+// second all-reduce of each step runs on the device after the next step
+// began on the host, and belongs to the step that launched it.
+// By hand: per matched all-reduce rank 2 arrives 10 µs after the others
+// and all end together; transfer (400 − 210) + (1300 − 1060) = 430 µs per
+// step. Oracle (cross_rank_oracle.py): matched 4, unmatched 6, spread 0;
+// ranks 0/1/3 wait 40,000 ns, rank 2 lateness 40,000 ns, transfer 860,000.
+TEST(CrossRankTest, CollectivesArePairedWithinTheirStepWhenARankStartsLater) {
+  auto t = CrossRankCase("late_start");
+  ASSERT_NE(t, nullptr);
+  CommunicationResult r = ComputeCommunication(*t);
+  const CrossRankResult& c = r.cross;
+  EXPECT_EQ(c.matched, 4u);
+  EXPECT_EQ(c.unmatched, 6u);
+  EXPECT_EQ(c.keys_by_step, 1u);
+  EXPECT_EQ(c.keys_by_position, 0u);
+  EXPECT_EQ(c.incomplete, 0u);
+  EXPECT_EQ(c.end_spread_p50_ns, 0);
+  EXPECT_TRUE(c.clocks_agree);
+  for (int32_t rank = 0; rank < 4; ++rank) {
+    const RankCommunication* rc = PairedRank(c, rank);
+    ASSERT_NE(rc, nullptr) << rank;
+    EXPECT_EQ(rc->matched, 4u);
+    EXPECT_EQ(rc->wait_ns, rank == 2 ? 0 : 40000) << rank;
+    EXPECT_EQ(rc->lateness_ns, rank == 2 ? 40000 : 0) << rank;
+    EXPECT_EQ(rc->transfer_ns, 860000) << rank;
+    EXPECT_EQ(rc->comm_ns, rank == 2 ? 860000 : 900000) << rank;
+  }
+  // The slices of each pair, for the critical path's join: one per rank,
+  // ending together (every all-reduce of a step ends at one time).
+  ASSERT_EQ(c.paired_slices.size(), 4u);
+  for (const std::vector<uint32_t>& pair : c.paired_slices) {
+    ASSERT_EQ(pair.size(), 4u);
+    const int64_t end = t->slices.ts_ns[pair[0]] + t->slices.dur_ns[pair[0]];
+    for (uint32_t slice : pair) EXPECT_EQ(t->slices.ts_ns[slice] + t->slices.dur_ns[slice], end);
+  }
+  ASSERT_TRUE(c.slow_rank.has_value());
+  EXPECT_EQ(c.slow_rank->rank, 2);
+  EXPECT_EQ(c.slow_rank->excess_ns, 40000);
+  EXPECT_TRUE(c.slow_rank->test.outlier);  // Dixon's Q = 1 for {0, 0, 0, 40000}
+  MetricSet m;
+  PublishCommunication(r, &m);
+  ASSERT_NE(m.Get("comm_wait_ratio"), nullptr);
+  EXPECT_NEAR(m.Get("comm_wait_ratio")->value, 120000.0 / 3560000.0, 1e-12);
+}
+
+// A 4-rank job whose rank 3 crashed (no trace): in step 2's second
+// all-reduce rank 0 left with an error at +1055 µs, before rank 2 arrived
+// at +1070, and rank 1 waited until +1600. The old sums took rank 1's
+// 530 µs after rank 2's arrival as transfer (1,150,000 ns in all). Now the
+// instance is incomplete and left out: 3 completed, transfer (190 + 240 +
+// 190) µs = 620,000 ns a rank, as the oracle gives.
+TEST(CrossRankTest, ACollectiveAPeerFailedInIsNotTransfer) {
+  auto t = CrossRankCase("failed_peer");
+  ASSERT_NE(t, nullptr);
+  const CrossRankResult c = ComputeCommunication(*t).cross;
+  EXPECT_EQ(c.matched, 4u);
+  EXPECT_EQ(c.incomplete, 1u);
+  EXPECT_EQ(c.unmatched, 0u);
+  EXPECT_TRUE(c.clocks_agree);
+  EXPECT_EQ(c.paired_slices.size(), 3u);  // the critical path joins the completed ones only
+  for (int32_t rank = 0; rank < 3; ++rank) {
+    const RankCommunication* rc = PairedRank(c, rank);
+    ASSERT_NE(rc, nullptr) << rank;
+    EXPECT_EQ(rc->matched, 3u);
+    EXPECT_EQ(rc->incomplete, 1u);
+    EXPECT_EQ(rc->transfer_ns, 620000) << rank;
+    EXPECT_EQ(rc->wait_ns, rank == 2 ? 0 : 30000) << rank;
+    EXPECT_EQ(rc->comm_ns, rank == 2 ? 620000 : 650000) << rank;
+  }
+}
+
+// Ranks 1 and 2 arrive equally late at every all-reduce: their lateness
+// totals tie (40,000 ns each); the old code named rank 1 (the first of the
+// two) the slow rank. No single rank is slowest now, and the metrics say why.
+TEST(CrossRankTest, TiedLatenessNamesNoSlowRank) {
+  auto t = CrossRankCase("tie");
+  ASSERT_NE(t, nullptr);
+  CommunicationResult r = ComputeCommunication(*t);
+  EXPECT_EQ(r.cross.matched, 4u);
+  EXPECT_EQ(PairedRank(r.cross, 1)->lateness_ns, 40000);
+  EXPECT_EQ(PairedRank(r.cross, 2)->lateness_ns, 40000);
+  EXPECT_FALSE(r.cross.slow_rank.has_value());
+  EXPECT_EQ(r.cross.slow_rank_tied, 2u);
+  MetricSet m;
+  PublishCommunication(r, &m);
+  ASSERT_TRUE(m.UnavailableReason("slow_ranks").has_value());
+  EXPECT_NE(m.UnavailableReason("slow_ranks")->find("2 ranks share the largest lateness"), std::string::npos);
+  EXPECT_NE(m.Get("comm_wait_ratio"), nullptr);  // the wait ratio needs no single slow rank
+}
+
+// CPU-only ranks (gloo host spans, no device activity): rank 2 arrives
+// 10 µs late at all four all-reduces. Its excess was published as 0.0% "of
+// its device span" (it has none); now the ratio is unavailable and says
+// why, while slow_ranks and the figures stand (oracle: lateness 40,000 ns).
+TEST(CrossRankTest, CpuOnlySlowRankHasNoDeviceSpanShare) {
+  auto t = CrossRankCase("gloo_cpu");
+  ASSERT_NE(t, nullptr);
+  CommunicationResult r = ComputeCommunication(*t);
+  EXPECT_EQ(r.cross.matched, 4u);
+  EXPECT_TRUE(r.cross.clocks_agree);
+  ASSERT_TRUE(r.cross.slow_rank.has_value());
+  EXPECT_EQ(r.cross.slow_rank->rank, 2);
+  EXPECT_EQ(r.cross.slow_rank->excess_ns, 40000);
+  MetricSet m;
+  PublishCommunication(r, &m);
+  EXPECT_EQ(m.Get("slow_rank_excess_ratio"), nullptr);
+  ASSERT_TRUE(m.UnavailableReason("slow_rank_excess_ratio").has_value());
+  EXPECT_NE(m.UnavailableReason("slow_rank_excess_ratio")->find("no device activity"), std::string::npos);
+  ASSERT_NE(m.Get("slow_ranks"), nullptr);
+  EXPECT_EQ(m.Get("slow_ranks")->value, 1);
+}
+
+}  // namespace
+}  // namespace aiprof
