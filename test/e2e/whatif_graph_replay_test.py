@@ -153,6 +153,11 @@ def main():
             failures.append(f"{label}: graph-launch notes {gl.get('notes')} lack '{want}'")
         if gl.get("steady_steps", 0) != 0:
             failures.append(f"{label}: graph-launch predicted {gl.get('steady_steps')} steps of a graph-replayed trace")
+        # The text leads with why, not with "No step to predict." (it did).
+        text = subprocess.run([a.aiprof, "whatif", path, "--scenario", "graph-launch"], capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, AIPROF_CALIBRATE="0")).stdout
+        if "No step to predict" in text or "Nothing to batch" not in text:
+            failures.append(f"{label}: graph-launch's text does not lead with why: {text[:400]!r}")
     for f in failures:
         print("FAIL:", f)
     print(f"independent: {json.dumps(o)}")

@@ -776,6 +776,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
                         "would count the host's own work between replays (input preparation, scheduling) as "
                         "captured. For that host work, see 'remove-idle host_bound' and the critical path's "
                         "idle_host_bound");
+      r.no_step_said = true;
       return r;
     }
   }
@@ -928,6 +929,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
                                "previous step's end on a rank to this step's end (docs/whatif.md), and each rank's "
                                "first step has none; here each rank has one step") +
                        (whole ? " (no steps found: the whole trace is one)" : ""));
+    r.no_step_said = true;
   }
   if (predicted.empty()) return r;
   DescribeMoves(trace, path, replayed, &r);

@@ -163,6 +163,9 @@ struct WhatIfResult {
   // storm, a preempted thread) moves a mean of a few steps by tens of
   // percent (test/whatif/README.md).
   size_t steady_steps = 0;
+  // No steady step, and notes[0] says why (already graph-launched; no step
+  // has a period): the report leads with it instead of "no step".
+  bool no_step_said = false;
   double measured_ns = 0, predicted_ns = 0, predicted_lo_ns = 0, predicted_hi_ns = 0;
   // The same steps' means (of their spans, which overlap where the device
   // runs behind: not a throughput), which a fix acting on one step in N

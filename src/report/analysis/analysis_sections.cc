@@ -750,6 +750,21 @@ void CriticalPathSection(AnalysisResults& in, Section* s) {
         " of the work's start) and an unresolved wait call came between the two launches. The path's remaining "
         "stream idle (above) may be other such waits: work it waited for is not on the path and can show as "
         "hidden below."});
+  } else if (r.window_device_idle_unexplained_ns > 0) {
+    // No stream waits to blame: the device sat idle with work it had been
+    // handed (a graph replay's copy 7.83 ms after its launch returned).
+    s->Add(render::KeyValues{
+        {{"device_idle_unexplained_ns",
+          "Stream idle on the path no recorded dependency explains, per steady step (idle of at least " +
+              render::FormatQuantity(static_cast<double>(kMinStreamIdleGapNs), Unit::kNs) +
+              " after the stream's previous work, or of at least " +
+              render::FormatQuantity(static_cast<double>(kMinLaunchHoldNs), Unit::kNs) +
+              " after the launch call returned)",
+          Ns(static_cast<double>(r.window_device_idle_unexplained_ns) / per), Unit::kNs}}});
+    s->Add(
+        Paragraph{"The device held work it had already been handed, and nothing the trace records says why (a stream "
+                  "wait, a lock, another process on the device): this idle is part of idle_other above, not "
+                  "idle_host_bound, since the host had launched the work; a faster host would not shorten it."});
   }
   Table on{"on_path",
            "Device work on the path, per steady step. Device time, on the path (own), hidden: the step's own work "

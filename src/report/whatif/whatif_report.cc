@@ -224,7 +224,8 @@ void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) 
     }
   };
   if (r.steady_steps == 0) {
-    sec->Add(render::Paragraph{"No step to predict."});
+    // A note that says why (already graph-launched, no period) is the answer.
+    if (!r.no_step_said) sec->Add(render::Paragraph{"No step to predict."});
     add_notes();
     return;
   }
