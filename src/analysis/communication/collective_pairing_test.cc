@@ -5,6 +5,7 @@
 #include <string>
 
 #include "src/analysis/communication/communication.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "test/util/trace_fixtures.h"
 
@@ -119,6 +120,34 @@ TEST(CrossRankTest, CollectivesArePairedWithinTheirStepWhenARankStartsLater) {
   PublishCommunication(r, &m);
   ASSERT_NE(m.Get("comm_wait_ratio"), nullptr);
   EXPECT_NEAR(m.Get("comm_wait_ratio")->value, 120000.0 / 3560000.0, 1e-12);
+}
+
+// The critical path joined collectives across ranks by their ordinal over
+// the whole trace, its own copy of the old pairing: on late_start (rank 3
+// lacks step 1) ranks 0-2's step 1 "waited for rank 3". It now joins the
+// communication analysis's pairs: every collective edge stays within one.
+TEST(CrossRankTest, CriticalPathJoinsCollectivesAsTheyArePaired) {
+  auto t = CrossRankCase("late_start");
+  ASSERT_NE(t, nullptr);
+  const CommunicationResult r = ComputeCommunication(*t);
+  ASSERT_TRUE(r.cross.clocks_agree);
+  std::vector<size_t> pair_of(t->slices.size(), SIZE_MAX);
+  for (size_t i = 0; i < r.cross.paired_slices.size(); ++i) {
+    for (uint32_t slice : r.cross.paired_slices[i]) pair_of[slice] = i;
+  }
+  CriticalPathOptions o;
+  o.cross = &r.cross;
+  const CriticalPathResult p = ComputeCriticalPath(*t, o);
+  ASSERT_TRUE(p.graph.cross_rank);
+  size_t edges = 0;
+  for (uint32_t s = 0; s < t->slices.size(); ++s) {
+    if (p.graph.peer[s] == kNoSlice) continue;
+    ++edges;
+    EXPECT_NE(pair_of[s], SIZE_MAX) << "slice " << s << " joined, not paired";
+    EXPECT_EQ(pair_of[s], pair_of[p.graph.peer[s]]) << "slice " << s << " joined to another pair's slice";
+  }
+  // 4 pairs of 4 ranks, rank 2 last in each: 3 edges a pair.
+  EXPECT_EQ(edges, 12u);
 }
 
 // A 4-rank job whose rank 3 crashed (no trace): in step 2's second

@@ -39,11 +39,12 @@
 //                 thread's backward; the backward's end → the optimizer);
 //                 only gaps of at least kMinHandoffGapNs count (shorter
 //                 ones are a busy thread's own dispatch time);
-//   kCollective   the i-th collective of a (group, type) on every rank is one
-//                 collective (as src/analysis/communication/cross_rank.h
-//                 matches them): it ends only once its last rank arrives, so
-//                 the latest arrival's start → every rank's end. Used only
-//                 when the ranks' clocks agree (CrossRankResult::clocks_agree).
+//   kCollective   one collective across ranks as the multi-rank analysis
+//                 paired it (CrossRankResult::paired_slices: within steps,
+//                 completed ones only; collective_pairing.h): it ends only
+//                 once its last rank arrives, so the latest arrival's start
+//                 → every rank's end (a tie for the latest: no edge). Used
+//                 only when the ranks' clocks agree (CrossRankResult::clocks_agree).
 //
 // Path: for each step (FindSteps' timeline steps, per rank; without steps,
 // each rank's whole trace), from the latest end among the step's host span

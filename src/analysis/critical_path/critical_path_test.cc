@@ -129,9 +129,9 @@ std::unique_ptr<Trace> TwoRanks() {
 TEST(CriticalPathTest, HandMadeCollectiveEndsWhenLastRankArrives) {
   auto t = TwoRanks();
   ASSERT_NE(t, nullptr);
-  CrossRankResult cross;
-  cross.clocks_agree = true;
-  cross.ranks.resize(2);
+  // The multi-rank analysis's pairing (collective_pairing.h), as the session passes it.
+  const CrossRankResult cross = ComputeCrossRank(*t, CollectCollectives(*t));
+  ASSERT_TRUE(cross.clocks_agree);
   CriticalPathOptions o;
   o.cross = &cross;
   CriticalPathResult r = ComputeCriticalPath(*t, o);
@@ -357,9 +357,9 @@ constexpr char kLaterWork[] = R"json({"traceEvents":[
 TEST(CriticalPathTest, HandMadeEveryOnPathDeviceNsIsInOneColumn) {
   auto t = TwoRanks();
   ASSERT_NE(t, nullptr);
-  CrossRankResult cross;
-  cross.clocks_agree = true;
-  cross.ranks.resize(2);
+  // The multi-rank analysis's pairing (collective_pairing.h), as the session passes it.
+  const CrossRankResult cross = ComputeCrossRank(*t, CollectCollectives(*t));
+  ASSERT_TRUE(cross.clocks_agree);
   CriticalPathOptions o;
   o.cross = &cross;
   CriticalPathResult r = ComputeCriticalPath(*t, o);

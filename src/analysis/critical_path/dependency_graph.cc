@@ -486,51 +486,31 @@ void LinkCollectiveWaits(const Trace& trace, const std::vector<uint32_t>& unreso
   }
 }
 
-// Matches the i-th collective of a (group, type) across ranks; every
-// instance but the last to arrive gets the last arrival as its peer.
-void LinkCollectives(const Trace& trace, DependencyGraph* g) {
+// Joins each collective across ranks as the multi-rank analysis paired it
+// (CrossRankResult::paired_slices: within steps, completed ones only,
+// collective_pairing.h): every instance but the last to arrive gets the
+// last arrival as its peer. A tie for the last arrival joins nothing: no
+// single rank held the others.
+void LinkCollectives(const Trace& trace, const CrossRankResult& cross, DependencyGraph* g) {
   const SliceTable& s = trace.slices;
-  std::vector<CollectiveSlice> colls = CollectCollectives(trace);
-  struct Key {
-    uint32_t group;
-    uint8_t type;
-    int32_t rank;
-    int64_t ts;
-    uint32_t slice;
-    uint64_t ordinal;
-  };
-  std::vector<Key> keys;
-  keys.reserve(colls.size());
-  for (const CollectiveSlice& c : colls) {
-    keys.push_back({c.group.raw, static_cast<uint8_t>(c.type), c.rank, s.ts_ns[c.slice], c.slice, 0});
-  }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.group, a.type, a.rank, a.ts, a.slice) < std::tie(b.group, b.type, b.rank, b.ts, b.slice);
-  });
-  for (size_t k = 0; k < keys.size(); ++k) {
-    const bool same = k > 0 && keys[k - 1].group == keys[k].group && keys[k - 1].type == keys[k].type &&
-                      keys[k - 1].rank == keys[k].rank;
-    keys[k].ordinal = same ? keys[k - 1].ordinal + 1 : 0;
-  }
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.group, a.type, a.ordinal, a.rank) < std::tie(b.group, b.type, b.ordinal, b.rank);
-  });
-  for (size_t b = 0; b < keys.size();) {
-    size_t e = b + 1;
-    while (e < keys.size() && keys[e].group == keys[b].group && keys[e].type == keys[b].type &&
-           keys[e].ordinal == keys[b].ordinal) {
-      ++e;
+  for (const std::vector<uint32_t>& pair : cross.paired_slices) {
+    if (pair.size() < 2) continue;
+    uint32_t last = pair[0];
+    size_t tied = 1;
+    for (size_t k = 1; k < pair.size(); ++k) {
+      if (s.ts_ns[pair[k]] > s.ts_ns[last]) {
+        last = pair[k];
+        tied = 1;
+      } else if (s.ts_ns[pair[k]] == s.ts_ns[last]) {
+        ++tied;
+      }
     }
-    size_t last = b;
-    for (size_t k = b; k < e; ++k) {
-      if (keys[k].ts > keys[last].ts) last = k;
-    }
-    for (size_t k = b; k < e && e - b > 1; ++k) {
-      if (keys[k].rank == keys[last].rank || keys[k].ts >= keys[last].ts) continue;
-      g->peer[keys[k].slice] = keys[last].slice;
+    if (tied > 1) continue;
+    for (uint32_t x : pair) {
+      if (x == last || s.ts_ns[x] >= s.ts_ns[last]) continue;
+      g->peer[x] = last;
       ++g->edges[static_cast<size_t>(DepKind::kCollective)];
     }
-    b = e;
   }
   g->cross_rank = true;
 }
@@ -623,7 +603,7 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   LinkCollectiveWaits(trace, waits, &g);
   LinkHandoffs(trace, &g);
   if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
-    LinkCollectives(trace, &g);
+    LinkCollectives(trace, *options.cross, &g);
   }
   return g;
 }

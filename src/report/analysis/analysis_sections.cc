@@ -544,16 +544,27 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
   size_t with_matches = 0;
   for (const RankCommunication& r : c.ranks) with_matches += r.matched > 0;
   if (with_matches >= 2) {
-    s->Add(render::KeyValues{{{"ranks_matched", "Ranks with matched collectives", Int(with_matches), Unit::kCount},
-                              {"matched", "Collectives matched", Int(c.matched), Unit::kCount},
-                              {"unmatched", "Slices unmatched", Int(c.unmatched), Unit::kCount},
-                              {"end_spread_p50_ns", "End times agree within (median spread)", Int(c.end_spread_p50_ns),
-                               Unit::kNs},
-                              {"clocks_agree", "Clocks agree", Value::Bool(c.clocks_agree)}}});
+    s->Add(render::KeyValues{
+        {{"ranks_matched", "Ranks with matched collectives", Int(with_matches), Unit::kCount},
+         {"matched", "Collectives matched", Int(c.matched), Unit::kCount},
+         {"unmatched", "Slices unmatched", Int(c.unmatched), Unit::kCount},
+         {"incomplete", "Incomplete (not completed on every rank)", Int(c.incomplete), Unit::kCount},
+         {"end_spread_p50_ns", "End times agree within (median spread)", Int(c.end_spread_p50_ns), Unit::kNs},
+         {"clocks_agree", "Clocks agree", Value::Bool(c.clocks_agree)}}});
     if (!c.clocks_agree) {
       s->Add(Paragraph{"Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
                        " of a mean collective, so the ranks' clocks (or the pairing of collectives) disagree: wait and "
                        "lateness are not trusted."});
+    }
+    if (c.keys_by_position > 0) {
+      s->Add(Paragraph{"Paired by position over the whole trace, not within steps, for " +
+                       std::to_string(c.keys_by_position) +
+                       " collective kind(s): a rank holding them numbers no step (ProfilerStep#N)."});
+    }
+    if (c.incomplete > 0) {
+      s->Add(Paragraph{std::to_string(c.incomplete) +
+                       " matched collective(s) did not complete on every rank: a rank ended before the last one "
+                       "arrived (a peer failed in it); their time is in no rank's wait, lateness or transfer."});
     }
   }
   Table t{"ranks", "Per rank (wait for later ranks, lateness, transfer once all are in)",
@@ -571,12 +582,21 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
                       Known(r.profiler_transit_ns), Known(r.profiler_sync_ns), Known(r.profiler_idle_ns)});
   }
   if (!t.rows.empty()) s->Add(std::move(t));
+  if (!c.slow_rank && c.slow_rank_tied > 1 && c.clocks_agree) {
+    s->Add(Paragraph{std::to_string(c.slow_rank_tied) +
+                     " ranks share the largest lateness exactly: no single rank is slowest."});
+  }
   if (c.slow_rank && c.clocks_agree) {
     const SlowRank& sr = *c.slow_rank;
-    render::KeyValues& kv = s->Add(render::KeyValues{
-        {{"slowest_rank", "Slowest to arrive", Rank(sr.rank)},
-         {"excess_ns", "Later than the median of the others", Int(sr.excess_ns), Unit::kNs},
-         {"excess_ratio", "Of its device span", Value::Number(sr.excess_ratio), Unit::kFraction}}});
+    int64_t span_ns = 0;
+    for (const RankCommunication& r : c.ranks) {
+      if (r.rank == sr.rank) span_ns = r.span_ns;
+    }
+    render::KeyValues& kv =
+        s->Add(render::KeyValues{{{"slowest_rank", "Slowest to arrive", Rank(sr.rank)},
+                                  {"excess_ns", "Later than the median of the others", Int(sr.excess_ns), Unit::kNs},
+                                  {"excess_ratio", "Of its device span",
+                                   span_ns > 0 ? Value::Number(sr.excess_ratio) : Value(), Unit::kFraction}}});
     if (sr.test.test == OutlierTest::kNone) {
       kv.items.push_back({"outlier_test", "Outlier test", StrValue("none: 2 ranks are too few")});
     } else {
