@@ -11,6 +11,7 @@
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/long_tail/op_tails.h"
+#include "src/analysis/roofline/kernel_class.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/base/ascii.h"
 #include "src/model/graph_capture_tracks.h"
@@ -210,7 +211,27 @@ class Builder {
     n.total_ns.push_back(0);
     n.device_self_ns.push_back(0);
     n.device_total_ns.push_back(0);
+    n.data_width.push_back(kind == AttributionKind::kDevice ? WidthOf(name) : DataWidth::kUnknown);
+    n.compiled.push_back((parent != kNoNode && n.compiled[parent]) || (name.raw != 0 && CompiledName(name)) ? 1 : 0);
     return static_cast<uint32_t>(n.parent.size() - 1);
+  }
+
+  DataWidth WidthOf(StringId name) {
+    if (width_.empty()) width_.assign(trace_.strings.size(), 0xFF);
+    uint8_t& w = width_[name.raw];
+    if (w == 0xFF) w = static_cast<uint8_t>(KernelDataWidth(trace_.Str(name)));
+    return static_cast<DataWidth>(w);
+  }
+
+  // Whether a node's own name makes it compiled code (see AttributionNodes::compiled).
+  bool CompiledName(StringId name) {
+    if (compiled_name_.empty()) compiled_name_.assign(trace_.strings.size(), 0);
+    uint8_t& c = compiled_name_[name.raw];
+    if (c == 0) {
+      const std::string_view s = trace_.Str(name);
+      c = IsCompiledRegionName(s) || IsInductorKernelName(s) ? 2 : 1;
+    }
+    return c == 2;
   }
 
   uint32_t Child(uint32_t parent, AttributionKind kind, StringId name, uint32_t track, TimeClass cls, OpClass op) {
@@ -280,6 +301,8 @@ class Builder {
   AttributionResult* out_;
   std::vector<uint8_t> flags_;
   std::vector<uint8_t> op_class_;
+  std::vector<uint8_t> width_;          // per string: KernelDataWidth, 0xFF not looked at
+  std::vector<uint8_t> compiled_name_;  // per string: 0 not looked at, 1 no, 2 compiled code
   std::vector<uint32_t> node_of_slice_;
   std::vector<uint32_t> startup_;
   std::unordered_map<NodeKey, uint32_t, NodeKeyHash> index_;

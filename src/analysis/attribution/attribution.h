@@ -97,6 +97,10 @@ struct AttributionNodes {
   std::vector<int64_t> total_ns;
   std::vector<int64_t> device_self_ns;   // device activity launched by this node itself
   std::vector<int64_t> device_total_ns;  // ... by it and everything under it
+  // 1: torch.compile's code: a compiled region (IsCompiledRegionName), a
+  // node under one, or an Inductor kernel (IsInductorKernelName).
+  std::vector<uint8_t> compiled;
+  std::vector<DataWidth> data_width;  // device nodes: KernelDataWidth of the name; else kUnknown
   size_t size() const { return parent.size(); }
 };
 

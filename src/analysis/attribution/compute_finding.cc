@@ -24,7 +24,15 @@ const char* ComputeClassMetric(OpClass c) {
   return "compute_other_ratio";
 }
 
-const char* ComputeAdvice(OpClass c, bool device_time) {
+const char* ComputeAdvice(OpClass c, bool device_time, bool reduced) {
+  if (reduced && c == OpClass::kConvolution) {
+    return "channels_last so the convolutions run without layout conversions; "
+           "torch.backends.cudnn.benchmark=True picks the fastest algorithm; a larger batch";
+  }
+  if (reduced && c == OpClass::kGemm) {
+    return "already 16-bit: fp8 (or int8/fp4 weights) where the accuracy allows; dimensions that are multiples of "
+           "8/16; a larger batch so each GEMM fills the device";
+  }
   switch (c) {
     case OpClass::kConvolution:
       return device_time ? "bf16/fp16 autocast and channels_last so the convolutions run on tensor cores; "
@@ -76,6 +84,8 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   r.wall_ns = a.PerStep(a.wall_ns);
   r.on_device_period = r.device_time && window && window->device_behind() && window->base_ns > r.wall_ns;
   if (r.on_device_period) r.wall_ns = window->base_ns;
+  r.on_trace_base = r.device_time && a.pseudo_step && window && window->steps == 0 && window->base_ns > 0;
+  if (r.on_trace_base) r.wall_ns = window->base_ns;
   // Device activity launched under communication ops (collectives: NCCL
   // kernels, HCCL tasks) is communication, which comm_exposed_ns counts.
   // A trace whose device activity joined no op at all (no launch links) is
@@ -103,10 +113,28 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   // (ClassifyOpName): never the wrapper's.
   std::array<ComputeClass, kOpClassCount> by{};
   std::array<std::map<uint32_t, int64_t>, kOpClassCount> modules;
-  auto add = [&](OpClass c, int64_t t, uint32_t outer) {
+  const bool has_compiled = n.compiled.size() == n.size();
+  // `outer`: the node whose nearest module is named; `at`: the node whose
+  // time it is (compiled or not by its own flag).
+  auto add = [&](OpClass c, int64_t t, uint32_t outer, uint32_t at) {
     by[static_cast<size_t>(c)].op_class = c;
     by[static_cast<size_t>(c)].ns += t;
     modules[static_cast<size_t>(c)][ModuleOf(n, outer)] += t;
+    r.classes_ns += t;
+    if (has_compiled && n.compiled[at]) r.compiled_ns += t;
+  };
+  auto add_device = [&](OpClass c, uint32_t outer, size_t i) {
+    const int64_t t = n.device_self_ns[i];
+    add(c, t, outer, static_cast<uint32_t>(i));
+    if (c != OpClass::kGemm && c != OpClass::kConvolution) return;
+    const DataWidth w = n.data_width.size() == n.size() ? n.data_width[i] : DataWidth::kUnknown;
+    if (w == DataWidth::kUnknown) return;
+    r.width_known_ns += t;
+    if (w == DataWidth::kReduced) r.width_reduced_ns += t;
+  };
+  auto counted = [&](size_t i) {
+    return n.kind[i] == AttributionKind::kDevice && n.time_class[i] != TimeClass::kCommunication &&
+           n.device_self_ns[i] > 0;
   };
   std::vector<uint32_t> outer(n.size(), kNoNode);           // device traces: the outermost op above a node
   std::vector<OpClass> nearest(n.size(), OpClass::kOther);  // the class a node's device activity counts in
@@ -116,10 +144,12 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
       outer[i] = outer[p];
       const bool named = n.kind[i] == AttributionKind::kOp || n.kind[i] == AttributionKind::kDevice;
       nearest[i] = nearest[p] == OpClass::kOther && named ? n.op_class[i] : nearest[p];
-      if (n.kind[i] == AttributionKind::kDevice && n.time_class[i] != TimeClass::kCommunication &&
-          n.device_self_ns[i] > 0) {
-        add(nearest[i], n.device_self_ns[i], outer[i]);
-      }
+      if (counted(i)) add_device(nearest[i], outer[i], i);
+      continue;
+    }
+    // Device activity under no op (a graph launch under a module): its own name's class.
+    if (counted(i)) {
+      add_device(n.op_class[i], static_cast<uint32_t>(i), i);
       continue;
     }
     if (n.kind[i] != AttributionKind::kOp || n.kind[p] == AttributionKind::kOp) continue;
@@ -128,16 +158,21 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
       outer[i] = static_cast<uint32_t>(i);
       nearest[i] = n.op_class[i];
     } else if (n.total_ns[i] > 0) {
-      add(n.op_class[i], n.total_ns[i], static_cast<uint32_t>(i));
+      add(n.op_class[i], n.total_ns[i], static_cast<uint32_t>(i), static_cast<uint32_t>(i));
     }
   }
   // Efficiency and data type from the roofline rows of each class.
   std::array<double, kOpClassCount> flops{}, time_flops{}, util_time{}, util_sum{};
   std::array<std::map<std::string, int64_t>, kOpClassCount> precision_time;
   const DevicePeaks* device = roofline.device ? &*roofline.device : nullptr;
+  int64_t op_width_known_ns = 0, op_width_reduced_ns = 0;  // matmul / conv rows by their Input type
   for (const RooflineRow& row : roofline.rows) {
     size_t c = static_cast<size_t>(ClassifyOpName(row.name));
     precision_time[c][PrecisionName(row.precision)] += row.time_ns;
+    if ((row.family == OpFamily::kMatmul || row.family == OpFamily::kConv) && row.precision != Precision::kOther) {
+      op_width_known_ns += row.time_ns;
+      if (row.precision != Precision::kFp32 && row.precision != Precision::kFp64) op_width_reduced_ns += row.time_ns;
+    }
     if (!row.flops_known || row.flops <= 0 || row.time_ns <= 0) continue;
     flops[c] += row.flops;
     time_flops[c] += static_cast<double>(row.time_ns);
@@ -146,6 +181,11 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
       util_sum[c] += *p.compute_utilization * static_cast<double>(row.time_ns);
       util_time[c] += static_cast<double>(row.time_ns);
     }
+  }
+  r.width_from_kernels = r.width_known_ns > 0;
+  if (!r.width_from_kernels) {
+    r.width_known_ns = op_width_known_ns;
+    r.width_reduced_ns = op_width_reduced_ns;
   }
   for (size_t c = 0; c < kOpClassCount; ++c) {
     if (by[c].ns <= 0) continue;
@@ -176,11 +216,43 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   return r;
 }
 
+namespace {
+
+// compute_low_precision_ratio and compute_compiled_ratio, with their evidence.
+void PublishWidthAndCompiled(const ComputeResult& r, MetricSet* m) {
+  if (r.width_known_ns > 0) {
+    const double low = static_cast<double>(r.width_reduced_ns) / static_cast<double>(r.width_known_ns);
+    m->Set("compute_low_precision_ratio", low, "attribution");
+    m->AddEvidence("compute", "GEMM and convolution data types (" +
+                                  std::string(r.width_from_kernels ? "kernel names" : "the ops' input types") +
+                                  "): " + FormatPercent(low) +
+                                  " of their time whose type is known is in 16 bits or "
+                                  "fewer (bf16, fp16, fp8, int8, fp4)");
+  } else {
+    m->SetUnavailable("compute_low_precision_ratio",
+                      "no GEMM or convolution whose data type the kernel names or the ops' input types tell");
+  }
+  if (r.classes_ns <= 0) {
+    m->SetUnavailable("compute_compiled_ratio", "attribution: no compute time in the steps");
+    return;
+  }
+  const double compiled = static_cast<double>(r.compiled_ns) / static_cast<double>(r.classes_ns);
+  m->Set("compute_compiled_ratio", compiled, "attribution");
+  if (r.compiled_ns > 0) {
+    m->AddEvidence("compute", "torch.compile's code (compiled regions, Inductor's Triton kernels): " +
+                                  FormatPercent(compiled) + " of compute");
+  }
+}
+
+}  // namespace
+
 void PublishCompute(const Trace& trace, const AttributionResult& a, const ComputeResult& r, MetricSet* m) {
   if (!r.available || r.wall_ns <= 0) {
     std::string why = "attribution: " + (a.problem.empty() ? std::string("no steps to attribute") : a.problem);
     m->SetUnavailable("compute_op_ns", why);
     m->SetUnavailable("compute_op_ratio", why);
+    m->SetUnavailable("compute_low_precision_ratio", why);
+    m->SetUnavailable("compute_compiled_ratio", why);
     for (size_t c = 1; c < kOpClassCount; ++c) m->SetUnavailable(ComputeClassMetric(static_cast<OpClass>(c)), why);
     return;
   }
@@ -205,8 +277,12 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
                  "compute " + FormatDurationNs(r.compute_ns) +
                      " per step = " + FormatPercent(r.compute_ns / r.wall_ns) +
                      (r.on_device_period ? " of the step (the device's period: the device runs behind the host)"
+                      : r.on_trace_base  ? " of the trace's steady-state time (no steps: the device runs the work "
+                                           "the main thread launched past its span)"
                                          : " of the step's wall time") +
                      " (" + what + ")");
+  // What the suggestions' conditions read (autocast, torch.compile), before the classes.
+  PublishWidthAndCompiled(r, m);
   for (size_t k = 0; k < std::min(r.classes.size(), kComputeClassesShown); ++k) {
     const ComputeClass& c = r.classes[k];
     std::string line = std::string(OpClassName(c.op_class)) + ": " + FormatDurationNs(a.PerStep(c.ns)) +
@@ -228,7 +304,8 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
                 FormatDurationNs(a.PerStep(c.module_ns[i]));
       }
     }
-    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time);
+    const bool reduced = r.width_known_ns > 0 && 2 * r.width_reduced_ns >= r.width_known_ns;
+    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time, reduced);
     m->AddEvidence("compute", std::move(line));
   }
 }

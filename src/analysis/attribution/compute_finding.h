@@ -10,6 +10,12 @@
 //     the activity launched in the steady steps, per step, at most the step's
 //     wall time (the device runs it within or right after the step);
 //   - CPU traces: the host time of ops (time class "op") per step.
+// Without steps (one pseudo-step: the main thread's span) on a device trace,
+// the step time is the window's base, the trace's steady-state time, which
+// every impact is a share of: the device runs the work the main thread
+// launched past that span (TraceLens's vLLM decode replay: the span is 2.41
+// ms, the device computes 10.72 ms of the 19.11 ms trace, and the impact read
+// 2.41 ms = 12.6% when bounded by the span).
 // Per op class (op_class.h): the outermost ops' host time (CPU) or the
 // device time under them (device traces), as a share of compute_op_ns
 // (compute_<class>_ratio metrics). On device traces the classes count the
@@ -17,7 +23,16 @@
 // left out), and an outermost op whose name has no class (a torch.compile
 // region replaying a graph) passes its device time to the nearest classed
 // op under it, else to each kernel's own name's class ("other" when that
-// says nothing either).
+// says nothing either); so does device activity under no op at all (a
+// graph launch under a module or a record_function label, as vLLM's decode
+// replay: its 421 kernels were in compute_op_ns and in no class).
+// Data width (compute_low_precision_ratio): of the GEMM and convolution
+// time whose data type is known, the share in 16 bits or fewer, from the
+// kernel names (KernelDataWidth) on device traces, else from the roofline
+// rows of matmul and convolution ops ("Input type"). Compiled code
+// (compute_compiled_ratio): the share of the compute time in torch.compile's
+// code (AttributionNodes::compiled: under a compiled region, or Inductor's
+// Triton kernels).
 #ifndef AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_
 #define AIPROF_SRC_ANALYSIS_ATTRIBUTION_COMPUTE_FINDING_H_
 
@@ -61,6 +76,13 @@ struct ComputeResult {
   // step launches fills while the host's span is shorter.
   double wall_ns = 0;          // per step
   bool on_device_period = false;
+  bool on_trace_base = false;  // no steps on a device trace: the window's base (see above)
+  // GEMM and convolution time whose data width is known, and of it in 16
+  // bits or fewer; from the kernel names, else from the roofline's op rows.
+  int64_t width_known_ns = 0, width_reduced_ns = 0;
+  bool width_from_kernels = false;
+  int64_t compiled_ns = 0;            // compute in torch.compile's code, over the steady steps
+  int64_t classes_ns = 0;             // Σ classes' ns (the compiled share's denominator)
   std::vector<ComputeClass> classes;  // largest first, classes with time only
   std::string device;          // roofline device name, "" when none
   std::string device_problem;  // why none
@@ -69,11 +91,14 @@ struct ComputeResult {
 ComputeResult ComputeComputeTime(const AttributionResult& attribution, const RooflineResult& roofline,
                                  const std::string& device_problem, const AnalysisWindow* window = nullptr);
 
-// What would make a class faster (one sentence, plain text).
-const char* ComputeAdvice(OpClass c, bool device_time);
+// What would make a class faster (one sentence, plain text). `reduced`: the
+// GEMMs and convolutions already run in 16 bits or fewer (most of their
+// time whose type is known), so the advice does not propose bf16/fp16.
+const char* ComputeAdvice(OpClass c, bool device_time, bool reduced = false);
 
-// Publishes compute_op_ns, compute_op_ratio, compute_<class>_ratio and the
-// "compute" evidence lines.
+// Publishes compute_op_ns, compute_op_ratio, compute_<class>_ratio,
+// compute_low_precision_ratio, compute_compiled_ratio and the "compute"
+// evidence lines.
 void PublishCompute(const Trace& trace, const AttributionResult& attribution, const ComputeResult& r, MetricSet* m);
 
 // Metric name of a class's share ("compute_conv_ratio", ...).

@@ -123,4 +123,36 @@ OpClass ClassifyOpName(std::string_view name) {
   return OpClass::kOther;
 }
 
+bool IsInductorKernelName(std::string_view name) {
+  if (name.substr(0, 7) != "triton_") return false;
+  const std::string_view kind = name.substr(7, 4);
+  return kind == "poi_" || kind == "red_" || kind == "per_" || kind == "tem_" || kind == "for_";
+}
+
+DataWidth KernelDataWidth(std::string_view name) {
+  LowerBuf lower(name);
+  std::string_view s = lower.view();
+  static constexpr std::string_view kReduced[] = {"bf16", "bfloat16", "bhalf",  "fp16", "f16",  "half",
+                                                  "fp8",  "f8",       "e4m3",   "e5m2", "int8", "fp4",
+                                                  "h884", "h1688",    "h16816", "hgemm"};
+  static constexpr std::string_view kFull[] = {"sgemm", "dgemm",  "scudnn", "fp32",    "f32f32", "tf32",
+                                               "fp64",  "<float", "float,", "<double", "double,"};
+  if (HasAny(s, kReduced)) return DataWidth::kReduced;
+  // Tensile (rocBLAS / hipBLASLt): Cijk_Alik_Bljk_<type>_..., the type's
+  // first letter (BBS, B: bf16; HHS, HB: fp16; SB: fp32; DB: fp64; X: xf32).
+  if (s.substr(0, 5) == "cijk_") {
+    size_t at = 0;
+    for (int k = 0; k < 3 && at != std::string_view::npos; ++k) at = s.find('_', at + 1);
+    if (at != std::string_view::npos && at + 1 < s.size()) {
+      const char t = s[at + 1];
+      if (t == 'b' || t == 'h') return DataWidth::kReduced;
+      if (t == 's' || t == 'd' || t == 'x' || t == 'c' || t == 'z') return DataWidth::kFull;
+      if (s.substr(at + 1, 2) == "i8" || s.substr(at + 1, 2) == "f8") return DataWidth::kReduced;
+    }
+    return DataWidth::kUnknown;
+  }
+  if (HasAny(s, kFull)) return DataWidth::kFull;
+  return DataWidth::kUnknown;
+}
+
 }  // namespace aiprof

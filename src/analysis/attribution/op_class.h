@@ -47,6 +47,21 @@ const char* OpClassName(OpClass c);
 // defaults to elementwise: a name no pattern matches is other.
 OpClass ClassifyOpName(std::string_view name);
 
+// Whether a kernel name is one torch.compile's Inductor generated: Triton
+// kernels named by their kind (triton_poi_, triton_red_, triton_per_,
+// triton_tem_, triton_for_). User Triton kernels (vLLM's _matmul_ogs) are not.
+bool IsInductorKernelName(std::string_view name);
+
+// The width of the data a GEMM or convolution kernel computes on, as its
+// name says: kReduced for 16 bits or fewer (bf16/bfloat16/bhalf, fp16/f16/half
+// and cuDNN's h884/h1688/h16816 engines, fp8/f8/e4m3/e5m2, int8, fp4/mxfp4;
+// Tensile's Cijk_<a>_<b>_<type>: B or H), else kFull for 32 bits or more
+// (sgemm/dgemm/scudnn, fp32/f32f32/tf32/fp64, "float" or "double" template
+// arguments; Tensile's S, D, X, C, Z); kUnknown when it says neither (MIOpen
+// assembly, CK's mangled templates). Reduced is checked first: bf16 kernels
+// name their fp32 accumulator too (sm90_xmma_gemm_bf16bf16_bf16f32).
+enum class DataWidth : uint8_t { kUnknown = 0, kFull, kReduced };
+DataWidth KernelDataWidth(std::string_view name);
 
 }  // namespace aiprof
 
