@@ -767,7 +767,7 @@ class McpServer {
         return RpcError{-32602, "invalid params: " + std::string(tool) + " takes no argument '" + std::string(key) +
                                     "' (it takes: " + (takes.empty() ? "none" : takes) + ")"};
       }
-      auto is = [&](const std::string& t) {
+      auto is = [&, value = value](const std::string& t) {
         switch (value.type()) {
           case simdjson::dom::element_type::ARRAY: return t == "array";
           case simdjson::dom::element_type::OBJECT: return t == "object";

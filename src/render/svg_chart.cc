@@ -316,8 +316,8 @@ std::string AreaChart(const std::string& title, const std::vector<double>& x_s,
   }
   auto [ax, xstep] = NiceAxis(xmax, 6);
   auto [ay, ystep] = NiceAxis(ymax, 4);
-  auto X = [&](double v) { return kLeft + plot_w * v / ax; };
-  auto Y = [&](double v) { return kTop + plot_h - plot_h * v / ay; };
+  auto X = [&, ax = ax](double v) { return kLeft + plot_w * v / ax; };
+  auto Y = [&, ay = ay](double v) { return kTop + plot_h - plot_h * v / ay; };
   std::string out = Open(title, height);
   for (double t = 0; t <= ay + ystep * 1e-6 && ystep > 0; t += ystep) {
     out += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"

@@ -51,7 +51,7 @@ inline constexpr size_t kMaxTileSlices = 20000;
 inline constexpr size_t kMaxTileFlows = 2000;
 // Instants listed one by one in a tile at most (the timeline page's budget,
 // TimelineOptions::max_instants); over it, counted in bins.
-inline constexpr size_t kMaxTileInstants = TimelineOptions{}.max_instants;
+inline constexpr size_t kMaxTileInstants = kDefaultMaxInstants;
 // ... and at most this many per pixel column of the tile: the SVG draws one
 // tick per column, so more listed times only grow the tile (a whole-run
 // tile of a 77,000-fault capture was 959 KB of JSON); zooming in lists them.

@@ -35,7 +35,7 @@ std::string DraftRuleYaml(const std::string& source, const Diagnosis& d, const M
     const MetricInfo* info = FindMetricInfo(name);
     if (!info || !IsImpactMetric(name, *info)) continue;
     bool used = std::any_of(d.findings.begin(), d.findings.end(),
-                            [&](const Finding& f) { return f.rule->impact_metric == name; });
+                            [&, name = name](const Finding& f) { return f.rule->impact_metric == name; });
     if (!used && v.value > impact_ns) {
       impact = name;
       impact_ns = v.value;

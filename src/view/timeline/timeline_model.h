@@ -71,6 +71,9 @@ inline constexpr size_t kMaxLodLevels = 12;
 // Levels stop at a bin width of threshold / kLodFinestFraction.
 inline constexpr int64_t kLodFinestFraction = 16;
 
+// Instants a page lists one by one at most (TimelineOptions::max_instants).
+inline constexpr size_t kDefaultMaxInstants = 100'000;
+
 struct TimelineOptions {
   size_t max_detailed_slices = 400'000;
   size_t max_density_bins = 1'500'000;  // over all rows, depths and levels
@@ -78,7 +81,7 @@ struct TimelineOptions {
   size_t max_gaps = 100'000;            // longest kept
   size_t max_counter_points = 300'000;  // over all counter rows
   size_t max_samples = 300'000;
-  size_t max_instants = 100'000;        // instants kept one by one (over all rows)
+  size_t max_instants = kDefaultMaxInstants;  // instants kept one by one (over all rows)
   size_t max_instant_bins = 100'000;    // instant count bins over all rows, kinds and levels
   bool instants = true;                 // false: no instants on the page (the page as before they were drawn)
   size_t max_path_slices = 200'000;     // critical-path slices forced into full detail
