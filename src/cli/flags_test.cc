@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/cli/command.h"
+#include "src/cli/duration_flag.h"
 
 namespace aiprof {
 namespace {
@@ -90,13 +91,34 @@ TEST(OneValuePerFlagTest, NoCommandKeepsAGreedyFlag) {
 // 6 MB gzip of 40 M instants met `prlimit --as=900M`). A request no
 // allocator can meet fails the same way as an exhausted limit; ASan's
 // allocator reports such a request itself, so there the handler is called.
+// A duration past int64's nanoseconds was converted anyway, which is
+// undefined: "1000000000h" read as INT64_MIN on x86 (rejected as negative
+// by luck), and clang's UBSan stopped the program on it.
+TEST(DurationFlagTest, PastInt64NanosecondsIsMalformed) {
+  EXPECT_EQ(ParseDuration("1000000000h"), -1);
+  EXPECT_EQ(ParseDuration("1e300"), -1);
+  EXPECT_EQ(ParseDuration("2562047h"), int64_t{2562047} * 3'600'000'000'000);  // 292 years fit
+  EXPECT_EQ(ParseDuration("1.5"), 1'500'000'000);
+  EXPECT_EQ(ParseDuration("500ms"), 500'000'000);
+  EXPECT_EQ(ParseDuration("-1s"), -1);
+  EXPECT_EQ(ParseDuration("nan"), -1);
+}
+
+// g++ says ASan with __SANITIZE_ADDRESS__, clang 14 with __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define AIPROF_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AIPROF_TEST_UNDER_ASAN 1
+#endif
+#endif
 TEST(OutOfMemoryTest, AFailedAllocationNamesTheCommandAndExits1) {
   std::string a0 = "aiprof", a1 = "summary", a2 = "big\x1b[31m.json.gz";
   char* argv[] = {a0.data(), a1.data(), a2.data()};
   EXPECT_EXIT(
       {
         InstallOutOfMemoryHandler(3, argv);
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(AIPROF_TEST_UNDER_ASAN)
         std::get_new_handler()();
 #else
         volatile size_t huge = SIZE_MAX / 4;
