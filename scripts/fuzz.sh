@@ -14,6 +14,9 @@
 # machine) meets no input that run did not.
 # AIPROF_FUZZ_BUILD names another build folder (default build-fuzz), so that
 # two people sharing a work tree do not rebuild each other's fuzzers.
+# AIPROF_FUZZ_CONFIGURED=1 takes that folder as configured already, with
+# clang, the fuzzers on and -fsanitize=...,fuzzer-no-link: scripts/test.sh's
+# sanitizer build, which then serves its tests and the fuzzers alike.
 #   scripts/fuzz.sh [SECONDS] [FUZZER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +30,7 @@ ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sq
      sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
-cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+[ "${AIPROF_FUZZ_CONFIGURED:-0}" = 1 ] || cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_UNITY_BUILD=ON \
       -DAIPROF_SANITIZE=address,undefined,fuzzer-no-link -DAIPROF_BUILD_FUZZERS=ON \
       -DAIPROF_BUILD_TESTS=OFF -DAIPROF_BUILD_BENCHMARKS=OFF -DAIPROF_BUILD_PYTHON=OFF >/dev/null
