@@ -279,6 +279,11 @@ TEST(AttributionTest, PythonStackTracesWithoutStepsAreAttributed) {
 
 TEST(AttributionTest, OpClasses) {
   EXPECT_EQ(ClassifyOpName("aten::conv2d"), OpClass::kConvolution);
+  // Rotary embedding is arithmetic; an embedding table's lookup moves data.
+  EXPECT_EQ(ClassifyOpName("void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*)"),
+            OpClass::kElementwise);
+  EXPECT_EQ(ClassifyOpName("sgl_kernel::rotary_embedding"), OpClass::kElementwise);
+  EXPECT_EQ(ClassifyOpName("aten::embedding"), OpClass::kDataMovement);
   EXPECT_EQ(ClassifyOpName("aten::addmm"), OpClass::kGemm);
   EXPECT_EQ(ClassifyOpName("aten::mm"), OpClass::kGemm);
   EXPECT_EQ(ClassifyOpName("ampere_sgemm_128x64_nn"), OpClass::kGemm);

@@ -117,6 +117,9 @@ OpClass ClassifyOpName(std::string_view name) {
   if (HasAny(s, kConv) || IsCudnnConvEngine(s)) return OpClass::kConvolution;
   if (HasAny(s, kNorm)) return OpClass::kNormalisation;
   if (HasAny(s, kGemm) || IsWordOp(base, "mm") || IsWordOp(base, "mv")) return OpClass::kGemm;
+  // Rotary position embedding is sin/cos arithmetic on q and k, not an
+  // embedding table's lookup (SGLang's and vLLM's rotary_embedding_kernel).
+  if (s.find("rotary") != std::string_view::npos) return OpClass::kElementwise;
   if (IsWordOp(base, "to") || IsWordOp(base, "t") || HasAny(s, kMove)) return OpClass::kDataMovement;
   if (HasAny(s, kReduce)) return OpClass::kReduction;
   if (HasAny(s, kElementwise) || IsComparisonOp(base)) return OpClass::kElementwise;
