@@ -85,12 +85,8 @@ void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
   const SlowRank& s = *c.slow_rank;
   // A rank without device activity (CPU-only, gloo) has no device span to
   // take a share of: not 0%.
-  int64_t span_ns = 0;
-  for (const RankCommunication& rc : c.ranks) {
-    if (rc.rank == s.rank) span_ns = rc.span_ns;
-  }
-  if (span_ns > 0) {
-    m->Set("slow_rank_excess_ratio", s.excess_ratio, kCommunicationSource);
+  if (s.excess_ratio) {
+    m->Set("slow_rank_excess_ratio", *s.excess_ratio, kCommunicationSource);
   } else {
     m->SetUnavailable("slow_rank_excess_ratio", RankName(s.rank) +
                                                     " has no device activity (CPU-only): no device span to take a "
@@ -101,9 +97,10 @@ void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
   } else {
     m->Set("slow_ranks", s.test.outlier ? 1 : 0, kCommunicationSource);
   }
-  m->AddEvidence("slow_rank", RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
-                                  " later than the median of the other ranks in total" +
-                                  (span_ns > 0 ? " (" + FormatPercent(s.excess_ratio) + " of its device span)" : ""));
+  m->AddEvidence("slow_rank",
+                 RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
+                     " later than the median of the other ranks in total" +
+                     (s.excess_ratio ? " (" + FormatPercent(*s.excess_ratio) + " of its device span)" : ""));
 }
 
 void PublishLinks(const CrossRankResult& c, MetricSet* m) {

@@ -125,7 +125,7 @@ std::optional<SlowRank> FindSlowRank(const std::vector<RankCommunication>& ranks
     if (rc != &slow) others.push_back(static_cast<double>(rc->lateness_ns));
   }
   s.excess_ns = std::max<int64_t>(0, slow.lateness_ns - static_cast<int64_t>(std::llround(Median(others))));
-  s.excess_ratio = slow.span_ns > 0 ? static_cast<double>(s.excess_ns) / static_cast<double>(slow.span_ns) : 0;
+  if (slow.span_ns > 0) s.excess_ratio = static_cast<double>(s.excess_ns) / static_cast<double>(slow.span_ns);
   return s;
 }
 

@@ -52,7 +52,9 @@ struct SlowRank {
   int32_t rank = kNoRank;
   OutlierResult test;    // on per-rank lateness
   int64_t excess_ns = 0;  // lateness − median lateness of the others (≥ 0)
-  double excess_ratio = 0;  // excess / the rank's device span
+  // excess / the rank's device span; none for a rank without device
+  // activity (CPU-only, gloo): no span to take a share of.
+  std::optional<double> excess_ratio;
 };
 
 struct CrossRankResult {

@@ -588,15 +588,11 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
   }
   if (c.slow_rank && c.clocks_agree) {
     const SlowRank& sr = *c.slow_rank;
-    int64_t span_ns = 0;
-    for (const RankCommunication& r : c.ranks) {
-      if (r.rank == sr.rank) span_ns = r.span_ns;
-    }
     render::KeyValues& kv =
         s->Add(render::KeyValues{{{"slowest_rank", "Slowest to arrive", Rank(sr.rank)},
                                   {"excess_ns", "Later than the median of the others", Int(sr.excess_ns), Unit::kNs},
                                   {"excess_ratio", "Of its device span",
-                                   span_ns > 0 ? Value::Number(sr.excess_ratio) : Value(), Unit::kFraction}}});
+                                   sr.excess_ratio ? Value::Number(*sr.excess_ratio) : Value(), Unit::kFraction}}});
     if (sr.test.test == OutlierTest::kNone) {
       kv.items.push_back({"outlier_test", "Outlier test", StrValue("none: 2 ranks are too few")});
     } else {
