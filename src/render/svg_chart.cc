@@ -72,7 +72,10 @@ std::string Num(double v) {
   double a = std::fabs(v);
   if (a >= 100 || v == std::floor(v)) return fmt::format("{:.0f}", v);
   if (a >= 10) return fmt::format("{:.1f}", v);
-  return fmt::format("{:.2f}", v);
+  if (a >= 1) return fmt::format("{:.2f}", v);
+  // Below 1, three significant digits: two decimals drew an axis of 0.005
+  // steps as "0, 0.01, 0.01, 0.01, 0.02" (the vLLM report's idle gaps, ms).
+  return fmt::format("{:.3g}", v);
 }
 
 using LegendItems = std::vector<std::pair<std::string, std::string>>;

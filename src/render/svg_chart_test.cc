@@ -74,5 +74,18 @@ TEST(BarChartTest, ShortLabelsKeepTheRankAndNeverAWrongNumber) {
   EXPECT_EQ(ticks[11], "12");  // its position, not "234567890"
 }
 
+// An axis of small values (the vLLM report's idle gaps: 0.024 ms at most)
+// read "0, 0.01, 0.01, 0.01, 0.02, 0.03" with two decimals; each tick is
+// now its own number.
+TEST(StackedBarChartTest, SmallAxisTicksAreDistinct) {
+  std::string svg = StackedBarChart("t", {"a", "b"}, {{"idle", "#888", {0.0236, 0.0066}}}, "ms");
+  std::vector<std::string> ticks;
+  static const std::regex tick(R"(<text [^>]*font-size="10" text-anchor="middle">([^<]*)</text>)");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) {
+    ticks.push_back((*it)[1]);
+  }
+  EXPECT_EQ(ticks, (std::vector<std::string>{"0", "0.005", "0.01", "0.015", "0.02", "0.025"}));
+}
+
 }  // namespace
 }  // namespace aiprof
