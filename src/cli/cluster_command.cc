@@ -1,7 +1,6 @@
 // `aiprof cluster map|reduce|analyze`: per-rank digests, the cross-rank
 // reduce, and both in one job (with MPI when launched by mpirun/srun).
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -13,10 +12,8 @@
 #include "src/cluster/cluster_map.h"
 #include "src/cluster/cluster_reduce.h"
 #include "src/cluster/cluster_report.h"
-#ifdef AIPROF_HAVE_MPI
 #include "src/cluster/mpi/mpi_gather.h"
 #include "src/render/escape.h"
-#endif
 
 namespace aiprof {
 namespace {
@@ -168,7 +165,6 @@ class ClusterCommand : public Command {
 
   Status RunAnalyze(const ClusterOptions& options) {
     std::vector<MapUnit> units = ListMapUnits(inputs_);
-#ifdef AIPROF_HAVE_MPI
     if (LaunchedByMpi()) {
       MpiGathered info;
       const size_t threads = threads_ > 0 ? threads_ : 1;
@@ -180,7 +176,6 @@ class ClusterCommand : public Command {
                              },
                              &info);
     }
-#endif
     const size_t threads = threads_ > 0 ? threads_ : std::max(1u, std::thread::hardware_concurrency());
     std::vector<RankDigest> digests = MapUnits(units, 0, 1, threads, host_);
     std::vector<std::string> serialized(digests.size());

@@ -1,6 +1,8 @@
-// The MPI backend of `aiprof cluster analyze` (built when MPI is found:
-// AIPROF_HAVE_MPI). Each MPI process maps units i with i % size == rank,
-// serializes its digests and sends them with MPI_Gatherv to process 0,
+// The MPI backend of `aiprof cluster analyze`: when an MPI launcher started
+// the process, MPI is reached through the module aiprof_mpi.so
+// (mpi_transport.h; built when CMake finds MPI). Each MPI process maps units
+// i with i % size == rank, serializes its digests and sends them with
+// MPI_Gatherv to process 0,
 // which gets every digest back in unit order. A unit that fails to import
 // becomes a digest holding the reason, so no process aborts the job.
 #ifndef AIPROF_SRC_CLUSTER_MPI_MPI_GATHER_H_
