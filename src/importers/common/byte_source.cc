@@ -423,8 +423,9 @@ void SetExpansionLimitsForTesting(uint64_t free_bytes, uint64_t max_expansion_ti
   max_expansion.store(max_expansion_times == 0 ? kMaxExpansion : max_expansion_times, std::memory_order_relaxed);
 }
 
-StatusOr<std::string> ReadPrefix(const std::string& path, size_t n) {
+StatusOr<std::string> ReadPrefix(const std::string& path, size_t n, std::string* compression) {
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> src, ByteSource::Open(path));
+  if (compression != nullptr) *compression = src->compression();
   std::string out(n, '\0');
   size_t have = 0;
   while (have < n) {

@@ -57,8 +57,9 @@ inline constexpr uint64_t kMaxExpansion = 1000;
 // the defaults above).
 void SetExpansionLimitsForTesting(uint64_t free_bytes, uint64_t max_expansion);
 
-// Reads the first `n` decompressed bytes of `path` (for format detection).
-StatusOr<std::string> ReadPrefix(const std::string& path, size_t n);
+// Reads the first `n` decompressed bytes of `path` (for format detection);
+// sets `*compression`, when given, to the file's ("none", "gzip", "zstd").
+StatusOr<std::string> ReadPrefix(const std::string& path, size_t n, std::string* compression = nullptr);
 
 }  // namespace aiprof
 

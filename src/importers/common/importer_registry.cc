@@ -14,6 +14,7 @@
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/accelerator.h"
 #include "src/importers/common/byte_source.h"
+#include "src/importers/common/decompressed_copy.h"
 #include "src/importers/common/folder_importer.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/importers/graph_capture/graph_capture_merge.h"
@@ -29,17 +30,25 @@ namespace {
 
 // What a file may be, for the "unrecognised format" errors.
 constexpr char kKnownFileFormats[] =
-    "Chrome/Kineto or Ascend trace JSON, optionally gzip or zstd compressed, an Nsight Systems SQLite export, "
-    "an .aiprof file";
+    "Chrome/Kineto or Ascend trace JSON, an Nsight Systems SQLite export or an .aiprof file, each optionally gzip "
+    "or zstd compressed";
 
 // Order matters: the first entry whose detect() accepts the prefix imports.
 // ascend_timeline (bare array, ts as strings) precedes the general chrome_json.
 constexpr ImporterEntry kImporters[] = {
-    {"aiprof_sdk", &DetectSdkEventFile, &ImportSdkEventFile},
-    {"nsys_sqlite", &DetectNsysSqlite, &ImportNsysSqlite},
-    {"ascend_timeline", &DetectAscendTimeline, &ImportAscendTimelineFile},
-    {"chrome_json", &DetectChromeJson, &ImportChromeJson},
+    {"aiprof_sdk", &DetectSdkEventFile, &ImportSdkEventFile, /*reads_in_place=*/true},
+    {"nsys_sqlite", &DetectNsysSqlite, &ImportNsysSqlite, /*reads_in_place=*/true},
+    {"ascend_timeline", &DetectAscendTimeline, &ImportAscendTimelineFile, /*reads_in_place=*/false},
+    {"chrome_json", &DetectChromeJson, &ImportChromeJson, /*reads_in_place=*/false},
 };
+
+// What each format is called in the messages about its compressed files.
+const char* FormatLabel(const ImporterEntry* importer) {
+  if (importer == nullptr) return ".aiprof file";
+  if (std::string_view(importer->name) == "nsys_sqlite") return "Nsight Systems SQLite export";
+  if (std::string_view(importer->name) == "aiprof_sdk") return "SDK event file";
+  return "trace";
+}
 
 }  // namespace
 
@@ -79,37 +88,6 @@ Status CheckSomethingWasRead(const Trace& trace, const std::string& path) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 4096));
-  if (prefix.empty()) return ErrStatus(path + ": the file is empty");
-  if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) {
-    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ReadNativeFile(path));
-    // A file converted from another keeps the path it was read from; a
-    // capture has none (its parts were the capture's temporary files), so
-    // titles name this file.
-    trace->metadata.try_emplace("source_path", path);
-    return trace;
-  }
-  for (const ImporterEntry& importer : kImporters) {
-    if (!importer.detect(prefix)) continue;
-    auto trace = std::make_unique<Trace>();
-    TraceBuilder builder(trace.get());
-    {
-      ScopedPhase phase("parse");
-      RETURN_IF_ERROR(importer.import(path, &builder));
-    }
-    {
-      ScopedPhase phase("finalize");
-      RETURN_IF_ERROR(builder.Finalize());
-    }
-    RETURN_IF_ERROR(CheckSomethingWasRead(*trace, path));
-    RecognizeAccelerator(trace.get());
-    trace->metadata["source_path"] = path;
-    return trace;
-  }
-  return ErrStatus(path + ": unrecognised format (expected " + kKnownFileFormats + ", or a profiler folder)");
-}
-
 namespace {
 
 std::string ReplaceAll(std::string s, const std::string& from, const std::string& to) {
@@ -118,6 +96,75 @@ std::string ReplaceAll(std::string s, const std::string& from, const std::string
   }
   return s;
 }
+
+// An import of a copy (a stream's, a compressed file's decompressed one),
+// its error and diagnostics naming the input as given instead of the copy.
+StatusOr<std::unique_ptr<Trace>> NamedAs(StatusOr<std::unique_ptr<Trace>> trace, const std::string& copy,
+                                         const std::string& shown) {
+  if (!trace.ok()) return ErrStatus(ReplaceAll(trace.status().message(), copy, shown));
+  for (auto& [kind, entry] : (*trace)->diagnostics.mutable_entries()) {
+    entry.first_where = ReplaceAll(entry.first_where, copy, shown);
+  }
+  std::string& source = (*trace)->metadata["source_path"];
+  source = source.empty() ? shown : ReplaceAll(source, copy, shown);
+  return trace;
+}
+
+// Imports `path` with `importer` (nullptr: an .aiprof file).
+StatusOr<std::unique_ptr<Trace>> ImportAs(const std::string& path, const ImporterEntry* importer) {
+  if (importer == nullptr) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, ReadNativeFile(path));
+    // A file converted from another keeps the path it was read from; a
+    // capture has none (its parts were the capture's temporary files), so
+    // titles name this file.
+    trace->metadata.try_emplace("source_path", path);
+    return trace;
+  }
+  auto trace = std::make_unique<Trace>();
+  TraceBuilder builder(trace.get());
+  {
+    ScopedPhase phase("parse");
+    RETURN_IF_ERROR(importer->import(path, &builder));
+  }
+  {
+    ScopedPhase phase("finalize");
+    RETURN_IF_ERROR(builder.Finalize());
+  }
+  RETURN_IF_ERROR(CheckSomethingWasRead(*trace, path));
+  RecognizeAccelerator(trace.get());
+  trace->metadata["source_path"] = path;
+  return trace;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
+  std::string compression;
+  ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 4096, &compression));
+  if (prefix.empty()) return ErrStatus(path + ": the file is empty");
+  const ImporterEntry* importer = nullptr;
+  if (prefix.substr(0, kNativeMagic.size()) != kNativeMagic) {
+    for (const ImporterEntry& entry : kImporters) {
+      if (entry.detect(prefix)) {
+        importer = &entry;
+        break;
+      }
+    }
+    if (importer == nullptr) {
+      return ErrStatus(path + ": unrecognised format (expected " + kKnownFileFormats + ", or a profiler folder)");
+    }
+  }
+  if (compression == "none" || (importer != nullptr && !importer->reads_in_place)) return ImportAs(path, importer);
+  // Read in place: through a decompressed copy (a gzip'd Nsight export or
+  // .aiprof was "corrupt": input trial, 'in').
+  ASSIGN_OR_RETURN(std::unique_ptr<DecompressedCopy> copy, DecompressedCopy::Create(path, FormatLabel(importer)));
+  ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, NamedAs(ImportAs(copy->path(), importer), copy->path(), path));
+  // An .aiprof file keeps what its own source was compressed with.
+  if (importer != nullptr) trace->metadata["compression"] = compression;
+  return trace;
+}
+
+namespace {
 
 // Cuts the JSON copied so far into events without parsing them: an error
 // in its structure (not its end) is the whole input's error too. `yes '{'`
@@ -208,13 +255,7 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   }
   ::close(in);
   if (!failed.empty()) return ErrStatus(failed);
-  StatusOr<std::unique_ptr<Trace>> trace = ImportTraceFile(copy);
-  if (!trace.ok()) return ErrStatus(ReplaceAll(trace.status().message(), copy, shown));
-  for (auto& [kind, entry] : (*trace)->diagnostics.mutable_entries()) {
-    entry.first_where = ReplaceAll(entry.first_where, copy, shown);
-  }
-  (*trace)->metadata["source_path"] = shown;
-  return trace;
+  return NamedAs(ImportTraceFile(copy), copy, shown);
 }
 
 StatusOr<std::unique_ptr<Trace>> ImportAny(const std::string& path) {

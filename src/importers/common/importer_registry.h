@@ -24,6 +24,10 @@ struct ImporterEntry {
   // True if the first decompressed bytes of the file look like this format.
   bool (*detect)(std::string_view prefix);
   Status (*import)(const std::string& path, TraceBuilder* builder);
+  // True if the importer reads the file in place (maps it, or hands it to
+  // SQLite) rather than as a byte stream: a gzip or zstd file of this format
+  // is then read through a decompressed copy (decompressed_copy.h).
+  bool reads_in_place;
 };
 
 // A pipe, device or `-` (standard input) is copied to an unlinked temporary

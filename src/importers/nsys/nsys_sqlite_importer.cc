@@ -16,6 +16,7 @@
 
 #include "src/base/import_budget.h"
 #include "src/base/quantile.h"
+#include "src/importers/common/decompressed_copy.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
@@ -629,7 +630,12 @@ Status ImportNsysSqlite(const std::string& path, TraceBuilder* builder) {
   std::error_code ec;
   const uint64_t bytes = std::filesystem::file_size(path, ec);
   RETURN_IF_ERROR(ChargeImportBytes(CurrentImportBudget(), path, ec ? 0 : bytes));  // SQLite reads pages: its size
-  if (sqlite3_open_v2(path.c_str(), &imp.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+  // A compressed export's decompressed copy has no name of its own
+  // (decompressed_copy.h): SQLite opens it by one that is dropped at once.
+  ASSIGN_OR_RETURN(const std::string openable, OpenableName(path));
+  const int opened = sqlite3_open_v2(openable.c_str(), &imp.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  DropOpenableName(path);
+  if (opened != SQLITE_OK) {
     std::string msg = imp.db ? sqlite3_errmsg(imp.db) : "out of memory";
     sqlite3_close(imp.db);
     return ErrStatus(path + ": cannot open as SQLite: " + msg);

@@ -1,0 +1,198 @@
+// Compressed inputs of the formats read in place (an Nsight Systems SQLite
+// export, an .aiprof file): gzip and zstd files, compressed here from real
+// files, import as their plain files do, through a private copy that is
+// gone afterwards; damage, the copy's limit and the import's errors name the
+// compressed file. They were "corrupt" before (input trial, 'in').
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <string>
+
+#include "src/importers/common/decompressed_copy.h"
+#include "src/importers/common/import_confinement.h"
+#include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
+#include "test/util/temp_file.h"
+
+namespace aiprof {
+// Named, not anonymous: the unity build puts this file beside the others.
+namespace compressed_inputs_test {
+
+std::string Gzip(const std::string& in) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+std::string Zstd(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What two imports of the same run must agree on.
+std::string Summary(const Trace& t) {
+  int64_t dur = 0;
+  for (size_t i = 0; i < t.slices.size(); ++i) dur += t.slices.dur_ns[i];
+  std::string out = std::to_string(t.slices.size()) + " slices, " + std::to_string(dur) + " ns, " +
+                    std::to_string(t.tracks.size()) + " tracks, " + std::to_string(t.counters.size()) + " counters, " +
+                    std::to_string(t.samples.size()) + " samples, " + std::to_string(t.flows.size()) + " flows;";
+  for (const auto& [kind, entry] : t.diagnostics.entries()) {
+    out += " " + kind + "=" + std::to_string(entry.count) + "@" + entry.first_where;
+  }
+  return out;
+}
+
+// $TMPDIR pointed at a fresh folder for the copies, restored afterwards.
+class ScopedTmpDir {
+ public:
+  ScopedTmpDir() {
+    const char* old = std::getenv("TMPDIR");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    ::setenv("TMPDIR", dir_.path().c_str(), 1);
+  }
+  ~ScopedTmpDir() {
+    if (had_) {
+      ::setenv("TMPDIR", old_.c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+  }
+  size_t Entries() const {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir_.path())) ++n;
+    return n;
+  }
+
+ private:
+  testing::TempDir dir_;
+  bool had_ = false;
+  std::string old_;
+};
+
+const std::string kNsys = std::string(AIPROF_FIXTURES_DIR) + "/nsys/perlmutter-cloverleaf-cuda.sqlite";
+
+TEST(CompressedInputsTest, NsightExportGzipAndZstdImportLikeThePlainFile) {
+  auto plain = ImportTrace(kNsys);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  ASSERT_GT((*plain)->slices.size(), 0u);
+  const std::string bytes = ReadFile(kNsys);
+  testing::TempDir dir;
+  ScopedTmpDir tmp;
+  for (const auto& [name, compressed, kind] : {std::tuple{"cloverleaf.sqlite.gz", Gzip(bytes), "gzip"},
+                                               std::tuple{"cloverleaf.sqlite.zst", Zstd(bytes), "zstd"}}) {
+    const std::string path = dir.Write(name, compressed);
+    auto got = ImportTrace(path);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    // The diagnostics' places name the file as given, not the copy.
+    std::string want = Summary(**plain);
+    for (size_t at = want.find(kNsys); at != std::string::npos; at = want.find(kNsys, at + path.size())) {
+      want.replace(at, kNsys.size(), path);
+    }
+    EXPECT_EQ(Summary(**got), want) << name;
+    EXPECT_EQ((*got)->metadata.at("source_path"), path);
+    EXPECT_EQ((*got)->metadata.at("compression"), kind);
+    EXPECT_EQ((*got)->metadata.at("source_format"), (*plain)->metadata.at("source_format"));
+    EXPECT_EQ(tmp.Entries(), 0u) << "the decompressed copy was left in $TMPDIR";
+  }
+}
+
+TEST(CompressedInputsTest, AiprofFileGzipAndZstdLoadLikeThePlainFile) {
+  auto source = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/alexnet_a100_kineto.json.gz");
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  testing::TempDir dir;
+  const std::string native = dir.Path("alexnet.aiprof");
+  ASSERT_TRUE(WriteNativeFile(**source, native).ok());
+  auto plain = ImportTrace(native);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  const std::string bytes = ReadFile(native);
+  ScopedTmpDir tmp;
+  for (const auto& [name, compressed] :
+       {std::pair{"alexnet.aiprof.gz", Gzip(bytes)}, std::pair{"alexnet.aiprof.zst", Zstd(bytes)}}) {
+    auto got = ImportTrace(dir.Write(name, compressed));
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(Summary(**got), Summary(**plain)) << name;
+    ASSERT_GT((*got)->slices.size(), 0u);
+    EXPECT_EQ((*got)->Str((*got)->slices.name[0]), (*plain)->Str((*plain)->slices.name[0]));
+    // The file keeps the path and compression of the trace it was converted from.
+    EXPECT_EQ((*got)->metadata.at("source_path"), (*plain)->metadata.at("source_path"));
+    EXPECT_EQ((*got)->metadata.at("compression"), (*plain)->metadata.at("compression"));
+    EXPECT_EQ(tmp.Entries(), 0u);
+  }
+}
+
+TEST(CompressedInputsTest, DamageAndTheLimitAreErrorsNamingTheCompressedFile) {
+  const std::string bytes = ReadFile(kNsys);
+  testing::TempDir dir;
+  ScopedTmpDir tmp;
+  const std::string gz = Gzip(bytes);
+
+  // Cut short: the decompression's error, at its compressed byte.
+  const std::string cut = dir.Write("cut.sqlite.gz", gz.substr(0, gz.size() / 2));
+  auto truncated = ImportTrace(cut);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find(cut + ": gzip stream truncated"), std::string::npos)
+      << truncated.status().message();
+
+  // Whole gzip stream, but the database in it damaged past its header: SQLite's
+  // error, naming the .gz file and never the private copy.
+  std::string damaged = bytes.substr(0, 4096) + std::string(bytes.size() - 4096, '\x5a');
+  const std::string bad = dir.Write("damaged.sqlite.gz", Gzip(damaged));
+  auto corrupt = ImportTrace(bad);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_NE(corrupt.status().message().find(bad), std::string::npos) << corrupt.status().message();
+  EXPECT_EQ(corrupt.status().message().find("/proc/self/fd"), std::string::npos) << corrupt.status().message();
+
+  // Past the copy's limit: said, with the limit, and nothing left behind.
+  DecompressedCopy::SetMaxBytesForTesting(1 << 20);
+  const std::string big = dir.Write("big.sqlite.gz", gz);
+  auto limited = ImportTrace(big);
+  DecompressedCopy::SetMaxBytesForTesting(0);
+  ASSERT_FALSE(limited.ok());
+  EXPECT_NE(limited.status().message().find(big + ": gzip-compressed Nsight Systems SQLite export decompresses to "
+                                                  "more than 1048576 bytes"),
+            std::string::npos)
+      << limited.status().message();
+  EXPECT_EQ(tmp.Entries(), 0u);
+}
+
+// A front end confined to a folder (`aiprof mcp --allow`) reads a compressed
+// export inside it: the private copy is not refused as outside the folder.
+TEST(CompressedInputsTest, ConfinedImportsReadTheirCompressedFiles) {
+  testing::TempDir dir;
+  const std::string path = dir.Write("cloverleaf.sqlite.zst", Zstd(ReadFile(kNsys)));
+  ASSERT_TRUE(ConfineImportsTo({dir.path()}).ok());
+  auto got = ImportTrace(path);
+  auto outside = ImportTrace(kNsys);
+  ASSERT_TRUE(ConfineImportsTo({}).ok());
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_GT((*got)->slices.size(), 0u);
+  ASSERT_FALSE(outside.ok());
+}
+
+}  // namespace compressed_inputs_test
+}  // namespace aiprof
