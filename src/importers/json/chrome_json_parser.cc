@@ -720,7 +720,36 @@ class ChromeJsonMerger {
       Diag("time_out_of_range", offset, "dur over 2^61 ns (its end could overflow); skipped");
       return DropArgs(e);
     }
+    if (builder->trace()->Str(e.name) == "dma_request" && builder->trace()->Str(e.cat) == "mtia_ccp_events") {
+      AddMtiaCopyBytes(&e, offset);
+    }
     builder->AddSlice(Track(e), e.ts_ns, e.dur_ns, e.name, e.cat, e.correlation, e.arg_begin, e.arg_count);
+  }
+
+  // Meta MTIA's DMA requests (device copies: kMemcpy, event_kind.cc) give
+  // their size as "size"; Kineto's CUDA copies and the Nsight importer give
+  // it as "bytes", which the memcpy analysis reads. The raw "size" stays;
+  // "bytes" (unsigned) is added after the event's own args. A request
+  // without a non-negative integer size is counted: its bytes are unknown.
+  void AddMtiaCopyBytes(Event* e, uint64_t offset) {
+    const StringPool& strings = builder->trace()->strings;
+    const std::optional<StringId> size_key = strings.Find("size");
+    const std::optional<StringId> bytes_key = strings.Find("bytes");
+    if (bytes_key && FindArg(*e, *bytes_key) != nullptr) return;  // the file says "bytes" itself
+    const Arg* size = size_key ? FindArg(*e, *size_key) : nullptr;
+    const bool readable =
+        size != nullptr && ((size->type == ArgType::kInt && size->i >= 0) || size->type == ArgType::kUint);
+    if (!readable || e->arg_count == UINT16_MAX) {
+      Diag("mtia_dma_size_unknown", offset,
+           "an MTIA dma_request has no non-negative integer \"size\" arg; its bytes are unknown");
+      return;
+    }
+    Arg bytes{};
+    bytes.key = bytes_key ? *bytes_key : builder->Intern("bytes");
+    bytes.type = ArgType::kUint;
+    bytes.u = size->type == ArgType::kInt ? static_cast<uint64_t>(size->i) : size->u;
+    builder->AddArg(bytes);
+    ++e->arg_count;
   }
 
   void OnInstant(Event& e, uint64_t offset) {
