@@ -103,6 +103,19 @@ bool IsAscendPtFolder(const std::string& dir) {
          Exists(out / "step_trace_time.csv");
 }
 
+std::string CompressedAscendPtMember(const std::string& dir) {
+  fs::path root, out;
+  ResolveFolders(dir, &root, &out);
+  if (IsAscendPtFolder(dir)) return "";
+  for (const char* name : {"trace_view.json", "kernel_details.csv", "step_trace_time.csv"}) {
+    for (const char* ext : {".gz", ".zst"}) {
+      fs::path p = out / (std::string(name) + ext);
+      if (Exists(p)) return p.string();
+    }
+  }
+  return "";
+}
+
 int32_t ReadAscendRank(const std::string& root, Trace* trace) {
   static const std::regex kInfo(R"(profiler_info(_(\d+))?\.json)");
   std::string info = FindFile(root, kInfo);

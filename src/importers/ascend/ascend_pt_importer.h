@@ -25,6 +25,13 @@ namespace aiprof {
 
 // True if `dir` is a torch_npu rank folder or its ASCEND_PROFILER_OUTPUT/.
 bool IsAscendPtFolder(const std::string& dir);
+
+// A torch_npu folder whose files are there only compressed (`gzip -r`):
+// the first such member (ASCEND_PROFILER_OUTPUT/kernel_details.csv.gz, ...),
+// else "". Its files are read by name, uncompressed; such a folder was
+// taken for a folder of traces and failed on profiler_metadata.json.gz
+// (input trial, 'in').
+std::string CompressedAscendPtMember(const std::string& dir);
 // Imports and finalizes one torch_npu rank folder.
 StatusOr<std::unique_ptr<Trace>> ImportAscendPtFolder(const std::string& dir);
 

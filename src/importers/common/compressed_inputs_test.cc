@@ -13,6 +13,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "src/importers/common/decompressed_copy.h"
 #include "src/importers/common/import_confinement.h"
@@ -192,6 +193,40 @@ TEST(CompressedInputsTest, ConfinedImportsReadTheirCompressedFiles) {
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_GT((*got)->slices.size(), 0u);
   ASSERT_FALSE(outside.ok());
+}
+
+// A torch_npu folder gzip'd member by member (`gzip -r`, the real level-1
+// fixture): said, naming a member, alone and as a rank of a parent folder.
+// It was taken for a folder of trace files and failed on
+// "profiler_metadata.json.gz: not a Chrome trace".
+TEST(CompressedInputsTest, CompressedTorchNpuFolderIsSaid) {
+  testing::TempDir dir;
+  const std::filesystem::path rank = std::filesystem::path(dir.path()) / "run" / "rank0_ascend_pt";
+  std::filesystem::create_directories(rank.parent_path());
+  std::filesystem::copy(std::string(AIPROF_FIXTURES_DIR) + "/ascend-pt/level1/rank0_ascend_pt", rank,
+                        std::filesystem::copy_options::recursive);
+  std::vector<std::filesystem::path> files;
+  std::filesystem::permissions(rank, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(rank)) {
+    std::filesystem::permissions(e.path(), std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  ASSERT_FALSE(files.empty());
+  for (const auto& f : files) {
+    std::ofstream(f.string() + ".gz", std::ios::binary) << Gzip(ReadFile(f.string()));
+    std::filesystem::remove(f);
+  }
+  auto alone = ImportTrace(rank.string());
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find(rank.string() + ": a torch_npu profiler folder whose files are compressed (" +
+                                          rank.string() + "/ASCEND_PROFILER_OUTPUT/"),
+            std::string::npos)
+      << alone.status().message();
+  auto parent = ImportTrace(rank.parent_path().string());
+  ASSERT_FALSE(parent.ok());
+  EXPECT_NE(parent.status().message().find(rank.string() + ": a torch_npu profiler folder whose files are compressed"),
+            std::string::npos)
+      << parent.status().message();
 }
 
 }  // namespace compressed_inputs_test
