@@ -166,8 +166,10 @@ std::string ImpactText(const Finding& f) {
   if (!im.quantified) {
     // The diagnosis says why, last in its reason: "impact not quantified in
     // wall-clock time by this rule" or "impact unknown (metric unavailable)".
-    std::string why = f.confidence_reason.substr(f.confidence_reason.rfind("; ") + 2);
+    const size_t last = f.confidence_reason.rfind("; ");
+    std::string why = last == std::string::npos ? f.confidence_reason : f.confidence_reason.substr(last + 2);
     if (why.rfind("impact ", 0) == 0) why.erase(0, 7);
+    if (why.empty()) return "not quantified in wall-clock time";
     return why.rfind("not quantified", 0) == 0 ? why : "not quantified in wall-clock time (" + why + ")";
   }
   if (f.rule->impact_on_trace) {
@@ -332,6 +334,8 @@ Priority DecidePriority(double share, Confidence confidence) {
 
 bool DescriptiveFinding(const std::string& b) { return b == "compute"; }
 
+bool CaveatFinding(const std::string& b) { return b == "attribution"; }
+
 bool ExclusiveImpact(const std::string& b) {
   return b == "host_bound" || b == "sync_bound" || b == "data_loading" || b == "memcpy" ||
          b == "communication_bound" || b == "layout_conversion";
@@ -406,6 +410,12 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
   }
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.rule->first != b.rule->first) return a.rule->first;
+    // Caveats about what the trace lets the analyses see (op coverage) say
+    // nothing about where the program's time goes: after every finding that
+    // does, so that a caveat leads only where no finding about the program
+    // fired (DiagnosisToDocument names them at the top, as caveats).
+    bool ca = CaveatFinding(a.rule->bottleneck), cb = CaveatFinding(b.rule->bottleneck);
+    if (ca != cb) return cb;
     // Removable causes first; what the time is (compute) after them.
     bool da = DescriptiveFinding(a.rule->bottleneck), db = DescriptiveFinding(b.rule->bottleneck);
     if (da != db) return db;

@@ -127,7 +127,8 @@ struct Diagnosis {
   Platform platform;
   std::string impact_basis_text;  // the window every time impact is per
   double explained_ns = 0;        // time per base the findings explain (exclusive parts, plus the largest other)
-  std::vector<Finding> findings;  // highest priority, then largest impact first
+  std::vector<Finding> findings;  // `first` rules, findings about the program (removable causes by priority and
+                                  // impact, then compute), caveats, unexplained time, negligible ones
   std::vector<NotEvaluated> not_evaluated;
   std::vector<const Rule*> not_fired;  // evaluated, indicators false
 };
@@ -157,6 +158,13 @@ bool ExclusiveImpact(const std::string& bottleneck);
 // Findings that say what the time is rather than a cause to remove (the
 // compute finding): ordered after the removable causes, no Amdahl bound.
 bool DescriptiveFinding(const std::string& bottleneck);
+
+// Findings about what the trace lets the analyses see rather than about the
+// program (bottleneck "attribution": op coverage): caveats. Ordered after
+// every other finding but the unexplained time and the negligible ones, so
+// a caveat never displaces a finding about the program as the headline; the
+// diagnosis names them first, as caveats (DiagnosisToDocument).
+bool CaveatFinding(const std::string& bottleneck);
 
 // The built-in rule of unexplained-time findings (not from YAML).
 const Rule& UnexplainedTimeRule();

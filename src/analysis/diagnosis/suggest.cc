@@ -8,9 +8,10 @@
 #include "src/analysis/common/text_format.h"
 
 namespace aiprof {
-namespace {
 
 int EffortRank(const std::string& effort) { return effort == "low" ? 0 : effort == "medium" ? 1 : 2; }
+
+namespace {
 
 bool Holds(double v, const std::string& op, double limit) {
   if (op == "<") return v < limit;

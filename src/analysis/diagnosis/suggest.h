@@ -20,6 +20,9 @@ struct Constraint {
   std::string text;  // as written
 };
 
+// A suggestion's effort as a rank: low 0, medium 1, high 2.
+int EffortRank(const std::string& effort);
+
 // Parses "memory<3GB,precision_loss<1%,effort<=medium".
 StatusOr<std::vector<Constraint>> ParseConstraints(const std::string& text);
 

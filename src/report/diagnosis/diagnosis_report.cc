@@ -239,6 +239,23 @@ void AddRun(const DiagnosisReport& r, render::Section* sec) {
     kv.items.push_back({"target", "Target", Value::String(r.options->target)});
     kv.items.push_back({"constraints", "Constraints", Value::String(constraints.empty() ? "none" : constraints)});
   }
+  // Caveats (CaveatFinding: what the trace lets the analyses see) are
+  // listed after the findings about the program, and named here first so
+  // that they are read before any per-op figure.
+  for (size_t i = 0; i < d.findings.size(); ++i) {
+    const Finding& f = d.findings[i];
+    if (!CaveatFinding(f.rule->bottleneck)) continue;
+    std::string measured;
+    for (const ComparisonOutcome& c : f.indicators) {
+      if (c.holds) measured += (measured.empty() ? "" : "; ") + DescribeComparison(c);
+    }
+    kv.items.push_back(
+        {"caveat_" + f.rule->id, "Caveat",
+         Value::String(fmt::format("{}{} (finding {} below: a caveat on what the trace shows, not a bottleneck; {})",
+                                   f.rule->title, measured.empty() ? "" : " [" + measured + "]", i + 1,
+                                   i == 0 ? "no finding about the program ranks before it"
+                                          : "listed after the findings about the program"))});
+  }
   if (d.findings.empty()) sec->Add(render::Paragraph{"No bottleneck found by the rules that could be evaluated."});
 }
 
@@ -295,7 +312,17 @@ void AddFinding(const DiagnosisReport& r, const Finding& f, render::Section* sec
   render::List& causes = sec->Add(render::List{"root_causes", "Root causes (most likely first)", {}});
   for (const RankedCause& cause : f.causes) {
     render::ListItem& item = causes.items.emplace_back(render::ListItem{cause.text, cause.why, {}});
-    for (size_t i = 0; i < cause.evidence.size() && i < 5; ++i) item.details.push_back(cause.evidence[i]);
+    // Every line up to kEvidenceLinesShown, and how many were left out past
+    // it (the machine form lists all): a cut without a word hid the compute
+    // classes after the fifth line (ResNet50's data movement).
+    for (size_t i = 0; i < cause.evidence.size() && i < kEvidenceLinesShown; ++i) {
+      item.details.push_back(cause.evidence[i]);
+    }
+    if (cause.evidence.size() > kEvidenceLinesShown) {
+      const size_t more = cause.evidence.size() - kEvidenceLinesShown;
+      item.details.push_back(
+          fmt::format("... and {} more evidence line{} (--format json lists every line)", more, more == 1 ? "" : "s"));
+    }
   }
   std::vector<const SuggestionOutcome*> kept = KeptFor(r, f);
   if (kept.empty()) return;

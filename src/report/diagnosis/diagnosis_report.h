@@ -18,6 +18,10 @@
 
 namespace aiprof {
 
+// Evidence lines shown per root cause in the text forms; past it, how many
+// were left out (the machine form lists every line).
+inline constexpr size_t kEvidenceLinesShown = 12;
+
 struct DiagnosisReport {
   std::string source;  // input path
   const MetricSet* metrics = nullptr;

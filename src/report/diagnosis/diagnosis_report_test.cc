@@ -126,6 +126,38 @@ TEST(DiagnosisReportTest, TextShowsEachPartOnce) {
   EXPECT_NE(text.find("Pin memory"), std::string::npos) << text;
 }
 
+// A caveat finding (bottleneck attribution) is named in the run's lines,
+// with its measured indicator and its place in the list; a cause's evidence
+// past kEvidenceLinesShown lines says how many were left out (the old text
+// cut at five lines without a word: ResNet50's data-movement class).
+TEST(DiagnosisReportTest, CaveatsAreNamedFirstAndEvidenceCutsSayHowMany) {
+  HandMade h("conv");
+  Rule coverage;
+  coverage.id = "low_op_coverage";
+  coverage.bottleneck = "attribution";
+  coverage.title = "Most device time is not attributed to an op";
+  Finding c;
+  c.rule = &coverage;
+  c.indicators = {{"op_coverage", "<", 0.031, 0.5, true, true, 0.9}};
+  c.confidence_reason = "past the rule's high-confidence level; impact not quantified in wall-clock time by this rule";
+  h.diagnosis.findings.push_back(c);
+  std::vector<std::string>& evidence = h.diagnosis.findings[0].causes[0].evidence;
+  evidence.clear();
+  for (size_t i = 0; i < kEvidenceLinesShown + 2; ++i) evidence.push_back("line " + std::to_string(i));
+  h.suggestions.kept[0].finding = &h.diagnosis.findings[0];
+  h.suggestions.excluded[0].finding = &h.diagnosis.findings[0];
+  std::string text = render::RenderText(DiagnosisToDocument(h.Report("t.json", false)));
+  EXPECT_NE(text.find("Caveat:"), std::string::npos) << text;
+  EXPECT_NE(text.find("Most device time is not attributed to an op [op_coverage = 3.1% (< 50.0%, "
+                      "measured)] (finding 2 below: a caveat on what the trace shows, not a bottleneck; listed after "
+                      "the findings about the program)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("line " + std::to_string(kEvidenceLinesShown - 1) + "\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("line " + std::to_string(kEvidenceLinesShown) + "\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("... and 2 more evidence lines (--format json lists every line)"), std::string::npos) << text;
+}
+
 // Trace and rule strings are escaped in every format.
 // A prior over the impact's share, where the cause removed in the replay
 // gains less than the prior's low end, says so beside it; and the impact

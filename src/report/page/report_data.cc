@@ -127,12 +127,19 @@ BestFix ChooseBestFix(const Finding* top_finding, const std::vector<SuggestionOu
   // reaches zero is not a prior (e2e_page_faults: "-2.6% to 22.3%" was the
   // headline's best fix over the rule's 1.1-3.2%). Only when the top
   // finding has no prior, its largest gain of any source.
+  // Among equal gains (a caveat's measurement fixes gain nothing), the
+  // cheapest: lower effort, then the rules' order.
+  auto better = [](const SuggestionOutcome& o, const SuggestionOutcome* than) {
+    if (!than) return true;
+    if (o.gain_max != than->gain_max) return o.gain_max > than->gain_max;
+    return EffortRank(o.suggestion->risk.effort) < EffortRank(than->suggestion->risk.effort);
+  };
   const SuggestionOutcome* prior = nullptr;
   const SuggestionOutcome* any = nullptr;
   for (const SuggestionOutcome& o : kept) {
     if (!top_finding || o.finding != top_finding) continue;
-    if (!any || o.gain_max > any->gain_max) any = &o;
-    if (o.gain_source == kGainFromPrior && (!prior || o.gain_max > prior->gain_max)) prior = &o;
+    if (better(o, any)) any = &o;
+    if (o.gain_source == kGainFromPrior && better(o, prior)) prior = &o;
   }
   if (!prior) prior = any;
   b.best = b.measured && (!prior || b.measured->gain_max >= prior->gain_min) ? b.measured : prior;
@@ -212,6 +219,15 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   BestFix best = ChooseBestFix(r.top_finding, suggestions->kept);
   r.best_fix = best.best;
   r.best_measured_fix = best.measured;
+  // A caveat that does not lead (a finding about the program does) is named
+  // beside the headline with its cheapest fix.
+  for (const Finding& f : diagnosis->findings) {
+    if (&f == r.top_finding || !CaveatFinding(f.rule->bottleneck)) continue;
+    r.caveat = &f;
+    r.caveat_fix = ChooseBestFix(&f, suggestions->kept).best;
+    if (r.caveat_fix && r.caveat_fix->finding != &f) r.caveat_fix = nullptr;  // a measured fix of another finding
+    break;
+  }
 
   FillSteps(t, &r);
   FillOps(results.summary(), t, &r);

@@ -95,6 +95,11 @@ struct ReportData {
   const Finding* top_finding = nullptr;
   const SuggestionOutcome* best_fix = nullptr;           // report_data.cc says how it is chosen
   const SuggestionOutcome* best_measured_fix = nullptr;  // suggest's first, if measured and above zero
+  // A caveat finding (CaveatFinding: op coverage) that is not the top one,
+  // and its cheapest fix (ChooseBestFix over its own suggestions), for the
+  // headline: a caveat never displaces a finding about the program there.
+  const Finding* caveat = nullptr;
+  const SuggestionOutcome* caveat_fix = nullptr;
 
   // Charts.
   std::vector<ReportBreakdownRow> breakdown;
@@ -141,7 +146,8 @@ struct ReportData {
 // different rules are not compared with each other: without a measured
 // gain, the top finding's largest prior (a simulated gain whose interval
 // reaches zero is not one; only a top finding without any prior gives its
-// largest gain of any source). `measured` is kept's first when measured,
+// largest gain of any source); among equal gains the lower effort, then
+// the suggestions' order. `measured` is kept's first when measured,
 // whichever is chosen.
 struct BestFix {
   const SuggestionOutcome* best = nullptr;

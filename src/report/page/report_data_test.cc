@@ -352,6 +352,50 @@ TEST(ReportDataTest, BestFixPrefersAMeasuredGainUnlessThePriorIsLargerAtItsLowEn
   EXPECT_EQ(ChooseBestFix(nullptr, kept).best, nullptr);
 }
 
+// Among equal gains (a caveat's measurement fixes, efficacy 0) the lower
+// effort, then the suggestions' order: the old code kept the first of any
+// equal gain.
+TEST(ReportDataTest, BestFixAmongEqualGainsIsTheCheapest) {
+  Rule rule;
+  Finding top;
+  top.rule = &rule;
+  Suggestion rerun{}, merge{}, other{};
+  rerun.risk.effort = "medium";
+  merge.risk.effort = "low";
+  other.risk.effort = "low";
+  auto make = [&](const Suggestion* s) {
+    SuggestionOutcome o;
+    o.finding = &top, o.suggestion = s;
+    return o;
+  };
+  std::vector<SuggestionOutcome> kept = {make(&rerun), make(&merge), make(&other)};
+  EXPECT_EQ(ChooseBestFix(&top, kept).best, &kept[1]);
+  kept[0].gain_max = 0.01;  // a larger gain still wins over a lower effort
+  EXPECT_EQ(ChooseBestFix(&top, kept).best, &kept[0]);
+}
+
+// TraceLens's vLLM decode replay (MI300X, graph-replayed, no steps): the
+// headline is the compute finding (10.72 ms = 56.1% of the 19.11 ms trace),
+// not the op-coverage caveat (3.1%, no time impact), which the old code led
+// with, and with its "Profile one step without graphs" as the best fix. No
+// compute suggestion applies under the latency target (the GEMMs are bf16
+// already, no convolution, Inductor's code in the compute), so there is no
+// best fix; the caveat is named beside the headline with its cheapest fix,
+// the capture merge.
+TEST(ReportDataTest, VllmHeadlineIsTheComputeNotTheCoverageCaveat) {
+  auto run =
+      Build(testing::ImportFixture("tracelens/inference__vllm_decode_full__graph_execution.json.gz"), "vllm.json.gz");
+  const ReportData& r = run->data;
+  ASSERT_NE(r.top_finding, nullptr);
+  EXPECT_EQ(r.top_finding->rule->id, "compute_time");
+  EXPECT_NEAR(r.top_finding->impact.share, 10717708.0 / 19114059.0, 1e-6);
+  EXPECT_EQ(r.best_fix, nullptr);
+  ASSERT_NE(r.caveat, nullptr);
+  EXPECT_EQ(r.caveat->rule->id, "low_op_coverage");
+  ASSERT_NE(r.caveat_fix, nullptr);
+  EXPECT_EQ(r.caveat_fix->suggestion->id, "merge_capture_trace");
+}
+
 // A trace of many steps draws at most kReportStepBars bars, each a run of
 // consecutive steps by its longest (hand-made data: 1,200 steps of 1 ms, one
 // of 9 ms); the table holds the same bars, and the page says so.
