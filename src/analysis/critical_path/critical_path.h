@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "src/analysis/critical_path/time_class.h"
+#include "src/analysis/launches/launch_hold.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -88,16 +89,9 @@ inline constexpr int64_t kMinHandoffGapNs = 50'000;
 // condition 1 (dependency_graph.cc) and by
 // StepPath::device_idle_unexplained_ns.
 inline constexpr int64_t kMinStreamIdleGapNs = 10'000;
-// The shortest wait, after a launch call returned, before its activity
-// started on an idle stream, that is the device holding launched work and
-// not the launch's own latency (critical_path.cc, DeviceStart): that
-// latency is 1-2 us on H100 and 14-19 us on MI300X (TraceLens's BERT-small
-// traces: medians 1.7 and 14.3 us, at most 2.1 and 19.4), while the vLLM
-// decode replay's first copy started 7.83 ms after its call returned and
-// MTIA's activities 6.2 ms (median). Such a wait is unexplained device idle
-// (StepPath::device_idle_unexplained_ns), not idle_host_bound, and
-// `remove-idle host_bound` keeps it.
-inline constexpr int64_t kMinLaunchHoldNs = 100'000;
+// kMinLaunchHoldNs (src/analysis/launches/launch_hold.h): the shortest wait,
+// after a launch call returned, before its activity started on an idle
+// stream, that is the device holding launched work (DeviceStart).
 // LinkCollectiveWaits' condition 3: the collective a waiting stream is
 // bound to ended at most this long before the stream's next activity began.
 inline constexpr int64_t kCollectiveWaitMatchNs = 50'000;

@@ -7,6 +7,7 @@
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/launches/launch_hold.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/summary/summary.h"
 #include "src/model/graph_capture_tracks.h"
@@ -75,12 +76,16 @@ struct CallInfo {
 void SummariseCalls(const Trace& trace, const std::unordered_map<uint32_t, CallInfo>& calls,
                     const std::vector<std::pair<int64_t, int64_t>>& steps, LaunchStats* out) {
   const SliceTable& s = trace.slices;
-  std::vector<int64_t> delays, call_durs, graph_durs;
+  std::vector<int64_t> delays, held, call_durs, graph_durs;
   std::vector<std::tuple<uint32_t, int64_t, int64_t>> replays;  // track, start, end
   for (const auto& [call, info] : calls) {
     ++out->launch_calls;
     if (InsideAnyStep(steps, s.ts_ns[call])) ++out->launch_calls_in_steps;
-    delays.push_back(info.first_start - (s.ts_ns[call] + s.dur_ns[call]));
+    // Work that started kMinLaunchHoldNs or more after its call returned
+    // was held by the device (a graph replay queued behind earlier work):
+    // no launch latency, counted apart.
+    const int64_t delay = info.first_start - (s.ts_ns[call] + s.dur_ns[call]);
+    (delay >= kMinLaunchHoldNs ? held : delays).push_back(delay);
     if (IsGraphLaunchName(trace.Str(s.name[call]))) {
       ++out->graph_launches;
       graph_durs.push_back(s.dur_ns[call]);
@@ -90,11 +95,15 @@ void SummariseCalls(const Trace& trace, const std::unordered_map<uint32_t, CallI
     }
   }
   std::sort(delays.begin(), delays.end());
+  std::sort(held.begin(), held.end());
   std::sort(call_durs.begin(), call_durs.end());
   std::sort(graph_durs.begin(), graph_durs.end());
   out->delay_p50_ns = QuantileSorted(delays.data(), delays.size(), 0.5);
   out->delay_p90_ns = QuantileSorted(delays.data(), delays.size(), 0.9);
   out->delay_max_ns = delays.empty() ? 0 : delays.back();
+  out->held_calls = held.size();
+  out->held_p50_ns = QuantileSorted(held.data(), held.size(), 0.5);
+  out->held_max_ns = held.empty() ? 0 : held.back();
   out->launch_cost_ns = QuantileSorted(call_durs.data(), call_durs.size(), 0.5);
   out->graph_launch_cost_ns = QuantileSorted(graph_durs.data(), graph_durs.size(), 0.5);
   std::sort(replays.begin(), replays.end());
@@ -215,7 +224,15 @@ void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* me
                  static_cast<double>(st.launch_calls_in_steps) / static_cast<double>(trace.steps.size()),
                  kLaunchesSource);
   }
-  metrics->Set("launch_delay_p50_ns", st.delay_p50_ns, kLaunchesSource);
+  if (st.held_calls == st.launch_calls) {
+    metrics->SetUnavailable(
+        "launch_delay_p50_ns",
+        "every launch call's work started " + FormatDurationNs(static_cast<double>(kMinLaunchHoldNs)) +
+            " or more after the call returned (" + std::to_string(st.held_calls) + " held by the device, median " +
+            FormatDurationNs(st.held_p50_ns) + "): holds, not launch latency");
+  } else {
+    metrics->Set("launch_delay_p50_ns", st.delay_p50_ns, kLaunchesSource);
+  }
   metrics->Set("short_kernel_ratio", static_cast<double>(st.short_kernels) / static_cast<double>(st.kernels),
                kLaunchesSource);
   if (st.graph_launches == 0) {

@@ -8,7 +8,12 @@
 // starting inside a step, divided by the number of steps; kernels_in_steps
 // counts the kernels those calls launched (all a graph launch replays).
 // Launch delay = start of the call's first kernel − call end (can be negative
-// when the device starts before the call returns). Launch cost = median duration of
+// when the device starts before the call returns), over the calls whose
+// first kernel started less than kMinLaunchHoldNs (launch_hold.h, 100 us)
+// after the call returned; a later start is the device holding the work
+// (queued behind earlier work: TraceLens's vLLM decode replay, 5 of 5 calls
+// 6.4-16.7 ms), not launch latency, and such calls are counted apart as
+// held (held_calls, their median and longest wait). Launch cost = median duration of
 // the calls that launch kernels one by one (graph launches have their own,
 // graph_launch_cost_ns); a kernel launched one by one is short when its
 // duration is below that cost — a kernel replayed by a graph pays no launch
@@ -54,8 +59,15 @@ struct LaunchStats {
   uint64_t launch_calls = 0;     // distinct launching calls (a graph launch once)
   uint64_t launch_calls_in_steps = 0;         // launch calls starting inside a step (launches_per_step)
   uint64_t kernels_in_steps = 0;              // kernels + collectives whose launch call starts inside a step
-  double delay_p50_ns = 0, delay_p90_ns = 0;  // per launch call
+  // Per launch call not held (its first kernel started under
+  // kMinLaunchHoldNs after the call returned); 0 when every call was held.
+  double delay_p50_ns = 0, delay_p90_ns = 0;
   int64_t delay_max_ns = 0;
+  // Launch calls whose first kernel started kMinLaunchHoldNs or more after
+  // the call returned: the device held the work. Median and longest wait.
+  uint64_t held_calls = 0;
+  double held_p50_ns = 0;
+  int64_t held_max_ns = 0;
   double launch_cost_ns = 0;     // median duration of one-by-one launch calls
   uint64_t short_kernels = 0;    // one-by-one launched kernels shorter than launch_cost_ns
   // CUDA/HIP graphs:
@@ -79,7 +91,8 @@ bool IsGraphLaunchName(std::string_view name);
 // O(n log n) in slices.
 LaunchStats ComputeLaunchStats(const Trace& trace);
 
-// Publishes launches_per_step, launch_delay_p50_ns, short_kernel_ratio,
+// Publishes launches_per_step, launch_delay_p50_ns (unavailable, with the
+// holds, when every launch call was held), short_kernel_ratio,
 // graph_kernel_ratio, graph_launch_cost_ns, graph_gap_p50_ns, op_coverage and
 // "host_bound" evidence for runtime outliers and graph launches.
 void PublishLaunchStats(const Trace& trace, const LaunchStats& stats, MetricSet* metrics);

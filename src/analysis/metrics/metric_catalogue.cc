@@ -50,7 +50,7 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"graph_launch_cost_ns", U::kNanoseconds, "median duration of a graph-launch call (cudaGraphLaunch, hipGraphLaunch)"},
         {"idle_host_bound_ratio", U::kRatio, "idle time whose launching call began after the device went idle, share of span"},
         {"idle_sync_ratio", U::kRatio, "idle time overlapped by a synchronization call, share of span"},
-        {"launch_delay_p50_ns", U::kNanoseconds, "median device start minus launching runtime call end"},
+        {"launch_delay_p50_ns", U::kNanoseconds, "median device start minus launching runtime call end, over launch calls whose work started under 100 us after the call returned (later: the device held it, not launch latency)"},
         {"launches_per_step", U::kCount, "launch calls per step (a graph launch counts once)"},
         {"layout_conversion_count_per_step", U::kCount, "layout/format conversion ops per step"},
         {"layout_conversion_ratio", U::kRatio, "layout/format conversion time, share of device (or CPU op) time"},
