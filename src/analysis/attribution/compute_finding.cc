@@ -24,7 +24,26 @@ const char* ComputeClassMetric(OpClass c) {
   return "compute_other_ratio";
 }
 
-const char* ComputeAdvice(OpClass c, bool device_time, bool reduced) {
+const char* ComputeAdvice(OpClass c, bool device_time, bool reduced, bool compiled) {
+  // Compiled code in the compute: torch.compile runs already, as
+  // compile_fuse's condition (rules/compute.yaml) reads it.
+  if (compiled) {
+    switch (c) {
+      case OpClass::kConvolution:
+        if (device_time || reduced) break;
+        return "channels_last (oneDNN's native blocked layout) and bf16 autocast where the CPU has AMX/AVX-512 "
+               "BF16; IPEX to fuse conv+bn+relu; a larger batch";
+      case OpClass::kNormalisation:
+        return "already compiled: fused normalisation kernels (RMSNorm/LayerNorm with the residual add) where the "
+               "compiled regions leave it apart; conv+bn folding for inference";
+      case OpClass::kElementwise:
+        return "already compiled: a fused kernel for the chains outside the compiled regions, fused optimizers "
+               "(foreach/fused=True); they move bytes, not FLOPs";
+      case OpClass::kReduction:
+        return "already compiled: fused softmax/cross-entropy kernels for the reductions outside the compiled regions";
+      default: break;
+    }
+  }
   if (reduced && c == OpClass::kConvolution) {
     return "channels_last so the convolutions run without layout conversions; "
            "torch.backends.cudnn.benchmark=True picks the fastest algorithm; a larger batch";
@@ -283,8 +302,17 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
                      " (" + what + ")");
   // What the suggestions' conditions read (autocast, torch.compile), before the classes.
   PublishWidthAndCompiled(r, m);
-  for (size_t k = 0; k < std::min(r.classes.size(), kComputeClassesShown); ++k) {
-    const ComputeClass& c = r.classes[k];
+  // Every class with at least kComputeClassMinShare of compute, the rest
+  // counted in one line (a cut at four classes, then at five evidence lines,
+  // hid ResNet50's data movement).
+  size_t left_out = 0;
+  int64_t left_out_ns = 0;
+  for (const ComputeClass& c : r.classes) {
+    if (total > 0 && static_cast<double>(c.ns) < kComputeClassMinShare * static_cast<double>(total)) {
+      ++left_out;
+      left_out_ns += c.ns;
+      continue;
+    }
     std::string line = std::string(OpClassName(c.op_class)) + ": " + FormatDurationNs(a.PerStep(c.ns)) +
                        " per step (" + FormatPercent(total > 0 ? static_cast<double>(c.ns) / static_cast<double>(total) : 0) +
                        " of compute)";
@@ -305,8 +333,15 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
       }
     }
     const bool reduced = r.width_known_ns > 0 && 2 * r.width_reduced_ns >= r.width_known_ns;
-    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time, reduced);
+    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time, reduced, r.compiled_ns > 0);
     m->AddEvidence("compute", std::move(line));
+  }
+  if (left_out > 0) {
+    m->AddEvidence("compute", std::to_string(left_out) + (left_out == 1 ? " class" : " classes") + " under " +
+                                  FormatPercent(kComputeClassMinShare) + " of compute each, not listed: " +
+                                  FormatDurationNs(a.PerStep(left_out_ns)) + " per step (" +
+                                  FormatPercent(static_cast<double>(left_out_ns) / static_cast<double>(total)) +
+                                  " of compute) together");
   }
 }
 

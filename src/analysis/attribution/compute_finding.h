@@ -49,8 +49,9 @@ namespace aiprof {
 
 class MetricSet;
 
-// Evidence lines of the largest classes (at most this many) and modules named per class.
-inline constexpr size_t kComputeClassesShown = 4;
+// Evidence lines of the classes with at least this share of the compute
+// (the others counted together in one line), and modules named per class.
+inline constexpr double kComputeClassMinShare = 0.01;
 inline constexpr size_t kComputeModulesShown = 3;
 
 struct ComputeClass {
@@ -94,7 +95,10 @@ ComputeResult ComputeComputeTime(const AttributionResult& attribution, const Roo
 // What would make a class faster (one sentence, plain text). `reduced`: the
 // GEMMs and convolutions already run in 16 bits or fewer (most of their
 // time whose type is known), so the advice does not propose bf16/fp16.
-const char* ComputeAdvice(OpClass c, bool device_time, bool reduced = false);
+// `compiled`: torch.compile's code is in the compute (compute_compiled_ratio
+// above zero, as compile_fuse reads it), so the advice does not propose
+// torch.compile.
+const char* ComputeAdvice(OpClass c, bool device_time, bool reduced = false, bool compiled = false);
 
 // Publishes compute_op_ns, compute_op_ratio, compute_<class>_ratio,
 // compute_low_precision_ratio, compute_compiled_ratio and the "compute"

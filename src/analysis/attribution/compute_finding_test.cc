@@ -122,5 +122,50 @@ TEST(ComputeFindingTest, DeviceBehindIsBoundedByTheDevicePeriod) {
   EXPECT_NE(m.Evidence("compute")[0].find("the device's period"), std::string::npos) << m.Evidence("compute")[0];
 }
 
+// Hand-made (µs): one step [0, 1000]. "Torch-Compiled Region: 0/0" launches
+// an Inductor pointwise kernel (elementwise, compiled) of 300 and a Tensile
+// GEMM of 600; aten::copy_ launches a copy kernel of 5 (data movement: 5 of
+// 905 = 0.55% of compute, under kComputeClassMinShare). The elementwise
+// line's advice does not propose torch.compile, which runs already (the old
+// text said "fuse the elementwise chains (torch.compile, ...)"), and the
+// class under 1% is counted in one line, where the old code listed the four
+// largest and said nothing of the rest.
+TEST(ComputeFindingTest, CompiledComputeGetsNoTorchCompileAdviceAndSmallClassesAreCounted) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+    {"ph":"X","cat":"cpu_op","name":"Torch-Compiled Region: 0/0","pid":1,"tid":1,"ts":10,"dur":30},
+    {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":12,"dur":3,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":20,"dur":3,"args":{"correlation":2}},
+    {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":50,"dur":10},
+    {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":52,"dur":3,"args":{"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"triton_poi_fused_add_mul_0","pid":0,"tid":7,"ts":20,"dur":300,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x192x64","pid":0,"tid":7,"ts":320,"dur":600,"args":{"device":0,"stream":7,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"void at::native::direct_copy_kernel_cuda","pid":0,"tid":7,"ts":920,"dur":5,"args":{"device":0,"stream":7,"correlation":3}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  AttributionResult a = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(a.available);
+  ComputeResult c = ComputeComputeTime(a, RooflineResult{}, "");
+  ASSERT_EQ(c.classes_ns, 905'000);
+  ASSERT_GT(c.compiled_ns, 0);
+  EXPECT_EQ(ComputeClassNs(c, OpClass::kDataMovement), 5'000);
+  MetricSet m;
+  PublishCompute(*t, a, c, &m);
+  std::string elementwise, counted;
+  for (const std::string& e : m.Evidence("compute")) {
+    if (e.rfind("elementwise:", 0) == 0) elementwise = e;
+    if (e.find("not listed") != std::string::npos) counted = e;
+    EXPECT_NE(e.rfind("data movement:", 0), 0u) << e;  // under the floor: not a line of its own
+  }
+  ASSERT_FALSE(elementwise.empty());
+  const std::string advice = elementwise.substr(elementwise.find("faster:"));
+  EXPECT_EQ(advice.find("torch.compile"), std::string::npos) << elementwise;
+  EXPECT_NE(advice.find("already compiled"), std::string::npos) << elementwise;
+  EXPECT_EQ(counted, "1 class under 1.0% of compute each, not listed: 5.00 us per step (0.6% of compute) together");
+  // Eager compute keeps the torch.compile advice.
+  EXPECT_NE(std::string(ComputeAdvice(OpClass::kElementwise, true, false, false)).find("torch.compile"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace aiprof
