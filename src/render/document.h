@@ -95,6 +95,11 @@ struct Column {
   std::string key;    // "total_ns"
   std::string label;  // "Total"
   Unit unit = Unit::kNone;
+  // HTML: a column of prose (a verdict's reason) shown under its row, across
+  // the table, where a cell beside a dozen figures got a few words a line
+  // (validate's "why": 60 px, 8 lines a row). Not in a sortable table, whose
+  // rows move alone. The other formats show it as any column.
+  bool html_below = false;
 };
 
 struct Table {

@@ -301,6 +301,9 @@ constexpr std::string_view kDocumentStyle =
     ".k{font-size:12px;color:#666;text-transform:uppercase;letter-spacing:.04em}"
     ".card .v{font-size:20px;font-weight:600;margin:2px 0}.card .s{font-size:12px;color:#444}"
     "table.sortable th{cursor:pointer;user-select:none}figure.chart{margin:6px 0}"
+    // A row's prose under it (Column::html_below): one block with its row.
+    "tr:has(+ tr.below) td{border-bottom:none}tr.below td{border-top:none;padding-top:0;color:#333}"
+    "tr.below .k{color:#666;margin-right:4px}"
     "details.chart-data summary,details.fold summary{font-size:12px;color:#666;cursor:pointer}"
     // An embedded view is most of the window tall: the timeline's panel
     // (details, selection, legend) takes 190 px of it, its tracks the rest.
@@ -396,13 +399,27 @@ class HtmlWriter {
     out_ +=
         "<div class=\"table\"><table data-key=\"" + HtmlEscape(t.key) + (t.sortable ? "\" class=\"sortable\">" : "\">");
     if (!t.title.empty()) out_ += "<caption>" + HtmlEscape(t.title) + "</caption>";
+    const auto below = [&t](size_t c) { return t.columns[c].html_below && !t.sortable; };
+    size_t across = 0;
     out_ += "<thead><tr>";
-    for (const Column& c : t.columns) out_ += "<th>" + HtmlEscape(c.label) + "</th>";
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (below(c)) continue;
+      out_ += "<th>" + HtmlEscape(t.columns[c].label) + "</th>";
+      ++across;
+    }
     out_ += "</tr></thead><tbody>\n";
     for (const auto& row : t.rows) {
       out_ += "<tr>";
+      std::string under;
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
+        if (below(c)) {
+          if (const std::string text = Plain(v, t.columns[c].unit); !text.empty()) {
+            under += "<tr class=\"below\"><td colspan=\"" + std::to_string(across) + "\"><span class=\"k\">" +
+                     HtmlEscape(t.columns[c].label) + "</span> " + HtmlEscape(text) + "</td></tr>\n";
+          }
+          continue;
+        }
         const std::string text = Plain(v, t.columns[c].unit);
         // Leading spaces are a cell's indentation (a tree's depth): kept
         // (td.indent) where HTML would collapse them.
@@ -414,7 +431,7 @@ class HtmlWriter {
         if (t.sortable) out_ += " data-v=\"" + HtmlEscape(SortKey(v)) + "\"";
         out_ += ">" + HtmlEscape(text) + "</td>";
       }
-      out_ += "</tr>\n";
+      out_ += "</tr>\n" + under;
     }
     out_ += "</tbody></table></div>\n";
     if (!t.note.empty()) out_ += "<p class=\"note\">" + HtmlEscape(t.note) + "</p>\n";

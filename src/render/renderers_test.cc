@@ -370,5 +370,35 @@ TEST(RenderersTest, FoldedTableAndIndentedCells) {
   EXPECT_EQ(RenderJson(doc).find("The tree as a table"), std::string::npos);
 }
 
+TEST(RenderersTest, ProseColumnUnderItsRowInHtmlOnly) {
+  Document doc;
+  doc.key = "v";
+  doc.title = "V";
+  Table t{"metrics",
+          "",
+          {{"metric", "metric"}, {"change", "change", Unit::kChange}, {"reason", "why", Unit::kNone, true}},
+          {},
+          ""};
+  t.rows.push_back({Value::String("latency"), Value::Number(-0.28), Value::String("p < alpha <b>")});
+  t.rows.push_back({Value::String("p99"), Value::Number(0.1), Value::String("")});
+  doc.AddSection("s", "S").Add(t);
+
+  // validate's "why" beside a dozen figures got a few words a line: under its row, across the table.
+  const std::string html = RenderHtmlPage(doc);
+  EXPECT_EQ(html.find("<th>why</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th>change</th></tr>"), std::string::npos) << html;
+  EXPECT_NE(html.find("</tr>\n<tr class=\"below\"><td colspan=\"2\"><span class=\"k\">why</span> p &lt; alpha "
+                      "&lt;b&gt;</td></tr>\n<tr><td>p99</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html.find("<tr class=\"below\"><td colspan=\"2\"><span class=\"k\">why</span> </td>"), std::string::npos);
+  // The other formats keep it a column; a sortable table keeps it a cell (its rows move alone).
+  EXPECT_NE(RenderMarkdown(doc).find("| why |"), std::string::npos) << RenderMarkdown(doc);
+  t.sortable = true;
+  Document sorted;
+  sorted.AddSection("s", "S").Add(std::move(t));
+  EXPECT_NE(RenderHtmlPage(sorted).find("<th>why</th>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace aiprof::render

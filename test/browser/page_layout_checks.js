@@ -48,6 +48,17 @@ module.exports = async (t) => {
       assert.deepEqual(r.out, [], `text past the ${r.view}-px window`);
       assert.ok(r.page <= r.view, `the page is ${r.page} px wide in a ${r.view}-px window`);
     });
+    await t.check(`at ${width} px no table cell of prose is squeezed to a few words a line`, async () => {
+      // validate's "why" beside a dozen figures got 60 px, 8 lines a row
+      // (Column::html_below now shows it under its row).
+      const squeezed = await page.evaluate(() => Array.from(document.querySelectorAll('td')).filter((td) => {
+        const text = td.textContent.trim();
+        if (text.length < 40 || !/\s/.test(text) || td.closest('details:not([open])')) return false;
+        const lines = td.getBoundingClientRect().height / (parseFloat(getComputedStyle(td).lineHeight) || 18);
+        return td.getBoundingClientRect().width < 140 && lines > 5;
+      }).slice(0, 5).map((td) => `${Math.round(td.getBoundingClientRect().width)} px: ${td.textContent.slice(0, 60)}`));
+      assert.deepEqual(squeezed, [], 'prose cells squeezed');
+    });
     await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = false; }));
   }
   const isReport = await page.$('#headline');

@@ -230,8 +230,10 @@ void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   t.title = "Largest changes per step";
   t.columns = {{"rank", "#", Unit::kCount},
                {"path", "Node (path)", Unit::kNone},
-               {"site", "Call site (op rows)", Unit::kNone},
-               {"shape", "Input shape (op rows)", Unit::kNone},
+               // Prose and nested lists that a cell beside 15 figures squeezed
+               // to a few characters a line: under their row in HTML.
+               {"site", "Call site (op rows)", Unit::kNone, true},
+               {"shape", "Input shape (op rows)", Unit::kNone, true},
                {"kind", "Kind", Unit::kNone},
                {"change", "Change", Unit::kNone},
                {"match", "Matched by", Unit::kNone}};
@@ -307,12 +309,12 @@ void AddShapes(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, siz
   t.key = "shapes";
   t.title = "Repeated ops by call site and input shape (changed)";
   t.columns = {{"path", "Op (path)", Unit::kNone},
-               {"site", "Call site (A → B where they differ)", Unit::kNone},
-               {"shape", "Input shape (A → B where they differ)", Unit::kNone},
+               {"site", "Call site (A → B where they differ)", Unit::kNone, true},
+               {"shape", "Input shape (A → B where they differ)", Unit::kNone, true},
                {"match", "Matched by", Unit::kNone},
                {"change", "Change", Unit::kNone}};
   AddMeasureColumns(&t.columns);
-  t.columns.push_back({"no_test", "Why no test", Unit::kNone});
+  t.columns.push_back({"no_test", "Why no test", Unit::kNone, true});
   t.columns.push_back({"ranked", "# in changes", Unit::kCount});
   // Rows the changes table lists in their op's place (AttributionDiff::ranked_row).
   std::vector<int64_t> in_changes(h.size(), 0);

@@ -266,15 +266,24 @@ Value Figure(bool measured, double v, const std::string& unit) {
 }
 
 void AddMetrics(const ValidationResult& r, render::Section* s) {
-  Table& t = s->Add(Table{"metrics", "",
-                          {{"metric", "metric", Unit::kNone}, {"statistic", "statistic", Unit::kNone},
-                           {"before", "before", Unit::kNone}, {"after", "after", Unit::kNone},
-                           {"unit", "unit", Unit::kNone}, {"change_rel", "change", Unit::kChange},
-                           {"interval", "interval of change", Unit::kNone}, {"test", "test", Unit::kNone},
-                           {"p_value", "p", Unit::kNone}, {"hedges_g", "Hedges g", Unit::kNone},
-                           {"n_before", "n before", Unit::kCount}, {"n_after", "n after", Unit::kCount},
-                           {"verdict", "verdict", Unit::kNone}, {"reason", "why", Unit::kNone}},
-                          {}, ""});
+  Table& t = s->Add(Table{"metrics",
+                          "",
+                          {{"metric", "metric", Unit::kNone},
+                           {"statistic", "statistic", Unit::kNone},
+                           {"before", "before", Unit::kNone},
+                           {"after", "after", Unit::kNone},
+                           {"unit", "unit", Unit::kNone},
+                           {"change_rel", "change", Unit::kChange},
+                           {"interval", "interval of change", Unit::kNone},
+                           {"test", "test", Unit::kNone},
+                           {"p_value", "p", Unit::kNone},
+                           {"hedges_g", "Hedges g", Unit::kNone},
+                           {"n_before", "n before", Unit::kCount},
+                           {"n_after", "n after", Unit::kCount},
+                           {"verdict", "verdict", Unit::kNone},
+                           {"reason", "why", Unit::kNone, true}},
+                          {},
+                          ""});
   for (const MetricComparison& m : r.metrics) {
     bool measured = m.n_before > 0 || m.n_after > 0;
     bool tested = !m.test.empty();
