@@ -3,14 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <thread>
 #include <unordered_map>
 
-#include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/memory/memory_peaks.h"
 #include "src/analysis/summary/step_breakdown.h"
@@ -79,16 +78,18 @@ void MapSteps(const Trace& trace, const CommunicationResult& comm, RankDigest* d
   }
 }
 
+// The collectives and their steps are the communication analysis's own
+// (CommunicationResult: read once, each collective's step by the rule the
+// multi-rank analysis pairs by, collective_pairing.h), in arrival order.
 void MapCollectives(const Trace& trace, const CommunicationResult& comm, StringTable* strings, RankDigest* d) {
-  std::vector<CollectiveSlice> collectives = CollectCollectives(trace);
-  std::sort(collectives.begin(), collectives.end(), [&](const CollectiveSlice& a, const CollectiveSlice& b) {
-    return trace.slices.ts_ns[a.slice] < trace.slices.ts_ns[b.slice];
+  const std::vector<CollectiveSlice>& collectives = comm.collectives;
+  std::vector<uint32_t> order(collectives.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return trace.slices.ts_ns[collectives[a].slice] < trace.slices.ts_ns[collectives[b].slice];
   });
-  // Each collective's step by the multi-rank analysis's rule (the step that
-  // issued it: collective_pairing.h), so both pair alike.
-  const std::vector<int64_t> steps = CollectiveSteps(trace, collectives);
   d->collectives.reserve(collectives.size());
-  for (size_t i = 0; i < collectives.size(); ++i) {
+  for (uint32_t i : order) {
     const CollectiveSlice& c = collectives[i];
     DigestCollective dc;
     dc.group = strings->Id(trace.Str(c.group));
@@ -97,7 +98,7 @@ void MapCollectives(const Trace& trace, const CommunicationResult& comm, StringT
     dc.arrival_ns = trace.slices.ts_ns[c.slice];
     dc.end_ns = dc.arrival_ns + trace.slices.dur_ns[c.slice];
     dc.bytes = c.bytes;
-    dc.step = steps[i];
+    dc.step = comm.collective_steps[i];
     d->collectives.push_back(dc);
   }
   for (const CollectiveTypeStats& t : comm.stats.by_type) {

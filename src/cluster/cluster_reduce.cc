@@ -346,6 +346,7 @@ ClusterResult ClusterReducer::Finish() {
   }
   out.trusted = used.clocks_agree;
   out.incomplete = used.incomplete;
+  out.stalled = used.stalled_count;
   for (size_t r = 0; r < ranks.size(); ++r) {
     ClusterRank& c = ranks[r].info;
     c.matched = raw.matched[r];
@@ -358,11 +359,14 @@ ClusterResult ClusterReducer::Finish() {
     c.aligned_wait_ns = used.wait_ns[r];
     c.aligned_lateness_ns = used.lateness_ns[r];
     c.aligned_transfer_ns = used.transfer_ns[r];
+    c.stalled_wait_ns = used.stalled_ns[r];
+    c.step_shift = pairing.step_shift[r];
     out.max_abs_offset_ns = std::max<int64_t>(out.max_abs_offset_ns, offset[r] < 0 ? -offset[r] : offset[r]);
   }
   // Instances: last arrival and by how much (used clocks).
   std::vector<double> arrivals;
-  for (const PairedCollective& m : matched) {
+  for (size_t j = 0; j < matched.size(); ++j) {
+    const PairedCollective& m = matched[j];
     ClusterInstance in;
     in.group = s.groups[m.key.first];
     in.type = m.key.second;
@@ -384,16 +388,29 @@ ClusterResult ClusterReducer::Finish() {
     const PairedArrival last_arrival = LastArrival(members, m, offset);
     const int64_t last = last_arrival.last_ns;
     const uint32_t last_r = m.members[last_arrival.last].first;
-    in.step = At(members, m, last_arrival.last).step;
+    in.step = m.step >= 0 ? m.step : At(members, m, last_arrival.last).step;  // m.step: in shifted numbers
     in.last_tied = last_arrival.tied;
     in.last_rank = last_arrival.tied == 1 ? ranks[last_r].info.rank : kDigestNoRank;
+    if (!used.complete[j]) {
+      // Stalled: the last rank present is not what held it, a rank not in
+      // the inputs is.
+      in.state = used.stalled[j] ? "stalled" : "incomplete";
+      if (used.stalled[j]) in.last_rank = kDigestNoRank;
+      const std::vector<uint32_t> late = used.stalled[j] ? std::vector<uint32_t>{} : LateAfterEnd(members, m, offset);
+      for (size_t k = 0; k < m.members.size(); ++k) {
+        const CollectiveInstance& a = At(members, m, k);
+        if (std::find(late.begin(), late.end(), k) == late.end())
+          in.waited_ns = std::max(in.waited_ns, a.end_ns - a.arrival_ns);
+      }
+      for (uint32_t k : late) in.late_after_end.push_back(ranks[m.members[k].first].info.rank);
+    }
     std::sort(arrivals.begin(), arrivals.end());
     const double median = arrivals.size() % 2 ? arrivals[arrivals.size() / 2]
                                               : (arrivals[arrivals.size() / 2 - 1] + arrivals[arrivals.size() / 2]) / 2;
     in.late_by_ns = static_cast<int64_t>(std::llround(static_cast<double>(last - base) - median));
     in.late_by_next_ns = static_cast<int64_t>(std::llround(arrivals.back() - arrivals[arrivals.size() - 2]));
     in.end_spread_ns = hi - lo;
-    if (in.late_by_ns > 0 && last_arrival.tied == 1) ++ranks[last_r].info.last_arrivals;
+    if (in.late_by_ns > 0 && in.last_rank != kDigestNoRank) ++ranks[last_r].info.last_arrivals;
     out.instances.push_back(std::move(in));
   }
   std::stable_sort(out.instances.begin(), out.instances.end(),
@@ -402,7 +419,7 @@ ClusterResult ClusterReducer::Finish() {
   {
     std::map<int64_t, std::vector<std::pair<int64_t, int32_t>>> by_step;
     for (const RankState& r : ranks) {
-      for (const auto& [number, dur] : r.steps) by_step[number].emplace_back(dur, r.info.rank);
+      for (const auto& [number, dur] : r.steps) by_step[number + r.info.step_shift].emplace_back(dur, r.info.rank);
     }
     for (auto& [number, v] : by_step) {
       ClusterStep st;
@@ -415,7 +432,7 @@ ClusterResult ClusterReducer::Finish() {
       for (const ClusterInstance& in : out.instances) {
         if (in.step != number) continue;
         ++st.collectives;
-        if (in.last_rank == kDigestNoRank) continue;  // a tie: no single rank last
+        if (in.last_rank == kDigestNoRank) continue;  // a tie, or stalled: no single rank last
         if (in.late_by_ns > st.last_late_by_ns || st.last_rank == kDigestNoRank) {
           st.last_rank = in.last_rank;
           st.last_late_by_ns = in.late_by_ns;

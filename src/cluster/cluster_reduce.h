@@ -80,6 +80,13 @@ struct ClusterRank {
   uint64_t matched = 0;     // completed ones (raw clocks)
   uint64_t incomplete = 0;  // matched ones not completed on every rank (used clocks), left out of the sums
   int64_t comm_ns = 0, wait_ns = 0, lateness_ns = 0, transfer_ns = 0;
+  // Σ its time in stalled collectives (collective_pairing.h): a wait for a
+  // rank not in the inputs, in none of the figures above.
+  int64_t stalled_wait_ns = 0;
+  // Added to its step numbers to count the others' iterations (its profiler
+  // started a step apart; collective_pairing.h); 0 normally. Steps and
+  // collectives are reported in the shifted numbers.
+  int64_t step_shift = 0;
   // Figures on aligned clocks (equal to the raw ones when not aligned).
   int64_t clock_offset_ns = 0;
   int64_t aligned_wait_ns = 0, aligned_lateness_ns = 0, aligned_transfer_ns = 0;
@@ -101,6 +108,12 @@ struct ClusterInstance {
   int64_t late_by_ns = 0;       // last arrival − median arrival (used clocks)
   int64_t late_by_next_ns = 0;  // last arrival − the one before it
   int64_t end_spread_ns = 0;    // max(e) − min(e), used clocks
+  // "complete", "incomplete" (not completed on every rank: left out of the
+  // sums) or "stalled" (every rank present waited in it for a rank not in
+  // the inputs; collective_pairing.h: no last rank among those present).
+  std::string state = "complete";
+  int64_t waited_ns = 0;                // not complete: the longest time a rank that stayed spent in it
+  std::vector<int32_t> late_after_end;  // incomplete: ranks that arrived after another had left it
 };
 
 struct ClusterStep {
@@ -168,6 +181,7 @@ struct ClusterResult {
   // Cross-rank, raw clocks (the multi-rank analysis's figures).
   uint64_t matched = 0, unmatched = 0;
   uint64_t incomplete = 0;                          // matched, not completed on every rank (used clocks)
+  uint64_t stalled = 0;                             // matched, waited for a rank not in the inputs
   uint64_t keys_by_step = 0, keys_by_position = 0;  // (group, type) pairs paired within steps / by position
   int64_t raw_end_spread_p50_ns = -1;
   double raw_end_spread_share = 0;

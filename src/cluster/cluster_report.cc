@@ -4,10 +4,12 @@
 
 #include <cmath>
 
+#include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/collective_type.h"
 #include "src/model/event_kind.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 namespace {
@@ -147,6 +149,7 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("matched", r.matched);
     j.Field("unmatched", r.unmatched);
     j.Field("incomplete", r.incomplete);
+    j.Field("stalled", r.stalled);
     j.Field("keys_by_step", r.keys_by_step);
     j.Field("keys_by_position", r.keys_by_position);
     j.Field("raw_end_spread_p50_ns", r.raw_end_spread_p50_ns);
@@ -201,6 +204,8 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("wait_ns", c.wait_ns);
     j.Field("lateness_ns", c.lateness_ns);
     j.Field("transfer_ns", c.transfer_ns);
+    j.Field("stalled_wait_ns", c.stalled_wait_ns);
+    j.Field("step_shift", c.step_shift);
     j.Field("clock_offset_ns", c.clock_offset_ns);
     j.Field("aligned_wait_ns", c.aligned_wait_ns);
     j.Field("aligned_lateness_ns", c.aligned_lateness_ns);
@@ -239,6 +244,12 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("late_by_ns", in.late_by_ns);
     j.Field("late_by_next_ns", in.late_by_next_ns);
     j.Field("end_spread_ns", in.end_spread_ns);
+    j.FieldStr("state", in.state);
+    j.Field("waited_ns", in.waited_ns);
+    j.Key("late_after_end");
+    j.Open('[');
+    for (int32_t r : in.late_after_end) j.Raw(std::to_string(r));
+    j.Close(']');
   });
   j.Objects("collective_types", r.type_times, [&](const ClusterTypeTime& t) {
     j.Field("rank", t.rank);
@@ -301,11 +312,27 @@ void AddSummary(const ClusterResult& r, Section* s) {
   }
   kv.items.push_back({"matched", "Collectives matched", U(r.matched), Unit::kCount});
   kv.items.push_back({"unmatched", "Collectives unmatched", U(r.unmatched), Unit::kCount});
+  if (r.stalled > 0) {
+    kv.items.push_back({"stalled",
+                        "Stalled (every rank present waited in it for a rank not in the inputs: crashed or hung; "
+                        "a wait, not transfer)",
+                        U(r.stalled), Unit::kCount});
+  }
   if (r.incomplete > 0) {
     kv.items.push_back({"incomplete",
                         "Matched but not completed on every rank (a rank ended before the last arrived: a peer failed; "
                         "left out of wait, lateness and transfer)",
                         U(r.incomplete), Unit::kCount});
+  }
+  for (const ClusterRank& c : r.ranks) {
+    if (c.step_shift == 0) continue;
+    const int64_t n = c.step_shift < 0 ? -c.step_shift : c.step_shift;
+    kv.items.push_back(
+        {fmt::format("step_shift_{}", c.rank), fmt::format("Rank {}'s step numbers", c.rank),
+         S(fmt::format("{} {} the others' (its profiler started {} step(s) {}): its step N is paired and shown as "
+                       "step N {} {}, the same iteration (the ends agree so)",
+                       n, c.step_shift > 0 ? "behind" : "ahead of", n, c.step_shift > 0 ? "later" : "earlier",
+                       c.step_shift > 0 ? "+" : "−", n))});
   }
   if (r.keys_by_position > 0) {
     kv.items.push_back({"keys_by_position",
@@ -388,6 +415,50 @@ std::string NotComparable(const ClusterResult& r) {
   return std::string("not comparable: the ranks' ends of matched collectives do not agree") +
          (r.aligned ? " even after aligning the clocks" : "") +
          ", so arrival times cannot be compared (Summary); cluster.json keeps the figures, with clocks.trusted false";
+}
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", ranks[i]);
+  return out;
+}
+
+// Collectives that did not complete normally: stalled (a wait for a rank
+// not in the inputs, named when the missing ranks are known) or incomplete
+// with ranks that came after another had left. Their durations on the
+// ranks' own clocks, so shown whatever the clocks' agreement.
+void AddFailed(const ClusterResult& r, Section* s) {
+  Table& t = s->Add(Table{"failed_collectives",
+                          "",
+                          {{"step", "step", Unit::kNone},
+                           {"collective", "collective", Unit::kNone},
+                           {"ranks", "ranks present", Unit::kCount},
+                           {"waited_ns", "waited", Unit::kNs},
+                           {"what", "what", Unit::kNone}},
+                          {},
+                          ""});
+  std::string missing;
+  if (!r.missing.empty() && r.missing.size() <= 8) missing = " (missing: " + RankList(r.missing) + ")";
+  if (r.missing_count > 0 && missing.empty()) missing = fmt::format(" ({} ranks missing)", r.missing_count);
+  for (const ClusterInstance& in : r.instances) {
+    if (in.state == "complete" || (in.state == "incomplete" && in.late_after_end.empty())) continue;
+    const std::string what =
+        in.state == "stalled"
+            ? "every rank present waited in it until it ended, for a rank not in the inputs" + missing +
+                  ": it never arrived (crashed or hung); a wait, not transfer"
+            : RankList(in.late_after_end) + " arrived after another rank had left it (gave up after a wait)";
+    t.rows.push_back({I(in.step),
+                      S(fmt::format("{} #{}{}", CollectiveTypeNameOfByte(in.type), in.ordinal,
+                                    in.group.empty() ? "" : " (" + in.group + ")")),
+                      U(in.ranks), I(in.waited_ns), S(what)});
+  }
+  if (r.stalled > 0) {
+    t.note = fmt::format(
+        "Stalled: the last collective every rank entered, each rank in it at least {:g}x its usual collective and {}; "
+        "that time is the ranks' stalled wait (cluster.json ranks[].stalled_wait_ns), in none of wait, lateness or "
+        "transfer.",
+        kStalledFactor, render::FormatQuantity(static_cast<double>(kStalledMinNs), Unit::kNs));
+  }
 }
 
 void AddSteps(const ClusterResult& r, Section* s) {
@@ -534,6 +605,9 @@ render::Document ClusterToDocument(const ClusterResult& r) {
   AddSummary(r, &doc.AddSection("summary", "Summary"));
   AddSlowest(r, &doc.AddSection("slowest", "Last rank at collectives"));
   for (const SlowRankReport& w : r.slow_ranks) AddSlowRankOps(w, &doc.AddSection(fmt::format("slow_rank_{}", w.rank), fmt::format("Slow rank {}", w.rank)));
+  bool failed = r.stalled > 0;
+  for (const ClusterInstance& in : r.instances) failed |= !in.late_after_end.empty();
+  if (failed) AddFailed(r, &doc.AddSection("failed_collectives", "Collectives that did not complete"));
   AddSteps(r, &doc.AddSection("steps", "Steps"));
   AddRanks(r, &doc.AddSection("ranks", "Ranks"));
   if (!r.broken.empty() || r.missing_count > 0) AddProblems(r, &doc.AddSection("problems", "Missing or broken digests"));

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
 #include <random>
 #include <string>
 #include <tuple>
@@ -886,6 +887,143 @@ TEST(ClusterTest, ImportDiagnosticsOfARankAreListed) {
   EXPECT_NE(md.find("## Import diagnostics"), std::string::npos) << md;
   EXPECT_NE(md.find("rank2.json"), std::string::npos) << md;
   EXPECT_NE(ClusterToJson(r).find("\"import_diagnostics\":[{\"kind\":"), std::string::npos);
+}
+
+// A real crash (test/data/crash_gloo, gen_crash.py): rank 2 of 3 hung
+// before step 4's all-reduce and was killed without a trace; ranks 0 and 1
+// sat in gloo:all_reduce until the 4 s timeout. Every rank present had
+// arrived, so the old pairing called those 4.1 s transfer (rank 0: 4.08 s
+// of transfer). It is a wait for a rank not in the inputs: stalled, its
+// time the ranks' own durations in the raw files (4,095,865 and 4,094,901
+// us), in no wait, lateness or transfer. analyze's figures are the same.
+TEST(ClusterTest, SurvivorsOfACrashedRankWaitedNotTransferred) {
+  const std::string dir = std::string(AIPROF_SOURCE_DIR) + "/test/data/crash_gloo/survivors_timed_out";
+  ClusterOptions o;
+  o.world_size = 3;
+  ClusterResult r = Reduce(MapFolder(dir), o);
+  EXPECT_EQ(r.stalled, 1u);
+  EXPECT_EQ(r.incomplete, 0u);
+  EXPECT_EQ(r.missing, std::vector<int32_t>{2});
+  ASSERT_NE(FindRank(r, 0), nullptr);
+  ASSERT_NE(FindRank(r, 1), nullptr);
+  EXPECT_EQ(FindRank(r, 0)->stalled_wait_ns, 4'095'865'000);
+  EXPECT_EQ(FindRank(r, 1)->stalled_wait_ns, 4'094'901'000);
+  for (const ClusterRank& c : r.ranks) {
+    EXPECT_EQ(c.matched, 4u) << c.rank;  // steps 0-3
+    EXPECT_LT(c.transfer_ns, 200'000'000) << c.rank;
+    EXPECT_LT(c.aligned_transfer_ns, 200'000'000) << c.rank;
+  }
+  size_t stalled = 0;
+  for (const ClusterInstance& in : r.instances) {
+    if (in.state != "stalled") continue;
+    ++stalled;
+    EXPECT_EQ(in.step, 4);
+    EXPECT_EQ(in.last_rank, kDigestNoRank);
+    EXPECT_EQ(in.waited_ns, 4'095'865'000);
+  }
+  EXPECT_EQ(stalled, 1u);
+  StatusOr<std::string> text = RenderClusterReport(r, "cluster.txt");
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("for a rank not in the inputs (missing: rank 2): it never arrived"), std::string::npos) << *text;
+
+  auto merged = ImportTrace(dir);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const CrossRankResult c = ComputeCommunication(**merged).cross;
+  EXPECT_EQ(c.stalled, 1u);
+  ASSERT_EQ(c.failed.size(), 1u);
+  EXPECT_TRUE(c.failed[0].stalled);
+  EXPECT_EQ(c.failed[0].step, 4);
+  EXPECT_EQ(c.failed[0].ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(c.failed[0].waited_ns, 4'095'865'000);
+  for (const RankCommunication& rc : c.ranks) {
+    const ClusterRank* cr = FindRank(r, rc.rank);
+    ASSERT_NE(cr, nullptr);
+    EXPECT_EQ(rc.stalled_ns, cr->stalled_wait_ns);
+    EXPECT_EQ(rc.transfer_ns, cr->transfer_ns);
+    EXPECT_EQ(rc.matched, cr->matched);
+  }
+}
+
+// The same job with rank 2 woken after 60 s (test/data/crash_gloo,
+// late_past_timeout): it reached the all-reduce after ranks 0 and 1 had
+// timed out and left. Incomplete, and rank 2 is named as the one that came
+// after the others left; they waited up to 4,031,649 us (rank 0, raw file).
+TEST(ClusterTest, ARankPastTheTimeoutIsNamedLate) {
+  const std::string dir = std::string(AIPROF_SOURCE_DIR) + "/test/data/crash_gloo/late_past_timeout";
+  ClusterResult r = Reduce(MapFolder(dir));
+  EXPECT_EQ(r.stalled, 0u);
+  EXPECT_EQ(r.incomplete, 1u);
+  size_t named = 0;
+  for (const ClusterInstance& in : r.instances) {
+    if (in.state != "incomplete") continue;
+    ++named;
+    EXPECT_EQ(in.step, 4);
+    EXPECT_EQ(in.late_after_end, std::vector<int32_t>{2});
+    EXPECT_EQ(in.last_rank, 2);
+    EXPECT_EQ(in.waited_ns, 4'031'649'000);
+  }
+  EXPECT_EQ(named, 1u);
+  EXPECT_NE(RenderClusterReport(r, "cluster.txt")->find("rank 2 arrived after another rank had left it"),
+            std::string::npos);
+  auto merged = ImportTrace(dir);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const CrossRankResult c = ComputeCommunication(**merged).cross;
+  ASSERT_EQ(c.failed.size(), 1u);
+  EXPECT_FALSE(c.failed[0].stalled);
+  EXPECT_EQ(c.failed[0].late_ranks, std::vector<int32_t>{2});
+  EXPECT_EQ(c.failed[0].waited_ns, 4'031'649'000);
+}
+
+// Step numbers a step apart (test/data/step_offset_gloo): rank1_a_step_behind
+// is the real recorded/ job with rank 1 as if its profiler had started an
+// iteration later (hand-made by derive.py: its ProfilerStep#N is the
+// others' #N+1). The old pairing joined different iterations within step
+// N: ends 309 ms apart, raw clocks disagreeing, a 307 ms "clock offset"
+// for rank 1 after alignment and nothing trusted. Now rank 1's steps are
+// shifted by one, and steps 1-5 pair and measure as in the recording.
+TEST(ClusterTest, StepNumbersAStepApartPairTheSameIteration) {
+  const std::string base = std::string(AIPROF_SOURCE_DIR) + "/test/data/step_offset_gloo/";
+  const ClusterResult recorded = Reduce(MapFolder(base + "recorded"));
+  const ClusterResult shifted = Reduce(MapFolder(base + "rank1_a_step_behind"));
+  for (const ClusterRank& c : recorded.ranks) EXPECT_EQ(c.step_shift, 0) << c.rank;
+  ASSERT_EQ(shifted.ranks.size(), 3u);
+  EXPECT_EQ(FindRank(shifted, 0)->step_shift, 0);
+  EXPECT_EQ(FindRank(shifted, 1)->step_shift, 1);
+  EXPECT_EQ(FindRank(shifted, 2)->step_shift, 0);
+  EXPECT_EQ(recorded.matched, 6u);
+  EXPECT_EQ(shifted.matched, 5u);    // steps 1-5: rank 1 has no step 0
+  EXPECT_EQ(shifted.unmatched, 2u);  // ranks 0 and 2's step 0
+  EXPECT_TRUE(shifted.raw_clocks_agree);
+  EXPECT_FALSE(shifted.aligned);
+  EXPECT_EQ(FindRank(shifted, 1)->clock_offset_ns, 0);
+  std::map<int64_t, const ClusterInstance*> by_step;
+  for (const ClusterInstance& in : recorded.instances) by_step[in.step] = &in;
+  ASSERT_EQ(shifted.instances.size(), 5u);
+  for (const ClusterInstance& in : shifted.instances) {
+    ASSERT_TRUE(by_step.contains(in.step)) << in.step;
+    const ClusterInstance& want = *by_step[in.step];
+    EXPECT_GE(in.step, 1);
+    EXPECT_EQ(in.last_rank, want.last_rank) << in.step;
+    EXPECT_EQ(in.late_by_ns, want.late_by_ns) << in.step;
+    EXPECT_EQ(in.end_spread_ns, want.end_spread_ns) << in.step;
+  }
+  // The steps table in the shifted numbers: rank 1's ProfilerStep#0 is step 1.
+  for (const ClusterStep& s : shifted.steps)
+    EXPECT_EQ(s.ranks, s.number == 0 ? 2u : (s.number <= 5 ? 3u : 0u)) << s.number;
+  EXPECT_NE(
+      RenderClusterReport(shifted, "cluster.txt")->find("1 behind the others' (its profiler started 1 step(s) later)"),
+      std::string::npos);
+  // analyze pairs alike.
+  auto merged = ImportTrace(base + "rank1_a_step_behind");
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const CrossRankResult c = ComputeCommunication(**merged).cross;
+  EXPECT_EQ(c.matched, 5u);
+  EXPECT_TRUE(c.clocks_agree);
+  for (const RankCommunication& rc : c.ranks) {
+    EXPECT_EQ(rc.step_shift, rc.rank == 1 ? 1 : 0) << rc.rank;
+    EXPECT_EQ(rc.wait_ns, FindRank(shifted, rc.rank)->wait_ns) << rc.rank;
+    EXPECT_EQ(rc.transfer_ns, FindRank(shifted, rc.rank)->transfer_ns) << rc.rank;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "src/analysis/communication/collective_pairing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "src/analysis/common/trace_index.h"
@@ -37,6 +38,105 @@ int64_t Offset(const std::vector<int64_t>& offset_ns, uint32_t member) {
   return offset_ns.empty() ? 0 : offset_ns[member];
 }
 
+// Stalled collectives (collective_pairing.h): per paired collective,
+// whether it is the last one every member entered and lasted, on every
+// member, kStalledMinNs and kStalledFactor × the median of the member's
+// other collectives.
+std::vector<bool> FindStalled(const std::vector<const CollectiveSequences*>& members,
+                              const CollectivePairing& pairing) {
+  std::vector<bool> out(pairing.matched.size(), false);
+  std::vector<int64_t> latest(members.size(), INT64_MIN);
+  std::vector<double> usual(members.size(), -1);  // median of the other durations; -1 none
+  for (size_t m = 0; m < members.size(); ++m) {
+    for (const auto& [key, v] : *members[m]) {
+      for (const CollectiveInstance& c : v) latest[m] = std::max(latest[m], c.arrival_ns);
+    }
+    std::vector<double> others;
+    for (const auto& [key, v] : *members[m]) {
+      for (const CollectiveInstance& c : v) {
+        if (c.arrival_ns != latest[m]) others.push_back(static_cast<double>(c.end_ns - c.arrival_ns));
+      }
+    }
+    if (!others.empty()) usual[m] = Median(std::move(others));
+  }
+  for (size_t j = 0; j < pairing.matched.size(); ++j) {
+    const PairedCollective& c = pairing.matched[j];
+    bool stalled = true;
+    for (const auto& [m, i] : c.members) {
+      const CollectiveInstance& a = members[m]->at(c.key)[i];
+      const int64_t dur = a.end_ns - a.arrival_ns;
+      stalled &= a.arrival_ns == latest[m] && usual[m] >= 0 && dur >= kStalledMinNs &&
+                 static_cast<double>(dur) >= kStalledFactor * usual[m];
+    }
+    out[j] = stalled;
+  }
+  return out;
+}
+
+constexpr int64_t kBeforeSteps = INT64_MIN;
+
+// Per (key, step), a member's instances in arrival order.
+using StepBuckets = std::map<std::pair<CollectiveKey, int64_t>, std::vector<const CollectiveInstance*>>;
+
+StepBuckets BucketByStep(const CollectiveSequences& seq) {
+  StepBuckets out;
+  for (const auto& [key, v] : seq) {
+    for (const CollectiveInstance& c : v) {
+      if (c.step >= 0) out[{key, c.step}].push_back(&c);
+    }
+  }
+  return out;
+}
+
+// The spread of e_m − e_ref (median absolute deviation from its median)
+// with m's step N + k paired with ref's step N: on the right pairing every
+// difference is the clocks' offset (each collective ends on every rank at
+// one moment), on a wrong one it moves with the iterations' lengths.
+// Offset-free, so a clock offset of any size never reads as a shift.
+// `*pairs`: how many instances so pair.
+double EndGapSpread(const StepBuckets& ref, const StepBuckets& m, int64_t k, size_t* pairs) {
+  std::vector<double> gaps;
+  for (const auto& [at, r] : ref) {
+    auto it = m.find({at.first, at.second + k});
+    if (it == m.end()) continue;
+    for (size_t i = 0; i < std::min(r.size(), it->second.size()); ++i) {
+      gaps.push_back(static_cast<double>(it->second[i]->end_ns - r[i]->end_ns));
+    }
+  }
+  *pairs = gaps.size();
+  if (gaps.empty()) return 0;
+  const double median = Median(gaps);
+  for (double& g : gaps) g = std::abs(g - median);
+  return Median(std::move(gaps));
+}
+
+std::vector<int64_t> StepShifts(const std::vector<const CollectiveSequences*>& members) {
+  std::vector<int64_t> out(members.size(), 0);
+  std::vector<StepBuckets> buckets;
+  size_t ref = 0, most = 0;
+  for (size_t m = 0; m < members.size(); ++m) {
+    buckets.push_back(BucketByStep(*members[m]));
+    size_t n = 0;
+    for (const auto& [at, v] : buckets.back()) n += v.size();
+    if (n > most) most = n, ref = m;
+  }
+  if (most == 0) return out;
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (m == ref || buckets[m].empty()) continue;
+    size_t pairs = 0;
+    const double unshifted = EndGapSpread(buckets[ref], buckets[m], 0, &pairs);
+    double best = unshifted / kStepShiftMargin;
+    for (int64_t k = -kMaxStepShift; k <= kMaxStepShift; ++k) {
+      if (k == 0) continue;
+      const double spread = EndGapSpread(buckets[ref], buckets[m], k, &pairs);
+      if (pairs < kStepShiftMinPairs || spread >= best) continue;
+      best = spread;
+      out[m] = -k;  // m's step S is the reference's S − k
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<int64_t> CollectiveSteps(const Trace& trace, const std::vector<CollectiveSlice>& collectives) {
@@ -63,6 +163,7 @@ std::vector<int64_t> CollectiveSteps(const Trace& trace, const std::vector<Colle
 
 CollectivePairing PairCollectives(const std::vector<const CollectiveSequences*>& members) {
   CollectivePairing out;
+  out.step_shift = StepShifts(members);
   std::map<CollectiveKey, std::vector<uint32_t>> holders;
   for (uint32_t m = 0; m < members.size(); ++m) {
     for (const auto& [key, v] : *members[m]) {
@@ -86,7 +187,9 @@ CollectivePairing PairCollectives(const std::vector<const CollectiveSequences*>&
     for (size_t h = 0; h < hs.size(); ++h) {
       const std::vector<CollectiveInstance>& v = members[hs[h]]->at(key);
       for (uint32_t i = 0; i < v.size(); ++i) {
-        std::vector<std::vector<uint32_t>>& b = buckets[by_step ? v[i].step : -1];
+        // Before the first step: a bucket of its own (a shifted step may be −1).
+        const int64_t step = v[i].step >= 0 ? v[i].step + out.step_shift[hs[h]] : kBeforeSteps;
+        std::vector<std::vector<uint32_t>>& b = buckets[by_step ? step : kBeforeSteps];
         b.resize(hs.size());
         b[h].push_back(i);
       }
@@ -96,7 +199,7 @@ CollectivePairing PairCollectives(const std::vector<const CollectiveSequences*>&
       for (const std::vector<uint32_t>& idx : per) n = std::min(n, idx.size());
       for (const std::vector<uint32_t>& idx : per) out.unmatched += idx.size() - n;
       for (size_t i = 0; i < n; ++i) {
-        PairedCollective c{key, step, {}};
+        PairedCollective c{key, step == kBeforeSteps ? -1 : step, {}};
         for (size_t h = 0; h < hs.size(); ++h) c.members.emplace_back(hs[h], per[h][i]);
         out.matched.push_back(std::move(c));
       }
@@ -115,15 +218,20 @@ PairedSums SumPairedCollectives(const std::vector<const CollectiveSequences*>& m
   s.lateness_ns.assign(n, 0);
   s.transfer_ns.assign(n, 0);
   s.incomplete_by_member.assign(n, 0);
+  s.stalled_ns.assign(n, 0);
+  s.stalled = FindStalled(members, pairing);
   auto at = [&](const PairedCollective& c, size_t k) -> const CollectiveInstance& {
     return members[c.members[k].first]->at(c.key)[c.members[k].second];
   };
-  // First pass: the clocks' agreement, from every paired collective.
+  // First pass: the clocks' agreement, from every paired collective but
+  // the stalled ones.
   std::vector<double> spreads;
   spreads.reserve(pairing.matched.size());
   int64_t paired_ns = 0;
   uint64_t paired = 0;
-  for (const PairedCollective& c : pairing.matched) {
+  for (size_t j = 0; j < pairing.matched.size(); ++j) {
+    if (s.stalled[j]) continue;
+    const PairedCollective& c = pairing.matched[j];
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t k = 0; k < c.members.size(); ++k) {
       const CollectiveInstance& a = at(c, k);
@@ -147,6 +255,14 @@ PairedSums SumPairedCollectives(const std::vector<const CollectiveSequences*>& m
   s.complete.assign(pairing.matched.size(), false);
   for (size_t j = 0; j < pairing.matched.size(); ++j) {
     const PairedCollective& c = pairing.matched[j];
+    if (s.stalled[j]) {
+      ++s.stalled_count;
+      for (size_t k = 0; k < c.members.size(); ++k) {
+        const CollectiveInstance& a = at(c, k);
+        s.stalled_ns[c.members[k].first] += a.end_ns - a.arrival_ns;
+      }
+      continue;
+    }
     int64_t first = INT64_MAX, last = INT64_MIN, earliest_end = INT64_MAX;
     for (size_t k = 0; k < c.members.size(); ++k) {
       const CollectiveInstance& a = at(c, k);
@@ -173,6 +289,23 @@ PairedSums SumPairedCollectives(const std::vector<const CollectiveSequences*>& m
     }
   }
   return s;
+}
+
+std::vector<uint32_t> LateAfterEnd(const std::vector<const CollectiveSequences*>& members, const PairedCollective& c,
+                                   const std::vector<int64_t>& offset_ns) {
+  int64_t earliest_end = INT64_MAX;
+  for (const auto& [m, i] : c.members)
+    earliest_end = std::min(earliest_end, members[m]->at(c.key)[i].end_ns - Offset(offset_ns, m));
+  std::vector<std::pair<int64_t, uint32_t>> late;
+  for (uint32_t k = 0; k < c.members.size(); ++k) {
+    const auto [m, i] = c.members[k];
+    const int64_t arrival = members[m]->at(c.key)[i].arrival_ns - Offset(offset_ns, m);
+    if (arrival > earliest_end) late.emplace_back(arrival, k);
+  }
+  std::sort(late.begin(), late.end());
+  std::vector<uint32_t> out;
+  for (const auto& [t, k] : late) out.push_back(k);
+  return out;
 }
 
 PairedArrival LastArrival(const std::vector<const CollectiveSequences*>& members, const PairedCollective& c,

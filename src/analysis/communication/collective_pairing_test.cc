@@ -112,6 +112,16 @@ TEST(CrossRankTest, CollectivesArePairedWithinTheirStepWhenARankStartsLater) {
     const int64_t end = t->slices.ts_ns[pair[0]] + t->slices.dur_ns[pair[0]];
     for (uint32_t slice : pair) EXPECT_EQ(t->slices.ts_ns[slice] + t->slices.dur_ns[slice], end);
   }
+  // The last arrival of each pair is the pairing's (LastArrival): rank 2's
+  // slice, the one that starts latest.
+  ASSERT_EQ(c.paired_last.size(), c.paired_slices.size());
+  for (size_t j = 0; j < c.paired_slices.size(); ++j) {
+    for (uint32_t slice : c.paired_slices[j]) {
+      if (slice != c.paired_last[j]) {
+        EXPECT_LT(t->slices.ts_ns[slice], t->slices.ts_ns[c.paired_last[j]]);
+      }
+    }
+  }
   ASSERT_TRUE(c.slow_rank.has_value());
   EXPECT_EQ(c.slow_rank->rank, 2);
   EXPECT_EQ(c.slow_rank->excess_ns, 40000);
@@ -215,6 +225,60 @@ TEST(CrossRankTest, CpuOnlySlowRankHasNoDeviceSpanShare) {
   EXPECT_NE(m.UnavailableReason("slow_rank_excess_ratio")->find("no device activity"), std::string::npos);
   ASSERT_NE(m.Get("slow_ranks"), nullptr);
   EXPECT_EQ(m.Get("slow_ranks")->value, 1);
+}
+
+// Stalled (collective_pairing.h): the last collective every member entered,
+// on every member at least kStalledMinNs and kStalledFactor x its usual.
+// Two members, four 10 ms all-reduces in steps 0-3 (B 1 ms late), then a
+// fifth in step 4 that both sit in until a timeout. Both sides of each
+// condition.
+TEST(CollectivePairingTest, StalledWhenEveryMemberSatInItsLastCollective) {
+  constexpr int64_t ms = 1'000'000;
+  auto job = [&](int64_t a_last_ns, int64_t b_last_ns, int64_t usual_ns, bool one_more) {
+    std::vector<CollectiveInstance> a, b;
+    for (int64_t s = 0; s < 4; ++s) {
+      a.push_back({s * 100 * ms, s * 100 * ms + usual_ns, s});
+      b.push_back({s * 100 * ms + ms, s * 100 * ms + usual_ns, s});
+    }
+    a.push_back({400 * ms, 400 * ms + a_last_ns, 4});
+    b.push_back({400 * ms + ms, 400 * ms + ms + b_last_ns, 4});
+    if (one_more) {
+      a.push_back({6000 * ms, 6000 * ms + usual_ns, 5});
+      b.push_back({6000 * ms + ms, 6000 * ms + usual_ns, 5});
+    }
+    return std::pair{Seq(a), Seq(b)};
+  };
+  auto sums = [](const std::pair<CollectiveSequences, CollectiveSequences>& j) {
+    return SumPairedCollectives({&j.first, &j.second}, PairCollectives({&j.first, &j.second}));
+  };
+  const auto stalled = job(4096 * ms, 4095 * ms, 10 * ms, false);
+  PairedSums s = sums(stalled);
+  EXPECT_EQ(s.stalled_count, 1u);
+  EXPECT_EQ(s.incomplete, 0u);
+  EXPECT_EQ(s.stalled_ns[0], 4096 * ms);
+  EXPECT_EQ(s.stalled_ns[1], 4095 * ms);
+  EXPECT_EQ(s.matched[0], 4u);
+  EXPECT_EQ(s.transfer_ns[0], 4 * 9 * ms);  // the old sums: + 4095 ms of "transfer"
+  EXPECT_EQ(s.transfer_ns[1], 4 * 9 * ms);
+  EXPECT_EQ(s.end_spread_p50_ns, 0);
+  EXPECT_TRUE(s.clocks_agree);
+  // Below kStalledMinNs: a collective, if a long one.
+  s = sums(job(kStalledMinNs - 1, kStalledMinNs - 1, 10 * ms, false));
+  EXPECT_EQ(s.stalled_count, 0u);
+  s = sums(job(kStalledMinNs + 2 * ms, kStalledMinNs + ms, 10 * ms, false));
+  EXPECT_EQ(s.stalled_count, 1u);
+  // Below kStalledFactor x the usual: 1.5 s against 200 ms collectives.
+  s = sums(job(1500 * ms, 1500 * ms, 200 * ms, false));
+  EXPECT_EQ(s.stalled_count, 0u);
+  s = sums(job(2001 * ms, 2001 * ms, 200 * ms, false));
+  EXPECT_EQ(s.stalled_count, 1u);
+  // Not the last collective: the job went on, so it completed.
+  s = sums(job(4096 * ms, 4095 * ms, 10 * ms, true));
+  EXPECT_EQ(s.stalled_count, 0u);
+  // One member short in it (the rank the other waited for is present):
+  // a wait, named by the arrivals, not stalled.
+  s = sums(job(4096 * ms, 2 * ms, 10 * ms, false));
+  EXPECT_EQ(s.stalled_count, 0u);
 }
 
 }  // namespace

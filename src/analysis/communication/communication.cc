@@ -137,10 +137,11 @@ void PublishExposedSteps(const CollectiveStats& st, MetricSet* m) {
 
 CommunicationResult ComputeCommunication(const Trace& trace, const AnalysisWindow* window) {
   CommunicationResult r;
-  std::vector<CollectiveSlice> collectives = CollectCollectives(trace);
-  r.collective_slices = collectives.size();
-  r.stats = ComputeCollectiveStats(trace, collectives, window);
-  r.cross = ComputeCrossRank(trace, collectives);
+  r.collectives = CollectCollectives(trace);
+  r.collective_slices = r.collectives.size();
+  r.collective_steps = CollectiveSteps(trace, r.collectives);
+  r.stats = ComputeCollectiveStats(trace, r.collectives, window);
+  r.cross = ComputeCrossRank(trace, r.collectives, r.collective_steps);
   return r;
 }
 

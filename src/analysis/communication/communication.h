@@ -23,6 +23,11 @@ inline constexpr size_t kStepLinesPerRank = 5;
 
 struct CommunicationResult {
   size_t collective_slices = 0;
+  // The trace's collectives (CollectCollectives, slice order) and the step
+  // that issued each (CollectiveSteps, same order): read once here, for the
+  // users that need the instances themselves (the cluster map's digest).
+  std::vector<CollectiveSlice> collectives;
+  std::vector<int64_t> collective_steps;
   CollectiveStats stats;
   CrossRankResult cross;
 };

@@ -28,11 +28,40 @@ std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
   return out;
 }
 
+// The stalled collectives, and the incomplete ones some rank arrived at
+// after another had left (FailedCollective).
+void ListFailed(const std::vector<const CollectiveSequences*>& members, const std::vector<int32_t>& rank_of,
+                const CollectivePairing& pairing, const PairedSums& sums, std::vector<FailedCollective>* out) {
+  for (size_t j = 0; j < pairing.matched.size() && out->size() < kMaxFailedCollectivesListed; ++j) {
+    if (sums.complete[j]) continue;
+    const PairedCollective& c = pairing.matched[j];
+    const std::vector<uint32_t> late = sums.stalled[j] ? std::vector<uint32_t>{} : LateAfterEnd(members, c);
+    if (!sums.stalled[j] && late.empty()) continue;
+    FailedCollective f;
+    f.step = c.step;
+    f.type = static_cast<CollectiveType>(c.key.second);
+    f.group = StringId{c.key.first};
+    f.stalled = sums.stalled[j];
+    f.first_arrival_ns = INT64_MAX;
+    for (size_t k = 0; k < c.members.size(); ++k) {
+      const auto [m, i] = c.members[k];
+      const CollectiveInstance& a = members[m]->at(c.key)[i];
+      f.ranks.push_back(rank_of[m]);
+      f.first_arrival_ns = std::min(f.first_arrival_ns, a.arrival_ns);
+      if (std::find(late.begin(), late.end(), k) == late.end())
+        f.waited_ns = std::max(f.waited_ns, a.end_ns - a.arrival_ns);
+    }
+    for (uint32_t k : late) f.late_ranks.push_back(rank_of[c.members[k].first]);
+    std::sort(f.ranks.begin(), f.ranks.end());
+    out->push_back(std::move(f));
+  }
+}
+
 // Pairs the collectives within their steps (collective_pairing.h) and sums
 // the per-rank figures.
-void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& collectives, CrossRankResult* r,
+void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& collectives,
+                      const std::vector<int64_t>& steps, CrossRankResult* r,
                       std::map<int32_t, RankCommunication>* ranks) {
-  const std::vector<int64_t> steps = CollectiveSteps(trace, collectives);
   std::map<int32_t, CollectiveSequences> by_rank;
   for (size_t i = 0; i < collectives.size(); ++i) {
     const CollectiveSlice& c = collectives[i];
@@ -62,11 +91,15 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
   r->end_spread_p50_ns = sums.end_spread_p50_ns;
   r->end_spread_share = sums.end_spread_share;
   r->clocks_agree = sums.clocks_agree;
+  r->stalled = sums.stalled_count;
+  ListFailed(members, rank_of, pairing, sums, &r->failed);
   for (size_t j = 0; j < pairing.matched.size(); ++j) {
     if (!sums.complete[j]) continue;
     const PairedCollective& c = pairing.matched[j];
     std::vector<uint32_t>& slices = r->paired_slices.emplace_back();
     for (const auto& [m, i] : c.members) slices.push_back(members[m]->at(c.key)[i].id);
+    const PairedArrival last = LastArrival(members, c);
+    r->paired_last.push_back(last.tied == 1 ? slices[last.last] : kNoSlice);
   }
   for (size_t m = 0; m < members.size(); ++m) {
     RankCommunication& rc = (*ranks)[rank_of[m]];
@@ -76,6 +109,8 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
     rc.wait_ns = sums.wait_ns[m];
     rc.lateness_ns = sums.lateness_ns[m];
     rc.transfer_ns = sums.transfer_ns[m];
+    rc.stalled_ns = sums.stalled_ns[m];
+    rc.step_shift = pairing.step_shift[m];
   }
 }
 
@@ -132,9 +167,14 @@ std::optional<SlowRank> FindSlowRank(const std::vector<RankCommunication>& ranks
 }  // namespace
 
 CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<CollectiveSlice>& collectives) {
+  return ComputeCrossRank(trace, collectives, CollectiveSteps(trace, collectives));
+}
+
+CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<CollectiveSlice>& collectives,
+                                 const std::vector<int64_t>& steps) {
   CrossRankResult r;
   std::map<int32_t, RankCommunication> ranks;
-  MatchCollectives(trace, collectives, &r, &ranks);
+  MatchCollectives(trace, collectives, steps, &r, &ranks);
   ReadProfilerSplit(trace, &ranks);
   const std::map<int32_t, int64_t> spans = RankSpans(trace);
   for (auto& [rank, rc] : ranks) {

@@ -42,6 +42,10 @@ struct RankCommunication {
   uint64_t incomplete = 0;  // matched ones that did not complete on every rank (left out of the sums)
   int64_t comm_ns = 0;      // Σ durations of the completed ones
   int64_t wait_ns = 0, lateness_ns = 0, transfer_ns = 0;
+  // Added to its step numbers to pair with the other ranks' iterations
+  // (collective_pairing.h: its profiler started a step apart); 0 normally.
+  int64_t step_shift = 0;
+  int64_t stalled_ns = 0;  // Σ its time in stalled collectives: waiting for a rank not in the inputs
   int64_t span_ns = 0;   // first to last device activity of the rank
   // communication.json's figures, ns; -1 when the file is absent.
   int64_t profiler_elapse_ns = -1, profiler_wait_ns = -1, profiler_transit_ns = -1;
@@ -57,11 +61,32 @@ struct SlowRank {
   std::optional<double> excess_ratio;
 };
 
+// A matched collective that did not complete normally (collective_pairing.h):
+// stalled — every rank in the inputs sat in it until it ended, waiting for
+// a rank not in the inputs (crashed or hung) — or incomplete with ranks that
+// arrived after another had already left it (after the others gave up).
+struct FailedCollective {
+  int64_t step = -1;
+  CollectiveType type = CollectiveType::kOther;
+  StringId group;
+  bool stalled = false;
+  std::vector<int32_t> ranks;       // its members, by rank
+  std::vector<int32_t> late_ranks;  // incomplete: arrived after another had left, by arrival
+  int64_t waited_ns = 0;            // the longest time a member that was there spent in it
+  int64_t first_arrival_ns = 0;
+};
+// FailedCollectives listed at most (all are counted).
+inline constexpr size_t kMaxFailedCollectivesListed = 20;
+
 struct CrossRankResult {
   std::vector<RankCommunication> ranks;  // every rank with collectives or communication.json, by rank
   uint64_t matched = 0;                  // collectives matched across ranks
   uint64_t incomplete = 0;               // of those, not completed on every rank (a peer failed in it)
+  uint64_t stalled = 0;                  // of those, stalled: waited for a rank not in the inputs
   uint64_t unmatched = 0;                // collective slices left without a partner
+  // Stalled ones and incomplete ones with late ranks, in pairing order
+  // (first kMaxFailedCollectivesListed).
+  std::vector<FailedCollective> failed;
   // (group, type) pairs held by 2+ ranks, paired within steps / by position
   // (a rank holding it numbers no step: the i-th over the whole trace).
   uint64_t keys_by_step = 0, keys_by_position = 0;
@@ -74,8 +99,15 @@ struct CrossRankResult {
   // Each completed matched collective's slices, one per rank (by rank): the
   // pairing other analyses join ranks by (the critical path's collectives).
   std::vector<std::vector<uint32_t>> paired_slices;
+  // Per paired_slices entry, the slice of the last arrival (LastArrival,
+  // collective_pairing.h); kNoSlice when two or more share it exactly.
+  std::vector<uint32_t> paired_last;
 };
 
+// `steps`: CollectiveSteps(trace, collectives), same order; the 2-argument
+// form computes them.
+CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<CollectiveSlice>& collectives,
+                                 const std::vector<int64_t>& steps);
 CrossRankResult ComputeCrossRank(const Trace& trace, const std::vector<CollectiveSlice>& collectives);
 
 }  // namespace aiprof

@@ -489,25 +489,15 @@ void LinkCollectiveWaits(const Trace& trace, const std::vector<uint32_t>& unreso
 // Joins each collective across ranks as the multi-rank analysis paired it
 // (CrossRankResult::paired_slices: within steps, completed ones only,
 // collective_pairing.h): every instance but the last to arrive gets the
-// last arrival as its peer. A tie for the last arrival joins nothing: no
-// single rank held the others.
-void LinkCollectives(const Trace& trace, const CrossRankResult& cross, DependencyGraph* g) {
-  const SliceTable& s = trace.slices;
-  for (const std::vector<uint32_t>& pair : cross.paired_slices) {
-    if (pair.size() < 2) continue;
-    uint32_t last = pair[0];
-    size_t tied = 1;
-    for (size_t k = 1; k < pair.size(); ++k) {
-      if (s.ts_ns[pair[k]] > s.ts_ns[last]) {
-        last = pair[k];
-        tied = 1;
-      } else if (s.ts_ns[pair[k]] == s.ts_ns[last]) {
-        ++tied;
-      }
-    }
-    if (tied > 1) continue;
-    for (uint32_t x : pair) {
-      if (x == last || s.ts_ns[x] >= s.ts_ns[last]) continue;
+// last arrival as its peer. The last arrival is the pairing's own
+// (CrossRankResult::paired_last, LastArrival); a tie for it joins nothing:
+// no single rank held the others.
+void LinkCollectives(const CrossRankResult& cross, DependencyGraph* g) {
+  for (size_t j = 0; j < cross.paired_slices.size(); ++j) {
+    const uint32_t last = cross.paired_last[j];
+    if (last == kNoSlice) continue;
+    for (uint32_t x : cross.paired_slices[j]) {
+      if (x == last) continue;  // the others arrived strictly earlier
       g->peer[x] = last;
       ++g->edges[static_cast<size_t>(DepKind::kCollective)];
     }
@@ -603,7 +593,7 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   LinkCollectiveWaits(trace, waits, &g);
   LinkHandoffs(trace, &g);
   if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
-    LinkCollectives(trace, *options.cross, &g);
+    LinkCollectives(*options.cross, &g);
   }
   return g;
 }

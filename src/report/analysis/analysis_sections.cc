@@ -572,6 +572,15 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
            {"lateness_ns", "Late", Unit::kNs}, {"transfer_ns", "Transfer", Unit::kNs},
            {"profiler_elapse_ns", "communication.json elapse", Unit::kNs}, {"profiler_wait_ns", "wait", Unit::kNs},
            {"profiler_transit_ns", "transit", Unit::kNs}, {"profiler_sync_ns", "synchronization", Unit::kNs},
+    for (const RankCommunication& r : c.ranks) {
+      if (r.step_shift == 0) continue;
+      const std::string n = std::to_string(r.step_shift < 0 ? -r.step_shift : r.step_shift);
+      s->Add(Paragraph{"Step numbers: rank " + std::to_string(r.rank) + "'s ProfilerStep numbers are " + n +
+                       (r.step_shift > 0 ? " behind" : " ahead of") + " the other ranks' (its profiler started " + n +
+                       (r.step_shift > 0 ? " step(s) later" : " step(s) earlier") +
+                       "): its collectives of step N are paired with the others' of step N" +
+                       (r.step_shift > 0 ? " + " : " − ") + n + ", the same iteration (their ends agree so)."});
+    }
            {"profiler_idle_ns", "idle", Unit::kNs}},
           {}, ""};
   for (const RankCommunication& r : c.ranks) {
@@ -642,6 +651,53 @@ void CommunicationSection(AnalysisResults& in, Section* s) {
   CrossRanks(r.cross, s);
   Links(r.cross, s);
 }
+std::string RankList(const std::vector<int32_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+// Collectives that did not complete normally: a wait for a rank not in the
+// inputs (stalled), or ranks that arrived after the others had left.
+void FailedCollectives(const Trace& trace, const CrossRankResult& c, Section* s) {
+  if (c.failed.empty()) return;
+  Table t{"failed_collectives",
+          "Collectives that did not complete (a peer crashed, hung or came too late)",
+          {{"step", "Step"},
+           {"collective", "Collective"},
+           {"ranks", "Ranks in it"},
+           {"waited_ns", "Waited", Unit::kNs},
+           {"what", "What"}},
+          {},
+          ""};
+  for (const FailedCollective& f : c.failed) {
+    const std::string group = trace.Str(f.group).empty() ? "" : " (" + std::string(trace.Str(f.group)) + ")";
+    const std::string what =
+        f.stalled ? "every rank present waited in it until it ended, for a rank not in the inputs (it never arrived: "
+                    "crashed or hung); a wait, not transfer"
+                  : RankList(f.late_ranks) + " arrived after another rank had left it (gave up after a wait)";
+    t.rows.push_back({f.step >= 0 ? Int(f.step) : Value(), StrValue(std::string(CollectiveTypeName(f.type)) + group),
+                      StrValue(RankList(f.ranks)), Int(f.waited_ns), StrValue(what)});
+  }
+  if (c.stalled > 0) {
+    t.note = std::to_string(c.stalled) +
+             " stalled collective(s) (the last every rank entered, each rank in it at least " +
+             render::FormatQuantity(kStalledFactor, Unit::kNone) + "x its usual collective and " +
+             render::FormatQuantity(static_cast<double>(kStalledMinNs), Unit::kNs) +
+             "): their time is in the ranks' waits for a missing rank below, not in wait, lateness or transfer";
+  }
+  s->Add(std::move(t));
+  render::Table w{"stalled_waits",
+                  "Waits for a rank not in the inputs",
+                  {{"rank", "Rank"}, {"stalled_ns", "Waited", Unit::kNs}},
+                  {},
+                  ""};
+  for (const RankCommunication& r : c.ranks) {
+    if (r.stalled_ns > 0) w.rows.push_back({Rank(r.rank), Int(r.stalled_ns)});
+  }
+  if (!w.rows.empty()) s->Add(std::move(w));
+}
+
 
 // Critical path: steps described one by one; slices named as the largest
 // on-path consumers.
@@ -651,6 +707,7 @@ constexpr size_t kPathTopSlices = 8;
 // Path time by class as columns (one per class), appended to `t` and `row`.
 void ClassColumns(Table* t) {
   for (size_t c = 0; c < kPathClassCount; ++c) {
+  FailedCollectives(in.trace(), r.cross, s);
     std::string name = PathClassName(static_cast<PathClass>(c));
     t->columns.push_back({name + "_ns", name, Unit::kNs});
   }

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+"""A crashed rank's peers wait in the collective; that is no transfer.
+
+On the real crash recordings of test/data/crash_gloo (gen_crash.py: rank 2 of
+3 stopped before step 4's all-reduce; ranks 0 and 1 sat in gloo:all_reduce
+until the 4 s timeout), runs `aiprof analyze --format json` and `aiprof
+cluster analyze --world-size 3` as a user does and checks against this
+script's own reading of the raw files:
+  survivors_timed_out/  the collective each present rank entered last is
+                        stalled: each rank's time in it (its raw duration)
+                        is its wait for a missing rank, named rank 2 in the
+                        cluster report; no rank's transfer holds it.
+  late_past_timeout/    rank 2 arrived after the others had left: the
+                        collective is incomplete and rank 2 named late.
+Usage: crash_gloo_test.py AIPROF DATA_DIR (test/data)
+"""
+import gzip, json, os, subprocess, sys, tempfile
+
+bad = 0
+
+
+def check(name, got, want):
+    global bad
+    ok = got == want
+    bad += not ok
+    print(f"{'ok' if ok else 'FAIL'} {name}: aiprof {got!r}, expected {want!r}")
+
+
+def raw_collectives(folder):
+    """Per rank: [(ts_ns, dur_ns)] of its gloo:all_reduce spans, by start."""
+    out = {}
+    for f in sorted(os.listdir(folder)):
+        rank = int(f.split(".")[0].removeprefix("rank"))
+        with gzip.open(os.path.join(folder, f), "rt") as h:
+            events = json.load(h)
+        out[rank] = sorted((round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in events
+                           if e.get("name") == "gloo:all_reduce")
+    return out
+
+
+def analyze(aiprof, folder, env):
+    got = json.loads(subprocess.run([aiprof, "analyze", "--only", "communication", "--format", "json", folder],
+                                    check=True, capture_output=True, text=True, env=env).stdout)
+    return {b.get("key"): b for b in got["sections"]["communication"]["blocks"] if b.get("key")}
+
+
+def cluster(aiprof, folder, env, out):
+    subprocess.run([aiprof, "cluster", "analyze", folder, "--world-size", "3", "-o", out], check=True,
+                   capture_output=True, text=True, env=env)
+    with open(os.path.join(out, "cluster.json")) as h:
+        j = json.load(h)
+    with open(os.path.join(out, "cluster.md")) as h:
+        return j, h.read()
+
+
+def main():
+    aiprof, data = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="crash_gloo_")
+    env = dict(os.environ, AIPROF_CALIBRATE="0", XDG_CONFIG_HOME=tmp, XDG_DATA_HOME=tmp)
+
+    folder = os.path.join(data, "crash_gloo", "survivors_timed_out")
+    raw = raw_collectives(folder)
+    waited = {r: v[-1][1] for r, v in raw.items()}  # the last all-reduce each entered
+    blocks = analyze(aiprof, folder, env)
+    failed = blocks.get("failed_collectives", {}).get("rows", [])
+    check("analyze: failed collectives", len(failed), 1)
+    if failed:
+        check("analyze: its step", failed[0]["step"], 4)
+        check("analyze: waited (longest)", failed[0]["waited_ns"], max(waited.values()))
+        check("analyze: named a wait for a missing rank", "for a rank not in the inputs" in failed[0]["what"], True)
+    stalled = {row["rank"]: row["stalled_ns"] for row in blocks.get("stalled_waits", {}).get("rows", [])}
+    check("analyze: each rank's wait for the missing rank", stalled, waited)
+    for row in blocks["ranks"]["rows"]:
+        check(f"analyze: rank {row['rank']} transfer below the timeout", row["transfer_ns"] < 1_000_000_000, True)
+    j, md = cluster(aiprof, folder, env, os.path.join(tmp, "killed"))
+    check("cluster: stalled", j["clocks"].get("stalled"), 1)
+    check("cluster: missing ranks", j["missing_ranks"], [2])
+    check("cluster: stalled waits", {r["rank"]: r.get("stalled_wait_ns") for r in j["ranks"]}, waited)
+    for r in j["ranks"]:
+        check(f"cluster: rank {r['rank']} transfer below the timeout", r["aligned_transfer_ns"] < 1_000_000_000, True)
+    # Markdown escapes the parentheses.
+    check("cluster report names rank 2", "for a rank not in the inputs \\(missing: rank 2\\)" in md, True)
+
+    folder = os.path.join(data, "crash_gloo", "late_past_timeout")
+    raw = raw_collectives(folder)
+    blocks = analyze(aiprof, folder, env)
+    failed = blocks.get("failed_collectives", {}).get("rows", [])
+    check("late: failed collectives", len(failed), 1)
+    if failed:
+        check("late: named", failed[0]["what"].startswith("rank 2 arrived after another rank had left it"), True)
+        check("late: waited", failed[0]["waited_ns"], max(raw[0][-1][1], raw[1][-1][1]))
+    j, md = cluster(aiprof, folder, env, os.path.join(tmp, "late"))
+    late = [c for c in j["collectives"] if c.get("state") != "complete"]
+    check("late: cluster instances not complete", [(c.get("state"), c.get("late_after_end")) for c in late],
+          [("incomplete", [2])])
+    sys.exit(1 if bad else 0)
+
+
+main()
