@@ -115,9 +115,21 @@ void LaunchesSection(AnalysisResults& in, Section* s) {
        {"launch_calls", "Launch calls (delays are per call: its first kernel)", Int(st.launch_calls), Unit::kCount},
        {"launch_calls_in_steps", "Launch calls inside steps (a graph launch once)", Int(st.launch_calls_in_steps),
         Unit::kCount},
-       {"delay_p50_ns", "Launch delay p50", Ns(st.delay_p50_ns), Unit::kNs},
-       {"delay_p90_ns", "Launch delay p90", Ns(st.delay_p90_ns), Unit::kNs},
-       {"delay_max_ns", "Launch delay max", Int(st.delay_max_ns), Unit::kNs},
+       // Launch latency: over the calls whose work started under
+       // kMinLaunchHoldNs after they returned; the later ones are holds.
+       {"delay_p50_ns", "Launch delay p50 (calls not held)",
+        st.held_calls < st.launch_calls ? Ns(st.delay_p50_ns) : Value::Null(), Unit::kNs},
+       {"delay_p90_ns", "Launch delay p90 (calls not held)",
+        st.held_calls < st.launch_calls ? Ns(st.delay_p90_ns) : Value::Null(), Unit::kNs},
+       {"delay_max_ns", "Launch delay max (calls not held)",
+        st.held_calls < st.launch_calls ? Int(st.delay_max_ns) : Value::Null(), Unit::kNs},
+       {"held_calls",
+        "Held launch calls (work started " +
+            render::FormatQuantity(static_cast<double>(kMinLaunchHoldNs), Unit::kNs) +
+            " or more after the call: a hold, not latency)",
+        Int(st.held_calls), Unit::kCount},
+       {"held_p50_ns", "Hold p50 (held calls)", st.held_calls > 0 ? Ns(st.held_p50_ns) : Value::Null(), Unit::kNs},
+       {"held_max_ns", "Hold max (held calls)", st.held_calls > 0 ? Int(st.held_max_ns) : Value::Null(), Unit::kNs},
        {"launch_cost_ns", "Launch cost (median one-by-one launch call)", Ns(st.launch_cost_ns), Unit::kNs},
        {"short_kernels", "Kernels launched one by one and shorter than that", Int(st.short_kernels), Unit::kCount}}});
   if (st.graph_launches > 0) {

@@ -109,6 +109,13 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
     }
     cards.items.push_back({"best_fix", "Best fix", Value::String(o.suggestion->title), Unit::kNone, std::move(detail)});
   }
+  // A caveat on what the trace shows (op coverage) beside the finding
+  // about the program that leads, with its cheapest fix.
+  if (r.caveat) {
+    std::string detail = "a caveat on what the trace shows, not a bottleneck; the diagnosis says what it qualifies";
+    if (r.caveat_fix) detail += "; cheapest fix: " + r.caveat_fix->suggestion->title;
+    cards.items.push_back({"caveat", "Caveat", Value::String(r.caveat->rule->title), Unit::kNone, std::move(detail)});
+  }
   doc->AddSection("headline", "Headline").Add(std::move(cards));
 }
 

@@ -48,7 +48,11 @@ def main():
     gaps = [b[1] - a[2] for a, b in zip(replays, replays[1:]) if a[0] == b[0] and b[1] >= a[2]]
     print(json.dumps({'kernels': len(tasks), 'launch_calls': len(by_call), 'graph_launches': len(graph),
                       'graph_kernels': sum(len(by_call[c]) for c in graph), 'graph_launch_cost': q(graph_costs, 0.5),
-                      'launch_cost': cost, 'short': short, 'delay_p50': q(delays, 0.5),
+                      'launch_cost': cost, 'short': short,
+                      # 100 us or more after the call returned: the device's hold (kMinLaunchHoldNs).
+                      'delay_p50': q([d for d in delays if d < 100000], 0.5) if any(d < 100000 for d in delays) else None,
+                      'held': sum(1 for d in delays if d >= 100000),
+                      'held_p50': q([d for d in delays if d >= 100000], 0.5) if any(d >= 100000 for d in delays) else None,
                       'graph_gaps': len(gaps), 'graph_gap_p50': q(gaps, 0.5)}))
 
 

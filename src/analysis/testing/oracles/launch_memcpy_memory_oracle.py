@@ -28,7 +28,13 @@ def main():
             delays.append(ns(k['ts']) - ns(c['ts']) - ns(c['dur']))
             costs.append(ns(c['dur']))
     cost = q(costs, 0.5)
-    out = {'kernels': len(kernels), 'launches': len(delays), 'delay_p50': q(delays, 0.5), 'launch_cost': cost,
+    # A start 100 us or more after the call returned is the device holding
+    # the work, not launch latency (kMinLaunchHoldNs): counted apart.
+    held = [d for d in delays if d >= 100000]
+    unheld = [d for d in delays if d < 100000]
+    out = {'kernels': len(kernels), 'launches': len(delays), 'delay_p50': q(unheld, 0.5) if unheld else None,
+           'held': len(held), 'held_p50': q(held, 0.5) if held else None, 'held_max': max(held) if held else None,
+           'launch_cost': cost,
            'short': sum(1 for k in kernels if ns(k['dur']) < cost) if costs else 0}
     copies = defaultdict(lambda: [0, 0, 0])
     for e in X:
