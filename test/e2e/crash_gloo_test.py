@@ -9,7 +9,8 @@ script's own reading of the raw files:
   survivors_timed_out/  the collective each present rank entered last is
                         stalled: each rank's time in it (its raw duration)
                         is its wait for a missing rank, named rank 2 in the
-                        cluster report; no rank's transfer holds it.
+                        cluster report and in `aiprof report`'s
+                        communication table; no rank's transfer holds it.
   late_past_timeout/    rank 2 arrived after the others had left: the
                         collective is incomplete and rank 2 named late.
 Usage: crash_gloo_test.py AIPROF DATA_DIR (test/data)
@@ -80,6 +81,16 @@ def main():
         check(f"cluster: rank {r['rank']} transfer below the timeout", r["aligned_transfer_ns"] < 1_000_000_000, True)
     # Markdown escapes the parentheses.
     check("cluster report names rank 2", "for a rank not in the inputs \\(missing: rank 2\\)" in md, True)
+
+    report = os.path.join(tmp, "report.md")
+    subprocess.run([aiprof, "report", folder, "-o", report], check=True, capture_output=True, text=True, env=env)
+    with open(report) as h:
+        lines = h.read().splitlines()
+    header = [i for i, line in enumerate(lines) if "Wait for a missing rank \\(stalled\\)" in line]
+    check("report: stalled column", len(header), 1)
+    rows = lines[header[0] + 2:header[0] + 2 + len(waited)] if header else []
+    check("report: stalled per rank", [line.rstrip(" |").rsplit("|", 1)[1].strip() for line in rows],
+          [f"{waited[r] / 1e9:.2f} s" for r in sorted(waited)])
 
     folder = os.path.join(data, "crash_gloo", "late_past_timeout")
     raw = raw_collectives(folder)

@@ -252,6 +252,7 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   for (const RankCommunication& rc : comm.cross.ranks) {
     ReportCommRow& row = by_rank[rc.rank];
     row.rank = rc.rank;
+    row.stalled_ms = NsToMs(static_cast<double>(rc.stalled_ns));  // its own durations: no clocks compared
     if (comm.cross.clocks_agree) {
       row.wait_ms = NsToMs(static_cast<double>(rc.wait_ns));
       row.transfer_ms = NsToMs(static_cast<double>(rc.transfer_ns));

@@ -61,6 +61,9 @@ struct ReportBreakdownRow {
 struct ReportCommRow {
   int32_t rank = kNoRank;
   double comm_ms = 0, wait_ms = 0, transfer_ms = 0, exposed_ms = -1;
+  // In stalled collectives: waiting for a rank not in the inputs (crashed
+  // or hung; collective_pairing.h), in neither wait nor transfer.
+  double stalled_ms = 0;
 };
 
 struct ReportOp {

@@ -314,14 +314,24 @@ void AddCommunication(const ReportData& r, render::Section* charts) {
                       {{"rank", "Rank"}, {"collective", "Collective time", Unit::kMs}, {"wait", "Wait", Unit::kMs},
                        {"transfer", "Transfer", Unit::kMs}, {"exposed", "Exposed (not overlapped)", Unit::kMs}},
                       {}, ""};
+  // A wait for a rank not in the inputs (a crashed or hung peer's
+  // survivors), only where some rank has one.
+  const bool stalled =
+      std::any_of(r.comm.begin(), r.comm.end(), [](const ReportCommRow& row) { return row.stalled_ms > 0; });
+  if (stalled) {
+    series.insert(series.begin() + 2, ChartSeries{"wait for a missing rank (stalled)", pal[1], {}});
+    table.columns.push_back({"stalled", "Wait for a missing rank (stalled)", Unit::kMs});
+  }
   for (const ReportCommRow& row : r.comm) {
     std::string who = row.rank == kNoRank ? std::string("trace") : "rank " + std::to_string(row.rank);
     cats.push_back(who);
     series[0].values.push_back(row.wait_ms);
     series[1].values.push_back(row.transfer_ms);
-    series[2].values.push_back(std::max(0.0, row.comm_ms - row.wait_ms - row.transfer_ms));
+    if (stalled) series[2].values.push_back(row.stalled_ms);
+    series.back().values.push_back(std::max(0.0, row.comm_ms - row.wait_ms - row.transfer_ms - row.stalled_ms));
     table.rows.push_back({Value::String(who), MsValue(row.comm_ms), MsValue(row.wait_ms), MsValue(row.transfer_ms),
                           row.exposed_ms >= 0 ? MsValue(row.exposed_ms) : Value::Null()});
+    if (stalled) table.rows.back().push_back(MsValue(row.stalled_ms));
   }
   render::Section& sec = charts->AddSection("communication", "Communication per rank");
   sec.Add(render::RawHtml{StackedBarChart("Collective time: wait vs transfer", cats, series, "ms"), ""});
