@@ -211,13 +211,17 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
     ComputeClass cc = by[c];
     if (time_flops[c] > 0) cc.achieved_flops_per_second = flops[c] / (time_flops[c] * 1e-9);
     if (util_time[c] > 0) cc.compute_utilization = util_sum[c] / util_time[c];
-    int64_t best = 0;
+    const double class_ns = static_cast<double>(cc.ns);
+    cc.flops_coverage = std::min(1.0, time_flops[c] / class_ns);
+    int64_t best = 0, typed = 0;
     for (const auto& [p, t] : precision_time[c]) {
+      typed += t;
       if (t > best) {
         best = t;
         cc.precision = p;
       }
     }
+    cc.precision_coverage = std::min(1.0, static_cast<double>(typed) / class_ns);
     std::vector<std::pair<int64_t, uint32_t>> mods;
     for (const auto& [m, t] : modules[c]) {
       if (m != kNoNode) mods.emplace_back(t, m);
@@ -316,15 +320,25 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
     std::string line = std::string(OpClassName(c.op_class)) + ": " + FormatDurationNs(a.PerStep(c.ns)) +
                        " per step (" + FormatPercent(total > 0 ? static_cast<double>(c.ns) / static_cast<double>(total) : 0) +
                        " of compute)";
-    if (!c.precision.empty()) line += ", " + c.precision;
-    if (c.achieved_flops_per_second) line += ", " + FormatFixed(*c.achieved_flops_per_second / 1e9, 1) + " GFLOP/s";
-    if (c.compute_utilization) {
+    const auto rests_on = [](double coverage) {
+      return coverage < kComputeFiguresFull
+                 ? " (of the " + FormatPercent(coverage) + " of its time with recorded shapes)"
+                 : std::string();
+    };
+    const bool typed = c.precision_coverage >= kComputeFiguresMinCoverage;
+    const bool counted = c.flops_coverage >= kComputeFiguresMinCoverage;
+    if (!c.precision.empty() && typed) line += ", " + c.precision + (counted ? "" : rests_on(c.precision_coverage));
+    if (c.achieved_flops_per_second && counted) {
+      line += ", " + FormatFixed(*c.achieved_flops_per_second / 1e9, 1) + " GFLOP/s" + rests_on(c.flops_coverage);
+    }
+    if (c.compute_utilization && counted) {
       line += " = " + FormatPercent(*c.compute_utilization) + " of the " + r.device + " peak";
       // Above the peak: the peaks are not the machine's that recorded the
       // trace (a CPU trace from elsewhere against this machine's cpu-local).
       if (*c.compute_utilization > 1.0) line += " (above the peak: the trace comes from a faster machine than these peaks describe; pass --device)";
+    } else if (c.achieved_flops_per_second && counted && r.device.empty()) {
+      line += " (no peak to compare: " + r.device_problem + ")";
     }
-    else if (c.achieved_flops_per_second && r.device.empty()) line += " (no peak to compare: " + r.device_problem + ")";
     if (!c.modules.empty()) {
       line += "; in";
       for (size_t i = 0; i < c.modules.size(); ++i) {

@@ -167,5 +167,52 @@ TEST(ComputeFindingTest, CompiledComputeGetsNoTorchCompileAdviceAndSmallClassesA
             std::string::npos);
 }
 
+TEST(ComputeFindingTest, ClassFiguresSayTheShareOfTimeTheyRestOn) {
+  // Hand-made: one step, an elementwise op whose kernel runs 900 us. The
+  // roofline rows of the class are given: the class's FLOP/s and data type
+  // are those rows' figures, stated only where the rows cover 10% of the
+  // class's time (vLLM's elementwise class read "other, 0.0 GFLOP/s" from one
+  // aten::sub row of a graph replay), with the share below 90%.
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+    {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":10,"dur":30},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":3,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"elementwise_kernel","pid":0,"tid":7,"ts":20,"dur":900,"args":{"device":0,"stream":7,"correlation":1}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  AttributionResult a = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(a.available);
+  const auto line = [&](int64_t row_ns) {
+    RooflineResult roofline;
+    RooflineRow row;
+    row.name = "aten::mul";
+    row.family = OpFamily::kElementwise;
+    row.precision = Precision::kBf16;
+    row.time_ns = row_ns;
+    row.flops = 1e9;  // 1 GFLOP in row_ns
+    roofline.rows.push_back(row);
+    ComputeResult c = ComputeComputeTime(a, roofline, "");
+    EXPECT_EQ(ComputeClassNs(c, OpClass::kElementwise), 900'000);
+    MetricSet m;
+    PublishCompute(*t, a, c, &m);
+    for (const std::string& e : m.Evidence("compute")) {
+      if (e.rfind("elementwise:", 0) == 0) return e;
+    }
+    return std::string();
+  };
+  // 45 us of 900 (5%): neither the data type nor the FLOP/s.
+  std::string few = line(45'000);
+  EXPECT_EQ(few.find("GFLOP/s"), std::string::npos) << few;
+  EXPECT_EQ(few.find("bf16"), std::string::npos) << few;
+  // 450 us (50%): 1e9 / 450e-6 s = 2222.2 GFLOP/s, with its share.
+  std::string half = line(450'000);
+  EXPECT_NE(half.find("bf16, 2222.2 GFLOP/s (of the 50.0% of its time with recorded shapes)"), std::string::npos)
+      << half;
+  // 900 us (all of it): no share said.
+  std::string all = line(900'000);
+  EXPECT_NE(all.find("bf16, 1111.1 GFLOP/s"), std::string::npos) << all;
+  EXPECT_EQ(all.find("of its time with recorded shapes"), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace aiprof
