@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
@@ -227,6 +228,38 @@ TEST(CompressedInputsTest, CompressedTorchNpuFolderIsSaid) {
   EXPECT_NE(parent.status().message().find(rank.string() + ": a torch_npu profiler folder whose files are compressed"),
             std::string::npos)
       << parent.status().message();
+}
+
+// A profiler folder packed as a tar archive (plain and gzip'd, made here
+// from the real torch_npu fixture by the tar program) or a zip: said, with
+// what to do. They were "unrecognised format".
+TEST(CompressedInputsTest, ArchivesAreSaid) {
+  testing::TempDir dir;
+  const std::string folder = std::string(AIPROF_FIXTURES_DIR) + "/ascend-pt/level1";
+  const std::string tar = dir.Path("npu.tar");
+  ASSERT_EQ(std::system(("tar cf " + tar + " -C " + folder + " rank0_ascend_pt").c_str()), 0);
+  const std::string tgz = dir.Write("npu.tar.gz", Gzip(ReadFile(tar)));
+  auto plain = ImportTrace(tar);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.status().message(), tar +
+                                          ": a tar archive: unpack it first (tar xf) and give the trace file or "
+                                          "profiler folder inside");
+  auto packed = ImportTrace(tgz);
+  ASSERT_FALSE(packed.ok());
+  EXPECT_EQ(packed.status().message(), tgz +
+                                           ": a tar archive (gzip-compressed): unpack it first (tar xf) and give "
+                                           "the trace file or profiler folder inside");
+  // A zip's local file header, as zip writes it, and an xz stream's magic.
+  const std::string zip = dir.Write("npu.zip", std::string("PK\x03\x04\x14\0\0\0\x08\0", 10) + "rank0/x");
+  auto zipped = ImportTrace(zip);
+  ASSERT_FALSE(zipped.ok());
+  EXPECT_NE(zipped.status().message().find(zip + ": a zip archive: unpack it first"), std::string::npos);
+  const std::string xz = dir.Write("t.json.xz", std::string("\xFD"
+                                                            "7zXZ\0\0\x04",
+                                                            8));
+  auto xzed = ImportTrace(xz);
+  ASSERT_FALSE(xzed.ok());
+  EXPECT_NE(xzed.status().message().find(xz + ": xz-compressed: aiprof reads gzip and zstd"), std::string::npos);
 }
 
 }  // namespace compressed_inputs_test

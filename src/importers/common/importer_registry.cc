@@ -50,6 +50,30 @@ const char* FormatLabel(const ImporterEntry* importer) {
   return "trace";
 }
 
+// What an unrecognised file is, when its first (decompressed) bytes say it
+// is an archive or a compression aiprof does not read, with what to do;
+// else "". A tar.gz of a profiler folder was only "unrecognised format".
+std::string ArchiveAdvice(std::string_view prefix, const std::string& compression) {
+  const std::string packed = compression == "none" ? "" : " (" + compression + "-compressed)";
+  if (prefix.size() >= 262 && prefix.substr(257, 5) == "ustar") {
+    return "a tar archive" + packed + ": unpack it first (tar xf) and give the trace file or profiler folder inside";
+  }
+  if (prefix.substr(0, 4) == std::string_view("PK\x03\x04", 4)) {
+    return "a zip archive" + packed + ": unpack it first (unzip) and give the trace file or profiler folder inside";
+  }
+  if (prefix.substr(0, 3) == "BZh")
+    return "bzip2-compressed" + packed + ": aiprof reads gzip and zstd; decompress it first";
+  if (prefix.substr(0, 6) == std::string_view("\xFD"
+                                              "7zXZ\0",
+                                              6)) {
+    return "xz-compressed" + packed + ": aiprof reads gzip and zstd; decompress it first";
+  }
+  if (prefix.substr(0, 6) == std::string_view("7z\xBC\xAF\x27\x1C", 6)) {
+    return "a 7-Zip archive" + packed + ": unpack it first";
+  }
+  return "";
+}
+
 }  // namespace
 
 bool IsImportableFilePrefix(std::string_view prefix) {
@@ -151,6 +175,9 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
       }
     }
     if (importer == nullptr) {
+      if (std::string advice = ArchiveAdvice(prefix, compression); !advice.empty()) {
+        return ErrStatus(path + ": " + advice);
+      }
       return ErrStatus(path + ": unrecognised format (expected " + kKnownFileFormats + ", or a profiler folder)");
     }
   }
