@@ -573,6 +573,15 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
                        std::to_string(c.keys_by_position) +
                        " collective kind(s): a rank holding them numbers no step (ProfilerStep#N)."});
     }
+    for (const RankCommunication& r : c.ranks) {
+      if (r.step_shift == 0) continue;
+      const std::string n = std::to_string(r.step_shift < 0 ? -r.step_shift : r.step_shift);
+      s->Add(Paragraph{"Step numbers: rank " + std::to_string(r.rank) + "'s ProfilerStep numbers are " + n +
+                       (r.step_shift > 0 ? " behind" : " ahead of") + " the other ranks' (its profiler started " + n +
+                       (r.step_shift > 0 ? " step(s) later" : " step(s) earlier") +
+                       "): its collectives of step N are paired with the others' of step N" +
+                       (r.step_shift > 0 ? " + " : " − ") + n + ", the same iteration (their ends agree so)."});
+    }
     if (c.incomplete > 0) {
       s->Add(Paragraph{std::to_string(c.incomplete) +
                        " matched collective(s) did not complete on every rank: a rank ended before the last one "
@@ -584,15 +593,6 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
            {"lateness_ns", "Late", Unit::kNs}, {"transfer_ns", "Transfer", Unit::kNs},
            {"profiler_elapse_ns", "communication.json elapse", Unit::kNs}, {"profiler_wait_ns", "wait", Unit::kNs},
            {"profiler_transit_ns", "transit", Unit::kNs}, {"profiler_sync_ns", "synchronization", Unit::kNs},
-    for (const RankCommunication& r : c.ranks) {
-      if (r.step_shift == 0) continue;
-      const std::string n = std::to_string(r.step_shift < 0 ? -r.step_shift : r.step_shift);
-      s->Add(Paragraph{"Step numbers: rank " + std::to_string(r.rank) + "'s ProfilerStep numbers are " + n +
-                       (r.step_shift > 0 ? " behind" : " ahead of") + " the other ranks' (its profiler started " + n +
-                       (r.step_shift > 0 ? " step(s) later" : " step(s) earlier") +
-                       "): its collectives of step N are paired with the others' of step N" +
-                       (r.step_shift > 0 ? " + " : " − ") + n + ", the same iteration (their ends agree so)."});
-    }
            {"profiler_idle_ns", "idle", Unit::kNs}},
           {}, ""};
   for (const RankCommunication& r : c.ranks) {
@@ -652,17 +652,6 @@ void Links(const CrossRankResult& c, Section* s) {
   if (!t.rows.empty()) s->Add(std::move(t));
 }
 
-void CommunicationSection(AnalysisResults& in, Section* s) {
-  const CommunicationResult& r = in.communication();
-  if (r.collective_slices == 0 && r.cross.ranks.empty() && r.cross.links.empty() && r.stats.steps.empty()) {
-    s->Add(Paragraph{"No collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)."});
-    return;
-  }
-  CollectiveTypes(r.stats, s);
-  CollectiveSteps(r.stats, s);
-  CrossRanks(r.cross, s);
-  Links(r.cross, s);
-}
 std::string RankList(const std::vector<int32_t>& ranks) {
   std::string out = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
@@ -710,6 +699,18 @@ void FailedCollectives(const Trace& trace, const CrossRankResult& c, Section* s)
   if (!w.rows.empty()) s->Add(std::move(w));
 }
 
+void CommunicationSection(AnalysisResults& in, Section* s) {
+  const CommunicationResult& r = in.communication();
+  if (r.collective_slices == 0 && r.cross.ranks.empty() && r.cross.links.empty() && r.stats.steps.empty()) {
+    s->Add(Paragraph{"No collectives in the trace (no NCCL/RCCL/HCCL kernels or tasks)."});
+    return;
+  }
+  CollectiveTypes(r.stats, s);
+  CollectiveSteps(r.stats, s);
+  CrossRanks(r.cross, s);
+  FailedCollectives(in.trace(), r.cross, s);
+  Links(r.cross, s);
+}
 
 // Critical path: steps described one by one; slices named as the largest
 // on-path consumers.
@@ -719,7 +720,6 @@ constexpr size_t kPathTopSlices = 8;
 // Path time by class as columns (one per class), appended to `t` and `row`.
 void ClassColumns(Table* t) {
   for (size_t c = 0; c < kPathClassCount; ++c) {
-  FailedCollectives(in.trace(), r.cross, s);
     std::string name = PathClassName(static_cast<PathClass>(c));
     t->columns.push_back({name + "_ns", name, Unit::kNs});
   }
