@@ -134,6 +134,19 @@ std::vector<int64_t> StepShifts(const std::vector<const CollectiveSequences*>& m
       out[m] = -k;  // m's step S is the reference's S − k
     }
   }
+  // In the numbers most members use: the reference may be the one apart.
+  std::map<int64_t, size_t> votes;
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (!buckets[m].empty()) ++votes[out[m]];
+  }
+  int64_t mode = 0;
+  size_t most_votes = 0;
+  for (const auto& [shift, n] : votes) {
+    if (n > most_votes || (n == most_votes && shift == 0)) mode = shift, most_votes = n;
+  }
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (!buckets[m].empty()) out[m] -= mode;
+  }
   return out;
 }
 

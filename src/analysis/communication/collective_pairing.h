@@ -35,8 +35,9 @@
 // taken when that spread is under 1/kStepShiftMargin of the unshifted
 // pairing's. Free of the clocks' offset, so no offset reads as a shift; a
 // perfectly periodic job (every iteration as long) shows no shift, and
-// then needs none to be told apart. CollectivePairing::step_shift says
-// which members were renumbered.
+// then needs none to be told apart. Shifts are then stated in the numbers
+// most members use (the reference may be the one apart; on a tie, its
+// own). CollectivePairing::step_shift says which members were renumbered.
 //
 // Figures of one paired collective, on the clocks given (per-member
 // offsets subtracted), with arrivals a_r and ends e_r:

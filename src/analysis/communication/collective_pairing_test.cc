@@ -281,5 +281,43 @@ TEST(CollectivePairingTest, StalledWhenEveryMemberSatInItsLastCollective) {
   EXPECT_EQ(s.stalled_count, 0u);
 }
 
+// Step numbers a step apart (collective_pairing.h): iterations of unequal
+// lengths, every rank ends iteration i's all-reduce at one moment on its
+// clock (rank r's clock r x 7 ms off). Rank 0 started profiling an
+// iteration later (its step N is iteration N + 1) and holds the most
+// instances; ranks 1 and 2 number iterations as they are. Shifts are in the
+// majority's numbers: rank 0 +1, the others 0; each pair is one iteration.
+TEST(CollectivePairingTest, StepNumbersApartAreShiftedInTheMajoritysNumbers) {
+  constexpr int64_t ms = 1'000'000;
+  const int64_t lengths[] = {100, 250, 130, 300, 180, 220, 160, 270};
+  std::vector<int64_t> end{0};
+  for (int64_t l : lengths) end.push_back(end.back() + l * ms);
+  auto rank = [&](int r, int first, int last, int numbered_from) {
+    std::vector<CollectiveInstance> v;
+    for (int i = first; i <= last; ++i) {
+      const int64_t e = end[static_cast<size_t>(i) + 1] + r * 7 * ms;
+      v.push_back({e - 20 * ms + r * ms, e, i - first + numbered_from});
+    }
+    return Seq(v);
+  };
+  const CollectiveSequences r0 = rank(0, 1, 7, 0);  // iterations 1-7 as steps 0-6
+  const CollectiveSequences r1 = rank(1, 0, 5, 0), r2 = rank(2, 0, 5, 0);
+  const CollectivePairing p = PairCollectives({&r0, &r1, &r2});
+  EXPECT_EQ(p.step_shift, (std::vector<int64_t>{1, 0, 0}));
+  ASSERT_EQ(p.matched.size(), 5u);  // iterations 1-5
+  for (const PairedCollective& c : p.matched) {
+    EXPECT_GE(c.step, 1);
+    EXPECT_LE(c.step, 5);
+    EXPECT_EQ(c.members[0].second + 1, static_cast<uint32_t>(c.step));  // rank 0's instance of that iteration
+    EXPECT_EQ(c.members[1].second, static_cast<uint32_t>(c.step));
+  }
+  const PairedSums s = SumPairedCollectives({&r0, &r1, &r2}, p);
+  EXPECT_EQ(s.end_spread_p50_ns, 14 * ms);  // the clocks' offsets, nothing else
+  // Every iteration as long: nothing to tell a shift by, none taken.
+  const CollectiveSequences a = Seq({{80, 100, 0}, {180, 200, 1}, {280, 300, 2}, {380, 400, 3}});
+  const CollectiveSequences b = Seq({{185, 205, 0}, {285, 305, 1}, {385, 405, 2}});
+  EXPECT_EQ(PairCollectives({&a, &b}).step_shift, (std::vector<int64_t>{0, 0}));
+}
+
 }  // namespace
 }  // namespace aiprof
