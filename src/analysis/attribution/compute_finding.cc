@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 
@@ -24,7 +25,32 @@ const char* ComputeClassMetric(OpClass c) {
   return "compute_other_ratio";
 }
 
-const char* ComputeAdvice(OpClass c, bool device_time, bool reduced, bool compiled) {
+const char* ComputeAdvice(OpClass c, bool device_time, bool reduced, bool compiled, bool torch) {
+  if (!torch) {
+    switch (c) {
+      case OpClass::kConvolution:
+        return device_time ? "16-bit data (bf16/fp16) in the library's NHWC layout so the convolutions run on tensor "
+                             "cores; the library's autotuned algorithm (cuDNN/MIOpen find); a larger batch"
+                           : "the library's native blocked layout (oneDNN) and bf16 where the CPU has AMX/AVX-512 "
+                             "BF16; conv+bn+relu fused; a larger batch";
+      case OpClass::kGemm:
+        if (reduced) break;
+        return device_time ? "16-bit data (bf16/fp16) or the TF32 math mode; dimensions that are multiples of 8/16; "
+                             "a larger batch so each GEMM fills the device"
+                           : "bf16 on CPUs with AMX/AVX-512 BF16; dimensions that are multiples of 16; a larger "
+                             "batch; a BLAS with the CPU's kernels (oneDNN/MKL)";
+      case OpClass::kAttention: return "a fused attention kernel (FlashAttention-style) in bf16/fp16";
+      case OpClass::kNormalisation: return "fuse normalisation into the neighbouring kernels";
+      case OpClass::kElementwise:
+        return "fuse the elementwise chains into fewer kernels (or into their producers); they move bytes, not "
+               "FLOPs";
+      case OpClass::kReduction: return "fuse reductions with their producers";
+      case OpClass::kDataMovement:
+        return "avoid the copies: keep data on the device and in one layout; pinned host memory and asynchronous "
+               "copies for host-to-device";
+      case OpClass::kOther: break;
+    }
+  }
   // Compiled code in the compute: torch.compile runs already, as
   // compile_fuse's condition (rules/compute.yaml) reads it.
   if (compiled) {
@@ -309,6 +335,7 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
   // Every class with at least kComputeClassMinShare of compute, the rest
   // counted in one line (a cut at four classes, then at five evidence lines,
   // hid ResNet50's data movement).
+  const bool torch = HasTorchOps(trace);
   size_t left_out = 0;
   int64_t left_out_ns = 0;
   for (const ComputeClass& c : r.classes) {
@@ -347,7 +374,7 @@ void PublishCompute(const Trace& trace, const AttributionResult& a, const Comput
       }
     }
     const bool reduced = r.width_known_ns > 0 && 2 * r.width_reduced_ns >= r.width_known_ns;
-    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time, reduced, r.compiled_ns > 0);
+    line += std::string("; faster: ") + ComputeAdvice(c.op_class, r.device_time, reduced, r.compiled_ns > 0, torch);
     m->AddEvidence("compute", std::move(line));
   }
   if (left_out > 0) {

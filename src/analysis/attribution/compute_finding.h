@@ -110,8 +110,10 @@ ComputeResult ComputeComputeTime(const AttributionResult& attribution, const Roo
 // time whose type is known), so the advice does not propose bf16/fp16.
 // `compiled`: torch.compile's code is in the compute (compute_compiled_ratio
 // above zero, as compile_fuse reads it), so the advice does not propose
-// torch.compile.
-const char* ComputeAdvice(OpClass c, bool device_time, bool reduced = false, bool compiled = false);
+// torch.compile. `torch`: the trace holds PyTorch's ops (HasTorchOps);
+// without them (a CUDA or HIP program's Nsight trace) the advice names what
+// to do, not PyTorch's switches for it.
+const char* ComputeAdvice(OpClass c, bool device_time, bool reduced = false, bool compiled = false, bool torch = true);
 
 // Publishes compute_op_ns, compute_op_ratio, compute_<class>_ratio,
 // compute_low_precision_ratio, compute_compiled_ratio and the "compute"

@@ -6,6 +6,7 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/attribution/op_class.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 #include "test/util/hand_made_traces.h"
@@ -212,6 +213,46 @@ TEST(ComputeFindingTest, ClassFiguresSayTheShareOfTimeTheyRestOn) {
   std::string all = line(900'000);
   EXPECT_NE(all.find("bf16, 1111.1 GFLOP/s"), std::string::npos) << all;
   EXPECT_EQ(all.find("of its time with recorded shapes"), std::string::npos) << all;
+}
+
+TEST(ComputeFindingTest, AProgramWithoutTorchOpsGetsNoTorchAdvice) {
+  // Hand-made: a CUDA program's kernels and runtime calls, no cpu_op (as the
+  // CloverLeaf Nsight export, whose evidence read "fuse the elementwise
+  // chains (torch.compile, fused optimizers with foreach/fused=True)").
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":3,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":3,"args":{"correlation":2}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":30,"dur":3,"args":{"correlation":3}},
+    {"ph":"X","cat":"kernel","name":"vectorized_elementwise_kernel_add","pid":0,"tid":7,"ts":20,"dur":300,"args":{"device":0,"stream":7,"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"reduce_kernel_sum","pid":0,"tid":7,"ts":320,"dur":300,"args":{"device":0,"stream":7,"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"sgemm_128x64_nn","pid":0,"tid":7,"ts":620,"dur":300,"args":{"device":0,"stream":7,"correlation":3}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  ASSERT_FALSE(HasTorchOps(*t));
+  AttributionResult a = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(a.available);
+  ComputeResult c = ComputeComputeTime(a, RooflineResult{}, "");
+  MetricSet m;
+  PublishCompute(*t, a, c, &m);
+  size_t advised = 0;
+  for (const std::string& e : m.Evidence("compute")) {
+    if (e.find("faster:") == std::string::npos) continue;
+    ++advised;
+    const std::string advice = e.substr(e.find("faster:"));
+    for (const char* torch : {"torch", "autocast", "foreach", "F.scaled", "pin_memory", ".contiguous"}) {
+      EXPECT_EQ(advice.find(torch), std::string::npos) << e;
+    }
+  }
+  EXPECT_GE(advised, 3u);
+  // Every class has advice of its own without torch, and the torch advice is kept with it.
+  for (OpClass k : {OpClass::kConvolution, OpClass::kGemm, OpClass::kAttention, OpClass::kNormalisation,
+                    OpClass::kElementwise, OpClass::kReduction, OpClass::kDataMovement}) {
+    for (bool device : {true, false}) {
+      EXPECT_EQ(std::string(ComputeAdvice(k, device, false, false, false)).find("torch"), std::string::npos);
+    }
+  }
+  EXPECT_NE(std::string(ComputeAdvice(OpClass::kElementwise, true)).find("torch.compile"), std::string::npos);
 }
 
 }  // namespace

@@ -46,6 +46,14 @@ std::vector<uint32_t> LaunchingOps(const Trace& trace) {
   return FlowSourcesOfDeviceActivity(trace, [](EventKind k) { return k == EventKind::kCpuOp; });
 }
 
+bool HasTorchOps(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] == EventKind::kCpuOp || s.kind[i] == EventKind::kPythonFunction) return true;
+  }
+  return false;
+}
+
 std::vector<std::pair<uint32_t, uint32_t>> TrackSliceRanges(const Trace& trace) {
   std::vector<std::pair<uint32_t, uint32_t>> ranges(trace.tracks.size(), {0, 0});
   const SliceTable& s = trace.slices;

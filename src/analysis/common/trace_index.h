@@ -35,6 +35,12 @@ std::vector<uint32_t> LaunchingOps(const Trace& trace);
 // (track, ts, longest first) order and depth set by TraceBuilder.
 std::vector<uint32_t> ParentSlices(const Trace& trace);
 
+// Whether the trace holds PyTorch's op layer (cpu_op or python_function
+// slices; user annotations alone do not make one: the SDK and capture write
+// spans of any program in that category). The diagnosis' platform "pytorch"
+// and the compute advice's torch idioms read it.
+bool HasTorchOps(const Trace& trace);
+
 // For every track, the [first, last + 1) slice rows of its slices ({0, 0} for
 // none): TraceBuilder sorts slices by track, so each track's rows are one run.
 std::vector<std::pair<uint32_t, uint32_t>> TrackSliceRanges(const Trace& trace);

@@ -6,6 +6,7 @@
 
 #include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
@@ -255,9 +256,6 @@ Platform DetectPlatform(const Trace& trace) {
   const SliceTable& s = trace.slices;
   for (size_t i = 0; i < s.size(); ++i) {
     EventKind k = s.kind[i];
-    // User annotations alone do not make a PyTorch trace: the SDK and capture
-    // write spans of any program (a C++ service) in that category.
-    if (k == EventKind::kCpuOp || k == EventKind::kPythonFunction) p.pytorch = true;
     if (IsDeviceActivity(k)) p.cpu_only = false;
     if (k == EventKind::kRuntime || k == EventKind::kDriver) {
       std::string_view name = trace.Str(s.name[i]);
@@ -265,6 +263,7 @@ Platform DetectPlatform(const Trace& trace) {
       if (name.substr(0, 3) == "acl" || name.substr(0, 4) == "aclr") p.ascend = true;
     }
   }
+  p.pytorch = HasTorchOps(trace);
   for (size_t t = 0; t < trace.tracks.size(); ++t) {
     std::string_view pname = trace.Str(trace.tracks.process_name[t]);
     if (pname.find("Ascend") != std::string_view::npos || pname == "CANN") p.ascend = true;
