@@ -3,8 +3,9 @@
 // Growing never copies old elements, so peak memory stays at the data size
 // (a std::vector briefly holds twice its size while it reallocates). A column
 // can also adopt memory it does not own (a mapped .aiprof file): its blocks
-// then point into that memory, and the first append copies the partial last
-// block so the adopted memory is never written past its end.
+// then point into that memory, and an append into an adopted block (the
+// partial last one, or any after a shrinking resize) copies that block first,
+// so the adopted memory is never written.
 #ifndef AIPROF_SRC_BASE_CHUNKED_VECTOR_H_
 #define AIPROF_SRC_BASE_CHUNKED_VECTOR_H_
 
@@ -37,8 +38,8 @@ class ChunkedVector {
   void push_back(const T& v) {
     if ((size_ & kMask) == 0 && (size_ >> kShift) == blocks_.size()) {
       AddOwnedBlock();
-    } else if (external_tail_) {
-      OwnTail();
+    } else if ((size_ >> kShift) < external_) {
+      OwnBlock(size_ >> kShift);
     }
     blocks_[size_ >> kShift][size_ & kMask] = v;
     ++size_;
@@ -52,11 +53,11 @@ class ChunkedVector {
     blocks_.clear();
     owned_.clear();
     size_ = 0;
-    external_tail_ = false;
+    external_ = 0;
   }
   // Grows with uninitialised values, or shrinks (keeping the blocks).
   void resize(size_t n) {
-    if (n > size_ && external_tail_) OwnTail();
+    if (n > size_ && (size_ >> kShift) < external_) OwnBlock(size_ >> kShift);
     while (blocks_.size() * kBlockSize < n) AddOwnedBlock();
     size_ = n;
   }
@@ -65,7 +66,7 @@ class ChunkedVector {
     clear();
     for (size_t start = 0; start < n; start += kBlockSize) blocks_.push_back(data + start);
     size_ = n;
-    external_tail_ = n > 0;
+    external_ = blocks_.size();
   }
   // Contiguous runs, for bulk I/O: block b holds min(kBlockSize, size-b*kBlockSize) items.
   size_t block_count() const { return (size_ + kMask) >> kShift; }
@@ -88,18 +89,21 @@ class ChunkedVector {
 
  private:
   void AddOwnedBlock() {
-    external_tail_ = false;  // the last block is now an owned one
     owned_.push_back(NewBlock());
     blocks_.push_back(owned_.back().get());
   }
-  // Copies the adopted last block into owned memory before it grows.
-  void OwnTail() {
-    external_tail_ = false;
-    if (blocks_.empty()) return;
-    size_t b = blocks_.size() - 1;
+  // Copies adopted block `b`, the one the next value goes into, to owned
+  // memory (its values below size_). The blocks after it hold no value (size_
+  // ends in b): they are dropped, so that every block before external_ is an
+  // adopted one below size_.
+  void OwnBlock(size_t b) {
+    const size_t start = b << kShift;
+    const size_t items = size_ - start < kBlockSize ? size_ - start : kBlockSize;
     owned_.push_back(NewBlock());
-    std::memcpy(static_cast<void*>(owned_.back().get()), blocks_[b], block_items(b) * sizeof(T));
+    std::memcpy(static_cast<void*>(owned_.back().get()), blocks_[b], items * sizeof(T));
+    blocks_.resize(b + 1);
     blocks_[b] = owned_.back().get();
+    external_ = b;
   }
 
   // A block's storage is not written until values are (new T[n] would run
@@ -115,7 +119,7 @@ class ChunkedVector {
   std::vector<T*> blocks_;
   std::vector<Block> owned_;
   size_t size_ = 0;
-  bool external_tail_ = false;
+  size_t external_ = 0;  // blocks_[0, external_) point into adopted memory
 };
 
 }  // namespace aiprof
