@@ -39,6 +39,9 @@ MemcpyStats ComputeMemcpyStats(const Trace& trace) {
   const SliceTable& s = trace.slices;
   std::vector<uint32_t> launcher = LaunchingCalls(trace);
   std::optional<StringId> bytes_key = trace.strings.Find("bytes");
+  // MTIA's dma_request names no direction; its "direction" arg does
+  // (HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE).
+  std::optional<StringId> direction_key = trace.strings.Find("direction");
   std::vector<std::pair<int64_t, int64_t>> steps;
   for (size_t i = 0; i < trace.steps.size(); ++i) {
     steps.emplace_back(trace.steps.ts_ns[i], trace.steps.ts_ns[i] + trace.steps.dur_ns[i]);
@@ -48,7 +51,17 @@ MemcpyStats ComputeMemcpyStats(const Trace& trace) {
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (s.kind[i] != EventKind::kMemcpy) continue;
     std::string_view name = trace.Str(s.name[i]);
-    CopyTotals& t = st.by_direction[static_cast<size_t>(ClassifyCopy(name))];
+    CopyDirection direction = ClassifyCopy(name);
+    if (direction == CopyDirection::kOther && direction_key) {
+      if (const Arg* a = trace.FindSliceArg(i, *direction_key); a && a->type == ArgType::kString) {
+        std::string_view d = trace.Str(StringId{a->str});
+        direction = d == "HOST_TO_DEVICE"     ? CopyDirection::kHostToDevice
+                    : d == "DEVICE_TO_HOST"   ? CopyDirection::kDeviceToHost
+                    : d == "DEVICE_TO_DEVICE" ? CopyDirection::kDeviceToDevice
+                                              : CopyDirection::kOther;
+      }
+    }
+    CopyTotals& t = st.by_direction[static_cast<size_t>(direction)];
     ++t.count;
     ++st.total;
     t.time_ns += s.dur_ns[i];

@@ -29,6 +29,26 @@ TEST(MemcpyStatsTest, AlexnetPageableHostToDevice) {
   EXPECT_EQ(m.Get("pageable_memcpy_count")->value, 16);
 }
 
+// HTA's MTIA inference trace: its 877 dma_request copies name no direction;
+// their "direction" arg does. Counts, bytes (from "size", the importer) and
+// microseconds from a Python script over the raw file (json.load, the
+// dma_request X events' args.direction, args.size, dur).
+TEST(MemcpyStatsTest, MtiaDmaRequestsByTheirDirectionArg) {
+  auto t =
+      ImportFixture("kineto/HolisticTraceAnalysis__tests__data__mtia_inference_trace__mtia_inference_rank_0.json.gz");
+  ASSERT_NE(t, nullptr);
+  MemcpyStats st = ComputeMemcpyStats(*t);
+  const CopyTotals& h2d = st.by_direction[static_cast<size_t>(CopyDirection::kHostToDevice)];
+  const CopyTotals& d2h = st.by_direction[static_cast<size_t>(CopyDirection::kDeviceToHost)];
+  EXPECT_EQ(h2d.count, 427u);
+  EXPECT_EQ(h2d.bytes, 788439608);
+  EXPECT_NEAR(static_cast<double>(h2d.time_ns), 42611301, 1000);
+  EXPECT_EQ(d2h.count, 450u);
+  EXPECT_EQ(d2h.bytes, 460800);
+  EXPECT_NEAR(static_cast<double>(d2h.time_ns), 2759890, 1000);
+  EXPECT_EQ(st.by_direction[static_cast<size_t>(CopyDirection::kOther)].count, 0u);
+}
+
 TEST(MemcpyStatsTest, Resnet50MatchesOracle) {
   auto t = ImportFixture("kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
   ASSERT_NE(t, nullptr);
