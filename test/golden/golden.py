@@ -53,7 +53,8 @@ def inputs(fixtures, data):
                 if re.search(r"\.(json|json\.gz|sqlite)$", f) and not f.endswith(".meta.json") \
                         and "/validation" not in dirpath and "/rules" not in dirpath \
                         and "/pairs" not in dirpath and "/diff/" not in dirpath + "/" \
-                        and not f.startswith("execution_details") and "capture_trace" not in f:
+                        and not f.startswith("execution_details") and "capture_trace" not in f \
+                        and "/crash_gloo" not in dirpath and "/step_offset_gloo" not in dirpath:
                     out.append(os.path.join(dirpath, f))
     return out
 
