@@ -10,32 +10,14 @@
 #include <random>
 #include <string>
 
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
 namespace {
 
-std::string GzipBytes(const std::string& in, int level = 6) {
-  z_stream zs{};
-  deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-std::string Zstd(const std::string& in) {
-  std::string out(ZSTD_compressBound(in.size()), '\0');
-  size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
+using testing::GzipBytes;
+using testing::ZstdBytes;
 
 // 11 MB of text: more than two background chunks.
 std::string Payload() {
@@ -60,7 +42,7 @@ TEST(ByteSourceTest, SameBytesForegroundBackgroundAndMapped) {
   const std::string text = Payload();
   const std::string plain = dir.Write("t.json", text);
   const std::string gz = dir.Write("t.json.gz", GzipBytes(text));
-  const std::string zst = dir.Write("t.json.zst", Zstd(text));
+  const std::string zst = dir.Write("t.json.zst", ZstdBytes(text));
   for (const std::string& path : {plain, gz, zst}) {
     for (bool background : {false, true}) {
       for (size_t step : {size_t{4096}, size_t{3 << 20}}) {
@@ -88,7 +70,7 @@ TEST(ByteSourceTest, SameBytesForegroundBackgroundAndMapped) {
 TEST(ByteSourceTest, TruncatedCompressedInputIsAnErrorInTheBackgroundToo) {
   testing::TempDir dir;
   const std::string text = Payload();
-  std::string gz = GzipBytes(text), zst = Zstd(text);
+  std::string gz = GzipBytes(text), zst = ZstdBytes(text);
   const std::string gz_path = dir.Write("cut.json.gz", gz.substr(0, gz.size() / 2));
   const std::string zst_path = dir.Write("cut.json.zst", zst.substr(0, zst.size() / 2));
   for (const std::string& path : {gz_path, zst_path}) {
@@ -218,7 +200,7 @@ TEST(ByteSourceTest, DecompressionBombStopsWithAnErrorNamingTheFileAndPlace) {
   }
   // Real text under the same limits reads whole: 11 MB compresses far less.
   const std::string text = Payload();
-  for (const std::string& path : {dir.Write("t.json.gz", GzipBytes(text)), dir.Write("t.json.zst", Zstd(text))}) {
+  for (const std::string& path : {dir.Write("t.json.gz", GzipBytes(text)), dir.Write("t.json.zst", ZstdBytes(text))}) {
     StatusOr<std::string> got = ReadAllOf(path, false, 1 << 16);
     ASSERT_TRUE(got.ok()) << got.status().message();
     EXPECT_EQ(*got, text);

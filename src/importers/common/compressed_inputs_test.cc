@@ -20,33 +20,15 @@
 #include "src/importers/common/import_confinement.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
 // Named, not anonymous: the unity build puts this file beside the others.
 namespace compressed_inputs_test {
 
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-std::string Zstd(const std::string& in) {
-  std::string out(ZSTD_compressBound(in.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
+using testing::GzipBytes;
+using testing::ZstdBytes;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -105,8 +87,8 @@ TEST(CompressedInputsTest, NsightExportGzipAndZstdImportLikeThePlainFile) {
   const std::string bytes = ReadFile(kNsys);
   testing::TempDir dir;
   ScopedTmpDir tmp;
-  for (const auto& [name, compressed, kind] : {std::tuple{"cloverleaf.sqlite.gz", Gzip(bytes), "gzip"},
-                                               std::tuple{"cloverleaf.sqlite.zst", Zstd(bytes), "zstd"}}) {
+  for (const auto& [name, compressed, kind] : {std::tuple{"cloverleaf.sqlite.gz", GzipBytes(bytes), "gzip"},
+                                               std::tuple{"cloverleaf.sqlite.zst", ZstdBytes(bytes), "zstd"}}) {
     const std::string path = dir.Write(name, compressed);
     auto got = ImportTrace(path);
     ASSERT_TRUE(got.ok()) << got.status().message();
@@ -134,7 +116,7 @@ TEST(CompressedInputsTest, AiprofFileGzipAndZstdLoadLikeThePlainFile) {
   const std::string bytes = ReadFile(native);
   ScopedTmpDir tmp;
   for (const auto& [name, compressed] :
-       {std::pair{"alexnet.aiprof.gz", Gzip(bytes)}, std::pair{"alexnet.aiprof.zst", Zstd(bytes)}}) {
+       {std::pair{"alexnet.aiprof.gz", GzipBytes(bytes)}, std::pair{"alexnet.aiprof.zst", ZstdBytes(bytes)}}) {
     auto got = ImportTrace(dir.Write(name, compressed));
     ASSERT_TRUE(got.ok()) << got.status().message();
     EXPECT_EQ(Summary(**got), Summary(**plain)) << name;
@@ -151,7 +133,7 @@ TEST(CompressedInputsTest, DamageAndTheLimitAreErrorsNamingTheCompressedFile) {
   const std::string bytes = ReadFile(kNsys);
   testing::TempDir dir;
   ScopedTmpDir tmp;
-  const std::string gz = Gzip(bytes);
+  const std::string gz = GzipBytes(bytes);
 
   // Cut short: the decompression's error, at its compressed byte.
   const std::string cut = dir.Write("cut.sqlite.gz", gz.substr(0, gz.size() / 2));
@@ -163,7 +145,7 @@ TEST(CompressedInputsTest, DamageAndTheLimitAreErrorsNamingTheCompressedFile) {
   // Whole gzip stream, but the database in it damaged past its header: SQLite's
   // error, naming the .gz file and never the private copy.
   std::string damaged = bytes.substr(0, 4096) + std::string(bytes.size() - 4096, '\x5a');
-  const std::string bad = dir.Write("damaged.sqlite.gz", Gzip(damaged));
+  const std::string bad = dir.Write("damaged.sqlite.gz", GzipBytes(damaged));
   auto corrupt = ImportTrace(bad);
   ASSERT_FALSE(corrupt.ok());
   EXPECT_NE(corrupt.status().message().find(bad), std::string::npos) << corrupt.status().message();
@@ -186,7 +168,7 @@ TEST(CompressedInputsTest, DamageAndTheLimitAreErrorsNamingTheCompressedFile) {
 // export inside it: the private copy is not refused as outside the folder.
 TEST(CompressedInputsTest, ConfinedImportsReadTheirCompressedFiles) {
   testing::TempDir dir;
-  const std::string path = dir.Write("cloverleaf.sqlite.zst", Zstd(ReadFile(kNsys)));
+  const std::string path = dir.Write("cloverleaf.sqlite.zst", ZstdBytes(ReadFile(kNsys)));
   ASSERT_TRUE(ConfineImportsTo({dir.path()}).ok());
   auto got = ImportTrace(path);
   auto outside = ImportTrace(kNsys);
@@ -214,7 +196,7 @@ TEST(CompressedInputsTest, CompressedTorchNpuFolderIsSaid) {
   }
   ASSERT_FALSE(files.empty());
   for (const auto& f : files) {
-    std::ofstream(f.string() + ".gz", std::ios::binary) << Gzip(ReadFile(f.string()));
+    std::ofstream(f.string() + ".gz", std::ios::binary) << GzipBytes(ReadFile(f.string()));
     std::filesystem::remove(f);
   }
   auto alone = ImportTrace(rank.string());
@@ -238,7 +220,7 @@ TEST(CompressedInputsTest, ArchivesAreSaid) {
   const std::string folder = std::string(AIPROF_FIXTURES_DIR) + "/ascend-pt/level1";
   const std::string tar = dir.Path("npu.tar");
   ASSERT_EQ(std::system(("tar cf " + tar + " -C " + folder + " rank0_ascend_pt").c_str()), 0);
-  const std::string tgz = dir.Write("npu.tar.gz", Gzip(ReadFile(tar)));
+  const std::string tgz = dir.Write("npu.tar.gz", GzipBytes(ReadFile(tar)));
   auto plain = ImportTrace(tar);
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.status().message(), tar +

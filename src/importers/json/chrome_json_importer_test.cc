@@ -1,7 +1,6 @@
 // Importer tests on small hand-made traces (labelled as such: each is written
 // here to exercise one format variant or one kind of bad input).
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <map>
 #include <random>
@@ -13,6 +12,7 @@
 #include "src/importers/json/chrome_json_parser.h"
 #include "src/importers/json/chrome_json_tokenizer.h"
 #include "src/model/trace_builder.h"
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
@@ -480,24 +480,10 @@ TEST(ChromeJsonImporterTest, RandomBytesNeverCrash) {
   }
 }
 
-std::string Gzip(const std::string& data) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, data.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 TEST(ChromeJsonImporterTest, GzipIsDetectedByContentAndCorruptionIsAnError) {
   TempDir dir;
   std::string json = R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1}])";
-  std::string gz = Gzip(json);
+  std::string gz = testing::GzipBytes(json);
   auto t = MustImport(dir.Write("no_extension", gz));
   ASSERT_TRUE(t);
   EXPECT_EQ(t->slices.size(), 1u);

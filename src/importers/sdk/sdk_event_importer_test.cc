@@ -1,7 +1,6 @@
 #include "src/importers/sdk/sdk_event_importer.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <bit>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include "src/importers/common/importer_registry.h"
 #include "src/model/trace_builder.h"
 #include "src/sdk/event_stream.h"
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
@@ -302,17 +302,7 @@ TEST(SdkEventImporter, NonFiniteCountersAreCountedAndCompressedFilesRead) {
   ASSERT_TRUE(d.count("sdk_counter_not_finite"));
   EXPECT_EQ(d.at("sdk_counter_not_finite").count, 2u);
 
-  z_stream zs{};
-  const std::string raw = b.Bytes();
-  std::string gz(raw.size() + 256, '\0');
-  ASSERT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  zs.avail_in = static_cast<uInt>(raw.size());
-  zs.next_out = reinterpret_cast<Bytef*>(gz.data());
-  zs.avail_out = static_cast<uInt>(gz.size());
-  ASSERT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  gz.resize(zs.total_out);
-  deflateEnd(&zs);
+  const std::string gz = testing::GzipBytes(b.Bytes());
   // Read through a decompressed copy now (was "decompress it first"); the
   // importer itself still says so when handed the compressed bytes.
   const std::string gz_path = dir.Write("events.aiprof.gz", gz);

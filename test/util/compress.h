@@ -1,0 +1,41 @@
+// Compresses bytes in memory for tests of the compressed-input paths (gzip
+// with a gzip header, zstd), so that a test compresses the real fixture it
+// reads instead of committing compressed copies.
+#ifndef AIPROF_TEST_UTIL_COMPRESS_H_
+#define AIPROF_TEST_UTIL_COMPRESS_H_
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <string>
+
+namespace aiprof::testing {
+
+// One gzip member of `in` at `level`.
+inline std::string GzipBytes(const std::string& in, int level = 6) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// One zstd frame of `in` at level 3.
+inline std::string ZstdBytes(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  const size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(ZSTD_isError(n) ? 0 : n);
+  return out;
+}
+
+}  // namespace aiprof::testing
+
+#endif  // AIPROF_TEST_UTIL_COMPRESS_H_
