@@ -372,7 +372,8 @@ class Builder {
   }
 
   void AddCollectives() {
-    std::vector<CollectiveSlice> collectives = CollectCollectives(t_);
+    // The session's list (ComputeCommunication read it once; helper cl's seam).
+    const std::vector<CollectiveSlice>& collectives = comm_.collectives;
     std::map<uint32_t, uint32_t> group_node;  // group string id → node
     std::map<uint32_t, std::set<int32_t>> group_ranks;
     std::map<uint32_t, std::set<std::string>> group_types;
