@@ -36,19 +36,11 @@ constexpr char kKnownFileFormats[] =
 // Order matters: the first entry whose detect() accepts the prefix imports.
 // ascend_timeline (bare array, ts as strings) precedes the general chrome_json.
 constexpr ImporterEntry kImporters[] = {
-    {"aiprof_sdk", &DetectSdkEventFile, &ImportSdkEventFile, /*reads_in_place=*/true},
-    {"nsys_sqlite", &DetectNsysSqlite, &ImportNsysSqlite, /*reads_in_place=*/true},
-    {"ascend_timeline", &DetectAscendTimeline, &ImportAscendTimelineFile, /*reads_in_place=*/false},
-    {"chrome_json", &DetectChromeJson, &ImportChromeJson, /*reads_in_place=*/false},
+    {"aiprof_sdk", "SDK event file", &DetectSdkEventFile, &ImportSdkEventFile, /*reads_in_place=*/true},
+    {"nsys_sqlite", "Nsight Systems SQLite export", &DetectNsysSqlite, &ImportNsysSqlite, /*reads_in_place=*/true},
+    {"ascend_timeline", "Ascend timeline", &DetectAscendTimeline, &ImportAscendTimelineFile, /*reads_in_place=*/false},
+    {"chrome_json", "trace", &DetectChromeJson, &ImportChromeJson, /*reads_in_place=*/false},
 };
-
-// What each format is called in the messages about its compressed files.
-const char* FormatLabel(const ImporterEntry* importer) {
-  if (importer == nullptr) return ".aiprof file";
-  if (std::string_view(importer->name) == "nsys_sqlite") return "Nsight Systems SQLite export";
-  if (std::string_view(importer->name) == "aiprof_sdk") return "SDK event file";
-  return "trace";
-}
 
 // What an unrecognised file is, when its first (decompressed) bytes say it
 // is an archive or a compression aiprof does not read, with what to do;
@@ -184,7 +176,8 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
   if (compression == "none" || (importer != nullptr && !importer->reads_in_place)) return ImportAs(path, importer);
   // Read in place: through a decompressed copy (a gzip'd Nsight export or
   // .aiprof was "corrupt": input trial, 'in').
-  ASSIGN_OR_RETURN(std::unique_ptr<DecompressedCopy> copy, DecompressedCopy::Create(path, FormatLabel(importer)));
+  ASSIGN_OR_RETURN(std::unique_ptr<DecompressedCopy> copy,
+                   DecompressedCopy::Create(path, importer != nullptr ? importer->label : ".aiprof file"));
   ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, NamedAs(ImportAs(copy->path(), importer), copy->path(), path));
   // An .aiprof file keeps what its own source was compressed with.
   if (importer != nullptr) trace->metadata["compression"] = compression;

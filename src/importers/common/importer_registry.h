@@ -21,6 +21,7 @@ class TraceBuilder;
 
 struct ImporterEntry {
   const char* name;
+  const char* label;  // what its files are called in messages ("Nsight Systems SQLite export")
   // True if the first decompressed bytes of the file look like this format.
   bool (*detect)(std::string_view prefix);
   Status (*import)(const std::string& path, TraceBuilder* builder);
