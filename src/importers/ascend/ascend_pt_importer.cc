@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "src/importers/ascend/communication_importer.h"
+#include "src/importers/ascend/folder_member.h"
 #include "src/importers/ascend/op_table.h"
 #include "src/importers/ascend/operator_memory.h"
 #include "src/importers/ascend/trace_view_importer.h"
@@ -19,11 +20,6 @@ namespace fs = std::filesystem;
 namespace dom = simdjson::dom;
 
 constexpr const char* kAscendPtOutputDir = "ASCEND_PROFILER_OUTPUT";
-
-bool Exists(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec);
-}
 
 // The rank folder and its output folder, whichever of the two `dir` is.
 void ResolveFolders(const std::string& dir, fs::path* root, fs::path* out) {
@@ -42,24 +38,25 @@ std::string FindFile(const fs::path& dir, const std::regex& pattern) {
   std::error_code ec;
   std::vector<std::string> found;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string name = e.path().filename().string();
+    std::string name(MemberName(e.path().filename().string()));
     if (e.is_regular_file(ec) && std::regex_match(name, pattern)) found.push_back(e.path().string());
   }
-  std::sort(found.begin(), found.end());
+  std::sort(found.begin(), found.end());  // a plain file before its .gz and .zst
   return found.empty() ? std::string() : found.front();
 }
 
 void ReadProfilerMetadata(const fs::path& root, Trace* trace) {
-  fs::path p = root / "profiler_metadata.json";
-  if (!Exists(p)) return;
-  if (Status member = CheckFolderMember(p.string()); !member.ok()) {
-    trace->diagnostics.Add("bad_profiler_metadata", p.string(), member.message() + "; ignored");
+  const std::string p = FindMember(root, "profiler_metadata.json");
+  if (p.empty()) return;
+  StatusOr<simdjson::padded_string> text = LoadJsonMember(p);
+  if (!text.ok()) {
+    trace->diagnostics.Add("bad_profiler_metadata", p, text.status().message() + "; ignored");
     return;
   }
   dom::parser parser;
   dom::object obj;
-  if (parser.load(p.string()).get_object().get(obj)) {
-    trace->diagnostics.Add("bad_profiler_metadata", p.string(), "profiler_metadata.json is not a JSON object; ignored");
+  if (parser.parse(*text).get_object().get(obj)) {
+    trace->diagnostics.Add("bad_profiler_metadata", p, "profiler_metadata.json is not a JSON object; ignored");
     return;
   }
   for (auto [key, value] : obj) {
@@ -77,19 +74,25 @@ void ReadProfilerMetadata(const fs::path& root, Trace* trace) {
 
 // Imports the CSV / JSON side files that do not need the finalized slices.
 Status ImportSideFiles(const fs::path& out, int32_t rank, TraceBuilder* builder) {
-  if (Exists(out / "memory_record.csv")) RETURN_IF_ERROR(ImportMemoryRecord((out / "memory_record.csv").string(), rank, builder));
-  if (Exists(out / "npu_module_mem.csv")) RETURN_IF_ERROR(ImportMemoryRecord((out / "npu_module_mem.csv").string(), rank, builder));
-  if (Exists(out / "operator_memory.csv")) RETURN_IF_ERROR(ImportOperatorMemory((out / "operator_memory.csv").string(), rank, builder));
-  if (Exists(out / "step_trace_time.csv")) RETURN_IF_ERROR(ImportStepTraceTime((out / "step_trace_time.csv").string(), rank, builder));
-  if (Exists(out / "op_statistic.csv")) RETURN_IF_ERROR(ImportOpStatistic((out / "op_statistic.csv").string(), rank, builder));
-  if (Exists(out / "api_statistic.csv")) {
-    RETURN_IF_ERROR(ImportAggregateCsv((out / "api_statistic.csv").string(), rank, "API Name", {"Time(us)", "Count"}, builder));
+  for (const char* name : {"memory_record.csv", "npu_module_mem.csv"}) {
+    if (std::string p = FindMember(out, name); !p.empty()) RETURN_IF_ERROR(ImportMemoryRecord(p, rank, builder));
   }
-  if (Exists(out / "communication.json")) {
-    RETURN_IF_ERROR(ImportCommunicationJson((out / "communication.json").string(), rank, false, builder));
+  if (std::string p = FindMember(out, "operator_memory.csv"); !p.empty()) {
+    RETURN_IF_ERROR(ImportOperatorMemory(p, rank, builder));
   }
-  if (Exists(out / "communication_matrix.json")) {
-    RETURN_IF_ERROR(ImportCommunicationJson((out / "communication_matrix.json").string(), rank, true, builder));
+  if (std::string p = FindMember(out, "step_trace_time.csv"); !p.empty()) {
+    RETURN_IF_ERROR(ImportStepTraceTime(p, rank, builder));
+  }
+  if (std::string p = FindMember(out, "op_statistic.csv"); !p.empty())
+    RETURN_IF_ERROR(ImportOpStatistic(p, rank, builder));
+  if (std::string p = FindMember(out, "api_statistic.csv"); !p.empty()) {
+    RETURN_IF_ERROR(ImportAggregateCsv(p, rank, "API Name", {"Time(us)", "Count"}, builder));
+  }
+  if (std::string p = FindMember(out, "communication.json"); !p.empty()) {
+    RETURN_IF_ERROR(ImportCommunicationJson(p, rank, false, builder));
+  }
+  if (std::string p = FindMember(out, "communication_matrix.json"); !p.empty()) {
+    RETURN_IF_ERROR(ImportCommunicationJson(p, rank, true, builder));
   }
   return OkStatus();
 }
@@ -99,21 +102,8 @@ Status ImportSideFiles(const fs::path& out, int32_t rank, TraceBuilder* builder)
 bool IsAscendPtFolder(const std::string& dir) {
   fs::path root, out;
   ResolveFolders(dir, &root, &out);
-  return Exists(out / "trace_view.json") || Exists(out / "kernel_details.csv") ||
-         Exists(out / "step_trace_time.csv");
-}
-
-std::string CompressedAscendPtMember(const std::string& dir) {
-  fs::path root, out;
-  ResolveFolders(dir, &root, &out);
-  if (IsAscendPtFolder(dir)) return "";
-  for (const char* name : {"trace_view.json", "kernel_details.csv", "step_trace_time.csv"}) {
-    for (const char* ext : {".gz", ".zst"}) {
-      fs::path p = out / (std::string(name) + ext);
-      if (Exists(p)) return p.string();
-    }
-  }
-  return "";
+  return !FindMember(out, "trace_view.json").empty() || !FindMember(out, "kernel_details.csv").empty() ||
+         !FindMember(out, "step_trace_time.csv").empty();
 }
 
 int32_t ReadAscendRank(const std::string& root, Trace* trace) {
@@ -122,7 +112,10 @@ int32_t ReadAscendRank(const std::string& root, Trace* trace) {
   if (info.empty()) return kNoRank;
   dom::parser parser;
   dom::object obj;
-  if (parser.load(info).get_object().get(obj)) {
+  StatusOr<simdjson::padded_string> text = LoadJsonMember(info);
+  if (!text.ok()) {
+    trace->diagnostics.Add("bad_profiler_info", info, text.status().message() + "; rank taken from its name");
+  } else if (parser.parse(*text).get_object().get(obj)) {
     trace->diagnostics.Add("bad_profiler_info", info, "profiler_info is not a JSON object; rank taken from its name");
   } else {
     dom::element config;
@@ -138,7 +131,7 @@ int32_t ReadAscendRank(const std::string& root, Trace* trace) {
     if (!obj["rank_id"].get_int64().get(rank) && rank >= 0) return static_cast<int32_t>(rank);
   }
   std::smatch m;
-  std::string name = fs::path(info).filename().string();
+  std::string name(MemberName(fs::path(info).filename().string()));
   if (std::regex_match(name, m, kInfo) && m[2].matched && m[2].length() <= 9) return std::stoi(m[2].str());
   return kNoRank;
 }
@@ -150,21 +143,21 @@ StatusOr<std::unique_ptr<Trace>> ImportAscendPtFolder(const std::string& dir) {
   TraceBuilder builder(trace.get());
   int32_t rank = ReadAscendRank(root.string(), trace.get());
   ReadProfilerMetadata(root, trace.get());
-  fs::path timeline = out / "trace_view.json", kernels = out / "kernel_details.csv";
-  bool has_timeline = Exists(timeline);
+  const std::string timeline = FindMember(out, "trace_view.json"), kernels = FindMember(out, "kernel_details.csv");
+  const bool has_timeline = !timeline.empty();
   if (has_timeline) {
-    RETURN_IF_ERROR(CheckFolderMember(timeline.string()));
-    RETURN_IF_ERROR(ImportAscendTimeline(timeline.string(), rank, 0, &builder));
-  } else if (Exists(kernels)) {
-    RETURN_IF_ERROR(AddOpTableSlices(kernels.string(), kKernelDetailsSpec, rank, 0, &builder));
+    RETURN_IF_ERROR(CheckFolderMember(timeline));
+    RETURN_IF_ERROR(ImportAscendTimeline(timeline, rank, 0, &builder));
+  } else if (!kernels.empty()) {
+    RETURN_IF_ERROR(AddOpTableSlices(kernels, kKernelDetailsSpec, rank, 0, &builder));
   } else {
     return ErrStatus(out.string() + ": a torch_npu folder without trace_view.json or kernel_details.csv");
   }
   RETURN_IF_ERROR(ImportSideFiles(out, rank, &builder));
   if (rank != kNoRank) builder.SetDefaultRank(rank);
   RETURN_IF_ERROR(builder.Finalize());
-  if (Exists(kernels)) RETURN_IF_ERROR(JoinOpTable(kernels.string(), kKernelDetailsSpec, rank, !has_timeline, &builder));
-  if (Exists(out / "l2_cache.csv")) RETURN_IF_ERROR(JoinL2Cache((out / "l2_cache.csv").string(), rank, &builder));
+  if (!kernels.empty()) RETURN_IF_ERROR(JoinOpTable(kernels, kKernelDetailsSpec, rank, !has_timeline, &builder));
+  if (std::string l2 = FindMember(out, "l2_cache.csv"); !l2.empty()) RETURN_IF_ERROR(JoinL2Cache(l2, rank, &builder));
   trace->metadata["source_format"] = "torch_npu";
   if (rank != kNoRank) trace->metadata["rank"] = std::to_string(rank);
   return trace;

@@ -11,7 +11,11 @@
 //     step_trace_time.csv         step breakdown                → step breakdown table
 //     communication(_matrix).json per-op comm times, links      → aggregate op metrics
 //     memory_record.csv, npu_module_mem.csv                     → counters
-// Everything else (operator_details.csv, l2_cache.csv, ...) is not read.
+//     operator_memory.csv         per-op allocations            → instants, one per allocation
+//     l2_cache.csv                per-task L2 hit rates         → op metrics joined to device slices
+// Everything else (operator_details.csv, ...) is not read. Each file may be
+// there gzip'd or zstd'd instead (`gzip -r`: kernel_details.csv.gz;
+// folder_member.h).
 #ifndef AIPROF_SRC_IMPORTERS_ASCEND_ASCEND_PT_IMPORTER_H_
 #define AIPROF_SRC_IMPORTERS_ASCEND_ASCEND_PT_IMPORTER_H_
 
@@ -26,12 +30,6 @@ namespace aiprof {
 // True if `dir` is a torch_npu rank folder or its ASCEND_PROFILER_OUTPUT/.
 bool IsAscendPtFolder(const std::string& dir);
 
-// A torch_npu folder whose files are there only compressed (`gzip -r`):
-// the first such member (ASCEND_PROFILER_OUTPUT/kernel_details.csv.gz, ...),
-// else "". Its files are read by name, uncompressed; such a folder was
-// taken for a folder of traces and failed on profiler_metadata.json.gz
-// (input trial, 'in').
-std::string CompressedAscendPtMember(const std::string& dir);
 // Imports and finalizes one torch_npu rank folder.
 StatusOr<std::unique_ptr<Trace>> ImportAscendPtFolder(const std::string& dir);
 

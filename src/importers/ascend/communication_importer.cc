@@ -3,11 +3,9 @@
 #include <simdjson.h>
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
-#include "src/base/import_budget.h"
-#include "src/importers/common/import_confinement.h"
+#include "src/importers/ascend/folder_member.h"
 #include "src/model/trace_builder.h"
 
 namespace aiprof {
@@ -94,14 +92,9 @@ std::string JsonErrorPlace(std::string_view text) {
 }  // namespace
 
 Status ImportCommunicationJson(const std::string& path, int32_t rank, bool is_matrix, TraceBuilder* builder) {
-  RETURN_IF_ERROR(CheckFolderMember(path));
-  std::error_code size_error;
-  const uintmax_t size = std::filesystem::file_size(path, size_error);
-  RETURN_IF_ERROR(ChargeImportBytes(CurrentImportBudget(), path, size_error ? 0 : size));  // before it is loaded whole
-  simdjson::padded_string text;
-  if (auto err = simdjson::padded_string::load(path).get(text)) {
-    return ErrStatus(path + ": cannot read: " + simdjson::error_message(err));
-  }
+  // Read whole, plain or compressed (folder_member.h); the reads count into
+  // the thread's import budget as they come.
+  ASSIGN_OR_RETURN(simdjson::padded_string text, LoadJsonMember(path));
   dom::parser parser;
   dom::element root;
   if (auto err = parser.parse(text).get(root)) {
@@ -111,7 +104,7 @@ Status ImportCommunicationJson(const std::string& path, int32_t rank, bool is_ma
   dom::object steps;
   if (root.get_object().get(steps)) return ErrStatus(path + ": expected an object of steps at the top level");
   size_t slash = path.find_last_of('/');
-  Walker w{builder, rank, builder->Intern(slash == std::string::npos ? path : path.substr(slash + 1)), {}};
+  Walker w{builder, rank, builder->Intern(MemberName(slash == std::string::npos ? path : path.substr(slash + 1))), {}};
   for (auto [step, by_kind] : steps) {
     dom::object kinds;
     if (by_kind.get_object().get(kinds)) {

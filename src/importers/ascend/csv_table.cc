@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "src/base/decimal.h"
-#include "src/base/import_budget.h"
+#include "src/importers/common/byte_source.h"
 #include "src/importers/common/import_confinement.h"
 
 namespace aiprof {
@@ -34,9 +34,7 @@ StatusOr<CsvTable> CsvTable::Open(const std::string& path) {
   RETURN_IF_ERROR(CheckFolderMember(path));
   CsvTable t;
   t.path_ = path;
-  t.budget_ = CurrentImportBudget();
-  t.file_.reset(std::fopen(path.c_str(), "rb"));
-  if (!t.file_) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  ASSIGN_OR_RETURN(t.source_, ByteSource::Open(path));
   t.Refill();
   return ReadHeader(std::move(t));
 }
@@ -48,32 +46,26 @@ StatusOr<CsvTable> CsvTable::FromText(std::string path, std::string text) {
   return ReadHeader(std::move(t));
 }
 
+CsvTable::CsvTable() = default;
+CsvTable::~CsvTable() = default;
+CsvTable::CsvTable(CsvTable&&) noexcept = default;
+CsvTable& CsvTable::operator=(CsvTable&&) noexcept = default;
+
 bool CsvTable::Refill() {
-  if (!file_) return false;
+  if (!source_) return false;
   text_.resize(kCsvReadChunkBytes);
-  size_t n = std::fread(text_.data(), 1, text_.size(), file_.get());
+  StatusOr<size_t> got = source_->Read(text_.data(), text_.size());
+  const size_t n = got.ok() ? *got : 0;
   text_.resize(n);
   pos_ = 0;
   if (n == 0) {
-    read_error_ = std::ferror(file_.get()) != 0;
-    file_.reset();
-  }
-  if (n > 0 && budget_ != nullptr) {
-    stopped_ = ChargeImportBytes(budget_, path_, n);
-    if (!stopped_.ok()) {
-      file_.reset();
-      text_.clear();
-      return false;
-    }
+    if (!got.ok()) stopped_ = got.status();
+    source_.reset();
   }
   return n > 0;
 }
 
-Status CsvTable::ReadFailure() const {
-  if (!stopped_.ok()) return stopped_;
-  if (read_error_) return ErrStatus(path_ + ":line " + std::to_string(line_) + ": read error");
-  return OkStatus();
-}
+Status CsvTable::ReadFailure() const { return stopped_; }  // ByteSource's message names the file
 
 StatusOr<CsvTable> CsvTable::ReadHeader(CsvTable t) {
   if (t.text_.substr(0, 3) == "\xEF\xBB\xBF") t.pos_ = 3;

@@ -8,12 +8,14 @@
 // guess. The file is streamed through a buffer of kCsvReadChunkBytes (it was
 // read whole before the field limit applied: a link to /dev/zero took 2.1 GB,
 // D14 of the input trial) and must be a regular file; rows are cut into
-// reused buffers, so reading a row allocates nothing once warm.
+// reused buffers, so reading a row allocates nothing once warm. The file is
+// read through ByteSource: a gzip'd or zstd'd table (kernel_details.csv.gz
+// of a `gzip -r`'d folder) reads as the plain one, under the same limits,
+// and the thread's import budget counts its (decompressed) bytes.
 #ifndef AIPROF_SRC_IMPORTERS_ASCEND_CSV_TABLE_H_
 #define AIPROF_SRC_IMPORTERS_ASCEND_CSV_TABLE_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -25,7 +27,7 @@
 
 namespace aiprof {
 
-struct ImportBudget;
+class ByteSource;
 
 // One field of a CSV table is at most this long (a 200 MB field took 1.46 GB
 // and was accepted, found by review): past it the read is an error naming
@@ -42,6 +44,9 @@ class CsvTable {
   static StatusOr<CsvTable> Open(const std::string& path);
   // Visible for testing: parses `text` as if read from `path`.
   static StatusOr<CsvTable> FromText(std::string path, std::string text);
+  ~CsvTable();
+  CsvTable(CsvTable&&) noexcept;
+  CsvTable& operator=(CsvTable&&) noexcept;
 
   // Index of the column named exactly `name`, or -1.
   int Column(std::string_view name) const;
@@ -74,28 +79,23 @@ class CsvTable {
   std::string Where() const;
 
  private:
-  CsvTable() = default;
+  CsvTable();
   // Cuts one record into fields_; returns false at end of input.
   StatusOr<bool> ReadRecord();
   Status FieldTooLarge() const;
-  // Reads the next chunk into text_ (pos_ 0); false at the end of input, a
-  // read error or the import budget passed (ReadFailure says which).
+  // Reads the next chunk into text_ (pos_ 0); false at the end of input or
+  // when the read failed (ReadFailure says why).
   bool Refill();
-  // Why reading stopped early: a read error, or the thread's import budget
-  // (src/base/import_budget.h; serve's limits), whose bytes the CSVs count as
-  // ByteSource does; ok at the end of input.
+  // Why reading stopped early: ByteSource's error (a read error, a cut or
+  // damaged compressed stream, the expansion limit, or the thread's import
+  // budget: src/base/import_budget.h, serve's limits); ok at the end of input.
   Status ReadFailure() const;
   static StatusOr<CsvTable> ReadHeader(CsvTable t);
 
-  struct FileCloser {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-  };
   std::string path_;
-  std::unique_ptr<std::FILE, FileCloser> file_;  // null: all of the text is in text_
-  std::string text_;                             // the current chunk
-  bool read_error_ = false;
-  ImportBudget* budget_ = nullptr;  // the opening thread's (nullptr: none)
-  Status stopped_;                  // the budget's message once passed
+  std::unique_ptr<ByteSource> source_;  // null: all of the text is in text_
+  std::string text_;                    // the current chunk
+  Status stopped_;                      // why the source stopped early
   size_t pos_ = 0;
   uint64_t line_ = 1;      // line of text_[pos_]
   uint64_t row_line_ = 0;  // first line of the current record

@@ -149,10 +149,10 @@ TEST(CsvTableTest, StreamedFileReadsAsTheWholeTextDoes) {
   EXPECT_EQ(rows, 20000);
 }
 
-// serve's byte limit (--max-convert-mb) holds for the CSVs, which are not
-// read through ByteSource: each chunk is counted as it is read, and the read
-// past the limit stops the table, naming the file and the flag. Before, a
-// torch_npu folder's CSVs were read whole under any limit.
+// serve's byte limit (--max-convert-mb) holds for the CSVs (read through
+// ByteSource): each chunk is counted as it is read, and the read past the
+// limit stops the table, naming the file and the flag. Before, a torch_npu
+// folder's CSVs were read whole under any limit.
 TEST(CsvTableTest, ImportBudgetCountsEveryChunk) {
   testing::TempDir dir;
   const std::string path = dir.Path("kernel_details.csv");

@@ -5,6 +5,7 @@
 #include <regex>
 #include <vector>
 
+#include "src/importers/ascend/folder_member.h"
 #include "src/importers/ascend/op_table.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/folder_importer.h"
@@ -24,12 +25,18 @@ struct OutputDir {
   int32_t device;
 };
 
+// The files of `dirs` whose names match `pattern`, each plain or gzip'd or
+// zstd'd (folder_member.h: op_summary_0_1.csv.gz matches op_summary_.*\.csv;
+// the plain one is read where both are there).
 std::vector<fs::path> Matching(const std::vector<fs::path>& dirs, const std::regex& pattern) {
   std::vector<fs::path> out;
   std::error_code ec;
   for (const fs::path& dir : dirs) {
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      if (e.is_regular_file(ec) && std::regex_match(e.path().filename().string(), pattern)) out.push_back(e.path());
+      const std::string name(MemberName(e.path().filename().string()));
+      if (e.is_regular_file(ec) && std::regex_match(name, pattern) && !SupersededMember(e.path())) {
+        out.push_back(e.path());
+      }
     }
   }
   std::sort(out.begin(), out.end());

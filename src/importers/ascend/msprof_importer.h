@@ -11,7 +11,9 @@
 //   api_statistic_*.csv   by API Name → aggregate op metrics
 //   step_trace_*.csv      by Iteration ID → step breakdown table
 // Older layout: PROF_*/device_N/summary/*.csv and device_N/timeline/*.json,
-// the same files per device (device N taken from the folder name).
+// the same files per device (device N taken from the folder name). Each
+// file may be there gzip'd or zstd'd instead (op_summary_*.csv.gz of a
+// `gzip -r`'d folder; folder_member.h).
 #ifndef AIPROF_SRC_IMPORTERS_ASCEND_MSPROF_IMPORTER_H_
 #define AIPROF_SRC_IMPORTERS_ASCEND_MSPROF_IMPORTER_H_
 

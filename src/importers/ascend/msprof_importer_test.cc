@@ -6,10 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "src/importers/common/importer_registry.h"
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 
 namespace aiprof {
@@ -168,6 +173,67 @@ TEST(MsprofImporterTest, UnreadableStreamIdIsABadRow) {
             std::string::npos);
   EXPECT_EQ((*r)->diagnostics.Count("op_row_unmatched"), 0u);
   EXPECT_EQ((*r)->slices.size(), 3u);  // the three good rows; none of the bad on the HCCL track
+}
+
+// Replaces every file under `root` by its gzip'd form (zstd'd for every
+// other file, sorted by path), as `gzip -r` or `zstd -r --rm` leave a folder.
+void CompressEveryFile(const std::string& root) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_FALSE(files.empty());
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::ifstream in(files[i], std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const bool zstd = i % 2 == 1;
+    std::ofstream(files[i].string() + (zstd ? ".zst" : ".gz"), std::ios::binary)
+        << (zstd ? testing::ZstdBytes(bytes) : testing::GzipBytes(bytes));
+    fs::remove(files[i]);
+  }
+}
+
+// A PROF_* folder compressed file by file (op_summary_*.csv.gz,
+// msprof_*.json.zst, ...), in both layouts: the same run as the plain
+// folder. A folder holding a table both plain and compressed reads it once.
+// Before, no file matched msprof's names and the folder was "nothing
+// recognizable".
+TEST(MsprofImporterTest, CompressedFilesReadAsThePlainOnes) {
+  TempDir dir;
+  MakeProf(dir, "PROF_7/mindstudio_profiler_output");
+  CompressEveryFile(dir.Path("PROF_7"));
+  ASSERT_TRUE(fs::exists(dir.Path("PROF_7/mindstudio_profiler_output/api_statistic_20240101010101.csv.gz")));
+  auto current = ImportTrace(dir.Path("PROF_7"));
+  ASSERT_TRUE(current.ok()) << current.status().message();
+  ExpectSyntheticRun(**current, 0);
+
+  MakeProf(dir, "PROF_8/device_3/summary");
+  CompressEveryFile(dir.Path("PROF_8"));
+  auto older = ImportTrace(dir.Path("PROF_8"));
+  ASSERT_TRUE(older.ok()) << older.status().message();
+  ExpectSyntheticRun(**older, 3);
+
+  // The timeline compressed too: it gives the slices, as in TimelineJsonAndSlicesJoined.
+  MakeProf(dir, "PROF_9/mindstudio_profiler_output");
+  dir.Write("PROF_9/mindstudio_profiler_output/msprof_slice_0_20240101010101.json.gz", testing::GzipBytes(R"([
+{"name": "process_name", "pid": 2000, "tid": 0, "ph": "M", "args": {"name": "Ascend Hardware"}},
+{"name": "thread_name", "pid": 2000, "tid": 2, "ph": "M", "args": {"name": "Stream 2"}},
+{"name": "MatMul_1", "pid": 2000, "tid": 2, "ts": "1700000000000100.000", "dur": 20.5, "ph": "X", "args": {"Task Type": "AI_CORE"}},
+{"name": "Add_2", "pid": 2000, "tid": 2, "ts": "1700000000000130.250", "dur": 4.25, "ph": "X", "args": {"Task Type": "AI_VECTOR_CORE"}}
+])"));
+  // op_statistic both plain and gzip'd: read once (its total is not doubled).
+  dir.Write("PROF_9/mindstudio_profiler_output/op_statistic_20240101010101.csv.gz", testing::GzipBytes(kOpStatistic));
+  auto timeline = ImportTrace(dir.Path("PROF_9"));
+  ASSERT_TRUE(timeline.ok()) << timeline.status().message();
+  EXPECT_EQ((*timeline)->slices.size(), 2u) << "the compressed timeline gives the slices";
+  EXPECT_DOUBLE_EQ(MsprofMetric(**timeline, "op_summary.csv", "MatMul_1", "aic_mac_ratio"), 0.62);
+  size_t matmul_totals = 0;
+  for (size_t i = 0; i < (*timeline)->op_metrics.size(); ++i) {
+    const Trace& t = **timeline;
+    matmul_totals += t.Str(t.op_metrics.op[i]) == "MatMul" && t.Str(t.op_metrics.key[i]) == "Total Time(us)";
+  }
+  EXPECT_EQ(matmul_totals, 1u);
 }
 
 }  // namespace

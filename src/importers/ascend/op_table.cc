@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/importers/ascend/csv_table.h"
+#include "src/importers/ascend/folder_member.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/model/time_range.h"
 #include "src/model/trace_builder.h"
@@ -103,9 +104,11 @@ std::vector<StringId> InternHeader(const CsvTable& csv, TraceBuilder* builder) {
   return keys;
 }
 
+// The file's name without its folder or a compression suffix: a source's
+// name is the same for op_statistic.csv and op_statistic.csv.gz.
 std::string Basename(const std::string& path) {
   size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  return std::string(MemberName(slash == std::string::npos ? path : path.substr(slash + 1)));
 }
 
 }  // namespace

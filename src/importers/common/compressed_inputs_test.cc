@@ -178,38 +178,167 @@ TEST(CompressedInputsTest, ConfinedImportsReadTheirCompressedFiles) {
   ASSERT_FALSE(outside.ok());
 }
 
-// A torch_npu folder gzip'd member by member (`gzip -r`, the real level-1
-// fixture): said, naming a member, alone and as a rank of a parent folder.
-// It was taken for a folder of trace files and failed on
-// "profiler_metadata.json.gz: not a Chrome trace".
-TEST(CompressedInputsTest, CompressedTorchNpuFolderIsSaid) {
-  testing::TempDir dir;
-  const std::filesystem::path rank = std::filesystem::path(dir.path()) / "run" / "rank0_ascend_pt";
-  std::filesystem::create_directories(rank.parent_path());
-  std::filesystem::copy(std::string(AIPROF_FIXTURES_DIR) + "/ascend-pt/level1/rank0_ascend_pt", rank,
-                        std::filesystem::copy_options::recursive);
+// Every figure of an imported profiler folder that names no file path: the
+// slices, tracks (with names: "memory (memory_record.csv)"), counters,
+// instants, flows, op metrics and step breakdown with their source names,
+// the metadata but source_path, and the diagnostics' kinds and counts.
+std::string FolderFigures(const Trace& t) {
+  std::ostringstream out;
+  int64_t dur = 0;
+  for (size_t i = 0; i < t.slices.size(); ++i) dur += t.slices.dur_ns[i];
+  out << t.slices.size() << " slices " << dur << " ns; " << t.flows.size() << " flows; " << t.instants.size()
+      << " instants; tracks:";
+  for (size_t i = 0; i < t.tracks.size(); ++i) out << " " << t.Str(t.tracks.name[i]) << "@" << t.tracks.rank[i];
+  double counter_sum = 0;
+  for (size_t i = 0; i < t.counters.size(); ++i) counter_sum += t.counters.value[i];
+  out << "; " << t.counters.size() << " counters sum " << counter_sum << "; op metrics:";
+  for (size_t i = 0; i < t.op_metrics.size(); ++i) {
+    out << " " << t.Str(t.op_metrics.source[i]) << "|" << t.Str(t.op_metrics.op[i]) << "|" << t.Str(t.op_metrics.key[i])
+        << "=" << t.op_metrics.value[i] << t.Str(t.op_metrics.text[i]) << "@" << t.op_metrics.slice[i].raw();
+  }
+  out << "; breakdown:";
+  for (size_t i = 0; i < t.step_breakdown.size(); ++i) {
+    out << " " << t.step_breakdown.rank[i] << "/" << t.step_breakdown.step[i] << "/"
+        << t.Str(t.step_breakdown.source[i]) << "/" << t.Str(t.step_breakdown.key[i]) << "="
+        << t.step_breakdown.value_ns[i];
+  }
+  out << "; metadata:";
+  for (const auto& [key, value] : t.metadata) {
+    if (key != "source_path") out << " " << key << "=" << value;
+  }
+  out << "; diagnostics:";
+  for (const auto& [kind, entry] : t.diagnostics.entries()) out << " " << kind << "=" << entry.count;
+  return out.str();
+}
+
+// Copies `from` to `to` and replaces each file of the copy by its gzip'd
+// (".gz") or zstd'd (".zst") form, as `gzip -r` does.
+void CopyCompressed(const std::filesystem::path& from, const std::filesystem::path& to, const std::string& suffix) {
+  std::filesystem::create_directories(to.parent_path());
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
   std::vector<std::filesystem::path> files;
-  std::filesystem::permissions(rank, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
-  for (const auto& e : std::filesystem::recursive_directory_iterator(rank)) {
+  std::filesystem::permissions(to, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(to)) {
     std::filesystem::permissions(e.path(), std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
     if (e.is_regular_file()) files.push_back(e.path());
   }
   ASSERT_FALSE(files.empty());
   for (const auto& f : files) {
-    std::ofstream(f.string() + ".gz", std::ios::binary) << GzipBytes(ReadFile(f.string()));
+    const std::string bytes = ReadFile(f.string());
+    std::ofstream(f.string() + suffix, std::ios::binary) << (suffix == ".gz" ? GzipBytes(bytes) : ZstdBytes(bytes));
     std::filesystem::remove(f);
   }
-  auto alone = ImportTrace(rank.string());
-  ASSERT_FALSE(alone.ok());
-  EXPECT_NE(alone.status().message().find(rank.string() + ": a torch_npu profiler folder whose files are compressed (" +
-                                          rank.string() + "/ASCEND_PROFILER_OUTPUT/"),
+}
+
+// A torch_npu folder gzip'd or zstd'd member by member (`gzip -r`; the real
+// level-0 and level-1 fixtures, both ranks: trace_view.json, kernel_details,
+// memory_record, operator_memory, l2_cache, step_trace_time, op_statistic,
+// api_statistic, communication(_matrix).json, profiler_info and
+// profiler_metadata all compressed) imports with the plain folder's figures,
+// alone and as a multi-rank parent. It was said ("a torch_npu profiler
+// folder whose files are compressed ...; decompress them first"), and before
+// that failed on "profiler_metadata.json.gz: not a Chrome trace".
+TEST(CompressedInputsTest, CompressedTorchNpuFolderImportsLikeThePlainFolder) {
+  for (const char* level : {"level0", "level1"}) {
+    const std::filesystem::path fixture = std::filesystem::path(AIPROF_FIXTURES_DIR) / "ascend-pt" / level;
+    auto plain_parent = ImportTrace(fixture.string());
+    ASSERT_TRUE(plain_parent.ok()) << plain_parent.status().message();
+    auto plain_rank = ImportTrace((fixture / "rank1_ascend_pt").string());
+    ASSERT_TRUE(plain_rank.ok()) << plain_rank.status().message();
+    ASSERT_GT((*plain_parent)->op_metrics.size(), 0u);
+    for (const std::string suffix : {".gz", ".zst"}) {
+      testing::TempDir dir;
+      const std::filesystem::path run = std::filesystem::path(dir.path()) / "run";
+      CopyCompressed(fixture, run, suffix);
+      ASSERT_TRUE(std::filesystem::exists(run / "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv" += suffix));
+      auto parent = ImportTrace(run.string());
+      ASSERT_TRUE(parent.ok()) << level << suffix << ": " << parent.status().message();
+      EXPECT_EQ(FolderFigures(**parent), FolderFigures(**plain_parent)) << level << suffix;
+      auto rank = ImportTrace((run / "rank1_ascend_pt").string());
+      ASSERT_TRUE(rank.ok()) << level << suffix << ": " << rank.status().message();
+      EXPECT_EQ(FolderFigures(**rank), FolderFigures(**plain_rank)) << level << suffix;
+      EXPECT_EQ((*rank)->metadata.at("rank"), "1");
+    }
+  }
+}
+
+// A compressed member cut short, empty, or a link out of a confined folder
+// (the real level-1 rank, gzip'd here): an error naming the member and the
+// compressed byte where it ends, never a folder read as if whole; a cut
+// profiler_metadata.json.gz is counted and ignored, as a malformed plain one.
+TEST(CompressedInputsTest, DamagedCompressedMembersAreErrorsNamingThem) {
+  namespace fs = std::filesystem;
+  testing::TempDir dir;
+  const fs::path pristine = fs::path(dir.path()) / "pristine" / "rank0_ascend_pt";
+  CopyCompressed(fs::path(AIPROF_FIXTURES_DIR) / "ascend-pt" / "level1" / "rank0_ascend_pt", pristine, ".gz");
+  int case_number = 0;
+  // A fresh copy of the gzip'd rank, changed by `change` (given its output folder).
+  auto damaged = [&](auto change) {
+    const fs::path rank = fs::path(dir.path()) / ("case" + std::to_string(++case_number)) / "rank0_ascend_pt";
+    fs::create_directories(rank.parent_path());
+    fs::copy(pristine, rank, fs::copy_options::recursive);
+    change(rank / "ASCEND_PROFILER_OUTPUT");
+    return rank;
+  };
+  auto cut = [](const fs::path& file) {
+    const std::string bytes = ReadFile(file.string());
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+    return bytes.size() / 2;
+  };
+  for (const char* member : {"kernel_details.csv.gz", "communication.json.gz", "trace_view.json.gz"}) {
+    size_t at = 0;
+    const fs::path rank = damaged([&](const fs::path& out) { at = cut(out / member); });
+    auto got = ImportTrace(rank.string());
+    ASSERT_FALSE(got.ok()) << member;
+    EXPECT_NE(got.status().message().find((rank / "ASCEND_PROFILER_OUTPUT" / member).string() +
+                                          ": gzip stream truncated at compressed byte " + std::to_string(at)),
+              std::string::npos)
+        << got.status().message();
+  }
+
+  // Empty: a file of no bytes, and a gzip stream of nothing.
+  const fs::path no_bytes =
+      damaged([](const fs::path& out) { std::ofstream(out / "step_trace_time.csv.gz", std::ios::trunc); });
+  auto empty_csv = ImportTrace(no_bytes.string());
+  ASSERT_FALSE(empty_csv.ok());
+  EXPECT_EQ(empty_csv.status().message(), (no_bytes / "ASCEND_PROFILER_OUTPUT/step_trace_time.csv.gz").string() +
+                                              ":line 1: the CSV file is empty (no header row)");
+  const fs::path nothing = damaged([](const fs::path& out) {
+    std::ofstream(out / "communication.json.gz", std::ios::binary | std::ios::trunc) << GzipBytes("");
+  });
+  auto empty_json = ImportTrace(nothing.string());
+  ASSERT_FALSE(empty_json.ok());
+  EXPECT_EQ(empty_json.status().message(),
+            (nothing / "ASCEND_PROFILER_OUTPUT/communication.json.gz").string() + ": the file is empty");
+
+  // The metadata cut: counted, the import goes on.
+  const fs::path metadata = damaged([&](const fs::path& out) { cut(out.parent_path() / "profiler_metadata.json.gz"); });
+  auto with_cut_metadata = ImportTrace(metadata.string());
+  ASSERT_TRUE(with_cut_metadata.ok()) << with_cut_metadata.status().message();
+  ASSERT_EQ((*with_cut_metadata)->diagnostics.Count("bad_profiler_metadata"), 1u);
+  EXPECT_NE((*with_cut_metadata)
+                ->diagnostics.entries()
+                .at("bad_profiler_metadata")
+                .description.find("profiler_metadata.json.gz: gzip stream truncated"),
+            std::string::npos);
+
+  // Confined to the run's folder (serve, mcp): a compressed member that is a
+  // link to a file outside it is refused by name, unread.
+  testing::TempDir outside;
+  const std::string elsewhere = outside.Write(
+      "kernel_details.csv.gz", ReadFile((pristine / "ASCEND_PROFILER_OUTPUT/kernel_details.csv.gz").string()));
+  const fs::path linked = damaged([&](const fs::path& out) {
+    fs::remove(out / "kernel_details.csv.gz");
+    fs::create_symlink(elsewhere, out / "kernel_details.csv.gz");
+  });
+  ASSERT_TRUE(ConfineImportsTo({linked.parent_path().string()}).ok());
+  auto refused = ImportTrace(linked.string());
+  ASSERT_TRUE(ConfineImportsTo({}).ok());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find((linked / "ASCEND_PROFILER_OUTPUT/kernel_details.csv.gz").string() +
+                                            ": resolves to a file outside the folders"),
             std::string::npos)
-      << alone.status().message();
-  auto parent = ImportTrace(rank.parent_path().string());
-  ASSERT_FALSE(parent.ok());
-  EXPECT_NE(parent.status().message().find(rank.string() + ": a torch_npu profiler folder whose files are compressed"),
-            std::string::npos)
-      << parent.status().message();
+      << refused.status().message();
 }
 
 // A profiler folder packed as a tar archive (plain and gzip'd, made here

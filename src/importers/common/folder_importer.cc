@@ -45,14 +45,6 @@ std::string NotATraceFile(const fs::path& p) {
   return "";
 }
 
-// A profiler folder compressed member by member: said, naming a member.
-Status CheckNotCompressedFolder(const std::string& dir) {
-  const std::string member = CompressedAscendPtMember(dir);
-  if (member.empty()) return OkStatus();
-  return ErrStatus(dir + ": a torch_npu profiler folder whose files are compressed (" + member +
-                   "); a profiler folder's files are read uncompressed: decompress them first (gunzip -r, unzstd)");
-}
-
 std::optional<FolderUnitKind> FolderKind(const std::string& dir) {
   if (IsAscendPtFolder(dir)) return FolderUnitKind::kTorchNpu;
   if (IsMsprofFolder(dir)) return FolderUnitKind::kMsprof;
@@ -202,7 +194,6 @@ bool NamedLikeATrace(const fs::path& p) {
 
 StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir, std::vector<std::string>* skipped) {
   if (std::optional<FolderUnitKind> kind = FolderKind(dir)) return std::vector<FolderUnit>{{dir, *kind}};
-  RETURN_IF_ERROR(CheckNotCompressedFolder(dir));
   std::error_code ec;
   std::vector<fs::path> children;
   for (const auto& e : fs::directory_iterator(dir, ec)) children.push_back(e.path());
@@ -215,8 +206,6 @@ StatusOr<std::vector<FolderUnit>> ListFolderUnits(const std::string& dir, std::v
     RETURN_IF_ERROR(CheckImportPath(child.string()));
     if (fs::is_directory(child, ec)) {
       if (std::optional<FolderUnitKind> kind = FolderKind(child.string())) units.push_back({child.string(), *kind});
-      else
-        RETURN_IF_ERROR(CheckNotCompressedFolder(child.string()));
     } else if (!fs::is_regular_file(child, ec)) {
       // Never opened: a FIFO would block, a device never end.
       if (skipped && NamedLikeATrace(child)) skipped->push_back(child.string() + ": not a regular file");
