@@ -41,6 +41,20 @@ void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w
          "communication");
 }
 
+// The failed collectives' waits (cross_rank.h), over the steady-state
+// window, per step (ranks' steps all counted) or per trace.
+void PublishFailedWaitImpact(const CommunicationResult& r, const AnalysisWindow& w, MetricSet* m) {
+  if (r.cross.matched == 0) {
+    m->SetUnavailable("comm_failed_wait_ns", "needs collectives matched across 2 or more ranks");
+    return;
+  }
+  int64_t waited = 0;
+  for (const auto& wait : r.cross.failed_waits) waited += IntersectionLength({wait}, w.intervals);
+  m->Set("comm_failed_wait_ns",
+         w.steps > 0 ? static_cast<double>(waited) / static_cast<double>(w.steps) : static_cast<double>(waited),
+         "communication");
+}
+
 // One entry per analysis: publish its metrics from the session's result.
 // What `analyze` shows of each result is its section's document function
 // (src/report/analysis/analysis_sections.cc), not the analysis's concern.
@@ -84,6 +98,7 @@ void RunCommunication(AnalysisResults& in, MetricSet* m) {
   const CommunicationResult& r = in.communication();
   PublishCommunication(r, m);
   PublishSlowRankImpact(r, in.window(), m);
+  PublishFailedWaitImpact(r, in.window(), m);
 }
 
 void RunPipeline(AnalysisResults& in, MetricSet* m) { PublishPipelineStages(in.pipeline(), m); }

@@ -13,6 +13,9 @@ script's own reading of the raw files:
                         communication table; no rank's transfer holds it.
   late_past_timeout/    rank 2 arrived after the others had left: the
                         collective is incomplete and rank 2 named late.
+On both, `aiprof suggest` leads with the failure (rules/rank_failure.yaml),
+its impact the present ranks' time in the failed collective per steady step,
+and `aiprof report`'s headline names it.
 Usage: crash_gloo_test.py AIPROF DATA_DIR (test/data)
 """
 import gzip, json, os, subprocess, sys, tempfile
@@ -37,6 +40,19 @@ def raw_collectives(folder):
         out[rank] = sorted((round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in events
                            if e.get("name") == "gloo:all_reduce")
     return out
+
+
+def raw_steps(folder, rank):
+    """Rank's ProfilerStep#N spans: {N: (start_ns, end_ns)}."""
+    with gzip.open(os.path.join(folder, f"rank{rank}.pt.trace.json.gz"), "rt") as h:
+        events = json.load(h)
+    return {int(e["name"].split("#")[1]): (round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000))
+            for e in events if e.get("name", "").startswith("ProfilerStep#")}
+
+
+def suggest(aiprof, folder, env):
+    return json.loads(subprocess.run([aiprof, "suggest", "--format", "json", folder], check=True,
+                                     capture_output=True, text=True, env=env).stdout)
 
 
 def analyze(aiprof, folder, env):
@@ -92,6 +108,30 @@ def main():
     check("report: stalled per rank", [line.rstrip(" |").rsplit("|", 1)[1].strip() for line in rows],
           [f"{waited[r] / 1e9:.2f} s" for r in sorted(waited)])
 
+    # The diagnosis leads with the failure (rules/rank_failure.yaml), its
+    # impact the present ranks' time in the failed collective per steady
+    # step: each stalled all-reduce lies inside that rank's ProfilerStep#4,
+    # a steady step, so all of it counts; the environment's fixes for the
+    # slow step are excluded, naming the failure.
+    s = suggest(aiprof, folder, env)
+    check("suggest: first finding", s["findings"][0]["rule"] if s["findings"] else None, "failed_collective")
+    steps = s["metrics"]["impact_steps"]["value"]
+    for r, (ts, dur) in ((r, v[-1]) for r, v in raw.items()):
+        lo, hi = raw_steps(folder, r)[4]
+        check(f"rank {r}'s stalled all-reduce inside its step 4", lo <= ts and ts + dur <= hi, True)
+    if s["findings"]:
+        check("suggest: failed wait per step, ms", round(s["findings"][0]["impact"]["time_ms"], 6),
+              round(sum(waited.values()) / steps / 1e6, 6))
+    check("suggest: environment fixes excluded", sorted(e["id"] for e in s["excluded_suggestions"]
+                                                      if e["rule"] == "unstable_steps"),
+          ["isolate_environment", "pin_allocator"])
+    with open(report) as h:
+        text = h.read()
+    check("report: headline's top bottleneck is the failure",
+          "**Top bottleneck:** A rank failed in a collective; the others waited for it" in text, True)
+    check("report: its best fix gains nothing by itself", "Find why the rank stopped — expected gain none by itself"
+          in text, True)
+
     folder = os.path.join(data, "crash_gloo", "late_past_timeout")
     raw = raw_collectives(folder)
     blocks = analyze(aiprof, folder, env)
@@ -100,6 +140,13 @@ def main():
     if failed:
         check("late: named", failed[0]["what"].startswith("rank 2 arrived after another rank had left it"), True)
         check("late: waited", failed[0]["waited_ns"], max(raw[0][-1][1], raw[1][-1][1]))
+    # The late rank's own wait is not counted: it arrived after the others
+    # left; theirs are.
+    s = suggest(aiprof, folder, env)
+    check("late: first finding", s["findings"][0]["rule"] if s["findings"] else None, "failed_collective")
+    if s["findings"]:
+        check("late: failed wait per step, ms", round(s["findings"][0]["impact"]["time_ms"], 6),
+              round((raw[0][-1][1] + raw[1][-1][1]) / s["metrics"]["impact_steps"]["value"] / 1e6, 6))
     j, md = cluster(aiprof, folder, env, os.path.join(tmp, "late"))
     late = [c for c in j["collectives"] if c.get("state") != "complete"]
     check("late: cluster instances not complete", [(c.get("state"), c.get("late_after_end")) for c in late],

@@ -123,6 +123,40 @@ void PublishLinks(const CrossRankResult& c, MetricSet* m) {
   m->Set("slow_link_count", static_cast<double>(slow), kCommunicationSource);
 }
 
+std::string Ranks(const std::vector<int32_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out;
+}
+
+// Collectives that did not complete (cross_rank.h, FailedCollective): a
+// rank crashed, hung or came after the others gave up. Counted wherever
+// collectives were matched across ranks; the waits' impact per step is
+// analyze.cc's (it needs the window).
+void PublishFailedCollectives(const CrossRankResult& c, MetricSet* m) {
+  if (c.matched == 0) {
+    m->SetUnavailable("comm_failed_count", "needs collectives matched across 2 or more ranks");
+    return;
+  }
+  m->Set("comm_failed_count", static_cast<double>(c.failed_count), kCommunicationSource);
+  for (const FailedCollective& f : c.failed) {
+    const std::string where =
+        (f.step >= 0 ? "step " + std::to_string(f.step) + " " : std::string()) + CollectiveTypeName(f.type) + ": ";
+    m->AddEvidence("failed_collective",
+                   f.stalled ? where + Ranks(f.ranks) + " waited " + Ns(f.waited_ns) +
+                                   " in it until it ended, for a rank not in the inputs (it never arrived: crashed, "
+                                   "hung or killed)"
+                             : where + Ranks(f.late_ranks) +
+                                   " arrived after another rank had left it (the others "
+                                   "gave up after " +
+                                   Ns(f.waited_ns) + ")");
+  }
+  if (c.failed_count > c.failed.size()) {
+    m->AddEvidence("failed_collective",
+                   "(first " + std::to_string(c.failed.size()) + " of " + std::to_string(c.failed_count) + " listed)");
+  }
+}
+
 void PublishExposedSteps(const CollectiveStats& st, MetricSet* m) {
   for (const StepCommunication& s : st.steps) {
     if (s.exposed_ns < 0 || Share(s.exposed_ns, s.step_ns) < kExposedStepEvidenceShare) continue;
@@ -149,6 +183,7 @@ void PublishCommunication(const CommunicationResult& result, MetricSet* metrics)
   PublishWaitRatio(result.cross, metrics);
   PublishSlowRank(result, metrics);
   PublishLinks(result.cross, metrics);
+  PublishFailedCollectives(result.cross, metrics);
   PublishExposedSteps(result.stats, metrics);
 }
 

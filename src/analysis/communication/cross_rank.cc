@@ -31,12 +31,20 @@ std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
 // The stalled collectives, and the incomplete ones some rank arrived at
 // after another had left (FailedCollective).
 void ListFailed(const std::vector<const CollectiveSequences*>& members, const std::vector<int32_t>& rank_of,
-                const CollectivePairing& pairing, const PairedSums& sums, std::vector<FailedCollective>* out) {
-  for (size_t j = 0; j < pairing.matched.size() && out->size() < kMaxFailedCollectivesListed; ++j) {
+                const CollectivePairing& pairing, const PairedSums& sums, CrossRankResult* r) {
+  std::vector<FailedCollective>* out = &r->failed;
+  for (size_t j = 0; j < pairing.matched.size(); ++j) {
     if (sums.complete[j]) continue;
     const PairedCollective& c = pairing.matched[j];
     const std::vector<uint32_t> late = sums.stalled[j] ? std::vector<uint32_t>{} : LateAfterEnd(members, c);
     if (!sums.stalled[j] && late.empty()) continue;
+    ++r->failed_count;
+    for (size_t k = 0; k < c.members.size(); ++k) {
+      if (std::find(late.begin(), late.end(), k) != late.end()) continue;
+      const CollectiveInstance& a = members[c.members[k].first]->at(c.key)[c.members[k].second];
+      r->failed_waits.emplace_back(a.arrival_ns, a.end_ns);
+    }
+    if (out->size() >= kMaxFailedCollectivesListed) continue;
     FailedCollective f;
     f.step = c.step;
     f.type = static_cast<CollectiveType>(c.key.second);
@@ -92,7 +100,7 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
   r->end_spread_share = sums.end_spread_share;
   r->clocks_agree = sums.clocks_agree;
   r->stalled = sums.stalled_count;
-  ListFailed(members, rank_of, pairing, sums, &r->failed);
+  ListFailed(members, rank_of, pairing, sums, r);
   for (size_t j = 0; j < pairing.matched.size(); ++j) {
     if (!sums.complete[j]) continue;
     const PairedCollective& c = pairing.matched[j];

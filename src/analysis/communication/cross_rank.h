@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/collectives.h"
 #include "src/analysis/communication/link_bandwidth.h"
@@ -83,6 +84,12 @@ struct CrossRankResult {
   uint64_t matched = 0;                  // collectives matched across ranks
   uint64_t incomplete = 0;               // of those, not completed on every rank (a peer failed in it)
   uint64_t stalled = 0;                  // of those, stalled: waited for a rank not in the inputs
+  // Failed collectives (FailedCollective: stalled, or some rank arrived after
+  // another had left), all of them (`failed` lists the first few), and each
+  // wait in them of a rank that was there: [arrival, end) of its slice, in
+  // trace time, one per rank and collective (not merged: ranks add up).
+  uint64_t failed_count = 0;
+  Intervals failed_waits;
   uint64_t unmatched = 0;                // collective slices left without a partner
   // Stalled ones and incomplete ones with late ranks, in pairing order
   // (first kMaxFailedCollectivesListed).

@@ -680,12 +680,15 @@ void FailedCollectives(const Trace& trace, const CrossRankResult& c, Section* s)
     t.rows.push_back({f.step >= 0 ? Int(f.step) : Value(), StrValue(std::string(CollectiveTypeName(f.type)) + group),
                       StrValue(RankList(f.ranks)), Int(f.waited_ns), StrValue(what)});
   }
+  if (c.failed_count > c.failed.size()) {
+    t.note = "the first " + std::to_string(c.failed.size()) + " of " + std::to_string(c.failed_count) + " listed; ";
+  }
   if (c.stalled > 0) {
-    t.note = std::to_string(c.stalled) +
-             " stalled collective(s) (the last every rank entered, each rank in it at least " +
-             render::FormatQuantity(kStalledFactor, Unit::kNone) + "x its usual collective and " +
-             render::FormatQuantity(static_cast<double>(kStalledMinNs), Unit::kNs) +
-             "): their time is in the ranks' waits for a missing rank below, not in wait, lateness or transfer";
+    t.note += std::to_string(c.stalled) +
+              " stalled collective(s) (the last every rank entered, each rank in it at least " +
+              render::FormatQuantity(kStalledFactor, Unit::kNone) + "x its usual collective and " +
+              render::FormatQuantity(static_cast<double>(kStalledMinNs), Unit::kNs) +
+              "): their time is in the ranks' waits for a missing rank below, not in wait, lateness or transfer";
   }
   s->Add(std::move(t));
   render::Table w{"stalled_waits",

@@ -21,6 +21,12 @@ std::string GainText(const SuggestionOutcome& o) {
     return fmt::format("{} to {} of device memory", PercentText(o.gain_min), PercentText(o.gain_max));
   }
   if (!o.finding->impact.quantified) return "not quantified (the finding has no time impact)";
+  // A measurement or diagnosis fix (efficacy [0, 0]: start-up, caveats, a
+  // failed rank) gains nothing by itself: said so, not "0.0% to 0.0%" (its
+  // risk note says what it is for).
+  if (o.gain_source == kGainFromPrior && o.suggestion->efficacy_max == 0 && o.gain_max == 0) {
+    return "none by itself (a measurement or diagnosis step, not a speed-up)";
+  }
   // Amdahl: the fix removes efficacy x the impact's share of the base.
   const std::string basis = GainBasis(o);
   std::string out = fmt::format(
