@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "src/base/import_budget.h"
 #include "src/importers/common/decompressed_copy.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/importers/common/importer_registry.h"
@@ -162,6 +163,45 @@ TEST(CompressedInputsTest, DamageAndTheLimitAreErrorsNamingTheCompressedFile) {
             std::string::npos)
       << limited.status().message();
   EXPECT_EQ(tmp.Entries(), 0u);
+}
+
+// Under an import budget (serve's --max-convert-mb) a compressed Nsight
+// export counts its bytes once, as its plain file does (its size: SQLite
+// reads pages). It counted them twice, the copy's writes and then the
+// copy's size, so serve refused a gzip'd export whose plain file passed.
+// The copy still stops at the limit while it is made.
+TEST(CompressedInputsTest, ImportBudgetCountsACompressedExportOnce) {
+  const std::string bytes = ReadFile(kNsys);
+  testing::TempDir dir;
+  ScopedTmpDir tmp;
+  auto charged = [](const std::string& path, uint64_t max_bytes, Status* status) {
+    ImportBudget budget;
+    budget.max_bytes = max_bytes;
+    budget.bytes_flag = "--max-convert-mb";
+    ScopedImportBudget scope(&budget);
+    auto got = ImportTrace(path);
+    *status = got.ok() ? OkStatus() : got.status();
+    return budget.bytes.load();
+  };
+  Status status;
+  const uint64_t plain = charged(kNsys, 0, &status);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_GE(plain, bytes.size());  // its size, and the first 4 KiB read to recognise it
+  for (const auto& [name, compressed] :
+       {std::pair{"cloverleaf.sqlite.gz", GzipBytes(bytes)}, std::pair{"cloverleaf.sqlite.zst", ZstdBytes(bytes)}}) {
+    const std::string path = dir.Write(name, compressed);
+    EXPECT_EQ(charged(path, 0, &status), plain) << name;
+    ASSERT_TRUE(status.ok()) << status.message();
+    // A limit the plain file passes, the compressed one passes too.
+    charged(path, plain + plain / 2, &status);
+    EXPECT_TRUE(status.ok()) << name << ": " << status.message();
+    // Under the file's size: stopped while the copy is made, naming the file and the flag.
+    charged(path, plain / 4, &status);
+    ASSERT_FALSE(status.ok()) << name;
+    EXPECT_NE(status.message().find(path), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("--max-convert-mb"), std::string::npos) << status.message();
+    EXPECT_EQ(tmp.Entries(), 0u);
+  }
 }
 
 // A front end confined to a folder (`aiprof mcp --allow`) reads a compressed

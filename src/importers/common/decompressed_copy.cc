@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "src/base/import_budget.h"
 #include "src/importers/common/byte_source.h"
 
 namespace aiprof {
@@ -132,6 +133,15 @@ StatusOr<std::unique_ptr<DecompressedCopy>> DecompressedCopy::Create(const std::
       done += static_cast<size_t>(put);
     }
     copy->bytes_ += got;
+  }
+  // The import budget counted the decompressed bytes as they were copied,
+  // so a bomb stops at its limit; the importer that reads the copy counts
+  // them again as it counts a plain file's (an Nsight export by its size, a
+  // stream by its reads): given back here, a compressed input is charged
+  // once, as its plain file is (it was charged twice: serve refused a gzip'd
+  // export whose plain file passed --max-convert-mb).
+  if (ImportBudget* budget = CurrentImportBudget(); budget != nullptr) {
+    budget->bytes.fetch_sub(copy->bytes_, std::memory_order_relaxed);
   }
   std::lock_guard<std::mutex> lock(copies_mu);
   Copies()[copy->path_] = copy.get();

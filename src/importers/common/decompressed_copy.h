@@ -10,7 +10,9 @@
 // none is left behind however this process ends (SIGKILL included). Its
 // size is bounded by kMaxDecompressedCopyBytes, by ByteSource's expansion
 // limit (kMaxExpansion) and by the thread's import budget, whichever comes
-// first; past one the copy stops with an error naming the file.
+// first; past one the copy stops with an error naming the file. A finished
+// copy gives its bytes back to the budget: the importer that reads it counts
+// them as it would count the plain file's, so the input is charged once.
 //
 // SQLite resolves the symbolic links of the path it opens, and
 // /proc/self/fd/N of a file without a name resolves to nothing. An opener
