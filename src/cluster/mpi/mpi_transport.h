@@ -51,10 +51,11 @@ using MpiOpenFn = MpiTransport* (*)(char* error, size_t error_size);
 #define AIPROF_MPI_VERSION_SYMBOL "aiprof_mpi_version"
 using MpiVersionFn = const char* (*)();
 
-// Loads the module and opens MPI. The module is looked up as
-// $AIPROF_MPI_MODULE when set, else aiprof_mpi.so beside the program (the
-// build tree), else the install location relative to the program
-// (AIPROF_MPI_MODULE_FROM_BIN). The error names every path tried and why.
+// Loads the module and opens MPI. The module is looked up
+// (src/base/module_loader.h) as $AIPROF_MPI_MODULE when set, else
+// aiprof_mpi.so beside the program (the build tree), else the install
+// location relative to the program (AIPROF_MPI_MODULE_FROM_BIN). The error
+// names every path tried and why.
 StatusOr<std::unique_ptr<MpiTransport>> OpenMpiTransport();
 
 }  // namespace aiprof
