@@ -1,16 +1,14 @@
 #include "src/view/topology/topology_render.h"
 
-#include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <vector>
 
+#include "src/base/module_loader.h"
 #include "src/render/escape.h"
 #include "src/render/page.h"
+#include "src/view/topology/module/graphviz_module.h"
 
 namespace aiprof {
 namespace {
@@ -206,11 +204,28 @@ class DotWriter {
   std::string out_;
 };
 
-// Graphviz reports errors through a process-wide callback.
-std::string* g_graphviz_errors = nullptr;
-int CollectGraphvizError(char* message) {
-  if (g_graphviz_errors && message) g_graphviz_errors->append(message);
-  return 0;
+void AppendToString(void* sink, const char* data, size_t size) { static_cast<std::string*>(sink)->append(data, size); }
+
+// The Graphviz module's layout function, loaded on the first call (once per
+// process; a failure is kept and reported by every later call).
+StatusOr<AiprofGraphvizLayoutFn> GraphvizLayout() {
+  static const StatusOr<AiprofGraphvizLayoutFn> layout = []() -> StatusOr<AiprofGraphvizLayoutFn> {
+    ModuleSpec spec;
+    spec.file_name = "aiprof_graphviz.so";
+    spec.from_bin = AIPROF_GRAPHVIZ_MODULE_FROM_BIN;
+    spec.env_var = "AIPROF_GRAPHVIZ_MODULE";
+    spec.version_symbol = AIPROF_GRAPHVIZ_VERSION_SYMBOL;
+    spec.entry_symbol = AIPROF_GRAPHVIZ_LAYOUT_SYMBOL;
+    spec.anchor = reinterpret_cast<const void*>(&AppendToString);
+    StatusOr<LoadedModule> module = LoadModule(spec);
+    if (!module.ok()) {
+      return ErrStatus("the topology view needs aiprof's Graphviz module, and " + module.status().message() +
+                       "\nInstall Graphviz's library (Debian: libgvc6) and the aiprof build's aiprof_graphviz.so "
+                       "(lib/aiprof/ of the install), or set AIPROF_GRAPHVIZ_MODULE to its path");
+    }
+    return reinterpret_cast<AiprofGraphvizLayoutFn>(module->entry);
+  }();
+  return layout;
 }
 
 void AppendDetailsJson(std::string* out, const std::vector<std::pair<std::string, std::string>>& details) {
@@ -369,43 +384,10 @@ std::string TopologyToDot(const Topology& topology, std::string_view title) {
 }
 
 StatusOr<std::string> LayoutSvg(const std::string& dot) {
-  // Graphviz keeps global state (error callback, plugin tables, a text-size
-  // cache): one layout at a time, and one context for the whole process,
-  // never freed. Graphviz 2.42 reads freed memory in its text-size cache
-  // when a second context is created after the first was freed (found by
-  // AddressSanitizer), so the context is made once and reused.
-  static std::mutex mu;
-  static GVC_t* gvc = nullptr;
-  std::lock_guard<std::mutex> lock(mu);
-  std::string errors;
-  g_graphviz_errors = &errors;
-  agseterr(AGERR);
-  agseterrf(&CollectGraphvizError);
-  if (!gvc) gvc = gvContext();
-  Agraph_t* g = gvc ? agmemread(dot.c_str()) : nullptr;
+  ASSIGN_OR_RETURN(AiprofGraphvizLayoutFn layout, GraphvizLayout());
   std::string svg;
-  Status status = OkStatus();
-  if (!gvc) {
-    status = ErrStatus("Graphviz: cannot create a context");
-  } else if (!g) {
-    status = ErrStatus("Graphviz could not read the topology graph: " + errors);
-  } else if (gvLayout(gvc, g, "dot") != 0) {
-    status = ErrStatus("Graphviz dot layout failed (is the dot layout plugin installed? `dot -c` registers it): " + errors);
-  } else {
-    char* data = nullptr;
-    unsigned int length = 0;
-    if (gvRenderData(gvc, g, "svg", &data, &length) != 0 || !data) {
-      status = ErrStatus("Graphviz could not render SVG: " + errors);
-    } else {
-      svg.assign(data, length);
-    }
-    if (data) gvFreeRenderData(data);
-    gvFreeLayout(gvc, g);
-  }
-  if (g) agclose(g);
-  agseterrf(nullptr);
-  g_graphviz_errors = nullptr;
-  if (!status.ok()) return status;
+  std::string error;
+  if (layout(dot.c_str(), &AppendToString, &svg, &error) == 0) return ErrStatus(error);
   return svg;
 }
 

@@ -3,6 +3,12 @@
 // (the SVG inline, the graph's details as JSON, a little script for hover
 // details and click-to-highlight).
 //
+// Graphviz is reached through the module aiprof_graphviz.so
+// (module/graphviz_module.h), loaded on the first layout: linked in, its
+// libraries cost every start of aiprof about 10 ms of wall time (an empty
+// program with and without them: 3.5-6.9 against 14-16 ms, perf stat -r 60,
+// 2026-12-05), and only this view uses them.
+//
 // Trace text reaches DOT only through DotText (UTF-8 made valid, quotes,
 // backslashes and '&' escaped, control characters dropped), so it can never
 // end a string or become a Graphviz escape (\N, \G, entities); Graphviz
@@ -28,7 +34,10 @@ std::string DotText(std::string_view s);
 // devices; node size by time; highlighted items in red).
 std::string TopologyToDot(const Topology& topology, std::string_view title);
 
-// Lays `dot` out with Graphviz's dot engine and renders SVG.
+// Lays `dot` out with Graphviz's dot engine and renders SVG. Loads the
+// Graphviz module on the first call (src/base/module_loader.h: beside the
+// object holding this code, then ../lib/aiprof/ from it, or
+// $AIPROF_GRAPHVIZ_MODULE); the error names each path tried when it cannot.
 StatusOr<std::string> LayoutSvg(const std::string& dot);
 
 // The HTML page around `svg` (the output of LayoutSvg for this topology).
