@@ -288,7 +288,11 @@ StatusOr<std::unique_ptr<Trace>> ImportAny(const std::string& path) {
     return ErrStatus(path + ": cannot open: " + std::strerror(errno));
   }
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode)) return ImportStream(path);
-  if (!S_ISDIR(st.st_mode)) return ImportTraceFile(path);
+  if (!S_ISDIR(st.st_mode)) {
+    ASSIGN_OR_RETURN(std::unique_ptr<Trace> file, ImportTraceFile(path));
+    NoteGraphCaptureBeside(path, file.get());  // a graph capture beside a replay is said, not merged
+    return file;
+  }
   ASSIGN_OR_RETURN(std::optional<GraphCaptureLayout> graphs, FindGraphCaptureLayout(path));
   std::unique_ptr<Trace> trace;
   if (graphs) {

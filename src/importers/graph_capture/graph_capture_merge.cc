@@ -526,27 +526,39 @@ StatusOr<GraphCaptureMergeStats> MergeGraphCaptures(Trace* replay, const std::ve
   return Merger(replay, captures).Run();
 }
 
-StatusOr<std::optional<GraphCaptureLayout>> FindGraphCaptureLayout(const std::string& dir) {
-  const fs::path details = fs::path(dir) / "capture_traces" / "execution_details.json";
-  std::error_code ec;
-  if (!fs::is_regular_file(details, ec)) return std::optional<GraphCaptureLayout>();
-  GraphCaptureLayout layout;
+namespace {
+
+// The capture files `details` (a capture_traces/execution_details.json) lists.
+StatusOr<std::vector<std::string>> ListedCaptures(const fs::path& details) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   simdjson::dom::array entries;
   if (parser.load(details.string()).get(doc) || doc.get_array().get(entries)) {
     return ErrStatus(details.string() + ": not a JSON list of {\"file\", \"batch_size\", \"mode\"} entries");
   }
+  std::vector<std::string> captures;
+  std::error_code ec;
   for (simdjson::dom::element e : entries) {
     std::string_view file;
     if (e["file"].get_string().get(file) || file.empty() || file.find('/') != std::string_view::npos) {
       return ErrStatus(details.string() + ": an entry without a \"file\" name in capture_traces/");
     }
-    fs::path p = fs::path(dir) / "capture_traces" / std::string(file);
+    fs::path p = details.parent_path() / std::string(file);
     if (!fs::is_regular_file(p, ec)) return ErrStatus(details.string() + ": names " + p.string() + ", which is missing");
-    layout.captures.push_back(p.string());
+    captures.push_back(p.string());
   }
-  if (layout.captures.empty()) return ErrStatus(details.string() + ": lists no capture file");
+  if (captures.empty()) return ErrStatus(details.string() + ": lists no capture file");
+  return captures;
+}
+
+}  // namespace
+
+StatusOr<std::optional<GraphCaptureLayout>> FindGraphCaptureLayout(const std::string& dir) {
+  const fs::path details = fs::path(dir) / "capture_traces" / "execution_details.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(details, ec)) return std::optional<GraphCaptureLayout>();
+  GraphCaptureLayout layout;
+  ASSIGN_OR_RETURN(layout.captures, ListedCaptures(details));
   std::vector<std::string> replays;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -594,6 +606,37 @@ StatusOr<std::unique_ptr<Trace>> ImportWithGraphCaptures(const std::string& repl
                             "replayed kernels paired in order with captured launches that name no kernel (unverified)");
   }
   return replay;
+}
+
+void NoteGraphCaptureBeside(const std::string& file, Trace* trace) {
+  fs::path folder = fs::path(file).parent_path();
+  if (folder.empty()) folder = ".";
+  const fs::path details = folder / "capture_traces" / "execution_details.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(details, ec)) return;
+  const size_t launches = GraphLaunches(*trace).size();
+  if (launches == 0) return;  // no graph replayed: nothing a capture would add
+  StatusOr<std::vector<std::string>> captures = ListedCaptures(details);
+  std::string how;
+  if (captures.ok()) {
+    std::string flags;
+    for (const std::string& c : *captures) flags += " --capture-trace " + c;
+    // The folder is one run only when this file is its one replay.
+    StatusOr<std::optional<GraphCaptureLayout>> layout = FindGraphCaptureLayout(folder.string());
+    const bool folder_is_this_run = layout.ok() && layout->has_value() && fs::equivalent((*layout)->replay, file, ec);
+    how = folder_is_this_run ? "give the folder instead (aiprof analyze " + folder.string() +
+                                   ") or name the capture (" + file + flags + ")"
+                             : "name the capture (" + file + flags + ")";
+  } else {
+    how = "its list is unusable (" + captures.status().message() + ")";
+  }
+  trace->diagnostics.Add(
+      "graph_capture_not_merged", details.string(),
+      "this trace replays " + std::to_string(launches) + " CUDA/HIP graph launch" + (launches == 1 ? "" : "es") +
+          " and its folder holds a graph capture, which was not merged (a file given alone is read alone; the "
+          "replayed kernels stay on the graph launch, without their ops): to attribute them to the ops that "
+          "captured them, " +
+          how);
 }
 
 }  // namespace aiprof

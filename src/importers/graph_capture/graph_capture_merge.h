@@ -83,6 +83,16 @@ struct GraphCaptureLayout {
 // the replay trace is not exactly one file.
 StatusOr<std::optional<GraphCaptureLayout>> FindGraphCaptureLayout(const std::string& dir);
 
+// A trace file given alone (`aiprof analyze DIR/replay.json.gz`) whose
+// folder holds capture_traces/execution_details.json: when the trace has
+// graph launches, a diagnostic "graph_capture_not_merged" at that file
+// naming the folder and the flags that merge it. Not merged silently: a
+// file reads the same wherever it lies, TraceLens merges only a capture
+// folder it is given (--capture_folder), and vLLM writes the capture of
+// rank 0 only into the folder that holds every rank's and session's
+// replay traces, so the capture beside a file need not be its own.
+void NoteGraphCaptureBeside(const std::string& file, Trace* trace);
+
 // Imports `replay_path` and each capture file and merges them; the figures
 // go to the trace's metadata ("graph_capture.*") and, for what did not pair,
 // its diagnostics.

@@ -94,6 +94,55 @@ TEST(GraphCaptureMergeTest, VllmFolderPairsEveryReplayedKernelInOrder) {
   }
 }
 
+// The replay FILE given alone, its capture beside it (TraceLens's layout):
+// read alone, and said, naming the folder and the flags that merge it
+// (merged, the same file's graph kernels join their ops: the folder test
+// above). Before, nothing said a capture was there. A trace without graph
+// launches beside the same folder, and the merge asked for by flag, get no
+// note.
+TEST(GraphCaptureMergeTest, ReplayFileBesideItsCaptureIsSaidNotMerged) {
+  TempDir dir;
+  const std::string folder = LayOutVllm(dir);
+  const std::string replay = folder + "/graph_execution.json.gz";
+  const std::string capture = folder + "/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz";
+  auto alone = ImportTrace(replay);
+  ASSERT_TRUE(alone.ok()) << alone.status().message();
+  const Trace& t = **alone;
+  EXPECT_EQ(t.metadata.count("graph_capture.files"), 0u) << "merged a capture the user did not name";
+  std::vector<uint32_t> from;
+  EXPECT_TRUE(CaptureFlowsInto(t, &from).empty());
+  ASSERT_EQ(t.diagnostics.Count("graph_capture_not_merged"), 1u);
+  const DiagnosticEntry& note = t.diagnostics.entries().at("graph_capture_not_merged");
+  EXPECT_EQ(note.first_where, folder + "/capture_traces/execution_details.json");
+  EXPECT_NE(note.description.find("this trace replays 1 CUDA/HIP graph launch and its folder holds a graph capture"),
+            std::string::npos)
+      << note.description;
+  EXPECT_NE(note.description.find("(aiprof analyze " + folder + ") or name the capture (" + replay +
+                                  " --capture-trace " + capture + ")"),
+            std::string::npos)
+      << note.description;
+
+  // Merged by flag (what the note says): no note, the capture merged.
+  auto merged = ImportWithGraphCaptures(replay, {capture});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  EXPECT_EQ((*merged)->diagnostics.Count("graph_capture_not_merged"), 0u);
+  EXPECT_EQ((*merged)->metadata.at("graph_capture.matched_activities"), "421");
+
+  // A second replay in the folder: the folder is not one run, so only the flag is named.
+  fs::copy_file(Fixture(kFluxReplay), folder + "/profile_trace_rank_0.json.gz");
+  auto two = ImportTrace(replay);
+  ASSERT_TRUE(two.ok()) << two.status().message();
+  const std::string& text = (*two)->diagnostics.entries().at("graph_capture_not_merged").description;
+  EXPECT_EQ(text.find("aiprof analyze"), std::string::npos) << text;
+  EXPECT_NE(text.find("name the capture (" + replay + " --capture-trace " + capture + ")"), std::string::npos) << text;
+
+  // A trace that replays no graph (torch.compile's, beside the same capture): nothing to say.
+  fs::copy_file(FixturesDir() + "/tracelens/torch_compile_triton__trace.json.gz", folder + "/eager.json.gz");
+  auto eager = ImportTrace(folder + "/eager.json.gz");
+  ASSERT_TRUE(eager.ok()) << eager.status().message();
+  EXPECT_EQ((*eager)->diagnostics.Count("graph_capture_not_merged"), 0u);
+}
+
 TEST(GraphCaptureMergeTest, CopiedSlicesKeepTrackOrderAndNesting) {
   TempDir dir;
   auto r = ImportTrace(LayOutVllm(dir));
