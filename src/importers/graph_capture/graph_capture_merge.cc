@@ -609,6 +609,7 @@ StatusOr<std::unique_ptr<Trace>> ImportWithGraphCaptures(const std::string& repl
 }
 
 void NoteGraphCaptureBeside(const std::string& file, Trace* trace) {
+  if (trace->metadata.count("graph_capture.files") > 0) return;  // an .aiprof of a merged run
   fs::path folder = fs::path(file).parent_path();
   if (folder.empty()) folder = ".";
   const fs::path details = folder / "capture_traces" / "execution_details.json";

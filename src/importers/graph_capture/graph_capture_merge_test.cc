@@ -24,6 +24,7 @@
 
 #include "src/importers/common/importer_registry.h"
 #include "src/model/graph_capture_tracks.h"
+#include "src/model/native_file.h"
 #include "src/model/op_stats.h"
 #include "test/util/trace_fixtures.h"
 
@@ -127,6 +128,13 @@ TEST(GraphCaptureMergeTest, ReplayFileBesideItsCaptureIsSaidNotMerged) {
   ASSERT_TRUE(merged.ok()) << merged.status().message();
   EXPECT_EQ((*merged)->diagnostics.Count("graph_capture_not_merged"), 0u);
   EXPECT_EQ((*merged)->metadata.at("graph_capture.matched_activities"), "421");
+  // Its .aiprof file, saved beside the capture, was merged: no note either.
+  const std::string native = folder + "/merged.aiprof";
+  ASSERT_TRUE(WriteNativeFile(**merged, native).ok());
+  auto reread = ImportTrace(native);
+  ASSERT_TRUE(reread.ok()) << reread.status().message();
+  EXPECT_EQ((*reread)->diagnostics.Count("graph_capture_not_merged"), 0u);
+  fs::remove(native);
 
   // A second replay in the folder: the folder is not one run, so only the flag is named.
   fs::copy_file(Fixture(kFluxReplay), folder + "/profile_trace_rank_0.json.gz");
