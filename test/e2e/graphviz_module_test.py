@@ -3,7 +3,7 @@
 module aiprof_graphviz.so on first use, from the build tree and from an
 install, and without it fails clearly while every other command works.
 
-Graphviz's libraries, linked in, cost every start of aiprof about 10 ms
+Graphviz's six libraries, linked in, cost every start of aiprof about 2 ms
 (src/view/topology/topology_render.h). Checks:
   * neither the program nor the Python extension (when given) loads a
     Graphviz library (ldd: direct and indirect); the module does;

@@ -4,10 +4,13 @@
 // details and click-to-highlight).
 //
 // Graphviz is reached through the module aiprof_graphviz.so
-// (module/graphviz_module.h), loaded on the first layout: linked in, its
-// libraries cost every start of aiprof about 10 ms of wall time (an empty
-// program with and without them: 3.5-6.9 against 14-16 ms, perf stat -r 60,
-// 2026-12-05), and only this view uses them.
+// (module/graphviz_module.h), loaded on the first layout, and only this view
+// uses it. Linked in, its libraries (libgvc, libcgraph, libcdt, libpathplan,
+// libltdl, libexpat: six of aiprof's 26) cost every start of aiprof ~61 page
+// faults and 2.2 ms of wall time (`aiprof --version` linked with and without
+// them, 300 alternating runs each, median of the paired differences, on a
+// loaded 2-vCPU VM; 2026-12-06). An empty program with and without them:
+// 3.5-6.9 against 14-16 ms (perf stat -r 60, 2026-12-05).
 //
 // Trace text reaches DOT only through DotText (UTF-8 made valid, quotes,
 // backslashes and '&' escaped, control characters dropped), so it can never
