@@ -74,7 +74,12 @@ std::string ObjectDir(const void* address) {
 std::vector<std::string> ModuleCandidates(const ModuleSpec& spec) {
   if (!spec.env_var.empty()) {
     const char* env = std::getenv(spec.env_var.c_str());
-    if (env != nullptr && *env != '\0') return {env};
+    if (env != nullptr && *env != '\0') {
+      // dlopen searches the library path for a name without a slash, where
+      // access() looks in the working folder: both must see the same file.
+      const std::string path = env;
+      return {path.find('/') == std::string::npos ? "./" + path : path};
+    }
   }
   const std::string dir = ObjectDir(spec.anchor);
   if (dir.empty()) return {};

@@ -6,7 +6,8 @@
 //
 // A module is looked up, in order:
 //   1. $<env_var> when set and not empty: that path only (an override: a
-//      build tree or an install prefix with a module elsewhere);
+//      build tree or an install prefix with a module elsewhere; a bare name
+//      is a file in the working folder);
 //   2. `file_name` beside the object that holds `anchor`, a function of the
 //      caller's own: the program (its /proc/self/exe, wherever it was
 //      started from) or a shared object such as the Python extension;

@@ -107,6 +107,10 @@ TEST_F(ModuleLoaderTest, EnvironmentOverrideIsTheOnlyPathTried) {
   StatusOr<LoadedModule> module = LoadModule(TestModuleSpec("aiprof_test_module_good.so"));
   ASSERT_TRUE(module.ok()) << module.status().message();
   EXPECT_EQ(module->path, copy);
+  // A bare name is the file in the working folder, as access() sees it (to
+  // dlopen, a name without a slash is a library to search for).
+  setenv(kTestModuleEnv, "aiprof_test_module_good.so", 1);
+  EXPECT_EQ(ModuleCandidates(TestModuleSpec("x.so")), std::vector<std::string>{"./aiprof_test_module_good.so"});
 }
 
 // The Python extension's case: the calling code is in a shared object, and
