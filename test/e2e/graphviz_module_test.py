@@ -77,6 +77,7 @@ def main():
     ap.add_argument("--aiprof", required=True)
     ap.add_argument("--module", required=True, help="the build's aiprof_graphviz.so")
     ap.add_argument("--build", required=True, help="the build folder (cmake --install)")
+    ap.add_argument("--cmake", default="cmake", help="the CMake that configured it")
     ap.add_argument("--trace", required=True, help="a small GPU trace with launches")
     ap.add_argument("--python-ext", action="append", default=[], help="the Python extension(s)")
     a = ap.parse_args()
@@ -103,7 +104,7 @@ def main():
 
         # An install.
         prefix = os.path.join(tmp, "prefix")
-        rc, out, err = run(["cmake", "--install", a.build, "--prefix", prefix])
+        rc, out, err = run([a.cmake, "--install", a.build, "--prefix", prefix])
         check(rc == 0, f"cmake --install: {err.strip()[:400]}")
         installed = os.path.join(prefix, "bin", "aiprof")
         modules = [os.path.join(d, f) for d, _, fs in os.walk(prefix) for f in fs if f == "aiprof_graphviz.so"]
