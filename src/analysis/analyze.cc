@@ -44,10 +44,7 @@ void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w
 // The failed collectives' waits (cross_rank.h), over the steady-state
 // window, per step (ranks' steps all counted) or per trace.
 void PublishFailedWaitImpact(const CommunicationResult& r, const AnalysisWindow& w, MetricSet* m) {
-  if (r.cross.matched == 0) {
-    m->SetUnavailable("comm_failed_wait_ns", "needs collectives matched across 2 or more ranks");
-    return;
-  }
+  if (r.cross.matched == 0) return;  // absent, as comm_failed_count
   int64_t waited = 0;
   for (const auto& wait : r.cross.failed_waits) waited += IntersectionLength({wait}, w.intervals);
   m->Set("comm_failed_wait_ns",

@@ -131,13 +131,13 @@ std::string Ranks(const std::vector<int32_t>& ranks) {
 
 // Collectives that did not complete (cross_rank.h, FailedCollective): a
 // rank crashed, hung or came after the others gave up. Counted wherever
-// collectives were matched across ranks; the waits' impact per step is
+// collectives were matched across ranks (else absent); the waits' impact per step is
 // analyze.cc's (it needs the window).
 void PublishFailedCollectives(const CrossRankResult& c, MetricSet* m) {
-  if (c.matched == 0) {
-    m->SetUnavailable("comm_failed_count", "needs collectives matched across 2 or more ranks");
-    return;
-  }
+  // Absent, not unavailable, on a trace without collectives matched across
+  // ranks: the rule (rank_failure.yaml, applies_if_computed) has nothing to
+  // say about one rank.
+  if (c.matched == 0) return;
   m->Set("comm_failed_count", static_cast<double>(c.failed_count), kCommunicationSource);
   for (const FailedCollective& f : c.failed) {
     const std::string where =
