@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "src/analysis/communication/clock_alignment.h"
 #include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/collective_type.h"
 #include "src/analysis/communication/cross_rank.h"
@@ -189,24 +190,6 @@ const CollectiveInstance& At(const std::vector<const CollectiveSequences*>& memb
   return members[c.members[k].first]->at(c.key)[c.members[k].second];
 }
 
-std::vector<int64_t> EstimateOffsets(const std::vector<const CollectiveSequences*>& members,
-                                     const std::vector<PairedCollective>& matched) {
-  std::vector<std::vector<double>> dev(members.size());
-  std::vector<double> ends;
-  for (const PairedCollective& m : matched) {
-    // Relative to the first member's end: epoch nanoseconds (~1.8e18) are
-    // not exact in a double (steps of 256 ns), their differences are.
-    const int64_t base = At(members, m, 0).end_ns;
-    ends.clear();
-    for (size_t k = 0; k < m.members.size(); ++k) ends.push_back(static_cast<double>(At(members, m, k).end_ns - base));
-    const double median = Median(ends);
-    for (size_t k = 0; k < m.members.size(); ++k) dev[m.members[k].first].push_back(ends[k] - median);
-  }
-  std::vector<int64_t> offset(members.size(), 0);
-  for (size_t r = 0; r < members.size(); ++r) offset[r] = std::llround(Median(std::move(dev[r])));
-  return offset;
-}
-
 // L1 distance between two ranks' op totals (ops sorted by id).
 double OpDistance(const std::vector<RankOp>& a, const std::vector<RankOp>& b) {
   double d = 0;
@@ -337,8 +320,11 @@ ClusterResult ClusterReducer::Finish() {
   out.raw_clocks_agree = raw.clocks_agree;
   out.aligned = !matched.empty() &&
                 (s.options.align == ClockAlign::kAlways || (s.options.align == ClockAlign::kAuto && !raw.clocks_agree));
-  const std::vector<int64_t> offset = out.aligned ? EstimateOffsets(members, matched) : zero;
-  const PairedSums used = out.aligned ? SumPairedCollectives(members, pairing, offset) : raw;
+  // The multi-rank analysis's estimator (clock_alignment.h): from the ends
+  // of the completed collectives.
+  const ClockAlignment alignment = AlignClocks(members, pairing, raw, out.aligned);
+  const std::vector<int64_t>& offset = alignment.offset_ns;
+  const PairedSums& used = alignment.sums;
   if (out.aligned) {
     out.aligned_end_spread_p50_ns = used.end_spread_p50_ns;
     out.aligned_end_spread_share = used.end_spread_share;

@@ -10,9 +10,11 @@
 // set when it is mapped (cluster_map.h), by the same routine.
 //
 // Clock alignment: every rank ends a collective at the same moment, so a
-// rank's clock offset is estimated as the median over its instances of
-// e_{r,i} − median_r'(e_{r',i}) (relative to the median rank; robust to a
-// straggler, whose arrivals move but whose ends do not). With `align` auto
+// rank's clock offset is estimated as the median over the completed
+// instances of e_{r,i} − median_r'(e_{r',i}) (relative to the median rank;
+// robust to a straggler, whose arrivals move but whose ends do not), by
+// the multi-rank analysis's estimator
+// (src/analysis/communication/clock_alignment.h). With `align` auto
 // the offsets are applied when the raw clocks disagree (then all
 // cross-rank figures are on aligned clocks and the residual spread is
 // tested the same way); always/never force it.

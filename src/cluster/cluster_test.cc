@@ -935,11 +935,23 @@ TEST(ClusterTest, SurvivorsOfACrashedRankWaitedNotTransferred) {
   EXPECT_EQ(c.failed[0].step, 4);
   EXPECT_EQ(c.failed[0].ranks, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(c.failed[0].waited_ns, 4'095'865'000);
+  // The raw clocks disagree (ends a median 22.5 ms apart): both align them
+  // by the completed collectives' ends, with the one estimator
+  // (clock_alignment.h), and agree on every aligned figure.
+  EXPECT_FALSE(r.raw_clocks_agree);
+  EXPECT_TRUE(r.aligned && r.trusted);
+  EXPECT_TRUE(c.aligned_from_collectives);
+  EXPECT_EQ(c.raw_end_spread_p50_ns, r.raw_end_spread_p50_ns);
+  EXPECT_EQ(c.end_spread_p50_ns, r.aligned_end_spread_p50_ns);
   for (const RankCommunication& rc : c.ranks) {
     const ClusterRank* cr = FindRank(r, rc.rank);
     ASSERT_NE(cr, nullptr);
     EXPECT_EQ(rc.stalled_ns, cr->stalled_wait_ns);
-    EXPECT_EQ(rc.transfer_ns, cr->transfer_ns);
+    EXPECT_EQ(rc.clock_offset_ns, cr->clock_offset_ns);
+    EXPECT_NE(rc.clock_offset_ns, 0);
+    EXPECT_EQ(rc.transfer_ns, cr->aligned_transfer_ns);
+    EXPECT_EQ(rc.wait_ns, cr->aligned_wait_ns);
+    EXPECT_EQ(rc.lateness_ns, cr->aligned_lateness_ns);
     EXPECT_EQ(rc.matched, cr->matched);
   }
 }

@@ -18,10 +18,14 @@ using comm_text::RankName;
 using comm_text::Share;
 
 std::string ClocksDisagree(const CrossRankResult& c) {
-  return "the ranks' ends of matched collectives differ by a median " + Ns(c.end_spread_p50_ns) + " (" +
-         FormatPercent(c.end_spread_share) +
-         " of a mean collective): clocks not aligned or collectives not paired one to one, so arrival times "
-         "cannot be compared";
+  std::string out = "the ranks' ends of matched collectives differ by a median " + Ns(c.raw_end_spread_p50_ns) + " (" +
+                    FormatPercent(c.raw_end_spread_share) + " of a mean collective)";
+  if (c.aligned_end_spread_p50_ns < 0) {
+    return out + ": clocks not aligned or collectives not paired one to one, so arrival times cannot be compared";
+  }
+  return out + ", and by " + Ns(c.aligned_end_spread_p50_ns) + " (" + FormatPercent(c.aligned_end_spread_share) +
+         ") on clocks aligned by those ends: collectives that do not end together or are not paired one to one, so "
+         "arrival times cannot be compared";
 }
 
 bool AllRanksHaveProfilerSplit(const CrossRankResult& c) {
@@ -100,7 +104,8 @@ void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
   m->AddEvidence("slow_rank",
                  RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
                      " later than the median of the other ranks in total" +
-                     (s.excess_ratio ? " (" + FormatPercent(*s.excess_ratio) + " of its device span)" : ""));
+                     (s.excess_ratio ? " (" + FormatPercent(*s.excess_ratio) + " of its device span)" : "") +
+                     (c.aligned_from_collectives ? ", on clocks aligned by the collectives' ends" : ""));
 }
 
 void PublishLinks(const CrossRankResult& c, MetricSet* m) {

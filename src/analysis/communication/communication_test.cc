@@ -204,8 +204,15 @@ TEST(CommunicationTest, KinetoPairWithDisagreeingClocksIsNotJudged) {
   EXPECT_GT(r.cross.end_spread_share, kMaxEndSpreadShare);
   MetricSet m;
   PublishCommunication(r, &m);
-  EXPECT_NE(m.UnavailableReason("slow_rank_excess_ratio")->find("clocks not aligned"), std::string::npos);
-  EXPECT_NE(m.UnavailableReason("comm_wait_ratio")->find("clocks not aligned"), std::string::npos);
+  // Aligning by the kernels' ends cannot make point-to-point ends agree:
+  // tried, said, not used.
+  EXPECT_FALSE(r.cross.aligned_from_collectives);
+  EXPECT_GT(r.cross.aligned_end_spread_share, kMaxEndSpreadShare);
+  EXPECT_EQ(r.cross.end_spread_p50_ns, r.cross.raw_end_spread_p50_ns);
+  for (const RankCommunication& rc : r.cross.ranks) EXPECT_EQ(rc.clock_offset_ns, 0) << rc.rank;
+  EXPECT_FALSE(r.cross.paired_slices.empty());
+  EXPECT_NE(m.UnavailableReason("slow_rank_excess_ratio")->find("on clocks aligned by those ends"), std::string::npos);
+  EXPECT_NE(m.UnavailableReason("comm_wait_ratio")->find("on clocks aligned by those ends"), std::string::npos);
 }
 
 // Hand-made 3-rank traces: two all-reduces per rank, all ending at 200 and
@@ -274,16 +281,41 @@ TEST(CommunicationTest, HandMadeThreeRanksAboveDixonCritical) {
 }
 
 // Clock offset of rank 1: ends differ by the offset; the mean all-reduce
-// lasts (100 + 98 + 40) / 3 = 79.33 µs, so the limit is 19.83 µs.
+// lasts (100 + 98 + 40) / 3 = 79.33 µs, so the limit is 19.83 µs. Below
+// it the raw clocks are used as they are; above it they are aligned by the
+// ends (rank 1's end − the median rank's: 21 µs, the others 0), and every
+// figure is the offset-free job's. Before alignment (the old code) the
+// 21 µs case had no slow rank and no wait ratio.
 TEST(CommunicationTest, HandMadeClockOffsetBothSidesOfTheLimit) {
   CommunicationResult agree = ThreeRanks(0, 2, 60, 19);
   EXPECT_EQ(agree.cross.end_spread_p50_ns, 19000);
   EXPECT_TRUE(agree.cross.clocks_agree);
+  EXPECT_FALSE(agree.cross.aligned_from_collectives);
+  EXPECT_EQ(agree.cross.aligned_end_spread_p50_ns, -1);
+  EXPECT_EQ(agree.cross.ranks[1].clock_offset_ns, 0);
   CommunicationResult disagree = ThreeRanks(0, 2, 60, 21);
-  EXPECT_FALSE(disagree.cross.clocks_agree);
+  EXPECT_EQ(disagree.cross.raw_end_spread_p50_ns, 21000);
+  EXPECT_TRUE(disagree.cross.aligned_from_collectives);
+  EXPECT_TRUE(disagree.cross.clocks_agree);
+  EXPECT_EQ(disagree.cross.end_spread_p50_ns, 0);
+  EXPECT_EQ(disagree.cross.aligned_end_spread_p50_ns, 0);
+  const CommunicationResult none = ThreeRanks(0, 2, 60);
+  ASSERT_EQ(disagree.cross.ranks.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const RankCommunication &a = disagree.cross.ranks[i], &b = none.cross.ranks[i];
+    EXPECT_EQ(a.clock_offset_ns, i == 1 ? 21000 : 0) << a.rank;
+    EXPECT_EQ(a.wait_ns, b.wait_ns) << a.rank;
+    EXPECT_EQ(a.lateness_ns, b.lateness_ns) << a.rank;
+    EXPECT_EQ(a.transfer_ns, b.transfer_ns) << a.rank;
+  }
+  // The join by trace times is left to the raw clocks (cross_rank.h).
+  EXPECT_TRUE(disagree.cross.paired_slices.empty());
+  EXPECT_FALSE(none.cross.paired_slices.empty());
   MetricSet m;
   PublishCommunication(disagree, &m);
-  EXPECT_TRUE(m.UnavailableReason("slow_rank_excess_ratio").has_value());
+  EXPECT_NEAR(m.Get("comm_wait_ratio")->value, 118.0 / 238.0, 1e-12);
+  EXPECT_NEAR(m.Get("slow_rank_excess_ratio")->value, 118.0 / 400.0, 1e-12);
+  EXPECT_NE(m.Evidence("slow_rank").front().find("on clocks aligned by the collectives' ends"), std::string::npos);
 }
 
 TEST(CommunicationTest, NoCollectives) {

@@ -30,13 +30,15 @@ std::map<int32_t, int64_t> RankSpans(const Trace& trace) {
 
 // The stalled collectives, and the incomplete ones some rank arrived at
 // after another had left (FailedCollective).
+// Late arrivals on the clocks `offset_ns`; waits in trace time.
 void ListFailed(const std::vector<const CollectiveSequences*>& members, const std::vector<int32_t>& rank_of,
-                const CollectivePairing& pairing, const PairedSums& sums, CrossRankResult* r) {
+                const CollectivePairing& pairing, const PairedSums& sums, const std::vector<int64_t>& offset_ns,
+                CrossRankResult* r) {
   std::vector<FailedCollective>* out = &r->failed;
   for (size_t j = 0; j < pairing.matched.size(); ++j) {
     if (sums.complete[j]) continue;
     const PairedCollective& c = pairing.matched[j];
-    const std::vector<uint32_t> late = sums.stalled[j] ? std::vector<uint32_t>{} : LateAfterEnd(members, c);
+    const std::vector<uint32_t> late = sums.stalled[j] ? std::vector<uint32_t>{} : LateAfterEnd(members, c, offset_ns);
     if (!sums.stalled[j] && late.empty()) continue;
     ++r->failed_count;
     for (size_t k = 0; k < c.members.size(); ++k) {
@@ -90,7 +92,14 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
     members.push_back(&seq);
   }
   const CollectivePairing pairing = PairCollectives(members);
-  const PairedSums sums = SumPairedCollectives(members, pairing);
+  const PairedSums raw = SumPairedCollectives(members, pairing);
+  // Clocks that disagree: aligned by the collectives' ends (clock_alignment.h),
+  // used when the aligned clocks agree.
+  const ClockAlignment alignment = AlignClocks(members, pairing, raw, !raw.clocks_agree);
+  r->aligned_from_collectives = alignment.aligned && alignment.sums.clocks_agree;
+  const PairedSums& sums = r->aligned_from_collectives ? alignment.sums : raw;
+  const std::vector<int64_t> offset =
+      r->aligned_from_collectives ? alignment.offset_ns : std::vector<int64_t>(members.size(), 0);
   r->matched = pairing.matched.size();
   r->unmatched = pairing.unmatched;
   r->keys_by_step = pairing.keys_by_step;
@@ -99,9 +108,16 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
   r->end_spread_p50_ns = sums.end_spread_p50_ns;
   r->end_spread_share = sums.end_spread_share;
   r->clocks_agree = sums.clocks_agree;
+  r->raw_end_spread_p50_ns = raw.end_spread_p50_ns;
+  r->raw_end_spread_share = raw.end_spread_share;
+  if (alignment.aligned) {
+    r->aligned_end_spread_p50_ns = alignment.sums.end_spread_p50_ns;
+    r->aligned_end_spread_share = alignment.sums.end_spread_share;
+  }
   r->stalled = sums.stalled_count;
-  ListFailed(members, rank_of, pairing, sums, r);
-  for (size_t j = 0; j < pairing.matched.size(); ++j) {
+  ListFailed(members, rank_of, pairing, sums, offset, r);
+  // The join by trace times (paired_slices) only on the traces' own clocks.
+  for (size_t j = 0; j < pairing.matched.size() && !r->aligned_from_collectives; ++j) {
     if (!sums.complete[j]) continue;
     const PairedCollective& c = pairing.matched[j];
     std::vector<uint32_t>& slices = r->paired_slices.emplace_back();
@@ -119,6 +135,7 @@ void MatchCollectives(const Trace& trace, const std::vector<CollectiveSlice>& co
     rc.transfer_ns = sums.transfer_ns[m];
     rc.stalled_ns = sums.stalled_ns[m];
     rc.step_shift = pairing.step_shift[m];
+    rc.clock_offset_ns = offset[m];
   }
 }
 

@@ -6,8 +6,14 @@
 // Collectives are paired within their step (each rank's own step table);
 // by position over the whole trace only for a (group, type) some rank of
 // which numbers no step (CrossRankResult::keys_by_position says how many).
-// When the clocks do not agree (or the collectives do not pair one to one)
-// the derived wait, lateness and slow rank are not trusted.
+// When the clocks do not agree, they are aligned by the collectives' ends
+// (clock_alignment.h, the estimator `aiprof cluster` uses: it assumes a
+// collective ends at the same moment on every rank) and the figures summed
+// again on the aligned clocks; when those agree, every wait, lateness,
+// transfer and the slow rank are on them (aligned_from_collectives, each
+// rank's clock_offset_ns). When they still do not agree (or the
+// collectives do not pair one to one) the derived wait, lateness and slow
+// rank are not trusted.
 // Where torch_npu's communication.json is present, its own per-rank split
 // (Elapse, Wait, Transit, Synchronization, Idle time from the "Total Op
 // Info" rows) is kept beside ours and preferred for comm_wait_ratio.
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "src/analysis/common/intervals.h"
+#include "src/analysis/communication/clock_alignment.h"
 #include "src/analysis/communication/collective_pairing.h"
 #include "src/analysis/communication/collectives.h"
 #include "src/analysis/communication/link_bandwidth.h"
@@ -47,6 +54,8 @@ struct RankCommunication {
   // (collective_pairing.h: its profiler started a step apart); 0 normally.
   int64_t step_shift = 0;
   int64_t stalled_ns = 0;  // Σ its time in stalled collectives: waiting for a rank not in the inputs
+  // Subtracted from its times when CrossRankResult::aligned_from_collectives; else 0.
+  int64_t clock_offset_ns = 0;
   int64_t span_ns = 0;   // first to last device activity of the rank
   // communication.json's figures, ns; -1 when the file is absent.
   int64_t profiler_elapse_ns = -1, profiler_wait_ns = -1, profiler_transit_ns = -1;
@@ -97,14 +106,27 @@ struct CrossRankResult {
   // (group, type) pairs held by 2+ ranks, paired within steps / by position
   // (a rank holding it numbers no step: the i-th over the whole trace).
   uint64_t keys_by_step = 0, keys_by_position = 0;
+  // On the clocks the figures use (aligned when aligned_from_collectives):
   int64_t end_spread_p50_ns = -1;  // median of max(e) − min(e) per matched collective
   double end_spread_share = 0;     // end_spread_p50_ns / mean matched collective duration
   bool clocks_agree = false;       // matched > 0 and end_spread_share ≤ kMaxEndSpreadShare
+  // On the traces' own clocks (the same as above unless aligned).
+  int64_t raw_end_spread_p50_ns = -1;
+  double raw_end_spread_share = 0;
+  // Alignment by collective ends (clock_alignment.h), tried when the raw
+  // clocks disagree: the spread it left (-1: not tried), and whether the
+  // aligned clocks agree and so every figure here is on them.
+  int64_t aligned_end_spread_p50_ns = -1;
+  double aligned_end_spread_share = 0;
+  bool aligned_from_collectives = false;
   std::optional<SlowRank> slow_rank;  // when ≥ 2 ranks have matched collectives and no tie
   uint32_t slow_rank_tied = 0;        // > 1: that many ranks share the largest lateness
   std::vector<LinkBandwidth> links;   // slowest first; empty without communication_matrix.json
   // Each completed matched collective's slices, one per rank (by rank): the
   // pairing other analyses join ranks by (the critical path's collectives).
+  // Only on the traces' own clocks: a join compares the slices' trace times
+  // across ranks, which the offsets do not move, so empty when
+  // aligned_from_collectives.
   std::vector<std::vector<uint32_t>> paired_slices;
   // Per paired_slices entry, the slice of the last arrival (LastArrival,
   // collective_pairing.h); kNoSlice when two or more share it exactly.

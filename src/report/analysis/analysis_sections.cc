@@ -552,22 +552,70 @@ void CollectiveSteps(const CollectiveStats& st, Section* s) {
   s->Add(std::move(t));
 }
 
+std::string SignedNs(int64_t ns) {
+  return (ns < 0 ? "−" : "+") + render::FormatQuantity(static_cast<double>(ns < 0 ? -ns : ns), Unit::kNs);
+}
+
+// The clocks' alignment by collective ends when the traces' own clocks
+// disagreed (clock_alignment.h): the spreads and each rank's shift ...
+void ClockAlignmentItems(const CrossRankResult& c, render::KeyValues* kv) {
+  if (c.aligned_from_collectives) {
+    kv->items.push_back({"raw_end_spread_p50_ns", "End times on the traces' own clocks (median spread)",
+                         Int(c.raw_end_spread_p50_ns), Unit::kNs});
+    std::string offsets = "aligned by collective ends:";
+    for (const RankCommunication& r : c.ranks) {
+      if (r.matched > 0 || r.incomplete > 0)
+        offsets += " rank " + std::to_string(r.rank) + " " + SignedNs(-r.clock_offset_ns) + ",";
+    }
+    offsets.pop_back();
+    kv->items.push_back({"clock_alignment", "Clocks", StrValue(offsets)});
+  } else if (!c.clocks_agree && c.aligned_end_spread_p50_ns >= 0) {
+    kv->items.push_back({"aligned_end_spread_p50_ns", "End times on clocks aligned by collective ends (median spread)",
+                         Int(c.aligned_end_spread_p50_ns), Unit::kNs});
+  }
+}
+
+// ... and what it assumes, or why the clocks are not trusted.
+void ClockAlignmentText(const CrossRankResult& c, Section* s) {
+  if (c.aligned_from_collectives) {
+    s->Add(Paragraph{
+        "Clocks aligned by the collectives' ends: on the traces' own clocks the ranks' ends of the same collective "
+        "were a median " +
+        render::FormatQuantity(static_cast<double>(c.raw_end_spread_p50_ns), Unit::kNs) + " apart (" +
+        render::FormatQuantity(c.raw_end_spread_share, Unit::kFraction) +
+        " of a mean collective), so each rank's times were moved by the amount above (the median, over its "
+        "completed collectives, of its end minus the median rank's end) and wait, lateness, transfer and the "
+        "slowest rank are on the aligned clocks. This assumes a collective ends at the same moment on every rank: "
+        "where ranks leave it at different times (a broadcast's root, gloo's CPU all-reduce, point-to-point "
+        "transfers) that difference is taken for a clock offset and moves the wait and lateness with it."});
+    return;
+  }
+  if (c.clocks_agree) return;
+  std::string text = "Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
+                     " of a mean collective, so the ranks' clocks (or the pairing of collectives) disagree";
+  if (c.aligned_end_spread_p50_ns >= 0) {
+    text += ", and aligning the clocks by the collectives' ends left " +
+            render::FormatQuantity(static_cast<double>(c.aligned_end_spread_p50_ns), Unit::kNs) + " (" +
+            render::FormatQuantity(c.aligned_end_spread_share, Unit::kFraction) +
+            "): the collectives do not end together on every rank, or are not paired one to one";
+  }
+  s->Add(Paragraph{text + ". Wait and lateness are not trusted."});
+}
+
 void CrossRanks(const CrossRankResult& c, Section* s) {
   size_t with_matches = 0;
   for (const RankCommunication& r : c.ranks) with_matches += r.matched > 0;
   if (with_matches >= 2) {
-    s->Add(render::KeyValues{
+    render::KeyValues kv{
         {{"ranks_matched", "Ranks with matched collectives", Int(with_matches), Unit::kCount},
          {"matched", "Collectives matched", Int(c.matched), Unit::kCount},
          {"unmatched", "Slices unmatched", Int(c.unmatched), Unit::kCount},
          {"incomplete", "Incomplete (not completed on every rank)", Int(c.incomplete), Unit::kCount},
          {"end_spread_p50_ns", "End times agree within (median spread)", Int(c.end_spread_p50_ns), Unit::kNs},
-         {"clocks_agree", "Clocks agree", Value::Bool(c.clocks_agree)}}});
-    if (!c.clocks_agree) {
-      s->Add(Paragraph{"Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
-                       " of a mean collective, so the ranks' clocks (or the pairing of collectives) disagree: wait and "
-                       "lateness are not trusted."});
-    }
+         {"clocks_agree", "Clocks agree", Value::Bool(c.clocks_agree)}}};
+    ClockAlignmentItems(c, &kv);
+    s->Add(std::move(kv));
+    ClockAlignmentText(c, s);
     if (c.keys_by_position > 0) {
       s->Add(Paragraph{"Paired by position over the whole trace, not within steps, for " +
                        std::to_string(c.keys_by_position) +
