@@ -643,12 +643,20 @@ void CrossRanks(const CrossRankResult& c, Section* s) {
            {"profiler_transit_ns", "transit", Unit::kNs}, {"profiler_sync_ns", "synchronization", Unit::kNs},
            {"profiler_idle_ns", "idle", Unit::kNs}},
           {}, ""};
+  // Aligned clocks: each rank's shift (−clock_offset_ns), exact, beside its figures.
+  if (c.aligned_from_collectives) {
+    t.columns.insert(t.columns.begin() + 2, render::Column{"clock_shift_ns", "Clock moved by", Unit::kNs});
+  }
   for (const RankCommunication& r : c.ranks) {
     if (r.matched == 0 && r.profiler_elapse_ns < 0) continue;
     const bool m = r.matched > 0;
-    t.rows.push_back({Rank(r.rank), Int(r.matched), m ? Int(r.wait_ns) : Value(), m ? Int(r.lateness_ns) : Value(),
-                      m ? Int(r.transfer_ns) : Value(), Known(r.profiler_elapse_ns), Known(r.profiler_wait_ns),
-                      Known(r.profiler_transit_ns), Known(r.profiler_sync_ns), Known(r.profiler_idle_ns)});
+    std::vector<Value> row{Rank(r.rank),           Int(r.matched),
+                           m ? Int(r.wait_ns) : Value(), m ? Int(r.lateness_ns) : Value(),
+                           m ? Int(r.transfer_ns) : Value(), Known(r.profiler_elapse_ns),
+                           Known(r.profiler_wait_ns),    Known(r.profiler_transit_ns),
+                           Known(r.profiler_sync_ns),    Known(r.profiler_idle_ns)};
+    if (c.aligned_from_collectives) row.insert(row.begin() + 2, Int(-r.clock_offset_ns));
+    t.rows.push_back(std::move(row));
   }
   if (!t.rows.empty()) s->Add(std::move(t));
   if (!c.slow_rank && c.slow_rank_tied > 1 && c.clocks_agree) {
