@@ -6,9 +6,11 @@
 // the next read past a limit fails with Exceeded()'s message, so an import
 // stops within one buffer of the limit instead of after the whole input.
 // Inputs not read through ByteSource count their bytes with
-// ChargeImportBytes: the Ascend CSVs as they read each chunk; an Nsight
-// SQLite file and a communication.json by their size, before they are
-// opened (SQLite reads pages, not a stream).
+// ChargeImportBytes: an Nsight SQLite file by its size, before it is
+// opened (SQLite reads pages, not a stream); a compressed one's decompressed
+// copy counts as it is written and gives its bytes back once complete
+// (decompressed_copy.h). The Ascend CSVs and JSON members read through
+// ByteSource.
 // Without a budget (the CLI's own commands) nothing is counted or limited.
 #ifndef AIPROF_SRC_BASE_IMPORT_BUDGET_H_
 #define AIPROF_SRC_BASE_IMPORT_BUDGET_H_

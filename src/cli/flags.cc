@@ -266,6 +266,10 @@ void WarnImportDiagnostics(const Trace& trace) {
   std::vector<std::pair<std::string, const DiagnosticEntry*>> kinds;
   uint64_t total = 0;
   for (const auto& [kind, e] : trace.diagnostics.entries()) {
+    if (IsAdviceDiagnostic(kind)) {
+      std::fprintf(stderr, "aiprof: note: %s: %s\n", TerminalSafe(e.first_where).c_str(),
+                   TerminalSafe(e.description).c_str());
+    }
     if (IsNoteOnlyDiagnostic(kind)) continue;
     kinds.emplace_back(kind, &e);
     total += e.count;

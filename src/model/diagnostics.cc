@@ -2,7 +2,9 @@
 
 namespace aiprof {
 
-bool IsNoteOnlyDiagnostic(std::string_view kind) { return kind == "slice_partial_overlap"; }
+bool IsAdviceDiagnostic(std::string_view kind) { return kind == "graph_capture_not_merged"; }
+
+bool IsNoteOnlyDiagnostic(std::string_view kind) { return kind == "slice_partial_overlap" || IsAdviceDiagnostic(kind); }
 
 void Diagnostics::Add(const std::string& kind, const std::string& where,
                       const std::string& description) {

@@ -21,6 +21,11 @@ struct DiagnosticEntry {
 // it): listed by summary and report, not warned of by the commands that
 // print only figures (src/cli/flags.h WarnImportDiagnostics).
 bool IsNoteOnlyDiagnostic(std::string_view kind);
+// Kinds that tell the user what to give aiprof for more (a graph capture
+// beside a replay trace given alone: graph_capture_not_merged), no record
+// left out: note-only, and printed as "aiprof: note: WHERE: DESCRIPTION"
+// by WarnImportDiagnostics.
+bool IsAdviceDiagnostic(std::string_view kind);
 
 class Diagnostics {
  public:
