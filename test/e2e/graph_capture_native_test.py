@@ -99,6 +99,15 @@ def main():
         for name, replay, capture in [("vllm_decode", vllm, vllm_capture), ("xdit_flux", xdit, xdit_capture)]:
             folder = tracelens_folder(tl, tmp, name, replay, capture)
             check_round_trip(exe, tmp, name + " folder", [folder])
+            if name == "vllm_decode":
+                # The replay FILE given alone beside its capture: read alone,
+                # and a note (not a malformed record) names what merges it.
+                rc, _, err = run(exe, "analyze", "--only", "steps", os.path.join(folder, replay.split("__")[-1]))
+                details = os.path.join(folder, "capture_traces", "execution_details.json")
+                check(rc == 0 and f"aiprof: note: {details}: this trace replays" in err,
+                      "replay file beside its capture: noted: " + err.strip()[:300])
+                check("malformed" not in err, "replay file beside its capture: no malformed records: " + err.strip()[:300])
+                check(f"give the folder instead (aiprof analyze {folder})" in err, "the note names the folder")
             shutil.rmtree(folder)
         replay_native = os.path.join(tmp, "replay.aiprof")
         rc, _, err = run(exe, "import", os.path.join(tl, vllm), "-o", replay_native)
