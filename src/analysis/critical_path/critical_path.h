@@ -44,7 +44,10 @@
 //                 completed ones only; collective_pairing.h): it ends only
 //                 once its last rank arrives, so the latest arrival's start
 //                 → every rank's end (a tie for the latest: no edge). Used
-//                 only when the ranks' clocks agree (CrossRankResult::clocks_agree).
+//                 only when the ranks' own clocks agree
+//                 (CrossRankResult::clocks_agree and not
+//                 aligned_from_collectives: the walk compares trace times
+//                 across ranks, which that alignment does not move).
 //
 // Path: for each step (FindSteps' timeline steps, per rank; without steps,
 // each rank's whole trace), from the latest end among the step's host span

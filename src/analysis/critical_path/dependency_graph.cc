@@ -592,7 +592,10 @@ DependencyGraph BuildDependencyGraph(const Trace& trace, const CriticalPathOptio
   LinkEventWaits(trace, &g);
   LinkCollectiveWaits(trace, waits, &g);
   LinkHandoffs(trace, &g);
-  if (options.cross != nullptr && options.cross->clocks_agree && options.cross->ranks.size() >= 2) {
+  // Only on the traces' own clocks: the walk compares trace times across
+  // ranks, which an alignment by collective ends does not move.
+  if (options.cross != nullptr && options.cross->clocks_agree && !options.cross->aligned_from_collectives &&
+      options.cross->ranks.size() >= 2) {
     LinkCollectives(*options.cross, &g);
   }
   return g;
