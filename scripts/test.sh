@@ -45,6 +45,10 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   # 25-30 s -> 39-40 s, two interleaved pairs), the suite less so: it is
   # mostly process starts. Its UBSan also checks float-to-integer overflow,
   # which g++'s leaves out (it found one in duration flags).
+  # AIPROF_CHUNK_SHIFT=12: 4 Ki-element column blocks (src/base/chunked_vector.h;
+  # the release build keeps 64 Ki): under ASan a larger block is an mmap and
+  # munmap each (the fuzzers ran 1.6-2.6x fewer inputs, scripts/fuzz.sh), and
+  # small blocks put block boundaries inside the tests' small traces.
   # A folder configured with g++ before (as this build was until 2026-12-05)
   # cannot switch compilers in place.
   if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' build-asan/CMakeCache.txt; then
@@ -52,7 +56,7 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
   fi
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
         -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_EXE_LINKER_FLAGS=-no-pie \
-        -DCMAKE_UNITY_BUILD=ON -DAIPROF_SANITIZE=address,undefined,fuzzer-no-link -DAIPROF_BUILD_FUZZERS=ON \
+        -DCMAKE_UNITY_BUILD=ON -DAIPROF_SANITIZE=address,undefined,fuzzer-no-link -DAIPROF_BUILD_FUZZERS=ON -DAIPROF_CHUNK_SHIFT=12 \
         -DAIPROF_BUILD_TESTS=ON -DAIPROF_UNIT_TESTS=ON -DAIPROF_BUILD_BENCHMARKS=OFF -DAIPROF_BUILD_PYTHON=OFF
   cmake --build build-asan -j "$JOBS"
   # Tests labelled 'heavy' (browser, mpirun, torch end-to-end runs, the what-if

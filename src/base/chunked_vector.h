@@ -6,8 +6,20 @@
 // then point into that memory, and an append into an adopted block (the
 // partial last one, or any after a shrinking resize) copies that block first,
 // so the adopted memory is never written.
+//
+// A block is 2^AIPROF_CHUNK_SHIFT elements: 16 (64 Ki) unless the build sets
+// it (CMake's AIPROF_CHUNK_SHIFT). Nothing stored depends on it (a .aiprof
+// file holds each column's rows contiguously). The sanitizer build uses 12:
+// there a 512 KiB block is an mmap and munmap of ASan's own (its allocator
+// caches only chunks up to 128 KiB), which made the fuzzers spend most of
+// their time in the kernel, and small blocks put block boundaries inside
+// the small traces of the tests.
 #ifndef AIPROF_SRC_BASE_CHUNKED_VECTOR_H_
 #define AIPROF_SRC_BASE_CHUNKED_VECTOR_H_
+
+#ifndef AIPROF_CHUNK_SHIFT
+#define AIPROF_CHUNK_SHIFT 16
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +37,8 @@ class ChunkedVector {
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "blocks come from plain operator new");
 
  public:
-  static constexpr size_t kShift = 16;
+  static_assert(AIPROF_CHUNK_SHIFT >= 8 && AIPROF_CHUNK_SHIFT <= 24, "AIPROF_CHUNK_SHIFT: 8 to 24");
+  static constexpr size_t kShift = AIPROF_CHUNK_SHIFT;
   static constexpr size_t kBlockSize = size_t{1} << kShift;
   static constexpr size_t kMask = kBlockSize - 1;
 
