@@ -197,14 +197,17 @@ def storage_and_delete_tests(exe, tmp):
     p, port = start(exe, ["--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0",
                           "--max-storage-mb", "1"])
     try:
-        # Hand-made: 1.1 MB of bytes that are no trace (kept, failed).
-        s, big = upload(port, "junk.json", b"\x00junk" * 220000)
+        # Hand-made: 1.2 MB (1.14 MiB) of bytes that are no trace (kept,
+        # failed). Over the limit alone: whether the team run's cache is
+        # written yet is a race (at 1.1 MB = 1.05 MiB without it the 507 said
+        # "hold 1.0 MiB", the clang sanitizer suite under load, 2026-12-06).
+        s, big = upload(port, "junk.json", b"\x00junk" * 240000)
         s, body = settle(port, big["id"])
         check(s == 409, "the junk upload failed its conversion")
         s, r = upload(port, "more.json", tiny_trace("m", 10))
         check(s == 507 and "--max-storage-mb" in r.get("error", "") and "DELETE /api/runs/ID" in r.get("error", ""),
               "over --max-storage-mb an upload is refused with 507 and says why: %s %s" % (s, r))
-        # What it holds, to 0.1 MiB (the 1.1 MB upload and the team run's cache): more than the limit, as
+        # What it holds, to 0.1 MiB (the 1.2 MB upload, and the team run's cache once written): more than the limit, as
         # it is; whole MiB said "hold 1 MiB, the limit is 1 MiB" (trial_serve2).
         held = re.search(r"hold ([0-9.]+) MiB", r.get("error", ""))
         check(held is not None and float(held.group(1)) > 1.0, "the 507 says how much is held: %s" % r)
