@@ -253,12 +253,15 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     ReportCommRow& row = by_rank[rc.rank];
     row.rank = rc.rank;
     row.stalled_ms = NsToMs(static_cast<double>(rc.stalled_ns));  // its own durations: no clocks compared
+    row.clock_shift_ms = NsToMs(static_cast<double>(-rc.clock_offset_ns));  // as analyze shows it
     if (comm.cross.clocks_agree) {
       row.wait_ms = NsToMs(static_cast<double>(rc.wait_ns));
       row.transfer_ms = NsToMs(static_cast<double>(rc.transfer_ns));
     } else if (rc.profiler_wait_ns >= 0) {
       row.wait_ms = NsToMs(static_cast<double>(rc.profiler_wait_ns));
       row.transfer_ms = NsToMs(static_cast<double>(rc.profiler_transit_ns));
+    } else {
+      row.wait_ms = row.transfer_ms = -1;  // not 0: unknown on clocks that disagree
     }
   }
   for (const StepCommunication& sc : comm.stats.steps) {
@@ -269,6 +272,8 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     row.exposed_ms = std::max(0.0, row.exposed_ms) + NsToMs(static_cast<double>(exposed));
   }
   for (auto& [rank, row] : by_rank) r.comm.push_back(row);
+  r.comm_clocks_aligned = comm.cross.aligned_from_collectives;
+  r.comm_matched = comm.cross.matched > 0;
 
   r.memory = results.memory_series();
   return r;

@@ -60,7 +60,10 @@ struct ReportBreakdownRow {
 
 struct ReportCommRow {
   int32_t rank = kNoRank;
+  // wait/transfer -1: unknown (one rank's collectives only, or clocks that
+  // disagree even once aligned; and no communication.json split).
   double comm_ms = 0, wait_ms = 0, transfer_ms = 0, exposed_ms = -1;
+  double clock_shift_ms = 0;  // added to its times where the clocks were aligned (-clock_offset_ns)
   // In stalled collectives: waiting for a rank not in the inputs (crashed
   // or hung; collective_pairing.h), in neither wait nor transfer.
   double stalled_ms = 0;
@@ -116,6 +119,8 @@ struct ReportData {
   std::optional<DevicePeaks> roofline_device;
   std::string roofline_problem;
   std::vector<ReportCommRow> comm;
+  bool comm_clocks_aligned = false;  // wait and transfer on clocks aligned by collective ends (cross_rank.h)
+  bool comm_matched = false;         // collectives matched across 2 or more ranks (else wait/transfer need more)
   std::vector<MemorySeries> memory;
 
   // Tables.

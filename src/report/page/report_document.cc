@@ -322,16 +322,36 @@ void AddCommunication(const ReportData& r, render::Section* charts) {
     series.insert(series.begin() + 2, ChartSeries{"wait for a missing rank (stalled)", pal[1], {}});
     table.columns.push_back({"stalled", "Wait for a missing rank (stalled)", Unit::kMs});
   }
+  if (r.comm_clocks_aligned) table.columns.push_back({"clock_shift", "Clock moved by", Unit::kMs});
+  bool unknown = false;
   for (const ReportCommRow& row : r.comm) {
     std::string who = row.rank == kNoRank ? std::string("trace") : "rank " + std::to_string(row.rank);
     cats.push_back(who);
-    series[0].values.push_back(row.wait_ms);
-    series[1].values.push_back(row.transfer_ms);
+    const double wait = std::max(0.0, row.wait_ms), transfer = std::max(0.0, row.transfer_ms);
+    unknown |= row.wait_ms < 0;
+    series[0].values.push_back(wait);
+    series[1].values.push_back(transfer);
     if (stalled) series[2].values.push_back(row.stalled_ms);
-    series.back().values.push_back(std::max(0.0, row.comm_ms - row.wait_ms - row.transfer_ms - row.stalled_ms));
-    table.rows.push_back({Value::String(who), MsValue(row.comm_ms), MsValue(row.wait_ms), MsValue(row.transfer_ms),
+    series.back().values.push_back(std::max(0.0, row.comm_ms - wait - transfer - row.stalled_ms));
+    table.rows.push_back({Value::String(who), MsValue(row.comm_ms),
+                          row.wait_ms >= 0 ? MsValue(row.wait_ms) : Value::Null(),
+                          row.transfer_ms >= 0 ? MsValue(row.transfer_ms) : Value::Null(),
                           row.exposed_ms >= 0 ? MsValue(row.exposed_ms) : Value::Null()});
     if (stalled) table.rows.back().push_back(MsValue(row.stalled_ms));
+    if (r.comm_clocks_aligned) table.rows.back().push_back(MsValue(row.clock_shift_ms));
+  }
+  if (r.comm_clocks_aligned) {
+    table.note =
+        "Wait and transfer on clocks aligned by the collectives' ends: the traces' own clocks disagreed, so "
+        "each rank's times were moved by its clock shift (assuming a collective ends at the same moment on "
+        "every rank; docs/analyses.md, \"communication\").";
+  } else if (unknown) {
+    table.note = r.comm_matched
+                     ? "Wait and transfer unknown (—): the ranks' ends of the same collectives disagree even once "
+                       "aligned by them, so arrivals cannot be compared (aiprof analyze --only communication says by "
+                       "how much)."
+                     : "Wait and transfer unknown (—): they compare the ranks' arrivals at the same collectives, and "
+                       "no collective is matched across 2 or more ranks here (give aiprof every rank's trace).";
   }
   render::Section& sec = charts->AddSection("communication", "Communication per rank");
   sec.Add(render::RawHtml{StackedBarChart("Collective time: wait vs transfer", cats, series, "ms"), ""});
