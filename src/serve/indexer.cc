@@ -18,6 +18,7 @@
 #include "src/model/native_file.h"
 #include "src/report/page/report_data.h"
 #include "src/serve/run_document.h"
+#include "src/serve/serve_log.h"
 #include "src/session/session.h"
 
 namespace aiprof {
@@ -166,7 +167,7 @@ void Indexer::ScanLoop() {
     scan_requested_ = false;
     lock.unlock();
     StatusOr<size_t> found = ScanOnce();
-    if (!found.ok()) std::fprintf(stderr, "aiprof serve: scan: %s\n", found.status().message().c_str());
+    if (!found.ok()) ServeLog("scan: " + found.status().message());
     lock.lock();
     const auto wait = std::chrono::milliseconds(options_.scan_interval_ms > 0 ? options_.scan_interval_ms : 86'400'000);
     cv_.wait_for(lock, wait, [this] { return stop_ || scan_requested_; });
@@ -179,7 +180,7 @@ void Indexer::ConvertLoop() {
     const uint64_t seen = work_generation_;
     lock.unlock();
     StatusOr<std::optional<RunRow>> claimed = index_->ClaimNext();
-    if (!claimed.ok()) std::fprintf(stderr, "aiprof serve: %s\n", claimed.status().message().c_str());
+    if (!claimed.ok()) ServeLog(claimed.status().message());
     const bool got = claimed.ok() && claimed->has_value();
     if (got) Convert(std::move(**claimed));
     lock.lock();
@@ -202,7 +203,7 @@ void Indexer::Convert(RunRow run) {
       fs::remove(fs::path(options_.cache_dir) / ((end == ".aiprof.tmp" ? "." : "") + std::to_string(run.id) + end), ec);
     }
     Status s = index_->MarkFailed(run.id, why);
-    if (!s.ok()) std::fprintf(stderr, "aiprof serve: %s\n", s.message().c_str());
+    if (!s.ok()) ServeLog(s.message());
   };
   if (!PathInside(options_.logdir, source)) return fail(run.path + ": not inside the logdir (a symbolic link?)");
   ImportBudget budget;
@@ -247,7 +248,7 @@ void Indexer::Convert(RunRow run) {
     // that cannot be stored is computed when asked for).
     const std::string page = (fs::path(options_.cache_dir) / (std::to_string(run.id) + ".run")).string();
     if (Status w = WriteFileAtomically(page, SerializeStoredRunPage(StoreRunPage(run, *report, cards))); !w.ok()) {
-      std::fprintf(stderr, "aiprof serve: %s\n", w.message().c_str());
+      ServeLog(w.message());
     }
     run.source_format = report->source_format;
     run.steps = static_cast<int64_t>(report->steps_stats.count);
@@ -259,7 +260,7 @@ void Indexer::Convert(RunRow run) {
       run.top_basis = report->top_finding->impact.quantified ? report->top_finding->impact.basis_text : "";
     }
     run.convert_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (Status s = index_->MarkReady(run); !s.ok()) std::fprintf(stderr, "aiprof serve: %s\n", s.message().c_str());
+    if (Status s = index_->MarkReady(run); !s.ok()) ServeLog(s.message());
   } catch (const std::exception& e) {
     // The importers report bad input as a Status; this is the last guard
     // (e.g. out of memory) so one run cannot stop the server.

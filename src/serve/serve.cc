@@ -43,6 +43,7 @@
 #include "src/serve/indexer.h"
 #include "src/serve/run_document.h"
 #include "src/serve/run_index.h"
+#include "src/serve/serve_log.h"
 #include "src/serve/timeline_tiles.h"
 #include "src/session/prediction_check.h"
 #include "src/session/session.h"
@@ -629,6 +630,14 @@ struct ServeServer::Impl {
     return Html(404, "Not found", "<h1>Not found</h1><p><a href=\"/\">All runs</a></p>");
   }
 
+  // A failure of the server itself (its index, cache or knowledge
+  // database): the message, which names the server's own files, goes to
+  // its log; the client is told only that it happened.
+  HttpResponse ServerError(bool api, const std::string& message) {
+    ServeLog("error: " + message);
+    return Failure(api, 500, "internal error: the server could not complete this request (its log says why)");
+  }
+
   HttpResponse Failure(bool api, int status, const std::string& message) {
     if (api) return JsonError(status, message);
     return Html(status, "Error", "<h1>Error</h1><p class=\"err\">" + Esc(message) + "</p>");
@@ -637,7 +646,7 @@ struct ServeServer::Impl {
   // The run with `id`, or the response saying why it cannot be shown.
   std::variant<RunRow, HttpResponse> ReadyRun(int64_t id, bool api) {
     StatusOr<std::optional<RunRow>> row = index->Get(id);
-    if (!row.ok()) return Failure(api, 500, row.status().message());
+    if (!row.ok()) return ServerError(api, row.status().message());
     if (!row->has_value()) return NotFound(api);
     RunRow r = std::move(**row);
     if (r.state == RunState::kReady) return r;
@@ -698,7 +707,7 @@ struct ServeServer::Impl {
         ParseRunGrouping(group_text.empty() ? (api ? "none" : "service") : group_text);
     if (!grouping) return Failure(api, 400, "group is one of service, tag, date, none");
     StatusOr<std::vector<RunRow>> runs = index->List(search, kServeListLimit);
-    if (!runs.ok()) return Failure(api, 500, runs.status().message());
+    if (!runs.ok()) return ServerError(api, runs.status().message());
     if (api) return Json(200, render::RenderJson(RunsToDocument(*runs, search, *grouping)));
     std::string body = "<h1>Runs</h1><div class=\"box\" data-go=\"/\" id=\"search\"><input data-param=\"q\" value=\"" +
                        Esc(search) + "\" placeholder=\"search name, file, service, tag, finding\" size=\"40\">"
@@ -762,10 +771,10 @@ struct ServeServer::Impl {
       if (!api) html = stored->HtmlWithTitle(row.name);
     } else {
       StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
-      if (!run.ok()) return Failure(api, 500, run.status().message());
+      if (!run.ok()) return ServerError(api, run.status().message());
       std::lock_guard<std::mutex> lock((*run)->mu);
       StatusOr<const ReportData*> report = ReportOf(run->get());
-      if (!report.ok()) return Failure(api, 500, report.status().message());
+      if (!report.ok()) return ServerError(api, report.status().message());
       const render::Document doc = RunToDocument(row, **report);
       json = render::RenderJson(doc);
       html = render::RenderHtmlBody(doc);
@@ -802,10 +811,10 @@ struct ServeServer::Impl {
       return r;
     }
     StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
-    if (!run.ok()) return Failure(false, 500, run.status().message());
+    if (!run.ok()) return ServerError(false, run.status().message());
     std::lock_guard<std::mutex> lock((*run)->mu);
     StatusOr<const ReportData*> report = ReportOf(run->get());
-    if (!report.ok()) return Failure(false, 500, report.status().message());
+    if (!report.ok()) return ServerError(false, report.status().message());
     r.body = ReportToHtml(**report);  // the report's own page shell and CSP meta
     return r;
   }
@@ -824,7 +833,7 @@ struct ServeServer::Impl {
       return std::stoll(t);
     };
     StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
-    if (!run.ok()) return Failure(api, 500, run.status().message());
+    if (!run.ok()) return ServerError(api, run.status().message());
     std::lock_guard<std::mutex> lock((*run)->mu);
     const Trace& trace = (*run)->session->trace();
     if (!(*run)->tiles) (*run)->tiles = BuildTileIndex(trace);
@@ -874,13 +883,22 @@ struct ServeServer::Impl {
     const ViewSpec* spec = FindView(name);
     if (!spec || !HasFormat(*spec, "html")) return NotFound(false);
     StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
-    if (!run.ok()) return Failure(false, 500, run.status().message());
+    if (!run.ok()) return ServerError(false, run.status().message());
     std::lock_guard<std::mutex> lock((*run)->mu);
     ViewContext context{*(*run)->session, (*run)->session->trace(), nullptr, ViewOptions{}};
     context.options.format = "html";
     context.options.title = row.name;
     StringViewSink sink;
-    if (Status st = spec->render(context, &sink); !st.ok()) return Failure(false, 422, st.message());
+    if (Status st = spec->render(context, &sink); !st.ok()) {
+      // The view's own first line says why (e.g. the topology view's
+      // Graphviz module is missing); the lines after it can name the
+      // server's install paths: to the log only.
+      const std::string& why = st.message();
+      const size_t eol = why.find('\n');
+      if (eol == std::string::npos) return Failure(false, 422, why);
+      ServeLog("view " + name + " of run " + std::to_string(id) + ": " + why);
+      return Failure(false, 422, why.substr(0, eol) + " (the server's log has the details)");
+    }
     HttpResponse r;
     r.content_type = "text/html; charset=utf-8";
     r.body = sink.str();
@@ -905,9 +923,9 @@ struct ServeServer::Impl {
     }
     if (sql.size() > kServeMaxSqlBytes) return Failure(api, 413, "query over " + std::to_string(kServeMaxSqlBytes) + " bytes");
     StatusOr<std::shared_ptr<OpenRun>> run = Open(row);
-    if (!run.ok()) return Failure(api, 500, run.status().message());
+    if (!run.ok()) return ServerError(api, run.status().message());
     StatusOr<std::unique_ptr<QueryEngine>> engine = QueryEngine::Open((*run)->session->trace());
-    if (!engine.ok()) return Failure(api, 500, engine.status().message());
+    if (!engine.ok()) return ServerError(api, engine.status().message());
     QueryLimits limits;
     limits.max_rows = kQueryMaxRows;
     limits.timeout_s = options.query_timeout_s;
@@ -943,7 +961,7 @@ struct ServeServer::Impl {
       auto ready = ReadyRun(ids[i], api);
       if (auto* r = std::get_if<HttpResponse>(&ready)) return std::move(*r);
       StatusOr<std::shared_ptr<OpenRun>> run = Open(std::get<RunRow>(ready));
-      if (!run.ok()) return Failure(api, 500, run.status().message());
+      if (!run.ok()) return ServerError(api, run.status().message());
       runs[i] = *run;
       std::lock_guard<std::mutex> lock((*run)->mu);
       StatusOr<RunSamples> s = (*run)->session->samples(TraceSampleOptions{});
@@ -1070,11 +1088,11 @@ struct ServeServer::Impl {
   // GET /cards, /api/cards: the knowledge cards with their measured gains.
   HttpResponse Cards(bool api) {
     StatusOr<std::unique_ptr<BaselineStore>> store = Baselines();
-    if (!store.ok()) return Failure(api, 500, store.status().message());
+    if (!store.ok()) return ServerError(api, store.status().message());
     std::vector<KnowledgeCard> cards;
     if (*store) {
       StatusOr<std::vector<KnowledgeCard>> c = (*store)->RecentCards(kServeCardLimit);
-      if (!c.ok()) return Failure(api, 500, c.status().message());
+      if (!c.ok()) return ServerError(api, c.status().message());
       cards = std::move(*c);
     }
     const render::Document doc = CardsToDocument(cards);
@@ -1093,18 +1111,18 @@ struct ServeServer::Impl {
                        "knowledge cards by <code>aiprof card</code>, in " + Esc(baselines_db) + ".</p>";
     if (service.empty() && api) return JsonError(400, "give ?service=NAME");
     StatusOr<std::unique_ptr<BaselineStore>> store = Baselines();
-    if (!store.ok()) return Failure(api, 500, store.status().message());
+    if (!store.ok()) return ServerError(api, store.status().message());
     std::vector<ValidationRecord> records;
     std::vector<KnowledgeCard> cards;
     if (*store) {
       if (!service.empty()) {
         StatusOr<std::vector<ValidationRecord>> h = (*store)->History(service, kServeListLimit);
-        if (!h.ok()) return Failure(api, 500, h.status().message());
+        if (!h.ok()) return ServerError(api, h.status().message());
         records = std::move(*h);
       }
       if (!api) {
         StatusOr<std::vector<KnowledgeCard>> c = (*store)->RecentCards(kServeCardLimit);
-        if (!c.ok()) return Failure(api, 500, c.status().message());
+        if (!c.ok()) return ServerError(api, c.status().message());
         cards = std::move(*c);
       }
     }
@@ -1173,13 +1191,13 @@ struct ServeServer::Impl {
     const std::string file = std::to_string(NowUnixMs()) + "-" + std::to_string(getpid()) + "-" +
                              std::to_string(seq) + "-" + name;
     const std::string final_path = (fs::path(uploads_dir) / file).string();
-    if (Status s = sink->Keep(final_path); !s.ok()) return JsonError(500, s.message());
+    if (Status s = sink->Keep(final_path); !s.ok()) return ServerError(true, s.message());
     struct stat st{};
     if (::stat(final_path.c_str(), &st) != 0) return JsonError(500, "cannot stat the upload");
     const std::string rel = "uploads/" + file;
     const int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
     StatusOr<int64_t> id = index->AddUpload(rel, static_cast<int64_t>(st.st_size), mtime, given, service, tag);
-    if (!id.ok()) return JsonError(500, id.status().message());
+    if (!id.ok()) return ServerError(true, id.status().message());
     indexer->Notify();
     RunRow r;
     r.id = *id;
@@ -1191,7 +1209,7 @@ struct ServeServer::Impl {
   // and its row; a file of the logdir is the team's own and stays (409).
   HttpResponse DeleteRun(int64_t id) {
     StatusOr<std::optional<RunRow>> row = index->Get(id);
-    if (!row.ok()) return JsonError(500, row.status().message());
+    if (!row.ok()) return ServerError(true, row.status().message());
     if (!row->has_value()) return JsonError(404, "no run " + std::to_string(id));
     const RunRow& r = **row;
     const std::string upload = (fs::path(logdir) / r.path).string();
@@ -1200,7 +1218,7 @@ struct ServeServer::Impl {
                                 " in the logdir, not an upload: only uploads are deleted here (remove the file itself)");
     }
     StatusOr<bool> gone = r.state == RunState::kConverting ? StatusOr<bool>(false) : index->Delete(id);
-    if (!gone.ok()) return JsonError(500, gone.status().message());
+    if (!gone.ok()) return ServerError(true, gone.status().message());
     if (!*gone) return JsonError(409, "run " + std::to_string(id) + " is being converted: delete it once it is ready or failed");
     std::error_code ec;
     fs::remove(upload, ec);
@@ -1219,9 +1237,9 @@ struct ServeServer::Impl {
                                 " bytes, no control characters) and optionally &tag=");
     }
     StatusOr<std::optional<RunRow>> row = index->Get(id);
-    if (!row.ok()) return JsonError(500, row.status().message());
+    if (!row.ok()) return ServerError(true, row.status().message());
     if (!row->has_value()) return JsonError(404, "no run " + std::to_string(id));
-    if (Status s = index->SetName(id, name, tag); !s.ok()) return JsonError(500, s.message());
+    if (Status s = index->SetName(id, name, tag); !s.ok()) return ServerError(true, s.message());
     return Json(200, "{\"id\": " + std::to_string(id) + ", \"name\": " + JsonString(name) +
                          ", \"tag\": " + JsonString(tag) + "}");
   }

@@ -15,16 +15,27 @@ Graphviz's six libraries, linked in, cost every start of aiprof about 2 ms
   * the module removed from that prefix: `view --topology` exits non-zero
     naming both paths tried and why and writes nothing; the DOT output,
     the flame view, analyze and --version still work;
+  * `aiprof serve` from that prefix: the run's topology page is a 422
+    saying what is missing, naming no path of the install (they are in
+    the server's log); its flame page works;
   * AIPROF_GRAPHVIZ_MODULE naming a file that is not a module: an error
     naming it.
 The loader's own cases (other version refused, found beside a shared
 object) are src/base/module_loader_test.cc's."""
 import argparse
+import html
+import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
 
 FAILURES = []
 GRAPHVIZ_LIBS = ("libgvc", "libcgraph", "libcdt", "libpathplan", "libltdl", "libxdot")
@@ -44,6 +55,64 @@ def graphviz_libs(path):
 def run(cmd, env=None):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     return p.returncode, p.stdout, p.stderr
+
+
+def check_serve_without_module(exe, trace, tmp, prefix):
+    """aiprof serve without the module: the run's topology page is a 422
+    whose text says what is missing and what to do, naming no path of the
+    server's install; the paths tried go to the server's log."""
+    logdir = os.path.join(tmp, "logdir")
+    os.makedirs(logdir)
+    shutil.copy(trace, logdir)
+    p = subprocess.Popen([exe, "serve", "--logdir", logdir, "--listen", "127.0.0.1:0", "--scan-interval", "0"],
+                         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    log = []
+    try:
+        line = p.stderr.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if not m:
+            check(False, "serve without the module starts: " + line)
+            return
+        port = int(m.group(1))
+        reader = threading.Thread(target=lambda: log.extend(p.stderr), daemon=True)
+        reader.start()
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        def get(path):
+            try:
+                with opener.open("http://127.0.0.1:%d%s" % (port, path), timeout=60) as r:
+                    return r.status, html.unescape(r.read().decode("utf-8"))
+            except urllib.error.HTTPError as e:
+                return e.code, html.unescape(e.read().decode("utf-8"))
+        deadline = time.time() + 60
+        rows = []
+        while time.time() < deadline:
+            s, body = get("/api/runs")
+            rows = json.loads(body)["sections"]["runs"]["blocks"][0]["rows"] if s == 200 else []
+            if rows and all(r["state"] in ("ready", "failed") for r in rows):
+                break
+            time.sleep(0.1)
+        if not (len(rows) == 1 and rows[0]["state"] == "ready"):
+            check(False, f"serve without the module: the run is ready: {rows}")
+            return
+        s, body = get("/runs/%d/topology" % rows[0]["id"])
+        check(s == 422, f"serve without the module: the topology page is 422 ({s})")
+        check("needs aiprof's Graphviz module" in body and "libgvc6" in body,
+              f"serve without the module: the page says what is missing and what to do: {body[-600:]}")
+        check(prefix not in body and "aiprof_graphviz.so:" not in body,
+              f"serve without the module: the page names no path of the server's install: {body[-600:]}")
+        s, _ = get("/runs/%d/flame" % rows[0]["id"])
+        check(s == 200, f"serve without the module: the flame page still works ({s})")
+    finally:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    text = "".join(log)
+    check(os.path.join(prefix, "bin", "aiprof_graphviz.so") in text,
+          f"serve without the module: its log names the paths tried: {text[-600:]}")
+    check("\n  " not in text.split("aiprof serve: view topology", 1)[-1].split("\n", 1)[0],
+          "serve without the module: the log entry is one line")
 
 
 def svg_of(exe, trace, out):
@@ -130,6 +199,7 @@ def main():
             for args in other:
                 rc, _, err = run([installed] + args)
                 check(rc == 0, f"module removed: aiprof {' '.join(args[:2])} exits {rc}: {err.strip()[:300]}")
+            check_serve_without_module(installed, a.trace, tmp, prefix)
 
         # A file that is not a module, named by the override.
         junk = os.path.join(tmp, "junk.so")

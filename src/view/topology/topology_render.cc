@@ -219,9 +219,13 @@ StatusOr<AiprofGraphvizLayoutFn> GraphvizLayout() {
     spec.anchor = reinterpret_cast<const void*>(&AppendToString);
     StatusOr<LoadedModule> module = LoadModule(spec);
     if (!module.ok()) {
-      return ErrStatus("the topology view needs aiprof's Graphviz module, and " + module.status().message() +
-                       "\nInstall Graphviz's library (Debian: libgvc6) and the aiprof build's aiprof_graphviz.so "
-                       "(lib/aiprof/ of the install), or set AIPROF_GRAPHVIZ_MODULE to its path");
+      // The first line says what and what to do, naming no path (aiprof
+      // serve replies with it and logs the rest); the paths tried follow.
+      return ErrStatus(
+          "the topology view needs aiprof's Graphviz module (aiprof_graphviz.so), which did not load: "
+          "install Graphviz's library (Debian: libgvc6) and the aiprof build's aiprof_graphviz.so "
+          "(lib/aiprof/ of the install), or set AIPROF_GRAPHVIZ_MODULE to its path\n" +
+          module.status().message());
     }
     return reinterpret_cast<AiprofGraphvizLayoutFn>(module->entry);
   }();
