@@ -161,6 +161,15 @@ StatusOr<size_t> Indexer::ScanOnce() {
   return found;
 }
 
+RunCacheFiles CacheFilesOf(const std::string& cache_dir, int64_t id) {
+  RunCacheFiles f;
+  f.native_name = std::to_string(id) + ".aiprof";
+  f.native = (fs::path(cache_dir) / f.native_name).string();
+  f.page = (fs::path(cache_dir) / (std::to_string(id) + ".run")).string();
+  f.partial = (fs::path(cache_dir) / ("." + f.native_name + ".tmp")).string();
+  return f;
+}
+
 void Indexer::ScanLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
@@ -198,9 +207,10 @@ void Indexer::Convert(RunRow run) {
     for (size_t at; (at = why.find(source)) != std::string::npos;) why.replace(at, source.size(), run.path);
     // Nothing of a failed run stays in the cache (a conversion stopped
     // after its native file was written).
-    for (const std::string end : {".aiprof", ".run", ".aiprof.tmp"}) {
+    const RunCacheFiles files = CacheFilesOf(options_.cache_dir, run.id);
+    for (const std::string* path : {&files.native, &files.page, &files.partial}) {
       std::error_code ec;
-      fs::remove(fs::path(options_.cache_dir) / ((end == ".aiprof.tmp" ? "." : "") + std::to_string(run.id) + end), ec);
+      fs::remove(*path, ec);
     }
     Status s = index_->MarkFailed(run.id, why);
     if (!s.ok()) ServeLog(s.message());
@@ -227,13 +237,12 @@ void Indexer::Convert(RunRow run) {
     // (the last batch), and the time: checked here, before any analysis.
     if (Status over = budget.Exceeded(source); !over.ok()) return fail(over.message());
     std::shared_ptr<const Trace> trace(std::move(imported).value());
-    run.cache = std::to_string(run.id) + ".aiprof";
-    const std::string cache = (fs::path(options_.cache_dir) / run.cache).string();
-    const std::string tmp = (fs::path(options_.cache_dir) / ("." + run.cache + ".tmp")).string();
-    if (Status w = WriteNativeFile(*trace, tmp); !w.ok()) return fail(w.message());
+    const RunCacheFiles files = CacheFilesOf(options_.cache_dir, run.id);
+    run.cache = files.native_name;
+    if (Status w = WriteNativeFile(*trace, files.partial); !w.ok()) return fail(w.message());
     std::error_code ec;
-    fs::rename(tmp, cache, ec);
-    if (ec) return fail(cache + ": " + ec.message());
+    fs::rename(files.partial, files.native, ec);
+    if (ec) return fail("cache file " + files.native_name + ": " + ec.message());
     SessionOptions so;
     so.input = run.path;
     so.db = options_.baselines_db;
@@ -246,8 +255,8 @@ void Indexer::Convert(RunRow run) {
     if (Status over = budget.Exceeded(source); !over.ok()) return fail(over.message());
     // The run's page, stored so that serving it runs no analysis (a page
     // that cannot be stored is computed when asked for).
-    const std::string page = (fs::path(options_.cache_dir) / (std::to_string(run.id) + ".run")).string();
-    if (Status w = WriteFileAtomically(page, SerializeStoredRunPage(StoreRunPage(run, *report, cards))); !w.ok()) {
+    if (Status w = WriteFileAtomically(files.page, SerializeStoredRunPage(StoreRunPage(run, *report, cards)));
+        !w.ok()) {
       ServeLog(w.message());
     }
     run.source_format = report->source_format;

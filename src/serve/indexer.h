@@ -28,6 +28,17 @@ namespace aiprof {
 // ".aiprof-serve" cache) and the cache folder itself.
 inline constexpr size_t kMaxScanDepth = 16;
 
+// A run's files in the cache folder, named by its id: its native file
+// (`RunRow::cache` holds its name), the page stored at conversion, and the
+// native file being written (hidden; renamed onto `native` when complete).
+// The one place these names are made: the converter writes them, a failed
+// conversion and `DELETE /api/runs/ID` remove them, the pages read them.
+struct RunCacheFiles {
+  std::string native_name;            // "<id>.aiprof"
+  std::string native, page, partial;  // paths
+};
+RunCacheFiles CacheFilesOf(const std::string& cache_dir, int64_t id);
+
 struct IndexerOptions {
   std::string logdir;     // canonical
   std::string cache_dir;  // canonical; native files go here

@@ -792,8 +792,7 @@ struct ServeServer::Impl {
   // The run's page as stored at conversion (docs/serve.md), if there is one
   // built with the knowledge cards there are now.
   std::optional<StoredRunPage> StoredPage(const RunRow& row) {
-    const std::string path = (fs::path(cache_dir) / (std::to_string(row.id) + ".run")).string();
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(CacheFilesOf(cache_dir, row.id).page, std::ios::binary);
     if (!in) return std::nullopt;
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::optional<StoredRunPage> page = ParseStoredRunPage(text);
@@ -1222,7 +1221,8 @@ struct ServeServer::Impl {
     if (!*gone) return JsonError(409, "run " + std::to_string(id) + " is being converted: delete it once it is ready or failed");
     std::error_code ec;
     fs::remove(upload, ec);
-    for (const std::string end : {".aiprof", ".run"}) fs::remove(fs::path(cache_dir) / (std::to_string(id) + end), ec);
+    const RunCacheFiles files = CacheFilesOf(cache_dir, id);
+    for (const std::string* path : {&files.native, &files.page, &files.partial}) fs::remove(*path, ec);
     {
       std::lock_guard<std::mutex> lock(cache_mu);
       open_runs.remove_if([&](const std::shared_ptr<OpenRun>& o) { return o->row.id == id; });
