@@ -1,7 +1,7 @@
 // Loads one of aiprof's own shared modules (aiprof_mpi.so, aiprof_graphviz.so)
 // with dlopen, so that the program does not link a large library that only
 // one command needs: each library linked in costs every start of aiprof
-// (OpenMPI's about 13 ms of wall time, Graphviz's about 2 ms; the headers of
+// (OpenMPI's about 4 ms, Graphviz's about 2 ms; the headers of
 // src/cluster/mpi/mpi_transport.h and src/view/topology/topology_render.h).
 //
 // A module is looked up, in order:

@@ -2,10 +2,12 @@
 // so that the aiprof program does not link OpenMPI: the implementation is the
 // shared module aiprof_mpi.so (src/cluster/mpi/module/), loaded with dlopen
 // only when an MPI launcher started the process. Linked in, OpenMPI's eight
-// libraries cost every start of aiprof about 6.5 ms of CPU and 13 ms of wall
-// time (an empty C++ program with and without them, perf stat -r 100, three
-// interleaved pairs, 2026-12-05), and aiprof could not start at all on a
-// machine without them.
+// libraries cost every start of aiprof about 4 ms of wall and CPU time and
+// 88 page faults (aiprof relinked with -lmpi_cxx -lmpi against the same
+// objects without: median of paired differences, 300 alternating runs of
+// --version, twice, 2026-12-06; README.md "Start-up"), and aiprof could not
+// start at all on a machine without them. (The 13 ms said before was an
+// empty program's, whose other libraries aiprof loads anyway.)
 //
 // The module and the program are built together (same compiler, same
 // libstdc++): the interface is a C++ class and its entry point a C symbol
