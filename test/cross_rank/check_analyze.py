@@ -4,7 +4,7 @@
 Usage: check_analyze.py AIPROF FOLDER [FOLDER...]
 Each FOLDER holds one Kineto JSON per rank (the rank from its
 distributedInfo). Compares collectives matched and unmatched, the median end
-spread, and per rank matched / wait / lateness / transfer, exact in ns.
+spread, whether the clocks agree, and per rank matched / wait / lateness / transfer, exact in ns.
 Exit 1 on any difference.
 """
 import gzip, json, os, subprocess, sys
@@ -36,7 +36,8 @@ def main():
         ranks = next(b["rows"] for b in blocks if b.get("key") == "ranks")
         checks = [("matched", values["matched"]["value"], want["matched"]),
                   ("unmatched", values["unmatched"]["value"], want["unmatched"]),
-                  ("end_spread_p50_ns", values["end_spread_p50_ns"]["value"], int(want["end_spread_p50_ns"]))]
+                  ("end_spread_p50_ns", values["end_spread_p50_ns"]["value"], int(want["end_spread_p50_ns"])),
+                  ("clocks_agree", values["clocks_agree"]["value"], want["clocks_agree"])]
         for row in ranks:
             w = want["ranks"][str(row["rank"])]
             for k in ("matched", "wait_ns", "lateness_ns", "transfer_ns"):

@@ -14,8 +14,9 @@ every rank holding the (group, type), when each of those ranks has a step;
 else the i-th over the whole trace (--by-position forces that). Per matched
 instance (a = arrivals, e = ends): wait_r = max(a) - a_r, lateness_r =
 a_r - min(a), transfer_r = max(0, e_r - max(a)); end spread max(e) - min(e).
-Clocks agree when the median spread is at most 25% of the mean matched
-duration. When they agree, an instance where some rank ends before the last
+Clocks agree when the median spread is at most 25% of the median matched
+duration (over every rank's duration in every matched instance; the mean let
+a few long collectives make any spread look small). When they agree, an instance where some rank ends before the last
 arrival by more than the median spread did not complete (a peer failed in it) and is left
 out of the per-rank sums. Prints JSON, integer ns.
 """
@@ -94,7 +95,8 @@ def main():
     spreads = [max(x[1] for x in m.values()) - min(x[1] for x in m.values()) for m in inst]
     durs = [x[1] - x[0] for m in inst for x in m.values()]
     p50 = statistics.median(spreads) if spreads else -1
-    agree = bool(inst) and sum(durs) > 0 and p50 * len(durs) <= 0.25 * sum(durs)
+    usual = statistics.median(durs) if durs else 0
+    agree = bool(inst) and usual > 0 and p50 <= 0.25 * usual
     out = {r: dict(matched=0, comm_ns=0, wait_ns=0, lateness_ns=0, transfer_ns=0) for r in ranks}
     incomplete = 0
     for m in inst:

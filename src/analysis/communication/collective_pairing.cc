@@ -238,10 +238,8 @@ PairedSums SumPairedCollectives(const std::vector<const CollectiveSequences*>& m
   };
   // First pass: the clocks' agreement, from every paired collective but
   // the stalled ones.
-  std::vector<double> spreads;
+  std::vector<double> spreads, durations;
   spreads.reserve(pairing.matched.size());
-  int64_t paired_ns = 0;
-  uint64_t paired = 0;
   for (size_t j = 0; j < pairing.matched.size(); ++j) {
     if (s.stalled[j]) continue;
     const PairedCollective& c = pairing.matched[j];
@@ -251,15 +249,16 @@ PairedSums SumPairedCollectives(const std::vector<const CollectiveSequences*>& m
       const int64_t off = Offset(offset_ns, c.members[k].first);
       lo = std::min(lo, a.end_ns - off);
       hi = std::max(hi, a.end_ns - off);
-      paired_ns += a.end_ns - a.arrival_ns;
-      ++paired;
+      durations.push_back(static_cast<double>(a.end_ns - a.arrival_ns));
     }
     spreads.push_back(static_cast<double>(hi - lo));
   }
   if (!spreads.empty()) s.end_spread_p50_ns = static_cast<int64_t>(Median(std::move(spreads)));
-  if (paired > 0 && paired_ns > 0) {
-    s.end_spread_share =
-        static_cast<double>(s.end_spread_p50_ns) / (static_cast<double>(paired_ns) / static_cast<double>(paired));
+  // Of the median duration, not the mean: a few long collectives (a timed-out
+  // one, a long wait for a late rank) made any spread look small.
+  const double usual = durations.empty() ? 0 : Median(std::move(durations));
+  if (usual > 0) {
+    s.end_spread_share = static_cast<double>(s.end_spread_p50_ns) / usual;
     s.clocks_agree = s.end_spread_share <= kMaxEndSpreadShare;
   }
   // Second pass: per-member sums over the collectives that completed (on

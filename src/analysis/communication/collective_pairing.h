@@ -44,7 +44,14 @@
 //   wait_r = max(a) − a_r, lateness_r = a_r − min(a),
 //   transfer_r = max(0, e_r − max(a)), end spread = max(e) − min(e).
 // Clocks agree when the median end spread is at most kMaxEndSpreadShare of
-// the mean paired duration. A collective completes on every rank only once
+// the median paired duration (over every member's time in every paired
+// collective but the stalled ones). The median, not the mean: a few long
+// collectives (a timed-out one, a long wait for a rank that came late) made
+// the mean a multiple of the usual collective and any spread look small;
+// torch 1.13's legacy traces, whose times count from each rank's own
+// profiler start, passed with ends a median 11.0 and 13.4 ms apart where
+// the median collective lasted 16.5 and 26.5 ms (test/data/crash_gloo/
+// late_past_timeout, test/data/step_offset_gloo/recorded). A collective completes on every rank only once
 // all have arrived, so, when the clocks agree, an instance where some rank
 // ends before the last arrival, by more than that median spread (the
 // clocks' own disagreement), did not complete: a peer failed in it (a crashed rank's surviving peers
@@ -60,8 +67,8 @@
 // member it lasted at least kStalledMinNs and kStalledFactor × the median
 // of that member's other collectives. Its time is a wait for a rank not in
 // the inputs, not transfer: counted (stalled, stalled_ns per member) and
-// left out of the sums and of the clocks' agreement (its mean would make
-// any spread look small). A peer that arrived after the others gave up is
+// left out of the sums and of the clocks' agreement (its ends tell the
+// ranks' timeouts apart, not their clocks). A peer that arrived after the others gave up is
 // among the inputs: that instance is incomplete, and the members that
 // arrived after the earliest end are the late ones (LateAfterEnd).
 //
@@ -141,7 +148,7 @@ struct PairedSums {
   std::vector<int64_t> stalled_ns;             // Σ its durations in stalled collectives
   uint64_t stalled_count = 0;                  // stalled paired collectives
   int64_t end_spread_p50_ns = -1;              // over every paired collective
-  double end_spread_share = 0;                 // / mean paired duration
+  double end_spread_share = 0;                 // / median paired duration (above)
   bool clocks_agree = false;
 };
 PairedSums SumPairedCollectives(const std::vector<const CollectiveSequences*>& members,

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "src/analysis/communication/clock_alignment.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/metrics/metric_set.h"
@@ -279,6 +280,41 @@ TEST(CollectivePairingTest, StalledWhenEveryMemberSatInItsLastCollective) {
   // a wait, named by the arrivals, not stalled.
   s = sums(job(4096 * ms, 2 * ms, 10 * ms, false));
   EXPECT_EQ(s.stalled_count, 0u);
+}
+
+// The clocks' agreement is judged against the usual collective, not the
+// mean: two members, five 10 ms all-reduces of which the third lasted 4 s on
+// both (a long wait, not the last collective: not stalled), B's clock 5 ms
+// ahead. The mean duration (808 ms) made the 5 ms end spread 0.6% of it and
+// the clocks "agree" (the old statistic); of the median duration (10 ms) it
+// is 50%: they disagree, and aligning by the ends brings the spread to 0.
+TEST(CollectivePairingTest, LongCollectivesDoNotMakeDisagreeingClocksAgree) {
+  constexpr int64_t ms = 1'000'000;
+  std::vector<CollectiveInstance> a, b;
+  for (int64_t s = 0; s < 5; ++s) {
+    const int64_t dur = s == 2 ? 4000 * ms : 10 * ms;
+    a.push_back({s * 5000 * ms, s * 5000 * ms + dur, s});
+    b.push_back({s * 5000 * ms + 5 * ms, s * 5000 * ms + dur + 5 * ms, s});
+  }
+  const CollectiveSequences sa = Seq(a), sb = Seq(b);
+  const CollectivePairing p = PairCollectives({&sa, &sb});
+  ASSERT_EQ(p.matched.size(), 5u);
+  const PairedSums raw = SumPairedCollectives({&sa, &sb}, p);
+  EXPECT_EQ(raw.stalled_count, 0u);
+  EXPECT_EQ(raw.end_spread_p50_ns, 5 * ms);
+  EXPECT_DOUBLE_EQ(raw.end_spread_share, 0.5);  // the mean's: 5 / 808
+  EXPECT_FALSE(raw.clocks_agree);
+  const ClockAlignment aligned = AlignClocks({&sa, &sb}, p, raw, !raw.clocks_agree);
+  EXPECT_TRUE(aligned.aligned);
+  EXPECT_EQ(aligned.offset_ns, (std::vector<int64_t>{-2'500'000, 2'500'000}));
+  EXPECT_EQ(aligned.sums.end_spread_p50_ns, 0);
+  EXPECT_TRUE(aligned.sums.clocks_agree);
+  EXPECT_EQ(aligned.sums.lateness_ns[1], 0);  // raw: 5 ms per collective
+  EXPECT_EQ(raw.lateness_ns[1], 25 * ms);
+  // The same job on one clock agrees.
+  for (CollectiveInstance& c : b) c.arrival_ns -= 5 * ms, c.end_ns -= 5 * ms;
+  const CollectiveSequences sb0 = Seq(b);
+  EXPECT_TRUE(SumPairedCollectives({&sa, &sb0}, PairCollectives({&sa, &sb0})).clocks_agree);
 }
 
 // Step numbers a step apart (collective_pairing.h): iterations of unequal

@@ -19,7 +19,7 @@ using comm_text::Share;
 
 std::string ClocksDisagree(const CrossRankResult& c) {
   std::string out = "the ranks' ends of matched collectives differ by a median " + Ns(c.raw_end_spread_p50_ns) + " (" +
-                    FormatPercent(c.raw_end_spread_share) + " of a mean collective)";
+                    FormatPercent(c.raw_end_spread_share) + " of the median collective's duration)";
   if (c.aligned_end_spread_p50_ns < 0) {
     return out + ": clocks not aligned or collectives not paired one to one, so arrival times cannot be compared";
   }

@@ -188,7 +188,7 @@ TEST(CommunicationTest, GlooHostSpansOnACpuOnlyTrace) {
 }
 
 // The HTA sampled pair (ranks 0 and 1 of 128): SendRecv kernels whose ends
-// differ by a median 21 ms, 55% of a mean kernel: arrival times cannot be
+// differ by a median 21 ms, 53% of the median kernel: arrival times cannot be
 // compared, so wait and slow rank are unavailable, not guessed.
 TEST(CommunicationTest, KinetoPairWithDisagreeingClocksIsNotJudged) {
   testing::TempDir dir;
@@ -280,21 +280,22 @@ TEST(CommunicationTest, HandMadeThreeRanksAboveDixonCritical) {
   EXPECT_FALSE(m.Evidence("slow_rank").empty());
 }
 
-// Clock offset of rank 1: ends differ by the offset; the mean all-reduce
-// lasts (100 + 98 + 40) / 3 = 79.33 µs, so the limit is 19.83 µs. Below
+// Clock offset of rank 1: ends differ by the offset; the median all-reduce
+// lasts 98 µs (100, 100, 98, 98, 40, 40), so the limit is 24.5 µs. Below
 // it the raw clocks are used as they are; above it they are aligned by the
-// ends (rank 1's end − the median rank's: 21 µs, the others 0), and every
+// ends (rank 1's end − the median rank's: 25 µs, the others 0), and every
 // figure is the offset-free job's. Before alignment (the old code) the
-// 21 µs case had no slow rank and no wait ratio.
+// case above the limit had no slow rank and no wait ratio.
 TEST(CommunicationTest, HandMadeClockOffsetBothSidesOfTheLimit) {
-  CommunicationResult agree = ThreeRanks(0, 2, 60, 19);
-  EXPECT_EQ(agree.cross.end_spread_p50_ns, 19000);
+  CommunicationResult agree = ThreeRanks(0, 2, 60, 24);
+  EXPECT_EQ(agree.cross.end_spread_p50_ns, 24000);
   EXPECT_TRUE(agree.cross.clocks_agree);
   EXPECT_FALSE(agree.cross.aligned_from_collectives);
   EXPECT_EQ(agree.cross.aligned_end_spread_p50_ns, -1);
   EXPECT_EQ(agree.cross.ranks[1].clock_offset_ns, 0);
-  CommunicationResult disagree = ThreeRanks(0, 2, 60, 21);
-  EXPECT_EQ(disagree.cross.raw_end_spread_p50_ns, 21000);
+  CommunicationResult disagree = ThreeRanks(0, 2, 60, 25);
+  EXPECT_EQ(disagree.cross.raw_end_spread_p50_ns, 25000);
+  EXPECT_DOUBLE_EQ(disagree.cross.raw_end_spread_share, 25.0 / 98.0);
   EXPECT_TRUE(disagree.cross.aligned_from_collectives);
   EXPECT_TRUE(disagree.cross.clocks_agree);
   EXPECT_EQ(disagree.cross.end_spread_p50_ns, 0);
@@ -303,7 +304,7 @@ TEST(CommunicationTest, HandMadeClockOffsetBothSidesOfTheLimit) {
   ASSERT_EQ(disagree.cross.ranks.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
     const RankCommunication &a = disagree.cross.ranks[i], &b = none.cross.ranks[i];
-    EXPECT_EQ(a.clock_offset_ns, i == 1 ? 21000 : 0) << a.rank;
+    EXPECT_EQ(a.clock_offset_ns, i == 1 ? 25000 : 0) << a.rank;
     EXPECT_EQ(a.wait_ns, b.wait_ns) << a.rank;
     EXPECT_EQ(a.lateness_ns, b.lateness_ns) << a.rank;
     EXPECT_EQ(a.transfer_ns, b.transfer_ns) << a.rank;

@@ -108,7 +108,7 @@ struct CrossRankResult {
   uint64_t keys_by_step = 0, keys_by_position = 0;
   // On the clocks the figures use (aligned when aligned_from_collectives):
   int64_t end_spread_p50_ns = -1;  // median of max(e) − min(e) per matched collective
-  double end_spread_share = 0;     // end_spread_p50_ns / mean matched collective duration
+  double end_spread_share = 0;     // end_spread_p50_ns / median matched collective duration
   bool clocks_agree = false;       // matched > 0 and end_spread_share ≤ kMaxEndSpreadShare
   // On the traces' own clocks (the same as above unless aligned).
   int64_t raw_end_spread_p50_ns = -1;
