@@ -340,12 +340,14 @@ void AddSummary(const ClusterResult& r, Section* s) {
                         U(r.keys_by_position), Unit::kCount});
   }
   kv.items.push_back({"raw_end_spread_p50_ns", "Raw clocks: median end spread", Measured(r.raw_end_spread_p50_ns), Unit::kNs});
-  kv.items.push_back({"raw_end_spread_share", "Raw clocks: spread of a mean collective", D(r.raw_end_spread_share), Unit::kFraction});
+  kv.items.push_back({"raw_end_spread_share", "Raw clocks: spread of the median collective", D(r.raw_end_spread_share),
+                      Unit::kFraction});
   kv.items.push_back({"raw_clocks_agree", "Raw clocks agree", Value::Bool(r.raw_clocks_agree)});
   if (r.aligned) {
     kv.items.push_back({"max_abs_offset_ns", "Aligned clocks: largest offset", I(r.max_abs_offset_ns), Unit::kNs});
     kv.items.push_back({"aligned_end_spread_p50_ns", "Aligned clocks: median end spread", Measured(r.aligned_end_spread_p50_ns), Unit::kNs});
-    kv.items.push_back({"aligned_end_spread_share", "Aligned clocks: spread of a mean collective", D(r.aligned_end_spread_share), Unit::kFraction});
+    kv.items.push_back({"aligned_end_spread_share", "Aligned clocks: spread of the median collective",
+                        D(r.aligned_end_spread_share), Unit::kFraction});
     kv.items.push_back({"aligned_clocks_agree", "Aligned clocks agree (figures trusted)", Value::Bool(r.aligned_clocks_agree)});
   }
   if (r.wait_ratio) {

@@ -583,7 +583,8 @@ void ClockAlignmentText(const CrossRankResult& c, Section* s) {
         "were a median " +
         render::FormatQuantity(static_cast<double>(c.raw_end_spread_p50_ns), Unit::kNs) + " apart (" +
         render::FormatQuantity(c.raw_end_spread_share, Unit::kFraction) +
-        " of a mean collective), so each rank's times were moved by the amount above (the median, over its "
+        " of the median collective's duration), so each rank's times were moved by the amount above (the median, over "
+        "its "
         "completed collectives, of its end minus the median rank's end) and wait, lateness, transfer and the "
         "slowest rank are on the aligned clocks. This assumes a collective ends at the same moment on every rank: "
         "where ranks leave it at different times (a broadcast's root, gloo's CPU all-reduce, point-to-point "
@@ -591,8 +592,9 @@ void ClockAlignmentText(const CrossRankResult& c, Section* s) {
     return;
   }
   if (c.clocks_agree) return;
-  std::string text = "Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
-                     " of a mean collective, so the ranks' clocks (or the pairing of collectives) disagree";
+  std::string text =
+      "Caution: that spread is " + render::FormatQuantity(c.end_spread_share, Unit::kFraction) +
+      " of the median collective's duration, so the ranks' clocks (or the pairing of collectives) disagree";
   if (c.aligned_end_spread_p50_ns >= 0) {
     text += ", and aligning the clocks by the collectives' ends left " +
             render::FormatQuantity(static_cast<double>(c.aligned_end_spread_p50_ns), Unit::kNs) + " (" +
