@@ -391,10 +391,15 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
     walker.Walk(windows[k], static_cast<uint32_t>(k));
     any_steady |= windows[k].path.steady;
   }
+  // Each path moves into the result (the windows are not used after this):
+  // a StepPath is ~0.9 KB, and copying them into a growing vector held three
+  // copies of every step at its peak (80,000 steps: 127 MB of the 241 MB
+  // heap peak, heaptrack).
+  r->steps.reserve(windows.size());
   for (PathWindow& w : windows) {
     StepPath& p = w.path;
     if (any_steady && !p.steady) {
-      r->steps.push_back(p);
+      r->steps.push_back(std::move(p));
       continue;
     }
     ++r->window_steps;
@@ -408,8 +413,10 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
       r->window_other_rank_on_path_ns[c] += p.other_rank_on_path_ns[c];
     }
     r->window_device_idle_unexplained_ns += p.device_idle_unexplained_ns;
-    r->steps.push_back(p);
+    r->steps.push_back(std::move(p));
   }
+  windows.clear();
+  windows.shrink_to_fit();
 }
 
 }  // namespace
