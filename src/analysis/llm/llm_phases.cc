@@ -25,14 +25,17 @@ std::optional<int64_t> NumberAfter(std::string_view s, std::string_view key) {
   return v;
 }
 
-// "decode" in any case, but not "decoder": an encoder-decoder model's module
-// annotation ("## decoder fp8 None ##" in HTA's training trace) is no step.
+// "decode" or "decoding" in any case, but not "decoder": an encoder-decoder
+// model's module annotation ("## decoder fp8 None ##" in HTA's training trace)
+// is no step.
 bool SaysDecode(std::string_view n) {
-  constexpr std::string_view kWord = "decode";
-  for (size_t i = 0; i + kWord.size() <= n.size(); ++i) {
-    if (!ContainsIgnoreCase(n.substr(i, kWord.size()), kWord)) continue;
-    const size_t after = i + kWord.size();
-    if (after < n.size() && (n[after] == 'r' || n[after] == 'R')) continue;
+  constexpr std::string_view kStem = "decod";
+  for (size_t i = 0; i + kStem.size() < n.size(); ++i) {
+    if (!ContainsIgnoreCase(n.substr(i, kStem.size()), kStem)) continue;
+    const std::string_view rest = n.substr(i + kStem.size());
+    if (rest.size() >= 3 && ContainsIgnoreCase(rest.substr(0, 3), "ing")) return true;
+    if (rest[0] != 'e' && rest[0] != 'E') continue;
+    if (rest.size() > 1 && (rest[1] == 'r' || rest[1] == 'R')) continue;
     return true;
   }
   return false;
@@ -72,10 +75,36 @@ std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
   std::sort(steps.begin(), steps.end(), [](const EngineStep& a, const EngineStep& b) {
     return std::make_tuple(a.rank, a.start, -a.end) < std::make_tuple(b.rank, b.start, -b.end);
   });
-  // Nested annotations of one step (SGLang writes both forms): the outermost.
+  // The nesting (sorted by start, outer first): each annotation's parent and
+  // its number of direct children among the step annotations.
+  std::vector<size_t> parent(steps.size(), SIZE_MAX);
+  std::vector<uint32_t> children(steps.size(), 0);
+  std::vector<size_t> open;  // the enclosing annotations of the current one, outermost first
+  for (size_t i = 0; i < steps.size(); ++i) {
+    while (!open.empty() && (steps[open.back()].rank != steps[i].rank || steps[i].start >= steps[open.back()].end)) {
+      open.pop_back();
+    }
+    if (!open.empty()) {
+      parent[i] = open.back();
+      children[open.back()]++;
+    }
+    open.push_back(i);
+  }
+  // Kept: an annotation none of whose ancestors is kept, unless it holds two
+  // or more step annotations (a loop over steps: its children are the
+  // steps). Nested annotations of one step (SGLang writes both forms, one
+  // inside the other): the outermost.
+  std::vector<uint8_t> covered(steps.size(), 0);  // an ancestor is kept
   std::vector<EngineStep> kept;
-  for (const EngineStep& st : steps) {
-    if (kept.empty() || kept.back().rank != st.rank || st.start >= kept.back().end) kept.push_back(st);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (parent[i] != SIZE_MAX && covered[parent[i]]) {  // (a parent with < 2 children is kept, so covered)
+      covered[i] = 1;
+      continue;
+    }
+    if (children[i] < 2) {
+      kept.push_back(steps[i]);
+      covered[i] = 1;
+    }
   }
   return kept;
 }

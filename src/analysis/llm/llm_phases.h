@@ -8,10 +8,15 @@
 //   - vLLM: "execute_<tokens>_context_<n>(...)_generation_<m>(...)": n
 //     prefill and m decode requests (both > 0 → mixed), <tokens> scheduled;
 //   - any other annotation whose name says prefill/context_phase or
-//     decode/generation_phase (TensorRT-LLM, MindIE record functions);
-//     "decoder" is not "decode" (a module's annotation, "## decoder ... ##").
+//     decode/decoding/generation_phase (TensorRT-LLM, MindIE record functions,
+//     a user's record_function("decoding")); "decoder" is not "decode" (a
+//     module's annotation, "## decoder ... ##").
 // An annotation nested in another on the same rank is the same step (SGLang
-// writes both forms): the outermost is kept. A step's device time: kernels, copies, sets and collectives whose
+// writes both forms): the outermost is kept; except that an annotation holding
+// two or more step annotations directly is a loop over steps, not a step (a
+// user's record_function("decode") around the token loop with
+// record_function("decode_step") per token): its children are the steps.
+// A step's device time: kernels, copies, sets and collectives whose
 // launching call (graph launches included) starts inside the step's span on its rank, grouped as attention, gemm,
 // communication, memory (copies, sets) and other by src/analysis/roofline/kernel_class.h; host time = Σ (wall time −
 // the time some of the step's device activity ran in it, streams overlapping counted once): the part of the step's wall

@@ -29,6 +29,17 @@ TEST(LlmPhasesTest, ParsesServingAnnotations) {
   EXPECT_FALSE(ParseLlmStepName("TransformerDecoderLayer"));
   EXPECT_EQ(ParseLlmStepName("llm_decode_step")->phase, LlmPhase::kDecode);
   EXPECT_EQ(ParseLlmStepName("DecodeStep")->phase, LlmPhase::kDecode);
+  // A user's record_function names around a generate loop (the CPU trial,
+  // notes/trial_ll.md): "decoding" is the decode phase too; "decoded" and
+  // "decode" at the end of the name as before; "decoders" and "decod" are not.
+  ASSERT_TRUE(ParseLlmStepName("decoding"));
+  EXPECT_EQ(ParseLlmStepName("decoding")->phase, LlmPhase::kDecode);
+  EXPECT_EQ(ParseLlmStepName("Greedy Decoding step 3")->phase, LlmPhase::kDecode);
+  EXPECT_EQ(ParseLlmStepName("model.decode")->phase, LlmPhase::kDecode);
+  EXPECT_EQ(ParseLlmStepName("prefill+decoding")->phase, LlmPhase::kMixed);
+  EXPECT_FALSE(ParseLlmStepName("decoders"));
+  EXPECT_FALSE(ParseLlmStepName("decod"));
+  EXPECT_FALSE(ParseLlmStepName("decodin"));
   EXPECT_EQ(AttentionKernelPhase("_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernel"),
             LlmPhase::kPrefill);
   EXPECT_EQ(AttentionKernelPhase("paged_attention_v2_kernel"), LlmPhase::kDecode);
@@ -147,6 +158,40 @@ TEST(LlmPhasesTest, HandMadeStepsRunningBehindDoNotOverlap) {
   // Host: step 1's 0-5 us before its kernel (its 30 us wall less 25 us busy);
   // step 2's 25 us are all busy. 5 us; span − device time gave 0.
   EXPECT_EQ(d.host_ns, 5000);
+}
+
+// Hand-made, CPU only (as a user writes it around a generate loop, the CPU
+// trial's nested_decode_loop trace): "prefill" 0-100 µs, then
+// record_function("decode") around the token loop 100-170 µs holding three
+// "decode_step" 100-120, 120-145, 145-170 µs, the last holding an inner
+// "decode attention" 150-160 µs. The loop is no step: three decode steps of
+// 20 + 25 + 25 = 70 µs, 23.3 µs each (the loop taken as one step gave 1
+// step of 70 µs). One SGLang step in two nested forms stays one step.
+TEST(LlmPhasesTest, HandMadeLoopAnnotationHoldsTheSteps) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"prefill","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"user_annotation","name":"decode","pid":1,"tid":1,"ts":100,"dur":70},
+    {"ph":"X","cat":"user_annotation","name":"decode_step","pid":1,"tid":1,"ts":100,"dur":20},
+    {"ph":"X","cat":"user_annotation","name":"decode_step","pid":1,"tid":1,"ts":120,"dur":25},
+    {"ph":"X","cat":"user_annotation","name":"decode_step","pid":1,"tid":1,"ts":145,"dur":25},
+    {"ph":"X","cat":"user_annotation","name":"decode attention","pid":1,"tid":1,"ts":150,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":101,"dur":5},
+    {"ph":"X","cat":"user_annotation","name":"step[DECODE bs=1 toks=1]","pid":1,"tid":1,"ts":200,"dur":30},
+    {"ph":"X","cat":"user_annotation","name":"execute_1_context_0(0)_generation_1(1)","pid":1,"tid":1,"ts":201,"dur":28}
+  ]})json");
+  ASSERT_NE(t, nullptr);
+  const LlmPhasesResult r = ComputeLlmPhases(*t);
+  const LlmPhaseTotals& p = r.phases[static_cast<size_t>(LlmPhase::kPrefill)];
+  const LlmPhaseTotals& d = r.phases[static_cast<size_t>(LlmPhase::kDecode)];
+  EXPECT_EQ(p.steps, 1u);
+  EXPECT_EQ(p.wall_ns, 100000);
+  EXPECT_EQ(d.steps, 4u);  // three decode_step and the SGLang step
+  EXPECT_EQ(d.wall_ns, 70000 + 30000);
+  EXPECT_EQ(d.span_ns, 70000 + 30000);
+  EXPECT_EQ(d.host_ns, d.wall_ns);  // no device: all host
+  EXPECT_EQ(d.tokens, 1);           // the SGLang step's; the user's steps give none
+  EXPECT_EQ(d.steps_with_tokens, 1u);
+  EXPECT_EQ(r.phases[static_cast<size_t>(LlmPhase::kMixed)].steps, 0u);
 }
 
 }  // namespace
