@@ -16,7 +16,9 @@ reads the raw Kineto JSON (no aiprof code) and computes
   - the ProfilerStep#N step figures (count, warm-up left out by the rule of
     docs/analyses.md, mean, min, max);
 
-and compares them with `aiprof analyze --only llm,steps --format json`. It
+and compares them with `aiprof analyze --only llm,steps --format json`; and
+`aiprof whatif --scenario "scale aten::_scaled_dot_product_attention 0.5"`'s
+per-step prediction with each steady step less half its attention calls. It
 also checks the phase walls against the generator's own clock
 (time.perf_counter_ns around each annotation, in <trace>.meta.json), which
 owes nothing to the profiler, and that the LLM table of a CPU trace says
@@ -150,10 +152,24 @@ def expected(trace_path):
             p["requests"] += reqs
     prof = sorted((e["ts"] * ns, e["dur"] * ns) for e in ann if re.fullmatch(r"ProfilerStep#\d+", e["name"]))
     durs = [d for _, d in prof]
+    # Note: a leading prefill step (one profiler step per forward) is an
+    # outlier and so "warm-up" by this rule (notes/trial_ll.md finding 3).
     warm = leading_warmup(durs)
     steady = durs[warm:]
+    # Each steady step's attention time: the outermost
+    # aten::_scaled_dot_product_attention calls starting in it (single thread).
+    sdpa = sorted((e["ts"] * ns, (e["ts"] + e["dur"]) * ns) for e in events
+                  if e.get("ph") == "X" and e.get("name") == "aten::_scaled_dot_product_attention")
+    attention = []
+    for start, dur in prof[warm:]:
+        total, end_seen = 0, -1
+        for a, b in sdpa:
+            if start <= a < start + dur and a >= end_seen:
+                total += b - a
+                end_seen = b
+        attention.append(total)
     return phases, {"count": len(steady), "warmup": warm, "mean_ns": sum(steady) / len(steady),
-                    "min_ns": min(steady), "max_ns": max(steady)}
+                    "min_ns": min(steady), "max_ns": max(steady), "steady_ns": steady, "attention_ns": attention}
 
 
 def run(aiprof, args):
@@ -230,6 +246,17 @@ def check_trace(aiprof, trace, meta_path):
     check(v["min_ns"]["value"] == st["min_ns"] and v["max_ns"]["value"] == st["max_ns"],
           "%s: step min/max %s/%s == %d/%d" % (name, v["min_ns"]["value"], v["max_ns"]["value"], st["min_ns"],
                                                st["max_ns"]))
+    # What-if: attention twice as fast. On this single-threaded CPU trace each
+    # step is the main thread's time, so it shortens by half of the step's
+    # attention calls (their nested ops included), nothing else moves.
+    scen = "scale aten::_scaled_dot_product_attention 0.5"
+    w = json.loads(run(aiprof, ["whatif", trace, "--scenario", scen, "--format", "json"]))["scenarios"][0]
+    got = [x for x in w["steps"] if x["steady"]]
+    check(len(got) == st["count"], "%s: whatif replays %d steady steps == %d" % (name, len(got), st["count"]))
+    for x, m, a in zip(got, st["steady_ns"], st["attention_ns"]):
+        check(x["measured_ns"] == m and abs(x["predicted_ns"] - (m - a / 2)) <= 1000,
+              "%s: whatif step %s: measured %s == %d, predicted %s == %d - %d/2 (attention)"
+              % (name, x["step"], x["measured_ns"], m, x["predicted_ns"], m, a))
     return out
 
 
