@@ -4,6 +4,7 @@
 #include <cctype>
 #include <tuple>
 
+#include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/roofline/kernel_class.h"
 #include "src/base/ascii.h"
@@ -49,6 +50,16 @@ LlmWork WorkOf(KernelClass c) {
     case KernelClass::kCollective: return LlmWork::kCommunication;
     case KernelClass::kMemcpy:
     case KernelClass::kMemset: return LlmWork::kMemory;
+    default: return LlmWork::kOther;
+  }
+}
+
+LlmWork WorkOfOp(OpClass c) {
+  switch (c) {
+    case OpClass::kAttention: return LlmWork::kAttention;
+    case OpClass::kGemm:
+    case OpClass::kConvolution: return LlmWork::kGemm;
+    case OpClass::kDataMovement: return LlmWork::kMemory;
     default: return LlmWork::kOther;
   }
 }
@@ -250,6 +261,20 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     step->device_ns += s.dur_ns[i];
     step->work_end = std::max(step->work_end, s.ts_ns[i] + s.dur_ns[i]);
     activity.push_back({static_cast<uint32_t>(step - steps.data()), s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
+  }
+  if (!steps.empty()) {  // the steps' top-level torch ops
+    std::vector<uint32_t> parent = ParentSlices(trace);
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.kind[i] != EventKind::kCpuOp) continue;
+      uint32_t up = parent[i];
+      while (up != kNoSlice && s.kind[up] != EventKind::kCpuOp) up = parent[up];
+      if (up != kNoSlice) continue;  // inside another op: counted with it
+      EngineStep* step = StepAt(steps, trace.tracks.rank[s.track[i]], s.ts_ns[i]);
+      if (step == nullptr) continue;
+      LlmPhaseTotals& t = r.phases[static_cast<size_t>(step->label.phase)];
+      t.host_op_ns += s.dur_ns[i];
+      t.host_op_work_ns[static_cast<size_t>(WorkOfOp(ClassifyOpName(trace.Str(s.name[i]))))] += s.dur_ns[i];
+    }
   }
   std::sort(activity.begin(), activity.end());
   size_t next = 0;  // into `activity`, which is grouped by step

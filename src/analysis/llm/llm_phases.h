@@ -30,7 +30,10 @@
 // there are no annotations): names with prefill/extend/varlen → prefill;
 // decode, paged_attention, splitkv/split_kv → decode (the time of those
 // kernels only: the rest of a step cannot be told apart from them).
-// Linear in slices (after sorting the step spans).
+// The steps' top-level torch ops by kind of work (host_op_*): what a CPU-only
+// run's steps spend their time on, with no device work to tell it.
+// Linear in slices (after sorting the step spans), times the slices' nesting
+// depth for the top-level ops.
 #ifndef AIPROF_SRC_ANALYSIS_LLM_LLM_PHASES_H_
 #define AIPROF_SRC_ANALYSIS_LLM_LLM_PHASES_H_
 
@@ -71,6 +74,13 @@ struct LlmPhaseTotals {
   int64_t device_ns = 0;               // Σ device activity launched inside
   std::array<int64_t, kLlmWorkCount> work_ns{};  // device_ns by kind of work
   int64_t host_ns = 0;                           // Σ (wall − busy time of the step's device activity within it)
+  // Top-level torch ops (cpu_op slices inside no other cpu_op) on the step's
+  // rank that start inside its span: their time, and by kind of work from
+  // their names (src/analysis/attribution/op_class.h: attention; gemm = GEMM
+  // and convolution; memory = data movement; other). Where a CPU run's step
+  // time goes; in a device run the host side of the step (launching ops).
+  int64_t host_op_ns = 0;
+  std::array<int64_t, kLlmWorkCount> host_op_work_ns{};
   int64_t tokens = 0;
   uint64_t steps_with_tokens = 0;
   int64_t requests = 0;

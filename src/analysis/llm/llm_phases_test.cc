@@ -194,5 +194,63 @@ TEST(LlmPhasesTest, HandMadeLoopAnnotationHoldsTheSteps) {
   EXPECT_EQ(r.phases[static_cast<size_t>(LlmPhase::kMixed)].steps, 0u);
 }
 
+// Hand-made, CPU only: a prefill step 0-100 µs running aten::linear 10-40
+// (its aten::addmm 11-39 inside: counted once, with it),
+// aten::_scaled_dot_product_attention 40-60 (aten::bmm inside) and aten::cat
+// 60-65; a decode step 100-150 µs running aten::linear 101-111 and
+// aten::layer_norm 111-115; aten::mul 200-210 in no step.
+TEST(LlmPhasesTest, HandMadeCpuStepsHostOpsByWork) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"prefill","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"user_annotation","name":"decode","pid":1,"tid":1,"ts":100,"dur":50},
+    {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":10,"dur":30},
+    {"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":11,"dur":28},
+    {"ph":"X","cat":"cpu_op","name":"aten::_scaled_dot_product_attention","pid":1,"tid":1,"ts":40,"dur":20},
+    {"ph":"X","cat":"cpu_op","name":"aten::bmm","pid":1,"tid":1,"ts":41,"dur":8},
+    {"ph":"X","cat":"cpu_op","name":"aten::cat","pid":1,"tid":1,"ts":60,"dur":5},
+    {"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":101,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"aten::layer_norm","pid":1,"tid":1,"ts":111,"dur":4},
+    {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":200,"dur":10}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  const LlmPhasesResult r = ComputeLlmPhases(*t);
+  const LlmPhaseTotals& p = r.phases[static_cast<size_t>(LlmPhase::kPrefill)];
+  const LlmPhaseTotals& d = r.phases[static_cast<size_t>(LlmPhase::kDecode)];
+  EXPECT_EQ(p.host_op_ns, 55000);
+  EXPECT_EQ(p.host_op_work_ns[static_cast<size_t>(LlmWork::kGemm)], 30000);
+  EXPECT_EQ(p.host_op_work_ns[static_cast<size_t>(LlmWork::kAttention)], 20000);
+  EXPECT_EQ(p.host_op_work_ns[static_cast<size_t>(LlmWork::kMemory)], 5000);
+  EXPECT_EQ(p.host_op_work_ns[static_cast<size_t>(LlmWork::kOther)], 0);
+  EXPECT_EQ(d.host_op_ns, 14000);
+  EXPECT_EQ(d.host_op_work_ns[static_cast<size_t>(LlmWork::kGemm)], 10000);
+  EXPECT_EQ(d.host_op_work_ns[static_cast<size_t>(LlmWork::kOther)], 4000);
+  EXPECT_EQ(p.device_ns + d.device_ns, 0);
+}
+
+// The CPU trial's real trace (test/data/llm_cpu/named_per_generate: 2
+// generate calls, "prefill"/"decode" annotations). Expected from a Python
+// reading of the raw JSON (notes/trial_ll.md): top-level cpu_op slices (in
+// no other cpu_op on their thread) starting in the annotations: prefill
+// 33,363 µs of which aten::_scaled_dot_product_attention 2,677 and
+// aten::linear + aten::matmul 27,591; decode 24,797 µs, attention 5,392,
+// GEMM 7,916, and aten::cat (the KV cache growing by torch.cat) 6,165.
+TEST(LlmPhasesTest, CpuTraceHostOpsMatchTheRawJson) {
+  auto imported = ImportTrace(std::string(AIPROF_TEST_DATA_DIR) + "/llm_cpu/named_per_generate.pt.trace.json.gz");
+  ASSERT_TRUE(imported.ok()) << imported.status().message();
+  const LlmPhasesResult r = ComputeLlmPhases(**imported);
+  const LlmPhaseTotals& p = r.phases[static_cast<size_t>(LlmPhase::kPrefill)];
+  const LlmPhaseTotals& d = r.phases[static_cast<size_t>(LlmPhase::kDecode)];
+  EXPECT_EQ(p.steps, 2u);
+  EXPECT_EQ(d.steps, 16u);
+  EXPECT_EQ(p.host_op_ns, 33363000);
+  EXPECT_EQ(p.host_op_work_ns[static_cast<size_t>(LlmWork::kAttention)], 2677000);
+  EXPECT_EQ(p.host_op_work_ns[static_cast<size_t>(LlmWork::kGemm)], 27591000);
+  EXPECT_EQ(d.host_op_ns, 24797000);
+  EXPECT_EQ(d.host_op_work_ns[static_cast<size_t>(LlmWork::kAttention)], 5392000);
+  EXPECT_EQ(d.host_op_work_ns[static_cast<size_t>(LlmWork::kGemm)], 7916000);
+  EXPECT_GE(d.host_op_work_ns[static_cast<size_t>(LlmWork::kMemory)], 6165000);
+  EXPECT_EQ(p.device_ns + d.device_ns, 0);
+}
+
 }  // namespace
 }  // namespace aiprof
