@@ -26,7 +26,8 @@ what its columns are.
 
 With --generate it first records fresh traces with Debian's torch
 (/usr/bin/python3, test/data/llm_cpu/gen_llm_cpu_traces.py) into a temporary
-folder and checks those instead (heavy: runs torch).
+folder and checks those instead (heavy: runs torch; exit 77, skipped, when
+/usr/bin/python3 has no torch).
 
 Usage: llm_cpu_test.py --aiprof build/aiprof --data test/data/llm_cpu
                        [--tools ../shared/tools --generate]
@@ -271,6 +272,9 @@ def main():
     data = os.path.abspath(args.data)
     tmp = None
     if args.generate:
+        if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True, cwd=data).returncode:
+            print("skipped: /usr/bin/python3 cannot import torch")
+            sys.exit(77)
         tmp = tempfile.TemporaryDirectory()
         cmd = ["/usr/bin/python3", os.path.join(data, "gen_llm_cpu_traces.py"), "--out", tmp.name]
         if args.tools:
