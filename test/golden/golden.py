@@ -54,7 +54,8 @@ def inputs(fixtures, data):
                         and "/validation" not in dirpath and "/rules" not in dirpath \
                         and "/pairs" not in dirpath and "/diff/" not in dirpath + "/" \
                         and not f.startswith("execution_details") and "capture_trace" not in f \
-                        and "/crash_gloo" not in dirpath and "/step_offset_gloo" not in dirpath:
+                        and "/crash_gloo" not in dirpath and "/step_offset_gloo" not in dirpath \
+                        and "/llm_cpu" not in dirpath:
                     out.append(os.path.join(dirpath, f))
     return out
 

@@ -39,12 +39,25 @@ def main():
         if e.get('cat') == 'user_annotation' and phase(e['name']):
             p, t = phase(e['name'])
             steps.append((ns(e['ts']), ns(e['ts']) + ns(e['dur']), p, t))
-    # Nested annotations of one step (SGLang writes both forms): keep the outermost.
+    # Nested annotations of one step (SGLang writes both forms): keep the
+    # outermost; but an annotation directly holding two or more step
+    # annotations is a loop over steps, and its children are the steps.
     steps.sort(key=lambda s: (s[0], -s[1]))
-    kept = []
-    for s in steps:
-        if not kept or s[0] >= kept[-1][1]:
+    parent, children, open_ = [None] * len(steps), [0] * len(steps), []
+    for i, s in enumerate(steps):
+        while open_ and s[0] >= steps[open_[-1]][1]:
+            open_.pop()
+        if open_:
+            parent[i] = open_[-1]
+            children[open_[-1]] += 1
+        open_.append(i)
+    kept, covered = [], [False] * len(steps)
+    for i, s in enumerate(steps):
+        if parent[i] is not None and covered[parent[i]]:
+            covered[i] = True
+        elif children[i] < 2:
             kept.append(s)
+            covered[i] = True
     steps = kept
     calls = {e['args']['correlation']: e for e in X
              if e.get('cat') in ('cuda_runtime', 'cuda_driver') and 'correlation' in e.get('args', {})}
