@@ -42,11 +42,12 @@ std::string DescribeBase(const MetricSet& metrics) {
   };
   if (const MetricValue* host = metrics.Get("impact_host_base_ns"); host && count("impact_device_periods") > 0) {
     return DescribeDevicePeriodBase(count("impact_steps"), count("impact_device_periods"), base->value, host->value,
-                                    count("warmup_steps"));
+                                    count("warmup_steps"), count("warmup_prefill_steps"));
   }
   const MetricValue* startup = metrics.Get("startup_ns");
   return DescribeImpactBase(count("impact_steps"), count("impact_ranks"), base->value, count("warmup_steps"),
-                            startup && startup->value > 0 ? static_cast<int64_t>(startup->value) : 0);
+                            startup && startup->value > 0 ? static_cast<int64_t>(startup->value) : 0,
+                            count("warmup_prefill_steps"));
 }
 
 Impact ComputeImpact(const Rule& rule, const MetricSet& metrics, std::string* reason) {

@@ -118,6 +118,8 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"untraced_host_ns", U::kNanoseconds, "host time per step on the critical thread outside any recorded op, module or wait on any thread of the process (attribution tree)"},
         {"untraced_host_ratio", U::kRatio, "untraced_host_ns, share of the step's wall time"},
         {"warmup_steps", U::kCount, "leading warm-up steps left out of impacts"},
+        {"warmup_prefill_steps", U::kCount,
+         "of the warm-up steps, those holding an LLM prefill step annotation (set only when some do)"},
         {"compute_util", U::kRatio, "achieved FLOP/s over the device peak, time-weighted over ops"},
     };
     // clang-format on

@@ -9,6 +9,7 @@
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/llm/llm_phases.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/base/ascii.h"
 #include "src/base/quantile.h"
@@ -184,9 +185,10 @@ Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
 }
 
 std::string AnalysisWindow::Describe() const {
-  std::string s = step_base == StepTimeBase::kDevicePeriod
-                      ? DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size())
-                      : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns);
+  std::string s =
+      step_base == StepTimeBase::kDevicePeriod
+          ? DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size(), warmup_prefill_steps)
+          : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns, warmup_prefill_steps);
   if (aiprof_overhead_ns > 0) {
     s += "; " + FormatDurationNs(static_cast<double>(aiprof_overhead_ns)) +
          " of aiprof's own work in the program (its torch exports) left out of impacts";
@@ -194,7 +196,23 @@ std::string AnalysisWindow::Describe() const {
   return s;
 }
 
-std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup) {
+namespace {
+
+std::string WarmupText(size_t warmup, size_t prefill) {
+  std::string s = "; " + std::to_string(warmup) + " warm-up step" + (warmup == 1 ? "" : "s") + " left out";
+  if (prefill == 0) return s;
+  if (prefill == warmup) {
+    s += warmup == 1 ? ", the LLM prefill" : ", each an LLM prefill";
+  } else {
+    s += ", " + std::to_string(prefill) + (prefill == 1 ? " of them the LLM prefill" : " of them LLM prefills");
+  }
+  return s + (prefill == 1 ? " (the llm section has it)" : " (the llm section has them)");
+}
+
+}  // namespace
+
+std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup,
+                                     size_t warmup_prefill) {
   auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   auto ms = [](double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; };
   std::string s =
@@ -202,11 +220,12 @@ std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_n
       ": the device's period, end of one step's device work to the next's, mean of " + plural(periods, "period") +
       "; the device runs behind the host, whose steps take " + ms(host_base_ns) +
       "; device-side impacts are measured over the device's periods, host-side ones over the host steps' spans)";
-  if (warmup > 0) s += "; " + plural(warmup, "warm-up step") + " left out";
+  if (warmup > 0) s += WarmupText(warmup, warmup_prefill);
   return s;
 }
 
-std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns) {
+std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns,
+                               size_t warmup_prefill) {
   auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   // Milliseconds to 3 decimals, as diagnose states impacts; seconds from 1 s.
   auto ms = [](double ns) {
@@ -219,7 +238,7 @@ std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_
                               : " over " + std::to_string(ranks) + " ranks";
     }
     s += ", " + ms(base_ns) + ")";
-    if (warmup > 0) s += "; " + plural(warmup, "warm-up step") + " left out";
+    if (warmup > 0) s += WarmupText(warmup, warmup_prefill);
     return s;
   }
   std::string s = "per trace (" + ms(base_ns) + " of steady-state time";
@@ -299,6 +318,37 @@ void CutAiprofOverhead(const Intervals& overhead, AnalysisWindow* w) {
   for (auto& [rank, iv] : w->device_intervals_by_rank) cut(&iv);
 }
 
+// The LLM step annotations that are prefill or mixed steps (ParseLlmStepName:
+// SGLang's step[EXTEND ...], vLLM's execute_..._context_N, a user's
+// record_function("prefill")), by rank, sorted by start.
+class PrefillAnnotations {
+ public:
+  explicit PrefillAnnotations(const Trace& trace) {
+    const SliceTable& s = trace.slices;
+    std::vector<int8_t> memo(trace.strings.size(), -1);  // per name: 1 a prefill or mixed step
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      if (s.kind[i] != EventKind::kUserAnnotation) continue;
+      int8_t& m = memo[s.name[i].raw];
+      if (m < 0) {
+        const std::optional<LlmStepLabel> label = ParseLlmStepName(trace.Str(s.name[i]));
+        m = label && label->phase != LlmPhase::kDecode ? 1 : 0;
+      }
+      if (m == 1) starts_[trace.tracks.rank[s.track[i]]].push_back(s.ts_ns[i]);
+    }
+    for (auto& [rank, v] : starts_) std::sort(v.begin(), v.end());
+  }
+  // Whether a prefill annotation of the step's rank starts inside the step.
+  bool Holds(int32_t rank, const StepSpan& st) const {
+    auto it = starts_.find(rank);
+    if (it == starts_.end() || !st.has_start()) return false;
+    auto a = std::lower_bound(it->second.begin(), it->second.end(), st.start_ns);
+    return a != it->second.end() && *a < st.start_ns + st.dur_ns;
+  }
+
+ private:
+  std::map<int32_t, std::vector<int64_t>> starts_;
+};
+
 }  // namespace
 
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
@@ -351,6 +401,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
 
   w.step_source = list.source;
   if (!list.steps.empty()) {
+    const PrefillAnnotations prefill(trace);
     // Warm-up per rank (each rank's steps in time order), forced count applies to each rank.
     std::map<int32_t, std::vector<size_t>> by_rank;
     for (size_t k = 0; k < list.steps.size(); ++k) by_rank[list.steps[k].rank].push_back(k);
@@ -369,6 +420,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
         const StepSpan& st = list.steps[idx[j]];
         if (j < warm) {
           w.warmup.push_back(idx[j]);
+          w.warmup_prefill_steps += prefill.Holds(rank, st) ? 1 : 0;
           continue;
         }
         ++steady;
@@ -410,6 +462,10 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   }
   metrics->Set("impact_ranks", static_cast<double>(w.steps_by_rank.size()), kWindowSource);
   metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kWindowSource);
+  // Only where it happened: an LLM prefill left with the warm-up.
+  if (w.warmup_prefill_steps > 0) {
+    metrics->Set("warmup_prefill_steps", static_cast<double>(w.warmup_prefill_steps), kWindowSource);
+  }
   metrics->Set("startup_ns", static_cast<double>(w.startup_ns), kWindowSource);
   metrics->Set("startup_ratio",
                w.trace_span_ns > 0 ? static_cast<double>(w.startup_ns) / static_cast<double>(w.trace_span_ns) : 0,

@@ -87,6 +87,11 @@ struct AnalysisWindow {
   std::string base;               // "per step" or "per trace"
   std::string step_source;        // FindSteps' source
   std::vector<size_t> warmup;     // indices into FindSteps().steps left out
+  // Of them, the steps holding an LLM prefill (or mixed) step annotation: a
+  // generate loop's first step is long by nature and leaves with the
+  // warm-up, so the steady steps are the decode steps; said in Describe(),
+  // and the llm section has the prefill.
+  size_t warmup_prefill_steps = 0;
   int64_t trace_start_ns = 0, trace_span_ns = 0;
   int64_t startup_ns = 0;         // union of start-up calls
   // aiprof's own work inside the target (the torch hook's chunk exports,
@@ -132,11 +137,15 @@ struct AnalysisWindow {
 // steady-state steps, 2 on each of 2 ranks, ...)" or "per trace (40.000 ms of
 // steady-state time; 3.000 ms of start-up left out)". `steps` counts steps
 // over all `ranks` (0 steps: per trace); `warmup` likewise.
-std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns);
+// `warmup_prefill`: how many of the warm-up steps hold an LLM prefill step
+// annotation (AnalysisWindow::warmup_prefill_steps), said beside them.
+std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns,
+                               size_t warmup_prefill = 0);
 // The same, for a base on the device's period: "per step (mean of 3
 // steady-state steps, 18.771 ms: the device's period, mean of 2, as the device
 // runs behind the host, whose steps take 16.212 ms; ...)".
-std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup);
+std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup,
+                                     size_t warmup_prefill = 0);
 
 // `warmup_steps` >= 0 forces the number of leading warm-up steps.
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);

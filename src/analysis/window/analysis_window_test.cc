@@ -75,6 +75,46 @@ TEST(AnalysisWindowTest, BaseSentenceSaysHowStepsSplitOverRanks) {
             "per trace (40.000 ms of steady-state time; 3.000 ms of start-up left out)");
 }
 
+// A generate loop's first step is the LLM prefill, long by nature: it leaves
+// with the warm-up, and the base says so (the llm section has its figures).
+TEST(AnalysisWindowTest, BaseSentenceNamesAPrefillLeftWithTheWarmup) {
+  EXPECT_EQ(DescribeImpactBase(6, 1, 0.697e6, 3, 0, 1),
+            "per step (mean of 6 steady-state steps, 0.697 ms); 3 warm-up steps left out, 1 of them the LLM prefill "
+            "(the llm section has it)");
+  EXPECT_EQ(DescribeImpactBase(6, 1, 1e6, 1, 0, 1),
+            "per step (mean of 6 steady-state steps, 1.000 ms); 1 warm-up step left out, the LLM prefill (the llm "
+            "section has it)");
+  EXPECT_EQ(DescribeImpactBase(6, 2, 1e6, 2, 0, 2),
+            "per step (mean of 6 steady-state steps, 3 on each of 2 ranks, 1.000 ms); 2 warm-up steps left out, each "
+            "an LLM prefill (the llm section has them)");
+}
+
+// Real: a tiny GPT's generate loop recorded on CPU with one profiler step per
+// forward and SGLang-style annotations (test/data/llm_cpu/sglang_per_forward:
+// ProfilerStep#8 holds step[EXTEND ...], the prefill; #9-#16 step[DECODE ...]).
+// The warm-up rule leaves out #8-#10 (11.86, 1.30, 1.14 ms against a median
+// of 0.75 ms): one of them holds the prefill.
+TEST(AnalysisWindowTest, RealCpuGenerateLoopPrefillLeavesWithTheWarmup) {
+  auto t =
+      testing::MustImport(std::string(AIPROF_SOURCE_DIR) + "/test/data/llm_cpu/sglang_per_forward.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t, -1);
+  EXPECT_EQ(w.warmup.size(), 3u);
+  EXPECT_EQ(w.warmup_prefill_steps, 1u);
+  EXPECT_EQ(w.steps, 6u);
+  EXPECT_NE(w.Describe().find("1 of them the LLM prefill"), std::string::npos) << w.Describe();
+  MetricSet m;
+  PublishAnalysisWindow(*t, w, &m);
+  ASSERT_NE(m.Get("warmup_prefill_steps"), nullptr);
+  EXPECT_EQ(m.Get("warmup_prefill_steps")->value, 1);
+  // A trace whose warm-up holds no prefill sets no such metric.
+  auto plain = ImportFixture("torch-cpu/convnet_bs8_mixed.kineto.json");
+  ASSERT_NE(plain, nullptr);
+  MetricSet pm;
+  PublishAnalysisWindow(*plain, ComputeAnalysisWindow(*plain, -1), &pm);
+  EXPECT_EQ(pm.Get("warmup_prefill_steps"), nullptr);
+}
+
 // Hand-made: a 100 ms context creation, then 10 ms of device work with a
 // 4 ms host-bound gap in the middle; no steps.
 constexpr char kStartup[] = R"({"traceEvents": [
