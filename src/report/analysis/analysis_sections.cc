@@ -383,16 +383,24 @@ void LlmSection(AnalysisResults& in, Section* s) {
     return;
   }
   s->Add(render::KeyValues{{{"source", "Phases from", StrValue(r.source)}}});
+  // A CPU run has no device work: its steps' top-level torch ops stand in
+  // for it (the shares are of their time), and host time is the wall time.
+  bool cpu = true;
+  for (const LlmPhaseTotals& ph : r.phases) cpu &= ph.steps == 0 || ph.device_ns == 0;
+  for (const LlmPhaseTotals& ph : r.phases) cpu &= ph.steps == 0 || ph.host_op_ns > 0;
   Table t{"phases",
           "",
           {{"phase", "Phase"},
            {"steps", "Steps", Unit::kCount},
            {"wall_ns", "Wall", Unit::kNs},
-           {"device_ns", "Device", Unit::kNs}},
+           cpu ? render::Column{"host_op_ns", "Ops", Unit::kNs} : render::Column{"device_ns", "Device", Unit::kNs}},
           {},
-          "Work shares are of the phase's device time; host: step time without busy device time; wall per token: "
-          "the phase's wall time over its tokens (its inverse throughput), wall per step: a decode step's time is "
-          "each running request's time per token"};
+          cpu ? "CPU run (no device work): ops are the steps' top-level torch ops, work shares are of their time; "
+                "host: the step's wall time; wall per token: the phase's wall time over its tokens (its inverse "
+                "throughput), wall per step: a decode step's time is each running request's time per token"
+              : "Work shares are of the phase's device time; host: step time without busy device time; wall per "
+                "token: the phase's wall time over its tokens (its inverse throughput), wall per step: a decode "
+                "step's time is each running request's time per token"};
   for (size_t w = 0; w < kLlmWorkCount; ++w) {
     std::string work = LlmWorkName(static_cast<LlmWork>(w));
     t.columns.push_back({work, work, Unit::kFraction});
@@ -406,8 +414,11 @@ void LlmSection(AnalysisResults& in, Section* s) {
     const LlmPhaseTotals& ph = r.phases[p];
     if (ph.steps == 0) continue;
     std::vector<Value>& row = t.rows.emplace_back();
-    row = {StrValue(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns), Int(ph.device_ns)};
-    for (size_t w = 0; w < kLlmWorkCount; ++w) row.push_back(Share(ph.work_ns[w], ph.device_ns));
+    row = {StrValue(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns),
+           Int(cpu ? ph.host_op_ns : ph.device_ns)};
+    for (size_t w = 0; w < kLlmWorkCount; ++w) {
+      row.push_back(cpu ? Share(ph.host_op_work_ns[w], ph.host_op_ns) : Share(ph.work_ns[w], ph.device_ns));
+    }
     const bool tokens = ph.steps_with_tokens == ph.steps && ph.tokens > 0;
     row.push_back(Int(ph.host_ns));
     row.push_back(tokens ? Int(ph.tokens) : Value());

@@ -237,6 +237,11 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
     r.page_faults.title = "Page faults";
     AddAnalysisSection("page_faults", results, &r.page_faults);
   }
+  if (!results.llm_phases().source.empty()) {
+    r.llm.key = "llm";
+    r.llm.title = "LLM phases: prefill and decode";
+    AddAnalysisSection("llm", results, &r.llm);
+  }
 
   r.roofline_device = results.roofline_device();
   r.roofline_problem = results.roofline_problem();

@@ -130,6 +130,9 @@ struct ReportData {
   // aiprof analyze's page_faults section, only for traces with page-fault
   // records (src/analysis/page_faults/); no blocks otherwise.
   render::Section page_faults;
+  // aiprof analyze's llm section (prefill/decode phases, tokens, per-token
+  // time), only for runs where it found phases; no blocks otherwise.
+  render::Section llm;
   std::vector<ReportHostFunction> host_functions;
   uint64_t host_stacks = 0;  // samples with a stack
   const Diagnosis* diagnosis = nullptr;

@@ -519,6 +519,7 @@ render::Document ReportToDocument(const ReportData& r) {
   if (!r.attribution.sections.empty()) Adopt(r.attribution, "attribution", r.attribution.title, &doc);
   AddHostFunctions(r, &doc);
   if (!r.page_faults.blocks.empty()) doc.sections.push_back(r.page_faults);
+  if (!r.llm.blocks.empty()) doc.sections.push_back(r.llm);
   AddDiagnosis(r, &doc);
   AddViews(r, &doc);
   if (r.validation) {
