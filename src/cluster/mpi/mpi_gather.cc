@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "src/cluster/mpi/mpi_transport.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 
@@ -50,17 +52,27 @@ Status CheckSameUnits(const std::vector<MapUnit>& units, MpiTransport& mpi) {
     }
     if (differing > 20) differ += " and " + std::to_string(differing - 20) + " more";
   }
+  if (rank == 0 && differing > 0) {
+    // Written before the others learn of it: they then stop with an error,
+    // and mpirun ends the whole job at the first non-zero exit, which could
+    // kill this process before its error reached the user (e2e_cluster_mpi's
+    // D5 lost it once, under load). Written as the CLI writes errors.
+    const std::string why =
+        "the MPI processes do not list the same inputs: process 0 lists " + Units(units.size()) + " (first " +
+        (units.empty() ? std::string("none") : units.front().path) + "), and " +
+        (differing == 1 ? "process " : "processes ") + differ + (differing == 1 ? " lists" : " list") +
+        " others. Each process lists the inputs itself, so all must see the same files (not node-local paths, nor "
+        "a shared folder that changed while they started); nothing was mapped";
+    std::fprintf(stderr, "aiprof: error: %s\n", EscapeControls(why, /*keep_line_breaks=*/true).c_str());
+    std::fflush(stderr);
+  }
   mpi.BroadcastInt(&differing);
   if (differing == 0) return OkStatus();
   if (rank != 0) {
     return ErrStatus("MPI process " + std::to_string(rank) +
                      ": stopped, the MPI processes do not list the same inputs (process 0's error names them)");
   }
-  return ErrStatus("the MPI processes do not list the same inputs: process 0 lists " + Units(units.size()) +
-                   " (first " + (units.empty() ? std::string("none") : units.front().path) + "), and " +
-                   (differing == 1 ? "process " : "processes ") + differ + (differing == 1 ? " lists" : " list") +
-                   " others. Each process lists the inputs itself, so all must see the same files (not "
-                   "node-local paths, nor a shared folder that changed while they started); nothing was mapped");
+  return ErrStatus("stopped: the MPI processes do not list the same inputs (the error above names them)");
 }
 
 }  // namespace
