@@ -2,6 +2,8 @@
 """CLI contract: exit statuses, stray arguments, atomic outputs, escaping,
 and the native .aiprof round trip. Traces here are hand-made (labelled) or
 real fixtures."""
+import atexit
+import shutil
 import argparse
 import csv
 import io
@@ -36,6 +38,7 @@ def main():
     a = ap.parse_args()
     exe = a.aiprof
     tmp = tempfile.mkdtemp(prefix="aiprof_cli_")
+    atexit.register(shutil.rmtree, tmp, True)
 
     # Usage errors exit 2.
     check(run(exe)[0] == 2, "no subcommand exits 2")
@@ -89,7 +92,6 @@ def main():
     # the format for exact values (above). Roofline's rows need a FLOP model:
     # the real torch_npu folder with its matmul task renamed.
     ascend = os.path.join(tmp, "hostile_ascend_pt")
-    import shutil
     shutil.copytree(os.path.join(a.fixtures, "ascend-pt", "level1", "rank0_ascend_pt"), ascend)
     task = "aclnnAddmm_MatMulCommon_MatMulV2"
     for name, new in (("trace_view.json", json.dumps(evil_names[-1])[1:-1]), ("kernel_details.csv", evil_names[-1])):

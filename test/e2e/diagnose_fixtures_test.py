@@ -8,6 +8,8 @@
 - no trace here may carry a high-confidence finding for a bottleneck it does
   not have (a clean trace gets no high-confidence finding).
 """
+import atexit
+import shutil
 import argparse
 import json
 import os
@@ -138,7 +140,9 @@ def main():
 
     # A stored knowledge card for the finding's bottleneck gives suggest a measured expectation.
     import tempfile
-    db = os.path.join(tempfile.mkdtemp(prefix="aiprof_cards_"), "cards.db")
+    cards_dir = tempfile.mkdtemp(prefix="aiprof_cards_")
+    atexit.register(shutil.rmtree, cards_dir, True)
+    db = os.path.join(cards_dir, "cards.db")
     p = subprocess.run([a.aiprof, "card", "--before", os.path.join(cpu, "convnet_bs8_contiguous.kineto.json"),
                         "--after", os.path.join(cpu, "convnet_bs8_channels_last.kineto.json"),
                         "--bottleneck", "layout_conversion", "--fix", "channels_last", "--db", db, "-o",

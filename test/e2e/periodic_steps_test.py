@@ -34,6 +34,8 @@ only repetition is a loop of parameter copies behind a 30 s first copy).
 
   periodic_steps_test.py --aiprof build/aiprof --fixtures ../shared/fixtures --data test/data
 """
+import atexit
+import shutil
 import argparse
 import decimal
 import gzip
@@ -263,7 +265,9 @@ def expected(by_thread, exact_only=False):
 
 
 def summary(aiprof, path):
-    env = dict(os.environ, AIPROF_CALIBRATE="0", XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="aiprof-periodic-"))
+    config = tempfile.mkdtemp(prefix="aiprof-periodic-")
+    atexit.register(shutil.rmtree, config, True)
+    env = dict(os.environ, AIPROF_CALIBRATE="0", XDG_CONFIG_HOME=config)
     out = subprocess.run([aiprof, "summary", path, "--format", "json", "--no-calibrate"], capture_output=True,
                          env=env, check=True).stdout
     return json.loads(out)

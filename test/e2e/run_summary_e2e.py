@@ -2,6 +2,8 @@
 """Runs `aiprof summary --format json` on every real fixture (kineto/ and
 torch-cpu/ traces) and on the shipped samples, and checks each result against
 summary_oracle.py, an independent Python computation over the same JSON."""
+import atexit
+import shutil
 import argparse
 import glob
 import os
@@ -32,6 +34,7 @@ def main():
         return 1
     passed, failed = 0, 0
     tmp = tempfile.mkdtemp(prefix="aiprof_e2e_")
+    atexit.register(shutil.rmtree, tmp, True)
     for path in files:
         for top in ("0", "10"):
             out = os.path.join(tmp, "summary.json")

@@ -19,6 +19,8 @@ the predict trial (/work/notes/trial_predict.md):
 
   whatif_output_test.py --aiprof build/aiprof
 """
+import atexit
+import shutil
 import argparse
 import csv
 import html
@@ -103,6 +105,7 @@ def main():
     ap.add_argument("--aiprof", required=True)
     a = ap.parse_args()
     env_dir = tempfile.mkdtemp(prefix="aiprof-whatif-out-")
+    atexit.register(shutil.rmtree, env_dir, True)
     os.environ.update(AIPROF_CALIBRATE="0", XDG_CONFIG_HOME=os.path.join(env_dir, "cfg"),
                       XDG_DATA_HOME=os.path.join(env_dir, "data"))
     paths = {}
