@@ -72,18 +72,24 @@ struct EngineStep {
   int64_t work_end = 0;  // the later of `end` and its device activity's last end
 };
 
-// Annotated steps, sorted by (rank, start).
 std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
-  const SliceTable& s = trace.slices;
   std::vector<EngineStep> steps;
+  for (const LlmStep& st : FindLlmSteps(trace)) steps.push_back({st.rank, st.start, st.end, st.label, 0, st.end});
+  return steps;
+}
+
+}  // namespace
+
+std::vector<LlmStep> FindLlmSteps(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::vector<LlmStep> steps;
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (s.kind[i] != EventKind::kUserAnnotation) continue;
     std::optional<LlmStepLabel> label = ParseLlmStepName(trace.Str(s.name[i]));
     if (!label) continue;
-    const int64_t end = s.ts_ns[i] + s.dur_ns[i];
-    steps.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i], end, *label, 0, end});
+    steps.push_back({trace.tracks.rank[s.track[i]], s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], *label});
   }
-  std::sort(steps.begin(), steps.end(), [](const EngineStep& a, const EngineStep& b) {
+  std::sort(steps.begin(), steps.end(), [](const LlmStep& a, const LlmStep& b) {
     return std::make_tuple(a.rank, a.start, -a.end) < std::make_tuple(b.rank, b.start, -b.end);
   });
   // The nesting (sorted by start, outer first): each annotation's parent and
@@ -106,7 +112,7 @@ std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
   // steps). Nested annotations of one step (SGLang writes both forms, one
   // inside the other): the outermost.
   std::vector<uint8_t> covered(steps.size(), 0);  // an ancestor is kept
-  std::vector<EngineStep> kept;
+  std::vector<LlmStep> kept;
   for (size_t i = 0; i < steps.size(); ++i) {
     if (parent[i] != SIZE_MAX && covered[parent[i]]) {  // (a parent with < 2 children is kept, so covered)
       covered[i] = 1;
@@ -119,6 +125,8 @@ std::vector<EngineStep> FindEngineSteps(const Trace& trace) {
   }
   return kept;
 }
+
+namespace {
 
 // One device activity of a step: [start, end) ns.
 struct StepActivity {
@@ -237,8 +245,10 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
   const SliceTable& s = trace.slices;
   LlmPhasesResult r;
   std::vector<EngineStep> steps = FindEngineSteps(trace);
-  std::vector<uint32_t> launcher = LaunchingCalls(trace);
-  std::vector<uint32_t> launching_op = LaunchingOps(trace);
+  // Which step launched an activity: only needed where there are steps (most
+  // traces have none, and these are passes over every slice).
+  std::vector<uint32_t> launcher, launching_op;
+  if (!steps.empty()) launcher = LaunchingCalls(trace), launching_op = LaunchingOps(trace);
   std::vector<StepActivity> activity;  // each step's device activity, for its busy time
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!IsDeviceActivity(s.kind[i])) continue;

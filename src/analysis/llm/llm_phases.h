@@ -67,6 +67,18 @@ struct LlmStepLabel {
 // Reads a step annotation's name; nullopt when it is none of the forms above.
 std::optional<LlmStepLabel> ParseLlmStepName(std::string_view name);
 
+// One annotated step: its rank, span and what its name says.
+struct LlmStep {
+  int32_t rank;
+  int64_t start, end;
+  LlmStepLabel label;
+};
+// The annotated steps, sorted by (rank, start): nested annotations of one
+// step once (the outermost), an annotation holding two or more of them a
+// loop whose children are the steps (above). Also the analysis window's,
+// which says when its warm-up holds a prefill.
+std::vector<LlmStep> FindLlmSteps(const Trace& trace);
+
 struct LlmPhaseTotals {
   uint64_t steps = 0;
   int64_t wall_ns = 0;                 // Σ step wall time (start, or the previous work end, to its work end)

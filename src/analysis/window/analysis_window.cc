@@ -318,26 +318,16 @@ void CutAiprofOverhead(const Intervals& overhead, AnalysisWindow* w) {
   for (auto& [rank, iv] : w->device_intervals_by_rank) cut(&iv);
 }
 
-// The LLM step annotations that are prefill or mixed steps (ParseLlmStepName:
-// SGLang's step[EXTEND ...], vLLM's execute_..._context_N, a user's
-// record_function("prefill")), by rank, sorted by start.
+// The starts of the LLM steps that are prefill or mixed steps
+// (FindLlmSteps), by rank, sorted.
 class PrefillAnnotations {
  public:
   explicit PrefillAnnotations(const Trace& trace) {
-    const SliceTable& s = trace.slices;
-    std::vector<int8_t> memo(trace.strings.size(), -1);  // per name: 1 a prefill or mixed step
-    for (uint32_t i = 0; i < s.size(); ++i) {
-      if (s.kind[i] != EventKind::kUserAnnotation) continue;
-      int8_t& m = memo[s.name[i].raw];
-      if (m < 0) {
-        const std::optional<LlmStepLabel> label = ParseLlmStepName(trace.Str(s.name[i]));
-        m = label && label->phase != LlmPhase::kDecode ? 1 : 0;
-      }
-      if (m == 1) starts_[trace.tracks.rank[s.track[i]]].push_back(s.ts_ns[i]);
+    for (const LlmStep& st : FindLlmSteps(trace)) {
+      if (st.label.phase != LlmPhase::kDecode) starts_[st.rank].push_back(st.start);  // sorted by (rank, start)
     }
-    for (auto& [rank, v] : starts_) std::sort(v.begin(), v.end());
   }
-  // Whether a prefill annotation of the step's rank starts inside the step.
+  // Whether a prefill step of the step's rank starts inside the step.
   bool Holds(int32_t rank, const StepSpan& st) const {
     auto it = starts_.find(rank);
     if (it == starts_.end() || !st.has_start()) return false;
