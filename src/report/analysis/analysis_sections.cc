@@ -401,9 +401,12 @@ void LlmSection(AnalysisResults& in, Section* s) {
               : "Work shares are of the phase's device time; host: step time without busy device time; wall per "
                 "token: the phase's wall time over its tokens (its inverse throughput), wall per step: a decode "
                 "step's time is each running request's time per token"};
+  // A CPU run has no collectives among its ops: no communication column
+  // (always 0.0%; the table ran past the page's width).
+  auto shown = [&](size_t w) { return !cpu || static_cast<LlmWork>(w) != LlmWork::kCommunication; };
   for (size_t w = 0; w < kLlmWorkCount; ++w) {
     std::string work = LlmWorkName(static_cast<LlmWork>(w));
-    t.columns.push_back({work, work, Unit::kFraction});
+    if (shown(w)) t.columns.push_back({work, work, Unit::kFraction});
   }
   t.columns.push_back({"host_ns", "Host", Unit::kNs});
   t.columns.push_back({"tokens", "Tokens", Unit::kCount});
@@ -417,6 +420,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
     row = {StrValue(LlmPhaseName(static_cast<LlmPhase>(p))), Int(ph.steps), Int(ph.wall_ns),
            Int(cpu ? ph.host_op_ns : ph.device_ns)};
     for (size_t w = 0; w < kLlmWorkCount; ++w) {
+      if (!shown(w)) continue;
       row.push_back(cpu ? Share(ph.host_op_work_ns[w], ph.host_op_ns) : Share(ph.work_ns[w], ph.device_ns));
     }
     const bool tokens = ph.steps_with_tokens == ph.steps && ph.tokens > 0;
