@@ -4,7 +4,12 @@
 // Algorithm (linear in ops): per timeline, ops in time order are cut into
 // runs of consecutive short ops (a long op ends a run; on CPU timelines of a
 // rank with steps, so do step boundaries and ops outside every step — the
-// profiler's own step() work —: a sequence never spans two steps). Every window of
+// profiler's own step() work —: a sequence never spans two steps). On CPU
+// timelines also: ops under a DataLoader span (the data pipeline, not the
+// model: no run holds them), a stretch without ops of at least
+// kFusionShortCpuOpNs (host work of its own — Python, I/O — that fusion does
+// not remove), and the switch between forward ops and the backward pass's
+// autograd::engine::evaluate_function nodes (compiled and fused apart). Every window of
 // length kFusionMinLength..kFusionMaxLength inside a run is keyed by a 64-bit
 // hash of its op names; occurrences of one key are counted greedily without
 // overlap. A candidate needs kFusionMinOccurrences occurrences. Ranked by
@@ -15,7 +20,8 @@
 // two, shifted — and has at least 2/3 of its occurrences.
 // For each candidate, what fusing would remove:
 //   - launches (device) or op dispatches (CPU): occurrences × (length − 1);
-//   - idle gap time between the ops of each occurrence (measured);
+//   - idle gap time between the ops of each occurrence (measured; each
+//     shorter than kFusionShortCpuOpNs on CPU, by the run rule above);
 //   - intermediate memory traffic: for each internal boundary, the next op's
 //     first input written and read once (2 × elements × dtype bytes, from
 //     "Input Dims"/"Input type"; an estimate, absent without shapes).
@@ -82,6 +88,13 @@ struct FusionResult {
   // no candidate ("wrap the model with torch.compile" is its own advice).
   uint64_t compiled_kernels = 0;
   int64_t compiled_ns = 0;
+  // What fusing the top candidates saves inside the window, each op and gap
+  // counted once (candidates overlap: a chain and its repeating half are
+  // both reported); the base of fusion_saving_ns.
+  int64_t window_saving_union_ns = 0;
+  // CPU runs ended by a stretch of host time without ops at least as long
+  // as a long op, or by the switch between forward ops and backward nodes.
+  uint64_t host_work_breaks = 0;
 };
 
 // Compiler-generated kernels (Triton) end device runs as library kernels do
@@ -100,7 +113,8 @@ FusionResult ComputeFusionCandidates(const Trace& trace, const AnalysisWindow* w
 // Publishes fusion_candidate_ratio, fusion_candidate_occurrences_per_step,
 // small_op_ratio and "fusion_missing" evidence.
 void PublishFusionCandidates(const Trace& trace, const FusionResult& result, MetricSet* metrics);
-// Publishes fusion_saving_ns: the top candidates' window savings, per the
+// Publishes fusion_saving_ns: the top candidates' window savings with each op
+// and gap once (window_saving_union_ns), per the
 // window's base.
 void PublishFusionImpact(const FusionResult& result, const AnalysisWindow& window, MetricSet* metrics);
 

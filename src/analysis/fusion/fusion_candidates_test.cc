@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
@@ -141,8 +142,8 @@ TEST(FusionCandidatesTest, HandMadeRunsAndMinimumOccurrences) {
       {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":24,"dur":10},
       {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":36,"dur":10},
       {"ph":"X","cat":"cpu_op","name":"L","pid":1,"tid":1,"ts":50,"dur":LONG},
-      {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":2000,"dur":10},
-      {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":2012,"dur":10}]})";
+      {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":652,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":664,"dur":10}]})";
     return j.replace(j.find("LONG"), 4, std::to_string(long_ms_us));
   };
   // L = 600 µs: runs [A B A B] and [A B]; "A B" x3 → candidate.
@@ -156,7 +157,8 @@ TEST(FusionCandidatesTest, HandMadeRunsAndMinimumOccurrences) {
   EXPECT_FALSE(r.top[0].has_shapes);
   EXPECT_EQ(r.covered_ns, 60000);
   EXPECT_EQ(r.short_op_ns, 60000);
-  // L = 499 µs is short: one run A B A B L A B; "A B" still x3 but now
+  // L = 499 µs is short: one run A B A B L A B (no stretch without ops
+  // reaches 500 µs either); "A B" still x3 but now
   // "A B A B" (x1) and "B L"... no window reaches 3 except "A B".
   auto s = ImportJsonText(make(499));
   ASSERT_NE(s, nullptr);
@@ -192,6 +194,139 @@ TEST(FusionCandidatesTest, CompilerGeneratedKernelsAreNoCandidates) {
   for (const std::string& line : m.Evidence("fusion_library_internal"))
     said |= line.starts_with("8 kernels (40.00 us)");
   EXPECT_TRUE(said);
+}
+
+// Hand-made, CPU: a stretch of 600 µs without ops (≥ kFusionShortCpuOpNs:
+// a file read, .tolist()) between A and B of the third pair ends the run
+// there, so that pair is no occurrence and its gap no saving; at 499 µs it
+// is a gap between two ops like the others (dataloader_workers' 1 ms
+// per-sample reads were 209 ms of "gaps" fusion would remove).
+TEST(FusionCandidatesTest, HandMadeLongHostWorkEndsRuns) {
+  auto make = [](int gap_us) {
+    std::string j = R"({"traceEvents":[
+      {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":5000},
+      {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":10,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":22,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":34,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":46,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":58,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":TS1,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":TS2,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"B","pid":1,"tid":1,"ts":TS3,"dur":10}]})";
+    const int b = 68 + gap_us;
+    j.replace(j.find("TS1"), 3, std::to_string(b));
+    j.replace(j.find("TS2"), 3, std::to_string(b + 12));
+    j.replace(j.find("TS3"), 3, std::to_string(b + 24));
+    return j;
+  };
+  auto t = ImportJsonText(make(600));
+  ASSERT_NE(t, nullptr);
+  FusionResult r = ComputeFusionCandidates(*t);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "A -> B");
+  EXPECT_EQ(r.top[0].occurrences, 3u);  // two before the stretch, one after
+  EXPECT_EQ(r.top[0].gap_ns, 3 * 2000);
+  EXPECT_EQ(r.host_work_breaks, 1u);
+  auto s = ImportJsonText(make(499));
+  ASSERT_NE(s, nullptr);
+  FusionResult r2 = ComputeFusionCandidates(*s);
+  ASSERT_FALSE(r2.top.empty());
+  EXPECT_EQ(r2.top[0].occurrences, 4u);
+  EXPECT_EQ(r2.top[0].gap_ns, 3 * 2000 + 499000);
+  EXPECT_EQ(r2.host_work_breaks, 0u);
+}
+
+// Hand-made, CPU: each of three steps loads its batch in a DataLoader span
+// (aten::rand, aten::div: the data pipeline) and then runs the model (mul,
+// add). The loader's ops are no candidate (dataloader_workers had "aten::sub
+// -> aten::div -> aten::rand -> ..." first, the data_loading finding's time
+// counted twice); they stay in the op time.
+TEST(FusionCandidatesTest, HandMadeDataLoaderOpsAreNoCandidates) {
+  std::string j = R"({"traceEvents":[)";
+  for (int k = 0; k < 3; ++k) {
+    const int t0 = k * 1000;
+    auto at = [&](int dt) { return std::to_string(t0 + dt); };
+    j += std::string(k ? "," : "") + R"(
+      {"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+         std::to_string(k + 1) + R"(","pid":1,"tid":1,"ts":)" + at(0) + R"(,"dur":900},
+      {"ph":"X","cat":"user_annotation","name":"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__","pid":1,"tid":1,"ts":)" +
+         at(5) + R"(,"dur":40},
+      {"ph":"X","cat":"cpu_op","name":"aten::rand","pid":1,"tid":1,"ts":)" +
+         at(10) + R"(,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"aten::div","pid":1,"tid":1,"ts":)" +
+         at(22) + R"(,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":)" +
+         at(50) + R"(,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":)" +
+         at(62) + R"(,"dur":10})";
+  }
+  auto t = ImportJsonText(j + "]}");
+  ASSERT_NE(t, nullptr);
+  FusionResult r = ComputeFusionCandidates(*t);
+  ASSERT_EQ(r.top.size(), 1u);
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "aten::mul -> aten::add");
+  EXPECT_EQ(r.top[0].occurrences, 3u);
+  EXPECT_EQ(r.op_time_ns, 12 * 10000);  // the loader's ops are op time still
+}
+
+// Hand-made, CPU: the forward's last ops and the backward's first node
+// (autograd::engine::evaluate_function: ...) run back to back in every
+// step; the switch ends the run, so no candidate spans both passes
+// (dataloader_workers had "... aten::cross_entropy_loss -> aten::ones_like
+// -> autograd::engine::evaluate_function: NllLossBackward0 -> ...").
+TEST(FusionCandidatesTest, HandMadeForwardBackwardSwitchEndsRuns) {
+  std::string j = R"({"traceEvents":[)";
+  for (int k = 0; k < 3; ++k) {
+    auto at = [&](int dt) { return std::to_string(k * 1000 + dt); };
+    j += std::string(k ? "," : "") + R"(
+      {"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+         std::to_string(k + 1) + R"(","pid":1,"tid":1,"ts":)" + at(0) + R"(,"dur":900},
+      {"ph":"X","cat":"cpu_op","name":"aten::mul","pid":1,"tid":1,"ts":)" +
+         at(10) + R"(,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":)" +
+         at(22) + R"(,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: AddBackward0","pid":1,"tid":1,"ts":)" +
+         at(34) + R"(,"dur":10},
+      {"ph":"X","cat":"cpu_op","name":"autograd::engine::evaluate_function: MulBackward0","pid":1,"tid":1,"ts":)" +
+         at(46) + R"(,"dur":10})";
+  }
+  auto t = ImportJsonText(j + "]}");
+  ASSERT_NE(t, nullptr);
+  FusionResult r = ComputeFusionCandidates(*t);
+  ASSERT_EQ(r.top.size(), 2u);
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "aten::mul -> aten::add");
+  EXPECT_EQ(DescribeSequence(*t, r.top[1]),
+            "autograd::engine::evaluate_function: AddBackward0 -> autograd::engine::evaluate_function: MulBackward0");
+  EXPECT_EQ(r.host_work_breaks, 3u);
+}
+
+// Hand-made, CPU: A B C six times back to back. "A B C A B C" (x3) and its
+// repeating half "A B C" (x6, too many occurrences to be skipped as a
+// window of the longer one) are both reported; fusion_saving_ns counts
+// every op and gap once: the longer one's three occurrences (5 gaps of
+// 2 µs + 60 µs of ops − the longest 10 µs = 60 µs each) take all 18 ops,
+// 180 µs; the two candidates alone say 180 + 6 × 24 = 324 µs.
+TEST(FusionCandidatesTest, HandMadeOverlappingCandidatesSaveOnce) {
+  std::string j =
+      R"({"traceEvents":[{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":300})";
+  for (int k = 0; k < 18; ++k) {
+    j += R"(,{"ph":"X","cat":"cpu_op","name":")" + std::string(1, "ABC"[k % 3]) + R"(","pid":1,"tid":1,"ts":)" +
+         std::to_string(k * 12) + R"(,"dur":10})";
+  }
+  auto t = ImportJsonText(j + "]}");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w;
+  w.intervals = {{0, 1'000'000}};
+  FusionResult r = ComputeFusionCandidates(*t, &w);
+  ASSERT_EQ(r.top.size(), 2u);
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "A -> B -> C -> A -> B -> C");
+  EXPECT_EQ(DescribeSequence(*t, r.top[1]), "A -> B -> C");
+  EXPECT_EQ(r.top[0].window_saving_ns, 180'000);
+  EXPECT_EQ(r.top[1].window_saving_ns, 144'000);
+  EXPECT_EQ(r.window_saving_union_ns, 180'000);
+  MetricSet m;
+  PublishFusionImpact(r, w, &m);
+  EXPECT_EQ(m.Get("fusion_saving_ns")->value, 180'000);
 }
 
 TEST(FusionCandidatesTest, TwoOccurrencesAreNotACandidate) {
