@@ -1,0 +1,88 @@
+#include "src/analysis/host_functions/host_regions.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "src/analysis/attribution/attribution.h"
+#include "src/analysis/common/text_format.h"
+#include "src/analysis/metrics/metric_set.h"
+
+namespace aiprof {
+namespace {
+
+constexpr char kHostRegionsSource[] = "host_regions";
+
+std::string PerStep(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+}  // namespace
+
+HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult& a) {
+  HostRegionsResult out;
+  for (size_t i = 0; i < trace.slices.size() && !out.device; ++i) out.device = IsDeviceActivity(trace.slices.kind[i]);
+  if (out.device || !a.available || a.steps == 0 || a.wall_ns <= 0) return out;
+  out.available = true;
+  out.step_ns = a.PerStep(a.wall_ns);
+  const AttributionNodes& n = a.nodes;
+  // Op instances under each node (at any depth): children follow parents.
+  std::vector<uint64_t> ops_under(n.size(), 0);
+  for (size_t i = n.size(); i-- > 1;) {
+    if (n.kind[i] == AttributionKind::kOp) ops_under[i] += n.count[i];
+    if (n.parent[i] != kNoNode) ops_under[n.parent[i]] += ops_under[i];
+  }
+  std::unordered_map<uint32_t, size_t> by_name;  // name id -> index in out.regions
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] != AttributionKind::kModule || n.time_class[i] == TimeClass::kDataLoading) continue;
+    if (trace.Str(n.name[i]).starts_with("nn.Module: ")) continue;
+    auto [it, added] = by_name.emplace(n.name[i].raw, out.regions.size());
+    if (added) out.regions.push_back({n.name[i]});
+    HostRegion& r = out.regions[it->second];
+    r.instances_per_step += a.PerStep(static_cast<int64_t>(n.count[i]));
+    r.host_ns_per_step += a.PerStep(n.self_ns[i]);
+    r.total_ns_per_step += a.PerStep(n.total_ns[i]);
+    r.ops_per_step += a.PerStep(static_cast<int64_t>(ops_under[i]));
+  }
+  for (HostRegion& r : out.regions) {
+    r.host_share = r.host_ns_per_step / out.step_ns;
+    r.host_work = r.host_ns_per_step > 0 && r.host_ns_per_step >= kHostRegionMinHostShare * r.total_ns_per_step;
+  }
+  std::sort(out.regions.begin(), out.regions.end(), [&](const HostRegion& x, const HostRegion& y) {
+    if (x.host_ns_per_step != y.host_ns_per_step) return x.host_ns_per_step > y.host_ns_per_step;
+    return trace.Str(x.name) < trace.Str(y.name);
+  });
+  return out;
+}
+
+void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, MetricSet* m) {
+  if (!r.available) {
+    const char* why = r.device ? "the trace has device activity: a host region's time without ops costs the step "
+                                 "only where the device waits for it (host_launch_bound, data_loading)"
+                               : "no attribution tree (no steps and no host thread with ops)";
+    m->SetUnavailable("host_region_ratio", why);
+    m->SetUnavailable("host_region_ns", why);
+    return;
+  }
+  // The largest host work (regions are sorted by host time).
+  auto it = std::find_if(r.regions.begin(), r.regions.end(), [](const HostRegion& g) { return g.host_work; });
+  const HostRegion* top = it == r.regions.end() ? nullptr : &*it;
+  m->Set("host_region_ratio", top ? top->host_share : 0, kHostRegionsSource);
+  m->Set("host_region_ns", top ? top->host_ns_per_step : 0, kHostRegionsSource);
+  size_t reported = 0;
+  for (const HostRegion& g : r.regions) {
+    if (!g.host_work) continue;
+    if (reported++ == kHostRegionsReported) break;
+    m->AddEvidence("host_region",
+                   "\"" + std::string(trace.Str(g.name)) + "\": " + FormatDurationNs(g.host_ns_per_step) +
+                       " per step with no op running in it (" + FormatPercent(g.host_share) + " of the mean step, " +
+                       FormatDurationNs(r.step_ns) + "), of " + FormatDurationNs(g.total_ns_per_step) +
+                       " per step in it; " + PerStep(g.instances_per_step) + " instances and " +
+                       PerStep(g.ops_per_step) + " ops per step");
+  }
+}
+
+}  // namespace aiprof
