@@ -6,6 +6,7 @@
 
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/compare.h"
@@ -139,6 +140,18 @@ std::optional<InferredFix> InferAppliedFix(AnalysisSession& before, AnalysisSess
 
 namespace {
 
+// No steady step of the run launched device work (a CPU-only trace): its
+// step wall time ends at the step's own end (StepEndText).
+bool HostOnlySteps(AnalysisSession& s) {
+  bool any = false;
+  for (const StepPath& p : s.results().critical_path().steps) {
+    if (!p.steady) continue;
+    if (p.device_sink != kNoSlice) return false;
+    any = true;
+  }
+  return any;
+}
+
 // The after run's figure, and how the prediction compares with it.
 void SetMeasured(const MeanInterval& a, PredictionCheck* c) {
   c->measured_ns = a.mean;
@@ -196,10 +209,11 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.time_base = std::string("steady step period, ") + (c.mean ? "mean" : "median") +
                   ": end of the previous step's device work to the end of its own (the device runs behind the host; "
                   "both runs measured so)";
-  } else if (c.mean) {
-    c.time_base =
-        "steady step wall time, mean (the scenario acts on one step in N): step start to the end of its last device "
-        "work";
+  } else {
+    c.host_only = HostOnlySteps(before);
+    c.time_base = std::string("steady step wall time, ") +
+                  (c.mean ? "mean (the scenario acts on one step in N)" : "median") + ": step start to " +
+                  StepEndText(c.host_only);
   }
   c.fix_id = o->suggestion->id;
   c.fix_title = o->suggestion->title;
@@ -274,8 +288,9 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
   c.fix_title = "scenario '" + CanonicalScenarioText(scenario) + "'";
   c.source = kGainFromSimulation;
   c.scenario = CanonicalScenarioText(scenario);
-  c.time_base = std::string("steady step wall time, ") + (mean ? "mean" : "median") +
-                ": step start to the end of its last device work";
+  c.host_only = r.host_only;
+  c.time_base = std::string("steady step wall time, ") + (mean ? "mean" : "median") + ": step start to " +
+                StepEndText(c.host_only);
   c.before_steps = r.steady_steps;
   c.after_steps = a.n;
   c.before_ns = f.measured_ns;
@@ -381,6 +396,7 @@ PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, c
     before_figure.push_back(MeanInterval{r.before_ns, r.before_ns, r.before_ns, 1});
     c.before_steps += r.before_steps;
     c.history_cases = std::max(c.history_cases, r.history_cases);
+    c.host_only = c.host_only && r.host_only;
   }
   const MeanInterval p = PoolRuns(predicted);
   c.before_runs = before.size();
@@ -408,8 +424,9 @@ PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, c
                                    : "the span of " + std::to_string(runs) + " run(s)' own intervals";
   };
   c.time_base = std::string("mean over runs of each run's steady step ") + (c.mean ? "mean" : "median") +
-                " wall time (step start to the end of its last device work); interval of the prediction: " +
-                interval(c.before_runs) + ", of the measurement: " + interval(c.after_runs);
+                " wall time (step start to " + StepEndText(c.host_only) +
+                "); interval of the prediction: " + interval(c.before_runs) +
+                ", of the measurement: " + interval(c.after_runs);
   Compare(&c);
   return c;
 }

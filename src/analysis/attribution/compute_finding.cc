@@ -64,7 +64,7 @@ const char* ComputeAdvice(OpClass c, bool device_time, bool reduced, bool compil
                "compiled regions leave it apart; conv+bn folding for inference";
       case OpClass::kElementwise:
         return "already compiled: a fused kernel for the chains outside the compiled regions, fused optimizers "
-               "(foreach/fused=True); they move bytes, not FLOPs";
+               "(foreach/fused=True) in training; they move bytes, not FLOPs";
       case OpClass::kReduction:
         return "already compiled: fused softmax/cross-entropy kernels for the reductions outside the compiled regions";
       default: break;
@@ -94,13 +94,15 @@ const char* ComputeAdvice(OpClass c, bool device_time, bool reduced, bool compil
     case OpClass::kNormalisation:
       return "fuse normalisation into the neighbouring ops (torch.compile; conv+bn folding for inference)";
     case OpClass::kElementwise:
-      return "fuse the elementwise chains (torch.compile, fused optimizers with foreach/fused=True); they move "
-             "bytes, not FLOPs";
+      return "fuse the elementwise chains (torch.compile, optimizers with foreach/fused=True in training); they "
+             "move bytes, not FLOPs";
     case OpClass::kReduction:
       return "fuse reductions with their producers (torch.compile); fused softmax/cross-entropy";
     case OpClass::kDataMovement:
-      return "avoid the copies: keep tensors on the device and in one layout, pin_memory + non_blocking for "
-             "host-to-device, drop .contiguous()/.to() that change nothing";
+      return device_time ? "avoid the copies: keep tensors on the device and in one layout, pin_memory + non_blocking "
+                           "for host-to-device, drop .contiguous()/.to() that change nothing"
+                         : "avoid the copies: keep tensors in one layout and dtype, drop .contiguous()/.to()/.clone() "
+                           "that change nothing, grow caches in place (preallocated) rather than by torch.cat";
     case OpClass::kOther: break;
   }
   return "see the top ops of the class in the attribution tree";

@@ -87,11 +87,6 @@ std::vector<uint32_t> ParentSlices(const Trace& trace) {
   return out;
 }
 
-namespace {
-
-
-}  // namespace
-
 bool IsBlockingSyncName(std::string_view name) {
   if (ContainsIgnoreCase(name, "wait")) return false;
   return ContainsIgnoreCase(name, "synchronize") || name == "Stream Sync" || name == "Context Sync" ||

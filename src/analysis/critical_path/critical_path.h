@@ -220,6 +220,13 @@ struct StepPath {
   int64_t length_ns() const { return end_ns - start_ns; }
 };
 
+// Where a step's wall time ends, for the texts that state a time base
+// ("step start to ..."): its last device work, or, for steps that launched
+// none (a CPU-only trace), its own end on the host.
+inline const char* StepEndText(bool host_only) {
+  return host_only ? "its end on the host" : "the end of its last device work";
+}
+
 struct CriticalPathResult {
   DependencyGraph graph;
   std::vector<StepPath> steps;

@@ -7,6 +7,7 @@
 #include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
@@ -200,7 +201,7 @@ std::string ImpactText(const Finding& f) {
              FormatFixed(r.measured_ns / r.predicted_ns, 2) +
              (hidden ? ": other work on the critical path takes its place" : "") + " ('" + r.scenario +
              (r.step_period ? "'; step period, end of the previous step's device work to the end of its own, "
-                            : "'; step wall time to the end of its last device work, ") +
+                            : "'; step wall time to " + std::string(StepEndText(r.host_only)) + ", ") +
              (r.mean ? "mean" : "median") + " of " + std::to_string(r.steps) + " steady step" +
              (r.steps == 1 ? "" : "s") + ": " + ms(r.measured_ns) + " -> " + ms(r.predicted_ns) + ")";
   }

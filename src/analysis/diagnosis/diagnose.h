@@ -71,6 +71,9 @@ struct SimulatedGain {
   // step's device work to the end of its own, not the step wall time
   // validate measures on an after run.
   bool step_period = false;
+  // No steady step launched device work (WhatIfResult::host_only): the
+  // step wall time ends at the step's own end (StepEndText).
+  bool host_only = false;
 };
 
 // What removing a finding's cause would save: wall-clock time per step (or

@@ -42,6 +42,16 @@ bool SaysDecode(std::string_view n) {
   return false;
 }
 
+// A name that says what is decoded, and it is data, not the model's next
+// token: a tokenizer's batch_decode or detokenize, an image, audio or video
+// decoder in the data pipeline (torchvision's decode_jpeg), text bytes.
+bool NamesDataDecoding(std::string_view n) {
+  for (std::string_view what : {"tokeniz", "jpeg", "jpg", "png", "image", "video", "audio", "utf", "base64", "json"}) {
+    if (ContainsIgnoreCase(n, what)) return true;
+  }
+  return false;
+}
+
 LlmWork WorkOf(KernelClass c) {
   switch (c) {
     case KernelClass::kAttention: return LlmWork::kAttention;
@@ -224,7 +234,7 @@ std::optional<LlmStepLabel> ParseLlmStepName(std::string_view n) {
     return l;
   }
   bool prefill = ContainsIgnoreCase(n, "prefill") || ContainsIgnoreCase(n, "context_phase");
-  bool decode = SaysDecode(n) || ContainsIgnoreCase(n, "generation_phase");
+  bool decode = (SaysDecode(n) && !NamesDataDecoding(n)) || ContainsIgnoreCase(n, "generation_phase");
   if (!prefill && !decode) return std::nullopt;
   l.phase = prefill && decode ? LlmPhase::kMixed : prefill ? LlmPhase::kPrefill : LlmPhase::kDecode;
   return l;

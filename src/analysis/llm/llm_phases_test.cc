@@ -40,6 +40,15 @@ TEST(LlmPhasesTest, ParsesServingAnnotations) {
   EXPECT_FALSE(ParseLlmStepName("decoders"));
   EXPECT_FALSE(ParseLlmStepName("decod"));
   EXPECT_FALSE(ParseLlmStepName("decodin"));
+  // Decoding data, not the model's next token: a tokenizer, an image or
+  // audio pipeline, text bytes (these were decode steps).
+  EXPECT_FALSE(ParseLlmStepName("tokenizer.batch_decode"));
+  EXPECT_FALSE(ParseLlmStepName("detokenize_and_decode"));
+  EXPECT_FALSE(ParseLlmStepName("decode_jpeg"));
+  EXPECT_FALSE(ParseLlmStepName("torchvision::decode_image"));
+  EXPECT_FALSE(ParseLlmStepName("AudioDecode"));
+  EXPECT_FALSE(ParseLlmStepName("decode_utf8"));
+  EXPECT_EQ(ParseLlmStepName("prefill then tokenizer.decode")->phase, LlmPhase::kPrefill);
   EXPECT_EQ(AttentionKernelPhase("_ZN7ck_tile6kentryILi2ENS_38FmhaBatchPrefillWithPagedKVCacheKernel"),
             LlmPhase::kPrefill);
   EXPECT_EQ(AttentionKernelPhase("paged_attention_v2_kernel"), LlmPhase::kDecode);

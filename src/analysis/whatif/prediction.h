@@ -26,6 +26,9 @@ struct PredictionCheck {
   // step's device work to the end of its own, measured so on both runs
   // (SteadyStepPeriod), not the step wall time.
   bool step_period = false;
+  // No steady step launched device work (SimulatedGain::host_only): the
+  // step wall time ends at the step's own end (StepEndText).
+  bool host_only = false;
   size_t before_steps = 0, after_steps = 0;  // steady steps, summed over the runs
   size_t before_runs = 1, after_runs = 1;    // runs pooled (PoolPredictionRuns)
   double before_ns = 0;  // measured before (median of the steady steps)

@@ -219,6 +219,7 @@ class ScenarioReplays {
             SimulatedGain{text, r.steady_steps, f.measured_ns, f.predicted_ns, f.predicted_lo_ns, f.predicted_hi_ns};
         out.gain->mean = mean;
         out.gain->step_period = r.time_base == WhatIfResult::TimeBase::kStepPeriod;
+        out.gain->host_only = r.host_only;
       }
     }
     return done_.emplace(text, std::move(out)).first->second;

@@ -155,6 +155,9 @@ struct WhatIfResult {
   // behind the host (ChooseStepTimeBase, the step analysis' base), not only
   // because the scenario (graph-launch, remove-idle sync) unties the host.
   bool device_behind = false;
+  // No steady step launched device work (a CPU-only trace): a step's wall
+  // time ends at its own end (StepEndText).
+  bool host_only = false;
   std::vector<StepPrediction> steps;
   // Over the steady steps: the median measured and predicted step time
   // and a distribution-free interval of the predicted median (order

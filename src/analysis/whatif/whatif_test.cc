@@ -405,6 +405,11 @@ TEST(WhatIfTest, CpuTraceWithoutFaultRecordsSaysFaultsAreNotModelled) {
   auto gpu = ImportJsonText(kLoader);
   ASSERT_NE(gpu, nullptr);
   EXPECT_FALSE(has_caveat(MustPredict(*gpu, "scale K 0.5")));
+  // The time base's end: the CPU step launched no device work (its wall
+  // time ends on the host), the GPU step launched K.
+  EXPECT_TRUE(MustPredict(*t, "remove aten::mul").host_only);
+  EXPECT_FALSE(MustPredict(*gpu, "scale K 0.5").host_only);
+  EXPECT_STREQ(StepEndText(true), "its end on the host");
 }
 
 // Slices that cross on one host thread (torch_npu traces): the replay keeps

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/report/metric_unit.h"
 
 namespace aiprof {
@@ -39,10 +40,10 @@ std::string GainText(const SuggestionOutcome& o) {
     // step edges counted, ResNet50's bound is x1.52 beside x1.41 to x1.59).
     out += fmt::format(
         "; {} more than the finding's x{:.2f}, which bounds removing its measured impact ({}) from the mean host "
-        "step; the simulation replays the whole step (start to the end of its last device work) without the cause, "
-        "and what waited on it moves too",
+        "step; the simulation replays the whole step (start to {}) without the cause, and what waited on it moves "
+        "too",
         o.speedup_min > im.max_speedup + 1e-9 ? "all" : "its upper end", im.max_speedup,
-        im.metric.empty() ? "its metric" : im.metric);
+        im.metric.empty() ? "its metric" : im.metric, StepEndText(o.simulation->host_only));
   }
   if (o.gain_source == kGainFromPrior) {
     // A prior over the impact's share, where removing the whole cause in the
@@ -58,8 +59,8 @@ std::string GainText(const SuggestionOutcome& o) {
 std::string BriefGainText(const SuggestionOutcome& o) {
   if (!o.simulation || o.finding->rule->impact_on_memory || !o.finding->impact.quantified) return GainText(o);
   const SimulatedGain& s = *o.simulation;
-  const char* each = s.step_period ? "each the device period (end of one step's device work to the next's)"
-                                   : "each from its start to the end of its last device work";
+  const std::string each = s.step_period ? "each the device period (end of one step's device work to the next's)"
+                                         : std::string("each from its start to ") + StepEndText(s.host_only);
   std::string out =
       fmt::format("{} to {} of the {} (x{:.2f} to x{:.2f}); simulated '{}' over {} step{}, {}: {} {} -> {}",
                   PercentText(o.gain_min), PercentText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max,
@@ -121,9 +122,10 @@ Tree TreeStr(std::string_view s) { return Tree::String(s); }
 Tree SimulatedGainTree(const SimulatedGain& g) {
   Tree sim = Tree::Map();
   sim.Set("scenario", TreeStr(g.scenario));
-  sim.Set("time_base", TreeStr(g.step_period ? "steady step period: end of the previous step's work to the end of its "
-                                               "own"
-                                             : "steady step wall time: step start to the end of its last device work"));
+  sim.Set("time_base",
+          TreeStr(g.step_period ? "steady step period: end of the previous step's work to the end of its "
+                                  "own"
+                                : std::string("steady step wall time: step start to ") + StepEndText(g.host_only)));
   sim.Set("statistic", TreeStr(g.mean ? "mean" : "median"));
   sim.Set("steps", TreeNum(static_cast<double>(g.steps)));
   sim.Set("measured_step_ms", TreeNum(g.measured_ns / 1e6));

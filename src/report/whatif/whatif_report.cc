@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/render/escape.h"
 #include "src/render/units.h"
@@ -191,6 +192,8 @@ std::string TimeBaseText(const WhatIfResult& r, const Reading& g) {
   if (g.whole_trace) {
     return "the whole trace's wall time (no steps found): its start to the end of the last work in it, per rank";
   }
+  if (r.host_only)
+    return "step wall time: step start to its end on the host (no device work); median and mean of the steady steps";
   return "step wall time: step start to the end of the last work it launched (its last device work); median and "
          "mean of the steady steps";
 }
