@@ -727,6 +727,210 @@ def formats_and_map(a, before, after):
         check(p.returncode == 1 and "missing.json" in p.stderr, "missing run B: exit 1 naming the file")
 
 
+def raw_paths(events, steps):
+    """Per path of names (the X slices enclosing a slice on the step's
+    thread, ProfilerStep left out), the total time (ns) and calls per step
+    over `steps`; a slice counts in the step it starts in, clipped to it."""
+    tot, calls = {}, {}
+    for ts, dur, tid in steps:
+        xs = sorted((e for e in events if e.get("ph") == "X" and e.get("tid") == tid and ts <= e["ts"] < ts + dur
+                     and not str(e.get("name", "")).startswith("ProfilerStep#")),
+                    key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in xs:
+            while stack and e["ts"] >= stack[-1][1]:
+                stack.pop()
+            end = min(e["ts"] + e["dur"], stack[-1][1] if stack else ts + dur)
+            path = tuple(n for n, _ in stack) + (e["name"],)
+            tot[path] = tot.get(path, 0.0) + (end - e["ts"]) * 1000
+            calls[path] = calls.get(path, 0) + 1
+            stack.append((e["name"], end))
+    n = len(steps)
+    return {k: (v / n, calls[k] / n) for k, v in tot.items()}
+
+
+def raw_shapes(events, steps):
+    """Per (path, Input Dims) of the op slices on the step's thread, the
+    total time (ns) per step over `steps` (paths as raw_paths)."""
+    out = {}
+    for ts, dur, tid in steps:
+        xs = sorted((e for e in events if e.get("ph") == "X" and e.get("tid") == tid and ts <= e["ts"] < ts + dur
+                     and not str(e.get("name", "")).startswith("ProfilerStep#")),
+                    key=lambda e: (e["ts"], -e["dur"]))
+        stack = []
+        for e in xs:
+            while stack and e["ts"] >= stack[-1][1]:
+                stack.pop()
+            end = min(e["ts"] + e["dur"], stack[-1][1] if stack else ts + dur)
+            path = tuple(n for n, _ in stack) + (e["name"],)
+            dims = (e.get("args") or {}).get("Input Dims")
+            if e.get("cat") == "cpu_op" and dims is not None:
+                key = (path, json.dumps(dims))
+                out[key] = out.get(key, 0.0) + (end - e["ts"]) * 1000
+            stack.append((e["name"], end))
+    return {k: v / len(steps) for k, v in out.items()}
+
+
+def planted_names(scenario):
+    """The op and module names a pair's pre-registered whatif scenario
+    (pairs.yaml) names: remove X; scale X f; fuse X Y ...;
+    overlap-data-loading N (the DataLoader)."""
+    names = set()
+    for clause in scenario.split(";"):
+        w = clause.split()
+        if not w:
+            continue
+        if w[0] in ("remove", "fuse"):
+            names.update(w[1:])
+        elif w[0] == "scale":
+            names.add(w[1])
+        elif w[0] == "overlap-data-loading":
+            names.add("enumerate(DataLoader)")
+    return names
+
+
+def names_planted(path, names):
+    for part in path.split(" / "):
+        for side in part.split(" → "):
+            if any(side == n or side.startswith(n + "#") for n in names):
+                return True
+    return False
+
+
+def pairs(a):
+    """The 11 CPU before/after pairs (test/data/pairs): per pair, what only
+    one run has (the raw JSON's paths in A and not in B, outermost first) is
+    aiprof's removed / added time per step; every node entry of the changes
+    ranking has the raw per-step time of its path in both runs; an added or
+    removed entry is the outermost node of what was added or removed (its
+    parent in both runs); the pre-registered planted change (pairs.yaml's
+    scenario, written before the after runs) is named in the first three
+    entries; added and removed entries carry no test, changed nodes in both
+    runs carry one with p < alpha."""
+    import yaml
+    folder = os.path.join(a.data, "pairs")
+    with open(os.path.join(folder, "pairs.yaml"), encoding="utf-8") as f:
+        spec = yaml.safe_load(f)["pairs"]
+    check(len(spec) == 11, "pairs: 11 pairs in pairs.yaml (%d)" % len(spec))
+    for pair in spec:
+        name = pair["name"]
+        before = os.path.join(folder, name + "_before.pt.trace.json.gz")
+        after = os.path.join(folder, name + "_after.pt.trace.json.gz")
+        doc = run_diff(a.aiprof, before, after, "--top", "0")
+        s = kv(doc, "diff")
+        ea, eb = load_events(before), load_events(after)
+        sa, sb = steady_steps(ea, s["steps_a"]), steady_steps(eb, s["steps_b"])
+        wa = sum(d for _, d, _ in sa) / len(sa) * 1000
+        wb = sum(d for _, d, _ in sb) / len(sb) * 1000
+        check(abs(s["step_a_ns"] - wa) < 1 and abs(s["step_b_ns"] - wb) < 1,
+              "%s: host step per step equals the raw ProfilerStep mean of the steady steps (%.0f vs %.0f, %.0f vs %.0f ns)"
+              % (name, s["step_a_ns"], wa, s["step_b_ns"], wb))
+        pa, pb = raw_paths(ea, sa), raw_paths(eb, sb)
+        removed = sum(v[0] for k, v in pa.items() if k not in pb and (len(k) == 1 or k[:-1] in pb))
+        added = sum(v[0] for k, v in pb.items() if k not in pa and (len(k) == 1 or k[:-1] in pa))
+        # DataLoader iterators are paired by role: their own names differ.
+        dl = lambda k: k and k[0].startswith("enumerate(DataLoader)#")
+        if any(dl(k) for k in pa) and any(dl(k) for k in pb):
+            role = lambda paths: {(("DL",) + k[1:] if dl(k) else k): v for k, v in paths.items()}
+            ra, rb = role(pa), role(pb)
+            removed = sum(v[0] for k, v in ra.items() if k not in rb and (len(k) == 1 or k[:-1] in rb))
+            added = sum(v[0] for k, v in rb.items() if k not in ra and (len(k) == 1 or k[:-1] in ra))
+        got_r, got_a = s.get("removed_ns", -1), s.get("added_ns", -1)
+        check(abs(got_r - removed) <= 1e-6 * removed + 1 and abs(got_a - added) <= 1e-6 * added + 1,
+              "%s: time only in A / only in B per step equals the raw outermost removed / added paths (%.0f vs %.0f, %.0f vs %.0f ns)"
+              % (name, got_r, removed, got_a, added))
+        share = s.get("removed_share")
+        check(share is not None and abs(share - removed / wa) < 1e-9,
+              "%s: removed share of A's step (%s vs %.4f)" % (name, share, removed / wa))
+        rows = table(doc, "changes", "changes")
+        bad = []
+        for r in rows:
+            if r["kind"] not in ("op", "module"):
+                continue
+            parts = r["path"].split(" / ")
+            ka = tuple(x.split(" → ")[0] for x in parts)
+            kb = tuple(x.split(" → ")[-1] for x in parts)
+            want_a = pa.get(ka, (0, 0))[0] if r["change"] != "added" else 0
+            want_b = pb.get(kb, (0, 0))[0] if r["change"] != "removed" else 0
+            if abs(r["a_ns"] - want_a) > 1e-6 * want_a + 1 or abs(r["b_ns"] - want_b) > 1e-6 * want_b + 1:
+                bad.append("%s: %.0f/%.0f vs raw %.0f/%.0f" % (r["path"], r["a_ns"], r["b_ns"], want_a, want_b))
+            if r["change"] == "removed" and (kb in pb or (len(ka) > 1 and ka[:-1] not in pa) or
+                                             (len(kb) > 1 and kb[:-1] not in pb and "→" not in r["path"])):
+                bad.append("%s: not the outermost removed node" % r["path"])
+            if r["change"] == "added" and (ka in pa or (len(ka) > 1 and ka[:-1] not in pa and "→" not in r["path"])):
+                bad.append("%s: not the outermost added node" % r["path"])
+            if r["change"] in ("added", "removed") and r["test"] != "none":
+                bad.append("%s: %s with a test" % (r["path"], r["change"]))
+            if r["change"] in ("slower", "faster") and not (r["test"] in ("welch", "mannwhitney") and r["p_value"] < 0.05):
+                bad.append("%s: %s without validate's test (%s, %s)" % (r["path"], r["change"], r["test"], r["p_value"]))
+        check(not bad, "%s: every op / module entry of the changes (%d) has the raw per-step times of its path, "
+              "added / removed ones at their outermost node, untested, changed ones tested%s"
+              % (name, len(rows), (": " + "; ".join(bad[:4])) if bad else ""))
+        # An op in both runs that lost or gained an input shape: those
+        # instances are a structural change, ranked (the op, or its rows)
+        # even when the op's net change is noise.
+        sha, shb = raw_shapes(ea, sa), raw_shapes(eb, sb)
+        missing = []
+        for mine, other, change in ((sha, shb, "removed"), (shb, sha, "added")):
+            for (path, shape), ns_per_step in mine.items():
+                if (path, shape) in other or ns_per_step < 1000 or path not in pa or path not in pb:
+                    continue
+                op = " / ".join(path)
+                if not any(r["path"] == op and (r["kind"] == "op" or (r["kind"] == "op row" and r["change"] == change))
+                           for r in rows):
+                    missing.append("%s %s %s (%.0f ns per step)" % (op, shape, change, ns_per_step))
+        check(not missing, "%s: every input shape an op in both runs lost or gained is ranked%s"
+              % (name, (": " + "; ".join(missing[:3])) if missing else ""))
+        names = planted_names(pair["scenario"])
+        first = next((i for i, r in enumerate(rows) if names_planted(r["path"], names)), None)
+        check(first is not None and first < 3,
+              "%s: the planted change (%s) is named in the first three entries (#%s: %s)"
+              % (name, pair["scenario"], None if first is None else first + 1,
+                 rows[first]["path"] if first is not None else "-"))
+        check(not any(b.get("key") in ("runs_unrelated", "steps_differ") for b in doc["sections"]["diff"]["blocks"]),
+              "%s: no caveat (same program, recorded steps in both runs)" % name)
+    # Same program, two separate runs (separate_rounds r1, r2): the step
+    # test takes each run's steps as its samples, so run-level differences
+    # count; the verdict says so, and these runs show why.
+    aa = os.path.join(folder, "separate_rounds")
+    verdicts = []
+    detail = ""
+    for pair in spec:
+        for side in ("before", "after"):
+            f = pair["name"] + "_" + side + ".pt.trace.json.gz"
+            ra_, rb_ = os.path.join(aa, "r1", f), os.path.join(aa, "r2", f)
+            if not (os.path.exists(ra_) and os.path.exists(rb_)):
+                continue
+            d = run_diff(a.aiprof, ra_, rb_)
+            for block in d["sections"]["diff"]["blocks"]:
+                if block.get("type") == "values":
+                    detail = block["values"]["step_verdict"].get("detail", "")
+            verdicts.append(kv(d, "diff")["step_verdict"])
+    called = sum(v in ("improved", "regressed") for v in verdicts)
+    print("     same-program separate runs: %d of %d step verdicts improved / regressed" % (called, len(verdicts)))
+    check(len(verdicts) == 22 and "two runs of one program" in detail,
+          "A/A (separate_rounds r1 vs r2, 22 runs): the step verdict's detail says run-level differences count as change "
+          "(%d of %d called improved / regressed)" % (called, len(verdicts)))
+    # Two different models: most of both runs in nodes the other lacks.
+    x = os.path.join(folder, "cast_roundtrip_before.pt.trace.json.gz")
+    y = os.path.join(folder, "rebuild_mask_before.pt.trace.json.gz")
+    doc = run_diff(a.aiprof, x, y)
+    s = kv(doc, "diff")
+    keys = [b.get("key") for b in doc["sections"]["diff"]["blocks"]]
+    check("runs_unrelated" in keys and s.get("removed_share", 0) > 0.5 and s.get("added_share", 0) > 0.5,
+          "two models (cast_roundtrip vs rebuild_mask): flagged as two programs (%s; %s, %s)"
+          % (keys, s.get("removed_share"), s.get("added_share")))
+    # A run without step markers against one with them: steps of two kinds.
+    with tempfile.TemporaryDirectory() as tmp:
+        events = [e for e in load_events(x) if not str(e.get("name", "")).startswith("ProfilerStep#")]
+        nosteps = os.path.join(tmp, "nosteps.json")
+        with open(nosteps, "w") as f:
+            json.dump({"traceEvents": events}, f)
+        doc = run_diff(a.aiprof, nosteps, os.path.join(folder, "cast_roundtrip_after.pt.trace.json.gz"))
+        keys = [b.get("key") for b in doc["sections"]["diff"]["blocks"]]
+        check("steps_differ" in keys, "steps dropped from run A: the steps of two kinds are flagged (%s)" % keys)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -737,6 +941,7 @@ def main():
     callsites(a)
     tracelens(a)
     formats_and_map(a, before, after)
+    pairs(a)
     if FAILS:
         print("%d checks failed" % len(FAILS))
         sys.exit(1)

@@ -44,18 +44,37 @@ const char* DiffShapeMatchName(DiffShapeMatch m) {
   return "?";
 }
 
-std::string DiffStepsText(const Trace& trace, bool pseudo) {
+bool DiffStepsDiffer(const AttributionDiff& d) { return d.available && d.steps_kind_a != d.steps_kind_b; }
+
+bool DiffRunsUnrelated(const AttributionDiff& d) {
+  return d.available && d.step_a_ns > 0 && d.step_b_ns > 0 && d.removed_ns > kDiffUnrelatedShare * d.step_a_ns &&
+         d.added_ns > kDiffUnrelatedShare * d.step_b_ns;
+}
+
+namespace {
+// What a run's steps are, in words and as a kind, from one FindSteps.
+std::string DescribeSteps(const Trace& trace, bool pseudo, DiffStepsKind* kind) {
+  *kind = DiffStepsKind::kNone;
   if (pseudo) return "no steps: the main thread's span";
   const StepList l = FindSteps(trace);
   if (l.from_pattern) {
+    *kind = DiffStepsKind::kPattern;
     return "steps inferred from a repeating op pattern (periodic step #N; the trace has no step markers)";
   }
   if (l.source == "timeline") {
+    *kind = DiffStepsKind::kRecorded;
     return l.hook_source.empty()
                ? "the recorded step span (ProfilerStep#N)"
                : "the recorded step span (ProfilerStep#N, marked by aiprof trace on " + l.hook_source + ")";
   }
+  *kind = DiffStepsKind::kFile;
   return "the steps of " + l.source;
+}
+}  // namespace
+
+std::string DiffStepsText(const Trace& trace, bool pseudo) {
+  DiffStepsKind kind;
+  return DescribeSteps(trace, pseudo, &kind);
 }
 
 std::string DiffShapeLabel(const AttributionResult& r, uint32_t row) {
@@ -608,12 +627,25 @@ DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
   return ByThreshold(d.a_ns[i], d.b_ns[i], min_effect);
 }
 
-// Nodes whose change one host child explains (kDiffExplainedShare, same sign).
+bool InOneRun(DiffChange c) { return c == DiffChange::kAdded || c == DiffChange::kRemoved; }
+bool SameTimeBase(const DiffNodes& d, uint32_t x, uint32_t y) {
+  return (d.kind[x] == AttributionKind::kDevice) == (d.kind[y] == AttributionKind::kDevice);
+}
+// A node added or removed with its parent (same time base): the parent is
+// what was added or removed, this node a part of it.
+bool InsideAddedOrRemoved(const DiffNodes& d, uint32_t i) {
+  const uint32_t p = d.parent[i];
+  return i != 0 && InOneRun(d.change[i]) && InOneRun(d.change[p]) && SameTimeBase(d, i, p);
+}
+
+// Nodes whose change one host child explains (kDiffExplainedShare, same
+// sign). An added or removed node never does: it is the change.
 std::vector<uint8_t> GivesWay(const DiffNodes& d) {
   std::vector<uint8_t> gives_way(d.size(), 0);
   for (size_t c = 1; c < d.size(); ++c) {
     const uint32_t p = d.parent[c];
     if (d.kind[c] == AttributionKind::kDevice && d.kind[p] != AttributionKind::kDevice) continue;  // other time base
+    if (InOneRun(d.change[p])) continue;
     const double dp = d.Delta(p), dc = d.Delta(c);
     if (dp != 0 && dc * dp > 0 && std::fabs(dc) >= kDiffExplainedShare * std::fabs(dp)) gives_way[p] = 1;
   }
@@ -626,7 +658,9 @@ std::vector<uint32_t> Rank(const AttributionDiff& out) {
   const std::vector<uint8_t> gives_way = GivesWay(d);
   std::vector<uint32_t> ranked;
   for (size_t i = 1; i < d.size(); ++i) {
-    if (d.change[i] != DiffChange::kUnchanged && !gives_way[i]) ranked.push_back(static_cast<uint32_t>(i));
+    if (d.change[i] != DiffChange::kUnchanged && !gives_way[i] && !InsideAddedOrRemoved(d, static_cast<uint32_t>(i))) {
+      ranked.push_back(static_cast<uint32_t>(i));
+    }
   }
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](uint32_t x, uint32_t y) { return std::fabs(d.Delta(x)) > std::fabs(d.Delta(y)); });
@@ -700,7 +734,9 @@ void RankRows(AttributionDiff* out) {
     const uint32_t node = s.node[r0];
     uint32_t r1 = r0;
     int32_t best = -1;
+    bool one_run_row = false;
     for (; r1 < s.size() && s.node[r1] == node; ++r1) {
+      one_run_row = one_run_row || InOneRun(s.change[r1]);
       // Rows paired only by their call site (shape changed) are not aligned
       // by input: they can follow a split, not cause one.
       if (s.change[r1] != DiffChange::kUnchanged && s.match[r1] != DiffShapeMatch::kSiteShapeChanged &&
@@ -708,8 +744,15 @@ void RankRows(AttributionDiff* out) {
         best = static_cast<int32_t>(r1);
       }
     }
-    if (best >= 0 && !gives_way[node] &&
-        std::fabs(s.Delta(static_cast<size_t>(best))) >= kDiffExplainedShare * std::fabs(d.Delta(node))) {
+    // An op its test (or the thresholds) calls unchanged can still have
+    // lost or gained a call site / shape: those rows are structural, not
+    // noise, and would otherwise be in no ranking (unfused_layernorm: two of
+    // aten::add's three shapes removed, 44 ms per step, the op's net change
+    // lost in its steps' page-fault noise).
+    const bool concentrated =
+        best >= 0 && std::fabs(s.Delta(static_cast<size_t>(best))) >= kDiffExplainedShare * std::fabs(d.Delta(node));
+    const bool hidden_rows = one_run_row && d.change[node] == DiffChange::kUnchanged;
+    if (!gives_way[node] && (concentrated || hidden_rows)) {
       split[node] = 1;
       ++out->split_ops;
       for (uint32_t r = r0; r < r1; ++r) {
@@ -760,8 +803,8 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   out.steps_b = rb.steps;
   out.pseudo_a = ra.pseudo_step;
   out.pseudo_b = rb.pseudo_step;
-  out.steps_text_a = DiffStepsText(a, ra.pseudo_step);
-  out.steps_text_b = DiffStepsText(b, rb.pseudo_step);
+  out.steps_text_a = DescribeSteps(a, ra.pseudo_step, &out.steps_kind_a);
+  out.steps_text_b = DescribeSteps(b, rb.pseudo_step, &out.steps_kind_b);
   out.step_a_ns = ra.PerStep(ra.wall_ns);
   out.step_b_ns = rb.PerStep(rb.wall_ns);
   for (size_t c = 0; c < kTimeClassCount; ++c) {
@@ -777,6 +820,11 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   Figures(ra, rb, &out.nodes);
   DiffNodes& d = out.nodes;
   for (size_t i = 0; i < d.size(); ++i) d.change[i] = Classify(out, i, options.stats.min_effect);
+  for (uint32_t i = 1; i < d.size(); ++i) {
+    if (d.kind[i] == AttributionKind::kDevice || !InOneRun(d.change[i]) || InsideAddedOrRemoved(d, i)) continue;
+    (d.change[i] == DiffChange::kRemoved ? out.removed_ns : out.added_ns) +=
+        d.change[i] == DiffChange::kRemoved ? d.a_ns[i] : d.b_ns[i];
+  }
   out.ranked = Rank(out);
   NodeStatistics(ra, rb, options, &out);
   for (const DiffNodeStats& s : out.stats) d.change[s.node] = Classify(out, s.node, options.stats.min_effect);

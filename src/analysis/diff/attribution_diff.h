@@ -147,6 +147,11 @@ struct DiffShapes {
   double Delta(size_t i) const { return b_ns[i] - a_ns[i]; }
 };
 
+// What a run's steps are: recorded step markers (ProfilerStep#N, the
+// steps of aiprof trace), inferred from a repeating op pattern, read from a
+// breakdown file, or none (one pseudo-step: the main thread's span).
+enum class DiffStepsKind : uint8_t { kRecorded = 0, kPattern, kFile, kNone };
+
 struct AttributionDiff {
   bool available = false;
   std::string problem;  // why not, when !available
@@ -177,9 +182,21 @@ struct AttributionDiff {
   // directions cancel in the op's net change. Its changed rows then enter
   // the ranking in its place (whether or not the op itself was ranked: a
   // net change the thresholds or the test call unchanged can hide two rows
-  // that moved a lot), and its unchanged rows stay in "By shape" only.
+  // that moved a lot), and its unchanged rows stay in "By shape" only. An
+  // op that is itself unchanged but has rows in one run only (a call site
+  // or shape removed or added) splits too: those rows are structural
+  // changes, which the op's net figure can hide in its noise.
   // The rows of an op partition its instances, so the ranked entries of one
   // op never count the same time twice.
+  //
+  // A node only in one run (added, removed) is ranked as a whole, at the
+  // outermost node of what was added or removed (aten::to removed, 8 calls
+  // per step, its total): it never gives way to a child, and its
+  // descendants of the same time base are not ranked beside it (they were
+  // added or removed with it; listing them named aten::to's biggest leaf,
+  // aten::copy_, and left out the op's own time). Device activity under an
+  // added or removed host node keeps its own entry (device time, another
+  // time base).
   std::vector<uint32_t> ranked;
   std::vector<int32_t> ranked_row;
   size_t split_ops = 0;  // op nodes ranked by their rows
@@ -191,10 +208,36 @@ struct AttributionDiff {
   std::vector<DiffNodeStats> shape_stats;  // node = the shape row
   size_t shape_by_site = 0, shape_by_function = 0, shape_by_shape = 0, shape_by_order = 0;  // row pairs per level
   size_t matched = 0, added = 0, removed = 0;
+  // Host time per steady step in what only one run has: the totals of the
+  // outermost removed (A) and added (B) host nodes (disjoint subtrees, so
+  // no time counts twice; device activity left out, it is another time
+  // base). On a pair with one planted change this is the change's own
+  // cost; when most of both runs' steps are in it, the runs are not one
+  // program before and after (DiffRunsUnrelated).
+  double removed_ns = 0, added_ns = 0;
+  // What each run's steps are; per-step figures compare like with like
+  // only when both runs' steps are of one kind (DiffStepsComparable).
+  DiffStepsKind steps_kind_a = DiffStepsKind::kRecorded, steps_kind_b = DiffStepsKind::kRecorded;
   size_t through_op = 0, by_map = 0, by_role = 0;  // pairs made by rules 2, 1 (map) and 3
 };
 
 inline constexpr double kDiffExplainedShare = 0.9;
+
+// Share of a run's host step time above which what only that run has makes
+// the two runs look like two programs (DiffRunsUnrelated).
+inline constexpr double kDiffUnrelatedShare = 0.5;
+
+// True when the two runs' steps are not of one kind (recorded markers in
+// one, a repeating pattern or the main thread's span in the other): the
+// per-step figures then compare different spans (a pattern's period takes
+// in the time between recorded steps).
+bool DiffStepsDiffer(const AttributionDiff& d);
+// True when what only A has is over kDiffUnrelatedShare of A's host step
+// time and what only B has is over that share of B's: most of both steps
+// is in nodes the other run lacks (two different models, not one before
+// and after a change). A planted change removes or adds part of one side
+// (unfused_layernorm: 57% of A's step removed, 5% of B's step added).
+bool DiffRunsUnrelated(const AttributionDiff& d);
 
 // Aligns `rb` (run B, `b`) against `ra` (run A, `a`). Both results must be
 // available (else the diff is not, with the reason).

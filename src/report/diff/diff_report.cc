@@ -19,6 +19,7 @@ constexpr const char* kTimeBase =
 
 Value NumValue(double v) { return Value::Number(v); }
 Value Rel(double a, double b) { return a != 0 ? Value::Number(b / a - 1) : Value::Null(); }
+Value Share(double part, double whole) { return whole > 0 ? Value::Number(part / whole) : Value::Null(); }
 
 std::string Label(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uint32_t node) {
   return DiffNodeLabel(*a.trace, *a.attribution, *b.trace, *b.attribution, d, node);
@@ -50,8 +51,12 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   kv.items.push_back({"step_delta_ns", "Change of the mean per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
   kv.items.push_back({"step_change", "Relative change of the mean", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
   const MetricComparison& m = d.step;
+  // The test takes each run's steps as samples: what differs between two
+  // runs as a whole (machine load, allocator state) is change to it too.
   kv.items.push_back({"step_verdict", "Verdict (validate's statistics)", Value::String(VerdictText(m.verdict)),
-                      Unit::kNone});
+                      Unit::kNone,
+                      "each run's steps are the samples: a difference between two runs of one program (machine load, "
+                      "allocator state) counts as change; repeated runs tell it apart (docs/diff.md, Limits)"});
   kv.items.push_back({"step_test", "Test", Value::String(m.test.empty() ? "none" : m.test), Unit::kNone});
   kv.items.push_back({"step_p_value", "p-value", m.test.empty() ? Value::Null() : NumValue(m.p_value), Unit::kNone});
   // validate's statistics compare its own statistic (the median for a
@@ -70,7 +75,50 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
                       Unit::kCount});
   kv.items.push_back({"removed", "Nodes only in A (removed)", Value::Int(static_cast<int64_t>(d.removed)), Unit::kCount});
   kv.items.push_back({"added", "Nodes only in B (added)", Value::Int(static_cast<int64_t>(d.added)), Unit::kCount});
+  // What only one run has, as time: the outermost removed / added host
+  // nodes' totals per step, and their share of that run's host step.
+  kv.items.push_back({"removed_ns", "Host time per step in nodes only in A (removed)", NumValue(d.removed_ns),
+                      Unit::kNs, "the outermost removed nodes' totals; device activity left out"});
+  kv.items.push_back(
+      {"removed_share", "… as a share of A's host step time", Share(d.removed_ns, d.step_a_ns), Unit::kFraction});
+  kv.items.push_back({"added_ns", "Host time per step in nodes only in B (added)", NumValue(d.added_ns), Unit::kNs,
+                      "the outermost added nodes' totals; device activity left out"});
+  kv.items.push_back(
+      {"added_share", "… as a share of B's host step time", Share(d.added_ns, d.step_b_ns), Unit::kFraction});
   s->Add(std::move(kv));
+}
+
+// Warnings that qualify every figure below: the two runs' steps are not
+// of one kind, or most of both runs is in nodes the other lacks.
+void AddCaveats(const AttributionDiff& d, render::Section* s) {
+  if (DiffStepsDiffer(d)) {
+    render::Finding f;
+    f.key = "steps_differ";
+    f.title = "The two runs' steps are not of one kind: per-step figures compare different spans";
+    f.severity = render::Severity::kMedium;
+    f.detail = "A: " + d.steps_text_a + "; B: " + d.steps_text_b +
+               ". A step inferred from a repeating op pattern runs from one period to the next (time between "
+               "recorded steps included); the main thread's span is the whole run. Record step markers in both "
+               "runs (torch.profiler's schedule, aiprof trace) to compare them.";
+    s->Add(std::move(f));
+  }
+  if (DiffRunsUnrelated(d)) {
+    render::Finding f;
+    f.key = "runs_unrelated";
+    f.title = "Most of both runs is in nodes the other lacks: these look like two different programs";
+    f.severity = render::Severity::kMedium;
+    if (d.step_a_ns > 0) f.impact = d.removed_ns / d.step_a_ns;
+    f.impact_base = "run A's host step time (step span) per steady step";
+    f.detail = "Only in A: " + render::FormatQuantity(d.removed_ns, Unit::kNs) + " of A's " +
+               render::FormatQuantity(d.step_a_ns, Unit::kNs) +
+               " per step; only in B: " + render::FormatQuantity(d.added_ns, Unit::kNs) + " of B's " +
+               render::FormatQuantity(d.step_b_ns, Unit::kNs) +
+               " per step. The changes below list what differs, not what a change did; for runs on different "
+               "hardware or frameworks, a name map (--map) pairs renamed ops.";
+    f.evidence.push_back({"removed_ns", "Only in A, per step", NumValue(d.removed_ns), Unit::kNs});
+    f.evidence.push_back({"added_ns", "Only in B, per step", NumValue(d.added_ns), Unit::kNs});
+    s->Add(std::move(f));
+  }
 }
 
 // One entry of the changes ranking: a node, or a call-site / shape row of
@@ -355,6 +403,7 @@ render::Document DiffToDocument(const DiffRun& a, const DiffRun& b, const Attrib
     return doc;
   }
   AddStepFigures(a, b, d, &s);
+  AddCaveats(d, &s);
   AddLargestFinding(a, b, d, &s);
   AddChanges(a, b, d, top_n, &doc.AddSection("changes", "Changes"));
   AddClassDiff(d, &doc.AddSection("classes", "Time classes"));
