@@ -718,6 +718,24 @@ def formats_and_map(a, before, after):
         doc = run_diff(a.aiprof, before, after, "--map", good)
         check(kv(doc, "diff")["by_map"] == 1 and table(doc, "changes", "changes")[0]["match"] == "map",
               "--map: the DataLoader pair is made by the map entry")
+        typo = os.path.join(tmp, "typo.yaml")
+        with open(typo, "w") as f:
+            f.write("map:\n  - a: /SingleProcessDataLoaderIter/\n    b: /MultiProcessingDataLoaderIter/\n"
+                    "  - a: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__nxt__\n    b: aten::nothing\n")
+        names = {str(e.get("name")) for e in load_events(before)} | {str(e.get("name")) for e in load_events(after)}
+        check("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__nxt__" not in names and "aten::nothing" not in names,
+              "typo map: entry 2's names are in neither raw trace")
+        doc = run_diff(a.aiprof, before, after, "--map", typo)
+        f = next((b for b in doc["sections"]["diff"]["blocks"] if b.get("key") == "map_unmatched"), None)
+        check(f is not None and "line 4: no name of A or B" in f.get("detail", "") and "line 2" not in f.get("detail", ""),
+              "--map: the entry that matches no name (line 4) is named, the one that matched (line 2) is not (%s)"
+              % (f or {}).get("detail"))
+        extra = os.path.join(tmp, "extra.yaml")
+        with open(extra, "w") as f:
+            f.write("map:\n  - a: x\n    b: y\n    regex: true\n")
+        p = subprocess.run([a.aiprof, "diff", before, after, "--map", extra], capture_output=True, text=True)
+        check(p.returncode == 1 and extra + ":4:" in p.stderr and "'regex'" in p.stderr,
+              "map entry with an unknown key: exit 1 naming file and line (%s)" % p.stderr.strip())
         bad = os.path.join(tmp, "bad.yaml")
         with open(bad, "w") as f:
             f.write("map:\n  - a: x\n    b: /[oops/\n")

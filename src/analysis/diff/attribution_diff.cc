@@ -143,6 +143,7 @@ struct Side {
   std::vector<uint32_t> child_begin, child;
   std::vector<uint64_t> key;
   std::vector<uint8_t> mapped;  // the key comes from a map entry
+  std::vector<uint32_t> entry_names;  // per map entry: distinct names it matched
 
   void Prepare(const Trace& t, const AttributionResult& res, int side, const DiffNameMap* map) {
     trace = &t;
@@ -172,6 +173,7 @@ struct Side {
     key.assign(n.size(), 0);
     mapped.assign(n.size(), 0);
     std::vector<int32_t> entry_of(map && !map->empty() ? trace->strings.size() : 0, -2);  // -2: not looked up
+    entry_names.assign(map ? map->entries().size() : 0, 0);
     for (size_t i = 0; i < n.size(); ++i) {
       const uint64_t kind = static_cast<uint64_t>(n.kind[i]) + 1;
       if (n.kind[i] == AttributionKind::kRoot || n.kind[i] == AttributionKind::kThread ||
@@ -183,7 +185,10 @@ struct Side {
       int32_t e = -1;
       if (!entry_of.empty()) {
         int32_t& slot = entry_of[name.raw];
-        if (slot == -2) slot = map->Find(side, trace->Str(name));
+        if (slot == -2) {
+          slot = map->Find(side, trace->Str(name));
+          if (slot >= 0) ++entry_names[static_cast<size_t>(slot)];
+        }
         e = slot;
       }
       uint64_t h = e >= 0 ? 0x6d61700000000000ull + static_cast<uint64_t>(e)
@@ -815,6 +820,11 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   Side sa, sb;
   sa.Prepare(a, ra, 0, options.map);
   sb.Prepare(b, rb, 1, options.map);
+  if (options.map) {
+    for (const DiffNameMap::Entry& e : options.map->entries()) out.map_line.push_back(e.line);
+    out.map_names_a = sa.entry_names;
+    out.map_names_b = sb.entry_names;
+  }
   Aligner(sa, sb, &out).Run();
   --out.matched;  // the roots
   Figures(ra, rb, &out.nodes);

@@ -215,6 +215,11 @@ struct AttributionDiff {
   // cost; when most of both runs' steps are in it, the runs are not one
   // program before and after (DiffRunsUnrelated).
   double removed_ns = 0, added_ns = 0;
+  // Per entry of the name map (empty without one): its line in the file and
+  // how many distinct node names of A and of B it matched. An entry that
+  // matched none on a side (a typo, a name of another run) pairs nothing.
+  std::vector<int> map_line;
+  std::vector<uint32_t> map_names_a, map_names_b;
   // What each run's steps are; per-step figures compare like with like
   // only when both runs' steps are of one kind (DiffStepsComparable).
   DiffStepsKind steps_kind_a = DiffStepsKind::kRecorded, steps_kind_b = DiffStepsKind::kRecorded;

@@ -388,6 +388,40 @@ TEST(AttributionDiffTest, NameMapErrorsNameFileAndLine) {
   auto syntax = DiffNameMap::Parse("map: [\n", "m.yaml");
   ASSERT_FALSE(syntax.ok());
   EXPECT_FALSE(DiffNameMap::Load("/nonexistent/map.yaml").ok());
+  // trial_df: a key other than a and b was ignored ("{a: x, b: y, c: z}"
+  // loaded); it is an error naming its line.
+  auto extra = DiffNameMap::Parse("map:\n  - a: x\n    b: y\n  - a: p\n    b: q\n    regex: true\n", "m.yaml");
+  ASSERT_FALSE(extra.ok());
+  EXPECT_NE(extra.status().message().find("m.yaml:6:"), std::string::npos) << extra.status().message();
+  EXPECT_NE(extra.status().message().find("'regex'"), std::string::npos) << extra.status().message();
+}
+
+// trial_df: an entry that matches no name of a run (a typo) paired nothing
+// and said nothing. The diff counts each entry's distinct names per run.
+TEST(AttributionDiffTest, NameMapEntriesThatMatchNothingAreCounted) {
+  auto map = DiffNameMap::Parse(R"(
+map:
+  - a: aten::cudnn_convolution
+    b: aten::miopen_convolution
+  - a: aten::cudnn_convolutoin
+    b: aten::miopen_convolution
+  - a: /^sm90_/
+    b: /^nothing_/
+)",
+                                "typo.yaml");
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  auto p = DiffHandMade(&*map);
+  ASSERT_NE(p, nullptr);
+  const AttributionDiff& d = p->d;
+  EXPECT_EQ(d.map_line, (std::vector<int>{3, 5, 7}));
+  // Entry 1: one name each side. Entry 2: the typo matches nothing in A, and
+  // B's miopen name is taken by entry 1 (the first matching entry wins).
+  // Entry 3: sm90_gemm and sm90_bias in A, nothing in B.
+  EXPECT_EQ(d.map_names_a, (std::vector<uint32_t>{1, 0, 2}));
+  EXPECT_EQ(d.map_names_b, (std::vector<uint32_t>{1, 0, 0}));
+  auto none = DiffHandMade(nullptr);
+  ASSERT_NE(none, nullptr);
+  EXPECT_TRUE(none->d.map_line.empty());
 }
 
 // A map's regexes are bounded in number and size (docs/diff.md): before,

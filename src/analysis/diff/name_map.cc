@@ -76,6 +76,15 @@ StatusOr<DiffNameMap> DiffNameMap::Parse(std::string_view yaml, const std::strin
         return ErrStatus(file + ":" + std::to_string(LineOf(n)) + ": more than " + std::to_string(kMaxNameMapEntries) +
                          " map entries");
       }
+      // A key other than a and b is a typo or a feature the map lacks
+      // ("regex: true", "kind: op"): refused rather than ignored.
+      for (const auto& kv : n) {
+        const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+        if (k != "a" && k != "b") {
+          return ErrStatus(file + ":" + std::to_string(LineOf(kv.first.IsScalar() ? kv.first : n)) +
+                           ": a map entry has only 'a' and 'b' (not '" + k.substr(0, 80) + "')");
+        }
+      }
       Entry e;
       ASSIGN_OR_RETURN(e.a, ReadNamePattern(n, "a", file, &regexes));
       ASSIGN_OR_RETURN(e.b, ReadNamePattern(n, "b", file, &regexes));

@@ -102,6 +102,32 @@ void AddCaveats(const AttributionDiff& d, render::Section* s) {
                "runs (torch.profiler's schedule, aiprof trace) to compare them.";
     s->Add(std::move(f));
   }
+  // Map entries that matched no name on a side pair nothing (a typo, a
+  // name from another run): said, with their lines.
+  std::string unmatched;
+  size_t n_unmatched = 0;
+  for (size_t i = 0; i < d.map_line.size(); ++i) {
+    const bool a = d.map_names_a[i] == 0, b = d.map_names_b[i] == 0;
+    if (!a && !b) continue;
+    if (n_unmatched++ < 20) {
+      unmatched += (unmatched.empty() ? "" : "; ") + std::string("line ") + std::to_string(d.map_line[i]) + ": " +
+                   (a && b ? "no name of A or B"
+                    : a    ? "no name of A"
+                           : "no name of B");
+    }
+  }
+  if (n_unmatched > 0) {
+    render::Finding f;
+    f.key = "map_unmatched";
+    f.title = std::to_string(n_unmatched) + " of the name map's " + std::to_string(d.map_line.size()) +
+              " entries matched no name in a run: they pair nothing";
+    f.severity = render::Severity::kLow;
+    f.detail = unmatched + (n_unmatched > 20 ? "; …" : "") +
+               ". A plain name matches the whole name exactly; /regex/ is searched in it.";
+    f.evidence.push_back({"entries", "Entries that matched no name in a run",
+                          Value::Int(static_cast<int64_t>(n_unmatched)), Unit::kCount});
+    s->Add(std::move(f));
+  }
   if (DiffRunsUnrelated(d)) {
     render::Finding f;
     f.key = "runs_unrelated";
