@@ -679,6 +679,59 @@ def tracelens(a):
             w = sum(d for _, d, _ in st) / len(st) * 1000
             check(abs(s[key] - w) < 1, "%s: %s equals the raw ProfilerStep (%.0f vs %.0f)" % (model, key, s[key], w))
     check(compared > 0, "TraceLens's reference knows %d of the kernels paired (comparable)" % compared)
+    map_across_vendors(a, folder)
+
+
+def map_across_vendors(a, folder):
+    """Falconsai H100 vs MI300 with a name map cudnn_convolution ->
+    miopen_convolution: the two ops are one node (matched by the map), with
+    each run's raw op time and the device time of the kernels launched
+    inside the op (correlation -> runtime call inside the op's span)."""
+    model = "Falconsai_nsfw_image_detection__1016002"
+    h100 = os.path.join(folder, "h100__%s.json.gz" % model)
+    mi300 = os.path.join(folder, "mi300__%s.json.gz" % model)
+    with tempfile.TemporaryDirectory() as tmp:
+        m = os.path.join(tmp, "vendors.yaml")
+        with open(m, "w") as f:
+            f.write("map:\n  - a: aten::cudnn_convolution\n    b: aten::miopen_convolution\n")
+        doc = run_diff(a.aiprof, h100, mi300, "--map", m, "--top", "100000")
+    s = kv(doc, "diff")
+
+    def raw(path, op, steps):
+        ev = load_events(path)
+        spans = [e for e in ev if e.get("ph") == "X" and e.get("name") == op and e.get("cat") == "cpu_op"
+                 and any(ts <= e["ts"] < ts + dur for ts, dur, _ in steps)]
+        host = sum(e["dur"] for e in spans) * 1000 / len(steps)
+        calls = {(e.get("args") or {}).get("correlation"): e for e in ev if e.get("ph") == "X"
+                 and e.get("cat") in ("cuda_runtime", "cuda_driver") and (e.get("args") or {}).get("correlation") is not None}
+        dev = 0.0
+        for k in ev:
+            if k.get("ph") != "X" or k.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+                continue
+            r = calls.get((k.get("args") or {}).get("correlation"))
+            if r is not None and any(o["tid"] == r["tid"] and o["ts"] <= r["ts"] and r["ts"] + r["dur"] <= o["ts"] + o["dur"]
+                                     for o in spans):
+                dev += k["dur"]
+        return host, dev * 1000 / len(steps), len(spans)
+
+    ha, da, na = raw(h100, "aten::cudnn_convolution", steady_steps(load_events(h100), s["steps_a"]))
+    hb, db, nb = raw(mi300, "aten::miopen_convolution", steady_steps(load_events(mi300), s["steps_b"]))
+    row = None
+    for key in ("changes", "renamed"):
+        for r in table(doc, key, key):
+            if r["path"].endswith("aten::cudnn_convolution → aten::miopen_convolution") and r.get("kind") == "op":
+                row = row or r
+    check(s["by_map"] == 1 and row is not None and row["match"] == "map" and na == 1 and nb == 1,
+          "%s --map: cudnn_convolution and miopen_convolution are one node, matched by the map (%s)"
+          % (model, row and row["path"]))
+    if row is not None:
+        check(abs(row["a_ns"] - ha) <= 1 and abs(row["b_ns"] - hb) <= 1,
+              "%s --map: the op's host time per step is each run's raw span (%.0f vs %.0f, %.0f vs %.0f ns)"
+              % (model, row["a_ns"], ha, row["b_ns"], hb))
+        if "a_device_ns" in row:
+            check(da > 0 and db > 0 and abs(row["a_device_ns"] - da) <= 1 and abs(row["b_device_ns"] - db) <= 1,
+                  "%s --map: its device time is the raw kernels launched inside it (%.0f vs %.0f, %.0f vs %.0f ns)"
+                  % (model, row["a_device_ns"], da, row["b_device_ns"], db))
 
 
 def formats_and_map(a, before, after):
