@@ -11,6 +11,7 @@
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
+#include "src/analysis/host_functions/host_regions.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/layout/layout_conversions.h"
 #include "src/analysis/long_tail/op_tails.h"
@@ -116,6 +117,7 @@ void RunLlm(AnalysisResults& in, MetricSet* m) {
 void RunAttribution(AnalysisResults& in, MetricSet* m) {
   const AttributionResult& r = in.attribution();
   PublishAttribution(r, m);
+  PublishHostRegions(in.trace(), ComputeHostRegions(in.trace(), r), m);
   PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem(), &in.window()), m);
 }
 

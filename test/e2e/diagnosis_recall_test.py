@@ -29,9 +29,8 @@ time: checkpoint, log_metrics; src/analysis/host_functions/host_regions.h)
 are checked where the diagnosis carries the host_region_ratio metric: the
 host_region finding in the top 3, gone or lower after the fix, and its
 impact within 5% of the region's time without ops computed here from the
-raw JSON. Until the analysis is wired into `aiprof analyze` (and
-rules/host_region.yaml ships) those lines print "not expected (not wired)";
---rules FILE tries a rule file before it ships.
+raw JSON (the metric missing on these CPU traces fails: the analysis
+is no longer wired into `aiprof analyze`); --rules FILE tries a rule file.
 
 Pairs still missed ("not expected", printed with the reason, not asserted):
 
@@ -189,6 +188,7 @@ def main():
     else:
         check(True, "log_every_step: no fusion finding claims log_metrics' %.2f ms per step without ops" % noop)
     wired = "host_region_ratio" in b["metrics"]
+    check(wired, "log_every_step: the diagnosis carries host_region_ratio (host_regions wired into analyze)")
     if wired:
         recall("log_every_step", b, af, "host_region", '"log_metrics"', 'record_function("log_metrics")')
         _, hr = first(b, "host_region", '"log_metrics"')

@@ -59,10 +59,13 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
 }
 
 void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, MetricSet* m) {
+  // A trace with device activity publishes nothing: the host_region rule
+  // applies only where the metric is computed (applies_if_computed), as its
+  // time costs a device trace's step only where the device waits for it,
+  // which host_launch_bound and data_loading measure.
+  if (r.device) return;
   if (!r.available) {
-    const char* why = r.device ? "the trace has device activity: a host region's time without ops costs the step "
-                                 "only where the device waits for it (host_launch_bound, data_loading)"
-                               : "no attribution tree (no steps and no host thread with ops)";
+    const char* why = "no attribution tree (no steps and no host thread with ops)";
     m->SetUnavailable("host_region_ratio", why);
     m->SetUnavailable("host_region_ns", why);
     return;

@@ -56,6 +56,7 @@ struct HostRegionsResult {
 
 HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult& attribution);
 
+// On a trace with device activity: nothing (the rule is not for it).
 // Publishes host_region_ratio (the host time of the largest region that is
 // host work, share of the mean steady step; 0 when none is),
 // host_region_ns (its host time per step: the impact) and "host_region"
