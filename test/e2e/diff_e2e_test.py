@@ -132,6 +132,9 @@ def resnet(a):
           % (s["step_a_ns"], wa, s["step_b_ns"], wb))
     check(s["step_verdict"] == "improved" and s["step_test"] in ("welch", "mannwhitney"),
           "resnet: validate's statistics on the step: %s (%s, p=%s)" % (s["step_verdict"], s["step_test"], s["step_p_value"]))
+    detail = next(b for b in doc["sections"]["diff"]["blocks"] if b.get("type") == "values")["values"]["step_a_ns"]
+    check("last device work" in detail.get("detail", ""),
+          "resnet (GPU run): the step's time base says whatif's step wall time runs on to the last device work")
     rows = table(doc, "changes", "changes")
     top = rows[0]
     check("DataLoader" in top["path"] and top["change"] == "faster" and top["match"] == "role",
@@ -896,6 +899,16 @@ def pairs(a):
         check(abs(s["step_a_ns"] - wa) < 1 and abs(s["step_b_ns"] - wb) < 1,
               "%s: host step per step equals the raw ProfilerStep mean of the steady steps (%.0f vs %.0f, %.0f vs %.0f ns)"
               % (name, s["step_a_ns"], wa, s["step_b_ns"], wb))
+        # A CPU run: no device work in the raw JSON, and the time base does
+        # not send whatif's step wall time on to "the step's last device work".
+        device = [e for e in ea + eb if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        detail = ""
+        for block in doc["sections"]["diff"]["blocks"]:
+            if block.get("type") == "values":
+                detail = block["values"]["step_a_ns"].get("detail", "") + block["values"]["step_b_ns"].get("detail", "")
+        check(not device and "device work" in detail and "last device work" not in detail,
+              "%s: CPU run (no device events): the step's time base says whatif's step is the same span (%s)"
+              % (name, detail[:120]))
         pa, pb = raw_paths(ea, sa), raw_paths(eb, sb)
         removed = sum(v[0] for k, v in pa.items() if k not in pb and (len(k) == 1 or k[:-1] in pb))
         added = sum(v[0] for k, v in pb.items() if k not in pa and (len(k) == 1 or k[:-1] in pa))
