@@ -909,6 +909,15 @@ def pairs(a):
         check(not device and "device work" in detail and "last device work" not in detail,
               "%s: CPU run (no device events): the step's time base says whatif's step is the same span (%s)"
               % (name, detail[:120]))
+        # Each run's warm-up, said: the raw ProfilerStep spans less the steady ones.
+        vals = next(b for b in doc["sections"]["diff"]["blocks"] if b.get("type") == "values")["values"]
+        said = []
+        for key, ev, n in (("steps_a", ea, s["steps_a"]), ("steps_b", eb, s["steps_b"])):
+            total = len(steady_steps(ev, 10 ** 9))
+            said.append(("of %d steps; %d leading warm-up steps left out" % (total, total - n))
+                        in vals[key].get("detail", ""))
+        check(all(said), "%s: the steady steps' detail gives each run's steps and warm-up left out (%s / %s)"
+              % (name, vals["steps_a"].get("detail"), vals["steps_b"].get("detail")))
         pa, pb = raw_paths(ea, sa), raw_paths(eb, sb)
         removed = sum(v[0] for k, v in pa.items() if k not in pb and (len(k) == 1 or k[:-1] in pb))
         added = sum(v[0] for k, v in pb.items() if k not in pa and (len(k) == 1 or k[:-1] in pa))

@@ -33,10 +33,23 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   kv.items.push_back({"run_a", "Run A (before)", Value::String(a.label), Unit::kNone});
   kv.items.push_back({"run_b", "Run B (after)", Value::String(b.label), Unit::kNone});
   kv.items.push_back({"time_base", "Time base", Value::String(kTimeBase), Unit::kNone});
+  // Each run's warm-up is found on its own (leading outlier steps): said,
+  // since two runs that left out different numbers compare different parts
+  // of their runs (interleaved pairs: steps that ran side by side).
+  auto warmup = [](bool pseudo, const AttributionResult& r) {
+    if (pseudo) return std::string();
+    size_t all = 0, steady = 0;
+    for (const AttributionStep& st : r.per_step) {
+      ++all;
+      steady += st.steady ? 1 : 0;
+    }
+    return "of " + std::to_string(all) + " steps; " + std::to_string(all - steady) +
+           " leading warm-up steps left out (found in each run on its own)";
+  };
   kv.items.push_back({"steps_a", d.pseudo_a ? "Steps in A (none: main thread span)" : "Steady steps in A",
-                      Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount});
+                      Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount, warmup(d.pseudo_a, *a.attribution)});
   kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
-                      Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount});
+                      Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount, warmup(d.pseudo_b, *b.attribution)});
   // The step's span on the host (what the steps are: recorded markers, a
   // repeating pattern, ...), not whatif's and validate's "step wall time",
   // which runs on to the step's last device work: two figures, two names.
