@@ -8,6 +8,7 @@
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
 #include "src/analysis/attribution/compute_finding.h"
+#include "src/analysis/casts/cast_roundtrips.h"
 #include "src/analysis/communication/communication.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
@@ -70,6 +71,7 @@ void RunLayout(AnalysisResults& in, MetricSet* m) {
   const LayoutResult& r = in.layout();
   PublishLayoutConversions(in.trace(), r, m);
   PublishLayoutImpact(in.trace(), r, in.window(), m);
+  PublishCastRoundtrips(in.trace(), ComputeCastRoundtrips(in.trace()), in.window(), m);  // dtype round trips
 }
 
 void RunFusion(AnalysisResults& in, MetricSet* m) {
