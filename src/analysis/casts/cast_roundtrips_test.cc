@@ -206,5 +206,21 @@ TEST(CastRoundtripsTest, RealPairNamesTheFloat64RoundTrips) {
   EXPECT_EQ(ma.Get("cast_roundtrip_ns")->value, 0);
 }
 
+// Real GPU trace (TraceLens' Flux.1 on MI300, bf16): 169 dtype-changing
+// copies under cast ops, 2 of them host-to-device transfers (a
+// hipMemcpyWithStream inside: [512, 3] and [256, 3] float -> bf16), so 167
+// conversions; 102 of them followed by the cast back on the same
+// shape (a script over the raw JSON), each with an op reading the float
+// copy between (RMSNorm's pow/mean/rsqrt, softmax in float: one op between,
+// inside the allowance): upcasting to compute is no round trip.
+TEST(CastRoundtripsTest, FluxUpcastsAroundComputeAreNotRoundTrips) {
+  auto t = testing::ImportFixture("tracelens/inference__xdit_flux.1_aiter_sage__profile_trace_rank_0.json.gz");
+  ASSERT_NE(t, nullptr);
+  CastRoundtripResult r = ComputeCastRoundtrips(*t);
+  EXPECT_TRUE(r.device);
+  EXPECT_EQ(r.conversions, 167u);
+  EXPECT_TRUE(r.trips.empty());
+}
+
 }  // namespace
 }  // namespace aiprof
