@@ -83,17 +83,19 @@ class RoundtripFinder {
       counted[outer] = 1;
       out.push_back({outer, from, to, (*dims)[0]});
     }
-    if (!result_.typed) result_.typed = AnyTyped();
+    if (!result_.typed) AnyTyped();
     std::sort(out.begin(), out.end(), [](const Conversion& a, const Conversion& b) { return a.op < b.op; });
     return out;
   }
 
-  // Whether any torch op carries "Input type" (the first found ends it).
-  bool AnyTyped() const {
-    for (uint32_t i = 0; i < t_.slices.size(); ++i) {
-      if (IsOp(i) && args_.InputTypes(i)) return true;
+  // Whether any torch op carries a readable "Input type" (the first found
+  // ends the search), or only one in another form.
+  void AnyTyped() {
+    for (uint32_t i = 0; i < t_.slices.size() && !result_.typed; ++i) {
+      if (!IsOp(i)) continue;
+      result_.typed = args_.InputTypes(i).has_value();
+      if (!result_.typed && args_.String(i, "Input type")) result_.types_unread = true;
     }
-    return false;
   }
 
   bool IsRoundtrip(const Conversion& a, const Conversion& b) const {
@@ -246,9 +248,11 @@ CastRoundtripResult ComputeCastRoundtrips(const Trace& trace) { return Roundtrip
 
 void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, const AnalysisWindow& w,
                            MetricSet* metrics) {
-  const char* why = !r.torch_ops ? "no torch ops (cpu_op) in the trace"
-                    : !r.typed   ? "no torch op has Input type (profile with record_shapes=True)"
-                                 : nullptr;
+  if (!r.torch_ops) return;  // not a torch trace: not computed (the rule applies only where computed)
+  const char* why = r.typed          ? nullptr
+                    : r.types_unread ? "the ops' Input type is in a form not read (torch_npu's 'float;float' text, "
+                                       "not a list)"
+                                     : "no torch op has Input type (profile with record_shapes=True)";
   if (why != nullptr) {
     for (const char* m : {"cast_roundtrip_ns", "cast_roundtrip_ratio", "cast_roundtrip_count_per_step"}) {
       metrics->SetUnavailable(m, why);

@@ -69,7 +69,8 @@ struct CastRoundtripGroup {
 
 struct CastRoundtripResult {
   bool device = false;                     // timed on device kernels (else host ops)
-  bool typed = false;                      // some torch op carries "Input type"
+  bool typed = false;                      // some torch op carries a readable "Input type"
+  bool types_unread = false;               // else: one carries it in a form not read (torch_npu's text)
   bool torch_ops = false;                  // the trace has cpu_op slices
   uint64_t conversions = 0;                // dtype conversions seen (round trip or not)
   std::vector<CastRoundtrip> trips;        // in trace order per thread
@@ -82,6 +83,9 @@ CastRoundtripResult ComputeCastRoundtrips(const Trace& trace);
 // Publishes cast_roundtrip_ns (the trips' time inside the analysis window,
 // per the window's base), cast_roundtrip_ratio (of the base),
 // cast_roundtrip_count_per_step and "cast_roundtrip" evidence per group.
+// Nothing on a trace without torch ops (nsys, SDK, runtime-only traces: the
+// rule is only where computed); unavailable where no op's "Input type" can
+// be read (record_shapes off).
 void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& result, const AnalysisWindow& window,
                            MetricSet* metrics);
 

@@ -174,6 +174,41 @@ TEST(CastRoundtripsTest, WithoutInputTypesTheMetricsAreUnavailable) {
   EXPECT_NE(m.UnavailableReason("cast_roundtrip_ns")->find("record_shapes"), std::string::npos);
 }
 
+// Hand-made: a trace with no torch ops (a runtime call and its kernel)
+// computes nothing: the metrics are absent, not unavailable, so the rule
+// (applies_if_computed) is not listed.
+TEST(CastRoundtripsTest, WithoutTorchOpsNothingIsPublished) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":1}},
+    {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":30,"args":{"device":0,"stream":7,"correlation":1}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  CastRoundtripResult r = ComputeCastRoundtrips(*t);
+  EXPECT_FALSE(r.torch_ops);
+  MetricSet m;
+  PublishCastRoundtrips(*t, r, ComputeAnalysisWindow(*t), &m);
+  EXPECT_FALSE(m.Get("cast_roundtrip_ratio"));
+  EXPECT_FALSE(m.UnavailableReason("cast_roundtrip_ratio").has_value());
+}
+
+// Hand-made: torch_npu writes Input type as text ("double;\r\nfloat;\r\nScalar"),
+// which the arg reader does not parse: unavailable, and the reason says so.
+TEST(CastRoundtripsTest, TorchNpuTextTypesAreSaidNotRead) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::to","pid":1,"tid":1,"ts":10,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":12,"dur":6,
+     "args":{"Input type":"double;\r\nfloat;\r\nScalar","Input Dims":"2,3;\r\n2,3;\r\n"}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  CastRoundtripResult r = ComputeCastRoundtrips(*t);
+  EXPECT_FALSE(r.typed);
+  EXPECT_TRUE(r.types_unread);
+  MetricSet m;
+  PublishCastRoundtrips(*t, r, ComputeAnalysisWindow(*t), &m);
+  ASSERT_TRUE(m.UnavailableReason("cast_roundtrip_ns").has_value());
+  EXPECT_NE(m.UnavailableReason("cast_roundtrip_ns")->find("torch_npu"), std::string::npos);
+}
+
 // The real pair (test/data/pairs, pairs.yaml: "each conv block casts its
 // input to float64 and straight back to float32"). From the raw JSON
 // (a script over the file): 96 aten::to, each over a dtype-changing copy_,
