@@ -7,7 +7,8 @@ fusion_candidate_ratio, small_op_ratio, fusion_candidate_occurrences_per_step.
 Legacy-format files and files without "cpu_op" events are out of the
 oracle's scope: listed as skipped, never compared.
 
-Usage: fusion_oracle_check.py AIPROF [--memory-bound-any-length]
+Usage: fusion_oracle_check.py AIPROF [--fixtures DIR] [--memory-bound-any-length]
+(DIR: the fixtures folder holding torch-cpu/; default ../shared/fixtures)
 (the flag: the oracle's proposed CPU run rule, for a binary built with it).
 Exit 1 on any disagreement, 2 when no trace was compared.
 """
@@ -22,19 +23,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..'))
 
 
-def traces():
-    pats = [os.path.join(ROOT, '..', 'shared', 'fixtures', 'torch-cpu', '*.kineto.json'),
+def traces(fixtures):
+    pats = [os.path.join(fixtures, 'torch-cpu', '*.kineto.json'),
             os.path.join(ROOT, 'test', 'data', 'pairs', '*.pt.trace.json.gz'),
             os.path.join(ROOT, 'test', 'data', 'llm_cpu', '*.pt.trace.json.gz')]
     return sorted(f for p in pats for f in glob.glob(p))
 
 
 def main():
-    aiprof, flags = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    fixtures = os.path.join(ROOT, '..', 'shared', 'fixtures')
+    if '--fixtures' in args:
+        k = args.index('--fixtures')
+        fixtures = args[k + 1]
+        del args[k:k + 2]
+    aiprof, flags = args[0], args[1:]
+    if not glob.glob(os.path.join(fixtures, 'torch-cpu', '*.kineto.json')):
+        sys.exit(f'{fixtures}/torch-cpu: no *.kineto.json (give --fixtures DIR)')
     env = dict(os.environ, AIPROF_CALIBRATE='0', XDG_CONFIG_HOME=tempfile.mkdtemp(),
                XDG_DATA_HOME=tempfile.mkdtemp())
     compared = bad = 0
-    for f in traces():
+    for f in traces(fixtures):
         name = os.path.basename(f)
         # Only the fusion rule: the metrics are the analyses', and a rule file
         # another change adds (a metric this binary lacks) must not stop it.
