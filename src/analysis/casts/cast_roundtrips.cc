@@ -148,14 +148,7 @@ class RoundtripFinder {
   std::string Trigger(uint32_t op) const {
     uint32_t p = parent_[op];
     if (p == kNoSlice) return "";
-    std::string name(Name(p));
-    size_t hash = name.rfind('#');
-    if (hash != std::string::npos && hash + 1 < name.size() &&
-        std::all_of(name.begin() + hash + 1, name.end(),
-                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      name.replace(hash + 1, std::string::npos, "*");
-    }
-    return name;
+    return InstanceNameKey(Name(p));
   }
 
   void AddTrip(const Conversion& a, const Conversion& b) {

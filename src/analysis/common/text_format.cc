@@ -1,5 +1,6 @@
 #include "src/analysis/common/text_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -27,6 +28,17 @@ std::string FormatBytes(double bytes) {
   if (a < 1024.0 * 1024) return FormatFixed(bytes / 1024, 2) + " KiB";
   if (a < 1024.0 * 1024 * 1024) return FormatFixed(bytes / (1024.0 * 1024), 2) + " MiB";
   return FormatFixed(bytes / (1024.0 * 1024 * 1024), 2) + " GiB";
+}
+
+std::string InstanceNameKey(std::string_view name) {
+  std::string out(name);
+  const size_t hash = out.rfind('#');
+  if (hash != std::string::npos && hash + 1 < out.size() && std::all_of(out.begin() + hash + 1, out.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    out.replace(hash + 1, std::string::npos, "*");
+  }
+  return out;
 }
 
 }  // namespace aiprof

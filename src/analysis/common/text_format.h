@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace aiprof {
 
@@ -15,6 +16,10 @@ std::string FormatPercent(double ratio);
 std::string FormatBytes(double bytes);
 // Fixed-point with `digits` decimals.
 std::string FormatFixed(double v, int digits);
+
+// A name whose "#N" suffix (ProfilerStep#7, Optimizer.step#SGD.step#3) is
+// a count becomes "#*", so every step's instances group under one key.
+std::string InstanceNameKey(std::string_view name);
 
 }  // namespace aiprof
 

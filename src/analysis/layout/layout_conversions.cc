@@ -117,13 +117,7 @@ class ConversionFinder {
   std::string Trigger(uint32_t op) const {
     uint32_t p = parent_[op];
     if (p == kNoSlice) return "";
-    std::string name(Name(p));
-    size_t hash = name.rfind('#');
-    if (hash != std::string::npos && hash + 1 < name.size() &&
-        std::all_of(name.begin() + hash + 1, name.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-      name.replace(hash + 1, std::string::npos, "*");
-    }
-    return name;
+    return InstanceNameKey(Name(p));
   }
 
   void Add(std::string op, std::string trigger, int64_t ns, uint32_t slice) {
