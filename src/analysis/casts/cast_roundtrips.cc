@@ -243,8 +243,8 @@ void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, con
                            MetricSet* metrics) {
   if (!r.torch_ops) return;  // not a torch trace: not computed (the rule applies only where computed)
   const char* why = r.typed          ? nullptr
-                    : r.types_unread ? "the ops' Input type is in a form not read (torch_npu's 'float;float' text, "
-                                       "not a list)"
+                    : r.types_unread ? "the ops' Input type is in a form not read (neither Kineto's list nor "
+                                       "torch_npu's text)"
                                      : "no torch op has Input type (profile with record_shapes=True)";
   if (why != nullptr) {
     for (const char* m : {"cast_roundtrip_ns", "cast_roundtrip_ratio", "cast_roundtrip_count_per_step"}) {

@@ -191,22 +191,26 @@ TEST(CastRoundtripsTest, WithoutTorchOpsNothingIsPublished) {
   EXPECT_FALSE(m.UnavailableReason("cast_roundtrip_ratio").has_value());
 }
 
-// Hand-made: torch_npu writes Input type as text ("double;\r\nfloat;\r\nScalar"),
-// which the arg reader does not parse: unavailable, and the reason says so.
-TEST(CastRoundtripsTest, TorchNpuTextTypesAreSaidNotRead) {
+// Hand-made: torch_npu writes Input type and Input Dims as text
+// ("double;\r\nfloat;\r\nScalar", "2,3;\r\n2,3;\r\n"), which the arg reader
+// reads as Kineto's lists: a trip in that form is found.
+TEST(CastRoundtripsTest, TorchNpuTextFormIsRead) {
   auto t = ImportJsonText(R"({"traceEvents":[
     {"ph":"X","cat":"cpu_op","name":"aten::to","pid":1,"tid":1,"ts":10,"dur":10},
     {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":12,"dur":6,
-     "args":{"Input type":"double;\r\nfloat;\r\nScalar","Input Dims":"2,3;\r\n2,3;\r\n"}}
+     "args":{"Input type":"double;\r\nfloat;\r\nScalar","Input Dims":"2,3;\r\n2,3;\r\n"}},
+    {"ph":"X","cat":"cpu_op","name":"aten::to","pid":1,"tid":1,"ts":30,"dur":10},
+    {"ph":"X","cat":"cpu_op","name":"aten::copy_","pid":1,"tid":1,"ts":32,"dur":6,
+     "args":{"Input type":"float;\r\ndouble;\r\nScalar","Input Dims":"2,3;\r\n2,3;\r\n"}}
   ]})");
   ASSERT_NE(t, nullptr);
   CastRoundtripResult r = ComputeCastRoundtrips(*t);
-  EXPECT_FALSE(r.typed);
-  EXPECT_TRUE(r.types_unread);
+  EXPECT_TRUE(r.typed);
+  EXPECT_FALSE(r.types_unread);
   MetricSet m;
   PublishCastRoundtrips(*t, r, ComputeAnalysisWindow(*t), &m);
-  ASSERT_TRUE(m.UnavailableReason("cast_roundtrip_ns").has_value());
-  EXPECT_NE(m.UnavailableReason("cast_roundtrip_ns")->find("torch_npu"), std::string::npos);
+  ASSERT_TRUE(m.Get("cast_roundtrip_count_per_step"));
+  EXPECT_EQ(m.Get("cast_roundtrip_count_per_step")->value, 1);
 }
 
 // The real pair (test/data/pairs, pairs.yaml: "each conv block casts its

@@ -36,10 +36,55 @@ std::optional<Dims> ParseInts(std::string_view t, size_t* i) {
   }
 }
 
+// torch_npu's text form: items separated by ';', each trimmed of spaces
+// and the "\r\n" torch_npu writes after the ';'.
+std::vector<std::string_view> TextItems(std::string_view t) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t semi = t.find(';');
+    std::string_view item = t.substr(0, semi);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+    out.push_back(item);
+    if (semi == std::string_view::npos) return out;
+    t.remove_prefix(semi + 1);
+  }
+}
+
+bool IsListText(std::string_view t) {
+  size_t i = 0;
+  SkipSpace(t, &i);
+  return i < t.size() && t[i] == '[';
+}
+
 }  // namespace
 
 std::optional<std::vector<Dims>> ParseDimsList(std::string_view t) {
   std::vector<Dims> out;
+  if (!IsListText(t)) {  // torch_npu: "32,3,224,224;\r\n64;\r\n"
+    for (std::string_view item : TextItems(t)) {
+      Dims d;
+      while (!item.empty()) {
+        const size_t comma = item.find(',');
+        std::string_view n = item.substr(0, comma);
+        while (!n.empty() && std::isspace(static_cast<unsigned char>(n.front()))) n.remove_prefix(1);
+        while (!n.empty() && std::isspace(static_cast<unsigned char>(n.back()))) n.remove_suffix(1);
+        const bool neg = !n.empty() && n.front() == '-';
+        if (neg) n.remove_prefix(1);
+        if (n.empty() || n.size() > 18) return std::nullopt;
+        int64_t v = 0;
+        for (char c : n) {
+          if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+          v = v * 10 + (c - '0');
+        }
+        d.push_back(neg ? -v : v);
+        if (comma == std::string_view::npos) break;
+        item.remove_prefix(comma + 1);
+      }
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
   size_t i = 0;
   if (!Expect(t, &i, '[')) return std::nullopt;
   SkipSpace(t, &i);
@@ -57,6 +102,10 @@ std::optional<std::vector<Dims>> ParseDimsList(std::string_view t) {
 
 std::optional<std::vector<std::string>> ParseStringList(std::string_view t) {
   std::vector<std::string> out;
+  if (!IsListText(t)) {  // torch_npu: "float;\r\nNone;\r\nScalar"
+    for (std::string_view item : TextItems(t)) out.emplace_back(item);
+    return out;
+  }
   size_t i = 0;
   if (!Expect(t, &i, '[')) return std::nullopt;
   SkipSpace(t, &i);

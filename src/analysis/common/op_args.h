@@ -16,8 +16,12 @@ namespace aiprof {
 using Dims = std::vector<int64_t>;
 
 // "[[8, 3, 64, 64], [], [2]]" → {{8,3,64,64},{},{2}}; nullopt if malformed.
+// torch_npu writes the same as text, one input per ";\r\n"-separated item
+// ("32,3,224,224;\r\n64,3,11,11;\r\n" → {{32,3,224,224},{64,3,11,11},{}}):
+// read alike, an empty item being Kineto's [].
 std::optional<std::vector<Dims>> ParseDimsList(std::string_view text);
 // "[\"float\", \"\", \"Scalar\"]" → {"float", "", "Scalar"}; nullopt if malformed.
+// torch_npu's text form ("float;\r\nNone;\r\nScalar") is read alike.
 std::optional<std::vector<std::string>> ParseStringList(std::string_view text);
 
 // An arg's JSON text on one line, for a label or a grouping key: some traces
