@@ -32,7 +32,7 @@ shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
 ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
-     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer)
+     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer session_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
 [ "${AIPROF_FUZZ_CONFIGURED:-0}" = 1 ] || cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
@@ -43,7 +43,7 @@ cmake --build "$BF" -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/$BF/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map,session}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -156,6 +156,33 @@ PY
 printf 'map:\n  - a: aten::cudnn_convolution\n    b: aten::miopen_convolution\n  - a: /^sm90_xmma_gemm_/\n    b: /^Cijk_/\n' \
   > "$SEEDS/name_map_fuzzer/map.yaml"
 printf '# run A -> run B\nmap:\n  - a: /(a|b)*c{2,5}/\n    b: "x"\n' > "$SEEDS/name_map_fuzzer/regex.yaml"
+
+# Whole sessions: the first events (under 48 KB of JSON, the harness reads
+# at most 64 KB) of real traces that drive the analyses: CPU pairs with a
+# planted cast round trip, a checkpoint region and a data loader, an LLM
+# decode loop, the ResNet50 GPU trace and torch_npu's text-form op args.
+python3 - "$SEEDS/session_fuzzer" test/data/pairs/cast_roundtrip_before.pt.trace.json.gz \
+  test/data/pairs/checkpoint_every_step_before.pt.trace.json.gz test/data/pairs/dataloader_workers_before.pt.trace.json.gz \
+  test/data/llm_cpu/nested_decode_loop.pt.trace.json.gz \
+  "$FIXTURES/kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz" \
+  "$FIXTURES/ascend-pt/level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json" <<'PY'
+import gzip, json, os, sys
+for path in sys.argv[2:]:
+    if not os.path.exists(path):
+        continue
+    doc = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    timed = sorted((e for e in events if "ts" in e), key=lambda e: float(e["ts"]))
+    kept, size = [e for e in events if "ts" not in e][:50], 0
+    for e in timed:
+        size += len(json.dumps(e)) + 1
+        if size > 40000:
+            break
+        kept.append(e)
+    name = os.path.basename(path).split(".")[0][:60] + ".json"
+    with open(os.path.join(sys.argv[1], name), "w") as f:
+        json.dump({"traceEvents": kept}, f)
+PY
 
 status=0
 for fuzzer in "${FUZZERS[@]}"; do

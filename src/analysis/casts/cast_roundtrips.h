@@ -70,7 +70,7 @@ struct CastRoundtripGroup {
 struct CastRoundtripResult {
   bool device = false;                     // timed on device kernels (else host ops)
   bool typed = false;                      // some torch op carries a readable "Input type"
-  bool types_unread = false;               // else: one carries it in a form not read (torch_npu's text)
+  bool types_unread = false;  // else: one carries it in a form not read (neither Kineto's list nor torch_npu's text)
   bool torch_ops = false;                  // the trace has cpu_op slices
   uint64_t conversions = 0;                // dtype conversions seen (round trip or not)
   std::vector<CastRoundtrip> trips;        // in trace order per thread
