@@ -801,11 +801,11 @@ def formats_and_map(a, before, after):
         check(p.returncode == 1 and "missing.json" in p.stderr, "missing run B: exit 1 naming the file")
 
 
-def raw_paths(events, steps):
-    """Per path of names (the X slices enclosing a slice on the step's
-    thread, ProfilerStep left out), the total time (ns) and calls per step
-    over `steps`; a slice counts in the step it starts in, clipped to it."""
-    tot, calls = {}, {}
+def walk_steps(events, steps):
+    """Yields (event, path, clipped time in ns) for every X slice on each
+    step's thread, ProfilerStep left out: its path of names (the slices
+    enclosing it, then its own), its time clipped to its parent and step; a
+    slice counts in the step it starts in."""
     for ts, dur, tid in steps:
         xs = sorted((e for e in events if e.get("ph") == "X" and e.get("tid") == tid and ts <= e["ts"] < ts + dur
                      and not str(e.get("name", "")).startswith("ProfilerStep#")),
@@ -815,10 +815,17 @@ def raw_paths(events, steps):
             while stack and e["ts"] >= stack[-1][1]:
                 stack.pop()
             end = min(e["ts"] + e["dur"], stack[-1][1] if stack else ts + dur)
-            path = tuple(n for n, _ in stack) + (e["name"],)
-            tot[path] = tot.get(path, 0.0) + (end - e["ts"]) * 1000
-            calls[path] = calls.get(path, 0) + 1
+            yield e, tuple(n for n, _ in stack) + (e["name"],), (end - e["ts"]) * 1000
             stack.append((e["name"], end))
+
+
+def raw_paths(events, steps):
+    """Per path of names, the total time (ns) and calls per step over
+    `steps` (walk_steps)."""
+    tot, calls = {}, {}
+    for _, path, ns in walk_steps(events, steps):
+        tot[path] = tot.get(path, 0.0) + ns
+        calls[path] = calls.get(path, 0) + 1
     n = len(steps)
     return {k: (v / n, calls[k] / n) for k, v in tot.items()}
 
@@ -827,21 +834,11 @@ def raw_shapes(events, steps):
     """Per (path, Input Dims) of the op slices on the step's thread, the
     total time (ns) per step over `steps` (paths as raw_paths)."""
     out = {}
-    for ts, dur, tid in steps:
-        xs = sorted((e for e in events if e.get("ph") == "X" and e.get("tid") == tid and ts <= e["ts"] < ts + dur
-                     and not str(e.get("name", "")).startswith("ProfilerStep#")),
-                    key=lambda e: (e["ts"], -e["dur"]))
-        stack = []
-        for e in xs:
-            while stack and e["ts"] >= stack[-1][1]:
-                stack.pop()
-            end = min(e["ts"] + e["dur"], stack[-1][1] if stack else ts + dur)
-            path = tuple(n for n, _ in stack) + (e["name"],)
-            dims = (e.get("args") or {}).get("Input Dims")
-            if e.get("cat") == "cpu_op" and dims is not None:
-                key = (path, json.dumps(dims))
-                out[key] = out.get(key, 0.0) + (end - e["ts"]) * 1000
-            stack.append((e["name"], end))
+    for e, path, ns in walk_steps(events, steps):
+        dims = (e.get("args") or {}).get("Input Dims")
+        if e.get("cat") == "cpu_op" and dims is not None:
+            key = (path, json.dumps(dims))
+            out[key] = out.get(key, 0.0) + ns
     return {k: v / len(steps) for k, v in out.items()}
 
 
