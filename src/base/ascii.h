@@ -26,6 +26,14 @@ inline bool Contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
 }
 
+// `s` without leading and trailing ASCII whitespace (space, \t, \r, \n, \v, \f).
+inline std::string_view TrimAsciiSpace(std::string_view s) {
+  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_BASE_ASCII_H_

@@ -140,18 +140,6 @@ std::optional<InferredFix> InferAppliedFix(AnalysisSession& before, AnalysisSess
 
 namespace {
 
-// No steady step of the run launched device work (a CPU-only trace): its
-// step wall time ends at the step's own end (StepEndText).
-bool HostOnlySteps(AnalysisSession& s) {
-  bool any = false;
-  for (const StepPath& p : s.results().critical_path().steps) {
-    if (!p.steady) continue;
-    if (p.device_sink != kNoSlice) return false;
-    any = true;
-  }
-  return any;
-}
-
 // The after run's figure, and how the prediction compares with it.
 void SetMeasured(const MeanInterval& a, PredictionCheck* c) {
   c->measured_ns = a.mean;
@@ -210,7 +198,7 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
                   ": end of the previous step's device work to the end of its own (the device runs behind the host; "
                   "both runs measured so)";
   } else {
-    c.host_only = HostOnlySteps(before);
+    c.host_only = SteadyStepsAreHostOnly(before.results().critical_path());
     c.time_base = std::string("steady step wall time, ") +
                   (c.mean ? "mean (the scenario acts on one step in N)" : "median") + ": step start to " +
                   StepEndText(c.host_only);

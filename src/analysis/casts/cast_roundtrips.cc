@@ -223,11 +223,6 @@ std::string ShapeText(const Dims& d) {
   return out + "]";
 }
 
-bool Inside(const Intervals& iv, int64_t ts) {
-  auto it = std::upper_bound(iv.begin(), iv.end(), ts, [](int64_t t, const auto& x) { return t < x.first; });
-  return it != iv.begin() && ts < std::prev(it)->second;
-}
-
 // A trip's figures inside the window: its count (by its first cast's start)
 // and time, device-timed trips over the device's window.
 struct WindowShare {
@@ -263,7 +258,7 @@ void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, con
     for (uint32_t sl : trip.timed) iv.emplace_back(s.ts_ns[sl], SliceEnd(s, sl));
     iv = MergeIntervals(std::move(iv));
     double in = static_cast<double>(IntersectionLength(iv, win));
-    double counted = Inside(w.IntervalsOfRank(rank), s.ts_ns[trip.there]) ? 1 : 0;
+    double counted = IntervalsContain(w.IntervalsOfRank(rank), s.ts_ns[trip.there]) ? 1 : 0;
     for (WindowShare* ws : {&groups[trip.group], &all}) {
       ws->count[rank] += counted;
       (on_device ? ws->device_ns : ws->host_ns)[rank] += in;

@@ -65,6 +65,11 @@ int64_t CoveredTime::Within(int64_t start_ns, int64_t end_ns) const {
   return Before(end_ns) - Before(start_ns);
 }
 
+bool IntervalsContain(const Intervals& merged, int64_t t) {
+  auto it = std::upper_bound(merged.begin(), merged.end(), std::make_pair(t, INT64_MAX));
+  return it != merged.begin() && t < std::prev(it)->second;
+}
+
 Intervals Complement(const Intervals& cut, int64_t start, int64_t end) {
   Intervals out;
   int64_t at = start;

@@ -23,6 +23,9 @@ int64_t IntersectionLength(const Intervals& a, const Intervals& b);
 // Total length of a sorted disjoint list.
 int64_t LengthOf(const Intervals& merged);
 
+// Whether t lies in an interval of the sorted disjoint list. O(log n).
+bool IntervalsContain(const Intervals& merged, int64_t t);
+
 // [start, end) less the sorted disjoint list `cut`: sorted and disjoint.
 Intervals Complement(const Intervals& cut, int64_t start, int64_t end);
 

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "src/base/ascii.h"
+
 namespace aiprof {
 namespace {
 
@@ -42,10 +44,7 @@ std::vector<std::string_view> TextItems(std::string_view t) {
   std::vector<std::string_view> out;
   while (true) {
     const size_t semi = t.find(';');
-    std::string_view item = t.substr(0, semi);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
-    out.push_back(item);
+    out.push_back(TrimAsciiSpace(t.substr(0, semi)));
     if (semi == std::string_view::npos) return out;
     t.remove_prefix(semi + 1);
   }
@@ -66,9 +65,7 @@ std::optional<std::vector<Dims>> ParseDimsList(std::string_view t) {
       Dims d;
       while (!item.empty()) {
         const size_t comma = item.find(',');
-        std::string_view n = item.substr(0, comma);
-        while (!n.empty() && std::isspace(static_cast<unsigned char>(n.front()))) n.remove_prefix(1);
-        while (!n.empty() && std::isspace(static_cast<unsigned char>(n.back()))) n.remove_suffix(1);
+        std::string_view n = TrimAsciiSpace(item.substr(0, comma));
         const bool neg = !n.empty() && n.front() == '-';
         if (neg) n.remove_prefix(1);
         if (n.empty() || n.size() > 18) return std::nullopt;

@@ -477,4 +477,14 @@ CriticalPathResult RewalkCriticalPath(const Trace& trace, const CriticalPathResu
   return r;
 }
 
+bool SteadyStepsAreHostOnly(const CriticalPathResult& path) {
+  bool any = false;
+  for (const StepPath& p : path.steps) {
+    if (!p.steady) continue;
+    if (p.device_sink != kNoSlice) return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace aiprof

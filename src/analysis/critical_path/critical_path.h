@@ -248,6 +248,10 @@ struct CriticalPathResult {
   std::vector<bool> on_path;
 };
 
+// Some step is steady and no steady step launched device work (a CPU-only
+// trace): their wall time ends on the host (StepEndText).
+bool SteadyStepsAreHostOnly(const CriticalPathResult& path);
+
 struct CriticalPathOptions {
   const AnalysisWindow* window = nullptr;      // marks steady steps
   const CrossRankResult* cross = nullptr;      // collectives are joined only when its clocks agree

@@ -1,7 +1,6 @@
 #include "src/analysis/host_functions/host_regions.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <unordered_map>
 
@@ -13,12 +12,6 @@ namespace aiprof {
 namespace {
 
 constexpr char kHostRegionsSource[] = "host_regions";
-
-std::string PerStep(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -83,8 +76,8 @@ void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, MetricSe
                    "\"" + std::string(trace.Str(g.name)) + "\": " + FormatDurationNs(g.host_ns_per_step) +
                        " per step with no op running in it (" + FormatPercent(g.host_share) + " of the mean step, " +
                        FormatDurationNs(r.step_ns) + "), of " + FormatDurationNs(g.total_ns_per_step) +
-                       " per step in it; " + PerStep(g.instances_per_step) + " instances and " +
-                       PerStep(g.ops_per_step) + " ops per step");
+                       " per step in it; " + FormatFixed(g.instances_per_step, 1) + " instances and " +
+                       FormatFixed(g.ops_per_step, 1) + " ops per step");
   }
 }
 

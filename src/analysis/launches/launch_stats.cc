@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/launches/launch_hold.h"
@@ -18,11 +19,6 @@ namespace {
 constexpr char kLaunchesSource[] = "launches";
 
 bool IsTask(EventKind k) { return k == EventKind::kKernel || k == EventKind::kCollective; }
-
-bool InsideAnyStep(const std::vector<std::pair<int64_t, int64_t>>& steps, int64_t ts) {
-  auto it = std::upper_bound(steps.begin(), steps.end(), std::make_pair(ts, INT64_MAX));
-  return it != steps.begin() && ts < std::prev(it)->second;
-}
 
 // Host runtime calls only: the copies a graph-capture merge re-times onto
 // replayed kernels (IsGraphCaptureTrack, left out of the op statistics too)
@@ -80,7 +76,7 @@ void SummariseCalls(const Trace& trace, const std::unordered_map<uint32_t, CallI
   std::vector<std::tuple<uint32_t, int64_t, int64_t>> replays;  // track, start, end
   for (const auto& [call, info] : calls) {
     ++out->launch_calls;
-    if (InsideAnyStep(steps, s.ts_ns[call])) ++out->launch_calls_in_steps;
+    if (IntervalsContain(steps, s.ts_ns[call])) ++out->launch_calls_in_steps;
     // Work that started kMinLaunchHoldNs or more after its call returned
     // was held by the device (a graph replay queued behind earlier work):
     // no launch latency, counted apart.
@@ -166,7 +162,7 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
     ++out.kernels;
     if (call == kNoSlice) continue;
     ++out.launches;
-    out.kernels_in_steps += InsideAnyStep(steps, s.ts_ns[call]);
+    out.kernels_in_steps += IntervalsContain(steps, s.ts_ns[call]);
     if (graph) {
       ++out.graph_kernels;
       out.graph_kernels_captured += op_call[i] != call && op_call[i] != kNoSlice;

@@ -850,7 +850,6 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     return sum;
   };
   std::vector<double> predicted, measured;
-  bool any_device = false;  // a steady step launched device work
   // graph-launch: the step period, from the previous step's end on the same
   // rank to this step's (a host that no longer paces the device runs ahead,
   // and a step's wall time would count the device queue it runs into).
@@ -916,12 +915,11 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     if (sp.steady) {
       predicted.push_back(static_cast<double>(sp.predicted_ns));
       measured.push_back(static_cast<double>(sp.measured_ns));
-      any_device |= p.device_sink != kNoSlice;
     }
     r.steps.push_back(sp);
   }
   r.steady_steps = predicted.size();
-  r.host_only = !predicted.empty() && !any_device;
+  r.host_only = SteadyStepsAreHostOnly(path);
   if (predicted.empty() && period && !r.steps.empty() &&
       std::all_of(r.steps.begin(), r.steps.end(), [](const StepPrediction& sp) { return sp.no_period; })) {
     // Said, not only "no step": a one-step trace has no period to predict.

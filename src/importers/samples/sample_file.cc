@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "src/base/ascii.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/sdk/sdk_event_importer.h"
 #include "src/model/native_file.h"
@@ -23,14 +24,8 @@ bool IsQualityName(std::string_view k) {
   return std::find(std::begin(kQualityNames), std::end(kQualityNames), k) != std::end(kQualityNames);
 }
 
-std::string_view TrimSpaces(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool ParseDouble(std::string_view s, double* out) {
-  s = TrimSpaces(s);
+  s = TrimAsciiSpace(s);
   if (!s.empty() && s[0] == '+') s.remove_prefix(1);
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(*out);
@@ -63,7 +58,7 @@ std::vector<std::string_view> SplitCsv(std::string_view line) {
   size_t start = 0;
   for (size_t i = 0; i <= line.size(); ++i) {
     if (i == line.size() || line[i] == ',') {
-      std::string_view f = TrimSpaces(line.substr(start, i - start));
+      std::string_view f = TrimAsciiSpace(line.substr(start, i - start));
       if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
       out.push_back(f);
       start = i + 1;
@@ -83,7 +78,7 @@ StatusOr<SampleFile> ParseText(const std::string& path, std::string_view content
   for (size_t pos = 0; pos <= content.size();) {
     size_t end = content.find('\n', pos);
     if (end == std::string_view::npos) end = content.size();
-    std::string_view line = TrimSpaces(content.substr(pos, end - pos));
+    std::string_view line = TrimAsciiSpace(content.substr(pos, end - pos));
     pos = end + 1;
     ++line_no;
     if (line.empty() || line[0] == '#') continue;
@@ -416,11 +411,11 @@ bool LooksLikeSampleFile(const std::string& path) {
   // does the SDK's event file ("AIPROFS\n").
   if (std::string_view(*prefix).substr(0, kNativeMagic.size()) == kNativeMagic) return false;
   if (DetectSdkEventFile(*prefix)) return false;
-  std::string_view p = TrimSpaces(*prefix);
+  std::string_view p = TrimAsciiSpace(*prefix);
   if (p.empty()) return false;
   char c = p[0];
   if (c == '[') {
-    std::string_view rest = TrimSpaces(p.substr(1));
+    std::string_view rest = TrimAsciiSpace(p.substr(1));
     return !rest.empty() && (std::isdigit(static_cast<unsigned char>(rest[0])) || rest[0] == '-' || rest[0] == '.' || rest[0] == ']');
   }
   if (c == '{') {
@@ -439,7 +434,7 @@ StatusOr<SampleFile> ParseSampleFile(const std::string& path, std::string_view c
   if (NanosecondsPerUnit(options.default_unit) == 0) {
     return ErrStatus("unknown sample unit '" + options.default_unit + "' (expected ns, us, ms or s)");
   }
-  std::string_view t = TrimSpaces(content);
+  std::string_view t = TrimAsciiSpace(content);
   if (t.empty()) return ErrStatus(path + ": empty file");
   if (t[0] == '[' || t[0] == '{') return ParseJson(path, content, options);
   return ParseText(path, content, options);
