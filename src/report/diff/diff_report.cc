@@ -446,9 +446,11 @@ render::Document DiffToDocument(const DiffRun& a, const DiffRun& b, const Attrib
     s.Add(render::Paragraph{"No diff: " + d.problem});
     return doc;
   }
-  AddStepFigures(a, b, d, &s);
-  AddCaveats(d, &s);
+  // What changed most first, then what qualifies it, then the figures (a
+  // reader of the page saw ~25 figures before the headline).
   AddLargestFinding(a, b, d, &s);
+  AddCaveats(d, &s);
+  AddStepFigures(a, b, d, &s);
   AddChanges(a, b, d, top_n, &doc.AddSection("changes", "Changes"));
   AddClassDiff(d, &doc.AddSection("classes", "Time classes"));
   AddRenamed(a, b, d, top_n, &doc.AddSection("renamed", "Renamed"));
