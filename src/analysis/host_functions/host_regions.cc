@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/common/text_format.h"
@@ -12,6 +14,33 @@ namespace aiprof {
 namespace {
 
 constexpr char kHostRegionsSource[] = "host_regions";
+
+// Per node: a region (region[i]) inside a region of its own name (a
+// decorated function calling itself, one label at two levels). One
+// depth-first walk with a count per name of the regions open on the path:
+// linear in nodes, whatever the depth.
+std::vector<uint8_t> InsideSameName(const AttributionNodes& n, const std::vector<uint8_t>& region, size_t names) {
+  std::vector<uint32_t> first(n.size(), kNoNode), next(n.size(), kNoNode);
+  for (size_t i = n.size(); i-- > 1;) {
+    next[i] = first[n.parent[i]];
+    first[n.parent[i]] = static_cast<uint32_t>(i);
+  }
+  std::vector<uint8_t> inside(n.size(), 0);
+  std::vector<uint32_t> open(names, 0);
+  std::vector<std::pair<uint32_t, bool>> stack{{0, false}};  // (node, children done)
+  while (!stack.empty()) {
+    const auto [i, done] = stack.back();
+    stack.pop_back();
+    if (done) {
+      if (region[i]) --open[n.name[i].raw];
+      continue;
+    }
+    if (region[i]) inside[i] = open[n.name[i].raw]++ > 0;
+    stack.emplace_back(i, true);
+    for (uint32_t c = first[i]; c != kNoNode; c = next[c]) stack.emplace_back(c, false);
+  }
+  return inside;
+}
 
 }  // namespace
 
@@ -28,15 +57,23 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
     if (n.kind[i] == AttributionKind::kOp) ops_under[i] += n.count[i];
     if (n.parent[i] != kNoNode) ops_under[n.parent[i]] += ops_under[i];
   }
+  std::vector<uint8_t> region(n.size(), 0);
+  for (size_t i = 1; i < n.size(); ++i) {
+    region[i] = n.kind[i] == AttributionKind::kModule && n.time_class[i] != TimeClass::kDataLoading &&
+                !trace.Str(n.name[i]).starts_with("nn.Module: ");
+  }
+  // A region inside one of its own name adds its own time and instances;
+  // its total and ops are in the outer one's already.
+  const std::vector<uint8_t> inside = InsideSameName(n, region, trace.strings.size());
   std::unordered_map<uint32_t, size_t> by_name;  // name id -> index in out.regions
   for (size_t i = 1; i < n.size(); ++i) {
-    if (n.kind[i] != AttributionKind::kModule || n.time_class[i] == TimeClass::kDataLoading) continue;
-    if (trace.Str(n.name[i]).starts_with("nn.Module: ")) continue;
+    if (!region[i]) continue;
     auto [it, added] = by_name.emplace(n.name[i].raw, out.regions.size());
     if (added) out.regions.push_back({n.name[i]});
     HostRegion& r = out.regions[it->second];
     r.instances_per_step += a.PerStep(static_cast<int64_t>(n.count[i]));
     r.host_ns_per_step += a.PerStep(n.self_ns[i]);
+    if (inside[i]) continue;
     r.total_ns_per_step += a.PerStep(n.total_ns[i]);
     r.ops_per_step += a.PerStep(static_cast<int64_t>(ops_under[i]));
   }

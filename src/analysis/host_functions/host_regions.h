@@ -7,7 +7,9 @@
 // loading (a DataLoader span and what lies under it: the data_loading
 // finding owns that time). Its host time is the node's self time: the time
 // its slices cover minus the time of the ops and regions under it (no op of
-// its own runs). Nodes of one name under different parents add up.
+// its own runs). Nodes of one name under different parents add up; one
+// inside a region of its own name adds its self time and instances, not
+// its total or ops (the outer one's total holds them).
 // Figures are per steady step (AttributionResult::PerStep) and shares of
 // the steady steps' wall time (AttributionResult::wall_ns).
 #ifndef AIPROF_SRC_ANALYSIS_HOST_FUNCTIONS_HOST_REGIONS_H_

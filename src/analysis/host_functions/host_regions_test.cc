@@ -5,6 +5,7 @@
 #include <string>
 
 #include "src/analysis/attribution/attribution.h"
+#include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 #include "test/util/trace_fixtures.h"
 
@@ -104,6 +105,48 @@ TEST(HostRegionsTest, ForwardLabelIsNotHostWork) {
   EXPECT_NEAR(f->host_ns_per_step, 0.58e6, 0.01e6);
   EXPECT_NEAR(f->total_ns_per_step, 9.96e6, 0.02e6);
   EXPECT_FALSE(f->host_work);
+}
+
+// Hand-made: a region nested in a region of the same name (a decorated
+// function calling itself, one label used at two levels). Per 200 us step
+// at t: "save" [t+10, t+150) runs aten::add [t+10, t+50) and an inner
+// "save" [t+50, t+150), which runs aten::mul [t+50, t+60) and nothing for
+// 90 us; aten::mm [t+160, t+190) follows. By hand: outer self 140 - 40 -
+// 100 = 0, inner self 100 - 10 = 90, so "save" runs no op for 90 us of its
+// 140 us per step (the outer span: the inner lies inside it), 2 ops under
+// it; host work (90 >= 70), 45% of the step. Adding the inner node's total
+// to the outer's gave 240 us of "save" in a 200 us step and 3 ops, and
+// 90 < 120 hid it as host work.
+TEST(HostRegionsTest, NestedSameNameRegionCountsItsTimeOnce) {
+  std::string e;
+  auto ev = [&](const char* cat, const char* name, int ts, int dur) {
+    e += std::string(e.empty() ? "" : ",\n") + R"({"ph":"X","cat":")" + cat + R"(","name":")" + name +
+         R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + "}";
+  };
+  for (int k = 0; k < 2; ++k) {
+    const int t = 200 * k;
+    ev("user_annotation", k == 0 ? "ProfilerStep#1" : "ProfilerStep#2", t, 200);
+    ev("user_annotation", "save", t + 10, 140);
+    ev("cpu_op", "aten::add", t + 10, 40);
+    ev("user_annotation", "save", t + 50, 100);
+    ev("cpu_op", "aten::mul", t + 50, 10);
+    ev("cpu_op", "aten::mm", t + 160, 30);
+  }
+  auto t = testing::ImportJsonText(R"({"traceEvents":[)" + e + "]}");
+  ASSERT_NE(t, nullptr);
+  HostRegionsResult r = RegionsOf(*t);
+  ASSERT_TRUE(r.available);
+  EXPECT_NEAR(r.step_ns, 200e3, 1);
+  const HostRegion* g = Find(*t, r, "save");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NEAR(g->host_ns_per_step, 90e3, 1);
+  EXPECT_NEAR(g->total_ns_per_step, 140e3, 1);
+  EXPECT_NEAR(g->ops_per_step, 2, 1e-9);
+  EXPECT_TRUE(g->host_work);
+  MetricSet m;
+  PublishHostRegions(*t, r, &m);
+  ASSERT_TRUE(m.Get("host_region_ratio"));
+  EXPECT_NEAR(m.Get("host_region_ratio")->value, 0.45, 1e-9);
 }
 
 // A trace with device activity: the host's time without ops is not the
