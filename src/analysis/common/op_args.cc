@@ -1,6 +1,8 @@
 #include "src/analysis/common/op_args.h"
 
+#include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "src/base/ascii.h"
 
@@ -29,7 +31,11 @@ std::optional<Dims> ParseInts(std::string_view t, size_t* i) {
     if (neg) ++*i;
     if (*i >= t.size() || !std::isdigit(static_cast<unsigned char>(t[*i]))) return std::nullopt;
     int64_t v = 0;
-    while (*i < t.size() && std::isdigit(static_cast<unsigned char>(t[*i]))) v = v * 10 + (t[(*i)++] - '0');
+    // At most 18 digits, as the text form: a longer number would overflow int64.
+    for (int digits = 0; *i < t.size() && std::isdigit(static_cast<unsigned char>(t[*i])); ++digits) {
+      if (digits == 18) return std::nullopt;
+      v = v * 10 + (t[(*i)++] - '0');
+    }
     out.push_back(neg ? -v : v);
     SkipSpace(t, i);
     if (*i < t.size() && t[*i] == ',') { ++*i; continue; }
@@ -177,8 +183,11 @@ int BytesPerElement(std::string_view t) {
 }
 
 int64_t NumElements(const Dims& d) {
+  if (std::find(d.begin(), d.end(), 0) != d.end()) return 0;
   int64_t n = 1;
-  for (int64_t x : d) n *= x;
+  for (int64_t x : d) {
+    if (__builtin_mul_overflow(n, x, &n)) return std::numeric_limits<int64_t>::max();
+  }
   return n;
 }
 

@@ -15,7 +15,8 @@ namespace aiprof {
 
 using Dims = std::vector<int64_t>;
 
-// "[[8, 3, 64, 64], [], [2]]" → {{8,3,64,64},{},{2}}; nullopt if malformed.
+// "[[8, 3, 64, 64], [], [2]]" → {{8,3,64,64},{},{2}}; nullopt if malformed
+// (a number of over 18 digits included, in either form).
 // torch_npu writes the same as text, one input per ";\r\n"-separated item
 // ("32,3,224,224;\r\n64,3,11,11;\r\n" → {{32,3,224,224},{64,3,11,11},{}}):
 // read alike, an empty item being Kineto's [].
@@ -55,7 +56,7 @@ class OpArgReader {
 // "double" 8, "long int" 8, ...); 0 when unknown or not a tensor.
 int BytesPerElement(std::string_view dtype);
 
-// Product of dims (1 for a 0-dim tensor).
+// Product of dims (1 for a 0-dim tensor); INT64_MAX where it would overflow.
 int64_t NumElements(const Dims& d);
 
 }  // namespace aiprof

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace aiprof {
 namespace {
 
@@ -37,6 +39,22 @@ TEST(OpArgsTest, TorchNpuTextFormIsRead) {
   EXPECT_FALSE(ParseDimsList("32,abc;\r\n"));
   EXPECT_FALSE(ParseDimsList("1,,2"));
   EXPECT_FALSE(ParseDimsList("1234567890123456789012"));
+}
+
+// Hand-made: numbers past int64 in Kineto's list form are malformed, as in
+// the text form (20 digits wrapped, by signed overflow, to
+// 7766279631452241919), and a product of dims past int64 saturates: 2^32 x
+// 2^32 elements (2^64) wrapped to 0, so an op's bytes read 0 where the
+// shape said more than any memory holds.
+TEST(OpArgsTest, HugeNumbersAreNotWrapped) {
+  EXPECT_FALSE(ParseDimsList("[[99999999999999999999, 2]]"));
+  EXPECT_FALSE(ParseDimsList("[[-99999999999999999999]]"));
+  auto ok = ParseDimsList("[[999999999999999999]]");  // 18 digits: read
+  ASSERT_TRUE(ok);
+  EXPECT_EQ((*ok)[0][0], 999999999999999999);
+  EXPECT_EQ(NumElements({int64_t{1} << 32, int64_t{1} << 32}), INT64_MAX);
+  EXPECT_EQ(NumElements({int64_t{1} << 31, 3}), (int64_t{1} << 31) * 3);
+  EXPECT_EQ(NumElements({}), 1);
 }
 
 }  // namespace
