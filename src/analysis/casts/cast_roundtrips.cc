@@ -32,8 +32,15 @@ struct Conversion {
 
 class RoundtripFinder {
  public:
-  explicit RoundtripFinder(const Trace& t)
-      : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(OpLaunchingCalls(t)) {}
+  explicit RoundtripFinder(const Trace& t) : t_(t), args_(t), parent_(ParentSlices(t)), launcher_(OpLaunchingCalls(t)) {
+    // The innermost op enclosing each slice (parents precede children: one
+    // pass), so no walk goes up a slice's ancestors (python frames, labels).
+    op_parent_.assign(t.slices.size(), kNoSlice);
+    for (uint32_t i = 0; i < t.slices.size(); ++i) {
+      const uint32_t p = parent_[i];
+      if (p != kNoSlice) op_parent_[i] = IsOp(p) ? p : op_parent_[p];
+    }
+  }
 
   CastRoundtripResult Run() {
     MarkMemcpyLaunchers();
@@ -120,12 +127,11 @@ class RoundtripFinder {
     return true;
   }
 
-  // No enclosing op of `i` starts inside the gap.
+  // No enclosing op of `i` starts inside the gap: the innermost one does
+  // not (the ones around it start no later).
   bool OutermostInGap(uint32_t i, int64_t gap_begin) const {
-    for (uint32_t p = parent_[i]; p != kNoSlice; p = parent_[p]) {
-      if (IsOp(p) && t_.slices.ts_ns[p] >= gap_begin) return false;
-    }
-    return true;
+    const uint32_t p = op_parent_[i];
+    return p == kNoSlice || t_.slices.ts_ns[p] < gap_begin;
   }
 
   // Whether op `i`, or an op inside it, takes a `dtype` tensor of `shape`.
@@ -169,17 +175,20 @@ class RoundtripFinder {
   // tensors: the copy kernels); else the two host ops.
   void TimeTrips() {
     const SliceTable& s = t_.slices;
+    // trip_of[i]: the trip of the innermost trip op at or around slice i
+    // (parents precede children: one pass).
     std::vector<uint32_t> trip_of(s.size(), kNoSlice);
     for (uint32_t k = 0; k < result_.trips.size(); ++k)
       trip_of[result_.trips[k].there] = trip_of[result_.trips[k].back] = k;
     for (uint32_t i = 0; i < s.size() && !result_.trips.empty(); ++i) {
-      if (s.kind[i] != EventKind::kKernel) continue;
-      for (uint32_t p = launcher_[i]; p != kNoSlice; p = parent_[p]) {
-        if (trip_of[p] == kNoSlice) continue;
-        result_.trips[trip_of[p]].timed.push_back(i);
-        result_.trips[trip_of[p]].time_ns += s.dur_ns[i];
-        break;
-      }
+      if (trip_of[i] == kNoSlice && parent_[i] != kNoSlice) trip_of[i] = trip_of[parent_[i]];
+    }
+    for (uint32_t i = 0; i < s.size() && !result_.trips.empty(); ++i) {
+      if (s.kind[i] != EventKind::kKernel || launcher_[i] == kNoSlice) continue;
+      const uint32_t k = trip_of[launcher_[i]];
+      if (k == kNoSlice) continue;
+      result_.trips[k].timed.push_back(i);
+      result_.trips[k].time_ns += s.dur_ns[i];
     }
     for (CastRoundtrip& trip : result_.trips) {
       if (trip.timed.empty()) {
@@ -211,7 +220,7 @@ class RoundtripFinder {
 
   const Trace& t_;
   OpArgReader args_;
-  std::vector<uint32_t> parent_, launcher_;
+  std::vector<uint32_t> parent_, launcher_, op_parent_;
   std::vector<char> launches_memcpy_;
   std::map<std::tuple<std::string, std::string, Dims, std::string>, size_t> index_;
   CastRoundtripResult result_;

@@ -207,8 +207,19 @@ class FusionFinder {
     // runs behind the host), CPU ops over the host steps.
     if (w_) window_.emplace(result_.device ? w_->DeviceIntervals() : w_->intervals);
     std::vector<uint32_t> parent;
-    if (!result_.device) parent = ParentSlices(t_);
-    if (!result_.device) MarkLoaderOps(parent);
+    // under_op[i]: a cpu_op encloses slice i (CPU timelines take top-level
+    // ops only). One pass, parents preceding children: walking each op's
+    // ancestors was quadratic in the nesting depth (python frames, labels).
+    std::vector<char> under_op;
+    if (!result_.device) {
+      parent = ParentSlices(t_);
+      MarkLoaderOps(parent);
+      under_op.assign(s.size(), 0);
+      for (uint32_t i = 0; i < s.size(); ++i) {
+        const uint32_t p = parent[i];
+        under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
+      }
+    }
     std::vector<uint32_t> ops;
     uint32_t track = kNoTrack;
     int64_t short_ns = result_.device ? kFusionShortKernelNs : kFusionShortCpuOpNs;
@@ -226,11 +237,7 @@ class FusionFinder {
         track = s.track[i];
       }
       if (result_.device ? s.kind[i] != EventKind::kKernel : s.kind[i] != EventKind::kCpuOp) continue;
-      if (!result_.device) {
-        bool top = true;
-        for (uint32_t p = parent[i]; p != kNoSlice && top; p = parent[p]) top = s.kind[p] != EventKind::kCpuOp;
-        if (!top) continue;
-      }
+      if (!result_.device && under_op[i]) continue;
       ops.push_back(i);
     }
     AddTimeline(ops, short_ns, cuts_of(track));
