@@ -22,6 +22,7 @@ class AnalyzeCommand : public Command {
     captures_.Add(sub);
     sub->add_option("--only", options_.analyze.only, "Analyses to run, comma-separated")->delimiter(',');
     AddDeviceFlag(sub, &options_.analyze);
+    AddWarmupFlag(sub, &options_.analyze.warmup_steps);
     return sub;
   }
 

@@ -1,4 +1,4 @@
-// `aiprof diff A B [--map FILE] [--format text|md|html|json|yaml|csv] [-o FILE] [--top N]
+// `aiprof diff A B [--map FILE] [--warmup-steps N] [--format text|md|html|json|yaml|csv] [-o FILE] [--top N]
 //   [--flame FILE.html] [--flame-device FILE.html] [--timeline FILE.html]`:
 // the two runs' attribution trees aligned node by node (src/analysis/diff,
 // docs/diff.md): what was added, removed, got slower or faster, per steady
@@ -34,6 +34,7 @@ class DiffCommand : public Command {
     sub->add_option("--map", map_path_, "Name map (YAML): op, module or kernel names of A → names of B, /regex/ allowed (docs/diff.md)");
     AddTopFlag(sub, &top_, "Changes and renamed pairs to list (default 20, 0 = all); per-node statistics for as many");
     stats_.Add(sub, /*resamples_flag=*/true);
+    AddWarmupFlag(sub, &warmup_steps_);  // both runs: one window for the two
     sub->add_option("--flame", flame_path_,
                     "Also write the differential flame graph (HTML) of host time per step on the same alignment: "
                     "B's tree coloured by the change against A");
@@ -59,6 +60,7 @@ class DiffCommand : public Command {
     SessionOptions sa, sb;
     sa.input = in_.input;
     sb.input = input_b_;
+    sa.analyze.warmup_steps = sb.analyze.warmup_steps = warmup_steps_;
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> a, AnalysisSession::Open(std::move(sa)));
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> b, AnalysisSession::Open(std::move(sb)));
     WarnImportDiagnostics(a->trace());
@@ -69,7 +71,8 @@ class DiffCommand : public Command {
     if (!ra.available) return ErrStatus(in_.input + ": no attribution tree to diff: " + ra.problem);
     if (!rb.available) return ErrStatus(input_b_ + ": no attribution tree to diff: " + rb.problem);
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
-    render::Document doc = DiffToDocument({in_.input, &a->trace(), &ra}, {input_b_, &b->trace(), &rb}, d, options.top_n);
+    render::Document doc = DiffToDocument({in_.input, &a->trace(), &ra, warmup_steps_},
+                                          {input_b_, &b->trace(), &rb, warmup_steps_}, d, options.top_n);
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format));
     for (const auto& [path, base] : {std::pair{flame_path_, DiffFlameBase::kHost},
                                      std::pair{flame_device_path_, DiffFlameBase::kDevice}}) {
@@ -98,6 +101,7 @@ class DiffCommand : public Command {
   StatsFlags stats_;
   std::string input_b_, map_path_, flame_path_, flame_device_path_, timeline_path_;
   std::optional<size_t> top_;
+  int warmup_steps_ = -1;
 };
 
 }  // namespace

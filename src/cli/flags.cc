@@ -180,6 +180,13 @@ void AddDeviceFlag(CLI::App* sub, AnalyzeOptions* options) {
                   "cpu-local from `aiprof calibrate` for CPU traces)");
 }
 
+void AddWarmupFlag(CLI::App* sub, int* warmup_steps) {
+  sub->add_option("--warmup-steps", *warmup_steps,
+                  "Traces with steps: leading warm-up steps to leave out of the steady state (default: detect leading "
+                  "outlier steps; 0 keeps every step)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 void AddDevicesFileFlag(CLI::App* sub, AnalyzeOptions* options) {
   sub->add_option("--devices", options->devices_file,
                   "Devices file (default: $AIPROF_DEVICES, then data/devices.yaml, plus ~/.config/aiprof/devices.yaml)");
@@ -202,11 +209,7 @@ Status TargetFlags::Apply(SuggestOptions* options) const {
 
 void AddRunInputFlags(CLI::App* sub, RunInputs* in, bool warmup_steps) {
   sub->add_option("--unit", in->unit, "Traces: 'step' (ProfilerStep#N) or the name of the spans that are samples (e.g. request)");
-  if (warmup_steps) {
-    sub->add_option("--warmup-steps", in->warmup_steps,
-                    "Traces with --unit step: leading warm-up steps to leave out (default: detect leading outliers; 0 keeps all)")
-        ->check(CLI::NonNegativeNumber);
-  }
+  if (warmup_steps) AddWarmupFlag(sub, &in->warmup_steps);
   sub->add_option("--batch-size", in->batch_size, "Items per sample, for throughput in items/s")->check(CLI::PositiveNumber);
   sub->add_option("--bench", in->bench, "Benchmark files: which hyperfine command or Google Benchmark name");
   sub->add_option("--sample-unit", in->sample_unit, "Benchmark files: unit of bare numbers (ns, us, ms, s)")
@@ -254,6 +257,7 @@ void DiagnosisFlags::Add(CLI::App* sub) {
   in.Add(sub, "Trace file or folder, or .aiprof");
   AddRuleFlags(sub, &session);
   AddDeviceFlag(sub, &session.analyze);
+  AddWarmupFlag(sub, &session.analyze.warmup_steps);
 }
 
 SessionOptions DiagnosisFlags::Options() const {

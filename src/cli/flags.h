@@ -118,6 +118,10 @@ CLI::Option* AddTopFlag(CLI::App* sub, std::optional<size_t>* top, const std::st
 void AddRuleFlags(CLI::App* sub, SessionOptions* options);
 // --device (roofline peaks).
 void AddDeviceFlag(CLI::App* sub, AnalyzeOptions* options);
+// --warmup-steps N: the leading steps left out of the steady state (impacts,
+// step figures, samples); default -1 detects leading outlier steps
+// (LeadingWarmup). One text for every command that takes it.
+void AddWarmupFlag(CLI::App* sub, int* warmup_steps);
 // --devices (devices file).
 void AddDevicesFileFlag(CLI::App* sub, AnalyzeOptions* options);
 // --db: the baseline and knowledge-card database.

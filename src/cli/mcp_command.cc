@@ -225,7 +225,7 @@ std::string ToolsJson(bool with_output_schema = true) {
   tools +=
       R"({"name":"validate","description":"aiprof validate: did the change between two loaded traces (before, after) make the steps faster? Verdicts per metric with intervals and p-values (docs/validation.md), and the prediction made for the before run for the applied fix against the measured after run (docs/whatif.md); 'unit' is 'step' or the name of the spans that are samples","inputSchema":{"type":"object","properties":{"before":{"type":"string","description":"id of the trace before the change"},"after":{"type":"string","description":"id of the trace after the change"},"fix_id":{"type":"string","description":"the suggestion id the after run applied; default: the fix of the finding that went away"},"scenario":{"type":"string","description":"instead of fix_id: the fix stated as a what-if scenario (docs/whatif.md), replayed on the before trace"},"statistic":{"type":"string","enum":["median","mean"],"description":"with scenario: the steady steps' figure it is checked on; default: mean for an 'every N' scenario, else median"},"unit":{"type":"string"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":0.5}},"required":["before","after"],"additionalProperties":false}},)";
   tools +=
-      R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps; an op whose change sits in one call site or input shape is ranked by those rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000}},"required":["a","b"],"additionalProperties":false}},)";
+      R"({"name":"diff","description":"aiprof diff: the attribution trees of two loaded traces (a: before, b: after) aligned module → op → kernel; what was added, removed, slower, faster per steady step, with validate's statistics per node where there are enough steps; an op whose change sits in one call site or input shape is ranked by those rows (docs/diff.md); 'map' is a name-map YAML file under an allowed directory","inputSchema":{"type":"object","properties":{"a":{"type":"string","description":"id of run A, before"},"b":{"type":"string","description":"id of run B, after"},"map":{"type":"string"},"top":{"type":"integer","minimum":1,"maximum":1000},"warmup_steps":{"type":"integer","minimum":0,"maximum":1000000,"description":"leading warm-up steps left out of both runs; default: found in each run on its own"}},"required":["a","b"],"additionalProperties":false}},)";
   tools +=
       std::string(
           R"({"name":"schema","description":"The query tables, their columns and the standard views","inputSchema":{"type":"object","properties":{)") +
@@ -688,14 +688,34 @@ class McpServer {
       map = std::move(*loaded);
       options.map = &map;
     }
-    const AttributionResult& ra = a->session->results().attribution_by_shape();
-    const AttributionResult& rb = b->session->results().attribution_by_shape();
+    // 'warmup_steps': both runs over one window, through sessions of their
+    // own (the loaded ones keep the detected warm-up for the other tools).
+    int64_t warmup = -1;
+    simdjson::dom::element warmup_element;
+    if (Field(args, "warmup_steps").get(warmup_element) == simdjson::SUCCESS &&
+        (warmup_element.get(warmup) != simdjson::SUCCESS || warmup < 0 || warmup > 1'000'000)) {
+      return RpcError{-32602, "invalid params: 'warmup_steps' is an integer in [0, 1000000]"};
+    }
+    std::unique_ptr<AnalysisSession> own_a, own_b;
+    auto session_of = [warmup](const LoadedTrace& t, std::unique_ptr<AnalysisSession>* own) {
+      if (warmup < 0) return t.session.get();
+      SessionOptions o = t.session->options();
+      o.analyze.warmup_steps = static_cast<int>(warmup);
+      *own = t.With(std::move(o));
+      return own->get();
+    };
+    AnalysisSession* sa = session_of(*a, &own_a);
+    AnalysisSession* sb = session_of(*b, &own_b);
+    const AttributionResult& ra = sa->results().attribution_by_shape();
+    const AttributionResult& rb = sb->results().attribution_by_shape();
     if (!ra.available || !rb.available) {
       *result = ToolResult((!ra.available ? a->path + ": " + ra.problem : b->path + ": " + rb.problem), "", true);
       return std::nullopt;
     }
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
-    render::Document doc = DiffToDocument({a->path, &a->trace(), &ra}, {b->path, &b->trace(), &rb}, d, options.top_n);
+    const int w = static_cast<int>(warmup);
+    render::Document doc =
+        DiffToDocument({a->path, &a->trace(), &ra, w}, {b->path, &b->trace(), &rb, w}, d, options.top_n);
     *result = ToolResult("diff of " + b->path + " against " + a->path + ": " + std::to_string(d.matched) +
                              " nodes matched, " + std::to_string(d.added) + " added, " + std::to_string(d.removed) +
                              " removed",

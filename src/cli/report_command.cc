@@ -108,8 +108,11 @@ class ReportCommand : public Command {
     ASSIGN_OR_RETURN(std::unique_ptr<AnalysisSession> session, flags_.in.Open(std::move(options)));
     std::optional<ValidationResult> validation;
     if (!before_.empty()) {
-      ASSIGN_OR_RETURN(LoadedRun before, LoadRun(before_, RunInputs{}));
-      TraceSampleOptions after_options;  // the same defaults as RunInputs{}
+      RunInputs before_inputs;
+      before_inputs.warmup_steps = session->options().analyze.warmup_steps;  // --warmup-steps: both runs
+      ASSIGN_OR_RETURN(LoadedRun before, LoadRun(before_, before_inputs));
+      TraceSampleOptions after_options;  // the same as before_inputs
+      after_options.warmup_steps = before_inputs.warmup_steps;
       ASSIGN_OR_RETURN(RunSamples after, session->samples(after_options));
       validation = Validate(before.samples, after, ValidationOptions{});
       if (before.trace) {

@@ -103,6 +103,9 @@ class ValidateCommand : public Command {
     }
     SessionOptions so;
     so.db = db_;
+    // The prediction is checked on steady steps: with --unit step, the same
+    // steps the samples leave out.
+    if (input_.unit == "step") so.analyze.warmup_steps = input_.warmup_steps;
     // Past cases of these very inputs (a card of this pair) do not correct
     // the prediction being checked against them.
     so.history_checked_inputs = identities;

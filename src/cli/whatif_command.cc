@@ -27,6 +27,7 @@ class WhatIfCommand : public Command {
              "Write here (atomically) instead of standard output");
     AddScenarioFlag(sub, &scenarios_, "Scenario: clauses separated by ';' (docs/whatif.md); repeatable")->required();
     AddDevicesFileFlag(sub, &options_.analyze);
+    AddWarmupFlag(sub, &options_.analyze.warmup_steps);
     AddDbFlag(sub, &db_,
               "Knowledge database whose past cases of the same scenario (stored by `aiprof card --scenario`, or by "
               "card --fix-id for a suggestion's scenario) correct the median and mean predictions (docs/whatif.md)");

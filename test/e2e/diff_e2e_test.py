@@ -911,7 +911,7 @@ def pairs(a):
         said = []
         for key, ev, n in (("steps_a", ea, s["steps_a"]), ("steps_b", eb, s["steps_b"])):
             total = len(steady_steps(ev, 10 ** 9))
-            said.append(("of %d steps; %d leading warm-up steps left out" % (total, total - n))
+            said.append(("of %d steps; %d leading warm-up step%s left out" % (total, total - n, "" if total - n == 1 else "s"))
                         in vals[key].get("detail", ""))
         check(all(said), "%s: the steady steps' detail gives each run's steps and warm-up left out (%s / %s)"
               % (name, vals["steps_a"].get("detail"), vals["steps_b"].get("detail")))
@@ -1021,6 +1021,33 @@ def pairs(a):
         check("steps_differ" in keys, "steps dropped from run A: the steps of two kinds are flagged (%s)" % keys)
 
 
+def common_warmup(a):
+    """--warmup-steps N leaves out the same N leading steps of both runs. On
+    the interleaved defensive_clone pair the detected warm-up differs (none
+    in A, four in B); with --warmup-steps 4 both step means are the raw
+    ProfilerStep means of steps 5..12, and the counts say the flag set them."""
+    folder = os.path.join(a.data, "pairs")
+    before = os.path.join(folder, "defensive_clone_before.pt.trace.json.gz")
+    after = os.path.join(folder, "defensive_clone_after.pt.trace.json.gz")
+    detected = kv(run_diff(a.aiprof, before, after), "diff")
+    check(detected["steps_a"] != detected["steps_b"],
+          "warm-up: detected on its own, the two runs keep different step counts (%d, %d)"
+          % (detected["steps_a"], detected["steps_b"]))
+    doc = run_diff(a.aiprof, before, after, "--warmup-steps", "4")
+    s = kv(doc, "diff")
+    for side, path in (("a", before), ("b", after)):
+        steps = sorted((e["ts"], e["dur"]) for e in load_events(path)
+                       if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+        want = sum(d for _, d in steps[4:]) / len(steps[4:]) * 1000
+        check(s["steps_" + side] == len(steps) - 4 and abs(s["step_%s_ns" % side] - want) < 1,
+              "warm-up: --warmup-steps 4, run %s: %d steady steps, mean %.0f ns (raw: %d, %.0f ns)"
+              % (side.upper(), s["steps_" + side], s["step_%s_ns" % side], len(steps) - 4, want))
+    details = [block["values"]["steps_" + side].get("detail", "") for block in doc["sections"]["diff"]["blocks"]
+               if block.get("type") == "values" for side in ("a", "b")]
+    check(all("--warmup-steps 4, in both runs" in d for d in details),
+          "warm-up: the step counts say --warmup-steps set them (%s)" % details)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -1032,6 +1059,7 @@ def main():
     tracelens(a)
     formats_and_map(a, before, after)
     pairs(a)
+    common_warmup(a)
     if FAILS:
         print("%d checks failed" % len(FAILS))
         sys.exit(1)

@@ -457,6 +457,16 @@ def main():
           and mcp_changes[0]["path"].endswith("aten::copy_"),
           "diff tool: the call-site pair's largest change is a copy_ call-site row (%s)"
           % ((mcp_changes or [{}])[0].get("site")))
+    # warmup_steps: both runs over one window, as the CLI's --warmup-steps;
+    # the loaded sessions keep their detected warm-up for the next call.
+    r3 = c.tool("diff", a=tb, b=ta, warmup_steps=2)
+    cli3 = json.loads(subprocess.run([a.aiprof, "diff", before, after, "--format", "json", "--warmup-steps", "2"],
+                                     capture_output=True, check=True).stdout)
+    check(r3["result"]["structuredContent"] == cli3 and cli3 != cli_diff,
+          "diff with warmup_steps 2 equals aiprof diff --warmup-steps 2 (and differs from the detected window)")
+    check(c.tool("diff", a=tb, b=ta)["result"]["structuredContent"] == cli_diff,
+          "diff without warmup_steps after one with it: the detected window again")
+    check(c.tool("diff", a=tb, b=ta, warmup_steps=-1)["error"]["code"] == -32602, "diff: warmup_steps range")
     check(c.tool("diff", a=tb)["error"]["code"] == -32602, "diff needs 'b'")
     check(c.tool("diff", a=tb, b=ta, top=0)["error"]["code"] == -32602, "diff: top range")
     r = c.tool("validate", before=tb, after=ta, unit="no_such_span")

@@ -7,7 +7,9 @@ corrected by the stored errors, and the correction equals the normal
 shrinkage model of docs/whatif.md computed here independently from the
 stored cases (sqlite3), not from aiprof's output."""
 import argparse
+import gzip
 import json
+import statistics
 import math
 import os
 import sqlite3
@@ -40,6 +42,24 @@ def dataloader_suggestion(aiprof, before, db, out):
     raise SystemExit("no dataloader_workers suggestion")
 
 
+def raw_step_walls_ms(path):
+    """Each ProfilerStep's wall time from the raw JSON: its start to the end of
+    its host span or of the last device work (Kernel, Memcpy, Memset) whose
+    launch (the Runtime event of the same correlation id) lies inside it."""
+    with gzip.open(path, "rt") as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
+                   if e["name"].startswith("ProfilerStep#") and e.get("cat") != "gpu_user_annotation")
+    launch = {e["args"]["correlation"]: e["ts"] for e in ev if e.get("cat") == "Runtime" and "correlation" in e["args"]}
+    device = [(launch.get(e["args"].get("correlation")), e["ts"] + e["dur"]) for e in ev
+              if e.get("cat") in ("Kernel", "Memcpy", "Memset")]
+    walls = []
+    for start, end in steps:
+        last = max([end] + [d for at, d in device if at is not None and start <= at < end])
+        walls.append((last - start) / 1e3)
+    return walls
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -64,6 +84,18 @@ def main():
           "validate matches the fix by the finding that went away (%r)" % p.get("matched_by"))
     check(abs(p["predicted_ms"] - raw) < 1e-3, "validate shows the suggestion's prediction")
     check(abs(p["error"]) < 0.10, "ResNet50 prediction within 10%% of the measured after run (%+.1f%%)" % (100 * p["error"]))
+
+    # --warmup-steps sets the window of the prediction check too: its measured
+    # median is over the after run's steps after the first W (raw JSON).
+    walls = raw_step_walls_ms(after)
+    for w in (0, 3):
+        out = os.path.join(tmp, "v%d.json" % w)
+        run(a.aiprof, "validate", "--before", before, "--after", after, "--warmup-steps", str(w), "-o", out)
+        pw = json.load(open(out)).get("prediction") or {}
+        want = statistics.median(walls[w:])
+        check(abs(pw.get("measured_ms", 0) - want) < 1e-3,
+              "validate --warmup-steps %d: the prediction's measured median %.4f ms = the raw median of steps %d.. "
+              "(%.4f ms)" % (w, pw.get("measured_ms", 0), w + 1, want))
 
     for _ in range(2):
         run(a.aiprof, "card", "--before", before, "--after", after, "--db", db, "--fix", "num_workers=4",

@@ -33,23 +33,26 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   kv.items.push_back({"run_a", "Run A (before)", Value::String(a.label), Unit::kNone});
   kv.items.push_back({"run_b", "Run B (after)", Value::String(b.label), Unit::kNone});
   kv.items.push_back({"time_base", "Time base", Value::String(kTimeBase), Unit::kNone});
-  // Each run's warm-up is found on its own (leading outlier steps): said,
-  // since two runs that left out different numbers compare different parts
-  // of their runs (interleaved pairs: steps that ran side by side).
-  auto warmup = [](bool pseudo, const AttributionResult& r) {
+  // Each run's warm-up is found on its own (leading outlier steps) unless
+  // --warmup-steps sets it for both: said, since two runs that left out
+  // different numbers compare different parts of their runs.
+  auto warmup = [](bool pseudo, const DiffRun& run) {
     if (pseudo) return std::string();
+    const AttributionResult& r = *run.attribution;
     size_t all = 0, steady = 0;
     for (const AttributionStep& st : r.per_step) {
       ++all;
       steady += st.steady ? 1 : 0;
     }
-    return "of " + std::to_string(all) + " steps; " + std::to_string(all - steady) +
-           " leading warm-up steps left out (found in each run on its own)";
+    return "of " + std::to_string(all) + " steps; " + std::to_string(all - steady) + " leading warm-up step" +
+           (all - steady == 1 ? "" : "s") + " left out" +
+           (run.warmup_steps >= 0 ? " (--warmup-steps " + std::to_string(run.warmup_steps) + ", in both runs)"
+                                  : " (found in each run on its own; --warmup-steps N sets it for both)");
   };
   kv.items.push_back({"steps_a", d.pseudo_a ? "Steps in A (none: main thread span)" : "Steady steps in A",
-                      Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount, warmup(d.pseudo_a, *a.attribution)});
+                      Value::Int(static_cast<int64_t>(d.steps_a)), Unit::kCount, warmup(d.pseudo_a, a)});
   kv.items.push_back({"steps_b", d.pseudo_b ? "Steps in B (none: main thread span)" : "Steady steps in B",
-                      Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount, warmup(d.pseudo_b, *b.attribution)});
+                      Value::Int(static_cast<int64_t>(d.steps_b)), Unit::kCount, warmup(d.pseudo_b, b)});
   // The step's span on the host (what the steps are: recorded markers, a
   // repeating pattern, ...), not whatif's and validate's "step wall time",
   // which runs on to the step's last device work: two figures, two names.

@@ -17,6 +17,7 @@ struct DiffRun {
   std::string label;  // the file, as shown
   const Trace* trace = nullptr;
   const AttributionResult* attribution = nullptr;
+  int warmup_steps = -1;  // as the run's session was asked (--warmup-steps); -1: detected
 };
 
 // `top_n`: rows of the changes and renamed tables.
