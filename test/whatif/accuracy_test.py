@@ -43,12 +43,20 @@ def run_json(cmd):
     return json.loads(r.stdout)
 
 
+_WHATIF = {}
+
+
 def whatif(exe, trace, scenario):
-    doc = run_json([exe, "whatif", trace, "--scenario", scenario, "--format", "json"])
-    sc = doc["scenarios"][0]
-    if sc.get("steady_steps", 0) < 1:
-        raise RuntimeError("%s: no steady steps" % trace)
-    return sc
+    # A set of rounds asks for round 1's two replays twice (its checks, then
+    # the rounds): the second asking reads the first one's document.
+    key = (exe, trace, scenario)
+    if key not in _WHATIF:
+        doc = run_json([exe, "whatif", trace, "--scenario", scenario, "--format", "json"])
+        sc = doc["scenarios"][0]
+        if sc.get("steady_steps", 0) < 1:
+            raise RuntimeError("%s: no steady steps" % trace)
+        _WHATIF[key] = sc
+    return _WHATIF[key]
 
 
 def summary_steady_mean_ns(exe, trace, steady_numbers):
