@@ -349,6 +349,17 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     first = std::min(first, s.ts_ns[i]);
     last = std::max(last, s.ts_ns[i] + s.dur_ns[i]);
   }
+  if (s.size() == 0) {
+    // A capture without slices (a program without torch under `aiprof
+    // trace`): the recording is the span of its samples, counters (page
+    // faults) and instants, each point inside it (intervals are half-open).
+    for (const ChunkedVector<int64_t>* ts : {&trace.samples.ts_ns, &trace.counters.ts_ns, &trace.instants.ts_ns}) {
+      for (size_t i = 0; i < ts->size(); ++i) {
+        first = std::min(first, (*ts)[i]);
+        last = std::max(last, (*ts)[i] + 1);
+      }
+    }
+  }
   if (first > last) first = last = 0;
   w.trace_start_ns = first;
   w.trace_span_ns = last - first;

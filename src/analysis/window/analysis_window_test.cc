@@ -28,6 +28,26 @@ TEST(AnalysisWindowTest, LeadingWarmupIsALeadingOutlierOnly) {
   EXPECT_EQ(LeadingWarmup({50, 10}, 5), 1u);        // forced, one step always stays
 }
 
+// Hand-made: a recording without slices (a program without torch under
+// `aiprof trace` has only samples and page-fault counters). By hand: the
+// counters run from 1 ms to 4 ms and the instant is at 5 ms, so the window
+// is 1 ms .. 5 ms and 1 ns (the last point inside the half-open interval),
+// per trace; before, it was empty (0 ms) and every fault fell outside it.
+TEST(AnalysisWindowTest, TraceWithoutSlicesIsTheSpanOfItsOtherEvents) {
+  auto t = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"C","name":"page_faults","pid":1,"tid":1,"ts":1000,"args":{"faults":3}},
+    {"ph":"C","name":"page_faults","pid":1,"tid":1,"ts":4000,"args":{"faults":5}},
+    {"ph":"i","name":"marker","pid":1,"tid":1,"ts":5000,"s":"t"}
+  ]})json");
+  ASSERT_EQ(t->slices.size(), 0u);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.trace_start_ns, 1'000'000);
+  EXPECT_EQ(w.trace_span_ns, 4'000'001);
+  EXPECT_EQ(w.steps, 0u);
+  EXPECT_DOUBLE_EQ(w.base_ns, 4'000'001);
+  EXPECT_TRUE(IntervalsContain(w.intervals, 5'000'000));
+}
+
 // Hand-made, CPU only: three 10 ms ProfilerStep spans, each with a 6 ms
 // cpu_op; step 2 also holds a 3 ms aiprof::torch_export (category
 // aiprof_overhead, the capture's torch hook writing its chunk) in its 4 ms
