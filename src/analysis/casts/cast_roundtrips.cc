@@ -74,9 +74,11 @@ class RoundtripFinder {
   std::vector<Conversion> FindConversions() {
     std::vector<Conversion> out;
     std::vector<char> counted(t_.slices.size(), 0);
+    std::vector<char> op_track(t_.tracks.size(), 0);
     for (uint32_t i = 0; i < t_.slices.size(); ++i) {
       if (!IsOp(i)) continue;
       result_.torch_ops = true;
+      op_track[t_.slices.track[i]] = 1;
       if (Name(i) != "aten::copy_" || launches_memcpy_[i]) continue;
       auto types = args_.InputTypes(i);
       if (types) result_.typed = true;
@@ -90,6 +92,12 @@ class RoundtripFinder {
       counted[outer] = 1;
       out.push_back({outer, from, to, (*dims)[0]});
     }
+    for (uint32_t k = 0; k < op_track.size(); ++k) {
+      if (op_track[k]) result_.torch_ranks.push_back(t_.tracks.rank[k]);
+    }
+    std::sort(result_.torch_ranks.begin(), result_.torch_ranks.end());
+    result_.torch_ranks.erase(std::unique(result_.torch_ranks.begin(), result_.torch_ranks.end()),
+                              result_.torch_ranks.end());
     if (!result_.typed) AnyTyped();
     std::sort(out.begin(), out.end(), [](const Conversion& a, const Conversion& b) { return a.op < b.op; });
     return out;
@@ -237,6 +245,7 @@ std::string ShapeText(const Dims& d) {
 struct WindowShare {
   std::map<int32_t, double> count, host_ns, device_ns;
   std::map<int32_t, Intervals> host_iv, device_iv;
+  bool kernels = false;  // some trip is timed on its kernels
 };
 
 }  // namespace
@@ -257,8 +266,15 @@ void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, con
     return;
   }
   const SliceTable& s = trace.slices;
+  // Every rank with torch ops has an entry (0 without a trip): per trace,
+  // PerBase's mean over ranks is over them all.
   std::vector<WindowShare> groups(r.groups.size());
   WindowShare all;
+  std::map<int32_t, double> host_union, device_union;
+  for (int32_t rank : r.torch_ranks) {
+    all.count[rank] = host_union[rank] = device_union[rank] = 0;
+    for (WindowShare& g : groups) g.count[rank] = g.host_ns[rank] = g.device_ns[rank] = 0;
+  }
   for (const CastRoundtrip& trip : r.trips) {
     int32_t rank = trace.tracks.rank[s.track[trip.there]];
     bool on_device = s.kind[trip.timed[0]] == EventKind::kKernel;
@@ -270,13 +286,13 @@ void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, con
     double counted = IntervalsContain(w.IntervalsOfRank(rank), s.ts_ns[trip.there]) ? 1 : 0;
     for (WindowShare* ws : {&groups[trip.group], &all}) {
       ws->count[rank] += counted;
+      ws->kernels = ws->kernels || on_device;
       (on_device ? ws->device_ns : ws->host_ns)[rank] += in;
     }
     auto& dst = on_device ? all.device_iv[rank] : all.host_iv[rank];
     dst.insert(dst.end(), iv.begin(), iv.end());
   }
   // The total is the union per rank (trips on two threads may overlap).
-  std::map<int32_t, double> host_union, device_union;
   for (auto& [rank, iv] : all.host_iv) {
     host_union[rank] = static_cast<double>(IntersectionLength(MergeIntervals(std::move(iv)), w.IntervalsOfRank(rank)));
   }
@@ -303,7 +319,7 @@ void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, con
                        w.base + ", " + FormatDurationNs(time) + " " + w.base;
     if (w.base_ns > 0)
       line += " (" + FormatPercent(time / w.base_ns) + (per_step ? " of the step" : " of the steady-state time") + ")";
-    line += r.device && !groups[i].device_ns.empty() ? ", the copy kernels' device time" : ", the casts' op time";
+    line += groups[i].kernels ? ", the copy kernels' device time" : ", the casts' op time";
     line += ", first cast in " + (g.trigger.empty() ? std::string("(top level)") : g.trigger);
     metrics->AddEvidence("cast_roundtrip", std::move(line));
   }

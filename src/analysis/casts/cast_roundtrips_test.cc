@@ -213,6 +213,33 @@ TEST(CastRoundtripsTest, TorchNpuTextFormIsRead) {
   EXPECT_EQ(m.Get("cast_roundtrip_count_per_step")->value, 1);
 }
 
+// Hand-made, two ranks without steps (so the base is per trace, the mean
+// over ranks): rank 0 runs a float -> double -> float trip (20 + 10 us) and
+// an mm, rank 1 the same mm and no cast. By hand: 30 us of trips over the
+// two ranks, 15 us per trace (mean over ranks), 0.5 trips. Only the ranks
+// with a trip entered the mean, so rank 0's 30 us and 1 trip were taken
+// for the whole run's.
+TEST(CastRoundtripsTest, PerTraceMeanIsOverEveryRank) {
+  auto rank = [](int r, const std::string& events) {
+    std::string e = events;
+    e.resize(e.size() - 2);  // the last ",\n"
+    return R"({"distributedInfo":{"backend":"gloo","rank":)" + std::to_string(r) + R"(},"traceEvents":[)" + e + "]}";
+  };
+  auto t = testing::ImportJsonFolder({{"rank0.json", rank(0, Cast(1, 10, 20, "float", "double", "[2, 3]") +
+                                                                 Cast(1, 40, 10, "double", "float", "[2, 3]") +
+                                                                 Op(1, 60, 40, "aten::mm", "float", "[2, 3]"))},
+                                      {"rank1.json", rank(1, Op(1, 10, 90, "aten::mm", "float", "[2, 3]"))}});
+  ASSERT_NE(t, nullptr);
+  CastRoundtripResult r = ComputeCastRoundtrips(*t);
+  ASSERT_EQ(r.trips.size(), 1u);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.steps, 0u);
+  MetricSet m;
+  PublishCastRoundtrips(*t, r, w, &m);
+  EXPECT_DOUBLE_EQ(m.Get("cast_roundtrip_ns")->value, 15000);
+  EXPECT_DOUBLE_EQ(m.Get("cast_roundtrip_count_per_step")->value, 0.5);
+}
+
 // The real pair (test/data/pairs, pairs.yaml: "each conv block casts its
 // input to float64 and straight back to float32"). From the raw JSON
 // (a script over the file): 96 aten::to, each over a dtype-changing copy_,
