@@ -4,9 +4,9 @@
 // docs/diff.md): what was added, removed, got slower or faster, per steady
 // step, with validate's statistics where both runs have enough steps.
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
@@ -71,8 +71,10 @@ class DiffCommand : public Command {
     if (!ra.available) return ErrStatus(in_.input + ": no attribution tree to diff: " + ra.problem);
     if (!rb.available) return ErrStatus(input_b_ + ": no attribution tree to diff: " + rb.problem);
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
-    render::Document doc = DiffToDocument({in_.input, &a->trace(), &ra, warmup_steps_},
-                                          {input_b_, &b->trace(), &rb, warmup_steps_}, d, options.top_n);
+    render::Document doc = DiffToDocument(
+        {in_.input, &a->trace(), &ra, warmup_steps_, SteadyStepsAreHostOnly(a->results().critical_path())},
+        {input_b_, &b->trace(), &rb, warmup_steps_, SteadyStepsAreHostOnly(b->results().critical_path())}, d,
+        options.top_n);
     ASSIGN_OR_RETURN(std::string text, render::RenderDocument(doc, format));
     for (const auto& [path, base] : {std::pair{flame_path_, DiffFlameBase::kHost},
                                      std::pair{flame_device_path_, DiffFlameBase::kDevice}}) {

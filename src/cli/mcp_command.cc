@@ -23,6 +23,7 @@
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/validation/trace_identity.h"
@@ -714,8 +715,9 @@ class McpServer {
     }
     AttributionDiff d = DiffAttribution(a->trace(), ra, b->trace(), rb, options);
     const int w = static_cast<int>(warmup);
-    render::Document doc =
-        DiffToDocument({a->path, &a->trace(), &ra, w}, {b->path, &b->trace(), &rb, w}, d, options.top_n);
+    render::Document doc = DiffToDocument(
+        {a->path, &a->trace(), &ra, w, SteadyStepsAreHostOnly(sa->results().critical_path())},
+        {b->path, &b->trace(), &rb, w, SteadyStepsAreHostOnly(sb->results().critical_path())}, d, options.top_n);
     *result = ToolResult("diff of " + b->path + " against " + a->path + ": " + std::to_string(d.matched) +
                              " nodes matched, " + std::to_string(d.added) + " added, " + std::to_string(d.removed) +
                              " removed",

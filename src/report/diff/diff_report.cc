@@ -58,17 +58,16 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   // which runs on to the step's last device work: two figures, two names.
   // A run that launched no device work (a CPU run): whatif's step wall
   // time ends where the host step does, so the two figures agree.
-  auto step_detail = [](bool pseudo, const std::string& what, const AttributionResult& r) {
+  auto step_detail = [](bool pseudo, const std::string& what, const DiffRun& run) {
     if (pseudo) return what;
-    const bool host_only = r.device_ns == 0 && r.unlinked_device_ns == 0;
-    return what + (host_only
+    return what + (run.host_only
                        ? " on its critical thread; no device work, so whatif's step wall time is the same span"
                        : " on its critical thread; whatif's step wall time runs on to the step's last device work");
   };
   kv.items.push_back({"step_a_ns", "Host step time in A (mean)", NumValue(d.step_a_ns), Unit::kNs,
-                      step_detail(d.pseudo_a, d.steps_text_a, *a.attribution)});
+                      step_detail(d.pseudo_a, d.steps_text_a, a)});
   kv.items.push_back({"step_b_ns", "Host step time in B (mean)", NumValue(d.step_b_ns), Unit::kNs,
-                      step_detail(d.pseudo_b, d.steps_text_b, *b.attribution)});
+                      step_detail(d.pseudo_b, d.steps_text_b, b)});
   kv.items.push_back({"step_delta_ns", "Change of the mean per step", NumValue(d.step_b_ns - d.step_a_ns), Unit::kNs});
   kv.items.push_back({"step_change", "Relative change of the mean", Rel(d.step_a_ns, d.step_b_ns), Unit::kChange});
   const MetricComparison& m = d.step;

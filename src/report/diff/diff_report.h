@@ -18,6 +18,9 @@ struct DiffRun {
   const Trace* trace = nullptr;
   const AttributionResult* attribution = nullptr;
   int warmup_steps = -1;  // as the run's session was asked (--warmup-steps); -1: detected
+  // No steady step launched device work (SteadyStepsAreHostOnly of the run's
+  // critical path, whatif's own test): whatif's step wall time ends on the host.
+  bool host_only = false;
 };
 
 // `top_n`: rows of the changes and renamed tables.
