@@ -43,11 +43,18 @@ def run(aiprof, *args):
     return p.returncode, p.stdout, p.stderr
 
 
+_DIAGNOSED = {}
+
+
 def diagnose(aiprof, path):
-    rc, out, err = run(aiprof, "diagnose", path, "--format", "json")
-    if rc != 0:
-        raise SystemExit("aiprof diagnose %s failed: %s" % (path, err))
-    return json.loads(out)
+    # AlexNet and the two ResNet50 traces are checked again after the sweep
+    # over every input: their documents from the sweep are read again.
+    if (aiprof, path) not in _DIAGNOSED:
+        rc, out, err = run(aiprof, "diagnose", path, "--format", "json")
+        if rc != 0:
+            raise SystemExit("aiprof diagnose %s failed: %s" % (path, err))
+        _DIAGNOSED[(aiprof, path)] = out
+    return json.loads(_DIAGNOSED[(aiprof, path)])
 
 
 def load_events(path):

@@ -71,13 +71,20 @@ def vllm_oracle(path):
     }
 
 
+_OUTPUTS = {}
+
+
 def run(aiprof, args, fmt="json"):
-    env = dict(os.environ, AIPROF_CALIBRATE="0")
-    extra = ["--format", fmt] if fmt else []
-    p = subprocess.run([aiprof, *args, *extra], capture_output=True, text=True, timeout=600, env=env)
-    if p.returncode != 0:
-        raise AssertionError(f"{args}: exit {p.returncode}: {p.stderr.strip()}")
-    return json.loads(p.stdout) if fmt == "json" else p.stdout
+    # The vLLM trace's diagnose JSON is read by two checks: it runs once.
+    key = (aiprof, tuple(args), fmt)
+    if key not in _OUTPUTS:
+        env = dict(os.environ, AIPROF_CALIBRATE="0")
+        extra = ["--format", fmt] if fmt else []
+        p = subprocess.run([aiprof, *args, *extra], capture_output=True, text=True, timeout=600, env=env)
+        if p.returncode != 0:
+            raise AssertionError(f"{args}: exit {p.returncode}: {p.stderr.strip()}")
+        _OUTPUTS[key] = p.stdout
+    return json.loads(_OUTPUTS[key]) if fmt == "json" else _OUTPUTS[key]
 
 
 def main():
