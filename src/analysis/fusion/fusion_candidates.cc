@@ -232,6 +232,7 @@ class FusionFinder {
     };
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.track[i] != track) {
+        if (!ops.empty()) result_.window_saving_by_rank.emplace(t_.tracks.rank[track], 0);
         AddTimeline(ops, short_ns, cuts_of(track));
         ops.clear();
         track = s.track[i];
@@ -240,6 +241,7 @@ class FusionFinder {
       if (!result_.device && under_op[i]) continue;
       ops.push_back(i);
     }
+    if (!ops.empty()) result_.window_saving_by_rank.emplace(t_.tracks.rank[track], 0);
     AddTimeline(ops, short_ns, cuts_of(track));
   }
 
@@ -348,8 +350,10 @@ class FusionFinder {
           claimed[k] = 1;
           longest = std::max(longest, t_.slices.dur_ns[flat_.slice[k]]);
         }
-        result_.window_saving_union_ns += (flat_.gap_prefix[i + len] - flat_.gap_prefix[i + 1]) +
-                                          (flat_.dur_prefix[i + len] - flat_.dur_prefix[i]) - longest;
+        const int64_t saving = (flat_.gap_prefix[i + len] - flat_.gap_prefix[i + 1]) +
+                               (flat_.dur_prefix[i + len] - flat_.dur_prefix[i]) - longest;
+        result_.window_saving_union_ns += saving;
+        result_.window_saving_by_rank[t_.tracks.rank[t_.slices.track[flat_.slice[i]]]] += saving;
       }
     }
   }
@@ -430,9 +434,11 @@ void PublishFusionImpact(const FusionResult& r, const AnalysisWindow& window, Me
     metrics->SetUnavailable("fusion_saving_ns", "no kernels or cpu_op slices with duration in the trace");
     return;
   }
-  // Each op and gap once, though the reported candidates overlap.
-  const double saving = static_cast<double>(r.window_saving_union_ns);
-  // Candidates span ranks; a per-trace base averages over none (one trace).
+  // Each op and gap once, though the reported candidates overlap. Per rank:
+  // per step their sum over the steps, per trace their mean (the ranks run
+  // side by side over the one window).
+  std::map<int32_t, double> saving;
+  for (const auto& [rank, ns] : r.window_saving_by_rank) saving[rank] = static_cast<double>(ns);
   metrics->Set("fusion_saving_ns", r.device ? window.PerDeviceBase(saving) : window.PerBase(saving), kFusionSource);
 }
 

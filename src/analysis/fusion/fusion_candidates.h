@@ -29,6 +29,7 @@
 #define AIPROF_SRC_ANALYSIS_FUSION_FUSION_CANDIDATES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,10 @@ struct FusionResult {
   // counted once (candidates overlap: a chain and its repeating half are
   // both reported); the base of fusion_saving_ns.
   int64_t window_saving_union_ns = 0;
+  // The same per rank, every rank with ops on a timeline considered (0
+  // without a saving): a per-trace base is the mean over ranks, which run
+  // side by side.
+  std::map<int32_t, int64_t> window_saving_by_rank;
   // CPU runs ended by a stretch of host time without ops at least as long
   // as a long op, or by the switch between forward ops and backward nodes.
   uint64_t host_work_breaks = 0;
@@ -114,8 +119,8 @@ FusionResult ComputeFusionCandidates(const Trace& trace, const AnalysisWindow* w
 // small_op_ratio and "fusion_missing" evidence.
 void PublishFusionCandidates(const Trace& trace, const FusionResult& result, MetricSet* metrics);
 // Publishes fusion_saving_ns: the top candidates' window savings with each op
-// and gap once (window_saving_union_ns), per the
-// window's base.
+// and gap once (window_saving_by_rank), per the window's base (per step: their
+// sum over the steps; per trace: the mean over ranks).
 void PublishFusionImpact(const FusionResult& result, const AnalysisWindow& window, MetricSet* metrics);
 
 // True when sequence `x` overlaps `y` as windows of one longer sequence: the

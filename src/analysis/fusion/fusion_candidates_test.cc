@@ -329,6 +329,40 @@ TEST(FusionCandidatesTest, HandMadeOverlappingCandidatesSaveOnce) {
   EXPECT_EQ(m.Get("fusion_saving_ns")->value, 180'000);
 }
 
+// Hand-made, two ranks without steps (the base is per trace: the window's
+// length, one timeline): each rank runs A B three times (10 us ops, 2 us
+// gaps) and then C for 300 us (most of the busy time, so no periodic steps
+// are inferred), at the same times. By hand, each rank's saving is
+// 3 x (2 us gap + 20 us - the longest 10 us) = 36 us; the ranks run side by
+// side, so fusing saves the run 36 us (the mean over ranks), not the 72 us
+// of both ranks added.
+TEST(FusionCandidatesTest, PerTraceSavingIsTheMeanOverRanks) {
+  auto rank = [](int r) {
+    std::string e;
+    for (int k = 0; k < 3; ++k) {
+      for (int op = 0; op < 2; ++op) {
+        const int ts = 24 * k + 12 * op;
+        e += std::string(e.empty() ? "" : ",") + R"({"ph":"X","cat":"cpu_op","name":")" + (op ? "B" : "A") +
+             R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":10})";
+      }
+    }
+    e += R"(,{"ph":"X","cat":"cpu_op","name":"C","pid":1,"tid":1,"ts":80,"dur":300})";
+    return R"({"distributedInfo":{"backend":"gloo","rank":)" + std::to_string(r) + R"(},"traceEvents":[)" + e + "]}";
+  };
+  auto t = testing::ImportJsonFolder({{"rank0.json", rank(0)}, {"rank1.json", rank(1)}});
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.steps, 0u);
+  FusionResult r = ComputeFusionCandidates(*t, &w);
+  ASSERT_FALSE(r.top.empty());
+  EXPECT_EQ(DescribeSequence(*t, r.top[0]), "A -> B");
+  EXPECT_EQ(r.top[0].occurrences, 6u);
+  MetricSet m;
+  PublishFusionImpact(r, w, &m);
+  ASSERT_TRUE(m.Get("fusion_saving_ns"));
+  EXPECT_DOUBLE_EQ(m.Get("fusion_saving_ns")->value, 36000);
+}
+
 TEST(FusionCandidatesTest, TwoOccurrencesAreNotACandidate) {
   auto t = ImportJsonText(R"({"traceEvents":[
     {"ph":"X","cat":"cpu_op","name":"A","pid":1,"tid":1,"ts":0,"dur":10},
