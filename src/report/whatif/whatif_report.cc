@@ -96,7 +96,11 @@ std::string Json(const WhatIfResult& r, const Reading& g) {
   // whatif --db: the past cases each figure was corrected by (0: none found).
   auto hist = [&](const WhatIfResult::History& h) {
     return r.history_asked ? ",\"history\":{\"cases\":" + std::to_string(h.cases) +
-                                 (h.cases ? ",\"uncorrected_ns\":" + num(h.uncorrected_ns) : std::string()) + "}"
+                                 (h.cases ? ",\"uncorrected_ns\":" + num(h.uncorrected_ns) +
+                                                ",\"uncorrected_interval_ns\":[" + num(h.uncorrected_lo_ns) + "," +
+                                                num(h.uncorrected_hi_ns) + "]"
+                                          : std::string()) +
+                                 "}"
                            : std::string();
   };
   std::string out =
