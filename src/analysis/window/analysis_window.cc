@@ -147,7 +147,7 @@ double AnalysisWindow::PerBase(const std::map<int32_t, double>& per_rank_total_n
   double sum = 0;
   for (const auto& [rank, ns] : per_rank_total_ns) sum += ns;
   if (steps > 0) return sum / static_cast<double>(steps);
-  return per_rank_total_ns.empty() ? 0 : sum / static_cast<double>(per_rank_total_ns.size());
+  return per_rank_total_ns.empty() ? 0 : sum / static_cast<double>(std::max(trace_ranks, per_rank_total_ns.size()));
 }
 
 double AnalysisWindow::PerDeviceBase(const std::map<int32_t, double>& per_rank_total_ns) const {
@@ -345,10 +345,22 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   AnalysisWindow w;
   const SliceTable& s = trace.slices;
   int64_t first = INT64_MAX, last = INT64_MIN;
+  std::vector<int32_t> ranks;
+  std::vector<char> track_seen(trace.tracks.size(), 0);
   for (size_t i = 0; i < s.size(); ++i) {
     first = std::min(first, s.ts_ns[i]);
     last = std::max(last, s.ts_ns[i] + s.dur_ns[i]);
+    if (!track_seen[s.track[i]]) {
+      track_seen[s.track[i]] = 1;
+      ranks.push_back(trace.tracks.rank[s.track[i]]);
+    }
   }
+  // Tracks of no rank beside ranked ones (a process-wide track) are no rank
+  // of their own.
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  if (ranks.size() > 1) ranks.erase(std::remove(ranks.begin(), ranks.end(), kNoRank), ranks.end());
+  w.trace_ranks = std::max<size_t>(1, ranks.size());
   if (s.size() == 0) {
     // A capture without slices (a program without torch under `aiprof
     // trace`): the recording is the span of its samples, counters (page

@@ -117,8 +117,12 @@ struct AnalysisWindow {
   // per step = total / steps; per trace = total (one trace).
   double PerBase(double total_ns) const { return steps > 0 ? total_ns / static_cast<double>(steps) : total_ns; }
   // The same from per-rank totals (each already averaged over the rank's
-  // devices): per step = sum / steps; per trace = mean over ranks.
+  // devices): per step = sum / steps; per trace = mean over the trace's ranks
+  // (trace_ranks: a rank missing from the map had none of it).
   double PerBase(const std::map<int32_t, double>& per_rank_total_ns) const;
+  // Ranks of the tracks that hold slices (at least 1): what a per-trace mean
+  // over ranks divides by.
+  size_t trace_ranks = 1;
   // The window and base of device-side measurements: the device periods'
   // intervals and per period where the device runs behind, else the same
   // as IntervalsOfRank, `intervals` and PerBase.

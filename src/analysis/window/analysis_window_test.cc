@@ -48,6 +48,30 @@ TEST(AnalysisWindowTest, TraceWithoutSlicesIsTheSpanOfItsOtherEvents) {
   EXPECT_TRUE(IntervalsContain(w.intervals, 5'000'000));
 }
 
+// Hand-made two-rank folder without steps: each rank runs one 100 us op.
+// Per trace, a mean over ranks divides by the trace's 2 ranks, whatever a
+// per-rank map holds: an analysis that found 30 us on rank 0 only (and left
+// rank 1 out of its map) is 15 us for the run, not 30 us (helper rv found
+// the casts and fusion maps left such ranks out; layout's does too).
+TEST(AnalysisWindowTest, PerTraceMeanOverRanksCountsEveryRank) {
+  auto rank = [](int r) {
+    return R"({"distributedInfo":{"backend":"gloo","rank":)" + std::to_string(r) +
+           R"(},"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":100}]})";
+  };
+  auto t = testing::ImportJsonFolder({{"rank0.json", rank(0)}, {"rank1.json", rank(1)}});
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.steps, 0u);
+  EXPECT_EQ(w.trace_ranks, 2u);
+  EXPECT_DOUBLE_EQ(w.PerBase(std::map<int32_t, double>{{0, 30'000}}), 15'000);
+  EXPECT_DOUBLE_EQ(w.PerBase(std::map<int32_t, double>{{0, 30'000}, {1, 10'000}}), 20'000);
+  // One process of no rank: one rank.
+  auto one = ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":100},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":2,"ts":10,"dur":100}]})json");
+  EXPECT_EQ(ComputeAnalysisWindow(*one).trace_ranks, 1u);
+}
+
 // Hand-made, CPU only: three 10 ms ProfilerStep spans, each with a 6 ms
 // cpu_op; step 2 also holds a 3 ms aiprof::torch_export (category
 // aiprof_overhead, the capture's torch hook writing its chunk) in its 4 ms
