@@ -8,6 +8,7 @@
 
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 
 namespace aiprof {
@@ -42,14 +43,51 @@ std::vector<uint8_t> InsideSameName(const AttributionNodes& n, const std::vector
   return inside;
 }
 
+// Per string: 1 for the names of the slices around a step's own marker on
+// its thread (a label around the whole loop, profiler.step() inside it).
+// Each slice's enclosing chain is walked once (a slice seen ends the walk).
+std::vector<uint8_t> NamesAroundSteps(const Trace& trace, const AttributionResult& a) {
+  std::vector<uint8_t> around(trace.strings.size(), 0);
+  if (a.pseudo_step || a.per_step.empty()) return around;
+  const SliceTable& s = trace.slices;
+  const std::vector<uint32_t> parent = ParentSlices(trace);
+  std::vector<uint8_t> seen(s.size(), 0);
+  for (const AttributionStep& st : a.per_step) {
+    // The marker: on the step's track, starting at its start, of its name
+    // (slices are in (track, start) order).
+    auto at = [&](uint32_t i) { return std::make_pair(static_cast<uint32_t>(s.track[i]), s.ts_ns[i]); };
+    uint32_t lo = 0, hi = static_cast<uint32_t>(s.size());
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (at(mid) < std::make_pair(st.track, st.start_ns))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (uint32_t i = lo; i < s.size() && at(i) == std::make_pair(st.track, st.start_ns); ++i) {
+      if (s.name[i] != st.name) continue;
+      for (uint32_t p = parent[i]; p != kNoSlice && !seen[p]; p = parent[p]) {
+        seen[p] = 1;
+        around[s.name[p].raw] = 1;
+      }
+      break;
+    }
+  }
+  return around;
+}
+
 }  // namespace
 
 HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult& a) {
   HostRegionsResult out;
-  for (size_t i = 0; i < trace.slices.size() && !out.device; ++i) out.device = IsDeviceActivity(trace.slices.kind[i]);
-  if (out.device || !a.available || a.steps == 0 || a.wall_ns <= 0) return out;
-  out.available = true;
-  out.step_ns = a.PerStep(a.wall_ns);
+  bool ops = false;
+  for (size_t i = 0; i < trace.slices.size(); ++i) {
+    out.device = out.device || IsDeviceActivity(trace.slices.kind[i]);
+    ops = ops || trace.slices.kind[i] == EventKind::kCpuOp;
+  }
+  if (out.device) return out;
+  out.no_ops = !ops;
+  if (out.no_ops || !a.available || a.steps == 0 || a.wall_ns <= 0) return out;
   const AttributionNodes& n = a.nodes;
   // Op instances under each node (at any depth): children follow parents.
   std::vector<uint64_t> ops_under(n.size(), 0);
@@ -57,10 +95,19 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
     if (n.kind[i] == AttributionKind::kOp) ops_under[i] += n.count[i];
     if (n.parent[i] != kNoNode) ops_under[n.parent[i]] += ops_under[i];
   }
+  out.available = true;
+  out.step_ns = a.PerStep(a.wall_ns);
+  // A label around the steps (its node at the top of the tree, or under
+  // another such label) holds whole steps, not a piece of one: its time
+  // without ops is the steps' untraced time, no region's work.
+  const std::vector<uint8_t> around = NamesAroundSteps(trace, a);
+  std::vector<uint8_t> holds_steps(n.size(), 0);
   std::vector<uint8_t> region(n.size(), 0);
   for (size_t i = 1; i < n.size(); ++i) {
+    holds_steps[i] = n.kind[i] == AttributionKind::kModule && around[n.name[i].raw] &&
+                     (n.parent[i] == 0 || holds_steps[n.parent[i]]);
     region[i] = n.kind[i] == AttributionKind::kModule && n.time_class[i] != TimeClass::kDataLoading &&
-                !trace.Str(n.name[i]).starts_with("nn.Module: ");
+                !holds_steps[i] && !trace.Str(n.name[i]).starts_with("nn.Module: ");
   }
   // A region inside one of its own name adds its own time and instances;
   // its total and ops are in the outer one's already.
@@ -92,8 +139,9 @@ void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, MetricSe
   // A trace with device activity publishes nothing: the host_region rule
   // applies only where the metric is computed (applies_if_computed), as its
   // time costs a device trace's step only where the device waits for it,
-  // which host_launch_bound and data_loading measure.
-  if (r.device) return;
+  // which host_launch_bound and data_loading measure. Nor does a trace
+  // without ops: there every span runs "no op".
+  if (r.device || r.no_ops) return;
   if (!r.available) {
     const char* why = "no attribution tree (no steps and no host thread with ops)";
     m->SetUnavailable("host_region_ratio", why);

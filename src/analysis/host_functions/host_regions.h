@@ -51,14 +51,20 @@ struct HostRegionsResult {
   // time without ops costs the step only where the device waits
   // (host_launch_bound, data_loading measure that): not computed.
   bool device = false;
-  bool available = false;           // CPU-only, and the attribution tree exists
+  // The trace has no op (cpu_op) at all (spans only: an SDK trace of a
+  // program whose ops are not recorded): "no op runs in it" then says
+  // nothing of the region's work, and nothing is computed or published, as
+  // on a device trace.
+  bool no_ops = false;
+  bool available = false;           // CPU-only, ops recorded, and the attribution tree exists
   double step_ns = 0;               // mean steady step (the shares' base)
   std::vector<HostRegion> regions;  // by host time, largest first
 };
 
 HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult& attribution);
 
-// On a trace with device activity: nothing (the rule is not for it).
+// On a trace with device activity or without ops: nothing (the rule is not
+// for it).
 // Publishes host_region_ratio (the host time of the largest region that is
 // host work, share of the mean steady step; 0 when none is),
 // host_region_ns (its host time per step: the impact) and "host_region"

@@ -140,6 +140,33 @@ TEST(HostRegionsTest, RuleTextsHoldForARegionInSomeSteps) {
   }
 }
 
+// Hand-made: a label around the whole loop (record_function("train") with
+// profiler.step() inside it), two 200 us steps: each runs aten::mm for
+// 60 us and then 140 us of Python the profiler does not record. The label
+// holds the steps, not a piece of one: by hand its "time with no op" is
+// the steps' untraced time (140 us per step, the attribution's "host time
+// outside any recorded op" without the label), no region's work. It was a
+// host region of 70% of the step, and the rule said to run "train" every
+// N steps.
+TEST(HostRegionsTest, RegionAroundTheStepsIsNoRegionOfTheStep) {
+  auto t = testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"train","pid":1,"tid":1,"ts":0,"dur":400},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":200},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":60},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":200,"dur":200},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":60}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  HostRegionsResult r = RegionsOf(*t);
+  ASSERT_TRUE(r.available);
+  EXPECT_NEAR(r.step_ns, 200e3, 1);
+  EXPECT_EQ(Find(*t, r, "train"), nullptr);
+  MetricSet m;
+  PublishHostRegions(*t, r, &m);
+  ASSERT_TRUE(m.Get("host_region_ratio"));
+  EXPECT_EQ(m.Get("host_region_ratio")->value, 0);
+}
+
 // Hand-made: a region nested in a region of the same name (a decorated
 // function calling itself, one label used at two levels). Per 200 us step
 // at t: "save" [t+10, t+150) runs aten::add [t+10, t+50) and an inner
@@ -180,6 +207,26 @@ TEST(HostRegionsTest, NestedSameNameRegionCountsItsTimeOnce) {
   PublishHostRegions(*t, r, &m);
   ASSERT_TRUE(m.Get("host_region_ratio"));
   EXPECT_NEAR(m.Get("host_region_ratio")->value, 0.45, 1e-9);
+}
+
+// An SDK recording of a program whose ops are not traced (test/data/sdk/
+// fork_run: 127 spans, request / decode / layer-N, 20 ProfilerSteps, no
+// cpu_op): every span runs "no op", so "decode" was host work of 56.1% of
+// the step and host_region fired at high confidence, telling a model's
+// decode span it was Python or file writing. Without ops nothing is
+// computed or published (the rule applies only where computed).
+TEST(HostRegionsTest, SpansWithoutRecordedOpsAreNotMeasured) {
+  auto t = testing::MustImport(std::string(AIPROF_SOURCE_DIR) + "/test/data/sdk/fork_run");
+  ASSERT_NE(t, nullptr);
+  for (size_t i = 0; i < t->slices.size(); ++i) ASSERT_NE(t->slices.kind[i], EventKind::kCpuOp);
+  HostRegionsResult r = RegionsOf(*t);
+  EXPECT_FALSE(r.device);
+  EXPECT_TRUE(r.no_ops);
+  EXPECT_FALSE(r.available);
+  MetricSet m;
+  PublishHostRegions(*t, r, &m);
+  EXPECT_FALSE(m.Get("host_region_ratio"));
+  EXPECT_FALSE(m.UnavailableReason("host_region_ratio").has_value());
 }
 
 // A trace with device activity: the host's time without ops is not the
