@@ -137,11 +137,14 @@ class ConversionFinder {
 
   void CpuShare() {
     const SliceTable& s = t_.slices;
+    // under_op[i]: a cpu_op encloses slice i. One pass, parents preceding
+    // children (ParentSlices' order): walking each op's ancestors was
+    // quadratic in the nesting depth (test/data/handmade/deep_nesting.py).
+    std::vector<char> under_op(s.size(), 0);
     for (uint32_t i = 0; i < s.size(); ++i) {
-      if (s.kind[i] != EventKind::kCpuOp) continue;
-      bool top = true;
-      for (uint32_t p = parent_[i]; p != kNoSlice && top; p = parent_[p]) top = s.kind[p] != EventKind::kCpuOp;
-      if (top) result_.denominator_ns += s.dur_ns[i];
+      const uint32_t p = parent_[i];
+      under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
+      if (s.kind[i] == EventKind::kCpuOp && !under_op[i]) result_.denominator_ns += s.dur_ns[i];
     }
     for (uint32_t op : host_conversions_) Add(std::string(Name(op)), Trigger(op), s.dur_ns[op], op);
   }
@@ -151,19 +154,27 @@ class ConversionFinder {
     const SliceTable& s = t_.slices;
     std::vector<char> in_conversion(s.size(), 0);
     for (uint32_t op : host_conversions_) in_conversion[op] = 1;
+    // Walking up from a slice: host[i], the first host conversion op at or
+    // above it; first_op[i], the first cpu_op at or above it before that
+    // conversion (the walk stops there). One pass, parents preceding children:
+    // a walk per kernel was quadratic in the nesting depth.
+    std::vector<uint32_t> host(s.size(), kNoSlice), first_op(s.size(), kNoSlice);
+    for (uint32_t i = 0; i < s.size(); ++i) {
+      const uint32_t p = parent_[i];
+      const bool op = s.kind[i] == EventKind::kCpuOp;
+      host[i] = in_conversion[i] ? i : p == kNoSlice ? kNoSlice : host[p];
+      first_op[i] = op ? i : in_conversion[i] || p == kNoSlice ? kNoSlice : first_op[p];
+    }
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.kind[i] != EventKind::kKernel) continue;
       result_.denominator_ns += s.dur_ns[i];
-      uint32_t host = kNoSlice;  // enclosing host conversion op, if any
-      uint32_t first_op = kNoSlice;
-      for (uint32_t p = launcher_[i]; p != kNoSlice; p = parent_[p]) {
-        if (first_op == kNoSlice && s.kind[p] == EventKind::kCpuOp) first_op = p;
-        if (in_conversion[p]) { host = p; break; }
-      }
+      const uint32_t l = launcher_[i];
+      const uint32_t conversion = l == kNoSlice ? kNoSlice : host[l];  // enclosing host conversion op, if any
+      const uint32_t launcher_op = l == kNoSlice ? kNoSlice : first_op[l];
       if (Named(i, true)) {
-        Add(std::string(Name(i)), first_op == kNoSlice ? "" : std::string(Name(first_op)), s.dur_ns[i], i);
-      } else if (host != kNoSlice) {
-        Add(std::string(Name(host)), Trigger(host), s.dur_ns[i], i);
+        Add(std::string(Name(i)), launcher_op == kNoSlice ? "" : std::string(Name(launcher_op)), s.dur_ns[i], i);
+      } else if (conversion != kNoSlice) {
+        Add(std::string(Name(conversion)), Trigger(conversion), s.dur_ns[i], i);
       }
     }
   }
