@@ -92,7 +92,7 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"comm_exposed_ns", U::kNanoseconds, "impact: communication not overlapped by compute, per base"},
         {"data_loading_wait_ns", U::kNanoseconds, "impact: device (or main-thread) idle time overlapped by data loading, per base"},
         {"fusion_saving_ns", U::kNanoseconds, "impact: gaps plus op time beyond the longest op in the top fusion candidates' occurrences, each op and gap counted once, per base"},
-        {"host_region_ratio", U::kRatio, "host time with no op running of the largest region the program names (record_function, SDK span; not a DataLoader span, not an nn.Module frame) that is host work (no op for at least half its time), share of the mean steady step; CPU-only traces"},
+        {"host_region_ratio", U::kRatio, "host time with no op running of the largest region the program names (record_function, SDK span; not a DataLoader span, not an nn.Module frame) that is host work (no op for at least half its time), share of the mean steady step; CPU-only traces with ops recorded"},
         {"host_region_ns", U::kNanoseconds, "impact: host time with no op running of the largest program-named region (host_region_ratio's), per step"},
         {"idle_host_bound_ns", U::kNanoseconds, "impact: device idle time waiting for the host to launch, per base"},
         {"idle_other_ns", U::kNanoseconds, "device idle time with no known cause, per base"},
