@@ -119,7 +119,7 @@ void RunLlm(AnalysisResults& in, MetricSet* m) {
 void RunAttribution(AnalysisResults& in, MetricSet* m) {
   const AttributionResult& r = in.attribution();
   PublishAttribution(r, m);
-  PublishHostRegions(in.trace(), ComputeHostRegions(in.trace(), r), m);
+  PublishHostRegions(in.trace(), ComputeHostRegions(in.trace(), r), in.window(), m);
   PublishCompute(in.trace(), r, ComputeComputeTime(r, in.roofline(), in.roofline_problem(), &in.window()), m);
 }
 

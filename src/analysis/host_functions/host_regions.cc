@@ -10,6 +10,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -135,7 +136,7 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
   return out;
 }
 
-void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, MetricSet* m) {
+void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, const AnalysisWindow& w, MetricSet* m) {
   // A trace with device activity publishes nothing: the host_region rule
   // applies only where the metric is computed (applies_if_computed), as its
   // time costs a device trace's step only where the device waits for it,
@@ -151,18 +152,25 @@ void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, MetricSe
   // The largest host work (regions are sorted by host time).
   auto it = std::find_if(r.regions.begin(), r.regions.end(), [](const HostRegion& g) { return g.host_work; });
   const HostRegion* top = it == r.regions.end() ? nullptr : &*it;
-  m->Set("host_region_ratio", top ? top->host_share : 0, kHostRegionsSource);
+  // The share of the impact's own base: per step the same mean step as the
+  // tree's; per trace the window's steady-state time, not the tree's
+  // pseudo-step (the main thread's span), which may be a part of it.
+  const bool per_trace = w.steps == 0 && w.base_ns > 0;
+  const double base_ns = per_trace ? w.base_ns : r.step_ns;
+  m->Set("host_region_ratio", top && base_ns > 0 ? top->host_ns_per_step / base_ns : 0, kHostRegionsSource);
   m->Set("host_region_ns", top ? top->host_ns_per_step : 0, kHostRegionsSource);
   size_t reported = 0;
   for (const HostRegion& g : r.regions) {
     if (!g.host_work) continue;
     if (reported++ == kHostRegionsReported) break;
-    m->AddEvidence("host_region",
-                   "\"" + std::string(trace.Str(g.name)) + "\": " + FormatDurationNs(g.host_ns_per_step) +
-                       " per step with no op running in it (" + FormatPercent(g.host_share) + " of the mean step, " +
-                       FormatDurationNs(r.step_ns) + "), of " + FormatDurationNs(g.total_ns_per_step) +
-                       " per step in it; " + FormatFixed(g.instances_per_step, 1) + " instances and " +
-                       FormatFixed(g.ops_per_step, 1) + " ops per step");
+    m->AddEvidence("host_region", "\"" + std::string(trace.Str(g.name)) +
+                                      "\": " + FormatDurationNs(g.host_ns_per_step) +
+                                      (per_trace ? " per trace" : " per step") + " with no op running in it (" +
+                                      FormatPercent(base_ns > 0 ? g.host_ns_per_step / base_ns : 0) +
+                                      (per_trace ? " of the steady-state time, " : " of the mean step, ") +
+                                      FormatDurationNs(base_ns) + "), of " + FormatDurationNs(g.total_ns_per_step) +
+                                      " per step in it; " + FormatFixed(g.instances_per_step, 1) + " instances and " +
+                                      FormatFixed(g.ops_per_step, 1) + " ops per step");
   }
 }
 

@@ -22,6 +22,8 @@
 
 namespace aiprof {
 
+struct AnalysisWindow;
+
 class MetricSet;
 struct AttributionResult;
 
@@ -66,10 +68,12 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
 // On a trace with device activity or without ops: nothing (the rule is not
 // for it).
 // Publishes host_region_ratio (the host time of the largest region that is
-// host work, share of the mean steady step; 0 when none is),
+// host work, share of the impact base: the mean steady step, or per trace
+// the window's steady-state time, as the impact's share; 0 when none is),
 // host_region_ns (its host time per step: the impact) and "host_region"
 // evidence (the kHostRegionsReported largest regions that are host work).
-void PublishHostRegions(const Trace& trace, const HostRegionsResult& result, MetricSet* metrics);
+void PublishHostRegions(const Trace& trace, const HostRegionsResult& result, const AnalysisWindow& window,
+                        MetricSet* metrics);
 
 }  // namespace aiprof
 

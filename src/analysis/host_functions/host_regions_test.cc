@@ -162,7 +162,7 @@ TEST(HostRegionsTest, RegionAroundTheStepsIsNoRegionOfTheStep) {
   EXPECT_NEAR(r.step_ns, 200e3, 1);
   EXPECT_EQ(Find(*t, r, "train"), nullptr);
   MetricSet m;
-  PublishHostRegions(*t, r, &m);
+  PublishHostRegions(*t, r, ComputeAnalysisWindow(*t), &m);
   ASSERT_TRUE(m.Get("host_region_ratio"));
   EXPECT_EQ(m.Get("host_region_ratio")->value, 0);
 }
@@ -204,7 +204,7 @@ TEST(HostRegionsTest, NestedSameNameRegionCountsItsTimeOnce) {
   EXPECT_NEAR(g->ops_per_step, 2, 1e-9);
   EXPECT_TRUE(g->host_work);
   MetricSet m;
-  PublishHostRegions(*t, r, &m);
+  PublishHostRegions(*t, r, ComputeAnalysisWindow(*t), &m);
   ASSERT_TRUE(m.Get("host_region_ratio"));
   EXPECT_NEAR(m.Get("host_region_ratio")->value, 0.45, 1e-9);
 }
@@ -224,7 +224,7 @@ TEST(HostRegionsTest, SpansWithoutRecordedOpsAreNotMeasured) {
   EXPECT_TRUE(r.no_ops);
   EXPECT_FALSE(r.available);
   MetricSet m;
-  PublishHostRegions(*t, r, &m);
+  PublishHostRegions(*t, r, ComputeAnalysisWindow(*t), &m);
   EXPECT_FALSE(m.Get("host_region_ratio"));
   EXPECT_FALSE(m.UnavailableReason("host_region_ratio").has_value());
 }
@@ -239,6 +239,30 @@ TEST(HostRegionsTest, DeviceTraceIsNotMeasured) {
   EXPECT_TRUE(r.device);
   EXPECT_FALSE(r.available);
   EXPECT_TRUE(r.regions.empty());
+}
+
+// Hand-made, no steps: "save" (300 us, no op in it) then aten::mm (100 us)
+// on the main thread, and aten::add (50 us) on a second thread ending at
+// 1950 us. By hand: the impact's base is the window, the trace's span
+// 0..1950 us, so the region's share is 300 / 1950 = 15.4%; the tree's
+// pseudo-step (the main thread's span, 400 us) gave 75% (helper rv's
+// finding: the ratio, and so the confidence, on another base than the
+// impact).
+TEST(HostRegionsTest, PerTraceShareIsOfTheWindowAsTheImpact) {
+  auto t = testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"save","pid":1,"tid":1,"ts":0,"dur":300},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":300,"dur":100},
+    {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":2,"ts":1900,"dur":50}]})");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.steps, 0u);
+  ASSERT_DOUBLE_EQ(w.base_ns, 1950e3);
+  HostRegionsResult r = RegionsOf(*t);
+  ASSERT_TRUE(r.available);
+  MetricSet m;
+  PublishHostRegions(*t, r, w, &m);
+  EXPECT_DOUBLE_EQ(m.Get("host_region_ns")->value, 300e3);
+  EXPECT_NEAR(m.Get("host_region_ratio")->value, 300.0 / 1950, 1e-9);
 }
 
 }  // namespace
