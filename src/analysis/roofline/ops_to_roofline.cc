@@ -57,6 +57,7 @@ struct RooflineScan {
   std::vector<uint32_t> parent;
   std::vector<uint8_t> modelled;  // cpu_op with a FLOP model
   std::vector<uint8_t> root;      // modelled, no modelled ancestor
+  std::vector<uint32_t> root_of;  // the root at or above each slice, or kNoSlice
   std::vector<double> trace_flops;
 
   explicit RooflineScan(const Trace& t) : trace(t), args(t), parent(ParentSlices(t)) {}
@@ -65,22 +66,23 @@ struct RooflineScan {
     const SliceTable& s = trace.slices;
     modelled.assign(s.size(), 0);
     root.assign(s.size(), 0);
+    root_of.assign(s.size(), kNoSlice);
+    // One pass, parents preceding children (ParentSlices' order): walking
+    // each op's ancestors was quadratic in the nesting depth
+    // (test/data/handmade/deep_nesting.py). under_modelled: a modelled op
+    // encloses the slice.
+    std::vector<uint8_t> under_modelled(s.size(), 0);
     for (uint32_t i = 0; i < s.size(); ++i) {
       modelled[i] = s.kind[i] == EventKind::kCpuOp && ClassifyOp(trace.Str(s.name[i])) != OpFamily::kNone;
-    }
-    for (uint32_t i = 0; i < s.size(); ++i) {
-      if (!modelled[i]) continue;
-      uint32_t p = parent[i];
-      while (p != kNoSlice && !modelled[p]) p = parent[p];
-      root[i] = p == kNoSlice;
+      const uint32_t p = parent[i];
+      under_modelled[i] = p != kNoSlice && (modelled[p] || under_modelled[p]);
+      root[i] = modelled[i] && !under_modelled[i];
+      root_of[i] = root[i] ? i : p == kNoSlice ? kNoSlice : root_of[p];
     }
   }
 
   // The root at or above `i`, or kNoSlice.
-  uint32_t RootOf(uint32_t i) const {
-    while (i != kNoSlice && !root[i]) i = parent[i];
-    return i;
-  }
+  uint32_t RootOf(uint32_t i) const { return i == kNoSlice ? kNoSlice : root_of[i]; }
 
   // Profiler `flops` args, summed onto their root; a `flops` under another
   // slice with `flops` (below the root) is not counted again.
@@ -88,19 +90,21 @@ struct RooflineScan {
     trace_flops.assign(trace.slices.size(), 0);
     std::optional<StringId> key = trace.strings.Find("flops");
     if (!key) return;
+    // has_flops[i]: slice i has a `flops` arg; flops_above[i]: a slice above
+    // i, up to and including its root, has one. One pass, parents first.
+    std::vector<uint8_t> has_flops(trace.slices.size(), 0), flops_above(trace.slices.size(), 0);
     for (uint32_t i = 0; i < trace.slices.size(); ++i) {
       const Arg* a = trace.FindSliceArg(i, *key);
+      has_flops[i] = a != nullptr;
+      const uint32_t up = parent[i];
+      flops_above[i] = up != kNoSlice && (has_flops[up] || (!root[up] && flops_above[up]));
       if (a == nullptr) continue;
       double f = a->type == ArgType::kInt ? static_cast<double>(a->i)
                  : a->type == ArgType::kUint ? static_cast<double>(a->u)
                  : a->type == ArgType::kDouble ? a->d : 0;
       if (!(f > 0)) continue;
-      bool nested = false;
-      uint32_t p = i;
-      while (p != kNoSlice && !root[p]) {
-        p = parent[p];
-        if (p != kNoSlice && trace.FindSliceArg(p, *key) != nullptr) nested = true;
-      }
+      const bool nested = !root[i] && flops_above[i];
+      const uint32_t p = RootOf(i);
       if (p != kNoSlice && !nested) trace_flops[p] += f;
     }
   }
