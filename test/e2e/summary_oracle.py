@@ -133,10 +133,13 @@ def cat_of(ev):
     if isinstance(c, str) and c:
         return c
     # torch's legacy export_chrome_trace (no Kineto): no cat, pid "CPU
-    # functions"; operators ("::" in the name) are cpu_op, the other ranges
-    # user_annotation (docs/importers.md).
+    # functions"; operators ("::" in the name, autograd nodes "XxxBackward0",
+    # "detach") are cpu_op, the other ranges user_annotation
+    # (docs/importers.md).
     if ev.get("pid") == "CPU functions":
-        return "cpu_op" if "::" in name_of(ev) else "user_annotation"
+        n = name_of(ev)
+        op = "::" in n or n in ("detach", "detach_") or re.fullmatch(r"[^ #]+Backward[0-9]*", n) is not None
+        return "cpu_op" if op else "user_annotation"
     return ""
 
 

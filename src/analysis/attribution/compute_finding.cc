@@ -185,8 +185,13 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
   };
   std::vector<uint32_t> outer(n.size(), kNoNode);           // device traces: the outermost op above a node
   std::vector<OpClass> nearest(n.size(), OpClass::kOther);  // the class a node's device activity counts in
+  // op_above[i]: an op encloses node i, however deep (an op -> label -> op
+  // chain: a compiled graph's "## Call CompiledFxGraph ##" inside its
+  // CompiledFunction op); its time is in that op's total already.
+  std::vector<char> op_above(n.size(), 0);
   for (size_t i = 1; i < n.size(); ++i) {
     const uint32_t p = n.parent[i];
+    op_above[i] = op_above[p] || n.kind[p] == AttributionKind::kOp;
     if (outer[p] != kNoNode) {
       outer[i] = outer[p];
       const bool named = n.kind[i] == AttributionKind::kOp || n.kind[i] == AttributionKind::kDevice;
@@ -199,7 +204,7 @@ ComputeResult ComputeComputeTime(const AttributionResult& a, const RooflineResul
       add_device(n.op_class[i], static_cast<uint32_t>(i), i);
       continue;
     }
-    if (n.kind[i] != AttributionKind::kOp || n.kind[p] == AttributionKind::kOp) continue;
+    if (n.kind[i] != AttributionKind::kOp || op_above[i]) continue;
     if (n.time_class[i] != TimeClass::kOp) continue;  // ops inside data loading / waits are not compute
     if (r.device_time) {
       outer[i] = static_cast<uint32_t>(i);

@@ -73,6 +73,30 @@ TEST(ComputeFindingTest, AGraphReplayedRegionIsClassedByItsKernels) {
   EXPECT_EQ(c.classes[0].op_class, OpClass::kGemm);
 }
 
+// Hand-made, CPU only (µs): one step [0, 1000]; a compiled graph's op
+// "CompiledFunction" [100, 900] holds the label "## Call CompiledFxGraph ##"
+// [150, 850], which holds aten::mm [200, 600]. By hand: compute is the
+// outermost op's 800 (its class: other), and GEMM is not counted again
+// beside it; the old code added the mm's 400 as GEMM (classes 1200 in an
+// 800 us op: an op -> label -> op chain, as torch's legacy export also
+// wrote autograd nodes, counted twice).
+TEST(ComputeFindingTest, AnOpUnderALabelUnderAnOpIsCountedOnce) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":1000},
+    {"ph":"X","cat":"cpu_op","name":"CompiledFunction","pid":1,"tid":1,"ts":100,"dur":800},
+    {"ph":"X","cat":"user_annotation","name":"## Call CompiledFxGraph abc ##","pid":1,"tid":1,"ts":150,"dur":700},
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":200,"dur":400}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  AttributionResult a = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(a.available);
+  ComputeResult c = ComputeComputeTime(a, RooflineResult{}, "");
+  EXPECT_FALSE(c.device_time);
+  EXPECT_EQ(c.classes_ns, 800'000);
+  EXPECT_EQ(ComputeClassNs(c, OpClass::kOther), 800'000);
+  EXPECT_EQ(ComputeClassNs(c, OpClass::kGemm), 0);
+}
+
 // Hand-made (µs): one step [0, 100]; a backward op [10, 50] launches its
 // ReLU kernel (10) and, from a DDP hook inside it, an all-reduce (30).
 // Compute = 10 (the all-reduce is communication) and so is its class: the

@@ -94,7 +94,7 @@ TEST(ChromeJsonImporterTest, BareArrayLegacyFloatsAndBeginEnd) {
 
 // torch's legacy autograd-profiler export (no Kineto: Debian's torch 1.13)
 // writes operators without "cat" under the process "CPU functions": they are
-// CPU ops when named like one ("::"), else record_function ranges (user
+// CPU ops when named like one ("::", autograd nodes), else record_function ranges (user
 // annotations); a "cat" of their own wins, no-cat events elsewhere stay "other".
 TEST(ChromeJsonImporterTest, LegacyCpuFunctionsAreCpuOps) {
   TempDir dir;
@@ -104,11 +104,16 @@ TEST(ChromeJsonImporterTest, LegacyCpuFunctionsAreCpuOps) {
 {"ph": "E", "ts": 12, "tid": 1, "pid": "CPU functions"},
 {"name": "mine", "cat": "user_annotation", "ph": "X", "ts": 20, "dur": 1, "tid": 1, "pid": "CPU functions"},
 {"name": "x", "ph": "X", "ts": 30, "dur": 1, "tid": 1, "pid": "Other functions"},
-{"name": "y", "ph": "X", "ts": 40, "dur": 1, "tid": 1, "pid": 7}
+{"name": "y", "ph": "X", "ts": 40, "dur": 1, "tid": 1, "pid": 7},
+{"name": "AddmmBackward0", "ph": "X", "ts": 50, "dur": 1, "tid": 1, "pid": "CPU functions"},
+{"name": "ReluBackward", "ph": "X", "ts": 52, "dur": 1, "tid": 1, "pid": "CPU functions"},
+{"name": "detach", "ph": "X", "ts": 54, "dur": 1, "tid": 1, "pid": "CPU functions"},
+{"name": "## backward ##", "ph": "X", "ts": 56, "dur": 1, "tid": 1, "pid": "CPU functions"},
+{"name": "Backward", "ph": "X", "ts": 58, "dur": 1, "tid": 1, "pid": "CPU functions"}
 ])");
   auto t = MustImport(path);
   ASSERT_TRUE(t);
-  ASSERT_EQ(t->slices.size(), 5u);
+  ASSERT_EQ(t->slices.size(), 10u);
   std::map<std::string, EventKind> kind;
   for (uint32_t i = 0; i < t->slices.size(); ++i) kind[std::string(t->Str(t->slices.name[i]))] = t->slices.kind[i];
   EXPECT_EQ(kind["aten::conv2d"], EventKind::kCpuOp);
@@ -116,6 +121,13 @@ TEST(ChromeJsonImporterTest, LegacyCpuFunctionsAreCpuOps) {
   EXPECT_EQ(kind["mine"], EventKind::kUserAnnotation);
   EXPECT_EQ(kind["x"], EventKind::kOther);
   EXPECT_EQ(kind["y"], EventKind::kOther);
+  // Autograd nodes and detach are written without a namespace: operators, as
+  // Kineto files them (fixture torch-cpu/mlp_train_bs32.legacy.json has both).
+  EXPECT_EQ(kind["AddmmBackward0"], EventKind::kCpuOp);
+  EXPECT_EQ(kind["ReluBackward"], EventKind::kCpuOp);
+  EXPECT_EQ(kind["detach"], EventKind::kCpuOp);
+  EXPECT_EQ(kind["## backward ##"], EventKind::kUserAnnotation);
+  EXPECT_EQ(kind["Backward"], EventKind::kUserAnnotation);
 }
 
 TEST(ChromeJsonImporterTest, EventsInAnyOrderGiveTheSameModel) {

@@ -21,6 +21,18 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
+// An operator in torch's legacy autograd-profiler export (which has no
+// "cat"): a namespaced name ("aten::mm", "torch::autograd::AccumulateGrad"),
+// an autograd node ("AddmmBackward0", "ReluBackward"), or "detach", which it
+// writes without a namespace. The rest are record_function ranges.
+bool IsLegacyOpName(std::string_view name) {
+  if (name.find("::") != std::string_view::npos || name == "detach" || name == "detach_") return true;
+  while (!name.empty() && name.back() >= '0' && name.back() <= '9') name.remove_suffix(1);
+  constexpr std::string_view kBackward = "Backward";
+  return name.size() > kBackward.size() && name.substr(name.size() - kBackward.size()) == kBackward &&
+         name.find(' ') == std::string_view::npos && name.find('#') == std::string_view::npos;
+}
+
 // Text of a number token, with quotes removed when it was written as a string.
 std::string_view NumberText(std::string_view raw) {
   while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' ||
@@ -598,10 +610,12 @@ class ChromeJsonMerger {
     // under the process name "CPU functions": operators ("aten::mm",
     // "torch::autograd::...") are CPU ops, the rest are record_function
     // ranges (ProfilerStep#N, "## forward ##", Optimizer.step#SGD.step),
-    // user annotations, as Kineto files them. (Interned on first use: the
+    // user annotations, as Kineto files them; so are autograd nodes
+    // ("AddmmBackward0") and "detach", which it writes without a namespace
+    // (IsLegacyOpName). (Interned on first use: the
     // string table of traces without them stays as it was.)
     if (pe.cat == 0 && pe.has_pid && pe.pid.is_string && in_->strings.Get(pe.pid.str.raw) == "CPU functions") {
-      const bool op = in_->strings.Get(pe.name).find("::") != std::string_view::npos;
+      const bool op = IsLegacyOpName(in_->strings.Get(pe.name));
       std::optional<StringId>& cat = op ? str_cpu_op : str_user_annotation;
       if (!cat) cat = builder->Intern(op ? "cpu_op" : "user_annotation");
       e.cat = *cat;
