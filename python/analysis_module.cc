@@ -559,9 +559,18 @@ struct SessionRun {
 SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
                           const std::string& sample_unit, int warmup_steps) {
   SessionRun run;
+  // warmup_steps with unit "step": the prediction check's steady steps are
+  // the samples' too (`aiprof validate --warmup-steps`).
+  const int window_warmup = unit == "step" ? warmup_steps : -1;
   if (in.trace) {
     run.samples = LoadSamples(in, unit, batch_size, bench, sample_unit, warmup_steps);
     run.session = &in.trace->session();
+    if (window_warmup >= 0) {
+      SessionOptions o = run.session->options();
+      o.analyze.warmup_steps = window_warmup;
+      run.own_session = AnalysisSession::ForTrace(run.session->trace(), o);
+      run.session = run.own_session.get();
+    }
     return run;
   }
   RunInputs inputs;
@@ -577,6 +586,7 @@ SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double ba
     SessionOptions o;
     o.input = in.path;
     o.attach_history = false;  // as every session of the package
+    o.analyze.warmup_steps = window_warmup;
     run.own_session = AnalysisSession::ForTrace(*run.trace, o);
     run.session = run.own_session.get();
   }

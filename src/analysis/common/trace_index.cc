@@ -87,6 +87,16 @@ std::vector<uint32_t> ParentSlices(const Trace& trace) {
   return out;
 }
 
+std::vector<char> UnderCpuOp(const Trace& trace, const std::vector<uint32_t>& parent) {
+  const SliceTable& s = trace.slices;
+  std::vector<char> under(parent.size(), 0);
+  for (uint32_t i = 0; i < parent.size(); ++i) {
+    const uint32_t p = parent[i];
+    under[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under[p]);
+  }
+  return under;
+}
+
 bool IsBlockingSyncName(std::string_view name) {
   if (ContainsIgnoreCase(name, "wait")) return false;
   return ContainsIgnoreCase(name, "synchronize") || name == "Stream Sync" || name == "Context Sync" ||

@@ -35,6 +35,12 @@ std::vector<uint32_t> LaunchingOps(const Trace& trace);
 // (track, ts, longest first) order and depth set by TraceBuilder.
 std::vector<uint32_t> ParentSlices(const Trace& trace);
 
+// For every slice, whether a cpu_op encloses it at any depth (`parent` from
+// ParentSlices). One pass, parents preceding children in that order: walking
+// each slice's ancestors instead is quadratic in the nesting depth
+// (test/data/handmade/deep_nesting.py).
+std::vector<char> UnderCpuOp(const Trace& trace, const std::vector<uint32_t>& parent);
+
 // Whether the trace holds PyTorch's op layer (cpu_op or python_function
 // slices; user annotations alone do not make one: the SDK and capture write
 // spans of any program in that category). The diagnosis' platform "pytorch"

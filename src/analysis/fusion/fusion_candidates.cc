@@ -207,18 +207,11 @@ class FusionFinder {
     // runs behind the host), CPU ops over the host steps.
     if (w_) window_.emplace(result_.device ? w_->DeviceIntervals() : w_->intervals);
     std::vector<uint32_t> parent;
-    // under_op[i]: a cpu_op encloses slice i (CPU timelines take top-level
-    // ops only). One pass, parents preceding children: walking each op's
-    // ancestors was quadratic in the nesting depth (python frames, labels).
-    std::vector<char> under_op;
+    std::vector<char> under_op;  // CPU timelines take top-level ops only (UnderCpuOp)
     if (!result_.device) {
       parent = ParentSlices(t_);
       MarkLoaderOps(parent);
-      under_op.assign(s.size(), 0);
-      for (uint32_t i = 0; i < s.size(); ++i) {
-        const uint32_t p = parent[i];
-        under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
-      }
+      under_op = UnderCpuOp(t_, parent);
     }
     std::vector<uint32_t> ops;
     uint32_t track = kNoTrack;

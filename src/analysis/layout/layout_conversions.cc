@@ -137,13 +137,8 @@ class ConversionFinder {
 
   void CpuShare() {
     const SliceTable& s = t_.slices;
-    // under_op[i]: a cpu_op encloses slice i. One pass, parents preceding
-    // children (ParentSlices' order): walking each op's ancestors was
-    // quadratic in the nesting depth (test/data/handmade/deep_nesting.py).
-    std::vector<char> under_op(s.size(), 0);
+    const std::vector<char> under_op = UnderCpuOp(t_, parent_);
     for (uint32_t i = 0; i < s.size(); ++i) {
-      const uint32_t p = parent_[i];
-      under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
       if (s.kind[i] == EventKind::kCpuOp && !under_op[i]) result_.denominator_ns += s.dur_ns[i];
     }
     for (uint32_t op : host_conversions_) Add(std::string(Name(op)), Trigger(op), s.dur_ns[op], op);

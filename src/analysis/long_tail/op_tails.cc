@@ -102,14 +102,7 @@ LongTailResult ComputeLongTails(const Trace& trace, const AnalysisWindow* window
     }
     return slot - 1;
   };
-  // under_op[i]: a cpu_op encloses slice i. One pass, parents preceding
-  // children (ParentSlices' order): walking each op's ancestors was
-  // quadratic in the nesting depth (test/data/handmade/deep_nesting.py).
-  std::vector<char> under_op(parent.size(), 0);
-  for (uint32_t i = 0; i < parent.size(); ++i) {
-    const uint32_t p = parent[i];
-    under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
-  }
+  const std::vector<char> under_op = UnderCpuOp(trace, parent);  // empty on device timelines
   std::vector<Row> rows;
   // IsCollectiveKernelName memoised per string id (0 unknown, 1 no, 2 yes).
   std::vector<uint8_t> collective(r.device ? trace.strings.size() : 0, 0);
