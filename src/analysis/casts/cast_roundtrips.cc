@@ -74,11 +74,9 @@ class RoundtripFinder {
   std::vector<Conversion> FindConversions() {
     std::vector<Conversion> out;
     std::vector<char> counted(t_.slices.size(), 0);
-    std::vector<char> op_track(t_.tracks.size(), 0);
     for (uint32_t i = 0; i < t_.slices.size(); ++i) {
       if (!IsOp(i)) continue;
       result_.torch_ops = true;
-      op_track[t_.slices.track[i]] = 1;
       if (Name(i) != "aten::copy_" || launches_memcpy_[i]) continue;
       auto types = args_.InputTypes(i);
       if (types) result_.typed = true;
@@ -92,12 +90,6 @@ class RoundtripFinder {
       counted[outer] = 1;
       out.push_back({outer, from, to, (*dims)[0]});
     }
-    for (uint32_t k = 0; k < op_track.size(); ++k) {
-      if (op_track[k]) result_.torch_ranks.push_back(t_.tracks.rank[k]);
-    }
-    std::sort(result_.torch_ranks.begin(), result_.torch_ranks.end());
-    result_.torch_ranks.erase(std::unique(result_.torch_ranks.begin(), result_.torch_ranks.end()),
-                              result_.torch_ranks.end());
     if (!result_.typed) AnyTyped();
     std::sort(out.begin(), out.end(), [](const Conversion& a, const Conversion& b) { return a.op < b.op; });
     return out;
@@ -266,15 +258,11 @@ void PublishCastRoundtrips(const Trace& trace, const CastRoundtripResult& r, con
     return;
   }
   const SliceTable& s = trace.slices;
-  // Every rank with torch ops has an entry (0 without a trip): per trace,
-  // PerBase's mean over ranks is over them all.
+  // Per trace, PerBase's mean over ranks is over the trace's ranks
+  // (AnalysisWindow::trace_ranks), those without a trip included.
   std::vector<WindowShare> groups(r.groups.size());
   WindowShare all;
   std::map<int32_t, double> host_union, device_union;
-  for (int32_t rank : r.torch_ranks) {
-    all.count[rank] = host_union[rank] = device_union[rank] = 0;
-    for (WindowShare& g : groups) g.count[rank] = g.host_ns[rank] = g.device_ns[rank] = 0;
-  }
   for (const CastRoundtrip& trip : r.trips) {
     int32_t rank = trace.tracks.rank[s.track[trip.there]];
     bool on_device = s.kind[trip.timed[0]] == EventKind::kKernel;

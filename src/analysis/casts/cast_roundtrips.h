@@ -71,10 +71,7 @@ struct CastRoundtripResult {
   bool device = false;                     // timed on device kernels (else host ops)
   bool typed = false;                      // some torch op carries a readable "Input type"
   bool types_unread = false;  // else: one carries it in a form not read (neither Kineto's list nor torch_npu's text)
-  bool torch_ops = false;                  // the trace has cpu_op slices
-  // Ranks with cpu_op slices, ascending: a per-trace figure is the mean over
-  // all of them, those without a trip included.
-  std::vector<int32_t> torch_ranks;
+  bool torch_ops = false;     // the trace has cpu_op slices
   uint64_t conversions = 0;                // dtype conversions seen (round trip or not)
   std::vector<CastRoundtrip> trips;        // in trace order per thread
   std::vector<CastRoundtripGroup> groups;  // by total time, largest first

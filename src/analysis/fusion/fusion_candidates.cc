@@ -225,7 +225,6 @@ class FusionFinder {
     };
     for (uint32_t i = 0; i < s.size(); ++i) {
       if (s.track[i] != track) {
-        if (!ops.empty()) result_.window_saving_by_rank.emplace(t_.tracks.rank[track], 0);
         AddTimeline(ops, short_ns, cuts_of(track));
         ops.clear();
         track = s.track[i];
@@ -234,7 +233,6 @@ class FusionFinder {
       if (!result_.device && under_op[i]) continue;
       ops.push_back(i);
     }
-    if (!ops.empty()) result_.window_saving_by_rank.emplace(t_.tracks.rank[track], 0);
     AddTimeline(ops, short_ns, cuts_of(track));
   }
 
@@ -316,7 +314,7 @@ class FusionFinder {
     }
   }
 
-  // window_saving_union_ns: the top candidates' savings with every op and
+  // window_saving_by_rank: the top candidates' savings with every op and
   // gap counted once. Candidates overlap (a chain of 6 ops and its repeating
   // 3-op half are both reported): best-ranked first, an occurrence counts
   // only where none of its ops is in one counted already.
@@ -345,7 +343,6 @@ class FusionFinder {
         }
         const int64_t saving = (flat_.gap_prefix[i + len] - flat_.gap_prefix[i + 1]) +
                                (flat_.dur_prefix[i + len] - flat_.dur_prefix[i]) - longest;
-        result_.window_saving_union_ns += saving;
         result_.window_saving_by_rank[t_.tracks.rank[t_.slices.track[flat_.slice[i]]]] += saving;
       }
     }

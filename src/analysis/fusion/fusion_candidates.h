@@ -89,13 +89,10 @@ struct FusionResult {
   // no candidate ("wrap the model with torch.compile" is its own advice).
   uint64_t compiled_kernels = 0;
   int64_t compiled_ns = 0;
-  // What fusing the top candidates saves inside the window, each op and gap
-  // counted once (candidates overlap: a chain and its repeating half are
-  // both reported); the base of fusion_saving_ns.
-  int64_t window_saving_union_ns = 0;
-  // The same per rank, every rank with ops on a timeline considered (0
-  // without a saving): a per-trace base is the mean over ranks, which run
-  // side by side.
+  // What fusing the top candidates saves inside the window per rank, each
+  // op and gap counted once (candidates overlap: a chain and its repeating
+  // half are both reported); fusion_saving_ns per the window's base (per
+  // trace the mean over the trace's ranks, which run side by side).
   std::map<int32_t, int64_t> window_saving_by_rank;
   // CPU runs ended by a stretch of host time without ops at least as long
   // as a long op, or by the switch between forward ops and backward nodes.

@@ -126,7 +126,6 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
     r.ops_per_step += a.PerStep(static_cast<int64_t>(ops_under[i]));
   }
   for (HostRegion& r : out.regions) {
-    r.host_share = r.host_ns_per_step / out.step_ns;
     r.host_work = r.host_ns_per_step > 0 && r.host_ns_per_step >= kHostRegionMinHostShare * r.total_ns_per_step;
   }
   std::sort(out.regions.begin(), out.regions.end(), [&](const HostRegion& x, const HostRegion& y) {

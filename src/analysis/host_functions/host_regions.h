@@ -43,7 +43,6 @@ struct HostRegion {
   double host_ns_per_step = 0;   // no op running inside it (self time)
   double total_ns_per_step = 0;  // all its time, ops and regions under it included
   double ops_per_step = 0;       // op instances under it (at any depth)
-  double host_share = 0;         // host_ns_per_step / mean steady step
   bool host_work = false;        // host_ns_per_step >= kHostRegionMinHostShare × total_ns_per_step
 };
 
