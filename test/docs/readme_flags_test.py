@@ -6,7 +6,9 @@ accepts) and each of its flags looked up in that command's help or the
 top level's (global flags such as --threads are accepted after the
 subcommand). A flag renamed or removed in the code without its examples
 fails here, naming the file, line and flag. Lines whose command is not
-aiprof, and flags after a `--` (the traced program's own), are not checked."""
+aiprof, and flags after a `--` (the traced program's own), are not checked.
+`examples()` is also the extractor of test/docs/readme_examples_test.py,
+which runs README.md's examples."""
 import argparse
 import glob
 import os
@@ -16,30 +18,72 @@ import subprocess
 import sys
 
 FENCE = re.compile(r"^\s*```")
+# Where the aiprof command starts in a shell line: at its start, after a pipe,
+# or after a launcher (`zcat x.gz | aiprof summary -`, `mpirun -np 16 aiprof ...`).
+COMMAND = re.compile(r"(?:^|\|\s*|^mpirun\s(?:[^|]*?\s)?)(aiprof\s)")
+
+
+class Example:
+    """One `aiprof ...` example: its first line in the file, its text (a shell
+    line, continuation lines joined), and the line of the code block's fence
+    (None for inline code in prose)."""
+
+    def __init__(self, line, text, block):
+        self.line, self.text, self.block = line, text, block
+
+
+def examples(path):
+    """The `aiprof ...` examples of a Markdown file, in order: shell lines of
+    code blocks that run aiprof (in a block whose commands carry a `$ `
+    prompt, only those: the other lines are its output), and inline code in
+    prose that starts with `aiprof `."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    n, block = 0, None
+    while n < len(lines):
+        line = lines[n]
+        n += 1
+        if FENCE.match(line):
+            if block is not None:
+                block = None
+                continue
+            block = n
+            end = next((k for k in range(n, len(lines)) if FENCE.match(lines[k])), len(lines))
+            prompted = any(l.strip().startswith("$ ") for l in lines[n:end])
+            continue
+        if block is None:
+            # Inline code in prose: `aiprof analyze DIR --format json`.
+            for span in re.findall(r"`(aiprof [^`]+)`", line):
+                yield Example(n, span, None)
+            continue
+        text, first = line.strip(), n
+        if prompted:
+            if not text.startswith("$ "):
+                continue
+            text = text[2:]
+        while text.endswith("\\") and n < len(lines) and not FENCE.match(lines[n]):
+            text = text[:-1].rstrip() + " " + lines[n].strip()
+            n += 1
+        if COMMAND.search(text):
+            yield Example(first, text, block)
 
 
 def example_lines(path):
-    """(line number, text) of lines starting with `aiprof ` inside code blocks."""
-    inside = False
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if FENCE.match(line):
-                inside = not inside
-                continue
-            text = line.strip()
-            if text.startswith("$ "):
-                text = text[2:]
-            if inside and text.startswith("aiprof "):
-                yield n, text
-            elif not inside:
-                # Inline code in prose: `aiprof analyze DIR --format json`.
-                for span in re.findall(r"`(aiprof [^`]+)`", line):
-                    yield n, span
+    """(line number, text) of every example, code blocks and prose."""
+    for e in examples(path):
+        yield e.line, e.text
+
+
+def aiprof_part(text):
+    """The aiprof command of a shell line: from the word `aiprof` on."""
+    m = COMMAND.search(text)
+    return text[m.start(1):] if m else text
 
 
 def tokens_of(text):
     # The command only: not a comment, a pipe or a redirection after it.
-    for sep in (" #", " |", " >", " &&", " 2>"):
+    text = aiprof_part(text)
+    for sep in (" #", " |", " >", " &&", " ||", " 2>", " &"):
         text = text.split(sep)[0]
     try:
         toks = shlex.split(text)
