@@ -87,8 +87,20 @@ std::string TrackLabel(const Trace& trace, uint32_t track, StringId name) {
 namespace {
 
 // A tile lists up to 20,000 slices: their names are cut shorter than a
-// report's (docs/serve.md).
+// report's (docs/serve.md). So are its other trace strings (track and
+// counter labels, instant kinds, flow categories), which a native or
+// Perfetto file may intern once and use many times.
 constexpr size_t kTileNameBytes = 1024;
+// A drawing's text (labels and <title>s) is cut shorter still: a track's
+// label is in the title of each of its instant strip's columns, and a
+// counter's in each of its bins' (a 1 MiB thread name over 1000 columns of
+// instants made a 1 GB page from a 1 MB upload).
+constexpr size_t kSvgTextBytes = 200;
+
+// A trace string for a drawing: cut, then escaped.
+std::string SvgText(std::string_view s) { return HtmlEscape(ShownText(s, kSvgTextBytes)); }
+// A trace string for a tile's JSON: cut, then quoted.
+std::string TileJsonText(std::string_view s) { return JsonString(ShownText(s, kTileNameBytes)); }
 
 // Bins of one track while a tile is computed: busy time and counts per
 // (depth, bin), dense over the tile's width for the depths that have any.
@@ -290,11 +302,11 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
   for (size_t t = 0; t < tile.tracks.size(); ++t) {
     const TileTrack& tr = tile.tracks[t];
     o += (t ? ",\n" : "\n") + fmt::format("{{\"track\": {}, \"label\": {}, \"depths\": {}, \"slices\": [", tr.track,
-                                          JsonString(tr.label), tr.depth_count);
+                                          TileJsonText(tr.label), tr.depth_count);
     for (size_t k = 0; k < tr.slices.size(); ++k) {
       const uint32_t i = tr.slices[k];
-      o += fmt::format("{}{{\"ts_ns\": {}, \"dur_ns\": {}, \"depth\": {}, \"name\": {}}}", k ? ", " : "", s.ts_ns[i] - tile.origin_ns,
-                       s.dur_ns[i], s.depth[i], JsonString(ShownText(trace.Str(s.name[i]), kTileNameBytes)));
+      o += fmt::format("{}{{\"ts_ns\": {}, \"dur_ns\": {}, \"depth\": {}, \"name\": {}}}", k ? ", " : "",
+                       s.ts_ns[i] - tile.origin_ns, s.dur_ns[i], s.depth[i], TileJsonText(trace.Str(s.name[i])));
     }
     o += "], \"bins\": [";
     for (size_t k = 0; k < tr.bins.size(); ++k) {
@@ -331,7 +343,7 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
   for (size_t k = 0; k < tile.counters.size(); ++k) {
     const TileCounter& tc = tile.counters[k];
     o += (k ? ",\n" : "\n") + fmt::format("{{\"track\": {}, \"label\": {}, \"before\": {}, \"bins\": [", tc.track,
-                                          JsonString(tc.label), tc.has_before ? num(tc.before) : std::string("null"));
+                                          TileJsonText(tc.label), tc.has_before ? num(tc.before) : std::string("null"));
     for (size_t j = 0; j < tc.bins.size(); ++j) {
       const TileCounterBin& b = tc.bins[j];
       o += fmt::format("{}[{}, {}, {}, {}, {}]", j ? ", " : "", b.bin, b.count, num(b.min), num(b.max), num(b.last));
@@ -342,9 +354,10 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
   for (size_t k = 0; k < tile.flows.size(); ++k) {
     const uint32_t f = tile.flows[k];
     const uint32_t a = trace.flows.from_slice[f], b = trace.flows.to_slice[f];
-    o += fmt::format("{}{{\"from_track\": {}, \"from_ts_ns\": {}, \"to_track\": {}, \"to_ts_ns\": {}, \"category\": {}}}",
-                     k ? ", " : "", s.track[a], s.ts_ns[a] - tile.origin_ns, s.track[b], s.ts_ns[b] - tile.origin_ns,
-                     JsonString(trace.Str(trace.flows.category[f])));
+    o += fmt::format(
+        "{}{{\"from_track\": {}, \"from_ts_ns\": {}, \"to_track\": {}, \"to_ts_ns\": {}, \"category\": {}}}",
+        k ? ", " : "", s.track[a], s.ts_ns[a] - tile.origin_ns, s.track[b], s.ts_ns[b] - tile.origin_ns,
+        TileJsonText(trace.Str(trace.flows.category[f])));
   }
   o += "], \"bins\": [";
   for (size_t k = 0; k < tile.flow_bins.size(); ++k) {
@@ -361,8 +374,8 @@ std::string TileToJson(const Trace& trace, const Tile& tile) {
   for (size_t k = 0; k < tile.instant_kinds.size(); ++k) {
     const TimelineInstantKind& ik = tile.instant_kinds[k];
     o += fmt::format("{}{{\"category\": {}, \"name\": {}, \"page_fault\": {}, \"total\": {}}}", k ? ", " : "",
-                     JsonString(trace.Str(ik.category)), JsonString(trace.Str(ik.name)), ik.page_fault ? "true" : "false",
-                     ik.total);
+                     TileJsonText(trace.Str(ik.category)), TileJsonText(trace.Str(ik.name)),
+                     ik.page_fault ? "true" : "false", ik.total);
   }
   o += "]}}";
   return o;
@@ -437,15 +450,16 @@ void AppendInstantStrip(const Trace& trace, const Tile& tile, const TileTrack& t
       const TimelineInstantKind& k = tile.instant_kinds[groups[g]->kind];
       if (!title.empty()) title += ", ";
       title += fault ? fmt::format("{} page fault records", per[g][x])
-                     : fmt::format("{} {} ({})", per[g][x], trace.Str(k.name), trace.Str(k.category));
+                     : fmt::format("{} {} ({})", per[g][x], ShownText(trace.Str(k.name), kSvgTextBytes),
+                                   ShownText(trace.Str(k.category), kSvgTextBytes));
       if (k.page_fault) records += per[g][x];
     }
     if (records > 0) title += ": " + FaultFigures(tile.faults, records);
-    *o += fmt::format("<rect class=\"instant{}\" x=\"{}\" y=\"{}\" width=\"1\" height=\"{}\" fill=\"rgb({})\" "
-                      "fill-opacity=\"{:.2f}\" data-n=\"{}\"><title>{} ({})</title></rect>",
-                      fault ? " fault" : "", kSvgLabel + x, y, kInstantStrip - 1, rgb,
-                      0.3 + 0.7 * std::log1p(static_cast<double>(sum[x])) / log_most, sum[x], HtmlEscape(title),
-                      HtmlEscape(t.label));
+    *o += fmt::format(
+        "<rect class=\"instant{}\" x=\"{}\" y=\"{}\" width=\"1\" height=\"{}\" fill=\"rgb({})\" "
+        "fill-opacity=\"{:.2f}\" data-n=\"{}\"><title>{} ({})</title></rect>",
+        fault ? " fault" : "", kSvgLabel + x, y, kInstantStrip - 1, rgb,
+        0.3 + 0.7 * std::log1p(static_cast<double>(sum[x])) / log_most, sum[x], HtmlEscape(title), SvgText(t.label));
   }
 }
 
@@ -479,7 +493,7 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
   int y = 18;
   std::vector<std::pair<uint32_t, int>> track_y;  // each drawn track's first depth row
   for (const TileTrack& t : tile.tracks) {
-    o += fmt::format("<text x=\"2\" y=\"{}\" font-weight=\"bold\">{}</text>", y + 10, HtmlEscape(t.label));
+    o += fmt::format("<text x=\"2\" y=\"{}\" font-weight=\"bold\">{}</text>", y + 10, SvgText(t.label));
     y += kRow;
     track_y.emplace_back(t.track, y);
     for (const TileBin& b : t.bins) {
@@ -492,7 +506,7 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
     for (uint32_t i : t.slices) {
       const double x0 = std::max(0.0, static_cast<double>(s.ts_ns[i] - start) / tile.bin_ns);
       const double x1 = std::min<double>(tile.width, static_cast<double>(s.ts_ns[i] + s.dur_ns[i] - start) / tile.bin_ns);
-      const std::string name = HtmlEscape(ShownText(trace.Str(s.name[i]), 200));
+      const std::string name = SvgText(trace.Str(s.name[i]));
       o += fmt::format("<rect class=\"slice\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"hsl({},55%,62%)\">"
                        "<title>{} ({})</title></rect>",
                        kLabel + x0, y + s.depth[i] * kRow, std::max(0.5, x1 - x0), kRow - 2, (s.name[i].raw * 47) % 360,
@@ -521,9 +535,10 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
     }
     const double range = hi > lo ? hi - lo : 1.0;
     auto y_of = [&](double v) { return y + kRow + kCounterRow - 2 - (kCounterRow - 4) * (v - lo) / range; };
-    o += fmt::format("<text x=\"2\" y=\"{}\" font-weight=\"bold\">{}</text><text x=\"2\" y=\"{}\" class=\"note\">{} to {}</text>",
-                     y + 10, HtmlEscape(c.label), y + kRow + 12, HtmlEscape(fmt::format("{:.6g}", lo)),
-                     HtmlEscape(fmt::format("{:.6g}", hi)));
+    o += fmt::format(
+        "<text x=\"2\" y=\"{}\" font-weight=\"bold\">{}</text><text x=\"2\" y=\"{}\" class=\"note\">{} to {}</text>",
+        y + 10, SvgText(c.label), y + kRow + 12, HtmlEscape(fmt::format("{:.6g}", lo)),
+        HtmlEscape(fmt::format("{:.6g}", hi)));
     double prev = c.has_before ? c.before : std::nan("");
     double prev_x = kLabel;
     for (const TileCounterBin& b : c.bins) {
@@ -532,10 +547,11 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
         o += fmt::format("<line class=\"counter\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#b05c1f\"/>",
                          prev_x, x, y_of(prev), y_of(prev));
       }
-      o += fmt::format("<rect class=\"counter\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"1\" height=\"{:.1f}\" fill=\"#b05c1f\">"
-                       "<title>{}: {} sample(s), {} to {}, last {}</title></rect>",
-                       x, y_of(b.max), std::max(1.0, y_of(b.min) - y_of(b.max)), HtmlEscape(c.label), b.count,
-                       fmt::format("{:.6g}", b.min), fmt::format("{:.6g}", b.max), fmt::format("{:.6g}", b.last));
+      o += fmt::format(
+          "<rect class=\"counter\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"1\" height=\"{:.1f}\" fill=\"#b05c1f\">"
+          "<title>{}: {} sample(s), {} to {}, last {}</title></rect>",
+          x, y_of(b.max), std::max(1.0, y_of(b.min) - y_of(b.max)), SvgText(c.label), b.count,
+          fmt::format("{:.6g}", b.min), fmt::format("{:.6g}", b.max), fmt::format("{:.6g}", b.last));
       prev = b.last;
       prev_x = x + 1;
     }
@@ -558,10 +574,11 @@ std::string TileToSvg(const Trace& trace, const Tile& tile) {
     const uint32_t a = trace.flows.from_slice[f], b = trace.flows.to_slice[f];
     const int ya = row_y(a), yb = row_y(b);
     if (ya < 0 || yb < 0) continue;
-    o += fmt::format("<line class=\"flow\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#6a3d9a\" "
-                     "stroke-opacity=\"0.6\"><title>flow {}</title></line>",
-                     x_of(static_cast<double>(sl.ts_ns[a])), ya, x_of(static_cast<double>(sl.ts_ns[b])), yb,
-                     HtmlEscape(trace.Str(trace.flows.category[f])));
+    o += fmt::format(
+        "<line class=\"flow\" x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#6a3d9a\" "
+        "stroke-opacity=\"0.6\"><title>flow {}</title></line>",
+        x_of(static_cast<double>(sl.ts_ns[a])), ya, x_of(static_cast<double>(sl.ts_ns[b])), yb,
+        SvgText(trace.Str(trace.flows.category[f])));
   }
   if (flow_row) {
     uint32_t most = 1;

@@ -331,6 +331,56 @@ TEST(TimelineTilesTest, InstantsHostileNamesAndFaultFigures) {
   EXPECT_NE(svg2.find("estimated fault time unknown"), std::string::npos);
 }
 
+// Trace strings are cut in a tile's drawing and JSON however often the
+// tile repeats them: a track's label is in the title of each column of its
+// instant strip, a counter's in each bin's. Hand-made: a 32 KiB thread
+// name, instant kind, counter name and flow category (each stored once, as
+// a native or Perfetto file may intern them), 1000 instants and counter
+// samples a column apart. Before the cut the drawing was 132 MB (a 1 MiB
+// thread name: a 1 GB page from serve, from a 1.1 MB upload).
+TEST(TimelineTilesTest, LongNamesAreCutHoweverOftenATileRepeatsThem) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const std::string big = "<b>" + std::string(32 << 10, 'x');
+  const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  const uint32_t other = b.ThreadTrack(IdValue::Num(1), IdValue::Num(2));
+  b.SetThreadName(track, b.Intern(big + "thread"));
+  const StringId cat = b.Intern("cpu_op");
+  const uint32_t from = b.AddSlice(track, 0, 1'000'000, b.Intern("op"), cat, kNoCorrelation, 0, 0);
+  const uint32_t to = b.AddSlice(other, 10, 100, b.Intern("work"), cat, kNoCorrelation, 0, 0);
+  b.AddSliceFlow(from, to, 1, b.Intern(big + "flow"));
+  const uint32_t counter = b.CounterTrack(IdValue::Num(1), b.Intern(big + "counter"), kHostDevice);
+  for (int64_t i = 0; i < 1000; ++i) b.AddCounter(counter, i * 1000 + 1, static_cast<double>(i));
+  ASSERT_TRUE(b.Finalize().ok());
+  const StringId kind = trace.strings.Intern(big + "instant");
+  for (int64_t i = 0; i < 1000; ++i) {
+    trace.instants.Append({.ts_ns = i * 1000 + 1,
+                           .name = kind,
+                           .category = kind,
+                           .track = TrackId{track},
+                           .scope = 't',
+                           .arg_begin = 0,
+                           .arg_count = 0});
+  }
+  const TileIndex index = BuildTileIndex(trace);
+  const Tile tile = ComputeTile(trace, index, 0, 1'000'000, 1000);
+  ASSERT_EQ(tile.instant_count, 1000u);
+  ASSERT_EQ(tile.counters.size(), 1u);
+  EXPECT_EQ(tile.counters[0].bins.size(), 1000u);
+  EXPECT_EQ(tile.flow_count, 1u);
+  const std::string svg = TileToSvg(trace, tile), json = TileToJson(trace, tile);
+  // 1000 instant columns and 1000 counter bins, each title holding at most
+  // a few cut strings (200 bytes each): well under 2 MB.
+  EXPECT_LT(svg.size(), size_t{2} << 20);
+  EXPECT_LT(json.size(), size_t{1} << 20);
+  EXPECT_EQ(svg.find(std::string(1000, 'x')), std::string::npos);
+  EXPECT_EQ(svg.find("<b>"), std::string::npos);
+  EXPECT_NE(svg.find("&lt;b&gt;xxxx"), std::string::npos);
+  EXPECT_NE(svg.find("bytes in all)"), std::string::npos);
+  EXPECT_EQ(json.find(std::string(2000, 'x')), std::string::npos);
+  EXPECT_NE(json.find("bytes in all)"), std::string::npos);
+}
+
 // Thread instants extend the run's span (a capture's page faults start
 // before its first traced op): the whole tile reaches one 500 ns before the
 // first slice and one after the last; a global one does not extend it.
