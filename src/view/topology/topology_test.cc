@@ -191,6 +191,34 @@ TEST(TopologyTest, HostileNamesStayTextInSvgAndHtml) {
   EXPECT_EQ(html.find("</script><img"), std::string::npos);
 }
 
+// Hand-made: a thread named by 64 KiB launching on 200 streams. Each
+// edge's two tooltips name both its ends: whole, the DOT held the name 400
+// times (26 MB; a 1 MiB name, 420 MB that Graphviz did not lay out in
+// 150 s). Cut, each tooltip holds its first 256 bytes.
+TEST(TopologyTest, LongLabelsAreCutInEveryEdgesTooltips) {
+  Topology g;
+  TopoNode thread;
+  thread.label = "<b>" + std::string(64 << 10, 'x');
+  g.nodes.push_back(thread);
+  for (uint32_t s = 0; s < 200; ++s) {
+    TopoNode stream;
+    stream.kind = TopoNodeKind::kStream;
+    stream.label = "stream " + std::to_string(s);
+    g.nodes.push_back(stream);
+    TopoEdge e;
+    e.from = 0;
+    e.to = s + 1;
+    e.kind = TopoEdgeKind::kLaunch;
+    e.count = 1;
+    g.edges.push_back(e);
+  }
+  const std::string dot = TopologyToDot(g, "t");
+  EXPECT_LT(dot.size(), size_t{1} << 20);
+  EXPECT_EQ(dot.find(std::string(1000, 'x')), std::string::npos);
+  EXPECT_NE(dot.find("&lt;b&gt;xxx"), std::string::npos);
+  EXPECT_NE(dot.find("bytes in all) -&gt; stream 199"), std::string::npos) << dot.substr(dot.size() - 2000);
+}
+
 TEST(TopologyTest, MalformedDotIsAnError) {
   auto svg = LayoutSvg("digraph { a -> ");
   ASSERT_FALSE(svg.ok());
