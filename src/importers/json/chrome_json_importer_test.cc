@@ -347,6 +347,34 @@ TEST(ChromeJsonImporterTest, IdsOutOfInt64RangeAreNotAnUndefinedCast) {
   EXPECT_EQ(s->tracks.tid[s->slices.track[2]], 1500) << "1.5e3 is thread 1500";
 }
 
+// Hand-made: a pid or tid that is null, a boolean or an object put the
+// event on pid 0 / tid 0 without a word (beside Kineto's GPU 0, whose pid
+// is 0), and 1e400 (past a double) did the same. Now the first are counted
+// (bad_pid_tid, file and byte) and 1e400 is a thread of its own, as 1e30 is.
+TEST(ChromeJsonImporterTest, PidOrTidOfAnotherTypeIsCountedNotPutOnZeroUnsaid) {
+  TempDir dir;
+  std::string path = dir.Write("ids.json", R"({"traceEvents": [
+{"ph": "X", "name": "ok", "pid": 0, "tid": 0, "ts": 1, "dur": 10},
+{"ph": "X", "name": "null", "pid": null, "tid": 0, "ts": 2, "dur": 1},
+{"ph": "X", "name": "obj", "pid": 0, "tid": {"a": 1}, "ts": 3, "dur": 1},
+{"ph": "X", "name": "bool", "pid": true, "tid": 0, "ts": 4, "dur": 1},
+{"ph": "X", "name": "huge", "pid": 0, "tid": 1e400, "ts": 5, "dur": 1}
+]})");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slices.size(), 5u);
+  const auto& d = t->diagnostics.entries();
+  ASSERT_TRUE(d.count("bad_pid_tid"));
+  EXPECT_EQ(d.at("bad_pid_tid").count, 3u);
+  EXPECT_NE(d.at("bad_pid_tid").first_where.find("ids.json:byte "), std::string::npos)
+      << d.at("bad_pid_tid").first_where;
+  for (size_t i = 0; i < t->slices.size(); ++i) {
+    if (t->Str(t->slices.name[i]) == "huge") {
+      EXPECT_EQ(t->slices.depth[i], 0) << "1e400 is not tid 0";
+    }
+  }
+}
+
 // Hand-made from the input libFuzzer found (scripts/fuzz.sh 600, session 13):
 // a distributedInfo whose rank has no value made simdjson abandon its
 // iterator while the next lookup skipped it, and the lookup after that

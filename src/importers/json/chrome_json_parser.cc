@@ -292,8 +292,13 @@ class ChromeJsonEventParser {
     // any other (1.5, 1e30, beyond 64 bits) is kept as its text, a name of
     // its own: truncated or dropped to 0, unrelated threads merged (found
     // by review).
+    // A number past a double (1e400) is a name of its own too; it was
+    // dropped, and the event put on pid 0.
     double d;
-    if (v.get_double().get(d)) return false;
+    if (v.get_double().get(d)) {
+      *out = IdValue::Str(StringId{Intern(NumberText(v.raw_json_token()))});
+      return true;
+    }
     if (d >= -9223372036854775808.0 && d < 9223372036854775808.0 && d == std::trunc(d)) {
       *out = IdValue::Num(static_cast<int64_t>(d));
     } else {
@@ -462,11 +467,16 @@ class ChromeJsonEventParser {
           e->has_dur = true;
           e->bad_dur = !ParseTime(v, &e->dur_ns);
           break;
+        // A pid or tid that is neither a number nor a string (null, true,
+        // an object) put the event on pid 0 or tid 0 unsaid, beside a
+        // device's tracks (Kineto's GPU pids are 0, 1, ...): counted.
         case Field::kPid:
           e->has_pid = ParseId(v, &e->pid);
+          if (!e->has_pid) Diag("bad_pid_tid", offset, "an event's pid is not a number or a string; put on pid 0");
           break;
         case Field::kTid:
           e->has_tid = ParseId(v, &e->tid);
+          if (!e->has_tid) Diag("bad_pid_tid", offset, "an event's tid is not a number or a string; put on tid 0");
           break;
         case Field::kId: {
           std::string_view text = NumberText(v.raw_json_token());
