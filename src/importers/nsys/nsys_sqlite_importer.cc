@@ -185,6 +185,21 @@ struct NsysImport {
     return builder->ThreadTrack(IdValue::Num(NsysPid(global_tid)), IdValue::Num(NsysTid(global_tid)));
   }
 
+  // The host track of a row's globalTid (column `col`); kNoTrack, after
+  // counting the row, when it is NULL or not an integer (read as 0, the row
+  // went to a thread 0 of a process 0 unsaid).
+  uint32_t HostTrackOf(const Stmt& s, int col, const char* table, uint64_t row) {
+    if (s.Integer(col)) return HostTrack(s.Int(col));
+    builder->Diagnose("nsys_bad_value", path + ": " + table + " row " + std::to_string(row),
+                      "globalTid " + s.Shown(col) + " is not an integer; row skipped");
+    return kNoTrack;
+  }
+
+  // A row's correlationId (column `col`): NULL or not an integer is no
+  // correlation. Read as 0, every such runtime call and every such device
+  // activity shared id 0, and the activity was linked to an unrelated call.
+  static int64_t CorrelationOf(const Stmt& s, int col) { return s.Integer(col) ? s.Int(col) : kNoCorrelation; }
+
   // A row's duration, or false (counted) when it ends before it starts or
   // lies outside the model's range.
   bool DurationOf(int64_t start, int64_t end, const char* table, uint64_t row, int64_t* dur) {
@@ -244,7 +259,9 @@ struct NsysImport {
     Status st;
     for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_RUNTIME", row)) continue;
-      Slice(HostTrack(s.Int(2)), s.Int(0), s.Int(1), NameOf(s, 4, "CUPTI_ACTIVITY_KIND_RUNTIME", row), cat, s.Int(3),
+      const uint32_t track = HostTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_RUNTIME", row);
+      if (track == kNoTrack) continue;
+      Slice(track, s.Int(0), s.Int(1), NameOf(s, 4, "CUPTI_ACTIVITY_KIND_RUNTIME", row), cat, CorrelationOf(s, 3),
             "CUPTI_ACTIVITY_KIND_RUNTIME", row);
     }
     return st;
@@ -263,7 +280,7 @@ struct NsysImport {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_KERNEL", row)) continue;
       uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_KERNEL", row);
       if (track == kNoTrack) continue;
-      Slice(track, s.Int(0), s.Int(1), NameOf(s, 5, "CUPTI_ACTIVITY_KIND_KERNEL", row), cat, s.Int(4),
+      Slice(track, s.Int(0), s.Int(1), NameOf(s, 5, "CUPTI_ACTIVITY_KIND_KERNEL", row), cat, CorrelationOf(s, 4),
             "CUPTI_ACTIVITY_KIND_KERNEL", row);
     }
     return st;
@@ -336,7 +353,7 @@ struct NsysImport {
         StringId name = builder->Intern(copy);
         uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_MEMCPY", row);
         if (track == kNoTrack) continue;
-        Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMCPY", row, s,
+        Slice(track, s.Int(0), s.Int(1), name, cat, CorrelationOf(s, 4), "CUPTI_ACTIVITY_KIND_MEMCPY", row, s,
               sized ? (kinds ? 8 : 6) : -1, bytes_key);
       }
       RETURN_IF_ERROR(st);
@@ -355,8 +372,8 @@ struct NsysImport {
       if (!Times(s, "CUPTI_ACTIVITY_KIND_MEMSET", row)) continue;
       uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_MEMSET", row);
       if (track == kNoTrack) continue;
-      Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_MEMSET", row, s, sized ? 5 : -1,
-            bytes_key);
+      Slice(track, s.Int(0), s.Int(1), name, cat, CorrelationOf(s, 4), "CUPTI_ACTIVITY_KIND_MEMSET", row, s,
+            sized ? 5 : -1, bytes_key);
     }
     return st;
   }
@@ -376,7 +393,7 @@ struct NsysImport {
       StringId name = builder->Intern(type >= 0 && type <= 4 ? kNames[type] : kNames[0]);
       uint32_t track = DeviceTrackOf(s, 2, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row);
       if (track == kNoTrack) continue;
-      Slice(track, s.Int(0), s.Int(1), name, cat, s.Int(4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row);
+      Slice(track, s.Int(0), s.Int(1), name, cat, CorrelationOf(s, 4), "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", row);
     }
     return st;
   }
@@ -394,12 +411,16 @@ struct NsysImport {
       StringId name = !s.Null(4) ? builder->Intern(s.Text(4)) : !s.Null(5) ? Str(s.Int(5)) : StringId{};
       if (type == kNvtxMark) {
         if (!Times(s, "NVTX_EVENTS", row, 1)) continue;
-        builder->AddInstant(HostTrack(s.Int(3)), s.Int(0), name, cat, 't', builder->ArgCursor(), 0);
+        const uint32_t track = HostTrackOf(s, 3, "NVTX_EVENTS", row);
+        if (track == kNoTrack) continue;
+        builder->AddInstant(track, s.Int(0), name, cat, 't', builder->ArgCursor(), 0);
       } else if (type == kNvtxPushPop || type == kNvtxStartEnd) {
         // A range without an end (still open when the capture stopped) is
         // skipped, and said so.
         if (!Times(s, "NVTX_EVENTS", row)) continue;
-        Slice(HostTrack(s.Int(3)), s.Int(0), s.Int(1), name, cat, kNoCorrelation, "NVTX_EVENTS", row);
+        const uint32_t track = HostTrackOf(s, 3, "NVTX_EVENTS", row);
+        if (track == kNoTrack) continue;
+        Slice(track, s.Int(0), s.Int(1), name, cat, kNoCorrelation, "NVTX_EVENTS", row);
       }
     }
     return st;

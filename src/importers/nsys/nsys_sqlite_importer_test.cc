@@ -562,6 +562,39 @@ TEST(NsysSqliteImporterTest, NameIdsThatAreNotIntegersAreCounted) {
   EXPECT_NE(FindNamedSlice(**r, "<string 999999>"), kNoSlice);  // an id with no string: as documented
 }
 
+// A correlationId that is NULL is no correlation: read as 0, a cudaMalloc
+// and a kernel both without one were linked by a flow (the kernel shown as
+// launched by the cudaMalloc). A globalTid that is NULL or text put the
+// row on a thread 0 of a process 0 unsaid; it is skipped and counted.
+TEST(NsysSqliteImporterTest, NullCorrelationIdsLinkNothingAndBadGlobalTidsAreCounted) {
+  TempDir dir;
+  const std::string g = std::to_string(kGlobalTid);
+  std::string sql = kSchema + Rows() +
+                    "INSERT INTO StringIds VALUES (6, 'cudaMalloc');"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (100, 200, 0, " +
+                    g +
+                    ", NULL, 6, 0, 0);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (6000, 7000, 0, 1, 7, NULL, 0, 2, 3, 1, 1);"
+                    "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (300, 400, 0, NULL, 31, 6, 0, 0);"
+                    "INSERT INTO NVTX_EVENTS VALUES (500, 600, 59, 0, 0, 0, 'lost', 'text', NULL, NULL, 0);";
+  auto r = ImportTrace(MakeDb(dir, "nullcorr.sqlite", sql));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  const uint32_t malloc_slice = FindNamedSlice(t, "cudaMalloc");
+  ASSERT_NE(malloc_slice, kNoSlice);
+  for (size_t i = 0; i < t.flows.size(); ++i) {
+    EXPECT_NE(t.flows.from_slice[i], malloc_slice) << "a call without a correlation id launches nothing";
+  }
+  EXPECT_EQ(t.flows.size(), 2u);  // Rows()' kernel and copy, by their ids 11 and 12
+  const auto& d = t.diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_bad_value"));
+  EXPECT_EQ(d.at("nsys_bad_value").count, 2u);
+  EXPECT_NE(d.at("nsys_bad_value").first_where.find("CUPTI_ACTIVITY_KIND_RUNTIME row 4"), std::string::npos)
+      << d.at("nsys_bad_value").first_where;
+  EXPECT_EQ(FindNamedSlice(t, "lost"), kNoSlice);
+  for (size_t i = 0; i < t.tracks.size(); ++i) EXPECT_NE(t.tracks.tid[i], 0) << "no row on a thread 0";
+}
+
 // D5 of the input trial: the real export cut short (its last 4 KiB page, or
 // half) was reported as "an SQLite database without Nsight Systems tables":
 // the error reading the schema was swallowed. A damaged file is said to be
