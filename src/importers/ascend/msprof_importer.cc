@@ -52,7 +52,10 @@ std::vector<OutputDir> FindOutputDirs(const fs::path& dir) {
   std::error_code ec;
   if (dir.filename() == kMsprofOutputDir || HasMsprofFiles(dir)) return {{{dir}, 0}};
   if (fs::is_directory(dir / kMsprofOutputDir, ec)) return {{{dir / kMsprofOutputDir}, 0}};
-  static const std::regex kDevice(R"(device_(\d+))");
+  // At most 9 digits: device_99999999999 threw std::out_of_range from
+  // std::stoi and ended the process (abort, exit 134); no device id is that
+  // large, so such a folder is not a device's output.
+  static const std::regex kDevice(R"(device_(\d{1,9}))");
   std::vector<OutputDir> out;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     std::smatch m;

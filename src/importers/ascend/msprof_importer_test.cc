@@ -128,6 +128,22 @@ TEST(MsprofImporterTest, OlderPerDeviceLayout) {
   ExpectSyntheticRun(**r, 3);
 }
 
+// Hand-made: a device_N folder whose N is past an int (device_99999999999)
+// threw std::out_of_range from std::stoi: `aiprof summary PROF_1` aborted
+// (exit 134). It is not a device's output now; beside a real one it is
+// left out, alone it is the "without ... device_N" error naming the folder.
+TEST(MsprofImporterTest, DeviceFolderNumberPastAnIntIsNoDevice) {
+  TempDir dir;
+  MakeProf(dir, "PROF_000007/device_99999999999/summary");
+  auto alone = ImportTrace(dir.Path("PROF_000007"));
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("PROF_000007"), std::string::npos) << alone.status().message();
+  MakeProf(dir, "PROF_000007/device_3/summary");
+  auto r = ImportTrace(dir.Path("PROF_000007"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ExpectSyntheticRun(**r, 3);
+}
+
 TEST(MsprofImporterTest, TimelineJsonAndSlicesJoined) {
   TempDir dir;
   std::string out = MakeProf(dir, "PROF_3/mindstudio_profiler_output");
