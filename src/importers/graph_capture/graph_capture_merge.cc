@@ -562,7 +562,9 @@ StatusOr<std::optional<GraphCaptureLayout>> FindGraphCaptureLayout(const std::st
   std::vector<std::string> replays;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || name.starts_with(".") || name == "gpu_arch.json") continue;
+    // With its error code: an entry whose status cannot be read (a symbolic
+    // link loop) threw std::filesystem_error and ended the process.
+    if (!entry.is_regular_file(ec) || name.starts_with(".") || name == "gpu_arch.json") continue;
     StatusOr<std::string> prefix = ReadPrefix(entry.path().string(), 4096);
     if (prefix.ok() && IsImportableFilePrefix(*prefix)) replays.push_back(entry.path().string());
   }

@@ -244,6 +244,17 @@ TEST(GraphCaptureMergeTest, LayoutErrorsNameTheProblem) {
   r = FindGraphCaptureLayout(dir.Path("f"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("not a JSON list"), std::string::npos);
+  // An entry whose status cannot be read (a symbolic link loop beside the
+  // replay) threw std::filesystem_error: the process aborted (exit 134).
+  // It is not a replay file; the one replay is still found.
+  dir.Write("f/capture_traces/c.json", "{}");
+  dir.Write("f/capture_traces/execution_details.json", R"([{"file": "c.json", "batch_size": 1, "mode": "FULL"}])");
+  dir.Write("f/replay.json", R"({"traceEvents": []})");
+  fs::create_symlink("loop", dir.Path("f/loop"));
+  r = FindGraphCaptureLayout(dir.Path("f"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->has_value());
+  EXPECT_EQ(fs::path((*r)->replay).filename(), "replay.json");
   // No capture_traces/: not this layout at all.
   auto none = FindGraphCaptureLayout(dir.path());
   ASSERT_TRUE(none.ok());
