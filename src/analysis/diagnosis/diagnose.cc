@@ -41,14 +41,19 @@ std::string DescribeBase(const MetricSet& metrics) {
     const MetricValue* v = metrics.Get(name);
     return v && v->value > 0 ? static_cast<size_t>(v->value) : size_t{0};
   };
+  const MetricValue* forced = metrics.Get("warmup_forced");
+  const std::string forced_text = WarmupForcedText(forced ? static_cast<int>(forced->value) : -1, count("impact_steps"),
+                                                   count("warmup_clamped_ranks"), count("impact_ranks"));
   if (const MetricValue* host = metrics.Get("impact_host_base_ns"); host && count("impact_device_periods") > 0) {
     return DescribeDevicePeriodBase(count("impact_steps"), count("impact_device_periods"), base->value, host->value,
-                                    count("warmup_steps"), count("warmup_prefill_steps"));
+                                    count("warmup_steps"), count("warmup_prefill_steps")) +
+           forced_text;
   }
   const MetricValue* startup = metrics.Get("startup_ns");
   return DescribeImpactBase(count("impact_steps"), count("impact_ranks"), base->value, count("warmup_steps"),
                             startup && startup->value > 0 ? static_cast<int64_t>(startup->value) : 0,
-                            count("warmup_prefill_steps"));
+                            count("warmup_prefill_steps")) +
+         forced_text;
 }
 
 Impact ComputeImpact(const Rule& rule, const MetricSet& metrics, std::string* reason) {

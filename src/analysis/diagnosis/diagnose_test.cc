@@ -78,6 +78,26 @@ struct Fixture {
   }
 };
 
+// The finding's base sentence is rebuilt from the window's metrics: a
+// --warmup-steps count that left only the last step says so there too, as
+// the analysis' own sentence does (AnalysisWindow::Describe).
+TEST(DiagnoseTest, BaseSentenceSaysAClampedWarmup) {
+  Fixture f;
+  f.metrics.Set("impact_steps", 1, "test");
+  f.metrics.Set("impact_ranks", 1, "test");
+  f.metrics.Set("warmup_steps", 5, "test");
+  f.metrics.Set("warmup_forced", 9, "test");
+  f.metrics.Set("warmup_clamped_ranks", 1, "test");
+  f.metrics.Set("layout_conversion_ratio", 0.25, "test");
+  f.metrics.Set("layout_conversion_ns", 2.5e6, "test");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_NE(d.findings[0].impact.basis_text.find(
+                "5 warm-up steps left out; --warmup-steps 9 asks for every step, so the last one stays"),
+            std::string::npos)
+      << d.findings[0].impact.basis_text;
+}
+
 TEST(DiagnoseTest, FindingHasConfidenceCausesAndImpact) {
   Fixture f;
   f.metrics.Set("layout_conversion_ratio", 0.25, "test");

@@ -189,6 +189,7 @@ std::string AnalysisWindow::Describe() const {
       step_base == StepTimeBase::kDevicePeriod
           ? DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size(), warmup_prefill_steps)
           : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns, warmup_prefill_steps);
+  s += WarmupForcedText(warmup_forced, steps, warmup_clamped_ranks, steps_by_rank.size());
   if (aiprof_overhead_ns > 0) {
     s += "; " + FormatDurationNs(static_cast<double>(aiprof_overhead_ns)) +
          " of aiprof's own work in the program (its torch exports) left out of impacts";
@@ -210,6 +211,16 @@ std::string WarmupText(size_t warmup, size_t prefill) {
 }
 
 }  // namespace
+
+std::string WarmupForcedText(int forced, size_t steps, size_t clamped_ranks, size_t ranks) {
+  if (forced < 0) return "";
+  if (steps == 0) return "; --warmup-steps " + std::to_string(forced) + " does nothing here: the trace has no steps";
+  if (clamped_ranks == 0) return "";
+  return "; --warmup-steps " + std::to_string(forced) + " asks for every step" +
+         (ranks <= 1 ? std::string(", so the last one stays")
+                     : " of " + std::to_string(clamped_ranks) + " of " + std::to_string(ranks) +
+                           " ranks, so each of them keeps its last");
+}
 
 std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup,
                                      size_t warmup_prefill) {
@@ -343,6 +354,7 @@ class PrefillAnnotations {
 
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   AnalysisWindow w;
+  w.warmup_forced = warmup_steps;
   const SliceTable& s = trace.slices;
   int64_t first = INT64_MAX, last = INT64_MIN;
   std::vector<int32_t> ranks;
@@ -428,6 +440,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
       std::vector<double> durs;
       for (size_t k : idx) durs.push_back(static_cast<double>(list.steps[k].dur_ns));
       size_t warm = LeadingWarmup(durs, warmup_steps);
+      if (warmup_steps >= 0 && static_cast<size_t>(warmup_steps) > warm) ++w.warmup_clamped_ranks;
       size_t steady = 0;
       for (size_t j = 0; j < idx.size(); ++j) {
         const StepSpan& st = list.steps[idx[j]];
@@ -475,6 +488,11 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   }
   metrics->Set("impact_ranks", static_cast<double>(w.steps_by_rank.size()), kWindowSource);
   metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kWindowSource);
+  // Only where asked (--warmup-steps) and where it did not hold.
+  if (w.warmup_forced >= 0) metrics->Set("warmup_forced", w.warmup_forced, kWindowSource);
+  if (w.warmup_clamped_ranks > 0) {
+    metrics->Set("warmup_clamped_ranks", static_cast<double>(w.warmup_clamped_ranks), kWindowSource);
+  }
   // Only where it happened: an LLM prefill left with the warm-up.
   if (w.warmup_prefill_steps > 0) {
     metrics->Set("warmup_prefill_steps", static_cast<double>(w.warmup_prefill_steps), kWindowSource);

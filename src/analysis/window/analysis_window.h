@@ -92,6 +92,12 @@ struct AnalysisWindow {
   // warm-up, so the steady steps are the decode steps; said in Describe(),
   // and the llm section has the prefill.
   size_t warmup_prefill_steps = 0;
+  // The count --warmup-steps forced (-1: detected), and the ranks whose
+  // steps it would have left without a steady one (each keeps its last step
+  // instead): both said in Describe(), as is a count forced on a trace
+  // without steps, where it does nothing.
+  int warmup_forced = -1;
+  size_t warmup_clamped_ranks = 0;
   int64_t trace_start_ns = 0, trace_span_ns = 0;
   int64_t startup_ns = 0;         // union of start-up calls
   // aiprof's own work inside the target (the torch hook's chunk exports,
@@ -150,6 +156,12 @@ std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_
 // runs behind the host, whose steps take 16.212 ms; ...)".
 std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup,
                                      size_t warmup_prefill = 0);
+
+// What a forced warm-up count (--warmup-steps, `forced` >= 0) did not do:
+// "; --warmup-steps 3 does nothing here: the trace has no steps" (`steps`
+// 0) or "; --warmup-steps 9 asks for every step, so the last one stays"
+// (`clamped_ranks` of `ranks` kept their last step); "" otherwise.
+std::string WarmupForcedText(int forced, size_t steps, size_t clamped_ranks, size_t ranks);
 
 // `warmup_steps` >= 0 forces the number of leading warm-up steps.
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);

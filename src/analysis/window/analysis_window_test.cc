@@ -363,6 +363,31 @@ TEST(AnalysisWindowTest, Resnet50WarmupStepLeftOut) {
   AnalysisWindow all = ComputeAnalysisWindow(*t, 0);
   EXPECT_TRUE(all.warmup.empty());
   EXPECT_EQ(all.steps, 6u);
+  EXPECT_EQ(all.Describe().find("--warmup-steps"), std::string::npos) << all.Describe();
+  // Asked for more than the six steps: five leave, the last stays, and the
+  // base says the count was not what was asked.
+  AnalysisWindow clamped = ComputeAnalysisWindow(*t, 9);
+  EXPECT_EQ(clamped.warmup.size(), 5u);
+  EXPECT_EQ(clamped.steps, 1u);
+  EXPECT_NE(
+      clamped.Describe().find("5 warm-up steps left out; --warmup-steps 9 asks for every step, so the last one stays"),
+      std::string::npos)
+      << clamped.Describe();
+  // Exactly the steps before the last: no clamp to say.
+  EXPECT_EQ(ComputeAnalysisWindow(*t, 5).Describe().find("asks for every step"), std::string::npos);
+}
+
+// Hand-made: a forced warm-up count on a trace without steps does nothing,
+// and the base says so rather than leaving the user to think it applied.
+TEST(AnalysisWindowTest, WarmupForcedWithoutStepsIsSaid) {
+  auto t = ImportJsonText(
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 50}]})");
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t, 3);
+  EXPECT_EQ(w.steps, 0u);
+  EXPECT_NE(w.Describe().find("--warmup-steps 3 does nothing here: the trace has no steps"), std::string::npos)
+      << w.Describe();
+  EXPECT_EQ(ComputeAnalysisWindow(*t).Describe().find("--warmup-steps"), std::string::npos);
 }
 
 }  // namespace
