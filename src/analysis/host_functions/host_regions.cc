@@ -77,6 +77,11 @@ std::vector<uint8_t> NamesAroundSteps(const Trace& trace, const AttributionResul
   return around;
 }
 
+// "[other thread 7]" (NodeLabel of a thread node) -> "other thread 7".
+std::string Unbracketed(const std::string& label) {
+  return label.size() >= 2 && label.front() == '[' && label.back() == ']' ? label.substr(1, label.size() - 2) : label;
+}
+
 }  // namespace
 
 HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult& a) {
@@ -113,12 +118,18 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
   // A region inside one of its own name adds its own time and instances;
   // its total and ops are in the outer one's already.
   const std::vector<uint8_t> inside = InsideSameName(n, region, trace.strings.size());
+  // Each node's thread node (children follow parents): kNoNode on the step's thread.
+  std::vector<uint32_t> thread_node(n.size(), kNoNode);
+  for (size_t i = 1; i < n.size(); ++i) {
+    thread_node[i] = n.kind[i] == AttributionKind::kThread ? static_cast<uint32_t>(i) : thread_node[n.parent[i]];
+  }
   std::unordered_map<uint32_t, size_t> by_name;  // name id -> index in out.regions
   for (size_t i = 1; i < n.size(); ++i) {
     if (!region[i]) continue;
     auto [it, added] = by_name.emplace(n.name[i].raw, out.regions.size());
-    if (added) out.regions.push_back({n.name[i]});
+    if (added) out.regions.emplace_back().name = n.name[i];
     HostRegion& r = out.regions[it->second];
+    if (r.other_thread.empty() && thread_node[i] != kNoNode) r.other_thread = NodeLabel(trace, a, thread_node[i]);
     r.instances_per_step += a.PerStep(static_cast<int64_t>(n.count[i]));
     r.host_ns_per_step += a.PerStep(n.self_ns[i]);
     if (inside[i]) continue;
@@ -162,14 +173,18 @@ void PublishHostRegions(const Trace& trace, const HostRegionsResult& r, const An
   for (const HostRegion& g : r.regions) {
     if (!g.host_work) continue;
     if (reported++ == kHostRegionsReported) break;
-    m->AddEvidence("host_region", "\"" + std::string(trace.Str(g.name)) +
-                                      "\": " + FormatDurationNs(g.host_ns_per_step) +
-                                      (per_trace ? " per trace" : " per step") + " with no op running in it (" +
-                                      FormatPercent(base_ns > 0 ? g.host_ns_per_step / base_ns : 0) +
-                                      (per_trace ? " of the steady-state time, " : " of the mean step, ") +
-                                      FormatDurationNs(base_ns) + "), of " + FormatDurationNs(g.total_ns_per_step) +
-                                      " per step in it; " + FormatFixed(g.instances_per_step, 1) + " instances and " +
-                                      FormatFixed(g.ops_per_step, 1) + " ops per step");
+    m->AddEvidence("host_region",
+                   "\"" + std::string(trace.Str(g.name)) + "\": " + FormatDurationNs(g.host_ns_per_step) +
+                       (per_trace ? " per trace" : " per step") + " with no op running in it (" +
+                       FormatPercent(base_ns > 0 ? g.host_ns_per_step / base_ns : 0) +
+                       (per_trace ? " of the steady-state time, " : " of the mean step, ") + FormatDurationNs(base_ns) +
+                       "), of " + FormatDurationNs(g.total_ns_per_step) + " per step in it; " +
+                       FormatFixed(g.instances_per_step, 1) + " instances and " + FormatFixed(g.ops_per_step, 1) +
+                       " ops per step" +
+                       (g.other_thread.empty() ? std::string()
+                                               : "; runs on " + Unbracketed(g.other_thread) +
+                                                     ", counted only while the step's thread recorded nothing (waiting "
+                                                     "for it, or untraced code beside it)"));
   }
 }
 

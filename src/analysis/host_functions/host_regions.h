@@ -16,6 +16,7 @@
 #define AIPROF_SRC_ANALYSIS_HOST_FUNCTIONS_HOST_REGIONS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -44,6 +45,13 @@ struct HostRegion {
   double total_ns_per_step = 0;  // all its time, ops and regions under it included
   double ops_per_step = 0;       // op instances under it (at any depth)
   bool host_work = false;        // host_ns_per_step >= kHostRegionMinHostShare × total_ns_per_step
+  // The thread of an instance on another thread than the step's, as the
+  // tree labels it ("[other thread N]"; empty: every instance is on the
+  // step's thread). Such an instance holds
+  // only the time the step's thread recorded nothing (the tree's holes): the
+  // step waited for it, or ran untraced code beside it, which the trace
+  // cannot tell apart; the evidence says so.
+  std::string other_thread;
 };
 
 struct HostRegionsResult {

@@ -265,5 +265,45 @@ TEST(HostRegionsTest, PerTraceShareIsOfTheWindowAsTheImpact) {
   EXPECT_NEAR(m.Get("host_region_ratio")->value, 300.0 / 1950, 1e-9);
 }
 
+// Hand-made: per 200 us step the main thread (tid 1) runs aten::mm for
+// 60 us and records nothing for 140 us; a second thread (tid 2) runs
+// "upload" [t+70, t+170) with aten::add [t+70, t+80) in it. The tree lends
+// the main thread's unrecorded time to what the other thread runs then, so
+// "upload" holds 90 us per step with no op: the step waited for it, or ran
+// untraced Python beside it, which the trace cannot tell apart. The region
+// is reported, and its evidence says which thread and what was counted
+// (before, it read as if the step's thread ran it).
+TEST(HostRegionsTest, RegionOnAnotherThreadSaysSo) {
+  std::string e;
+  auto ev = [&](const char* cat, const char* name, int tid, int ts, int dur) {
+    e += std::string(e.empty() ? "" : ",\n") + R"({"ph":"X","cat":")" + cat + R"(","name":")" + name +
+         R"(","pid":1,"tid":)" + std::to_string(tid) + R"(,"ts":)" + std::to_string(ts) + R"(,"dur":)" +
+         std::to_string(dur) + "}";
+  };
+  for (int k = 0; k < 2; ++k) {
+    const int t = 200 * k;
+    ev("user_annotation", k == 0 ? "ProfilerStep#1" : "ProfilerStep#2", 1, t, 200);
+    ev("cpu_op", "aten::mm", 1, t, 60);
+    ev("user_annotation", "upload", 2, t + 70, 100);
+    ev("cpu_op", "aten::add", 2, t + 70, 10);
+  }
+  auto t = testing::ImportJsonText(R"({"traceEvents":[)" + e + "]}");
+  ASSERT_NE(t, nullptr);
+  HostRegionsResult r = RegionsOf(*t);
+  ASSERT_TRUE(r.available);
+  const HostRegion* g = Find(*t, r, "upload");
+  ASSERT_NE(g, nullptr);
+  EXPECT_NEAR(g->host_ns_per_step, 90e3, 1);
+  EXPECT_TRUE(g->host_work);
+  EXPECT_EQ(g->other_thread, "[other thread 2]");
+  MetricSet m;
+  PublishHostRegions(*t, r, ComputeAnalysisWindow(*t), &m);
+  ASSERT_FALSE(m.Evidence("host_region").empty());
+  EXPECT_NE(m.Evidence("host_region")[0].find(
+                "; runs on other thread 2, counted only while the step's thread recorded nothing"),
+            std::string::npos)
+      << m.Evidence("host_region")[0];
+}
+
 }  // namespace
 }  // namespace aiprof
