@@ -336,7 +336,9 @@ int64_t BucketLowerBound(int bucket);
 TimelineModel BuildTimelineModel(const Trace& trace, const TimelineInputs& inputs, const TimelineOptions& options);
 
 // "process: name (tid)" for a thread; an unnamed track takes `name` (its
-// ThreadTrackNames entry). Visible for testing.
+// ThreadTrackNames entry); each part cut after kMaxRowLabelPartBytes
+// ("… (N bytes in all)"). Visible for testing.
+inline constexpr size_t kMaxRowLabelPartBytes = 256;
 std::string RowLabel(const Trace& trace, uint32_t track, StringId name = {});
 
 }  // namespace aiprof

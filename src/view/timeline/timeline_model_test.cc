@@ -984,5 +984,33 @@ TEST(TimelineInstantsTest, PageDataAndEscaping) {
   EXPECT_EQ(times["app: main (1)|</script><img src=x onerror=alert(1)>"], (std::vector<int64_t>{0}));
 }
 
+// Hand-made: one process named by 64 KiB holding 200 threads. The name is
+// in every row's label: whole, the page's data held it 200 times (12.8 MB;
+// a 1 MiB name over 500 threads made a 524 MB page from a 1.1 MB trace).
+// Cut, each label holds its first 256 bytes.
+TEST(TimelineModelTest, LongProcessAndThreadNamesAreCutInEveryRowLabel) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const std::string big = "<b>" + std::string(64 << 10, 'P');
+  b.SetProcessName(IdValue::Num(1), b.Intern(big));
+  const StringId name = b.Intern("op"), cat = b.Intern("cpu_op");
+  for (int64_t tid = 1; tid <= 200; ++tid) {
+    const uint32_t track = b.ThreadTrack(IdValue::Num(1), IdValue::Num(tid));
+    if (tid == 1) b.SetThreadName(track, b.Intern(big + " thread"));
+    b.AddSlice(track, tid * 10, 5, name, cat, kNoCorrelation, 0, 0);
+  }
+  ASSERT_TRUE(b.Finalize().ok());
+  const TimelineModel m = BuildTimelineModel(trace, {}, {});
+  ASSERT_EQ(m.rows.size(), 200u);
+  for (const TimelineRow& r : m.rows) {
+    EXPECT_LT(r.label.size(), 2 * kMaxRowLabelPartBytes + 100) << r.label.substr(0, 100);
+    EXPECT_EQ(r.label.rfind("<b>PPP", 0), 0u) << r.label.substr(0, 100);
+  }
+  EXPECT_NE(m.rows[0].label.find("bytes in all) ("), std::string::npos) << m.rows[0].label;
+  std::string page;
+  AppendTimelineHtml(trace, m, {}, &page);
+  EXPECT_LT(page.size(), size_t{2} << 20);
+}
+
 }  // namespace
 }  // namespace aiprof
