@@ -9,9 +9,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "src/importers/ascend/folder_member.h"
 #include "src/importers/ascend/trace_view_importer.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
+#include "test/util/compress.h"
 #include "test/util/temp_file.h"
 #include "test/util/trace_fixtures.h"
 
@@ -344,6 +346,30 @@ TEST(AscendImporterTest, TruncatedCommunicationJsonNamesTheByte) {
   WriteRankWith(dir, "communication.json", "{\"step1\": {\n\"collective\": ]}}");
   err = ImportError(dir.Path("rank0_ascend_pt"));
   EXPECT_NE(err.find("']' at byte 26 (line 2) closes nothing open there"), std::string::npos) << err;
+}
+
+// Hand-made: a JSON side file is read whole, then parsed into a DOM: a 1 MB
+// communication.json.gz of 1 GB held 2.1 GB resident before its parse and
+// ran out of memory under ulimit -v 4000000. Past kMaxJsonMemberBytes
+// (lowered here to 1 MiB), plain or compressed, it is an error naming the
+// file and the limit; a file under it still imports.
+TEST(AscendImporterTest, JsonSideFilePastItsLimitIsAnErrorNamingIt) {
+  TempDir dir;
+  SetJsonMemberLimitForTesting(uint64_t{1} << 20);
+  const std::string json =
+      R"j({"step1": {"collective": {"hcom_allReduce__1": {"Communication Time Info": {"Elapse Time(ms)": 1.5}}}}})j";
+  WriteRankWith(dir, "communication.json", json + std::string(2 << 20, ' '));
+  std::string err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("communication.json: over 1 MiB of JSON; a profiler folder's JSON side file is read whole"),
+            std::string::npos)
+      << err;
+  fs::remove(dir.Path("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/communication.json"));
+  WriteRankWith(dir, "communication.json.gz", testing::GzipBytes(json + std::string(2 << 20, ' ')));
+  err = ImportError(dir.Path("rank0_ascend_pt"));
+  EXPECT_NE(err.find("communication.json.gz: over 1 MiB of JSON (decompressed)"), std::string::npos) << err;
+  WriteRankWith(dir, "communication.json.gz", testing::GzipBytes(json + std::string(1000, ' ')));
+  EXPECT_TRUE(MustImport(dir.Path("rank0_ascend_pt")));
+  SetJsonMemberLimitForTesting(0);
 }
 
 // D14: a side file that is a FIFO blocked the import forever; one that

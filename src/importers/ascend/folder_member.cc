@@ -1,5 +1,7 @@
 #include "src/importers/ascend/folder_member.h"
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "src/importers/common/byte_source.h"
@@ -45,8 +47,17 @@ bool SupersededMember(const fs::path& p) {
   return FindMember(p.parent_path(), name) != p.string();
 }
 
+namespace {
+std::atomic<uint64_t> json_member_limit{kMaxJsonMemberBytes};
+}  // namespace
+
+void SetJsonMemberLimitForTesting(uint64_t bytes) {
+  json_member_limit.store(bytes == 0 ? kMaxJsonMemberBytes : bytes, std::memory_order_relaxed);
+}
+
 StatusOr<simdjson::padded_string> LoadJsonMember(const std::string& path) {
   RETURN_IF_ERROR(CheckFolderMember(path));
+  const uint64_t limit = json_member_limit.load(std::memory_order_relaxed);
   // Through ByteSource, plain or compressed: its reads count into the
   // thread's import budget as they come.
   ASSIGN_OR_RETURN(std::unique_ptr<ByteSource> source, ByteSource::Open(path));
@@ -54,11 +65,18 @@ StatusOr<simdjson::padded_string> LoadJsonMember(const std::string& path) {
   std::error_code ec;
   if (std::string_view(source->compression()) == "none") {
     const uintmax_t size = fs::file_size(path, ec);
-    if (!ec) text.reserve(static_cast<size_t>(size));
+    if (!ec) text.reserve(static_cast<size_t>(std::min<uintmax_t>(size, limit + 1)));
   }
   constexpr size_t kChunk = size_t{1} << 20;
   for (;;) {
     const size_t have = text.size();
+    if (have > limit) {
+      return ErrStatus(
+          path + ": over " + std::to_string(limit >> 20) + " MiB of JSON" +
+          (std::string_view(source->compression()) == "none" ? "" : " (decompressed)") +
+          "; a profiler folder's JSON side file is read whole, and this is its limit (kMaxJsonMemberBytes, "
+          "docs/importers.md, Limits)");
+    }
     text.resize(have + kChunk);
     StatusOr<size_t> got = source->Read(text.data() + have, kChunk);
     if (!got.ok()) return got.status();

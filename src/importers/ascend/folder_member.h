@@ -36,8 +36,17 @@ bool SupersededMember(const std::filesystem::path& p);
 
 // All of a JSON member (communication.json, profiler_info_N.json, ...),
 // decompressed when compressed, after CheckFolderMember. Errors name the
-// file; a file that decompresses to nothing is "empty".
+// file; a file that decompresses to nothing is "empty", one over
+// kMaxJsonMemberBytes (decompressed) is an error naming the limit.
 StatusOr<simdjson::padded_string> LoadJsonMember(const std::string& path);
+
+// A JSON member is held whole (and parsed into a DOM of about its size), so
+// its size is bounded: a 1 MB communication.json.gz of 1 GB held 2.1 GB
+// resident before the parse began (out of memory under ulimit -v 4 GB).
+// Real ones are KiB to tens of MB (a few KiB per collective op and step).
+inline constexpr uint64_t kMaxJsonMemberBytes = uint64_t{256} << 20;
+// Visible for testing: another limit for the loads after it (0: the default).
+void SetJsonMemberLimitForTesting(uint64_t bytes);
 
 }  // namespace aiprof
 
