@@ -55,6 +55,8 @@ constexpr int64_t kFlushTimeoutNs = 20'000'000'000;
 constexpr int64_t kFrameworkOnTimeoutNs = 10'000'000'000;
 // After the watched process exits, how long its SDK's exit file is waited for.
 constexpr int64_t kExitFileWaitNs = 3'000'000'000;
+// The shortest --webhook-token-file token (aiprof serve's --token-file rule).
+constexpr size_t kMinWebhookTokenBytes = 16;
 
 std::string Seconds(int64_t ns) {
   char buf[32];
@@ -363,6 +365,13 @@ class Monitor {
       if (token.find_first_of(" \t\r\n") != std::string::npos) {
         return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file +
                          ": the token holds white space");
+      }
+      // As aiprof serve's tokens: a short one is guessed by anyone who can
+      // reach a non-loopback listener, however it is compared.
+      if (token.size() < kMinWebhookTokenBytes) {
+        return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": the token has " +
+                         std::to_string(token.size()) + " characters: give at least " +
+                         std::to_string(kMinWebhookTokenBytes) + " (e.g. openssl rand -hex 16)");
       }
       webhook_token_ = token;
     }

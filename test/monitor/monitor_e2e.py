@@ -878,7 +878,14 @@ def case_hardened(args, tmp):
     check(p.returncode == 1 and 'not a loopback address' in p.stderr and '--webhook-token-file' in p.stderr,
           'non-loopback listen without a token is refused (rc %d: %s)' % (p.returncode, p.stderr.strip()[:200]))
     token_file = os.path.join(tmp, 'token')
-    open(token_file, 'w').write('s3cret-token\n')
+    # A token guessed in a few tries is refused, as serve's are (sec audit D4).
+    open(token_file, 'w').write('s3cret\n')
+    p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--metrics-listen', '0.0.0.0:0',
+                        '--webhook-token-file', token_file, '-o', os.path.join(tmp, 'x'), '--', 'true'],
+                       capture_output=True, text=True, timeout=20)
+    check(p.returncode == 1 and 'the token has 6 characters: give at least 16' in p.stderr,
+          'a 6-character token is refused (rc %d: %s)' % (p.returncode, p.stderr.strip()[:200]))
+    open(token_file, 'w').write('s3cret-token-0123\n')
     run = Run(args, tmp, ['--work-us', '300'],
               ['--alert', 'p99_latency > 10s', '--window', '1s', '--interval', '0.25s', '--on-alert', 'none',
                '--metrics-listen', '127.0.0.1:0', '--webhook-token-file', token_file, '--once', '--timeout', '40s'],
@@ -929,7 +936,7 @@ def case_hardened(args, tmp):
     check(closed == 200, 'the slow clients were closed (header deadline or the connection cap): %d of 200' % closed)
     # Chunked 16 MiB: refused at the 1 MiB body limit, memory stays flat.
     c = socket.create_connection(('127.0.0.1', port))
-    c.sendall(b'POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret-token\r\n'
+    c.sendall(b'POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret-token-0123\r\n'
               b'Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n')
     chunk = b'%x\r\n' % 65536 + b'x' * 65536 + b'\r\n'
     sent = 0
@@ -958,7 +965,7 @@ def case_hardened(args, tmp):
     check(status == 401, 'POST /alert without the token is a 401 (%d)' % status)
     status, body = http(url + '/alert', data=hook, headers={'Authorization': 'Bearer wrong'})
     check(status == 401, 'with a wrong token a 401 (%d)' % status)
-    status, body = http(url + '/alert', data=hook, headers={'Authorization': 'Bearer s3cret-token'})
+    status, body = http(url + '/alert', data=hook, headers={'Authorization': 'Bearer s3cret-token-0123'})
     check(status == 200, 'with the token the webhook is accepted (%d %r)' % (status, body))
     rc, out, err = run.finish()
     check(rc == 3, 'the webhook made an incident (rc %d)' % rc)
