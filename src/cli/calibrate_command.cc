@@ -2,9 +2,11 @@
 // CPU peak FLOP/s and memory bandwidth (src/analysis/roofline/cpu_calibration.h)
 // and saves them as a devices-file entry, so CPU traces get a real roofline.
 #include <CLI/CLI.hpp>
-
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+#include <thread>
 
 #include "src/analysis/roofline/cpu_calibration.h"
 #include "src/analysis/roofline/device_peaks.h"
@@ -21,11 +23,16 @@ class CalibrateCommand : public Command {
     sub->add_option("--devices", file_, "Devices file to update (default: $AIPROF_DEVICES, else ~/.config/aiprof/devices.yaml)");
     sub->add_option("--seconds", seconds_, "Seconds per FLOP/s measurement (fp32, fp64)")->check(CLI::Range(0.05, 5.0));
     sub->add_flag("--no-save", no_save_, "Print the figures only");
+    sub->add_flag("--even-if-busy", even_if_busy_,
+                  "Save the peaks even when other tasks ran beside the measurement (by default such peaks, likely "
+                  "low, are printed and not saved; AIPROF_CALIBRATE=save does the same)");
     return sub;
   }
 
   Status Run() override {
+    const int busy_before = OtherRunnableTasks();
     CpuCalibration c = CalibrateCpu(seconds_);
+    const int busy = std::max(busy_before, OtherRunnableTasks());
     DevicePeaks d = CalibrationToDevice(c, name_);
     std::printf("%s: fp32 peak %.1f GFLOP/s, fp64 peak %.1f GFLOP/s (%s, %u threads); memory bandwidth %.2f GB/s "
                 "(triad, 3 x %zu MiB); memory %.1f GiB; measured in %.1f s\n",
@@ -35,7 +42,21 @@ class CalibrateCommand : public Command {
     if (!(c.fp32_flops_per_second > 0) || !(c.memory_bandwidth_bytes_per_second > 0)) {
       return ErrStatus("calibration measured zero; nothing saved");
     }
+    // Peaks measured beside other work are low by however much it took: saved,
+    // every later CPU roofline would read utilisations above 100%.
+    const bool disturbed = busy >= BusyTasksLimit();
+    if (disturbed) {
+      std::printf(
+          "measured while %d other task%s ran (this machine has %u hardware threads): the peaks are likely low\n", busy,
+          busy == 1 ? "" : "s", std::thread::hardware_concurrency());
+    }
     if (no_save_) return OkStatus();
+    const char* env_save = std::getenv("AIPROF_CALIBRATE");
+    if (disturbed && !even_if_busy_ && !(env_save != nullptr && std::string_view(env_save) == "save")) {
+      return ErrStatus(
+          "not saved: measured beside other work; run `aiprof calibrate` again on an idle machine, or pass "
+          "--even-if-busy to save these peaks anyway");
+    }
     std::string path = file_;
     if (path.empty()) {
       const char* env = std::getenv("AIPROF_DEVICES");
@@ -52,6 +73,7 @@ class CalibrateCommand : public Command {
   std::string file_;
   double seconds_ = 0.5;
   bool no_save_ = false;
+  bool even_if_busy_ = false;
 };
 
 }  // namespace

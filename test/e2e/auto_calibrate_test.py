@@ -83,6 +83,18 @@ def main():
             time.sleep(1)
             config = os.path.join(tmp, "busy")
             device, err = analyze(a.aiprof, cpu, config, {"AIPROF_CALIBRATE": "1"})
+            # The explicit command measures (it was asked to) but does not
+            # save peaks taken beside other work unless told to: it saved
+            # them silently, and a later CPU roofline read 156% and 228%
+            # utilisation (helper ex, session 36).
+            explicit = os.path.join(tmp, "explicit.yaml")
+            env = dict(os.environ)
+            env.pop("AIPROF_CALIBRATE", None)
+            cal = subprocess.run([a.aiprof, "calibrate", "--seconds", "0.05", "--devices", explicit],
+                                 env=env, capture_output=True, text=True, timeout=300)
+            refused_left_no_file = not os.path.exists(explicit)
+            forced = subprocess.run([a.aiprof, "calibrate", "--seconds", "0.05", "--devices", explicit,
+                                     "--even-if-busy"], env=env, capture_output=True, text=True, timeout=300)
         finally:
             for p in spinners:
                 p.kill()
@@ -92,6 +104,12 @@ def main():
               not os.path.exists(os.path.join(config, "aiprof", "devices.yaml")))
         check("busy machine: this run does not use them either: no CPU peaks, and it says how to get them",
               device is not None and device.startswith("none:") and "aiprof calibrate" in device)
+        check("busy machine: `aiprof calibrate` prints the figures, says they are likely low, saves nothing "
+              "and exits non-zero naming --even-if-busy",
+              cal.returncode != 0 and "fp32 peak" in cal.stdout and "likely low" in cal.stdout and
+              "not saved" in cal.stderr and "--even-if-busy" in cal.stderr and refused_left_no_file)
+        check("busy machine: `aiprof calibrate --even-if-busy` saves them",
+              forced.returncode == 0 and "saved as 'cpu-local'" in forced.stdout and os.path.exists(explicit))
 
         config = os.path.join(tmp, "gpu")
         device, err = analyze(a.aiprof, gpu, config)

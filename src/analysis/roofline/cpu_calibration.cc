@@ -192,10 +192,6 @@ AutoState& Auto() {
 
 }  // namespace
 
-namespace {
-
-// Runnable tasks other than this one, from /proc/loadavg's "R/T" field
-// (R counts the reader itself); 0 when unreadable.
 int OtherRunnableTasks() {
   FILE* f = std::fopen("/proc/loadavg", "r");
   if (f == nullptr) return 0;
@@ -206,7 +202,7 @@ int OtherRunnableTasks() {
   return n == 5 ? std::max(0, running - 1) : 0;
 }
 
-}  // namespace
+int BusyTasksLimit() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2)); }
 
 void SetAutoCalibration(AutoCalibration policy) {
   AutoState& a = Auto();
@@ -225,7 +221,7 @@ std::optional<DevicePeaks> CalibrateOnFirstNeed() {
   };
   const std::string path = UserDevicesFile();
   const int busy_before = OtherRunnableTasks();
-  const int busy_limit = static_cast<int>(std::max(1u, std::thread::hardware_concurrency() / 2));
+  const int busy_limit = BusyTasksLimit();
   if (!a.policy.save_when_busy && busy_before >= busy_limit) {
     // Peaks measured now would not be used (below): the measurement's
     // seconds are not spent at all (they were, on every run of a busy CI box).

@@ -44,6 +44,15 @@ DevicePeaks CalibrationToDevice(const CpuCalibration& c, const std::string& name
 // file and its folder created when missing), written atomically.
 Status SaveDevice(const DevicePeaks& device, const std::string& path);
 
+// Runnable tasks other than the caller, from /proc/loadavg's "R/T" field
+// (R counts the reader itself); 0 when unreadable.
+int OtherRunnableTasks();
+// The count of other runnable tasks, before or after a measurement, at which
+// its peaks are taken as low (measured beside other work): half the hardware
+// threads, at least 1. Auto-calibration neither uses nor saves such peaks;
+// `aiprof calibrate` does not save them unless asked (--even-if-busy).
+int BusyTasksLimit();
+
 // Calibration on first need: a CPU-only trace whose roofline finds no
 // "cpu-local" entry measures this machine once, saves the entry in the
 // user's devices file (UserDevicesFile(): later runs read it from there) and
