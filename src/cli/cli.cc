@@ -9,6 +9,7 @@
 
 #include "src/analysis/roofline/cpu_calibration.h"
 #include "src/base/atomic_file.h"
+#include "src/base/mapped_inputs.h"
 #include "src/base/phase_log.h"
 #include "src/base/threads.h"
 #include "src/cli/command.h"
@@ -82,6 +83,9 @@ void InstallOutOfMemoryHandler(int argc, char** argv) {
 
 int RunCli(int argc, char** argv) {
   InstallOutOfMemoryHandler(argc, argv);
+  // An input file truncated while it is mapped: named, exit 1 (was "Bus
+  // error", exit 135).
+  InstallMappedInputBusHandler();
   CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiprof " AIPROF_VERSION);

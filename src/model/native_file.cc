@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "src/base/atomic_file.h"
+#include "src/base/mapped_inputs.h"
 #include "src/base/parallel.h"
 #include "src/base/threads.h"
 #include "src/model/op_stats.h"
@@ -545,8 +546,11 @@ StatusOr<std::unique_ptr<Trace>> ReadNativeFile(const std::string& path, const N
   ::close(fd);
   if (base == MAP_FAILED) return ErrStatus(path + ": cannot map: " + std::strerror(errno));
   if (base) ::madvise(base, size, MADV_WILLNEED);
-  // The trace's columns point into the mapping, so the trace owns it.
-  std::shared_ptr<void> mapping(base, [size](void* p) {
+  // The trace's columns point into the mapping, so the trace owns it. It is
+  // named for the SIGBUS handler: a file truncated while it is mapped.
+  const int slot = base ? RegisterMappedInput(base, size, path) : -1;
+  std::shared_ptr<void> mapping(base, [size, slot](void* p) {
+    UnregisterMappedInput(slot);
     if (p) ::munmap(p, size);
   });
   NativeReader r(static_cast<const char*>(base), size, path);

@@ -1,12 +1,15 @@
 #include "src/model/native_file.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "src/base/mapped_inputs.h"
 #include "src/model/graph_capture_tracks.h"
 #include "src/model/op_stats.h"
 #include "src/model/trace_builder.h"
@@ -401,6 +404,26 @@ TEST(NativeFileTest, RoundTripsStackSamples) {
   EXPECT_EQ(u.Str(u.callsites.frame[py]), "forward");
   EXPECT_EQ(u.callsites.kind[py], FrameKind::kPython);
   EXPECT_EQ(u.Str(u.callsites.module[main_cs]), "/usr/bin/app");
+}
+
+// An .aiprof file is read in place: its columns are the mapping. Truncated
+// by another program while a command reads it, a column read raised SIGBUS
+// ("Bus error", exit 135). The mapping is registered; with the command
+// line's handler the file is named and the exit is 1.
+TEST(NativeFileDeathTest, FileTruncatedWhileMappedIsNamedAndExits1) {
+  testing::TempDir dir;
+  const std::string path = dir.Path("shrinks.aiprof");
+  ASSERT_TRUE(WriteNativeFile(*SmallTrace(), path).ok());
+  EXPECT_EXIT(
+      {
+        InstallMappedInputBusHandler();
+        auto t = ReadNativeFile(path);
+        if (!t.ok() || ::truncate(path.c_str(), 0) != 0) std::_Exit(3);
+        volatile int64_t ts = (*t)->slices.ts_ns[(*t)->slices.size() - 1];
+        (void)ts;
+        std::_Exit(4);
+      },
+      ::testing::ExitedWithCode(1), "shrinks.aiprof: the file shrank while it was read");
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "src/base/byte_buffer.h"
 #include "src/base/import_budget.h"
+#include "src/base/mapped_inputs.h"
 #include "src/importers/common/import_confinement.h"
 
 namespace aiprof {
@@ -80,6 +81,7 @@ class PlainSource : public ByteSource {
  public:
   PlainSource(std::string path, int fd) : file_(fd), fd_(fd) { path_ = std::move(path); }
   ~PlainSource() override {
+    UnregisterMappedInput(mapped_slot_);
     if (region_ != nullptr) munmap(region_, region_bytes_);
   }
   StatusOr<size_t> Read(char* dst, size_t n) override { return file_.Read(dst, n, path_); }
@@ -103,6 +105,8 @@ class PlainSource : public ByteSource {
       return {};
     }
     madvise(region, size, MADV_SEQUENTIAL);
+    // Named for the SIGBUS handler: a file truncated while it is parsed.
+    mapped_slot_ = RegisterMappedInput(region, size, path_);
     region_ = region;
     region_bytes_ = total;
     mapped_bytes_ = size;
@@ -127,6 +131,7 @@ class PlainSource : public ByteSource {
   size_t page_ = 4096;
   std::mutex release_mu_;
   uint64_t released_ = 0;
+  int mapped_slot_ = -1;
 };
 
 class GzipSource : public ByteSource {

@@ -4,12 +4,15 @@
 #include "src/importers/common/byte_source.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
+#include "src/base/mapped_inputs.h"
 #include "test/util/compress.h"
 #include "test/util/temp_file.h"
 
@@ -205,6 +208,28 @@ TEST(ByteSourceTest, DecompressionBombStopsWithAnErrorNamingTheFileAndPlace) {
     ASSERT_TRUE(got.ok()) << got.status().message();
     EXPECT_EQ(*got, text);
   }
+}
+
+// A mapped input that another program truncates while it is parsed (a
+// profiler rewriting its trace, a copy over it) raised SIGBUS: `aiprof
+// summary` ended with "Bus error", exit 135, naming nothing (bad-input
+// audit: a 137 MB trace truncated 0.2 s into its import). A mapping is
+// registered, and the command line's handler names the file and exits 1.
+TEST(ByteSourceDeathTest, MappedFileTruncatedWhileReadIsNamedAndExits1) {
+  testing::TempDir dir;
+  const std::string path = dir.Write("shrinks.json", std::string(1 << 20, ' '));
+  EXPECT_EXIT(
+      {
+        InstallMappedInputBusHandler();
+        auto source = ByteSource::Open(path);
+        if (!source.ok()) std::_Exit(3);
+        const std::string_view bytes = (*source)->Map();
+        if (bytes.empty() || ::truncate(path.c_str(), 0) != 0) std::_Exit(4);
+        volatile char last = bytes[bytes.size() - 1];
+        (void)last;
+        std::_Exit(5);
+      },
+      ::testing::ExitedWithCode(1), "shrinks.json: the file shrank while it was read");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/base/mapped_inputs.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/trace_builder.h"
 #include "src/sdk/event_stream.h"
@@ -870,6 +871,11 @@ Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
     }
   };
   std::unique_ptr<void, Unmap> mapping(base, Unmap{size});
+  // Named for the SIGBUS handler: a file truncated while it is read.
+  struct Named {
+    int slot;
+    ~Named() { UnregisterMappedInput(slot); }
+  } named{RegisterMappedInput(base, size, path)};
   EventFile file;
   const char* data = static_cast<const char*>(base);
   if ((size >= 2 && std::memcmp(data, "\x1f\x8b", 2) == 0) ||
