@@ -381,6 +381,31 @@ def main():
     check(rc == 1 and loop + ": cannot open: Too many levels of symbolic links" in err,
           "symlink loop: exit 1 with its reason (%d): %s" % (rc, err.strip()[:200]))
 
+    # Bad-input audit (helper bad), hand-made folders that aborted the
+    # process (exit 134, 'terminate called after throwing ...'): an msprof
+    # device_N folder whose N is past an int (std::stoi), and a graph capture
+    # folder with a symbolic link loop beside its replay (filesystem_error).
+    prof = os.path.join(tmp, "PROF_000001", "device_99999999999", "summary")
+    os.makedirs(prof)
+    with open(os.path.join(prof, "op_statistic_1.csv"), "w") as f:
+        f.write("Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n"
+                "0,MatMul,AI_CORE,1,5.5,5.5,5.5,5.5,100\n")
+    rc, _, err = run(exe, "summary", os.path.dirname(os.path.dirname(prof)))
+    check(rc == 1 and "PROF_000001" in err and "terminate" not in err,
+          "msprof device_99999999999: exit 1 naming the folder (%d): %s" % (rc, err.strip()[:200]))
+    graphs = os.path.join(tmp, "graphs")
+    os.makedirs(os.path.join(graphs, "capture_traces"))
+    with open(os.path.join(graphs, "capture_traces", "execution_details.json"), "w") as f:
+        f.write('[{"file": "c.json", "batch_size": 1, "mode": "FULL"}]')
+    with open(os.path.join(graphs, "capture_traces", "c.json"), "w") as f:
+        f.write('{"traceEvents": []}')
+    with open(os.path.join(graphs, "replay.json"), "w") as f:
+        f.write('{"traceEvents": []}')
+    os.symlink("loop", os.path.join(graphs, "loop"))
+    rc, _, err = run(exe, "summary", graphs)
+    check(rc == 1 and "replay.json" in err and "terminate" not in err,
+          "graph capture folder with a link loop: exit 1 naming the replay (%d): %s" % (rc, err.strip()[:200]))
+
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
 
