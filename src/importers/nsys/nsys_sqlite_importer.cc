@@ -584,7 +584,14 @@ struct NsysImport {
     Stmt s;
     RETURN_IF_ERROR(s.Prepare(db, "SELECT id, name FROM TARGET_INFO_GPU", path));
     Status st;
-    while (s.Step(&st, db, path)) {
+    for (uint64_t row = 1; s.Step(&st, db, path); ++row) {
+      // An id that is NULL or text read as 0: its name replaced GPU 0's, and
+      // GPU 0's peaks (roofline) were looked up by it. Skipped, counted.
+      if (!s.Integer(0)) {
+        builder->Diagnose("nsys_bad_value", path + ": TARGET_INFO_GPU row " + std::to_string(row),
+                          "id " + s.Shown(0) + " is not an integer; row skipped");
+        continue;
+      }
       builder->trace()->metadata["gpu." + std::to_string(s.Int(0)) + ".name"] = std::string(s.Text(1));
     }
     return st;

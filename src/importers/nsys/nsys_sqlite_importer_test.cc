@@ -595,6 +595,19 @@ TEST(NsysSqliteImporterTest, NullCorrelationIdsLinkNothingAndBadGlobalTidsAreCou
   for (size_t i = 0; i < t.tracks.size(); ++i) EXPECT_NE(t.tracks.tid[i], 0) << "no row on a thread 0";
 }
 
+// A TARGET_INFO_GPU row whose id is NULL read as GPU 0 and replaced its name
+// (the roofline takes GPU 0's peaks by that name): skipped and counted.
+TEST(NsysSqliteImporterTest, GpuRowWithoutAnIntegerIdDoesNotRenameGpu0) {
+  TempDir dir;
+  std::string sql = kSchema + Rows() + "INSERT INTO TARGET_INFO_GPU VALUES (NULL, 'Tesla K80', '', 0);";
+  auto r = ImportTrace(MakeDb(dir, "gpus.sqlite", sql));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->metadata.at("gpu.0.name"), "NVIDIA H100 80GB HBM3");
+  const auto& d = (*r)->diagnostics.entries();
+  ASSERT_TRUE(d.count("nsys_bad_value"));
+  EXPECT_EQ(d.at("nsys_bad_value").first_where, dir.Path("gpus.sqlite") + ": TARGET_INFO_GPU row 2");
+}
+
 // D5 of the input trial: the real export cut short (its last 4 KiB page, or
 // half) was reported as "an SQLite database without Nsight Systems tables":
 // the error reading the schema was swallowed. A damaged file is said to be
