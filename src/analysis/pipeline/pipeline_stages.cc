@@ -135,7 +135,13 @@ PipelineResult ComputePipelineStages(const Trace& trace) {
     if (st.top_level_instances > 0 && (!r.top_stage || st.latency_share > r.stages[*r.top_stage].latency_share)) {
       r.top_stage = k;
     }
-    if (!r.limiting_stage || st.MeanWorkingNs() > r.stages[*r.limiting_stage].MeanWorkingNs()) r.limiting_stage = k;
+    // Only a stage with recorded work inside it: where no span holds an op or
+    // a nested stage (an SDK recording of spans alone) every stage reads
+    // 0 of work, and naming one as the limit would be a tie broken by order.
+    if (st.MeanWorkingNs() > 0 &&
+        (!r.limiting_stage || st.MeanWorkingNs() > r.stages[*r.limiting_stage].MeanWorkingNs())) {
+      r.limiting_stage = k;
+    }
   }
   for (const auto& [key, count] : edges) {
     r.edges.push_back({new_index[std::get<1>(key)], new_index[std::get<2>(key)],

@@ -65,6 +65,9 @@ struct PipelineResult {
   std::vector<StageEdge> edges;       // by kind, then count
   int64_t pipeline_ns = 0;            // Σ top-level instance durations
   std::optional<size_t> top_stage;    // largest latency share among top-level stages
+  // Largest mean working time per span, among stages with any: none where no
+  // stage span holds an op or a nested stage (working and waiting cannot be
+  // told apart there: the report says so).
   std::optional<size_t> limiting_stage;
 };
 

@@ -114,6 +114,24 @@ TEST(PipelineStagesTest, HandMadeTraceSharesWorkAndGraph) {
   EXPECT_EQ(m.Evidence("pipeline").size(), 2u);
 }
 
+// Hand-made: stage spans with nothing recorded inside them (an SDK recording
+// of spans alone): every stage has 0 of work, so none limits throughput; it
+// named the first stage by total time ("reply" of the shipped v5 SDK file).
+TEST(PipelineStagesTest, NoStageLimitsWhereNoneRecordsWork) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"stage:recv","pid":1,"tid":1,"ts":0,"dur":100},
+ {"ph":"X","cat":"user_annotation","name":"stage:reply","pid":1,"tid":1,"ts":100,"dur":900}]})");
+  ASSERT_TRUE(t);
+  PipelineResult r = ComputePipelineStages(*t);
+  ASSERT_EQ(r.stages.size(), 2u);
+  ASSERT_TRUE(r.top_stage);
+  EXPECT_EQ(r.stages[*r.top_stage].name, "reply");
+  EXPECT_FALSE(r.limiting_stage);
+  MetricSet m;
+  PublishPipelineStages(r, &m);
+  for (const std::string& e : m.Evidence("pipeline")) EXPECT_EQ(e.find("limits throughput"), std::string::npos) << e;
+}
+
 // The largest share is not necessarily the throughput limit: a stage that
 // mostly waits (1000 µs, 100 of work) against one that works 450 of 500 µs.
 TEST(PipelineStagesTest, LimitingStageIsTheMostWorkNotTheLongestSpan) {

@@ -59,6 +59,12 @@ render::Document NodeBottleneckToDocument(const PipelineResult& r, std::string_v
   } else {
     stages.Add(render::KeyValues{
         {{"pipeline_ns", "Pipeline time (top-level stage spans)", Value::Int(r.pipeline_ns), render::Unit::kNs}}});
+    if (!r.limiting_stage) {
+      stages.Add(render::Paragraph{
+          "No stage span holds a recorded op or nested stage, so working time (ops and nested stages inside a "
+          "span) is 0 everywhere and waiting is all the rest, untraced work included: no stage is named as "
+          "limiting throughput. Record ops (torch.profiler) or nest stages to tell work from waiting."});
+    }
   }
   render::Table& t = stages.Add(render::Table{"stages", "", {
       {"name", "Stage", render::Unit::kNone},
