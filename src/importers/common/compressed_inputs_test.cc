@@ -5,6 +5,7 @@
 // compressed file. They were "corrupt" before (input trial, 'in').
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -14,6 +15,7 @@
 #include <numeric>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "src/base/import_budget.h"
@@ -104,6 +106,34 @@ TEST(CompressedInputsTest, NsightExportGzipAndZstdImportLikeThePlainFile) {
     EXPECT_EQ((*got)->metadata.at("source_format"), (*plain)->metadata.at("source_format"));
     EXPECT_EQ(tmp.Entries(), 0u) << "the decompressed copy was left in $TMPDIR";
   }
+}
+
+// A plain Nsight export on a pipe (`aiprof summary - < report.sqlite`, a
+// named pipe, `<(cat report.sqlite)`) was "cannot open as SQLite: unable to
+// open database file": the stream's copy has no name SQLite can open. It
+// imports as the file does now, its diagnostics naming the pipe, and no
+// copy is left in $TMPDIR. Real export, written into a FIFO by a thread.
+TEST(CompressedInputsTest, NsightExportOnAPipeImportsLikeThePlainFile) {
+  auto plain = ImportTrace(kNsys);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  testing::TempDir dir;
+  ScopedTmpDir tmp;
+  const std::string fifo = dir.Path("report.sqlite");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::ofstream out(fifo, std::ios::binary);
+    out << ReadFile(kNsys);
+  });
+  auto piped = ImportTrace(fifo);
+  writer.join();
+  ASSERT_TRUE(piped.ok()) << piped.status().message();
+  std::string got = Summary(**piped);
+  for (size_t at = got.find(fifo); at != std::string::npos; at = got.find(fifo, at + kNsys.size())) {
+    got.replace(at, fifo.size(), kNsys);
+  }
+  EXPECT_EQ(got, Summary(**plain));
+  EXPECT_EQ(got.find("/proc/self/fd"), std::string::npos) << got;
+  EXPECT_EQ(tmp.Entries(), 0u);
 }
 
 TEST(CompressedInputsTest, AiprofFileGzipAndZstdLoadLikeThePlainFile) {

@@ -275,6 +275,18 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   }
   ::close(in);
   if (!failed.empty()) return ErrStatus(failed);
+  // SQLite resolves the links of the path it opens, and this copy has no
+  // name (and cannot be given one): a plain Nsight export on a pipe was
+  // "cannot open as SQLite: unable to open database file". It is read
+  // through a DecompressedCopy, which can name itself for SQLite's open.
+  std::string compression;
+  StatusOr<std::string> head = ReadPrefix(copy, 4096, &compression);
+  if (head.ok() && compression == "none" && DetectNsysSqlite(*head)) {
+    StatusOr<std::unique_ptr<DecompressedCopy>> named = DecompressedCopy::Create(copy, "Nsight Systems SQLite export");
+    if (!named.ok()) return ErrStatus(ReplaceAll(named.status().message(), copy, shown));
+    const std::string& second = (*named)->path();
+    return NamedAs(NamedAs(ImportTraceFile(second), second, shown), copy, shown);
+  }
   return NamedAs(ImportTraceFile(copy), copy, shown);
 }
 
