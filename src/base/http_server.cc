@@ -524,6 +524,7 @@ bool HttpServer::OnHead(Connection* c) {
   req.host = h.host;
   req.origin = h.origin;
   req.fetch_site = h.fetch_site;
+  req.content_length = h.has_length ? std::optional<uint64_t>(h.content_length) : std::nullopt;
   c->max_body_bytes = lim.max_body_bytes;
   if (std::optional<HttpResponse> answer = admit_(req, &c->max_body_bytes)) {
     Respond(c, *answer);

@@ -98,6 +98,10 @@ struct HttpRequest {
   std::string body;    // empty for GET and HEAD, and when the body went to body_sink
   std::shared_ptr<BodySink> body_sink;  // set by Options::open_body_sink
   uint64_t body_bytes = 0;  // the body's length (decoded, for chunked bodies)
+  // The Content-Length header, for admit (an upload over a front end's limit
+  // refused in its own words, naming its flag); absent for chunked bodies,
+  // which the server stops at the limit as they arrive.
+  std::optional<uint64_t> content_length;
 };
 
 struct HttpResponse {

@@ -539,6 +539,15 @@ struct ServeServer::Impl {
                                     " MiB (--max-storage-mb): delete runs (DELETE /api/runs/ID) or raise the limit");
         }
       }
+      if (upload && head.content_length && *head.content_length > options.max_upload_bytes) {
+        // In the API's words, naming the flag (the server's own 413 says only
+        // "body over N bytes"; it still stops a chunked upload at the limit).
+        char size[32];
+        std::snprintf(size, sizeof size, "%.1f", static_cast<double>(*head.content_length) / (1 << 20));
+        return JsonError(413, "the upload is " + std::string(size) + " MiB, over this server's limit of " +
+                                  std::to_string(options.max_upload_bytes >> 20) +
+                                  " MiB (aiprof serve --max-upload-mb)");
+      }
       if (upload) {  // refused from the headers, before any of the body travels
         const std::string given = QueryParam(head.query, "name").value_or("upload.json");
         const std::string service = QueryParam(head.query, "service").value_or("");

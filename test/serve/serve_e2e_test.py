@@ -548,8 +548,14 @@ def run_tests(exe, data, fixtures, tmp):
         check([x["path"] for x in found] == ["team a/convnet.json"], "search by folder name")
 
         # Uploads: size limit, then parallel uploads all land.
-        s, _, _ = http(port, "/api/runs?name=big.json", "POST", b"x" * (2 << 20))
+        s, body, _ = http(port, "/api/runs?name=big.json", "POST", b"x" * (2 << 20))
         check(s == 413, "an upload over --max-upload-mb is refused (413)")
+        # In the API's JSON, naming the flag (it was the text "body over N bytes").
+        try:
+            why = json.loads(body).get("error", "")
+        except ValueError:
+            why = ""
+        check("--max-upload-mb" in why and "2.0 MiB" in why, "the 413 says the size and names the flag: " + repr(body[:200]))
         s, body, _ = http(port, "/api/runs?name=" + urllib.parse.quote("../../escape.json"), "POST", tiny_trace("esc", 3))
         up = json.loads(body)
         check(s == 202 and up["path"].startswith("uploads/") and "/" not in up["path"][len("uploads/"):],
