@@ -376,8 +376,13 @@ void HttpServer::Respond(Connection* c, const HttpResponse& r) {
   c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\nContent-Type: " + r.content_type +
            "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n";
   if (r.status == 401) c->out += "WWW-Authenticate: Bearer\r\n";
+  // Every answer, the server's own refusals (400, 411, 413, 431, ...) as much
+  // as a handler's: a browser must not read an answer as another type than
+  // it says (a refusal quotes parts of the request).
+  c->out += "X-Content-Type-Options: nosniff\r\n";
   for (const auto& [name, value] : r.headers) {
     if (name.find_first_of("\r\n:") != std::string::npos || value.find_first_of("\r\n") != std::string::npos) continue;
+    if (Lower(name) == "x-content-type-options") continue;  // said above
     c->out += name + ": " + value + "\r\n";
   }
   c->out += "\r\n";

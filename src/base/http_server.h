@@ -104,6 +104,8 @@ struct HttpRequest {
   std::optional<uint64_t> content_length;
 };
 
+// Every answer carries X-Content-Type-Options: nosniff (the server adds it;
+// a handler's own is not repeated).
 struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";

@@ -168,8 +168,8 @@ HttpResponse Html(int status, const std::string& title, const std::string& body,
   r.body = render::RenderPage(page, "<nav><a href=\"/\">Runs</a><a href=\"/compare\">Compare</a><a href=\"/history\">History</a><a href=\"/cards\">Cards</a></nav><main>" + body +
                                         "</main>");
   // The policy is the page shell's CSP meta, first in <head> (a header with
-  // the same policy would only report each violation twice).
-  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  // the same policy would only report each violation twice). nosniff: the
+  // HTTP server's, on every answer.
   return r;
 }
 
@@ -179,18 +179,14 @@ HttpResponse Json(int status, std::string body) {
   r.content_type = "application/json";
   r.body = std::move(body);
   if (r.body.empty() || r.body.back() != '\n') r.body += '\n';
-  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
   return r;
 }
 
 // On every answer: no page of this server may be framed by another site
 // (clickjacking; frame-ancestors works only in a header, the pages' own
-// policy is their CSP meta), and no answer is sniffed as another type.
+// policy is their CSP meta). No answer is sniffed as another type: the HTTP
+// server says nosniff on every answer, its own refusals included.
 void AddPageHeaders(HttpResponse* r) {
-  auto has = [&](std::string_view name) {
-    return std::any_of(r->headers.begin(), r->headers.end(), [&](const auto& h) { return h.first == name; });
-  };
-  if (!has("X-Content-Type-Options")) r->headers.emplace_back("X-Content-Type-Options", "nosniff");
   r->headers.emplace_back("X-Frame-Options", "DENY");
   r->headers.emplace_back("Content-Security-Policy", "frame-ancestors 'none'");
 }
@@ -910,7 +906,6 @@ struct ServeServer::Impl {
     HttpResponse r;
     r.content_type = "text/html; charset=utf-8";
     r.body = sink.str();
-    r.headers.emplace_back("X-Content-Type-Options", "nosniff");
     return r;
   }
 

@@ -172,6 +172,13 @@ def file_mode_tests(exe, tmp):
 def raw(port, head, timeout=30):
     """A request head sent as given (hand-made headers); the status line
     and the Allow header of the answer, "" when there was none."""
+    lines = raw_lines(port, head, timeout)
+    allow = [x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("allow:")]
+    return lines[0], (allow[0] if allow else "")
+
+
+def raw_lines(port, head, timeout=30):
+    """The answer's status line and header lines to a hand-made request head."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     try:
         s.sendall(head.encode())
@@ -185,9 +192,7 @@ def raw(port, head, timeout=30):
         answer = b""
     finally:
         s.close()
-    lines = answer.decode("latin-1").split("\r\n")
-    allow = [x.split(":", 1)[1].strip() for x in lines if x.lower().startswith("allow:")]
-    return lines[0], (allow[0] if allow else "")
+    return answer.decode("latin-1").split("\r\n\r\n")[0].split("\r\n")
 
 
 def storage_and_delete_tests(exe, tmp):
@@ -253,6 +258,13 @@ def http_checks(exe, tmp):
         check(raw(port, get % ("Host: evil.example\r\nHost: %s\r\n" % own))[0] == "HTTP/1.1 400 Bad Request",
               "two Host headers: 400")
         check(raw(port, get % "")[0] == "HTTP/1.1 400 Bad Request", "HTTP/1.1 without Host: 400")
+        # The server's own refusals, before any handler, carry nosniff too
+        # (they were bare: helper sec's note).
+        for what, head in (("400 (two Host headers)", get % ("Host: evil.example\r\nHost: %s\r\n" % own)),
+                           ("431 (headers over 16 KiB)", get % ("Host: %s\r\nX-Pad: %s\r\n" % (own, "a" * 20000)))):
+            lines = raw_lines(port, head)
+            check("x-content-type-options: nosniff" in [x.lower() for x in lines[1:]],
+                  "a %s answer says nosniff: %s" % (what, lines))
         check(raw(port, "GET / HTTP/1.0\r\n\r\n")[0] == "HTTP/1.1 200 OK", "HTTP/1.0 without Host: 200")
         check(raw(port, get % ("Host: %s\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n" % own))[0]
               == "HTTP/1.1 400 Bad Request", "two Authorization headers: 400")
