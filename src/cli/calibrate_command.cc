@@ -24,13 +24,22 @@ class CalibrateCommand : public Command {
     sub->add_option("--seconds", seconds_, "Seconds per FLOP/s measurement (fp32, fp64)")->check(CLI::Range(0.05, 5.0));
     sub->add_flag("--no-save", no_save_, "Print the figures only");
     sub->add_flag("--even-if-busy", even_if_busy_,
-                  "Save the peaks even when other tasks ran beside the measurement (by default such peaks, likely "
-                  "low, are printed and not saved; AIPROF_CALIBRATE=save does the same)");
+                  "Measure and save even while other tasks run (by default it does not measure then, and peaks "
+                  "measured while such tasks started, likely low, are printed and not saved; "
+                  "AIPROF_CALIBRATE=save does the same)");
     return sub;
   }
 
   Status Run() override {
     const int busy_before = OtherRunnableTasks();
+    const char* env_save = std::getenv("AIPROF_CALIBRATE");
+    const bool save_anyway = even_if_busy_ || (env_save != nullptr && std::string_view(env_save) == "save");
+    if (!no_save_ && !save_anyway && busy_before >= BusyTasksLimit()) {
+      // The seconds of a measurement that would not be saved are not spent.
+      return ErrStatus("not measuring: " + std::to_string(busy_before) +
+                       " other tasks are running, so the peaks would be low; run `aiprof calibrate` again on an idle "
+                       "machine, or pass --even-if-busy to measure and save them anyway");
+    }
     CpuCalibration c = CalibrateCpu(seconds_);
     const int busy = std::max(busy_before, OtherRunnableTasks());
     DevicePeaks d = CalibrationToDevice(c, name_);
@@ -51,8 +60,7 @@ class CalibrateCommand : public Command {
           busy == 1 ? "" : "s", std::thread::hardware_concurrency());
     }
     if (no_save_) return OkStatus();
-    const char* env_save = std::getenv("AIPROF_CALIBRATE");
-    if (disturbed && !even_if_busy_ && !(env_save != nullptr && std::string_view(env_save) == "save")) {
+    if (disturbed && !save_anyway) {
       return ErrStatus(
           "not saved: measured beside other work; run `aiprof calibrate` again on an idle machine, or pass "
           "--even-if-busy to save these peaks anyway");
