@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -638,9 +639,16 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
   if (!metrics.empty()) options.metrics = metrics;
   ThrowIfError(CheckMetricNames(options.metrics));
   options.test = ValueOrThrow(ParseTestKind(test));
-  if (!(alpha > 0 && alpha <= 0.5)) throw py::value_error("alpha must be in (0, 0.5]");
-  if (!(min_effect >= 0)) throw py::value_error("min_effect must be a non-negative fraction");
-  if (resamples < 100) throw py::value_error("resamples must be at least 100");
+  // The ranges of the CLI's --alpha, --min-effect, --resamples and
+  // --batch-size (src/cli/flags.cc): NaN, infinity or a negative batch size
+  // were taken silently (no batch size, every figure None, every change
+  // 'no_change'), and resamples had no ceiling (2**31 - 1 ran for an hour).
+  if (!(alpha >= 1e-9 && alpha <= 0.5)) throw py::value_error("alpha must be in [1e-9, 0.5]");
+  if (!(min_effect >= 0 && std::isfinite(min_effect)))
+    throw py::value_error("min_effect must be a finite non-negative fraction");
+  if (resamples < 100 || resamples > 1000000) throw py::value_error("resamples must be 100 to 1000000");
+  if (!(batch_size >= 0 && std::isfinite(batch_size)))
+    throw py::value_error("batch_size must be a positive number of items per sample (0: none)");
   if (warmup_steps < -1) throw py::value_error("warmup_steps must be -1 (detect) or a count of steps (0 keeps all)");
   // As --scenario and --statistic (ScenarioFixFlags): a statistic needs a
   // scenario, a scenario excludes fix_id; the scenario is parsed before the work.

@@ -66,6 +66,12 @@ py::object ColumnArray(const QueryResult& result, size_t c) {
 
 py::dict QueryColumns(const Trace& trace, const std::string& sql, size_t max_rows, double timeout_s,
                       int64_t max_memory_bytes) {
+  // 0 is no limit; so is infinity (a limit past int64 nanoseconds stopped
+  // the query at once: "after the time limit (inf s)"). NaN or a negative
+  // limit is an error rather than no limit.
+  if (!(timeout_s >= 0)) throw py::value_error("timeout must be a number of seconds >= 0 (0 = none)");
+  if (max_memory_bytes < 0) throw py::value_error("max_memory must be a number of bytes >= 0 (0 = none)");
+  if (timeout_s > 1e9) timeout_s = 0;  // over 30 years
   QueryLimits limits;
   limits.max_rows = max_rows;
   limits.timeout_s = timeout_s;

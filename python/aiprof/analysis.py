@@ -50,6 +50,15 @@ def _table(columns, as_frame):
     return out
 
 
+def _path(p):
+    """A path-like as the str aiprof opens; a NUL in it raises ValueError, as open() does
+    (the C++ side would open the file named by the text before it)."""
+    p = os.fsdecode(p)
+    if "\0" in p:
+        raise ValueError("aiprof: embedded null character in path %r" % p)
+    return p
+
+
 def _json(data):
     return json.loads(data.decode("utf-8", errors="replace"))
 
@@ -153,7 +162,7 @@ class Trace:
         `aiprof suggest --format json`. `rules`: extra rule files or folders."""
         if not isinstance(constraints, str):
             constraints = ",".join(constraints)
-        paths = [os.fsdecode(p) for p in ([rules] if isinstance(rules, (str, bytes, os.PathLike)) else rules or [])]
+        paths = [_path(p) for p in ([rules] if isinstance(rules, (str, bytes, os.PathLike)) else rules or [])]
         return _json(self._t.diagnose_json(target, constraints, paths, builtin_rules, device))
 
 
@@ -166,8 +175,8 @@ def load(path):
     if isinstance(path, (list, tuple)):
         if not path:
             raise ValueError("aiprof.load: no path in the list")
-        return Trace(_aiprof.load_files([os.fsdecode(p) for p in path]))
-    return Trace(_aiprof.load(path))
+        return Trace(_aiprof.load_files([_path(p) for p in path]))
+    return Trace(_aiprof.load(_path(path)))
 
 
 def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.02, unit="step",
@@ -181,7 +190,7 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
     before run's prediction of the fix the after run applied against what the after run measured
     (pooled over the runs with several a side); no "prediction" key when a first run is a result
     file, no fix was inferred (a note says why) or a run has no steady step.
-    metrics: e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name;
+    metrics: a name or a list, e.g. ["latency", "p99", "throughput"]; unit: "step" or a span name;
     fix_id: the suggestion id the after run applied (default: inferred from what changed);
     warmup_steps: traces with unit "step": leading warm-up steps left out of the samples (-1, the default,
     detects leading outliers; 0 keeps all), as `--warmup-steps`;
@@ -192,7 +201,9 @@ def validate(before, after, metrics=None, test="auto", alpha=0.05, min_effect=0.
     def native(x):
         if isinstance(x, (list, tuple)):
             return [native(y) for y in x]
-        return x._t if isinstance(x, Trace) else os.fsdecode(x)
+        return x._t if isinstance(x, Trace) else _path(x)
+    if isinstance(metrics, str):
+        metrics = [metrics]
     return _json(_aiprof.validate_json(native(before), native(after), list(metrics or []), test, alpha,
                                        min_effect, unit, batch_size, bench, sample_unit, resamples, seed, fix_id,
                                        warmup_steps, scenario, statistic))

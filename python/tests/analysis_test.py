@@ -535,6 +535,66 @@ class BadInput(unittest.TestCase):
             self.assertEqual(t.ops().name.iloc[0], hostile)
 
 
+class ArgumentChecks(unittest.TestCase):
+    """Arguments the CLI's flags refuse are refused here too, never silently changed."""
+
+    STEPS_BEFORE = os.path.join(DATA, "resnet50_num_workers_0.pt.trace.json.gz")
+    STEPS_AFTER = os.path.join(DATA, "resnet50_num_workers_4.pt.trace.json.gz")
+
+    def test_a_nul_in_a_path_is_refused_not_cut(self):
+        # "real\0junk" reached open() as "real": the file before the NUL was loaded.
+        with tempfile.TemporaryDirectory() as d:
+            real = os.path.join(d, "real.json")
+            shutil.copy(CPU_SAMPLE, real)
+            for call in (lambda p: aiprof.load(p), lambda p: aiprof.load([p]),
+                         lambda p: aiprof.validate(p, CPU_SAMPLE),
+                         lambda p: aiprof.load(CPU_SAMPLE).diagnose(rules=p)):
+                for path in (real + "\0junk", os.fsencode(real) + b"\0junk"):
+                    with self.subTest(path=path):
+                        with self.assertRaises(ValueError) as e:
+                            call(path)
+                        self.assertIn("null", str(e.exception))
+
+    def test_sql_limits_out_of_range(self):
+        t = aiprof.load(self.STEPS_BEFORE)
+        q = "select count(*) as n from slices where name like '%conv%'"
+        want = int(t.sql(q, timeout=0).n[0])
+        with self.assertRaises(aiprof.Error):  # the query reaches the time check
+            t.sql(q, timeout=1e-9)
+        # inf (no limit, as 0) and very long limits stopped at once: "after the time limit (inf s)".
+        for timeout in (float("inf"), 1e12, 1e300):
+            with self.subTest(timeout=timeout):
+                self.assertEqual(int(t.sql(q, timeout=timeout).n[0]), want)
+        # NaN and negative limits meant none, silently.
+        for kwargs in ({"timeout": float("nan")}, {"timeout": -1.0}, {"max_memory": -1}):
+            with self.subTest(**kwargs):
+                with self.assertRaises(ValueError) as e:
+                    t.sql("select 1 as x", **kwargs)
+                self.assertIn(next(iter(kwargs)), str(e.exception))
+
+    def test_validate_metrics_takes_one_name(self):
+        # A str was iterated letter by letter: "unknown metric 'l'".
+        want = aiprof.validate(self.STEPS_BEFORE, self.STEPS_AFTER, metrics=["p99"])
+        self.assertEqual(aiprof.validate(self.STEPS_BEFORE, self.STEPS_AFTER, metrics="p99"), want)
+
+    def test_validate_numbers_the_cli_refuses(self):
+        # batch_size -8 or NaN was dropped (throughput in samples/s), inf made every figure None;
+        # min_effect inf judged every change 'no_change'; resamples had no ceiling (the CLI's is
+        # 1,000,000: 2**31 - 1 ran for an hour, uninterruptible).
+        cases = [({"batch_size": -8.0}, "batch_size"), ({"batch_size": float("nan")}, "batch_size"),
+                 ({"batch_size": float("inf")}, "batch_size"), ({"min_effect": float("inf")}, "min_effect"),
+                 ({"min_effect": float("nan")}, "min_effect"), ({"resamples": 1000001}, "resamples"),
+                 ({"alpha": 1e-300}, "alpha")]
+        for kwargs, says in cases:
+            with self.subTest(**kwargs):
+                with self.assertRaises(ValueError) as e:
+                    aiprof.validate(self.STEPS_BEFORE, self.STEPS_AFTER, test="welch", **kwargs)
+                self.assertIn(says, str(e.exception))
+        ok = aiprof.validate(self.STEPS_BEFORE, self.STEPS_AFTER, metrics=["throughput"], batch_size=8,
+                             resamples=1000000, test="welch", alpha=1e-9)
+        self.assertEqual(ok["metrics"][0]["unit"], "items/s")
+
+
 class Threads(unittest.TestCase):
     def test_concurrent_loads_and_summaries(self):
         """The GIL is released while importing: loads in threads all finish with the same figures."""
