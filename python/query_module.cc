@@ -2,7 +2,13 @@
 
 #include <pybind11/numpy.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
 #include <limits>
+#include <mutex>
+#include <thread>
 #include <variant>
 
 #include "src/model/trace.h"
@@ -62,6 +68,49 @@ py::object ColumnArray(const QueryResult& result, size_t c) {
   return py::module_::import("numpy").attr("array")(values, py::arg("dtype") = "object");
 }
 
+// Runs the query on a worker thread while the caller's thread waits without
+// the GIL and, every 100 ms, takes it to run Python's signal handlers: a
+// Ctrl-C (KeyboardInterrupt, a notebook's "interrupt kernel") cancels the
+// query through its cancel flag and is raised here. Run on the caller's
+// thread, a query with timeout=0 could not be interrupted at all.
+StatusOr<QueryResult> ExecuteInterruptibly(const Trace& trace, const std::string& sql, QueryLimits limits) {
+  std::atomic<bool> cancel{false};
+  limits.cancel = &cancel;
+  StatusOr<QueryResult> result = ErrStatus("not run");
+  std::mutex mu;
+  std::condition_variable finished;
+  bool done = false;
+  std::thread worker([&] {
+    StatusOr<QueryResult> r = ErrStatus("not run");
+    try {
+      auto engine = QueryEngine::Open(trace);
+      r = engine.ok() ? (*engine)->Execute(sql, limits, "(Trace.sql)") : StatusOr<QueryResult>(engine.status());
+    } catch (const std::exception& e) {
+      r = ErrStatus(std::string("query (Trace.sql): ") + e.what());
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    result = std::move(r);
+    done = true;
+    finished.notify_one();
+  });
+  bool interrupted = false;
+  for (;;) {
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(mu);
+      if (finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) break;
+    }
+    // Handlers run on the main thread only; elsewhere this returns 0.
+    if (!interrupted && PyErr_CheckSignals() != 0) {
+      interrupted = true;  // the error stays set; wait for the worker to stop
+      cancel.store(true, std::memory_order_relaxed);
+    }
+  }
+  worker.join();
+  if (interrupted) throw py::error_already_set();
+  return result;
+}
+
 }  // namespace
 
 py::dict QueryColumns(const Trace& trace, const std::string& sql, size_t max_rows, double timeout_s,
@@ -76,12 +125,7 @@ py::dict QueryColumns(const Trace& trace, const std::string& sql, size_t max_row
   limits.max_rows = max_rows;
   limits.timeout_s = timeout_s;
   limits.max_memory_bytes = max_memory_bytes;
-  StatusOr<QueryResult> result = ErrStatus("not run");
-  {
-    py::gil_scoped_release release;
-    auto engine = QueryEngine::Open(trace);
-    result = engine.ok() ? (*engine)->Execute(sql, limits, "(Trace.sql)") : StatusOr<QueryResult>(engine.status());
-  }
+  StatusOr<QueryResult> result = ExecuteInterruptibly(trace, sql, limits);
   if (!result.ok()) Raise(result.status().message());
   if (result->truncated) {
     Raise("query (Trace.sql): more than max_rows=" + std::to_string(max_rows) +

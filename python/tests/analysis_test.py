@@ -595,6 +595,35 @@ class ArgumentChecks(unittest.TestCase):
         self.assertEqual(ok["metrics"][0]["unit"], "items/s")
 
 
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_stops_a_query_without_a_time_limit(self):
+        """SIGINT during t.sql(..., timeout=0) raises KeyboardInterrupt; the query ran on to its end
+        (here: counting to 10**12) with Ctrl-C ignored."""
+        script = ("import sys, aiprof\n"
+                  "t = aiprof.load(sys.argv[1])\n"
+                  "print('ready', flush=True)\n"
+                  "try:\n"
+                  "    t.sql('with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000000000000) '\n"
+                  "          'select count(*) as n from c', timeout=0)\n"
+                  "except KeyboardInterrupt:\n"
+                  "    print('interrupted', flush=True)\n"
+                  "    t.sql('select 1 as x')  # the trace's engine still answers\n"
+                  "    print('usable', flush=True)\n")
+        p = subprocess.Popen([sys.executable, "-c", script, SAMPLE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+            time.sleep(0.5)  # into the query
+            p.send_signal(2)
+            out, err = p.communicate(timeout=120)  # the uninterrupted query takes hours
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertEqual(out.split(), ["interrupted", "usable"], err)
+        self.assertEqual(p.returncode, 0, err)
+
+
 class Threads(unittest.TestCase):
     def test_concurrent_loads_and_summaries(self):
         """The GIL is released while importing: loads in threads all finish with the same figures."""
