@@ -402,10 +402,24 @@ py::dict ModuleColumns(PyTrace& self) {
   auto per_step = [&](const auto& column) {
     return ArrayOf<double>(n, [&](size_t k) { return r->PerStep(static_cast<int64_t>(column[k + 1])); });
   };
+  // Categoricals as every other table's strings: a list here was a Python
+  // list under as_frame=False (not the documented numpy array) and an
+  // object column in pandas.
   auto texts = [&](auto text_of) {
-    py::list out;
-    for (size_t k = 0; k < n; ++k) out.append(text_of(static_cast<uint32_t>(k + 1)));
-    return out;
+    py::array_t<int32_t> codes(static_cast<py::ssize_t>(n));
+    std::unordered_map<std::string, int32_t> code_of;
+    py::list categories;
+    for (size_t k = 0; k < n; ++k) {
+      std::string text(text_of(static_cast<uint32_t>(k + 1)));
+      auto [it, added] = code_of.emplace(text, static_cast<int32_t>(code_of.size()));
+      if (added) {
+        PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<py::ssize_t>(text.size()), "replace");
+        if (str == nullptr) throw py::error_already_set();
+        categories.append(py::reinterpret_steal<py::str>(str));
+      }
+      codes.mutable_data()[k] = it->second;
+    }
+    return py::make_tuple("categorical", std::move(codes), std::move(categories));
   };
   py::dict d;
   d["path"] = texts([&](uint32_t x) { return NodePath(self.trace(), *r, x); });

@@ -284,6 +284,20 @@ class WithoutPandas(unittest.TestCase):
         self.assertEqual(list(ops["name"]), list(frame.name))
         self.assertEqual(ops["total_ns"].tolist(), frame.total_ns.tolist())
 
+    def test_every_table_gives_numpy_arrays(self):
+        # modules()'s string columns were Python lists (and object columns in pandas).
+        t = aiprof.load(os.path.join(DATA, "resnet50_num_workers_0.pt.trace.json.gz"))
+        for table in ("ops", "slices", "steps", "devices", "tracks", "counters", "flows", "modules", "samples"):
+            columns = getattr(t, table)(as_frame=False)
+            frame = getattr(t, table)()
+            for name, column in columns.items():
+                with self.subTest(table=table, column=name):
+                    self.assertIsInstance(column, np.ndarray)
+                    self.assertEqual(list(column), list(frame[name]))
+                    if column.dtype == object:
+                        self.assertIsInstance(frame[name].dtype, pd.CategoricalDtype)
+        self.assertGreater(len(t.modules()), 0)
+
     def test_import_without_pandas_installed(self):
         """A child interpreter where `import pandas` fails still gets numpy tables."""
         code = ("import sys; sys.modules['pandas'] = None\n"
