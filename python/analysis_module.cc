@@ -527,7 +527,7 @@ RunInput ToRunInput(const py::object& o) {
   if (py::isinstance<PyTrace>(o)) {
     in.trace = o.cast<PyTrace*>();
   } else {
-    in.path = py::str(py::module_::import("os").attr("fsdecode")(o));
+    in.path = py::bytes(py::module_::import("os").attr("fsencode")(o));  // any file name, as open()
   }
   return in;
 }
@@ -747,7 +747,9 @@ py::bytes ValidateJson(const py::object& before, const py::object& after, const 
 }
 
 std::unique_ptr<PyTrace> Load(const py::object& path_like) {
-  std::string path = py::str(py::module_::import("os").attr("fsdecode")(path_like));
+  // The file name's bytes: a str cannot hold a name that is not UTF-8
+  // (os.fsdecode makes surrogates of it, which no UTF-8 conversion takes).
+  std::string path = py::bytes(py::module_::import("os").attr("fsencode")(path_like));
   StatusOr<std::unique_ptr<Trace>> trace = [&] {
     py::gil_scoped_release release;
     return ImportTrace(path);
@@ -770,11 +772,37 @@ std::unique_ptr<PyTrace> LoadFiles(const std::vector<std::string>& paths) {
 }  // namespace
 
 void DefineAnalysis(py::module_& m) {
-  py::register_exception<AiprofError>(m, "Error", PyExc_RuntimeError);
+  // Messages name files, whose names need not be UTF-8: their bytes are
+  // shown as \xNN (pybind11's own translation raised UnicodeDecodeError).
+  static py::exception<AiprofError> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const AiprofError& e) {
+      const std::string_view what = e.what();
+      PyObject* message = PyUnicode_DecodeUTF8(what.data(), static_cast<py::ssize_t>(what.size()), "backslashreplace");
+      if (message == nullptr) return;
+      PyErr_SetObject(error.ptr(), message);
+      Py_DECREF(message);
+    }
+  });
   py::class_<PyTrace>(m, "Trace")
-      .def_property_readonly("path", &PyTrace::path)
+      .def_property_readonly("path", [](PyTrace& t) { return py::bytes(t.path()); })  // os.fsdecode()d
       .def_property_readonly("slice_count", [](PyTrace& t) { return t.trace().slices.size(); })
-      .def_property_readonly("metadata", [](PyTrace& t) { return t.trace().metadata; })
+      // Texts of the trace (and its file name): invalid UTF-8 replaced, as in
+      // the tables, where a plain conversion raised UnicodeDecodeError.
+      .def_property_readonly("metadata",
+                             [](PyTrace& t) {
+                               auto text = [](const std::string& s) {
+                                 PyObject* o =
+                                     PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
+                                 if (o == nullptr) throw py::error_already_set();
+                                 return py::reinterpret_steal<py::str>(o);
+                               };
+                               py::dict d;
+                               for (const auto& [key, value] : t.trace().metadata) d[text(key)] = text(value);
+                               return d;
+                             })
       .def("summary_json", &SummaryJson)
       .def("slice_columns", &SliceColumns)
       .def("track_columns", &TrackColumns)

@@ -51,11 +51,11 @@ def _table(columns, as_frame):
 
 
 def _path(p):
-    """A path-like as the str aiprof opens; a NUL in it raises ValueError, as open() does
+    """A path-like as the bytes aiprof opens; a NUL in it raises ValueError, as open() does
     (the C++ side would open the file named by the text before it)."""
-    p = os.fsdecode(p)
-    if "\0" in p:
-        raise ValueError("aiprof: embedded null character in path %r" % p)
+    p = os.fsencode(p)  # bytes: a file name need not be UTF-8
+    if b"\0" in p:
+        raise ValueError("aiprof: embedded null character in path %r" % os.fsdecode(p))
     return p
 
 
@@ -70,12 +70,12 @@ class Trace:
         self._t = native
 
     def __repr__(self):
-        return "<aiprof.Trace %r: %d slices>" % (self._t.path, self._t.slice_count)
+        return "<aiprof.Trace %r: %d slices>" % (self.path, self._t.slice_count)
 
     @property
     def path(self):
         """The file or folder the trace was loaded from."""
-        return self._t.path
+        return os.fsdecode(self._t.path)
 
     @property
     def metadata(self):

@@ -522,6 +522,27 @@ class BadInput(unittest.TestCase):
         self.assertIn("/nonexistent/trace.json", str(e.exception))
         self.assertNotIn("b'", str(e.exception))
 
+    def test_a_file_name_that_is_not_utf8(self):
+        # b"\xff.json" (or os.fsdecode of it, as os.listdir gives) raised UnicodeEncodeError or
+        # TypeError from every entry point; the error of a missing one UnicodeDecodeError.
+        with tempfile.TemporaryDirectory() as d:
+            raw = os.path.join(os.fsencode(d), b"\xff.json")
+            shutil.copy(CPU_SAMPLE, raw)
+            want = len(aiprof.load(CPU_SAMPLE).slices())
+            for path in (raw, os.fsdecode(raw), [raw]):
+                with self.subTest(path=path):
+                    t = aiprof.load(path)
+                    self.assertEqual(len(t.slices()), want)
+                    self.assertEqual(t.path, os.fsdecode(raw))
+                    self.assertEqual(t.metadata["source_path"], os.fsdecode(raw).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+            self.assertIn("overall", aiprof.validate(raw, os.fsdecode(raw)))
+            with self.assertRaises(aiprof.Error) as e:
+                aiprof.load(CPU_SAMPLE).diagnose(rules=raw)  # read, not refused: not a rule file
+            self.assertIn("\\xff.json", str(e.exception))
+            with self.assertRaises(aiprof.Error) as e:
+                aiprof.load(os.path.join(os.fsencode(d), b"\xfe.json"))
+            self.assertIn("\\xfe.json: no such file", str(e.exception))
+
     def test_truncated_gzip(self):
         with open(SAMPLE, "rb") as f:
             data = f.read()
