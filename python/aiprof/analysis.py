@@ -142,7 +142,8 @@ class Trace:
         """Runs SQL over the trace's tables and views (`slices`, `tracks`, `args`, ...: aiprof.sql_schema(),
         docs/query.md) and returns the last statement's rows as a table. Read-only; raises aiprof.Error when the
         query fails, runs past `timeout` seconds, needs more than `max_memory` bytes, or matches
-        more than `max_rows` rows (0 = no limit for each), or its rows hold more than 1 GiB."""
+        more than `max_rows` rows (0 = no limit for each; timeout=float("inf") too), or its rows hold more
+        than 1 GiB; ValueError for a negative or NaN limit. Ctrl-C cancels the query (KeyboardInterrupt)."""
         return _table(self._t.sql_columns(query, max_rows, timeout, max_memory), as_frame)
 
     def analyze(self, only=None, device=""):
