@@ -388,7 +388,11 @@ StatusOr<QueryResult> QueryEngine::Execute(std::string_view sql, const QueryLimi
     ~ClearCancel() { *cancel = nullptr; }  // the caller's flag may not outlive this call
   } clear_cancel{&cancel_};
   interrupted_.store(false, std::memory_order_relaxed);
-  deadline_ns_ = limits.timeout_s > 0 ? MonotonicNs() + static_cast<int64_t>(limits.timeout_s * 1e9) : 0;
+  // A limit past ~292 years (or infinite) is none: converting it to int64 ns
+  // was undefined (inf read as "stopped after the time limit"). NaN: none.
+  deadline_ns_ = limits.timeout_s > 0 && limits.timeout_s < kNoQueryTimeoutFromS
+                     ? MonotonicNs() + static_cast<int64_t>(limits.timeout_s * 1e9)
+                     : 0;
   ScopedHeapLimit heap_limit(limits.max_memory_bytes);
   struct ScopedLength {
     sqlite3* db;

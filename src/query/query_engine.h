@@ -36,6 +36,9 @@ struct QueryTable;
 // Defaults documented in docs/query.md.
 inline constexpr size_t kDefaultQueryMaxRows = 10000;
 inline constexpr double kDefaultQueryTimeoutS = 30;
+// Timeouts from here on (9e9 s, ~285 years; inf) mean no limit: their
+// nanoseconds would not fit an int64.
+inline constexpr double kNoQueryTimeoutFromS = 9e9;
 inline constexpr int64_t kDefaultQueryMaxMemoryBytes = int64_t{1} << 30;
 inline constexpr size_t kDefaultQueryMaxResultBytes = size_t{1} << 30;
 // What servers (mcp, serve) allow a query's longest value: trace names and
@@ -47,7 +50,7 @@ inline constexpr int kQueryProgressInstructions = 100;
 
 struct QueryLimits {
   size_t max_rows = kDefaultQueryMaxRows;  // rows kept; 0 = no limit
-  double timeout_s = kDefaultQueryTimeoutS;  // 0 = no limit
+  double timeout_s = kDefaultQueryTimeoutS;                // 0, or kNoQueryTimeoutFromS and above (inf) = no limit
   int64_t max_memory_bytes = kDefaultQueryMaxMemoryBytes;  // SQLite's heap; 0 = no limit
   // The rows kept, as held in memory (each cell's value and text): SQLite's
   // heap limit does not see them. 0 = no limit.

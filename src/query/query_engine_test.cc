@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -496,6 +497,21 @@ TEST(QueryEngine, TimeLimitStopsARunawayQuery) {
   EXPECT_NE(r.status().message().find("time limit (0.2 s)"), std::string::npos) << r.status().message();
   // The engine is usable afterwards.
   EXPECT_EQ(Int(Sql(engine->get(), "SELECT count(*) FROM slices")), 9);
+}
+
+// An infinite or huge time limit is no limit: its nanoseconds overflowed an
+// int64 (undefined; inf read as "stopped after the time limit (inf s)" at
+// once, helper py's finding through the Python package).
+TEST(QueryEngine, InfiniteTimeLimitIsNoLimit) {
+  auto trace = NestedTrace(1);
+  auto engine = QueryEngine::Open(*trace);
+  ASSERT_TRUE(engine.ok());
+  for (double t : {std::numeric_limits<double>::infinity(), 1e300, kNoQueryTimeoutFromS}) {
+    QueryLimits limits;
+    limits.timeout_s = t;
+    auto r = (*engine)->Execute("SELECT count(*) FROM slices", limits, "q.sql");
+    ASSERT_TRUE(r.ok()) << t << ": " << r.status().message();
+  }
 }
 
 // A caller's cancel flag stops a query already running (set from another
