@@ -163,6 +163,15 @@ decltype(auto) WithoutGil(F f) {
   return f();
 }
 
+// A trace's text as a Python str, invalid UTF-8 replaced (U+FFFD): names
+// come from files and need not be UTF-8, where pybind11's own conversion
+// raises UnicodeDecodeError.
+py::str TextOf(std::string_view s) {
+  PyObject* text = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
+  if (text == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(text);
+}
+
 // Numbers a string column densely: codes into a list holding each distinct
 // string once, the shape of pandas.Categorical.from_codes(codes, categories).
 class StringCoder {
@@ -181,11 +190,7 @@ class StringCoder {
   // ("categorical", codes, categories): the Python side builds the column.
   py::tuple Finish(py::array_t<int32_t> codes) {
     py::list categories;
-    for (std::string_view s : texts_) {
-      PyObject* text = PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
-      if (text == nullptr) throw py::error_already_set();
-      categories.append(py::reinterpret_steal<py::str>(text));
-    }
+    for (std::string_view s : texts_) categories.append(TextOf(s));
     return py::make_tuple("categorical", std::move(codes), std::move(categories));
   }
 
@@ -352,10 +357,8 @@ py::dict SampleColumns(PyTrace& self) {
         text += frames[k];
         if (k > 0) text += ';';
       }
-      PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<py::ssize_t>(text.size()), "replace");
-      if (str == nullptr) throw py::error_already_set();
       code = static_cast<int32_t>(py::len(stack_texts));
-      stack_texts.append(py::reinterpret_steal<py::str>(str));
+      stack_texts.append(TextOf(text));
     }
     stacks.mutable_data()[i] = code;
   }
@@ -412,11 +415,7 @@ py::dict ModuleColumns(PyTrace& self) {
     for (size_t k = 0; k < n; ++k) {
       std::string text(text_of(static_cast<uint32_t>(k + 1)));
       auto [it, added] = code_of.emplace(text, static_cast<int32_t>(code_of.size()));
-      if (added) {
-        PyObject* str = PyUnicode_DecodeUTF8(text.data(), static_cast<py::ssize_t>(text.size()), "replace");
-        if (str == nullptr) throw py::error_already_set();
-        categories.append(py::reinterpret_steal<py::str>(str));
-      }
+      if (added) categories.append(TextOf(text));
       codes.mutable_data()[k] = it->second;
     }
     return py::make_tuple("categorical", std::move(codes), std::move(categories));
@@ -793,14 +792,8 @@ void DefineAnalysis(py::module_& m) {
       // the tables, where a plain conversion raised UnicodeDecodeError.
       .def_property_readonly("metadata",
                              [](PyTrace& t) {
-                               auto text = [](const std::string& s) {
-                                 PyObject* o =
-                                     PyUnicode_DecodeUTF8(s.data(), static_cast<py::ssize_t>(s.size()), "replace");
-                                 if (o == nullptr) throw py::error_already_set();
-                                 return py::reinterpret_steal<py::str>(o);
-                               };
                                py::dict d;
-                               for (const auto& [key, value] : t.trace().metadata) d[text(key)] = text(value);
+                               for (const auto& [key, value] : t.trace().metadata) d[TextOf(key)] = TextOf(value);
                                return d;
                              })
       .def("summary_json", &SummaryJson)

@@ -48,6 +48,9 @@ bool IsLoopbackHost(const std::string& host);
 bool SameSecret(const std::string& presented, const std::string& expected);
 // The token of an "Authorization: Bearer TOKEN" header value ("" if none).
 std::string BearerToken(const std::string& authorization);
+// The shortest secret a listener takes (serve's tokens, monitor's webhook
+// token): shorter ones are refused at start.
+inline constexpr size_t kMinTokenBytes = 16;
 
 struct HttpRequest;
 struct HttpResponse;

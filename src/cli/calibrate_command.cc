@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
 #include <thread>
 
 #include "src/analysis/roofline/cpu_calibration.h"
@@ -32,8 +31,7 @@ class CalibrateCommand : public Command {
 
   Status Run() override {
     const int busy_before = OtherRunnableTasks();
-    const char* env_save = std::getenv("AIPROF_CALIBRATE");
-    const bool save_anyway = even_if_busy_ || (env_save != nullptr && std::string_view(env_save) == "save");
+    const bool save_anyway = even_if_busy_ || CalibrationSavesWhenBusy();  // AIPROF_CALIBRATE=save
     if (!no_save_ && !save_anyway && busy_before >= BusyTasksLimit()) {
       // The seconds of a measurement that would not be saved are not spent.
       return ErrStatus("not measuring: " + std::to_string(busy_before) +

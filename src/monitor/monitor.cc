@@ -29,6 +29,7 @@
 #include "src/base/atomic_file.h"
 #include "src/base/child_process.h"
 #include "src/base/clock.h"
+#include "src/base/http_server.h"
 #include "src/capture/capture.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
@@ -55,8 +56,6 @@ constexpr int64_t kFlushTimeoutNs = 20'000'000'000;
 constexpr int64_t kFrameworkOnTimeoutNs = 10'000'000'000;
 // After the watched process exits, how long its SDK's exit file is waited for.
 constexpr int64_t kExitFileWaitNs = 3'000'000'000;
-// The shortest --webhook-token-file token (aiprof serve's --token-file rule).
-constexpr size_t kMinWebhookTokenBytes = 16;
 
 std::string Seconds(int64_t ns) {
   char buf[32];
@@ -368,10 +367,10 @@ class Monitor {
       }
       // As aiprof serve's tokens: a short one is guessed by anyone who can
       // reach a non-loopback listener, however it is compared.
-      if (token.size() < kMinWebhookTokenBytes) {
+      if (token.size() < kMinTokenBytes) {
         return ErrStatus("aiprof monitor: --webhook-token-file " + o_.webhook_token_file + ": the token has " +
-                         std::to_string(token.size()) + " characters: give at least " +
-                         std::to_string(kMinWebhookTokenBytes) + " (e.g. openssl rand -hex 16)");
+                         std::to_string(token.size()) + " characters: give at least " + std::to_string(kMinTokenBytes) +
+                         " (e.g. openssl rand -hex 16)");
       }
       webhook_token_ = token;
     }

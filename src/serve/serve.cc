@@ -367,8 +367,8 @@ StatusOr<std::vector<ServeToken>> ReadTokenFile(const std::string& path) {
     const std::string role = line.substr(start, sp - start);
     const std::string token = line.substr(line.find_first_not_of(" \t", sp));
     if (role != "read" && role != "upload") return ErrStatus(where + ": role \"" + role + "\": expected read or upload");
-    if (token.size() < 16 || token.find_first_of(" \t") != std::string::npos) {
-      return ErrStatus(where + ": a token is one word of at least 16 characters");
+    if (token.size() < kMinTokenBytes || token.find_first_of(" \t") != std::string::npos) {
+      return ErrStatus(where + ": a token is one word of at least " + std::to_string(kMinTokenBytes) + " characters");
     }
     const TokenRole r = role == "upload" ? TokenRole::kUpload : TokenRole::kRead;
     for (size_t i = 0; i < out.size(); ++i) {

@@ -210,6 +210,12 @@ void SetAutoCalibration(AutoCalibration policy) {
   a.policy = std::move(policy);
 }
 
+bool CalibrationSavesWhenBusy() {
+  AutoState& a = Auto();
+  std::lock_guard<std::mutex> lock(a.mu);
+  return a.policy.save_when_busy;
+}
+
 std::optional<DevicePeaks> CalibrateOnFirstNeed() {
   AutoState& a = Auto();
   std::lock_guard<std::mutex> lock(a.mu);

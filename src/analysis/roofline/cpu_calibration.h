@@ -72,6 +72,9 @@ struct AutoCalibration {
   std::function<void(std::string_view)> notify;
 };
 void SetAutoCalibration(AutoCalibration policy);
+// The policy's save_when_busy (the CLI sets it from AIPROF_CALIBRATE=save):
+// `aiprof calibrate` honours it as --even-if-busy.
+bool CalibrationSavesWhenBusy();
 
 // The "cpu-local" peaks measured by this process on first need (and saved),
 // or nullopt when auto-calibration is off. Measures at most once per process;
