@@ -114,9 +114,18 @@ class FileWriter {
   void Value(T v) {
     Write(&v, sizeof(v));
   }
+  // The file is whole on disk before its magic is: a writer killed before
+  // the magic's write leaves a temporary file that no reader takes for an
+  // event file (a folder of SDK files still loads), and one killed after it
+  // leaves a whole file. Then the rename.
   int Commit() {
     Drain();
     if (err_ == 0 && fsync(fd_) != 0) err_ = errno;
+    if (err_ == 0) {
+      ssize_t n = pwrite(fd_, kEventFileMagic, sizeof(kEventFileMagic), 0);
+      if (n != static_cast<ssize_t>(sizeof(kEventFileMagic))) err_ = n < 0 ? errno : EIO;
+    }
+    if (err_ == 0 && fdatasync(fd_) != 0) err_ = errno;
     if (close(fd_) != 0 && err_ == 0) err_ = errno;
     fd_ = -1;
     if (err_ == 0 && rename(tmp_, path_) != 0) err_ = errno;
@@ -170,7 +179,8 @@ class Names {
 };
 
 void WriteHeader(FileWriter& w, const WriteRequest& req) {
-  w.Write(kEventFileMagic, sizeof(kEventFileMagic));
+  const char blank[sizeof(kEventFileMagic)] = {};  // the magic is written last (FileWriter::Commit)
+  w.Write(blank, sizeof(blank));
   w.Value<uint32_t>(kEventFileVersion);
   w.Value<uint32_t>(sizeof(Event));
   w.Value<int64_t>(req.pid);

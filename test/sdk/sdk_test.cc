@@ -631,6 +631,38 @@ TEST(SdkFile, KilledProcessKeepsWhatItRecorded) {
   }
 }
 
+// A process killed in the middle of writing its file (here by SIGXFSZ: a
+// file-size limit below the file's size) leaves its temporary file beside
+// its earlier whole file and its spill file. The folder still loads, from
+// the spill file: the temporary file does not pass for an event file (its
+// magic is written last). Before, the folder failed to load: "corrupt SDK
+// event file at byte ...: a thread's events run past the end of the file",
+// naming the temporary file.
+TEST(SdkFile, ProcessKilledWhileWritingItsFileLeavesALoadableFolder) {
+  TempDir dir;
+  constexpr long kSpans = 20000;  // 640 KB of events per half, past the 256 KiB limit
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"kill_writing", std::to_string(kSpans)},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 128 + SIGXFSZ) << r.out;
+  auto pid = Lines(r.out, "pid");
+  ASSERT_EQ(pid.size(), 1u);
+  const std::string base = "aiprof-" + pid[0][1] + ".aiprof";
+  std::vector<std::string> files = dir.Files();
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0], base);
+  EXPECT_EQ(files[1], base + ".part");
+  EXPECT_EQ(files[2].rfind(base + ".tmp.", 0), 0u) << files[2];
+  EXPECT_FALSE(ImportTrace(dir.path() + "/" + files[2]).ok());  // not an event file, whole or not
+  auto t = Load(dir.path());
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(CountsByName(*t), (std::map<std::string, uint64_t>{{"first_half", kSpans}, {"second_half", kSpans}}));
+  EXPECT_EQ(Meta(*t, "sdk.source"), "spill");
+  // The earlier flush's file is whole.
+  auto first = Load(dir.path() + "/" + base);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(CountsByName(*first), (std::map<std::string, uint64_t>{{"first_half", kSpans}}));
+}
+
 // Runs the CLI with `args`; its exit status, standard output and error.
 struct CliResult {
   int exit_code = -1;

@@ -32,11 +32,12 @@
 #include <aiprof/aiprof.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -478,6 +479,29 @@ static int Kill(long n) {
   return 1;
 }
 
+/* Killed while it writes its file: n spans, a whole file (aiprof_flush), n
+ * spans more, then a file limit (RLIMIT_FSIZE) below that file's size, so
+ * the next aiprof_flush() dies of SIGXFSZ in the middle of its write (no
+ * core file). Prints "pid <pid>" first. */
+static int KillWriting(long n) {
+  printf("pid %ld\n", (long)getpid());
+  fflush(stdout);
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("first_half");
+    aiprof_span_end();
+  }
+  aiprof_flush();
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("second_half");
+    aiprof_span_end();
+  }
+  struct rlimit none = {0, 0}, small = {256 << 10, 256 << 10};
+  setrlimit(RLIMIT_CORE, &none);
+  setrlimit(RLIMIT_FSIZE, &small);
+  aiprof_flush();
+  return 1;
+}
+
 /* Each request: begin, prefill (16 prompt tokens) 1 ms later, a token 2 ms
  * later, another 1 ms later, then 3 at once 1 ms later, end. Prints
  * "req <begin> <prefill> <t1> <t2> <t3> <end>" with this program's own
@@ -526,6 +550,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "fork_exit") == 0 && argc == 3) return ForkExit(atol(argv[2]));
   if (strcmp(s, "fork_busy") == 0 && argc == 3) return ForkBusy(atol(argv[2]));
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
+  if (strcmp(s, "kill_writing") == 0 && argc == 3) return KillWriting(atol(argv[2]));
   if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
