@@ -5,10 +5,12 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "src/base/atomic_file.h"
 #include "src/base/file_stamp.h"
 #include "src/base/import_budget.h"
+#include "src/base/mapped_inputs.h"
 #include "src/importers/ascend/ascend_pt_importer.h"
 #include "src/importers/ascend/msprof_importer.h"
 #include "src/importers/common/byte_source.h"
@@ -64,6 +66,25 @@ bool IsFolderRun(const fs::path& dir) {
     if (RankFromName(u.path) == kNoRank) return false;
   }
   return true;
+}
+
+// What `path` is when it is not a regular file or a folder ("a FIFO"), for
+// the message of a run that is skipped; "" for a regular file or a folder
+// (links not followed: the scanner does not follow them either).
+std::string OddFileKind(const fs::path& path) {
+  std::error_code ec;
+  switch (fs::symlink_status(path, ec).type()) {
+    case fs::file_type::regular:
+    case fs::file_type::directory:
+    case fs::file_type::not_found:  // the import names it
+      return "";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::symlink: return "a symbolic link";
+    default: return ec ? "unreadable (" + ec.message() + ")" : "not a file";
+  }
 }
 
 }  // namespace
@@ -140,19 +161,25 @@ StatusOr<size_t> Indexer::ScanOnce() {
       }
       continue;
     }
-    if (!e.is_regular_file(ec)) continue;
+    // A FIFO, socket or device named like a trace is recorded, never opened
+    // here (a FIFO blocks its reader): its conversion fails saying what it
+    // is. Others are skipped like any file that is not a trace.
+    const bool regular = e.is_regular_file(ec);
+    if (!regular && !LooksLikeTraceName(name)) continue;
     const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
     if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
-    const int64_t size = static_cast<int64_t>(e.file_size(ec));
+    const int64_t size = regular ? static_cast<int64_t>(e.file_size(ec)) : 0;
     const int64_t mtime = UnixMtimeNs(e);  // Unix time, as uploads record theirs
     ASSIGN_OR_RETURN(auto stamp, index_->Stamp(rel));
     if (stamp && stamp->first == size && stamp->second == mtime) {
       ++found;
       continue;
     }
-    StatusOr<std::string> prefix = ReadPrefix(e.path().string(), 4096);
-    const bool importable = prefix.ok() && !prefix->empty() && IsImportableFilePrefix(*prefix);
-    if (!importable && !LooksLikeTraceName(name)) continue;
+    if (regular) {
+      StatusOr<std::string> prefix = ReadPrefix(e.path().string(), 4096);
+      const bool importable = prefix.ok() && !prefix->empty() && IsImportableFilePrefix(*prefix);
+      if (!importable && !LooksLikeTraceName(name)) continue;
+    }
     RETURN_IF_ERROR(index_->Upsert(rel, size, mtime).status());
     ++found;
     Notify();
@@ -216,6 +243,27 @@ void Indexer::Convert(RunRow run) {
     if (!s.ok()) ServeLog(s.message());
   };
   if (!PathInside(options_.logdir, source)) return fail(run.path + ": not inside the logdir (a symbolic link?)");
+  if (const std::string kind = OddFileKind(source); !kind.empty()) {
+    return fail(run.path + ": not a regular file (" + kind + "): skipped");
+  }
+  // A file that another program truncates or rewrites while it is converted
+  // fails alone, saying so; it is converted again once a scan finds it
+  // changed (its stamp in the index is the one scanned before). A mapped
+  // input (an .aiprof or SDK file read in place) that shrank reads as zeros
+  // past its new end (SetMappedInputFaultsRecoverable, serve.cc): the fault
+  // is looked up after each step that may read it.
+  const std::optional<FileStamp> stamp = StampOf(source);
+  const uint64_t faults = RecoveredMappedInputFaults();
+  const std::string again = "; it is converted again when a scan finds it changed";
+  auto shrank = [&]() -> std::string {
+    std::string why = RecoveredMappedInputFault(faults, source);
+    return why.empty() ? why : why + again;
+  };
+  auto fail_read = [&](std::string why) {
+    if (std::string s = shrank(); !s.empty()) return fail(s);
+    if (StampOf(source) != stamp) why += " (" + run.path + " changed while it was converted" + again + ")";
+    fail(why);
+  };
   ImportBudget budget;
   budget.max_bytes = options_.max_convert_bytes;
   budget.max_events = options_.max_convert_events;
@@ -232,17 +280,39 @@ void Indexer::Convert(RunRow run) {
       ScopedImportBudget scope(&budget);
       return ImportTrace(source);
     }();
-    if (!imported.ok()) return fail(imported.status().message());
+    if (!imported.ok()) return fail_read(imported.status().message());
+    if (std::string s = shrank(); !s.empty()) return fail(s);
     // The events of inputs whose builder has not read past a limit since
     // (the last batch), and the time: checked here, before any analysis.
     if (Status over = budget.Exceeded(source); !over.ok()) return fail(over.message());
     std::shared_ptr<const Trace> trace(std::move(imported).value());
     const RunCacheFiles files = CacheFilesOf(options_.cache_dir, run.id);
     run.cache = files.native_name;
-    if (Status w = WriteNativeFile(*trace, files.partial); !w.ok()) return fail(w.message());
+    if (Status w = WriteNativeFile(*trace, files.partial); !w.ok()) {
+      // Writing from pages of a mapping past its file's new end fails
+      // (EFAULT) instead of faulting; the message would name the cache.
+      if (std::string s = shrank(); !s.empty()) return fail(s);
+      if (trace->backing != nullptr && StampOf(source) != stamp) {
+        return fail(run.path + ": the file changed while it was converted (truncated or rewritten by another program)" +
+                    again);
+      }
+      return fail(w.message());
+    }
+    if (std::string s = shrank(); !s.empty()) return fail(s);
     std::error_code ec;
     fs::rename(files.partial, files.native, ec);
     if (ec) return fail("cache file " + files.native_name + ": " + ec.message());
+    if (trace->backing != nullptr) {
+      // Read in place from the logdir (an .aiprof): the analyses read the
+      // cache's copy instead, which nothing else writes, so the logdir file
+      // is no longer mapped.
+      StatusOr<std::unique_ptr<Trace>> cached = ReadNativeFile(files.native);
+      if (!cached.ok()) {
+        ServeLog(cached.status().message());
+        return fail("cache file " + files.native_name + ": cannot be read back (the server's log says why)");
+      }
+      trace = std::move(cached).value();
+    }
     SessionOptions so;
     so.input = run.path;
     so.db = options_.baselines_db;
@@ -268,6 +338,7 @@ void Indexer::Convert(RunRow run) {
       run.top_share = report->top_finding->impact.quantified ? report->top_finding->impact.share : 0;
       run.top_basis = report->top_finding->impact.quantified ? report->top_finding->impact.basis_text : "";
     }
+    if (std::string s = shrank(); !s.empty()) return fail(s);
     run.convert_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (Status s = index_->MarkReady(run); !s.ok()) ServeLog(s.message());
   } catch (const std::exception& e) {

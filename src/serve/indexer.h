@@ -7,7 +7,11 @@
 // figures of the runs list through an analysis session, and mark the run
 // ready, or failed with the importer's message. Nothing found under the
 // logdir is ever executed; symbolic links are not followed, so no path
-// leaves the logdir.
+// leaves the logdir; FIFOs and devices are never opened (one named like a
+// trace is a failed run saying what it is). A file that changes while it is
+// converted fails alone (a mapped one that shrinks included: serve makes
+// those faults recoverable, src/base/mapped_inputs.h) and is converted again
+// once a scan finds it changed.
 #ifndef AIPROF_SRC_SERVE_INDEXER_H_
 #define AIPROF_SRC_SERVE_INDEXER_H_
 

@@ -256,7 +256,7 @@ Status RunIndex::MarkReady(const RunRow& r) {
   Stmt s(db_,
          "UPDATE runs SET state = 'ready', error = '', cache = ?, source_format = ?, steps = ?, step_p50_ns = ?, "
          "device_util = ?, top_finding = ?, top_share = ?, top_basis = ?, indexed_unix_ms = ?, convert_ms = ? "
-         "WHERE id = ?");
+         "WHERE id = ? AND state = 'converting'");
   s.Text(1, r.cache).Text(2, r.source_format).Int(3, r.steps).Real(4, r.step_p50_ns).Real(5, r.device_util);
   s.Text(6, r.top_finding).Real(7, r.top_share).Text(8, r.top_basis).Int(9, NowMs()).Real(10, r.convert_ms);
   s.Int(11, r.id);
@@ -266,7 +266,9 @@ Status RunIndex::MarkReady(const RunRow& r) {
 
 Status RunIndex::MarkFailed(int64_t id, const std::string& error) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt s(db_, "UPDATE runs SET state = 'failed', error = ?, cache = '', indexed_unix_ms = ? WHERE id = ?");
+  Stmt s(db_,
+         "UPDATE runs SET state = 'failed', error = ?, cache = '', indexed_unix_ms = ? WHERE id = ? AND state = "
+         "'converting'");
   s.Text(1, error).Int(2, NowMs()).Int(3, id);
   if (s.Step() != SQLITE_DONE) return Error("cannot record a failed run");
   return OkStatus();

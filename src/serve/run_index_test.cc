@@ -43,8 +43,40 @@ TEST(RunIndexTest, UpsertQueuesNewAndChangedFilesOnly) {
   // Changed: queued again under the same id.
   EXPECT_EQ(*ix.Upsert("a.json", 11, 100), *a);
   EXPECT_EQ((*ix.Get(*a))->state, RunState::kQueued);
+  ASSERT_TRUE(ix.ClaimNext()->has_value());
   ASSERT_TRUE(ix.MarkFailed(*a, "bad <json>").ok());
   EXPECT_EQ((*ix.Get(*a))->error, "bad <json>");
+}
+
+// A file that changes while it is converted (truncated, then written whole
+// again) is queued again by the scan that sees it; the conversion of the
+// old bytes then ends, failed or not. Its result used to overwrite the new
+// queue entry: the run stayed failed although the file was whole, until the
+// file changed once more.
+TEST(RunIndexTest, ARunQueuedAgainWhileConvertingKeepsItsNewQueueEntry) {
+  auto index = RunIndex::Open(TempPath("requeue.db"));
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  RunIndex& ix = **index;
+  auto a = ix.Upsert("a.json", 10, 100);
+  ASSERT_TRUE(a.ok());
+  auto claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  EXPECT_EQ(*ix.Upsert("a.json", 4, 200), *a);  // truncated under the converter
+  ASSERT_TRUE(ix.MarkFailed(*a, "a.json: truncated JSON").ok());
+  EXPECT_EQ((*ix.Get(*a))->state, RunState::kQueued);
+  EXPECT_EQ((*ix.Get(*a))->error, "");
+  claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  RunRow row = **claimed;
+  EXPECT_EQ(*ix.Upsert("a.json", 10, 300), *a);  // written whole again
+  row.cache = "1.aiprof";
+  ASSERT_TRUE(ix.MarkReady(row).ok());
+  EXPECT_EQ((*ix.Get(*a))->state, RunState::kQueued);
+  EXPECT_EQ((*ix.Get(*a))->cache, "");
+  claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  ASSERT_TRUE(ix.MarkReady(**claimed).ok());
+  EXPECT_EQ((*ix.Get(*a))->state, RunState::kReady);
 }
 
 TEST(RunIndexTest, SearchIsCaseInsensitiveAndLiteral) {

@@ -29,6 +29,7 @@
 #include "src/analysis/validation/trace_identity.h"
 #include "src/base/atomic_file.h"
 #include "src/base/http_server.h"
+#include "src/base/mapped_inputs.h"
 #include "src/importers/common/import_confinement.h"
 #include "src/model/native_file.h"
 #include "src/query/query_engine.h"
@@ -1317,6 +1318,10 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
                                    http, [p](const HttpRequest& head, size_t* max) { return p->Admit(head, max); },
                                    [p](HttpRequest r, HttpServer::Responder respond) { p->Handle(std::move(r), std::move(respond)); }));
   impl->port = impl->http->port();
+  // A logdir file truncated while it is read in place fails its own
+  // conversion (indexer.cc), not the server.
+  InstallMappedInputBusHandler();
+  SetMappedInputFaultsRecoverable(true);
   impl->indexer->Start();
   return std::unique_ptr<ServeServer>(new ServeServer(std::move(impl)));
 }

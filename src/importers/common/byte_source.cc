@@ -399,8 +399,21 @@ namespace {
 
 StatusOr<std::unique_ptr<ByteSource>> OpenUnbudgeted(const std::string& path, bool background_decompression) {
   RETURN_IF_ERROR(CheckImportPath(path));
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Importing for someone else (serve's logdir, mcp --allow), a FIFO that
+  // replaced a file after it was listed blocked this open, and the server's
+  // scanner or converter with it, until a writer came: opened without
+  // blocking, only a regular file is read. (The command line reads pipes.)
+  const bool confined = ImportsConfined();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (confined ? O_NONBLOCK : 0));
   if (fd < 0) return ErrStatus(path + ": cannot open: " + std::strerror(errno));
+  if (confined) {
+    struct stat st = {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_SETFL, 0) != 0) {
+      const bool fifo = S_ISFIFO(st.st_mode), dir = S_ISDIR(st.st_mode);
+      close(fd);
+      return ErrStatus(path + ": not a regular file" + (fifo ? " (a FIFO)" : dir ? " (a folder)" : ""));
+    }
+  }
   unsigned char magic[4] = {0, 0, 0, 0};
   ssize_t got = ::pread(fd, magic, sizeof(magic), 0);
   if (got < 0) {
