@@ -126,6 +126,23 @@ double Gamma(double shape, std::mt19937_64* rng) {
   }
 }
 
+// One resample of a sorted sample, in sorted order: the n draws are counted
+// per index and written out in index order. That is the multiset, hence the
+// sorted sequence, that drawing the values and sorting them gives from the
+// same draws, in O(n) instead of O(n log n) (the sort was 47% of a
+// bootstrap's time; bench BM_BootstrapResample).
+void DrawSortedResample(std::span<const double> sorted, std::mt19937_64* rng, std::vector<uint32_t>* counts,
+                        std::vector<double>* out) {
+  size_t n = sorted.size();
+  counts->assign(n, 0);
+  for (size_t i = 0; i < n; ++i) ++(*counts)[BoundedIndex(rng, n)];
+  out->resize(n);
+  double* w = out->data();
+  for (size_t j = 0; j < n; ++j) {
+    for (uint32_t c = (*counts)[j]; c > 0; --c) *w++ = sorted[j];
+  }
+}
+
 // One bootstrap resample's statistic, drawn from its distribution (see
 // BootstrapQuantileDifference in the header).
 class ResampledStatistic {
@@ -143,9 +160,7 @@ class ResampledStatistic {
   double Draw(std::mt19937_64* rng) {
     size_t n = s_.size();
     if (n <= kBootstrapResampleMaxSamples / 2) {  // small: resample it, as BootstrapDifference does
-      buffer_.resize(n);
-      for (double& v : buffer_) v = s_[BoundedIndex(rng, n)];
-      std::sort(buffer_.begin(), buffer_.end());
+      DrawSortedResample(s_, rng, &counts_, &buffer_);
       return mean_ ? Mean(buffer_) : QuantileOfSorted(buffer_, q_);
     }
     if (mean_) return center_ + sd_ * StandardNormal(rng);
@@ -171,6 +186,7 @@ class ResampledStatistic {
   bool mean_;
   double center_ = 0, sd_ = 0;
   std::vector<double> buffer_;
+  std::vector<uint32_t> counts_;
 };
 
 // Percentile interval and p-value of the R differences (and ratios).
@@ -363,12 +379,11 @@ BootstrapInterval BootstrapDifference(std::span<const double> a, std::span<const
   out.rel_estimate = stat_a != 0 ? stat_b / stat_a - 1 : 0;
   int resamples = std::max(options.resamples, 1);
   std::mt19937_64 rng(options.seed);
-  std::vector<double> diffs(resamples), rels(resamples), ra(sa.size()), rb(sb.size());
+  std::vector<double> diffs(resamples), rels(resamples), ra, rb;
+  std::vector<uint32_t> counts;
   for (int i = 0; i < resamples; ++i) {
-    for (double& v : ra) v = sa[BoundedIndex(&rng, sa.size())];
-    for (double& v : rb) v = sb[BoundedIndex(&rng, sb.size())];
-    std::sort(ra.begin(), ra.end());
-    std::sort(rb.begin(), rb.end());
+    DrawSortedResample(sa, &rng, &counts, &ra);
+    DrawSortedResample(sb, &rng, &counts, &rb);
     double x = stat(ra), y = stat(rb);
     diffs[i] = y - x;
     rels[i] = x != 0 ? y / x - 1 : 0;

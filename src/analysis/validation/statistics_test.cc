@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -143,6 +145,55 @@ std::vector<double> LogNormal(size_t n, double scale, uint64_t seed) {
     x.push_back(scale * std::exp(0.3 * std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v)));
   }
   return x;
+}
+
+// The resample is drawn as counts per index of the sorted sample; here each
+// resample is drawn the plain way (values by index, then sorted) from the
+// same generator: every figure must be the same, ties included.
+TEST(StatisticsTest, ResampleByCountsIsTheSortedDraw) {
+  std::mt19937_64 gen(5);
+  for (size_t n : {1, 2, 7, 30, 333}) {
+    std::vector<double> a, b;
+    for (size_t i = 0; i < n; ++i) {
+      a.push_back(static_cast<double>(gen() % 13));  // many ties
+      b.push_back(static_cast<double>(gen() % 1000) / 7);
+    }
+    BootstrapOptions o;
+    o.resamples = 500;
+    o.seed = 99 + n;
+    for (double q : {0.5, 0.9}) {
+      auto stat = [q](std::span<const double> s) { return QuantileOfSorted(s, q); };
+      BootstrapInterval got = BootstrapDifference(a, b, stat, o);
+      // The plain draw, with the same generator and order of draws.
+      std::vector<double> sa(a), sb(b), diffs, rels;
+      std::sort(sa.begin(), sa.end());
+      std::sort(sb.begin(), sb.end());
+      std::mt19937_64 rng(o.seed);
+      for (int r = 0; r < o.resamples; ++r) {
+        std::vector<double> ra(n), rb(n);
+        for (double& v : ra) v = sa[BoundedIndex(&rng, n)];
+        for (double& v : rb) v = sb[BoundedIndex(&rng, n)];
+        std::sort(ra.begin(), ra.end());
+        std::sort(rb.begin(), rb.end());
+        double x = stat(ra), y = stat(rb);
+        diffs.push_back(y - x);
+        rels.push_back(x != 0 ? y / x - 1 : 0);
+      }
+      size_t below = 0, above = 0;
+      for (double d : diffs) {
+        below += d <= 0;
+        above += d >= 0;
+      }
+      std::sort(diffs.begin(), diffs.end());
+      std::sort(rels.begin(), rels.end());
+      double tail = (1 - o.confidence) / 2;
+      EXPECT_EQ(got.low, QuantileOfSorted(diffs, tail)) << n << " " << q;
+      EXPECT_EQ(got.high, QuantileOfSorted(diffs, 1 - tail)) << n << " " << q;
+      EXPECT_EQ(got.rel_low, QuantileOfSorted(rels, tail)) << n << " " << q;
+      EXPECT_EQ(got.rel_high, QuantileOfSorted(rels, 1 - tail)) << n << " " << q;
+      EXPECT_EQ(got.p_value, std::min(1.0, 2.0 * static_cast<double>(std::min(below, above)) / o.resamples));
+    }
+  }
 }
 
 TEST(StatisticsTest, SmallSamplesBootstrapAsBefore) {

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "src/analysis/validation/compare.h"
+#include "src/analysis/validation/statistics.h"
 
 namespace aiprof {
 namespace {
@@ -39,6 +40,19 @@ void BM_ValidateLatency(benchmark::State& state) {
   state.SetComplexityN(state.range(0));
 }
 BENCHMARK(BM_ValidateLatency)->RangeMultiplier(10)->Range(1000, 1'000'000)->Unit(benchmark::kMillisecond)->Complexity();
+
+// The resampling bootstrap (both sides together at most
+// kBootstrapResampleMaxSamples values): the median's difference with 10,000
+// resamples, N values per side, as validate draws it for a p50 on small runs.
+void BM_BootstrapResample(benchmark::State& state) {
+  RunSamples before = LogNormalRun(state.range(0), 1.0, 1), after = LogNormalRun(state.range(0), 1.01, 2);
+  BootstrapOptions o;
+  for (auto _ : state) {
+    BootstrapInterval r = BootstrapQuantileDifference(before.latency_ns, after.latency_ns, 0.5, o);
+    benchmark::DoNotOptimize(r);
+  }
+}
+BENCHMARK(BM_BootstrapResample)->Arg(30)->Arg(500)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace aiprof
