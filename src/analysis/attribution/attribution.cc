@@ -815,34 +815,65 @@ void Builder::BuildStepSelf() {
   raw_self_ = {};
 }
 
-// Each track's time in top-level ops: cpu_ops with no cpu_op among their
-// enclosing slices. Not by depth: with Python stacks (with_stack=1) every op
-// sits under python_function frames and user annotations.
-std::vector<int64_t> TopLevelOpTime(const Trace& trace) {
+// Each track's time in top-level ops (cpu_ops with no cpu_op among their
+// enclosing slices) and in top-level nodes (slices that make a node, NodeKindOf,
+// with no such slice enclosing them: ops, record_function labels, runtime
+// calls; step markers left out). Not by depth: with Python stacks
+// (with_stack=1) every op sits under python_function frames and user
+// annotations.
+struct TopLevelTime {
+  std::vector<int64_t> op, node;
+};
+TopLevelTime TopLevelTimes(const Trace& trace) {
   const SliceTable& s = trace.slices;
-  std::vector<int64_t> op_time(trace.tracks.size(), 0);
+  TopLevelTime out;
+  out.op.assign(trace.tracks.size(), 0);
+  out.node.assign(trace.tracks.size(), 0);
   std::vector<uint32_t> parent = ParentSlices(trace);
-  // Parents come before their children in slice order, so one pass suffices.
-  std::vector<bool> under_op(s.size(), false);
-  for (uint32_t i = 0; i < s.size(); ++i) {
-    uint32_t p = parent[i];
-    under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
-    if (s.kind[i] == EventKind::kCpuOp && !under_op[i]) op_time[s.track[i]] += s.dur_ns[i];
+  std::vector<uint8_t> flags(trace.strings.size(), 0);  // ClassifyName per string (0: not yet)
+  std::vector<bool> marker(trace.strings.size(), false);
+  for (size_t k = 0; k < trace.steps.size(); ++k) {
+    if (trace.steps.name[k].raw < marker.size()) marker[trace.steps.name[k].raw] = true;
   }
-  return op_time;
+  // Parents come before their children in slice order, so one pass suffices.
+  std::vector<bool> under_op(s.size(), false), under_node(s.size(), false);
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const uint32_t p = parent[i];
+    under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
+    if (s.kind[i] == EventKind::kCpuOp && !under_op[i]) out.op[s.track[i]] += s.dur_ns[i];
+    const uint32_t name = s.name[i].raw;
+    bool node = false;
+    if (name < flags.size() && !marker[name]) {
+      if (flags[name] == 0) flags[name] = ClassifyName(trace.Str(s.name[i]));
+      node = NodeKindOf(s.kind[i], flags[name]) != AttributionKind::kRoot;
+    }
+    const bool enclosed = p != kNoSlice && under_node[p];
+    under_node[i] = node || enclosed;
+    if (node && !enclosed) out.node[s.track[i]] += std::max<int64_t>(s.dur_ns[i], 0);
+  }
+  return out;
 }
 
-// Host thread tracks of `pid`/`rank` other than `track`, most cpu_op time first.
-std::vector<uint32_t> HelperThreads(const Trace& trace, const std::vector<int64_t>& op_time, uint32_t track) {
-  std::vector<uint32_t> out;
+// Host thread tracks of `pid`/`rank` other than `track` that run nodes: those
+// with cpu_op time first, most first; then those whose nodes are only labels
+// or runtime calls (a communication thread's `nccl:all_reduce`
+// record_function), most node time first. A thread needs no cpu_op to fill
+// the critical thread's holes where it runs a node (docs/analyses.md, Holes).
+std::vector<uint32_t> HelperThreads(const Trace& trace, const TopLevelTime& work, uint32_t track) {
+  std::vector<uint32_t> ops, labels;
   const TrackTable& t = trace.tracks;
   for (uint32_t x = 0; x < t.size(); ++x) {
-    if (x == track || t.kind[x] != TrackKind::kThread || op_time[x] <= 0 || IsGraphCaptureTrack(trace, x)) continue;
+    if (x == track || t.kind[x] != TrackKind::kThread || IsGraphCaptureTrack(trace, x)) continue;
     if (t.pid[x] != t.pid[track] || t.pid_label[x] != t.pid_label[track] || t.rank[x] != t.rank[track]) continue;
-    out.push_back(x);
+    if (work.op[x] > 0) ops.push_back(x);
+    else if (work.node[x] > 0) labels.push_back(x);
   }
-  std::sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) { return op_time[a] > op_time[b]; });
-  return out;
+  std::sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) { return work.op[a] > work.op[b]; });
+  std::sort(labels.begin(), labels.end(), [&](uint32_t a, uint32_t b) {
+    return work.node[a] != work.node[b] ? work.node[a] > work.node[b] : a < b;
+  });
+  ops.insert(ops.end(), labels.begin(), labels.end());
+  return ops;
 }
 
 }  // namespace
@@ -855,11 +886,13 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
                                      const AttributionOptions& options) {
   AttributionResult r;
   const SliceTable& s = trace.slices;
-  std::vector<int64_t> op_time = TopLevelOpTime(trace);
+  TopLevelTime work = TopLevelTimes(trace);
+  std::vector<int64_t>& op_time = work.op;
   std::vector<uint32_t> captures;  // graph-capture tracks: never a critical or helper thread
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
     if (IsGraphCaptureTrack(trace, t)) {
       op_time[t] = 0;
+      work.node[t] = 0;
       captures.push_back(t);
     }
   }
@@ -934,7 +967,7 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
       const TrackTable& t = trace.tracks;
       if (t.pid[c] == t.pid[track] && t.pid_label[c] == t.pid_label[track] && t.rank[c] == t.rank[track]) mine.push_back(c);
     }
-    b.AttributeTrack(track, std::move(steps), HelperThreads(trace, op_time, track), mine);
+    b.AttributeTrack(track, std::move(steps), HelperThreads(trace, work, track), mine);
   }
   b.JoinDevice();
   b.Finish();

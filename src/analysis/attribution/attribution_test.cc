@@ -134,6 +134,36 @@ TEST(AttributionTest, HandMadeTreeMatchesHandComputation) {
   EXPECT_DOUBLE_EQ(m.Get("untraced_host_ns")->value, 105'000.0 / 2);
 }
 
+// Hand-made, after HTA's trace_compare pair (HolisticTraceAnalysis
+// tests/data/trace_compare): a communication thread (tid 2) records only a
+// `nccl:all_reduce` label (user_annotation) and a 0 µs op while the main
+// thread waits. Its label is a node where it runs: a thread needs no cpu_op
+// time to fill the critical thread's holes (docs/analyses.md, Holes). The old
+// code took only threads with cpu_op time as helpers: the 60 µs went to
+// untraced, and aiprof diff called the thread "added" in the run whose
+// thread had a second op.
+constexpr const char* kLabelOnlyThread = R"json({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+ {"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":110,"dur":20},
+ {"ph":"X","cat":"user_annotation","name":"nccl:all_reduce","pid":1,"tid":2,"ts":150,"dur":60},
+ {"ph":"X","cat":"cpu_op","name":"aten::as_strided","pid":1,"tid":2,"ts":220,"dur":0},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":300,"dur":200},
+ {"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":310,"dur":20}
+]})json";
+
+TEST(AttributionTest, ThreadWithOnlyLabelsFillsHoles) {
+  auto t = ImportJsonText(kLabelOnlyThread);
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available) << r.problem;
+  ExpectTreeAddsUp(r);
+  std::map<std::string, int64_t> us = TotalsUs(*t, r);
+  EXPECT_EQ(us["[other thread 2]"], 60);
+  EXPECT_EQ(us["[other thread 2] / nccl:all_reduce"], 60);
+  EXPECT_EQ(us["(host time outside any recorded op)"], 400 - 20 - 20 - 60);
+  EXPECT_EQ(r.by_class_ns[static_cast<size_t>(TimeClass::kCommunication)], 60'000);
+}
+
 // Hand-made: a module opened before the first step (vLLM's capture_32_FULL,
 // a model's forward) runs through both steps; inside it one op per step. An
 // instance counts once when it has time in a steady step: the module 1 (it

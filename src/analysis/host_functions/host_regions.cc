@@ -113,7 +113,8 @@ HostRegionsResult ComputeHostRegions(const Trace& trace, const AttributionResult
     holds_steps[i] = n.kind[i] == AttributionKind::kModule && around[n.name[i].raw] &&
                      (n.parent[i] == 0 || holds_steps[n.parent[i]]);
     region[i] = n.kind[i] == AttributionKind::kModule && n.time_class[i] != TimeClass::kDataLoading &&
-                !holds_steps[i] && !trace.Str(n.name[i]).starts_with("nn.Module: ");
+                n.time_class[i] != TimeClass::kCommunication && !holds_steps[i] &&
+                !trace.Str(n.name[i]).starts_with("nn.Module: ");
   }
   // A region inside one of its own name adds its own time and instances;
   // its total and ops are in the outer one's already.

@@ -3,9 +3,11 @@
 // Python, I/O, serialisation, waiting — per step, from the attribution tree.
 //
 // A region is a module node of the tree (AttributionNodes, kind kModule)
-// that is not an nn.Module frame ("nn.Module: X": model code) and not data
+// that is not an nn.Module frame ("nn.Module: X": model code), not data
 // loading (a DataLoader span and what lies under it: the data_loading
-// finding owns that time). Its host time is the node's self time: the time
+// finding owns that time) and not a collective's label (`nccl:all_reduce`,
+// `gloo:all_reduce`: time class communication, a wait on the other ranks
+// that the communication figures own, not the program's host work). Its host time is the node's self time: the time
 // its slices cover minus the time of the ops and regions under it (no op of
 // its own runs). Nodes of one name under different parents add up; one
 // inside a region of its own name adds its self time and instances, not

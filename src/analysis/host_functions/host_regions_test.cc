@@ -305,5 +305,33 @@ TEST(HostRegionsTest, RegionOnAnotherThreadSaysSo) {
       << m.Evidence("host_region")[0];
 }
 
+// Hand-made: a CPU step whose main thread runs an op, then waits 120 µs in a
+// collective's record_function label (`gloo:all_reduce`, as the gloo ranks
+// of HTA's cpu_only fixture record it) with no op inside. The wait is
+// communication, not the program's host work: no region, so the host_region
+// rule does not blame Python or I/O for it (it did: 60% of the step).
+TEST(HostRegionsTest, CollectiveLabelIsNoRegion) {
+  std::string e;
+  auto ev = [&](const char* cat, const char* name, int ts, int dur) {
+    e += std::string(e.empty() ? "" : ",\n") + R"({"ph":"X","cat":")" + cat + R"(","name":")" + name +
+         R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + "}";
+  };
+  for (int k = 0; k < 2; ++k) {
+    const int t = 200 * k;
+    ev("user_annotation", k == 0 ? "ProfilerStep#1" : "ProfilerStep#2", t, 200);
+    ev("cpu_op", "aten::mm", t, 60);
+    ev("user_annotation", "gloo:all_reduce", t + 70, 120);
+  }
+  auto t = testing::ImportJsonText(R"({"traceEvents":[)" + e + "]}");
+  ASSERT_NE(t, nullptr);
+  HostRegionsResult r = RegionsOf(*t);
+  ASSERT_TRUE(r.available);
+  EXPECT_EQ(Find(*t, r, "gloo:all_reduce"), nullptr);
+  MetricSet m;
+  PublishHostRegions(*t, r, ComputeAnalysisWindow(*t), &m);
+  const MetricValue* ratio = m.Get("host_region_ratio");
+  EXPECT_TRUE(ratio == nullptr || ratio->value < 0.05) << (ratio ? ratio->value : -1);
+}
+
 }  // namespace
 }  // namespace aiprof
