@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <simdjson.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -180,6 +182,47 @@ TEST(SdkScale, EightThreadsMillionSpansLoseNothing) {
     EXPECT_EQ(std::string_view(op["category"]), "user_annotation");
   }
   EXPECT_TRUE(found);
+}
+
+// The file is streamed to the disk as it is written (each 1 MiB's writeback
+// started at once, the one before waited for and dropped from the page
+// cache), so right after the write at most its first page (the magic,
+// written last) is in memory. Before, every page of the file stayed in
+// memory, dirty until the final fsync wrote them all: the kernel throttled
+// every process that dirtied pages meanwhile, the recording threads too, and
+// a second flush found the first one's writeback in its way
+// (bench/sdk_flush_cost.py; docs/sdk.md, "Flush cost"). Checked with
+// mincore(2), so no timing.
+TEST(SdkFile, WrittenFileDoesNotStayInMemory) {
+  TempDir dir;
+  struct statfs fs;
+  ASSERT_EQ(statfs(dir.path().c_str(), &fs), 0);
+  if (fs.f_type == 0x01021994 || fs.f_type == 0x858458f6) {  // tmpfs, ramfs: the page cache is the file
+    GTEST_SKIP() << dir.path() << " is in memory";
+  }
+  const std::string file = dir.path() + "/threads.aiprof";
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"threads", "2", "100001"}, {{"AIPROF_OUTPUT", file}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  int fd = open(file.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  struct stat st;
+  ASSERT_EQ(fstat(fd, &st), 0);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t pages = (static_cast<size_t>(st.st_size) + page - 1) / page;
+  ASSERT_GT(pages, 1000u);  // 400,004 events of 16 bytes: 6.4 MB
+  void* map = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  std::vector<unsigned char> resident(pages);
+  ASSERT_EQ(mincore(map, static_cast<size_t>(st.st_size), resident.data()), 0);
+  size_t in_memory = 0;
+  for (unsigned char v : resident) in_memory += v & 1;
+  munmap(map, static_cast<size_t>(st.st_size));
+  close(fd);
+  EXPECT_LE(in_memory, 2u) << "of " << pages << " pages";
+  auto trace = Load(file);  // and the file is whole
+  ASSERT_NE(trace, nullptr);
+  EXPECT_EQ(trace->slices.size(), 200002u);
+  EXPECT_EQ(trace->diagnostics.entries().size(), 0u);
 }
 
 // The same on a scale the sanitizer pass runs: 4 threads x 20,000, the
