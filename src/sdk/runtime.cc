@@ -71,6 +71,7 @@ namespace {
 constexpr size_t kFirstChunkBytes = 64 << 10;
 constexpr size_t kMaxChunkBytes = 1 << 20;
 constexpr size_t kRingPopulateBytes = 64 << 10;
+constexpr size_t kGapChunkBytes = 64 << 10;  // the reader walks the spill file in 64 KiB steps
 constexpr double kDefaultRingMb = 8;
 constexpr uint32_t kDefaultThreadBuffers = 32;
 constexpr int kMaxNameEvents = 8;  // kThreadName events: 64 bytes of name
@@ -146,6 +147,7 @@ struct Spill {
   uint64_t names_used = 0;
   uint64_t* known = nullptr;  // journaled addresses (open addressing, 0 = empty)
   size_t known_cap = 0, known_size = 0;
+  uint64_t gap_at = 0;  // offset of the 64 KiB kept for MarkGapLocked; 0 once used (or none)
 };
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -444,6 +446,12 @@ bool SpillOpenLocked() {
   g_spill.fd = fd;
   g_spill.header = h;
   g_spill.size = kSpillHeaderBytes;
+  // 64 KiB kept for the chunk that tells the reader a buffer's chunks went on
+  // in memory (MarkGapLocked); zero, so the reader skips it until then.
+  if (posix_fallocate(fd, static_cast<off_t>(g_spill.size), kGapChunkBytes) == 0) {
+    g_spill.gap_at = g_spill.size;
+    g_spill.size += kGapChunkBytes;
+  }
   SpillCalibrateLocked();
   g_spill_on.store(true, std::memory_order_release);
   return true;
@@ -486,10 +494,32 @@ void InitChunk(Chunk* c, size_t bytes, bool in_file, uint32_t kind, uint32_t buf
   __atomic_store_n(&c->magic, in_file ? kSpillChunkMagic : 0u, __ATOMIC_RELEASE);
 }
 
+// A chunk of the buffer `tb` went to anonymous memory (the disk is full):
+// once per process, a chunk with no events and the sequence number after
+// it goes into the space kept at the start, so the reader sees the gap in
+// that buffer's sequence and says the spill file is incomplete
+// (sdk_spill_incomplete) instead of ending the buffer there as if the
+// process had stopped recording. Before, a process that filled the disk and
+// went on recording left a spill file that read as complete, with every
+// event after the disk filled missing. Under g_spill_mu.
+void MarkGapLocked(const ThreadBuffer* tb, uint32_t anonymous_seq) {
+  if (g_spill.fd < 0 || g_spill.gap_at == 0) return;
+  void* mem =
+      mmap(nullptr, kGapChunkBytes, PROT_READ | PROT_WRITE, MAP_SHARED, g_spill.fd, static_cast<off_t>(g_spill.gap_at));
+  g_spill.gap_at = 0;  // one mark per process: the reader's diagnostic needs one
+  if (mem == MAP_FAILED) return;
+  Chunk* c = static_cast<Chunk*>(mem);
+  c->owner_tid = tb->tid;
+  memcpy(c->owner_name, tb->name, sizeof(c->owner_name));
+  InitChunk(c, kGapChunkBytes, true, kSpillEvents, tb->number, anonymous_seq + 1);
+  munmap(mem, kGapChunkBytes);
+}
+
 Chunk* NewChunk(ThreadBuffer* tb) {
   size_t bytes = tb->next_chunk_bytes;
   pthread_mutex_lock(&g_spill_mu);
   void* mem = SpillMapLocked(bytes);
+  if (!mem) MarkGapLocked(tb, tb->chunks);
   pthread_mutex_unlock(&g_spill_mu);
   const bool in_file = mem != nullptr;
   if (in_file) {

@@ -706,6 +706,37 @@ TEST(SdkFile, ProcessKilledWhileWritingItsFileLeavesALoadableFolder) {
   EXPECT_EQ(CountsByName(*first), (std::map<std::string, uint64_t>{{"first_half", kSpans}}));
 }
 
+// The disk fills while the process records (a file size limit stands in
+// for it): the spill file's chunks then go on in memory, and the write at
+// exit fails too. The spill file is what is left, and its reader must say
+// that it is incomplete. Before, it read as complete: 14,324 of 200,000
+// spans, with no sdk_spill_incomplete, as if the process had stopped
+// recording when the disk filled.
+TEST(SdkFile, DiskFilledWhileRecordingIsSaidSo) {
+  TempDir dir;
+  constexpr long kSpans = 200000;
+  Result r =
+      RunProgram(AIPROF_SDK_TEST_PROGRAM, {"disk_full", std::to_string(kSpans)}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto pid = Lines(r.out, "pid");
+  ASSERT_EQ(pid.size(), 1u);
+  const std::string part = "aiprof-" + pid[0][1] + ".aiprof.part";
+  ASSERT_EQ(dir.Files(), (std::vector<std::string>{part}));  // the failed write left no file
+  auto t = Load(dir.path() + "/" + part);
+  ASSERT_NE(t, nullptr);
+  const std::map<std::string, uint64_t> counts = CountsByName(*t);
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_GT(counts.at("filling"), 10000u);  // what the file took before it filled
+  EXPECT_LT(counts.at("filling"), static_cast<uint64_t>(kSpans));
+  const auto& diags = t->diagnostics.entries();
+  ASSERT_TRUE(diags.count("sdk_spill_incomplete"));
+  EXPECT_EQ(diags.at("sdk_spill_incomplete").count, 1u);
+  EXPECT_EQ(diags.at("sdk_stream_unterminated").count, 1u);
+  size_t thread_tracks = 0;
+  for (size_t i = 0; i < t->tracks.size(); ++i) thread_tracks += t->tracks.kind[i] == TrackKind::kThread;
+  EXPECT_EQ(thread_tracks, 1u);
+}
+
 // Runs the CLI with `args`; its exit status, standard output and error.
 struct CliResult {
   int exit_code = -1;

@@ -502,6 +502,24 @@ static int KillWriting(long n) {
   return 1;
 }
 
+/* A disk that fills while the program records: a 1 MiB file size limit
+ * (RLIMIT_FSIZE, SIGXFSZ ignored, so writes past it fail with EFBIG as on
+ * a full disk) set before the first event; then n spans, far more than the
+ * spill file can take, and a normal exit, whose write fails too. Prints
+ * "pid <pid>". */
+static int DiskFull(long n) {
+  struct rlimit limit = {1 << 20, 1 << 20};
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &limit);
+  printf("pid %ld\n", (long)getpid());
+  fflush(stdout);
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("filling");
+    aiprof_span_end();
+  }
+  return 0;
+}
+
 /* Each request: begin, prefill (16 prompt tokens) 1 ms later, a token 2 ms
  * later, another 1 ms later, then 3 at once 1 ms later, end. Prints
  * "req <begin> <prefill> <t1> <t2> <t3> <end>" with this program's own
@@ -551,6 +569,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "fork_busy") == 0 && argc == 3) return ForkBusy(atol(argv[2]));
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
   if (strcmp(s, "kill_writing") == 0 && argc == 3) return KillWriting(atol(argv[2]));
+  if (strcmp(s, "disk_full") == 0 && argc == 3) return DiskFull(atol(argv[2]));
   if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
