@@ -30,6 +30,8 @@ the result. No aiprof code is used for the expected side.
     is its kernels' device time, without the memsets and copies launched
     inside it, where TraceLens counts every device event under the op (the
     convolution's two memsets).
+  * TraceLens's kernel_summary.csv of the MI300 BERT-small trace: count and
+    time per kernel name against aiprof summary's kernel rows.
   * TraceLens's GPU timeline reference of the MI300 resnet_act_checkpoint
     trace (tests/test_detect_recompute.py's gpu_timeline.csv): computation,
     exposed communication and copies, idle, total, re-derived, then over every
@@ -343,6 +345,41 @@ def tracelens_perf_csvs(aiprof, fixtures):
                   f"copies {other:.3f} µs ({cite})")
 
 
+# --- TraceLens: kernel summary ----------------------------------------------
+
+TL_KERNELS = ("AMD-AGI/TraceLens tests/traces/mi300/gaunernst_bert-small-uncased__1016001_perf_report_csvs/"
+              "kernel_summary.csv @ 3a8bf046 rows 2-13 (a sheet tests/test_perf_report_regression.py compares, "
+              "tol=1e-6)")
+# Kernel (a part of its name that only it has) -> (sum µs, count), summed over
+# TraceLens's rows of that kernel (one per parent op: the add kernel runs under
+# aten::add, 9 x, 19.315 µs, and aten::add_, 1 x, 2.565 µs).
+TL_KERNEL_ROWS = {
+    "attn_fwd": (113.656, 4), "UserArgs_MT16x16x128_": (85.736, 17), "vectorized_layer_norm_kernel": (39.519, 10),
+    "UserArgs_MT32x64x128_": (33.794, 4), "UserArgs_MT16x16x256_": (29.063, 4), "UserArgs_MT128x144x64_": (25.537, 1),
+    "GeluCUDAKernelImpl": (21.724, 5), "CUDAFunctor_add<c10::BFloat16>": (19.315 + 2.565, 9 + 1),
+    "indexSelectLargeIndex": (9.058, 3), "and_kernel_cuda": (4.329, 1), "CompareEqFunctor": (4.048, 1),
+}
+
+
+def tracelens_kernel_summary(aiprof, fixtures):
+    """Per kernel name, TraceLens's kernel_summary against aiprof summary's
+    kernel rows (count, total): the same sums; TraceLens keys a row by kernel
+    and parent op, aiprof by kernel."""
+    path = os.path.join(fixtures, "tracelens", "mi300__gaunernst_bert-small-uncased__1016001.json.gz")
+    if not os.path.exists(path):
+        print("skip mi300 bert (not found)")
+        return
+    doc = json.loads(run(aiprof, "summary", path, "--format", "json"))
+    kernels = [o for o in doc["ops"] if o["category"] == "kernel"]
+    check(len(kernels) == len(TL_KERNEL_ROWS),
+          f"aiprof: {len(kernels)} kernel names, TraceLens's rows name {len(TL_KERNEL_ROWS)} ({TL_KERNELS})")
+    for key, (total_us, count) in TL_KERNEL_ROWS.items():
+        rows = [o for o in kernels if key in o["name"]]
+        check(len(rows) == 1 and rows[0]["count"] == count and close(rows[0]["total_us"], total_us, abs_tol=0.0005),
+              f"aiprof: kernel *{key}* {rows and (rows[0]['count'], rows[0]['total_us'])} = TraceLens's {count}, "
+              f"{total_us:.3f} µs")
+
+
 # --- TraceLens: nn.Module GPU time ------------------------------------------
 
 TL_TREEPERF = ("AMD-AGI/TraceLens tests/test_treeperf.py @ 12c31e30, test_build_nn_module_latency_tree: "
@@ -493,6 +530,7 @@ def main():
     a = ap.parse_args()
     hta_trace_diff(a.aiprof, a.fixtures)
     tracelens_perf_csvs(a.aiprof, a.fixtures)
+    tracelens_kernel_summary(a.aiprof, a.fixtures)
     tracelens_module_gpu_time(a.aiprof, a.fixtures)
     tracelens_gpu_timeline(a.aiprof, a.fixtures)
     if failures:
