@@ -71,7 +71,9 @@ namespace {
 constexpr size_t kFirstChunkBytes = 64 << 10;
 constexpr size_t kMaxChunkBytes = 1 << 20;
 constexpr size_t kRingPopulateBytes = 64 << 10;
-constexpr size_t kGapChunkBytes = 64 << 10;  // the reader walks the spill file in 64 KiB steps
+constexpr size_t kGapChunkBytes = 64 << 10;
+constexpr uint64_t kSpillWindowBytes =
+    256 << 20;  // record chunks are at most 1 MiB  // the reader walks the spill file in 64 KiB steps
 constexpr double kDefaultRingMb = 8;
 constexpr uint32_t kDefaultThreadBuffers = 32;
 constexpr int kMaxNameEvents = 8;  // kThreadName events: 64 bytes of name
@@ -148,6 +150,8 @@ struct Spill {
   uint64_t* known = nullptr;  // journaled addresses (open addressing, 0 = empty)
   size_t known_cap = 0, known_size = 0;
   uint64_t gap_at = 0;  // offset of the 64 KiB kept for MarkGapLocked; 0 once used (or none)
+  char* window = nullptr;                     // address space the chunks are mapped into (SpillMapLocked)
+  uint64_t window_start = 0, window_end = 0;  // the file offsets it maps
 };
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -457,14 +461,44 @@ bool SpillOpenLocked() {
   return true;
 }
 
+// The part of the current window no chunk took (PROT_NONE address space).
+void SpillWindowTailUnmapLocked() {
+  if (!g_spill.window) return;
+  const uint64_t used = g_spill.size - g_spill.window_start;
+  if (used < kSpillWindowBytes) munmap(g_spill.window + used, kSpillWindowBytes - used);
+  g_spill.window = nullptr;
+}
+
 // `bytes` (a multiple of 64 KiB) of the spill file, mapped shared, or null
 // (no spill file, or the disk is full: the caller takes anonymous memory).
 // Under g_spill_mu. The blocks are allocated first (posix_fallocate), so a
 // full disk is found here and never as a SIGBUS on the hot path.
+//
+// Chunks are mapped side by side, in file order, into a reserved window of
+// address space (kSpillWindowBytes), so the kernel merges them into one
+// mapping per window. Mapped wherever mmap chose, each chunk was a mapping
+// of its own: a process has at most vm.max_map_count of them (65,530 by
+// default), so a long run in record mode (one per MiB recorded: 64 GB)
+// made every later mmap of the process fail, its own allocations included.
 void* SpillMapLocked(size_t bytes) {
   if (!SpillOpenLocked()) return nullptr;
   if (posix_fallocate(g_spill.fd, static_cast<off_t>(g_spill.size), static_cast<off_t>(bytes)) != 0) return nullptr;
-  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, g_spill.fd, static_cast<off_t>(g_spill.size));
+  if (!g_spill.window || g_spill.size + bytes > g_spill.window_end) {
+    SpillWindowTailUnmapLocked();
+    void* w = bytes <= kSpillWindowBytes
+                  ? mmap(nullptr, kSpillWindowBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                  : MAP_FAILED;
+    g_spill.window = w == MAP_FAILED ? nullptr : static_cast<char*>(w);
+    g_spill.window_start = g_spill.size;
+    g_spill.window_end = g_spill.size + kSpillWindowBytes;
+  }
+  void* mem = MAP_FAILED;
+  if (g_spill.window) {
+    mem = mmap(g_spill.window + (g_spill.size - g_spill.window_start), bytes, PROT_READ | PROT_WRITE,
+               MAP_SHARED | MAP_FIXED, g_spill.fd, static_cast<off_t>(g_spill.size));
+  } else {  // no address space for a window: a mapping of its own, as before
+    mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, g_spill.fd, static_cast<off_t>(g_spill.size));
+  }
   g_spill.size += bytes;  // a region left unused stays zero: the reader skips it
   SpillCalibrateLocked();
   return mem == MAP_FAILED ? nullptr : mem;
@@ -1158,6 +1192,7 @@ void ForkChild() {
   if (g_spill.fd >= 0) close(g_spill.fd);
   if (g_spill.header) munmap(g_spill.header, kSpillHeaderBytes);
   if (g_spill.names) munmap(g_spill.names, g_spill.names->bytes);
+  SpillWindowTailUnmapLocked();
   free(g_spill.known);
   g_spill = Spill();
   g_spill_on.store(false, std::memory_order_relaxed);

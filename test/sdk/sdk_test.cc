@@ -737,6 +737,29 @@ TEST(SdkFile, DiskFilledWhileRecordingIsSaidSo) {
   EXPECT_EQ(thread_tracks, 1u);
 }
 
+// Record mode's chunks (one per MiB recorded, in the spill file) are mapped
+// side by side, so they add a mapping per 256 MiB window, not one each: a
+// process may have only vm.max_map_count mappings (65,530 by default), and
+// a long run (64 GB of events at one mapping per MiB) then failed every
+// mmap of the process, its own allocations too. 3,000,000 spans (96 MB)
+// added 94 mappings before.
+TEST(SdkFile, LongRunsChunksDoNotAddAMappingEach) {
+  TempDir dir;
+  constexpr long kSpans = 3000000;
+  Result r =
+      RunProgram(AIPROF_SDK_TEST_PROGRAM, {"maps", std::to_string(kSpans)}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto maps = Lines(r.out, "maps");
+  ASSERT_EQ(maps.size(), 1u);
+  const int before = std::stoi(maps[0][1]), after = std::stoi(maps[0][2]);
+  EXPECT_LE(after - before, 4) << before << " mappings after the first span, " << after << " after " << kSpans;
+  std::vector<std::string> files = dir.Files();
+  ASSERT_EQ(files.size(), 1u);
+  auto t = Load(dir.path() + "/" + files[0]);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->slices.size(), static_cast<size_t>(kSpans));
+}
+
 // Runs the CLI with `args`; its exit status, standard output and error.
 struct CliResult {
   int exit_code = -1;

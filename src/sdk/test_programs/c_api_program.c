@@ -520,6 +520,30 @@ static int DiskFull(long n) {
   return 0;
 }
 
+static int MapCount(void) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  int n = 0;
+  char line[4096];
+  if (!f) return -1;
+  while (fgets(line, sizeof(line), f)) ++n;
+  fclose(f);
+  return n;
+}
+
+/* The process's memory mappings around n spans on one thread (record
+ * mode): prints "maps <after the first span> <after all>". */
+static int Maps(long n) {
+  aiprof_span_begin("mapped");
+  aiprof_span_end();
+  int before = MapCount();
+  for (long i = 1; i < n; ++i) {
+    aiprof_span_begin("mapped");
+    aiprof_span_end();
+  }
+  printf("maps %d %d\n", before, MapCount());
+  return 0;
+}
+
 /* Each request: begin, prefill (16 prompt tokens) 1 ms later, a token 2 ms
  * later, another 1 ms later, then 3 at once 1 ms later, end. Prints
  * "req <begin> <prefill> <t1> <t2> <t3> <end>" with this program's own
@@ -570,6 +594,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
   if (strcmp(s, "kill_writing") == 0 && argc == 3) return KillWriting(atol(argv[2]));
   if (strcmp(s, "disk_full") == 0 && argc == 3) return DiskFull(atol(argv[2]));
+  if (strcmp(s, "maps") == 0 && argc == 3) return Maps(atol(argv[2]));
   if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
