@@ -71,9 +71,8 @@ namespace {
 constexpr size_t kFirstChunkBytes = 64 << 10;
 constexpr size_t kMaxChunkBytes = 1 << 20;
 constexpr size_t kRingPopulateBytes = 64 << 10;
-constexpr size_t kGapChunkBytes = 64 << 10;
-constexpr uint64_t kSpillWindowBytes =
-    256 << 20;  // record chunks are at most 1 MiB  // the reader walks the spill file in 64 KiB steps
+constexpr size_t kGapChunkBytes = 64 << 10;        // the reader walks the spill file in 64 KiB steps
+constexpr uint64_t kSpillWindowBytes = 256 << 20;  // address space for spill chunks (each at most 1 MiB)
 constexpr double kDefaultRingMb = 8;
 constexpr uint32_t kDefaultThreadBuffers = 32;
 constexpr int kMaxNameEvents = 8;  // kThreadName events: 64 bytes of name
