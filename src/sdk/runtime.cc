@@ -27,7 +27,7 @@
 // acquire loads; record chunks are immutable once written, ring contents are
 // copied and re-checked against the count (a seqlock in reverse).
 //
-// Fork: pthread_atfork holds the locks across fork(); the child drops every
+// Fork: pthread_atfork holds the locks across fork() (not the writer's); the child drops every
 // inherited buffer, restarts step numbering, and writes its own file.
 //
 // Spill (record mode): the chunks are carved out of `<output>.part`, a file
@@ -1143,8 +1143,13 @@ void StartFlushSignal() {
 
 // --- fork ---------------------------------------------------------------------
 
+// The writer's lock is not held across fork(): a fork (a DataLoader
+// starting its workers) waited for a whole flush of the parent, seconds for
+// a large record. A writer guards nothing the child inherits (its state is
+// its own stack and heap, and the registry lock, held here, covers the
+// buffers it reads); the child, whose only thread is the forking one, gets
+// the lock back unlocked (ForkChild).
 void ForkPrepare() {
-  pthread_mutex_lock(&g_flush_mu);
   pthread_mutex_lock(&g_registry_mu);
   pthread_mutex_lock(&g_intern_mu);
   pthread_mutex_lock(&g_spill_mu);
@@ -1154,7 +1159,6 @@ void ForkParent() {
   pthread_mutex_unlock(&g_spill_mu);
   pthread_mutex_unlock(&g_intern_mu);
   pthread_mutex_unlock(&g_registry_mu);
-  pthread_mutex_unlock(&g_flush_mu);
 }
 
 // In a forked child. The walk stops at the buffer's tail as the fork saw it
@@ -1198,7 +1202,7 @@ void ForkChild() {
   pthread_mutex_unlock(&g_spill_mu);
   pthread_mutex_unlock(&g_intern_mu);
   pthread_mutex_unlock(&g_registry_mu);
-  pthread_mutex_unlock(&g_flush_mu);
+  pthread_mutex_init(&g_flush_mu, nullptr);  // a parent's writer may have held it: not here
   if (g_config.mode == Mode::kOff) return;
   ResolveOutput(/*forked_child=*/true);
   if (g_signal_pipe[0] >= 0) {

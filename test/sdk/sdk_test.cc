@@ -760,6 +760,29 @@ TEST(SdkFile, LongRunsChunksDoNotAddAMappingEach) {
   EXPECT_EQ(t->slices.size(), static_cast<size_t>(kSpans));
 }
 
+// fork() does not wait for a flush in progress on another thread (a
+// DataLoader starting its workers while the training thread flushes): the
+// program holds its flushing thread inside its write (a SIGXFSZ handler that
+// waits on a pipe) and forks. Before, ForkPrepare took the writer's lock,
+// so fork() waited for the flush and the flush for the forking thread: the
+// program's 20 s alarm ended it (SIGALRM).
+TEST(SdkFile, ForkDoesNotWaitForAFlush) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_during_flush", dir.path() + "/held.aiprof"},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Lines(r.out, "forked").size(), 1u) << r.out;
+  auto rc = Lines(r.out, "flush_to");
+  ASSERT_EQ(rc.size(), 1u) << r.out;
+  EXPECT_EQ(rc[0][1], "-1");  // EFBIG: the limit the writer was held at
+  // The parent's file at exit (after the limit was lifted) holds its spans.
+  std::vector<std::string> files = dir.Files();
+  ASSERT_EQ(files.size(), 1u) << files.size() << " files";
+  auto t = Load(dir.path() + "/" + files[0]);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(CountsByName(*t), (std::map<std::string, uint64_t>{{"before_fork", 20000}}));
+}
+
 // Runs the CLI with `args`; its exit status, standard output and error.
 struct CliResult {
   int exit_code = -1;

@@ -520,6 +520,59 @@ static int DiskFull(long n) {
   return 0;
 }
 
+/* A fork while another thread is in the middle of a flush: the flushing
+ * thread is held at a known point (its write passes a 64 KiB file size
+ * limit, and its SIGXFSZ handler waits on a pipe), then the main thread
+ * forks. Prints "forked" once fork() returned and the child was reaped,
+ * then lets the flush go on (it fails: EFBIG) and prints "flush_to <rc>".
+ * Where fork() waits for the flush, the two wait for each other: an alarm
+ * ends the program after 20 s (SIGALRM). */
+static int g_held[2], g_release[2];
+
+static void HoldWriter(int sig) {
+  char b = 'h';
+  (void)sig;
+  if (write(g_held[1], &b, 1) < 0) _exit(3);
+  if (read(g_release[0], &b, 1) < 0) _exit(3);
+}
+
+static void* FlushHeld(void* path) {
+  int rc = aiprof_flush_to((const char*)path);
+  return (void*)(intptr_t)rc;
+}
+
+static int ForkDuringFlush(const char* path) {
+  struct rlimit small = {64 << 10, RLIM_INFINITY}, unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+  struct sigaction sa;
+  pthread_t writer;
+  void* rc = NULL;
+  char b = 0;
+  pid_t child;
+  for (long i = 0; i < 20000; ++i) { /* 640 KB of events: past the limit */
+    aiprof_span_begin("before_fork");
+    aiprof_span_end();
+  }
+  if (pipe(g_held) != 0 || pipe(g_release) != 0) return 2;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = HoldWriter;
+  sigaction(SIGXFSZ, &sa, NULL);
+  setrlimit(RLIMIT_FSIZE, &small);
+  alarm(20);
+  pthread_create(&writer, NULL, FlushHeld, (void*)path);
+  if (read(g_held[0], &b, 1) != 1) return 2; /* the writer is in its write now */
+  child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, NULL, 0);
+  printf("forked\n");
+  fflush(stdout);
+  signal(SIGXFSZ, SIG_IGN);
+  if (write(g_release[1], &b, 1) != 1) return 2;
+  pthread_join(writer, &rc);
+  setrlimit(RLIMIT_FSIZE, &unlimited);
+  printf("flush_to %d\n", (int)(intptr_t)rc);
+  return 0;
+}
+
 static int MapCount(void) {
   FILE* f = fopen("/proc/self/maps", "r");
   int n = 0;
@@ -595,6 +648,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "kill_writing") == 0 && argc == 3) return KillWriting(atol(argv[2]));
   if (strcmp(s, "disk_full") == 0 && argc == 3) return DiskFull(atol(argv[2]));
   if (strcmp(s, "maps") == 0 && argc == 3) return Maps(atol(argv[2]));
+  if (strcmp(s, "fork_during_flush") == 0 && argc == 3) return ForkDuringFlush(argv[2]);
   if (strcmp(s, "tokens") == 0 && argc == 3) return Tokens(atoi(argv[2]));
   if (strcmp(s, "api") == 0) return Api(argc >= 3 ? argv[2] : NULL);
   if (strcmp(s, "signal") == 0) return Signal();
