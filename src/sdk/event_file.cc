@@ -88,7 +88,7 @@ class FileWriter {
     }
     buf_ = static_cast<char*>(malloc(kBuf));
     if (!buf_) return ENOMEM;
-    fd_ = mkstemp(tmp_);
+    fd_ = mkostemp(tmp_, O_CLOEXEC);  // a child forked during the write must not keep it
     if (fd_ < 0) return errno;
     mode_t mask = umask(0);
     umask(mask);

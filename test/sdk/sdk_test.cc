@@ -765,13 +765,17 @@ TEST(SdkFile, LongRunsChunksDoNotAddAMappingEach) {
 // program holds its flushing thread inside its write (a SIGXFSZ handler that
 // waits on a pipe) and forks. Before, ForkPrepare took the writer's lock,
 // so fork() waited for the flush and the flush for the forking thread: the
-// program's 20 s alarm ended it (SIGALRM).
+// program's 20 s alarm ended it (SIGALRM). The file being written is
+// opened close-on-exec, so a child that execs does not keep it open (it did
+// with mkstemp).
 TEST(SdkFile, ForkDoesNotWaitForAFlush) {
   TempDir dir;
   Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"fork_during_flush", dir.path() + "/held.aiprof"},
                         {{"AIPROF_OUTPUT", dir.path() + "/"}});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(Lines(r.out, "forked").size(), 1u) << r.out;
+  // The child, which exec'd ls, did not inherit the file being written.
+  EXPECT_EQ(r.out.find(".tmp."), std::string::npos) << r.out;
   auto rc = Lines(r.out, "flush_to");
   ASSERT_EQ(rc.size(), 1u) << r.out;
   EXPECT_EQ(rc[0][1], "-1");  // EFBIG: the limit the writer was held at

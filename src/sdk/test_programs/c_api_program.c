@@ -523,7 +523,8 @@ static int DiskFull(long n) {
 /* A fork while another thread is in the middle of a flush: the flushing
  * thread is held at a known point (its write passes a 64 KiB file size
  * limit, and its SIGXFSZ handler waits on a pipe), then the main thread
- * forks. Prints "forked" once fork() returned and the child was reaped,
+ * forks; the child lists its open files (ls -l /proc/self/fd) and the
+ * parent prints "forked" once fork() returned and the child was reaped,
  * then lets the flush go on (it fails: EFBIG) and prints "flush_to <rc>".
  * Where fork() waits for the flush, the two wait for each other: an alarm
  * ends the program after 20 s (SIGALRM). */
@@ -561,7 +562,10 @@ static int ForkDuringFlush(const char* path) {
   pthread_create(&writer, NULL, FlushHeld, (void*)path);
   if (read(g_held[0], &b, 1) != 1) return 2; /* the writer is in its write now */
   child = fork();
-  if (child == 0) _exit(0);
+  if (child == 0) { /* what an exec'd program inherits: not the writer's file */
+    execl("/bin/ls", "ls", "-l", "/proc/self/fd", (char*)NULL);
+    _exit(127);
+  }
   waitpid(child, NULL, 0);
   printf("forked\n");
   fflush(stdout);
