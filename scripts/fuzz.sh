@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (one per input kind: Chrome JSON, torch_npu
 # folder files, msprof, Nsight SQLite, native/SDK file, validation samples,
-# rule YAML, cluster digest, what-if scenario, diff name map) with clang and -fsanitize=fuzzer,address,undefined
+# rule YAML, cluster digest, what-if scenario, diff name map, a whole session,
+# HTTP requests to the server of serve and monitor) with clang and -fsanitize=fuzzer,address,undefined
 # in build-fuzz/, seeds each from the fixtures, and runs each for SECONDS
 # (default 15; scripts/test.sh runs this last with 14 s each, two at a time on
 # 2 cores: about 1.7 minutes in all).
@@ -32,7 +33,7 @@ shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
 ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
-     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer session_fuzzer)
+     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer session_fuzzer http_server_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
 [ "${AIPROF_FUZZ_CONFIGURED:-0}" = 1 ] || cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
@@ -43,7 +44,7 @@ cmake --build "$BF" -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/$BF/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map,session}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map,session,http_server}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -193,6 +194,27 @@ PY
 # scripts/test.sh makes up with 14 s each instead of 12. The 13 targets at 12
 # s took 189-216 s one at a time, 105-121 s two at a time (2 cores, loaded VM).
 # Results are printed in the order of FUZZERS whatever the order they end in.
+# HTTP requests (the first byte chooses the size of each send): serve's API and
+# pages, monitor's webhook, an upload with a body, a chunked one, HEAD, a
+# browser's cross-site POST, and malformed heads.
+python3 - "$SEEDS/http_server_fuzzer" <<'PY'
+import os, sys
+reqs = [
+    b"GET /api/runs?name=a%20b&tag=x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
+    b"HEAD / HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    b"POST /api/runs?name=t.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\nAuthorization: Bearer x\r\n\r\n{\"a\": [1]}\n",
+    b"POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nTrailer: 1\r\n\r\n",
+    b"POST /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99\r\nExpect: 100-continue\r\n\r\n",
+    b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\nContent-Length: 0\r\n\r\n",
+    b"GET /refuse HTTP/1.0\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+    b"DELETE /api/runs/3 HTTP/1.1\r\nHost: [::1]:80\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx",
+]
+for i, r in enumerate(reqs):
+    with open(os.path.join(sys.argv[1], "%02d.req" % i), "wb") as f:
+        f.write(bytes([i * 7]) + r)
+PY
+
 fuzz_one() {  # FUZZER: its run, its log in $BF/FUZZER.log, its status
   local fuzzer=$1 corpus=$BF/corpus/$1 crashes=$BF/crashes/$1
   [ "${AIPROF_FUZZ_KEEP_CORPUS:-0}" = 1 ] || rm -rf "$corpus"
