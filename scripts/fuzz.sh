@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (one per input kind: Chrome JSON, torch_npu
 # folder files, msprof, Nsight SQLite, native/SDK file, validation samples,
 # rule YAML, cluster digest, what-if scenario, diff name map, a whole session,
-# HTTP requests to the server of serve and monitor) with clang and -fsanitize=fuzzer,address,undefined
+# HTTP requests to the server of serve and monitor, SQL over a trace) with clang and -fsanitize=fuzzer,address,undefined
 # in build-fuzz/, seeds each from the fixtures, and runs each for SECONDS
 # (default 15; scripts/test.sh runs this last with 14 s each, two at a time on
 # 2 cores: about 1.7 minutes in all).
@@ -33,7 +33,8 @@ shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
 ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
-     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer session_fuzzer http_server_fuzzer)
+     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer session_fuzzer http_server_fuzzer
+     query_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
 [ "${AIPROF_FUZZ_CONFIGURED:-0}" = 1 ] || cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
@@ -44,7 +45,7 @@ cmake --build "$BF" -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/$BF/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map,session,http_server}_fuzzer
+mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map,session,http_server,query}_fuzzer
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
@@ -213,6 +214,34 @@ reqs = [
 for i, r in enumerate(reqs):
     with open(os.path.join(sys.argv[1], "%02d.req" % i), "wb") as f:
         f.write(bytes([i * 7]) + r)
+PY
+
+# SQL: docs/query.md's examples, every standard view by name, and queries
+# that push down each constraint (id, track, ts ranges, IN) or join on ids.
+python3 - docs/query.md "$SEEDS/query_fuzzer" <<'PY'
+import os, re, sys
+doc = open(sys.argv[1]).read()
+queries = [q.strip() for block in re.findall(r"```sql\n(.*?)```", doc, re.S) for q in block.split(";") if q.strip()]
+views = re.findall(r"^\| `(\w+)`(?:, `(\w+)`)? \|", doc[doc.index("## Standard views"):], re.M)
+queries += ["SELECT * FROM %s LIMIT 5" % v for pair in views for v in pair if v]
+queries += [
+    "SELECT id, ts, dur FROM slices WHERE track = 1 AND ts BETWEEN 10000 AND 90000 ORDER BY id",
+    "SELECT count(*) FROM slices WHERE id IN (1, 3, 5) OR id > 10",
+    "SELECT s.name, p.name FROM slices s LEFT JOIN slices p ON p.id = s.parent WHERE s.ts >= 0 AND s.ts < 300000",
+    "SELECT key, type, value FROM args WHERE id BETWEEN 0 AND 20",
+    "SELECT json_extract(args, '$.Input Dims'), self_ns FROM slices WHERE kind = 'cpu_op'",
+    "SELECT * FROM samples WHERE track >= 0 AND ts <= 1000000",
+    "SELECT f.flow_id, d.name FROM flows f JOIN slices d ON d.id = f.to_slice",
+    "SELECT printf('%-20s|%.3f', name, dur / 1e3) FROM slices",
+    "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT x FROM n LIMIT 100",
+    "SELECT * FROM counters c JOIN tracks t ON t.id = c.track WHERE c.ts > -1",
+    "SELECT name, number, ts, dur FROM steps ORDER BY ts DESC",
+    "INSERT INTO slices(name) VALUES ('x')",
+    "PRAGMA table_info(slices); SELECT 1",
+]
+for i, q in enumerate(queries):
+    with open(os.path.join(sys.argv[2], "%02d.sql" % i), "w") as f:
+        f.write(q)
 PY
 
 fuzz_one() {  # FUZZER: its run, its log in $BF/FUZZER.log, its status

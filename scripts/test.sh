@@ -74,8 +74,8 @@ if [ "${AIPROF_SKIP_SANITIZERS:-0}" != 1 ]; then
 fi
 # Fuzzing: each libFuzzer target for a bounded time under ASan and UBSan
 # (AIPROF_FUZZ_SECONDS each, default 14), nproc targets at a time
-# (scripts/fuzz.sh): 13 targets in about 1.7 minutes on 2 cores (14 since
-# the HTTP server's: about 1.8). One at a
+# (scripts/fuzz.sh): 13 targets in about 1.7 minutes on 2 cores (15 since
+# the HTTP server's and SQL's: about 1.9). One at a
 # time, 12 s each, they took 2.6 minutes with one core idle; side by side a
 # target runs 1.09-1.15x slower, which the 2 s more make up.
 if [ "${AIPROF_SKIP_FUZZ:-0}" != 1 ]; then
