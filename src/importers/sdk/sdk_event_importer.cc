@@ -800,8 +800,9 @@ class SdkDecoder {
       if (d.count == 0) {
         d.first_where = path_;
         d.description =
-            "the process ended without writing its SDK file (os._exit, a signal, a crash): its events were read from "
-            "its spill file up to the last whole event";
+            "the process did not write its SDK file (it ended by os._exit, a signal or a crash, or the file's write "
+            "failed, e.g. on a full disk: its stderr says which): its events were read from its spill file up to "
+            "the last whole event";
       }
       ++d.count;
     }
