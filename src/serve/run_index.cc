@@ -128,7 +128,8 @@ StatusOr<std::unique_ptr<RunIndex>> RunIndex::Open(const std::string& path) {
   const int rc =
       sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   std::unique_ptr<RunIndex> index(new RunIndex(db));
-  if (rc != SQLITE_OK) return ErrStatus(path + ": cannot open database: " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  if (rc != SQLITE_OK)
+    return ErrStatus(path + ": cannot open database: " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
   sqlite3_busy_timeout(db, 30000);
   // Switching a new database to WAL needs an exclusive lock, which SQLite
   // does not always wait for: retry while another process holds it.
@@ -153,8 +154,9 @@ StatusOr<std::unique_ptr<RunIndex>> RunIndex::Open(const std::string& path) {
     }
     if (version == "1") {
       // Version 1 had no service column: add it (existing runs have none).
-      schema = index->Exec("ALTER TABLE runs ADD COLUMN service TEXT NOT NULL DEFAULT ''; "
-                           "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+      schema = index->Exec(
+          "ALTER TABLE runs ADD COLUMN service TEXT NOT NULL DEFAULT ''; "
+          "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     } else if (has_version) {
       if (version != std::to_string(kRunIndexSchemaVersion)) {
         schema = ErrStatus(path + ": index schema version " + version + " is not the supported version " +
@@ -240,11 +242,20 @@ StatusOr<std::optional<std::pair<int64_t, int64_t>>> RunIndex::Stamp(const std::
 StatusOr<std::optional<RunRow>> RunIndex::ClaimNext() {
   std::lock_guard<std::mutex> lock(mu_);
   // One statement: of several servers on this database, one wins each run.
-  const std::string sql = std::string("UPDATE runs SET state = 'converting', claimed_unix_ms = ? WHERE id = ") +
-                          "(SELECT id FROM runs WHERE state = 'queued' ORDER BY id LIMIT 1) RETURNING " + kColumns;
+  // A run queued again while a converter still has it keeps that claim's
+  // time until the converter ends (MarkReady/MarkFailed clear it): it is not
+  // claimed a second time meanwhile, where two converters of one run (serve
+  // --index-threads above 1, or several servers) wrote the same partial cache
+  // file at once. A claim older than kStaleClaimMs is a converter that died.
+  const std::string sql =
+      std::string("UPDATE runs SET state = 'converting', claimed_unix_ms = ?1 WHERE id = ") +
+      "(SELECT id FROM runs WHERE state = 'queued' AND (claimed_unix_ms = 0 OR claimed_unix_ms < ?2) ORDER BY id "
+      "LIMIT 1) RETURNING " +
+      kColumns;
   Stmt s(db_, sql.c_str());
   if (!s.ok()) return Error("cannot prepare the claim");
-  s.Int(1, NowMs());
+  const int64_t now = NowMs();
+  s.Int(1, now).Int(2, now - kStaleClaimMs);
   const int rc = s.Step();
   if (rc == SQLITE_ROW) return std::optional<RunRow>(ReadRow(s));
   if (rc != SQLITE_DONE) return Error("cannot claim a run");
@@ -261,6 +272,15 @@ Status RunIndex::MarkReady(const RunRow& r) {
   s.Text(6, r.top_finding).Real(7, r.top_share).Text(8, r.top_basis).Int(9, NowMs()).Real(10, r.convert_ms);
   s.Int(11, r.id);
   if (s.Step() != SQLITE_DONE) return Error("cannot record a converted run");
+  return EndClaimLocked(r.id);
+}
+
+// The converter of run `id` is done with it: a run queued again meanwhile
+// may be claimed now (ClaimNext). Under mu_.
+Status RunIndex::EndClaimLocked(int64_t id) {
+  Stmt s(db_, "UPDATE runs SET claimed_unix_ms = 0 WHERE id = ?");
+  s.Int(1, id);
+  if (s.Step() != SQLITE_DONE) return Error("cannot end a claim");
   return OkStatus();
 }
 
@@ -271,7 +291,7 @@ Status RunIndex::MarkFailed(int64_t id, const std::string& error) {
          "'converting'");
   s.Text(1, error).Int(2, NowMs()).Int(3, id);
   if (s.Step() != SQLITE_DONE) return Error("cannot record a failed run");
-  return OkStatus();
+  return EndClaimLocked(id);
 }
 
 StatusOr<bool> RunIndex::Delete(int64_t id) {

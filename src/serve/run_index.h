@@ -44,12 +44,12 @@ struct RunRow {
   std::string source_format;
   int64_t steps = 0;
   double step_p50_ns = 0;
-  double device_util = -1;         // fraction of the device span, -1 unknown
-  std::string top_finding;         // title of the top finding
-  double top_share = 0;            // its impact share ...
-  std::string top_basis;           // ... of this time base
-  int64_t indexed_unix_ms = 0;     // when it was converted
-  double convert_ms = 0;           // import + native write + analyses
+  double device_util = -1;      // fraction of the device span, -1 unknown
+  std::string top_finding;      // title of the top finding
+  double top_share = 0;         // its impact share ...
+  std::string top_basis;        // ... of this time base
+  int64_t indexed_unix_ms = 0;  // when it was converted
+  double convert_ms = 0;        // import + native write + analyses
 };
 
 class RunIndex {
@@ -87,6 +87,7 @@ class RunIndex {
   explicit RunIndex(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
   Status Error(const char* what);
+  Status EndClaimLocked(int64_t id);
 
   std::mutex mu_;  // one statement at a time on this connection
   sqlite3* db_;

@@ -69,6 +69,11 @@ TEST(RunIndexTest, ARunQueuedAgainWhileConvertingKeepsItsNewQueueEntry) {
   ASSERT_TRUE(claimed.ok() && claimed->has_value());
   RunRow row = **claimed;
   EXPECT_EQ(*ix.Upsert("a.json", 10, 300), *a);  // written whole again
+  // Not claimed a second time while its converter has it (two converters
+  // of one run wrote the same partial cache file at once).
+  claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_FALSE(claimed->has_value());
   row.cache = "1.aiprof";
   ASSERT_TRUE(ix.MarkReady(row).ok());
   EXPECT_EQ((*ix.Get(*a))->state, RunState::kQueued);
