@@ -213,7 +213,11 @@ void AddModules(const Trace& trace, const AttributionResult& r, render::Section*
   const AttributionNodes& n = r.nodes;
   std::vector<uint32_t> mods;
   for (uint32_t i = 1; i < n.size(); ++i) {
-    if (n.kind[i] == AttributionKind::kModule || n.kind[i] == AttributionKind::kThread) mods.push_back(i);
+    if (n.kind[i] != AttributionKind::kModule && n.kind[i] != AttributionKind::kThread) continue;
+    // A row of zeros says nothing (a thread that ran nothing while the step's
+    // thread waited, a module of no duration); the tree keeps the node.
+    if (n.total_ns[i] == 0 && n.device_total_ns[i] == 0) continue;
+    mods.push_back(i);
   }
   std::sort(mods.begin(), mods.end(), [&](uint32_t a, uint32_t b) {
     return n.total_ns[a] != n.total_ns[b] ? n.total_ns[a] > n.total_ns[b] : a < b;
@@ -254,8 +258,9 @@ render::Document AttributionToDocument(const Trace& trace, const AttributionResu
   }
   s.Add(render::Paragraph{
       "Every nanosecond of the step's wall time on its critical (main host) thread is assigned once: to the module, "
-      "op or runtime call running then, to another thread of the process that ran an op while this one waited, or "
-      "to host time outside any recorded op. Device time is what the ops launched."});
+      "op or runtime call running then, to another thread of the process that ran an op or a labelled region (a "
+      "communication thread's record_function) while this one waited, or to host time outside any recorded op. Device "
+      "time is what the ops launched."});
   AddClasses(r, &s);
   AddModules(trace, r, &s);
   render::Section& tree = s.AddSection("tree", "Attribution tree");
