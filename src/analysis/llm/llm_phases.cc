@@ -260,12 +260,12 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
   std::vector<uint32_t> launcher, launching_op;
   if (!steps.empty()) launcher = LaunchingCalls(trace), launching_op = LaunchingOps(trace);
   std::vector<StepActivity> activity;  // each step's device activity, for its busy time
+  KernelClassifier classes(trace);
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!IsDeviceActivity(s.kind[i])) continue;
-    std::string_view name = trace.Str(s.name[i]);
-    KernelClass c = ClassifyKernel(s.kind[i], name);
+    const KernelClass c = classes.Of(i);
     if (c == KernelClass::kAttention) {
-      if (std::optional<LlmPhase> p = AttentionKernelPhase(name)) {
+      if (std::optional<LlmPhase> p = AttentionKernelPhase(trace.Str(s.name[i]))) {
         r.attention_family_ns[static_cast<size_t>(*p)] += s.dur_ns[i];
         r.attention_family_kernels[static_cast<size_t>(*p)]++;
       }

@@ -129,13 +129,10 @@ KernelClassResult ComputeKernelClasses(const Trace& trace) {
   std::vector<uint32_t> host_call = LaunchingCalls(trace);
   std::vector<uint32_t> launcher = OpLaunchingCalls(trace);
   std::vector<uint32_t> launching_op = LaunchingOps(trace);
-  std::unordered_map<uint64_t, KernelClass> class_cache;  // (kind, name) → class
+  KernelClassifier classes(trace);
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!IsDeviceActivity(s.kind[i])) continue;
-    uint64_t key = (uint64_t{static_cast<uint8_t>(s.kind[i])} << 32) | s.name[i].raw;
-    auto it = class_cache.find(key);
-    if (it == class_cache.end()) it = class_cache.emplace(key, ClassifyKernel(s.kind[i], trace.Str(s.name[i]))).first;
-    KernelClass c = it->second;
+    const KernelClass c = classes.Of(i);
     totals[static_cast<size_t>(c)].count++;
     totals[static_cast<size_t>(c)].time_ns += s.dur_ns[i];
     r.device_time_ns += s.dur_ns[i];

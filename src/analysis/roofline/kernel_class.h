@@ -68,6 +68,30 @@ bool IsCudnnConvEngine(std::string_view name);
 
 KernelClass ClassifyKernel(EventKind kind, std::string_view name);
 
+// ClassifyKernel of a trace's slices, once per distinct (kind, name): a
+// trace has thousands of kernels of a few hundred names, and each class is
+// a few dozen substring searches. One per pass over a trace's slices.
+class KernelClassifier {
+ public:
+  explicit KernelClassifier(const Trace& trace) : trace_(trace), seen_(trace.strings.size(), kUnseen) {}
+  KernelClass Of(uint32_t slice) {
+    const SliceTable& s = trace_.slices;
+    const uint32_t name = s.name[slice].raw;
+    const uint16_t key = static_cast<uint16_t>((static_cast<uint16_t>(s.kind[slice]) << 8) | 0x80);
+    if (name < seen_.size() && (seen_[name] & 0xff80) == key) return static_cast<KernelClass>(seen_[name] & 0x7f);
+    const KernelClass c = ClassifyKernel(s.kind[slice], trace_.Str(s.name[slice]));
+    // A name seen with another kind is classified again each time (rare).
+    if (name < seen_.size() && seen_[name] == kUnseen) seen_[name] = key | static_cast<uint16_t>(c);
+    return c;
+  }
+
+ private:
+  static constexpr uint16_t kUnseen = 0;
+  static_assert(kKernelClassCount <= 0x80, "a class fits the low 7 bits");
+  const Trace& trace_;
+  std::vector<uint16_t> seen_;  // per string: kind << 8 | 0x80 | class, or kUnseen
+};
+
 // True for Triton kernels (Inductor's or user Triton through torch.compile).
 bool IsTritonClass(KernelClass c);
 

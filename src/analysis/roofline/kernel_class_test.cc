@@ -168,3 +168,42 @@ TEST(KernelClassTest, GraphReplaysKeepTheirCompiledRegionAfterTheCaptureMerge) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// KernelClassifier gives ClassifyKernel's class for every device activity of
+// real traces, and for one name seen under two kinds (hand-made: a kernel
+// and a memcpy named alike), whichever comes first.
+TEST(KernelClassTest, ClassifierIsClassifyKernelOncePerName) {
+  for (const char* f :
+       {"tracelens/torch_compile_triton__trace.json.gz",
+        "kineto/kineto__tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz",
+        "ascend-pt/level1/rank0_ascend_pt"}) {
+    auto t = testing::ImportFixture(f);
+    KernelClassifier classes(*t);
+    size_t checked = 0;
+    for (uint32_t i = 0; i < t->slices.size(); ++i) {
+      if (!IsDeviceActivity(t->slices.kind[i])) continue;
+      ASSERT_EQ(classes.Of(i), ClassifyKernel(t->slices.kind[i], t->Str(t->slices.name[i]))) << f << " slice " << i;
+      ++checked;
+    }
+    EXPECT_GT(checked, 10u) << f;
+  }
+  auto t = testing::ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"kernel","name":"copy_gemm","pid":0,"tid":7,"ts":1,"dur":2,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_memcpy","name":"copy_gemm","pid":0,"tid":7,"ts":4,"dur":2,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"kernel","name":"copy_gemm","pid":0,"tid":7,"ts":7,"dur":2,"args":{"device":0,"stream":7}},
+    {"ph":"X","cat":"gpu_memcpy","name":"copy_gemm","pid":0,"tid":7,"ts":10,"dur":2,"args":{"device":0,"stream":7}}]})");
+  KernelClassifier classes(*t);
+  std::map<std::pair<EventKind, KernelClass>, int> seen;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    const KernelClass c = classes.Of(i);
+    EXPECT_EQ(c, ClassifyKernel(t->slices.kind[i], "copy_gemm")) << i;
+    ++seen[{t->slices.kind[i], c}];
+  }
+  EXPECT_EQ(seen.size(), 2u);  // a gemm kernel and a memcpy, twice each
+}
+
+}  // namespace
+}  // namespace aiprof

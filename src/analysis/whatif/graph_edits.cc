@@ -301,6 +301,7 @@ class Editor {
         ++(r ? roofline : by_bw);
       }
     } else {
+      KernelClassifier classes(trace_);
       for (uint32_t k = 0; k < s_.size(); ++k) {
         if (!g_.on_device[k]) continue;
         const EventKind kind = s_.kind[k];
@@ -315,7 +316,7 @@ class Editor {
         } else if (std::optional<double> x = kind == EventKind::kMemset ? std::nullopt : ratio_of(costs_.OpOfDevice(k))) {
           r = *x, ++roofline;
         } else {
-          const KernelClass kc = ClassifyKernel(kind, name);
+          const KernelClass kc = classes.Of(k);
           const bool dense = kc == KernelClass::kGemm || kc == KernelClass::kConv || kc == KernelClass::kAttention ||
                              kc == KernelClass::kTritonTemplate;
           if (dense && compute) {
