@@ -206,6 +206,7 @@ reqs = [
     b"POST /api/runs?name=t.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 11\r\nAuthorization: Bearer x\r\n\r\n{\"a\": [1]}\n",
     b"POST /alert HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\n0\r\nTrailer: 1\r\n\r\n",
     b"POST /small HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99\r\nExpect: 100-continue\r\n\r\n",
+    b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello",
     b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\nContent-Length: 0\r\n\r\n",
     b"GET /refuse HTTP/1.0\r\n\r\n",
     b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",

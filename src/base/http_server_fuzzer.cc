@@ -11,7 +11,7 @@
 // PercentEncode).
 //
 // Properties checked (a failure aborts, and libFuzzer keeps the input): an
-// answer, when there is one, is a whole HTTP/1.1 response head (status line
+// answer, when there is one (after an interim 100 Continue), is a whole HTTP/1.1 response head (status line
 // with a 3-digit status, headers ended by CRLF CRLF) that says
 // `X-Content-Type-Options: nosniff` and `Content-Length`, and whose body
 // is exactly that long (none after a HEAD; the server answers one request
@@ -113,6 +113,10 @@ std::string Exchange(int port, std::string_view bytes, size_t piece) {
 // `head_request`: the input's request line names HEAD, whose answer has no
 // body (if its head parsed; a malformed one is answered with a body).
 void CheckAnswer(std::string_view answer, bool head_request) {
+  // An interim "100 Continue" (the request said Expect: 100-continue) is a
+  // status line alone; the final answer, if any, follows it.
+  constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+  if (answer.starts_with(kContinue)) answer.remove_prefix(kContinue.size());
   if (answer.empty()) return;  // closed without an answer (a client that sent nothing whole)
   if (answer.size() < 12 || answer.substr(0, 9) != "HTTP/1.1 " || answer[12] != ' ' ||
       answer.find_first_not_of("0123456789", 9) != 12) {
