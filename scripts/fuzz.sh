@@ -188,8 +188,9 @@ PY
 
 # The fuzzers run JOBS at a time (AIPROF_FUZZ_JOBS, default nproc), each on
 # a core of its own: every target does its work on one thread (per-thread CPU
-# of all 13 read from /proc during a run: the main thread only; libFuzzer's
-# RSS thread 0 ticks). Side by side they cost each other some speed: a fixed
+# of the first 13 read from /proc during a run: the main thread only; libFuzzer's
+# RSS thread 0 ticks; http_server_fuzzer's client and server threads take
+# turns, one waiting while the other works). Side by side they cost each other some speed: a fixed
 # number of inputs took 1.09-1.15x the CPU when two ran at once (rules_yaml
 # 6,000 and digest 30,000 runs, two pairs, 2026-12-06), which
 # scripts/test.sh makes up with 14 s each instead of 12. The 13 targets at 12
