@@ -75,7 +75,7 @@ fi
 # Fuzzing: each libFuzzer target for a bounded time under ASan and UBSan
 # (AIPROF_FUZZ_SECONDS each, default 14), nproc targets at a time
 # (scripts/fuzz.sh): 13 targets in about 1.7 minutes on 2 cores (15 since
-# the HTTP server's and SQL's: about 1.9). One at a
+# the HTTP server's and SQL's: about 1.9, worked out from the 13's, not timed). One at a
 # time, 12 s each, they took 2.6 minutes with one core idle; side by side a
 # target runs 1.09-1.15x slower, which the 2 s more make up.
 if [ "${AIPROF_SKIP_FUZZ:-0}" != 1 ]; then

@@ -150,7 +150,7 @@ struct Spill {
   size_t known_cap = 0, known_size = 0;
   uint64_t gap_at = 0;  // offset of the 64 KiB kept for MarkGapLocked; 0 once used (or none)
   char* window = nullptr;                     // address space the chunks are mapped into (SpillMapLocked)
-  uint64_t window_start = 0, window_end = 0;  // the file offsets it maps
+  uint64_t window_start = 0;                  // the file offset it starts at (kSpillWindowBytes of them)
 };
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -482,14 +482,13 @@ void SpillWindowTailUnmapLocked() {
 void* SpillMapLocked(size_t bytes) {
   if (!SpillOpenLocked()) return nullptr;
   if (posix_fallocate(g_spill.fd, static_cast<off_t>(g_spill.size), static_cast<off_t>(bytes)) != 0) return nullptr;
-  if (!g_spill.window || g_spill.size + bytes > g_spill.window_end) {
+  if (!g_spill.window || g_spill.size + bytes > g_spill.window_start + kSpillWindowBytes) {
     SpillWindowTailUnmapLocked();
     void* w = bytes <= kSpillWindowBytes
                   ? mmap(nullptr, kSpillWindowBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
                   : MAP_FAILED;
     g_spill.window = w == MAP_FAILED ? nullptr : static_cast<char*>(w);
     g_spill.window_start = g_spill.size;
-    g_spill.window_end = g_spill.size + kSpillWindowBytes;
   }
   void* mem = MAP_FAILED;
   if (g_spill.window) {

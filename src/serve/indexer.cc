@@ -251,7 +251,8 @@ void Indexer::Convert(RunRow run) {
   // changed (its stamp in the index is the one scanned before). A mapped
   // input (an .aiprof or SDK file read in place) that shrank reads as zeros
   // past its new end (SetMappedInputFaultsRecoverable, serve.cc): the fault
-  // is looked up after each step that may read it.
+  // is looked up after each step that may read it (the import and the
+  // native write; the analyses read the cache's copy or no mapping at all).
   const std::optional<FileStamp> stamp = StampOf(source);
   const uint64_t faults = RecoveredMappedInputFaults();
   const std::string again = "; it is converted again when a scan finds it changed";
@@ -338,7 +339,6 @@ void Indexer::Convert(RunRow run) {
       run.top_share = report->top_finding->impact.quantified ? report->top_finding->impact.share : 0;
       run.top_basis = report->top_finding->impact.quantified ? report->top_finding->impact.basis_text : "";
     }
-    if (std::string s = shrank(); !s.empty()) return fail(s);
     run.convert_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (Status s = index_->MarkReady(run); !s.ok()) ServeLog(s.message());
   } catch (const std::exception& e) {

@@ -815,6 +815,30 @@ void Builder::BuildStepSelf() {
   raw_self_ = {};
 }
 
+// The node kind each slice makes (NodeKindOf), outside the Builder: names
+// classified once each, step markers structure (kRoot). Shared by the passes
+// that look at nodes before the tree exists (TopLevelTimes, SliceModules).
+class SliceNodeKinds {
+ public:
+  explicit SliceNodeKinds(const Trace& trace) : trace_(trace), flags_(trace.strings.size(), 0), marker_(flags_.size()) {
+    for (size_t k = 0; k < trace.steps.size(); ++k) {
+      if (trace.steps.name[k].raw < marker_.size()) marker_[trace.steps.name[k].raw] = true;
+    }
+  }
+  AttributionKind Of(uint32_t slice) {
+    const SliceTable& s = trace_.slices;
+    const uint32_t name = s.name[slice].raw;
+    if (name >= flags_.size() || marker_[name]) return AttributionKind::kRoot;
+    if (flags_[name] == 0) flags_[name] = ClassifyName(trace_.Str(s.name[slice]));
+    return NodeKindOf(s.kind[slice], flags_[name]);
+  }
+
+ private:
+  const Trace& trace_;
+  std::vector<uint8_t> flags_;  // ClassifyName per string (0: not yet)
+  std::vector<bool> marker_;    // step markers' names
+};
+
 // Each track's time in top-level ops (cpu_ops with no cpu_op among their
 // enclosing slices) and in top-level nodes (slices that make a node, NodeKindOf,
 // with no such slice enclosing them: ops, record_function labels, runtime
@@ -830,23 +854,14 @@ TopLevelTime TopLevelTimes(const Trace& trace) {
   out.op.assign(trace.tracks.size(), 0);
   out.node.assign(trace.tracks.size(), 0);
   std::vector<uint32_t> parent = ParentSlices(trace);
-  std::vector<uint8_t> flags(trace.strings.size(), 0);  // ClassifyName per string (0: not yet)
-  std::vector<bool> marker(trace.strings.size(), false);
-  for (size_t k = 0; k < trace.steps.size(); ++k) {
-    if (trace.steps.name[k].raw < marker.size()) marker[trace.steps.name[k].raw] = true;
-  }
+  SliceNodeKinds kinds(trace);
   // Parents come before their children in slice order, so one pass suffices.
   std::vector<bool> under_op(s.size(), false), under_node(s.size(), false);
   for (uint32_t i = 0; i < s.size(); ++i) {
     const uint32_t p = parent[i];
     under_op[i] = p != kNoSlice && (s.kind[p] == EventKind::kCpuOp || under_op[p]);
     if (s.kind[i] == EventKind::kCpuOp && !under_op[i]) out.op[s.track[i]] += s.dur_ns[i];
-    const uint32_t name = s.name[i].raw;
-    bool node = false;
-    if (name < flags.size() && !marker[name]) {
-      if (flags[name] == 0) flags[name] = ClassifyName(trace.Str(s.name[i]));
-      node = NodeKindOf(s.kind[i], flags[name]) != AttributionKind::kRoot;
-    }
+    const bool node = kinds.Of(i) != AttributionKind::kRoot;
     const bool enclosed = p != kNoSlice && under_node[p];
     under_node[i] = node || enclosed;
     if (node && !enclosed) out.node[s.track[i]] += std::max<int64_t>(s.dur_ns[i], 0);
@@ -1039,11 +1054,7 @@ SliceModuleMap SliceModules(const Trace& trace) {
   SliceModuleMap m;
   m.of.assign(n, kNoSlice);
   m.outer.assign(n, kNoSlice);
-  std::vector<uint8_t> flags(trace.strings.size(), 0);  // ClassifyName per string (0: not yet)
-  std::vector<bool> marker(trace.strings.size(), false);  // step markers are structure
-  for (size_t k = 0; k < trace.steps.size(); ++k) {
-    if (trace.steps.name[k].raw < marker.size()) marker[trace.steps.name[k].raw] = true;
-  }
+  SliceNodeKinds kinds(trace);  // step markers are structure
   struct Open {
     int64_t end;
     uint32_t module;
@@ -1062,12 +1073,7 @@ SliceModuleMap SliceModules(const Trace& trace) {
     const int64_t ts = s.ts_ns[i], end = ts + std::max<int64_t>(s.dur_ns[i], 0);
     while (!stack.empty() && stack.back().end <= ts) stack.pop_back();
     const uint32_t enclosing = stack.empty() ? kNoSlice : stack.back().module;
-    const uint32_t name = s.name[i].raw;
-    bool is_module = false;
-    if (!IsDeviceActivity(s.kind[i]) && !marker[name]) {
-      if (flags[name] == 0) flags[name] = ClassifyName(trace.Str(s.name[i]));
-      is_module = NodeKindOf(s.kind[i], flags[name]) == AttributionKind::kModule;
-    }
+    const bool is_module = !IsDeviceActivity(s.kind[i]) && kinds.Of(i) == AttributionKind::kModule;
     const uint32_t mod = is_module ? i : enclosing;
     m.of[i] = mod;
     if (is_module) m.outer[i] = enclosing;
