@@ -23,12 +23,13 @@ constexpr size_t kPathBytes = 1024;
 struct Slot {
   std::atomic<bool> used{false};
   std::atomic<uintptr_t> begin{0}, end{0};
-  char message[kMessageBytes];
+  char message[kMessageBytes]{};
   size_t message_bytes = 0;
-  char path[kPathBytes];
+  char path[kPathBytes]{};
   size_t path_bytes = 0;
 };
-Slot slots[kSlots];
+// constinit: zero pages in .bss, no start-up loop touching them in every run.
+constinit Slot slots[kSlots];
 
 // Recovered faults: the handler takes a number from `fault_count` and
 // writes the mapping's path into record number % kRecords, then publishes
@@ -36,10 +37,10 @@ Slot slots[kSlots];
 constexpr uint64_t kRecords = 64;
 struct FaultRecord {
   std::atomic<uint64_t> seq{0};
-  char path[kPathBytes];
+  char path[kPathBytes]{};
   size_t path_bytes = 0;
 };
-FaultRecord records[kRecords];
+constinit FaultRecord records[kRecords];
 std::atomic<uint64_t> fault_count{0};
 std::atomic<bool> recoverable{false};
 std::atomic<uintptr_t> page_bytes{4096};
