@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <simdjson.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -704,6 +706,128 @@ TEST(SdkFile, ProcessKilledWhileWritingItsFileLeavesALoadableFolder) {
   auto first = Load(dir.path() + "/" + base);
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(CountsByName(*first), (std::map<std::string, uint64_t>{{"first_half", kSpans}}));
+}
+
+// The first 8 characters of this boot's id, as the SDK names its temporary files.
+std::string BootId8() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  in >> id;
+  return id.substr(0, 8);
+}
+
+// A pid that no process has now: a child that has exited and been reaped.
+pid_t DeadPid() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+// A job its scheduler restarts every few hours, killed (SIGKILL) in the
+// middle of a write: the next process that writes into the folder removes
+// the temporary file the killed one left (its name says this boot and a pid
+// no process has). Before, nothing removed it: each kill left a file as large
+// as the write it cut short, and the folder filled.
+TEST(SdkFile, NextProcessRemovesTheTempFileOfAWriterKilledMidWrite) {
+  TempDir dir;
+  constexpr long kSpans = 20000;  // 640 KB of events per half, past the 256 KiB limit
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"sigkill_writing", std::to_string(kSpans)},
+                        {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 128 + SIGKILL) << r.out;
+  auto pid = Lines(r.out, "pid");
+  ASSERT_EQ(pid.size(), 1u);
+  const std::string base = "aiprof-" + pid[0][1] + ".aiprof";
+  std::vector<std::string> files = dir.Files();
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0], base);
+  EXPECT_EQ(files[1], base + ".part");
+  const std::string tmp_prefix = base + ".tmp." + BootId8() + "-" + pid[0][1] + ".";
+  EXPECT_EQ(files[2].rfind(tmp_prefix, 0), 0u) << files[2];
+  struct stat st;
+  ASSERT_EQ(stat((dir.path() + "/" + files[2]).c_str(), &st), 0);
+  EXPECT_GT(st.st_size, 0);  // cut short in its write
+  // The restarted job: a new pid, the same folder.
+  Result next = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"steps", "1"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(next.exit_code, 0) << next.out;
+  files = dir.Files();
+  ASSERT_EQ(files.size(), 3u) << files.back();
+  EXPECT_EQ(files[0], base);
+  EXPECT_EQ(files[1], base + ".part");
+  EXPECT_EQ(files[2].rfind("aiprof-", 0), 0u);
+  EXPECT_EQ(files[2].find(".tmp."), std::string::npos) << files[2];
+  auto t = Load(dir.path() + "/" + base + ".part");  // what the killed process recorded is still there
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(CountsByName(*t).at("second_half"), static_cast<uint64_t>(kSpans));
+}
+
+// A writer that is alive keeps its temporary file: another process writing
+// into the folder meanwhile leaves it alone.
+TEST(SdkFile, ALiveWritersTempFileIsKept) {
+  TempDir dir;
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"held_writer", "20000"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto child = Lines(r.out, "child");
+  ASSERT_EQ(child.size(), 1u) << r.out;
+  EXPECT_EQ(child[0][1], "0");
+  auto tmp = Lines(r.out, "tmp");
+  ASSERT_EQ(tmp.size(), 1u) << r.out;  // the held writer's, after the other process wrote
+  EXPECT_NE(tmp[0][1].find(".tmp." + BootId8() + "-"), std::string::npos) << tmp[0][1];
+}
+
+// Which leftovers a write removes, on hand-made files: only the SDK's own
+// temporary files (its naming, no magic, the header of an event file or
+// nothing yet), unlocked, and either written on this boot by a pid that no
+// process has or untouched for a day.
+TEST(SdkFile, OnlyProvablyDeadWritersTempFilesAreRemoved) {
+  TempDir dir;
+  const std::string boot = BootId8();
+  ASSERT_EQ(boot.size(), 8u);
+  const std::string other_boot = boot == "00000000" ? "11111111" : "00000000";
+  const std::string dead = std::to_string(DeadPid()), alive = std::to_string(getpid());
+  std::string header(16, '\0');
+  const uint32_t version = sdkrt::kEventFileVersion, event_bytes = sizeof(sdkrt::Event);
+  memcpy(header.data() + 8, &version, 4);
+  memcpy(header.data() + 12, &event_bytes, 4);
+  std::string whole = header;
+  memcpy(whole.data(), sdkrt::kEventFileMagic, 8);
+  const time_t now = time(nullptr);
+  struct Case {
+    std::string name, content;
+    time_t age_s;
+    bool removed;
+  };
+  const std::vector<Case> cases = {
+      {"a.aiprof.tmp." + boot + "-" + dead + ".AAAAAA", header + "events", 0, true},
+      {"b.aiprof.tmp." + boot + "-" + dead + ".BBBBBB", "", 0, true},  // killed before its first MiB
+      {"c.aiprof.tmp." + boot + "-" + alive + ".CCCCCC", header, 0, false},
+      {"d.aiprof.tmp." + boot + "-" + alive + ".DDDDDD", header, 2 * 86400, true},
+      {"e.aiprof.tmp." + boot + "-" + dead + ".EEEEEE", whole, 0, false},   // whole: the rename was cut short
+      {"f.aiprof.tmp." + boot + "-" + dead + ".FFFFFF", header, 0, false},  // locked below
+      {"g.aiprof.tmp." + other_boot + "-" + dead + ".GGGGGG", header, 2 * 86400, true},
+      {"h.aiprof.tmp." + other_boot + "-" + dead + ".HHHHHH", header, 3600, false},
+      {"i.aiprof.tmp." + boot + "-" + dead + ".IIIIII", "not an event file", 0, false},
+      {"j.aiprof.tmp.XXXXXX", header, 2 * 86400, false},  // earlier SDKs' naming
+      {"k.txt.tmp.123456", "", 2 * 86400, false},
+      {"l.aiprof.tmp." + boot + "-" + dead + ".LLLLLL.bak", header, 0, false},
+  };
+  for (const Case& c : cases) {
+    const std::string path = dir.path() + "/" + c.name;
+    std::ofstream(path, std::ios::binary) << c.content;
+    struct timeval times[2] = {{now - c.age_s, 0}, {now - c.age_s, 0}};
+    ASSERT_EQ(utimes(path.c_str(), times), 0);
+  }
+  const int locked = open((dir.path() + "/" + cases[5].name).c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(locked, 0);
+  ASSERT_EQ(flock(locked, LOCK_EX), 0);
+  Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"steps", "1"}, {{"AIPROF_OUTPUT", dir.path() + "/"}});
+  close(locked);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<std::string> files = dir.Files();
+  for (const Case& c : cases) {
+    EXPECT_EQ(std::find(files.begin(), files.end(), c.name) == files.end(), c.removed) << c.name;
+  }
+  EXPECT_EQ(files.size(), 1 + std::count_if(cases.begin(), cases.end(), [](const Case& c) { return !c.removed; }));
 }
 
 // The disk fills while the process records (a file size limit stands in

@@ -18,6 +18,8 @@
  *   c_api_program fork_busy N   forks N children while a thread records; prints
  *                               how many did not exit 0
  *   c_api_program kill N        N spans, then SIGKILL to itself
+ *   c_api_program sigkill_writing N  N spans, a flush, N more, then SIGKILL in the middle of the next flush
+ *   c_api_program held_writer N      N spans; while a flush is held mid-write, runs `steps 1` in the same folder
  *   c_api_program tokens K      K requests, each a prefill and 1 + 1 + 3 output
  *                               tokens 1 ms apart; prints its own times (ns)
  *   c_api_program api           every other call of the C API
@@ -30,6 +32,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <aiprof/aiprof.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -502,6 +505,37 @@ static int KillWriting(long n) {
   return 1;
 }
 
+/* As kill_writing, but the write is cut short by SIGKILL, which no process
+ * can catch: the SIGXFSZ handler of the second flush (a 256 KiB file size
+ * limit) sends it. Prints "pid <pid>". */
+static void KillSelf(int sig) {
+  (void)sig;
+  kill(getpid(), SIGKILL);
+}
+
+static int SigkillWriting(long n) {
+  struct rlimit none = {0, 0}, small = {256 << 10, 256 << 10};
+  struct sigaction sa;
+  printf("pid %ld\n", (long)getpid());
+  fflush(stdout);
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("first_half");
+    aiprof_span_end();
+  }
+  aiprof_flush();
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("second_half");
+    aiprof_span_end();
+  }
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = KillSelf;
+  sigaction(SIGXFSZ, &sa, NULL);
+  setrlimit(RLIMIT_CORE, &none);
+  setrlimit(RLIMIT_FSIZE, &small);
+  aiprof_flush();
+  return 1;
+}
+
 /* A disk that fills while the program records: a 1 MiB file size limit
  * (RLIMIT_FSIZE, SIGXFSZ ignored, so writes past it fail with EFBIG as on
  * a full disk) set before the first event; then n spans, far more than the
@@ -574,6 +608,55 @@ static int ForkDuringFlush(const char* path) {
   pthread_join(writer, &rc);
   setrlimit(RLIMIT_FSIZE, &unlimited);
   printf("flush_to %d\n", (int)(intptr_t)rc);
+  return 0;
+}
+
+/* A writer that is alive while another process writes into its folder: n
+ * spans, then a flush held in its write (as in fork_during_flush); meanwhile
+ * `<this program> steps 1` runs with the same environment (its file goes to
+ * the same folder, and its write looks for dead writers' temporary files).
+ * Then prints "tmp <name>" for each temporary file in the folder (AIPROF_OUTPUT,
+ * a folder ending in '/') and lets the flush go on (it fails: EFBIG). */
+static int HeldWriter(long n, const char* self) {
+  struct rlimit small = {64 << 10, RLIM_INFINITY}, unlimited = {RLIM_INFINITY, RLIM_INFINITY};
+  struct sigaction sa;
+  pthread_t writer;
+  char b = 0;
+  pid_t child;
+  int status = 0;
+  const char* dir = getenv("AIPROF_OUTPUT");
+  DIR* d;
+  struct dirent* e;
+  if (!dir) return 2;
+  for (long i = 0; i < n; ++i) {
+    aiprof_span_begin("held");
+    aiprof_span_end();
+  }
+  if (pipe(g_held) != 0 || pipe(g_release) != 0) return 2;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = HoldWriter;
+  sigaction(SIGXFSZ, &sa, NULL);
+  setrlimit(RLIMIT_FSIZE, &small);
+  alarm(20);
+  pthread_create(&writer, NULL, FlushHeld, (void*)aiprof_output_path());
+  if (read(g_held[0], &b, 1) != 1) return 2; /* the writer is in its write now */
+  setrlimit(RLIMIT_FSIZE, &unlimited);
+  child = fork();
+  if (child == 0) {
+    execl(self, self, "steps", "1", (char*)NULL);
+    _exit(127);
+  }
+  waitpid(child, &status, 0);
+  printf("child %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  d = opendir(dir);
+  while (d && (e = readdir(d)) != NULL) {
+    if (strstr(e->d_name, ".tmp.")) printf("tmp %s\n", e->d_name);
+  }
+  if (d) closedir(d);
+  fflush(stdout);
+  signal(SIGXFSZ, SIG_IGN);
+  if (write(g_release[1], &b, 1) != 1) return 2;
+  pthread_join(writer, NULL);
   return 0;
 }
 
@@ -650,6 +733,8 @@ int main(int argc, char** argv) {
   if (strcmp(s, "fork_busy") == 0 && argc == 3) return ForkBusy(atol(argv[2]));
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
   if (strcmp(s, "kill_writing") == 0 && argc == 3) return KillWriting(atol(argv[2]));
+  if (strcmp(s, "sigkill_writing") == 0 && argc == 3) return SigkillWriting(atol(argv[2]));
+  if (strcmp(s, "held_writer") == 0 && argc == 3) return HeldWriter(atol(argv[2]), argv[0]);
   if (strcmp(s, "disk_full") == 0 && argc == 3) return DiskFull(atol(argv[2]));
   if (strcmp(s, "maps") == 0 && argc == 3) return Maps(atol(argv[2]));
   if (strcmp(s, "fork_during_flush") == 0 && argc == 3) return ForkDuringFlush(argv[2]);
