@@ -1,11 +1,21 @@
 #include "src/serve/run_index.h"
 
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
 #include <thread>
+#include <vector>
+
+#include "src/serve/serve_log.h"
 
 namespace aiprof {
 namespace {
@@ -22,6 +32,7 @@ CREATE TABLE IF NOT EXISTS runs(
   mtime_ns INTEGER NOT NULL,
   state TEXT NOT NULL,
   claimed_unix_ms INTEGER NOT NULL DEFAULT 0,
+  claimed_by TEXT NOT NULL DEFAULT '',
   error TEXT NOT NULL DEFAULT '',
   cache TEXT NOT NULL DEFAULT '',
   source_format TEXT NOT NULL DEFAULT '',
@@ -35,6 +46,13 @@ CREATE TABLE IF NOT EXISTS runs(
   convert_ms REAL NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS runs_state ON runs(state, id);
 )sql";
+
+// Where an index of schema 2 has no claimed_by column (made before it):
+// added in place, the schema version unchanged (servers without it ignore
+// it, and their claims carry none).
+constexpr char kClaimedByColumn[] = "ALTER TABLE runs ADD COLUMN claimed_by TEXT NOT NULL DEFAULT ''";
+constexpr char kClaimsIndex[] =
+    "CREATE INDEX IF NOT EXISTS runs_claimed ON runs(claimed_unix_ms) WHERE claimed_unix_ms != 0";
 
 constexpr char kColumns[] =
     "id, path, name, tag, size_bytes, mtime_ns, state, error, cache, source_format, steps, step_p50_ns, "
@@ -75,6 +93,82 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
   bool ok_ = false;
 };
+
+// A process's start time (clock ticks after boot, field 22 of
+// /proc/<pid>/stat) and its state letter (field 3), or nullopt when
+// /proc has no such process.
+struct ProcStat {
+  char state = '?';
+  std::string start;
+};
+std::optional<ProcStat> ReadProcStat(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  const size_t paren = line.rfind(')');  // the command name may hold spaces and parentheses
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(paren + 1));
+  ProcStat st;
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 3) st.state = field.empty() ? '?' : field[0];
+    if (i == 22) st.start = field;
+  }
+  if (st.start.empty()) return std::nullopt;
+  return st;
+}
+
+// "<boot id>:<pid namespace inode>:<pid>:<start time>": who this process
+// is, for as long as the machine runs ("" where /proc does not tell).
+// Worked out again in a forked child (a new pid). Called under a RunIndex's
+// mu_; one thread at a time per process is not promised, so each caller
+// gets its own copy.
+std::string ThisProcess() {
+  static std::mutex mu;
+  static pid_t for_pid = 0;
+  static std::string id;
+  std::lock_guard<std::mutex> lock(mu);
+  if (for_pid == getpid()) return id;
+  for_pid = getpid();
+  id.clear();
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  struct stat ns;
+  const std::string pid = std::to_string(getpid());
+  const std::optional<ProcStat> st = ReadProcStat(pid);
+  if ((in >> boot) && boot.find(':') == std::string::npos && stat("/proc/self/ns/pid", &ns) == 0 && st) {
+    id = boot + ":" + std::to_string(ns.st_ino) + ":" + pid + ":" + st->start;
+  }
+  return id;
+}
+
+// True when the process that `claimer` (ThisProcess() of a server, with
+// "@<claim ms>") names is provably gone: it ran on this boot and in this
+// pid namespace, and its pid is now no process, a zombie, or a process
+// started at another time (the pid used again). False when it may be alive
+// or cannot be told (another host, another container, another boot: their
+// claims wait for kStaleClaimMs).
+bool ClaimerIsGone(const std::string& claimer) {
+  auto fields = [](std::string_view v) {
+    std::vector<std::string> out;
+    for (size_t from = 0;;) {
+      const size_t colon = v.find(':', from);
+      out.emplace_back(v.substr(from, colon == std::string_view::npos ? std::string_view::npos : colon - from));
+      if (colon == std::string_view::npos) return out;
+      from = colon + 1;
+    }
+  };
+  const std::string self = ThisProcess();
+  const size_t at = claimer.rfind('@');
+  if (self.empty() || at == std::string::npos) return false;
+  const std::vector<std::string> mine = fields(self), theirs = fields(std::string_view(claimer).substr(0, at));
+  if (theirs.size() != 4 || theirs[0] != mine[0] || theirs[1] != mine[1]) return false;  // another boot or namespace
+  const std::string& pid = theirs[2];
+  if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) return false;
+  const std::optional<ProcStat> st = ReadProcStat(pid);
+  if (!st) return kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH;
+  return st->state == 'Z' || st->state == 'X' || st->start != theirs[3];
+}
 
 RunState ParseState(const std::string& s) {
   if (s == "ready") return RunState::kReady;
@@ -169,6 +263,15 @@ StatusOr<std::unique_ptr<RunIndex>> RunIndex::Open(const std::string& path) {
     }
   }
   if (schema.ok()) {
+    Stmt has(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'claimed_by'");
+    if (!has.ok()) {
+      schema = index->Error("cannot read the runs table's columns");
+    } else if (has.Step() != SQLITE_ROW) {
+      schema = index->Exec(kClaimedByColumn);
+    }
+  }
+  if (schema.ok()) schema = index->Exec(kClaimsIndex);
+  if (schema.ok()) {
     Stmt stale(db, "UPDATE runs SET state = 'queued' WHERE state = 'converting' AND claimed_unix_ms < ?");
     stale.Int(1, NowMs() - kStaleClaimMs);
     if (stale.Step() != SQLITE_DONE) schema = index->Error("cannot requeue stale conversions");
@@ -247,8 +350,9 @@ StatusOr<std::optional<RunRow>> RunIndex::ClaimNext() {
   // claimed a second time meanwhile, where two converters of one run (serve
   // --index-threads above 1, or several servers) wrote the same partial cache
   // file at once. A claim older than kStaleClaimMs is a converter that died.
+  RequeueGoneClaimsLocked();
   const std::string sql =
-      std::string("UPDATE runs SET state = 'converting', claimed_unix_ms = ?1 WHERE id = ") +
+      std::string("UPDATE runs SET state = 'converting', claimed_unix_ms = ?1, claimed_by = ?3 WHERE id = ") +
       "(SELECT id FROM runs WHERE state = 'queued' AND (claimed_unix_ms = 0 OR claimed_unix_ms < ?2) ORDER BY id "
       "LIMIT 1) RETURNING " +
       kColumns;
@@ -256,10 +360,40 @@ StatusOr<std::optional<RunRow>> RunIndex::ClaimNext() {
   if (!s.ok()) return Error("cannot prepare the claim");
   const int64_t now = NowMs();
   s.Int(1, now).Int(2, now - kStaleClaimMs);
+  const std::string self = ThisProcess();
+  s.Text(3, self.empty() ? self : self + "@" + std::to_string(now));
   const int rc = s.Step();
   if (rc == SQLITE_ROW) return std::optional<RunRow>(ReadRow(s));
   if (rc != SQLITE_DONE) return Error("cannot claim a run");
   return std::optional<RunRow>();
+}
+
+// A claim whose converter was a process of this machine that is gone (a
+// server killed while it converted) is ended now, its run queued again:
+// before, it waited for kStaleClaimMs. The claim counts only if it is the
+// one its claimed_by was written with (a server without claimed_by claimed
+// since, leaving an older server's name there). Under mu_; a failure leaves
+// the claims as they are.
+void RunIndex::RequeueGoneClaimsLocked() {
+  std::vector<std::pair<int64_t, std::string>> gone;
+  {
+    Stmt s(db_, "SELECT id, claimed_unix_ms, claimed_by FROM runs WHERE claimed_unix_ms != 0 AND claimed_by != ''");
+    while (s.ok() && s.Step() == SQLITE_ROW) {
+      const std::string by = s.ColText(2);
+      if (by.ends_with("@" + std::to_string(s.ColInt(1))) && ClaimerIsGone(by)) gone.emplace_back(s.ColInt(0), by);
+    }
+  }
+  for (const auto& [id, by] : gone) {
+    Stmt s(db_,
+           "UPDATE runs SET state = 'queued', claimed_unix_ms = 0, claimed_by = '' "
+           "WHERE id = ? AND claimed_by = ? AND state IN ('converting', 'queued')");
+    s.Int(1, id).Text(2, by);
+    if (s.ok() && s.Step() == SQLITE_DONE && sqlite3_changes(db_) > 0) {
+      const std::string pid = by.substr(0, by.rfind(':'));
+      ServeLog("run " + std::to_string(id) + ": its converter (pid " + pid.substr(pid.rfind(':') + 1) +
+               ") is gone; queued again");
+    }
+  }
 }
 
 Status RunIndex::MarkReady(const RunRow& r) {
@@ -278,7 +412,7 @@ Status RunIndex::MarkReady(const RunRow& r) {
 // The converter of run `id` is done with it: a run queued again meanwhile
 // may be claimed now (ClaimNext). Under mu_.
 Status RunIndex::EndClaimLocked(int64_t id) {
-  Stmt s(db_, "UPDATE runs SET claimed_unix_ms = 0 WHERE id = ?");
+  Stmt s(db_, "UPDATE runs SET claimed_unix_ms = 0, claimed_by = '' WHERE id = ?");
   s.Int(1, id);
   if (s.Step() != SQLITE_DONE) return Error("cannot end a claim");
   return OkStatus();

@@ -22,7 +22,9 @@ namespace aiprof {
 
 inline constexpr int kRunIndexSchemaVersion = 2;  // 2: runs.service (a version-1 index is upgraded)
 // A conversion claimed longer ago than this (a server that died while
-// converting) is queued again when an index opens.
+// converting) is queued again when an index opens. A claim records its
+// converter (claimed_by: boot id, pid namespace, pid, start time): one whose
+// process is gone from this machine is queued again at the next ClaimNext.
 inline constexpr int64_t kStaleClaimMs = 3'600'000;
 
 enum class RunState { kQueued, kConverting, kReady, kFailed };
@@ -88,6 +90,7 @@ class RunIndex {
   Status Exec(const char* sql);
   Status Error(const char* what);
   Status EndClaimLocked(int64_t id);
+  void RequeueGoneClaimsLocked();
 
   std::mutex mu_;  // one statement at a time on this connection
   sqlite3* db_;

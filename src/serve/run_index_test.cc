@@ -1,9 +1,14 @@
 #include "src/serve/run_index.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -124,6 +129,88 @@ TEST(RunIndexTest, ConcurrentClaimsFromTwoConnectionsNeverOverlap) {
   t3.join();
   EXPECT_EQ(claimed.size(), static_cast<size_t>(kRuns));
   EXPECT_EQ(std::set<int64_t>(claimed.begin(), claimed.end()).size(), static_cast<size_t>(kRuns));
+}
+
+// A server killed while it converts (SIGKILL: no handler runs) left its run
+// 'converting' for the stale-claim hour. The claim now names its process;
+// another server on the same machine sees that process gone (here a forked
+// child that claimed a run through its own connection) and queues the run
+// again at once. A live claimer keeps its run, and so does one this machine
+// cannot see (another boot, pid namespace or host): it waits for the hour.
+TEST(RunIndexTest, AClaimOfAKilledServerIsQueuedAgainAtOnce) {
+  const std::string path = TempPath("killed.db");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the server that is killed while it converts a.json
+    auto ix = RunIndex::Open(path);
+    if (!ix.ok() || !(*ix)->Upsert("a.json", 1, 1).ok() || !(*ix)->Upsert("b.json", 1, 1).ok()) _exit(2);
+    auto claimed = (*ix)->ClaimNext();
+    if (!claimed.ok() || !claimed->has_value() || (*claimed)->path != "a.json") _exit(3);
+    if (write(ready[1], "c", 1) != 1) _exit(4);
+    pause();
+    _exit(0);
+  }
+  close(ready[1]);
+  char b = 0;
+  ASSERT_EQ(read(ready[0], &b, 1), 1);
+  close(ready[0]);
+  auto index = RunIndex::Open(path);
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  RunIndex& ix = **index;
+  auto claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  EXPECT_EQ((*claimed)->path, "b.json");
+  claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_FALSE(claimed->has_value()) << "a live converter's run was taken from it";
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  // Not reaped yet: a zombie converts nothing either.
+  for (int i = 0; i < 2000 && !claimed->has_value(); ++i) {
+    claimed = ix.ClaimNext();
+    ASSERT_TRUE(claimed.ok());
+    if (!claimed->has_value()) usleep(1000);  // SIGKILL is delivered asynchronously
+  }
+  ASSERT_TRUE(claimed->has_value()) << "the killed converter's run waits for the stale-claim hour";
+  EXPECT_EQ((*claimed)->path, "a.json");
+  EXPECT_EQ((*claimed)->state, RunState::kConverting);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ASSERT_TRUE(ix.MarkReady(**claimed).ok());
+  EXPECT_EQ((*ix.Get((*claimed)->id))->state, RunState::kReady);
+
+  // Claims this machine cannot judge: another boot, another pid namespace,
+  // a claim written over by a server that records no claimer, a claim
+  // recorded by none (a server before claimed_by).
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::ifstream boot_in("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  boot_in >> boot;
+  struct stat ns;
+  ASSERT_EQ(stat("/proc/self/ns/pid", &ns), 0);
+  const std::string dead = std::to_string(child), ms = std::to_string(now_ms), our_ns = std::to_string(ns.st_ino);
+  const std::vector<std::pair<std::string, std::string>> foreign = {
+      {"c.json", "00000000-0000-0000-0000-000000000000:1:" + dead + ":1@" + ms},
+      {"d.json", boot + ":1:" + dead + ":1@" + ms},
+      {"e.json", boot + ":" + our_ns + ":" + dead + ":1@" + std::to_string(now_ms - 1)},
+      {"f.json", ""},
+  };
+  for (const auto& [run, by] : foreign) {
+    ASSERT_TRUE(ix.Upsert(run, 1, 1).ok());
+    const std::string sql = "UPDATE runs SET state = 'converting', claimed_unix_ms = " + ms + ", claimed_by = '" + by +
+                            "' WHERE path = '" + run + "'";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_FALSE(claimed->has_value()) << (*claimed)->path;
 }
 
 TEST(ServeTokensTest, RolesLinesAndErrors) {
