@@ -13,16 +13,39 @@ namespace {
 // A thread's busy time counted up to INT64_MAX.
 int64_t AddSat(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
 
+// The ops of an OpSequence, read through the accessors the finders use.
+struct VectorOps {
+  const OpSequence& seq;
+  size_t size() const { return seq.name.size(); }
+  uint32_t Name(size_t i) const { return seq.name[i]; }
+  int64_t Start(size_t i) const { return seq.start_ns[i]; }
+  int64_t End(size_t i) const { return seq.end_ns[i]; }
+  bool Loader(size_t i) const { return !seq.data_loader.empty() && seq.data_loader[i]; }
+};
+
+// A thread's outermost ops read from the slice table in place: the row of
+// each op and whether it is a DataLoader call, 5 bytes per op where copies of
+// its name, start and end, its row and the end of its run of one name (the
+// Finder's, now kept for the ops near m only) were 37; with the running sum
+// of busy time, 13 bytes per op instead of 45 (13.5 M outermost ops on one
+// thread: 600 MB above the slice table while the pattern was sought, now 200).
+struct SliceOps {
+  const SliceTable& s;
+  const std::vector<uint32_t>& row;
+  const std::vector<uint8_t>& data_loader;
+  size_t size() const { return row.size(); }
+  uint32_t Name(size_t i) const { return s.name[row[i]].raw; }
+  int64_t Start(size_t i) const { return s.ts_ns[row[i]]; }
+  int64_t End(size_t i) const { return s.ts_ns[row[i]] + std::max<int64_t>(0, s.dur_ns[row[i]]); }
+  bool Loader(size_t i) const { return data_loader[i] != 0; }
+};
+
+template <typename Ops>
 class Finder {
  public:
-  explicit Finder(const OpSequence& seq)
-      : seq_(seq), n_(seq.name.size()), budget_(32 * static_cast<int64_t>(n_) + 1'000'000) {
+  explicit Finder(const Ops& seq) : seq_(seq), n_(seq.size()), budget_(32 * static_cast<int64_t>(n_) + 1'000'000) {
     cum_.resize(n_ + 1, 0);
-    for (size_t i = 0; i < n_; ++i) cum_[i + 1] = AddSat(cum_[i], std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]));
-    same_until_.resize(n_);
-    for (size_t i = n_; i-- > 0;) {
-      same_until_[i] = i + 1 < n_ && seq.name[i + 1] == seq.name[i] ? same_until_[i + 1] : i + 1;
-    }
+    for (size_t i = 0; i < n_; ++i) cum_[i + 1] = AddSat(cum_[i], std::max<int64_t>(0, seq.End(i) - seq.Start(i)));
   }
 
   PeriodicPattern Run() {
@@ -34,9 +57,10 @@ class Finder {
     size_t m = static_cast<size_t>(std::upper_bound(cum_.begin(), cum_.end(), total / 2) - cum_.begin()) - 1;
     if (m >= n_) m = n_ - 1;
     const size_t max_p = std::min<size_t>(kMaxPeriod, n_ / kMinRepetitions);
+    FillSameUntil(m - std::min(m, max_p), m);
     for (size_t p = 1; p <= max_p && budget_ > 0; ++p) {
-      const bool right = m + p < n_ && seq_.name[m + p] == seq_.name[m];
-      const bool left = m >= p && seq_.name[m - p] == seq_.name[m];
+      const bool right = m + p < n_ && seq_.Name(m + p) == seq_.Name(m);
+      const bool left = m >= p && seq_.Name(m - p) == seq_.Name(m);
       // A run of >= 3 repetitions holding m has a match at m or at m - p
       // (both are tried: a match at m may belong to another, shorter run).
       if (right && !OneName(m, p)) {
@@ -55,11 +79,21 @@ class Finder {
   // True when the p ops from i all have one name: a repetition of one op
   // is no step (a run of one op name has every period, so each op, or each
   // pair, would be a "step"; the approximate pattern needs a mean gap of 2 too).
-  bool OneName(size_t i, size_t p) const { return same_until_[i] >= i + p; }
-  bool Match(size_t i, size_t p) const { return i + p < n_ && seq_.name[i] == seq_.name[i + p]; }
-  int64_t Gap(size_t i) const {
-    return i == 0 ? 0 : std::max<int64_t>(0, seq_.start_ns[i] - seq_.end_ns[i - 1]);
+  // Asked at i = m and i = m - p (p <= max_p) only: same_until_ covers them.
+  bool OneName(size_t i, size_t p) const { return same_until_[i - same_from_] >= i + p; }
+  // The end of the run of equal names through i, for i in [from, to].
+  void FillSameUntil(size_t from, size_t to) {
+    same_from_ = from;
+    same_until_.resize(to - from + 1);
+    size_t end = to + 1;
+    while (end < n_ && seq_.Name(end) == seq_.Name(to)) ++end;
+    same_until_[to - from] = end;
+    for (size_t i = to; i-- > from;) {
+      same_until_[i - from] = seq_.Name(i + 1) == seq_.Name(i) ? same_until_[i + 1 - from] : i + 1;
+    }
   }
+  bool Match(size_t i, size_t p) const { return i + p < n_ && seq_.Name(i) == seq_.Name(i + p); }
+  int64_t Gap(size_t i) const { return i == 0 ? 0 : std::max<int64_t>(0, seq_.Start(i) - seq_.End(i - 1)); }
   // The repetitions [s, s + reps*p) cover more than half the busy time
   // (kMinCoverage), also when the longest repetition is left out of both
   // (one outlier, such as a first CUDA call of 30 s in a loop of copies,
@@ -92,7 +126,7 @@ class Finder {
     for (size_t r = 0; r <= r_max; ++r) {
       const size_t s = a + r, reps = (e - s) / p;
       if (!Covers(s, reps, p)) continue;
-      const bool loader = !seq_.data_loader.empty() && seq_.data_loader[s];
+      const bool loader = seq_.Loader(s);
       // Mean idle gap before the phase's op, between repetitions (the gap
       // before the first one is start-up, not the loop's).
       double gap = 0;
@@ -114,20 +148,23 @@ class Finder {
       const size_t first = s + k * p, next = first + p;
       int64_t end;
       if (k + 1 < reps || next < e) {
-        end = seq_.start_ns[next];  // the next repetition (whole or partial) starts
+        end = seq_.Start(next);  // the next repetition (whole or partial) starts
       } else {
-        end = seq_.end_ns[first];
-        for (size_t i = first; i < next; ++i) end = std::max(end, seq_.end_ns[i]);
+        end = seq_.End(first);
+        for (size_t i = first; i < next; ++i) end = std::max(end, seq_.End(i));
       }
-      out.steps.push_back({seq_.start_ns[first], std::max<int64_t>(0, end - seq_.start_ns[first])});
+      out.steps.push_back({seq_.Start(first), std::max<int64_t>(0, end - seq_.Start(first))});
     }
     return out;
   }
 
-  const OpSequence& seq_;
+  const Ops& seq_;
   const size_t n_;
   std::vector<int64_t> cum_;
-  std::vector<size_t> same_until_;  // the end of the run of equal names through i
+  // The end of the run of equal names through i, for i from same_from_ on
+  // (the at most kMaxPeriod + 1 ops up to m that OneName asks about).
+  size_t same_from_ = 0;
+  std::vector<size_t> same_until_;
   // Work left for growing runs (ops visited). A run that fails is grown
   // again for each multiple of its period that matches at m (a long run of
   // one op name holding under half the busy time: up to kMaxPeriod times),
@@ -166,11 +203,12 @@ namespace {
 // besides the anchor: as multisets of names, equal in at least 80% of the
 // longer segment's ops, or in at least 80% of each segment's busy time. A
 // step starts at each anchor.
-PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
+template <typename Ops>
+PeriodicPattern FindApproximatePattern(const Ops& seq) {
   PeriodicPattern none;
-  const size_t n = seq.name.size();
+  const size_t n = seq.size();
   std::vector<int64_t> cum(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) cum[i + 1] = AddSat(cum[i], std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]));
+  for (size_t i = 0; i < n; ++i) cum[i + 1] = AddSat(cum[i], std::max<int64_t>(0, seq.End(i) - seq.Start(i)));
   none.busy_ns = cum[n];
   if (n < 2 * kMinRepetitions || cum[n] <= 0) return none;
   struct Stat {
@@ -180,7 +218,7 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   };
   std::unordered_map<uint32_t, Stat> stats;
   for (size_t i = 0; i < n; ++i) {
-    Stat& st = stats[seq.name[i]];
+    Stat& st = stats[seq.Name(i)];
     if (st.count > 0) {
       const double g = static_cast<double>(i - st.last);
       st.sum += g;
@@ -210,15 +248,15 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   if (candidates.size() > 16) candidates.resize(16);  // the 16 shortest periods
 
   std::unordered_map<uint32_t, int32_t> counts;
-  auto dur = [&](size_t i) { return std::max<int64_t>(0, seq.end_ns[i] - seq.start_ns[i]); };
+  auto dur = [&](size_t i) { return std::max<int64_t>(0, seq.End(i) - seq.Start(i)); };
   // Ops of [b0, b1) whose names are in [a0, a1) (as multisets): how many,
   // and their summed durations.
   auto matched = [&](size_t a0, size_t a1, size_t b0, size_t b1) {
     counts.clear();
-    for (size_t i = a0; i < a1; ++i) ++counts[seq.name[i]];
+    for (size_t i = a0; i < a1; ++i) ++counts[seq.Name(i)];
     std::pair<size_t, int64_t> m{0, 0};
     for (size_t i = b0; i < b1; ++i) {
-      auto it = counts.find(seq.name[i]);
+      auto it = counts.find(seq.Name(i));
       if (it != counts.end() && it->second > 0) {
         --it->second;
         ++m.first;
@@ -247,7 +285,7 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   for (const Candidate& c : candidates) {
     at.clear();
     for (size_t i = 0; i < n; ++i) {
-      if (seq.name[i] == c.name) at.push_back(i);
+      if (seq.Name(i) == c.name) at.push_back(i);
     }
     at.push_back(n);  // the tail after the last anchor: a step only when similar to the one before
     // Runs of consecutive similar segments [at[j], at[j+1]).
@@ -266,11 +304,11 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
         for (size_t k = run_begin; k < j; ++k) {
           longest = std::max(longest, cum[at[k + 1]] - cum[at[k]]);
           if (k > run_begin && at[k] > 0) {
-            gap += static_cast<double>(std::max<int64_t>(0, seq.start_ns[at[k]] - seq.end_ns[at[k] - 1]));
+            gap += static_cast<double>(std::max<int64_t>(0, seq.Start(at[k]) - seq.End(at[k] - 1)));
           }
         }
         gap /= static_cast<double>(segs - 1);
-        const bool loader = !seq.data_loader.empty() && seq.data_loader[s0];
+        const bool loader = seq.Loader(s0);
         const double len = static_cast<double>(s1 - s0) / static_cast<double>(segs);
         const bool covers = covered > cum[n] - covered && covered - longest > cum[n] - covered;
         // Smallest period first; among periods within 20% of each other a
@@ -287,12 +325,12 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
             const size_t first = at[k], next = at[k + 1];
             int64_t end;
             if (next < n) {
-              end = seq.start_ns[next];
+              end = seq.Start(next);
             } else {
-              end = seq.end_ns[first];
-              for (size_t i = first; i < next; ++i) end = std::max(end, seq.end_ns[i]);
+              end = seq.End(first);
+              for (size_t i = first; i < next; ++i) end = std::max(end, seq.End(i));
             }
-            best.steps.push_back({seq.start_ns[first], std::max<int64_t>(0, end - seq.start_ns[first])});
+            best.steps.push_back({seq.Start(first), std::max<int64_t>(0, end - seq.Start(first))});
           }
           best_loader = loader;
           best_gap = gap;
@@ -305,24 +343,28 @@ PeriodicPattern FindApproximatePattern(const OpSequence& seq) {
   return best.found() ? best : none;
 }
 
-}  // namespace
-
-PeriodicPattern FindPeriodicPattern(const OpSequence& seq) {
-  PeriodicPattern exact = Finder(seq).Run();
-  PeriodicPattern approximate = FindApproximatePattern(seq);
-  // The exact pattern, unless the approximate one holds more busy time (the
-  // exact run stopped at an iteration whose small ops differ).
+// The exact pattern, unless the approximate one holds more busy time (the
+// exact run stopped at an iteration whose small ops differ).
+template <typename Ops>
+PeriodicPattern FindPattern(const Ops& ops) {
+  PeriodicPattern exact = Finder<Ops>(ops).Run();
+  PeriodicPattern approximate = FindApproximatePattern(ops);
   return approximate.found() && (!exact.found() || approximate.covered_ns > exact.covered_ns) ? approximate : exact;
 }
+
+}  // namespace
+
+PeriodicPattern FindPeriodicPattern(const OpSequence& seq) { return FindPattern(VectorOps{seq}); }
 
 TracePattern FindTracePeriodicSteps(const Trace& trace) {
   const SliceTable& s = trace.slices;
   const TrackTable& t = trace.tracks;
   TracePattern best;
   std::unordered_map<uint32_t, uint8_t> loader_by_name;
-  OpSequence seq;
-  std::vector<size_t> index;
-  int64_t max_busy = 0;  // the busiest host thread's outermost ops' summed durations  // slice of each op in seq
+  std::vector<uint32_t> rows;  // the slice of each op
+  std::vector<uint8_t> data_loader;
+  const SliceOps ops{s, rows, data_loader};
+  int64_t max_busy = 0;  // the busiest host thread's outermost ops' summed durations
   // Slices are sorted by (track, start, longest first): each track is one range.
   size_t i = 0;
   while (i < s.size()) {
@@ -339,11 +381,8 @@ TracePattern FindTracePeriodicSteps(const Trace& trace) {
     // inside it, up to 8 times.
     size_t lo = range_begin, hi = end;
     for (int level = 0; level < 8; ++level) {
-      seq.name.clear();
-      seq.start_ns.clear();
-      seq.end_ns.clear();
-      seq.data_loader.clear();
-      index.clear();
+      rows.clear();
+      data_loader.clear();
       int64_t outer_end = INT64_MIN, busy = 0, widest = -1;
       size_t widest_at = 0;
       for (size_t k = lo; k < hi; ++k) {
@@ -351,21 +390,18 @@ TracePattern FindTracePeriodicSteps(const Trace& trace) {
         outer_end = EndOf(s, k);
         auto [it, inserted] = loader_by_name.try_emplace(s.name[k].raw, 0);
         if (inserted) it->second = ContainsDataLoader(trace.Str(s.name[k])) ? 1 : 0;
-        seq.name.push_back(s.name[k].raw);
-        seq.start_ns.push_back(s.ts_ns[k]);
-        seq.end_ns.push_back(outer_end);
-        seq.data_loader.push_back(it->second);
-        index.push_back(k);
+        rows.push_back(static_cast<uint32_t>(k));
+        data_loader.push_back(it->second);
         const int64_t d = std::max<int64_t>(0, s.dur_ns[k]);
         busy = AddSat(busy, d);
         if (d > widest) {
           widest = d;
-          widest_at = seq.name.size() - 1;
+          widest_at = k;
         }
       }
-      if (seq.name.empty()) break;
+      if (rows.empty()) break;
       if (level == 0) max_busy = std::max(max_busy, busy);
-      PeriodicPattern p = FindPeriodicPattern(seq);
+      PeriodicPattern p = FindPattern(ops);
       if (p.found()) {
         if (best.track == kNoTrack || p.covered_ns > best.pattern.covered_ns) {
           best.track = track;
@@ -373,7 +409,7 @@ TracePattern FindTracePeriodicSteps(const Trace& trace) {
         }
         break;
       }
-      const size_t w = index[widest_at];
+      const size_t w = widest_at;
       const bool has_children = w + 1 < hi && s.ts_ns[w + 1] < EndOf(s, w);
       if (widest <= busy - widest || !has_children) break;
       size_t k = w + 1;  // the slices after the wrapper that start inside it

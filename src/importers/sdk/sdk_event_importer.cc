@@ -62,7 +62,22 @@ struct EventFile {
   // Spill files: the events, copied with names' addresses made indices.
   std::vector<std::vector<Event>> owned_events;
   std::vector<std::string> owned_names;  // thread names (kept in a deque-like stable store)
+  // The mapped file, whose pages of events are dropped once decoded.
+  const char* mapped = nullptr;
+  uint64_t mapped_size = 0;
 };
+
+// Drops the mapped file's pages that lie wholly inside [from, to): events
+// are read once, in order, and their pages (2 events, 32 bytes, per slice)
+// held half a gigabyte of RSS at the peak of a 13.5 M-slice import
+// (bench/import_memory.py). A page read again is read again from the file.
+void DropMappedPages(const EventFile& f, const char* from, const char* to) {
+  if (f.mapped == nullptr || from < f.mapped || to > f.mapped + f.mapped_size) return;  // spill events: owned
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t a = (reinterpret_cast<uintptr_t>(from) + page - 1) & ~(page - 1);
+  const uintptr_t b = reinterpret_cast<uintptr_t>(to) & ~(page - 1);
+  if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+}
 
 // Reads the mapped file; every count is checked against the bytes left.
 class Reader {
@@ -323,6 +338,28 @@ struct SliceRec {
   StringId name;
 };
 
+// One thread's slices in begin order, in blocks: AddSlices frees each block
+// once its slices are in the builder, so the records and the slice table
+// they become never both hold every slice (a vector of them added 24 bytes
+// per slice to the import's peak).
+class SliceRecs {
+ public:
+  static constexpr size_t kShift = 16;
+  static constexpr size_t kBlock = size_t{1} << kShift;
+  size_t size() const { return size_; }
+  SliceRec& operator[](size_t i) { return blocks_[i >> kShift][i & (kBlock - 1)]; }
+  void push_back(const SliceRec& r) {
+    if ((size_ & (kBlock - 1)) == 0) blocks_.push_back(std::make_unique_for_overwrite<SliceRec[]>(kBlock));
+    (*this)[size_++] = r;
+  }
+  // Frees the block that holds record i: none of its records is read again.
+  void ReleaseBlockOf(size_t i) { blocks_[i >> kShift].reset(); }
+
+ private:
+  std::vector<std::unique_ptr<SliceRec[]>> blocks_;
+  size_t size_ = 0;
+};
+
 struct OpenEntry {
   uint32_t slice;  // index in the thread's slices (begin order)
   uint8_t cls;     // 0 span, 1 node, 2 iteration
@@ -374,7 +411,7 @@ struct Counts {
 // Turns the file's events into builder calls.
 class SdkDecoder {
  public:
-  SdkDecoder(const EventFile& file, TraceBuilder* builder, const std::string& path)
+  SdkDecoder(EventFile& file, TraceBuilder* builder, const std::string& path)
       : f_(file),
         b_(builder),
         path_(path),
@@ -428,7 +465,7 @@ class SdkDecoder {
 
   // Closes the innermost open entry of class `cls` at `ts`; entries above it
   // close with it (their end was never recorded).
-  void Close(std::vector<OpenEntry>* stack, std::vector<SliceRec>* slices, uint8_t cls, int64_t ts, bool ring_loss) {
+  void Close(std::vector<OpenEntry>* stack, SliceRecs* slices, uint8_t cls, int64_t ts, bool ring_loss) {
     size_t i = stack->size();
     while (i > 0 && (*stack)[i - 1].cls != cls) --i;
     if (i == 0) {
@@ -468,14 +505,17 @@ class SdkDecoder {
 
   Status DecodeThread(uint32_t thread) {
     const ThreadStream& view = f_.threads[thread];
-    std::vector<SliceRec>& slices = slices_[thread];
+    SliceRecs& slices = slices_[thread];
     std::vector<OpenEntry> stack;
-    slices.reserve(view.count / 2);  // a begin and an end per slice, mostly
     const bool ring_loss = view.overwritten > 0;
     ring_loss_ = ring_loss_ || ring_loss;
     bool has_pending = false;  // an event waiting for its kExtName
     Event pending{};
+    constexpr uint64_t kDropEvents = 1 << 20;  // 16 MiB of the file at a time
     for (uint64_t k = 0; k < view.count; ++k) {
+      if (k % kDropEvents == 0 && k > 0) {
+        DropMappedPages(f_, view.events + (k - kDropEvents) * sizeof(Event), view.events + k * sizeof(Event));
+      }
       const Event e = view.event(k);
       const uint8_t type = sdkrt::TypeOf(e);
       if (type == sdkrt::kExtCount) {
@@ -545,6 +585,11 @@ class SdkDecoder {
       }
     }
     counts_.open_at_write += stack.size();
+    if (view.count > 0) {
+      const uint64_t tail = (view.count - 1) / kDropEvents * kDropEvents;
+      DropMappedPages(f_, view.events + tail * sizeof(Event), view.events + view.count * sizeof(Event));
+    }
+    if (thread < f_.owned_events.size()) std::vector<Event>().swap(f_.owned_events[thread]);  // spill: read once
     return OkStatus();
   }
 
@@ -622,22 +667,48 @@ class SdkDecoder {
   }
 
   // Closed slices in begin order (Finalize sorts them; ties keep this
-  // order); slice_index_ maps begin order to the builder's index.
+  // order), each block of records freed once added; anchors_ gets the
+  // builder's index of the slices that requests are anchored to.
   void AddSlices() {
     category_ = b_->Intern("user_annotation");
-    slice_index_.resize(slices_.size());
+    CollectAnchors();
     for (uint32_t t = 0; t < slices_.size(); ++t) {
-      slice_index_[t].assign(slices_[t].size(), kNoSlice);
-      for (size_t i = 0; i < slices_[t].size(); ++i) {
-        const SliceRec& s = slices_[t][i];
-        if (s.dur_ns < 0) continue;  // still open when the file was written
-        slice_index_[t][i] = b_->AddSlice(thread_tracks_[t], s.ts_ns, s.dur_ns, s.name, category_, kNoCorrelation, 0, 0);
+      SliceRecs& recs = slices_[t];
+      std::vector<std::pair<uint32_t, uint32_t>>& anchors = anchors_[t];
+      size_t next_anchor = 0;
+      for (size_t i = 0; i < recs.size(); ++i) {
+        const SliceRec s = recs[i];
+        if (i + 1 == recs.size() || ((i + 1) & (SliceRecs::kBlock - 1)) == 0) recs.ReleaseBlockOf(i);
+        // A slice still open when the file was written is left out.
+        const uint32_t index =
+            s.dur_ns < 0 ? kNoSlice
+                         : b_->AddSlice(thread_tracks_[t], s.ts_ns, s.dur_ns, s.name, category_, kNoCorrelation, 0, 0);
+        if (next_anchor < anchors.size() && anchors[next_anchor].first == i) anchors[next_anchor++].second = index;
       }
+      recs = SliceRecs();
+    }
+  }
+
+  // The (begin-order index, kNoSlice) of every slice a matched request is
+  // anchored to, per thread, sorted and distinct.
+  void CollectAnchors() {
+    anchors_.assign(slices_.size(), {});
+    for (const RequestRec& r : requests_) {
+      for (const RequestSide* side : {&r.begin, &r.end}) {
+        if (side->anchor != kNoEntry) anchors_[side->thread].emplace_back(side->anchor, kNoSlice);
+      }
+    }
+    for (auto& a : anchors_) {
+      std::sort(a.begin(), a.end());
+      a.erase(std::unique(a.begin(), a.end()), a.end());
     }
   }
 
   uint32_t AnchorSlice(const RequestSide& side) const {
-    return side.anchor == kNoEntry ? kNoSlice : slice_index_[side.thread][side.anchor];
+    if (side.anchor == kNoEntry) return kNoSlice;
+    const auto& a = anchors_[side.thread];
+    auto it = std::lower_bound(a.begin(), a.end(), std::make_pair(side.anchor, uint32_t{0}));
+    return it != a.end() && it->first == side.anchor ? it->second : kNoSlice;
   }
 
   // A request's token figures (docs/sdk.md, "LLM serving"): on its slice as
@@ -824,12 +895,14 @@ class SdkDecoder {
     }
   }
 
-  const EventFile& f_;
+  EventFile& f_;
   TraceBuilder* b_;
   const std::string& path_;
   std::vector<StringId> string_ids_, node_ids_;  // by file string index; raw kNone until interned
-  std::vector<std::vector<SliceRec>> slices_;    // per thread, begin order
-  std::vector<std::vector<uint32_t>> slice_index_;
+  std::vector<SliceRecs> slices_;                // per thread, begin order
+  // Per thread: (begin-order index, builder index) of the slices requests
+  // are anchored to (CollectAnchors, AddSlices).
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> anchors_;
   std::vector<RequestSide> req_begins_, req_ends_;
   std::vector<RequestRec> requests_;
   std::vector<StringId> counter_names_;
@@ -879,6 +952,8 @@ Status ImportSdkEventFile(const std::string& path, TraceBuilder* builder) {
   } named{RegisterMappedInput(base, size, path)};
   EventFile file;
   const char* data = static_cast<const char*>(base);
+  file.mapped = data;
+  file.mapped_size = size;
   if ((size >= 2 && std::memcmp(data, "\x1f\x8b", 2) == 0) ||
       (size >= 4 && std::memcmp(data, "\x28\xb5\x2f\xfd", 4) == 0)) {
     // Its decompressed bytes said SDK, but the file is read in place: it

@@ -248,6 +248,46 @@ TEST(SdkEventImporter, RequestFlowsFollowTheirSlicesThroughTheSort) {
   EXPECT_EQ(t.flows.to_slice[0], 2u);    // C
 }
 
+// The records of a thread's slices are freed a block (65,536) at a time as
+// they are added, and requests find the slices they were anchored to by
+// begin order: anchors past the first block, and one on a span left open
+// (no slice: the request's own slice takes its place). Hand-made: "open"
+// from 0, never closed; 70,000 spans "s"; then request 2 begins with only
+// "open" on the stack, request 1 inside B, both end inside C.
+TEST(SdkEventImporter, RequestAnchorsPastTheFirstBlockAndOnAnOpenSpan) {
+  EventFileBuilder b;
+  b.Thread(1, "t").Named(kSpanBegin, 0, "open");
+  constexpr int64_t kSpans = 70000, t0 = 10 + 3 * kSpans;
+  for (int64_t i = 0; i < kSpans; ++i) b.Named(kSpanBegin, 10 + 3 * i, "s").Ev(kSpanEnd, 11 + 3 * i);
+  b.Ev(kRequestBegin, t0, 2)
+      .Named(kExtName, t0, "r2")
+      .Named(kSpanBegin, t0 + 10, "B")
+      .Ev(kRequestBegin, t0 + 15, 1)
+      .Named(kExtName, t0 + 15, "r1")
+      .Named(kSpanBegin, t0 + 20, "C")
+      .Ev(kRequestEnd, t0 + 22, 1)
+      .Ev(kRequestEnd, t0 + 23, 2)
+      .Ev(kSpanEnd, t0 + 25)
+      .Ev(kSpanEnd, t0 + 30);
+  testing::TempDir dir;
+  auto r = Import(b.Bytes(), &dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = **r;
+  ASSERT_EQ(t.slices.size(), static_cast<size_t>(kSpans + 4));
+  EXPECT_EQ(t.slices.ts_ns[kSpans - 1], 1000 + 11 + 3 * (kSpans - 1) - 1);
+  const uint32_t B = kSpans, C = kSpans + 1, r2 = kSpans + 2, r1 = kSpans + 3;
+  EXPECT_EQ(t.Str(t.slices.name[B]), "B");
+  EXPECT_EQ(t.Str(t.slices.name[C]), "C");
+  EXPECT_EQ(t.Str(t.slices.name[r2]), "r2");
+  EXPECT_EQ(t.Str(t.slices.name[r1]), "r1");
+  std::map<uint64_t, std::pair<uint32_t, uint32_t>> flows;  // id -> (from, to)
+  for (size_t i = 0; i < t.flows.size(); ++i) flows[t.flows.flow_id[i]] = {t.flows.from_slice[i], t.flows.to_slice[i]};
+  ASSERT_EQ(flows.size(), 2u);
+  EXPECT_EQ(flows[1], std::make_pair(B, C));
+  EXPECT_EQ(flows[2], std::make_pair(r2, C));  // begun under "open" only: from its own slice
+  EXPECT_EQ(t.metadata.at("sdk.open_spans"), "1");
+}
+
 TEST(SdkEventImporter, BadFilesAreClearErrors) {
   testing::TempDir dir;
   std::string good = TwoThreads().Bytes();
