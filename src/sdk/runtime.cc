@@ -893,18 +893,49 @@ struct Snapshot {
   }
 };
 
+// A buffer as the writer found it under the registry lock: its owner (tid,
+// name) and its committed count then. The events are read after the lock
+// is released (a thread that starts or exits meanwhile does not wait for
+// the copies): buffers are never freed in a running process, an owner
+// that changes later only appends events after `committed`, and ring
+// copies are re-checked against the count as they always were.
+struct BufferState {
+  ThreadBuffer* tb;
+  uint64_t committed;
+  uint64_t markers;  // exit-marker events written by then
+  int64_t tid;
+  char name[64];
+  bool name_fixed;
+  bool own;    // the writer's own thread
+  bool quiet;  // no thread records into it (exited, or the writer's own)
+};
+
+// Under g_registry_mu.
+BufferState CaptureBuffer(ThreadBuffer* tb) {
+  BufferState st;
+  st.tb = tb;
+  st.committed = tb->committed.load(std::memory_order_acquire);
+  st.markers = tb->marker_events.load(std::memory_order_relaxed);
+  st.tid = tb->tid;
+  memcpy(st.name, tb->name, sizeof(st.name));
+  st.name_fixed = tb->name_fixed;
+  st.own = tb == t_buffer;
+  st.quiet = tb->exited.load(std::memory_order_acquire) || st.own;
+  return st;
+}
+
 // The name the owning thread has now: its own, or /proc's for another live
 // thread whose name the SDK was not told.
-void CurrentName(ThreadBuffer* tb, bool quiet, char* out) {
-  memcpy(out, tb->name, sizeof(tb->name));
-  if (tb->name_fixed) return;
-  if (tb == t_buffer) {
+void CurrentName(const BufferState& st, char* out) {
+  memcpy(out, st.name, sizeof(st.name));
+  if (st.name_fixed) return;
+  if (st.own) {
     pthread_getname_np(pthread_self(), out, 64);
     return;
   }
-  if (quiet) return;
+  if (st.quiet) return;
   char path[64];
-  snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", static_cast<long>(tb->tid));
+  snprintf(path, sizeof(path), "/proc/self/task/%ld/comm", static_cast<long>(st.tid));
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   char comm[64] = {};
@@ -918,8 +949,10 @@ void CurrentName(ThreadBuffer* tb, bool quiet, char* out) {
 // contents are copied and re-checked: events the owner may have overwritten
 // while they were copied are left out. Returns the number left out (ring
 // mode: older events no longer held).
-uint64_t BufferRuns(ThreadBuffer* tb, bool quiet, Snapshot* snap, Vec<EventRun>* out) {
-  uint64_t n1 = tb->committed.load(std::memory_order_acquire);
+uint64_t BufferRuns(const BufferState& st, Snapshot* snap, Vec<EventRun>* out) {
+  ThreadBuffer* tb = st.tb;
+  const bool quiet = st.quiet;
+  uint64_t n1 = st.committed;
   if (!tb->ring) {
     uint64_t left = n1;
     for (Chunk* c = tb->head; c && left > 0; c = c->next.load(std::memory_order_acquire)) {
@@ -972,11 +1005,10 @@ void AddView(Snapshot* snap, const Vec<EventRun>& runs, size_t from_run, size_t 
 // One buffer's views: a view per exit marker (the events before it, named
 // by it), then the current owner's events after the last marker. Name
 // events whose marker was overwritten in the ring are skipped.
-void SnapshotBuffer(ThreadBuffer* tb, Snapshot* snap) {
-  bool quiet = tb->exited.load(std::memory_order_acquire) || tb == t_buffer;
+void SnapshotBuffer(const BufferState& st, Snapshot* snap) {
   Vec<EventRun> runs;
-  uint64_t overwritten = BufferRuns(tb, quiet, snap, &runs);
-  const uint64_t markers = tb->marker_events.load(std::memory_order_relaxed);
+  uint64_t overwritten = BufferRuns(st, snap, &runs);
+  const uint64_t markers = st.markers;
   uint64_t markers_held = 0;
   size_t from_run = 0, from_k = 0, views_before = snap->views.size();
   bool segment_empty = true;
@@ -1016,9 +1048,9 @@ void SnapshotBuffer(ThreadBuffer* tb, Snapshot* snap) {
   // (as before buffers were shared), else only when it holds events.
   if (!segment_empty || snap->views.size() == views_before) {
     char name[64];
-    CurrentName(tb, quiet, name);
+    CurrentName(st, name);
     size_t last = runs.empty() ? 0 : runs.size() - 1;
-    AddView(snap, runs, from_run, from_k, last, runs.empty() ? 0 : runs[last].count, tb->tid, name, 0);
+    AddView(snap, runs, from_run, from_k, last, runs.empty() ? 0 : runs[last].count, st.tid, name, 0);
   }
   // The ring's oldest view lost the events before it; exit markers among
   // them are not events the threads recorded.
@@ -1037,17 +1069,22 @@ int WriteTo(const char* path) {
   int err = 0;
   {
     Snapshot snap;
-    // Under the registry lock: no buffer changes owner (tid, name) while it
-    // is cut into views. Owners keep recording; ring copies are re-checked.
+    // Under the registry lock, only each buffer's owner and count
+    // (CaptureBuffer); the copies and the walk for exit markers after it, so
+    // a thread that starts or exits meanwhile waits for no copy (it waited
+    // for every ring's: bench/sdk_registry_wait.py, docs/sdk.md).
+    Vec<BufferState> states;
     pthread_mutex_lock(&g_registry_mu);
-    for (ThreadBuffer* tb = g_threads; tb; tb = tb->next) SnapshotBuffer(tb, &snap);
+    for (ThreadBuffer* tb = g_threads; tb; tb = tb->next) states.push_back(CaptureBuffer(tb));
     pthread_mutex_unlock(&g_registry_mu);
+    for (const BufferState& st : states) SnapshotBuffer(st, &snap);
     for (size_t i = 0; i < snap.views.size(); ++i) {
       size_t end = i + 1 < snap.views.size() ? snap.first_run[i + 1] : snap.runs.size();
       snap.views[i].runs = snap.runs.data() + snap.first_run[i];
       snap.views[i].run_count = end - snap.first_run[i];
     }
-    if (snap.views.failed() || snap.runs.failed() || snap.first_run.failed() || snap.copies.failed()) {
+    if (states.failed() || snap.views.failed() || snap.runs.failed() || snap.first_run.failed() ||
+        snap.copies.failed()) {
       err = ENOMEM;
     } else {
       Calibrate();
@@ -1145,8 +1182,8 @@ void StartFlushSignal() {
 // The writer's lock is not held across fork(): a fork (a DataLoader
 // starting its workers) waited for a whole flush of the parent, seconds for
 // a large record. A writer guards nothing the child inherits (its state is
-// its own stack and heap, and the registry lock, held here, covers the
-// buffers it reads); the child, whose only thread is the forking one, gets
+// its own stack and heap, and the buffers it reads, found under the
+// registry lock, are the parent's, never freed there); the child, whose only thread is the forking one, gets
 // the lock back unlocked (ForkChild).
 void ForkPrepare() {
   pthread_mutex_lock(&g_registry_mu);

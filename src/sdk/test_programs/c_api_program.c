@@ -20,6 +20,8 @@
  *   c_api_program kill N        N spans, then SIGKILL to itself
  *   c_api_program sigkill_writing N  N spans, a flush, N more, then SIGKILL in the middle of the next flush
  *   c_api_program held_writer N      N spans; while a flush is held mid-write, runs `steps 1` in the same folder
+ *   c_api_program registry_during_flush  ring mode: a thread starts and one exits while a flush is held
+ *                               in its copy of a ring
  *   c_api_program tokens K      K requests, each a prefill and 1 + 1 + 3 output
  *                               tokens 1 ms apart; prints its own times (ns)
  *   c_api_program api           every other call of the C API
@@ -33,6 +35,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <aiprof/aiprof.h>
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -660,6 +663,117 @@ static int HeldWriter(long n, const char* self) {
   return 0;
 }
 
+/* A thread that starts and one that exits while a flush (ring mode) is held
+ * in its copy of the rings: the flushing thread is stopped in the malloc of
+ * its copy of the main thread's full ring (AIPROF_RING_MB=0.5: 32,768 events,
+ * a 512 KiB copy; this program's malloc, which holds the first such call made
+ * by the flushing thread until released). Meanwhile a new thread records a
+ * span (its first call registers it) and an older thread exits (the SDK
+ * marks its buffer idle). Prints "registered 1" when the new thread's span
+ * was recorded within 5 s (0: it waited for the flush), "exited 1" when the
+ * other thread's exit ended within 5 s, then lets the flush go on and
+ * prints "flush <rc>". Skipped ("skipped") under sanitizers that replace
+ * malloc. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define AIPROF_TEST_NO_MALLOC_HOOK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define AIPROF_TEST_NO_MALLOC_HOOK 1
+#endif
+#endif
+
+#ifndef AIPROF_TEST_NO_MALLOC_HOOK
+extern void* __libc_malloc(size_t n);
+static size_t g_hold_size;
+static volatile int g_hold_used;
+static __thread int t_hold_here;
+static int g_copy_held[2], g_copy_release[2];
+
+void* malloc(size_t n) {
+  if (t_hold_here && n == g_hold_size && !g_hold_used) {
+    char b = 'h';
+    g_hold_used = 1;
+    if (write(g_copy_held[1], &b, 1) != 1 || read(g_copy_release[0], &b, 1) != 1) _exit(3);
+  }
+  return __libc_malloc(n);
+}
+
+static void* FlushInCopy(void* path) {
+  t_hold_here = 1;
+  return (void*)(intptr_t)aiprof_flush_to((const char*)path);
+}
+#endif
+
+static int g_started[2], g_go_exit[2];
+
+static void* StartDuringFlush(void* arg) {
+  char b = 's';
+  (void)arg;
+  aiprof_span_begin("started_during_flush");
+  aiprof_span_end();
+  if (write(g_started[1], &b, 1) != 1) _exit(3);
+  return NULL;
+}
+
+static void* ExitDuringFlush(void* arg) {
+  char b = 0;
+  (void)arg;
+  aiprof_span_begin("exits_during_flush");
+  aiprof_span_end();
+  if (read(g_go_exit[0], &b, 1) != 1) _exit(3);
+  return NULL; /* the SDK's exit runs now (a thread-specific destructor) */
+}
+
+extern int pthread_timedjoin_np(pthread_t thread, void** ret, const struct timespec* abstime);
+
+static int RegistryDuringFlush(const char* path) {
+#ifdef AIPROF_TEST_NO_MALLOC_HOOK
+  (void)path;
+  (void)g_started;
+  (void)g_go_exit;
+  (void)StartDuringFlush;
+  (void)ExitDuringFlush;
+  printf("skipped\n");
+  return 0;
+#else
+  pthread_t writer, starter, exiter;
+  struct pollfd started;
+  struct timespec deadline;
+  void* rc = NULL;
+  char b = 'g';
+  int registered, exited;
+  const char* mb = getenv("AIPROF_RING_MB");
+  if (!mb || strcmp(mb, "0.5") != 0) return 2;
+  if (pipe(g_copy_held) != 0 || pipe(g_copy_release) != 0 || pipe(g_started) != 0 || pipe(g_go_exit) != 0) return 2;
+  alarm(30);
+  pthread_create(&exiter, NULL, ExitDuringFlush, NULL);
+  for (long i = 0; i < 20000; ++i) { /* 40,000 events: the main thread's ring is full */
+    aiprof_span_begin("fills_the_ring");
+    aiprof_span_end();
+  }
+  g_hold_size = 32768 * 16;
+  pthread_create(&writer, NULL, FlushInCopy, (void*)path);
+  if (read(g_copy_held[0], &b, 1) != 1) return 2; /* the writer is in its copy now */
+  pthread_create(&starter, NULL, StartDuringFlush, NULL);
+  started.fd = g_started[0];
+  started.events = POLLIN;
+  registered = poll(&started, 1, 5000) == 1;
+  printf("registered %d\n", registered);
+  if (write(g_go_exit[1], &b, 1) != 1) return 2;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 5;
+  exited = pthread_timedjoin_np(exiter, NULL, &deadline) == 0;
+  printf("exited %d\n", exited);
+  fflush(stdout);
+  if (write(g_copy_release[1], &b, 1) != 1) return 2;
+  pthread_join(writer, &rc);
+  pthread_join(starter, NULL);
+  if (!exited) pthread_join(exiter, NULL);
+  printf("flush %d\n", (int)(intptr_t)rc);
+  return 0;
+#endif
+}
+
 static int MapCount(void) {
   FILE* f = fopen("/proc/self/maps", "r");
   int n = 0;
@@ -734,6 +848,7 @@ int main(int argc, char** argv) {
   if (strcmp(s, "kill") == 0 && argc == 3) return Kill(atol(argv[2]));
   if (strcmp(s, "kill_writing") == 0 && argc == 3) return KillWriting(atol(argv[2]));
   if (strcmp(s, "sigkill_writing") == 0 && argc == 3) return SigkillWriting(atol(argv[2]));
+  if (strcmp(s, "registry_during_flush") == 0 && argc == 3) return RegistryDuringFlush(argv[2]);
   if (strcmp(s, "held_writer") == 0 && argc == 3) return HeldWriter(atol(argv[2]), argv[0]);
   if (strcmp(s, "disk_full") == 0 && argc == 3) return DiskFull(atol(argv[2]));
   if (strcmp(s, "maps") == 0 && argc == 3) return Maps(atol(argv[2]));
