@@ -7,12 +7,18 @@ the profiler's own CSV files with Python's csv module:
   - per-kernel totals (device slices of the timeline) = kernel_details.csv;
   - per-op-type totals and counts (op_types)          = op_statistic.csv;
   - step breakdown computed from the timeline         = step_trace_time.csv;
-  - a multi-rank folder opens every rank, one rank per track.
+  - a multi-rank folder opens every rank, one rank per track;
+  - copies (summary ops, analyze memcpy) = the Ascend Hardware tasks of type
+    SDMA_SQE / PCIE_DMA_SQE (msprof-analyze's copy definition), never HCCL's
+    own SDMA/Notify tasks, which are the collective's sub-tasks; collectives =
+    communication.json's Elapse Time; device busy = the union of compute,
+    copy and collective intervals computed here from trace_view.json.
 
 Tolerance: 0.1% relative (0.01 us absolute for values near zero)."""
 import argparse
 import collections
 import csv
+import decimal
 import json
 import os
 import shutil
@@ -124,6 +130,130 @@ def check_step_breakdown(js, step_csv, rank, label):
     return len(rows)
 
 
+COMPUTE_TASK_TYPES = {"AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MIX_AIC", "MIX_AIV", "DSA_SQE", "FFTS_PLUS", "Other"}
+COPY_TASK_TYPES = {"SDMA_SQE", "PCIE_DMA_SQE"}
+
+
+def ns(text):
+    """Exact µs text (or number) to integer ns, rounded half away from zero as aiprof parses it."""
+    return int((decimal.Decimal(str(text)) * 1000).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
+
+
+def union_ns(intervals):
+    total, end = 0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def raw_device_tasks(trace_view):
+    """From trace_view.json alone: the program's copies, HCCL's tasks on the
+    hardware streams (the connection_id of an HCCL collective, or the stream
+    and task id the HCCL Plane threads list, inside the span HCCL gives it),
+    the HCCL collectives, the compute tasks and the ProfilerStep spans, as
+    (start_ns, end_ns) lists."""
+    with open(trace_view) as f:
+        events = json.load(f)
+    procs = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e.get("ph") == "M" and e["name"] == "thread_name"}
+    out = collections.defaultdict(list)
+    hccl_spans = {}
+    hardware = []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        a = ns(e["ts"])
+        b = a + ns(e["dur"])
+        proc = procs.get(e["pid"])
+        if proc == "HCCL" and "Communication" in threads.get((e["pid"], e["tid"]), ""):
+            out["collective"].append((a, b))
+            hccl_spans[("connection", e["args"]["connection_id"])] = (a, b)
+        elif proc == "HCCL":
+            out["hccl_plane"].append((a, b))
+            key = (e["args"]["stream id"], e["args"]["task id"])
+            lo, hi = hccl_spans.get(key, (a, b))
+            hccl_spans[key] = (min(lo, a), max(hi, b))
+        elif proc == "Ascend Hardware":
+            hardware.append((e, a, b))
+        elif proc == "Python" and e["name"].startswith("ProfilerStep#"):
+            out["step"].append((a, b))
+    for e, a, b in hardware:
+        args = e.get("args", {})
+        spans = [hccl_spans.get(("connection", args.get("connection_id"))),
+                 hccl_spans.get((args.get("Physic Stream Id"), args.get("Task Id")))]
+        # Within 1 us: the last SDMA of a collective may end a fraction of a
+        # ns after it (level0 rank0: 0.56 ns), the two written as floats.
+        joined = any(span and span[0] - 1000 <= a and b <= span[1] + 1000 for span in spans)
+        if joined or args.get("Task Type") in ("SDMA", "RDMA"):
+            out["hccl_hardware"].append((a, b))
+        elif args.get("Task Type") in COPY_TASK_TYPES:
+            out["copy"].append((a, b))
+        elif args.get("Task Type") in COMPUTE_TASK_TYPES:
+            out["compute"].append((a, b))
+    return out
+
+
+def analyze_memcpy(aiprof, path):
+    p = subprocess.run([aiprof, "analyze", path, "--only", "memcpy", "--format", "json"], capture_output=True,
+                       text=True, timeout=300)
+    if p.returncode != 0:
+        check(False, "aiprof analyze --only memcpy %s exited %d: %s" % (path, p.returncode, p.stderr))
+        return None
+    return json.loads(p.stdout)
+
+
+def check_copies_and_communication(aiprof, one, rank_dir, out, label):
+    """Copies are the program's SDMA_SQE / PCIE_DMA_SQE tasks only; HCCL's
+    tasks are communication; busy time counts nothing twice."""
+    raw = raw_device_tasks(os.path.join(out, "trace_view.json"))
+    copies = raw["copy"]
+    check(raw["hccl_hardware"], "%s: the raw file has HCCL tasks on a hardware stream" % label)
+    got = [op for op in one["ops"] if op["category"] == "Memcpy"]
+    got_ns = round(sum(op["total_us"] for op in got) * 1000)
+    check(sum(op["count"] for op in got) == len(copies) and abs(got_ns - sum(b - a for a, b in copies)) <= len(copies),
+          "%s: copies %d / %d ns, trace_view.json's SDMA_SQE/PCIE_DMA_SQE tasks %d / %d ns (names %s)" %
+          (label, sum(op["count"] for op in got), got_ns, len(copies), sum(b - a for a, b in copies),
+           sorted({op["name"] for op in got})))
+    sub = sum(op["count"] for op in one["ops"] if op["category"] == "hccl_task")
+    check(sub == len(raw["hccl_plane"]) + len(raw["hccl_hardware"]),
+          "%s: %d hccl_task slices, the raw file has %d Plane tasks + %d HCCL tasks on hardware streams" %
+          (label, sub, len(raw["hccl_plane"]), len(raw["hccl_hardware"])))
+    # analyze's memcpy figures: the same copies, and their share of the step.
+    js = analyze_memcpy(aiprof, rank_dir)
+    if js is not None:
+        rows = [r for b in js["sections"]["memcpy"]["blocks"] if b.get("key") == "directions" for r in b["rows"]]
+        total = sum(r["time_ns"] for r in rows)
+        check(abs(total - sum(b - a for a, b in copies)) <= len(copies),
+              "%s: analyze memcpy %d ns, raw copies %d ns" % (label, total, sum(b - a for a, b in copies)))
+        in_steps = sum(max(0, min(b, sb) - max(a, sa)) for a, b in copies for sa, sb in raw["step"])
+        step_ns = sum(sb - sa for sa, sb in raw["step"])
+        ratio = js["metrics"]["memcpy_step_ratio"]["value"]
+        check(close(ratio * 100, in_steps / step_ns * 100),
+              "%s: memcpy_step_ratio %s, raw copies inside ProfilerStep %d of %d ns" % (label, ratio, in_steps, step_ns))
+    # Collectives: communication.json's total elapse time (the same figure as
+    # step_trace_time.csv's Communication in a one-step run).
+    comm_json = os.path.join(out, "communication.json")
+    if os.path.exists(comm_json):
+        with open(comm_json) as f:
+            comm = json.load(f)
+        elapse_ms = sum(v["collective"]["Total Op Info"]["Communication Time Info"]["Elapse Time(ms)"]
+                        for v in comm.values() if "Total Op Info" in v.get("collective", {}))
+        got_us = sum(op["total_us"] for op in one["ops"] if op["category"] == "hccl")
+        check(close(got_us, elapse_ms * 1000), "%s: collectives %s us, communication.json Elapse Time %s ms" %
+              (label, got_us, elapse_ms))
+    busy = union_ns(raw["compute"] + copies + raw["collective"])
+    got_busy = sum(d["busy_us"] for d in one["devices"])
+    check(close(got_busy, busy / 1000.0), "%s: device busy %s us, raw union of compute, copies and collectives %s us" %
+          (label, got_busy, busy / 1000.0))
+    return len(copies), sub
+
+
 def check_run(aiprof, run_dir):
     ranks = sorted(d for d in os.listdir(run_dir) if d.endswith("_ascend_pt"))
     js = summary(aiprof, run_dir)
@@ -147,6 +277,8 @@ def check_run(aiprof, run_dir):
                                                                               rank, label)
         msg += ", %d steps match step_trace_time.csv" % check_step_breakdown(js, os.path.join(out, "step_trace_time.csv"),
                                                                            rank, label)
+        msg += ", %d copies and %d HCCL sub-tasks match trace_view.json" % check_copies_and_communication(
+            aiprof, one, os.path.join(run_dir, rank_dir), out, label)
         print("ok  ", msg)
 
 

@@ -209,6 +209,93 @@ TEST(AscendImporterTest, DeviceFromPidAndTaskCategory) {
   EXPECT_EQ(AscendTaskCategory("EVENT_WAIT_SQE", "EVENT_WAIT"), "npu_sync");
   EXPECT_EQ(AscendTaskCategory("Notify Wait", "Notify Wait"), "npu_sync");
   EXPECT_EQ(AscendTaskCategory("HCCL", "hcom_allReduce__586_0_1"), "hccl");
+  // HCCL's transfers are part of its collective, not the program's copies
+  // (SDMA_SQE / PCIE_DMA_SQE MEMCPY_ASYNC tasks).
+  EXPECT_EQ(AscendTaskCategory("SDMA", "SDMA"), "hccl_task");
+  EXPECT_EQ(AscendTaskCategory("RDMA", "RDMA"), "hccl_task");
+  EXPECT_EQ(AscendTaskCategory("", "SDMA"), "hccl_task");
+  EXPECT_EQ(AscendTaskCategory("SDMA_SQE", "MEMCPY_ASYNC"), "Memcpy");
+}
+
+// Hand-made: HCCL's tasks on an Ascend Hardware stream (the level1 fixture's
+// Stream 4 shape: SDMA, Notify Wait, Write Value under the task id that the
+// HCCL Plane threads list, or, as in level0, which lists no Plane tasks,
+// under the connection_id of the collective) are the collective's
+// sub-tasks, not copies or stream syncs; the program's MEMCPY_ASYNC stays a
+// copy, and a task outside the span of the ids it shares (ids wrap around)
+// keeps its own category.
+TEST(AscendImporterTest, HcclTasksOnHardwareStreamsAreCommunicationNotCopies) {
+  TempDir dir;
+  std::string path = dir.Write("trace_view.json", R"([
+{"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "Python"}},
+{"ph": "M", "name": "process_name", "pid": 102432, "tid": 0, "args": {"name": "Ascend Hardware"}},
+{"ph": "M", "name": "thread_name", "pid": 102432, "tid": 2, "args": {"name": "Stream 2"}},
+{"ph": "M", "name": "thread_name", "pid": 102432, "tid": 4, "args": {"name": "Stream 4"}},
+{"ph": "M", "name": "process_name", "pid": 102496, "tid": 0, "args": {"name": "HCCL"}},
+{"ph": "M", "name": "thread_name", "pid": 102496, "tid": 0, "args": {"name": "Group 0 Communication"}},
+{"ph": "M", "name": "thread_name", "pid": 102496, "tid": 1, "args": {"name": "Plane 0"}},
+{"ph": "X", "name": "aten::add", "pid": 100, "tid": 100, "ts": "1000.000", "dur": 10, "cat": "cpu_op"},
+{"ph": "X", "name": "Add", "pid": 102432, "tid": 2, "ts": "1500.000", "dur": 20, "args": {"Task Type": "AI_CORE", "Physic Stream Id": 2, "Task Id": 3}},
+{"ph": "X", "name": "MEMCPY_ASYNC", "pid": 102432, "tid": 2, "ts": "1600.000", "dur": 30, "args": {"Task Type": "SDMA_SQE", "Physic Stream Id": 2, "Task Id": 4}},
+{"ph": "X", "name": "hcom_allReduce__1_0_1", "pid": 102496, "tid": 0, "ts": "2000.000", "dur": 100, "args": {"connection_id": 55}},
+{"ph": "X", "name": "Memcpy", "pid": 102496, "tid": 1, "ts": "2000.000", "dur": 10, "args": {"stream id": 4, "task id": 7, "task type": "Memcpy"}},
+{"ph": "X", "name": "Notify_Wait", "pid": 102496, "tid": 1, "ts": "2010.000", "dur": 80, "args": {"stream id": 4, "task id": 7, "task type": "Notify_Wait"}},
+{"ph": "X", "name": "EVENT_RECORD", "pid": 102432, "tid": 4, "ts": "1990.000", "dur": 0.02, "args": {"Task Type": "EVENT_RECORD_SQE", "Physic Stream Id": 4, "Task Id": 6}},
+{"ph": "X", "name": "SDMA", "pid": 102432, "tid": 4, "ts": "2000.000", "dur": 10, "args": {"Task Type": "SDMA", "Physic Stream Id": 4, "Task Id": 7}},
+{"ph": "X", "name": "Notify Wait", "pid": 102432, "tid": 4, "ts": "2010.000", "dur": 80, "args": {"Task Type": "Notify Wait", "Physic Stream Id": 4, "Task Id": 7}},
+{"ph": "X", "name": "Write Value", "pid": 102432, "tid": 4, "ts": "2089.500", "dur": 0.5, "args": {"Task Type": "Write Value", "Physic Stream Id": 4, "Task Id": 7}},
+{"ph": "X", "name": "Notify Record", "pid": 102432, "tid": 4, "ts": "2095.000", "dur": 1, "args": {"Task Type": "Notify Record", "Physic Stream Id": 4, "Task Id": 9, "connection_id": 55}},
+{"ph": "X", "name": "Write Value", "pid": 102432, "tid": 4, "ts": "9000.000", "dur": 0.5, "args": {"Task Type": "Write Value", "Physic Stream Id": 4, "Task Id": 7, "connection_id": 55}}
+])");
+  auto t = MustImport(path);
+  ASSERT_TRUE(t);
+  std::map<std::string, std::vector<std::pair<std::string, EventKind>>> by_name;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    by_name[std::string(t->Str(t->slices.name[i]))].emplace_back(t->Str(t->slices.category[i]), t->slices.kind[i]);
+  }
+  using Row = std::vector<std::pair<std::string, EventKind>>;
+  EXPECT_EQ(by_name["SDMA"], (Row{{"hccl_task", EventKind::kOther}}));
+  EXPECT_EQ(by_name["Notify Wait"], (Row{{"hccl_task", EventKind::kOther}}));
+  EXPECT_EQ(by_name["Write Value"], (Row{{"hccl_task", EventKind::kOther}, {"npu_sync", EventKind::kOther}}));
+  EXPECT_EQ(by_name["Notify Record"], (Row{{"hccl_task", EventKind::kOther}}));
+  EXPECT_EQ(by_name["EVENT_RECORD"], (Row{{"npu_sync", EventKind::kOther}}));
+  EXPECT_EQ(by_name["MEMCPY_ASYNC"], (Row{{"Memcpy", EventKind::kMemcpy}}));
+  EXPECT_EQ(by_name["Add"], (Row{{"kernel", EventKind::kKernel}}));
+  EXPECT_EQ(by_name["hcom_allReduce__1_0_1"], (Row{{"hccl", EventKind::kCollective}}));
+  EXPECT_EQ(by_name["Notify_Wait"], (Row{{"hccl_task", EventKind::kOther}}));
+}
+
+// The real runs: of the device tasks, only the program's MEMCPY_ASYNC tasks
+// are copies; each rank's Stream 4 holds HCCL's 296 tasks of its four
+// allreduces (72 SDMA, 112 Notify Wait, 112 Write Value), all sub-tasks:
+// level1 lists them on its Plane threads too, level0 by connection_id only.
+void ExpectHcclStreamTasksAreNotCopies(const std::string& run) {
+  SCOPED_TRACE(run);
+  auto t = MustImport(run);
+  ASSERT_TRUE(t);
+  std::map<std::pair<int32_t, std::string>, int> hccl_on_hardware;
+  for (uint32_t i = 0; i < t->slices.size(); ++i) {
+    const uint32_t track = t->slices.track[i];
+    std::string_view name = t->Str(t->slices.name[i]);
+    if (t->slices.kind[i] == EventKind::kMemcpy) {
+      EXPECT_EQ(name, "MEMCPY_ASYNC");
+    }
+    if (t->Str(t->tracks.process_name[track]) == "Ascend Hardware" && t->Str(t->slices.category[i]) == "hccl_task") {
+      EXPECT_EQ(t->Str(t->tracks.name[track]), "Stream 4");
+      ++hccl_on_hardware[{t->tracks.rank[track], std::string(name)}];
+    }
+  }
+  for (int32_t rank : {0, 1}) {
+    EXPECT_EQ((hccl_on_hardware[{rank, "SDMA"}]), 72) << rank;
+    EXPECT_EQ((hccl_on_hardware[{rank, "Notify Wait"}]), 112) << rank;
+    EXPECT_EQ((hccl_on_hardware[{rank, "Write Value"}]), 112) << rank;
+  }
+  EXPECT_EQ(hccl_on_hardware.size(), 6u);
+}
+
+TEST(AscendImporterTest, HcclStreamTasksAreNotCopies) {
+  ExpectHcclStreamTasksAreNotCopies(kLevel1);
+  ExpectHcclStreamTasksAreNotCopies(kFixtures + "/ascend-pt/level0");
 }
 
 // Hand-made: bit-packed pids, device 3, a flow id beyond 2^64 and one beyond 2^53.

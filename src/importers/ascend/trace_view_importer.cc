@@ -1,7 +1,12 @@
 #include "src/importers/ascend/trace_view_importer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <map>
+#include <optional>
 #include <regex>
+#include <tuple>
 #include <unordered_map>
 
 #include "src/importers/json/chrome_json_importer.h"
@@ -12,6 +17,10 @@ namespace aiprof {
 namespace {
 
 enum class AscendProcess : uint8_t { kOther, kPython, kCann, kHardware, kHccl, kOverlap };
+
+// How far a hardware task may reach outside the span HCCL gives its task:
+// both views are written from one record, to the ns (level0/level1 fixtures).
+constexpr int64_t kHcclTaskToleranceNs = 1000;
 
 AscendProcess ClassifyProcess(std::string_view name) {
   if (name == "Python") return AscendProcess::kPython;
@@ -81,8 +90,70 @@ struct RolePass {
     return roles;
   }
 
+  // An integer arg of slice `i` under the first of `keys` it has.
+  std::optional<int64_t> IntArg(uint32_t i, std::initializer_list<StringId> keys) const {
+    const Trace* trace = builder->trace();
+    for (StringId key : keys) {
+      const Arg* a = trace->FindSliceArg(i, key);
+      if (a == nullptr) continue;
+      if (a->type == ArgType::kInt) return a->i;
+      if (a->type == ArgType::kUint && a->u <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(a->u);
+    }
+    return std::nullopt;
+  }
+
+  // HCCL's tasks, for finding them again on the Ascend Hardware streams:
+  // each collective (Group N Communication) by (device, connection_id), the
+  // id its hardware tasks (SDMA, Notify Wait, Write Value...) carry too, and
+  // each task its Plane threads list by (device, stream id, task id), which
+  // the hardware view gives as Physic Stream Id and Task Id; with the span
+  // each covers. Level0 files list no Plane tasks, so both are needed.
+  using TaskKey = std::tuple<int32_t, int64_t, int64_t>;  // device, stream (or -1), task (or connection) id
+  using Spans = std::map<TaskKey, std::pair<int64_t, int64_t>>;
+  Spans HcclTaskSpans(const std::vector<AscendProcess>& roles, size_t first_track, size_t first_slice) {
+    Spans spans;
+    const Trace* trace = builder->trace();
+    const StringId stream_key = builder->Intern("stream id"), task_key = builder->Intern("task id");
+    const StringId connection_key = builder->Intern("connection_id");
+    for (size_t i = first_slice; i < trace->slices.size(); ++i) {
+      const uint32_t track = trace->slices.track[i], slice = static_cast<uint32_t>(i);
+      if (track < first_track || roles[track] != AscendProcess::kHccl) continue;
+      std::optional<int64_t> stream = -1, task = IntArg(slice, {connection_key});
+      if (!IsGroupTrack(track)) stream = IntArg(slice, {stream_key}), task = IntArg(slice, {task_key});
+      if (!stream || !task) continue;
+      const int64_t start = trace->slices.ts_ns[i], end = start + trace->slices.dur_ns[i];
+      auto [it, fresh] = spans.try_emplace({trace->tracks.device[track], *stream, *task}, start, end);
+      if (!fresh) it->second = {std::min(it->second.first, start), std::max(it->second.second, end)};
+    }
+    return spans;
+  }
+
+  bool IsGroupTrack(uint32_t track) const {
+    const Trace* trace = builder->trace();
+    return trace->Str(trace->tracks.name[track]).find("Communication") != std::string_view::npos;
+  }
+
   void AssignCategories(const std::vector<AscendProcess>& roles, size_t first_track, size_t first_slice) {
     Trace* trace = builder->trace();
+    const Spans hccl_tasks = HcclTaskSpans(roles, first_track, first_slice);
+    const StringId key_physic_stream = builder->Intern("Physic Stream Id"), key_stream = builder->Intern("Stream Id");
+    const StringId key_task_id = builder->Intern("Task Id"), key_connection = builder->Intern("connection_id");
+    // A hardware task is one of HCCL's when HCCL lists its connection id, or
+    // its stream and task id, over a span that holds it (ids are reused: task
+    // ids wrap around, so the span decides).
+    auto listed = [&](uint32_t i, int64_t stream, std::optional<int64_t> id) {
+      if (!id) return false;
+      auto it = hccl_tasks.find({trace->tracks.device[trace->slices.track[i]], stream, *id});
+      const int64_t start = trace->slices.ts_ns[i], end = start + trace->slices.dur_ns[i];
+      return it != hccl_tasks.end() && start >= it->second.first - kHcclTaskToleranceNs &&
+             end <= it->second.second + kHcclTaskToleranceNs;
+    };
+    auto is_hccl_task = [&](uint32_t i) {
+      if (hccl_tasks.empty()) return false;
+      if (listed(i, -1, IntArg(i, {key_connection}))) return true;
+      std::optional<int64_t> stream = IntArg(i, {key_physic_stream, key_stream});
+      return listed(i, stream.value_or(trace->tracks.tid[trace->slices.track[i]]), IntArg(i, {key_task_id}));
+    };
     StringId key_task_type = builder->Intern("Task Type");
     StringId cat_cann = builder->Intern("cann"), cat_overlap = builder->Intern("overlap_analysis");
     StringId cat_hccl = builder->Intern("hccl"), cat_hccl_task = builder->Intern("hccl_task");
@@ -98,13 +169,14 @@ struct RolePass {
         case AscendProcess::kOverlap:
           builder->SetSliceCategory(static_cast<uint32_t>(i), cat_overlap);
           break;
-        case AscendProcess::kHccl: {
-          std::string_view thread = trace->Str(trace->tracks.name[track]);
-          bool group = thread.find("Communication") != std::string_view::npos;
-          builder->SetSliceCategory(static_cast<uint32_t>(i), group ? cat_hccl : cat_hccl_task);
+        case AscendProcess::kHccl:
+          builder->SetSliceCategory(static_cast<uint32_t>(i), IsGroupTrack(track) ? cat_hccl : cat_hccl_task);
           break;
-        }
         case AscendProcess::kHardware: {
+          if (is_hccl_task(static_cast<uint32_t>(i))) {
+            builder->SetSliceCategory(static_cast<uint32_t>(i), cat_hccl_task);
+            break;
+          }
           const Arg* a = trace->FindSliceArg(static_cast<uint32_t>(i), key_task_type);
           uint32_t type = a && a->type == ArgType::kString ? a->str : 0;
           uint64_t key = (uint64_t{type} << 32) | trace->slices.name[i].raw;
@@ -132,8 +204,15 @@ int32_t AscendDeviceFromPid(int64_t pid, int64_t host_pid, int32_t fallback) {
 
 std::string_view AscendTaskCategory(std::string_view task_type, std::string_view name) {
   if (name.starts_with("hcom_") || name.starts_with("Hccl") || task_type == "HCCL") return "hccl";
-  if (task_type == "PCIE_DMA_SQE" || task_type == "SDMA_SQE" || task_type == "SDMA" || task_type == "MEMCPY_ASYNC" ||
-      name.starts_with("MEMCPY") || name == "SDMA") {
+  // HCCL's own transfers (its TaskType SDMA / RDMA): part of a collective,
+  // whose group track already has its time. A program's copies are
+  // MEMCPY_ASYNC tasks of type SDMA_SQE or PCIE_DMA_SQE, which are the only
+  // SDMA time msprof-analyze counts as copies.
+  if (task_type == "SDMA" || task_type == "RDMA" || (task_type.empty() && (name == "SDMA" || name == "RDMA"))) {
+    return "hccl_task";
+  }
+  if (task_type == "PCIE_DMA_SQE" || task_type == "SDMA_SQE" || task_type == "MEMCPY_ASYNC" ||
+      name.starts_with("MEMCPY")) {
     return "Memcpy";
   }
   if (task_type == "EVENT_RECORD_SQE" || task_type == "EVENT_WAIT_SQE" || task_type == "Notify Wait" ||

@@ -8,7 +8,10 @@
 //   Python                      host threads (roles inferred as for Kineto)
 //   CANN / AscendCL / Runtime   host runtime threads, category "cann"
 //   Ascend Hardware             device streams ("Stream N"); category from the
-//                               Task Type arg: kernel, Memcpy, npu_sync, hccl
+//                               Task Type arg: kernel, Memcpy, npu_sync, hccl;
+//                               HCCL's own tasks (found by the collective's
+//                               connection_id or a Plane task's stream and
+//                               task id) → "hccl_task", not copies
 //   HCCL / Communication        "Group N Communication" → category "hccl"
 //                               (collectives); "Plane N" → "hccl_task"
 //   Overlap Analysis            spans Computing / Communication / Free ...
