@@ -19,7 +19,11 @@ constexpr size_t kConsumerScan = 64;
 
 double Div(double a, double b) { return b > 0 ? a / b : 0; }
 
-// First input of a later op on the same thread shaped [N, Cout, ...].
+// First input of a later op on the same thread shaped [N, Cout, ...]. Ops
+// with no input of the convolution's rank cannot consume its output and are
+// passed over (training's BatchNorm counts its batches with an
+// `aten::add_` of scalars between the convolution and the batch_norm that
+// reads its output); the first op that has such an input decides.
 std::optional<Dims> ConvOutput(const Trace& trace, const OpArgReader& args, uint32_t i, const std::vector<Dims>& in) {
   const SliceTable& s = trace.slices;
   if (in.size() < 2 || in[0].size() < 3 || in[1].empty()) return std::nullopt;
@@ -30,12 +34,83 @@ std::optional<Dims> ConvOutput(const Trace& trace, const OpArgReader& args, uint
     ++seen;
     auto dims = args.InputDims(j);
     if (!dims) continue;
+    bool same_rank = false;
     for (const Dims& d : *dims) {
-      if (d.size() == in[0].size() && d[0] == in[0][0] && d[1] == in[1][0]) return d;
+      if (d.size() != in[0].size()) continue;
+      same_rank = true;
+      if (d[0] == in[0][0] && d[1] == in[1][0]) return d;
     }
-    return std::nullopt;  // the next op with shapes does not consume it
+    if (same_rank) return std::nullopt;  // the next op that could consume it does not
   }
   return std::nullopt;
+}
+
+// The integers of a recorded list argument ("[2, 2]") or scalar ("1"),
+// broadcast to `n` values; nullopt when it is neither or has another length.
+std::optional<std::vector<int64_t>> IntList(std::string_view text, size_t n) {
+  std::vector<int64_t> v;
+  size_t p = 0;
+  if (!text.empty() && text.front() == '[') {
+    if (text.back() != ']') return std::nullopt;
+    text = text.substr(1, text.size() - 2);
+  }
+  while (p < text.size()) {
+    while (p < text.size() && (text[p] == ' ' || text[p] == ',')) ++p;
+    if (p == text.size()) break;
+    size_t q = p;
+    if (text[q] == '-') ++q;
+    int64_t x = 0;
+    size_t digits = 0;
+    for (; q < text.size() && text[q] >= '0' && text[q] <= '9' && digits < 12; ++q, ++digits)
+      x = x * 10 + (text[q] - '0');
+    if (digits == 0 || (q < text.size() && text[q] != ',' && text[q] != ' ')) return std::nullopt;
+    v.push_back(text[p] == '-' ? -x : x);
+    p = q;
+  }
+  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
+  if (v.size() != n) return std::nullopt;
+  return v;
+}
+
+// A convolution's output shape from its recorded arguments ("Concrete
+// Inputs", PyTorch 2.x with record_shapes): aten::conv{1,2,3}d(input,
+// weight, bias, stride, padding, dilation, groups) and
+// aten::convolution/_convolution(..., stride, padding, dilation, transposed,
+// ...), per spatial dimension floor((in + 2·pad − dil·(k − 1) − 1) / stride)
+// + 1 (PyTorch's Conv2d documentation); padding 'valid' is 0, 'same' keeps
+// the input size. Transposed convolutions and other argument orders
+// (mkldnn_convolution) give nullopt.
+std::optional<Dims> ConvOutputFromArgs(std::string_view name, const std::vector<Dims>& in,
+                                       const std::vector<std::string>& concrete) {
+  std::string_view base = name.substr(name.rfind(':') == std::string_view::npos ? 0 : name.rfind(':') + 1);
+  const bool conv_nd = base == "conv1d" || base == "conv2d" || base == "conv3d";
+  if (!conv_nd && base != "convolution" && base != "_convolution") return std::nullopt;
+  if (in.size() < 2 || concrete.size() < 6 || in[0].size() < 3 || in[1].size() != in[0].size()) return std::nullopt;
+  if (!conv_nd && (concrete.size() < 7 || (concrete[6] != "False" && concrete[6] != "0"))) return std::nullopt;
+  const Dims& x = in[0];
+  const Dims& w = in[1];
+  const size_t n = x.size() - 2;
+  auto stride = IntList(concrete[3], n);
+  auto dilation = IntList(concrete[5], n);
+  if (!stride || !dilation) return std::nullopt;
+  Dims out = x;
+  out[1] = w[0];
+  if (concrete[4] == "same" || concrete[4] == "'same'") return out;
+  std::optional<std::vector<int64_t>> pad;
+  if (concrete[4] == "valid" || concrete[4] == "'valid'") {
+    pad = std::vector<int64_t>(n, 0);
+  } else {
+    pad = IntList(concrete[4], n);
+  }
+  if (!pad) return std::nullopt;
+  for (size_t d = 0; d < n; ++d) {
+    const int64_t s = (*stride)[d], dil = (*dilation)[d], p = (*pad)[d];
+    if (s <= 0 || dil <= 0 || p < 0) return std::nullopt;
+    const int64_t span = x[d + 2] + 2 * p - dil * (w[d + 2] - 1) - 1;
+    if (span < 0) return std::nullopt;
+    out[d + 2] = span / s + 1;
+  }
+  return out;
 }
 
 std::optional<OpCost> ShapeCost(const Trace& trace, const OpArgReader& args, uint32_t i) {
@@ -45,9 +120,10 @@ std::optional<OpCost> ShapeCost(const Trace& trace, const OpArgReader& args, uin
   std::string_view name = trace.Str(trace.slices.name[i]);
   std::optional<Dims> out;
   OpFamily family = ClassifyOp(name);
-  if (family == OpFamily::kConv) out = ConvOutput(trace, args, i, *dims);
   std::optional<std::vector<std::string>> concrete;
-  if (family == OpFamily::kAttention) concrete = args.ConcreteInputs(i);
+  if (family == OpFamily::kAttention || family == OpFamily::kConv) concrete = args.ConcreteInputs(i);
+  if (family == OpFamily::kConv && concrete) out = ConvOutputFromArgs(name, *dims, *concrete);
+  if (family == OpFamily::kConv && !out) out = ConvOutput(trace, args, i, *dims);
   return EstimateOpCost(name, *dims, *types, out ? &*out : nullptr, concrete ? &*concrete : nullptr);
 }
 

@@ -17,9 +17,11 @@
 //     same reason (counted in ops_on_device_tasks).
 // Host FLOPs: the profiler's own `flops` arg of the op or of the outermost ops
 // inside it that carry one (with_flops=True), else the estimate of
-// op_cost.h. A convolution's output size is the first 4-D (N-D) input of
-// the next op on the same thread with the same N and Cout; without one it
-// is assumed equal to the input size (flagged).
+// op_cost.h. A convolution's output size comes from its recorded stride,
+// padding and dilation ("Concrete Inputs"), else from the first input of the
+// next op on the same thread that has an input of its rank, when that input
+// has the same N and Cout; without either it is assumed equal to the input
+// size (flagged).
 // Host time: on traces with device kernels, the kernels launched under the op
 // (launch flows, then enclosing host slices); ops that launched none are
 // left out. On CPU-only traces, the op's own duration.

@@ -102,6 +102,44 @@ TEST(RooflineTest, HandMadeTraceFiguresAndMetrics) {
   EXPECT_FALSE(m.Evidence("compute_bound").empty());
 }
 
+// Hand-made (labelled: not from a profiler), the two ways a convolution's
+// output size is found:
+//   conv A 0..10 µs: x[2,3,224,224] w[64,3,7,7], Concrete Inputs stride
+//     [2, 2], padding [3, 3], dilation [1, 1]: out [2,64,112,112] from the
+//     arguments ((224 + 6 − 6 − 1) / 2 + 1 = 112), F = 2·2·112²·(64·3·49);
+//     the relu after it is [2,64,56,56] (a max pool's output in between left
+//     unrecorded), which the consumer rule would have taken;
+//   conv B 20..30 µs: x[2,64,56,56] w[64,64,3,3], no Concrete Inputs; then
+//     BatchNorm's counter `aten::add_` on scalars ([[],[],[]]) and the
+//     batch_norm reading [2,64,54,54] (3×3, no padding): the counter cannot
+//     consume a 4-D output and is passed over, F = 2·2·54²·(64·64·9).
+// ResNet training traces (kineto's ResNet50 sample, TraceLens's MI300 ResNet)
+// have these shapes; before, each of their convolutions was "assumed".
+constexpr char kConvOutputTrace[] = R"({"traceEvents":[
+ {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":0,"dur":10,
+  "args":{"Input Dims":[[2,3,224,224],[64,3,7,7],[],[],[],[],[]],"Input type":["float","float","","","","","Scalar"],
+          "Concrete Inputs":["","","","[2, 2]","[3, 3]","[1, 1]","1"]}},
+ {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":12,"dur":2,
+  "args":{"Input Dims":[[2,64,56,56]],"Input type":["float"]}},
+ {"ph":"X","cat":"cpu_op","name":"aten::conv2d","pid":1,"tid":1,"ts":20,"dur":10,
+  "args":{"Input Dims":[[2,64,56,56],[64,64,3,3],[],[],[],[],[]],"Input type":["float","float","","","","","Scalar"]}},
+ {"ph":"X","cat":"cpu_op","name":"aten::add_","pid":1,"tid":1,"ts":31,"dur":1,
+  "args":{"Input Dims":[[],[],[]],"Input type":["long int","Scalar","Scalar"]}},
+ {"ph":"X","cat":"cpu_op","name":"aten::batch_norm","pid":1,"tid":1,"ts":33,"dur":3,
+  "args":{"Input Dims":[[2,64,54,54],[64],[64],[64],[64],[],[],[],[]],"Input type":["float","float","float","float","float","Scalar","Scalar","Scalar","Scalar"]}}
+]})";
+
+TEST(RooflineTest, ConvolutionOutputFromArgumentsOrFromTheOpThatReadsIt) {
+  auto t = ImportJsonText(kConvOutputTrace);
+  ASSERT_TRUE(t);
+  RooflineResult r = ComputeRoofline(*t, nullptr);
+  const RooflineRow* conv = Row(r, "aten::conv2d");
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(conv->count, 2u);
+  EXPECT_EQ(conv->output_assumed, 0u);
+  EXPECT_DOUBLE_EQ(conv->flops, 2.0 * 2 * 112 * 112 * (64 * 3 * 49) + 2.0 * 2 * 54 * 54 * (64 * 64 * 9));
+}
+
 TEST(RooflineTest, RidgePointBothSides) {
   auto t = ImportJsonText(kRooflineTrace);
   ASSERT_TRUE(t);
