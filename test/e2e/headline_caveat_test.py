@@ -28,6 +28,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ import tempfile
 VLLM = "tracelens/inference__vllm_decode_full__graph_execution.json.gz"
 COMPILED = "tracelens/torch_compile_triton__trace.json.gz"
 RESNET = "resnet50_num_workers_0.pt.trace.json.gz"
+TRITON = "kineto/HolisticTraceAnalysis__tests__data__triton_example__triton_example.json.gz"
 DEVICE = ("kernel", "gpu_memcpy", "gpu_memset")
 HOLD_NS = 100_000  # kMinLaunchHoldNs
 CLASS_NAMES = {"compute_conv_ratio": "convolution", "compute_gemm_ratio": "GEMM",
@@ -51,6 +53,26 @@ def events(path):
     with gzip.open(path) as f:
         doc = json.load(f)
     return [e for e in (doc["traceEvents"] if isinstance(doc, dict) else doc) if e.get("ph") == "X"]
+
+
+def step_util_oracle(path):
+    """Device busy time (the union of device activity) inside the
+    ProfilerStep spans / their wall time, from the raw file."""
+    xs = events(path)
+    steps = sorted((ns(e["ts"]), ns(e["ts"] + e["dur"])) for e in xs if str(e.get("name", "")).startswith("ProfilerStep#"))
+    a, b = steps[0][0], steps[-1][1]
+    busy, cur = 0, None
+    for s, e in sorted((ns(e["ts"]), ns(e["ts"] + e["dur"])) for e in xs if e.get("cat") in DEVICE + ("Kernel", "Memcpy", "Memset")):
+        s, e = max(s, a), min(e, b)
+        if e <= s:
+            continue
+        if cur and s <= cur[1]:
+            cur[1] = max(cur[1], e)
+        else:
+            busy += cur[1] - cur[0] if cur else 0
+            cur = [s, e]
+    busy += cur[1] - cur[0] if cur else 0
+    return len(steps), busy / (b - a)
 
 
 def vllm_oracle(path):
@@ -148,6 +170,23 @@ def main():
                 for e in c["evidence"]:
                     advice = e[e.find("faster:"):] if "faster:" in e else ""
                     expect(f"{rel}: compiled, yet the advice proposes torch.compile: {e}", "torch.compile" not in advice)
+
+    # The headline's device utilisation is of the steady steps' wall time:
+    # on HTA's triton example one 1.8 us kernel ran in a 13.3 s step, and the
+    # card read 100% (busy / the device's own 2 us span).
+    for path in (os.path.join(a.fixtures, TRITON), os.path.join(a.data, RESNET)):
+        n, want = step_util_oracle(path)
+        with tempfile.TemporaryDirectory() as tmp:
+            md = os.path.join(tmp, "report.md")
+            subprocess.run([a.aiprof, "report", path, "-o", md], check=True, capture_output=True, timeout=600,
+                           env=dict(os.environ, AIPROF_CALIBRATE="0"))
+            page = open(md, encoding="utf-8").read()
+        line = next((l for l in page.splitlines() if "Device utilisation:" in l), "")
+        got = re.search(r"Device utilisation:\*\* ([0-9.]+)%", line)
+        expect(f"{os.path.basename(path)}: headline device utilisation {line!r} = {100 * want:.1f}% of the "
+               f"{n} steps' wall time (raw file), on that base",
+               got is not None and abs(float(got.group(1)) - 100 * want) < 0.051 and
+               "the steady steps' wall time" in line and "warm-up" not in page[:page.find("Device utilisation")])
 
     resnet = os.path.join(a.data, RESNET)
     doc = run(a.aiprof, ["diagnose", resnet])

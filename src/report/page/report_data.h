@@ -96,8 +96,8 @@ struct ReportData {
   StepStats steps_stats;   // every step: the step chart
   StepStats steady_stats;  // warm-up steps left out: the headline, as analyze
   size_t warmup_steps = 0;
-  double device_util = -1;        // busy / span over all devices, -1 unknown
-  std::string device_util_basis;  // "device busy / device span" or "main thread op time / span"
+  double device_util = -1;        // busy share of the steady steps (else of the span), -1 unknown
+  std::string device_util_basis;  // its base: the steady steps' wall time, else the span
   const Finding* top_finding = nullptr;
   const SuggestionOutcome* best_fix = nullptr;           // report_data.cc says how it is chosen
   const SuggestionOutcome* best_measured_fix = nullptr;  // suggest's first, if measured and above zero
