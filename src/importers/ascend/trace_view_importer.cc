@@ -90,11 +90,13 @@ struct RolePass {
     return roles;
   }
 
-  // An integer arg of slice `i` under the first of `keys` it has.
-  std::optional<int64_t> IntArg(uint32_t i, std::initializer_list<StringId> keys) const {
+  // An integer arg of slice `i` under the first of `keys` it has (a key no
+  // slice has is not interned: std::nullopt).
+  std::optional<int64_t> IntArg(uint32_t i, std::initializer_list<std::optional<StringId>> keys) const {
     const Trace* trace = builder->trace();
-    for (StringId key : keys) {
-      const Arg* a = trace->FindSliceArg(i, key);
+    for (const std::optional<StringId>& key : keys) {
+      if (!key) continue;
+      const Arg* a = trace->FindSliceArg(i, *key);
       if (a == nullptr) continue;
       if (a->type == ArgType::kInt) return a->i;
       if (a->type == ArgType::kUint && a->u <= static_cast<uint64_t>(INT64_MAX)) return static_cast<int64_t>(a->u);
@@ -113,8 +115,9 @@ struct RolePass {
   Spans HcclTaskSpans(const std::vector<AscendProcess>& roles, size_t first_track, size_t first_slice) {
     Spans spans;
     const Trace* trace = builder->trace();
-    const StringId stream_key = builder->Intern("stream id"), task_key = builder->Intern("task id");
-    const StringId connection_key = builder->Intern("connection_id");
+    const StringPool& strings = builder->trace()->strings;  // looked up, not interned: the trace is left as it was
+    const std::optional<StringId> stream_key = strings.Find("stream id"), task_key = strings.Find("task id");
+    const std::optional<StringId> connection_key = strings.Find("connection_id");
     for (size_t i = first_slice; i < trace->slices.size(); ++i) {
       const uint32_t track = trace->slices.track[i], slice = static_cast<uint32_t>(i);
       if (track < first_track || roles[track] != AscendProcess::kHccl) continue;
@@ -136,8 +139,10 @@ struct RolePass {
   void AssignCategories(const std::vector<AscendProcess>& roles, size_t first_track, size_t first_slice) {
     Trace* trace = builder->trace();
     const Spans hccl_tasks = HcclTaskSpans(roles, first_track, first_slice);
-    const StringId key_physic_stream = builder->Intern("Physic Stream Id"), key_stream = builder->Intern("Stream Id");
-    const StringId key_task_id = builder->Intern("Task Id"), key_connection = builder->Intern("connection_id");
+    const StringPool& strings = trace->strings;
+    const std::optional<StringId> key_physic_stream = strings.Find("Physic Stream Id");
+    const std::optional<StringId> key_stream = strings.Find("Stream Id"), key_task_id = strings.Find("Task Id");
+    const std::optional<StringId> key_connection = strings.Find("connection_id");
     // A hardware task is one of HCCL's when HCCL lists its connection id, or
     // its stream and task id, over a span that holds it (ids are reused: task
     // ids wrap around, so the span decides).
