@@ -361,14 +361,17 @@ bool WriteThread(FileWriter& w, const ThreadView& view, Names* names) {
 
 int WriteEventFile(const WriteRequest& req, const char* path) {
   // The folder's leftovers of killed writes, once per folder the process
-  // writes to (the last one; the caller holds the flush lock).
+  // writes to (the last one; the caller holds the flush lock). Of a
+  // distributed job, rank 0 alone (or a process without a rank): its
+  // thousands of processes, one file each in one folder, would each read
+  // the whole folder at exit.
   static char cleaned[4096] = {};
   char dir[4096];
   const char* slash = strrchr(path, '/');
   int n = !slash          ? snprintf(dir, sizeof(dir), ".")
           : slash == path ? snprintf(dir, sizeof(dir), "/")
                           : snprintf(dir, sizeof(dir), "%.*s", static_cast<int>(slash - path), path);
-  if (n > 0 && n < static_cast<int>(sizeof(dir)) && strcmp(dir, cleaned) != 0) {
+  if (req.rank <= 0 && n > 0 && n < static_cast<int>(sizeof(dir)) && strcmp(dir, cleaned) != 0) {
     RemoveDeadWritersTempFiles(dir);
     memcpy(cleaned, dir, sizeof(dir));
   }
