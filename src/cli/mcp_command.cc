@@ -193,7 +193,7 @@ std::string ToolsJson(bool with_output_schema = true) {
       trace_arg + R"(},"required":["trace"],"additionalProperties":false}},)";
   tools +=
       std::string(
-          R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes; 'top' lists only the N ops with the most self time, as aiprof summary --top N; 0, the default, lists every op","inputSchema":{"type":"object","properties":{)") +
+          R"({"name":"summary","description":"aiprof summary: per-op statistics, devices, steps, event counts, import diagnostics, as docs/summary-schema.md describes; 'top' lists only the N ops with the most self time, profiler wrappers (ProfilerStep#N, ...) left out, as aiprof summary --top N and its text table; 0, the default, lists every op, the wrappers last","inputSchema":{"type":"object","properties":{)") +
       trace_arg + R"(,"top":{"type":"integer","minimum":0}},"required":["trace"],"additionalProperties":false}},)";
   tools +=
       std::string(

@@ -23,7 +23,9 @@ class SummaryCommand : public Command {
     out_.Add(sub, {render::TextFormat(), render::JsonFormat(), render::CsvFormat()},
              "Write here (atomically) instead of standard output");
     captures_.Add(sub);
-    AddTopFlag(sub, &top_, "Ops to list, by total time (0 = all; default 20 for text, all for json and csv)");
+    AddTopFlag(sub, &top_,
+               "Ops to list, the most self time first, profiler wrappers left out (0 = all, and json and csv add "
+               "the wrappers after them; default 20 for text, all for json and csv)");
     return sub;
   }
 
@@ -41,10 +43,13 @@ class SummaryCommand : public Command {
     AddResultFigures(session->results(), &report);
     // Machine-readable outputs list every op unless --top says otherwise.
     report.top_n = top_ ? *top_ : format == "text" ? 20 : 0;
-    if (format == "csv" && report.top_n != 0 && report.top_n < summary.ops.size()) {
+    if (format == "csv" && report.top_n != 0) {
       // CSV has no place for a note: say it on standard error.
-      std::fprintf(stderr, "aiprof summary: --top %zu listed %zu of %zu ops\n", report.top_n, report.top_n,
-                   summary.ops.size());
+      const size_t listed = ListedOps(trace, summary, report.top_n, true).size();
+      if (listed < summary.ops.size()) {
+        std::fprintf(stderr, "aiprof summary: --top %zu listed %zu of %zu ops (profiler wrappers left out)\n",
+                     report.top_n, listed, summary.ops.size());
+      }
     }
     std::string text;
     if (format == "csv") {

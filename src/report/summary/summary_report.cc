@@ -16,9 +16,21 @@ namespace {
 using render::Unit;
 using render::Value;
 
-size_t OpLimit(const Summary& s, const SummaryReportOptions& o) {
-  return o.top_n == 0 ? s.ops.size() : std::min(o.top_n, s.ops.size());
+}  // namespace
+
+std::vector<size_t> ListedOps(const Trace& trace, const Summary& s, size_t top_n, bool with_wrappers) {
+  std::vector<size_t> listed = TopOpsBySelf(trace, s);
+  if (top_n != 0) {
+    listed.resize(std::min(top_n, listed.size()));
+  } else if (with_wrappers) {
+    for (size_t i = 0; i < s.ops.size(); ++i) {  // s.ops: largest total first
+      if (s.ops[i].profiler_wrapper) listed.push_back(i);
+    }
+  }
+  return listed;
 }
+
+namespace {
 
 std::string ValuesUsJson(const std::map<std::string, int64_t>& values_ns) {
   std::string out = "{";
@@ -68,7 +80,7 @@ Value RankValue(int32_t rank) { return rank == kNoRank ? Value::Null() : Value::
 // Ranked by self time (nested ops are not counted twice), total beside it;
 // the profiler's wrapper spans are structure and left out.
 void AddOps(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Document* doc) {
-  std::vector<size_t> ranked = TopOpsBySelf(trace, s);
+  const std::vector<size_t> ranked = ListedOps(trace, s, 0, false);
   if (ranked.empty() && !s.host_samples.empty()) {  // a --pid or non-Python capture: samples only
     doc->AddSection("ops", "Ops").Add(render::Paragraph{
         "No ops in this trace (no slices); what the threads ran is under Host samples."});
@@ -400,13 +412,15 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
       "  \"totals\": {{\"slices\": {}, \"instants\": {}, \"counter_samples\": {}, \"flows\": {}, \"tracks\": {}, "
       "\"ops\": {}}},\n",
       s.slice_count, s.instant_count, s.counter_count, s.flow_count, s.track_count, s.ops.size());
-  size_t n = OpLimit(s, o);
-  // Machine-readable output lists every op unless --top limited it, and says so.
+  // Machine-readable output lists every op unless --top limited it, and
+  // says so; the order, and the ops --top N keeps, are the text table's.
+  const std::vector<size_t> listed = ListedOps(trace, s, o.top_n, true);
+  const size_t n = listed.size();
   out += fmt::format("  \"ops_listed\": {}, \"ops_limited_by_top\": {},\n", n,
                      n < s.ops.size() ? std::to_string(o.top_n) : std::string("null"));
   out += "  \"ops\": [";
   for (size_t i = 0; i < n; ++i) {
-    const OpStat& op = s.ops[i];
+    const OpStat& op = s.ops[listed[i]];
     out += fmt::format(
         "{}\n    {{\"name\": {}, \"category\": {}, \"count\": {}, \"total_us\": {}, \"self_us\": {}, "
         "\"profiler_wrapper\": {}, \"mean_us\": {}, \"p50_us\": {}, \"p99_us\": {}, \"max_us\": {}}}",
@@ -461,13 +475,14 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
 }
 
 std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
-  std::string out = "name,category,count,total_us,mean_us,p50_us,p99_us,max_us\n";
-  size_t n = OpLimit(s, o);
-  for (size_t i = 0; i < n; ++i) {
+  // The JSON's op fields, in its order and with its rows.
+  std::string out = "name,category,count,total_us,self_us,profiler_wrapper,mean_us,p50_us,p99_us,max_us\n";
+  for (size_t i : ListedOps(trace, s, o.top_n, true)) {
     const OpStat& op = s.ops[i];
-    out += fmt::format("{},{},{},{},{},{},{},{}\n", CsvField(trace.Str(op.name)), CsvField(trace.Str(op.category)),
-                       op.count, NsToUsText(op.total_ns), op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3,
-                       NsToUsText(op.max_ns));
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{}\n", CsvField(trace.Str(op.name)), CsvField(trace.Str(op.category)),
+                    op.count, NsToUsText(op.total_ns), NsToUsText(op.self_ns), op.profiler_wrapper ? "true" : "false",
+                    op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
   }
   return out;
 }

@@ -2,13 +2,15 @@
 // ranks and step breakdowns, events by category, import diagnostics),
 // written by the shared renderers. Its machine forms keep their published
 // contracts: JSON (schema aiprof.summary/1, docs/summary-schema.md: exact
-// decimal microseconds, ops by total time, every op unless --top) is the
-// document's `machine_json`; CSV is the op table in those columns.
+// decimal microseconds, ops by self time, every op unless --top) is the
+// document's `machine_json`; CSV is the op table in those columns. Every
+// format lists the same ops in the same order (ListedOps).
 #ifndef AIPROF_SRC_REPORT_SUMMARY_SUMMARY_REPORT_H_
 #define AIPROF_SRC_REPORT_SUMMARY_SUMMARY_REPORT_H_
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "src/analysis/analyze.h"
 #include "src/analysis/summary/summary.h"
@@ -28,7 +30,15 @@ struct SummaryReportOptions {
 // writes the same summary.
 void AddResultFigures(AnalysisResults& results, SummaryReportOptions* o);
 
-// The document; `o.top_n` limits its op table (ranked by self time).
+// The ops a summary lists, as indices into `s.ops`, in every format and
+// front end (text, JSON, CSV, MCP, the Python module's summary()): ranked by
+// self time (TopOpsBySelf: then total, then name), the profiler's wrapper
+// spans left out; the first `top_n` of them, or when `top_n` is 0 all of
+// them and, when `with_wrappers` (the machine forms, which list every op),
+// the wrappers after them, largest total first.
+std::vector<size_t> ListedOps(const Trace& trace, const Summary& s, size_t top_n, bool with_wrappers);
+
+// The document; `o.top_n` limits its op table (ListedOps).
 render::Document SummaryToDocument(const Trace& trace, const Summary& s, const SummaryReportOptions& o);
 // The published JSON form (aiprof.summary/1): the document's machine form.
 std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryReportOptions& o);

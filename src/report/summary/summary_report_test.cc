@@ -48,6 +48,44 @@ TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
             std::string::npos);
 }
 
+// One "top N" for every format (audit 9: JSON and CSV --top 3 listed
+// "PyTorch Profiler (0)" and ProfilerStep#8 by total time where the text
+// table leaves wrappers out and ranks by self time): the ops --top keeps and
+// their order are the text table's; without --top the machine forms add the
+// wrappers after them. CSV has the JSON's self_us and profiler_wrapper.
+TEST(SummaryReportTest, EveryFormatListsTheSameTopOps) {
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(kSummaryTrace);
+  ASSERT_TRUE(trace);
+  const Summary s = ComputeSummary(*trace);
+  const std::string hostile = "<script>alert(1)</script>|*x*\x1b[31m";
+  SummaryReportOptions top2;
+  top2.top_n = 2;
+  YAML::Node j = YAML::Load(SummaryToJson(*trace, s, top2));
+  ASSERT_EQ(j["ops"].size(), 2u);
+  EXPECT_EQ(j["ops"][0]["name"].as<std::string>(), hostile);  // self 40 us (total 40)
+  EXPECT_EQ(j["ops"][1]["name"].as<std::string>(), "gemm");   // self 30 us; ProfilerStep#1 has 100 us total
+  EXPECT_EQ(j["ops_limited_by_top"].as<int>(), 2);
+  const std::string csv = SummaryToCsv(*trace, s, top2);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "name,category,count,total_us,self_us,profiler_wrapper,mean_us,p50_us,p99_us,max_us");
+  EXPECT_NE(csv.find("\ngemm,kernel,1,30,30,false,30,30,30,30\n"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("ProfilerStep"), std::string::npos) << csv;
+  const std::string text = render::RenderText(SummaryToDocument(*trace, s, top2));
+  EXPECT_LT(text.find("alert(1)"), text.find("gemm")) << text;
+  EXPECT_NE(text.find("Top 2 ops by self time"), std::string::npos) << text;
+
+  // Every op: the ranked ones, then the wrappers (largest total first).
+  YAML::Node all = YAML::Load(SummaryToJson(*trace, s, SummaryReportOptions{}));
+  ASSERT_EQ(all["ops"].size(), 4u);
+  EXPECT_TRUE(all["ops_limited_by_top"].IsNull());
+  EXPECT_EQ(all["ops"][1]["name"].as<std::string>(), "gemm");
+  EXPECT_EQ(all["ops"][2]["name"].as<std::string>(), "ProfilerStep#1");
+  EXPECT_TRUE(all["ops"][2]["profiler_wrapper"].as<bool>());
+  EXPECT_EQ(all["ops"][3]["name"].as<std::string>(), "ProfilerStep#2");
+  const std::string all_csv = SummaryToCsv(*trace, s, SummaryReportOptions{});
+  EXPECT_NE(all_csv.find("\nProfilerStep#1,user_annotation,1,100,60,true,"), std::string::npos) << all_csv;
+}
+
 // The LLM-serving figures (SDK requests with tokens) as their own table, in
 // their units; a trace without them has no such section.
 // Host samples: a section and a JSON key only when the trace has samples;
