@@ -1,5 +1,6 @@
 #include "src/render/escape.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace aiprof {
@@ -324,6 +325,25 @@ std::string ShownText(std::string_view s, size_t max_bytes) {
 std::string FitLabel(std::string_view s, size_t max_bytes) {
   if (s.size() <= max_bytes) return std::string(s);
   return std::string(Utf8Prefix(s, max_bytes)) + "…";
+}
+
+std::string ShortenMiddle(std::string_view s, size_t columns) {
+  const size_t width = TerminalWidth(s);
+  if (width <= columns) return std::string(s);
+  if (columns == 0) return "";
+  const size_t head = columns / 2, tail = columns - 1 - head;
+  // Byte offsets of the head-th code point and of the (width - tail)-th.
+  size_t head_end = s.size(), tail_start = s.size(), seen = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (seen == head) head_end = std::min(head_end, i);
+    if (seen == width - tail) {
+      tail_start = i;
+      break;
+    }
+    ++seen;
+  }
+  return std::string(s.substr(0, head_end)) + "…" + std::string(s.substr(tail_start));
 }
 
 std::string TerminalSafe(std::string_view s) { return EscapeControls(s, /*keep_line_breaks=*/false); }

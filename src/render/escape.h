@@ -53,10 +53,21 @@ std::string TerminalSafe(std::string_view s);
 std::string EscapeControls(std::string_view s, bool keep_line_breaks);
 // Columns TerminalSafe text takes in a terminal (one per code point).
 size_t TerminalWidth(std::string_view s);
-// Text tables pad a column to its widest cell up to this many columns; a
-// longer cell is written whole and shifts only its own line (one 1 MiB name
-// padded every row of its table to 1 MiB: 64 MB of report.txt).
+// Query's text tables pad a column to its widest cell up to this many
+// columns; a longer cell is written whole and shifts only its own line (one
+// 1 MiB name padded every row of its table to 1 MiB: 64 MB of report.txt).
 inline constexpr size_t kMaxPaddedColumn = 240;
+// A text cell of a text table (render::RenderText) is shortened in the
+// middle to at most this many columns (ShortenMiddle), so no column is
+// padded wider (whatif padded its slice names to 250 columns); the last
+// column, which pads nothing, only when the text fits a width
+// (TextOptions::width). JSON, YAML, CSV, Markdown and HTML keep the whole
+// name.
+inline constexpr size_t kMaxTextCellColumns = 80;
+// `s` (TerminalSafe text) in at most `columns` columns (TerminalWidth): whole
+// when it fits, else its first and last code points around "…", so a
+// kernel's name keeps its start and its last template arguments.
+std::string ShortenMiddle(std::string_view s, size_t columns);
 // Text for a person to read (a table cell, a value, a tree's label in text,
 // Markdown and HTML) is cut after this many bytes: one 1 MiB op name laid
 // out in a report's tables made Chromium run past its 120 s printing the

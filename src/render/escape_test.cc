@@ -135,6 +135,19 @@ TEST(EscapeTest, ShownTextCutsAtACharacterBoundary) {
   EXPECT_EQ(FitLabel("abcd", 4), "abcd");
 }
 
+// A name too long for its column keeps its start and its end, cut between
+// code points; one that fits stays whole.
+TEST(EscapeTest, ShortenMiddleKeepsBothEnds) {
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 10), "abcdefghij");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 5), "ab…ij");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 6), "abc…ij");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 2), "a…");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 1), "…");
+  EXPECT_EQ(ShortenMiddle("abcdefghij", 0), "");
+  EXPECT_EQ(ShortenMiddle("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 3), "\xc3\xa9…\xc3\xa9");
+  EXPECT_EQ(TerminalWidth(ShortenMiddle(std::string(1000, 'a'), kMaxTextCellColumns)), kMaxTextCellColumns);
+}
+
 TEST(UnitsTest, NanosecondsAsExactMicroseconds) {
   EXPECT_EQ(NsToUsText(1736408883704643212), "1736408883704643.212");
   EXPECT_EQ(NsToUsText(5000), "5");

@@ -1,11 +1,13 @@
 #include "src/render/renderers.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <type_traits>
 #include <variant>
-
-#include <fmt/format.h>
 
 #include "src/render/escape.h"
 #include "src/render/page.h"
@@ -82,6 +84,94 @@ void WalkDocument(const Document& doc, Writer* w) {
 
 // ------------------------------------------------------------ text
 
+// Bytes of the first `columns` code points of `s`.
+size_t PrefixBytes(std::string_view s, size_t columns) {
+  size_t seen = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (seen == columns) return i;
+    ++seen;
+  }
+  return s.size();
+}
+
+// `text` (TerminalSafe, one line) after `first` (a prefix `first_width`
+// columns wide), broken at spaces into lines of at most `width` columns,
+// each further line after `rest` (spaces); a word longer than a line is
+// split. With `width` 0, or when it fits, one line as it is.
+std::string Wrapped(std::string_view text, std::string_view first, size_t first_width, std::string_view rest,
+                    size_t width) {
+  std::string out(first);
+  if (width == 0 || first_width + TerminalWidth(text) <= width) return out.append(text) + "\n";
+  const size_t room = width > rest.size() + 8 ? width - rest.size() : 8;  // a further line's columns
+  auto new_line = [&] {
+    while (out.ends_with(' ')) out.pop_back();
+    out.append("\n").append(rest);
+  };
+  size_t col = first_width;
+  bool fresh = true;  // no word on this line yet
+  // A prefix wider than the further lines' may stand alone on its line.
+  bool breakable = first_width > rest.size();
+  for (size_t i = 0; i < text.size();) {
+    const size_t j = std::min(text.find(' ', i), text.size());
+    std::string_view word = text.substr(i, j - i);
+    i = j + 1;
+    if (word.empty()) continue;
+    size_t w = TerminalWidth(word);
+    // A word no line holds is split from where the line is (below).
+    const bool split = w > room;
+    if ((!fresh || breakable) && col + (fresh ? 0 : 1) + (split ? 1 : w) > width) {
+      new_line();
+      col = rest.size();
+      fresh = true;
+    } else if (!fresh) {
+      out += ' ';
+      ++col;
+    }
+    breakable = false;
+    while (col + w > width && w > room) {  // a word no line holds: split
+      const size_t take = width > col ? width - col : 1;
+      const size_t bytes = PrefixBytes(word, take);
+      out.append(word.substr(0, bytes));
+      word.remove_prefix(bytes);
+      w -= take;
+      new_line();
+      col = rest.size();
+    }
+    out.append(word);
+    col += w;
+    fresh = false;
+  }
+  return out + "\n";
+}
+
+// Columns of the longest space-separated word of `s`.
+size_t LongestWord(std::string_view s) {
+  size_t longest = 0;
+  for (size_t i = 0; i <= s.size();) {
+    const size_t j = std::min(s.find(' ', i), s.size());
+    longest = std::max(longest, TerminalWidth(s.substr(i, j - i)));
+    i = j + 1;
+  }
+  return longest;
+}
+
+// `s` broken at spaces into lines of at most `width` columns (a longer word
+// on a line of its own).
+std::vector<std::string> WordLines(std::string_view s, size_t width) {
+  std::vector<std::string> lines(1);
+  for (size_t i = 0; i <= s.size();) {
+    const size_t j = std::min(s.find(' ', i), s.size());
+    const std::string_view word = s.substr(i, j - i);
+    i = j + 1;
+    if (word.empty()) continue;
+    if (!lines.back().empty() && TerminalWidth(lines.back()) + 1 + TerminalWidth(word) > width) lines.emplace_back();
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += word;
+  }
+  return lines;
+}
+
 class TextWriter {
  public:
   explicit TextWriter(const TextOptions& o) : options_(o) {}
@@ -89,49 +179,75 @@ class TextWriter {
 
   void Heading(const std::string& title, int depth) {
     if (!out_.empty() && !out_.ends_with("\n\n")) out_ += "\n";
-    std::string t = TerminalSafe(title);
+    std::string t = Wrapped(TerminalSafe(title), "", 0, "", options_.width);
+    t.pop_back();  // its "\n"
     out_ += Color("1", t) + "\n";
-    if (depth <= 1) out_ += std::string(TerminalWidth(t), depth == 0 ? '=' : '-') + "\n";
+    size_t underline = 0;
+    for (size_t start = 0; start <= t.size();) {
+      const size_t end = std::min(t.find('\n', start), t.size());
+      underline = std::max(underline, TerminalWidth(std::string_view(t).substr(start, end - start)));
+      start = end + 1;
+    }
+    if (depth <= 1) out_ += std::string(underline, depth == 0 ? '=' : '-') + "\n";
   }
   void Write(const KeyValues& kv) {
     size_t width = 0;
     for (const KeyValue& i : kv.items) width = std::max(width, TerminalWidth(TerminalSafe(i.label)));
+    // A value too long for the line goes on under itself, or 6 columns in
+    // when the labels take half the line.
+    const size_t value_column = 2 + width + 2;
+    const std::string rest(value_column <= options_.width / 2 ? value_column : 6, ' ');
     for (const KeyValue& i : kv.items) {
       std::string label = TerminalSafe(i.label);
-      out_ += "  " + label + ":" + std::string(width - TerminalWidth(label) + 1, ' ') +
-              TerminalSafe(Plain(i.value, i.unit));
-      if (!i.detail.empty()) out_ += " (" + TerminalSafe(i.detail) + ")";
-      out_ += "\n";
+      std::string value = TerminalSafe(Plain(i.value, i.unit));
+      if (!i.detail.empty()) value += " (" + TerminalSafe(i.detail) + ")";
+      out_ += Wrapped(value, "  " + label + ":" + std::string(width - TerminalWidth(label) + 1, ' '), value_column,
+                      rest, options_.width);
     }
   }
   void Write(const Table& t) {
-    if (!t.title.empty()) out_ += TerminalSafe(t.title) + "\n";
-    std::vector<std::vector<std::string>> cells;
-    std::vector<size_t> width(t.columns.size(), 0);
+    if (!t.title.empty()) out_ += Wrapped(TerminalSafe(t.title), "", 0, "", options_.width);
+    // A column of figures (any numeric cell) is right-aligned and never
+    // cut, a text column is.
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
     std::vector<bool> right(t.columns.size(), false);
-    for (size_t c = 0; c < t.columns.size(); ++c) width[c] = TerminalWidth(TerminalSafe(t.columns[c].label));
+    for (const Column& c : t.columns) header.push_back(TerminalSafe(c.label));
     for (const auto& row : t.rows) {
-      std::vector<std::string>& line = cells.emplace_back();
+      std::vector<std::string>& line = rows.emplace_back();
       for (size_t c = 0; c < t.columns.size(); ++c) {
         const Value& v = c < row.size() ? row[c] : Value();
         line.push_back(TerminalSafe(Plain(v, t.columns[c].unit)));
-        width[c] = std::max(width[c], std::min(TerminalWidth(line.back()), kMaxPaddedColumn));
         if (IsNumeric(v)) right[c] = true;
       }
     }
-    auto emit = [&](const std::vector<std::string>& line) {
+    const std::vector<size_t> width = ColumnWidths(header, rows, right);
+    auto emit = [&](std::vector<std::string>& line) {
       std::string text = " ";
       for (size_t c = 0; c < line.size(); ++c) {
+        if (!right[c]) line[c] = ShortenMiddle(line[c], width[c]);
         std::string pad(width[c] - std::min(width[c], TerminalWidth(line[c])), ' ');
         text += " " + (right[c] ? pad + line[c] : line[c] + (c + 1 < line.size() ? pad : ""));
       }
+      while (text.ends_with(' ')) text.pop_back();
       out_ += text + "\n";
     };
-    std::vector<std::string> header;
-    for (const Column& c : t.columns) header.push_back(TerminalSafe(c.label));
-    emit(header);
-    for (const auto& line : cells) emit(line);
-    if (!t.note.empty()) out_ += "  " + TerminalSafe(t.note) + "\n";
+    // A figure's label wider than its column is broken at spaces over
+    // several header lines, the last one above the figures.
+    std::vector<std::vector<std::string>> labels;
+    size_t header_lines = 1;
+    for (size_t c = 0; c < header.size(); ++c) {
+      labels.push_back(right[c] && TerminalWidth(header[c]) > width[c] ? WordLines(header[c], width[c])
+                                                                       : std::vector<std::string>{header[c]});
+      header_lines = std::max(header_lines, labels.back().size());
+    }
+    for (size_t k = 0; k < header_lines; ++k) {
+      std::vector<std::string> line;
+      for (const auto& l : labels) line.push_back(k + l.size() >= header_lines ? l[k + l.size() - header_lines] : "");
+      emit(line);
+    }
+    for (auto& line : rows) emit(line);
+    if (!t.note.empty()) out_ += Wrapped(TerminalSafe(t.note), "  ", 2, "  ", options_.width);
   }
   void Write(const Series& s) {
     out_ += "  " + TerminalSafe(s.title) + ": " + std::to_string(s.points.size()) + " points";
@@ -145,33 +261,78 @@ class TextWriter {
   }
   void Write(const Finding& f) {
     std::string sev = "[" + SeverityLabel(f.severity) + "]";
+    const size_t sev_width = 2 + sev.size() + 1;
     if (f.severity == Severity::kHigh) sev = Color("1;31", sev);
     if (f.severity == Severity::kMedium) sev = Color("1;33", sev);
-    out_ += "  " + sev + " " + TerminalSafe(f.title);
+    std::string title = TerminalSafe(f.title);
     std::string impact = ImpactText(f);
-    if (!impact.empty()) out_ += " (" + TerminalSafe(impact) + ")";
-    out_ += "\n";
-    if (!f.detail.empty()) out_ += "      " + TerminalSafe(f.detail) + "\n";
+    if (!impact.empty()) title += " (" + TerminalSafe(impact) + ")";
+    out_ += Wrapped(title, "  " + sev + " ", sev_width, "      ", options_.width);
+    if (!f.detail.empty()) out_ += Wrapped(TerminalSafe(f.detail), "      ", 6, "      ", options_.width);
     for (const KeyValue& e : f.evidence) {
-      out_ += "      " + TerminalSafe(e.label) + ": " + TerminalSafe(Plain(e.value, e.unit)) + "\n";
+      out_ += Wrapped(TerminalSafe(e.label) + ": " + TerminalSafe(Plain(e.value, e.unit)), "      ", 6, "        ",
+                      options_.width);
     }
   }
-  void Write(const Paragraph& p) { out_ += TerminalSafe(p.text) + "\n"; }
+  void Write(const Paragraph& p) { out_ += Wrapped(TerminalSafe(p.text), "", 0, "", options_.width); }
   void Write(const List& l) {
-    if (!l.title.empty()) out_ += TerminalSafe(l.title) + "\n";
+    if (!l.title.empty()) out_ += Wrapped(TerminalSafe(l.title), "", 0, "", options_.width);
     for (const ListItem& i : l.items) {
-      out_ += "  - " + TerminalSafe(i.text);
-      if (!i.note.empty()) out_ += " " + Color("2", "[" + TerminalSafe(i.note) + "]");
-      out_ += "\n";
-      for (const std::string& d : i.details) out_ += "      " + TerminalSafe(d) + "\n";
+      std::string text = TerminalSafe(i.text);
+      if (!i.note.empty()) text += " " + Color("2", "[" + TerminalSafe(i.note) + "]");
+      out_ += Wrapped(text, "  - ", 4, "    ", options_.width);
+      for (const std::string& d : i.details) out_ += Wrapped(TerminalSafe(d), "      ", 6, "        ", options_.width);
     }
   }
   void Write(const Chart& c) { Write(c.data); }
   void Write(const RawHtml& r) {
-    if (!r.text.empty()) out_ += TerminalSafe(r.text) + "\n";
+    if (!r.text.empty()) out_ += Wrapped(TerminalSafe(r.text), "", 0, "", options_.width);
   }
 
  private:
+  // Each column's width: its widest shown cell, its label's included (a
+  // text cell at most kMaxTextCellColumns, but for the last column's when
+  // there is no width to fit). Then, while the line (2 columns
+  // of indent, 1 between columns) is wider than options_.width: a figure's
+  // label may take several lines (its longest word wide), and the widest
+  // text column loses a column, down to kMinFittedColumns or its own width.
+  std::vector<size_t> ColumnWidths(const std::vector<std::string>& header,
+                                   const std::vector<std::vector<std::string>>& rows,
+                                   const std::vector<bool>& right) const {
+    std::vector<size_t> width(right.size(), 0);
+    for (const auto& line : rows) {
+      for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], TerminalWidth(line[c]));
+    }
+    size_t line = 1;
+    for (size_t c = 0; c < width.size(); ++c) {
+      // The last column pads nothing: without a width to fit, it stays whole
+      // (a metric's description, a name's whole text in a file).
+      const size_t most = c + 1 == width.size() && options_.width == 0 ? SIZE_MAX : kMaxTextCellColumns;
+      if (!right[c]) width[c] = std::min(std::max(width[c], TerminalWidth(header[c])), most);
+      line += 1 + (right[c] ? std::max(width[c], TerminalWidth(header[c])) : width[c]);
+    }
+    for (size_t c = 0; c < width.size(); ++c) {
+      if (right[c]) {
+        const bool fold = options_.width != 0 && line > options_.width;
+        width[c] = std::max(width[c], fold ? LongestWord(header[c]) : TerminalWidth(header[c]));
+      }
+    }
+    if (options_.width == 0) return width;
+    line = 1;
+    for (size_t w : width) line += 1 + w;
+    while (line > options_.width) {
+      size_t widest = width.size();
+      for (size_t c = 0; c < width.size(); ++c) {
+        if (!right[c] && width[c] > kMinFittedColumns && (widest == width.size() || width[c] > width[widest])) {
+          widest = c;
+        }
+      }
+      if (widest == width.size()) break;  // only figures and narrow text left
+      --width[widest];
+      --line;
+    }
+    return width;
+  }
   std::string Color(const char* code, const std::string& s) const {
     return options_.color ? std::string("\x1b[") + code + "m" + s + "\x1b[0m" : s;
   }
@@ -601,7 +762,12 @@ class ForPeople {
   const Document* shown_;
 };
 
+std::atomic<size_t> default_text_width{0};
+
 }  // namespace
+
+size_t DefaultTextWidth() { return default_text_width.load(std::memory_order_relaxed); }
+void SetDefaultTextWidth(size_t columns) { default_text_width.store(columns, std::memory_order_relaxed); }
 
 std::string RenderText(const Document& doc, const TextOptions& options) {
   TextWriter w(options);

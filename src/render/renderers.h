@@ -16,11 +16,27 @@
 
 namespace aiprof::render {
 
+// The line width TextOptions take unless told: 0 (no limit) unless the CLI
+// set one (`--width N`, or the terminal's width when it writes to one).
+size_t DefaultTextWidth();
+void SetDefaultTextWidth(size_t columns);
+
 struct TextOptions {
   bool color = false;  // ANSI colours for headings and severities
+  // Columns a line may take (0: no limit). A table's text cells are
+  // shortened in the middle to kMaxTextCellColumns (escape.h) either way
+  // (the last column's only with a width: it pads nothing);
+  // to fit this width the widest text columns are shortened further, down
+  // to kMinFittedColumns each (figures are never cut: a table of more
+  // figures than fit stays wider), and prose (paragraphs, findings, list
+  // items, key/values, notes) is broken at spaces into indented lines.
+  size_t width = DefaultTextWidth();
 };
+// The narrowest a text column is shortened to fit TextOptions::width.
+inline constexpr size_t kMinFittedColumns = 12;
 
-// Terminal text: every string through TerminalSafe.
+// Terminal text: every string through TerminalSafe; tables padded to their
+// shown cells only, long text cells shortened in the middle (TextOptions).
 std::string RenderText(const Document& doc, const TextOptions& options = {});
 // Markdown: every string through MarkdownEscape (tables as pipe tables).
 std::string RenderMarkdown(const Document& doc);

@@ -134,6 +134,130 @@ TEST(RenderersTest, HugeNamesAreCutForPeopleKeptForMachines) {
   }
 }
 
+// Width at 80 columns (audit 12: resnet50's analyze had lines of 1,681
+// columns, one kernel's name, and whatif padded a table's names to 250): a
+// text cell is shortened in the middle to kMaxTextCellColumns, a column is
+// padded to its widest shown cell only, and with TextOptions::width the
+// widest text columns give way until the line fits; figures are never cut,
+// and the machine formats keep the whole name.
+TEST(RenderersTest, TextTablesShortenLongNamesInTheMiddle) {
+  const std::string name =
+      "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(" + std::string(300, 'x') + ", int, int)";
+  Document doc;
+  Table& t =
+      doc.AddSection("ops", "Ops")
+          .Add(
+              Table{"ops", "", {{"name", "Name"}, {"total_ns", "Total", Unit::kNs}, {"category", "Category"}}, {}, ""});
+  t.rows.push_back({Value::String(name), Value::Int(2'000'000), Value::String("Kernel")});
+  t.rows.push_back({Value::String(std::string(kHostile)), Value::Int(1'000), Value::String("Operator")});
+  auto widest = [](const std::string& out) {
+    size_t best = 0, start = 0;
+    for (size_t end = out.find('\n'); end != std::string::npos; start = end + 1, end = out.find('\n', start)) {
+      best = std::max(best, TerminalWidth(out.substr(start, end - start)));
+    }
+    return best;
+  };
+  const std::string text = RenderText(doc, {.width = 0});
+  // 2 + 80 (the name's column) + 1 + 7 ("2.00 ms") + 1 + 8 ("Operator").
+  EXPECT_EQ(widest(text), 99u) << text;
+  EXPECT_NE(text.find("\n  void cudnn::detail::dgrad_engine<float, …" + std::string(28, 'x') +
+                      ", int, int) 2.00 ms Kernel\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_NE(text.find("\\x1b[31m"), std::string::npos) << text;  // shown as text, as before
+
+  const std::string fitted = RenderText(doc, {.width = 40});
+  EXPECT_EQ(widest(fitted), 40u) << fitted;
+  EXPECT_NE(fitted.find("\n  void cudnn… int, int) 2.00 ms Kernel\n"), std::string::npos) << fitted;
+  EXPECT_NE(fitted.find(" 1.0 µs Operator\n"), std::string::npos) << fitted;  // figures whole
+  // Narrower than the figures and kMinFittedColumns allow: as narrow as it gets.
+  const std::string narrow = RenderText(doc, {.width = 10});
+  EXPECT_EQ(widest(narrow), 2u + kMinFittedColumns + 1 + 7 + 1 + 8) << narrow;
+  EXPECT_NE(narrow.find("2.00 ms"), std::string::npos) << narrow;
+
+  // The last column pads nothing: whole without a width, fitted with one.
+  Document last;
+  last.AddSection("ops", "Ops")
+      .Add(Table{"ops", "", {{"total_ns", "Total", Unit::kNs}, {"name", "Name"}}, {}, ""})
+      .rows.push_back({Value::Int(2'000'000), Value::String(name)});
+  EXPECT_NE(RenderText(last, {.width = 0}).find("  2.00 ms " + name + "\n"), std::string::npos);
+  EXPECT_NE(RenderText(last, {.width = 40}).find("  2.00 ms void cudnn::det…xxx, int, int)\n"), std::string::npos)
+      << RenderText(last, {.width = 40});
+
+  for (const char* format : {"json", "csv", "md", "html"}) {
+    StatusOr<std::string> out = RenderDocument(doc, format, {.width = 40});
+    ASSERT_TRUE(out.ok()) << format;
+    EXPECT_NE(out->find(std::string(300, 'x') + ", int, int"), std::string::npos) << format;
+  }
+}
+
+// A figure's label wider than its figures is broken over header lines when
+// the table would not fit otherwise (the critical path's "Device time per
+// step (its own work)" made its table 182 columns); without a width, or
+// when it fits, the label is one line.
+TEST(RenderersTest, TextFigureLabelsFoldToFit) {
+  Document doc;
+  Table& t = doc.AddSection("s", "S").Add(Table{"t",
+                                                "",
+                                                {{"work", "Work"},
+                                                 {"device_ns", "Device time per step (its own work)", Unit::kNs},
+                                                 {"hidden_ns", "Hidden", Unit::kNs}},
+                                                {},
+                                                ""});
+  t.rows.push_back({Value::String("compute"), Value::Int(98'590'000), Value::Int(33'570'000)});
+  EXPECT_EQ(RenderText(doc, {.width = 0}),
+            "S\n-\n  Work    Device time per step (its own work)   Hidden\n"
+            "  compute                            98.59 ms 33.57 ms\n");
+  EXPECT_EQ(RenderText(doc, {.width = 40}),
+            "S\n-\n"
+            "            Device\n"
+            "          time per\n"
+            "              step\n"
+            "          (its own\n"
+            "  Work       work)   Hidden\n"
+            "  compute 98.59 ms 33.57 ms\n");
+  EXPECT_EQ(RenderText(doc, {.width = 60}), RenderText(doc, {.width = 0}));
+}
+
+// With a width, prose is broken at spaces into indented lines that fit
+// (a word longer than a line is split); every word is still there, in
+// order. Without one each is one line, as before.
+TEST(RenderersTest, TextProseFitsTheWidth) {
+  const std::string words = "the step waits for input data while the device idles for 48 ms in each step";
+  const std::string name = std::string(70, 'k') + "_kernel";
+  Document doc;
+  Section& s = doc.AddSection("s", "S");
+  s.Add(Paragraph{words});
+  s.Add(
+      Finding{"slow", "Slow " + words, Severity::kHigh, 0.5, "step time", words, {{"op", "Op", Value::String(name)}}});
+  s.Add(List{"l", "", {{name + " " + words, "note", {words}}}});
+  s.Add(KeyValues{{{"wall_ns", "Wall time", Value::Int(1'500'000), Unit::kNs, words}}});
+  const std::string one_line = RenderText(doc, {.width = 0});
+  EXPECT_NE(one_line.find("\n" + words + "\n"), std::string::npos) << one_line;
+  EXPECT_NE(one_line.find("  Wall time: 1.50 ms (" + words + ")\n"), std::string::npos) << one_line;
+  const std::string text = RenderText(doc, {.width = 40});
+  std::string joined;
+  size_t start = 0;
+  for (size_t end = text.find('\n'); end != std::string::npos; start = end + 1, end = text.find('\n', start)) {
+    const std::string line = text.substr(start, end - start);
+    EXPECT_LE(TerminalWidth(line), 40u) << line;
+    if (line.ends_with(' ')) ADD_FAILURE() << "trailing space: '" << line << "'";
+    joined += line + "\n";
+  }
+  // The paragraph, then the finding under its [HIGH] with further lines
+  // 6 columns in, the list item's name split across lines.
+  EXPECT_NE(text.find("\nthe step waits for input data while the\ndevice idles"), std::string::npos) << text;
+  EXPECT_NE(text.find("  [HIGH] Slow the step waits for input\n      data while"), std::string::npos) << text;
+  EXPECT_NE(text.find("  - " + std::string(36, 'k') + "\n    " + std::string(34, 'k') + "_k\n    ernel the"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      Op: " + std::string(30, 'k') + "\n        " + std::string(32, 'k') + "\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  Wall time: 1.50 ms (the step waits for\n"), std::string::npos) << text;
+}
+
 TEST(RenderersTest, CsvWritesOneTableRaw) {
   StatusOr<std::string> csv = RenderCsv(SmallDocument("=cmd|x"));
   ASSERT_TRUE(csv.ok());

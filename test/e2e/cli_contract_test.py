@@ -31,6 +31,109 @@ def run(aiprof, *args):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
+def run_in_terminal(aiprof, args, columns):
+    """Runs aiprof with standard output on a pseudo-terminal (COLUMNS set):
+    its standard output and exit status."""
+    import pty
+    import threading
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS=str(columns), NO_COLOR="1")
+    p = subprocess.Popen([aiprof, *args], stdout=slave, stderr=subprocess.DEVNULL, env=env)
+    os.close(slave)
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the other end closed
+                return
+            if not data:
+                return
+            chunks.append(data)
+    reader = threading.Thread(target=read)
+    reader.start()
+    rc = p.wait(timeout=120)
+    reader.join(timeout=60)
+    os.close(master)
+    return rc, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def widest(text):
+    return max((len(line) for line in text.split("\n")), default=0)
+
+
+def first_use(exe, tmp):
+    """A first-time user's audit on the shipped ResNet50 sample (notes
+    trial_audit, items 9, 12, 13b, 13c)."""
+    r50 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                       "resnet50_num_workers_0.pt.trace.json.gz")
+
+    # 9: one "top N" for text, JSON and CSV: JSON and CSV --top 3 listed
+    # "PyTorch Profiler (0)" and ProfilerStep#8 (by total time), which the
+    # text table (by self time) leaves out; CSV had no self_us.
+    rc, out, _ = run(exe, "summary", r50, "--format", "json")
+    every = json.loads(out)["ops"] if rc == 0 else []
+    ranked = [o for o in every if not o["profiler_wrapper"]]
+    wrappers = [o for o in every if o["profiler_wrapper"]]
+    check(every and every == ranked + wrappers and wrappers
+          and all(a["self_us"] >= b["self_us"] for a, b in zip(ranked, ranked[1:])),
+          "summary json lists every op by self time, the profiler wrappers last: %r" % [o["name"] for o in every[:5]])
+    rc, out, _ = run(exe, "summary", r50, "--format", "json", "--top", "3")
+    top_json = [o["name"] for o in json.loads(out)["ops"]] if rc == 0 else []
+    rc, out, err = run(exe, "summary", r50, "--format", "csv", "--top", "3")
+    rows = list(csv.DictReader(io.StringIO(out))) if rc == 0 else []
+    rc, text, _ = run(exe, "summary", r50, "--top", "3")
+    table = text[text.find("Top 3 ops by self time"):text.find("\nDevices\n")]
+    check(len(top_json) == 3 and top_json == [o["name"] for o in ranked[:3]] == [r["name"] for r in rows]
+          and all(name in table for name in top_json),
+          "summary --top 3: the same ops in JSON, CSV and text: %r, %r" % (top_json, [r.get("name") for r in rows]))
+    check(rows and all(r.get("profiler_wrapper") == "false" and r.get("self_us") for r in rows)
+          and "--top 3 listed 3 of" in err, "summary csv has self_us and profiler_wrapper: %r" % rows[:1])
+
+    # 12: text tables at a width. A name is shortened in the middle (80
+    # columns, or less to fit --width or the terminal), padding is never
+    # wider than the shown cells (whatif padded its slices to 250 columns),
+    # and prose breaks at spaces.
+    rc, out, _ = run(exe, "whatif", r50, "--scenario", "remove aten::add_")
+    check(rc == 0 and " " * 90 not in out and "vectorized_elementwise_…" in out,
+          "whatif's slice table pads to its shown names (%d)" % rc)
+    rc, out, _ = run(exe, "--width", "100", "summary", r50, "--top", "5")
+    ops = out[out.find("Top 5 ops"):out.find("\nDevices\n")]
+    check(rc == 0 and ops and widest(ops) <= 100 and "Kernel   void cudnn::d…nt, int, int)\n" in ops,
+          "summary --width 100: the op table fits, names shortened: %r" % ops[-300:])
+    rc, out, _ = run(exe, "analyze", r50, "--width", "80", "--only", "attribution,critical_path")
+    long_prose = [line for line in out.split("\n") if len(line) > 80 and not line.startswith("  ")]
+    check(rc == 0 and not long_prose and widest(out) < 300,
+          "analyze --width 80: prose fits, no 1,681-column line (widest %d): %r" % (widest(out), long_prose[:2]))
+    rc, out, _ = run(exe, "analyze", r50)
+    check(rc == 0 and widest(out) > 300, "without a terminal or --width a list item stays one line (%d)" % widest(out))
+    rc, tty = run_in_terminal(exe, ["summary", r50, "--top", "5"], 100)
+    want = run(exe, "--width", "100", "summary", r50, "--top", "5")[1]
+    check(rc == 0 and tty == want, "a terminal of COLUMNS=100 gets --width 100's text: %r" % tty[:200])
+    txt = os.path.join(tmp, "s.txt")
+    rc, tty = run_in_terminal(exe, ["summary", r50, "--top", "5", "-o", txt], 100)
+    check(rc == 0 and open(txt, encoding="utf-8").read() == run(exe, "summary", r50, "--top", "5")[1],
+          "-o FILE from a terminal is not fitted to it")
+
+    # 13b: an unknown command is named, with the closest ones ("A subcommand
+    # is required" named nothing); `explain` points to what explains a run.
+    rc, _, err = run(exe, "explain", r50)
+    check(rc == 2 and "unknown command 'explain'" in err and "aiprof diagnose TRACE" in err
+          and "analyze TRACE --only attribution,critical_path" in err, "explain: %r" % err)
+    rc, _, err = run(exe, "--threads", "2", "--width", "80", "sumary", r50)
+    check(rc == 2 and "unknown command 'sumary'; did you mean: summary" in err, "sumary: %r" % err)
+    rc, _, err = run(exe, "esc\x1b[31m")
+    check(rc == 2 and "\x1b" not in err and "unknown command 'esc\\x1b[31m'" in err, "hostile command word: %r" % err)
+
+    # 13c: the V100 of the shipped ResNet50 samples (Tesla V100-DGXS-32GB)
+    # is a known device.
+    rc, out, err = run(exe, "analyze", r50, "--only", "roofline")
+    check(rc == 0 and "Device:                            V100-SXM2-32GB" in out, "resnet50's V100 found: %r" % err)
+    rc, out, err = run(exe, "analyze", r50, "--only", "roofline", "--device", "V100 PCIe")
+    check(rc == 0 and "V100-PCIE-32GB" in out, "--device 'V100 PCIe': %r" % err[:200])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -405,6 +508,8 @@ def main():
     rc, _, err = run(exe, "summary", graphs)
     check(rc == 1 and "replay.json" in err and "terminate" not in err,
           "graph capture folder with a link loop: exit 1 naming the replay (%d): %s" % (rc, err.strip()[:200]))
+
+    first_use(exe, tmp)
 
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0
