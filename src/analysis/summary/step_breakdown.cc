@@ -67,9 +67,12 @@ class Breakdowns {
       if (trace_.Str(trace_.tracks.process_name[t]) == "Overlap Analysis") overlap.push_back(t);
       if (trace_.tracks.kind[t] == TrackKind::kDeviceStream) device.push_back(t);
     }
-    for (const StepWindow& w : windows) {
+    Owned owned;
+    if (overlap.empty()) owned = OwnedActivity(device, windows);
+    for (size_t k = 0; k < windows.size(); ++k) {
+      const StepWindow& w = windows[k];
       StepBreakdown b{rank, w.step, "timeline", overlap.empty() ? "device_activity" : "overlap_analysis", {}};
-      bool found = overlap.empty() ? FromDevice(device, w, &b) : FromOverlap(overlap, w, &b);
+      bool found = overlap.empty() ? FromDevice(&owned.compute[k], &owned.comm[k], w, &b) : FromOverlap(overlap, w, &b);
       if (found) out->push_back(std::move(b));
     }
   }
@@ -105,23 +108,47 @@ class Breakdowns {
     return true;
   }
 
-  bool FromDevice(const std::vector<uint32_t>& tracks, const StepWindow& w, StepBreakdown* b) {
+  // The device activity each step owns, as the step time's work end counts
+  // it (ComputeStepPeriods, src/analysis/common/steps.h): the step its
+  // launching call starts in, else the step its own start falls in; whole,
+  // not clipped to the window. Clipped, the previous step's last kernels
+  // reaching past a step's start made its Preparing 0 and the data-loading
+  // wait after them Free (kineto's ResNet50 sample: no Preparing in steps
+  // 6-10 beside 48-62 ms of loading in each).
+  struct Owned {
+    std::vector<Intervals> compute, comm;  // by window
+  };
+  Owned OwnedActivity(const std::vector<uint32_t>& tracks, const std::vector<StepWindow>& windows) {
     const SliceTable& s = trace_.slices;
-    Intervals compute, comm, all;
+    Owned owned{std::vector<Intervals>(windows.size()), std::vector<Intervals>(windows.size())};
+    if (tracks.empty() || windows.empty()) return owned;
+    if (launch_.empty()) launch_ = LaunchingCalls(trace_);
     for (uint32_t t : tracks) {
-      auto [from, to] = Candidates(t, w);
-      for (uint32_t i = from; i < to && s.ts_ns[i] < w.end; ++i) {
+      auto [first, last] = ranges_[t];
+      for (uint32_t i = first; i < last; ++i) {
         if (!IsDeviceActivity(s.kind[i])) continue;
-        std::pair<int64_t, int64_t> c;
-        if (!Clip(s.ts_ns[i], s.dur_ns[i], w, &c)) continue;
-        (s.kind[i] == EventKind::kCollective ? comm : compute).push_back(c);
-        all.push_back(c);
+        const int64_t at = launch_[i] != kNoSlice ? s.ts_ns[launch_[i]] : s.ts_ns[i];
+        auto it = std::upper_bound(windows.begin(), windows.end(), at,
+                                   [](int64_t v, const StepWindow& w) { return v < w.begin; });
+        if (it == windows.begin()) continue;  // before the rank's first step
+        const size_t k = static_cast<size_t>(it - windows.begin()) - 1;
+        auto& into = s.kind[i] == EventKind::kCollective ? owned.comm[k] : owned.compute[k];
+        into.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
       }
     }
-    if (all.empty()) return false;
+    return owned;
+  }
+
+  // A step's breakdown from the activity it owns (both lists consumed).
+  static bool FromDevice(Intervals* compute, Intervals* comm, const StepWindow& w, StepBreakdown* b) {
+    if (compute->empty() && comm->empty()) return false;
     int64_t first = INT64_MAX, last = INT64_MIN;
-    for (const auto& [a, e] : all) first = std::min(first, a), last = std::max(last, e);
-    int64_t c = UnionLengthNs(&compute), m = UnionLengthNs(&comm), u = UnionLengthNs(&all);
+    for (const Intervals* list : {compute, comm}) {
+      for (const auto& [a, e] : *list) first = std::min(first, a), last = std::max(last, e);
+    }
+    Intervals all(*compute);
+    all.insert(all.end(), comm->begin(), comm->end());
+    int64_t c = UnionLengthNs(compute), m = UnionLengthNs(comm), u = UnionLengthNs(&all);
     int64_t overlapped = c + m - u;
     auto& v = b->values_ns;
     v["Computing"] = c;
@@ -135,6 +162,7 @@ class Breakdowns {
   const Trace& trace_;
   std::vector<std::pair<uint32_t, uint32_t>> ranges_;
   std::vector<int64_t> max_end_;  // by slice
+  std::vector<uint32_t> launch_;  // LaunchingCalls, on first use
 };
 
 void AddFileBreakdowns(const Trace& trace, std::vector<StepBreakdown>* out) {

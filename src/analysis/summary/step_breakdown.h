@@ -2,15 +2,21 @@
 // Ascend's step_trace_time.csv, and per-rank / per-op-type figures for
 // multi-rank and Ascend inputs.
 //
-// Breakdown of step i of a rank covers [start_i, start_{i+1}) (the last step
-// runs to the end of the trace), because device work of a step often ends
-// after its host-side ProfilerStep slice. Two methods:
+// Step i of a rank starts at start_i; its window runs to start_{i+1} (the
+// last step's to the end of the trace), because device work of a step often
+// ends after its host-side ProfilerStep slice. Two methods:
 //   - "overlap_analysis": where the rank has torch_npu's Overlap Analysis
 //     tracks, their slices (Computing, Communication, Communication(Not
 //     Overlapped), Free) are summed, clipped to the window;
-//   - "device_activity": otherwise Computing is the union of kernels, copies
-//     and sets, Communication the union of collectives, Overlapped their
-//     intersection, Free the gaps inside the first-to-last activity span.
+//   - "device_activity": otherwise over the device activity the step owns
+//     (the step its launching call starts in, else the step its own start
+//     falls in: the rule of the step time's work end, steps.h), whole:
+//     Computing is the union of its kernels, copies and sets, Communication
+//     the union of its collectives, Overlapped their intersection, Free the
+//     gaps inside its first-to-last activity span. A kernel of step i-1 that
+//     runs past start_i stays step i-1's, so it neither hides step i's
+//     Preparing (the wait for data before its first kernel) nor turns it into
+//     Free.
 // Then Overlapped = Communication - Communication(Not Overlapped), Stage =
 // last end - first start of that activity, Preparing = first start - step start.
 #ifndef AIPROF_SRC_ANALYSIS_SUMMARY_STEP_BREAKDOWN_H_

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "src/analysis/summary/step_breakdown.h"
 #include "src/model/trace_builder.h"
 #include "test/util/trace_fixtures.h"
 
@@ -143,6 +144,37 @@ TEST(SummaryTest, TopOpsRankBySelfTimeWithoutWrappers) {
       EXPECT_EQ(op.self_ns, 90'000 - 50'000 - 20'000);
     }
   }
+}
+
+// Hand-made (labelled: not from a profiler). Steps [0, 100) and [100, 200)
+// µs; kernels: one launched at 10 running 20..30 and one launched at 80
+// running 90..110 (step 1's, past step 2's start), one launched at 105
+// running 150..180 (step 2's, after 50 µs of waiting for data). Step 2 owns
+// only its kernel: Preparing 50, Free 0. Clipped to the window (before),
+// the tail 100..110 made step 2's Preparing 0 and its 40 µs wait Free.
+TEST(StepBreakdownTest, AStepOwnsTheDeviceWorkItLaunched) {
+  auto t = testing::ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":100},
+    {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":100,"dur":100},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":5,"args":{"correlation":3}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":80,"dur":5,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":105,"dur":5,"args":{"correlation":2}},
+    {"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":20,"dur":10,"args":{"correlation":3,"stream":7,"device":0}},
+    {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":90,"dur":20,"args":{"correlation":1,"stream":7,"device":0}},
+    {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":150,"dur":30,"args":{"correlation":2,"stream":7,"device":0}}]})json");
+  ASSERT_NE(t, nullptr);
+  std::vector<StepBreakdown> b = ComputeStepBreakdowns(*t);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].method, "device_activity");
+  std::map<std::string, int64_t> one = b[0].values_ns, two = b[1].values_ns;
+  EXPECT_EQ(one["Computing"], 30'000);
+  EXPECT_EQ(one["Preparing"], 20'000);
+  EXPECT_EQ(one["Stage"], 90'000);  // 20..110: its last kernel ends in step 2's window
+  EXPECT_EQ(one["Free"], 60'000);
+  EXPECT_EQ(two["Computing"], 30'000);
+  EXPECT_EQ(two["Preparing"], 50'000);
+  EXPECT_EQ(two["Stage"], 30'000);
+  EXPECT_EQ(two["Free"], 0);
 }
 
 }  // namespace
