@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Peak memory and time of importing one trace, two aiprof builds interleaved.
 
-Runs `aiprof import INPUT -o OUT.aiprof` (or another command, --cmd) with the
+Runs `aiprof import INPUT -o OUT.aiprof` (or another command, --cmd; INPUT
+may be a folder, e.g. two ranks' traces, which are merged) with the
 BEFORE and the AFTER binary in turn, ROUNDS times, and prints per build the
 median wall time, the peak RSS (the kernel's ru_maxrss of the child), and
 what the peak was made of, read from /proc/PID/smaps_rollup every few
@@ -78,7 +79,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("XDG_CONFIG_HOME", os.path.join(tmp, "config"))
         os.environ.setdefault("XDG_DATA_HOME", os.path.join(tmp, "data"))
-        subprocess.run(["cat", a.input], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
+        for root, _, files in os.walk(a.input) if os.path.isdir(a.input) else [("", None, [a.input])]:
+            for name in files:  # warm the page cache
+                with open(os.path.join(root, name), "rb") as f:
+                    while f.read(1 << 24):
+                        pass
         for r in range(a.rounds):
             order = list(builds) if r % 2 == 0 else list(reversed(builds))
             for name in order:
