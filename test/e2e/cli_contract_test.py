@@ -63,7 +63,7 @@ def widest(text):
     return max((len(line) for line in text.split("\n")), default=0)
 
 
-def first_use(exe, tmp):
+def first_use(exe, tmp, fixtures):
     """A first-time user's audit on the shipped ResNet50 sample (notes
     trial_audit, items 9, 12, 13b, 13c)."""
     r50 = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
@@ -74,8 +74,8 @@ def first_use(exe, tmp):
     # text table (by self time) leaves out; CSV had no self_us.
     rc, out, _ = run(exe, "summary", r50, "--format", "json")
     every = json.loads(out)["ops"] if rc == 0 else []
-    ranked = [o for o in every if not o["profiler_wrapper"]]
-    wrappers = [o for o in every if o["profiler_wrapper"]]
+    ranked = [o for o in every if not o["profiler_wrapper"] and not o["device_record"]]
+    wrappers = [o for o in every if o["profiler_wrapper"] or o["device_record"]]
     check(every and every == ranked + wrappers and wrappers
           and all(a["self_us"] >= b["self_us"] for a, b in zip(ranked, ranked[1:])),
           "summary json lists every op by self time, the profiler wrappers last: %r" % [o["name"] for o in every[:5]])
@@ -90,6 +90,25 @@ def first_use(exe, tmp):
           "summary --top 3: the same ops in JSON, CSV and text: %r, %r" % (top_json, [r.get("name") for r in rows]))
     check(rows and all(r.get("profiler_wrapper") == "false" and r.get("self_us") for r in rows)
           and "--top 3 listed 3 of" in err, "summary csv has self_us and profiler_wrapper: %r" % rows[:1])
+
+    # 7: device records are no ops. On Ascend level1 four of the top five
+    # rows were one ~200 ms allreduce wait: HCCL's Notify_Wait tasks (Plane
+    # thread and stream copies) and torch_npu's Overlap Analysis bands
+    # "Communication" and "Communication(Not Overlapped)".
+    ascend_dir = os.path.join(fixtures, "ascend-pt", "level1")
+    rc, out, _ = run(exe, "summary", ascend_dir, "--format", "json", "--top", "5")
+    top5 = json.loads(out)["ops"] if rc == 0 else []
+    bad = [(o["category"], o["name"]) for o in top5
+           if o["category"] in ("hccl_task", "overlap_analysis", "npu_sync") or o["device_record"]]
+    check(len(top5) == 5 and not bad, "Ascend level1 top 5 ops hold no summary band, HCCL task or NPU wait: %r"
+          % [(o["category"], o["name"]) for o in top5])
+    rc, out, _ = run(exe, "summary", ascend_dir, "--format", "json")
+    every = json.loads(out)["ops"] if rc == 0 else []
+    records = {(o["category"], o["name"]) for o in every if o["device_record"]}
+    check(("overlap_analysis", "Communication") in records and ("hccl_task", "Notify_Wait") in records
+          and not any(c in ("cpu_op", "cann", "hccl") for c, _ in records),
+          "Ascend level1: the bands and HCCL tasks are device records, no host op or collective is: %r"
+          % sorted(records)[:8])
 
     # 12: text tables at a width. A name is shortened in the middle (80
     # columns, or less to fit --width or the terminal), padding is never
@@ -509,7 +528,7 @@ def main():
     check(rc == 1 and "replay.json" in err and "terminate" not in err,
           "graph capture folder with a link loop: exit 1 naming the replay (%d): %s" % (rc, err.strip()[:200]))
 
-    first_use(exe, tmp)
+    first_use(exe, tmp, a.fixtures)
 
     print("cli contract: %d passed, %d failed" % (CHECKS[0] - len(FAILURES), len(FAILURES)))
     return 1 if FAILURES else 0

@@ -52,6 +52,10 @@ void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   }
   constexpr uint32_t kNoGroup = UINT32_MAX;
   const SliceTable& s = trace.slices;
+  // device_record: every slice of the group on a device track and not
+  // device activity, or on torch_npu's Overlap Analysis tracks (cleared by
+  // the first slice that is neither).
+  for (OpStat& op : *ops) op.device_record = true;
   struct Open {
     int64_t end;
     uint32_t group;
@@ -76,16 +80,22 @@ void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   };
   uint32_t track = kNoTrack;
   bool skip = false;  // a graph-capture track: not in the op statistics
+  bool bands = false;  // torch_npu's Overlap Analysis: summary bands, no ops
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.track[i] != track) {
       advance(INT64_MAX);
       track = s.track[i];
       skip = IsGraphCaptureTrack(trace, track);
+      bands = trace.Str(trace.tracks.process_name[track]) == "Overlap Analysis";
       now = s.ts_ns[i];
+    }
+    auto it = group.find(key(s.category[i], s.name[i]));
+    if (it != group.end() &&
+        (skip || (!bands && (trace.tracks.kind[track] != TrackKind::kDeviceStream || IsDeviceActivity(s.kind[i]))))) {
+      (*ops)[it->second].device_record = false;
     }
     if (skip) continue;
     advance(s.ts_ns[i]);
-    auto it = group.find(key(s.category[i], s.name[i]));
     stack.push_back({s.ts_ns[i] + s.dur_ns[i], it == group.end() ? kNoGroup : it->second});
   }
   advance(INT64_MAX);
@@ -151,7 +161,7 @@ std::vector<DeviceStat> ComputeDevices(const Trace& trace) {
 std::vector<size_t> TopOpsBySelf(const Trace& trace, const Summary& summary) {
   std::vector<size_t> out;
   for (size_t i = 0; i < summary.ops.size(); ++i) {
-    if (!summary.ops[i].profiler_wrapper) out.push_back(i);
+    if (!summary.ops[i].profiler_wrapper && !summary.ops[i].device_record) out.push_back(i);
   }
   std::sort(out.begin(), out.end(), [&](size_t a, size_t b) {
     const OpStat& x = summary.ops[a];

@@ -35,6 +35,13 @@ struct OpStat {
   // The profiler's own spans (ProfilerStep#N, "PyTorch Profiler (N)",
   // record_param_comms, the Trace span): structure, never ranked.
   bool profiler_wrapper = false;
+  // Records on device tracks that are not device activity: the profiler's
+  // summary bands (torch_npu's Overlap Analysis "Communication", "Free"),
+  // HCCL's sub-tasks of a collective, NPU event waits, CUDA's
+  // gpu_user_annotation ranges. They re-count time the device activity or
+  // the ops already hold (one allreduce wait filled 4 of Ascend's top 5
+  // rows), so they are listed apart, never ranked among the ops.
+  bool device_record = false;
   int64_t max_ns = 0;
   double mean_ns = 0, p50_ns = 0, p99_ns = 0;
 };
@@ -79,7 +86,8 @@ struct Summary {
 Summary ComputeSummary(const Trace& trace);
 
 // Indices into `summary.ops` for a top-ops table: by self time, largest
-// first (then total, then name), profiler wrappers left out.
+// first (then total, then name), profiler wrappers and device records left
+// out.
 std::vector<size_t> TopOpsBySelf(const Trace& trace, const Summary& summary);
 
 

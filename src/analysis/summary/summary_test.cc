@@ -146,6 +146,27 @@ TEST(SummaryTest, TopOpsRankBySelfTimeWithoutWrappers) {
   }
 }
 
+// Hand-made (labelled). A CUDA gpu_user_annotation range on the stream re-counts
+// the kernel under it: a device record, never ranked; the kernel and the host
+// op are ranked. Before, the annotation was ranked with them (its 10 us of
+// self time past the kernel); on Ascend such records led the table.
+TEST(SummaryTest, DeviceRecordsAreListedApartFromTheOps) {
+  auto t = testing::ImportJsonText(R"json({"traceEvents":[
+    {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":20},
+    {"ph":"X","cat":"gpu_user_annotation","name":"forward","pid":0,"tid":7,"ts":10,"dur":100,"args":{"stream":7,"device":0}},
+    {"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":10,"dur":90,"args":{"stream":7,"device":0}}]})json");
+  ASSERT_NE(t, nullptr);
+  Summary s = ComputeSummary(*t);
+  std::map<std::string, bool> record;
+  for (const OpStat& op : s.ops) record[std::string(t->Str(op.name))] = op.device_record;
+  EXPECT_TRUE(record["forward"]);
+  EXPECT_FALSE(record["gemm"]);
+  EXPECT_FALSE(record["aten::mm"]);
+  std::vector<size_t> top = TopOpsBySelf(*t, s);
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(t->Str(s.ops[top[0]].name), "gemm");
+}
+
 // Hand-made (labelled: not from a profiler). Steps [0, 100) and [100, 200)
 // µs; kernels: one launched at 10 running 20..30 and one launched at 80
 // running 90..110 (step 1's, past step 2's start), one launched at 105

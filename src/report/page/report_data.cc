@@ -91,10 +91,11 @@ void FillOps(const Summary& summary, const Trace& t, ReportData* r) {
   // parent's too (a category's shares of total came to more than 100%). The
   // base is the self time of the ops the table can list: profiler wrappers
   // (ProfilerStep#N, category Operator in PyTorch 1.8) are left out of both,
-  // their self time being host time between ops, not an op's.
+  // their self time being host time between ops, not an op's, and so are
+  // device records (summary bands, HCCL sub-tasks: OpStat::device_record).
   std::map<uint32_t, int64_t> category_self;
   for (const OpStat& op : summary.ops) {
-    if (!op.profiler_wrapper) category_self[op.category.raw] += op.self_ns;
+    if (!op.profiler_wrapper && !op.device_record) category_self[op.category.raw] += op.self_ns;
   }
   std::vector<size_t> ranked = TopOpsBySelf(t, summary);
   for (size_t i = 0; i < ranked.size() && i < kReportTopOps; ++i) {

@@ -24,7 +24,7 @@ std::vector<size_t> ListedOps(const Trace& trace, const Summary& s, size_t top_n
     listed.resize(std::min(top_n, listed.size()));
   } else if (with_wrappers) {
     for (size_t i = 0; i < s.ops.size(); ++i) {  // s.ops: largest total first
-      if (s.ops[i].profiler_wrapper) listed.push_back(i);
+      if (s.ops[i].profiler_wrapper || s.ops[i].device_record) listed.push_back(i);
     }
   }
   return listed;
@@ -98,8 +98,14 @@ void AddOps(const Trace& trace, const Summary& s, const SummaryReportOptions& o,
                       Value::String(std::string(trace.Str(op.category))),
                       Value::String(std::string(trace.Str(op.name)))});
   }
-  doc->AddSection("ops", fmt::format("Top {} ops by self time (of {}; profiler wrappers left out)", n, ranked.size()))
-      .Add(std::move(t));
+  const size_t records =
+      static_cast<size_t>(std::count_if(s.ops.begin(), s.ops.end(), [](const OpStat& op) { return op.device_record; }));
+  const std::string apart =
+      records == 0
+          ? "profiler wrappers left out"
+          : fmt::format("profiler wrappers and {} device record{} (bands, HCCL tasks, device-side waits) left out",
+                        records, records == 1 ? "" : "s");
+  doc->AddSection("ops", fmt::format("Top {} ops by self time (of {}; {})", n, ranked.size(), apart)).Add(std::move(t));
 }
 
 void AddDevices(const Trace& trace, const Summary& s, const SummaryReportOptions& o, render::Section* sec) {
@@ -423,9 +429,11 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
     const OpStat& op = s.ops[listed[i]];
     out += fmt::format(
         "{}\n    {{\"name\": {}, \"category\": {}, \"count\": {}, \"total_us\": {}, \"self_us\": {}, "
-        "\"profiler_wrapper\": {}, \"mean_us\": {}, \"p50_us\": {}, \"p99_us\": {}, \"max_us\": {}}}",
+        "\"profiler_wrapper\": {}, \"device_record\": {}, \"mean_us\": {}, \"p50_us\": {}, \"p99_us\": {}, "
+        "\"max_us\": {}}}",
         i ? "," : "", JsonString(trace.Str(op.name)), JsonString(trace.Str(op.category)), op.count,
-        NsToUsText(op.total_ns), NsToUsText(op.self_ns), op.profiler_wrapper ? "true" : "false", op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
+        NsToUsText(op.total_ns), NsToUsText(op.self_ns), op.profiler_wrapper ? "true" : "false",
+        op.device_record ? "true" : "false", op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
   }
   out += n ? "\n  ],\n" : "],\n";
   out += "  \"devices\": [";
@@ -476,13 +484,14 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
 
 std::string SummaryToCsv(const Trace& trace, const Summary& s, const SummaryReportOptions& o) {
   // The JSON's op fields, in its order and with its rows.
-  std::string out = "name,category,count,total_us,self_us,profiler_wrapper,mean_us,p50_us,p99_us,max_us\n";
+  std::string out =
+      "name,category,count,total_us,self_us,profiler_wrapper,device_record,mean_us,p50_us,p99_us,max_us\n";
   for (size_t i : ListedOps(trace, s, o.top_n, true)) {
     const OpStat& op = s.ops[i];
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{}\n", CsvField(trace.Str(op.name)), CsvField(trace.Str(op.category)),
-                    op.count, NsToUsText(op.total_ns), NsToUsText(op.self_ns), op.profiler_wrapper ? "true" : "false",
-                    op.mean_ns / 1e3, op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(trace.Str(op.name)),
+                       CsvField(trace.Str(op.category)), op.count, NsToUsText(op.total_ns), NsToUsText(op.self_ns),
+                       op.profiler_wrapper ? "true" : "false", op.device_record ? "true" : "false", op.mean_ns / 1e3,
+                       op.p50_ns / 1e3, op.p99_ns / 1e3, NsToUsText(op.max_ns));
   }
   return out;
 }

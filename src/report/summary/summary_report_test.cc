@@ -67,8 +67,8 @@ TEST(SummaryReportTest, EveryFormatListsTheSameTopOps) {
   EXPECT_EQ(j["ops_limited_by_top"].as<int>(), 2);
   const std::string csv = SummaryToCsv(*trace, s, top2);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "name,category,count,total_us,self_us,profiler_wrapper,mean_us,p50_us,p99_us,max_us");
-  EXPECT_NE(csv.find("\ngemm,kernel,1,30,30,false,30,30,30,30\n"), std::string::npos) << csv;
+            "name,category,count,total_us,self_us,profiler_wrapper,device_record,mean_us,p50_us,p99_us,max_us");
+  EXPECT_NE(csv.find("\ngemm,kernel,1,30,30,false,false,30,30,30,30\n"), std::string::npos) << csv;
   EXPECT_EQ(csv.find("ProfilerStep"), std::string::npos) << csv;
   const std::string text = render::RenderText(SummaryToDocument(*trace, s, top2));
   EXPECT_LT(text.find("alert(1)"), text.find("gemm")) << text;
