@@ -60,6 +60,9 @@ TEST(AnalysisSectionsTest, TypedTablesFromTheResults) {
   // For people: units formatted, the hostile name escaped.
   std::string text = render::RenderText(doc);
   EXPECT_NE(text.find("1.0 MiB"), std::string::npos) << text;
+  // A metric's unit once: "200.0 µs", not "200.0 µs ns" (audit 13a).
+  EXPECT_EQ(text.find("µs ns"), std::string::npos) << text;
+  EXPECT_EQ(text.find("% ratio"), std::string::npos) << text;
   EXPECT_EQ(text.find('\x1b'), std::string::npos);
   EXPECT_EQ(render::RenderHtmlPage(doc).find("<script>x"), std::string::npos);
   // Every analysis has a section function; an unknown name has none.

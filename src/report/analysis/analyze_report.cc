@@ -45,12 +45,13 @@ Tree MachineForm(const MetricSet& m, const render::Document& doc) {
 void AddMetricTable(const MetricSet& m, render::Document* doc) {
   // "What it is" names each figure's base (a share of the span, of busy
   // time, of the step; "per base": per impact_base_ns): ratios side by side
-  // have different bases.
+  // have different bases. The value is formatted in its unit
+  // (MetricDisplayUnit); the unit's name is the machine form's ("154.94 ms
+  // ns" said it twice).
   render::Table t{"metrics",
                   "",
                   {{"metric", "Metric"},
                    {"value", "Value"},
-                   {"unit", "Unit"},
                    {"source", "Source"},
                    {"measured", "Measured"},
                    {"meaning", "What it is (its base)"}},
@@ -58,8 +59,7 @@ void AddMetricTable(const MetricSet& m, render::Document* doc) {
                   ""};
   for (const auto& [name, v] : m.values()) {
     const MetricInfo* info = FindMetricInfo(name);
-    t.rows.push_back({Value::String(name), Value::Number(v.value).In(MetricDisplayUnit(info)),
-                      Value::String(info ? MetricUnitName(info->unit) : ""), Value::String(v.source),
+    t.rows.push_back({Value::String(name), Value::Number(v.value).In(MetricDisplayUnit(info)), Value::String(v.source),
                       Value::Bool(v.measured), Value::String(info ? std::string(info->description) : "")});
   }
   doc->AddSection("metrics", "Metrics").Add(std::move(t));

@@ -69,16 +69,20 @@ TEST(ReportDataTest, Resnet50HeadlineMatchesIndependentFigures) {
   double var = 0;
   for (double x : d) var += (x - mean) * (x - mean);
   double sd = std::sqrt(var / static_cast<double>(d.size()));  // population sd, as docs/analyses.md defines it
-  // Device busy / span over all device activity (one GPU here).
+  // Device busy time inside the six (steady) steps / their wall time (one
+  // GPU here): device activity clipped to each ProfilerStep span.
   std::vector<std::pair<int64_t, int64_t>> iv;
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  for (size_t i = 0; i < t.slices.size(); ++i) {
-    if (!IsDeviceActivity(t.slices.kind[i])) continue;
-    int64_t s = t.slices.ts_ns[i], e = s + t.slices.dur_ns[i];
-    iv.push_back({s, e});
-    first = std::min(first, s), last = std::max(last, e);
+  int64_t wall = 0;
+  for (size_t k = 0; k < t.steps.size(); ++k) {
+    const int64_t a = t.steps.ts_ns[k], b = a + t.steps.dur_ns[k];
+    wall += b - a;
+    for (size_t i = 0; i < t.slices.size(); ++i) {
+      if (!IsDeviceActivity(t.slices.kind[i])) continue;
+      int64_t s = std::max(a, t.slices.ts_ns[i]), e = std::min(b, t.slices.ts_ns[i] + t.slices.dur_ns[i]);
+      if (e > s) iv.push_back({s, e});
+    }
   }
-  double util = static_cast<double>(Union(iv)) / static_cast<double>(last - first);
+  double util = static_cast<double>(Union(iv)) / static_cast<double>(wall);
 
   auto run = Build(std::move(trace), "resnet50_nw0");
   const ReportData& r = run->data;
