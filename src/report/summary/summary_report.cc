@@ -224,12 +224,14 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
     const bool from_timeline = std::any_of(s.step_breakdowns.begin(), s.step_breakdowns.end(),
                                            [](const StepBreakdown& b) { return !b.method.empty(); });
     if (from_timeline) {
-      // Said where it shows: a last step's "Computing" can exceed its own
-      // span (ns_resolution: 182.9 ms in a 95.7 ms step).
+      // Said where it shows: a step's Stage can exceed its own span
+      // (ns_resolution: 182.9 ms of Computing in a 95.7 ms step).
       t.note =
-          "From the timeline, a step's window runs from its start to the next step's start on its rank, so it holds "
-          "the device work running then (a device that runs behind puts the previous step's tail in it); the last "
-          "step's window runs to the end of the trace.";
+          "From the timeline (device_activity), a step holds the device work it launched (its launching call's step, "
+          "else the step its start falls in), whole: its Stage can run past the next step's start when the device "
+          "runs behind, and Preparing is the wait from its start to its first device work. overlap_analysis rows sum "
+          "torch_npu's bands from the step's start to the next step's start (the last step's to the end of the "
+          "trace).";
     }
     doc->AddSection("step_breakdown", "Step breakdown").Add(std::move(t));
   }
