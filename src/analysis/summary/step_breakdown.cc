@@ -69,10 +69,12 @@ class Breakdowns {
     }
     Owned owned;
     if (overlap.empty()) owned = OwnedActivity(device, windows);
+    int64_t previous_end = INT64_MIN;  // the end of the previous step's device work
     for (size_t k = 0; k < windows.size(); ++k) {
       const StepWindow& w = windows[k];
       StepBreakdown b{rank, w.step, "timeline", overlap.empty() ? "device_activity" : "overlap_analysis", {}};
-      bool found = overlap.empty() ? FromDevice(&owned.compute[k], &owned.comm[k], w, &b) : FromOverlap(overlap, w, &b);
+      bool found = overlap.empty() ? FromDevice(&owned.compute[k], &owned.comm[k], w, &previous_end, &b)
+                                   : FromOverlap(overlap, w, &b);
       if (found) out->push_back(std::move(b));
     }
   }
@@ -140,7 +142,11 @@ class Breakdowns {
   }
 
   // A step's breakdown from the activity it owns (both lists consumed).
-  static bool FromDevice(Intervals* compute, Intervals* comm, const StepWindow& w, StepBreakdown* b) {
+  // Preparing is the device's wait for the step: from its start, or from the
+  // end of the previous step's device work when that is later (a device that
+  // runs behind is busy, not waiting), to its first device work.
+  static bool FromDevice(Intervals* compute, Intervals* comm, const StepWindow& w, int64_t* previous_end,
+                         StepBreakdown* b) {
     if (compute->empty() && comm->empty()) return false;
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (const Intervals* list : {compute, comm}) {
@@ -156,6 +162,8 @@ class Breakdowns {
     v["Communication(Not Overlapped)"] = m - overlapped;
     v["Free"] = (last - first) - u;
     AddDerived(b, first, last, w);
+    v["Preparing"] = std::max<int64_t>(0, first - std::max(w.begin, *previous_end));
+    *previous_end = std::max(*previous_end, last);
     return true;
   }
 

@@ -13,12 +13,15 @@
 //     falls in: the rule of the step time's work end, steps.h), whole:
 //     Computing is the union of its kernels, copies and sets, Communication
 //     the union of its collectives, Overlapped their intersection, Free the
-//     gaps inside its first-to-last activity span. A kernel of step i-1 that
-//     runs past start_i stays step i-1's, so it neither hides step i's
-//     Preparing (the wait for data before its first kernel) nor turns it into
-//     Free.
+//     gaps inside its first-to-last activity span, Preparing the device's
+//     wait for the step: from its start, or from the end of the previous
+//     step's device work when that is later (a device that runs behind is
+//     busy, not waiting), to its first device work. A kernel of step i-1 that
+//     runs past start_i stays step i-1's, so it neither hides step i's wait
+//     for data nor turns it into Free.
 // Then Overlapped = Communication - Communication(Not Overlapped), Stage =
-// last end - first start of that activity, Preparing = first start - step start.
+// last end - first start of that activity, Preparing = first start - step
+// start (device_activity: see above).
 #ifndef AIPROF_SRC_ANALYSIS_SUMMARY_STEP_BREAKDOWN_H_
 #define AIPROF_SRC_ANALYSIS_SUMMARY_STEP_BREAKDOWN_H_
 

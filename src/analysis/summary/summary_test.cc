@@ -171,7 +171,8 @@ TEST(SummaryTest, DeviceRecordsAreListedApartFromTheOps) {
 // µs; kernels: one launched at 10 running 20..30 and one launched at 80
 // running 90..110 (step 1's, past step 2's start), one launched at 105
 // running 150..180 (step 2's, after 50 µs of waiting for data). Step 2 owns
-// only its kernel: Preparing 50, Free 0. Clipped to the window (before),
+// only its kernel: Preparing 40 (the device idle from step 1's last kernel's
+// end, 110, to its own), Free 0. Clipped to the window (before),
 // the tail 100..110 made step 2's Preparing 0 and its 40 µs wait Free.
 TEST(StepBreakdownTest, AStepOwnsTheDeviceWorkItLaunched) {
   auto t = testing::ImportJsonText(R"json({"traceEvents":[
@@ -193,7 +194,7 @@ TEST(StepBreakdownTest, AStepOwnsTheDeviceWorkItLaunched) {
   EXPECT_EQ(one["Stage"], 90'000);  // 20..110: its last kernel ends in step 2's window
   EXPECT_EQ(one["Free"], 60'000);
   EXPECT_EQ(two["Computing"], 30'000);
-  EXPECT_EQ(two["Preparing"], 50'000);
+  EXPECT_EQ(two["Preparing"], 40'000);  // idle from step 1's last kernel (110) to its own (150)
   EXPECT_EQ(two["Stage"], 30'000);
   EXPECT_EQ(two["Free"], 0);
 }

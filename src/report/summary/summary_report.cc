@@ -229,7 +229,8 @@ void AddRanksAndBreakdowns(const Trace& trace, const Summary& s, render::Documen
       t.note =
           "From the timeline (device_activity), a step holds the device work it launched (its launching call's step, "
           "else the step its start falls in), whole: its Stage can run past the next step's start when the device "
-          "runs behind, and Preparing is the wait from its start to its first device work. overlap_analysis rows sum "
+          "runs behind, and Preparing is the device's wait from the step's start (or its previous step's last device "
+          "work, when later) to its first device work. overlap_analysis rows sum "
           "torch_npu's bands from the step's start to the next step's start (the last step's to the end of the "
           "trace).";
     }
