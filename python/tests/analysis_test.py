@@ -38,8 +38,9 @@ def cli_json(*args):
 
 def summary_ops(doc):
     """The rows of the CLI's ops table from its summary JSON: the profiler's wrapper spans
-    (ProfilerStep#N, ...) left out, largest self time first, then total, then name (bytes)."""
-    rows = [o for o in doc["ops"] if not o["profiler_wrapper"]]
+    (ProfilerStep#N, ...) and device records (bands, HCCL tasks, gpu_user_annotation) left
+    out, largest self time first, then total, then name (bytes)."""
+    rows = [o for o in doc["ops"] if not o["profiler_wrapper"] and not o["device_record"]]
     rows.sort(key=lambda o: (-o["self_us"], -o["total_us"], o["name"].encode()))
     return rows
 

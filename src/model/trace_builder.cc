@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "src/base/check.h"
@@ -515,9 +516,16 @@ void TraceBuilder::InferTracks() {
   TrackTable& t = trace_->tracks;
   std::vector<uint8_t> has_device(t.size(), 0), has_python(t.size(), 0), has_other(t.size(), 0);
   const SliceTable& s = trace_->slices;
+  // CUPTI's synchronisation records (category cuda_sync: Context, Stream,
+  // Event Sync) are recorded on the device, as its kernels are; a track of
+  // them alone (a context sync has no stream) is a device stream too, as
+  // Nsight Systems' importer places them, so an export read back keeps them
+  // where they were.
+  const std::optional<StringId> device_sync = trace_->strings.Find("cuda_sync");
   for (size_t i = 0; i < s.size(); ++i) {
     EventKind k = s.kind[i];
-    if (IsDeviceActivity(k) || k == EventKind::kGpuUserAnnotation) {
+    if (IsDeviceActivity(k) || k == EventKind::kGpuUserAnnotation ||
+        (k == EventKind::kSync && device_sync && s.category[i] == *device_sync)) {
       has_device[s.track[i]] = 1;
     } else if (k == EventKind::kPythonFunction || k == EventKind::kUserAnnotation) {
       has_python[s.track[i]] = 1;
