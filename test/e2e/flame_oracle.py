@@ -20,7 +20,11 @@ from collections import defaultdict
 # Categories (compared in lower case) of device activity: a (pid, tid) with
 # any of them is a device stream, not a thread.
 # Meta MTIA's command-processor events (mtia_ccp_events) run on its device streams.
-DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation", "mtia_ccp_events"}
+# CUPTI's sync records (cuda_sync: Context/Stream/Event Sync) are recorded on
+# the device; a (pid, tid) of them alone (a context sync has no stream) is a
+# device stream too.
+DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset", "gpu_user_annotation", "mtia_ccp_events",
+               "cuda_sync"}
 
 
 def to_ns(us):
