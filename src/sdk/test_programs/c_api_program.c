@@ -704,7 +704,7 @@ static void* FlushInCopy(void* path) {
 }
 #endif
 
-static int g_started[2], g_go_exit[2];
+static int g_started[2], g_go_exit[2], g_exiter_recorded[2];
 
 static void* StartDuringFlush(void* arg) {
   char b = 's';
@@ -720,6 +720,9 @@ static void* ExitDuringFlush(void* arg) {
   (void)arg;
   aiprof_span_begin("exits_during_flush");
   aiprof_span_end();
+  /* Its span is in its ring before the flush begins (under load the thread
+     could otherwise first run after the flush took its snapshot). */
+  if (write(g_exiter_recorded[1], "r", 1) != 1) _exit(3);
   if (read(g_go_exit[0], &b, 1) != 1) _exit(3);
   return NULL; /* the SDK's exit runs now (a thread-specific destructor) */
 }
@@ -731,6 +734,7 @@ static int RegistryDuringFlush(const char* path) {
   (void)path;
   (void)g_started;
   (void)g_go_exit;
+  (void)g_exiter_recorded;
   (void)StartDuringFlush;
   (void)ExitDuringFlush;
   printf("skipped\n");
@@ -744,9 +748,12 @@ static int RegistryDuringFlush(const char* path) {
   int registered, exited;
   const char* mb = getenv("AIPROF_RING_MB");
   if (!mb || strcmp(mb, "0.5") != 0) return 2;
-  if (pipe(g_copy_held) != 0 || pipe(g_copy_release) != 0 || pipe(g_started) != 0 || pipe(g_go_exit) != 0) return 2;
+  if (pipe(g_copy_held) != 0 || pipe(g_copy_release) != 0 || pipe(g_started) != 0 || pipe(g_go_exit) != 0 ||
+      pipe(g_exiter_recorded) != 0)
+    return 2;
   alarm(30);
   pthread_create(&exiter, NULL, ExitDuringFlush, NULL);
+  if (read(g_exiter_recorded[0], &b, 1) != 1) return 2;
   for (long i = 0; i < 20000; ++i) { /* 40,000 events: the main thread's ring is full */
     aiprof_span_begin("fills_the_ring");
     aiprof_span_end();
