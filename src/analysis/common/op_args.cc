@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <limits>
 
 #include "src/base/ascii.h"
@@ -63,6 +64,19 @@ bool IsListText(std::string_view t) {
 }
 
 }  // namespace
+
+std::optional<Dims> ParseIntList(std::string_view t) {
+  size_t i = 0;
+  if (IsListText(t)) {
+    std::optional<Dims> out = ParseInts(t, &i);
+    SkipSpace(t, &i);
+    return out && i == t.size() ? out : std::nullopt;
+  }
+  const std::string_view n = TrimAsciiSpace(t);  // a scalar
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+  return !n.empty() && ec == std::errc() && end == n.data() + n.size() ? std::optional<Dims>(Dims{v}) : std::nullopt;
+}
 
 std::optional<std::vector<Dims>> ParseDimsList(std::string_view t) {
   std::vector<Dims> out;

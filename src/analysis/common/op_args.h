@@ -21,6 +21,10 @@ using Dims = std::vector<int64_t>;
 // ("32,3,224,224;\r\n64,3,11,11;\r\n" → {{32,3,224,224},{64,3,11,11},{}}):
 // read alike, an empty item being Kineto's [].
 std::optional<std::vector<Dims>> ParseDimsList(std::string_view text);
+// One recorded integer list or scalar, as Concrete Inputs write an int[]
+// argument: "[2, 2]" → {2, 2}, "1" → {1}; nullopt if malformed or if
+// anything follows it.
+std::optional<Dims> ParseIntList(std::string_view text);
 // "[\"float\", \"\", \"Scalar\"]" → {"float", "", "Scalar"}; nullopt if malformed.
 // torch_npu's text form ("float;\r\nNone;\r\nScalar") is read alike.
 std::optional<std::vector<std::string>> ParseStringList(std::string_view text);

@@ -7,6 +7,17 @@
 namespace aiprof {
 namespace {
 
+TEST(OpArgsTest, IntListsAndScalarsAsConcreteInputsWriteThem) {
+  EXPECT_EQ(ParseIntList("[2, 2]"), (Dims{2, 2}));
+  EXPECT_EQ(ParseIntList(" [-1,3] "), (Dims{-1, 3}));
+  EXPECT_EQ(ParseIntList("1"), (Dims{1}));
+  EXPECT_EQ(ParseIntList("[]"), Dims{});
+  EXPECT_FALSE(ParseIntList("same"));
+  EXPECT_FALSE(ParseIntList("[2, 2] x"));
+  EXPECT_FALSE(ParseIntList("1.5"));
+  EXPECT_FALSE(ParseIntList(""));
+}
+
 TEST(OpArgsTest, KinetoListsAreRead) {
   auto dims = ParseDimsList("[[8, 3, 64, 64], [], [2]]");
   ASSERT_TRUE(dims);

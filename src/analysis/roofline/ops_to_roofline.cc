@@ -45,30 +45,12 @@ std::optional<Dims> ConvOutput(const Trace& trace, const OpArgReader& args, uint
   return std::nullopt;
 }
 
-// The integers of a recorded list argument ("[2, 2]") or scalar ("1"),
-// broadcast to `n` values; nullopt when it is neither or has another length.
+// A recorded int[] argument (ParseIntList) with one value per spatial
+// dimension, a single value broadcast to all `n`.
 std::optional<std::vector<int64_t>> IntList(std::string_view text, size_t n) {
-  std::vector<int64_t> v;
-  size_t p = 0;
-  if (!text.empty() && text.front() == '[') {
-    if (text.back() != ']') return std::nullopt;
-    text = text.substr(1, text.size() - 2);
-  }
-  while (p < text.size()) {
-    while (p < text.size() && (text[p] == ' ' || text[p] == ',')) ++p;
-    if (p == text.size()) break;
-    size_t q = p;
-    if (text[q] == '-') ++q;
-    int64_t x = 0;
-    size_t digits = 0;
-    for (; q < text.size() && text[q] >= '0' && text[q] <= '9' && digits < 12; ++q, ++digits)
-      x = x * 10 + (text[q] - '0');
-    if (digits == 0 || (q < text.size() && text[q] != ',' && text[q] != ' ')) return std::nullopt;
-    v.push_back(text[p] == '-' ? -x : x);
-    p = q;
-  }
-  if (v.size() == 1 && n > 1) v.assign(n, v[0]);
-  if (v.size() != n) return std::nullopt;
+  std::optional<Dims> v = ParseIntList(text);
+  if (v && v->size() == 1 && n > 1) v->assign(n, (*v)[0]);
+  if (!v || v->size() != n) return std::nullopt;
   return v;
 }
 

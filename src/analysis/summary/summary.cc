@@ -80,18 +80,22 @@ void AddSelfTimes(const Trace& trace, std::vector<OpStat>* ops) {
   };
   uint32_t track = kNoTrack;
   bool skip = false;  // a graph-capture track: not in the op statistics
-  bool bands = false;  // torch_npu's Overlap Analysis: summary bands, no ops
+  // Per track: its slices are ops (a host track, or a capture track), device
+  // records unless they are device activity (a device stream), or records
+  // whatever they are (torch_npu's Overlap Analysis bands).
+  bool ops_track = false, device_track = false;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s.track[i] != track) {
       advance(INT64_MAX);
       track = s.track[i];
       skip = IsGraphCaptureTrack(trace, track);
-      bands = trace.Str(trace.tracks.process_name[track]) == "Overlap Analysis";
+      const bool bands = trace.Str(trace.tracks.process_name[track]) == "Overlap Analysis";
+      device_track = !bands && trace.tracks.kind[track] == TrackKind::kDeviceStream;
+      ops_track = skip || (!bands && !device_track);
       now = s.ts_ns[i];
     }
     auto it = group.find(key(s.category[i], s.name[i]));
-    if (it != group.end() &&
-        (skip || (!bands && (trace.tracks.kind[track] != TrackKind::kDeviceStream || IsDeviceActivity(s.kind[i]))))) {
+    if (it != group.end() && (ops_track || (device_track && IsDeviceActivity(s.kind[i])))) {
       (*ops)[it->second].device_record = false;
     }
     if (skip) continue;
