@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "src/base/ascii.h"
 #include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
@@ -51,6 +52,19 @@ bool IsGraphCaptureTrack(const Trace& trace, uint32_t track) {
   return trace.tracks.tid[track] < 0 &&
          trace.Str(trace.tracks.tid_label[track]).starts_with(std::string_view(kGraphCaptureTrackLabel));
 }
+
+bool IsGraphLaunchName(std::string_view name) { return ContainsIgnoreCase(name, "graphlaunch"); }
+
+bool IsWorkLaunchName(std::string_view name) {
+  if (IsGraphLaunchName(name)) return false;
+  return name.find("Launch") != std::string_view::npos || name.find("Memcpy") != std::string_view::npos ||
+         name.find("Memset") != std::string_view::npos;
+}
+
+bool IsStreamBeginCaptureName(std::string_view name) {
+  return name.find("StreamBeginCapture") != std::string_view::npos;
+}
+bool IsStreamEndCaptureName(std::string_view name) { return name.find("StreamEndCapture") != std::string_view::npos; }
 
 Status CheckDurationSum(const Trace& trace, const std::string& source) {
   const SliceTable& s = trace.slices;

@@ -9,6 +9,7 @@
   not have (a clean trace gets no high-confidence finding).
 """
 import atexit
+import gzip
 import shutil
 import argparse
 import json
@@ -132,6 +133,35 @@ def main():
     tail = [e for f in r18["findings"] if f["rule"] == "long_tail_ops" for c in f["root_causes"] for e in c["evidence"]]
     check(tail and not [e for e in tail if e.startswith(("aten::conv2d ", "aten::convolution ", "aten::_convolution "))],
           "resnet18: long-tail evidence names mkldnn_convolution, not its wrappers (got %r)" % tail[:4])
+    # vLLM's graph capture trace (TraceLens's capture_traces/): a capture,
+    # not a run. Its captured launches counted here from the raw JSON, on
+    # their own: launch/copy/set runtime calls (not graph launches) between a
+    # thread's StreamBeginCapture end and its StreamEndCapture start.
+    cap_path = os.path.join(a.fixtures, "tracelens", "inference__vllm_decode_full__capture_traces__"
+                            "graph_capture_rank_0.1773709742341309550.pt.trace.json.gz")
+    with gzip.open(cap_path, "rt") as fh:
+        events = json.load(fh)["traceEvents"]
+    calls = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")),
+                   key=lambda e: (e["tid"], e["ts"]))
+    windows, work, captured = {}, 0, 0
+    for e in calls:
+        if "StreamBeginCapture" in e["name"]:
+            windows[e["tid"]] = e["ts"] + e["dur"]
+        elif "StreamEndCapture" in e["name"]:
+            windows.pop(e["tid"], None)
+        elif "graphlaunch" not in e["name"].lower() and any(w in e["name"] for w in ("Launch", "Memcpy", "Memset")):
+            work += 1
+            captured += e["tid"] in windows and e["ts"] >= windows[e["tid"]]
+    cap = diagnose(a.aiprof, cap_path)
+    check(bool(cap["findings"]) and cap["findings"][0]["bottleneck"] == "graph_capture",
+          "capture trace: the graph capture is said first (got %r)" % bottlenecks(cap))
+    check(not {"host_bound", "compute"} & set(bottlenecks(cap)),
+          "capture trace: no host-bound or compute finding about a capture (got %r)" % bottlenecks(cap))
+    ev = [e for c in cap["findings"][0]["root_causes"] for e in c["evidence"]] if cap["findings"] else []
+    check(captured > work / 2 and any(e.startswith("%d of %d launch calls" % (captured, work)) for e in ev),
+          "capture trace: %d of %d launches captured, as the evidence says (got %r)" % (captured, work, ev))
+    replay = diagnose(a.aiprof, os.path.join(a.fixtures, "tracelens", "inference__vllm_decode_full__graph_execution.json.gz"))
+    check("graph_capture" not in bottlenecks(replay), "the replay trace is no capture (got %r)" % bottlenecks(replay))
     # Clean traces: no high-confidence finding at all.
     for name in ["convnet_bs8_channels_last", "elementwise_bs4_fused", "mlp_train_bs32", "transformer_enc_bs2"]:
         clean = d.get(name) or diagnose(a.aiprof, os.path.join(cpu, name + ".kineto.json"))

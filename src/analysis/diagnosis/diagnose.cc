@@ -46,13 +46,13 @@ std::string DescribeBase(const MetricSet& metrics) {
                                                    count("warmup_clamped_ranks"), count("impact_ranks"));
   if (const MetricValue* host = metrics.Get("impact_host_base_ns"); host && count("impact_device_periods") > 0) {
     return DescribeDevicePeriodBase(count("impact_steps"), count("impact_device_periods"), base->value, host->value,
-                                    count("warmup_steps"), count("warmup_prefill_steps")) +
+                                    count("warmup_steps"), count("warmup_prefill_steps"), count("truncated_steps")) +
            forced_text;
   }
   const MetricValue* startup = metrics.Get("startup_ns");
   return DescribeImpactBase(count("impact_steps"), count("impact_ranks"), base->value, count("warmup_steps"),
                             startup && startup->value > 0 ? static_cast<int64_t>(startup->value) : 0,
-                            count("warmup_prefill_steps")) +
+                            count("warmup_prefill_steps"), count("truncated_steps")) +
          forced_text;
 }
 
@@ -182,7 +182,7 @@ std::string ImpactText(const Finding& f) {
   }
   if (f.rule->impact_on_trace) {
     return ms(im.time_ns) + " = " + pct(im.share) + " of the " + ms(im.basis_ns) +
-           " trace span (start-up; not part of the steady state)";
+           " trace span (one-off work, not the steady state)";
   }
   const std::string share = ms(im.time_ns) + " " + im.basis + " = " + pct(im.share) + " of " + ms(im.basis_ns);
   if (f.rule->id == "unexplained_time") return share + " not explained by the findings above";

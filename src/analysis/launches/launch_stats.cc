@@ -56,9 +56,37 @@ void FindOutliers(const Trace& trace, LaunchStats* out) {
 
 }  // namespace
 
-bool IsGraphLaunchName(std::string_view name) { return name.find("GraphLaunch") != std::string_view::npos; }
-
 namespace {
+
+// Capture windows: on each host thread (slices are in track, start order),
+// the time from a StreamBeginCapture call's end to its StreamEndCapture's
+// start; the work launch calls between them were recorded, not run. The
+// tracks a graph-capture merge added hold copies, not host calls.
+void CountCapturedLaunches(const Trace& trace, LaunchStats* out) {
+  const SliceTable& s = trace.slices;
+  std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
+  uint32_t track = kNoTrack;
+  int64_t open_since = -1;  // the open window's start on `track`; -1: none open
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) continue;
+    if (capture_track[s.track[i]]) continue;
+    if (s.track[i] != track) track = s.track[i], open_since = -1;
+    std::string_view name = trace.Str(s.name[i]);
+    if (IsStreamBeginCaptureName(name)) {
+      open_since = s.ts_ns[i] + s.dur_ns[i];
+    } else if (IsStreamEndCaptureName(name)) {
+      if (open_since >= 0 && s.ts_ns[i] >= open_since) {
+        ++out->capture_windows;
+        out->capture_ns += s.ts_ns[i] - open_since;
+      }
+      open_since = -1;
+    } else if (IsWorkLaunchName(name)) {
+      ++out->work_launch_calls;
+      out->captured_launch_calls += open_since >= 0 && s.ts_ns[i] >= open_since;
+    }
+  }
+}
 
 // One launching call and what it launched.
 struct CallInfo {
@@ -181,12 +209,29 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
     for (uint32_t k : one_by_one) out.short_kernels += static_cast<double>(s.dur_ns[k]) < out.launch_cost_ns;
   }
   FindOutliers(trace, &out);
+  CountCapturedLaunches(trace, &out);
   return out;
 }
 
 void PublishLaunchStats(const Trace& trace, const LaunchStats& st, MetricSet* metrics) {
   constexpr const char* kLaunchMetrics[] = {"launches_per_step", "launch_delay_p50_ns", "short_kernel_ratio",
                                             "graph_kernel_ratio", "graph_launch_cost_ns", "graph_gap_p50_ns"};
+  // 0 without work launch calls (none captured): a trace of another runtime
+  // must not leave the rules that test it unevaluated.
+  metrics->Set("graph_capture_launch_ratio",
+               st.work_launch_calls == 0
+                   ? 0.0
+                   : static_cast<double>(st.captured_launch_calls) / static_cast<double>(st.work_launch_calls),
+               kLaunchesSource);
+  metrics->Set("graph_capture_ns", static_cast<double>(st.capture_ns), kLaunchesSource);
+  if (st.capture_windows > 0) {
+    metrics->AddEvidence("graph_capture", std::to_string(st.captured_launch_calls) + " of " +
+                                              std::to_string(st.work_launch_calls) + " launch calls lie inside " +
+                                              std::to_string(st.capture_windows) + " stream capture window" +
+                                              (st.capture_windows == 1 ? "" : "s") + " (" +
+                                              FormatDurationNs(static_cast<double>(st.capture_ns)) +
+                                              "): recorded into a graph, not run");
+  }
   if (!st.host_ops) {
     metrics->SetUnavailable("op_coverage", "no host ops (cpu_op) in the trace to attribute device time to");
   } else if (st.device_time_ns > 0) {

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/model/graph_capture_tracks.h"  // IsGraphLaunchName
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -78,22 +79,28 @@ struct LaunchStats {
   double graph_gap_p50_ns = 0;      // median device gap between consecutive replays (0 with < 2)
   int64_t graph_gap_total_ns = 0;
   uint64_t graph_gaps = 0;
+  // Stream capture (cudaStreamBeginCapture .. cudaStreamEndCapture on one
+  // thread): launch calls inside a capture window are recorded into a graph
+  // and run nothing. A trace whose launches are mostly captured is a capture
+  // trace (vLLM's and TraceLens's capture_traces/), not a run of the work.
+  uint64_t work_launch_calls = 0;      // host calls that launch work one item at a time (IsWorkLaunchName)
+  uint64_t captured_launch_calls = 0;  // of them, inside a capture window
+  uint64_t capture_windows = 0;
+  int64_t capture_ns = 0;  // the windows' summed time (a thread captures one at a time)
   // Op coverage (device-activity time):
   int64_t device_time_ns = 0;
   int64_t attributed_time_ns = 0;  // under a host op
   std::vector<RuntimeOutlier> outliers;  // longest first
 };
 
-// True for a call that replays a captured graph (cudaGraphLaunch,
-// hipGraphLaunch, cuGraphLaunch and their versioned names).
-bool IsGraphLaunchName(std::string_view name);
-
 // O(n log n) in slices.
 LaunchStats ComputeLaunchStats(const Trace& trace);
 
 // Publishes launches_per_step, launch_delay_p50_ns (unavailable, with the
 // holds, when every launch call was held), short_kernel_ratio,
-// graph_kernel_ratio, graph_launch_cost_ns, graph_gap_p50_ns, op_coverage and
+// graph_kernel_ratio, graph_launch_cost_ns, graph_gap_p50_ns, op_coverage,
+// graph_capture_launch_ratio and graph_capture_ns (with "graph_capture"
+// evidence) and
 // "host_bound" evidence for runtime outliers and graph launches.
 void PublishLaunchStats(const Trace& trace, const LaunchStats& stats, MetricSet* metrics);
 

@@ -169,6 +169,59 @@ TEST(LaunchStatsTest, GraphCaptureCopiesAreNoRuntimeCalls) {
   for (const std::string& e : m.Evidence("host_bound")) EXPECT_EQ(e.find("runtime call"), std::string::npos) << e;
 }
 
+// Hand-made: one thread captures two launches and a copy between
+// cudaStreamBeginCapture and cudaStreamEndCapture, and launches one kernel
+// outside; a second thread launches inside the first thread's window (not
+// captured: capture is per thread's stream), and its own EndCapture without
+// a begin opens nothing.
+TEST(LaunchStatsTest, HandMadeCaptureWindowCountsItsLaunches) {
+  auto t = ImportJsonText(R"({"traceEvents":[
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":5,"args":{"correlation":1}},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaStreamBeginCapture","pid":1,"tid":1,"ts":10,"dur":2},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":20,"dur":5},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":1,"tid":1,"ts":30,"dur":5},
+    {"ph":"X","cat":"cuda_runtime","name":"cuLaunchKernel","pid":1,"tid":1,"ts":40,"dur":5},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaStreamEndCapture","pid":1,"tid":1,"ts":62,"dur":3},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":70,"dur":5},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":25,"dur":5},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaStreamEndCapture","pid":1,"tid":2,"ts":40,"dur":1},
+    {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":2,"ts":50,"dur":5},
+    {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":6,"dur":4,"args":{"device":0,"stream":7,"correlation":1}}
+  ]})");
+  ASSERT_NE(t, nullptr);
+  LaunchStats st = ComputeLaunchStats(*t);
+  EXPECT_EQ(st.work_launch_calls, 6u);  // the graph launch is no work launch
+  EXPECT_EQ(st.captured_launch_calls, 3u);
+  EXPECT_EQ(st.capture_windows, 1u);
+  EXPECT_EQ(st.capture_ns, 50000);  // 12 us (begin's end) to 62 us (end's start)
+  MetricSet m;
+  PublishLaunchStats(*t, st, &m);
+  EXPECT_DOUBLE_EQ(m.Get("graph_capture_launch_ratio")->value, 0.5);
+  EXPECT_DOUBLE_EQ(m.Get("graph_capture_ns")->value, 50000);
+}
+
+// TraceLens's vLLM capture trace (rank 0, FULL mode, batch 32): 421 of the
+// 431 kernel/copy launch calls (hip*LaunchKernel, hipMemcpyAsync) lie inside
+// its one hipStreamBeginCapture..hipStreamEndCapture window; counted
+// independently from the raw JSON by test/e2e/diagnose_fixtures_test.py.
+// A replay trace and a run without graphs have none.
+TEST(LaunchStatsTest, VllmCaptureTraceIsMostlyCaptured) {
+  auto t = ImportFixture(
+      "tracelens/"
+      "inference__vllm_decode_full__capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz");
+  ASSERT_NE(t, nullptr);
+  LaunchStats st = ComputeLaunchStats(*t);
+  EXPECT_EQ(st.capture_windows, 1u);
+  EXPECT_EQ(st.captured_launch_calls, 421u);
+  EXPECT_EQ(st.work_launch_calls, 431u);
+  auto alexnet = ImportFixture(kAlexnet);
+  ASSERT_NE(alexnet, nullptr);
+  LaunchStats plain = ComputeLaunchStats(*alexnet);
+  EXPECT_EQ(plain.capture_windows, 0u);
+  EXPECT_EQ(plain.captured_launch_calls, 0u);
+  EXPECT_GT(plain.work_launch_calls, 0u);
+}
+
 // Hand-made: three one-by-one launches whose kernels start 2, 4 and 99 µs
 // after their calls return, and one whose kernel starts 100 µs after
 // (kMinLaunchHoldNs: held by the device). The delay figures are of the

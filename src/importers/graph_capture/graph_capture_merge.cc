@@ -7,26 +7,15 @@
 #include <map>
 #include <unordered_map>
 
-#include "src/base/ascii.h"
 #include "src/importers/common/byte_source.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/model/graph_capture_tracks.h"
 
 namespace aiprof {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr uint32_t kNoIndex = UINT32_MAX;
-
-bool IsGraphLaunchCall(std::string_view name) { return ContainsIgnoreCase(name, "graphlaunch"); }
-
-// A launch call recorded while capturing: kernel launches, copies and sets
-// (hipLaunchKernel, hipModuleLaunchKernel, cudaLaunchKernel, cuLaunchKernel,
-// hipMemcpyAsync, cudaMemsetAsync, ...), never a graph launch.
-bool IsCapturedLaunchName(std::string_view name) {
-  if (IsGraphLaunchCall(name)) return false;
-  return name.find("Launch") != std::string_view::npos || name.find("Memcpy") != std::string_view::npos ||
-         name.find("Memset") != std::string_view::npos;
-}
 
 bool IsHostCall(EventKind k) { return k == EventKind::kRuntime || k == EventKind::kDriver; }
 
@@ -190,8 +179,8 @@ std::vector<Window> FindWindows(const Trace& t, uint32_t source) {
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (!IsHostCall(s.kind[i])) continue;
     std::string_view name = t.Str(s.name[i]);
-    if (name.find("StreamBeginCapture") != std::string_view::npos) begins.push_back(i);
-    if (name.find("StreamEndCapture") != std::string_view::npos) ends.push_back(i);
+    if (IsStreamBeginCaptureName(name)) begins.push_back(i);
+    if (IsStreamEndCaptureName(name)) ends.push_back(i);
   }
   const auto kernel_key = Key(t, "kernel");
   const auto node_a = Key(t, "graph node id"), node_b = Key(t, "graph_node_id");
@@ -211,7 +200,7 @@ std::vector<Window> FindWindows(const Trace& t, uint32_t source) {
     for (uint32_t i = b + 1; i < ends[best]; ++i) {  // same track: slices between the two calls
       if (s.ts_ns[i] < w.start_ns || s.ts_ns[i] + s.dur_ns[i] > w.end_ns || !IsHostCall(s.kind[i])) continue;
       std::string_view name = t.Str(s.name[i]);
-      if (!IsCapturedLaunchName(name)) continue;
+      if (!IsWorkLaunchName(name)) continue;
       Item it;
       it.slice = i;
       it.kind = CapturedKind(name);
@@ -235,7 +224,7 @@ std::map<uint32_t, std::vector<Item>> GraphLaunches(const Trace& t) {
     if (from >= s.size() || to >= s.size() || !IsDeviceActivity(s.kind[to]) || seen[to]) continue;
     if (!IsHostCall(s.kind[from])) continue;
     seen[to] = 1;  // the first launching call wins, as LaunchingCalls() reads it
-    if (!IsGraphLaunchCall(t.Str(s.name[from]))) continue;
+    if (!IsGraphLaunchName(t.Str(s.name[from]))) continue;
     Item it;
     it.slice = to;
     it.kind = s.kind[to] == EventKind::kMemcpy ? ItemKind::kMemcpy
