@@ -10,16 +10,58 @@
 #include <cstring>
 #include <vector>
 
+#include "src/base/writer_temp.h"
+
 namespace aiprof {
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (file_) {
-    std::fclose(file_);
     if (!in_place_) ::unlink(tmp_path_.c_str());
+    std::fclose(file_);
   }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 namespace {
+
+// The target's own temporaries: `<name>.tmp.<boot>-<pid>.XXXXXX` (an owner
+// to check) and `<name>.tmp.XXXXXX` (earlier versions: no owner).
+struct OwnTemps {
+  const char* name;
+  size_t len;
+};
+
+bool MatchOwnTemp(void* ctx, const char* entry, char boot[9], long* pid) {
+  const OwnTemps& t = *static_cast<const OwnTemps*>(ctx);
+  size_t prefix_len = 0;
+  if (ParseWriterTempName(entry, boot, pid, &prefix_len))
+    return prefix_len == t.len && std::memcmp(entry, t.name, t.len) == 0;
+  *pid = 0;
+  return IsUnownedTempName(entry, t.name, t.len);
+}
+
+void SayRemoved(void*, const char* dir, const char* name, bool folder, const char* why) {
+  if (WriterTempLog log = GetWriterTempLog()) log(dir, name, folder, why);
+}
+
+// Removes the temporaries that killed writes of `target` left beside it
+// (writer_temp.h: only when their writer is provably gone, or after a day),
+// then creates this write's: its descriptor, its name in *tmp.
+int CreateTargetTemp(const std::string& target, std::string* tmp) {
+  const size_t slash = target.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+  const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+  OwnTemps own{base.c_str(), base.size()};
+  WriterTempSweep sweep;
+  sweep.match = &MatchOwnTemp;
+  sweep.removed = &SayRemoved;
+  sweep.ctx = &own;
+  SweepWriterTemps(dir.c_str(), sweep);
+  std::vector<char> name(target.size() + 64);
+  const int fd = CreateWriterTemp(target.c_str(), false, name.data(), name.size());
+  if (fd >= 0) tmp->assign(name.data());
+  return fd;
+}
 
 // A standard stream's descriptor `fd` (named by `path`) is open for writing.
 Status CheckStreamWritable(int fd, const std::string& path) {
@@ -113,21 +155,23 @@ Status AtomicFileWriter::Open(const std::string& path) {
     return OkStatus();
   }
   target_ = target;
-  tmp_path_ = target + ".tmp.XXXXXX";
-  std::vector<char> name(tmp_path_.begin(), tmp_path_.end());
-  name.push_back('\0');
-  int fd = ::mkstemp(name.data());
+  // Locked until the file is closed (after the rename, or when it is
+  // removed): a sweep of another writer of this target keeps it meanwhile.
+  int fd = CreateTargetTemp(target, &tmp_path_);
   if (fd < 0) return ErrStatus(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
-  tmp_path_.assign(name.data());
   // mkstemp creates 0600; give the file the mode a plain create would.
   mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
+  // The lock is the open file's: a copy of the descriptor keeps it from the
+  // fclose in Commit until the name is renamed away.
+  lock_fd_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
-    ::close(fd);
+    const int err = errno;
     ::unlink(tmp_path_.c_str());
-    return ErrStatus(path + ": fdopen failed: " + std::strerror(errno));
+    ::close(fd);
+    return ErrStatus(path + ": fdopen failed: " + std::strerror(err));
   }
   std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
   return OkStatus();
@@ -154,15 +198,22 @@ Status AtomicFileWriter::Commit() {
     if (!ok) return ErrStatus(path_ + ": cannot write: " + std::strerror(saved));
     return OkStatus();
   }
+  const auto release = [this] {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    lock_fd_ = -1;
+  };
   if (!ok) {
     ::unlink(tmp_path_.c_str());
+    release();
     return ErrStatus(path_ + ": cannot write: " + std::strerror(saved));
   }
   if (::rename(tmp_path_.c_str(), target_.c_str()) != 0) {
     saved = errno;
     ::unlink(tmp_path_.c_str());
+    release();
     return ErrStatus(path_ + ": cannot rename into place: " + std::strerror(saved));
   }
+  release();
   return OkStatus();
 }
 
@@ -203,22 +254,23 @@ Status WriteNewFileAtomically(const std::string& path, std::string_view bytes, b
     }
     return ::fsync(fd) == 0;
   };
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
+  std::string tmp;
+  const int fd = CreateTargetTemp(path, &tmp);
   if (fd < 0) return ErrStatus(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
   const mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd, 0666 & ~mask);
   const bool written = write_all(fd);
   const int write_errno = errno;
-  ::close(fd);
   if (!written) {
     ::unlink(tmp.c_str());
+    ::close(fd);
     return ErrStatus(path + ": cannot write: " + std::strerror(write_errno));
   }
   const int linked = ::link(tmp.c_str(), path.c_str());
   const int link_errno = errno;
   ::unlink(tmp.c_str());
+  ::close(fd);  // its lock held until the temporary name is gone
   if (linked == 0) return OkStatus();
   if (link_errno == EEXIST) {
     *exists = true;

@@ -2,6 +2,13 @@
 // which is fsynced and renamed over the target only on Commit(). A crash or
 // error leaves either the old file or the new one, never half of one.
 //
+// The temporary file is `<target>.tmp.<boot>-<pid>.XXXXXX`, locked while it
+// is written (src/base/writer_temp.h). Each write first removes the
+// temporaries that killed writes of the same target left (the target's
+// `.tmp.<boot>-<pid>.XXXXXX` whose writer is provably gone, and any of its
+// unlocked ones, earlier versions' `<target>.tmp.XXXXXX` included,
+// untouched for 24 hours), said through SetWriterTempLog.
+//
 // What is at the path decides where the bytes go (OutputTarget):
 //   - a regular file or nothing: the atomic rename above;
 //   - a symbolic link: the file it points to is replaced atomically, the link
@@ -39,6 +46,7 @@ class AtomicFileWriter {
   FILE* file_ = nullptr;
   bool failed_ = false;
   bool in_place_ = false;  // a device, FIFO or open descriptor: no temporary file
+  int lock_fd_ = -1;       // the temporary file's lock (writer_temp.h), held until it is renamed or removed
 };
 
 // The descriptor `path` names when it is /dev/stdout (1), /dev/stderr (2),

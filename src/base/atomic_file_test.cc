@@ -2,9 +2,15 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +19,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "src/base/writer_temp.h"
 
 namespace aiprof {
 namespace {
@@ -184,6 +193,154 @@ TEST_F(AtomicFileTest, WriteNewFileNeverReplaces) {
   for (const auto& e : fs::directory_iterator(dir_)) files += e.is_regular_file();
   EXPECT_EQ(files, 1u) << "no temporary file is left";
   EXPECT_FALSE(WriteNewFileAtomically(Path("no/such/folder/d"), "x", &exists).ok());
+}
+
+// --- Temporary files of killed writes (src/base/writer_temp.h) -------------
+
+// The removals base's sweeps said (SetWriterTempLog), for the test to read.
+std::vector<std::string>* said_removals = nullptr;
+void RecordRemoval(const char* dir, const char*, bool, const char* why) {
+  (void)dir;
+  if (said_removals) said_removals->push_back(why);
+}
+
+class AtomicFileKilledWriterTest : public AtomicFileTest {
+ protected:
+  void SetUp() override {
+    AtomicFileTest::SetUp();
+    said_removals = &said_;
+    SetWriterTempLog(&RecordRemoval);
+  }
+  void TearDown() override {
+    SetWriterTempLog(nullptr);
+    said_removals = nullptr;
+    AtomicFileTest::TearDown();
+  }
+  std::vector<std::string> Temps() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      const std::string n = e.path().filename().string();
+      if (n.find(".tmp.") != std::string::npos) out.push_back(n);
+    }
+    return out;
+  }
+  // A process that opens an AtomicFileWriter on `target`, writes into it and
+  // waits: its pid, once its temporary file exists.
+  static pid_t StartWriter(const std::string& target) {
+    int ready[2];
+    if (::pipe(ready) != 0) return -1;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(ready[0]);
+      AtomicFileWriter w;
+      if (!w.Open(target).ok() || !w.Write("half of it").ok()) ::_exit(1);
+      char b = 1;
+      if (::write(ready[1], &b, 1) != 1) ::_exit(1);
+      for (;;) ::pause();
+    }
+    ::close(ready[1]);
+    char b = 0;
+    const bool ok = ::read(ready[0], &b, 1) == 1;
+    ::close(ready[0]);
+    return ok ? pid : -1;
+  }
+  static void Kill(pid_t pid) {
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  std::vector<std::string> said_;
+};
+
+// ops2 item 2: a write killed (SIGKILL) before its rename left
+// out.txt.tmp.XXXXXX for good; the next write of out.txt removes it (its
+// writer, on this boot, is gone and holds no lock) and says so once.
+TEST_F(AtomicFileKilledWriterTest, TheNextWriteOfATargetRemovesAKilledWritersTemporary) {
+  const pid_t writer = StartWriter(Path("out.txt"));
+  ASSERT_GT(writer, 0);
+  ASSERT_EQ(Temps().size(), 1u);
+  EXPECT_NE(Temps()[0].find("-" + std::to_string(writer) + "."), std::string::npos) << Temps()[0];
+  Kill(writer);
+  ASSERT_EQ(Temps().size(), 1u) << "a killed writer leaves its temporary file";
+  ASSERT_TRUE(WriteFileAtomically(Path("out.txt"), "whole").ok());
+  EXPECT_EQ(Read(Path("out.txt")), "whole");
+  EXPECT_TRUE(Temps().empty()) << Temps()[0];
+  ASSERT_EQ(said_.size(), 1u);
+  EXPECT_NE(said_[0].find("pid " + std::to_string(writer) + " on this boot, is gone"), std::string::npos) << said_[0];
+  // WriteNewFileAtomically's temporaries too.
+  const pid_t second = StartWriter(Path("digest"));
+  ASSERT_GT(second, 0);
+  Kill(second);
+  bool exists = false;
+  ASSERT_TRUE(WriteNewFileAtomically(Path("digest"), "d", &exists).ok());
+  EXPECT_TRUE(Temps().empty());
+  EXPECT_EQ(said_.size(), 2u);
+}
+
+// A writer alive in another pid namespace (another container of this host,
+// sharing the folder): its pid is free in the sweeper's namespace, but it
+// holds its temporary's lock, so the sweeper's write leaves it alone.
+TEST_F(AtomicFileKilledWriterTest, ALiveWritersTemporaryIsKeptFromAnotherPidNamespace) {
+  AtomicFileWriter live;
+  ASSERT_TRUE(live.Open(Path("out.txt")).ok());
+  ASSERT_TRUE(live.Write("live").ok());
+  ASSERT_EQ(Temps().size(), 1u);
+  const pid_t writer = ::getpid();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (::unshare(CLONE_NEWPID) != 0) ::_exit(77);
+    const pid_t inner = ::fork();  // the first process of the new namespace
+    if (inner == 0) {
+      // The live writer's pid is nobody's here.
+      if (::kill(writer, 0) == 0 || errno != ESRCH) ::_exit(3);
+      ::_exit(WriteFileAtomically(Path("out.txt"), "from the other container").ok() ? 0 : 2);
+    }
+    int status = 0;
+    ::waitpid(inner, &status, 0);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "no pid namespace here (unshare needs CAP_SYS_ADMIN)";
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(Read(Path("out.txt")), "from the other container");
+  ASSERT_EQ(Temps().size(), 1u) << "the live writer's temporary file was removed";
+  ASSERT_TRUE(live.Commit().ok());
+  EXPECT_EQ(Read(Path("out.txt")), "live");
+  EXPECT_TRUE(Temps().empty());
+}
+
+// Temporaries with no provable owner: earlier versions' `<target>.tmp.XXXXXX`
+// (no boot id, no pid) and the current form written on another boot go
+// only when untouched for a day and unlocked; another target's never.
+TEST_F(AtomicFileKilledWriterTest, TemporariesWithoutAProvableOwnerGoOnlyByAge) {
+  auto make = [&](const std::string& name, bool old) {
+    std::ofstream(Path(name)) << "x";
+    if (old) {
+      const struct timespec times[2] = {{::time(nullptr) - 25 * 3600, 0}, {::time(nullptr) - 25 * 3600, 0}};
+      ::utimensat(AT_FDCWD, Path(name).c_str(), times, 0);
+    }
+  };
+  make("out.txt.tmp.Ab12Cd", true);              // earlier version's, a day old: goes
+  make("out.txt.tmp.Ef34Gh", false);             // earlier version's, recent: stays
+  make("out.txt.tmp.0badb00t-1.Ij56Kl", false);  // another boot's, pid 1 (alive here): stays
+  make("out.txt.tmp.0badb00t-1.Mn78Op", true);   // the same, a day old: goes
+  make("other.txt.tmp.Qr90St", true);            // another target's: stays
+  make("out.txt.tmp.Ab12C", true);               // not mkstemp's six characters: stays
+  make("locked.txt.tmp.Uv12Wx", true);           // locked by a writer: stays
+  const int lock = ::open(Path("locked.txt.tmp.Uv12Wx").c_str(), O_RDONLY);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  ASSERT_TRUE(WriteFileAtomically(Path("out.txt"), "a").ok());
+  ASSERT_TRUE(WriteFileAtomically(Path("locked.txt"), "b").ok());
+  ::close(lock);
+  std::vector<std::string> left = Temps();
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left,
+            (std::vector<std::string>{"locked.txt.tmp.Uv12Wx", "other.txt.tmp.Qr90St", "out.txt.tmp.0badb00t-1.Ij56Kl",
+                                      "out.txt.tmp.Ab12C", "out.txt.tmp.Ef34Gh"}));
+  ASSERT_EQ(said_.size(), 2u);
+  EXPECT_NE(said_[0].find("untouched for 25 hours"), std::string::npos) << said_[0];
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "src/base/threads.h"
 #include "src/cli/command.h"
 #include "src/cli/flags.h"
+#include "src/monitor/incident.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
 
@@ -184,6 +185,7 @@ int RunCli(int argc, char** argv) {
   // An input file truncated while it is mapped: named, exit 1 (was "Bus
   // error", exit 135).
   InstallMappedInputBusHandler();
+  SayWriterTempRemovals();  // a killed write's temporary file removed beside an output: said on stderr
   CLI::App app{"aiprof: performance profiler and diagnosis for AI inference and training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "aiprof " AIPROF_VERSION);

@@ -14,9 +14,13 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <tuple>
 
+#include "src/base/writer_temp.h"
 #include "src/monitor/monitor_metrics.h"
+#include "src/render/escape.h"
 
 namespace aiprof {
 
@@ -30,20 +34,50 @@ std::string UtcText(int64_t unix_ms) {
   return buf;
 }
 
+namespace {
+
+// The working folders this process writes, each with the descriptor that
+// holds its lock (writer_temp.h) until it is published or removed.
+std::mutex work_dirs_mu;
+std::map<std::string, int>& WorkDirLocks() {
+  static auto* locks = new std::map<std::string, int>();
+  return *locks;
+}
+
+void ReleaseWorkDir(const std::string& work_dir) {
+  std::lock_guard<std::mutex> lock(work_dirs_mu);
+  auto it = WorkDirLocks().find(work_dir);
+  if (it == WorkDirLocks().end()) return;
+  close(it->second);
+  WorkDirLocks().erase(it);
+}
+
+}  // namespace
+
 StatusOr<std::string> CreateIncidentWorkDir(const std::string& out_dir, const std::string& tag) {
-  for (int k = 1; k <= 1000; ++k) {
-    const std::string dir = out_dir + "/.incident-" + tag + (k > 1 ? "-" + std::to_string(k) : "") + ".tmp";
-    if (mkdir(dir.c_str(), 0755) == 0) return dir;
-    if (errno != EEXIST) return ErrStatus("cannot create " + dir + ": " + std::strerror(errno));
+  const std::string prefix = out_dir + "/.incident-" + tag;
+  std::vector<char> name(prefix.size() + 64);
+  const int fd = CreateWriterTemp(prefix.c_str(), true, name.data(), name.size());
+  if (fd < 0) {
+    return ErrStatus("cannot create a working folder " + prefix + ".tmp.*: " + std::strerror(errno));
   }
-  return ErrStatus("cannot create a working folder in " + out_dir + ": 1000 names taken");
+  // mkdtemp creates 0700; the mode mkdir(0755) gives, as before.
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0755 & ~mask);
+  std::lock_guard<std::mutex> lock(work_dirs_mu);
+  WorkDirLocks()[name.data()] = fd;
+  return std::string(name.data());
 }
 
 StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std::string& out_dir,
                                          const std::string& name) {
   for (int k = 1; k <= 1000; ++k) {
     const std::string dir = out_dir + "/" + name + (k > 1 ? "-" + std::to_string(k) : "");
-    if (renameat2(AT_FDCWD, work_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) == 0) return dir;
+    if (renameat2(AT_FDCWD, work_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) == 0) {
+      ReleaseWorkDir(work_dir);
+      return dir;
+    }
     if (errno == EEXIST) continue;
     if (errno != EINVAL && errno != ENOSYS)
       return ErrStatus("cannot rename " + work_dir + " to " + dir + ": " + std::strerror(errno));
@@ -53,7 +87,10 @@ StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std:
       if (errno == EEXIST) continue;
       return ErrStatus("cannot create " + dir + ": " + std::strerror(errno));
     }
-    if (rename(work_dir.c_str(), dir.c_str()) == 0) return dir;
+    if (rename(work_dir.c_str(), dir.c_str()) == 0) {
+      ReleaseWorkDir(work_dir);
+      return dir;
+    }
     const int err = errno;
     rmdir(dir.c_str());
     return ErrStatus("cannot rename " + work_dir + " to " + dir + ": " + std::strerror(err));
@@ -64,18 +101,48 @@ StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std:
 void RemoveIncidentWorkDir(const std::string& work_dir) {
   std::error_code ec;
   std::filesystem::remove_all(work_dir, ec);
+  ReleaseWorkDir(work_dir);  // after: a sweep never sees it unlocked
 }
 
-void RemoveStaleIncidentWorkDirs(const std::string& out_dir) {
+namespace {
+
+// `.incident-<tag>.tmp.<boot>-<pid>.XXXXXX`, or an earlier monitor's
+// `.incident-<tag>.tmp` (no owner: by age alone).
+bool MatchWorkDir(void*, const char* name, char boot[9], long* pid) {
+  if (std::strncmp(name, ".incident-", 10) != 0) return false;
+  if (ParseWriterTempName(name, boot, pid)) return true;
+  *pid = 0;
+  const size_t n = std::strlen(name);
+  return n > 14 && std::strcmp(name + n - 4, ".tmp") == 0;
+}
+
+int RemoveWorkDir(void*, int, const char* dir, const char* name) {
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(out_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (!name.starts_with(".incident-") || !name.ends_with(".tmp")) continue;
-    char* end = nullptr;
-    const long pid = std::strtol(name.c_str() + 10, &end, 10);
-    if (pid <= 0 || *end != '-' || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
-      RemoveIncidentWorkDir(entry.path().string());
-  }
+  std::filesystem::remove_all(std::filesystem::path(dir) / name, ec);
+  return ec ? (ec.value() ? ec.value() : EIO) : 0;
+}
+
+void SayWorkDirRemoved(void*, const char* dir, const char* name, bool, const char* why) {
+  std::fprintf(stderr, "aiprof monitor: removed %s, the working folder of an incident left unfinished: %s\n",
+               TerminalSafe(std::string(dir) + "/" + name).c_str(), why);
+}
+
+void SayTempRemoved(const char* dir, const char* name, bool folder, const char* why) {
+  std::fprintf(stderr, "aiprof: removed %s, a temporary %s left by a write that did not finish: %s\n",
+               TerminalSafe(std::string(dir) + "/" + name).c_str(), folder ? "folder" : "file", why);
+}
+
+}  // namespace
+
+void SayWriterTempRemovals() { SetWriterTempLog(&SayTempRemoved); }
+
+int RemoveStaleIncidentWorkDirs(const std::string& out_dir) {
+  WriterTempSweep sweep;
+  sweep.match = &MatchWorkDir;
+  sweep.folders = true;
+  sweep.remove = &RemoveWorkDir;
+  sweep.removed = &SayWorkDirRemoved;
+  return SweepWriterTemps(out_dir.c_str(), sweep);
 }
 
 bool IsIncidentDirName(const std::string& name) {

@@ -62,8 +62,10 @@ bool AppendBounded(std::vector<T>* list, size_t limit, T item, uint64_t* dropped
 // restarted within the same second): mkdir without accepting EEXIST, and a
 // rename that never replaces what is there.
 //
-// Creates `out_dir`/.incident-<tag>.tmp (or -2, -3 ... when taken) and
-// returns its path.
+// Creates `out_dir`/.incident-<tag>.tmp.<boot>-<pid>.XXXXXX (a name never
+// taken: mkdtemp) and returns its path; the folder stays locked
+// (src/base/writer_temp.h) until PublishIncidentDir or
+// RemoveIncidentWorkDir, so that no other monitor's sweep takes it.
 StatusOr<std::string> CreateIncidentWorkDir(const std::string& out_dir, const std::string& tag);
 // Renames the complete `work_dir` to `out_dir`/`name`, else `name`-2,
 // `name`-3 ... (the first free name), and returns the path it took.
@@ -71,9 +73,17 @@ StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std:
                                          const std::string& name);
 // Removes a working folder that could not be completed, with what it holds.
 void RemoveIncidentWorkDir(const std::string& work_dir);
-// Removes the working folders in `out_dir` whose monitor is gone (killed
-// while writing an incident): .incident-<pid>-... with no process <pid>.
-void RemoveStaleIncidentWorkDirs(const std::string& out_dir);
+// Removes the working folders in `out_dir` of monitors killed while writing
+// an incident, by the rule of src/base/writer_temp.h: not locked, and its
+// monitor (boot id and pid in the name) provably gone, or untouched for 24
+// hours (an earlier monitor's `.incident-<pid>-<n>.tmp`, which has no boot
+// id, only so). Says each on stderr; returns how many it removed.
+int RemoveStaleIncidentWorkDirs(const std::string& out_dir);
+
+// Says each removal of base's sweeps (a killed write's temporary file
+// beside an -o output, AtomicFileWriter) on stderr, the name escaped for the
+// terminal. The CLI calls it at start.
+void SayWriterTempRemovals();
 
 // What INCIDENTS_DIR keeps (docs/monitor.md, "Limits"): at most `count`
 // complete incident folders holding at most `bytes` together (0: no limit).

@@ -7,11 +7,15 @@
 #include <gtest/gtest.h>
 #include <linux/fs.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -955,6 +959,12 @@ uint32_t RequestAndWorker(TraceBuilder& b, const char* worker_name) {
 // slow(): 4 + 3 + 3 of 11, none alone on half the stacks; one stack was cut
 // short (its Python frames at the root). The sampler thread's 30 samples in
 // the same time would outnumber the worker's.
+// Sets `path`'s modification time 25 hours back.
+void AgeByADay(const std::string& path) {
+  const struct timespec t[2] = {{time(nullptr) - 25 * 3600, 0}, {time(nullptr) - 25 * 3600, 0}};
+  utimensat(AT_FDCWD, path.c_str(), t, 0);
+}
+
 // trial_monitor D2/D11: two monitors writing to one INCIDENTS_DIR named
 // their folders alike (<UTC second>-<n>) and one overwrote the other; a
 // folder appeared under its final name long before it was complete.
@@ -993,13 +1003,138 @@ TEST(MonitorIncidentTest, FoldersAreWrittenUnderAWorkingNameAndNeverShared) {
   // A working folder that cannot be made is an error, not a folder that "exists".
   std::ofstream(out + "/file") << "x";
   EXPECT_FALSE(CreateIncidentWorkDir(out + "/file", "7-3").ok());
-  // Working folders of a monitor that is gone are removed at the next start; ours stay.
+  // Working folders of a monitor that is gone are removed at the next start
+  // (an earlier version's name, which names no boot: when a day old); ours stay.
   std::filesystem::create_directory(out + "/.incident-999999999-1.tmp");
+  AgeByADay(out + "/.incident-999999999-1.tmp");
   StatusOr<std::string> mine = CreateIncidentWorkDir(out, std::to_string(getpid()) + "-1");
   ASSERT_TRUE(mine.ok());
   RemoveStaleIncidentWorkDirs(out);
   EXPECT_FALSE(std::filesystem::exists(out + "/.incident-999999999-1.tmp"));
   EXPECT_TRUE(std::filesystem::exists(*mine));
+  std::filesystem::remove_all(out);
+}
+
+// --- Working folders of killed monitors (ops2 item 1) -----------------------
+
+// Runs `fn` in the first process of a new pid namespace (another container
+// of this host): its exit status, or 77 where no namespace can be made.
+int InNewPidNamespace(int (*fn)(const std::string&), const std::string& arg) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (unshare(CLONE_NEWPID) != 0) _exit(77);
+    const pid_t inner = fork();
+    if (inner == 0) _exit(fn(arg));
+    int status = 0;
+    waitpid(inner, &status, 0);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 4);
+  }
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return 5;
+  return WEXITSTATUS(status);
+}
+
+std::string IncidentTestDir(const char* what) {
+  const std::string out = ::testing::TempDir() + "/aiprof_incident_" + what + "_" + std::to_string(getpid());
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  return out;
+}
+
+std::vector<std::string> WorkDirs(const std::string& out) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(out)) {
+    const std::string n = e.path().filename().string();
+    if (n.starts_with(".incident-")) names.push_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// A monitor SIGKILLed while writing an incident: the next monitor's start
+// removes its working folder, with what it holds, and says so once.
+TEST(MonitorIncidentTest, AKilledMonitorsWorkingFolderIsRemovedAtTheNextStart) {
+  const std::string out = IncidentTestDir("killed");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t writer = fork();
+  if (writer == 0) {
+    StatusOr<std::string> dir = CreateIncidentWorkDir(out, std::to_string(getpid()) + "-1");
+    if (!dir.ok()) _exit(1);
+    std::ofstream(*dir + "/flight_recorder.aiprof") << "half";
+    char b = 1;
+    if (write(ready[1], &b, 1) != 1) _exit(1);
+    for (;;) pause();
+  }
+  char b = 0;
+  ASSERT_EQ(read(ready[0], &b, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  kill(writer, SIGKILL);
+  waitpid(writer, nullptr, 0);
+  ASSERT_EQ(WorkDirs(out).size(), 1u);
+  ::testing::internal::CaptureStderr();
+  RemoveStaleIncidentWorkDirs(out);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(WorkDirs(out).empty());
+  EXPECT_NE(said.find("removed " + out + "/.incident-" + std::to_string(writer) + "-1.tmp."), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("pid " + std::to_string(writer) + " on this boot, is gone"), std::string::npos) << said;
+  EXPECT_EQ(said.find("removed", said.find("removed") + 1), std::string::npos) << "said once: " << said;
+  std::filesystem::remove_all(out);
+}
+
+int SweepIncidents(const std::string& out) {
+  RemoveStaleIncidentWorkDirs(out);
+  return 0;
+}
+
+// The working folder of a monitor alive in another container (another pid
+// namespace, same INCIDENTS_DIR): its pid is nobody's in the sweeping
+// monitor's namespace, and the pid test alone removed the folder it was
+// writing into. Its lock keeps it now.
+TEST(MonitorIncidentTest, ALiveMonitorsWorkingFolderIsKeptFromAnotherPidNamespace) {
+  const std::string out = IncidentTestDir("pidns");
+  StatusOr<std::string> live = CreateIncidentWorkDir(out, std::to_string(getpid()) + "-1");
+  ASSERT_TRUE(live.ok());
+  std::ofstream(*live + "/alert.json") << "{}";
+  const int rc = InNewPidNamespace(&SweepIncidents, out);
+  if (rc == 77) GTEST_SKIP() << "no pid namespace here (unshare needs CAP_SYS_ADMIN)";
+  ASSERT_EQ(rc, 0);
+  EXPECT_TRUE(std::filesystem::exists(*live + "/alert.json")) << "the live monitor's working folder was removed";
+  StatusOr<std::string> published = PublishIncidentDir(*live, out, "20261206T000000Z-1");
+  ASSERT_TRUE(published.ok());
+  // Once published it is no working folder; an unpublished one that is no
+  // longer locked (its monitor gone) goes.
+  StatusOr<std::string> abandoned = CreateIncidentWorkDir(out, std::to_string(getpid()) + "-2");
+  ASSERT_TRUE(abandoned.ok());
+  RemoveIncidentWorkDir(*abandoned);
+  EXPECT_EQ(WorkDirs(out), std::vector<std::string>{});
+  std::filesystem::remove_all(out);
+}
+
+// An earlier monitor's `.incident-<pid>-<n>.tmp` names no boot: its pid may
+// be another container's or from before a reboot, so it goes only when a
+// day old (it went at once when the pid was free here), and its name,
+// whatever it holds, is escaped on stderr.
+TEST(MonitorIncidentTest, AnEarlierMonitorsWorkingFolderGoesOnlyWhenADayOld) {
+  const std::string out = IncidentTestDir("old");
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string recent = ".incident-" + std::to_string(dead) + "-1.tmp";
+  const std::string hostile = ".incident-\x1b]0;owned\x07\x1b[31m-1.tmp";
+  std::filesystem::create_directory(out + "/" + recent);
+  std::filesystem::create_directory(out + "/" + hostile);
+  std::ofstream(out + "/" + hostile + "/trace.aiprof") << "x";
+  AgeByADay(out + "/" + hostile);
+  ::testing::internal::CaptureStderr();
+  RemoveStaleIncidentWorkDirs(out);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(WorkDirs(out), std::vector<std::string>{recent});
+  EXPECT_NE(said.find(".incident-\\x1b]0;owned\\x07\\x1b[31m-1.tmp"), std::string::npos) << said;
+  EXPECT_EQ(said.find('\x1b'), std::string::npos) << "a terminal control reached stderr";
+  EXPECT_NE(said.find("untouched for 2"), std::string::npos) << said;
   std::filesystem::remove_all(out);
 }
 
