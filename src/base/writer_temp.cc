@@ -153,7 +153,7 @@ bool SweepOne(int dfd, const char* dir, const char* name, const char* boot, long
   bool remove = fstat(fd, &st) == 0 && (sweep.folders ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode)) &&
                 flock(fd, LOCK_EX | LOCK_NB) == 0;
   remove = remove && (why = WhyGone(s, boot, pid, st, why_buf, sizeof(why_buf))) != nullptr;
-  remove = remove && (!sweep.content_ok || sweep.content_ok(sweep.ctx, fd, st));
+  remove = remove && (!sweep.content_ok || sweep.content_ok(sweep.ctx, fd, st, pid));
   // Still the entry under that name (not one renamed over it since).
   remove = remove && fstatat(dfd, name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == st.st_dev &&
            named.st_ino == st.st_ino;

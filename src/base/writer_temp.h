@@ -64,9 +64,10 @@ bool IsUnownedTempName(const char* name, const char* prefix, size_t prefix_len);
 struct WriterTempSweep {
   bool (*match)(void* ctx, const char* name, char boot[9], long* pid) = nullptr;
   bool folders = false;  // the temporaries are folders (else regular files)
-  // Optional: whether the open, locked entry may go (the SDK checks that it
-  // is an event file's header without its magic).
-  bool (*content_ok)(void* ctx, int fd, const struct stat& st) = nullptr;
+  // Optional: whether the open, locked entry may go, given its owner's pid
+  // (0: none named). The SDK checks that it is an event file's header
+  // without its magic.
+  bool (*content_ok)(void* ctx, int fd, const struct stat& st, long pid) = nullptr;
   // Removes `name` in `dir` (for folders, with what they hold; required
   // when `folders`): 0 or an errno value. Default: unlinkat.
   int (*remove)(void* ctx, int dirfd, const char* dir, const char* name) = nullptr;
