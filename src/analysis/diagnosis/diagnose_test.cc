@@ -327,6 +327,52 @@ TEST(SuggestTest, RankingPutsMeasuredGainsAbovePriorsAndNonPositiveOnesLast) {
   EXPECT_EQ(got, want);
 }
 
+// A simulation corrected by one past case: the corrected interval holds the
+// prediction's own error (wide with one case) and reaches below zero, yet the
+// replay's own interval and the corrected central value are gains: the trace
+// says the fix pays, and it stays above the priors. Figures as ResNet50's
+// num_workers fix after one card (hand-made outcome): measured 189.08 ms,
+// replay 130.66 [119.25, 134.04] ms, corrected 127.85 [79.22, 193.20] ms.
+// A replay whose own interval reaches zero stays in the last tier.
+TEST(SuggestTest, ACorrectedGainIsJudgedByItsReplayAndCentralValue) {
+  Suggestion low{};
+  low.risk.effort = "low";
+  auto simulated = [&](double uncorrected_hi_ms, size_t cases) {
+    SuggestionOutcome o;
+    o.suggestion = &low;
+    o.gain_source = kGainFromSimulation;
+    SimulatedGain s;
+    s.measured_ns = 189.08e6;
+    s.predicted_ns = 127.85e6;
+    s.predicted_lo_ns = 79.22e6;
+    s.predicted_hi_ns = 193.20e6;
+    s.uncorrected_ns = 130.66e6;
+    s.uncorrected_lo_ns = 119.25e6;
+    s.uncorrected_hi_ns = uncorrected_hi_ms * 1e6;
+    s.history_cases = cases;
+    o.simulation = s;
+    o.gain_min = 1 - s.predicted_hi_ns / s.measured_ns;  // -2.2%
+    o.gain_max = 1 - s.predicted_lo_ns / s.measured_ns;  // 58.1%
+    return o;
+  };
+  SuggestionOutcome confirmed = simulated(134.04, 1);
+  EXPECT_NEAR(*CentralSimulatedGain(confirmed), 1 - 127.85 / 189.08, 1e-12);
+  EXPECT_TRUE(MeasuredToPay(confirmed));
+  EXPECT_FALSE(MeasuredToPay(simulated(195.0, 1)));   // the replay itself reaches zero
+  EXPECT_FALSE(MeasuredToPay(simulated(134.04, 0)));  // uncorrected: its own interval reaches zero
+  SuggestionOutcome prior;
+  prior.suggestion = &low;
+  prior.gain_source = kGainFromPrior;
+  prior.gain_min = 0.3, prior.gain_max = 0.9;
+  SuggestResult r;
+  r.kept = {prior, simulated(195.0, 1), confirmed};
+  RankSuggestions(&r);
+  ASSERT_EQ(r.kept.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.kept[0].simulation->uncorrected_hi_ns, 134.04 * 1e6);
+  EXPECT_EQ(r.kept[1].gain_source, kGainFromPrior);
+  EXPECT_DOUBLE_EQ(r.kept[2].simulation->uncorrected_hi_ns, 195.0 * 1e6);
+}
+
 // A suggestion's `when`: excluded with the failed comparison where false,
 // kept where true and where its metric is unknown (a trace that does not say
 // which malloc ran).

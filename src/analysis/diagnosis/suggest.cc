@@ -145,6 +145,18 @@ std::string GainOrigin(const SuggestionOutcome& o) {
          (o.not_simulated.empty() ? std::string("the trace has no steady steps") : o.not_simulated) + ")";
 }
 
+std::optional<double> CentralSimulatedGain(const SuggestionOutcome& o) {
+  if (!o.simulation || o.simulation->measured_ns <= 0) return std::nullopt;
+  return 1 - o.simulation->predicted_ns / o.simulation->measured_ns;
+}
+
+bool MeasuredToPay(const SuggestionOutcome& o) {
+  if (o.gain_source == kGainFromPrior) return false;
+  if (!o.simulation || o.simulation->history_cases == 0) return o.gain_min > 0;
+  const SimulatedGain& s = *o.simulation;
+  return s.measured_ns > 0 && 1 - s.uncorrected_hi_ns / s.measured_ns > 0 && *CentralSimulatedGain(o) > 0;
+}
+
 void RankSuggestions(SuggestResult* result) {
   auto per_effort = [](const SuggestionOutcome& o) {
     const std::string& e = o.suggestion->risk.effort;
@@ -153,7 +165,7 @@ void RankSuggestions(SuggestResult* result) {
   };
   auto tier = [](const SuggestionOutcome& o) {
     if (o.gain_source == kGainFromPrior) return 1;
-    return o.gain_min > 0 ? 0 : 2;
+    return MeasuredToPay(o) ? 0 : 2;
   };
   std::stable_sort(result->kept.begin(), result->kept.end(), [&](const SuggestionOutcome& a, const SuggestionOutcome& b) {
     if (tier(a) != tier(b)) return tier(a) < tier(b);

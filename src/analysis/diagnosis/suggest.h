@@ -81,9 +81,23 @@ std::string GainBasis(const SuggestionOutcome& o);
 // 134.73 ms, 6 steps)", or the prior or the cards it comes from.
 std::string GainOrigin(const SuggestionOutcome& o);
 
+// A simulated gain's central value: 1 − predicted / measured (corrected by
+// history where it was); nullopt without a simulation.
+std::optional<double> CentralSimulatedGain(const SuggestionOutcome& o);
+
+// True when this trace says the fix pays: a gain measured on it (simulated,
+// or from knowledge cards) whose interval lies above zero. A simulation
+// corrected by history is judged by its replay's own interval (the steps'
+// spread) and its corrected central value: the corrected interval also holds
+// the prediction's error estimated from few past cases (docs/whatif.md), so
+// one case that confirmed the fix widens it past zero (ResNet50's
+// num_workers fix: 29.1% to 36.9% replayed, −2.2% to 58.1% after one card
+// measured −28.4%) without saying the fix may not pay.
+bool MeasuredToPay(const SuggestionOutcome& o);
+
 // Orders kept suggestions, best first, in three tiers: (1) gains measured on
-// this trace (simulated, or corrected by knowledge cards) whose interval is
-// above zero; (2) priors (the rule's belief, not a measurement of this
+// this trace (simulated, or corrected by knowledge cards) that pay
+// (MeasuredToPay); (2) priors (the rule's belief, not a measurement of this
 // trace); (3) measured gains whose interval reaches zero or below (the trace
 // says the fix may not pay). Within a tier by expected gain per effort (the
 // middle of the gain interval; effort low 1, medium 2, high 4); ties keep

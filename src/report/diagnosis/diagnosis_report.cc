@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/critical_path/critical_path.h"
@@ -14,6 +15,14 @@ namespace {
 // The analyses' number formats (text_format.h), as ImpactText writes them.
 std::string PercentText(double f) { return FormatPercent(f); }
 std::string MsFixed(double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; }
+
+// "33.1% (29.1% to 36.9%)": a simulated gain's central value before its
+// interval; other gains are their interval.
+std::string GainRangeText(const SuggestionOutcome& o) {
+  std::string range = PercentText(o.gain_min) + " to " + PercentText(o.gain_max);
+  if (const std::optional<double> central = CentralSimulatedGain(o)) return PercentText(*central) + " (" + range + ")";
+  return range;
+}
 
 }  // namespace
 
@@ -30,9 +39,15 @@ std::string GainText(const SuggestionOutcome& o) {
   }
   // Amdahl: the fix removes efficacy x the impact's share of the base.
   const std::string basis = GainBasis(o);
-  std::string out = fmt::format(
-      "{} to {} of the {} (x{:.2f} to x{:.2f}; {})", PercentText(o.gain_min), PercentText(o.gain_max),
-      basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min, o.speedup_max, GainOrigin(o));
+  std::string out = fmt::format("{} of the {} (x{:.2f} to x{:.2f}; {})", GainRangeText(o),
+                                basis == "trace span" || o.simulation ? basis : "time " + basis, o.speedup_min,
+                                o.speedup_max, GainOrigin(o));
+  if (o.simulation && o.simulation->history_cases > 0) {
+    out += fmt::format(
+        "; the interval holds the prediction's own error, estimated from {} past case{} and a prior, besides the "
+        "steps' spread: it narrows as more cases agree (docs/whatif.md)",
+        o.simulation->history_cases, o.simulation->history_cases == 1 ? "" : "s");
+  }
   const Impact& im = o.finding->impact;
   if (o.simulation && std::isfinite(im.max_speedup) && im.max_speedup > 1 && o.speedup_max > im.max_speedup + 1e-9) {
     // Two measures on two bases, said so where they seem to contradict.
@@ -62,10 +77,9 @@ std::string BriefGainText(const SuggestionOutcome& o) {
   const std::string each = s.step_period ? "each the device period (end of one step's device work to the next's)"
                                          : std::string("each from its start to ") + StepEndText(s.host_only);
   std::string out =
-      fmt::format("{} to {} of the {} (x{:.2f} to x{:.2f}); simulated '{}' over {} step{}, {}: {} {} -> {}",
-                  PercentText(o.gain_min), PercentText(o.gain_max), GainBasis(o), o.speedup_min, o.speedup_max,
-                  s.scenario, s.steps, s.steps == 1 ? "" : "s", each, s.mean ? "mean" : "median",
-                  FormatDurationNs(s.measured_ns), FormatDurationNs(s.predicted_ns));
+      fmt::format("{} of the {} (x{:.2f} to x{:.2f}); simulated '{}' over {} step{}, {}: {} {} -> {}", GainRangeText(o),
+                  GainBasis(o), o.speedup_min, o.speedup_max, s.scenario, s.steps, s.steps == 1 ? "" : "s", each,
+                  s.mean ? "mean" : "median", FormatDurationNs(s.measured_ns), FormatDurationNs(s.predicted_ns));
   if (s.history_cases > 0) {
     out += fmt::format(", corrected by {} past case{}", s.history_cases, s.history_cases == 1 ? "" : "s");
   }

@@ -119,8 +119,9 @@ TEST(DiagnosisReportTest, TextShowsEachPartOnce) {
       << text;
   EXPECT_NE(text.find("2.50 ms"), std::string::npos) << text;
   EXPECT_NE(text.find("  - Too few workers [condition holds]\n      slow op conv\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("More DataLoader workers: Set num_workers=4 [pytorch]\n      expected gain: 20.0% to 22.0%"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("More DataLoader workers: Set num_workers=4 [pytorch]\n      expected gain: 20.0% (20.0% to 22.0%)"),
+      std::string::npos)
       << text;
   EXPECT_NE(text.find("Not evaluated"), std::string::npos) << text;
   EXPECT_NE(text.find("Pin memory"), std::string::npos) << text;
@@ -199,7 +200,8 @@ TEST(DiagnosisReportTest, TheBriefGainNamesTheReplayedStepBeforeItsFigures) {
   h.diagnosis.findings[0].impact.max_speedup = 1.2;  // below x1.33: GainText reconciles, the brief text does not
   const std::string brief = BriefGainText(o);
   EXPECT_EQ(brief,
-            "15.0% to 25.0% of the step wall time (x1.18 to x1.33); simulated 'overlap-data-loading 4' over 5 steps, "
+            "20.0% (15.0% to 25.0%) of the step wall time (x1.18 to x1.33); simulated 'overlap-data-loading 4' over 5 "
+            "steps, "
             "each from its start to the end of its last device work: median 10.00 ms -> 8.00 ms")
       << brief;
   EXPECT_NE(GainText(o).find("which bounds removing its measured impact"), std::string::npos);

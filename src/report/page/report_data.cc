@@ -125,7 +125,7 @@ const char* GapBucketLabel(size_t bucket) {
 
 BestFix ChooseBestFix(const Finding* top_finding, const std::vector<SuggestionOutcome>& kept) {
   BestFix b;
-  if (!kept.empty() && kept.front().gain_source != kGainFromPrior && kept.front().gain_min > 0) b.measured = &kept.front();
+  if (!kept.empty() && MeasuredToPay(kept.front())) b.measured = &kept.front();
   // The top finding's largest prior; a simulated gain of it whose interval
   // reaches zero is not a prior (e2e_page_faults: "-2.6% to 22.3%" was the
   // headline's best fix over the rule's 1.1-3.2%). Only when the top
