@@ -35,6 +35,9 @@ namespace aiprof {
 
 class AtomicFileWriter {
  public:
+  AtomicFileWriter() = default;
+  AtomicFileWriter(const AtomicFileWriter&) = delete;  // owns a FILE and the temporary's lock
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
   ~AtomicFileWriter();  // removes the temporary file unless committed
   Status Open(const std::string& path);
   Status Write(const void* data, size_t n);
