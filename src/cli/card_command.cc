@@ -97,6 +97,7 @@ class CardCommand : public Command {
       ASSIGN_OR_RETURN(db, DefaultBaselineDbPath());
     }
     std::optional<PredictionCheck> check;
+    std::optional<ScenarioTarget> target;  // --scenario: what it changes most, the card's bottleneck
     if (scenario_.given()) {
       if (!before_run.trace || !after_run.trace) {
         return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
@@ -105,6 +106,14 @@ class CardCommand : public Command {
       std::unique_ptr<AnalysisSession> a = AnalysisSession::ForTrace(*after_run.trace, SessionOptions{});
       ASSIGN_OR_RETURN(check, CheckScenarioPrediction(*b, *a, scenario_.scenario, mean, devices_.devices_file, {}));
       if (!check) return ErrStatus("--scenario: a run has no steady step to predict or measure");
+      if (bottleneck_.empty()) {
+        // The scenario's own target, not the op that lost the most time
+        // between the runs (which another change may explain).
+        ASSIGN_OR_RETURN(Scenario sc, ParseScenario(scenario_.scenario));
+        RETURN_IF_ERROR(ResolveScenarioDevices(b->trace(), devices_.devices_file, &sc));
+        target = ScenarioBottleneck(b->WhatIf(sc));
+        if (target) card.bottleneck = target->bottleneck;
+      }
     } else if (before_run.trace && after_run.trace) {
       SessionOptions so;
       so.db = db;
@@ -144,7 +153,14 @@ class CardCommand : public Command {
       text += "\nChecked now" + std::string(check->history_cases ? ", corrected by history" : "") + ": " +
               DescribePredictionCheck(*check) + "\n";
     }
-    if (bottleneck_.empty() && check && !check->bottleneck.empty()) {
+    if (target) {
+      text += "\nThe bottleneck is what the scenario changes most: " +
+              (target->name.empty() ? std::string(PathClassName(target->cls)) : target->name) +
+              ", on the before run's critical path " + FormatValue(target->measured_ns, "ns") + " -> " +
+              FormatValue(target->predicted_ns, "ns") + " per steady step in the replay (not the op that lost the " +
+              "most time between the runs). Pass --bottleneck with a finding's type so that suggest can match this "
+              "card.\n";
+    } else if (bottleneck_.empty() && check && !check->bottleneck.empty()) {
       text += "\nThe bottleneck is the type of the before run's finding the fix answered (" + check->matched_by + ").\n";
     } else if (bottleneck_.empty() && saved_ns > 0) {
       text += "\nThe bottleneck was inferred, not given: " + card.bottleneck.substr(3) + " lost the most time per " + after.unit +

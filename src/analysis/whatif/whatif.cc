@@ -6,14 +6,18 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <unordered_map>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
+#include "src/analysis/common/text_format.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/page_faults/fault_slices.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
 #include "src/analysis/validation/statistics.h"
 #include "src/analysis/whatif/graph_edits.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 #include "src/model/page_fault_records.h"
 
@@ -751,9 +755,85 @@ bool DeviceRunsBehind(const Trace& trace, const CriticalPathResult& path) {
   return ChooseStepTimeBase(list, ComputeStepPeriods(trace, list), steady, nullptr) == StepTimeBase::kDevicePeriod;
 }
 
+// Whole-trace windows (no steps): the host runtime and driver calls of at
+// least kStartupCallMinNs that lie inside the analysis window's start-up
+// (the trace span outside the window, less aiprof's own work), by rank:
+// the window's start-up calls (AnalysisWindow keeps only the eight longest
+// of them) and any such call inside them on another thread.
+std::map<int32_t, std::vector<uint32_t>> StartupCallsByRank(const Trace& trace, const AnalysisWindow& w) {
+  std::map<int32_t, std::vector<uint32_t>> out;
+  if (w.startup_ns <= 0) return out;
+  const Intervals outside = Complement(w.intervals, w.trace_start_ns, w.trace_start_ns + w.trace_span_ns);
+  std::map<int32_t, Intervals> overhead;
+  if (w.aiprof_overhead_ns > 0) overhead = AiprofOverheadByRank(trace);
+  auto within = [](const Intervals& iv, int64_t a, int64_t b) {
+    auto it = std::upper_bound(iv.begin(), iv.end(), std::make_pair(a, INT64_MAX));
+    return it != iv.begin() && std::prev(it)->first <= a && b <= std::prev(it)->second;
+  };
+  const SliceTable& s = trace.slices;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if ((s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) || s.dur_ns[i] < kStartupCallMinNs ||
+        trace.tracks.kind[s.track[i]] != TrackKind::kThread || IsGraphCaptureTrack(trace, s.track[i])) {
+      continue;
+    }
+    const int64_t a = s.ts_ns[i], b = a + s.dur_ns[i];
+    if (!within(outside, a, b)) continue;
+    const int32_t rank = trace.tracks.rank[s.track[i]];
+    if (auto it = overhead.find(rank); it != overhead.end() && within(it->second, a, b)) continue;
+    out[rank].push_back(i);
+  }
+  return out;
+}
+
+// The time `calls` cover inside [from, to) (their union), at the times
+// `start` and `end` give (measured or replayed).
+template <typename StartOf, typename EndOf>
+int64_t CoveredInside(const std::vector<uint32_t>& calls, StartOf start, EndOf end, int64_t from, int64_t to) {
+  Intervals iv;
+  for (uint32_t i : calls) {
+    const int64_t a = std::max(start(i), from), b = std::min(end(i), to);
+    if (a < b) iv.emplace_back(a, b);
+  }
+  return LengthOf(MergeIntervals(std::move(iv)));
+}
+
+// notes[0] of a per-trace result (WhatIfResult::per_trace).
+std::string PerTraceNote(const WhatIfResult& r) {
+  const std::string base = FormatDurationNs(r.per_trace_base_ns);
+  if (r.startup_left_out_ns <= 0) {
+    return "per trace (no steps found): each rank's whole trace is one step, on the analysis window's base as "
+           "diagnose's impacts (the trace span; no start-up calls found): " +
+           base;
+  }
+  return "per trace, start-up (" + FormatDurationNs(static_cast<double>(r.startup_left_out_ns)) +
+         ") left out: no steps found, so each rank's whole trace is one step, on the analysis window's base as "
+         "diagnose's impacts (the trace span minus its start-up calls: context creation, first allocations, module "
+         "loading): " +
+         base +
+         " measured; the prediction adds the replay's change of the whole trace less its "
+         "start-up calls' own change. The critical path's tables below are over the whole trace, start-up included";
+}
+
 }  // namespace
 
-WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario) {
+std::optional<ScenarioTarget> ScenarioBottleneck(const WhatIfResult& r) {
+  // `moved` is sorted by |change|, largest first; the step's own span
+  // (ProfilerStep#N, no op of its own) names no target.
+  for (const WhatIfResult::Move& m : r.moved) {
+    if (m.name == "(each step's own span)") continue;
+    ScenarioTarget t;
+    t.name = m.name;
+    t.cls = m.cls;
+    t.measured_ns = m.measured_ns;
+    t.predicted_ns = m.predicted_ns;
+    t.bottleneck = m.name.empty() ? std::string(PathClassName(m.cls)) : "op:" + m.name;
+    return t;
+  }
+  return std::nullopt;
+}
+
+WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario,
+                           const AnalysisWindow* window) {
   WhatIfResult r;
   r.scenario = scenario.text;
   if (path.graph.parent.size() != trace.slices.size()) return r;  // graph not kept
@@ -849,6 +929,20 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     }
     return sum;
   };
+  // No steps: the analysis window's per-trace base, start-up left out
+  // (WhatIfResult::per_trace).
+  std::optional<AnalysisWindow> own_window;
+  std::map<int32_t, std::vector<uint32_t>> startup_calls;
+  if (!path.steps.empty() &&
+      std::all_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.step_index == SIZE_MAX; })) {
+    if (window == nullptr) window = &own_window.emplace(ComputeAnalysisWindow(trace));
+    if (window->steps == 0) {
+      r.per_trace = true;
+      r.per_trace_base_ns = window->base_ns;
+      r.startup_left_out_ns = window->startup_ns;
+      startup_calls = StartupCallsByRank(trace, *window);
+    }
+  }
   std::vector<double> predicted, measured;
   // graph-launch: the step period, from the previous step's end on the same
   // rank to this step's (a host that no longer paces the device runs ahead,
@@ -912,6 +1006,23 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     if (workers > 0 && !sp.no_period) {
       sp.predicted_ns = std::max(sp.predicted_ns, static_cast<int64_t>(static_cast<double>(loading_in(p)) / workers));
     }
+    if (r.per_trace && !sp.no_period) {
+      // The whole trace's change less its start-up calls' own change, on
+      // the window's base (start-up left out of both figures alike).
+      int64_t startup_measured = 0, startup_predicted = 0;
+      if (auto it = startup_calls.find(p.rank); it != startup_calls.end()) {
+        startup_measured = CoveredInside(
+            it->second, [&](uint32_t i) { return s.ts_ns[i]; }, [&](uint32_t i) { return s.ts_ns[i] + s.dur_ns[i]; },
+            p.start_ns, p.end_ns);
+        const int64_t from = k < replayed.steps.size() ? replayed.steps[k].start_ns : p.start_ns;
+        startup_predicted = CoveredInside(
+            it->second, [&](uint32_t i) { return new_start[i]; }, [&](uint32_t i) { return new_end[i]; }, from,
+            from + sp.predicted_ns);
+      }
+      const int64_t change = (sp.predicted_ns - startup_predicted) - (sp.measured_ns - startup_measured);
+      sp.measured_ns = std::llround(r.per_trace_base_ns);
+      sp.predicted_ns = std::max<int64_t>(0, sp.measured_ns + change);
+    }
     if (sp.steady) {
       predicted.push_back(static_cast<double>(sp.predicted_ns));
       measured.push_back(static_cast<double>(sp.measured_ns));
@@ -933,6 +1044,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
     r.no_step_said = true;
   }
   if (predicted.empty()) return r;
+  if (r.per_trace) r.notes.insert(r.notes.begin(), PerTraceNote(r));
   DescribeMoves(trace, path, replayed, &r);
   const MeanInterval m = MedianWithInterval(predicted);
   r.measured_ns = MedianWithInterval(measured).mean;

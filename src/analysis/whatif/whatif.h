@@ -62,6 +62,8 @@
 
 namespace aiprof {
 
+struct AnalysisWindow;
+
 // `scale`'s largest factor (a slice a million times longer is already a
 // different program; larger ones only overflow).
 inline constexpr double kMaxScaleFactor = 1e6;
@@ -178,6 +180,18 @@ struct WhatIfResult {
   uint64_t slices_changed = 0;  // slices whose duration a clause changed
   uint64_t edges_changed = 0;   // lags a remove-idle clause set to 0
   uint64_t measured_fallbacks = 0;  // predecessors replayed past the recursion bound (kept measured)
+  // A trace without steps (each rank's whole trace is one step): every
+  // figure is on the analysis window's per-trace base, the one diagnose's
+  // impacts are shares of (src/analysis/window/analysis_window.h): the trace
+  // span minus its start-up calls (and aiprof's own work). Each step's
+  // measured figure is that base; its prediction the base plus the replay's
+  // change of the rank's whole trace less the change of its start-up calls'
+  // time (the union of their replayed spans inside the replayed trace:
+  // unchanged unless a clause changes them), so start-up is left out of the
+  // baseline and the prediction alike. notes[0] says so, with both figures.
+  bool per_trace = false;
+  double per_trace_base_ns = 0;     // the window's base (AnalysisWindow::base_ns)
+  int64_t startup_left_out_ns = 0;  // the start-up it leaves out (AnalysisWindow::startup_ns)
   // What fuse, overlap-comm and device did and assumed, one line each
   // (chains found, kernels scaled by which ratio, fallbacks taken).
   std::vector<std::string> notes;
@@ -218,8 +232,26 @@ struct WhatIfFigure {
 WhatIfFigure FigureOf(const WhatIfResult& r, bool mean);
 
 // Replays `trace` through `path`'s graph (ComputeCriticalPath with
-// keep_graph) under `scenario`. O(n log n).
-WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario);
+// keep_graph) under `scenario`. O(n log n). On whole-trace windows (no
+// steps) the figures go on `window`'s per-trace base
+// (WhatIfResult::per_trace); null: computed here (ComputeAnalysisWindow).
+WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, const Scenario& scenario,
+                           const AnalysisWindow* window = nullptr);
+
+// What a scenario changes most, as a knowledge card's core bottleneck
+// (card --scenario): the slice whose time on the critical path its replay
+// changed most (WhatIfResult::moved, mean per steady step), as "op:NAME"
+// (the key the card's inferred bottleneck has: an op, kernel or region),
+// or the path class (time no slice holds). The scenario's own target, not
+// what else differs between the before and after runs. nullopt when the
+// replay moved nothing.
+struct ScenarioTarget {
+  std::string bottleneck;  // "op:checkpoint"
+  std::string name;        // the slice's name ("" for time no slice holds)
+  PathClass cls = PathClass::kIdleOther;
+  double measured_ns = 0, predicted_ns = 0;  // its time on the path, mean per steady step
+};
+std::optional<ScenarioTarget> ScenarioBottleneck(const WhatIfResult& r);
 
 }  // namespace aiprof
 

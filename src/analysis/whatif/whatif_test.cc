@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/whatif/whatif_test_traces.h"
+#include "src/analysis/window/analysis_window.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -448,6 +449,89 @@ TEST(WhatIfCrossingTest, ACrossingSliceKeepsItsOffsetIntoItsPredecessor) {
   WhatIfResult r = MustPredict(*t, "scale __enter__ 2");
   ASSERT_EQ(r.steps.size(), 1u);
   EXPECT_EQ(r.steps[0].predicted_ns, 110'000);
+}
+
+// Hand-made (µs), no steps (nothing repeats, no ProfilerStep): start-up
+// cudaDeviceGetStreamPriorityRange [0, 5000] (a known initialisation call,
+// alone of its name, with the device idle: AnalysisWindow's start-up); then
+// aten::mm [5000, 5100] launches K [5030, 5080] (cudaLaunchKernel [5010,
+// 5020]) and waits for it (cudaStreamSynchronize [5020, 5090]); aten::relu
+// [5100, 5200]. The analysis window (diagnose's per-trace base): span 5200
+// minus start-up 5000 = 200 µs. Before, the what-if's "step" was the whole
+// trace, 5200 µs, start-up included (the audit's item 6: AlexNet 43.43 s ->
+// 43.43 s, +0.00%, 42.18 s of it start-up).
+constexpr char kStartupNoSteps[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"cuda_runtime","name":"cudaDeviceGetStreamPriorityRange","pid":1,"tid":1,"ts":0,"dur":5000},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":5000,"dur":100},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":5010,"dur":10,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":1,"tid":1,"ts":5020,"dur":70},
+  {"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":5030,"dur":50,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":5100,"dur":100}
+]})json";
+
+TEST(WhatIfPerTraceTest, NoStepsIsOnTheWindowsBaseStartupLeftOut) {
+  auto t = ImportJsonText(kStartupNoSteps);
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.steps, 0u);
+  ASSERT_EQ(w.startup_ns, 5'000'000);
+  ASSERT_EQ(w.base_ns, 200'000);
+  // Nothing changed: the window's base, measured and predicted alike.
+  WhatIfResult same = MustPredict(*t, "scale zzzz_nomatch 1");
+  ASSERT_EQ(same.steps.size(), 1u);
+  EXPECT_TRUE(same.per_trace);
+  EXPECT_EQ(same.startup_left_out_ns, 5'000'000);
+  EXPECT_EQ(same.per_trace_base_ns, 200'000);
+  EXPECT_EQ(same.steps[0].measured_ns, 200'000);  // was 5'200'000
+  EXPECT_EQ(same.steps[0].predicted_ns, 200'000);
+  ASSERT_FALSE(same.notes.empty());
+  EXPECT_EQ(same.notes[0].rfind("per trace, start-up (5.00 ms) left out", 0), 0u) << same.notes[0];
+  // By hand, `scale K 0.5`: K [5030, 5055]; the sync ends its 10 µs of
+  // overhead after it, 5065; aten::mm its 10 µs tail after that, 5075;
+  // aten::relu [5075, 5175]: 25 µs less, of the 200: 175 (before: 5200 ->
+  // 5175, -0.5% of a base that was 96% start-up).
+  WhatIfResult half = MustPredict(*t, "scale K 0.5");
+  ASSERT_EQ(half.steps.size(), 1u);
+  EXPECT_EQ(half.measured_ns, 200'000);
+  EXPECT_EQ(half.predicted_ns, 175'000);
+  EXPECT_EQ(half.predicted_mean_ns, 175'000);
+  // A clause on the start-up call itself changes nothing of the base: its
+  // time is left out of the prediction as of the baseline.
+  WhatIfResult startup = MustPredict(*t, "scale cudaDeviceGetStreamPriorityRange 0.5");
+  EXPECT_GT(startup.slices_changed, 0u);
+  EXPECT_EQ(startup.steps[0].predicted_ns, 200'000);
+}
+
+// Traces with steps keep their step wall time (no per-trace base).
+TEST(WhatIfPerTraceTest, StepsAreNotPerTrace) {
+  auto t = ImportJsonText(kLoader);
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = MustPredict(*t, "scale K 0.5");
+  EXPECT_FALSE(r.per_trace);
+  EXPECT_EQ(r.startup_left_out_ns, 0);
+  EXPECT_EQ(r.steps[0].measured_ns, 100'000);
+}
+
+// card --scenario's bottleneck: what the scenario changes most. On the
+// checkpoint trace (hand-made: aten::mm 10 µs and checkpoint 10 µs a step),
+// `scale checkpoint 0.1` changes the checkpoint region, 10 -> 1 µs a step;
+// aten::mm, as long, is unchanged and not named (the audit's item 5: the
+// card named op:aten::mm, the op that lost the most time between the runs).
+TEST(ScenarioBottleneckTest, NamesWhatTheScenarioChanges) {
+  auto t = ImportJsonText(testing::CheckpointTrace(1));
+  ASSERT_NE(t, nullptr);
+  WhatIfResult r = MustPredict(*t, "scale checkpoint 0.1");
+  std::optional<ScenarioTarget> target = ScenarioBottleneck(r);
+  ASSERT_TRUE(target.has_value());
+  EXPECT_EQ(target->bottleneck, "op:checkpoint");
+  EXPECT_EQ(target->name, "checkpoint");
+  EXPECT_NEAR(target->measured_ns, 10'000, 1);
+  EXPECT_NEAR(target->predicted_ns, 1'000, 1);
+  WhatIfResult mm = MustPredict(*t, "remove aten::mm");
+  ASSERT_TRUE(ScenarioBottleneck(mm).has_value());
+  EXPECT_EQ(ScenarioBottleneck(mm)->bottleneck, "op:aten::mm");
+  // A scenario that moves nothing names nothing.
+  EXPECT_FALSE(ScenarioBottleneck(MustPredict(*t, "scale zzzz_nomatch 0.5")).has_value());
 }
 
 }  // namespace
