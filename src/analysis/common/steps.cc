@@ -100,6 +100,7 @@ StepPeriods ComputeStepPeriods(const Trace& trace, const StepList& list) {
   out.work_end_ns.assign(n, -1);
   out.period_ns.assign(n, -1);
   out.previous.assign(n, SIZE_MAX);
+  out.device_activities.assign(n, 0);
   // Timeline steps by (rank, start): the order an activity's time is looked up in.
   std::vector<size_t> order;
   for (size_t k = 0; k < n; ++k) {
@@ -124,6 +125,7 @@ StepPeriods ComputeStepPeriods(const Trace& trace, const StepList& list) {
     if (st.rank != rank || t >= st.start_ns + st.dur_ns) continue;
     int64_t& end = out.work_end_ns[*(it - 1)];
     end = std::max(end, s.ts_ns[i] + s.dur_ns[i]);
+    ++out.device_activities[*(it - 1)];
   }
   for (size_t j = 1; j < order.size(); ++j) {
     const size_t k = order[j], q = order[j - 1];

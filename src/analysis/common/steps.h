@@ -87,6 +87,10 @@ struct StepPeriods {
   // period, a rank's first step).
   std::vector<int64_t> work_end_ns, period_ns;
   std::vector<size_t> previous;  // the rank's previous step, SIZE_MAX for none
+  // The device activities the step owns (by the rule above): 0 for a step
+  // that launched no device work, as a step cut short when the profiler
+  // stopped (TrailingTruncated, src/analysis/window/analysis_window.h).
+  std::vector<uint32_t> device_activities;
 };
 StepPeriods ComputeStepPeriods(const Trace& trace, const StepList& list);
 

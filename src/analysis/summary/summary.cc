@@ -6,6 +6,7 @@
 
 #include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/steps.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 #include "src/model/op_stats.h"
 
@@ -188,6 +189,11 @@ Summary ComputeSummary(const Trace& trace) {
   sum.step_hook_source = steps.hook_source;
   sum.step_pattern = steps.pattern;
   for (const StepSpan& st : steps.steps) sum.steps.push_back({st.name, st.number, st.rank, st.start_ns, st.dur_ns});
+  // The trailing steps cut short where the recording stopped, which every
+  // steady-state figure leaves out (src/analysis/window/analysis_window.h).
+  if (steps.source == "timeline") {
+    for (size_t k : FindTruncatedSteps(trace, steps, ComputeStepPeriods(trace, steps))) sum.steps[k].truncated = true;
+  }
   std::vector<uint64_t> by_cat(trace.strings.size(), 0);  // by category string id
   for (size_t i = 0; i < trace.slices.size(); ++i) ++by_cat[trace.slices.category[i].raw];
   for (size_t i = 0; i < trace.instants.size(); ++i) ++by_cat[trace.instants.category[i].raw];

@@ -61,6 +61,9 @@ struct StepStat {
   int32_t rank = kNoRank;
   int64_t start_ns = 0;      // kUnknownStart for steps from a step breakdown file
   int64_t dur_ns = 0;
+  // A trailing step cut short where the recording stopped (FindTruncatedSteps):
+  // listed, but left out of every steady-state figure as warm-up is.
+  bool truncated = false;
 };
 
 struct Summary {

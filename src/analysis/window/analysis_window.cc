@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "src/analysis/common/steps.h"
@@ -143,6 +144,89 @@ size_t LeadingWarmup(const std::vector<double>& durs, int forced) {
   return k;
 }
 
+size_t TrailingTruncated(const std::vector<double>& durs, const std::vector<char>& owns_device_work,
+                         const std::vector<char>& holds_ops) {
+  const size_t n = durs.size();
+  if (owns_device_work.size() != n || holds_ops.size() != n) return 0;
+  // Whether the step at `k` lacks what more than half of the steps before it have.
+  auto lacks = [](const std::vector<char>& has, size_t k) {
+    const auto with = std::count_if(has.begin(), has.begin() + static_cast<long>(k), [](char c) { return c != 0; });
+    return !has[k] && 2 * static_cast<size_t>(with) > k;
+  };
+  size_t kept = n;
+  while (kept > 1) {
+    const size_t k = kept - 1;
+    std::vector<double> earlier(durs.begin(), durs.begin() + static_cast<long>(k));
+    const double med = Median(earlier);
+    std::vector<double> dev;
+    for (double d : earlier) dev.push_back(std::fabs(d - med));
+    const double mad = Median(dev);
+    if (durs[k] >= med - std::max(kWarmupMadFactor * mad, kWarmupMinExcess * med)) break;
+    if (!lacks(owns_device_work, k) && !lacks(holds_ops, k)) break;
+    --kept;
+  }
+  return n - kept;
+}
+
+namespace {
+
+// Each rank's steps (indices into list.steps) in time order: by start where
+// both have one, else by number.
+std::map<int32_t, std::vector<size_t>> StepsByRank(const StepList& list) {
+  std::map<int32_t, std::vector<size_t>> by_rank;
+  for (size_t k = 0; k < list.steps.size(); ++k) by_rank[list.steps[k].rank].push_back(k);
+  for (auto& [rank, idx] : by_rank) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      const StepSpan &x = list.steps[a], &y = list.steps[b];
+      return x.has_start() && y.has_start() ? x.start_ns < y.start_ns : x.number < y.number;
+    });
+  }
+  return by_rank;
+}
+
+}  // namespace
+
+std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list, const StepPeriods& periods) {
+  std::vector<size_t> out;
+  if (list.source != "timeline" || periods.device_activities.size() != list.steps.size()) return out;
+  // The starts of each rank's host slices (not on device streams), sorted:
+  // a step holds an op when one starts strictly inside it (its own marker
+  // starts at its start). A step of no rank counts every rank's.
+  const SliceTable& s = trace.slices;
+  std::map<int32_t, std::vector<int64_t>> starts;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    if (trace.tracks.kind[s.track[i]] == TrackKind::kDeviceStream || IsDeviceActivity(s.kind[i])) continue;
+    const int32_t rank = trace.tracks.rank[s.track[i]];
+    starts[rank].push_back(s.ts_ns[i]);
+    if (rank != kNoRank) starts[kNoRank].push_back(s.ts_ns[i]);
+  }
+  for (auto& [rank, v] : starts) std::sort(v.begin(), v.end());
+  for (const auto& [rank, idx] : StepsByRank(list)) {
+    std::vector<size_t> timed;
+    for (size_t k : idx) {
+      if (list.steps[k].has_start()) timed.push_back(k);
+    }
+    auto it = starts.find(rank);
+    std::vector<double> durs;
+    std::vector<char> owns, holds;
+    for (size_t k : timed) {
+      const StepSpan& st = list.steps[k];
+      durs.push_back(static_cast<double>(st.dur_ns));
+      owns.push_back(periods.device_activities[k] > 0 ? 1 : 0);
+      bool any = false;
+      if (it != starts.end()) {
+        auto a = std::upper_bound(it->second.begin(), it->second.end(), st.start_ns);
+        any = a != it->second.end() && *a < st.start_ns + st.dur_ns;
+      }
+      holds.push_back(any ? 1 : 0);
+    }
+    const size_t t = TrailingTruncated(durs, owns, holds);
+    out.insert(out.end(), timed.end() - static_cast<long>(t), timed.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 double AnalysisWindow::PerBase(const std::map<int32_t, double>& per_rank_total_ns) const {
   double sum = 0;
   for (const auto& [rank, ns] : per_rank_total_ns) sum += ns;
@@ -185,10 +269,11 @@ Intervals AnalysisWindow::IntervalsOfRank(int32_t rank) const {
 }
 
 std::string AnalysisWindow::Describe() const {
-  std::string s =
-      step_base == StepTimeBase::kDevicePeriod
-          ? DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup.size(), warmup_prefill_steps)
-          : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup.size(), startup_ns, warmup_prefill_steps);
+  std::string s = step_base == StepTimeBase::kDevicePeriod
+                      ? DescribeDevicePeriodBase(steps, periods, base_ns, host_base_ns, warmup_only(),
+                                                 warmup_prefill_steps, truncated.size())
+                      : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup_only(), startup_ns,
+                                           warmup_prefill_steps, truncated.size());
   s += WarmupForcedText(warmup_forced, steps, warmup_clamped_ranks, steps_by_rank.size());
   if (aiprof_overhead_ns > 0) {
     s += "; " + FormatDurationNs(static_cast<double>(aiprof_overhead_ns)) +
@@ -212,6 +297,11 @@ std::string WarmupText(size_t warmup, size_t prefill) {
 
 }  // namespace
 
+std::string TruncatedText(size_t truncated) {
+  if (truncated == 0) return "";
+  return "; " + std::to_string(truncated) + " truncated last step" + (truncated == 1 ? "" : "s") + " left out";
+}
+
 std::string WarmupForcedText(int forced, size_t steps, size_t clamped_ranks, size_t ranks) {
   if (forced < 0) return "";
   if (steps == 0) return "; --warmup-steps " + std::to_string(forced) + " does nothing here: the trace has no steps";
@@ -223,7 +313,7 @@ std::string WarmupForcedText(int forced, size_t steps, size_t clamped_ranks, siz
 }
 
 std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup,
-                                     size_t warmup_prefill) {
+                                     size_t warmup_prefill, size_t truncated) {
   auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   auto ms = [](double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; };
   std::string s =
@@ -232,11 +322,11 @@ std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_n
       "; the device runs behind the host, whose steps take " + ms(host_base_ns) +
       "; device-side impacts are measured over the device's periods, host-side ones over the host steps' spans)";
   if (warmup > 0) s += WarmupText(warmup, warmup_prefill);
-  return s;
+  return s + TruncatedText(truncated);
 }
 
 std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns,
-                               size_t warmup_prefill) {
+                               size_t warmup_prefill, size_t truncated) {
   auto plural = [](size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   // Milliseconds to 3 decimals, as diagnose states impacts; seconds from 1 s.
   auto ms = [](double ns) {
@@ -250,7 +340,7 @@ std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_
     }
     s += ", " + ms(base_ns) + ")";
     if (warmup > 0) s += WarmupText(warmup, warmup_prefill);
-    return s;
+    return s + TruncatedText(truncated);
   }
   std::string s = "per trace (" + ms(base_ns) + " of steady-state time";
   if (startup_ns > 0) s += "; " + ms(static_cast<double>(startup_ns)) + " of start-up left out";
@@ -261,7 +351,7 @@ namespace {
 
 // The steady steps' device period as the base where the device runs behind
 // (ChooseStepTimeBase); `w` holds the host-span base and the warm-up.
-void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w) {
+void SetStepTimeBase(const StepList& list, const StepPeriods& periods, AnalysisWindow* w) {
   if (list.source != "timeline") return;
   std::vector<char> warm(list.steps.size(), 0);
   for (size_t k : w->warmup) warm[k] = 1;
@@ -269,7 +359,6 @@ void SetStepTimeBase(const Trace& trace, const StepList& list, AnalysisWindow* w
   for (size_t k = 0; k < list.steps.size(); ++k) {
     if (!warm[k]) steady.push_back(k);
   }
-  const StepPeriods periods = ComputeStepPeriods(trace, list);
   std::vector<size_t> used;
   if (ChooseStepTimeBase(list, periods, steady, &used) != StepTimeBase::kDevicePeriod) return;
   double sum = 0;
@@ -427,16 +516,19 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
   w.step_source = list.source;
   if (!list.steps.empty()) {
     const PrefillAnnotations prefill(trace);
-    // Warm-up per rank (each rank's steps in time order), forced count applies to each rank.
-    std::map<int32_t, std::vector<size_t>> by_rank;
-    for (size_t k = 0; k < list.steps.size(); ++k) by_rank[list.steps[k].rank].push_back(k);
+    const StepPeriods periods = list.source == "timeline" ? ComputeStepPeriods(trace, list) : StepPeriods{};
+    // Truncated trailing steps leave first; then warm-up per rank among the
+    // rest (each rank's steps in time order), a forced count applying to each rank.
+    w.truncated = FindTruncatedSteps(trace, list, periods);
+    std::vector<char> cut(list.steps.size(), 0);
+    for (size_t k : w.truncated) cut[k] = 1;
     Intervals iv;
     double sum = 0;
-    for (auto& [rank, idx] : by_rank) {
-      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-        const StepSpan &x = list.steps[a], &y = list.steps[b];
-        return x.has_start() && y.has_start() ? x.start_ns < y.start_ns : x.number < y.number;
-      });
+    for (auto& [rank, all_idx] : StepsByRank(list)) {
+      std::vector<size_t> idx;
+      for (size_t k : all_idx) {
+        if (!cut[k]) idx.push_back(k);
+      }
       std::vector<double> durs;
       for (size_t k : idx) durs.push_back(static_cast<double>(list.steps[k].dur_ns));
       size_t warm = LeadingWarmup(durs, warmup_steps);
@@ -459,13 +551,14 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
       w.steps += steady;
       w.steps_by_rank.emplace_back(rank, steady);
     }
+    w.warmup.insert(w.warmup.end(), w.truncated.begin(), w.truncated.end());
     w.has_step_starts = !iv.empty();
     for (auto& [rank, rank_iv] : w.intervals_by_rank) rank_iv = MergeIntervals(std::move(rank_iv));
     w.intervals = w.has_step_starts ? MergeIntervals(std::move(iv)) : Intervals{{first, last}};
     w.base_ns = w.steps > 0 ? sum / static_cast<double>(w.steps) : 0;
     w.host_base_ns = w.base_ns;
     w.base = "per step";
-    SetStepTimeBase(trace, list, &w);
+    SetStepTimeBase(list, periods, &w);
     CutAiprofOverhead(AiprofOverhead(trace), &w);
     return w;
   }
@@ -487,7 +580,9 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
     metrics->Set("impact_host_base_ns", w.host_base_ns, kWindowSource);
   }
   metrics->Set("impact_ranks", static_cast<double>(w.steps_by_rank.size()), kWindowSource);
-  metrics->Set("warmup_steps", static_cast<double>(w.warmup.size()), kWindowSource);
+  metrics->Set("warmup_steps", static_cast<double>(w.warmup_only()), kWindowSource);
+  // Only where it happened: a trailing step cut short where the recording stopped.
+  if (!w.truncated.empty()) metrics->Set("truncated_steps", static_cast<double>(w.truncated.size()), kWindowSource);
   // Only where asked (--warmup-steps) and where it did not hold.
   if (w.warmup_forced >= 0) metrics->Set("warmup_forced", w.warmup_forced, kWindowSource);
   if (w.warmup_clamped_ranks > 0) {
@@ -515,12 +610,15 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   }
   if (!w.warmup.empty()) {
     StepList list = FindSteps(trace);
+    const std::set<size_t> truncated(w.truncated.begin(), w.truncated.end());
     for (size_t k : w.warmup) {
       const StepSpan& st = list.steps[k];
       std::string name = st.name.raw ? std::string(trace.Str(st.name)) : "step " + std::to_string(st.number);
       metrics->AddEvidence("warmup", name + (st.rank == kNoRank ? "" : " rank " + std::to_string(st.rank)) + ": " +
                                          FormatDurationNs(static_cast<double>(st.dur_ns)) +
-                                         ", left out of impacts as warm-up (mean steady step " +
+                                         (truncated.count(k) ? ", left out of impacts as a truncated last step (cut "
+                                                               "short where the recording stopped; mean steady step "
+                                                             : ", left out of impacts as warm-up (mean steady step ") +
                                          FormatDurationNs(w.base_ns) + ")");
     }
   }

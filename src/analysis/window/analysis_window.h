@@ -3,9 +3,11 @@
 // Impacts (docs/diagnosis-schema.md) are wall-clock time per step — or per
 // trace when the trace has no steps — that removing a cause would save. They
 // are measured over the *steady state*:
-//   - traces with steps (FindSteps): the steps that are not warm-up. Warm-up
-//     steps are leading steps that are outliers against the rest (LeadingWarmup
-//     below); base = mean duration of the steady steps; "per step";
+//   - traces with steps (FindSteps): the steps that are neither warm-up nor
+//     truncated. Warm-up steps are leading steps that are outliers against
+//     the rest (LeadingWarmup below); truncated steps are trailing steps cut
+//     short where the recording stopped (TrailingTruncated below); base =
+//     mean duration of the steady steps; "per step";
 //   - traces without steps: the trace span minus start-up time; base = that
 //     time; "per trace".
 // Start-up time: host runtime/driver calls that are one-off start-up work —
@@ -52,6 +54,44 @@ inline constexpr double kWarmupMinExcess = 0.2;
 // overrides the detection (clamped to durs.size() - 1).
 size_t LeadingWarmup(const std::vector<double>& durs, int forced = -1);
 
+// Truncated steps. The profiler stops inside a step: Kineto's last
+// ProfilerStep#N ends where profiling stopped, so it can be a fragment of a
+// step (mi250_minitoy's ProfilerStep#2: 49 us holding nothing, beside a
+// 9.29 ms step). Such a step is not a steady step: kept, it drags the mean
+// down and the spread up (4.67 ms +- 4.62 ms there) and every per-step impact
+// with them. A rank's last step is truncated when it is both
+//   - short: faster than median(earlier) - max(3 x 1.4826 x MAD(earlier), 20%
+//     of median(earlier)), over the rank's earlier steps (LeadingWarmup's
+//     robust rule, mirrored: the same constants); and
+//   - empty: it owns no device work (StepPeriods::device_activities) while
+//     more than half of the earlier steps own some, or no host op starts
+//     inside it while more than half of the earlier steps hold one.
+// Then the step before it is tested likewise, against the steps before it.
+// Shortness alone is no proof: a last, smaller batch is a real step, and
+// CPU traces alternate fast and slow steps that hold the same ops (the pairs'
+// zero_grad_set_to_none run: 2.6 ms and 47 ms steps). Nor is a span that ends
+// where the recording ends: a CPU trace's last ProfilerStep always does, as
+// the profiler closes it (three pairs' runs whose last steps are 6-55% of
+// the median and hold 46-238 ops each). At least one step stays: the
+// evidence is in the step itself, not in a distribution (LeadingWarmup keeps
+// 3 to judge an outlier by), and Kineto's schedules often record 2 active
+// steps, the second cut. Steps alike (all short, all empty) are not changed.
+// Truncated steps leave the steady state as warm-up steps do
+// (AnalysisWindow::warmup holds both; `truncated` says which), before warm-up
+// is looked for among the rest.
+//
+// Number of trailing truncated steps among a rank's steps in time order:
+// `durs`, whether each owns device work and whether a host op starts inside
+// each (all three the same size).
+size_t TrailingTruncated(const std::vector<double>& durs, const std::vector<char>& owns_device_work,
+                         const std::vector<char>& holds_ops);
+
+// The truncated steps of `list` (indices into list.steps, ascending): each
+// rank's timeline steps with a start, in time order, by TrailingTruncated.
+// `periods` is ComputeStepPeriods(trace, list). Steps from a breakdown file
+// (no start) are never truncated.
+std::vector<size_t> FindTruncatedSteps(const Trace& trace, const StepList& list, const StepPeriods& periods);
+
 struct StartupCall {
   uint32_t slice = kNoSlice;
   double name_median_ns = 0;
@@ -86,7 +126,13 @@ struct AnalysisWindow {
   bool device_behind() const { return step_base == StepTimeBase::kDevicePeriod && !device_intervals.empty(); }
   std::string base;               // "per step" or "per trace"
   std::string step_source;        // FindSteps' source
-  std::vector<size_t> warmup;     // indices into FindSteps().steps left out
+  // Indices into FindSteps().steps left out of the steady state: the leading
+  // warm-up steps and the trailing truncated steps (TrailingTruncated), as
+  // every consumer leaves both out alike; `truncated` lists the latter again
+  // (its size is what is said as truncated, the rest as warm-up).
+  std::vector<size_t> warmup;
+  std::vector<size_t> truncated;
+  size_t warmup_only() const { return warmup.size() - truncated.size(); }
   // Of them, the steps holding an LLM prefill (or mixed) step annotation: a
   // generate loop's first step is long by nature and leaves with the
   // warm-up, so the steady steps are the decode steps; said in Describe(),
@@ -149,13 +195,19 @@ struct AnalysisWindow {
 // over all `ranks` (0 steps: per trace); `warmup` likewise.
 // `warmup_prefill`: how many of the warm-up steps hold an LLM prefill step
 // annotation (AnalysisWindow::warmup_prefill_steps), said beside them.
+// `truncated`: trailing truncated steps left out ("; 1 truncated last step
+// left out"), counted apart from `warmup`.
 std::string DescribeImpactBase(size_t steps, size_t ranks, double base_ns, size_t warmup, int64_t startup_ns,
-                               size_t warmup_prefill = 0);
+                               size_t warmup_prefill = 0, size_t truncated = 0);
 // The same, for a base on the device's period: "per step (mean of 3
 // steady-state steps, 18.771 ms: the device's period, mean of 2, as the device
 // runs behind the host, whose steps take 16.212 ms; ...)".
 std::string DescribeDevicePeriodBase(size_t steps, size_t periods, double base_ns, double host_base_ns, size_t warmup,
-                                     size_t warmup_prefill = 0);
+                                     size_t warmup_prefill = 0, size_t truncated = 0);
+
+// "; 1 truncated last step left out" ("2 truncated last steps"), or "" for 0:
+// what the impact base, the report's step time and analyze say of them.
+std::string TruncatedText(size_t truncated);
 
 // What a forced warm-up count (--warmup-steps, `forced` >= 0) did not do:
 // "; --warmup-steps 3 does nothing here: the trace has no steps" (`steps`
@@ -171,8 +223,9 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);
 // Not the program's time: the window and the breakdown cut it out.
 std::map<int32_t, Intervals> AiprofOverheadByRank(const Trace& trace);
 
-// Publishes impact_base_ns, impact_steps, warmup_steps, startup_ns,
-// startup_ratio, trace_span_ns and "startup" / "warmup" evidence.
+// Publishes impact_base_ns, impact_steps, warmup_steps, truncated_steps,
+// startup_ns, startup_ratio, trace_span_ns and "startup" / "warmup" evidence
+// (the warm-up and truncated steps left out, one line each).
 void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSet* metrics);
 
 // Records the largest time consumers inside the window (device ops by name,

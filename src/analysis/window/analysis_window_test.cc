@@ -7,6 +7,7 @@
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/long_tail/op_tails.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/steps/step_stats.h"
 #include "test/util/hand_made_traces.h"
 #include "test/util/trace_fixtures.h"
 
@@ -375,6 +376,161 @@ TEST(AnalysisWindowTest, Resnet50WarmupStepLeftOut) {
       << clamped.Describe();
   // Exactly the steps before the last: no clamp to say.
   EXPECT_EQ(ComputeAnalysisWindow(*t, 5).Describe().find("asks for every step"), std::string::npos);
+}
+
+TEST(AnalysisWindowTest, TrailingTruncatedIsAShortEmptyLastStep) {
+  // Hand-made durations (ms) with, per step, whether it owns device work and
+  // whether a host op starts inside it.
+  const std::vector<char> all4 = {1, 1, 1, 1}, none4 = {0, 0, 0, 0}, last_empty4 = {1, 1, 1, 0};
+  // mi250_minitoy's shape: a 9.29 ms step, then 49 us holding nothing.
+  EXPECT_EQ(TrailingTruncated({9.288, 0.049}, {1, 0}, {1, 0}), 1u);
+  EXPECT_EQ(TrailingTruncated({10, 10, 10, 0.05}, last_empty4, all4), 1u);
+  // Short but with device work of its own: a real (smaller) step.
+  EXPECT_EQ(TrailingTruncated({10, 10, 10, 0.05}, all4, all4), 0u);
+  // No work, but not short (20% below the median is the bar): it stays.
+  EXPECT_EQ(TrailingTruncated({10, 10, 10, 8.5}, last_empty4, last_empty4), 0u);
+  EXPECT_EQ(TrailingTruncated({10, 10, 10, 7.9}, last_empty4, last_empty4), 1u);
+  // A CPU trace (no step owns device work): a fast last step holding ops is
+  // a step (the pairs' runs); one holding no op is a fragment.
+  EXPECT_EQ(TrailingTruncated({47, 2.6, 47, 2.9}, none4, all4), 0u);
+  EXPECT_EQ(TrailingTruncated({10, 10, 10, 0.05}, none4, last_empty4), 1u);
+  // All steps short and empty alike: nothing changes.
+  EXPECT_EQ(TrailingTruncated({0.05, 0.05, 0.05, 0.05}, none4, none4), 0u);
+  // Two trailing fragments; one step always stays.
+  EXPECT_EQ(TrailingTruncated({10, 10, 10, 0.05, 0.04}, {1, 1, 1, 0, 0}, {1, 1, 1, 0, 0}), 2u);
+  EXPECT_EQ(TrailingTruncated({10, 0.05}, {0, 0}, {1, 0}), 1u);
+  EXPECT_EQ(TrailingTruncated({10}, {0}, {0}), 0u);
+  // Only the trailing side: an empty short step in the middle is not truncated.
+  EXPECT_EQ(TrailingTruncated({10, 0.05, 10, 10}, {1, 0, 1, 1}, {1, 0, 1, 1}), 0u);
+  EXPECT_EQ(TrailingTruncated({}, {}, {}), 0u);
+}
+
+// Hand-made Kineto trace: `steps` ProfilerStep#N spans of 1 ms back to back
+// from 0, each launching one 500 us kernel, then ProfilerStep#(steps+1) of
+// `last_us` that launches nothing (with `last_works`, a kernel half its length), and,
+// with `sync_after`, the profiler's closing cudaDeviceSynchronize 100 us
+// after it (so the recording does not end in the step). A `warmup_us` > 0
+// makes the first step that long instead.
+std::string TruncatedStepTrace(int steps, double last_us, bool last_works, bool sync_after, double warmup_us = 0) {
+  std::string ev;
+  double ts = 0;
+  int corr = 0;
+  auto step = [&](int n, double dur, bool works) {
+    if (!ev.empty()) ev += ",";
+    ev += R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(n) +
+          R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" + std::to_string(dur) + "}";
+    if (works) {
+      ++corr;
+      const double kernel = std::min(500.0, dur / 2);
+      ev += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" +
+            std::to_string(ts + 1) + R"(,"dur":5,"args":{"correlation":)" + std::to_string(corr) + "}}";
+      ev += R"(,{"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":)" + std::to_string(ts + 6) + R"(,"dur":)" +
+            std::to_string(kernel) + R"(,"args":{"device":0,"stream":7,"correlation":)" + std::to_string(corr) + "}}";
+    }
+    ts += dur;
+  };
+  for (int n = 1; n <= steps; ++n) step(n, n == 1 && warmup_us > 0 ? warmup_us : 1000, true);
+  step(steps + 1, last_us, last_works);
+  if (sync_after) {
+    ev += R"(,{"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":)" +
+          std::to_string(ts + 100) + R"(,"dur":60})";
+  }
+  return R"({"traceEvents":[)" + ev + "]}";
+}
+
+// Hand-made: three 1 ms steps with a kernel each, then a 50 us
+// ProfilerStep#4 without work that the profiler stopped in. By hand: the
+// steady state is steps 1-3, 1.000 ms; before, step 4 counted and the base
+// was (3 x 1000 + 50) / 4 = 762.5 us.
+TEST(AnalysisWindowTest, TruncatedLastStepLeavesTheSteadyState) {
+  auto t = ImportJsonText(TruncatedStepTrace(3, 50, false, true));
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.steps, 3u);
+  EXPECT_DOUBLE_EQ(w.base_ns, 1e6);
+  ASSERT_EQ(w.truncated.size(), 1u);
+  EXPECT_EQ(t->Str(FindSteps(*t).steps[w.truncated[0]].name), "ProfilerStep#4");
+  EXPECT_EQ(w.warmup, w.truncated);  // every consumer leaves it out as it does warm-up
+  EXPECT_EQ(w.warmup_only(), 0u);
+  EXPECT_EQ(w.Describe(), "per step (mean of 3 steady-state steps, 1.000 ms); 1 truncated last step left out");
+  EXPECT_FALSE(IntervalsContain(w.intervals, 3'000'000 + 10'000));  // inside step 4
+  MetricSet m;
+  PublishAnalysisWindow(*t, w, &m);
+  ASSERT_NE(m.Get("truncated_steps"), nullptr);
+  EXPECT_EQ(m.Get("truncated_steps")->value, 1);
+  EXPECT_EQ(m.Get("warmup_steps")->value, 0);
+  ASSERT_EQ(m.Evidence("warmup").size(), 1u);
+  EXPECT_NE(m.Evidence("warmup")[0].find("ProfilerStep#4: 50.00 us, left out of impacts as a truncated last step"),
+            std::string::npos)
+      << m.Evidence("warmup")[0];
+  // The step time every command reports follows the window.
+  EXPECT_DOUBLE_EQ(ComputeStepStats(*t, &w).mean_ns, 1e6);
+  EXPECT_EQ(ComputeStepStats(*t, &w).count, 3u);
+}
+
+// Hand-made: the last step is as short but launched a kernel of its own (a
+// smaller last batch), or the steps are all alike: nothing is truncated and
+// no metric says so.
+TEST(AnalysisWindowTest, ShortLastStepWithWorkOrAlikeStepsStay) {
+  auto works = ImportJsonText(TruncatedStepTrace(3, 50, true, true));
+  ASSERT_NE(works, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*works);
+  EXPECT_EQ(w.steps, 4u);
+  EXPECT_TRUE(w.truncated.empty());
+  MetricSet m;
+  PublishAnalysisWindow(*works, w, &m);
+  EXPECT_EQ(m.Get("truncated_steps"), nullptr);
+  auto alike = ImportJsonText(TruncatedStepTrace(3, 1000, true, false));
+  ASSERT_NE(alike, nullptr);
+  EXPECT_EQ(ComputeAnalysisWindow(*alike).steps, 4u);
+  EXPECT_TRUE(ComputeAnalysisWindow(*alike).truncated.empty());
+  // A CPU trace whose last step is fast but holds its op, and ends where the
+  // recording ends (as a CPU trace's last ProfilerStep does): a step. Empty,
+  // it is a fragment.
+  auto cpu = [](bool last_holds_op) {
+    std::string ev;
+    for (int k = 0; k < 4; ++k) {
+      const int ts = 1000 * k, dur = k < 3 ? 1000 : 100;
+      ev += std::string(k ? "," : "") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+            std::to_string(k + 1) + R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" +
+            std::to_string(dur) + "}";
+      if (k < 3 || last_holds_op) {
+        ev += R"(,{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + std::to_string(ts + 10) +
+              R"(,"dur":50})";
+      }
+    }
+    return ImportJsonText(R"({"traceEvents":[)" + ev + "]}");
+  };
+  auto fast = cpu(true), empty = cpu(false);
+  ASSERT_NE(fast, nullptr);
+  ASSERT_NE(empty, nullptr);
+  EXPECT_TRUE(ComputeAnalysisWindow(*fast).truncated.empty());
+  EXPECT_EQ(ComputeAnalysisWindow(*fast).steps, 4u);
+  EXPECT_EQ(ComputeAnalysisWindow(*empty).truncated.size(), 1u);
+  EXPECT_DOUBLE_EQ(ComputeAnalysisWindow(*empty).base_ns, 1e6);
+}
+
+// Hand-made: a 5 ms warm-up step, four 1 ms steps and a 50 us fragment. By
+// hand: warm-up 1 (5 ms against a 1 ms median of the rest), truncated 1,
+// steady 3 steps of 1 ms; the base says both.
+TEST(AnalysisWindowTest, WarmupAndTruncatedStepsAreSaidApart) {
+  auto t = ImportJsonText(TruncatedStepTrace(4, 50, false, true, 5000));
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.steps, 3u);
+  EXPECT_DOUBLE_EQ(w.base_ns, 1e6);
+  EXPECT_EQ(w.warmup.size(), 2u);
+  EXPECT_EQ(w.warmup_only(), 1u);
+  EXPECT_EQ(w.truncated.size(), 1u);
+  EXPECT_EQ(
+      w.Describe(),
+      "per step (mean of 3 steady-state steps, 1.000 ms); 1 warm-up step left out; 1 truncated last step left out");
+  // A forced warm-up count applies to the steps that are left.
+  AnalysisWindow forced = ComputeAnalysisWindow(*t, 0);
+  EXPECT_EQ(forced.steps, 4u);
+  EXPECT_EQ(forced.truncated.size(), 1u);
+  EXPECT_EQ(DescribeImpactBase(3, 1, 1e6, 0, 0, 0, 2),
+            "per step (mean of 3 steady-state steps, 1.000 ms); 2 truncated last steps left out");
 }
 
 // Hand-made: a forced warm-up count on a trace without steps does nothing,

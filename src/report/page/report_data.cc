@@ -186,7 +186,8 @@ StatusOr<ReportData> BuildReport(const ReportInputs& in) {
   // Headline.
   r.steps_stats = results.all_steps();
   r.steady_stats = results.steps();
-  r.warmup_steps = results.window().warmup.size();
+  r.warmup_steps = results.window().warmup_only();
+  r.truncated_steps = results.window().truncated.size();
   const GapsResult& gaps = results.gaps();
   r.cpu_only = gaps.cpu_only;
   int64_t busy = 0, span = 0, own = 0, window_busy = 0, window_idle = 0;

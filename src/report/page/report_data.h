@@ -94,8 +94,9 @@ struct ReportData {
 
   // Headline.
   StepStats steps_stats;   // every step: the step chart
-  StepStats steady_stats;  // warm-up steps left out: the headline, as analyze
+  StepStats steady_stats;  // warm-up and truncated steps left out: the headline, as analyze
   size_t warmup_steps = 0;
+  size_t truncated_steps = 0;     // trailing steps cut short where the recording stopped (AnalysisWindow::truncated)
   double device_util = -1;        // busy share of the steady steps (else of the span), -1 unknown
   std::string device_util_basis;  // its base: the steady steps' wall time, else the span
   const Finding* top_finding = nullptr;

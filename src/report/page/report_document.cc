@@ -7,12 +7,13 @@
 // own. Every string from the trace, the rules or the command line is plain
 // text in the document, escaped by the renderers; the charts and the
 // embedded views escape their own (svg_chart.h, the views).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
-#include <fmt/format.h>
-
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
 #include "src/render/svg_chart.h"
@@ -50,9 +51,10 @@ void AddHeadline(const ReportData& r, render::Document* doc) {
   // chart shows every step).
   const StepStats& s = r.steady_stats;
   if (s.count > 0) {
-    std::string warmup = r.warmup_steps == 0 ? std::string()
-                                             : fmt::format("; {} warm-up step{} left out", r.warmup_steps,
-                                                           r.warmup_steps == 1 ? "" : "s");
+    std::string warmup = (r.warmup_steps == 0 ? std::string()
+                                              : fmt::format("; {} warm-up step{} left out", r.warmup_steps,
+                                                            r.warmup_steps == 1 ? "" : "s")) +
+                         TruncatedText(r.truncated_steps);
     // Where the device runs behind the host the step time is the device's
     // period (src/analysis/common/steps.h), over the steady steps that have
     // one; the host's figure is said beside it.
@@ -218,11 +220,17 @@ void AddStepCharts(const ReportData& r, render::Section* charts) {
   }
   // Every step, warm-up included (the headline's p50 is over the steady
   // steps only): the text says which, so the two medians are not compared as one.
+  const size_t left_out = r.warmup_steps + r.truncated_steps;
+  const std::string which =
+      r.truncated_steps == 0 ? fmt::format("warm-up step{}", r.warmup_steps == 1 ? "" : "s")
+      : r.warmup_steps == 0
+          ? fmt::format("truncated last step{}", r.truncated_steps == 1 ? "" : "s")
+          : fmt::format("warm-up and {} truncated last step{}", r.truncated_steps, r.truncated_steps == 1 ? "" : "s");
   std::string base =
-      r.warmup_steps == 0
-          ? (r.steps.size() == 1 ? std::string("the one step") : fmt::format("all {} steps", r.steps.size()))
-          : fmt::format("all {} steps, the {} warm-up step{} included (the headline leaves {} out)", r.steps.size(),
-                        r.warmup_steps, r.warmup_steps == 1 ? "" : "s", r.warmup_steps == 1 ? "it" : "them");
+      left_out == 0 ? (r.steps.size() == 1 ? std::string("the one step") : fmt::format("all {} steps", r.steps.size()))
+                    : fmt::format("all {} steps, the {} {} included (the headline leaves {} out)", r.steps.size(),
+                                  r.truncated_steps > 0 && r.warmup_steps > 0 ? r.warmup_steps : left_out, which,
+                                  left_out == 1 ? "it" : "them");
   if (by_period) {
     base = "the device periods of " + base + " (a rank's first step has none)";
     sec.Add(render::Paragraph{fmt::format(

@@ -157,12 +157,24 @@ std::string StepSourceText(const Summary& s) {
 void AddSteps(const Trace& trace, const Summary& s, render::Section* sec) {
   render::Table t{"steps", "", {{"name", "Step"}, {"rank", "Rank"}, {"start_us", "Start (µs)"},
                                 {"dur_ns", "Duration", Unit::kNs}}, {}, ""};
+  std::vector<std::string> truncated;
   for (const StepStat& st : s.steps) {
     t.rows.push_back({Value::String(StepLabel(trace, st)), RankValue(st.rank),
                       st.start_ns == kUnknownStart ? Value::Null() : Value::String(NsToUsText(st.start_ns)),
                       Value::Int(st.dur_ns)});
+    if (st.truncated) {
+      truncated.push_back(StepLabel(trace, st) + (st.rank == kNoRank ? "" : " (rank " + std::to_string(st.rank) + ")"));
+    }
   }
   if (!t.rows.empty()) sec->Add(std::move(t));
+  if (truncated.empty()) return;
+  std::string names;
+  for (size_t i = 0; i < truncated.size(); ++i) names += (i ? ", " : "") + truncated[i];
+  sec->Add(render::Paragraph{fmt::format(
+      "{} truncated last step{} ({}): cut short where the recording stopped (shorter than the steps before it, "
+      "and holding no device work or no op where they do); analyze, diagnose and report leave "
+      "{} out of the steady state, as they do warm-up steps.",
+      truncated.size(), truncated.size() == 1 ? "" : "s", names, truncated.size() == 1 ? "it" : "them")});
 }
 
 // LLM serving (SDK requests with tokens): TTFT, TPOT, inter-token latency,
@@ -459,10 +471,10 @@ std::string SummaryToJson(const Trace& trace, const Summary& s, const SummaryRep
     const StepStat& st = s.steps[i];
     bool known = st.start_ns != kUnknownStart;
     out += fmt::format(
-        "{}\n    {{\"name\": {}, \"number\": {}, \"rank\": {}, \"start_us\": {}, \"dur_us\": {}, \"start_ns\": {}}}",
+        "{}\n    {{\"name\": {}, \"number\": {}, \"rank\": {}, \"start_us\": {}, \"dur_us\": {}, \"start_ns\": {}{}}}",
         i ? "," : "", JsonString(StepLabel(trace, st)), st.number, st.rank,
         known ? NsToUsText(st.start_ns) : std::string("null"), NsToUsText(st.dur_ns),
-        known ? std::to_string(st.start_ns) : std::string("null"));
+        known ? std::to_string(st.start_ns) : std::string("null"), st.truncated ? ", \"truncated\": true" : "");
   }
   out += s.steps.empty() ? "],\n" : "\n  ],\n";
   RanksAndBreakdownsToJson(trace, s, &out);

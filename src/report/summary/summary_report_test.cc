@@ -48,6 +48,49 @@ TEST(SummaryReportTest, DocumentTablesAndJsonForm) {
             std::string::npos);
 }
 
+// Hand-made: three 100 us steps, each with a kernel it launched, then a
+// 5 us ProfilerStep#4 the profiler stopped in (no work), then the profiler's
+// closing sync. The summary lists all four; the last is marked truncated in
+// JSON (the key only there) and named under the text's Steps table, as the
+// steady-state figures leave it out (src/analysis/window/analysis_window.h).
+TEST(SummaryReportTest, TruncatedLastStepIsMarked) {
+  std::string ev;
+  for (int k = 0; k < 3; ++k) {
+    const std::string ts = std::to_string(1000 + 100 * k), corr = std::to_string(k + 1);
+    ev += R"({"ph":"X","name":"ProfilerStep#)" + std::to_string(k + 1) +
+          R"(","cat":"user_annotation","pid":1,"tid":1,"ts":)" + ts + R"(,"dur":100},)";
+    ev += R"({"ph":"X","name":"cudaLaunchKernel","cat":"cuda_runtime","pid":1,"tid":1,"ts":)" + ts +
+          R"(,"dur":2,"args":{"correlation":)" + corr + "}},";
+    ev += R"({"ph":"X","name":"gemm","cat":"kernel","pid":0,"tid":7,"ts":)" + ts +
+          R"(,"dur":30,"args":{"device":0,"stream":7,"correlation":)" + corr + "}},";
+  }
+  const std::string three_steps = ev;
+  ev += R"({"ph":"X","name":"ProfilerStep#4","cat":"user_annotation","pid":1,"tid":1,"ts":1300,"dur":5},)";
+  ev += R"({"ph":"X","name":"cudaDeviceSynchronize","cat":"cuda_runtime","pid":1,"tid":1,"ts":1400,"dur":10})";
+  std::unique_ptr<Trace> trace = testing::ImportJsonText(R"({"traceEvents":[)" + ev + "]}");
+  ASSERT_TRUE(trace);
+  Summary s = ComputeSummary(*trace);
+  ASSERT_EQ(s.steps.size(), 4u);
+  EXPECT_FALSE(s.steps[2].truncated);
+  EXPECT_TRUE(s.steps[3].truncated);
+  YAML::Node j = YAML::Load(SummaryToJson(*trace, s, SummaryReportOptions{}));
+  ASSERT_EQ(j["steps"].size(), 4u);
+  EXPECT_FALSE(j["steps"][2]["truncated"]);
+  EXPECT_TRUE(j["steps"][3]["truncated"].as<bool>());
+  std::string text = render::RenderText(SummaryToDocument(*trace, s, SummaryReportOptions{}));
+  EXPECT_NE(text.find("1 truncated last step (ProfilerStep#4): cut short where the recording stopped"),
+            std::string::npos)
+      << text;
+  // Without the fragment (a 1 us op in its place) nothing is said.
+  std::unique_ptr<Trace> whole =
+      testing::ImportJsonText(R"({"traceEvents":[)" + three_steps +
+                              R"({"ph":"X","name":"x","cat":"cpu_op","pid":1,"tid":1,"ts":1300,"dur":1}]})");
+  ASSERT_TRUE(whole);
+  std::string whole_text =
+      render::RenderText(SummaryToDocument(*whole, ComputeSummary(*whole), SummaryReportOptions{}));
+  EXPECT_EQ(whole_text.find("truncated"), std::string::npos) << whole_text;
+}
+
 // One "top N" for every format (audit 9: JSON and CSV --top 3 listed
 // "PyTorch Profiler (0)" and ProfilerStep#8 by total time where the text
 // table leaves wrappers out and ranks by self time): the ops --top keeps and
