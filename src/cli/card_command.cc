@@ -28,7 +28,9 @@ class CardCommand : public Command {
     AddAfterFlag(sub, &after_, "Trace or benchmark result file after the fix")->required();
     sub->add_option("--scene", scene_, "Workload and setting (default: the after file's name and the sample unit)");
     sub->add_option("--bottleneck", bottleneck_,
-                    "Core bottleneck type, as findings name it (default: inferred, op:NAME of the op that lost the most time)");
+                    "Core bottleneck type, as findings name it (default: inferred: the matched finding's type; with "
+                    "--scenario, op:NAME of what the scenario changes most; else op:NAME of the op that lost the most "
+                    "time)");
     sub->add_option("--fix", fix_, "The effective fix, in a few words");
     AddFixIdFlag(sub, &fix_id_,
                     "The suggestion id the after run applied (default: matched by the finding that went away): the "
