@@ -75,7 +75,7 @@ Status ParseListenAddress(const std::string& text, std::string* host, int* port,
   if (!text.empty() && text[0] == '[') {
     const size_t close = text.find(']');
     if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return ErrStatus(flag + " " + text + ": expected [IPv6]:PORT");
+      return UsageStatus(flag + " " + text + ": expected [IPv6]:PORT");
     }
     h = text.substr(1, close - 1);
     p = text.substr(close + 2);
@@ -86,7 +86,7 @@ Status ParseListenAddress(const std::string& text, std::string* host, int* port,
   char* end = nullptr;
   const long v = std::strtol(p.c_str(), &end, 10);
   if (p.empty() || *end != '\0' || v < 0 || v > 65535 || h.empty()) {
-    return ErrStatus(flag + " " + text + ": expected PORT or HOST:PORT (e.g. 127.0.0.1:9464)");
+    return UsageStatus(flag + " " + text + ": expected PORT or HOST:PORT, the port 0 to 65535 (e.g. 127.0.0.1:9464)");
   }
   *host = h;
   *port = static_cast<int>(v);
@@ -181,6 +181,26 @@ HttpResponse TextResponse(int status, std::string body) {
   r.status = status;
   r.body = std::move(body);
   return r;
+}
+
+bool MethodAllowed(std::string_view method, std::string_view allow) {
+  while (!allow.empty()) {
+    const size_t comma = allow.find(',');
+    std::string_view item = allow.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty() && item == method) return true;
+    if (comma == std::string_view::npos) break;
+    allow.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+HttpResponse MethodNotAllowed(std::string_view allow, HttpResponse refusal) {
+  refusal.status = 405;
+  std::erase_if(refusal.headers, [](const auto& h) { return Lower(h.first) == "allow"; });
+  refusal.headers.emplace_back("Allow", std::string(allow));
+  return refusal;
 }
 
 std::string PercentEncode(std::string_view in) {

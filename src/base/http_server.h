@@ -38,7 +38,8 @@
 namespace aiprof {
 
 // "9100" -> 127.0.0.1:9100 (loopback unless a host is given), "HOST:PORT",
-// "[::1]:PORT". Port 0 picks a free port. `flag` names the option in errors.
+// "[::1]:PORT". Port 0 picks a free port. `flag` names the option in the
+// error, a usage error (exit 2: a flag value that does not parse).
 Status ParseListenAddress(const std::string& text, std::string* host, int* port,
                           const std::string& flag = "--metrics-listen");
 // 127.0.0.0/8, ::1, localhost.
@@ -170,6 +171,13 @@ class HttpServer {
 
 // A plain-text response ("status reason" pages of the front ends).
 HttpResponse TextResponse(int status, std::string body);
+// Whether `method` is one of `allow`, a list as the Allow header gives it
+// ("GET, HEAD, POST"; exact, case-sensitive names: RFC 9110 9.1).
+bool MethodAllowed(std::string_view method, std::string_view allow);
+// `refusal` (a front end's own body: text, or serve's JSON for its API)
+// made a 405 with the Allow header RFC 9110 (15.5.6) requires of one: the
+// front ends that listen refuse a method through it.
+HttpResponse MethodNotAllowed(std::string_view allow, HttpResponse refusal);
 // The value of `key` in an application/x-www-form-urlencoded string
 // ("a=1&b=x%20y"), decoded; nullopt when absent.
 std::optional<std::string> QueryParam(const std::string& query, const std::string& key);

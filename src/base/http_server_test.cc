@@ -29,6 +29,25 @@ TEST(HttpServerHelpersTest, BearerTokensAndSecrets) {
   EXPECT_FALSE(SameSecret("", ""));
 }
 
+TEST(HttpServerHelpersTest, MethodsAreMatchedAgainstTheAllowList) {
+  EXPECT_TRUE(MethodAllowed("GET", "GET, HEAD"));
+  EXPECT_TRUE(MethodAllowed("HEAD", "GET, HEAD"));
+  EXPECT_TRUE(MethodAllowed("POST", "POST"));
+  EXPECT_FALSE(MethodAllowed("get", "GET, HEAD")) << "method names are case-sensitive";
+  EXPECT_FALSE(MethodAllowed("GE", "GET, HEAD"));
+  EXPECT_FALSE(MethodAllowed("", "GET, HEAD"));
+  EXPECT_FALSE(MethodAllowed("", ""));
+  EXPECT_FALSE(MethodAllowed("GET, HEAD", "GET, HEAD")) << "one method, not the list";
+  HttpResponse body = TextResponse(400, "use POST on /alert\n");
+  body.headers.emplace_back("allow", "stale");
+  const HttpResponse r = MethodNotAllowed("POST", body);
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.body, "use POST on /alert\n");
+  ASSERT_EQ(r.headers.size(), 1u) << "one Allow header, the one given";
+  EXPECT_EQ(r.headers[0].first, "Allow");
+  EXPECT_EQ(r.headers[0].second, "POST");
+}
+
 // What a page of another site can send through the user's browser: a Host
 // of its own name (DNS rebinding to 127.0.0.1) to a listener without
 // tokens, and simple cross-origin POSTs (no preflight) to any listener.

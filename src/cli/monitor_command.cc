@@ -92,7 +92,8 @@ class MonitorCommand : public Command {
     o.db = db_;
     o.cpu_hz = cpu_hz_;
     const std::string db = db_;
-    DiagnoseFn diagnose = [db](const std::string& trace_path, const IncidentContext& context, const std::string& md,
+    DiagnoseFn diagnose = [db](const std::string& trace_path, const std::string& shown_as,
+                               const IncidentContext& context, const std::string& md,
                                const std::string& html) -> Status {
       SessionOptions options;
       options.input = trace_path;
@@ -102,6 +103,7 @@ class MonitorCommand : public Command {
       ReportInputs inputs;
       inputs.session = session.get();
       ASSIGN_OR_RETURN(ReportData data, BuildReport(inputs));
+      data.source = shown_as;  // not the working folder's path (renamed once complete)
       data.context_title = "Incident";
       data.context = context;
       RETURN_IF_ERROR(WriteOutput(md, ReportToMarkdown(data)));

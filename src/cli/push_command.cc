@@ -29,6 +29,7 @@ class PushCommand : public Command {
   }
 
   Status Run() override {
+    RETURN_IF_ERROR(CheckPushServer(o_.server));  // a bad command line (2) before the token file is read
     if (!token_file_.empty()) {
       ASSIGN_OR_RETURN(o_.token, ReadPushToken(token_file_));
     }

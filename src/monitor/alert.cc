@@ -32,33 +32,55 @@ StatusOr<MonitorBaseline> LoadMonitorBaseline(const std::string& db_path, const 
   return out;
 }
 
-StatusOr<std::vector<AlertRule>> ParseAlertRules(const std::vector<std::string>& texts, const MonitorBaseline* baseline) {
-  if (texts.empty()) return ErrStatus("aiprof monitor: give at least one --alert EXPR (e.g. --alert \"p99_latency > 2.0s\")");
-  std::vector<AlertRule> out;
-  for (const std::string& text : texts) {
-    // Its text labels its series on /metrics: twice, two samples of one series.
-    if (std::count(texts.begin(), texts.end(), text) > 1)
-      return ErrStatus("--alert \"" + text + "\" is given twice (its text labels its series on /metrics)");
-    StatusOr<Expression> e = Expression::Parse(text, &FindMonitorMetric);
-    if (!e.ok()) return ErrStatus("--alert: " + e.status().message() + " (metrics: docs/monitor.md)");
-    for (const std::string& m : e->Metrics()) {
-      if (m.starts_with("counter.") && m.size() - 8 > kMaxCounterNameBytes) {
-        return ErrStatus("--alert \"" + text + "\": " + m + ": the SDK's live channel keeps counter names of at most " +
+namespace {
+
+// One --alert of `texts`, with the checks its text alone decides (a bad
+// command line: exit 2).
+StatusOr<Expression> ParseAlertText(const std::vector<std::string>& texts, const std::string& text,
+                                    bool baseline_named) {
+  // Its text labels its series on /metrics: twice, two samples of one series.
+  if (std::count(texts.begin(), texts.end(), text) > 1)
+    return UsageStatus("--alert \"" + text + "\" is given twice (its text labels its series on /metrics)");
+  StatusOr<Expression> e = Expression::Parse(text, &FindMonitorMetric);
+  if (!e.ok()) return UsageStatus("--alert: " + e.status().message() + " (metrics: docs/monitor.md)");
+  for (const std::string& m : e->Metrics()) {
+    if (m.starts_with("counter.") && m.size() - 8 > kMaxCounterNameBytes) {
+      return UsageStatus("--alert \"" + text + "\": " + m + ": the SDK's live channel keeps counter names of at most " +
                          std::to_string(kMaxCounterNameBytes) + " bytes (this one has " + std::to_string(m.size() - 8) +
                          "), so it can never match: shorten the name");
-      }
     }
-    if (e->UsesBaseline()) {
-      if (!baseline) {
-        return ErrStatus("--alert \"" + text + "\" compares with the baseline: give --service NAME (and --db PATH) of a "
-                         "baseline stored with aiprof set-baseline");
-      }
+  }
+  if (e->UsesBaseline() && !baseline_named) {
+    return UsageStatus("--alert \"" + text +
+                       "\" compares with the baseline: give --service NAME (and --db PATH) of a "
+                       "baseline stored with aiprof set-baseline");
+  }
+  return e;
+}
+
+}  // namespace
+
+Status CheckAlertTexts(const std::vector<std::string>& texts, bool baseline_named) {
+  if (texts.empty())
+    return UsageStatus("aiprof monitor: give at least one --alert EXPR (e.g. --alert \"p99_latency > 2.0s\")");
+  for (const std::string& text : texts) RETURN_IF_ERROR(ParseAlertText(texts, text, baseline_named).status());
+  return OkStatus();
+}
+
+StatusOr<std::vector<AlertRule>> ParseAlertRules(const std::vector<std::string>& texts,
+                                                 const MonitorBaseline* baseline) {
+  RETURN_IF_ERROR(CheckAlertTexts(texts, baseline != nullptr));
+  std::vector<AlertRule> out;
+  for (const std::string& text : texts) {
+    ASSIGN_OR_RETURN(Expression e, ParseAlertText(texts, text, baseline != nullptr));
+    if (e.UsesBaseline()) {
       // Evaluated with every window metric present, what is still missing
-      // is a baseline value the expression needs.
+      // is a baseline value the expression needs (the stored baseline's
+      // content, not the command line: exit 1).
       std::map<std::string, MetricValue, std::less<>> probe;
-      for (const std::string& m : e->Metrics()) probe[m] = MetricValue{1, true, "probe"};
+      for (const std::string& m : e.Metrics()) probe[m] = MetricValue{1, true, "probe"};
       for (const auto& [k, v] : baseline->values) probe[k] = MetricValue{v, true, baseline->label};
-      EvalResult r = e->Evaluate([&](std::string_view n) -> const MetricValue* {
+      EvalResult r = e.Evaluate([&](std::string_view n) -> const MetricValue* {
         auto it = probe.find(n);
         return it == probe.end() ? nullptr : &it->second;
       });
@@ -68,7 +90,7 @@ StatusOr<std::vector<AlertRule>> ParseAlertRules(const std::vector<std::string>&
                          " (a baseline of steps gives step_time_p50/p99/max, one of requests p50/p90/p99/max/mean_latency)");
       }
     }
-    out.push_back(AlertRule{text, std::move(e).value()});
+    out.push_back(AlertRule{text, std::move(e)});
   }
   return out;
 }

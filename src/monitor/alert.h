@@ -35,9 +35,14 @@ struct AlertRule {
   Expression expression;
 };
 
-// Parses every --alert; an unknown metric, a misfit unit, `* baseline`
-// without a baseline (or one that lacks the metric) is an error naming the
-// expression and column.
+// The checks of every --alert that its text decides, before anything is
+// read or started: none given, one given twice, a syntax error, an unknown
+// metric, a misfit unit, a counter name the live channel cannot carry, or
+// `* baseline` without `baseline_named` (--service). A usage error (exit 2)
+// naming the expression and column.
+Status CheckAlertTexts(const std::vector<std::string>& texts, bool baseline_named);
+// Parses every --alert: CheckAlertTexts's errors, and an expression whose
+// metric the stored `baseline` lacks (an error of its content: exit 1).
 StatusOr<std::vector<AlertRule>> ParseAlertRules(const std::vector<std::string>& texts, const MonitorBaseline* baseline);
 
 struct AlertOutcome {

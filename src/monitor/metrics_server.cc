@@ -74,9 +74,10 @@ MetricsServer::~MetricsServer() = default;
 std::optional<HttpResponse> MetricsServer::Admit(const HttpRequest& head) const {
   if (head.path != "/metrics" && head.path != "/alert")
     return TextResponse(404, "not found: GET /metrics, POST /alert\n");
-  const bool read = head.method == "GET" || head.method == "HEAD";  // HEAD: health checkers
-  if (head.path == "/metrics" ? !read : head.method != "POST") {
-    return TextResponse(405, head.path == "/metrics" ? "use GET or HEAD\n" : "use POST\n");
+  // HEAD: health checkers. A 405 says in Allow what the path answers.
+  const std::string_view allow = head.path == "/metrics" ? "GET, HEAD" : "POST";
+  if (!MethodAllowed(head.method, allow)) {
+    return MethodNotAllowed(allow, TextResponse(405, "use " + std::string(allow) + " on " + head.path + "\n"));
   }
   if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !options_.webhook_token.empty())) return refused;
   if (head.method == "POST" && !options_.webhook_token.empty() &&

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -57,10 +58,25 @@ constexpr int64_t kFrameworkOnTimeoutNs = 10'000'000'000;
 // After the watched process exits, how long its SDK's exit file is waited for.
 constexpr int64_t kExitFileWaitNs = 3'000'000'000;
 
-std::string Seconds(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.3g s", static_cast<double>(ns) / 1e9);
-  return buf;
+std::string Seconds(int64_t ns) { return DurationText(ns); }
+
+// `text` (a status, a message) with each path into an incident's working
+// folder made the file's name within the folder, which the rename to its
+// published name keeps true.
+std::string WithinIncident(const std::string& work_dir, std::string text) {
+  const std::string prefix = work_dir + "/";
+  if (work_dir.empty()) return text;
+  for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at))
+    text.erase(at, prefix.size());
+  return text;
+}
+
+// A trace written into the working folder names the files it was read from
+// in its metadata and diagnostics: made names within the folder.
+void NameFilesWithinIncident(const std::string& work_dir, Trace* trace) {
+  for (auto& [key, value] : trace->metadata) value = WithinIncident(work_dir, std::move(value));
+  for (auto& [kind, entry] : trace->diagnostics.mutable_entries())
+    entry.first_where = WithinIncident(work_dir, std::move(entry.first_where));
 }
 
 bool MakeDirs(const std::string& path) {
@@ -327,6 +343,16 @@ class Monitor {
       return UsageStatus("aiprof monitor: --window and --interval must be positive");
     if (o_.interval_ns > o_.window_ns) return UsageStatus("aiprof monitor: --interval is longer than --window");
     if (o_.trace_duration_ns <= 0) return UsageStatus("aiprof monitor: --trace-duration must be positive");
+    // The rest of what the command line alone decides (exit 2), before
+    // anything is read, created or started.
+    RETURN_IF_ERROR(CheckAlertTexts(o_.alerts, !o_.service.empty()));
+    if (!o_.metrics_listen.empty())
+      RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
+    if (!listen_host_.empty() && !IsLoopbackHost(listen_host_) && o_.webhook_token_file.empty()) {
+      return UsageStatus("aiprof monitor: --metrics-listen " + o_.metrics_listen +
+                         " is not a loopback address: give "
+                         "--webhook-token-file too (POST /alert starts deep traces), or listen on 127.0.0.1");
+    }
     bool wants_baseline = false;
     for (const std::string& a : o_.alerts) {
       StatusOr<Expression> e = Expression::Parse(a, &FindMonitorMetric);
@@ -345,14 +371,6 @@ class Monitor {
     rule_holding_.assign(rules_.size(), false);
     for (const AlertRule& r : rules_) alert_series_.push_back(AlertSeries{r.text});
     alert_series_.push_back(AlertSeries{"webhook"});
-    struct stat st;
-    created_out_dir_ = stat(o_.out_dir.c_str(), &st) != 0;
-    if (!MakeDirs(o_.out_dir))
-      return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
-    if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
-    RemoveStaleIncidentWorkDirs(o_.out_dir);
-    if (!o_.metrics_listen.empty())
-      RETURN_IF_ERROR(ParseListenAddress(o_.metrics_listen, &listen_host_, &listen_port_));
     if (!o_.webhook_token_file.empty()) {
       std::ifstream in(o_.webhook_token_file);
       std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -374,11 +392,12 @@ class Monitor {
       }
       webhook_token_ = token;
     }
-    if (!listen_host_.empty() && !IsLoopbackHost(listen_host_) && webhook_token_.empty()) {
-      return ErrStatus("aiprof monitor: --metrics-listen " + o_.metrics_listen +
-                       " is not a loopback address: give "
-                       "--webhook-token-file too (POST /alert starts deep traces), or listen on 127.0.0.1");
-    }
+    struct stat st;
+    created_out_dir_ = stat(o_.out_dir.c_str(), &st) != 0;
+    if (!MakeDirs(o_.out_dir))
+      return ErrStatus("aiprof monitor: cannot create " + o_.out_dir + ": " + std::strerror(errno));
+    if (access(o_.out_dir.c_str(), W_OK) != 0) return ErrStatus("aiprof monitor: cannot write to " + o_.out_dir);
+    RemoveStaleIncidentWorkDirs(o_.out_dir);
     return OkStatus();
   }
 
@@ -812,9 +831,10 @@ class Monitor {
     }
     if (diagnose_input.empty() && inc->flight_recorder_status == "written") diagnose_input = fr;
     if (!diagnose_input.empty() && diagnose_) {
-      Status st = diagnose_(diagnose_input, Context(*inc), inc->dir + "/diagnosis.md", inc->dir + "/diagnosis.html");
-      inc->diagnosis_status =
-          st.ok() ? "written from " + diagnose_input.substr(inc->dir.size() + 1) : "failed: " + st.message();
+      const std::string file = diagnose_input.substr(inc->dir.size() + 1);
+      Status st = diagnose_(diagnose_input, IncidentFileLabel(file), Context(*inc), inc->dir + "/diagnosis.md",
+                            inc->dir + "/diagnosis.html");
+      inc->diagnosis_status = st.ok() ? "written from " + file : "failed: " + st.message();
       if (st.ok()) {
         inc->files.push_back("diagnosis.md");
         inc->files.push_back("diagnosis.html");
@@ -918,6 +938,7 @@ class Monitor {
     if (sdk.ok()) (*sdk)->metadata.erase("source_path");  // a file of the incident's own folder
     if (sdk.ok()) parts.push_back(std::move(sdk).value());
     std::unique_ptr<Trace> trace = parts.size() == 1 ? std::move(parts[0]) : MergeTraces(std::move(parts));
+    NameFilesWithinIncident(inc->dir, trace.get());
     trace->metadata["source_format"] = "aiprof_monitor";
     trace->metadata["monitor.alert"] = inc->triggers[0].expression;
     trace->metadata["monitor.alert_monotonic_ns"] = std::to_string(inc->triggers[0].monotonic_ns);
@@ -966,9 +987,8 @@ class Monitor {
     c.emplace_back("process", "pid " + std::to_string(pid_) + (o_.service.empty() ? "" : " (" + o_.service + ")"));
     const WindowStats& w = t.window;
     char buf[256];
-    std::snprintf(buf, sizeof(buf),
-                  "%llu requests in %.3g s: p50 %.4g ms, p99 %.4g ms, max %.4g ms, %.4g/s, %llu errors",
-                  static_cast<unsigned long long>(w.requests), static_cast<double>(w.covered_ns) / 1e9, w.p50_ns / 1e6,
+    std::snprintf(buf, sizeof(buf), "%llu requests in %s: p50 %.4g ms, p99 %.4g ms, max %.4g ms, %.4g/s, %llu errors",
+                  static_cast<unsigned long long>(w.requests), DurationText(w.covered_ns).c_str(), w.p50_ns / 1e6,
                   w.p99_ns / 1e6, w.max_ns / 1e6, w.throughput_per_s, static_cast<unsigned long long>(w.errors));
     c.emplace_back("window at the alert", buf);
     if (inc.trace_end_ns > 0) {
@@ -1028,17 +1048,18 @@ class Monitor {
     }
     t.Set("window_at_end", WindowStatsTree(inc.window_at_end));
     t.Set("target", TargetTree(target_ended));
-    if (!inc.window_requests_status.empty()) t.Set("window_requests", Tree::String(inc.window_requests_status));
+    if (!inc.window_requests_status.empty())
+      t.Set("window_requests", Tree::String(WithinIncident(inc.dir, inc.window_requests_status)));
     Tree fr = Tree::Map();
-    fr.Set("status", Tree::String(inc.flight_recorder_status));
+    fr.Set("status", Tree::String(WithinIncident(inc.dir, inc.flight_recorder_status)));
     fr.Set("sdk_mode", Tree::String(inc.sdk_mode));
     t.Set("flight_recorder", std::move(fr));
     Tree dt = Tree::Map();
     dt.Set("on_alert", Tree::String(o_.on_alert == OnAlert::kTrace  ? "trace"
                                     : o_.on_alert == OnAlert::kDump ? "dump"
                                                                     : "none"));
-    dt.Set("status", Tree::String(inc.trace_status));
-    dt.Set("framework_layer", Tree::String(inc.framework_status));
+    dt.Set("status", Tree::String(WithinIncident(inc.dir, inc.trace_status)));
+    dt.Set("framework_layer", Tree::String(WithinIncident(inc.dir, inc.framework_status)));
     dt.Set("framework_slices", Tree::Number(static_cast<double>(inc.framework_slices)));
     if (inc.trace_end_ns > 0) {
       dt.Set("start_monotonic_ns", Tree::Number(static_cast<double>(inc.trace_start_ns)));
@@ -1082,7 +1103,7 @@ class Monitor {
       }
     }
     t.Set("deep_trace", std::move(dt));
-    t.Set("diagnosis", Tree::String(inc.diagnosis_status));
+    t.Set("diagnosis", Tree::String(WithinIncident(inc.dir, inc.diagnosis_status)));
     Tree files = Tree::List();
     for (const std::string& f : inc.files) files.Push(Tree::String(f));
     files.Push(Tree::String("alert.json"));
@@ -1225,8 +1246,8 @@ class Monitor {
       c->flight_recorder_status = "written by the process at exit (" + exit_file + ")";
       c->files.push_back("flight_recorder.aiprof");
       if (diagnose_) {
-        Status st = diagnose_(c->dir + "/flight_recorder.aiprof", Context(*c), c->dir + "/diagnosis.md",
-                              c->dir + "/diagnosis.html");
+        Status st = diagnose_(c->dir + "/flight_recorder.aiprof", IncidentFileLabel("flight_recorder.aiprof"),
+                              Context(*c), c->dir + "/diagnosis.md", c->dir + "/diagnosis.html");
         c->diagnosis_status = st.ok() ? "written from flight_recorder.aiprof" : "failed: " + st.message();
         if (st.ok()) {
           c->files.push_back("diagnosis.md");
@@ -1283,6 +1304,29 @@ class Monitor {
 };
 
 }  // namespace
+
+std::string DurationText(int64_t ns) {
+  const double s = static_cast<double>(ns) / 1e9;
+  char buf[96];
+  if (std::fabs(s) < 99.5) {
+    std::snprintf(buf, sizeof(buf), "%.3g s", s);
+    return buf;
+  }
+  const long long whole = std::llround(s);
+  std::snprintf(buf, sizeof(buf), "%lld s", whole);
+  const long long a = whole < 0 ? -whole : whole;
+  if (a < 120) return buf;
+  const long long h = a / 3600, min = a % 3600 / 60, sec = a % 60;
+  char gloss[64];
+  if (h > 0) {
+    std::snprintf(gloss, sizeof(gloss), min > 0 ? " (%lld h %lld min)" : " (%lld h)", h, min);
+  } else {
+    std::snprintf(gloss, sizeof(gloss), sec > 0 ? " (%lld min %lld s)" : " (%lld min)", min, sec);
+  }
+  return buf + std::string(gloss);
+}
+
+std::string IncidentFileLabel(const std::string& file) { return file + " (in this incident's folder)"; }
 
 StatusOr<int> RunMonitor(const MonitorOptions& options, const DiagnoseFn& diagnose) {
   return Monitor(options, diagnose).Run();

@@ -50,9 +50,20 @@ struct MonitorOptions {
 // Rows describing an incident, shown at the top of its diagnosis.
 using IncidentContext = std::vector<std::pair<std::string, std::string>>;
 // Writes the diagnosis of `trace_path` as Markdown and HTML (the CLI passes
-// the report pipeline: src/cli/monitor_command.cc).
-using DiagnoseFn = std::function<Status(const std::string& trace_path, const IncidentContext& context,
-                                        const std::string& md_path, const std::string& html_path)>;
+// the report pipeline: src/cli/monitor_command.cc), naming its input
+// `shown_as` in the title and the Input row: the file's place in the
+// published incident folder, never the working folder it is written in
+// (renamed once complete, to a name known only then).
+using DiagnoseFn =
+    std::function<Status(const std::string& trace_path, const std::string& shown_as, const IncidentContext& context,
+                         const std::string& md_path, const std::string& html_path)>;
+// A duration as the monitor's log lines say it: "0.5 s", "3.01 s", "60 s";
+// from 100 s on whole seconds, and from 2 minutes on with minutes and hours
+// beside them: "3597 s (59 min 57 s)", never "3.6e+03 s".
+std::string DurationText(int64_t ns);
+// How a diagnosis names a file of its own incident folder (`file`, e.g.
+// "trace.aiprof"), with no path that outlives the rename.
+std::string IncidentFileLabel(const std::string& file);
 
 // Runs until --once's first incident, --timeout, SIGINT/SIGTERM/SIGHUP, a
 // stdout whose reader left, or the watched process's exit; returns the exit

@@ -133,13 +133,13 @@ StatusOr<std::vector<double>> ParseLatencyBuckets(const std::string& text) {
     char* stop = nullptr;
     const double v = std::strtod(item.c_str(), &stop);
     if (item.empty() || *stop != '\0' || !(v > 0) || v > 1e9) {
-      return ErrStatus("--latency-buckets " + text + ": \"" + item + "\" is not a positive number of seconds");
+      return UsageStatus("--latency-buckets " + text + ": \"" + item + "\" is not a positive number of seconds");
     }
-    if (!out.empty() && v <= out.back()) return ErrStatus("--latency-buckets " + text + ": bounds must increase");
+    if (!out.empty() && v <= out.back()) return UsageStatus("--latency-buckets " + text + ": bounds must increase");
     out.push_back(v);
     start = end + 1;
   }
-  if (out.size() > 64) return ErrStatus("--latency-buckets " + text + ": at most 64 bounds");
+  if (out.size() > 64) return UsageStatus("--latency-buckets " + text + ": at most 64 bounds");
   return out;
 }
 

@@ -36,7 +36,7 @@ inline constexpr double kDefaultLatencyBucketsS[] = {0.0005, 0.001, 0.0025, 0.00
                                                      0.25,   0.5,   1,      2.5,   5,    10,   30};
 std::vector<double> DefaultLatencyBuckets();
 // "0.005,0.01,0.1" -> bounds in seconds: positive, strictly increasing, at
-// most 64; an error naming the bad item otherwise.
+// most 64; a usage error (exit 2) naming the bad item otherwise.
 StatusOr<std::vector<double>> ParseLatencyBuckets(const std::string& text);
 
 // A cumulative histogram (Prometheus semantics): counts since the monitor

@@ -2,6 +2,8 @@
 // metrics and their exposition, alerts and baselines, the webhook, /proc
 // parsing and the live channel's ring. The whole program is tested by
 // test/monitor/monitor_e2e.py.
+#include "src/monitor/monitor.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -356,6 +358,32 @@ TEST(MonitorMetricsTest, LatencyBucketsParse) {
   EXPECT_FALSE(ParseLatencyBuckets("-1").ok());
   EXPECT_FALSE(ParseLatencyBuckets("1ms").ok());
   EXPECT_NE(ParseLatencyBuckets("0.1,abc").status().message().find("\"abc\""), std::string::npos);
+  // A flag value that does not parse is a bad command line (exit 2), as
+  // --window's (audit2 item 8: these exited 1).
+  for (const char* bad : {"1,0.5", "0.01,,0.5", "-1", "1ms", ""}) {
+    EXPECT_TRUE(ParseLatencyBuckets(bad).status().usage()) << bad;
+  }
+}
+
+// The log's durations: "in --cooldown for another 3.6e+03 s" (audit2 item
+// 10) beside "window 3 s, every 0.5 s" and "after 3.01 s".
+TEST(MonitorLogTest, DurationsReadAsTheRestOfTheLog) {
+  EXPECT_EQ(DurationText(500 * kMs), "0.5 s");
+  EXPECT_EQ(DurationText(3 * kSec), "3 s");
+  EXPECT_EQ(DurationText(3010 * kMs), "3.01 s");
+  EXPECT_EQ(DurationText(60 * kSec), "60 s");
+  EXPECT_EQ(DurationText(99 * kSec), "99 s");
+  EXPECT_EQ(DurationText(100 * kSec), "100 s");
+  EXPECT_EQ(DurationText(119 * kSec), "119 s");
+  EXPECT_EQ(DurationText(120 * kSec), "120 s (2 min)");
+  EXPECT_EQ(DurationText(3597 * kSec + 400 * kMs), "3597 s (59 min 57 s)");
+  EXPECT_EQ(DurationText(3600 * kSec), "3600 s (1 h)");
+  EXPECT_EQ(DurationText(86400 * kSec + 90 * kSec), "86490 s (24 h 1 min)");
+  EXPECT_EQ(DurationText(0), "0 s");
+  EXPECT_EQ(DurationText(-3600 * kSec), "-3600 s (1 h)");
+  for (int64_t ns : {kSec, 600 * kSec, 3599 * kSec, 7 * 24 * 3600 * kSec}) {
+    EXPECT_EQ(DurationText(ns).find('e'), std::string::npos) << DurationText(ns);
+  }
 }
 
 TEST(MonitorAlertTest, AlertsHoldOnBothSidesOfTheThreshold) {
@@ -421,8 +449,16 @@ TEST(MonitorAlertTest, BadExpressionsAreErrorsAtStartUp) {
   EXPECT_FALSE(ParseAlertRules({}, nullptr).ok());
   auto err = [](const std::string& e) {
     auto r = ParseAlertRules({e}, nullptr);
+    // What the text alone decides is a bad command line (exit 2), and
+    // CheckAlertTexts says the same before anything is read (audit2 item 8:
+    // "p99_latency >> 2s" exited 1).
+    EXPECT_TRUE(r.ok() || r.status().usage()) << e;
+    EXPECT_EQ(CheckAlertTexts({e}, false).message(), r.ok() ? "" : r.status().message()) << e;
     return r.ok() ? std::string() : r.status().message();
   };
+  EXPECT_NE(err("p99_latency >> 2s").find("column"), std::string::npos);
+  EXPECT_TRUE(CheckAlertTexts({}, false).usage());
+  EXPECT_TRUE(CheckAlertTexts({"step_time_p99 > 1.2 * baseline"}, true).ok()) << "its values are read later";
   EXPECT_NE(err("p99_latency > 2").find("needs a unit"), std::string::npos);
   EXPECT_NE(err("p99_latency >").find("column"), std::string::npos);
   EXPECT_NE(err("device_util < 50%").find("unknown metric"), std::string::npos);
@@ -431,6 +467,7 @@ TEST(MonitorAlertTest, BadExpressionsAreErrorsAtStartUp) {
   auto r = ParseAlertRules({"p99_latency > 1.2 * baseline"}, &steps);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("has no value for p99_latency"), std::string::npos) << r.status().message();
+  EXPECT_FALSE(r.status().usage()) << "the stored baseline's content, not the command line: exit 1";
   // trial_monitor2 M4: the same --alert twice gave two samples of one series
   // on /metrics (aiprof_monitor_alerts_total{alert="p99_latency > 1s"} twice).
   auto twice = ParseAlertRules({"p99_latency > 1s", "error_rate > 1%", "p99_latency > 1s"}, nullptr);
@@ -486,9 +523,14 @@ TEST(MonitorServerTest, ListenAddressesDefaultToLoopback) {
   ASSERT_TRUE(ParseListenAddress("[::1]:9000", &host, &port).ok());
   EXPECT_EQ(host, "::1");
   EXPECT_EQ(port, 9000);
-  EXPECT_FALSE(ParseListenAddress("host:", &host, &port).ok());
-  EXPECT_FALSE(ParseListenAddress("127.0.0.1:70000", &host, &port).ok());
-  EXPECT_FALSE(ParseListenAddress("[::1]9000", &host, &port).ok());
+  // Each a flag value that does not parse or is out of range: a bad
+  // command line (exit 2; audit2 item 8: these exited 1).
+  for (const char* bad : {"host:", "127.0.0.1:70000", "127.0.0.1:99999", "[::1]9000", "nonsense", "", "-1", ":80"}) {
+    const Status st = ParseListenAddress(bad, &host, &port, "--listen");
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_TRUE(st.usage()) << bad;
+    EXPECT_EQ(st.message().rfind(std::string("--listen ") + bad + ": ", 0), 0u) << st.message();
+  }
 }
 
 TEST(MonitorServerTest, WebhookPayloadIsValidated) {
@@ -606,6 +648,25 @@ TEST_F(HttpServerTest, HeadMetricsAnswersWithoutBody) {
   EXPECT_NE(a.find("Content-Length: 4\r\n"), std::string::npos) << a;
   EXPECT_EQ(a.substr(a.find("\r\n\r\n") + 4), "") << a;
   EXPECT_EQ(Exchange(server_->port(), "HEAD /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+}
+
+// A 405 says in Allow what its path answers (RFC 9110 15.5.6), as serve's
+// do: GET /alert and DELETE /metrics answered 405 with none (audit2 item 9).
+TEST_F(HttpServerTest, MethodNotAllowedSaysWhatThePathAllows) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"GET /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "Allow: POST\r\n"},
+      {"HEAD /alert HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "Allow: POST\r\n"},
+      {"DELETE /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "Allow: GET, HEAD\r\n"},
+      {"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", "Allow: GET, HEAD\r\n"},
+      {"get /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "Allow: GET, HEAD\r\n"}};
+  for (const auto& [request, allow] : cases) {
+    const std::string a = Exchange(server_->port(), request);
+    EXPECT_EQ(a.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << a;
+    EXPECT_NE(a.find(allow), std::string::npos) << a;
+  }
+  EXPECT_EQ(Exchange(server_->port(), "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").find("Allow:"),
+            std::string::npos)
+      << "an answer that is not a 405 has no Allow";
 }
 
 // Bound before the watched process attached: 503, not an empty exposition.

@@ -334,6 +334,7 @@ void Indexer::Convert(RunRow run) {
     run.steps = static_cast<int64_t>(report->steps_stats.count);
     run.step_p50_ns = report->steps_stats.p50_ns;
     run.device_util = report->device_util;
+    run.device_util_basis = report->device_util >= 0 ? report->device_util_basis : "";
     if (report->top_finding && report->top_finding->rule) {
       run.top_finding = report->top_finding->rule->title;
       run.top_share = report->top_finding->impact.quantified ? report->top_finding->impact.share : 0;

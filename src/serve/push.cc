@@ -42,10 +42,11 @@ bool AllOf(std::string_view s, const char* allowed_punct) {
 StatusOr<ServerUrl> ParseServer(const std::string& text) {
   const std::string where = "--server " + text;
   if (text.rfind("https://", 0) == 0) {
-    return ErrStatus(where + ": https is not supported by push; give the http:// address of a server on a trusted "
-                             "network (or reach it through an SSH tunnel)");
+    return UsageStatus(where +
+                       ": https is not supported by push; give the http:// address of a server on a trusted "
+                       "network (or reach it through an SSH tunnel)");
   }
-  if (text.rfind("http://", 0) != 0) return ErrStatus(where + ": expected http://HOST[:PORT][/PREFIX]");
+  if (text.rfind("http://", 0) != 0) return UsageStatus(where + ": expected http://HOST[:PORT][/PREFIX]");
   const std::string rest = text.substr(7);
   const size_t slash = rest.find('/');
   const std::string hostport = rest.substr(0, slash);
@@ -55,25 +56,25 @@ StatusOr<ServerUrl> ParseServer(const std::string& text) {
   std::string port_text;
   if (!hostport.empty() && hostport[0] == '[') {
     const size_t close = hostport.find(']');
-    if (close == std::string::npos) return ErrStatus(where + ": unclosed '[' in the address");
+    if (close == std::string::npos) return UsageStatus(where + ": unclosed '[' in the address");
     u.host = hostport.substr(1, close - 1);
     const std::string after = hostport.substr(close + 1);
-    if (!after.empty() && after[0] != ':') return ErrStatus(where + ": expected :PORT after ']'");
+    if (!after.empty() && after[0] != ':') return UsageStatus(where + ": expected :PORT after ']'");
     if (!after.empty()) port_text = after.substr(1);
   } else {
     const size_t colon = hostport.find(':');
     u.host = hostport.substr(0, colon);
     if (colon != std::string::npos) port_text = hostport.substr(colon + 1);
   }
-  if (u.host.empty() || !AllOf(u.host, ".-:")) return ErrStatus(where + ": no valid host name");
+  if (u.host.empty() || !AllOf(u.host, ".-:")) return UsageStatus(where + ": no valid host name");
   if (!port_text.empty() || hostport.back() == ':') {
     if (port_text.empty() || port_text.size() > 5 || port_text.find_first_not_of("0123456789") != std::string::npos ||
         std::stoi(port_text) < 1 || std::stoi(port_text) > 65535) {
-      return ErrStatus(where + ": the port is a number from 1 to 65535");
+      return UsageStatus(where + ": the port is a number from 1 to 65535");
     }
     u.port = port_text;
   }
-  if (!AllOf(u.prefix, "/-._~")) return ErrStatus(where + ": the path may hold letters, digits and / - . _ ~ only");
+  if (!AllOf(u.prefix, "/-._~")) return UsageStatus(where + ": the path may hold letters, digits and / - . _ ~ only");
   u.origin = "http://" + hostport;
   return u;
 }
@@ -305,6 +306,8 @@ StatusOr<std::string> ReadPushToken(const std::string& path) {
   }
   return ErrStatus("--token-file " + path + ": no token (a line \"TOKEN\" or \"upload TOKEN\")");
 }
+
+Status CheckPushServer(const std::string& server) { return ParseServer(server).status(); }
 
 StatusOr<PushResult> PushRun(const PushOptions& o) {
   ASSIGN_OR_RETURN(ServerUrl u, ParseServer(o.server));

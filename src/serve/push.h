@@ -35,7 +35,12 @@ struct PushResult {
   std::string state;  // "queued", or with `wait` "ready"
 };
 
-// Uploads `options.file`; errors name the file or the server and say what
+// Checks a --server address (http://HOST[:PORT][/PREFIX]) before anything
+// is read or sent: a usage error (exit 2) naming what is wrong.
+Status CheckPushServer(const std::string& server);
+
+// Uploads `options.file` (its --server checked first, as CheckPushServer);
+// errors name the file or the server and say what
 // to do (a read-only token, the server's size limit, a run that failed to
 // import with the importer's message).
 StatusOr<PushResult> PushRun(const PushOptions& options);

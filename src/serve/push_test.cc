@@ -52,7 +52,11 @@ TEST(PushTest, BadServerAddressesAreRefusedBeforeConnecting) {
     auto r = PushRun(o);
     ASSERT_FALSE(r.ok()) << server;
     EXPECT_EQ(r.status().message().rfind(std::string("--server ") + server, 0), 0u) << r.status().message();
+    EXPECT_TRUE(r.status().usage()) << server << ": a flag value that does not parse exits 2";
+    EXPECT_TRUE(CheckPushServer(server).usage()) << server;
   }
+  EXPECT_TRUE(CheckPushServer("http://127.0.0.1:8080/team").ok());
+  EXPECT_TRUE(CheckPushServer("http://[::1]:8080").ok());
 }
 
 TEST(RunGroupsTest, ServicesByNameWithNoneLastAndDatesNewestFirst) {

@@ -1,16 +1,17 @@
 #include "src/serve/run_document.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <map>
 
-#include <sys/stat.h>
-
 #include "src/analysis/validation/baseline_store.h"
 #include "src/query/query_format.h"
 #include "src/render/escape.h"
 #include "src/render/renderers.h"
+#include "src/render/units.h"
 
 namespace aiprof {
 
@@ -211,6 +212,13 @@ std::vector<RunGroup> GroupRuns(const std::vector<RunRow>& runs, RunGrouping gro
   return out;
 }
 
+std::string DeviceUtilText(const RunRow& r) {
+  if (r.state != RunState::kReady || r.device_util < 0) return "";
+  return render::FormatQuantity(r.device_util, Unit::kFraction) + " of " +
+         (r.device_util_basis.empty() ? std::string("a base not recorded (converted by an earlier aiprof serve)")
+                                      : r.device_util_basis);
+}
+
 render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::string& search, RunGrouping grouping) {
   render::Document doc;
   doc.key = "runs";
@@ -230,6 +238,7 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
                {"steps", "Steps", Unit::kCount},
                {"step_p50_ns", "Median step", Unit::kNs},
                {"device_util", "Device utilisation", Unit::kFraction},
+               {"device_util_basis", "Its base", Unit::kNone},
                {"top_finding", "Top finding", Unit::kNone},
                {"top_share", "Its impact", Unit::kFraction},
                {"top_basis", "Impact base", Unit::kNone},
@@ -238,12 +247,13 @@ render::Document RunsToDocument(const std::vector<RunRow>& runs, const std::stri
   for (const RunRow& r : runs) {
     const bool ready = r.state == RunState::kReady;
     t.rows.push_back({Value::Int(r.id), Value::String(r.name), Value::String(r.path), Value::String(r.tag),
-                      Value::String(ServiceOf(r)), Value::String(DateOf(r)), Value::String(RunStateName(r.state)), Value::Int(r.size_bytes),
-                      ready ? Value::Int(r.steps) : Value::Null(),
+                      Value::String(ServiceOf(r)), Value::String(DateOf(r)), Value::String(RunStateName(r.state)),
+                      Value::Int(r.size_bytes), ready ? Value::Int(r.steps) : Value::Null(),
                       ready && r.steps > 0 ? Num(r.step_p50_ns) : Value::Null(),
-                      ready && r.device_util >= 0 ? Num(r.device_util) : Value::Null(), Value::String(r.top_finding),
-                      ready && !r.top_finding.empty() ? Num(r.top_share) : Value::Null(), Value::String(r.top_basis),
-                      Value::String(r.error), ready ? Num(r.convert_ms) : Value::Null()});
+                      ready && r.device_util >= 0 ? Num(r.device_util) : Value::Null(),
+                      Value::String(ready && r.device_util >= 0 ? r.device_util_basis : ""),
+                      Value::String(r.top_finding), ready && !r.top_finding.empty() ? Num(r.top_share) : Value::Null(),
+                      Value::String(r.top_basis), Value::String(r.error), ready ? Num(r.convert_ms) : Value::Null()});
   }
   s.Add(std::move(t));
   if (grouping == RunGrouping::kNone) return doc;

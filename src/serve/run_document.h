@@ -51,6 +51,12 @@ struct RunGroup {
 // last, dates newest first; kNone: one group of all.
 std::vector<RunGroup> GroupRuns(const std::vector<RunRow>& runs, RunGrouping grouping);
 
+// A ready run's device utilisation with its base, as the runs list shows
+// it: "56.0% of device busy time / the steady steps' wall time" (the run's
+// own page and report say the same base); "" when unknown. The share alone
+// read as the summary's of the device span.
+std::string DeviceUtilText(const RunRow& run);
+
 // The runs list: section "runs" (one row per run, with its service and
 // date); with a grouping, also section "groups" (one row per group: runs,
 // ready, failed, newest date).

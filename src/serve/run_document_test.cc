@@ -9,6 +9,29 @@
 namespace aiprof {
 namespace {
 
+// The runs list's utilisation says its base (audit2 item 10: "56.0%" alone,
+// while the summary's 60.6% is of the device span).
+TEST(RunDocument, DeviceUtilisationIsShownWithItsBase) {
+  RunRow r;
+  r.state = RunState::kReady;
+  r.device_util = 0.56;
+  r.device_util_basis = "device busy time / the steady steps' wall time";
+  EXPECT_EQ(DeviceUtilText(r), "56.0% of device busy time / the steady steps' wall time");
+  r.device_util_basis = "";
+  EXPECT_EQ(DeviceUtilText(r), "56.0% of a base not recorded (converted by an earlier aiprof serve)");
+  r.device_util = -1;
+  EXPECT_EQ(DeviceUtilText(r), "");
+  r.device_util = 0.56;
+  r.state = RunState::kQueued;
+  EXPECT_EQ(DeviceUtilText(r), "") << "only a ready run's figures are shown";
+  r.state = RunState::kReady;
+  r.device_util_basis = "device busy time / device span (first to last activity)";
+  const std::string json = render::RenderJson(RunsToDocument({r}, ""));
+  EXPECT_NE(json.find("\"device_util_basis\": \"device busy time / device span (first to last activity)\""),
+            std::string::npos)
+      << json;
+}
+
 // A stored run page: the title is put back exactly as the renderers write a
 // document's title (hostile names escaped), and the file format refuses
 // anything it did not write.

@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS runs(
   top_share REAL NOT NULL DEFAULT 0,
   top_basis TEXT NOT NULL DEFAULT '',
   indexed_unix_ms INTEGER NOT NULL DEFAULT 0,
-  convert_ms REAL NOT NULL DEFAULT 0);
+  convert_ms REAL NOT NULL DEFAULT 0,
+  device_util_basis TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS runs_state ON runs(state, id);
 )sql";
 
@@ -51,12 +52,16 @@ CREATE INDEX IF NOT EXISTS runs_state ON runs(state, id);
 // added in place, the schema version unchanged (servers without it ignore
 // it, and their claims carry none).
 constexpr char kClaimedByColumn[] = "ALTER TABLE runs ADD COLUMN claimed_by TEXT NOT NULL DEFAULT ''";
+// Where an index has no device_util_basis column (made before it): added in
+// place, as claimed_by; its runs' utilisation then shows no base until they
+// are converted again.
+constexpr char kDeviceUtilBasisColumn[] = "ALTER TABLE runs ADD COLUMN device_util_basis TEXT NOT NULL DEFAULT ''";
 constexpr char kClaimsIndex[] =
     "CREATE INDEX IF NOT EXISTS runs_claimed ON runs(claimed_unix_ms) WHERE claimed_unix_ms != 0";
 
 constexpr char kColumns[] =
     "id, path, name, tag, size_bytes, mtime_ns, state, error, cache, source_format, steps, step_p50_ns, "
-    "device_util, top_finding, top_share, top_basis, indexed_unix_ms, convert_ms, service";
+    "device_util, top_finding, top_share, top_basis, indexed_unix_ms, convert_ms, service, device_util_basis";
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -198,6 +203,7 @@ RunRow ReadRow(Stmt& s) {
   r.indexed_unix_ms = s.ColInt(16);
   r.convert_ms = s.ColReal(17);
   r.service = s.ColText(18);
+  r.device_util_basis = s.ColText(19);
   return r;
 }
 
@@ -268,6 +274,14 @@ StatusOr<std::unique_ptr<RunIndex>> RunIndex::Open(const std::string& path) {
       schema = index->Error("cannot read the runs table's columns");
     } else if (has.Step() != SQLITE_ROW) {
       schema = index->Exec(kClaimedByColumn);
+    }
+  }
+  if (schema.ok()) {
+    Stmt has(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'device_util_basis'");
+    if (!has.ok()) {
+      schema = index->Error("cannot read the runs table's columns");
+    } else if (has.Step() != SQLITE_ROW) {
+      schema = index->Exec(kDeviceUtilBasisColumn);
     }
   }
   if (schema.ok()) schema = index->Exec(kClaimsIndex);
@@ -400,11 +414,11 @@ Status RunIndex::MarkReady(const RunRow& r) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt s(db_,
          "UPDATE runs SET state = 'ready', error = '', cache = ?, source_format = ?, steps = ?, step_p50_ns = ?, "
-         "device_util = ?, top_finding = ?, top_share = ?, top_basis = ?, indexed_unix_ms = ?, convert_ms = ? "
-         "WHERE id = ? AND state = 'converting'");
+         "device_util = ?, top_finding = ?, top_share = ?, top_basis = ?, indexed_unix_ms = ?, convert_ms = ?, "
+         "device_util_basis = ? WHERE id = ? AND state = 'converting'");
   s.Text(1, r.cache).Text(2, r.source_format).Int(3, r.steps).Real(4, r.step_p50_ns).Real(5, r.device_util);
   s.Text(6, r.top_finding).Real(7, r.top_share).Text(8, r.top_basis).Int(9, NowMs()).Real(10, r.convert_ms);
-  s.Int(11, r.id);
+  s.Text(11, r.device_util >= 0 ? r.device_util_basis : "").Int(12, r.id);
   if (s.Step() != SQLITE_DONE) return Error("cannot record a converted run");
   return EndClaimLocked(r.id);
 }

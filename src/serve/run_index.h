@@ -46,7 +46,9 @@ struct RunRow {
   std::string source_format;
   int64_t steps = 0;
   double step_p50_ns = 0;
-  double device_util = -1;      // fraction of the device span, -1 unknown
+  double device_util = -1;        // busy share, -1 unknown ...
+  std::string device_util_basis;  // ... of this base (ReportData's: the steady steps' wall time, else the span);
+                                  // "" for a run converted before the index kept it
   std::string top_finding;      // title of the top finding
   double top_share = 0;         // its impact share ...
   std::string top_basis;        // ... of this time base

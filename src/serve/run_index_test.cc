@@ -213,6 +213,54 @@ TEST(RunIndexTest, AClaimOfAKilledServerIsQueuedAgainAtOnce) {
   EXPECT_FALSE(claimed->has_value()) << (*claimed)->path;
 }
 
+// The runs list showed "Device utilisation 56.0%" with no base, read as the
+// summary's 60.6% of the device span (audit2 item 10): the index keeps the
+// base beside the share, also in an index made before it kept one.
+TEST(RunIndexTest, DeviceUtilisationKeepsItsBase) {
+  const std::string path = TempPath("basis.db");
+  {
+    // An index as an earlier server made it: no device_util_basis column.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* old_schema =
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema_version', '2');"
+        "CREATE TABLE runs(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, name TEXT NOT NULL, "
+        "tag TEXT NOT NULL DEFAULT '', service TEXT NOT NULL DEFAULT '', size_bytes INTEGER NOT NULL, "
+        "mtime_ns INTEGER NOT NULL, state TEXT NOT NULL, claimed_unix_ms INTEGER NOT NULL DEFAULT 0, "
+        "claimed_by TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '', cache TEXT NOT NULL DEFAULT '', "
+        "source_format TEXT NOT NULL DEFAULT '', steps INTEGER NOT NULL DEFAULT 0, "
+        "step_p50_ns REAL NOT NULL DEFAULT 0, device_util REAL NOT NULL DEFAULT -1, "
+        "top_finding TEXT NOT NULL DEFAULT '', top_share REAL NOT NULL DEFAULT 0, "
+        "top_basis TEXT NOT NULL DEFAULT '', indexed_unix_ms INTEGER NOT NULL DEFAULT 0, "
+        "convert_ms REAL NOT NULL DEFAULT 0);"
+        "INSERT INTO runs(path, name, size_bytes, mtime_ns, state, device_util) "
+        "VALUES ('old.json', 'old.json', 1, 1, 'ready', 0.5);";
+    ASSERT_EQ(sqlite3_exec(db, old_schema, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto index = RunIndex::Open(path);
+  ASSERT_TRUE(index.ok()) << index.status().message();
+  RunIndex& ix = **index;
+  auto runs = ix.List("", 10);
+  ASSERT_TRUE(runs.ok()) << runs.status().message();
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].device_util, 0.5);
+  EXPECT_EQ((*runs)[0].device_util_basis, "") << "converted before the base was kept";
+  auto a = ix.Upsert("a.json", 10, 100);
+  ASSERT_TRUE(a.ok());
+  auto claimed = ix.ClaimNext();
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  RunRow row = **claimed;
+  row.device_util = 0.56;
+  row.device_util_basis = "device busy time / the steady steps' wall time";
+  ASSERT_TRUE(ix.MarkReady(row).ok());
+  auto got = ix.Get(*a);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((**got).device_util, 0.56);
+  EXPECT_EQ((**got).device_util_basis, "device busy time / the steady steps' wall time");
+}
+
 TEST(ServeTokensTest, RolesLinesAndErrors) {
   const std::string path = TempPath("tokens");
   std::ofstream(path) << "# team\n\nread  0123456789abcdef\r\nupload fedcba9876543210xyz\n";

@@ -510,11 +510,8 @@ struct ServeServer::Impl {
       return api ? JsonError(status, why) : TextResponse(status, why + "\n");
     };
     const std::string allow = AllowedMethods(head.path);
-    const bool listed = (", " + allow + ",").find(", " + head.method + ",") != std::string::npos;
-    if (!listed) {
-      HttpResponse r = refuse(405, "use " + allow + " on " + head.path.substr(0, 200));
-      r.headers.emplace_back("Allow", allow);
-      return r;
+    if (!MethodAllowed(head.method, allow)) {
+      return MethodNotAllowed(allow, refuse(405, "use " + allow + " on " + head.path.substr(0, 200)));
     }
     const bool writes = head.method == "POST" || head.method == "DELETE";
     if (std::optional<HttpResponse> refused = RefuseFromOtherSites(head, !tokens.empty())) return refused;
@@ -750,12 +747,12 @@ struct ServeServer::Impl {
       const std::string link = "/runs/" + std::to_string(r.id);
       const bool ready = r.state == RunState::kReady;
       body += "<tr data-run=\"" + std::to_string(r.id) + "\"><td><a href=\"" + link + "\">" + std::to_string(r.id) +
-              "</a></td><td><a class=\"run-name\" href=\"" + link + "\">" + Esc(r.name) + "</a><br><span class=\"note\">" +
-              Esc(r.path) + "</span></td><td>" + Esc(ServiceOf(r)) + "</td><td>" + Esc(r.tag) + "</td><td>" + DateOf(r) +
-              "</td><td class=\"" + RunStateName(r.state) + "\">" + RunStateName(r.state) + "</td><td>" +
-              (ready ? std::to_string(r.steps) : "") + "</td><td>" +
+              "</a></td><td><a class=\"run-name\" href=\"" + link + "\">" + Esc(r.name) +
+              "</a><br><span class=\"note\">" + Esc(r.path) + "</span></td><td>" + Esc(ServiceOf(r)) + "</td><td>" +
+              Esc(r.tag) + "</td><td>" + DateOf(r) + "</td><td class=\"" + RunStateName(r.state) + "\">" +
+              RunStateName(r.state) + "</td><td>" + (ready ? std::to_string(r.steps) : "") + "</td><td>" +
               (ready && r.steps > 0 ? Fmt(r.step_p50_ns, render::Unit::kNs) : "") + "</td><td>" +
-              (ready && r.device_util >= 0 ? Fmt(r.device_util, render::Unit::kFraction) : "") + "</td><td>";
+              Esc(DeviceUtilText(r)) + "</td><td>";
       if (r.state == RunState::kFailed) {
         body += "<span class=\"err\">" + Esc(r.error) + "</span>";
       } else if (!r.top_finding.empty()) {
@@ -1264,9 +1261,11 @@ StatusOr<std::unique_ptr<ServeServer>> ServeServer::Start(const ServeOptions& op
   if (!options.token_file.empty()) {
     ASSIGN_OR_RETURN(impl->tokens, ReadTokenFile(options.token_file));
   } else if (!IsLoopbackHost(impl->host)) {
-    return ErrStatus("--listen " + options.listen + ": not a loopback address; anyone who can reach it could read "
-                     "every run and upload files: give --token-file (lines \"read TOKEN\" / \"upload TOKEN\"), or "
-                     "listen on 127.0.0.1");
+    // A combination of flags no run may use: a usage error (exit 2).
+    return UsageStatus("--listen " + options.listen +
+                       ": not a loopback address; anyone who can reach it could read "
+                       "every run and upload files: give --token-file (lines \"read TOKEN\" / \"upload TOKEN\"), or "
+                       "listen on 127.0.0.1");
   }
   // Everything the server writes (uploads, the cache's native files and
   // pages, the index and its WAL, their folders) is the team's data: no

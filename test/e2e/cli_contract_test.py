@@ -386,6 +386,51 @@ def main():
         check(rc == 2 and says in err and not os.path.exists(out_md),
               "%s: exit 2 (%d): %s" % (" ".join(a for a in args if a not in (real, other)), rc, err.strip()[:200]))
 
+    # The listening commands and push follow the same rule (audit2 item 8:
+    # monitor's --alert, --latency-buckets, --metrics-listen and serve's
+    # --listen exited 1, while monitor's --timeout and --window exited 2):
+    # a flag value that does not parse or is out of range, or flags that
+    # need another, exit 2 before anything is read, created or started.
+    incidents = os.path.join(tmp, "incidents")
+    logdir = os.path.join(tmp, "logdir")
+    os.makedirs(logdir)
+    alert = ("--alert", "p99_latency > 2s")
+    for args, says in [(("monitor", "--alert", "p99_latency >> 2s"), "column"),
+                       (("monitor", "--alert", "p99_latncy > 2s"), "unknown metric 'p99_latncy'"),
+                       (("monitor", *alert, *alert), "is given twice"),
+                       (("monitor", "--alert", "step_time_p99 > 1.2 * baseline"), "give --service"),
+                       (("monitor", *alert, "--latency-buckets", "1,0.5"), "bounds must increase"),
+                       (("monitor", *alert, "--metrics-listen", "nonsense"), "--metrics-listen nonsense: expected"),
+                       (("monitor", *alert, "--metrics-listen", "127.0.0.1:99999"), "--metrics-listen 127.0.0.1:99999"),
+                       (("monitor", *alert, "--metrics-listen", "0.0.0.0:0"), "not a loopback address"),
+                       (("monitor", *alert, "--timeout", "xyz"), "--timeout"),
+                       (("monitor", *alert, "--window", "-5s"), "--window"),
+                       (("serve", "--logdir", logdir, "--listen", "nonsense"), "--listen nonsense: expected"),
+                       (("serve", "--logdir", logdir, "--listen", "127.0.0.1:99999"), "--listen 127.0.0.1:99999"),
+                       (("serve", "--logdir", logdir, "--listen", "0.0.0.0:0"), "give --token-file"),
+                       (("push", real, "--server", "127.0.0.1:8080"), "expected http://"),
+                       (("push", real, "--server", "http://127.0.0.1:99999"), "the port is a number"),
+                       (("push", real, "--server", "https://127.0.0.1:8080", "--token-file", sql_file),
+                        "https is not supported")]:
+        if args[0] == "monitor":
+            args = (*args, "-o", incidents, "--", "true")
+        rc, _, err = run(exe, *args)
+        label = " ".join(a for a in args if a not in (real, logdir, incidents, sql_file))
+        created = os.path.exists(incidents) or os.listdir(logdir) != []
+        check(rc == 2 and says in err and not created,
+              "%s: exit 2, nothing created (%d, %s): %s" % (label, rc, created, err.strip()[:200]))
+        shutil.rmtree(incidents, True)
+        for leftover in os.listdir(logdir):
+            shutil.rmtree(os.path.join(logdir, leftover), True)
+    # Failures at run time stay 1.
+    for args, says in [(("monitor", *alert, "--pid", "999999", "-o", incidents), "no such process"),
+                       (("serve", "--logdir", os.path.join(tmp, "no_logdir"), "--listen", "127.0.0.1:0"),
+                        "not a folder"),
+                       (("push", real, "--server", "http://127.0.0.1:1"), "cannot connect")]:
+        rc, _, err = run(exe, *args)
+        check(rc == 1 and says in err, "%s: exit 1 (%d): %s" % (" ".join(args[:1] + args[2:4]), rc, err.strip()[:200]))
+    shutil.rmtree(incidents, True)
+
     # -o naming a device or pipe (/dev/null, /dev/stdout, a FIFO) is written
     # in place, as a shell's `>` would, in the format the command prints
     # without -o (report, which needs -o: HTML). These exited 1 "cannot tell

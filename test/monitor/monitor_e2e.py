@@ -163,6 +163,7 @@ def case_slow(args, tmp):
     d = inc[0]
     for f in ('alert.json', 'flight_recorder.aiprof', 'trace.aiprof', 'diagnosis.md', 'diagnosis.html'):
         check(os.path.exists(os.path.join(d, f)), 'incident has %s' % f)
+    names_only_published(args, d)
     alert = json.load(open(os.path.join(d, 'alert.json')))
     check(alert['trigger']['expression'] == 'p99_latency > 40ms', 'alert.json names the expression')
     comp = alert['trigger']['comparisons'][0]
@@ -296,6 +297,7 @@ def case_dies(args, tmp):
     check(alert['target']['exit_status'] == 1 and alert['target']['signal'] is None,
           'alert.json: target.exit_status 1 (%s)' % alert.get('target'))
     check(window_rows(inc[0]) > 100, 'window_requests.csv holds the window\'s requests')
+    names_only_published(args, inc[0])
     fr = os.path.join(inc[0], 'flight_recorder.aiprof')
     check(os.path.exists(fr), 'the flight recorder is written')
     if os.path.exists(fr):
@@ -303,6 +305,28 @@ def case_dies(args, tmp):
         n = sum(1 for s in slices if s['slice'] == 'request')
         check(n > 100, 'the flight recorder holds the requests before the death (%d)' % n)
         check(meta.get('sdk.mode') == 'ring', 'the service ran in ring mode (the monitor sets AIPROF_MODE=ring)')
+
+
+def names_only_published(args, inc_dir):
+    """audit2 item 4: diagnosis.md and .html named the working folder
+    (INCIDENTS_DIR/.incident-<pid>-<n>.tmp.<boot>-<pid>.XXXXXX/...) the
+    incident was written in, not its published name. Every file of a
+    published folder names its files by the published path or relative to
+    the folder; a native file's metadata and diagnostics too."""
+    work = os.path.basename(inc_dir)
+    for name in sorted(os.listdir(inc_dir)):
+        path = os.path.join(inc_dir, name)
+        data = open(path, 'rb').read()
+        if name.endswith('.aiprof'):
+            _, _, meta = dump(args, path)
+            data += json.dumps(meta).encode()
+        check(b'.incident-' not in data and b'.tmp.' not in data,
+              '%s of %s names no working folder' % (name, work))
+    md = os.path.join(inc_dir, 'diagnosis.md')
+    if os.path.exists(md):
+        first = open(md).readline().strip().replace('\\', '')  # Markdown's escapes
+        check(first.endswith(".aiprof (in this incident's folder)"),
+              'diagnosis.md names its input within the incident folder (%r)' % first)
 
 
 def window_rows(inc_dir):
@@ -517,6 +541,7 @@ def case_unwritable(args, tmp):
             check(sorted(os.listdir(inc[0]))[:2] == ['alert.json', 'diagnosis.html'] and
                   'flight_recorder.aiprof' in os.listdir(inc[0]),
                   'the renamed folder holds what was written in it (%s)' % os.listdir(inc[0]))
+            names_only_published(args, inc[0])
         check(not glob.glob(os.path.join(run.out, '.incident-*')), 'no working folder left')
         shutil.rmtree(run.out)
         open(run.out, 'w').close()
@@ -875,8 +900,9 @@ def case_hardened(args, tmp):
     without a token is refused."""
     p = subprocess.run([args.aiprof, 'monitor', '--alert', 'p99_latency > 1s', '--metrics-listen', '0.0.0.0:0',
                         '-o', os.path.join(tmp, 'x'), '--', 'true'], capture_output=True, text=True, timeout=20)
-    check(p.returncode == 1 and 'not a loopback address' in p.stderr and '--webhook-token-file' in p.stderr,
-          'non-loopback listen without a token is refused (rc %d: %s)' % (p.returncode, p.stderr.strip()[:200]))
+    check(p.returncode == 2 and 'not a loopback address' in p.stderr and '--webhook-token-file' in p.stderr,
+          'non-loopback listen without a token is a bad command line (rc %d: %s)' %
+          (p.returncode, p.stderr.strip()[:200]))
     token_file = os.path.join(tmp, 'token')
     # A token guessed in a few tries is refused, as serve's are (sec audit D4).
     open(token_file, 'w').write('s3cret\n')

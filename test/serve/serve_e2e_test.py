@@ -265,7 +265,8 @@ def run_tests(exe, data, fixtures, tmp):
     # Beyond loopback without tokens: refused before anything starts.
     r = subprocess.run([exe, "serve", "--logdir", logdir, "--listen", "0.0.0.0:0"], capture_output=True, text=True,
                        timeout=20)
-    check(r.returncode == 1 and "--token-file" in r.stderr, "non-loopback without --token-file is refused")
+    check(r.returncode == 2 and "--token-file" in r.stderr,
+          "non-loopback without --token-file is a bad command line (exit 2): %d" % r.returncode)
 
     # History: a baseline and one validation against it, stored by the CLI.
     baselines = os.path.join(tmp, "baselines.db")
@@ -343,6 +344,19 @@ def run_tests(exe, data, fixtures, tmp):
         check(hdr.get("X-Frame-Options") == "DENY" and hdr.get("Content-Security-Policy") == "frame-ancestors 'none'",
               "no other site may frame the pages (headers: %r)" % {k: v for k, v in hdr.items() if "Frame" in k or "Security" in k})
         check("<b>\"x" not in page and "evil&lt;b&gt;&quot;x&#39;&amp;.json" in page, "runs page escapes the file name")
+        # Each utilisation says its base (audit2 item 10: "56.0%" alone, read
+        # as the summary's share of the device span).
+        s, body, _ = http(port, "/api/runs")
+        api_rows = json.loads(body)["sections"]["runs"]["blocks"][0]["rows"] if s == 200 else []
+        with_util = [r for r in api_rows if r["device_util"] is not None]
+        check(with_util and all(r["device_util_basis"].startswith(("device busy time / ", "main-thread op time / "))
+                                for r in with_util),
+              "the runs API gives each utilisation's base: %r" % [(r["device_util"], r["device_util_basis"])
+                                                                  for r in api_rows][:4])
+        shown = re.findall(r"<td>(\d+\.\d%[^<]*)</td>", page)
+        check(len(shown) == len(with_util) and all(" of device busy time / " in t or " of main-thread op time / " in t
+                                                  for t in shown),
+              "the runs page shows each utilisation with its base: %r" % shown[:4])
         s, page, _ = http(port, "/runs/%d" % evil["id"])
         check(s == 200 and "<script>alert(1)" not in page and "onerror=alert(2)>" not in page
               and "&lt;script&gt;alert(1)&lt;/script&gt;" in page, "run page escapes op names")

@@ -208,9 +208,9 @@ def run_tests(exe, data, tmp):
         rc, out = push(exe, os.path.join(tmp, "missing.json"), "--server", server, "--token-file", up_tok)
         check(rc == 1 and "missing.json" in out and "No such file" in out, "a missing file: " + out.strip())
         rc, out = push(exe, convnet, "--server", "https://127.0.0.1:%d" % port, "--token-file", up_tok)
-        check(rc == 1 and "https is not supported" in out, "https: " + out.strip())
+        check(rc == 2 and "https is not supported" in out, "https: a bad command line (2): " + out.strip())
         rc, out = push(exe, convnet, "--server", "127.0.0.1:%d" % port, "--token-file", up_tok)
-        check(rc == 1 and "expected http://" in out, "no scheme: " + out.strip())
+        check(rc == 2 and "expected http://" in out, "no scheme: a bad command line (2): " + out.strip())
         dead = subprocess.run([sys.executable, "-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); "
                                "print(s.getsockname()[1])"], capture_output=True, text=True).stdout.strip()
         rc, out = push(exe, convnet, "--server", "http://127.0.0.1:" + dead, "--token-file", up_tok)
