@@ -301,6 +301,7 @@ class Builder {
   AttributionResult* out_;
   std::vector<uint8_t> flags_;
   std::vector<uint8_t> op_class_;
+  std::optional<KernelClassifier> kernel_classes_;  // device nodes' classes
   std::vector<uint8_t> width_;          // per string: KernelDataWidth, 0xFF not looked at
   std::vector<uint8_t> compiled_name_;  // per string: 0 not looked at, 1 no, 2 compiled code
   std::vector<uint32_t> node_of_slice_;
@@ -537,8 +538,10 @@ void Builder::JoinDevice() {
     if (from == kNoSlice || node_of_slice_[from] == kNoNode) continue;
     uint32_t n = node_of_slice_[from];
     if (n == kDead) continue;
-    uint32_t d = Child(n, AttributionKind::kDevice, s_.name[i], kNoTrack, out_->nodes.time_class[n],
-                       static_cast<OpClass>(OpClassOf(s_.name[i])));
+    // The kernel's class as analyze's kernels section gives it (one classifier).
+    if (!kernel_classes_) kernel_classes_.emplace(trace_);
+    const OpClass op = OpClassOfKernel(kernel_classes_->Of(static_cast<uint32_t>(i)), trace_.Str(s_.name[i]));
+    uint32_t d = Child(n, AttributionKind::kDevice, s_.name[i], kNoTrack, out_->nodes.time_class[n], op);
     ++out_->nodes.count[d];
     out_->nodes.device_self_ns[d] += s_.dur_ns[i];
     out_->device_ns += s_.dur_ns[i];

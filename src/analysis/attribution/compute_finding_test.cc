@@ -25,6 +25,69 @@ int64_t ComputeClassNs(const ComputeResult& r, OpClass c) {
   return 0;
 }
 
+// audit2 item 2: one classifier of kernels. xDiT's SageAttention kernels
+// were "other" in analyze's kernels section (no sage_ pattern in
+// kernel_class.h) while the op classifier called them attention; SGLang's
+// KV-cache write was other where vLLM's is attention; SGLang's q/k-norm op
+// was a reduction ("norm" of torch.norm). Names from the TraceLens fixtures.
+TEST(OpClassTest, KernelsHaveOneClassEverywhere) {
+  struct Case {
+    const char* name;
+    KernelClass kernel;
+    OpClass op;
+  } cases[] = {
+      {"sage_fwd", KernelClass::kAttention, OpClass::kAttention},
+      {"sage_quant_kernel", KernelClass::kAttention, OpClass::kAttention},
+      {"void (anonymous namespace)::store_kvcache<2048l, 4, false, long>((anonymous namespace)::StoreKVCacheParams)",
+       KernelClass::kAttention, OpClass::kAttention},
+      {"reshape_and_cache_flash_kernel", KernelClass::kAttention, OpClass::kAttention},
+      {"_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi64ELi8ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+       KernelClass::kNorm, OpClass::kNormalisation},
+      {"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x256x32_MI16x16x1", KernelClass::kGemm, OpClass::kGemm},
+      {"triton_red_fused_add_addmm_mul_native_layer_norm_split_unsqueeze_view_27", KernelClass::kTritonReduction,
+       OpClass::kNormalisation},
+      {"triton_poi_fused_addmm_gelu_view_26", KernelClass::kTritonPointwise, OpClass::kElementwise},
+      {"void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, long, long, bool)",
+       KernelClass::kElementwise, OpClass::kElementwise},
+      {"batched_transpose_32x32_half", KernelClass::kOther, OpClass::kOther},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const KernelClass k = ClassifyKernel(EventKind::kKernel, c.name);
+    EXPECT_EQ(k, c.kernel);
+    EXPECT_EQ(OpClassOfKernel(k, c.name), c.op);
+  }
+  EXPECT_EQ(OpClassOfKernel(ClassifyKernel(EventKind::kMemcpy, "Memcpy HtoD (Host -> Device)"), "Memcpy HtoD"),
+            OpClass::kDataMovement);
+  // Op names: the attention patterns are the kernels' (IsAttentionKernelName).
+  EXPECT_EQ(ClassifyOpName("sglang_profiler::utils_apply_qk_norm_487"), OpClass::kNormalisation);  // was reduction
+  EXPECT_EQ(ClassifyOpName("sglang_profiler::memory_pool__set_kv_buffer_impl_3"), OpClass::kAttention);
+  EXPECT_EQ(ClassifyOpName("sglang::store_cache"), OpClass::kAttention);
+  EXPECT_EQ(ClassifyOpName("aten::norm"), OpClass::kReduction);
+}
+
+// The attribution tree's device nodes take their class from the kernel
+// classifier: on xDiT Flux every sage_fwd / sage_quant_kernel node is
+// attention, as analyze's kernels section says.
+TEST(OpClassTest, AttributionDeviceNodesUseTheKernelClass) {
+  auto t = ImportFixture("tracelens/inference__xdit_flux.1_aiter_sage__profile_trace_rank_0.json.gz");
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  const AttributionNodes& n = r.nodes;
+  size_t sage = 0;
+  for (size_t i = 1; i < n.size(); ++i) {
+    if (n.kind[i] != AttributionKind::kDevice) continue;
+    const std::string_view name = t->Str(n.name[i]);
+    if (name.starts_with("Memcpy") || name.starts_with("Memset")) continue;  // by event kind
+    EXPECT_EQ(n.op_class[i], OpClassOfKernel(ClassifyKernel(EventKind::kKernel, name), name)) << name;
+    if (name.starts_with("sage_")) {
+      ++sage;
+      EXPECT_EQ(n.op_class[i], OpClass::kAttention) << name;
+    }
+  }
+  EXPECT_GT(sage, 0u);
+}
+
 TEST(OpClassTest, WrappersAndInductorKernelsByWhatTheyDo) {
   EXPECT_EQ(ClassifyOpName("Torch-Compiled Region: 0/0"), OpClass::kOther);  // was elementwise ("le")
   EXPECT_EQ(ClassifyOpName("CompiledFunction"), OpClass::kOther);

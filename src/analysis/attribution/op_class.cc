@@ -91,16 +91,14 @@ OpClass ClassifyOpName(std::string_view name) {
   std::string_view s = lower.view();
   std::string_view base = BaseName(s);
   if (std::optional<OpClass> c = InductorKernelClass(s)) return *c;
-  static constexpr std::string_view kAttention[] = {"attention", "sdpa",       "flash",      "fmha",
-                                                    "_mha",      "multi_head", "attn_fwd",   "attn_bwd",
-                                                    "sage_fwd",  "sage_bwd",   "sage_quant", "sageattn"};
+  static constexpr std::string_view kAttention[] = {"_mha", "kv_buffer", "store_cache"};
   static constexpr std::string_view kConv[] = {"conv", "winograd", "implicit_gemm", "implicit_convolve", "dgrad",
                                                "wgrad", "fprop", "xmma_fprop"};
   static constexpr std::string_view kGemm[] = {"gemm",   "matmul", "cutlass", "cublas", "addmm", "baddbmm", "bmm",
                                                "linear", "_mm",    "einsum",  "gemv",   "dot",   "cijk_",   "nvjet"};
-  static constexpr std::string_view kNorm[] = {"batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
-                                               "batchnorm", "layernorm", "groupnorm", "rmsnorm", "bn_fw", "bn_bw",
-                                               "bn_", "welford"};
+  static constexpr std::string_view kNorm[] = {
+      "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "batchnorm", "layernorm", "groupnorm",
+      "rmsnorm",    "bn_fw",      "bn_bw",      "bn_",           "welford",  "qk_norm",   "q_norm",    "k_norm"};
   static constexpr std::string_view kReduce[] = {"sum", "mean", "softmax", "loss", "nll", "pool", "reduce",
                                                  "argmax", "argmin", "norm", "max", "min", "cumsum", "var", "std"};
   static constexpr std::string_view kMove[] = {"copy", "cat", "clone", "contiguous", "index", "gather", "scatter",
@@ -113,7 +111,7 @@ OpClass ClassifyOpName(std::string_view name) {
       "foreach",  "addcmul", "addcdiv",     "sqrt",      "rsqrt",   "pow",     "neg",      "abs",
       "hardtanh", "leaky",   "elu",         "erf",       "sin",     "cos",     "mish",     "swish",
       "lerp",     "sign",    "masked_fill", "bitwise",   "maximum", "minimum", "unrolled", "vectorized"};
-  if (HasAny(s, kAttention)) return OpClass::kAttention;
+  if (HasAny(s, kAttention) || IsAttentionKernelName(s)) return OpClass::kAttention;
   if (HasAny(s, kConv) || IsCudnnConvEngine(s)) return OpClass::kConvolution;
   if (HasAny(s, kNorm)) return OpClass::kNormalisation;
   if (HasAny(s, kGemm) || IsWordOp(base, "mm") || IsWordOp(base, "mv")) return OpClass::kGemm;
@@ -123,6 +121,29 @@ OpClass ClassifyOpName(std::string_view name) {
   if (IsWordOp(base, "to") || IsWordOp(base, "t") || HasAny(s, kMove)) return OpClass::kDataMovement;
   if (HasAny(s, kReduce)) return OpClass::kReduction;
   if (HasAny(s, kElementwise) || IsComparisonOp(base)) return OpClass::kElementwise;
+  return OpClass::kOther;
+}
+
+OpClass OpClassOfKernel(KernelClass c, std::string_view name) {
+  switch (c) {
+    case KernelClass::kGemm: return OpClass::kGemm;
+    case KernelClass::kAttention: return OpClass::kAttention;
+    case KernelClass::kConv: return OpClass::kConvolution;
+    case KernelClass::kNorm: return OpClass::kNormalisation;
+    case KernelClass::kReduction: return OpClass::kReduction;
+    case KernelClass::kElementwise:
+    case KernelClass::kTritonPointwise:
+    case KernelClass::kTritonForeach: return OpClass::kElementwise;
+    case KernelClass::kTritonReduction:
+    case KernelClass::kTritonPersistentReduction:
+      return Contains(name, "norm") ? OpClass::kNormalisation : OpClass::kReduction;
+    case KernelClass::kTritonTemplate: return Contains(name, "conv") ? OpClass::kConvolution : OpClass::kGemm;
+    case KernelClass::kMemset:
+    case KernelClass::kMemcpy: return OpClass::kDataMovement;
+    case KernelClass::kCollective:
+    case KernelClass::kTritonOther:
+    case KernelClass::kOther: break;
+  }
   return OpClass::kOther;
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "src/analysis/common/trace_index.h"  // IsProfilerWrapperName
+#include "src/analysis/roofline/kernel_class.h"
 
 namespace aiprof {
 
@@ -32,12 +33,15 @@ const char* OpClassName(OpClass c);
 // triton_red_/triton_per_ reduction (normalisation when a norm is fused),
 // triton_tem_ GEMM (convolution when a conv is). Else by case-insensitive
 // patterns checked in this order (the first that matches wins): attention
-// (attention, sdpa, flash, fmha, mha, attn_fwd/attn_bwd, SageAttention's
-// sage_fwd/sage_quant), convolution (conv, winograd,
+// (the attention kernels' patterns, IsAttentionKernelName: attention, sdpa,
+// flash, fmha, multi_head, attn_fwd/attn_bwd, SageAttention's
+// sage_fwd/sage_quant, KV-cache writes; and the ops _mha, SGLang's
+// set_kv_buffer and store_cache), convolution (conv, winograd,
 // implicit_gemm... of cudnn, its scudnn/h884cudnn/s1688cudnn engines), GEMM
 // (mm, addmm, bmm, matmul, linear, gemm, cutlass, cublas, Tensile's Cijk_,
 // cuBLAS's nvjet), normalisation
-// (batch_norm, layer_norm, group_norm, instance_norm, rms_norm, bn_fw/bn_bw),
+// (batch_norm, layer_norm, group_norm, instance_norm, rms_norm, bn_fw/bn_bw,
+// q/k norms: qk_norm, q_norm, k_norm),
 // reduction (sum, mean, softmax, loss, nll, pool, reduce, argmax, norm),
 // data movement (copy, to, cat, clone, contiguous, index, gather, scatter,
 // memcpy, memset, fill, zero, stack, embedding, transpose, permute, pad),
@@ -46,6 +50,16 @@ const char* OpClassName(OpClass c);
 // the comparisons eq/ne/lt/gt/le/ge as the op's whole name only). Nothing
 // defaults to elementwise: a name no pattern matches is other.
 OpClass ClassifyOpName(std::string_view name);
+
+// The class of device activity, from its kernel class (ClassifyKernel,
+// src/analysis/roofline/kernel_class.h: the one classifier of kernels, so
+// the attribution tree, diagnose's compute classes and analyze's kernels
+// section agree on a kernel): gemm, attention, conv, norm, reduction and
+// elementwise as they are; Triton pointwise and foreach kernels elementwise,
+// reductions reduction (normalisation when a norm is fused: "norm" in the
+// name), templates GEMM (convolution when "conv" is in the name); memcpy and
+// memset data movement; collectives, other Triton and other kernels other.
+OpClass OpClassOfKernel(KernelClass c, std::string_view name);
 
 // Whether a kernel name is one torch.compile's Inductor generated: Triton
 // kernels named by their kind (triton_poi_, triton_red_, triton_per_,

@@ -20,6 +20,19 @@ KernelClass TritonClass(std::string_view n) {
 
 }  // namespace
 
+bool IsAttentionKernelName(std::string_view n) {
+  // SageAttention (xDiT's sage_fwd, sage_quant_kernel), the serving
+  // frameworks' KV-cache writes (vLLM's reshape_and_cache(_flash), SGLang's
+  // store_kvcache) and SDPA / multi-head attention names.
+  static constexpr std::string_view kParts[] = {"attention",  "flash",    "fmha",     "sdpa",
+                                                "multi_head", "sage_fwd", "sage_bwd", "sage_quant",
+                                                "sageattn",   "kvcache",  "kv_cache", "reshape_and_cache"};
+  for (std::string_view p : kParts) {
+    if (ContainsIgnoreCase(n, p)) return true;
+  }
+  return n.starts_with("attn_") || Contains(n, "_attn_") || Contains(n, "attn_fwd") || Contains(n, "attn_bwd");
+}
+
 bool IsCudnnConvEngine(std::string_view n) {
   for (size_t p = n.find("cudnn_"); p != std::string_view::npos; p = n.find("cudnn_", p + 1)) {
     if (p == 0) continue;
@@ -75,10 +88,7 @@ KernelClass ClassifyKernel(EventKind kind, std::string_view n) {
   }
   // Attention before gemm: FlashAttention's kernels are CUTLASS templates
   // ("pytorch_flash::flash_fwd_kernel<…cutlass::bfloat16_t…>").
-  if (ContainsIgnoreCase(n, "attention") || ContainsIgnoreCase(n, "flash") || ContainsIgnoreCase(n, "fmha") ||
-      n.starts_with("attn_") || Contains(n, "_attn_")) {
-    return KernelClass::kAttention;
-  }
+  if (IsAttentionKernelName(n)) return KernelClass::kAttention;
   if (n.starts_with("Cijk_") || ContainsIgnoreCase(n, "gemm") || ContainsIgnoreCase(n, "gemv") ||
       Contains(n, "cutlass") || Contains(n, "xmma") || ContainsIgnoreCase(n, "matmul")) {
     return KernelClass::kGemm;

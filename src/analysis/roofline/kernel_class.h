@@ -8,9 +8,11 @@
 //   - gemm: cuBLAS/hipBLASLt/Tensile (Cijk_), CUTLASS, xmma/gemm/gemv names,
 //     matmul in any case (Triton matmul_ogs (MoE), Ascend's MatMulV2,
 //     BatchMatMul);
-//   - attention: flash/fmha/attention/paged-attention names (FlashAttention,
-//     aiter, vLLM/SGLang kernels, attn_fwd), before gemm (FlashAttention's
-//     kernels are CUTLASS templates);
+//   - attention: flash/fmha/attention/paged-attention/sdpa/multi_head names
+//     (FlashAttention, aiter, vLLM/SGLang kernels, attn_fwd), SageAttention
+//     (sage_fwd, sage_quant), KV-cache writes (kvcache, kv_cache,
+//     reshape_and_cache), before gemm (FlashAttention's kernels are CUTLASS
+//     templates);
 //   - conv: convolution kernels (cuDNN/MIOpen engines: convolve, dgrad,
 //     wgrad, fprop, winograd, scudnn_ names; implicit-GEMM convolutions
 //     included; conv1d/2d/3d in any case: Ascend's Conv2D,
@@ -66,6 +68,14 @@ const char* KernelClassName(KernelClass c);  // "gemm", "triton_pointwise", ...
 // nor "cudnn::bn_…" (batch norm). Shared with the attribution's op classes.
 bool IsCudnnConvEngine(std::string_view name);
 
+// Attention kernels by name (the attention patterns above). Shared with
+// the attribution's op classes (src/analysis/attribution/op_class.h).
+bool IsAttentionKernelName(std::string_view name);
+
+// The one classification of device activity: analyze's kernel classes, the
+// LLM phases' work, and the attribution tree's class of a device node
+// (OpClassOfKernel, op_class.h) all read it, so every command puts a kernel
+// in the same class.
 KernelClass ClassifyKernel(EventKind kind, std::string_view name);
 
 // ClassifyKernel of a trace's slices, once per distinct (kind, name): a
