@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <tuple>
+#include <utility>
 
 #include "src/analysis/attribution/op_class.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/launches/launch_hold.h"
 #include "src/analysis/roofline/kernel_class.h"
 #include "src/base/ascii.h"
 
@@ -142,8 +145,79 @@ namespace {
 struct StepActivity {
   uint32_t step;
   int64_t start, end;
+  int64_t call_end;  // its launch call's end (a graph launch's for a replay); INT64_MAX: no launch call
   bool operator<(const StepActivity& o) const { return std::tie(step, start, end) < std::tie(o.step, o.start, o.end); }
 };
+
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // sorted, disjoint
+
+// Per rank, the union of its host's synchronising calls (sync kinds:
+// blocking syncs, cuda_sync records; synchronous copies, IsSyncCopyName):
+// the host's own time on the critical path (sync_call) even while the device
+// sits idle.
+std::map<int32_t, Intervals> SyncCallsByRank(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  std::map<int32_t, Intervals> out;
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const bool sync =
+        s.kind[i] == EventKind::kSync || (s.kind[i] == EventKind::kRuntime && IsSyncCopyName(trace.Str(s.name[i])));
+    if (sync && s.dur_ns[i] > 0) out[trace.tracks.rank[s.track[i]]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
+  }
+  for (auto& [rank, v] : out) {
+    std::sort(v.begin(), v.end());
+    Intervals merged;
+    for (const auto& x : v) {
+      if (!merged.empty() && x.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, x.second);
+      } else {
+        merged.push_back(x);
+      }
+    }
+    v = std::move(merged);
+  }
+  return out;
+}
+
+// The time of [a, b) inside `u`.
+int64_t OverlapWith(const Intervals& u, int64_t a, int64_t b) {
+  int64_t t = 0;
+  auto it = std::lower_bound(u.begin(), u.end(), std::make_pair(a, INT64_MIN),
+                             [](const auto& x, const auto& k) { return x.second <= k.first; });
+  for (; it != u.end() && it->first < b; ++it)
+    t += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
+  return t;
+}
+
+// The step's device idle time in [from, to) outside activity[first, last)
+// (one step's, sorted by start), split as the critical path splits it
+// (src/analysis/critical_path/time_class.h): before an activity that started
+// kMinLaunchHoldNs or more after its launch call returned, the time from the
+// call's end is the device holding launched work (idle_other, *held), less
+// the time the host spent in a synchronising call then (`sync`: sync_call,
+// the host's: SGLang's prefill waits 493 ms in one hipMemcpyWithStream while
+// its launched kernels wait); the rest is the host's (*host: host work,
+// launch calls, waits before the launch).
+void SplitIdle(const std::vector<StepActivity>& activity, size_t first, size_t last, int64_t from, int64_t to,
+               const Intervals& sync, int64_t* host, int64_t* held) {
+  int64_t covered = from;  // the union's end so far
+  auto gap = [&](int64_t g0, int64_t g1, int64_t call_end) {
+    if (g1 <= g0) return;
+    int64_t h = 0;
+    if (call_end != INT64_MAX && g1 - call_end >= kMinLaunchHoldNs) {
+      const int64_t h0 = std::max(g0, call_end);
+      h = g1 - h0 - OverlapWith(sync, h0, g1);
+    }
+    *held += h;
+    *host += g1 - g0 - h;
+  };
+  for (size_t j = first; j < last; ++j) {
+    const int64_t a = std::max(activity[j].start, from), b = std::min(activity[j].end, to);
+    if (b <= a) continue;
+    if (a > covered) gap(covered, a, activity[j].call_end);
+    covered = std::max(covered, b);
+  }
+  gap(covered, to, INT64_MAX);  // after the last work: the step's host span
+}
 
 // The union of activity[first, last) (one step's, sorted by start) clipped
 // to [from, to): the time some of the step's device work ran, streams
@@ -280,7 +354,8 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     t.work_ns[static_cast<size_t>(WorkOf(c))] += s.dur_ns[i];
     step->device_ns += s.dur_ns[i];
     step->work_end = std::max(step->work_end, s.ts_ns[i] + s.dur_ns[i]);
-    activity.push_back({static_cast<uint32_t>(step - steps.data()), s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
+    const int64_t call_end = launcher[i] != kNoSlice ? s.ts_ns[launcher[i]] + s.dur_ns[launcher[i]] : INT64_MAX;
+    activity.push_back({static_cast<uint32_t>(step - steps.data()), s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i], call_end});
   }
   if (!steps.empty()) {  // the steps' top-level torch ops
     std::vector<uint32_t> parent = ParentSlices(trace);
@@ -297,6 +372,9 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     }
   }
   std::sort(activity.begin(), activity.end());
+  const std::map<int32_t, Intervals> sync_calls =
+      steps.empty() ? std::map<int32_t, Intervals>() : SyncCallsByRank(trace);
+  static const Intervals kNoIntervals;
   size_t next = 0;  // into `activity`, which is grouped by step
   for (size_t k = 0; k < steps.size(); ++k) {
     const EngineStep& st = steps[k];
@@ -311,7 +389,13 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     t.wall_ns += wall;
     const size_t first = next;
     while (next < activity.size() && activity[next].step == k) ++next;
-    t.host_ns += wall - BusyWithin(activity, first, next, from, st.work_end);
+    const int64_t idle = wall - BusyWithin(activity, first, next, from, st.work_end);
+    int64_t host = 0, held = 0;  // the same union's complement, split: host + held == idle
+    auto sync = sync_calls.find(st.rank);
+    SplitIdle(activity, first, next, from, st.work_end, sync == sync_calls.end() ? kNoIntervals : sync->second, &host,
+              &held);
+    t.host_ns += idle - held;
+    t.device_held_ns += held;
     if (st.label.tokens) {
       t.tokens += *st.label.tokens;
       t.steps_with_tokens++;
