@@ -135,6 +135,26 @@ std::string DiffNoStatsText(DiffNoStats why) {
 
 namespace {
 
+// PyTorch's cuDNN and MIOpen ops of one computation are one op across
+// hardware: "aten::cudnn_convolution" ↔ "aten::miopen_convolution",
+// "aten::cudnn_batch_norm(_backward)" ↔ "aten::miopen_batch_norm(_backward)",
+// "aten::cudnn_convolution_transpose" ↔ "aten::miopen_convolution_transpose",
+// "aten::_cudnn_rnn" ↔ "aten::miopen_rnn". The name with its library written
+// "<dnn>" ("aten::<dnn>_convolution"); empty for other names. A built-in
+// entry after the user's map (docs/diff.md, Name map).
+std::string VendorTwinOp(std::string_view name) {
+  const size_t colon = name.rfind("::");
+  const std::string_view ns = colon == std::string_view::npos ? std::string_view() : name.substr(0, colon + 2);
+  std::string_view base = colon == std::string_view::npos ? name : name.substr(colon + 2);
+  if (base.starts_with("_")) base.remove_prefix(1);
+  for (std::string_view lib : {"cudnn_", "miopen_"}) {
+    if (base.size() > lib.size() && base.starts_with(lib)) {
+      return std::string(ns) + "<dnn>_" + std::string(base.substr(lib.size()));
+    }
+  }
+  return {};
+}
+
 // One run's tree, prepared for the alignment: children in CSR (index order,
 // which is order of first appearance) and one key per node.
 struct Side {
@@ -143,6 +163,7 @@ struct Side {
   std::vector<uint32_t> child_begin, child;
   std::vector<uint64_t> key;
   std::vector<uint8_t> mapped;  // the key comes from a map entry
+  std::vector<uint8_t> twin;    // the key comes from a built-in vendor twin (VendorTwinOp)
   std::vector<uint32_t> entry_names;  // per map entry: distinct names it matched
 
   void Prepare(const Trace& t, const AttributionResult& res, int side, const DiffNameMap* map) {
@@ -172,6 +193,7 @@ struct Side {
     const AttributionNodes& n = r->nodes;
     key.assign(n.size(), 0);
     mapped.assign(n.size(), 0);
+    twin.assign(n.size(), 0);
     std::vector<int32_t> entry_of(map && !map->empty() ? trace->strings.size() : 0, -2);  // -2: not looked up
     entry_names.assign(map ? map->entries().size() : 0, 0);
     for (size_t i = 0; i < n.size(); ++i) {
@@ -191,10 +213,14 @@ struct Side {
         }
         e = slot;
       }
-      uint64_t h = e >= 0 ? 0x6d61700000000000ull + static_cast<uint64_t>(e)
-                          : std::hash<std::string_view>{}(trace->Str(name));
+      const std::string twin_name =
+          e < 0 && n.kind[i] == AttributionKind::kOp ? VendorTwinOp(trace->Str(name)) : std::string();
+      uint64_t h = e >= 0              ? 0x6d61700000000000ull + static_cast<uint64_t>(e)
+                   : twin_name.empty() ? std::hash<std::string_view>{}(trace->Str(name))
+                                       : std::hash<std::string_view>{}(twin_name);
       key[i] = (h ^ (kind * 0x9E3779B97F4A7C15ull)) | 0x100;  // never a bare kind
       mapped[i] = e >= 0;
+      twin[i] = !twin_name.empty();
     }
   }
 };
@@ -324,9 +350,13 @@ class Aligner {
       } else {
         const uint32_t x = kids_a_[i++].node, y = kids_b_[j++].node;
         const AttributionKind k = a_.r->nodes.kind[x];
-        DiffMatch m = k == AttributionKind::kThread ? DiffMatch::kThread
-                      : (a_.mapped[x] || b_.mapped[y]) ? DiffMatch::kMap
-                                                       : DiffMatch::kName;
+        // A built-in twin under one name in both runs (cuDNN on both) is a
+        // match by name.
+        const bool twins =
+            (a_.twin[x] || b_.twin[y]) && a_.trace->Str(a_.r->nodes.name[x]) != b_.trace->Str(b_.r->nodes.name[y]);
+        DiffMatch m = k == AttributionKind::kThread             ? DiffMatch::kThread
+                      : (a_.mapped[x] || b_.mapped[y] || twins) ? DiffMatch::kMap
+                                                                : DiffMatch::kName;
         Add(p.diff, x, y, m);
       }
     }

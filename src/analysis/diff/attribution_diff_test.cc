@@ -38,8 +38,8 @@ using testing::ImportJsonText;
 //   400 → 500 (+100, all of it linear's: Block_0 gives way to linear);
 //   launch calls 40 → 60 (+20, matched through linear: cuda ↔ hip);
 //   gemm kernel 100 → 240 device (+140, through the op), bias 40 → 30 (-10);
-//   dropout 40 removed, gelu 40 added; cudnn 100 removed, miopen 100 added
-//   (matched by the map when given); relu 40 → 41 (+1: beyond the 1 µs and 2%
+//   dropout 40 removed, gelu 40 added; cudnn 100 → miopen 100 (vendor twins:
+//   one op, matched as a built-in map entry); relu 40 → 41 (+1: beyond the 1 µs and 2%
 //   thresholds, but validate's test finds no change); untraced 400 → 400.
 std::string MakeRun(bool b) {
   std::string j = R"({"traceEvents":[)";
@@ -153,10 +153,15 @@ TEST(AttributionDiffTest, HandMadePairMatchesHandComputation) {
   // Added and removed.
   EXPECT_EQ(n.change[at("Block_0 / aten::dropout")], DiffChange::kRemoved);
   EXPECT_EQ(n.change[at("Block_0 / aten::gelu")], DiffChange::kAdded);
-  EXPECT_EQ(n.change[at("aten::cudnn_convolution")], DiffChange::kRemoved);
-  EXPECT_EQ(n.change[at("aten::miopen_convolution")], DiffChange::kAdded);
-  EXPECT_EQ(d.removed, 2u);
-  EXPECT_EQ(d.added, 2u);
+  // audit2 item 7: cuDNN's and MIOpen's convolution are one op across
+  // hardware (the old code had cudnn removed and miopen added).
+  uint32_t conv = at("aten::cudnn_convolution → aten::miopen_convolution");
+  EXPECT_EQ(n.match[conv], DiffMatch::kMap);
+  EXPECT_EQ(n.change[conv], DiffChange::kUnchanged);
+  EXPECT_EQ(p->by_path.count("aten::miopen_convolution"), 0u);
+  EXPECT_EQ(d.removed, 1u);
+  EXPECT_EQ(d.added, 1u);
+  EXPECT_EQ(d.by_map, 1u);
   EXPECT_EQ(d.through_op, 3u);
   uint32_t untraced = at("(host time outside any recorded op)");
   EXPECT_DOUBLE_EQ(Us(n.a_ns[untraced]), 400);
@@ -199,8 +204,8 @@ TEST(AttributionDiffTest, ValidateStatisticsDecideNoisyNodes) {
 // by the thresholds; now every candidate is tested whatever top_n is.
 // By hand (MakeRun's comment), the changed entries are: softmax (+200),
 // linear (+100, Block_0 gives way to it), the launch calls (+20), the gemm
-// kernel (+140 device) and bias (-10 device), dropout and cudnn removed,
-// gelu and miopen added: 9 entries, relu not among them.
+// kernel (+140 device) and bias (-10 device), dropout removed, gelu added:
+// 7 entries, relu not among them (cudnn ↔ miopen convolution pair, unchanged).
 TEST(AttributionDiffTest, ChangedSetDoesNotDependOnTopN) {
   auto ta = ImportJsonText(MakeRun(false)), tb = ImportJsonText(MakeRun(true));
   ASSERT_TRUE(ta && tb);
@@ -221,7 +226,7 @@ TEST(AttributionDiffTest, ChangedSetDoesNotDependOnTopN) {
       }
     }
     EXPECT_EQ(set.count("Block_0 / aten::relu"), 0u);
-    EXPECT_EQ(set.size(), 9u);
+    EXPECT_EQ(set.size(), 7u);
   }
   for (const auto& s : sets) EXPECT_EQ(s, sets.front());
 }
@@ -373,6 +378,49 @@ map:
   EXPECT_EQ(p->d.added, 1u);    // gelu
   EXPECT_EQ(p->d.by_map, 2u);
   EXPECT_EQ(p->by_path.count("aten::cudnn_convolution"), 0u);
+}
+
+// The built-in vendor twins (VendorTwinOp): cuDNN's and MIOpen's ops of one
+// computation share a key; other names keep theirs; one name on both sides
+// (cuDNN in both runs) is a match by name. Hand-made names.
+TEST(AttributionDiffTest, VendorTwinOpsAreOneOp) {
+  std::string a = R"({"traceEvents":[)", b = a;
+  for (int k = 0; k < 5; ++k) {
+    const std::string s = std::to_string(100 + k * 1000);
+    auto ev = [&](std::string* j, const std::string& name, int off, int dur) {
+      *j += R"({"ph":"X","cat":"cpu_op","name":")" + name + R"(","pid":1,"tid":1,"ts":)" +
+            std::to_string(100 + k * 1000 + off) + R"(,"dur":)" + std::to_string(dur) + "},";
+    };
+    a += R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(k) +
+         R"(","pid":1,"tid":1,"ts":)" + s + R"(,"dur":1000},)";
+    b += R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" + std::to_string(k) +
+         R"(","pid":1,"tid":1,"ts":)" + s + R"(,"dur":1000},)";
+    ev(&a, "aten::cudnn_batch_norm", 10, 50);
+    ev(&b, "aten::miopen_batch_norm", 10, 60);
+    ev(&a, "aten::_cudnn_rnn", 100, 50);
+    ev(&b, "aten::miopen_rnn", 100, 50);
+    ev(&a, "aten::cudnn_convolution", 200, 50);
+    ev(&b, "aten::cudnn_convolution", 200, 50);
+    ev(&a, "aten::cudnn_grid_sampler", 300, 50);            // no MIOpen twin in B: removed
+    ev(&b, "aten::miopen_depthwise_convolution", 300, 50);  // added
+  }
+  a.back() = ']';
+  b.back() = ']';
+  auto ta = ImportJsonText(a + "}"), tb = ImportJsonText(b + "}");
+  ASSERT_TRUE(ta && tb);
+  AttributionResult ra = ComputeAttribution(*ta, nullptr), rb = ComputeAttribution(*tb, nullptr);
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available) << d.problem;
+  std::map<std::string, uint32_t> by_path;
+  for (uint32_t i = 1; i < d.nodes.size(); ++i) by_path[DiffNodePath(*ta, ra, *tb, rb, d, i)] = i;
+  ASSERT_EQ(by_path.count("aten::cudnn_batch_norm → aten::miopen_batch_norm"), 1u);
+  EXPECT_EQ(d.nodes.match[by_path["aten::cudnn_batch_norm → aten::miopen_batch_norm"]], DiffMatch::kMap);
+  ASSERT_EQ(by_path.count("aten::_cudnn_rnn → aten::miopen_rnn"), 1u);
+  ASSERT_EQ(by_path.count("aten::cudnn_convolution"), 1u);
+  EXPECT_EQ(d.nodes.match[by_path["aten::cudnn_convolution"]], DiffMatch::kName);
+  EXPECT_EQ(d.nodes.change[by_path["aten::cudnn_grid_sampler"]], DiffChange::kRemoved);
+  EXPECT_EQ(d.nodes.change[by_path["aten::miopen_depthwise_convolution"]], DiffChange::kAdded);
+  EXPECT_EQ(d.by_map, 2u);
 }
 
 TEST(AttributionDiffTest, NameMapErrorsNameFileAndLine) {
