@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "src/base/writer_temp.h"
+#include "src/base/libc/writer_temp.h"
 
 namespace aiprof {
 

@@ -3,7 +3,7 @@
 // error leaves either the old file or the new one, never half of one.
 //
 // The temporary file is `<target>.tmp.<boot>-<pid>.XXXXXX`, locked while it
-// is written (src/base/writer_temp.h). Each write first removes the
+// is written (src/base/libc/writer_temp.h). Each write first removes the
 // temporaries that killed writes of the same target left (the target's
 // `.tmp.<boot>-<pid>.XXXXXX` whose writer is provably gone, and any of its
 // unlocked ones, earlier versions' `<target>.tmp.XXXXXX` included,

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/base/writer_temp.h"
+#include "src/base/libc/writer_temp.h"
 
 namespace aiprof {
 namespace {
@@ -195,7 +195,7 @@ TEST_F(AtomicFileTest, WriteNewFileNeverReplaces) {
   EXPECT_FALSE(WriteNewFileAtomically(Path("no/such/folder/d"), "x", &exists).ok());
 }
 
-// --- Temporary files of killed writes (src/base/writer_temp.h) -------------
+// --- Temporary files of killed writes (src/base/libc/writer_temp.h) -------------
 
 // The removals base's sweeps said (SetWriterTempLog), for the test to read.
 std::vector<std::string>* said_removals = nullptr;

@@ -18,7 +18,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "src/base/writer_temp.h"
+#include "src/base/libc/writer_temp.h"
 #include "src/monitor/monitor_metrics.h"
 #include "src/render/escape.h"
 

@@ -64,7 +64,7 @@ bool AppendBounded(std::vector<T>* list, size_t limit, T item, uint64_t* dropped
 //
 // Creates `out_dir`/.incident-<tag>.tmp.<boot>-<pid>.XXXXXX (a name never
 // taken: mkdtemp) and returns its path; the folder stays locked
-// (src/base/writer_temp.h) until PublishIncidentDir or
+// (src/base/libc/writer_temp.h) until PublishIncidentDir or
 // RemoveIncidentWorkDir, so that no other monitor's sweep takes it.
 StatusOr<std::string> CreateIncidentWorkDir(const std::string& out_dir, const std::string& tag);
 // Renames the complete `work_dir` to `out_dir`/`name`, else `name`-2,
@@ -74,7 +74,7 @@ StatusOr<std::string> PublishIncidentDir(const std::string& work_dir, const std:
 // Removes a working folder that could not be completed, with what it holds.
 void RemoveIncidentWorkDir(const std::string& work_dir);
 // Removes the working folders in `out_dir` of monitors killed while writing
-// an incident, by the rule of src/base/writer_temp.h: not locked, and its
+// an incident, by the rule of src/base/libc/writer_temp.h: not locked, and its
 // monitor (boot id and pid in the name) provably gone, or untouched for 24
 // hours (an earlier monitor's `.incident-<pid>-<n>.tmp`, which has no boot
 // id, only so). Says each on stderr; returns how many it removed.

@@ -4,16 +4,13 @@
 // it is loaded. Here each event is copied as recorded, except that a name's
 // address becomes its index in the file's string table (each distinct
 // address measured and copied once).
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "src/base/libc/writer_temp.h"
 #include "src/sdk/event_stream.h"
 #include "src/sdk/sdk_internal.h"
 
@@ -76,91 +73,63 @@ class U64Map {
 
 // --- Temporary files of killed writers ---------------------------------------------
 
-// The first 8 hex digits of this boot's id (/proc/sys/kernel/random/boot_id),
-// or "nobootid" where it cannot be read (such a name never counts as this
-// boot's).
-void BootId(char out[9]) {
-  memcpy(out, "nobootid", 9);
-  int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  char b[8];
-  ssize_t n = read(fd, b, sizeof(b));
-  close(fd);
-  if (n != static_cast<ssize_t>(sizeof(b))) return;
-  for (char c : b) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return;
-  }
-  memcpy(out, b, 8);
+// The SDK's temporaries: the current form `<file>.tmp.<boot>-<pid>.XXXXXX`
+// (any <file>) and earlier versions' `<file>.tmp.XXXXXX` (no owner: by age).
+bool MatchTempFile(void*, const char* name, char boot[9], long* pid) {
+  if (ParseWriterTempName(name, boot, pid)) return true;
+  *pid = 0;
+  const size_t n = strlen(name);
+  return n > 11 && IsUnownedTempName(name, name, n - 11);
 }
 
-// A temporary event file untouched this long is removed whoever wrote it
-// (docs/sdk.md, "Temporary files of killed writes").
-constexpr time_t kTempFileMaxAgeS = 24 * 3600;
+// No magic: empty (killed before its first MiB) or an event file's header
+// with its magic still zero (written last). A temporary file with its
+// magic is a whole event file whose rename was cut short: kept. An empty
+// file of the earlier naming (`pid` 0) shows nothing of the SDK: kept.
+bool HasNoMagic(void*, int fd, const struct stat& st, long pid) {
+  if (st.st_size == 0) return pid > 0;
+  unsigned char head[16];
+  uint32_t version = 0, event_bytes = 0;
+  if (st.st_size < static_cast<off_t>(sizeof(head)) || pread(fd, head, sizeof(head), 0) != sizeof(head)) return false;
+  memcpy(&version, head + 8, 4);
+  memcpy(&event_bytes, head + 12, 4);
+  for (size_t i = 0; i < sizeof(kEventFileMagic); ++i) {
+    if (head[i] != 0) return false;
+  }
+  return version == kEventFileVersion && event_bytes == sizeof(Event);
+}
 
-// Parses `<anything>.tmp.<8 chars>-<pid>.<6 chars>`, the name FileWriter::Open
-// gives a temporary file: its boot id and pid, or false.
-bool ParseTempName(const char* name, char boot[9], long* pid) {
-  const size_t n = strlen(name);
-  if (n < 6 + 1) return false;
-  size_t dot = n - 7;  // before the 6 characters of mkostemp
-  if (name[dot] != '.') return false;
-  size_t dash = dot;
-  while (dash > 0 && name[dash - 1] >= '0' && name[dash - 1] <= '9') --dash;
-  if (dash == dot || dot - dash > 10 || dash == 0 || name[dash - 1] != '-') return false;
-  --dash;  // at the '-'
-  if (dash < 8 + 5 + 1 || memcmp(name + dash - 8 - 5, ".tmp.", 5) != 0) return false;
-  memcpy(boot, name + dash - 8, 8);
-  boot[8] = '\0';
-  *pid = strtol(name + dash + 1, nullptr, 10);
-  return *pid > 0;
+// `s` for stderr: bytes other than printable ASCII as \xNN (a name is
+// whatever was in the folder; render's TerminalSafe is not the SDK's).
+void PutEscaped(const char* s) {
+  for (; *s; ++s) {
+    const unsigned char c = static_cast<unsigned char>(*s);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      fprintf(stderr, "\\x%02x", c);
+    } else {
+      fputc(c, stderr);
+    }
+  }
+}
+
+void SayRemoved(void*, const char* dir, const char* name, bool, const char* why) {
+  flockfile(stderr);
+  fputs("aiprof: removed ", stderr);
+  PutEscaped(dir);
+  fputc('/', stderr);
+  PutEscaped(name);
+  fprintf(stderr, ", a temporary event file left by a write that did not finish: %s\n", why);
+  funlockfile(stderr);
 }
 
 }  // namespace
 
 int RemoveDeadWritersTempFiles(const char* dir) {
-  DIR* d = opendir(dir);
-  if (!d) return 0;
-  const int dfd = dirfd(d);
-  char own_boot[9];
-  BootId(own_boot);
-  const bool boot_known = strcmp(own_boot, "nobootid") != 0;
-  const long own_pid = static_cast<long>(getpid());
-  const time_t now = time(nullptr);
-  int removed = 0;
-  while (dirent* e = readdir(d)) {
-    char boot[9];
-    long pid = 0;
-    if (!ParseTempName(e->d_name, boot, &pid)) continue;
-    // On this boot, a dead pid (or ours: this process writes one file at a
-    // time) proves the writer gone; elsewhere only the age does.
-    const bool writer_gone = boot_known && strcmp(boot, own_boot) == 0 &&
-                             (pid == own_pid || (kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH));
-    int fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) continue;
-    struct stat st, named;
-    // Its writer holds the lock while it writes (and so does a child forked
-    // meanwhile); the kernel frees it when they are gone.
-    bool remove = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0;
-    remove = remove && (writer_gone || now - st.st_mtime > kTempFileMaxAgeS);
-    if (remove && st.st_size != 0) {  // an event file's header without its magic (written last)
-      unsigned char head[16];
-      uint32_t version = 0, event_bytes = 0;
-      remove = st.st_size >= static_cast<off_t>(sizeof(head)) && pread(fd, head, sizeof(head), 0) == sizeof(head);
-      if (remove) {
-        memcpy(&version, head + 8, 4);
-        memcpy(&event_bytes, head + 12, 4);
-        for (size_t i = 0; i < sizeof(kEventFileMagic); ++i) remove = remove && head[i] == 0;
-        remove = remove && version == kEventFileVersion && event_bytes == sizeof(Event);
-      }
-    }
-    // Still the file under that name (not one renamed over it since).
-    remove = remove && fstatat(dfd, e->d_name, &named, AT_SYMLINK_NOFOLLOW) == 0 && named.st_dev == st.st_dev &&
-             named.st_ino == st.st_ino;
-    if (remove && unlinkat(dfd, e->d_name, 0) == 0) ++removed;
-    close(fd);
-  }
-  closedir(d);
-  return removed;
+  WriterTempSweep sweep;
+  sweep.match = &MatchTempFile;
+  sweep.content_ok = &HasNoMagic;
+  sweep.removed = &SayRemoved;
+  return SweepWriterTemps(dir, sweep);
 }
 
 namespace {
@@ -180,33 +149,10 @@ class FileWriter {
     if (snprintf(path_, sizeof(path_), "%s", path) >= static_cast<int>(sizeof(path_))) return ENAMETOOLONG;
     buf_ = static_cast<char*>(malloc(kBuf));
     if (!buf_) return ENOMEM;
-    char boot[9];
-    BootId(boot);
     // <path>.tmp.<boot>-<pid>.XXXXXX, locked while it is written: what
     // RemoveDeadWritersTempFiles needs to prove its writer gone.
-    for (int attempt = 0; attempt < 8; ++attempt) {
-      if (snprintf(tmp_, sizeof(tmp_), "%s.tmp.%s-%ld.XXXXXX", path, boot, static_cast<long>(getpid())) >=
-          static_cast<int>(sizeof(tmp_))) {
-        return ENAMETOOLONG;
-      }
-      fd_ = mkostemp(tmp_, O_CLOEXEC);  // a child forked during the write must not keep it
-      if (fd_ < 0) return errno;
-      if (flock(fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-        close(fd_);  // a cleaner has it, and removes it
-        fd_ = -1;
-        continue;
-      }
-      // Other errors (no locks on this file system): written unlocked, and
-      // a cleaner cannot lock it either, so it keeps the file.
-      struct stat st;
-      if (fstat(fd_, &st) == 0 && st.st_nlink == 0) {  // a cleaner removed it before the lock
-        close(fd_);
-        fd_ = -1;
-        continue;
-      }
-      break;
-    }
-    if (fd_ < 0) return EAGAIN;
+    fd_ = CreateWriterTemp(path, false, tmp_, sizeof(tmp_));
+    if (fd_ < 0) return errno;
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd_, 0666 & ~mask);

@@ -120,11 +120,13 @@ struct WriteRequest {
 int WriteEventFile(const WriteRequest& req, const char* path);
 
 // Removes from `dir` the temporary files of event-file writes whose writer
-// is gone (killed mid-write): names of FileWriter's form
-// (`<file>.tmp.<boot id>-<pid>.XXXXXX`), no magic, not locked, and written
-// on this boot by a dead pid or left untouched 24 hours (docs/sdk.md,
-// "Temporary files of killed writes"). WriteEventFile calls it once per
-// folder. Returns how many it removed.
+// is gone (killed mid-write), by the rule of src/base/libc/writer_temp.h: names
+// of FileWriter's form (`<file>.tmp.<boot id>-<pid>.XXXXXX`), no magic, not
+// locked, and written on this boot by a dead pid or left untouched 24
+// hours; earlier SDKs' `<file>.tmp.XXXXXX` holding an event file's header
+// without magic, unlocked and untouched 24 hours (docs/sdk.md, "Temporary
+// files of killed writes"). Each removal is said on stderr. WriteEventFile
+// calls it once per folder. Returns how many it removed.
 int RemoveDeadWritersTempFiles(const char* dir);
 
 // --- Live channel (live.cc, self_monitor.cc; layout in live_channel.h) ------

@@ -224,7 +224,11 @@ class RepositoryTableTest(unittest.TestCase):
         for name in sorted(os.listdir(src)):
             if os.path.isdir(os.path.join(src, name)):
                 self.assertIsNotNone(table.library_of(f"src/{name}/x.cc"), name)
-        self.assertEqual(table.allowed["sdk"], {"sdk"})
+        # The SDK includes nothing of ours but base's libc-only folder (no libstdc++).
+        self.assertEqual(table.allowed["sdk"], {"sdk", "libc"})
+        self.assertEqual(table.allowed["libc"], {"libc"})
+        self.assertEqual(table.library_of("src/base/libc/writer_temp.cc"), "libc")
+        self.assertEqual(table.library_of("src/base/atomic_file.cc"), "base")
 
 
 if __name__ == "__main__":

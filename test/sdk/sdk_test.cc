@@ -807,9 +807,11 @@ TEST(SdkFile, OnlyProvablyDeadWritersTempFilesAreRemoved) {
       {"g.aiprof.tmp." + other_boot + "-" + dead + ".GGGGGG", header, 2 * 86400, true},
       {"h.aiprof.tmp." + other_boot + "-" + dead + ".HHHHHH", header, 3600, false},
       {"i.aiprof.tmp." + boot + "-" + dead + ".IIIIII", "not an event file", 0, false},
-      {"j.aiprof.tmp.XXXXXX", header, 2 * 86400, false},  // earlier SDKs' naming
-      {"k.txt.tmp.123456", "", 2 * 86400, false},
+      {"j.aiprof.tmp.XXXXXX", header, 2 * 86400, true},  // earlier SDKs' naming (no owner): by age
+      {"k.txt.tmp.123456", "", 2 * 86400, false},        // the same naming, but nothing of the SDK in it
+      {"m.aiprof.tmp.MMMMMM", header, 3600, false},      // earlier SDKs' naming, recent
       {"l.aiprof.tmp." + boot + "-" + dead + ".LLLLLL.bak", header, 0, false},
+      {"\x1b[31mn.aiprof.tmp." + boot + "-" + dead + ".NNNNNN", header, 0, true},  // said escaped
   };
   for (const Case& c : cases) {
     const std::string path = dir.path() + "/" + c.name;
@@ -825,14 +827,33 @@ TEST(SdkFile, OnlyProvablyDeadWritersTempFilesAreRemoved) {
   Result r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"steps", "1"}, {{"AIPROF_OUTPUT", dir.path() + "/"}, {"RANK", "3"}});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(dir.Files().size(), cases.size() + 1);
+  ::testing::internal::CaptureStderr();  // the program's stderr too (descriptor 2)
   r = RunProgram(AIPROF_SDK_TEST_PROGRAM, {"steps", "1"}, {{"AIPROF_OUTPUT", dir.path() + "/"}, {"RANK", "0"}});
+  const std::string said = ::testing::internal::GetCapturedStderr();
   close(locked);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<std::string> files = dir.Files();
   for (const Case& c : cases) {
     EXPECT_EQ(std::find(files.begin(), files.end(), c.name) == files.end(), c.removed) << c.name;
   }
-  EXPECT_EQ(files.size(), 2 + std::count_if(cases.begin(), cases.end(), [](const Case& c) { return !c.removed; }));
+  const long removed = std::count_if(cases.begin(), cases.end(), [](const Case& c) { return c.removed; });
+  EXPECT_EQ(files.size(), 2 + cases.size() - removed);
+  // Each removal said once, with why, the name escaped.
+  size_t lines = 0;
+  for (size_t at = said.find("aiprof: removed "); at != std::string::npos; at = said.find("aiprof: removed ", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, static_cast<size_t>(removed)) << said;
+  EXPECT_NE(said.find("/\\x1b[31mn.aiprof.tmp." + boot + "-" + dead +
+                      ".NNNNNN, a temporary event file left by a "
+                      "write that did not finish: its writer, pid " +
+                      dead + " on this boot, is gone"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("/j.aiprof.tmp.XXXXXX, a temporary event file left by a write that did not finish: untouched "
+                      "for 48 hours"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find('\x1b'), std::string::npos) << "a terminal control reached stderr";
 }
 
 // The disk fills while the process records (a file size limit stands in

@@ -1,4 +1,4 @@
-#include "src/base/writer_temp.h"
+#include "src/base/libc/writer_temp.h"
 
 #include <dirent.h>
 #include <errno.h>

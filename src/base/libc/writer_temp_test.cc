@@ -1,4 +1,4 @@
-#include "src/base/writer_temp.h"
+#include "src/base/libc/writer_temp.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
