@@ -54,7 +54,10 @@ std::map<int32_t, RankContext> CollectRankContexts(const Trace& trace) {
     uint8_t& c = name_class[id.raw];
     if (c == 0) {
       std::string_view name = trace.Str(id);
-      c = static_cast<uint8_t>(1 | (IsBlockingSyncName(name) ? 2 : 0) | (IsDataLoaderName(name) ? 4 : 0));
+      // A synchronous copy call waits as a sync does (the attribution's and
+      // the critical path's rule: IsSyncCopyName).
+      const bool sync = IsBlockingSyncName(name) || IsSyncCopyName(name);
+      c = static_cast<uint8_t>(1 | (sync ? 2 : 0) | (IsDataLoaderName(name) ? 4 : 0));
     }
     return c;
   };

@@ -11,8 +11,11 @@
 // this order of precedence (the first that holds wins):
 //   1. data_loading: a data-loader span (IsDataLoaderName) of the same rank
 //      overlaps the gap;
-//   2. sync: a blocking sync call or record (IsBlockingSyncName) of the same
-//      rank overlaps the gap;
+//   2. sync: a blocking sync call or record (IsBlockingSyncName), or a
+//      synchronous copy call (IsSyncCopyName: cudaMemcpy,
+//      hipMemcpyWithStream; the host waits in it as in a sync, the rule the
+//      attribution and the critical path share), of the same rank overlaps
+//      the gap;
 //   3. host_bound: the runtime call that launched the activity ending the gap
 //      began at or after the gap's start (the device waited for the host);
 //   4. other.

@@ -549,3 +549,28 @@ TEST(IdleGapsTest, Resnet50WindowIdleCountsTheLeadingDataLoaderWait) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// TraceLens's SGLang prefill trace: a 493 ms hipMemcpyWithStream (a
+// synchronous copy; its name's median call is 20 us) overlaps the device's
+// idle. The host waits in it as in a sync, so that idle is sync time, as
+// the attribution and the critical path count it; it read as host-bound
+// launch time (494.48 ms) and drew "capture the step in a CUDA graph".
+// Expected figures from src/analysis/testing/oracles/gaps_oracle.py.
+TEST(IdleGapsTest, ASynchronousCopyCallIsSyncIdle) {
+  auto t = ImportFixture("tracelens/inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz");
+  ASSERT_NE(t, nullptr);
+  GapsResult r = ComputeGaps(*t);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(tl.span_ns, 987288887);
+  EXPECT_EQ(tl.busy_ns, 492806877);
+  EXPECT_EQ(Cause(tl, GapCause::kSync), 494007177);
+  EXPECT_EQ(Cause(tl, GapCause::kHostBound), 474320);
+  EXPECT_EQ(Cause(tl, GapCause::kOther), 513);
+}
+
+}  // namespace
+}  // namespace aiprof

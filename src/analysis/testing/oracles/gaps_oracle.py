@@ -42,7 +42,9 @@ def is_sync(name):
     n = name.lower()
     if 'wait' in n:
         return False
-    return 'synchronize' in n or name in ('Stream Sync', 'Context Sync', 'Event Sync')
+    # A synchronous copy call (memcpy, not async) waits as a sync does.
+    return 'synchronize' in n or name in ('Stream Sync', 'Context Sync', 'Event Sync') or \
+        ('memcpy' in n and 'async' not in n)
 
 
 def main():
