@@ -184,3 +184,28 @@ TEST(CompareFixtureTest, SpanNameMatching) {
 
 }  // namespace
 }  // namespace aiprof
+
+namespace aiprof {
+namespace {
+
+// HTA's mi250_minitoy: ProfilerStep#2 is a 49 us fragment holding nothing
+// (the profiler stopped in it); validate's samples leave it out as the
+// analysis window does (FindTruncatedSteps) and say so. The old samples
+// held both steps (9.288 ms and 0.049 ms).
+TEST(CompareFixtureTest, ATruncatedLastStepIsNoSample) {
+  TraceSampleOptions o;
+  o.unit = "step";
+  RunSamples s =
+      LoadPath(testing::FixturesDir() +
+                   "/kineto/HolisticTraceAnalysis__tests__data__amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+               o);
+  ASSERT_EQ(s.latency_ns.size(), 1u);
+  EXPECT_NEAR(s.latency_ns[0], 9.288e6, 1e3);
+  ASSERT_FALSE(s.notes.empty());
+  EXPECT_NE(s.notes[0].find("left out 1 truncated last step (ProfilerStep#2 0.05 ms)"), std::string::npos)
+      << s.notes[0];
+  EXPECT_TRUE(s.warmup_left_out_ns.empty());
+}
+
+}  // namespace
+}  // namespace aiprof

@@ -51,7 +51,9 @@ int64_t CoveredNs(const std::vector<Interval>& merged, int64_t start, int64_t en
 }
 
 // `skip`: leading steps left out as warm-up.
-void AddDeviceUtilization(const Trace& trace, size_t skip, RunSamples* out) {
+// `skip` leading steps (warm-up) and the steps in `dropped` (truncated) are
+// left out; both index the step list, whose rows are trace.steps' here.
+void AddDeviceUtilization(const Trace& trace, size_t skip, const std::vector<size_t>& dropped, RunSamples* out) {
   std::map<int32_t, std::vector<Interval>> activity = MergedDeviceActivity(trace);
   if (activity.empty()) {
     out->device_util_missing = "the trace has no device activity (kernels, copies, collectives)";
@@ -62,6 +64,7 @@ void AddDeviceUtilization(const Trace& trace, size_t skip, RunSamples* out) {
     return;
   }
   for (size_t i = skip; i < trace.steps.size(); ++i) {
+    if (std::binary_search(dropped.begin(), dropped.end(), i)) continue;
     int64_t start = trace.steps.ts_ns[i], dur = trace.steps.dur_ns[i];
     if (dur <= 0) continue;
     auto it = activity.find(trace.steps.rank[i]);
@@ -153,21 +156,42 @@ StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& lab
   RunSamples out;
   out.label = label;
   out.source_kind = "trace";
+  std::vector<size_t> truncated;  // FindSteps indices left out as truncated (unit "step" only)
   out.items_per_sample = options.items_per_sample;
   if (options.unit == "step") {
     out.unit = "step";
     // The steps every command sees (src/analysis/common/steps.h).
     StepList steps = FindSteps(trace);
-    for (const StepSpan& st : steps.steps) out.latency_ns.push_back(static_cast<double>(st.dur_ns));
+    // Trailing steps cut short where the recording stopped leave first, as
+    // the analysis window leaves them (FindTruncatedSteps), then warm-up.
+    truncated = FindTruncatedSteps(trace, steps, ComputeStepPeriods(trace, steps));
+    auto step_text = [&](const StepSpan& st) {
+      std::string name = st.name.empty() ? "step " + std::to_string(st.number) : std::string(trace.Str(st.name));
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), " %.2f ms", static_cast<double>(st.dur_ns) / 1e6);
+      return name + buf;
+    };
+    std::vector<const StepSpan*> kept;
+    std::string cut;
+    for (size_t k = 0; k < steps.steps.size(); ++k) {
+      if (std::binary_search(truncated.begin(), truncated.end(), k)) {
+        cut += (cut.empty() ? "" : ", ") + step_text(steps.steps[k]);
+        continue;
+      }
+      kept.push_back(&steps.steps[k]);
+      out.latency_ns.push_back(static_cast<double>(steps.steps[k].dur_ns));
+    }
+    if (!truncated.empty()) {
+      out.notes.push_back("left out " + std::to_string(truncated.size()) + " truncated last step" +
+                          (truncated.size() == 1 ? "" : "s") + " (" + cut +
+                          "): short and without the work the earlier steps hold, cut where the recording stopped");
+    }
     size_t warm = LeadingWarmup(out.latency_ns, options.warmup_steps);
     if (warm > 0) {
       std::string which;
       for (size_t k = 0; k < warm; ++k) {
-        const StepSpan& st = steps.steps[k];
-        std::string name = st.name.empty() ? "step " + std::to_string(st.number) : std::string(trace.Str(st.name));
-        char buf[64];
-        std::snprintf(buf, sizeof(buf), " %.2f ms", static_cast<double>(st.dur_ns) / 1e6);
-        which += (k ? ", " : "") + name + buf;
+        const StepSpan& st = *kept[k];
+        which += (k ? ", " : "") + step_text(st);
         out.warmup_left_out_ns.push_back(out.latency_ns[k]);
       }
       out.latency_ns.erase(out.latency_ns.begin(), out.latency_ns.begin() + static_cast<long>(warm));
@@ -193,7 +217,7 @@ StatusOr<RunSamples> SamplesFromTrace(const Trace& trace, const std::string& lab
     }
     if (out.latency_ns.empty()) return ErrStatus(label + ": no span named '" + options.unit + "' (--unit) in the trace");
   }
-  AddDeviceUtilization(trace, out.warmup_left_out_ns.size(), &out);
+  AddDeviceUtilization(trace, out.warmup_left_out_ns.size(), truncated, &out);
   AddQuality(trace, &out);
   AddOps(trace, &out);
   return out;

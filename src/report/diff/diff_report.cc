@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,26 @@ void AddStepFigures(const DiffRun& a, const DiffRun& b, const AttributionDiff& d
   auto warmup = [](bool pseudo, const DiffRun& run) {
     if (pseudo) return std::string();
     const AttributionResult& r = *run.attribution;
-    size_t all = 0, steady = 0;
+    // Steps left out after the first steady one are truncated last steps
+    // (the analysis window's TrailingTruncated), the others warm-up.
+    std::map<int32_t, int64_t> first_steady;  // rank -> its first steady step's start
+    for (const AttributionStep& st : r.per_step) {
+      if (!st.steady) continue;
+      auto [it, added] = first_steady.try_emplace(st.rank, st.start_ns);
+      if (!added) it->second = std::min(it->second, st.start_ns);
+    }
+    size_t all = 0, warm = 0, truncated = 0;
     for (const AttributionStep& st : r.per_step) {
       ++all;
-      steady += st.steady ? 1 : 0;
+      if (st.steady) continue;
+      auto it = first_steady.find(st.rank);
+      ++(it != first_steady.end() && st.start_ns > it->second ? truncated : warm);
     }
-    return "of " + std::to_string(all) + " steps; " + std::to_string(all - steady) + " leading warm-up step" +
-           (all - steady == 1 ? "" : "s") + " left out" +
+    return "of " + std::to_string(all) + " steps; " + std::to_string(warm) + " leading warm-up step" +
+           (warm == 1 ? "" : "s") +
+           (truncated > 0 ? " and " + std::to_string(truncated) + " truncated last step" + (truncated == 1 ? "" : "s")
+                          : std::string()) +
+           " left out" +
            (run.warmup_steps >= 0 ? " (--warmup-steps " + std::to_string(run.warmup_steps) + ", in both runs)"
                                   : " (found in each run on its own; --warmup-steps N sets it for both)");
   };
