@@ -14,6 +14,7 @@
 #include "src/analysis/validation/trace_identity.h"
 #include "src/analysis/whatif/simulate.h"
 #include "src/analysis/whatif/whatif.h"
+#include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
 namespace {
@@ -330,8 +331,16 @@ StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& befor
 
 MeanInterval SteadyStepWallTime(AnalysisSession& s, bool mean) {
   std::vector<double> v;
-  for (const StepPath& p : s.results().critical_path().steps) {
-    if (p.steady) v.push_back(static_cast<double>(p.length_ns()));
+  const CriticalPathResult& path = s.results().critical_path();
+  // A trace without steps: each rank's whole trace on the analysis window's
+  // per-trace base, start-up left out, as the before run's replay measures
+  // it (WhatIfResult::per_trace).
+  const bool per_trace =
+      !path.steps.empty() &&
+      std::all_of(path.steps.begin(), path.steps.end(), [](const StepPath& p) { return p.step_index == SIZE_MAX; }) &&
+      s.results().window().steps == 0;
+  for (const StepPath& p : path.steps) {
+    if (p.steady) v.push_back(per_trace ? s.results().window().base_ns : static_cast<double>(p.length_ns()));
   }
   return mean ? DurationMeanWithInterval(v) : MedianWithInterval(v);
 }

@@ -145,7 +145,9 @@ Status AttachHistory(const std::string& db_path, SuggestResult* result, const Hi
 }
 
 WhatIfResult AnalysisSession::WhatIf(const Scenario& scenario) {
-  WhatIfResult r = PredictWhatIf(trace(), results().critical_path(), scenario);
+  // The window memoised with the session's options (a trace without steps
+  // is predicted on its per-trace base).
+  WhatIfResult r = PredictWhatIf(trace(), results().critical_path(), scenario, &results().window());
   // A trace with page-fault records: how much of the step they hold, which
   // the replay keeps where they were.
   if (HasPageFaultData(trace())) {

@@ -176,7 +176,7 @@ def main():
         out = whatif(a.aiprof, paths["none"], ["remove aten::relu"], fmt)
         check("no steps found" in out and "whole trace" in out, "%s: no steps: the note" % fmt)
     rows = list(csv.DictReader(io.StringIO(whatif(a.aiprof, paths["none"], ["remove aten::relu"], "csv"))))
-    check([(r.get("step"), r.get("time_base")) for r in rows] == [("whole trace", "whole trace wall time (no steps found)")],
+    check([(r.get("step"), r.get("time_base")) for r in rows] == [("whole trace", "per trace (no steps found)")],
           "csv: no steps: the row is the whole trace (%r)" % rows)
     s = json.loads(whatif(a.aiprof, paths["six"], ["remove aten::relu"], "json"))["scenarios"][0]
     check(s.get("whole_trace") is False and not any("no steps found" in n for n in s.get("notes", [])),
@@ -197,6 +197,7 @@ def main():
           "whatif text: a CPU-only trace's time base is the step wall time to its end on the host")
 
     per_trace_base(a.aiprof, env_dir)
+    per_trace_check(a.aiprof, env_dir)
     print("%d failure(s)" % len(FAILURES))
     return 1 if FAILURES else 0
 
@@ -241,11 +242,46 @@ def per_trace_base(aiprof, env_dir):
               (s["measured_ns"], s["predicted_ns"]) == want,
               "%s: %r predicts %d ns of the %d ns base (by hand: %r)" % (name, scenario, s["predicted_ns"],
                                                                        s["measured_ns"], want))
+        check(s.get("per_trace_base_ns") == round(base_ns) and s.get("startup_left_out_ns") == round(startup_ns) and
+              s.get("time_base") == "per trace: trace span minus start-up (ns)",
+              "%s: json: per_trace_base_ns, startup_left_out_ns and the time base (%r)" % (name, s.get("time_base")))
         said = "start-up (%s) left out" % ("5.00 ms" if want else "42.182 s")
         check(startup_ns > 0 and any(said in n for n in s.get("notes", [])),
               "%s: json: a note says %r" % (name, said))
         for fmt in ("text", "md", "html"):
-            check(said in whatif(aiprof, trace, [scenario], fmt), "%s: %s: says %r" % (name, fmt, said))
+            out = whatif(aiprof, trace, [scenario], fmt)
+            check(said in out and "start-up and tear-down included" not in out and
+                  "the trace span minus start-up" in out, "%s: %s: says %r, and nothing else" % (name, fmt, said))
+
+
+def served_trace(startup, k):
+    """No steps: start-up `startup` µs, aten::mm waiting for K (`k` µs), then
+    six `req` spans (10..15 µs, 20 apart) to measure as samples (--unit req)."""
+    ev = [x("cudaDeviceGetStreamPriorityRange", 0, startup, cat="cuda_runtime"), x("aten::mm", startup, 50 + k),
+          dict(x("cudaLaunchKernel", startup + 10, 10, cat="cuda_runtime"), args={"correlation": 1}),
+          x("cudaStreamSynchronize", startup + 20, 20 + k, cat="cuda_runtime"),
+          {"ph": "X", "cat": "kernel", "name": "K", "pid": 0, "tid": 7, "ts": startup + 30, "dur": k,
+           "args": {"device": 0, "stream": 7, "correlation": 1}}]
+    ev += [x("req", startup + 50 + k + 20 * j, 10 + j, cat="user_annotation") for j in range(6)]
+    return {"traceEvents": ev}
+
+
+def per_trace_check(aiprof, env_dir):
+    """validate/card --scenario on traces without steps: the after run is
+    measured on the base the before run's replay predicts on, the trace span
+    minus start-up. Before (5 ms start-up, K 50 µs): 215 µs; `scale K 0.5`
+    predicts 190. After (3 ms start-up, K 25 µs): 190 µs. Its whole trace
+    (3.19 ms, start-up included) read -94.0%."""
+    paths = []
+    for name, startup, k in (("served_before", 5000, 50), ("served_after", 3000, 25)):
+        paths.append(os.path.join(env_dir, name + ".json"))
+        with open(paths[-1], "w") as f:
+            json.dump(served_trace(startup, k), f)
+    p = json.loads(run(aiprof, "validate", "--before", paths[0], "--after", paths[1], "--scenario", "scale K 0.5",
+                       "--unit", "req", "--format", "json")).get("prediction") or {}
+    check((p.get("before_ms"), p.get("predicted_ms"), p.get("measured_ms")) == (0.215, 0.19, 0.19),
+          "validate --scenario, no steps: 0.215 -> 0.19 ms predicted, 0.19 ms measured (%r, %r, %r)"
+          % (p.get("before_ms"), p.get("predicted_ms"), p.get("measured_ms")))
 
 
 if __name__ == "__main__":

@@ -75,9 +75,22 @@ Reading Read(const WhatIfResult& r, bool whole_trace) {
   return g;
 }
 
-std::string WholeTraceNote() {
+// A result on the analysis window's per-trace base (WhatIfResult::per_trace)
+// leaves start-up out; the next note (the analysis') gives both figures.
+std::string WholeTraceNote(const WhatIfResult& r) {
+  if (r.per_trace) {
+    return "no steps found (no ProfilerStep#N, step annotation or repeating op pattern): each rank's whole trace is "
+           "one step, predicted per trace on the analysis window's base (the trace span minus start-up, as "
+           "diagnose's impacts), not a step time";
+  }
   return "no steps found (no ProfilerStep#N, step annotation or repeating op pattern): each rank's whole trace is "
          "one step, start-up and tear-down included, so these figures are the trace's wall time, not a step time";
+}
+
+// JSON's time_base.
+std::string TimeBaseJson(const WhatIfResult& r) {
+  if (r.time_base == WhatIfResult::TimeBase::kStepPeriod) return "step period (ns)";
+  return r.per_trace ? "per trace: trace span minus start-up (ns)" : "step wall time (ns)";
 }
 
 // The critical path's per-class figures are over each step's path, its
@@ -104,10 +117,13 @@ std::string Json(const WhatIfResult& r, const Reading& g) {
                            : std::string();
   };
   std::string out =
-      "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" +
-      (r.time_base == WhatIfResult::TimeBase::kStepPeriod ? "step period (ns)" : "step wall time (ns)") + "\"" +
+      "{\"scenario\":" + JsonString(r.scenario) + ",\"time_base\":\"" + TimeBaseJson(r) + "\"" +
       ",\"statistic\":\"median of the steady steps\",\"judged_on\":\"" + (g.mean ? "mean" : "median") + "\"" +
-      ",\"whole_trace\":" + (g.whole_trace ? "true" : "false") + ",\"steady_steps\":" + std::to_string(r.steady_steps) +
+      ",\"whole_trace\":" + (g.whole_trace ? "true" : "false") +
+      (r.per_trace ? ",\"per_trace_base_ns\":" + num(r.per_trace_base_ns) +
+                         ",\"startup_left_out_ns\":" + std::to_string(r.startup_left_out_ns)
+                   : std::string()) +
+      ",\"steady_steps\":" + std::to_string(r.steady_steps) +
       ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
       ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
       ",\"predicted_interval_level\":" + fmt::format("{}", g.median_level) + hist(r.median_history) +
@@ -118,7 +134,7 @@ std::string Json(const WhatIfResult& r, const Reading& g) {
       ",\"edges_changed\":" + std::to_string(r.edges_changed) +
       ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) + ",";
   std::vector<std::string> notes = r.notes;  // what fuse, overlap-comm and device did and assumed
-  if (g.whole_trace) notes.insert(notes.begin(), WholeTraceNote());
+  if (g.whole_trace) notes.insert(notes.begin(), WholeTraceNote(r));
   if (!notes.empty()) {
     out += "\"notes\":[";
     for (size_t k = 0; k < notes.size(); ++k) out += std::string(k ? "," : "") + JsonString(notes[k]);
@@ -193,6 +209,15 @@ std::string TimeBaseText(const WhatIfResult& r, const Reading& g) {
     return "step period: from the previous step's end to this step's end (the host no longer paces the device); "
            "median and mean of the steady steps";
   }
+  if (g.whole_trace && r.per_trace) {
+    return "per trace (no steps found): " +
+           (r.startup_left_out_ns > 0
+                ? "the trace span minus start-up (" + FormatDurationNs(static_cast<double>(r.startup_left_out_ns)) +
+                      " left out), diagnose's impact base; predicted: the replay's change of each rank's whole trace, "
+                      "its start-up calls' own change left out"
+                : std::string("the trace span (no start-up calls found), diagnose's impact base; predicted: the "
+                              "replay's change of each rank's whole trace"));
+  }
   if (g.whole_trace) {
     return "the whole trace's wall time (no steps found): its start to the end of the last work in it, per rank";
   }
@@ -203,6 +228,7 @@ std::string TimeBaseText(const WhatIfResult& r, const Reading& g) {
 }
 std::string TimeBaseShort(const WhatIfResult& r, const Reading& g) {
   if (r.time_base == WhatIfResult::TimeBase::kStepPeriod) return "step period";
+  if (g.whole_trace && r.per_trace) return "per trace (no steps found)";
   return g.whole_trace ? "whole trace wall time (no steps found)" : "step wall time";
 }
 
@@ -223,7 +249,7 @@ void AddScenario(const WhatIfResult& r, const Reading& g, render::Section* sec) 
   // What the replay assumed, after the prediction it qualifies (a reader
   // looks for the figures first); no steps found comes first of them.
   auto add_notes = [&] {
-    if (g.whole_trace) sec->Add(render::Paragraph{"Note: " + WholeTraceNote() + "."});
+    if (g.whole_trace) sec->Add(render::Paragraph{"Note: " + WholeTraceNote(r) + "."});
     for (const std::string& note : r.notes) sec->Add(render::Paragraph{note});
     if (r.measured_fallbacks > 0) {
       sec->Add(render::Paragraph{std::to_string(r.measured_fallbacks) +
