@@ -398,9 +398,11 @@ void LlmSection(AnalysisResults& in, Section* s) {
           cpu ? "CPU run (no device work): ops are the steps' top-level torch ops, work shares are of their time; "
                 "host: the step's wall time; wall per token: the phase's wall time over its tokens (its inverse "
                 "throughput), wall per step: a decode step's time is each running request's time per token"
-              : "Work shares are of the phase's device time; host: step time without busy device time; wall per "
-                "token: the phase's wall time over its tokens (its inverse throughput), wall per step: a decode "
-                "step's time is each running request's time per token"};
+              : "Work shares are of the phase's device time; host and held: the step's wall time without busy "
+                "device time, split as the critical path splits it: held while the device held work already "
+                "launched (idle_other: a faster host would not shorten it), host the rest (host work, launch and "
+                "sync calls); wall per token: the phase's wall time over its tokens (its inverse throughput), wall "
+                "per step: a decode step's time is each running request's time per token"};
   // A CPU run has no collectives among its ops: no communication column
   // (always 0.0%; the table ran past the page's width).
   auto shown = [&](size_t w) { return !cpu || static_cast<LlmWork>(w) != LlmWork::kCommunication; };
@@ -409,6 +411,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
     if (shown(w)) t.columns.push_back({work, work, Unit::kFraction});
   }
   t.columns.push_back({"host_ns", "Host", Unit::kNs});
+  if (!cpu) t.columns.push_back({"device_held_ns", "Device held", Unit::kNs});
   t.columns.push_back({"tokens", "Tokens", Unit::kCount});
   t.columns.push_back({"wall_per_token_ns", "Wall per token", Unit::kNs});
   t.columns.push_back({"wall_per_step_ns", "Wall per step", Unit::kNs});
@@ -425,6 +428,7 @@ void LlmSection(AnalysisResults& in, Section* s) {
     }
     const bool tokens = ph.steps_with_tokens == ph.steps && ph.tokens > 0;
     row.push_back(Int(ph.host_ns));
+    if (!cpu) row.push_back(Int(ph.device_held_ns));
     row.push_back(tokens ? Int(ph.tokens) : Value());
     row.push_back(tokens ? Value::Number(static_cast<double>(ph.wall_ns) / static_cast<double>(ph.tokens)) : Value());
     // A decode step's time is each running request's time per token; per

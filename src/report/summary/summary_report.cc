@@ -115,9 +115,15 @@ void AddDevices(const Trace& trace, const Summary& s, const SummaryReportOptions
   } else if (s.devices.empty()) {
     sec->Add(render::Paragraph{"No device activity in this trace (kernels, copies, sets, collectives)."});
   } else {
-    render::Table t{"devices", "", {{"rank", "Rank"}, {"device", "Device"}, {"busy_ns", "Busy", Unit::kNs},
-                                    {"span_ns", "Span", Unit::kNs}, {"utilization", "Utilization", Unit::kFraction}},
-                    {}, ""};
+    render::Table t{"devices",
+                    "",
+                    {{"rank", "Rank"},
+                     {"device", "Device"},
+                     {"busy_ns", "Busy", Unit::kNs},
+                     {"span_ns", "Span", Unit::kNs},
+                     {"utilization", "Utilization (busy / span)", Unit::kFraction}},
+                    {},
+                    ""};
     for (const DeviceStat& d : s.devices) {
       t.rows.push_back({RankValue(d.rank), Value::Int(d.device), Value::Int(d.busy_ns), Value::Int(d.span_ns),
                         Value::Number(d.utilization)});
