@@ -1,8 +1,11 @@
 #include "src/analysis/whatif/graph_edits.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "src/analysis/common/op_args.h"
@@ -12,6 +15,28 @@
 
 namespace aiprof {
 namespace {
+
+// The precision a kernel's name says it computes in, from its dtype tokens
+// (vendor libraries, Triton and CUTLASS name them: `_matmul_ogs_NNT_bf16x
+// bf16xmxfp4`, `ampere_fp16_s16816gemm`, `cutlass_tensorop_bf16_s16816fprop`,
+// `volta_sgemm_128x64`); nullopt when it names none. bf16 before fp16 (the
+// token "f16" is inside "bf16"); a kernel that mixes a narrow weight format
+// with bf16 activations (mxfp4, fp8 weights) computes in bf16.
+std::optional<Precision> KernelNamePrecision(std::string_view name) {
+  std::string n(name);
+  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto has = [&](std::string_view t) { return n.find(t) != std::string::npos; };
+  // Tensile (rocBLAS/hipBLASLt) names its types after the layout:
+  // Cijk_Alik_Bljk_BBS_... is bf16 in, bf16 out, fp32 compute; HHS half.
+  if (has("_bbs_") || has("_bss_") || has("_bbh_")) return Precision::kBf16;
+  if (has("_hhs_") || has("_hss_") || has("_hhh_")) return Precision::kFp16;
+  if (has("bf16") || has("bfloat16")) return Precision::kBf16;
+  if (has("fp16") || has("f16") || has("half")) return Precision::kFp16;
+  if (has("int8") || has("i8gemm") || has("imma")) return Precision::kInt8;
+  if (has("fp64") || has("dgemm") || has("double")) return Precision::kFp64;
+  if (has("fp32") || has("f32") || has("sgemm") || has("float")) return Precision::kFp32;
+  return std::nullopt;
+}
 
 std::string CountOf(uint64_t n, const char* what) { return std::to_string(n) + " " + what; }
 
@@ -275,13 +300,42 @@ class Editor {
     const double bw = to.memory_bandwidth_bytes_per_second > 0 && from.memory_bandwidth_bytes_per_second > 0
                           ? from.memory_bandwidth_bytes_per_second / to.memory_bandwidth_bytes_per_second
                           : 1.0;
-    std::optional<double> compute;
-    for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
-      if (compute) break;
+    // The compute-peak ratio of a precision both devices list.
+    auto peak_ratio = [&](Precision p) -> std::optional<double> {
       auto a = from.PeakFlops(p), b = to.PeakFlops(p);
-      if (a && b && *a > 0 && *b > 0) compute = *a / *b;
+      if (a && b && *a > 0 && *b > 0) return *a / *b;
+      return std::nullopt;
+    };
+    // A dense kernel whose name says no precision (Triton's attention, a
+    // shapeless GEMM) runs in the precision most of the trace's dense kernel
+    // time names (an inference engine serves in one precision); without any,
+    // fp32, else bf16, else fp16.
+    KernelClassifier classes(trace_);
+    auto is_dense = [&](uint32_t k) {
+      const KernelClass kc = classes.Of(k);
+      return kc == KernelClass::kGemm || kc == KernelClass::kConv || kc == KernelClass::kAttention ||
+             kc == KernelClass::kTritonTemplate;
+    };
+    std::array<double, kPrecisionCount> named_time{};
+    if (has_device_) {
+      for (uint32_t k = 0; k < s_.size(); ++k) {
+        if (!g_.on_device[k] || s_.kind[k] != EventKind::kKernel || !is_dense(k)) continue;
+        if (auto p = KernelNamePrecision(trace_.Str(s_.name[k]))) {
+          named_time[static_cast<size_t>(*p)] += static_cast<double>(s_.dur_ns[k]);
+        }
+      }
     }
-    uint64_t roofline = 0, by_compute = 0, by_bw = 0, unchanged = 0;
+    std::optional<double> compute;
+    std::string compute_from = "fp32's, else bf16's";
+    const size_t most =
+        static_cast<size_t>(std::max_element(named_time.begin(), named_time.end()) - named_time.begin());
+    if (named_time[most] > 0 && (compute = peak_ratio(static_cast<Precision>(most)))) {
+      compute_from = std::string(PrecisionName(static_cast<Precision>(most))) + "'s, the trace's named precision";
+    }
+    for (Precision p : {Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
+      if (!compute) compute = peak_ratio(p);
+    }
+    uint64_t roofline = 0, by_compute = 0, by_named_precision = 0, by_bw = 0, unchanged = 0;
     auto ratio_of = [&](uint32_t op) -> std::optional<double> {
       if (op == kNoSlice) return std::nullopt;
       const std::optional<OpCost>& cost = costs_.Own(op);
@@ -301,7 +355,6 @@ class Editor {
         ++(r ? roofline : by_bw);
       }
     } else {
-      KernelClassifier classes(trace_);
       for (uint32_t k = 0; k < s_.size(); ++k) {
         if (!g_.on_device[k]) continue;
         const EventKind kind = s_.kind[k];
@@ -316,10 +369,12 @@ class Editor {
         } else if (std::optional<double> x = kind == EventKind::kMemset ? std::nullopt : ratio_of(costs_.OpOfDevice(k))) {
           r = *x, ++roofline;
         } else {
-          const KernelClass kc = classes.Of(k);
-          const bool dense = kc == KernelClass::kGemm || kc == KernelClass::kConv || kc == KernelClass::kAttention ||
-                             kc == KernelClass::kTritonTemplate;
-          if (dense && compute) {
+          const bool dense = is_dense(k);
+          const std::optional<Precision> named = dense ? KernelNamePrecision(name) : std::nullopt;
+          const std::optional<double> named_ratio = named ? peak_ratio(*named) : std::nullopt;
+          if (named_ratio) {
+            r = *named_ratio, ++by_compute, ++by_named_precision;
+          } else if (dense && compute) {
             r = *compute, ++by_compute;
           } else {
             r = bw, ++by_bw;
@@ -333,7 +388,8 @@ class Editor {
                                                       : "top-level ops by their roofline time") +
                         ", " +
                         CountOf(by_compute, "GEMM/conv/attention kernels without shapes by the compute-peak ratio") +
-                        ", " + CountOf(by_bw, "by the memory-bandwidth ratio (no shapes)") + ", " +
+                        " (" + std::to_string(by_named_precision) + " of the precision their name says, the others " +
+                        compute_from + "), " + CountOf(by_bw, "by the memory-bandwidth ratio (no shapes)") + ", " +
                         CountOf(unchanged, "collectives and host copies unchanged") + "; host work unchanged");
   }
 

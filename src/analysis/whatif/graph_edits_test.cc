@@ -216,6 +216,40 @@ constexpr char kDevice[] = R"json({"traceEvents":[
   {"ph":"X","cat":"kernel","name":"void at::native::vectorized_elementwise_kernel<4>","pid":0,"tid":7,"ts":205,"dur":100,"args":{"device":0,"stream":7,"correlation":2}}
 ]})json";
 
+// Hand-made (µs), no shapes (a graph replay's kernels carry none): a
+// Tensile bf16 GEMM `Cijk_Alik_Bljk_BBS_BH_...` [0, 130.74], a Triton
+// attention kernel that names no precision [130.74, 261.48], a bf16-named
+// GEMM [261.48, 392.22], then a sync. `device H100 from MI300X`: each by the
+// bf16 peak ratio 1307.4 / 989.5 (the first and third by their names, the
+// attention by the precision the trace's named dense kernels run in), 130.74
+// → 172.74 µs each; the fp32 ratio (163.4 / 67 = 2.44) gave 318.8 µs each
+// (TraceLens's vLLM decode: +72.6% where the bf16 ratio gives +20.5%).
+constexpr char kShapelessBf16[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":400},
+  {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":0,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":1,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"hipLaunchKernel","pid":1,"tid":1,"ts":2,"dur":1,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"hipDeviceSynchronize","pid":1,"tid":1,"ts":3,"dur":390},
+  {"ph":"X","cat":"kernel","name":"Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256","pid":0,"tid":7,"ts":0,"dur":130.74,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"kernel_unified_attention_3d","pid":0,"tid":7,"ts":130.74,"dur":130.74,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1","pid":0,"tid":7,"ts":261.48,"dur":130.74,"args":{"device":0,"stream":7,"correlation":3}}
+]})json";
+
+TEST(GraphEditsTest, ShapelessDenseKernelsScaleByTheirPrecision) {
+  auto t = ImportJsonText(kShapelessBf16);
+  ASSERT_NE(t, nullptr);
+  StatusOr<WhatIfResult> r = PredictScenario(*t, "device H100 from MI300X");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("3 GEMM/conv/attention kernels without shapes by the compute-peak ratio (2 of the "
+                             "precision their name says, the others bf16's, the trace's named precision)"),
+            std::string::npos)
+      << r->notes[0];
+  // The sync ends with the last kernel: 3 x 130.74 x 1307.4 / 989.5 us, then the step's 7 us after it.
+  const double kernels = 3 * 130.74 * 1307.4 / 989.5;
+  EXPECT_NEAR(static_cast<double>(Step(*t, "device H100 from MI300X")), (kernels + 7.78) * 1e3, 50);
+}
+
 TEST(GraphEditsTest, HandMadeDeviceByRoofline) {
   auto t = ImportJsonText(kDevice);
   ASSERT_NE(t, nullptr);
