@@ -17,9 +17,11 @@ std::string PercentText(double f) { return FormatPercent(f); }
 std::string MsFixed(double ns) { return FormatFixed(ns / 1e6, 3) + " ms"; }
 
 // "33.1% (29.1% to 36.9%)": a simulated gain's central value before its
-// interval; other gains are their interval.
+// interval; other gains are their interval; "9.2%" where both ends read the same.
 std::string GainRangeText(const SuggestionOutcome& o) {
-  std::string range = PercentText(o.gain_min) + " to " + PercentText(o.gain_max);
+  const std::string lo = PercentText(o.gain_min), hi = PercentText(o.gain_max);
+  if (lo == hi) return lo;  // one step, or a replay that changes nothing: one figure
+  std::string range = lo + " to " + hi;
   if (const std::optional<double> central = CentralSimulatedGain(o)) return PercentText(*central) + " (" + range + ")";
   return range;
 }
