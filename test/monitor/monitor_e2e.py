@@ -666,8 +666,10 @@ def case_counters(args, tmp):
     long1 = 'queue_depth_of_the_very_long_named_inference_pipeline_stage_one'
     p = subprocess.run([args.aiprof, 'monitor', '--alert', 'counter.%s > 0' % long1, '-o', os.path.join(tmp, 'x'),
                         '--', args.service], capture_output=True, text=True, timeout=20)
-    check(p.returncode == 1 and 'at most 59 bytes' in p.stderr,
-          'an alert on a name too long for the channel fails at start-up (%d %r)' % (p.returncode, p.stderr[-200:]))
+    # A flag value that can never hold is a bad command line: exit 2 (README's table, 3cb4b3e).
+    check(p.returncode == 2 and 'at most 59 bytes' in p.stderr,
+          'an alert on a name too long for the channel fails at start-up, exit 2 (%d %r)' %
+          (p.returncode, p.stderr[-200:]))
     run = Run(args, tmp, ['--work-us', '300', '--many-counters', '1'],
               ['--alert', 'p99_latency > 100s', '--window', '1s', '--interval', '0.25s', '--on-alert', 'none',
                '--metrics-listen', '127.0.0.1:0', '--timeout', '30s'], load_seconds=30)
