@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "src/analysis/attribution/op_class.h"
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/launches/launch_hold.h"
 #include "src/analysis/roofline/kernel_class.h"
@@ -149,8 +150,6 @@ struct StepActivity {
   bool operator<(const StepActivity& o) const { return std::tie(step, start, end) < std::tie(o.step, o.start, o.end); }
 };
 
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;  // sorted, disjoint
-
 // Per rank, the union of its host's synchronising calls (sync kinds:
 // blocking syncs, cuda_sync records; synchronous copies, IsSyncCopyName):
 // the host's own time on the critical path (sync_call) even while the device
@@ -163,18 +162,7 @@ std::map<int32_t, Intervals> SyncCallsByRank(const Trace& trace) {
         s.kind[i] == EventKind::kSync || (s.kind[i] == EventKind::kRuntime && IsSyncCopyName(trace.Str(s.name[i])));
     if (sync && s.dur_ns[i] > 0) out[trace.tracks.rank[s.track[i]]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
   }
-  for (auto& [rank, v] : out) {
-    std::sort(v.begin(), v.end());
-    Intervals merged;
-    for (const auto& x : v) {
-      if (!merged.empty() && x.first <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, x.second);
-      } else {
-        merged.push_back(x);
-      }
-    }
-    v = std::move(merged);
-  }
+  for (auto& [rank, v] : out) v = MergeIntervals(std::move(v));
   return out;
 }
 

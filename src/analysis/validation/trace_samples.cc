@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/summary/summary.h"
 #include "src/analysis/window/analysis_window.h"
@@ -23,18 +24,7 @@ std::map<int32_t, std::vector<Interval>> MergedDeviceActivity(const Trace& trace
     if (!IsDeviceActivity(s.kind[i])) continue;
     by_rank[trace.tracks.rank[s.track[i]]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
   }
-  for (auto& [rank, iv] : by_rank) {
-    std::sort(iv.begin(), iv.end());
-    std::vector<Interval> merged;
-    for (const Interval& x : iv) {
-      if (!merged.empty() && x.first <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, x.second);
-      } else {
-        merged.push_back(x);
-      }
-    }
-    iv = std::move(merged);
-  }
+  for (auto& [rank, iv] : by_rank) iv = MergeIntervals(std::move(iv));
   return by_rank;
 }
 
