@@ -23,10 +23,8 @@ bool IsTask(EventKind k) { return k == EventKind::kKernel || k == EventKind::kCo
 // Host runtime calls only: the copies a graph-capture merge re-times onto
 // replayed kernels (IsGraphCaptureTrack, left out of the op statistics too)
 // carry synthetic durations, not host time.
-void FindOutliers(const Trace& trace, LaunchStats* out) {
+void FindOutliers(const Trace& trace, const std::vector<uint8_t>& capture_track, LaunchStats* out) {
   const SliceTable& s = trace.slices;
-  std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
-  for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
   std::vector<uint8_t> host_call(s.size(), 0);
   for (size_t i = 0; i < s.size(); ++i) {
     host_call[i] = s.kind[i] == EventKind::kRuntime && !capture_track[s.track[i]];
@@ -62,10 +60,8 @@ namespace {
 // the time from a StreamBeginCapture call's end to its StreamEndCapture's
 // start; the work launch calls between them were recorded, not run. The
 // tracks a graph-capture merge added hold copies, not host calls.
-void CountCapturedLaunches(const Trace& trace, LaunchStats* out) {
+void CountCapturedLaunches(const Trace& trace, const std::vector<uint8_t>& capture_track, LaunchStats* out) {
   const SliceTable& s = trace.slices;
-  std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
-  for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
   uint32_t track = kNoTrack;
   int64_t open_since = -1;  // the open window's start on `track`; -1: none open
   for (uint32_t i = 0; i < s.size(); ++i) {
@@ -208,8 +204,11 @@ LaunchStats ComputeLaunchStats(const Trace& trace) {
   if (out.launch_calls > out.graph_launches) {
     for (uint32_t k : one_by_one) out.short_kernels += static_cast<double>(s.dur_ns[k]) < out.launch_cost_ns;
   }
-  FindOutliers(trace, &out);
-  CountCapturedLaunches(trace, &out);
+  // The tracks a graph-capture merge added (copies, not host calls).
+  std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
+  FindOutliers(trace, capture_track, &out);
+  CountCapturedLaunches(trace, capture_track, &out);
   return out;
 }
 

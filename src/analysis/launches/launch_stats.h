@@ -37,7 +37,6 @@
 #include <string_view>
 #include <vector>
 
-#include "src/model/graph_capture_tracks.h"  // IsGraphLaunchName
 #include "src/model/trace.h"
 
 namespace aiprof {

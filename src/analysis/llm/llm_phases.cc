@@ -154,26 +154,17 @@ struct StepActivity {
 // blocking syncs, cuda_sync records; synchronous copies, IsSyncCopyName):
 // the host's own time on the critical path (sync_call) even while the device
 // sits idle.
-std::map<int32_t, Intervals> SyncCallsByRank(const Trace& trace) {
+std::map<int32_t, CoveredTime> SyncCallsByRank(const Trace& trace) {
   const SliceTable& s = trace.slices;
-  std::map<int32_t, Intervals> out;
+  std::map<int32_t, Intervals> calls;
   for (uint32_t i = 0; i < s.size(); ++i) {
     const bool sync =
         s.kind[i] == EventKind::kSync || (s.kind[i] == EventKind::kRuntime && IsSyncCopyName(trace.Str(s.name[i])));
-    if (sync && s.dur_ns[i] > 0) out[trace.tracks.rank[s.track[i]]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
+    if (sync && s.dur_ns[i] > 0) calls[trace.tracks.rank[s.track[i]]].push_back({s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
   }
-  for (auto& [rank, v] : out) v = MergeIntervals(std::move(v));
+  std::map<int32_t, CoveredTime> out;
+  for (auto& [rank, v] : calls) out.emplace(rank, CoveredTime(MergeIntervals(std::move(v))));
   return out;
-}
-
-// The time of [a, b) inside `u`.
-int64_t OverlapWith(const Intervals& u, int64_t a, int64_t b) {
-  int64_t t = 0;
-  auto it = std::lower_bound(u.begin(), u.end(), std::make_pair(a, INT64_MIN),
-                             [](const auto& x, const auto& k) { return x.second <= k.first; });
-  for (; it != u.end() && it->first < b; ++it)
-    t += std::max<int64_t>(0, std::min(b, it->second) - std::max(a, it->first));
-  return t;
 }
 
 // The step's device idle time in [from, to) outside activity[first, last)
@@ -186,14 +177,14 @@ int64_t OverlapWith(const Intervals& u, int64_t a, int64_t b) {
 // its launched kernels wait); the rest is the host's (*host: host work,
 // launch calls, waits before the launch).
 void SplitIdle(const std::vector<StepActivity>& activity, size_t first, size_t last, int64_t from, int64_t to,
-               const Intervals& sync, int64_t* host, int64_t* held) {
+               const CoveredTime& sync, int64_t* host, int64_t* held) {
   int64_t covered = from;  // the union's end so far
   auto gap = [&](int64_t g0, int64_t g1, int64_t call_end) {
     if (g1 <= g0) return;
     int64_t h = 0;
     if (call_end != INT64_MAX && g1 - call_end >= kMinLaunchHoldNs) {
       const int64_t h0 = std::max(g0, call_end);
-      h = g1 - h0 - OverlapWith(sync, h0, g1);
+      h = g1 - h0 - sync.Within(h0, g1);
     }
     *held += h;
     *host += g1 - g0 - h;
@@ -360,9 +351,9 @@ LlmPhasesResult ComputeLlmPhases(const Trace& trace) {
     }
   }
   std::sort(activity.begin(), activity.end());
-  const std::map<int32_t, Intervals> sync_calls =
-      steps.empty() ? std::map<int32_t, Intervals>() : SyncCallsByRank(trace);
-  static const Intervals kNoIntervals;
+  const std::map<int32_t, CoveredTime> sync_calls =
+      steps.empty() ? std::map<int32_t, CoveredTime>() : SyncCallsByRank(trace);
+  static const CoveredTime kNoIntervals{Intervals{}};
   size_t next = 0;  // into `activity`, which is grouped by step
   for (size_t k = 0; k < steps.size(); ++k) {
     const EngineStep& st = steps[k];

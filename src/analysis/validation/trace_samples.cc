@@ -14,37 +14,23 @@
 namespace aiprof {
 namespace {
 
-using Interval = std::pair<int64_t, int64_t>;
-
-// Device activity per rank, merged into disjoint sorted intervals.
-std::map<int32_t, std::vector<Interval>> MergedDeviceActivity(const Trace& trace) {
-  std::map<int32_t, std::vector<Interval>> by_rank;
+// Device activity per rank, merged (sorted, disjoint), to measure any step's share.
+std::map<int32_t, CoveredTime> MergedDeviceActivity(const Trace& trace) {
+  std::map<int32_t, Intervals> by_rank;
   const SliceTable& s = trace.slices;
   for (size_t i = 0; i < s.size(); ++i) {
     if (!IsDeviceActivity(s.kind[i])) continue;
     by_rank[trace.tracks.rank[s.track[i]]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
   }
-  for (auto& [rank, iv] : by_rank) iv = MergeIntervals(std::move(iv));
-  return by_rank;
+  std::map<int32_t, CoveredTime> out;
+  for (auto& [rank, iv] : by_rank) out.emplace(rank, CoveredTime(MergeIntervals(std::move(iv))));
+  return out;
 }
 
-// Length of [start, end) covered by disjoint sorted intervals.
-int64_t CoveredNs(const std::vector<Interval>& merged, int64_t start, int64_t end) {
-  // Disjoint and sorted, so ends are sorted too: skip those ending before `start`.
-  auto it = std::partition_point(merged.begin(), merged.end(), [start](const Interval& x) { return x.second <= start; });
-  int64_t covered = 0;
-  for (; it != merged.end() && it->first < end; ++it) {
-    int64_t lo = std::max(start, it->first), hi = std::min(end, it->second);
-    if (hi > lo) covered += hi - lo;
-  }
-  return covered;
-}
-
-// `skip`: leading steps left out as warm-up.
 // `skip` leading steps (warm-up) and the steps in `dropped` (truncated) are
 // left out; both index the step list, whose rows are trace.steps' here.
 void AddDeviceUtilization(const Trace& trace, size_t skip, const std::vector<size_t>& dropped, RunSamples* out) {
-  std::map<int32_t, std::vector<Interval>> activity = MergedDeviceActivity(trace);
+  const std::map<int32_t, CoveredTime> activity = MergedDeviceActivity(trace);
   if (activity.empty()) {
     out->device_util_missing = "the trace has no device activity (kernels, copies, collectives)";
     return;
@@ -59,7 +45,7 @@ void AddDeviceUtilization(const Trace& trace, size_t skip, const std::vector<siz
     if (dur <= 0) continue;
     auto it = activity.find(trace.steps.rank[i]);
     if (it == activity.end()) it = activity.begin();  // single-rank traces may leave the step rank unset
-    out->device_util.push_back(static_cast<double>(CoveredNs(it->second, start, start + dur)) / static_cast<double>(dur));
+    out->device_util.push_back(static_cast<double>(it->second.Within(start, start + dur)) / static_cast<double>(dur));
   }
 }
 

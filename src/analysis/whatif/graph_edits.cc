@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -12,6 +11,7 @@
 #include "src/analysis/roofline/kernel_class.h"
 #include "src/analysis/roofline/op_cost.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
+#include "src/base/ascii.h"
 
 namespace aiprof {
 namespace {
@@ -23,9 +23,7 @@ namespace {
 // token "f16" is inside "bf16"); a kernel that mixes a narrow weight format
 // with bf16 activations (mxfp4, fp8 weights) computes in bf16.
 std::optional<Precision> KernelNamePrecision(std::string_view name) {
-  std::string n(name);
-  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  auto has = [&](std::string_view t) { return n.find(t) != std::string::npos; };
+  auto has = [&](std::string_view t) { return ContainsIgnoreCase(name, t); };
   // Tensile (rocBLAS/hipBLASLt) names its types after the layout:
   // Cijk_Alik_Bljk_BBS_... is bf16 in, bf16 out, fp32 compute; HHS half.
   if (has("_bbs_") || has("_bss_") || has("_bbh_")) return Precision::kBf16;

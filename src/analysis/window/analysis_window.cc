@@ -127,18 +127,30 @@ class StartupContext {
 
 }  // namespace
 
+namespace {
+
+// How far a step must lie from the median of `ref` to be an outlier against
+// it: max(3 x 1.4826 x MAD, 20% of the median); the median to `med`. One rule
+// for a leading warm-up step (above) and a truncated last step (below).
+double OutlierMargin(const std::vector<double>& ref, double* med) {
+  *med = Median(ref);
+  std::vector<double> dev;
+  dev.reserve(ref.size());
+  for (double d : ref) dev.push_back(std::fabs(d - *med));
+  return std::max(kWarmupMadFactor * Median(dev), kWarmupMinExcess * *med);
+}
+
+}  // namespace
+
 size_t LeadingWarmup(const std::vector<double>& durs, int forced) {
   if (forced >= 0) return durs.empty() ? 0 : std::min<size_t>(static_cast<size_t>(forced), durs.size() - 1);
   if (durs.size() < 4) return 0;
   size_t k = 0;
   const size_t max_k = std::min(durs.size() / 2, durs.size() - 3);
   while (k < max_k) {
-    std::vector<double> rest(durs.begin() + static_cast<long>(k) + 1, durs.end());
-    double med = Median(rest);
-    std::vector<double> dev;
-    for (double d : rest) dev.push_back(std::fabs(d - med));
-    double mad = Median(dev);
-    if (durs[k] <= med + std::max(kWarmupMadFactor * mad, kWarmupMinExcess * med)) break;
+    double med = 0;
+    const double margin = OutlierMargin({durs.begin() + static_cast<long>(k) + 1, durs.end()}, &med);
+    if (durs[k] <= med + margin) break;
     ++k;
   }
   return k;
@@ -156,12 +168,9 @@ size_t TrailingTruncated(const std::vector<double>& durs, const std::vector<char
   size_t kept = n;
   while (kept > 1) {
     const size_t k = kept - 1;
-    std::vector<double> earlier(durs.begin(), durs.begin() + static_cast<long>(k));
-    const double med = Median(earlier);
-    std::vector<double> dev;
-    for (double d : earlier) dev.push_back(std::fabs(d - med));
-    const double mad = Median(dev);
-    if (durs[k] >= med - std::max(kWarmupMadFactor * mad, kWarmupMinExcess * med)) break;
+    double med = 0;
+    const double margin = OutlierMargin({durs.begin(), durs.begin() + static_cast<long>(k)}, &med);
+    if (durs[k] >= med - margin) break;
     if (!lacks(owns_device_work, k) && !lacks(holds_ops, k)) break;
     --kept;
   }
