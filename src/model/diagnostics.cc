@@ -4,7 +4,9 @@ namespace aiprof {
 
 bool IsAdviceDiagnostic(std::string_view kind) { return kind == "graph_capture_not_merged"; }
 
-bool IsNoteOnlyDiagnostic(std::string_view kind) { return kind == "slice_partial_overlap" || IsAdviceDiagnostic(kind); }
+bool IsNoteOnlyDiagnostic(std::string_view kind) {
+  return kind == "slice_partial_overlap" || kind == "slice_end_rounded" || IsAdviceDiagnostic(kind);
+}
 
 void Diagnostics::Add(const std::string& kind, const std::string& where,
                       const std::string& description) {

@@ -403,8 +403,9 @@ void TraceBuilder::ComputeDepthAndKinds() {
   std::unordered_map<uint64_t, EventKind> kind_cache;
   std::vector<int64_t> open_ends;
   std::vector<uint32_t> open_slices;  // beside open_ends: the innermost open slice is the last
-  uint64_t overlaps = 0;
-  std::pair<uint32_t, uint32_t> first_overlap;  // (outer, inner)
+  uint64_t overlaps = 0, rounded = 0;
+  std::pair<uint32_t, uint32_t> first_overlap, first_rounded;  // (outer, inner)
+  int64_t first_rounded_end = 0;                               // as written, before the cut
   uint32_t current_track = kNoTrack;
   for (size_t i = 0; i < s.size(); ++i) {
     uint64_t key = (uint64_t{s.category[i].raw} << 32) | s.name[i].raw;
@@ -423,9 +424,22 @@ void TraceBuilder::ComputeDepthAndKinds() {
       open_slices.pop_back();
     }
     if (!open_ends.empty() && s.ts_ns[i] + s.dur_ns[i] > open_ends.back()) {
-      // Counted here; only the first is described (after the loop), so a
-      // trace with many such pairs builds no text per pair.
-      if (overlaps++ == 0) first_overlap = {open_slices.back(), static_cast<uint32_t>(i)};
+      if (WithinMicrosecondRounding(s.ts_ns[open_slices.back()], open_ends.back(), s.ts_ns[i],
+                                    s.ts_ns[i] + s.dur_ns[i])) {
+        // Whole microseconds, ending one past the slice it starts in: the
+        // writer rounded each start and duration (torch's legacy export:
+        // aten::convolution 1 us past its aten::conv2d). It is that
+        // slice's child, cut to its end.
+        if (rounded++ == 0) {
+          first_rounded = {open_slices.back(), static_cast<uint32_t>(i)};
+          first_rounded_end = s.ts_ns[i] + s.dur_ns[i];
+        }
+        s.dur_ns[i] = open_ends.back() - s.ts_ns[i];
+      } else if (overlaps++ == 0) {
+        // Counted here; only the first is described (after the loop), so a
+        // trace with many such pairs builds no text per pair.
+        first_overlap = {open_slices.back(), static_cast<uint32_t>(i)};
+      }
     }
     if (open_ends.size() > kMaxDepth) {
       trace_->diagnostics.Add("slice_depth_limit", "slice " + std::to_string(i) + " (track " + std::to_string(s.track[i]) +
@@ -438,9 +452,23 @@ void TraceBuilder::ComputeDepthAndKinds() {
     open_slices.push_back(static_cast<uint32_t>(i));
   }
   if (overlaps > 0) {
-    DiagnosePartialOverlap(first_overlap.first, first_overlap.second);
+    DiagnosePartialOverlap("slice_partial_overlap", first_overlap.first, first_overlap.second,
+                           s.ts_ns[first_overlap.second] + s.dur_ns[first_overlap.second]);
     trace_->diagnostics.mutable_entries()["slice_partial_overlap"].count += overlaps - 1;
   }
+  if (rounded > 0) {
+    DiagnosePartialOverlap("slice_end_rounded", first_rounded.first, first_rounded.second, first_rounded_end);
+    trace_->diagnostics.mutable_entries()["slice_end_rounded"].count += rounded - 1;
+  }
+}
+
+// At a writer's 1 us resolution a child's rounded end can land 1 us past its
+// parent's (each start and duration rounded on its own): both slices on whole
+// microseconds, the inner one ending at most 1 us after the outer one.
+bool TraceBuilder::WithinMicrosecondRounding(int64_t outer_ts, int64_t outer_end, int64_t inner_ts, int64_t inner_end) {
+  constexpr int64_t kMicrosecond = 1000;
+  return inner_end - outer_end <= kMicrosecond && outer_ts % kMicrosecond == 0 && outer_end % kMicrosecond == 0 &&
+         inner_ts % kMicrosecond == 0 && inner_end % kMicrosecond == 0;
 }
 
 // Slices on one track either nest or follow each other; one that starts
@@ -450,19 +478,27 @@ void TraceBuilder::ComputeDepthAndKinds() {
 // drawn below), but it is not the other's child: the query's slices.parent
 // is the innermost slice that encloses it, and self time gives each
 // instant to the innermost slice open at it (docs/query.md).
-void TraceBuilder::DiagnosePartialOverlap(uint32_t outer, uint32_t inner) {
+void TraceBuilder::DiagnosePartialOverlap(const std::string& kind, uint32_t outer, uint32_t inner, int64_t inner_end) {
   const SliceTable& s = trace_->slices;
   const TrackTable& t = trace_->tracks;
-  auto slice = [&](uint32_t i) {
-    return "'" + std::string(trace_->Str(s.name[i])) + "' [" + std::to_string(s.ts_ns[i]) + ", " +
-           std::to_string(s.ts_ns[i] + s.dur_ns[i]) + ") ns";
+  auto slice = [&](uint32_t i, int64_t end) {
+    return "'" + std::string(trace_->Str(s.name[i])) + "' [" + std::to_string(s.ts_ns[i]) + ", " + std::to_string(end) +
+           ") ns";
   };
   const uint32_t track = s.track[inner];
   std::string where = sources_.size() == 1 ? sources_[0] + ": " : "";
   where += "track " + std::to_string(track) + " (pid " + std::to_string(t.pid[track]) + ", tid " +
            std::to_string(t.tid[track]) + (t.rank[track] >= 0 ? ", rank " + std::to_string(t.rank[track]) : "") +
-           "): " + slice(inner) + " starts inside " + slice(outer) + " and ends after it";
-  Diagnose("slice_partial_overlap", where,
+           "): " + slice(inner, inner_end) + " starts inside " + slice(outer, s.ts_ns[outer] + s.dur_ns[outer]) +
+           " and ends after it";
+  if (kind == "slice_end_rounded") {
+    Diagnose(kind, where,
+             "a slice on whole microseconds ends at most 1 us after the one it starts in (the writer rounded "
+             "each start and duration); it is read as that slice's child, its end cut to the other's (at most 1 "
+             "us shorter)");
+    return;
+  }
+  Diagnose(kind, where,
            "a slice starts inside another on its track and ends after it (they neither nest nor follow each "
            "other); it is not counted as the other's child (query: slices.parent is the innermost slice that "
            "encloses it; self time goes to the innermost open slice)");
@@ -514,7 +550,8 @@ void TraceBuilder::ApplyProcessNames() {
 // device index and tid the stream, as PyTorch's profiler writes GPU events.
 void TraceBuilder::InferTracks() {
   TrackTable& t = trace_->tracks;
-  std::vector<uint8_t> has_device(t.size(), 0), has_python(t.size(), 0), has_other(t.size(), 0);
+  std::vector<uint8_t> has_device(t.size(), 0), has_python(t.size(), 0), has_other(t.size(), 0),
+      has_host_call(t.size(), 0);
   const SliceTable& s = trace_->slices;
   // CUPTI's synchronisation records (category cuda_sync: Context, Stream,
   // Event Sync) are recorded on the device, as its kernels are; a track of
@@ -531,6 +568,9 @@ void TraceBuilder::InferTracks() {
       has_python[s.track[i]] = 1;
     } else {
       has_other[s.track[i]] = 1;
+      if (k == EventKind::kCpuOp || k == EventKind::kRuntime || k == EventKind::kDriver || k == EventKind::kSync) {
+        has_host_call[s.track[i]] = 1;
+      }
     }
   }
   ApplyProcessNames();
@@ -549,7 +589,12 @@ void TraceBuilder::InferTracks() {
       if (t.name[i].empty()) {
         t.name[i] = !t.tid_label[i].empty() ? t.tid_label[i] : Intern("stream " + std::to_string(t.tid[i]));
       }
-    } else if (!t.pid_label[i].empty()) {
+    } else if (!t.pid_label[i].empty() && !has_host_call[i]) {
+      // A process named by a label and holding only annotations is a lane
+      // of spans. One holding ops or runtime calls is a host thread whatever
+      // its pid says: torch's legacy export_chrome_trace writes every op
+      // with "pid": "CPU functions", and what-if, launch and gap analyses
+      // read host threads.
       t.kind[i] = TrackKind::kSpans;
       t.layer[i] = Layer::kApplication;
     } else if (has_python[i] && !has_other[i]) {

@@ -129,7 +129,9 @@ class TraceBuilder {
     trace_->diagnostics.Add(kind, where, what);
   }
   // Counts slice_partial_overlap: `inner` starts inside `outer` and ends after it.
-  void DiagnosePartialOverlap(uint32_t outer, uint32_t inner);
+  // `inner_end` is the inner slice's end as written (slice_end_rounded cuts it).
+  void DiagnosePartialOverlap(const std::string& kind, uint32_t outer, uint32_t inner, int64_t inner_end);
+  static bool WithinMicrosecondRounding(int64_t outer_ts, int64_t outer_end, int64_t inner_ts, int64_t inner_end);
 
   Status Finalize();
 

@@ -157,5 +157,56 @@ TEST(TraceBuilderTest, PartiallyOverlappingSlicesAreCounted) {
   EXPECT_EQ(s.depth[4], 1);
 }
 
+// torch's legacy export_chrome_trace (Debian's torch 1.13) writes every op
+// with "pid": "CPU functions": a process named by a label that holds ops is
+// a host thread (what-if, launches and gaps read host threads; what-if
+// changed nothing on such a trace), while one holding only annotations stays
+// a lane of spans. Hand-made, the legacy export's shape.
+TEST(TraceBuilderTest, ALabelledProcessHoldingOpsIsAHostThread) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const uint32_t ops = b.ThreadTrack(IdValue::Str(b.Intern("CPU functions")), IdValue::Num(1));
+  b.AddSlice(ops, 0, 100, b.Intern("ProfilerStep#1"), b.Intern("user_annotation"), kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(ops, 10, 50, b.Intern("aten::addmm"), b.Intern("cpu_op"), kNoCorrelation, b.ArgCursor(), 0);
+  const uint32_t lane = b.ThreadTrack(IdValue::Str(b.Intern("Spans")), IdValue::Num(1));
+  b.AddSlice(lane, 0, 100, b.Intern("request 1"), b.Intern("user_annotation"), kNoCorrelation, b.ArgCursor(), 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  EXPECT_EQ(trace.tracks.kind[ops], TrackKind::kThread);
+  EXPECT_EQ(trace.tracks.layer[ops], Layer::kFramework);
+  EXPECT_EQ(trace.Str(trace.tracks.pid_label[ops]), "CPU functions");
+  EXPECT_EQ(trace.tracks.kind[lane], TrackKind::kSpans);
+  EXPECT_EQ(trace.tracks.layer[lane], Layer::kApplication);
+}
+
+// torch's legacy export rounds each start and duration to whole
+// microseconds, so a child can end 1 us after its parent (convnet_bs8_mixed:
+// aten::convolution [11791, 13628) us inside aten::conv2d [11787, 13627)).
+// Such a slice is the parent's child, cut to its end, and counted as
+// slice_end_rounded; 2 us past, or 0.5 us past on nanoseconds, stays a
+// partial overlap. Hand-made.
+TEST(TraceBuilderTest, AChildOneRoundedMicrosecondPastItsParentNests) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const StringId cat = b.Intern("cpu_op");
+  const uint32_t t = b.ThreadTrack(IdValue::Num(1), IdValue::Num(1));
+  b.AddSlice(t, 11787000, 1840000, b.Intern("aten::conv2d"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t, 11791000, 1837000, b.Intern("aten::convolution"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t, 20000000, 1000000, b.Intern("outer"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t, 20500000, 502000, b.Intern("two past"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t, 30000000, 1000000, b.Intern("outer ns"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  b.AddSlice(t, 30500000, 500500, b.Intern("half past"), cat, kNoCorrelation, b.ArgCursor(), 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  const SliceTable& s = trace.slices;
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_EQ(s.depth[1], 1);
+  EXPECT_EQ(s.ts_ns[1] + s.dur_ns[1], 13627000);  // cut to aten::conv2d's end
+  EXPECT_EQ(s.dur_ns[3], 502000);                 // left as written
+  EXPECT_EQ(s.dur_ns[5], 500500);
+  EXPECT_EQ(trace.diagnostics.Count("slice_end_rounded"), 1u);
+  EXPECT_EQ(trace.diagnostics.Count("slice_partial_overlap"), 2u);
+  EXPECT_NE(trace.diagnostics.entries().at("slice_end_rounded").first_where.find("[11791000, 13628000) ns"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace aiprof
