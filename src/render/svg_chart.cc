@@ -130,8 +130,13 @@ const std::vector<std::string>& ChartPalette() {
 }
 
 const std::string& IdleCauseColor(size_t cause) {
+  // data_loading, sync, host_bound, other: palette 3..6 (compute, copies and
+  // communication take 0..2); startup: 8, as 7 is aiprof's own work in the
+  // breakdown bar beside them.
+  static constexpr size_t kIndex[] = {3, 4, 5, 6, 8};
+  constexpr size_t kKeyed = sizeof(kIndex) / sizeof(kIndex[0]);
   const std::vector<std::string>& pal = ChartPalette();
-  return pal[(3 + cause) % pal.size()];
+  return pal[(cause < kKeyed ? kIndex[cause] : 3 + cause) % pal.size()];
 }
 
 std::string StackedBarChart(const std::string& title, const std::vector<std::string>& categories,

@@ -51,8 +51,10 @@ std::string AreaChart(const std::string& title, const std::vector<double>& x_s,
 // The palette the report uses, so colours mean the same in every chart.
 const std::vector<std::string>& ChartPalette();
 // The colour of idle-gap cause `cause` (GapCause's order: data_loading, sync,
-// host_bound, other) wherever gaps are drawn: the report's charts and the
-// timeline's gap lanes and legend, so one page keys them alike.
+// host_bound, other, startup) wherever gaps are drawn: the report's charts
+// and the timeline's gap lanes and legend, so one page keys them alike; each
+// differs from the breakdown bar's other series (compute, communication,
+// memory copy, aiprof's own work).
 const std::string& IdleCauseColor(size_t cause);
 
 }  // namespace aiprof

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <string>
 #include <vector>
@@ -85,6 +86,21 @@ TEST(StackedBarChartTest, SmallAxisTicksAreDistinct) {
     ticks.push_back((*it)[1]);
   }
   EXPECT_EQ(ticks, (std::vector<std::string>{"0", "0.005", "0.01", "0.015", "0.02", "0.025"}));
+}
+
+// The idle causes' colours (data_loading, sync, host_bound, other, startup)
+// differ from each other and from the breakdown bar's other series: compute,
+// communication and memory copy (palette 0..2) and aiprof's own work (7).
+// The old rule, palette 3 + cause, gave startup 7, aiprof's own work's.
+TEST(IdleCauseColorTest, FiveCausesKeyedApartFromTheBarsOtherSeries) {
+  const std::vector<std::string>& pal = ChartPalette();
+  std::vector<std::string> seen = {pal[0], pal[1], pal[2], pal[7]};
+  for (size_t c = 0; c < 5; ++c) {
+    const std::string& colour = IdleCauseColor(c);
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), colour), 0) << "cause " << c << " " << colour;
+    seen.push_back(colour);
+  }
+  EXPECT_EQ(IdleCauseColor(2), pal[5]);  // host_bound: unchanged
 }
 
 }  // namespace

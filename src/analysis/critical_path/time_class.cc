@@ -16,6 +16,7 @@ const char* PathClassName(PathClass c) {
     case PathClass::kIdleSync: return "idle_sync";
     case PathClass::kIdleHostBound: return "idle_host_bound";
     case PathClass::kIdleOther: return "idle_other";
+    case PathClass::kIdleStartup: return "idle_startup";
   }
   return "?";
 }
@@ -46,6 +47,7 @@ PathClass IdleClassOf(GapCause cause) {
     case GapCause::kSync: return PathClass::kIdleSync;
     case GapCause::kHostBound: return PathClass::kIdleHostBound;
     case GapCause::kOther: return PathClass::kIdleOther;
+    case GapCause::kStartup: return PathClass::kIdleStartup;
   }
   return PathClass::kIdleOther;
 }

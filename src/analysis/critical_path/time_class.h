@@ -30,8 +30,11 @@ enum class PathClass : uint8_t {
                      // the activity's start, unless it started kMinLaunchHoldNs or more after the
                      // call returned: then kIdleOther, unexplained, critical_path.h)
   kIdleOther,        // no recorded work: host time outside any op (a wrapper's self time), device gaps
+  kIdleStartup,      // the device waiting while the host does one-off start-up work (StartupWork,
+                     // src/analysis/gaps/startup_idle.h: a start-up call, a stream capture window)
+                     // that covers at least half of the wait: GapCause::kStartup's rule
 };
-inline constexpr size_t kPathClassCount = 10;
+inline constexpr size_t kPathClassCount = 11;
 
 // Stable lower-case names ("compute", "copy", ..., "idle_other").
 const char* PathClassName(PathClass c);

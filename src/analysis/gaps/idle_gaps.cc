@@ -9,6 +9,7 @@
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
+#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 
@@ -106,8 +107,8 @@ void AddGap(const Gap& gap, bool keep_all, TimelineBreakdown* tl) {
 
 // Fills busy/idle/gaps of one timeline from its activities (sorted by start).
 void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const std::vector<uint32_t>& launcher,
-                   const RankContext* ctx, bool keep_all, const Intervals* window, bool window_edges,
-                   const Intervals* own_work, TimelineBreakdown* tl) {
+                   const RankContext* ctx, const StartupWork& startup, bool keep_all, const Intervals* window,
+                   bool window_edges, const Intervals* own_work, TimelineBreakdown* tl) {
   Intervals compute, comm, memcpy;
   for (const Activity& a : acts) {
     Intervals& dst = a.cls == ActivityClass::kCompute ? compute : a.cls == ActivityClass::kComm ? comm : memcpy;
@@ -136,6 +137,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   // cursors only move forward).
   auto cause_of = [&](int64_t start, int64_t end, uint32_t next) {
     uint32_t call = next == kNoSlice || launcher.empty() ? kNoSlice : launcher[next];
+    if (startup.Covers(tl->rank, start, end)) return GapCause::kStartup;
     if (loading.Overlaps(start, end)) return GapCause::kDataLoading;
     if (sync.Overlaps(start, end)) return GapCause::kSync;
     if (call != kNoSlice && trace.slices.ts_ns[call] >= start) return GapCause::kHostBound;
@@ -149,6 +151,7 @@ void BuildTimeline(const Trace& trace, const std::vector<Activity>& acts, const 
   auto edge_cause_of = [&](int64_t start, int64_t end, uint32_t next) {
     const Intervals edge{{start, end}};
     const int64_t half = (end - start + 1) / 2;
+    if (startup.Covers(tl->rank, start, end)) return GapCause::kStartup;
     if (ctx && IntersectionLength(edge, ctx->data_loading) >= half) return GapCause::kDataLoading;
     if (ctx && IntersectionLength(edge, ctx->sync) >= half) return GapCause::kSync;
     const uint32_t call = next == kNoSlice || launcher.empty() ? kNoSlice : launcher[next];
@@ -304,6 +307,7 @@ const char* GapCauseName(GapCause cause) {
     case GapCause::kSync: return "sync";
     case GapCause::kHostBound: return "host_bound";
     case GapCause::kOther: return "other";
+    case GapCause::kStartup: return "startup";
   }
   return "other";
 }
@@ -331,6 +335,9 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     }
   }
   std::map<int32_t, RankContext> contexts = CollectRankContexts(trace);
+  // CPU-only timelines are a host thread's ops: start-up calls are its busy
+  // time, not a device's idle.
+  const StartupWork startup = result.cpu_only ? StartupWork() : StartupWork(trace, window);
   const std::map<int32_t, Intervals> own_work = AiprofOverheadByRank(trace);
   for (auto& [key, tl] : timelines) {
     auto& acts = tl.second;
@@ -350,7 +357,7 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
     std::optional<Intervals> rank_window;
     if (window) rank_window = window->DeviceIntervalsOfRank(key.first);
     auto own = own_work.find(key.first);
-    BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, options.keep_all_gaps,
+    BuildTimeline(trace, acts, launcher, ctx == contexts.end() ? nullptr : &ctx->second, startup, options.keep_all_gaps,
                   rank_window ? &*rank_window : nullptr, window && window->has_step_starts,
                   own == own_work.end() ? nullptr : &own->second, &out);
     result.timelines.push_back(std::move(out));
@@ -424,8 +431,8 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
   if (result.timelines.empty()) {
     const char* why = "no device activity and no cpu_op slices in the trace";
     for (const char* m : {"device_util", "device_idle_ratio", "compute_ratio", "comm_ratio", "memcpy_ratio",
-                          "comm_overlap_ratio", "comm_exposed_ratio",
-                          "idle_host_bound_ratio", "idle_sync_ratio", "data_loading_ratio"}) {
+                          "comm_overlap_ratio", "comm_exposed_ratio", "idle_host_bound_ratio", "idle_sync_ratio",
+                          "idle_startup_ratio", "data_loading_ratio"}) {
       metrics->SetUnavailable(m, why);
     }
     return;
@@ -453,6 +460,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     metrics->SetUnavailable("memcpy_ratio", why);
     metrics->SetUnavailable("idle_host_bound_ratio", why);
     metrics->SetUnavailable("idle_sync_ratio", why);
+    metrics->SetUnavailable("idle_startup_ratio", why);
     metrics->SetUnavailable("comm_overlap_ratio", why);
     metrics->SetUnavailable("comm_exposed_ratio", why);
   } else {
@@ -466,6 +474,7 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
     metrics->Set("comm_ratio", GapRatio(comm, busy), kBreakdownSource);
     metrics->Set("memcpy_ratio", GapRatio(memcpy, busy), kBreakdownSource);
     metrics->Set("idle_sync_ratio", GapRatio(cause[size_t(GapCause::kSync)], span), kBreakdownSource);
+    metrics->Set("idle_startup_ratio", GapRatio(cause[size_t(GapCause::kStartup)], span), kBreakdownSource);
     if (result.has_launch_links) {
       metrics->Set("idle_host_bound_ratio", GapRatio(cause[size_t(GapCause::kHostBound)], span), kBreakdownSource);
     } else {
@@ -475,9 +484,10 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
   }
   for (const TimelineBreakdown& tl : result.timelines) {
     for (const Gap& g : tl.largest_gaps) {
-      const char* topic = g.cause == GapCause::kHostBound ? "host_bound"
-                          : g.cause == GapCause::kSync    ? "sync_bound"
+      const char* topic = g.cause == GapCause::kHostBound     ? "host_bound"
+                          : g.cause == GapCause::kSync        ? "sync_bound"
                           : g.cause == GapCause::kDataLoading ? "data_loading"
+                          : g.cause == GapCause::kStartup     ? "startup"
                                                               : nullptr;
       if (topic) metrics->AddEvidence(topic, GapLine(trace, tl, g));
       if (g.host_samples > 0) metrics->AddEvidence("host_samples_in_gaps", GapLine(trace, tl, g));
@@ -491,7 +501,7 @@ void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, M
   if (result.timelines.empty()) {
     const char* why = "no device activity and no cpu_op slices in the trace";
     for (const char* m : {"idle_host_bound_ns", "idle_sync_ns", "data_loading_wait_ns", "idle_other_ns",
-                          "memcpy_exposed_ns", "comm_exposed_ns"}) {
+                          "idle_startup_ns", "memcpy_exposed_ns", "comm_exposed_ns"}) {
       metrics->SetUnavailable(m, why);
     }
     return;
@@ -521,12 +531,14 @@ void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, M
   metrics->Set("idle_other_ns", cause(GapCause::kOther), kBreakdownSource);
   if (result.cpu_only) {
     const char* why = "CPU-only trace: no device, so no device copies, collectives, launches or sync waits";
-    for (const char* m : {"idle_host_bound_ns", "idle_sync_ns", "memcpy_exposed_ns", "comm_exposed_ns"}) {
+    for (const char* m :
+         {"idle_host_bound_ns", "idle_sync_ns", "idle_startup_ns", "memcpy_exposed_ns", "comm_exposed_ns"}) {
       metrics->SetUnavailable(m, why);
     }
     return;
   }
   metrics->Set("idle_sync_ns", cause(GapCause::kSync), kBreakdownSource);
+  metrics->Set("idle_startup_ns", cause(GapCause::kStartup), kBreakdownSource);
   if (result.has_launch_links) {
     metrics->Set("idle_host_bound_ns", cause(GapCause::kHostBound), kBreakdownSource);
   } else {

@@ -9,6 +9,9 @@
 //   idle = span − busy.
 // A gap is a maximal interval inside the span with no activity. Its cause, in
 // this order of precedence (the first that holds wins):
+//   0. startup: start-up work of the same rank (startup_idle.h: the window's
+//      start-up calls, stream capture windows) covers at least half of the
+//      gap: one-off work, not the steady state's idle;
 //   1. data_loading: a data-loader span (IsDataLoaderName) of the same rank
 //      overlaps the gap;
 //   2. sync: a blocking sync call or record (IsBlockingSyncName), or a
@@ -24,8 +27,9 @@
 // the window and, when the window is steps (has_step_starts), also the
 // window's time before the first activity and after the last (not gaps: they
 // stay out of the gap list, histogram and ratios). Each edge takes the rules
-// above as one interval: [window start, first start) ends at the first
-// activity; [last end, window end) has no next activity, so never host_bound.
+// above as one interval (a host span must cover half of it to name its
+// cause): [window start, first start) ends at the first activity; [last end,
+// window end) has no next activity, so never host_bound.
 // Busy + idle in the window = its length (per-trace windows: its part inside
 // the span, their ends being the capture's). A rank's timelines use the
 // rank's own steps (AnalysisWindow::IntervalsOfRank).
@@ -39,6 +43,9 @@
 // CPU-only traces: the timeline is the thread with the most cpu_op time in
 // each rank ("main thread"); busy = |∪ cpu_op| (top-level op time); only
 // data_loading and other apply.
+// The causes' order in GapCause is their columns' order in every output
+// (idle_by_cause tables, the breakdown bar, the timeline's lanes); startup
+// came last, after the four older ones, so their columns and colours stay.
 #ifndef AIPROF_SRC_ANALYSIS_GAPS_IDLE_GAPS_H_
 #define AIPROF_SRC_ANALYSIS_GAPS_IDLE_GAPS_H_
 
@@ -53,8 +60,8 @@ namespace aiprof {
 
 class MetricSet;
 
-enum class GapCause : uint8_t { kDataLoading = 0, kSync, kHostBound, kOther };
-inline constexpr size_t kGapCauseCount = 4;
+enum class GapCause : uint8_t { kDataLoading = 0, kSync, kHostBound, kOther, kStartup };
+inline constexpr size_t kGapCauseCount = 5;
 const char* GapCauseName(GapCause cause);
 
 // Gap histogram bucket upper bounds (exclusive), ns; the last bucket is open.
@@ -126,9 +133,9 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options = {});
 // Publishes device_util, device_idle_ratio, compute_ratio, comm_ratio,
 // comm_overlap_ratio (overlap / comm), comm_exposed_ratio ((comm − overlap) /
 // span),
-// memcpy_ratio, idle_host_bound_ratio, idle_sync_ratio, data_loading_ratio
-// (sums over all timelines, i.e. time-weighted) and host_bound / sync_bound
-// / data_loading evidence.
+// memcpy_ratio, idle_host_bound_ratio, idle_sync_ratio, idle_startup_ratio,
+// data_loading_ratio (sums over all timelines, i.e. time-weighted) and
+// host_bound / sync_bound / data_loading / startup evidence.
 void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metrics);
 
 // Fills host_samples / top_host_frames of every timeline's largest gaps.
@@ -136,8 +143,8 @@ void AttachHostSamples(const Trace& trace, GapsResult* result);
 
 // Publishes the impacts in wall-clock time per the window's base (per step
 // or per trace), each averaged over a rank's devices: idle_host_bound_ns,
-// idle_sync_ns, data_loading_wait_ns, idle_other_ns, memcpy_exposed_ns,
-// comm_exposed_ns.
+// idle_sync_ns, data_loading_wait_ns, idle_other_ns, idle_startup_ns,
+// memcpy_exposed_ns, comm_exposed_ns.
 void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, MetricSet* metrics);
 
 // One plain-text line describing gap `g` of timeline `tl`.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/trace_builder.h"
@@ -570,6 +571,119 @@ TEST(IdleGapsTest, ASynchronousCopyCallIsSyncIdle) {
   EXPECT_EQ(Cause(tl, GapCause::kSync), 494007177);
   EXPECT_EQ(Cause(tl, GapCause::kHostBound), 474320);
   EXPECT_EQ(Cause(tl, GapCause::kOther), 513);
+}
+
+// Start-up idle (startup_idle.h). Hand-made, by hand: K1 [0, 10) and K2
+// [30, 40) us; K2's launch call begins at 28, after the gap [10, 30) began
+// (host_bound by itself). The host opens a stream capture at 13 (the end of
+// its 2 us cudaStreamBeginCapture) and closes it at END: a window of 10 us
+// covers half the 20 us gap, startup; 9.999 us is under half, host_bound.
+std::string CaptureTrace(const char* end_capture_ts) {
+  std::string s = R"({"traceEvents":[
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":0,"dur":1,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamBeginCapture","pid":1,"tid":1,"ts":11,"dur":2,"args":{}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":14,"dur":1,"args":{"correlation":9}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamEndCapture","pid":1,"tid":1,"ts":END,"dur":1,"args":{}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":28,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":0,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":30,"dur":10,"args":{"device":0,"stream":7,"correlation":2}}
+]})";
+  return s.replace(s.find("END"), 3, end_capture_ts);
+}
+
+TEST(IdleGapsTest, IdleThroughAStreamCaptureIsStartup) {
+  auto half = ImportJsonText(CaptureTrace("23"));
+  ASSERT_NE(half, nullptr);
+  const std::map<int32_t, Intervals> windows = CaptureWindows(*half);
+  ASSERT_EQ(windows.size(), 1u);
+  EXPECT_EQ(windows.begin()->second, (Intervals{{13'000, 23'000}}));
+  GapsResult r = ComputeGaps(*half);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  ASSERT_EQ(r.timelines[0].largest_gaps.size(), 1u);
+  EXPECT_EQ(r.timelines[0].largest_gaps[0].cause, GapCause::kStartup);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kStartup), 20'000);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kHostBound), 0);
+  MetricSet m;
+  PublishGaps(*half, r, &m);
+  EXPECT_NEAR(m.Get("idle_startup_ratio")->value, 20.0 / 40, 1e-12);
+  EXPECT_NEAR(m.Get("idle_host_bound_ratio")->value, 0, 1e-12);
+  ASSERT_EQ(m.evidence().count("startup"), 1u);
+  EXPECT_NE(m.evidence().at("startup")[0].find("cause startup"), std::string::npos);
+
+  auto under = ImportJsonText(CaptureTrace("22.999"));
+  ASSERT_NE(under, nullptr);
+  r = ComputeGaps(*under);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kStartup), 0);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kHostBound), 20'000);
+}
+
+// The window's start-up calls (analysis_window.h: >= 1 ms and >= 20 x their
+// name's median, the device idle through them). Hand-made, by hand: five
+// cudaLaunchKernel calls, four of 1 us (the median) and the second of D us
+// at 20, launching K2 at 20 + D + 5. The gap [10, 25 + D) begins before the
+// call (host_bound by itself). D = 2000: a start-up call covering 2000 of
+// the 2015 us gap, startup; D = 900 is under kStartupCallMinNs, no start-up
+// call: host_bound as before. Without a window nothing is start-up. The
+// three gaps after K2 (5, 10 and 10 us, each before a 1 us launch begun at
+// its start) stay host_bound: 25 us.
+std::string LongLaunchTrace(int d_us) {
+  const std::string d = std::to_string(d_us), k2 = std::to_string(25 + d_us);
+  const std::string k3 = std::to_string(40 + d_us), k4 = std::to_string(60 + d_us), k5 = std::to_string(80 + d_us);
+  auto call = [](const std::string& ts, const std::string& dur, int corr) {
+    return R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + ts + R"(,"dur":)" +
+           dur + R"(,"args":{"correlation":)" + std::to_string(corr) + "}},\n";
+  };
+  auto kernel = [](const std::string& ts, int corr) {
+    return R"({"ph":"X","cat":"kernel","name":"K)" + std::to_string(corr) + R"(","pid":0,"tid":7,"ts":)" + ts +
+           R"(,"dur":10,"args":{"device":0,"stream":7,"correlation":)" + std::to_string(corr) + "}}";
+  };
+  return R"({"traceEvents":[)" + call("0", "1", 1) + call("20", d, 2) + call(std::to_string(35 + d_us), "1", 3) +
+         call(std::to_string(55 + d_us), "1", 4) + call(std::to_string(75 + d_us), "1", 5) + kernel("0", 1) + ",\n" +
+         kernel(k2, 2) + ",\n" + kernel(k3, 3) + ",\n" + kernel(k4, 4) + ",\n" + kernel(k5, 5) + "]}";
+}
+
+TEST(IdleGapsTest, IdleThroughAStartupCallIsStartup) {
+  auto t = ImportJsonText(LongLaunchTrace(2000));
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.startup_calls.size(), 1u);
+  EXPECT_EQ(w.startup_ns, 2'000'000);
+  GapsOptions options;
+  options.window = &w;
+  GapsResult r = ComputeGaps(*t, options);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  const TimelineBreakdown& tl = r.timelines[0];
+  EXPECT_EQ(tl.largest_gaps[0].end_ns - tl.largest_gaps[0].start_ns, 2'015'000);
+  EXPECT_EQ(tl.largest_gaps[0].cause, GapCause::kStartup);
+  EXPECT_EQ(Cause(tl, GapCause::kStartup), 2'015'000);
+  EXPECT_EQ(Cause(tl, GapCause::kHostBound), 25'000);
+  // The per-trace window leaves the call out ([20, 2020) us): the gap's
+  // window idle is its 15 us beside it, still start-up.
+  EXPECT_EQ(WindowIdle(tl, GapCause::kStartup), 15'000);
+  MetricSet m;
+  PublishGapImpacts(r, w, &m);
+  EXPECT_DOUBLE_EQ(m.Get("idle_startup_ns")->value, 15'000);
+  EXPECT_DOUBLE_EQ(m.Get("idle_host_bound_ns")->value, 25'000);
+  // No window: no start-up calls, the launch began after the gap: host_bound.
+  r = ComputeGaps(*t);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kStartup), 0);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kHostBound), 2'015'000 + 25'000);
+
+  auto shorter = ImportJsonText(LongLaunchTrace(900));
+  ASSERT_NE(shorter, nullptr);
+  const AnalysisWindow ws = ComputeAnalysisWindow(*shorter);
+  EXPECT_TRUE(ws.startup_calls.empty());
+  options.window = &ws;
+  r = ComputeGaps(*shorter, options);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kStartup), 0);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kHostBound), 915'000 + 25'000);
+}
+
+TEST(IdleGapsTest, StartupCauseIsNamedAndCountedLast) {
+  EXPECT_STREQ(GapCauseName(GapCause::kStartup), "startup");
+  EXPECT_EQ(static_cast<size_t>(GapCause::kStartup), kGapCauseCount - 1);
+  EXPECT_STREQ(GapCauseName(GapCause::kOther), "other");
 }
 
 }  // namespace

@@ -90,6 +90,14 @@ void BreakdownSection(AnalysisResults& in, Section* s) {
     }
     for (const Gap& g : tl.largest_gaps) largest.items.push_back({DescribeGap(in.trace(), tl, g), "", {}});
   }
+  // Start-up idle is said where there is some: it is no steady-state cause.
+  if (std::any_of(r.timelines.begin(), r.timelines.end(), [](const TimelineBreakdown& tl) {
+        return tl.idle_by_cause_ns[static_cast<size_t>(GapCause::kStartup)] > 0;
+      })) {
+    causes.note =
+        "startup: idle at least half covered by the host's start-up work (a start-up call such as a first launch "
+        "loading its code object, a stream capture window): one-off, not the steady state's launch overhead";
+  }
   s->Add(std::move(shares));
   s->Add(std::move(causes));
   s->Add(std::move(hist));

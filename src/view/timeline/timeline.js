@@ -765,7 +765,7 @@
   function computeSelection(t0, t1, y0, y1) {
     if (t1 < t0) [t0, t1] = [t1, t0];
     if (y1 < y0) [y0, y1] = [y1, y0];
-    const res = { t0, t1, count: 0, total_ns: 0, tracks: 0, byName: new Map(), merged: 0, mergedBusy: 0, gaps: [0, 0, 0, 0], gapCount: 0, inst: new Map(), instBinned: false };
+    const res = { t0, t1, count: 0, total_ns: 0, tracks: 0, byName: new Map(), merged: 0, mergedBusy: 0, gaps: D.causes.map(() => 0), gapCount: 0, inst: new Map(), instBinned: false };
     const fine = D.levels.length - 1;
     for (const lane of lanes) {
       if (lane.y + lane.h <= y0 || lane.y >= y1) continue;

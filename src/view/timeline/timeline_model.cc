@@ -498,7 +498,8 @@ void FillGaps(const Trace& t, const TimelineInputs& in, const TimelineOptions& o
 }
 
 // Markers for the findings: at the largest gaps of the matching cause for
-// host_bound / sync_bound / data_loading, else at the slowest step (the
+// host_bound / sync_bound / data_loading, and at the startup gaps for
+// startup / graph_capture (a capture's idle), else at the slowest step (the
 // finding is over all steps; the slowest one shows it most), else across the
 // whole trace.
 void FillMarkers(const Trace& t, const TimelineInputs& in, TimelineModel* m) {
@@ -519,8 +520,11 @@ void FillMarkers(const Trace& t, const TimelineInputs& in, TimelineModel* m) {
       base.search = std::string(t.Str(in.fusion->top[0].ops[0]));
     }
     const std::string& b = f.rule->bottleneck;
-    int cause = b == "host_bound" ? int(GapCause::kHostBound) : b == "sync_bound" ? int(GapCause::kSync)
-                : b == "data_loading" ? int(GapCause::kDataLoading) : -1;
+    int cause = b == "host_bound"                        ? int(GapCause::kHostBound)
+                : b == "sync_bound"                      ? int(GapCause::kSync)
+                : b == "data_loading"                    ? int(GapCause::kDataLoading)
+                : b == "startup" || b == "graph_capture" ? int(GapCause::kStartup)
+                                                         : -1;
     size_t placed = 0;
     if (cause >= 0 && in.gaps) {
       for (const TimelineBreakdown& tl : in.gaps->timelines) {
