@@ -573,6 +573,13 @@ void TraceBuilder::InferTracks() {
       }
     }
   }
+  // A labelled process is a process of host threads when any of its threads
+  // makes host calls (below): its annotation-only threads (gloo's worker
+  // threads under "CPU functions") are its threads too.
+  std::unordered_set<uint32_t> labelled_with_host_calls;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (has_host_call[i] && !t.pid_label[i].empty()) labelled_with_host_calls.insert(t.pid_label[i].raw);
+  }
   ApplyProcessNames();
   std::vector<uint32_t> wide_device_pids;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -589,12 +596,13 @@ void TraceBuilder::InferTracks() {
       if (t.name[i].empty()) {
         t.name[i] = !t.tid_label[i].empty() ? t.tid_label[i] : Intern("stream " + std::to_string(t.tid[i]));
       }
-    } else if (!t.pid_label[i].empty() && !has_host_call[i]) {
+    } else if (!t.pid_label[i].empty() && !labelled_with_host_calls.contains(t.pid_label[i].raw)) {
       // A process named by a label and holding only annotations is a lane
-      // of spans. One holding ops or runtime calls is a host thread whatever
-      // its pid says: torch's legacy export_chrome_trace writes every op
-      // with "pid": "CPU functions", and what-if, launch and gap analyses
-      // read host threads.
+      // of spans. One whose threads make ops or runtime calls is a process
+      // of host threads whatever its pid says: torch's legacy
+      // export_chrome_trace writes every op with "pid": "CPU functions",
+      // and what-if, launch, gap and attribution analyses read host
+      // threads.
       t.kind[i] = TrackKind::kSpans;
       t.layer[i] = Layer::kApplication;
     } else if (has_python[i] && !has_other[i]) {

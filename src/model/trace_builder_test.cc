@@ -160,20 +160,25 @@ TEST(TraceBuilderTest, PartiallyOverlappingSlicesAreCounted) {
 // torch's legacy export_chrome_trace (Debian's torch 1.13) writes every op
 // with "pid": "CPU functions": a process named by a label that holds ops is
 // a host thread (what-if, launches and gaps read host threads; what-if
-// changed nothing on such a trace), while one holding only annotations stays
-// a lane of spans. Hand-made, the legacy export's shape.
+// changed nothing on such a trace), and so are its annotation-only threads
+// (gloo's workers); a labelled process of annotations alone stays a lane of
+// spans. Hand-made, the legacy export's shape.
 TEST(TraceBuilderTest, ALabelledProcessHoldingOpsIsAHostThread) {
   Trace trace;
   TraceBuilder b(&trace);
   const uint32_t ops = b.ThreadTrack(IdValue::Str(b.Intern("CPU functions")), IdValue::Num(1));
   b.AddSlice(ops, 0, 100, b.Intern("ProfilerStep#1"), b.Intern("user_annotation"), kNoCorrelation, b.ArgCursor(), 0);
   b.AddSlice(ops, 10, 50, b.Intern("aten::addmm"), b.Intern("cpu_op"), kNoCorrelation, b.ArgCursor(), 0);
+  // gloo's worker thread of that process: only record_function labels.
+  const uint32_t gloo = b.ThreadTrack(IdValue::Str(b.Intern("CPU functions")), IdValue::Num(2));
+  b.AddSlice(gloo, 20, 30, b.Intern("gloo:all_reduce"), b.Intern("user_annotation"), kNoCorrelation, b.ArgCursor(), 0);
   const uint32_t lane = b.ThreadTrack(IdValue::Str(b.Intern("Spans")), IdValue::Num(1));
   b.AddSlice(lane, 0, 100, b.Intern("request 1"), b.Intern("user_annotation"), kNoCorrelation, b.ArgCursor(), 0);
   ASSERT_TRUE(b.Finalize().ok());
   EXPECT_EQ(trace.tracks.kind[ops], TrackKind::kThread);
   EXPECT_EQ(trace.tracks.layer[ops], Layer::kFramework);
   EXPECT_EQ(trace.Str(trace.tracks.pid_label[ops]), "CPU functions");
+  EXPECT_EQ(trace.tracks.kind[gloo], TrackKind::kThread);
   EXPECT_EQ(trace.tracks.kind[lane], TrackKind::kSpans);
   EXPECT_EQ(trace.tracks.layer[lane], Layer::kApplication);
 }
