@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -213,6 +214,22 @@ std::string TorchStepsFrom(const std::string& sync_path) {
   std::string_view from;
   if (parser.parse(json).get(doc) != simdjson::SUCCESS || doc["steps_from"].get_string().get(from)) return "";
   return std::string(from);
+}
+
+// The rank the hook's torch layer read from torch.distributed (.sync's
+// "rank", "world_size"); false when it has none.
+bool TorchDistRank(const std::string& sync_path, ProcessRole* role) {
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(sync_path).get(json) != simdjson::SUCCESS) return false;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  int64_t rank = -1, world = 0;
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS || doc["rank"].get_int64().get(rank)) return false;
+  if (rank < 0 || rank > INT32_MAX) return false;
+  if (doc["world_size"].get_int64().get(world) || world < 0) world = 0;
+  role->rank = static_cast<int32_t>(rank);
+  role->world_size = world;
+  return true;
 }
 
 std::string FormatBytes(uint64_t b) {
@@ -721,6 +738,9 @@ class Session {
       meta["capture.folder_full_at_ns"] = std::to_string(folder_full_ns_);
     }
     size_t sdk_files = 0, torch_files = 0;
+    // Each process's rank: the hook's role files (RANK in its environment),
+    // then what its torch layer read from torch.distributed, which wins.
+    std::map<int64_t, ProcessRole> roles = ProcessNames();
     // A process that never wrote its event file (os._exit, a signal) left its
     // spill file, <name>.aiprof.part, read in place of an event file beside it
     // by the importer's one rule (SupersededBySpillFile), as a folder of SDK
@@ -774,6 +794,13 @@ class Session {
       } else if (std::string from = TorchStepsFrom(sync); !from.empty() && torch->steps.size() > 0) {
         meta["capture.steps_from"] = from;
       }
+      const std::string file_name = f.substr(f.rfind('/') + 1);  // torch-<pid>.json
+      const int64_t pid = std::strtoll(file_name.c_str() + 6, nullptr, 10);
+      if (file_name.rfind("torch-", 0) == 0 && pid > 0) {
+        ProcessRole& role = roles[pid];
+        TorchDistRank(sync, &role);
+        if (role.rank != kNoRank) SetTraceRank(role.rank, torch.get());  // its device tracks too
+      }
       LabelClockSyncMarks(torch.get());  // after the offset: it pairs the marks by name
       if (!st.ok()) {
         extra.Add("torch_clock_unaligned", f, st.message());
@@ -791,7 +818,9 @@ class Session {
       for (uint64_t i = 0; i < e.count; ++i) trace->diagnostics.Add(kind, e.first_where, e.description);
     }
     for (auto& [k, v] : meta) trace->metadata[k] = v;
-    NameProcesses(ProcessNames(), trace.get());
+    NameProcesses(roles, trace.get());
+    InheritRanks(&roles);
+    AssignRanks(roles, trace.get());
     const double post_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     Describe(trace.get(), stats, sdk_files, torch_files);
     CaptureResult r;
@@ -861,7 +890,8 @@ class Session {
         if (roles.count(child)) continue;
         auto it = roles.find(parent);
         if (it == roles.end()) continue;
-        roles[child] = ProcessRole{"fork of " + std::to_string(parent), it->second.command};
+        roles[child] = ProcessRole{"fork of " + std::to_string(parent), it->second.command, it->second.rank,
+                                   it->second.world_size};
         more = true;
       }
       if (!more) break;
@@ -869,11 +899,36 @@ class Session {
     return roles;
   }
 
+  // A process forked during the capture without a rank of its own (a
+  // DataLoader worker of an mp.spawn rank, whose rank only torch.distributed
+  // knows) is on its parent's.
+  void InheritRanks(std::map<int64_t, ProcessRole>* roles) const {
+    if (!sampler_) return;
+    const auto& parents = sampler_->data().process_parent;
+    for (int pass = 0; pass < 64; ++pass) {  // a chain of forks, one hop a pass
+      bool more = false;
+      for (const auto& [child, parent] : parents) {
+        auto c = roles->find(child);
+        auto p = roles->find(parent);
+        if (c == roles->end() || p == roles->end() || c->second.rank != kNoRank || p->second.rank == kNoRank) continue;
+        c->second.rank = p->second.rank;
+        c->second.world_size = p->second.world_size;
+        more = true;
+      }
+      if (!more) break;
+    }
+  }
+
   std::map<int64_t, ProcessRole> ProcessNamesOfTargets() const {
     std::map<int64_t, ProcessRole> roles = ReadProcessRoles(dir_ + "/procs");
     if (child_ > 0 && !roles.count(child_)) {
       ProcessRole& r = roles[child_];
-      for (const std::string& a : o_.command) r.command += (r.command.empty() ? "" : " ") + a.substr(a.rfind('/') + 1);
+      // The program's name without its folder, its arguments as given (`sh -c
+      // '/usr/bin/python3 a.py 0 & ...'` read "sh -c python3 a.py 1; wait":
+      // the last '/' of the argument).
+      for (const std::string& a : o_.command) {
+        r.command += r.command.empty() ? a.substr(a.rfind('/') + 1) : " " + a;
+      }
     }
     if (o_.pid > 0 && !roles.count(o_.pid)) {
       std::ifstream in("/proc/" + std::to_string(o_.pid) + "/cmdline", std::ios::binary);

@@ -109,6 +109,7 @@ class _AiprofTorchProfiler:
         self.chunk_ns = int(float(os.environ.get('AIPROF_TORCH_CHUNK_SECONDS', '30')) * 1e9)
         self.every = max(1, int(os.environ.get('AIPROF_TORCH_EVERY', '1') or 1))
         self.profiled_steps = []
+        self.dist = None  # {'rank', 'world_size'} from torch.distributed once it is initialized (note_rank)
         from torch.profiler import ProfilerActivity
         activities = [ProfilerActivity.CPU]
         want_cuda = os.environ.get('AIPROF_CAPTURE_CUDA', '1') == '1'
@@ -297,9 +298,27 @@ class _AiprofTorchProfiler:
                 'final': final, 'torch_every': self.every, 'profiled_steps': self.profiled_steps,
                 'torch': self.torch.__version__, 'activities': self.activities,
                 'torch_npu': self.npu is not None}
+        self.note_rank()
+        if self.dist is not None:
+            meta.update(self.dist)
         with open(self.base + '.sync.tmp', 'w') as f:
             json.dump(meta, f)
         os.replace(self.base + '.sync.tmp', self.base + '.sync')
+
+    def note_rank(self):
+        # This process's rank in torch.distributed's default group, the first
+        # time it is initialized (mp.spawn's workers pass their rank to
+        # init_process_group, not through RANK): aiprof puts every track of
+        # the process on it (docs/capture.md, "Ranks"). Kept after
+        # destroy_process_group.
+        if self.dist is not None:
+            return
+        try:
+            d = self.torch.distributed
+            if d.is_available() and d.is_initialized():
+                self.dist = {'rank': int(d.get_rank()), 'world_size': int(d.get_world_size())}
+        except Exception:
+            pass
 
     def steps_from(self):
         # The sources of the written steps, in the order they took over:
@@ -356,6 +375,8 @@ class _AiprofTorchProfiler:
             self.fail(e)
 
     def step_boundary(self, source):
+        if self.dist is None:
+            self.note_rank()
         level = self.STEP_SOURCES.index(source)
         if level < self.level:
             return
@@ -711,6 +732,13 @@ def _aiprof_write_role(role):
         argv = [os.path.basename(sys.executable or 'python')] + [
             os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv)]
         text = '%s\n%s\n' % (role.replace('\n', ' '), ' '.join(argv).replace('\n', ' '))
+        # A third line, where the environment names a torch.distributed rank
+        # (torchrun, torch.distributed.launch and most launchers set RANK and
+        # WORLD_SIZE; a DataLoader worker inherits its rank's): "rank R world_size W".
+        rank = os.environ.get('RANK', '').strip()
+        if rank.isdigit():
+            world = os.environ.get('WORLD_SIZE', '').strip()
+            text += 'rank %s world_size %s\n' % (rank, world if world.isdigit() else '0')
         path = os.path.join(folder, '%d.txt' % os.getpid())
         with open(path + '.tmp', 'w') as f:
             f.write(text)

@@ -36,7 +36,16 @@ const char* EventKindName(EventKind kind) {
 bool IsStreamWaitCallName(std::string_view name) { return Contains(name, kStreamWaitCallMark); }
 
 EventKind ClassifyEvent(std::string_view category, std::string_view name) {
-  if (category == "cpu_op" || EqualsIgnoreCase(category, "operator")) return EventKind::kCpuOp;
+  // torch.distributed's gloo backend times each collective it runs on the
+  // host with record_function("gloo:<op>"): a user annotation in Kineto's
+  // and the legacy exports, but a cpu_op where the export has no categories
+  // (torch's autograd profiler read directly, as aiprof trace's hook does
+  // without Kineto). One rule for both: such a span is a user annotation,
+  // which is what host collectives are found among
+  // (src/analysis/communication/collectives.cc).
+  if (category == "cpu_op" || EqualsIgnoreCase(category, "operator")) {
+    return name.starts_with("gloo:") ? EventKind::kUserAnnotation : EventKind::kCpuOp;
+  }
   if (category == "python_function") return EventKind::kPythonFunction;
   if (category == "user_annotation") return EventKind::kUserAnnotation;
   if (category == "gpu_user_annotation") return EventKind::kGpuUserAnnotation;
