@@ -14,6 +14,16 @@ std::map<int32_t, Intervals> CaptureWindows(const Trace& trace) {
   std::map<int32_t, Intervals> raw;
   std::vector<uint8_t> capture_track(trace.tracks.size(), 0);
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) capture_track[t] = IsGraphCaptureTrack(trace, t);
+  // Name tests memoised per string id: 0 unknown, 1 neither, 2 begin, 3 end.
+  std::vector<uint8_t> name_class(trace.strings.size(), 0);
+  auto classify = [&](StringId id) {
+    uint8_t& c = name_class[id.raw];
+    if (c == 0) {
+      const std::string_view name = trace.Str(id);
+      c = IsStreamBeginCaptureName(name) ? 2 : IsStreamEndCaptureName(name) ? 3 : 1;
+    }
+    return c;
+  };
   uint32_t track = kNoTrack;
   int64_t open_since = -1;  // the open window's start on `track`; -1: none open
   // Slices are in (track, start) order: one pass, one open window per thread.
@@ -21,10 +31,10 @@ std::map<int32_t, Intervals> CaptureWindows(const Trace& trace) {
     if (s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) continue;
     if (capture_track[s.track[i]]) continue;
     if (s.track[i] != track) track = s.track[i], open_since = -1;
-    const std::string_view name = trace.Str(s.name[i]);
-    if (IsStreamBeginCaptureName(name)) {
+    const uint8_t c = classify(s.name[i]);
+    if (c == 2) {
       open_since = s.ts_ns[i] + s.dur_ns[i];
-    } else if (IsStreamEndCaptureName(name)) {
+    } else if (c == 3) {
       if (open_since >= 0 && s.ts_ns[i] > open_since) {
         raw[trace.tracks.rank[s.track[i]]].emplace_back(open_since, s.ts_ns[i]);
       }
