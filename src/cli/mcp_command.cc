@@ -216,7 +216,7 @@ std::string ToolsJson(bool with_output_schema = true) {
       R"(,"target":{"type":"string","enum":["latency","throughput","memory"]},"constraints":{"type":"string"}},"required":["trace"],"additionalProperties":false}},)";
   tools +=
       std::string(
-          R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]","inputSchema":{"type":"object","properties":{)") +
+          R"({"name":"whatif","description":"aiprof whatif (docs/whatif.md): predicted step time if idle, ops or kernels changed, by replaying the critical path's dependency graph; scenario clauses separated by ';': remove-idle data_loading|host_bound|sync|other|startup, remove PATTERN, scale PATTERN FACTOR, every N PATTERN, overlap-data-loading N, graph-launch, fuse PATTERN PATTERN..., overlap-comm, device NAME [from NAME]","inputSchema":{"type":"object","properties":{)") +
       trace_arg +
       R"(,"scenario":{"oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":16}]}},"required":["trace","scenario"],"additionalProperties":false})";
   if (with_output_schema)

@@ -12,6 +12,7 @@
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
+#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/page_faults/fault_slices.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
@@ -44,13 +45,14 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
   WhatIfClause c;
   const std::string where = "scenario clause '" + std::string(clause) + "': ";
   if (w[0] == "remove-idle") {
-    if (w.size() != 2) return ErrStatus(where + "expected 'remove-idle data_loading|host_bound|sync|other'");
+    if (w.size() != 2) return ErrStatus(where + "expected 'remove-idle data_loading|host_bound|sync|other|startup'");
     c.kind = WhatIfClause::Kind::kRemoveIdle;
     if (w[1] == "data_loading") c.cause = GapCause::kDataLoading;
     else if (w[1] == "host_bound") c.cause = GapCause::kHostBound;
     else if (w[1] == "sync") c.cause = GapCause::kSync;
     else if (w[1] == "other") c.cause = GapCause::kOther;
-    else return ErrStatus(where + "unknown cause '" + std::string(w[1]) + "' (data_loading, host_bound, sync, other)");
+    else if (w[1] == "startup") c.cause = GapCause::kStartup;
+    else return ErrStatus(where + "unknown cause '" + std::string(w[1]) + "' (data_loading, host_bound, sync, other, startup)");
     return c;
   }
   if (w[0] == "overlap-data-loading") {
@@ -146,8 +148,9 @@ StatusOr<WhatIfClause> ParseClause(std::string_view clause) {
 class Replay {
  public:
   Replay(const Trace& trace, const DependencyGraph& g, const std::vector<StepPath>& steps, const Scenario& sc,
-         WhatIfResult* out)
-      : s_(trace.slices), trace_(trace), g_(g), steps_(steps), out_(out), edits_(BuildGraphEdits(trace, g, sc)) {
+         const AnalysisWindow* window, WhatIfResult* out)
+      : s_(trace.slices), trace_(trace), g_(g), steps_(steps), out_(out), edits_(BuildGraphEdits(trace, g, sc)),
+        startup_(trace, window) {
     const size_t n = s_.size();
     start_.assign(n, 0);
     end_.assign(n, 0);
@@ -499,7 +502,13 @@ class Replay {
         l->Add(EndOf(L), held);
       } else {
         int64_t lag = queued ? std::min(measured, s_.dur_ns[L]) : measured;
-        if (Removed(GapCause::kHostBound) && lag > 0) lag = 0, ++out_->edges_changed;
+        // A launch wait the host's start-up work covers (the critical path's
+        // idle_startup, StartupWork::Covers) is no launch overhead: remove-idle
+        // host_bound keeps it, remove-idle startup takes it.
+        const GapCause cause = startup_.Covers(trace_.tracks.rank[s_.track[i]], s_.ts_ns[L], s)
+                                   ? GapCause::kStartup
+                                   : GapCause::kHostBound;
+        if (Removed(cause) && lag > 0) lag = 0, ++out_->edges_changed;
         l->Add(StartOf(L), lag);
       }
     }
@@ -566,10 +575,11 @@ class Replay {
   uint64_t fallbacks_ = 0;
   std::vector<float> factor_;
   std::vector<bool> capture_;  // per track: IsGraphCaptureTrack
-  bool remove_[kGapCauseCount] = {false, false, false, false};
+  bool remove_[kGapCauseCount] = {};
   bool graph_ = false;
   bool remove_comm_ = false;  // remove-comm: device collectives take no time
   GraphEdits edits_;
+  StartupWork startup_;  // the host's start-up work (src/analysis/gaps/startup_idle.h)
 };
 
 // The path's time by class and by slice name, mean per steady step, before
@@ -860,7 +870,7 @@ WhatIfResult PredictWhatIf(const Trace& trace, const CriticalPathResult& path, c
       return r;
     }
   }
-  Replay replay(trace, path.graph, path.steps, scenario, &r);
+  Replay replay(trace, path.graph, path.steps, scenario, window, &r);
   replay.Run();
   const bool host_bound = std::any_of(scenario.clauses.begin(), scenario.clauses.end(), [](const WhatIfClause& c) {
     return c.kind == WhatIfClause::Kind::kGraphLaunch ||

@@ -47,6 +47,35 @@ def is_sync(name):
         ('memcpy' in n and 'async' not in n)
 
 
+def covered(merged, a, b):
+    return sum(max(0, min(b, y) - max(a, x)) for x, y in merged)
+
+
+def startup_work(ev, ns, busy):
+    """The host's start-up work (src/analysis/gaps/startup_idle.h), merged:
+    stream capture windows (a *StreamBeginCapture call's end to its thread's
+    *StreamEndCapture start) and start-up calls (runtime/driver calls of at
+    least 1 ms and 20 x their name's median, the device busy for less than
+    half of them; the window's copy and sync exceptions are left out)."""
+    calls = sorted((e for e in ev if e.get('cat') in ('cuda_runtime', 'Runtime', 'cuda_driver')),
+                   key=lambda e: (e.get('pid'), e.get('tid'), ns(e['ts'])))
+    windows, open_since, by_name = [], {}, defaultdict(list)
+    for e in calls:
+        key = (e.get('pid'), e.get('tid'))
+        by_name[e['name']].append(ns(e['dur']))
+        if 'StreamBeginCapture' in e['name']:
+            open_since[key] = ns(e['ts']) + ns(e['dur'])
+        elif 'StreamEndCapture' in e['name'] and key in open_since:
+            windows.append([open_since.pop(key), ns(e['ts'])])
+    for e in calls:
+        a, d = ns(e['ts']), ns(e['dur'])
+        v = sorted(by_name[e['name']])
+        med = (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+        if d >= 1_000_000 and d >= 20 * med and 2 * covered(busy, a, a + d) < d:
+            windows.append([a, a + d])
+    return merge(windows)
+
+
 def main():
     ev = [e for e in load(sys.argv[1]) if e.get('ph') == 'X']
     ns = lambda v: int(Decimal(v) * 1000)
@@ -70,6 +99,8 @@ def main():
     loading = merge([[ns(e['ts']), ns(e['ts']) + ns(e['dur'])] for e in ev if 'dataloader' in e['name'].lower()
                      and e.get('cat') not in dev_cats])
     cpu_only = not acts
+    busy_all = merge([[x, y] for a in acts.values() for x, y, _, _ in a])
+    startup = [] if cpu_only else startup_work(ev, ns, busy_all)
     if cpu_only:
         by_tid = defaultdict(list)
         for e in ev:
@@ -85,7 +116,9 @@ def main():
         for (a0, a1), (b0, b1) in zip(m, m[1:]):
             nxt = next(t for t in starts if t[0] == b0)
             corr = nxt[3].get('args', {}).get('correlation')
-            if overlaps(loading, a1, b0):
+            if 2 * covered(startup, a1, b0) >= b0 - a1:
+                causes['startup'] += b0 - a1
+            elif overlaps(loading, a1, b0):
                 causes['data_loading'] += b0 - a1
             elif not cpu_only and overlaps(sync, a1, b0):
                 causes['sync'] += b0 - a1
@@ -101,10 +134,10 @@ def main():
                           **{k + '_ns': v for k, v in per.items()},
                           **{'idle_' + k + '_ns': v for k, v in sorted(causes.items())}}))
         if '--steps' in sys.argv[2:]:
-            window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev)
+            window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev, startup)
 
 
-def window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev):
+def window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev, startup=()):
     steps = merge([[ns(e['ts']), ns(e['ts']) + ns(e['dur'])] for e in ev if e['name'].startswith('ProfilerStep#')])
     n_steps = sum(1 for e in ev if e['name'].startswith('ProfilerStep#'))
     inside = lambda a, b: sum(max(0, min(b, y) - max(a, x)) for x, y in steps)
@@ -119,7 +152,9 @@ def window_by_steps(ev, ns, m, starts, launch_ts, loading, sync, cpu_only, dev):
         corr = None
         if nxt_start is not None:
             corr = next(t for t in starts if t[0] == nxt_start)[3].get('args', {}).get('correlation')
-        if overlaps(loading, a, b):
+        if 2 * covered(startup, a, b) >= b - a:
+            c = 'startup'
+        elif overlaps(loading, a, b):
             c = 'data_loading'
         elif not cpu_only and overlaps(sync, a, b):
             c = 'sync'
