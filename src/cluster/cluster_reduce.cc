@@ -64,6 +64,14 @@ std::vector<double> RobustZ(const std::vector<double>& v) {
   return z;
 }
 
+// Ops that are no work of the rank's own: the step annotation
+// (ProfilerStep#N spans the whole step) and torch_npu's overlap_analysis
+// bands (Computing, Communication, Free: sums of other slices).
+bool IsStepOrBand(const std::string& name, const std::string& category, uint8_t kind) {
+  return name.rfind("ProfilerStep", 0) == 0 || category == "overlap_analysis" ||
+         static_cast<EventKind>(kind) == EventKind::kTraceSpan;
+}
+
 }  // namespace
 
 struct ClusterReducer::State {
@@ -73,6 +81,9 @@ struct ClusterReducer::State {
   std::vector<ProblemDigest> broken;
   uint64_t digests = 0;
   int64_t world_size = 0;
+  // The world size the links (largest rank named + 1) and the collectives'
+  // group sizes imply; 0 none.
+  int64_t link_world = 0, group_world = 0;
   std::unordered_map<std::string, uint32_t> group_ids;
   std::vector<std::string> groups;
   std::map<std::pair<std::string, std::string>, uint32_t> op_ids;
@@ -162,10 +173,14 @@ void ClusterReducer::Add(const RankDigest& d, const std::string& digest) {
   r.profiler_elapse_ns = d.profiler_elapse_ns;
   r.profiler_wait_ns = d.profiler_wait_ns;
   r.profiler_transit_ns = d.profiler_transit_ns;
+  r.profiler_idle_ns = d.profiler_idle_ns;
   st.types = d.collective_types;
   st.links = d.links;
+  for (const DigestCollectiveType& t : d.collective_types) s_->group_world = std::max(s_->group_world, t.group_size);
+  for (const DigestLink& l : d.links) s_->link_world = std::max(s_->link_world, LargestLinkRank(l.link) + 1);
   for (const DigestOp& o : d.ops) {
     const uint32_t id = s_->OpId(std::string(d.Str(o.name)), std::string(d.Str(o.category)), o.kind);
+    if (IsStepOrBand(std::string(d.Str(o.name)), std::string(d.Str(o.category)), o.kind)) continue;
     s_->op_sketches[id].Merge(o.sketch);
     st.ops.push_back(RankOp{id, o.count, o.total_ns, o.sketch.Quantile(0.5), o.sketch.Quantile(0.99)});
   }
@@ -237,7 +252,7 @@ std::vector<OpDifference> OpDifferences(const std::vector<RankState>& ranks, siz
     }
     d.median_total_ns = Median(std::vector<double>(totals.begin(), totals.end() - 1));
     totals.back() = static_cast<double>(op.total_ns);
-    d.z = RobustZ(totals).back();
+    d.z = peers.size() >= kSlowRankOpsMinPeersForZ ? RobustZ(totals).back() : std::nan("");
     d.count = op.count;
     d.total_ns = op.total_ns;
     d.excess_ns = static_cast<double>(op.total_ns) - d.median_total_ns;
@@ -250,7 +265,7 @@ std::vector<OpDifference> OpDifferences(const std::vector<RankState>& ranks, siz
   // Ops whose total is an outlier among the peers first (robust z above the
   // limit), then by excess.
   std::sort(out.begin(), out.end(), [](const OpDifference& a, const OpDifference& b) {
-    const bool sa = a.z > kRobustZLimit, sb = b.z > kRobustZLimit;
+    const bool sa = a.z > kRobustZLimit, sb = b.z > kRobustZLimit;  // false for NaN
     if (sa != sb) return sa;
     if (a.excess_ns != b.excess_ns) return a.excess_ns > b.excess_ns;
     return a.name < b.name;
@@ -284,13 +299,20 @@ ClusterResult ClusterReducer::Finish() {
     }
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    // What the inputs imply (cross_rank.h, ExpectRanks: the multi-rank
+    // analysis's rule).
+    const int64_t largest = seen.empty() ? 0 : int64_t{seen.back()} + 1;
+    const ExpectedRanks implied = ExpectRanks(s.world_size, s.link_world, s.group_world, largest);
+    out.implied_world_size = implied.count;
+    out.implied_world_size_from = implied.from;
     out.expected_ranks_from = "--world-size";
     if (expected <= 0) {
-      // The world size the traces state (Kineto distributedInfo), unless a
-      // rank beyond it was seen.
-      const int64_t largest = seen.empty() ? 0 : int64_t{seen.back()} + 1;
-      expected = std::max(largest, s.world_size);
-      out.expected_ranks_from = s.world_size >= largest && s.world_size > 0 ? "traces" : "largest rank seen";
+      expected = out.implied_world_size;
+      out.expected_ranks_from = out.implied_world_size_from.empty() ? "largest rank seen" : out.implied_world_size_from;
+    } else {
+      for (int32_t r : seen) {
+        if (r >= expected) out.beyond_world_size.push_back(r);
+      }
     }
     out.expected_ranks = expected;
     const int64_t present = std::lower_bound(seen.begin(), seen.end(), expected) - seen.begin();
@@ -348,6 +370,19 @@ ClusterResult ClusterReducer::Finish() {
     c.stalled_wait_ns = used.stalled_ns[r];
     c.step_shift = pairing.step_shift[r];
     out.max_abs_offset_ns = std::max<int64_t>(out.max_abs_offset_ns, offset[r] < 0 ? -offset[r] : offset[r]);
+    // Ranks missing: the time after the last rank present arrived holds the
+    // wait for them. communication.json's idle (neither transit nor a wait
+    // for a peer that arrived) is that wait; without it, it cannot be told
+    // from transfer.
+    if (out.missing_count > 0 && c.matched > 0) {
+      if (c.profiler_idle_ns >= 0) {
+        c.absent_wait_ns = std::min(c.profiler_idle_ns, c.aligned_transfer_ns);  // the clocks used, as the analysis
+        c.transfer_ns = std::max<int64_t>(0, c.transfer_ns - c.absent_wait_ns);
+        c.aligned_transfer_ns = std::max<int64_t>(0, c.aligned_transfer_ns - c.absent_wait_ns);
+      } else {
+        out.transfer_includes_absent_wait = true;
+      }
+    }
   }
   // Instances: last arrival and by how much (used clocks).
   std::vector<double> arrivals;

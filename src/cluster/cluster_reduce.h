@@ -95,6 +95,14 @@ struct ClusterRank {
   uint64_t last_arrivals = 0;  // instances where it arrived last (and later than the median)
   double lateness_z = 0;       // robust z of its lateness (more than 10 ranks)
   int64_t profiler_elapse_ns = -1, profiler_wait_ns = -1, profiler_transit_ns = -1;
+  int64_t profiler_idle_ns = -1;  // communication.json's Idle Time, ns; -1 absent
+  // With ranks missing from the inputs (ClusterResult::missing_count > 0):
+  // the part of its time after the last rank present arrived that
+  // communication.json calls idle (neither transit nor a wait for a rank
+  // present), i.e. a wait for the ranks not in the inputs, at most its
+  // transfer. It is taken out of transfer_ns and aligned_transfer_ns. -1:
+  // not measured (no ranks missing, or no communication.json).
+  int64_t absent_wait_ns = -1;
   // What the importer could not read of its trace (malformed records skipped, ...).
   std::vector<DigestDiagnostic> import_diagnostics;
 };
@@ -138,8 +146,12 @@ struct OpDifference {
   double excess_ns = 0;
   double p50_ns = 0, p99_ns = 0;                  // this rank's (sketch)
   double cluster_p50_ns = 0, cluster_p99_ns = 0;  // all ranks' merged sketch
-  double z = 0;                                   // robust z of its total among the peers
+  // Robust z of its total among the peers; NaN with fewer than
+  // kSlowRankOpsMinPeersForZ peers (a median and MAD of one or two values
+  // say nothing: one peer always gives 0.67).
+  double z = 0;
 };
+inline constexpr size_t kSlowRankOpsMinPeersForZ = 3;
 
 struct SlowRankReport {
   int32_t rank = kDigestNoRank;
@@ -179,7 +191,24 @@ struct ClusterResult {
   std::vector<int32_t> missing;  // listed when at most kMaxListedRanks are expected
   uint64_t missing_count = 0;
   int64_t expected_ranks = 0;
-  std::string expected_ranks_from;  // "--world-size", "traces" or "largest rank seen"
+  // Where expected_ranks comes from: "--world-size", "traces" (the world
+  // size a trace states), "communication_matrix.json links" (the largest
+  // rank a link names, + 1), "collective group size" (the largest group a
+  // collective names) or "largest rank seen". The inputs' own figures are
+  // the largest of the last four: a job of 8 ranks profiled on 2 names its
+  // other 6 in its links.
+  std::string expected_ranks_from;
+  // The world size the inputs imply (the largest of the four above, 0 when
+  // none), and the source of it: shown beside --world-size when larger.
+  int64_t implied_world_size = 0;
+  std::string implied_world_size_from;
+  // Ranks present at or beyond --world-size (a world size that leaves out a
+  // rank the inputs hold).
+  std::vector<int32_t> beyond_world_size;
+  // Ranks missing and no communication.json to separate the wait for them:
+  // the ranks' transfer (time after the last rank present arrived) includes
+  // any wait for the missing ranks.
+  bool transfer_includes_absent_wait = false;
   // Cross-rank, raw clocks (the multi-rank analysis's figures).
   uint64_t matched = 0, unmatched = 0;
   uint64_t incomplete = 0;                          // matched, not completed on every rank (used clocks)

@@ -135,11 +135,18 @@ std::string ClusterToJson(const ClusterResult& r) {
   j.Field("world_size_in_traces", r.world_size_in_traces);
   j.Field("expected_ranks", r.expected_ranks);
   j.FieldStr("expected_ranks_from", r.expected_ranks_from);
+  j.Field("implied_world_size", r.implied_world_size);
+  j.FieldStr("implied_world_size_from", r.implied_world_size_from);
   j.Field("missing_count", r.missing_count);
   j.Key("missing_ranks");
   j.Open('[');
   for (int32_t m : r.missing) j.Raw(std::to_string(m));
   j.Close(']');
+  j.Key("beyond_world_size");
+  j.Open('[');
+  for (int32_t m : r.beyond_world_size) j.Raw(std::to_string(m));
+  j.Close(']');
+  j.Field("transfer_includes_absent_wait", r.transfer_includes_absent_wait);
   j.Objects("broken", r.broken, [&](const ProblemDigest& b) {
     j.Field("rank", b.rank);
     j.FieldStr("source", b.source);
@@ -215,6 +222,8 @@ std::string ClusterToJson(const ClusterResult& r) {
     j.Field("profiler_elapse_ns", c.profiler_elapse_ns);
     j.Field("profiler_wait_ns", c.profiler_wait_ns);
     j.Field("profiler_transit_ns", c.profiler_transit_ns);
+    j.Field("profiler_idle_ns", c.profiler_idle_ns);
+    j.Field("absent_wait_ns", c.absent_wait_ns);
     j.Objects("import_diagnostics", c.import_diagnostics, [&](const DigestDiagnostic& g) {
       j.FieldStr("kind", g.kind);
       j.Field("count", g.count);
@@ -297,16 +306,40 @@ Value Rank(int32_t r) { return r == kDigestNoRank ? Value::Null() : Value::Int(r
 // A figure that is -1 when it could not be measured.
 Value Measured(int64_t ns) { return ns < 0 ? Value::Null() : Value::Int(ns); }
 
+std::string RankList(const std::vector<int32_t>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", ranks[i]);
+  return out;
+}
+
+std::string ExpectedFrom(const ClusterResult& r) {
+  const std::string& f = r.expected_ranks_from;
+  if (f == "traces") return "the world size the traces state (--world-size to change)";
+  if (f == "communication_matrix.json links") {
+    return "the ranks communication_matrix.json's links name (largest + 1; --world-size to change)";
+  }
+  if (f == "collective group size") return "the largest group a collective names (--world-size to change)";
+  return f;
+}
+
 void AddSummary(const ClusterResult& r, Section* s) {
   render::KeyValues& kv = s->Add(render::KeyValues{});
   kv.items = {{"digests", "Digests", U(r.digests), Unit::kCount},
               {"usable", "Usable ranks", U(r.usable), Unit::kCount},
               {"broken", "Broken digests", U(r.broken.size()), Unit::kCount},
               {"expected_ranks", "Expected ranks", I(r.expected_ranks), Unit::kCount},
-              {"expected_ranks_from", "Expected ranks from",
-               S(r.expected_ranks_from == "traces" ? "the world size the traces state (--world-size to change)"
-                                                   : r.expected_ranks_from)},
+              {"expected_ranks_from", "Expected ranks from", S(ExpectedFrom(r))},
               {"missing_count", "Missing ranks", U(r.missing_count), Unit::kCount}};
+  if (!r.beyond_world_size.empty()) {
+    kv.items.push_back(
+        {"beyond_world_size", "Warning: ranks at or beyond --world-size",
+         S(fmt::format("{} present, left out of the expected ranks 0..{} (--world-size {} is too small?)",
+                       RankList(r.beyond_world_size), r.expected_ranks - 1, r.expected_ranks))});
+  }
+  if (r.expected_ranks_from == "--world-size" && r.implied_world_size > r.expected_ranks) {
+    kv.items.push_back({"implied_world_size", "Warning: the inputs imply more ranks",
+                        S(fmt::format("{} (from {})", r.implied_world_size, r.implied_world_size_from))});
+  }
   if (r.world_size_in_traces > 0 && static_cast<uint64_t>(r.world_size_in_traces) != r.digests) {
     kv.items.push_back({"world_size_in_traces", "World size in the traces", I(r.world_size_in_traces), Unit::kCount});
   }
@@ -402,9 +435,14 @@ void AddSlowRankOps(const SlowRankReport& w, Section* s) {
                            {"z", "z", Unit::kNone}, {"p50_ns", "p50 (rank)", Unit::kNs}, {"p99_ns", "p99 (rank)", Unit::kNs},
                            {"cluster_p50_ns", "p50 (all)", Unit::kNs}, {"cluster_p99_ns", "p99 (all)", Unit::kNs}},
                           {}, ""});
+  if (!w.ops.empty() && std::isnan(w.ops.front().z)) {
+    t.note = fmt::format("z: none, fewer than {} peers (a median and spread of one or two ranks say nothing).",
+                         kSlowRankOpsMinPeersForZ);
+  }
   for (const OpDifference& d : w.ops) {
     t.rows.push_back({S(d.name), S(d.category), U(d.count), I(d.total_ns), D(d.median_total_ns), D(d.excess_ns),
-                      D(std::round(d.z * 10) / 10), D(d.p50_ns), D(d.p99_ns), D(d.cluster_p50_ns), D(d.cluster_p99_ns)});
+                      std::isnan(d.z) ? Value::Null() : D(std::round(d.z * 10) / 10), D(d.p50_ns), D(d.p99_ns),
+                      D(d.cluster_p50_ns), D(d.cluster_p99_ns)});
   }
 }
 
@@ -417,12 +455,6 @@ std::string NotComparable(const ClusterResult& r) {
   return std::string("not comparable: the ranks' ends of matched collectives do not agree") +
          (r.aligned ? " even after aligning the clocks" : "") +
          ", so arrival times cannot be compared (Summary); cluster.json keeps the figures, with clocks.trusted false";
-}
-
-std::string RankList(const std::vector<int32_t>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size(); ++i) out += fmt::format("{}{}", i ? ", " : "", ranks[i]);
-  return out;
 }
 
 // Collectives that did not complete normally: stalled (a wait for a rank
@@ -486,14 +518,21 @@ void AddSteps(const ClusterResult& r, Section* s) {
 }
 
 void AddRanks(const ClusterResult& r, Section* s) {
-  Table& t = s->Add(Table{"ranks", "",
-                          {{"rank", "rank", Unit::kNone}, {"host", "host", Unit::kNone},
-                           {"aligned_wait_ns", "wait", Unit::kNs}, {"aligned_transfer_ns", "transfer", Unit::kNs},
-                           {"aligned_lateness_ns", "lateness", Unit::kNs}, {"clock_offset_ns", "clock offset", Unit::kNs},
-                           {"last_arrivals", "last arrivals", Unit::kCount},
-                           {"device_utilization", "device util", Unit::kFraction},
-                           {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}},
-                          {}, ""});
+  bool absent = false;
+  for (const ClusterRank& c : r.ranks) absent |= c.absent_wait_ns >= 0;
+  std::vector<render::Column> columns = {{"rank", "rank", Unit::kNone},
+                                         {"host", "host", Unit::kNone},
+                                         {"aligned_wait_ns", "wait", Unit::kNs},
+                                         {"aligned_transfer_ns", "transfer", Unit::kNs}};
+  if (absent) columns.push_back({"absent_wait_ns", "waiting for ranks not in the inputs", Unit::kNs});
+  for (render::Column c : std::vector<render::Column>{{"aligned_lateness_ns", "lateness", Unit::kNs},
+                                                      {"clock_offset_ns", "clock offset", Unit::kNs},
+                                                      {"last_arrivals", "last arrivals", Unit::kCount},
+                                                      {"device_utilization", "device util", Unit::kFraction},
+                                                      {"memory_peak_allocated_bytes", "memory peak", Unit::kBytes}}) {
+    columns.push_back(std::move(c));
+  }
+  Table& t = s->Add(Table{"ranks", "", std::move(columns), {}, ""});
   const std::string not_comparable = NotComparable(r);
   bool no_device = false, no_memory = false;
   for (const ClusterRank& c : r.ranks) {
@@ -504,20 +543,59 @@ void AddRanks(const ClusterResult& r, Section* s) {
     const Value peak = memory ? D(c.memory_peak_allocated) : Value::Null();
     no_device |= c.device_span_ns <= 0;
     no_memory |= !memory;
+    std::vector<Value> row;
     if (!not_comparable.empty()) {
-      t.rows.push_back({Rank(c.rank), S(c.host), Value::Null(), Value::Null(), Value::Null(), Value::Null(),
-                        Value::Null(), util, peak});
-      continue;
+      row = {Rank(c.rank),  S(c.host),     Value::Null(), Value::Null(), Value::Null(),
+             Value::Null(), Value::Null(), util,          peak};
+    } else {
+      row = {Rank(c.rank),
+             S(c.host),
+             I(c.aligned_wait_ns),
+             I(c.aligned_transfer_ns),
+             I(c.aligned_lateness_ns),
+             I(c.clock_offset_ns),
+             U(c.last_arrivals),
+             util,
+             peak};
     }
-    t.rows.push_back({Rank(c.rank), S(c.host), I(c.aligned_wait_ns), I(c.aligned_transfer_ns), I(c.aligned_lateness_ns),
-                      I(c.clock_offset_ns), U(c.last_arrivals), util, peak});
+    // On the ranks' own durations (communication.json), whatever the clocks.
+    if (absent) row.insert(row.begin() + 4, Measured(c.absent_wait_ns));
+    t.rows.push_back(std::move(row));
+  }
+  if (!r.ranks.empty() && not_comparable.empty() && r.matched > 0) {
+    t.note =
+        "Wait, transfer and lateness: totals over the rank's completed matched collectives in the whole trace "
+        "(every step profiled, warm-up included), not per step.";
+  }
+  auto add = [&](const std::string& line) { t.note += (t.note.empty() ? "" : " ") + line; };
+  if (absent) {
+    std::string runs;  // "2–7", "2, 5"
+    for (size_t i = 0; i < r.missing.size() && i < 64;) {
+      size_t j = i;
+      while (j + 1 < r.missing.size() && r.missing[j + 1] == r.missing[j] + 1) ++j;
+      runs += fmt::format("{}{}", runs.empty() ? "" : ", ", r.missing[i]) +
+              (j > i ? fmt::format("–{}", r.missing[j]) : std::string());
+      i = j + 1;
+    }
+    add(
+        fmt::format("{} of the {} expected missing{}: the time after the last rank present arrived that "
+                    "communication.json calls idle (neither transit nor a wait for a rank present) is the wait for "
+                    "them, shown apart and not in transfer.",
+                    r.missing_count == 1 ? "1 rank" : fmt::format("{} ranks", r.missing_count), r.expected_ranks,
+                    runs.empty() ? "" : " (" + runs + ")"));
+  }
+  if (r.transfer_includes_absent_wait && not_comparable.empty()) {
+    add(
+        fmt::format("{} ranks missing: transfer (the time after the last rank present arrived) includes any wait for "
+                    "them, which these traces cannot tell apart.",
+                    r.missing_count));
   }
   if (!not_comparable.empty() && !r.ranks.empty()) {
-    t.note = "Wait, transfer, lateness, clock offset and last arrivals: " + not_comparable + ".";
+    add("Wait, transfer, lateness, clock offset and last arrivals: " + not_comparable + ".");
   }
   if (no_device || no_memory) {
-    t.note += std::string(t.note.empty() ? "" : " ") + "A blank device util" + (no_memory ? " or memory peak" : "") +
-              ": the rank's trace has no device activity" + (no_memory ? " or no memory events" : "") + ".";
+    add(std::string("A blank device util") + (no_memory ? " or memory peak" : "") +
+        ": the rank's trace has no device activity" + (no_memory ? " or no memory events" : "") + ".");
   }
 }
 

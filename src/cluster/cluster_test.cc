@@ -115,8 +115,15 @@ TEST(ClusterTest, AscendLevel1SameAnswersAsTheMultiRankImport) {
     EXPECT_EQ(cr->wait_ns, rc.wait_ns);
     EXPECT_EQ(cr->lateness_ns, rc.lateness_ns);
     EXPECT_EQ(cr->transfer_ns, rc.transfer_ns);
+    EXPECT_EQ(cr->absent_wait_ns, rc.absent_wait_ns);
+    EXPECT_GT(cr->absent_wait_ns, 90'000'000);  // communication.json idle: 96.37 / 96.32 ms
     EXPECT_EQ(cr->span_ns, rc.span_ns);
   }
+  // 8 ranks by the links (0-1 .. 0-7), as the analysis counts them.
+  EXPECT_EQ(r.expected_ranks, c.cross.expected.count);
+  EXPECT_EQ(r.expected_ranks, 8);
+  EXPECT_EQ(r.expected_ranks_from, "communication_matrix.json links");
+  EXPECT_EQ(r.missing, c.cross.missing);
   size_t per_rank = 0;
   for (const CollectiveTypeStats& t : c.stats.by_type) {
     for (const ClusterTypeTime& ct : r.type_times) {
@@ -562,6 +569,39 @@ TEST(ClusterTest, MissingRanksUpToTheWorldSizeTheTracesState) {
   EXPECT_EQ(r.missing, (std::vector<int32_t>{1, 2, 3, 4}));
   EXPECT_NE(ClusterToJson(r).find("\"expected_ranks\":6,\"expected_ranks_from\":\"largest rank seen\""),
             std::string::npos);
+}
+
+// audit3 item 3 / 8: the inputs' own figures set the expected ranks — the
+// ranks communication_matrix.json's links name, a collective's group size —
+// and a --world-size below a rank present is named, not silently taken.
+TEST(ClusterTest, ExpectedRanksFromLinksGroupSizesAndAWorldSizeBelowARank) {
+  RankDigest a = HandMade(0, "a"), b = HandMade(1, "b");
+  a.links.push_back(DigestLink{"0-7", "HCCS", 1e6, 1e5});
+  a.links.push_back(DigestLink{"garbage", "HCCS", 1e6, 1e5});  // not two rank numbers: ignored
+  ClusterResult r = Reduce({a, b});
+  EXPECT_EQ(r.expected_ranks, 8);
+  EXPECT_EQ(r.expected_ranks_from, "communication_matrix.json links");
+  EXPECT_EQ(r.missing, (std::vector<int32_t>{2, 3, 4, 5, 6, 7}));
+  EXPECT_NE(ClusterToMarkdown(r).find("links name"), std::string::npos);
+
+  RankDigest g = HandMade(0, "a");
+  g.collective_types.push_back(DigestCollectiveType{0, 1, 0, 10, 10, 0, 4, 0});
+  r = Reduce({g, HandMade(1, "b", 2)});
+  EXPECT_EQ(r.expected_ranks, 4);
+  EXPECT_EQ(r.expected_ranks_from, "collective group size");
+  EXPECT_EQ(r.missing, (std::vector<int32_t>{2, 3}));
+
+  ClusterOptions one;
+  one.world_size = 1;
+  r = Reduce({a, b}, one);
+  EXPECT_EQ(r.expected_ranks, 1);
+  EXPECT_EQ(r.missing_count, 0u);
+  EXPECT_EQ(r.beyond_world_size, (std::vector<int32_t>{1}));
+  EXPECT_EQ(r.implied_world_size, 8);
+  const std::string md = ClusterToMarkdown(r);
+  EXPECT_NE(md.find("ranks at or beyond --world-size"), std::string::npos) << md;
+  EXPECT_NE(md.find("the inputs imply more ranks"), std::string::npos) << md;
+  EXPECT_NE(ClusterToJson(r).find("\"beyond_world_size\":[1]"), std::string::npos);
 }
 
 // Trial D6: on the HTA Kineto pair the summary says arrival times cannot be

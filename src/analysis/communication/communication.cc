@@ -87,25 +87,27 @@ void PublishSlowRank(const CommunicationResult& r, MetricSet* m) {
     return;
   }
   const SlowRank& s = *c.slow_rank;
-  // A rank without device activity (CPU-only, gloo) has no device span to
-  // take a share of: not 0%.
+  // A rank without device activity (CPU-only, gloo): a share of the sum of
+  // its step times (cross_rank.h), as `aiprof cluster` judges it; with
+  // neither, not 0%.
   if (s.excess_ratio) {
     m->Set("slow_rank_excess_ratio", *s.excess_ratio, kCommunicationSource);
   } else {
     m->SetUnavailable("slow_rank_excess_ratio", RankName(s.rank) +
-                                                    " has no device activity (CPU-only): no device span to take a "
-                                                    "share of (slow_rank_excess_ns gives the excess per step)");
+                                                    " has neither device activity nor steps: no time to take a "
+                                                    "share of (slow_rank_excess_ns gives the excess)");
   }
   if (s.test.test == OutlierTest::kNone) {
     m->SetUnavailable("slow_ranks", "2 ranks: too few for an outlier test (Dixon's Q needs 3)");
   } else {
     m->Set("slow_ranks", s.test.outlier ? 1 : 0, kCommunicationSource);
   }
-  m->AddEvidence("slow_rank",
-                 RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
-                     " later than the median of the other ranks in total" +
-                     (s.excess_ratio ? " (" + FormatPercent(*s.excess_ratio) + " of its device span)" : "") +
-                     (c.aligned_from_collectives ? ", on clocks aligned by the collectives' ends" : ""));
+  m->AddEvidence(
+      "slow_rank",
+      RankName(s.rank) + " arrives last at collectives: " + Ns(s.excess_ns) +
+          " later than the median of the other ranks in total" +
+          (s.excess_ratio ? " (" + FormatPercent(*s.excess_ratio) + " of " + s.excess_ratio_base + ")" : "") +
+          (c.aligned_from_collectives ? ", on clocks aligned by the collectives' ends" : ""));
 }
 
 void PublishLinks(const CrossRankResult& c, MetricSet* m) {
@@ -162,6 +164,46 @@ void PublishFailedCollectives(const CrossRankResult& c, MetricSet* m) {
   }
 }
 
+// "ranks 2–7", "ranks 2, 4", "rank 3": runs of consecutive ranks joined.
+std::string RankRuns(const std::vector<int32_t>& ranks, uint64_t count) {
+  std::string out = count == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (i ? ", " : "") + std::to_string(ranks[i]) + (j > i ? "–" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  if (count > ranks.size()) out += ", … (" + std::to_string(count) + " in all)";
+  return out;
+}
+
+// Ranks the inputs imply but do not hold (cross_rank.h, ExpectRanks), and
+// the wait for them that communication.json separates from transfer.
+void PublishMissingRanks(const CrossRankResult& c, MetricSet* m) {
+  if (c.missing_count == 0 || c.matched == 0) return;
+  const std::string missing = RankRuns(c.missing, c.missing_count) + " of the " + std::to_string(c.expected.count) +
+                              " the inputs imply (" + c.expected.from + ") " + (c.missing_count == 1 ? "is" : "are") +
+                              " not in the trace";
+  std::string waits;
+  for (const RankCommunication& r : c.ranks) {
+    if (r.absent_wait_ns < 0) continue;
+    waits += (waits.empty() ? "" : ", ") + RankName(r.rank) + " " + Ns(r.absent_wait_ns) + " of " + Ns(r.comm_ns);
+  }
+  std::string line = missing + ": ";
+  if (!waits.empty()) {
+    line +=
+        "time in collectives after every rank present had arrived that communication.json calls idle (neither "
+        "transit nor a wait for a rank present) is the wait for them, not transfer and not a lack of overlap (" +
+        waits + ")";
+  } else {
+    line +=
+        "the time in collectives after every rank present had arrived includes any wait for them, which this "
+        "trace cannot tell from transfer";
+  }
+  m->AddEvidence("communication_bound", line);
+  m->AddEvidence("slow_rank", line);
+}
+
 void PublishExposedSteps(const CollectiveStats& st, MetricSet* m) {
   for (const StepCommunication& s : st.steps) {
     if (s.exposed_ns < 0 || Share(s.exposed_ns, s.step_ns) < kExposedStepEvidenceShare) continue;
@@ -189,6 +231,7 @@ void PublishCommunication(const CommunicationResult& result, MetricSet* metrics)
   PublishSlowRank(result, metrics);
   PublishLinks(result.cross, metrics);
   PublishFailedCollectives(result.cross, metrics);
+  PublishMissingRanks(result.cross, metrics);
   PublishExposedSteps(result.stats, metrics);
 }
 

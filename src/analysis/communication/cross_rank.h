@@ -21,17 +21,29 @@
 // Slow rank: the rank with the largest total lateness, tested with
 // rank_outlier.h (Dixon's Q for 3–10 ranks, 3σ above; 2 ranks get no
 // test). Its excess = its lateness − the median lateness of the other ranks
-// (what the others spend waiting for it), as a share of its device span.
+// (what the others spend waiting for it), as a share of its device span
+// (of the sum of its step times on a rank without device activity).
 // When two or more ranks share the largest lateness exactly, no single rank
 // is slowest: no slow rank, and slow_rank_tied says how many share it.
 //
 // Slow links: link_bandwidth.h.
+//
+// Expected ranks (ExpectRanks, the rule `aiprof cluster` uses too): the
+// largest of the world size a trace states, the ranks communication_matrix
+// .json's links name (largest + 1), the largest group a collective names,
+// and the largest rank present + 1. A job of 8 ranks profiled on 2 names the
+// other 6 in its links. With ranks missing, the time after the last rank
+// present arrived holds the wait for them: where communication.json gives
+// a rank's idle time (neither transit nor a wait for a peer that arrived),
+// that is taken out of its transfer as absent_wait_ns; without it the two
+// cannot be told apart (CrossRankResult::transfer_includes_absent_wait).
 #ifndef AIPROF_SRC_ANALYSIS_COMMUNICATION_CROSS_RANK_H_
 #define AIPROF_SRC_ANALYSIS_COMMUNICATION_CROSS_RANK_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/analysis/common/intervals.h"
@@ -57,18 +69,41 @@ struct RankCommunication {
   // Subtracted from its times when CrossRankResult::aligned_from_collectives; else 0.
   int64_t clock_offset_ns = 0;
   int64_t span_ns = 0;   // first to last device activity of the rank
+  int64_t steps_ns = 0;  // Σ the durations of its steps (Trace::steps of the rank)
   // communication.json's figures, ns; -1 when the file is absent.
   int64_t profiler_elapse_ns = -1, profiler_wait_ns = -1, profiler_transit_ns = -1;
   int64_t profiler_sync_ns = -1, profiler_idle_ns = -1;
+  // With ranks missing (CrossRankResult::missing_count > 0): its
+  // communication.json idle, at most its transfer, taken out of
+  // transfer_ns: the wait for the ranks not in the inputs. -1 not measured.
+  int64_t absent_wait_ns = -1;
 };
+
+// The largest rank a communication_matrix.json link ("<src>-<dst>") names;
+// -1 when the link is not two rank numbers joined by '-'.
+int64_t LargestLinkRank(std::string_view link);
+
+struct ExpectedRanks {
+  int64_t count = 0;
+  // "traces" (a stated world size), "communication_matrix.json links",
+  // "collective group size" or "largest rank seen"; "" when count is 0.
+  std::string from;
+};
+// The largest of the four (ties go to the first named).
+ExpectedRanks ExpectRanks(int64_t stated_world_size, int64_t link_world, int64_t group_world,
+                          int64_t largest_rank_seen);
 
 struct SlowRank {
   int32_t rank = kNoRank;
   OutlierResult test;    // on per-rank lateness
   int64_t excess_ns = 0;  // lateness − median lateness of the others (≥ 0)
-  // excess / the rank's device span; none for a rank without device
-  // activity (CPU-only, gloo): no span to take a share of.
+  // excess / the rank's device span, or, for a rank without device
+  // activity (CPU-only, gloo), / the sum of its step times: the rule
+  // `aiprof cluster` judges CPU ranks by (docs/cluster.md). None with
+  // neither; excess_ratio_base names which ("its device span", "the sum of
+  // its step times").
   std::optional<double> excess_ratio;
+  std::string excess_ratio_base;
 };
 
 // A matched collective that did not complete normally (collective_pairing.h):
@@ -85,10 +120,19 @@ struct FailedCollective {
   int64_t waited_ns = 0;            // the longest time a member that was there spent in it
   int64_t first_arrival_ns = 0;
 };
+inline constexpr size_t kMaxMissingRanksListed = 1024;
 // FailedCollectives listed at most (all are counted).
 inline constexpr size_t kMaxFailedCollectivesListed = 20;
 
 struct CrossRankResult {
+  // Ranks the inputs imply (ExpectRanks), and those of them not in the
+  // trace (listed up to kMaxMissingRanksListed, all counted).
+  ExpectedRanks expected;
+  uint64_t missing_count = 0;
+  std::vector<int32_t> missing;
+  // Ranks missing and some rank with matched collectives has no
+  // communication.json idle to separate the wait for them from transfer.
+  bool transfer_includes_absent_wait = false;
   std::vector<RankCommunication> ranks;  // every rank with collectives or communication.json, by rank
   uint64_t matched = 0;                  // collectives matched across ranks
   uint64_t incomplete = 0;               // of those, not completed on every rank (a peer failed in it)
@@ -131,7 +175,24 @@ struct CrossRankResult {
   // Per paired_slices entry, the slice of the last arrival (LastArrival,
   // collective_pairing.h); kNoSlice when two or more share it exactly.
   std::vector<uint32_t> paired_last;
+  // Each completed matched collective's lateness per member, on the clocks
+  // the figures use: what SlowRankExcessWithin sums over a window.
+  struct MemberLateness {
+    int32_t rank = kNoRank;
+    int64_t arrival_ns = 0;  // trace time (the rank's own clock)
+    int64_t lateness_ns = 0;
+  };
+  std::vector<std::vector<MemberLateness>> paired_lateness;
 };
+
+// The slow rank's excess (SlowRank::excess_ns's rule: its lateness − the
+// median lateness of the other ranks with matched collectives) over only
+// the completed collectives whose arrival on the slow rank lies in
+// `window` (merged trace-time intervals: the steady steps of that rank), so
+// that an excess per steady step divides the excess of those steps, not of
+// the warm-up too. 0 without a slow rank; `collectives`, when given, gets
+// how many collectives were summed.
+int64_t SlowRankExcessWithin(const CrossRankResult& r, const Intervals& window, uint64_t* collectives = nullptr);
 
 // `steps`: CollectiveSteps(trace, collectives), same order; the 2-argument
 // form computes them.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -409,11 +410,34 @@ class Aligner {
   std::vector<std::pair<uint32_t, uint32_t>> stack_;
 };
 
-double PerStep(const AttributionResult& r, int64_t ns) { return r.PerStep(ns); }
+// The steady steps each node's figures are per: a node under a thread of
+// one rank (the tree keeps each rank's other threads apart) is per that
+// rank's steady steps, not the steps of every rank (a rank's all-reduce
+// once a step read "0.5 calls per step" in a two-rank run); every other node
+// (the critical thread's tree, which the ranks share) per the run's steady
+// steps, as the step time.
+std::vector<double> NodeSteps(const Trace& t, const AttributionResult& r) {
+  std::map<int32_t, size_t> by_rank;
+  for (const AttributionStep& s : r.per_step) {
+    if (s.steady) ++by_rank[s.rank];
+  }
+  const AttributionNodes& n = r.nodes;
+  std::vector<double> out(n.size(), static_cast<double>(r.steps));
+  for (size_t x = 1; x < n.size(); ++x) {
+    out[x] = out[n.parent[x]];
+    if (n.kind[x] != AttributionKind::kThread || n.track[x] == kNoTrack || by_rank.size() < 2) continue;
+    auto it = by_rank.find(t.tracks.rank[n.track[x]]);
+    if (it != by_rank.end() && it->first != kNoRank && it->second > 0) out[x] = static_cast<double>(it->second);
+  }
+  return out;
+}
+
+double PerSteps(double steps, int64_t ns) { return steps > 0 ? static_cast<double>(ns) / steps : 0; }
 
 // Per-step figures of every diff node: the time base (host total, or device
 // time for device activity), the device time under it, calls.
-void Figures(const AttributionResult& ra, const AttributionResult& rb, DiffNodes* d) {
+void Figures(const AttributionResult& ra, const std::vector<double>& steps_a, const AttributionResult& rb,
+             const std::vector<double>& steps_b, DiffNodes* d) {
   const size_t n = d->size();
   d->a_ns.assign(n, 0);
   d->b_ns.assign(n, 0);
@@ -423,16 +447,17 @@ void Figures(const AttributionResult& ra, const AttributionResult& rb, DiffNodes
   d->b_calls.assign(n, 0);
   d->stats.assign(n, -1);
   d->change.assign(n, DiffChange::kUnchanged);
-  auto fill = [](const AttributionResult& r, uint32_t x, double* ns, double* dev, double* calls) {
+  auto fill = [](const AttributionResult& r, const std::vector<double>& steps, uint32_t x, double* ns, double* dev,
+                 double* calls) {
     if (x == kNoNode) return;
     const AttributionNodes& t = r.nodes;
-    *dev = PerStep(r, t.device_total_ns[x]);
-    *ns = t.kind[x] == AttributionKind::kDevice ? *dev : PerStep(r, t.total_ns[x]);
-    *calls = PerStep(r, static_cast<int64_t>(t.count[x]));
+    *dev = PerSteps(steps[x], t.device_total_ns[x]);
+    *ns = t.kind[x] == AttributionKind::kDevice ? *dev : PerSteps(steps[x], t.total_ns[x]);
+    *calls = PerSteps(steps[x], static_cast<int64_t>(t.count[x]));
   };
   for (size_t i = 0; i < n; ++i) {
-    fill(ra, d->a[i], &d->a_ns[i], &d->a_device_ns[i], &d->a_calls[i]);
-    fill(rb, d->b[i], &d->b_ns[i], &d->b_device_ns[i], &d->b_calls[i]);
+    fill(ra, steps_a, d->a[i], &d->a_ns[i], &d->a_device_ns[i], &d->a_calls[i]);
+    fill(rb, steps_b, d->b[i], &d->b_ns[i], &d->b_device_ns[i], &d->b_calls[i]);
   }
 }
 
@@ -445,7 +470,8 @@ DiffChange ByThreshold(double a_ns, double b_ns, double min_effect) {
 // The rows of every aligned op pair that more than one row splits: call
 // site + shape first, then shape, then in order; per node, the rows of each
 // run are few, so pairing by sorted keys is n log n in them.
-void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double min_effect, AttributionDiff* out) {
+void PairShapes(const AttributionResult& ra, const std::vector<double>& steps_a, const AttributionResult& rb,
+                const std::vector<double>& steps_b, double min_effect, AttributionDiff* out) {
   const AttributionResult::OpShapes& sa = ra.op_shapes;
   const AttributionResult::OpShapes& sb = rb.op_shapes;
   if (!sa.computed() || !sb.computed()) return;
@@ -470,15 +496,16 @@ void PairShapes(const AttributionResult& ra, const AttributionResult& rb, double
        : m == DiffShapeMatch::kShape    ? out->shape_by_shape
                                         : out->shape_by_order) += 1;
     }
-    auto fig = [](const AttributionResult& r, uint32_t row, std::vector<double>* ns, std::vector<double>* dev,
-                  std::vector<double>* calls) {
+    auto fig = [](const AttributionResult& r, const std::vector<double>& steps, uint32_t row, std::vector<double>* ns,
+                  std::vector<double>* dev, std::vector<double>* calls) {
       const AttributionResult::OpShapes& o = r.op_shapes;
-      ns->push_back(row == kNoNode ? 0 : r.PerStep(o.total_ns[row]));
-      dev->push_back(row == kNoNode ? 0 : r.PerStep(o.device_ns[row]));
-      calls->push_back(row == kNoNode ? 0 : r.PerStep(static_cast<int64_t>(o.count[row])));
+      const double n = row == kNoNode ? 0 : steps[o.node[row]];  // its node's steps (NodeSteps)
+      ns->push_back(row == kNoNode ? 0 : PerSteps(n, o.total_ns[row]));
+      dev->push_back(row == kNoNode ? 0 : PerSteps(n, o.device_ns[row]));
+      calls->push_back(row == kNoNode ? 0 : PerSteps(n, static_cast<int64_t>(o.count[row])));
     };
-    fig(ra, x, &s.a_ns, &s.a_device_ns, &s.a_calls);
-    fig(rb, y, &s.b_ns, &s.b_device_ns, &s.b_calls);
+    fig(ra, steps_a, x, &s.a_ns, &s.a_device_ns, &s.a_calls);
+    fig(rb, steps_b, y, &s.b_ns, &s.b_device_ns, &s.b_calls);
     s.change.push_back(x == kNoNode   ? DiffChange::kAdded
                        : y == kNoNode ? DiffChange::kRemoved
                                       : ByThreshold(s.a_ns.back(), s.b_ns.back(), min_effect));
@@ -857,7 +884,8 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   }
   Aligner(sa, sb, &out).Run();
   --out.matched;  // the roots
-  Figures(ra, rb, &out.nodes);
+  const std::vector<double> steps_a = NodeSteps(a, ra), steps_b = NodeSteps(b, rb);
+  Figures(ra, steps_a, rb, steps_b, &out.nodes);
   DiffNodes& d = out.nodes;
   for (size_t i = 0; i < d.size(); ++i) d.change[i] = Classify(out, i, options.stats.min_effect);
   for (uint32_t i = 1; i < d.size(); ++i) {
@@ -872,7 +900,7 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   out.ranked.erase(std::remove_if(out.ranked.begin(), out.ranked.end(),
                                   [&](uint32_t x) { return d.change[x] == DiffChange::kUnchanged; }),
                    out.ranked.end());
-  PairShapes(ra, rb, options.stats.min_effect, &out);
+  PairShapes(ra, steps_a, rb, steps_b, options.stats.min_effect, &out);
   ShapeStatistics(ra, rb, options, &out);
   RankRows(&out);
   out.available = true;
