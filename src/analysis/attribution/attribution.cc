@@ -168,8 +168,8 @@ class Builder {
 
   // Attributes the steps of one critical track (sorted by start, disjoint).
   // `captures`: graph-capture tracks (IsGraphCaptureTrack) of the same
-  // process, swept for their nodes only (the ops the replayed kernels join)
-  // and never for host time.
+  // process, whose replays join the tree where their graph launches ran
+  // (AttachReplays), with nodes only, never host time.
   void AttributeTrack(uint32_t track, std::vector<StepWork> steps, const std::vector<uint32_t>& helpers,
                       const std::vector<uint32_t>& captures) {
     steps_ = std::move(steps);
@@ -182,13 +182,8 @@ class Builder {
       helper_track_ = helper;
       Sweep(helper, /*primary=*/false);
     }
-    nodes_only_ = true;
-    for (uint32_t capture : captures) {
-      thread_node_ = kNoNode;
-      helper_track_ = capture;
-      Sweep(capture, /*primary=*/false);
-    }
-    nodes_only_ = false;
+    helper_track_ = kNoTrack;
+    for (uint32_t capture : captures) AttachReplays(capture);
     for (const Hole& h : holes_) Account(h.step, h.end - h.start, untraced_, TimeClass::kUntraced, kNoSlice);
     holes_.clear();
   }
@@ -288,6 +283,23 @@ class Builder {
   // [a, b) belongs to `top` (the innermost open slice; nullptr: none).
   void Emit(int64_t a, int64_t b, const Open* top, bool primary);
   void Sweep(uint32_t track, bool primary);
+  // The graph replays copied onto a graph-capture track (one root per
+  // replay, the merge's "graph replay: ..." slice, over the captured module
+  // path, ops and launch calls, re-timed onto the replayed kernels): each
+  // joins the tree where the graph launch that replayed it ran, its root
+  // structure and the captured nodes under the node that encloses the
+  // launch (beside it), in the launch's step, whatever the copies' times
+  // (the device runs a replay after its launch returns, often past the
+  // step: vLLM's decode replay, 6.9 ms after a 2.41 ms span). A replay
+  // whose launch is in no step of this track, or has no node, is left for
+  // its own track; one launched in a warm-up step is dead. Nodes and counts
+  // only: the copies are no host time.
+  void AttachReplays(uint32_t capture);
+  // The graph launch that replayed each copied launch call (the graph-capture
+  // flow's target's LaunchingCalls()), kNoSlice elsewhere; built on first use.
+  const std::vector<uint32_t>& ReplayLaunches();
+  // The [first, last + 1) slice rows of `track` (slices are sorted by track).
+  std::pair<size_t, size_t> TrackRange(uint32_t track) const;
   // Index of the step at or after `ts` (steps ending at or before it skipped), from `*p` on.
   size_t StepAt(int64_t ts, size_t* p) const {
     while (*p < steps_.size() && steps_[*p].end <= ts) ++*p;
@@ -325,7 +337,7 @@ class Builder {
   size_t emit_step_ = 0, hole_ = 0;
   uint32_t thread_node_ = kNoNode;  // helper sweeps: the thread's node under the root
   uint32_t helper_track_ = kNoTrack;
-  bool nodes_only_ = false;  // sweeping a graph-capture track: nodes, no time
+  std::vector<uint32_t> replay_launch_;  // ReplayLaunches(), empty until used
   // Op shapes (opt-in): per slice that made a node, its self time and device
   // time over the steady steps, the node slice enclosing it, and whether it
   // was seen / counted; node slices in the order they were opened.
@@ -389,7 +401,7 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
     return;
   }
   // A helper thread: it claims the parts of the holes it covers with a node.
-  if (hole || nodes_only_) return;
+  if (hole) return;
   while (hole_ < holes_.size() && holes_[hole_].end <= a) next_holes_.push_back(holes_[hole_++]);
   while (hole_ < holes_.size() && holes_[hole_].start < b) {
     Hole& h = holes_[hole_];
@@ -404,24 +416,130 @@ void Builder::Emit(int64_t a, int64_t b, const Open* top, bool primary) {
   }
 }
 
-void Builder::Sweep(uint32_t track, bool primary) {
+std::pair<size_t, size_t> Builder::TrackRange(uint32_t track) const {
   // The track's slices: one contiguous range (sorted by track, start).
-  const int64_t first = steps_.front().start, last = steps_.back().end;
-  size_t lo = 0, hi = s_.size();
-  {
-    size_t a = 0, b = s_.size();
-    while (a < b) {  // first slice of the track
-      size_t m = (a + b) / 2;
-      if (s_.track[m] < track) a = m + 1; else b = m;
-    }
-    lo = a;
-    b = s_.size();
-    while (a < b) {  // first slice after the track
-      size_t m = (a + b) / 2;
-      if (s_.track[m] <= track) a = m + 1; else b = m;
-    }
-    hi = a;
+  size_t a = 0, b = s_.size();
+  while (a < b) {  // first slice of the track
+    size_t m = (a + b) / 2;
+    if (s_.track[m] < track)
+      a = m + 1;
+    else
+      b = m;
   }
+  const size_t lo = a;
+  b = s_.size();
+  while (a < b) {  // first slice after the track
+    size_t m = (a + b) / 2;
+    if (s_.track[m] <= track)
+      a = m + 1;
+    else
+      b = m;
+  }
+  return {lo, a};
+}
+
+const std::vector<uint32_t>& Builder::ReplayLaunches() {
+  if (!replay_launch_.empty()) return replay_launch_;
+  replay_launch_.assign(s_.size(), kNoSlice);
+  const std::optional<StringId> category = trace_.strings.Find(kGraphCaptureFlowCategory);
+  if (!category) return replay_launch_;
+  const std::vector<uint32_t> run_calls = LaunchingCalls(trace_);
+  const FlowTable& f = trace_.flows;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f.category[i] != *category) continue;
+    const uint32_t from = f.from_slice[i], to = f.to_slice[i];
+    if (from < s_.size() && to < s_.size() && IsDeviceActivity(s_.kind[to])) replay_launch_[from] = run_calls[to];
+  }
+  return replay_launch_;
+}
+
+void Builder::AttachReplays(uint32_t capture) {
+  const auto [lo, hi] = TrackRange(capture);
+  if (lo >= hi) return;
+  const std::vector<uint32_t>& launch_of = ReplayLaunches();
+  // Pass 1: each replay's root (a slice no other on the track encloses) and
+  // the graph launch that ran it (its first copied launch call's).
+  std::vector<uint32_t> root_launch;  // per root, in track order
+  {
+    int64_t root_end = kMinTs;
+    for (size_t i = lo; i < hi; ++i) {
+      if (s_.ts_ns[i] >= root_end) {
+        root_end = s_.ts_ns[i] + std::max<int64_t>(s_.dur_ns[i], 0);
+        root_launch.push_back(kNoSlice);
+      }
+      if (root_launch.back() == kNoSlice) root_launch.back() = launch_of[i];
+    }
+  }
+  // Pass 2: the nodes, each root's subtree under the launch's enclosing node.
+  constexpr uint32_t kSkip = kDead - 1;  // not this track's replay: left alone
+  std::vector<Open> stack;
+  stack.reserve(64);
+  size_t root = 0, k = 0;
+  int64_t root_end = kMinTs;
+  const AttributionNodes& nodes = out_->nodes;
+  for (size_t i = lo; i < hi; ++i) {
+    const int64_t ts = s_.ts_ns[i], end = ts + std::max<int64_t>(s_.dur_ns[i], 0);
+    if (ts >= root_end) {  // a replay's root: structure, standing for the launch's enclosing node
+      root_end = end;
+      stack.clear();
+      const uint32_t launch = root_launch[root++];
+      Open o{end, kSkip, TimeClass::kUntraced};
+      const uint32_t at = launch == kNoSlice ? kNoNode : node_of_slice_[launch];
+      if (at != kNoNode && node_of_slice_[i] == kNoNode) {
+        // The step the launch starts in (steps are sorted and disjoint).
+        const int64_t at_ts = s_.ts_ns[launch];
+        k = static_cast<size_t>(std::upper_bound(steps_.begin(), steps_.end(), at_ts,
+                                                 [](int64_t t, const StepWork& w) { return t < w.end; }) -
+                                steps_.begin());
+        const bool mine = k < steps_.size() && steps_[k].start <= at_ts;
+        if (mine && at == kDead) {
+          o.node = kDead;
+          node_of_slice_[i] = kDead;
+        } else if (mine) {
+          o.node = nodes.parent[at];
+          o.cls = nodes.time_class[o.node];
+          if (shapes_) o.slice = up_[launch];  // the node slice enclosing the launch
+          node_of_slice_[i] = kDead;           // attached: a later track's pass leaves it
+        }
+      }
+      stack.push_back(o);
+      continue;
+    }
+    while (stack.size() > 1 && stack.back().end <= ts) stack.pop_back();
+    const Open& top = stack.back();
+    Open o{std::min(end, top.end), top.node, top.cls, top.slice, top.site};
+    if (top.node == kSkip || top.node == kDead) {
+      if (top.node == kDead) node_of_slice_[i] = kDead;
+      stack.push_back(o);
+      continue;
+    }
+    if (shapes_ && s_.kind[i] == EventKind::kPythonFunction) {
+      uint8_t& f = site_frame_[s_.name[i].raw];
+      if (f == 0) f = IsCallSiteFrame(trace_.Str(s_.name[i])) ? 2 : 1;
+      if (f == 2) o.site = s_.name[i].raw + 1;
+    }
+    const uint32_t n = NodeFor(static_cast<uint32_t>(i), &top, &o.cls);
+    if (n != kNoNode) {
+      o.node = n;
+      node_of_slice_[i] = n;
+      ++out_->nodes.count[n];
+      if (shapes_) {
+        o.slice = static_cast<uint32_t>(i);
+        up_[i] = top.slice;
+        opened_.push_back(static_cast<uint32_t>(i));
+        opened_node_.push_back(n);
+        opened_site_.push_back(o.site);
+        opened_step_.push_back(static_cast<uint32_t>(steps_[k].out));
+        seen_[i] = 2;
+      }
+    }
+    stack.push_back(o);
+  }
+}
+
+void Builder::Sweep(uint32_t track, bool primary) {
+  const int64_t first = steps_.front().start, last = steps_.back().end;
+  const auto [lo, hi] = TrackRange(track);
   emit_step_ = 0;
   hole_ = 0;
   next_holes_.clear();
@@ -518,10 +636,11 @@ void Builder::JoinDevice() {
   // The launching call's node, else the launching op's (LaunchingOps):
   // torch_npu links each task both to the CANN call that submitted it, on
   // its task-queue thread (HostToDevice), which no step's tree covers, and
-  // to the framework op that queued it (async_npu). A graph's kernel whose
-  // captured launch call (OpLaunchingCalls) has no node, its captured ops
-  // re-timed onto kernels that run after the step's host events, joins the
-  // graph launch that replayed it (LaunchingCalls), as without the merge.
+  // to the framework op that queued it (async_npu). A graph's kernel joins
+  // its captured launch call (OpLaunchingCalls), which AttachReplays put
+  // where the graph launch ran; one whose copy joined no tree (its graph
+  // launch has no node) joins the graph launch that replayed it
+  // (LaunchingCalls), as without the merge.
   std::vector<uint32_t> calls = OpLaunchingCalls(trace_);
   std::vector<uint32_t> run_calls, ops;
   for (size_t i = 0; i < s_.size(); ++i) {

@@ -34,9 +34,19 @@
 //     covers is "host time outside any recorded op" (untraced: Python and
 //     framework code between ops, or a wait the profiler did not record).
 //   - device activity (kernels, copies, sets, collectives) joins the host
-//     node that launched it through the launch flows (LaunchingCalls, then
+//     node that launched it through the launch flows (OpLaunchingCalls, then
 //     LaunchingOps for torch_npu); its time is device time: it is not part of
 //     the wall-time sum and is shown beside the host time (device_ns).
+//   - graph replays merged with their capture (src/importers/graph_capture):
+//     a replayed kernel joins its captured launch call, and each replay's
+//     copied modules, ops and launch calls join the tree where its graph
+//     launch ran: under the node enclosing the launch (beside it), in the
+//     launch's step, whatever their re-timed times (the kernels run after
+//     the launch returns, often past the step), with instances and device
+//     time but no host time; the merge's "graph replay: ..." root is
+//     structure. A replay launched in a warm-up step is left out, one
+//     launched in no step joins nothing; a kernel whose copy joined no tree
+//     joins the graph launch (LaunchingCalls).
 //   - time class of a node: data loading (a DataLoader span and all under
 //     it), synchronisation (blocking sync calls and synchronous copy calls:
 //     cudaMemcpy, hipMemcpyWithStream, not cudaMemcpyAsync), communication (collective

@@ -6,8 +6,10 @@
 #include <map>
 #include <string>
 
+#include "src/analysis/common/trace_index.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
+#include "src/model/graph_capture_tracks.h"
 #include "test/util/trace_fixtures.h"
 
 namespace aiprof {
@@ -446,6 +448,272 @@ TEST(AttributionTest, Resnet50OpShapesAddUpToTheTree) {
   }
   EXPECT_GT(with_site, o.size() / 2);
   EXPECT_GT(o.site_labels.size(), 3u);
+}
+
+// Hand-made: a graph captured once (module Block_0 over aten::mm, aten::add
+// and aten::relu, each launching one kernel, kA kB kC) and replayed three
+// times: in step 1 [100, 300) (its kernels run at 400, in step 2's time), in
+// step 2 [300, 500) (its kernels run at 600, after the last step), and at
+// 700, outside any step. Each launch sits in the step's Engine_0 module.
+// Merged with the capture, each replay's kernels belong to the captured ops,
+// in the step and under the module where the graph was launched: Block_0
+// beside cudaGraphLaunch, twice (the third replay is in no step). The old
+// tree joined the captured ops only where their copies, re-timed onto the
+// kernels, lay in a step: the first replay's went to step 2 under an
+// "[other thread graph capture 1 ...]" node, the second's stayed on
+// cudaGraphLaunch.
+constexpr const char* kReplayedThrice = R"json({"traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Engine_0","pid":1,"tid":1,"ts":110,"dur":180},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":120,"dur":10,"args":{"correlation":7}},
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":300,"dur":200},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Engine_0","pid":1,"tid":1,"ts":310,"dur":180},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":320,"dur":10,"args":{"correlation":8}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":1,"tid":1,"ts":700,"dur":10,"args":{"correlation":9}},
+ {"ph":"X","cat":"kernel","name":"kA","pid":0,"tid":7,"ts":400,"dur":5,"args":{"correlation":7,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kB","pid":0,"tid":7,"ts":406,"dur":5,"args":{"correlation":7,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kC","pid":0,"tid":7,"ts":412,"dur":5,"args":{"correlation":7,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kA","pid":0,"tid":7,"ts":600,"dur":5,"args":{"correlation":8,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kB","pid":0,"tid":7,"ts":606,"dur":5,"args":{"correlation":8,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kC","pid":0,"tid":7,"ts":612,"dur":5,"args":{"correlation":8,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kA","pid":0,"tid":7,"ts":720,"dur":5,"args":{"correlation":9,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kB","pid":0,"tid":7,"ts":726,"dur":5,"args":{"correlation":9,"stream":7,"device":0}},
+ {"ph":"X","cat":"kernel","name":"kC","pid":0,"tid":7,"ts":732,"dur":5,"args":{"correlation":9,"stream":7,"device":0}}
+]})json";
+constexpr const char* kThreeOpCapture = R"json({"traceEvents":[
+ {"ph":"X","cat":"cuda_runtime","name":"cudaStreamBeginCapture","pid":1,"tid":1,"ts":0,"dur":1},
+ {"ph":"X","cat":"python_function","name":"nn.Module: Block_0","pid":1,"tid":1,"ts":5,"dur":90},
+ {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":10,"dur":20},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":12,"dur":2,"args":{"correlation":1,"kernel":"kA"}},
+ {"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":40,"dur":20},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":42,"dur":2,"args":{"correlation":2,"kernel":"kB"}},
+ {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":70,"dur":20},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":72,"dur":2,"args":{"correlation":3,"kernel":"kC"}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaStreamEndCapture","pid":1,"tid":1,"ts":100,"dur":1}
+]})json";
+
+std::unique_ptr<Trace> MergeHandMade(const testing::TempDir& dir) {
+  auto r = testing::ImportWithCaptures(dir.Write("replay.json", kReplayedThrice),
+                                       {dir.Write("capture.json", kThreeOpCapture)});
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return nullptr;
+  EXPECT_EQ((*r)->metadata.at("graph_capture.matched_activities"), "9");
+  return std::move(r).value();
+}
+
+TEST(AttributionTest, GraphReplaysJoinTheStepAndModuleOfTheirLaunch) {
+  testing::TempDir dir;
+  auto t = MergeHandMade(dir);
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr, AttributionOptions{.op_shapes = true});
+  ASSERT_TRUE(r.available) << r.problem;
+  ASSERT_EQ(r.steps, 2u);
+  ExpectTreeAddsUp(r);
+  std::map<std::string, uint32_t> node;
+  for (uint32_t n = 1; n < r.nodes.size(); ++n) {
+    const std::string p = NodePath(*t, r, n);
+    EXPECT_TRUE(node.emplace(p, n).second) << p;
+    EXPECT_EQ(p.find("graph replay"), std::string::npos) << p;  // the merge's root is structure
+    EXPECT_EQ(p.find("[other thread"), std::string::npos) << p;
+  }
+  const AttributionNodes& n = r.nodes;
+  auto at = [&](const std::string& p) {
+    EXPECT_TRUE(node.count(p)) << p;
+    return node.count(p) ? node[p] : 0u;
+  };
+  // The graph launch keeps its host time; its kernels are the captured ops'.
+  const uint32_t launch = at("Engine_0 / cudaGraphLaunch");
+  EXPECT_EQ(n.total_ns[launch], 20'000);
+  EXPECT_EQ(n.device_total_ns[launch], 0);
+  const uint32_t block = at("Engine_0 / Block_0");
+  EXPECT_EQ(n.kind[block], AttributionKind::kModule);
+  EXPECT_EQ(n.count[block], 2u);    // one per replay in a step
+  EXPECT_EQ(n.total_ns[block], 0);  // no host time: the copies are not host time
+  EXPECT_EQ(n.device_total_ns[block], 30'000);
+  const std::pair<const char*, const char*> ops[] = {{"aten::mm", "kA"}, {"aten::add", "kB"}, {"aten::relu", "kC"}};
+  for (const auto& [op, kernel] : ops) {
+    const std::string p = std::string("Engine_0 / Block_0 / ") + op;
+    EXPECT_EQ(n.kind[at(p)], AttributionKind::kOp) << p;
+    EXPECT_EQ(n.count[at(p)], 2u) << p;
+    EXPECT_EQ(n.device_total_ns[at(p)], 10'000) << p;
+    const uint32_t k = at(p + " / cudaLaunchKernel / " + kernel);
+    EXPECT_EQ(n.kind[k], AttributionKind::kDevice) << p;
+    EXPECT_EQ(n.count[k], 2u) << p;
+  }
+  EXPECT_EQ(n.device_total_ns[at("Engine_0")], 30'000);
+  // The replay outside the steps joins nothing; nothing in a step is left out.
+  EXPECT_EQ(r.device_ns, 30'000);
+  EXPECT_EQ(r.unlinked_device_ns, 0);
+  // The captured ops are the outermost ops: their classes hold the device time.
+  OpClassTime oc = TimeByOpClass(r);
+  EXPECT_EQ(oc.device_ns[static_cast<size_t>(OpClass::kGemm)], 10'000);
+  EXPECT_EQ(oc.device_ns[static_cast<size_t>(OpClass::kElementwise)], 20'000);
+  // Op shapes: each captured op's rows add up to its node.
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  ASSERT_TRUE(o.computed());
+  for (const auto& [op, kernel] : ops) {
+    const uint32_t x = at(std::string("Engine_0 / Block_0 / ") + op);
+    uint64_t c = 0;
+    int64_t dev = 0;
+    for (uint32_t row = o.begin[x]; row < o.begin[x + 1]; ++row) {
+      c += o.count[row];
+      dev += o.device_ns[row];
+    }
+    EXPECT_EQ(c, 2u) << op;
+    EXPECT_EQ(dev, 10'000) << op;
+  }
+}
+
+// The same, step 1 a warm-up: its replay is left out with its launch; its
+// kernels, which run in the steady step 2, are device time joined to no node
+// (as an eager kernel launched in the warm-up would be).
+TEST(AttributionTest, AGraphReplayLaunchedInTheWarmUpIsLeftOut) {
+  testing::TempDir dir;
+  auto t = MergeHandMade(dir);
+  ASSERT_NE(t, nullptr);
+  AnalysisWindow w = ComputeAnalysisWindow(*t, /*warmup_steps=*/1);
+  ASSERT_EQ(w.warmup.size(), 1u);
+  AttributionResult r = ComputeAttribution(*t, &w);
+  ASSERT_TRUE(r.available) << r.problem;
+  ASSERT_EQ(r.steps, 1u);
+  ExpectTreeAddsUp(r);
+  for (uint32_t n = 1; n < r.nodes.size(); ++n) {
+    const std::string p = NodePath(*t, r, n);
+    if (p == "Engine_0 / Block_0" || p == "Engine_0 / Block_0 / aten::mm") {
+      EXPECT_EQ(r.nodes.count[n], 1u) << p;
+      EXPECT_EQ(r.nodes.device_total_ns[n], p.ends_with("Block_0") ? 15'000 : 5'000) << p;
+    }
+    if (p == "Engine_0 / cudaGraphLaunch") {
+      EXPECT_EQ(r.nodes.device_total_ns[n], 0);
+    }
+  }
+  EXPECT_EQ(r.device_ns, 15'000);
+  EXPECT_EQ(r.unlinked_device_ns, 15'000);
+}
+
+// The real vLLM decode replay merged with its capture (TraceLens's
+// fixtures): its 421 replayed kernels run 6.9 ms after the graph launch,
+// past the main thread's 2.41 ms span (the tree's pseudo-step). They join the
+// tree under the captured ops, beside hipGraphLaunch, and each kernel's op is
+// the one the other analyses find through OpLaunchingCalls (roofline, kernel
+// classes): per innermost and per outermost enclosing op of that call, the
+// tree's device time equals the kernels' summed time.
+TEST(AttributionTest, VllmGraphReplayJoinsTheOpsOpLaunchingCallsNames) {
+  const std::string dir = testing::FixturesDir() + "/tracelens/";
+  auto merged = testing::ImportWithCaptures(
+      dir + "inference__vllm_decode_full__graph_execution.json.gz",
+      {dir + "inference__vllm_decode_full__capture_traces__graph_capture_rank_0.1773709742341309550.pt.trace.json.gz"});
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const Trace& t = **merged;
+  AnalysisWindow w = ComputeAnalysisWindow(t);
+  AttributionResult r = ComputeAttribution(t, &w, AttributionOptions{.op_shapes = true});
+  ASSERT_TRUE(r.available) << r.problem;
+  ExpectTreeAddsUp(r);
+  const SliceTable& s = t.slices;
+  // The trace's side: per device activity, the cpu_ops enclosing its
+  // OpLaunchingCalls() call (record_function labels written as cpu_ops,
+  // with '#', are modules to the tree, and the merge's "graph replay: ..."
+  // root, of category "graph capture", is structure).
+  const std::vector<uint32_t> call = OpLaunchingCalls(t), run_call = LaunchingCalls(t);
+  const std::vector<uint32_t> parent = ParentSlices(t);
+  const StringId replay_root = t.strings.Find(kGraphCaptureFlowCategory).value_or(StringId{});
+  ASSERT_FALSE(replay_root.empty());
+  auto is_op = [&](uint32_t i) {
+    return s.kind[i] == EventKind::kCpuOp && s.category[i] != replay_root &&
+           t.Str(s.name[i]).find('#') == std::string::npos;
+  };
+  std::map<std::string, int64_t> want_inner, want_outer, got_inner, got_outer;
+  int64_t replayed = 0, all = 0;
+  for (uint32_t k = 0; k < s.size(); ++k) {
+    if (!IsDeviceActivity(s.kind[k])) continue;
+    all += s.dur_ns[k];
+    if (call[k] != run_call[k]) replayed += s.dur_ns[k];
+    std::string inner = "(no op)", outer = "(no op)";
+    for (uint32_t a = call[k]; a != kNoSlice; a = parent[a]) {
+      if (!is_op(a)) continue;
+      if (inner == "(no op)") inner = t.Str(s.name[a]);
+      outer = t.Str(s.name[a]);
+    }
+    want_inner[inner] += s.dur_ns[k];
+    want_outer[outer] += s.dur_ns[k];
+  }
+  EXPECT_EQ(replayed, 10'388'482);  // 421 kernels (test/e2e/graph_replay_attribution_test.py counts them from the JSON)
+  const AttributionNodes& n = r.nodes;
+  for (uint32_t d = 1; d < n.size(); ++d) {
+    if (n.kind[d] != AttributionKind::kDevice) continue;
+    std::string inner = "(no op)", outer = "(no op)";
+    for (uint32_t a = n.parent[d]; a != 0; a = n.parent[a]) {
+      if (n.kind[a] != AttributionKind::kOp) continue;
+      if (inner == "(no op)") inner = t.Str(n.name[a]);
+      outer = t.Str(n.name[a]);
+    }
+    got_inner[inner] += n.device_self_ns[d];
+    got_outer[outer] += n.device_self_ns[d];
+    EXPECT_NE(t.Str(n.name[n.parent[d]]), "hipGraphLaunch") << t.Str(n.name[d]);
+  }
+  EXPECT_EQ(r.device_ns, all);
+  EXPECT_EQ(got_inner, want_inner);
+  EXPECT_EQ(got_outer, want_outer);
+  EXPECT_GT(want_inner.size(), 10u);
+  // Op shapes still add up to their nodes' device time.
+  const AttributionResult::OpShapes& o = r.op_shapes;
+  ASSERT_TRUE(o.computed());
+  for (uint32_t x = 0; x < n.size(); ++x) {
+    if (n.kind[x] != AttributionKind::kOp) continue;
+    int64_t dev = 0;
+    for (uint32_t row = o.begin[x]; row < o.begin[x + 1]; ++row) dev += o.device_ns[row];
+    EXPECT_EQ(dev, n.device_total_ns[x]) << NodePath(t, r, x);
+  }
+}
+
+// xDiT Flux (TraceLens's fixtures): four hipGraphLaunch calls, each in the
+// step under "Torch-Compiled Region: 0/0", replay 1,566 kernels. Merged
+// with the capture, their captured ops sit beside the launches under that
+// region: the launches keep their host time and no device time, the
+// captured nodes have the replayed kernels' device time and no host time,
+// and every host figure of the tree is the unmerged trace's. (Before, the
+// replays hung under one "[other thread graph capture N]" node per
+// overlap lane of the merge, under the step.)
+TEST(AttributionTest, FluxGraphReplaysSitBesideTheirLaunchesWithNoHostTime) {
+  const std::string dir = testing::FixturesDir() + "/tracelens/";
+  const std::string replay = dir + "inference__xdit_flux.1_aiter_sage__profile_trace_rank_0.json.gz";
+  auto before = testing::MustImport(replay);
+  ASSERT_NE(before, nullptr);
+  auto after = testing::ImportWithCaptures(
+      replay, {dir + "inference__xdit_flux.1_aiter_sage__capture_traces__capture_trace_rank_0.json.gz"});
+  ASSERT_TRUE(after.ok()) << after.status().message();
+  const Trace& t = **after;
+  AttributionResult ab = ComputeAttribution(*before, nullptr), aa = ComputeAttribution(t, nullptr);
+  ASSERT_TRUE(aa.available) << aa.problem;
+  ExpectTreeAddsUp(aa);
+  EXPECT_EQ(aa.wall_ns, ab.wall_ns);
+  EXPECT_EQ(aa.by_class_ns, ab.by_class_ns);  // the copies fill no host time
+  EXPECT_EQ(aa.device_ns, ab.device_ns);      // every kernel joined once
+  // The replayed activities' time, from the launch flows.
+  const std::vector<uint32_t> call = OpLaunchingCalls(t), run_call = LaunchingCalls(t);
+  int64_t replayed = 0;
+  for (uint32_t k = 0; k < t.slices.size(); ++k) {
+    if (IsDeviceActivity(t.slices.kind[k]) && call[k] != run_call[k]) replayed += t.slices.dur_ns[k];
+  }
+  EXPECT_GT(replayed, 170'000'000);
+  const AttributionNodes& n = aa.nodes;
+  std::vector<uint8_t> launch_parent(n.size(), 0), launch(n.size(), 0);
+  int64_t launch_host = 0;
+  for (uint32_t x = 1; x < n.size(); ++x) {
+    if (n.kind[x] != AttributionKind::kRuntime || !IsGraphLaunchName(t.Str(n.name[x]))) continue;
+    launch[x] = launch_parent[n.parent[x]] = 1;
+    launch_host += n.total_ns[x];
+    EXPECT_EQ(n.device_total_ns[x], 0) << NodePath(t, aa, x);
+    EXPECT_EQ(NodePath(t, aa, x),
+              "OptimizedModule_0 / xFuserFlux1Transformer2DWrapper_0 / Torch-Compiled Region: 0/0 / hipGraphLaunch");
+  }
+  EXPECT_GT(launch_host, 0);
+  int64_t beside = 0;
+  for (uint32_t x = 1; x < n.size(); ++x) {
+    if (launch_parent[n.parent[x]] && !launch[x] && n.total_ns[x] == 0) beside += n.device_total_ns[x];
+    EXPECT_EQ(n.kind[x] == AttributionKind::kThread && IsGraphCaptureTrack(t, n.track[x]), false) << NodePath(t, aa, x);
+  }
+  EXPECT_EQ(beside, replayed);
 }
 
 }  // namespace
