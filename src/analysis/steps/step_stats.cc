@@ -49,21 +49,29 @@ OpStepTotals CollectOpStepTotals(const Trace& trace) {
 }
 
 // For each slow step, the ops whose time there exceeds their median the most.
-void ExplainSlowSteps(const Trace& trace, StepStats* stats) {
+// `sampled`: ops were recorded in 1 step in N (AnalysisWindow::unprofiled),
+// so an op's median is over the steps that carry ops, not over steps whose
+// ops were never recorded (every median was 0 ns there).
+void ExplainSlowSteps(const Trace& trace, bool sampled, StepStats* stats) {
   OpStepTotals totals = CollectOpStepTotals(trace);
   // Per op name: totals over all steps (missing steps count as 0). The
   // profiler's wrappers (ProfilerStep#N, one per step) are not ops that
   // differ: each is the step itself, with a median of 0 elsewhere.
   std::unordered_map<uint32_t, std::vector<int64_t>> per_op;
   std::unordered_map<uint32_t, bool> wrapper;
+  std::vector<char> with_ops(trace.steps.size(), 0);
   for (const auto& [key, ns] : totals) {
     const uint32_t op = static_cast<uint32_t>(key >> 32);
     auto [w, fresh] = wrapper.try_emplace(op, false);
     if (fresh) w->second = IsProfilerWrapperName(trace.Str(StringId{op}));
-    if (!w->second) per_op[op].push_back(ns);
+    if (w->second) continue;
+    per_op[op].push_back(ns);
+    with_ops[static_cast<uint32_t>(key)] = 1;
   }
   std::unordered_map<uint32_t, double> median;
   size_t n_steps = trace.steps.size();
+  if (sampled) n_steps = static_cast<size_t>(std::count(with_ops.begin(), with_ops.end(), 1));
+  stats->op_median_steps = n_steps;
   for (auto& [op, v] : per_op) {
     v.resize(n_steps, 0);
     std::sort(v.begin(), v.end());
@@ -127,10 +135,13 @@ StepStats ComputeBreakdownStepStats(const StepList& list) {
 
 StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
   StepList list = FindSteps(trace);
-  // Steady-state steps only: warm-up steps are reported by the window.
+  // Steady-state steps only: warm-up steps are reported by the window. The
+  // steady steps a capture recorded no ops in (AnalysisWindow::unprofiled)
+  // are steps all the same: the step time counts them.
   std::vector<char> warm(list.steps.size(), 0);
   if (window) {
     for (size_t k : window->warmup) warm[k] = 1;
+    for (size_t k : window->unprofiled) warm[k] = 0;
   }
   std::vector<size_t> steady;
   for (size_t k = 0; k < list.steps.size(); ++k) {
@@ -170,7 +181,7 @@ StepStats ComputeStepStats(const Trace& trace, const AnalysisWindow* window) {
     stats.slowest.push_back({list.steps[order[k]].row, time_of(order[k]), {}});
   }
   // Host ops explain a slow host span; a device period is not theirs.
-  if (!by_period) ExplainSlowSteps(trace, &stats);
+  if (!by_period) ExplainSlowSteps(trace, window != nullptr && !window->unprofiled.empty(), &stats);
   return stats;
 }
 

@@ -16,7 +16,8 @@
 //   - for each of the slowest steps, the host ops (kCpuOp slices on the
 //     step's track that start inside it) whose summed duration exceeds that
 //     op's median per-step total by the most: "what differs" (host spans
-//     only: host ops do not explain a device period).
+//     only: host ops do not explain a device period); where the capture
+//     recorded ops in 1 step in N, the median is over the steps with ops.
 // Timeline steps are on one of two bases (StepTimeBase, src/analysis/common/
 // steps.h): each step's host span, or, where the device runs behind the host
 // (the host runs ahead into a growing queue), each step's device period, the
@@ -83,6 +84,10 @@ struct StepStats {
   size_t period_count = 0;  // steps with a device period; 0: none
   double period_mean_ns = 0;
   std::vector<SlowStep> slowest;               // slowest first (on `base`); timeline steps only
+  // How many steps an op's median per-step total (StepDiffOp) is over: every
+  // step, or, where the capture recorded ops in 1 step in N (aiprof trace
+  // --torch-every N), the steps that carry ops.
+  size_t op_median_steps = 0;
   std::vector<BreakdownStep> breakdown_steps;  // by (rank, step); breakdown steps only
 };
 

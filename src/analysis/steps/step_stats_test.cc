@@ -271,5 +271,40 @@ TEST(StepStatsTest, HandMadeDeviceBehindReadsTheDevicePeriod) {
   EXPECT_NEAR(value("step_time_device_period_mean_ns"), 15'000, 0.5);
 }
 
+// Hand-made capture with ops in 1 step in 2 (aiprof trace --torch-every 2):
+// 8 steps; the odd ones (10 ms) hold no op, the even ones an aten::mm of
+// 8 ms (steps 2, 4, 6, 12 ms each) and 18 ms (step 8, 22 ms). By hand: the
+// slowest step is step 8, its aten::mm 18 ms against a median of 8 ms over
+// the 4 steps with ops; before, the median was over all 8 steps, half of
+// them never recorded: (0 + 8) / 2 = 4 ms.
+TEST(StepStatsTest, SampledCaptureComparesWithTheMedianProfiledStep) {
+  std::string events;
+  int64_t ts = 0;
+  for (int n = 1; n <= 8; ++n) {
+    const int64_t dur = n % 2 ? 10'000 : n == 8 ? 22'000 : 12'000;
+    events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+              std::to_string(n) + R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" +
+              std::to_string(dur) + "}";
+    if (n % 2 == 0) {
+      events += R"(,{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + std::to_string(ts + 1000) +
+                R"(,"dur":)" + std::to_string(n == 8 ? 18'000 : 8'000) + "}";
+    }
+    ts += dur;
+  }
+  auto t = ImportJsonText(R"({"traceEvents":[)" + events + "]}");
+  ASSERT_NE(t, nullptr);
+  t->metadata["capture.torch_every"] = "2";
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  StepStats s = ComputeStepStats(*t, &w);
+  EXPECT_EQ(s.count, 8u);
+  ASSERT_FALSE(s.slowest.empty());
+  EXPECT_EQ(s.slowest[0].dur_ns, 22'000'000);
+  EXPECT_EQ(s.op_median_steps, 4u);
+  ASSERT_EQ(s.slowest[0].differing_ops.size(), 1u);
+  EXPECT_EQ(t->Str(s.slowest[0].differing_ops[0].name), "aten::mm");
+  EXPECT_EQ(s.slowest[0].differing_ops[0].step_total_ns, 18'000'000);
+  EXPECT_DOUBLE_EQ(s.slowest[0].differing_ops[0].median_total_ns, 8e6);
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -1,7 +1,9 @@
 #include "src/analysis/window/analysis_window.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -283,6 +285,7 @@ std::string AnalysisWindow::Describe() const {
                                                  warmup_prefill_steps, truncated.size())
                       : DescribeImpactBase(steps, steps_by_rank.size(), base_ns, warmup_only(), startup_ns,
                                            warmup_prefill_steps, truncated.size());
+  s += SampledStepsText(torch_every, unprofiled.size(), unprofiled_mean_ns);
   s += WarmupForcedText(warmup_forced, steps, warmup_clamped_ranks, steps_by_rank.size());
   if (aiprof_overhead_ns > 0) {
     s += "; " + FormatDurationNs(static_cast<double>(aiprof_overhead_ns)) +
@@ -305,6 +308,53 @@ std::string WarmupText(size_t warmup, size_t prefill) {
 }
 
 }  // namespace
+
+std::string SampledStepsText(int torch_every, size_t unprofiled, double unprofiled_mean_ns) {
+  if (unprofiled == 0) return "";
+  const std::string n = std::to_string(torch_every);
+  return "; ops recorded in 1 step in " + n + " (aiprof trace --torch-every " + n +
+         "): impacts are per profiled step, over the steady steps that carry ops; " + std::to_string(unprofiled) +
+         " steady step" + (unprofiled == 1 ? "" : "s") + " without ops (mean " +
+         FormatFixed(unprofiled_mean_ns / 1e6, 3) + " ms) count in the step time only";
+}
+
+int TorchEvery(const Trace& trace) {
+  constexpr std::string_view kKey = "capture.torch_every";
+  long every = 1;
+  for (const auto& [key, value] : trace.metadata) {
+    const std::string_view k = key;
+    if (k != kKey && !(k.ends_with(kKey) && k[k.size() - kKey.size() - 1] == '.')) continue;
+    every = std::max(every, std::strtol(value.c_str(), nullptr, 10));
+  }
+  return static_cast<int>(std::min<long>(every, INT32_MAX));
+}
+
+std::vector<char> StepsCarryingOps(const Trace& trace, const StepList& list) {
+  const SliceTable& s = trace.slices;
+  const std::optional<StringId> overhead = trace.strings.Find("aiprof_overhead");
+  std::map<int32_t, std::vector<int64_t>> starts;  // by rank, sorted; kNoRank: every rank's
+  for (uint32_t i = 0; i < s.size(); ++i) {
+    const EventKind k = s.kind[i];
+    if (k != EventKind::kCpuOp && k != EventKind::kRuntime && k != EventKind::kDriver && k != EventKind::kSync &&
+        !IsDeviceActivity(k)) {
+      continue;
+    }
+    if (overhead && s.category[i] == *overhead) continue;
+    const int32_t rank = trace.tracks.rank[s.track[i]];
+    starts[rank].push_back(s.ts_ns[i]);
+    if (rank != kNoRank) starts[kNoRank].push_back(s.ts_ns[i]);
+  }
+  for (auto& [rank, v] : starts) std::sort(v.begin(), v.end());
+  std::vector<char> out(list.steps.size(), 0);
+  for (size_t k = 0; k < list.steps.size(); ++k) {
+    const StepSpan& st = list.steps[k];
+    auto it = starts.find(st.rank);
+    if (!st.has_start() || it == starts.end()) continue;
+    auto a = std::upper_bound(it->second.begin(), it->second.end(), st.start_ns);
+    out[k] = a != it->second.end() && *a < st.start_ns + st.dur_ns ? 1 : 0;
+  }
+  return out;
+}
 
 std::string TruncatedText(size_t truncated) {
   if (truncated == 0) return "";
@@ -531,23 +581,49 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     w.truncated = FindTruncatedSteps(trace, list, periods);
     std::vector<char> cut(list.steps.size(), 0);
     for (size_t k : w.truncated) cut[k] = 1;
-    Intervals iv;
-    double sum = 0;
-    for (auto& [rank, all_idx] : StepsByRank(list)) {
+    // Each rank's steps left after the cut, in time order, and how many of
+    // them lead as warm-up.
+    struct RankSteps {
+      int32_t rank;
       std::vector<size_t> idx;
+      size_t warm;
+    };
+    std::vector<RankSteps> ranks_steps;
+    for (auto& [rank, all_idx] : StepsByRank(list)) {
+      RankSteps r{rank, {}, 0};
       for (size_t k : all_idx) {
-        if (!cut[k]) idx.push_back(k);
+        if (!cut[k]) r.idx.push_back(k);
       }
       std::vector<double> durs;
-      for (size_t k : idx) durs.push_back(static_cast<double>(list.steps[k].dur_ns));
-      size_t warm = LeadingWarmup(durs, warmup_steps);
-      if (warmup_steps >= 0 && static_cast<size_t>(warmup_steps) > warm) ++w.warmup_clamped_ranks;
+      for (size_t k : r.idx) durs.push_back(static_cast<double>(list.steps[k].dur_ns));
+      r.warm = LeadingWarmup(durs, warmup_steps);
+      if (warmup_steps >= 0 && static_cast<size_t>(warmup_steps) > r.warm) ++w.warmup_clamped_ranks;
+      ranks_steps.push_back(std::move(r));
+    }
+    // A capture with ops in 1 step in N: the window is the steady steps that
+    // carry them (AnalysisWindow::unprofiled), where any does.
+    w.torch_every = TorchEvery(trace);
+    std::vector<char> carries;
+    if (w.torch_every > 1 && list.source == "timeline") carries = StepsCarryingOps(trace, list);
+    bool any_carries = false;
+    for (const RankSteps& r : ranks_steps) {
+      for (size_t j = r.warm; j < r.idx.size() && !carries.empty(); ++j) any_carries = any_carries || carries[r.idx[j]];
+    }
+    if (!any_carries) carries.clear();
+    Intervals iv;
+    double sum = 0, unprofiled_sum = 0;
+    for (const auto& [rank, idx, warm] : ranks_steps) {
       size_t steady = 0;
       for (size_t j = 0; j < idx.size(); ++j) {
         const StepSpan& st = list.steps[idx[j]];
         if (j < warm) {
           w.warmup.push_back(idx[j]);
           w.warmup_prefill_steps += prefill.Holds(rank, st) ? 1 : 0;
+          continue;
+        }
+        if (!carries.empty() && !carries[idx[j]]) {
+          w.unprofiled.push_back(idx[j]);
+          unprofiled_sum += static_cast<double>(st.dur_ns);
           continue;
         }
         ++steady;
@@ -561,6 +637,8 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
       w.steps_by_rank.emplace_back(rank, steady);
     }
     w.warmup.insert(w.warmup.end(), w.truncated.begin(), w.truncated.end());
+    w.warmup.insert(w.warmup.end(), w.unprofiled.begin(), w.unprofiled.end());
+    if (!w.unprofiled.empty()) w.unprofiled_mean_ns = unprofiled_sum / static_cast<double>(w.unprofiled.size());
     w.has_step_starts = !iv.empty();
     for (auto& [rank, rank_iv] : w.intervals_by_rank) rank_iv = MergeIntervals(std::move(rank_iv));
     w.intervals = w.has_step_starts ? MergeIntervals(std::move(iv)) : Intervals{{first, last}};
@@ -620,7 +698,9 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
   if (!w.warmup.empty()) {
     StepList list = FindSteps(trace);
     const std::set<size_t> truncated(w.truncated.begin(), w.truncated.end());
+    const std::set<size_t> unprofiled(w.unprofiled.begin(), w.unprofiled.end());
     for (size_t k : w.warmup) {
+      if (unprofiled.count(k)) continue;  // said once, below
       const StepSpan& st = list.steps[k];
       std::string name = st.name.raw ? std::string(trace.Str(st.name)) : "step " + std::to_string(st.number);
       metrics->AddEvidence("warmup", name + (st.rank == kNoRank ? "" : " rank " + std::to_string(st.rank)) + ": " +
@@ -628,6 +708,14 @@ void PublishAnalysisWindow(const Trace& trace, const AnalysisWindow& w, MetricSe
                                          (truncated.count(k) ? ", left out of impacts as a truncated last step (cut "
                                                                "short where the recording stopped; mean steady step "
                                                              : ", left out of impacts as warm-up (mean steady step ") +
+                                         FormatDurationNs(w.base_ns) + ")");
+    }
+    if (!w.unprofiled.empty()) {
+      metrics->AddEvidence("warmup", std::to_string(w.unprofiled.size()) + " steady step" +
+                                         (w.unprofiled.size() == 1 ? "" : "s") + " without ops (mean " +
+                                         FormatDurationNs(w.unprofiled_mean_ns) +
+                                         ") left out of impacts: the capture recorded ops in 1 step in " +
+                                         std::to_string(w.torch_every) + "; impacts are per profiled step (mean " +
                                          FormatDurationNs(w.base_ns) + ")");
     }
   }

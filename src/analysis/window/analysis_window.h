@@ -132,7 +132,18 @@ struct AnalysisWindow {
   // (its size is what is said as truncated, the rest as warm-up).
   std::vector<size_t> warmup;
   std::vector<size_t> truncated;
-  size_t warmup_only() const { return warmup.size() - truncated.size(); }
+  // Ops in 1 step in N (aiprof trace --torch-every N, N > 1: TorchEvery):
+  // the op figures are per profiled step, so the window is the steady steps
+  // that carry ops (StepsCarryingOps), and `steps`, `base_ns`, the
+  // intervals and steps_by_rank are theirs. The steady steps without ops
+  // are listed in `unprofiled` and again at the end of `warmup`, so that
+  // every consumer leaving the warm-up out of op figures leaves them out
+  // too; the step-time figures (src/analysis/steps) count them.
+  // unprofiled_mean_ns: their mean duration. torch_every: N (1: every step).
+  int torch_every = 1;
+  std::vector<size_t> unprofiled;
+  double unprofiled_mean_ns = 0;
+  size_t warmup_only() const { return warmup.size() - truncated.size() - unprofiled.size(); }
   // Of them, the steps holding an LLM prefill (or mixed) step annotation: a
   // generate loop's first step is long by nature and leaves with the
   // warm-up, so the steady steps are the decode steps; said in Describe(),
@@ -217,6 +228,20 @@ std::string WarmupForcedText(int forced, size_t steps, size_t clamped_ranks, siz
 
 // `warmup_steps` >= 0 forces the number of leading warm-up steps.
 AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps = -1);
+
+// N of aiprof trace --torch-every N (metadata capture.torch_every, or a
+// merged part's "<prefix>.capture.torch_every"; the largest), 1 when the
+// trace says nothing: the torch layer recorded ops in 1 step in N.
+int TorchEvery(const Trace& trace);
+
+// Per step of `list` (timeline steps), whether it carries ops: a host op,
+// runtime call or device activity (not aiprof's own work, not annotations)
+// of its rank starts strictly inside it (a step of no rank: of any rank).
+std::vector<char> StepsCarryingOps(const Trace& trace, const StepList& list);
+
+// "; ops recorded in 1 step in 5 (aiprof trace --torch-every 5): impacts
+// are per profiled step, ...", or "" when every step was profiled.
+std::string SampledStepsText(int torch_every, size_t unprofiled, double unprofiled_mean_ns);
 
 // aiprof's own work inside the target, by rank: the slices of category
 // aiprof_overhead (the capture's torch hook exporting its chunks), merged.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/analysis/analyze.h"
+#include "src/analysis/attribution/attribution.h"
 #include "src/analysis/fusion/fusion_candidates.h"
 #include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/long_tail/op_tails.h"
@@ -544,6 +545,75 @@ TEST(AnalysisWindowTest, WarmupForcedWithoutStepsIsSaid) {
   EXPECT_NE(w.Describe().find("--warmup-steps 3 does nothing here: the trace has no steps"), std::string::npos)
       << w.Describe();
   EXPECT_EQ(ComputeAnalysisWindow(*t).Describe().find("--warmup-steps"), std::string::npos);
+}
+
+// Hand-made capture with ops in 1 step in 2 (aiprof trace --torch-every 2):
+// ProfilerStep#1..8 on the main thread; the even steps carry an aten::mm
+// (8 ms, 18 ms in step 8) and last 12 ms (22 ms), the odd ones hold no op
+// and last 10 ms. By hand: the profiled steps are 2, 4, 6, 8, mean
+// (12 + 12 + 12 + 22) / 4 = 14.5 ms; the four without ops, mean 10 ms, count
+// in the step time only: (4 x 10 + 3 x 12 + 22) / 8 = 12.25 ms. Before, the
+// window was all 8 steps, 12.25 ms, and attribution's wall time held the
+// steps without ops (98 ms against 58 ms of profiled steps).
+std::string EveryOtherStepProfiled() {
+  std::string events;
+  int64_t ts = 0;
+  for (int n = 1; n <= 8; ++n) {
+    const bool profiled = n % 2 == 0;
+    const int64_t dur = profiled ? (n == 8 ? 22'000 : 12'000) : 10'000;
+    events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
+              std::to_string(n) + R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) + R"(,"dur":)" +
+              std::to_string(dur) + "}";
+    if (profiled) {
+      events += R"(,{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":)" + std::to_string(ts + 1000) +
+                R"(,"dur":)" + std::to_string(n == 8 ? 18'000 : 8'000) + "}";
+    }
+    ts += dur;
+  }
+  return R"({"traceEvents":[)" + events + "]}";
+}
+
+TEST(AnalysisWindowTest, SampledCaptureWindowIsTheStepsWithOps) {
+  auto t = ImportJsonText(EveryOtherStepProfiled());
+  ASSERT_NE(t, nullptr);
+  // Without the capture's word, every step is a steady step.
+  AnalysisWindow all = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(all.steps, 8u);
+  EXPECT_TRUE(all.unprofiled.empty());
+  t->metadata["capture.torch_every"] = "2";
+  EXPECT_EQ(TorchEvery(*t), 2);
+  AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.torch_every, 2);
+  EXPECT_EQ(w.steps, 4u);
+  EXPECT_DOUBLE_EQ(w.base_ns, 14.5e6);
+  ASSERT_EQ(w.unprofiled.size(), 4u);
+  EXPECT_DOUBLE_EQ(w.unprofiled_mean_ns, 10e6);
+  EXPECT_EQ(w.warmup_only(), 0u);
+  EXPECT_EQ(LengthOf(w.intervals), 58'000'000);
+  EXPECT_FALSE(IntervalsContain(w.intervals, 5'000'000));  // inside step 1
+  EXPECT_NE(w.Describe().find("ops recorded in 1 step in 2 (aiprof trace --torch-every 2): impacts are per "
+                              "profiled step"),
+            std::string::npos)
+      << w.Describe();
+  EXPECT_NE(w.Describe().find("4 steady steps without ops (mean 10.000 ms)"), std::string::npos) << w.Describe();
+  MetricSet m;
+  PublishAnalysisWindow(*t, w, &m);
+  EXPECT_EQ(m.Get("impact_steps")->value, 4);
+  EXPECT_EQ(m.Get("warmup_steps")->value, 0);
+  ASSERT_EQ(m.Evidence("warmup").size(), 1u);
+  EXPECT_NE(m.Evidence("warmup")[0].find("4 steady steps without ops"), std::string::npos) << m.Evidence("warmup")[0];
+  // Op figures (attribution's steady steps) are over the profiled steps.
+  AttributionResult a = ComputeAttribution(*t, &w);
+  EXPECT_EQ(a.steps, 4u);
+  EXPECT_EQ(a.wall_ns, 58'000'000);
+  // The step time stays over every steady step.
+  StepStats st = ComputeStepStats(*t, &w);
+  EXPECT_EQ(st.count, 8u);
+  EXPECT_DOUBLE_EQ(st.mean_ns, 12.25e6);
+  // A merged part's key counts too.
+  t->metadata.erase("capture.torch_every");
+  t->metadata["rank1.capture.torch_every"] = "5";
+  EXPECT_EQ(TorchEvery(*t), 5);
 }
 
 }  // namespace
