@@ -31,8 +31,11 @@
 // not host time; the track's name says so. Each pair becomes a flow of
 // category "graph capture" from the copied launch to the replayed kernel,
 // after the replay's own flows, so LaunchingCalls() still names the graph
-// launch (launch cost, critical path) and OpLaunchingCalls() the captured
-// launch (attribution, roofline, fusion, phases).
+// launch (launch cost, critical path, gaps, LLM phases) and
+// OpLaunchingCalls() the captured launch (attribution, roofline, kernel
+// classes, layout, casts, op tails, op coverage). The attribution tree puts
+// each copy where its graph launch ran (beside it, in its step), whatever
+// the copy's re-timed times (src/analysis/attribution/attribution.h).
 //
 // Bad input is never merged silently: a capture with no capture window, or a
 // replay with no graph launch, is an error; graph launches whose kernels no
