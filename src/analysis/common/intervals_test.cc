@@ -26,5 +26,24 @@ TEST(IntervalsTest, CoveredTimeWithinWindows) {
   EXPECT_EQ(CoveredTime(Intervals{}).Within(0, 10), 0);
 }
 
+// The union is formed in the input's own storage (mem2: a second, growing
+// vector held up to three times the input at once, 670 MB of the breakdown's
+// peak on a 13.5 M-slice trace), and keeps at most twice the room it needs.
+TEST(IntervalsTest, MergeReusesTheInputsStorage) {
+  Intervals disjoint;
+  for (int64_t i = 0; i < 10'000; ++i) disjoint.emplace_back(3 * (10'000 - i), 3 * (10'000 - i) + 2);
+  const auto* storage = disjoint.data();
+  Intervals merged = MergeIntervals(std::move(disjoint));
+  EXPECT_EQ(merged.data(), storage);
+  ASSERT_EQ(merged.size(), 10'000u);
+  EXPECT_EQ(merged.front(), (std::pair<int64_t, int64_t>{3, 5}));
+  EXPECT_EQ(LengthOf(merged), 20'000);
+  Intervals nested;
+  for (int64_t i = 0; i < 10'000; ++i) nested.emplace_back(i, 20'000 - i);
+  Intervals one = MergeIntervals(std::move(nested));
+  EXPECT_EQ(one, (Intervals{{0, 20'000}}));
+  EXPECT_LE(one.capacity(), 18u);
+}
+
 }  // namespace
 }  // namespace aiprof

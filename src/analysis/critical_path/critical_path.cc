@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 
@@ -144,17 +145,19 @@ std::vector<PathWindow> FindWindows(const Trace& trace, const DependencyGraph& g
 class Walker {
  public:
   // `start`/`end`: every slice's times (a what-if's replay); null: measured.
+  // `startup`: the host's start-up work (measured times only; null: none).
   Walker(const Trace& trace, const DependencyGraph& g, CriticalPathResult* out,
-         const std::vector<int64_t>* start = nullptr, const std::vector<int64_t>* end = nullptr)
-      : s_(trace.slices), trace_(trace), g_(g), out_(out), start_(start), end_(end) {}
+         const std::vector<int64_t>* start = nullptr, const std::vector<int64_t>* end = nullptr,
+         const StartupWork* startup = nullptr)
+      : s_(trace.slices), trace_(trace), g_(g), out_(out), start_(start), end_(end), startup_(startup) {}
 
   void Walk(PathWindow& w, uint32_t index) {
     StepPath& p = w.path;
     index_ = index;
     p.host_sink = w.host_sink;
     p.device_sink = w.device_sink;
-    segs_.clear();
-    edges_.clear();
+    first_segment_ = out_->segments.size();
+    first_edge_ = out_->edges.size();
     t0_ = p.start_ns;
     step_ = &p;
     want_cause_ = kNoSlice;
@@ -181,7 +184,7 @@ class Walker {
   void Emit(int64_t from, uint32_t slice, PathClass cls, DepKind via) {
     from = std::max(from, t0_);
     if (from < t_) {
-      segs_.push_back({from, t_, slice, cls, via});
+      out_->segments.push_back({from, t_, slice, cls, via});
       if (want_cause_ != kNoSlice && slice != kNoSlice && slice != want_cause_ && !IsIdleClass(cls)) {
         step_->waited_cause = slice;
         want_cause_ = kNoSlice;
@@ -189,7 +192,7 @@ class Walker {
     }
     t_ = std::min(t_, std::max(from, t0_));
   }
-  void Edge(uint32_t from, uint32_t to, DepKind kind) { edges_.push_back({from, to, kind}); }
+  void Edge(uint32_t from, uint32_t to, DepKind kind) { out_->edges.push_back({from, to, kind}); }
 
   // At the end of `x`: its own time back to the binding predecessor among
   // its start, its last child's end, the device work a sync call waited
@@ -297,6 +300,14 @@ class Walker {
       *at_end = true;
       return true;
     }
+    // A launch wait the host's start-up work covers for at least half of it
+    // (a first launch loading its code object: mi250_minitoy's 6.54 ms
+    // hipLaunchKernel) is one-off, the gaps' startup cause: one rule,
+    // StartupWork::Covers.
+    if (via == DepKind::kLaunch && startup_ != nullptr &&
+        startup_->Covers(trace_.tracks.rank[s_.track[i]], std::max(best_t, t0_), t_)) {
+      wait = PathClass::kIdleStartup;
+    }
     Emit(std::min(best_t, t_), i, wait, via);
     // A stream idle after its predecessor though this activity's launch call
     // had ended: no recorded dependency explains it. Measured from the later
@@ -312,15 +323,22 @@ class Walker {
     return true;
   }
 
+  // The walk appended the window's segments and edges to the result
+  // backwards in time: reversed in place (a copy through a window-local
+  // vector held the path twice, and a whole-trace window's grew by
+  // doubling: 1.2 GB beside the result's 0.65 GB on a 13.5 M-slice trace).
   void Finish(StepPath& p) {
-    std::reverse(segs_.begin(), segs_.end());
-    std::reverse(edges_.begin(), edges_.end());
-    p.first_segment = out_->segments.size();
-    p.segment_count = segs_.size();
-    p.first_edge = out_->edges.size();
-    p.edge_count = edges_.size();
+    std::vector<PathSegment>& segments = out_->segments;
+    std::vector<PathEdge>& edges = out_->edges;
+    std::reverse(segments.begin() + static_cast<ptrdiff_t>(first_segment_), segments.end());
+    std::reverse(edges.begin() + static_cast<ptrdiff_t>(first_edge_), edges.end());
+    p.first_segment = first_segment_;
+    p.segment_count = segments.size() - first_segment_;
+    p.first_edge = first_edge_;
+    p.edge_count = edges.size() - first_edge_;
     const std::vector<uint32_t>& step_of = out_->step_of;
-    for (const PathSegment& seg : segs_) {
+    for (size_t k = first_segment_; k < segments.size(); ++k) {
+      const PathSegment& seg = segments[k];
       const int64_t len = seg.end_ns - seg.start_ns;
       p.by_class_ns[static_cast<size_t>(seg.cls)] += len;
       if (seg.slice != kNoSlice && IsDeviceClass(seg.cls)) {
@@ -338,11 +356,9 @@ class Walker {
         }
       }
       if (seg.slice != kNoSlice && !IsIdleClass(seg.cls)) out_->on_path[seg.slice] = true;
-      out_->segments.push_back(seg);
     }
-    for (const PathEdge& e : edges_) {
-      out_->on_path[e.from_slice] = out_->on_path[e.to_slice] = true;
-      out_->edges.push_back(e);
+    for (size_t k = first_edge_; k < edges.size(); ++k) {
+      out_->on_path[edges[k].from_slice] = out_->on_path[edges[k].to_slice] = true;
     }
     p.device_idle_unexplained_ns = unexplained_;
     unexplained_ = 0;
@@ -362,13 +378,13 @@ class Walker {
   CriticalPathResult* out_;
   const std::vector<int64_t>* start_;
   const std::vector<int64_t>* end_;
-  std::vector<PathSegment> segs_;  // reused across windows
-  std::vector<PathEdge> edges_;
+  size_t first_segment_ = 0, first_edge_ = 0;  // the window's first segment and edge in out_
   int64_t t0_ = 0, t_ = 0;
   StepPath* step_ = nullptr;
   uint32_t want_cause_ = kNoSlice;
   uint32_t index_ = 0;       // the window's index (CriticalPathResult::step_of)
   int64_t unexplained_ = 0;  // StepPath::device_idle_unexplained_ns so far
+  const StartupWork* startup_ = nullptr;
 };
 
 }  // namespace
@@ -377,7 +393,8 @@ namespace {
 
 // Walks every window and sums the steady ones (all when none is steady).
 void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindow>& windows,
-             const std::vector<int64_t>* start, const std::vector<int64_t>* end, CriticalPathResult* r) {
+             const std::vector<int64_t>* start, const std::vector<int64_t>* end, CriticalPathResult* r,
+             const StartupWork* startup = nullptr) {
   r->on_path.assign(trace.slices.size(), false);
   // A path visits a slice about once or twice (its own time, the wait before
   // it): room for two segments per slice up front, so the result never
@@ -385,7 +402,7 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
   // every page of every copy, which the profile showed to dominate).
   r->segments.reserve(2 * trace.slices.size() + 64);
   AdviseHugePages(r->segments.data(), r->segments.capacity() * sizeof(PathSegment));
-  Walker walker(trace, g, r, start, end);
+  Walker walker(trace, g, r, start, end, startup);
   bool any_steady = false;
   for (size_t k = 0; k < windows.size(); ++k) {
     walker.Walk(windows[k], static_cast<uint32_t>(k));
@@ -425,7 +442,8 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
   CriticalPathResult r;
   r.graph = BuildDependencyGraph(trace, options);
   std::vector<PathWindow> windows = FindWindows(trace, r.graph, options.window, &r.step_of);
-  WalkAll(trace, r.graph, windows, nullptr, nullptr, &r);
+  const StartupWork startup(trace, options.window);
+  WalkAll(trace, r.graph, windows, nullptr, nullptr, &r, &startup);
   if (!options.keep_graph) r.graph = DependencyGraph{}, r.step_of = {};
   return r;
 }

@@ -512,5 +512,41 @@ TEST(CriticalPathTest, HandMadeUnexplainedIdleSkipsSchedulingGapsAndWaitsForTheL
   EXPECT_EQ(r.window_device_idle_unexplained_ns, 15'000);
 }
 
+// Hand-made hand-offs (µs), one process per (rank, pid): rank 0's pid 100
+// runs "forward" [0, 100] on thread 1 and "backward" [300, 400] on thread 2.
+// Inside backward's gap, work also ends on rank 1's thread 3 of the same pid
+// (at 250) and on rank 0's pid 200 (at 260), later than forward: neither is
+// backward's process, so backward waits for forward. Rank 1's "step" [280,
+// 390] waits for its own thread's "other" [0, 250]. LinkHandoffs numbers the
+// processes to keep its roots at 16 bytes (mem2): the hand-off must stay
+// within (rank, pid).
+TEST(CriticalPathTest, HandMadeHandoffStaysInItsRankAndProcess) {
+  Trace trace;
+  TraceBuilder b(&trace);
+  const StringId op = b.Intern("cpu_op");
+  const StringId forward = b.Intern("forward"), backward = b.Intern("backward"), other = b.Intern("other");
+  const StringId late = b.Intern("late"), step = b.Intern("step");
+  const uint32_t t1 = b.ThreadTrack(IdValue::Num(100), IdValue::Num(1));
+  const uint32_t t2 = b.ThreadTrack(IdValue::Num(100), IdValue::Num(2));
+  const uint32_t t3 = b.ThreadTrack(IdValue::Num(100), IdValue::Num(3));
+  const uint32_t t4 = b.ThreadTrack(IdValue::Num(100), IdValue::Num(4));
+  const uint32_t t5 = b.ThreadTrack(IdValue::Num(200), IdValue::Num(5));
+  for (uint32_t tr : {t1, t2, t5}) b.SetTrackRank(tr, 0);
+  for (uint32_t tr : {t3, t4}) b.SetTrackRank(tr, 1);
+  constexpr int64_t us = 1000;
+  b.AddSlice(t1, 0, 100 * us, forward, op, kNoCorrelation, 0, 0);
+  b.AddSlice(t2, 300 * us, 100 * us, backward, op, kNoCorrelation, 0, 0);
+  b.AddSlice(t3, 0, 250 * us, other, op, kNoCorrelation, 0, 0);
+  b.AddSlice(t4, 280 * us, 110 * us, step, op, kNoCorrelation, 0, 0);
+  b.AddSlice(t5, 0, 260 * us, late, op, kNoCorrelation, 0, 0);
+  ASSERT_TRUE(b.Finalize().ok());
+  const DependencyGraph g = BuildDependencyGraph(trace);
+  EXPECT_EQ(g.handoff[SliceNamed(trace, "backward")], SliceNamed(trace, "forward"));
+  EXPECT_EQ(g.handoff[SliceNamed(trace, "step")], SliceNamed(trace, "other"));
+  EXPECT_EQ(g.handoff[SliceNamed(trace, "forward")], kNoSlice);
+  EXPECT_EQ(g.handoff[SliceNamed(trace, "late")], kNoSlice);
+  EXPECT_EQ(g.edges[static_cast<size_t>(DepKind::kHandoff)], 2u);
+}
+
 }  // namespace
 }  // namespace aiprof

@@ -116,7 +116,7 @@ struct RooflineScan {
   std::vector<uint8_t> modelled;  // cpu_op with a FLOP model
   std::vector<uint8_t> root;      // modelled, no modelled ancestor
   std::vector<uint32_t> root_of;  // the root at or above each slice, or kNoSlice
-  std::vector<double> trace_flops;
+  std::vector<double> trace_flops;  // empty when no slice has a `flops` arg
 
   explicit RooflineScan(const Trace& t) : trace(t), args(t), parent(ParentSlices(t)) {}
 
@@ -145,9 +145,10 @@ struct RooflineScan {
   // Profiler `flops` args, summed onto their root; a `flops` under another
   // slice with `flops` (below the root) is not counted again.
   void CollectTraceFlops() {
-    trace_flops.assign(trace.slices.size(), 0);
+    // 8 bytes a slice only where the trace has `flops` args at all.
     std::optional<StringId> key = trace.strings.Find("flops");
     if (!key) return;
+    trace_flops.assign(trace.slices.size(), 0);
     // has_flops[i]: slice i has a `flops` arg; flops_above[i]: a slice above
     // i, up to and including its root, has one. One pass, parents first.
     std::vector<uint8_t> has_flops(trace.slices.size(), 0), flops_above(trace.slices.size(), 0);
@@ -175,14 +176,17 @@ struct RooflineScan {
 std::vector<int64_t> DeviceTimes(const Trace& trace, const RooflineScan& scan, const std::vector<uint8_t>& placed,
                                  std::vector<uint8_t>* covered, bool* any_kernel) {
   const SliceTable& s = trace.slices;
-  std::vector<int64_t> t(s.size(), 0);
   covered->assign(s.size(), 0);
+  // No kernel (a CPU-only trace): no device time to give, and no per-slice
+  // arrays (16 bytes a slice with the launch links below).
+  *any_kernel = false;
+  for (uint32_t k = 0; k < s.size() && !*any_kernel; ++k) *any_kernel = s.kind[k] == EventKind::kKernel;
+  if (!*any_kernel) return {};
+  std::vector<int64_t> t(s.size(), 0);
   std::vector<uint32_t> launcher = OpLaunchingCalls(trace);
   const std::vector<uint32_t> launching_op = LaunchingOps(trace);
-  *any_kernel = false;
   for (uint32_t k = 0; k < s.size(); ++k) {
     if (s.kind[k] != EventKind::kKernel) continue;
-    *any_kernel = true;
     // The launching call's op, else the op a flow links the kernel to
     // (torch_npu's CANN calls run on a task-queue thread with no op).
     uint32_t r = launcher[k] == kNoSlice ? kNoSlice : scan.RootOf(launcher[k]);
@@ -386,7 +390,7 @@ RooflineResult ComputeRoofline(const Trace& trace, const DevicePeaks* device) {
       r.ops_without_time++;
       continue;
     }
-    bool from_trace = scan.trace_flops[i] > 0;
+    bool from_trace = !scan.trace_flops.empty() && scan.trace_flops[i] > 0;
     if (from_trace) cost->flops = scan.trace_flops[i];
     r.any_flops_estimated |= !from_trace;
     Instance x{cost->flops, cost->bytes, BytesSource::kShapes, cost->precision, t_ns};
