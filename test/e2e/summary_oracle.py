@@ -22,7 +22,9 @@ Definitions (kept in step with the aiprof spec):
     ns from the decimal text, rounding half away from zero. A top-level
     integer "baseTimeNanoseconds" is added to every ts.
   * Slices: ph "X" with usable ts and dur, dur >= 0; plus B/E pairs matched
-    per (pid, tid) as a stack in time order (ties by file order).
+    per (pid, tid) as a stack in time order (ties by file order). A slice on
+    whole microseconds ending at most 1 us after the slice it starts in on
+    its (pid, tid) is cut to that slice's end (slice_end_rounded).
   * ops: per (cat or "", name): count, total/mean/p50/p99/max in us;
     percentiles by linear interpolation between closest ranks (numpy default).
   * devices: device-activity slices (cat "kernel" case-insensitively, or
@@ -243,8 +245,31 @@ def extract(doc, events):
                 stats["unmatched_E"] += 1
         stats["unmatched_B"] += len(stack)
 
+    nest_rounded(slices)
     slices.sort(key=lambda s: s.order)
     return slices, instants, stats
+
+
+def nest_rounded(slices):
+    """The documented import rule slice_end_rounded: on a track, a slice on
+    whole microseconds that ends at most 1 us after the slice it starts in
+    (also on whole microseconds) is cut to that slice's end (torch's legacy
+    export rounds each start and duration on its own)."""
+    by_track = {}
+    for s in slices:
+        by_track.setdefault(s.track, []).append(s)
+    for lst in by_track.values():
+        lst.sort(key=lambda s: (s.ts, -s.dur, s.order))
+        stack = []  # the open slices, innermost last
+        for s in lst:
+            while stack and stack[-1].ts + stack[-1].dur <= s.ts:
+                stack.pop()
+            if stack:
+                o = stack[-1]
+                o_end, end = o.ts + o.dur, s.ts + s.dur
+                if 0 < end - o_end <= 1000 and all(x % 1000 == 0 for x in (o.ts, o_end, s.ts, end)):
+                    s.dur = o_end - s.ts
+            stack.append(s)
 
 
 # --------------------------------------------------------------------------
