@@ -643,6 +643,44 @@ std::string LongLaunchTrace(int d_us) {
          kernel(k2, 2) + ",\n" + kernel(k3, 3) + ",\n" + kernel(k4, 4) + ",\n" + kernel(k5, 5) + "]}";
 }
 
+// More start-up calls than the window lists as evidence (8): each one's
+// gap is start-up all the same (the window keeps every call's interval per
+// rank). Hand-made: ten blocks 3000 us apart, each with three 1 us
+// cudaLaunchKernel calls (the median) and one of 2000 us at +20 launching a
+// kernel at +2025, after the block's first kernel [0, 10): ten 2015 us gaps,
+// each covered 2000 us by its call.
+TEST(IdleGapsTest, EveryStartupCallCountsNotOnlyTheListedEight) {
+  std::string events;
+  auto call = [&](int ts, int dur, int corr) {
+    events += R"({"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":)" + std::to_string(ts) +
+              R"(,"dur":)" + std::to_string(dur) +
+              (corr >= 0 ? R"(,"args":{"correlation":)" + std::to_string(corr) + "}" : std::string()) + "},\n";
+  };
+  auto kernel = [&](int ts, int corr) {
+    events += R"({"ph":"X","cat":"kernel","name":"K","pid":0,"tid":7,"ts":)" + std::to_string(ts) +
+              R"(,"dur":10,"args":{"device":0,"stream":7,"correlation":)" + std::to_string(corr) + "}},\n";
+  };
+  for (int k = 0; k < 10; ++k) {
+    const int base = 3000 * k;
+    call(base, 1, 100 + k);
+    kernel(base, 100 + k);
+    call(base + 3, 1, -1);
+    call(base + 5, 1, -1);
+    call(base + 20, 2000, k);
+    kernel(base + 2025, k);
+  }
+  events.resize(events.size() - 2);  // the last ",\n"
+  auto t = ImportJsonText(R"({"traceEvents":[)" + events + "]}");
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  EXPECT_EQ(w.startup_calls.size(), 8u);
+  GapsOptions options;
+  options.window = &w;
+  const GapsResult r = ComputeGaps(*t, options);
+  ASSERT_EQ(r.timelines.size(), 1u);
+  EXPECT_EQ(Cause(r.timelines[0], GapCause::kStartup), 10 * 2'015'000);
+}
+
 TEST(IdleGapsTest, IdleThroughAStartupCallIsStartup) {
   auto t = ImportJsonText(LongLaunchTrace(2000));
   ASSERT_NE(t, nullptr);

@@ -48,10 +48,7 @@ std::map<int32_t, Intervals> CaptureWindows(const Trace& trace) {
 StartupWork::StartupWork(const Trace& trace, const AnalysisWindow* window) {
   std::map<int32_t, Intervals> raw = CaptureWindows(trace);
   if (window != nullptr) {
-    const SliceTable& s = trace.slices;
-    for (const StartupCall& c : window->startup_calls) {
-      raw[trace.tracks.rank[s.track[c.slice]]].emplace_back(s.ts_ns[c.slice], s.ts_ns[c.slice] + s.dur_ns[c.slice]);
-    }
+    for (const auto& [rank, iv] : window->startup_by_rank) raw[rank].insert(raw[rank].end(), iv.begin(), iv.end());
   }
   for (auto& [rank, iv] : raw) by_rank_.emplace(rank, CoveredTime(MergeIntervals(std::move(iv))));
 }

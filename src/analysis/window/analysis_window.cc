@@ -561,8 +561,10 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     if (!context) context.emplace(trace, list);
     if (!context->MayBeStartup(i)) continue;
     startup.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+    w.startup_by_rank[trace.tracks.rank[s.track[i]]].emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
     w.startup_calls.push_back({i, med});
   }
+  for (auto& [rank, iv] : w.startup_by_rank) iv = MergeIntervals(std::move(iv));
   std::sort(w.startup_calls.begin(), w.startup_calls.end(), [&](const StartupCall& a, const StartupCall& b) {
     return s.dur_ns[a.slice] != s.dur_ns[b.slice] ? s.dur_ns[a.slice] > s.dur_ns[b.slice] : a.slice < b.slice;
   });

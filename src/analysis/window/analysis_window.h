@@ -162,7 +162,10 @@ struct AnalysisWindow {
   // cut out of every interval above (and said in Describe()); the steps'
   // durations, and so the base, still hold it. Union within the window.
   int64_t aiprof_overhead_ns = 0;
-  std::vector<StartupCall> startup_calls;  // longest first (at most 8)
+  std::vector<StartupCall> startup_calls;  // longest first (at most 8: the evidence lines)
+  // Every start-up call's interval, merged per rank (the gaps' and the
+  // critical path's startup rule reads them all, not the 8 listed).
+  std::map<int32_t, Intervals> startup_by_rank;
   bool startup_dominated = false;
   // Time in the window, per rank's steps when steps have starts; rank
   // kNoRank windows apply to every rank.
