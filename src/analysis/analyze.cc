@@ -37,10 +37,14 @@ void PublishSlowRankImpact(const CommunicationResult& r, const AnalysisWindow& w
   for (const auto& [rank, n] : w.steps_by_rank) {
     if (rank == s.rank || rank == kNoRank) steps += static_cast<double>(n);
   }
-  // The others wait for the late rank in every collective: its excess, per
-  // its step (over the whole trace when there are no steps).
-  m->Set("slow_rank_excess_ns", steps > 0 ? static_cast<double>(s.excess_ns) / steps : static_cast<double>(s.excess_ns),
-         "communication");
+  // The others wait for the late rank in every collective: its excess over
+  // the collectives of its steady steps (cross_rank.h, SlowRankExcessWithin:
+  // not the warm-up's too), per such step; over the whole trace when there
+  // are no steps.
+  const double excess =
+      steps > 0 ? static_cast<double>(SlowRankExcessWithin(r.cross, w.DeviceIntervalsOfRank(s.rank))) / steps
+                : static_cast<double>(s.excess_ns);
+  m->Set("slow_rank_excess_ns", excess, "communication");
 }
 
 // The failed collectives' waits (cross_rank.h), over the steady-state

@@ -180,7 +180,23 @@ std::string RankRuns(const std::vector<int32_t>& ranks, uint64_t count) {
 // Ranks the inputs imply but do not hold (cross_rank.h, ExpectRanks), and
 // the wait for them that communication.json separates from transfer.
 void PublishMissingRanks(const CrossRankResult& c, MetricSet* m) {
-  if (c.missing_count == 0 || c.matched == 0) return;
+  if (c.matched == 0) return;  // absent, as comm_failed_count: nothing across ranks to say
+  m->Set("comm_missing_ranks", static_cast<double>(c.missing_count), kCommunicationSource);
+  int64_t absent = 0, total = 0;
+  for (const RankCommunication& r : c.ranks) {
+    absent += std::max<int64_t>(0, r.absent_wait_ns);
+    total += r.comm_ns;
+  }
+  if (c.missing_count == 0) {
+    m->Set("comm_absent_wait_ratio", 0, kCommunicationSource);
+    return;
+  }
+  if (c.transfer_includes_absent_wait) {
+    m->SetUnavailable("comm_absent_wait_ratio",
+                      "ranks are missing and no communication.json separates the wait for them from transfer");
+  } else {
+    m->Set("comm_absent_wait_ratio", Share(absent, total), kCommunicationSource);
+  }
   const std::string missing = RankRuns(c.missing, c.missing_count) + " of the " + std::to_string(c.expected.count) +
                               " the inputs imply (" + c.expected.from + ") " + (c.missing_count == 1 ? "is" : "are") +
                               " not in the trace";
