@@ -117,6 +117,16 @@ StepTimeBase ChooseStepTimeBase(const StepList& list, const StepPeriods& periods
 // "host span" or "device period", as figures name their base.
 const char* StepTimeBaseName(StepTimeBase base);
 
+// What hides communication: time a collective runs beside device activity
+// of `kind` on its device is overlapped, not exposed, for compute kernels
+// only; copies and memsets beside a collective hide none of it (they move
+// data too, often over the same links). The one rule of a step's exposed
+// communication, |C| - |C ∩ K| per device with C its collectives and K the
+// activity this accepts: analyze's per-step figures (collective_stats.h),
+// the gaps' overlap (idle_gaps.h) and the summary's step breakdown
+// (Communication(Not Overlapped), step_breakdown.h).
+inline bool HidesCommunication(EventKind kind) { return kind == EventKind::kKernel; }
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_COMMON_STEPS_H_

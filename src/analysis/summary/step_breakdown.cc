@@ -4,14 +4,13 @@
 #include <set>
 #include <tuple>
 
+#include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/summary/summary.h"
 
 namespace aiprof {
 namespace {
-
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
 struct StepWindow {
   int64_t begin, end;
@@ -73,8 +72,7 @@ class Breakdowns {
     for (size_t k = 0; k < windows.size(); ++k) {
       const StepWindow& w = windows[k];
       StepBreakdown b{rank, w.step, "timeline", overlap.empty() ? "device_activity" : "overlap_analysis", {}};
-      bool found = overlap.empty() ? FromDevice(&owned.compute[k], &owned.comm[k], w, &previous_end, &b)
-                                   : FromOverlap(overlap, w, &b);
+      bool found = overlap.empty() ? FromDevice(&owned[k], w, &previous_end, &b) : FromOverlap(overlap, w, &b);
       if (found) out->push_back(std::move(b));
     }
   }
@@ -117,12 +115,15 @@ class Breakdowns {
   // reaching past a step's start made its Preparing 0 and the data-loading
   // wait after them Free (kineto's ResNet50 sample: no Preparing in steps
   // 6-10 beside 48-62 ms of loading in each).
-  struct Owned {
-    std::vector<Intervals> compute, comm;  // by window
+  struct Activity {
+    int32_t device;
+    EventKind kind;
+    int64_t begin, end;
   };
+  using Owned = std::vector<std::vector<Activity>>;  // by window
   Owned OwnedActivity(const std::vector<uint32_t>& tracks, const std::vector<StepWindow>& windows) {
     const SliceTable& s = trace_.slices;
-    Owned owned{std::vector<Intervals>(windows.size()), std::vector<Intervals>(windows.size())};
+    Owned owned(windows.size());
     if (tracks.empty() || windows.empty()) return owned;
     if (launch_.empty()) launch_ = LaunchingCalls(trace_);
     for (uint32_t t : tracks) {
@@ -134,33 +135,51 @@ class Breakdowns {
                                    [](int64_t v, const StepWindow& w) { return v < w.begin; });
         if (it == windows.begin()) continue;  // before the rank's first step
         const size_t k = static_cast<size_t>(it - windows.begin()) - 1;
-        auto& into = s.kind[i] == EventKind::kCollective ? owned.comm[k] : owned.compute[k];
-        into.emplace_back(s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]);
+        owned[k].push_back({trace_.tracks.device[t], s.kind[i], s.ts_ns[i], s.ts_ns[i] + s.dur_ns[i]});
       }
     }
     return owned;
   }
 
-  // A step's breakdown from the activity it owns (both lists consumed).
+  // A step's breakdown from the activity it owns (consumed). Computing is
+  // the union of its kernels, copies and sets; Communication and
+  // Communication(Not Overlapped) follow analyze's per-step figures
+  // (collective_stats.h): per device, |C| and |C| - |C ∩ K| with C its
+  // collectives and K what hides communication (HidesCommunication,
+  // steps.h: kernels, not copies nor sets), summed over the rank's devices.
   // Preparing is the device's wait for the step: from its start, or from the
   // end of the previous step's device work when that is later (a device that
   // runs behind is busy, not waiting), to its first device work.
-  static bool FromDevice(Intervals* compute, Intervals* comm, const StepWindow& w, int64_t* previous_end,
-                         StepBreakdown* b) {
-    if (compute->empty() && comm->empty()) return false;
+  static bool FromDevice(std::vector<Activity>* acts, const StepWindow& w, int64_t* previous_end, StepBreakdown* b) {
+    if (acts->empty()) return false;
     int64_t first = INT64_MAX, last = INT64_MIN;
-    for (const Intervals* list : {compute, comm}) {
-      for (const auto& [a, e] : *list) first = std::min(first, a), last = std::max(last, e);
+    Intervals all, compute;
+    std::map<int32_t, std::pair<Intervals, Intervals>> by_device;  // collectives, hiders
+    for (const Activity& a : *acts) {
+      first = std::min(first, a.begin), last = std::max(last, a.end);
+      all.emplace_back(a.begin, a.end);
+      if (a.kind == EventKind::kCollective) {
+        by_device[a.device].first.emplace_back(a.begin, a.end);
+        continue;
+      }
+      compute.emplace_back(a.begin, a.end);
+      if (HidesCommunication(a.kind)) by_device[a.device].second.emplace_back(a.begin, a.end);
     }
-    Intervals all(*compute);
-    all.insert(all.end(), comm->begin(), comm->end());
-    int64_t c = UnionLengthNs(compute), m = UnionLengthNs(comm), u = UnionLengthNs(&all);
-    int64_t overlapped = c + m - u;
+    acts->clear();
+    acts->shrink_to_fit();
+    int64_t m = 0, exposed = 0;
+    for (auto& [device, sets] : by_device) {
+      if (sets.first.empty()) continue;
+      const Intervals comm = MergeIntervals(std::move(sets.first));
+      const int64_t length = LengthOf(comm);
+      m += length;
+      exposed += length - IntersectionLength(comm, MergeIntervals(std::move(sets.second)));
+    }
     auto& v = b->values_ns;
-    v["Computing"] = c;
+    v["Computing"] = UnionLengthNs(&compute);
     v["Communication"] = m;
-    v["Communication(Not Overlapped)"] = m - overlapped;
-    v["Free"] = (last - first) - u;
+    v["Communication(Not Overlapped)"] = exposed;
+    v["Free"] = (last - first) - UnionLengthNs(&all);
     AddDerived(b, first, last, w);
     v["Preparing"] = std::max<int64_t>(0, first - std::max(w.begin, *previous_end));
     *previous_end = std::max(*previous_end, last);

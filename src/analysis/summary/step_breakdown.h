@@ -11,8 +11,12 @@
 //   - "device_activity": otherwise over the device activity the step owns
 //     (the step its launching call starts in, else the step its own start
 //     falls in: the rule of the step time's work end, steps.h), whole:
-//     Computing is the union of its kernels, copies and sets, Communication
-//     the union of its collectives, Overlapped their intersection, Free the
+//     Computing is the union of its kernels, copies and sets; Communication
+//     and Communication(Not Overlapped) are analyze's per-step figures'
+//     rule (collective_stats.h): per device |C| and |C| - |C ∩ K|, C its
+//     collectives, K its kernels (HidesCommunication, steps.h: copies and
+//     sets beside a collective hide none of it), summed over the rank's
+//     devices; Free the
 //     gaps inside its first-to-last activity span, Preparing the device's
 //     wait for the step: from its start, or from the end of the previous
 //     step's device work when that is later (a device that runs behind is
