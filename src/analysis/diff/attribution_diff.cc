@@ -18,8 +18,26 @@ const char* DiffChangeName(DiffChange c) {
     case DiffChange::kFaster: return "faster";
     case DiffChange::kAdded: return "added";
     case DiffChange::kRemoved: return "removed";
+    case DiffChange::kCallsRemoved: return "calls_removed";
+    case DiffChange::kCallsAdded: return "calls_added";
   }
   return "?";
+}
+
+const char* DiffPerCallName(DiffPerCall c) {
+  switch (c) {
+    case DiffPerCall::kNone: return "";
+    case DiffPerCall::kUnchanged: return "unchanged";
+    case DiffPerCall::kSlower: return "slower";
+    case DiffPerCall::kFaster: return "faster";
+  }
+  return "?";
+}
+
+bool DiffCallsChanged(double a_ns, double a_calls, double b_calls, double min_effect) {
+  if (a_calls <= 0 || b_calls <= 0 || b_calls == a_calls) return false;
+  return std::fabs(b_calls - a_calls) >= min_effect * a_calls &&
+         std::fabs(DiffCallsNs(a_ns, a_calls, b_calls)) >= kDiffMinDeltaNs;
 }
 
 const char* DiffMatchName(DiffMatch m) {
@@ -674,6 +692,124 @@ void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, c
                           out->shape_ranked.end());
 }
 
+// Per-call samples of one entry in one run, from its per-step totals: each
+// steady step with time in the entry gives its total divided by the run's
+// calls per such step (count / steps with time). The samples' mean is the
+// time per call exactly (Σ totals / count); where every such step has the
+// same calls, each sample is that step's own time per call, and where the
+// calls per step vary, that variation widens the samples' spread (the test
+// then calls fewer per-call changes: more calls_removed / calls_added).
+void PerCallSamples(const std::vector<double>& totals, uint64_t count, std::vector<double>* out) {
+  out->clear();
+  const size_t with = static_cast<size_t>(std::count_if(totals.begin(), totals.end(), [](double t) { return t > 0; }));
+  if (count == 0 || with == 0) return;
+  const double calls = static_cast<double>(count) / static_cast<double>(with);
+  for (double t : totals) {
+    if (t > 0) out->push_back(t / calls);
+  }
+}
+
+// A changed entry (node or shape row) whose calls per step changed: the time
+// per call's verdict — validate's, from `cmp` where it decided, else the
+// thresholds on the per-call part (B's calls at A's time per call against
+// B's time) — and the kind: calls_removed / calls_added when the time per
+// call is unchanged or the calls account for at least as much of the change
+// as the time per call; else slower / faster, as each call is.
+template <typename Rows>
+void SplitCalls(Rows* t, size_t i, const MetricComparison* cmp, double min_effect) {
+  DiffPerCall v = DiffPerCall::kNone;
+  if (cmp) {
+    switch (cmp->verdict) {
+      case Verdict::kRegressed: v = DiffPerCall::kSlower; break;
+      case Verdict::kImproved: v = DiffPerCall::kFaster; break;
+      case Verdict::kNoChange: v = DiffPerCall::kUnchanged; break;
+      case Verdict::kInsufficientData: break;
+    }
+  }
+  if (v == DiffPerCall::kNone) {
+    const double at_a = t->b_calls[i] * DiffPerCallNs(t->a_ns[i], t->a_calls[i]);
+    const DiffChange c = ByThreshold(at_a, t->b_ns[i], min_effect);
+    v = c == DiffChange::kSlower   ? DiffPerCall::kSlower
+        : c == DiffChange::kFaster ? DiffPerCall::kFaster
+                                   : DiffPerCall::kUnchanged;
+  }
+  t->per_call[i] = v;
+  const double calls_ns = t->CallsDelta(i), per_call_ns = t->Delta(i) - calls_ns;
+  if (v == DiffPerCall::kUnchanged || std::fabs(calls_ns) >= std::fabs(per_call_ns)) {
+    t->change[i] = t->b_calls[i] > t->a_calls[i] ? DiffChange::kCallsAdded : DiffChange::kCallsRemoved;
+  } else {
+    t->change[i] = per_call_ns > 0 ? DiffChange::kSlower : DiffChange::kFaster;
+  }
+}
+
+bool SlowerOrFaster(DiffChange c) { return c == DiffChange::kSlower || c == DiffChange::kFaster; }
+
+// Every changed paired node whose calls per step changed: its time per call
+// compared (validate's test on PerCallSamples for host nodes when both runs
+// have kDiffMinStepsForStats steady steps; device activity has no per-step
+// figures) and its kind decided (SplitCalls).
+void NodeCalls(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+               AttributionDiff* out) {
+  DiffNodes& d = out->nodes;
+  const double min_effect = options.stats.min_effect;
+  d.per_call.assign(d.size(), DiffPerCall::kNone);
+  d.per_call_stats.assign(d.size(), -1);
+  const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
+  std::vector<uint32_t> chosen, na, nb;
+  for (uint32_t i = 1; i < d.size(); ++i) {
+    if (!SlowerOrFaster(d.change[i]) || !DiffCallsChanged(d.a_ns[i], d.a_calls[i], d.b_calls[i], min_effect)) continue;
+    if (enough && d.kind[i] != AttributionKind::kDevice) {
+      chosen.push_back(i);
+      na.push_back(d.a[i]);
+      nb.push_back(d.b[i]);
+    } else {
+      SplitCalls(&d, i, nullptr, min_effect);
+    }
+  }
+  if (chosen.empty()) return;
+  const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
+  const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> col_a(sa), col_b(sb), xa, xb;
+  for (size_t j = 0; j < chosen.size(); ++j) {
+    for (size_t k = 0; k < sa; ++k) col_a[k] = ta[k * chosen.size() + j];
+    for (size_t k = 0; k < sb; ++k) col_b[k] = tb[k * chosen.size() + j];
+    PerCallSamples(col_a, ra.nodes.count[na[j]], &xa);
+    PerCallSamples(col_b, rb.nodes.count[nb[j]], &xb);
+    d.per_call_stats[chosen[j]] = static_cast<int32_t>(out->per_call_stats.size());
+    out->per_call_stats.push_back({chosen[j], CompareSamples("time per call", "ns", xa, xb, o, 0x7000 + chosen[j])});
+    SplitCalls(&d, chosen[j], &out->per_call_stats.back().cmp, min_effect);
+  }
+}
+
+// As NodeCalls, for the changed shape rows (their per-step totals: RowSamples).
+void ShapeCalls(const AttributionResult& ra, const AttributionResult& rb, const DiffOptions& options,
+                AttributionDiff* out) {
+  DiffShapes& s = out->shapes;
+  const double min_effect = options.stats.min_effect;
+  s.per_call.assign(s.size(), DiffPerCall::kNone);
+  s.per_call_stats.assign(s.size(), -1);
+  const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  std::vector<double> col, xa, xb;
+  for (uint32_t r = 0; r < s.size(); ++r) {
+    if (!SlowerOrFaster(s.change[r]) || !DiffCallsChanged(s.a_ns[r], s.a_calls[r], s.b_calls[r], min_effect)) continue;
+    if (!enough) {
+      SplitCalls(&s, r, nullptr, min_effect);
+      continue;
+    }
+    RowSamples(ra, s.a[r], &col);
+    PerCallSamples(col, ra.op_shapes.count[s.a[r]], &xa);
+    RowSamples(rb, s.b[r], &col);
+    PerCallSamples(col, rb.op_shapes.count[s.b[r]], &xb);
+    s.per_call_stats[r] = static_cast<int32_t>(out->shape_per_call_stats.size());
+    out->shape_per_call_stats.push_back({r, CompareSamples("time per call", "ns", xa, xb, o, 0x9000 + r)});
+    SplitCalls(&s, r, &out->shape_per_call_stats.back().cmp, min_effect);
+  }
+}
+
 DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
   const DiffNodes& d = out.nodes;
   if (d.a[i] == kNoNode) return DiffChange::kAdded;
@@ -900,9 +1036,16 @@ AttributionDiff DiffAttribution(const Trace& a, const AttributionResult& ra, con
   out.ranked.erase(std::remove_if(out.ranked.begin(), out.ranked.end(),
                                   [&](uint32_t x) { return d.change[x] == DiffChange::kUnchanged; }),
                    out.ranked.end());
+  NodeCalls(ra, rb, options, &out);
   PairShapes(ra, steps_a, rb, steps_b, options.stats.min_effect, &out);
   ShapeStatistics(ra, rb, options, &out);
+  ShapeCalls(ra, rb, options, &out);
   RankRows(&out);
+  for (size_t i = 0; i < out.ranked.size(); ++i) {
+    const DiffChange c =
+        out.ranked_row[i] >= 0 ? out.shapes.change[static_cast<size_t>(out.ranked_row[i])] : d.change[out.ranked[i]];
+    if (c == DiffChange::kCallsRemoved || c == DiffChange::kCallsAdded) ++out.calls_changed;
+  }
   out.available = true;
   return out;
 }

@@ -2,7 +2,8 @@
 // runs' attribution trees (src/analysis/attribution: step → module → op →
 // runtime → device activity) aligned node by node, with each node's time per
 // steady step in A and in B, the change, and what happened to it (added,
-// removed, slower, faster, unchanged).
+// removed, slower, faster, unchanged, or fewer / more calls: calls_removed,
+// calls_added).
 //
 // Alignment, top down from the two roots (the step): under a pair of aligned
 // parents, children pair by
@@ -35,6 +36,19 @@
 // faster when its per-step change is at least min_effect of its A time and
 // at least kDiffMinDeltaNs.
 //
+// Calls (docs/diff.md, "Fewer or more calls"): a node's time per step is
+// its calls per step times its time per call, so a changed node whose calls
+// per step changed is split into the part the calls account for,
+// (calls B - calls A) x A's time per call, and the part the time per call
+// accounts for, calls B x (B's time per call - A's); the two add up to the
+// change. The time per call gets its own verdict (validate's test on
+// per-call samples where both runs have enough steps with the node, else
+// the thresholds on the per-call part), and the node is calls_removed /
+// calls_added when the time per call is unchanged or the calls account for
+// at least as much of the change as the time per call; otherwise slower /
+// faster, as each call is. One of two identical calls gone is "calls
+// removed", not "faster".
+//
 // Cost: linear in the two trees' nodes for the alignment (keys hashed once
 // per node, children in CSR, scratch reused: no allocation per node in the
 // loop), plus steps × nodes for the per-step samples (one columnar
@@ -62,8 +76,30 @@ inline constexpr double kDiffMinDeltaNs = 1000;
 // Bootstrap resamples per node (the step itself uses validate's default).
 inline constexpr int kDiffNodeResamples = 2000;
 
-enum class DiffChange : uint8_t { kUnchanged = 0, kSlower, kFaster, kAdded, kRemoved };
-const char* DiffChangeName(DiffChange c);  // "unchanged", "slower", "faster", "added", "removed"
+enum class DiffChange : uint8_t { kUnchanged = 0, kSlower, kFaster, kAdded, kRemoved, kCallsRemoved, kCallsAdded };
+// "unchanged", "slower", "faster", "added", "removed", "calls_removed", "calls_added"
+const char* DiffChangeName(DiffChange c);
+
+// What happened to a paired entry's time per call, where its calls per step
+// changed (DiffCallsChanged): kNone where they did not (or a run lacks the
+// entry), else validate's verdict on the time per call, or the thresholds.
+enum class DiffPerCall : uint8_t { kNone = 0, kUnchanged, kSlower, kFaster };
+const char* DiffPerCallName(DiffPerCall c);  // "", "unchanged", "slower", "faster"
+
+// Whether the calls per step changed between the runs: both ran the entry,
+// the calls moved by at least `min_effect` of A's, and at A's time per call
+// they account for at least kDiffMinDeltaNs per step (the thresholds of a
+// node's time, applied to the calls).
+bool DiffCallsChanged(double a_ns, double a_calls, double b_calls, double min_effect);
+// Time per call (0 without calls).
+inline double DiffPerCallNs(double ns, double calls) { return calls > 0 ? ns / calls : 0; }
+// The part of a change per step that the change in calls accounts for, at
+// A's time per call: (b_calls - a_calls) x a_ns / a_calls (0 without calls
+// in a run). The rest, b_calls x (B's time per call - A's), is the time per
+// call's part; the two add up to b_ns - a_ns.
+inline double DiffCallsNs(double a_ns, double a_calls, double b_calls) {
+  return a_calls > 0 && b_calls > 0 ? (b_calls - a_calls) * (a_ns / a_calls) : 0;
+}
 
 enum class DiffMatch : uint8_t { kNone = 0, kName, kMap, kLaunchOrder, kRole, kThread };
 // "", "name", "map", "through op", "role", "thread"
@@ -90,8 +126,15 @@ struct DiffNodes {
   std::vector<double> a_device_ns, b_device_ns;  // device time launched by the node and its subtree, per step
   std::vector<double> a_calls, b_calls;  // instances per step
   std::vector<int32_t> stats;            // index into AttributionDiff::stats, -1: none
+  // Where the calls per step changed (Calls, above): the time per call's
+  // verdict, and its statistics (index into AttributionDiff::per_call_stats,
+  // -1: none).
+  std::vector<DiffPerCall> per_call;
+  std::vector<int32_t> per_call_stats;
   size_t size() const { return parent.size(); }
   double Delta(size_t i) const { return b_ns[i] - a_ns[i]; }
+  // The part of Delta(i) the change in calls accounts for (DiffCallsNs).
+  double CallsDelta(size_t i) const { return DiffCallsNs(a_ns[i], a_calls[i], b_calls[i]); }
 };
 
 struct DiffNodeStats {
@@ -143,8 +186,13 @@ struct DiffShapes {
   std::vector<double> a_ns, b_ns, a_device_ns, b_device_ns, a_calls, b_calls;  // per steady step
   std::vector<int32_t> stats;       // index into AttributionDiff::shape_stats, -1: none
   std::vector<DiffNoStats> no_stats;  // why not, where stats is -1
+  // As DiffNodes: the time per call's verdict where the calls per step
+  // changed, and its statistics (index into AttributionDiff::shape_per_call_stats).
+  std::vector<DiffPerCall> per_call;
+  std::vector<int32_t> per_call_stats;
   size_t size() const { return node.size(); }
   double Delta(size_t i) const { return b_ns[i] - a_ns[i]; }
+  double CallsDelta(size_t i) const { return DiffCallsNs(a_ns[i], a_calls[i], b_calls[i]); }
 };
 
 // What a run's steps are: recorded step markers (ProfilerStep#N, the
@@ -206,6 +254,11 @@ struct AttributionDiff {
   DiffShapes shapes;                  // see DiffShapes; empty without op shapes
   std::vector<uint32_t> shape_ranked;  // changed shape rows, largest |change| first
   std::vector<DiffNodeStats> shape_stats;  // node = the shape row
+  // validate's comparison of the time per call (metric "time per call", ns)
+  // of nodes and of shape rows whose calls per step changed (Calls, above);
+  // node = the diff node / the shape row.
+  std::vector<DiffNodeStats> per_call_stats, shape_per_call_stats;
+  size_t calls_changed = 0;  // entries of the ranking that are calls_removed / calls_added
   size_t shape_by_site = 0, shape_by_function = 0, shape_by_shape = 0, shape_by_order = 0;  // row pairs per level
   size_t matched = 0, added = 0, removed = 0;
   // Host time per steady step in what only one run has: the totals of the

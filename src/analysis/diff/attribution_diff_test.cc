@@ -1143,5 +1143,130 @@ TEST(AttributionDiffTest, RemovedRowsOfAnUnchangedOpAreRanked) {
   }
 }
 
+// audit3 item 8: a node called twice per step in A and once in B, each call
+// as long, read "faster −50%". On MakeRun's pair, worked out by hand
+// (per step, µs): aten::linear 2 × 100 → 3 × 100: one more call, each call
+// unchanged: calls_added, +100 from the calls, 0 from the time per call
+// (validate's test on the per-call samples: 100 in every step of both
+// runs); the launch calls 4 × 10 → 6 × 10: calls_added, +20; the gemm
+// kernel 2 × 50 → 3 × 80 device: +50 from the calls, +90 (3 × 30) from the
+// time per call: slower, each call slower (thresholds: device activity has
+// no per-step samples); the bias kernel 2 × 20 → 3 × 10: +20 from the
+// calls, −30 from the time per call: faster; softmax 1 → 1 call: slower,
+// no per-call verdict. The old code called linear and the launches
+// "slower".
+TEST(AttributionDiffTest, CallsChangeIsNotSlowerOrFaster) {
+  auto p = DiffHandMade(nullptr);
+  ASSERT_NE(p, nullptr);
+  const AttributionDiff& d = p->d;
+  const DiffNodes& n = d.nodes;
+  const uint32_t linear = p->by_path.at("Block_0 / aten::linear");
+  const uint32_t launch = p->by_path.at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel");
+  const uint32_t gemm =
+      p->by_path.at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel / sm90_gemm → Cijk_gemm");
+  const uint32_t bias =
+      p->by_path.at("Block_0 / aten::linear / cudaLaunchKernel → hipLaunchKernel / sm90_bias → Cijk_bias");
+  const uint32_t softmax = p->by_path.at("aten::softmax");
+  EXPECT_EQ(n.change[linear], DiffChange::kCallsAdded);
+  EXPECT_STREQ(DiffChangeName(n.change[linear]), "calls_added");
+  EXPECT_EQ(n.per_call[linear], DiffPerCall::kUnchanged);
+  EXPECT_DOUBLE_EQ(Us(n.CallsDelta(linear)), 100);
+  ASSERT_GE(n.per_call_stats[linear], 0);
+  const MetricComparison& m = d.per_call_stats[n.per_call_stats[linear]].cmp;
+  EXPECT_EQ(m.n_before, 5u);
+  EXPECT_EQ(m.n_after, 5u);
+  EXPECT_DOUBLE_EQ(Us(m.before), 100);
+  EXPECT_DOUBLE_EQ(Us(m.after), 100);
+  EXPECT_EQ(n.change[launch], DiffChange::kCallsAdded);
+  EXPECT_DOUBLE_EQ(Us(n.CallsDelta(launch)), 20);
+  EXPECT_EQ(n.change[gemm], DiffChange::kSlower);
+  EXPECT_EQ(n.per_call[gemm], DiffPerCall::kSlower);
+  EXPECT_DOUBLE_EQ(Us(n.CallsDelta(gemm)), 50);
+  EXPECT_DOUBLE_EQ(Us(n.Delta(gemm) - n.CallsDelta(gemm)), 90);
+  EXPECT_EQ(n.per_call_stats[gemm], -1);  // device activity: thresholds only
+  EXPECT_EQ(n.change[bias], DiffChange::kFaster);
+  EXPECT_EQ(n.per_call[bias], DiffPerCall::kFaster);
+  EXPECT_DOUBLE_EQ(Us(n.CallsDelta(bias)), 20);
+  EXPECT_EQ(n.change[softmax], DiffChange::kSlower);
+  EXPECT_EQ(n.per_call[softmax], DiffPerCall::kNone);
+  // Ranked entries of the calls kind: linear and the launches.
+  EXPECT_EQ(d.calls_changed, 2u);
+}
+
+// The calls threshold, both sides (min_effect 2%, kDiffMinDeltaNs 1 µs):
+// 100 → 98 calls per step of 10 µs each moved 2% and 20 µs: changed; 100 →
+// 99 (1%) is not; 2 → 1 calls of 1.5 µs (1.5 µs) is, of 0.5 µs (0.5 µs)
+// is not; a run without the node has no calls to compare.
+TEST(AttributionDiffTest, CallsChangedThresholds) {
+  EXPECT_TRUE(DiffCallsChanged(100 * 10e3, 100, 98, 0.02));
+  EXPECT_FALSE(DiffCallsChanged(100 * 10e3, 100, 99, 0.02));
+  EXPECT_TRUE(DiffCallsChanged(2 * 1.5e3, 2, 1, 0.02));
+  EXPECT_FALSE(DiffCallsChanged(2 * 0.5e3, 2, 1, 0.02));
+  EXPECT_FALSE(DiffCallsChanged(0, 0, 1, 0.02));
+  EXPECT_FALSE(DiffCallsChanged(1e6, 1, 0, 0.02));
+  EXPECT_FALSE(DiffCallsChanged(1e6, 3, 3, 0));
+  EXPECT_DOUBLE_EQ(DiffCallsNs(600e3, 2, 1), -300e3);
+  EXPECT_DOUBLE_EQ(DiffCallsNs(600e3, 0, 1), 0);
+  EXPECT_DOUBLE_EQ(DiffPerCallNs(600e3, 0), 0);
+}
+
+// Shape rows follow the same rule. Five steps; aten::mm with two input
+// shapes under Block_0: shape X 2 × 100 µs → 1 × 100 µs (calls_removed,
+// −100 µs from the calls), shape Y 1 × 50 → 1 × 80 µs (slower, no per-call
+// verdict), a third row Z 2 × 40 → 3 × 60 µs (+40 from the calls, +60 from
+// the time per call: slower, each call slower). Per-call statistics on the
+// rows' per-step totals.
+std::string MakeCallsShapeRun(bool b) {
+  std::string j = R"({"traceEvents":[)";
+  auto ev = [&](const std::string& cat, const std::string& name, int ts, int dur, const std::string& args = "") {
+    j += R"({"ph":"X","cat":")" + cat + R"(","name":")" + name + R"(","pid":1,"tid":1,"ts":)" + std::to_string(ts) +
+         R"(,"dur":)" + std::to_string(dur) + (args.empty() ? "" : R"(,"args":{)" + args + "}") + "},";
+  };
+  const std::string x = R"("Input Dims":[[8,8]])", y = R"("Input Dims":[[4,4]])", z = R"("Input Dims":[[2,2]])";
+  const int jitter[] = {0, 1, -1, 1, -1};
+  for (int k = 0; k < 5; ++k) {
+    const int s = 100 + k * 1000, e = jitter[k];
+    ev("user_annotation", "ProfilerStep#" + std::to_string(k), s, 1000);
+    ev("python_function", "nn.Module: Block_0", s + 10, 900);
+    int t = s + 20;
+    auto call = [&](int dur, const std::string& args) {
+      ev("cpu_op", "aten::mm", t, dur, args);
+      t += dur + 5;
+    };
+    for (int c = 0; c < (b ? 1 : 2); ++c) call(100 + (c == 0 ? e : -e), x);
+    call((b ? 80 : 50) + e, y);
+    for (int c = 0; c < (b ? 3 : 2); ++c) call((b ? 60 : 40) + (c % 2 == 0 ? e : -e), z);
+  }
+  j.pop_back();
+  return j + "]}";
+}
+
+TEST(AttributionDiffTest, CallsChangeOfShapeRows) {
+  auto ta = ImportJsonText(MakeCallsShapeRun(false)), tb = ImportJsonText(MakeCallsShapeRun(true));
+  ASSERT_TRUE(ta && tb);
+  const AttributionOptions with{.op_shapes = true};
+  AttributionResult ra = ComputeAttribution(*ta, nullptr, with), rb = ComputeAttribution(*tb, nullptr, with);
+  AttributionDiff d = DiffAttribution(*ta, ra, *tb, rb, DiffOptions{});
+  ASSERT_TRUE(d.available);
+  const DiffShapes& h = d.shapes;
+  std::map<std::string, uint32_t> by_shape;
+  for (uint32_t r = 0; r < h.size(); ++r) by_shape[DiffShapeLabel(ra, h.a[r])] = r;
+  ASSERT_EQ(by_shape.size(), 3u);
+  const uint32_t rx = by_shape.at("[[8,8]]"), ry = by_shape.at("[[4,4]]"), rz = by_shape.at("[[2,2]]");
+  EXPECT_DOUBLE_EQ(h.a_calls[rx], 2);
+  EXPECT_DOUBLE_EQ(h.b_calls[rx], 1);
+  EXPECT_EQ(h.change[rx], DiffChange::kCallsRemoved);
+  EXPECT_EQ(h.per_call[rx], DiffPerCall::kUnchanged);
+  EXPECT_DOUBLE_EQ(Us(h.CallsDelta(rx)), -100);
+  ASSERT_GE(h.per_call_stats[rx], 0);
+  EXPECT_EQ(d.shape_per_call_stats[h.per_call_stats[rx]].cmp.n_before, 5u);
+  EXPECT_EQ(h.change[ry], DiffChange::kSlower);
+  EXPECT_EQ(h.per_call[ry], DiffPerCall::kNone);
+  EXPECT_EQ(h.change[rz], DiffChange::kSlower);
+  EXPECT_EQ(h.per_call[rz], DiffPerCall::kSlower);
+  EXPECT_DOUBLE_EQ(Us(h.CallsDelta(rz)), 40);
+  EXPECT_DOUBLE_EQ(Us(h.Delta(rz) - h.CallsDelta(rz)), 60);
+}
+
 }  // namespace
 }  // namespace aiprof

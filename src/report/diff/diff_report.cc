@@ -189,18 +189,29 @@ struct Entry {
   std::string path, site, shape, kind, change, match;
   double a_ns = 0, b_ns = 0, a_calls = 0, b_calls = 0, a_device_ns = 0, b_device_ns = 0;
   const MetricComparison* stats = nullptr;
+  // Where the calls per step changed: the time per call's verdict and its
+  // statistics (AttributionDiff::per_call_stats / shape_per_call_stats).
+  DiffPerCall per_call = DiffPerCall::kNone;
+  const MetricComparison* per_call_stats = nullptr;
   double delta() const { return b_ns - a_ns; }
+  double calls_delta() const { return DiffCallsNs(a_ns, a_calls, b_calls); }
+  bool both() const { return a_calls > 0 && b_calls > 0; }
 };
 
 // The figures DiffNodes and DiffShapes both keep for row i: the change, the
 // per-step times, calls and device times, and the row's statistics (an index
 // into `stats`: AttributionDiff::stats or ::shape_stats).
 template <typename Rows>
-void SetFigures(const Rows& t, uint32_t i, const std::vector<DiffNodeStats>& stats, Entry* e) {
+void SetFigures(const Rows& t, uint32_t i, const std::vector<DiffNodeStats>& stats,
+                const std::vector<DiffNodeStats>& per_call_stats, Entry* e) {
   e->change = DiffChangeName(t.change[i]);
   e->a_ns = t.a_ns[i], e->b_ns = t.b_ns[i], e->a_calls = t.a_calls[i], e->b_calls = t.b_calls[i];
   e->a_device_ns = t.a_device_ns[i], e->b_device_ns = t.b_device_ns[i];
   e->stats = t.stats[i] >= 0 ? &stats[t.stats[i]].cmp : nullptr;
+  if (i < t.per_call.size()) {
+    e->per_call = t.per_call[i];
+    e->per_call_stats = t.per_call_stats[i] >= 0 ? &per_call_stats[t.per_call_stats[i]].cmp : nullptr;
+  }
 }
 
 // Call-site / shape row `r` (AttributionDiff::shapes) as an entry; the
@@ -213,7 +224,7 @@ Entry RowEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, uin
   e.shape = DiffRowShape(*a.attribution, *b.attribution, h, r);
   e.kind = "op row";
   e.match = DiffShapeMatchName(h.match[r]);
-  SetFigures(h, r, d.shape_stats, &e);
+  SetFigures(h, r, d.shape_stats, d.shape_per_call_stats, &e);
   return e;
 }
 
@@ -231,7 +242,7 @@ Entry RankedEntry(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, 
   e.path = Path(a, b, d, x);
   e.kind = AttributionKindName(n.kind[x]);
   e.match = DiffMatchName(n.match[x]);
-  SetFigures(n, x, d.stats, &e);
+  SetFigures(n, x, d.stats, d.per_call_stats, &e);
   return e;
 }
 
@@ -250,6 +261,10 @@ TestCells Tested(const MetricComparison* m) {
 
 // The columns both rankings (changes, shapes) show for each entry, and its
 // cells under them.
+// The calls columns (docs/diff.md, "Fewer or more calls"): the part of Δ
+// the change in calls accounts for and the time per call in each run (null
+// where a run lacks the entry), the time per call's verdict and statistics
+// (where the calls per step changed; else "" and "none").
 void AddMeasureColumns(std::vector<render::Column>* columns) {
   columns->insert(columns->end(), {{"a_ns", "A", Unit::kNs},
                                    {"b_ns", "B", Unit::kNs},
@@ -257,19 +272,59 @@ void AddMeasureColumns(std::vector<render::Column>* columns) {
                                    {"change_rel", "Δ%", Unit::kChange},
                                    {"a_calls", "Calls A", Unit::kNone},
                                    {"b_calls", "Calls B", Unit::kNone},
+                                   {"calls_delta_ns", "Δ from calls", Unit::kNs},
+                                   {"a_per_call_ns", "Per call A", Unit::kNs},
+                                   {"b_per_call_ns", "Per call B", Unit::kNs},
+                                   {"per_call", "Per call", Unit::kNone},
                                    {"a_device_ns", "Device A", Unit::kNs},
                                    {"b_device_ns", "Device B", Unit::kNs},
                                    {"test", "Test", Unit::kNone},
                                    {"p_value", "p", Unit::kNone},
                                    {"ci_low_ns", "Δ low", Unit::kNs},
-                                   {"ci_high_ns", "Δ high", Unit::kNs}});
+                                   {"ci_high_ns", "Δ high", Unit::kNs},
+                                   {"per_call_test", "Per-call test", Unit::kNone},
+                                   {"per_call_p_value", "Per-call p", Unit::kNone},
+                                   {"per_call_ci_low_ns", "Per-call Δ low", Unit::kNs},
+                                   {"per_call_ci_high_ns", "Per-call Δ high", Unit::kNs}});
 }
 
 void AddMeasureCells(const Entry& e, std::vector<Value>* row) {
   TestCells t = Tested(e.stats);
-  row->insert(row->end(), {NumValue(e.a_ns), NumValue(e.b_ns), NumValue(e.delta()), Rel(e.a_ns, e.b_ns),
-                           NumValue(e.a_calls), NumValue(e.b_calls), NumValue(e.a_device_ns), NumValue(e.b_device_ns),
-                           std::move(t.test), std::move(t.p_value), std::move(t.ci_low_ns), std::move(t.ci_high_ns)});
+  TestCells pc = Tested(e.per_call_stats);
+  const bool both = e.both();
+  row->insert(row->end(), {NumValue(e.a_ns),
+                           NumValue(e.b_ns),
+                           NumValue(e.delta()),
+                           Rel(e.a_ns, e.b_ns),
+                           NumValue(e.a_calls),
+                           NumValue(e.b_calls),
+                           both ? NumValue(e.calls_delta()) : Value::Null(),
+                           e.a_calls > 0 ? NumValue(DiffPerCallNs(e.a_ns, e.a_calls)) : Value::Null(),
+                           e.b_calls > 0 ? NumValue(DiffPerCallNs(e.b_ns, e.b_calls)) : Value::Null(),
+                           Value::String(DiffPerCallName(e.per_call)),
+                           NumValue(e.a_device_ns),
+                           NumValue(e.b_device_ns),
+                           std::move(t.test),
+                           std::move(t.p_value),
+                           std::move(t.ci_low_ns),
+                           std::move(t.ci_high_ns),
+                           std::move(pc.test),
+                           std::move(pc.p_value),
+                           std::move(pc.ci_low_ns),
+                           std::move(pc.ci_high_ns)});
+}
+
+// One sentence on an entry whose calls per step changed: the calls, the
+// time per call and what each accounts for; "" otherwise.
+std::string CallsSentence(const Entry& e) {
+  if (e.per_call == DiffPerCall::kNone) return {};
+  auto calls = [](double c) { return render::FormatQuantity(c, Unit::kNone); };
+  auto ns = [](double v) { return render::FormatQuantity(v, Unit::kNs); };
+  const double pa = DiffPerCallNs(e.a_ns, e.a_calls), pb = DiffPerCallNs(e.b_ns, e.b_calls);
+  std::string each = e.per_call == DiffPerCall::kUnchanged ? "unchanged" : DiffPerCallName(e.per_call);
+  return calls(e.a_calls) + " → " + calls(e.b_calls) + " calls per step, each call " + ns(pa) + " → " + ns(pb) + " (" +
+         each + "): the change in calls accounts for " + ns(e.calls_delta()) + " of the " + ns(e.delta()) +
+         " per step, the time per call for " + ns(e.delta() - e.calls_delta());
 }
 
 void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, render::Section* s) {
@@ -309,6 +364,22 @@ void AddLargestFinding(const DiffRun& a, const DiffRun& b, const AttributionDiff
   f.evidence.push_back({"p_value", "p", std::move(t.p_value), Unit::kNone});
   f.evidence.push_back({"ci_low_ns", "Interval of the change, low", std::move(t.ci_low_ns), Unit::kNs});
   f.evidence.push_back({"ci_high_ns", "Interval of the change, high", std::move(t.ci_high_ns), Unit::kNs});
+  if (e.per_call != DiffPerCall::kNone) {
+    f.detail += " — " + CallsSentence(e);
+    f.evidence.push_back({"a_calls", "Calls per step, A", NumValue(e.a_calls), Unit::kNone});
+    f.evidence.push_back({"b_calls", "Calls per step, B", NumValue(e.b_calls), Unit::kNone});
+    f.evidence.push_back({"calls_delta_ns", "Change per step from the calls", NumValue(e.calls_delta()), Unit::kNs});
+    f.evidence.push_back({"a_per_call_ns", "Time per call, A", NumValue(DiffPerCallNs(e.a_ns, e.a_calls)), Unit::kNs});
+    f.evidence.push_back({"b_per_call_ns", "Time per call, B", NumValue(DiffPerCallNs(e.b_ns, e.b_calls)), Unit::kNs});
+    f.evidence.push_back({"per_call", "Time per call", Value::String(DiffPerCallName(e.per_call)), Unit::kNone});
+    TestCells pc = Tested(e.per_call_stats);
+    f.evidence.push_back({"per_call_test", "Per-call test", std::move(pc.test), Unit::kNone});
+    f.evidence.push_back({"per_call_p_value", "Per-call p", std::move(pc.p_value), Unit::kNone});
+    f.evidence.push_back(
+        {"per_call_ci_low_ns", "Interval of the per-call change, low", std::move(pc.ci_low_ns), Unit::kNs});
+    f.evidence.push_back(
+        {"per_call_ci_high_ns", "Interval of the per-call change, high", std::move(pc.ci_high_ns), Unit::kNs});
+  }
   s->Add(std::move(f));
 }
 
@@ -357,6 +428,13 @@ void AddChanges(const DiffRun& a, const DiffRun& b, const AttributionDiff& d, si
   if (d.ranked.size() > shown) t.note = std::to_string(d.ranked.size() - shown) + " more changed nodes not shown (--top)";
   else if (d.steps_a < kDiffMinStepsForStats || d.steps_b < kDiffMinStepsForStats) {
     t.note = "no per-node statistics: fewer than " + std::to_string(kDiffMinStepsForStats) + " steady steps in a run";
+  }
+  if (d.calls_changed > 0) {
+    if (!t.note.empty()) t.note += "; ";
+    t.note += std::to_string(d.calls_changed) + " entr" + (d.calls_changed == 1 ? "y" : "ies") +
+              " changed by their calls per step (calls_removed / calls_added): the time per call did not change, "
+              "or changed less than the calls account for; \"Δ from calls\" is (calls B − calls A) × A's time per "
+              "call (docs/diff.md, \"Fewer or more calls\")";
   }
   if (d.split_ops > 0) {
     if (!t.note.empty()) t.note += "; ";
