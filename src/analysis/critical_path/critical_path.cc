@@ -3,9 +3,9 @@
 #include "src/analysis/critical_path/critical_path.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "src/analysis/common/steps.h"
-#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 
@@ -442,7 +442,9 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
   CriticalPathResult r;
   r.graph = BuildDependencyGraph(trace, options);
   std::vector<PathWindow> windows = FindWindows(trace, r.graph, options.window, &r.step_of);
-  const StartupWork startup(trace, options.window);
+  std::optional<StartupWork> own_startup;
+  const StartupWork& startup = options.window != nullptr ? options.window->startup_work
+                                                         : own_startup.emplace(StartupWork::CaptureWindowsOnly(trace));
   WalkAll(trace, r.graph, windows, nullptr, nullptr, &r, &startup);
   if (!options.keep_graph) r.graph = DependencyGraph{}, r.step_of = {};
   return r;

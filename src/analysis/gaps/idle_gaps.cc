@@ -9,7 +9,6 @@
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
-#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 
@@ -337,7 +336,10 @@ GapsResult ComputeGaps(const Trace& trace, const GapsOptions& options) {
   std::map<int32_t, RankContext> contexts = CollectRankContexts(trace);
   // CPU-only timelines are a host thread's ops: start-up calls are its busy
   // time, not a device's idle.
-  const StartupWork startup = result.cpu_only ? StartupWork() : StartupWork(trace, window);
+  std::optional<StartupWork> own_startup;
+  const StartupWork& startup = result.cpu_only     ? own_startup.emplace()
+                               : window != nullptr ? window->startup_work
+                                                   : own_startup.emplace(StartupWork::CaptureWindowsOnly(trace));
   const std::map<int32_t, Intervals> own_work = AiprofOverheadByRank(trace);
   for (auto& [key, tl] : timelines) {
     auto& acts = tl.second;

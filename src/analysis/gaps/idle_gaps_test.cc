@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "src/analysis/gaps/startup_idle.h"
+#include "src/analysis/common/capture_windows.h"
 #include "src/analysis/metrics/metric_set.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/trace_builder.h"
@@ -573,7 +573,7 @@ TEST(IdleGapsTest, ASynchronousCopyCallIsSyncIdle) {
   EXPECT_EQ(Cause(tl, GapCause::kOther), 513);
 }
 
-// Start-up idle (startup_idle.h). Hand-made, by hand: K1 [0, 10) and K2
+// Start-up idle (window/startup_work.h). Hand-made, by hand: K1 [0, 10) and K2
 // [30, 40) us; K2's launch call begins at 28, after the gap [10, 30) began
 // (host_bound by itself). The host opens a stream capture at 13 (the end of
 // its 2 us cudaStreamBeginCapture) and closes it at END: a window of 10 us
@@ -594,7 +594,7 @@ std::string CaptureTrace(const char* end_capture_ts) {
 TEST(IdleGapsTest, IdleThroughAStreamCaptureIsStartup) {
   auto half = ImportJsonText(CaptureTrace("23"));
   ASSERT_NE(half, nullptr);
-  const std::map<int32_t, Intervals> windows = CaptureWindows(*half);
+  const std::map<int32_t, Intervals> windows = CaptureWindowsByRank(*half, FindCaptureWindows(*half));
   ASSERT_EQ(windows.size(), 1u);
   EXPECT_EQ(windows.begin()->second, (Intervals{{13'000, 23'000}}));
   GapsResult r = ComputeGaps(*half);

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "src/analysis/common/capture_windows.h"
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
@@ -56,31 +57,32 @@ void FindOutliers(const Trace& trace, const std::vector<uint8_t>& capture_track,
 
 namespace {
 
-// Capture windows: on each host thread (slices are in track, start order),
-// the time from a StreamBeginCapture call's end to its StreamEndCapture's
-// start; the work launch calls between them were recorded, not run. The
-// tracks a graph-capture merge added hold copies, not host calls.
+// Capture windows (src/analysis/common/capture_windows.h): the closed ones
+// counted with their time; a work launch call inside any window of its
+// thread, closed or not, was recorded into a graph, not run.
 void CountCapturedLaunches(const Trace& trace, const std::vector<uint8_t>& capture_track, LaunchStats* out) {
+  const std::vector<CaptureWindow> windows = FindCaptureWindows(trace);
+  for (const CaptureWindow& w : windows) {
+    if (!w.closed) continue;
+    ++out->capture_windows;
+    out->capture_ns += w.end_ns - w.start_ns;
+  }
   const SliceTable& s = trace.slices;
-  uint32_t track = kNoTrack;
-  int64_t open_since = -1;  // the open window's start on `track`; -1: none open
+  std::vector<uint8_t> launch_name(trace.strings.size(), 0);  // 0 unknown, 1 no, 2 yes
+  size_t next = 0;  // the first window not ending before the slice (windows and slices in track, start order)
   for (uint32_t i = 0; i < s.size(); ++i) {
     if (s.kind[i] != EventKind::kRuntime && s.kind[i] != EventKind::kDriver) continue;
     if (capture_track[s.track[i]]) continue;
-    if (s.track[i] != track) track = s.track[i], open_since = -1;
-    std::string_view name = trace.Str(s.name[i]);
-    if (IsStreamBeginCaptureName(name)) {
-      open_since = s.ts_ns[i] + s.dur_ns[i];
-    } else if (IsStreamEndCaptureName(name)) {
-      if (open_since >= 0 && s.ts_ns[i] >= open_since) {
-        ++out->capture_windows;
-        out->capture_ns += s.ts_ns[i] - open_since;
-      }
-      open_since = -1;
-    } else if (IsWorkLaunchName(name)) {
-      ++out->work_launch_calls;
-      out->captured_launch_calls += open_since >= 0 && s.ts_ns[i] >= open_since;
+    uint8_t& c = launch_name[s.name[i].raw];
+    if (c == 0) c = IsWorkLaunchName(trace.Str(s.name[i])) ? 2 : 1;
+    if (c != 2) continue;
+    ++out->work_launch_calls;
+    while (next < windows.size() && (windows[next].track < s.track[i] ||
+                                     (windows[next].track == s.track[i] && windows[next].end_ns < s.ts_ns[i]))) {
+      ++next;
     }
+    out->captured_launch_calls +=
+        next < windows.size() && windows[next].track == s.track[i] && windows[next].start_ns <= s.ts_ns[i];
   }
 }
 

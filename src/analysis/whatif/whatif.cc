@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
-#include "src/analysis/gaps/startup_idle.h"
 #include "src/analysis/launches/launch_stats.h"
 #include "src/analysis/page_faults/fault_slices.h"
 #include "src/analysis/roofline/ops_to_roofline.h"
@@ -149,8 +149,14 @@ class Replay {
  public:
   Replay(const Trace& trace, const DependencyGraph& g, const std::vector<StepPath>& steps, const Scenario& sc,
          const AnalysisWindow* window, WhatIfResult* out)
-      : s_(trace.slices), trace_(trace), g_(g), steps_(steps), out_(out), edits_(BuildGraphEdits(trace, g, sc)),
-        startup_(trace, window) {
+      : s_(trace.slices),
+        trace_(trace),
+        g_(g),
+        steps_(steps),
+        out_(out),
+        edits_(BuildGraphEdits(trace, g, sc)),
+        startup_(window != nullptr ? &window->startup_work
+                                   : &own_startup_.emplace(StartupWork::CaptureWindowsOnly(trace))) {
     const size_t n = s_.size();
     start_.assign(n, 0);
     end_.assign(n, 0);
@@ -505,9 +511,8 @@ class Replay {
         // A launch wait the host's start-up work covers (the critical path's
         // idle_startup, StartupWork::Covers) is no launch overhead: remove-idle
         // host_bound keeps it, remove-idle startup takes it.
-        const GapCause cause = startup_.Covers(trace_.tracks.rank[s_.track[i]], s_.ts_ns[L], s)
-                                   ? GapCause::kStartup
-                                   : GapCause::kHostBound;
+        const GapCause cause = startup_->Covers(trace_.tracks.rank[s_.track[i]], s_.ts_ns[L], s) ? GapCause::kStartup
+                                                                                                 : GapCause::kHostBound;
         if (Removed(cause) && lag > 0) lag = 0, ++out_->edges_changed;
         l->Add(StartOf(L), lag);
       }
@@ -579,7 +584,10 @@ class Replay {
   bool graph_ = false;
   bool remove_comm_ = false;  // remove-comm: device collectives take no time
   GraphEdits edits_;
-  StartupWork startup_;  // the host's start-up work (src/analysis/gaps/startup_idle.h)
+  // The host's start-up work (src/analysis/window/startup_work.h): the
+  // window's, or the trace's capture windows alone without one.
+  std::optional<StartupWork> own_startup_;
+  const StartupWork* startup_;
 };
 
 // The path's time by class and by slice name, mean per steady step, before

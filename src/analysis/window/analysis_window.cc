@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "src/analysis/common/capture_windows.h"
 #include "src/analysis/common/steps.h"
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
@@ -565,6 +566,7 @@ AnalysisWindow ComputeAnalysisWindow(const Trace& trace, int warmup_steps) {
     w.startup_calls.push_back({i, med});
   }
   for (auto& [rank, iv] : w.startup_by_rank) iv = MergeIntervals(std::move(iv));
+  w.startup_work = StartupWork(w.startup_by_rank, CaptureWindowsByRank(trace, FindCaptureWindows(trace)));
   std::sort(w.startup_calls.begin(), w.startup_calls.end(), [&](const StartupCall& a, const StartupCall& b) {
     return s.dur_ns[a.slice] != s.dur_ns[b.slice] ? s.dur_ns[a.slice] > s.dur_ns[b.slice] : a.slice < b.slice;
   });

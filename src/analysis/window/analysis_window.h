@@ -35,6 +35,7 @@
 
 #include "src/analysis/common/intervals.h"
 #include "src/analysis/common/steps.h"
+#include "src/analysis/window/startup_work.h"
 #include "src/model/trace.h"
 
 namespace aiprof {
@@ -166,6 +167,10 @@ struct AnalysisWindow {
   // Every start-up call's interval, merged per rank (the gaps' and the
   // critical path's startup rule reads them all, not the 8 listed).
   std::map<int32_t, Intervals> startup_by_rank;
+  // The host's one-off work by rank: those calls and the stream capture
+  // windows (startup_work.h), the one the gaps, the critical path and what-if
+  // read.
+  StartupWork startup_work;
   bool startup_dominated = false;
   // Time in the window, per rank's steps when steps have starts; rank
   // kNoRank windows apply to every rank.

@@ -11,17 +11,21 @@
 //     HTA's mi250_minitoy: one hipLaunchKernel of 6.54 ms (its name's median
 //     6.3 us; the first launch of its kernel, loading its code object) inside
 //     the trace's one steady step;
-//   - stream capture windows (CaptureWindows): the launches inside record
-//     nodes into a CUDA/HIP graph and run nothing. TraceLens's vLLM capture
-//     trace: 421 of its 431 launch calls, in one 54.98 ms window.
+//   - stream capture windows (src/analysis/common/capture_windows.h): the
+//     launches inside record nodes into a CUDA/HIP graph and run nothing.
+//     TraceLens's vLLM capture trace: 421 of its 431 launch calls, in one
+//     54.98 ms window.
 // Idle that start-up work of its rank covers for at least half its length
 // (kStartupIdleMinShare) is start-up idle: the host was busy with one-off
 // work, neither slow at launching the steady state's work (host_bound) nor
 // waiting for the device. Holistic Trace Analysis calls any idle before a
 // late launch "host wait"; that reading holds for the steady state, where a
 // faster host shortens it, not for work done once.
-#ifndef AIPROF_SRC_ANALYSIS_GAPS_STARTUP_IDLE_H_
-#define AIPROF_SRC_ANALYSIS_GAPS_STARTUP_IDLE_H_
+//
+// Built once per trace, with the window (AnalysisWindow::startup_work): the
+// gaps, the critical path and what-if read that one.
+#ifndef AIPROF_SRC_ANALYSIS_WINDOW_STARTUP_WORK_H_
+#define AIPROF_SRC_ANALYSIS_WINDOW_STARTUP_WORK_H_
 
 #include <cstdint>
 #include <map>
@@ -31,23 +35,17 @@
 
 namespace aiprof {
 
-struct AnalysisWindow;
-
 // The share of an idle interval start-up work must cover to make it start-up idle.
 inline constexpr double kStartupIdleMinShare = 0.5;
 
-// Stream capture windows, by rank, merged: on each host thread, a
-// StreamBeginCapture call's end to its StreamEndCapture's start (cuda*,
-// hip*); the tracks a graph-capture merge added (copies of captured ops) are
-// not host threads.
-std::map<int32_t, Intervals> CaptureWindows(const Trace& trace);
-
 class StartupWork {
  public:
-  // The window's start-up calls (none without a window) and the capture
-  // windows, by the rank of their track.
-  StartupWork(const Trace& trace, const AnalysisWindow* window);
+  // Start-up calls' and capture windows' intervals, each merged per rank
+  // (AnalysisWindow::startup_by_rank, CaptureWindowsByRank).
+  StartupWork(const std::map<int32_t, Intervals>& startup_calls, const std::map<int32_t, Intervals>& capture_windows);
   StartupWork() = default;  // none
+  // The capture windows alone: a trace read without a window.
+  static StartupWork CaptureWindowsOnly(const Trace& trace);
 
   // True when start-up work of `rank` covers at least kStartupIdleMinShare
   // of [start_ns, end_ns) (non-empty).
@@ -62,4 +60,4 @@ class StartupWork {
 
 }  // namespace aiprof
 
-#endif  // AIPROF_SRC_ANALYSIS_GAPS_STARTUP_IDLE_H_
+#endif  // AIPROF_SRC_ANALYSIS_WINDOW_STARTUP_WORK_H_
