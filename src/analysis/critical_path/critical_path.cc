@@ -3,9 +3,12 @@
 #include "src/analysis/critical_path/critical_path.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "src/analysis/common/steps.h"
+#include "src/analysis/communication/collectives.h"
+#include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/window/analysis_window.h"
 #include "src/model/graph_capture_tracks.h"
 
@@ -438,6 +441,72 @@ void WalkAll(const Trace& trace, const DependencyGraph& g, std::vector<PathWindo
 
 }  // namespace
 
+namespace {
+
+// Steps whose walk did not move to another rank (no collective join: the
+// clocks were aligned by collective ends, or the rank's wait is not linked
+// to its collective, as a CPU gloo job's main thread waiting for the
+// all-reduce on a thread of its own): the rank they waited for, from the
+// pairing's arrivals (CrossRankResult::paired_lateness, on the clocks its
+// figures use, trusted when they agree). A step names the last arrival of
+// the collective whose wait [its arrival, the last rank's) holds the most of
+// its path's idle and collective time; a tie for the last arrival names
+// none. waited_collective is then this rank's own collective, waited_cause
+// unknown.
+void NameWaitedRanks(const Trace& trace, const CrossRankResult& cross, CriticalPathResult* r) {
+  struct Wait {
+    int64_t from, to;
+    int32_t last;
+  };
+  std::map<int32_t, std::vector<Wait>> by_rank;
+  for (const auto& members : cross.paired_lateness) {
+    int64_t latest = INT64_MIN;
+    int32_t last = kNoRank;
+    size_t tied = 0;
+    for (const auto& m : members) {
+      if (m.lateness_ns > latest)
+        latest = m.lateness_ns, last = m.rank, tied = 1;
+      else if (m.lateness_ns == latest)
+        ++tied;
+    }
+    if (tied != 1) continue;
+    for (const auto& m : members) {
+      if (m.rank != last) by_rank[m.rank].push_back({m.arrival_ns, m.arrival_ns + latest - m.lateness_ns, last});
+    }
+  }
+  if (by_rank.empty()) return;
+  std::map<std::pair<int32_t, int64_t>, uint32_t> own;  // (rank, arrival) -> collective slice, on first use
+  for (StepPath& p : r->steps) {
+    if (p.waited_rank != kNoRank) continue;
+    auto it = by_rank.find(p.rank);
+    if (it == by_rank.end()) continue;
+    const Wait* best = nullptr;
+    int64_t best_ns = 0;
+    for (const Wait& w : it->second) {
+      if (w.to <= p.start_ns || w.from >= p.end_ns) continue;
+      int64_t held = 0;  // the path's idle and collective time inside the wait
+      for (size_t k = p.first_segment; k < p.first_segment + p.segment_count; ++k) {
+        const PathSegment& seg = r->segments[k];
+        if (!IsIdleClass(seg.cls) && seg.cls != PathClass::kCollective) continue;
+        held += std::max<int64_t>(0, std::min(seg.end_ns, w.to) - std::max(seg.start_ns, w.from));
+      }
+      if (held > best_ns) best = &w, best_ns = held;
+    }
+    if (best == nullptr) continue;
+    if (own.empty()) {
+      for (const CollectiveSlice& c : CollectCollectives(trace))
+        own.emplace(std::pair{c.rank, trace.slices.ts_ns[c.slice]}, c.slice);
+    }
+    auto o = own.find({p.rank, best->from});
+    p.waited_rank = best->last;
+    p.waited_late_ns = best->to - best->from;
+    p.waited_collective = o != own.end() ? o->second : kNoSlice;
+    p.waited_cause = kNoSlice;
+  }
+}
+
+}  // namespace
+
 CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOptions& options) {
   CriticalPathResult r;
   r.graph = BuildDependencyGraph(trace, options);
@@ -446,6 +515,7 @@ CriticalPathResult ComputeCriticalPath(const Trace& trace, const CriticalPathOpt
   const StartupWork& startup = options.window != nullptr ? options.window->startup_work
                                                          : own_startup.emplace(StartupWork::CaptureWindowsOnly(trace));
   WalkAll(trace, r.graph, windows, nullptr, nullptr, &r, &startup);
+  if (options.cross != nullptr && options.cross->clocks_agree) NameWaitedRanks(trace, *options.cross, &r);
   if (!options.keep_graph) r.graph = DependencyGraph{}, r.step_of = {};
   return r;
 }

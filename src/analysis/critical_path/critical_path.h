@@ -204,9 +204,16 @@ struct StepPath {
   size_t first_segment = 0, segment_count = 0;  // into CriticalPathResult::segments, time order
   size_t first_edge = 0, edge_count = 0;        // into CriticalPathResult::edges
   // Across ranks: the path moved to another rank at a collective whose last
-  // arrival that rank was; the first such jump (latest in time).
+  // arrival that rank was; the first such jump (latest in time). Where the
+  // path did not move (no join: clocks aligned by collective ends, or a wait
+  // not linked to its collective, as a CPU gloo job's main thread waiting
+  // for the all-reduce its own thread runs), the last arrival of the paired
+  // collective whose wait holds the most of the step's path idle (and
+  // collective) time (NameWaitedRanks, critical_path.cc), with the clocks
+  // agreeing: then waited_collective is this rank's collective and
+  // waited_cause unknown.
   int32_t waited_rank = kNoRank;
-  uint32_t waited_collective = kNoSlice;  // the late rank's collective
+  uint32_t waited_collective = kNoSlice;  // the late rank's collective (see above); kNoSlice unknown
   uint32_t waited_cause = kNoSlice;       // the slice on the path just before it on that rank
   int64_t waited_late_ns = 0;             // its arrival after this rank's
   bool truncated = false;

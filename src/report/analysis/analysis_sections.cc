@@ -300,12 +300,23 @@ void StepsSection(AnalysisResults& in, Section* s) {
            {"op", "Op"}},
           {},
           ""};
+  // Several ranks' steps (a multi-rank input): the same step number on
+  // every rank, so each row names its rank.
+  bool ranks = false;
+  for (size_t i = 1; i < trace.steps.size() && !ranks; ++i) ranks = trace.steps.rank[i] != trace.steps.rank[0];
+  if (ranks) t.columns.insert(t.columns.begin(), {"rank", "Rank"});
   for (const SlowStep& slow : st.slowest) {
     Value name = StrValue(trace.Str(trace.steps.name[slow.step]));
-    if (slow.differing_ops.empty()) t.rows.push_back({name, Int(slow.dur_ns), Value(), Value(), Value()});
+    auto add = [&](std::vector<Value> row) {
+      if (ranks) {
+        const int32_t rank = trace.steps.rank[slow.step];
+        row.insert(row.begin(), rank == kNoRank ? Value::Null() : Value::Int(rank));
+      }
+      t.rows.push_back(std::move(row));
+    };
+    if (slow.differing_ops.empty()) add({name, Int(slow.dur_ns), Value(), Value(), Value()});
     for (const StepDiffOp& d : slow.differing_ops) {
-      t.rows.push_back(
-          {name, Int(slow.dur_ns), Int(d.step_total_ns), Ns(d.median_total_ns), StrValue(trace.Str(d.name))});
+      add({name, Int(slow.dur_ns), Int(d.step_total_ns), Ns(d.median_total_ns), StrValue(trace.Str(d.name))});
     }
   }
   s->Add(std::move(t));
@@ -862,7 +873,8 @@ Table PathSteps(const Trace& trace, const CriticalPathResult& r) {
     const bool waited = p.waited_rank != kNoRank;
     row.push_back(waited ? Value::Int(p.waited_rank) : Value());
     row.push_back(waited ? Int(p.waited_late_ns) : Value());
-    row.push_back(waited ? StrValue(trace.Str(sl.name[p.waited_collective])) : Value());
+    row.push_back(waited && p.waited_collective != kNoSlice ? StrValue(trace.Str(sl.name[p.waited_collective]))
+                                                            : Value());
     row.push_back(waited && p.waited_cause != kNoSlice ? StrValue(trace.Str(sl.name[p.waited_cause])) : Value());
     row.push_back(Value::Bool(p.truncated));
   }
