@@ -25,7 +25,7 @@ constexpr size_t kDefaultTop = 20;
 class DiffCommand : public Command {
  public:
   CLI::App* Register(CLI::App* app) override {
-    CLI::App* sub = app->add_subcommand("diff", "Structural diff of two runs: attribution trees aligned (module → op → kernel), what was added, removed, slower, faster per step");
+    CLI::App* sub = app->add_subcommand("diff", "Structural diff of two runs: attribution trees aligned (module → op → kernel), what was added, removed, slower, faster, or called fewer or more times per step");
     in_.Add(sub, "Run A (before): trace file or folder, or .aiprof", /*several=*/false);
     sub->add_option("b", input_b_, "Run B (after): trace file or folder, or .aiprof")->required();
     out_.Add(sub, {render::TextFormat(), render::MarkdownFormat(), render::HtmlFormat(), render::JsonFormat(),
