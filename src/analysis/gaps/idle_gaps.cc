@@ -499,6 +499,11 @@ void PublishGaps(const Trace& trace, const GapsResult& result, MetricSet* metric
 
 std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g) { return GapLine(trace, tl, g); }
 
+const char* IdleOtherDescription(bool cpu_only) {
+  return cpu_only ? "main-thread idle between its ops with no known cause (CPU-only trace: no device)"
+                  : "device idle with no known cause";
+}
+
 void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, MetricSet* metrics) {
   if (result.timelines.empty()) {
     const char* why = "no device activity and no cpu_op slices in the trace";

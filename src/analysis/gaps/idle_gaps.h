@@ -150,6 +150,13 @@ void PublishGapImpacts(const GapsResult& result, const AnalysisWindow& window, M
 // One plain-text line describing gap `g` of timeline `tl`.
 std::string DescribeGap(const Trace& trace, const TimelineBreakdown& tl, const Gap& g);
 
+// Idle with no known cause (GapCause::kOther, idle_other_ns) as texts name
+// it, by the timelines' kind: the device's idle, or on a CPU-only trace
+// (GapsResult::cpu_only: each rank's main thread, no device) the main
+// thread's time between its ops. One wording for every text that lists it
+// (diagnose's unexplained-time consumers).
+const char* IdleOtherDescription(bool cpu_only);
+
 }  // namespace aiprof
 
 #endif  // AIPROF_SRC_ANALYSIS_GAPS_IDLE_GAPS_H_

@@ -724,5 +724,22 @@ TEST(IdleGapsTest, StartupCauseIsNamedAndCountedLast) {
   EXPECT_STREQ(GapCauseName(GapCause::kOther), "other");
 }
 
+// Unexplained idle is named by the timelines' kind: a CPU-only trace has no
+// device to idle (audit3: "device idle with no known cause 752 ms" on a CPU
+// gloo job), its idle is the main thread's between ops.
+TEST(IdleGapsTest, IdleOtherIsNamedByTheTimelinesKind) {
+  auto cpu = ImportFixture("torch-cpu/convnet_bs8_contiguous.kineto.json");
+  auto gpu = ImportFixture(
+      "kineto/"
+      "HolisticTraceAnalysis__tests__data__critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_NE(gpu, nullptr);
+  const std::string on_cpu = IdleOtherDescription(ComputeGaps(*cpu).cpu_only);
+  const std::string on_gpu = IdleOtherDescription(ComputeGaps(*gpu).cpu_only);
+  EXPECT_EQ(on_cpu.find("device idle"), std::string::npos) << on_cpu;
+  EXPECT_NE(on_cpu.find("main-thread idle"), std::string::npos) << on_cpu;
+  EXPECT_EQ(on_gpu, "device idle with no known cause");
+}
+
 }  // namespace
 }  // namespace aiprof
