@@ -15,6 +15,7 @@
 #include "src/analysis/memory/memory_peaks.h"
 #include "src/analysis/summary/step_breakdown.h"
 #include "src/analysis/summary/summary.h"
+#include "src/cluster/rank_split.h"
 #include "src/importers/common/folder_importer.h"
 
 namespace aiprof {
@@ -36,21 +37,6 @@ class StringTable {
   std::vector<std::string>* out_;
   std::unordered_map<std::string, uint32_t> ids_;
 };
-
-// "0, 1" when the tracks of `t` are on more than one rank and no "rank"
-// metadata names one (an aiprof trace capture of a whole torch.distributed
-// job, a merged multi-rank folder written as one file); "" otherwise.
-std::string SeveralRanks(const Trace& t) {
-  if (t.metadata.count("rank")) return "";
-  std::set<int32_t> ranks;
-  for (size_t i = 0; i < t.tracks.size(); ++i) {
-    if (t.tracks.rank[i] != kNoRank) ranks.insert(t.tracks.rank[i]);
-  }
-  if (ranks.size() < 2) return "";
-  std::string out;
-  for (int32_t r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-  return out;
-}
 
 int32_t TraceRank(const Trace& t) {
   auto it = t.metadata.find("rank");
@@ -339,43 +325,88 @@ std::vector<MapUnit> ListMapUnits(const std::vector<std::string>& inputs) {
   return out;
 }
 
-RankDigest MapUnitToDigest(const MapUnit& unit, const std::string& default_host) {
+namespace {
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  std::string out;
+  for (int32_t r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
+  return out;
+}
+
+// One digest per rank of a trace that holds several (rank_split.h), as if
+// each rank had come in its own file. What the trace counts for the whole
+// file goes beside the first rank: its import diagnostics (the import does
+// not tell which rank's), and the tracks of no rank it leaves out.
+std::vector<RankDigest> MapRanks(const Trace& t, const std::vector<int32_t>& ranks, const std::string& path,
+                                 const std::string& default_host) {
+  std::vector<RankDigest> out;
+  for (int32_t rank : ranks) out.push_back(MapTrace(*RankPart(t, rank), path, default_host));
+  std::vector<DigestDiagnostic>& first = out.front().diagnostics;
+  const std::string whole = " (counted over the whole file, ranks " + RankList(ranks) + ")";
+  for (const auto& [kind, e] : t.diagnostics.entries()) {
+    first.push_back(DigestDiagnostic{kind, e.first_where, e.description + whole, e.count});
+  }
+  if (RanklessPart none = CountRankless(t); none.tracks > 0) {
+    first.push_back(DigestDiagnostic{"rankless_tracks", path,
+                                     std::to_string(none.tracks) + " tracks of no rank (" +
+                                         std::to_string(none.slices) +
+                                         " slices: processes that are not a rank of the job) are in no rank's digest",
+                                     none.tracks});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RankDigest> MapUnitToDigests(const MapUnit& unit, const std::string& default_host) {
   auto failed = [&](const std::string& why) {
     RankDigest d;
     d.source = unit.path;
     d.rank = RankFromName(unit.path);
     d.host = default_host;
     d.error = why.empty() ? unit.path + ": cannot be read" : why;
-    return d;
+    return std::vector<RankDigest>{std::move(d)};
   };
   if (unit.kind < 0) return failed(unit.error);
   StatusOr<std::unique_ptr<Trace>> t = ImportRankUnit(FolderUnit{unit.path, static_cast<FolderUnitKind>(unit.kind)});
   if (!t.ok()) return failed(t.status().message());
-  // One digest is one rank: a trace of several would be mapped as its first
-  // (trial audit3 item 2: a 2-rank capture read "Missing ranks: 1", 33
-  // collectives unmatched).
-  if (std::string ranks = SeveralRanks(**t); !ranks.empty()) {
-    return failed(unit.path + ": holds ranks " + ranks +
-                  " in one trace (a capture of the whole job); cluster takes one input per rank, and `aiprof "
-                  "analyze` compares the ranks of one trace (its communication section)");
+  const std::vector<int32_t> ranks = TrackRanks(**t);
+  if (ranks.size() < 2) return {MapTrace(**t, unit.path, default_host)};
+  // A trace of several ranks that says it is one of them (its data, or
+  // rankN in its name, which the import stamped on its tracks of no rank):
+  // which tracks are that rank's is not known.
+  if (auto it = (*t)->metadata.find("rank"); it != (*t)->metadata.end()) {
+    return failed(unit.path + ": holds ranks " + RankList(ranks) +
+                  " in one trace, but its data or its name says rank " + it->second +
+                  "; cluster cannot tell which of its tracks are that rank's (rename a whole job's trace without "
+                  "rankN, or give one input per rank)");
   }
-  return MapTrace(**t, unit.path, default_host);
+  return MapRanks(**t, ranks, unit.path, default_host);
 }
 
-std::vector<RankDigest> MapUnits(const std::vector<MapUnit>& units, size_t offset, size_t stride, size_t threads,
-                                 const std::string& default_host) {
+std::vector<std::vector<RankDigest>> MapUnitGroups(const std::vector<MapUnit>& units, size_t offset, size_t stride,
+                                                   size_t threads, const std::string& default_host) {
   std::vector<size_t> mine;
   for (size_t i = offset; i < units.size(); i += std::max<size_t>(1, stride)) mine.push_back(i);
-  std::vector<RankDigest> out(mine.size());
+  std::vector<std::vector<RankDigest>> out(mine.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
-    for (size_t k; (k = next.fetch_add(1)) < mine.size();) out[k] = MapUnitToDigest(units[mine[k]], default_host);
+    for (size_t k; (k = next.fetch_add(1)) < mine.size();) out[k] = MapUnitToDigests(units[mine[k]], default_host);
   };
   const size_t n = std::min(mine.size(), std::max<size_t>(1, threads));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::vector<RankDigest> MapUnits(const std::vector<MapUnit>& units, size_t offset, size_t stride, size_t threads,
+                                 const std::string& default_host) {
+  std::vector<RankDigest> out;
+  for (std::vector<RankDigest>& group : MapUnitGroups(units, offset, stride, threads, default_host)) {
+    for (RankDigest& d : group) out.push_back(std::move(d));
+  }
   return out;
 }
 

@@ -2,8 +2,12 @@
 //
 // An input is a trace file, a torch_npu rank folder, an msprof folder, or a
 // job folder of those (the multi-rank folder import's discovery,
-// ListFolderUnits): each unit is one rank. A unit that cannot be imported
-// still yields a digest, holding the reason (and the rank its name gives).
+// ListFolderUnits): each unit is one rank, or several when its trace holds
+// several (an `aiprof trace` capture of a whole torch.distributed job, a
+// job folder imported to one file): one digest per rank then, each as the
+// rank's own file would give (rank_split.h). A unit that cannot be imported
+// still yields a digest, holding the reason (and the rank its name gives),
+// and so does a trace of several ranks that says it is one of them.
 //
 // Ops: slices grouped by (category, name), a call nested in a call of the
 // same op on its track counted as part of the outer one; the kDigestMaxOps with the
@@ -22,7 +26,7 @@
 
 namespace aiprof {
 
-// Digest of a trace holding one rank. Linear in slices plus O(n log n) sorts.
+// Digest of a trace holding one rank (a trace of several: MapUnitToDigests). Linear in slices plus O(n log n) sorts.
 RankDigest MapTrace(const Trace& trace, const std::string& source, const std::string& default_host);
 
 // The rank units of `inputs` (files and folders, in the order given; a
@@ -35,11 +39,16 @@ struct MapUnit {
 };
 std::vector<MapUnit> ListMapUnits(const std::vector<std::string>& inputs);
 
-// Imports and maps one unit; never fails (an error digest instead).
-RankDigest MapUnitToDigest(const MapUnit& unit, const std::string& default_host);
+// Imports and maps one unit: one digest per rank it holds, by rank (at
+// least one); never fails (an error digest instead).
+std::vector<RankDigest> MapUnitToDigests(const MapUnit& unit, const std::string& default_host);
 
-// Maps units[i] for every i with i % stride == offset, on `threads` threads;
-// digests in unit order.
+// Maps units[i] for every i with i % stride == offset, on `threads` threads:
+// each one's digests (MapUnitToDigests), in unit order.
+std::vector<std::vector<RankDigest>> MapUnitGroups(const std::vector<MapUnit>& units, size_t offset, size_t stride,
+                                                   size_t threads, const std::string& default_host);
+
+// MapUnitGroups' digests in one list, in unit order.
 std::vector<RankDigest> MapUnits(const std::vector<MapUnit>& units, size_t offset, size_t stride, size_t threads,
                                  const std::string& default_host);
 

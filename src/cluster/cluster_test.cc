@@ -24,6 +24,7 @@
 #include "src/cluster/cluster_reduce.h"
 #include "src/cluster/cluster_report.h"
 #include "src/importers/common/importer_registry.h"
+#include "src/model/native_file.h"
 #include "src/render/escape.h"
 #include "test/util/trace_fixtures.h"
 
@@ -1089,6 +1090,115 @@ TEST(ClusterTest, StepNumbersAStepApartPairTheSameIteration) {
     EXPECT_EQ(rc.wait_ns, FindRank(aligned, rc.rank)->aligned_wait_ns) << rc.rank;
     EXPECT_EQ(rc.transfer_ns, FindRank(aligned, rc.rank)->aligned_transfer_ns) << rc.rank;
   }
+}
+
+// A job in one file (audit3 item 2; after dee191f cluster refused it and
+// named the ranks, before that it mapped it as its first rank: "Missing
+// ranks: 1, 2"): the real 3-rank gloo job of test/data/step_offset_gloo
+// and crash_gloo imported to one .aiprof, as `aiprof import JOB -o
+// job.aiprof` writes it, maps to one digest per rank, each the digest of
+// that rank's own file byte for byte (its path aside), and so reduces to
+// the same cluster report. The import's diagnostics, counted over the
+// whole file, go beside its first rank.
+std::string DigestBytes(RankDigest d) {
+  d.source.clear();
+  d.diagnostics.clear();
+  std::string out;
+  SerializeDigest(d, &out);
+  return out;
+}
+
+TEST(ClusterMapTest, AJobInOneFileGivesTheDigestsOfItsRankFiles) {
+  const std::string data = std::string(AIPROF_SOURCE_DIR) + "/test/data/";
+  for (const char* job : {"step_offset_gloo/recorded", "step_offset_gloo/rank1_a_step_behind",
+                          "crash_gloo/survivors_timed_out", "crash_gloo/late_past_timeout"}) {
+    SCOPED_TRACE(job);
+    TempDir dir;
+    auto merged = ImportTrace(data + job);
+    ASSERT_TRUE(merged.ok()) << merged.status().message();
+    const std::string one = dir.Path("job.aiprof");
+    ASSERT_TRUE(WriteNativeFile(**merged, one).ok());
+    std::vector<RankDigest> split = MapFolder(data + job);
+    std::vector<RankDigest> whole = MapUnits(ListMapUnits({one}), 0, 1, 2, "testhost");
+    ASSERT_EQ(whole.size(), split.size());
+    std::map<std::string, uint64_t> split_diagnostics, whole_diagnostics;
+    for (size_t i = 0; i < split.size(); ++i) {
+      ASSERT_TRUE(whole[i].ok()) << whole[i].error;
+      EXPECT_EQ(whole[i].rank, split[i].rank);
+      EXPECT_EQ(whole[i].source, one);
+      EXPECT_FALSE(whole[i].source_format.starts_with("multi_rank")) << whole[i].source_format;
+      EXPECT_TRUE(DigestBytes(whole[i]) == DigestBytes(split[i])) << "rank " << split[i].rank;
+      for (const DigestDiagnostic& g : split[i].diagnostics) split_diagnostics[g.kind] += g.count;
+      for (const DigestDiagnostic& g : whole[i].diagnostics) {
+        whole_diagnostics[g.kind] += g.count;
+        EXPECT_EQ(i, 0u) << g.kind;
+        EXPECT_NE(g.description.find("(counted over the whole file, ranks "), std::string::npos) << g.description;
+      }
+    }
+    EXPECT_EQ(whole_diagnostics, split_diagnostics);
+    for (std::vector<RankDigest>* v : {&split, &whole}) {
+      for (RankDigest& d : *v) {
+        d.source = "rank" + std::to_string(d.rank);
+        d.diagnostics.clear();
+      }
+    }
+    EXPECT_EQ(ClusterToJson(Reduce(whole)), ClusterToJson(Reduce(split)));
+  }
+}
+
+// What is still ambiguous keeps a clear error: a file of several ranks
+// whose name says one rank (the import gives its tracks of no rank that
+// one; which tracks are rank 0's?) is refused naming both; a rank in two
+// inputs (the job file and a rank's own file) is a duplicate the reduce
+// lists, as for two rank files. Tracks of no rank (a capture's launcher)
+// are in no digest, said beside the first rank.
+TEST(ClusterMapTest, AJobFileStillRefusesWhatIsAmbiguous) {
+  const std::string job = std::string(AIPROF_SOURCE_DIR) + "/test/data/step_offset_gloo/recorded";
+  TempDir dir;
+  auto merged = ImportTrace(job);
+  ASSERT_TRUE(merged.ok()) << merged.status().message();
+  const std::string named = dir.Path("rank0_job.aiprof");
+  ASSERT_TRUE(WriteNativeFile(**merged, named).ok());
+  std::vector<RankDigest> d = MapUnits(ListMapUnits({named}), 0, 1, 1, "h");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].rank, 0);
+  EXPECT_NE(d[0].error.find(named + ": holds ranks 0, 1, 2 in one trace, but its data or its name says rank 0"),
+            std::string::npos)
+      << d[0].error;
+
+  const std::string one = dir.Path("job.aiprof");
+  ASSERT_TRUE(WriteNativeFile(**merged, one).ok());
+  const ClusterResult twice = Reduce(MapUnits(ListMapUnits({one, job + "/rank1.pt.trace.json.gz"}), 0, 1, 1, "h"));
+  EXPECT_EQ(twice.ranks.size(), 3u);
+  ASSERT_EQ(twice.broken.size(), 1u);
+  EXPECT_EQ(twice.broken[0].rank, 1);
+  EXPECT_EQ(twice.broken[0].reason, "rank 1 again (also in " + one + "); left out");
+
+  // Rank 2's tracks made rank-less: two digests, rank 2 missing, its slices in neither.
+  Trace& t = **merged;
+  uint64_t slices = 0, tracks = 0;
+  for (size_t i = 0; i < t.tracks.size(); ++i) {
+    if (t.tracks.rank[i] != 2) continue;
+    t.tracks.rank[i] = kNoRank;
+    ++tracks;
+  }
+  for (size_t s = 0; s < t.slices.size(); ++s) slices += t.tracks.rank[t.slices.track[s]] == kNoRank;
+  ASSERT_GT(slices, 0u);
+  const std::string partial = dir.Path("partial.aiprof");
+  ASSERT_TRUE(WriteNativeFile(t, partial).ok());
+  std::vector<RankDigest> two = MapUnits(ListMapUnits({partial}), 0, 1, 1, "h");
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].rank, 0);
+  EXPECT_EQ(two[1].rank, 1);
+  EXPECT_EQ(two[0].slice_count + two[1].slice_count + slices, t.slices.size());
+  bool said = false;
+  for (const DigestDiagnostic& g : two[0].diagnostics) {
+    if (g.kind != "rankless_tracks") continue;
+    said = true;
+    EXPECT_EQ(g.count, tracks);
+    EXPECT_NE(g.description.find(std::to_string(slices) + " slices"), std::string::npos) << g.description;
+  }
+  EXPECT_TRUE(said);
 }
 
 }  // namespace

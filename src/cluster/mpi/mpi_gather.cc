@@ -75,6 +75,46 @@ Status CheckSameUnits(const std::vector<MapUnit>& units, MpiTransport& mpi) {
   return ErrStatus("stopped: the MPI processes do not list the same inputs (the error above names them)");
 }
 
+void AppendCount(uint64_t n, std::string* out) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+}
+
+// Process p's part: for each unit it maps (p, p + size, ...), a digest
+// count and that many digests; every byte accounted for. Each unit's
+// digests go to (*ordered)[unit]. Errors name the process and the offset.
+Status SplitPart(std::string_view part, size_t p, size_t size, std::vector<std::vector<std::string>>* ordered) {
+  const std::string where = "the digests from MPI process " + std::to_string(p);
+  size_t at = 0;
+  for (size_t unit = p; unit < ordered->size(); unit += size) {
+    if (part.size() - at < 8) {
+      return ErrStatus(where + ": ends at byte " + std::to_string(at) + ", before the digests of unit " +
+                       std::to_string(unit) + " (of the " + std::to_string((ordered->size() - p + size - 1) / size) +
+                       " units it maps)");
+    }
+    uint64_t n = 0;
+    for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(part[at + i])) << (8 * i);
+    at += 8;
+    // Each digest is at least a header: a count beyond that is corrupt.
+    if (n == 0 || n > (part.size() - at) / kDigestHeaderBytes) {
+      return ErrStatus(where + ": " + std::to_string(n) + " digests announced at byte " + std::to_string(at - 8) +
+                       " for unit " + std::to_string(unit) + ", with " + std::to_string(part.size() - at) +
+                       " bytes left (each unit gives one digest per rank it holds)");
+    }
+    for (uint64_t k = 0; k < n; ++k) {
+      size_t used = 0;
+      StatusOr<RankDigest> d = ParseDigest(part.substr(at), where + ", byte " + std::to_string(at), &used);
+      if (!d.ok()) return d.status();
+      (*ordered)[unit].emplace_back(part.substr(at, used));
+      at += used;
+    }
+  }
+  if (at != part.size()) {
+    return ErrStatus(where + ": " + std::to_string(part.size() - at) +
+                     " bytes after the digests of its units, from byte " + std::to_string(at));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 bool LaunchedByMpi() {
@@ -96,11 +136,18 @@ Status MpiMapAndGather(const std::vector<MapUnit>& units, size_t threads, const 
   // and the report mixes jobs. Checked on a hash and count of the list,
   // before any mapping.
   if (Status same = CheckSameUnits(units, *mpi); !same.ok()) return same;
-  // This process's share, serialized, each digest's length first known from its header.
-  std::vector<RankDigest> mine = MapUnits(units, static_cast<size_t>(rank), static_cast<size_t>(size), threads, host);
+  // This process's share, serialized: per unit, its digest count (u64,
+  // little-endian: a trace of several ranks gives one digest each), then
+  // its digests, each one's length known from its header.
   std::string blob;
-  for (const RankDigest& d : mine) SerializeDigest(d, &blob);
-  mine.clear();
+  {
+    std::vector<std::vector<RankDigest>> mine =
+        MapUnitGroups(units, static_cast<size_t>(rank), static_cast<size_t>(size), threads, host);
+    for (const std::vector<RankDigest>& group : mine) {
+      AppendCount(group.size(), &blob);
+      for (const RankDigest& d : group) SerializeDigest(d, &blob);
+    }
+  }
   const uint64_t length = blob.size();
   std::vector<uint64_t> lengths(static_cast<size_t>(size));
   mpi->GatherU64(&length, 1, lengths.data());
@@ -130,28 +177,17 @@ Status MpiMapAndGather(const std::vector<MapUnit>& units, size_t threads, const 
     mpi->GatherBytes(blob, counts, displs, rank == 0 ? all.data() : nullptr);
     if (rank == 0) {
       // Process p holds units p, p + size, ...: put them back in unit order.
-      std::vector<std::string> ordered(units.size());
+      std::vector<std::vector<std::string>> ordered(units.size());
       for (int p = 0; p < size && status.ok(); ++p) {
         std::string_view part(all.data() + displs[static_cast<size_t>(p)],
                               static_cast<size_t>(counts[static_cast<size_t>(p)]));
-        const std::string where = "the digests from MPI process " + std::to_string(p);
-        size_t expected = 0;
-        for (size_t i = static_cast<size_t>(p); i < units.size(); i += static_cast<size_t>(size)) ++expected;
-        // Its part must be exactly one digest per unit it maps: bytes after
-        // them, or fewer, are an error naming the process and the offset.
-        std::vector<DigestAt> got;
-        if (!part.empty()) status = ParseDigests(part, where, &got);
-        if (status.ok() && got.size() != expected) {
-          status = ErrStatus(where + ": " + std::to_string(got.size()) + " digests, expected " +
-                             std::to_string(expected) + " (one per unit it maps)");
-        }
-        for (size_t k = 0; k < got.size() && status.ok(); ++k) {
-          const size_t end = k + 1 < got.size() ? got[k + 1].offset : part.size();
-          ordered[static_cast<size_t>(p) + k * static_cast<size_t>(size)] =
-              std::string(part.substr(got[k].offset, end - got[k].offset));
-        }
+        status = SplitPart(part, static_cast<size_t>(p), static_cast<size_t>(size), &ordered);
       }
-      if (status.ok()) status = on_root(std::move(ordered));
+      std::vector<std::string> flat;
+      for (std::vector<std::string>& group : ordered) {
+        for (std::string& d : group) flat.push_back(std::move(d));
+      }
+      if (status.ok()) status = on_root(std::move(flat));
     }
   }
   mpi->Barrier();

@@ -1,9 +1,9 @@
 // The MPI backend of `aiprof cluster analyze`: when an MPI launcher started
 // the process, MPI is reached through the module aiprof_mpi.so
 // (mpi_transport.h; built when CMake finds MPI). Each MPI process maps units
-// i with i % size == rank, serializes its digests and sends them with
-// MPI_Gatherv to process 0,
-// which gets every digest back in unit order. A unit that fails to import
+// i with i % size == rank, serializes its digests (per unit their count,
+// then the digests: one per rank the unit's trace holds) and sends them
+// with MPI_Gatherv to process 0, which gets every digest back in unit order. A unit that fails to import
 // becomes a digest holding the reason, so no process aborts the job.
 #ifndef AIPROF_SRC_CLUSTER_MPI_MPI_GATHER_H_
 #define AIPROF_SRC_CLUSTER_MPI_MPI_GATHER_H_
@@ -23,7 +23,7 @@ bool LaunchedByMpi();
 
 struct MpiGathered {
   int process = 0, processes = 1;
-  // Process 0 only: every unit's digest, in unit order (serialized digests concatenated).
+  // Process 0 only: every unit's digests, in unit order (serialized digests concatenated).
   std::optional<std::vector<std::string>> digests;
 };
 
