@@ -8,6 +8,7 @@
 #include "src/analysis/attribution/attribution.h"
 #include "src/analysis/communication/cross_rank.h"
 #include "src/analysis/metrics/metric_set.h"
+#include "src/analysis/window/analysis_window.h"
 #include "src/model/event_kind.h"
 #include "src/model/trace_builder.h"
 #include "test/util/trace_fixtures.h"
@@ -546,6 +547,60 @@ TEST(CriticalPathTest, HandMadeHandoffStaysInItsRankAndProcess) {
   EXPECT_EQ(g.handoff[SliceNamed(trace, "forward")], kNoSlice);
   EXPECT_EQ(g.handoff[SliceNamed(trace, "late")], kNoSlice);
   EXPECT_EQ(g.edges[static_cast<size_t>(DepKind::kHandoff)], 2u);
+}
+
+// Hand-made (µs): a first launch that loads its kernel's code object. One
+// step [0, 2100]: aten::mm [2, 2005] launches K1 in a 2,000 µs
+// cudaLaunchKernel [4, 2004] (a start-up call: >= 1 ms and >= 20 x its
+// name's median, 1 µs, with the device idle through it); aten::relu launches
+// K2..K4 at once, which queue behind K1 on stream 7; cudaDeviceSynchronize
+// [2011, 2030] waits for K4. Worked by hand, backward from 2100:
+//   [2030, 2100] ProfilerStep's own time (idle_other)   70
+//   [2027, 2030] the sync after K4                        3
+//   [2005, 2027] K1 (10), K2 (10), K3 (1), K4 (1)        22
+//   [   4, 2005] K1 waits for its launch call           2001: idle_startup,
+//                as the start-up call covers 2000 of it (StartupWork::Covers,
+//                the gaps' startup cause); idle_host_bound without a window
+//   [   2,    4] aten::mm's own time                      2
+//   [   0,    2] ProfilerStep's own time (idle_other)     2
+constexpr char kFirstLaunch[] = R"json({"traceEvents":[
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":2100},
+  {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":2,"dur":2003},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":4,"dur":2000,"args":{"correlation":1}},
+  {"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":2005,"dur":5},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2006,"dur":1,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2007,"dur":1,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2008,"dur":1,"args":{"correlation":4}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaDeviceSynchronize","pid":1,"tid":1,"ts":2011,"dur":19},
+  {"ph":"X","cat":"kernel","name":"K1","pid":0,"tid":7,"ts":2005,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"K2","pid":0,"tid":7,"ts":2015,"dur":10,"args":{"device":0,"stream":7,"correlation":2}},
+  {"ph":"X","cat":"kernel","name":"K3","pid":0,"tid":7,"ts":2025,"dur":1,"args":{"device":0,"stream":7,"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"K4","pid":0,"tid":7,"ts":2026,"dur":1,"args":{"device":0,"stream":7,"correlation":4}}
+]})json";
+
+TEST(CriticalPathTest, HandMadeLaunchWaitInAStartupCallIsIdleStartup) {
+  auto t = ImportJsonText(kFirstLaunch);
+  ASSERT_NE(t, nullptr);
+  const AnalysisWindow w = ComputeAnalysisWindow(*t);
+  ASSERT_EQ(w.startup_by_rank.size(), 1u);
+  EXPECT_EQ(w.startup_by_rank.begin()->second, (Intervals{{4'000, 2'004'000}}));
+  CriticalPathOptions options;
+  options.window = &w;
+  CriticalPathResult r = ComputeCriticalPath(*t, options);
+  ASSERT_EQ(r.steps.size(), 1u);
+  const StepPath& p = r.steps[0];
+  EXPECT_EQ(PathSum(p), 2'100'000);
+  EXPECT_EQ(On(p, PathClass::kIdleStartup), 2'001'000);
+  EXPECT_EQ(On(p, PathClass::kIdleHostBound), 0);
+  EXPECT_EQ(On(p, PathClass::kCompute), 22'000);
+  EXPECT_EQ(On(p, PathClass::kSync), 3'000);
+  EXPECT_EQ(On(p, PathClass::kHostOp), 2'000);
+  EXPECT_EQ(On(p, PathClass::kIdleOther), 72'000);
+  // Without a window there are no start-up calls: the same wait is the host's.
+  CriticalPathResult bare = ComputeCriticalPath(*t);
+  ASSERT_EQ(bare.steps.size(), 1u);
+  EXPECT_EQ(On(bare.steps[0], PathClass::kIdleStartup), 0);
+  EXPECT_EQ(On(bare.steps[0], PathClass::kIdleHostBound), 2'001'000);
 }
 
 }  // namespace

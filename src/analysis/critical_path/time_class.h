@@ -31,7 +31,7 @@ enum class PathClass : uint8_t {
                      // call returned: then kIdleOther, unexplained, critical_path.h)
   kIdleOther,        // no recorded work: host time outside any op (a wrapper's self time), device gaps
   kIdleStartup,      // the device waiting while the host does one-off start-up work (StartupWork,
-                     // src/analysis/gaps/startup_idle.h: a start-up call, a stream capture window)
+                     // src/analysis/window/startup_work.h: a start-up call, a stream capture window)
                      // that covers at least half of the wait: GapCause::kStartup's rule
 };
 inline constexpr size_t kPathClassCount = 11;

@@ -9,7 +9,7 @@
 //   idle = span − busy.
 // A gap is a maximal interval inside the span with no activity. Its cause, in
 // this order of precedence (the first that holds wins):
-//   0. startup: start-up work of the same rank (startup_idle.h: the window's
+//   0. startup: start-up work of the same rank (window/startup_work.h: the window's
 //      start-up calls, stream capture windows) covers at least half of the
 //      gap: one-off work, not the steady state's idle;
 //   1. data_loading: a data-loader span (IsDataLoaderName) of the same rank

@@ -196,7 +196,7 @@ TEST(AnalysisWindowTest, StartupIsLeftOutOfTheWindowAndImpacts) {
   EXPECT_DOUBLE_EQ(m.Get("memcpy_exposed_ns")->value, 0);
   // Host-bound gaps inside the window: k1 -> k2 (103.01 .. 107.01 ms, 4 ms).
   // The gap before k1 (copy end 52 ms .. 100.01 ms) is start-up idle (the
-  // start-up call covers 48 of its 48.01 ms: startup_idle.h): its last 10 us,
+  // start-up call covers 48 of its 48.01 ms: startup_work.h): its last 10 us,
   // inside the window (which starts at 100 ms, when start-up ends), too.
   ASSERT_NE(m.Get("idle_host_bound_ns"), nullptr);
   EXPECT_DOUBLE_EQ(m.Get("idle_host_bound_ns")->value, 4'000'000);

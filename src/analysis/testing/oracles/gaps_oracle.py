@@ -52,7 +52,7 @@ def covered(merged, a, b):
 
 
 def startup_work(ev, ns, busy):
-    """The host's start-up work (src/analysis/gaps/startup_idle.h), merged:
+    """The host's start-up work (src/analysis/window/startup_work.h), merged:
     stream capture windows (a *StreamBeginCapture call's end to its thread's
     *StreamEndCapture start) and start-up calls (runtime/driver calls of at
     least 1 ms and 20 x their name's median, the device busy for less than
