@@ -1022,6 +1022,13 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
 AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* window,
                                      const AttributionOptions& options) {
   AttributionResult r;
+  int32_t first_rank = kNoRank;
+  for (size_t t = 0; t < trace.tracks.size() && !r.several_ranks; ++t) {
+    const int32_t rank = trace.tracks.rank[t];
+    if (rank == kNoRank) continue;
+    if (first_rank == kNoRank) first_rank = rank;
+    r.several_ranks = rank != first_rank;
+  }
   const SliceTable& s = trace.slices;
   TopLevelTime work = TopLevelTimes(trace);
   std::vector<int64_t>& op_time = work.op;
@@ -1228,7 +1235,11 @@ std::string NodeLabel(const Trace& trace, const AttributionResult& r, uint32_t n
       std::string_view name = trace.Str(trace.tracks.name[t]);
       std::string tid = trace.tracks.tid_label[t].empty() ? std::to_string(trace.tracks.tid[t])
                                                           : std::string(trace.Str(trace.tracks.tid_label[t]));
-      return "[other thread " + (name.empty() ? tid : std::string(name)) + "]";
+      std::string rank;
+      if (r.several_ranks && t < trace.tracks.size() && trace.tracks.rank[t] != kNoRank) {
+        rank = " (rank " + std::to_string(trace.tracks.rank[t]) + ")";
+      }
+      return "[other thread " + (name.empty() ? tid : std::string(name)) + rank + "]";
     }
     default: break;
   }

@@ -129,6 +129,9 @@ struct AttributionResult {
   bool available = false;
   std::string problem;        // why not, when !available
   bool pseudo_step = false;   // no steps: one step = the main thread's span
+  // The trace's tracks are on more than one rank: a thread node's label
+  // names its rank (each rank's threads are nodes of their own).
+  bool several_ranks = false;
   size_t steps = 0;           // steady steps in the tree
   AttributionNodes nodes;
   std::vector<AttributionStep> per_step;  // every attributed step, in time order per track
@@ -213,7 +216,8 @@ AttributionResult ComputeAttribution(const Trace& trace, const AnalysisWindow* w
                                      const AttributionOptions& options);
 
 // A node's label: the module, op or kernel name ("nn.Module: " dropped), the
-// thread's name, or "(host time outside any recorded op)".
+// thread's name ("[other thread 3]", "[other thread 3 (rank 1)]" in a trace
+// of several ranks), or "(host time outside any recorded op)".
 std::string NodeLabel(const Trace& trace, const AttributionResult& r, uint32_t node);
 // The path of labels from the root's child to `node`, joined by " / ".
 std::string NodePath(const Trace& trace, const AttributionResult& r, uint32_t node);

@@ -166,6 +166,38 @@ TEST(AttributionTest, ThreadWithOnlyLabelsFillsHoles) {
   EXPECT_EQ(r.by_class_ns[static_cast<size_t>(TimeClass::kCommunication)], 60'000);
 }
 
+// Hand-made, after the gloo jobs (test/data/step_offset_gloo): two ranks,
+// each a main thread (tid 1) and a gloo thread (tid 3) that runs an op in
+// the main thread's hole. The tree keeps each rank's thread apart; both read
+// "[other thread 3]", so two rows of one name held different ranks' time.
+// In a trace of several ranks a thread's label names its rank; in a trace
+// of one it stays as it was.
+std::string RankJson(int rank, int op_us) {
+  return R"({"distributedInfo": {"rank": )" + std::to_string(rank) + R"(, "world_size": 2}, "traceEvents":[
+ {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":100,"dur":200},
+ {"ph":"X","cat":"cpu_op","name":"aten::empty","pid":1,"tid":1,"ts":110,"dur":20},
+ {"ph":"X","cat":"cpu_op","name":"aten::sum","pid":1,"tid":3,"ts":150,"dur":)" +
+         std::to_string(op_us) + R"(}]})";
+}
+
+TEST(AttributionTest, OtherThreadsOfSeveralRanksNameTheirRank) {
+  auto t = testing::ImportJsonFolder({{"rank0.json", RankJson(0, 30)}, {"rank1.json", RankJson(1, 70)}});
+  ASSERT_NE(t, nullptr);
+  AttributionResult r = ComputeAttribution(*t, nullptr);
+  ASSERT_TRUE(r.available) << r.problem;
+  std::map<std::string, int64_t> us = TotalsUs(*t, r);
+  EXPECT_EQ(us["[other thread 3 (rank 0)]"], 30);
+  EXPECT_EQ(us["[other thread 3 (rank 0)] / aten::sum"], 30);
+  EXPECT_EQ(us["[other thread 3 (rank 1)]"], 70);
+  EXPECT_EQ(us.count("[other thread 3]"), 0u);
+  auto one = testing::ImportJsonFolder({{"rank1.json", RankJson(1, 70)}});
+  ASSERT_NE(one, nullptr);
+  AttributionResult r1 = ComputeAttribution(*one, nullptr);
+  std::map<std::string, int64_t> us1 = TotalsUs(*one, r1);
+  EXPECT_EQ(us1["[other thread 3]"], 70);
+  EXPECT_EQ(us1.count("[other thread 3 (rank 1)]"), 0u);
+}
+
 // Hand-made: a module opened before the first step (vLLM's capture_32_FULL,
 // a model's forward) runs through both steps; inside it one op per step. An
 // instance counts once when it has time in a steady step: the module 1 (it
