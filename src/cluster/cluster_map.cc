@@ -347,11 +347,11 @@ std::vector<RankDigest> MapRanks(const Trace& t, const std::vector<int32_t>& ran
     first.push_back(DigestDiagnostic{kind, e.first_where, e.description + whole, e.count});
   }
   if (RanklessPart none = CountRankless(t); none.tracks > 0) {
-    first.push_back(DigestDiagnostic{"rankless_tracks", path,
-                                     std::to_string(none.tracks) + " tracks of no rank (" +
-                                         std::to_string(none.slices) +
-                                         " slices: processes that are not a rank of the job) are in no rank's digest",
-                                     none.tracks});
+    const std::string what = std::to_string(none.tracks) + " tracks of no rank (" + std::to_string(none.slices) +
+                             " slices, " + std::to_string(none.counter_points) +
+                             " counter points: processes that are not a rank of the job, such as its launcher) are "
+                             "in no rank's digest";
+    first.push_back(DigestDiagnostic{"rankless_tracks", path, what, none.tracks});
   }
   return out;
 }

@@ -201,10 +201,9 @@ RanklessPart CountRankless(const Trace& trace) {
   RanklessPart r;
   for (size_t i = 0; i < trace.tracks.size(); ++i) r.tracks += trace.tracks.rank[i] == kNoRank;
   if (r.tracks == 0) return r;
-  for (size_t s = 0; s < trace.slices.size(); ++s) {
-    const uint32_t t = trace.slices.track[s];
-    r.slices += t < trace.tracks.size() && trace.tracks.rank[t] == kNoRank;
-  }
+  auto rankless = [&](uint32_t t) { return t < trace.tracks.size() && trace.tracks.rank[t] == kNoRank; };
+  for (size_t s = 0; s < trace.slices.size(); ++s) r.slices += rankless(trace.slices.track[s]);
+  for (size_t c = 0; c < trace.counters.size(); ++c) r.counter_points += rankless(trace.counters.track[c]);
   return r;
 }
 

@@ -27,9 +27,9 @@ namespace aiprof {
 // The distinct ranks of the trace's tracks, ascending (kNoRank left out).
 std::vector<int32_t> TrackRanks(const Trace& trace);
 
-// Tracks of no rank, and the slices on them.
+// Tracks of no rank, and the slices and counter points on them.
 struct RanklessPart {
-  uint64_t tracks = 0, slices = 0;
+  uint64_t tracks = 0, slices = 0, counter_points = 0;
 };
 RanklessPart CountRankless(const Trace& trace);
 
