@@ -450,8 +450,8 @@ namespace {
 // pairing's arrivals (CrossRankResult::paired_lateness, on the clocks its
 // figures use, trusted when they agree). A step names the last arrival of
 // the collective whose wait [its arrival, the last rank's) holds the most of
-// its path's idle and collective time; a tie for the last arrival names
-// none. waited_collective is then this rank's own collective, waited_cause
+// its path's idle and collective time, at least half the wait; a tie for the
+// last arrival names none. waited_collective is then this rank's own collective, waited_cause
 // unknown.
 void NameWaitedRanks(const Trace& trace, const CrossRankResult& cross, CriticalPathResult* r) {
   struct Wait {
@@ -490,7 +490,10 @@ void NameWaitedRanks(const Trace& trace, const CrossRankResult& cross, CriticalP
         if (!IsIdleClass(seg.cls) && seg.cls != PathClass::kCollective) continue;
         held += std::max<int64_t>(0, std::min(seg.end_ns, w.to) - std::max(seg.start_ns, w.from));
       }
-      if (held > best_ns) best = &w, best_ns = held;
+      // The step spent at least half the wait on its path idle or in the
+      // collective: a wait the path passes by (its host running ops while the
+      // device waits) names no one.
+      if (2 * held >= w.to - w.from && held > best_ns) best = &w, best_ns = held;
     }
     if (best == nullptr) continue;
     if (own.empty()) {

@@ -209,8 +209,8 @@ struct StepPath {
   // not linked to its collective, as a CPU gloo job's main thread waiting
   // for the all-reduce its own thread runs), the last arrival of the paired
   // collective whose wait holds the most of the step's path idle (and
-  // collective) time (NameWaitedRanks, critical_path.cc), with the clocks
-  // agreeing: then waited_collective is this rank's collective and
+  // collective) time, at least half the wait (NameWaitedRanks,
+  // critical_path.cc), with the clocks agreeing: then waited_collective is this rank's collective and
   // waited_cause unknown.
   int32_t waited_rank = kNoRank;
   uint32_t waited_collective = kNoSlice;  // the late rank's collective (see above); kNoSlice unknown
