@@ -340,7 +340,8 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 std::vector<RankDigest> MapRanks(const Trace& t, const std::vector<int32_t>& ranks, const std::string& path,
                                  const std::string& default_host) {
   std::vector<RankDigest> out;
-  for (int32_t rank : ranks) out.push_back(MapTrace(*RankPart(t, rank), path, default_host));
+  const RankSplitter split(t);
+  for (size_t i = 0; i < split.ranks().size(); ++i) out.push_back(MapTrace(*split.Part(i), path, default_host));
   std::vector<DigestDiagnostic>& first = out.front().diagnostics;
   const std::string whole = " (counted over the whole file, ranks " + RankList(ranks) + ")";
   for (const auto& [kind, e] : t.diagnostics.entries()) {
@@ -380,6 +381,11 @@ std::vector<RankDigest> MapUnitToDigests(const MapUnit& unit, const std::string&
                   " in one trace, but its data or its name says rank " + it->second +
                   "; cluster cannot tell which of its tracks are that rank's (rename a whole job's trace without "
                   "rankN, or give one input per rank)");
+  }
+  if (ranks.size() > kMaxRanksPerTrace) {
+    return failed(unit.path + ": holds " + std::to_string(ranks.size()) + " ranks in one trace (ranks " +
+                  std::to_string(ranks.front()) + " to " + std::to_string(ranks.back()) + "), more than the " +
+                  std::to_string(kMaxRanksPerTrace) + " cluster splits from one file; give each rank its own file");
   }
   return MapRanks(**t, ranks, unit.path, default_host);
 }

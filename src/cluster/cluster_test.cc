@@ -23,6 +23,7 @@
 #include "src/cluster/cluster_map.h"
 #include "src/cluster/cluster_reduce.h"
 #include "src/cluster/cluster_report.h"
+#include "src/cluster/rank_split.h"
 #include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 #include "src/render/escape.h"
@@ -1199,6 +1200,39 @@ TEST(ClusterMapTest, AJobFileStillRefusesWhatIsAmbiguous) {
     EXPECT_NE(g.description.find(std::to_string(slices) + " slices"), std::string::npos) << g.description;
   }
   EXPECT_TRUE(said);
+}
+
+// A hostile file of more ranks than cluster splits from one trace (each
+// part costs the trace's string ids: a million one-slice ranks would take
+// hours) is an error digest naming how many, not a hang.
+TEST(ClusterMapTest, AFileOfTooManyRanksIsRefused) {
+  std::string json = R"({"traceEvents": [)";
+  const size_t n = kMaxRanksPerTrace + 1;
+  for (size_t i = 0; i < n; ++i) {
+    json += (i ? "," : "") + std::string(R"({"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": )") +
+            std::to_string(i + 1) + R"(, "ts": 0, "dur": 1})";
+  }
+  json += "]}";
+  TempDir dir;
+  auto t = ImportTrace(dir.Write("many.json", json));
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ((*t)->tracks.size(), n);
+  for (size_t i = 0; i < n; ++i) (*t)->tracks.rank[i] = static_cast<int32_t>(i);
+  const std::string path = dir.Path("many.aiprof");
+  ASSERT_TRUE(WriteNativeFile(**t, path).ok());
+  std::vector<RankDigest> d = MapUnits(ListMapUnits({path}), 0, 1, 1, "h");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].error, path +
+                            ": holds 4097 ranks in one trace (ranks 0 to 4096), more than the 4096 cluster splits "
+                            "from one file; give each rank its own file");
+  // One rank fewer is split, one digest per rank.
+  (*t)->tracks.rank[n - 1] = 0;
+  ASSERT_TRUE(WriteNativeFile(**t, path).ok());
+  d = MapUnits(ListMapUnits({path}), 0, 1, 1, "h");
+  ASSERT_EQ(d.size(), kMaxRanksPerTrace);
+  EXPECT_TRUE(d.back().ok()) << d.back().error;
+  EXPECT_EQ(d.back().rank, 4095);
+  EXPECT_EQ(d.front().slice_count, 2u);  // rank 0: its own thread and the last one
 }
 
 }  // namespace

@@ -34,158 +34,50 @@ size_t PartPrefixLength(std::string_view key) {
   return 0;
 }
 
-// The metadata rank `rank`'s own file had (see rank_split.h).
-std::map<std::string, std::string> PartMetadata(const Trace& trace, int32_t rank) {
+// The trace's metadata keys that are no part's: not "rank<R>.<key>" nor
+// "part<i>.<key>" (MergeTraces' prefixes), nor the merge's description of
+// itself.
+std::map<std::string, std::string> SharedMetadata(const Trace& trace) {
   std::map<std::string, std::string> out;
-  const std::string mine = "rank" + std::to_string(rank) + ".";
   for (const auto& [key, value] : trace.metadata) {
-    // The merge's description of itself is no rank's.
     if (PartPrefixLength(key) == 0 && key != "ranks" && key != "rank_count") out[key] = value;
   }
-  for (const auto& [key, value] : trace.metadata) {
-    if (key.starts_with(mine) && key.size() > mine.size()) out[key.substr(mine.size())] = value;
+  return out;
+}
+
+// The metadata rank `rank`'s own file had (see rank_split.h): the shared
+// keys, then its "rank<R>.<key>" as "<key>".
+std::map<std::string, std::string> PartMetadata(const Trace& trace, const std::map<std::string, std::string>& shared,
+                                                int32_t rank) {
+  std::map<std::string, std::string> out = shared;
+  const std::string mine = "rank" + std::to_string(rank) + ".";
+  for (auto it = trace.metadata.lower_bound(mine); it != trace.metadata.end() && it->first.starts_with(mine); ++it) {
+    if (it->first.size() > mine.size()) out[it->first.substr(mine.size())] = it->second;
   }
   out["rank"] = std::to_string(rank);
   return out;
 }
 
-class PartBuilder {
- public:
-  PartBuilder(const Trace& in, int32_t rank, Trace* out) : in_(in), rank_(rank), out_(out) {}
+constexpr uint32_t kNoPart = UINT32_MAX;
 
-  void Run() {
-    Strings();
-    Tracks();
-    Slices();
-    Instants();
-    OnTracks(in_.counters, in_.counters.track, &out_->counters, &out_->counters.track);
-    Flows();
-    Steps();
-    OpMetrics();
-    std::vector<uint32_t> breakdown;
-    for (uint32_t i = 0; i < in_.step_breakdown.size(); ++i) {
-      if (in_.step_breakdown.rank[i] == rank_) breakdown.push_back(i);
-    }
-    CopyRows(in_.step_breakdown, breakdown, &out_->step_breakdown);
-    std::vector<uint32_t> callsites(in_.callsites.size());
-    for (uint32_t i = 0; i < callsites.size(); ++i) callsites[i] = i;
-    CopyRows(in_.callsites, callsites, &out_->callsites);  // shared by every rank's samples
-    OnTracks(in_.samples, in_.samples.track, &out_->samples, &out_->samples.track);
-    out_->metadata = PartMetadata(in_, rank_);
+// Renumbers a column of track ids by `local` (ids past its end, kNoTrack,
+// stay as they are).
+void LocalTracks(const std::vector<uint32_t>& local, ChunkedVector<TrackId>* column) {
+  for (size_t i = 0; i < column->size(); ++i) {
+    const uint32_t t = (*column)[i];
+    if (t < local.size()) (*column)[i] = TrackId{local[t]};
   }
+}
 
- private:
-  void Strings() {
-    std::vector<std::string_view> views(in_.strings.size());
-    for (uint32_t i = 0; i < views.size(); ++i) views[i] = in_.strings.Get(StringId{i});
-    out_->strings.AdoptExternal(std::move(views));
-    out_->backing = in_.backing;  // the bytes may lie in the input's mapped file
+// Moves the args of every row of a table into `out`, in row order, each
+// row's begin to its copy.
+void CopyArgs(const Trace& in, ChunkedVector<uint64_t>* begin, const ChunkedVector<uint16_t>& count, Trace* out) {
+  for (size_t i = 0; i < begin->size(); ++i) {
+    const uint64_t from = (*begin)[i];
+    (*begin)[i] = out->args.size();
+    for (uint64_t a = from; a < from + count[i] && a < in.args.size(); ++a) out->args.push_back(in.args[a]);
   }
-
-  void Tracks() {
-    track_.assign(in_.tracks.size(), kNoTrack);
-    std::vector<uint32_t> rows;
-    for (uint32_t t = 0; t < in_.tracks.size(); ++t) {
-      if (in_.tracks.rank[t] != rank_) continue;
-      track_[t] = static_cast<uint32_t>(rows.size());
-      rows.push_back(t);
-    }
-    CopyRows(in_.tracks, rows, &out_->tracks);
-  }
-
-  // Rows of a table on the part's tracks, their track renumbered.
-  template <typename Table>
-  void OnTracks(const Table& in, const ChunkedVector<TrackId>& in_track, Table* out,
-                ChunkedVector<TrackId>* out_track) {
-    std::vector<uint32_t> rows;
-    for (uint32_t i = 0; i < in.size(); ++i) {
-      if (in_track[i] < track_.size() && track_[in_track[i]] != kNoTrack) rows.push_back(i);
-    }
-    const size_t first = out->size();
-    CopyRows(in, rows, out);
-    for (size_t i = first; i < out->size(); ++i) (*out_track)[i] = TrackId{track_[(*out_track)[i]]};
-  }
-
-  // Args of the rows [first, end) of a table: copied in row order, each
-  // row's begin moved to its copy.
-  void MoveArgs(ChunkedVector<uint64_t>* begin, const ChunkedVector<uint16_t>& count, size_t first) {
-    for (size_t i = first; i < begin->size(); ++i) {
-      const uint64_t from = (*begin)[i];
-      (*begin)[i] = out_->args.size();
-      for (uint64_t a = from; a < from + count[i] && a < in_.args.size(); ++a) out_->args.push_back(in_.args[a]);
-    }
-  }
-
-  void Slices() {
-    slice_.assign(in_.slices.size(), kNoSlice);
-    std::vector<uint32_t> rows;
-    for (uint32_t s = 0; s < in_.slices.size(); ++s) {
-      const uint32_t t = in_.slices.track[s];
-      if (t >= track_.size() || track_[t] == kNoTrack) continue;
-      slice_[s] = static_cast<uint32_t>(rows.size());
-      rows.push_back(s);
-    }
-    // Slices are ordered by (track, start): a subset of whole tracks,
-    // renumbered in order, keeps that order and the depths.
-    CopyRows(in_.slices, rows, &out_->slices);
-    for (size_t i = 0; i < out_->slices.size(); ++i) out_->slices.track[i] = TrackId{track_[out_->slices.track[i]]};
-    MoveArgs(&out_->slices.arg_begin, out_->slices.arg_count, 0);
-  }
-
-  void Instants() {
-    OnTracks(in_.instants, in_.instants.track, &out_->instants, &out_->instants.track);
-    MoveArgs(&out_->instants.arg_begin, out_->instants.arg_count, 0);
-  }
-
-  uint32_t Slice(uint32_t s) const { return s < slice_.size() ? slice_[s] : kNoSlice; }
-
-  void Flows() {
-    std::vector<uint32_t> rows;
-    for (uint32_t i = 0; i < in_.flows.size(); ++i) {
-      if (Slice(in_.flows.from_slice[i]) != kNoSlice && Slice(in_.flows.to_slice[i]) != kNoSlice) rows.push_back(i);
-    }
-    CopyRows(in_.flows, rows, &out_->flows);
-    for (size_t i = 0; i < out_->flows.size(); ++i) {
-      out_->flows.from_slice[i] = SliceId{Slice(out_->flows.from_slice[i])};
-      out_->flows.to_slice[i] = SliceId{Slice(out_->flows.to_slice[i])};
-    }
-  }
-
-  // A step on one of the part's tracks, or of its rank without a track.
-  void Steps() {
-    std::vector<uint32_t> rows;
-    for (uint32_t i = 0; i < in_.steps.size(); ++i) {
-      const uint32_t t = in_.steps.track[i];
-      const bool mine = t < track_.size() ? track_[t] != kNoTrack : in_.steps.rank[i] == rank_;
-      if (mine) rows.push_back(i);
-    }
-    CopyRows(in_.steps, rows, &out_->steps);
-    for (size_t i = 0; i < out_->steps.size(); ++i) {
-      const uint32_t t = out_->steps.track[i];
-      if (t < track_.size()) out_->steps.track[i] = TrackId{track_[t]};
-    }
-  }
-
-  // Rows joined to one of the part's slices, and the rank's aggregate rows.
-  void OpMetrics() {
-    std::vector<uint32_t> rows;
-    for (uint32_t i = 0; i < in_.op_metrics.size(); ++i) {
-      const uint32_t s = in_.op_metrics.slice[i];
-      if (s == kNoSlice ? in_.op_metrics.rank[i] == rank_ : Slice(s) != kNoSlice) rows.push_back(i);
-    }
-    CopyRows(in_.op_metrics, rows, &out_->op_metrics);
-    for (size_t i = 0; i < out_->op_metrics.size(); ++i) {
-      const uint32_t s = out_->op_metrics.slice[i];
-      if (s != kNoSlice) out_->op_metrics.slice[i] = SliceId{Slice(s)};
-    }
-  }
-
-  const Trace& in_;
-  const int32_t rank_;
-  Trace* out_;
-  std::vector<uint32_t> track_;  // input track → part track, kNoTrack when not the rank's
-  std::vector<uint32_t> slice_;  // input slice → part slice, kNoSlice when not the rank's
-};
+}
 
 }  // namespace
 
@@ -207,9 +99,107 @@ RanklessPart CountRankless(const Trace& trace) {
   return r;
 }
 
-std::unique_ptr<Trace> RankPart(const Trace& trace, int32_t rank) {
+struct RankSplitter::Rows {
+  std::vector<uint32_t> tracks, slices, instants, counters, flows, steps, op_metrics, step_breakdown, samples;
+};
+
+RankSplitter::RankSplitter(const Trace& trace) : trace_(trace) {
+  ranks_ = TrackRanks(trace);
+  strings_.resize(trace.strings.size());
+  for (uint32_t k = 0; k < strings_.size(); ++k) strings_[k] = trace.strings.Get(StringId{k});
+  shared_metadata_ = SharedMetadata(trace);
+  std::map<int32_t, uint32_t> part_of_rank;
+  for (uint32_t i = 0; i < ranks_.size(); ++i) part_of_rank[ranks_[i]] = i;
+  auto of_rank = [&](int32_t rank) {
+    auto it = part_of_rank.find(rank);
+    return it == part_of_rank.end() ? kNoPart : it->second;
+  };
+  rows_.resize(ranks_.size());
+  const TrackTable& tracks = trace.tracks;
+  part_of_track_.assign(tracks.size(), kNoPart);
+  local_track_.assign(tracks.size(), kNoTrack);
+  for (uint32_t t = 0; t < tracks.size(); ++t) {
+    const uint32_t p = of_rank(tracks.rank[t]);
+    if (p == kNoPart) continue;
+    part_of_track_[t] = p;
+    local_track_[t] = static_cast<uint32_t>(rows_[p].tracks.size());
+    rows_[p].tracks.push_back(t);
+  }
+  auto part_of = [&](uint32_t track) { return track < part_of_track_.size() ? part_of_track_[track] : kNoPart; };
+  // Slices are ordered by (track, start): a part's slices, whole tracks
+  // renumbered in order, keep that order and their depths.
+  local_slice_.assign(trace.slices.size(), kNoSlice);
+  for (uint32_t s = 0; s < trace.slices.size(); ++s) {
+    const uint32_t p = part_of(trace.slices.track[s]);
+    if (p == kNoPart) continue;
+    local_slice_[s] = static_cast<uint32_t>(rows_[p].slices.size());
+    rows_[p].slices.push_back(s);
+  }
+  auto slice_part = [&](uint32_t s) {
+    return s < local_slice_.size() && local_slice_[s] != kNoSlice ? part_of(trace.slices.track[s]) : kNoPart;
+  };
+  auto add = [&](uint32_t p, std::vector<uint32_t> Rows::*list, uint32_t row) {
+    if (p != kNoPart) (rows_[p].*list).push_back(row);
+  };
+  for (uint32_t i = 0; i < trace.instants.size(); ++i) add(part_of(trace.instants.track[i]), &Rows::instants, i);
+  for (uint32_t i = 0; i < trace.counters.size(); ++i) add(part_of(trace.counters.track[i]), &Rows::counters, i);
+  for (uint32_t i = 0; i < trace.samples.size(); ++i) add(part_of(trace.samples.track[i]), &Rows::samples, i);
+  for (uint32_t i = 0; i < trace.flows.size(); ++i) {
+    // Both ends in one part (a flow between ranks is no rank's).
+    const uint32_t p = slice_part(trace.flows.from_slice[i]);
+    if (p == slice_part(trace.flows.to_slice[i])) add(p, &Rows::flows, i);
+  }
+  for (uint32_t i = 0; i < trace.steps.size(); ++i) {
+    // On one of the part's tracks, or of its rank without a track.
+    const uint32_t t = trace.steps.track[i];
+    add(t < tracks.size() ? part_of(t) : of_rank(trace.steps.rank[i]), &Rows::steps, i);
+  }
+  for (uint32_t i = 0; i < trace.op_metrics.size(); ++i) {
+    // Joined to one of the part's slices, or an aggregate row of its rank.
+    const uint32_t s = trace.op_metrics.slice[i];
+    add(s == kNoSlice ? of_rank(trace.op_metrics.rank[i]) : slice_part(s), &Rows::op_metrics, i);
+  }
+  for (uint32_t i = 0; i < trace.step_breakdown.size(); ++i) {
+    add(of_rank(trace.step_breakdown.rank[i]), &Rows::step_breakdown, i);
+  }
+}
+
+RankSplitter::~RankSplitter() = default;
+
+std::unique_ptr<Trace> RankSplitter::Part(size_t i) const {
+  const Trace& in = trace_;
+  const Rows& rows = rows_[i];
   auto out = std::make_unique<Trace>();
-  PartBuilder(trace, rank, out.get()).Run();
+  out->strings.AdoptExternal(strings_);
+  out->backing = in.backing;  // the bytes may lie in the input's mapped file
+  CopyRows(in.tracks, rows.tracks, &out->tracks);
+  CopyRows(in.slices, rows.slices, &out->slices);
+  LocalTracks(local_track_, &out->slices.track);
+  CopyArgs(in, &out->slices.arg_begin, out->slices.arg_count, out.get());
+  CopyRows(in.instants, rows.instants, &out->instants);
+  LocalTracks(local_track_, &out->instants.track);
+  CopyArgs(in, &out->instants.arg_begin, out->instants.arg_count, out.get());
+  CopyRows(in.counters, rows.counters, &out->counters);
+  LocalTracks(local_track_, &out->counters.track);
+  CopyRows(in.flows, rows.flows, &out->flows);
+  for (size_t k = 0; k < out->flows.size(); ++k) {
+    out->flows.from_slice[k] = SliceId{local_slice_[out->flows.from_slice[k]]};
+    out->flows.to_slice[k] = SliceId{local_slice_[out->flows.to_slice[k]]};
+  }
+  CopyRows(in.steps, rows.steps, &out->steps);
+  LocalTracks(local_track_, &out->steps.track);
+  CopyRows(in.op_metrics, rows.op_metrics, &out->op_metrics);
+  for (size_t k = 0; k < out->op_metrics.size(); ++k) {
+    const uint32_t s = out->op_metrics.slice[k];
+    if (s != kNoSlice) out->op_metrics.slice[k] = SliceId{local_slice_[s]};
+  }
+  CopyRows(in.step_breakdown, rows.step_breakdown, &out->step_breakdown);
+  std::vector<uint32_t> callsites(in.callsites.size());
+  for (uint32_t k = 0; k < callsites.size(); ++k) callsites[k] = k;
+  CopyRows(in.callsites, callsites, &out->callsites);  // shared by every rank's samples
+  CopyRows(in.samples, rows.samples, &out->samples);
+  LocalTracks(local_track_, &out->samples.track);
+  out->metadata = PartMetadata(in, shared_metadata_, ranks_[i]);
   return out;
 }
 

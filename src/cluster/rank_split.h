@@ -17,7 +17,10 @@
 #define AIPROF_SRC_CLUSTER_RANK_SPLIT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/model/trace.h"
@@ -33,9 +36,36 @@ struct RanklessPart {
 };
 RanklessPart CountRankless(const Trace& trace);
 
-// Rank `rank`'s part of `trace`. Its strings are `trace`'s (the same ids,
-// the bytes not copied): `trace` must outlive it. Linear in the trace's rows.
-std::unique_ptr<Trace> RankPart(const Trace& trace, int32_t rank);
+// At most this many ranks are split from one trace: each part also costs
+// the trace's string ids and top-level metadata, so a hostile file of a
+// million tiny ranks would take hours. MapUnitToDigests refuses more.
+inline constexpr size_t kMaxRanksPerTrace = 4096;
+
+// The parts of a trace, one per rank of its tracks (TrackRanks). The
+// constructor reads every table once; Part(i) copies rank i's rows, so all
+// parts together cost the trace's rows once, not once per rank, plus per
+// part its string ids and top-level metadata.
+class RankSplitter {
+ public:
+  // `trace` must outlive the splitter and its parts: their strings are
+  // `trace`'s (the same ids, the bytes not copied).
+  explicit RankSplitter(const Trace& trace);
+  ~RankSplitter();
+  const std::vector<int32_t>& ranks() const { return ranks_; }
+  // ranks()[i]'s part.
+  std::unique_ptr<Trace> Part(size_t i) const;
+
+ private:
+  struct Rows;
+  const Trace& trace_;
+  std::vector<int32_t> ranks_;
+  std::vector<uint32_t> part_of_track_;                 // kNoPart: a track of no rank
+  std::vector<uint32_t> local_track_;                   // a track's id in its part
+  std::vector<uint32_t> local_slice_;                   // a slice's id in its part
+  std::vector<Rows> rows_;                              // per part, its rows of each table
+  std::vector<std::string_view> strings_;               // the trace's, by id
+  std::map<std::string, std::string> shared_metadata_;  // keys of no part
+};
 
 }  // namespace aiprof
 
