@@ -162,16 +162,16 @@ def main():
         check("the inputs imply more ranks" in md, "cluster.md: the links imply 8")
         check_diff(a.aiprof, a.fixtures, tmp)
         # One trace holding both ranks (an aiprof trace capture of a whole
-        # job, here the folder imported to one file): cluster takes one
-        # input per rank, so it refuses it and names the ranks, where it
-        # mapped it as its first rank ("Missing ranks: 1").
+        # job, here the folder imported to one file): one digest per rank,
+        # as the folder gives (dee191f refused it naming the ranks; before,
+        # it was mapped as its first rank, "Missing ranks: 1").
+        # test/e2e/cluster_rank_file_test.py compares every figure.
         one = os.path.join(tmp, "job.aiprof")
         p = subprocess.run([a.aiprof, "import", job, "-o", one], capture_output=True, text=True)
         check(p.returncode == 0, "import the job folder to one file (%s)" % p.stderr.strip()[-200:])
-        p = subprocess.run([a.aiprof, "cluster", "analyze", one, "-o", os.path.join(tmp, "one")],
-                           capture_output=True, text=True)
-        check(p.returncode == 1, f"cluster analyze of a 2-rank file exits 1 ({p.returncode})")
-        check("holds ranks 0, 1 in one trace" in p.stderr, "it names the ranks: " + p.stderr.strip()[:200])
+        j1 = cluster(a.aiprof, [one], os.path.join(tmp, "one"))
+        check([r["rank"] for r in j1.get("ranks", [])] == [0, 1], f"cluster analyze of a 2-rank file reads ranks 0, 1 "
+              f"({[r['rank'] for r in j1.get('ranks', [])]})")
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1
