@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "src/analysis/common/intervals.h"
+#include "src/analysis/common/steps.h"
 #include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
@@ -57,7 +58,7 @@ std::map<RankDevice, DeviceComm> DeviceCommSets(const Trace& trace, const std::v
     comm[{c.rank, c.device}].emplace_back(ts, ts + trace.slices.dur_ns[c.slice]);
   }
   for (uint32_t s = 0; s < trace.slices.size(); ++s) {
-    if (trace.slices.kind[s] != EventKind::kKernel) continue;
+    if (!HidesCommunication(trace.slices.kind[s])) continue;
     const uint32_t track = trace.slices.track[s];
     auto it = comm.find({trace.tracks.rank[track], trace.tracks.device[track]});
     if (it == comm.end()) continue;

@@ -8,6 +8,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/common/trace_index.h"
 #include "src/analysis/critical_path/critical_path.h"
+#include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/window/analysis_window.h"
 
 namespace aiprof {
@@ -470,7 +471,7 @@ Diagnosis Diagnose(const Trace& trace, const MetricSet& metrics, const std::vect
       if (!IsProfilerWrapperName(c.name)) consumers.push_back(c);
     }
     if (const MetricValue* idle = metrics.Get("idle_other_ns"); idle && idle->value > 0) {
-      consumers.push_back({"idle", "device idle with no known cause", idle->value});
+      consumers.push_back({"idle", IdleOtherDescription(d.platform.cpu_only), idle->value});
     }
     std::stable_sort(consumers.begin(), consumers.end(),
                      [](const TimeConsumer& a, const TimeConsumer& b) { return a.ns > b.ns; });

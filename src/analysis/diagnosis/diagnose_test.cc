@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/analysis/diagnosis/suggest.h"
+#include "src/analysis/gaps/idle_gaps.h"
 #include "src/analysis/rules/rule_loader.h"
 #include "src/model/trace_builder.h"
 
@@ -239,6 +240,11 @@ TEST(DiagnoseTest, ImpactIsTimePerBaseClampedAndUnexplainedTimeIsReported) {
   ASSERT_EQ(u.consumers.size(), 2u);
   EXPECT_EQ(u.consumers[0].name, "my_kernel");
   EXPECT_EQ(u.consumers[1].kind, "idle");
+  // The fixture's trace holds no device activity (a CPU-only trace): its
+  // idle is the main thread's, not a device's (audit3: "device idle with no
+  // known cause 752 ms" on a CPU gloo job).
+  EXPECT_EQ(u.consumers[1].name, IdleOtherDescription(true));
+  EXPECT_EQ(u.consumers[1].name.find("device idle"), std::string::npos) << u.consumers[1].name;
   // Explaining more than half: no such finding.
   f.metrics.Set("layout_conversion_ns", 6e6, "test");
   EXPECT_EQ(Diagnose(f.trace, f.metrics, f.rules).findings.size(), 1u);

@@ -100,7 +100,7 @@ const std::vector<MetricInfo>& MetricCatalogue() {
         {"host_region_ratio", U::kRatio, "host time with no op running of the largest region the program names (record_function, SDK span; not a DataLoader span, not an nn.Module frame) that is host work (no op for at least half its time), share of the mean steady step; CPU-only traces with ops recorded"},
         {"host_region_ns", U::kNanoseconds, "impact: host time with no op running of the largest program-named region (host_region_ratio's), per step"},
         {"idle_host_bound_ns", U::kNanoseconds, "impact: device idle time waiting for the host to launch, per base"},
-        {"idle_other_ns", U::kNanoseconds, "device idle time with no known cause, per base"},
+        {"idle_other_ns", U::kNanoseconds, "idle time with no known cause, per base: the device's, or on a CPU-only trace the main thread's between its ops"},
         {"idle_sync_ns", U::kNanoseconds, "impact: device idle time overlapped by a blocking synchronisation, per base"},
         {"idle_startup_ns", U::kNanoseconds, "device idle time at least half covered by start-up work of the host (idle_startup_ratio's), per base: one-off, not a steady-state impact"},
         {"impact_base_ns", U::kNanoseconds, "the base every impact is per: mean steady-state step, or steady-state time of the trace"},
