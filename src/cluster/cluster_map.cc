@@ -327,7 +327,7 @@ std::vector<MapUnit> ListMapUnits(const std::vector<std::string>& inputs) {
 
 namespace {
 
-std::string RankList(const std::vector<int32_t>& ranks) {
+std::string JoinRanks(const std::vector<int32_t>& ranks) {
   std::string out;
   for (int32_t r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
   return out;
@@ -343,7 +343,7 @@ std::vector<RankDigest> MapRanks(const Trace& t, const std::vector<int32_t>& ran
   const RankSplitter split(t);
   for (size_t i = 0; i < split.ranks().size(); ++i) out.push_back(MapTrace(*split.Part(i), path, default_host));
   std::vector<DigestDiagnostic>& first = out.front().diagnostics;
-  const std::string whole = " (counted over the whole file, ranks " + RankList(ranks) + ")";
+  const std::string whole = " (counted over the whole file, ranks " + JoinRanks(ranks) + ")";
   for (const auto& [kind, e] : t.diagnostics.entries()) {
     first.push_back(DigestDiagnostic{kind, e.first_where, e.description + whole, e.count});
   }
@@ -377,7 +377,7 @@ std::vector<RankDigest> MapUnitToDigests(const MapUnit& unit, const std::string&
   // rankN in its name, which the import stamped on its tracks of no rank):
   // which tracks are that rank's is not known.
   if (auto it = (*t)->metadata.find("rank"); it != (*t)->metadata.end()) {
-    return failed(unit.path + ": holds ranks " + RankList(ranks) +
+    return failed(unit.path + ": holds ranks " + JoinRanks(ranks) +
                   " in one trace, but its data or its name says rank " + it->second +
                   "; cluster cannot tell which of its tracks are that rank's (rename a whole job's trace without "
                   "rankN, or give one input per rank)");
