@@ -147,10 +147,17 @@ void SetMeasured(const MeanInterval& a, PredictionCheck* c) {
   c->measured_lo_ns = a.lo;
   c->measured_hi_ns = a.hi;
 }
-void Compare(PredictionCheck* c) {
-  c->error = c->measured_ns > 0 ? c->predicted_ns / c->measured_ns - 1 : 0;
-  c->within = c->measured_ns >= c->predicted_lo_ns && c->measured_ns <= c->predicted_hi_ns;
-  c->agrees = c->measured_lo_ns <= c->predicted_hi_ns && c->measured_hi_ns >= c->predicted_lo_ns;
+void Compare(PredictionCheck* c) { JudgePrediction(c); }
+
+// The predicted interval's level: the correction model's when history
+// corrected it (not the replay's steps'), else the replay's statistic's.
+void LabelInterval(PredictionCheck* c, const IntervalLabel& l) {
+  c->predicted_interval_level = l.level;
+  c->predicted_interval_kind = l.kind;
+}
+IntervalLabel ReplayLabel(size_t history_cases, bool mean, size_t steps) {
+  if (history_cases > 0) return HistoryIntervalLabel(history_cases);
+  return mean ? MeanIntervalLabel(steps) : MedianIntervalLabel(steps);
 }
 
 }  // namespace
@@ -218,6 +225,7 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
     c.predicted_hi_ns = o->simulation->predicted_hi_ns;
     c.history_cases = o->simulation->history_cases;
     c.history_from = o->simulation->history_from;
+    LabelInterval(&c, ReplayLabel(c.history_cases, c.mean, o->simulation->steps));
   } else {
     // A prior's gain is a share of the finding's basis (per step: the mean
     // steady host step): the time it saves is that share of that basis,
@@ -235,6 +243,8 @@ StatusOr<std::optional<PredictionCheck>> CheckPrediction(AnalysisSession& before
                    (per_step ? "the mean steady host step (" + FormatDurationNs(impact.basis_ns) +
                                    "), the finding's basis, taken off the step wall time"
                              : std::string("the step wall time (the finding's basis is not per step)"));
+    LabelInterval(&c, {0, "the prior's range of gains (" + FormatPercent(o->gain_min) + " to " +
+                              FormatPercent(o->gain_max) + "), not a statistical interval"});
   }
   const bool corrected = o->simulation && o->simulation->history_cases > 0;
   c.uncorrected_ns = corrected ? o->simulation->uncorrected_ns : c.predicted_ns;
@@ -296,6 +306,7 @@ StatusOr<std::optional<PredictionCheck>> CheckScenarioPrediction(AnalysisSession
       if (n.rfind(prefix, 0) == 0) c.history_from = n.substr(prefix.size());
     }
   }
+  LabelInterval(&c, ReplayLabel(h.cases, mean, r.steady_steps));
   c.uncorrected_ns = h.cases ? h.uncorrected_ns : f.predicted_ns;
   c.uncorrected_lo_ns = h.cases ? h.uncorrected_lo_ns : f.predicted_lo_ns;
   c.uncorrected_hi_ns = h.cases ? h.uncorrected_hi_ns : f.predicted_hi_ns;
@@ -324,6 +335,8 @@ StatusOr<std::optional<PredictionCheck>> PredictFixForRun(AnalysisSession& befor
   c.uncorrected_ns = b.mean;
   c.uncorrected_lo_ns = b.lo;
   c.uncorrected_hi_ns = b.hi;
+  // No change predicted: the before run's own interval.
+  LabelInterval(&c, mean ? MeanIntervalLabel(b.n) : MedianIntervalLabel(b.n));
   SetMeasured(a, &c);
   Compare(&c);
   return std::optional<PredictionCheck>(c);
@@ -420,6 +433,15 @@ PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, c
     return runs >= kMinRunsForTest ? "Student's t over " + std::to_string(runs) + " runs"
                                    : "the span of " + std::to_string(runs) + " run(s)' own intervals";
   };
+  const bool spread = std::any_of(before.begin(), before.end(), [&](const PredictionCheck& r) {
+    return r.predicted_ns != before.front().predicted_ns;
+  });
+  if (c.before_runs >= kMinRunsForTest && spread) {  // PoolRuns' t interval, not its fallback
+    LabelInterval(&c, MeanIntervalLabel(c.before_runs, "run"));
+  } else {
+    // Each run's interval may have its own level; their span has none.
+    LabelInterval(&c, {0, "the span of " + std::to_string(c.before_runs) + " run(s)' own intervals"});
+  }
   c.time_base = std::string("mean over runs of each run's steady step ") + (c.mean ? "mean" : "median") +
                 " wall time (step start to " + StepEndText(c.host_only) +
                 "); interval of the prediction: " + interval(c.before_runs) +

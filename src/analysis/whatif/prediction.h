@@ -37,6 +37,20 @@ struct PredictionCheck {
   double error = 0;      // predicted / measured - 1
   bool within = false;   // the measured median lies inside the predicted interval
   bool agrees = false;   // the two intervals overlap
+  // |error| <= kPredictionAccuracyBar: the verdict a reader gets first
+  // (within/agrees say nothing on their own when the interval is wide).
+  bool hit = false;
+  // The predicted interval reaches below (1 - kTooWideInterval) or above
+  // (1 + kTooWideInterval) times the prediction: too wide for "inside" to
+  // confirm anything (zero_grad_set_to_none: 64.11 ms [3.38, 66.93] against
+  // 4.04 ms measured, +1488.7%, "inside").
+  bool too_wide = false;
+  // The predicted interval's coverage and how it was made (IntervalLabel):
+  // 0.96875, "[min, max] of the 6 steps"; a history-corrected prediction's
+  // is the correction model's, not the replay's. 0 and "" where no level
+  // can be stated (a prior's range of gains, a span of runs' intervals).
+  double predicted_interval_level = 0;
+  std::string predicted_interval_kind{};
   size_t history_cases = 0;   // past cases (cards) the prediction was corrected by
   // The prediction before that correction, and its interval (the
   // prediction itself when nothing corrected it).
@@ -45,6 +59,41 @@ struct PredictionCheck {
   // cases of the very inputs checked among them); "" when none was found.
   std::string history_from{};
 };
+
+// The accuracy bar of issue #23 (docs/whatif.md, "Accuracy on real pairs"):
+// a prediction within 15% of the measured figure is a hit.
+inline constexpr double kPredictionAccuracyBar = 0.15;
+// An interval that reaches beyond ±50% of its prediction is too wide to tell
+// a hit from a miss.
+inline constexpr double kTooWideInterval = 0.5;
+
+// An interval's coverage (0: none stated) and how it was made, for people.
+struct IntervalLabel {
+  double level = 0;
+  std::string kind;
+};
+// MedianWithInterval's order-statistic interval of the median of n values:
+// its coverage 1 - 2·P(Binomial(n, 1/2) <= k - 1), at least 95% from 6
+// values, [min, max] below (1 - 2^(1-n)); n < 2: level 0, "one step: no
+// interval (zero width)". `what`: "step" ("the 6 steps").
+IntervalLabel MedianIntervalLabel(size_t n, const std::string& what = "step");
+// Student's t over n values: 95%.
+IntervalLabel MeanIntervalLabel(size_t n, const std::string& what = "step");
+// A prediction corrected by `cases` past cases (CorrectionFromLogErrors,
+// docs/whatif.md "Predictions corrected by history"): the replay's interval
+// widened by the 95% predictive spread of a new case's log error (normal,
+// σ plugged in), so at least 95% under that model, nominally.
+IntervalLabel HistoryIntervalLabel(size_t cases);
+// "96.9%: [min, max] of the 6 steps"; "no stated level: KIND" at level 0.
+std::string DescribeIntervalLabel(double level, const std::string& kind);
+
+// Sets error, within, agrees, hit and too_wide from the figures.
+void JudgePrediction(PredictionCheck* c);
+
+// The time base every figure of `c` is on, short: its time_base up to the
+// first "; " ("steady step wall time, median: step start to the end of its
+// last device work").
+std::string PredictionBaseName(const PredictionCheck& c);
 
 // One line: "prediction for dataloader_workers (simulation: 'remove-idle
 // data_loading'): 129.2 ms (123.7 .. 134.7) vs measured 134.2 ms (120.1 ..

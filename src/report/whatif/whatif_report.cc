@@ -11,6 +11,7 @@
 #include "src/analysis/common/text_format.h"
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/validation/statistics.h"
+#include "src/analysis/whatif/prediction.h"
 #include "src/render/escape.h"
 #include "src/render/units.h"
 
@@ -28,50 +29,29 @@ struct Reading {
   bool whole_trace = false;  // no steps found: each rank's whole trace is one step
   // The intervals' levels: the median's order-statistic interval covers the
   // true median with probability median_level (≥ 95% from 6 steps, [min,
-  // max] below: 1 − 2^(1−n)); the mean's is Student's t at 95%. 0: one step
-  // (a zero-width interval).
+  // max] below: 1 − 2^(1−n)); the mean's is Student's t at 95%; a statistic
+  // corrected by history has the correction model's (HistoryIntervalLabel).
+  // 0: one step (a zero-width interval).
   double median_level = 0, mean_level = 0;
   std::string median_how, mean_how;  // how each interval was made, for people
 };
-
-// The coverage of MedianWithInterval's interval over n values: its ranks
-// taken from MedianWithInterval itself (run on 1..n, so the rule lives in
-// one place), then 1 − 2·P(Binomial(n, 1/2) ≤ k − 1).
-double MedianIntervalLevel(size_t n, size_t* k_out) {
-  *k_out = 0;
-  if (n < 2) return 0;
-  std::vector<double> ranks(n);
-  for (size_t i = 0; i < n; ++i) ranks[i] = static_cast<double>(i + 1);
-  const size_t k = static_cast<size_t>(MedianWithInterval(ranks).lo);
-  *k_out = k;
-  double below = 0;  // P(X ≤ k − 1)
-  for (size_t i = 0; i < k; ++i) {
-    below += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
-                      static_cast<double>(n) * std::log(2.0));
-  }
-  return std::max(0.0, 1 - 2 * below);
-}
 
 Reading Read(const WhatIfResult& r, bool whole_trace) {
   Reading g;
   StatusOr<bool> mean = JudgeOnMean(r.scenario, "");
   g.mean = mean.ok() && *mean;
   g.whole_trace = whole_trace;
-  const size_t n = r.steady_steps;
-  size_t k = 0;
-  g.median_level = MedianIntervalLevel(n, &k);
-  const std::string steps = std::to_string(n) + (n == 1 ? " step" : " steps");
-  if (n < 2) {
-    g.median_how = g.mean_how = "one step: no interval (zero width)";
-  } else {
-    // Distribution-free: the steps' k-th smallest and k-th largest.
-    g.median_how =
-        k > 1 ? "order statistics " + std::to_string(k) + " and " + std::to_string(n + 1 - k) + " of the " + steps
-              : "[min, max] of the " + steps;
-    if (g.median_level < 0.95) g.median_how += ": below 6 steps no interval of the steps reaches 95%";
-    g.mean_level = 0.95;
-    g.mean_how = "Student's t over the " + steps;
-  }
+  // The replay's intervals (MedianIntervalLabel, MeanIntervalLabel), or,
+  // for a statistic corrected by history (whatif --db), the correction
+  // model's: its interval is no longer the steps' order statistics.
+  const IntervalLabel median =
+      r.median_history.cases > 0 ? HistoryIntervalLabel(r.median_history.cases) : MedianIntervalLabel(r.steady_steps);
+  const IntervalLabel mean_label =
+      r.mean_history.cases > 0 ? HistoryIntervalLabel(r.mean_history.cases) : MeanIntervalLabel(r.steady_steps);
+  g.median_level = median.level;
+  g.median_how = median.kind;
+  g.mean_level = mean_label.level;
+  g.mean_how = mean_label.kind;
   return g;
 }
 
@@ -123,14 +103,15 @@ std::string Json(const WhatIfResult& r, const Reading& g) {
       (r.per_trace ? ",\"per_trace_base_ns\":" + num(r.per_trace_base_ns) +
                          ",\"startup_left_out_ns\":" + std::to_string(r.startup_left_out_ns)
                    : std::string()) +
-      ",\"steady_steps\":" + std::to_string(r.steady_steps) +
-      ",\"measured_ns\":" + num(r.measured_ns) + ",\"predicted_ns\":" + num(r.predicted_ns) +
-      ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," + num(r.predicted_hi_ns) + "]" +
-      ",\"predicted_interval_level\":" + fmt::format("{}", g.median_level) + hist(r.median_history) +
+      ",\"steady_steps\":" + std::to_string(r.steady_steps) + ",\"measured_ns\":" + num(r.measured_ns) +
+      ",\"predicted_ns\":" + num(r.predicted_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_lo_ns) + "," +
+      num(r.predicted_hi_ns) + "]" + ",\"predicted_interval_level\":" + fmt::format("{}", g.median_level) +
+      ",\"predicted_interval_kind\":" + JsonString(g.median_how) + hist(r.median_history) +
       ",\"mean\":{\"statistic\":\"mean of the steady steps\",\"measured_ns\":" + num(r.measured_mean_ns) +
       ",\"predicted_ns\":" + num(r.predicted_mean_ns) + ",\"predicted_interval_ns\":[" + num(r.predicted_mean_lo_ns) +
       "," + num(r.predicted_mean_hi_ns) + "]" + ",\"predicted_interval_level\":" + fmt::format("{}", g.mean_level) +
-      hist(r.mean_history) + "},\"slices_changed\":" + std::to_string(r.slices_changed) +
+      ",\"predicted_interval_kind\":" + JsonString(g.mean_how) + hist(r.mean_history) +
+      "},\"slices_changed\":" + std::to_string(r.slices_changed) +
       ",\"edges_changed\":" + std::to_string(r.edges_changed) +
       ",\"measured_fallbacks\":" + std::to_string(r.measured_fallbacks) + ",";
   std::vector<std::string> notes = r.notes;  // what fuse, overlap-comm and device did and assumed
