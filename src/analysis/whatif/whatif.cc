@@ -305,6 +305,17 @@ class Replay {
                             ") is in no slice's name that a later clause does not take: that clause changes nothing "
                             "(patterns are case-sensitive substrings; quotes are part of the pattern)");
     }
+    // Which steps an `every N` clause kept its work on (EveryKeep), said
+    // per clause: a rule that picks no step, or one the reader did not
+    // expect, is otherwise invisible in the figures.
+    for (size_t k = 0; k < sc.clauses.size(); ++k) {
+      const WhatIfClause& cl = sc.clauses[k];
+      if (cl.kind != WhatIfClause::Kind::kEvery || matched[k] == 0) continue;
+      const std::string& note = EveryKeep(cl.every).note;
+      if (!note.empty())
+        out_->notes.push_back("'" + cl.pattern + "' every " + std::to_string(cl.every) + " (clause " +
+                              std::to_string(k + 1) + "): " + note);
+    }
     for (std::string& n : fault_notes) out_->notes.push_back(std::move(n));
     // What the replay cannot see on a CPU trace without fault records: the
     // largest source of error on the CPU pairs (docs/whatif.md).
@@ -362,16 +373,10 @@ class Replay {
   }
   uint32_t FusedAfter(uint32_t i) const { return edits_.after.empty() ? kNoSlice : edits_.after[i]; }
 
-  // `every N`: whether slice i's step is one of the steps the work stays
-  // on: numbered a multiple of N (or, unnumbered, the rank's k-th step with
-  // k a multiple of N). Work outside every step stays.
+  // `every N`: whether slice i's step is one the work stays on (EveryKeep).
+  // Work outside every step stays.
   bool KeptOnItsStep(uint32_t i, int64_t n) {
-    if (by_rank_start_.empty()) {
-      for (size_t k = 0; k < steps_.size(); ++k) by_rank_start_.push_back(k);
-      std::sort(by_rank_start_.begin(), by_rank_start_.end(), [&](size_t a, size_t b) {
-        return std::tie(steps_[a].rank, steps_[a].start_ns) < std::tie(steps_[b].rank, steps_[b].start_ns);
-      });
-    }
+    SortStepsOnce();
     const int32_t rank = trace_.tracks.rank[s_.track[i]];
     const int64_t t = s_.ts_ns[i];
     auto it = std::upper_bound(by_rank_start_.begin(), by_rank_start_.end(), std::make_pair(rank, t),
@@ -381,12 +386,98 @@ class Replay {
     if (it == by_rank_start_.begin()) return true;
     const StepPath& st = steps_[*(it - 1)];
     if (st.rank != rank || t >= st.start_ns + std::max(st.step_dur_ns, st.length_ns())) return true;
-    int64_t index = st.number;
-    if (index < 0) {  // unnumbered: the step's position among its rank's steps
-      auto first = std::partition_point(by_rank_start_.begin(), it, [&](size_t k) { return steps_[k].rank < rank; });
-      index = (it - 1) - first;
+    return EveryKeep(n).keep[*(it - 1)] != 0;
+  }
+  void SortStepsOnce() {
+    if (!by_rank_start_.empty() || steps_.empty()) return;
+    for (size_t k = 0; k < steps_.size(); ++k) by_rank_start_.push_back(k);
+    std::sort(by_rank_start_.begin(), by_rank_start_.end(), [&](size_t a, size_t b) {
+      return std::tie(steps_[a].rank, steps_[a].start_ns) < std::tie(steps_[b].rank, steps_[b].start_ns);
+    });
+  }
+
+  // The steps an `every N` clause keeps its work on, per rank: where the
+  // rank's steps are numbered consecutively (in start order, each one more
+  // than the last), those numbered a multiple of N (the program's own `step
+  // % N == 0`); otherwise (numbers skipped, as in a profile that records
+  // every other step, repeated or unknown) by position: the rank's 1st,
+  // (N+1)-th, (2N+1)-th ... steady step (all its steps when none is steady),
+  // its other steps keeping the work (they are outside the statistics). Found
+  // by audit4: checkpoint_every_step's before run has steps #5, #7 ... #27,
+  // none a multiple of 10, and `every 10` took the work off every step.
+  struct EveryRule {
+    std::vector<char> keep;  // per steps_ index
+    std::string note;        // which steady steps keep it, and by which rule
+  };
+  const EveryRule& EveryKeep(int64_t n) {
+    auto [found, fresh] = every_keep_.try_emplace(n);
+    EveryRule& rule = found->second;
+    if (!fresh) return rule;
+    SortStepsOnce();
+    rule.keep.assign(steps_.size(), 1);
+    std::vector<std::string> per_rank;
+    bool by_position = false, by_number = false;
+    for (size_t a = 0; a < by_rank_start_.size();) {
+      const int32_t rank = steps_[by_rank_start_[a]].rank;
+      size_t b = a;
+      bool consecutive = true, any_steady = false;
+      for (; b < by_rank_start_.size() && steps_[by_rank_start_[b]].rank == rank; ++b) {
+        const StepPath& st = steps_[by_rank_start_[b]];
+        any_steady |= st.steady;
+        if (st.number < 0 || (b > a && st.number != steps_[by_rank_start_[b - 1]].number + 1)) consecutive = false;
+      }
+      (consecutive ? by_number : by_position) = true;
+      int64_t position = 0;
+      size_t steady = 0, kept = 0;
+      std::string list;
+      for (size_t j = a; j < b; ++j) {
+        const size_t k = by_rank_start_[j];
+        const StepPath& st = steps_[k];
+        const bool counted = st.steady || !any_steady;
+        if (consecutive) {
+          rule.keep[k] = st.number % n == 0 ? 1 : 0;
+        } else if (counted) {
+          rule.keep[k] = position++ % n == 0 ? 1 : 0;
+        }
+        if (!counted) continue;
+        ++steady;
+        if (rule.keep[k] == 0) continue;
+        if (++kept <= kMaxListed) {
+          list += (list.empty() ? "" : ", ") +
+                  (st.number >= 0 ? "#" + std::to_string(st.number) : "the " + Ordinal(position) + " step");
+        }
+      }
+      if (kept > kMaxListed) list += " and " + std::to_string(kept - kMaxListed) + " more";
+      std::string line = kept == 0 ? "none of its " + std::to_string(steady) + " steps"
+                                   : list + " (" + std::to_string(kept) + " of " + std::to_string(steady) + ")";
+      if (rank != kNoRank) line = "rank " + std::to_string(rank) + ": " + line;
+      per_rank.push_back(std::move(line));
+      a = b;
     }
-    return index % n == 0;
+    if (per_rank.empty()) return rule;
+    if (std::all_of(steps_.begin(), steps_.end(), [](const StepPath& st) { return st.step_index == SIZE_MAX; })) {
+      rule.note = "the trace has no steps (each rank's whole trace is one window): the work stays where it is";
+      return rule;
+    }
+    std::string steps;
+    for (size_t r = 0; r < per_rank.size() && r < kMaxListed; ++r) steps += (r == 0 ? "" : "; ") + per_rank[r];
+    if (per_rank.size() > kMaxListed) steps += "; " + std::to_string(per_rank.size() - kMaxListed) + " more ranks";
+    const std::string ns = std::to_string(n);
+    std::string why;
+    if (by_number) why = "steps numbered a multiple of " + ns + " (the step numbers run consecutively)";
+    if (by_position) {
+      why += std::string(by_number ? "; elsewhere " : "") + "one in " + ns + " by position, the 1st, " +
+             Ordinal(n + 1) + " ... (the step numbers are not consecutive: they do not say which steps the " +
+             "program's own schedule would pick)";
+    }
+    rule.note = "the work stays on the steady steps " + steps + " and is taken off the others: " + why;
+    return rule;
+  }
+  static constexpr size_t kMaxListed = 8;
+  static std::string Ordinal(int64_t k) {
+    const int64_t h = k % 100, t = k % 10;
+    const char* suffix = (h >= 11 && h <= 13) ? "th" : t == 1 ? "st" : t == 2 ? "nd" : t == 3 ? "rd" : "th";
+    return std::to_string(k) + suffix;
   }
 
   // A predecessor's new time, replayed first when the visiting order has
@@ -573,6 +664,7 @@ class Replay {
   const DependencyGraph& g_;
   const std::vector<StepPath>& steps_;
   std::vector<size_t> by_rank_start_;  // steps_ by (rank, start), built on first use
+  std::map<int64_t, EveryRule> every_keep_;  // by N, built on first use
   WhatIfResult* out_;
   std::vector<int64_t> start_, end_;
   std::vector<bool> done_start_, done_end_, busy_;

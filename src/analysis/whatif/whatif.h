@@ -5,9 +5,12 @@
 //   remove-idle data_loading|host_bound|sync|other
 //   remove PATTERN            ops and kernels whose name contains PATTERN
 //   scale PATTERN FACTOR      their durations × FACTOR (FACTOR ≥ 0)
-//   every N PATTERN           the matching work runs on one step in N (the
-//                             steps numbered a multiple of N), not at all on
-//                             the others: "checkpoint every 10th step"
+//   every N PATTERN           the matching work runs on one step in N, not
+//                             at all on the others: "checkpoint every 10th
+//                             step" (per rank: the steps numbered a multiple
+//                             of N where the numbers run consecutively, else
+//                             the 1st, (N+1)-th ... steady step; a note names
+//                             them)
 //   overlap-data-loading N    data loading moves to N workers running beside
 //                             the step: its time leaves the step, but a step
 //                             is never shorter than its loading time / N

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "src/analysis/whatif/whatif_test_traces.h"
 #include "src/analysis/window/analysis_window.h"
 #include "test/util/trace_fixtures.h"
@@ -218,6 +222,45 @@ TEST(WhatIfTest, HandMadeEveryNthStepKeepsTheWorkOnThoseSteps) {
   for (const StepPrediction& s : spread.steps) EXPECT_EQ(s.predicted_ns, 15'000);
   EXPECT_FALSE(ParseScenario("every 0 checkpoint").ok());
   EXPECT_FALSE(ParseScenario("every 10").ok());
+}
+
+// Hand-made (µs): the same four steps numbered 1, 3, 5, 7 (a profile that
+// recorded every other step, as checkpoint_every_step's before run: #5, #7
+// ... #27), a checkpoint on each. No number is a multiple of 2, so keeping
+// the work on "the steps numbered a multiple of N" took it off every step
+// (audit4: `every 10 checkpoint` equalled `scale checkpoint 0`). The numbers
+// are not consecutive: one step in two by position, the 1st and 3rd (#1 and
+// #5) keep it: 20, 10, 20, 10 µs, and a note names them. Consecutive numbers
+// keep the program's own `step % N == 0` (above: steps 2 and 4).
+TEST(WhatIfTest, HandMadeEveryNByPositionWhenStepNumbersSkip) {
+  auto t = ImportJsonText(CheckpointTrace(1, 2));
+  ASSERT_NE(t, nullptr);
+  WhatIfResult every = MustPredict(*t, "every 2 checkpoint");
+  ASSERT_EQ(every.steps.size(), 4u);
+  std::vector<int64_t> numbers, got;
+  for (const StepPrediction& s : every.steps) numbers.push_back(s.number), got.push_back(s.predicted_ns);
+  ASSERT_EQ(numbers, (std::vector<int64_t>{1, 3, 5, 7}));
+  EXPECT_EQ(got, (std::vector<int64_t>{20'000, 10'000, 20'000, 10'000}));
+  EXPECT_DOUBLE_EQ(every.predicted_mean_ns, 15'000);
+  auto note = std::find_if(every.notes.begin(), every.notes.end(),
+                           [](const std::string& n) { return n.find("every 2 (clause 1)") != std::string::npos; });
+  ASSERT_NE(note, every.notes.end());
+  EXPECT_NE(note->find("#1, #5 (2 of 4)"), std::string::npos) << *note;
+  EXPECT_NE(note->find("by position"), std::string::npos) << *note;
+  // every 10: only the first of the four steps keeps it (by number: none).
+  WhatIfResult ten = MustPredict(*t, "every 10 checkpoint");
+  got.clear();
+  for (const StepPrediction& s : ten.steps) got.push_back(s.predicted_ns);
+  EXPECT_EQ(got, (std::vector<int64_t>{20'000, 10'000, 10'000, 10'000}));
+  // Consecutive numbers: by number, and the note says so.
+  auto consecutive = ImportJsonText(CheckpointTrace(1));
+  ASSERT_NE(consecutive, nullptr);
+  WhatIfResult by_number = MustPredict(*consecutive, "every 2 checkpoint");
+  note = std::find_if(by_number.notes.begin(), by_number.notes.end(),
+                      [](const std::string& n) { return n.find("every 2 (clause 1)") != std::string::npos; });
+  ASSERT_NE(note, by_number.notes.end());
+  EXPECT_NE(note->find("#2, #4 (2 of 4)"), std::string::npos) << *note;
+  EXPECT_NE(note->find("numbered a multiple of 2"), std::string::npos) << *note;
 }
 
 // Hand-made (µs), the shape that pinned ResNet50's backward: aten::mm

@@ -9,11 +9,14 @@ namespace aiprof::testing {
 
 // Kineto JSON (µs): four steps 100 µs apart, each aten::mm 10 µs; the steps
 // numbered a multiple of `every` then run `checkpoint` for 10 µs (their step
-// is 20 µs, the others 10). every = 1: a checkpoint on every step.
-inline std::string CheckpointTrace(int every = 1) {
+// is 20 µs, the others 10). every = 1: a checkpoint on every step. The steps
+// are numbered 1, 2, 3, 4, or with `stride` 2: 1, 3, 5, 7 (a profile that
+// recorded every other step).
+inline std::string CheckpointTrace(int every = 1, int stride = 1) {
   std::string events;
-  for (int step = 1; step <= 4; ++step) {
-    const int ts = (step - 1) * 100;
+  for (int k = 1; k <= 4; ++k) {
+    const int step = 1 + (k - 1) * stride;
+    const int ts = (k - 1) * 100;
     const bool checkpoint = step % every == 0;
     const std::string at = R"(,"pid":1,"tid":1,"ts":)";
     events += std::string(events.empty() ? "" : ",") + R"({"ph":"X","cat":"user_annotation","name":"ProfilerStep#)" +
