@@ -302,6 +302,54 @@ TEST(SuggestTest, KnowledgeCardGainIsCappedByTheImpact) {
   EXPECT_NEAR(o.speedup_max, 1 / 0.7, 1e-12);
 }
 
+// A prior is capped by the finding's cause removed in the replay (its rule's
+// `removal`, Impact::replayed): no fix of a cause gains more than removing
+// it. Audit4: on MI300 ResNet act-checkpoint "Overlap communication" ranked
+// best at 24.9%-49.9% while remove-comm replayed only -12.65%. Hand-made:
+// impact share 30%; cheap [0.5, 1.0] -> 15%-30%, lossy [0.2, 0.4] -> 6%-12%;
+// the removal replays 10 ms -> 9 ms (10%): cheap 10%-10%, lossy 6%-10%, each
+// saying the cap. Below the cap (20 ms -> 10 ms, 50%) the priors stay.
+TEST(SuggestTest, APriorIsCappedByItsFindingsReplayedRemoval) {
+  Fixture f;
+  f.metrics.Set("layout_conversion_ratio", 0.30, "test");
+  f.metrics.Set("layout_conversion_ns", 3e6, "test");
+  Diagnosis d = Diagnose(f.trace, f.metrics, f.rules);
+  d.platform.pytorch = true;
+  ASSERT_FALSE(d.findings.empty());
+  SimulatedGain replay;
+  replay.scenario = "remove-comm";
+  replay.steps = 5;
+  replay.measured_ns = 10e6;
+  replay.predicted_ns = replay.predicted_lo_ns = replay.predicted_hi_ns = 9e6;
+  d.findings[0].impact.replayed = replay;
+  SuggestResult r = Suggest(d, f.metrics, SuggestOptions{});
+  ASSERT_EQ(r.kept.size(), 2u);
+  for (const SuggestionOutcome& o : r.kept) {
+    ASSERT_TRUE(o.prior_cap.has_value());
+    EXPECT_NEAR(*o.prior_cap, 0.1, 1e-12);
+    EXPECT_TRUE(o.prior_capped);
+    EXPECT_NEAR(o.gain_max, 0.1, 1e-12);
+    EXPECT_NEAR(o.speedup_max, 1 / 0.9, 1e-12);
+    const std::string origin = GainOrigin(o);
+    EXPECT_NE(origin.find("capped by the replay of 'remove-comm'"), std::string::npos) << origin;
+    EXPECT_NE(origin.find("at most 10"), std::string::npos) << origin;
+  }
+  auto by_id = [&](const char* id) {
+    return *std::find_if(r.kept.begin(), r.kept.end(),
+                         [&](const SuggestionOutcome& o) { return o.suggestion->id == id; });
+  };
+  EXPECT_NEAR(by_id("cheap").gain_min, 0.1, 1e-12);
+  EXPECT_NEAR(by_id("lossy").gain_min, 0.06, 1e-12);
+  // A removal that gains more than the priors leaves them as they were.
+  replay.measured_ns = 20e6;
+  replay.predicted_ns = replay.predicted_lo_ns = replay.predicted_hi_ns = 10e6;
+  d.findings[0].impact.replayed = replay;
+  r = Suggest(d, f.metrics, SuggestOptions{});
+  EXPECT_NEAR(by_id("cheap").gain_max, 0.3, 1e-12);
+  EXPECT_FALSE(by_id("cheap").prior_capped);
+  EXPECT_NE(GainOrigin(by_id("cheap")).find("within the replay of 'remove-comm'"), std::string::npos);
+}
+
 // Three tiers: gains measured on the trace and above zero, then priors, then
 // measured gains that reach zero; within a tier the middle of the interval
 // per effort (low 1, medium 2, high 4). Hand-made outcomes, figures chosen so

@@ -54,6 +54,15 @@ struct SuggestionOutcome {
   // SimulateSuggestions): "the trace has no steady steps", "the scenario
   // changes no slice of this trace", ...
   std::string not_simulated;
+  // The most the fix can gain, where the finding's rule names a `removal`
+  // (Rule::removal: the cause removed) and the diagnosis replayed it
+  // (Impact::replayed): no fix of a cause gains more than removing it (no
+  // overlap of communication gains more than `remove-comm`). A prior above
+  // it is lowered to it (gain_min and gain_max each at most the cap) and
+  // `prior_capped` says so; a simulation of the fix's own scenario replaces
+  // both. nullopt: no replayed removal.
+  std::optional<double> prior_cap;
+  bool prior_capped = false;
   bool excluded = false;
   std::string exclusion_reason;
 };

@@ -194,6 +194,29 @@ TEST(GraphEditsTest, OverlapCommOnCollectivesAlreadyOnTheirOwnStream) {
   ASSERT_EQ(r->notes.size(), 1u);
   EXPECT_NE(r->notes[0].find("0 compute activities no longer wait"), std::string::npos) << r->notes[0];
   EXPECT_EQ(r->notes[0].find(" 0 device collectives"), std::string::npos) << r->notes[0];
+  // The note says why nothing moved (audit4: "+0.00%" on MI300 ResNet read
+  // as "overlap gains nothing"), and names the bound.
+  EXPECT_NE(r->notes[0].find("nothing to overlap, the collectives already run on streams of their own"),
+            std::string::npos)
+      << r->notes[0];
+  EXPECT_NE(r->notes[0].find("at most: remove-comm"), std::string::npos) << r->notes[0];
+}
+
+// Real trace (TraceLens' MI300 ResNet with activation checkpointing, the
+// trace audit4 found overlap-comm "+0.00%" on): 17 RCCL collectives on a
+// stream of their own, consumed through stream waits: nothing changes, and
+// the note says why.
+TEST(GraphEditsTest, OverlapCommSaysWhyNothingMovesOnMi300Resnet) {
+  auto t = testing::ImportFixture("tracelens/mi300__resnet_act_checkpoint.json.gz");
+  ASSERT_NE(t, nullptr);
+  StatusOr<WhatIfResult> r = PredictScenario(*t, "overlap-comm");
+  ASSERT_TRUE(r.ok());
+  for (const StepPrediction& s : r->steps) EXPECT_EQ(s.predicted_ns, s.measured_ns) << "step " << s.number;
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes[0].find("17 device collectives, 0 compute activities"), std::string::npos) << r->notes[0];
+  EXPECT_NE(r->notes[0].find("nothing to overlap"), std::string::npos) << r->notes[0];
+  EXPECT_NE(r->notes[0].find("and 9 compute activities wait for one through a recorded stream wait"), std::string::npos)
+      << r->notes[0];
 }
 
 // Hand-made (µs): aten::mm of two fp32 1024×1024 matrices launches K1
