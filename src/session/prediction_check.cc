@@ -146,6 +146,9 @@ void SetMeasured(const MeanInterval& a, PredictionCheck* c) {
   c->measured_ns = a.mean;
   c->measured_lo_ns = a.lo;
   c->measured_hi_ns = a.hi;
+  const IntervalLabel l = c->mean ? MeanIntervalLabel(a.n) : MedianIntervalLabel(a.n);
+  c->measured_interval_level = l.level;
+  c->measured_interval_kind = l.kind;
 }
 void Compare(PredictionCheck* c) { JudgePrediction(c); }
 
@@ -428,6 +431,15 @@ PredictionCheck PoolPredictionRuns(const std::vector<PredictionCheck>& before, c
     c.measured_ns = a.mean;
     c.measured_lo_ns = a.lo;
     c.measured_hi_ns = a.hi;
+    const bool after_spread =
+        std::any_of(after.begin(), after.end(), [&](const MeanInterval& r) { return r.mean != after.front().mean; });
+    if (c.after_runs >= kMinRunsForTest && after_spread) {
+      c.measured_interval_level = 0.95;
+      c.measured_interval_kind = MeanIntervalLabel(c.after_runs, "run").kind;
+    } else {
+      c.measured_interval_level = 0;
+      c.measured_interval_kind = "the span of " + std::to_string(c.after_runs) + " run(s)' own intervals";
+    }
   }
   auto interval = [](size_t runs) {
     return runs >= kMinRunsForTest ? "Student's t over " + std::to_string(runs) + " runs"

@@ -50,6 +50,11 @@ TEST(PoolPredictionRuns, FewRunsTakeTheSpanOfTheirIntervals) {
   EXPECT_TRUE(c.within);
   EXPECT_TRUE(c.agrees);
   EXPECT_NE(c.time_base.find("the span of 2 run(s)' own intervals"), std::string::npos) << c.time_base;
+  // A span of runs' intervals has no level of its own.
+  EXPECT_DOUBLE_EQ(c.predicted_interval_level, 0);
+  EXPECT_EQ(c.predicted_interval_kind, "the span of 2 run(s)' own intervals");
+  EXPECT_DOUBLE_EQ(c.measured_interval_level, 0);
+  EXPECT_EQ(c.measured_interval_kind, "the span of 2 run(s)' own intervals");
 }
 
 // Corrected runs: the uncorrected prediction is pooled as the prediction
@@ -79,6 +84,10 @@ TEST(PoolPredictionRuns, ThreeRunsTakeTheTIntervalOverRuns) {
   EXPECT_NEAR(c.predicted_ns, 100, 1e-9);
   EXPECT_NEAR(c.predicted_lo_ns, 100 - t * 10 / std::sqrt(3.0), 1e-6);
   EXPECT_NEAR(c.predicted_hi_ns, 100 + t * 10 / std::sqrt(3.0), 1e-6);
+  EXPECT_DOUBLE_EQ(c.predicted_interval_level, 0.95);
+  EXPECT_EQ(c.predicted_interval_kind, "Student's t over the 3 runs");
+  EXPECT_DOUBLE_EQ(c.measured_interval_level, 0.95);
+  EXPECT_EQ(c.measured_interval_kind, "Student's t over the 3 runs");
   EXPECT_NEAR(c.measured_ns, 122, 1e-9);
   EXPECT_NEAR(c.measured_lo_ns, 122 - t * std::sqrt(7.0) / std::sqrt(3.0), 1e-6);
   EXPECT_NEAR(c.measured_hi_ns, 122 + t * std::sqrt(7.0) / std::sqrt(3.0), 1e-6);
@@ -153,6 +162,7 @@ TEST(CheckPrediction, AFixOnOneStepInNIsCheckedOnTheMeanStep) {
   // 4 steady steps, 95%.
   EXPECT_DOUBLE_EQ(c.predicted_interval_level, 0.95);
   EXPECT_EQ(c.predicted_interval_kind, "Student's t over the 4 steps");
+  EXPECT_EQ(c.measured_interval_kind, "Student's t over the 4 steps");
   EXPECT_TRUE(c.hit);
   // The after run's figure on the same base, as validate pools it.
   EXPECT_DOUBLE_EQ(SteadyStepWallTime(*after, true).mean, 12'500);

@@ -109,6 +109,16 @@ def zero_grad(a, env, tmp):
     err = c["predicted_ms"] / c["measured_ms"] - 1
     check(abs(c["error"] - err) < 1e-6 and err > 10, "zero_grad: error %+.1f%%" % (100 * err))
     check(c["within"] and c["agrees"], "zero_grad: within/agrees kept as they were (true)")
+    # The measured interval: the after run's steady steps (whatif with no
+    # change lists them) and its level.
+    wa = json.loads(run(a.aiprof, env, "whatif", after, "--scenario", "remove no_such_op", "--format", "json"))
+    measured = sorted(st["measured_ns"] / 1e6 for st in wa["scenarios"][0]["steps"] if st["steady"])
+    ka, after_level = median_interval(len(measured))
+    check(abs(c["measured_interval_ms"][0] - measured[ka - 1]) < 2e-3 and
+          abs(c["measured_interval_ms"][1] - measured[len(measured) - ka]) < 2e-3 and
+          abs((c.get("measured_interval_level") or -1) - after_level) < 1e-9,
+          "zero_grad: the measured interval (order statistics %d of %d after steps) states its level %.6f (%r)" %
+          (ka, len(measured), after_level, c.get("measured_interval_kind")))
     check(c.get("hit") is False and c.get("accuracy_bar") == 0.15, "zero_grad: hit false by the 15% bar")
     lo, hi = c["predicted_interval_ms"]
     wide = lo < 0.5 * c["predicted_ms"] or hi > 1.5 * c["predicted_ms"]

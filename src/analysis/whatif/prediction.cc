@@ -108,7 +108,10 @@ std::string DescribePredictionCheck(const PredictionCheck& c) {
            : c.agrees ? ", the intervals overlap"
                       : ", the measurement outside it and the intervals apart";
   }
-  out += "; measured interval " + FormatDurationNs(c.measured_lo_ns) + " .. " + FormatDurationNs(c.measured_hi_ns);
+  out += "; measured interval " + FormatDurationNs(c.measured_lo_ns) + " .. " + FormatDurationNs(c.measured_hi_ns) +
+         (c.measured_interval_kind.empty()
+              ? std::string()
+              : " (" + DescribeIntervalLabel(c.measured_interval_level, c.measured_interval_kind) + ")");
   if (c.history_cases > 0) {
     out += "; corrected from " + FormatDurationNs(c.uncorrected_ns) + " by " +
            (c.history_from.empty() ? std::to_string(c.history_cases) + " past case(s)" : c.history_from);

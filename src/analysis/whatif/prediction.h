@@ -51,6 +51,10 @@ struct PredictionCheck {
   // can be stated (a prior's range of gains, a span of runs' intervals).
   double predicted_interval_level = 0;
   std::string predicted_interval_kind{};
+  // The same for the measured interval (the after run's steady steps, or
+  // the runs pooled).
+  double measured_interval_level = 0;
+  std::string measured_interval_kind{};
   size_t history_cases = 0;   // past cases (cards) the prediction was corrected by
   // The prediction before that correction, and its interval (the
   // prediction itself when nothing corrected it).

@@ -251,6 +251,8 @@ std::string ValidationToJson(const ValidationResult& r) {
          ", \"predicted_interval_level\": " + NumText(c.predicted_interval_level) +
          ", \"predicted_interval_kind\": " + JsonString(c.predicted_interval_kind) +
          ", \"too_wide\": " + (c.too_wide ? "true" : "false") +
+         ", \"measured_interval_level\": " + NumText(c.measured_interval_level) +
+         ", \"measured_interval_kind\": " + JsonString(c.measured_interval_kind) +
          ", \"history_cases\": " + std::to_string(c.history_cases) +
          ", \"history_from\": " + JsonString(c.history_from) +
          ", \"uncorrected_ms\": " + NumText(c.uncorrected_ns / 1e6) + ", \"uncorrected_interval_ms\": [" +
@@ -398,7 +400,8 @@ render::Document ValidationToDocument(const ValidationResult& r) {
          {"error", "Prediction error", Value::Number(c.error), render::Unit::kChange},
          {"predicted_interval", "Predicted interval", Value::String(interval)},
          {"measured_interval", "Measured interval",
-          Value::String(FormatValue(c.measured_lo_ns, "ns") + " .. " + FormatValue(c.measured_hi_ns, "ns"))},
+          Value::String(FormatValue(c.measured_lo_ns, "ns") + " .. " + FormatValue(c.measured_hi_ns, "ns") + " (" +
+                        DescribeIntervalLabel(c.measured_interval_level, c.measured_interval_kind) + ")")},
          {"runs", "Runs (before, after)",
           Value::String(std::to_string(c.before_runs) + ", " + std::to_string(c.after_runs))}}});
   }
