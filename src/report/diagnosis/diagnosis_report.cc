@@ -135,6 +135,15 @@ Tree TreeStr(std::string_view s) { return Tree::String(s); }
 
 }  // namespace
 
+Tree PriorCapTree(const SuggestionOutcome& o) {
+  if (!o.prior_cap || !o.finding->impact.replayed) return Tree::Null();
+  Tree cap = Tree::Map();
+  cap.Set("max", TreeNum(*o.prior_cap));
+  cap.Set("scenario", TreeStr(o.finding->impact.replayed->scenario));
+  cap.Set("applied", Tree::Bool(o.prior_capped));
+  return cap;
+}
+
 Tree SimulatedGainTree(const SimulatedGain& g) {
   Tree sim = Tree::Map();
   sim.Set("scenario", TreeStr(g.scenario));
@@ -168,6 +177,7 @@ Tree SuggestionTree(const SuggestionOutcome& o) {
   gain.Set("max", TreeNum(o.gain_max));
   gain.Set("basis", TreeStr(GainBasis(o)));
   gain.Set("source", TreeStr(o.gain_source));
+  if (Tree cap = PriorCapTree(o); cap.kind() == Tree::Kind::kMap) gain.Set("cap", std::move(cap));
   Tree& speedup = s.Set("speedup", Tree::Map());
   speedup.Set("min", TreeNum(o.speedup_min));
   speedup.Set("max", TreeNum(o.speedup_max));

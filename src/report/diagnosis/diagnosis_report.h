@@ -56,6 +56,12 @@ std::string ImpactTextOnStatedBase(const Finding& f, std::string_view stated_bas
 // steps, measured and predicted step, interval, history correction.
 Tree SimulatedGainTree(const SimulatedGain& g);
 
+// A prior's bound (SuggestionOutcome::prior_cap), in the published JSON form:
+// {"max": fraction, "scenario": "remove-comm", "applied": true when it
+// lowered the prior}; null when the fix's finding has no replayed removal.
+// Both documents' expected_gain carry it as `cap`.
+Tree PriorCapTree(const SuggestionOutcome& o);
+
 // The published JSON form (aiprof.diagnosis/1) as a tree.
 Tree DiagnosisTree(const DiagnosisReport& r);
 // The whole result as a document; its machine form is DiagnosisTree.

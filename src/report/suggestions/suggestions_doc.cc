@@ -49,6 +49,7 @@ Tree Outcome(const SuggestionOutcome& o) {
   gain.Set("of_ms", Tree::Number(o.simulation ? o.simulation->measured_ns / 1e6 : o.finding->impact.basis_ns / 1e6));
   gain.Set("source", Tree::String(o.gain_source));
   gain.Set("origin", Tree::String(GainOrigin(o)));
+  if (Tree cap = PriorCapTree(o); cap.kind() == Tree::Kind::kMap) gain.Set("cap", std::move(cap));
   Tree& speedup = m.Set("speedup", Tree::Map());
   speedup.Set("min", Tree::Number(o.speedup_min));
   speedup.Set("max", Tree::Number(o.speedup_max));

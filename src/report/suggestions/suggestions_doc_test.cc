@@ -77,6 +77,39 @@ TEST(SuggestionsDocTest, YamlReadsBackWithEverySuggestion) {
   EXPECT_TRUE(names_workers);
 }
 
+// A prior bounded by its finding's replayed removal carries the bound as
+// data (expected_gain.cap), not only in the origin's prose: the removal
+// replayed from 10 to 9 ms bounds every prior of that finding at 10%.
+TEST(SuggestionsDocTest, APriorsCapIsInTheDocument) {
+  auto run = RunSuggest(std::string(AIPROF_TEST_DATA_DIR) + "/resnet50_num_workers_0.pt.trace.json.gz", "");
+  ASSERT_FALSE(run->diagnosis.findings.empty());
+  SimulatedGain replay;
+  replay.scenario = "remove-comm";
+  replay.steps = 5;
+  replay.measured_ns = 10e6;
+  replay.predicted_ns = replay.predicted_lo_ns = replay.predicted_hi_ns = 9e6;
+  for (Finding& f : run->diagnosis.findings) f.impact.replayed = replay;
+  run->result = Suggest(run->diagnosis, run->metrics, run->options);
+  DiagnosisReport report{"resnet50.json", &run->metrics, &run->diagnosis, &run->result, &run->options};
+  YAML::Node doc = YAML::Load(SuggestionsToYaml(report));
+  size_t priors = 0;
+  for (size_t i = 0; i < run->result.kept.size(); ++i) {
+    const SuggestionOutcome& o = run->result.kept[i];
+    YAML::Node cap = doc["suggestions"][i]["expected_gain"]["cap"];
+    if (o.gain_source != kGainFromPrior) {
+      EXPECT_FALSE(cap.IsDefined()) << o.suggestion->id;
+      continue;
+    }
+    ++priors;
+    ASSERT_TRUE(cap.IsMap()) << o.suggestion->id;
+    EXPECT_NEAR(cap["max"].as<double>(), 0.1, 1e-12);
+    EXPECT_EQ(cap["scenario"].as<std::string>(), "remove-comm");
+    EXPECT_EQ(cap["applied"].as<bool>(), o.prior_capped);
+    EXPECT_LE(doc["suggestions"][i]["expected_gain"]["max"].as<double>(), 0.1 + 1e-12);
+  }
+  EXPECT_GT(priors, 0u);
+}
+
 // What the constraints exclude is listed with the reason.
 TEST(SuggestionsDocTest, ExcludedSuggestionsSayWhy) {
   auto run = RunSuggest(std::string(AIPROF_TEST_DATA_DIR) + "/resnet50_num_workers_0.pt.trace.json.gz",
