@@ -79,7 +79,7 @@ std::string Percent(double v) {
 
 }  // namespace
 
-std::string DescribePredictionCheck(const PredictionCheck& c) {
+std::string BriefPredictionCheck(const PredictionCheck& c) {
   // The verdict first, by the accuracy bar: a wide interval holds a miss.
   char bar[16];
   std::snprintf(bar, sizeof bar, "%.0f%%", kPredictionAccuracyBar * 100);
@@ -96,6 +96,11 @@ std::string DescribePredictionCheck(const PredictionCheck& c) {
          ": before " + FormatDurationNs(c.before_ns) + " -> predicted " + FormatDurationNs(c.predicted_ns) +
          change(c.predicted_ns) + " -> measured " + FormatDurationNs(c.measured_ns) + change(c.measured_ns) +
          " per step" + (c.mean ? " (steady steps' mean)" : "");
+  return out;
+}
+
+std::string DescribePredictionCheck(const PredictionCheck& c) {
+  std::string out = BriefPredictionCheck(c);
   out += "; predicted interval " + FormatDurationNs(c.predicted_lo_ns) + " .. " + FormatDurationNs(c.predicted_hi_ns) +
          " (" + DescribeIntervalLabel(c.predicted_interval_level, c.predicted_interval_kind) + ")";
   if (c.too_wide && (c.within || c.agrees)) {

@@ -208,7 +208,10 @@ render::KeyValue ValidationCard(const ValidationResult& r) {
   }
   if (w.environmental) detail += std::string(detail.empty() ? "" : "; ") + kEnvironmental;
   detail += std::string(detail.empty() ? "" : "; ") + "before " + r.before_label + ", after " + r.after_label;
-  if (r.prediction) detail += "; " + DescribePredictionCheck(*r.prediction);
+  // The card holds the verdict and the figures; the intervals and the
+  // history are read in the validation section (ValidationDocument).
+  if (r.prediction)
+    detail += "; " + BriefPredictionCheck(*r.prediction) + " (its intervals: under Predicted vs measured)";
   return {"change", "Change", render::Value::String(std::move(value)), render::Unit::kNone, std::move(detail)};
 }
 

@@ -77,6 +77,31 @@ TEST(ValidationReportTest, CardNamesVerdictChangeAndEvidence) {
   EXPECT_EQ(few.detail.find(" p = "), std::string::npos) << few.detail;
 }
 
+// The headline card carries the prediction's verdict and its three figures
+// on its base; the intervals stay in the "Predicted vs measured" section,
+// where the full line is (the card read 40 lines on ResNet50 with them).
+TEST(ValidationReportTest, CardHoldsThePredictionsVerdictNotItsIntervals) {
+  ValidationResult r = Hostile();
+  PredictionCheck c;
+  c.fix_id = "dataloader_workers";
+  c.source = "simulation";
+  c.scenario = "overlap-data-loading 4";
+  c.before_ns = 189.08e6;
+  c.predicted_ns = 130.66e6, c.predicted_lo_ns = 119.25e6, c.predicted_hi_ns = 134.04e6;
+  c.measured_ns = 126.86e6, c.measured_lo_ns = 124.20e6, c.measured_hi_ns = 163.46e6;
+  JudgePrediction(&c);
+  r.prediction = c;
+  const std::string detail = ValidationCard(r).detail;
+  EXPECT_NE(detail.find(BriefPredictionCheck(c)), std::string::npos) << detail;
+  EXPECT_NE(detail.find("hit, +3.0%"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("before 189.08 ms -> predicted 130.66 ms (-30.9%) -> measured 126.86 ms (-32.9%)"),
+            std::string::npos)
+      << detail;
+  EXPECT_EQ(detail.find("predicted interval"), std::string::npos) << detail;
+  const std::string section = ValidationToMarkdown(r);
+  EXPECT_NE(section.find("predicted interval 119.25 ms .. 134.04 ms"), std::string::npos);
+}
+
 TEST(ValidationReportTest, JsonCarriesVerdictsIntervalsAndNullsForUntested) {
   ValidationResult r = Hostile();
   std::string json = ValidationToJson(r);
