@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -629,6 +630,29 @@ void PairShapes(const AttributionResult& ra, const std::vector<double>& steps_a,
   }
 }
 
+// validate's verdict as a change (nullopt: it decided nothing).
+std::optional<DiffChange> ChangeOf(Verdict v) {
+  switch (v) {
+    case Verdict::kRegressed: return DiffChange::kSlower;
+    case Verdict::kImproved: return DiffChange::kFaster;
+    case Verdict::kNoChange: return DiffChange::kUnchanged;
+    case Verdict::kInsufficientData: break;
+  }
+  return std::nullopt;
+}
+
+// Both runs have the steady steps a per-entry test needs.
+bool EnoughStepsForStats(const AttributionDiff& d) {
+  return d.steps_a >= kDiffMinStepsForStats && d.steps_b >= kDiffMinStepsForStats;
+}
+
+// validate's options for the per-entry tests: fewer bootstrap resamples.
+ValidationOptions EntryTestOptions(const DiffOptions& options) {
+  ValidationOptions o = options.stats;
+  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  return o;
+}
+
 // A shape row's per-step totals over the steady steps (0 where absent).
 void RowSamples(const AttributionResult& r, uint32_t row, std::vector<double>* out) {
   const AttributionResult::OpShapes& o = r.op_shapes;
@@ -651,12 +675,7 @@ void TestRow(const AttributionResult& ra, const AttributionResult& rb, const Val
   s.no_stats[r] = DiffNoStats::kNone;
   const MetricComparison cmp = CompareSamples("time per step", "ns", xa, xb, o, 0x5000 + r);
   out->shape_stats.push_back({r, cmp});
-  switch (cmp.verdict) {
-    case Verdict::kRegressed: s.change[r] = DiffChange::kSlower; break;
-    case Verdict::kImproved: s.change[r] = DiffChange::kFaster; break;
-    case Verdict::kNoChange: s.change[r] = DiffChange::kUnchanged; break;
-    case Verdict::kInsufficientData: break;
-  }
+  if (const std::optional<DiffChange> c = ChangeOf(cmp.verdict)) s.change[r] = *c;
 }
 
 // Ranks the changed shape rows, tests every paired one with validate's
@@ -671,9 +690,8 @@ void ShapeStatistics(const AttributionResult& ra, const AttributionResult& rb, c
   }
   std::stable_sort(out->shape_ranked.begin(), out->shape_ranked.end(),
                    [&](uint32_t x, uint32_t y) { return std::fabs(s.Delta(x)) > std::fabs(s.Delta(y)); });
-  const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  const bool enough = EnoughStepsForStats(*out);
+  const ValidationOptions o = EntryTestOptions(options);
   for (uint32_t r = 0; r < s.size(); ++r) {
     if (s.no_stats[r] == DiffNoStats::kNone && s.change[r] == DiffChange::kUnchanged) {
       s.no_stats[r] = DiffNoStats::kUnchanged;
@@ -717,22 +735,11 @@ void PerCallSamples(const std::vector<double>& totals, uint64_t count, std::vect
 // as the time per call; else slower / faster, as each call is.
 template <typename Rows>
 void SplitCalls(Rows* t, size_t i, const MetricComparison* cmp, double min_effect) {
-  DiffPerCall v = DiffPerCall::kNone;
-  if (cmp) {
-    switch (cmp->verdict) {
-      case Verdict::kRegressed: v = DiffPerCall::kSlower; break;
-      case Verdict::kImproved: v = DiffPerCall::kFaster; break;
-      case Verdict::kNoChange: v = DiffPerCall::kUnchanged; break;
-      case Verdict::kInsufficientData: break;
-    }
-  }
-  if (v == DiffPerCall::kNone) {
-    const double at_a = t->b_calls[i] * DiffPerCallNs(t->a_ns[i], t->a_calls[i]);
-    const DiffChange c = ByThreshold(at_a, t->b_ns[i], min_effect);
-    v = c == DiffChange::kSlower   ? DiffPerCall::kSlower
-        : c == DiffChange::kFaster ? DiffPerCall::kFaster
-                                   : DiffPerCall::kUnchanged;
-  }
+  std::optional<DiffChange> c = cmp ? ChangeOf(cmp->verdict) : std::nullopt;
+  if (!c) c = ByThreshold(t->b_calls[i] * DiffPerCallNs(t->a_ns[i], t->a_calls[i]), t->b_ns[i], min_effect);
+  const DiffPerCall v = *c == DiffChange::kSlower   ? DiffPerCall::kSlower
+                        : *c == DiffChange::kFaster ? DiffPerCall::kFaster
+                                                    : DiffPerCall::kUnchanged;
   t->per_call[i] = v;
   const double calls_ns = t->CallsDelta(i), per_call_ns = t->Delta(i) - calls_ns;
   if (v == DiffPerCall::kUnchanged || std::fabs(calls_ns) >= std::fabs(per_call_ns)) {
@@ -754,7 +761,7 @@ void NodeCalls(const AttributionResult& ra, const AttributionResult& rb, const D
   const double min_effect = options.stats.min_effect;
   d.per_call.assign(d.size(), DiffPerCall::kNone);
   d.per_call_stats.assign(d.size(), -1);
-  const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
+  const bool enough = EnoughStepsForStats(*out);
   std::vector<uint32_t> chosen, na, nb;
   for (uint32_t i = 1; i < d.size(); ++i) {
     if (!SlowerOrFaster(d.change[i]) || !DiffCallsChanged(d.a_ns[i], d.a_calls[i], d.b_calls[i], min_effect)) continue;
@@ -769,8 +776,7 @@ void NodeCalls(const AttributionResult& ra, const AttributionResult& rb, const D
   if (chosen.empty()) return;
   const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
   const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  const ValidationOptions o = EntryTestOptions(options);
   std::vector<double> col_a(sa), col_b(sb), xa, xb;
   for (size_t j = 0; j < chosen.size(); ++j) {
     for (size_t k = 0; k < sa; ++k) col_a[k] = ta[k * chosen.size() + j];
@@ -790,9 +796,8 @@ void ShapeCalls(const AttributionResult& ra, const AttributionResult& rb, const 
   const double min_effect = options.stats.min_effect;
   s.per_call.assign(s.size(), DiffPerCall::kNone);
   s.per_call_stats.assign(s.size(), -1);
-  const bool enough = out->steps_a >= kDiffMinStepsForStats && out->steps_b >= kDiffMinStepsForStats;
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  const bool enough = EnoughStepsForStats(*out);
+  const ValidationOptions o = EntryTestOptions(options);
   std::vector<double> col, xa, xb;
   for (uint32_t r = 0; r < s.size(); ++r) {
     if (!SlowerOrFaster(s.change[r]) || !DiffCallsChanged(s.a_ns[r], s.a_calls[r], s.b_calls[r], min_effect)) continue;
@@ -815,12 +820,7 @@ DiffChange Classify(const AttributionDiff& out, size_t i, double min_effect) {
   if (d.a[i] == kNoNode) return DiffChange::kAdded;
   if (d.b[i] == kNoNode) return DiffChange::kRemoved;
   if (d.stats[i] >= 0) {
-    switch (out.stats[d.stats[i]].cmp.verdict) {
-      case Verdict::kRegressed: return DiffChange::kSlower;
-      case Verdict::kImproved: return DiffChange::kFaster;
-      case Verdict::kNoChange: return DiffChange::kUnchanged;
-      case Verdict::kInsufficientData: break;
-    }
+    if (const std::optional<DiffChange> c = ChangeOf(out.stats[d.stats[i]].cmp.verdict)) return *c;
   }
   return ByThreshold(d.a_ns[i], d.b_ns[i], min_effect);
 }
@@ -883,8 +883,7 @@ void CompareChosen(const AttributionResult& ra, const AttributionResult& rb, con
   DiffNodes& d = out->nodes;
   const std::vector<double> ta = PerStepTotals(ra, na), tb = PerStepTotals(rb, nb);
   const size_t sa = ta.size() / chosen.size(), sb = tb.size() / chosen.size();
-  ValidationOptions o = options.stats;
-  o.bootstrap_resamples = std::min(o.bootstrap_resamples, kDiffNodeResamples);
+  const ValidationOptions o = EntryTestOptions(options);
   std::vector<double> xa(sa), xb(sb);
   for (size_t j = 0; j < chosen.size(); ++j) {
     for (size_t k = 0; k < sa; ++k) xa[k] = ta[k * chosen.size() + j];
