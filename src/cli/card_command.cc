@@ -142,7 +142,8 @@ class CardCommand : public Command {
                                        check->mean ? "mean" : "median",
                                        before_id,
                                        after_id,
-                                       WorkloadSignature(*before_run.trace)};
+                                       WorkloadSignature(*before_run.trace),
+                                       check->before_ns};
       // A fix named by its suggestion (--fix-id, or matched) is that
       // suggestion's, unless --fix says it in other words.
       if (fix_.empty() && !check->fix_id.empty()) card.fix = check->fix_title + " (suggestion " + check->fix_id + ")";

@@ -226,6 +226,9 @@ TEST(ValidationCliTest, CardOfAScenarioCorrectsTheNextWhatIfAndValidate) {
   EXPECT_EQ((*cards)[0].fix, "scenario 'remove aten::to'");
   ASSERT_GT(p.predicted_ns, 0);
   ASSERT_GT(p.measured_ns, 0);
+  // The before figure on the same base: removing the casts predicts less.
+  EXPECT_GT(p.before_ns, p.predicted_ns);
+  EXPECT_NE(card.find("**Before step wall time:**"), std::string::npos) << card;
 
   const std::string out = dir.Path("w.json");
   ASSERT_EQ(Cli({"whatif", before, "--scenario", " remove   aten::to ", "--db", db, "--format", "json", "-o", out}),

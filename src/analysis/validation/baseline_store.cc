@@ -81,7 +81,8 @@ CREATE TABLE IF NOT EXISTS card_predictions (
   statistic TEXT NOT NULL DEFAULT 'median',
   before_input TEXT NOT NULL DEFAULT '',
   after_input TEXT NOT NULL DEFAULT '',
-  workload TEXT NOT NULL DEFAULT '');
+  workload TEXT NOT NULL DEFAULT '',
+  before_ns REAL NOT NULL DEFAULT 0);
 )sql";
 
 // A prepared statement, finalized on scope exit.
@@ -194,6 +195,7 @@ KnowledgeCard ReadCard(const Stmt& s) {
     p.before_input = s.ColText(i++);
     p.after_input = s.ColText(i++);
     p.workload = s.ColText(i++);
+    p.before_ns = s.ColReal(i++);
     c.prediction = p;
   }
   return c;
@@ -257,26 +259,28 @@ Status BaselineStore::InitSchema() {
     set.Text(1, std::to_string(kBaselineSchemaVersion));
     if (set.Step() != SQLITE_DONE) return Error("cannot write the schema version");
   }
-  // card_predictions.statistic came later than the rest of version 1: a
-  // file without it gains it, and its predictions, made before any mean was
-  // stored, read as medians. An added column with a default keeps the file
-  // readable and writable by the aiprof that made it, so the version stays.
-  Stmt has(db_, "SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = 'statistic'");
-  if (!has.ok() || has.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
-  if (has.ColInt(0) == 0) {
-    RETURN_IF_ERROR(Exec("ALTER TABLE card_predictions ADD COLUMN statistic TEXT NOT NULL DEFAULT 'median'"));
-  }
-  // The inputs' identities and the workload came later still, the same way:
-  // a case stored without them is read with "" (docs/whatif.md: it corrects
-  // no prediction of a known workload).
-  for (const char* column : {"before_input", "after_input", "workload"}) {
-    Stmt col(db_,
-             (std::string("SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = '") + column + "'")
-                 .c_str());
+  // card_predictions' later columns, each added to a file made without
+  // it. An added column with a default keeps the file readable and writable
+  // by the aiprof that made it, so the version stays. A prediction stored
+  // before `statistic` existed was made before any mean was stored and reads
+  // as a median; one stored before the inputs' identities and the workload
+  // reads "" (docs/whatif.md: it corrects no prediction of a known
+  // workload); one stored before `before_ns` reads 0 (no before figure).
+  struct AddedColumn {
+    const char* name;
+    const char* definition;
+  };
+  for (const AddedColumn& added :
+       {AddedColumn{"statistic", "TEXT NOT NULL DEFAULT 'median'"},
+        AddedColumn{"before_input", "TEXT NOT NULL DEFAULT ''"}, AddedColumn{"after_input", "TEXT NOT NULL DEFAULT ''"},
+        AddedColumn{"workload", "TEXT NOT NULL DEFAULT ''"}, AddedColumn{"before_ns", "REAL NOT NULL DEFAULT 0"}}) {
+    Stmt col(db_, (std::string("SELECT COUNT(*) FROM pragma_table_info('card_predictions') WHERE name = '") +
+                   added.name + "'")
+                      .c_str());
     if (!col.ok() || col.Step() != SQLITE_ROW) return Error("cannot read card_predictions' columns");
     if (col.ColInt(0) == 0) {
       RETURN_IF_ERROR(Exec(
-          (std::string("ALTER TABLE card_predictions ADD COLUMN ") + column + " TEXT NOT NULL DEFAULT ''").c_str()));
+          (std::string("ALTER TABLE card_predictions ADD COLUMN ") + added.name + " " + added.definition).c_str()));
     }
   }
   if (tx.Commit() != SQLITE_OK) return Error("cannot create the schema");
@@ -434,8 +438,8 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
     Stmt pred(
         db_,
         "INSERT INTO card_predictions(card_id, fix_id, source, scenario, predicted_ns, predicted_lo_ns, "
-        "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns, statistic, before_input, after_input, workload) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+        "predicted_hi_ns, measured_ns, measured_lo_ns, measured_hi_ns, statistic, before_input, after_input, workload, "
+        "before_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!pred.ok()) return Error("cannot prepare");
     pred.Int(1, id)
         .Text(2, p.fix_id)
@@ -450,7 +454,8 @@ StatusOr<int64_t> BaselineStore::SaveCard(const KnowledgeCard& c) {
         .Text(11, p.statistic)
         .Text(12, p.before_input)
         .Text(13, p.after_input)
-        .Text(14, p.workload);
+        .Text(14, p.workload)
+        .Real(15, p.before_ns);
     if (pred.Step() != SQLITE_DONE) return Error("cannot store the card's prediction");
   }
   if (tx.Commit() != SQLITE_OK) return Error("cannot commit the card");
@@ -464,8 +469,8 @@ constexpr char kCardColumns[] =
     "before_label, after_label, n_before, n_after, before_value, after_value, change_rel, ci_low_rel, ci_high_rel, "
     "confidence, "
     "p_value, test, verdict, p.fix_id, p.source, p.scenario, p.predicted_ns, p.predicted_lo_ns, p.predicted_hi_ns, "
-    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic, p.before_input, p.after_input, p.workload "
-    "FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
+    "p.measured_ns, p.measured_lo_ns, p.measured_hi_ns, p.statistic, p.before_input, p.after_input, p.workload, "
+    "p.before_ns FROM cards LEFT JOIN card_predictions p ON p.card_id = id ";
 }  // namespace
 
 StatusOr<std::vector<KnowledgeCard>> BaselineStore::RecentCards(size_t limit) {

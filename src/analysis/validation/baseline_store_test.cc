@@ -161,7 +161,7 @@ TEST(BaselineStoreTest, PredictionsKeepTheirStatisticAndAScenarioFix) {
   testing::TempDir dir;
   std::string path = dir.Path("b.db");
   KnowledgeCard c = Card("logging", -0.4);
-  c.prediction = CardPrediction{"", "simulation", "scale log 0.1", 10, 9, 11, 12, 11, 13, "mean"};
+  c.prediction = CardPrediction{"", "simulation", "scale log 0.1", 10, 9, 11, 12, 11, 13, "mean", "", "", "", 14};
   {
     auto store = BaselineStore::Open(path);
     ASSERT_TRUE(store.ok());
@@ -176,13 +176,14 @@ TEST(BaselineStoreTest, PredictionsKeepTheirStatisticAndAScenarioFix) {
   EXPECT_EQ((*cards)[0].prediction->scenario, "scale log 0.1");
   EXPECT_EQ((*cards)[0].prediction->statistic, "mean");
   EXPECT_DOUBLE_EQ((*cards)[0].prediction->measured_ns, 12);
+  EXPECT_DOUBLE_EQ((*cards)[0].prediction->before_ns, 14);
   EXPECT_EQ(AllCards(dir.Path("missing.db"))->size(), 0u);
   EXPECT_FALSE(std::filesystem::exists(dir.Path("missing.db")));
 }
 
 // A database made before predictions kept their statistic (they were
-// medians) gains the column when opened, stays version 1, and still takes
-// the rows an older aiprof writes (without the column).
+// medians) and the before figure gains the columns when opened, stays
+// version 1, and still takes the rows an older aiprof writes (without them).
 TEST(BaselineStoreTest, DatabaseWithoutTheStatisticColumnGainsIt) {
   testing::TempDir dir;
   std::string path = dir.Path("b.db");
@@ -195,7 +196,10 @@ TEST(BaselineStoreTest, DatabaseWithoutTheStatisticColumnGainsIt) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE card_predictions DROP COLUMN statistic", nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE card_predictions DROP COLUMN statistic; "
+                         "ALTER TABLE card_predictions DROP COLUMN before_ns",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
@@ -204,6 +208,7 @@ TEST(BaselineStoreTest, DatabaseWithoutTheStatisticColumnGainsIt) {
   ASSERT_EQ(cards->size(), 1u);
   ASSERT_TRUE((*cards)[0].prediction);
   EXPECT_EQ((*cards)[0].prediction->statistic, "median");
+  EXPECT_DOUBLE_EQ((*cards)[0].prediction->before_ns, 0);  // stored without it
   EXPECT_EQ((*cards)[0].prediction->fix_id, "dataloader_workers");
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* q = nullptr;

@@ -44,6 +44,10 @@ struct CardPrediction {
   // trace's WorkloadSignature (a case corrects only the same workload).
   // "" in a card stored before aiprof recorded them.
   std::string before_input{}, after_input{}, workload{};
+  // The before run's figure on the same base (PredictionCheck::before_ns),
+  // so the card reads before -> predicted -> measured; 0 in a card stored
+  // before aiprof recorded it.
+  double before_ns = 0;
 };
 
 struct KnowledgeCard {

@@ -495,8 +495,15 @@ render::Document CardToDocument(const KnowledgeCard& c) {
                             ": step start to the end of its last device work (its end on the host without device "
                             "work), or the step period where the device runs behind the host; not the samples of "
                             "the measured gain above (a trace's recorded step spans)")},
+             // Null in a card stored before the before figure was kept.
+             {"before", "Before step wall time", p.before_ns > 0 ? Value::Number(p.before_ns) : Value::Null(),
+              render::Unit::kNs},
              {"predicted", "Predicted step wall time (uncorrected)", Value::Number(p.predicted_ns), render::Unit::kNs},
              {"measured", "Measured step wall time", Value::Number(p.measured_ns), render::Unit::kNs},
+             {"predicted_change", "Predicted change, a share of the before figure",
+              p.before_ns > 0 ? Value::Number(p.predicted_ns / p.before_ns - 1) : Value::Null(), render::Unit::kChange},
+             {"measured_change", "Measured change, a share of the before figure",
+              p.before_ns > 0 ? Value::Number(p.measured_ns / p.before_ns - 1) : Value::Null(), render::Unit::kChange},
              {"error", "Error of the uncorrected prediction",
               Value::Number(p.measured_ns > 0 ? p.predicted_ns / p.measured_ns - 1 : 0), render::Unit::kChange}}});
   }

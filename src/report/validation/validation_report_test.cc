@@ -153,5 +153,37 @@ TEST(ValidationReportTest, CardHasTheFourParts) {
   EXPECT_NE(md.find("95% CI -12.00% .. -7.00%"), std::string::npos) << md;
 }
 
+// A stored prediction reads before -> predicted -> measured on its own base,
+// each change a share of the before figure (hand-computed: 70/100 - 1 and
+// 80/100 - 1); a card stored without the before figure shows no change.
+TEST(ValidationReportTest, CardsPredictionHasItsBeforeFigureAndBothChanges) {
+  KnowledgeCard c;
+  c.metric = "latency";
+  c.unit = "ns";
+  c.prediction = CardPrediction{"dataloader_workers",
+                                "simulation",
+                                "remove-idle data_loading",
+                                70e6,
+                                65e6,
+                                75e6,
+                                80e6,
+                                78e6,
+                                82e6,
+                                "median",
+                                "",
+                                "",
+                                "",
+                                100e6};
+  std::string md = CardToMarkdown(c);
+  EXPECT_NE(md.find("**Before step wall time:** 100.00 ms"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Predicted change, a share of the before figure:** \\-30.00%"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Measured change, a share of the before figure:** \\-20.00%"), std::string::npos) << md;
+  EXPECT_NE(md.find("**Error of the uncorrected prediction:** \\-12.50%"), std::string::npos) << md;
+  c.prediction->before_ns = 0;
+  md = CardToMarkdown(c);
+  EXPECT_EQ(md.find("-30.00%"), std::string::npos) << md;
+  EXPECT_EQ(md.find("-20.00%"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace aiprof
