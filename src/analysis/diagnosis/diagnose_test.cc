@@ -652,7 +652,7 @@ TEST(DiagnoseTest, RocmTraceIsRocmAndGpuAdviceStillApplies) {
 // ones it reads 0 (zero_grad_set_to_none's before run: 9 of 12 steps 58-79
 // ms, 3 of 5 ms; CV 64%, impact 0.000 ms, every fix 0.0%: audit4 defect 6).
 // The shipped rule's first cause then says why (figures of that run).
-TEST(DiagnoseTest, ShippedUnstableStepsSaysWhyItsImpactIsZero) {
+TEST(DiagnoseTest, ShippedUnstableStepsSaysWhenMostStepsAreSlow) {
   auto rules = LoadBuiltinRules();
   ASSERT_TRUE(rules.ok()) << rules.status().message();
   std::vector<Rule> unstable;
@@ -661,7 +661,7 @@ TEST(DiagnoseTest, ShippedUnstableStepsSaysWhyItsImpactIsZero) {
   }
   ASSERT_EQ(unstable.size(), 1u);
   Trace trace;
-  auto diagnose = [&](double excess_ns) {
+  auto diagnose = [&](double excess_ns, double fast_mode) {
     MetricSet m;
     m.Set("impact_base_ns", 47.889e6, "test");
     m.Set("impact_steps", 12, "test");
@@ -669,15 +669,24 @@ TEST(DiagnoseTest, ShippedUnstableStepsSaysWhyItsImpactIsZero) {
     m.Set("step_time_cv", 0.64, "test");
     m.Set("step_time_excess_ns", excess_ns, "test");
     m.Set("step_time_excess_ratio", excess_ns / 47.889e6, "test");
+    m.Set("step_time_fast_mode", fast_mode, "test");
     return Diagnose(trace, m, unstable);
   };
-  Diagnosis zero = diagnose(0);
+  // Most steps slow and too few steps for a fast mode: the impact reads 0.
+  Diagnosis zero = diagnose(0, 0);
   ASSERT_EQ(zero.findings.size(), 1u);
   ASSERT_FALSE(zero.findings[0].causes.empty());
   EXPECT_EQ(zero.findings[0].causes[0].id, "slow_majority");
   EXPECT_NE(zero.findings[0].causes[0].text.find("reads 0"), std::string::npos);
+  // A fast mode (zero_grad_set_to_none's before run): the impact is measured
+  // from it, and the cause still says most steps are slow.
+  Diagnosis fast = diagnose(42.7e6, 1);
+  ASSERT_EQ(fast.findings.size(), 1u);
+  ASSERT_FALSE(fast.findings[0].causes.empty());
+  EXPECT_EQ(fast.findings[0].causes[0].id, "slow_majority");
+  EXPECT_NEAR(fast.findings[0].impact.time_ns, 42.7e6, 1);
   // A slow tail (mean above the median): the usual causes, not this one.
-  Diagnosis tail = diagnose(5e6);
+  Diagnosis tail = diagnose(5e6, 0);
   ASSERT_EQ(tail.findings.size(), 1u);
   for (const RankedCause& c : tail.findings[0].causes) EXPECT_NE(c.id, "slow_majority");
 }

@@ -109,6 +109,14 @@ void SetDistribution(std::vector<int64_t> durs, StepStats* stats) {
   stats->p99_ns = QuantileSorted(durs.data(), durs.size(), 0.99);
   stats->min_ns = durs.front();
   stats->max_ns = durs.back();
+  stats->typical_ns = stats->p50_ns;
+  if (durs.size() >= kMinStepsForFastMode) {
+    const double fast = QuantileSorted(durs.data(), durs.size() / 4, 0.5);
+    if (fast < kFastModeShare * stats->p50_ns) {
+      stats->typical_ns = fast;
+      stats->fast_mode = true;
+    }
+  }
 }
 
 // Steps of the step breakdown table (FindSteps' second source), by (rank, step).
@@ -191,7 +199,7 @@ void PublishStepImpact(const StepStats& stats, MetricSet* metrics) {
                                                                     : "fewer than 3 steady-state steps");
     return;
   }
-  metrics->Set("step_time_excess_ns", std::max(0.0, stats.mean_ns - stats.p50_ns), kStepsSource);
+  metrics->Set("step_time_excess_ns", std::max(0.0, stats.mean_ns - stats.typical_ns), kStepsSource);
 }
 
 void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* metrics) {
@@ -202,6 +210,7 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
     metrics->SetUnavailable("step_time_cv", why);
     metrics->SetUnavailable("step_time_p99_ns", why);
     metrics->SetUnavailable("step_time_excess_ratio", why);
+    metrics->SetUnavailable("step_time_fast_mode", why);
     return;
   }
   metrics->Set("step_time_mean_ns", stats.mean_ns, kStepsSource);
@@ -216,13 +225,21 @@ void PublishStepStats(const Trace& trace, const StepStats& stats, MetricSet* met
   }
   metrics->Set("step_time_cv", stats.cv, kStepsSource);
   metrics->Set("step_time_p99_ns", stats.p99_ns, kStepsSource);
-  // Share of the mean step lost to steps slower than the median: what the
-  // slow steps cost, the impact of an unstable-steps finding.
+  // Share of the mean step lost to steps slower than the typical one: what
+  // the slow steps cost, the impact of an unstable-steps finding.
   if (stats.count < kMinStepsForExcess) {
     metrics->SetUnavailable("step_time_excess_ratio", "fewer than 3 steps: no typical step to compare with");
   } else {
     metrics->Set("step_time_excess_ratio",
-                 stats.mean_ns > 0 ? std::max(0.0, (stats.mean_ns - stats.p50_ns) / stats.mean_ns) : 0, kStepsSource);
+                 stats.mean_ns > 0 ? std::max(0.0, (stats.mean_ns - stats.typical_ns) / stats.mean_ns) : 0,
+                 kStepsSource);
+  }
+  // 0 with 3 to 7 steps too: no fastest quarter of 2 steps or more, so no
+  // fast mode is taken (the rules read it beside step_time_excess_ratio).
+  if (stats.count < kMinStepsForExcess) {
+    metrics->SetUnavailable("step_time_fast_mode", "fewer than 3 steps: no typical step to compare with");
+  } else {
+    metrics->Set("step_time_fast_mode", stats.fast_mode ? 1 : 0, kStepsSource);
   }
   for (const BreakdownStep& b : stats.breakdown_steps) {
     if (stats.p50_ns <= 0 || static_cast<double>(b.dur_ns) < 1.5 * stats.p50_ns) continue;

@@ -239,6 +239,56 @@ TEST(StepStatsTest, HandMadeStepTraceTimeStageFallbackAndEvidence) {
   EXPECT_NE(m.Evidence("step_variance")[0].find("step 3"), std::string::npos) << m.Evidence("step_variance")[0];
 }
 
+// Hand-made step_trace_time.csv of 12 steps where most are the slow ones
+// (the shape of zero_grad_set_to_none's before run): 5.0, 5.2, 5.6 ms and
+// 58..79 ms. By hand: median (62 + 64) / 2 = 63 ms; the fastest quarter's
+// (3 steps) median 5.2 ms < 31.5 ms, a fast mode; mean 617.8 / 12 =
+// 51.4833 ms; excess 51.4833 - 5.2 = 46.2833 ms, ratio 0.89899. The old
+// mean - median read 0. Then 8 steps whose fast quarter is exactly half the
+// median (10 of 20 ms): no fast mode, excess max(0, 17.5 - 20) = 0.
+TEST(StepStatsTest, HandMadeSlowMajorityIsMeasuredFromTheFastMode) {
+  auto publish = [](const std::string& rows, StepStats* s, MetricSet* m) {
+    ::aiprof::testing::TempDir dir;
+    auto t = ImportNpuFolder(
+        dir,
+        {{"kernel_details.csv", "Name,Type,Accelerator Core,Start Time(us),Duration(us)\nMatMul1,MatMul,AI_CORE,1,2\n"},
+         {"step_trace_time.csv", "Step,Computing,Communication(Not Overlapped),Free,Stage\n" + rows}});
+    ASSERT_NE(t, nullptr);
+    *s = ComputeStepStats(*t);
+    PublishStepStats(*t, *s, m);
+    PublishStepImpact(*s, m);
+  };
+  std::string rows;
+  int step = 1;
+  for (int us : {58000, 5000, 60000, 62000, 5200, 64000, 66000, 68000, 5600, 70000, 75000, 79000}) {
+    rows += std::to_string(step++) + "," + std::to_string(us) + ",0,0," + std::to_string(us) + "\n";
+  }
+  StepStats s;
+  MetricSet m;
+  publish(rows, &s, &m);
+  ASSERT_EQ(s.count, 12u);
+  EXPECT_NEAR(s.p50_ns, 63e6, 1e-3);
+  EXPECT_TRUE(s.fast_mode);
+  EXPECT_NEAR(s.typical_ns, 5.2e6, 1e-3);
+  EXPECT_EQ(m.Get("step_time_fast_mode")->value, 1);
+  EXPECT_NEAR(m.Get("step_time_excess_ns")->value, 617.8e6 / 12 - 5.2e6, 1e-3);
+  EXPECT_NEAR(m.Get("step_time_excess_ratio")->value, (617.8e6 / 12 - 5.2e6) / (617.8e6 / 12), 1e-12);
+
+  rows.clear();
+  step = 1;
+  for (int us : {10000, 20000, 20000, 10000, 20000, 20000, 20000, 20000}) {
+    rows += std::to_string(step++) + "," + std::to_string(us) + ",0,0," + std::to_string(us) + "\n";
+  }
+  StepStats even;
+  MetricSet m2;
+  publish(rows, &even, &m2);
+  ASSERT_EQ(even.count, 8u);
+  EXPECT_FALSE(even.fast_mode);
+  EXPECT_EQ(even.typical_ns, even.p50_ns);
+  EXPECT_EQ(m2.Get("step_time_fast_mode")->value, 0);
+  EXPECT_EQ(m2.Get("step_time_excess_ns")->value, 0);
+}
+
 // kDeviceBehindTrace (test/util/hand_made_traces.h, figures by hand there):
 // the step time is the device's 15 us period over 2 periods, and the
 // window's impact base is the same (its description says so). The old code

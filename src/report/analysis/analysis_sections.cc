@@ -276,6 +276,11 @@ void StepsSection(AnalysisResults& in, Section* s) {
                             {"stddev_ns", "Stddev", Ns(st.stddev_ns), Unit::kNs}, {"p50_ns", "p50", Ns(st.p50_ns), Unit::kNs},
                             {"p99_ns", "p99", Ns(st.p99_ns), Unit::kNs}, {"min_ns", "Min", Int(st.min_ns), Unit::kNs},
                             {"max_ns", "Max", Int(st.max_ns), Unit::kNs}}});
+  if (st.fast_mode) {
+    s->Add(render::KeyValues{{{"typical_ns", "Typical", Ns(st.typical_ns), Unit::kNs,
+                               "most steps are slow: the fastest quarter's median, under half the median, is the "
+                               "step the slow ones are measured from (step_time_excess_ns = mean - typical)"}}});
+  }
   // Timeline steps: which reading the figures above are (StepTimeBase), and
   // both readings' means (src/analysis/common/steps.h).
   if (st.host_count > 0) {
