@@ -334,7 +334,9 @@ Confidence DecideConfidence(const Rule& rule, const MetricSet& metrics, const Ev
 }
 
 Priority DecidePriority(double share, Confidence confidence) {
-  double weight = confidence == Confidence::kHigh ? 1.0 : confidence == Confidence::kMedium ? 0.6 : 0.3;
+  const double weight = confidence == Confidence::kHigh     ? kHighConfidenceWeight
+                        : confidence == Confidence::kMedium ? kMediumConfidenceWeight
+                                                            : kLowConfidenceWeight;
   double score = share * weight;
   return score >= kHighPriorityScore ? Priority::kHigh : score >= kMediumPriorityScore ? Priority::kMedium : Priority::kLow;
 }

@@ -145,6 +145,10 @@ inline constexpr double kHighMargin = 1.0;    // value at least 2x past the thre
 inline constexpr double kMediumMargin = 0.3;  // value at least 30% past it
 inline constexpr double kHighPriorityScore = 0.10;
 inline constexpr double kMediumPriorityScore = 0.03;
+// Priority score = impact share x the weight of the finding's confidence.
+inline constexpr double kHighConfidenceWeight = 1.0;
+inline constexpr double kMediumConfidenceWeight = 0.6;
+inline constexpr double kLowConfidenceWeight = 0.3;
 // An unexplained-time finding when the findings explain less than this share of the base.
 inline constexpr double kExplainedMinShare = 0.5;
 // With the attribution tree: an unexplained-time finding only when the
