@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -27,18 +26,6 @@ namespace aiprof {
 namespace fs = std::filesystem;
 
 namespace {
-
-// File endings that are recorded even when their first bytes are not a
-// format the importers know (so a broken trace shows as a failed run with
-// the importer's message instead of vanishing).
-bool LooksLikeTraceName(const std::string& name) {
-  for (const char* end : {".json", ".json.gz", ".gz", ".zst", ".aiprof", ".sqlite", ".pt.trace.json"}) {
-    if (name.size() >= std::strlen(end) && name.compare(name.size() - std::strlen(end), std::string::npos, end) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // True when folder `dir` is one run: a torch_npu rank folder, an msprof
 // PROF_* folder, a graph replay beside its capture_traces/ (TraceLens's
@@ -165,7 +152,7 @@ StatusOr<size_t> Indexer::ScanOnce() {
     // here (a FIFO blocks its reader): its conversion fails saying what it
     // is. Others are skipped like any file that is not a trace.
     const bool regular = e.is_regular_file(ec);
-    if (!regular && !LooksLikeTraceName(name)) continue;
+    if (!regular && !HasTraceFileEnding(name)) continue;
     const std::string rel = fs::relative(e.path(), options_.logdir, ec).string();
     if (ec || rel.empty() || rel.compare(0, 2, "..") == 0) continue;
     const int64_t size = regular ? static_cast<int64_t>(e.file_size(ec)) : 0;
@@ -175,10 +162,14 @@ StatusOr<size_t> Indexer::ScanOnce() {
       ++found;
       continue;
     }
+    // A file named like a trace (an ending of kImporters', HasTraceFileEnding)
+    // is recorded even when its first bytes are not a format the importers
+    // know, so a broken trace shows as a failed run with the importer's
+    // message instead of vanishing.
     if (regular) {
-      StatusOr<std::string> prefix = ReadPrefix(e.path().string(), 4096);
+      StatusOr<std::string> prefix = ReadPrefix(e.path().string(), kDetectPrefixBytes);
       const bool importable = prefix.ok() && !prefix->empty() && IsImportableFilePrefix(*prefix);
-      if (!importable && !LooksLikeTraceName(name)) continue;
+      if (!importable && !HasTraceFileEnding(name)) continue;
     }
     RETURN_IF_ERROR(index_->Upsert(rel, size, mtime).status());
     ++found;

@@ -28,19 +28,28 @@
 namespace aiprof {
 namespace {
 
-// What a file may be, for the "unrecognised format" errors.
-constexpr char kKnownFileFormats[] =
-    "Chrome/Kineto or Ascend trace JSON, an Nsight Systems SQLite export or an .aiprof file, each optionally gzip "
-    "or zstd compressed";
-
 // Order matters: the first entry whose detect() accepts the prefix imports.
 // ascend_timeline (bare array, ts as strings) precedes the general chrome_json.
 constexpr ImporterEntry kImporters[] = {
-    {"aiprof_sdk", "SDK event file", &DetectSdkEventFile, &ImportSdkEventFile, /*reads_in_place=*/true},
-    {"nsys_sqlite", "Nsight Systems SQLite export", &DetectNsysSqlite, &ImportNsysSqlite, /*reads_in_place=*/true},
-    {"ascend_timeline", "Ascend timeline", &DetectAscendTimeline, &ImportAscendTimelineFile, /*reads_in_place=*/false},
-    {"chrome_json", "trace", &DetectChromeJson, &ImportChromeJson, /*reads_in_place=*/false},
+    {"aiprof_sdk", "SDK event file", ".aiprof .aiprof.part", &DetectSdkEventFile, &ImportSdkEventFile,
+     /*reads_in_place=*/true},
+    {"nsys_sqlite", "Nsight Systems SQLite export", ".sqlite", &DetectNsysSqlite, &ImportNsysSqlite,
+     /*reads_in_place=*/true},
+    {"ascend_timeline", "Ascend timeline JSON", ".json", &DetectAscendTimeline, &ImportAscendTimelineFile,
+     /*reads_in_place=*/false},
+    {"chrome_json", "Chrome/Kineto trace JSON", ".json", &DetectChromeJson, &ImportChromeJson,
+     /*reads_in_place=*/false},
 };
+
+// The native file (not in kImporters: ReadNativeFile reads it, and its
+// magic is checked first) and the compressions any format may come in.
+constexpr char kNativeLabel[] = ".aiprof file";
+constexpr char kNativeEnding[] = ".aiprof";
+constexpr std::string_view kCompressedEndings[] = {".gz", ".zst"};
+
+bool EndsWith(std::string_view s, std::string_view end) {
+  return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
+}
 
 // What an unrecognised file is, when its first (decompressed) bytes say it
 // is an archive or a compression aiprof does not read, with what to do;
@@ -68,10 +77,39 @@ std::string ArchiveAdvice(std::string_view prefix, const std::string& compressio
 
 }  // namespace
 
-bool IsImportableFilePrefix(std::string_view prefix) {
-  if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) return true;
+std::span<const ImporterEntry> FileImporters() { return kImporters; }
+
+const ImporterEntry* DetectFileImporter(std::string_view prefix) {
+  if (prefix.substr(0, kNativeMagic.size()) == kNativeMagic) return nullptr;
   for (const ImporterEntry& importer : kImporters) {
-    if (importer.detect(prefix)) return true;
+    if (importer.detect(prefix)) return &importer;
+  }
+  return nullptr;
+}
+
+bool IsImportableFilePrefix(std::string_view prefix) {
+  return prefix.substr(0, kNativeMagic.size()) == kNativeMagic || DetectFileImporter(prefix) != nullptr;
+}
+
+std::string KnownFileFormats() {
+  std::string out;
+  for (const ImporterEntry& importer : kImporters) out += std::string(importer.label) + ", ";
+  out.resize(out.size() - 2);
+  return out + " or " + kNativeLabel + ", each optionally gzip or zstd compressed";
+}
+
+bool HasTraceFileEnding(std::string_view name) {
+  for (std::string_view end : kCompressedEndings) {
+    if (EndsWith(name, end)) return true;
+  }
+  if (EndsWith(name, kNativeEnding)) return true;
+  for (const ImporterEntry& importer : kImporters) {
+    std::string_view endings = importer.endings;
+    while (!endings.empty()) {
+      const size_t space = endings.find(' ');
+      if (EndsWith(name, endings.substr(0, space))) return true;
+      endings = space == std::string_view::npos ? std::string_view() : endings.substr(space + 1);
+    }
   }
   return false;
 }
@@ -156,28 +194,20 @@ StatusOr<std::unique_ptr<Trace>> ImportAs(const std::string& path, const Importe
 
 StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path) {
   std::string compression;
-  ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, 4096, &compression));
+  ASSIGN_OR_RETURN(std::string prefix, ReadPrefix(path, kDetectPrefixBytes, &compression));
   if (prefix.empty()) return ErrStatus(path + ": the file is empty");
-  const ImporterEntry* importer = nullptr;
-  if (prefix.substr(0, kNativeMagic.size()) != kNativeMagic) {
-    for (const ImporterEntry& entry : kImporters) {
-      if (entry.detect(prefix)) {
-        importer = &entry;
-        break;
-      }
+  const ImporterEntry* importer = DetectFileImporter(prefix);
+  if (importer == nullptr && prefix.substr(0, kNativeMagic.size()) != kNativeMagic) {
+    if (std::string advice = ArchiveAdvice(prefix, compression); !advice.empty()) {
+      return ErrStatus(path + ": " + advice);
     }
-    if (importer == nullptr) {
-      if (std::string advice = ArchiveAdvice(prefix, compression); !advice.empty()) {
-        return ErrStatus(path + ": " + advice);
-      }
-      return ErrStatus(path + ": unrecognised format (expected " + kKnownFileFormats + ", or a profiler folder)");
-    }
+    return ErrStatus(path + ": unrecognised format (expected " + KnownFileFormats() + ", or a profiler folder)");
   }
   if (compression == "none" || (importer != nullptr && !importer->reads_in_place)) return ImportAs(path, importer);
   // Read in place: through a decompressed copy (a gzip'd Nsight export or
   // .aiprof was "corrupt": input trial, 'in').
   ASSIGN_OR_RETURN(std::unique_ptr<DecompressedCopy> copy,
-                   DecompressedCopy::Create(path, importer != nullptr ? importer->label : ".aiprof file"));
+                   DecompressedCopy::Create(path, importer != nullptr ? importer->label : kNativeLabel));
   ASSIGN_OR_RETURN(std::unique_ptr<Trace> trace, NamedAs(ImportAs(copy->path(), importer), copy->path(), path));
   // An .aiprof file keeps what its own source was compressed with.
   if (importer != nullptr) trace->metadata["compression"] = compression;
@@ -253,10 +283,10 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
     copied += static_cast<uint64_t>(got);
     if (!checked && copied >= kStreamFormatCheckBytes) {
       checked = true;
-      StatusOr<std::string> prefix = ReadPrefix(copy, 4096);
+      StatusOr<std::string> prefix = ReadPrefix(copy, kDetectPrefixBytes);
       if (prefix.ok() && !IsImportableFilePrefix(*prefix)) {
         failed = shown + ": unrecognised format in its first " + std::to_string(copied) + " bytes (expected " +
-                 kKnownFileFormats + ")";
+                 KnownFileFormats() + ")";
         break;
       }
       if (prefix.ok() && DetectChromeJson(*prefix)) {
@@ -280,7 +310,7 @@ StatusOr<std::unique_ptr<Trace>> ImportStream(const std::string& path) {
   // "cannot open as SQLite: unable to open database file". It is read
   // through a DecompressedCopy, which can name itself for SQLite's open.
   std::string compression;
-  StatusOr<std::string> head = ReadPrefix(copy, 4096, &compression);
+  StatusOr<std::string> head = ReadPrefix(copy, kDetectPrefixBytes, &compression);
   if (head.ok() && compression == "none" && DetectNsysSqlite(*head)) {
     StatusOr<std::unique_ptr<DecompressedCopy>> named = DecompressedCopy::Create(copy, "Nsight Systems SQLite export");
     if (!named.ok()) return ErrStatus(ReplaceAll(named.status().message(), copy, shown));

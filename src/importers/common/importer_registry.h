@@ -2,12 +2,16 @@
 // content (magic bytes, first JSON bytes), never by file name; a folder is a
 // torch_npu or msprof output, or a folder of several ranks' outputs
 // (folder_importer.h). A new file format adds one entry to kImporters in
-// importer_registry.cc.
+// importer_registry.cc: the "unrecognised format" errors, the server's scan
+// of a folder (src/serve/indexer.cc) and the sample-file check
+// (src/importers/samples/sample_file.h) read the formats from it.
 #ifndef AIPROF_SRC_IMPORTERS_COMMON_IMPORTER_REGISTRY_H_
 #define AIPROF_SRC_IMPORTERS_COMMON_IMPORTER_REGISTRY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +26,10 @@ class TraceBuilder;
 struct ImporterEntry {
   const char* name;
   const char* label;  // what its files are called in messages ("Nsight Systems SQLite export")
+  // The endings its files' names carry, space-separated (".aiprof .aiprof.part"):
+  // the server's scan records a file named so even when its first bytes are
+  // not the format, so that a broken trace shows as a failed run.
+  const char* endings;
   // True if the first decompressed bytes of the file look like this format.
   bool (*detect)(std::string_view prefix);
   Status (*import)(const std::string& path, TraceBuilder* builder);
@@ -38,6 +46,9 @@ struct ImporterEntry {
 inline constexpr uint64_t kStreamFormatCheckBytes = 1 << 20;
 inline constexpr uint64_t kMaxStreamedInputBytes = uint64_t{64} << 30;
 
+// How many first (decompressed) bytes of a file the detect functions see.
+inline constexpr size_t kDetectPrefixBytes = 4096;
+
 // Imports `path`: a trace file in any known format, a native .aiprof, or a folder.
 StatusOr<std::unique_ptr<Trace>> ImportTrace(const std::string& path);
 
@@ -51,6 +62,21 @@ StatusOr<std::unique_ptr<Trace>> ImportTraceFile(const std::string& path);
 
 // True if a file starting with `prefix` is a format ImportTraceFile reads.
 bool IsImportableFilePrefix(std::string_view prefix);
+
+// Every file importer, in the order their detect functions are tried.
+std::span<const ImporterEntry> FileImporters();
+
+// The importer that reads a file starting with `prefix`; nullptr for a
+// native .aiprof file or a format none reads.
+const ImporterEntry* DetectFileImporter(std::string_view prefix);
+
+// What a file may be, for messages: every importer's label and the .aiprof
+// file, with the compressions read.
+std::string KnownFileFormats();
+
+// True if `name` ends like a file of a format ImportTraceFile reads (an
+// importer's endings, .aiprof) or a compressed one (.gz, .zst).
+bool HasTraceFileEnding(std::string_view name);
 
 }  // namespace aiprof
 

@@ -10,7 +10,7 @@
 
 #include "src/base/ascii.h"
 #include "src/importers/common/byte_source.h"
-#include "src/importers/sdk/sdk_event_importer.h"
+#include "src/importers/common/importer_registry.h"
 #include "src/model/native_file.h"
 
 namespace aiprof {
@@ -405,12 +405,17 @@ double NanosecondsPerUnit(std::string_view unit) {
 }
 
 bool LooksLikeSampleFile(const std::string& path) {
-  StatusOr<std::string> prefix = ReadPrefix(path, 4096);
+  StatusOr<std::string> prefix = ReadPrefix(path, kDetectPrefixBytes);
   if (!prefix.ok()) return false;
-  // A native .aiprof file starts with a letter too ("AIPROF\0\n"), and so
-  // does the SDK's event file ("AIPROFS\n").
+  // A trace file is not a sample file: a native .aiprof file, the SDK's event
+  // file ("AIPROFS\n") and an Nsight Systems export ("SQLite format 3") start
+  // with a letter, as a text sample file does. Among JSON files, which the
+  // Chrome importer claims whatever their keys, the keys below decide.
   if (std::string_view(*prefix).substr(0, kNativeMagic.size()) == kNativeMagic) return false;
-  if (DetectSdkEventFile(*prefix)) return false;
+  if (const ImporterEntry* importer = DetectFileImporter(*prefix);
+      importer != nullptr && std::string_view(importer->name) != "chrome_json") {
+    return false;
+  }
   std::string_view p = TrimAsciiSpace(*prefix);
   if (p.empty()) return false;
   char c = p[0];
