@@ -24,17 +24,20 @@
 # the same time (15 s, 2 interleaved pairs, 2026-12-06: 92/150 against 240/239;
 # peak RSS 121 -> 199 MB).
 #   scripts/fuzz.sh [SECONDS] [FUZZER...]
+#   scripts/fuzz.sh --list      (the fuzzers it runs by default, one a line)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# Every src/**/*_fuzzer.cc, as CMakeLists.txt globs them (a new fuzzer is its
+# file alone; its seeds, if any, are added below).
+mapfile -t ALL < <(find src -name '*_fuzzer.cc' -printf '%f\n' | sed 's/\.cc$//' | LC_ALL=C sort)
+[ ${#ALL[@]} -gt 0 ] || { echo "fuzz.sh: no src/**/*_fuzzer.cc found" >&2; exit 1; }
+if [ "${1:-}" = --list ]; then printf '%s\n' "${ALL[@]}"; exit 0; fi
 BF=${AIPROF_FUZZ_BUILD:-build-fuzz}
 SECONDS_EACH=${1:-15}
 shift || true
 FIXTURES=${AIPROF_FIXTURES:-$ROOT/../shared/fixtures}
 JOBS=${AIPROF_FUZZ_JOBS:-$(nproc)}
-ALL=(chrome_json_fuzzer compressed_fuzzer ascend_pt_fuzzer msprof_fuzzer nsys_sqlite_fuzzer native_file_fuzzer sdk_event_fuzzer
-     sample_file_fuzzer rules_yaml_fuzzer digest_fuzzer whatif_scenario_fuzzer name_map_fuzzer session_fuzzer http_server_fuzzer
-     query_fuzzer)
 if [ $# -gt 0 ]; then FUZZERS=("$@"); else FUZZERS=("${ALL[@]}"); fi
 
 [ "${AIPROF_FUZZ_CONFIGURED:-0}" = 1 ] || cmake -S . -B "$BF" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
@@ -45,7 +48,7 @@ cmake --build "$BF" -j "$JOBS" --target "${FUZZERS[@]}"
 
 SEEDS=$ROOT/$BF/seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{chrome_json,compressed,ascend_pt,msprof,nsys_sqlite,native_file,sdk_event,sample_file,rules_yaml,digest,whatif_scenario,name_map,session,http_server,query}_fuzzer
+for fuzzer in "${ALL[@]}"; do mkdir -p "$SEEDS/$fuzzer"; done
 
 # Chrome JSON: the small plain-text traces.
 cp test/data/convnet_bs8_channels_last.kineto.json "$SEEDS/chrome_json_fuzzer/"
