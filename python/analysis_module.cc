@@ -35,9 +35,8 @@
 #include "src/report/diagnosis/diagnosis_report.h"
 #include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
-#include "src/session/prediction_pool.h"
-#include "src/session/run_loader.h"
 #include "src/session/session.h"
+#include "src/session/validate_runs.h"
 
 namespace aiprof {
 
@@ -543,70 +542,6 @@ std::vector<RunInput> ToRunInputs(const py::object& o) {
   return out;
 }
 
-RunSamples LoadSamples(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
-                       const std::string& sample_unit, int warmup_steps) {
-  if (in.trace) {
-    TraceSampleOptions o;
-    o.unit = unit;
-    o.items_per_sample = batch_size;
-    o.warmup_steps = warmup_steps;
-    return ValueOrThrow(SamplesFromTrace(in.trace->trace(), in.trace->path(), o));
-  }
-  RunInputs inputs;
-  inputs.unit = unit;
-  inputs.batch_size = batch_size;
-  inputs.bench = bench;
-  inputs.sample_unit = sample_unit;
-  return ValueOrThrow(LoadRunSamples(in.path, inputs));
-}
-
-// One run a side, both traces: the run and its trace's session, for the
-// prediction check `aiprof validate` makes (a loaded Trace's own session, or
-// one over the file imported here; null for a benchmark result file).
-struct SessionRun {
-  RunSamples samples;
-  std::unique_ptr<Trace> trace;                  // imported here (a path to a trace)
-  std::unique_ptr<AnalysisSession> own_session;  // over `trace`; destroyed before it
-  AnalysisSession* session = nullptr;
-};
-
-SessionRun LoadSessionRun(const RunInput& in, const std::string& unit, double batch_size, const std::string& bench,
-                          const std::string& sample_unit, int warmup_steps) {
-  SessionRun run;
-  // warmup_steps with unit "step": the prediction check's steady steps are
-  // the samples' too (`aiprof validate --warmup-steps`).
-  const int window_warmup = unit == "step" ? warmup_steps : -1;
-  if (in.trace) {
-    run.samples = LoadSamples(in, unit, batch_size, bench, sample_unit, warmup_steps);
-    run.session = &in.trace->session();
-    if (window_warmup >= 0) {
-      SessionOptions o = run.session->options();
-      o.analyze.warmup_steps = window_warmup;
-      run.own_session = AnalysisSession::ForTrace(run.session->trace(), o);
-      run.session = run.own_session.get();
-    }
-    return run;
-  }
-  RunInputs inputs;
-  inputs.unit = unit;
-  inputs.batch_size = batch_size;
-  inputs.bench = bench;
-  inputs.sample_unit = sample_unit;
-  inputs.warmup_steps = warmup_steps;
-  LoadedRun loaded = ValueOrThrow(LoadRun(in.path, inputs));
-  run.samples = std::move(loaded.samples);
-  run.trace = std::move(loaded.trace);
-  if (run.trace) {
-    SessionOptions o;
-    o.input = in.path;
-    o.attach_history = false;  // as every session of the package
-    o.analyze.warmup_steps = window_warmup;
-    run.own_session = AnalysisSession::ForTrace(*run.trace, o);
-    run.session = run.own_session.get();
-  }
-  return run;
-}
-
 // `message` (an error of the code the CLI shares) with the CLI's flags named
 // as this package's keyword arguments: "(--unit)" -> "(unit=)",
 // "--unit NAME" -> "unit=\"NAME\"", "--fix-id ID" (the id given) ->
@@ -673,58 +608,40 @@ py::bytes ValidateJsonOf(const py::object& before, const py::object& after, cons
   options.bootstrap_resamples = resamples;
   options.seed = seed;
   std::vector<RunInput> b = ToRunInputs(before), a = ToRunInputs(after);
-  std::string json;
-  {
+  // As `aiprof validate` (ValidateRuns): a loaded Trace is read through its
+  // own session, a path is loaded there.
+  ValidateRunsOptions vo;
+  vo.validation = options;
+  vo.inputs.unit = unit;
+  vo.inputs.batch_size = batch_size;
+  vo.inputs.bench = bench;
+  vo.inputs.sample_unit = sample_unit;
+  vo.inputs.warmup_steps = warmup_steps;
+  vo.session.attach_history = false;  // as every session of the package
+  vo.prediction.fix_id = fix_id;
+  vo.prediction.fix_id_argument = "fix_id=";
+  // The package reads no knowledge database (attach_history false): a
+  // scenario's prediction is the replay's, uncorrected by past cases.
+  vo.prediction.scenario = scenario;
+  vo.prediction.mean = judge_on_mean;
+  vo.before_side = "before";
+  vo.after_side = "after";
+  vo.fix_id_argument = "fix_id";
+  vo.scenario_argument = "scenario";
+  auto runs = [](const std::vector<RunInput>& side) {
+    std::vector<ValidateRun> out;
+    for (const RunInput& in : side) {
+      out.push_back(in.trace ? ValidateRun::Loaded(in.trace->path(), &in.trace->session())
+                             : ValidateRun::File(in.path));
+    }
+    return out;
+  };
+  std::vector<ValidateRun> before_runs = runs(b), after_runs = runs(a);
+  StatusOr<ValidationResult> result = [&] {
     py::gil_scoped_release release;
-    // As `aiprof validate`: each run loaded once, the first pair names the
-    // fix the after run applied and every later run joins the prediction
-    // check while it is loaded (PredictionPool, the CLI's own).
-    PredictionPoolOptions po;
-    po.fix_id = fix_id;
-    po.fix_id_argument = "fix_id=";
-    // The package reads no knowledge database (attach_history false): a
-    // scenario's prediction is the replay's, uncorrected by past cases.
-    po.scenario = scenario;
-    po.mean = judge_on_mean;
-    PredictionPool pool(std::move(po));
-    auto load = [&](const RunInput& in) {
-      return LoadSessionRun(in, unit, batch_size, bench, sample_unit, warmup_steps);
-    };
-    auto name = [](const RunInput& in) { return in.trace ? in.trace->path() : in.path; };
-    // Each run once, as `aiprof validate` checks: a trace loaded from a file
-    // is that file.
-    auto names = [&](const std::vector<RunInput>& side) {
-      std::vector<std::string> out;
-      for (const RunInput& in : side) out.push_back(name(in));
-      return out;
-    };
-    ThrowIfError(CheckDistinctRuns("before", names(b), nullptr));
-    ThrowIfError(CheckDistinctRuns("after", names(a), nullptr));
-    SessionRun first_before = load(b[0]), first_after = load(a[0]);
-    if (!fix_id.empty() && !(first_before.session && first_after.session)) {
-      throw AiprofError("fix_id needs traces before and after (a prediction is made from the before trace)");
-    }
-    if (!scenario.empty() && !(first_before.session && first_after.session)) {
-      throw AiprofError("scenario needs traces before and after (the prediction is replayed on the before trace)");
-    }
-    ThrowIfError(pool.AddFirst(name(b[0]), first_before.session, name(a[0]), first_after.session));
-    std::vector<RunSamples> before_runs, after_runs;
-    before_runs.push_back(std::move(first_before.samples));
-    after_runs.push_back(std::move(first_after.samples));
-    for (size_t i = 1; i < b.size(); ++i) {
-      SessionRun run = load(b[i]);
-      ThrowIfError(pool.AddBefore(name(b[i]), run.session));
-      before_runs.push_back(std::move(run.samples));
-    }
-    for (size_t i = 1; i < a.size(); ++i) {
-      SessionRun run = load(a[i]);
-      ThrowIfError(pool.AddAfter(name(a[i]), run.session));
-      after_runs.push_back(std::move(run.samples));
-    }
-    ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
-    pool.Finish(&result);
-    json = ValidationToJson(result);
-  }
+    return ValidateRuns(before_runs, after_runs, vo);
+  }();
+  std::string json = ValidationToJson(ValueOrThrow(std::move(result)));
   return py::bytes(json);
 }
 

@@ -26,7 +26,7 @@
 #include "src/analysis/critical_path/critical_path.h"
 #include "src/analysis/diff/attribution_diff.h"
 #include "src/analysis/summary/summary.h"
-#include "src/analysis/validation/trace_identity.h"
+#include "src/analysis/validation/knowledge_card.h"
 #include "src/analysis/whatif/whatif.h"
 #include "src/base/file_stamp.h"
 #include "src/cli/command.h"
@@ -41,8 +41,8 @@
 #include "src/report/summary/summary_report.h"
 #include "src/report/validation/validation_report.h"
 #include "src/report/whatif/whatif_report.h"
-#include "src/session/prediction_check.h"
 #include "src/session/session.h"
+#include "src/session/validate_runs.h"
 
 namespace aiprof {
 namespace {
@@ -579,41 +579,28 @@ class McpServer {
   }
 
   // Validation of two loaded traces, each read through its own session (no
-  // second import): the validation document of `aiprof validate`.
+  // second import): the validation document of `aiprof validate`, by the
+  // same sequence (ValidateRuns).
   std::optional<RpcError> ValidateTool(simdjson::dom::element args, std::string* result) {
     LoadedTrace *before = nullptr, *after = nullptr;
     if (auto e = TraceArg(args, &before, "before")) return e;
     if (auto e = TraceArg(args, &after, "after")) return e;
-    TraceSampleOptions sample_options;
+    ValidateRunsOptions options;
     std::string_view unit;
     if (Field(args, "unit").get(unit) == simdjson::SUCCESS) {
       if (unit.empty()) return RpcError{-32602, "invalid params: 'unit' is 'step' or a span name"};
-      sample_options.unit = std::string(unit);
+      options.inputs.unit = std::string(unit);
     }
-    ValidationOptions options;
     double alpha = 0;
     simdjson::dom::element alpha_element;
     if (Field(args, "alpha").get(alpha_element) == simdjson::SUCCESS) {
       if (alpha_element.get(alpha) != simdjson::SUCCESS || !(alpha > 0 && alpha <= 0.5)) {
         return RpcError{-32602, "invalid params: 'alpha' is a number in (0, 0.5]"};
       }
-      options.alpha = alpha;
+      options.validation.alpha = alpha;
     }
-    auto b = before->session->samples(sample_options);
-    auto a = after->session->samples(sample_options);
-    if (!b.ok() || !a.ok()) {
-      // The message names the trace; most sample errors already start with
-      // its path (trace_samples.cc), so it is not said twice.
-      const std::string& path = !b.ok() ? before->path : after->path;
-      std::string message(!b.ok() ? b.status().message() : a.status().message());
-      if (message.rfind(path, 0) != 0) message = path + ": " + message;
-      *result = ToolResult(message, "", true);
-      return std::nullopt;
-    }
-    ValidationResult v = Validate(*b, *a, options);
-    std::string fix_id;
     std::string_view fix, scenario_text, statistic;
-    if (Field(args, "fix_id").get(fix) == simdjson::SUCCESS) fix_id = std::string(fix);
+    if (Field(args, "fix_id").get(fix) == simdjson::SUCCESS) options.prediction.fix_id = std::string(fix);
     // Present but of another type is an error, not "not given".
     const bool has_scenario = Field(args, "scenario").error() != simdjson::NO_SUCH_FIELD;
     const bool has_statistic = Field(args, "statistic").error() != simdjson::NO_SUCH_FIELD;
@@ -623,22 +610,14 @@ class McpServer {
     if (has_statistic && (!has_scenario || Field(args, "statistic").get(statistic) != simdjson::SUCCESS)) {
       return RpcError{-32602, "invalid params: 'statistic' is 'median' or 'mean', with 'scenario'"};
     }
-    if (has_scenario && !fix_id.empty()) {
+    if (has_scenario && !options.prediction.fix_id.empty()) {
       return RpcError{-32602, "invalid params: give 'fix_id' or 'scenario', not both"};
     }
-    // The check's own session of the before trace: a card of these very
-    // inputs (this pair) does not correct the prediction checked against
-    // them, as in `aiprof validate` (the predict trial's D13); the loaded
-    // session keeps every card for its suggestions, as `aiprof suggest`.
-    SessionOptions checked = before->session->options();
-    for (const LoadedTrace* x : {before, after}) {
-      if (StatusOr<std::string> id = InputIdentity(x->path); id.ok()) checked.history_checked_inputs.push_back(*id);
-    }
-    std::unique_ptr<AnalysisSession> before_checked = before->With(std::move(checked));
-    StatusOr<std::optional<PredictionCheck>> prediction = std::optional<PredictionCheck>();
     if (has_scenario) {
       StatusOr<bool> mean = JudgeOnMean(scenario_text, statistic);
       if (!mean.ok()) return RpcError{-32602, "invalid params: " + mean.status().message()};
+      options.prediction.scenario = std::string(scenario_text);
+      options.prediction.mean = *mean;
       // Corrected by the past cases in the session's knowledge database (the
       // default one), as `aiprof validate --scenario` and the fix_id path.
       StatusOr<std::vector<KnowledgeCard>> cards = AllCards(before->session->options().db);
@@ -646,18 +625,24 @@ class McpServer {
         *result = ToolResult(cards.status().message(), "", true);
         return std::nullopt;
       }
-      prediction =
-          CheckScenarioPrediction(*before_checked, *after->session, std::string(scenario_text), *mean, "", *cards);
-    } else {
-      prediction = CheckPrediction(*before_checked, *after->session, fix_id);
+      options.prediction.cards = std::move(*cards);
     }
-    if (!prediction.ok()) {
-      *result = ToolResult(prediction.status().message(), "", true);
+    options.prediction.fix_id_argument = "'fix_id'";
+    options.before_side = "before";
+    options.after_side = "after";
+    options.fix_id_argument = "'fix_id'";
+    options.scenario_argument = "'scenario'";
+    // The loaded sessions keep every card for their suggestions, as `aiprof
+    // suggest`; the check reads the before trace through a session of its
+    // own where a card of these very inputs must not correct it.
+    StatusOr<ValidationResult> v = ValidateRuns({ValidateRun::Loaded(before->path, before->session.get())},
+                                                {ValidateRun::Loaded(after->path, after->session.get())}, options);
+    if (!v.ok()) {
+      *result = ToolResult(v.status().message(), "", true);
       return std::nullopt;
     }
-    v.prediction = *prediction;
-    *result = ToolResult("validation of " + after->path + " against " + before->path + ": " + VerdictText(v.overall),
-                         ValidationToJson(v));
+    *result = ToolResult("validation of " + after->path + " against " + before->path + ": " + VerdictText(v->overall),
+                         ValidationToJson(*v));
     return std::nullopt;
   }
 

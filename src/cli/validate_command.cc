@@ -14,8 +14,7 @@
 #include "src/cli/flags.h"
 #include "src/report/pdf/html_to_pdf.h"
 #include "src/report/validation/validation_report.h"
-#include "src/session/prediction_pool.h"
-#include "src/session/run_loader.h"
+#include "src/session/validate_runs.h"
 
 namespace aiprof {
 
@@ -67,76 +66,29 @@ class ValidateCommand : public Command {
     bool judge_on_mean = false;
     RETURN_IF_ERROR(scenario_.Resolve(&judge_on_mean));  // before the work
 
-    // Each run given once: the same file twice on one side (by path or by
-    // content) would count one measurement as several independent runs.
-    std::vector<std::string> identities;
-    RETURN_IF_ERROR(CheckDistinctRuns("--before", before_, &identities));
-    RETURN_IF_ERROR(CheckDistinctRuns("--after", after_, &identities));
-
     std::unique_ptr<BaselineStore> store;
     StoredBaseline baseline;
-    // Each run is imported once. With traces on both sides the first pair
-    // names the fix; every later run's trace adds its prediction (before) or
-    // measurement (after) while it is loaded (PredictionPool).
-    std::vector<RunSamples> before_runs, after_runs;
-    std::unique_ptr<Trace> before_trace, after_trace;
+    ValidateRunsOptions vo;
+    vo.validation = options;
+    vo.inputs = input_;
+    vo.session.db = db_;
+    vo.prediction.fix_id = fix_;
+    vo.prediction.mean = judge_on_mean;
+    vo.prediction.scenario = scenario_.scenario;
+    vo.prediction.devices_file = devices_.devices_file;
+    if (scenario_.given()) {
+      ASSIGN_OR_RETURN(vo.prediction.cards, AllCards(db_));  // "": the default database, as the suggestions' history
+    }
+    std::vector<ValidateRun> before, after;
     if (!baseline_.empty()) {
       ASSIGN_OR_RETURN(store, OpenStore());
       ASSIGN_OR_RETURN(baseline, store->LatestBaseline(baseline_));
-      before_runs.push_back(baseline.samples);
-      if (input_.batch_size > 0) before_runs.back().items_per_sample = input_.batch_size;
-    } else {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_.front(), input_));
-      before_runs.push_back(std::move(run.samples));
-      before_trace = std::move(run.trace);
+      if (input_.batch_size > 0) baseline.samples.items_per_sample = input_.batch_size;
+      before.push_back(ValidateRun::Samples(baseline_, baseline.samples));
     }
-    {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_.front(), input_));
-      after_runs.push_back(std::move(run.samples));
-      after_trace = std::move(run.trace);
-    }
-    if (!fix_.empty() && !(before_trace && after_trace)) {
-      return ErrStatus("--fix-id needs traces before and after (a prediction is made from the before trace)");
-    }
-    if (scenario_.given() && !(before_trace && after_trace)) {
-      return ErrStatus("--scenario needs traces before and after (the prediction is replayed on the before trace)");
-    }
-    SessionOptions so;
-    so.db = db_;
-    // The prediction is checked on steady steps: with --unit step, the same
-    // steps the samples leave out.
-    if (input_.unit == "step") so.analyze.warmup_steps = input_.warmup_steps;
-    // Past cases of these very inputs (a card of this pair) do not correct
-    // the prediction being checked against them.
-    so.history_checked_inputs = identities;
-    PredictionPoolOptions po;
-    po.fix_id = fix_;
-    po.mean = judge_on_mean;
-    po.scenario = scenario_.scenario;
-    po.devices_file = devices_.devices_file;
-    if (scenario_.given()) {
-      ASSIGN_OR_RETURN(po.cards, AllCards(db_));  // "": the default database, as the suggestions' history
-    }
-    PredictionPool pool(std::move(po));
-    auto session_of = [&so](const Trace* trace) {
-      return trace ? AnalysisSession::ForTrace(*trace, so) : std::unique_ptr<AnalysisSession>();
-    };
-    std::unique_ptr<AnalysisSession> first_before = session_of(before_trace.get());
-    std::unique_ptr<AnalysisSession> first_after = session_of(after_trace.get());
-    RETURN_IF_ERROR(pool.AddFirst(baseline_.empty() ? before_.front() : baseline_, first_before.get(), after_.front(),
-                                  first_after.get()));
-    for (size_t i = 1; i < before_.size(); ++i) {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(before_[i], input_));
-      RETURN_IF_ERROR(pool.AddBefore(before_[i], session_of(run.trace.get()).get()));
-      before_runs.push_back(std::move(run.samples));
-    }
-    for (size_t i = 1; i < after_.size(); ++i) {
-      ASSIGN_OR_RETURN(LoadedRun run, LoadRun(after_[i], input_));
-      RETURN_IF_ERROR(pool.AddAfter(after_[i], session_of(run.trace.get()).get()));
-      after_runs.push_back(std::move(run.samples));
-    }
-    ValidationResult result = Validate(MergeRuns(std::move(before_runs)), MergeRuns(std::move(after_runs)), options);
-    pool.Finish(&result);
+    for (const std::string& path : before_) before.push_back(ValidateRun::File(path));
+    for (const std::string& path : after_) after.push_back(ValidateRun::File(path));
+    ASSIGN_OR_RETURN(ValidationResult result, ValidateRuns(before, after, vo));
 
     std::string json = ValidationToJson(result);
     if (format == "pdf") {

@@ -344,6 +344,40 @@ def large_answers(aiprof, data):
         check(c.close() == 0, "large: exits 0")
 
 
+def validate_like_the_cli(aiprof, data):
+    """The validate tool and `aiprof validate` run one sequence
+    (src/session/validate_runs.h): on a real pair whose fix cannot be
+    inferred (defensive_clone), both give the same verdicts, figures and
+    notes, the note saying why no fix was inferred included (the tool left it
+    out before), each naming its own argument; with a scenario, the same
+    prediction."""
+    pairs = os.path.join(os.path.abspath(data), "pairs")
+    before = os.path.join(pairs, "defensive_clone_before.pt.trace.json.gz")
+    after = os.path.join(pairs, "defensive_clone_after.pt.trace.json.gz")
+    c = Client(aiprof, [data])
+    c.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "test", "version": "0"}})
+    tb = c.tool("load_trace", path=before)["result"]["structuredContent"]["trace"]
+    ta = c.tool("load_trace", path=after)["result"]["structuredContent"]["trace"]
+    for extra in [{}, {"scenario": "remove aten::clone"}]:
+        r = c.tool("validate", before=tb, after=ta, **extra)
+        tool = r["result"]["structuredContent"]
+        flags = sum((["--" + k, v] for k, v in extra.items()), [])
+        cli = json.loads(subprocess.run([aiprof, "validate", "--before", before, "--after", after, "--format", "json",
+                                         *flags], capture_output=True, check=True).stdout)
+        named = json.loads(json.dumps(cli).replace("name it with --fix-id", "name it with 'fix_id'"))
+        check(tool == named, "validate %r equals aiprof validate %r: only in the tool %r, only in the CLI %r" % (
+            extra, flags, [k for k in tool if tool.get(k) != named.get(k)], [n for n in named.get("notes", [])
+                                                                            if n not in tool.get("notes", [])]))
+        if not extra:
+            check(any("could not be inferred" in n and "name it with 'fix_id'" in n for n in tool.get("notes", [])),
+                  "validate: the tool says why no fix was inferred, naming 'fix_id': %r" % tool.get("notes"))
+        else:
+            check("prediction" in tool and tool["prediction"] == cli.get("prediction"),
+                  "validate with a scenario: the CLI's prediction")
+    check(c.close() == 0, "the server ends at end of input")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--aiprof", required=True)
@@ -626,6 +660,7 @@ def main():
     jsonrpc_ids(a.aiprof, sample)
     large_answers(a.aiprof, a.data)
     relative_missing_path(a.aiprof)
+    validate_like_the_cli(a.aiprof, a.data)
     rc = subprocess.run([a.aiprof, "mcp", "--allow", "/nonexistent_dir"], capture_output=True, input=b"").returncode
     check(rc == 1, "--allow of a missing directory exits 1")
     print("%d checks, %d failures" % (CHECKS[0], len(FAILURES)))
